@@ -1,0 +1,5 @@
+"""Run the kforensic CLI with ``python -m forensics``."""
+
+from forensics.cli import main
+
+main()

@@ -1,0 +1,48 @@
+"""Domain errors: one clear line, a hint saying what to do, and an exit code.
+
+Code below the CLI raises these; only :mod:`forensics.cli` turns them into a
+message on stderr and a process exit status (see docs/cli.md).
+"""
+
+from __future__ import annotations
+
+import enum
+
+
+class ExitCode(enum.IntEnum):
+    """Process exit statuses, documented in docs/cli.md."""
+
+    OK = 0
+    FINDINGS = 1  # findings at or above --fail-on
+    USAGE = 2  # bad command line
+    BAD_INPUT = 3  # unreadable or invalid input, or a collection error
+    INTERNAL = 4  # a bug in kforensic: please report it with --debug output
+
+
+class KforensicError(Exception):
+    """Base of all errors kforensic reports to the user."""
+
+    exit_code: ExitCode = ExitCode.BAD_INPUT
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+class InputError(KforensicError):
+    """An input is missing, unreadable or not what it should be."""
+
+    exit_code = ExitCode.BAD_INPUT
+
+
+class CollectionError(KforensicError):
+    """Reading the live system failed (permissions, missing files)."""
+
+    exit_code = ExitCode.BAD_INPUT
+
+
+class UsageError(KforensicError):
+    """The command line asks for something that cannot be done."""
+
+    exit_code = ExitCode.USAGE

@@ -1,0 +1,324 @@
+"""The incident model: severities, evidence, findings and incidents.
+
+Every analysis in kforensic ends in :class:`Finding` records, each backed by at
+least one :class:`Evidence` that cites an exact place in an input (a line of a
+log, a frame of a dump, a sample of a store).  Findings from any number of
+analyses are gathered into one :class:`Incident`, which the renderers in
+:mod:`forensics.report` turn into text, markdown or JSON.
+
+All records are frozen dataclasses: they are values, safe to hash, compare and
+share between detectors.  Missing data is never an empty string or zero but a
+:class:`NotAvailable` carrying the reason.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+from dataclasses import dataclass, field
+from typing import Self, TypeVar
+
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True)
+class NotAvailable:
+    """A value that could not be determined, with the reason why."""
+
+    reason: str
+
+    def __str__(self) -> str:
+        return f"not available: {self.reason}"
+
+
+class Severity(enum.Enum):
+    """How bad a finding is, ordered ``info < low < medium < high < critical``."""
+
+    INFO = "info"
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+    CRITICAL = "critical"
+
+    @property
+    def rank(self) -> int:
+        """Position in the order, 0 for info up to 4 for critical."""
+        return _SEVERITY_ORDER.index(self)
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, Severity):
+            return NotImplemented
+        return self.rank < other.rank
+
+    def __le__(self, other: object) -> bool:
+        if not isinstance(other, Severity):
+            return NotImplemented
+        return self.rank <= other.rank
+
+    def __gt__(self, other: object) -> bool:
+        if not isinstance(other, Severity):
+            return NotImplemented
+        return self.rank > other.rank
+
+    def __ge__(self, other: object) -> bool:
+        if not isinstance(other, Severity):
+            return NotImplemented
+        return self.rank >= other.rank
+
+
+_SEVERITY_ORDER = (
+    Severity.INFO,
+    Severity.LOW,
+    Severity.MEDIUM,
+    Severity.HIGH,
+    Severity.CRITICAL,
+)
+
+
+class LocatorKind(enum.Enum):
+    """What a :class:`Locator` points at inside its source."""
+
+    LINE = "line"  # 1-based line number of a text file (start..end inclusive)
+    BYTE = "byte"  # byte offset into a file
+    FRAME = "frame"  # stack frame number of a backtrace (#0 is innermost)
+    REGISTER = "register"  # a CPU register of a frame; ``name`` holds the register
+    ADDRESS = "address"  # a virtual address in a dump
+    SAMPLE = "sample"  # a sample of a time series store (``start`` is its id)
+    EVENT = "event"  # an event of a trace (``start`` is its line number)
+
+
+@dataclass(frozen=True)
+class Locator:
+    """Where in a source a piece of evidence stands.
+
+    ``start`` is the line, byte offset, frame number, address or sample id;
+    ``end`` the last line of a multi-line excerpt; ``name`` qualifies the place
+    (a register name, a task, a CPU buffer).
+    """
+
+    kind: LocatorKind
+    start: int
+    end: int | None = None
+    name: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.start < 0:
+            raise ValueError(f"locator start must be >= 0, got {self.start}")
+        if self.end is not None and self.end < self.start:
+            raise ValueError(f"locator end {self.end} is before its start {self.start}")
+
+    def __str__(self) -> str:
+        kind = self.kind
+        if kind is LocatorKind.LINE or kind is LocatorKind.EVENT:
+            span = f"{self.start}" if self.end in (None, self.start) else f"{self.start}-{self.end}"
+            text = f"{kind.value} {span}"
+        elif kind is LocatorKind.BYTE or kind is LocatorKind.ADDRESS:
+            text = f"{kind.value} {self.start:#x}"
+        elif kind is LocatorKind.FRAME:
+            text = f"frame #{self.start}"
+        else:
+            text = f"{kind.value} {self.start}"
+        return f"{text} ({self.name})" if self.name else text
+
+
+class Clock(enum.Enum):
+    """Which clock a :class:`Timestamp` was read from."""
+
+    MONOTONIC = "monotonic"  # seconds since boot, as printk and ftrace print them
+    WALL = "wall"  # seconds since the Unix epoch (UTC)
+
+
+@dataclass(frozen=True)
+class Timestamp:
+    """A point in time on a named clock."""
+
+    seconds: float
+    clock: Clock = Clock.MONOTONIC
+
+    def __str__(self) -> str:
+        if self.clock is Clock.MONOTONIC:
+            return f"[{self.seconds:12.6f}]"
+        import datetime as _dt  # only needed when a wall clock time is shown
+
+        when = _dt.datetime.fromtimestamp(self.seconds, tz=_dt.UTC)
+        return when.isoformat(timespec="seconds")
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A verbatim excerpt of an input that supports a finding.
+
+    ``source`` names the input (a path, or a name such as ``<stdin>``); the
+    excerpt must be found verbatim at ``locator`` in that source
+    (see :mod:`forensics.evidence`).
+    """
+
+    source: str
+    locator: Locator
+    excerpt: str
+    timestamp: Timestamp | None = None
+    cpu: int | None = None
+
+    def __post_init__(self) -> None:
+        if not self.excerpt:
+            raise ValueError("evidence needs a non-empty excerpt")
+
+    def cite(self) -> str:
+        """One-line citation, e.g. ``kern.log line 12`` or ``vmcore frame #0``."""
+        extra = []
+        if self.timestamp is not None:
+            extra.append(str(self.timestamp))
+        if self.cpu is not None:
+            extra.append(f"CPU {self.cpu}")
+        suffix = f" {' '.join(extra)}" if extra else ""
+        return f"{self.source} {self.locator}{suffix}"
+
+
+@dataclass(frozen=True)
+class Fact:
+    """A named value a detector established (``name: value``), shown with a finding."""
+
+    name: str
+    value: str
+
+
+def finding_id(kind: str, *parts: str) -> str:
+    """Stable identifier of a problem, the same across runs and hosts.
+
+    Pass only what identifies the problem (kind, title, guilty function,
+    cache name), never addresses, PIDs or times.  Whitespace and case of the
+    parts do not matter.
+    """
+    normal = "\x1f".join(" ".join(p.split()).lower() for p in (kind, *parts))
+    digest = hashlib.sha256(normal.encode()).hexdigest()[:16]
+    return f"{kind}:{digest}"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem found in the inputs, with the evidence that shows it."""
+
+    id: str
+    kind: str
+    title: str
+    severity: Severity
+    confidence: float
+    confidence_reason: str
+    summary: str
+    evidence: tuple[Evidence, ...]
+    next_steps: tuple[str, ...] = ()
+    facts: tuple[Fact, ...] = ()
+    detector: str = "unknown"
+
+    def __post_init__(self) -> None:
+        if not self.evidence:
+            raise ValueError(f"finding {self.id!r} has no evidence; a finding without evidence is a bug")
+        if not 0.0 <= self.confidence <= 1.0:
+            raise ValueError(f"confidence {self.confidence} of {self.id!r} is outside 0..1")
+        if not self.title:
+            raise ValueError(f"finding {self.id!r} has no title")
+
+    def merged_with(self, other: Finding) -> Finding:
+        """Merge another finding with the same id: keep all evidence, the worst severity."""
+        if other.id != self.id:
+            raise ValueError(f"cannot merge finding {other.id!r} into {self.id!r}")
+        evidence = _unique(self.evidence + other.evidence)
+        facts = _unique(self.facts + other.facts)
+        steps = _unique(self.next_steps + other.next_steps)
+        best = self if self.confidence >= other.confidence else other
+        return Finding(
+            id=self.id,
+            kind=self.kind,
+            title=self.title,
+            severity=max(self.severity, other.severity),
+            confidence=best.confidence,
+            confidence_reason=best.confidence_reason,
+            summary=self.summary,
+            evidence=evidence,
+            next_steps=steps,
+            facts=facts,
+            detector=self.detector,
+        )
+
+
+@dataclass(frozen=True)
+class SourceRecord:
+    """An input that was read: what it was, how big, its digest, time taken, errors."""
+
+    path: str
+    size: int | NotAvailable
+    sha256: str | NotAvailable
+    seconds: float
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class TimeWindow:
+    """The span of time the inputs cover."""
+
+    start: Timestamp
+    end: Timestamp
+
+
+@dataclass(frozen=True)
+class Incident:
+    """Everything known about one kernel incident: where, when, what was read, findings."""
+
+    host: str | NotAvailable
+    kernel_release: str | NotAvailable
+    window: TimeWindow | NotAvailable
+    sources: tuple[SourceRecord, ...]
+    findings: tuple[Finding, ...]
+    tool_version: str = field(default="unknown")
+
+    def sorted_findings(self) -> tuple[Finding, ...]:
+        """Findings, worst first, then by confidence, then by title."""
+        return tuple(sorted(self.findings, key=lambda f: (-f.severity.rank, -f.confidence, f.title)))
+
+    def worst_severity(self) -> Severity | None:
+        """The highest severity among the findings, None when there are none."""
+        return max((f.severity for f in self.findings), default=None)
+
+    @classmethod
+    def merge(cls, incidents: list[Self], tool_version: str) -> Self:
+        """Merge incidents into one: findings deduplicated by id with all their evidence."""
+        by_id: dict[str, Finding] = {}
+        for incident in incidents:
+            for finding in incident.findings:
+                known = by_id.get(finding.id)
+                by_id[finding.id] = finding if known is None else known.merged_with(finding)
+        return cls(
+            host=_merge_label([i.host for i in incidents], "host"),
+            kernel_release=_merge_label([i.kernel_release for i in incidents], "kernel release"),
+            window=_merge_windows([i.window for i in incidents]),
+            sources=_unique(tuple(s for i in incidents for s in i.sources)),
+            findings=tuple(by_id.values()),
+            tool_version=tool_version,
+        )
+
+
+def _unique(items: tuple[_T, ...]) -> tuple[_T, ...]:
+    """Items in first-seen order without repeats."""
+    return tuple(dict.fromkeys(items))
+
+
+def _merge_label(values: list[str | NotAvailable], what: str) -> str | NotAvailable:
+    known = list(dict.fromkeys(v for v in values if isinstance(v, str)))
+    if len(known) == 1:
+        return known[0]
+    if not known:
+        reasons = sorted({v.reason for v in values if isinstance(v, NotAvailable)})
+        return NotAvailable("; ".join(reasons) or f"no input names the {what}")
+    return NotAvailable(f"inputs disagree on the {what}: {', '.join(known)}")
+
+
+def _merge_windows(windows: list[TimeWindow | NotAvailable]) -> TimeWindow | NotAvailable:
+    known = [w for w in windows if isinstance(w, TimeWindow)]
+    if not known:
+        return NotAvailable("no input carries timestamps")
+    clocks = {w.start.clock for w in known}
+    if len(clocks) > 1:
+        return NotAvailable("inputs use different clocks (monotonic and wall)")
+    start = min(known, key=lambda w: w.start.seconds).start
+    end = max(known, key=lambda w: w.end.seconds).end
+    return TimeWindow(start, end)

@@ -1,0 +1,95 @@
+"""Markdown rendering of an incident."""
+
+from __future__ import annotations
+
+from forensics.model import Finding, Incident, NotAvailable
+
+
+def md_escape(text: str) -> str:
+    """Escape text for a markdown table cell or inline use."""
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("`", "'")
+
+
+def fence(text: str) -> str:
+    """A fenced code block that survives backticks inside ``text``."""
+    ticks = "```"
+    while ticks in text:
+        ticks += "`"
+    return f"{ticks}text\n{text}\n{ticks}"
+
+
+def _finding_md(n: int, f: Finding) -> list[str]:
+    out = [
+        f"### {n}. {md_escape(f.title)}",
+        "",
+        f"- **Severity:** {f.severity.value}  ",
+        f"- **Confidence:** {f.confidence:.2f} — {md_escape(f.confidence_reason)}  ",
+        f"- **Kind:** `{f.kind}` · **ID:** `{f.id}` · **Detector:** `{f.detector}`",
+        "",
+        f.summary,
+        "",
+    ]
+    if f.facts:
+        out += ["| fact | value |", "|---|---|"]
+        out += [f"| {md_escape(x.name)} | {md_escape(x.value)} |" for x in f.facts]
+        out.append("")
+    out.append("**Evidence**")
+    out.append("")
+    for ev in f.evidence:
+        out += [f"- `{md_escape(ev.cite())}`", "", fence(ev.excerpt), ""]
+    if f.next_steps:
+        out.append("**Next steps**")
+        out.append("")
+        out += [f"- {step}" for step in f.next_steps]
+        out.append("")
+    return out
+
+
+def render_markdown(incident: Incident) -> str:
+    """The incident as a markdown document: summary, findings, inputs."""
+    findings = incident.sorted_findings()
+    worst = incident.worst_severity()
+    lines = ["# kforensic incident report", ""]
+    if findings:
+        top = findings[0]
+        lines.append(
+            f"**{len(findings)} finding(s)**, worst severity **{worst.value if worst else 'none'}**. "
+            f"Most severe: {md_escape(top.title)}."
+        )
+    else:
+        lines.append("**No findings.** Nothing in the inputs matched a known kernel problem.")
+    lines += [
+        "",
+        "| | |",
+        "|---|---|",
+        f"| Host | {md_escape(str(incident.host))} |",
+        f"| Kernel | {md_escape(str(incident.kernel_release))} |",
+        f"| Time window | {md_escape(_window(incident))} |",
+        f"| kforensic | {md_escape(incident.tool_version)} |",
+        "",
+    ]
+    if findings:
+        lines += ["## Findings", ""]
+        lines += ["| # | severity | confidence | title |", "|---|---|---|---|"]
+        lines += [
+            f"| {i} | {f.severity.value} | {f.confidence:.2f} | {md_escape(f.title)} |"
+            for i, f in enumerate(findings, 1)
+        ]
+        lines.append("")
+        for i, f in enumerate(findings, 1):
+            lines += _finding_md(i, f)
+    lines += ["## Inputs", "", "| source | size | sha256 | seconds | error |", "|---|---|---|---|---|"]
+    for s in incident.sources:
+        size = str(s.size)
+        lines.append(
+            f"| `{md_escape(s.path)}` | {md_escape(size)} | {md_escape(str(s.sha256))} | "
+            f"{s.seconds:.3f} | {md_escape(s.error or '')} |"
+        )
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _window(incident: Incident) -> str:
+    w = incident.window
+    if isinstance(w, NotAvailable):
+        return str(w)
+    return f"{w.start} – {w.end}"

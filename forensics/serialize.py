@@ -1,0 +1,229 @@
+"""The ``kforensic.incident/1`` JSON document: converting incidents to and from it.
+
+The schema is documented in docs/cli.md.  Reading is strict: a document that
+does not follow the schema raises :class:`~forensics.errors.InputError` naming
+the first field that is wrong, so ``kforensic report --from`` never merges
+half-understood data.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from forensics.errors import InputError
+from forensics.model import (
+    Clock,
+    Evidence,
+    Fact,
+    Finding,
+    Incident,
+    Locator,
+    LocatorKind,
+    NotAvailable,
+    Severity,
+    SourceRecord,
+    Timestamp,
+    TimeWindow,
+)
+
+INCIDENT_SCHEMA = "kforensic.incident/1"
+
+JsonDict = dict[str, Any]
+
+
+def _maybe(value: object) -> object:
+    """Missing values become ``{"not_available": reason}``."""
+    if isinstance(value, NotAvailable):
+        return {"not_available": value.reason}
+    return value
+
+
+def timestamp_to_dict(ts: Timestamp | None) -> JsonDict | None:
+    """A timestamp as JSON, or None."""
+    return None if ts is None else {"seconds": ts.seconds, "clock": ts.clock.value}
+
+
+def evidence_to_dict(ev: Evidence) -> JsonDict:
+    """An evidence item as JSON."""
+    loc = ev.locator
+    return {
+        "source": ev.source,
+        "locator": {"kind": loc.kind.value, "start": loc.start, "end": loc.end, "name": loc.name},
+        "excerpt": ev.excerpt,
+        "timestamp": timestamp_to_dict(ev.timestamp),
+        "cpu": ev.cpu,
+    }
+
+
+def finding_to_dict(f: Finding) -> JsonDict:
+    """A finding as JSON."""
+    return {
+        "id": f.id,
+        "kind": f.kind,
+        "title": f.title,
+        "severity": f.severity.value,
+        "confidence": f.confidence,
+        "confidence_reason": f.confidence_reason,
+        "summary": f.summary,
+        "evidence": [evidence_to_dict(e) for e in f.evidence],
+        "next_steps": list(f.next_steps),
+        "facts": [{"name": x.name, "value": x.value} for x in f.facts],
+        "detector": f.detector,
+    }
+
+
+def incident_to_dict(incident: Incident) -> JsonDict:
+    """The whole incident as a ``kforensic.incident/1`` document."""
+    window = incident.window
+    return {
+        "schema": INCIDENT_SCHEMA,
+        "tool_version": incident.tool_version,
+        "host": _maybe(incident.host),
+        "kernel_release": _maybe(incident.kernel_release),
+        "window": _maybe(window)
+        if isinstance(window, NotAvailable)
+        else {"start": timestamp_to_dict(window.start), "end": timestamp_to_dict(window.end)},
+        "sources": [
+            {
+                "path": s.path,
+                "size": _maybe(s.size),
+                "sha256": _maybe(s.sha256),
+                "seconds": s.seconds,
+                "error": s.error,
+            }
+            for s in incident.sources
+        ],
+        "findings": [finding_to_dict(f) for f in incident.sorted_findings()],
+    }
+
+
+class _Reader:
+    """Typed field access with errors that name the field's path."""
+
+    def __init__(self, origin: str) -> None:
+        self.origin = origin
+
+    def fail(self, where: str, what: str) -> InputError:
+        return InputError(
+            f"{self.origin}: {where}: {what}",
+            hint=f"expected a {INCIDENT_SCHEMA} document as written by kforensic --format json",
+        )
+
+    def get(self, obj: object, key: str, kind: type | tuple[type, ...], where: str) -> Any:
+        if not isinstance(obj, dict):
+            raise self.fail(where, "is not an object")
+        if key not in obj:
+            raise self.fail(f"{where}.{key}", "is missing")
+        value = obj[key]
+        if not isinstance(value, kind) or (isinstance(value, bool) and bool not in _as_tuple(kind)):
+            raise self.fail(f"{where}.{key}", f"has the wrong type ({type(value).__name__})")
+        return value
+
+    def maybe_str(self, obj: object, key: str, where: str) -> str | NotAvailable:
+        value = self.get(obj, key, (str, dict), where)
+        if isinstance(value, dict):
+            return NotAvailable(str(self.get(value, "not_available", str, f"{where}.{key}")))
+        return str(value)
+
+    def timestamp(self, value: object, where: str) -> Timestamp | None:
+        if value is None:
+            return None
+        seconds = self.get(value, "seconds", (int, float), where)
+        clock = self.get(value, "clock", str, where)
+        try:
+            return Timestamp(float(seconds), Clock(clock))
+        except ValueError:
+            raise self.fail(f"{where}.clock", f"unknown clock {clock!r}") from None
+
+    def evidence(self, obj: object, where: str) -> Evidence:
+        loc = self.get(obj, "locator", dict, where)
+        kind = self.get(loc, "kind", str, f"{where}.locator")
+        start = self.get(loc, "start", int, f"{where}.locator")
+        end = loc.get("end")
+        name = loc.get("name")
+        cpu = obj.get("cpu") if isinstance(obj, dict) else None
+        try:
+            locator = Locator(LocatorKind(kind), start, end, name)
+            return Evidence(
+                source=self.get(obj, "source", str, where),
+                locator=locator,
+                excerpt=self.get(obj, "excerpt", str, where),
+                timestamp=self.timestamp(obj.get("timestamp") if isinstance(obj, dict) else None, where),
+                cpu=cpu if isinstance(cpu, int) else None,
+            )
+        except ValueError as exc:
+            raise self.fail(where, str(exc)) from None
+
+    def finding(self, obj: object, where: str) -> Finding:
+        evidence = self.get(obj, "evidence", list, where)
+        facts = self.get(obj, "facts", list, where)
+        steps = self.get(obj, "next_steps", list, where)
+        severity = self.get(obj, "severity", str, where)
+        try:
+            return Finding(
+                id=self.get(obj, "id", str, where),
+                kind=self.get(obj, "kind", str, where),
+                title=self.get(obj, "title", str, where),
+                severity=Severity(severity),
+                confidence=float(self.get(obj, "confidence", (int, float), where)),
+                confidence_reason=self.get(obj, "confidence_reason", str, where),
+                summary=self.get(obj, "summary", str, where),
+                evidence=tuple(self.evidence(e, f"{where}.evidence[{i}]") for i, e in enumerate(evidence)),
+                next_steps=tuple(str(s) for s in steps),
+                facts=tuple(
+                    Fact(
+                        self.get(x, "name", str, f"{where}.facts[{i}]"),
+                        self.get(x, "value", str, f"{where}.facts[{i}]"),
+                    )
+                    for i, x in enumerate(facts)
+                ),
+                detector=self.get(obj, "detector", str, where),
+            )
+        except ValueError as exc:
+            raise self.fail(where, str(exc)) from None
+
+    def source(self, obj: object, where: str) -> SourceRecord:
+        size = self.get(obj, "size", (int, dict), where)
+        error = obj.get("error") if isinstance(obj, dict) else None
+        return SourceRecord(
+            path=self.get(obj, "path", str, where),
+            size=size if isinstance(size, int) else NotAvailable(str(size.get("not_available", "unknown"))),
+            sha256=self.maybe_str(obj, "sha256", where),
+            seconds=float(self.get(obj, "seconds", (int, float), where)),
+            error=error if isinstance(error, str) else None,
+        )
+
+
+def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
+    return kind if isinstance(kind, tuple) else (kind,)
+
+
+def incident_from_dict(doc: object, origin: str) -> Incident:
+    """Read a ``kforensic.incident/1`` document (or one that embeds it under ``"incident"``).
+
+    ``origin`` names the file, for error messages.
+    """
+    r = _Reader(origin)
+    if isinstance(doc, dict) and doc.get("schema") != INCIDENT_SCHEMA and isinstance(doc.get("incident"), dict):
+        doc = doc["incident"]
+    schema = r.get(doc, "schema", str, "$")
+    if schema != INCIDENT_SCHEMA:
+        raise r.fail("$.schema", f"is {schema!r}, not {INCIDENT_SCHEMA!r} and no embedded incident")
+    window_obj = r.get(doc, "window", dict, "$")
+    window: TimeWindow | NotAvailable
+    if "not_available" in window_obj:
+        window = NotAvailable(str(window_obj["not_available"]))
+    else:
+        start = r.timestamp(window_obj.get("start"), "$.window.start")
+        end = r.timestamp(window_obj.get("end"), "$.window.end")
+        if start is None or end is None:
+            raise r.fail("$.window", "needs start and end")
+        window = TimeWindow(start, end)
+    return Incident(
+        host=r.maybe_str(doc, "host", "$"),
+        kernel_release=r.maybe_str(doc, "kernel_release", "$"),
+        window=window,
+        sources=tuple(r.source(s, f"$.sources[{i}]") for i, s in enumerate(r.get(doc, "sources", list, "$"))),
+        findings=tuple(r.finding(f, f"$.findings[{i}]") for i, f in enumerate(r.get(doc, "findings", list, "$"))),
+        tool_version=str(r.get(doc, "tool_version", str, "$")),
+    )
