@@ -189,7 +189,7 @@ def finding_id(kind: str, *parts: str) -> str:
     cache name), never addresses, PIDs or times.  Whitespace and case of the
     parts do not matter.
     """
-    normal = "\x1f".join(" ".join(p.split()).lower() for p in (kind, *parts))
+    normal = "\x1f".join(" ".join(p.split()).casefold() for p in (kind, *parts))
     digest = hashlib.sha256(normal.encode()).hexdigest()[:16]
     return f"{kind}:{digest}"
 

@@ -1,0 +1,117 @@
+"""Tests of the incident model's invariants."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from forensics.model import (
+    Clock,
+    Evidence,
+    Incident,
+    Locator,
+    LocatorKind,
+    NotAvailable,
+    Severity,
+    Timestamp,
+    TimeWindow,
+    finding_id,
+)
+from tests.forensics.factories import incident_of, line_evidence, null_deref_finding, write_log
+
+
+def test_severity_order_is_info_to_critical() -> None:
+    order = [Severity.INFO, Severity.LOW, Severity.MEDIUM, Severity.HIGH, Severity.CRITICAL]
+    assert sorted(reversed(order)) == order
+    assert Severity.HIGH >= Severity.MEDIUM > Severity.LOW
+    assert max(order) is Severity.CRITICAL
+    assert Severity.INFO <= Severity.INFO < Severity.CRITICAL
+
+
+def test_finding_without_evidence_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="without evidence"):
+        null_deref_finding(())
+
+
+def test_confidence_outside_unit_interval_is_refused(tmp_path: Path) -> None:
+    ev = line_evidence(write_log(tmp_path), 2, "BUG: kernel NULL pointer dereference")
+    finding = null_deref_finding((ev,))
+    with pytest.raises(ValueError, match=r"outside 0\.\.1"):
+        type(finding)(**{**finding.__dict__, "confidence": 1.5})
+
+
+def test_empty_excerpt_and_backwards_locator_are_refused() -> None:
+    with pytest.raises(ValueError):
+        Evidence("x", Locator(LocatorKind.LINE, 1), "")
+    with pytest.raises(ValueError):
+        Locator(LocatorKind.LINE, 5, 3)
+
+
+@given(st.text(), st.text(alphabet=st.characters(max_codepoint=127)))
+def test_finding_id_is_stable_and_ignores_spacing_and_case(kind: str, part: str) -> None:
+    assert finding_id("oops", kind, part) == finding_id("oops", kind, part)
+    assert finding_id("oops", f"  {part.upper()} ") == finding_id("oops", part.lower())
+
+
+def test_finding_id_differs_by_kind_and_parts() -> None:
+    assert finding_id("oops", "a") != finding_id("warn", "a")
+    assert finding_id("oops", "a", "b") != finding_id("oops", "ab")
+    assert finding_id("oops", "x").startswith("oops:")
+
+
+def test_merge_dedups_by_id_and_keeps_all_evidence(tmp_path: Path) -> None:
+    log = write_log(tmp_path)
+    ev1 = line_evidence(log, 2, "BUG: kernel NULL pointer dereference", 12.345678)
+    ev2 = line_evidence(log, 4, "RIP: 0010:kf_null_member_read+0x1a/0x40 [kf_buggy]")
+    a = incident_of((null_deref_finding((ev1,)),))
+    b = incident_of((null_deref_finding((ev1, ev2), severity=Severity.CRITICAL),))
+    merged = Incident.merge([a, b], tool_version="t")
+    assert len(merged.findings) == 1
+    only = merged.findings[0]
+    assert only.evidence == (ev1, ev2)
+    assert only.severity is Severity.CRITICAL
+    assert merged.host == "host1"
+
+
+def test_merge_reports_disagreeing_hosts_and_clocks(tmp_path: Path) -> None:
+    ev = line_evidence(write_log(tmp_path), 2, "BUG")
+    a = incident_of((null_deref_finding((ev,)),), host="a")
+    b = incident_of((null_deref_finding((ev,)),), host="b")
+    wall = Incident(
+        host="a",
+        kernel_release=NotAvailable("no log"),
+        window=TimeWindow(Timestamp(1.0e9, Clock.WALL), Timestamp(1.1e9, Clock.WALL)),
+        sources=(),
+        findings=(),
+    )
+    merged = Incident.merge([a, b, wall], tool_version="t")
+    assert isinstance(merged.host, NotAvailable)
+    assert "disagree" in merged.host.reason
+    assert isinstance(merged.window, NotAvailable)
+    assert merged.kernel_release == "6.1.0-kf"
+
+
+def test_sorted_findings_worst_first(tmp_path: Path) -> None:
+    ev = line_evidence(write_log(tmp_path), 2, "BUG")
+    low = null_deref_finding((ev,), severity=Severity.LOW)
+    high = null_deref_finding((ev,), severity=Severity.CRITICAL)
+    incident = incident_of((low, high))
+    assert [f.severity for f in incident.sorted_findings()] == [Severity.CRITICAL, Severity.LOW]
+    assert incident.worst_severity() is Severity.CRITICAL
+    assert incident_of(()).worst_severity() is None
+
+
+def test_not_available_says_why() -> None:
+    assert str(NotAvailable("no vmcore given")) == "not available: no vmcore given"
+
+
+def test_locator_and_citation_text(tmp_path: Path) -> None:
+    ev = line_evidence(tmp_path / "kern.log", 2, "BUG", 12.5)
+    assert ev.cite() == f"{tmp_path / 'kern.log'} line 2 [   12.500000] CPU 1"
+    assert str(Locator(LocatorKind.LINE, 3, 7)) == "line 3-7"
+    assert str(Locator(LocatorKind.FRAME, 0)) == "frame #0"
+    assert str(Locator(LocatorKind.REGISTER, 0, name="rax")) == "register 0 (rax)"
+    assert str(Locator(LocatorKind.BYTE, 4096)) == "byte 0x1000"

@@ -1,0 +1,90 @@
+"""Tests of the kforensic.incident/1 JSON document."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from forensics.errors import InputError
+from forensics.model import Clock, Incident, NotAvailable, Timestamp, TimeWindow
+from forensics.serialize import INCIDENT_SCHEMA, incident_from_dict, incident_to_dict
+from tests.forensics.factories import incident_of, line_evidence, null_deref_finding, write_log
+
+
+def _incident(tmp_path: Path) -> Incident:
+    log = write_log(tmp_path)
+    ev = line_evidence(log, 2, "BUG: kernel NULL pointer dereference", 12.345678)
+    return incident_of((null_deref_finding((ev,)),))
+
+
+def test_round_trip_is_lossless(tmp_path: Path) -> None:
+    incident = _incident(tmp_path)
+    doc = json.loads(json.dumps(incident_to_dict(incident)))
+    assert doc["schema"] == INCIDENT_SCHEMA
+    assert incident_from_dict(doc, "x.json") == incident
+
+
+def test_not_available_values_round_trip() -> None:
+    incident = Incident(
+        host=NotAvailable("no log names it"),
+        kernel_release=NotAvailable("no banner"),
+        window=NotAvailable("no timestamps"),
+        sources=(),
+        findings=(),
+    )
+    doc = incident_to_dict(incident)
+    assert doc["host"] == {"not_available": "no log names it"}
+    assert incident_from_dict(doc, "x.json") == incident
+
+
+def test_wall_clock_window_round_trips() -> None:
+    window = TimeWindow(Timestamp(1.7e9, Clock.WALL), Timestamp(1.8e9, Clock.WALL))
+    incident = Incident("h", "r", window, (), ())
+    assert incident_from_dict(incident_to_dict(incident), "x").window == window
+
+
+def test_embedded_incident_is_accepted(tmp_path: Path) -> None:
+    doc = {"schema": "kforensic.dmesg/1", "sources": [], "incident": incident_to_dict(_incident(tmp_path))}
+    assert len(incident_from_dict(doc, "d.json").findings) == 1
+
+
+def _broken(doc: dict[str, Any], *path: str | int) -> dict[str, Any]:
+    copy = json.loads(json.dumps(doc))
+    target: Any = copy
+    for key in path[:-1]:
+        target = target[key]
+    del target[path[-1]]
+    return copy
+
+
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        (("schema",), r"\$\.schema: is missing"),
+        (("findings", 0, "evidence", 0, "locator", "kind"), r"evidence\[0\]\.locator\.kind: is missing"),
+        (("findings", 0, "title"), r"findings\[0\]\.title: is missing"),
+        (("sources",), r"\$\.sources: is missing"),
+    ],
+)
+def test_invalid_documents_name_the_field(tmp_path: Path, path: tuple[str | int, ...], message: str) -> None:
+    doc = _broken(incident_to_dict(_incident(tmp_path)), *path)
+    with pytest.raises(InputError, match=message):
+        incident_from_dict(doc, "bad.json")
+
+
+def test_wrong_values_are_refused(tmp_path: Path) -> None:
+    doc = incident_to_dict(_incident(tmp_path))
+    doc["findings"][0]["severity"] = "apocalyptic"
+    with pytest.raises(InputError, match="apocalyptic"):
+        incident_from_dict(doc, "bad.json")
+    doc = incident_to_dict(_incident(tmp_path))
+    doc["findings"][0]["evidence"] = []
+    with pytest.raises(InputError, match="without evidence"):
+        incident_from_dict(doc, "bad.json")
+    with pytest.raises(InputError, match="not an object"):
+        incident_from_dict([1, 2], "list.json")
+    with pytest.raises(InputError, match=r"kforensic\.trace/1"):
+        incident_from_dict({"schema": "kforensic.trace/1"}, "t.json")
