@@ -1,0 +1,275 @@
+"""Reading slabinfo/meminfo snapshots people already have, for ``kforensic slab-import``.
+
+Two layouts are understood:
+
+* one file of concatenated snapshots, each introduced by a line holding its
+  time: a Unix timestamp (``1700000000``, ``date=1700000000``, ``@1700000000``)
+  or ``date`` output (``Mon Nov 30 06:55:29 UTC 2026``, ``date -R``, ISO 8601),
+  followed by ``cat /proc/slabinfo`` and/or ``cat /proc/meminfo`` output in any
+  order.  Other lines (``--- /proc/slabinfo`` markers) are ignored, and so are
+  NUL bytes (``dd conv=sync`` pads blocks with them).  An ``uptime=SECONDS``
+  on the time line lets a reboot be seen (uptime going down);
+* a directory of such files, or of plain ``cat`` copies whose file name holds
+  the time (``slabinfo.1700000000``, ``meminfo-2024-01-31T10:00:00``); a
+  slabinfo and a meminfo file of the same time become one sample.
+
+Each snapshot keeps the file and line it came from.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import email.utils
+import itertools
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from collectors.procfs import Counters, HostIdentity, Slabinfo, parse_meminfo, parse_slabinfo
+from collectors.slabstore import RunInfo, Sample, SlabStore
+from forensics.errors import InputError, UsageError
+from forensics.model import NotAvailable
+
+_EPOCH = re.compile(r"(?:^|[\s=@._-])(\d{9,11}(?:\.\d+)?)(?=$|[\s,;._-])")
+_UPTIME = re.compile(r"uptime[=: ]\s*(\d+(?:\.\d+)?)")
+_ISO = re.compile(r"\d{4}-\d{2}-\d{2}[T _]\d{2}:?\d{2}:?\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?")
+_COMPACT = re.compile(r"(\d{8})[T_-]?(\d{6})")
+_DATE_OUTPUT = re.compile(
+    r"(?:[A-Z][a-z]{2},? +)?(?P<mon>[A-Z][a-z]{2}) +(?P<day>\d{1,2}) +(?P<time>\d{2}:\d{2}:\d{2})"
+    r"(?: +(?P<tz>[A-Z]{1,5}|[+-]\d{4}))? +(?P<year>\d{4})"
+)
+_MEMINFO_LINE = re.compile(r"^[A-Za-z][\w()]*:\s+\d+(?: kB)?\s*$")
+_SLAB_HEADER = "slabinfo - version:"
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One imported moment: its time, what was captured, and where it came from."""
+
+    wall: float
+    uptime: float | None
+    slabinfo: Slabinfo | NotAvailable
+    meminfo: Counters | NotAvailable
+    source: str
+    line: int  # first line of the snapshot in ``source`` (1-based)
+
+
+@dataclass
+class _Building:
+    wall: float | None
+    uptime: float | None
+    line: int
+    slab_lines: list[str]
+    mem_lines: list[str]
+
+
+def _parse_iso(text: str) -> float | None:
+    try:
+        when = dt.datetime.fromisoformat(text.replace("_", "T").replace(" ", "T"))
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.UTC)  # naive times are taken as UTC (documented limit)
+    return when.timestamp()
+
+
+def parse_time(text: str) -> float | None:
+    """The wall time (epoch seconds) a line or file name holds, or None.
+
+    Unix timestamps, ``date`` output (a zone other than a numeric offset is
+    taken as UTC), RFC 2822 (``date -R``) and ISO 8601 are understood.
+    """
+    if match := _EPOCH.search(text):
+        return float(match.group(1))
+    if match := _ISO.search(text):
+        found = _parse_iso(match.group(0))
+        if found is not None:
+            return found
+    if match := _DATE_OUTPUT.search(text):
+        try:
+            month = _MONTHS.index(match["mon"]) + 1
+        except ValueError:
+            return None
+        hours, minutes, seconds = (int(x) for x in match["time"].split(":"))
+        offset = 0
+        tz = match["tz"] or ""
+        if tz[:1] in "+-" and tz:
+            offset = (int(tz[1:3]) * 60 + int(tz[3:5])) * 60 * (1 if tz[0] == "+" else -1)
+        try:
+            when = dt.datetime(int(match["year"]), month, int(match["day"]), hours, minutes, seconds, tzinfo=dt.UTC)
+        except ValueError:
+            return None
+        return when.timestamp() - offset
+    try:
+        parsed = email.utils.parsedate_to_datetime(text.strip())
+        return parsed.timestamp()
+    except (TypeError, ValueError, IndexError):
+        pass
+    if match := _COMPACT.search(text):
+        d, t = match.groups()
+        return _parse_iso(f"{d[:4]}-{d[4:6]}-{d[6:]}T{t[:2]}:{t[2:4]}:{t[4:]}")
+    return None
+
+
+def _is_slab_line(line: str) -> bool:
+    return line.startswith("# name") or " : tunables " in line
+
+
+def _finish(building: _Building | None, source: str, default_wall: float | None, out: list[Snapshot]) -> None:
+    if building is None or not (building.slab_lines or building.mem_lines):
+        return
+    wall = building.wall if building.wall is not None else default_wall
+    where = f"{source} line {building.line}"
+    if wall is None:
+        raise InputError(
+            f"{where}: snapshot without a time",
+            hint="precede each snapshot with a line holding `date +%s` output, or name the file after its time",
+        )
+    slabinfo: Slabinfo | NotAvailable = NotAvailable("not in the snapshot")
+    meminfo: Counters | NotAvailable = NotAvailable("not in the snapshot")
+    if building.slab_lines:
+        slabinfo = parse_slabinfo(("\n".join(building.slab_lines) + "\n").encode(), where)
+    if building.mem_lines:
+        meminfo = parse_meminfo(("\n".join(building.mem_lines) + "\n").encode(), where)
+    out.append(Snapshot(wall, building.uptime, slabinfo, meminfo, source, building.line))
+
+
+def parse_snapshots(data: bytes, source: str, default_wall: float | None = None) -> list[Snapshot]:
+    """Split concatenated snapshots (see the module docstring); ``default_wall`` is the time from a file name."""
+    text = data.replace(b"\x00", b"").decode("utf-8", errors="replace")
+    out: list[Snapshot] = []
+    building: _Building | None = None
+    section = ""
+    for number, raw in enumerate(text.split("\n"), start=1):
+        line = raw.removesuffix("\r")
+        if line.startswith(_SLAB_HEADER):
+            if building is None or building.slab_lines:
+                _finish(building, source, default_wall, out)
+                building = _Building(None, None, number, [], [])
+            building.slab_lines.append(line)
+            section = "slab"
+        elif _MEMINFO_LINE.match(line):
+            if section != "mem" and (building is None or building.mem_lines):
+                _finish(building, source, default_wall, out)
+                building = _Building(None, None, number, [], [])
+            assert building is not None
+            building.mem_lines.append(line)
+            section = "mem"
+        elif section == "slab" and building is not None and _is_slab_line(line):
+            building.slab_lines.append(line)
+        elif (wall := parse_time(line)) is not None:
+            _finish(building, source, default_wall, out)
+            up = _UPTIME.search(line)
+            building = _Building(wall, float(up.group(1)) if up else None, number, [], [])
+            section = ""
+        else:
+            section = ""  # a marker line ("--- /proc/meminfo") or noise
+    _finish(building, source, default_wall, out)
+    return out
+
+
+def read_snapshots(paths: list[Path]) -> list[Snapshot]:
+    """Read snapshot files and directories; merge slabinfo and meminfo of the same time; sort by time.
+
+    Raises :class:`InputError` for unreadable paths, snapshots without a time
+    and inputs holding no snapshot at all.
+    """
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            files += sorted(p for p in path.rglob("*") if p.is_file())
+        else:
+            files.append(path)
+    found: list[Snapshot] = []
+    for file in files:
+        try:
+            data = file.read_bytes()
+        except OSError as exc:
+            raise InputError(f"cannot read {file}: {exc.strerror or exc}", hint="check the path") from None
+        found += parse_snapshots(data, str(file), parse_time(file.name))
+    if not found:
+        names = ", ".join(str(p) for p in paths)
+        raise InputError(f"{names}: no slabinfo or meminfo snapshot found", hint="see docs/slab-watch.md, slab-import")
+    return merge_snapshots(found)
+
+
+def merge_snapshots(snapshots: list[Snapshot]) -> list[Snapshot]:
+    """Join snapshots of the same time (a slabinfo file and a meminfo file), in time order."""
+    by_time: dict[float, Snapshot] = {}
+    for snap in snapshots:
+        known = by_time.get(snap.wall)
+        if known is None:
+            by_time[snap.wall] = snap
+            continue
+        by_time[snap.wall] = Snapshot(
+            snap.wall,
+            known.uptime if known.uptime is not None else snap.uptime,
+            known.slabinfo if isinstance(known.slabinfo, Slabinfo) else snap.slabinfo,
+            known.meminfo if isinstance(known.meminfo, Counters) else snap.meminfo,
+            known.source,
+            known.line,
+        )
+    return [by_time[t] for t in sorted(by_time)]
+
+
+def boot_ids(snapshots: list[Snapshot]) -> list[str]:
+    """Synthetic boot ids: a new one each time the recorded uptime goes down (a reboot)."""
+    ids = []
+    boot = 1
+    last: float | None = None
+    for snap in snapshots:
+        if snap.uptime is not None:
+            if last is not None and snap.uptime < last:
+                boot += 1
+            last = snap.uptime
+        ids.append(f"imported-boot-{boot}")
+    return ids
+
+
+def import_snapshots(
+    store: SlabStore, snapshots: list[Snapshot], origin: str, host: str | NotAvailable, force: bool = False
+) -> int:
+    """Write snapshots into ``store`` as one run (origin ``import:...``), one transaction per sample; return the run id.
+
+    Importing the same origin twice is refused unless ``force``, so samples
+    are not doubled by mistake.
+    """
+    run_origin = f"import:{origin}"
+    earlier = [r.id for r in store.runs() if r.origin == run_origin]
+    if earlier and not force:
+        raise UsageError(
+            f"{origin} was already imported into {store.path} (run {earlier[0]})",
+            hint="give --force to import it again, or another --store",
+        )
+    first_mem = next((s.meminfo for s in snapshots if isinstance(s.meminfo, Counters)), None)
+    mem_total: int | NotAvailable = NotAvailable("no meminfo among the snapshots")
+    if first_mem is not None:
+        found = first_mem.get("MemTotal")
+        mem_total = found if isinstance(found, NotAvailable) else (found.in_bytes() or found.value)
+    gaps = sorted(b.wall - a.wall for a, b in itertools.pairwise(snapshots))
+    interval: float | NotAvailable = gaps[len(gaps) // 2] if gaps else NotAvailable("a single snapshot")
+    unknown = NotAvailable("not recorded in imported snapshots")
+    info = RunInfo(
+        origin=run_origin,
+        identity=HostIdentity(host, unknown, unknown, unknown, mem_total),
+        topology=NotAvailable("imported snapshots hold no /sys/kernel/slab"),
+        interval=interval,
+        root=origin,
+    )
+    run_id = store.begin_run(info)
+    not_read = NotAvailable("not in imported snapshots")
+    for snap, boot in zip(snapshots, boot_ids(snapshots), strict=True):
+        sample = Sample(
+            wall=snap.wall,
+            uptime=snap.uptime if snap.uptime is not None else NotAvailable("no uptime in the snapshot"),
+            boot_id=boot,
+            slabinfo=snap.slabinfo,
+            meminfo=snap.meminfo,
+            vmstat=not_read,
+            fs=not_read,
+            kmsg=not_read,
+        )
+        store.append_sample(run_id, sample)
+    store.end_run(run_id)
+    return run_id

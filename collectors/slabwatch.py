@@ -1,0 +1,247 @@
+"""The slab-watch sampling loop: read kernel memory counters every interval into a store.
+
+One sample reads, once each: /proc/slabinfo, /proc/meminfo, /proc/vmstat,
+/proc/uptime, /proc/sys/fs/{dentry-state,inode-nr,file-nr}, the boot id and
+the kernel log records logged since the previous sample.  No subprocess is
+started.  Samples are taken on a fixed schedule (start + k x interval), so
+slow samples do not make the series drift; a slot missed entirely is skipped.
+
+SIGTERM and SIGINT end the loop after the sample being taken is committed.
+Progress goes to a callback; the caller (the CLI) decides how to show it.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import NamedTuple, TypeVar
+
+from collectors import procfs
+from collectors.kmsg import KmsgBatch, KmsgReader
+from collectors.slabstore import RunInfo, Sample, SlabStore
+from forensics.errors import CollectionError, InputError
+from forensics.model import NotAvailable
+
+#: The smallest interval a user may ask for; tests and benchmarks use :data:`MIN_INTERNAL_INTERVAL`.
+MIN_INTERVAL = 1.0
+MAX_INTERVAL = 3600.0
+MIN_INTERNAL_INTERVAL = 0.01
+
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True)
+class WatchPlan:
+    """What to sample, how often and for how long (``duration`` None: until stopped)."""
+
+    root: Path
+    interval: float
+    duration: float | None
+    require_slabinfo: bool = False
+
+    def expected_samples(self) -> int | None:
+        """How many samples the plan takes when nothing stops it early."""
+        return None if self.duration is None else int(self.duration / self.interval) + 1
+
+
+class Mover(NamedTuple):
+    """A cache whose bytes in use changed since the previous sample."""
+
+    name: str
+    delta_bytes: int
+    active_bytes: int
+
+
+@dataclass(frozen=True)
+class Progress:
+    """What the loop tells its caller after each committed sample."""
+
+    index: int  # 1 for the first sample of this run
+    sample_id: int
+    elapsed: float
+    plan: WatchPlan
+    cost_seconds: float
+    missing: tuple[str, ...]
+    movers: tuple[Mover, ...]
+    kmsg_records: int
+    rebooted: bool  # the boot id changed since the previous sample: a series break
+
+
+@dataclass(frozen=True)
+class WatchResult:
+    """How a run ended."""
+
+    run_id: int
+    samples: int
+    stopped_by: str | None  # the signal name, None when the duration ran out
+    cpu_seconds: float
+
+
+def _parse(read: procfs.FileRead, parser: Callable[[bytes, str], _T]) -> _T | NotAvailable:
+    if read.data is None:
+        return NotAvailable(f"{read.record.path}: {read.record.error}")
+    try:
+        return parser(read.data, read.record.path)
+    except InputError as exc:
+        return NotAvailable(exc.message)
+
+
+def take_sample(root: Path, kmsg: KmsgReader | None) -> Sample:
+    """Read one sample below ``root`` (each file once); ``kmsg`` None skips the kernel log."""
+    started_cpu = time.process_time()
+    wall = time.time()
+    slab_read = procfs.read_file(root, procfs.SLABINFO)
+    mem_read = procfs.read_file(root, procfs.MEMINFO)
+    vm_read = procfs.read_file(root, procfs.VMSTAT)
+    up_read = procfs.read_file(root, procfs.UPTIME)
+    fs, fs_records = procfs.read_fs_counters(root)
+    boot_id = procfs.read_boot_id(root)
+    batch: KmsgBatch | NotAvailable = kmsg.read_new() if kmsg is not None else NotAvailable("kernel log not read")
+    return Sample(
+        wall=wall,
+        uptime=procfs.parse_uptime(up_read.data),
+        boot_id=boot_id,
+        slabinfo=_parse(slab_read, procfs.parse_slabinfo),
+        meminfo=_parse(mem_read, procfs.parse_meminfo),
+        vmstat=_parse(vm_read, procfs.parse_vmstat),
+        fs=fs,
+        kmsg=batch,
+        cost_seconds=time.process_time() - started_cpu,
+        sources=(slab_read.record, mem_read.record, vm_read.record, up_read.record, *fs_records),
+    )
+
+
+def read_run_info(root: Path, origin: str, interval: float | NotAvailable) -> RunInfo:
+    """Read what is recorded once per run: identity, MemTotal, slab aliases and reclaim_account."""
+    meminfo = _parse(procfs.read_file(root, procfs.MEMINFO), procfs.parse_meminfo)
+    topology = procfs.read_slab_topology(root)
+    return RunInfo(
+        origin=origin,
+        identity=procfs.read_identity(root, meminfo),
+        topology=topology,
+        interval=interval,
+        root=str(root),
+    )
+
+
+def check_slabinfo(root: Path) -> str | None:
+    """Why /proc/slabinfo cannot be read below ``root`` (mode 0400: root only), or None when it can."""
+    read = procfs.read_file(root, procfs.SLABINFO)
+    if read.data is None:
+        return f"cannot read {read.record.path}: {read.record.error}"
+    return None
+
+
+def require_slabinfo(root: Path) -> None:
+    """Raise :class:`CollectionError` unless /proc/slabinfo is readable."""
+    problem = check_slabinfo(root)
+    if problem is not None:
+        raise CollectionError(problem, hint="run as root (slabinfo is mode 0400), or drop --require-slabinfo")
+
+
+def _active_bytes(sample: Sample) -> dict[str, int]:
+    if isinstance(sample.slabinfo, NotAvailable):
+        return {}
+    return {c.name: c.active_objs * c.objsize for c in sample.slabinfo.caches}
+
+
+def top_movers(before: dict[str, int], after: dict[str, int], count: int = 3) -> tuple[Mover, ...]:
+    """The caches whose bytes in use changed most (by absolute change), appeared and vanished ones included."""
+    movers = [
+        Mover(name, after.get(name, 0) - before.get(name, 0), after.get(name, 0))
+        for name in before.keys() | after.keys()
+        if after.get(name, 0) != before.get(name, 0)
+    ]
+    movers.sort(key=lambda m: (-abs(m.delta_bytes), m.name))
+    return tuple(movers[:count])
+
+
+class SlabWatcher:
+    """Runs a :class:`WatchPlan` into a store opened for writing."""
+
+    def __init__(self, store: SlabStore, plan: WatchPlan) -> None:
+        self.store = store
+        self.plan = plan
+        self._stop = threading.Event()
+        self._stopped_by: str | None = None
+
+    def stop(self, reason: str = "stop()") -> None:
+        """Ask the loop to end after the current sample (safe from a signal handler or another thread)."""
+        self._stopped_by = reason
+        self._stop.set()
+
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        self.stop(signal.Signals(signum).name)
+
+    def _open_kmsg(self, boot_id: str | NotAvailable) -> KmsgReader:
+        last = self.store.last_kmsg_seq(boot_id) if isinstance(boot_id, str) else None
+        return KmsgReader(self.plan.root, last)
+
+    def run(self, on_sample: Callable[[Progress], None] | None = None) -> WatchResult:
+        """Sample until the duration ends or a signal arrives; return how the run ended."""
+        if self.plan.require_slabinfo:
+            require_slabinfo(self.plan.root)
+        handlers = {}
+        if threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                handlers[signum] = signal.signal(signum, self._on_signal)
+        try:
+            return self._loop(on_sample)
+        finally:
+            for signum, previous in handlers.items():
+                signal.signal(signum, previous)
+
+    def _loop(self, on_sample: Callable[[Progress], None] | None) -> WatchResult:
+        plan = self.plan
+        cpu_start = time.process_time()
+        run_id = self.store.begin_run(read_run_info(plan.root, "live", plan.interval))
+        boot_id = procfs.read_boot_id(plan.root)
+        kmsg = self._open_kmsg(boot_id)
+        start = time.monotonic()
+        previous: dict[str, int] | None = None
+        taken = 0
+        slot = 0
+        try:
+            while not self._stop.is_set():
+                sample = take_sample(plan.root, kmsg)
+                rebooted = taken > 0 and sample.boot_id != boot_id
+                if rebooted:
+                    # A new boot numbers its log from 0 again: read it from the start.
+                    kmsg.close()
+                    kmsg = self._open_kmsg(sample.boot_id)
+                    sample = take_sample(plan.root, kmsg)
+                    boot_id = sample.boot_id
+                sample_id = self.store.append_sample(run_id, sample)
+                taken += 1
+                now_bytes = _active_bytes(sample)
+                if on_sample is not None:
+                    on_sample(
+                        Progress(
+                            index=taken,
+                            sample_id=sample_id,
+                            elapsed=time.monotonic() - start,
+                            plan=plan,
+                            cost_seconds=sample.cost_seconds or 0.0,
+                            missing=sample.missing(),
+                            movers=() if previous is None or rebooted else top_movers(previous, now_bytes),
+                            kmsg_records=len(sample.kmsg.records) if isinstance(sample.kmsg, KmsgBatch) else 0,
+                            rebooted=rebooted,
+                        )
+                    )
+                previous = now_bytes
+                # The next slot on the fixed schedule that is still ahead.
+                now = time.monotonic() - start
+                slot = max(slot + 1, int(now / plan.interval) + 1)
+                due = slot * plan.interval
+                if plan.duration is not None and due > plan.duration + 1e-9:
+                    break
+                self._stop.wait(max(0.0, due - (time.monotonic() - start)))
+        finally:
+            kmsg.close()
+            self.store.end_run(run_id)
+        return WatchResult(run_id, taken, self._stopped_by, time.process_time() - cpu_start)
