@@ -1,0 +1,55 @@
+"""Where kdump-related files live on the target system (paths as seen from its root)."""
+
+from __future__ import annotations
+
+OS_RELEASE = ("/etc/os-release", "/usr/lib/os-release")
+CMDLINE = "/proc/cmdline"
+KEXEC_CRASH_SIZE = "/sys/kernel/kexec_crash_size"
+KEXEC_CRASH_LOADED = "/sys/kernel/kexec_crash_loaded"
+KERNEL_NOTES = "/sys/kernel/notes"
+OSRELEASE = "/proc/sys/kernel/osrelease"
+ARCH = "/proc/sys/kernel/arch"
+MEMINFO = "/proc/meminfo"
+IOMEM = "/proc/iomem"
+MODULES = "/proc/modules"
+
+DEBIAN_CONFIG = "/etc/default/kdump-tools"  # kdump-tools
+RHEL_CONFIG = "/etc/kdump.conf"  # kexec-tools (RHEL <= 9) / kdump-utils (Fedora >= 40)
+DEBIAN_UNIT = "kdump-tools.service"
+RHEL_UNIT = "kdump.service"
+
+GRUB_DEFAULT = "/etc/default/grub"
+GRUB_D = "/etc/default/grub.d"
+DEBIAN_GRUB_SNIPPET = "/etc/default/grub.d/kdump-tools.cfg"  # installed by kdump-tools with the distro default
+KFORENSIC_GRUB_SNIPPET = "/etc/default/grub.d/zz-kforensic-kdump.cfg"  # ours; sourced after kdump-tools.cfg
+BLS_ENTRIES = "/boot/loader/entries"
+KERNEL_CMDLINE = "/etc/kernel/cmdline"
+SYSCTL_SNIPPET = "/etc/sysctl.d/90-kforensic-kdump.conf"
+SYSRQ_TRIGGER = "/proc/sysrq-trigger"
+
+BIN_DIRS = ("/usr/sbin", "/usr/bin", "/sbin", "/bin")
+SYSTEMD_MARKERS = ("/usr/lib/systemd/systemd", "/lib/systemd/systemd", "/run/systemd/system")
+SYSTEMD_UNIT_DIR = "/etc/systemd/system"
+DEBUGINFOD_DIR = "/etc/debuginfod"
+DEFAULT_DUMP_DIR = "/var/crash"
+
+#: Files the setup plan may create or change.
+MANAGED_FILES = (
+    DEBIAN_CONFIG,
+    RHEL_CONFIG,
+    DEBIAN_GRUB_SNIPPET,
+    KFORENSIC_GRUB_SNIPPET,
+    SYSCTL_SNIPPET,
+)
+
+#: The panic-related sysctls the checklist reads, as (dotted name, /proc/sys path).
+PANIC_SYSCTLS = (
+    ("kernel.panic_on_oops", "/proc/sys/kernel/panic_on_oops"),
+    ("kernel.panic_on_warn", "/proc/sys/kernel/panic_on_warn"),
+    ("kernel.hung_task_panic", "/proc/sys/kernel/hung_task_panic"),
+    ("kernel.softlockup_panic", "/proc/sys/kernel/softlockup_panic"),
+    ("kernel.hardlockup_panic", "/proc/sys/kernel/hardlockup_panic"),
+    ("kernel.panic_on_rcu_stall", "/proc/sys/kernel/panic_on_rcu_stall"),
+    ("kernel.panic", "/proc/sys/kernel/panic"),
+    ("kernel.sysrq", "/proc/sys/kernel/sysrq"),
+)

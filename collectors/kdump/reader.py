@@ -1,0 +1,172 @@
+"""Reading files of a target system under a root directory, recording what was read.
+
+A root tree (``--root DIR``) is a copy or mount of another system: absolute
+symbolic links inside it point into *that* system, so they are resolved
+against the root, never against the machine running kforensic.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import stat
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import BinaryIO, NamedTuple
+
+from collectors.kdump.snapshot import MaybeFile, ReadProblem, TextFile
+from forensics.evidence import iter_text_lines
+from forensics.model import NotAvailable, SourceRecord
+
+_MAX_SYMLINKS = 40  # as the kernel's own limit on nested links
+_MAX_TEXT_BYTES = 4 << 20  # configuration and proc files are small; refuse to slurp a disk image
+
+
+def _read_upto(stream: BinaryIO, limit: int) -> bytes:
+    """Read at most ``limit`` bytes in small chunks: /proc/sys refuses huge reads with ENOMEM."""
+    chunks = []
+    left = limit
+    while left > 0 and (chunk := stream.read(min(left, 1 << 16))):
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+class VfsStat(NamedTuple):
+    """The part of ``os.statvfs`` the free-space check needs."""
+
+    f_frsize: int
+    f_blocks: int
+    f_bavail: int
+
+
+#: Measures a directory's file system; ``os.statvfs`` on a live system, a fake in tests.
+StatvfsProvider = Callable[[str], VfsStat]
+
+
+def real_statvfs(path: str) -> VfsStat:
+    """``os.statvfs`` reduced to :class:`VfsStat`."""
+    st = os.statvfs(path)
+    return VfsStat(st.f_frsize, st.f_blocks, st.f_bavail)
+
+
+def missing(path: str) -> NotAvailable:
+    """The NotAvailable of a file that does not exist on the target."""
+    return NotAvailable(f"{path} does not exist")
+
+
+class RootReader:
+    """Reads target paths under ``root``; keeps a :class:`SourceRecord` per file and the read problems."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.sources: list[SourceRecord] = []
+        self.problems: list[ReadProblem] = []
+
+    def host_path(self, target: str) -> Path:
+        """The file under the root that stands for ``target``, following links inside the root."""
+        if self.root == Path("/"):
+            return Path(target)
+        parts = [p for p in target.split("/") if p]
+        resolved: list[str] = []
+        hops = 0
+        while parts:
+            name = parts.pop(0)
+            if name == ".":
+                continue
+            if name == "..":
+                if resolved:
+                    resolved.pop()
+                continue
+            candidate = self.root.joinpath(*resolved, name)
+            if candidate.is_symlink() and hops < _MAX_SYMLINKS:
+                hops += 1
+                link = os.readlink(candidate)
+                if link.startswith("/"):
+                    resolved = []
+                parts = [p for p in link.split("/") if p] + parts
+                continue
+            resolved.append(name)
+        return self.root.joinpath(*resolved)
+
+    def exists(self, target: str) -> bool:
+        """Whether ``target`` exists on the target system (following links inside the root)."""
+        return self.host_path(target).exists()
+
+    def link_exists(self, target: str) -> bool:
+        """Whether ``target`` exists as a name, even a dangling link (unit enablement links)."""
+        return os.path.lexists(self.host_path_parent(target))
+
+    def host_path_parent(self, target: str) -> Path:
+        """Like :meth:`host_path`, but the last component is not followed."""
+        head, _, name = target.rstrip("/").rpartition("/")
+        return self.host_path(head or "/") / name
+
+    def listdir(self, target: str) -> list[str]:
+        """Sorted names in a target directory; empty when it is missing or unreadable."""
+        path = self.host_path(target)
+        try:
+            return sorted(os.listdir(path))
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            if exc.errno != errno.ENOTDIR:
+                self._problem(target, path, exc)
+            return []
+
+    def size(self, target: str) -> int | NotAvailable:
+        """Size in bytes of a target file."""
+        path = self.host_path(target)
+        try:
+            return path.stat().st_size
+        except FileNotFoundError:
+            return missing(target)
+        except OSError as exc:
+            self._problem(target, path, exc)
+            return NotAvailable(f"cannot stat {target}: {exc.strerror or exc}")
+
+    def read_bytes(self, target: str, limit: int = _MAX_TEXT_BYTES) -> bytes | NotAvailable:
+        """The bytes of a target file (at most ``limit``), recorded as a source."""
+        path = self.host_path(target)
+        started = time.monotonic()
+        try:
+            st = path.stat()
+            if stat.S_ISDIR(st.st_mode):
+                raise IsADirectoryError(errno.EISDIR, "Is a directory")
+            with path.open("rb") as stream:
+                data = _read_upto(stream, limit)
+        except FileNotFoundError:
+            return missing(target)
+        except OSError as exc:
+            return self._problem(target, path, exc)
+        self.sources.append(
+            SourceRecord(
+                path=str(path),
+                size=len(data),
+                sha256=hashlib.sha256(data).hexdigest(),
+                seconds=round(time.monotonic() - started, 6),
+            )
+        )
+        return data
+
+    def read_text(self, target: str) -> MaybeFile:
+        """A target text file split into lines the way evidence is checked."""
+        data = self.read_bytes(target)
+        if isinstance(data, NotAvailable):
+            return data
+        lines = list(iter_text_lines(data))
+        if lines and lines[-1] == "" and data.endswith(b"\n"):
+            lines.pop()  # the empty string after the final newline is not a line
+        return TextFile(path=target, source=str(self.host_path(target)), lines=tuple(lines))
+
+    def _problem(self, target: str, path: Path, exc: OSError) -> NotAvailable:
+        reason = exc.strerror or str(exc)
+        self.problems.append(ReadProblem(target, reason))
+        self.sources.append(
+            SourceRecord(
+                path=str(path), size=NotAvailable(reason), sha256=NotAvailable(reason), seconds=0.0, error=reason
+            )
+        )
+        return NotAvailable(f"cannot read {target}: {reason}")

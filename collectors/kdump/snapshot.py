@@ -1,0 +1,238 @@
+"""Typed snapshot of everything ``kforensic kdump`` reads about a system's crash-dump setup.
+
+The collector (:mod:`collectors.kdump.state`) fills these records from a root
+tree (``/`` for the running system); the detectors in :mod:`detectors.kdump`
+turn them into a checklist and a setup plan without touching any file.
+Paths inside records are the paths *on the target system* (``/etc/kdump.conf``);
+``TextFile.source`` is the file that was actually read, so evidence can cite it.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from forensics.model import NotAvailable, SourceRecord
+
+
+@dataclass(frozen=True)
+class TextFile:
+    """A text file that was read: its path on the target, the real file read, its lines."""
+
+    path: str  # path on the target system, e.g. /proc/cmdline
+    source: str  # the file actually opened (root joined), cited by evidence
+    lines: tuple[str, ...]
+
+    def first_line(self) -> str:
+        """The first line, stripped (sysfs and procfs values are one line)."""
+        return self.lines[0].strip() if self.lines else ""
+
+
+#: A file's text, or why it could not be had ("missing" or the OS error).
+MaybeFile = TextFile | NotAvailable
+
+
+class DistroFamily(enum.Enum):
+    """The kdump tooling a distribution uses."""
+
+    DEBIAN = "debian"  # kdump-tools: /etc/default/kdump-tools, kdump-config
+    RHEL = "rhel"  # kexec-tools / kdump-utils: /etc/kdump.conf, kdumpctl
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class Distro:
+    """The distribution of the target, from /etc/os-release."""
+
+    family: DistroFamily
+    id: str  # ID= of os-release, e.g. debian, ubuntu, rhel, fedora ("" when unknown)
+    version_id: str  # VERSION_ID=, e.g. 12, 24.04, 9.4 ("" when absent)
+    name: str  # PRETTY_NAME= or a fallback
+    evidence_line: int  # 1-based line of ID= in os-release, 0 when there is none
+
+
+@dataclass(frozen=True)
+class ConfigEntry:
+    """One setting of a kdump configuration file: key, value and where it stands."""
+
+    key: str
+    value: str
+    line: int  # 1-based
+    text: str  # the line as written
+
+
+@dataclass(frozen=True)
+class ConfigProblem:
+    """A line of a kdump configuration file that the tooling would reject."""
+
+    line: int
+    text: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class KdumpConfig:
+    """A parsed kdump configuration (/etc/default/kdump-tools or /etc/kdump.conf)."""
+
+    file: TextFile
+    entries: tuple[ConfigEntry, ...]
+    problems: tuple[ConfigProblem, ...]
+
+    def get(self, key: str) -> ConfigEntry | None:
+        """The effective entry for ``key`` (the last one, as the shell and kdumpctl read them)."""
+        found = None
+        for entry in self.entries:
+            if entry.key == key:
+                found = entry
+        return found
+
+
+@dataclass(frozen=True)
+class Tooling:
+    """Which kdump programs are installed under the root."""
+
+    kdump_config: str | None  # path of kdump-config (Debian), None when absent
+    kdumpctl: str | None  # path of kdumpctl (RHEL/Fedora)
+    makedumpfile: str | None
+    kexec: str | None
+    grubby: str | None
+    update_grub: str | None
+
+
+@dataclass(frozen=True)
+class ServiceState:
+    """Whether systemd is present and which kdump units are enabled."""
+
+    systemd: bool  # a systemd installation was found under the root
+    enabled_links: tuple[str, ...]  # target paths like /etc/systemd/system/multi-user.target.wants/kdump.service
+    sysv_links: tuple[str, ...]  # /etc/rc?.d/S??kdump-tools style start links
+
+
+@dataclass(frozen=True)
+class Sysctl:
+    """A kernel sysctl read from /proc/sys."""
+
+    name: str  # dotted name, e.g. kernel.panic_on_oops
+    file: MaybeFile
+
+
+@dataclass(frozen=True)
+class MemInfo:
+    """The /proc/meminfo counters the dump size estimate needs, in bytes."""
+
+    total: int
+    free: int
+    buffers: int
+    cached: int
+    anon: int
+    file: TextFile
+
+
+class TargetKind(enum.Enum):
+    """Where the dump is written."""
+
+    LOCAL = "local"  # a directory of the root file system (or one mounted at boot)
+    DEVICE = "device"  # a block device or file system named in the config, mounted by the crash kernel
+    REMOTE = "remote"  # NFS or SSH
+
+
+@dataclass(frozen=True)
+class DumpTarget:
+    """The dump destination the configuration selects."""
+
+    kind: TargetKind
+    location: str  # directory, device or host:path
+    entry: ConfigEntry | None  # the config line that chose it, None for the default
+    config: TextFile | None  # the file holding that line
+
+
+@dataclass(frozen=True)
+class DiskSpace:
+    """Free space of the file system holding the dump directory."""
+
+    path: str  # the dump directory on the target
+    measured_at: str  # the existing directory that statvfs was run on (target path)
+    free_bytes: int
+    total_bytes: int
+
+
+@dataclass(frozen=True)
+class BootImages:
+    """Sizes of the images the crash kernel needs, for the crashkernel estimate."""
+
+    kernel_path: str | NotAvailable
+    kernel_bytes: int | NotAvailable  # memory the kernel needs (bzImage init_size, else file size)
+    initrd_path: str | NotAvailable
+    initrd_bytes: int | NotAvailable
+    modules_bytes: int | NotAvailable  # loaded modules, from /proc/modules
+    modules_count: int
+
+
+@dataclass(frozen=True)
+class BootConfig:
+    """Where the persistent kernel command line lives, with any crashkernel= it sets."""
+
+    files: tuple[TextFile, ...]  # /etc/default/grub, /etc/default/grub.d/*.cfg, BLS entries, /etc/kernel/cmdline
+    crashkernel: tuple[tuple[TextFile, int, str], ...]  # (file, 1-based line, crashkernel=... value)
+
+
+@dataclass(frozen=True)
+class DebugInfo:
+    """Whether debug info for the running kernel can be had."""
+
+    release: str | NotAvailable
+    build_id: str | NotAvailable  # hex GNU build id from /sys/kernel/notes
+    vmlinux: tuple[str, ...]  # target paths of vmlinux files with debug info that exist
+    debuginfod_urls: tuple[str, ...]
+    debuginfod_file: TextFile | None  # the file naming the first URL, for evidence
+
+
+@dataclass(frozen=True)
+class ReadProblem:
+    """A file that exists but could not be read."""
+
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class KdumpState:
+    """Everything read about the crash-dump setup of one system."""
+
+    root: str
+    distro: Distro
+    os_release: MaybeFile
+    cmdline: MaybeFile
+    crash_size: MaybeFile
+    crash_loaded: MaybeFile
+    osrelease: MaybeFile
+    arch: str | NotAvailable
+    meminfo: MemInfo | NotAvailable
+    system_ram_bytes: int | NotAvailable  # sum of "System RAM" in /proc/iomem, else MemTotal
+    tooling: Tooling
+    debian_config: KdumpConfig | NotAvailable
+    rhel_config: KdumpConfig | NotAvailable
+    services: ServiceState
+    dump_target: DumpTarget
+    sysctls: tuple[Sysctl, ...]
+    dump_space: DiskSpace | NotAvailable
+    images: BootImages
+    boot: BootConfig
+    debuginfo: DebugInfo
+    managed_files: tuple[tuple[str, MaybeFile], ...]  # files the setup plan may change, by target path
+    problems: tuple[ReadProblem, ...]
+    sources: tuple[SourceRecord, ...]
+
+    def sysctl(self, name: str) -> MaybeFile:
+        """The /proc/sys file of a sysctl, or why it is not there."""
+        for item in self.sysctls:
+            if item.name == name:
+                return item.file
+        return NotAvailable(f"{name} was not read")
+
+    def managed(self, path: str) -> MaybeFile:
+        """A file the setup plan may change, as read (NotAvailable when it does not exist)."""
+        for target, file in self.managed_files:
+            if target == path:
+                return file
+        return NotAvailable(f"{path} was not read")

@@ -1,0 +1,351 @@
+"""Collecting :class:`KdumpState` from a root tree: the running system (``/``) or a copy of one.
+
+Nothing here runs a program: the service state is read from systemd's unit
+links, the free space with ``statvfs`` (injectable for tests), the kernel's
+crash reservation from sysfs.  Files that exist but cannot be read become
+:class:`ReadProblem` records and NotAvailable values, never exceptions.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import struct
+from pathlib import Path
+
+from collectors.kdump import paths
+from collectors.kdump.config import KDUMP_CONF_FS_TYPES, parse_kdump_conf, parse_kdump_tools
+from collectors.kdump.reader import RootReader, StatvfsProvider, missing, real_statvfs
+from collectors.kdump.snapshot import (
+    BootConfig,
+    BootImages,
+    DebugInfo,
+    DiskSpace,
+    Distro,
+    DistroFamily,
+    DumpTarget,
+    KdumpConfig,
+    KdumpState,
+    MaybeFile,
+    MemInfo,
+    ServiceState,
+    Sysctl,
+    TargetKind,
+    TextFile,
+    Tooling,
+)
+from forensics.errors import InputError
+from forensics.model import NotAvailable
+
+_DEBIAN_IDS = ("debian", "ubuntu")
+_RHEL_IDS = ("rhel", "centos", "fedora", "rocky", "almalinux", "ol")
+_CRASHKERNEL = re.compile(r"(?:^|[\s\"'])crashkernel=([^\s\"']+)")
+_NT_GNU_BUILD_ID = 3
+
+
+def collect_kdump_state(root: Path, statvfs: StatvfsProvider = real_statvfs) -> KdumpState:
+    """Read the crash-dump setup of the system under ``root`` (``/`` for this machine).
+
+    Raises :class:`InputError` only when ``root`` itself is not a directory.
+    """
+    if not root.is_dir():
+        raise InputError(f"--root {root}: not a directory", hint="give the root of a system tree, e.g. /mnt/sysimage")
+    reader = RootReader(root)
+    os_release = _first_existing(reader, paths.OS_RELEASE)
+    distro = _distro(os_release)
+    debian_config = _config(reader, paths.DEBIAN_CONFIG, debian=True)
+    rhel_config = _config(reader, paths.RHEL_CONFIG, debian=False)
+    osrelease = reader.read_text(paths.OSRELEASE)
+    release = osrelease.first_line() if isinstance(osrelease, TextFile) else osrelease
+    arch_file = reader.read_text(paths.ARCH)
+    meminfo = _meminfo(reader.read_text(paths.MEMINFO))
+    target = _dump_target(distro, debian_config, rhel_config)
+    return KdumpState(
+        root=str(root),
+        distro=distro,
+        os_release=os_release,
+        cmdline=reader.read_text(paths.CMDLINE),
+        crash_size=reader.read_text(paths.KEXEC_CRASH_SIZE),
+        crash_loaded=reader.read_text(paths.KEXEC_CRASH_LOADED),
+        osrelease=osrelease,
+        arch=arch_file.first_line() if isinstance(arch_file, TextFile) else arch_file,
+        meminfo=meminfo,
+        system_ram_bytes=_system_ram(reader.read_text(paths.IOMEM), meminfo),
+        tooling=_tooling(reader),
+        debian_config=debian_config,
+        rhel_config=rhel_config,
+        services=_services(reader),
+        dump_target=target,
+        sysctls=tuple(Sysctl(name, reader.read_text(path)) for name, path in paths.PANIC_SYSCTLS),
+        dump_space=_dump_space(reader, target, statvfs),
+        images=_images(reader, distro.family, release),
+        boot=_boot_config(reader),
+        debuginfo=_debuginfo(reader, release),
+        managed_files=tuple((path, reader.read_text(path)) for path in paths.MANAGED_FILES),
+        problems=tuple(reader.problems),
+        sources=tuple(reader.sources),
+    )
+
+
+def _first_existing(reader: RootReader, candidates: tuple[str, ...]) -> MaybeFile:
+    result: MaybeFile = missing(candidates[0])
+    for path in candidates:
+        result = reader.read_text(path)
+        if isinstance(result, TextFile):
+            return result
+    return result
+
+
+def _distro(os_release: MaybeFile) -> Distro:
+    if isinstance(os_release, NotAvailable):
+        return Distro(DistroFamily.UNKNOWN, "", "", "unknown (no os-release)", 0)
+    fields: dict[str, tuple[str, int]] = {}
+    for number, line in enumerate(os_release.lines, 1):
+        key, sep, value = line.partition("=")
+        if sep and key.strip() and not key.startswith("#"):
+            fields[key.strip()] = (value.strip().strip("\"'"), number)
+    distro_id, id_line = fields.get("ID", ("", 0))
+    like = fields.get("ID_LIKE", ("", 0))[0].split()
+    family = DistroFamily.UNKNOWN
+    if distro_id in _DEBIAN_IDS or "debian" in like or "ubuntu" in like:
+        family = DistroFamily.DEBIAN
+    elif distro_id in _RHEL_IDS or any(x in _RHEL_IDS for x in like):
+        family = DistroFamily.RHEL
+    name = fields.get("PRETTY_NAME", (distro_id or "unknown", 0))[0]
+    return Distro(family, distro_id, fields.get("VERSION_ID", ("", 0))[0], name, id_line)
+
+
+def _config(reader: RootReader, path: str, *, debian: bool) -> KdumpConfig | NotAvailable:
+    file = reader.read_text(path)
+    if isinstance(file, NotAvailable):
+        return file
+    return parse_kdump_tools(file) if debian else parse_kdump_conf(file)
+
+
+def _meminfo(file: MaybeFile) -> MemInfo | NotAvailable:
+    if isinstance(file, NotAvailable):
+        return file
+    values: dict[str, int] = {}
+    for line in file.lines:
+        key, _, rest = line.partition(":")
+        words = rest.split()
+        if words and words[0].isdigit():
+            values[key.strip()] = int(words[0]) * (1024 if words[1:2] == ["kB"] else 1)
+    if "MemTotal" not in values:
+        return NotAvailable(f"{file.path} has no MemTotal line")
+    return MemInfo(
+        total=values["MemTotal"],
+        free=values.get("MemFree", 0),
+        buffers=values.get("Buffers", 0),
+        cached=values.get("Cached", 0),
+        anon=values.get("AnonPages", 0),
+        file=file,
+    )
+
+
+def _system_ram(iomem: MaybeFile, meminfo: MemInfo | NotAvailable) -> int | NotAvailable:
+    """RAM as the kernel sizes crashkernel ranges: top-level "System RAM" of /proc/iomem."""
+    total = 0
+    if isinstance(iomem, TextFile):
+        for line in iomem.lines:
+            if line.startswith(" ") or "System RAM" not in line:
+                continue
+            span = line.split(":", 1)[0].strip()
+            start, _, end = span.partition("-")
+            try:
+                total += int(end, 16) - int(start, 16) + 1
+            except ValueError:
+                continue
+    # Unprivileged readers see all-zero addresses: fall back to MemTotal, a little smaller.
+    if total > 1:
+        return total
+    if isinstance(meminfo, MemInfo):
+        return meminfo.total
+    return NotAvailable("neither /proc/iomem nor /proc/meminfo give the memory size")
+
+
+def _which(reader: RootReader, name: str) -> str | None:
+    for directory in paths.BIN_DIRS:
+        candidate = f"{directory}/{name}"
+        if reader.exists(candidate):
+            return candidate
+    return None
+
+
+def _tooling(reader: RootReader) -> Tooling:
+    return Tooling(
+        kdump_config=_which(reader, "kdump-config"),
+        kdumpctl=_which(reader, "kdumpctl"),
+        makedumpfile=_which(reader, "makedumpfile"),
+        kexec=_which(reader, "kexec"),
+        grubby=_which(reader, "grubby"),
+        update_grub=_which(reader, "update-grub"),
+    )
+
+
+def _services(reader: RootReader) -> ServiceState:
+    systemd = any(reader.exists(marker) for marker in paths.SYSTEMD_MARKERS)
+    units = (paths.DEBIAN_UNIT, paths.RHEL_UNIT)
+    links: list[str] = []
+    for wants in reader.listdir(paths.SYSTEMD_UNIT_DIR):
+        if not wants.endswith(".wants"):
+            continue
+        directory = f"{paths.SYSTEMD_UNIT_DIR}/{wants}"
+        links.extend(f"{directory}/{name}" for name in reader.listdir(directory) if name in units)
+    sysv: list[str] = []
+    for level in ("2", "3", "5"):
+        directory = f"/etc/rc{level}.d"
+        sysv.extend(f"{directory}/{n}" for n in reader.listdir(directory) if n.startswith("S") and "kdump" in n)
+    return ServiceState(systemd=systemd, enabled_links=tuple(links), sysv_links=tuple(sysv))
+
+
+def _dump_target(distro: Distro, debian: KdumpConfig | NotAvailable, rhel: KdumpConfig | NotAvailable) -> DumpTarget:
+    """The dump destination of the config the distribution's tooling reads."""
+    use_debian = distro.family is DistroFamily.DEBIAN or (
+        distro.family is DistroFamily.UNKNOWN and isinstance(debian, KdumpConfig)
+    )
+    if use_debian and isinstance(debian, KdumpConfig):
+        for key in ("NFS", "SSH"):
+            entry = debian.get(key)
+            if entry is not None and entry.value:
+                return DumpTarget(TargetKind.REMOTE, entry.value, entry, debian.file)
+        entry = debian.get("KDUMP_COREDIR")
+        if entry is not None and entry.value:
+            return DumpTarget(TargetKind.LOCAL, entry.value, entry, debian.file)
+        return DumpTarget(TargetKind.LOCAL, paths.DEFAULT_DUMP_DIR, None, debian.file)
+    if isinstance(rhel, KdumpConfig):
+        path = rhel.get("path")
+        directory = path.value if path is not None else paths.DEFAULT_DUMP_DIR
+        for entry in rhel.entries:
+            if entry.key in ("nfs", "ssh"):
+                return DumpTarget(TargetKind.REMOTE, f"{entry.value}:{directory}", entry, rhel.file)
+            if entry.key == "raw" or entry.key in KDUMP_CONF_FS_TYPES:
+                return DumpTarget(TargetKind.DEVICE, f"{entry.value} ({entry.key})", entry, rhel.file)
+        return DumpTarget(TargetKind.LOCAL, directory, path, rhel.file)
+    return DumpTarget(TargetKind.LOCAL, paths.DEFAULT_DUMP_DIR, None, None)
+
+
+def _dump_space(reader: RootReader, target: DumpTarget, statvfs: StatvfsProvider) -> DiskSpace | NotAvailable:
+    if target.kind is not TargetKind.LOCAL:
+        return NotAvailable(f"the dump goes to {target.kind.value} target {target.location}")
+    # The dump directory may not exist yet (created at dump time): measure its nearest existing parent.
+    probe = target.location.rstrip("/") or "/"
+    while probe != "/" and not reader.host_path(probe).is_dir():
+        probe = probe.rsplit("/", 1)[0] or "/"
+    try:
+        vfs = statvfs(str(reader.host_path(probe)))
+    except OSError as exc:
+        return NotAvailable(f"cannot measure free space of {probe}: {exc.strerror or exc}")
+    return DiskSpace(target.location, probe, vfs.f_bavail * vfs.f_frsize, vfs.f_blocks * vfs.f_frsize)
+
+
+def _kernel_memory(reader: RootReader, path: str) -> int | NotAvailable:
+    """Memory the kernel image needs once loaded: x86 bzImage ``init_size``, else the file size."""
+    head = reader.read_bytes(path, limit=0x270)
+    if isinstance(head, NotAvailable):
+        return head
+    # x86 boot protocol >= 2.10: "HdrS" at 0x202, init_size (u32) at 0x260.
+    if len(head) >= 0x264 and head[0x202:0x206] == b"HdrS":
+        (init_size,) = struct.unpack_from("<I", head, 0x260)
+        if init_size:
+            return int(init_size)
+    return reader.size(path)
+
+
+def _images(reader: RootReader, family: DistroFamily, release: str | NotAvailable) -> BootImages:
+    if isinstance(release, NotAvailable):
+        kernels: list[str] = []
+        initrds: list[str] = []
+    else:
+        kernels = [f"/boot/vmlinuz-{release}", "/var/lib/kdump/vmlinuz", f"/boot/vmlinux-{release}"]
+        if family is DistroFamily.RHEL:
+            initrds = [f"/boot/initramfs-{release}kdump.img", f"/boot/initramfs-{release}.img"]
+        else:
+            initrds = [f"/var/lib/kdump/initrd.img-{release}", f"/boot/initrd.img-{release}"]
+    kernel = next((k for k in kernels if reader.exists(k)), None)
+    initrd = next((i for i in initrds if reader.exists(i)), None)
+    modules = reader.read_text(paths.MODULES)
+    module_bytes: int | NotAvailable = modules if isinstance(modules, NotAvailable) else 0
+    count = 0
+    if isinstance(modules, TextFile) and isinstance(module_bytes, int):
+        for line in modules.lines:
+            words = line.split()
+            if len(words) > 1 and words[1].isdigit():
+                module_bytes += int(words[1])
+                count += 1
+    why = NotAvailable("the running kernel release is not known") if isinstance(release, NotAvailable) else None
+    return BootImages(
+        kernel_path=kernel or why or missing(kernels[0]),
+        kernel_bytes=_kernel_memory(reader, kernel) if kernel else (why or missing(kernels[0])),
+        initrd_path=initrd or why or missing(initrds[0]),
+        initrd_bytes=reader.size(initrd) if initrd else (why or missing(initrds[0])),
+        modules_bytes=module_bytes,
+        modules_count=count,
+    )
+
+
+def _boot_config(reader: RootReader) -> BootConfig:
+    names = [paths.GRUB_DEFAULT, paths.KERNEL_CMDLINE]
+    names += [f"{paths.GRUB_D}/{n}" for n in reader.listdir(paths.GRUB_D) if n.endswith(".cfg")]
+    names += [f"{paths.BLS_ENTRIES}/{n}" for n in reader.listdir(paths.BLS_ENTRIES) if n.endswith(".conf")]
+    files = []
+    found = []
+    for name in names:
+        file = reader.read_text(name)
+        if isinstance(file, NotAvailable):
+            continue
+        files.append(file)
+        for number, line in enumerate(file.lines, 1):
+            if line.lstrip().startswith("#"):
+                continue
+            for match in _CRASHKERNEL.finditer(line):
+                found.append((file, number, match.group(1)))
+    return BootConfig(files=tuple(files), crashkernel=tuple(found))
+
+
+def _build_id(notes: bytes) -> str | NotAvailable:
+    """The GNU build id among the ELF notes of /sys/kernel/notes."""
+    offset = 0
+    while offset + 12 <= len(notes):
+        namesz, descsz, kind = struct.unpack_from("<III", notes, offset)
+        name_at = offset + 12
+        desc_at = name_at + (namesz + 3) // 4 * 4
+        if kind == _NT_GNU_BUILD_ID and notes[name_at : name_at + namesz].rstrip(b"\0") == b"GNU":
+            return notes[desc_at : desc_at + descsz].hex()
+        offset = desc_at + (descsz + 3) // 4 * 4
+    return NotAvailable("no GNU build id note in /sys/kernel/notes")
+
+
+def _debuginfo(reader: RootReader, release: str | NotAvailable) -> DebugInfo:
+    notes = reader.read_bytes(paths.KERNEL_NOTES)
+    build_id = notes if isinstance(notes, NotAvailable) else _build_id(notes)
+    candidates = []
+    if isinstance(release, str):
+        candidates += [
+            f"/usr/lib/debug/boot/vmlinux-{release}",
+            f"/usr/lib/debug/lib/modules/{release}/vmlinux",
+            f"/boot/vmlinux-{release}",
+            f"/lib/modules/{release}/build/vmlinux",
+        ]
+    if isinstance(build_id, str) and len(build_id) > 2:
+        candidates.append(f"/usr/lib/debug/.build-id/{build_id[:2]}/{build_id[2:]}.debug")
+    urls: list[str] = []
+    url_file: TextFile | None = None
+    for name in reader.listdir(paths.DEBUGINFOD_DIR):
+        if not name.endswith(".urls"):
+            continue
+        file = reader.read_text(f"{paths.DEBUGINFOD_DIR}/{name}")
+        if isinstance(file, TextFile):
+            found = [u for line in file.lines if not line.lstrip().startswith("#") for u in line.split()]
+            if found and url_file is None:
+                url_file = file
+            urls += found
+    if reader.root == Path("/"):
+        urls += os.environ.get("DEBUGINFOD_URLS", "").split()
+    return DebugInfo(
+        release=release,
+        build_id=build_id,
+        vmlinux=tuple(c for c in candidates if reader.exists(c)),
+        debuginfod_urls=tuple(dict.fromkeys(urls)),
+        debuginfod_file=url_file,
+    )

@@ -1,0 +1,186 @@
+"""The ``crashkernel=`` parameter: parsing it, the size it reserves, the distro defaults, the estimate.
+
+The recommended size follows the method of kdumpctl's ``estimate``: the crash
+kernel needs room for its kernel image, its initramfs, the modules it loads
+and about 64 MiB of run-time allocations; the distribution's default for the
+machine's memory size is the floor.  Pure functions over plain data.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from forensics.model import NotAvailable
+
+MIB = 1 << 20
+GIB = 1 << 30
+RUNTIME_BYTES = 64 * MIB  # user space of the crash initramfs plus kernel allocations at run time
+_ALIGN = 16 * MIB  # x86 CRASH_ALIGN: reservations are placed on 16 MiB boundaries
+_UNITS = {"": 1, "K": 1 << 10, "M": MIB, "G": GIB, "T": 1 << 40, "P": 1 << 50, "E": 1 << 60}
+_SIZE = re.compile(r"^(\d+)([KMGTPE]?)$", re.IGNORECASE)
+
+
+def parse_size(text: str) -> int:
+    """Bytes of a kernel memory size like ``128M`` or ``4G``; ValueError when malformed."""
+    match = _SIZE.match(text.strip())
+    if match is None:
+        raise ValueError(f"{text!r} is not a size such as 256M or 1G")
+    return int(match.group(1)) * _UNITS[match.group(2).upper()]
+
+
+def format_size(size: int) -> str:
+    """A byte count the way crashkernel= writes it: the largest whole unit (``512M``, ``2G``)."""
+    for unit in ("G", "M", "K"):
+        if size and size % _UNITS[unit] == 0:
+            return f"{size // _UNITS[unit]}{unit}"
+    return str(size)
+
+
+@dataclass(frozen=True)
+class MemoryRange:
+    """``start-end:size``: reserve ``size`` when RAM is in ``[start, end)`` (end None: no upper bound)."""
+
+    start: int
+    end: int | None
+    size: int
+
+
+@dataclass(frozen=True)
+class Crashkernel:
+    """A parsed ``crashkernel=`` value (see Documentation/admin-guide/kdump/kdump.rst)."""
+
+    text: str
+    fixed: int | None  # crashkernel=256M
+    ranges: tuple[MemoryRange, ...]  # crashkernel=1G-4G:192M,4G-:256M
+    offset: str | None  # @16M
+    placement: str | None  # ",high" or ",low"
+
+    def size_for(self, ram: int) -> int:
+        """Bytes reserved on a machine with ``ram`` bytes (0 when no range matches)."""
+        if self.fixed is not None:
+            return self.fixed
+        for item in self.ranges:
+            if ram >= item.start and (item.end is None or ram < item.end):
+                return item.size
+        return 0
+
+
+def parse_crashkernel(text: str) -> Crashkernel:
+    """Parse a ``crashkernel=`` value; ValueError names what is wrong.
+
+    ``auto`` (RHEL 8) is rejected: kernels since 5.14 ignore it.
+    """
+    value = text.strip()
+    placement = None
+    for suffix in (",high", ",low"):
+        if value.endswith(suffix):
+            value, placement = value[: -len(suffix)], suffix[1:]
+    value, _, offset = value.partition("@")
+    if value == "auto":
+        raise ValueError("crashkernel=auto is not understood by kernels since 5.14 (upstream dropped it)")
+    if ":" not in value:
+        return Crashkernel(text, parse_size(value), (), offset or None, placement)
+    ranges = []
+    for part in value.split(","):
+        span, sep, size = part.partition(":")
+        start, dash, end = span.partition("-")
+        if not sep or not dash:
+            raise ValueError(f"range {part!r} is not start-[end]:size")
+        low, high = parse_size(start), parse_size(end) if end else None
+        if high is not None and high <= low:
+            raise ValueError(f"range {part!r} ends before it starts")
+        ranges.append(MemoryRange(low, high, parse_size(size)))
+    return Crashkernel(text, None, tuple(ranges), offset or None, placement)
+
+
+@dataclass(frozen=True)
+class DistroDefault:
+    """One row of the distro default table."""
+
+    distro_ids: tuple[str, ...]  # os-release ID values; () matches any
+    arches: tuple[str, ...]  # uname -m values; () matches any
+    crashkernel: str
+    source: str  # where the value comes from
+
+
+#: Distribution defaults, first match wins (values as the packages ship them, 2024-2025).
+DISTRO_DEFAULTS = (
+    DistroDefault(
+        ("ubuntu",), (), "2G-4G:320M,4G-32G:512M,32G-64G:1024M,64G-128G:2048M,128G-:4096M", "Ubuntu kdump-tools"
+    ),
+    DistroDefault(("debian",), (), "384M-:128M", "Debian kdump-tools (grub.d/kdump-tools.cfg)"),
+    DistroDefault(("fedora",), ("x86_64", "s390x"), "2G-64G:256M,64G-:512M", "Fedora kdump-utils"),
+    DistroDefault(("fedora",), ("aarch64",), "2G-4G:256M,4G-64G:320M,64G-:576M", "Fedora kdump-utils"),
+    DistroDefault((), ("aarch64",), "1G-4G:256M,4G-64G:320M,64G-:576M", "RHEL 9 kexec-tools"),
+    DistroDefault((), ("ppc64le",), "2G-4G:384M,4G-16G:512M,16G-64G:1G,64G-128G:2G,128G-:4G", "RHEL 9 kexec-tools"),
+    DistroDefault((), (), "1G-4G:192M,4G-64G:256M,64G-:512M", "RHEL 9 kexec-tools"),
+)
+
+
+def distro_default(distro_id: str, arch: str | NotAvailable) -> DistroDefault:
+    """The default crashkernel= of a distribution on an architecture (x86_64 when unknown)."""
+    machine = arch if isinstance(arch, str) else "x86_64"
+    for row in DISTRO_DEFAULTS:
+        if (not row.distro_ids or distro_id in row.distro_ids) and (not row.arches or machine in row.arches):
+            return row
+    return DISTRO_DEFAULTS[-1]
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """The recommended crash reservation and how it was reached (bytes)."""
+
+    kernel: int | NotAvailable
+    initrd: int | NotAvailable
+    modules: int | NotAvailable
+    runtime: int
+    estimated: int  # sum of the known parts
+    floor: int  # the distro default for this RAM size
+    floor_source: str
+    floor_crashkernel: str
+    recommended: int  # max(estimated, floor), rounded up to 16 MiB
+    complete: bool  # False when a part was not available (the estimate is then low)
+
+
+def estimate_crashkernel(
+    ram: int | NotAvailable,
+    kernel: int | NotAvailable,
+    initrd: int | NotAvailable,
+    modules: int | NotAvailable,
+    default: DistroDefault,
+) -> Estimate:
+    """kdumpctl-style estimate: kernel + initramfs + modules + run time, the distro default as the floor."""
+    parts = (kernel, initrd, modules)
+    estimated = RUNTIME_BYTES + sum(p for p in parts if isinstance(p, int))
+    floor = parse_crashkernel(default.crashkernel).size_for(ram) if isinstance(ram, int) else 0
+    best = max(estimated, floor)
+    recommended = -(-best // _ALIGN) * _ALIGN
+    return Estimate(
+        kernel=kernel,
+        initrd=initrd,
+        modules=modules,
+        runtime=RUNTIME_BYTES,
+        estimated=estimated,
+        floor=floor,
+        floor_source=default.source,
+        floor_crashkernel=default.crashkernel,
+        recommended=recommended,
+        complete=all(isinstance(p, int) for p in parts),
+    )
+
+
+def describe_estimate(estimate: Estimate) -> str:
+    """One line: recommended size and its parts, e.g. ``256M (kernel 60M + initrd 30M + ...)``."""
+
+    def mib(value: int | NotAvailable) -> str:
+        return f"{-(-value // MIB)}M" if isinstance(value, int) else "?"
+
+    parts = (
+        f"kernel {mib(estimate.kernel)} + initramfs {mib(estimate.initrd)} + modules {mib(estimate.modules)}"
+        f" + run time {mib(estimate.runtime)} = {mib(estimate.estimated)}"
+    )
+    return (
+        f"{format_size(estimate.recommended)} ({parts}; floor {mib(estimate.floor)} from {estimate.floor_source}"
+        f" {estimate.floor_crashkernel})"
+    )

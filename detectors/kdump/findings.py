@@ -1,0 +1,51 @@
+"""Checklist lines as :class:`Finding` records, so ``kforensic report`` can merge them."""
+
+from __future__ import annotations
+
+from collectors.kdump.snapshot import KdumpState
+from detectors.kdump.checklist import Checklist
+from detectors.kdump.util import Line, Status, file_evidence
+from forensics.model import Evidence, Fact, Finding, finding_id
+
+DETECTOR = "kdump.checklist"
+
+
+def _fallback_evidence(state: KdumpState) -> tuple[Evidence, ...]:
+    """Evidence for a line about something absent: the file that shows what the system is."""
+    for file, line in (
+        (state.os_release, state.distro.evidence_line or 1),
+        (state.cmdline, 1),
+        (state.osrelease, 1),
+    ):
+        found = file_evidence(file, line)
+        if found:
+            return found
+    return ()
+
+
+def line_finding(line: Line, state: KdumpState) -> Finding | None:
+    """The finding of a warn or fail line; None for a pass, or when no file read can stand as evidence."""
+    if line.status is Status.PASS:
+        return None
+    evidence = line.evidence or _fallback_evidence(state)
+    if not evidence:
+        return None
+    return Finding(
+        id=finding_id("kdump", line.id),
+        kind="kdump-readiness",
+        title=f"kdump: {line.title}",
+        severity=line.severity,
+        confidence=0.9,
+        confidence_reason="read directly from the system's configuration, /proc and /sys",
+        summary=f"{line.detail}. {line.why}." if line.why else line.detail,
+        evidence=evidence,
+        next_steps=(line.fix,) if line.fix else (),
+        facts=(Fact("status", line.status.value), Fact("check", line.id)),
+        detector=DETECTOR,
+    )
+
+
+def checklist_findings(checklist: Checklist, state: KdumpState) -> tuple[Finding, ...]:
+    """Findings for every warn and fail line that has evidence."""
+    found = (line_finding(line, state) for line in checklist.lines)
+    return tuple(f for f in found if f is not None)

@@ -1,0 +1,248 @@
+"""The setup plan: packages, file changes and commands that make the next crash captured.
+
+:func:`make_plan` only decides; :mod:`collectors.kdump.apply` carries a plan
+out.  The plan is computed from the current state, so running it twice
+converges: after the changes are made, a new plan has nothing left to change.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+
+from collectors.kdump import paths
+from collectors.kdump.snapshot import DistroFamily, KdumpConfig, KdumpState, TextFile
+from detectors.kdump.checklist import Checklist, active_config, collector_options
+from detectors.kdump.crashkernel import MIB, format_size, parse_crashkernel
+from detectors.kdump.makedumpfile import Compression, compression_flag
+from detectors.kdump.sysctl_rules import Policy
+from detectors.kdump.util import Status
+from forensics.model import NotAvailable
+
+_MARK = "kforensic"
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """Create or rewrite one file of the target."""
+
+    path: str  # path on the target system
+    old: str | None  # current text, None when the file is created
+    new: str
+    reason: str
+
+    def diff(self) -> str:
+        """The change as a unified diff."""
+        before = [] if self.old is None else self.old.splitlines(keepends=True)
+        after = self.new.splitlines(keepends=True)
+        origin = "/dev/null" if self.old is None else f"a{self.path}"
+        return "".join(difflib.unified_diff(before, after, fromfile=origin, tofile=f"b{self.path}"))
+
+
+@dataclass(frozen=True)
+class Command:
+    """A program to run on the target, as an argument list (never a shell string)."""
+
+    argv: tuple[str, ...]
+    reason: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything ``kforensic kdump setup`` would do."""
+
+    distro: str
+    family: DistroFamily
+    policy: str
+    packages: tuple[str, ...]
+    install: Command | None
+    changes: tuple[FileChange, ...]
+    commands: tuple[Command, ...]
+    manual: tuple[str, ...]  # steps kforensic cannot do for you
+    reboot_needed: bool
+    reboot_reason: str
+
+    @property
+    def empty(self) -> bool:
+        """True when there is nothing to install, change or run."""
+        return not (self.packages or self.changes or self.commands)
+
+
+def _text(file: TextFile) -> str:
+    return "".join(line + "\n" for line in file.lines)
+
+
+def _set_entry(file: TextFile, line: int, new_line: str) -> str:
+    """The file's text with 1-based ``line`` replaced, or ``new_line`` appended when ``line`` is 0."""
+    lines = list(file.lines)
+    if line:
+        lines[line - 1] = new_line
+    else:
+        lines.append(new_line)
+    return "".join(x + "\n" for x in lines)
+
+
+def _crashkernel_plan(state: KdumpState, checklist: Checklist) -> tuple[list[FileChange], list[Command], str]:
+    """Changes that make the boot configuration reserve the recommended size; and why a reboot is needed."""
+    want = checklist.estimate.recommended
+    ram = state.system_ram_bytes
+    configured = state.boot.crashkernel[-1] if state.boot.crashkernel else None
+    enough = False
+    if configured is not None and isinstance(ram, int):
+        try:
+            enough = parse_crashkernel(configured[2]).size_for(ram) >= want
+        except ValueError:
+            enough = False
+    family = state.distro.family
+    if family is DistroFamily.DEBIAN and not state.tooling.kdump_config and isinstance(ram, int):
+        # kdump-tools installs grub.d/kdump-tools.cfg with the distro default and runs update-grub.
+        enough = enough or checklist.estimate.floor >= want
+    reservation_ok = next((ln.status is Status.PASS for ln in checklist.lines if ln.id == "crash-reservation"), False)
+    if enough:
+        return (
+            [],
+            [],
+            "" if reservation_ok else "crashkernel= is configured but this boot has no (or too small a) reservation",
+        )
+    value = format_size(-(-want // MIB) * MIB)
+    reason = f"reserve {value} for the crash kernel (recommended estimate)"
+    if family is DistroFamily.DEBIAN:
+        snippet = state.managed(paths.KFORENSIC_GRUB_SNIPPET)
+        new = (
+            f"# Written by kforensic kdump setup: {reason}.\n"
+            "# Sourced after kdump-tools.cfg; the kernel uses the last crashkernel= given.\n"
+            f'GRUB_CMDLINE_LINUX_DEFAULT="$GRUB_CMDLINE_LINUX_DEFAULT crashkernel={value}"\n'
+        )
+        old = _text(snippet) if isinstance(snippet, TextFile) else None
+        changes = [] if old == new else [FileChange(paths.KFORENSIC_GRUB_SNIPPET, old, new, reason)]
+        return changes, [Command(("update-grub",), "regenerate grub.cfg with the new crashkernel=")], reason
+    if family is DistroFamily.RHEL:
+        argv = ("grubby", "--update-kernel=ALL", f"--args=crashkernel={value}")
+        return [], [Command(argv, reason)], reason
+    return [], [], reason
+
+
+def _config_plan(state: KdumpState, checklist: Checklist) -> list[FileChange]:
+    """Fix the kdump configuration: rejected lines, USE_KDUMP, an unusable core collector."""
+    config = active_config(state)
+    if not isinstance(config, KdumpConfig):
+        return []
+    file = config.file
+    lines = list(file.lines)
+    reasons = []
+    for problem in config.problems:
+        lines[problem.line - 1] = f"#{_MARK}-disabled# {file.lines[problem.line - 1]}"
+        reasons.append(f"comment out line {problem.line} ({problem.reason})")
+    debian = state.distro.family is DistroFamily.DEBIAN or file.path == paths.DEBIAN_CONFIG
+    use = config.get("USE_KDUMP") if debian else None
+    if debian and (use is None or use.value != "1"):
+        if use is None:
+            lines.append("USE_KDUMP=1")
+        else:
+            lines[use.line - 1] = "USE_KDUMP=1"
+        reasons.append("enable kdump-tools (USE_KDUMP=1)")
+    options, collector_file, number = collector_options(state)
+    level = options.dump_level or 0
+    broken = options.problems or options.dmesg_only or options.program != "makedumpfile"
+    if broken or not (level & 1 and level & 16):
+        keep = options.compression if options.compression is not Compression.NONE else Compression.ZLIB
+        flag = compression_flag(keep)
+        new_line = (
+            f'MAKEDUMP_ARGS="{flag} -d 31"' if debian else f"core_collector makedumpfile {flag} --message-level 7 -d 31"
+        )
+        if collector_file is not None and number:
+            lines[number - 1] = new_line
+        else:
+            lines.append(new_line)
+        reasons.append(f"dump with makedumpfile {flag} -d 31")
+    new = "".join(x + "\n" for x in lines)
+    old = _text(file)
+    if new == old:
+        return []
+    return [FileChange(file.path, old, new, "; ".join(reasons))]
+
+
+def _sysctl_plan(state: KdumpState, policy: Policy) -> list[FileChange]:
+    if not policy.settings:
+        return []
+    body = "".join(f"{name} = {value}\n" for name, value in policy.settings)
+    new = f"# Written by kforensic kdump setup --policy {policy.name}: {policy.description}.\n{body}"
+    current = state.managed(paths.SYSCTL_SNIPPET)
+    old = _text(current) if isinstance(current, TextFile) else None
+    if old == new:
+        return []
+    return [FileChange(paths.SYSCTL_SNIPPET, old, new, f"sysctl policy {policy.name}: {policy.description}")]
+
+
+def _packages(state: KdumpState) -> tuple[tuple[str, ...], Command | None, list[str]]:
+    tools = state.tooling
+    family = state.distro.family
+    if family is DistroFamily.DEBIAN:
+        wanted = [
+            p for p, have in (("kdump-tools", tools.kdump_config), ("makedumpfile", tools.makedumpfile)) if not have
+        ]
+        argv = ("env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y", *wanted)
+        return tuple(wanted), Command(argv, "install the kdump tooling") if wanted else None, []
+    if family is DistroFamily.RHEL:
+        fedora_split = (
+            state.distro.id == "fedora" and state.distro.version_id.isdigit() and int(state.distro.version_id) >= 40
+        )
+        main = "kdump-utils" if fedora_split else "kexec-tools"
+        wanted = [main] if not tools.kdumpctl else []
+        if fedora_split and not tools.makedumpfile:
+            wanted.append("makedumpfile")
+        return (
+            tuple(wanted),
+            Command(("dnf", "install", "-y", *wanted), "install the kdump tooling") if wanted else None,
+            [],
+        )
+    if not (tools.kdumpctl or tools.kdump_config) or not tools.makedumpfile:
+        return (), None, ["install kexec-tools and makedumpfile with your distribution's package manager"]
+    return (), None, []
+
+
+def make_plan(state: KdumpState, checklist: Checklist, policy: Policy) -> Plan:
+    """Decide what to install, change and run so that the checklist passes."""
+    family = state.distro.family
+    packages, install, manual = _packages(state)
+    ck_changes, ck_commands, reboot_reason = _crashkernel_plan(state, checklist)
+    changes = [*_config_plan(state, checklist), *ck_changes, *_sysctl_plan(state, policy)]
+    commands = list(ck_commands)
+    unit = paths.DEBIAN_UNIT if family is DistroFamily.DEBIAN else paths.RHEL_UNIT
+    status = {line.id: line.status for line in checklist.lines}
+    if family is not DistroFamily.UNKNOWN and state.services.systemd:
+        if status.get("kdump-service") is not Status.PASS:
+            commands.append(Command(("systemctl", "enable", unit), "start kdump at every boot"))
+        reserved = status.get("crash-reservation") is not Status.FAIL
+        reload = any(c.path in (paths.DEBIAN_CONFIG, paths.RHEL_CONFIG) for c in changes)
+        if reserved and (reload or status.get("crash-loaded") is not Status.PASS):
+            commands.append(Command(("systemctl", "restart", unit), "load the crash kernel now"))
+    if family is DistroFamily.UNKNOWN and status.get("crashkernel-cmdline") is not Status.PASS:
+        manual.append(f"add crashkernel={format_size(checklist.estimate.recommended)} to the kernel command line")
+    if any(c.path == paths.SYSCTL_SNIPPET for c in changes):
+        commands.append(Command(("sysctl", "-p", paths.SYSCTL_SNIPPET), "apply the sysctl policy now"))
+    for line in checklist.lines:
+        if line.status is not Status.PASS and line.id in ("dump-space", "debuginfo"):
+            manual.append(f"{line.title}: {line.fix}")
+    if status.get("crashkernel-cmdline") is Status.PASS and not reboot_reason:
+        reboot_reason = ""
+    return Plan(
+        distro=state.distro.name,
+        family=family,
+        policy=policy.name,
+        packages=packages,
+        install=install,
+        changes=tuple(changes),
+        commands=tuple(commands),
+        manual=tuple(manual),
+        reboot_needed=bool(reboot_reason),
+        reboot_reason=reboot_reason,
+    )
+
+
+def plan_note_for_missing_config(state: KdumpState) -> str | None:
+    """Why the plan may be incomplete: the config only exists once the package is installed."""
+    config = active_config(state)
+    if isinstance(config, NotAvailable) and state.distro.family is not DistroFamily.UNKNOWN:
+        return "the kdump configuration appears when the package is installed; run setup again afterwards"
+    return None

@@ -1,0 +1,156 @@
+"""Panic sysctls: which settings turn oopses and hangs into panics, hence into dumps.
+
+Also the sysctl presets of ``kforensic kdump setup --policy``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from detectors.kdump.util import Line, file_evidence, pass_, warn
+from forensics.model import NotAvailable, Severity
+
+if TYPE_CHECKING:
+    from collectors.kdump.snapshot import KdumpState
+    from detectors.kdump.crashkernel import Estimate
+
+
+@dataclass(frozen=True)
+class SysctlRule:
+    """What a panic sysctl should be, and why."""
+
+    name: str
+    good: Callable[[int], bool]
+    why: str  # what happens when it is not good
+    fix: str
+    good_note: str  # shown next to a good value
+
+
+def _sysrq_allows_dump(mask: int) -> bool:
+    # 1 enables every function; bit 8 (SYSRQ_ENABLE_DUMP) enables the crash key 'c'.
+    return mask == 1 or bool(mask & 8)
+
+
+#: Rules in display order.  panic_on_warn is reported but never warned about: it is a policy choice.
+SYSCTL_RULES = (
+    SysctlRule(
+        "kernel.panic_on_oops",
+        lambda v: v != 0,
+        "an oops kills only the current task and leaves a damaged kernel running: no dump",
+        "kforensic kdump setup --policy oops --apply (sysctl kernel.panic_on_oops=1)",
+        "an oops panics and is dumped",
+    ),
+    SysctlRule(
+        "kernel.panic_on_warn",
+        lambda v: True,
+        "",
+        "",
+        "a WARN panics (strict policy)",
+    ),
+    SysctlRule(
+        "kernel.hung_task_panic",
+        lambda v: v != 0,
+        "tasks stuck in D state are reported but the hang is never dumped",
+        "kforensic kdump setup --policy hang-debug --apply",
+        "a hung task panics",
+    ),
+    SysctlRule(
+        "kernel.softlockup_panic",
+        lambda v: v != 0,
+        "a CPU stuck in kernel code is reported but never dumped",
+        "kforensic kdump setup --policy hang-debug --apply",
+        "a soft lockup panics",
+    ),
+    SysctlRule(
+        "kernel.hardlockup_panic",
+        lambda v: v != 0,
+        "a CPU stuck with interrupts off is reported but never dumped",
+        "kforensic kdump setup --policy hang-debug --apply",
+        "a hard lockup panics",
+    ),
+    SysctlRule(
+        "kernel.panic_on_rcu_stall",
+        lambda v: v != 0,
+        "an RCU stall is reported but never dumped",
+        "kforensic kdump setup --policy hang-debug --apply",
+        "an RCU stall panics",
+    ),
+    SysctlRule(
+        "kernel.panic",
+        lambda v: v != 0,
+        "if the dump fails the machine stays hung at the panic instead of rebooting",
+        "kforensic kdump setup --policy oops --apply (sysctl kernel.panic=10)",
+        "reboots after a panic",
+    ),
+    SysctlRule(
+        "kernel.sysrq",
+        _sysrq_allows_dump,
+        "SysRq-c on the console cannot force a dump of a hung machine (/proc/sysrq-trigger still works)",
+        "sysctl kernel.sysrq=1, or a mask including 8",
+        "SysRq-c can force a dump",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Policy:
+    """A ``--policy`` preset: the sysctls it writes to the sysctl.d snippet."""
+
+    name: str
+    description: str
+    settings: tuple[tuple[str, int], ...]
+
+
+_OOPS = (("kernel.panic_on_oops", 1), ("kernel.panic", 10))
+_HANGS = (
+    ("kernel.hung_task_panic", 1),
+    ("kernel.softlockup_panic", 1),
+    ("kernel.hardlockup_panic", 1),
+    ("kernel.panic_on_rcu_stall", 1),
+)
+
+#: The presets, mildest first.
+POLICIES = (
+    Policy("none", "no sysctl changes", ()),
+    Policy("oops", "an oops panics (and is dumped); reboot 10 s after a panic", _OOPS),
+    Policy("hang-debug", "oops, plus hung tasks, soft/hard lockups and RCU stalls panic", _OOPS + _HANGS),
+    Policy("strict", "hang-debug, plus every WARN panics", (*_OOPS, *_HANGS, ("kernel.panic_on_warn", 1))),
+)
+
+
+def policy_named(name: str) -> Policy:
+    """The preset called ``name``; ValueError lists the known ones."""
+    for policy in POLICIES:
+        if policy.name == name:
+            return policy
+    raise ValueError(f"unknown policy {name!r}; choose one of {', '.join(p.name for p in POLICIES)}")
+
+
+def check_sysctls(state: KdumpState, estimate: Estimate) -> list[Line]:
+    """One line per panic sysctl."""
+    lines = []
+    for rule in SYSCTL_RULES:
+        file = state.sysctl(rule.name)
+        line_id = f"sysctl:{rule.name}"
+        title = f"sysctl {rule.name}"
+        if isinstance(file, NotAvailable):
+            if "does not exist" in file.reason:
+                lines.append(pass_(line_id, title, "not present in this kernel", ()))
+            else:
+                lines.append(warn(line_id, title, file.reason, rule.why, rule.fix, (), severity=Severity.LOW))
+            continue
+        text = file.first_line()
+        evidence = file_evidence(file, 1, text)
+        try:
+            value = int(text.split()[0])
+        except (ValueError, IndexError):
+            lines.append(warn(line_id, title, f"{text!r} is not a number", rule.why, rule.fix, evidence))
+            continue
+        if rule.good(value):
+            note = rule.good_note if value else "off (default)"
+            lines.append(pass_(line_id, title, f"{value}: {note}", evidence))
+        else:
+            lines.append(warn(line_id, title, f"{value}", rule.why, rule.fix, evidence, severity=Severity.LOW))
+    return lines

@@ -1,0 +1,77 @@
+"""Check lines and the evidence they cite."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from collectors.kdump.snapshot import MaybeFile, TextFile
+from forensics.model import Evidence, Locator, LocatorKind, Severity
+
+
+class Status(enum.Enum):
+    """Outcome of one check."""
+
+    PASS = "pass"
+    WARN = "warn"
+    FAIL = "fail"
+
+
+@dataclass(frozen=True)
+class Line:
+    """One line of the checklist: what was seen, why it matters, the fix, and the evidence."""
+
+    id: str
+    title: str
+    status: Status
+    detail: str
+    why: str
+    fix: str
+    evidence: tuple[Evidence, ...]
+    kernel_side: bool = False  # part of the kernel-side subset (reservation and loaded crash kernel)
+    severity: Severity = Severity.INFO
+
+
+def file_evidence(file: MaybeFile | None, line: int, excerpt: str | None = None) -> tuple[Evidence, ...]:
+    """Evidence for ``excerpt`` (default: the whole line) at a 1-based line of a file read; () when absent."""
+    if not isinstance(file, TextFile) or not 1 <= line <= len(file.lines):
+        return ()
+    text = file.lines[line - 1]
+    quote = excerpt if excerpt and excerpt in text else text.strip()
+    if not quote:
+        return ()
+    return (Evidence(source=file.source, locator=Locator(LocatorKind.LINE, line), excerpt=quote),)
+
+
+def pass_(id_: str, title: str, detail: str, evidence: tuple[Evidence, ...], *, kernel: bool = False) -> Line:
+    """A passing line."""
+    return Line(id_, title, Status.PASS, detail, "", "", evidence, kernel, Severity.INFO)
+
+
+def warn(
+    id_: str,
+    title: str,
+    detail: str,
+    why: str,
+    fix: str,
+    evidence: tuple[Evidence, ...],
+    *,
+    kernel: bool = False,
+    severity: Severity = Severity.MEDIUM,
+) -> Line:
+    """A line that does not stop the capture but will hurt."""
+    return Line(id_, title, Status.WARN, detail, why, fix, evidence, kernel, severity)
+
+
+def fail(
+    id_: str,
+    title: str,
+    detail: str,
+    why: str,
+    fix: str,
+    evidence: tuple[Evidence, ...],
+    *,
+    kernel: bool = False,
+) -> Line:
+    """A line that means the next crash will not be captured."""
+    return Line(id_, title, Status.FAIL, detail, why, fix, evidence, kernel, Severity.HIGH)
