@@ -31,6 +31,7 @@ from forensics.errors import InputError, UsageError
 from forensics.model import NotAvailable
 
 _EPOCH = re.compile(r"(?:^|[\s=@._-])(\d{9,11}(?:\.\d+)?)(?=$|[\s,;._-])")
+_LABELLED_EPOCH = re.compile(r"\b(?:date|time|ts|epoch|timestamp)=(\d+(?:\.\d+)?)\b")
 _UPTIME = re.compile(r"uptime[=: ]\s*(\d+(?:\.\d+)?)")
 _ISO = re.compile(r"\d{4}-\d{2}-\d{2}[T _]\d{2}:?\d{2}:?\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?")
 _COMPACT = re.compile(r"(\d{8})[T_-]?(\d{6})")
@@ -80,7 +81,7 @@ def parse_time(text: str) -> float | None:
     Unix timestamps, ``date`` output (a zone other than a numeric offset is
     taken as UTC), RFC 2822 (``date -R``) and ISO 8601 are understood.
     """
-    if match := _EPOCH.search(text):
+    if match := _LABELLED_EPOCH.search(text) or _EPOCH.search(text):
         return float(match.group(1))
     if match := _ISO.search(text):
         found = _parse_iso(match.group(0))
@@ -195,22 +196,27 @@ def read_snapshots(paths: list[Path]) -> list[Snapshot]:
 
 
 def merge_snapshots(snapshots: list[Snapshot]) -> list[Snapshot]:
-    """Join snapshots of the same time (a slabinfo file and a meminfo file), in time order."""
-    by_time: dict[float, Snapshot] = {}
-    for snap in snapshots:
-        known = by_time.get(snap.wall)
-        if known is None:
-            by_time[snap.wall] = snap
-            continue
-        by_time[snap.wall] = Snapshot(
-            snap.wall,
-            known.uptime if known.uptime is not None else snap.uptime,
-            known.slabinfo if isinstance(known.slabinfo, Slabinfo) else snap.slabinfo,
-            known.meminfo if isinstance(known.meminfo, Counters) else snap.meminfo,
-            known.source,
-            known.line,
-        )
-    return [by_time[t] for t in sorted(by_time)]
+    """Join a slabinfo-only and a meminfo-only snapshot of the same time (two files); sort by time."""
+    merged: list[Snapshot] = []
+    for snap in sorted(snapshots, key=lambda s: (s.wall, s.source, s.line)):
+        last = merged[-1] if merged else None
+        if (
+            last is not None
+            and last.wall == snap.wall
+            and isinstance(last.slabinfo, NotAvailable) != isinstance(snap.slabinfo, NotAvailable)
+            and isinstance(last.meminfo, NotAvailable) != isinstance(snap.meminfo, NotAvailable)
+        ):
+            merged[-1] = Snapshot(
+                last.wall,
+                last.uptime if last.uptime is not None else snap.uptime,
+                last.slabinfo if isinstance(last.slabinfo, Slabinfo) else snap.slabinfo,
+                last.meminfo if isinstance(last.meminfo, Counters) else snap.meminfo,
+                last.source,
+                last.line,
+            )
+        else:
+            merged.append(snap)
+    return merged
 
 
 def boot_ids(snapshots: list[Snapshot]) -> list[str]:

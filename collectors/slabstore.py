@@ -99,13 +99,13 @@ def default_store_path() -> Path:
     return base / STORE_FILE_NAME
 
 
-def resolve_store_path(path: Path | None) -> Path:
-    """The store file for ``--store PATH``: a directory (existing, or ending in /) gets the default file name."""
+def resolve_store_path(path: str | Path | None) -> Path:
+    """The store file for ``--store PATH``: a directory (existing, or written with a final /) gets the default name."""
     if path is None:
         return default_store_path()
-    if path.is_dir() or str(path).endswith("/"):
-        return path / STORE_FILE_NAME
-    return path
+    if Path(path).is_dir() or str(path).endswith("/"):
+        return Path(path) / STORE_FILE_NAME
+    return Path(path)
 
 
 # ---------------------------------------------------------------- what is written
