@@ -1,0 +1,136 @@
+"""Memory pressure events: OOM killer invocations and page allocation failures.
+
+These are not kernel bugs but resource events: the kernel did what it is
+meant to do.  They are reported apart from crash reports (``is_event``) with
+what an operator needs: who asked for memory, under which constraint, which
+task was killed, and the memory state printed with them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from detectors.dmesg.extract import guilty_frame, report_extent, signature
+from detectors.dmesg.frames import SKIP_ALLOCATORS
+from detectors.dmesg.lines import LogLine
+from detectors.dmesg.model import KernelReport
+from detectors.dmesg.rules import CALL_TRACE, TRACE, StackSpec
+from forensics.model import NotAvailable, Severity
+
+OOM_INVOKED = re.compile(r"(\S+) invoked oom-killer: gfp_mask=(\S+).*?order=(-?\d+)(?:, oom_score_adj=(-?\d+))?")
+ALLOC_FAILURE = re.compile(r"(\S+): page allocation failure: order:(\d+), mode:(\S+)")
+VMALLOC_FAILURE = re.compile(r"(\S+): vmalloc error: size (\d+)|vmalloc: allocation failure: (\d+) bytes")
+KILLED = re.compile(
+    r"(?:(Memory cgroup )?[Oo]ut of memory(?: \([a-z_]+\))?: )?Kill(?:ed)? process (\d+) \((.*?)\)"
+    r"(?:.*?anon-rss:(\d+)kB)?"
+)
+CONSTRAINT = re.compile(r"oom-kill:constraint=(\w+)")
+MEM_INFO = "Mem-Info:"
+_ALLOC_STACK = StackSpec(
+    ((CALL_TRACE, TRACE),),
+    skip=("alloc", "warn_alloc", "kmalloc", "kzalloc", "kcalloc", "kmem_cache", "slab", "__get_free_pages",
+          "get_page_from_freelist", "vmalloc", "kvmalloc", "__do_kmalloc", "page_", "pages_", *SKIP_ALLOCATORS),
+)  # fmt: skip
+
+
+def find_event_header(lines: Sequence[LogLine]) -> int | None:
+    """Index of the last OOM or allocation-failure header among ``lines`` (looking back from Mem-Info)."""
+    for i in range(len(lines) - 1, -1, -1):
+        body = lines[i].body
+        if "invoked oom-killer:" in body or "page allocation failure:" in body or "vmalloc error:" in body:
+            return i
+    return None
+
+
+def build_event(window: Sequence[LogLine]) -> tuple[KernelReport, int] | None:
+    """The OOM or allocation-failure event starting at ``window[0]``, with the resume index."""
+    head = window[0]
+    if m := OOM_INVOKED.search(head.body):
+        return _oom(window, m), 1
+    if KILLED.search(head.body):
+        return _oom(window, None), 1
+    if (m := ALLOC_FAILURE.search(head.body)) or (m := VMALLOC_FAILURE.search(head.body)):
+        own, end, resume = report_extent(window, head.context)
+        frame, trace = guilty_frame(own, _ALLOC_STACK)
+        order = m.group(2) if m.re is ALLOC_FAILURE else "vmalloc"
+        title = f"page allocation failure: order:{order} in {frame or 'corrupted'}"
+        details = (("gfp", m.group(3)),) if m.re is ALLOC_FAILURE else ()
+        return _event(title, "alloc-failure", Severity.MEDIUM, own, end, window, frame, details, trace), resume
+    return None
+
+
+def _oom(window: Sequence[LogLine], invoked: re.Match[str] | None) -> KernelReport:
+    details: list[tuple[str, str]] = []
+    if invoked is not None:
+        details += [("invoker", invoked.group(1)), ("gfp_mask", invoked.group(2)), ("order", invoked.group(3))]
+    own: list[LogLine] = [window[0]]
+    victim = None
+    end = 0
+    for i, line in enumerate(window):
+        body = line.body
+        if i > 0 and (OOM_INVOKED.search(body) or ALLOC_FAILURE.search(body)):
+            break
+        if (c := CONSTRAINT.search(body)) is not None:
+            details.append(("constraint", c.group(1)))
+            own.append(line)
+            end = i
+        if body.startswith(MEM_INFO) and i + 1 < len(window):
+            details.append(("memory", window[i + 1].body.strip()))
+        if (k := KILLED.search(body)) is not None:
+            victim = k.group(3)
+            details += [("killed_pid", k.group(2)), ("killed", victim)]
+            if k.group(1):
+                details.append(("scope", "memory cgroup"))
+            if i > 0:
+                own.append(line)
+            end = i
+            break
+    title = f"OOM kill of {victim}" if victim else "OOM killer invoked"
+    if invoked is not None:
+        title += f" (invoked by {invoked.group(1)})"
+    return _event(title, "oom", Severity.HIGH, own, end, window, None, tuple(details), [])
+
+
+def _event(
+    title: str,
+    kind: str,
+    severity: Severity,
+    own: Sequence[LogLine],
+    end: int,
+    window: Sequence[LogLine],
+    frame: str | None,
+    details: tuple[tuple[str, str], ...],
+    trace: object,
+) -> KernelReport:
+    head = window[0]
+    times = [line.timestamp for line in own if line.timestamp is not None]
+    no = "not printed with this event"
+    return KernelReport(
+        title=title,
+        kind=kind,
+        severity=severity,
+        rule=kind,
+        corrupted=False,
+        corrupted_reason=None,
+        frame=frame if frame else NotAvailable("events have no guilty frame"),
+        trace=tuple(trace) if isinstance(trace, list) else (),
+        cpu=NotAvailable(no),
+        pid=NotAvailable(no),
+        comm=NotAvailable(no),
+        taint=NotAvailable(no),
+        taint_flags=(),
+        kernel_release=NotAvailable(no),
+        hardware=NotAvailable(no),
+        start_time=times[0] if times else NotAvailable("the log has no timestamps"),
+        end_time=times[-1] if times else NotAvailable("the log has no timestamps"),
+        start_line=head.number,
+        end_line=window[end].number,
+        header=head.text,
+        lines=tuple((line.number, line.text) for line in own),
+        context=head.context,
+        panicked=False,
+        signature=signature(title, frame),
+        is_event=True,
+        details=details,
+    )

@@ -1,0 +1,309 @@
+"""Building one report from the lines that follow its header.
+
+:func:`match_header` finds the rule of a header line; :func:`build_report`
+takes the lines from that header on, decides where the report ends (the next
+report's header, ``---[ end trace``, or the window's end), keeps only the lines
+of the header's CPU or task when the log has caller prefixes, and fills in the
+title, guilty frame, call trace and context of the report.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+
+from detectors.dmesg.frames import STACK_START, Frame, hung_frame, parse_frame, parse_trace, skip_matcher, stall_frame
+from detectors.dmesg.lines import LogLine
+from detectors.dmesg.model import KernelReport
+from detectors.dmesg.rules import IGNORED, RULES, Rule, StackSpec, Step
+from detectors.dmesg.taint import decode_taint, taint_letters
+from forensics.model import NotAvailable
+
+_END_MARKER = re.compile(r"---\[ end (?:trace|Kernel panic)")
+_CPU_LINE = re.compile(r"CPU: (\d+) (?:UID: \d+ )?PID: (\d+) Comm: (.+?)(?: Not tainted| Tainted:|$)")
+_RELEASE = re.compile(r"(?:Not tainted|Tainted: [A-Z ]+?)\s+(\d+\.\d+[^\s]*)")
+_HARDWARE = re.compile(r"Hardware name: (.+?)\s*$")
+_TIMESTAMP_IN_TITLE = re.compile(r"\[ *\d+\.\d+\]")
+_STRUCTURAL = re.compile(
+    r"^\s*(?:R[A-Z0-9]{1,2}:|[A-Z]{2,3}:|Code:|\? |<|Modules linked in|Hardware name|CPU: |Call [Tt]race|"
+    r"Kernel Offset|Dumping ftrace|---\[|\(ftrace buffer|Workqueue:|Allocated by|Freed by|The buggy address|"
+    r"Memory state|Disabling lock|irq event stamp|hardirqs|softirqs|\[<|#\d|\s*\d+ locks? held|other info|"
+    r"Possible unsafe|stack backtrace|Showing all locks|task:|pc :|lr :|sp :|x\d+:)"
+)
+#: After the call trace, this many lines without report structure end the report.
+_TAIL_SLACK = 30
+
+
+def match_header(body: str) -> tuple[Rule, re.Match[str]] | None:
+    """The first rule whose header pattern is found in a line's body, or None."""
+    if IGNORED.search(body):
+        return None
+    for rule in RULES:
+        m = rule.header.search(body)
+        if m is not None:
+            return rule, m
+    return None
+
+
+def matching_rules(body: str, first: Rule) -> list[tuple[Rule, re.Match[str]]]:
+    """``first`` and every later rule whose header also matches (fallbacks when a report pattern is absent)."""
+    out = []
+    for rule in RULES[RULES.index(first) :]:
+        m = rule.header.search(body)
+        if m is not None:
+            out.append((rule, m))
+    return out
+
+
+def _same_context(header: str | None, line: str | None, cpu_traceback: bool) -> bool:
+    if header is None or line is None:
+        return True
+    if line == header:
+        return True
+    # While all CPUs are dumped ("Sending NMI from CPU"), lines of other CPUs belong to the report.
+    return cpu_traceback and line.startswith("C")
+
+
+def report_extent(window: Sequence[LogLine], header_context: str | None) -> tuple[list[LogLine], int, int]:
+    """The report's own lines, the index of its last line in ``window`` and where scanning resumes.
+
+    Scanning resumes at the first line the report did not take (a line of
+    another CPU or task, or the next report's header).
+    """
+    own: list[LogLine] = [window[0]]
+    last = 0
+    resume: int | None = None
+    cpu_traceback = False
+    seen_trace = False
+    quiet = 0
+    for i in range(1, len(window)):
+        line = window[i]
+        if not _same_context(header_context, line.context, cpu_traceback):
+            if resume is None:
+                resume = i
+            continue
+        body = line.body
+        if "Sending NMI from CPU" in body or "NMI backtrace for cpu" in body:
+            cpu_traceback = True
+        found = match_header(body) if _may_be_header(body) else None
+        if found is not None and found[0].starts:
+            return own, last, i if resume is None else min(resume, i)
+        own.append(line)
+        if _END_MARKER.search(body):
+            return own, i, i + 1 if resume is None else resume
+        if STACK_START.search(body) or parse_frame(body) is not None:
+            seen_trace = True
+        if _STRUCTURAL.match(body) or parse_frame(body) is not None or found is not None:
+            last = i
+            quiet = 0
+        else:
+            quiet += 1
+            if seen_trace and quiet > _TAIL_SLACK:
+                break
+    if seen_trace:
+        # Drop the lines after the call trace that are not part of the report.
+        while len(own) > 1 and own[-1].number > window[last].number:
+            own.pop()
+        end = last
+    else:
+        end = next(i for i in range(len(window) - 1, -1, -1) if window[i].number == own[-1].number)
+    return own, end, end + 1 if resume is None else min(resume, end + 1)
+
+
+def _may_be_header(body: str) -> bool:
+    # Cheap check before trying the whole rule table on a line.
+    return any(w in body for w in ("BUG", "WARNING", "INFO:", "panic", "PANIC", "SAN:", "fault", "error", "KFENCE",
+                                   "Oops", "opcode", "segment", "LOCKUP", "Hardware", "trap", "VFS:", "SYZFAIL",
+                                   "Usage count", "ASSERT"))  # fmt: skip
+
+
+def _follow(lines: Sequence[LogLine], path: tuple[Step, ...]) -> tuple[list[str], list[Frame]]:
+    """Candidate functions met along one step path (as far as it can be followed), and trace frames."""
+    names: list[str] = []
+    frames: list[Frame] = []
+    pos = 0
+    for step in path:
+        if step.trace:
+            got, pos = parse_trace(lines, pos)
+            frames.extend(got)
+            names.extend(f.function for f in got if f.reliable)
+            continue
+        assert step.anchor is not None
+        for j in range(pos, len(lines)):
+            m = step.anchor.search(lines[j].body)
+            if m is not None:
+                if m.lastindex and m.group(1):
+                    names.append(m.group(1))
+                pos = j + 1
+                break
+        else:
+            break  # the rest of this path is not in the report
+    return names, frames
+
+
+def guilty_frame(lines: Sequence[LogLine], spec: StackSpec) -> tuple[str | None, list[Frame]]:
+    """The guilty function by the rule's stack spec, and the frames seen on the way.
+
+    Each step path is followed as far as the report allows; the first path that
+    yields a frame outside the skip lists wins.
+    """
+    skip = skip_matcher(spec.skip)
+    seen: list[Frame] = []
+    for path in spec.paths:
+        names, frames = _follow(lines, path)
+        seen = seen or frames
+        if spec.extractor == "stall":
+            frame = stall_frame([n for n in names if not skip.search(n)])
+        elif spec.extractor == "hung":
+            frame = hung_frame(names)
+        else:
+            frame = next((n for n in names if not skip.search(n)), None)
+        if frame is not None:
+            return frame, frames
+    return None, seen
+
+
+def _corruption(rule: Rule, title: str, text: str, lines: Sequence[LogLine]) -> str | None:
+    """Why the report cannot be trusted, or None."""
+    if rule.corrupted:
+        return "the header is damaged or incomplete"
+    if _TIMESTAMP_IN_TITLE.search(title):
+        return "a timestamp is merged into the title"
+    if not rule.needs_trace:
+        return None
+    if "Call Trace" not in text and "Call trace" not in text and "backtrace" not in text:
+        return "no call trace in the report"
+    for i, line in enumerate(lines):
+        if not STACK_START.search(line.body):
+            continue
+        following = lines[i + 1 : i + 16]
+        if len(lines) - i < 4:
+            return "the call trace is cut off"
+        for other in following:
+            if STACK_START.search(other.body):
+                break
+            if parse_frame(other.body) is not None or "(stack is not available)" in other.body:
+                break
+        else:
+            return "no frames in a call trace"
+    return None
+
+
+def _context_fields(lines: Sequence[LogLine]) -> dict[str, object]:
+    fields: dict[str, object] = {}
+    for line in lines:
+        body = line.body
+        if "cpu" not in fields and (m := _CPU_LINE.search(body)):
+            fields["cpu"], fields["pid"], fields["comm"] = int(m.group(1)), int(m.group(2)), m.group(3).strip()
+            taint = taint_letters(body)
+            if taint is not None:
+                fields["taint"] = taint
+            if r := _RELEASE.search(body):
+                fields["release"] = r.group(1)
+        if "hardware" not in fields and (m := _HARDWARE.search(body)):
+            fields["hardware"] = m.group(1)
+    return fields
+
+
+def signature(title: str, frame: str | None) -> str:
+    """Stable identity of a bug: the same for repeats of one report, independent of addresses and times."""
+    return hashlib.sha256(f"{title}\x1f{frame or ''}".encode()).hexdigest()[:16]
+
+
+def _format_title(rule: Rule, header: re.Match[str], text: str, frame: str) -> str | None:
+    values = {f"h{i}": (g or "").strip() for i, g in enumerate(header.groups(), 1)}
+    if rule.report is not None:
+        m = rule.report.search(text)
+        if m is None:
+            return None
+        values.update({f"r{i}": (g or "") for i, g in enumerate(m.groups(), 1)})
+    values["frame"] = frame
+    try:
+        return rule.title.format(**values)
+    except (KeyError, IndexError):
+        return None
+
+
+def build_report(window: Sequence[LogLine], rule: Rule, header: re.Match[str]) -> tuple[KernelReport, int]:
+    """The report that starts at ``window[0]``, and the index in ``window`` where scanning resumes."""
+    head = window[0]
+    own, end, resume = report_extent(window, head.context)
+    text = "\n".join(line.body for line in own)
+    corrupted_reason: str | None = None
+    frame: str | None = None
+    trace: list[Frame] = []
+    if rule.stack is not None:
+        frame, trace = guilty_frame(own, rule.stack)
+        if not trace:
+            trace = _all_frames(own)
+    else:
+        trace = _all_frames(own)
+    title = None
+    for candidate, match in matching_rules(head.body, rule):
+        if candidate.report is not None and candidate.report.search(text) is None:
+            continue  # this rule needs lines the report does not have; try the next one
+        if candidate is not rule:
+            rule, header = candidate, match
+            if rule.stack is not None:
+                frame, trace = guilty_frame(own, rule.stack)
+        title = _format_title(rule, header, text, frame or "corrupted")
+        break
+    if title is None:
+        # The lines that name the culprit were cut off or interleaved with other output.
+        groups = {f"h{i}": (g or "").strip() for i, g in enumerate(header.groups(), 1)}
+        groups.update({f"r{i}": "" for i in range(1, 10)}, frame="corrupted")
+        title = " ".join(rule.title.format(**groups).split())
+        if "{frame}" not in rule.title and " in " in rule.title:
+            title = title.split(" in ", 1)[0] + " in corrupted"
+        corrupted_reason = "the report is cut off before the lines that name the culprit"
+    elif rule.stack is not None and frame is None:
+        corrupted_reason = "no frame of the call trace can be trusted"
+    if corrupted_reason is None:
+        corrupted_reason = _corruption(rule, title, text, own)
+    fields = _context_fields(own)
+    panicked = any("Kernel panic - not syncing" in line.body for line in own)
+    taint = fields.get("taint")
+    times = [line.timestamp for line in own if line.timestamp is not None]
+    report = KernelReport(
+        title=title,
+        kind=rule.kind,
+        severity=rule.severity,
+        rule=rule.name,
+        corrupted=corrupted_reason is not None,
+        corrupted_reason=corrupted_reason,
+        frame=frame if frame else NotAvailable("no trustworthy frame in the report"),
+        trace=tuple(trace),
+        cpu=_int_or_na(fields.get("cpu"), "no CPU: line in the report"),
+        pid=_int_or_na(fields.get("pid"), "no PID in the report"),
+        comm=_str_or_na(fields.get("comm"), "no Comm: in the report"),
+        taint=taint if isinstance(taint, str) else NotAvailable("no Tainted: field in the report"),
+        taint_flags=decode_taint(taint) if isinstance(taint, str) else (),
+        kernel_release=_str_or_na(fields.get("release"), "the report does not print the kernel release"),
+        hardware=_str_or_na(fields.get("hardware"), "no Hardware name: line in the report"),
+        start_time=times[0] if times else NotAvailable("the log has no timestamps"),
+        end_time=times[-1] if times else NotAvailable("the log has no timestamps"),
+        start_line=head.number,
+        end_line=window[end].number,
+        header=head.text,
+        lines=tuple((line.number, line.text) for line in own),
+        context=head.context,
+        panicked=panicked,
+        signature=signature(title, frame),
+    )
+    return report, resume
+
+
+def _all_frames(lines: Sequence[LogLine]) -> list[Frame]:
+    for i, line in enumerate(lines):
+        if STACK_START.search(line.body):
+            return parse_trace(lines, i + 1)[0]
+    return []
+
+
+def _int_or_na(value: object, why: str) -> int | NotAvailable:
+    return value if isinstance(value, int) else NotAvailable(why)
+
+
+def _str_or_na(value: object, why: str) -> str | NotAvailable:
+    return value if isinstance(value, str) and value else NotAvailable(why)

@@ -1,0 +1,217 @@
+"""Call traces: parsing frame lines and choosing the guilty frame.
+
+A kernel stack dump is a list of ``func+0xoff/0xsize [module]`` lines, possibly
+with ``[<address>]`` columns (older kernels, arm), ``?`` marks for frames the
+unwinder is not sure about, and ``<IRQ>``/``<NMI>``/``<TASK>`` markers where
+the dump crosses from one stack to another.  The *guilty frame* of a report is
+the first reliable frame that is not generic infrastructure: the skip lists
+below name the functions that only report, lock, allocate, copy or dispatch.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from detectors.dmesg.lines import LogLine
+
+_FRAME = re.compile(
+    r"^\s*(?:\[\s*<?(?:0x)?[0-9a-fA-F]+>?\]\s*){0,2}"  # [<ffffffff81000000>] columns (old x86, arm)
+    r"(\?\s+)?"  # the unwinder's "unreliable" mark
+    r"(?:\d+:)?"
+    r"([A-Za-z_][A-Za-z0-9_.$]*)\+(0x[0-9a-fA-F]+)/(0x[0-9a-fA-F]+)"
+    r"(?:\s+\[([A-Za-z0-9_\-]+)\])?"
+)
+_UNRELIABLE_SUFFIX = " (unreliable)"  # powerpc marks unreliable frames at the end
+_MARKER = re.compile(r"^\s*<(/?)(IRQ|NMI|TASK|SOFTIRQ|EOI|#[A-Z]+)>\s*$")
+_EXCEPTION = re.compile(r"^\s*--- interrupt: ([0-9a-fx]+)|^\s*(?:Exception stack|irq event stamp)")
+
+#: Lines that start a new list of frames (a new stack inside one report).
+STACK_START = re.compile(
+    r"Call [Tt]race:|Allocated by task \d+:|Freed by task \d+:|Allocated:|Freed:|(?<!stack) backtrace:|"
+    r"^\s*backtrace(?: \(crc [0-9a-f]+\))?:|Last potentially related work creation:|Second to last potentially|"
+    r"(?:allocated|freed) by task \d+ on cpu \d+"
+)
+
+
+class Frame(NamedTuple):
+    """One frame of a call trace.
+
+    ``function`` is the symbol without compiler suffixes (``.isra.0``,
+    ``.cold``); ``symbol`` the name as printed; ``stack`` the stack the frame
+    was on (``task``, ``irq``, ``nmi``, ``softirq``, ``exception``).
+    """
+
+    function: str
+    symbol: str
+    offset: int
+    size: int
+    module: str | None
+    reliable: bool
+    stack: str
+    line: int
+
+
+def parse_frame(body: str, line: int = 0, stack: str = "task") -> Frame | None:
+    """Parse one frame line (message body), or None when the line is not a frame."""
+    m = _FRAME.match(body)
+    if m is None:
+        return None
+    symbol = m.group(2)
+    reliable = m.group(1) is None and not body.endswith(_UNRELIABLE_SUFFIX)
+    return Frame(
+        function=symbol.split(".", 1)[0],
+        symbol=symbol,
+        offset=int(m.group(3), 16),
+        size=int(m.group(4), 16),
+        module=m.group(5),
+        reliable=reliable,
+        stack=stack,
+        line=line,
+    )
+
+
+def parse_trace(lines: Sequence[LogLine], start: int) -> tuple[list[Frame], int]:
+    """Frames from ``lines[start:]`` up to the next stack start; return them and the index after.
+
+    Non-frame lines (register dumps, ``RIP:`` lines) inside the trace are passed
+    over; ``<IRQ>`` and similar markers set the stack of the frames after them.
+    """
+    frames: list[Frame] = []
+    stack = "task"
+    i = start
+    while i < len(lines):
+        body = lines[i].body
+        if STACK_START.search(body):
+            break
+        if (m := _MARKER.match(body)) is not None:
+            opening, name = m.group(1) == "", m.group(2).lower()
+            stack = (name if name != "eoi" else "task") if opening else "task"
+            if name == "eoi":
+                stack = "task"
+        elif _EXCEPTION.match(body):
+            stack = "exception"
+        elif (frame := parse_frame(body, lines[i].number, stack)) is not None:
+            frames.append(frame)
+        i += 1
+    return frames, i
+
+
+# --- skip lists -------------------------------------------------------------------------------
+# Each entry is a regular expression searched in the function name.  A frame whose function
+# matches is infrastructure: it reports, locks, allocates, copies or dispatches, and the bug is
+# in a caller.  Grouped by subject so that a rule can add its own on top.
+
+SKIP_SANITIZERS = ("__sanitizer", "__asan", "hwasan", "kasan", "__msan", "kmsan", "kcsan", "ubsan", "kfence",
+                   "check_memory_region", "read_word_at_a_time", "print_address_description",
+                   "__kcov", "instrument_")  # fmt: skip
+SKIP_REPORTING = ("panic", "invalid_op", "report_bug", "fixup_bug", "do_error", "_trap", "dump_stack",
+                  "show_stack", "warn_slowpath", "warn_alloc", "__warn", "debug_object", "timer_is_static_object",
+                  "work_is_static_object", "handle_bug", "exc_invalid_op", "asm_exc_", "^die$", "^__die", "^oops_",
+                  "^bug$", "^__bug$", "__might_resched", "__might_sleep", "___might_sleep", "__cant_sleep",
+                  "program_check_exception", "program_check_common", "^do_trap", "^brk_handler",
+                  "el1h_64_sync", "el1_abort", "el1_dbg", "^bug_handler", "^call_break_hook")  # fmt: skip
+SKIP_LOCKING = ("lockdep", "lock_acquire", "lock_release", "lock_class", "reacquire_held_locks", "spin_lock",
+                "spin_trylock", "spin_unlock", "raw_read_lock", "raw_read_trylock", "raw_write_lock",
+                "raw_write_trylock", "^down$", "^down_", "^__down", "up_read", "up_write", "mutex_lock",
+                "mutex_trylock", "mutex_unlock", "mutex_remove_waiter", "osq_lock", "osq_unlock",
+                "rwsem_down", "rwsem_wake", "rt_mutex", "seqcount_lockdep", "^_raw_", "^__raw_",
+                "^do_raw_", "queued_spin", "queued_read", "queued_write", "native_queued", "ww_mutex")  # fmt: skip
+SKIP_TRACING = ("perf_trace", "trace_hardirqs", "^__traceiter", "lockdep_hardirqs")
+SKIP_WAKE = ("__wake_up", "^complete$", "wait_for_completion", "finish_wait")
+SKIP_REFCOUNT = ("refcount_add", "refcount_sub", "refcount_inc", "refcount_dec", "refcount_set",
+                 "refcount_read", "refcount_warn")  # fmt: skip
+SKIP_STRINGS = ("memcpy", "memcmp", "memset", "memchr", "memmove", "strcmp", "strncmp", "strcpy", "strlcpy",
+                "strncpy", "strscpy", "strlen", "strnstr", "strnlen", "strchr", "string", "pointer", "snprintf",
+                "scnprintf", "kasprintf", "kvasprintf", "printk", "va_format", "^vsprintf",
+                "^dev_(?:info|notice|warn|err|alert|crit|emerg|printk)", "_indirect_thunk_",
+                "^__x86_return_thunk")  # fmt: skip
+SKIP_USERCOPY = ("copy_to_user", "copy_from_user", "put_user", "get_user", "might_fault", "might_sleep",
+                 "_copy_to_iter", "_copy_from_iter", "copy_user_")  # fmt: skip
+SKIP_LISTS = ("list_add", "list_del", "list_replace", "list_move", "list_splice", "__list_")
+SKIP_ALLOCATORS = ("^kfree$", "kfree_skb")
+SKIP_DEVICE_CORE = ("del_timer", "flush_work", "__cancel_work_timer", "cancel_work_sync", "try_to_grab_pending",
+                    "flush_workqueue", "drain_workqueue", "destroy_workqueue", "kthread_stop", "kobject_del",
+                    "kobject_put", "kobject_uevent_env", "add_uevent_var", "get_device_parent", "device_add",
+                    "device_del", "device_unregister", "device_destroy", "device_release", "devres_release_all",
+                    "hwrng_unregister", "i2c_del_adapter", "__unregister_client", "device_for_each_child",
+                    "rollback_registered", "unregister_netdev", "sysfs_remove", "device_remove_file",
+                    "tty_unregister_device", "dummy_urb_enqueue", "usb_kill_urb", "usb_kill_anchored_urbs",
+                    "usb_control_msg", "usb_hcd_submit_urb", "usb_submit_urb")  # fmt: skip
+
+#: The skip list every rule starts from.
+BASE_SKIP: tuple[str, ...] = (
+    SKIP_SANITIZERS
+    + SKIP_REPORTING
+    + SKIP_LOCKING
+    + SKIP_TRACING
+    + SKIP_WAKE
+    + SKIP_REFCOUNT
+    + SKIP_STRINGS
+    + SKIP_USERCOPY
+    + SKIP_LISTS
+    + SKIP_ALLOCATORS
+    + SKIP_DEVICE_CORE
+)
+
+
+@functools.cache
+def skip_matcher(extra: tuple[str, ...]) -> re.Pattern[str]:
+    """One compiled pattern for the base skip list plus a rule's own entries."""
+    return re.compile("|".join(f"(?:{p})" for p in BASE_SKIP + extra))
+
+
+# --- extractors for stalls and hangs ----------------------------------------------------------
+# A stall or lockup is caught at a random point of a loop, so the top frame differs between
+# reports of one bug.  The frame just above a known dispatch point (syscall entry, workqueue,
+# timer, softirq) names the operation that loops.
+STALL_ANCHORS = re.compile(
+    r"process_one_work|do_syscall_|do_fast_syscall_|sysenter_dispatch|tracesys_phase2|netif_receive_skb|"
+    r"do_softirq|call_timer_fn|_run_timers|run_timer_softirq|run_ksoftirqd|smpboot_thread_fn|^kthread$|"
+    r"start_secondary|cpu_startup_entry|ret_from_fork|vfs_write|vfs_read|vfs_iter_read|vfs_iter_write|"
+    r"do_iter_read|do_iter_write|vfs_ioctl|ksys_ioctl|compat_ioctl|compat_sys_ioctl|blkdev_driver_ioctl|"
+    r"blkdev_ioctl|^call_read_iter|^call_write_iter|do_iter_readv_writev|^call_mmap|mmap_region|do_mmap|"
+    r"do_dentry_open|vfs_open|^sock_sendmsg|^sock_recvmsg|^sock_release|^__sock_release|__sys_setsockopt|"
+    r"kernel_setsockopt|sock_common_setsockopt|__sys_listen|kernel_listen|sk_common_release|^sock_mmap|"
+    r"__sys_accept|kernel_accept|^sock_do_ioctl|^sock_ioctl|^compat_sock_ioctl|^nfnetlink_rcv_msg|"
+    r"^rtnetlink_rcv_msg|^(?:compat_)?(?:SYSC|SyS|__sys|___sys|__do_sys|__se_sys|__x64_sys)_(?:socketpair|connect|ioctl)|"
+    r"__do_fault|handle_mm_fault|do_page_fault|^page_fault$|__fput|task_work_run|exit_to_usermode|"
+    r"smp_call_function"
+)
+_SYSCALL_PREFIXES = ("__x64_", "SYSC_", "SyS_", "compat_SYSC_", "compat_SyS_", "__ia32_sys_")
+
+# Hung tasks wait on someone else; these waits say on what, and group hangs on one cause.
+_HUNG_ANCHORS = (("rtnl_lock", None), ("synchronize_rcu", "synchronize_rcu"), ("synchronize_srcu", "synchronize_rcu"),
+                 ("synchronize_net", "synchronize_rcu"), ("synchronize_sched", "synchronize_rcu"))  # fmt: skip
+_HUNG_SKIP = ("sched", "_lock", "_slowlock", "down", "rwsem", "completion", "kthread", "wait", "synchronize",
+              "context_switch", "__switch_to", "cancel_delayed_work")  # fmt: skip
+
+
+def stall_frame(functions: Sequence[str]) -> str | None:
+    """The frame just above the first dispatch point, or None when there is none."""
+    if not functions:
+        return None
+    prev = functions[0]
+    for name in functions:
+        if STALL_ANCHORS.search(name):
+            if "smp_call_function" in name:
+                prev = "smp_call_function"
+            for prefix in _SYSCALL_PREFIXES:
+                prev = prev.removeprefix(prefix)
+            return prev
+        prev = name
+    return None
+
+
+def hung_frame(functions: Sequence[str]) -> str | None:
+    """The wait a hung task is stuck in, grouped by cause; None when every frame is generic."""
+    for name in functions:
+        for anchor, replacement in _HUNG_ANCHORS:
+            if anchor in name:
+                return replacement or name
+    for name in functions:
+        if not any(s in name for s in _HUNG_SKIP):
+            return name
+    return None

@@ -1,0 +1,91 @@
+"""Kernel log line prefixes: timestamps, levels, callers and the wrappers of log tools.
+
+A kernel message reaches a file through many hands: ``dmesg`` prints
+``[   12.345678] text``, ``dmesg -r`` and kdump's ``vmcore-dmesg.txt`` keep the
+``<4>`` level, ``CONFIG_PRINTK_CALLER`` adds ``[T1234]`` (task) or ``[C2]`` (CPU),
+syslog and ``journalctl`` put ``Mon DD HH:MM:SS host kernel:`` in front, ``dmesg
+-x`` adds ``kern  :warn  :``, ``dmesg -T`` prints a wall clock time and
+``/dev/kmsg`` gives ``level,seq,usec,flags;text`` records.  :func:`parse_line`
+peels these layers off in that order and returns the message body with what the
+prefixes said.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+# Wrappers that come before the kernel's own prefix, tried in order (first match wins).
+_KMSG = re.compile(r"(\d+),(\d+),(\d+),[^;]*;")
+_SYSLOG = re.compile(
+    r"(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?"  # syslog / journalctl short
+    r"|\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"  # short-iso, rfc3339
+    r"|\[\s*\d+\.\d+\])"  # journalctl short-monotonic
+    r" \S+ kernel: ?"
+)
+_DMESG_X = re.compile(
+    r"(?:kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp|local\d)\s*:"
+    r"(emerg|alert|crit|err|warn|notice|info|debug)\s*: ?"
+)
+_LEVEL = re.compile(r"<(\d{1,3})>")
+_DROPPED = re.compile(r"\*\* \d+ printk messages dropped \*\* ?")
+_MONO = re.compile(r"\[\s*(\d+)\.(\d+)\]")
+_WALL = re.compile(r"\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\]")
+_CALLER = re.compile(r"\[\s*([TC]\d+)\]")
+
+_LEVEL_NAMES = ("emerg", "alert", "crit", "err", "warn", "notice", "info", "debug")
+
+
+class LogLine(NamedTuple):
+    """One line of a kernel log with its prefixes taken apart.
+
+    ``number`` is 1-based; ``text`` the whole line as read (``\\r`` removed);
+    ``body`` the kernel message without prefixes; ``timestamp`` seconds since
+    boot when the line carries a ``[ sec.usec]`` stamp; ``context`` the printk
+    caller (``T1234`` or ``C2``); ``level`` the console log level 0..7.
+    """
+
+    number: int
+    text: str
+    body: str
+    timestamp: float | None
+    context: str | None
+    level: int | None
+
+
+def parse_line(number: int, text: str) -> LogLine:
+    """Split one decoded line into its prefixes and message body."""
+    pos = 0
+    timestamp: float | None = None
+    level: int | None = None
+    if m := _KMSG.match(text):
+        # /dev/kmsg record: "prio,seq,usec,flags;message" (Documentation/ABI/testing/dev-kmsg).
+        level = int(m.group(1)) & 7
+        timestamp = int(m.group(3)) / 1e6
+        return LogLine(number, text, text[m.end() :], timestamp, None, level)
+    if m := _SYSLOG.match(text):
+        pos = m.end()
+    elif m := _DMESG_X.match(text):
+        level = _LEVEL_NAMES.index(m.group(1))
+        pos = m.end()
+    if m := _DROPPED.match(text, pos):
+        pos = m.end()
+    if m := _LEVEL.match(text, pos):
+        level = int(m.group(1)) & 7
+        pos = m.end()
+    stamped = False
+    if m := _MONO.match(text, pos):
+        timestamp = int(m.group(1)) + int(m.group(2)) / 10 ** len(m.group(2))
+        pos = m.end()
+        stamped = True
+    elif m := _WALL.match(text, pos):
+        pos = m.end()
+        stamped = True
+    context = None
+    if stamped and (m := _CALLER.match(text, pos)):
+        context = m.group(1)
+        pos = m.end()
+    if stamped and text.startswith(" ", pos):
+        # printk puts one space between the prefix and the message.
+        pos += 1
+    return LogLine(number, text, text[pos:], timestamp, context, level)

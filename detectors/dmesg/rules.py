@@ -1,0 +1,1093 @@
+"""The ordered rule table: which line starts which report, and how it is titled.
+
+Rules are tried top to bottom on a header line and the first that matches
+wins, so specific rules come before generic ones and each family ends with a
+catch-all.  ``tests/detectors/dmesg/test_rules.py`` checks that no rule is
+shadowed by an earlier one (every rule has an example header that it, and no
+earlier rule, matches).
+
+Titles follow the convention of syzbot, the form kernel developers search
+for: ``KIND in FUNCTION`` where FUNCTION is the guilty frame
+(:mod:`detectors.dmesg.frames`).  Placeholders: ``{h1}``.. are groups of the
+header pattern, ``{r1}``.. groups of the ``report`` pattern (searched in the
+whole report text), ``{frame}`` the guilty frame.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from forensics.model import Severity
+
+_FUNC = r"([A-Za-z0-9_]+)[.+]"  # a function name as printed before "+0x" or ".isra"
+_PC = r"\[<[0-9a-f]+>\]"
+_SRC = r"([A-Za-z0-9\-_/.]+\.[a-z]+:[0-9]+)"
+
+
+class Step(NamedTuple):
+    """One step of the way to the guilty frame.
+
+    ``anchor`` is searched in the report lines after the previous step; when it
+    has a group, that group is a candidate function.  ``trace`` steps take the
+    frames of the call trace that follows.
+    """
+
+    anchor: re.Pattern[str] | None
+    trace: bool = False
+
+
+def _anchor(pattern: str) -> Step:
+    return Step(re.compile(pattern))
+
+
+TRACE = Step(None, trace=True)
+RIP = _anchor(
+    r"(?:^|\s)(?:N?[RE]?IP|pc|PC is at|epc|ERA|NIP)\s*:?\s+(?:\[?[0-9a-fx]+\]?\s+)?(?:\d+:)?"
+    r"(?:\[<?[0-9a-f]+>?\]\s+){0,2}(?:" + _FUNC + r"|0x[0-9a-f]+|\(null\))"
+)
+CALL_TRACE = _anchor(r"Call [Tt]race:")
+BACKTRACE = _anchor(r"^\s*backtrace(?: \(crc [0-9a-f]+\))?:|(?<!stack) backtrace:")
+APIC_TIMER = _anchor(r"apic_timer_interrupt")
+INTERRUPT = _anchor(r"--- interrupt: [0-9a-f]+ at " + _FUNC)
+
+
+class StackSpec(NamedTuple):
+    """How to find the guilty frame: step lists tried in order, extra skips, extractor."""
+
+    paths: tuple[tuple[Step, ...], ...]
+    skip: tuple[str, ...] = ()
+    extractor: str = "first"  # "first" reliable non-skipped frame, "stall" or "hung"
+
+
+def _stack(*paths: tuple[Step, ...], skip: tuple[str, ...] = (), extractor: str = "first") -> StackSpec:
+    return StackSpec(paths, skip, extractor)
+
+
+TRACE_ONLY = _stack((CALL_TRACE, TRACE))
+RIP_THEN_TRACE = _stack((RIP, CALL_TRACE, TRACE), (CALL_TRACE, TRACE))
+
+
+def _warning_stack(*skip: str) -> StackSpec:
+    # x86 WARNINGs trap: the RIP line names the warning site and the trace follows it;
+    # powerpc prints "--- interrupt:"; older kernels only print "Call Trace:".
+    return _stack((RIP, TRACE), (INTERRUPT, TRACE), (CALL_TRACE, TRACE), skip=skip)
+
+
+class Rule(NamedTuple):
+    """One kind of report: the header that starts it and how to title it."""
+
+    name: str
+    header: re.Pattern[str]
+    title: str
+    kind: str
+    severity: Severity
+    example: str  # a header line this rule matches (checked by the shadowing test)
+    stack: StackSpec | None = None
+    report: re.Pattern[str] | None = None
+    corrupted: bool = False  # the header itself says the report is damaged
+    needs_trace: bool = True  # a report of this kind without a call trace is damaged
+    starts: bool = True  # False: inside another report this line continues it
+
+
+def _rule(
+    name: str,
+    header: str,
+    title: str,
+    kind: str,
+    severity: Severity,
+    example: str,
+    **kw: object,
+) -> Rule:
+    report = kw.pop("report", None)
+    return Rule(
+        name,
+        re.compile(header),
+        title,
+        kind,
+        severity,
+        example,
+        report=re.compile(str(report)) if report is not None else None,
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+C, H, M = Severity.CRITICAL, Severity.HIGH, Severity.MEDIUM
+_LOCKDEP_AT = r"(?:.*\n)+?.*at: (?:" + _PC + r" +)?" + _FUNC
+
+#: Every header rule, most specific first.  Families: KASAN/KMSAN/KCSAN/KFENCE, page faults,
+#: BUG:, WARNING:/lockdep, INFO:, oopses and traps, panics, other subsystems.
+RULES: tuple[Rule, ...] = (
+    # --- sanitizers -------------------------------------------------------------------------
+    _rule(
+        "kasan-invalid-free",
+        r"BUG: KASAN: (?:double-free or invalid-free|double-free|invalid-free) in ",
+        "KASAN: invalid-free in {frame}",
+        "kasan",
+        H,
+        "BUG: KASAN: double-free or invalid-free in kfree+0x10/0x20",
+        stack=_stack(
+            (_anchor(r"BUG: KASAN: [a-z\- ]+ in " + _FUNC), CALL_TRACE, TRACE),
+            (CALL_TRACE, TRACE),
+            skip=("kmem_", "slab_", "kfree", "vunmap", "vfree"),
+        ),
+    ),
+    _rule(
+        "kasan-access",
+        r"BUG: KASAN: ([a-z\-]+) in ",
+        "KASAN: {h1} {r1} in {frame}",
+        "kasan",
+        H,
+        "BUG: KASAN: use-after-free in foo_read+0x10/0x20",
+        report=r"BUG: KASAN: [a-z\-]+ in (?:.*\n)+?.*(Read|Write) (?:of size|at addr)",
+        stack=_stack((_anchor(r"BUG: KASAN: [a-z\-]+ in " + _FUNC), CALL_TRACE, TRACE), (CALL_TRACE, TRACE)),
+    ),
+    _rule(
+        "kasan-address",
+        r"BUG: KASAN: ([a-z\-]+) (?:on address|in range)",
+        "KASAN: {h1} {r1}",
+        "kasan",
+        H,
+        "BUG: KASAN: null-ptr-deref on address 0000000000000010",
+        report=r"(?:.*\n)*?.*(Read|Write) (?:of size|at addr)",
+        needs_trace=False,
+    ),
+    _rule(
+        "kasan-other",
+        r"BUG: KASAN: ([a-z\-]+) in ",
+        "KASAN: {h1} in {frame}",
+        "kasan",
+        H,
+        "BUG: KASAN: slab-out-of-bounds in foo+0x1/0x2 (without an access line)",
+        stack=_stack((_anchor(r"BUG: KASAN: [a-z\-]+ in " + _FUNC), CALL_TRACE, TRACE), (CALL_TRACE, TRACE)),
+    ),
+    _rule(
+        "kasan-corrupted", r"BUG: KASAN: (.*)", "KASAN: {h1}", "kasan", H, "BUG: KASAN: something odd", corrupted=True
+    ),
+    _rule(
+        "kmsan-usb-infoleak",
+        r"BUG: KMSAN: kernel-usb-infoleak",
+        "KMSAN: kernel-usb-infoleak in {frame}",
+        "kmsan",
+        H,
+        "BUG: KMSAN: kernel-usb-infoleak in usb_submit_urb+0x1/0x2",
+        stack=_stack(
+            (CALL_TRACE, TRACE),
+            skip=("usb_submit_urb", "usb_start_wait_urb", "usb_bulk_msg", "usb_interrupt_msg", "usb_control_msg"),
+        ),
+    ),
+    _rule(
+        "kmsan",
+        r"BUG: KMSAN: ([a-z\-]+)",
+        "KMSAN: {h1} in {frame}",
+        "kmsan",
+        H,
+        "BUG: KMSAN: uninit-value in foo+0x1/0x2",
+        stack=TRACE_ONLY,
+    ),
+    _rule(
+        "kcsan", r"BUG: KCSAN: (.*)", "KCSAN: {h1}", "kcsan", M, "BUG: KCSAN: data-race in foo / bar", needs_trace=False
+    ),
+    _rule(
+        "kfence",
+        r"BUG: KFENCE: ([a-z\- ]+?) in ",
+        "KFENCE: {h1} in {frame}",
+        "kfence",
+        H,
+        "BUG: KFENCE: use-after-free read in foo+0x1/0x2",
+        stack=_stack((_anchor(r"BUG: KFENCE: [a-z\- ]+ in " + _FUNC), TRACE), (TRACE,)),
+        needs_trace=False,
+    ),
+    _rule(
+        "kfence-bare",
+        r"BUG: KFENCE: ([a-z\- ]+)$",
+        "KFENCE: {h1} in {frame}",
+        "kfence",
+        H,
+        "BUG: KFENCE: invalid free",
+        stack=_stack((TRACE,)),
+        needs_trace=False,
+    ),
+    # --- page faults ---------------------------------------------------------------------------
+    _rule(
+        "paging-request",
+        r"BUG: (?:unable to handle kernel paging request|unable to handle page fault for address|"
+        r"Unable to handle kernel data access)",
+        "BUG: unable to handle kernel paging request in {frame}",
+        "page-fault",
+        C,
+        "BUG: unable to handle page fault for address: ffffffffffffffe8",
+        stack=RIP_THEN_TRACE,
+    ),
+    _rule(
+        "null-deref",
+        r"BUG: (?:unable to handle kernel NULL pointer dereference|kernel NULL pointer dereference|"
+        r"Kernel NULL pointer dereference)",
+        "BUG: unable to handle kernel NULL pointer dereference in {frame}",
+        "null-deref",
+        C,
+        "BUG: kernel NULL pointer dereference, address: 0000000000000000",
+        stack=RIP_THEN_TRACE,
+    ),
+    _rule(
+        "fault-corrupted",
+        r"BUG: (?:unable to handle kernel|Unable to handle kernel)",
+        "BUG: unable to handle kernel",
+        "page-fault",
+        C,
+        "BUG: unable to handle kernel",
+        corrupted=True,
+    ),
+    # --- BUG: -------------------------------------------------------------------------------
+    _rule(
+        "spinlock",
+        r"BUG: spinlock (lockup suspected|already unlocked|recursion|bad magic|wrong owner|wrong CPU)",
+        "BUG: spinlock {h1} in {frame}",
+        "locking",
+        H,
+        "BUG: spinlock bad magic on CPU#0, swapper/0/1",
+        stack=_stack((CALL_TRACE, TRACE), skip=("spin_",)),
+    ),
+    _rule(
+        "soft-lockup",
+        r"BUG: soft lockup",
+        "BUG: soft lockup in {frame}",
+        "soft-lockup",
+        H,
+        "watchdog: BUG: soft lockup - CPU#1 stuck for 22s! [kworker/1:1:60]",
+        stack=_stack((RIP, CALL_TRACE, TRACE), (CALL_TRACE, TRACE), extractor="stall"),
+    ),
+    _rule(
+        "locks-held",
+        r"BUG: .*still has locks held!",
+        "BUG: still has locks held in {r1}",
+        "locking",
+        H,
+        "BUG: syz-executor/123 still has locks held!",
+        report=r"still has locks held!(?:.*\n)+?.*(?:" + _PC + r"|at:) +" + _FUNC,
+        needs_trace=False,
+    ),
+    _rule(
+        "lock-held-user",
+        r"BUG: lock held when returning to user space",
+        "BUG: lock held when returning to user space in {r1}",
+        "locking",
+        H,
+        "BUG: lock held when returning to user space!",
+        report=r"leaving the kernel with locks still held" + _LOCKDEP_AT,
+        needs_trace=False,
+    ),
+    _rule(
+        "bad-unlock",
+        r"BUG: bad unlock balance detected!",
+        "BUG: bad unlock balance in {r1}",
+        "locking",
+        H,
+        "BUG: bad unlock balance detected!",
+        report=r"is trying to release lock(?:.*\n){0,15}?.*(?:" + _PC + r"|at:) +" + _FUNC,
+        needs_trace=False,
+    ),
+    _rule(
+        "held-lock-freed",
+        r"BUG: held lock freed!",
+        "BUG: held lock freed in {r1}",
+        "locking",
+        H,
+        "BUG: held lock freed!",
+        report=r"held lock freed!(?:.*\n)+?.*(?:" + _PC + r"|at:) +" + _FUNC,
+        needs_trace=False,
+    ),
+    _rule(
+        "rss-counter",
+        r"BUG: Bad rss-counter state",
+        "BUG: Bad rss-counter state",
+        "mm",
+        M,
+        "BUG: Bad rss-counter state mm:00000000 type:MM_FILEPAGES val:-1",
+        needs_trace=False,
+    ),
+    _rule(
+        "nr-ptes",
+        r"BUG: non-zero (nr_ptes|nr_pmds) on freeing mm",
+        "BUG: non-zero {h1} on freeing mm",
+        "mm",
+        M,
+        "BUG: non-zero nr_ptes on freeing mm: 2",
+        needs_trace=False,
+    ),
+    _rule(
+        "dentry-in-use",
+        r"BUG: Dentry .* still in use \([0-9]+\) \[unmount of ([^\]]+)\]",
+        "BUG: Dentry still in use [unmount of {h1}]",
+        "fs",
+        H,
+        "BUG: Dentry ffff88 {/} still in use (1) [unmount of tmpfs tmpfs]",
+        needs_trace=False,
+    ),
+    _rule(
+        "bad-page-state",
+        r"BUG: Bad page (state|map)",
+        "BUG: Bad page {h1} in {frame}",
+        "mm",
+        H,
+        "BUG: Bad page state in process syz-executor  pfn:1a2b3",
+        stack=_stack(
+            (CALL_TRACE, TRACE),
+            skip=(
+                "free_",
+                "bad_page",
+                "_free_",
+                "put_page",
+                "release_pages",
+                "page_remove_rmap",
+                "zap_",
+                "unmap_",
+                "print_bad_pte",
+            ),
+        ),
+    ),
+    _rule(
+        "workqueue-lockup",
+        r"BUG: workqueue lockup",
+        "BUG: workqueue lockup",
+        "hang",
+        H,
+        "BUG: workqueue lockup - pool cpus=0 node=0 flags=0x0 nice=0 stuck for 33s!",
+        needs_trace=False,
+    ),
+    _rule(
+        "atomic-sleep",
+        r"BUG: sleeping function called from invalid context",
+        "BUG: sleeping function called from invalid context in {frame}",
+        "atomic-sleep",
+        H,
+        "BUG: sleeping function called from invalid context at mm/slab.h:421",
+        stack=TRACE_ONLY,
+    ),
+    _rule(
+        "sched-atomic",
+        r"BUG: scheduling while atomic",
+        "BUG: scheduling while atomic in {frame}",
+        "atomic-sleep",
+        H,
+        "BUG: scheduling while atomic: swapper/0/0x00000002",
+        stack=_stack((CALL_TRACE, TRACE), skip=("schedule", "preempt")),
+    ),
+    _rule(
+        "this-cpu-preemptible",
+        r"BUG: using (__this_cpu_[a-z_]+\(\)|smp_processor_id\(\)) in preemptible",
+        "BUG: using {h1} in preemptible code in {frame}",
+        "atomic-sleep",
+        M,
+        "BUG: using smp_processor_id() in preemptible [00000000] code: syz/1",
+        stack=_stack(
+            (CALL_TRACE, TRACE),
+            skip=("dump_stack", "preemption", "preempt", "debug_smp_processor_id", "check_preemption_disabled"),
+        ),
+    ),
+    _rule(
+        "workqueue-leak",
+        r"BUG: workqueue leaked lock or atomic",
+        "BUG: workqueue leaked lock or atomic in {r1}",
+        "locking",
+        H,
+        "BUG: workqueue leaked lock or atomic: kworker/0:1/0x00000000/12",
+        report=r"last function: ([a-zA-Z0-9_]+)",
+        needs_trace=False,
+    ),
+    _rule(
+        "memory-leak",
+        r"BUG: memory leak",
+        "memory leak in {frame}",
+        "leak",
+        M,
+        "BUG: memory leak",
+        stack=_stack(
+            (BACKTRACE, TRACE),
+            skip=(
+                "kmemleak",
+                "kmalloc",
+                "kcalloc",
+                "kzalloc",
+                "vmalloc",
+                "mmap",
+                "kmem",
+                "slab",
+                "alloc",
+                "create_object",
+                "idr_get",
+                "list_lru_init",
+                "kasprintf",
+                "kvasprintf",
+                "pcpu_create",
+                "strdup",
+                "strndup",
+                "memdup",
+            ),
+        ),
+    ),
+    _rule(
+        "stack-guard",
+        r"BUG: stack guard page was hit at",
+        "BUG: stack guard page was hit in {frame}",
+        "stack-overflow",
+        C,
+        "BUG: stack guard page was hit at 00000000dead (stack is 0000..0000)",
+        stack=_stack((RIP,)),
+        needs_trace=False,
+    ),
+    _rule(
+        "max-stack-entries",
+        r"BUG: MAX_(STACK_TRACE_ENTRIES|LOCKDEP_[A-Z_]+) too low!",
+        "BUG: MAX_{h1} too low!",
+        "lockdep",
+        M,
+        "BUG: MAX_STACK_TRACE_ENTRIES too low!",
+        needs_trace=False,
+    ),
+    _rule("bug-empty", r"BUG:\s*$", "BUG: corrupted", "bug", H, "BUG:", corrupted=True),
+    _rule(
+        "bug-generic",
+        r"BUG: ([A-Za-z][^:!]*?)(?:[:!].*)?$",
+        "BUG: {h1}",
+        "bug",
+        H,
+        "BUG: Object already free",
+        needs_trace=False,
+    ),
+    _rule(
+        "slub-object",
+        r"BUG [a-z0-9_\-]+ \([^)]*\): (Object already free|.+?)\s*$",
+        "BUG: {h1}",
+        "mm",
+        H,
+        "BUG kmalloc-64 (Not tainted): Object already free",
+        needs_trace=False,
+    ),
+    # --- WARNING: and lockdep -----------------------------------------------------------------------
+    _rule(
+        "warn-odebug",
+        r"WARNING: .*lib/debugobjects\.c.* (?:debug_print|debug_check)",
+        "WARNING: ODEBUG bug in {frame}",
+        "warning",
+        M,
+        "WARNING: CPU: 0 PID: 1 at lib/debugobjects.c:481 debug_print_object+0x1/0x2",
+        stack=_warning_stack(
+            "debug_",
+            "rcu",
+            "hrtimer_",
+            "timer_",
+            "work_",
+            "percpu_",
+            "kmem_",
+            "slab_",
+            "kfree",
+            "vunmap",
+            "vfree",
+            "__free_",
+            "debug_check",
+            "kobject_",
+        ),
+    ),
+    _rule(
+        "warn-usercopy",
+        r"WARNING: .*mm/usercopy\.c.* usercopy_warn",
+        "WARNING: bad usercopy in {frame}",
+        "warning",
+        M,
+        "WARNING: CPU: 0 PID: 1 at mm/usercopy.c:80 usercopy_warn+0x1/0x2",
+        stack=_warning_stack("usercopy", "__check"),
+    ),
+    _rule(
+        "warn-kobject",
+        r"WARNING: .*lib/kobject\.c.* kobject_",
+        "WARNING: kobject bug in {frame}",
+        "warning",
+        M,
+        "WARNING: CPU: 0 PID: 1 at lib/kobject.c:600 kobject_put+0x1/0x2",
+        stack=_warning_stack("kobject_"),
+    ),
+    _rule(
+        "warn-proc",
+        r"WARNING: .*fs/proc/generic\.c.* proc_register",
+        "WARNING: proc registration bug in {frame}",
+        "warning",
+        M,
+        "WARNING: CPU: 0 PID: 1 at fs/proc/generic.c:300 proc_register+0x1/0x2",
+        stack=_warning_stack("proc_"),
+    ),
+    _rule(
+        "warn-refcount",
+        r"WARNING: .*lib/refcount\.c.* refcount_",
+        "WARNING: refcount bug in {frame}",
+        "refcount",
+        H,
+        "WARNING: CPU: 0 PID: 1 at lib/refcount.c:28 refcount_warn_saturate+0x1/0x2",
+        stack=_warning_stack("refcount", "kobject_"),
+    ),
+    _rule(
+        "warn-lockdep",
+        r"WARNING: .*kernel/locking/lockdep\.c.*lock_",
+        "WARNING: locking bug in {frame}",
+        "lockdep",
+        H,
+        "WARNING: CPU: 0 PID: 1 at kernel/locking/lockdep.c:1 __lock_acquire+0x1/0x2",
+        stack=_warning_stack("lock_sock", "release_sock"),
+    ),
+    _rule(
+        "warn-lock-held-user",
+        r"WARNING: lock held when returning to user space",
+        "WARNING: lock held when returning to user space in {r1}",
+        "lockdep",
+        H,
+        "WARNING: lock held when returning to user space!",
+        report=r"leaving the kernel with locks still held" + _LOCKDEP_AT,
+        needs_trace=False,
+    ),
+    _rule(
+        "warn-kmalloc",
+        r"WARNING: .*mm/.*\.c.* k?.?malloc",
+        "WARNING: kmalloc bug in {frame}",
+        "warning",
+        M,
+        "WARNING: CPU: 0 PID: 1 at mm/slab_common.c:1 kmalloc_slab+0x1/0x2",
+        stack=_warning_stack("kmalloc", "kcalloc", "kzalloc", "krealloc", "vmalloc", "slab", "kmem"),
+    ),
+    _rule(
+        "warn-zero-vmalloc",
+        r"WARNING: .*mm/vmalloc\.c.* __vmalloc_node_range",
+        "WARNING: zero-size vmalloc in {frame}",
+        "warning",
+        M,
+        "WARNING: CPU: 0 PID: 1 at mm/vmalloc.c:2 __vmalloc_node_range+0x1/0x2",
+        stack=_warning_stack("vmalloc", "kvmalloc", "kvzalloc", "kvcalloc"),
+    ),
+    _rule(
+        "warn-usb",
+        r"WARNING: .* usb_submit_urb",
+        "WARNING in {frame}/usb_submit_urb",
+        "warning",
+        M,
+        "WARNING: CPU: 0 PID: 1 at drivers/usb/core/urb.c:1 usb_submit_urb+0x1/0x2",
+        stack=_warning_stack(
+            "usb_submit_urb", "usb_start_wait_urb", "usb_bulk_msg", "usb_interrupt_msg", "usb_control_msg"
+        ),
+    ),
+    _rule(
+        "warning",
+        r"WARNING: .*(?: at |:\d+ )" + _SRC + r"?\s*" + _FUNC,
+        "WARNING in {frame}",
+        "warning",
+        M,
+        "WARNING: CPU: 1 PID: 99 at drivers/foo/bar.c:42 foo_probe+0x1/0x2",
+        stack=_warning_stack(),
+    ),
+    _rule(
+        "lockdep-circular",
+        r"(?:WARNING|INFO): possible circular locking dependency detected",
+        "possible deadlock in {r1}",
+        "lockdep",
+        H,
+        "WARNING: possible circular locking dependency detected",
+        report=r"is trying to acquire lock" + _LOCKDEP_AT,
+        needs_trace=False,
+    ),
+    _rule(
+        "lockdep-irq-inversion",
+        r"(?:WARNING|INFO): possible irq lock inversion dependency detected",
+        "possible deadlock in {r1}",
+        "lockdep",
+        H,
+        "WARNING: possible irq lock inversion dependency detected",
+        report=r"just changed the state of lock" + _LOCKDEP_AT,
+        needs_trace=False,
+    ),
+    _rule(
+        "lockdep-irq-order",
+        r"(?:WARNING|INFO): (?:SOFT|HARD)IRQ-safe -> (?:SOFT|HARD)IRQ-unsafe lock order",
+        "possible deadlock in {r1}",
+        "lockdep",
+        H,
+        "WARNING: SOFTIRQ-safe -> SOFTIRQ-unsafe lock order detected",
+        report=r"is trying to acquire" + _LOCKDEP_AT,
+        needs_trace=False,
+    ),
+    _rule(
+        "lockdep-recursive",
+        r"(?:WARNING|INFO): possible recursive locking detected",
+        "possible deadlock in {r1}",
+        "lockdep",
+        H,
+        "WARNING: possible recursive locking detected",
+        report=r"is trying to acquire lock" + _LOCKDEP_AT,
+        needs_trace=False,
+    ),
+    _rule(
+        "lockdep-inconsistent",
+        r"(?:WARNING|INFO): inconsistent lock state",
+        "inconsistent lock state in {r1}",
+        "lockdep",
+        H,
+        "WARNING: inconsistent lock state",
+        report=r"takes" + _LOCKDEP_AT,
+        needs_trace=False,
+    ),
+    _rule(
+        "suspicious-rcu",
+        r"(WARNING|INFO): suspicious RCU usage",
+        "{h1}: suspicious RCU usage in {frame}",
+        "rcu",
+        M,
+        "WARNING: suspicious RCU usage",
+        stack=_stack((CALL_TRACE, TRACE), skip=("rcu", "kmem", "slab", "kmalloc", "vmalloc", "kcalloc", "kzalloc")),
+    ),
+    _rule(
+        "stack-regs-bad",
+        r"WARNING: kernel stack regs at [0-9a-f]+ in [^ ]* has bad '([^']+)' value",
+        "WARNING: kernel stack regs has bad '{h1}' value",
+        "stack",
+        M,
+        "WARNING: kernel stack regs at 00000000 in syz:1 has bad 'bp' value 0000",
+        needs_trace=False,
+    ),
+    _rule(
+        "stack-frame-bad",
+        r"WARNING: kernel stack frame pointer at [0-9a-f]+ in [^ ]* has bad value",
+        "WARNING: kernel stack frame pointer has bad value",
+        "stack",
+        M,
+        "WARNING: kernel stack frame pointer at 0000 in syz:1 has bad value 0000",
+        needs_trace=False,
+    ),
+    _rule(
+        "warn-bad-unlock",
+        r"WARNING: bad unlock balance detected!",
+        "WARNING: bad unlock balance in {r1}",
+        "lockdep",
+        H,
+        "WARNING: bad unlock balance detected!",
+        report=r"is trying to release lock(?:.*\n){0,15}?.*(?:" + _PC + r"|at:) +" + _FUNC,
+        needs_trace=False,
+    ),
+    _rule(
+        "warn-held-lock-freed",
+        r"WARNING: held lock freed!",
+        "WARNING: held lock freed in {r1}",
+        "lockdep",
+        H,
+        "WARNING: held lock freed!",
+        report=r"held lock freed!(?:.*\n)+?.*at:(?: " + _PC + r")? +" + _FUNC,
+        needs_trace=False,
+    ),
+    _rule(
+        "warn-locks-held",
+        r"WARNING: .*still has locks held!",
+        "WARNING: still has locks held in {r1}",
+        "lockdep",
+        H,
+        "WARNING: syz/1 still has locks held!",
+        report=r"still has locks held!(?:.*\n)+?.*(?:" + _PC + r"|at:) +" + _FUNC,
+        needs_trace=False,
+    ),
+    _rule("warn-empty", r"WARNING:\s*$", "WARNING: corrupted", "warning", M, "WARNING:", corrupted=True),
+    # --- INFO: ------------------------------------------------------------------------------
+    _rule(
+        "rcu-stall",
+        r"INFO: rcu_\w+ (?:self-)?detected(?: expedited)? stall",
+        "INFO: rcu detected stall in {frame}",
+        "rcu-stall",
+        H,
+        "rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:",
+        stack=_stack(
+            (APIC_TIMER, RIP, TRACE), (APIC_TIMER, TRACE), skip=("apic_timer_interrupt", "rcu"), extractor="stall"
+        ),
+    ),
+    _rule(
+        "rcu-tasks-stall",
+        r"INFO: rcu_tasks\w* detected stalls? on tasks",
+        "INFO: rcu detected stall in {frame}",
+        "rcu-stall",
+        H,
+        "INFO: rcu_tasks detected stalls on tasks:",
+        stack=_stack((CALL_TRACE, TRACE), skip=("rcu",), extractor="stall"),
+    ),
+    _rule(
+        "non-static-key",
+        r"INFO: trying to register non-static key",
+        "INFO: trying to register non-static key in {frame}",
+        "lockdep",
+        M,
+        "INFO: trying to register non-static key.",
+        stack=_stack((CALL_TRACE, TRACE), skip=("stack", "lock", "IRQ")),
+    ),
+    _rule(
+        "hung-task",
+        r"INFO: task .* blocked for more than [0-9]+ seconds",
+        "INFO: task hung in {frame}",
+        "hang",
+        H,
+        "INFO: task kworker/0:1:12 blocked for more than 143 seconds.",
+        stack=_stack((CALL_TRACE, TRACE), extractor="hung"),
+    ),
+    _rule(
+        "task-cant-die",
+        r"INFO: task .* can't die for more than [0-9]+ seconds",
+        "INFO: task can't die in {frame}",
+        "hang",
+        H,
+        "INFO: task syz:1 can't die for more than 143 seconds.",
+        stack=_stack((CALL_TRACE, TRACE), extractor="hung"),
+    ),
+    _rule(
+        "info-alloc-free",
+        r"INFO: (Freed|Allocated) in ([A-Za-z0-9_]+)",
+        "INFO: {h1} in {h2}",
+        "kasan",
+        H,
+        "INFO: Freed in kfree+0x1/0x2 age=1 cpu=0 pid=1",
+        corrupted=True,
+    ),
+    _rule("info-empty", r"INFO:\s*$", "INFO: corrupted", "bug", M, "INFO:", corrupted=True),
+    # --- oopses, traps and exceptions ------------------------------------------------------------
+    _rule(
+        "gpf",
+        r"general protection fault.*:",
+        "general protection fault in {frame}",
+        "gpf",
+        C,
+        "general protection fault, probably for non-canonical address 0xdffffc0000000000: 0000 [#1] SMP KASAN",
+        stack=RIP_THEN_TRACE,
+    ),
+    _rule(
+        "stack-segment",
+        r"stack segment: ",
+        "stack segment fault in {frame}",
+        "gpf",
+        C,
+        "stack segment: 0000 [#1] PREEMPT SMP KASAN",
+        stack=RIP_THEN_TRACE,
+    ),
+    _rule(
+        "double-fault",
+        r"PANIC: double fault",
+        "PANIC: double fault in {frame}",
+        "stack-overflow",
+        C,
+        "PANIC: double fault, error_code: 0x0",
+        stack=_stack((RIP,)),
+        needs_trace=False,
+        starts=False,
+    ),
+    _rule(
+        "list-corruption",
+        r"kernel BUG at lib/list_debug\.c",
+        "BUG: corrupted list in {frame}",
+        "list-corruption",
+        C,
+        "kernel BUG at lib/list_debug.c:53!",
+        stack=_stack((RIP, CALL_TRACE, TRACE), (CALL_TRACE, TRACE)),
+    ),
+    _rule(
+        "bad-usercopy",
+        r"kernel BUG at mm/usercopy\.c",
+        "BUG: bad usercopy in {frame}",
+        "usercopy",
+        C,
+        "kernel BUG at mm/usercopy.c:99!",
+        stack=_stack((RIP, CALL_TRACE, TRACE), (CALL_TRACE, TRACE), skip=("usercopy", "__check")),
+    ),
+    _rule(
+        "kernel-bug",
+        r"kernel BUG at (.*)",
+        "kernel BUG in {frame}",
+        "bug",
+        C,
+        "kernel BUG at fs/ext4/inode.c:2700!",
+        stack=RIP_THEN_TRACE,
+    ),
+    _rule(
+        "kernel-bug-ppc",
+        r"Kernel BUG (.*)",
+        "kernel BUG {h1}",
+        "bug",
+        C,
+        "Kernel BUG at c000000000123456 [verbose debug info unavailable]",
+        needs_trace=False,
+    ),
+    _rule(
+        "divide-error",
+        r"divide error: ",
+        "divide error in {frame}",
+        "trap",
+        C,
+        "divide error: 0000 [#1] SMP",
+        stack=_stack((RIP,)),
+        needs_trace=False,
+    ),
+    _rule(
+        "invalid-opcode",
+        r"invalid opcode: ",
+        "invalid opcode in {frame}",
+        "trap",
+        C,
+        "invalid opcode: 0000 [#1] PREEMPT SMP",
+        stack=_stack((RIP,)),
+        needs_trace=False,
+        starts=False,
+    ),
+    _rule(
+        "ubsan-legacy",
+        r"UBSAN: Undefined behaviour in",
+        "UBSAN: undefined-behaviour in {frame}",
+        "ubsan",
+        M,
+        "UBSAN: Undefined behaviour in net/core/foo.c:12:3",
+        stack=_stack((CALL_TRACE, TRACE), skip=("ubsan", "overflow")),
+    ),
+    _rule(
+        "ubsan",
+        r"UBSAN: ([a-z\-]+) in ",
+        "UBSAN: {h1} in {frame}",
+        "ubsan",
+        M,
+        "UBSAN: array-index-out-of-bounds in net/foo.c:12:3",
+        stack=_stack((CALL_TRACE, TRACE), skip=("ubsan", "overflow")),
+    ),
+    _rule(
+        "internal-error",
+        r"Internal error: ",
+        "Internal error in {frame}",
+        "oops",
+        C,
+        "Internal error: Oops: 96000004 [#1] PREEMPT SMP",
+        stack=_stack((RIP, CALL_TRACE, TRACE), (CALL_TRACE, TRACE)),
+        starts=False,
+    ),
+    _rule(
+        "unhandled-fault",
+        r"Unhandled fault:",
+        "Unhandled fault in {frame}",
+        "oops",
+        C,
+        "Unhandled fault: alignment exception (0x001) at 0x00000001",
+        stack=_stack((RIP, CALL_TRACE, TRACE), (CALL_TRACE, TRACE)),
+    ),
+    _rule(
+        "alignment-trap",
+        r"Alignment trap: ",
+        "Alignment trap in {frame}",
+        "oops",
+        C,
+        "Alignment trap: not handling instruction e1923f9f at [<80123456>]",
+        stack=_stack((RIP, CALL_TRACE, TRACE), (CALL_TRACE, TRACE)),
+    ),
+    _rule(
+        "arm-paging",
+        r"Unable to handle kernel (paging request|NULL pointer dereference)",
+        "BUG: unable to handle kernel {h1} in {frame}",
+        "page-fault",
+        C,
+        "Unable to handle kernel paging request at virtual address dead000000000108",
+        stack=_stack((RIP, CALL_TRACE, TRACE), (CALL_TRACE, TRACE)),
+    ),
+    _rule(
+        "oops",
+        r"Oops(?: - [a-z ]+)?: [0-9a-f]{4}",
+        "Oops in {frame}",
+        "oops",
+        C,
+        "Oops: 0002 [#1] SMP PTI",
+        stack=RIP_THEN_TRACE,
+        starts=False,
+    ),
+    # --- panics -----------------------------------------------------------------------------
+    _rule(
+        "panic-stack-protector",
+        r"Kernel panic - not syncing: stack-protector: .* in: " + _FUNC,
+        "kernel panic: stack is corrupted in {h1}",
+        "stack-protector",
+        C,
+        "Kernel panic - not syncing: stack-protector: Kernel stack is corrupted in: foo+0x1/0x2",
+        needs_trace=False,
+    ),
+    _rule(
+        "panic-stack-protector-addr",
+        r"Kernel panic - not syncing: stack-protector:",
+        "kernel panic: stack is corrupted in {frame}",
+        "stack-protector",
+        C,
+        "Kernel panic - not syncing: stack-protector: Kernel stack is corrupted in: ffffffff81234567",
+        stack=_stack((CALL_TRACE, TRACE), skip=("stack_chk",)),
+    ),
+    _rule(
+        "panic-stack-end",
+        r"Kernel panic - not syncing: corrupted stack end",
+        "kernel panic: corrupted stack end in {frame}",
+        "stack-overflow",
+        C,
+        "Kernel panic - not syncing: corrupted stack end detected inside scheduler",
+        stack=_stack((CALL_TRACE, TRACE), skip=("schedule", "retint_kernel"), extractor="stall"),
+    ),
+    _rule(
+        "panic-kill-init",
+        r"Kernel panic - not syncing: Attempted to kill init!",
+        "kernel panic: Attempted to kill init!",
+        "panic",
+        C,
+        "Kernel panic - not syncing: Attempted to kill init! exitcode=0x0000000b",
+        needs_trace=False,
+    ),
+    _rule(
+        "panic-n-tty",
+        r"Kernel panic - not syncing: Couldn't open N_TTY ldisc for [^ ]+ --- error -[0-9]+",
+        "kernel panic: Couldn't open N_TTY ldisc",
+        "panic",
+        C,
+        "Kernel panic - not syncing: Couldn't open N_TTY ldisc for ptm0 --- error -12.",
+        needs_trace=False,
+    ),
+    _rule(
+        "panic-root",
+        r"Kernel panic - not syncing: (VFS: Unable to mount root fs.*)",
+        "kernel panic: {h1}",
+        "no-root",
+        C,
+        "Kernel panic - not syncing: VFS: Unable to mount root fs on unknown-block(0,0)",
+        needs_trace=False,
+    ),
+    _rule(
+        "panic-fatal-exception",
+        r"Kernel panic - not syncing: Fatal exception",
+        "kernel panic: Fatal exception",
+        "panic",
+        C,
+        "Kernel panic - not syncing: Fatal exception in interrupt",
+        corrupted=True,
+        starts=False,
+    ),
+    _rule(
+        "panic-on-warn",
+        r"Kernel panic - not syncing: (panic_on_\w+ set)",
+        "kernel panic: {h1}",
+        "panic",
+        C,
+        "Kernel panic - not syncing: panic_on_warn set ...",
+        corrupted=True,
+        starts=False,
+    ),
+    _rule(
+        "panic-hung-task",
+        r"Kernel panic - not syncing: hung_task: blocked tasks",
+        "kernel panic: hung_task: blocked tasks",
+        "panic",
+        C,
+        "Kernel panic - not syncing: hung_task: blocked tasks",
+        corrupted=True,
+        starts=False,
+    ),
+    _rule(
+        "panic-hard-lockup",
+        r"Kernel panic - not syncing: (Hard LOCKUP|softlockup: hung tasks)",
+        "kernel panic: {h1}",
+        "lockup",
+        C,
+        "Kernel panic - not syncing: Hard LOCKUP",
+        needs_trace=False,
+        starts=False,
+    ),
+    _rule(
+        "panic",
+        r"Kernel panic - not syncing: (.*?)\s*$",
+        "kernel panic: {h1}",
+        "panic",
+        C,
+        "Kernel panic - not syncing: bad mode",
+        needs_trace=False,
+    ),
+    # --- watchdogs, hardware and other subsystems ------------------------------------------------
+    _rule(
+        "hard-lockup",
+        r"(?:NMI watchdog|[Ww]atchdog): (?:Watchdog detected hard LOCKUP|BUG: hard lockup) on cpu (\d+)",
+        "BUG: hard lockup in {frame}",
+        "lockup",
+        C,
+        "watchdog: Watchdog detected hard LOCKUP on cpu 1",
+        stack=_stack((RIP, CALL_TRACE, TRACE), (CALL_TRACE, TRACE), extractor="stall"),
+    ),
+    _rule(
+        "machine-check",
+        r"(?:mce: )?\[Hardware Error\]: (?:CPU \d+: )?(Machine Check(?: Exception)?)",
+        "MCE: {h1}",
+        "hardware",
+        C,
+        "mce: [Hardware Error]: CPU 0: Machine Check Exception: 5 Bank 4: b200000000070f0f",
+        needs_trace=False,
+    ),
+    _rule(
+        "vfs-busy-inodes",
+        r"VFS: Busy inodes after unmount",
+        "VFS: Busy inodes after unmount (use-after-free)",
+        "fs",
+        H,
+        "VFS: Busy inodes after unmount of sda1. Self-destruct in 5 seconds.  Have a nice day...",
+        needs_trace=False,
+    ),
+    _rule(
+        "netdev-refcount",
+        r"unregister_netdevice: waiting for (?:.*) to become free",
+        "unregister_netdevice: waiting for DEV to become free",
+        "refcount",
+        H,
+        "unregister_netdevice: waiting for lo to become free. Usage count = 2",
+        needs_trace=False,
+        starts=False,
+    ),
+    _rule(
+        "trusty-assert",
+        r"trusty: panic \(.*?\):(?: DEBUG)? ASSERT FAILED at \(.*?\): (.+)",
+        "trusty: ASSERT FAILED: {h1}",
+        "trusty",
+        C,
+        "trusty: panic (ns):  ASSERT FAILED at (x.c:1): list_in_list(&ref->ref_node)",
+        needs_trace=False,
+    ),
+    _rule(
+        "trusty-assert-corrupted",
+        r"trusty: panic.* ASSERT FAILED.*: *(.*)",
+        "trusty: ASSERT FAILED: {h1}",
+        "trusty",
+        C,
+        "trusty: panic (x) ASSERT FAILED: ",
+        corrupted=True,
+    ),
+    _rule(
+        "trusty-panic",
+        r"trusty: panic \(.*?\): (.+)",
+        "trusty: panic: {h1}",
+        "trusty",
+        C,
+        "trusty: panic (x): boom",
+        needs_trace=False,
+    ),
+    _rule("syzfail", r"SYZFAIL: (.*?)\s*$", "SYZFAIL: {h1}", "syz-failure", M, "SYZFAIL: SIGSEGV", needs_trace=False),
+)
+
+#: Header lines that look like a report but are not one (printed by tools, or informational).
+IGNORED = re.compile(
+    r"WARNING: /etc/ssh/moduli does not exist|WARNING: workqueue cpumask: online intersect > possible intersect|"
+    r"INFO: lockdep is turned off|INFO: Stall ended before state dump start|INFO: NMI handler|"
+    r"INFO: recovery required on readonly filesystem|(?:handler|interrupt).*took too long|_INFO::|"
+    r"INFO: sys_.* is not present in /proc/kallsyms|INFO: no syscalls can create resource|"
+    r"BUG: no syscalls can create resource|ODEBUG:|Boot_DEBUG:|DEBUG:"
+)
+
+#: A fast first look at raw bytes: every header above contains one of these words.  The
+#: alternatives start with rare (mostly upper-case) characters so that the regex engine can
+#: skip quickly over ordinary text; ``[#1]`` (the oops counter) catches headers whose own
+#: words are lower-case (general protection fault, divide error, ...), and ``Mem-Info:`` the
+#: memory reports whose header the scanner then finds by looking a few lines back.
+PREFILTER = re.compile(
+    rb"BUG|WARNING|INFO:|Oops|PANIC|Kernel panic|K[A-Z]SAN:|KFENCE:|UBSAN:|#[0-9]+\]|"
+    rb"Internal error|Unhandled fault|Alignment trap|Unable to handle|Hardware Error|LOCKUP|VFS: Busy|"
+    rb"SYZFAIL|Usage count = |ASSERT FAILED|Mem-Info:|Killed process"
+)

@@ -1,0 +1,50 @@
+"""Decoding the kernel's taint letters (``Tainted: G    B   W  O``).
+
+The letters and their meaning follow Documentation/admin-guide/tainted-kernels.rst;
+a blank position means the flag is not set.  ``Not tainted`` decodes to nothing.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: Letter -> meaning, in the kernel's order of taint bits.
+TAINT_FLAGS: tuple[tuple[str, str], ...] = (
+    ("P", "proprietary module was loaded"),
+    ("F", "module was force loaded"),
+    ("S", "kernel running on an out of specification system"),
+    ("R", "module was force unloaded"),
+    ("M", "processor reported a Machine Check Exception"),
+    ("B", "bad page referenced or unexpected page flags"),
+    ("U", "taint requested by userspace application"),
+    ("D", "kernel died recently (OOPS or BUG)"),
+    ("A", "ACPI table overridden by user"),
+    ("W", "kernel issued warning"),
+    ("C", "staging driver was loaded"),
+    ("I", "workaround for bug in platform firmware applied"),
+    ("O", "externally-built (out-of-tree) module was loaded"),
+    ("E", "unsigned module was loaded"),
+    ("L", "soft lockup occurred"),
+    ("K", "kernel has been live patched"),
+    ("X", "auxiliary taint, defined for and used by distros"),
+    ("T", "kernel was built with the struct randomization plugin"),
+    ("N", "an in-kernel test has been run"),
+)
+_MEANING = dict(TAINT_FLAGS)
+_TAINTED = re.compile(r"\bTainted: ([A-Z ]+?)(?=\s+(?:\d|[a-z]|$|\())|\bNot tainted\b")
+
+
+def taint_letters(text: str) -> str | None:
+    """The set taint letters of a ``CPU: ... Tainted: ...`` line, "" when not tainted, None when absent."""
+    m = _TAINTED.search(text)
+    if m is None:
+        return None
+    if m.group(1) is None:
+        return ""
+    # "G" marks a kernel with only GPL modules: it is the absence of "P", not a taint.
+    return "".join(c for c in m.group(1) if c not in " G")
+
+
+def decode_taint(letters: str) -> tuple[str, ...]:
+    """Meaning of each taint letter, in the order given; unknown letters are named as such."""
+    return tuple(f"{c}: {_MEANING.get(c, 'unknown taint flag')}" for c in letters)
