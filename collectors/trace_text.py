@@ -1,0 +1,441 @@
+"""Streaming reader of scheduler/IRQ trace text: tracefs, ``trace-cmd report`` and ``perf script``.
+
+One parser reads every text layout kforensic knows, line by line, in big
+byte chunks (bounded memory: a chunk and the partial line that ends it):
+
+- raw tracefs text (``/sys/kernel/tracing/trace`` or ``trace_pipe`` captures):
+  ``comm-pid [cpu] flags ts: event: payload`` with 4-, 5- or 7-character
+  latency flags, no flags, or a ``(tgid)`` column;
+- ``trace-cmd report`` default (``comm-pid [cpu] ts: event: payload``, plugin
+  payloads such as ``bash:12 [120] R ==> cc1:13 [120]``), ``-N`` (kernel print
+  formats) and ``-l`` (CPU fused with the flags: ``comm-pid 1d..2. ts:``, comms
+  cut to 8 characters);
+- ``perf script`` text (``comm pid [cpu] ts: sched:sched_switch: payload``).
+
+Only the events the scheduling analyses use become :class:`TraceEvent`
+records; other events are counted by name and skipped without parsing their
+payload.  Comments, lost-event markers, truncated lines and garbage are
+counted in :class:`ParseCounts`, never raised.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import functools
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+
+class Kind(enum.IntEnum):
+    """The events the analyses use (values are small ints: they are compared per event)."""
+
+    SWITCH = 1
+    WAKING = 2
+    WAKEUP = 3
+    WAKEUP_NEW = 4
+    IRQ_ENTRY = 5
+    IRQ_EXIT = 6
+    SOFTIRQ_RAISE = 7
+    SOFTIRQ_ENTRY = 8
+    SOFTIRQ_EXIT = 9
+    WORK_START = 10
+    WORK_END = 11
+    IRQ_DISABLE = 12
+    IRQ_ENABLE = 13
+    PREEMPT_DISABLE = 14
+    PREEMPT_ENABLE = 15
+    PROCESS_EXIT = 16
+    LOST = 17  # a lost-events marker; ``pid`` holds the count (0 when not printed)
+
+
+class TraceEvent(NamedTuple):
+    """One parsed event.  Field meaning depends on ``kind``.
+
+    ``pid``/``prio``/``comm``: the task switched out (SWITCH), woken (WAKING,
+    WAKEUP, WAKEUP_NEW) or exiting (PROCESS_EXIT); the IRQ number (IRQ_*) or
+    softirq vector (SOFTIRQ_*) in ``pid``.  ``next_*``: the task switched in.
+    ``state``: prev_state of a SWITCH, the IRQ name, the work function or the
+    caller of an irq/preempt toggle.  ``line`` is the raw line, ``line_no`` its
+    1-based number in the input.
+    """
+
+    kind: int
+    ts: float
+    cpu: int
+    line_no: int
+    line: bytes
+    pid: int = 0
+    prio: int = 0
+    comm: bytes = b""
+    state: bytes = b""
+    next_pid: int = 0
+    next_prio: int = 0
+    next_comm: bytes = b""
+
+
+# tuple.__new__ bound to the class builds a record at C speed (NamedTuple's own
+# constructor is Python code: about twice the cost of the whole parse of a line).
+_make: Callable[[tuple[int, float, int, int, bytes, int, int, bytes, bytes, int, int, bytes]], TraceEvent] = (
+    functools.partial(tuple.__new__, TraceEvent)
+)
+
+# Event names as printed by ftrace/trace-cmd, and as perf prints them (system:event).
+_EVENT_KINDS: dict[bytes, int] = {
+    b"sched_switch": Kind.SWITCH,
+    b"sched_waking": Kind.WAKING,
+    b"sched_wakeup": Kind.WAKEUP,
+    b"sched_wakeup_new": Kind.WAKEUP_NEW,
+    b"irq_handler_entry": Kind.IRQ_ENTRY,
+    b"irq_handler_exit": Kind.IRQ_EXIT,
+    # x86 vectors without an irq_handler_* event: the IRQ number is -vector (see _irq).
+    b"local_timer_entry": Kind.IRQ_ENTRY,
+    b"local_timer_exit": Kind.IRQ_EXIT,
+    b"softirq_raise": Kind.SOFTIRQ_RAISE,
+    b"softirq_entry": Kind.SOFTIRQ_ENTRY,
+    b"softirq_exit": Kind.SOFTIRQ_EXIT,
+    b"workqueue_execute_start": Kind.WORK_START,
+    b"workqueue_execute_end": Kind.WORK_END,
+    b"irq_disable": Kind.IRQ_DISABLE,
+    b"irq_enable": Kind.IRQ_ENABLE,
+    b"preempt_disable": Kind.PREEMPT_DISABLE,
+    b"preempt_enable": Kind.PREEMPT_ENABLE,
+    b"sched_process_exit": Kind.PROCESS_EXIT,
+}
+_SYSTEMS = (b"sched", b"irq", b"workqueue", b"preemptirq", b"irq_vectors")
+EVENT_KINDS: dict[bytes, int] = {
+    **{name: int(kind) for name, kind in _EVENT_KINDS.items()},
+    **{s + b":" + name: int(kind) for name, kind in _EVENT_KINDS.items() for s in _SYSTEMS},
+}
+
+# trace-cmd's sched_switch plugin decodes prev_state with an old bit table, so on
+# current kernels TASK_REPORT_IDLE prints as "W" and EXIT_ZOMBIE as "X" (compare
+# `trace-cmd report -N` on the same file).  Normalised to the kernel's letters.
+PLUGIN_STATE_LETTERS: dict[bytes, bytes] = {b"W": b"I", b"X": b"Z", b"K": b"D", b"x": b"Z"}
+
+_MAX_UNKNOWN_NAMES = 256  # distinct unknown event names remembered (the rest are only counted)
+
+
+@dataclass
+class ParseCounts:
+    """What the parser saw: lines, events used, and everything it skipped."""
+
+    lines: int = 0
+    events: int = 0  # event lines (used or not)
+    used: int = 0  # events turned into TraceEvent records
+    comments: int = 0  # header lines starting with '#' and blank lines
+    malformed: int = 0  # lines that look like events but could not be parsed (truncated, garbage)
+    lost_markers: int = 0
+    lost_events: int = 0
+    unknown: dict[bytes, int] = field(default_factory=dict)  # event name -> count, events not analysed
+    cpus_declared: int | None = None  # from "#P:N" (tracefs) or "cpus=N" (trace-cmd)
+    tracer: str | None = None  # "# tracer: NAME" of tracefs text
+    latency_headers: list[tuple[int, str]] = field(default_factory=list)  # irqsoff-style "# latency:" lines
+    layout: str = "unknown"  # "bracket" (CPU in [..]) or "fused" (trace-cmd -l)
+    first_malformed: list[tuple[int, str]] = field(default_factory=list)  # a few examples (line no, text)
+
+
+class TraceParser:
+    """Incremental parser: feed byte chunks, get lists of :class:`TraceEvent`.
+
+    ``skip_wakeup_after_waking``: once a ``sched_waking`` event was seen,
+    ``sched_wakeup`` lines are counted but not parsed (the analyses measure
+    wakeup latency from waking when the trace has it).
+    """
+
+    def __init__(self, *, skip_wakeup_after_waking: bool = True) -> None:
+        self.counts = ParseCounts()
+        self._tail = b""
+        self._line_no = 0
+        self._fused: bool | None = None
+        self._skip_wakeup = skip_wakeup_after_waking
+        self._seen_waking = False
+
+    def feed(self, chunk: bytes) -> list[TraceEvent]:
+        """Parse the complete lines of ``chunk`` (plus the partial line left from before)."""
+        data = self._tail + chunk if self._tail else chunk
+        cut = data.rfind(b"\n")
+        if cut < 0:
+            self._tail = data
+            return []
+        self._tail = data[cut + 1 :]
+        return self._parse_lines(data[:cut].split(b"\n"))
+
+    def finish(self) -> list[TraceEvent]:
+        """Parse the last line when the input did not end with a newline."""
+        tail, self._tail = self._tail, b""
+        return self._parse_lines([tail]) if tail else []
+
+    def _header(self, line: bytes) -> None:
+        """Learn what comment lines tell: CPU count, tracer, latency-tracer results."""
+        counts = self.counts
+        counts.comments += 1
+        if line.startswith(b"cpus="):
+            try:
+                counts.cpus_declared = int(line[5:])
+            except ValueError:
+                counts.comments -= 1
+                counts.malformed += 1
+            return
+        if not line.startswith(b"#"):
+            return
+        text = line.decode("utf-8", "replace")
+        if "#P:" in text:
+            with contextlib.suppress(ValueError, IndexError):
+                counts.cpus_declared = int(text.rsplit("#P:", 1)[1].split()[0])
+        elif text.startswith("# tracer:"):
+            counts.tracer = text.split(":", 1)[1].strip()
+        elif text.startswith("# latency:") and len(counts.latency_headers) < 1000:
+            counts.latency_headers.append((self._line_no, text))
+
+    def _detect_layout(self, line: bytes, ts_start: int) -> bool:
+        """True when the CPU is fused with the flags (``trace-cmd report -l``)."""
+        head = line[:ts_start]
+        right = head.rfind(b"]")
+        fused = not (right > 0 and head[head.rfind(b"[", 0, right) + 1 : right].strip().isdigit())
+        self._fused = fused
+        self.counts.layout = "fused" if fused else "bracket"
+        return fused
+
+    def _malformed(self, line_no: int, line: bytes) -> None:
+        counts = self.counts
+        counts.malformed += 1
+        if len(counts.first_malformed) < 5:
+            counts.first_malformed.append((line_no, line[:200].decode("utf-8", "replace")))
+
+    def _parse_lines(self, lines: list[bytes]) -> list[TraceEvent]:
+        out: list[TraceEvent] = []
+        append = out.append
+        kinds = EVENT_KINDS
+        counts = self.counts
+        unknown = counts.unknown
+        fused = self._fused
+        skip_wakeup = self._skip_wakeup and self._seen_waking
+        line_no = self._line_no
+        n_events = 0
+        for line in lines:
+            line_no += 1
+            p = line.find(b": ")
+            if p < 0 or line[:1] == b"#":
+                if b"LOST" in line or b"DROPPED" in line:
+                    self._line_no = line_no
+                    append(self._lost(line, line_no))
+                elif line.strip() == b"" or line.startswith((b"#", b"cpus=", b"CPU ", b"version =")):
+                    self._line_no = line_no
+                    self._header(line)
+                else:
+                    self._malformed(line_no, line)
+                continue
+            q = line.find(b": ", p + 2)
+            if q < 0:
+                self._malformed(line_no, line)
+                continue
+            name = line[p + 2 : q]
+            n_events += 1
+            kind = kinds.get(name)
+            if kind is None:
+                if name.startswith(b" ") or name.endswith(b" "):
+                    self._malformed(line_no, line)
+                    n_events -= 1
+                elif name in unknown or len(unknown) < _MAX_UNKNOWN_NAMES:
+                    unknown[name] = unknown.get(name, 0) + 1
+                continue
+            if kind == 3 and skip_wakeup:  # Kind.WAKEUP, once waking events are known
+                continue
+            try:
+                s = line.rfind(b" ", 0, p)
+                ts = float(line[s + 1 : p])
+                if fused is None:
+                    fused = self._detect_layout(line, s)
+                if fused:
+                    head = line[:s].rstrip()
+                    tok = head[head.rfind(b" ") + 1 :]
+                    i = 0
+                    while i < len(tok) and 48 <= tok[i] <= 57:
+                        i += 1
+                    cpu = int(tok[:i])
+                else:
+                    r = line.rfind(b"]", 0, s)
+                    cpu = int(line[line.rfind(b"[", 0, r) + 1 : r])
+                payload = line[q + 2 :].lstrip()
+                if kind == 1:
+                    append(_switch(kind, ts, cpu, line_no, line, payload))
+                elif kind <= 4:
+                    if kind == 2:
+                        self._seen_waking = True
+                        skip_wakeup = self._skip_wakeup
+                    append(_wakeup(kind, ts, cpu, line_no, line, payload))
+                elif kind <= 9:
+                    append(_irq(kind, ts, cpu, line_no, line, payload))
+                elif kind <= 11:
+                    append(_work(kind, ts, cpu, line_no, line, payload))
+                elif kind <= 15:
+                    caller = payload.split(b" ", 1)[0].removeprefix(b"caller=")
+                    append(_make((kind, ts, cpu, line_no, line, 0, 0, b"", caller, 0, 0, b"")))
+                else:
+                    pid, prio, comm = _pid_prio_comm(payload)
+                    append(_make((kind, ts, cpu, line_no, line, pid, prio, comm, b"", 0, 0, b"")))
+            except (ValueError, IndexError):
+                n_events -= 1
+                self._malformed(line_no, line)
+        self._line_no = line_no
+        self._fused = fused
+        counts.lines = line_no
+        counts.events += n_events
+        counts.used += len(out)
+        return out
+
+    def _lost(self, line: bytes, line_no: int) -> TraceEvent:
+        """A lost-events marker such as ``CPU:1 [LOST 42 EVENTS]``; the CPU is -1 when not printed."""
+        counts = self.counts
+        counts.lost_markers += 1
+        text = line.decode("utf-8", "replace")
+        cpu = -1
+        lost = 0
+        words = text.replace("[", " ").replace("]", " ").split()
+        for i, word in enumerate(words):
+            if word.startswith("CPU:") and word[4:].isdigit():
+                cpu = int(word[4:])
+            elif word.isdigit() and i > 0 and words[i - 1] in ("LOST", "CPU"):
+                if words[i - 1] == "CPU" and cpu < 0:
+                    cpu = int(word)
+                else:
+                    lost = int(word)
+        counts.lost_events += lost
+        return _make((int(Kind.LOST), -1.0, cpu, line_no, line, lost, 0, b"", b"", 0, 0, b""))
+
+
+def _switch(kind: int, ts: float, cpu: int, line_no: int, line: bytes, p: bytes) -> TraceEvent:
+    """sched_switch in the kernel format or trace-cmd's plugin format."""
+    if p.startswith(b"prev_comm="):
+        f = p.split(b" ")
+        if len(f) == 8:  # fast path: no spaces in either comm
+            return _make(
+                (
+                    kind,
+                    ts,
+                    cpu,
+                    line_no,
+                    line,
+                    int(f[1][9:]),
+                    int(f[2][10:]),
+                    f[0][10:],
+                    f[3][11:],
+                    int(f[6][9:]),
+                    int(f[7][10:]),
+                    f[5][10:],
+                )
+            )
+        a = p.index(b" prev_pid=")
+        b = p.index(b" prev_prio=", a)
+        c = p.index(b" prev_state=", b)
+        d = p.index(b" ==> next_comm=", c)
+        e = p.index(b" next_pid=", d)
+        g = p.index(b" next_prio=", e)
+        return _make(
+            (
+                kind,
+                ts,
+                cpu,
+                line_no,
+                line,
+                int(p[a + 10 : b]),
+                int(p[b + 11 : c]),
+                p[10:a],
+                p[c + 12 : d],
+                int(p[e + 10 : g]),
+                int(p[g + 11 :].split(b" ", 1)[0]),
+                p[d + 15 : e],
+            )
+        )
+    # Plugin format: "prev:pid [prio] STATE ==> next:pid [prio]"
+    d = p.index(b" ==> ")
+    left = p[:d]
+    lb = left.rindex(b" [")
+    rb = left.index(b"]", lb)
+    state = left[rb + 1 :].strip()
+    state = PLUGIN_STATE_LETTERS.get(state[:1], state[:1]) + state[1:]
+    prev = left[:lb]
+    pc = prev.rindex(b":")
+    right = p[d + 5 :].strip()
+    nb = right.rindex(b" [")
+    nxt = right[:nb]
+    nc = nxt.rindex(b":")
+    return _make(
+        (
+            kind,
+            ts,
+            cpu,
+            line_no,
+            line,
+            int(prev[pc + 1 :]),
+            int(left[lb + 2 : rb]),
+            prev[:pc],
+            state,
+            int(nxt[nc + 1 :]),
+            int(right[nb + 2 : right.index(b"]", nb)]),
+            nxt[:nc],
+        )
+    )
+
+
+def _pid_prio_comm(p: bytes) -> tuple[int, int, bytes]:
+    """pid, prio and comm of ``comm=X pid=N prio=P ...`` or the plugin's ``X:N [P] ...``."""
+    if p.startswith(b"comm="):
+        a = p.index(b" pid=")
+        b = p.index(b" ", a + 5)
+        c = p.find(b" prio=", b - 1)
+        prio = int(p[c + 6 : p.index(b" ", c + 6)] if p.find(b" ", c + 6) > 0 else p[c + 6 :]) if c >= 0 else 0
+        return int(p[a + 5 : b]), prio, p[5:a]
+    lb = p.rindex(b" [")
+    who = p[:lb]
+    colon = who.rindex(b":")
+    return int(who[colon + 1 :]), int(p[lb + 2 : p.index(b"]", lb)]), who[:colon]
+
+
+def _wakeup(kind: int, ts: float, cpu: int, line_no: int, line: bytes, p: bytes) -> TraceEvent:
+    """sched_waking/wakeup/wakeup_new; ``next_pid`` holds the target CPU (-1 when not printed).
+
+    Old kernels print ``success=1`` before ``target_cpu`` (removed in v4.3,
+    commit 0e2ef0a2a8d4 "sched: Remove the success argument of sched_wakeup");
+    both are read by name.
+    """
+    pid, prio, comm = _pid_prio_comm(p)
+    t = p.rfind(b"target_cpu=")
+    if t >= 0:
+        target = int(p[t + 11 :].split(b" ", 1)[0])
+    else:
+        t = p.rfind(b"CPU:")
+        target = int(p[t + 4 :].split(b" ", 1)[0]) if t >= 0 else -1
+    return _make((kind, ts, cpu, line_no, line, pid, prio, comm, b"", target, 0, b""))
+
+
+def _irq(kind: int, ts: float, cpu: int, line_no: int, line: bytes, p: bytes) -> TraceEvent:
+    """irq_handler_entry/exit (``irq=N name=X``) and softirq_* (``vec=N [action=X]``)."""
+    if kind <= 6:
+        if p.startswith(b"vector="):  # irq_vectors:local_timer_entry/exit
+            return _make((kind, ts, cpu, line_no, line, -int(p[7:]), 0, b"", b"local_timer", 0, 0, b""))
+        sp = p.find(b" ")
+        irq = int(p[4:sp] if sp > 0 else p[4:])
+        name = p[sp + 6 :] if kind == 5 and sp > 0 else b""
+        return _make((kind, ts, cpu, line_no, line, irq, 0, b"", name, 0, 0, b""))
+    sp = p.find(b" ")
+    vec = int(p[4:sp] if sp > 0 else p[4:])
+    return _make((kind, ts, cpu, line_no, line, vec, 0, b"", b"", 0, 0, b""))
+
+
+def _work(kind: int, ts: float, cpu: int, line_no: int, line: bytes, p: bytes) -> TraceEvent:
+    """workqueue_execute_start/end: ``work struct W: function F`` (``pid`` unused, work in ``comm``)."""
+    colon = p.index(b": ")
+    work = p[:colon].rsplit(b" ", 1)[-1]
+    function = p[colon + 2 :].removeprefix(b"function ").split(b" ", 1)[0]
+    return _make((kind, ts, cpu, line_no, line, 0, 0, work, function, 0, 0, b""))
+
+
+def iter_events(chunks: Iterable[bytes], parser: TraceParser | None = None) -> Iterator[list[TraceEvent]]:
+    """Parse a stream of byte chunks; yield the events of each chunk (possibly empty lists)."""
+    parser = parser or TraceParser()
+    for chunk in chunks:
+        yield parser.feed(chunk)
+    yield parser.finish()

@@ -1,0 +1,192 @@
+"""The ``kforensic.trace/1`` JSON document, and task selection for ``--task``.
+
+Times are seconds on the trace clock (``ts``); durations are milliseconds
+rounded to the microsecond (``*_ms``) so the digest stays small and the same
+trace in different text layouts gives identical numbers.  Figures the trace
+cannot give are ``{"not_available": reason}``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from detectors.sched.model import (
+    Bucket,
+    EventRef,
+    Figure,
+    ParseSummary,
+    Span,
+    TaskStats,
+    TraceAnalysis,
+    Wait,
+)
+from forensics.model import NotAvailable
+
+TRACE_SCHEMA = "kforensic.trace/1"
+
+JsonDict = dict[str, Any]
+
+
+def ms(seconds: float) -> float:
+    """Seconds as milliseconds, rounded to the microsecond."""
+    return round(seconds * 1e3, 3)
+
+
+def _na(value: object) -> object:
+    return {"not_available": value.reason} if isinstance(value, NotAvailable) else value
+
+
+def _ref(ref: EventRef) -> JsonDict:
+    return {"line": ref.line_no, "ts": ref.ts, "cpu": ref.cpu}
+
+
+def span_to_dict(span: Span | None) -> JsonDict | None:
+    """An interval: duration, start, CPU and the lines that open and close it."""
+    if span is None:
+        return None
+    return {
+        "ms": ms(span.duration),
+        "start": span.start,
+        "cpu": span.cpu,
+        "from": _ref(span.begin),
+        "to": _ref(span.end),
+    }
+
+
+def figure_to_dict(fig: Figure) -> JsonDict:
+    """Count, total, mean and worst of a family of intervals."""
+    return {"count": fig.count, "total_ms": ms(fig.total), "mean_ms": ms(fig.mean), "worst": span_to_dict(fig.worst)}
+
+
+def wait_to_dict(wait: Wait | None) -> JsonDict | None:
+    """A wait and who ran meanwhile."""
+    if wait is None:
+        return None
+    return {
+        **(span_to_dict(wait.span) or {}),
+        "source": wait.source,
+        "behind": [{"pid": b.pid, "comm": b.comm, "ms": ms(b.seconds)} for b in wait.behind],
+    }
+
+
+def task_to_dict(t: TaskStats) -> JsonDict:
+    """Everything measured about one task."""
+    return {
+        "pid": t.pid,
+        "comm": t.comm,
+        "prio": t.prio,
+        "rt": t.is_rt,
+        "runtime_ms": ms(t.runtime),
+        "runs": figure_to_dict(t.runs),
+        "hog_runs": t.hog_runs,
+        "wakeup_latency": figure_to_dict(t.wakeup),
+        "worst_wakeup": wait_to_dict(t.worst_wakeup),
+        "preempt_wait": figure_to_dict(t.preempt_wait),
+        "worst_preempt_wait": wait_to_dict(t.worst_preempt_wait),
+        "blocked": {
+            s.state: {"count": s.n, "total_ms": ms(s.total), "worst": span_to_dict(s.worst)} for s in t.blocked
+        },
+        "preempted_by": [{"pid": p.pid, "comm": p.comm, "count": p.times} for p in t.preempted_by],
+        "delay_caused_ms": ms(t.delay_caused),
+        "victims": [{"pid": b.pid, "comm": b.comm, "ms": ms(b.seconds)} for b in t.victims],
+    }
+
+
+def bucket_to_dict(b: Bucket) -> JsonDict:
+    """One bucket of the digest (compact keys: it is meant to be read whole)."""
+    out: JsonDict = {
+        "t": round(b.start, 6),
+        "cpu": b.cpu,
+        "top": [[t.comm, t.pid, ms(t.runtime)] for t in b.top],
+        "irq_ms": ms(b.irq_time),
+        "softirq_ms": ms(b.softirq_time),
+    }
+    if b.worst_latency is not None:
+        out["worst_latency"] = [b.worst_latency_comm, b.worst_latency_pid, ms(b.worst_latency)]
+    return out
+
+
+def parse_to_dict(p: ParseSummary) -> JsonDict:
+    """What the reader saw and skipped."""
+    return {
+        "lines": p.lines,
+        "events": p.events,
+        "events_analysed": p.used,
+        "comment_lines": p.comments,
+        "malformed_lines": p.malformed,
+        "skipped_events": dict(p.unknown),
+        "layout": p.layout,
+        "tracer": p.tracer,
+    }
+
+
+def analysis_to_dict(a: TraceAnalysis, top: int | None = None) -> JsonDict:
+    """The analysis as JSON (``top`` limits the task list to the busiest tasks)."""
+    cov = a.coverage
+    window = a.window
+    return {
+        "window": _na(window) if isinstance(window, NotAvailable) else {"start": window[0], "end": window[1]},
+        "latency_source": _na(a.latency_source),
+        "thresholds_ms": {k: ms(v) for k, v in a.thresholds._asdict().items()},
+        "coverage": {
+            "cpus_declared": _na(cov.cpus_declared),
+            "cpus_seen": list(cov.cpus_seen),
+            "common_start": _na(cov.common_start),
+            "common_end": _na(cov.common_end),
+            "lost_markers": cov.lost_markers,
+            "lost_events": cov.lost_events,
+            "note": cov.note,
+        },
+        "cpus": [
+            {
+                "cpu": c.cpu,
+                "first_ts": c.first_ts,
+                "last_ts": c.last_ts,
+                "busy_ms": ms(c.busy),
+                "idle_ms": ms(c.idle),
+                "irq_ms": ms(c.irq_time),
+                "softirq_ms": ms(c.softirq_time),
+                "switches": c.switches,
+            }
+            for c in a.cpus
+        ],
+        "tasks": [task_to_dict(t) for t in (a.tasks if top is None else a.tasks[:top])],
+        "irqs": [{"irq": i.irq, "name": i.name, **figure_to_dict(i.durations)} for i in a.irqs],
+        "softirqs": [
+            {
+                "vec": s.vec,
+                "name": s.name,
+                "durations": figure_to_dict(s.durations),
+                "raise_to_entry": figure_to_dict(s.raise_latency),
+                "worst_raise_wait": wait_to_dict(s.worst_raise_wait),
+            }
+            for s in a.softirqs
+        ],
+        "workqueue": [{"function": w.function, **figure_to_dict(w.durations)} for w in a.works],
+        "offtime": [
+            {
+                "what": o.what,
+                "source": _na(o.source),
+                "intervals": _na(o.intervals) if isinstance(o.intervals, NotAvailable) else figure_to_dict(o.intervals),
+                "worst": [span_to_dict(s) for s in o.worst],
+            }
+            for o in a.offtimes
+        ],
+        "bucket_ms": ms(a.bucket_seconds) if a.bucket_seconds else None,
+        "buckets": [bucket_to_dict(b) for b in a.buckets],
+    }
+
+
+def task_matcher(spec: str) -> tuple[int | None, str]:
+    """``--task`` as (pid, name): a number is a pid, anything else a comm."""
+    return (int(spec), "") if spec.isdigit() else (None, spec)
+
+
+def select_tasks(a: TraceAnalysis, spec: str) -> TraceAnalysis:
+    """Keep only the tasks that ``spec`` names (pid, or comm exactly or as a prefix)."""
+    pid, name = task_matcher(spec)
+    if pid is not None:
+        tasks = tuple(t for t in a.tasks if t.pid == pid)
+    else:
+        tasks = tuple(t for t in a.tasks if t.comm == name) or tuple(t for t in a.tasks if t.comm.startswith(name))
+    return a._replace(tasks=tasks)

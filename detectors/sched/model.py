@@ -1,0 +1,222 @@
+"""Typed results of the scheduling analysis: per task, per CPU, per IRQ/softirq/work item, per bucket.
+
+All records are NamedTuples (immutable values).  Durations and timestamps are
+seconds (floats, the trace's clock); a figure that the trace cannot give is a
+:class:`~forensics.model.NotAvailable`, never 0.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from forensics.model import NotAvailable
+
+
+class EventRef(NamedTuple):
+    """One trace line cited as evidence: its 1-based line number, time, CPU and verbatim text."""
+
+    line_no: int
+    ts: float
+    cpu: int
+    text: str
+
+
+class Span(NamedTuple):
+    """An interval between two cited events (a run, a handler, a wait, a blocked sleep)."""
+
+    duration: float
+    start: float
+    cpu: int
+    begin: EventRef
+    end: EventRef
+
+
+class Blame(NamedTuple):
+    """Who held the CPU while another task waited: pid, comm and seconds of the wait."""
+
+    pid: int
+    comm: str
+    seconds: float
+
+
+class Wait(NamedTuple):
+    """A wait to get on a CPU (wakeup or preemption), and who ran meanwhile (most time first)."""
+
+    span: Span
+    behind: tuple[Blame, ...]
+    source: str  # the event that started the wait: sched_waking, sched_wakeup, sched_wakeup_new, preemption
+
+
+class Figure(NamedTuple):
+    """Count, total and worst of a family of intervals."""
+
+    n: int
+    total: float
+    worst: Span | None
+
+    @property
+    def mean(self) -> float:
+        """Average duration (0.0 when there are none)."""
+        return self.total / self.n if self.n else 0.0
+
+
+class StateTime(NamedTuple):
+    """Time spent blocked in one task state (S, D, I...)."""
+
+    state: str
+    n: int
+    total: float
+    worst: Span | None
+
+
+class Preemptor(NamedTuple):
+    """A task that preempted another, and how often."""
+
+    pid: int
+    comm: str
+    times: int
+
+
+class TaskStats(NamedTuple):
+    """Everything measured about one task (a pid)."""
+
+    pid: int
+    comm: str
+    prio: int  # kernel prio as traced: < 100 is real-time, -1 deadline
+    runtime: float
+    runs: Figure  # worst = the longest single run
+    hog_runs: int  # runs longer than the hog threshold
+    wakeup: Figure  # wakeup latency: waking/wakeup to switch-in
+    worst_wakeup: Wait | None
+    preempt_wait: Figure  # preempted (left runnable) to switch-in
+    worst_preempt_wait: Wait | None
+    blocked: tuple[StateTime, ...]
+    preempted_by: tuple[Preemptor, ...]
+    delay_caused: float  # seconds other tasks waited while this one ran (waits > 100 us)
+    victims: tuple[Blame, ...]  # the tasks it delayed most
+
+    @property
+    def is_rt(self) -> bool:
+        """A real-time (FIFO/RR) or deadline task."""
+        return self.prio < 100
+
+
+class CpuStats(NamedTuple):
+    """Per CPU: coverage, busy/idle time, IRQ and softirq time."""
+
+    cpu: int
+    first_ts: float
+    last_ts: float
+    busy: float
+    idle: float
+    irq_time: float
+    softirq_time: float
+    switches: int
+
+
+class IrqStats(NamedTuple):
+    """Handler durations of one IRQ line."""
+
+    irq: int
+    name: str
+    durations: Figure
+
+
+class SoftirqStats(NamedTuple):
+    """Durations and raise-to-entry latency of one softirq vector."""
+
+    vec: int
+    name: str
+    durations: Figure
+    raise_latency: Figure
+    worst_raise_wait: Wait | None
+
+
+class WorkStats(NamedTuple):
+    """Durations of one workqueue function."""
+
+    function: str
+    durations: Figure
+
+
+class OffStats(NamedTuple):
+    """IRQ-off or preempt-off intervals, from preemptirq events or a latency tracer."""
+
+    what: str  # "irqs-off" or "preempt-off"
+    source: str | NotAvailable  # "preemptirq events", "irqsoff tracer", or why not available
+    intervals: Figure | NotAvailable
+    worst: tuple[Span, ...]
+
+
+class Coverage(NamedTuple):
+    """Which CPUs the trace covers and when, and events lost."""
+
+    cpus_declared: int | NotAvailable
+    cpus_seen: tuple[int, ...]
+    common_start: float | NotAvailable
+    common_end: float | NotAvailable
+    lost_markers: int
+    lost_events: int
+    note: str  # "" when all CPUs are covered from the start; otherwise what to keep in mind
+
+
+class BucketTask(NamedTuple):
+    """Runtime of one task inside a bucket."""
+
+    pid: int
+    comm: str
+    runtime: float
+
+
+class Bucket(NamedTuple):
+    """One time bucket on one CPU: top tasks by runtime, IRQ/softirq time, worst latency."""
+
+    start: float
+    cpu: int
+    top: tuple[BucketTask, ...]
+    irq_time: float
+    softirq_time: float
+    worst_latency: float | None
+    worst_latency_pid: int | None
+    worst_latency_comm: str | None
+
+
+class ParseSummary(NamedTuple):
+    """What the reader saw and skipped (see collectors.trace_text.ParseCounts)."""
+
+    lines: int
+    events: int
+    used: int
+    comments: int
+    malformed: int
+    unknown: tuple[tuple[str, int], ...]
+    layout: str
+    tracer: str | None
+
+
+class Thresholds(NamedTuple):
+    """The limits that make a figure a finding (seconds)."""
+
+    hog: float = 0.005
+    wakeup_latency: float = 0.002
+    irq: float = 0.0005
+    softirq: float = 0.002
+    dstate: float = 0.0005  # total time in D per task
+    offtime: float = 0.001
+
+
+class TraceAnalysis(NamedTuple):
+    """The whole result of analysing one trace."""
+
+    window: tuple[float, float] | NotAvailable  # first and last analysed event
+    latency_source: str | NotAvailable  # which event wakeup latency is measured from
+    tasks: tuple[TaskStats, ...]
+    cpus: tuple[CpuStats, ...]
+    irqs: tuple[IrqStats, ...]
+    softirqs: tuple[SoftirqStats, ...]
+    works: tuple[WorkStats, ...]
+    offtimes: tuple[OffStats, ...]
+    coverage: Coverage
+    buckets: tuple[Bucket, ...]
+    bucket_seconds: float | None
+    thresholds: Thresholds

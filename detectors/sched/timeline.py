@@ -1,0 +1,72 @@
+"""The per-CPU timeline picture: who ran when, with hogs and long waits marked (PNG bytes).
+
+matplotlib is imported inside :func:`timeline_png` (Agg backend, no display),
+so importing this module costs nothing.  The picture is returned as bytes;
+the command writes it (0600, atomically).
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+
+from detectors.sched.model import TraceAnalysis
+
+MAX_NAMED = 8  # tasks with their own colour; the rest are grey
+
+
+def timeline_png(
+    analysis: TraceAnalysis, runs: Sequence[tuple[int, float, float, int]], title: str, width_px: int = 1600
+) -> bytes:
+    """Draw ``runs`` (cpu, start, end, pid) per CPU; mark hog runs and the worst waits."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
+
+    comm = {t.pid: t.comm for t in analysis.tasks}
+    cpus = sorted({r[0] for r in runs} | {c.cpu for c in analysis.cpus})
+    row = {cpu: i for i, cpu in enumerate(cpus)}
+    busiest = [t.pid for t in analysis.tasks[:MAX_NAMED]]
+    palette = [f"C{i}" for i in range(10)]  # matplotlib's default colour cycle
+    colour = {pid: palette[i % len(palette)] for i, pid in enumerate(busiest)}
+    fig, ax = plt.subplots(figsize=(width_px / 100, 1.2 + 0.7 * max(1, len(cpus))), dpi=100)
+    per_colour: dict[str, list[tuple[float, float, int]]] = {}
+    for cpu, start, end, pid in runs:
+        if pid == 0:
+            continue
+        key = colour.get(pid, "0.75")  # grey
+        per_colour.setdefault(key, []).append((start, end - start, row[cpu]))
+    for key, bars in per_colour.items():
+        for r in {b[2] for b in bars}:
+            ax.broken_barh([(s, w) for s, w, rr in bars if rr == r], (r - 0.35, 0.7), facecolors=key, linewidth=0)
+    limit = analysis.thresholds.hog
+    for task in analysis.tasks:
+        run = task.runs.worst
+        if run is not None and run.duration > limit and run.cpu in row:
+            ax.broken_barh([(run.start, run.duration)], (row[run.cpu] - 0.45, 0.9), facecolors="none", edgecolors="red")
+            ax.annotate(
+                f"hog {task.comm} {run.duration * 1e3:.1f} ms",
+                (run.start, row[run.cpu] + 0.42),
+                fontsize=7,
+                color="red",
+            )
+        wait = task.worst_wakeup
+        if wait is not None and wait.span.duration > analysis.thresholds.wakeup_latency and wait.span.cpu in row:
+            y = row[wait.span.cpu] - 0.42
+            ax.plot([wait.span.start, wait.span.start + wait.span.duration], [y, y], color="black", linewidth=2)
+            ax.annotate(f"{task.comm} waits {wait.span.duration * 1e3:.1f} ms", (wait.span.start, y - 0.1), fontsize=7)
+    ax.set_yticks(range(len(cpus)), [f"CPU{c}" for c in cpus])
+    ax.set_ylim(-0.8, len(cpus) - 0.2)
+    ax.invert_yaxis()
+    ax.set_xlabel("trace time (s)")
+    ax.set_title(title, fontsize=9)
+    handles = [Patch(color=colour[p], label=f"{comm.get(p, p)} ({p})") for p in busiest]
+    if handles:
+        ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    return buf.getvalue()

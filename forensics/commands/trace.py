@@ -1,0 +1,370 @@
+"""``kforensic trace``: scheduling and latency forensics from ftrace, trace-cmd and perf traces."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from forensics import __version__
+from forensics.commands.common import (
+    DebugOption,
+    FailOnOption,
+    FormatOption,
+    OutputOption,
+    deliver,
+    exit_status,
+    render_for,
+)
+from forensics.errors import UsageError
+from forensics.model import Incident, NotAvailable, Timestamp, TimeWindow
+from forensics.report import OutputFormat
+
+if TYPE_CHECKING:
+    from detectors.sched.model import ParseSummary, TraceAnalysis
+
+EXAMPLE = """
+Example:
+
+  trace-cmd record -e sched -e irq -e workqueue -- ./app; trace-cmd report > t.txt
+
+  kforensic trace t.txt --bucket-ms 10 --format json -o trace.json
+
+  kforensic trace trace.dat --around 407.6531:100 --png timeline.png
+"""
+
+
+def _interval(text: str, option: str) -> tuple[float, float]:
+    """``T0:T1`` in trace seconds."""
+    try:
+        t0, t1 = (float(x) for x in text.split(":"))
+    except ValueError:
+        raise UsageError(
+            f"{option} {text!r} is not T0:T1", hint=f"e.g. {option} 407.58:407.70 (trace seconds)"
+        ) from None
+    if t1 < t0:
+        raise UsageError(f"{option} {text!r} ends before it starts", hint="give T0:T1 with T0 <= T1")
+    return t0, t1
+
+
+def _around(text: str) -> tuple[float, float]:
+    """``TS[:MS]``: the MS milliseconds (default 100) before TS."""
+    try:
+        ts, _, span = text.partition(":")
+        end, width = float(ts), float(span or 100.0)
+    except ValueError:
+        raise UsageError(f"--around {text!r} is not TIMESTAMP[:MS]", hint="e.g. --around 407.6531:100") from None
+    return end - width / 1e3, end
+
+
+def _window(window: str | None, around: str | None) -> tuple[float, float]:
+    if window and around:
+        raise UsageError("give --window or --around, not both", hint="--around TS:MS is the window TS-MS..TS")
+    if window:
+        return _interval(window, "--window")
+    if around:
+        return _around(around)
+    return (-math.inf, math.inf)
+
+
+def _table_rows(a: TraceAnalysis, top: int) -> list[tuple[str, list[str], list[list[str]]]]:
+    """The summary tables (title, header, rows) shared by the text and markdown renderers."""
+    from detectors.sched.findings import fmt_ms
+
+    def blocked(t: object, state: str) -> str:
+        for s in getattr(t, "blocked", ()):
+            if s.state == state:
+                return fmt_ms(s.total)
+        return "-"
+
+    tasks = []
+    for t in a.tasks[:top]:
+        run = t.runs.worst
+        wake = t.worst_wakeup
+        tasks.append(
+            [
+                t.comm,
+                str(t.pid),
+                str(t.prio),
+                fmt_ms(t.runtime),
+                str(t.runs.n),
+                f"{fmt_ms(run.duration)} @{run.start:.6f} CPU{run.cpu}" if run else "-",
+                str(t.hog_runs),
+                (
+                    f"{fmt_ms(wake.span.duration)} behind {wake.behind[0].comm}"
+                    if wake.behind
+                    else fmt_ms(wake.span.duration)
+                )
+                if wake
+                else "-",
+                fmt_ms(t.preempt_wait.worst.duration) if t.preempt_wait.worst else "-",
+                blocked(t, "S"),
+                blocked(t, "D"),
+                ", ".join(f"{p.comm}x{p.times}" for p in t.preempted_by[:2]) or "-",
+            ]
+        )
+    cpus = [
+        [
+            f"CPU{c.cpu}",
+            f"{c.first_ts:.6f}",
+            f"{c.last_ts:.6f}",
+            fmt_ms(c.busy),
+            fmt_ms(c.idle),
+            fmt_ms(c.irq_time),
+            fmt_ms(c.softirq_time),
+            str(c.switches),
+        ]
+        for c in a.cpus
+    ]
+    irqs = [
+        [
+            str(i.irq) if i.irq >= 0 else f"vec {-i.irq}",
+            i.name,
+            str(i.durations.n),
+            fmt_ms(i.durations.mean),
+            fmt_ms(i.durations.worst.duration) if i.durations.worst else "-",
+            f"{i.durations.worst.start:.6f}" if i.durations.worst else "-",
+        ]
+        for i in a.irqs
+    ]
+    softirqs = [
+        [
+            s.name,
+            str(s.durations.count),
+            fmt_ms(s.durations.worst.duration) if s.durations.worst else "-",
+            fmt_ms(s.raise_latency.mean),
+            fmt_ms(s.raise_latency.worst.duration) if s.raise_latency.worst else "-",
+            s.worst_raise_wait.behind[0].comm if s.worst_raise_wait and s.worst_raise_wait.behind else "-",
+        ]
+        for s in a.softirqs
+    ]
+    works = [
+        [
+            w.function,
+            str(w.durations.n),
+            fmt_ms(w.durations.total),
+            fmt_ms(w.durations.worst.duration) if w.durations.worst else "-",
+        ]
+        for w in a.works[:top]
+    ]
+    offs = [
+        [
+            o.what,
+            str(o.source),
+            str(o.intervals) if isinstance(o.intervals, NotAvailable) else str(o.intervals.n),
+            fmt_ms(o.intervals.worst.duration)
+            if not isinstance(o.intervals, NotAvailable) and o.intervals.worst
+            else "-",
+        ]
+        for o in a.offtimes
+    ]
+    out = [
+        (
+            "Tasks (busiest first)",
+            [
+                "task",
+                "pid",
+                "prio",
+                "runtime",
+                "runs",
+                "longest run",
+                "hog runs",
+                "worst wakeup latency",
+                "worst preempt wait",
+                "S time",
+                "D time",
+                "preempted by",
+            ],
+            tasks,
+        ),
+        ("CPUs", ["cpu", "first event", "last event", "busy", "idle", "irq", "softirq", "switches"], cpus),
+        ("IRQ handlers", ["irq", "name", "count", "mean", "worst", "worst at"], irqs),
+        (
+            "Softirqs",
+            ["vector", "runs", "longest", "raise->entry mean", "raise->entry worst", "ran meanwhile"],
+            softirqs,
+        ),
+        ("Workqueue functions", ["function", "items", "total", "longest"], works),
+        ("IRQs-off / preempt-off", ["what", "source", "intervals", "worst"], offs),
+    ]
+    if a.buckets:
+        out.append(
+            (
+                f"Buckets of {fmt_ms(a.bucket_seconds or 0)} per CPU",
+                ["start", "cpu", "top tasks", "irq", "softirq", "worst latency"],
+                [
+                    [
+                        f"{b.start:.6f}",
+                        str(b.cpu),
+                        ", ".join(f"{t.comm} {fmt_ms(t.runtime)}" for t in b.top),
+                        fmt_ms(b.irq_time),
+                        fmt_ms(b.softirq_time),
+                        f"{b.worst_latency_comm} {fmt_ms(b.worst_latency)}" if b.worst_latency is not None else "-",
+                    ]
+                    for b in a.buckets
+                ],
+            )
+        )
+    return out
+
+
+def _header_lines(a: TraceAnalysis, parse: ParseSummary, source: str) -> list[str]:
+    window = a.window
+    lines = [
+        f"trace {source}: {parse.lines} lines, {parse.events} events ({parse.used} analysed), layout {parse.layout}",
+        f"window {window}" if isinstance(window, NotAvailable) else f"window {window[0]:.6f} .. {window[1]:.6f}",
+        f"wakeup latency measured from: {a.latency_source}",
+        f"skipped: {parse.malformed} malformed lines, {sum(n for _k, n in parse.unknown)} events of other kinds, "
+        f"{a.coverage.lost_markers} lost-event markers ({a.coverage.lost_events} events lost)",
+    ]
+    if a.coverage.note:
+        lines.append(f"coverage: {a.coverage.note}")
+    return lines
+
+
+def render_text(a: TraceAnalysis, parse: ParseSummary, source: str, top: int, color: bool) -> str:
+    """Terminal tables of the analysis."""
+    import io
+
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    buf = io.StringIO()
+    console = Console(file=buf, width=160, color_system="standard" if color else None, highlight=False)
+    for line in _header_lines(a, parse, source):
+        console.print(escape(line))
+    for title, header, rows in _table_rows(a, top):
+        if not rows:
+            continue
+        table = Table(title=title, title_justify="left")
+        for h in header:
+            table.add_column(h)
+        for row in rows:
+            table.add_row(*(escape(c) for c in row))
+        console.print(table)
+    return buf.getvalue()
+
+
+def render_markdown(a: TraceAnalysis, parse: ParseSummary, source: str, top: int) -> str:
+    """Markdown tables of the analysis."""
+
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|")
+
+    out = ["# kforensic trace", ""]
+    out += [f"- {cell(line)}" for line in _header_lines(a, parse, source)]
+    for title, header, rows in _table_rows(a, top):
+        if not rows:
+            continue
+        out += ["", f"## {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        out += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
+    return "\n".join(out) + "\n\n"
+
+
+def trace(
+    trace_file: Annotated[
+        str, typer.Argument(help="Trace text, .gz, trace.dat (needs trace-cmd), or - for stdin.", metavar="TRACE")
+    ],
+    bucket_ms: Annotated[
+        float | None, typer.Option("--bucket-ms", help="Per-bucket digest of this many ms per CPU.", min=0.001)
+    ] = None,
+    window: Annotated[str | None, typer.Option("--window", help="Only T0:T1 (trace seconds).", metavar="T0:T1")] = None,
+    around: Annotated[
+        str | None, typer.Option("--around", help="Only the MS ms (default 100) before TIMESTAMP.", metavar="TS[:MS]")
+    ] = None,
+    task: Annotated[
+        str | None,
+        typer.Option("--task", help="Only this task (comm or pid) in tables and findings.", metavar="NAME|PID"),
+    ] = None,
+    hog_ms: Annotated[float, typer.Option("--hog-ms", help="A run longer than this is a hog.", min=0.0)] = 5.0,
+    latency_ms: Annotated[float, typer.Option("--latency-ms", help="Report wakeup latency above this.", min=0.0)] = 2.0,
+    irq_ms: Annotated[float, typer.Option("--irq-ms", help="Report IRQ handlers longer than this.", min=0.0)] = 0.5,
+    softirq_ms: Annotated[
+        float, typer.Option("--softirq-ms", help="Report softirq raise-to-entry/runs above this.", min=0.0)
+    ] = 2.0,
+    dstate_ms: Annotated[
+        float, typer.Option("--dstate-ms", help="Report tasks with more D-state time than this.", min=0.0)
+    ] = 0.5,
+    top: Annotated[int, typer.Option("--top", help="Rows per table (tasks, work items).", min=1)] = 15,
+    png: Annotated[
+        Path | None, typer.Option("--png", help="Write a per-CPU timeline PNG here.", metavar="FILE")
+    ] = None,
+    save_text: Annotated[
+        Path | None,
+        typer.Option("--save-text", help="Save the analysed text here (0600); findings cite it.", metavar="FILE"),
+    ] = None,
+    fmt: FormatOption = OutputFormat.TEXT,
+    output: OutputOption = None,
+    fail_on: FailOnOption = None,
+    debug: DebugOption = False,
+) -> None:
+    """Scheduling and latency forensics from ftrace, trace-cmd and perf script traces."""
+    from collectors.trace_input import open_trace
+    from collectors.trace_text import TraceParser
+    from detectors.sched.analyzer import SchedAnalyzer
+    from detectors.sched.digest import TRACE_SCHEMA, analysis_to_dict, parse_to_dict, select_tasks
+    from detectors.sched.findings import detect
+    from detectors.sched.model import Thresholds
+    from forensics.serialize import incident_to_dict
+
+    span = _window(window, around)
+    thresholds = Thresholds(hog_ms / 1e3, latency_ms / 1e3, irq_ms / 1e3, softirq_ms / 1e3, dstate_ms / 1e3)
+    parser = TraceParser()
+    analyzer = SchedAnalyzer(thresholds, span, bucket_ms / 1e3 if bucket_ms else None, timeline=png is not None)
+    with open_trace(trace_file, save_text) as stream:
+        for chunk in stream.chunks:
+            analyzer.feed(parser.feed(chunk))
+            if analyzer.done:
+                break
+        if not analyzer.done:
+            analyzer.feed(parser.finish())
+    analysis = analyzer.result(parser.counts)
+    parse = analyzer.summary(parser.counts)
+    if task:
+        analysis = select_tasks(analysis, task)
+        if not analysis.tasks:
+            raise UsageError(
+                f"--task {task!r} matches no task in {trace_file}", hint="give a comm or pid from the task table"
+            )
+    findings = detect(analysis, stream.name)
+    win = analysis.window
+    incident = Incident(
+        host=NotAvailable("a trace does not name its host"),
+        kernel_release=NotAvailable("a trace does not name its kernel"),
+        window=win if isinstance(win, NotAvailable) else TimeWindow(Timestamp(win[0]), Timestamp(win[1])),
+        sources=tuple(stream.records),
+        findings=tuple(findings),
+        tool_version=__version__,
+    )
+    if png is not None:
+        from detectors.sched.timeline import timeline_png
+        from forensics.output import write_atomic
+
+        write_atomic(png, timeline_png(analysis, analyzer.timeline or [], f"kforensic trace {stream.name}"))
+    if fmt is OutputFormat.JSON:
+        doc = {
+            "schema": TRACE_SCHEMA,
+            "tool_version": __version__,
+            "input": {"source": stream.name, "kind": stream.kind},
+            "parse": parse_to_dict(parse),
+            **analysis_to_dict(analysis, top=None if task else top),
+            "incident": incident_to_dict(incident),
+        }
+        text = json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
+    elif fmt is OutputFormat.MD:
+        text = render_markdown(analysis, parse, stream.name, top) + render_for(incident, fmt, output)
+    else:
+        color = output is None and sys.stdout.isatty()
+        text = render_text(analysis, parse, stream.name, top, color) + "\n" + render_for(incident, fmt, output)
+    deliver(text, output)
+    raise typer.Exit(int(exit_status(incident, fail_on)))
+
+
+def register(app: typer.Typer) -> None:
+    """Add the command to the CLI."""
+    app.command("trace", epilog=EXAMPLE, help=f"{trace.__doc__}")(trace)
