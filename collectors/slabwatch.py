@@ -61,6 +61,7 @@ class Mover(NamedTuple):
 class Progress:
     """What the loop tells its caller after each committed sample."""
 
+    run_id: int
     index: int  # 1 for the first sample of this run
     sample_id: int
     elapsed: float
@@ -222,6 +223,7 @@ class SlabWatcher:
                 if on_sample is not None:
                     on_sample(
                         Progress(
+                            run_id=run_id,
                             index=taken,
                             sample_id=sample_id,
                             elapsed=time.monotonic() - start,

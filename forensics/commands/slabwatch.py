@@ -1,0 +1,490 @@
+"""``kforensic slab-watch``, ``slab-import`` and ``slab-export``: record kernel memory counters over time.
+
+``slab-watch`` samples /proc/slabinfo, meminfo, vmstat, the /proc/sys/fs
+counts and the kernel log into a SQLite store (see docs/slab-watch.md);
+``slab-import`` fills a store from snapshots taken by hand; ``slab-export``
+turns a store into CSV, Parquet or Prometheus text.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from forensics import __version__
+from forensics.commands.common import DebugOption, FailOnOption, FormatOption, OutputOption, deliver, exit_status
+from forensics.errors import InputError, UsageError
+from forensics.model import Clock, Finding, Incident, NotAvailable, SourceRecord, Timestamp, TimeWindow
+from forensics.report import OutputFormat
+
+if TYPE_CHECKING:
+    from collectors.slabstore import SlabStore, StoreSummary
+    from collectors.slabwatch import Progress
+
+WATCH_SCHEMA = "kforensic.slab-watch/1"
+IMPORT_SCHEMA = "kforensic.slab-import/1"
+
+WATCH_EXAMPLE = """
+Example:
+
+  sudo kforensic slab-watch --hours 24 --store /var/lib/kforensic/
+
+  sudo kforensic slab-watch --systemd-unit --hours 24 > /etc/systemd/system/kforensic-slab-watch.service
+"""
+IMPORT_EXAMPLE = """
+Example:
+
+  kforensic slab-import --store leak.sqlite snapshots/
+
+  kforensic slab-import --store leak.sqlite --host db7 slabinfo-every-minute.log
+"""
+EXPORT_EXAMPLE = """
+Example:
+
+  kforensic slab-export --store leak.sqlite --format csv -o slab.csv
+
+  kforensic slab-export --store /var/lib/kforensic/ --format prometheus > /var/lib/node_exporter/slab.prom
+"""
+
+_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)([smhd]?)")
+
+
+def parse_duration(text: str, what: str) -> float:
+    """Seconds in ``90``, ``90s``, ``30m``, ``2d`` or ``1h30m``; raises UsageError otherwise."""
+    spec = text.strip().lower()
+    parts = _DURATION.findall(spec)
+    if not parts or "".join(n + u for n, u in parts) != spec:
+        raise UsageError(f"{what} {text!r} is not a duration", hint="write e.g. 90, 90s, 30m, 24h, 2d or 1h30m")
+    return sum(float(n) * _UNITS[u or "s"] for n, u in parts)
+
+
+# ---------------------------------------------------------------- the end-of-run analysis hook
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """What a run (or a store) comes to: the summary and any findings of the leak analysis."""
+
+    store: Path
+    run_id: int | None
+    summary: StoreSummary
+    incident: Incident
+
+
+def end_of_run_analysis(store: SlabStore, run_id: int | None) -> RunReport:
+    """Analyse a store when a run ends; the plug-in point of the leak detectors.
+
+    When the module ``detectors.leaks`` exists and provides
+    ``findings_from_store(store: SlabStore, run_id: int | None) -> Iterable[Finding]``,
+    its findings become the incident's findings.  Until it lands the report is
+    the summary alone (samples, caches, top growers): no verdicts are made up.
+    """
+    summary = store.summary(run_id)
+    findings: tuple[Finding, ...] = ()
+    try:
+        leaks = importlib.import_module("detectors.leaks")
+    except ImportError:
+        leaks = None  # the leak detectors are a later issue
+    analyse = getattr(leaks, "findings_from_store", None)
+    if analyse is not None:
+        findings = tuple(analyse(store, run_id))
+    runs = [r for r in store.runs() if run_id is None or r.id == run_id]
+    hosts = {r.host for r in runs if r.host}
+    kernels = {r.kernel_release for r in runs if r.kernel_release}
+    window: TimeWindow | NotAvailable = NotAvailable("the store has no samples")
+    if isinstance(summary.first_wall, float) and isinstance(summary.last_wall, float):
+        window = TimeWindow(Timestamp(summary.first_wall, Clock.WALL), Timestamp(summary.last_wall, Clock.WALL))
+    size = store.path.stat().st_size
+    incident = Incident(
+        host=hosts.pop() if len(hosts) == 1 else NotAvailable("the store does not name one host"),
+        kernel_release=kernels.pop() if len(kernels) == 1 else NotAvailable("the store does not name one kernel"),
+        window=window,
+        sources=(SourceRecord(str(store.path), size, NotAvailable("a store changes while it is written"), 0.0),),
+        findings=findings,
+        tool_version=__version__,
+    )
+    return RunReport(store.path, run_id, summary, incident)
+
+
+def _human_bytes(value: int) -> str:
+    sign = "-" if value < 0 else ""
+    size = float(abs(value))
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{sign}{size:.0f} {unit}" if unit == "B" else f"{sign}{size:.1f} {unit}"
+        size /= 1024
+    return f"{sign}{size:.1f} GiB"
+
+
+def _when(value: float | NotAvailable) -> str:
+    return str(Timestamp(value, Clock.WALL)) if isinstance(value, float) else str(value)
+
+
+def report_to_dict(report: RunReport, schema: str) -> dict[str, Any]:
+    """The ``kforensic.slab-watch/1`` (or slab-import) JSON document."""
+    from forensics.serialize import incident_to_dict
+
+    s = report.summary
+    return {
+        "schema": schema,
+        "store": str(report.store),
+        "run_id": report.run_id,
+        "summary": {
+            "samples": s.samples,
+            "caches": s.caches,
+            "boots": s.boots,
+            "first_wall": s.first_wall if isinstance(s.first_wall, float) else None,
+            "last_wall": s.last_wall if isinstance(s.last_wall, float) else None,
+            "kmsg_records": s.kmsg_records,
+            "kmsg_missing": s.kmsg_missing,
+            "top_growers": [
+                {
+                    "cache": g.name,
+                    "first_active_bytes": g.first_active_bytes,
+                    "last_active_bytes": g.last_active_bytes,
+                    "first_active_objs": g.first_active_objs,
+                    "last_active_objs": g.last_active_objs,
+                }
+                for g in s.top_growers
+            ],
+        },
+        "incident": incident_to_dict(report.incident),
+    }
+
+
+def render_report(report: RunReport, fmt: OutputFormat, schema: str) -> str:
+    """The report as text, markdown or JSON."""
+    if fmt is OutputFormat.JSON:
+        return json.dumps(report_to_dict(report, schema), indent=2) + "\n"
+    s = report.summary
+    md = fmt is OutputFormat.MD
+    lines = ["# slab-watch summary", ""] if md else ["slab-watch summary"]
+    bullet = "- " if md else "  "
+    lines += [
+        f"{bullet}store: {report.store}" + (f" (run {report.run_id})" if report.run_id is not None else ""),
+        f"{bullet}samples: {s.samples} from {_when(s.first_wall)} to {_when(s.last_wall)}",
+        f"{bullet}caches: {s.caches}; boots: {s.boots}"
+        + ("  (a reboot splits the series: growth is measured within the last boot)" if s.boots > 1 else ""),
+        f"{bullet}kernel log records: {s.kmsg_records}; never read (sequence gaps): {s.kmsg_missing}",
+    ]
+    lines += ["", "## Top growers (bytes in use, last boot)", ""] if md else ["top growers (bytes in use, last boot):"]
+    if not s.top_growers:
+        lines.append(f"{bullet}none: no cache grew between the first and last sample")
+    for g in s.top_growers:
+        lines.append(
+            f"{bullet}{g.name}: {_human_bytes(g.first_active_bytes)} -> {_human_bytes(g.last_active_bytes)}"
+            f" ({'+' if g.delta_bytes >= 0 else ''}{_human_bytes(g.delta_bytes)};"
+            f" objects {g.first_active_objs} -> {g.last_active_objs})"
+        )
+    if report.incident.findings:
+        from forensics.report import render_incident
+
+        lines += ["", render_incident(report.incident, fmt, color=False)]
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------- slab-watch
+
+
+def _systemd_quote(arg: str) -> str:
+    # ExecStart= expands % specifiers and $ variables, and splits on blanks.
+    escaped = arg.replace("%", "%%").replace("$", "$$")
+    if re.fullmatch(r"[\w/.:=+@,%$-]+", escaped):
+        return escaped
+    return '"' + escaped.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def systemd_unit(store: Path, interval: str, duration: str | None, require: bool) -> str:
+    """A ready systemd service running slab-watch unattended, niced, with only the store writable."""
+    launcher = Path(sys.argv[0])
+    exe = str(launcher.absolute()) if launcher.name == "kforensic" else shutil.which("kforensic")
+    command = [exe] if exe else [sys.executable, "-m", "forensics"]
+    command += ["slab-watch", "--store", str(store), "--interval", interval]
+    if duration is not None:
+        command += ["--duration", duration]
+    if require:
+        command.append("--require-slabinfo")
+    return "\n".join(
+        [
+            "[Unit]",
+            "Description=kforensic slab-watch: kernel slab and memory counters for leak analysis",
+            "Documentation=man:kforensic(1)",
+            "After=local-fs.target",
+            "",
+            "[Service]",
+            "Type=simple",
+            "ExecStart=" + " ".join(_systemd_quote(a) for a in command),
+            "Nice=10",
+            "IOSchedulingClass=idle",
+            "CPUSchedulingPolicy=batch",
+            "ProtectSystem=strict",
+            f"ReadWritePaths={_systemd_quote(str(store.parent))}",
+            "ProtectHome=read-only",
+            "PrivateTmp=yes",
+            "NoNewPrivileges=yes",
+            "UMask=0077",
+            "# SIGTERM ends the run after the sample being taken; exit status 0.",
+            "KillSignal=SIGTERM",
+            "TimeoutStopSec=30",
+            "Restart=on-failure",
+            "RestartSec=30",
+            "",
+            "[Install]",
+            "WantedBy=multi-user.target",
+            "",
+        ]
+    )
+
+
+class _PlainProgress:
+    """One log line per sample, for journals and pipes."""
+
+    def __call__(self, p: Progress) -> None:
+        movers = ", ".join(
+            f"{m.name} {'+' if m.delta_bytes >= 0 else ''}{_human_bytes(m.delta_bytes)}" for m in p.movers
+        )
+        total = p.plan.expected_samples()
+        of = f"/{total}" if total else ""
+        extra = " REBOOT (series break)" if p.rebooted else ""
+        missing = f"; missing: {'; '.join(p.missing)}" if p.missing and p.index == 1 else ""
+        print(
+            f"slab-watch: run {p.run_id} sample {p.index}{of} cost {p.cost_seconds * 1000:.1f} ms,"
+            f" kmsg +{p.kmsg_records}{extra}{'; ' + movers if movers else ''}{missing}",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
+def _watch(store_path: Path, root: Path, interval: float, duration: float | None, require: bool, force: bool) -> int:
+    from collectors import procfs
+    from collectors.slabstore import SlabStore
+    from collectors.slabwatch import SlabWatcher, WatchPlan, check_slabinfo, require_slabinfo
+
+    if require:
+        require_slabinfo(root)
+    elif (problem := check_slabinfo(root)) is not None:
+        print(
+            f"kforensic: notice: {problem} (mode 0400: run as root for slab caches);"
+            " recording meminfo, vmstat, fs counts and the kernel log only",
+            file=sys.stderr,
+        )
+    host = procfs.read_identity(root, NotAvailable("not needed")).hostname
+    store = SlabStore.open_for_writing(store_path, host, force=force)
+    plan = WatchPlan(root, interval, duration, require)
+    with store:
+        watcher = SlabWatcher(store, plan)
+        if sys.stderr.isatty():
+            from rich.console import Console
+            from rich.progress import BarColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+            from rich.progress import Progress as RichProgress
+
+            columns = [TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(), TimeRemainingColumn()]
+            with RichProgress(*columns, console=Console(stderr=True), transient=False) as bar:
+                task = bar.add_task("slab-watch: starting", total=plan.expected_samples())
+
+                def show(p: Progress) -> None:
+                    movers = ", ".join(f"{m.name} {_human_bytes(m.delta_bytes)}" for m in p.movers[:2])
+                    bar.update(task, completed=p.index, description=f"sample {p.index} {movers}".strip())
+
+                result = watcher.run(show)
+        else:
+            result = watcher.run(_PlainProgress())
+        stopped = f", stopped by {result.stopped_by}" if result.stopped_by else ""
+        print(
+            f"slab-watch: {result.samples} samples in run {result.run_id}{stopped};"
+            f" {result.cpu_seconds / max(result.samples, 1) * 1000:.1f} ms CPU per sample",
+            file=sys.stderr,
+        )
+        return result.run_id
+
+
+def slab_watch(
+    interval: Annotated[str, typer.Option("--interval", help="Time between samples: 1s to 1h (60, 90s, 5m).")] = "60s",
+    hours: Annotated[float | None, typer.Option("--hours", help="Sample for this many hours.")] = None,
+    duration: Annotated[
+        str | None, typer.Option("--duration", help="Sample for this long (30m, 24h, 2d); default: until stopped.")
+    ] = None,
+    store: Annotated[
+        str | None,
+        typer.Option(
+            "--store",
+            help="Store file or directory (default /var/lib/kforensic/ as root, else ~/.local/share/kforensic/).",
+        ),
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Add to a store recorded on another host.")] = False,
+    root: Annotated[
+        Path, typer.Option("--root", help="Read proc/ and sys/ below DIR (a copied tree).", metavar="DIR")
+    ] = Path("/"),
+    require: Annotated[
+        bool, typer.Option("--require-slabinfo", help="Fail (exit 3) instead of continuing without /proc/slabinfo.")
+    ] = False,
+    unit: Annotated[
+        bool, typer.Option("--systemd-unit", help="Print a systemd service for these options and exit.")
+    ] = False,
+    fast: Annotated[bool, typer.Option("--allow-fast-interval", hidden=True)] = False,
+    fmt: FormatOption = OutputFormat.TEXT,
+    output: OutputOption = None,
+    fail_on: FailOnOption = None,
+    debug: DebugOption = False,
+) -> None:
+    """Sample kernel slab caches, meminfo, vmstat and the kernel log into a store (SIGTERM/Ctrl-C end it cleanly)."""
+    from collectors.slabstore import SlabStore, resolve_store_path
+    from collectors.slabwatch import MAX_INTERVAL, MIN_INTERNAL_INTERVAL, MIN_INTERVAL
+
+    seconds = parse_duration(interval, "--interval")
+    lowest = MIN_INTERNAL_INTERVAL if fast else MIN_INTERVAL
+    if not lowest <= seconds <= MAX_INTERVAL:
+        raise UsageError(f"--interval {interval} is outside 1s..1h", hint="give e.g. --interval 60s")
+    if hours is not None and duration is not None:
+        raise UsageError("give --hours or --duration, not both")
+    length = hours * 3600.0 if hours is not None else None
+    if duration is not None:
+        length = parse_duration(duration, "--duration")
+    if length is not None and length <= 0:
+        raise UsageError("the duration must be more than 0")
+    store_path = resolve_store_path(store)
+    if unit:
+        spec = duration if duration is not None else (f"{hours}h" if hours is not None else None)
+        deliver(systemd_unit(store_path.absolute(), interval, spec, require), output)
+        raise typer.Exit(0)
+    if not root.is_dir():
+        raise InputError(f"--root {root} is not a directory", hint="give the directory holding proc/ and sys/")
+    run_id = _watch(store_path, root, seconds, length, require, force)
+    with SlabStore.open(store_path, readonly=True) as reader:
+        report = end_of_run_analysis(reader, run_id)
+    deliver(render_report(report, fmt, WATCH_SCHEMA), output)
+    raise typer.Exit(int(exit_status(report.incident, fail_on)))
+
+
+# ---------------------------------------------------------------- slab-import
+
+
+def slab_import(
+    paths: Annotated[list[Path], typer.Argument(help="Snapshot files or directories.", metavar="PATH...")],
+    store: Annotated[str, typer.Option("--store", help="Store file or directory (created 0600 if missing).")],
+    host: Annotated[str | None, typer.Option("--host", help="Host the snapshots were taken on.")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Import again / into another host's store.")] = False,
+    fmt: FormatOption = OutputFormat.TEXT,
+    output: OutputOption = None,
+    fail_on: FailOnOption = None,
+    debug: DebugOption = False,
+) -> None:
+    """Import slabinfo/meminfo snapshots (timestamped files or concatenated `cat` output) into a store."""
+    from collectors.slabimport import import_snapshots, read_snapshots
+    from collectors.slabstore import SlabStore, resolve_store_path
+
+    snapshots = read_snapshots(paths)
+    store_path = resolve_store_path(store)
+    origin = ",".join(str(p.absolute()) for p in paths)
+    owner: str | NotAvailable = host if host else NotAvailable("imported snapshots do not name their host")
+    with SlabStore.open_for_writing(store_path, owner, force=force) as writer:
+        run_id = import_snapshots(writer, snapshots, origin, owner, force=force)
+    with SlabStore.open(store_path, readonly=True) as reader:
+        report = end_of_run_analysis(reader, run_id)
+    deliver(render_report(report, fmt, IMPORT_SCHEMA), output)
+    raise typer.Exit(int(exit_status(report.incident, fail_on)))
+
+
+# ---------------------------------------------------------------- slab-export
+
+
+def _prom_label(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+_SLAB_METRICS = (
+    # (node_exporter name, help, column of the slab row)
+    ("node_slabinfo_active_objects", "The number of objects that are currently active (i.e., in use).", 4),
+    ("node_slabinfo_objects", "The total number of allocated objects (i.e., objects that are both in use and not).", 5),
+    ("node_slabinfo_object_size_bytes", "The size of objects in this slab, in bytes.", 6),
+    ("node_slabinfo_objects_per_slab", "The number of objects stored in each slab.", 7),
+    ("node_slabinfo_pages_per_slab", "The number of pages allocated for each slab.", 8),
+)
+
+
+def _meminfo_metric(name: str, unit: str) -> str:
+    # node_exporter: "Active(anon)" -> "Active_anon"; sizes in kB become *_bytes.
+    key = re.sub(r"\((.*)\)", r"_\1", name)
+    return f"node_memory_{key}_bytes" if unit == "kB" else f"node_memory_{key}"
+
+
+def prometheus_text(store: SlabStore, run_id: int | None, all_samples: bool) -> str:
+    """node_exporter-compatible text exposition of the last sample (or every sample, with timestamps)."""
+    samples = store.samples(run_id)
+    if not samples:
+        raise InputError(f"{store.path}: no samples to export")
+    wanted = {s.id for s in samples} if all_samples else {samples[-1].id}
+    stamp = {s.id: f" {int(s.wall * 1000)}" if all_samples else "" for s in samples}
+    out: list[str] = []
+    rows = [r for r in store.iter_slab_rows(run_id) if r[0] in wanted]
+    for metric, text, column in _SLAB_METRICS:
+        out += [f"# HELP {metric} {text}", f"# TYPE {metric} gauge"]
+        out += [f'{metric}{{slab="{_prom_label(str(r[3]))}"}} {r[column]}{stamp[int(str(r[0]))]}' for r in rows]
+    for source, name, unit in store.counter_names():
+        if source != "meminfo":
+            continue
+        metric = _meminfo_metric(name, unit)
+        points = [p for p in store.counter_series(source, name, run_id) if p.sample_id in wanted]
+        if not points:
+            continue
+        out += [f"# HELP {metric} Memory information field {name}.", f"# TYPE {metric} gauge"]
+        scale = 1024 if unit == "kB" else 1
+        out += [f"{metric} {p.value * scale}{stamp[p.sample_id]}" for p in points]
+    return "\n".join(out) + "\n"
+
+
+def slab_export(
+    store: Annotated[str, typer.Option("--store", help="Store file or directory to export.")],
+    fmt: Annotated[
+        str, typer.Option("--format", "-f", help="csv, parquet (needs pyarrow) or prometheus (text exposition).")
+    ] = "csv",
+    table: Annotated[str, typer.Option("--table", help="csv/parquet: slab (per cache) or counters.")] = "slab",
+    run: Annotated[int | None, typer.Option("--run", help="Only this run (see the summary); default all.")] = None,
+    all_samples: Annotated[
+        bool, typer.Option("--all-samples", help="prometheus: every sample with its timestamp, not just the last.")
+    ] = False,
+    output: OutputOption = None,
+    debug: DebugOption = False,
+) -> None:
+    """Export a store as CSV, Parquet or Prometheus text (node_exporter metric names)."""
+    from collectors.slabstore import SlabStore, resolve_store_path
+
+    if fmt not in ("csv", "parquet", "prometheus"):
+        raise UsageError(f"--format {fmt} is not one of csv, parquet, prometheus")
+    if table not in ("slab", "counters"):
+        raise UsageError(f"--table {table} is not one of slab, counters")
+    with SlabStore.open(resolve_store_path(store), readonly=True) as reader:
+        if fmt == "prometheus":
+            deliver(prometheus_text(reader, run, all_samples), output)
+            return
+        frame = reader.slab_frame(run) if table == "slab" else reader.counter_frame(run)
+        if fmt == "csv":
+            deliver(frame.to_csv(index=False), output)
+            return
+        try:
+            importlib.import_module("pyarrow")
+        except ImportError:
+            raise InputError(
+                "parquet export needs pyarrow, which is not installed", hint="pip install pyarrow, or use --format csv"
+            ) from None
+        if output is None:
+            raise UsageError("parquet is binary: give -o FILE")
+        from forensics.output import write_atomic
+
+        write_atomic(output, frame.to_parquet(index=False))
+
+
+def register(app: typer.Typer) -> None:
+    """Add the three commands to the CLI."""
+    app.command("slab-watch", epilog=WATCH_EXAMPLE, help=f"{slab_watch.__doc__}")(slab_watch)
+    app.command("slab-import", epilog=IMPORT_EXAMPLE, help=f"{slab_import.__doc__}")(slab_import)
+    app.command("slab-export", epilog=EXPORT_EXAMPLE, help=f"{slab_export.__doc__}")(slab_export)

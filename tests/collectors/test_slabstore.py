@@ -1,0 +1,200 @@
+"""Tests of collectors.slabstore: creation, host check, locking, round trips, reboots, evidence, size."""
+
+from __future__ import annotations
+
+import sqlite3
+import stat
+import time
+from pathlib import Path
+
+import pytest
+
+from collectors import procfs
+from collectors.kmsg import KmsgBatch, KmsgGap, KmsgRecord
+from collectors.procfs import Counter, Counters, HostIdentity, Slabinfo
+from collectors.slabstore import SCHEMA_VERSION, RunInfo, Sample, SlabStore, resolve_store_path
+from forensics.errors import InputError, UsageError
+from forensics.evidence import check_evidence
+from forensics.model import Evidence, Locator, LocatorKind, NotAvailable
+from tests.collectors.test_procfs import cache
+
+BOOT_A = "aaaaaaaa-0000-0000-0000-000000000001"
+BOOT_B = "bbbbbbbb-0000-0000-0000-000000000002"
+NA = NotAvailable("not in this test")
+
+
+def run_info(origin: str = "live") -> RunInfo:
+    ident = HostIdentity("h1", "6.1.0", BOOT_A, 4096, 8 << 30)
+    return RunInfo(origin, ident, NA, 60.0, "/")
+
+
+def sample(wall: float, boot: str, caches: dict[str, int], kmsg: tuple[KmsgRecord, ...] = ()) -> Sample:
+    slab = Slabinfo("2.1", False, tuple(cache(n, a) for n, a in caches.items()))
+    mem = Counters((Counter("MemTotal", 8 << 20, "kB"), Counter("Slab", int(wall), "kB")))
+    return Sample(wall, wall - 1000, boot, slab, mem, NA, NA, KmsgBatch(kmsg), 0.001)
+
+
+def record(seq: int, text: str = "") -> KmsgRecord:
+    return KmsgRecord(seq, 0, 6, seq * 1000, "-", text or f"message {seq}")
+
+
+def test_created_private_in_wal_mode_with_schema(tmp_path: Path) -> None:
+    path = tmp_path / "sub" / "store.sqlite"
+    with SlabStore.open_for_writing(path, "h1") as store:
+        run = store.begin_run(run_info())
+        store.append_sample(run, sample(1000.0, BOOT_A, {"a": 10}))
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+        wal = path.with_name(path.name + "-wal")
+        assert wal.exists() and stat.S_IMODE(wal.stat().st_mode) == 0o600
+        assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+        assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert store.meta("schema") == "kforensic.slabstore/1"
+        assert store.meta("host") == "h1"
+    raw = sqlite3.connect(path)
+    assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert raw.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_another_hosts_store_is_refused_without_force(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite"
+    SlabStore.open_for_writing(path, "h1").close()
+    with pytest.raises(UsageError, match="recorded on host 'h1', this is 'h2'"):
+        SlabStore.open_for_writing(path, "h2")
+    with SlabStore.open_for_writing(path, "h2", force=True) as store:
+        assert store.meta("host") == "h1"  # the store stays h1's; the run says h2
+    with SlabStore.open_for_writing(path, "h1") as store:
+        assert store.runs() == ()
+
+
+def test_two_writers_are_refused(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite"
+    with SlabStore.open_for_writing(path, "h1"):
+        with pytest.raises(UsageError, match="being written by another"):
+            SlabStore.open_for_writing(path, "h1")
+        with SlabStore.open(path) as reader:  # readers are welcome
+            assert reader.runs() == ()
+
+
+def test_readonly_store_refuses_writes_and_bad_files_are_input_errors(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite"
+    SlabStore.open_for_writing(path, "h1").close()
+    with SlabStore.open(path) as reader, pytest.raises(UsageError, match="read-only"):
+        reader.begin_run(run_info())
+    junk = tmp_path / "junk.sqlite"
+    junk.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(InputError, match="not a slab-watch store"):
+        SlabStore.open(junk)
+    with pytest.raises(InputError, match="no such store"):
+        SlabStore.open(tmp_path / "missing.sqlite")
+
+
+def test_store_path_resolution(tmp_path: Path) -> None:
+    assert resolve_store_path(str(tmp_path)) == tmp_path / "slab-watch.sqlite"
+    assert resolve_store_path(f"{tmp_path}/new/") == tmp_path / "new" / "slab-watch.sqlite"
+    assert resolve_store_path(str(tmp_path / "x.db")) == tmp_path / "x.db"
+    assert resolve_store_path(None).name == "slab-watch.sqlite"
+
+
+def test_round_trip_caches_appearing_and_disappearing_and_reboot(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite"
+    with SlabStore.open_for_writing(path, "h1") as store:
+        run = store.begin_run(run_info())
+        store.append_sample(run, sample(1000.0, BOOT_A, {"a": 100, "gone": 50}, (record(1), record(2))))
+        store.append_sample(run, sample(1060.0, BOOT_A, {"a": 200, "gone": 50, "new": 10}, (record(3),)))
+        # after the reboot: a new boot id, the log numbering restarts
+        store.append_sample(run, sample(1200.0, BOOT_B, {"a": 100, "new": 20}, (record(1, "boot b"),)))
+        store.append_sample(run, sample(1260.0, BOOT_B, {"a": 164, "new": 20}, (record(2, "boot b"),)))
+        store.end_run(run)
+    with SlabStore.open(path) as store:
+        assert store.cache_names() == ("a", "gone", "new")
+        assert [p.active_objs for p in store.cache_series("a")] == [100, 200, 100, 164]
+        assert [p.sample_id for p in store.cache_series("gone")] == [1, 2]
+        assert [p.sample_id for p in store.cache_series("new")] == [2, 3, 4]
+        assert store.cache_series("a")[0].active_bytes == 100 * 64
+        assert store.boot_segments() == ((BOOT_A, 1, 2), (BOOT_B, 3, 4))
+        assert [p.value for p in store.counter_series("meminfo", "Slab")] == [1000, 1060, 1200, 1260]
+        assert ("meminfo", "MemTotal", "kB") in store.counter_names()
+        assert [(r.boot_id, r.seq) for r in store.kmsg()] == [
+            (BOOT_A, 1),
+            (BOOT_A, 2),
+            (BOOT_A, 3),
+            (BOOT_B, 1),
+            (BOOT_B, 2),
+        ]
+        assert store.last_kmsg_seq(BOOT_A) == 3 and store.last_kmsg_seq("other") is None
+        summary = store.summary()
+        # growth is measured within the last boot only: "a" 100 -> 164, not 100 -> 200 -> 100 -> 164
+        assert summary.boots == 2 and summary.samples == 4 and summary.caches == 3
+        assert [(g.name, g.first_active_objs, g.last_active_objs) for g in summary.top_growers] == [("a", 100, 164)]
+        assert summary.kmsg_records == 5 and summary.kmsg_missing == 0
+        runs = store.runs()
+        assert len(runs) == 1 and runs[0].ended is not None and runs[0].host == "h1"
+        frame = store.slab_frame()
+        assert len(frame) == 2 + 3 + 2 + 2
+        assert set(frame.columns) >= {"sample_id", "boot_id", "cache", "active_objs", "num_slabs"}
+        assert len(store.counter_frame()) == 8
+
+
+def test_kmsg_duplicates_are_ignored_and_gaps_recorded(tmp_path: Path) -> None:
+    with SlabStore.open_for_writing(tmp_path / "s.sqlite", "h1") as store:
+        run = store.begin_run(run_info())
+        store.append_sample(run, sample(1.0, BOOT_A, {}, (record(1), record(2))))
+        batch = KmsgBatch((record(2), record(6)), (KmsgGap(2, 6),))
+        second = Sample(2.0, 2.0, BOOT_A, NA, NA, NA, NA, batch)
+        store.append_sample(run, second)
+        assert [r.seq for r in store.kmsg()] == [1, 2, 6]
+        assert store.kmsg_missing() == 3
+        assert store.samples()[1].missing is not None and "not in this test" in store.samples()[1].missing
+
+
+def test_topology_is_stored_per_run(tmp_path: Path) -> None:
+    from tests.collectors.test_procfs import FakeTree
+
+    tree = FakeTree(tmp_path / "root")
+    info = RunInfo("live", procfs.read_identity(tree.root, NA), procfs.read_slab_topology(tree.root), 1.0, "x")
+    with SlabStore.open_for_writing(tmp_path / "s.sqlite", "fakehost") as store:
+        run = store.begin_run(info)
+        assert store.aliases(run) == {"kmalloc-64": ":0000064", "kmalloc-cg-64": ":0000064"}
+        assert store.reclaimable(run) == {":0000064": False, "dentry": True}
+
+
+def test_sample_evidence_resolves(tmp_path: Path) -> None:
+    with SlabStore.open_for_writing(tmp_path / "s.sqlite", "h1") as store:
+        run = store.begin_run(run_info())
+        sid = store.append_sample(run, sample(5.0, BOOT_A, {"kmalloc-64": 6400}))
+        line = store.sample_line(sid, "kmalloc-64")
+        assert line is not None
+        # the stored line is the kernel's own: it parses back to the same numbers
+        from tests.collectors.test_procfs import slab_line
+
+        assert line == slab_line(cache("kmalloc-64", 6400))
+        resolvers = {LocatorKind.SAMPLE: store.resolve_evidence}
+        good = Evidence(str(store.path), Locator(LocatorKind.SAMPLE, sid, name="kmalloc-64"), "kmalloc-64")
+        assert check_evidence(good, resolvers=resolvers) is None
+        counter = Evidence(str(store.path), Locator(LocatorKind.SAMPLE, sid, name="meminfo:Slab"), "Slab: 5 kB")
+        assert check_evidence(counter, resolvers=resolvers) is None
+        wrong = Evidence(str(store.path), Locator(LocatorKind.SAMPLE, sid + 1, name="kmalloc-64"), "kmalloc-64")
+        assert check_evidence(wrong, resolvers=resolvers) is not None
+
+
+def test_24h_at_60s_on_250_caches_stays_under_20_mb(tmp_path: Path) -> None:
+    """The issue's size budget, with realistic churn: 1440 samples of 250 caches, meminfo and vmstat."""
+    path = tmp_path / "day.sqlite"
+    mem = procfs.parse_meminfo(Path("/proc/meminfo").read_bytes(), "/proc/meminfo")
+    vm = procfs.parse_vmstat(Path("/proc/vmstat").read_bytes(), "/proc/vmstat")
+    samples = 1440
+    started = time.monotonic()
+    with SlabStore.open_for_writing(path, "h1") as store:
+        store.db.execute("PRAGMA synchronous=OFF")  # the size does not depend on fsync; the test time does
+        run = store.begin_run(run_info())
+        for i in range(samples):
+            caches = tuple(cache(f"cache-{c:03d}", 1000 + c * 37 + (i * (c % 7)) % 5000) for c in range(250))
+            store.append_sample(
+                run, Sample(60.0 * i, 60.0 * i, BOOT_A, Slabinfo("2.1", False, caches), mem, vm, NA, NA)
+            )
+        store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    size = path.stat().st_size
+    per_sample = size / samples
+    print(f"store: {size / 1e6:.2f} MB for {samples} samples of 250 caches = {per_sample:.0f} B/sample")
+    assert size < 20e6
+    assert time.monotonic() - started < 30
