@@ -163,7 +163,8 @@ class RootReader:
 
     def _problem(self, target: str, path: Path, exc: OSError) -> NotAvailable:
         reason = exc.strerror or str(exc)
-        self.problems.append(ReadProblem(target, reason))
+        if all(p.path != target for p in self.problems):  # a file read twice is one problem
+            self.problems.append(ReadProblem(target, reason))
         self.sources.append(
             SourceRecord(
                 path=str(path), size=NotAvailable(reason), sha256=NotAvailable(reason), seconds=0.0, error=reason

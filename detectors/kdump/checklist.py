@@ -281,7 +281,8 @@ def check_config(state: KdumpState, estimate: Estimate) -> list[Line]:
     for problem in config.problems:
         detail = f"{config.file.path} line {problem.line}: {problem.reason}"
         fix = f"correct or remove line {problem.line} of {config.file.path}"
-        lines.append(fail("kdump-config", title, detail, why, fix, file_evidence(config.file, problem.line)))
+        evidence = file_evidence(config.file, problem.line)
+        lines.append(fail(f"kdump-config:{problem.reason}", title, detail, why, fix, evidence))
     use = config.get("USE_KDUMP") if _family(state) is DistroFamily.DEBIAN else None
     if use is not None and use.value != "1":
         detail = f"{config.file.path} line {use.line}: USE_KDUMP={use.value} disables kdump-tools"

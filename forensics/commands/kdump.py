@@ -15,10 +15,14 @@ from forensics.errors import CollectionError, ExitCode, UsageError
 from forensics.report import OutputFormat
 
 if TYPE_CHECKING:
+    import datetime as dt
+
     from collectors.kdump.apply import AppliedChange
+    from collectors.kdump.reader import StatvfsProvider
     from collectors.kdump.snapshot import KdumpState
     from detectors.kdump.checklist import Checklist
     from detectors.kdump.plan import Command, Plan
+    from detectors.kdump.sysctl_rules import Policy
     from forensics.model import Incident
 
 CHECK_SCHEMA = "kforensic.kdump-check/1"
@@ -52,16 +56,18 @@ RootOption = Annotated[
 kdump_app = typer.Typer(
     name="kdump",
     help="Check, set up and test kernel crash dump capture (kdump).",
+    epilog=CHECK_EXAMPLE + SETUP_EXAMPLE.replace("Example:\n", ""),
     no_args_is_help=True,
     rich_markup_mode=None,
 )
 
 
-def _collect(root: Path) -> tuple[KdumpState, Checklist]:
+def _collect(root: Path, statvfs: StatvfsProvider | None = None) -> tuple[KdumpState, Checklist]:
+    from collectors.kdump.reader import real_statvfs
     from collectors.kdump.state import collect_kdump_state
     from detectors.kdump.checklist import run_checklist
 
-    state = collect_kdump_state(root)
+    state = collect_kdump_state(root, statvfs or real_statvfs)
     return state, run_checklist(state)
 
 
@@ -262,7 +268,7 @@ def render_setup(doc: dict[str, Any], fmt: OutputFormat) -> str:
         verb = ("created" if change["action"] == "create" else "changed") if done else f"to {change['action']}"
         backup = f" (backup {change['backup']})" if change["backup"] else ""
         out.append(f"{'## ' if md else ''}File {change['path']} {verb}{backup}: {change['reason']}")
-        out += ["```diff" if md else "", change["diff"].rstrip("\n"), "```" if md else "", ""]
+        out += ["```diff", change["diff"].rstrip("\n"), "```", ""] if md else ["", change["diff"].rstrip("\n"), ""]
     if doc["commands"]:
         out.append(f"{'## ' if md else ''}Commands:")
         for command in doc["commands"]:
@@ -294,6 +300,45 @@ def _run(command: Command) -> int:
     return result.returncode
 
 
+def run_setup(
+    root: Path,
+    preset: Policy,
+    *,
+    apply: bool,
+    statvfs: StatvfsProvider | None = None,
+    now: dt.datetime | None = None,
+) -> dict[str, Any]:
+    """Plan, and with ``apply`` carry out, the setup of ``root``; return the setup document.
+
+    Commands (package install, update-grub/grubby, systemctl, sysctl) run only
+    on the live system (``root`` is ``/``); under another root they are listed
+    as to be run on the target system.
+    """
+    import datetime as dt
+
+    from detectors.kdump.plan import make_plan
+
+    state, checklist = _collect(root, statvfs)
+    plan = make_plan(state, checklist, preset)
+    applied: tuple[AppliedChange, ...] | None = None
+    ran: dict[tuple[str, ...], int] = {}
+    if apply:
+        from collectors.kdump.apply import apply_changes
+
+        live = root.resolve() == Path("/")
+        if live and os.geteuid() != 0:
+            raise UsageError("setup --apply on this machine needs root", hint="sudo kforensic kdump setup --apply")
+        if live and plan.install is not None:
+            ran[plan.install.argv] = _run(plan.install)
+            state, checklist = _collect(root, statvfs)  # the package brought its config: plan again
+            plan = make_plan(state, checklist, preset)
+        applied = apply_changes(plan.changes, root, now or dt.datetime.now(dt.UTC))
+        if live:
+            for command in plan.commands:
+                ran[command.argv] = _run(command)
+    return setup_document(state, checklist, plan, applied, ran)
+
+
 @kdump_app.command("setup", epilog=SETUP_EXAMPLE)
 def setup(
     root: RootOption = Path("/"),
@@ -307,34 +352,13 @@ def setup(
     debug: DebugOption = False,
 ) -> None:
     """Print the plan that makes crash dumps work; with --apply carry it out."""
-    import datetime as dt
-
-    from detectors.kdump.plan import make_plan
     from detectors.kdump.sysctl_rules import policy_named
 
     try:
         preset = policy_named(policy)
     except ValueError as exc:
         raise UsageError(str(exc), hint="kforensic kdump setup --policy hang-debug") from None
-    state, checklist = _collect(root)
-    plan = make_plan(state, checklist, preset)
-    applied: tuple[AppliedChange, ...] | None = None
-    ran: dict[tuple[str, ...], int] = {}
-    if apply:
-        from collectors.kdump.apply import apply_changes
-
-        live = root.resolve() == Path("/")
-        if live and os.geteuid() != 0:
-            raise UsageError("setup --apply on this machine needs root", hint="sudo kforensic kdump setup --apply")
-        if live and plan.install is not None:
-            ran[plan.install.argv] = _run(plan.install)
-            state, checklist = _collect(root)  # the package brought its config: plan again on the new state
-            plan = make_plan(state, checklist, preset)
-        applied = apply_changes(plan.changes, root, dt.datetime.now(dt.UTC))
-        if live:
-            for command in plan.commands:
-                ran[command.argv] = _run(command)
-    deliver(render_setup(setup_document(state, checklist, plan, applied, ran), fmt), output)
+    deliver(render_setup(run_setup(root, preset, apply=apply), fmt), output)
     raise typer.Exit(int(ExitCode.OK))
 
 

@@ -1,0 +1,314 @@
+"""Fake root trees of Debian 12, Ubuntu 24.04, RHEL 9, Fedora and an unknown distribution.
+
+Each scenario writes the files ``kforensic kdump`` reads (procfs, sysfs,
+configs, unit links, boot images) under a directory; the contents follow the
+formats the real systems use.  Free space is given by a fake statvfs.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from collectors.kdump.reader import VfsStat
+
+MIB = 1 << 20
+GIB = 1 << 30
+
+OS_RELEASE = {
+    "debian12": 'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nNAME="Debian GNU/Linux"\nVERSION_ID="12"\n'
+    'VERSION="12 (bookworm)"\nVERSION_CODENAME=bookworm\nID=debian\n',
+    "ubuntu2404": 'PRETTY_NAME="Ubuntu 24.04.1 LTS"\nNAME="Ubuntu"\nVERSION_ID="24.04"\n'
+    'VERSION="24.04.1 LTS (Noble Numbat)"\nID=ubuntu\nID_LIKE=debian\n',
+    "rhel9": 'NAME="Red Hat Enterprise Linux"\nVERSION="9.4 (Plow)"\nID="rhel"\nID_LIKE="fedora"\nVERSION_ID="9.4"\n'
+    'PRETTY_NAME="Red Hat Enterprise Linux 9.4 (Plow)"\n',
+    "fedora41": 'NAME="Fedora Linux"\nVERSION="41 (Server Edition)"\nID=fedora\nVERSION_ID=41\n'
+    'PRETTY_NAME="Fedora Linux 41 (Server Edition)"\n',
+    "arch": 'NAME="Arch Linux"\nPRETTY_NAME="Arch Linux"\nID=arch\nBUILD_ID=rolling\n',
+}
+RELEASE = {
+    "debian12": "6.1.0-18-amd64",
+    "ubuntu2404": "6.8.0-45-generic",
+    "rhel9": "5.14.0-427.13.1.el9_4.x86_64",
+    "fedora41": "6.11.4-301.fc41.x86_64",
+    "arch": "6.11.5-arch1-1",
+}
+
+DEBIAN_CONFIG = """\
+# kdump-tools configuration
+# ---------------------------------------------------------------------------
+# USE_KDUMP - controls kdump will be configured
+#     0 - kdump kernel will not be loaded
+#     1 - kdump kernel will be loaded and kdump is configured
+#
+USE_KDUMP={use}
+
+# KDUMP_COREDIR - local path to save the vmcore to.
+KDUMP_COREDIR="/var/crash"
+
+# MAKEDUMP_ARGS - extra arguments passed to makedumpfile (8).
+MAKEDUMP_ARGS="{args}"
+#KDUMP_DUMP_DMESG=
+"""
+
+RHEL_CONFIG = """\
+# This file contains a series of commands to perform (in order) in the kdump
+# kernel after a kernel crash in the crash kernel(1st kernel) has happened.
+#
+#raw /dev/vg/lv_kdump
+#ext4 UUID=03138356-5e61-4ab3-b58e-27507ac41937
+#nfs my.server.com:/export/tmp
+auto_reset_crashkernel yes
+path /var/crash
+core_collector {collector}
+#failure_action shell
+"""
+
+
+@dataclass(frozen=True)
+class FakeSystem:
+    """What a fake root tree holds."""
+
+    distro: str
+    ram: int = 8 * GIB
+    cmdline_crashkernel: str | None = None
+    boot_crashkernel: str | None = None  # in grub.d/kdump-tools.cfg (Debian) or the BLS entry (RHEL)
+    crash_size: int | None = 0  # None: the sysfs file is absent (kernel without kexec)
+    loaded: int | None = 0
+    tooling: bool = True
+    config: str | None = None  # text of the distro's kdump config; None: absent
+    service_enabled: bool = True
+    systemd: bool = True
+    sysctls: dict[str, str] = field(default_factory=dict)
+    debug_vmlinux: bool = False
+    free_bytes: int = 50 * GIB
+    extra: Callable[[Path], None] | None = None
+
+    @property
+    def release(self) -> str:
+        """The kernel release of the fake system."""
+        return RELEASE[self.distro]
+
+    def statvfs(self, path: str) -> VfsStat:
+        """A fake statvfs: 4 KiB blocks, ``free_bytes`` available of 100 GiB."""
+        return VfsStat(4096, (100 * GIB) // 4096, self.free_bytes // 4096)
+
+
+def _write(root: Path, path: str, text: str | bytes) -> Path:
+    target = root / path.lstrip("/")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        target.write_bytes(text)
+    else:
+        target.write_text(text)
+    return target
+
+
+def _sparse(root: Path, path: str, size: int) -> None:
+    target = root / path.lstrip("/")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with target.open("wb") as out:
+        out.truncate(size)
+
+
+def _bzimage(init_size: int) -> bytes:
+    """The start of an x86 bzImage: the setup header with "HdrS" and init_size."""
+    head = bytearray(0x400)
+    head[0x1FE:0x200] = b"\x55\xaa"
+    head[0x202:0x206] = b"HdrS"
+    struct.pack_into("<H", head, 0x206, 0x020F)
+    struct.pack_into("<I", head, 0x260, init_size)
+    return bytes(head)
+
+
+def _notes() -> bytes:
+    build_id = bytes.fromhex("3f2a9c0d5e6b7a8190aabbccddeeff0011223344")
+    return struct.pack("<III", 4, len(build_id), 3) + b"GNU\0" + build_id
+
+
+DEFAULT_SYSCTLS = {
+    "panic_on_oops": "1",
+    "panic_on_warn": "0",
+    "hung_task_panic": "0",
+    "softlockup_panic": "0",
+    "hardlockup_panic": "0",
+    "panic_on_rcu_stall": "0",
+    "panic": "0",
+    "sysrq": "438",
+}
+
+
+def build(root: Path, system: FakeSystem) -> Path:
+    """Write the tree of ``system`` under ``root`` and return ``root``."""
+    debian = system.distro in ("debian12", "ubuntu2404")
+    rel = system.release
+    root.mkdir(parents=True, exist_ok=True)
+    _write(root, "/etc/os-release", OS_RELEASE[system.distro])
+    _write(root, "/etc/hostname", f"{system.distro}-host\n")
+    boot_image = f"BOOT_IMAGE=/boot/vmlinuz-{rel} root=UUID=6c3b5f1e-0d4a-4c55-9a2f-1b2c3d4e5f60 ro quiet"
+    ck = f" crashkernel={system.cmdline_crashkernel}" if system.cmdline_crashkernel else ""
+    _write(root, "/proc/cmdline", f"{boot_image}{ck}\n")
+    if system.crash_size is not None:
+        _write(root, "/sys/kernel/kexec_crash_size", f"{system.crash_size}\n")
+    if system.loaded is not None:
+        _write(root, "/sys/kernel/kexec_crash_loaded", f"{system.loaded}\n")
+    _write(root, "/sys/kernel/notes", _notes())
+    _write(root, "/proc/sys/kernel/osrelease", f"{rel}\n")
+    _write(root, "/proc/sys/kernel/arch", "x86_64\n")
+    for name, value in {**DEFAULT_SYSCTLS, **system.sysctls}.items():
+        _write(root, f"/proc/sys/kernel/{name}", f"{value}\n")
+    kib = system.ram // 1024
+    _write(
+        root,
+        "/proc/meminfo",
+        f"MemTotal:       {kib - 200000} kB\nMemFree:        {kib // 2} kB\nMemAvailable:   {kib * 3 // 4} kB\n"
+        f"Buffers:          {kib // 64} kB\nCached:         {kib // 8} kB\nAnonPages:      {kib // 8} kB\n",
+    )
+    _write(
+        root,
+        "/proc/iomem",
+        "00000000-00000fff : Reserved\n00001000-0009fbff : System RAM\n00100000-bffdffff : System RAM\n"
+        "  01000000-01e02616 : Kernel code\n"
+        f"100000000-{0x100000000 + system.ram - 0xC0000000 - 1:x} : System RAM\n",
+    )
+    _write(
+        root,
+        "/proc/modules",
+        "ext4 1060864 1 - Live 0x0000000000000000\nvirtio_blk 24576 2 - Live 0x0000000000000000\n"
+        "mbcache 16384 1 ext4, Live 0x0000000000000000\njbd2 196608 1 ext4, Live 0x0000000000000000\n",
+    )
+    _write(root, f"/boot/vmlinuz-{rel}", _bzimage(30 * MIB))
+    _sparse(root, f"/var/lib/kdump/initrd.img-{rel}" if debian else f"/boot/initramfs-{rel}kdump.img", 18 * MIB)
+    (root / "var/crash").mkdir(parents=True, exist_ok=True)
+    (root / "etc/sysctl.d").mkdir(parents=True, exist_ok=True)
+    if system.systemd:
+        _write(root, "/usr/lib/systemd/systemd", b"\x7fELF")
+    if system.tooling:
+        tools = ["/usr/sbin/kdump-config", "/usr/sbin/makedumpfile", "/usr/sbin/kexec"] if debian else []
+        if system.distro in ("rhel9", "fedora41"):
+            tools = ["/usr/bin/kdumpctl", "/usr/sbin/makedumpfile", "/usr/sbin/kexec", "/usr/sbin/grubby"]
+        for tool in tools:
+            _write(root, tool, "#!/bin/sh\n").chmod(0o755)
+    if debian:
+        _write(root, "/etc/default/grub", 'GRUB_DEFAULT=0\nGRUB_TIMEOUT=5\nGRUB_CMDLINE_LINUX_DEFAULT="quiet"\n')
+        if system.boot_crashkernel:
+            _write(
+                root,
+                "/etc/default/grub.d/kdump-tools.cfg",
+                f'GRUB_CMDLINE_LINUX_DEFAULT="$GRUB_CMDLINE_LINUX_DEFAULT crashkernel={system.boot_crashkernel}"\n',
+            )
+        if system.config is not None:
+            _write(root, "/etc/default/kdump-tools", system.config)
+    elif system.distro in ("rhel9", "fedora41"):
+        options = "root=UUID=6c3b5f1e-0d4a-4c55-9a2f-1b2c3d4e5f60 ro"
+        if system.boot_crashkernel:
+            options += f" crashkernel={system.boot_crashkernel}"
+        _write(
+            root,
+            f"/boot/loader/entries/0123456789abcdef-{rel}.conf",
+            f"title {OS_RELEASE[system.distro].split('PRETTY_NAME=')[1].splitlines()[0].strip(chr(34))}\n"
+            f"version {rel}\nlinux /vmlinuz-{rel}\ninitrd /initramfs-{rel}.img\noptions {options}\n",
+        )
+        _write(root, "/etc/default/grub", 'GRUB_TIMEOUT=5\nGRUB_CMDLINE_LINUX="rhgb quiet"\n')
+        if system.config is not None:
+            _write(root, "/etc/kdump.conf", system.config)
+    if system.service_enabled and system.tooling:
+        unit = "kdump-tools.service" if debian else "kdump.service"
+        link = root / "etc/systemd/system/multi-user.target.wants" / unit
+        link.parent.mkdir(parents=True, exist_ok=True)
+        os.symlink(f"/usr/lib/systemd/system/{unit}", link)
+    if system.debug_vmlinux:
+        _sparse(root, f"/usr/lib/debug/boot/vmlinux-{rel}", 4096)
+    if system.extra is not None:
+        system.extra(root)
+    return root
+
+
+def _unreadable_config(root: Path) -> None:
+    # A directory where the config file should be: reading it fails with EISDIR, even as root.
+    path = root / "etc/default/kdump-tools"
+    path.unlink()
+    path.mkdir()
+
+
+_DEBIAN_READY = FakeSystem(
+    distro="debian12",
+    ram=4 * GIB,
+    cmdline_crashkernel="384M-:128M",
+    boot_crashkernel="384M-:128M",
+    crash_size=128 * MIB,
+    loaded=1,
+    config=DEBIAN_CONFIG.format(use=1, args="-c -d 31"),
+    sysctls={"panic": "10"},
+    debug_vmlinux=True,
+)
+_UBUNTU_CK = "2G-4G:320M,4G-32G:512M,32G-64G:1024M,64G-128G:2048M,128G-:4096M"
+_UBUNTU_READY = FakeSystem(
+    distro="ubuntu2404",
+    ram=16 * GIB,
+    cmdline_crashkernel=_UBUNTU_CK,
+    boot_crashkernel=_UBUNTU_CK,
+    crash_size=512 * MIB,
+    loaded=1,
+    config=DEBIAN_CONFIG.format(use=1, args="-l -d 31"),
+)
+_RHEL_CK = "1G-4G:192M,4G-64G:256M,64G-:512M"
+_RHEL_READY = FakeSystem(
+    distro="rhel9",
+    cmdline_crashkernel=_RHEL_CK,
+    boot_crashkernel=_RHEL_CK,
+    crash_size=256 * MIB,
+    loaded=1,
+    config=RHEL_CONFIG.format(collector="makedumpfile -l --message-level 7 -d 31"),
+    sysctls={"panic": "10"},
+)
+
+#: Every scenario of the golden tests, by name.
+SCENARIOS: dict[str, FakeSystem] = {
+    "debian12-ready": _DEBIAN_READY,
+    "debian12-no-crashkernel": replace(
+        _DEBIAN_READY, cmdline_crashkernel=None, boot_crashkernel=None, crash_size=0, loaded=0
+    ),
+    "debian12-not-loaded": replace(
+        _DEBIAN_READY, loaded=0, service_enabled=False, config=DEBIAN_CONFIG.format(use=0, args="-c -d 31")
+    ),
+    "debian12-no-tooling": replace(
+        _DEBIAN_READY,
+        tooling=False,
+        config=None,
+        cmdline_crashkernel=None,
+        boot_crashkernel=None,
+        crash_size=0,
+        loaded=0,
+    ),
+    "debian12-unreadable-config": replace(_DEBIAN_READY, extra=_unreadable_config),
+    "debian12-no-systemd": replace(_DEBIAN_READY, systemd=False, service_enabled=False),
+    "ubuntu2404-lzo": _UBUNTU_READY,
+    "ubuntu2404-full-disk": replace(_UBUNTU_READY, free_bytes=300 * MIB),
+    "ubuntu2404-small-reservation": replace(_UBUNTU_READY, cmdline_crashkernel="64M", crash_size=64 * MIB),
+    "rhel9-ready": _RHEL_READY,
+    "rhel9-no-crashkernel": replace(
+        _RHEL_READY, cmdline_crashkernel=None, boot_crashkernel=None, crash_size=0, loaded=0, service_enabled=False
+    ),
+    "rhel9-malformed-conf": replace(
+        _RHEL_READY,
+        loaded=0,
+        config=RHEL_CONFIG.format(collector="makedumpfile -l --message-level 7 -d 31")
+        + "core_colector makedumpfile -c -d 31\next4\n",
+    ),
+    "rhel9-no-kexec-kernel": replace(_RHEL_READY, crash_size=None, loaded=None),
+    "fedora41-zstd": replace(
+        _RHEL_READY,
+        distro="fedora41",
+        config=RHEL_CONFIG.format(collector="makedumpfile -z --message-level 7 -d 31"),
+    ),
+    "fedora41-dump-level-0": replace(
+        _RHEL_READY,
+        distro="fedora41",
+        config=RHEL_CONFIG.format(collector="makedumpfile -l --message-level 7"),
+    ),
+    "unknown-distro": FakeSystem(distro="arch", tooling=False, systemd=False, service_enabled=False),
+}

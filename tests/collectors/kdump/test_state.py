@@ -1,0 +1,162 @@
+"""Collecting the kdump state from root trees and from this machine."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from collectors.kdump.config import parse_kdump_conf, parse_kdump_tools
+from collectors.kdump.reader import RootReader, VfsStat
+from collectors.kdump.snapshot import DiskSpace, DistroFamily, KdumpConfig, MemInfo, TargetKind, TextFile
+from collectors.kdump.state import collect_kdump_state
+from forensics.errors import InputError
+from forensics.model import NotAvailable
+from tests.collectors.kdump.roots import MIB, SCENARIOS, build
+
+
+def _text(lines: str, path: str = "/etc/kdump.conf") -> TextFile:
+    return TextFile(path=path, source=path, lines=tuple(lines.splitlines()))
+
+
+@pytest.mark.parametrize(
+    ("scenario", "family", "distro_id"),
+    [
+        ("debian12-ready", DistroFamily.DEBIAN, "debian"),
+        ("ubuntu2404-lzo", DistroFamily.DEBIAN, "ubuntu"),
+        ("rhel9-ready", DistroFamily.RHEL, "rhel"),
+        ("fedora41-zstd", DistroFamily.RHEL, "fedora"),
+        ("unknown-distro", DistroFamily.UNKNOWN, "arch"),
+    ],
+)
+def test_distro_family(tmp_path: Path, scenario: str, family: DistroFamily, distro_id: str) -> None:
+    system = SCENARIOS[scenario]
+    state = collect_kdump_state(build(tmp_path, system), system.statvfs)
+    assert (state.distro.family, state.distro.id) == (family, distro_id)
+    assert isinstance(state.os_release, TextFile)
+    assert state.os_release.lines[state.distro.evidence_line - 1].startswith("ID=")
+
+
+def test_ready_debian_tree_is_read_completely(tmp_path: Path) -> None:
+    system = SCENARIOS["debian12-ready"]
+    state = collect_kdump_state(build(tmp_path, system), system.statvfs)
+    assert isinstance(state.crash_size, TextFile)
+    assert state.crash_size.first_line() == str(128 * MIB)
+    assert state.services.enabled_links == ("/etc/systemd/system/multi-user.target.wants/kdump-tools.service",)
+    assert state.images.kernel_bytes == 30 * MIB
+    assert state.images.initrd_bytes == 18 * MIB
+    assert state.images.modules_count == 4
+    assert state.debuginfo.build_id == "3f2a9c0d5e6b7a8190aabbccddeeff0011223344"
+    assert state.debuginfo.vmlinux == ("/usr/lib/debug/boot/vmlinux-6.1.0-18-amd64",)
+    assert state.boot.crashkernel[0][2] == "384M-:128M"
+    assert state.dump_target.kind is TargetKind.LOCAL
+    assert isinstance(state.dump_space, DiskSpace)
+    assert state.dump_space.free_bytes == system.free_bytes
+    assert state.problems == ()
+    # Every file read is recorded, with its digest.
+    assert any(s.path.endswith("proc/cmdline") and isinstance(s.sha256, str) for s in state.sources)
+    # RAM from /proc/iomem's System RAM ranges, close to the configured 4 GiB.
+    assert isinstance(state.system_ram_bytes, int)
+    assert abs(state.system_ram_bytes - system.ram) < 2 * MIB
+
+
+def test_absolute_links_resolve_inside_the_root(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    (root / "etc/alternatives").mkdir(parents=True)
+    (root / "etc/alternatives/real.conf").write_text("inside\n")
+    (root / "etc/link.conf").symlink_to("/etc/alternatives/real.conf")
+    (root / "etc/escape").symlink_to("../../../../../../..")
+    reader = RootReader(root)
+    file = reader.read_text("/etc/link.conf")
+    assert isinstance(file, TextFile)
+    assert file.lines == ("inside",)
+    assert reader.host_path("/etc/escape/etc/passwd") == root / "etc/passwd"  # ".." stops at the root
+
+
+def test_unreadable_file_is_a_problem_not_an_exception(tmp_path: Path) -> None:
+    system = SCENARIOS["debian12-unreadable-config"]
+    state = collect_kdump_state(build(tmp_path, system), system.statvfs)
+    assert isinstance(state.debian_config, NotAvailable)
+    assert "Is a directory" in state.debian_config.reason
+    assert [p.path for p in state.problems] == ["/etc/default/kdump-tools"]
+    assert any(s.error == "Is a directory" for s in state.sources)
+
+
+def test_free_space_of_a_missing_dump_dir_is_measured_at_its_parent(tmp_path: Path) -> None:
+    system = SCENARIOS["rhel9-ready"]
+    root = build(tmp_path, system)
+    (root / "var/crash").rmdir()
+    seen: list[str] = []
+
+    def fake(path: str) -> VfsStat:
+        seen.append(path)
+        return VfsStat(4096, 1000, 10)
+
+    state = collect_kdump_state(root, fake)
+    assert seen == [str(root / "var")]
+    assert isinstance(state.dump_space, DiskSpace)
+    assert (state.dump_space.measured_at, state.dump_space.free_bytes) == ("/var", 40960)
+
+
+def test_root_must_be_a_directory(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="not a directory"):
+        collect_kdump_state(tmp_path / "nothing-here")
+
+
+def test_kdump_tools_parser() -> None:
+    config = parse_kdump_tools(
+        _text(
+            "USE_KDUMP=1\nKDUMP_COREDIR=\"/srv/crash\" # local\nMAKEDUMP_ARGS='-l -d 31'\n"
+            'NFS="host:/export\nbogus line\nexport SSH=\nKDUMP_FAIL_CMD=reboot -f\n',
+            "/etc/default/kdump-tools",
+        )
+    )
+    values = {e.key: e.value for e in config.entries}
+    assert values["KDUMP_COREDIR"] == "/srv/crash"
+    assert values["MAKEDUMP_ARGS"] == "-l -d 31"
+    assert values["SSH"] == ""
+    assert [(p.line, p.reason) for p in config.problems] == [
+        (4, 'unterminated " quote'),
+        (5, "not a NAME=value assignment"),
+        (7, "unquoted value with spaces (the shell would run it as a command)"),
+    ]
+
+
+def test_kdump_conf_parser() -> None:
+    config = parse_kdump_conf(
+        _text(
+            "# comment\npath /var/crash # trailing\ncore_collector makedumpfile -l -d 31\n"
+            "nfs server:/export\nssh user@host\nfoo bar\nxfs\n"
+        )
+    )
+    assert isinstance(config, KdumpConfig)
+    path = config.get("path")
+    assert path is not None
+    assert path.value == "/var/crash"
+    reasons = [(p.line, p.reason) for p in config.problems]
+    assert (6, "unknown directive 'foo'") in reasons
+    assert (7, "directive 'xfs' needs a value") in reasons
+    assert (5, "more than one dump target (kdumpctl allows one)") in reasons
+
+
+def test_remote_targets_are_not_measured(tmp_path: Path) -> None:
+    system = SCENARIOS["rhel9-ready"]
+    root = build(tmp_path, system)
+    with (root / "etc/kdump.conf").open("a") as conf:
+        conf.write("nfs nfs.example.org:/export/crash\n")
+    state = collect_kdump_state(root, system.statvfs)
+    assert state.dump_target.kind is TargetKind.REMOTE
+    assert isinstance(state.dump_space, NotAvailable)
+
+
+@pytest.mark.live
+def test_this_machine(tmp_path: Path) -> None:
+    """The real /proc and /sys of the test machine: whatever its setup, the collector reads it."""
+    state = collect_kdump_state(Path("/"))
+    assert isinstance(state.cmdline, TextFile)
+    assert isinstance(state.meminfo, MemInfo)
+    assert state.meminfo.total > 0
+    expect_sysfs = os.path.exists("/sys/kernel/kexec_crash_loaded")
+    assert isinstance(state.crash_loaded, TextFile) is expect_sysfs
+    assert isinstance(state.dump_space, DiskSpace | NotAvailable)

@@ -1,0 +1,176 @@
+"""The checklist and the setup plan on the fake root scenarios: verdicts, line statuses, evidence."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from collectors.kdump.snapshot import KdumpState
+from collectors.kdump.state import collect_kdump_state
+from detectors.kdump.checklist import Checklist, Status, run_checklist
+from detectors.kdump.findings import checklist_findings
+from detectors.kdump.plan import make_plan
+from detectors.kdump.sysctl_rules import POLICIES, policy_named
+from forensics.model import Severity
+from tests.collectors.kdump.roots import SCENARIOS, build
+from tests.helpers import assert_evidence_resolves
+
+#: scenario -> (ready, kernel side ready, {line id: status} that must hold)
+EXPECTED: dict[str, tuple[bool, bool, dict[str, Status]]] = {
+    "debian12-ready": (True, True, {"crashkernel-cmdline": Status.PASS, "crash-loaded": Status.PASS}),
+    "debian12-no-crashkernel": (
+        False,
+        False,
+        {"crashkernel-cmdline": Status.FAIL, "crash-reservation": Status.FAIL, "crashkernel-boot": Status.WARN},
+    ),
+    "debian12-not-loaded": (
+        False,
+        False,
+        {"crash-loaded": Status.FAIL, "kdump-enabled": Status.FAIL, "kdump-service": Status.FAIL},
+    ),
+    "debian12-no-tooling": (False, False, {"kdump-tooling": Status.FAIL, "kdump-config": Status.FAIL}),
+    "debian12-unreadable-config": (
+        False,
+        True,
+        {"kdump-config": Status.FAIL, "unreadable:/etc/default/kdump-tools": Status.WARN},
+    ),
+    "debian12-no-systemd": (True, True, {"kdump-service": Status.WARN}),
+    "ubuntu2404-lzo": (True, True, {"makedumpfile": Status.PASS, "debuginfo": Status.WARN}),
+    "ubuntu2404-full-disk": (False, True, {"dump-space": Status.FAIL}),
+    "ubuntu2404-small-reservation": (True, True, {"crash-reservation": Status.WARN}),
+    "rhel9-ready": (True, True, {"crashkernel-boot": Status.PASS, "kdump-service": Status.PASS}),
+    "rhel9-no-crashkernel": (False, False, {"crashkernel-cmdline": Status.FAIL, "kdump-service": Status.FAIL}),
+    "rhel9-malformed-conf": (
+        False,
+        False,
+        {
+            "kdump-config:unknown directive 'core_colector'": Status.FAIL,
+            "kdump-config:directive 'ext4' needs a value": Status.FAIL,
+        },
+    ),
+    "rhel9-no-kexec-kernel": (False, False, {"crash-reservation": Status.FAIL, "crash-loaded": Status.FAIL}),
+    "fedora41-zstd": (True, True, {"makedumpfile": Status.WARN}),
+    "fedora41-dump-level-0": (True, True, {"makedumpfile": Status.WARN}),
+    "unknown-distro": (False, False, {"distro": Status.WARN, "kdump-tooling": Status.FAIL}),
+}
+
+
+def _run(tmp_path: Path, scenario: str) -> tuple[KdumpState, Checklist]:
+    system = SCENARIOS[scenario]
+    state = collect_kdump_state(build(tmp_path / "root", system), system.statvfs)
+    return state, run_checklist(state)
+
+
+def test_every_scenario_has_expectations() -> None:
+    assert set(EXPECTED) == set(SCENARIOS)
+
+
+@pytest.mark.parametrize("scenario", sorted(EXPECTED))
+def test_verdict_and_lines(tmp_path: Path, scenario: str) -> None:
+    _state, checklist = _run(tmp_path, scenario)
+    ready, kernel_ready, statuses = EXPECTED[scenario]
+    assert checklist.ready is ready
+    assert checklist.kernel_ready is kernel_ready
+    by_id: dict[str, list[Status]] = {}
+    for line in checklist.lines:
+        by_id.setdefault(line.id, []).append(line.status)
+    for line_id, status in statuses.items():
+        assert status in by_id.get(line_id, []), f"{line_id}: {by_id.get(line_id)}"
+    # A line that is not a pass always says why it matters and what to do.
+    for line in checklist.lines:
+        if line.status is not Status.PASS:
+            assert line.why and line.fix, line
+
+
+@pytest.mark.parametrize("scenario", sorted(EXPECTED))
+def test_findings_cite_real_lines(tmp_path: Path, scenario: str) -> None:
+    state, checklist = _run(tmp_path, scenario)
+    findings = checklist_findings(checklist, state)
+    assert_evidence_resolves(findings)
+    failing = sum(1 for line in checklist.lines if line.status is Status.FAIL)
+    assert sum(1 for f in findings if f.severity is Severity.HIGH) == failing
+    assert len({f.id for f in findings}) == len(findings)
+
+
+def test_finding_ids_are_stable_across_roots(tmp_path: Path) -> None:
+    state_a, list_a = _run(tmp_path / "a", "debian12-no-crashkernel")
+    state_b, list_b = _run(tmp_path / "b", "debian12-no-crashkernel")
+    ids_a = [f.id for f in checklist_findings(list_a, state_a)]
+    assert ids_a == [f.id for f in checklist_findings(list_b, state_b)]
+
+
+def test_cmdline_evidence_quotes_the_parameter(tmp_path: Path) -> None:
+    _, checklist = _run(tmp_path, "ubuntu2404-lzo")
+    line = next(x for x in checklist.lines if x.id == "crashkernel-cmdline")
+    assert line.evidence[0].excerpt == "crashkernel=2G-4G:320M,4G-32G:512M,32G-64G:1024M,64G-128G:2048M,128G-:4096M"
+    assert "512 MiB" in line.detail
+
+
+def test_full_disk_line_names_sizes(tmp_path: Path) -> None:
+    _, checklist = _run(tmp_path, "ubuntu2404-full-disk")
+    line = next(x for x in checklist.lines if x.id == "dump-space")
+    assert line.detail.startswith("300 MiB free")
+    assert "KDUMP_COREDIR" in line.fix
+
+
+def test_estimate_uses_the_distro_floor(tmp_path: Path) -> None:
+    _, checklist = _run(tmp_path, "ubuntu2404-lzo")
+    estimate = checklist.estimate
+    assert estimate.floor == 512 << 20  # 16 GiB machine: the 4G-32G:512M range of Ubuntu's default
+    assert estimate.recommended == 512 << 20
+    assert estimate.kernel == 30 << 20  # the bzImage's init_size
+    assert estimate.complete
+
+
+def test_plan_fixes_what_fails(tmp_path: Path) -> None:
+    state, checklist = _run(tmp_path, "rhel9-malformed-conf")
+    plan = make_plan(state, checklist, policy_named("none"))
+    (change,) = plan.changes
+    assert change.path == "/etc/kdump.conf"
+    assert "-core_colector makedumpfile -c -d 31" in change.diff()
+    assert "+#kforensic-disabled# core_colector makedumpfile -c -d 31" in change.diff()
+    assert ("systemctl", "restart", "kdump.service") in [c.argv for c in plan.commands]
+    assert not plan.reboot_needed
+
+
+def test_plan_keeps_compression_when_fixing_the_dump_level(tmp_path: Path) -> None:
+    state, checklist = _run(tmp_path, "fedora41-dump-level-0")
+    plan = make_plan(state, checklist, policy_named("none"))
+    assert "+core_collector makedumpfile -l --message-level 7 -d 31" in plan.changes[0].diff()
+
+
+def test_plan_for_rhel_without_crashkernel_uses_grubby(tmp_path: Path) -> None:
+    state, checklist = _run(tmp_path, "rhel9-no-crashkernel")
+    plan = make_plan(state, checklist, policy_named("none"))
+    assert ("grubby", "--update-kernel=ALL", "--args=crashkernel=256M") in [c.argv for c in plan.commands]
+    assert ("systemctl", "enable", "kdump.service") in [c.argv for c in plan.commands]
+    assert plan.reboot_needed
+
+
+def test_plan_installs_the_tooling(tmp_path: Path) -> None:
+    state, checklist = _run(tmp_path, "debian12-no-tooling")
+    plan = make_plan(state, checklist, policy_named("none"))
+    assert plan.packages == ("kdump-tools", "makedumpfile")
+    assert plan.install is not None
+    assert plan.install.argv[-3:] == ("-y", "kdump-tools", "makedumpfile")
+
+
+def test_ready_system_needs_nothing_without_a_policy(tmp_path: Path) -> None:
+    state, checklist = _run(tmp_path, "debian12-ready")
+    assert make_plan(state, checklist, policy_named("none")).empty
+
+
+@pytest.mark.parametrize("policy", [p.name for p in POLICIES if p.settings])
+def test_policy_snippet_lists_its_sysctls(tmp_path: Path, policy: str) -> None:
+    state, checklist = _run(tmp_path / policy, "debian12-ready")
+    preset = policy_named(policy)
+    (change,) = make_plan(state, checklist, preset).changes
+    assert change.path == "/etc/sysctl.d/90-kforensic-kdump.conf"
+    for name, value in preset.settings:
+        assert f"{name} = {value}\n" in change.new
+
+
+def test_unknown_policy_is_refused() -> None:
+    with pytest.raises(ValueError, match="hang-debug"):
+        policy_named("crash-often")
