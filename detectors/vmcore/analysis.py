@@ -1,0 +1,153 @@
+"""The whole reasoning over a crash dump snapshot: fault, findings, hypotheses."""
+
+from __future__ import annotations
+
+import re
+
+from detectors.dmesg.model import KernelReport
+from detectors.dmesg.scanner import scan_text
+from detectors.vmcore.findings import (
+    Hypothesis,
+    VmcoreAnalysis,
+    blocked_task_findings,
+    crash_finding,
+    crash_frame,
+    module_findings,
+    null_field_finding,
+    outsized_cache_findings,
+)
+from detectors.vmcore.nullfield import FaultAnalysis, analyse_fault
+from forensics.model import Finding, NotAvailable, Severity
+from forensics.vmcore.snapshot import CrashSnapshot, LogRecord
+
+_FAULT_ADDRESS = re.compile(
+    r"(?:NULL pointer dereference, address: |unable to handle page fault for address: |CR2: )([0-9a-f]{8,16})"
+)
+
+
+def fault_address_from_log(log: tuple[LogRecord, ...]) -> int | None:
+    """The faulting address (CR2) of the last page fault the log reports."""
+    found = None
+    for record in log:
+        m = _FAULT_ADDRESS.search(record.text)
+        if m:
+            found = int(m.group(1), 16)
+    return found
+
+
+def log_as_text(log: tuple[LogRecord, ...]) -> str:
+    """The dump's log in the format the dmesg engine reads (``[seconds] text`` per line)."""
+    return "".join(f"[{r.seconds:12.6f}] {r.text.replace(chr(10), ' ')}\n" for r in log)
+
+
+def crash_report(reports: list[KernelReport]) -> KernelReport | None:
+    """The report of the crash among those the dump's log holds: the first bug, else the last report."""
+    bugs = [r for r in reports if not r.is_event and r.severity >= Severity.HIGH]
+    if bugs:
+        return bugs[0]
+    return reports[-1] if reports else None
+
+
+def _title(snap: CrashSnapshot, report: KernelReport | None) -> str:
+    if report is not None:
+        return report.title
+    frame = crash_frame(snap.backtrace)
+    head = snap.panic_message.split("\n", 1)[0] if isinstance(snap.panic_message, str) else "kernel crash"
+    if frame is not None and not isinstance(frame.function, NotAvailable):
+        return f"{head} in {frame.function}"
+    return head
+
+
+def hypotheses(snap: CrashSnapshot, fault: FaultAnalysis | NotAvailable, findings: list[Finding]) -> list[Hypothesis]:
+    """Ranked root-cause hypotheses from what the findings show."""
+    out: list[Hypothesis] = []
+    frame = crash_frame(snap.backtrace)
+    func = str(frame.function) if frame else "the crashing function"
+    where = (frame.where() if frame else None) or func
+    if not isinstance(fault, NotAvailable) and not isinstance(fault.null_field, NotAvailable):
+        field = fault.null_field
+        out.append(
+            Hypothesis(
+                0,
+                f"{field.struct}.{field.member.name} is NULL when {func} runs: the object was never "
+                "initialised or was torn down before this use (missing NULL check or ordering bug)",
+                fault.confidence,
+                tuple(fault.steps[-3:]),
+                () if fault.address_agrees else ("the effective address was not checked against CR2",),
+                f"grep -n '{field.member.name}' {where.split(':')[0]}  # find where {field.member.name} is set",
+            )
+        )
+    for f in findings:
+        if f.kind == "hung-task":
+            out.append(
+                Hypothesis(
+                    0,
+                    f"lock held forever: {f.title}",
+                    f.confidence,
+                    (f.summary,),
+                    (),
+                    f.next_steps[-1] if f.next_steps else "crash> bt -a",
+                )
+            )
+        elif f.kind == "outsized-slab":
+            out.append(
+                Hypothesis(
+                    0,
+                    f"memory leak: {f.title}",
+                    f.confidence * 0.8,
+                    (f.summary,),
+                    ("a large cache can also be a legitimate workload",),
+                    f.next_steps[0],
+                )
+            )
+        elif f.kind == "module":
+            out.append(
+                Hypothesis(
+                    0,
+                    f"a bug in an out-of-tree module: {f.title}",
+                    0.6,
+                    (f.summary,),
+                    ("the module may only be a victim of memory corruption elsewhere",),
+                    f.next_steps[0],
+                )
+            )
+    if frame is not None and not out:
+        out.append(
+            Hypothesis(
+                0,
+                f"a bug in {func} ({where})",
+                0.5,
+                (f"the crash happened in {func}",),
+                ("the crashing function may be a victim of corruption elsewhere",),
+                f"crash> dis -rl {frame.pc:#x}",
+            )
+        )
+    ranked = sorted(out, key=lambda h: -h.confidence)
+    return [
+        Hypothesis(i, h.statement, round(h.confidence, 2), h.supporting, h.against, h.next_command)
+        for i, h in enumerate(ranked, 1)
+    ]
+
+
+def analyse_snapshot(snap: CrashSnapshot) -> tuple[VmcoreAnalysis, FaultAnalysis | NotAvailable, list[KernelReport]]:
+    """Findings and hypotheses from a snapshot, with the fault analysis and the log's reports."""
+    reports = scan_text(log_as_text(snap.log)) if snap.log else []
+    report = crash_report(reports)
+    fault: FaultAnalysis | NotAvailable
+    if isinstance(snap.code, NotAvailable) or isinstance(snap.registers, NotAvailable):
+        fault = NotAvailable(str(snap.code) if isinstance(snap.code, NotAvailable) else str(snap.registers))
+    else:
+        fault = analyse_fault(snap.code, snap.registers, snap.variables, snap.layouts, fault_address_from_log(snap.log))
+    findings = [crash_finding(snap, _title(snap, report), fault)]
+    if not isinstance(fault, NotAvailable):
+        null = null_field_finding(snap, fault)
+        if null is not None:
+            findings.append(null)
+    findings += blocked_task_findings(snap)
+    findings += outsized_cache_findings(snap)
+    findings += module_findings(snap, snap.backtrace)
+    return (
+        VmcoreAnalysis(tuple(findings), tuple(hypotheses(snap, fault, findings)), crash_frame(snap.backtrace)),
+        fault,
+        reports,
+    )

@@ -1,0 +1,154 @@
+"""Disassembly of the faulting function with capstone, and effective addresses.
+
+drgn has no disassembler; capstone decodes the bytes that the adapter read
+from the dump.  x86-64 is decoded in full (memory operands, registers read and
+written); arm64 is decoded for display only, and its effective addresses are
+not computed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from forensics.vmcore.snapshot import CodeBytes, RegisterSet
+
+# Sub-registers name the 64-bit register they live in: a write to eax or al
+# changes rax as far as tracking a pointer is concerned.
+_X86_FAMILIES = {
+    "rax": ("rax", "eax", "ax", "al", "ah"),
+    "rbx": ("rbx", "ebx", "bx", "bl", "bh"),
+    "rcx": ("rcx", "ecx", "cx", "cl", "ch"),
+    "rdx": ("rdx", "edx", "dx", "dl", "dh"),
+    "rsi": ("rsi", "esi", "si", "sil"),
+    "rdi": ("rdi", "edi", "di", "dil"),
+    "rbp": ("rbp", "ebp", "bp", "bpl"),
+    "rsp": ("rsp", "esp", "sp", "spl"),
+    **{f"r{n}": (f"r{n}", f"r{n}d", f"r{n}w", f"r{n}b") for n in range(8, 16)},
+}
+_X86_CANONICAL = {sub: full for full, subs in _X86_FAMILIES.items() for sub in subs}
+
+#: Registers a call may change (System V x86-64 ABI, which the kernel follows).
+X86_CALLER_SAVED = frozenset({"rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11"})
+
+
+def canonical_register(name: str) -> str:
+    """The 64-bit register a (sub-)register belongs to: ``eax`` -> ``rax``."""
+    return _X86_CANONICAL.get(name, name)
+
+
+@dataclass(frozen=True)
+class MemoryOperand:
+    """A memory operand ``segment:disp(base, index, scale)``."""
+
+    base: str | None
+    index: str | None
+    scale: int
+    disp: int
+    segment: str | None
+
+    def text(self) -> str:
+        """AT&T-like text, e.g. ``0x18(%rbx)``."""
+        inner = f"%{self.base}" if self.base else ""
+        if self.index:
+            inner += f",%{self.index},{self.scale}"
+        disp = f"{self.disp:#x}" if self.disp >= 0 else f"-{-self.disp:#x}"
+        prefix = f"%{self.segment}:" if self.segment else ""
+        return f"{prefix}{disp if self.disp else ''}({inner})"
+
+
+@dataclass(frozen=True)
+class Instruction:
+    """One decoded instruction."""
+
+    address: int
+    size: int
+    mnemonic: str
+    op_str: str
+    memory: MemoryOperand | None
+    reads: tuple[str, ...]  # canonical registers read
+    writes: tuple[str, ...]  # canonical registers written
+    memory_is_source: bool  # the memory operand is read (not only written)
+
+    def text(self) -> str:
+        """``mnemonic operands`` in Intel syntax, as capstone prints it."""
+        return f"{self.mnemonic} {self.op_str}".strip()
+
+    @property
+    def is_call(self) -> bool:
+        """The instruction is a call."""
+        return self.mnemonic.startswith("call")
+
+
+def decode(code: CodeBytes) -> list[Instruction]:
+    """Decode ``code`` from its start; stops at the first undecodable byte."""
+    import capstone
+    from capstone import x86
+
+    if code.arch.upper() in ("X86_64", "X86-64", "AMD64"):
+        md = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
+    elif code.arch.upper() in ("AARCH64", "ARM64"):
+        md = capstone.Cs(capstone.CS_ARCH_ARM64, capstone.CS_MODE_ARM)
+    else:
+        return []
+    md.detail = True
+    x86_mode = code.arch.upper() not in ("AARCH64", "ARM64")
+    out = []
+    for insn in md.disasm(code.data, code.start):
+        memory = None
+        memory_is_source = False
+        reads: tuple[str, ...] = ()
+        writes: tuple[str, ...] = ()
+        if x86_mode:
+            read_regs, write_regs = insn.regs_access()
+            reads = tuple(dict.fromkeys(canonical_register(insn.reg_name(r)) for r in read_regs))
+            writes = tuple(dict.fromkeys(canonical_register(insn.reg_name(r)) for r in write_regs))
+            for n, op in enumerate(insn.operands):
+                if op.type == x86.X86_OP_MEM and insn.mnemonic != "lea" and not insn.mnemonic.startswith("nop"):
+                    m = op.mem
+                    memory = MemoryOperand(
+                        base=canonical_register(insn.reg_name(m.base)) if m.base else None,
+                        index=canonical_register(insn.reg_name(m.index)) if m.index else None,
+                        scale=m.scale,
+                        disp=m.disp,
+                        segment=insn.reg_name(m.segment) if m.segment else None,
+                    )
+                    # In Intel syntax the destination is operand 0; a memory operand
+                    # elsewhere (or a read-modify-write) is read.
+                    memory_is_source = n > 0 or insn.mnemonic not in ("mov", "movq", "movl", "movabs")
+                    break
+        out.append(
+            Instruction(
+                address=insn.address,
+                size=insn.size,
+                mnemonic=insn.mnemonic,
+                op_str=insn.op_str,
+                memory=memory,
+                reads=reads,
+                writes=writes,
+                memory_is_source=memory_is_source,
+            )
+        )
+    return out
+
+
+def effective_address(operand: MemoryOperand, registers: RegisterSet, next_pc: int) -> int | None:
+    """The address a memory operand refers to, None when a register is unknown or segmented."""
+    if operand.segment:  # %gs: per-CPU data; the segment base is not in the registers
+        return None
+    total = operand.disp
+    for reg, scale in ((operand.base, 1), (operand.index, operand.scale)):
+        if reg is None:
+            continue
+        value = next_pc if reg == "rip" else registers.get(reg)
+        if value is None:
+            return None
+        total += value * scale
+    return total & 0xFFFFFFFFFFFFFFFF
+
+
+def instruction_at(instructions: list[Instruction], pc: int) -> int | None:
+    """Index of the instruction that starts at ``pc``."""
+    for i, insn in enumerate(instructions):
+        if insn.address == pc:
+            return i
+    return None

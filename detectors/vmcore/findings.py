@@ -1,0 +1,437 @@
+"""Findings and ranked hypotheses from a crash dump snapshot.
+
+Evidence from the dump itself uses locators that only the dump can resolve:
+``FRAME`` (a frame of the crashed thread's backtrace, excerpt ``func+off/size``),
+``REGISTER`` (``start`` the frame, ``name`` the register, excerpt ``rax=0x...``),
+``ADDRESS`` (an instruction, excerpt its capstone text) and ``LINE`` on the
+source ``<dump>#log`` (the dump's printk records, one per line).  The resolvers
+in :mod:`forensics.vmcore.resolve` read them back from the dump with drgn.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from detectors.dmesg.taint import TAINT_FLAGS
+from detectors.vmcore.nullfield import FaultAnalysis
+from forensics.model import (
+    Clock,
+    Evidence,
+    Fact,
+    Finding,
+    Locator,
+    LocatorKind,
+    NotAvailable,
+    Severity,
+    Timestamp,
+    finding_id,
+)
+from forensics.vmcore.snapshot import CrashSnapshot, Frame, TaskInfo
+
+DETECTOR = "vmcore"
+#: A slab cache holding more than this share of RAM is outsized.
+OUTSIZED_SHARE = 0.10
+#: ... or more than this many times the next largest cache and at least this many bytes.
+OUTSIZED_FACTOR = 4.0
+OUTSIZED_MIN_BYTES = 8 << 20
+
+
+def log_source(dump_path: str) -> str:
+    """The evidence source name of the dump's own log buffer."""
+    return f"{dump_path}#log"
+
+
+def register_excerpt(name: str, value: int) -> str:
+    """How a register value is cited: ``rax=0x0000000000000000``."""
+    return f"{name}={value:#018x}"
+
+
+def taint_letters_of(mask: int) -> str:
+    """Taint letters of a ``tainted_mask`` value, in the kernel's order."""
+    return "".join(letter for bit, (letter, _) in enumerate(TAINT_FLAGS) if mask >> bit & 1)
+
+
+@dataclass(frozen=True)
+class Hypothesis:
+    """A possible root cause with the evidence for and against it and how to confirm it."""
+
+    rank: int
+    statement: str
+    confidence: float
+    supporting: tuple[str, ...]
+    against: tuple[str, ...]
+    next_command: str
+
+
+@dataclass(frozen=True)
+class VmcoreAnalysis:
+    """The detector's result: findings and hypotheses."""
+
+    findings: tuple[Finding, ...]
+    hypotheses: tuple[Hypothesis, ...]
+    crash_frame: Frame | None  # the first frame not in the oops/panic path
+
+
+#: Functions of the oops/panic/exception path, skipped to find the crashing function.
+_CRASH_PATH = (
+    "crash_",
+    "__crash_kexec",
+    "panic",
+    "vpanic",
+    "oops_end",
+    "die",
+    "do_trap",
+    "do_error_trap",
+    "exc_",
+    "asm_exc_",
+    "handle_",
+    "do_int3",
+    "page_fault_oops",
+    "kernelmode_fixup_or_oops",
+    "__bad_area",
+    "bad_area",
+    "do_user_addr_fault",
+    "__warn",
+    "warn_slowpath",
+    "report_bug",
+    "sysrq_handle_",
+    "__handle_sysrq",
+    "machine_kexec",
+    "native_machine_crash",
+    "__die",
+    "do_exit",
+    "make_task_dead",
+    "nmi_",
+    "watchdog_",
+    "check_panic_on_warn",
+    "fixup_exception",
+    "rewind_stack",
+    "kmsg_dump",
+    "__show_regs",
+    "show_regs",
+    "dump_stack",
+    "__dump_stack",
+    "hung_task",
+    "check_hung",
+    "watchdog",
+    "softlockup_fn",
+    "__hrtimer_run_queues",
+    "hrtimer_interrupt",
+    "__sysvec_",
+    "sysvec_",
+    "asm_sysvec_",
+    "irq_exit",
+    "__irq_exit",
+    "__do_softirq",
+    "do_softirq",
+)
+
+
+def crash_frame(frames: tuple[Frame, ...]) -> Frame | None:
+    """The first frame of the crashed thread that is not part of the oops/panic machinery.
+
+    Exception frames (``interrupted``) are the fault itself: the first one wins.
+    """
+    for frame in frames:
+        if frame.interrupted and not isinstance(frame.function, NotAvailable):
+            return frame
+    for frame in frames:
+        name = frame.function
+        if isinstance(name, NotAvailable):
+            continue
+        if not name.startswith(_CRASH_PATH):
+            return frame
+    return frames[0] if frames else None
+
+
+def _frame_evidence(snap: CrashSnapshot, frame: Frame) -> Evidence:
+    return Evidence(snap.dump_path, Locator(LocatorKind.FRAME, frame.index), frame.label())
+
+
+def _log_evidence(snap: CrashSnapshot, needle: str) -> Evidence | None:
+    for number, record in enumerate(snap.log, 1):
+        if needle in record.text:
+            first = record.text.split("\n", 1)[0]
+            return Evidence(
+                log_source(snap.dump_path),
+                Locator(LocatorKind.LINE, number),
+                first,
+                timestamp=Timestamp(record.seconds, Clock.MONOTONIC),
+            )
+    return None
+
+
+def _fault_facts(fault: FaultAnalysis) -> list[Fact]:
+    facts = [Fact("faulting instruction", f"{fault.instruction.address:#x}: {fault.instruction.text()}")]
+    if fault.base_register is not None and fault.base_value is not None:
+        facts.append(Fact("base register", register_excerpt(fault.base_register, fault.base_value)))
+    if fault.displacement is not None:
+        facts.append(Fact("displacement", f"{fault.displacement:#x}"))
+    if fault.effective_address is not None:
+        facts.append(Fact("effective address", f"{fault.effective_address:#x}"))
+    if fault.fault_address is not None:
+        facts.append(Fact("fault address (CR2)", f"{fault.fault_address:#x}"))
+    if not isinstance(fault.null_field, NotAvailable):
+        facts.append(Fact("NULL field", str(fault.null_field)))
+    if not isinstance(fault.read_member, NotAvailable):
+        facts.append(Fact("member read through it", str(fault.read_member)))
+    return facts
+
+
+def crash_finding(snap: CrashSnapshot, title: str, fault: FaultAnalysis | NotAvailable) -> Finding:
+    """The crash itself: where it happened and in which task."""
+    frame = crash_frame(snap.backtrace)
+    evidence: list[Evidence] = []
+    if frame is not None:
+        evidence.append(_frame_evidence(snap, frame))
+    if isinstance(snap.panic_message, str):
+        panic_ev = _log_evidence(snap, snap.panic_message.split("\n", 1)[0][:80])
+        if panic_ev is not None:
+            evidence.append(panic_ev)
+    if not evidence:
+        evidence.append(Evidence(snap.dump_path, Locator(LocatorKind.BYTE, 0), "KDUMP   "))
+    where = frame.where() if frame else None
+    func = frame.function if frame else NotAvailable("no backtrace")
+    facts = [
+        Fact("crashing function", str(func)),
+        Fact("source", where or "not available: no line information"),
+        Fact("task", f"{snap.crashed_comm} (pid {snap.crashed_pid}) on CPU {snap.crashed_cpu}"),
+        Fact("panic message", str(snap.panic_message)),
+    ]
+    if frame is not None and frame.module:
+        facts.append(Fact("module", frame.module))
+    if not isinstance(fault, NotAvailable):
+        facts += _fault_facts(fault)
+    summary = (
+        f"The kernel crashed in {func}"
+        + (f" ({where})" if where else "")
+        + f" while running {snap.crashed_comm} (pid {snap.crashed_pid}) on CPU {snap.crashed_cpu}."
+    )
+    return Finding(
+        id=finding_id("vmcore-crash", title),
+        kind="crash",
+        title=title,
+        severity=Severity.CRITICAL,
+        confidence=0.95 if frame is not None else 0.5,
+        confidence_reason="read from the dump's crashed thread and its exception frame"
+        if frame is not None
+        else "no backtrace could be read",
+        summary=summary,
+        evidence=tuple(evidence),
+        next_steps=(
+            f"crash {snap.vmlinux_path} {snap.dump_path}  # then: bt; dis -rl {frame.pc:#x}" if frame else "crash ...",
+        ),
+        facts=tuple(facts),
+        detector=DETECTOR,
+    )
+
+
+def null_field_finding(snap: CrashSnapshot, fault: FaultAnalysis) -> Finding | None:
+    """Which NULL pointer and member the fault went through."""
+    if isinstance(fault.null_expression, NotAvailable) and isinstance(fault.read_member, NotAvailable):
+        return None
+    if fault.base_register is None or fault.base_value is None:
+        return None
+    fault_frame = next((f for f in snap.backtrace if f.pc == fault.instruction.address), None)
+    frame_index = fault_frame.index if fault_frame else 0
+    evidence = [
+        Evidence(
+            snap.dump_path,
+            Locator(LocatorKind.REGISTER, frame_index, name=fault.base_register),
+            register_excerpt(fault.base_register, fault.base_value),
+        ),
+        Evidence(snap.dump_path, Locator(LocatorKind.ADDRESS, fault.instruction.address), fault.instruction.text()),
+    ]
+    cr2 = _log_evidence(snap, "CR2: ") or _log_evidence(snap, "NULL pointer dereference, address")
+    if cr2 is not None:
+        evidence.append(cr2)
+    if not isinstance(fault.null_field, NotAvailable) and not isinstance(fault.read_member, NotAvailable):
+        what = (
+            f"`{fault.null_expression}` was NULL; the fault reads `{fault.read_member.member.name}` "
+            f"(offset {fault.read_member.member.offset:#x} of {fault.read_member.struct}) through it"
+        )
+        key = f"{fault.null_field.struct}.{fault.null_field.member.name}"
+    elif not isinstance(fault.read_member, NotAvailable):
+        what = f"a NULL {fault.read_member.struct} pointer; the fault reads `{fault.read_member.member.name}`"
+        key = f"{fault.read_member.struct}.{fault.read_member.member.name}"
+    else:
+        what = f"`{fault.null_expression}` was NULL"
+        key = str(fault.null_expression)
+    where = fault_frame.where() if fault_frame else None
+    title = f"NULL pointer: {what}" + (f" at {where}" if where else "")
+    return Finding(
+        id=finding_id("null-field", key),
+        kind="null-field",
+        title=title.replace("`", ""),
+        severity=Severity.HIGH,
+        confidence=fault.confidence,
+        confidence_reason="; ".join(fault.steps[-2:]) if fault.steps else "register and type layout",
+        summary=f"{what}. " + " → ".join(fault.steps),
+        evidence=tuple(evidence),
+        next_steps=(
+            f"crash> dis -rl {fault.instruction.address:#x}",
+            *(f"crash> struct -o {s}" for s in _structs(fault)),
+        ),
+        facts=tuple(_fault_facts(fault)),
+        detector=DETECTOR,
+    )
+
+
+def _structs(fault: FaultAnalysis) -> list[str]:
+    out = []
+    for ref in (fault.null_field, fault.read_member):
+        if not isinstance(ref, NotAvailable):
+            out.append(ref.struct)
+    return list(dict.fromkeys(out))
+
+
+def blocked_task_findings(snap: CrashSnapshot) -> list[Finding]:
+    """D-state tasks waiting for a lock, with the lock's owner."""
+    out = []
+    by_pid = {t.pid: t for t in snap.tasks}
+    for task in snap.tasks:
+        if task.state != "D" or not task.stack:
+            continue
+        top = _first_own_frame(task)
+        owner = by_pid.get(task.lock_owner_pid) if task.lock_owner_pid is not None else None
+        lock = task.blocked_on or "an uninterruptible sleep"
+        title = f"task {task.comm} blocked in D state on {lock}"
+        if owner is not None:
+            title += f" held by {owner.comm} (pid {owner.pid})"
+        evidence = [
+            Evidence(snap.dump_path, Locator(LocatorKind.FRAME, f.index, name=f"pid {task.pid}"), f.label())
+            for f in task.stack[:1] + ((top,) if top is not None and top.index != 0 else ())
+        ]
+        if owner is not None and owner.stack:
+            evidence.append(
+                Evidence(snap.dump_path, Locator(LocatorKind.FRAME, 0, name=f"pid {owner.pid}"), owner.stack[0].label())
+            )
+        facts = [Fact("waiter", f"{task.comm} (pid {task.pid})"), Fact("waits in", top.label() if top else "?")]
+        if owner is not None:
+            owner_top = _first_own_frame(owner)
+            facts += [
+                Fact("lock owner", f"{owner.comm} (pid {owner.pid}, state {owner.state})"),
+                Fact("owner is in", owner_top.label() if owner_top else "not available: no stack"),
+            ]
+        out.append(
+            Finding(
+                id=finding_id("blocked-task", task.comm, lock, top.label().split("+")[0] if top else ""),
+                kind="hung-task",
+                title=title,
+                severity=Severity.HIGH,
+                confidence=0.9 if owner is not None else 0.6,
+                confidence_reason="lock owner read from the lock in the waiter's frame"
+                if owner is not None
+                else "waiting task found; the lock owner could not be read",
+                summary=f"{task.comm} (pid {task.pid}) sleeps uninterruptibly on {lock}"
+                + (f", which {owner.comm} (pid {owner.pid}) holds" if owner else "")
+                + ".",
+                evidence=tuple(evidence),
+                next_steps=(f"crash> bt {task.pid}",) + ((f"crash> bt {owner.pid}",) if owner else ()),
+                facts=tuple(facts),
+                detector=DETECTOR,
+            )
+        )
+    return out
+
+
+_SCHED_FRAMES = (
+    "__schedule",
+    "schedule",
+    "schedule_preempt_disabled",
+    "schedule_timeout",
+    "io_schedule",
+    "__mutex_lock",
+    "mutex_lock",
+    "__mutex_lock_slowpath",
+    "rwsem_down_",
+    "down_",
+    "msleep",
+    "usleep_range",
+    "__switch_to",
+    "context_switch",
+    "kthread",
+    "ret_from_fork",
+)
+
+
+def _first_own_frame(task: TaskInfo) -> Frame | None:
+    for frame in task.stack:
+        name = frame.function
+        if isinstance(name, str) and not name.startswith(_SCHED_FRAMES):
+            return frame
+    return None
+
+
+def outsized_cache_findings(snap: CrashSnapshot) -> list[Finding]:
+    """Slab caches far larger than their share of memory or than every other cache."""
+    caches = [c for c in snap.slab_caches if c.total_bytes]
+    if not caches:
+        return []
+    total = snap.memory.total if isinstance(snap.memory.total, int) else None
+    ranked = sorted(caches, key=lambda c: -(c.total_bytes or 0))
+    out = []
+    for i, cache in enumerate(ranked[:3]):
+        size = cache.total_bytes or 0
+        runner_up = ranked[i + 1].total_bytes if i + 1 < len(ranked) else 0
+        share = size / total if total else None
+        big_share = share is not None and share >= OUTSIZED_SHARE
+        dominant = i == 0 and size >= OUTSIZED_MIN_BYTES and size >= OUTSIZED_FACTOR * (runner_up or 1)
+        if not (big_share or dominant):
+            continue
+        share_txt = f"{100 * share:.1f}% of RAM" if share is not None else "share of RAM not available"
+        line = f"{cache.name} {cache.active_objects} {cache.total_objects} {cache.object_size}"
+        out.append(
+            Finding(
+                id=finding_id("outsized-slab", cache.name),
+                kind="outsized-slab",
+                title=f"slab cache {cache.name} is outsized: {size / 2**20:.1f} MiB ({share_txt})",
+                severity=Severity.MEDIUM,
+                confidence=0.8 if big_share else 0.6,
+                confidence_reason=f"{size / 2**20:.1f} MiB against {(runner_up or 0) / 2**20:.1f} MiB "
+                "for the next cache",
+                summary=f"{cache.name} holds {cache.total_objects} objects of {cache.object_size} bytes; "
+                "a cache this large at the crash suggests a leak of its objects.",
+                evidence=(
+                    Evidence(
+                        snap.dump_path, Locator(LocatorKind.ADDRESS, cache.address, name="struct kmem_cache"), line
+                    ),
+                ),
+                next_steps=(f"crash> kmem -s {cache.name}", "kforensic leaks --store STORE  # if samples exist"),
+                facts=(
+                    Fact("objects (active/total)", f"{cache.active_objects}/{cache.total_objects}"),
+                    Fact("object size", str(cache.object_size)),
+                    Fact("bytes", str(size)),
+                ),
+                detector=DETECTOR,
+            )
+        )
+    return out
+
+
+def module_findings(snap: CrashSnapshot, frames: tuple[Frame, ...]) -> list[Finding]:
+    """Out-of-tree or unsigned modules that appear in the crashing stack."""
+    tainting = {m.name: m for m in snap.modules if set(m.taints) & set("OEPC")}
+    out = []
+    for name in dict.fromkeys(f.module for f in frames if f.module):
+        module = tainting.get(name or "")
+        if module is None:
+            continue
+        frame = next(f for f in frames if f.module == name)
+        out.append(
+            Finding(
+                id=finding_id("tainting-module-in-stack", module.name),
+                kind="module",
+                title=f"out-of-tree/unsigned module {module.name} ({module.taints}) is in the crashing stack",
+                severity=Severity.MEDIUM,
+                confidence=0.9,
+                confidence_reason="the module's taint flags and a frame of the crashed thread",
+                summary=f"Frame #{frame.index} runs in {module.name}, which taints the kernel with "
+                f"{module.taints}: report the crash to the module's vendor first.",
+                evidence=(_frame_evidence(snap, frame),),
+                next_steps=(f"modinfo {module.name}", "crash> mod"),
+                facts=(Fact("module taint", module.taints), Fact("debug info", "yes" if module.debug_info else "no")),
+                detector=DETECTOR,
+            )
+        )
+    return out

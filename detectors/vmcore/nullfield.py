@@ -1,0 +1,283 @@
+"""Which NULL pointer, and which struct member, caused a page fault.
+
+From the faulting instruction's memory operand and the registers of the
+exception frame, name the base register that held NULL (or a small bogus
+value) and the displacement.  Then follow the instructions before the fault
+back to the load that produced that register (``mov 0x18(%rbx),%rax``), match
+the load's base register to a variable of the frame by value, and read the
+variable's type layout: the load names the NULL *field* (``struct
+kf_sensor.ops``) and the fault's displacement names the member read *through*
+it (``struct kf_sensor_ops.read`` at 0x10).  Every step is recorded so the
+reasoning can be checked by hand with ``dis -rl`` and ``struct -o`` in crash.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from detectors.vmcore.disasm import (
+    X86_CALLER_SAVED,
+    Instruction,
+    decode,
+    effective_address,
+    instruction_at,
+)
+from forensics.model import NotAvailable
+from forensics.vmcore.snapshot import CodeBytes, MemberInfo, RegisterSet, TypeLayout, Variable
+
+#: Faults below this address are NULL-pointer dereferences (the kernel never maps page 0).
+NULL_PAGE_LIMIT = 0x1000
+
+
+@dataclass(frozen=True)
+class FieldRef:
+    """A member of a struct: ``struct kf_sensor.ops`` at 0x18."""
+
+    struct: str
+    member: MemberInfo
+
+    def __str__(self) -> str:
+        return f"{self.struct}.{self.member.name} (offset {self.member.offset:#x}, {self.member.type_name})"
+
+
+@dataclass(frozen=True)
+class FaultAnalysis:
+    """What the faulting instruction did, and which NULL field it went through."""
+
+    instruction: Instruction
+    window: tuple[Instruction, ...]  # the instructions around the fault, for display
+    base_register: str | None
+    base_value: int | None
+    displacement: int | None
+    effective_address: int | None
+    fault_address: int | None  # CR2 as the log reports it
+    address_agrees: bool | None  # effective address == CR2
+    null_expression: str | NotAvailable  # e.g. ``sensor->ops``
+    null_field: FieldRef | NotAvailable  # the member that held NULL
+    read_member: FieldRef | NotAvailable  # the member read through the NULL pointer
+    confidence: float
+    steps: tuple[str, ...]
+
+
+def _last_write(instructions: list[Instruction], before: int, register: str) -> int | None:
+    """Index of the last instruction before ``before`` that writes ``register``.
+
+    A call in between counts as a write of the caller-saved registers.  The
+    scan is linear (it ignores jumps), which holds for the straight-line code
+    that loads a pointer and dereferences it; a jump target in between lowers
+    confidence in the caller.
+    """
+    for i in range(before - 1, -1, -1):
+        insn = instructions[i]
+        if register in insn.writes or (insn.is_call and register in X86_CALLER_SAVED):
+            return i
+    return None
+
+
+def _written_between(instructions: list[Instruction], start: int, end: int, register: str) -> bool:
+    """Whether ``register`` may change in ``instructions[start:end]``."""
+    return any(
+        register in insn.writes or (insn.is_call and register in X86_CALLER_SAVED) for insn in instructions[start:end]
+    )
+
+
+def _register_copy(insn: Instruction) -> tuple[str, str] | None:
+    """``(destination, source)`` of a register-to-register ``mov``."""
+    if insn.mnemonic != "mov" or insn.memory is not None or len(insn.writes) != 1 or len(insn.reads) != 1:
+        return None
+    return insn.writes[0], insn.reads[0]
+
+
+def value_before(
+    instructions: list[Instruction], k: int, register: str, registers: RegisterSet, fault: int
+) -> tuple[int, str] | None:
+    """The value ``register`` held just before instruction ``k``, from the registers at the fault.
+
+    Known when the register is not written from ``k`` up to the faulting
+    instruction, or when a register-to-register copy made of it (or that it was
+    made from) survives unchanged to the fault.  Returns the value and the
+    register it was read from.
+    """
+    if not _written_between(instructions, k, fault, register):
+        value = registers.get(register)
+        return None if value is None else (value, register)
+    last = _last_write(instructions, k, register)
+    floor = last if last is not None else -1
+    for m in range(k - 1, floor, -1):  # copies made of it since its last write
+        copy = _register_copy(instructions[m])
+        if copy and copy[1] == register and not _written_between(instructions, m + 1, fault, copy[0]):
+            value = registers.get(copy[0])
+            if value is not None:
+                return value, copy[0]
+    if last is not None:  # it was itself a copy of a register that survives
+        copy = _register_copy(instructions[last])
+        if copy and copy[0] == register and not _written_between(instructions, last + 1, fault, copy[1]):
+            value = registers.get(copy[1])
+            if value is not None:
+                return value, copy[1]
+    return None
+
+
+def _pointer_variables(variables: tuple[Variable, ...], value: int) -> list[Variable]:
+    """Variables of the innermost frames whose pointer value equals ``value``."""
+    return [v for v in variables if v.pointee is not None and v.value == value]
+
+
+def analyse_fault(
+    code: CodeBytes,
+    registers: RegisterSet,
+    variables: tuple[Variable, ...],
+    layouts: tuple[TypeLayout, ...],
+    fault_address: int | None,
+) -> FaultAnalysis | NotAvailable:
+    """Analyse the faulting instruction; see the module docstring for the steps."""
+    instructions = decode(code)
+    idx = instruction_at(instructions, code.fault_pc)
+    if idx is None:
+        return NotAvailable(f"no instruction starts at the fault pc {code.fault_pc:#x} in the code read from the dump")
+    insn = instructions[idx]
+    window = tuple(instructions[max(0, idx - 8) : idx + 4])
+    steps = [f"faulting instruction at {insn.address:#x}: {insn.text()}"]
+    by_name = {layout.name: layout for layout in layouts}
+    mem = insn.memory
+    if mem is None:
+        return FaultAnalysis(
+            insn,
+            window,
+            None,
+            None,
+            None,
+            None,
+            fault_address,
+            None,
+            NotAvailable("the faulting instruction has no memory operand"),
+            NotAvailable("no memory operand"),
+            NotAvailable("no memory operand"),
+            0.2,
+            tuple(steps),
+        )
+    ea = effective_address(mem, registers, insn.address + insn.size)
+    base_value = registers.get(mem.base) if mem.base else None
+    agrees = None if ea is None or fault_address is None else ea == fault_address
+    steps.append(
+        f"memory operand {mem.text()}: {mem.base}={base_value:#x}, displacement {mem.disp:#x}"
+        if base_value is not None
+        else f"memory operand {mem.text()}: base register value unknown"
+    )
+    if ea is not None:
+        cr2 = f"{fault_address:#x}" if fault_address is not None else "not in the log"
+        steps.append(
+            f"effective address {ea:#x}; fault address (CR2) {cr2}" + ("" if agrees is None else f"; agree: {agrees}")
+        )
+    confidence = 0.5
+    null_expr: str | NotAvailable = NotAvailable("the base register does not hold a NULL-page pointer")
+    null_field: FieldRef | NotAvailable = NotAvailable("the base register does not hold a NULL-page pointer")
+    read_member: FieldRef | NotAvailable = NotAvailable("the type of the NULL pointer is unknown")
+    if mem.base is None or base_value is None or base_value >= NULL_PAGE_LIMIT or mem.index:
+        return FaultAnalysis(
+            insn,
+            window,
+            mem.base,
+            base_value,
+            mem.disp,
+            ea,
+            fault_address,
+            agrees,
+            null_expr,
+            null_field,
+            read_member,
+            0.3,
+            tuple(steps),
+        )
+    steps.append(f"{mem.base} holds {base_value:#x}: a NULL pointer (plus {base_value:#x})")
+    if agrees:
+        confidence = 0.7
+    pointee: str | None = None
+    load_idx = _last_write(instructions, idx, mem.base)
+    if load_idx is not None:
+        load = instructions[load_idx]
+        jump_between = any(i.mnemonic.startswith("j") for i in instructions[load_idx + 1 : idx])
+        if load.is_call:
+            steps.append(f"{mem.base} was last set by the call at {load.address:#x} ({load.text()}): its return value")
+            null_expr = NotAvailable(f"{mem.base} is the return value of {load.op_str}")
+            null_field = NotAvailable("the NULL pointer was returned by a function, not loaded from a member")
+        elif load.memory is not None and load.memory.base and not load.memory.index and load.memory_is_source:
+            src = load.memory.base
+            steps.append(
+                f"{mem.base} was loaded at {load.address:#x} by {load.text()}: "
+                f"{mem.base} = *({src} + {load.memory.disp:#x})"
+            )
+            known = value_before(instructions, load_idx, src, registers, idx)
+            src_value = known[0] if known else None
+            owners: list[Variable] = []
+            if known is None:
+                steps.append(f"{src} changes before the fault and no copy of it survives; matching by type")
+                owners = [
+                    v
+                    for v in variables
+                    if v.pointee in by_name
+                    and (m := by_name[v.pointee].member_at(load.memory.disp)) is not None
+                    and m.offset == load.memory.disp
+                    and m.pointee is not None
+                ]
+                if len({v.pointee for v in owners}) != 1:
+                    owners = []
+            else:
+                via = "" if known[1] == src else f" (kept in {known[1]})"
+                matches = _pointer_variables(variables, known[0])
+                owners = [v for v in matches if v.pointee in by_name]
+                names = ", ".join(f"{v.name} ({v.type_name}, frame #{v.frame})" for v in owners) or "no variable"
+                steps.append(f"{src} was {known[0]:#x} at the load{via}: the value of {names}")
+            if owners:
+                owner = owners[0]
+                assert owner.pointee is not None
+                member = by_name[owner.pointee].member_at(load.memory.disp)
+                if member is not None and member.offset == load.memory.disp:
+                    null_field = FieldRef(owner.pointee, member)
+                    null_expr = f"{owner.name}->{member.name}"
+                    pointee = member.pointee
+                    steps.append(
+                        f"offset {load.memory.disp:#x} of {owner.pointee} is {member.name} "
+                        f"({member.type_name}): {null_expr} was NULL"
+                    )
+                    exact = src_value is not None and len({v.name for v in owners}) == 1
+                    confidence = 0.9 if agrees is not False and exact else 0.7
+                    if jump_between:
+                        confidence -= 0.1
+                        steps.append("a jump lies between the load and the fault; the path was assumed straight")
+    if pointee is None:
+        # No load to follow: a variable that is NULL itself and whose type has a member at the displacement.
+        candidates = [v for v in variables if v.value == base_value and v.pointee in by_name]
+        fitting = [
+            v for v in candidates if v.pointee is not None and by_name[v.pointee].member_at(mem.disp) is not None
+        ]
+        if len({(v.name, v.pointee) for v in fitting}) == 1:
+            var = fitting[0]
+            pointee = var.pointee
+            null_expr = var.name
+            null_field = NotAvailable(f"{var.name} is a NULL {var.type_name} variable, not a member")
+            steps.append(f"the variable {var.name} ({var.type_name}, frame #{var.frame}) is NULL")
+            confidence = 0.7 if agrees else 0.55
+    if pointee is not None and pointee in by_name:
+        member = by_name[pointee].member_at(mem.disp)
+        if member is not None:
+            read_member = FieldRef(pointee, member)
+            steps.append(f"the fault reads offset {mem.disp:#x} of {pointee}: {member.name} ({member.type_name})")
+            if isinstance(null_expr, str):
+                null_expr_read = f"{null_expr}->{member.name}"
+                steps.append(f"so the faulting expression is {null_expr_read}")
+    return FaultAnalysis(
+        insn,
+        window,
+        mem.base,
+        base_value,
+        mem.disp,
+        ea,
+        fault_address,
+        agrees,
+        null_expr,
+        null_field,
+        read_member,
+        round(confidence, 2),
+        tuple(steps),
+    )

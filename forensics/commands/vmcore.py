@@ -1,0 +1,81 @@
+"""``kforensic vmcore``: automatic post-mortem analysis of a kernel crash dump."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from forensics.commands.common import DebugOption, FailOnOption, FormatOption, OutputOption, deliver, exit_status
+from forensics.report import OutputFormat
+
+EXAMPLE = """
+Example:
+
+  kforensic vmcore /var/crash/202611300712/ --vmlinux /usr/lib/debug/boot/vmlinux-6.1.0-13-amd64
+
+  kforensic vmcore vmcore --vmlinux vmlinux --module-debug kf_buggy.ko --format json -o crash.json
+"""
+
+
+def vmcore(
+    path: Annotated[Path, typer.Argument(help="The dump, or a crash directory such as /var/crash/<stamp>/.")],
+    vmlinux: Annotated[
+        Path | None, typer.Option("--vmlinux", help="The kernel image with debug info (DWARF).", metavar="FILE")
+    ] = None,
+    debug_dir: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--debug-dir", help="A /usr/lib/debug style tree to search by build ID (repeatable).", metavar="DIR"
+        ),
+    ] = None,
+    module_debug: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--module-debug", help="A module (.ko or .ko.debug) with debug info (repeatable).", metavar="FILE"
+        ),
+    ] = None,
+    fmt: FormatOption = OutputFormat.TEXT,
+    output: OutputOption = None,
+    fail_on: FailOnOption = None,
+    debug: DebugOption = False,
+) -> None:
+    """Analyse a kernel crash dump: what crashed, where, on which data, and why."""
+    from forensics.vmcore import analyse_dump
+    from forensics.vmcore.program import DebugInfoRequest
+    from forensics.vmcore.report import render_vmcore_markdown, to_document
+
+    request = DebugInfoRequest(vmlinux, tuple(debug_dir or ()), tuple(module_debug or ()))
+    if sys.stderr.isatty():
+        from rich.console import Console
+
+        with Console(stderr=True).status("opening the dump") as status:
+            result = analyse_dump(path, request, status.update)
+    else:
+        result = analyse_dump(path, request)
+    if fmt is OutputFormat.JSON:
+        text = json.dumps(to_document(result), indent=2, ensure_ascii=False) + "\n"
+    elif fmt is OutputFormat.MD:
+        text = render_vmcore_markdown(result)
+    else:
+        import io
+
+        from rich.console import Console
+        from rich.markdown import Markdown
+
+        buf = io.StringIO()
+        color = output is None and sys.stdout.isatty()
+        Console(file=buf, width=110, color_system="standard" if color else None).print(
+            Markdown(render_vmcore_markdown(result))
+        )
+        text = buf.getvalue()
+    deliver(text, output)
+    raise typer.Exit(int(exit_status(result.incident, fail_on)))
+
+
+def register(app: typer.Typer) -> None:
+    """Add the command to the CLI."""
+    app.command("vmcore", epilog=EXAMPLE, help=vmcore.__doc__)(vmcore)

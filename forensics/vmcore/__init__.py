@@ -1,0 +1,70 @@
+"""The drgn adapter: the only package of kforensic that imports drgn.
+
+Importing this package does not import drgn; :func:`analyse_dump` does, when called.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from forensics.vmcore.program import DebugInfoRequest
+    from forensics.vmcore.report import VmcoreResult
+
+
+def analyse_dump(path: Path, request: DebugInfoRequest, progress: Callable[[str], None] | None = None) -> VmcoreResult:
+    """Open a dump (file or crash directory), extract a snapshot, analyse it."""
+    import logging
+    import time
+
+    from collectors.inputs import unreadable_record
+    from detectors.vmcore.analysis import analyse_snapshot
+    from forensics import __version__
+    from forensics.model import Clock, Incident, NotAvailable, SourceRecord, Timestamp, TimeWindow
+    from forensics.vmcore import system
+    from forensics.vmcore.collect import collect_snapshot
+    from forensics.vmcore.dumpfile import read_dump_header
+    from forensics.vmcore.locate import locate_dump
+    from forensics.vmcore.program import open_dump
+    from forensics.vmcore.report import VmcoreResult
+
+    say = progress or (lambda _m: None)
+    # drgn logs its own warnings (e.g. modules without debug info); kforensic reports them itself.
+    logging.getLogger("drgn").setLevel(logging.ERROR)
+    started = time.monotonic()
+    location = locate_dump(path)
+    header = read_dump_header(location.dump)
+    say("loading debug info")
+    opened = open_dump(location.dump, header, request)
+    snapshot = collect_snapshot(opened, str(location.dump), say)
+    say("analysing")
+    analysis, fault, reports = analyse_snapshot(snapshot)
+    sources = [
+        SourceRecord(
+            str(location.dump),
+            header.size,
+            NotAvailable("not hashed: dumps are large"),
+            round(time.monotonic() - started, 3),
+        )
+    ]
+    if location.dmesg is None:
+        sources.append(unreadable_record(f"{location.dump.parent}/dmesg", "no dmesg file beside the dump"))
+    if isinstance(snapshot.crash_time, float) and isinstance(snapshot.uptime, float):
+        window: TimeWindow | NotAvailable = TimeWindow(
+            Timestamp(snapshot.crash_time - snapshot.uptime, Clock.WALL), Timestamp(snapshot.crash_time, Clock.WALL)
+        )
+    else:
+        window = NotAvailable("the dump records no crash time")
+    incident = Incident(
+        host=system.attempt("host name", lambda: system.hostname(opened.prog)),
+        kernel_release=snapshot.kernel_release,
+        window=window,
+        sources=tuple(sources),
+        findings=analysis.findings,
+        tool_version=__version__,
+    )
+    return VmcoreResult(
+        snapshot, analysis, fault, tuple(reports), incident, str(location.dmesg) if location.dmesg else None
+    )

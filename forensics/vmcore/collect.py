@@ -1,0 +1,135 @@
+"""Extract a :class:`CrashSnapshot` from an opened dump."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+
+import drgn
+
+from forensics.model import NotAvailable
+from forensics.vmcore import extract, system
+from forensics.vmcore.program import OpenedDump
+from forensics.vmcore.snapshot import CodeBytes, CrashSnapshot, Frame, RegisterSet, TaskInfo, TypeLayout, Variable
+
+#: Task states whose stacks are extracted (D: uninterruptible, the hung-task state).
+STACK_STATES = {"D"}
+
+Progress = Callable[[str], None]
+
+
+def _crashed(opened: OpenedDump) -> tuple[drgn.Thread | None, str | None]:
+    try:
+        return opened.prog.crashed_thread(), None
+    except (ValueError, LookupError, drgn.FaultError) as exc:
+        return None, str(exc)
+
+
+def collect_snapshot(opened: OpenedDump, dump_path: str, progress: Progress | None = None) -> CrashSnapshot:
+    """Read everything the detectors need from the dump; missing parts become NotAvailable."""
+    say = progress or (lambda _msg: None)
+    prog = opened.prog
+    warnings = list(opened.warnings)
+    say("crashed thread")
+    thread, why = _crashed(opened)
+    frames: tuple[Frame, ...] = ()
+    registers: RegisterSet | NotAvailable = NotAvailable(why or "no crashed thread")
+    code: CodeBytes | NotAvailable = NotAvailable(why or "no crashed thread")
+    variables: tuple[Variable, ...] = ()
+    layouts: tuple[TypeLayout, ...] = ()
+    crashed_pid: int | NotAvailable = NotAvailable(why or "no crashed thread")
+    crashed_comm: str | NotAvailable = NotAvailable(why or "no crashed thread")
+    crashed_cpu: int | NotAvailable = NotAvailable(why or "no crashed thread")
+    if thread is not None:
+        task = thread.object
+        crashed_pid = int(thread.tid)
+        crashed_comm = system.attempt("crashed task name", lambda: task.comm.string_().decode(errors="replace"))
+        from drgn.helpers.linux.sched import task_cpu
+
+        crashed_cpu = system.attempt("crashed CPU", lambda: int(task_cpu(task)))
+        try:
+            trace = thread.stack_trace()
+        except (ValueError, LookupError, drgn.FaultError) as exc:
+            warnings.append(f"no backtrace for the crashed thread: {exc}")
+            trace = None
+        if trace is not None:
+            frames = extract.backtrace(prog, trace)
+            index = extract.fault_frame_index(trace)
+            if index is None:
+                index = 0
+                warnings.append("no exception frame in the crashed thread's stack; using frame #0's registers")
+            registers = extract.registers_of(trace[index])
+            code = extract.code_of(prog, trace[index].pc)
+            say("variables and types at the fault")
+            variables = extract.variables_of(trace, index)
+            layouts = extract.layouts_for(prog, variables)
+    say("tasks")
+    all_tasks = system.attempt("tasks", lambda: system.tasks(prog, STACK_STATES))
+    if isinstance(all_tasks, NotAvailable):
+        warnings.append(str(all_tasks))
+        all_tasks = ()
+    other: list[tuple[int, TaskInfo]] = []
+    for t in all_tasks:
+        if t.on_cpu and t.cpu is not None and t.pid != crashed_pid:
+            other.append((t.cpu, t))
+    say("memory and slab caches")
+    caches = system.attempt("slab caches", lambda: system.slab_caches(prog))
+    if isinstance(caches, NotAvailable):
+        warnings.append(str(caches))
+        caches = ()
+    mods = system.attempt("modules", lambda: system.modules(prog))
+    if isinstance(mods, NotAvailable):
+        warnings.append(str(mods))
+        mods = ()
+    log = system.attempt("kernel log", lambda: system.log_records(prog))
+    if isinstance(log, NotAvailable):
+        warnings.append(str(log))
+        log = ()
+    crash_time = system.attempt("crash time", lambda: _crash_time(prog, opened))
+    uptime: float | NotAvailable = (
+        log[-1].seconds if log else NotAvailable("no kernel log in the dump to date the crash")
+    )
+    build_id: str | NotAvailable = NotAvailable("the dump carries no build ID")
+    with contextlib.suppress(LookupError):
+        raw = prog.main_module().build_id
+        if raw:
+            build_id = raw.hex()
+    return CrashSnapshot(
+        dump_path=dump_path,
+        dump_format=opened.header.format.value,
+        vmlinux_path=opened.vmlinux or NotAvailable("no vmlinux was loaded"),
+        kernel_release=system.attempt("kernel release", lambda: system.kernel_release(prog)),
+        build_id=build_id,
+        machine=system.attempt("machine", lambda: system.machine(prog)),
+        crash_time=crash_time,
+        uptime=uptime,
+        panic_message=system.attempt("panic message", lambda: system.the_panic_message(prog)),
+        crashed_cpu=crashed_cpu,
+        crashed_pid=crashed_pid,
+        crashed_comm=crashed_comm,
+        taint_mask=system.attempt("taint", lambda: int(prog["tainted_mask"].value_())),
+        cpus=system.attempt("CPUs", lambda: system.online_cpus(prog)),
+        memory_bytes=system.attempt("memory size", lambda: system.memory_bytes(prog)),
+        backtrace=frames,
+        registers=registers,
+        code=code,
+        variables=variables,
+        layouts=layouts,
+        other_cpus=tuple(sorted(other, key=lambda x: x[0])),
+        tasks=all_tasks,
+        memory=system.memory_totals(prog),
+        slab_caches=caches,
+        modules=mods,
+        log=log,
+        filtered=opened.header.filtered(),
+        warnings=tuple(warnings),
+    )
+
+
+def _crash_time(prog: drgn.Program, opened: OpenedDump) -> float:
+    value = system.vmcoreinfo_value(prog, "CRASHTIME")
+    if value is not None:
+        return float(value)
+    if opened.header.crash_time is not None:
+        return opened.header.crash_time
+    raise LookupError("neither VMCOREINFO nor the dump header records the crash time")

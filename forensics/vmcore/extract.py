@@ -1,0 +1,189 @@
+"""The crashing thread from a dump: backtrace, registers, code bytes, variables, type layouts."""
+
+from __future__ import annotations
+
+import drgn
+
+from forensics.model import NotAvailable
+from forensics.vmcore.program import not_in_dump
+from forensics.vmcore.snapshot import CodeBytes, Frame, MemberInfo, RegisterSet, TypeLayout, Variable
+
+#: At most this many bytes of a function are read to disassemble it.
+MAX_FUNCTION_BYTES = 16384
+#: Layouts are extracted two levels deep (a variable's struct, the structs its pointers point to).
+MAX_LAYOUTS = 80
+
+
+def _module_name(prog: drgn.Program, pc: int) -> str | None:
+    try:
+        module = prog.module(pc)
+    except LookupError:
+        return None
+    name = module.name
+    # drgn names the kernel image's module "kernel"; frames in vmlinux carry no [module] tag.
+    return None if name in ("kernel", "vmlinux") else name
+
+
+def frame_of(prog: drgn.Program, index: int, frame: drgn.StackFrame) -> Frame:
+    """Convert a drgn stack frame to a plain :class:`Frame`."""
+    pc = frame.pc
+    name: str | NotAvailable = frame.name or NotAvailable(f"no symbol for {pc:#x}")
+    offset = size = None
+    try:
+        sym = frame.symbol()
+        offset, size = pc - sym.address, sym.size
+        if frame.name is None:
+            name = sym.name
+    except LookupError:
+        pass
+    try:
+        file, line, _column = frame.source()
+    except LookupError:
+        file, line = None, None
+    return Frame(
+        index=index,
+        function=name,
+        pc=pc,
+        offset=offset,
+        size=size,
+        module=_module_name(prog, pc),
+        source_file=file,
+        source_line=line or None,
+        inline=frame.is_inline,
+        interrupted=frame.interrupted,
+    )
+
+
+def backtrace(prog: drgn.Program, trace: drgn.StackTrace) -> tuple[Frame, ...]:
+    """All frames of a stack trace."""
+    return tuple(frame_of(prog, i, f) for i, f in enumerate(trace))
+
+
+def fault_frame_index(trace: drgn.StackTrace) -> int | None:
+    """The innermost frame whose registers were saved by an interrupt or exception.
+
+    A dump taken by kdump straight from the fault has it as frame #0; one taken at
+    panic time has the panic path first and the exception frame further out.
+    """
+    for i, frame in enumerate(trace):
+        if frame.interrupted:
+            return i
+    return None
+
+
+def registers_of(frame: drgn.StackFrame) -> RegisterSet:
+    """The known registers of a frame."""
+    return RegisterSet(tuple(sorted(frame.registers().items())))
+
+
+def code_of(prog: drgn.Program, pc: int) -> CodeBytes | NotAvailable:
+    """The bytes of the function containing ``pc``, read from the dump itself."""
+    try:
+        sym = prog.symbol(pc)
+    except LookupError:
+        return NotAvailable(f"no symbol covers the fault pc {pc:#x}")
+    length = min(sym.size or 0, MAX_FUNCTION_BYTES)
+    start = sym.address
+    if length == 0 or pc >= start + length:
+        start, length = max(sym.address, pc - 256), 320
+    try:
+        data = prog.read(start, length)
+    except drgn.FaultError as exc:
+        return NotAvailable(not_in_dump(exc))
+    lines = []
+    for addr in range(start, start + len(data)):
+        # One look-up per instruction start would be enough; reading every byte's
+        # location is cheap in drgn and avoids decoding twice.
+        if addr < pc - 96 or addr > pc + 32:
+            continue
+        try:
+            loc = prog.source_location(addr)
+        except LookupError:
+            continue
+        if len(loc):
+            lines.append((addr, f"{loc[0].filename}:{loc[0].line}"))
+    arch = prog.platform.arch.name if prog.platform is not None else "UNKNOWN"
+    return CodeBytes(start=start, data=data, fault_pc=pc, arch=arch, source_lines=tuple(lines))
+
+
+def _pointee_name(type_: drgn.Type) -> str | None:
+    underlying = type_.unaliased()
+    if underlying.kind != drgn.TypeKind.POINTER:
+        return None
+    target = underlying.type.unqualified().unaliased()
+    if target.kind in (drgn.TypeKind.STRUCT, drgn.TypeKind.UNION) and target.tag:
+        return f"{target.kind.name.lower()} {target.tag}"
+    return None
+
+
+def variables_of(trace: drgn.StackTrace, fault_index: int) -> tuple[Variable, ...]:
+    """Locals and parameters of the fault frame and of the frames inlined at the same pc."""
+    out: list[Variable] = []
+    pc = trace[fault_index].pc
+    for i in range(fault_index, len(trace)):
+        frame = trace[i]
+        if i > fault_index and (frame.pc != pc or not trace[i - 1].is_inline):
+            break
+        for name in frame.locals():
+            try:
+                obj = frame[name]
+            except (KeyError, LookupError, drgn.FaultError):
+                continue
+            type_name = obj.type_.type_name()
+            value: int | None = None
+            if not obj.absent_:
+                try:
+                    kind = obj.type_.unaliased_kind()
+                    if kind in (drgn.TypeKind.POINTER, drgn.TypeKind.INT, drgn.TypeKind.BOOL, drgn.TypeKind.ENUM):
+                        value = int(obj.value_())
+                except (drgn.FaultError, ValueError, TypeError, drgn.ObjectAbsentError):
+                    value = None
+            out.append(Variable(frame=i, name=name, type_name=type_name, value=value, pointee=_pointee_name(obj.type_)))
+    return tuple(out)
+
+
+def _flatten(type_: drgn.Type, base: int, prefix: str, out: list[MemberInfo], depth: int = 0) -> None:
+    for member in type_.members or ():
+        offset = base + (member.bit_offset // 8)
+        mtype = member.type
+        try:
+            size = drgn.sizeof(mtype)
+        except (TypeError, ValueError):
+            size = 0
+        name = f"{prefix}{member.name}" if member.name else prefix.rstrip(".")
+        kind = mtype.unaliased_kind()
+        if member.name:
+            out.append(MemberInfo(offset, size, name, mtype.type_name(), _pointee_name(mtype)))
+        if kind in (drgn.TypeKind.STRUCT, drgn.TypeKind.UNION) and depth < 4:
+            _flatten(mtype.unaliased(), offset, f"{name}." if member.name else prefix, out, depth + 1)
+
+
+def layout_of(type_: drgn.Type) -> TypeLayout:
+    """The flattened layout of a struct or union type."""
+    members: list[MemberInfo] = []
+    _flatten(type_, 0, "", members)
+    try:
+        size = drgn.sizeof(type_)
+    except (TypeError, ValueError):
+        size = 0
+    return TypeLayout(type_.type_name(), size, tuple(members))
+
+
+def layouts_for(prog: drgn.Program, variables: tuple[Variable, ...]) -> tuple[TypeLayout, ...]:
+    """Layouts of the structs the variables point to, and of the structs their pointer members point to."""
+    wanted = list(dict.fromkeys(v.pointee for v in variables if v.pointee))
+    done: dict[str, TypeLayout] = {}
+    for level in range(2):
+        next_level: list[str] = []
+        for name in wanted:
+            if name in done or len(done) >= MAX_LAYOUTS:
+                continue
+            try:
+                layout = layout_of(prog.type(name))
+            except LookupError:
+                continue
+            done[name] = layout
+            if level == 0:
+                next_level += [m.pointee for m in layout.members if m.pointee]
+        wanted = list(dict.fromkeys(next_level))
+    return tuple(done.values())

@@ -1,0 +1,75 @@
+"""Finding the dump and the kernel log beside it in the layouts kdump tools write.
+
+- Debian/Ubuntu kdump-tools: ``/var/crash/<stamp>/dump.<stamp>`` and ``dmesg.<stamp>``
+  (``/var/crash/<stamp>/`` may also hold a ``vmcore`` from older versions).
+- RHEL/Fedora kexec-tools / kdump-utils: ``/var/crash/<host>-<date>/vmcore`` and
+  ``vmcore-dmesg.txt`` (``vmcore.flat`` when the target is ssh).
+- The project's fixtures: ``vmcore`` and ``dmesg.txt``.
+
+Given ``/var/crash`` itself, the newest crash directory is used.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from forensics.errors import InputError
+
+_DUMP_NAMES = ("vmcore", "vmcore.flat", "dump")
+_DMESG_NAMES = ("vmcore-dmesg.txt", "dmesg.txt", "dmesg")
+
+
+@dataclass(frozen=True)
+class DumpLocation:
+    """A dump and, when found, the kernel log saved beside it."""
+
+    dump: Path
+    dmesg: Path | None
+
+
+def _dump_in(directory: Path) -> Path | None:
+    files = sorted(p for p in directory.iterdir() if p.is_file())
+    for name in _DUMP_NAMES:
+        if (directory / name).is_file():
+            return directory / name
+    stamped = [p for p in files if p.name.startswith("dump.") and not p.name.endswith((".tmp", ".incomplete"))]
+    return stamped[-1] if stamped else None
+
+
+def _dmesg_beside(dump: Path) -> Path | None:
+    directory = dump.parent
+    if dump.name.startswith("dump."):
+        stamped = directory / ("dmesg." + dump.name.removeprefix("dump."))
+        if stamped.is_file():
+            return stamped
+    for name in _DMESG_NAMES:
+        if (directory / name).is_file():
+            return directory / name
+    others = sorted(p for p in directory.glob("dmesg.*") if p.is_file())
+    return others[-1] if others else None
+
+
+def locate_dump(path: Path) -> DumpLocation:
+    """Find the dump (and its dmesg) for a file or crash directory the user gave."""
+    if not path.exists():
+        raise InputError(
+            f"{path}: no such file or directory", hint="give the dump file or its /var/crash/<stamp>/ directory"
+        )
+    if path.is_file():
+        return DumpLocation(path, _dmesg_beside(path))
+    try:
+        dump = _dump_in(path)
+        if dump is None:
+            crashes = sorted((d for d in path.iterdir() if d.is_dir() and _dump_in(d)), key=lambda d: d.stat().st_mtime)
+            dump = _dump_in(crashes[-1]) if crashes else None
+    except OSError as exc:
+        raise InputError(
+            f"cannot read {path}: {exc.strerror or exc}", hint="check permissions (dumps are root-only)"
+        ) from None
+    if dump is None:
+        raise InputError(
+            f"{path}: no dump found (looked for vmcore, dump.<stamp>, vmcore.flat here and one level down)",
+            hint="give the dump file itself",
+        )
+    return DumpLocation(dump, _dmesg_beside(dump))

@@ -1,0 +1,125 @@
+"""Opening a dump with drgn and loading its debug info, with one-line errors.
+
+This module and its siblings are the only code in kforensic that imports drgn.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import drgn
+
+from forensics.errors import InputError
+from forensics.vmcore.dumpfile import DumpFormat, DumpHeader
+
+
+@dataclass(frozen=True)
+class DebugInfoRequest:
+    """Where the user said debug info is."""
+
+    vmlinux: Path | None = None
+    debug_dirs: tuple[Path, ...] = ()
+    module_debug: tuple[Path, ...] = ()
+
+
+@dataclass
+class OpenedDump:
+    """A drgn program on a dump, and what loading its debug info said."""
+
+    prog: drgn.Program
+    header: DumpHeader
+    vmlinux: str | None
+    warnings: list[str]
+
+
+def elf_build_id(path: Path) -> str | None:
+    """The GNU build ID of an ELF file (vmlinux or .ko), hex, or None."""
+    from elftools.common.exceptions import ELFError
+    from elftools.elf.elffile import ELFFile
+    from elftools.elf.sections import NoteSection
+
+    try:
+        with path.open("rb") as f:
+            elf = ELFFile(f)
+            for section in elf.iter_sections():
+                if not isinstance(section, NoteSection):
+                    continue
+                for note in section.iter_notes():
+                    if note["n_type"] == "NT_GNU_BUILD_ID":
+                        return str(note["n_desc"])
+    except (OSError, ELFError) as exc:
+        raise InputError(f"{path}: not a readable ELF file ({exc})", hint="give the vmlinux with debug info") from None
+    return None
+
+
+def debug_package_hint(release: str) -> str:
+    """Where a user gets the kernel's debug info, by distribution naming."""
+    return (
+        f"install the kernel's debug info: Debian `linux-image-{release}-dbg`, Ubuntu "
+        f"`linux-image-unsigned-{release}-dbgsym` (ddebs), RHEL/Fedora `kernel-debuginfo-{release}` "
+        "(dnf debuginfo-install kernel), or `debuginfod-find debuginfo <build-id>`; "
+        "then pass --vmlinux FILE or --debug-dir DIR"
+    )
+
+
+def open_dump(path: Path, header: DumpHeader, request: DebugInfoRequest) -> OpenedDump:
+    """Open ``path`` with drgn and load debug info for the kernel and its modules.
+
+    Raises :class:`InputError` for a file drgn cannot read, a vmlinux whose build ID differs from
+    the dump's, or missing kernel debug info.  Missing module debug info is only a warning.
+    """
+    prog = drgn.Program()
+    try:
+        prog.set_core_dump(str(path))
+    except (drgn.FaultError, ValueError, OSError, drgn.MissingDebugInfoError) as exc:
+        hint = "give the vmcore that kdump wrote"
+        if header.format is DumpFormat.FLATTENED:
+            hint = f"convert it first: makedumpfile -R {path.name}.kdump < {path.name}"
+        raise InputError(f"{path}: drgn cannot open this dump: {exc}", hint=hint) from None
+    warnings: list[str] = []
+    if request.debug_dirs:
+        opts = prog.debug_info_options
+        opts.directories = tuple(str(d) for d in request.debug_dirs) + tuple(opts.directories)
+        opts.kernel_directories = tuple(str(d) for d in request.debug_dirs) + tuple(opts.kernel_directories)
+    # Before the kernel's debug info is loaded drgn knows only the main module (from
+    # VMCOREINFO); the loaded modules are found once vmlinux is there.
+    with contextlib.suppress(LookupError, ValueError, drgn.FaultError):
+        prog.create_loaded_modules()
+    try:
+        main = prog.main_module()
+    except LookupError:
+        main = None
+    release = header.release or "<release>"
+    build_id = main.build_id.hex() if main is not None and main.build_id else None
+    if request.vmlinux is not None:
+        if not request.vmlinux.is_file():
+            raise InputError(f"{request.vmlinux}: no such file", hint="give the path of the vmlinux with debug info")
+        have = elf_build_id(request.vmlinux)
+        if build_id and have and build_id != have:
+            raise InputError(
+                f"{request.vmlinux}: build ID {have} does not match the dump's kernel ({build_id}, {release})",
+                hint="use the vmlinux of the kernel that crashed; " + debug_package_hint(release),
+            )
+    with contextlib.suppress(drgn.MissingDebugInfoError):
+        prog.load_debug_info([str(request.vmlinux)] if request.vmlinux else [], main=True)
+    if main is None or main.wants_debug_file():
+        raise InputError(
+            f"{path}: no debug info for the kernel {release}" + (f" (build ID {build_id})" if build_id else ""),
+            hint=debug_package_hint(release),
+        )
+    try:
+        prog.load_debug_info([str(p) for p in request.module_debug], default=True)
+    except drgn.MissingDebugInfoError as exc:
+        warnings.append(f"debug info missing: {str(exc).splitlines()[0][:300]}")
+    vmlinux = main.debug_file_path if main is not None else None
+    return OpenedDump(prog, header, vmlinux, warnings)
+
+
+def not_in_dump(exc: Any) -> str:
+    """The reason text for a read that hit a page the dump does not hold."""
+    address = getattr(exc, "address", None)
+    where = f" at {address:#x}" if isinstance(address, int) else ""
+    return f"not in dump: memory{where} was not captured (filtered by makedumpfile or not present)"

@@ -1,0 +1,291 @@
+"""The ``kforensic vmcore`` result as a JSON document (``kforensic.vmcore/1``) and as markdown/text."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from detectors.dmesg.model import KernelReport
+from detectors.dmesg.taint import decode_taint
+from detectors.vmcore.findings import VmcoreAnalysis, taint_letters_of
+from detectors.vmcore.nullfield import FaultAnalysis
+from forensics.model import Incident, NotAvailable
+from forensics.report.markdown import fence, md_escape, render_markdown
+from forensics.serialize import incident_to_dict
+from forensics.vmcore.snapshot import CrashSnapshot, Frame
+
+VMCORE_SCHEMA = "kforensic.vmcore/1"
+LOG_TAIL = 25
+
+
+@dataclass(frozen=True)
+class VmcoreResult:
+    """Everything ``kforensic vmcore`` shows."""
+
+    snapshot: CrashSnapshot
+    analysis: VmcoreAnalysis
+    fault: FaultAnalysis | NotAvailable
+    reports: tuple[KernelReport, ...]
+    incident: Incident
+    dmesg_path: str | None
+
+
+def _na(value: object) -> object:
+    return {"not_available": value.reason} if isinstance(value, NotAvailable) else value
+
+
+def _frame(f: Frame) -> dict[str, Any]:
+    return {
+        "index": f.index,
+        "function": _na(f.function),
+        "pc": f"{f.pc:#x}",
+        "offset": f.offset,
+        "size": f.size,
+        "module": f.module,
+        "source": f.where(),
+        "inline": f.inline,
+        "exception_frame": f.interrupted,
+    }
+
+
+def _fault(fault: FaultAnalysis | NotAvailable) -> object:
+    if isinstance(fault, NotAvailable):
+        return _na(fault)
+    return {
+        "instruction": {"address": f"{fault.instruction.address:#x}", "text": fault.instruction.text()},
+        "base_register": fault.base_register,
+        "base_value": None if fault.base_value is None else f"{fault.base_value:#x}",
+        "displacement": fault.displacement,
+        "effective_address": None if fault.effective_address is None else f"{fault.effective_address:#x}",
+        "fault_address": None if fault.fault_address is None else f"{fault.fault_address:#x}",
+        "address_agrees": fault.address_agrees,
+        "null_expression": _na(fault.null_expression),
+        "null_field": _na(fault.null_field)
+        if isinstance(fault.null_field, NotAvailable)
+        else {
+            "struct": fault.null_field.struct,
+            "member": fault.null_field.member.name,
+            "offset": fault.null_field.member.offset,
+            "type": fault.null_field.member.type_name,
+        },
+        "read_member": _na(fault.read_member)
+        if isinstance(fault.read_member, NotAvailable)
+        else {
+            "struct": fault.read_member.struct,
+            "member": fault.read_member.member.name,
+            "offset": fault.read_member.member.offset,
+            "type": fault.read_member.member.type_name,
+        },
+        "confidence": fault.confidence,
+        "steps": list(fault.steps),
+    }
+
+
+def _taint(snap: CrashSnapshot) -> dict[str, Any]:
+    if isinstance(snap.taint_mask, NotAvailable):
+        return {"not_available": snap.taint_mask.reason}
+    letters = taint_letters_of(snap.taint_mask)
+    return {"mask": snap.taint_mask, "letters": letters, "flags": list(decode_taint(letters))}
+
+
+def to_document(result: VmcoreResult) -> dict[str, Any]:
+    """The ``kforensic.vmcore/1`` document."""
+    s = result.snapshot
+    states = Counter(t.state for t in s.tasks)
+    return {
+        "schema": VMCORE_SCHEMA,
+        "dump": {"path": s.dump_path, "format": s.dump_format, "filtered": _na(s.filtered), "dmesg": result.dmesg_path},
+        "summary": {
+            "kernel_release": _na(s.kernel_release),
+            "build_id": _na(s.build_id),
+            "machine": _na(s.machine),
+            "vmlinux": _na(s.vmlinux_path),
+            "crash_time": _na(s.crash_time),
+            "uptime_seconds": _na(s.uptime),
+            "panic_message": _na(s.panic_message),
+            "crashed": {"cpu": _na(s.crashed_cpu), "pid": _na(s.crashed_pid), "comm": _na(s.crashed_comm)},
+            "taint": _taint(s),
+            "cpus": _na(s.cpus),
+            "memory_bytes": _na(s.memory_bytes),
+        },
+        "backtrace": [_frame(f) for f in s.backtrace],
+        "crash_frame": None if result.analysis.crash_frame is None else result.analysis.crash_frame.index,
+        "fault": _fault(result.fault),
+        "other_cpus": [
+            {"cpu": cpu, "pid": t.pid, "comm": t.comm, "backtrace": [_frame(f) for f in t.stack]}
+            for cpu, t in s.other_cpus
+        ],
+        "tasks": {
+            "count": len(s.tasks),
+            "by_state": dict(sorted(states.items())),
+            "blocked": [
+                {
+                    "pid": t.pid,
+                    "comm": t.comm,
+                    "blocked_on": t.blocked_on,
+                    "lock_owner_pid": t.lock_owner_pid,
+                    "lock_owner_comm": t.lock_owner_comm,
+                    "backtrace": [_frame(f) for f in t.stack],
+                }
+                for t in s.tasks
+                if t.state == "D"
+            ],
+        },
+        "memory": {k: _na(v) for k, v in vars(s.memory).items()},
+        "slab_top": [
+            {
+                "name": c.name,
+                "object_size": c.object_size,
+                "active": c.active_objects,
+                "total": c.total_objects,
+                "bytes": c.total_bytes,
+            }
+            for c in s.slab_caches[:15]
+        ],
+        "modules": [{"name": m.name, "taints": m.taints, "debug_info": m.debug_info} for m in s.modules],
+        "log": {
+            "reports": [
+                {"title": r.title, "type": r.kind, "frame": _na(r.frame), "line": r.start_line} for r in result.reports
+            ],
+            "tail": [f"[{r.seconds:12.6f}] {r.text}" for r in s.log[-LOG_TAIL:]],
+        },
+        "hypotheses": [
+            {
+                "rank": h.rank,
+                "statement": h.statement,
+                "confidence": h.confidence,
+                "supporting": list(h.supporting),
+                "against": list(h.against),
+                "next_command": h.next_command,
+            }
+            for h in result.analysis.hypotheses
+        ],
+        "warnings": list(s.warnings),
+        "incident": incident_to_dict(result.incident),
+    }
+
+
+def _when(value: float | NotAvailable) -> str:
+    if isinstance(value, NotAvailable):
+        return str(value)
+    return dt.datetime.fromtimestamp(value, tz=dt.UTC).isoformat(timespec="seconds")
+
+
+def _mib(value: int | NotAvailable | None) -> str:
+    if value is None or isinstance(value, NotAvailable):
+        return str(value) if isinstance(value, NotAvailable) else "?"
+    return f"{value / 2**20:.1f} MiB"
+
+
+def _disassembly(result: VmcoreResult) -> list[str]:
+    fault = result.fault
+    if isinstance(fault, NotAvailable):
+        return [f"Faulting instruction: {fault}"]
+    code = result.snapshot.code
+    lines_by_addr = dict(code.source_lines) if not isinstance(code, NotAvailable) else {}
+    body = []
+    for insn in fault.window:
+        mark = "=>" if insn.address == fault.instruction.address else "  "
+        src = lines_by_addr.get(insn.address, "")
+        body.append(f"{mark} {insn.address:#x}  {insn.text():<44} {src}".rstrip())
+    return ["```text", *body, "```"]
+
+
+def render_vmcore_markdown(result: VmcoreResult) -> str:
+    """The full vmcore report as markdown."""
+    s = result.snapshot
+    a = result.analysis
+    top = a.findings[0] if a.findings else None
+    out = ["# kforensic vmcore report", ""]
+    if top is not None:
+        out += [f"**{md_escape(top.title)}** — {md_escape(top.summary)}", ""]
+    taint = _taint(s)
+    taint_text = (", ".join(taint["flags"]) or "not tainted") if "mask" in taint else str(s.taint_mask)
+    uptime = str(s.uptime) if isinstance(s.uptime, NotAvailable) else f"{s.uptime:.1f} s"
+    out += [
+        "## Summary",
+        "",
+        "| | |",
+        "|---|---|",
+        f"| Dump | `{md_escape(s.dump_path)}` ({s.dump_format}; {md_escape(str(s.filtered))}) |",
+        f"| Kernel | {md_escape(str(s.kernel_release))} ({md_escape(str(s.machine))}), build ID {s.build_id} |",
+        f"| Crash time | {_when(s.crash_time)}, uptime {uptime} |",
+        f"| Panic | {md_escape(str(s.panic_message))} |",
+        f"| Crashed task | {md_escape(str(s.crashed_comm))} (pid {s.crashed_pid}) on CPU {s.crashed_cpu} |",
+        f"| Taint | {md_escape(taint_text)} |",
+        f"| CPUs / memory | {s.cpus} / {_mib(s.memory_bytes)} |",
+        "",
+    ]
+    out += ["## Backtrace of the crashed thread", "", "```text"]
+    for f in s.backtrace:
+        flags = (" (exception frame)" if f.interrupted else "") + (" (inlined)" if f.inline else "")
+        out.append(f"#{f.index:<2} {f.label()}{flags}  {f.where() or ''}".rstrip())
+    out += ["```", ""]
+    out += ["## Faulting instruction", "", *_disassembly(result), ""]
+    if not isinstance(result.fault, NotAvailable):
+        out += ["### Reasoning", ""] + [f"{i}. {md_escape(step)}" for i, step in enumerate(result.fault.steps, 1)]
+        out += ["", f"Confidence {result.fault.confidence:.2f}.", ""]
+    if a.hypotheses:
+        out += ["## Hypotheses", ""]
+        for h in a.hypotheses:
+            out.append(
+                f"{h.rank}. **{md_escape(h.statement)}** (confidence {h.confidence:.2f}) — next: `{h.next_command}`"
+            )
+            out += [f"   - for: {md_escape(x)}" for x in h.supporting] + [
+                f"   - against: {md_escape(x)}" for x in h.against
+            ]
+        out.append("")
+    if s.other_cpus:
+        out += ["## Other CPUs", ""]
+        for cpu, t in s.other_cpus:
+            out += [
+                f"CPU {cpu}: {md_escape(t.comm)} (pid {t.pid})",
+                "",
+                fence("\n".join(f"#{f.index} {f.label()}" for f in t.stack) or "no stack"),
+                "",
+            ]
+    states = Counter(t.state for t in s.tasks)
+    out += ["## Tasks", "", f"{len(s.tasks)} tasks: " + ", ".join(f"{k} {v}" for k, v in sorted(states.items())), ""]
+    for t in s.tasks:
+        if t.state == "D":
+            owner = f", lock owner {t.lock_owner_comm} (pid {t.lock_owner_pid})" if t.lock_owner_pid else ""
+            out += [f"- D: {md_escape(t.comm)} (pid {t.pid}) on {t.blocked_on or '?'}{owner}"]
+    m = s.memory
+    out += [
+        "",
+        "## Memory",
+        "",
+        "| total | free | slab reclaimable | slab unreclaimable | page tables | kernel stacks |",
+        "|---|---|---|---|---|---|",
+        "| "
+        + " | ".join(
+            _mib(v) for v in (m.total, m.free, m.slab_reclaimable, m.slab_unreclaimable, m.page_tables, m.kernel_stack)
+        )
+        + " |",
+        "",
+        "| slab cache | objects | object size | total |",
+        "|---|---|---|---|",
+    ]
+    out += [
+        f"| {md_escape(c.name)} | {c.active_objects}/{c.total_objects} | {c.object_size} | {_mib(c.total_bytes)} |"
+        for c in s.slab_caches[:10]
+    ]
+    out += ["", "## Modules", ""]
+    out += [
+        f"- {md_escape(mod.name)}"
+        + (f" (taint {mod.taints})" if mod.taints else "")
+        + ("" if mod.debug_info else " — no debug info")
+        for mod in s.modules
+    ] or ["none"]
+    out += ["", "## Kernel log in the dump", ""]
+    out += [f"- line {r.start_line}: {md_escape(r.title)}" for r in result.reports] or [
+        "no kernel reports found in the log"
+    ]
+    out += ["", fence("\n".join(f"[{r.seconds:12.6f}] {r.text}" for r in s.log[-LOG_TAIL:]) or "empty"), ""]
+    if s.warnings:
+        out += ["## Warnings", ""] + [f"- {md_escape(w)}" for w in s.warnings] + [""]
+    findings_md = render_markdown(result.incident).split("\n", 1)[1]
+    out += ["## Findings (incident)", findings_md]
+    return "\n".join(out).rstrip() + "\n"

@@ -1,0 +1,67 @@
+"""Reading evidence back from a dump: resolvers for frame, register and address locators.
+
+They open nothing themselves: give them a drgn program on the dump (opened
+independently of the analysis, so a check does not trust the analysis).
+"""
+
+from __future__ import annotations
+
+import drgn
+
+from detectors.vmcore.disasm import decode
+from detectors.vmcore.findings import register_excerpt
+from forensics.evidence import Resolver
+from forensics.model import Evidence, LocatorKind
+from forensics.vmcore.extract import backtrace, fault_frame_index
+from forensics.vmcore.snapshot import CodeBytes, LogRecord
+
+
+def log_text(records: tuple[LogRecord, ...] | list[LogRecord]) -> str:
+    """The dump's log as text, one line per record: ``[seconds] text`` (newlines folded)."""
+    return "".join(f"[{r.seconds:12.6f}] {r.text.replace(chr(10), ' ')}\n" for r in records)
+
+
+def _trace_for(prog: drgn.Program, name: str | None) -> drgn.StackTrace:
+    if name and name.startswith("pid "):
+        from drgn.helpers.linux.pid import find_task
+
+        return prog.stack_trace(find_task(prog, int(name.removeprefix("pid "))))
+    return prog.crashed_thread().stack_trace()
+
+
+def dump_resolvers(prog: drgn.Program) -> dict[LocatorKind, Resolver]:
+    """Resolvers for the dump-only locator kinds used by :mod:`detectors.vmcore.findings`."""
+
+    def frame(ev: Evidence) -> str | None:
+        trace = _trace_for(prog, ev.locator.name)
+        frames = backtrace(prog, trace)
+        return frames[ev.locator.start].label() if ev.locator.start < len(frames) else None
+
+    def register(ev: Evidence) -> str | None:
+        trace = prog.crashed_thread().stack_trace()
+        index = ev.locator.start
+        if index >= len(trace) or ev.locator.name is None:
+            return None
+        if fault_frame_index(trace) is None and index != 0:
+            return None
+        value = trace[index].registers().get(ev.locator.name)
+        return None if value is None else register_excerpt(ev.locator.name, value)
+
+    def address(ev: Evidence) -> str | None:
+        start = ev.locator.start
+        if ev.locator.name == "struct kmem_cache":
+            from drgn.helpers.linux.slab import slab_cache_usage
+
+            cache = drgn.Object(prog, "struct kmem_cache *", start)
+            usage = slab_cache_usage(cache)
+            name = cache.name.string_().decode(errors="replace")
+            return f"{name} {usage.active_objs} {usage.num_objs} {int(cache.object_size.value_())}"
+        try:
+            data = prog.read(start, 16)
+        except drgn.FaultError:
+            return None
+        arch = prog.platform.arch.name if prog.platform is not None else "X86_64"
+        insns = decode(CodeBytes(start=start, data=data, fault_pc=start, arch=arch))
+        return insns[0].text() if insns else None
+
+    return {LocatorKind.FRAME: frame, LocatorKind.REGISTER: register, LocatorKind.ADDRESS: address}

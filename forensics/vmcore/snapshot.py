@@ -1,0 +1,210 @@
+"""Typed snapshot of a kernel crash dump, as the drgn adapter extracts it.
+
+These records hold plain values only (no drgn objects), so the detectors in
+:mod:`detectors.vmcore` can reason about a dump without drgn, and tests can
+build them from any source.  Importing this module never imports drgn.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from forensics.model import NotAvailable
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One frame of a backtrace (``#0`` is the innermost)."""
+
+    index: int
+    function: str | NotAvailable
+    pc: int
+    offset: int | None  # pc minus the start of the function's symbol
+    size: int | None  # size of the function's symbol
+    module: str | None  # None for the kernel image (vmlinux)
+    source_file: str | None
+    source_line: int | None
+    inline: bool = False  # an inlined call, sharing the pc of the frame below
+    interrupted: bool = False  # registers come from an interrupt/exception frame
+
+    def label(self) -> str:
+        """``func+0x1a/0x40 [module]`` as the kernel prints it."""
+        name = str(self.function) if isinstance(self.function, NotAvailable) else self.function
+        text = name
+        if self.offset is not None and not isinstance(self.function, NotAvailable):
+            text += f"+{self.offset:#x}" + (f"/{self.size:#x}" if self.size else "")
+        if self.module:
+            text += f" [{self.module}]"
+        return text
+
+    def where(self) -> str | None:
+        """``file:line`` of the frame, when known."""
+        if self.source_file is None:
+            return None
+        return f"{self.source_file}:{self.source_line}" if self.source_line else self.source_file
+
+
+@dataclass(frozen=True)
+class RegisterSet:
+    """Register values of a frame, by the names capstone and the kernel use (``rax``, ``rip``)."""
+
+    values: tuple[tuple[str, int], ...]
+
+    def get(self, name: str) -> int | None:
+        """The value of a register, None when the frame does not know it."""
+        for key, value in self.values:
+            if key == name:
+                return value
+        return None
+
+    def as_dict(self) -> dict[str, int]:
+        """The registers as a mapping (a copy)."""
+        return dict(self.values)
+
+
+@dataclass(frozen=True)
+class MemberInfo:
+    """A member of a struct or union at a byte offset (nested members are flattened)."""
+
+    offset: int
+    size: int
+    name: str  # dotted path for nested members, e.g. ``dev.ops``
+    type_name: str
+    pointee: str | None = None  # for pointer members, the pointed-to type's name
+
+
+@dataclass(frozen=True)
+class TypeLayout:
+    """The flattened layout of a struct or union type."""
+
+    name: str  # e.g. ``struct kf_sensor``
+    size: int
+    members: tuple[MemberInfo, ...]
+
+    def member_at(self, offset: int) -> MemberInfo | None:
+        """The innermost member that covers ``offset`` (the deepest, then the narrowest)."""
+        covering = [m for m in self.members if m.offset <= offset < m.offset + max(m.size, 1)]
+        if not covering:
+            return None
+        return max(covering, key=lambda m: (m.name.count("."), -m.size))
+
+
+@dataclass(frozen=True)
+class Variable:
+    """A local variable or parameter of a frame, as DWARF describes it at the frame's pc."""
+
+    frame: int
+    name: str
+    type_name: str
+    value: int | None  # the integer or pointer value; None when optimized out or not scalar
+    pointee: str | None = None  # for pointers, the pointed-to type's name
+    parameter: bool = False
+
+
+@dataclass(frozen=True)
+class CodeBytes:
+    """Machine code read from the dump (not from vmlinux: alternatives and ftrace patch code)."""
+
+    start: int  # address of the first byte (the start of the function's symbol)
+    data: bytes
+    fault_pc: int
+    arch: str  # drgn's architecture name, e.g. ``X86_64`` or ``AARCH64``
+    source_lines: tuple[tuple[int, str], ...] = ()  # (address, "file:line") for instructions
+
+
+@dataclass(frozen=True)
+class TaskInfo:
+    """A task of the dumped kernel."""
+
+    pid: int
+    comm: str
+    state: str  # one letter as ps prints it: R, S, D, T, t, X, Z, I
+    cpu: int | None
+    on_cpu: bool
+    last_run_ns: int | None  # sched_info.last_arrival or similar, when known
+    stack: tuple[Frame, ...] = ()
+    blocked_on: str | None = None  # e.g. ``mutex kf_lock`` when the stack shows a lock wait
+    lock_owner_pid: int | None = None
+    lock_owner_comm: str | None = None
+
+
+@dataclass(frozen=True)
+class SlabCacheInfo:
+    """Usage of one slab cache."""
+
+    name: str
+    address: int  # of its struct kmem_cache
+    object_size: int
+    active_objects: int | None
+    total_objects: int | None
+    total_bytes: int | None
+
+
+@dataclass(frozen=True)
+class MemoryTotals:
+    """Memory totals as ``kmem -i`` shows them, in bytes."""
+
+    total: int | NotAvailable
+    free: int | NotAvailable
+    slab_reclaimable: int | NotAvailable
+    slab_unreclaimable: int | NotAvailable
+    page_tables: int | NotAvailable
+    kernel_stack: int | NotAvailable
+
+
+@dataclass(frozen=True)
+class ModuleInfo:
+    """A loaded module."""
+
+    name: str
+    taints: str  # taint letters of the module, e.g. ``O`` for out-of-tree, ``E`` unsigned
+    debug_info: bool
+
+
+@dataclass(frozen=True)
+class LogRecord:
+    """A printk record from the dump's log buffer."""
+
+    seconds: float
+    text: str
+
+
+@dataclass(frozen=True)
+class CrashSnapshot:
+    """Everything the adapter extracted from one dump."""
+
+    dump_path: str
+    dump_format: str
+    vmlinux_path: str | NotAvailable
+    kernel_release: str | NotAvailable
+    build_id: str | NotAvailable
+    machine: str | NotAvailable
+    crash_time: float | NotAvailable  # seconds since the epoch
+    uptime: float | NotAvailable  # seconds since boot at the crash
+    panic_message: str | NotAvailable
+    crashed_cpu: int | NotAvailable
+    crashed_pid: int | NotAvailable
+    crashed_comm: str | NotAvailable
+    taint_mask: int | NotAvailable
+    cpus: int | NotAvailable
+    memory_bytes: int | NotAvailable
+    backtrace: tuple[Frame, ...]
+    registers: RegisterSet | NotAvailable  # of the innermost interrupted frame (the fault)
+    code: CodeBytes | NotAvailable
+    variables: tuple[Variable, ...]
+    layouts: tuple[TypeLayout, ...]
+    other_cpus: tuple[tuple[int, TaskInfo], ...]
+    tasks: tuple[TaskInfo, ...]
+    memory: MemoryTotals
+    slab_caches: tuple[SlabCacheInfo, ...]
+    modules: tuple[ModuleInfo, ...]
+    log: tuple[LogRecord, ...]
+    filtered: str | NotAvailable  # what makedumpfile excluded, e.g. "dump level 31: ..."
+    warnings: tuple[str, ...] = field(default=())
+
+    def layout(self, type_name: str) -> TypeLayout | None:
+        """The layout of a type extracted with the snapshot, by name."""
+        for layout in self.layouts:
+            if layout.name == type_name:
+                return layout
+        return None

@@ -1,0 +1,270 @@
+"""The state of the whole dumped system: summary, tasks and locks, memory, slabs, modules, log."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import TypeVar
+
+import drgn
+from drgn.helpers.linux.cpumask import num_online_cpus
+from drgn.helpers.linux.module import for_each_module, module_taints
+from drgn.helpers.linux.panic import panic_message
+from drgn.helpers.linux.pid import for_each_task
+from drgn.helpers.linux.printk import get_printk_records
+from drgn.helpers.linux.sched import task_cpu, task_state_to_char
+
+from forensics.model import NotAvailable
+from forensics.vmcore.extract import backtrace
+from forensics.vmcore.program import not_in_dump
+from forensics.vmcore.snapshot import Frame, LogRecord, MemoryTotals, ModuleInfo, SlabCacheInfo, TaskInfo
+
+_T = TypeVar("_T")
+
+#: Functions in a blocked task's stack that mean "waiting for this kind of lock".
+_LOCK_WAITS = (
+    ("__mutex_lock", "mutex"),
+    ("mutex_lock", "mutex"),
+    ("rwsem_down_read_slowpath", "rwsem"),
+    ("rwsem_down_write_slowpath", "rwsem"),
+)
+
+
+def attempt(what: str, read: Callable[[], _T]) -> _T | NotAvailable:
+    """Run one extraction; a failure becomes a typed "not available" naming what and why."""
+    try:
+        return read()
+    except drgn.FaultError as exc:
+        return NotAvailable(f"{what}: {not_in_dump(exc)}")
+    except (LookupError, AttributeError, ValueError, TypeError, drgn.ObjectAbsentError) as exc:
+        return NotAvailable(f"{what}: {exc}")
+
+
+def kernel_release(prog: drgn.Program) -> str:
+    """``uname -r`` of the dumped kernel."""
+    return str(prog["init_uts_ns"].name.release.string_().decode())
+
+
+def machine(prog: drgn.Program) -> str:
+    """``uname -m`` of the dumped kernel."""
+    return str(prog["init_uts_ns"].name.machine.string_().decode())
+
+
+def hostname(prog: drgn.Program) -> str:
+    """The host name of the dumped kernel."""
+    return str(prog["init_uts_ns"].name.nodename.string_().decode())
+
+
+def vmcoreinfo_value(prog: drgn.Program, key: str) -> str | None:
+    """A ``KEY=value`` line of the dump's VMCOREINFO note, when the dump carries one."""
+    try:
+        data = prog["vmcoreinfo_data"]
+        size = int(prog["vmcoreinfo_size"].value_())
+        text = prog.read(data.value_(), size).decode(errors="replace")
+    except (LookupError, drgn.FaultError):
+        return None
+    for line in text.splitlines():
+        if line.startswith(f"{key}="):
+            return str(line.split("=", 1)[1])
+    return None
+
+
+def the_panic_message(prog: drgn.Program) -> str:
+    """The message the kernel logged when it panicked (or the oops header)."""
+    message = panic_message(prog)
+    if message is None:
+        raise LookupError("the kernel did not record a panic message")
+    return bytes(message).decode(errors="replace").strip()
+
+
+def memory_bytes(prog: drgn.Program) -> int:
+    """Total RAM the kernel manages, in bytes."""
+    from drgn.helpers.linux.mm import totalram_pages
+
+    return int(totalram_pages(prog)) * _page_size(prog)
+
+
+def _has(prog: drgn.Program, name: str) -> bool:
+    try:
+        prog[name]
+    except LookupError:
+        return False
+    return True
+
+
+def _vm_counter(prog: drgn.Program, *names: str) -> int:
+    """A global zone or node counter by its enum item name, the first name this kernel has.
+
+    Items moved between the zone and node counters over the years, and the slab
+    counters became byte-exact ``*_B`` in v5.9 (commit d42f3245c7e2); the item's
+    enum type says which array holds it.
+    """
+    from drgn.helpers.linux.vmstat import global_node_page_state, global_zone_page_state
+
+    for name in names:
+        try:
+            item = prog[name]
+        except LookupError:
+            continue
+        if "zone_stat_item" in item.type_.type_name():
+            return int(global_zone_page_state(prog, item))
+        return int(global_node_page_state(prog, item))
+    raise LookupError(f"none of {', '.join(names)} in this kernel")
+
+
+def memory_totals(prog: drgn.Program) -> MemoryTotals:
+    """Totals as ``kmem -i`` shows them."""
+    from drgn.helpers.linux.vmstat import nr_free_pages
+
+    page = _page_size(prog)
+    return MemoryTotals(
+        total=attempt("total memory", lambda: memory_bytes(prog)),
+        free=attempt("free memory", lambda: int(nr_free_pages(prog)) * page),
+        slab_reclaimable=attempt(
+            "reclaimable slab", lambda: _vm_counter(prog, "NR_SLAB_RECLAIMABLE_B", "NR_SLAB_RECLAIMABLE") * page
+        ),
+        slab_unreclaimable=attempt(
+            "unreclaimable slab", lambda: _vm_counter(prog, "NR_SLAB_UNRECLAIMABLE_B", "NR_SLAB_UNRECLAIMABLE") * page
+        ),
+        page_tables=attempt("page tables", lambda: _vm_counter(prog, "NR_PAGETABLE") * page),
+        # NR_KERNEL_STACK_KB counts kilobytes, not pages.
+        kernel_stack=attempt("kernel stacks", lambda: _vm_counter(prog, "NR_KERNEL_STACK_KB") * 1024),
+    )
+
+
+def _page_size(prog: drgn.Program) -> int:
+    try:
+        return int(prog["PAGE_SIZE"].value_())
+    except (LookupError, ValueError, TypeError):
+        return 4096
+
+
+def slab_caches(prog: drgn.Program) -> tuple[SlabCacheInfo, ...]:
+    """Usage of every slab cache, largest first."""
+    from drgn.helpers.linux.slab import for_each_slab_cache, slab_cache_usage
+
+    out = []
+    for cache in for_each_slab_cache(prog):
+        name = cache.name.string_().decode(errors="replace")
+        size = int(cache.object_size.value_())
+        active: int | None
+        total: int | None
+        total_bytes: int | None
+        try:
+            usage = slab_cache_usage(cache)
+            active, total = int(usage.active_objs), int(usage.num_objs)
+            total_bytes = total * int(cache.size.value_())
+        except (LookupError, ValueError, TypeError, drgn.FaultError, AttributeError):
+            active = total = total_bytes = None
+        out.append(SlabCacheInfo(name, int(cache.value_()), size, active, total, total_bytes))
+    return tuple(sorted(out, key=lambda c: -(c.total_bytes or 0)))
+
+
+def modules(prog: drgn.Program) -> tuple[ModuleInfo, ...]:
+    """Loaded modules with their taint letters and whether debug info was found."""
+    out = []
+    for mod in for_each_module(prog):
+        name = mod.name.string_().decode()
+        try:
+            loaded = prog.module(
+                int(mod.mem[0].base.value_()) if _has_member(mod, "mem") else int(mod.core_layout.base.value_())
+            )
+            debug = loaded.debug_file_path is not None
+        except (LookupError, AttributeError, ValueError):
+            debug = False
+        out.append(ModuleInfo(name, module_taints(mod), debug))
+    return tuple(out)
+
+
+def _has_member(obj: drgn.Object, member: str) -> bool:
+    try:
+        obj.member_(member)
+    except LookupError:
+        return False
+    return True
+
+
+def log_records(prog: drgn.Program) -> tuple[LogRecord, ...]:
+    """The printk records in the dump's log buffer."""
+    return tuple(LogRecord(r.timestamp / 1e9, bytes(r.text).decode(errors="replace")) for r in get_printk_records(prog))
+
+
+def _lock_wait(prog: drgn.Program, trace: drgn.StackTrace) -> tuple[str | None, int | None, str | None]:
+    """What a blocked task waits for, and the lock's owner, from its stack."""
+    from drgn.helpers.linux.locking import mutex_owner, rwsem_owner
+
+    for frame in trace:
+        name = frame.name or ""
+        for function, kind in _LOCK_WAITS:
+            if name != function:
+                continue
+            for var in ("lock", "sem"):
+                try:
+                    lock = frame[var]
+                except (KeyError, LookupError):
+                    continue
+                if lock.absent_:
+                    continue
+                address = int(lock.value_())
+                try:
+                    label = prog.symbol(address).name
+                except LookupError:
+                    label = f"{address:#x}"
+                try:
+                    owner = mutex_owner(lock) if kind == "mutex" else rwsem_owner(lock)
+                except (LookupError, ValueError, TypeError, drgn.FaultError):
+                    return f"{kind} {label}", None, None
+                if not owner:
+                    return f"{kind} {label}", None, None
+                return f"{kind} {label}", int(owner.pid.value_()), owner.comm.string_().decode(errors="replace")
+            return kind, None, None
+    return None, None, None
+
+
+def tasks(prog: drgn.Program, with_stacks: set[str]) -> tuple[TaskInfo, ...]:
+    """Every task; those in a state of ``with_stacks`` (or on a CPU) with their stack and lock wait."""
+    out = []
+    for task in for_each_task(prog):
+        state = task_state_to_char(task)
+        pid = int(task.pid.value_())
+        comm = task.comm.string_().decode(errors="replace")
+        cpu = attempt("cpu", partial(_task_int, task_cpu, task))
+        on_cpu = bool(int(task.on_cpu.value_())) if _has_member(task, "on_cpu") else False
+        last = attempt("last arrival", partial(_task_int, lambda t: t.sched_info.last_arrival.value_(), task))
+        stack: tuple[Frame, ...] = ()
+        blocked = owner_pid = owner_comm = None
+        if state in with_stacks or on_cpu:
+            try:
+                trace = prog.stack_trace(task)
+                stack = backtrace(prog, trace)
+                if state == "D":
+                    blocked, owner_pid, owner_comm = _lock_wait(prog, trace)
+            except (ValueError, LookupError, drgn.FaultError):
+                stack = ()
+        out.append(
+            TaskInfo(
+                pid=pid,
+                comm=comm,
+                state=state,
+                cpu=None if isinstance(cpu, NotAvailable) else cpu,
+                on_cpu=on_cpu,
+                last_run_ns=None if isinstance(last, NotAvailable) else last,
+                stack=stack,
+                blocked_on=blocked,
+                lock_owner_pid=owner_pid,
+                lock_owner_comm=owner_comm,
+            )
+        )
+    return tuple(out)
+
+
+def _task_int(read: Callable[[drgn.Object], object], task: drgn.Object) -> int:
+    value = read(task)
+    if not isinstance(value, int):
+        raise TypeError(f"expected an integer, got {type(value).__name__}")
+    return value
+
+
+def online_cpus(prog: drgn.Program) -> int:
+    """Number of CPUs online at the crash."""
+    return int(num_online_cpus(prog))
