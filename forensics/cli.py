@@ -43,9 +43,9 @@ def _root(
 
 def _register_commands() -> None:
     # One import per line: each command module adds itself here.
-    from forensics.commands import kdump, report
+    from forensics.commands import kdump, report, slabwatch
 
-    for module in (report, kdump):
+    for module in (report, kdump, slabwatch):
         module.register(app)
 
 

@@ -1,0 +1,267 @@
+"""Tests of the slab-watch, slab-import and slab-export commands, run as the real ``kforensic`` program."""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import json
+import re
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+
+from collectors.slabstore import SlabStore
+from forensics.cli import main
+from forensics.commands.slabwatch import parse_duration
+from forensics.errors import UsageError
+from tests.collectors.test_procfs import MEMINFO, FakeTree, cache, slabinfo_text
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+class Result(NamedTuple):
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def kforensic(*args: str) -> Result:
+    """Run the CLI in this process through its real entry point (error boundary and exit codes included)."""
+    out, err = io.StringIO(), io.StringIO()
+    code = 0
+    argv = sys.argv
+    sys.argv = ["kforensic", *args]
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            main()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 0
+    finally:
+        sys.argv = argv
+    return Result(code, out.getvalue(), err.getvalue())
+
+
+def kforensic_process(*args: str) -> subprocess.CompletedProcess[str]:
+    """Run the real program in a child process."""
+    return subprocess.run(
+        [sys.executable, "-m", "forensics", *args], check=False, cwd=REPO, capture_output=True, text=True, timeout=60
+    )
+
+
+def fast_watch(tree: FakeTree, store: Path, *extra: str) -> Result:
+    return kforensic(
+        "slab-watch", "--root", str(tree.root), "--store", str(store), "--interval", "0.05",
+        "--allow-fast-interval", "--duration", "0.2", *extra,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def recorded(tmp_path: Path) -> Path:
+    """A store with one short run on a fake tree."""
+    tree = FakeTree(tmp_path / "root")
+    store = tmp_path / "store.sqlite"
+    done = fast_watch(tree, store)
+    assert done.returncode == 0, done.stderr
+    return store
+
+
+@pytest.mark.parametrize(("text", "seconds"), [("90", 90), ("90s", 90), ("30m", 1800), ("2d", 172800), ("1h30m", 5400)])
+def test_durations(text: str, seconds: float) -> None:
+    assert parse_duration(text, "--duration") == seconds
+
+
+@pytest.mark.parametrize("text", ["", "abc", "10x", "1h 30m", "-5m"])
+def test_bad_durations(text: str) -> None:
+    with pytest.raises(UsageError, match="is not a duration"):
+        parse_duration(text, "--duration")
+
+
+def test_watch_json_embeds_an_incident_that_report_merges(tmp_path: Path) -> None:
+    tree = FakeTree(tmp_path / "root")
+    out = tmp_path / "watch.json"
+    done = fast_watch(tree, tmp_path / "s.sqlite", "--format", "json", "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    assert stat.S_IMODE(out.stat().st_mode) == 0o600
+    doc = json.loads(out.read_text())
+    assert doc["schema"] == "kforensic.slab-watch/1"
+    assert doc["summary"]["samples"] == 5 and doc["summary"]["caches"] == 3
+    assert doc["incident"]["schema"] == "kforensic.incident/1"
+    assert doc["incident"]["host"] == "fakehost" and doc["incident"]["kernel_release"] == "6.1.0-fake"
+    assert doc["incident"]["window"]["start"]["clock"] == "wall"
+    merged = kforensic_process("report", "--from", str(out), "--format", "json")
+    assert merged.returncode == 0, merged.stderr
+    assert json.loads(merged.stdout)["host"] == "fakehost"
+    assert "slab-watch: run 1 sample 1/5" in done.stderr  # plain log lines when stderr is not a terminal
+
+
+def test_watch_text_summary_names_top_growers(tmp_path: Path) -> None:
+    tree = FakeTree(tmp_path / "root")
+    store = tmp_path / "s.sqlite"
+    assert fast_watch(tree, store).returncode == 0
+    tree.grow("dentry", 4200)
+    done = fast_watch(tree, store)
+    assert done.returncode == 0, done.stderr
+    assert "samples: 5" in done.stdout
+    assert "no cache grew" in done.stdout  # the second run alone saw no growth
+    whole = kforensic("slab-import", "--help")
+    assert "Example:" in whole.stdout
+
+
+def test_interval_bounds_and_conflicting_durations_are_usage_errors(tmp_path: Path) -> None:
+    store = str(tmp_path / "s.sqlite")
+    for args in (
+        ["--interval", "0.5"],
+        ["--interval", "2h"],
+        ["--hours", "1", "--duration", "1h"],
+        ["--duration", "0"],
+    ):
+        done = kforensic("slab-watch", "--store", store, *args)
+        assert done.returncode == 2, (args, done.stderr)
+        assert done.stderr.startswith("kforensic: error: ")
+
+
+def test_require_slabinfo_and_the_one_line_notice(tmp_path: Path) -> None:
+    tree = FakeTree(tmp_path / "root")
+    (tree.root / "proc/slabinfo").unlink()
+    store = tmp_path / "s.sqlite"
+    done = fast_watch(tree, store, "--require-slabinfo")
+    assert done.returncode == 3
+    assert "slabinfo" in done.stderr and "hint:" in done.stderr
+    done = fast_watch(tree, store)
+    assert done.returncode == 0, done.stderr
+    notices = [line for line in done.stderr.splitlines() if "notice" in line]
+    assert len(notices) == 1 and "run as root" in notices[0]
+
+
+def test_another_hosts_store_needs_force(tmp_path: Path, recorded: Path) -> None:
+    other = FakeTree(tmp_path / "other")
+    other.write("proc/sys/kernel/hostname", "otherhost\n")
+    refused = fast_watch(other, recorded)
+    assert refused.returncode == 2
+    assert "recorded on host 'fakehost', this is 'otherhost'" in refused.stderr
+    assert fast_watch(other, recorded, "--force").returncode == 0
+
+
+def test_systemd_unit(tmp_path: Path) -> None:
+    done = kforensic("slab-watch", "--systemd-unit", "--hours", "24", "--store", f"{tmp_path}/state dir/")
+    assert done.returncode == 0, done.stderr
+    unit = done.stdout
+    for line in ("Type=simple", "Nice=10", "IOSchedulingClass=idle", "ProtectSystem=strict", "KillSignal=SIGTERM"):
+        assert line in unit.splitlines()
+    assert f'ReadWritePaths="{tmp_path}/state dir"' in unit
+    exec_line = next(line for line in unit.splitlines() if line.startswith("ExecStart="))
+    assert "slab-watch" in exec_line and "--duration 24.0h" in exec_line
+    assert f'--store "{tmp_path}/state dir/slab-watch.sqlite"' in exec_line
+    assert not (tmp_path / "state dir").exists()  # printing a unit records nothing
+
+
+def test_export_csv_and_counters(recorded: Path) -> None:
+    done = kforensic("slab-export", "--store", str(recorded), "--format", "csv")
+    assert done.returncode == 0, done.stderr
+    rows = list(csv.DictReader(io.StringIO(done.stdout)))
+    assert len(rows) == 5 * 3
+    assert {r["cache"] for r in rows} == {"kmalloc-64", "dentry", "task_struct"}
+    assert rows[0]["boot_id"] == "11111111-2222-3333-4444-555555555555"
+    counters = kforensic("slab-export", "--store", str(recorded), "--format", "csv", "--table", "counters")
+    names = {r["name"] for r in csv.DictReader(io.StringIO(counters.stdout))}
+    assert {"MemTotal", "nr_slab_unreclaimable", "nr_dentry"} <= names
+
+
+def test_export_prometheus_uses_node_exporter_names(recorded: Path) -> None:
+    done = kforensic("slab-export", "--store", str(recorded), "--format", "prometheus")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert 'node_slabinfo_active_objects{slab="kmalloc-64"} 6400' in lines
+    assert 'node_slabinfo_object_size_bytes{slab="dentry"} 192' in lines
+    assert "node_memory_MemTotal_bytes 8241188864" in lines
+    assert "node_memory_Active_anon_bytes 102400000" in lines
+    assert "node_memory_HugePages_Total 0" in lines
+    assert "# TYPE node_slabinfo_objects gauge" in lines
+    sample = re.compile(r'^[a-zA-Z_:][a-zA-Z0-9_:]*(\{slab="[^"]*"\})? -?\d+( \d+)?$')
+    assert all(line.startswith("#") or sample.match(line) for line in lines)
+    every = kforensic("slab-export", "--store", str(recorded), "--format", "prometheus", "--all-samples")
+    timed = [
+        line for line in every.stdout.splitlines() if line.startswith('node_slabinfo_active_objects{slab="dentry"}')
+    ]
+    assert len(timed) == 5 and all(len(line.split()) == 3 for line in timed)
+
+
+def test_export_parquet_without_pyarrow_is_a_clear_error(recorded: Path, tmp_path: Path) -> None:
+    pytest.importorskip("pandas")
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        done = kforensic("slab-export", "--store", str(recorded), "--format", "parquet", "-o", str(tmp_path / "x"))
+        assert done.returncode == 3
+        assert "needs pyarrow" in done.stderr and "pip install pyarrow" in done.stderr
+        return
+    out = tmp_path / "slab.parquet"
+    done = kforensic("slab-export", "--store", str(recorded), "--format", "parquet", "-o", str(out))
+    assert done.returncode == 0 and out.stat().st_size > 0
+
+
+def test_export_of_a_missing_store_exits_3(tmp_path: Path) -> None:
+    done = kforensic("slab-export", "--store", str(tmp_path / "nothing.sqlite"))
+    assert done.returncode == 3 and "no such store" in done.stderr
+
+
+def test_import_command(tmp_path: Path) -> None:
+    log = tmp_path / "slabinfo.log"
+    log.write_text(
+        "".join(
+            f"date={1700000000 + 60 * i}\n"
+            + slabinfo_text([cache("kf_leak", 100 + 50 * i, 512, 8)])
+            + MEMINFO.format(slab=i, unreclaim=i)
+            for i in range(4)
+        )
+    )
+    store = tmp_path / "imported.sqlite"
+    done = kforensic("slab-import", "--store", str(store), "--host", "db7", str(log), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["schema"] == "kforensic.slab-import/1"
+    assert doc["summary"]["samples"] == 4
+    assert doc["summary"]["top_growers"][0] == {
+        "cache": "kf_leak",
+        "first_active_bytes": 100 * 512,
+        "last_active_bytes": 250 * 512,
+        "first_active_objs": 100,
+        "last_active_objs": 250,
+    }
+    again = kforensic("slab-import", "--store", str(store), "--host", "db7", str(log))
+    assert again.returncode == 2 and "already imported" in again.stderr
+    with SlabStore.open(store) as reader:
+        assert reader.meta("host") == "db7"
+    bad = tmp_path / "bad.txt"
+    bad.write_text("nothing here\n")
+    assert kforensic("slab-import", "--store", str(store), str(bad)).returncode == 3
+
+
+def test_progress_bar_on_a_terminal(tmp_path: Path) -> None:
+    """On a TTY the rich progress bar replaces the log lines (stderr on a pseudo-terminal)."""
+    import os
+    import pty
+
+    tree = FakeTree(tmp_path / "root")
+    leader, follower = pty.openpty()
+    args = ["slab-watch", "--root", str(tree.root), "--store", str(tmp_path / "s.sqlite")]
+    args += ["--interval", "0.05", "--allow-fast-interval", "--duration", "0.2"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "forensics", *args], cwd=REPO, stdout=subprocess.PIPE, stderr=follower
+    )
+    os.close(follower)
+    out, _ = proc.communicate(timeout=60)
+    screen = b""
+    with contextlib.suppress(OSError):  # EIO once the child has closed the terminal
+        while chunk := os.read(leader, 65536):
+            screen += chunk
+    os.close(leader)
+    assert proc.returncode == 0
+    assert b"slab-watch summary" in out
+    text = screen.decode(errors="replace")
+    assert "sample 5" in text and "slab-watch: run 1 sample" not in text
