@@ -114,7 +114,10 @@ DISTRO_DEFAULTS = (
     DistroDefault(("fedora",), ("aarch64",), "2G-4G:256M,4G-64G:320M,64G-:576M", "Fedora kdump-utils"),
     DistroDefault((), ("aarch64",), "1G-4G:256M,4G-64G:320M,64G-:576M", "RHEL 9 kexec-tools"),
     DistroDefault((), ("ppc64le",), "2G-4G:384M,4G-16G:512M,16G-64G:1G,64G-128G:2G,128G-:4G", "RHEL 9 kexec-tools"),
-    DistroDefault((), (), "1G-4G:192M,4G-64G:256M,64G-:512M", "RHEL 9 kexec-tools"),
+    DistroDefault(
+        ("rhel", "centos", "rocky", "almalinux", "ol"), (), "1G-4G:192M,4G-64G:256M,64G-:512M", "RHEL 9 kexec-tools"
+    ),
+    DistroDefault((), (), "1G-4G:192M,4G-64G:256M,64G-:512M", "generic default (RHEL 9 values)"),
 )
 
 
@@ -180,7 +183,8 @@ def describe_estimate(estimate: Estimate) -> str:
         f"kernel {mib(estimate.kernel)} + initramfs {mib(estimate.initrd)} + modules {mib(estimate.modules)}"
         f" + run time {mib(estimate.runtime)} = {mib(estimate.estimated)}"
     )
+    partial = "" if estimate.complete else ", incomplete: ? parts were not found"
     return (
         f"{format_size(estimate.recommended)} ({parts}; floor {mib(estimate.floor)} from {estimate.floor_source}"
-        f" {estimate.floor_crashkernel})"
+        f" {estimate.floor_crashkernel}{partial})"
     )

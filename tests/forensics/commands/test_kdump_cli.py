@@ -1,0 +1,204 @@
+"""``kforensic kdump`` as a user runs it: a real subprocess on fake root trees and on this machine."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.collectors.kdump.roots import SCENARIOS, build
+from tests.detectors.kdump.test_golden import tree_digest
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m forensics ARGS`` and capture its output."""
+    return subprocess.run(
+        [sys.executable, "-m", "forensics", *args], capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def _one_clear_error(result: subprocess.CompletedProcess[str]) -> str:
+    lines = result.stderr.splitlines()
+    assert "Traceback" not in result.stderr
+    assert lines, "no error message"
+    assert lines[0].startswith("kforensic: error: ")
+    assert len(lines) <= 2
+    return lines[0]
+
+
+def test_check_ready_tree_exits_0(tmp_path: Path) -> None:
+    root = build(tmp_path / "root", SCENARIOS["debian12-ready"])
+    result = run("kdump", "check", "--root", str(root))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "READY: the next crash will be captured" in result.stdout
+
+
+@pytest.mark.parametrize("scenario", ["debian12-no-crashkernel", "rhel9-no-crashkernel", "unknown-distro"])
+def test_check_not_ready_exits_1(tmp_path: Path, scenario: str) -> None:
+    root = build(tmp_path / "root", SCENARIOS[scenario])
+    result = run("kdump", "check", "--root", str(root))
+    assert result.returncode == 1
+    assert "NOT READY" in result.stdout
+    assert "[FAIL] crashkernel= on the kernel command line: no crashkernel= parameter" in result.stdout
+
+
+def test_fail_on_makes_warnings_count(tmp_path: Path) -> None:
+    root = build(tmp_path / "root", SCENARIOS["fedora41-zstd"])
+    assert run("kdump", "check", "--root", str(root)).returncode == 0
+    assert run("kdump", "check", "--root", str(root), "--fail-on", "medium").returncode == 1
+
+
+def test_check_json_embeds_an_incident_that_report_merges(tmp_path: Path) -> None:
+    root = build(tmp_path / "root", SCENARIOS["ubuntu2404-lzo"])
+    out = tmp_path / "kdump.json"
+    result = run("kdump", "check", "--root", str(root), "--format", "json", "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    assert stat.S_IMODE(out.stat().st_mode) == 0o600
+    doc = json.loads(out.read_text())
+    assert doc["schema"] == "kforensic.kdump-check/1"
+    assert doc["ready"] is True
+    assert doc["kernel_ready"] is True
+    assert doc["crashkernel"]["recommended"] == "512M"
+    assert doc["distro"] == {"id": "ubuntu", "version_id": "24.04", "name": "Ubuntu 24.04.1 LTS", "family": "debian"}
+    statuses = {c["id"]: c["status"] for c in doc["checks"]}
+    assert statuses["crash-loaded"] == "pass"
+    assert doc["incident"]["schema"] == "kforensic.incident/1"
+    assert doc["incident"]["host"] == "ubuntu2404-host"
+    assert doc["incident"]["kernel_release"] == "6.8.0-45-generic"
+    merged = tmp_path / "merged.json"
+    result = run("report", "--from", str(out), "--format", "json", "-o", str(merged))
+    assert result.returncode == 0, result.stderr
+    titles = {f["title"] for f in json.loads(merged.read_text())["findings"]}
+    assert "kdump: Kernel debug info" in titles
+
+
+def test_check_markdown(tmp_path: Path) -> None:
+    root = build(tmp_path / "root", SCENARIOS["rhel9-malformed-conf"])
+    result = run("kdump", "check", "--root", str(root), "--format", "md")
+    assert result.returncode == 1
+    assert "- **FAIL** kdump configuration: /etc/kdump.conf line 11: unknown directive 'core_colector'" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("scenario", "expected_line"),
+    [
+        ("debian12-unreadable-config", "[WARN] Could not read /etc/default/kdump-tools: Is a directory"),
+        ("rhel9-malformed-conf", "[FAIL] kdump configuration: /etc/kdump.conf line 12: directive 'ext4' needs a value"),
+        ("debian12-no-systemd", "[WARN] kdump service enabled at boot: no systemd and no SysV start link found"),
+        ("rhel9-no-kexec-kernel", "[FAIL] Crash kernel loaded: /sys/kernel/kexec_crash_loaded does not exist"),
+    ],
+)
+def test_bad_input_gives_clear_lines_not_tracebacks(tmp_path: Path, scenario: str, expected_line: str) -> None:
+    root = build(tmp_path / "root", SCENARIOS[scenario])
+    result = run("kdump", "check", "--root", str(root))
+    assert result.returncode in (0, 1)
+    assert "Traceback" not in result.stderr
+    assert result.stderr == ""
+    assert expected_line in result.stdout
+
+
+def test_missing_root_exits_3(tmp_path: Path) -> None:
+    result = run("kdump", "check", "--root", str(tmp_path / "absent"))
+    assert result.returncode == 3
+    assert "not a directory" in _one_clear_error(result)
+
+
+def test_setup_prints_the_plan_and_changes_nothing(tmp_path: Path) -> None:
+    root = build(tmp_path / "root", SCENARIOS["debian12-no-crashkernel"])
+    before = tree_digest(tmp_path)
+    result = run("kdump", "setup", "--root", str(root), "--policy", "hang-debug")
+    assert result.returncode == 0, result.stderr
+    assert '+GRUB_CMDLINE_LINUX_DEFAULT="$GRUB_CMDLINE_LINUX_DEFAULT crashkernel=128M"' in result.stdout
+    assert "update-grub" in result.stdout
+    assert "Nothing was changed" in result.stdout
+    assert tree_digest(tmp_path) == before
+
+
+def test_setup_apply_then_again_is_idempotent(tmp_path: Path) -> None:
+    root = build(tmp_path / "root", SCENARIOS["debian12-not-loaded"])
+    first = run("kdump", "setup", "--root", str(root), "--policy", "oops", "--apply", "--format", "json")
+    assert first.returncode == 0, first.stderr
+    doc = json.loads(first.stdout)
+    assert doc["schema"] == "kforensic.kdump-setup/1"
+    assert doc["applied"] is True
+    assert {c["path"] for c in doc["changes"]} == {"/etc/default/kdump-tools", "/etc/sysctl.d/90-kforensic-kdump.conf"}
+    assert "USE_KDUMP=1\n" in (root / "etc/default/kdump-tools").read_text()
+    backup = Path(next(c["backup"] for c in doc["changes"] if c["backup"]))
+    assert "USE_KDUMP=0\n" in backup.read_text()
+    assert stat.S_IMODE((root / "etc/sysctl.d/90-kforensic-kdump.conf").stat().st_mode) == 0o644
+    assert {c["status"] for c in doc["commands"]} == {"to run on the target system"}
+    after = tree_digest(tmp_path)
+    second = run("kdump", "setup", "--root", str(root), "--policy", "oops", "--apply")
+    assert second.returncode == 0, second.stderr
+    assert "File " not in second.stdout
+    assert tree_digest(tmp_path) == after
+
+
+def test_setup_rejects_an_unknown_policy(tmp_path: Path) -> None:
+    root = build(tmp_path / "root", SCENARIOS["debian12-ready"])
+    result = run("kdump", "setup", "--root", str(root), "--policy", "panic-always")
+    assert result.returncode == 2
+    assert "unknown policy 'panic-always'" in _one_clear_error(result)
+
+
+@pytest.fixture
+def read_only_root(tmp_path: Path) -> Iterator[Path]:
+    """A fake tree on a tmpfs remounted read-only (needs root and mount rights)."""
+    mount = tmp_path / "ro"
+    mount.mkdir()
+    if os.geteuid() != 0:
+        pytest.skip("mounting a read-only tmpfs needs root")
+    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(mount)], check=False)
+    if made.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        build(mount / "root", SCENARIOS["debian12-no-crashkernel"])
+        subprocess.run(["mount", "-o", "remount,ro", str(mount)], check=True)
+        yield mount / "root"
+    finally:
+        subprocess.run(["umount", str(mount)], check=False)
+
+
+def test_setup_apply_on_a_read_only_root(read_only_root: Path) -> None:
+    before = tree_digest(read_only_root)
+    result = run("kdump", "setup", "--root", str(read_only_root), "--apply")
+    assert result.returncode == 3
+    message = _one_clear_error(result)
+    assert "read-only file system" in message
+    assert "zz-kforensic-kdump.cfg" in message
+    assert tree_digest(read_only_root) == before
+    # Without --apply the plan is still shown.
+    assert run("kdump", "setup", "--root", str(read_only_root)).returncode == 0
+
+
+def test_kdump_test_refuses_without_the_flag() -> None:
+    result = run("kdump", "test")
+    assert result.returncode == 2
+    assert "--yes-crash-this-machine" in _one_clear_error(result)
+
+
+@pytest.mark.live
+def test_kdump_test_refuses_when_the_check_fails() -> None:
+    """On a machine where kdump is not ready the guarded crash must refuse (it never crashes here)."""
+    check = run("kdump", "check")
+    if check.returncode == 0:
+        pytest.skip("kdump is ready on this machine: the refusal cannot be shown without crashing it")
+    result = run("kdump", "test", "--yes-crash-this-machine")
+    assert result.returncode == 1
+    assert result.stderr.startswith("kforensic: refusing to crash: kdump check does not pass:")
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.live
+def test_check_on_this_machine() -> None:
+    result = run("kdump", "check", "--format", "json")
+    assert result.returncode in (0, 1), result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["root"] == "/"
+    assert (result.returncode == 0) is doc["ready"]
