@@ -25,6 +25,7 @@ _CPU_LINE = re.compile(r"CPU: (\d+) (?:UID: \d+ )?PID: (\d+) Comm: (.+?)(?: Not 
 _RELEASE = re.compile(r"(?:Not tainted|Tainted: [A-Z ]+?)\s+(\d+\.\d+[^\s]*)")
 _HARDWARE = re.compile(r"Hardware name: (.+?)\s*$")
 _TIMESTAMP_IN_TITLE = re.compile(r"\[ *\d+\.\d+\]")
+_OFFSET = re.compile(r"\+0x[0-9a-f]+/0x[0-9a-f]+")
 _STRUCTURAL = re.compile(
     r"^\s*(?:R[A-Z0-9]{1,2}:|[A-Z]{2,3}:|Code:|\? |<|Modules linked in|Hardware name|CPU: |Call [Tt]race|"
     r"Kernel Offset|Dumping ftrace|---\[|\(ftrace buffer|Workqueue:|Allocated by|Freed by|The buggy address|"
@@ -90,7 +91,7 @@ def report_extent(window: Sequence[LogLine], header_context: str | None) -> tupl
         if found is not None and found[0].starts:
             return own, last, i if resume is None else min(resume, i)
         own.append(line)
-        if _END_MARKER.search(body):
+        if _END_MARKER.search(body) and not _panic_follows(window, i, header_context):
             return own, i, i + 1 if resume is None else resume
         if STACK_START.search(body) or parse_frame(body) is not None:
             seen_trace = True
@@ -109,6 +110,15 @@ def report_extent(window: Sequence[LogLine], header_context: str | None) -> tupl
     else:
         end = next(i for i in range(len(window) - 1, -1, -1) if window[i].number == own[-1].number)
     return own, end, end + 1 if resume is None else min(resume, end + 1)
+
+
+def _panic_follows(window: Sequence[LogLine], i: int, context: str | None) -> bool:
+    """Whether the next line of the report's context is a panic that continues it (``Fatal exception``)."""
+    for line in window[i + 1 : i + 4]:
+        if _same_context(context, line.context, False):
+            found = match_header(line.body) if "panic" in line.body else None
+            return found is not None and not found[0].starts
+    return False
 
 
 def _may_be_header(body: str) -> bool:
@@ -212,7 +222,8 @@ def signature(title: str, frame: str | None) -> str:
 
 
 def _format_title(rule: Rule, header: re.Match[str], text: str, frame: str) -> str | None:
-    values = {f"h{i}": (g or "").strip() for i, g in enumerate(header.groups(), 1)}
+    # Offsets (+0x1f/0x40) never belong in a title: they change with every build.
+    values = {f"h{i}": _OFFSET.sub("", (g or "")).strip() for i, g in enumerate(header.groups(), 1)}
     if rule.report is not None:
         m = rule.report.search(text)
         if m is None:
@@ -248,6 +259,9 @@ def build_report(window: Sequence[LogLine], rule: Rule, header: re.Match[str]) -
             if rule.stack is not None:
                 frame, trace = guilty_frame(own, rule.stack)
         title = _format_title(rule, header, text, frame or "corrupted")
+        if frame is None and rule.report is not None and rule.title.endswith(" in {r1}"):
+            m = rule.report.search(text)
+            frame = m.group(1) if m is not None else None
         break
     if title is None:
         # The lines that name the culprit were cut off or interleaved with other output.

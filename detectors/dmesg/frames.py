@@ -60,9 +60,13 @@ def parse_frame(body: str, line: int = 0, stack: str = "task") -> Frame | None:
     if m is None:
         return None
     symbol = m.group(2)
+    function = symbol.split(".", 1)[0]
+    # System call wrappers: __se_sys_X and __do_sys_X name the system call X.
+    for prefix in ("__se_sys_", "__do_sys_"):
+        function = function.removeprefix(prefix)
     reliable = m.group(1) is None and not body.endswith(_UNRELIABLE_SUFFIX)
     return Frame(
-        function=symbol.split(".", 1)[0],
+        function=function,
         symbol=symbol,
         offset=int(m.group(3), 16),
         size=int(m.group(4), 16),
@@ -130,8 +134,15 @@ SKIP_STRINGS = ("memcpy", "memcmp", "memset", "memchr", "memmove", "strcmp", "st
                 "^__x86_return_thunk")  # fmt: skip
 SKIP_USERCOPY = ("copy_to_user", "copy_from_user", "put_user", "get_user", "might_fault", "might_sleep",
                  "_copy_to_iter", "_copy_from_iter", "copy_user_")  # fmt: skip
-SKIP_LISTS = ("list_add", "list_del", "list_replace", "list_move", "list_splice", "__list_")
-SKIP_ALLOCATORS = ("^kfree$", "kfree_skb")
+SKIP_LISTS = ("list_add", "list_del", "list_replace", "list_move", "list_splice", "__list_", "^__?rb_", "^klist_",
+              "^xas_", "^xa_", "^idr_", "^radix_tree", "^test_and_(?:set|clear)_bit", "^crc", "^skb_(?:put|push|pull)$",
+              "^skb_(?:over|under)_panic")  # fmt: skip
+#: Generic helpers that check their callers' use (a WARN in drop_nlink is a bug of the file system calling it).
+SKIP_HELPERS = ("^(?:drop|inc|clear|set)_nlink$", "^mark_buffer_dirty", "^(?:fast_)?dput$", "^iput", "ref_tracker",
+                "assert", "^folio_(?:unlock|put|lock)$", "^warn_", "dump_backtrace", "walk_stackframe",
+                "stack_trace_", "arch_stack_walk", "^unwind_", "print_report", "show_regs")  # fmt: skip
+SKIP_ALLOCATORS = ("^kfree", "kfree_skb", "free_large_kmalloc", "^__?alloc_pages", "^__?alloc_frozen_pages",
+                   "^__?kmem_cache_alloc", "^__?kmalloc", "^__?kmem_cache_free", "slab_free", "_noprof$")  # fmt: skip
 SKIP_DEVICE_CORE = ("del_timer", "flush_work", "__cancel_work_timer", "cancel_work_sync", "try_to_grab_pending",
                     "flush_workqueue", "drain_workqueue", "destroy_workqueue", "kthread_stop", "kobject_del",
                     "kobject_put", "kobject_uevent_env", "add_uevent_var", "get_device_parent", "device_add",
@@ -154,6 +165,7 @@ BASE_SKIP: tuple[str, ...] = (
     + SKIP_LISTS
     + SKIP_ALLOCATORS
     + SKIP_DEVICE_CORE
+    + SKIP_HELPERS
 )
 
 
@@ -186,7 +198,8 @@ _SYSCALL_PREFIXES = ("__x64_", "SYSC_", "SyS_", "compat_SYSC_", "compat_SyS_", "
 _HUNG_ANCHORS = (("rtnl_lock", None), ("synchronize_rcu", "synchronize_rcu"), ("synchronize_srcu", "synchronize_rcu"),
                  ("synchronize_net", "synchronize_rcu"), ("synchronize_sched", "synchronize_rcu"))  # fmt: skip
 _HUNG_SKIP = ("sched", "_lock", "_slowlock", "down", "rwsem", "completion", "kthread", "wait", "synchronize",
-              "context_switch", "__switch_to", "cancel_delayed_work")  # fmt: skip
+              "context_switch", "__switch_to", "cancel_delayed_work", "rcu_barrier", "flush_work", "io_schedule",
+              "bit_wait", "folio_wait")  # fmt: skip
 
 
 def stall_frame(functions: Sequence[str]) -> str | None:

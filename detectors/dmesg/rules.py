@@ -183,7 +183,8 @@ RULES: tuple[Rule, ...] = (
         "kmsan",
         H,
         "BUG: KMSAN: uninit-value in foo+0x1/0x2",
-        stack=TRACE_ONLY,
+        stack=_stack((CALL_TRACE, TRACE), (_anchor(r"BUG: KMSAN:"), TRACE)),
+        needs_trace=False,
     ),
     _rule(
         "kcsan", r"BUG: KCSAN: (.*)", "KCSAN: {h1}", "kcsan", M, "BUG: KCSAN: data-race in foo / bar", needs_trace=False
@@ -467,7 +468,7 @@ RULES: tuple[Rule, ...] = (
     # --- WARNING: and lockdep -----------------------------------------------------------------------
     _rule(
         "warn-odebug",
-        r"WARNING: .*lib/debugobjects\.c.* (?:debug_print|debug_check)",
+        r"WARNING: .*lib/debugobjects\.c",
         "WARNING: ODEBUG bug in {frame}",
         "warning",
         M,
@@ -491,7 +492,7 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "warn-usercopy",
-        r"WARNING: .*mm/usercopy\.c.* usercopy_warn",
+        r"WARNING: .*mm/usercopy\.c",
         "WARNING: bad usercopy in {frame}",
         "warning",
         M,
@@ -500,7 +501,7 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "warn-kobject",
-        r"WARNING: .*lib/kobject\.c.* kobject_",
+        r"WARNING: .*lib/kobject\.c",
         "WARNING: kobject bug in {frame}",
         "warning",
         M,
@@ -518,7 +519,7 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "warn-refcount",
-        r"WARNING: .*lib/refcount\.c.* refcount_",
+        r"WARNING: .*lib/refcount\.c",
         "WARNING: refcount bug in {frame}",
         "refcount",
         H,
@@ -527,7 +528,7 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "warn-lockdep",
-        r"WARNING: .*kernel/locking/lockdep\.c.*lock_",
+        r"WARNING: .*kernel/locking/lockdep\.c",
         "WARNING: locking bug in {frame}",
         "lockdep",
         H,
@@ -575,7 +576,7 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "warning",
-        r"WARNING: .*(?: at |:\d+ )" + _SRC + r"?\s*" + _FUNC,
+        r"WARNING: (?:CPU: \d+ PID: \d+ at \S+|\S+:\d+ at \S+|at \S+)",
         "WARNING in {frame}",
         "warning",
         M,
@@ -605,11 +606,11 @@ RULES: tuple[Rule, ...] = (
     _rule(
         "lockdep-irq-order",
         r"(?:WARNING|INFO): (?:SOFT|HARD)IRQ-safe -> (?:SOFT|HARD)IRQ-unsafe lock order",
-        "possible deadlock in {r1}",
+        "possible deadlock in {frame}",
         "lockdep",
         H,
         "WARNING: SOFTIRQ-safe -> SOFTIRQ-unsafe lock order detected",
-        report=r"is trying to acquire" + _LOCKDEP_AT,
+        stack=_stack((_anchor(r"which became [A-Z]+-irq-safe at:"), TRACE)),
         needs_trace=False,
     ),
     _rule(
@@ -692,6 +693,15 @@ RULES: tuple[Rule, ...] = (
     _rule("warn-empty", r"WARNING:\s*$", "WARNING: corrupted", "warning", M, "WARNING:", corrupted=True),
     # --- INFO: ------------------------------------------------------------------------------
     _rule(
+        "rcu-tasks-stall",
+        r"INFO: rcu_tasks\w* detected stalls? on tasks",
+        "INFO: rcu detected stall in {frame}",
+        "rcu-stall",
+        H,
+        "INFO: rcu_tasks detected stalls on tasks:",
+        stack=_stack((CALL_TRACE, TRACE), skip=("rcu",), extractor="stall"),
+    ),
+    _rule(
         "rcu-stall",
         r"INFO: rcu_\w+ (?:self-)?detected(?: expedited)? stall",
         "INFO: rcu detected stall in {frame}",
@@ -701,15 +711,6 @@ RULES: tuple[Rule, ...] = (
         stack=_stack(
             (APIC_TIMER, RIP, TRACE), (APIC_TIMER, TRACE), skip=("apic_timer_interrupt", "rcu"), extractor="stall"
         ),
-    ),
-    _rule(
-        "rcu-tasks-stall",
-        r"INFO: rcu_tasks\w* detected stalls? on tasks",
-        "INFO: rcu detected stall in {frame}",
-        "rcu-stall",
-        H,
-        "INFO: rcu_tasks detected stalls on tasks:",
-        stack=_stack((CALL_TRACE, TRACE), skip=("rcu",), extractor="stall"),
     ),
     _rule(
         "non-static-key",
@@ -722,7 +723,7 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "hung-task",
-        r"INFO: task .* blocked for more than [0-9]+ seconds",
+        r"INFO: task .* blocked (?:in I/O wait )?for more than [0-9]+ seconds",
         "INFO: task hung in {frame}",
         "hang",
         H,
@@ -816,7 +817,7 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "divide-error",
-        r"divide error: ",
+        r"divide[ _]error: ",
         "divide error in {frame}",
         "trap",
         C,
@@ -1048,7 +1049,7 @@ RULES: tuple[Rule, ...] = (
         "trusty: ASSERT FAILED: {h1}",
         "trusty",
         C,
-        "trusty: panic (ns):  ASSERT FAILED at (x.c:1): list_in_list(&ref->ref_node)",
+        "trusty: panic (ns): ASSERT FAILED at (x.c:1): list_in_list(&ref->ref_node)",
         needs_trace=False,
     ),
     _rule(

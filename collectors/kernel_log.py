@@ -1,0 +1,113 @@
+"""Reading kernel logs: files, standard input and the live ``/dev/kmsg``, as byte chunks.
+
+Everything here streams: files and stdin are read in chunks of
+``CHUNK_SIZE`` bytes through :func:`collectors.inputs.open_input` (which
+records size, digest and time for the report), and ``/dev/kmsg`` is read one
+record per ``read()`` without blocking, so memory does not grow with the log.
+The bytes go unchanged to the pure engine in :mod:`detectors.dmesg`.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from collectors.inputs import TrackedInput, open_input
+from forensics.errors import CollectionError
+from forensics.model import NotAvailable, SourceRecord
+
+CHUNK_SIZE = 1 << 20
+KMSG_PATH = "/dev/kmsg"
+KMSG_NAME = "/dev/kmsg"
+# A kmsg record is at most about 1 KiB of text plus dictionary lines; read() needs room for one.
+_KMSG_RECORD_MAX = 16 * 1024
+
+
+@contextmanager
+def open_log(name: str) -> Iterator[TrackedInput]:
+    """Open a log file (or ``-`` for standard input); raises InputError with one clear line."""
+    with open_input(name) as tracked:
+        yield tracked
+
+
+def log_chunks(tracked: TrackedInput, chunk_size: int = CHUNK_SIZE) -> Iterator[bytes]:
+    """The bytes of an opened log, in chunks."""
+    yield from tracked.read_chunks(chunk_size)
+
+
+@dataclass
+class KmsgReader:
+    """What was read from ``/dev/kmsg``: records seen, bytes, and time taken."""
+
+    path: str = KMSG_PATH
+    records: int = 0
+    size: int = 0
+    started: float = field(default_factory=time.monotonic)
+    lost: int = 0  # records overwritten before they could be read (EPIPE)
+
+    def record(self) -> SourceRecord:
+        """The source record of the live read (the ring buffer has no stable digest)."""
+        return SourceRecord(
+            path=KMSG_NAME,
+            size=self.size,
+            sha256=NotAvailable("the kernel ring buffer is live; it has no stable digest"),
+            seconds=round(time.monotonic() - self.started, 6),
+            error=f"{self.lost} records were overwritten while reading" if self.lost else None,
+        )
+
+    def chunks(self) -> Iterator[bytes]:
+        """Every record now in the ring buffer, one ``prio,seq,usec,flags;text`` line each.
+
+        Continuation lines of a record (`` KEY=value``, the record's dictionary)
+        are dropped: they describe the device, not the message.  Raises
+        :class:`CollectionError` when the kernel does not let us read.
+        """
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK)
+        except OSError as exc:
+            raise _kmsg_error(self.path, exc) from None
+        try:
+            while True:
+                try:
+                    data = os.read(fd, _KMSG_RECORD_MAX)
+                except BlockingIOError:
+                    return  # the end of what the ring buffer holds now
+                except OSError as exc:
+                    if exc.errno == errno.EPIPE:
+                        self.lost += 1  # overwritten while we read: skip to the next record
+                        continue
+                    raise _kmsg_error(self.path, exc) from None
+                if not data:
+                    return
+                text = data.split(b"\n", 1)[0]
+                self.records += 1
+                self.size += len(text) + 1
+                yield text + b"\n"
+        finally:
+            os.close(fd)
+
+
+def _kmsg_error(path: str, exc: OSError) -> CollectionError:
+    reason = exc.strerror or str(exc)
+    if isinstance(exc, PermissionError):
+        return CollectionError(
+            f"cannot read {path}: {reason}",
+            hint="run as root, or allow it with: sysctl kernel.dmesg_restrict=0",
+        )
+    if isinstance(exc, FileNotFoundError):
+        return CollectionError(f"cannot read {path}: {reason}", hint="this system has no /dev/kmsg; give a log file")
+    return CollectionError(f"cannot read {path}: {reason}")
+
+
+def kmsg_available(path: str = KMSG_PATH) -> bool:
+    """Whether ``/dev/kmsg`` can be opened for reading here (for tests and --live checks)."""
+    try:
+        os.close(os.open(path, os.O_RDONLY | os.O_NONBLOCK))
+    except OSError:
+        return False
+    return Path(path).exists()

@@ -1,0 +1,208 @@
+"""From reports to findings: grouping repeats, evidence that cites the log, and the JSON form.
+
+Identical reports (same signature: title and guilty frame) repeated in a log
+are grouped into one :class:`ReportGroup` with a count and first/last time.
+Each group becomes one :class:`~forensics.model.Finding` whose evidence is the
+header line of the first occurrence (with its frame line when there is one)
+and the header of the last occurrence, cited verbatim by line number.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from detectors.dmesg.model import KernelReport
+from forensics.model import (
+    Clock,
+    Evidence,
+    Fact,
+    Finding,
+    Locator,
+    LocatorKind,
+    NotAvailable,
+    Severity,
+    Timestamp,
+    finding_id,
+)
+
+DETECTOR = "dmesg"
+_EXCERPT_MAX = 400
+
+_NEXT_STEPS: dict[str, tuple[str, ...]] = {
+    "hang": ("Look at the locks held and the task it waits for (echo w > /proc/sysrq-trigger).",),
+    "rcu-stall": ("Find the looping code in the stall's stack; check for long loops without cond_resched().",),
+    "oom": ("Check which task grew (Tasks state table) and the memory limits (cgroup, overcommit).",),
+    "alloc-failure": ("Check memory fragmentation (/proc/buddyinfo) and the caller's GFP flags and order.",),
+    "lockdep": ("Read both lock chains in the report; fix the lock order or the IRQ safety of the lock.",),
+    "hardware": ("Run the platform's hardware diagnostics; decode the MCE banks with rasdaemon or mcelog.",),
+}
+_DEFAULT_STEPS = (
+    "Search the title on the kernel mailing lists and syzbot; check the guilty function's recent changes.",
+)
+
+
+@dataclass(frozen=True)
+class ReportGroup:
+    """Reports of one signature in one log: the first, how many, and the last."""
+
+    first: KernelReport
+    last: KernelReport
+    count: int
+
+
+def group_reports(reports: Iterable[KernelReport]) -> list[ReportGroup]:
+    """Group reports by signature, in order of first appearance."""
+    groups: dict[str, ReportGroup] = {}
+    for report in reports:
+        known = groups.get(report.signature)
+        if known is None:
+            groups[report.signature] = ReportGroup(report, report, 1)
+        else:
+            groups[report.signature] = ReportGroup(known.first, report, known.count + 1)
+    return list(groups.values())
+
+
+def _excerpt(text: str) -> str:
+    return text[:_EXCERPT_MAX] if text.strip() else text
+
+
+def _when(report: KernelReport) -> Timestamp | None:
+    t = report.start_time
+    return None if isinstance(t, NotAvailable) else Timestamp(t, Clock.MONOTONIC)
+
+
+def _evidence(source: str, report: KernelReport) -> list[Evidence]:
+    cpu = report.cpu if isinstance(report.cpu, int) else None
+    items = [
+        Evidence(
+            source=source,
+            locator=Locator(LocatorKind.LINE, report.start_line, report.end_line, name="report"),
+            excerpt=_excerpt(report.header),
+            timestamp=_when(report),
+            cpu=cpu,
+        )
+    ]
+    frame = report.frame
+    if isinstance(frame, str):
+        for number, text in report.lines:
+            if number != report.start_line and (f"{frame}+0x" in text or f" {frame}." in text):
+                where = Locator(LocatorKind.LINE, number, name="guilty frame")
+                items.append(Evidence(source, where, _excerpt(text), cpu=cpu))
+                break
+    return items
+
+
+def group_finding(source: str, group: ReportGroup) -> Finding:
+    """The finding of one report group, with evidence from the log."""
+    first, last = group.first, group.last
+    severity = Severity.CRITICAL if first.panicked or last.panicked else first.severity
+    evidence = _evidence(source, first)
+    if group.count > 1:
+        evidence.append(
+            Evidence(
+                source,
+                Locator(LocatorKind.LINE, last.start_line, name=f"last of {group.count}"),
+                _excerpt(last.header),
+                timestamp=_when(last),
+                cpu=last.cpu if isinstance(last.cpu, int) else None,
+            )
+        )
+    facts = [Fact("type", first.kind), Fact("occurrences", str(group.count))]
+    for name, value in (
+        ("guilty frame", first.frame),
+        ("cpu", first.cpu),
+        ("pid", first.pid),
+        ("comm", first.comm),
+        ("kernel", first.kernel_release),
+        ("hardware", first.hardware),
+        ("taint", first.taint),
+    ):
+        if not isinstance(value, NotAvailable):
+            facts.append(Fact(name, str(value)))
+    facts += [Fact("taint flag", t) for t in first.taint_flags]
+    facts += [Fact(k, v) for k, v in first.details]
+    if first.corrupted_reason:
+        facts.append(Fact("corrupted", first.corrupted_reason))
+    where = f"line {first.start_line}" + (
+        f", {group.count} times up to line {last.start_line}" if group.count > 1 else ""
+    )
+    confidence = 0.5 if first.corrupted else 0.9
+    return Finding(
+        id=finding_id(DETECTOR, first.kind, first.title),
+        kind=f"dmesg.{first.kind}",
+        title=first.title,
+        severity=severity,
+        confidence=confidence,
+        confidence_reason=(
+            f"the report is damaged: {first.corrupted_reason}"
+            if first.corrupted
+            else "a complete report with its header"
+        ),
+        summary=f"{first.title} ({where})"
+        + (", then the kernel panicked" if severity is Severity.CRITICAL and first.panicked else ""),
+        evidence=tuple(evidence),
+        next_steps=_NEXT_STEPS.get(first.kind, _DEFAULT_STEPS),
+        facts=tuple(facts),
+        detector=DETECTOR,
+    )
+
+
+def _na(value: object) -> object:
+    return {"not_available": value.reason} if isinstance(value, NotAvailable) else value
+
+
+def report_to_dict(report: KernelReport) -> dict[str, Any]:
+    """One report as JSON (the ``reports`` items of ``kforensic.dmesg/1``)."""
+    return {
+        "title": report.title,
+        "type": report.kind,
+        "severity": report.severity.value,
+        "corrupted": report.corrupted,
+        "corrupted_reason": report.corrupted_reason,
+        "frame": _na(report.frame),
+        "start_line": report.start_line,
+        "end_line": report.end_line,
+        "start_time": _na(report.start_time),
+        "end_time": _na(report.end_time),
+        "cpu": _na(report.cpu),
+        "pid": _na(report.pid),
+        "comm": _na(report.comm),
+        "taint": _na(report.taint),
+        "taint_flags": list(report.taint_flags),
+        "kernel_release": _na(report.kernel_release),
+        "hardware": _na(report.hardware),
+        "panicked": report.panicked,
+        "context": report.context,
+        "rule": report.rule,
+        "signature": report.signature,
+        "details": dict(report.details),
+        "call_trace": [
+            {
+                "function": f.function,
+                "symbol": f.symbol,
+                "offset": f.offset,
+                "size": f.size,
+                "module": f.module,
+                "reliable": f.reliable,
+                "stack": f.stack,
+                "line": f.line,
+            }
+            for f in report.trace
+        ],
+        "excerpt": "\n".join(text for _, text in report.lines),
+    }
+
+
+def group_to_dict(group: ReportGroup) -> dict[str, Any]:
+    """One group of identical reports as JSON."""
+    return {
+        "signature": group.first.signature,
+        "title": group.first.title,
+        "count": group.count,
+        "first_line": group.first.start_line,
+        "last_line": group.last.start_line,
+        "first_time": _na(group.first.start_time),
+        "last_time": _na(group.last.start_time),
+    }

@@ -1,0 +1,209 @@
+"""``kforensic dmesg``: find, classify and title every kernel report in kernel logs."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from forensics import __version__
+from forensics.commands.common import (
+    DebugOption,
+    FailOnOption,
+    FormatOption,
+    OutputOption,
+    deliver,
+    exit_status,
+    render_for,
+)
+from forensics.errors import UsageError
+from forensics.model import Incident, NotAvailable, SourceRecord, Timestamp, TimeWindow
+from forensics.report import OutputFormat
+
+if TYPE_CHECKING:
+    from detectors.dmesg.findings import ReportGroup
+    from detectors.dmesg.model import KernelReport
+
+SCHEMA = "kforensic.dmesg/1"
+
+EXAMPLE = """
+Example:
+
+  kforensic dmesg /var/log/kern.log vmcore-dmesg.txt
+
+  journalctl -k -b -1 | kforensic dmesg --format json -o dmesg.json
+
+  sudo kforensic dmesg --live --fail-on high
+"""
+
+
+class SourceResult:
+    """What one input gave: its record, reports, events and groups."""
+
+    def __init__(self, name: str, record: SourceRecord, reports: list[KernelReport], lines: int) -> None:
+        from detectors.dmesg.findings import group_reports
+
+        self.name = name
+        self.record = record
+        self.reports = [r for r in reports if not r.is_event]
+        self.events = [r for r in reports if r.is_event]
+        self.lines = lines
+        self.groups: list[ReportGroup] = group_reports(reports)
+
+
+def _scan(name: str, chunks: Any) -> tuple[list[KernelReport], int]:
+    from detectors.dmesg.scanner import LogScanner
+
+    scanner = LogScanner()
+    reports: list[KernelReport] = []
+    for chunk in chunks:
+        reports.extend(scanner.feed(chunk))
+    reports.extend(scanner.close())
+    return reports, scanner.lines_seen
+
+
+def triage_file(name: str) -> SourceResult:
+    """Triage one log file (``-`` for standard input)."""
+    from collectors.kernel_log import log_chunks, open_log
+
+    with open_log(name) as tracked:
+        reports, lines = _scan(name, log_chunks(tracked))
+        record = tracked.record()
+    return SourceResult(tracked.name, record, reports, lines)
+
+
+def triage_live() -> SourceResult:
+    """Triage what the kernel ring buffer holds now."""
+    from collectors.kernel_log import KMSG_NAME, KmsgReader
+
+    reader = KmsgReader()
+    reports, lines = _scan(KMSG_NAME, reader.chunks())
+    return SourceResult(KMSG_NAME, reader.record(), reports, lines)
+
+
+def build_incident(results: list[SourceResult]) -> Incident:
+    """All findings of all inputs as one incident."""
+    from detectors.dmesg.findings import group_finding
+
+    findings = [group_finding(r.name, g) for r in results for g in r.groups]
+    all_reports = [rep for r in results for rep in r.reports + r.events]
+    releases = {x.kernel_release for x in all_reports if isinstance(x.kernel_release, str)}
+    times = [x.start_time for x in all_reports if isinstance(x.start_time, float)]
+    window: TimeWindow | NotAvailable = (
+        TimeWindow(Timestamp(min(times)), Timestamp(max(times))) if times else NotAvailable("no report has a timestamp")
+    )
+    release: str | NotAvailable = (
+        releases.pop()
+        if len(releases) == 1
+        else NotAvailable("the reports disagree on the kernel release" if releases else "no report names the release")
+    )
+    return Incident(
+        host=NotAvailable("kernel logs do not name the host reliably"),
+        kernel_release=release,
+        window=window,
+        sources=tuple(r.record for r in results),
+        findings=tuple(findings),
+        tool_version=__version__,
+    )
+
+
+def to_document(results: list[SourceResult], incident: Incident) -> dict[str, Any]:
+    """The ``kforensic.dmesg/1`` JSON document."""
+    from detectors.dmesg.findings import group_to_dict, report_to_dict
+    from forensics.serialize import incident_to_dict
+
+    return {
+        "schema": SCHEMA,
+        "tool_version": __version__,
+        "sources": [
+            {
+                "path": r.name,
+                "lines": r.lines,
+                "reports": [report_to_dict(x) for x in r.reports],
+                "events": [report_to_dict(x) for x in r.events],
+                "groups": [group_to_dict(g) for g in r.groups],
+            }
+            for r in results
+        ],
+        "incident": incident_to_dict(incident),
+    }
+
+
+def _time(value: object) -> str:
+    return f"{value:.6f}" if isinstance(value, float) else "-"
+
+
+def _rows(results: list[SourceResult]) -> list[list[str]]:
+    rows = []
+    for r in results:
+        for g in r.groups:
+            first = g.first
+            rows.append(
+                [
+                    r.name,
+                    f"{first.start_line}-{first.end_line}",
+                    _time(first.start_time),
+                    first.severity.value,
+                    first.title + (" [corrupted]" if first.corrupted else ""),
+                    str(g.count),
+                ]
+            )
+    return rows
+
+
+_HEADER = ["source", "lines", "time", "severity", "title", "count"]
+
+
+def render_table(results: list[SourceResult], fmt: OutputFormat) -> str:
+    """The reports of every input as a terminal or markdown table."""
+    rows = _rows(results)
+    if fmt is OutputFormat.MD:
+        out = ["## Kernel reports", "", "| " + " | ".join(_HEADER) + " |", "|" + "---|" * len(_HEADER)]
+        out += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows]
+        if not rows:
+            out.append("| (none) |" + " |" * (len(_HEADER) - 1))
+        return "\n".join(out) + "\n\n"
+    widths = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h) for i, h in enumerate(_HEADER)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(_HEADER, widths, strict=True))]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+    if not rows:
+        lines.append("no kernel reports found")
+    return "\n".join(lines) + "\n\n"
+
+
+def dmesg(
+    logs: Annotated[
+        list[str] | None,
+        typer.Argument(help="Kernel logs: dmesg output, kern.log, journalctl -k, vmcore-dmesg.txt, '-' for stdin."),
+    ] = None,
+    live: Annotated[bool, typer.Option("--live", help="Read the live kernel ring buffer (/dev/kmsg).")] = False,
+    fmt: FormatOption = OutputFormat.TEXT,
+    output: OutputOption = None,
+    fail_on: FailOnOption = None,
+    debug: DebugOption = False,
+) -> None:
+    """Find every kernel report (oops, BUG, WARNING, KASAN, lockdep, stalls, panics, OOM) in kernel logs."""
+    names = list(logs or [])
+    if not names and not live:
+        if sys.stdin.isatty():
+            raise UsageError(
+                "dmesg needs a log file, '-' for stdin, or --live", hint="kforensic dmesg /var/log/kern.log"
+            )
+        names = ["-"]
+    results = [triage_file(n) for n in names]
+    if live:
+        results.append(triage_live())
+    incident = build_incident(results)
+    if fmt is OutputFormat.JSON:
+        text = json.dumps(to_document(results, incident), indent=1, ensure_ascii=False) + "\n"
+    else:
+        text = render_table(results, fmt) + render_for(incident, fmt, output)
+    deliver(text, output)
+    raise typer.Exit(int(exit_status(incident, fail_on)))
+
+
+def register(app: typer.Typer) -> None:
+    """Add the command to the CLI."""
+    app.command("dmesg", epilog=EXAMPLE, help=f"{dmesg.__doc__}")(dmesg)

@@ -1,0 +1,64 @@
+"""The kernel log reader: files in chunks with a source record, and the live /dev/kmsg."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from collectors.kernel_log import KmsgReader, kmsg_available, log_chunks, open_log
+from detectors.dmesg.scanner import scan_chunks
+from forensics.errors import CollectionError, InputError
+
+
+def test_file_is_read_in_chunks_with_a_record(tmp_path: Path) -> None:
+    log = tmp_path / "kern.log"
+    data = b"[ 1.0] hello\n" * 1000 + b"[ 2.0] Kernel panic - not syncing: boom\n"
+    log.write_bytes(data)
+    with open_log(str(log)) as tracked:
+        chunks = list(log_chunks(tracked, chunk_size=4096))
+        record = tracked.record()
+    assert b"".join(chunks) == data and len(chunks) > 1
+    assert record.size == len(data) and isinstance(record.sha256, str)
+    assert [r.title for r in scan_chunks(chunks)] == ["kernel panic: boom"]
+
+
+def test_directory_and_missing_file_are_input_errors(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="is a directory"), open_log(str(tmp_path)):
+        pass
+    with pytest.raises(InputError, match="cannot read"), open_log(str(tmp_path / "nope")):
+        pass
+
+
+@pytest.mark.live
+def test_live_kmsg_reads_real_records_or_says_why() -> None:
+    reader = KmsgReader()
+    if not kmsg_available():
+        with pytest.raises(CollectionError, match="/dev/kmsg"):
+            list(reader.chunks())
+        return
+    records = list(reader.chunks())
+    assert records, "the ring buffer of a running kernel is never empty"
+    first = records[0].decode("utf-8", "replace")
+    prio, seq, usec = first.split(";", 1)[0].split(",")[:3]
+    assert prio.isdigit() and seq.isdigit() and usec.isdigit()
+    assert reader.record().size == sum(len(r) for r in records)
+    list(scan_chunks(records))  # the live text goes through the engine unchanged
+
+
+def test_kmsg_permission_error_is_one_clear_line(tmp_path: Path) -> None:
+    fake = tmp_path / "kmsg"
+    fake.write_bytes(b"")
+    fake.chmod(0)
+    if os.geteuid() == 0:
+        pytest.skip("root can read a mode-0 file; the permission path needs an unprivileged user")
+    with pytest.raises(CollectionError, match="cannot read") as caught:
+        list(KmsgReader(path=str(fake)).chunks())
+    assert caught.value.hint is not None and "dmesg_restrict" in caught.value.hint
+
+
+def test_missing_kmsg_is_a_collection_error(tmp_path: Path) -> None:
+    with pytest.raises(CollectionError, match="cannot read") as caught:
+        list(KmsgReader(path=str(tmp_path / "kmsg")).chunks())
+    assert caught.value.hint is not None and "no /dev/kmsg" in caught.value.hint

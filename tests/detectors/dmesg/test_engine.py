@@ -1,0 +1,157 @@
+"""Invariants of the dmesg engine: rule order, re-parsing, chunking, prefixes, taint, fuzzing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from detectors.dmesg.extract import match_header
+from detectors.dmesg.frames import parse_frame
+from detectors.dmesg.lines import parse_line
+from detectors.dmesg.rules import RULES
+from detectors.dmesg.scanner import LogScanner, scan_chunks
+from detectors.dmesg.taint import decode_taint, taint_letters
+
+GOLDEN = sorted((Path(__file__).parent / "golden").glob("*.log"))
+
+
+def test_no_rule_is_shadowed_by_an_earlier_one() -> None:
+    # A rule with a ``report`` pattern is conditional: when the report lacks that pattern the next
+    # matching rule is tried, so only an earlier unconditional rule can hide a later one.
+    names = [r.name for r in RULES]
+    assert len(names) == len(set(names)), "rule names must be unique"
+    for i, rule in enumerate(RULES):
+        assert rule.header.search(rule.example), f"rule {rule.name} does not match its own example"
+        for earlier in RULES[:i]:
+            if earlier.report is None:
+                assert not earlier.header.search(rule.example), f"{earlier.name} shadows {rule.name}"
+    assert match_header("[ 1.0] nothing to see here") is None
+
+
+def test_reparsing_from_a_report_start_finds_the_same_report() -> None:
+    for log in GOLDEN:
+        data = log.read_bytes()
+        lines = data.split(b"\n")
+        for report in scan_chunks([data]):
+            rest = b"\n".join(lines[report.start_line - 1 :])
+            again = next(iter(scan_chunks([rest])))
+            assert again.title == report.title, log.name
+            assert again.frame == report.frame, log.name
+            assert again.end_line - again.start_line == report.end_line - report.start_line, log.name
+
+
+def test_chunking_does_not_change_the_result() -> None:
+    for log in GOLDEN:
+        data = log.read_bytes()
+        whole = [(r.title, r.start_line, r.end_line) for r in scan_chunks([data])]
+        for size in (1, 7, 64, 1000):
+            pieces = [data[i : i + size] for i in range(0, len(data), size)]
+            assert [(r.title, r.start_line, r.end_line) for r in scan_chunks(pieces)] == whole, (log.name, size)
+
+
+def test_line_prefixes_of_every_tool() -> None:
+    cases = {
+        "[   12.345678] BUG: x": ("BUG: x", 12.345678, None, None),
+        "<4>[   12.345678][ T1234] BUG: x": ("BUG: x", 12.345678, "T1234", 4),
+        "[   12.345678][    C2] BUG: x": ("BUG: x", 12.345678, "C2", None),
+        "Nov 30 06:55:29 host kernel: [   12.345678] BUG: x": ("BUG: x", 12.345678, None, None),
+        "Nov 30 06:55:29 host kernel: BUG: x": ("BUG: x", None, None, None),
+        "2026-11-30T06:55:29+0000 host kernel: BUG: x": ("BUG: x", None, None, None),
+        "[   12.345678] host kernel: BUG: x": ("BUG: x", None, None, None),
+        "[Mon Nov 30 06:55:29 2026] BUG: x": ("BUG: x", None, None, None),
+        "kern  :warn  : [   12.345678] BUG: x": ("BUG: x", 12.345678, None, 4),
+        "4,1234,12345678,-;BUG: x": ("BUG: x", 12.345678, None, 4),
+        "** 3 printk messages dropped ** [   12.345678] BUG: x": ("BUG: x", 12.345678, None, None),
+    }
+    for text, (body, ts, ctx, level) in cases.items():
+        line = parse_line(1, text)
+        assert (line.body, line.timestamp, line.context, line.level) == (body, ts, ctx, level), text
+
+
+def test_frames_are_structured() -> None:
+    f = parse_frame(" ? kf_null_write.isra.0+0x15/0x30 [kf_buggy]")
+    assert f is not None
+    assert (f.function, f.symbol, f.offset, f.size, f.module, f.reliable) == (
+        "kf_null_write",
+        "kf_null_write.isra.0",
+        0x15,
+        0x30,
+        "kf_buggy",
+        False,
+    )
+    old = parse_frame(" [<ffffffff81234567>] __do_sys_write+0x1/0x2")
+    assert old is not None and old.function == "write" and old.reliable
+    assert parse_frame("RSP: 0018:ffffb5c1c04bfdc8 EFLAGS: 00010246") is None
+
+
+def test_trace_marks_interrupt_stack_boundaries() -> None:
+    log = "\n".join(
+        [
+            "[ 1.0] BUG: soft lockup - CPU#0 stuck for 22s! [x:1]",
+            "[ 1.0] Call Trace:",
+            "[ 1.0]  <IRQ>",
+            "[ 1.0]  tick_sched_timer+0x1/0x2",
+            "[ 1.0]  </IRQ>",
+            "[ 1.0]  <TASK>",
+            "[ 1.0]  kf_loop+0x1/0x2 [kf_buggy]",
+            "[ 1.0]  </TASK>",
+        ]
+    )
+    (report,) = scan_chunks([log.encode()])
+    assert [(f.function, f.stack) for f in report.trace] == [("tick_sched_timer", "irq"), ("kf_loop", "task")]
+
+
+def test_taint_letters_decode() -> None:
+    assert taint_letters("CPU: 1 PID: 2 Comm: sh Tainted: G    B   W  O      6.1.0 #1") == "BWO"
+    assert taint_letters("CPU: 1 PID: 2 Comm: sh Not tainted 6.1.0 #1") == ""
+    assert taint_letters("no taint here") is None
+    assert decode_taint("W") == ("W: kernel issued warning",)
+
+
+def test_long_line_is_cut_and_memory_stays_bounded() -> None:
+    scanner = LogScanner()
+    scanner.feed(b"[ 1.0] start\n")
+    for _ in range(100):  # a 100 MB line, fed in 1 MB pieces
+        scanner.feed(b"x" * (1 << 20))
+        assert len(scanner._buf) < 4 << 20
+    reports = scanner.feed(b"\n[ 2.0] Kernel panic - not syncing: boom\n") + scanner.close()
+    assert [r.title for r in reports] == ["kernel panic: boom"]
+    assert reports[0].start_line == 3
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=4000))
+def test_fuzz_any_bytes_never_raise(data: bytes) -> None:
+    for report in scan_chunks([data[:2000], data[2000:]]):
+        assert report.start_line >= 1 and report.end_line >= report.start_line
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                b"[ 1.0] BUG: kernel NULL pointer dereference, address: 0",
+                b"[ 1.0] RIP: 0010:foo+0x1/0x2",
+                b"[ 1.0] Call Trace:",
+                b"[ 1.0]  bar+0x1/0x2",
+                b"[ 1.0] Kernel panic - not syncing: Fatal exception",
+                b"[ 1.0] WARNING: CPU: 0 PID: 1 at x.c:1 baz+0x1/0x2",
+                b"[ 1.0] ---[ end trace 0 ]---",
+                b"[ 1.0] INFO: task x:1 blocked for more than 1 seconds.",
+                b"\xff\xfe junk",
+                b"",
+            ]
+        ),
+        max_size=60,
+    )
+)
+def test_fuzz_report_fragments(lines: list[bytes]) -> None:
+    data = b"\n".join(lines)
+    previous = 0
+    for report in scan_chunks([data]):
+        assert report.start_line >= previous, "reports come in log order"
+        previous = report.start_line
+        assert report.title

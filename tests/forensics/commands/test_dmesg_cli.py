@@ -1,0 +1,80 @@
+"""``kforensic dmesg`` end to end: the JSON contract, formats, exit codes and bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from forensics.serialize import incident_from_dict
+from tests.helpers import assert_evidence_resolves
+
+GOLDEN = Path(__file__).resolve().parents[2] / "detectors" / "dmesg" / "golden"
+KFORENSIC = [sys.executable, "-m", "forensics"]
+
+
+def run(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([*KFORENSIC, "dmesg", *args], input=stdin, capture_output=True, timeout=60, check=False)
+
+
+def test_json_contract_one_source_per_input_in_order() -> None:
+    logs = [str(GOLDEN / "null_deref_x86.log"), str(GOLDEN / "warning_syslog.log"), str(GOLDEN / "oom_kill.log")]
+    proc = run("--format", "json", *logs)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["schema"] == "kforensic.dmesg/1"
+    assert [s["path"] for s in doc["sources"]] == logs
+    first = doc["sources"][0]["reports"][0]
+    assert first["title"] == "BUG: unable to handle kernel NULL pointer dereference in kf_null_write"
+    for key in ("type", "severity", "corrupted", "frame", "start_line", "end_line", "call_trace", "taint_flags"):
+        assert key in first
+    assert first["panicked"] is True and first["frame"] == "kf_null_write"
+    assert doc["sources"][2]["reports"] == [] and doc["sources"][2]["events"][0]["type"] == "oom"
+    incident = incident_from_dict(doc, "dmesg.json")
+    assert_evidence_resolves(incident.findings)
+
+
+def test_report_merges_the_dmesg_json(tmp_path: Path) -> None:
+    out = tmp_path / "d.json"
+    assert run("--format", "json", "-o", str(out), str(GOLDEN / "soft_lockup_iso.log")).returncode == 0
+    assert (os.stat(out).st_mode & 0o777) == 0o600
+    merged = subprocess.run([*KFORENSIC, "report", "--from", str(out)], capture_output=True, timeout=60, check=False)
+    assert merged.returncode == 0 and b"BUG: soft lockup in proc_reg_write" in merged.stdout
+
+
+def test_stdin_text_and_markdown() -> None:
+    data = (GOLDEN / "hung_task_crlf_caller.log").read_bytes()
+    text = run("-", stdin=data)
+    assert text.returncode == 0 and b"INFO: task hung in jbd2_journal_commit_transaction" in text.stdout
+    md = run("--format", "md", stdin=data)
+    assert md.returncode == 0 and b"| <stdin> |" in md.stdout
+
+
+def test_fail_on_sets_exit_status_1() -> None:
+    assert run("--fail-on", "high", str(GOLDEN / "null_deref_x86.log")).returncode == 1
+    assert run("--fail-on", "critical", str(GOLDEN / "warning_syslog.log")).returncode == 0
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"", bytes(range(256)) * 100, b"\xff\xfe\xfd invalid utf-8\n" * 10, b"x" * (3 << 20)],
+    ids=["empty", "binary", "invalid-utf8", "3MB-line"],
+)
+def test_bad_but_readable_input_gives_a_result(tmp_path: Path, content: bytes) -> None:
+    log = tmp_path / "bad.log"
+    log.write_bytes(content)
+    proc = run("--format", "json", str(log))
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["sources"][0]["reports"] == []
+
+
+def test_unreadable_input_is_one_line_and_exit_3(tmp_path: Path) -> None:
+    for target in (tmp_path, tmp_path / "missing.log"):
+        proc = run(str(target))
+        assert proc.returncode == 3
+        lines = proc.stderr.decode().splitlines()
+        assert lines[0].startswith("kforensic: error: cannot read") and "Traceback" not in proc.stderr.decode()
