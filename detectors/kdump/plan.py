@@ -94,16 +94,18 @@ def _crashkernel_plan(state: KdumpState, checklist: Checklist) -> tuple[list[Fil
         except ValueError:
             enough = False
     family = state.distro.family
-    if family is DistroFamily.DEBIAN and not state.tooling.kdump_config and isinstance(ram, int):
+    pending = ""
+    if family is DistroFamily.DEBIAN and not state.tooling.kdump_config and not enough and isinstance(ram, int):
         # kdump-tools installs grub.d/kdump-tools.cfg with the distro default and runs update-grub.
-        enough = enough or checklist.estimate.floor >= want
+        enough = checklist.estimate.floor >= want
+        pending = "installing kdump-tools adds crashkernel= to the boot configuration; reboot to reserve it"
     reservation_ok = next((ln.status is Status.PASS for ln in checklist.lines if ln.id == "crash-reservation"), False)
     if enough:
-        return (
-            [],
-            [],
-            "" if reservation_ok else "crashkernel= is configured but this boot has no (or too small a) reservation",
-        )
+        if reservation_ok:
+            return [], [], ""
+        if isinstance(state.crash_size, NotAvailable):
+            return [], [], "boot a kernel built with crash dump support (CONFIG_CRASH_DUMP, CONFIG_KEXEC)"
+        return [], [], pending or "crashkernel= is in the boot configuration but this boot reserved too little"
     value = format_size(-(-want // MIB) * MIB)
     reason = f"reserve {value} for the crash kernel (recommended estimate)"
     if family is DistroFamily.DEBIAN:
@@ -224,8 +226,6 @@ def make_plan(state: KdumpState, checklist: Checklist, policy: Policy) -> Plan:
     for line in checklist.lines:
         if line.status is not Status.PASS and line.id in ("dump-space", "debuginfo"):
             manual.append(f"{line.title}: {line.fix}")
-    if status.get("crashkernel-cmdline") is Status.PASS and not reboot_reason:
-        reboot_reason = ""
     return Plan(
         distro=state.distro.name,
         family=family,
