@@ -43,9 +43,9 @@ def _root(
 
 def _register_commands() -> None:
     # One import per line: each command module adds itself here.
-    from forensics.commands import kdump, report, slabwatch
+    from forensics.commands import dmesg, kdump, report, slabwatch, trace, vmcore
 
-    for module in (report, kdump, slabwatch):
+    for module in (report, vmcore, slabwatch, kdump, trace, dmesg):
         module.register(app)
 
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
+from detectors.dmesg.findings import group_finding, group_reports
 from detectors.dmesg.model import KernelReport
 from detectors.dmesg.scanner import scan_text
 from detectors.vmcore.findings import (
@@ -12,12 +14,13 @@ from detectors.vmcore.findings import (
     blocked_task_findings,
     crash_finding,
     crash_frame,
+    log_source,
     module_findings,
     null_field_finding,
     outsized_cache_findings,
 )
 from detectors.vmcore.nullfield import FaultAnalysis, analyse_fault
-from forensics.model import Finding, NotAvailable, Severity
+from forensics.model import Evidence, Finding, NotAvailable
 from forensics.vmcore.snapshot import CrashSnapshot, LogRecord
 
 _FAULT_ADDRESS = re.compile(
@@ -41,11 +44,15 @@ def log_as_text(log: tuple[LogRecord, ...]) -> str:
 
 
 def crash_report(reports: list[KernelReport]) -> KernelReport | None:
-    """The report of the crash among those the dump's log holds: the first bug, else the last report."""
-    bugs = [r for r in reports if not r.is_event and r.severity >= Severity.HIGH]
+    """The report of the crash among those the dump's log holds.
+
+    The first kernel bug report wins (a WARNING that panic_on_warn turned into a
+    panic is the crash, the panic only its consequence); else the first report.
+    """
+    bugs = [r for r in reports if not r.is_event and r.kind != "panic"]
     if bugs:
         return bugs[0]
-    return reports[-1] if reports else None
+    return reports[0] if reports else None
 
 
 def _title(snap: CrashSnapshot, report: KernelReport | None) -> str:
@@ -129,8 +136,38 @@ def hypotheses(snap: CrashSnapshot, fault: FaultAnalysis | NotAvailable, finding
     ]
 
 
-def analyse_snapshot(snap: CrashSnapshot) -> tuple[VmcoreAnalysis, FaultAnalysis | NotAvailable, list[KernelReport]]:
-    """Findings and hypotheses from a snapshot, with the fault analysis and the log's reports."""
+def _log_findings(
+    snap: CrashSnapshot, reports: list[KernelReport], crash: KernelReport | None, beside: LogBeside | None
+) -> tuple[list[Evidence], list[Finding]]:
+    """Evidence of the crash report in the logs, and findings of the log's other reports."""
+    crash_evidence: list[Evidence] = []
+    others: list[Finding] = []
+    for group in group_reports(reports):
+        finding = group_finding(log_source(snap.dump_path), group)
+        if crash is not None and group.first.signature == crash.signature:
+            crash_evidence += finding.evidence[:1]
+        else:
+            others.append(finding)
+    if beside is not None and crash is not None:
+        path, beside_reports = beside
+        same = [r for r in beside_reports if r.signature == crash.signature]
+        if same:
+            crash_evidence += group_finding(path, group_reports(same)[0]).evidence[:2]
+    return crash_evidence, others
+
+
+#: A kernel log file saved beside the dump (its path and its reports).
+LogBeside = tuple[str, list[KernelReport]]
+
+
+def analyse_snapshot(
+    snap: CrashSnapshot, beside: LogBeside | None = None
+) -> tuple[VmcoreAnalysis, FaultAnalysis | NotAvailable, list[KernelReport]]:
+    """Findings and hypotheses from a snapshot, with the fault analysis and the log's reports.
+
+    ``beside`` is the kernel log saved next to the dump, already triaged: the
+    crash's report in it is cited too, so the evidence can be grepped in a file.
+    """
     reports = scan_text(log_as_text(snap.log)) if snap.log else []
     report = crash_report(reports)
     fault: FaultAnalysis | NotAvailable
@@ -138,7 +175,9 @@ def analyse_snapshot(snap: CrashSnapshot) -> tuple[VmcoreAnalysis, FaultAnalysis
         fault = NotAvailable(str(snap.code) if isinstance(snap.code, NotAvailable) else str(snap.registers))
     else:
         fault = analyse_fault(snap.code, snap.registers, snap.variables, snap.layouts, fault_address_from_log(snap.log))
-    findings = [crash_finding(snap, _title(snap, report), fault)]
+    crash_evidence, log_findings = _log_findings(snap, reports, report, beside)
+    crash = crash_finding(snap, _title(snap, report), fault)
+    findings = [replace(crash, evidence=crash.evidence + tuple(crash_evidence))]
     if not isinstance(fault, NotAvailable):
         null = null_field_finding(snap, fault)
         if null is not None:
@@ -146,6 +185,7 @@ def analyse_snapshot(snap: CrashSnapshot) -> tuple[VmcoreAnalysis, FaultAnalysis
     findings += blocked_task_findings(snap)
     findings += outsized_cache_findings(snap)
     findings += module_findings(snap, snap.backtrace)
+    findings += log_findings
     return (
         VmcoreAnalysis(tuple(findings), tuple(hypotheses(snap, fault, findings)), crash_frame(snap.backtrace)),
         fault,

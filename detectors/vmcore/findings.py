@@ -72,76 +72,52 @@ class VmcoreAnalysis:
     crash_frame: Frame | None  # the first frame not in the oops/panic path
 
 
-#: Functions of the oops/panic/exception path, skipped to find the crashing function.
-_CRASH_PATH = (
-    "crash_",
+#: Functions on the way from panic into the capture kernel; their saved registers are not the fault's.
+KEXEC_PATH = (
+    "crash_setup_regs",
     "__crash_kexec",
-    "panic",
-    "vpanic",
-    "oops_end",
-    "die",
-    "do_trap",
-    "do_error_trap",
-    "exc_",
-    "asm_exc_",
-    "handle_",
-    "do_int3",
-    "page_fault_oops",
-    "kernelmode_fixup_or_oops",
-    "__bad_area",
-    "bad_area",
-    "do_user_addr_fault",
-    "__warn",
-    "warn_slowpath",
-    "report_bug",
-    "sysrq_handle_",
-    "__handle_sysrq",
-    "machine_kexec",
-    "native_machine_crash",
-    "__die",
-    "do_exit",
-    "make_task_dead",
-    "nmi_",
-    "watchdog_",
-    "check_panic_on_warn",
-    "fixup_exception",
-    "rewind_stack",
-    "kmsg_dump",
-    "__show_regs",
-    "show_regs",
-    "dump_stack",
-    "__dump_stack",
-    "hung_task",
-    "check_hung",
-    "watchdog",
-    "softlockup_fn",
-    "__hrtimer_run_queues",
-    "hrtimer_interrupt",
-    "__sysvec_",
-    "sysvec_",
-    "asm_sysvec_",
-    "irq_exit",
-    "__irq_exit",
-    "__do_softirq",
-    "do_softirq",
+    "crash_kexec",
+    "machine_crash_shutdown",
+    "native_machine_crash_shutdown",
+    "crash_save_cpu",
+    "crash_nmi_callback",
+    "kdump_nmi_callback",
 )
+#: Functions that end in a panic: the crash frame of a panic-time dump is their caller.
+_PANIC_CALLS = ("panic", "vpanic", "nmi_panic", "__crash_kexec", "crash_kexec", "crash_setup_regs")
 
 
 def crash_frame(frames: tuple[Frame, ...]) -> Frame | None:
-    """The first frame of the crashed thread that is not part of the oops/panic machinery.
+    """The frame where the crash happened.
 
-    Exception frames (``interrupted``) are the fault itself: the first one wins.
+    The first exception frame (``interrupted``) outside the kexec path is the
+    fault itself (an oops, BUG, WARN or the interrupt a lockup detector took);
+    a dump taken at panic time without one (sysrq-c, hung task, OOM) crashed in
+    the caller of ``panic()``.
     """
     for frame in frames:
-        if frame.interrupted and not isinstance(frame.function, NotAvailable):
-            return frame
-    for frame in frames:
         name = frame.function
-        if isinstance(name, NotAvailable):
-            continue
-        if not name.startswith(_CRASH_PATH):
-            return frame
+        if frame.interrupted and isinstance(name, str) and not name.startswith(KEXEC_PATH):
+            return physical_frame(frames, frame)
+    after_panic = None
+    for i, frame in enumerate(frames):
+        if isinstance(frame.function, str) and frame.function in _PANIC_CALLS:
+            after_panic = i + 1
+    if after_panic is not None and after_panic < len(frames):
+        return physical_frame(frames, frames[after_panic])
     return frames[0] if frames else None
+
+
+def physical_frame(frames: tuple[Frame, ...], frame: Frame) -> Frame:
+    """The real function a frame was inlined into (itself when not inlined).
+
+    drgn lists inlined calls as frames of their own, innermost first, sharing
+    the pc; the kernel's log names the real function, so findings do too.
+    """
+    i = frame.index
+    while frames[i].inline and i + 1 < len(frames) and frames[i + 1].pc == frames[i].pc:
+        i += 1
+    return frames[i]
 
 
 def _frame_evidence(snap: CrashSnapshot, frame: Frame) -> Evidence:

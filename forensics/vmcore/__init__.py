@@ -18,6 +18,7 @@ def analyse_dump(path: Path, request: DebugInfoRequest, progress: Callable[[str]
     """Open a dump (file or crash directory), extract a snapshot, analyse it."""
     import logging
     import time
+    from dataclasses import replace
 
     from collectors.inputs import unreadable_record
     from detectors.vmcore.analysis import analyse_snapshot
@@ -40,7 +41,15 @@ def analyse_dump(path: Path, request: DebugInfoRequest, progress: Callable[[str]
     opened = open_dump(location.dump, header, request)
     snapshot = collect_snapshot(opened, str(location.dump), say)
     say("analysing")
-    analysis, fault, reports = analyse_snapshot(snapshot)
+    beside = None
+    if location.dmesg is not None:
+        from detectors.dmesg.scanner import scan_text
+
+        try:
+            beside = (str(location.dmesg), scan_text(location.dmesg.read_bytes().decode("utf-8", errors="replace")))
+        except OSError as exc:
+            snapshot = replace(snapshot, warnings=(*snapshot.warnings, f"cannot read {location.dmesg}: {exc}"))
+    analysis, fault, reports = analyse_snapshot(snapshot, beside)
     sources = [
         SourceRecord(
             str(location.dump),

@@ -56,13 +56,14 @@ def collect_snapshot(opened: OpenedDump, dump_path: str, progress: Progress | No
             frames = extract.backtrace(prog, trace)
             index = extract.fault_frame_index(trace)
             if index is None:
-                index = 0
-                warnings.append("no exception frame in the crashed thread's stack; using frame #0's registers")
-            registers = extract.registers_of(trace[index])
-            code = extract.code_of(prog, trace[index].pc)
-            say("variables and types at the fault")
-            variables = extract.variables_of(trace, index)
-            layouts = extract.layouts_for(prog, variables)
+                why_not = "no exception frame: the dump was taken at panic time, not at a fault"
+                registers, code = NotAvailable(why_not), NotAvailable(why_not)
+            else:
+                registers = extract.registers_of(trace[index])
+                code = extract.code_of(prog, trace[index].pc)
+                say("variables and types at the fault")
+                variables = extract.variables_of(trace, index)
+                layouts = extract.layouts_for(prog, variables)
     say("tasks")
     all_tasks = system.attempt("tasks", lambda: system.tasks(prog, STACK_STATES))
     if isinstance(all_tasks, NotAvailable):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import drgn
 
+from detectors.vmcore.findings import KEXEC_PATH
 from forensics.model import NotAvailable
 from forensics.vmcore.program import not_in_dump
 from forensics.vmcore.snapshot import CodeBytes, Frame, MemberInfo, RegisterSet, TypeLayout, Variable
@@ -55,8 +56,18 @@ def frame_of(prog: drgn.Program, index: int, frame: drgn.StackFrame) -> Frame:
 
 
 def backtrace(prog: drgn.Program, trace: drgn.StackTrace) -> tuple[Frame, ...]:
-    """All frames of a stack trace."""
-    return tuple(frame_of(prog, i, f) for i, f in enumerate(trace))
+    """The frames of a stack trace, up to the first that is not a kernel address.
+
+    Past code without unwind information (a module's freed init section, say)
+    the unwinder may read stack garbage such as list poison values; those
+    frames are dropped.
+    """
+    out = []
+    for i, f in enumerate(trace):
+        if f.pc >> 48 != 0xFFFF:
+            break
+        out.append(frame_of(prog, i, f))
+    return tuple(out)
 
 
 def fault_frame_index(trace: drgn.StackTrace) -> int | None:
@@ -66,7 +77,10 @@ def fault_frame_index(trace: drgn.StackTrace) -> int | None:
     panic time has the panic path first and the exception frame further out.
     """
     for i, frame in enumerate(trace):
-        if frame.interrupted:
+        # The kexec path saves its own registers (crash_setup_regs): not the fault's.
+        if frame.pc >> 48 != 0xFFFF:  # user space: the syscall entry frame, not a fault
+            break
+        if frame.interrupted and not (frame.name or "").startswith(KEXEC_PATH):
             return i
     return None
 

@@ -114,6 +114,14 @@ def open_dump(path: Path, header: DumpHeader, request: DebugInfoRequest) -> Open
         prog.load_debug_info([str(p) for p in request.module_debug], default=True)
     except drgn.MissingDebugInfoError as exc:
         warnings.append(f"debug info missing: {str(exc).splitlines()[0][:300]}")
+    # Modules without debug info still have their symbol tables in the dump
+    # (CONFIG_KALLSYMS): frames and addresses in them get names from there.
+    try:
+        from drgn.helpers.linux.kallsyms import load_module_kallsyms
+
+        prog.register_symbol_finder("module_kallsyms", load_module_kallsyms(prog), enable_index=-1)
+    except (LookupError, ValueError, drgn.FaultError, NotImplementedError) as exc:
+        warnings.append(f"module symbols from kallsyms not available: {exc}")
     vmlinux = main.debug_file_path if main is not None else None
     return OpenedDump(prog, header, vmlinux, warnings)
 

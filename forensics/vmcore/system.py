@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from functools import partial
 from typing import TypeVar
 
@@ -255,7 +256,18 @@ def tasks(prog: drgn.Program, with_stacks: set[str]) -> tuple[TaskInfo, ...]:
                 lock_owner_comm=owner_comm,
             )
         )
-    return tuple(out)
+    # A lock owner's stack says why it does not release the lock, whatever its state.
+    owners = {t.lock_owner_pid for t in out if t.lock_owner_pid is not None}
+    return tuple(_with_stack(prog, t) if t.pid in owners and not t.stack else t for t in out)
+
+
+def _with_stack(prog: drgn.Program, task: TaskInfo) -> TaskInfo:
+    from drgn.helpers.linux.pid import find_task
+
+    try:
+        return replace(task, stack=backtrace(prog, prog.stack_trace(find_task(prog, task.pid))))
+    except (ValueError, LookupError, drgn.FaultError):
+        return task
 
 
 def _task_int(read: Callable[[drgn.Object], object], task: drgn.Object) -> int:

@@ -1,0 +1,116 @@
+"""Bad input to kforensic vmcore: one clear line, exit 3, never a traceback."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from forensics.errors import InputError
+from forensics.vmcore.dumpfile import DumpFormat, read_dump_header
+from forensics.vmcore.locate import locate_dump
+from tests.forensics.test_cli import run
+from tests.vmcore_cases import case_names, load_case
+
+
+def _assert_one_clear_line(result: object, *needles: str) -> None:
+    assert result.returncode == 3, (result.stdout, result.stderr)  # type: ignore[attr-defined]
+    err = result.stderr  # type: ignore[attr-defined]
+    assert "Traceback" not in err
+    lines = err.splitlines()
+    assert 1 <= len(lines) <= 2
+    assert lines[0].startswith("kforensic: error: ")
+    for needle in needles:
+        assert needle in lines[0]
+
+
+def test_random_bytes_named_vmcore(tmp_path: Path) -> None:
+    dump = tmp_path / "vmcore"
+    dump.write_bytes(os.urandom(1 << 16))
+    _assert_one_clear_line(run("vmcore", str(dump)), str(dump), "not a kernel crash dump")
+
+
+def test_empty_file(tmp_path: Path) -> None:
+    dump = tmp_path / "vmcore"
+    dump.write_bytes(b"")
+    _assert_one_clear_line(run("vmcore", str(dump)), "empty file")
+
+
+def test_elf_that_is_not_a_core() -> None:
+    exe = Path(sys.executable).resolve()
+    _assert_one_clear_line(run("vmcore", str(exe)), "not a core dump")
+
+
+def test_directory_without_a_dump(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("nothing here\n")
+    _assert_one_clear_line(run("vmcore", str(tmp_path)), "no dump found")
+
+
+def test_missing_path(tmp_path: Path) -> None:
+    _assert_one_clear_line(run("vmcore", str(tmp_path / "nope")), "no such file")
+
+
+def test_locate_finds_both_distribution_layouts(tmp_path: Path) -> None:
+    debian = tmp_path / "var" / "crash" / "202611300712"
+    debian.mkdir(parents=True)
+    (debian / "dump.202611300712").write_bytes(b"KDUMP   ")
+    (debian / "dmesg.202611300712").write_text("log\n")
+    found = locate_dump(debian)
+    assert found.dump.name == "dump.202611300712"
+    assert found.dmesg is not None
+    assert found.dmesg.name == "dmesg.202611300712"
+    rhel = tmp_path / "rhel" / "127.0.0.1-2026-11-30-07:12:00"
+    rhel.mkdir(parents=True)
+    (rhel / "vmcore").write_bytes(b"KDUMP   ")
+    (rhel / "vmcore-dmesg.txt").write_text("log\n")
+    found = locate_dump(rhel.parent)
+    assert found.dump == rhel / "vmcore"
+    assert found.dmesg == rhel / "vmcore-dmesg.txt"
+
+
+def _first_case() -> str:
+    names = case_names()
+    if not names:
+        pytest.skip("no vmcore fixtures committed (vmcore_fixtures/build.sh)")
+    return names[0]
+
+
+@pytest.mark.parametrize("share", [0.1, 0.5, 0.9])
+def test_truncated_dumps(tmp_path: Path, share: float) -> None:
+    case = load_case(_first_case())
+    data = case.vmcore.read_bytes()
+    cut = tmp_path / "vmcore"
+    cut.write_bytes(data[: int(len(data) * share)])
+    with pytest.raises(InputError, match="truncated"):
+        read_dump_header(cut)
+    _assert_one_clear_line(run("vmcore", str(cut), "--vmlinux", str(case.vmlinux)), "truncated dump")
+
+
+def test_complete_fixture_dump_is_recognised() -> None:
+    case = load_case(_first_case())
+    header = read_dump_header(case.vmcore)
+    assert header.format is DumpFormat.KDUMP_COMPRESSED
+    assert header.dump_level == 31
+    assert "free pages" in header.filtered()
+    assert header.release
+
+
+def test_wrong_vmlinux_is_refused_with_both_build_ids(tmp_path: Path) -> None:
+    case = load_case(_first_case())
+    wrong = tmp_path / "vmlinux"
+    shutil.copy(Path(sys.executable).resolve(), wrong)  # an ELF with another build ID
+    result = run("vmcore", str(case.vmcore), "--vmlinux", str(wrong))
+    _assert_one_clear_line(result, "does not match the dump's kernel")
+
+
+def test_missing_debug_info_names_the_package(tmp_path: Path) -> None:
+    case = load_case(_first_case())
+    empty = tmp_path / "debug"
+    empty.mkdir()
+    result = run("vmcore", str(case.vmcore), "--debug-dir", str(empty))
+    _assert_one_clear_line(result, "no debug info for the kernel")
+    assert "-dbg" in result.stderr
+    assert "debuginfod-find" in result.stderr

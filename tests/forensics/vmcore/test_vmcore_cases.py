@@ -1,0 +1,159 @@
+"""kforensic vmcore on every real kdump fixture, checked against the ground truth from the source."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import pytest
+
+from forensics.model import LocatorKind, NotAvailable
+from forensics.vmcore.report import VmcoreResult
+from tests.helpers import assert_evidence_resolves
+from tests.vmcore_cases import VmcoreCase, case_names, load_case
+
+drgn = pytest.importorskip("drgn")
+
+CASES = case_names() or ["<no-vmcore-fixtures>"]
+
+
+@functools.cache
+def _analyse(name: str) -> tuple[VmcoreCase, VmcoreResult]:
+    from forensics.vmcore import analyse_dump
+    from forensics.vmcore.program import DebugInfoRequest
+
+    case = load_case(name)
+    result = analyse_dump(case.directory, DebugInfoRequest(case.vmlinux, (), case.module_debug))
+    return case, result
+
+
+def _case(name: str) -> tuple[VmcoreCase, VmcoreResult]:
+    if name == "<no-vmcore-fixtures>":
+        pytest.skip("no vmcore fixtures committed (vmcore_fixtures/build.sh)")
+    return _analyse(name)
+
+
+def _names(frames: object) -> list[str]:
+    return [f.function for f in frames if isinstance(f.function, str)]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_summary_matches_ground_truth(name: str) -> None:
+    case, result = _case(name)
+    snap, want = result.snapshot, case.expected
+    assert snap.crashed_comm == want["task_comm"]
+    if want.get("cpu") is not None:
+        assert snap.crashed_cpu == want["cpu"]
+    assert isinstance(snap.panic_message, str)
+    panic_text = "\n".join(r.text for r in snap.log)
+    assert str(want["panic_message"]).removeprefix("Kernel panic - not syncing: ") in panic_text
+    assert snap.kernel_release == "6.1.192" or isinstance(snap.kernel_release, str)
+    assert result.dmesg_path is not None  # the dmesg beside the dump is found
+    assert not isinstance(snap.build_id, NotAvailable)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_crashing_function_and_culprit(name: str) -> None:
+    case, result = _case(name)
+    want = case.expected
+    top = _names(result.snapshot.backtrace[:20])
+    assert want["crashing_function"] in top, f"{want['crashing_function']} not in {top}"
+    culprit = want.get("culprit_function")
+    frame = result.analysis.crash_frame
+    assert frame is not None
+    if culprit and want["type"] not in ("hung_task", "slab_leak"):
+        assert frame.function == culprit
+        assert frame.source_line == want["source_line"]
+        assert str(frame.source_file).endswith(str(want["source_file"]))
+    crash = result.incident.sorted_findings()[0]
+    assert crash.kind == "crash"
+    assert crash.title == want["title"] or crash.title.lower() == str(want["title"]).lower()
+
+
+def test_null_member_names_register_struct_and_member() -> None:
+    if "01-null-member" not in case_names():
+        pytest.skip("the null-member fixture is absent")
+    case, result = _case("01-null-member")
+    want = case.expected
+    fault = result.fault
+    assert not isinstance(fault, NotAvailable)
+    assert fault.base_register == want["null_register"]
+    assert fault.base_value == 0
+    assert fault.effective_address == want["fault_address"] == fault.fault_address
+    assert fault.address_agrees is True
+    assert fault.null_expression == want["null_expression"]
+    assert not isinstance(fault.read_member, NotAvailable)
+    assert fault.read_member.struct == want["struct_type"]
+    assert fault.read_member.member.name == want["member"]
+    assert fault.read_member.member.offset == want["member_offset"]
+    assert fault.instruction.address - result.snapshot.code.start == want["faulting_function_offset"]  # type: ignore[union-attr]
+    null = [f for f in result.incident.findings if f.kind == "null-field"]
+    assert len(null) == 1
+    assert "dev->sensor" in null[0].title
+    assert null[0].confidence >= 0.85
+
+
+def test_hung_task_names_waiter_and_owner() -> None:
+    if "04-hung-task" not in case_names():
+        pytest.skip("the hung-task fixture is absent")
+    case, result = _case("04-hung-task")
+    lock = case.expected["lock"]
+    assert isinstance(lock, dict)
+    waiters = [t for t in result.snapshot.tasks if t.comm == lock["waiter_comm"]]
+    assert len(waiters) == 1
+    waiter = waiters[0]
+    assert waiter.state == "D"
+    assert waiter.blocked_on == f"mutex {lock['name']}"
+    assert waiter.lock_owner_comm == lock["owner_comm"]
+    owner = next(t for t in result.snapshot.tasks if t.pid == waiter.lock_owner_pid)
+    assert lock["owner_function"] in _names(owner.stack)
+    assert lock["waiter_function"] in _names(waiter.stack)
+    hung = [f for f in result.incident.findings if f.kind == "hung-task" and lock["waiter_comm"] in f.title]
+    assert hung
+    assert lock["owner_comm"] in hung[0].title
+
+
+def test_slab_leak_cache_is_outsized() -> None:
+    if "08-slab-leak" not in case_names():
+        pytest.skip("the slab-leak fixture is absent")
+    case, result = _case("08-slab-leak")
+    leak = case.expected["leak"]
+    assert isinstance(leak, dict)
+    outsized = [f for f in result.incident.findings if f.kind == "outsized-slab"]
+    assert outsized
+    assert leak["cache"] in outsized[0].title
+
+
+def test_oom_case_reports_the_oom() -> None:
+    oom = [n for n in case_names() if "oom" in n]
+    if not oom:
+        pytest.skip("the OOM fixture is absent")
+    _, result = _case(oom[0])
+    kinds = {f.kind for f in result.incident.findings}
+    titles = " ".join(f.title for f in result.incident.findings)
+    assert "oom" in kinds or "out of memory" in titles.lower()
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_every_evidence_resolves_in_the_dump(name: str, tmp_path: Path) -> None:
+    from detectors.vmcore.analysis import log_as_text
+    from detectors.vmcore.findings import log_source
+    from forensics.vmcore.resolve import dump_resolvers
+
+    case, result = _case(name)
+    # An independent look at the dump: a fresh drgn program, not the analysis's.
+    prog = drgn.Program()
+    prog.set_core_dump(str(case.vmcore))
+    prog.load_debug_info([str(case.vmlinux)], main=True)
+    prog.load_debug_info([str(p) for p in case.module_debug], default=True)
+    log_file = tmp_path / "dump.log"
+    log_file.write_text(log_as_text(result.snapshot.log))
+    assert_evidence_resolves(
+        result.incident.findings,
+        source_paths={log_source(str(case.vmcore)): log_file},
+        resolvers=dump_resolvers(prog),
+    )
+    assert {e.locator.kind for f in result.incident.findings for e in f.evidence} & {
+        LocatorKind.FRAME,
+        LocatorKind.REGISTER,
+    }
