@@ -1,0 +1,183 @@
+"""The leak analysis: sample tables in, verdicts, co-growth groups and findings out.
+
+Pure: the caller loads the tables (from the slab-watch store, an import, or a
+test) and gets back everything the renderers and plots need.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from detectors.leaks.attribution import is_reclaimable
+from detectors.leaks.cogrowth import CoGrowth, find_groups
+from detectors.leaks.decision import Grade, Thresholds
+from detectors.leaks.findings import FindingContext, cache_finding, group_finding, meminfo_finding
+from detectors.leaks.judge import ExcerptOf, SeriesVerdict, judge_column, judge_matrix
+from detectors.leaks.meminfo import MEMINFO_FIELDS, UNACCOUNTED, last_value, with_unaccounted
+from detectors.leaks.series import SeriesMatrix, counter_matrices, slab_matrices
+from forensics.model import Finding, NotAvailable
+
+#: Share of SUnreclaim's growth the flagged caches must explain for its finding to drop to info.
+EXPLAINED_SHARE = 0.7
+
+
+@dataclass(frozen=True)
+class LeakInput:
+    """What the analysis reads: slab rows, counter rows (meminfo), MemTotal, cache attributes.
+
+    ``slabs`` has the columns of :data:`detectors.leaks.series.SLAB_COLUMNS`,
+    ``counters`` those of :data:`detectors.leaks.series.COUNTER_COLUMNS`;
+    ``reclaim_account`` maps cache names to their reclaim_account flag and
+    ``aliases`` merged cache names to the /sys/kernel/slab directory they share.
+    """
+
+    slabs: pd.DataFrame
+    counters: pd.DataFrame | None = None
+    mem_total: int | NotAvailable = field(default_factory=lambda: NotAvailable("MemTotal was not given"))
+    reclaim_account: Mapping[str, bool] = field(default_factory=dict)
+    aliases: Mapping[str, str] = field(default_factory=dict)
+    source: str = "<samples>"
+
+
+@dataclass(frozen=True)
+class LeakAnalysis:
+    """Everything the analysis found, for renderers and plots."""
+
+    caches: tuple[SeriesVerdict, ...]  # every cache judged (the screened ones), all boots
+    groups: tuple[CoGrowth, ...]
+    meminfo: tuple[SeriesVerdict, ...]
+    findings: tuple[Finding, ...]
+    boots: int
+    samples: int
+    cache_names: int
+    first_wall: float | NotAvailable
+    last_wall: float | NotAvailable
+    mem_total: float | None
+    mem_available: float | None
+    interval_seconds: float | NotAvailable
+    window_seconds: float | NotAvailable
+
+    def flagged(self) -> tuple[SeriesVerdict, ...]:
+        """Caches and meminfo fields graded above stable, worst first."""
+        found = [v for v in (*self.caches, *self.meminfo) if v.grade is not Grade.STABLE]
+        return tuple(sorted(found, key=lambda v: (-v.grade.rank, -v.rate, v.name)))
+
+
+def cache_excerpt(matrix: SeriesMatrix) -> ExcerptOf:
+    """The stored text of a cache sample: the start of its slabinfo line, as mm/slab_common.c prints it."""
+    active, objects, objsize = (matrix.extra[k] for k in ("active_objs", "objects", "objsize"))
+
+    def excerpt(column: int, row: int) -> str:
+        name = matrix.names[column]
+        return f"{name:<17} {int(active[row, column]):6} {int(objects[row, column]):6} {int(objsize[row, column]):6}"
+
+    return excerpt
+
+
+def counter_excerpt(matrix: SeriesMatrix, units: Mapping[str, str]) -> ExcerptOf:
+    """The stored text of a meminfo sample, ``Name: value kB`` (the Unaccounted estimate cites MemFree)."""
+    stored = matrix.extra["stored"]
+
+    def excerpt(column: int, row: int) -> str:
+        name = matrix.names[column]
+        if name == UNACCOUNTED:
+            name = "MemFree"
+            column = matrix.column(name)
+        return f"{name}: {int(stored[row, column])} {units.get(name, '')}".rstrip()
+
+    return excerpt
+
+
+def _mem_total(data: LeakInput, meminfo: list[SeriesMatrix]) -> float | None:
+    if isinstance(data.mem_total, int) and data.mem_total > 0:
+        return float(data.mem_total)
+    return last_value(meminfo[-1], "MemTotal") if meminfo else None
+
+
+def analyse(data: LeakInput, thresholds: Thresholds | None = None) -> LeakAnalysis:
+    """Judge every cache and meminfo field, group co-growing caches and build the findings."""
+    th = thresholds or Thresholds()
+    slab_mats = slab_matrices(data.slabs) if len(data.slabs) else []
+    mem_mats = counter_matrices(data.counters) if data.counters is not None and len(data.counters) else []
+    mem_total = _mem_total(data, mem_mats)
+    mem_available = last_value(mem_mats[-1], "MemAvailable") if mem_mats else None
+
+    def reclaimable(name: str) -> bool:
+        return is_reclaimable(name, data.reclaim_account)
+
+    caches: list[SeriesVerdict] = []
+    groups: list[CoGrowth] = []
+    for matrix in slab_mats:
+        excerpt = cache_excerpt(matrix)
+        verdicts = judge_matrix(matrix, reclaimable, mem_total, th, excerpt)
+
+        def judge(column: int, m: SeriesMatrix = matrix, ex: ExcerptOf = excerpt) -> SeriesVerdict | None:
+            return judge_column(m, column, reclaimable(m.names[column]), mem_total, th, ex)
+
+        found = find_groups(matrix, verdicts, judge)
+        known = {v.name for v in verdicts}
+        verdicts += [m for g in found for m in g.members if m.name not in known]
+        caches += verdicts
+        groups += found
+
+    units: dict[str, str] = {}
+    if data.counters is not None and len(data.counters):
+        mem_rows = data.counters[data.counters["source"] == "meminfo"]
+        units = dict(zip(mem_rows["name"].astype(str), mem_rows["unit"].astype(str), strict=True))
+    meminfo: list[SeriesVerdict] = []
+    for plain in mem_mats:
+        matrix, _missing = with_unaccounted(plain)
+        excerpt = counter_excerpt(matrix, units)
+        for info in MEMINFO_FIELDS:
+            if info.name in matrix.names:
+                judged = judge_column(matrix, matrix.column(info.name), False, mem_total, th, excerpt)
+                if judged is not None:
+                    meminfo.append(judged)
+
+    ctx = FindingContext(data.source, mem_total, mem_available, data.aliases)
+    findings = _findings(caches, groups, meminfo, ctx)
+    walls = data.slabs["wall"].to_numpy(dtype=np.float64) if len(data.slabs) else np.empty(0)
+    last = slab_mats[-1] if slab_mats else None
+    return LeakAnalysis(
+        caches=tuple(caches),
+        groups=tuple(groups),
+        meminfo=tuple(meminfo),
+        findings=findings,
+        boots=len(slab_mats),
+        samples=int(data.slabs["sample_id"].nunique()) if len(data.slabs) else 0,
+        cache_names=int(data.slabs["cache"].nunique()) if len(data.slabs) else 0,
+        first_wall=float(walls.min()) if len(walls) else NotAvailable("no slab samples"),
+        last_wall=float(walls.max()) if len(walls) else NotAvailable("no slab samples"),
+        mem_total=mem_total,
+        mem_available=mem_available,
+        interval_seconds=last.interval_seconds if last else NotAvailable("no slab samples"),
+        window_seconds=last.window_seconds if last else NotAvailable("no slab samples"),
+    )
+
+
+def _findings(
+    caches: list[SeriesVerdict], groups: list[CoGrowth], meminfo: list[SeriesVerdict], ctx: FindingContext
+) -> tuple[Finding, ...]:
+    grouped = {(m.boot_id, m.name) for g in groups for m in g.members}
+    out = [group_finding(g, ctx) for g in groups]
+    out += [cache_finding(v, ctx) for v in caches if v.grade is not Grade.STABLE and (v.boot_id, v.name) not in grouped]
+    for v in meminfo:
+        if v.grade.rank < Grade.SUSPECT.rank:
+            continue
+        explained: tuple[str, ...] = ()
+        if v.name == "SUnreclaim":
+            flagged = [
+                c for c in caches if c.boot_id == v.boot_id and c.grade.rank >= Grade.SUSPECT.rank and not c.reclaimable
+            ]
+            if flagged and sum(c.rate for c in flagged) >= EXPLAINED_SHARE * v.rate:
+                explained = tuple(c.name for c in flagged)
+        out.append(meminfo_finding(v, ctx, explained))
+    by_id: dict[str, Finding] = {}
+    for f in out:
+        known = by_id.get(f.id)
+        by_id[f.id] = f if known is None else known.merged_with(f)
+    return tuple(by_id.values())

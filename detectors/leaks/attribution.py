@@ -1,0 +1,276 @@
+"""Who allocates a slab cache, and how to confirm it: an ordered table of cache name patterns.
+
+The table answers the second half of "is the kernel leaking, and what?": a
+growing ``vm_area_struct`` means some process maps memory and never unmaps it;
+a growing ``filp`` means open files.  Rules are tried in order, specific
+names first and the catch-all last (a test checks that no rule is shadowed).
+
+SLUB merges caches of the same size and flags into one, shown under one name
+(``/sys/kernel/slab/<name>`` symlinks): a growing ``signal_cache`` may really be
+``UNIX`` sockets.  :func:`describe_aliases` names the other caches a shown
+cache also holds.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Mapping
+from typing import NamedTuple
+
+
+class Attribution(NamedTuple):
+    """What typically allocates the objects of a cache, and how to confirm it."""
+
+    pattern: str  # fnmatch pattern of cache names
+    subject: str  # short name of the user-visible thing ("memory mappings")
+    allocated_by: str  # the user action / kernel path that allocates these objects
+    reclaimable: bool  # the kernel frees these under memory pressure (shrinkers, page cache)
+    confirm: tuple[str, ...]  # what to read or run to confirm, specific to this cache
+
+
+_PROCESSES_CONFIRM = (
+    "count tasks and zombies: ps -eLo stat,comm | sort | uniq -c | sort -n | tail",
+    "cat /proc/loadavg (4th field: runnable/total tasks)",
+)
+_SOCKETS_CONFIRM = (
+    "cat /proc/net/sockstat /proc/net/sockstat6",
+    "ss -s; ss -tuxanp | awk '{print $NF}' | sort | uniq -c | sort -n | tail (sockets per process)",
+)
+_FILES_CONFIRM = (
+    "cat /proc/sys/fs/file-nr (open files)",
+    'for p in /proc/[0-9]*; do echo "$(ls $p/fd 2>/dev/null | wc -l) $p"; done | sort -n | tail',
+)
+
+#: Ordered rules: the first pattern that matches a cache name wins.
+ATTRIBUTIONS: tuple[Attribution, ...] = (
+    Attribution(
+        "vm_area_struct",
+        "memory mappings",
+        "mmap()/mprotect() of regions never munmap()ed (one object per VMA)",
+        False,
+        (
+            "count VMAs per process: wc -l /proc/[0-9]*/maps | sort -n | tail",
+            "cat /proc/PID/maps of the top process (alternating permissions keep VMAs from merging)",
+        ),
+    ),
+    Attribution(
+        "maple_node",
+        "memory mappings",
+        "the maple tree of VMAs (mmap) and other maple trees",
+        False,
+        ("wc -l /proc/[0-9]*/maps | sort -n | tail",),
+    ),
+    Attribution(
+        "anon_vma*",
+        "anonymous memory mappings",
+        "anonymous mappings that were written to, and fork() sharing them",
+        False,
+        ("wc -l /proc/[0-9]*/maps | sort -n | tail", *_PROCESSES_CONFIRM),
+    ),
+    Attribution("mm_struct", "address spaces", "processes (one per address space)", False, _PROCESSES_CONFIRM),
+    Attribution(
+        "task_struct", "processes and threads", "fork()/clone(): processes and threads", False, _PROCESSES_CONFIRM
+    ),
+    Attribution("pid", "processes and threads", "fork()/clone(), and pidfds", False, _PROCESSES_CONFIRM),
+    Attribution("cred_jar", "processes and threads", "credentials of tasks and open files", False, _PROCESSES_CONFIRM),
+    Attribution("signal_cache", "processes", "fork() of processes (one per thread group)", False, _PROCESSES_CONFIRM),
+    Attribution("sighand_cache", "processes", "fork() of processes", False, _PROCESSES_CONFIRM),
+    Attribution("files_cache", "processes", "fork() of processes (file tables)", False, _PROCESSES_CONFIRM),
+    Attribution("fs_cache", "processes", "fork() of processes (cwd/root)", False, _PROCESSES_CONFIRM),
+    Attribution(
+        "sock_inode_cache", "sockets", "socket()/accept()/socketpair(): one per socket", False, _SOCKETS_CONFIRM
+    ),
+    Attribution("TCP*", "TCP sockets", "TCP sockets (socket(), accept())", False, _SOCKETS_CONFIRM),
+    Attribution(
+        "request_sock_TCP*",
+        "TCP handshakes",
+        "half-open TCP connections (SYN received)",
+        False,
+        ("ss -tn state syn-recv | wc -l",),
+    ),
+    Attribution(
+        "tw_sock_TCP*",
+        "TCP TIME_WAIT",
+        "closed TCP connections in TIME_WAIT",
+        False,
+        ("ss -tan state time-wait | wc -l",),
+    ),
+    Attribution("UDP*", "UDP sockets", "UDP sockets (socket(AF_INET*, SOCK_DGRAM))", False, _SOCKETS_CONFIRM),
+    Attribution("UNIX*", "UNIX sockets", "AF_UNIX sockets (socket(), socketpair(), accept())", False, _SOCKETS_CONFIRM),
+    Attribution("RAW*", "raw sockets", "raw sockets", False, _SOCKETS_CONFIRM),
+    Attribution("PING*", "ping sockets", "ICMP ping sockets", False, _SOCKETS_CONFIRM),
+    Attribution("NETLINK", "netlink sockets", "netlink sockets", False, _SOCKETS_CONFIRM),
+    Attribution(
+        "skbuff_*",
+        "network buffers",
+        "packets queued on sockets or devices",
+        False,
+        ("ss -tuanm (Recv-Q/Send-Q and skmem per socket)", "cat /proc/net/sockstat"),
+    ),
+    Attribution(
+        "nf_conntrack*",
+        "connection tracking",
+        "netfilter conntrack entries (one per tracked flow)",
+        False,
+        ("cat /proc/sys/net/netfilter/nf_conntrack_count", "conntrack -L | awk '{print $1, $4}' | sort | uniq -c"),
+    ),
+    Attribution("filp", "open files", "open()/socket()/pipe(): one per open file description", False, _FILES_CONFIRM),
+    Attribution(
+        "dentry",
+        "path lookups",
+        "path lookups and file creation (the dcache; reclaimed under pressure)",
+        True,
+        ("cat /proc/sys/fs/dentry-state (unused and negative dentries are reclaimable)",),
+    ),
+    Attribution(
+        "names_cache",
+        "path names",
+        "getname() buffers of system calls taking a path (should be transient)",
+        False,
+        ("grep names_cache /proc/slabinfo (active objects should stay near the number of CPUs)",),
+    ),
+    Attribution(
+        "shmem_inode_cache",
+        "tmpfs/shm files",
+        "files created in tmpfs, shm and memfd",
+        True,
+        ("df -h /dev/shm /tmp /run", "ls -l /proc/[0-9]*/fd | grep memfd | wc -l"),
+    ),
+    Attribution(
+        "proc_inode_cache",
+        "procfs lookups",
+        "lookups in /proc (reclaimed under pressure)",
+        True,
+        ("cat /proc/sys/fs/inode-nr",),
+    ),
+    Attribution(
+        "inode_cache",
+        "file inodes",
+        "pseudo-filesystem inodes: pipes, anon inodes, sockfs",
+        True,
+        ("cat /proc/sys/fs/inode-nr",),
+    ),
+    Attribution(
+        "*inode_cache",
+        "file inodes",
+        "files opened or looked up on that filesystem (reclaimed under pressure)",
+        True,
+        ("cat /proc/sys/fs/inode-nr",),
+    ),
+    Attribution(
+        "xfs_inode",
+        "file inodes",
+        "files looked up on XFS (reclaimed under pressure)",
+        True,
+        ("cat /proc/sys/fs/inode-nr",),
+    ),
+    Attribution(
+        "buffer_head",
+        "page cache",
+        "block device and filesystem metadata in the page cache",
+        True,
+        ("grep -E 'Buffers|Cached' /proc/meminfo; echo 3 > /proc/sys/vm/drop_caches frees them",),
+    ),
+    Attribution(
+        "radix_tree_node",
+        "page cache",
+        "page cache indexes (xarray nodes of files' mappings)",
+        True,
+        ("grep -E 'Cached|Shmem' /proc/meminfo",),
+    ),
+    Attribution("xfs_*", "XFS metadata", "XFS buffers, log items and extents", True, ("xfs_info on the filesystems",)),
+    Attribution(
+        "ext4_*",
+        "ext4 metadata",
+        "ext4 extents, journal heads and allocation contexts",
+        True,
+        ("grep ext4 /proc/slabinfo",),
+    ),
+    Attribution(
+        "eventpoll_*",
+        "epoll watches",
+        "epoll_ctl(EPOLL_CTL_ADD) of file descriptors",
+        False,
+        ("grep -c tfd /proc/[0-9]*/fdinfo/* | sort -t: -k2 -n | tail (epoll watches per process)",),
+    ),
+    Attribution(
+        "inotify_inode_mark",
+        "inotify watches",
+        "inotify_add_watch()",
+        False,
+        ("grep -c inotify /proc/[0-9]*/fdinfo/* | sort -t: -k2 -n | tail", "cat /proc/sys/fs/inotify/max_user_watches"),
+    ),
+    Attribution(
+        "kernfs_node_cache",
+        "sysfs/cgroup nodes",
+        "cgroups, sysfs and kernfs files created and not removed",
+        False,
+        ("find /sys/fs/cgroup -type d | wc -l", "cat /proc/cgroups"),
+    ),
+    Attribution("bio-*", "block I/O", "block I/O requests in flight", False, ("cat /sys/block/*/inflight",)),
+    Attribution(
+        "kmalloc-rcl-*", "generic kmalloc (reclaimable)", "kmalloc(__GFP_RECLAIMABLE): reclaimable objects", True, ()
+    ),
+    Attribution(
+        "kmalloc-cg-*",
+        "generic kmalloc (memcg)",
+        "kmalloc(GFP_KERNEL_ACCOUNT) charged to a cgroup: pipes, poll tables, msg_msg, xattrs",
+        False,
+        ("cat /sys/fs/cgroup/*/memory.stat | grep slab (which cgroup holds it)",),
+    ),
+    Attribution("dma-kmalloc-*", "generic kmalloc (DMA)", "kmalloc(GFP_DMA) by drivers", False, ()),
+    Attribution("kmalloc-*", "generic kmalloc", "kmalloc() of that size by any kernel code", False, ()),
+    # The catch-all: a dedicated cache is usually named after its struct or module.
+    Attribution("*", "a kernel subsystem", "the subsystem that created the cache (its name names it)", False, ()),
+)
+
+
+def attribution_for(cache: str) -> Attribution:
+    """The first rule of :data:`ATTRIBUTIONS` whose pattern matches ``cache``."""
+    for rule in ATTRIBUTIONS:
+        if fnmatch.fnmatchcase(cache, rule.pattern):
+            return rule
+    raise AssertionError("the catch-all rule matches every name")  # pragma: no cover
+
+
+def generic_confirm_steps(cache: str) -> tuple[str, ...]:
+    """Steps that confirm who allocates any cache: allocation traces and bcc tools."""
+    return (
+        f"boot with slub_debug=U,{cache} (also stops merging it), then read "
+        f"/sys/kernel/debug/slab/{cache}/alloc_traces for the allocating call sites",
+        "bcc slabratetop (which caches allocate fastest, live)",
+        "bcc memleak (no -p: kernel allocations outstanding, with stacks)",
+    )
+
+
+def merged_names(cache: str, aliases: Mapping[str, str]) -> tuple[str, ...]:
+    """Other cache names SLUB merged into the cache shown as ``cache``.
+
+    ``aliases`` maps a merged name to the /sys/kernel/slab directory it shares
+    (``signal_cache -> :0001088``); the cache shown in slabinfo is one of the
+    names sharing that directory.
+    """
+    target = aliases.get(cache)
+    if target is None:
+        return ()
+    return tuple(sorted(name for name, t in aliases.items() if t == target and name != cache))
+
+
+def describe_aliases(cache: str, aliases: Mapping[str, str]) -> str | None:
+    """``"shown as signal_cache, also holds UNIX"`` when other caches are merged into it, else None."""
+    others = merged_names(cache, aliases)
+    if not others:
+        return None
+    return f"shown as {cache}, also holds {', '.join(others)}"
+
+
+def is_reclaimable(cache: str, reclaim_account: Mapping[str, bool]) -> bool:
+    """Whether the kernel frees the cache's objects under pressure.
+
+    The cache's own reclaim_account (SLAB_RECLAIM_ACCOUNT, counted in
+    SReclaimable) when it was read, else the table's knowledge of the name.
+    """
+    known = reclaim_account.get(cache)
+    if known is not None:
+        return known or attribution_for(cache).reclaimable
+    return attribution_for(cache).reclaimable

@@ -1,0 +1,273 @@
+"""Co-growth: caches that grow together in fixed ratios are one leak, caused by one user action.
+
+One leaked UDP socket allocates a ``sock_inode_cache`` object, a ``UDP`` sock,
+a ``dentry``, a ``filp`` and a few kmalloc objects; a thousand leaked sockets
+grow all of them, in the same ratios, at the same moments.  Such a group
+becomes one finding naming the likely action (:data:`SIGNATURES`, ordered:
+specific first) instead of five findings about five caches.
+
+Two caches co-grow when their object counts, over the flagged cache's judged
+stretch, correlate (Pearson >= 0.95 on window medians) and the ratio of their
+growths is the same in the first and the second half (within a factor 1.5).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from detectors.leaks.decision import Grade
+from detectors.leaks.judge import SeriesVerdict
+from detectors.leaks.series import FloatArray, SeriesMatrix
+
+MIN_CORRELATION = 0.95
+MAX_RATIO_DRIFT = 1.5  # first-half ratio / second-half ratio, either way
+MIN_RATIO = 0.05  # objects per object of the flagged cache: less is background
+
+
+class Signature(NamedTuple):
+    """A user action recognised by the caches it grows together."""
+
+    subject: str  # "UDP sockets"
+    action: str  # the likely user action, as said in the finding
+    required: tuple[tuple[str, ...], ...]  # every group must match a member (any of its fnmatch patterns)
+    next_steps: tuple[str, ...]
+
+
+_SOCKET_STEPS = (
+    "cat /proc/net/sockstat /proc/net/sockstat6",
+    "ls -l /proc/[0-9]*/fd 2>/dev/null | grep -c socket; find the process: ls -l /proc/PID/fd | grep socket | wc -l",
+)
+
+#: Ordered: the first signature whose required caches are all in the group names it.
+SIGNATURES: tuple[Signature, ...] = (
+    Signature(
+        "UDP sockets",
+        "a process opens UDP sockets and never closes them (one sock_inode_cache, UDP, dentry and filp each)",
+        (("UDP*",), ("sock_inode_cache",)),
+        _SOCKET_STEPS,
+    ),
+    Signature(
+        "TCP sockets",
+        "a process opens TCP sockets (or accepts connections) and never closes them",
+        (("TCP*",), ("sock_inode_cache",)),
+        (*_SOCKET_STEPS, "ss -tanp | awk '{print $1}' | sort | uniq -c (states: CLOSE_WAIT means the peer closed)"),
+    ),
+    Signature(
+        "UNIX sockets",
+        "a process creates UNIX sockets (socket(), socketpair(), accept()) and never closes them",
+        (("UNIX*",), ("sock_inode_cache",)),
+        (*_SOCKET_STEPS, "ss -xanp | awk '{print $NF}' | sort | uniq -c | sort -n | tail"),
+    ),
+    Signature(
+        "sockets",
+        "a process creates sockets and never closes them",
+        (("sock_inode_cache",),),
+        _SOCKET_STEPS,
+    ),
+    Signature(
+        "processes and threads",
+        "processes or threads are created and never reaped (zombies, or leaked task references)",
+        (("task_struct", "signal_cache", "pid"),),
+        (
+            "ps -eo stat,ppid,comm | awk '$1 ~ /Z/' | sort | uniq -c (zombies and their parents)",
+            "ls /proc | grep -c '^[0-9]'; cat /proc/loadavg",
+        ),
+    ),
+    Signature(
+        "pipes",
+        "a process creates pipes and never closes them (two open files and one pipefs inode each)",
+        (("filp",), ("inode_cache",)),
+        ("ls -l /proc/[0-9]*/fd 2>/dev/null | grep -c pipe:", "lsof -n | awk '$5 == \"FIFO\"' | wc -l"),
+    ),
+    Signature(
+        "memory mappings",
+        "a process maps memory (mmap/mprotect) and never unmaps it",
+        (("vm_area_struct",),),
+        ("wc -l /proc/[0-9]*/maps | sort -n | tail (VMAs per process)",),
+    ),
+    Signature(
+        "tmpfs files",
+        "files are created in tmpfs, /dev/shm or memfds and never removed",
+        (("shmem_inode_cache",), ("dentry",)),
+        ("df -h /dev/shm /tmp /run",),
+    ),
+    Signature(
+        "epoll watches",
+        "file descriptors are added to epoll sets and never removed",
+        (("eventpoll_epi",),),
+        ("grep -c tfd /proc/[0-9]*/fdinfo/* | sort -t: -k2 -n | tail",),
+    ),
+    Signature(
+        "inotify watches",
+        "inotify watches are added and never removed",
+        (("inotify_inode_mark",),),
+        ("grep -c inotify /proc/[0-9]*/fdinfo/* | sort -t: -k2 -n | tail",),
+    ),
+    Signature(
+        "cgroups",
+        "cgroups (or sysfs nodes) are created and never removed",
+        (("kernfs_node_cache",),),
+        ("find /sys/fs/cgroup -type d | wc -l", "cat /proc/cgroups"),
+    ),
+    Signature(
+        "open files",
+        "a process opens files and never closes them",
+        (("filp",),),
+        ("cat /proc/sys/fs/file-nr", "ls /proc/[0-9]*/fd 2>/dev/null | wc -l"),
+    ),
+)
+
+
+@dataclass(frozen=True)
+class CoGrowth:
+    """Caches growing together: the anchor first, objects per anchor object, and the action recognised."""
+
+    members: tuple[SeriesVerdict, ...]
+    ratios: tuple[float, ...]  # objects of each member per object of the anchor (1.0 for the anchor)
+    signature: Signature | None
+
+    @property
+    def grade(self) -> Grade:
+        """The worst grade among the members."""
+        return max((m.grade for m in self.members), key=lambda g: g.rank)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Member cache names, anchor first."""
+        return tuple(m.name for m in self.members)
+
+    @property
+    def rate(self) -> float:
+        """Bytes per hour of all members together."""
+        return sum(max(m.rate, 0.0) for m in self.members)
+
+
+def match_signature(names: tuple[str, ...]) -> Signature | None:
+    """The first signature all of whose required groups match one of ``names``."""
+    for sig in SIGNATURES:
+        if all(any(fnmatch.fnmatchcase(n, p) for n in names for p in group) for group in sig.required):
+            return sig
+    return None
+
+
+def _ratio(x: FloatArray, y: FloatArray) -> float:
+    """Least-squares slope of y on x (objects of y per object of x)."""
+    xc = x - x.mean()
+    sxx = float(xc @ xc)
+    return float(xc @ (y - y.mean())) / sxx if sxx > 0 else math.nan
+
+
+def _steady_ratio(x: FloatArray, y: FloatArray) -> float | None:
+    """The ratio of y's growth to x's when it is the same in both halves, else None."""
+    half = len(x) // 2
+    if half < 3:
+        return None
+    whole = _ratio(x, y)
+    first, second = _ratio(x[:half], y[:half]), _ratio(x[half:], y[half:])
+    if not (whole > 0 and first > 0 and second > 0):
+        return None
+    if max(first / second, second / first) > MAX_RATIO_DRIFT:
+        return None
+    return whole
+
+
+def _partners(matrix: SeriesMatrix, flagged: SeriesVerdict) -> dict[int, float]:
+    """Columns whose objects grow with the flagged cache's: column -> objects per flagged object."""
+    objects = matrix.grid_extra["objects"]
+    rows = matrix.grid_walls >= flagged.since_wall
+    own = matrix.column(flagged.name)
+    x = objects[rows, own]
+    if len(x) < 6 or float(np.ptp(x)) == 0.0:
+        return {}
+    block = objects[rows]
+    complete = ~np.isnan(block).any(axis=0) & (np.ptp(np.nan_to_num(block), axis=0) > 0)
+    complete[own] = False
+    columns = np.flatnonzero(complete)
+    if len(columns) == 0:
+        return {}
+    xs = (x - x.mean()) / x.std()
+    ys = block[:, columns]
+    ys = (ys - ys.mean(axis=0)) / ys.std(axis=0)
+    correlation = (xs @ ys) / len(x)
+    found = {}
+    for column, r in zip(columns.tolist(), correlation.tolist(), strict=True):
+        if r < MIN_CORRELATION:
+            continue
+        ratio = _steady_ratio(x, block[:, column])
+        if ratio is not None and ratio >= MIN_RATIO:
+            found[int(column)] = ratio
+    return found
+
+
+def find_groups(
+    matrix: SeriesMatrix,
+    verdicts: list[SeriesVerdict],
+    judge: Callable[[int], SeriesVerdict | None],
+) -> list[CoGrowth]:
+    """Group the flagged caches of one matrix with the caches that grow with them.
+
+    ``judge`` grades a column that was not judged yet (a small partner such as
+    kmalloc-64, below the effect size on its own).
+    """
+    if "objects" not in matrix.grid_extra:
+        return []
+    by_name = {v.name: v for v in verdicts}
+    flagged = sorted((v for v in verdicts if v.grade in (Grade.LEAK, Grade.SUSPECT)), key=lambda v: (-v.rate, v.name))
+    parent: dict[str, str] = {}
+
+    def root(name: str) -> str:
+        while parent.setdefault(name, name) != name:
+            name = parent[name]
+        return name
+
+    for v in flagged:
+        root(v.name)
+        for column in _partners(matrix, v):
+            name = matrix.names[column]
+            if name not in by_name:
+                judged = judge(column)
+                if judged is None:
+                    continue
+                by_name[name] = judged
+            parent[root(name)] = root(v.name)
+    components: dict[str, list[str]] = {}
+    for name in parent:
+        components.setdefault(root(name), []).append(name)
+    groups = []
+    for names in components.values():
+        if len(names) < 2:
+            continue
+        members = [by_name[n] for n in names]
+        signature = match_signature(tuple(names))
+        anchor = _anchor(members, signature)
+        ordered = [anchor, *sorted((m for m in members if m is not anchor), key=lambda m: (-m.rate, m.name))]
+        groups.append(CoGrowth(tuple(ordered), _ratios(matrix, ordered), signature))
+    return sorted(groups, key=lambda g: (-g.grade.rank, -g.rate))
+
+
+def _anchor(members: list[SeriesVerdict], signature: Signature | None) -> SeriesVerdict:
+    """The member the others are counted against: the signature's first cache, else the fastest flagged one."""
+    if signature is not None:
+        for pattern in signature.required[0]:
+            for m in members:
+                if fnmatch.fnmatchcase(m.name, pattern):
+                    return m
+    return max(members, key=lambda m: (m.grade.rank, m.rate))
+
+
+def _ratios(matrix: SeriesMatrix, ordered: list[SeriesVerdict]) -> tuple[float, ...]:
+    objects = matrix.grid_extra["objects"]
+    rows = matrix.grid_walls >= max(m.since_wall for m in ordered[:1])
+    x = objects[rows, matrix.column(ordered[0].name)]
+    out = [1.0]
+    for m in ordered[1:]:
+        y = objects[rows, matrix.column(m.name)]
+        keep = ~(np.isnan(x) | np.isnan(y))
+        out.append(_ratio(x[keep], y[keep]) if int(keep.sum()) >= 3 else math.nan)
+    return tuple(out)

@@ -1,0 +1,229 @@
+"""Grading a series: effect size first, then shape; never a p-value alone.
+
+A series is first asked whether its growth matters at all (bytes per hour,
+growth over the stretch, share of MemTotal per day).  Only then is its shape
+judged, by the ordered rules of :data:`RULES` (the first that matches wins):
+one-time steps, caches filling to a plateau and daily cycles are not leaks;
+reclaimable caches (reclaim_account, or known to be freed under pressure) are
+judged on the floor they return to; a steady, monotonic, persistent ramp is a
+leak; a weaker but consistent rise is suspect.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from detectors.leaks.features import Features
+
+
+class Grade(enum.Enum):
+    """The verdict on a series, worst first."""
+
+    LEAK = "leak"  # high
+    SUSPECT = "suspect"  # medium
+    RECLAIMABLE = "growing but reclaimable"  # info
+    STABLE = "stable"  # no finding
+
+    @property
+    def rank(self) -> int:
+        """3 for a leak down to 0 for stable."""
+        return {Grade.LEAK: 3, Grade.SUSPECT: 2, Grade.RECLAIMABLE: 1, Grade.STABLE: 0}[self]
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """The numbers behind the decision (documented in docs/leaks.md)."""
+
+    min_rate: float = 256 * 1024  # bytes/h: slower growth is not worth a finding
+    min_growth: float = 1024 * 1024  # bytes over the stretch: less is within the wander of any busy cache
+    min_share_per_day: float = 0.0001  # of MemTotal: 0.01%/day
+    min_points: int = 8  # window medians
+    leak_tau: float = 0.7
+    leak_r2: float = 0.8
+    leak_minima_tau: float = 0.5
+    min_persistence: float = 0.33
+    max_leak_drawdown: float = 0.3
+    suspect_tau: float = 0.4
+    reclaim_seen: float = 0.2  # a drawdown of this share of the range means the cache was reclaimed
+    given_back: float = 0.35  # drawdown of a non-reclaimable cache that gives its growth back
+    step_ratio: float = 0.35  # residuals of a one-time step / of a line
+    plateau_ratio: float = 0.5  # residuals of rise-then-flat / of a line
+    plateau_knot: float = 0.8  # the plateau must start before this share of the stretch
+    smooth_fill: float = 1.25  # a fill is smooth when a saturating curve fits within this factor of the hinge
+    onset_ratio: float = 0.5  # residuals of flat-then-rise / of a line
+    onset_knot: float = 0.1  # a late onset starts after this share of the stretch
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a rule sees: the features, the cache's nature and the machine's size."""
+
+    features: Features
+    reclaimable: bool
+    mem_total: float | None  # bytes, None when unknown
+    thresholds: Thresholds
+
+    @property
+    def rate(self) -> float:
+        """The growth rate judged: the Theil–Sen slope (bytes/h)."""
+        return self.features.ts_slope
+
+    @property
+    def share_per_day(self) -> float | None:
+        """Growth per day as a share of MemTotal, None when MemTotal is unknown."""
+        return None if not self.mem_total else self.rate * 24.0 / self.mem_total
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The grade of a series, the rule that gave it and why (one line)."""
+
+    grade: Grade
+    rule: str
+    reason: str
+
+
+def _kb(value: float) -> str:
+    return f"{value / 1024:,.0f} KB"
+
+
+def _too_short(c: Context) -> str | None:
+    f = c.features
+    if f.points < c.thresholds.min_points:
+        return f"{f.points} window medians, fewer than {c.thresholds.min_points}: too short to judge"
+    return None
+
+
+def _no_effect(c: Context) -> str | None:
+    f, th = c.features, c.thresholds
+    if c.rate < th.min_rate:
+        return f"grows {_kb(c.rate)}/h, below {_kb(th.min_rate)}/h"
+    if c.rate * f.span_hours < th.min_growth:
+        return f"grows {_kb(c.rate * f.span_hours)} over the stretch, below {_kb(th.min_growth)}"
+    share = c.share_per_day
+    if share is not None and share < th.min_share_per_day:
+        return f"grows {share:.4%} of MemTotal per day, below {th.min_share_per_day:.3%}"
+    return None
+
+
+def _one_time_step(c: Context) -> str | None:
+    f, th = c.features, c.thresholds
+    best_hinge = min(f.plateau.rss_ratio, f.onset.rss_ratio)
+    if f.step.rss_ratio <= th.step_ratio and f.step.rss_ratio <= best_hinge and f.step_sides_flat:
+        return f"one-time step of {_kb(f.step.size)} at +{f.step.hours:.2f} h, flat before and after"
+    return None
+
+
+def _plateau(c: Context) -> str | None:
+    f, th = c.features, c.thresholds
+    if (
+        f.plateau.rss_ratio <= th.plateau_ratio
+        and f.plateau.size > 0
+        and f.plateau.hours <= f.span_hours * th.plateau_knot
+        and f.fill.size > 0
+        and f.fill.rss_ratio <= f.plateau.rss_ratio * th.smooth_fill
+        and f.fill.hours <= f.span_hours / 3
+    ):
+        # A cache warming up slows down smoothly as it fills, and is 95% full three time constants
+        # in (so the fill must have happened within the stretch); a leak that pauses stops abruptly.
+        return f"filled smoothly (time constant {f.fill.hours:.2f} h), flat after +{f.plateau.hours:.2f} h: warming up"
+    return None
+
+
+def _floor_rises_through_reclaim(c: Context) -> str | None:
+    f, th = c.features, c.thresholds
+    if (
+        c.reclaimable
+        and f.drawdown >= th.reclaim_seen
+        and f.minima_slope >= th.min_rate
+        and f.minima_tau >= th.leak_tau
+    ):
+        return (
+            f"reclaimable, and was reclaimed (gave back {f.drawdown:.0%} of its range), "
+            f"yet its floor rises {_kb(f.minima_slope)}/h"
+        )
+    return None
+
+
+def _reclaimable(c: Context) -> str | None:
+    f = c.features
+    if c.reclaimable:
+        seen = f"gave back {f.drawdown:.0%} of its range" if f.drawdown > 0.05 else "not yet reclaimed"
+        return f"reclaimable cache growing {_kb(c.rate)}/h ({seen}); the kernel frees it under memory pressure"
+    return None
+
+
+def _given_back(c: Context) -> str | None:
+    f, th = c.features, c.thresholds
+    if f.drawdown >= th.given_back and (f.minima_slope < th.min_rate or f.minima_tau < th.suspect_tau):
+        return f"gave back {f.drawdown:.0%} of its range and its floor does not rise: freed again"
+    return None
+
+
+def _steady_ramp(c: Context) -> str | None:
+    f, th = c.features, c.thresholds
+    if (
+        f.tau >= th.leak_tau
+        and f.r2 >= th.leak_r2
+        and f.ts_low > 0
+        and (f.persistence is None or f.persistence >= th.min_persistence)
+        and f.drawdown <= th.max_leak_drawdown
+        and f.minima_tau >= th.leak_minima_tau
+    ):
+        return (
+            f"steady ramp: Kendall tau {f.tau:.2f}, r² {f.r2:.2f}, never gave back more than "
+            f"{f.drawdown:.0%} of its range"
+        )
+    return None
+
+
+def _consistent_rise(c: Context) -> str | None:
+    f, th = c.features, c.thresholds
+    if f.tau >= th.suspect_tau and f.ts_low > 0 and f.minima_slope > 0:
+        return f"rises consistently but not steadily: Kendall tau {f.tau:.2f}, r² {f.r2:.2f}"
+    return None
+
+
+def _otherwise(c: Context) -> str | None:
+    return f"no consistent trend (Kendall tau {c.features.tau:.2f})"
+
+
+Rule = tuple[str, Grade, Callable[[Context], str | None]]
+
+#: The ordered rules: the first whose test returns a reason decides.
+RULES: tuple[Rule, ...] = (
+    ("too-short", Grade.STABLE, _too_short),
+    ("no-effect", Grade.STABLE, _no_effect),
+    ("one-time-step", Grade.STABLE, _one_time_step),
+    ("plateau", Grade.STABLE, _plateau),
+    ("floor-rises-through-reclaim", Grade.SUSPECT, _floor_rises_through_reclaim),
+    ("reclaimable", Grade.RECLAIMABLE, _reclaimable),
+    ("given-back", Grade.RECLAIMABLE, _given_back),
+    ("steady-ramp", Grade.LEAK, _steady_ramp),
+    ("consistent-rise", Grade.SUSPECT, _consistent_rise),
+    ("no-trend", Grade.STABLE, _otherwise),
+)
+
+
+def decide(context: Context) -> Verdict:
+    """Apply :data:`RULES` in order and return the first verdict."""
+    for name, grade, test in RULES:
+        reason = test(context)
+        if reason is not None:
+            return Verdict(grade, name, reason)
+    raise AssertionError("the last rule always decides")  # pragma: no cover
+
+
+def late_onset(features: Features, thresholds: Thresholds) -> float | None:
+    """Hours into the stretch where a flat series starts to rise, when that fits much better than a line."""
+    onset = features.onset
+    if (
+        onset.rss_ratio <= thresholds.onset_ratio
+        and onset.size > 0
+        and onset.hours >= features.span_hours * thresholds.onset_knot
+        and onset.rss_ratio < features.step.rss_ratio
+    ):
+        return onset.hours
+    return None

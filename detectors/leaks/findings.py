@@ -1,0 +1,264 @@
+"""Turning verdicts into findings: rate, growth, linearity, projection, evidence samples, next steps."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from detectors.leaks.attribution import attribution_for, describe_aliases, generic_confirm_steps
+from detectors.leaks.cogrowth import CoGrowth
+from detectors.leaks.decision import Grade
+from detectors.leaks.judge import SampleRef, SeriesVerdict
+from detectors.leaks.meminfo import field_info
+from forensics.model import (
+    Clock,
+    Evidence,
+    Fact,
+    Finding,
+    Locator,
+    LocatorKind,
+    NotAvailable,
+    Severity,
+    Timestamp,
+    finding_id,
+)
+
+DETECTOR = "leaks"
+SEVERITY = {Grade.LEAK: Severity.HIGH, Grade.SUSPECT: Severity.MEDIUM, Grade.RECLAIMABLE: Severity.INFO}
+
+
+@dataclass(frozen=True)
+class FindingContext:
+    """What every leak finding needs besides its verdict."""
+
+    source: str  # the store, as evidence source
+    mem_total: float | None
+    mem_available: float | None  # last MemAvailable of the latest boot, bytes
+    aliases: Mapping[str, str]
+
+
+def kb(value: float) -> str:
+    """Bytes as ``1,234 KB``."""
+    return f"{value / 1024:,.0f} KB"
+
+
+def when(wall: float) -> str:
+    """A wall clock time as ISO 8601 UTC."""
+    return dt.datetime.fromtimestamp(wall, tz=dt.UTC).isoformat(timespec="seconds")
+
+
+def exhaustion(rate: float, mem_available: float | None) -> str | NotAvailable:
+    """How long until MemAvailable runs out at ``rate`` bytes/h."""
+    if mem_available is None:
+        return NotAvailable("MemAvailable was not sampled")
+    if rate <= 0:
+        return NotAvailable("the series does not grow")
+    hours = mem_available / rate
+    text = f"{hours:,.1f} h" if hours < 48 else f"{hours / 24:,.1f} days"
+    return f"{text} at this rate (MemAvailable {mem_available / 2**20:,.0f} MiB)"
+
+
+def sample_evidence(source: str, locator_name: str, refs: tuple[SampleRef, ...]) -> tuple[Evidence, ...]:
+    """Evidence citing stored samples (SAMPLE locators: the sample id, the cache or ``meminfo:FIELD``)."""
+    return tuple(
+        Evidence(
+            source=source,
+            locator=Locator(LocatorKind.SAMPLE, ref.sample_id, name=locator_name),
+            excerpt=ref.excerpt,
+            timestamp=Timestamp(ref.wall, Clock.WALL),
+        )
+        for ref in refs
+    )
+
+
+def _series_facts(v: SeriesVerdict, ctx: FindingContext) -> list[Fact]:
+    f = v.features
+    persistence = "n/a (first half flat)" if f.persistence is None else f"{f.persistence:.2f}"
+    facts = [
+        Fact("growth rate", f"{kb(v.rate)}/h (90% CI {kb(f.ts_low)}–{kb(f.ts_high)}/h, Theil–Sen)"),
+        Fact("total growth", f"{kb(v.growth)} over {f.span_hours:.2f} h ({kb(f.first)} → {kb(f.last)})"),
+        Fact("linearity", f"r² {f.r2:.2f}, Kendall tau {f.tau:.2f}, persistence {persistence}"),
+        Fact(
+            "reclaim",
+            f"largest drawdown {f.drawdown:.0%} of the range; rolling minima grow {kb(f.minima_slope)}/h"
+            + (" (reclaimable)" if v.reclaimable else ""),
+        ),
+    ]
+    if ctx.mem_total:
+        facts.append(Fact("share of MemTotal", f"{v.rate * 24 / ctx.mem_total:.3%} per day"))
+    facts.append(Fact("MemAvailable runs out in", str(exhaustion(v.rate, ctx.mem_available))))
+    facts.append(
+        Fact(
+            "judged from",
+            f"{when(v.since_wall)}, {f.points} window medians"
+            + (", 24-hour means (daily cycle)" if f.daily_cycle else ""),
+        )
+    )
+    for ref in v.samples:
+        facts.append(Fact(f"{ref.role} sample", f"{when(ref.wall)}: {kb(ref.value)} (sample {ref.sample_id})"))
+    facts.append(Fact("rule", f"{v.verdict.rule}: {v.verdict.reason}"))
+    return facts
+
+
+def _confidence(v: SeriesVerdict) -> tuple[float, str]:
+    f = v.features
+    coverage = min(1.0, f.points / 24.0)
+    if v.grade is Grade.LEAK:
+        value = 0.5 + 0.45 * min(f.tau, f.r2, coverage)
+    elif v.grade is Grade.SUSPECT:
+        value = 0.3 + 0.3 * max(0.0, min(f.tau, 1.0)) * coverage
+    else:
+        value = 0.6
+    reason = f"Kendall tau {f.tau:.2f}, r² {f.r2:.2f} over {f.points} window medians ({f.span_hours:.2f} h)"
+    return round(min(max(value, 0.0), 1.0), 2), reason
+
+
+def cache_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding:
+    """The finding for one flagged slab cache."""
+    who = attribution_for(v.name)
+    alias = describe_aliases(v.name, ctx.aliases)
+    rate = f"{kb(v.rate)}/h"
+    titles = {
+        Grade.LEAK: f"Slab cache {v.name} leaks {rate} ({who.subject})",
+        Grade.SUSPECT: f"Slab cache {v.name} grows {rate}: leak suspected ({who.subject})",
+        Grade.RECLAIMABLE: f"Slab cache {v.name} grows {rate} but is reclaimable ({who.subject})",
+    }
+    facts = _series_facts(v, ctx)
+    if v.objects_rate is not None and v.objsize:
+        facts.insert(1, Fact("objects", f"{v.objects_rate:,.0f} objects/h of {v.objsize} bytes"))
+    facts.append(Fact("typically allocated by", who.allocated_by))
+    if alias:
+        facts.append(Fact("merged caches", alias))
+    summary = (
+        f"{v.name} grew {kb(v.growth)} in {v.features.span_hours:.2f} h, {rate}: {v.verdict.reason}. "
+        f"Its objects are typically allocated by {who.allocated_by}."
+        + (f" The cache is {alias}: any of them may be the one growing." if alias else "")
+        + f" MemAvailable runs out in: {exhaustion(v.rate, ctx.mem_available)}."
+    )
+    confidence, reason = _confidence(v)
+    return Finding(
+        id=finding_id("slab-leak", v.name),
+        kind="slab-leak",
+        title=titles[v.grade],
+        severity=SEVERITY[v.grade],
+        confidence=confidence,
+        confidence_reason=reason,
+        summary=summary,
+        evidence=sample_evidence(ctx.source, v.name, v.samples),
+        next_steps=(*who.confirm, *generic_confirm_steps(v.name)),
+        facts=tuple(facts),
+        detector=DETECTOR,
+    )
+
+
+def _ratio_text(ratio: float) -> str:
+    if math.isnan(ratio):
+        return "?"
+    return f"{ratio:.0f}" if abs(ratio - round(ratio)) < 0.05 else f"{ratio:.2f}"
+
+
+def group_finding(g: CoGrowth, ctx: FindingContext) -> Finding:
+    """One finding for caches growing together, naming the likely user action."""
+    anchor = g.members[0]
+    names = ", ".join(g.names)
+    ratios = " : ".join(_ratio_text(r) for r in g.ratios)
+    grade = g.grade
+    subject = g.signature.subject if g.signature else f"{anchor.name} and {len(g.members) - 1} more caches"
+    action = (
+        g.signature.action
+        if g.signature
+        else ("unknown: " + "; ".join(f"{m.name}: {attribution_for(m.name).allocated_by}" for m in g.members))
+    )
+    label = {Grade.LEAK: "leak", Grade.SUSPECT: "suspected leak", Grade.RECLAIMABLE: "growth"}[grade]
+    title = f"{subject[:1].upper()}{subject[1:]} {label}: {names} grow together ({kb(g.rate)}/h)"
+    facts = [
+        Fact("likely user action", action),
+        Fact(
+            "objects per " + anchor.name + " object",
+            ", ".join(f"{m.name} {_ratio_text(r)}" for m, r in zip(g.members, g.ratios, strict=True)),
+        ),
+        Fact("growth rate (all caches)", f"{kb(g.rate)}/h"),
+        Fact("MemAvailable runs out in", str(exhaustion(g.rate, ctx.mem_available))),
+    ]
+    evidence: list[Evidence] = []
+    for m in g.members:
+        f = m.features
+        facts.append(
+            Fact(
+                f"{m.name}",
+                f"{m.grade.value}: {kb(m.rate)}/h"
+                + (f", {m.objects_rate:,.0f} objects/h" if m.objects_rate is not None else "")
+                + f", r² {f.r2:.2f}, tau {f.tau:.2f}, total {kb(m.growth)}",
+            )
+        )
+        alias = describe_aliases(m.name, ctx.aliases)
+        if alias:
+            facts.append(Fact(f"{m.name} merged caches", alias))
+        refs = (
+            m.samples
+            if m.grade in (Grade.LEAK, Grade.SUSPECT)
+            else tuple(r for r in m.samples if r.role in ("first", "last"))
+        )
+        evidence.extend(sample_evidence(ctx.source, m.name, refs or m.samples))
+    confidence, reason = _confidence(max(g.members, key=lambda m: (m.grade.rank, m.rate)))
+    key = g.signature.subject if g.signature else anchor.name
+    steps = (
+        *(g.signature.next_steps if g.signature else ()),
+        *attribution_for(anchor.name).confirm,
+        *generic_confirm_steps(anchor.name),
+    )
+    return Finding(
+        id=finding_id("slab-leak-group", key),
+        kind="slab-leak-group",
+        title=title,
+        severity=SEVERITY[grade],
+        confidence=confidence,
+        confidence_reason=f"{reason}; {len(g.members)} caches in ratio {ratios}",
+        summary=(
+            f"{names} grow together in fixed ratios ({ratios} objects per {anchor.name} object), "
+            f"{kb(g.rate)}/h in all. Likely user action: {action}."
+        ),
+        evidence=tuple(dict.fromkeys(evidence)),
+        next_steps=tuple(dict.fromkeys(steps)),
+        facts=tuple(facts),
+        detector=DETECTOR,
+    )
+
+
+def meminfo_finding(v: SeriesVerdict, ctx: FindingContext, explained_by: tuple[str, ...] = ()) -> Finding:
+    """The finding for a growing meminfo field (``explained_by``: flagged caches that account for it)."""
+    info = field_info(v.name)
+    rate = f"{kb(v.rate)}/h"
+    severity = Severity.INFO if explained_by else SEVERITY[v.grade]
+    word = {Grade.LEAK: "leaks", Grade.SUSPECT: "grows (leak suspected)", Grade.RECLAIMABLE: "grows"}[v.grade]
+    title = f"{info.name} ({info.subject}) {word} {rate}"
+    summary = (
+        f"{info.name} grew {kb(v.growth)} in {v.features.span_hours:.2f} h, {rate}: {v.verdict.reason}. "
+        f"It is grown by {info.grown_by}."
+    )
+    if explained_by:
+        summary += f" The flagged caches {', '.join(explained_by)} account for most of it."
+    facts = _series_facts(v, ctx)
+    confidence, reason = _confidence(v)
+    return Finding(
+        id=finding_id("kernel-memory-leak", info.name),
+        kind="kernel-memory-leak",
+        title=title,
+        severity=severity,
+        confidence=confidence,
+        confidence_reason=reason,
+        summary=summary,
+        evidence=sample_evidence(ctx.source, f"meminfo:{_cited_field(v.name)}", v.samples),
+        next_steps=info.confirm,
+        facts=tuple(facts),
+        detector=DETECTOR,
+    )
+
+
+def _cited_field(name: str) -> str:
+    """The stored field cited for a series: the Unaccounted estimate cites MemFree, where the memory went from."""
+    from detectors.leaks.meminfo import UNACCOUNTED
+
+    return "MemFree" if name == UNACCOUNTED else name

@@ -1,0 +1,166 @@
+"""Judging every series of a matrix: screen cheaply, compute features, grade, pick evidence samples."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from detectors.leaks.decision import Context, Grade, Thresholds, Verdict, decide, late_onset
+from detectors.leaks.features import Features, FloatArray, features, theil_sen
+from detectors.leaks.series import SeriesMatrix
+
+
+@dataclass(frozen=True)
+class SampleRef:
+    """A stored sample cited as evidence: which, when, the value, and its stored text."""
+
+    role: str  # first, last, min, max
+    sample_id: int
+    wall: float
+    value: float  # bytes
+    excerpt: str
+
+
+@dataclass(frozen=True)
+class SeriesVerdict:
+    """The judgement of one series (a cache or a meminfo field) within one boot's stretch."""
+
+    name: str
+    boot_id: str
+    verdict: Verdict
+    features: Features
+    rate: float  # bytes/h as judged (Theil–Sen, of the part after a late onset)
+    since_wall: float  # where the judged part starts (a late onset, or the first sample)
+    reclaimable: bool
+    samples: tuple[SampleRef, ...]
+    objects_rate: float | None  # objects/h (caches only)
+    objsize: int | None
+    grid_walls: FloatArray
+    grid_values: FloatArray
+
+    @property
+    def grade(self) -> Grade:
+        """The grade of the verdict."""
+        return self.verdict.grade
+
+    @property
+    def growth(self) -> float:
+        """Growth of the judged part, first to last window median (bytes)."""
+        return self.features.growth
+
+
+#: Text of a stored sample: (column index, sample row index) -> excerpt.
+ExcerptOf = Callable[[int, int], str]
+
+
+def evidence_samples(
+    matrix: SeriesMatrix, column: int, since_wall: float, excerpt_of: ExcerptOf
+) -> tuple[SampleRef, ...]:
+    """First, last, minimum and maximum raw samples of a series from ``since_wall`` on (each cited once)."""
+    values = matrix.raw[:, column]
+    rows = np.flatnonzero(~np.isnan(values) & (matrix.walls >= since_wall))
+    if len(rows) == 0:
+        return ()
+    picks = {
+        "first": int(rows[0]),
+        "last": int(rows[-1]),
+        "min": int(rows[np.argmin(values[rows])]),
+        "max": int(rows[np.argmax(values[rows])]),
+    }
+    seen: set[int] = set()
+    refs = []
+    for role, row in picks.items():
+        if row in seen:
+            continue
+        seen.add(row)
+        refs.append(
+            SampleRef(
+                role, int(matrix.sample_ids[row]), float(matrix.walls[row]), float(values[row]), excerpt_of(column, row)
+            )
+        )
+    return tuple(refs)
+
+
+def judge_column(
+    matrix: SeriesMatrix,
+    column: int,
+    reclaimable: bool,
+    mem_total: float | None,
+    thresholds: Thresholds,
+    excerpt_of: ExcerptOf,
+) -> SeriesVerdict | None:
+    """Grade one series of a matrix; None when it has fewer than two window medians."""
+    y = matrix.grid[:, column]
+    walls = matrix.grid_walls
+    keep = ~np.isnan(y)
+    if int(keep.sum()) < 2:
+        return None
+    t0 = float(matrix.walls[0])
+    hours = (walls - t0) / 3600.0
+    feats = features(hours[keep], y[keep])
+    since = float(walls[keep][0])
+    onset = late_onset(feats, thresholds)
+    if onset is not None:
+        # The series was flat, then started to rise: judge the rise on its own.
+        part = keep & (hours >= onset)
+        if int(part.sum()) >= thresholds.min_points:
+            feats = features(hours[part], y[part])
+            since = float(walls[part][0])
+    verdict = decide(Context(feats, reclaimable, mem_total, thresholds))
+    objects_rate = None
+    objsize = None
+    if "objects" in matrix.grid_extra:
+        objects = matrix.grid_extra["objects"][:, column]
+        part = keep & (walls >= since)
+        if int(part.sum()) >= 3:
+            objects_rate = theil_sen(hours[part], objects[part])[0]
+        sizes = matrix.extra["objsize"][:, column]
+        sizes = sizes[~np.isnan(sizes)]
+        objsize = int(sizes[-1]) if len(sizes) else None
+    return SeriesVerdict(
+        name=matrix.names[column],
+        boot_id=matrix.boot_id,
+        verdict=verdict,
+        features=feats,
+        rate=feats.ts_slope,
+        since_wall=since,
+        reclaimable=reclaimable,
+        samples=evidence_samples(matrix, column, since, excerpt_of),
+        objects_rate=objects_rate,
+        objsize=objsize,
+        grid_walls=walls[keep],
+        grid_values=y[keep],
+    )
+
+
+def screen(matrix: SeriesMatrix, thresholds: Thresholds) -> list[int]:
+    """Columns whose window medians move enough to possibly matter (cheap, vectorised)."""
+    grid = matrix.grid
+    counts = np.sum(~np.isnan(grid), axis=0)
+    with np.errstate(all="ignore"):
+        moved = np.nanmax(grid, axis=0) - np.nanmin(grid, axis=0)
+    wanted = (counts >= 2) & (moved >= thresholds.min_growth * 0.5)
+    return [int(i) for i in np.flatnonzero(wanted)]
+
+
+def judge_matrix(
+    matrix: SeriesMatrix,
+    reclaimable: Callable[[str], bool],
+    mem_total: float | None,
+    thresholds: Thresholds,
+    excerpt_of: ExcerptOf,
+    always: Mapping[str, bool] | None = None,
+) -> list[SeriesVerdict]:
+    """Judge the screened columns of a matrix (and the columns named in ``always``)."""
+    columns = set(screen(matrix, thresholds))
+    for name in always or {}:
+        if name in matrix.names:
+            columns.add(matrix.column(name))
+    out = []
+    for column in sorted(columns):
+        judged = judge_column(matrix, column, reclaimable(matrix.names[column]), mem_total, thresholds, excerpt_of)
+        if judged is not None:
+            out.append(judged)
+    return out

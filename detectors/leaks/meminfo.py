@@ -1,0 +1,135 @@
+"""Kernel memory outside the slab caches: the meminfo fields a leak can hide in.
+
+A leak of large kmallocs (served straight from the page allocator), of
+``alloc_pages`` in a driver, of vmalloc or of per-CPU memory grows no slab
+cache.  These fields are judged like caches (never as reclaimable):
+
+* ``SUnreclaim``: all unreclaimable slab memory (when no cache explains its
+  growth, the leak is spread over merged or many small caches);
+* ``KernelStack``, ``PageTables``, ``VmallocUsed``, ``Percpu``;
+* ``Unaccounted``: an estimate of kernel memory no counter names, MemTotal
+  minus everything meminfo does account for (see :data:`ACCOUNTED`).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from detectors.leaks.series import FloatArray, SeriesMatrix, with_column
+
+UNACCOUNTED = "Unaccounted"
+
+
+class MeminfoField(NamedTuple):
+    """A meminfo field judged for leaks, who grows it and how to look closer."""
+
+    name: str
+    subject: str
+    grown_by: str
+    confirm: tuple[str, ...]
+
+
+MEMINFO_FIELDS: tuple[MeminfoField, ...] = (
+    MeminfoField(
+        "SUnreclaim",
+        "unreclaimable slab",
+        "slab caches that only kfree() returns",
+        ("slabtop -o -s c | head -20", "see the slab cache findings; merged caches hide behind one name"),
+    ),
+    MeminfoField(
+        "KernelStack",
+        "kernel stacks",
+        "threads: each has a kernel stack (16 KiB on x86-64)",
+        ("ps -eLf | wc -l (threads)", "ps -eo nlwp,pid,comm --sort=-nlwp | head"),
+    ),
+    MeminfoField(
+        "PageTables",
+        "page tables",
+        "processes' address spaces: many processes or large sparse mappings",
+        ("grep VmPTE /proc/[0-9]*/status | sort -k2 -n | tail",),
+    ),
+    MeminfoField(
+        "VmallocUsed",
+        "vmalloc",
+        "vmalloc()/vmap() users: modules, BPF programs and maps, large tables",
+        ("sort -k2 -n /proc/vmallocinfo | tail -20 (size and caller of each area)",),
+    ),
+    MeminfoField(
+        "Percpu",
+        "per-CPU memory",
+        "alloc_percpu(): cgroups, BPF maps, network devices",
+        ("find /sys/fs/cgroup -type d | wc -l (each cgroup holds per-CPU counters)", "bpftool map list"),
+    ),
+    MeminfoField(
+        UNACCOUNTED,
+        "unaccounted kernel memory",
+        "alloc_pages()/large kmalloc() by drivers and subsystems that no meminfo field counts",
+        (
+            "grep -E 'MemFree|Active|Inactive|Slab|Vmalloc' /proc/meminfo",
+            "bcc memleak (kernel mode) or the page_owner debug feature (page_owner=on) to find the allocator",
+        ),
+    ),
+)
+
+#: Fields subtracted from MemTotal to estimate unaccounted kernel memory; the first four must exist.
+#: SecPageTables appeared with commit ebc97a52b5d6 ("mm: add NR_SECONDARY_PAGETABLE to count
+#: secondary page table uses."), Percpu with commit 7e8a6304d541 ("/proc/meminfo: add percpu
+#: populated pages count"); VmallocUsed read 0 from commit a5ad88ce8c7f ("mm: get rid of
+#: 'vmalloc_info' from /proc/meminfo") until commit 97105f0ab7b8 ("mm: vmalloc: show number of
+#: vmalloc pages in /proc/meminfo").  Missing fields are skipped (EAFP), not guessed.
+REQUIRED = ("MemTotal", "MemFree", "Active", "Inactive", "Slab")
+ACCOUNTED = ("Unevictable", "KernelStack", "PageTables", "SecPageTables", "Percpu", "VmallocUsed", "Hugetlb")
+
+
+class Unaccounted(NamedTuple):
+    """The estimate's series, and which fields it could not subtract."""
+
+    raw: FloatArray
+    missing: tuple[str, ...]
+
+
+def unaccounted(matrix: SeriesMatrix) -> Unaccounted | None:
+    """MemTotal - MemFree - LRU pages - Slab - the other accounted fields, per sample; None without the basics."""
+    try:
+        columns = {name: matrix.raw[:, matrix.column(name)] for name in REQUIRED}
+    except ValueError:
+        return None
+    estimate = columns["MemTotal"] - columns["MemFree"] - columns["Active"] - columns["Inactive"] - columns["Slab"]
+    missing = []
+    for name in ACCOUNTED:
+        try:
+            estimate = estimate - np.nan_to_num(matrix.raw[:, matrix.column(name)])
+        except ValueError:
+            missing.append(name)
+    try:
+        # KReclaimable counts SReclaimable plus other reclaimable kernel memory (e.g. ION buffers).
+        other = matrix.raw[:, matrix.column("KReclaimable")] - matrix.raw[:, matrix.column("SReclaimable")]
+        estimate = estimate - np.nan_to_num(other)
+    except ValueError:
+        missing.append("KReclaimable")
+    return Unaccounted(estimate, tuple(missing))
+
+
+def with_unaccounted(matrix: SeriesMatrix) -> tuple[SeriesMatrix, tuple[str, ...] | None]:
+    """The meminfo matrix with the ``Unaccounted`` estimate added, and the fields it lacked (None: not added)."""
+    found = unaccounted(matrix)
+    if found is None:
+        return matrix, None
+    return with_column(matrix, UNACCOUNTED, found.raw), found.missing
+
+
+def field_info(name: str) -> MeminfoField:
+    """The :data:`MEMINFO_FIELDS` entry of a field."""
+    return next(f for f in MEMINFO_FIELDS if f.name == name)
+
+
+def last_value(matrix: SeriesMatrix, name: str) -> float | None:
+    """The last sampled value of a field (bytes), None when it was never sampled."""
+    try:
+        values = matrix.raw[:, matrix.column(name)]
+    except ValueError:
+        return None
+    values = values[~np.isnan(values)]
+    return float(values[-1]) if len(values) else None

@@ -1,0 +1,217 @@
+"""From long sample tables to per-boot matrices of series, resampled to window medians.
+
+The input is what the slab-watch store holds, one row per sample and cache
+(or counter).  A change of boot id is a series break (counters restart at a
+reboot), so every boot's stretch of samples becomes its own
+:class:`SeriesMatrix` and is judged on its own.
+
+Within a stretch the series are resampled to medians of fixed windows: a
+median ignores the odd sample taken while a burst was in flight, and the
+window adapts to the sampling interval (about 24 windows per stretch, at most
+5 minutes each, never shorter than the interval).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+#: Columns a slab frame must have (as ``SlabStore.slab_frame()`` returns them).
+SLAB_COLUMNS = ("sample_id", "wall", "boot_id", "cache", "active_objs", "num_objs", "objsize")
+#: Columns a counter frame must have (as ``SlabStore.counter_frame()`` returns them).
+COUNTER_COLUMNS = ("sample_id", "wall", "boot_id", "source", "name", "unit", "value")
+
+#: Longest resampling window, and how many windows a stretch is cut into at least.
+MAX_WINDOW_SECONDS = 300.0
+TARGET_WINDOWS = 24
+
+
+@dataclass(frozen=True)
+class SeriesMatrix:
+    """The series of one boot's stretch of samples: one column per cache or counter.
+
+    ``raw`` holds the sampled values (bytes), NaN where a series has no
+    sample; ``grid`` the window medians at ``grid_walls`` (window centres).
+    ``extra`` holds further sampled quantities per column (objects, bytes in
+    use), resampled alike in ``grid_extra``.
+    """
+
+    boot_id: str
+    names: tuple[str, ...]
+    sample_ids: IntArray
+    walls: FloatArray
+    raw: FloatArray  # (samples, names)
+    grid_walls: FloatArray
+    grid: FloatArray  # (windows, names)
+    window_seconds: float
+    interval_seconds: float
+    extra: dict[str, FloatArray]
+    grid_extra: dict[str, FloatArray]
+
+    def column(self, name: str) -> int:
+        """Index of a series by name."""
+        return self.names.index(name)
+
+    @property
+    def span_hours(self) -> float:
+        """Hours between the first and the last sample."""
+        return float(self.walls[-1] - self.walls[0]) / 3600.0 if len(self.walls) else 0.0
+
+
+def require_columns(frame: pd.DataFrame, columns: Sequence[str], what: str) -> None:
+    """Raise ValueError naming the columns ``frame`` lacks."""
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{what} frame lacks columns {missing}")
+
+
+def sampling_interval(walls: FloatArray) -> float:
+    """The typical time between samples (median of the gaps), 1 s when unknown."""
+    if len(walls) < 2:
+        return 1.0
+    gaps = np.diff(walls)
+    gaps = gaps[gaps > 0]
+    return float(np.median(gaps)) if len(gaps) else 1.0
+
+
+def window_for(span_seconds: float, interval: float) -> float:
+    """The resampling window: about span/24, at most 5 minutes, at least one interval."""
+    return float(max(interval, min(MAX_WINDOW_SECONDS, span_seconds / TARGET_WINDOWS)))
+
+
+def _stretches(boot_ids: npt.NDArray[np.object_]) -> list[tuple[int, int]]:
+    """[start, end) index ranges of consecutive samples with the same boot id."""
+    if len(boot_ids) == 0:
+        return []
+    change = np.flatnonzero(boot_ids[1:] != boot_ids[:-1]) + 1
+    edges = [0, *change.tolist(), len(boot_ids)]
+    return list(itertools.pairwise(edges))
+
+
+def resample(walls: FloatArray, values: FloatArray, window: float) -> tuple[FloatArray, FloatArray]:
+    """Window centres and medians of ``values`` (samples x series) over windows of ``window`` seconds."""
+    bins = np.floor((walls - walls[0]) / window).astype(np.int64)
+    frame = pd.DataFrame(values)
+    medians = frame.groupby(bins, sort=True).median()
+    centres = walls[0] + (medians.index.to_numpy(dtype=np.float64) + 0.5) * window
+    # The last window may be cut short by the end of sampling: centre it on what it holds.
+    last_start = walls[0] + medians.index.to_numpy()[-1] * window
+    centres[-1] = (last_start + walls[-1]) / 2.0
+    return centres, medians.to_numpy(dtype=np.float64)
+
+
+def _pivot(
+    sample_codes: IntArray, name_codes: IntArray, n_samples: int, n_names: int, values: FloatArray
+) -> FloatArray:
+    out = np.full((n_samples, n_names), np.nan)
+    out[sample_codes, name_codes] = values
+    return out
+
+
+def build_matrices(
+    frame: pd.DataFrame,
+    name_column: str,
+    value: FloatArray,
+    extra: dict[str, FloatArray] | None = None,
+) -> list[SeriesMatrix]:
+    """Cut a long frame (one row per sample and name) into one matrix per boot stretch.
+
+    ``value`` (and each ``extra`` array) is aligned with the rows of ``frame``.
+    Rows are ordered by sample id; samples without a boot id count as one boot.
+    """
+    order = np.argsort(frame["sample_id"].to_numpy(), kind="stable")
+    sample_ids_all = frame["sample_id"].to_numpy()[order].astype(np.int64)
+    walls_all = frame["wall"].to_numpy(dtype=np.float64)[order]
+    boots_all = frame["boot_id"].fillna("").astype(str).to_numpy(dtype=object)[order]
+    names_all = frame[name_column].astype(str).to_numpy(dtype=object)[order]
+    value = value[order]
+    extra_sorted = {k: v[order] for k, v in (extra or {}).items()}
+
+    # One entry per distinct sample, in order.
+    first_rows = np.concatenate(([True], sample_ids_all[1:] != sample_ids_all[:-1]))
+    sample_ids = sample_ids_all[first_rows]
+    sample_walls = walls_all[first_rows]
+    sample_boots = boots_all[first_rows]
+    sample_codes_all = np.cumsum(first_rows) - 1
+
+    matrices = []
+    for start, end in _stretches(sample_boots):
+        rows = (sample_codes_all >= start) & (sample_codes_all < end)
+        codes, uniques = pd.factorize(names_all[rows], sort=True)
+        names = tuple(str(u) for u in uniques)
+        s_codes = sample_codes_all[rows] - start
+        n_s = end - start
+        walls = sample_walls[start:end]
+        raw = _pivot(s_codes, codes, n_s, len(names), value[rows])
+        extras = {k: _pivot(s_codes, codes, n_s, len(names), v[rows]) for k, v in extra_sorted.items()}
+        interval = sampling_interval(walls)
+        window = window_for(float(walls[-1] - walls[0]), interval)
+        grid_walls, grid = resample(walls, raw, window)
+        grid_extra = {k: resample(walls, v, window)[1] for k, v in extras.items()}
+        matrices.append(
+            SeriesMatrix(
+                boot_id=str(sample_boots[start]),
+                names=names,
+                sample_ids=sample_ids[start:end],
+                walls=walls,
+                raw=raw,
+                grid_walls=grid_walls,
+                grid=grid,
+                window_seconds=window,
+                interval_seconds=interval,
+                extra=extras,
+                grid_extra=grid_extra,
+            )
+        )
+    return matrices
+
+
+def slab_matrices(slabs: pd.DataFrame) -> list[SeriesMatrix]:
+    """Per-boot matrices of cache bytes (num_objs x objsize), with objects and bytes in use as extras."""
+    require_columns(slabs, SLAB_COLUMNS, "slab")
+    objsize = slabs["objsize"].to_numpy(dtype=np.float64)
+    num = slabs["num_objs"].to_numpy(dtype=np.float64)
+    active = slabs["active_objs"].to_numpy(dtype=np.float64)
+    return build_matrices(
+        slabs,
+        "cache",
+        num * objsize,
+        {"objects": num, "active_bytes": active * objsize, "objsize": objsize, "active_objs": active},
+    )
+
+
+def counter_matrices(counters: pd.DataFrame, source: str = "meminfo") -> list[SeriesMatrix]:
+    """Per-boot matrices of one counter source (meminfo by default), sizes in bytes."""
+    require_columns(counters, COUNTER_COLUMNS, "counter")
+    rows = counters[counters["source"] == source]
+    if rows.empty:
+        return []
+    scale = np.where(rows["unit"].to_numpy(dtype=object) == "kB", 1024.0, 1.0)
+    raw_value = rows["value"].to_numpy(dtype=np.float64)
+    return build_matrices(rows, "name", raw_value * scale, {"stored": raw_value})
+
+
+def with_column(matrix: SeriesMatrix, name: str, raw: FloatArray) -> SeriesMatrix:
+    """The matrix with one more (derived) series, resampled like the others."""
+    _, grid = resample(matrix.walls, raw[:, None], matrix.window_seconds)
+    return SeriesMatrix(
+        boot_id=matrix.boot_id,
+        names=(*matrix.names, name),
+        sample_ids=matrix.sample_ids,
+        walls=matrix.walls,
+        raw=np.hstack([matrix.raw, raw[:, None]]),
+        grid_walls=matrix.grid_walls,
+        grid=np.hstack([matrix.grid, grid]),
+        window_seconds=matrix.window_seconds,
+        interval_seconds=matrix.interval_seconds,
+        extra={k: np.hstack([v, np.full((len(raw), 1), np.nan)]) for k, v in matrix.extra.items()},
+        grid_extra={k: np.hstack([v, np.full((len(grid), 1), np.nan)]) for k, v in matrix.grid_extra.items()},
+    )
