@@ -58,23 +58,26 @@ def parse_line(number: int, text: str) -> LogLine:
     pos = 0
     timestamp: float | None = None
     level: int | None = None
-    if m := _KMSG.match(text):
+    if text[:1].isdigit() and (m := _KMSG.match(text)):
         # /dev/kmsg record: "prio,seq,usec,flags;message" (Documentation/ABI/testing/dev-kmsg).
         level = int(m.group(1)) & 7
         timestamp = int(m.group(3)) / 1e6
         return LogLine(number, text, text[m.end() :], timestamp, None, level)
-    if m := _SYSLOG.match(text):
+    # Cheap substring checks first: most lines carry none of these wrappers.
+    if " kernel:" in text and (m := _SYSLOG.match(text)):
         pos = m.end()
-    elif m := _DMESG_X.match(text):
+    elif ":" in text[:8] and (m := _DMESG_X.match(text)):
         level = _LEVEL_NAMES.index(m.group(1))
         pos = m.end()
-    if m := _DROPPED.match(text, pos):
+    if text.startswith("**", pos) and (m := _DROPPED.match(text, pos)):
         pos = m.end()
-    if m := _LEVEL.match(text, pos):
+    if text.startswith("<", pos) and (m := _LEVEL.match(text, pos)):
         level = int(m.group(1)) & 7
         pos = m.end()
     stamped = False
-    if m := _MONO.match(text, pos):
+    if not text.startswith("[", pos):
+        pass
+    elif m := _MONO.match(text, pos):
         timestamp = int(m.group(1)) + int(m.group(2)) / 10 ** len(m.group(2))
         pos = m.end()
         stamped = True
@@ -82,7 +85,7 @@ def parse_line(number: int, text: str) -> LogLine:
         pos = m.end()
         stamped = True
     context = None
-    if stamped and (m := _CALLER.match(text, pos)):
+    if stamped and text.startswith("[", pos) and (m := _CALLER.match(text, pos)):
         context = m.group(1)
         pos = m.end()
     if stamped and text.startswith(" ", pos):

@@ -1088,7 +1088,8 @@ IGNORED = re.compile(
 #: words are lower-case (general protection fault, divide error, ...), and ``Mem-Info:`` the
 #: memory reports whose header the scanner then finds by looking a few lines back.
 PREFILTER = re.compile(
-    rb"BUG|WARNING|INFO:|Oops|PANIC|Kernel panic|K[A-Z]SAN:|KFENCE:|UBSAN:|#[0-9]+\]|"
-    rb"Internal error|Unhandled fault|Alignment trap|Unable to handle|Hardware Error|LOCKUP|VFS: Busy|"
-    rb"SYZFAIL|Usage count = |ASSERT FAILED|Mem-Info:|Killed process"
+    # Factored by first character: the engine then tries one branch per candidate position.
+    rb"B(?:UG)|W(?:ARNING)|I(?:NFO:|nternal error)|O(?:ops)|P(?:ANIC)|K(?:ernel panic|[A-Z]SAN:|FENCE:|illed process)|"
+    rb"U(?:BSAN:|nhandled fault|nable to handle|sage count = )|#[0-9]+\]|A(?:lignment trap|SSERT FAILED)|"
+    rb"H(?:ardware Error)|L(?:OCKUP)|V(?:FS: Busy)|S(?:YZFAIL)|M(?:em-Info:)"
 )

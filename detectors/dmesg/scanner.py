@@ -21,6 +21,7 @@ from detectors.dmesg.model import KernelReport
 from detectors.dmesg.rules import PREFILTER
 
 MAX_REPORT_LINES = 400
+FIRST_WINDOW_LINES = 120  # most reports end within this; a longer one gets the full window
 MAX_WINDOW_BYTES = 512 * 1024
 MAX_LINE_BYTES = 64 * 1024
 LOOKBACK_LINES = 64
@@ -77,12 +78,12 @@ class LogScanner:
         self._count_off, self._count_line = off, line
         return line
 
-    def _window(self, start: int, end: int) -> tuple[list[LogLine], list[int], bool]:
-        """Lines from byte ``start``, their offsets, and whether the window is complete."""
+    def _window(self, start: int, end: int, limit: int = MAX_REPORT_LINES) -> tuple[list[LogLine], list[int], bool]:
+        """Up to ``limit`` lines from byte ``start``, their offsets, and whether the window is complete."""
         stop = min(end, start + MAX_WINDOW_BYTES)
-        parts = self._buf[start:stop].split(b"\n", MAX_REPORT_LINES)
-        complete = len(parts) > MAX_REPORT_LINES or stop < end
-        parts = parts[:MAX_REPORT_LINES]
+        parts = self._buf[start:stop].split(b"\n", limit)
+        complete = len(parts) > limit or stop < end
+        parts = parts[:limit]
         if len(parts) > 1 and (not parts[-1] or stop < end):
             parts.pop()  # the empty rest after the last newline, or a line cut by the byte limit
         first = self._line_at(start)
@@ -133,11 +134,18 @@ class LogScanner:
             if found is None:
                 self._pos = line_end + 1
                 continue
-            window, offsets, complete = self._window(start, end)
+            window, offsets, complete = self._window(start, end, FIRST_WINDOW_LINES)
             if not complete and not final:
                 self._pos = start
                 break
             report, resume = build_report(window, *found)
+            if resume >= len(window) - 2 and len(window) == FIRST_WINDOW_LINES:
+                # The report may go on past the first window: build it again from the full one.
+                window, offsets, complete = self._window(start, end)
+                if not complete and not final:
+                    self._pos = start
+                    break
+                report, resume = build_report(window, *found)
             self._claim(report, window, resume)
             self._pos = offsets[resume] if resume < len(offsets) else offsets[-1] + len(window[-1].text) + 1
             self._pos = max(self._pos, line_end + 1) if resume <= 0 else self._pos
