@@ -86,8 +86,10 @@ def _trace_cmd_report(path: Path, records: list[SourceRecord]) -> Iterator[bytes
         [exe, "report", "-i", str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
     assert proc.stdout is not None and proc.stderr is not None
+    produced = 0
     try:
         while block := proc.stdout.read(CHUNK):
+            produced += len(block)
             yield block
     finally:
         if proc.poll() is None:
@@ -96,8 +98,8 @@ def _trace_cmd_report(path: Path, records: list[SourceRecord]) -> Iterator[bytes
         err = proc.stderr.read().decode("utf-8", "replace").strip()
         code = proc.wait()
         proc.stderr.close()
-    if code != 0:
-        first = err.splitlines()[0] if err else f"exit status {code}"
+    if code != 0 or not produced:  # trace-cmd 3.1 exits 0 with no output on a damaged file
+        first = err.splitlines()[0] if err else f"exit status {code}, no output"
         raise InputError(
             f"{path}: trace-cmd report failed: {first}", hint="check that the file is a complete trace.dat"
         )

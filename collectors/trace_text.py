@@ -180,14 +180,15 @@ class TraceParser:
             return
         if not line.startswith(b"#"):
             return
-        text = line.decode("utf-8", "replace")
-        if "#P:" in text:
-            with contextlib.suppress(ValueError, IndexError):
-                counts.cpus_declared = int(text.rsplit("#P:", 1)[1].split()[0])
+        text = line.decode("utf-8", "replace").removesuffix("\r")
+        if text.startswith("# latency:"):
+            if len(counts.latency_headers) < 1000:
+                counts.latency_headers.append((self._line_no, text))
         elif text.startswith("# tracer:"):
             counts.tracer = text.split(":", 1)[1].strip()
-        elif text.startswith("# latency:") and len(counts.latency_headers) < 1000:
-            counts.latency_headers.append((self._line_no, text))
+        elif "#P:" in text:
+            with contextlib.suppress(ValueError, IndexError):
+                counts.cpus_declared = int(text.rsplit("#P:", 1)[1].split()[0])
 
     def _detect_layout(self, line: bytes, ts_start: int) -> bool:
         """True when the CPU is fused with the flags (``trace-cmd report -l``)."""
@@ -227,15 +228,23 @@ class TraceParser:
                 else:
                     self._malformed(line_no, line)
                 continue
+            if not 48 <= line[p - 1] <= 57:
+                # Not the timestamp's colon: an instance prefix ("inst: comm-pid [000] ts:") or a comm with ": ".
+                p = _timestamp_end(line, p)
+                if p < 0:
+                    self._malformed(line_no, line)
+                    continue
             q = line.find(b": ", p + 2)
             if q < 0:
                 self._malformed(line_no, line)
                 continue
             name = line[p + 2 : q]
+            if name[:1] == b" ":  # perf script pads the event name
+                name = name.lstrip()
             n_events += 1
             kind = kinds.get(name)
             if kind is None:
-                if name.startswith(b" ") or name.endswith(b" "):
+                if b" " in name or not name:
                     self._malformed(line_no, line)
                     n_events -= 1
                 elif name in unknown or len(unknown) < _MAX_UNKNOWN_NAMES:
@@ -304,6 +313,13 @@ class TraceParser:
                     lost = int(word)
         counts.lost_events += lost
         return _make((int(Kind.LOST), -1.0, cpu, line_no, line, lost, 0, b"", b"", 0, 0, b""))
+
+
+def _timestamp_end(line: bytes, p: int) -> int:
+    """Position of the ``: `` that ends the timestamp (after a digit), or -1."""
+    while p >= 0 and not (p > 0 and 48 <= line[p - 1] <= 57):
+        p = line.find(b": ", p + 2)
+    return p
 
 
 def _switch(kind: int, ts: float, cpu: int, line_no: int, line: bytes, p: bytes) -> TraceEvent:

@@ -210,12 +210,15 @@ class SchedAnalyzer:
 
     def _clip(self, start: float, end: float) -> float | None:
         """The interval's start clipped to the window, or None when it must not be counted."""
-        if start < self.barrier or end < self.w0:
+        if start <= self.barrier or end < self.w0:
             return None
         return start if start >= self.w0 else self.w0
 
     def _behind(self, cpu: int, t0: float, t1: float, victim: int) -> tuple[Blame, ...]:
-        """Who ran on ``cpu`` during ``[t0, t1]``, most time first; charge them the delay."""
+        """Who ran on ``cpu`` during ``[t0, t1]``, most time first; charge them the delay of task ``victim``.
+
+        ``victim`` < 0: the waiter is not a task (a softirq); nobody is charged.
+        """
         share: dict[int, float] = {}
         for pid, start, end in reversed(self.recent.get(cpu, ())):
             if end <= t0:
@@ -226,7 +229,7 @@ class SchedAnalyzer:
         blames = []
         for pid, seconds in sorted(share.items(), key=lambda kv: -kv[1])[:5]:
             culprit = self.tasks.get(pid)
-            if culprit is not None and pid != 0:
+            if culprit is not None and pid != 0 and victim >= 0:
                 culprit.delay_caused += seconds
                 culprit.victims[victim] = culprit.victims.get(victim, 0.0) + seconds
             blames.append(Blame(pid, self._comm(pid), seconds))

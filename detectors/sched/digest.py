@@ -55,7 +55,7 @@ def span_to_dict(span: Span | None) -> JsonDict | None:
 
 def figure_to_dict(fig: Figure) -> JsonDict:
     """Count, total, mean and worst of a family of intervals."""
-    return {"count": fig.count, "total_ms": ms(fig.total), "mean_ms": ms(fig.mean), "worst": span_to_dict(fig.worst)}
+    return {"count": fig.n, "total_ms": ms(fig.total), "mean_ms": ms(fig.mean), "worst": span_to_dict(fig.worst)}
 
 
 def wait_to_dict(wait: Wait | None) -> JsonDict | None:

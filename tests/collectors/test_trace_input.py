@@ -1,0 +1,99 @@
+"""Opening traces: plain text, gzip, trace.dat through trace-cmd (and its absence), saved text."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from collectors.trace_input import open_trace
+from forensics.errors import InputError
+from tests.detectors.sched.traces import scenario_text
+
+TRACEFS = Path("/sys/kernel/tracing")
+
+
+def _read_all(name: str, save: Path | None = None) -> tuple[bytes, str, str]:
+    with open_trace(name, save) as stream:
+        data = b"".join(stream.chunks)
+    assert stream.records and stream.records[0].error is None
+    return data, stream.kind, stream.name
+
+
+def test_plain_and_gzip_text_give_the_same_bytes(tmp_path: Path) -> None:
+    text = scenario_text("ftrace").encode()
+    plain = tmp_path / "t.txt"
+    plain.write_bytes(text)
+    packed = tmp_path / "t.txt.gz"
+    packed.write_bytes(gzip.compress(text[:500]) + gzip.compress(text[500:]))  # two members, like cat a.gz b.gz
+    assert _read_all(str(plain)) == (text, "text", str(plain))
+    data, kind, name = _read_all(str(packed))
+    assert (data, kind) == (text, "gzip text") and name.endswith("(gunzipped)")
+
+
+def test_saved_text_is_private_and_cited(tmp_path: Path) -> None:
+    packed = tmp_path / "t.txt.gz"
+    packed.write_bytes(gzip.compress(b"cpus=2\n"))
+    save = tmp_path / "saved.txt"
+    data, _kind, name = _read_all(str(packed), save)
+    assert name == str(save) and save.read_bytes() == data == b"cpus=2\n"
+    assert stat.S_IMODE(save.stat().st_mode) == 0o600
+
+
+def test_corrupt_gzip_is_one_clear_error(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.gz"
+    bad.write_bytes(b"\x1f\x8b" + b"\x00" * 40)
+    with pytest.raises(InputError, match="corrupt gzip"):
+        _read_all(str(bad))
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="cannot read"):
+        _read_all(str(tmp_path / "nope.txt"))
+
+
+def test_trace_dat_without_trace_cmd_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    dat = tmp_path / "trace.dat"
+    dat.write_bytes(b"\x17\x08Dtracing6\x00" + b"\x00" * 64)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    with pytest.raises(InputError) as info:
+        _read_all(str(dat))
+    assert "trace-cmd is not installed" in info.value.message and "\n" not in info.value.message
+    assert info.value.hint is not None and "apt-get install trace-cmd" in info.value.hint
+
+
+@pytest.mark.skipif(shutil.which("trace-cmd") is None, reason="trace-cmd is not installed")
+def test_broken_trace_dat_reports_trace_cmd_failure(tmp_path: Path) -> None:
+    dat = tmp_path / "trace.dat"
+    dat.write_bytes(b"\x17\x08Dtracing6\x00" + b"\x00" * 64)
+    with pytest.raises(InputError, match="trace-cmd report failed"):
+        _read_all(str(dat))
+
+
+@pytest.mark.live
+@pytest.mark.skipif(shutil.which("trace-cmd") is None, reason="trace-cmd is not installed")
+@pytest.mark.skipif(os.geteuid() != 0 or not (TRACEFS / "instances").is_dir(), reason="needs root and tracefs")
+def test_real_trace_dat_recorded_here(tmp_path: Path) -> None:
+    """Record a few sched_switch events into a private instance, extract trace.dat, read it back."""
+    inst = TRACEFS / "instances" / f"kforensic_test_{os.getpid()}"
+    inst.mkdir()
+    try:
+        (inst / "events/sched/sched_switch/enable").write_text("1")
+        (inst / "tracing_on").write_text("1")
+        subprocess.run(["sleep", "0.05"], check=True)
+        (inst / "tracing_on").write_text("0")
+        dat = tmp_path / "live.dat"
+        subprocess.run(
+            ["trace-cmd", "extract", "-B", inst.name, "-o", str(dat)], check=True, capture_output=True, timeout=60
+        )
+    finally:
+        if inst.exists():
+            inst.rmdir()
+    data, kind, name = _read_all(str(dat))
+    assert kind == "trace.dat via trace-cmd report" and name.endswith("(trace-cmd report)")
+    assert b"sched_switch:" in data

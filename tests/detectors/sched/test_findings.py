@@ -1,0 +1,101 @@
+"""Findings of the scheduling analysis: on the recorded traces and on the scenario, with real evidence."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from detectors.sched.findings import RULES, detect
+from detectors.sched.model import Thresholds, TraceAnalysis
+from forensics.model import Finding, LocatorKind, Severity, finding_id
+from tests.detectors.sched.traces import RECORDED, analyse_path, recorded, write_scenario
+from tests.helpers import assert_evidence_resolves
+
+
+def _findings(path: Path, **options: Any) -> list[Finding]:
+    analysis, _counts = analyse_path(path, **options)
+    assert isinstance(analysis, TraceAnalysis)
+    return detect(analysis, str(path))
+
+
+def _by_kind(findings: list[Finding], kind: str) -> list[Finding]:
+    return [f for f in findings if f.kind == kind]
+
+
+def _fact(f: Finding, name: str) -> str:
+    return next(x.value for x in f.facts if x.name == name)
+
+
+@pytest.mark.parametrize("name", RECORDED[:4])
+def test_recorded_run_1_in_each_text_variant(tmp_path: Path, name: str) -> None:
+    findings = _findings(recorded(name, tmp_path))
+    assert_evidence_resolves(findings)
+    rt = _by_kind(findings, "sched-rt-hog")
+    assert [f.id for f in rt] == [finding_id("sched-rt-hog", "kf_rthog")]
+    assert rt[0].severity is Severity.HIGH and _fact(rt[0], "longest run") == "8.090 ms"
+    assert "kf_victim (pid" in rt[0].summary  # its worst wakeup is attributed to the RT hog
+    victim = next(f for f in _by_kind(findings, "sched-wakeup-latency") if "kf_victim" in f.title)
+    assert victim.title == "Wakeup latency: kf_victim waited 8.105 ms to run, behind kf_rthog"
+    hog = next(f for f in _by_kind(findings, "sched-cpu-hog") if "kf_hog" in f.title)
+    assert _fact(hog, "longest run") == "12.035 ms"
+    blocked = next(f for f in _by_kind(findings, "sched-dstate") if "kf_blocker" in f.title)
+    assert _fact(blocked, "D sleeps") == "18" and _fact(blocked, "time in D") == "1.956 ms"
+    for f in findings:
+        assert all(e.locator.kind is LocatorKind.EVENT and e.cpu is not None for e in f.evidence)
+
+
+def test_recorded_perf_script_run_2(tmp_path: Path) -> None:
+    findings = _findings(recorded("kf.perf-script.txt", tmp_path))
+    assert_evidence_resolves(findings)
+    titles = [f.title for f in findings]
+    assert "RT hog: kf_rthog (prio 89) ran 8.076 ms on CPU1, starving other tasks" in titles
+    assert "Wakeup latency: kf_victim waited 7.940 ms to run, behind kf_rthog" in titles
+    assert "CPU hog: kf_hog ran 7.279 ms without a break on CPU0" in titles
+    assert "D-state blocking: kf_blocker blocked 17 time(s), 1.159 ms in total" in titles
+
+
+def test_text_variants_give_identical_findings(tmp_path: Path) -> None:
+    def key(f: Finding) -> tuple[str, str, str]:
+        return (f.id, f.title, f.summary)
+
+    results = [sorted(map(key, _findings(recorded(name, tmp_path)))) for name in RECORDED[:4]]
+    assert all(r == results[0] for r in results[1:])
+
+
+def test_scenario_findings_and_evidence(tmp_path: Path) -> None:
+    findings = _findings(write_scenario(tmp_path, "ftrace"))
+    assert_evidence_resolves(findings)
+    kinds = sorted(f.kind for f in findings)
+    assert kinds == [
+        "sched-cpu-hog",
+        "sched-dstate",
+        "sched-long-irq",
+        "sched-rt-hog",
+        "sched-softirq-starvation",
+        "sched-wakeup-latency",
+    ]
+    irq = _by_kind(findings, "sched-long-irq")[0]
+    assert irq.title == "Long IRQ handler: IRQ 24 (eth0) ran 0.800 ms on CPU0"
+    assert [e.locator.start for e in irq.evidence] == [13, 14]
+    soft = _by_kind(findings, "sched-softirq-starvation")[0]
+    assert "rt task (pid 200) 7.510 ms" in soft.summary
+    assert _by_kind(findings, "sched-rt-hog")[0].title.startswith("RT hog: rt task (prio 49) ran 8.000 ms")
+
+
+def test_thresholds_silence_findings(tmp_path: Path) -> None:
+    quiet = Thresholds(hog=1.0, wakeup_latency=1.0, irq=1.0, softirq=1.0, dstate=1.0, offtime=1.0)
+    assert _findings(write_scenario(tmp_path, "ftrace"), thresholds=quiet) == []
+
+
+def test_finding_ids_do_not_depend_on_pids_or_times(tmp_path: Path) -> None:
+    a = {f.id for f in _findings(recorded("kf.ftrace.txt", tmp_path))}
+    b = {f.id for f in _findings(recorded("kf.perf-script.txt", tmp_path))}
+    assert finding_id("sched-rt-hog", "kf_rthog") in a & b
+    assert finding_id("sched-dstate", "kf_blocker") in a & b
+
+
+def test_rules_are_named_once() -> None:
+    names = [name for name, _rule in RULES]
+    assert len(names) == len(set(names)) and names[0] == "rt-hog"

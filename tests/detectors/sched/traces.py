@@ -1,0 +1,192 @@
+"""Traces for the ``kforensic trace`` tests: the recorded ones, and a scenario written in every layout.
+
+The scenario has exactly known figures (see :data:`EXPECTED`); :func:`write_scenario` prints it the
+way tracefs, ``trace-cmd report`` (default, ``-l``, ``-N``) and ``perf script`` print events.
+"""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from collectors.trace_text import ParseCounts, TraceParser
+from detectors.sched.analyzer import SchedAnalyzer
+from detectors.sched.model import TraceAnalysis
+
+DATA = Path(__file__).resolve().parents[2] / "data" / "traces"
+RECORDED = ("kf.ftrace.txt", "kf.tc-report.txt", "kf.tc-report-l.txt", "kf.tc-report-N.txt", "kf.perf-script.txt")
+
+
+def recorded(name: str, tmp: Path) -> Path:
+    """Decompress a recorded trace of tests/data/traces into ``tmp`` (evidence cites its lines)."""
+    out = tmp / name
+    if not out.exists():
+        out.write_bytes(gzip.decompress((DATA / f"{name}.gz").read_bytes()))
+    return out
+
+
+class Ev(NamedTuple):
+    """One scenario event: when, where, who is current, and what."""
+
+    ts: float
+    cpu: int
+    comm: str
+    pid: int
+    event: str
+    fields: tuple[Any, ...]
+
+
+# Tasks: (comm, pid, prio)
+IDLE0 = ("swapper/0", 0, 120)
+IDLE1 = ("swapper/1", 0, 120)
+RT = ("rt task", 200, 49)  # a comm with a space
+VICTIM = ("victim", 300, 120)
+SLEEPER = ("sleeper", 400, 120)
+HOG = ("hog", 500, 120)
+
+
+def _switch(ts: float, cpu: int, prev: tuple[str, int, int], state: str, nxt: tuple[str, int, int]) -> Ev:
+    return Ev(ts, cpu, prev[0], prev[1], "sched_switch", (prev, state, nxt))
+
+
+def _waking(ts: float, cpu: int, cur: tuple[str, int, int], who: tuple[str, int, int], target: int) -> list[Ev]:
+    return [
+        Ev(ts, cpu, cur[0], cur[1], "sched_waking", (who, target)),
+        Ev(ts + 1e-6, cpu, cur[0], cur[1], "sched_wakeup", (who, target)),
+    ]
+
+
+SCENARIO: list[Ev] = sorted(
+    [
+        _switch(99.999000, 0, SLEEPER, "D", HOG),
+        _switch(99.999500, 1, IDLE1, "R", VICTIM),
+        *_waking(100.000500, 1, VICTIM, RT, 1),
+        _switch(100.000510, 1, VICTIM, "R+", RT),
+        Ev(100.001000, 1, RT[0], RT[1], "softirq_raise", (3, "NET_RX")),
+        *_waking(100.002000, 1, RT, SLEEPER, 1),
+        Ev(100.003000, 0, HOG[0], HOG[1], "irq_handler_entry", (24, "eth0")),
+        Ev(100.003800, 0, HOG[0], HOG[1], "irq_handler_exit", (24,)),
+        Ev(100.004000, 0, HOG[0], HOG[1], "sched_migrate_task", ()),  # not analysed: counted as skipped
+        _switch(100.007000, 0, HOG, "S", IDLE0),
+        Ev(100.007100, 0, "kworker/0:1", 33, "workqueue_execute_start", ("vmstat_update",)),
+        Ev(100.007300, 0, "kworker/0:1", 33, "workqueue_execute_end", ("vmstat_update",)),
+        _switch(100.008510, 1, RT, "S", SLEEPER),
+        Ev(100.008520, 1, SLEEPER[0], SLEEPER[1], "softirq_entry", (3, "NET_RX")),
+        Ev(100.008550, 1, SLEEPER[0], SLEEPER[1], "softirq_exit", (3, "NET_RX")),
+        _switch(100.008600, 1, SLEEPER, "S", VICTIM),
+        _switch(100.009000, 1, VICTIM, "S", IDLE1),
+        _switch(100.009500, 0, IDLE0, "R", HOG),
+    ],
+    key=lambda e: e.ts,
+)
+
+
+class Expected(NamedTuple):
+    """The scenario's figures, in milliseconds."""
+
+    rt_run: float = 8.000
+    hog_run: float = 8.000
+    sleeper_wakeup: float = 6.510
+    sleeper_d: float = 3.000
+    victim_preempt_wait: float = 8.090
+    irq_eth0: float = 0.800
+    net_rx_raise: float = 7.520
+    net_rx_run: float = 0.030
+    work: float = 0.200
+
+
+EXPECTED = Expected()
+LAYOUTS = (
+    "ftrace",
+    "ftrace-4",
+    "ftrace-7",
+    "ftrace-noflags",
+    "ftrace-tgid",
+    "tc",
+    "tc-l",
+    "tc-N",
+    "tc-success",
+    "perf",
+)
+# trace-cmd's sched_switch plugin prints prev_state with an old letter table (I -> W, Z -> X).
+_OLD_LETTERS = {"I": "W", "Z": "X"}
+
+
+def _kernel_payload(e: Ev, layout: str) -> str:
+    if e.event == "sched_switch":
+        (pc, pp, pr), state, (nc, np_, nr) = e.fields
+        if layout in ("tc", "tc-l", "tc-success"):
+            return f"{pc}:{pp} [{pr}] {_OLD_LETTERS.get(state, state)} ==> {nc}:{np_} [{nr}]"
+        return (
+            f"prev_comm={pc} prev_pid={pp} prev_prio={pr} prev_state={state} ==> "
+            f"next_comm={nc} next_pid={np_} next_prio={nr}"
+        )
+    if e.event in ("sched_waking", "sched_wakeup"):
+        (c, p, r), target = e.fields
+        if e.event == "sched_wakeup" and layout in ("tc", "tc-l"):
+            return f"{c}:{p} [{r}] CPU:{target:03d}"
+        if e.event == "sched_wakeup" and layout == "tc-success":
+            return f"{c}:{p} [{r}] success=1 CPU:{target:03d}"
+        return f"comm={c} pid={p} prio={r} target_cpu={target:03d}"
+    if e.event == "irq_handler_entry":
+        return f"irq={e.fields[0]} name={e.fields[1]}"
+    if e.event == "irq_handler_exit":
+        return f"irq={e.fields[0]} ret=handled"
+    if e.event.startswith("softirq"):
+        return f"vec={e.fields[0]} [action={e.fields[1]}]"
+    if e.event.startswith("workqueue"):
+        return f"work struct 00000000deadbeef: function {e.fields[0]}"
+    return "comm=hog pid=500 prio=120 orig_cpu=0 dest_cpu=1"
+
+
+_SYSTEM = {"sched": "sched", "irq_": "irq", "softirq": "irq", "workqueue": "workqueue"}
+
+
+def format_event(e: Ev, layout: str) -> str:
+    """One event as a line of the given layout."""
+    payload = _kernel_payload(e, layout)
+    comm = "<...>" if e.pid == 300 and layout == "ftrace" else e.comm  # the comm cache can miss
+    flags = {"ftrace": "d..2.", "ftrace-4": "d..2", "ftrace-7": "dNh2..1", "ftrace-tgid": "d..2."}.get(layout, "")
+    if layout.startswith("ftrace"):
+        tgid = f" ({e.pid:>7})" if layout == "ftrace-tgid" else ""
+        head = f"{comm:>16}-{e.pid:<7}{tgid} [{e.cpu:03d}] {flags + ' ' if flags else ''}"
+        return f"{head}{e.ts:12.6f}: {e.event}: {payload}"
+    if layout == "tc-l":
+        return f"{comm[:8]:>8}-{e.pid:<5} {e.cpu}d..2. {e.ts:12.6f}: {e.event + ':':<21} {payload}"
+    if layout.startswith("tc"):
+        return f"{comm:>16}-{e.pid:<5} [{e.cpu:03d}] {e.ts:12.6f}: {e.event + ':':<21} {payload}"
+    system = next(v for k, v in _SYSTEM.items() if e.event.startswith(k))
+    return f"{comm:>16} {e.pid:>5} [{e.cpu:03d}] {e.ts:12.6f}: {system}:{e.event}: {payload}"
+
+
+def scenario_text(layout: str, header: bool = True) -> str:
+    """The scenario as the text of a trace file of the given layout."""
+    lines: list[str] = []
+    if header and layout.startswith("ftrace"):
+        lines += ["# tracer: nop", "#", "# entries-in-buffer/entries-written: 21/21   #P:2", "#"]
+    elif header and layout.startswith("tc"):
+        lines.append("cpus=2")
+    lines += [format_event(e, layout) for e in SCENARIO]
+    return "\n".join(lines) + "\n"
+
+
+def write_scenario(tmp: Path, layout: str) -> Path:
+    """Write the scenario in ``layout`` to a file under ``tmp``."""
+    path = tmp / f"scenario.{layout}.txt"
+    path.write_text(scenario_text(layout))
+    return path
+
+
+def analyse_path(path: Path, chunk: int = 1 << 16, **options: Any) -> tuple[TraceAnalysis, ParseCounts]:
+    """Parse and analyse a trace file in chunks; return (TraceAnalysis, ParseCounts)."""
+    parser = TraceParser()
+    analyzer = SchedAnalyzer(**options)
+    with path.open("rb") as f:
+        while block := f.read(chunk):
+            analyzer.feed(parser.feed(block))
+            if analyzer.done:
+                break
+    if not analyzer.done:
+        analyzer.feed(parser.finish())
+    return analyzer.result(parser.counts), parser.counts

@@ -1,0 +1,132 @@
+"""``kforensic trace`` as a user runs it: real subprocess, recorded traces, exit codes, outputs."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from forensics.model import finding_id
+from tests.detectors.sched.traces import recorded, write_scenario
+
+
+def run(*args: str, stdin: bytes | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "forensics", "trace", *args],
+        input=stdin,
+        capture_output=True,
+        timeout=120,
+        check=False,
+        env=env,
+    )
+    return subprocess.CompletedProcess(
+        proc.args, proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace")
+    )
+
+
+@pytest.fixture(scope="module")
+def ftrace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return recorded("kf.ftrace.txt", tmp_path_factory.mktemp("traces"))
+
+
+def test_json_document_embeds_an_incident_that_report_merges(ftrace: Path, tmp_path: Path) -> None:
+    out = tmp_path / "trace.json"
+    res = run(str(ftrace), "--bucket-ms", "10", "--format", "json", "-o", str(out))
+    assert res.returncode == 0, res.stderr
+    assert stat.S_IMODE(out.stat().st_mode) == 0o600
+    doc = json.loads(out.read_text())
+    assert doc["schema"] == "kforensic.trace/1" and doc["incident"]["schema"] == "kforensic.incident/1"
+    assert doc["latency_source"] == "sched_waking" and doc["parse"]["malformed_lines"] == 0
+    assert doc["bucket_ms"] == 10.0 and 0 < len(json.dumps(doc["buckets"])) < 20_000
+    rthog = next(t for t in doc["tasks"] if t["comm"] == "kf_rthog")
+    assert rthog["runs"]["worst"]["ms"] == 8.09 and rthog["runs"]["worst"]["cpu"] == 1
+    merged = subprocess.run(
+        [sys.executable, "-m", "forensics", "report", "--from", str(out), "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert merged.returncode == 0, merged.stderr
+    ids = {f["id"] for f in json.loads(merged.stdout)["findings"]}
+    assert finding_id("sched-rt-hog", "kf_rthog") in ids and finding_id("sched-dstate", "kf_blocker") in ids
+
+
+def test_text_and_markdown(ftrace: Path) -> None:
+    text = run(str(ftrace), "--top", "5")
+    assert text.returncode == 0 and "Tasks (busiest first)" in text.stdout and "RT hog: kf_rthog" in text.stdout
+    md = run(str(ftrace), "--format", "md")
+    assert md.returncode == 0 and "## Softirqs" in md.stdout and "| task | pid |" in md.stdout
+
+
+def test_fail_on(ftrace: Path) -> None:
+    assert run(str(ftrace), "--fail-on", "high", "-f", "json").returncode == 1
+    assert run(str(ftrace), "--fail-on", "critical", "-f", "json").returncode == 0
+
+
+def test_task_and_around_filters(ftrace: Path) -> None:
+    res = run(str(ftrace), "--task", "kf_victim", "-f", "json")
+    doc = json.loads(res.stdout)
+    assert [t["comm"] for t in doc["tasks"]] == ["kf_victim"]
+    worst = doc["tasks"][0]["worst_wakeup"]
+    end = worst["to"]["ts"]
+    around = json.loads(run(str(ftrace), "--around", f"{end}:20", "-f", "json").stdout)
+    assert around["window"]["end"] == end and around["window"]["start"] == pytest.approx(end - 0.02)
+    assert {t["comm"] for t in around["tasks"]} >= {"kf_victim", "kf_rthog"}
+    res = run(str(ftrace), "--task", "no_such_task")
+    assert res.returncode == 2 and "matches no task" in res.stderr
+
+
+def test_png_timeline(tmp_path: Path) -> None:
+    png = tmp_path / "timeline.png"
+    res = run(str(write_scenario(tmp_path, "ftrace")), "--png", str(png))
+    assert res.returncode == 0, res.stderr
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and stat.S_IMODE(png.stat().st_mode) == 0o600
+
+
+def test_stdin(tmp_path: Path) -> None:
+    data = write_scenario(tmp_path, "tc-l").read_bytes()
+    res = run("-", "-f", "json", stdin=data)
+    doc = json.loads(res.stdout)
+    assert res.returncode == 0 and doc["input"]["source"] == "<stdin>" and doc["parse"]["layout"] == "fused"
+
+
+@pytest.mark.parametrize(
+    ("content", "malformed"),
+    [(b"", 0), (b"\x00\x01garbage\nmore garbage: here\n", 2), (b"  a-1 [000] d..2.   1.0: sched_switch: prev_co", 1)],
+)
+def test_bad_input_is_counted_not_a_traceback(tmp_path: Path, content: bytes, malformed: int) -> None:
+    path = tmp_path / "bad.txt"
+    path.write_bytes(content)
+    res = run(str(path), "-f", "json")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["parse"]["malformed_lines"] == malformed and "not_available" in doc["window"]
+    assert doc["incident"]["findings"] == []
+
+
+def test_usage_and_input_errors(tmp_path: Path) -> None:
+    res = run(str(tmp_path / "missing.txt"))
+    assert (
+        res.returncode == 3 and res.stderr.startswith("kforensic: error: cannot read") and "Traceback" not in res.stderr
+    )
+    res = run(str(tmp_path), "--window", "5")
+    assert res.returncode == 2 and "T0:T1" in res.stderr
+    res = run(str(tmp_path), "--window", "1:2", "--around", "3")
+    assert res.returncode == 2
+
+
+def test_trace_dat_without_trace_cmd(tmp_path: Path) -> None:
+    dat = tmp_path / "trace.dat"
+    dat.write_bytes(b"\x17\x08Dtracing6\x00" + b"\x00" * 64)
+    env = {**os.environ, "PATH": str(tmp_path / "nothing")}
+    res = run(str(dat), env=env)
+    assert res.returncode == 3
+    assert res.stderr.splitlines()[0] == (
+        f"kforensic: error: {dat}: is a trace-cmd trace.dat, and trace-cmd is not installed to read it"
+    )
