@@ -1,4 +1,4 @@
-"""``kforensic kdump`` as a user runs it: a real subprocess on fake root trees and on this machine."""
+"""``kforensic kdump`` as a user runs it, on fake root trees and on this machine (error paths in a real subprocess)."""
 
 from __future__ import annotations
 
@@ -11,16 +11,24 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from forensics.cli import app
 from tests.collectors.kdump.roots import SCENARIOS, build
 from tests.detectors.kdump.test_golden import tree_digest
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
-    """Run ``python -m forensics ARGS`` and capture its output."""
+    """Run ``python -m forensics ARGS`` and capture its output (for the error boundary and the live machine)."""
     return subprocess.run(
         [sys.executable, "-m", "forensics", *args], capture_output=True, text=True, timeout=120, check=False
     )
+
+
+def invoke(*args: str) -> subprocess.CompletedProcess[str]:
+    """Run the CLI in this process (faster); for commands that do not end in an error message."""
+    result = CliRunner().invoke(app, list(args), catch_exceptions=False)
+    return subprocess.CompletedProcess(list(args), result.exit_code, result.stdout, "")
 
 
 def _one_clear_error(result: subprocess.CompletedProcess[str]) -> str:
@@ -34,7 +42,7 @@ def _one_clear_error(result: subprocess.CompletedProcess[str]) -> str:
 
 def test_check_ready_tree_exits_0(tmp_path: Path) -> None:
     root = build(tmp_path / "root", SCENARIOS["debian12-ready"])
-    result = run("kdump", "check", "--root", str(root))
+    result = invoke("kdump", "check", "--root", str(root))
     assert result.returncode == 0, result.stdout + result.stderr
     assert "READY: the next crash will be captured" in result.stdout
 
@@ -42,7 +50,7 @@ def test_check_ready_tree_exits_0(tmp_path: Path) -> None:
 @pytest.mark.parametrize("scenario", ["debian12-no-crashkernel", "rhel9-no-crashkernel", "unknown-distro"])
 def test_check_not_ready_exits_1(tmp_path: Path, scenario: str) -> None:
     root = build(tmp_path / "root", SCENARIOS[scenario])
-    result = run("kdump", "check", "--root", str(root))
+    result = invoke("kdump", "check", "--root", str(root))
     assert result.returncode == 1
     assert "NOT READY" in result.stdout
     assert "[FAIL] crashkernel= on the kernel command line: no crashkernel= parameter" in result.stdout
@@ -50,14 +58,14 @@ def test_check_not_ready_exits_1(tmp_path: Path, scenario: str) -> None:
 
 def test_fail_on_makes_warnings_count(tmp_path: Path) -> None:
     root = build(tmp_path / "root", SCENARIOS["fedora41-zstd"])
-    assert run("kdump", "check", "--root", str(root)).returncode == 0
-    assert run("kdump", "check", "--root", str(root), "--fail-on", "medium").returncode == 1
+    assert invoke("kdump", "check", "--root", str(root)).returncode == 0
+    assert invoke("kdump", "check", "--root", str(root), "--fail-on", "medium").returncode == 1
 
 
 def test_check_json_embeds_an_incident_that_report_merges(tmp_path: Path) -> None:
     root = build(tmp_path / "root", SCENARIOS["ubuntu2404-lzo"])
     out = tmp_path / "kdump.json"
-    result = run("kdump", "check", "--root", str(root), "--format", "json", "-o", str(out))
+    result = invoke("kdump", "check", "--root", str(root), "--format", "json", "-o", str(out))
     assert result.returncode == 0, result.stderr
     assert stat.S_IMODE(out.stat().st_mode) == 0o600
     doc = json.loads(out.read_text())
@@ -72,7 +80,7 @@ def test_check_json_embeds_an_incident_that_report_merges(tmp_path: Path) -> Non
     assert doc["incident"]["host"] == "ubuntu2404-host"
     assert doc["incident"]["kernel_release"] == "6.8.0-45-generic"
     merged = tmp_path / "merged.json"
-    result = run("report", "--from", str(out), "--format", "json", "-o", str(merged))
+    result = invoke("report", "--from", str(out), "--format", "json", "-o", str(merged))
     assert result.returncode == 0, result.stderr
     titles = {f["title"] for f in json.loads(merged.read_text())["findings"]}
     assert "kdump: Kernel debug info" in titles
@@ -80,7 +88,7 @@ def test_check_json_embeds_an_incident_that_report_merges(tmp_path: Path) -> Non
 
 def test_check_markdown(tmp_path: Path) -> None:
     root = build(tmp_path / "root", SCENARIOS["rhel9-malformed-conf"])
-    result = run("kdump", "check", "--root", str(root), "--format", "md")
+    result = invoke("kdump", "check", "--root", str(root), "--format", "md")
     assert result.returncode == 1
     assert "- **FAIL** kdump configuration: /etc/kdump.conf line 11: unknown directive 'core_colector'" in result.stdout
 
@@ -96,7 +104,7 @@ def test_check_markdown(tmp_path: Path) -> None:
 )
 def test_bad_input_gives_clear_lines_not_tracebacks(tmp_path: Path, scenario: str, expected_line: str) -> None:
     root = build(tmp_path / "root", SCENARIOS[scenario])
-    result = run("kdump", "check", "--root", str(root))
+    result = invoke("kdump", "check", "--root", str(root))
     assert result.returncode in (0, 1)
     assert "Traceback" not in result.stderr
     assert result.stderr == ""
@@ -112,7 +120,7 @@ def test_missing_root_exits_3(tmp_path: Path) -> None:
 def test_setup_prints_the_plan_and_changes_nothing(tmp_path: Path) -> None:
     root = build(tmp_path / "root", SCENARIOS["debian12-no-crashkernel"])
     before = tree_digest(tmp_path)
-    result = run("kdump", "setup", "--root", str(root), "--policy", "hang-debug")
+    result = invoke("kdump", "setup", "--root", str(root), "--policy", "hang-debug")
     assert result.returncode == 0, result.stderr
     assert '+GRUB_CMDLINE_LINUX_DEFAULT="$GRUB_CMDLINE_LINUX_DEFAULT crashkernel=128M"' in result.stdout
     assert "update-grub" in result.stdout
@@ -122,7 +130,7 @@ def test_setup_prints_the_plan_and_changes_nothing(tmp_path: Path) -> None:
 
 def test_setup_apply_then_again_is_idempotent(tmp_path: Path) -> None:
     root = build(tmp_path / "root", SCENARIOS["debian12-not-loaded"])
-    first = run("kdump", "setup", "--root", str(root), "--policy", "oops", "--apply", "--format", "json")
+    first = invoke("kdump", "setup", "--root", str(root), "--policy", "oops", "--apply", "--format", "json")
     assert first.returncode == 0, first.stderr
     doc = json.loads(first.stdout)
     assert doc["schema"] == "kforensic.kdump-setup/1"
@@ -134,7 +142,7 @@ def test_setup_apply_then_again_is_idempotent(tmp_path: Path) -> None:
     assert stat.S_IMODE((root / "etc/sysctl.d/90-kforensic-kdump.conf").stat().st_mode) == 0o644
     assert {c["status"] for c in doc["commands"]} == {"to run on the target system"}
     after = tree_digest(tmp_path)
-    second = run("kdump", "setup", "--root", str(root), "--policy", "oops", "--apply")
+    second = invoke("kdump", "setup", "--root", str(root), "--policy", "oops", "--apply")
     assert second.returncode == 0, second.stderr
     assert "File " not in second.stdout
     assert tree_digest(tmp_path) == after
