@@ -237,13 +237,18 @@ def test_sigkill_at_random_moments_loses_at_most_the_sample_in_flight(tmp_path: 
             assert tree is not None
             tree.log(f"6,{i},{i * 1000},-;{marker}")
 
-    args = ("slab-watch", "--root", root, "--store", str(store), "--interval", "0.1", "--allow-fast-interval")
+    # 0.02 s: a sample (about 4 ms) is in flight a fifth of the time, so kills land inside transactions too
+    args = ("slab-watch", "--root", root, "--store", str(store), "--interval", "0.02", "--allow-fast-interval")
     for i in range(20):
         log_marker(i)
         log = tmp_path / f"run{i}.txt"
         with open(log, "wb") as err:
             proc = _kforensic(*args, stderr=err)
-            time.sleep(rng.uniform(0.3, 1.0))
+            if i % 4 == 3:
+                time.sleep(rng.uniform(0.05, 0.5))  # early: while starting, creating or opening the store
+            else:
+                assert _wait_for(log, "sample 1", 20), log.read_text()
+                time.sleep(rng.uniform(0.0, 0.3))
             proc.kill()
             proc.wait(timeout=10)
         for match in re.finditer(r"slab-watch: run (\d+) sample ", log.read_text(errors="replace")):
@@ -265,7 +270,7 @@ def test_sigkill_at_random_moments_loses_at_most_the_sample_in_flight(tmp_path: 
         unlogged = sum(stored[r] - printed.get(r, 0) for r in stored if r != max(stored))
         print(f"20 SIGKILLs: {len(printed)} killed runs logged {sum(printed.values())} samples;", end=" ")
         print(f"{unlogged} more were committed but not yet logged; store runs: {stored}")
-        assert sum(printed.values()) > 20, f"the sampler barely ran: {printed}"
+        assert len(printed) >= 15, f"the sampler barely ran: {printed}"
         for run_id, lines in printed.items():
             # the sample being written when SIGKILL came is lost, or committed but not yet logged
             assert lines <= stored[run_id] <= lines + 1, (run_id, lines, stored[run_id])
