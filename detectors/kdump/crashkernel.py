@@ -69,7 +69,7 @@ class Crashkernel:
 def parse_crashkernel(text: str) -> Crashkernel:
     """Parse a ``crashkernel=`` value; ValueError names what is wrong.
 
-    ``auto`` (RHEL 8) is rejected: kernels since 5.14 ignore it.
+    ``auto`` is rejected: it was a RHEL 7/8 kernel extension, never upstream, and RHEL 9 kernels dropped it.
     """
     value = text.strip()
     placement = None
@@ -78,7 +78,7 @@ def parse_crashkernel(text: str) -> Crashkernel:
             value, placement = value[: -len(suffix)], suffix[1:]
     value, _, offset = value.partition("@")
     if value == "auto":
-        raise ValueError("crashkernel=auto is not understood by kernels since 5.14 (upstream dropped it)")
+        raise ValueError("crashkernel=auto is a RHEL 7/8 kernel extension; upstream and RHEL 9 kernels reserve nothing")
     if ":" not in value:
         return Crashkernel(text, parse_size(value), (), offset or None, placement)
     ranges = []

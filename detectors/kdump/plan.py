@@ -117,11 +117,13 @@ def _crashkernel_plan(state: KdumpState, checklist: Checklist) -> tuple[list[Fil
         )
         old = _text(snippet) if isinstance(snippet, TextFile) else None
         changes = [] if old == new else [FileChange(paths.KFORENSIC_GRUB_SNIPPET, old, new, reason)]
-        return changes, [Command(("update-grub",), "regenerate grub.cfg with the new crashkernel=")], reason
-    if family is DistroFamily.RHEL:
+        if state.tooling.update_grub:
+            return changes, [Command(("update-grub",), "regenerate grub.cfg with the new crashkernel=")], reason
+        return changes, [], f"{reason}; no update-grub found: regenerate the boot loader configuration by hand"
+    if family is DistroFamily.RHEL and state.tooling.grubby:
         argv = ("grubby", "--update-kernel=ALL", f"--args=crashkernel={value}")
         return [], [Command(argv, reason)], reason
-    return [], [], reason
+    return [], [], f"{reason}: add crashkernel={value} to the kernel command line of the boot loader"
 
 
 def _config_plan(state: KdumpState, checklist: Checklist) -> list[FileChange]:

@@ -151,12 +151,13 @@ def check_document(state: KdumpState, checklist: Checklist) -> dict[str, Any]:
 def render_check(state: KdumpState, checklist: Checklist, fmt: OutputFormat) -> str:
     """The checklist as text, markdown or JSON."""
     from detectors.kdump.crashkernel import describe_estimate
+    from detectors.kdump.util import Status
 
     if fmt is OutputFormat.JSON:
         return json.dumps(check_document(state, checklist), indent=2, ensure_ascii=False) + "\n"
     md = fmt is OutputFormat.MD
     verdict = "READY: the next crash will be captured" if checklist.ready else "NOT READY: the next crash will be lost"
-    counts = ", ".join(f"{checklist.count(s)} {s.value}" for s in type(checklist.lines[0].status))
+    counts = ", ".join(f"{checklist.count(s)} {s.value}" for s in Status)
     kernel = "ready" if checklist.kernel_ready else "not ready"
     out = [
         f"{'# ' if md else ''}kforensic kdump check: {state.distro.name} (root {state.root})",
@@ -289,7 +290,8 @@ def _run(command: Command) -> int:
     import subprocess
 
     try:
-        result = subprocess.run(list(command.argv), check=False)
+        # Their output goes to stderr: stdout carries the plan (possibly JSON).
+        result = subprocess.run(list(command.argv), check=False, stdout=sys.stderr)
     except OSError as exc:
         raise CollectionError(f"cannot run {command.argv[0]}: {exc.strerror or exc}", hint=_argv(command)) from None
     if result.returncode != 0:

@@ -189,9 +189,11 @@ def build(root: Path, system: FakeSystem) -> Path:
     if system.tooling:
         tools = ["/usr/sbin/kdump-config", "/usr/sbin/makedumpfile", "/usr/sbin/kexec"] if debian else []
         if system.distro in ("rhel9", "fedora41"):
-            tools = ["/usr/bin/kdumpctl", "/usr/sbin/makedumpfile", "/usr/sbin/kexec", "/usr/sbin/grubby"]
+            tools = ["/usr/bin/kdumpctl", "/usr/sbin/makedumpfile", "/usr/sbin/kexec"]
         for tool in tools:
             _write(root, tool, "#!/bin/sh\n").chmod(0o755)
+    # The boot loader tools come with grub, not with the kdump tooling.
+    _write(root, "/usr/sbin/update-grub" if debian else "/usr/sbin/grubby", "#!/bin/sh\n").chmod(0o755)
     if debian:
         _write(root, "/etc/default/grub", 'GRUB_DEFAULT=0\nGRUB_TIMEOUT=5\nGRUB_CMDLINE_LINUX_DEFAULT="quiet"\n')
         if system.boot_crashkernel:

@@ -1,0 +1,66 @@
+"""What several checklist rules and the setup plan need to know: the tooling family, its config, the collector."""
+
+from __future__ import annotations
+
+from collectors.kdump.snapshot import DistroFamily, KdumpConfig, KdumpState, TextFile
+from detectors.kdump.crashkernel import Estimate, distro_default, estimate_crashkernel
+from detectors.kdump.makedumpfile import CollectorOptions, parse_collector
+from forensics.model import NotAvailable
+
+#: Debian's kdump-config and RHEL's kdumpctl defaults when the config sets no collector.
+DEFAULT_COLLECTOR = {
+    DistroFamily.DEBIAN: "makedumpfile -c -d 31",
+    DistroFamily.RHEL: "makedumpfile -l --message-level 7 -d 31",
+    DistroFamily.UNKNOWN: "makedumpfile -c -d 31",
+}
+
+
+def tooling_family(state: KdumpState) -> DistroFamily:
+    """The tooling family, guessing from the config files present on an unknown distribution."""
+    if state.distro.family is not DistroFamily.UNKNOWN:
+        return state.distro.family
+    if isinstance(state.debian_config, KdumpConfig) or state.tooling.kdump_config:
+        return DistroFamily.DEBIAN
+    if isinstance(state.rhel_config, KdumpConfig) or state.tooling.kdumpctl:
+        return DistroFamily.RHEL
+    return DistroFamily.UNKNOWN
+
+
+def active_config(state: KdumpState) -> KdumpConfig | NotAvailable:
+    """The configuration file the target's kdump tooling reads."""
+    family = tooling_family(state)
+    if family is DistroFamily.DEBIAN:
+        return state.debian_config
+    if family is DistroFamily.RHEL:
+        return state.rhel_config
+    return NotAvailable("no kdump configuration file was found")
+
+
+def collector_options(state: KdumpState) -> tuple[CollectorOptions, TextFile | None, int]:
+    """The effective core collector, the file and line that set it (None, 0 for the default)."""
+    family = tooling_family(state)
+    config = active_config(state)
+    if isinstance(config, KdumpConfig):
+        entry = config.get("MAKEDUMP_ARGS" if family is DistroFamily.DEBIAN else "core_collector")
+        if entry is not None:
+            return parse_collector(entry.value), config.file, entry.line
+    return parse_collector(DEFAULT_COLLECTOR[family]), None, 0
+
+
+def crashkernel_estimate(state: KdumpState) -> Estimate:
+    """The recommended reservation for this system."""
+    images = state.images
+    default = distro_default(state.distro.id, state.arch)
+    return estimate_crashkernel(
+        state.system_ram_bytes, images.kernel_bytes, images.initrd_bytes, images.modules_bytes, default
+    )
+
+
+def cmdline_crashkernel(state: KdumpState) -> str | None:
+    if not isinstance(state.cmdline, TextFile):
+        return None
+    found = None
+    for word in state.cmdline.first_line().split():
+        if word.startswith("crashkernel="):
+            found = word.removeprefix("crashkernel=")  # the kernel uses the last one
+    return found

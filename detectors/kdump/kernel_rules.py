@@ -1,0 +1,146 @@
+"""Checklist rules of the kernel side and the distribution: crashkernel=, reservation, loaded crash kernel."""
+
+from __future__ import annotations
+
+from collectors.kdump.snapshot import DistroFamily, KdumpState
+from detectors.kdump.context import cmdline_crashkernel, tooling_family
+from detectors.kdump.crashkernel import MIB, Estimate, describe_estimate, parse_crashkernel
+from detectors.kdump.util import Line, fail, file_evidence, pass_, warn
+from forensics.model import NotAvailable
+
+_WHY_RESERVE = "the crash kernel can only boot into memory reserved at boot with crashkernel="
+_WHY_PERSIST = "a crashkernel= set only by hand is lost at the next kernel update or boot loader rewrite"
+_FIX_CRASHKERNEL = "kforensic kdump setup --apply (adds crashkernel= to the boot configuration), then reboot"
+_FIX_LOAD = {
+    DistroFamily.DEBIAN: "kdump-config load (and check kdump-config show)",
+    DistroFamily.RHEL: "systemctl restart kdump (and check kdumpctl status)",
+    DistroFamily.UNKNOWN: "load it with kexec -p <kernel> --initrd=<initrd> --append=...",
+}
+
+
+def check_distro(state: KdumpState, estimate: Estimate) -> list[Line]:
+    """Which distribution, hence which kdump tooling to expect."""
+    distro = state.distro
+    evidence = file_evidence(state.os_release, distro.evidence_line)
+    if distro.family is DistroFamily.UNKNOWN:
+        return [
+            warn(
+                "distro",
+                "Distribution",
+                f"{distro.name}: not a Debian/Ubuntu or RHEL/Fedora family; tooling checks are generic",
+                "the package names, config file and service of kdump differ between distributions",
+                "install kexec-tools and makedumpfile and configure kdump as your distribution documents",
+                evidence,
+            )
+        ]
+    tooling = "kdump-tools" if distro.family is DistroFamily.DEBIAN else "kexec-tools/kdump-utils"
+    return [pass_("distro", "Distribution", f"{distro.name} ({distro.family.value} family, {tooling})", evidence)]
+
+
+def check_cmdline(state: KdumpState, estimate: Estimate) -> list[Line]:
+    """crashkernel= on the running kernel's command line."""
+    value = cmdline_crashkernel(state)
+    evidence = file_evidence(state.cmdline, 1, f"crashkernel={value}" if value else None)
+    title = "crashkernel= on the kernel command line"
+    if isinstance(state.cmdline, NotAvailable):
+        return [fail("crashkernel-cmdline", title, str(state.cmdline), _WHY_RESERVE, _FIX_CRASHKERNEL, (), kernel=True)]
+    if value is None:
+        return [
+            fail(
+                "crashkernel-cmdline",
+                title,
+                "no crashkernel= parameter",
+                _WHY_RESERVE,
+                _FIX_CRASHKERNEL,
+                evidence,
+                kernel=True,
+            )
+        ]
+    try:
+        parsed = parse_crashkernel(value)
+    except ValueError as exc:
+        return [
+            fail(
+                "crashkernel-cmdline",
+                title,
+                f"crashkernel={value}: {exc}",
+                _WHY_RESERVE,
+                _FIX_CRASHKERNEL,
+                evidence,
+                kernel=True,
+            )
+        ]
+    ram = state.system_ram_bytes
+    if isinstance(ram, int):
+        size = parsed.size_for(ram)
+        if size == 0:
+            detail = f"crashkernel={value} reserves nothing for {ram // MIB} MiB of RAM (no range matches)"
+            return [fail("crashkernel-cmdline", title, detail, _WHY_RESERVE, _FIX_CRASHKERNEL, evidence, kernel=True)]
+        return [
+            pass_(
+                "crashkernel-cmdline",
+                title,
+                f"crashkernel={value} ({size // MIB} MiB for {ram // MIB} MiB RAM)",
+                evidence,
+                kernel=True,
+            )
+        ]
+    return [pass_("crashkernel-cmdline", title, f"crashkernel={value}", evidence, kernel=True)]
+
+
+def check_boot_config(state: KdumpState, estimate: Estimate) -> list[Line]:
+    """crashkernel= in the boot loader configuration, so it survives reboots and kernel updates."""
+    title = "crashkernel= in the boot configuration"
+    if state.boot.crashkernel:
+        file, number, value = state.boot.crashkernel[-1]
+        detail = f"{file.path} line {number} sets crashkernel={value}"
+        return [pass_("crashkernel-boot", title, detail, file_evidence(file, number, f"crashkernel={value}"))]
+    if not state.boot.files:
+        detail = "no boot loader configuration found (/etc/default/grub, grub.d, BLS entries, /etc/kernel/cmdline)"
+        return [warn("crashkernel-boot", title, detail, _WHY_PERSIST, _FIX_CRASHKERNEL, ())]
+    file = state.boot.files[0]
+    detail = f"none of {len(state.boot.files)} boot configuration file(s) sets crashkernel="
+    return [warn("crashkernel-boot", title, detail, _WHY_PERSIST, _FIX_CRASHKERNEL, file_evidence(file, 1))]
+
+
+def check_reservation(state: KdumpState, estimate: Estimate) -> list[Line]:
+    """Memory actually reserved (/sys/kernel/kexec_crash_size) against the recommended size."""
+    title = "Crash kernel memory reserved"
+    file = state.crash_size
+    if isinstance(file, NotAvailable):
+        detail = f"{file.reason}: the kernel was built without kexec crash support (CONFIG_CRASH_DUMP)"
+        fix = "boot a distribution kernel, or one built with CONFIG_KEXEC, CONFIG_CRASH_DUMP and CONFIG_PROC_VMCORE"
+        return [fail("crash-reservation", title, detail, _WHY_RESERVE, fix, (), kernel=True)]
+    text = file.first_line()
+    evidence = file_evidence(file, 1, text)
+    if not text.isdigit() or int(text) == 0:
+        detail = f"{file.path} is {text!r}: nothing reserved"
+        if cmdline_crashkernel(state):
+            detail += " although crashkernel= was given (too large for free low memory? see dmesg 'crashkernel')"
+        return [fail("crash-reservation", title, detail, _WHY_RESERVE, _FIX_CRASHKERNEL, evidence, kernel=True)]
+    reserved = int(text)
+    want = describe_estimate(estimate)
+    if reserved < estimate.recommended:
+        detail = f"{reserved // MIB} MiB reserved, less than the recommended {want}"
+        why = "a crash kernel short of memory runs out of memory while loading drivers or saving: no dump"
+        fix = f"raise crashkernel= to {estimate.recommended // MIB}M: kforensic kdump setup --apply"
+        return [warn("crash-reservation", title, detail, why, fix, evidence, kernel=True)]
+    return [
+        pass_("crash-reservation", title, f"{reserved // MIB} MiB reserved (recommended {want})", evidence, kernel=True)
+    ]
+
+
+def check_loaded(state: KdumpState, estimate: Estimate) -> list[Line]:
+    """A crash kernel is loaded into the reservation (/sys/kernel/kexec_crash_loaded)."""
+    title = "Crash kernel loaded"
+    file = state.crash_loaded
+    why = "without a loaded crash kernel a panic reboots or hangs and memory is lost"
+    fix = _FIX_LOAD.get(tooling_family(state), _FIX_LOAD[DistroFamily.UNKNOWN])
+    if isinstance(file, NotAvailable):
+        return [fail("crash-loaded", title, f"{file.reason}: kexec crash support missing", why, fix, (), kernel=True)]
+    text = file.first_line()
+    if text != "1":
+        return [
+            fail("crash-loaded", title, f"{file.path} is {text!r}", why, fix, file_evidence(file, 1, text), kernel=True)
+        ]
+    return [pass_("crash-loaded", title, f"{file.path} is 1", file_evidence(file, 1, text), kernel=True)]

@@ -1,0 +1,254 @@
+"""Checklist rules of the user-space side: tooling, configuration, service, dump target, collector, debug info."""
+
+from __future__ import annotations
+
+from collectors.kdump.snapshot import DistroFamily, KdumpState, MemInfo, TargetKind, TextFile
+from detectors.kdump.context import active_config, collector_options, tooling_family
+from detectors.kdump.crashkernel import MIB, Estimate
+from detectors.kdump.makedumpfile import Compression, compression_support, excluded_classes
+from detectors.kdump.util import Line, fail, file_evidence, pass_, warn
+from forensics.model import NotAvailable
+
+_UNIT = {
+    DistroFamily.DEBIAN: "kdump-tools.service",
+    DistroFamily.RHEL: "kdump.service",
+    DistroFamily.UNKNOWN: "kdump.service",
+}
+_DEBUG_PACKAGE = {
+    "debian": "linux-image-{release}-dbg",
+    "ubuntu": "linux-image-unsigned-{release}-dbgsym (from ddebs.ubuntu.com)",
+    "rhel": "kernel-debuginfo-{release} (dnf debuginfo-install kernel-{release})",
+    "fedora": "kernel-debuginfo-{release} (dnf debuginfo-install kernel-{release})",
+}
+
+#: The rules, in the order their lines are shown.
+
+
+def check_tooling(state: KdumpState, estimate: Estimate) -> list[Line]:
+    """The distribution's kdump tooling and makedumpfile are installed."""
+    title = "kdump tooling installed"
+    tools = state.tooling
+    family = tooling_family(state)
+    evidence = file_evidence(state.os_release, state.distro.evidence_line)
+    why = "the tooling loads the crash kernel at boot and saves the dump after a crash"
+    needed = {
+        DistroFamily.DEBIAN: ("kdump-config", tools.kdump_config, "apt-get install kdump-tools"),
+        DistroFamily.RHEL: ("kdumpctl", tools.kdumpctl, "dnf install kexec-tools (kdump-utils on Fedora 40+)"),
+        DistroFamily.UNKNOWN: ("kdump-config or kdumpctl", tools.kdump_config or tools.kdumpctl, "install kexec-tools"),
+    }[family]
+    missing = [name for name, path in ((needed[0], needed[1]), ("makedumpfile", tools.makedumpfile)) if not path]
+    if missing:
+        return [fail("kdump-tooling", title, f"missing: {', '.join(missing)}", why, needed[2], evidence)]
+    found = ", ".join(p for p in (needed[1], tools.makedumpfile, tools.kexec) if p)
+    return [pass_("kdump-tooling", title, found, evidence)]
+
+
+def check_config(state: KdumpState, estimate: Estimate) -> list[Line]:
+    """The kdump configuration file parses and enables kdump."""
+    title = "kdump configuration"
+    config = active_config(state)
+    why = "kdump-config and kdumpctl refuse to load the crash kernel when their configuration is wrong"
+    if isinstance(config, NotAvailable):
+        return [fail("kdump-config", title, config.reason, why, "install the kdump tooling (see above)", ())]
+    lines = []
+    for problem in config.problems:
+        detail = f"{config.file.path} line {problem.line}: {problem.reason}"
+        fix = f"correct or remove line {problem.line} of {config.file.path}"
+        evidence = file_evidence(config.file, problem.line)
+        lines.append(fail(f"kdump-config:{problem.reason}", title, detail, why, fix, evidence))
+    use = config.get("USE_KDUMP") if tooling_family(state) is DistroFamily.DEBIAN else None
+    if use is not None and use.value != "1":
+        detail = f"{config.file.path} line {use.line}: USE_KDUMP={use.value} disables kdump-tools"
+        fix = "set USE_KDUMP=1: kforensic kdump setup --apply"
+        lines.append(
+            fail(
+                "kdump-enabled",
+                "kdump enabled in its configuration",
+                detail,
+                why,
+                fix,
+                file_evidence(config.file, use.line),
+            )
+        )
+    if not lines:
+        lines.append(
+            pass_(
+                "kdump-config",
+                title,
+                f"{config.file.path}: {len(config.entries)} settings, no errors",
+                file_evidence(config.file, config.entries[0].line) if config.entries else (),
+            )
+        )
+    return lines
+
+
+def check_service(state: KdumpState, estimate: Estimate) -> list[Line]:
+    """The kdump service starts at boot."""
+    title = "kdump service enabled at boot"
+    unit = _UNIT[tooling_family(state)]
+    loaded = isinstance(state.crash_loaded, TextFile) and state.crash_loaded.first_line() == "1"
+    links = [link for link in state.services.enabled_links if link.endswith("/" + unit)]
+    why = "the service loads the crash kernel at each boot; without it the first crash after a reboot is lost"
+    fix = f"systemctl enable {unit}: kforensic kdump setup --apply"
+    if links:
+        return [pass_("kdump-service", title, f"{unit} enabled ({links[0]})", ())]
+    if state.services.sysv_links:
+        return [pass_("kdump-service", title, f"SysV start link {state.services.sysv_links[0]}", ())]
+    if not state.services.systemd:
+        detail = "no systemd and no SysV start link found: cannot tell whether kdump starts at boot"
+        return [
+            warn(
+                "kdump-service",
+                title,
+                detail,
+                why,
+                "make your init system run kdump-config load / kdumpctl start at boot",
+                (),
+            )
+        ]
+    detail = f"no {unit} link in /etc/systemd/system/*.wants/"
+    if loaded:
+        return [warn("kdump-service", title, detail + " (loaded now, but not after the next reboot)", why, fix, ())]
+    return [fail("kdump-service", title, detail, why, fix, ())]
+
+
+def expected_dump_bytes(meminfo: MemInfo, level: int | None) -> int:
+    """Upper bound of the dump size: RAM minus the page classes the dump level excludes."""
+    excluded = 0
+    if level:
+        excluded += meminfo.cached if level & 2 else 0
+        excluded += meminfo.buffers if level & 4 else 0
+        excluded += meminfo.anon if level & 8 else 0
+        excluded += meminfo.free if level & 16 else 0
+    return max(meminfo.total - excluded, 0)
+
+
+def check_space(state: KdumpState, estimate: Estimate) -> list[Line]:
+    """The dump target has room for the expected dump."""
+    title = "Room for the dump"
+    target = state.dump_target
+    evidence = file_evidence(target.config, target.entry.line) if target.entry and target.config else ()
+    options, _, _ = collector_options(state)
+    space = state.dump_space
+    why = "makedumpfile stops when the disk fills: the dump is truncated or missing"
+    if isinstance(space, NotAvailable):
+        fix = "check the target's free space by hand" if target.kind is not TargetKind.LOCAL else "check the path"
+        return [warn("dump-space", title, space.reason, why, fix, evidence)]
+    if isinstance(state.meminfo, NotAvailable):
+        detail = (
+            f"{space.free_bytes // MIB} MiB free at {space.measured_at}; dump size unknown ({state.meminfo.reason})"
+        )
+        return [warn("dump-space", title, detail, why, "compare the free space with the RAM size", evidence)]
+    expected = expected_dump_bytes(state.meminfo, options.dump_level)
+    level = "no -d" if options.dump_level is None else f"-d {options.dump_level}"
+    detail = (
+        f"{space.free_bytes // MIB} MiB free at {space.measured_at} for {space.path};"
+        f" expected dump up to {expected // MIB} MiB ({level}, before compression)"
+    )
+    if not evidence:
+        evidence = file_evidence(state.meminfo.file, 1)
+    if space.free_bytes < expected:
+        fix = f"free space on {space.measured_at}, or point the dump to a larger file system (KDUMP_COREDIR / path)"
+        return [fail("dump-space", title, detail, why, fix, evidence)]
+    return [pass_("dump-space", title, detail, evidence)]
+
+
+def check_collector(state: KdumpState, estimate: Estimate) -> list[Line]:
+    """makedumpfile's dump level, compression and format produce a dump the analysis tools can read."""
+    title = "makedumpfile options"
+    options, file, number = collector_options(state)
+    evidence = file_evidence(file, number) if file else ()
+    source = f"{file.path} line {number}" if file else "the tooling's default"
+    why = "the dump must be complete enough and in a format crash/drgn can open"
+    fix = "kforensic kdump setup --apply sets makedumpfile -d 31 with zlib or lzo"
+    if options.problems:
+        return [fail("makedumpfile", title, f"{source}: {'; '.join(options.problems)}", why, fix, evidence)]
+    if options.dmesg_only:
+        return [
+            fail("makedumpfile", title, f"{source}: --dump-dmesg saves only the log, no vmcore", why, fix, evidence)
+        ]
+    if options.program != "makedumpfile":
+        detail = f"{source}: core collector {options.program} copies all memory unfiltered and uncompressed"
+        return [warn("makedumpfile", title, detail, why, fix, evidence)]
+    support = compression_support(options.compression)
+    level = options.dump_level or 0
+    detail = f"{source}: dump level {level}, compression {options.compression.value}{', ELF' if options.elf else ''}"
+    if not level & 16 or not level & 1:
+        left = ", ".join(excluded_classes(level)) or "nothing"
+        detail += f" (leaves out {left}: the dump is as large as RAM)"
+        return [
+            warn(
+                "makedumpfile", title, detail, "free and zero pages make the dump huge and slow to write", fix, evidence
+            )
+        ]
+    if options.flattened and state.dump_target.kind is TargetKind.LOCAL:
+        detail += ", flattened (-F)"
+        return [
+            warn(
+                "makedumpfile",
+                title,
+                detail,
+                "crash and drgn cannot open a flattened dump",
+                "drop -F, or run makedumpfile -R on each dump",
+                evidence,
+            )
+        ]
+    if support.concern:
+        return [
+            warn(
+                "makedumpfile",
+                title,
+                f"{detail}; readable by {support.readers}",
+                support.concern,
+                "use -l (lzo) or -c (zlib) unless every analysis host is recent",
+                evidence,
+            )
+        ]
+    if options.compression is Compression.NONE and not options.elf:
+        detail += " (uncompressed kdump format)"
+    return [pass_("makedumpfile", title, f"{detail}; readable by {support.readers}", evidence)]
+
+
+def check_debuginfo(state: KdumpState, estimate: Estimate) -> list[Line]:
+    """Debug info of the running kernel is at hand, or can be fetched."""
+    title = "Kernel debug info"
+    info = state.debuginfo
+    build = info.build_id if isinstance(info.build_id, str) else "unknown"
+    evidence = file_evidence(state.osrelease, 1)
+    if info.vmlinux:
+        return [pass_("debuginfo", title, f"{info.vmlinux[0]} (build id {build})", evidence)]
+    if info.debuginfod_urls:
+        via = f" ({info.debuginfod_file.path})" if info.debuginfod_file else " (DEBUGINFOD_URLS)"
+        url_evidence = file_evidence(info.debuginfod_file, 1) if info.debuginfod_file else evidence
+        return [pass_("debuginfo", title, f"debuginfod {info.debuginfod_urls[0]}{via}; build id {build}", url_evidence)]
+    release = info.release if isinstance(info.release, str) else "<release>"
+    package = _DEBUG_PACKAGE.get(
+        state.distro.id, _DEBUG_PACKAGE.get(tooling_family(state).value, "the kernel's debug symbols")
+    )
+    detail = f"no vmlinux with debug info for {release} (build id {build}) and no debuginfod server"
+    why = "crash and drgn need the exact kernel's debug info to read a vmcore; old packages leave the archive"
+    return [
+        warn(
+            "debuginfo",
+            title,
+            detail,
+            why,
+            f"install {package.format(release=release)}, or configure debuginfod",
+            evidence,
+        )
+    ]
+
+
+def check_read_problems(state: KdumpState, estimate: Estimate) -> list[Line]:
+    """Files that exist but could not be read make the other lines less certain."""
+    return [
+        warn(
+            f"unreadable:{p.path}",
+            f"Could not read {p.path}",
+            p.reason,
+            "the checks that need it are incomplete",
+            "run as root, or fix the file",
+            (),
+        )
+        for p in state.problems
+    ]
