@@ -10,6 +10,7 @@ import re
 import stat
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import NamedTuple
 
@@ -255,12 +256,19 @@ def test_progress_bar_on_a_terminal(tmp_path: Path) -> None:
         [sys.executable, "-m", "forensics", *args], cwd=REPO, stdout=subprocess.PIPE, stderr=follower
     )
     os.close(follower)
+    chunks: list[bytes] = []
+
+    def drain() -> None:  # read while the child writes, so a full terminal buffer never blocks it
+        with contextlib.suppress(OSError):  # EIO once the child has closed the terminal
+            while chunk := os.read(leader, 65536):
+                chunks.append(chunk)
+
+    reader = threading.Thread(target=drain)
+    reader.start()
     out, _ = proc.communicate(timeout=60)
-    screen = b""
-    with contextlib.suppress(OSError):  # EIO once the child has closed the terminal
-        while chunk := os.read(leader, 65536):
-            screen += chunk
+    reader.join(timeout=10)
     os.close(leader)
+    screen = b"".join(chunks)
     assert proc.returncode == 0
     assert b"slab-watch summary" in out
     text = screen.decode(errors="replace")
