@@ -21,8 +21,6 @@ _DEBUG_PACKAGE = {
     "fedora": "kernel-debuginfo-{release} (dnf debuginfo-install kernel-{release})",
 }
 
-#: The rules, in the order their lines are shown.
-
 
 def check_tooling(state: KdumpState, estimate: Estimate) -> list[Line]:
     """The distribution's kdump tooling and makedumpfile are installed."""
@@ -56,7 +54,11 @@ def check_config(state: KdumpState, estimate: Estimate) -> list[Line]:
         fix = f"correct or remove line {problem.line} of {config.file.path}"
         evidence = file_evidence(config.file, problem.line)
         lines.append(fail(f"kdump-config:{problem.reason}", title, detail, why, fix, evidence))
-    use = config.get("USE_KDUMP") if tooling_family(state) is DistroFamily.DEBIAN else None
+    debian = tooling_family(state) is DistroFamily.DEBIAN
+    use = config.get("USE_KDUMP") if debian else None
+    if debian and use is None:
+        detail = f"{config.file.path} does not set USE_KDUMP: kdump-tools stays disabled"
+        lines.append(fail("kdump-enabled", "kdump enabled in its configuration", detail, why, "set USE_KDUMP=1", ()))
     if use is not None and use.value != "1":
         detail = f"{config.file.path} line {use.line}: USE_KDUMP={use.value} disables kdump-tools"
         fix = "set USE_KDUMP=1: kforensic kdump setup --apply"

@@ -174,3 +174,38 @@ def test_policy_snippet_lists_its_sysctls(tmp_path: Path, policy: str) -> None:
 def test_unknown_policy_is_refused() -> None:
     with pytest.raises(ValueError, match="hang-debug"):
         policy_named("crash-often")
+
+
+@pytest.mark.parametrize(
+    ("scenario", "fixed"),
+    [
+        ("rhel9-malformed-conf", "kdump-config"),
+        ("fedora41-dump-level-0", "makedumpfile"),
+        ("debian12-not-loaded", "kdump-config"),  # USE_KDUMP=1: the config line passes, no kdump-enabled line
+        ("debian12-no-crashkernel", "crashkernel-boot"),
+    ],
+)
+def test_applied_plan_makes_its_lines_pass(tmp_path: Path, scenario: str, fixed: str) -> None:
+    from forensics.commands.kdump import run_setup
+
+    system = SCENARIOS[scenario]
+    root = build(tmp_path / "root", system)
+    run_setup(root, policy_named("hang-debug"), apply=True, statvfs=system.statvfs)
+    checklist = run_checklist(collect_kdump_state(root, system.statvfs))
+    statuses = [line.status for line in checklist.lines if line.id.split(":")[0] == fixed]
+    assert statuses == [Status.PASS], [line for line in checklist.lines if line.id.startswith(fixed)]
+
+
+def test_missing_use_kdump_fails_and_is_planned(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from tests.collectors.kdump.roots import DEBIAN_CONFIG
+
+    config = DEBIAN_CONFIG.format(use=1, args="-c -d 31").replace("USE_KDUMP=1\n", "")
+    system = replace(SCENARIOS["debian12-ready"], config=config)
+    state = collect_kdump_state(build(tmp_path / "root", system), system.statvfs)
+    checklist = run_checklist(state)
+    assert not checklist.ready
+    assert [line.status for line in checklist.lines if line.id == "kdump-enabled"] == [Status.FAIL]
+    (change,) = make_plan(state, checklist, policy_named("none")).changes
+    assert change.new.endswith("USE_KDUMP=1\n")
