@@ -135,6 +135,9 @@ class RootReader:
             st = path.stat()
             if stat.S_ISDIR(st.st_mode):
                 raise IsADirectoryError(errno.EISDIR, "Is a directory")
+            if not stat.S_ISREG(st.st_mode):
+                # A FIFO or device would block or stream forever; /proc and /sys files are regular.
+                raise OSError(errno.EINVAL, "not a regular file")
             with path.open("rb") as stream:
                 data = _read_upto(stream, limit)
         except FileNotFoundError:

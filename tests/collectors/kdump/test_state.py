@@ -160,3 +160,14 @@ def test_this_machine(tmp_path: Path) -> None:
     expect_sysfs = os.path.exists("/sys/kernel/kexec_crash_loaded")
     assert isinstance(state.crash_loaded, TextFile) is expect_sysfs
     assert isinstance(state.dump_space, DiskSpace | NotAvailable)
+
+
+def test_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
+    system = SCENARIOS["rhel9-ready"]
+    root = build(tmp_path, system)
+    (root / "etc/kdump.conf").unlink()
+    os.mkfifo(root / "etc/kdump.conf")
+    state = collect_kdump_state(root, system.statvfs)
+    assert isinstance(state.rhel_config, NotAvailable)
+    assert state.problems[0].path == "/etc/kdump.conf"
+    assert state.problems[0].reason == "not a regular file"
