@@ -98,9 +98,8 @@ def main() -> None:
         k_s, k_rss, _ = measure(kf)
         g_s, g_rss, g_out = measure(["grep", "-cE", "BUG|WARNING|Oops|panic", str(log)])
         print(f"kforensic dmesg: {k_s:.2f} s  {mb / k_s:.1f} MB/s  peak RSS {k_rss:.0f} MB")
-        print(
-            f"grep -cE:        {g_s:.2f} s  {mb / g_s:.1f} MB/s  peak RSS {g_rss:.0f} MB  (count {g_out.decode().strip()})"
-        )
+        count = g_out.decode().strip()
+        print(f"grep -cE:        {g_s:.2f} s  {mb / g_s:.1f} MB/s  peak RSS {g_rss:.0f} MB  (count {count})")
         print(f"ratio kforensic/grep throughput: {(mb / k_s) / (mb / g_s):.3f}")
 
 

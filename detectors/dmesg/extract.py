@@ -36,14 +36,27 @@ _STRUCTURAL = re.compile(
 _TAIL_SLACK = 30
 
 
+def _literal_prefix(pattern: str) -> str:
+    """The plain text a pattern starts with (cheap ``in`` test before the regex)."""
+    out: list[str] = []
+    for c in pattern:
+        if c in ".^$*+?{}[]\\|()":
+            # A quantifier makes the character before it optional.
+            if c in "*?{" and out:
+                out.pop()
+            break
+        out.append(c)
+    return "".join(out)
+
+
+_HINTS = tuple((rule, _literal_prefix(rule.header.pattern)) for rule in RULES)
+
+
 def match_header(body: str) -> tuple[Rule, re.Match[str]] | None:
     """The first rule whose header pattern is found in a line's body, or None."""
-    if IGNORED.search(body):
-        return None
-    for rule in RULES:
-        m = rule.header.search(body)
-        if m is not None:
-            return rule, m
+    for rule, hint in _HINTS:
+        if hint in body and (m := rule.header.search(body)) is not None:
+            return (rule, m) if IGNORED.search(body) is None else None
     return None
 
 
@@ -93,9 +106,10 @@ def report_extent(window: Sequence[LogLine], header_context: str | None) -> tupl
         own.append(line)
         if _END_MARKER.search(body) and not _panic_follows(window, i, header_context):
             return own, i, i + 1 if resume is None else resume
-        if STACK_START.search(body) or parse_frame(body) is not None:
+        is_frame = parse_frame(body) is not None
+        if is_frame or STACK_START.search(body):
             seen_trace = True
-        if _STRUCTURAL.match(body) or parse_frame(body) is not None or found is not None:
+        if is_frame or found is not None or _STRUCTURAL.match(body):
             last = i
             quiet = 0
         else:
@@ -121,11 +135,15 @@ def _panic_follows(window: Sequence[LogLine], i: int, context: str | None) -> bo
     return False
 
 
+_HEADER_HINT = re.compile(
+    r"BUG|WARNING|INFO:|panic|PANIC|SAN:|fault|error|KFENCE|Oops|opcode|segment|LOCKUP|Hardware|trap|VFS:|"
+    r"SYZFAIL|Usage count|ASSERT"
+)
+
+
 def _may_be_header(body: str) -> bool:
     # Cheap check before trying the whole rule table on a line.
-    return any(w in body for w in ("BUG", "WARNING", "INFO:", "panic", "PANIC", "SAN:", "fault", "error", "KFENCE",
-                                   "Oops", "opcode", "segment", "LOCKUP", "Hardware", "trap", "VFS:", "SYZFAIL",
-                                   "Usage count", "ASSERT"))  # fmt: skip
+    return _HEADER_HINT.search(body) is not None
 
 
 def _follow(lines: Sequence[LogLine], path: tuple[Step, ...]) -> tuple[list[str], list[Frame]]:

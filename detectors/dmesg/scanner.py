@@ -2,8 +2,8 @@
 
 The scanner takes the log as byte chunks of any size and keeps a bounded
 buffer: the lines not yet looked at, plus a short look-back.  A single
-compiled prefilter (:data:`detectors.dmesg.rules.PREFILTER`) skips ordinary
-text at C speed; only the line it hits is decoded and tried against the rule
+few fast substring searches (:data:`detectors.dmesg.rules.TRIGGERS`) skip
+ordinary text at C speed; only the line it hits is decoded and tried against the rule
 table, and only a real header makes the scanner cut a window of up to
 :data:`MAX_REPORT_LINES` lines and build the report.  Memory does not grow
 with the input: a line longer than :data:`MAX_LINE_BYTES` is cut (the rest of
@@ -12,24 +12,57 @@ it is dropped) and the window never holds more than :data:`MAX_WINDOW_BYTES`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from typing import overload
 
 from detectors.dmesg.events import KILLED, MEM_INFO, build_event, find_event_header
 from detectors.dmesg.extract import build_report, match_header
 from detectors.dmesg.lines import LogLine, parse_line
 from detectors.dmesg.model import KernelReport
-from detectors.dmesg.rules import PREFILTER
+from detectors.dmesg.rules import OOPS_COUNTER, TRIGGERS, Rule
 
 MAX_REPORT_LINES = 400
 FIRST_WINDOW_LINES = 120  # most reports end within this; a longer one gets the full window
 MAX_WINDOW_BYTES = 512 * 1024
 MAX_LINE_BYTES = 64 * 1024
 LOOKBACK_LINES = 64
+HEADER_LOOKBACK = 30  # lines above a continuation (Oops:, a panic) searched for its header
 
 
 def decode(raw: bytes) -> str:
     """Decode one line as every kforensic reader does (UTF-8, replacement, no trailing CR)."""
     return raw.decode("utf-8", errors="replace").removesuffix("\r")
+
+
+_TYPICAL_LINE = 160  # bytes per line assumed when cutting a window (grown when lines are longer)
+
+
+class Window(Sequence[LogLine]):
+    """Consecutive raw lines, decoded and parsed on first access (most are never looked at)."""
+
+    def __init__(self, first: int, raw: list[bytes]) -> None:
+        self._first = first
+        self._raw = raw
+        self._parsed: list[LogLine | None] = [None] * len(raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    @overload
+    def __getitem__(self, index: int) -> LogLine: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[LogLine]: ...
+
+    def __getitem__(self, index: int | slice) -> LogLine | list[LogLine]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self._raw)))]
+        line = self._parsed[index]
+        if line is None:
+            i = index % len(self._raw)
+            line = self._parsed[i] = parse_line(self._first + i, decode(self._raw[i]))
+        return line
 
 
 class LogScanner:
@@ -41,6 +74,7 @@ class LogScanner:
         self._pos = 0  # where the prefilter search resumes in _buf
         self._cut_line = False  # inside an over-long line whose rest is dropped
         self._claimed: set[int] = set()  # lines taken by a report, not to be scanned again
+        self._last_end = 0  # last line of the last report built
         self._count_off = 0
         self._count_line = 1
         self.lines_seen = 0
@@ -61,7 +95,9 @@ class LogScanner:
             buf = buf[: len(buf) - tail + MAX_LINE_BYTES]
             self._cut_line = True
         self._buf = buf
-        return list(self._scan(final=False))
+        reports = list(self._scan(final=False))
+        self._trim()
+        return reports
 
     def close(self) -> list[KernelReport]:
         """End of input: return the reports still pending."""
@@ -78,23 +114,27 @@ class LogScanner:
         self._count_off, self._count_line = off, line
         return line
 
-    def _window(self, start: int, end: int, limit: int = MAX_REPORT_LINES) -> tuple[list[LogLine], list[int], bool]:
-        """Up to ``limit`` lines from byte ``start``, their offsets, and whether the window is complete."""
-        stop = min(end, start + MAX_WINDOW_BYTES)
+    def _window(self, start: int, end: int, limit: int = MAX_REPORT_LINES) -> tuple[Window, list[int], bool]:
+        """Up to ``limit`` lines from byte ``start``, their offsets, and whether the window is complete.
+
+        Lines are decoded and parsed only when the report builder looks at them.
+        """
+        stop = min(end, start + min(MAX_WINDOW_BYTES, limit * _TYPICAL_LINE))
         parts = self._buf[start:stop].split(b"\n", limit)
+        if len(parts) <= limit and stop < min(end, start + MAX_WINDOW_BYTES):
+            stop = min(end, start + MAX_WINDOW_BYTES)  # long lines: take the whole byte budget
+            parts = self._buf[start:stop].split(b"\n", limit)
         complete = len(parts) > limit or stop < end
         parts = parts[:limit]
         if len(parts) > 1 and (not parts[-1] or stop < end):
             parts.pop()  # the empty rest after the last newline, or a line cut by the byte limit
-        first = self._line_at(start)
-        lines: list[LogLine] = []
         offsets: list[int] = []
         off = start
-        for i, raw in enumerate(parts):
-            lines.append(parse_line(first + i, decode(raw)))
+        for raw in parts:
             offsets.append(off)
             off += len(raw) + 1
-        return lines, offsets, complete
+        offsets.append(off)  # where the line after the window starts
+        return Window(self._line_at(start), parts), offsets, complete
 
     def _lookback(self, start: int) -> tuple[list[LogLine], list[int]]:
         """Up to LOOKBACK_LINES lines before byte ``start``."""
@@ -104,29 +144,43 @@ class LogScanner:
                 break
             begin = self._buf.rfind(b"\n", 0, begin - 1) + 1
         lines, offsets, _ = self._window(begin, start)
-        return lines, offsets
+        return list(lines), offsets[:-1]
+
+    def _candidates(self, start: int, end: int) -> list[int]:
+        """Sorted offsets in ``buf[start:end]`` where a trigger word stands (one fast find per word)."""
+        buf = self._buf
+        hits: set[int] = set()
+        find = buf.find
+        for word in TRIGGERS:
+            at = find(word, start, end)
+            while at >= 0:
+                hits.add(at)
+                at = find(word, at + 1, end)
+        at = find(b"#", start, end)  # one byte: a memchr, much faster than a two-byte search
+        while at >= 0:
+            if buf[at - 1 : at + 1] == OOPS_COUNTER:
+                hits.add(at)
+            at = find(b"#", at + 1, end)
+        return sorted(hits)
 
     def _scan(self, final: bool) -> Iterator[KernelReport]:
         buf = self._buf
         end = len(buf) if final else buf.rfind(b"\n") + 1
-        while True:
-            m = PREFILTER.search(buf, self._pos, end)
-            if m is None:
-                self._pos = end
-                break
-            start = buf.rfind(b"\n", 0, m.start()) + 1
-            line_end = buf.find(b"\n", m.start(), end)
+        for hit in self._candidates(self._pos, end):
+            if hit < self._pos:
+                continue  # inside a report already built
+            start = buf.rfind(b"\n", 0, hit) + 1
+            line_end = buf.find(b"\n", hit, end)
             line_end = end if line_end < 0 else line_end
             number = self._line_at(start)
             if number in self._claimed:
                 self._pos = line_end + 1
                 continue
             head = parse_line(number, decode(buf[start:line_end]))
-            token = m.group()
-            if token in (b"Mem-Info:", b"Killed process"):
-                got = self._event(head, start, line_end, end, final, token)
+            if MEM_INFO in head.body or "Killed process" in head.body:
+                got = self._event(head, start, line_end, end, final, b"Mem-Info:" if MEM_INFO in head.body else b"")
                 if got is None:
-                    break  # wait for more input
+                    return  # wait for more input
                 if isinstance(got, KernelReport):
                     yield got
                 continue
@@ -134,29 +188,57 @@ class LogScanner:
             if found is None:
                 self._pos = line_end + 1
                 continue
-            window, offsets, complete = self._window(start, end, FIRST_WINDOW_LINES)
-            if not complete and not final:
+            if not found[0].starts:
+                # A continuation (Oops:, Internal error, a panic) seen first: its report's own header,
+                # if it has no trigger word (arm's "Unable to handle kernel ..."), stands a few lines up.
+                start, found = self._header_above(start, head, found)
+            built = self._build(start, end, final, found)
+            if built is None:
                 self._pos = start
-                break
-            report, resume = build_report(window, *found)
-            if resume >= len(window) - 2 and len(window) == FIRST_WINDOW_LINES:
-                # The report may go on past the first window: build it again from the full one.
-                window, offsets, complete = self._window(start, end)
-                if not complete and not final:
-                    self._pos = start
-                    break
-                report, resume = build_report(window, *found)
-            self._claim(report, window, resume)
-            self._pos = offsets[resume] if resume < len(offsets) else offsets[-1] + len(window[-1].text) + 1
-            self._pos = max(self._pos, line_end + 1) if resume <= 0 else self._pos
+                return  # wait for more input
+            report, resume_at = built
+            self._pos = max(resume_at, line_end + 1) if resume_at <= start else resume_at
+            self._last_end = max(self._last_end, report.end_line)
             yield report
-        self._trim()
+        self._pos = max(self._pos, end)
+
+    def _build(
+        self, start: int, end: int, final: bool, found: tuple[Rule, re.Match[str]]
+    ) -> tuple[KernelReport, int] | None:
+        """The report at byte ``start`` and the offset where scanning resumes; None to wait for input."""
+        window, offsets, complete = self._window(start, end, FIRST_WINDOW_LINES)
+        if not complete and not final:
+            return None
+        report, resume = build_report(window, *found)
+        if resume >= len(window) - 2 and len(window) == FIRST_WINDOW_LINES:
+            # The report may go on past the first window: build it again from the full one.
+            window, offsets, complete = self._window(start, end)
+            if not complete and not final:
+                return None
+            report, resume = build_report(window, *found)
+        self._claim(report, window, resume)
+        return report, offsets[min(resume, len(offsets) - 1)]
+
+    def _header_above(
+        self, start: int, head: LogLine, found: tuple[Rule, re.Match[str]]
+    ) -> tuple[int, tuple[Rule, re.Match[str]]]:
+        """A report header among the lines just above ``start`` (same context, not yet reported)."""
+        above, offsets = self._lookback(start)
+        for line, off in zip(reversed(above[-HEADER_LOOKBACK:]), reversed(offsets[-HEADER_LOOKBACK:]), strict=True):
+            if line.number <= self._last_end or line.number in self._claimed:
+                break
+            if head.context is not None and line.context not in (None, head.context):
+                continue
+            other = match_header(line.body)
+            if other is not None and other[0].starts:
+                return off, other
+        return start, found
 
     def _event(
         self, head: LogLine, start: int, line_end: int, end: int, final: bool, token: bytes
     ) -> KernelReport | bool | None:
         """Handle a memory event trigger; None means wait for more input, False nothing found."""
-        if token == b"Killed process" and KILLED.search(head.body) is None:
+        if token != b"Mem-Info:" and KILLED.search(head.body) is None:
             self._pos = line_end + 1
             return False
         begin = start
@@ -183,7 +265,7 @@ class LogScanner:
         self._pos = line_end + 1
         return report
 
-    def _claim(self, report: KernelReport, window: list[LogLine], resume: int) -> None:
+    def _claim(self, report: KernelReport, window: Sequence[LogLine], resume: int) -> None:
         # Lines the report took after the resume point must not start reports of their own.
         if resume < len(window):
             first = window[resume].number
