@@ -21,7 +21,7 @@ import typer
 
 from forensics import __version__
 from forensics.commands.common import DebugOption, FailOnOption, FormatOption, OutputOption, deliver, exit_status
-from forensics.errors import InputError, UsageError
+from forensics.errors import InputError, KforensicError, UsageError
 from forensics.model import Clock, Finding, Incident, NotAvailable, SourceRecord, Timestamp, TimeWindow
 from forensics.report import OutputFormat
 
@@ -54,6 +54,10 @@ Example:
   kforensic slab-export --store /var/lib/kforensic/ --format prometheus > /var/lib/node_exporter/slab.prom
 """
 
+NoAnalysisOption = Annotated[
+    bool, typer.Option("--no-analysis", help="Skip the leak analysis at the end (the summary is still printed).")
+]
+
 _UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)([smhd]?)")
 
@@ -78,25 +82,44 @@ class RunReport:
     run_id: int | None
     summary: StoreSummary
     incident: Incident
+    analysis: str  # what became of the leak analysis, one line
 
 
-def end_of_run_analysis(store: SlabStore, run_id: int | None) -> RunReport:
-    """Analyse a store when a run ends; the plug-in point of the leak detectors.
+def leak_findings(store_path: Path) -> tuple[tuple[Finding, ...], str]:
+    """The leak analysis of the whole store, and one line saying what it did.
 
-    When the module ``detectors.leaks`` exists and provides
-    ``findings_from_store(store: SlabStore, run_id: int | None) -> Iterable[Finding]``,
-    its findings become the incident's findings.  Until it lands the report is
-    the summary alone (samples, caches, top growers): no verdicts are made up.
+    This is the plug-in point of the leak detectors: the ``leaks`` command
+    module provides ``analyse_store(store_path, run_id)`` returning a result
+    with an ``incident``.  The whole store is analysed, not just the last run:
+    a restarted watcher continues one series.  Without that module (or when
+    it finds nothing to analyse) the report is the summary alone, with no
+    verdicts made up.
     """
+    try:
+        leaks = importlib.import_module("forensics.commands.leaks")
+    except ImportError:
+        return (), "leak analysis: not available in this kforensic"
+    analyse = getattr(leaks, "analyse_store", None)
+    if analyse is None:
+        return (), "leak analysis: not available in this kforensic"
+    try:
+        result = analyse(store_path, None)
+    except KforensicError as exc:
+        return (), f"leak analysis: not run ({exc.message})"
+    findings = tuple(result.incident.findings)
+    return findings, f"leak analysis of the whole store: {len(findings)} finding(s); details: kforensic leaks --store"
+
+
+def end_of_run_analysis(store: SlabStore, run_id: int | None, analyse: bool = True) -> RunReport:
+    """Summarise a run (or the store) and run the leak analysis on the store: what a run ends with."""
     summary = store.summary(run_id)
     findings: tuple[Finding, ...] = ()
-    try:
-        leaks = importlib.import_module("detectors.leaks")
-    except ImportError:
-        leaks = None  # the leak detectors are a later issue
-    analyse = getattr(leaks, "findings_from_store", None)
-    if analyse is not None:
-        findings = tuple(analyse(store, run_id))
+    if not analyse:
+        analysis = "leak analysis: skipped (--no-analysis); run kforensic leaks --store"
+    elif not summary.samples:
+        analysis = "leak analysis: no samples"
+    else:
+        findings, analysis = leak_findings(store.path)
     runs = [r for r in store.runs() if run_id is None or r.id == run_id]
     hosts = {r.host for r in runs if r.host}
     kernels = {r.kernel_release for r in runs if r.kernel_release}
@@ -112,7 +135,7 @@ def end_of_run_analysis(store: SlabStore, run_id: int | None) -> RunReport:
         findings=findings,
         tool_version=__version__,
     )
-    return RunReport(store.path, run_id, summary, incident)
+    return RunReport(store.path, run_id, summary, incident, analysis)
 
 
 def _human_bytes(value: int) -> str:
@@ -138,6 +161,7 @@ def report_to_dict(report: RunReport, schema: str) -> dict[str, Any]:
         "schema": schema,
         "store": str(report.store),
         "run_id": report.run_id,
+        "analysis": report.analysis,
         "summary": {
             "samples": s.samples,
             "caches": s.caches,
@@ -185,6 +209,7 @@ def render_report(report: RunReport, fmt: OutputFormat, schema: str) -> str:
             f" ({'+' if g.delta_bytes >= 0 else ''}{_human_bytes(g.delta_bytes)};"
             f" objects {g.first_active_objs} -> {g.last_active_objs})"
         )
+    lines += ["", report.analysis]
     if report.incident.findings:
         from forensics.report import render_incident
 
@@ -330,6 +355,7 @@ def slab_watch(
     unit: Annotated[
         bool, typer.Option("--systemd-unit", help="Print a systemd service for these options and exit.")
     ] = False,
+    no_analysis: NoAnalysisOption = False,
     fast: Annotated[bool, typer.Option("--allow-fast-interval", hidden=True)] = False,
     fmt: FormatOption = OutputFormat.TEXT,
     output: OutputOption = None,
@@ -360,7 +386,7 @@ def slab_watch(
         raise InputError(f"--root {root} is not a directory", hint="give the directory holding proc/ and sys/")
     run_id = _watch(store_path, root, seconds, length, require, force)
     with SlabStore.open(store_path, readonly=True) as reader:
-        report = end_of_run_analysis(reader, run_id)
+        report = end_of_run_analysis(reader, run_id, analyse=not no_analysis)
     deliver(render_report(report, fmt, WATCH_SCHEMA), output)
     raise typer.Exit(int(exit_status(report.incident, fail_on)))
 
@@ -373,6 +399,7 @@ def slab_import(
     store: Annotated[str, typer.Option("--store", help="Store file or directory (created 0600 if missing).")],
     host: Annotated[str | None, typer.Option("--host", help="Host the snapshots were taken on.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Import again / into another host's store.")] = False,
+    no_analysis: NoAnalysisOption = False,
     fmt: FormatOption = OutputFormat.TEXT,
     output: OutputOption = None,
     fail_on: FailOnOption = None,
@@ -389,7 +416,7 @@ def slab_import(
     with SlabStore.open_for_writing(store_path, owner, force=force) as writer:
         run_id = import_snapshots(writer, snapshots, origin, owner, force=force)
     with SlabStore.open(store_path, readonly=True) as reader:
-        report = end_of_run_analysis(reader, run_id)
+        report = end_of_run_analysis(reader, run_id, analyse=not no_analysis)
     deliver(render_report(report, fmt, IMPORT_SCHEMA), output)
     raise typer.Exit(int(exit_status(report.incident, fail_on)))
 

@@ -180,7 +180,8 @@ def test_signal_finishes_the_sample_and_exits_0(tmp_path: Path, signum: int) -> 
     log = tmp_path / "stderr.txt"
     store = tmp_path / "s.sqlite"
     with open(log, "wb") as err:
-        proc = _kforensic("slab-watch", "--root", str(tree.root), "--store", str(store), "--interval", "1s", stderr=err)
+        args = ("slab-watch", "--root", str(tree.root), "--store", str(store), "--interval", "1s", "--no-analysis")
+        proc = _kforensic(*args, stderr=err)
         assert _wait_for(log, "sample 1", 10), log.read_text()
         proc.send_signal(signum)
         out, _ = proc.communicate(timeout=10)
@@ -238,7 +239,17 @@ def test_sigkill_at_random_moments_loses_at_most_the_sample_in_flight(tmp_path: 
             tree.log(f"6,{i},{i * 1000},-;{marker}")
 
     # 0.02 s: a sample (about 4 ms) is in flight a fifth of the time, so kills land inside transactions too
-    args = ("slab-watch", "--root", root, "--store", str(store), "--interval", "0.02", "--allow-fast-interval")
+    args = (
+        "slab-watch",
+        "--root",
+        root,
+        "--store",
+        str(store),
+        "--interval",
+        "0.02",
+        "--allow-fast-interval",
+        "--no-analysis",
+    )
     for i in range(20):
         log_marker(i)
         log = tmp_path / f"run{i}.txt"

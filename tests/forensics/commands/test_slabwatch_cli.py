@@ -57,7 +57,7 @@ def kforensic_process(*args: str) -> subprocess.CompletedProcess[str]:
 def fast_watch(tree: FakeTree, store: Path, *extra: str) -> Result:
     return kforensic(
         "slab-watch", "--root", str(tree.root), "--store", str(store), "--interval", "0.05",
-        "--allow-fast-interval", "--duration", "0.2", *extra,
+        "--allow-fast-interval", "--duration", "0.2", "--no-analysis", *extra,
     )  # fmt: skip
 
 
@@ -222,7 +222,9 @@ def test_import_command(tmp_path: Path) -> None:
         )
     )
     store = tmp_path / "imported.sqlite"
-    done = kforensic("slab-import", "--store", str(store), "--host", "db7", str(log), "--format", "json")
+    done = kforensic(
+        "slab-import", "--store", str(store), "--host", "db7", str(log), "--format", "json", "--no-analysis"
+    )
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     assert doc["schema"] == "kforensic.slab-import/1"
@@ -234,13 +236,13 @@ def test_import_command(tmp_path: Path) -> None:
         "first_active_objs": 100,
         "last_active_objs": 250,
     }
-    again = kforensic("slab-import", "--store", str(store), "--host", "db7", str(log))
+    again = kforensic("slab-import", "--store", str(store), "--host", "db7", str(log), "--no-analysis")
     assert again.returncode == 2 and "already imported" in again.stderr
     with SlabStore.open(store) as reader:
         assert reader.meta("host") == "db7"
     bad = tmp_path / "bad.txt"
     bad.write_text("nothing here\n")
-    assert kforensic("slab-import", "--store", str(store), str(bad)).returncode == 3
+    assert kforensic("slab-import", "--store", str(store), str(bad), "--no-analysis").returncode == 3
 
 
 def test_progress_bar_on_a_terminal(tmp_path: Path) -> None:
@@ -251,7 +253,7 @@ def test_progress_bar_on_a_terminal(tmp_path: Path) -> None:
     tree = FakeTree(tmp_path / "root")
     leader, follower = pty.openpty()
     args = ["slab-watch", "--root", str(tree.root), "--store", str(tmp_path / "s.sqlite")]
-    args += ["--interval", "0.05", "--allow-fast-interval", "--duration", "0.2"]
+    args += ["--interval", "0.05", "--allow-fast-interval", "--duration", "0.2", "--no-analysis"]
     proc = subprocess.Popen(
         [sys.executable, "-m", "forensics", *args], cwd=REPO, stdout=subprocess.PIPE, stderr=follower
     )
@@ -273,3 +275,18 @@ def test_progress_bar_on_a_terminal(tmp_path: Path) -> None:
     assert b"slab-watch summary" in out
     text = screen.decode(errors="replace")
     assert "sample 5" in text and "slab-watch: run 1 sample" not in text
+
+
+def test_a_run_ends_with_the_leak_analysis_of_the_store(tmp_path: Path) -> None:
+    tree = FakeTree(tmp_path / "root")
+    store = tmp_path / "s.sqlite"
+    args = ["slab-watch", "--root", str(tree.root), "--store", str(store), "--interval", "0.05"]
+    done = kforensic(*args, "--allow-fast-interval", "--duration", "0.1", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    analysis = json.loads(done.stdout)["analysis"]
+    # with the leaks command present the analysis ran on the store; without it the summary says so
+    assert analysis.startswith(
+        ("leak analysis of the whole store:", "leak analysis: not available", "leak analysis: not run")
+    )
+    skipped = kforensic(*args, "--allow-fast-interval", "--duration", "0.1", "--no-analysis")
+    assert "leak analysis: skipped" in skipped.stdout
