@@ -501,19 +501,37 @@ class SlabStore:
         )
 
     class _Tx:
-        def __init__(self, db: sqlite3.Connection) -> None:
+        """One transaction; SQLite errors (a full disk, a vanished file) become one-line InputErrors."""
+
+        def __init__(self, db: sqlite3.Connection, path: Path) -> None:
             self.db = db
+            self.path = path
 
         def __enter__(self) -> None:
-            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                self.db.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                raise self._error(exc) from None
 
-        def __exit__(self, kind: object, *rest: object) -> None:
-            self.db.execute("COMMIT" if kind is None else "ROLLBACK")
+        def __exit__(self, kind: object, error: object, trace: object) -> None:
+            try:
+                if kind is None:
+                    self.db.execute("COMMIT")
+                    return
+                if self.db.in_transaction:
+                    self.db.execute("ROLLBACK")
+            except sqlite3.Error as exc:
+                raise self._error(exc) from None
+            if isinstance(error, sqlite3.Error):
+                raise self._error(error) from None
+
+        def _error(self, exc: sqlite3.Error) -> InputError:
+            return InputError(f"cannot write store {self.path}: {exc}", hint="free disk space, or give another --store")
 
     def _transaction(self) -> SlabStore._Tx:
         if self.readonly:
             raise UsageError(f"store {self.path} was opened read-only")
-        return SlabStore._Tx(self.db)
+        return SlabStore._Tx(self.db, self.path)
 
     # ------------------------------------------------------------ reading
 

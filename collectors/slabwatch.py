@@ -12,6 +12,7 @@ Progress goes to a callback; the caller (the CLI) decides how to show it.
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import threading
 import time
@@ -245,5 +246,7 @@ class SlabWatcher:
                 self._stop.wait(max(0.0, due - (time.monotonic() - start)))
         finally:
             kmsg.close()
-            self.store.end_run(run_id)
+            # When the store itself failed, that error is the one to report, not this one.
+            with contextlib.suppress(InputError):
+                self.store.end_run(run_id)
         return WatchResult(run_id, taken, self._stopped_by, time.process_time() - cpu_start)

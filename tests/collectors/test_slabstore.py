@@ -198,3 +198,19 @@ def test_24h_at_60s_on_250_caches_stays_under_20_mb(tmp_path: Path) -> None:
     print(f"store: {size / 1e6:.2f} MB for {samples} samples of 250 caches = {per_sample:.0f} B/sample")
     assert size < 20e6
     assert time.monotonic() - started < 30
+
+
+def test_full_disk_is_a_one_line_input_error_and_keeps_earlier_samples(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite"
+    with SlabStore.open_for_writing(path, "h1") as store:
+        run = store.begin_run(run_info())
+        store.append_sample(run, sample(1.0, BOOT_A, {"a": 1}))
+        pages = store.db.execute("PRAGMA page_count").fetchone()[0]
+        store.db.execute(f"PRAGMA max_page_count = {pages}")  # SQLite now answers SQLITE_FULL, as on a full disk
+        many = {f"cache-{i}": i for i in range(400)}
+        with pytest.raises(InputError, match=r"cannot write store .*s\.sqlite: database or disk is full"):
+            store.append_sample(run, sample(2.0, BOOT_A, many))
+        assert not store.db.in_transaction
+        assert len(store.samples()) == 1
+    raw = sqlite3.connect(path)
+    assert raw.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
