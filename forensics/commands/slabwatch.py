@@ -231,18 +231,28 @@ def _systemd_quote(arg: str) -> str:
 def systemd_unit(store: Path, interval: str, duration: str | None, require: bool) -> str:
     """A ready systemd service running slab-watch unattended, niced, with only the store writable."""
     launcher = Path(sys.argv[0])
-    exe = str(launcher.absolute()) if launcher.name == "kforensic" else shutil.which("kforensic")
+    exe = str(launcher.absolute()) if launcher.name == "kforensic" and launcher.is_file() else shutil.which("kforensic")
     command = [exe] if exe else [sys.executable, "-m", "forensics"]
     command += ["slab-watch", "--store", str(store), "--interval", interval]
     if duration is not None:
         command += ["--duration", duration]
     if require:
         command.append("--require-slabinfo")
+    directory = store.parent
+    try:
+        state = directory.relative_to("/var/lib")
+    except ValueError:
+        state = None
+    if state is not None and str(state) != ".":
+        # systemd creates a StateDirectory (0700) and keeps it writable under ProtectSystem=strict.
+        writable = [f"StateDirectory={_systemd_quote(str(state))}", "StateDirectoryMode=0700"]
+    else:
+        # ReadWritePaths= must exist when the service starts: create it first (mkdir -m 0700).
+        writable = [f"# mkdir -m 0700 -p {directory}", f"ReadWritePaths={_systemd_quote(str(directory))}"]
     return "\n".join(
         [
             "[Unit]",
             "Description=kforensic slab-watch: kernel slab and memory counters for leak analysis",
-            "Documentation=man:kforensic(1)",
             "After=local-fs.target",
             "",
             "[Service]",
@@ -252,7 +262,7 @@ def systemd_unit(store: Path, interval: str, duration: str | None, require: bool
             "IOSchedulingClass=idle",
             "CPUSchedulingPolicy=batch",
             "ProtectSystem=strict",
-            f"ReadWritePaths={_systemd_quote(str(store.parent))}",
+            *writable,
             "ProtectHome=read-only",
             "PrivateTmp=yes",
             "NoNewPrivileges=yes",

@@ -7,6 +7,7 @@ import csv
 import io
 import json
 import re
+import shutil
 import stat
 import subprocess
 import sys
@@ -159,6 +160,10 @@ def test_systemd_unit(tmp_path: Path) -> None:
     assert "slab-watch" in exec_line and "--duration 24.0h" in exec_line
     assert f'--store "{tmp_path}/state dir/slab-watch.sqlite"' in exec_line
     assert not (tmp_path / "state dir").exists()  # printing a unit records nothing
+    default = kforensic("slab-watch", "--systemd-unit", "--store", "/var/lib/kforensic/")
+    assert "StateDirectory=kforensic" in default.stdout.splitlines()
+    assert "--store /var/lib/kforensic/slab-watch.sqlite" in default.stdout
+    assert "--duration" not in default.stdout  # until stopped
 
 
 def test_export_csv_and_counters(recorded: Path) -> None:
@@ -290,3 +295,14 @@ def test_a_run_ends_with_the_leak_analysis_of_the_store(tmp_path: Path) -> None:
     )
     skipped = kforensic(*args, "--allow-fast-interval", "--duration", "0.1", "--no-analysis")
     assert "leak analysis: skipped" in skipped.stdout
+
+
+def test_systemd_accepts_the_unit(tmp_path: Path) -> None:
+    analyze = shutil.which("systemd-analyze")
+    if analyze is None:
+        pytest.skip("systemd-analyze is not installed")
+    unit = tmp_path / "kforensic-slab-watch.service"
+    unit.write_text(kforensic("slab-watch", "--systemd-unit", "--duration", "2d").stdout)
+    done = subprocess.run([analyze, "verify", str(unit)], check=False, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "kforensic-slab-watch.service" not in done.stderr  # no warning about our unit
