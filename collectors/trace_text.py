@@ -149,6 +149,8 @@ class TraceParser:
         self._tail = b""
         self._line_no = 0
         self._fused: bool | None = None
+        self._cpu_col = 0
+        self._cpu_at: dict[bytes, int] = {}
         self._skip_wakeup = skip_wakeup_after_waking
         self._seen_waking = False
 
@@ -215,6 +217,11 @@ class TraceParser:
         skip_wakeup = self._skip_wakeup and self._seen_waking
         line_no = self._line_no
         n_events = 0
+        make = _make
+        # "[001]" -> 1 at the column where the first event line had its CPU: raw tracefs and
+        # trace-cmd pad "comm-pid" to a fixed width, so most lines hit this cache (others fall back).
+        col = self._cpu_col
+        cpu_at = self._cpu_at
         for line in lines:
             line_no += 1
             p = line.find(b": ")
@@ -255,9 +262,16 @@ class TraceParser:
             try:
                 s = line.rfind(b" ", 0, p)
                 ts = float(line[s + 1 : p])
-                if fused is None:
+                cpu = cpu_at.get(line[col : col + 5], -1)
+                if cpu >= 0:
+                    pass
+                elif fused is None or (not fused and line.rfind(b"]", 0, s) < 0):
                     fused = self._detect_layout(line, s)
-                if fused:
+                    col = self._cpu_col
+                    cpu = -1
+                if cpu >= 0:
+                    pass
+                elif fused:
                     head = line[:s].rstrip()
                     tok = head[head.rfind(b" ") + 1 :]
                     i = 0
@@ -266,10 +280,37 @@ class TraceParser:
                     cpu = int(tok[:i])
                 else:
                     r = line.rfind(b"]", 0, s)
-                    cpu = int(line[line.rfind(b"[", 0, r) + 1 : r])
-                payload = line[q + 2 :].lstrip()
+                    left = line.rfind(b"[", 0, r)
+                    cpu = int(line[left + 1 : r])
+                    if r - left == 4 and len(cpu_at) < 4096:
+                        cpu_at[line[left : r + 1]] = cpu
+                        col = self._cpu_col = left
+                payload = line[q + 2 :]
+                if payload[:1] == b" ":
+                    payload = payload.lstrip()
                 if kind == 1:
-                    append(_switch(kind, ts, cpu, line_no, line, payload))
+                    f = payload.split(b" ")
+                    if len(f) == 8 and f[0][:10] == b"prev_comm=":  # the kernel format without spaces in comms
+                        append(
+                            make(
+                                (1, ts, cpu, line_no, line, int(f[1][9:]), int(f[2][10:]), f[0][10:], f[3][11:],
+                                 int(f[6][9:]), int(f[7][10:]), f[5][10:])
+                            )
+                        )  # fmt: skip
+                    else:
+                        append(_switch(kind, ts, cpu, line_no, line, payload))
+                elif kind == 2 and payload[:5] == b"comm=" and payload.count(b" ") == 3:  # waking, no spaces in comm
+                    self._seen_waking = True
+                    skip_wakeup = self._skip_wakeup
+                    f = payload.split(b" ")
+                    if f[3][:11] != b"target_cpu=":
+                        raise ValueError("not the kernel's sched_waking format")
+                    append(
+                        make(
+                            (2, ts, cpu, line_no, line, int(f[1][4:]), int(f[2][5:]), f[0][5:], b"",
+                             int(f[3][11:]), 0, b"")
+                        )
+                    )  # fmt: skip
                 elif kind <= 4:
                     if kind == 2:
                         self._seen_waking = True

@@ -45,7 +45,6 @@ from detectors.sched.model import (
 from forensics.model import NotAvailable
 
 SOFTIRQ_NAMES = ("HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU")
-BLAME_MIN_WAIT = 100e-6  # waits shorter than this are not attributed (cost/benefit)
 RECENT_RUNS = 512  # runs remembered per CPU to say who ran during a wait
 TIMELINE_MAX_RUNS = 400_000  # runs kept for the PNG timeline (longest runs win beyond that)
 _WAKE_SOURCES = {
@@ -165,7 +164,14 @@ class SchedAnalyzer:
         self.bucket = bucket
         self.done = False  # True once an event after the window was seen
         self.tasks: dict[int, _Task] = {}
-        self.cur: dict[int, tuple[int, float, TraceEvent]] = {}  # cpu -> (pid, since, switch-in event)
+        self.cur: dict[int, tuple[int, float, TraceEvent, float]] = {}  # cpu -> (pid, since, switch-in, wait area)
+        # Tasks waiting to run, per CPU, integrated over time: a run's share of the integral is
+        # the delay it caused to others (O(1) per event; who exactly waited is asked only for
+        # each task's worst wait, see _behind).
+        self.waiting: dict[int, int] = {}
+        self.wait_area: dict[int, float] = {}
+        self.wait_mark: dict[int, float] = {}
+        self.wait_cpu: dict[int, int] = {}  # pid -> CPU it waits on
         self.recent: dict[int, deque[tuple[int, float, float]]] = {}
         self.first: dict[int, TraceEvent] = {}
         self.last: dict[int, TraceEvent] = {}
@@ -210,27 +216,44 @@ class SchedAnalyzer:
 
     def _clip(self, start: float, end: float) -> float | None:
         """The interval's start clipped to the window, or None when it must not be counted."""
-        if start <= self.barrier or end < self.w0:
+        if start <= self.barrier or end < self.w0 or end < start:  # end < start: time went back (concatenated traces)
             return None
         return start if start >= self.w0 else self.w0
 
-    def _behind(self, cpu: int, t0: float, t1: float, victim: int) -> tuple[Blame, ...]:
-        """Who ran on ``cpu`` during ``[t0, t1]``, most time first; charge them the delay of task ``victim``.
+    def _queue(self, cpu: int, ts: float, delta: int) -> None:
+        """One more (+1) or one less (-1) task waiting to run on ``cpu`` from ``ts``."""
+        n = self.waiting.get(cpu, 0)
+        mark = self.wait_mark.get(cpu, ts)
+        self.wait_area[cpu] = self.wait_area.get(cpu, 0.0) + n * (ts - mark if ts > mark else 0.0)
+        self.wait_mark[cpu] = ts
+        self.waiting[cpu] = max(0, n + delta)
 
-        ``victim`` < 0: the waiter is not a task (a softirq); nobody is charged.
+    def _area(self, cpu: int, ts: float) -> float:
+        """Task-seconds of waiting on ``cpu`` up to ``ts``."""
+        mark = self.wait_mark.get(cpu, ts)
+        return self.wait_area.get(cpu, 0.0) + self.waiting.get(cpu, 0) * (ts - mark if ts > mark else 0.0)
+
+    def _unqueue(self, pid: int, ts: float) -> None:
+        cpu = self.wait_cpu.pop(pid, None)
+        if cpu is not None:
+            self._queue(cpu, ts, -1)
+
+    def _behind(self, cpu: int, t0: float, t1: float, victim: int) -> tuple[Blame, ...]:
+        """Who ran on ``cpu`` during ``[t0, t1]``, most time first; list task ``victim`` as theirs.
+
+        ``victim`` < 0: the waiter is not a task (a softirq).
         """
         share: dict[int, float] = {}
         for pid, start, end in reversed(self.recent.get(cpu, ())):
             if end <= t0:
                 break
-            overlap = min(end, t1) - max(start, t0)
+            overlap = (end if end < t1 else t1) - (start if start > t0 else t0)
             if overlap > 0 and pid != victim:
                 share[pid] = share.get(pid, 0.0) + overlap
         blames = []
         for pid, seconds in sorted(share.items(), key=lambda kv: -kv[1])[:5]:
             culprit = self.tasks.get(pid)
             if culprit is not None and pid != 0 and victim >= 0:
-                culprit.delay_caused += seconds
                 culprit.victims[victim] = culprit.victims.get(victim, 0.0) + seconds
             blames.append(Blame(pid, self._comm(pid), seconds))
         return tuple(blames)
@@ -305,6 +328,7 @@ class SchedAnalyzer:
                 self._offtime(ev, ts, cpu, kind)
             else:
                 pid = ev.pid
+                self._unqueue(pid, ts)
                 self.pending_wake.pop(pid, None)
                 self.blocked.pop(pid, None)
                 self.preempted.pop(pid, None)
@@ -317,55 +341,81 @@ class SchedAnalyzer:
         self.lost_events += ev.pid
         self.barrier = max((e.ts for e in self.last.values()), default=-math.inf)
         cpus = list(self.cur) if ev.cpu < 0 else [ev.cpu]
+        self.waiting.clear()
+        self.wait_cpu.clear()
         for cpu in cpus:
             self.cur.pop(cpu, None)
             self.irq_stack.pop(cpu, None)
             self.soft_cur.pop(cpu, None)
 
     def _switch(self, ev: TraceEvent, ts: float, cpu: int) -> None:
+        # The hot path (a third of all events): helpers are inlined where it pays.
         prev = ev.pid
+        tasks = self.tasks
         cur = self.cur.get(cpu)
-        self.switches[cpu] = self.switches.get(cpu, 0) + 1
+        switches = self.switches
+        switches[cpu] = switches.get(cpu, 0) + 1
         if cur is not None and cur[0] == prev:
             since = cur[1]
             recent = self.recent.get(cpu)
             if recent is None:
                 recent = self.recent[cpu] = deque(maxlen=RECENT_RUNS)
             recent.append((prev, since, ts))
-            start = self._clip(since, ts)
+            if since > self.barrier and since >= self.w0 and ts >= since:
+                start: float | None = since
+            else:
+                start = self._clip(since, ts)
             if start is not None:
                 if prev == 0:
                     self.idle[cpu] = self.idle.get(cpu, 0.0) + (ts - start)
                 else:
                     self.busy[cpu] = self.busy.get(cpu, 0.0) + (ts - start)
-                    task = self._task(prev, ev.comm, ev.prio)
+                    task = tasks.get(prev)
+                    if task is None:
+                        task = tasks[prev] = _Task(ev.comm, ev.prio)
                     task.runtime += ts - start
                     task.runs.add(start, ts, cpu, cur[2], ev)
+                    delay = self._area(cpu, ts) - cur[3]
+                    if delay > 0:
+                        task.delay_caused += delay
                     if ts - start > self.thresholds.hog:
                         task.hog_runs += 1
                     if self.bucket is not None:
                         self._bucket_add(cpu, start, ts, prev, 0)
                 if self.timeline is not None and len(self.timeline) < TIMELINE_MAX_RUNS:
                     self.timeline.append((cpu, start, ts, prev))
+        wait_cpu = self.wait_cpu
         if prev != 0:
-            task = self._task(prev, ev.comm, ev.prio)
-            task.comm = ev.comm
-            task.prio = ev.prio
+            task = tasks.get(prev)
+            if task is None:
+                task = tasks[prev] = _Task(ev.comm, ev.prio)
+            else:
+                task.comm = ev.comm
+                task.prio = ev.prio
             state = ev.state[:1]
             self.pending_wake.pop(prev, None)
+            if prev in wait_cpu:
+                self._unqueue(prev, ts)
             if state == b"R":
                 self.preempted[prev] = ev
+                wait_cpu[prev] = cpu
+                self._queue(cpu, ts, 1)
                 nxt = ev.next_pid
                 task.preempted_by[nxt] = task.preempted_by.get(nxt, 0) + 1
             elif state not in (b"Z", b"X"):
                 self.blocked[prev] = ev
         nxt = ev.next_pid
-        self.cur[cpu] = (nxt, ts, ev)
+        if nxt in wait_cpu:
+            self._unqueue(nxt, ts)
+        self.cur[cpu] = (nxt, ts, ev, self._area(cpu, ts))
         if nxt == 0:
             return
-        task = self._task(nxt, ev.next_comm, ev.next_prio)
-        task.comm = ev.next_comm
-        task.prio = ev.next_prio
+        task = tasks.get(nxt)
+        if task is None:
+            task = tasks[nxt] = _Task(ev.next_comm, ev.next_prio)
+        else:
+            task.comm = ev.next_comm
+            task.prio = ev.next_prio
         woken = self.pending_wake.pop(nxt, None)
         if woken is not None:
             self._waited(task, nxt, woken, ev, ts, cpu, task.wakeup, _WAKE_SOURCES[woken.kind])
@@ -373,9 +423,10 @@ class SchedAnalyzer:
             out = self.preempted.pop(nxt, None)
             if out is not None:
                 self._waited(task, nxt, out, ev, ts, cpu, task.preempt_wait, "preemption")
-        sleep = self.blocked.pop(nxt, None)
-        if sleep is not None:  # its wakeup was not traced: blocked until the switch-in
-            self._blocked(task, sleep, ev, ts)
+        if self.blocked:
+            sleep = self.blocked.pop(nxt, None)
+            if sleep is not None:  # its wakeup was not traced: blocked until the switch-in
+                self._blocked(task, sleep, ev, ts)
 
     def _waited(
         self, task: _Task, pid: int, since: TraceEvent, ev: TraceEvent, ts: float, cpu: int, fig: _Fig, source: str
@@ -384,14 +435,12 @@ class SchedAnalyzer:
         if start is None:
             return
         latency = ts - start
-        worst = fig.add(start, ts, cpu, since, ev)
-        if latency >= BLAME_MIN_WAIT or worst:
+        if fig.add(start, ts, cpu, since, ev):  # a new worst: say who ran meanwhile
             wait = Wait(_span(start, ts, cpu, since, ev), self._behind(cpu, start, ts, pid), source)
-            if worst:
-                if source == "preemption":
-                    task.worst_preempt_wait = wait
-                else:
-                    task.worst_wakeup = wait
+            if source == "preemption":
+                task.worst_preempt_wait = wait
+            else:
+                task.worst_wakeup = wait
         if self.bucket is not None:
             self._bucket_latency(cpu, ts, latency, pid)
 
@@ -417,6 +466,10 @@ class SchedAnalyzer:
         if pid not in self.pending_wake:
             self.pending_wake[pid] = ev
             self.wake_sources[kind] = self.wake_sources.get(kind, 0) + 1
+            if pid not in self.wait_cpu:
+                target = ev.next_pid if ev.next_pid >= 0 else ev.cpu
+                self.wait_cpu[pid] = target
+                self._queue(target, ts, 1)
         sleep = self.blocked.pop(pid, None)
         if sleep is not None:
             self._blocked(task, sleep, ev, ts)
@@ -460,7 +513,7 @@ class SchedAnalyzer:
             if fig is None:
                 fig = self.soft_raise[vec] = _Fig()
             if fig.add(start, ts, cpu, raised, ev):
-                behind = self._behind(cpu, start, ts, -1) if ts - start >= BLAME_MIN_WAIT else ()
+                behind = self._behind(cpu, start, ts, -1)
                 self.soft_raise_wait[vec] = Wait(_span(start, ts, cpu, raised, ev), behind, "softirq_raise")
             return
         entry = self.soft_cur.pop(cpu, None)
@@ -519,7 +572,7 @@ class SchedAnalyzer:
 
     def result(self, counts: ParseCounts) -> TraceAnalysis:
         """Freeze everything into a :class:`TraceAnalysis`; open runs end at their CPU's last event."""
-        for cpu, (pid, since, ev) in list(self.cur.items()):
+        for cpu, (pid, since, ev, _area) in list(self.cur.items()):
             end_ev = self.last.get(cpu)
             if pid == 0 or end_ev is None or end_ev.ts <= since:
                 continue

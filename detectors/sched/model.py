@@ -92,8 +92,8 @@ class TaskStats(NamedTuple):
     worst_preempt_wait: Wait | None
     blocked: tuple[StateTime, ...]
     preempted_by: tuple[Preemptor, ...]
-    delay_caused: float  # seconds other tasks waited while this one ran (waits > 100 us)
-    victims: tuple[Blame, ...]  # the tasks it delayed most
+    delay_caused: float  # task-seconds other tasks spent waiting for its CPU while it ran
+    victims: tuple[Blame, ...]  # tasks whose worst wait it ran through, most time first
 
     @property
     def is_rt(self) -> bool:

@@ -1,0 +1,131 @@
+"""Throughput and peak memory of ``kforensic trace`` against a plain per-line regex parse of the same file.
+
+For the input (default: ../shared/traces/bench/big.ftrace.txt.gz, decompressed into a temporary
+folder) and for COPIES concatenated copies of it, runs, each in its own process so peak RSS is
+its own:
+
+  kforensic trace FILE --format json -o OUT      (the whole analysis, findings and JSON)
+  BASELINE: for line in open(FILE): m = REGEX.match(line); float(ts); int(cpu); count event
+
+and prints wall seconds, events/s, peak RSS and the ratio baseline time / kforensic time.
+Run: .venv/bin/python benchmarks/trace_throughput.py [--input FILE] [--copies 10] [--repeat 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_INPUT = ROOT.parent / "shared" / "traces" / "bench" / "big.ftrace.txt.gz"
+
+# The regex a one-off script would use: comm-pid, optional (tgid), [cpu], optional flags, ts, event, payload.
+BASELINE_RE = re.compile(
+    r"^\s*(?P<comm>.+)-(?P<pid>\d+)\s+(?:\(\s*\d+\)\s+)?\[(?P<cpu>\d+)\]\s+(?:(?P<flags>\S+)\s+)?"
+    r"(?P<ts>\d+\.\d+):\s+(?P<event>[\w:]+):\s+(?P<payload>.*)$"
+)
+
+
+def baseline(path: str) -> None:
+    """The baseline parse, run in a child process: prints the number of events."""
+    counts: dict[str, int] = {}
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            m = BASELINE_RE.match(line)
+            if m:
+                float(m["ts"])
+                int(m["cpu"])
+                event = m["event"]
+                counts[event] = counts.get(event, 0) + 1
+    print(sum(counts.values()))
+
+
+def run_measured(argv: list[str]) -> tuple[float, int, str]:
+    """Run a command; return wall seconds, its peak RSS in bytes (from wait4) and its stdout."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    out = proc.stdout.read()
+    err = proc.stderr.read()
+    _pid, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode not in (0, 1):
+        sys.exit(f"{' '.join(argv[:5])} failed ({proc.returncode}): {err.decode(errors='replace')[:500]}")
+    return wall, usage.ru_maxrss * 1024, out.decode()
+
+
+def bench(path: Path, out_dir: Path, repeat: int) -> dict[str, float]:
+    """Measure kforensic and the baseline on one file; keep the best of ``repeat`` runs of each."""
+    size = path.stat().st_size
+    out = out_dir / "trace.json"
+    best: dict[str, float] = {}
+    for _ in range(repeat):
+        tool_s, tool_rss, _ = run_measured(
+            [sys.executable, "-m", "forensics", "trace", str(path), "--format", "json", "-o", str(out)]
+        )
+        base_s, base_rss, base_out = run_measured([sys.executable, __file__, "--baseline", str(path)])
+        if not best or tool_s < best["tool_s"]:
+            best.update(tool_s=tool_s, tool_rss=tool_rss)
+        if "base_s" not in best or base_s < best["base_s"]:
+            best.update(base_s=base_s, base_rss=base_rss, base_events=float(base_out.strip() or 0))
+    doc = json.loads(out.read_text())
+    events = doc["parse"]["events"]
+    print(f"\n{path.name}: {size / 1e6:.0f} MB, {doc['parse']['lines']} lines, {events} events")
+    print(
+        f"  kforensic trace : {best['tool_s']:7.2f} s  {events / best['tool_s'] / 1e3:7.0f} k events/s  "
+        f"{size / best['tool_s'] / 1e6:6.1f} MB/s  peak RSS {best['tool_rss'] / 1e6:6.0f} MB"
+    )
+    print(
+        f"  regex baseline  : {best['base_s']:7.2f} s  {best['base_events'] / best['base_s'] / 1e3:7.0f} k events/s  "
+        f"{size / best['base_s'] / 1e6:6.1f} MB/s  peak RSS {best['base_rss'] / 1e6:6.0f} MB"
+    )
+    print(f"  ratio (baseline time / kforensic time): {best['base_s'] / best['tool_s']:.2f}x")
+    return {**best, "events": float(events), "size": float(size)}
+
+
+def main() -> None:
+    """Prepare the inputs and print the figures."""
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--input", type=Path, default=DEFAULT_INPUT, help="trace text or .gz (default: %(default)s)")
+    ap.add_argument("--copies", type=int, default=10, help="concatenated copies for the big run (0: skip)")
+    ap.add_argument("--repeat", type=int, default=1, help="runs of each measurement (best is kept)")
+    ap.add_argument("--baseline", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.baseline:
+        baseline(args.baseline)
+        return
+    if not args.input.exists():
+        sys.exit(f"no input {args.input}; give --input TRACE")
+    with tempfile.TemporaryDirectory(prefix="kf-trace-bench-") as tmp:
+        work = Path(tmp)
+        one = work / "one.txt"
+        opener = gzip.open if args.input.suffix == ".gz" else open
+        with opener(args.input, "rb") as src, one.open("wb") as dst:
+            shutil.copyfileobj(src, dst, 8 << 20)
+        results = [bench(one, work, args.repeat)]
+        if args.copies > 1:
+            many = work / f"x{args.copies}.txt"
+            with many.open("wb") as dst:
+                for _ in range(args.copies):
+                    with one.open("rb") as src:
+                        shutil.copyfileobj(src, dst, 8 << 20)
+            one.unlink()
+            results.append(bench(many, work, args.repeat))
+            small, big = results
+            per_small = small["tool_s"] / small["events"]
+            per_big = big["tool_s"] / big["events"]
+            print(f"\nlinearity: time per event on x{args.copies} / on x1 = {per_big / per_small:.2f}")
+
+
+if __name__ == "__main__":
+    main()
