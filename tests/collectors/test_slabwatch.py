@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from collectors.procfs import SlabStatistics
 from collectors.slabstore import SlabStore
 from collectors.slabwatch import Progress, SlabWatcher, WatchPlan, check_slabinfo, require_slabinfo, top_movers
 from forensics.errors import CollectionError
@@ -77,6 +78,24 @@ def test_caches_appear_disappear_truncated_and_empty_files(tmp_path: Path) -> No
         assert store.counter_series("vmstat", "pgfault") == ()  # not a recorded counter
     assert seen[1].movers[0].name == "new_cache" and seen[1].movers[0].delta_bytes == 500 * 64
     assert seen[4].missing and not seen[5].missing
+
+
+def test_statistics_variant_and_empty_meminfo_and_vmstat(tmp_path: Path) -> None:
+    tree = FakeTree(tmp_path / "root")
+    tree.statistics = True
+    stats = SlabStatistics(5000, 700, 12, 3, 0, 40, 2, 1, 0, 4800, 200, 4700, 100)
+    tree.set_caches(
+        [cache("size-64", 640)._replace(statistics=stats), cache("size-128", 10)._replace(statistics=stats)]
+    )
+    steps = [lambda: (tree.write("proc/meminfo", ""), tree.write("proc/vmstat", b"nr_free_pages 1\nnr_slab_rec"))]
+    watch(tree, tmp_path / "s.sqlite", steps)
+    with SlabStore.open(tmp_path / "s.sqlite") as store:
+        rows = store.db.execute("SELECT sample_id, allocmiss, freemiss FROM slab_stats ORDER BY sample_id").fetchall()
+        assert rows == [(1, 200, 100), (1, 200, 100), (2, 200, 100), (2, 200, 100)]
+        second = store.samples()[1]
+        assert second.missing is not None and "no meminfo counters" in second.missing
+        assert [p.value for p in store.counter_series("vmstat", "nr_free_pages")] == [301136, 1]
+        assert len(store.counter_series("vmstat", "nr_slab_reclaimable")) == 1  # the truncated line is dropped
 
 
 def test_reboot_within_the_run_is_a_series_break(tmp_path: Path) -> None:
