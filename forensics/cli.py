@@ -43,9 +43,9 @@ def _root(
 
 def _register_commands() -> None:
     # One import per line: each command module adds itself here.
-    from forensics.commands import dmesg, kdump, report, slabwatch, trace, vmcore
+    from forensics.commands import dmesg, kdump, leaks, report, slabwatch, trace, vmcore
 
-    for module in (report, vmcore, slabwatch, kdump, trace, dmesg):
+    for module in (report, vmcore, slabwatch, kdump, trace, dmesg, leaks):
         module.register(app)
 
 

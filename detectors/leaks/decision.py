@@ -37,7 +37,9 @@ class Thresholds:
     """The numbers behind the decision (documented in docs/leaks.md)."""
 
     min_rate: float = 256 * 1024  # bytes/h: slower growth is not worth a finding
-    min_growth: float = 1024 * 1024  # bytes over the stretch: less is within the wander of any busy cache
+    min_growth: float = 512 * 1024  # bytes over the stretch: less is noise for any cache
+    clear_growth: float = 1024 * 1024  # less than this is within the wander of a busy cache...
+    clear_tau: float = 0.9  # ...unless the growth is this steady (Kendall tau and r²)
     min_share_per_day: float = 0.0001  # of MemTotal: 0.01%/day
     min_points: int = 8  # window medians
     leak_tau: float = 0.7
@@ -105,6 +107,17 @@ def _no_effect(c: Context) -> str | None:
     share = c.share_per_day
     if share is not None and share < th.min_share_per_day:
         return f"grows {share:.4%} of MemTotal per day, below {th.min_share_per_day:.3%}"
+    return None
+
+
+def _small_growth(c: Context) -> str | None:
+    f, th = c.features, c.thresholds
+    growth = c.rate * f.span_hours
+    if growth < th.clear_growth and not (f.tau >= th.clear_tau and f.r2 >= th.clear_tau):
+        return (
+            f"grows {_kb(growth)} over the stretch, within the wander of a busy cache "
+            f"(not steady enough to tell: Kendall tau {f.tau:.2f}, r² {f.r2:.2f})"
+        )
     return None
 
 
@@ -196,6 +209,7 @@ Rule = tuple[str, Grade, Callable[[Context], str | None]]
 RULES: tuple[Rule, ...] = (
     ("too-short", Grade.STABLE, _too_short),
     ("no-effect", Grade.STABLE, _no_effect),
+    ("small-growth", Grade.STABLE, _small_growth),
     ("one-time-step", Grade.STABLE, _one_time_step),
     ("plateau", Grade.STABLE, _plateau),
     ("floor-rises-through-reclaim", Grade.SUSPECT, _floor_rises_through_reclaim),

@@ -39,6 +39,7 @@ class SeriesVerdict:
     objsize: int | None
     grid_walls: FloatArray
     grid_values: FloatArray
+    origin_wall: float  # time 0 of the fitted line (``features.ts_intercept`` is its value there)
 
     @property
     def grade(self) -> Grade:
@@ -100,14 +101,14 @@ def judge_column(
     t0 = float(matrix.walls[0])
     hours = (walls - t0) / 3600.0
     feats = features(hours[keep], y[keep])
-    since = float(walls[keep][0])
+    since = float(walls[keep][0]) - matrix.window_seconds / 2.0 - 1e-6  # the start of the first window
     onset = late_onset(feats, thresholds)
     if onset is not None:
         # The series was flat, then started to rise: judge the rise on its own.
         part = keep & (hours >= onset)
         if int(part.sum()) >= thresholds.min_points:
             feats = features(hours[part], y[part])
-            since = float(walls[part][0])
+            since = float(walls[part][0]) - matrix.window_seconds / 2.0 - 1e-6
     verdict = decide(Context(feats, reclaimable, mem_total, thresholds))
     objects_rate = None
     objsize = None
@@ -132,6 +133,7 @@ def judge_column(
         objsize=objsize,
         grid_walls=walls[keep],
         grid_values=y[keep],
+        origin_wall=t0,
     )
 
 

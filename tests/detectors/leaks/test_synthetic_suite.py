@@ -11,7 +11,7 @@ from forensics.model import LocatorKind, Severity
 from tests.detectors.leaks import synthetic
 from tests.helpers import assert_evidence_resolves
 
-TRIALS = 10
+TRIALS = 8
 LEAKS = [s for s in synthetic.SHAPES if s.leak]
 NON_LEAKS = [s for s in synthetic.SHAPES if not s.leak]
 # The target of the issue: leaks of >= 1 MB/h, found within 2 h of 60 s samples.

@@ -1,0 +1,94 @@
+"""PNG plots of flagged caches and meminfo fields: window medians over time and the fitted trend.
+
+matplotlib (Agg backend, no display needed) is imported inside the functions:
+importing this module costs nothing.  Files are written atomically, mode 0600
+(they show kernel memory use).
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from forensics.output import write_atomic
+
+if TYPE_CHECKING:
+    from detectors.leaks.judge import SeriesVerdict
+
+#: At most this many plots per run: the worst series first.
+MAX_PLOTS = 12
+
+
+@dataclass(frozen=True)
+class Plot:
+    """A written plot: the series it shows and where it is."""
+
+    name: str  # cache or meminfo field
+    kind: str  # "cache" or "meminfo"
+    path: Path
+
+
+def plot_file_name(kind: str, name: str) -> str:
+    """A safe file name for a series' plot, e.g. ``cache-kmalloc-64.png``."""
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "series"
+    return f"{kind}-{safe}.png"
+
+
+def render_png(verdict: SeriesVerdict, title: str) -> bytes:
+    """One series as a PNG: window medians, the judged part's Theil–Sen trend, MiB over UTC time."""
+    import datetime as dt
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.dates as mdates
+    import matplotlib.pyplot as plt
+
+    f = verdict.features
+    # matplotlib dates are days since its epoch, 1970-01-01 UTC by default (what date2num computes).
+    times = verdict.grid_walls / 86400.0
+    fig, ax = plt.subplots(figsize=(8, 3.6), dpi=100)
+    try:
+        ax.plot(times, verdict.grid_values / 2**20, marker=".", linewidth=1, label="window medians")
+        judged = verdict.grid_walls >= verdict.since_wall
+        hours = (verdict.grid_walls[judged] - verdict.origin_wall) / 3600.0
+        if len(hours):
+            trend = (f.ts_intercept + f.ts_slope * hours) / 2**20
+            ax.plot(
+                times[judged],
+                trend,
+                linestyle="--",
+                color="tab:red",
+                label=f"trend {verdict.rate / 1024:,.0f} KB/h ({verdict.grade.value})",
+            )
+        ax.set_title(title, fontsize=10)
+        ax.set_ylabel("MiB")
+        # matplotlib ships no annotation for DateFormatter.__init__.
+        ax.xaxis.set_major_formatter(mdates.DateFormatter("%m-%d %H:%M", tz=dt.UTC))  # type: ignore[no-untyped-call]
+        ax.grid(True, alpha=0.3)
+        ax.legend(loc="upper left", fontsize=8)
+        ax.set_xlabel("UTC")
+        fig.autofmt_xdate()
+        fig.tight_layout()
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png")
+    finally:
+        plt.close(fig)
+    return buffer.getvalue()
+
+
+def write_plots(verdicts: list[tuple[str, SeriesVerdict]], directory: Path) -> list[Plot]:
+    """Write one PNG per (kind, verdict), worst first, at most :data:`MAX_PLOTS`; return what was written."""
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    written = []
+    for kind, verdict in verdicts[:MAX_PLOTS]:
+        path = directory / plot_file_name(kind, verdict.name)
+        title = f"{verdict.name}: {verdict.verdict.reason}"
+        if len(title) > 90:
+            title = title[:87] + "..."
+        write_atomic(path, render_png(verdict, title))
+        written.append(Plot(verdict.name, kind, path))
+    return written

@@ -1,0 +1,239 @@
+"""``kforensic leaks`` as a user runs it: real stores, real subprocesses, exit codes, files."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from collectors.slabstore import SlabStore
+from forensics.cli import main
+from forensics.commands.leaks import LEAKS_SCHEMA, analyse_store
+from forensics.model import LocatorKind, Severity
+from forensics.serialize import incident_from_dict
+from tests.detectors.leaks.storebuild import Cache, meminfo_text, slab_line, udp_leak_store, write_store
+from tests.helpers import assert_evidence_resolves
+from tests.vmcore_cases import CASES_DIR, case_names
+
+
+def run_subprocess(*args: str) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m forensics ARGS`` as a user does."""
+    return subprocess.run(
+        [sys.executable, "-m", "forensics", *args], capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+@dataclass(frozen=True)
+class Ran:
+    """Exit status and output of an in-process run of the CLI."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def run(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Callable[..., Ran]:
+    """Run the CLI's real entry point (error boundary included) in this process: pandas is imported once."""
+
+    def invoke(*args: str) -> Ran:
+        monkeypatch.setattr(sys, "argv", ["kforensic", *args])
+        capsys.readouterr()
+        try:
+            main()
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        out = capsys.readouterr()
+        return Ran(code, out.out, out.err)
+
+    return invoke
+
+
+@pytest.fixture(scope="module")
+def udp_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("leaks") / "udp.sqlite"
+    udp_leak_store(path)
+    return path
+
+
+def test_json_document_embeds_the_incident_and_report_merges_it(udp_store: Path, tmp_path: Path) -> None:
+    out = tmp_path / "leaks.json"
+    result = run_subprocess("leaks", "--store", str(udp_store), "--format", "json", "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    assert stat.S_IMODE(out.stat().st_mode) == 0o600
+    doc = json.loads(out.read_text())
+    assert doc["schema"] == LEAKS_SCHEMA
+    assert doc["samples"] == 121
+    [group] = doc["groups"]
+    assert group["subject"] == "UDP sockets"
+    assert set(group["members"]) >= {"UDP", "sock_inode_cache", "filp", "dentry", "kmalloc-64"}
+    assert all(abs(r - 1.0) < 0.05 for r in group["objects_per_anchor_object"])
+    udp = next(s for s in doc["series"] if s["name"] == "UDP")
+    assert udp["grade"] == "leak"
+    assert udp["rate_bytes_per_hour"] == pytest.approx(3000 * 1344, rel=0.02)
+    assert {s["role"] for s in udp["samples"]} >= {"first", "last"}
+    incident = incident_from_dict(doc, str(out))
+    assert any("UDP sockets" in f.title and f.severity is Severity.HIGH for f in incident.findings)
+
+    merged = run_subprocess("report", "--from", str(out), "--format", "md")
+    assert merged.returncode == 0, merged.stderr
+    assert "UDP sockets leak" in merged.stdout
+
+
+def test_evidence_cites_stored_samples_that_resolve(udp_store: Path) -> None:
+    result = analyse_store(udp_store)
+    with SlabStore.open(udp_store) as store:
+        assert_evidence_resolves(result.incident.findings, resolvers={LocatorKind.SAMPLE: store.resolve_evidence})
+    group = next(f for f in result.incident.findings if f.kind == "slab-leak-group")
+    assert {e.locator.name for e in group.evidence} >= {"UDP", "sock_inode_cache", "filp", "dentry"}
+    first = next(e for e in group.evidence if e.locator.name == "UDP")
+    assert first.locator.start == 1  # the first stored sample of the run
+
+
+def test_fail_on_and_text_table(udp_store: Path, run: Callable[..., Ran]) -> None:
+    result = run("leaks", "--store", str(udp_store), "--fail-on", "high")
+    assert result.returncode == 1
+    assert "UDP sockets leak" in result.stdout
+    assert "KB/h" in result.stdout.splitlines()[3]  # the table header
+    assert run("leaks", "--store", str(udp_store), "--fail-on", "critical").returncode == 0
+
+
+def test_markdown_links_the_png_plots(udp_store: Path, tmp_path: Path, run: Callable[..., Ran]) -> None:
+    out = tmp_path / "report" / "leaks.md"
+    out.parent.mkdir()
+    plots = tmp_path / "report" / "plots"
+    result = run("leaks", "--store", str(udp_store), "-f", "md", "--plots", str(plots), "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    text = out.read_text()
+    pngs = sorted(plots.glob("*.png"))
+    assert pngs
+    for png in pngs:
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert stat.S_IMODE(png.stat().st_mode) == 0o600
+        assert f"](plots/{png.name})" in text
+    assert "cache-UDP.png" in {p.name for p in pngs}
+    assert "# kforensic incident report" in text
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["--store", "/nonexistent/leak.sqlite"], 3, "no such store"),
+        (["--run", "99"], 2, "no run 99"),
+        (["--last", "soon"], 2, "not a duration"),
+        (["--min-rate", "0"], 2, "more than 0"),
+    ],
+)
+def test_bad_input_and_usage(
+    udp_store: Path, args: list[str], code: int, message: str, run: Callable[..., Ran]
+) -> None:
+    if "--store" not in args:
+        args = ["--store", str(udp_store), *args]
+    result = run("leaks", *args)
+    assert result.returncode == code
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_an_empty_store_is_bad_input(tmp_path: Path, run: Callable[..., Ran]) -> None:
+    path = tmp_path / "empty.sqlite"
+    with SlabStore.open_for_writing(path, "testhost"):
+        pass
+    result = run("leaks", "--store", str(path))
+    assert result.returncode == 3
+    assert "no slab samples" in result.stderr
+
+
+def test_last_limits_the_window(udp_store: Path, tmp_path: Path, run: Callable[..., Ran]) -> None:
+    out = tmp_path / "last.json"
+    assert run("leaks", "--store", str(udp_store), "--last", "30m", "-f", "json", "-o", str(out)).returncode == 0
+    doc = json.loads(out.read_text())
+    assert 30 <= doc["samples"] <= 32
+
+
+def test_a_stable_machine_has_no_findings(tmp_path: Path, run: Callable[..., Ran]) -> None:
+    path = tmp_path / "stable.sqlite"
+    caches = [
+        Cache("kmalloc-64", 64, lambda i, h: 10_000 + (i * 7919) % 50),
+        Cache("dentry", 192, lambda i, h: 100_000 + 20_000 * (i % 20)),
+        Cache("vm_area_struct", 192, lambda i, h: 3_000 + int(2_000 * (1 - 2.718 ** (-h / 0.2)))),
+    ]
+    write_store(path, caches, 121, 60.0, reclaim={"dentry": True})
+    result = run("leaks", "--store", str(path), "--fail-on", "medium", "-f", "json")
+    assert result.returncode == 0, result.stdout
+    doc = json.loads(result.stdout)
+    assert all(f["severity"] == "info" for f in doc["incident"]["findings"])
+
+
+# ---------------------------------------------------------------- imported snapshots (the vmcore fixture's leak)
+
+
+def _fixture_like_snapshots(directory: Path, samples: int = 90) -> None:
+    """Snapshots as the fixture's init writes them: a kthread leaks 20 kf_leak_obj (512 B) a second."""
+    base = Path("/proc/slabinfo")
+    try:
+        real = [line for line in base.read_text().splitlines()[2:] if line.strip()][:40]
+    except OSError:
+        real = [slab_line("kmalloc-64", 9_000, 9_216, 64), slab_line("dentry", 50_000, 50_001, 192)]
+    directory.mkdir()
+    for i in range(samples):
+        leaked = 20 * i
+        lines = [*real, slab_line("kf_leak_obj", leaked, -(-leaked // 16) * 16, 512)]
+        text = (
+            f"=== kf-sample {i} date={1_780_000_000 + i} uptime={30.0 + i:.2f} 60.00\n--- /proc/slabinfo\n"
+            "slabinfo - version: 2.1\n# name <active_objs> <num_objs> ...\n"
+            + "\n".join(lines)
+            + "\n--- /proc/meminfo\n"
+            + meminfo_text(400_000 - i * 10, 20_000 + i * 10)
+        )
+        (directory / f"sample-{i:03d}.txt").write_text(text)
+
+
+def _import_and_analyse(snapshots: Path, tmp_path: Path, run: Callable[..., Ran]) -> dict[str, object]:
+    store = tmp_path / "imported.sqlite"
+    imported = run("slab-import", "--store", str(store), "--host", "guest", str(snapshots), "-f", "json")
+    assert imported.returncode in (0, 1), imported.stderr
+    result = run("leaks", "--store", str(store), "-f", "json")
+    assert result.returncode == 0, result.stderr
+    doc: dict[str, object] = json.loads(result.stdout)
+    return doc
+
+
+def test_a_leak_in_imported_snapshots_is_flagged(tmp_path: Path, run: Callable[..., Ran]) -> None:
+    snapshots = tmp_path / "snapshots"
+    _fixture_like_snapshots(snapshots)
+    doc = _import_and_analyse(snapshots, tmp_path, run)
+    series = {s["name"]: s for s in doc["series"]}  # type: ignore[attr-defined]
+    leak = series["kf_leak_obj"]
+    assert leak["grade"] in ("leak", "suspect")
+    assert leak["rate_bytes_per_hour"] == pytest.approx(20 * 512 * 3600, rel=0.2)
+    titles = [f["title"] for f in doc["incident"]["findings"]]  # type: ignore[index]
+    assert any("kf_leak_obj" in t for t in titles)
+
+
+def test_the_vmcore_fixture_leak_case_is_flagged(tmp_path: Path, run: Callable[..., Ran]) -> None:
+    if "08-slab-leak" not in case_names() or not (CASES_DIR / "08-slab-leak" / "snapshots").is_dir():
+        pytest.skip(
+            "vmcore fixture case 08-slab-leak (snapshots/) is not committed; build with vmcore_fixtures/build.sh"
+        )
+    doc = _import_and_analyse(CASES_DIR / "08-slab-leak" / "snapshots", tmp_path, run)
+    series = {s["name"]: s for s in doc["series"]}  # type: ignore[attr-defined]
+    assert series["kf_leak_obj"]["grade"] in ("leak", "suspect")
+    assert series["kf_leak_obj"]["rate_bytes_per_hour"] == pytest.approx(20 * 512 * 3600, rel=0.2)
+
+
+def test_output_is_written_atomically_and_privately(udp_store: Path, tmp_path: Path, run: Callable[..., Ran]) -> None:
+    out = tmp_path / "out.txt"
+    out.write_text("old")
+    os.chmod(out, 0o644)
+    assert run("leaks", "--store", str(udp_store), "-o", str(out)).returncode == 0
+    assert stat.S_IMODE(out.stat().st_mode) == 0o600
+    assert "UDP" in out.read_text()

@@ -1,0 +1,127 @@
+"""A real leak on the test machine: a child process maps memory and never unmaps it.
+
+The child mmaps 4 KiB anonymous regions at a fixed rate with alternating
+protections (PROT_READ, PROT_READ|PROT_WRITE) so neighbouring VMAs cannot
+merge: every mapping costs one ``vm_area_struct``.  slab-watch samples every
+0.5 s into a store, then ``kforensic leaks`` analyses it.  The same sampling
+without the child must flag nothing.  About 30 s in all; root only.
+
+Run alone with:  .venv/bin/pytest -q -m live tests/live/test_live_leak.py
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from collectors.slabstore import SlabStore
+from collectors.slabwatch import SlabWatcher, WatchPlan
+from detectors.leaks.decision import Grade
+from forensics.commands.leaks import analyse_store
+from forensics.model import LocatorKind, Severity
+from tests.helpers import assert_evidence_resolves
+
+pytestmark = pytest.mark.live
+
+LEAK_PER_SECOND = 1500.0
+SAMPLE_SECONDS = 16.0
+CONTROL_SECONDS = 10.0
+INTERVAL = 0.5
+
+LEAKER = r"""
+import ctypes, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+rate, seconds = float(sys.argv[1]), float(sys.argv[2])
+PROT_READ, PROT_WRITE, MAP_PRIVATE, MAP_ANONYMOUS = 1, 2, 0x02, 0x20
+failed = ctypes.c_void_p(-1).value
+done = 0
+start = time.monotonic()
+print("ready", flush=True)
+while (elapsed := time.monotonic() - start) < seconds:
+    while done < int(rate * elapsed):
+        prot = PROT_READ if done % 2 else PROT_READ | PROT_WRITE
+        if libc.mmap(None, 4096, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) in (None, failed):
+            sys.exit(f"mmap failed after {done} mappings: errno {ctypes.get_errno()}")
+        done += 1
+    time.sleep(0.002)
+print("done", done, flush=True)
+sys.stdin.read()  # hold the mappings until the test lets go
+"""
+
+
+def _skip_unless_root() -> None:
+    if os.geteuid() != 0:
+        pytest.skip("needs root: /proc/slabinfo is mode 0400")
+    try:
+        Path("/proc/slabinfo").read_bytes()
+    except OSError as exc:
+        pytest.skip(f"/proc/slabinfo is unreadable: {exc.strerror}")
+
+
+def _objsize(cache: str) -> int:
+    for line in Path("/proc/slabinfo").read_text().splitlines():
+        parts = line.split()
+        if parts and parts[0] == cache:
+            return int(parts[3])
+    pytest.skip(f"no {cache} cache in /proc/slabinfo")
+
+
+def _maps(pid: int) -> int:
+    return len(Path(f"/proc/{pid}/maps").read_text().splitlines())
+
+
+def _watch(store: Path, seconds: float) -> int:
+    with SlabStore.open_for_writing(store, os.uname().nodename) as writer:
+        return SlabWatcher(writer, WatchPlan(Path("/"), INTERVAL, seconds)).run().run_id
+
+
+def test_a_real_vma_leak_is_flagged_with_its_rate_and_the_user_action(tmp_path: Path) -> None:
+    _skip_unless_root()
+    objsize = _objsize("vm_area_struct")
+    leaker = subprocess.Popen(
+        [sys.executable, "-c", LEAKER, str(LEAK_PER_SECOND), str(SAMPLE_SECONDS + 10)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert leaker.stdout is not None
+        assert leaker.stdout.readline().strip() == "ready"
+        maps_before, started = _maps(leaker.pid), time.monotonic()
+        run_id = _watch(tmp_path / "leak.sqlite", SAMPLE_SECONDS)
+        maps_after, ended = _maps(leaker.pid), time.monotonic()
+    finally:
+        leaker.kill()
+        leaker.wait(timeout=30)
+    true_rate = (maps_after - maps_before) / (ended - started) * objsize * 3600.0  # bytes/h
+
+    result = analyse_store(tmp_path / "leak.sqlite", run_id)
+    [vma] = [v for v in result.analysis.caches if v.name == "vm_area_struct"]
+    assert vma.grade in (Grade.LEAK, Grade.SUSPECT), vma.verdict
+    assert abs(vma.rate - true_rate) <= 0.2 * true_rate, (vma.rate, true_rate)
+
+    print(f"\nlive leak: true {true_rate / 1024:,.0f} KB/h, measured {vma.rate / 1024:,.0f} KB/h ({vma.grade.value})")
+    print("findings:", [f"{f.severity.value}: {f.title}" for f in result.incident.findings])
+    finding = next(f for f in result.incident.findings if "vm_area_struct" in f.title)
+    assert finding.severity >= Severity.MEDIUM
+    text = " ".join([finding.title, finding.summary, *(x.value for x in finding.facts)])
+    assert "mmap" in text and "memory mappings" in text.lower()
+    with SlabStore.open(tmp_path / "leak.sqlite") as store:
+        assert_evidence_resolves(result.incident.findings, resolvers={LocatorKind.SAMPLE: store.resolve_evidence})
+
+
+def test_the_same_sampling_without_a_leak_flags_nothing(tmp_path: Path) -> None:
+    _skip_unless_root()
+    run_id = _watch(tmp_path / "quiet.sqlite", CONTROL_SECONDS)
+    result = analyse_store(tmp_path / "quiet.sqlite", run_id)
+    flagged = [f.title for f in result.incident.findings if f.severity >= Severity.MEDIUM]
+    print("\ncontrol findings:", [f"{f.severity.value}: {f.title}" for f in result.incident.findings])
+    assert flagged == []
+    assert result.analysis.samples >= CONTROL_SECONDS / INTERVAL
