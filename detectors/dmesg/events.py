@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from detectors.dmesg.extract import guilty_frame, report_extent, signature
+from detectors.dmesg.extract import guilty_frame, line_context, report_extent, signature
 from detectors.dmesg.frames import SKIP_ALLOCATORS
 from detectors.dmesg.lines import LogLine
 from detectors.dmesg.model import KernelReport
@@ -51,7 +51,7 @@ def build_event(window: Sequence[LogLine]) -> tuple[KernelReport, int] | None:
     if KILLED.search(head.body):
         return _oom(window, None), 1
     if (m := ALLOC_FAILURE.search(head.body)) or (m := VMALLOC_FAILURE.search(head.body)):
-        own, end, resume = report_extent(window, head.context)
+        own, end, resume = report_extent(window, line_context(head))
         frame, trace = guilty_frame(own, _ALLOC_STACK)
         order = m.group(2) if m.re is ALLOC_FAILURE else "vmalloc"
         title = f"page allocation failure: order:{order} in {frame or 'corrupted'}"

@@ -13,7 +13,16 @@ import hashlib
 import re
 from collections.abc import Sequence
 
-from detectors.dmesg.frames import STACK_START, Frame, hung_frame, parse_frame, parse_trace, skip_matcher, stall_frame
+from detectors.dmesg.frames import (
+    STACK_START,
+    Frame,
+    function_name,
+    hung_frame,
+    parse_frame,
+    parse_trace,
+    skip_matcher,
+    stall_frame,
+)
 from detectors.dmesg.lines import LogLine
 from detectors.dmesg.model import KernelReport
 from detectors.dmesg.rules import IGNORED, RULES, Rule, StackSpec, Step
@@ -71,12 +80,24 @@ def matching_rules(body: str, first: Rule) -> list[tuple[Rule, re.Match[str]]]:
 
 
 def _same_context(header: str | None, line: str | None, cpu_traceback: bool) -> bool:
-    if header is None or line is None:
+    if line == _NO_PREFIX:
+        # Text without the kernel's prefix amid prefixed lines (a fuzzer's program, user space
+        # output on the console) is not part of the report.
+        return header == _NO_PREFIX
+    if header is None or line is None or header == _NO_PREFIX:
         return True
     if line == header:
         return True
     # While all CPUs are dumped ("Sending NMI from CPU"), lines of other CPUs belong to the report.
     return cpu_traceback and line.startswith("C")
+
+
+_NO_PREFIX = "-"  # context of a line that carries no kernel prefix at all
+
+
+def line_context(line: LogLine) -> str | None:
+    """The printk caller of a line, or ``"-"`` when the line has no kernel prefix."""
+    return line.context if line.prefixed else _NO_PREFIX
 
 
 def report_extent(window: Sequence[LogLine], header_context: str | None) -> tuple[list[LogLine], int, int]:
@@ -93,7 +114,7 @@ def report_extent(window: Sequence[LogLine], header_context: str | None) -> tupl
     quiet = 0
     for i in range(1, len(window)):
         line = window[i]
-        if not _same_context(header_context, line.context, cpu_traceback):
+        if not _same_context(header_context, line_context(line), cpu_traceback):
             if resume is None:
                 resume = i
             continue
@@ -129,7 +150,7 @@ def report_extent(window: Sequence[LogLine], header_context: str | None) -> tupl
 def _panic_follows(window: Sequence[LogLine], i: int, context: str | None) -> bool:
     """Whether the next line of the report's context is a panic that continues it (``Fatal exception``)."""
     for line in window[i + 1 : i + 4]:
-        if _same_context(context, line.context, False):
+        if _same_context(context, line_context(line), False):
             found = match_header(line.body) if "panic" in line.body else None
             return found is not None and not found[0].starts
     return False
@@ -162,7 +183,7 @@ def _follow(lines: Sequence[LogLine], path: tuple[Step, ...]) -> tuple[list[str]
             m = step.anchor.search(lines[j].body)
             if m is not None:
                 if m.lastindex and m.group(1):
-                    names.append(m.group(1))
+                    names.append(function_name(m.group(1)))
                 pos = j + 1
                 break
         else:
@@ -257,7 +278,7 @@ def _format_title(rule: Rule, header: re.Match[str], text: str, frame: str) -> s
 def build_report(window: Sequence[LogLine], rule: Rule, header: re.Match[str]) -> tuple[KernelReport, int]:
     """The report that starts at ``window[0]``, and the index in ``window`` where scanning resumes."""
     head = window[0]
-    own, end, resume = report_extent(window, head.context)
+    own, end, resume = report_extent(window, line_context(head))
     text = "\n".join(line.body for line in own)
     corrupted_reason: str | None = None
     frame: str | None = None

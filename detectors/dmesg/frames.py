@@ -24,6 +24,8 @@ _FRAME = re.compile(
     r"([A-Za-z_][A-Za-z0-9_.$]*)\+(0x[0-9a-fA-F]+)/(0x[0-9a-fA-F]+)"
     r"(?:\s+\[([A-Za-z0-9_\-]+)\])?"
 )
+# arm (32-bit) prints "[<pc>] (callee) from [<lr>] (caller+0x1c/0x40)": the callee is the frame.
+_ARM_FRAME = re.compile(r"^\s*\[<[0-9a-f]+>\] \(([A-Za-z_][A-Za-z0-9_.$]*)(?:\+(0x[0-9a-f]+)/(0x[0-9a-f]+))?\) from ")
 _UNRELIABLE_SUFFIX = " (unreliable)"  # powerpc marks unreliable frames at the end
 _MARKER = re.compile(r"^\s*<(/?)(IRQ|NMI|TASK|SOFTIRQ|EOI|#[A-Z]+)>\s*$")
 _EXCEPTION = re.compile(r"^\s*--- interrupt: ([0-9a-fx]+)|^\s*(?:Exception stack|irq event stamp)")
@@ -46,27 +48,45 @@ class Frame(NamedTuple):
 
     function: str
     symbol: str
-    offset: int
-    size: int
+    offset: int | None  # None when the dump does not print it (arm's callee column)
+    size: int | None
     module: str | None
     reliable: bool
     stack: str
     line: int
 
 
-def parse_frame(body: str, line: int = 0, stack: str = "task") -> Frame | None:
-    """Parse one frame line (message body), or None when the line is not a frame."""
-    m = _FRAME.match(body)
-    if m is None:
-        return None
-    symbol = m.group(2)
+def function_name(symbol: str) -> str:
+    """The function a printed symbol names: compiler suffixes and system call wrappers removed."""
     function = symbol.split(".", 1)[0]
     # System call wrappers: __se_sys_X and __do_sys_X name the system call X.
     for prefix in ("__se_sys_", "__do_sys_"):
         function = function.removeprefix(prefix)
+    return function
+
+
+def parse_frame(body: str, line: int = 0, stack: str = "task") -> Frame | None:
+    """Parse one frame line (message body), or None when the line is not a frame."""
+    m = _FRAME.match(body)
+    if m is None:
+        arm = _ARM_FRAME.match(body)
+        if arm is None:
+            return None
+        offset, size = arm.group(2), arm.group(3)
+        return Frame(
+            function=function_name(arm.group(1)),
+            symbol=arm.group(1),
+            offset=int(offset, 16) if offset else None,
+            size=int(size, 16) if size else None,
+            module=None,
+            reliable=True,
+            stack=stack,
+            line=line,
+        )
+    symbol = m.group(2)
     reliable = m.group(1) is None and not body.endswith(_UNRELIABLE_SUFFIX)
     return Frame(
-        function=function,
+        function=function_name(symbol),
         symbol=symbol,
         offset=int(m.group(3), 16),
         size=int(m.group(4), 16),
@@ -134,15 +154,20 @@ SKIP_STRINGS = ("memcpy", "memcmp", "memset", "memchr", "memmove", "strcmp", "st
                 "^__x86_return_thunk")  # fmt: skip
 SKIP_USERCOPY = ("copy_to_user", "copy_from_user", "put_user", "get_user", "might_fault", "might_sleep",
                  "_copy_to_iter", "_copy_from_iter", "copy_user_")  # fmt: skip
-SKIP_LISTS = ("list_add", "list_del", "list_replace", "list_move", "list_splice", "__list_", "^__?rb_", "^klist_",
+SKIP_LISTS = ("list_add", "list_del", "list_replace", "list_move", "list_splice", "__list_", "^_*rb_", "^klist_",
               "^xas_", "^xa_", "^idr_", "^radix_tree", "^test_and_(?:set|clear)_bit", "^crc", "^skb_(?:put|push|pull)$",
               "^skb_(?:over|under)_panic")  # fmt: skip
 #: Generic helpers that check their callers' use (a WARN in drop_nlink is a bug of the file system calling it).
 SKIP_HELPERS = ("^(?:drop|inc|clear|set)_nlink$", "^mark_buffer_dirty", "^(?:fast_)?dput$", "^iput", "ref_tracker",
                 "assert", "^folio_(?:unlock|put|lock)$", "^warn_", "dump_backtrace", "walk_stackframe",
-                "stack_trace_", "arch_stack_walk", "^unwind_", "print_report", "show_regs")  # fmt: skip
-SKIP_ALLOCATORS = ("^kfree", "kfree_skb", "free_large_kmalloc", "^__?alloc_pages", "^__?alloc_frozen_pages",
-                   "^__?kmem_cache_alloc", "^__?kmalloc", "^__?kmem_cache_free", "slab_free", "_noprof$")  # fmt: skip
+                "stack_trace_", "arch_stack_walk", "^unwind_", "print_report", "show_regs", "^_*queue_work",
+                "^insert_work", "atomic_dec_and", "lock_timer_base", "mutex_optimistic_spin", "find_lock_entries",
+                "copy_page_(?:to|from)_iter", "^_*do_kernel_fault", "^do_mem_abort", "^do_tag_check_fault",
+                "^do_bad_area", "^do_translation_fault", "^do_debug_exception", "^do_slb_fault", "^el1_")  # fmt: skip
+SKIP_ALLOCATORS = ("^kfree", "kfree_skb", "free_large_kmalloc", "^_*alloc_pages", "^_*alloc_frozen_pages",
+                   "^_*kmem_cache_alloc", "^_*kmalloc", "^_*kmem_cache_free", "slab_free", "_noprof$", "^kvfree",
+                   "^_*kvmalloc", "^_*vmalloc", "^v[zm]alloc", "^_*kvzalloc", "^memdup", "^kstrdup",
+                   "^kmemdup")  # fmt: skip
 SKIP_DEVICE_CORE = ("del_timer", "flush_work", "__cancel_work_timer", "cancel_work_sync", "try_to_grab_pending",
                     "flush_workqueue", "drain_workqueue", "destroy_workqueue", "kthread_stop", "kobject_del",
                     "kobject_put", "kobject_uevent_env", "add_uevent_var", "get_device_parent", "device_add",
@@ -189,17 +214,18 @@ STALL_ANCHORS = re.compile(
     r"kernel_setsockopt|sock_common_setsockopt|__sys_listen|kernel_listen|sk_common_release|^sock_mmap|"
     r"__sys_accept|kernel_accept|^sock_do_ioctl|^sock_ioctl|^compat_sock_ioctl|^nfnetlink_rcv_msg|"
     r"^rtnetlink_rcv_msg|^(?:compat_)?(?:SYSC|SyS|__sys|___sys|__do_sys|__se_sys|__x64_sys)_(?:socketpair|connect|ioctl)|"
-    r"__do_fault|handle_mm_fault|do_page_fault|^page_fault$|__fput|task_work_run|exit_to_usermode|"
+    r"__fput|task_work_run|exit_to_usermode|"
     r"smp_call_function"
 )
-_SYSCALL_PREFIXES = ("__x64_", "SYSC_", "SyS_", "compat_SYSC_", "compat_SyS_", "__ia32_sys_")
+_SYSCALL_PREFIXES = ("__x64_", "__ia32_", "__arm64_", "__s390x_", "__riscv_", "SYSC_", "SyS_", "compat_SYSC_",
+                     "compat_SyS_")  # fmt: skip
 
 # Hung tasks wait on someone else; these waits say on what, and group hangs on one cause.
 _HUNG_ANCHORS = (("rtnl_lock", None), ("synchronize_rcu", "synchronize_rcu"), ("synchronize_srcu", "synchronize_rcu"),
                  ("synchronize_net", "synchronize_rcu"), ("synchronize_sched", "synchronize_rcu"))  # fmt: skip
 _HUNG_SKIP = ("sched", "_lock", "_slowlock", "down", "rwsem", "completion", "kthread", "wait", "synchronize",
               "context_switch", "__switch_to", "cancel_delayed_work", "rcu_barrier", "flush_work", "io_schedule",
-              "bit_wait", "folio_wait")  # fmt: skip
+              "cancel_work", "bit_wait", "folio_wait")  # fmt: skip
 
 
 def stall_frame(functions: Sequence[str]) -> str | None:

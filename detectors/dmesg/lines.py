@@ -51,6 +51,7 @@ class LogLine(NamedTuple):
     timestamp: float | None
     context: str | None
     level: int | None
+    prefixed: bool = True  # False: no kernel prefix at all (console text of another program)
 
 
 def parse_line(number: int, text: str) -> LogLine:
@@ -62,7 +63,7 @@ def parse_line(number: int, text: str) -> LogLine:
         # /dev/kmsg record: "prio,seq,usec,flags;message" (Documentation/ABI/testing/dev-kmsg).
         level = int(m.group(1)) & 7
         timestamp = int(m.group(3)) / 1e6
-        return LogLine(number, text, text[m.end() :], timestamp, None, level)
+        return LogLine(number, text, text[m.end() :], timestamp, None, level, True)
     # Cheap substring checks first: most lines carry none of these wrappers.
     if " kernel:" in text and (m := _SYSLOG.match(text)):
         pos = m.end()
@@ -91,4 +92,4 @@ def parse_line(number: int, text: str) -> LogLine:
     if stamped and text.startswith(" ", pos):
         # printk puts one space between the prefix and the message.
         pos += 1
-    return LogLine(number, text, text[pos:], timestamp, context, level)
+    return LogLine(number, text, text[pos:], timestamp, context, level, pos > 0)
