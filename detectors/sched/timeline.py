@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from detectors.sched.model import TraceAnalysis
 
 MAX_NAMED = 8  # tasks with their own colour; the rest are grey
+MAX_MARKED = 5  # hog runs and waits marked (the longest)
 
 
 def timeline_png(
@@ -31,7 +32,7 @@ def timeline_png(
     busiest = [t.pid for t in analysis.tasks[:MAX_NAMED]]
     palette = [f"C{i}" for i in range(10)]  # matplotlib's default colour cycle
     colour = {pid: palette[i % len(palette)] for i, pid in enumerate(busiest)}
-    fig, ax = plt.subplots(figsize=(width_px / 100, 1.2 + 0.7 * max(1, len(cpus))), dpi=100)
+    fig, ax = plt.subplots(figsize=(width_px / 100, 1.6 + 1.0 * max(1, len(cpus))), dpi=100)
     per_colour: dict[str, list[tuple[float, float, int]]] = {}
     for cpu, start, end, pid in runs:
         if pid == 0:
@@ -42,21 +43,37 @@ def timeline_png(
         for r in {b[2] for b in bars}:
             ax.broken_barh([(s, w) for s, w, rr in bars if rr == r], (r - 0.35, 0.7), facecolors=key, linewidth=0)
     limit = analysis.thresholds.hog
-    for task in analysis.tasks:
+    hogs = sorted(
+        (t for t in analysis.tasks if t.runs.worst and t.runs.worst.duration > limit and t.runs.worst.cpu in row),
+        key=lambda t: -(t.runs.worst.duration if t.runs.worst else 0.0),
+    )[:MAX_MARKED]
+    for i, task in enumerate(hogs):
         run = task.runs.worst
-        if run is not None and run.duration > limit and run.cpu in row:
-            ax.broken_barh([(run.start, run.duration)], (row[run.cpu] - 0.45, 0.9), facecolors="none", edgecolors="red")
-            ax.annotate(
-                f"hog {task.comm} {run.duration * 1e3:.1f} ms",
-                (run.start, row[run.cpu] + 0.42),
-                fontsize=7,
-                color="red",
-            )
+        assert run is not None
+        y = row[run.cpu]
+        ax.broken_barh([(run.start, run.duration)], (y - 0.45, 0.9), facecolors="none", edgecolors="red", linewidth=1.5)
+        ax.annotate(
+            f"hog {task.comm} {run.duration * 1e3:.1f} ms",
+            (run.start, y + 0.40 - 0.12 * (i % 2)),
+            fontsize=7,
+            color="red",
+        )
+    waits = sorted(
+        (
+            t
+            for t in analysis.tasks
+            if t.worst_wakeup and t.worst_wakeup.span.duration > analysis.thresholds.wakeup_latency
+        ),
+        key=lambda t: -(t.worst_wakeup.span.duration if t.worst_wakeup else 0.0),
+    )[:MAX_MARKED]
+    for i, task in enumerate(waits):
         wait = task.worst_wakeup
-        if wait is not None and wait.span.duration > analysis.thresholds.wakeup_latency and wait.span.cpu in row:
-            y = row[wait.span.cpu] - 0.42
-            ax.plot([wait.span.start, wait.span.start + wait.span.duration], [y, y], color="black", linewidth=2)
-            ax.annotate(f"{task.comm} waits {wait.span.duration * 1e3:.1f} ms", (wait.span.start, y - 0.1), fontsize=7)
+        assert wait is not None
+        if wait.span.cpu not in row:
+            continue
+        level: float = row[wait.span.cpu] - 0.42 - 0.1 * (i % 3)
+        ax.plot([wait.span.start, wait.span.start + wait.span.duration], [level, level], color="black", linewidth=2)
+        ax.annotate(f"{task.comm} waits {wait.span.duration * 1e3:.1f} ms", (wait.span.start, level - 0.03), fontsize=7)
     ax.set_yticks(range(len(cpus)), [f"CPU{c}" for c in cpus])
     ax.set_ylim(-0.8, len(cpus) - 0.2)
     ax.invert_yaxis()
