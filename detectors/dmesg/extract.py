@@ -260,19 +260,35 @@ def signature(title: str, frame: str | None) -> str:
     return hashlib.sha256(f"{title}\x1f{frame or ''}".encode()).hexdigest()[:16]
 
 
-def _format_title(rule: Rule, header: re.Match[str], text: str, frame: str) -> str | None:
+def _format_title(rule: Rule, header: re.Match[str], text: str, frame: str | None) -> tuple[str | None, str | None]:
+    """The title and the culprit function, or (None, None) when the rule's report pattern is absent.
+
+    When the report pattern names the culprit (``in {r1}``) but that function is
+    infrastructure (a lock or wait primitive), the guilty frame of the stack is
+    used instead; when the stack gives nothing, the report pattern's function is.
+    """
     # Offsets (+0x1f/0x40) never belong in a title: they change with every build.
     values = {f"h{i}": _OFFSET.sub("", (g or "")).strip() for i, g in enumerate(header.groups(), 1)}
     if rule.report is not None:
         m = rule.report.search(text)
         if m is None:
-            return None
+            return None, None
         values.update({f"r{i}": (g or "") for i, g in enumerate(m.groups(), 1)})
-    values["frame"] = frame
+        named = values.get("r1", "")
+        if rule.title.endswith("{r1}"):
+            # The first function the report names that is not infrastructure, else the stack's.
+            skip = skip_matcher(rule.stack.skip if rule.stack else ())
+            names = [function_name(g) for g in m.groups() if g]
+            chosen = next((n for n in names if not skip.search(n)), None)
+            values["r1"] = chosen or frame or named
+            frame = values["r1"] or frame
+        elif frame is None and named and "{frame}" in rule.title:
+            frame = function_name(named)
+    values["frame"] = frame or "corrupted"
     try:
-        return rule.title.format(**values)
+        return rule.title.format(**values), frame
     except (KeyError, IndexError):
-        return None
+        return None, None
 
 
 def build_report(window: Sequence[LogLine], rule: Rule, header: re.Match[str]) -> tuple[KernelReport, int]:
@@ -297,19 +313,21 @@ def build_report(window: Sequence[LogLine], rule: Rule, header: re.Match[str]) -
             rule, header = candidate, match
             if rule.stack is not None:
                 frame, trace = guilty_frame(own, rule.stack)
-        title = _format_title(rule, header, text, frame or "corrupted")
-        if frame is None and rule.report is not None and rule.title.endswith(" in {r1}"):
-            m = rule.report.search(text)
-            frame = m.group(1) if m is not None else None
+        title, frame = _format_title(rule, header, text, frame)
         break
     if title is None:
         # The lines that name the culprit were cut off or interleaved with other output.
         groups = {f"h{i}": (g or "").strip() for i, g in enumerate(header.groups(), 1)}
-        groups.update({f"r{i}": "" for i in range(1, 10)}, frame="corrupted")
-        title = " ".join(rule.title.format(**groups).split())
-        if "{frame}" not in rule.title and " in " in rule.title:
-            title = title.split(" in ", 1)[0] + " in corrupted"
+        groups.update({f"r{i}": "" for i in range(1, 10)})
+        prefix, cut, _ = rule.title.partition(" in {")
+        title = " ".join(prefix.format(**groups).split()) + (" in corrupted" if cut else "")
+        frame = None
         corrupted_reason = "the report is cut off before the lines that name the culprit"
+    elif any(f.function.startswith("should_fail") for f in trace):
+        # A fault injection stack is interleaved with the report: no frame can be trusted.
+        title = title.replace(f" in {frame}", " in corrupted") if frame else title
+        frame = None
+        corrupted_reason = "a fault injection stack (should_fail) is mixed into the report"
     elif rule.stack is not None and frame is None:
         corrupted_reason = "no frame of the call trace can be trusted"
     if corrupted_reason is None:

@@ -24,15 +24,18 @@ _FRAME = re.compile(
     r"([A-Za-z_][A-Za-z0-9_.$]*)\+(0x[0-9a-fA-F]+)/(0x[0-9a-fA-F]+)"
     r"(?:\s+\[([A-Za-z0-9_\-]+)\])?"
 )
-# arm (32-bit) prints "[<pc>] (callee) from [<lr>] (caller+0x1c/0x40)": the callee is the frame.
-_ARM_FRAME = re.compile(r"^\s*\[<[0-9a-f]+>\] \(([A-Za-z_][A-Za-z0-9_.$]*)(?:\+(0x[0-9a-f]+)/(0x[0-9a-f]+))?\) from ")
+# arm (32-bit) prints "[<pc>] (callee) from [<lr>] (caller+0x1c/0x40)": the line stands for the
+# return address, in the caller (the callee has a line of its own above).
+_ARM_FRAME = re.compile(
+    r"^\s*\[<[0-9a-f]+>\] \([^)]*\) from \[<[0-9a-f]+>\] \(([A-Za-z_][A-Za-z0-9_.$]*)\+(0x[0-9a-f]+)/(0x[0-9a-f]+)\)"
+)
 _UNRELIABLE_SUFFIX = " (unreliable)"  # powerpc marks unreliable frames at the end
 _MARKER = re.compile(r"^\s*<(/?)(IRQ|NMI|TASK|SOFTIRQ|EOI|#[A-Z]+)>\s*$")
 _EXCEPTION = re.compile(r"^\s*--- interrupt: ([0-9a-fx]+)|^\s*(?:Exception stack|irq event stamp)")
 
 #: Lines that start a new list of frames (a new stack inside one report).
 STACK_START = re.compile(
-    r"Call [Tt]race:|Allocated by task \d+:|Freed by task \d+:|Allocated:|Freed:|(?<!stack) backtrace:|"
+    r"Call [Tt]race:|^\s*Backtrace:|Allocated by task \d+:|Freed by task \d+:|Allocated:|Freed:|(?<!stack) backtrace:|"
     r"^\s*backtrace(?: \(crc [0-9a-f]+\))?:|Last potentially related work creation:|Second to last potentially|"
     r"(?:allocated|freed) by task \d+ on cpu \d+"
 )
@@ -72,12 +75,11 @@ def parse_frame(body: str, line: int = 0, stack: str = "task") -> Frame | None:
         arm = _ARM_FRAME.match(body)
         if arm is None:
             return None
-        offset, size = arm.group(2), arm.group(3)
         return Frame(
             function=function_name(arm.group(1)),
             symbol=arm.group(1),
-            offset=int(offset, 16) if offset else None,
-            size=int(size, 16) if size else None,
+            offset=int(arm.group(2), 16),
+            size=int(arm.group(3), 16),
             module=None,
             reliable=True,
             stack=stack,
@@ -131,7 +133,9 @@ def parse_trace(lines: Sequence[LogLine], start: int) -> tuple[list[Frame], int]
 SKIP_SANITIZERS = ("__sanitizer", "__asan", "hwasan", "kasan", "__msan", "kmsan", "kcsan", "ubsan", "kfence",
                    "check_memory_region", "read_word_at_a_time", "print_address_description",
                    "__kcov", "instrument_")  # fmt: skip
-SKIP_REPORTING = ("panic", "invalid_op", "report_bug", "fixup_bug", "do_error", "_trap", "dump_stack",
+SKIP_REPORTING = ("panic", "invalid_op", "report_bug", "fixup_bug", "do_error", "do_trap", "error_trap", "^trap_",
+                  "_trap$", "dump_stack", "^print_\\w+_bug", "check_noncircular", "check_prevs?_add", "validate_chain",
+                  "print_tainted", "local_bh_enable",
                   "show_stack", "warn_slowpath", "warn_alloc", "__warn", "debug_object", "timer_is_static_object",
                   "work_is_static_object", "handle_bug", "exc_invalid_op", "asm_exc_", "^die$", "^__die", "^oops_",
                   "^bug$", "^__bug$", "__might_resched", "__might_sleep", "___might_sleep", "__cant_sleep",
@@ -155,7 +159,7 @@ SKIP_STRINGS = ("memcpy", "memcmp", "memset", "memchr", "memmove", "strcmp", "st
 SKIP_USERCOPY = ("copy_to_user", "copy_from_user", "put_user", "get_user", "might_fault", "might_sleep",
                  "_copy_to_iter", "_copy_from_iter", "copy_user_")  # fmt: skip
 SKIP_LISTS = ("list_add", "list_del", "list_replace", "list_move", "list_splice", "__list_", "^_*rb_", "^klist_",
-              "^xas_", "^xa_", "^idr_", "^radix_tree", "^test_and_(?:set|clear)_bit", "^crc", "^skb_(?:put|push|pull)$",
+              "^xas_", "^xa_", "^idr_", "^test_and_(?:set|clear)_bit", "^crc", "^skb_(?:put|push|pull)$",
               "^skb_(?:over|under)_panic")  # fmt: skip
 #: Generic helpers that check their callers' use (a WARN in drop_nlink is a bug of the file system calling it).
 SKIP_HELPERS = ("^(?:drop|inc|clear|set)_nlink$", "^mark_buffer_dirty", "^(?:fast_)?dput$", "^iput", "ref_tracker",
@@ -163,7 +167,9 @@ SKIP_HELPERS = ("^(?:drop|inc|clear|set)_nlink$", "^mark_buffer_dirty", "^(?:fas
                 "stack_trace_", "arch_stack_walk", "^unwind_", "print_report", "show_regs", "^_*queue_work",
                 "^insert_work", "atomic_dec_and", "lock_timer_base", "mutex_optimistic_spin", "find_lock_entries",
                 "copy_page_(?:to|from)_iter", "^_*do_kernel_fault", "^do_mem_abort", "^do_tag_check_fault",
-                "^do_bad_area", "^do_translation_fault", "^do_debug_exception", "^do_slb_fault", "^el1_")  # fmt: skip
+                "^do_bad_area", "^do_translation_fault", "^do_debug_exception", "^do_slb_fault", "^el1_",
+                "fortify", "queue_delayed_work", "truncate_inode_pages", "mod_timer", "^add_timer",
+                "task_rq_lock", "_common$", "^logic_(?:in|out)")  # fmt: skip
 SKIP_ALLOCATORS = ("^kfree", "kfree_skb", "free_large_kmalloc", "^_*alloc_pages", "^_*alloc_frozen_pages",
                    "^_*kmem_cache_alloc", "^_*kmalloc", "^_*kmem_cache_free", "slab_free", "_noprof$", "^kvfree",
                    "^_*kvmalloc", "^_*vmalloc", "^v[zm]alloc", "^_*kvzalloc", "^memdup", "^kstrdup",
@@ -208,6 +214,7 @@ STALL_ANCHORS = re.compile(
     r"process_one_work|do_syscall_|do_fast_syscall_|sysenter_dispatch|tracesys_phase2|netif_receive_skb|"
     r"do_softirq|call_timer_fn|_run_timers|run_timer_softirq|run_ksoftirqd|smpboot_thread_fn|^kthread$|"
     r"start_secondary|cpu_startup_entry|ret_from_fork|vfs_write|vfs_read|vfs_iter_read|vfs_iter_write|"
+    r"tasklet_action|new_sync_read|new_sync_write|"
     r"do_iter_read|do_iter_write|vfs_ioctl|ksys_ioctl|compat_ioctl|compat_sys_ioctl|blkdev_driver_ioctl|"
     r"blkdev_ioctl|^call_read_iter|^call_write_iter|do_iter_readv_writev|^call_mmap|mmap_region|do_mmap|"
     r"do_dentry_open|vfs_open|^sock_sendmsg|^sock_recvmsg|^sock_release|^__sock_release|__sys_setsockopt|"

@@ -43,10 +43,10 @@ def _anchor(pattern: str) -> Step:
 
 TRACE = Step(None, trace=True)
 RIP = _anchor(
-    r"(?:^|\s)(?:N?[RE]?IP|pc|PC is at|epc|ERA|NIP)\s*:?\s+(?:\[?[0-9a-fx]+\]?\s+)?(?:\d+:)?"
+    r"(?:^|\s)(?:(?:N?[RE]?IP|pc|epc|ERA|NIP)\s*:|PC is at|NIP \[[0-9a-f]+\])\s*(?:\[?[0-9a-fx]+\]?\s+)?(?:\d+:)?\s*"
     r"(?:\[<?[0-9a-f]+>?\]\s+){0,2}(?:" + _FUNC + r"|0x[0-9a-f]+|\(null\))"
 )
-CALL_TRACE = _anchor(r"Call [Tt]race:")
+CALL_TRACE = _anchor(r"Call [Tt]race:|^\s*Backtrace:")
 BACKTRACE = _anchor(r"^\s*backtrace(?: \(crc [0-9a-f]+\))?:|(?<!stack) backtrace:")
 APIC_TIMER = _anchor(r"apic_timer_interrupt")
 INTERRUPT = _anchor(r"--- interrupt: [0-9a-f]+ at " + _FUNC)
@@ -64,7 +64,7 @@ def _stack(*paths: tuple[Step, ...], skip: tuple[str, ...] = (), extractor: str 
     return StackSpec(paths, skip, extractor)
 
 
-TRACE_ONLY = _stack((CALL_TRACE, TRACE))
+TRACE_ONLY = _stack((CALL_TRACE, TRACE), (TRACE,))  # arm (32-bit) prints frames without "Call trace:"
 RIP_THEN_TRACE = _stack((RIP, CALL_TRACE, TRACE), (CALL_TRACE, TRACE))
 
 
@@ -115,6 +115,8 @@ def _rule(
 
 C, H, M = Severity.CRITICAL, Severity.HIGH, Severity.MEDIUM
 _LOCKDEP_AT = r"(?:.*\n)+?.*at: (?:" + _PC + r" +)?" + _FUNC
+# The lock already held, second choice when the lock being taken is taken in a generic helper.
+_HELD_AT = r"(?:(?:.*\n)+?.*already holding lock(?:.*\n)+?.*at: (?:" + _PC + r" +)?" + _FUNC + ")?"
 
 #: Every header rule, most specific first.  Families: KASAN/KMSAN/KCSAN/KFENCE, page faults,
 #: BUG:, WARNING:/lockdep, INFO:, oopses and traps, panics, other subsystems.
@@ -179,7 +181,8 @@ RULES: tuple[Rule, ...] = (
           report=r"leaving the kernel with locks still held" + _LOCKDEP_AT, needs_trace=False),
     _rule("bad-unlock", r"BUG: bad unlock balance detected!", "BUG: bad unlock balance in {r1}", "locking", H,
           "BUG: bad unlock balance detected!",
-          report=r"is trying to release lock(?:.*\n){0,15}?.*(?:" + _PC + r"|at:) +" + _FUNC, needs_trace=False),
+          report=r"is trying to release lock(?:.*\n){0,15}?.*(?:" + _PC + r"|at:) +" + _FUNC, stack=TRACE_ONLY,
+          needs_trace=False),
     _rule("held-lock-freed", r"BUG: held lock freed!", "BUG: held lock freed in {r1}", "locking", H,
           "BUG: held lock freed!", report=r"held lock freed!(?:.*\n)+?.*(?:" + _PC + r"|at:) +" + _FUNC,
           needs_trace=False),
@@ -212,7 +215,7 @@ RULES: tuple[Rule, ...] = (
           stack=_stack((BACKTRACE, TRACE), skip=("kmemleak", "kmalloc", "kcalloc", "kzalloc", "vmalloc", "mmap",
           "kmem", "slab", "alloc", "create_object", "idr_get", "list_lru_init", "kasprintf", "kvasprintf",
           "pcpu_create", "strdup", "strndup", "memdup"))),
-    _rule("stack-guard", r"BUG: stack guard page was hit at", "BUG: stack guard page was hit in {frame}",
+    _rule("stack-guard", r"BUG: (?:TASK |IRQ )?stack guard page was hit at", "BUG: stack guard page was hit in {frame}",
           "stack-overflow", C, "BUG: stack guard page was hit at 00000000dead (stack is 0000..0000)",
           stack=_stack((RIP,)), needs_trace=False),
     _rule("max-stack-entries", r"BUG: MAX_(STACK_TRACE_ENTRIES|LOCKDEP_[A-Z_]+) too low!", "BUG: MAX_{h1} too low!",
@@ -260,18 +263,20 @@ RULES: tuple[Rule, ...] = (
           M, "WARNING: CPU: 1 PID: 99 at drivers/foo/bar.c:42 foo_probe+0x1/0x2", stack=_warning_stack()),
     _rule("lockdep-circular", r"(?:WARNING|INFO): possible circular locking dependency detected",
           "possible deadlock in {r1}", "lockdep", H, "WARNING: possible circular locking dependency detected",
-          report=r"is trying to acquire lock" + _LOCKDEP_AT, needs_trace=False),
+          report=r"is trying to acquire lock" + _LOCKDEP_AT + _HELD_AT, stack=TRACE_ONLY, needs_trace=False),
     _rule("lockdep-irq-inversion", r"(?:WARNING|INFO): possible irq lock inversion dependency detected",
           "possible deadlock in {r1}", "lockdep", H, "WARNING: possible irq lock inversion dependency detected",
-          report=r"just changed the state of lock" + _LOCKDEP_AT, needs_trace=False),
+          report=r"just changed the state of lock" + _LOCKDEP_AT, stack=TRACE_ONLY, needs_trace=False),
     _rule("lockdep-irq-order", r"(?:WARNING|INFO): (?:SOFT|HARD)IRQ-safe -> (?:SOFT|HARD)IRQ-unsafe lock order",
           "possible deadlock in {frame}", "lockdep", H, "WARNING: SOFTIRQ-safe -> SOFTIRQ-unsafe lock order detected",
-          stack=_stack((_anchor(r"which became [A-Z]+-irq-safe at:"), TRACE)), needs_trace=False),
+          stack=_stack((_anchor(r"which became [A-Z]+-irq-safe at:"), TRACE)),
+          report=r"is trying to acquire" + _LOCKDEP_AT, needs_trace=False),
     _rule("lockdep-recursive", r"(?:WARNING|INFO): possible recursive locking detected", "possible deadlock in {r1}",
           "lockdep", H, "WARNING: possible recursive locking detected",
-          report=r"is trying to acquire lock" + _LOCKDEP_AT, needs_trace=False),
+          report=r"is trying to acquire lock" + _LOCKDEP_AT, stack=TRACE_ONLY, needs_trace=False),
     _rule("lockdep-inconsistent", r"(?:WARNING|INFO): inconsistent lock state", "inconsistent lock state in {r1}",
-          "lockdep", H, "WARNING: inconsistent lock state", report=r"takes" + _LOCKDEP_AT, needs_trace=False),
+          "lockdep", H, "WARNING: inconsistent lock state", report=r"takes" + _LOCKDEP_AT,
+          stack=TRACE_ONLY, needs_trace=False),
     _rule("suspicious-rcu", r"(WARNING|INFO): suspicious RCU usage", "{h1}: suspicious RCU usage in {frame}", "rcu", M,
           "WARNING: suspicious RCU usage", stack=_stack((CALL_TRACE, TRACE), skip=("rcu", "kmem", "slab", "kmalloc",
           "vmalloc", "kcalloc", "kzalloc"))),
@@ -283,7 +288,8 @@ RULES: tuple[Rule, ...] = (
           "WARNING: kernel stack frame pointer at 0000 in syz:1 has bad value 0000", needs_trace=False),
     _rule("warn-bad-unlock", r"WARNING: bad unlock balance detected!", "WARNING: bad unlock balance in {r1}",
           "lockdep", H, "WARNING: bad unlock balance detected!",
-          report=r"is trying to release lock(?:.*\n){0,15}?.*(?:" + _PC + r"|at:) +" + _FUNC, needs_trace=False),
+          report=r"is trying to release lock(?:.*\n){0,15}?.*(?:" + _PC + r"|at:) +" + _FUNC, stack=TRACE_ONLY,
+          needs_trace=False),
     _rule("warn-held-lock-freed", r"WARNING: held lock freed!", "WARNING: held lock freed in {r1}", "lockdep", H,
           "WARNING: held lock freed!", report=r"held lock freed!(?:.*\n)+?.*at:(?: " + _PC + r")? +" + _FUNC,
           needs_trace=False),

@@ -222,17 +222,22 @@ class LogScanner:
     def _header_above(
         self, start: int, head: LogLine, found: tuple[Rule, re.Match[str]]
     ) -> tuple[int, tuple[Rule, re.Match[str]]]:
-        """A report header among the lines just above ``start`` (same context, not yet reported)."""
+        """The first report header among the lines just above ``start`` not yet reported.
+
+        Only lines of the same context count; the topmost header wins, since a
+        report (arm's "Alignment trap") may be followed by more headers of itself.
+        """
         above, offsets = self._lookback(start)
+        best = (start, found)
         for line, off in zip(reversed(above[-HEADER_LOOKBACK:]), reversed(offsets[-HEADER_LOOKBACK:]), strict=True):
             if line.number <= self._last_end or line.number in self._claimed:
                 break
             if head.context is not None and line.context not in (None, head.context):
                 continue
-            other = match_header(line.body)
-            if other is not None and other[0].starts:
-                return off, other
-        return start, found
+            other = match_header(line.body) if line.body else None
+            if other is not None and other[0].kind != "panic":
+                best = (off, other)
+        return best
 
     def _event(
         self, head: LogLine, start: int, line_end: int, end: int, final: bool, token: bytes
