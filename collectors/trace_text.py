@@ -114,6 +114,7 @@ EVENT_KINDS: dict[bytes, int] = {
 # `trace-cmd report -N` on the same file).  Normalised to the kernel's letters.
 PLUGIN_STATE_LETTERS: dict[bytes, bytes] = {b"W": b"I", b"X": b"Z", b"K": b"D", b"x": b"Z"}
 
+MAX_LINE = 1 << 20  # a "line" longer than this is garbage, counted and dropped unread
 _MAX_UNKNOWN_NAMES = 256  # distinct unknown event names remembered (the rest are only counted)
 
 
@@ -150,6 +151,7 @@ class TraceParser:
         self._line_no = 0
         self._fused: bool | None = None
         self._cpu_col = 0
+        self._overlong = False
         self._cpu_at: dict[bytes, int] = {}
         self._skip_wakeup = skip_wakeup_after_waking
         self._seen_waking = False
@@ -159,9 +161,23 @@ class TraceParser:
         data = self._tail + chunk if self._tail else chunk
         cut = data.rfind(b"\n")
         if cut < 0:
-            self._tail = data
+            if len(data) > MAX_LINE:  # no newline for MAX_LINE bytes: garbage; keep memory bounded
+                self._tail = data[:MAX_LINE]
+                self._overlong = True
+            else:
+                self._tail = data
             return []
         self._tail = data[cut + 1 :]
+        if self._overlong:  # the rest of an over-long line: drop its remainder
+            self._overlong = False
+            first = data.find(b"\n")
+            self._line_no += 1
+            self.counts.lines = self._line_no
+            self._malformed(self._line_no, data[:200])
+            data = data[first + 1 :]
+            cut -= first + 1
+            if cut < 0:
+                return []
         return self._parse_lines(data[:cut].split(b"\n"))
 
     def finish(self) -> list[TraceEvent]:

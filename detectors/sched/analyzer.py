@@ -621,6 +621,7 @@ class SchedAnalyzer:
             unknown,
             counts.layout,
             counts.tracer,
+            tuple(counts.first_malformed),
         )
 
     def _window(self) -> tuple[float, float] | NotAvailable:

@@ -114,6 +114,7 @@ def parse_to_dict(p: ParseSummary) -> JsonDict:
         "events_analysed": p.used,
         "comment_lines": p.comments,
         "malformed_lines": p.malformed,
+        "malformed_examples": [{"line": n, "text": text} for n, text in p.malformed_examples],
         "skipped_events": dict(p.unknown),
         "layout": p.layout,
         "tracer": p.tracer,

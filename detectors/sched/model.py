@@ -192,6 +192,7 @@ class ParseSummary(NamedTuple):
     unknown: tuple[tuple[str, int], ...]
     layout: str
     tracer: str | None
+    malformed_examples: tuple[tuple[int, str], ...] = ()  # the first few skipped lines: (line number, text)
 
 
 class Thresholds(NamedTuple):

@@ -191,3 +191,17 @@ def test_fuzz_truncated_lines_of_a_real_layout(line_no: int, cut: int) -> None:
     assert len(events) + parser.counts.malformed + parser.counts.comments + sum(parser.counts.unknown.values()) >= (
         len(lines) - 2
     )
+
+
+def test_an_endless_line_is_dropped_with_bounded_memory() -> None:
+    from collectors.trace_text import MAX_LINE
+
+    parser = TraceParser()
+    events: list[TraceEvent] = []
+    for _ in range(5):
+        events += parser.feed(b"x" * MAX_LINE)
+        assert len(parser._tail) <= MAX_LINE
+    good = b"  a-1 [000] d..2.   1.000000: sched_waking: comm=b pid=2 prio=120 target_cpu=000\n"
+    events += parser.feed(b"tail of the garbage\n" + good) + parser.finish()
+    assert [(e.kind, e.line_no) for e in events] == [(Kind.WAKING, 2)]
+    assert parser.counts.malformed == 1 and parser.counts.lines == 2
