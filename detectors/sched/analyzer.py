@@ -83,13 +83,17 @@ class _Fig:
         self.count += 1
         self.total += dur
         if dur > self.worst:
-            self.worst = dur
-            self.worst_start = start
-            self.worst_cpu = cpu
-            self.worst_begin = begin
-            self.worst_end = finish
+            self.set_worst(start, end, cpu, begin, finish)
             return True
         return False
+
+    def set_worst(self, start: float, end: float, cpu: int, begin: TraceEvent, finish: TraceEvent) -> None:
+        """Record an interval as the worst (the caller counted it)."""
+        self.worst = end - start
+        self.worst_start = start
+        self.worst_cpu = cpu
+        self.worst_begin = begin
+        self.worst_end = finish
 
     def freeze(self) -> Figure:
         worst = None
@@ -168,9 +172,7 @@ class SchedAnalyzer:
         # Tasks waiting to run, per CPU, integrated over time: a run's share of the integral is
         # the delay it caused to others (O(1) per event; who exactly waited is asked only for
         # each task's worst wait, see _behind).
-        self.waiting: dict[int, int] = {}
-        self.wait_area: dict[int, float] = {}
-        self.wait_mark: dict[int, float] = {}
+        self.queues: dict[int, list[float]] = {}  # cpu -> [tasks waiting, task-seconds so far, since when]
         self.wait_cpu: dict[int, int] = {}  # pid -> CPU it waits on
         self.recent: dict[int, deque[tuple[int, float, float]]] = {}
         self.first: dict[int, TraceEvent] = {}
@@ -222,16 +224,20 @@ class SchedAnalyzer:
 
     def _queue(self, cpu: int, ts: float, delta: int) -> None:
         """One more (+1) or one less (-1) task waiting to run on ``cpu`` from ``ts``."""
-        n = self.waiting.get(cpu, 0)
-        mark = self.wait_mark.get(cpu, ts)
-        self.wait_area[cpu] = self.wait_area.get(cpu, 0.0) + n * (ts - mark if ts > mark else 0.0)
-        self.wait_mark[cpu] = ts
-        self.waiting[cpu] = max(0, n + delta)
+        q = self.queues.get(cpu)
+        if q is None:
+            q = self.queues[cpu] = [0.0, 0.0, ts]
+        if ts > q[2]:
+            q[1] += q[0] * (ts - q[2])
+        q[2] = ts
+        q[0] = max(0.0, q[0] + delta)
 
     def _area(self, cpu: int, ts: float) -> float:
         """Task-seconds of waiting on ``cpu`` up to ``ts``."""
-        mark = self.wait_mark.get(cpu, ts)
-        return self.wait_area.get(cpu, 0.0) + self.waiting.get(cpu, 0) * (ts - mark if ts > mark else 0.0)
+        q = self.queues.get(cpu)
+        if q is None:
+            return 0.0
+        return q[1] + q[0] * (ts - q[2]) if ts > q[2] else q[1]
 
     def _unqueue(self, pid: int, ts: float) -> None:
         cpu = self.wait_cpu.pop(pid, None)
@@ -341,7 +347,8 @@ class SchedAnalyzer:
         self.lost_events += ev.pid
         self.barrier = max((e.ts for e in self.last.values()), default=-math.inf)
         cpus = list(self.cur) if ev.cpu < 0 else [ev.cpu]
-        self.waiting.clear()
+        for q in self.queues.values():  # nobody is known to wait any more (the area so far stays)
+            q[0] = 0.0
         self.wait_cpu.clear()
         for cpu in cpus:
             self.cur.pop(cpu, None)
@@ -431,11 +438,17 @@ class SchedAnalyzer:
     def _waited(
         self, task: _Task, pid: int, since: TraceEvent, ev: TraceEvent, ts: float, cpu: int, fig: _Fig, source: str
     ) -> None:
-        start = self._clip(since.ts, ts)
-        if start is None:
-            return
+        start = since.ts
+        if not (start > self.barrier and start >= self.w0 and ts >= start):
+            clipped = self._clip(start, ts)
+            if clipped is None:
+                return
+            start = clipped
         latency = ts - start
-        if fig.add(start, ts, cpu, since, ev):  # a new worst: say who ran meanwhile
+        fig.count += 1
+        fig.total += latency
+        if latency > fig.worst:  # a new worst: say who ran meanwhile
+            fig.set_worst(start, ts, cpu, since, ev)
             wait = Wait(_span(start, ts, cpu, since, ev), self._behind(cpu, start, ts, pid), source)
             if source == "preemption":
                 task.worst_preempt_wait = wait
@@ -462,9 +475,9 @@ class SchedAnalyzer:
         pid = ev.pid
         if pid == 0:
             return
-        task = self._task(pid, ev.comm, ev.prio)
-        if pid not in self.pending_wake:
-            self.pending_wake[pid] = ev
+        pending = self.pending_wake
+        if pid not in pending:
+            pending[pid] = ev
             self.wake_sources[kind] = self.wake_sources.get(kind, 0) + 1
             if pid not in self.wait_cpu:
                 target = ev.next_pid if ev.next_pid >= 0 else ev.cpu
@@ -472,7 +485,9 @@ class SchedAnalyzer:
                 self._queue(target, ts, 1)
         sleep = self.blocked.pop(pid, None)
         if sleep is not None:
-            self._blocked(task, sleep, ev, ts)
+            self._blocked(self._task(pid, ev.comm, ev.prio), sleep, ev, ts)
+        elif pid not in self.tasks:
+            self.tasks[pid] = _Task(ev.comm, ev.prio)
 
     def _irq(self, ev: TraceEvent, ts: float, cpu: int, kind: int) -> None:
         stack = self.irq_stack.get(cpu)
