@@ -35,6 +35,20 @@ _RELEASE = re.compile(r"(?:Not tainted|Tainted: [A-Z ]+?)\s+(\d+\.\d+[^\s]*)")
 _HARDWARE = re.compile(r"Hardware name: (.+?)\s*$")
 _TIMESTAMP_IN_TITLE = re.compile(r"\[ *\d+\.\d+\]")
 _OFFSET = re.compile(r"\+0x[0-9a-f]+/0x[0-9a-f]+")
+_ADDRESS = re.compile(r"\b(?:0x[0-9a-fA-F]+|[0-9a-fA-F]{8,})\b")
+_NUMBER = re.compile(r"\b\d+\b")
+
+
+def sanitize(text: str) -> str:
+    """Free text of a header as it goes into a title: no offsets, addresses (ADDR) or numbers (NUM).
+
+    Titles name a bug, not one occurrence of it: two boots of the same bug must
+    give the same title (and finding id).
+    """
+    text = _ADDRESS.sub("ADDR", _OFFSET.sub("", text))
+    return _NUMBER.sub("NUM", text).strip()
+
+
 _STRUCTURAL = re.compile(
     r"^\s*(?:R[A-Z0-9]{1,2}:|[A-Z]{2,3}:|Code:|\? |<|Modules linked in|Hardware name|CPU: |Call [Tt]race|"
     r"Kernel Offset|Dumping ftrace|---\[|\(ftrace buffer|Workqueue:|Allocated by|Freed by|The buggy address|"
@@ -100,7 +114,9 @@ def line_context(line: LogLine) -> str | None:
     return line.context if line.prefixed else _NO_PREFIX
 
 
-def report_extent(window: Sequence[LogLine], header_context: str | None) -> tuple[list[LogLine], int, int]:
+def report_extent(
+    window: Sequence[LogLine], header_context: str | None, stop_at_headers: bool = True
+) -> tuple[list[LogLine], int, int]:
     """The report's own lines, the index of its last line in ``window`` and where scanning resumes.
 
     Scanning resumes at the first line the report did not take (a line of
@@ -122,7 +138,7 @@ def report_extent(window: Sequence[LogLine], header_context: str | None) -> tupl
         if "Sending NMI from CPU" in body or "NMI backtrace for cpu" in body:
             cpu_traceback = True
         found = match_header(body) if _may_be_header(body) else None
-        if found is not None and found[0].starts:
+        if found is not None and found[0].starts and stop_at_headers:
             return own, last, i if resume is None else min(resume, i)
         own.append(line)
         if _END_MARKER.search(body) and not _panic_follows(window, i, header_context):
@@ -268,7 +284,7 @@ def _format_title(rule: Rule, header: re.Match[str], text: str, frame: str | Non
     used instead; when the stack gives nothing, the report pattern's function is.
     """
     # Offsets (+0x1f/0x40) never belong in a title: they change with every build.
-    values = {f"h{i}": _OFFSET.sub("", (g or "")).strip() for i, g in enumerate(header.groups(), 1)}
+    values = {f"h{i}": sanitize(g or "") for i, g in enumerate(header.groups(), 1)}
     if rule.report is not None:
         m = rule.report.search(text)
         if m is None:
@@ -301,6 +317,11 @@ def build_report(window: Sequence[LogLine], rule: Rule, header: re.Match[str]) -
     trace: list[Frame] = []
     if rule.stack is not None:
         frame, trace = guilty_frame(own, rule.stack)
+        if frame is None and head.context is not None:
+            # With caller prefixes the lines of this CPU or task that follow another report's header
+            # still belong to this report's stack (the other report is another CPU's or interleaved).
+            rest, _, _ = report_extent(window, line_context(head), stop_at_headers=False)
+            frame, trace = guilty_frame(rest, rule.stack)
         if not trace:
             trace = _all_frames(own)
     else:
@@ -323,7 +344,7 @@ def build_report(window: Sequence[LogLine], rule: Rule, header: re.Match[str]) -
         title = " ".join(prefix.format(**groups).split()) + (" in corrupted" if cut else "")
         frame = None
         corrupted_reason = "the report is cut off before the lines that name the culprit"
-    elif any(f.function.startswith("should_fail") for f in trace):
+    elif _fault_injection_before(trace, frame):
         # A fault injection stack is interleaved with the report: no frame can be trusted.
         title = title.replace(f" in {frame}", " in corrupted") if frame else title
         frame = None
@@ -363,6 +384,18 @@ def build_report(window: Sequence[LogLine], rule: Rule, header: re.Match[str]) -
         signature=signature(title, frame),
     )
     return report, resume
+
+
+def _fault_injection_before(trace: Sequence[Frame], frame: str | None) -> bool:
+    """Whether a reliable should_fail frame comes before the guilty frame (fault injection interleaved)."""
+    if frame not in {f.function for f in trace if f.reliable}:
+        return False  # the culprit came from the header or the RIP line, before any frame
+    for f in trace:
+        if f.reliable and f.function.startswith("should_fail"):
+            return True
+        if f.reliable and f.function == frame:
+            return False
+    return False
 
 
 def _all_frames(lines: Sequence[LogLine]) -> list[Frame]:

@@ -48,7 +48,8 @@ RIP = _anchor(
 )
 CALL_TRACE = _anchor(r"Call [Tt]race:|^\s*Backtrace:")
 BACKTRACE = _anchor(r"^\s*backtrace(?: \(crc [0-9a-f]+\))?:|(?<!stack) backtrace:")
-APIC_TIMER = _anchor(r"apic_timer_interrupt")
+# The timer interrupt that caught the stalled CPU: x86's APIC timer, arm64's IRQ entry.
+IRQ_ENTRY = _anchor(r"apic_timer_interrupt|el1h_64_irq|el1_interrupt|gic_handle_irq")
 INTERRUPT = _anchor(r"--- interrupt: [0-9a-f]+ at " + _FUNC)
 
 
@@ -217,7 +218,7 @@ RULES: tuple[Rule, ...] = (
           "pcpu_create", "strdup", "strndup", "memdup"))),
     _rule("stack-guard", r"BUG: (?:TASK |IRQ )?stack guard page was hit at", "BUG: stack guard page was hit in {frame}",
           "stack-overflow", C, "BUG: stack guard page was hit at 00000000dead (stack is 0000..0000)",
-          stack=_stack((RIP,)), needs_trace=False),
+          stack=_stack((RIP,), (CALL_TRACE, TRACE)), needs_trace=False),
     _rule("max-stack-entries", r"BUG: MAX_(STACK_TRACE_ENTRIES|LOCKDEP_[A-Z_]+) too low!", "BUG: MAX_{h1} too low!",
           "lockdep", M, "BUG: MAX_STACK_TRACE_ENTRIES too low!", needs_trace=False),
     _rule("bug-empty", r"BUG:\s*$", "BUG: corrupted", "bug", H, "BUG:", corrupted=True),
@@ -286,6 +287,9 @@ RULES: tuple[Rule, ...] = (
     _rule("stack-frame-bad", r"WARNING: kernel stack frame pointer at [0-9a-f]+ in [^ ]* has bad value",
           "WARNING: kernel stack frame pointer has bad value", "stack", M,
           "WARNING: kernel stack frame pointer at 0000 in syz:1 has bad value 0000", needs_trace=False),
+    _rule("stack-frame-bad-hashed", r"WARNING: kernel stack (?:frame pointer|regs) .* has bad (?:'bp' )?value",
+          "WARNING: kernel stack regs has bad value", "stack", M,
+          "WARNING: kernel stack frame pointer at (ptrval) in syz:1 has bad value (ptrval)", needs_trace=False),
     _rule("warn-bad-unlock", r"WARNING: bad unlock balance detected!", "WARNING: bad unlock balance in {r1}",
           "lockdep", H, "WARNING: bad unlock balance detected!",
           report=r"is trying to release lock(?:.*\n){0,15}?.*(?:" + _PC + r"|at:) +" + _FUNC, stack=TRACE_ONLY,
@@ -302,8 +306,8 @@ RULES: tuple[Rule, ...] = (
           "rcu-stall", H, "INFO: rcu_tasks detected stalls on tasks:", stack=_stack((CALL_TRACE, TRACE), skip=("rcu",),
           extractor="stall")),
     _rule("rcu-stall", r"INFO: rcu_\w+ (?:self-)?detected(?: expedited)? stall", "INFO: rcu detected stall in {frame}",
-          "rcu-stall", H, "rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:", stack=_stack((APIC_TIMER, RIP,
-          TRACE), (APIC_TIMER, TRACE), skip=("apic_timer_interrupt", "rcu"), extractor="stall" )),
+          "rcu-stall", H, "rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:", stack=_stack((IRQ_ENTRY, RIP,
+          TRACE), (IRQ_ENTRY, TRACE), skip=("apic_timer_interrupt", "rcu"), extractor="stall")),
     _rule("non-static-key", r"INFO: trying to register non-static key",
           "INFO: trying to register non-static key in {frame}", "lockdep", M,
           "INFO: trying to register non-static key.", stack=_stack((CALL_TRACE, TRACE), skip=("stack", "lock",
@@ -314,7 +318,7 @@ RULES: tuple[Rule, ...] = (
     _rule("task-cant-die", r"INFO: task .* can't die for more than [0-9]+ seconds", "INFO: task can't die in {frame}",
           "hang", H, "INFO: task syz:1 can't die for more than 143 seconds.", stack=_stack((CALL_TRACE, TRACE),
           extractor="hung")),
-    _rule("info-alloc-free", r"INFO: (Freed|Allocated) in ([A-Za-z0-9_]+)", "INFO: {h1} in {h2}", "kasan", H,
+    _rule("info-alloc-free", r"INFO: (Freed|Allocated) in (.*)", "INFO: {h1} in {h2}", "kasan", H,
           "INFO: Freed in kfree+0x1/0x2 age=1 cpu=0 pid=1", corrupted=True),
     _rule("info-empty", r"INFO:\s*$", "INFO: corrupted", "bug", M, "INFO:", corrupted=True),
     # --- oopses, traps and exceptions ------------------------------------------------------------
@@ -414,6 +418,8 @@ RULES: tuple[Rule, ...] = (
     _rule("trusty-panic", r"trusty: panic \(.*?\): (.+)", "trusty: panic: {h1}", "trusty", C,
           "trusty: panic (x): boom", needs_trace=False),
     _rule("syzfail", r"SYZFAIL: (.*?)\s*$", "SYZFAIL: {h1}", "syz-failure", M, "SYZFAIL: SIGSEGV", needs_trace=False),
+    _rule("syzfatal", r"SYZFATAL: (.*?)\s*$", "SYZFATAL: {h1}", "syz-failure", M,
+          "SYZFATAL: executor 1 failed 11 times: failed to create temp dir", needs_trace=False),
 )
 # fmt: on
 
@@ -439,6 +445,8 @@ TRIGGERS: tuple[bytes, ...] = (
     b"SAN:",
     b"LOCKUP",
     b"Mem-Info",
+    b"Busy inodes",
+    b"SYZF",
 )
 #: The oops counter ``[#1]``: found through its rare ``#`` (a memchr) and checked for the ``[``.
 OOPS_COUNTER = b"[#"

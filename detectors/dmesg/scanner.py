@@ -210,7 +210,7 @@ class LogScanner:
         if not complete and not final:
             return None
         report, resume = build_report(window, *found)
-        if resume >= len(window) - 2 and len(window) == FIRST_WINDOW_LINES:
+        if report.end_line >= window[-1].number - 1 and len(window) < MAX_REPORT_LINES:
             # The report may go on past the first window: build it again from the full one.
             window, offsets, complete = self._window(start, end)
             if not complete and not final:
