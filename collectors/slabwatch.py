@@ -171,6 +171,7 @@ class SlabWatcher:
         self.plan = plan
         self._stop = threading.Event()
         self._stopped_by: str | None = None
+        self._previous_handlers: dict[int, signal._HANDLER] = {}
 
     def stop(self, reason: str = "stop()") -> None:
         """Ask the loop to end after the current sample (safe from a signal handler or another thread)."""
@@ -179,6 +180,8 @@ class SlabWatcher:
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         self.stop(signal.Signals(signum).name)
+        # A second signal gets the usual behaviour (Ctrl-C twice interrupts a sample that hangs).
+        signal.signal(signum, self._previous_handlers.get(signum, signal.SIG_DFL))
 
     def _open_kmsg(self, boot_id: str | NotAvailable) -> KmsgReader:
         last = self.store.last_kmsg_seq(boot_id) if isinstance(boot_id, str) else None
@@ -188,15 +191,16 @@ class SlabWatcher:
         """Sample until the duration ends or a signal arrives; return how the run ended."""
         if self.plan.require_slabinfo:
             require_slabinfo(self.plan.root)
-        handlers = {}
+        handlers = self._previous_handlers
         if threading.current_thread() is threading.main_thread():
-            for signum in (signal.SIGTERM, signal.SIGINT):
-                handlers[signum] = signal.signal(signum, self._on_signal)
+            for wanted in (signal.SIGTERM, signal.SIGINT):
+                handlers[wanted] = signal.signal(wanted, self._on_signal)
         try:
             return self._loop(on_sample)
         finally:
             for signum, previous in handlers.items():
                 signal.signal(signum, previous)
+            handlers.clear()
 
     def _loop(self, on_sample: Callable[[Progress], None] | None) -> WatchResult:
         plan = self.plan

@@ -164,6 +164,23 @@ def test_unreadable_slabinfo_continues_unless_required(tmp_path: Path) -> None:
         assert len(store.counter_series("meminfo", "Slab")) == 2
 
 
+def test_second_interrupt_is_not_swallowed(tmp_path: Path) -> None:
+    tree = FakeTree(tmp_path / "root")
+    before = signal.getsignal(signal.SIGINT)
+    with SlabStore.open_for_writing(tmp_path / "s.sqlite", "fakehost") as store:
+        watcher = SlabWatcher(store, WatchPlan(tree.root, 0.01, None))
+
+        def on_sample(p: Progress) -> None:
+            os.kill(os.getpid(), signal.SIGINT)  # the first asks for a clean stop
+            os.kill(os.getpid(), signal.SIGINT)  # the second interrupts, as Ctrl-C twice should
+
+        with pytest.raises(KeyboardInterrupt):
+            watcher.run(on_sample)
+        assert len(store.samples()) == 1
+        assert store.runs()[0].ended is not None
+    assert signal.getsignal(signal.SIGINT) is before
+
+
 def test_top_movers_orders_by_size_of_change() -> None:
     movers = top_movers({"a": 100, "b": 50, "gone": 10}, {"a": 90, "b": 500, "new": 20})
     assert [(m.name, m.delta_bytes) for m in movers] == [("b", 450), ("new", 20), ("a", -10)]
