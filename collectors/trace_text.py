@@ -354,6 +354,7 @@ class TraceParser:
 
     def _lost(self, line: bytes, line_no: int) -> TraceEvent:
         """A lost-events marker such as ``CPU:1 [LOST 42 EVENTS]``; the CPU is -1 when not printed."""
+        # ``CPU 2 is empty`` / ``##### CPU 2 buffer started ####`` are headers, not losses (see _parse_lines).
         counts = self.counts
         counts.lost_markers += 1
         text = line.decode("utf-8", "replace")
@@ -363,11 +364,10 @@ class TraceParser:
         for i, word in enumerate(words):
             if word.startswith("CPU:") and word[4:].isdigit():
                 cpu = int(word[4:])
-            elif word.isdigit() and i > 0 and words[i - 1] in ("LOST", "CPU"):
-                if words[i - 1] == "CPU" and cpu < 0:
-                    cpu = int(word)
-                else:
-                    lost = int(word)
+            elif word.isdigit() and i > 0 and words[i - 1] == "CPU" and cpu < 0:
+                cpu = int(word)
+            elif word.isdigit() and i + 1 < len(words) and words[i + 1] == "EVENTS":
+                lost = int(word)  # "[LOST 42 EVENTS]" (tracefs) or "[42 EVENTS DROPPED]"
         counts.lost_events += lost
         return _make((int(Kind.LOST), -1.0, cpu, line_no, line, lost, 0, b"", b"", 0, 0, b""))
 

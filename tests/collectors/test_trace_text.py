@@ -121,6 +121,16 @@ def test_headers_lost_markers_and_unknown_events_are_counted() -> None:
     assert [(e.kind, e.cpu, e.pid) for e in events] == [(Kind.LOST, 2, 17), (Kind.PROCESS_EXIT, 0, 1)]
 
 
+@pytest.mark.parametrize(
+    ("marker", "cpu", "lost"),
+    [("CPU:2 [LOST 17 EVENTS]", 2, 17), ("CPU:3 [123 EVENTS DROPPED]", 3, 123), ("CPU 1 [LOST EVENTS]", 1, 0)],
+)
+def test_lost_event_markers(marker: str, cpu: int, lost: int) -> None:
+    (ev,), parser = parse(marker + "\n")
+    assert (ev.kind, ev.cpu, ev.pid) == (Kind.LOST, cpu, lost)
+    assert parser.counts.lost_markers == 1 and parser.counts.lost_events == lost
+
+
 def test_bad_input_is_counted_never_raised() -> None:
     text = (
         b"\x00\xff\xfegarbage\n"
