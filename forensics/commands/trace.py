@@ -155,7 +155,9 @@ def _table_rows(a: TraceAnalysis, top: int) -> list[tuple[str, list[str], list[l
         [
             o.what,
             str(o.source),
-            str(o.intervals) if isinstance(o.intervals, NotAvailable) else str(o.intervals.n),
+            ("-" if isinstance(o.source, NotAvailable) else str(o.intervals))
+            if isinstance(o.intervals, NotAvailable)
+            else str(o.intervals.n),
             fmt_ms(o.intervals.worst.duration)
             if not isinstance(o.intervals, NotAvailable) and o.intervals.worst
             else "-",
