@@ -46,6 +46,7 @@ from forensics.model import NotAvailable
 
 SOFTIRQ_NAMES = ("HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU")
 RECENT_RUNS = 512  # runs remembered per CPU to say who ran during a wait
+MAX_BUCKET_CELLS = 50_000  # (bucket, CPU) cells kept; beyond that buckets double in size (bounded memory)
 TIMELINE_MAX_RUNS = 400_000  # runs kept for the PNG timeline (longest runs win beyond that)
 _WAKE_SOURCES = {
     int(Kind.WAKING): "sched_waking",
@@ -290,6 +291,25 @@ class SchedAnalyzer:
             start = edge
             b += 1
 
+    def _coarsen_buckets(self) -> None:
+        """Double the bucket size, merging pairs of cells, until the digest fits its budget."""
+        assert self.bucket is not None
+        while len(self.buckets) > MAX_BUCKET_CELLS // 2:
+            self.bucket *= 2
+            merged: dict[tuple[int, int], _BucketCell] = {}
+            for (b, cpu), cell in self.buckets.items():
+                into = merged.get((b // 2, cpu))
+                if into is None:
+                    merged[(b // 2, cpu)] = cell
+                    continue
+                for pid, seconds in cell.runtime.items():
+                    into.runtime[pid] = into.runtime.get(pid, 0.0) + seconds
+                into.irq += cell.irq
+                into.softirq += cell.softirq
+                if cell.latency > into.latency:
+                    into.latency, into.latency_pid = cell.latency, cell.latency_pid
+            self.buckets = merged
+
     def _bucket_latency(self, cpu: int, ts: float, latency: float, pid: int) -> None:
         assert self.bucket is not None
         key = (int(ts // self.bucket), cpu)
@@ -304,6 +324,8 @@ class SchedAnalyzer:
 
     def feed(self, events: Iterable[TraceEvent]) -> None:
         """Process events in trace order; stops (sets ``done``) at the first event after the window."""
+        if self.bucket is not None and len(self.buckets) > MAX_BUCKET_CELLS:
+            self._coarsen_buckets()
         w1 = self.w1
         last = self.last
         for ev in events:

@@ -188,3 +188,16 @@ def test_thresholds_decide_hog_runs(tmp_path: Path) -> None:
     path = write_scenario(tmp_path, "ftrace")
     assert _task(_analyse(path, thresholds=Thresholds(hog=0.009)), 500).hog_runs == 0
     assert _task(_analyse(path, thresholds=Thresholds(hog=0.001)), 500).hog_runs == 1
+
+
+def test_buckets_coarsen_to_stay_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from detectors.sched import analyzer as module
+
+    monkeypatch.setattr(module, "MAX_BUCKET_CELLS", 8)
+    path = write_scenario(tmp_path, "ftrace")
+    fine = _analyse(path, bucket=0.0005)
+    a, _ = analyse_path(path, chunk=200, bucket=0.0005)  # small chunks: the budget is checked per batch
+    assert a.bucket_seconds is not None and a.bucket_seconds > 0.0005 and len(a.buckets) <= 8
+    total = sum(t.runtime for b in a.buckets for t in b.top)
+    assert math.isclose(total, sum(t.runtime for b in fine.buckets for t in b.top), rel_tol=1e-9)
+    assert max(b.worst_latency or 0 for b in a.buckets) == max(b.worst_latency or 0 for b in fine.buckets)
