@@ -34,6 +34,9 @@ OUTSIZED_SHARE = 0.10
 #: ... or more than this many times the next largest cache and at least this many bytes.
 OUTSIZED_FACTOR = 4.0
 OUTSIZED_MIN_BYTES = 8 << 20
+#: A module's own cache among this many largest caches, with at least this many bytes, is outsized.
+MODULE_CACHE_RANK = 3
+MODULE_CACHE_MIN_BYTES = 256 << 10
 
 
 def log_source(dump_path: str) -> str:
@@ -189,9 +192,13 @@ def crash_finding(snap: CrashSnapshot, title: str, fault: FaultAnalysis | NotAva
         title=title,
         severity=Severity.CRITICAL,
         confidence=0.95 if frame is not None else 0.5,
-        confidence_reason="read from the dump's crashed thread and its exception frame"
-        if frame is not None
-        else "no backtrace could be read",
+        confidence_reason=(
+            "no backtrace could be read"
+            if frame is None
+            else "read from the dump's exception frame"
+            if frame.interrupted
+            else "read from the crashed thread's stack: the caller of panic()"
+        ),
         summary=summary,
         evidence=tuple(evidence),
         next_steps=(
@@ -271,7 +278,10 @@ def blocked_task_findings(snap: CrashSnapshot) -> list[Finding]:
         top = _first_own_frame(task)
         owner = by_pid.get(task.lock_owner_pid) if task.lock_owner_pid is not None else None
         lock = task.blocked_on or "an uninterruptible sleep"
-        title = f"task {task.comm} blocked in D state on {lock}"
+        if task.blocked_on:
+            title = f"task {task.comm} blocked in D state on {lock}"
+        else:
+            title = f"task {task.comm} in uninterruptible sleep (D)" + (f" in {top.function}" if top else "")
         if owner is not None:
             title += f" held by {owner.comm} (pid {owner.pid})"
         evidence = [
@@ -294,7 +304,7 @@ def blocked_task_findings(snap: CrashSnapshot) -> list[Finding]:
                 id=finding_id("blocked-task", task.comm, lock, top.label().split("+")[0] if top else ""),
                 kind="hung-task",
                 title=title,
-                severity=Severity.HIGH,
+                severity=Severity.HIGH if task.blocked_on else Severity.LOW,
                 confidence=0.9 if owner is not None else 0.6,
                 confidence_reason="lock owner read from the lock in the waiter's frame"
                 if owner is not None
@@ -340,45 +350,64 @@ def _first_own_frame(task: TaskInfo) -> Frame | None:
 
 
 def outsized_cache_findings(snap: CrashSnapshot) -> list[Finding]:
-    """Slab caches far larger than their share of memory or than every other cache."""
+    """Slab caches far larger than they should be at the crash.
+
+    Three rules, any of which flags a cache among the largest few:
+    it holds at least :data:`OUTSIZED_SHARE` of RAM; it is the largest and
+    :data:`OUTSIZED_FACTOR` times the next one (and at least
+    :data:`OUTSIZED_MIN_BYTES`); or it belongs to a module and ranks among the
+    :data:`MODULE_CACHE_RANK` largest caches of the whole kernel with at least
+    :data:`MODULE_CACHE_MIN_BYTES` -- a driver's private cache rarely
+    outgrows the kernel's core caches unless its objects are never freed.
+    """
     caches = [c for c in snap.slab_caches if c.total_bytes]
     if not caches:
         return []
     total = snap.memory.total if isinstance(snap.memory.total, int) else None
     ranked = sorted(caches, key=lambda c: -(c.total_bytes or 0))
     out = []
-    for i, cache in enumerate(ranked[:3]):
+    for i, cache in enumerate(ranked[:MODULE_CACHE_RANK]):
         size = cache.total_bytes or 0
         runner_up = ranked[i + 1].total_bytes if i + 1 < len(ranked) else 0
         share = size / total if total else None
-        big_share = share is not None and share >= OUTSIZED_SHARE
-        dominant = i == 0 and size >= OUTSIZED_MIN_BYTES and size >= OUTSIZED_FACTOR * (runner_up or 1)
-        if not (big_share or dominant):
+        reasons = []
+        if share is not None and share >= OUTSIZED_SHARE:
+            reasons.append(f"{100 * share:.1f}% of RAM")
+        if i == 0 and size >= OUTSIZED_MIN_BYTES and size >= OUTSIZED_FACTOR * (runner_up or 1):
+            reasons.append(f"{size / max(runner_up or 1, 1):.1f}x the next largest cache")
+        if cache.owner_module and size >= MODULE_CACHE_MIN_BYTES:
+            reasons.append(f"a cache of module {cache.owner_module}, yet the #{i + 1} largest cache of the kernel")
+        if not reasons:
             continue
         share_txt = f"{100 * share:.1f}% of RAM" if share is not None else "share of RAM not available"
         line = f"{cache.name} {cache.active_objects} {cache.total_objects} {cache.object_size}"
+        facts = [
+            Fact("cache", cache.name),
+            Fact("objects (active/total)", f"{cache.active_objects}/{cache.total_objects}"),
+            Fact("object size", str(cache.object_size)),
+            Fact("bytes", str(size)),
+            Fact("rank by size", f"#{i + 1} of {len(ranked)}"),
+        ]
+        if cache.owner_module:
+            facts.append(Fact("created by module", cache.owner_module))
         out.append(
             Finding(
                 id=finding_id("outsized-slab", cache.name),
                 kind="outsized-slab",
-                title=f"slab cache {cache.name} is outsized: {size / 2**20:.1f} MiB ({share_txt})",
+                title=f"slab cache {cache.name} is outsized: {size / 2**20:.1f} MiB ({share_txt}, #{i + 1} by size)",
                 severity=Severity.MEDIUM,
-                confidence=0.8 if big_share else 0.6,
-                confidence_reason=f"{size / 2**20:.1f} MiB against {(runner_up or 0) / 2**20:.1f} MiB "
-                "for the next cache",
-                summary=f"{cache.name} holds {cache.total_objects} objects of {cache.object_size} bytes; "
-                "a cache this large at the crash suggests a leak of its objects.",
+                confidence=0.8 if len(reasons) > 1 or (share or 0) >= OUTSIZED_SHARE else 0.55,
+                confidence_reason="; ".join(reasons) + " (one dump: growth over time is not known)",
+                summary=f"{cache.name} holds {cache.total_objects} objects of {cache.object_size} bytes "
+                f"({size / 2**20:.1f} MiB): {'; '.join(reasons)}. A cache this large at the crash suggests "
+                "its objects are leaked; samples over time (kforensic slab-watch) confirm it.",
                 evidence=(
                     Evidence(
                         snap.dump_path, Locator(LocatorKind.ADDRESS, cache.address, name="struct kmem_cache"), line
                     ),
                 ),
                 next_steps=(f"crash> kmem -s {cache.name}", "kforensic leaks --store STORE  # if samples exist"),
-                facts=(
-                    Fact("objects (active/total)", f"{cache.active_objects}/{cache.total_objects}"),
-                    Fact("object size", str(cache.object_size)),
-                    Fact("bytes", str(size)),
-                ),
+                facts=tuple(facts),
                 detector=DETECTOR,
             )
         )

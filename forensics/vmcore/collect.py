@@ -74,7 +74,11 @@ def collect_snapshot(opened: OpenedDump, dump_path: str, progress: Progress | No
         if t.on_cpu and t.cpu is not None and t.pid != crashed_pid:
             other.append((t.cpu, t))
     say("memory and slab caches")
-    caches = system.attempt("slab caches", lambda: system.slab_caches(prog))
+    owners = system.attempt("slab cache owners", lambda: system.cache_owners(prog, opened.module_symbols))
+    if isinstance(owners, NotAvailable):
+        warnings.append(str(owners))
+        owners = {}
+    caches = system.attempt("slab caches", lambda: system.slab_caches(prog, owners))
     if isinstance(caches, NotAvailable):
         warnings.append(str(caches))
         caches = ()

@@ -33,6 +33,7 @@ class OpenedDump:
     header: DumpHeader
     vmlinux: str | None
     warnings: list[str]
+    module_symbols: tuple[drgn.Symbol, ...] = ()  # of loaded modules, from the dump's kallsyms
 
 
 def elf_build_id(path: Path) -> str | None:
@@ -119,11 +120,14 @@ def open_dump(path: Path, header: DumpHeader, request: DebugInfoRequest) -> Open
     try:
         from drgn.helpers.linux.kallsyms import load_module_kallsyms
 
-        prog.register_symbol_finder("module_kallsyms", load_module_kallsyms(prog), enable_index=-1)
+        module_symbols = load_module_kallsyms(prog)
+        prog.register_symbol_finder("module_kallsyms", module_symbols, enable_index=-1)
+        symbols = tuple(module_symbols(prog, None, None, False))
     except (LookupError, ValueError, drgn.FaultError, NotImplementedError) as exc:
         warnings.append(f"module symbols from kallsyms not available: {exc}")
+        symbols = ()
     vmlinux = main.debug_file_path if main is not None else None
-    return OpenedDump(prog, header, vmlinux, warnings)
+    return OpenedDump(prog, header, vmlinux, warnings, symbols)
 
 
 def not_in_dump(exc: Any) -> str:

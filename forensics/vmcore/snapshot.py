@@ -138,6 +138,7 @@ class SlabCacheInfo:
     active_objects: int | None
     total_objects: int | None
     total_bytes: int | None
+    owner_module: str | None = None  # the module that created it, when one did
 
 
 @dataclass(frozen=True)

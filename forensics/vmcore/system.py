@@ -140,8 +140,27 @@ def _page_size(prog: drgn.Program) -> int:
         return 4096
 
 
-def slab_caches(prog: drgn.Program) -> tuple[SlabCacheInfo, ...]:
-    """Usage of every slab cache, largest first."""
+def cache_owners(prog: drgn.Program, module_symbols: tuple[drgn.Symbol, ...]) -> dict[int, str]:
+    """Which module holds a pointer to which ``struct kmem_cache`` in a global variable.
+
+    A module that creates a cache keeps it in a ``static struct kmem_cache *``;
+    that pointer, read from the module's data, names the cache's owner.
+    """
+    owners: dict[int, str] = {}
+    for sym in module_symbols:
+        if sym.size != 8 or sym.kind != drgn.SymbolKind.OBJECT:
+            continue
+        try:
+            value = prog.read_u64(sym.address)
+            module = prog.module(sym.address).name
+        except (drgn.FaultError, LookupError):
+            continue
+        owners.setdefault(value, module)
+    return owners
+
+
+def slab_caches(prog: drgn.Program, owners: dict[int, str] | None = None) -> tuple[SlabCacheInfo, ...]:
+    """Usage of every slab cache, largest first, with the module that owns it when one does."""
     from drgn.helpers.linux.slab import for_each_slab_cache, slab_cache_usage
 
     out = []
@@ -157,7 +176,9 @@ def slab_caches(prog: drgn.Program) -> tuple[SlabCacheInfo, ...]:
             total_bytes = total * int(cache.size.value_())
         except (LookupError, ValueError, TypeError, drgn.FaultError, AttributeError):
             active = total = total_bytes = None
-        out.append(SlabCacheInfo(name, int(cache.value_()), size, active, total, total_bytes))
+        address = int(cache.value_())
+        owner = (owners or {}).get(address)
+        out.append(SlabCacheInfo(name, address, size, active, total, total_bytes, owner))
     return tuple(sorted(out, key=lambda c: -(c.total_bytes or 0)))
 
 
