@@ -407,19 +407,6 @@ RULES: tuple[Rule, ...] = (
     _rule("vfs-busy-inodes", r"VFS: Busy inodes after unmount", "VFS: Busy inodes after unmount (use-after-free)",
           "fs", H, "VFS: Busy inodes after unmount of sda1. Self-destruct in 5 seconds.  Have a nice day...",
           needs_trace=False),
-    _rule("netdev-refcount", r"unregister_netdevice: waiting for (?:.*) to become free",
-          "unregister_netdevice: waiting for DEV to become free", "refcount", H,
-          "unregister_netdevice: waiting for lo to become free. Usage count = 2", needs_trace=False, starts=False),
-    _rule("trusty-assert", r"trusty: panic \(.*?\):(?: DEBUG)? ASSERT FAILED at \(.*?\): (.+)",
-          "trusty: ASSERT FAILED: {h1}", "trusty", C,
-          "trusty: panic (ns): ASSERT FAILED at (x.c:1): list_in_list(&ref->ref_node)", needs_trace=False),
-    _rule("trusty-assert-corrupted", r"trusty: panic.* ASSERT FAILED.*: *(.*)", "trusty: ASSERT FAILED: {h1}",
-          "trusty", C, "trusty: panic (x) ASSERT FAILED: ", corrupted=True),
-    _rule("trusty-panic", r"trusty: panic \(.*?\): (.+)", "trusty: panic: {h1}", "trusty", C,
-          "trusty: panic (x): boom", needs_trace=False),
-    _rule("syzfail", r"SYZFAIL: (.*?)\s*$", "SYZFAIL: {h1}", "syz-failure", M, "SYZFAIL: SIGSEGV", needs_trace=False),
-    _rule("syzfatal", r"SYZFATAL: (.*?)\s*$", "SYZFATAL: {h1}", "syz-failure", M,
-          "SYZFATAL: executor 1 failed 11 times: failed to create temp dir", needs_trace=False),
 )
 # fmt: on
 
@@ -446,7 +433,6 @@ TRIGGERS: tuple[bytes, ...] = (
     b"LOCKUP",
     b"Mem-Info",
     b"Busy inodes",
-    b"SYZF",
 )
 #: The oops counter ``[#1]``: found through its rare ``#`` (a memchr) and checked for the ``[``.
 OOPS_COUNTER = b"[#"
