@@ -259,7 +259,11 @@ class TraceParser:
                     continue
             q = line.find(b": ", p + 2)
             if q < 0:
-                self._malformed(line_no, line)
+                if b" <-" in line:  # the function tracer: "ts: func <-parent"
+                    n_events += 1
+                    unknown[b"(function)"] = unknown.get(b"(function)", 0) + 1
+                else:
+                    self._malformed(line_no, line)
                 continue
             name = line[p + 2 : q]
             if name[:1] == b" ":  # perf script pads the event name

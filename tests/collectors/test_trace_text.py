@@ -147,6 +147,11 @@ def test_bad_input_is_counted_never_raised() -> None:
     assert parser.counts.first_malformed[0][0] == 1
 
 
+def test_function_tracer_lines_are_other_events() -> None:
+    events, parser = parse("            bash-12      [001] ...1.   200.002000: vfs_write <-ksys_write\n")
+    assert events == [] and parser.counts.unknown == {b"(function)": 1} and parser.counts.malformed == 0
+
+
 def test_empty_input() -> None:
     events, parser = parse(b"")
     assert events == [] and parser.counts.lines == 0 and parser.counts.events == 0
