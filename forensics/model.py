@@ -261,6 +261,22 @@ class TimeWindow:
 
 
 @dataclass(frozen=True)
+class BootTime:
+    """When the kernel booted, on the wall clock: converts monotonic (since-boot) times to wall times."""
+
+    wall: float  # seconds since the Unix epoch (UTC)
+    uncertainty: float  # seconds, either way
+    basis: str  # how it was determined, e.g. "vmcore CRASHTIME minus the last printk time"
+
+    def to_wall(self, ts: Timestamp) -> float:
+        """The wall-clock time of a timestamp of either clock."""
+        return ts.seconds if ts.clock is Clock.WALL else self.wall + ts.seconds
+
+
+_NO_BOOT_TIME = NotAvailable("no input records when the kernel booted")
+
+
+@dataclass(frozen=True)
 class Incident:
     """Everything known about one kernel incident: where, when, what was read, findings."""
 
@@ -270,6 +286,7 @@ class Incident:
     sources: tuple[SourceRecord, ...]
     findings: tuple[Finding, ...]
     tool_version: str = field(default="unknown")
+    boot_time: BootTime | NotAvailable = _NO_BOOT_TIME
 
     def sorted_findings(self) -> tuple[Finding, ...]:
         """Findings, worst first, then by confidence, then by title."""
@@ -294,6 +311,7 @@ class Incident:
             sources=_unique(tuple(s for i in incidents for s in i.sources)),
             findings=tuple(by_id.values()),
             tool_version=tool_version,
+            boot_time=merge_boot_times([i.boot_time for i in incidents]),
         )
 
 
@@ -322,3 +340,17 @@ def _merge_windows(windows: list[TimeWindow | NotAvailable]) -> TimeWindow | Not
     start = min(known, key=lambda w: w.start.seconds).start
     end = max(known, key=lambda w: w.end.seconds).end
     return TimeWindow(start, end)
+
+
+def merge_boot_times(times: list[BootTime | NotAvailable]) -> BootTime | NotAvailable:
+    """The most precise boot time, unless the inputs come from different boots."""
+    known = sorted((t for t in times if isinstance(t, BootTime)), key=lambda t: t.uncertainty)
+    if not known:
+        return _NO_BOOT_TIME
+    best = known[0]
+    for other in known[1:]:
+        if abs(other.wall - best.wall) > best.uncertainty + other.uncertainty + 1.0:
+            return NotAvailable(
+                f"inputs come from different boots ({best.basis}: {best.wall:.0f}; {other.basis}: {other.wall:.0f})"
+            )
+    return best

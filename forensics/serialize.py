@@ -12,6 +12,7 @@ from typing import Any
 
 from forensics.errors import InputError
 from forensics.model import (
+    BootTime,
     Clock,
     Evidence,
     Fact,
@@ -94,6 +95,13 @@ def incident_to_dict(incident: Incident) -> JsonDict:
             for s in incident.sources
         ],
         "findings": [finding_to_dict(f) for f in incident.sorted_findings()],
+        "boot_time": _maybe(incident.boot_time)
+        if isinstance(incident.boot_time, NotAvailable)
+        else {
+            "wall": incident.boot_time.wall,
+            "uncertainty": incident.boot_time.uncertainty,
+            "basis": incident.boot_time.basis,
+        },
     }
 
 
@@ -134,6 +142,17 @@ class _Reader:
             return Timestamp(float(seconds), Clock(clock))
         except ValueError:
             raise self.fail(f"{where}.clock", f"unknown clock {clock!r}") from None
+
+    def boot_time(self, obj: object) -> BootTime | NotAvailable:
+        if obj is None:  # optional: documents of older writers have none
+            return NotAvailable("no input records when the kernel booted")
+        if isinstance(obj, dict) and "not_available" in obj:
+            return NotAvailable(str(obj["not_available"]))
+        return BootTime(
+            float(self.get(obj, "wall", (int, float), "$.boot_time")),
+            float(self.get(obj, "uncertainty", (int, float), "$.boot_time")),
+            str(self.get(obj, "basis", str, "$.boot_time")),
+        )
 
     def evidence(self, obj: object, where: str) -> Evidence:
         loc = self.get(obj, "locator", dict, where)
@@ -226,4 +245,5 @@ def incident_from_dict(doc: object, origin: str) -> Incident:
         sources=tuple(r.source(s, f"$.sources[{i}]") for i, s in enumerate(r.get(doc, "sources", list, "$"))),
         findings=tuple(r.finding(f, f"$.findings[{i}]") for i, f in enumerate(r.get(doc, "findings", list, "$"))),
         tool_version=str(r.get(doc, "tool_version", str, "$")),
+        boot_time=r.boot_time(doc.get("boot_time") if isinstance(doc, dict) else None),
     )

@@ -23,7 +23,7 @@ def analyse_dump(path: Path, request: DebugInfoRequest, progress: Callable[[str]
     from collectors.inputs import unreadable_record
     from detectors.vmcore.analysis import analyse_snapshot
     from forensics import __version__
-    from forensics.model import Clock, Incident, NotAvailable, SourceRecord, Timestamp, TimeWindow
+    from forensics.model import BootTime, Clock, Incident, NotAvailable, SourceRecord, Timestamp, TimeWindow
     from forensics.vmcore import system
     from forensics.vmcore.collect import collect_snapshot
     from forensics.vmcore.dumpfile import read_dump_header
@@ -60,12 +60,17 @@ def analyse_dump(path: Path, request: DebugInfoRequest, progress: Callable[[str]
     ]
     if location.dmesg is None:
         sources.append(unreadable_record(f"{location.dump.parent}/dmesg", "no dmesg file beside the dump"))
+    boot: BootTime | NotAvailable
     if isinstance(snapshot.crash_time, float) and isinstance(snapshot.uptime, float):
         window: TimeWindow | NotAvailable = TimeWindow(
             Timestamp(snapshot.crash_time - snapshot.uptime, Clock.WALL), Timestamp(snapshot.crash_time, Clock.WALL)
         )
+        # CRASHTIME has a resolution of one second, and the last printk record is
+        # written shortly before the capture kernel takes over.
+        boot = BootTime(snapshot.crash_time - snapshot.uptime, 2.0, "vmcore CRASHTIME minus the last printk time")
     else:
         window = NotAvailable("the dump records no crash time")
+        boot = NotAvailable("the dump records no crash time")
     incident = Incident(
         host=system.attempt("host name", lambda: system.hostname(opened.prog)),
         kernel_release=snapshot.kernel_release,
@@ -73,6 +78,7 @@ def analyse_dump(path: Path, request: DebugInfoRequest, progress: Callable[[str]
         sources=tuple(sources),
         findings=analysis.findings,
         tool_version=__version__,
+        boot_time=boot,
     )
     return VmcoreResult(
         snapshot, analysis, fault, tuple(reports), incident, str(location.dmesg) if location.dmesg else None
