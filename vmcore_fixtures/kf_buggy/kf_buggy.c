@@ -2,17 +2,23 @@
 /*
  * kf_buggy - deliberately broken driver used to produce the kforensic
  * vmcore fixtures (vmcore_fixtures/build.sh).  Each bug is selected by
- * the "bug" module parameter:
+ * user space, through debugfs files (like a driver's sysfs attributes), or by
+ * the "bug" module parameter for the bugs that live in kthreads:
  *
- *   insmod kf_buggy.ko bug=<name>
- *
- *   null_member  read dev->sensor->ops where dev->sensor is NULL
- *   bug_on       BUG_ON() on a refcount underflow
- *   warn_on      WARN_ON() on an impossible state (with panic_on_warn=1)
- *   hung_task    kf_holder keeps kf_dev_lock, kf_waiter blocks on it (D)
- *   soft_lockup  kf_spinner spins with preemption disabled
- *   list_corrupt a session is closed twice: list_del() on a dead entry
- *   slab_leak    kf_leaker leaks kf_leak_obj objects at a steady rate
+ *   cat /sys/kernel/debug/kf_buggy/in_voltage3_raw
+ *       null_member: reads dev->sensor->ops->read_raw, dev->sensor is NULL
+ *   echo 1 > /sys/kernel/debug/kf_buggy/buffer_put   (twice)
+ *       bug_on: BUG_ON() on a refcount underflow
+ *   echo 1 > /sys/kernel/debug/kf_buggy/state_stop
+ *       warn_on: WARN_ON() on an impossible state (with panic_on_warn=1)
+ *   echo 1 > /sys/kernel/debug/kf_buggy/session_close (twice)
+ *       list_corrupt: list_del() on an entry that was already deleted
+ *   insmod kf_buggy.ko bug=hung_task
+ *       kf_holder keeps kf_dev_lock forever, kf_waiter blocks on it (D)
+ *   insmod kf_buggy.ko bug=soft_lockup
+ *       kf_spinner (bound to CPU 1) spins with preemption disabled
+ *   insmod kf_buggy.ko bug=slab_leak
+ *       kf_leaker leaks kf_leak_obj objects at a steady rate
  *
  * Lines the fixture builder needs to find carry a KF_* marker comment.
  * This is test code: it is meant to crash the kernel.
@@ -28,6 +34,11 @@
 #include <linux/sched.h>
 #include <linux/preempt.h>
 #include <linux/stddef.h>
+#include <linux/debugfs.h>
+#include <linux/fs.h>
+
+/* keep the buggy functions as real, uncloned functions (no .constprop.0) */
+#define KF_NOINLINE noinline __attribute__((__noipa__))
 
 static char *bug = "none";
 module_param(bug, charp, 0444);
@@ -74,33 +85,44 @@ static const struct kf_sensor_ops kf_default_ops = {
 
 static struct kf_device *kf_dev;
 
-static noinline int kf_null_member_read(struct kf_device *dev, int channel)
+static KF_NOINLINE int kf_null_member_read(struct kf_device *dev, int channel)
 {
-	const struct kf_sensor_ops *ops;
 	int val = 0, ret;
 
-	ops = dev->sensor->ops;	/* KF_FAULT null_member */
-	ret = ops->read_raw(dev->sensor, channel, &val);
+	ret = dev->sensor->ops->read_raw(dev->sensor, channel, &val);	/* KF_FAULT null_member */
 	if (ret)
 		return ret;
 	dev->last_read = jiffies;
 	return val;
 }
 
-static int kf_bug_null_member(void)
+static ssize_t kf_raw_read(struct file *file, char __user *ubuf, size_t count, loff_t *ppos)
 {
-	int val;
+	char buf[16];
+	int val, len;
 
+	if (*ppos)
+		return 0;
+	val = kf_null_member_read(kf_dev, 3);
+	len = scnprintf(buf, sizeof(buf), "%d\n", val);
+	return simple_read_from_buffer(ubuf, count, ppos, buf, len);
+}
+
+static const struct file_operations kf_raw_fops = {
+	.owner = THIS_MODULE,
+	.read = kf_raw_read,
+};
+
+static int kf_setup_device(void)
+{
 	kf_dev = kzalloc(sizeof(*kf_dev), GFP_KERNEL);
 	if (!kf_dev)
 		return -ENOMEM;
 	strscpy(kf_dev->name, "kf-adc0", sizeof(kf_dev->name));
 	kf_dev->id = 7;
-	/* the sensor is only bound later, by a probe that never ran */
-	pr_info("kf_buggy: reading %s channel 3 (sensor ops at offset %zu)\n",
+	/* the sensor is only bound later, by a probe that never runs */
+	pr_info("kf_buggy: %s registered, sensor ops at offset %zu of struct kf_sensor\n",
 		kf_dev->name, offsetof(struct kf_sensor, ops));
-	val = kf_null_member_read(READ_ONCE(kf_dev), 3);
-	pr_info("kf_buggy: read %d\n", val);
 	return 0;
 }
 
@@ -113,25 +135,37 @@ struct kf_buffer {
 	void *data;
 };
 
-static noinline void kf_buffer_put(struct kf_buffer *buf)
+static KF_NOINLINE void kf_buffer_put(struct kf_buffer *buf)
 {
 	BUG_ON(buf->refcount <= 0);	/* KF_FAULT bug_on */
 	if (--buf->refcount == 0)
 		kfree(buf->data);
 }
 
-static int kf_bug_bug_on(void)
-{
-	struct kf_buffer *buf = kzalloc(sizeof(*buf), GFP_KERNEL);
+static struct kf_buffer *kf_buf;
 
-	if (!buf)
+/* every write drops a reference: the second write underflows */
+static ssize_t kf_buffer_put_write(struct file *file, const char __user *ubuf,
+				   size_t count, loff_t *ppos)
+{
+	pr_info("kf_buggy: releasing buffer (refcount %d)\n", kf_buf->refcount);
+	kf_buffer_put(kf_buf);
+	return count;
+}
+
+static const struct file_operations kf_buffer_put_fops = {
+	.owner = THIS_MODULE,
+	.write = kf_buffer_put_write,
+};
+
+static int kf_setup_buffer(void)
+{
+	kf_buf = kzalloc(sizeof(*kf_buf), GFP_KERNEL);
+	if (!kf_buf)
 		return -ENOMEM;
-	buf->refcount = 1;
-	buf->size = 4096;
-	buf->data = kmalloc(buf->size, GFP_KERNEL);
-	kf_buffer_put(buf);
-	pr_info("kf_buggy: releasing buffer again\n");
-	kf_buffer_put(buf);	/* second put: refcount is already 0 */
+	kf_buf->refcount = 1;
+	kf_buf->size = 4096;
+	kf_buf->data = kmalloc(kf_buf->size, GFP_KERNEL);
 	return 0;
 }
 
@@ -140,7 +174,7 @@ static int kf_bug_bug_on(void)
 
 enum kf_state { KF_IDLE, KF_RUNNING, KF_STOPPED };
 
-static noinline int kf_state_stop(enum kf_state *state)
+static KF_NOINLINE int kf_state_stop(enum kf_state *state)
 {
 	if (WARN_ON(*state != KF_RUNNING))	/* KF_FAULT warn_on */
 		return -EINVAL;
@@ -148,12 +182,20 @@ static noinline int kf_state_stop(enum kf_state *state)
 	return 0;
 }
 
-static int kf_bug_warn_on(void)
-{
-	enum kf_state state = KF_IDLE;
+static enum kf_state kf_state = KF_IDLE;
 
-	return kf_state_stop(&state);
+static ssize_t kf_state_stop_write(struct file *file, const char __user *ubuf,
+				   size_t count, loff_t *ppos)
+{
+	int ret = kf_state_stop(&kf_state);
+
+	return ret ? ret : count;
 }
+
+static const struct file_operations kf_state_stop_fops = {
+	.owner = THIS_MODULE,
+	.write = kf_state_stop_write,
+};
 
 /* ------------------------------------------------------------------ */
 /* hung_task: kf_holder never releases kf_dev_lock                     */
@@ -170,7 +212,7 @@ static int kf_holder_fn(void *unused)
 	return 0;
 }
 
-static noinline void kf_waiter_update(void)
+static KF_NOINLINE void kf_waiter_update(void)
 {
 	mutex_lock(&kf_dev_lock);	/* KF_FAULT hung_task */
 	mutex_unlock(&kf_dev_lock);
@@ -200,7 +242,7 @@ static int kf_bug_hung_task(void)
 
 static unsigned long kf_hw_status;
 
-static noinline void kf_poll_ready(void)
+static KF_NOINLINE void kf_poll_ready(void)
 {
 	preempt_disable();
 	while (!test_bit(0, &kf_hw_status))
@@ -238,12 +280,28 @@ struct kf_session {
 
 static LIST_HEAD(kf_sessions);
 
-static noinline void kf_session_close(struct kf_session *s)
+static KF_NOINLINE void kf_session_close(struct kf_session *s)
 {
 	list_del(&s->node);	/* KF_FAULT list_corrupt */
 }
 
-static int kf_bug_list_corrupt(void)
+static struct kf_session *kf_current_session;
+
+/* closes the current session but never clears kf_current_session */
+static ssize_t kf_session_close_write(struct file *file, const char __user *ubuf,
+				      size_t count, loff_t *ppos)
+{
+	pr_info("kf_buggy: closing session %u\n", kf_current_session->id);
+	kf_session_close(kf_current_session);
+	return count;
+}
+
+static const struct file_operations kf_session_close_fops = {
+	.owner = THIS_MODULE,
+	.write = kf_session_close_write,
+};
+
+static int kf_setup_sessions(void)
 {
 	struct kf_session *s;
 	int i;
@@ -256,10 +314,7 @@ static int kf_bug_list_corrupt(void)
 		strscpy(s->owner, "kf-client", sizeof(s->owner));
 		list_add_tail(&s->node, &kf_sessions);
 	}
-	s = list_first_entry(&kf_sessions, struct kf_session, node);
-	kf_session_close(s);
-	pr_info("kf_buggy: closing session %u again\n", s->id);
-	kf_session_close(s);
+	kf_current_session = list_first_entry(&kf_sessions, struct kf_session, node);
 	return 0;
 }
 
@@ -278,7 +333,7 @@ struct kf_request {
 static struct kmem_cache *kf_leak_cache;
 static unsigned long kf_leak_count;
 
-static noinline void kf_request_submit(u64 seq)
+static KF_NOINLINE void kf_request_submit(u64 seq)
 {
 	struct kf_request *req;
 
@@ -319,21 +374,30 @@ static int kf_bug_slab_leak(void)
 
 /* ------------------------------------------------------------------ */
 
+static struct dentry *kf_debugfs;
+
 static int __init kf_buggy_init(void)
 {
+	int ret;
+
 	pr_info("kf_buggy: loaded, bug=%s\n", bug);
-	if (!strcmp(bug, "null_member"))
-		return kf_bug_null_member();
-	if (!strcmp(bug, "bug_on"))
-		return kf_bug_bug_on();
-	if (!strcmp(bug, "warn_on"))
-		return kf_bug_warn_on();
+	ret = kf_setup_device();
+	if (!ret)
+		ret = kf_setup_buffer();
+	if (!ret)
+		ret = kf_setup_sessions();
+	if (ret)
+		return ret;
+	kf_debugfs = debugfs_create_dir("kf_buggy", NULL);
+	debugfs_create_file("in_voltage3_raw", 0444, kf_debugfs, NULL, &kf_raw_fops);
+	debugfs_create_file("buffer_put", 0200, kf_debugfs, NULL, &kf_buffer_put_fops);
+	debugfs_create_file("state_stop", 0200, kf_debugfs, NULL, &kf_state_stop_fops);
+	debugfs_create_file("session_close", 0200, kf_debugfs, NULL, &kf_session_close_fops);
+
 	if (!strcmp(bug, "hung_task"))
 		return kf_bug_hung_task();
 	if (!strcmp(bug, "soft_lockup"))
 		return kf_bug_soft_lockup();
-	if (!strcmp(bug, "list_corrupt"))
-		return kf_bug_list_corrupt();
 	if (!strcmp(bug, "slab_leak"))
 		return kf_bug_slab_leak();
 	return 0;

@@ -1,0 +1,441 @@
+#!/usr/bin/env python3
+"""Write expected.json for every vmcore fixture case, and MANIFEST.json.
+
+Called by build.sh.  The ground truth comes from the sources and the build
+products, never from reading the dumps:
+
+* culprit function, file and line: the ``KF_FAULT <bug>`` marker comment in
+  kf_buggy/kf_buggy.c, the enclosing function found in the source text;
+* kernel crash sites (panic()/BUG() callers): the statement found by a fixed
+  pattern in the kernel source tree, the enclosing function from the source;
+* struct member offset: gdb ``offsetof`` on kf_buggy.ko's DWARF;
+* faulting instruction and the register that held NULL: objdump -dl of
+  kf_buggy.ko, the instruction of the marker line that addresses
+  ``<offset>(%reg)``;
+* kernel release and build id: the kernel build tree and vmlinux notes;
+* task, CPU, panic message: what the case's code path does (the init pins
+  the trigger to CPU 1 with taskset; kthreads are named in kf_buggy.c).
+
+Only the Python standard library is used (runs with the system python3).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+MODULE_SOURCE_REL = "vmcore_fixtures/kf_buggy/kf_buggy.c"
+
+# Kernel-side sites: (source file, pattern identifying the statement).
+KERNEL_SITES: dict[str, tuple[str, str]] = {
+    "page_fault_oops": ("arch/x86/mm/fault.c", 'pr_alert("BUG: kernel NULL pointer dereference'),
+    "panic_on_warn": ("kernel/panic.c", 'panic("%s: panic_on_warn set'),
+    "hung_task": ("kernel/hung_task.c", 'panic("hung_task: blocked tasks")'),
+    "soft_lockup": ("kernel/watchdog.c", 'panic("softlockup: hung tasks")'),
+    "list_del_poison1": ("lib/list_debug.c", "CHECK_DATA_CORRUPTION(next == LIST_POISON1"),
+    "sysrq_crash": ("drivers/tty/sysrq.c", 'panic("sysrq triggered crash'),
+    "panic_on_oom": ("mm/oom_kill.c", 'panic("Out of memory: %s panic_on_oom is enabled'),
+}
+
+FUNC_DEF = re.compile(r"^(?:[A-Za-z_][\w\s\*]*?[\s\*])?(\w+)\s*\(")
+
+
+def run(cmd: list[str]) -> str:
+    return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+
+
+def find_line(path: Path, pattern: str) -> int:
+    hits = [i for i, text in enumerate(path.read_text().splitlines(), 1) if pattern in text]
+    if len(hits) != 1:
+        sys.exit(f"{path}: pattern {pattern!r} found {len(hits)} times, expected once")
+    return hits[0]
+
+
+def enclosing_function(path: Path, line: int) -> str:
+    """The function whose definition (kernel style, name at column 0) precedes line."""
+    lines = path.read_text().splitlines()
+    for text in reversed(lines[: line - 1]):
+        m = FUNC_DEF.match(text)
+        if m and not text.startswith(("static const", "#")) and "=" not in text and not text.endswith(";"):
+            return m.group(1)
+    sys.exit(f"{path}:{line}: no enclosing function")
+
+
+def site(ksrc: Path, key: str) -> dict[str, Any]:
+    rel, pattern = KERNEL_SITES[key]
+    line = find_line(ksrc / rel, pattern)
+    return {"function": enclosing_function(ksrc / rel, line), "file": rel, "line": line}
+
+
+def member_offset(ko: Path, struct: str, member: str) -> int:
+    out = run(["gdb", "-batch", "-nx", "-ex", f"print (long)&((struct {struct} *)0)->{member}", str(ko)])
+    m = re.search(r"=\s*(\d+)", out)
+    if not m:
+        sys.exit(f"gdb could not compute offsetof(struct {struct}, {member}): {out!r}")
+    return int(m.group(1))
+
+
+def faulting_instruction(ko: Path, function: str, line: int, offset: int) -> dict[str, Any]:
+    """The instruction of source line `line` that loads from `offset`(%reg)."""
+    out = run(["objdump", "-dl", "--no-show-raw-insn", f"--disassemble={function}", str(ko)])
+    start: int | None = None
+    current_line: int | None = None
+    for text in out.splitlines():
+        m = re.match(rf"^([0-9a-f]+) <{re.escape(function)}>:", text)
+        if m:
+            start = int(m.group(1), 16)
+            continue
+        m = re.match(r"^\S*kf_buggy\.c:(\d+)", text)
+        if m:
+            current_line = int(m.group(1))
+            continue
+        m = re.match(r"^\s*([0-9a-f]+):\s+(.*\S)\s*$", text)
+        if m and start is not None and current_line == line:
+            insn = m.group(2)
+            reg = re.search(rf"\b0x{offset:x}\(%(\w+)\)", insn)
+            if reg:
+                addr = int(m.group(1), 16)
+                return {
+                    "instruction": re.sub(r"\s+", " ", insn),
+                    "function_offset": addr - start,
+                    "register": reg.group(1),
+                }
+    sys.exit(f"no instruction addressing 0x{offset:x}(%reg) at kf_buggy.c:{line} in {function}")
+
+
+def kernel_release(ksrc: Path) -> str:
+    return (ksrc / "include/config/kernel.release").read_text().strip()
+
+
+def build_id(elf: Path) -> str:
+    m = re.search(r"Build ID:\s*([0-9a-f]+)", run(["readelf", "-n", str(elf)]))
+    if not m:
+        sys.exit(f"{elf}: no GNU build id")
+    return m.group(1)
+
+
+def marker(source: Path, bug: str) -> dict[str, Any]:
+    line = find_line(source, f"/* KF_FAULT {bug} */")
+    return {
+        "function": enclosing_function(source, line),
+        "file": MODULE_SOURCE_REL,
+        "line": line,
+    }
+
+
+def case_table(fixtures: Path, ksrc: Path, ko: Path) -> dict[str, dict[str, Any]]:
+    src = fixtures / "kf_buggy" / "kf_buggy.c"
+    null = marker(src, "null_member")
+    off = member_offset(ko, "kf_sensor", "ops")
+    insn = faulting_instruction(ko, null["function"], null["line"], off)
+    bug_on = marker(src, "bug_on")
+    warn_on = marker(src, "warn_on")
+    hung = marker(src, "hung_task")
+    spin = marker(src, "soft_lockup")
+    lst = marker(src, "list_corrupt")
+    leak = marker(src, "slab_leak")
+    holder_line = find_line(src, "/* KF_HOLDER */")
+    oops_site = site(ksrc, "page_fault_oops")
+    warn_site = site(ksrc, "panic_on_warn")
+    hung_site = site(ksrc, "hung_task")
+    lockup_site = site(ksrc, "soft_lockup")
+    list_site = site(ksrc, "list_del_poison1")
+    sysrq_site = site(ksrc, "sysrq_crash")
+    oom_site = site(ksrc, "panic_on_oom")
+    src_fields = ("source_file", "source_line")
+
+    def culprit(m: dict[str, Any]) -> dict[str, Any]:
+        return {"culprit_function": m["function"], **dict(zip(src_fields, (m["file"], m["line"]), strict=True))}
+
+    return {
+        "01-null-member": {
+            "type": "null_pointer_dereference",
+            "title": f"BUG: unable to handle kernel NULL pointer dereference in {null['function']}",
+            "description": "cat /sys/kernel/debug/kf_buggy/in_voltage3_raw (pinned to CPU 1): kf_raw_read() -> "
+            "kf_null_member_read() reads dev->sensor->ops->read_raw while dev->sensor is NULL; "
+            "ops is at a non-zero offset in struct kf_sensor, so the fault address is that offset",
+            "crashing_function": null["function"],
+            **culprit(null),
+            "in_module": "kf_buggy",
+            "task_comm": "cat",
+            "cpu": 1,
+            "stack_top": null["function"],
+            "stack_functions": [null["function"], "kf_raw_read", "vfs_read"],
+            "fault_address": off,
+            "null_expression": "dev->sensor",
+            "access_expression": "dev->sensor->ops",
+            "null_register": insn["register"],
+            "faulting_instruction": insn["instruction"],
+            "faulting_function_offset": insn["function_offset"],
+            "struct_type": "struct kf_sensor",
+            "member": "ops",
+            "member_offset": off,
+            "panic_message": f"BUG: kernel NULL pointer dereference, address: {off:016x}",
+            "log_key_lines": [
+                f"BUG: kernel NULL pointer dereference, address: {off:016x}",
+                f"RIP: 0010:{null['function']}",
+            ],
+            "kernel_site": oops_site,
+        },
+        "02-bug-on": {
+            "type": "bug_on",
+            "title": f"kernel BUG in {bug_on['function']}",
+            "description": "two writes to debugfs kf_buggy/buffer_put (shell pinned to CPU 1) drop the single "
+            "reference twice; the second kf_buffer_put() hits BUG_ON(refcount <= 0)",
+            "crashing_function": bug_on["function"],
+            **culprit(bug_on),
+            "in_module": "kf_buggy",
+            "task_comm": "sh",
+            "cpu": 1,
+            "stack_top": bug_on["function"],
+            "stack_functions": [bug_on["function"], "kf_buffer_put_write", "vfs_write"],
+            "panic_message": f"kernel BUG at kf_buggy/kf_buggy.c:{bug_on['line']}!",
+            "log_key_lines": [
+                f"kernel BUG at kf_buggy/kf_buggy.c:{bug_on['line']}!",
+                f"RIP: 0010:{bug_on['function']}",
+            ],
+        },
+        "03-warn-on": {
+            "type": "warning_panic_on_warn",
+            "title": f"WARNING in {warn_on['function']}",
+            "description": "a write to debugfs kf_buggy/state_stop (shell pinned to CPU 1) calls kf_state_stop() "
+            "in the IDLE state: WARN_ON(), and panic_on_warn=1",
+            "crashing_function": warn_site["function"],
+            **culprit(warn_on),
+            "in_module": "kf_buggy",
+            "task_comm": "sh",
+            "cpu": 1,
+            "stack_functions": ["panic", warn_site["function"], "__warn", warn_on["function"], "kf_state_stop_write"],
+            "panic_message": "Kernel panic - not syncing: kernel: panic_on_warn set ...",
+            "log_key_lines": [
+                "WARNING: CPU: 1 PID:",
+                f"at kf_buggy/kf_buggy.c:{warn_on['line']} {warn_on['function']}+",
+                "Kernel panic - not syncing: kernel: panic_on_warn set ...",
+            ],
+            "kernel_site": warn_site,
+        },
+        "04-hung-task": {
+            "type": "hung_task",
+            "title": f"INFO: task hung in {hung['function']}",
+            "description": "kthread kf_holder takes kf_dev_lock and sleeps forever; kthread kf_waiter "
+            "blocks in mutex_lock() (D state); khungtaskd panics (hung_task_panic=1, timeout 5 s)",
+            "crashing_function": hung_site["function"],
+            **culprit(hung),
+            "in_module": "kf_buggy",
+            "task_comm": "khungtaskd",
+            "cpu": None,
+            "stack_functions": ["panic", hung_site["function"]],
+            "panic_message": "Kernel panic - not syncing: hung_task: blocked tasks",
+            "log_key_lines": [
+                "INFO: task kf_waiter:",
+                "blocked for more than 5 seconds.",
+                "Kernel panic - not syncing: hung_task: blocked tasks",
+            ],
+            "hung_task_timeout_secs": 5,
+            "lock": {
+                "name": "kf_dev_lock",
+                "type": "struct mutex",
+                "owner_comm": "kf_holder",
+                "owner_function": "kf_holder_fn",
+                "owner_source_line": holder_line,
+                "owner_state": "S",
+                "waiter_comm": "kf_waiter",
+                "waiter_function": hung["function"],
+                "waiter_source_line": hung["line"],
+                "waiter_state": "D",
+                "waiter_stack_functions": ["schedule", "__mutex_lock", hung["function"], "kf_waiter_fn", "kthread"],
+            },
+            "kernel_site": hung_site,
+        },
+        "05-soft-lockup": {
+            "type": "soft_lockup",
+            "title": f"BUG: soft lockup in {spin['function']}",
+            "description": "kthread kf_spinner, bound to CPU 1, polls a bit that is never set with "
+            "preemption disabled; softlockup_panic=1 watchdog_thresh=3 (threshold 6 s)",
+            "crashing_function": lockup_site["function"],
+            **culprit(spin),
+            "in_module": "kf_buggy",
+            "task_comm": "kf_spinner",
+            "cpu": 1,
+            "stack_functions": ["panic", lockup_site["function"]],
+            "panic_message": "Kernel panic - not syncing: softlockup: hung tasks",
+            "log_key_lines": [
+                "watchdog: BUG: soft lockup - CPU#1 stuck for",
+                "[kf_spinner:",
+                f"RIP: 0010:{spin['function']}",
+                "Kernel panic - not syncing: softlockup: hung tasks",
+            ],
+            "watchdog_thresh": 3,
+            "kernel_site": lockup_site,
+        },
+        "06-list-corrupt": {
+            "type": "list_corruption",
+            "title": f"BUG: corrupted list in {lst['function']}",
+            "description": "two writes to debugfs kf_buggy/session_close (shell pinned to CPU 1) close the same "
+            "session twice: the second list_del() finds next == LIST_POISON1; "
+            "CONFIG_DEBUG_LIST + CONFIG_BUG_ON_DATA_CORRUPTION turn it into BUG()",
+            "crashing_function": list_site["function"],
+            **culprit(lst),
+            "in_module": "kf_buggy",
+            "task_comm": "sh",
+            "cpu": 1,
+            "stack_top": list_site["function"],
+            "stack_functions": [list_site["function"], lst["function"], "kf_session_close_write", "vfs_write"],
+            "panic_message": "list_del corruption, ",
+            "log_key_lines": [
+                "->next is LIST_POISON1 (dead000000000100)",
+                "kernel BUG at lib/list_debug.c:",
+                f"RIP: 0010:{list_site['function']}",
+            ],
+            "kernel_site": list_site,
+        },
+        "07-sysrq-c": {
+            "type": "sysrq_crash",
+            "title": "Kernel panic: sysrq triggered crash",
+            "description": "echo c > /proc/sysrq-trigger from a shell pinned to CPU 1",
+            "crashing_function": sysrq_site["function"],
+            "culprit_function": None,
+            "source_file": sysrq_site["file"],
+            "source_line": sysrq_site["line"],
+            "in_module": None,
+            "task_comm": "sh",
+            "cpu": 1,
+            "stack_functions": ["panic", sysrq_site["function"], "write_sysrq_trigger"],
+            "panic_message": "Kernel panic - not syncing: sysrq triggered crash",
+            "log_key_lines": ["sysrq: Trigger a crash", "Kernel panic - not syncing: sysrq triggered crash"],
+            "kernel_site": sysrq_site,
+        },
+        "08-slab-leak": {
+            "type": "slab_leak",
+            "title": f"memory leak in {leak['function']}",
+            "description": "kthread kf_leaker allocates struct kf_request objects from its own cache "
+            "kf_leak_obj (slab_nomerge) about 20 times a second and never frees them; a shell "
+            "samples /proc/slabinfo and /proc/meminfo every second for 90 samples, then sysrq-c",
+            "crashing_function": sysrq_site["function"],
+            **culprit(leak),
+            "in_module": "kf_buggy",
+            "task_comm": "sh",
+            "cpu": 1,
+            "stack_functions": ["panic", sysrq_site["function"], "write_sysrq_trigger"],
+            "panic_message": "Kernel panic - not syncing: sysrq triggered crash",
+            "log_key_lines": ["sysrq: Trigger a crash", "Kernel panic - not syncing: sysrq triggered crash"],
+            "leak": {
+                "cache": "kf_leak_obj",
+                "object_size": 512,
+                "struct_type": "struct kf_request",
+                "magic": "0x6b66726571756573",
+                "allocating_function": leak["function"],
+                "leaker_comm": "kf_leaker",
+                "nominal_rate_per_sec": 20,
+                "counter_symbol": "kf_leak_count",
+                "samples": 90,
+                "sample_interval_s": 1,
+            },
+            "kernel_site": sysrq_site,
+        },
+        "09-oom": {
+            "type": "oom_panic",
+            "title": "Out of memory: system-wide panic_on_oom is enabled (kf_memhog)",
+            "description": "static user-space program kf_memhog (pinned to CPU 1) allocates and touches "
+            "1 MiB chunks; vm.panic_on_oom=1 panics at the first OOM",
+            "crashing_function": oom_site["function"],
+            "culprit_function": None,
+            "source_file": "vmcore_fixtures/initramfs/kf_memhog.c",
+            "source_line": None,
+            "in_module": None,
+            "task_comm": "kf_memhog",
+            "cpu": 1,
+            "stack_functions": ["panic", "out_of_memory"],
+            "panic_message": "Kernel panic - not syncing: Out of memory: system-wide panic_on_oom is enabled",
+            "log_key_lines": [
+                "kf_memhog invoked oom-killer:",
+                "Kernel panic - not syncing: Out of memory: system-wide panic_on_oom is enabled",
+            ],
+            "oom": {"process": "kf_memhog", "constraint": "CONSTRAINT_NONE", "panic_on_oom": 1},
+            "kernel_site": oom_site,
+        },
+    }
+
+
+def sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def payload_files(fixtures: Path) -> list[Path]:
+    files = [fixtures / "vmlinux.xz", fixtures / "kf_buggy.ko"]
+    for top in ("cases", "sysroots"):
+        files += [p for p in (fixtures / top).rglob("*") if p.is_file()]
+    return sorted(files)
+
+
+def write_expected(fixtures: Path, work: Path) -> None:
+    ksrc = work / "linux-source-6.1"
+    ko = work / "kf_buggy.ko"
+    table = case_table(fixtures, ksrc, ko)
+    common = {
+        "kernel_release": kernel_release(ksrc),
+        "vmlinux_build_id": build_id(ksrc / "vmlinux"),
+        "module_build_id": build_id(ko),
+        "guest": {"machine": "q35,accel=tcg", "cpu": "qemu64", "smp": 2},
+        "pid": None,
+    }
+    for name, fields in table.items():
+        case_dir = fixtures / "cases" / name
+        if not case_dir.is_dir():
+            continue
+        cmdline_file = work / "runs" / name / "cmdline"
+        expected = {"name": name, **common, **fields}
+        if cmdline_file.exists():
+            expected["kernel_cmdline"] = cmdline_file.read_text().strip()
+        (case_dir / "expected.json").write_text(json.dumps(expected, indent=2) + "\n")
+        print(f"wrote {case_dir / 'expected.json'}", file=sys.stderr)
+
+
+def write_manifest(fixtures: Path, work: Path) -> None:
+    ksrc = work / "linux-source-6.1"
+    cases = {}
+    for case_dir in sorted((fixtures / "cases").iterdir()):
+        exp = json.loads((case_dir / "expected.json").read_text())
+        cases[case_dir.name] = {"type": exp["type"], "title": exp["title"], "description": exp["description"]}
+    manifest = {
+        "format": 1,
+        "kernel_release": kernel_release(ksrc),
+        "vmlinux_build_id": build_id(ksrc / "vmlinux"),
+        "module_build_id": build_id(work / "kf_buggy.ko"),
+        "vmlinux_sha256": sha256(ksrc / "vmlinux"),
+        "cases": cases,
+        "sysroots": sorted(p.name for p in (fixtures / "sysroots").iterdir() if p.is_dir()),
+        "files": [
+            {"path": str(p.relative_to(fixtures)), "size": p.stat().st_size, "sha256": sha256(p)}
+            for p in payload_files(fixtures)
+        ],
+    }
+    (fixtures / "MANIFEST.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    total = sum(f["size"] for f in manifest["files"])
+    print(f"MANIFEST.json: {len(manifest['files'])} files, {total / 1e6:.1f} MB", file=sys.stderr)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--work", type=Path, required=True)
+    parser.add_argument("--fixtures", type=Path, required=True)
+    parser.add_argument("--manifest", action="store_true", help="write MANIFEST.json instead")
+    args = parser.parse_args()
+    if args.manifest:
+        write_manifest(args.fixtures, args.work)
+    else:
+        write_expected(args.fixtures, args.work)
+
+
+if __name__ == "__main__":
+    main()
