@@ -85,28 +85,32 @@ class RunReport:
     analysis: str  # what became of the leak analysis, one line
 
 
-def leak_findings(store_path: Path) -> tuple[tuple[Finding, ...], str]:
+def leak_findings(store: SlabStore) -> tuple[tuple[Finding, ...], str]:
     """The leak analysis of the whole store, and one line saying what it did.
 
-    This is the plug-in point of the leak detectors: the ``leaks`` command
-    module provides ``analyse_store(store_path, run_id)`` returning a result
-    with an ``incident``.  The whole store is analysed, not just the last run:
-    a restarted watcher continues one series.  Without that module (or when
-    it finds nothing to analyse) the report is the summary alone, with no
-    verdicts made up.
+    This is the plug-in point of the leak detectors:
+    ``detectors.leaks.findings_from_store(store, run_id)`` is called with the
+    open store and ``run_id=None``: the whole store is analysed, not just the
+    last run, since a restarted watcher continues one series.  Without that
+    function, or when it has nothing to work on, the report is the summary
+    alone, with no verdict made up.
     """
     try:
-        leaks = importlib.import_module("forensics.commands.leaks")
+        leaks = importlib.import_module("detectors.leaks")
     except ImportError:
         return (), "leak analysis: not available in this kforensic"
-    analyse = getattr(leaks, "analyse_store", None)
+    analyse = getattr(leaks, "findings_from_store", None)
     if analyse is None:
         return (), "leak analysis: not available in this kforensic"
     try:
-        result = analyse(store_path, None)
+        findings = tuple(analyse(store, None))
     except KforensicError as exc:
         return (), f"leak analysis: not run ({exc.message})"
-    findings = tuple(result.incident.findings)
+    except Exception as exc:  # a bug in the analysis must not cost the summary of a day of sampling
+        return (), (
+            f"leak analysis failed: {type(exc).__name__}: {exc} (a bug in kforensic; the samples are safe:"
+            f" rerun kforensic leaks --store {store.path} --debug)"
+        )
     return findings, f"leak analysis of the whole store: {len(findings)} finding(s); details: kforensic leaks --store"
 
 
@@ -119,7 +123,7 @@ def end_of_run_analysis(store: SlabStore, run_id: int | None, analyse: bool = Tr
     elif not summary.samples:
         analysis = "leak analysis: no samples"
     else:
-        findings, analysis = leak_findings(store.path)
+        findings, analysis = leak_findings(store)
     runs = [r for r in store.runs() if run_id is None or r.id == run_id]
     hosts = {r.host for r in runs if r.host}
     kernels = {r.kernel_release for r in runs if r.kernel_release}

@@ -12,6 +12,7 @@ import stat
 import subprocess
 import sys
 import threading
+import types
 from pathlib import Path
 from typing import NamedTuple
 
@@ -289,12 +290,67 @@ def test_a_run_ends_with_the_leak_analysis_of_the_store(tmp_path: Path) -> None:
     done = kforensic(*args, "--allow-fast-interval", "--duration", "0.1", "--format", "json")
     assert done.returncode == 0, done.stderr
     analysis = json.loads(done.stdout)["analysis"]
-    # with the leaks command present the analysis ran on the store; without it the summary says so
-    assert analysis.startswith(
-        ("leak analysis of the whole store:", "leak analysis: not available", "leak analysis: not run")
-    )
+    # whatever state the leak detectors are in, the run ends with its summary and one line about them
+    assert analysis.startswith(("leak analysis of the whole store:", "leak analysis: not", "leak analysis failed:"))
+    assert json.loads(done.stdout)["summary"]["samples"] == 3
     skipped = kforensic(*args, "--allow-fast-interval", "--duration", "0.1", "--no-analysis")
     assert "leak analysis: skipped" in skipped.stdout
+
+
+def _plug_in(monkeypatch: pytest.MonkeyPatch, hook: object) -> None:
+    """Install ``hook`` as detectors.leaks.findings_from_store for this test only."""
+    module = types.ModuleType("detectors.leaks")
+    module.findings_from_store = hook  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "detectors.leaks", module)
+
+
+def test_the_hook_passes_the_whole_store_and_its_findings_drive_fail_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from forensics.model import Evidence, Finding, Locator, LocatorKind, Severity, finding_id
+
+    seen: list[tuple[str, int | None]] = []
+
+    def findings_from_store(store: SlabStore, run_id: int | None) -> tuple[Finding, ...]:
+        seen.append((str(store.path), run_id))
+        sample = store.samples()[-1].id
+        evidence = Evidence(str(store.path), Locator(LocatorKind.SAMPLE, sample, name="dentry"), "dentry")
+        finding = Finding(
+            finding_id("slab-leak", "dentry"), "slab-leak", "dentry grows", Severity.HIGH, 0.9, "test",
+            "summary", (evidence,),
+        )  # fmt: skip
+        return (finding,)
+
+    _plug_in(monkeypatch, findings_from_store)
+    tree = FakeTree(tmp_path / "root")
+    store = tmp_path / "s.sqlite"
+    assert fast_watch(tree, store).returncode == 0  # a first run: the hook must see it too
+    args = ["slab-watch", "--root", str(tree.root), "--store", str(store), "--interval", "0.05"]
+    done = kforensic(*args, "--allow-fast-interval", "--duration", "0.1", "--format", "json", "--fail-on", "high")
+    assert done.returncode == 1, done.stderr
+    assert seen == [(str(store), None)]
+    doc = json.loads(done.stdout)
+    assert doc["analysis"].startswith("leak analysis of the whole store: 1 finding(s)")
+    assert [f["title"] for f in doc["incident"]["findings"]] == ["dentry grows"]
+    with SlabStore.open(store) as reader:
+        from forensics.evidence import check_findings
+        from forensics.serialize import incident_from_dict
+
+        incident = incident_from_dict(doc, "watch.json")
+        assert check_findings(incident.findings, resolvers={LocatorKind.SAMPLE: reader.resolve_evidence}) == []
+
+
+def test_a_failing_analysis_keeps_the_summary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def findings_from_store(store: SlabStore, run_id: int | None) -> tuple[object, ...]:
+        raise ValueError("boom")
+
+    _plug_in(monkeypatch, findings_from_store)
+    tree = FakeTree(tmp_path / "root")
+    args = ["slab-watch", "--root", str(tree.root), "--store", str(tmp_path / "s.sqlite"), "--interval", "0.05"]
+    done = kforensic(*args, "--allow-fast-interval", "--duration", "0.1")
+    assert done.returncode == 0
+    assert "samples: 3" in done.stdout
+    assert "leak analysis failed: ValueError: boom (a bug in kforensic; the samples are safe" in done.stdout
 
 
 def test_systemd_accepts_the_unit(tmp_path: Path) -> None:
