@@ -16,7 +16,7 @@ from detectors.leaks.attribution import is_reclaimable
 from detectors.leaks.cogrowth import CoGrowth, find_groups
 from detectors.leaks.decision import Grade, Thresholds
 from detectors.leaks.findings import FindingContext, cache_finding, group_finding, meminfo_finding
-from detectors.leaks.judge import ExcerptOf, SeriesVerdict, judge_column, judge_matrix
+from detectors.leaks.judge import ExcerptOf, SeriesVerdict, judge_column, judge_matrix, object_size
 from detectors.leaks.meminfo import MEMINFO_FIELDS, UNACCOUNTED, last_value, with_unaccounted
 from detectors.leaks.series import SeriesMatrix, counter_matrices, slab_matrices
 from forensics.model import Finding, NotAvailable
@@ -69,11 +69,13 @@ class LeakAnalysis:
 
 def cache_excerpt(matrix: SeriesMatrix) -> ExcerptOf:
     """The stored text of a cache sample: the start of its slabinfo line, as mm/slab_common.c prints it."""
-    active, objects, objsize = (matrix.extra[k] for k in ("active_objs", "objects", "objsize"))
+    active, objects, raw = matrix.extra["active_objs"], matrix.extra["objects"], matrix.raw
 
     def excerpt(column: int, row: int) -> str:
         name = matrix.names[column]
-        return f"{name:<17} {int(active[row, column]):6} {int(objects[row, column]):6} {int(objsize[row, column]):6}"
+        num = int(objects[row, column])
+        size = round(raw[row, column] / num) if num else object_size(matrix, column)
+        return f"{name:<17} {int(active[row, column]):6} {num:6} {size:6}"
 
     return excerpt
 
@@ -101,7 +103,7 @@ def _mem_total(data: LeakInput, meminfo: list[SeriesMatrix]) -> float | None:
 def analyse(data: LeakInput, thresholds: Thresholds | None = None) -> LeakAnalysis:
     """Judge every cache and meminfo field, group co-growing caches and build the findings."""
     th = thresholds or Thresholds()
-    slab_mats = slab_matrices(data.slabs) if len(data.slabs) else []
+    slab_mats = slab_matrices(data.slabs, th.min_growth / 2.0) if len(data.slabs) else []
     mem_mats = counter_matrices(data.counters) if data.counters is not None and len(data.counters) else []
     mem_total = _mem_total(data, mem_mats)
     mem_available = last_value(mem_mats[-1], "MemAvailable") if mem_mats else None
@@ -126,8 +128,9 @@ def analyse(data: LeakInput, thresholds: Thresholds | None = None) -> LeakAnalys
 
     units: dict[str, str] = {}
     if data.counters is not None and len(data.counters):
-        mem_rows = data.counters[data.counters["source"] == "meminfo"]
-        units = dict(zip(mem_rows["name"].astype(str), mem_rows["unit"].astype(str), strict=True))
+        pairs = data.counters[["source", "name", "unit"]].drop_duplicates()
+        pairs = pairs[pairs["source"] == "meminfo"]
+        units = {str(n): str(u) for n, u in zip(pairs["name"].tolist(), pairs["unit"].tolist(), strict=True)}
     meminfo: list[SeriesVerdict] = []
     for plain in mem_mats:
         matrix, _missing = with_unaccounted(plain)

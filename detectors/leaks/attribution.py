@@ -221,7 +221,9 @@ ATTRIBUTIONS: tuple[Attribution, ...] = (
     Attribution("dma-kmalloc-*", "generic kmalloc (DMA)", "kmalloc(GFP_DMA) by drivers", False, ()),
     Attribution("kmalloc-*", "generic kmalloc", "kmalloc() of that size by any kernel code", False, ()),
     # The catch-all: a dedicated cache is usually named after its struct or module.
-    Attribution("*", "a kernel subsystem", "the subsystem that created the cache (its name names it)", False, ()),
+    Attribution(
+        "*", "a dedicated cache", "the subsystem or module that created the cache (its name names it)", False, ()
+    ),
 )
 
 

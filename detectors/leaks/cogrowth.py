@@ -7,8 +7,11 @@ becomes one finding naming the likely action (:data:`SIGNATURES`, ordered:
 specific first) instead of five findings about five caches.
 
 Two caches co-grow when their object counts, over the flagged cache's judged
-stretch, correlate (Pearson >= 0.95 on window medians) and the ratio of their
-growths is the same in the first and the second half (within a factor 1.5).
+stretch, correlate (Pearson >= 0.95 on window medians), the ratio of their
+growths is the same in the first and the second half (within a factor 1.5),
+and either one known action grows both (a signature names both caches) or
+their increments correlate (they grow at the same moments).  Two steady ramps
+alone are not tied: any two independent leaks look like that.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ from detectors.leaks.series import FloatArray, SeriesMatrix
 MIN_CORRELATION = 0.95
 MAX_RATIO_DRIFT = 1.5  # first-half ratio / second-half ratio, either way
 MIN_RATIO = 0.05  # objects per object of the flagged cache: less is background
+MIN_STEP_CORRELATION = 0.6  # Pearson of the window-to-window increments of two irregular series
+STEADY = 0.3  # increments varying less than this share of their mean carry no timing to compare
 
 
 class Signature(NamedTuple):
@@ -37,6 +42,12 @@ class Signature(NamedTuple):
     action: str  # the likely user action, as said in the finding
     required: tuple[tuple[str, ...], ...]  # every group must match a member (any of its fnmatch patterns)
     next_steps: tuple[str, ...]
+    companions: tuple[str, ...] = ()  # caches the same action typically grows too (fnmatch patterns)
+
+    def involves(self, cache: str) -> bool:
+        """Whether the action typically grows ``cache``."""
+        patterns = (*(p for group in self.required for p in group), *self.companions)
+        return any(fnmatch.fnmatchcase(cache, p) for p in patterns)
 
 
 _SOCKET_STEPS = (
@@ -51,24 +62,41 @@ SIGNATURES: tuple[Signature, ...] = (
         "a process opens UDP sockets and never closes them (one sock_inode_cache, UDP, dentry and filp each)",
         (("UDP*",), ("sock_inode_cache",)),
         _SOCKET_STEPS,
+        ("dentry", "filp", "kmalloc-*", "kmalloc-cg-*", "skbuff_*", "cred_jar"),
     ),
     Signature(
         "TCP sockets",
         "a process opens TCP sockets (or accepts connections) and never closes them",
         (("TCP*",), ("sock_inode_cache",)),
         (*_SOCKET_STEPS, "ss -tanp | awk '{print $1}' | sort | uniq -c (states: CLOSE_WAIT means the peer closed)"),
+        ("dentry", "filp", "kmalloc-*", "kmalloc-cg-*", "skbuff_*", "request_sock_TCP*", "tw_sock_TCP*", "cred_jar"),
     ),
     Signature(
         "UNIX sockets",
         "a process creates UNIX sockets (socket(), socketpair(), accept()) and never closes them",
         (("UNIX*",), ("sock_inode_cache",)),
         (*_SOCKET_STEPS, "ss -xanp | awk '{print $NF}' | sort | uniq -c | sort -n | tail"),
+        ("dentry", "filp", "kmalloc-*", "kmalloc-cg-*", "skbuff_*", "cred_jar"),
     ),
     Signature(
         "sockets",
         "a process creates sockets and never closes them",
         (("sock_inode_cache",),),
         _SOCKET_STEPS,
+        (
+            "dentry",
+            "filp",
+            "kmalloc-*",
+            "kmalloc-cg-*",
+            "skbuff_*",
+            "cred_jar",
+            "UDP*",
+            "TCP*",
+            "UNIX*",
+            "RAW*",
+            "PING*",
+            "NETLINK",
+        ),
     ),
     Signature(
         "processes and threads",
@@ -78,48 +106,73 @@ SIGNATURES: tuple[Signature, ...] = (
             "ps -eo stat,ppid,comm | awk '$1 ~ /Z/' | sort | uniq -c (zombies and their parents)",
             "ls /proc | grep -c '^[0-9]'; cat /proc/loadavg",
         ),
+        (
+            "task_struct",
+            "pid",
+            "cred_jar",
+            "signal_cache",
+            "sighand_cache",
+            "files_cache",
+            "fs_cache",
+            "mm_struct",
+            "vm_area_struct",
+            "anon_vma*",
+            "maple_node",
+            "kmalloc-*",
+            "kmalloc-cg-*",
+            "pid_namespace",
+            "nsproxy",
+            "seccomp_filter",
+        ),
     ),
     Signature(
         "pipes",
         "a process creates pipes and never closes them (two open files and one pipefs inode each)",
         (("filp",), ("inode_cache",)),
         ("ls -l /proc/[0-9]*/fd 2>/dev/null | grep -c pipe:", "lsof -n | awk '$5 == \"FIFO\"' | wc -l"),
+        ("dentry", "kmalloc-*", "kmalloc-cg-*"),
     ),
     Signature(
         "memory mappings",
         "a process maps memory (mmap/mprotect) and never unmaps it",
         (("vm_area_struct",),),
         ("wc -l /proc/[0-9]*/maps | sort -n | tail (VMAs per process)",),
+        ("maple_node", "anon_vma*", "vm_area_struct"),
     ),
     Signature(
         "tmpfs files",
         "files are created in tmpfs, /dev/shm or memfds and never removed",
         (("shmem_inode_cache",), ("dentry",)),
         ("df -h /dev/shm /tmp /run",),
+        ("radix_tree_node", "xarray_node", "kmalloc-*", "inode_cache", "filp"),
     ),
     Signature(
         "epoll watches",
         "file descriptors are added to epoll sets and never removed",
         (("eventpoll_epi",),),
         ("grep -c tfd /proc/[0-9]*/fdinfo/* | sort -t: -k2 -n | tail",),
+        ("eventpoll_*", "filp", "kmalloc-*"),
     ),
     Signature(
         "inotify watches",
         "inotify watches are added and never removed",
         (("inotify_inode_mark",),),
         ("grep -c inotify /proc/[0-9]*/fdinfo/* | sort -t: -k2 -n | tail",),
+        ("fsnotify_mark_connector", "kmalloc-*"),
     ),
     Signature(
         "cgroups",
         "cgroups (or sysfs nodes) are created and never removed",
         (("kernfs_node_cache",),),
         ("find /sys/fs/cgroup -type d | wc -l", "cat /proc/cgroups"),
+        ("kmalloc-*", "kmalloc-cg-*", "dentry", "inode_cache", "radix_tree_node"),
     ),
     Signature(
         "open files",
         "a process opens files and never closes them",
         (("filp",),),
         ("cat /proc/sys/fs/file-nr", "ls /proc/[0-9]*/fd 2>/dev/null | wc -l"),
+        ("dentry", "kmalloc-*", "kmalloc-cg-*"),
     ),
 )
 
@@ -177,6 +230,25 @@ def _steady_ratio(x: FloatArray, y: FloatArray) -> float | None:
     return whole
 
 
+def related(a: str, b: str) -> bool:
+    """Whether one known action typically grows both caches."""
+    return any(sig.involves(a) and sig.involves(b) for sig in SIGNATURES)
+
+
+def moves_together(x: FloatArray, y: FloatArray) -> bool:
+    """Whether two series move at the same moments: their increments correlate.
+
+    Two steady ramps carry no timing (any two leaks look alike), so they do not count as moving together.
+    """
+    dx, dy = np.diff(x), np.diff(y)
+    if len(dx) < 5:
+        return False
+    for d in (dx, dy):
+        if float(d.std()) <= STEADY * abs(float(d.mean())) or float(d.std()) == 0.0:
+            return False
+    return float(np.corrcoef(dx, dy)[0, 1]) >= MIN_STEP_CORRELATION
+
+
 def _partners(matrix: SeriesMatrix, flagged: SeriesVerdict) -> dict[int, float]:
     """Columns whose objects grow with the flagged cache's: column -> objects per flagged object."""
     objects = matrix.grid_extra["objects"]
@@ -200,7 +272,10 @@ def _partners(matrix: SeriesMatrix, flagged: SeriesVerdict) -> dict[int, float]:
         if r < MIN_CORRELATION:
             continue
         ratio = _steady_ratio(x, block[:, column])
-        if ratio is not None and ratio >= MIN_RATIO:
+        if ratio is None or ratio < MIN_RATIO:
+            continue
+        # Trends alone do not tie two caches: a known action must grow both, or they move in step.
+        if related(flagged.name, matrix.names[column]) or moves_together(x, block[:, column]):
             found[int(column)] = ratio
     return found
 

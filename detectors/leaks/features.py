@@ -33,7 +33,7 @@ from scipy import stats
 FloatArray = npt.NDArray[np.float64]
 
 #: Shape fits and Theil–Sen use at most this many points (medians of neighbouring windows beyond).
-MAX_SHAPE_POINTS = 400
+MAX_SHAPE_POINTS = 200
 
 
 @dataclass(frozen=True)
@@ -81,15 +81,32 @@ class Features:
 
 
 def _shrink(t: FloatArray, y: FloatArray, limit: int) -> tuple[FloatArray, FloatArray]:
-    """At most ``limit`` points: medians of groups of neighbouring points."""
+    """At most about ``limit`` points: medians (and mean times) of runs of neighbouring points."""
     n = len(y)
     if n <= limit:
         return t, y
-    groups = np.array_split(np.arange(n), limit)
-    return (
-        np.array([t[g].mean() for g in groups]),
-        np.array([np.median(y[g]) for g in groups]),
-    )
+    size = -(-n // limit)
+    full = (n // size) * size
+    ts = t[:full].reshape(-1, size).mean(axis=1)
+    ys = np.median(y[:full].reshape(-1, size), axis=1)
+    if full < n:
+        ts = np.append(ts, t[full:].mean())
+        ys = np.append(ys, np.median(y[full:]))
+    return ts, ys
+
+
+def median_slope(t: FloatArray, y: FloatArray) -> float:
+    """The Theil–Sen slope alone (median of pairwise slopes), without scipy's confidence interval."""
+    t, y = _shrink(t, y, MAX_SHAPE_POINTS)
+    n = len(y)
+    if n < 2:
+        return 0.0
+    i, j = np.triu_indices(n, k=1)
+    dt = t[j] - t[i]
+    keep = dt != 0
+    if not keep.any():
+        return 0.0
+    return float(np.median((y[j][keep] - y[i][keep]) / dt[keep]))
 
 
 def _rss_line(t: FloatArray, y: FloatArray) -> float:
@@ -222,7 +239,7 @@ def _sides_flat(t: FloatArray, y: FloatArray, step: ChangePoint) -> bool:
     drift = 0.0
     for part_t, part_y in ((t[:cut], y[:cut]), (t[cut:], y[cut:])):
         if len(part_y) >= 3:
-            drift += abs(theil_sen(part_t, part_y)[0]) * float(part_t[-1] - part_t[0])
+            drift += abs(median_slope(part_t, part_y)) * float(part_t[-1] - part_t[0])
     return drift <= 0.3 * abs(step.size)
 
 
@@ -252,15 +269,15 @@ def features(t: FloatArray, y: FloatArray) -> Features:
     half = m // 2
     persistence = None
     if half >= 3:
-        first_half = theil_sen(st[:half], sy[:half])[0]
-        second_half = theil_sen(st[half:], sy[half:])[0]
+        first_half = median_slope(st[:half], sy[:half])
+        second_half = median_slope(st[half:], sy[half:])
         if first_half > 0:
             persistence = second_half / first_half
     value_range = float(np.ptp(y))
     drawdown = float(np.max(np.maximum.accumulate(y) - y)) / value_range if value_range > 0 else 0.0
     width = max(3, m // 8)
     mt, my = rolling_minima(st, sy, width)
-    minima_slope = theil_sen(mt, my)[0] if len(my) >= 3 else slope
+    minima_slope = median_slope(mt, my) if len(my) >= 3 else slope
     minima_tau = _tau(mt, my) if len(my) >= 3 else tau
     residuals = sy - (intercept + slope * st)
     noise = float(np.median(np.abs(residuals - np.median(residuals)))) / 0.6745

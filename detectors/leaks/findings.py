@@ -234,6 +234,8 @@ def meminfo_finding(v: SeriesVerdict, ctx: FindingContext, explained_by: tuple[s
     severity = Severity.INFO if explained_by else SEVERITY[v.grade]
     word = {Grade.LEAK: "leaks", Grade.SUSPECT: "grows (leak suspected)", Grade.RECLAIMABLE: "grows"}[v.grade]
     title = f"{info.name} ({info.subject}) {word} {rate}"
+    if explained_by:
+        title = f"{info.name} ({info.subject}) grows {rate}, explained by {', '.join(explained_by)}"
     summary = (
         f"{info.name} grew {kb(v.growth)} in {v.features.span_hours:.2f} h, {rate}: {v.verdict.reason}. "
         f"It is grown by {info.grown_by}."

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from detectors.leaks.decision import Context, Grade, Thresholds, Verdict, decide, late_onset
-from detectors.leaks.features import Features, FloatArray, features, theil_sen
+from detectors.leaks.features import Features, FloatArray, features, median_slope
 from detectors.leaks.series import SeriesMatrix
 
 
@@ -84,6 +84,15 @@ def evidence_samples(
     return tuple(refs)
 
 
+def object_size(matrix: SeriesMatrix, column: int) -> int:
+    """A cache's object size: bytes over objects in its last sample that has objects (0 if none has)."""
+    objects = matrix.extra["objects"][:, column]
+    rows = np.flatnonzero(objects > 0)
+    if len(rows) == 0:
+        return 0
+    return round(float(matrix.raw[rows[-1], column] / objects[rows[-1]]))
+
+
 def judge_column(
     matrix: SeriesMatrix,
     column: int,
@@ -111,15 +120,13 @@ def judge_column(
             since = float(walls[part][0]) - matrix.window_seconds / 2.0 - 1e-6
     verdict = decide(Context(feats, reclaimable, mem_total, thresholds))
     objects_rate = None
-    objsize = None
+    objsize: int | None = None
     if "objects" in matrix.grid_extra:
         objects = matrix.grid_extra["objects"][:, column]
         part = keep & (walls >= since)
         if int(part.sum()) >= 3:
-            objects_rate = theil_sen(hours[part], objects[part])[0]
-        sizes = matrix.extra["objsize"][:, column]
-        sizes = sizes[~np.isnan(sizes)]
-        objsize = int(sizes[-1]) if len(sizes) else None
+            objects_rate = median_slope(hours[part], objects[part])
+        objsize = object_size(matrix, column)
     return SeriesVerdict(
         name=matrix.names[column],
         boot_id=matrix.boot_id,

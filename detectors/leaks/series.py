@@ -14,8 +14,10 @@ window adapts to the sampling interval (about 24 windows per stretch, at most
 from __future__ import annotations
 
 import itertools
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -87,7 +89,7 @@ def window_for(span_seconds: float, interval: float) -> float:
     return float(max(interval, min(MAX_WINDOW_SECONDS, span_seconds / TARGET_WINDOWS)))
 
 
-def _stretches(boot_ids: npt.NDArray[np.object_]) -> list[tuple[int, int]]:
+def _stretches(boot_ids: npt.NDArray[Any]) -> list[tuple[int, int]]:
     """[start, end) index ranges of consecutive samples with the same boot id."""
     if len(boot_ids) == 0:
         return []
@@ -96,16 +98,40 @@ def _stretches(boot_ids: npt.NDArray[np.object_]) -> list[tuple[int, int]]:
     return list(itertools.pairwise(edges))
 
 
-def resample(walls: FloatArray, values: FloatArray, window: float) -> tuple[FloatArray, FloatArray]:
-    """Window centres and medians of ``values`` (samples x series) over windows of ``window`` seconds."""
+def resample(
+    walls: FloatArray, values: FloatArray, window: float, exact: npt.NDArray[np.bool_] | None = None
+) -> tuple[FloatArray, FloatArray]:
+    """Window centres and medians of ``values`` (samples x series) over windows of ``window`` seconds.
+
+    Only the columns marked in ``exact`` (all when None) get medians; the
+    others get window means, which are much cheaper and enough for series
+    that barely move.
+    """
     bins = np.floor((walls - walls[0]) / window).astype(np.int64)
-    frame = pd.DataFrame(values)
-    medians = frame.groupby(bins, sort=True).median()
-    centres = walls[0] + (medians.index.to_numpy(dtype=np.float64) + 0.5) * window
+    used, starts, counts = np.unique(bins, return_index=True, return_counts=True)
+    columns = np.arange(values.shape[1]) if exact is None else np.flatnonzero(exact)
+    ordered = bool(np.all(np.diff(bins) >= 0))
+    if not ordered or np.isnan(values).any():
+        medians = pd.DataFrame(values).groupby(bins, sort=True).median().to_numpy(dtype=np.float64)
+    else:
+        medians = np.add.reduceat(values, starts, axis=0) / counts[:, None]
+        per = int(counts[0])
+        if len(used) > 1 and bool(np.all(counts[:-1] == per)):
+            # Regular sampling (the usual case): every window but the last holds the same number of
+            # samples, so a reshape replaces the much slower grouped median.
+            full = int(starts[-1])
+            # Series-major and contiguous: partitioning along the last axis is the fast case.
+            picked = np.ascontiguousarray(values[:full, columns].T).reshape(len(columns), -1, per)
+            head = np.median(picked, axis=2).T
+            medians[:, columns] = np.vstack([head, np.median(values[full:, columns], axis=0, keepdims=True)])
+        elif len(columns):
+            frame = pd.DataFrame(values[:, columns])
+            medians[:, columns] = frame.groupby(bins, sort=True).median().to_numpy(dtype=np.float64)
+    centres = walls[0] + (used.astype(np.float64) + 0.5) * window
     # The last window may be cut short by the end of sampling: centre it on what it holds.
-    last_start = walls[0] + medians.index.to_numpy()[-1] * window
+    last_start = walls[0] + used[-1] * window
     centres[-1] = (last_start + walls[-1]) / 2.0
-    return centres, medians.to_numpy(dtype=np.float64)
+    return centres, medians
 
 
 def _pivot(
@@ -116,37 +142,60 @@ def _pivot(
     return out
 
 
+def _sorted_by_sample(frame: pd.DataFrame) -> npt.NDArray[np.int64] | None:
+    """The row order by sample id, None when the rows are in that order already (as the store returns them)."""
+    ids = frame["sample_id"].to_numpy()
+    if len(ids) < 2 or bool(np.all(ids[1:] >= ids[:-1])):
+        return None
+    return np.argsort(ids, kind="stable").astype(np.int64)
+
+
 def build_matrices(
     frame: pd.DataFrame,
     name_column: str,
     value: FloatArray,
     extra: dict[str, FloatArray] | None = None,
+    resampled: tuple[str, ...] = (),
+    min_range: float = 0.0,
 ) -> list[SeriesMatrix]:
     """Cut a long frame (one row per sample and name) into one matrix per boot stretch.
 
-    ``value`` (and each ``extra`` array) is aligned with the rows of ``frame``.
-    Rows are ordered by sample id; samples without a boot id count as one boot.
+    ``value`` (and each ``extra`` array) is aligned with the rows of ``frame``;
+    the extras named in ``resampled`` also get window medians.  Series whose
+    samples move less than ``min_range`` get window means instead of medians
+    (cheap; they are too flat to be judged anyway).  Samples without a boot id
+    count as one boot.
     """
-    order = np.argsort(frame["sample_id"].to_numpy(), kind="stable")
-    sample_ids_all = frame["sample_id"].to_numpy()[order].astype(np.int64)
-    walls_all = frame["wall"].to_numpy(dtype=np.float64)[order]
-    boots_all = frame["boot_id"].fillna("").astype(str).to_numpy(dtype=object)[order]
-    names_all = frame[name_column].astype(str).to_numpy(dtype=object)[order]
-    value = value[order]
-    extra_sorted = {k: v[order] for k, v in (extra or {}).items()}
+    order = _sorted_by_sample(frame)
+
+    def arranged(array: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        return array if order is None else array[order]
+
+    sample_ids_all = arranged(frame["sample_id"].to_numpy()).astype(np.int64)
+    walls_all = arranged(frame["wall"].to_numpy(dtype=np.float64))
+    # Factorising once is much cheaper than comparing millions of strings (categoricals keep their codes).
+    boot_codes, boot_names = pd.factorize(frame["boot_id"], use_na_sentinel=True)
+    name_codes_all, all_names = pd.factorize(frame[name_column], sort=True)
+    boot_codes = arranged(boot_codes)
+    name_codes_all = arranged(name_codes_all)
+    value = arranged(value)
+    extra_sorted = {k: arranged(v) for k, v in (extra or {}).items()}
 
     # One entry per distinct sample, in order.
     first_rows = np.concatenate(([True], sample_ids_all[1:] != sample_ids_all[:-1]))
     sample_ids = sample_ids_all[first_rows]
     sample_walls = walls_all[first_rows]
-    sample_boots = boots_all[first_rows]
+    sample_boots = boot_codes[first_rows]
     sample_codes_all = np.cumsum(first_rows) - 1
 
     matrices = []
     for start, end in _stretches(sample_boots):
-        rows = (sample_codes_all >= start) & (sample_codes_all < end)
-        codes, uniques = pd.factorize(names_all[rows], sort=True)
-        names = tuple(str(u) for u in uniques)
+        lo, hi = np.searchsorted(sample_codes_all, [start, end])
+        rows = slice(int(lo), int(hi))
+        stretch_codes = name_codes_all[rows]
+        present = np.bincount(stretch_codes, minlength=len(all_names)) > 0
+        codes = (np.cumsum(present) - 1)[stretch_codes]
+        names = tuple(str(all_names[int(u)]) for u in np.flatnonzero(present))
         s_codes = sample_codes_all[rows] - start
         n_s = end - start
         walls = sample_walls[start:end]
@@ -154,11 +203,16 @@ def build_matrices(
         extras = {k: _pivot(s_codes, codes, n_s, len(names), v[rows]) for k, v in extra_sorted.items()}
         interval = sampling_interval(walls)
         window = window_for(float(walls[-1] - walls[0]), interval)
-        grid_walls, grid = resample(walls, raw, window)
-        grid_extra = {k: resample(walls, v, window)[1] for k, v in extras.items()}
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns: a cache absent in this boot
+            moved = np.nanmax(raw, axis=0) - np.nanmin(raw, axis=0)
+        exact = ~(moved < min_range)
+        grid_walls, grid = resample(walls, raw, window, exact)
+        grid_extra = {k: resample(walls, extras[k], window, exact)[1] for k in resampled}
+        boot = int(sample_boots[start])
         matrices.append(
             SeriesMatrix(
-                boot_id=str(sample_boots[start]),
+                boot_id=str(boot_names[boot]) if boot >= 0 else "",
                 names=names,
                 sample_ids=sample_ids[start:end],
                 walls=walls,
@@ -174,17 +228,17 @@ def build_matrices(
     return matrices
 
 
-def slab_matrices(slabs: pd.DataFrame) -> list[SeriesMatrix]:
-    """Per-boot matrices of cache bytes (num_objs x objsize), with objects and bytes in use as extras."""
+def slab_matrices(slabs: pd.DataFrame, min_range: float = 0.0) -> list[SeriesMatrix]:
+    """Per-boot matrices of cache bytes (num_objs x objsize), with objects (resampled) and active objects as extras.
+
+    ``min_range``: see :func:`build_matrices`.
+    """
     require_columns(slabs, SLAB_COLUMNS, "slab")
     objsize = slabs["objsize"].to_numpy(dtype=np.float64)
     num = slabs["num_objs"].to_numpy(dtype=np.float64)
     active = slabs["active_objs"].to_numpy(dtype=np.float64)
     return build_matrices(
-        slabs,
-        "cache",
-        num * objsize,
-        {"objects": num, "active_bytes": active * objsize, "objsize": objsize, "active_objs": active},
+        slabs, "cache", num * objsize, {"objects": num, "active_objs": active}, ("objects",), min_range
     )
 
 

@@ -267,7 +267,8 @@ def _summary_line(result: LeaksResult) -> str:
     leaks = sum(1 for v in a.flagged() if v.grade.rank >= 2)
     return (
         f"{a.samples} samples every {interval} (medians of {window} windows), {a.boots} boot(s), "
-        f"{a.cache_names} caches; {len(a.caches)} judged, {leaks} leaking or suspect, "
+        f"{a.cache_names} caches ({len(a.caches)} moved enough to judge), {len(a.meminfo)} meminfo series; "
+        f"{leaks} leaking or suspect, "
         f"{len(a.groups)} co-growth group(s)"
     )
 
