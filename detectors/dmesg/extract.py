@@ -56,7 +56,7 @@ _STRUCTURAL = re.compile(
     r"Possible unsafe|stack backtrace|Showing all locks|task:|pc :|lr :|sp :|x\d+:)"
 )
 #: After the call trace, this many lines without report structure end the report.
-_TAIL_SLACK = 30
+_TAIL_SLACK = 20
 
 
 def _literal_prefix(pattern: str) -> str:
@@ -141,10 +141,10 @@ def report_extent(
         if found is not None and found[0].starts and stop_at_headers:
             return own, last, i if resume is None else min(resume, i)
         own.append(line)
-        if _END_MARKER.search(body) and not _panic_follows(window, i, header_context):
+        if "---[" in body and _END_MARKER.search(body) and not _panic_follows(window, i, header_context):
             return own, i, i + 1 if resume is None else resume
-        is_frame = parse_frame(body) is not None
-        if is_frame or STACK_START.search(body):
+        is_frame = "+0x" in body and parse_frame(body) is not None
+        if is_frame or (not seen_trace and STACK_START.search(body)):
             seen_trace = True
         if is_frame or found is not None or _STRUCTURAL.match(body):
             last = i

@@ -419,20 +419,22 @@ IGNORED = re.compile(
     r"BUG: no syscalls can create resource|ODEBUG:|Boot_DEBUG:|DEBUG:"
 )
 
-#: A fast first look at raw bytes: each of these words is searched with ``bytes.find`` (a
-#: regex alternation is ten times slower).  Every report has one of them in its header or in
+#: A fast first look at raw bytes.  Every report has one of these words in its header or in
 #: the line that follows it: ``[#1]`` is the oops counter of x86 and arm oopses, ``Kernel panic``
 #: follows the reports whose own header has no trigger word (the scanner then looks a few lines
 #: up for that header), ``Mem-Info`` marks memory events (their header is found above it).
-TRIGGERS: tuple[bytes, ...] = (
-    b"BUG",
-    b"WARNING",
-    b"INFO:",
-    b"Kernel panic",
-    b"SAN:",
-    b"LOCKUP",
-    b"Mem-Info",
-    b"Busy inodes",
+#: Each word comes with the index of its *anchor*, a byte of it that is rare in kernel logs:
+#: the scanner searches one compiled pattern per anchor byte (see
+#: :func:`detectors.dmesg.scanner.trigger_patterns`), which is several times faster than
+#: searching every word, or than one regex alternation of all of them.
+TRIGGERS: tuple[tuple[bytes, int], ...] = (
+    (b"WARNING", 0),
+    (b"BUG", 0),
+    (b"Busy inodes", 0),
+    (b"INFO:", 1),
+    (b"SAN:", 2),
+    (b"Kernel panic", 0),
+    (b"LOCKUP", 3),
+    (b"Mem-Info", 0),
+    (b"[#", 1),
 )
-#: The oops counter ``[#1]``: found through its rare ``#`` (a memchr) and checked for the ``[``.
-OOPS_COUNTER = b"[#"

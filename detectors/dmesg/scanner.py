@@ -20,7 +20,7 @@ from detectors.dmesg.events import KILLED, MEM_INFO, build_event, find_event_hea
 from detectors.dmesg.extract import build_report, match_header
 from detectors.dmesg.lines import LogLine, parse_line
 from detectors.dmesg.model import KernelReport
-from detectors.dmesg.rules import OOPS_COUNTER, TRIGGERS, Rule
+from detectors.dmesg.rules import TRIGGERS, Rule
 
 MAX_REPORT_LINES = 400
 FIRST_WINDOW_LINES = 120  # most reports end within this; a longer one gets the full window
@@ -35,6 +35,26 @@ def decode(raw: bytes) -> str:
     return raw.decode("utf-8", errors="replace").removesuffix("\r")
 
 
+def trigger_patterns(
+    triggers: tuple[tuple[bytes, int], ...],
+) -> tuple[tuple[re.Pattern[bytes], tuple[tuple[bytes, int], ...]], ...]:
+    """One pattern per anchor byte: the anchor followed by the rest of each word that has it.
+
+    A pattern that starts with one literal byte lets the regex engine jump from
+    one occurrence of that (rare) byte to the next in C; the few matches are
+    then checked for the part of the word before the anchor.
+    """
+    groups: dict[bytes, list[tuple[bytes, int]]] = {}
+    for word, anchor in triggers:
+        groups.setdefault(word[anchor : anchor + 1], []).append((word, anchor))
+    out = []
+    for byte, words in groups.items():
+        tails = "|".join(re.escape(w[anchor + 1 :].decode()) for w, anchor in words)
+        out.append((re.compile(re.escape(byte) + (b"(?:" + tails.encode() + b")" if tails else b"")), tuple(words)))
+    return tuple(out)
+
+
+_TRIGGER_PATTERNS = trigger_patterns(TRIGGERS)
 _TYPICAL_LINE = 160  # bytes per line assumed when cutting a window (grown when lines are longer)
 
 
@@ -147,21 +167,19 @@ class LogScanner:
         return list(lines), offsets[:-1]
 
     def _candidates(self, start: int, end: int) -> list[int]:
-        """Sorted offsets in ``buf[start:end]`` where a trigger word stands (one fast find per word)."""
+        """Sorted offsets in ``buf[start:end]`` where a trigger word starts."""
         buf = self._buf
-        hits: set[int] = set()
-        find = buf.find
-        for word in TRIGGERS:
-            at = find(word, start, end)
-            while at >= 0:
-                hits.add(at)
-                at = find(word, at + 1, end)
-        at = find(b"#", start, end)  # one byte: a memchr, much faster than a two-byte search
-        while at >= 0:
-            if buf[at - 1 : at + 1] == OOPS_COUNTER:
-                hits.add(at)
-            at = find(b"#", at + 1, end)
-        return sorted(hits)
+        hits: list[int] = []
+        for pattern, words in _TRIGGER_PATTERNS:
+            for m in pattern.finditer(buf, start, end):
+                at = m.start()
+                rest = m.group()
+                for word, anchor in words:
+                    if word[anchor:] == rest and buf[at - anchor : at] == word[:anchor]:
+                        hits.append(at - anchor)
+                        break
+        hits.sort()
+        return hits
 
     def _scan(self, final: bool) -> Iterator[KernelReport]:
         buf = self._buf
