@@ -7,6 +7,8 @@ import uuid
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from collectors.kmsg import KmsgGap, KmsgReader, find_gaps, parse_kmsg_record, parse_kmsg_text
 
@@ -88,3 +90,11 @@ def test_real_dev_kmsg_reads_a_record_written_now() -> None:
     assert last is not None and mine[0].seq > last
     assert mine[0].facility == 1 and mine[0].level == 5  # writes to /dev/kmsg are LOG_USER
     assert reader.read_new().error is not None  # closed
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=300))
+def test_kmsg_parser_fuzz_never_raises(data: bytes) -> None:
+    records = parse_kmsg_text(data)
+    assert all(0 <= r.level <= 7 and "\n" not in r.message for r in records)
+    assert all(g.missing > 0 for g in find_gaps(sorted(records, key=lambda r: r.seq), None))

@@ -8,6 +8,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from collectors.procfs import Counters, Slabinfo
 from collectors.slabimport import boot_ids, import_snapshots, parse_snapshots, parse_time, read_snapshots
@@ -168,3 +170,20 @@ def test_vmcore_fixture_leak_case_imports(tmp_path: Path) -> None:
         seconds = float(summary.last_wall) - float(summary.first_wall)  # type: ignore[arg-type]
         rate = (top.last_active_objs - top.first_active_objs) / seconds
         assert 0.5 * expected["nominal_rate_per_sec"] < rate < 1.5 * expected["nominal_rate_per_sec"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["1700000000", "date=1700000001", "--- x", "MemTotal: 5 kB", "", "\x00"])
+        | st.text(max_size=60),
+        max_size=30,
+    )
+)
+def test_import_parser_fuzz_only_raises_input_error(lines: list[str]) -> None:
+    text = "\n".join(lines) + "\n" + slabinfo_text([cache("a", 1)])
+    try:
+        snaps = parse_snapshots(text.encode(), "fuzz", default_wall=1.0)
+    except InputError:
+        return
+    assert all(isinstance(s.wall, float) for s in snaps)
