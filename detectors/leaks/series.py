@@ -116,7 +116,9 @@ def resample(
     else:
         medians = np.add.reduceat(values, starts, axis=0) / counts[:, None]
         per = int(counts[0])
-        if len(used) > 1 and bool(np.all(counts[:-1] == per)):
+        if not len(columns):
+            pass  # nothing moves enough: the means will do
+        elif len(used) > 1 and bool(np.all(counts[:-1] == per)):
             # Regular sampling (the usual case): every window but the last holds the same number of
             # samples, so a reshape replaces the much slower grouped median.
             full = int(starts[-1])
@@ -124,7 +126,7 @@ def resample(
             picked = np.ascontiguousarray(values[:full, columns].T).reshape(len(columns), -1, per)
             head = np.median(picked, axis=2).T
             medians[:, columns] = np.vstack([head, np.median(values[full:, columns], axis=0, keepdims=True)])
-        elif len(columns):
+        else:
             frame = pd.DataFrame(values[:, columns])
             medians[:, columns] = frame.groupby(bins, sort=True).median().to_numpy(dtype=np.float64)
     centres = walls[0] + (used.astype(np.float64) + 0.5) * window

@@ -1,0 +1,101 @@
+"""Kernel memory outside the slab caches: meminfo fields and the unaccounted estimate."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from detectors.leaks.analysis import LeakInput, analyse
+from detectors.leaks.evidence import frame_text, sample_resolver
+from detectors.leaks.meminfo import UNACCOUNTED, unaccounted
+from detectors.leaks.series import counter_matrices
+from forensics.model import LocatorKind, Severity
+from tests.detectors.leaks.frames_for_tests import counter_frame, slab_frame, two_hours
+from tests.helpers import assert_evidence_resolves
+
+
+def _meminfo(hours: np.ndarray, **changes: np.ndarray) -> dict[str, np.ndarray]:  # type: ignore[type-arg]
+    flat = np.ones(len(hours))
+    fields = {
+        "MemTotal": 8_000_000 * flat,
+        "MemFree": 3_000_000 * flat,
+        "MemAvailable": 4_000_000 * flat,
+        "Active": 2_000_000 * flat,
+        "Inactive": 1_500_000 * flat,
+        "Unevictable": 0 * flat,
+        "Slab": 300_000 * flat,
+        "SReclaimable": 200_000 * flat,
+        "SUnreclaim": 100_000 * flat,
+        "KReclaimable": 200_000 * flat,
+        "KernelStack": 10_000 * flat,
+        "PageTables": 20_000 * flat,
+        "Percpu": 3_000 * flat,
+        "VmallocUsed": 30_000 * flat,
+    }
+    fields.update(changes)
+    return fields
+
+
+def _quiet_slabs(walls: np.ndarray) -> object:  # type: ignore[type-arg]
+    return slab_frame(walls, {"kmalloc-64": (64, np.full(len(walls), 5_000.0))})
+
+
+def test_memory_no_counter_explains_is_found_as_unaccounted() -> None:
+    walls, hours = two_hours()
+    lost = 4_096 * hours  # 4 MiB/h taken by alloc_pages() somewhere
+    counters = counter_frame(walls, _meminfo(hours, MemFree=3_000_000 - lost, MemAvailable=4_000_000 - lost))
+    slabs = slab_frame(walls, {"kmalloc-64": (64, np.full(len(walls), 5_000.0))})
+    result = analyse(LeakInput(slabs, counters, source="s.sqlite"))
+    [finding] = result.findings
+    assert finding.kind == "kernel-memory-leak"
+    assert finding.severity is Severity.HIGH
+    assert "unaccounted" in finding.title
+    assert {e.locator.name for e in finding.evidence} == {"meminfo:MemFree"}
+    facts = {f.name: f.value for f in finding.facts}
+    assert "4,096 KB/h" in facts["growth rate"]
+    resolver = sample_resolver(frame_text(slabs, counters))
+    assert_evidence_resolves(result.findings, resolvers={LocatorKind.SAMPLE: resolver})
+
+
+def test_kernel_stacks_growing_name_threads() -> None:
+    walls, hours = two_hours()
+    counters = counter_frame(
+        walls, _meminfo(hours, KernelStack=10_000 + 2_048 * hours, MemFree=3_000_000 - 2_048 * hours)
+    )
+    result = analyse(LeakInput(slab_frame(walls, {"kmalloc-64": (64, np.full(len(walls), 5_000.0))}), counters))
+    stack = next(f for f in result.findings if "KernelStack" in f.title)
+    assert stack.severity is Severity.HIGH
+    assert "threads" in stack.summary
+    assert all("Unaccounted" not in f.title for f in result.findings)
+
+
+def test_sunreclaim_explained_by_a_flagged_cache_is_info() -> None:
+    walls, hours = two_hours()
+    objects = 5_000 + 8_192 * hours  # 4 MiB/h of 512-byte objects
+    counters = counter_frame(
+        walls,
+        _meminfo(
+            hours, SUnreclaim=100_000 + 4_096 * hours, Slab=300_000 + 4_096 * hours, MemFree=3_000_000 - 4_096 * hours
+        ),
+    )
+    result = analyse(LeakInput(slab_frame(walls, {"foo_cache": (512, objects)}), counters))
+    sunreclaim = next(f for f in result.findings if f.title.startswith("SUnreclaim"))
+    assert sunreclaim.severity is Severity.INFO
+    assert "explained by foo_cache" in sunreclaim.title
+    cache = next(f for f in result.findings if "foo_cache" in f.title and f.kind == "slab-leak")
+    assert cache.severity is Severity.HIGH
+
+
+def test_the_estimate_skips_missing_fields_and_needs_the_basics() -> None:
+    walls, hours = two_hours()
+    fields = _meminfo(hours)
+    del fields["Percpu"], fields["VmallocUsed"]
+    [matrix] = counter_matrices(counter_frame(walls, fields))
+    found = unaccounted(matrix)
+    assert found is not None
+    assert set(found.missing) >= {"Percpu", "VmallocUsed", "SecPageTables", "Hugetlb"}
+    expected_kb = 8_000_000 - 3_000_000 - 2_000_000 - 1_500_000 - 300_000 - 10_000 - 20_000
+    assert np.allclose(found.raw, expected_kb * 1024)
+    del fields["Slab"]
+    [matrix] = counter_matrices(counter_frame(walls, fields))
+    assert unaccounted(matrix) is None
+    assert UNACCOUNTED == "Unaccounted"
