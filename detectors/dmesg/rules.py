@@ -428,7 +428,7 @@ IGNORED = re.compile(
 #: :func:`detectors.dmesg.scanner.trigger_patterns`), which is several times faster than
 #: searching every word, or than one regex alternation of all of them.
 TRIGGERS: tuple[tuple[bytes, int], ...] = (
-    (b"WARNING", 0),
+    (b"WARNING", 3),
     (b"BUG", 0),
     (b"Busy inodes", 0),
     (b"INFO:", 1),
