@@ -12,7 +12,6 @@ import re
 from collections.abc import Sequence
 
 from detectors.dmesg.extract import guilty_frame, line_context, report_extent, signature
-from detectors.dmesg.frames import SKIP_ALLOCATORS
 from detectors.dmesg.lines import LogLine
 from detectors.dmesg.model import KernelReport
 from detectors.dmesg.rules import CALL_TRACE, TRACE, StackSpec
@@ -29,8 +28,9 @@ CONSTRAINT = re.compile(r"oom-kill:constraint=(\w+)")
 MEM_INFO = "Mem-Info:"
 _ALLOC_STACK = StackSpec(
     ((CALL_TRACE, TRACE),),
-    skip=("alloc", "warn_alloc", "kmalloc", "kzalloc", "kcalloc", "kmem_cache", "slab", "__get_free_pages",
-          "get_page_from_freelist", "vmalloc", "kvmalloc", "__do_kmalloc", "page_", "pages_", *SKIP_ALLOCATORS),
+    skip=("warn_alloc", "^_*alloc_pages", "^_*alloc_frozen_pages", "kmalloc", "^_*kmem_cache", "^_*v[mz]?alloc",
+          "^kv[mz]alloc", "get_free_pages", "get_page_from_freelist", "slab", "^dma_alloc", "^_*dma_direct_alloc",
+          "^alloc_slab", "^allocate_slab", "^new_slab"),
 )  # fmt: skip
 
 

@@ -300,6 +300,10 @@ def _format_title(rule: Rule, header: re.Match[str], text: str, frame: str | Non
             frame = values["r1"] or frame
         elif frame is None and named and "{frame}" in rule.title:
             frame = function_name(named)
+    if frame is None and (named_in_header := re.search(r" in \{(h\d)\}$", rule.title)):
+        # The header itself names the culprit (stack-protector's "corrupted in: func").
+        culprit = values[named_in_header.group(1)]
+        frame = culprit if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", culprit) else None
     values["frame"] = frame or "corrupted"
     try:
         return rule.title.format(**values), frame

@@ -400,7 +400,7 @@ RULES: tuple[Rule, ...] = (
     _rule("hard-lockup",
           r"(?:NMI watchdog|[Ww]atchdog): (?:Watchdog detected hard LOCKUP|BUG: hard lockup) on cpu (\d+)",
           "BUG: hard lockup in {frame}", "lockup", C, "watchdog: Watchdog detected hard LOCKUP on cpu 1",
-          stack=_stack((RIP, CALL_TRACE, TRACE), (CALL_TRACE, TRACE), extractor="stall")),
+          stack=_stack((RIP, CALL_TRACE, TRACE), (CALL_TRACE, TRACE))),
     _rule("machine-check", r"(?:mce: )?\[Hardware Error\]: (?:CPU \d+: )?(Machine Check(?: Exception)?)", "MCE: {h1}",
           "hardware", C, "mce: [Hardware Error]: CPU 0: Machine Check Exception: 5 Bank 4: b200000000070f0f",
           needs_trace=False),
@@ -436,5 +436,6 @@ TRIGGERS: tuple[tuple[bytes, int], ...] = (
     (b"Kernel panic", 0),
     (b"LOCKUP", 3),
     (b"Mem-Info", 0),
+    (b"Machine Check", 0),
     (b"[#", 1),
 )
