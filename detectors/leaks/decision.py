@@ -73,6 +73,16 @@ class Context:
         return self.features.ts_slope
 
     @property
+    def growth(self) -> float:
+        """Growth over the stretch: the fitted slope times the span, or the medians' net growth when more.
+
+        The Theil–Sen slope, a median, underrates a leak that grows in a few large bursts; the net
+        growth from the first to the last window median does not.
+        """
+        f = self.features
+        return max(self.rate * f.span_hours, f.growth)
+
+    @property
     def share_per_day(self) -> float | None:
         """Growth per day as a share of MemTotal, None when MemTotal is unknown."""
         return None if not self.mem_total else self.rate * 24.0 / self.mem_total
@@ -99,11 +109,11 @@ def _too_short(c: Context) -> str | None:
 
 
 def _no_effect(c: Context) -> str | None:
-    f, th = c.features, c.thresholds
+    th = c.thresholds
     if c.rate < th.min_rate:
         return f"grows {_kb(c.rate)}/h, below {_kb(th.min_rate)}/h"
-    if c.rate * f.span_hours < th.min_growth:
-        return f"grows {_kb(c.rate * f.span_hours)} over the stretch, below {_kb(th.min_growth)}"
+    if c.growth < th.min_growth:
+        return f"grows {_kb(c.growth)} over the stretch, below {_kb(th.min_growth)}"
     share = c.share_per_day
     if share is not None and share < th.min_share_per_day:
         return f"grows {share:.4%} of MemTotal per day, below {th.min_share_per_day:.3%}"
@@ -112,7 +122,7 @@ def _no_effect(c: Context) -> str | None:
 
 def _small_growth(c: Context) -> str | None:
     f, th = c.features, c.thresholds
-    growth = c.rate * f.span_hours
+    growth = c.growth
     if growth < th.clear_growth and not (f.tau >= th.clear_tau and f.r2 >= th.clear_tau):
         return (
             f"grows {_kb(growth)} over the stretch, within the wander of a busy cache "
