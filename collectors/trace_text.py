@@ -131,6 +131,7 @@ class ParseCounts:
     lost_events: int = 0
     unknown: dict[bytes, int] = field(default_factory=dict)  # event name -> count, events not analysed
     cpus_declared: int | None = None  # from "#P:N" (tracefs) or "cpus=N" (trace-cmd)
+    overwritten: int = 0  # events the tracefs ring buffer overwrote before the trace was read
     tracer: str | None = None  # "# tracer: NAME" of tracefs text
     latency_headers: list[tuple[int, str]] = field(default_factory=list)  # irqsoff-style "# latency:" lines
     layout: str = "unknown"  # "bracket" (CPU in [..]) or "fused" (trace-cmd -l)
@@ -207,6 +208,11 @@ class TraceParser:
         elif "#P:" in text:
             with contextlib.suppress(ValueError, IndexError):
                 counts.cpus_declared = int(text.rsplit("#P:", 1)[1].split()[0])
+            # "# entries-in-buffer/entries-written: 2505/2600   #P:2": the ring buffer overwrote 95 events.
+            if "entries-written:" in text:
+                with contextlib.suppress(ValueError, IndexError):
+                    kept, written = text.split("entries-written:", 1)[1].split()[0].split("/")
+                    counts.overwritten = max(0, int(written) - int(kept))
 
     def _detect_layout(self, line: bytes, ts_start: int) -> bool:
         """True when the CPU is fused with the flags (``trace-cmd report -l``)."""

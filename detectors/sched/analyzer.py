@@ -762,6 +762,11 @@ class SchedAnalyzer:
                 f"CPU buffers start at different times ({late}); before {common_start:.6f} only some CPUs are "
                 "covered, so cross-CPU figures there are incomplete"
             )
+        if counts.overwritten:
+            notes.append(
+                f"the ring buffer overwrote {counts.overwritten} events before it was read, so the trace starts "
+                "after the recording did (per-CPU buffers may start at different times)"
+            )
         if self.lost_markers:
             notes.append(
                 f"{self.lost_markers} lost-event markers ({self.lost_events} events lost); "

@@ -201,3 +201,11 @@ def test_buckets_coarsen_to_stay_bounded(tmp_path: Path, monkeypatch: pytest.Mon
     total = sum(t.runtime for b in a.buckets for t in b.top)
     assert math.isclose(total, sum(t.runtime for b in fine.buckets for t in b.top), rel_tol=1e-9)
     assert max(b.worst_latency or 0 for b in a.buckets) == max(b.worst_latency or 0 for b in fine.buckets)
+
+
+def test_overwritten_ring_buffer_is_noted(tmp_path: Path) -> None:
+    text = scenario_text("ftrace").replace("entries-written: 21/21", "entries-written: 21/500")
+    path = tmp_path / "overwritten.txt"
+    path.write_text(text)
+    a, counts = analyse_path(path)
+    assert counts.overwritten == 479 and "overwrote 479 events" in a.coverage.note
