@@ -410,6 +410,9 @@ RULES: tuple[Rule, ...] = (
     _rule("vfs-busy-inodes", r"VFS: Busy inodes after unmount", "VFS: Busy inodes after unmount (use-after-free)",
           "fs", H, "VFS: Busy inodes after unmount of sda1. Self-destruct in 5 seconds.  Have a nice day...",
           needs_trace=False),
+    _rule("syzfail", r"SYZFAIL: (.*?)\s*$", "SYZFAIL: {h1}", "syz-failure", M, "SYZFAIL: SIGSEGV", needs_trace=False),
+    _rule("syzfatal", r"SYZFATAL: (.*?)\s*$", "SYZFATAL: {h1}", "syz-failure", M,
+          "SYZFATAL: executor 1 failed 11 times: failed to create temp dir", needs_trace=False),
 )
 # fmt: on
 
@@ -434,6 +437,7 @@ TRIGGERS: tuple[tuple[bytes, int], ...] = (
     (b"WARNING", 3),
     (b"BUG", 0),
     (b"Busy inodes", 0),
+    (b"SYZF", 2),  # syzkaller's executor failures (SYZFAIL, SYZFATAL) on the console
     (b"INFO:", 1),
     (b"SAN:", 2),
     (b"Kernel panic", 0),
