@@ -120,7 +120,7 @@ def analyse(data: LeakInput, thresholds: Thresholds | None = None) -> LeakAnalys
         def judge(column: int, m: SeriesMatrix = matrix, ex: ExcerptOf = excerpt) -> SeriesVerdict | None:
             return judge_column(m, column, reclaimable(m.names[column]), mem_total, th, ex)
 
-        found = find_groups(matrix, verdicts, judge)
+        found = find_groups(matrix, verdicts, judge, data.aliases)
         known = {v.name for v in verdicts}
         verdicts += [m for g in found for m in g.members if m.name not in known]
         caches += verdicts

@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import fnmatch
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
 
+from detectors.leaks.attribution import merged_names
 from detectors.leaks.decision import Grade
 from detectors.leaks.judge import SeriesVerdict
 from detectors.leaks.series import FloatArray, SeriesMatrix
@@ -249,7 +250,9 @@ def moves_together(x: FloatArray, y: FloatArray) -> bool:
     return float(np.corrcoef(dx, dy)[0, 1]) >= MIN_STEP_CORRELATION
 
 
-def _partners(matrix: SeriesMatrix, flagged: SeriesVerdict) -> dict[int, float]:
+def _partners(
+    matrix: SeriesMatrix, flagged: SeriesVerdict, known_as: Callable[[str], tuple[str, ...]]
+) -> dict[int, float]:
     """Columns whose objects grow with the flagged cache's: column -> objects per flagged object."""
     objects = matrix.grid_extra["objects"]
     rows = matrix.grid_walls >= flagged.since_wall
@@ -275,7 +278,8 @@ def _partners(matrix: SeriesMatrix, flagged: SeriesVerdict) -> dict[int, float]:
         if ratio is None or ratio < MIN_RATIO:
             continue
         # Trends alone do not tie two caches: a known action must grow both, or they move in step.
-        if related(flagged.name, matrix.names[column]) or moves_together(x, block[:, column]):
+        pairs = ((a, b) for a in known_as(flagged.name) for b in known_as(matrix.names[column]))
+        if any(related(a, b) for a, b in pairs) or moves_together(x, block[:, column]):
             found[int(column)] = ratio
     return found
 
@@ -284,12 +288,20 @@ def find_groups(
     matrix: SeriesMatrix,
     verdicts: list[SeriesVerdict],
     judge: Callable[[int], SeriesVerdict | None],
+    aliases: Mapping[str, str] | None = None,
 ) -> list[CoGrowth]:
     """Group the flagged caches of one matrix with the caches that grow with them.
 
     ``judge`` grades a column that was not judged yet (a small partner such as
-    kmalloc-64, below the effect size on its own).
+    kmalloc-64, below the effect size on its own).  ``aliases`` (merged name ->
+    /sys/kernel/slab directory) lets a signature see the caches SLUB merged
+    into a shown one: UNIX sockets growing ``signal_cache``.
     """
+    merged = aliases or {}
+
+    def known_as(name: str) -> tuple[str, ...]:
+        return (name, *merged_names(name, merged))
+
     if "objects" not in matrix.grid_extra:
         return []
     by_name = {v.name: v for v in verdicts}
@@ -303,7 +315,7 @@ def find_groups(
 
     for v in flagged:
         root(v.name)
-        for column in _partners(matrix, v):
+        for column in _partners(matrix, v, known_as):
             name = matrix.names[column]
             if name not in by_name:
                 judged = judge(column)
@@ -319,19 +331,21 @@ def find_groups(
         if len(names) < 2:
             continue
         members = [by_name[n] for n in names]
-        signature = match_signature(tuple(names))
-        anchor = _anchor(members, signature)
+        signature = match_signature(tuple(a for n in names for a in known_as(n)))
+        anchor = _anchor(members, signature, known_as)
         ordered = [anchor, *sorted((m for m in members if m is not anchor), key=lambda m: (-m.rate, m.name))]
         groups.append(CoGrowth(tuple(ordered), _ratios(matrix, ordered), signature))
     return sorted(groups, key=lambda g: (-g.grade.rank, -g.rate))
 
 
-def _anchor(members: list[SeriesVerdict], signature: Signature | None) -> SeriesVerdict:
+def _anchor(
+    members: list[SeriesVerdict], signature: Signature | None, known_as: Callable[[str], tuple[str, ...]]
+) -> SeriesVerdict:
     """The member the others are counted against: the signature's first cache, else the fastest flagged one."""
     if signature is not None:
         for pattern in signature.required[0]:
             for m in members:
-                if fnmatch.fnmatchcase(m.name, pattern):
+                if any(fnmatch.fnmatchcase(name, pattern) for name in known_as(m.name)):
                     return m
     return max(members, key=lambda m: (m.grade.rank, m.rate))
 

@@ -56,6 +56,7 @@ class Thresholds:
     smooth_fill: float = 1.25  # a fill is smooth when a saturating curve fits within this factor of the hinge
     onset_ratio: float = 0.5  # residuals of flat-then-rise / of a line
     onset_knot: float = 0.1  # a late onset starts after this share of the stretch
+    min_in_use_share: float = 0.25  # a leak grows objects in use, not only slabs
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,7 @@ class Context:
     reclaimable: bool
     mem_total: float | None  # bytes, None when unknown
     thresholds: Thresholds
+    in_use_share: float | None = None  # growth of the bytes of objects in use / growth of the cache (caches only)
 
     @property
     def rate(self) -> float:
@@ -185,6 +187,16 @@ def _given_back(c: Context) -> str | None:
     return None
 
 
+def _slabs_not_objects(c: Context) -> str | None:
+    share = c.in_use_share
+    if share is not None and share < c.thresholds.min_in_use_share:
+        return (
+            f"its slabs grow but the objects in use account for only {max(share, 0.0):.0%} of it: "
+            "free objects kept in partial or per-CPU slabs, not (yet) leaked objects"
+        )
+    return None
+
+
 def _steady_ramp(c: Context) -> str | None:
     f, th = c.features, c.thresholds
     if (
@@ -225,6 +237,7 @@ RULES: tuple[Rule, ...] = (
     ("floor-rises-through-reclaim", Grade.SUSPECT, _floor_rises_through_reclaim),
     ("reclaimable", Grade.RECLAIMABLE, _reclaimable),
     ("given-back", Grade.RECLAIMABLE, _given_back),
+    ("slabs-not-objects", Grade.SUSPECT, _slabs_not_objects),
     ("steady-ramp", Grade.LEAK, _steady_ramp),
     ("consistent-rise", Grade.SUSPECT, _consistent_rise),
     ("no-trend", Grade.STABLE, _otherwise),

@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from detectors.leaks.attribution import attribution_for, describe_aliases, generic_confirm_steps
+from detectors.leaks.attribution import attribution_for, describe_aliases, generic_confirm_steps, merged_names
 from detectors.leaks.cogrowth import CoGrowth
 from detectors.leaks.decision import Grade
 from detectors.leaks.judge import SampleRef, SeriesVerdict
@@ -127,10 +127,13 @@ def cache_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding:
     }
     facts = _series_facts(v, ctx)
     if v.objects_rate is not None and v.objsize:
-        facts.insert(1, Fact("objects", f"{v.objects_rate:,.0f} objects/h of {v.objsize} bytes"))
+        in_use = f", {v.active_rate:,.0f}/h in use" if v.active_rate is not None else ""
+        facts.insert(1, Fact("objects", f"{v.objects_rate:,.0f} objects/h of {v.objsize} bytes{in_use}"))
     facts.append(Fact("typically allocated by", who.allocated_by))
+    others = merged_names(v.name, ctx.aliases)
     if alias:
         facts.append(Fact("merged caches", alias))
+        facts += [Fact(f"{name} (merged here) is allocated by", attribution_for(name).allocated_by) for name in others]
     summary = (
         f"{v.name} grew {kb(v.growth)} in {v.features.span_hours:.2f} h, {rate}: {v.verdict.reason}. "
         f"Its objects are typically allocated by {who.allocated_by}."
@@ -147,7 +150,11 @@ def cache_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding:
         confidence_reason=reason,
         summary=summary,
         evidence=sample_evidence(ctx.source, v.name, v.samples),
-        next_steps=(*who.confirm, *generic_confirm_steps(v.name)),
+        next_steps=tuple(
+            dict.fromkeys(
+                (*who.confirm, *(c for n in others for c in attribution_for(n).confirm), *generic_confirm_steps(v.name))
+            )
+        ),
         facts=tuple(facts),
         detector=DETECTOR,
     )

@@ -36,6 +36,7 @@ class SeriesVerdict:
     reclaimable: bool
     samples: tuple[SampleRef, ...]
     objects_rate: float | None  # objects/h (caches only)
+    active_rate: float | None  # objects in use per hour (caches only)
     objsize: int | None
     grid_walls: FloatArray
     grid_values: FloatArray
@@ -118,15 +119,19 @@ def judge_column(
         if int(part.sum()) >= thresholds.min_points:
             feats = features(hours[part], y[part])
             since = float(walls[part][0]) - matrix.window_seconds / 2.0 - 1e-6
-    verdict = decide(Context(feats, reclaimable, mem_total, thresholds))
     objects_rate = None
+    active_rate = None
     objsize: int | None = None
     if "objects" in matrix.grid_extra:
-        objects = matrix.grid_extra["objects"][:, column]
         part = keep & (walls >= since)
         if int(part.sum()) >= 3:
-            objects_rate = median_slope(hours[part], objects[part])
+            objects_rate = median_slope(hours[part], matrix.grid_extra["objects"][part, column])
+            active_rate = median_slope(hours[part], matrix.grid_extra["active_objs"][part, column])
         objsize = object_size(matrix, column)
+    share = None
+    if active_rate is not None and objsize and feats.ts_slope > 0:
+        share = active_rate * objsize / feats.ts_slope
+    verdict = decide(Context(feats, reclaimable, mem_total, thresholds, share))
     return SeriesVerdict(
         name=matrix.names[column],
         boot_id=matrix.boot_id,
@@ -137,6 +142,7 @@ def judge_column(
         reclaimable=reclaimable,
         samples=evidence_samples(matrix, column, since, excerpt_of),
         objects_rate=objects_rate,
+        active_rate=active_rate,
         objsize=objsize,
         grid_walls=walls[keep],
         grid_values=y[keep],

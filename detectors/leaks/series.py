@@ -240,7 +240,7 @@ def slab_matrices(slabs: pd.DataFrame, min_range: float = 0.0) -> list[SeriesMat
     num = slabs["num_objs"].to_numpy(dtype=np.float64)
     active = slabs["active_objs"].to_numpy(dtype=np.float64)
     return build_matrices(
-        slabs, "cache", num * objsize, {"objects": num, "active_objs": active}, ("objects",), min_range
+        slabs, "cache", num * objsize, {"objects": num, "active_objs": active}, ("objects", "active_objs"), min_range
     )
 
 

@@ -174,6 +174,7 @@ def series_to_dict(kind: str, v: SeriesVerdict, mem_available: float | None) -> 
         "daily_cycle": f.daily_cycle,
         "reclaimable": v.reclaimable,
         "objects_per_hour": _number(v.objects_rate),
+        "objects_in_use_per_hour": _number(v.active_rate),
         "object_size": v.objsize,
         "since": _number(v.since_wall),
         "hours_until_memavailable_exhausted": _number(_hours_left(v.rate, mem_available)),

@@ -93,3 +93,34 @@ def test_relatedness_and_moving_together() -> None:
     steps = np.cumsum(rng.exponential(1.0, 30))
     assert moves_together(steps, 3 * steps + 7)
     assert not moves_together(steps, np.cumsum(rng.exponential(1.0, 30)))
+
+
+def test_a_merged_cache_is_seen_through_its_aliases() -> None:
+    walls, hours = two_hours()
+    sockets = 1500 * hours
+    frame = slab_frame(
+        walls,
+        {
+            "signal_cache": (1152, 150 + sockets),  # slabinfo shows signal_cache; UNIX is merged into it
+            "sock_inode_cache": (832, 100 + sockets),
+            "filp": (256, 3_000 + sockets),
+        },
+    )
+    aliases = {"signal_cache": ":A-0001152", "UNIX": ":A-0001152", "UNIX-STREAM": ":A-0001152"}
+    result = analyse(LeakInput(frame, aliases=aliases))
+    [group] = result.groups
+    assert group.signature is not None and group.signature.subject == "UNIX sockets"
+    [finding] = result.findings
+    facts = " ".join(f"{x.name}: {x.value}" for x in finding.facts)
+    assert "shown as signal_cache, also holds UNIX, UNIX-STREAM" in facts
+
+
+def test_a_lone_merged_cache_names_what_else_it_holds() -> None:
+    walls, hours = two_hours()
+    frame = slab_frame(walls, {"signal_cache": (1152, 150 + 1500 * hours)})
+    aliases = {"signal_cache": ":A-0001152", "UNIX": ":A-0001152"}
+    [finding] = analyse(LeakInput(frame, aliases=aliases)).findings
+    facts = {x.name: x.value for x in finding.facts}
+    assert facts["merged caches"] == "shown as signal_cache, also holds UNIX"
+    assert "AF_UNIX" in facts["UNIX (merged here) is allocated by"]
+    assert "any of them may be the one growing" in finding.summary

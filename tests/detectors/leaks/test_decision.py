@@ -1,0 +1,40 @@
+"""Grading rules that need more than one series' shape: objects in use, reclaimable floors."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from detectors.leaks.analysis import LeakInput, analyse
+from detectors.leaks.decision import Grade
+from forensics.model import Severity
+from tests.detectors.leaks.frames_for_tests import slab_frame, two_hours
+
+
+def test_slabs_that_grow_without_objects_in_use_are_only_suspect() -> None:
+    walls, hours = two_hours()
+    frame = slab_frame(walls, {"foo_cache": (512, 1_000 + 8_000 * hours)})
+    frame["active_objs"] = 900  # the objects in use stay put: free objects are kept in slabs
+    result = analyse(LeakInput(frame))
+    [verdict] = [v for v in result.caches if v.name == "foo_cache"]
+    assert verdict.grade is Grade.SUSPECT
+    assert verdict.verdict.rule == "slabs-not-objects"
+    assert verdict.active_rate is not None and abs(verdict.active_rate) < 1
+
+
+def test_a_reclaimable_cache_growing_without_reclaim_is_info_only() -> None:
+    walls, hours = two_hours()
+    frame = slab_frame(walls, {"dentry": (192, 100_000 + 30_000 * hours)})
+    [finding] = analyse(LeakInput(frame, reclaim_account={"dentry": True})).findings
+    assert finding.severity is Severity.INFO
+    assert "reclaimable" in finding.title
+
+
+def test_a_reclaimable_cache_whose_floor_rises_through_reclaim_is_suspect() -> None:
+    walls, hours = two_hours()
+    floor = 100_000 + 20_000 * hours  # the floor it returns to after each reclaim keeps rising
+    teeth = 40_000 * np.mod(hours, 0.5) / 0.5
+    frame = slab_frame(walls, {"dentry": (192, floor + teeth)})
+    result = analyse(LeakInput(frame, reclaim_account={"dentry": True}))
+    [verdict] = [v for v in result.caches if v.name == "dentry"]
+    assert verdict.verdict.rule == "floor-rises-through-reclaim"
+    assert verdict.grade is Grade.SUSPECT
