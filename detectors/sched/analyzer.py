@@ -21,132 +21,24 @@ from collections import deque
 from collections.abc import Iterable
 
 from collectors.trace_text import Kind, ParseCounts, TraceEvent
+from detectors.sched.buckets import MAX_BUCKET_CELLS, BucketDigest
 from detectors.sched.model import (
     Blame,
-    Bucket,
-    BucketTask,
-    Coverage,
-    CpuStats,
-    EventRef,
-    Figure,
-    IrqStats,
-    OffStats,
     ParseSummary,
-    Preemptor,
-    SoftirqStats,
     Span,
-    StateTime,
-    TaskStats,
     Thresholds,
     TraceAnalysis,
     Wait,
-    WorkStats,
 )
-from forensics.model import NotAvailable
+from detectors.sched.state import Accumulator, TaskState, span_of
 
-SOFTIRQ_NAMES = ("HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU")
 RECENT_RUNS = 512  # runs remembered per CPU to say who ran during a wait
-MAX_BUCKET_CELLS = 50_000  # (bucket, CPU) cells kept; beyond that buckets double in size (bounded memory)
 TIMELINE_MAX_RUNS = 400_000  # runs kept for the PNG timeline (longest runs win beyond that)
 _WAKE_SOURCES = {
     int(Kind.WAKING): "sched_waking",
     int(Kind.WAKEUP): "sched_wakeup",
     int(Kind.WAKEUP_NEW): "sched_wakeup_new",
 }
-
-
-def event_ref(ev: TraceEvent) -> EventRef:
-    """An event as evidence: line number, time, CPU and the line decoded as the evidence check does."""
-    return EventRef(ev.line_no, ev.ts, ev.cpu, ev.line.decode("utf-8", "replace").removesuffix("\r"))
-
-
-def _span(start: float, end: float, cpu: int, begin: TraceEvent, finish: TraceEvent) -> Span:
-    return Span(end - start, start, cpu, event_ref(begin), event_ref(finish))
-
-
-class _Fig:
-    """Mutable count/total/worst accumulator."""
-
-    __slots__ = ("count", "total", "worst", "worst_begin", "worst_cpu", "worst_end", "worst_start")
-
-    def __init__(self) -> None:
-        self.count = 0
-        self.total = 0.0
-        self.worst = -1.0
-        self.worst_start = 0.0
-        self.worst_cpu = -1
-        self.worst_begin: TraceEvent | None = None
-        self.worst_end: TraceEvent | None = None
-
-    def add(self, start: float, end: float, cpu: int, begin: TraceEvent, finish: TraceEvent) -> bool:
-        """Add an interval; True when it is the new worst."""
-        dur = end - start
-        self.count += 1
-        self.total += dur
-        if dur > self.worst:
-            self.set_worst(start, end, cpu, begin, finish)
-            return True
-        return False
-
-    def set_worst(self, start: float, end: float, cpu: int, begin: TraceEvent, finish: TraceEvent) -> None:
-        """Record an interval as the worst (the caller counted it)."""
-        self.worst = end - start
-        self.worst_start = start
-        self.worst_cpu = cpu
-        self.worst_begin = begin
-        self.worst_end = finish
-
-    def freeze(self) -> Figure:
-        worst = None
-        if self.worst_begin is not None and self.worst_end is not None:
-            worst = _span(
-                self.worst_start, self.worst_start + self.worst, self.worst_cpu, self.worst_begin, self.worst_end
-            )
-        return Figure(self.count, self.total, worst)
-
-
-class _Task:
-    __slots__ = (
-        "blocked",
-        "comm",
-        "delay_caused",
-        "hog_runs",
-        "preempt_wait",
-        "preempted_by",
-        "prio",
-        "runs",
-        "runtime",
-        "victims",
-        "wakeup",
-        "worst_preempt_wait",
-        "worst_wakeup",
-    )
-
-    def __init__(self, comm: bytes, prio: int) -> None:
-        self.comm = comm
-        self.prio = prio
-        self.runtime = 0.0
-        self.runs = _Fig()
-        self.hog_runs = 0
-        self.wakeup = _Fig()
-        self.worst_wakeup: Wait | None = None
-        self.preempt_wait = _Fig()
-        self.worst_preempt_wait: Wait | None = None
-        self.blocked: dict[bytes, _Fig] = {}
-        self.preempted_by: dict[int, int] = {}
-        self.delay_caused = 0.0
-        self.victims: dict[int, float] = {}
-
-
-class _BucketCell:
-    __slots__ = ("irq", "latency", "latency_pid", "runtime", "softirq")
-
-    def __init__(self) -> None:
-        self.runtime: dict[int, float] = {}
-        self.irq = 0.0
-        self.softirq = 0.0
-        self.latency = -1.0
-        self.latency_pid = 0
 
 
 class SchedAnalyzer:
@@ -166,9 +58,9 @@ class SchedAnalyzer:
     ) -> None:
         self.thresholds = thresholds or Thresholds()
         self.w0, self.w1 = window
-        self.bucket = bucket
+        self.digest = BucketDigest(bucket) if bucket else None
         self.done = False  # True once an event after the window was seen
-        self.tasks: dict[int, _Task] = {}
+        self.tasks: dict[int, TaskState] = {}
         self.cur: dict[int, tuple[int, float, TraceEvent, float]] = {}  # cpu -> (pid, since, switch-in, wait area)
         # Tasks waiting to run, per CPU, integrated over time: a run's share of the integral is
         # the delay it caused to others (O(1) per event; who exactly waited is asked only for
@@ -187,37 +79,36 @@ class SchedAnalyzer:
         self.preempted: dict[int, TraceEvent] = {}
         self.blocked: dict[int, TraceEvent] = {}
         self.irq_stack: dict[int, list[TraceEvent]] = {}
-        self.irqs: dict[int, _Fig] = {}
+        self.irqs: dict[int, Accumulator] = {}
         self.irq_names: dict[int, bytes] = {}
         self.soft_cur: dict[int, TraceEvent] = {}
         self.raised: dict[tuple[int, int], TraceEvent] = {}
-        self.softirqs: dict[int, _Fig] = {}
-        self.soft_raise: dict[int, _Fig] = {}
+        self.softirqs: dict[int, Accumulator] = {}
+        self.soft_raise: dict[int, Accumulator] = {}
         self.soft_raise_wait: dict[int, Wait] = {}
         self.work_cur: dict[tuple[int, bytes], TraceEvent] = {}
-        self.works: dict[bytes, _Fig] = {}
+        self.works: dict[bytes, Accumulator] = {}
         self.off_start: dict[tuple[int, int], TraceEvent] = {}  # (kind, cpu) -> disable event
-        self.off: dict[int, _Fig] = {}  # Kind.IRQ_DISABLE / Kind.PREEMPT_DISABLE -> figure
+        self.off: dict[int, Accumulator] = {}  # Kind.IRQ_DISABLE / Kind.PREEMPT_DISABLE -> figure
         self.off_worst: dict[int, list[Span]] = {}
         self.wake_sources: dict[int, int] = {}
         self.seen_waking = False
         self.barrier = -math.inf  # no interval starting before this is counted (lost events)
         self.lost_markers = 0
         self.lost_events = 0
-        self.buckets: dict[tuple[int, int], _BucketCell] = {}
         self.timeline: list[tuple[int, float, float, int]] | None = [] if timeline else None
         self.first_ts = math.inf
         self.last_ts = -math.inf
 
     # -- helpers -------------------------------------------------------------------------------
 
-    def _task(self, pid: int, comm: bytes, prio: int) -> _Task:
+    def _task(self, pid: int, comm: bytes, prio: int) -> TaskState:
         task = self.tasks.get(pid)
         if task is None:
-            task = self.tasks[pid] = _Task(comm, prio)
+            task = self.tasks[pid] = TaskState(comm, prio)
         return task
 
-    def _clip(self, start: float, end: float) -> float | None:
+    def clip(self, start: float, end: float) -> float | None:
         """The interval's start clipped to the window, or None when it must not be counted."""
         if start <= self.barrier or end < self.w0 or end < start:  # end < start: time went back (concatenated traces)
             return None
@@ -262,70 +153,15 @@ class SchedAnalyzer:
             culprit = self.tasks.get(pid)
             if culprit is not None and pid != 0 and victim >= 0:
                 culprit.victims[victim] = culprit.victims.get(victim, 0.0) + seconds
-            blames.append(Blame(pid, self._comm(pid), seconds))
+            blames.append(Blame(pid, self.comm(pid), seconds))
         return tuple(blames)
-
-    def _comm(self, pid: int) -> str:
-        if pid == 0:
-            return "<idle>"
-        task = self.tasks.get(pid)
-        return task.comm.decode("utf-8", "replace") if task else f"pid {pid}"
-
-    def _bucket_add(self, cpu: int, start: float, end: float, pid: int, what: int) -> None:
-        """Spread an interval over the buckets it covers (what: 0 runtime, 1 irq, 2 softirq)."""
-        size = self.bucket
-        assert size is not None
-        b = int(start // size)
-        while start < end:
-            edge = min(end, (b + 1) * size)
-            cell = self.buckets.get((b, cpu))
-            if cell is None:
-                cell = self.buckets[(b, cpu)] = _BucketCell()
-            part = edge - start
-            if what == 0:
-                cell.runtime[pid] = cell.runtime.get(pid, 0.0) + part
-            elif what == 1:
-                cell.irq += part
-            else:
-                cell.softirq += part
-            start = edge
-            b += 1
-
-    def _coarsen_buckets(self) -> None:
-        """Double the bucket size, merging pairs of cells, until the digest fits its budget."""
-        assert self.bucket is not None
-        while len(self.buckets) > MAX_BUCKET_CELLS // 2:
-            self.bucket *= 2
-            merged: dict[tuple[int, int], _BucketCell] = {}
-            for (b, cpu), cell in self.buckets.items():
-                into = merged.get((b // 2, cpu))
-                if into is None:
-                    merged[(b // 2, cpu)] = cell
-                    continue
-                for pid, seconds in cell.runtime.items():
-                    into.runtime[pid] = into.runtime.get(pid, 0.0) + seconds
-                into.irq += cell.irq
-                into.softirq += cell.softirq
-                if cell.latency > into.latency:
-                    into.latency, into.latency_pid = cell.latency, cell.latency_pid
-            self.buckets = merged
-
-    def _bucket_latency(self, cpu: int, ts: float, latency: float, pid: int) -> None:
-        assert self.bucket is not None
-        key = (int(ts // self.bucket), cpu)
-        cell = self.buckets.get(key)
-        if cell is None:
-            cell = self.buckets[key] = _BucketCell()
-        if latency > cell.latency:
-            cell.latency = latency
-            cell.latency_pid = pid
 
     # -- event handlers ------------------------------------------------------------------------
 
     def feed(self, events: Iterable[TraceEvent]) -> None:
         """Process events in trace order; stops (sets ``done``) at the first event after the window."""
-        if self.bucket is not None and len(self.buckets) > MAX_BUCKET_CELLS:
-            self._coarsen_buckets()
+        if self.digest is not None and len(self.digest.cells) > MAX_BUCKET_CELLS:
+            self.digest.bound()
         w1 = self.w1
         last = self.last
         for ev in events:
@@ -393,7 +229,7 @@ class SchedAnalyzer:
             if since > self.barrier and since >= self.w0 and ts >= since:
                 start: float | None = since
             else:
-                start = self._clip(since, ts)
+                start = self.clip(since, ts)
             if start is not None:
                 if prev == 0:
                     self.idle[cpu] = self.idle.get(cpu, 0.0) + (ts - start)
@@ -401,7 +237,7 @@ class SchedAnalyzer:
                     self.busy[cpu] = self.busy.get(cpu, 0.0) + (ts - start)
                     task = tasks.get(prev)
                     if task is None:
-                        task = tasks[prev] = _Task(ev.comm, ev.prio)
+                        task = tasks[prev] = TaskState(ev.comm, ev.prio)
                     task.runtime += ts - start
                     task.runs.add(start, ts, cpu, cur[2], ev)
                     delay = self._area(cpu, ts) - cur[3]
@@ -409,15 +245,15 @@ class SchedAnalyzer:
                         task.delay_caused += delay
                     if ts - start > self.thresholds.hog:
                         task.hog_runs += 1
-                    if self.bucket is not None:
-                        self._bucket_add(cpu, start, ts, prev, 0)
+                    if self.digest is not None:
+                        self.digest.add(cpu, start, ts, prev, 0)
                 if self.timeline is not None and len(self.timeline) < TIMELINE_MAX_RUNS:
                     self.timeline.append((cpu, start, ts, prev))
         wait_cpu = self.wait_cpu
         if prev != 0:
             task = tasks.get(prev)
             if task is None:
-                task = tasks[prev] = _Task(ev.comm, ev.prio)
+                task = tasks[prev] = TaskState(ev.comm, ev.prio)
             else:
                 task.comm = ev.comm
                 task.prio = ev.prio
@@ -441,7 +277,7 @@ class SchedAnalyzer:
             return
         task = tasks.get(nxt)
         if task is None:
-            task = tasks[nxt] = _Task(ev.next_comm, ev.next_prio)
+            task = tasks[nxt] = TaskState(ev.next_comm, ev.next_prio)
         else:
             task.comm = ev.next_comm
             task.prio = ev.next_prio
@@ -458,11 +294,19 @@ class SchedAnalyzer:
                 self._blocked(task, sleep, ev, ts)
 
     def _waited(
-        self, task: _Task, pid: int, since: TraceEvent, ev: TraceEvent, ts: float, cpu: int, fig: _Fig, source: str
+        self,
+        task: TaskState,
+        pid: int,
+        since: TraceEvent,
+        ev: TraceEvent,
+        ts: float,
+        cpu: int,
+        fig: Accumulator,
+        source: str,
     ) -> None:
         start = since.ts
         if not (start > self.barrier and start >= self.w0 and ts >= start):
-            clipped = self._clip(start, ts)
+            clipped = self.clip(start, ts)
             if clipped is None:
                 return
             start = clipped
@@ -471,22 +315,22 @@ class SchedAnalyzer:
         fig.total += latency
         if latency > fig.worst:  # a new worst: say who ran meanwhile
             fig.set_worst(start, ts, cpu, since, ev)
-            wait = Wait(_span(start, ts, cpu, since, ev), self._behind(cpu, start, ts, pid), source)
+            wait = Wait(span_of(start, ts, cpu, since, ev), self._behind(cpu, start, ts, pid), source)
             if source == "preemption":
                 task.worst_preempt_wait = wait
             else:
                 task.worst_wakeup = wait
-        if self.bucket is not None:
-            self._bucket_latency(cpu, ts, latency, pid)
+        if self.digest is not None:
+            self.digest.latency(cpu, ts, latency, pid)
 
-    def _blocked(self, task: _Task, sleep: TraceEvent, ev: TraceEvent, ts: float) -> None:
-        start = self._clip(sleep.ts, ts)
+    def _blocked(self, task: TaskState, sleep: TraceEvent, ev: TraceEvent, ts: float) -> None:
+        start = self.clip(sleep.ts, ts)
         if start is None:
             return
         state = sleep.state[:1]
         fig = task.blocked.get(state)
         if fig is None:
-            fig = task.blocked[state] = _Fig()
+            fig = task.blocked[state] = Accumulator()
         fig.add(start, ts, sleep.cpu, sleep, ev)
 
     def _wake(self, ev: TraceEvent, ts: float, kind: int) -> None:
@@ -509,7 +353,7 @@ class SchedAnalyzer:
         if sleep is not None:
             self._blocked(self._task(pid, ev.comm, ev.prio), sleep, ev, ts)
         elif pid not in self.tasks:
-            self.tasks[pid] = _Task(ev.comm, ev.prio)
+            self.tasks[pid] = TaskState(ev.comm, ev.prio)
 
     def _irq(self, ev: TraceEvent, ts: float, cpu: int, kind: int) -> None:
         stack = self.irq_stack.get(cpu)
@@ -522,16 +366,16 @@ class SchedAnalyzer:
         if not stack or stack[-1].pid != ev.pid:
             return
         entry = stack.pop()
-        start = self._clip(entry.ts, ts)
+        start = self.clip(entry.ts, ts)
         if start is None:
             return
         fig = self.irqs.get(ev.pid)
         if fig is None:
-            fig = self.irqs[ev.pid] = _Fig()
+            fig = self.irqs[ev.pid] = Accumulator()
         fig.add(start, ts, cpu, entry, ev)
         self.irq_time[cpu] = self.irq_time.get(cpu, 0.0) + (ts - start)
-        if self.bucket is not None:
-            self._bucket_add(cpu, start, ts, 0, 1)
+        if self.digest is not None:
+            self.digest.add(cpu, start, ts, 0, 1)
 
     def _softirq(self, ev: TraceEvent, ts: float, cpu: int, kind: int) -> None:
         vec = ev.pid
@@ -543,29 +387,29 @@ class SchedAnalyzer:
             raised = self.raised.pop((cpu, vec), None)
             if raised is None:
                 return
-            start = self._clip(raised.ts, ts)
+            start = self.clip(raised.ts, ts)
             if start is None:
                 return
             fig = self.soft_raise.get(vec)
             if fig is None:
-                fig = self.soft_raise[vec] = _Fig()
+                fig = self.soft_raise[vec] = Accumulator()
             if fig.add(start, ts, cpu, raised, ev):
                 behind = self._behind(cpu, start, ts, -1)
-                self.soft_raise_wait[vec] = Wait(_span(start, ts, cpu, raised, ev), behind, "softirq_raise")
+                self.soft_raise_wait[vec] = Wait(span_of(start, ts, cpu, raised, ev), behind, "softirq_raise")
             return
         entry = self.soft_cur.pop(cpu, None)
         if entry is None or entry.pid != vec:
             return
-        start = self._clip(entry.ts, ts)
+        start = self.clip(entry.ts, ts)
         if start is None:
             return
         fig = self.softirqs.get(vec)
         if fig is None:
-            fig = self.softirqs[vec] = _Fig()
+            fig = self.softirqs[vec] = Accumulator()
         fig.add(start, ts, cpu, entry, ev)
         self.softirq_time[cpu] = self.softirq_time.get(cpu, 0.0) + (ts - start)
-        if self.bucket is not None:
-            self._bucket_add(cpu, start, ts, 0, 2)
+        if self.digest is not None:
+            self.digest.add(cpu, start, ts, 0, 2)
 
     def _work(self, ev: TraceEvent, ts: float, cpu: int, kind: int) -> None:
         key = (cpu, ev.comm)
@@ -575,18 +419,18 @@ class SchedAnalyzer:
         begin = self.work_cur.pop(key, None)
         if begin is None:
             return
-        start = self._clip(begin.ts, ts)
+        start = self.clip(begin.ts, ts)
         if start is None:
             return
         fig = self.works.get(begin.state)
         if fig is None:
-            fig = self.works[begin.state] = _Fig()
+            fig = self.works[begin.state] = Accumulator()
         fig.add(start, ts, cpu, begin, ev)
 
     def _offtime(self, ev: TraceEvent, ts: float, cpu: int, kind: int) -> None:
         base = kind if kind in (12, 14) else kind - 1  # the *_DISABLE kind
         if base not in self.off:
-            self.off[base] = _Fig()
+            self.off[base] = Accumulator()
             self.off_worst[base] = []
         if kind == base:
             self.off_start.setdefault((base, cpu), ev)
@@ -594,13 +438,13 @@ class SchedAnalyzer:
         begin = self.off_start.pop((base, cpu), None)
         if begin is None:
             return
-        start = self._clip(begin.ts, ts)
+        start = self.clip(begin.ts, ts)
         if start is None:
             return
         self.off[base].add(start, ts, cpu, begin, ev)
         if ts - start >= self.thresholds.offtime:
             worst = self.off_worst[base]
-            worst.append(_span(start, ts, cpu, begin, ev))
+            worst.append(span_of(start, ts, cpu, begin, ev))
             if len(worst) > 64:
                 worst.sort(key=lambda s: -s.duration)
                 del worst[16:]
@@ -609,215 +453,19 @@ class SchedAnalyzer:
 
     def result(self, counts: ParseCounts) -> TraceAnalysis:
         """Freeze everything into a :class:`TraceAnalysis`; open runs end at their CPU's last event."""
-        for cpu, (pid, since, ev, _area) in list(self.cur.items()):
-            end_ev = self.last.get(cpu)
-            if pid == 0 or end_ev is None or end_ev.ts <= since:
-                continue
-            start = self._clip(since, end_ev.ts)
-            if start is not None:
-                task = self.tasks[pid]
-                task.runtime += end_ev.ts - start
-                self.busy[cpu] = self.busy.get(cpu, 0.0) + (end_ev.ts - start)
-                task.runs.add(start, end_ev.ts, cpu, ev, end_ev)
-                if end_ev.ts - start > self.thresholds.hog:
-                    task.hog_runs += 1
-        return TraceAnalysis(
-            window=self._window(),
-            latency_source=self._latency_source(),
-            tasks=tuple(
-                self._freeze_task(pid, t) for pid, t in sorted(self.tasks.items(), key=lambda kv: -kv[1].runtime)
-            ),
-            cpus=self._cpu_stats(),
-            irqs=tuple(
-                IrqStats(irq, self.irq_names.get(irq, b"").decode("utf-8", "replace"), fig.freeze())
-                for irq, fig in sorted(self.irqs.items())
-            ),
-            softirqs=self._softirq_stats(),
-            works=tuple(
-                WorkStats(fn.decode("utf-8", "replace"), fig.freeze())
-                for fn, fig in sorted(self.works.items(), key=lambda kv: -kv[1].worst)
-            ),
-            offtimes=self._offtimes(counts),
-            coverage=self._coverage(counts),
-            buckets=self._buckets(),
-            bucket_seconds=self.bucket,
-            thresholds=self.thresholds,
-        )
+        from detectors.sched.freeze import freeze_analysis
+
+        return freeze_analysis(self, counts)
 
     def summary(self, counts: ParseCounts) -> ParseSummary:
         """The reader's counts as a typed record."""
-        unknown = tuple(
-            sorted(((k.decode("utf-8", "replace"), v) for k, v in counts.unknown.items()), key=lambda kv: -kv[1])
-        )
-        return ParseSummary(
-            counts.lines,
-            counts.events,
-            counts.used,
-            counts.comments,
-            counts.malformed,
-            unknown,
-            counts.layout,
-            counts.tracer,
-            tuple(counts.first_malformed),
-        )
+        from detectors.sched.freeze import parse_summary
 
-    def _window(self) -> tuple[float, float] | NotAvailable:
-        if not self.last:
-            return NotAvailable("the trace has no scheduling, IRQ or workqueue events")
-        start = max(self.first_ts, self.w0)
-        end = min(max(e.ts for e in self.last.values()), self.w1)
-        return (start, end)
+        return parse_summary(counts)
 
-    def _latency_source(self) -> str | NotAvailable:
-        if not self.wake_sources:
-            return NotAvailable("the trace has no sched_waking or sched_wakeup events")
-        if self.seen_waking:
-            return "sched_waking"
-        return "sched_wakeup" if int(Kind.WAKEUP) in self.wake_sources else "sched_wakeup_new"
-
-    def _freeze_task(self, pid: int, t: _Task) -> TaskStats:
-        return TaskStats(
-            pid=pid,
-            comm=t.comm.decode("utf-8", "replace"),
-            prio=t.prio,
-            runtime=t.runtime,
-            runs=t.runs.freeze(),
-            hog_runs=t.hog_runs,
-            wakeup=t.wakeup.freeze(),
-            worst_wakeup=t.worst_wakeup,
-            preempt_wait=t.preempt_wait.freeze(),
-            worst_preempt_wait=t.worst_preempt_wait,
-            blocked=tuple(
-                StateTime(s.decode("utf-8", "replace"), f.count, f.total, f.freeze().worst)
-                for s, f in sorted(t.blocked.items())
-            ),
-            preempted_by=tuple(
-                Preemptor(p, self._comm(p), n) for p, n in sorted(t.preempted_by.items(), key=lambda kv: -kv[1])[:5]
-            ),
-            delay_caused=t.delay_caused,
-            victims=tuple(Blame(p, self._comm(p), s) for p, s in sorted(t.victims.items(), key=lambda kv: -kv[1])[:5]),
-        )
-
-    def _cpu_stats(self) -> tuple[CpuStats, ...]:
-        return tuple(
-            CpuStats(
-                cpu,
-                self.first[cpu].ts,
-                self.last[cpu].ts,
-                self.busy.get(cpu, 0.0),
-                self.idle.get(cpu, 0.0),
-                self.irq_time.get(cpu, 0.0),
-                self.softirq_time.get(cpu, 0.0),
-                self.switches.get(cpu, 0),
-            )
-            for cpu in sorted(self.last)
-        )
-
-    def _softirq_stats(self) -> tuple[SoftirqStats, ...]:
-        out = []
-        for vec in sorted(set(self.softirqs) | set(self.soft_raise)):
-            name = SOFTIRQ_NAMES[vec] if 0 <= vec < len(SOFTIRQ_NAMES) else f"vec {vec}"
-            durations = self.softirqs.get(vec, _Fig()).freeze()
-            latency = self.soft_raise.get(vec, _Fig()).freeze()
-            out.append(SoftirqStats(vec, name, durations, latency, self.soft_raise_wait.get(vec)))
-        return tuple(out)
-
-    def _offtimes(self, counts: ParseCounts) -> tuple[OffStats, ...]:
-        out = []
-        for base, what, tracer in ((12, "irqs-off", "irqsoff"), (14, "preempt-off", "preemptoff")):
-            acc = self.off.get(base)
-            if acc is not None:
-                worst = tuple(sorted(self.off_worst[base], key=lambda s: -s.duration)[:10])
-                out.append(OffStats(what, "preemptirq events", acc.freeze(), worst))
-            elif counts.tracer in (tracer, "preemptirqsoff") and counts.latency_headers:
-                spans = tuple(_tracer_span(n, text) for n, text in counts.latency_headers)
-                worst = tuple(sorted(spans, key=lambda s: -s.duration)[:10])
-                fig = Figure(len(spans), sum(s.duration for s in spans), worst[0])
-                out.append(OffStats(what, f"{counts.tracer} tracer (its maximum only)", fig, worst))
-            else:
-                why = "the trace has no preemptirq events and no irqsoff/preemptoff tracer output"
-                out.append(OffStats(what, NotAvailable(why), NotAvailable(why), ()))
-        return tuple(out)
-
-    def _coverage(self, counts: ParseCounts) -> Coverage:
-        declared: int | NotAvailable = (
-            counts.cpus_declared if counts.cpus_declared is not None else NotAvailable("the trace does not say")
-        )
-        seen = tuple(sorted(self.first))
-        if not seen:
-            na = NotAvailable("no events")
-            return Coverage(declared, seen, na, na, self.lost_markers, self.lost_events, "no events")
-        starts = [self.first[c].ts for c in seen]
-        ends = [self.last[c].ts for c in seen]
-        common_start, common_end = max(starts), min(ends)
-        notes = []
-        if isinstance(declared, int) and len(seen) < declared:
-            missing = sorted(set(range(declared)) - set(seen))
-            notes.append(f"no events at all from CPU {', '.join(map(str, missing))} (idle or buffer empty)")
-        if common_start - min(starts) > 1e-3:
-            late = ", ".join(
-                f"CPU{c} from {self.first[c].ts:.6f}" for c in seen if self.first[c].ts > min(starts) + 1e-3
-            )
-            notes.append(
-                f"CPU buffers start at different times ({late}); before {common_start:.6f} only some CPUs are "
-                "covered, so cross-CPU figures there are incomplete"
-            )
-        if counts.overwritten:
-            notes.append(
-                f"the ring buffer overwrote {counts.overwritten} events before it was read, so the trace starts "
-                "after the recording did (per-CPU buffers may start at different times)"
-            )
-        if self.lost_markers:
-            notes.append(
-                f"{self.lost_markers} lost-event markers ({self.lost_events} events lost); "
-                "no interval spanning a loss is counted"
-            )
-        return Coverage(declared, seen, common_start, common_end, self.lost_markers, self.lost_events, "; ".join(notes))
-
-    def _buckets(self) -> tuple[Bucket, ...]:
-        if self.bucket is None:
-            return ()
-        out = []
-        for (b, cpu), cell in sorted(self.buckets.items()):
-            top = sorted(cell.runtime.items(), key=lambda kv: -kv[1])[:3]
-            has_latency = cell.latency >= 0
-            out.append(
-                Bucket(
-                    start=b * self.bucket,
-                    cpu=cpu,
-                    top=tuple(BucketTask(pid, self._comm(pid), rt) for pid, rt in top),
-                    irq_time=cell.irq,
-                    softirq_time=cell.softirq,
-                    worst_latency=cell.latency if has_latency else None,
-                    worst_latency_pid=cell.latency_pid if has_latency else None,
-                    worst_latency_comm=self._comm(cell.latency_pid) if has_latency else None,
-                )
-            )
-        return tuple(out)
-
-
-def _tracer_span(line_no: int, text: str) -> Span:
-    """The result line of an irqsoff/preemptoff tracer: ``# latency: 259 us, #4/4, CPU#2 | ...``."""
-    micros = float(text.split(":", 1)[1].split(maxsplit=1)[0])
-    cpu = -1
-    if "CPU#" in text:
-        digits = text.split("CPU#", 1)[1]
-        cpu = int(digits[: len(digits) - len(digits.lstrip("0123456789"))] or -1)
-    ref = EventRef(line_no, 0.0, cpu, text)
-    return Span(micros * 1e-6, 0.0, cpu, ref, ref)
-
-
-def analyze(
-    batches: Iterable[list[TraceEvent]],
-    counts: ParseCounts,
-    thresholds: Thresholds | None = None,
-    window: tuple[float, float] = (-math.inf, math.inf),
-    bucket: float | None = None,
-) -> TraceAnalysis:
-    """Analyse parsed event batches in one pass (convenience for tests and small inputs)."""
-    analyzer = SchedAnalyzer(thresholds, window, bucket)
-    for batch in batches:
-        analyzer.feed(batch)
-        if analyzer.done:
-            break
-    return analyzer.result(counts)
+    def comm(self, pid: int) -> str:
+        """The name of a pid as last seen (``<idle>`` for 0)."""
+        if pid == 0:
+            return "<idle>"
+        task = self.tasks.get(pid)
+        return task.comm.decode("utf-8", "replace") if task else f"pid {pid}"

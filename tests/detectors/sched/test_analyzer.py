@@ -191,9 +191,10 @@ def test_thresholds_decide_hog_runs(tmp_path: Path) -> None:
 
 
 def test_buckets_coarsen_to_stay_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from detectors.sched import analyzer as module
+    from detectors.sched import analyzer, buckets
 
-    monkeypatch.setattr(module, "MAX_BUCKET_CELLS", 8)
+    monkeypatch.setattr(analyzer, "MAX_BUCKET_CELLS", 8)
+    monkeypatch.setattr(buckets, "MAX_BUCKET_CELLS", 8)
     path = write_scenario(tmp_path, "ftrace")
     fine = _analyse(path, bucket=0.0005)
     a, _ = analyse_path(path, chunk=200, bucket=0.0005)  # small chunks: the budget is checked per batch

@@ -1,0 +1,102 @@
+"""The ``--bucket-ms`` digest: per time bucket and CPU, top tasks, IRQ/softirq time and worst latency.
+
+Memory is bounded: past :data:`MAX_BUCKET_CELLS` (bucket, CPU) cells the
+bucket size doubles and pairs of cells merge, so an hour-long trace gives a
+coarser digest instead of an unbounded one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from detectors.sched.model import Bucket, BucketTask
+
+MAX_BUCKET_CELLS = 50_000  # (bucket, CPU) cells kept; beyond that buckets double in size (bounded memory)
+
+
+class BucketCell:
+    """One bucket on one CPU while the trace is read."""
+
+    __slots__ = ("irq", "latency", "latency_pid", "runtime", "softirq")
+
+    def __init__(self) -> None:
+        self.runtime: dict[int, float] = {}
+        self.irq = 0.0
+        self.softirq = 0.0
+        self.latency = -1.0
+        self.latency_pid = 0
+
+
+class BucketDigest:
+    """Accumulates runtime, IRQ/softirq time and worst latency per (bucket, CPU)."""
+
+    def __init__(self, size: float) -> None:
+        self.size = size
+        self.cells: dict[tuple[int, int], BucketCell] = {}
+
+    def add(self, cpu: int, start: float, end: float, pid: int, what: int) -> None:
+        """Spread an interval over the buckets it covers (what: 0 runtime of ``pid``, 1 irq, 2 softirq)."""
+        size = self.size
+        b = int(start // size)
+        while start < end:
+            edge = min(end, (b + 1) * size)
+            cell = self.cells.get((b, cpu))
+            if cell is None:
+                cell = self.cells[(b, cpu)] = BucketCell()
+            part = edge - start
+            if what == 0:
+                cell.runtime[pid] = cell.runtime.get(pid, 0.0) + part
+            elif what == 1:
+                cell.irq += part
+            else:
+                cell.softirq += part
+            start = edge
+            b += 1
+
+    def latency(self, cpu: int, ts: float, latency: float, pid: int) -> None:
+        """A wait of ``pid`` that ended at ``ts`` on ``cpu``; keep the bucket's worst."""
+        key = (int(ts // self.size), cpu)
+        cell = self.cells.get(key)
+        if cell is None:
+            cell = self.cells[key] = BucketCell()
+        if latency > cell.latency:
+            cell.latency = latency
+            cell.latency_pid = pid
+
+    def bound(self) -> None:
+        """Double the bucket size, merging pairs of cells, until the digest fits its budget."""
+        while len(self.cells) > MAX_BUCKET_CELLS // 2:
+            self.size *= 2
+            merged: dict[tuple[int, int], BucketCell] = {}
+            for (b, cpu), cell in self.cells.items():
+                into = merged.get((b // 2, cpu))
+                if into is None:
+                    merged[(b // 2, cpu)] = cell
+                    continue
+                for pid, seconds in cell.runtime.items():
+                    into.runtime[pid] = into.runtime.get(pid, 0.0) + seconds
+                into.irq += cell.irq
+                into.softirq += cell.softirq
+                if cell.latency > into.latency:
+                    into.latency, into.latency_pid = cell.latency, cell.latency_pid
+            self.cells = merged
+
+    def freeze(self, comm: Callable[[int], str]) -> tuple[Bucket, ...]:
+        """The digest, in time then CPU order; ``comm`` names a pid."""
+        out = []
+        for (b, cpu), cell in sorted(self.cells.items()):
+            top = sorted(cell.runtime.items(), key=lambda kv: -kv[1])[:3]
+            has_latency = cell.latency >= 0
+            out.append(
+                Bucket(
+                    start=b * self.size,
+                    cpu=cpu,
+                    top=tuple(BucketTask(pid, comm(pid), rt) for pid, rt in top),
+                    irq_time=cell.irq,
+                    softirq_time=cell.softirq,
+                    worst_latency=cell.latency if has_latency else None,
+                    worst_latency_pid=cell.latency_pid if has_latency else None,
+                    worst_latency_comm=comm(cell.latency_pid) if has_latency else None,
+                )
+            )
+        return tuple(out)

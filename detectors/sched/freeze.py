@@ -1,0 +1,214 @@
+"""Turning the analyzer's accumulated state into the typed results of :mod:`detectors.sched.model`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from collectors.trace_text import Kind, ParseCounts
+from detectors.sched.model import (
+    Blame,
+    Coverage,
+    CpuStats,
+    EventRef,
+    Figure,
+    IrqStats,
+    OffStats,
+    ParseSummary,
+    Preemptor,
+    SoftirqStats,
+    Span,
+    StateTime,
+    TaskStats,
+    TraceAnalysis,
+    WorkStats,
+)
+from detectors.sched.state import Accumulator, TaskState
+from forensics.model import NotAvailable
+
+if TYPE_CHECKING:
+    from detectors.sched.analyzer import SchedAnalyzer
+
+SOFTIRQ_NAMES = ("HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU")
+
+
+def freeze_analysis(an: SchedAnalyzer, counts: ParseCounts) -> TraceAnalysis:
+    """Freeze the analyzer's state into a :class:`TraceAnalysis`; open runs end at their CPU's last event."""
+    for cpu, (pid, since, ev, _area) in list(an.cur.items()):
+        end_ev = an.last.get(cpu)
+        if pid == 0 or end_ev is None or end_ev.ts <= since:
+            continue
+        start = an.clip(since, end_ev.ts)
+        if start is not None:
+            task = an.tasks[pid]
+            task.runtime += end_ev.ts - start
+            an.busy[cpu] = an.busy.get(cpu, 0.0) + (end_ev.ts - start)
+            task.runs.add(start, end_ev.ts, cpu, ev, end_ev)
+            if end_ev.ts - start > an.thresholds.hog:
+                task.hog_runs += 1
+    return TraceAnalysis(
+        window=_window(an),
+        latency_source=_latency_source(an),
+        tasks=tuple(_freeze_task(an, pid, t) for pid, t in sorted(an.tasks.items(), key=lambda kv: -kv[1].runtime)),
+        cpus=_cpu_stats(an),
+        irqs=tuple(
+            IrqStats(irq, an.irq_names.get(irq, b"").decode("utf-8", "replace"), fig.freeze())
+            for irq, fig in sorted(an.irqs.items())
+        ),
+        softirqs=_softirq_stats(an),
+        works=tuple(
+            WorkStats(fn.decode("utf-8", "replace"), fig.freeze())
+            for fn, fig in sorted(an.works.items(), key=lambda kv: -kv[1].worst)
+        ),
+        offtimes=_offtimes(an, counts),
+        coverage=_coverage(an, counts),
+        buckets=an.digest.freeze(an.comm) if an.digest is not None else (),
+        bucket_seconds=an.digest.size if an.digest is not None else None,
+        thresholds=an.thresholds,
+    )
+
+
+def parse_summary(counts: ParseCounts) -> ParseSummary:
+    """The reader's counts as a typed record."""
+    unknown = tuple(
+        sorted(((k.decode("utf-8", "replace"), v) for k, v in counts.unknown.items()), key=lambda kv: -kv[1])
+    )
+    return ParseSummary(
+        counts.lines,
+        counts.events,
+        counts.used,
+        counts.comments,
+        counts.malformed,
+        unknown,
+        counts.layout,
+        counts.tracer,
+        tuple(counts.first_malformed),
+    )
+
+
+def _window(an: SchedAnalyzer) -> tuple[float, float] | NotAvailable:
+    if not an.last:
+        return NotAvailable("the trace has no scheduling, IRQ or workqueue events")
+    start = max(an.first_ts, an.w0)
+    end = min(max(e.ts for e in an.last.values()), an.w1)
+    return (start, end)
+
+
+def _latency_source(an: SchedAnalyzer) -> str | NotAvailable:
+    if not an.wake_sources:
+        return NotAvailable("the trace has no sched_waking or sched_wakeup events")
+    if an.seen_waking:
+        return "sched_waking"
+    return "sched_wakeup" if int(Kind.WAKEUP) in an.wake_sources else "sched_wakeup_new"
+
+
+def _freeze_task(an: SchedAnalyzer, pid: int, t: TaskState) -> TaskStats:
+    return TaskStats(
+        pid=pid,
+        comm=t.comm.decode("utf-8", "replace"),
+        prio=t.prio,
+        runtime=t.runtime,
+        runs=t.runs.freeze(),
+        hog_runs=t.hog_runs,
+        wakeup=t.wakeup.freeze(),
+        worst_wakeup=t.worst_wakeup,
+        preempt_wait=t.preempt_wait.freeze(),
+        worst_preempt_wait=t.worst_preempt_wait,
+        blocked=tuple(
+            StateTime(s.decode("utf-8", "replace"), f.count, f.total, f.freeze().worst)
+            for s, f in sorted(t.blocked.items())
+        ),
+        preempted_by=tuple(
+            Preemptor(p, an.comm(p), n) for p, n in sorted(t.preempted_by.items(), key=lambda kv: -kv[1])[:5]
+        ),
+        delay_caused=t.delay_caused,
+        victims=tuple(Blame(p, an.comm(p), s) for p, s in sorted(t.victims.items(), key=lambda kv: -kv[1])[:5]),
+    )
+
+
+def _cpu_stats(an: SchedAnalyzer) -> tuple[CpuStats, ...]:
+    return tuple(
+        CpuStats(
+            cpu,
+            an.first[cpu].ts,
+            an.last[cpu].ts,
+            an.busy.get(cpu, 0.0),
+            an.idle.get(cpu, 0.0),
+            an.irq_time.get(cpu, 0.0),
+            an.softirq_time.get(cpu, 0.0),
+            an.switches.get(cpu, 0),
+        )
+        for cpu in sorted(an.last)
+    )
+
+
+def _softirq_stats(an: SchedAnalyzer) -> tuple[SoftirqStats, ...]:
+    out = []
+    for vec in sorted(set(an.softirqs) | set(an.soft_raise)):
+        name = SOFTIRQ_NAMES[vec] if 0 <= vec < len(SOFTIRQ_NAMES) else f"vec {vec}"
+        durations = an.softirqs.get(vec, Accumulator()).freeze()
+        latency = an.soft_raise.get(vec, Accumulator()).freeze()
+        out.append(SoftirqStats(vec, name, durations, latency, an.soft_raise_wait.get(vec)))
+    return tuple(out)
+
+
+def _offtimes(an: SchedAnalyzer, counts: ParseCounts) -> tuple[OffStats, ...]:
+    out = []
+    for base, what, tracer in ((12, "irqs-off", "irqsoff"), (14, "preempt-off", "preemptoff")):
+        acc = an.off.get(base)
+        if acc is not None:
+            worst = tuple(sorted(an.off_worst[base], key=lambda s: -s.duration)[:10])
+            out.append(OffStats(what, "preemptirq events", acc.freeze(), worst))
+        elif counts.tracer in (tracer, "preemptirqsoff") and counts.latency_headers:
+            spans = tuple(_tracer_span(n, text) for n, text in counts.latency_headers)
+            worst = tuple(sorted(spans, key=lambda s: -s.duration)[:10])
+            fig = Figure(len(spans), sum(s.duration for s in spans), worst[0])
+            out.append(OffStats(what, f"{counts.tracer} tracer (its maximum only)", fig, worst))
+        else:
+            why = "the trace has no preemptirq events and no irqsoff/preemptoff tracer output"
+            out.append(OffStats(what, NotAvailable(why), NotAvailable(why), ()))
+    return tuple(out)
+
+
+def _coverage(an: SchedAnalyzer, counts: ParseCounts) -> Coverage:
+    declared: int | NotAvailable = (
+        counts.cpus_declared if counts.cpus_declared is not None else NotAvailable("the trace does not say")
+    )
+    seen = tuple(sorted(an.first))
+    if not seen:
+        na = NotAvailable("no events")
+        return Coverage(declared, seen, na, na, an.lost_markers, an.lost_events, "no events")
+    starts = [an.first[c].ts for c in seen]
+    ends = [an.last[c].ts for c in seen]
+    common_start, common_end = max(starts), min(ends)
+    notes = []
+    if isinstance(declared, int) and len(seen) < declared:
+        missing = sorted(set(range(declared)) - set(seen))
+        notes.append(f"no events at all from CPU {', '.join(map(str, missing))} (idle or buffer empty)")
+    if common_start - min(starts) > 1e-3:
+        late = ", ".join(f"CPU{c} from {an.first[c].ts:.6f}" for c in seen if an.first[c].ts > min(starts) + 1e-3)
+        notes.append(
+            f"CPU buffers start at different times ({late}); before {common_start:.6f} only some CPUs are "
+            "covered, so cross-CPU figures there are incomplete"
+        )
+    if counts.overwritten:
+        notes.append(
+            f"the ring buffer overwrote {counts.overwritten} events before it was read, so the trace starts "
+            "after the recording did (per-CPU buffers may start at different times)"
+        )
+    if an.lost_markers:
+        notes.append(
+            f"{an.lost_markers} lost-event markers ({an.lost_events} events lost); "
+            "no interval spanning a loss is counted"
+        )
+    return Coverage(declared, seen, common_start, common_end, an.lost_markers, an.lost_events, "; ".join(notes))
+
+
+def _tracer_span(line_no: int, text: str) -> Span:
+    """The result line of an irqsoff/preemptoff tracer: ``# latency: 259 us, #4/4, CPU#2 | ...``."""
+    micros = float(text.split(":", 1)[1].split(maxsplit=1)[0])
+    cpu = -1
+    if "CPU#" in text:
+        digits = text.split("CPU#", 1)[1]
+        cpu = int(digits[: len(digits) - len(digits.lstrip("0123456789"))] or -1)
+    ref = EventRef(line_no, 0.0, cpu, text)
+    return Span(micros * 1e-6, 0.0, cpu, ref, ref)

@@ -1,0 +1,98 @@
+"""Mutable accumulators of the streaming analysis, and how they become typed results.
+
+They live only while a trace is read: :mod:`detectors.sched.freeze` turns them
+into the NamedTuples of :mod:`detectors.sched.model`.  ``__slots__`` keep them
+small and fast (one per task, IRQ, softirq vector, work function).
+"""
+
+from __future__ import annotations
+
+from collectors.trace_text import TraceEvent
+from detectors.sched.model import EventRef, Figure, Span, Wait
+
+
+def event_ref(ev: TraceEvent) -> EventRef:
+    """An event as evidence: line number, time, CPU and the line decoded as the evidence check does."""
+    return EventRef(ev.line_no, ev.ts, ev.cpu, ev.line.decode("utf-8", "replace").removesuffix("\r"))
+
+
+def span_of(start: float, end: float, cpu: int, begin: TraceEvent, finish: TraceEvent) -> Span:
+    """The interval between two events, with both cited."""
+    return Span(end - start, start, cpu, event_ref(begin), event_ref(finish))
+
+
+class Accumulator:
+    """Mutable count/total/worst accumulator."""
+
+    __slots__ = ("count", "total", "worst", "worst_begin", "worst_cpu", "worst_end", "worst_start")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.total = 0.0
+        self.worst = -1.0
+        self.worst_start = 0.0
+        self.worst_cpu = -1
+        self.worst_begin: TraceEvent | None = None
+        self.worst_end: TraceEvent | None = None
+
+    def add(self, start: float, end: float, cpu: int, begin: TraceEvent, finish: TraceEvent) -> bool:
+        """Add an interval; True when it is the new worst."""
+        dur = end - start
+        self.count += 1
+        self.total += dur
+        if dur > self.worst:
+            self.set_worst(start, end, cpu, begin, finish)
+            return True
+        return False
+
+    def set_worst(self, start: float, end: float, cpu: int, begin: TraceEvent, finish: TraceEvent) -> None:
+        """Record an interval as the worst (the caller counted it)."""
+        self.worst = end - start
+        self.worst_start = start
+        self.worst_cpu = cpu
+        self.worst_begin = begin
+        self.worst_end = finish
+
+    def freeze(self) -> Figure:
+        """The typed result."""
+        worst = None
+        if self.worst_begin is not None and self.worst_end is not None:
+            worst = span_of(
+                self.worst_start, self.worst_start + self.worst, self.worst_cpu, self.worst_begin, self.worst_end
+            )
+        return Figure(self.count, self.total, worst)
+
+
+class TaskState:
+    """What is known about one task while the trace is read."""
+
+    __slots__ = (
+        "blocked",
+        "comm",
+        "delay_caused",
+        "hog_runs",
+        "preempt_wait",
+        "preempted_by",
+        "prio",
+        "runs",
+        "runtime",
+        "victims",
+        "wakeup",
+        "worst_preempt_wait",
+        "worst_wakeup",
+    )
+
+    def __init__(self, comm: bytes, prio: int) -> None:
+        self.comm = comm
+        self.prio = prio
+        self.runtime = 0.0
+        self.runs = Accumulator()
+        self.hog_runs = 0
+        self.wakeup = Accumulator()
+        self.worst_wakeup: Wait | None = None
+        self.preempt_wait = Accumulator()
+        self.worst_preempt_wait: Wait | None = None
+        self.blocked: dict[bytes, Accumulator] = {}
+        self.preempted_by: dict[int, int] = {}
+        self.delay_caused = 0.0
+        self.victims: dict[int, float] = {}
