@@ -21,98 +21,20 @@ counted in :class:`ParseCounts`, never raised.
 from __future__ import annotations
 
 import contextlib
-import enum
-import functools
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
-
-class Kind(enum.IntEnum):
-    """The events the analyses use (values are small ints: they are compared per event)."""
-
-    SWITCH = 1
-    WAKING = 2
-    WAKEUP = 3
-    WAKEUP_NEW = 4
-    IRQ_ENTRY = 5
-    IRQ_EXIT = 6
-    SOFTIRQ_RAISE = 7
-    SOFTIRQ_ENTRY = 8
-    SOFTIRQ_EXIT = 9
-    WORK_START = 10
-    WORK_END = 11
-    IRQ_DISABLE = 12
-    IRQ_ENABLE = 13
-    PREEMPT_DISABLE = 14
-    PREEMPT_ENABLE = 15
-    PROCESS_EXIT = 16
-    LOST = 17  # a lost-events marker; ``pid`` holds the count (0 when not printed)
-
-
-class TraceEvent(NamedTuple):
-    """One parsed event.  Field meaning depends on ``kind``.
-
-    ``pid``/``prio``/``comm``: the task switched out (SWITCH), woken (WAKING,
-    WAKEUP, WAKEUP_NEW) or exiting (PROCESS_EXIT); the IRQ number (IRQ_*) or
-    softirq vector (SOFTIRQ_*) in ``pid``.  ``next_*``: the task switched in.
-    ``state``: prev_state of a SWITCH, the IRQ name, the work function or the
-    caller of an irq/preempt toggle.  ``line`` is the raw line, ``line_no`` its
-    1-based number in the input.
-    """
-
-    kind: int
-    ts: float
-    cpu: int
-    line_no: int
-    line: bytes
-    pid: int = 0
-    prio: int = 0
-    comm: bytes = b""
-    state: bytes = b""
-    next_pid: int = 0
-    next_prio: int = 0
-    next_comm: bytes = b""
-
-
-# tuple.__new__ bound to the class builds a record at C speed (NamedTuple's own
-# constructor is Python code: about twice the cost of the whole parse of a line).
-_make: Callable[[tuple[int, float, int, int, bytes, int, int, bytes, bytes, int, int, bytes]], TraceEvent] = (
-    functools.partial(tuple.__new__, TraceEvent)
+from collectors.trace_events import EVENT_KINDS, Kind, TraceEvent, make_event
+from collectors.trace_payloads import (
+    parse_irq,
+    parse_switch,
+    parse_wakeup,
+    parse_work,
+    pid_prio_comm,
 )
 
-# Event names as printed by ftrace/trace-cmd, and as perf prints them (system:event).
-_EVENT_KINDS: dict[bytes, int] = {
-    b"sched_switch": Kind.SWITCH,
-    b"sched_waking": Kind.WAKING,
-    b"sched_wakeup": Kind.WAKEUP,
-    b"sched_wakeup_new": Kind.WAKEUP_NEW,
-    b"irq_handler_entry": Kind.IRQ_ENTRY,
-    b"irq_handler_exit": Kind.IRQ_EXIT,
-    # x86 vectors without an irq_handler_* event: the IRQ number is -vector (see _irq).
-    b"local_timer_entry": Kind.IRQ_ENTRY,
-    b"local_timer_exit": Kind.IRQ_EXIT,
-    b"softirq_raise": Kind.SOFTIRQ_RAISE,
-    b"softirq_entry": Kind.SOFTIRQ_ENTRY,
-    b"softirq_exit": Kind.SOFTIRQ_EXIT,
-    b"workqueue_execute_start": Kind.WORK_START,
-    b"workqueue_execute_end": Kind.WORK_END,
-    b"irq_disable": Kind.IRQ_DISABLE,
-    b"irq_enable": Kind.IRQ_ENABLE,
-    b"preempt_disable": Kind.PREEMPT_DISABLE,
-    b"preempt_enable": Kind.PREEMPT_ENABLE,
-    b"sched_process_exit": Kind.PROCESS_EXIT,
-}
-_SYSTEMS = (b"sched", b"irq", b"workqueue", b"preemptirq", b"irq_vectors")
-EVENT_KINDS: dict[bytes, int] = {
-    **{name: int(kind) for name, kind in _EVENT_KINDS.items()},
-    **{s + b":" + name: int(kind) for name, kind in _EVENT_KINDS.items() for s in _SYSTEMS},
-}
-
-# trace-cmd's sched_switch plugin decodes prev_state with an old bit table, so on
-# current kernels TASK_REPORT_IDLE prints as "W" and EXIT_ZOMBIE as "X" (compare
-# `trace-cmd report -N` on the same file).  Normalised to the kernel's letters.
-PLUGIN_STATE_LETTERS: dict[bytes, bytes] = {b"W": b"I", b"X": b"Z", b"K": b"D", b"x": b"Z"}
+__all__ = ["EVENT_KINDS", "Kind", "ParseCounts", "TraceEvent", "TraceParser", "iter_events"]
+_make = make_event
 
 MAX_LINE = 1 << 20  # a "line" longer than this is garbage, counted and dropped unread
 _MAX_UNKNOWN_NAMES = 256  # distinct unknown event names remembered (the rest are only counted)
@@ -324,7 +246,7 @@ class TraceParser:
                             )
                         )  # fmt: skip
                     else:
-                        append(_switch(kind, ts, cpu, line_no, line, payload))
+                        append(parse_switch(kind, ts, cpu, line_no, line, payload))
                 elif kind == 2 and payload[:5] == b"comm=" and payload.count(b" ") == 3:  # waking, no spaces in comm
                     self._seen_waking = True
                     skip_wakeup = self._skip_wakeup
@@ -341,16 +263,16 @@ class TraceParser:
                     if kind == 2:
                         self._seen_waking = True
                         skip_wakeup = self._skip_wakeup
-                    append(_wakeup(kind, ts, cpu, line_no, line, payload))
+                    append(parse_wakeup(kind, ts, cpu, line_no, line, payload))
                 elif kind <= 9:
-                    append(_irq(kind, ts, cpu, line_no, line, payload))
+                    append(parse_irq(kind, ts, cpu, line_no, line, payload))
                 elif kind <= 11:
-                    append(_work(kind, ts, cpu, line_no, line, payload))
+                    append(parse_work(kind, ts, cpu, line_no, line, payload))
                 elif kind <= 15:
                     caller = payload.split(b" ", 1)[0].removeprefix(b"caller=")
                     append(_make((kind, ts, cpu, line_no, line, 0, 0, b"", caller, 0, 0, b"")))
                 else:
-                    pid, prio, comm = _pid_prio_comm(payload)
+                    pid, prio, comm = pid_prio_comm(payload)
                     append(_make((kind, ts, cpu, line_no, line, pid, prio, comm, b"", 0, 0, b"")))
             except (ValueError, IndexError):
                 n_events -= 1
@@ -387,133 +309,6 @@ def _timestamp_end(line: bytes, p: int) -> int:
     while p >= 0 and not (p > 0 and 48 <= line[p - 1] <= 57):
         p = line.find(b": ", p + 2)
     return p
-
-
-def _switch(kind: int, ts: float, cpu: int, line_no: int, line: bytes, p: bytes) -> TraceEvent:
-    """sched_switch in the kernel format or trace-cmd's plugin format."""
-    if p.startswith(b"prev_comm="):
-        f = p.split(b" ")
-        if len(f) == 8:  # fast path: no spaces in either comm
-            return _make(
-                (
-                    kind,
-                    ts,
-                    cpu,
-                    line_no,
-                    line,
-                    int(f[1][9:]),
-                    int(f[2][10:]),
-                    f[0][10:],
-                    f[3][11:],
-                    int(f[6][9:]),
-                    int(f[7][10:]),
-                    f[5][10:],
-                )
-            )
-        a = p.index(b" prev_pid=")
-        b = p.index(b" prev_prio=", a)
-        c = p.index(b" prev_state=", b)
-        d = p.index(b" ==> next_comm=", c)
-        e = p.index(b" next_pid=", d)
-        g = p.index(b" next_prio=", e)
-        return _make(
-            (
-                kind,
-                ts,
-                cpu,
-                line_no,
-                line,
-                int(p[a + 10 : b]),
-                int(p[b + 11 : c]),
-                p[10:a],
-                p[c + 12 : d],
-                int(p[e + 10 : g]),
-                int(p[g + 11 :].split(b" ", 1)[0]),
-                p[d + 15 : e],
-            )
-        )
-    # Plugin format: "prev:pid [prio] STATE ==> next:pid [prio]"
-    d = p.index(b" ==> ")
-    left = p[:d]
-    lb = left.rindex(b" [")
-    rb = left.index(b"]", lb)
-    state = left[rb + 1 :].strip()
-    state = PLUGIN_STATE_LETTERS.get(state[:1], state[:1]) + state[1:]
-    prev = left[:lb]
-    pc = prev.rindex(b":")
-    right = p[d + 5 :].strip()
-    nb = right.rindex(b" [")
-    nxt = right[:nb]
-    nc = nxt.rindex(b":")
-    return _make(
-        (
-            kind,
-            ts,
-            cpu,
-            line_no,
-            line,
-            int(prev[pc + 1 :]),
-            int(left[lb + 2 : rb]),
-            prev[:pc],
-            state,
-            int(nxt[nc + 1 :]),
-            int(right[nb + 2 : right.index(b"]", nb)]),
-            nxt[:nc],
-        )
-    )
-
-
-def _pid_prio_comm(p: bytes) -> tuple[int, int, bytes]:
-    """pid, prio and comm of ``comm=X pid=N prio=P ...`` or the plugin's ``X:N [P] ...``."""
-    if p.startswith(b"comm="):
-        a = p.index(b" pid=")
-        b = p.index(b" ", a + 5)
-        c = p.find(b" prio=", b - 1)
-        prio = int(p[c + 6 : p.index(b" ", c + 6)] if p.find(b" ", c + 6) > 0 else p[c + 6 :]) if c >= 0 else 0
-        return int(p[a + 5 : b]), prio, p[5:a]
-    lb = p.rindex(b" [")
-    who = p[:lb]
-    colon = who.rindex(b":")
-    return int(who[colon + 1 :]), int(p[lb + 2 : p.index(b"]", lb)]), who[:colon]
-
-
-def _wakeup(kind: int, ts: float, cpu: int, line_no: int, line: bytes, p: bytes) -> TraceEvent:
-    """sched_waking/wakeup/wakeup_new; ``next_pid`` holds the target CPU (-1 when not printed).
-
-    Old kernels print ``success=1`` before ``target_cpu`` (removed in v4.3,
-    commit 0e2ef0a2a8d4 "sched: Remove the success argument of sched_wakeup");
-    both are read by name.
-    """
-    pid, prio, comm = _pid_prio_comm(p)
-    t = p.rfind(b"target_cpu=")
-    if t >= 0:
-        target = int(p[t + 11 :].split(b" ", 1)[0])
-    else:
-        t = p.rfind(b"CPU:")
-        target = int(p[t + 4 :].split(b" ", 1)[0]) if t >= 0 else -1
-    return _make((kind, ts, cpu, line_no, line, pid, prio, comm, b"", target, 0, b""))
-
-
-def _irq(kind: int, ts: float, cpu: int, line_no: int, line: bytes, p: bytes) -> TraceEvent:
-    """irq_handler_entry/exit (``irq=N name=X``) and softirq_* (``vec=N [action=X]``)."""
-    if kind <= 6:
-        if p.startswith(b"vector="):  # irq_vectors:local_timer_entry/exit
-            return _make((kind, ts, cpu, line_no, line, -int(p[7:]), 0, b"", b"local_timer", 0, 0, b""))
-        sp = p.find(b" ")
-        irq = int(p[4:sp] if sp > 0 else p[4:])
-        name = p[sp + 6 :] if kind == 5 and sp > 0 else b""
-        return _make((kind, ts, cpu, line_no, line, irq, 0, b"", name, 0, 0, b""))
-    sp = p.find(b" ")
-    vec = int(p[4:sp] if sp > 0 else p[4:])
-    return _make((kind, ts, cpu, line_no, line, vec, 0, b"", b"", 0, 0, b""))
-
-
-def _work(kind: int, ts: float, cpu: int, line_no: int, line: bytes, p: bytes) -> TraceEvent:
-    """workqueue_execute_start/end: ``work struct W: function F`` (``pid`` unused, work in ``comm``)."""
-    colon = p.index(b": ")
-    work = p[:colon].rsplit(b" ", 1)[-1]
-    function = p[colon + 2 :].removeprefix(b"function ").split(b" ", 1)[0]
-    return _make((kind, ts, cpu, line_no, line, 0, 0, work, function, 0, 0, b""))
 
 
 def iter_events(chunks: Iterable[bytes], parser: TraceParser | None = None) -> Iterator[list[TraceEvent]]:
