@@ -14,7 +14,6 @@ import re
 from collections.abc import Sequence
 
 from detectors.dmesg.frames import (
-    STACK_START,
     Frame,
     function_name,
     hung_frame,
@@ -22,10 +21,11 @@ from detectors.dmesg.frames import (
     parse_trace,
     skip_matcher,
     stall_frame,
+    starts_stack,
 )
 from detectors.dmesg.lines import LogLine
 from detectors.dmesg.model import KernelReport
-from detectors.dmesg.rules import IGNORED, RULES, Rule, StackSpec, Step
+from detectors.dmesg.rules import IGNORED, RULES, TRIGGERS, Rule, StackSpec, Step
 from detectors.dmesg.taint import decode_taint, taint_letters
 from forensics.model import NotAvailable
 
@@ -144,7 +144,7 @@ def report_extent(
         if "---[" in body and _END_MARKER.search(body) and not _panic_follows(window, i, header_context):
             return own, i, i + 1 if resume is None else resume
         is_frame = "+0x" in body and parse_frame(body) is not None
-        if is_frame or (not seen_trace and STACK_START.search(body)):
+        if is_frame or (not seen_trace and starts_stack(body)):
             seen_trace = True
         if is_frame or found is not None or _STRUCTURAL.match(body):
             last = i
@@ -172,15 +172,17 @@ def _panic_follows(window: Sequence[LogLine], i: int, context: str | None) -> bo
     return False
 
 
-_HEADER_HINT = re.compile(
-    r"BUG|WARNING|INFO:|panic|PANIC|SAN:|fault|error|KFENCE|Oops|opcode|segment|LOCKUP|Hardware|trap|VFS:|"
-    r"SYZFAIL|Usage count|ASSERT"
-)
+# A line inside a report starts another report only if the scanner could have found it: through a
+# trigger word, or as a header just above an oops counter or panic (arm faults, double faults).
+_HEADER_HINTS = (
+    *(word.decode() for word, _ in TRIGGERS),
+    "Unable to handle", "Unhandled fault", "Alignment trap", "Internal error", "PANIC", "fault", "error:", "Oops",
+)  # fmt: skip
 
 
 def _may_be_header(body: str) -> bool:
-    # Cheap check before trying the whole rule table on a line.
-    return _HEADER_HINT.search(body) is not None
+    """Cheap check before trying the whole rule table on a line."""
+    return any(hint in body for hint in _HEADER_HINTS)
 
 
 def _follow(lines: Sequence[LogLine], path: tuple[Step, ...]) -> tuple[list[str], list[Frame]]:
@@ -240,13 +242,13 @@ def _corruption(rule: Rule, title: str, text: str, lines: Sequence[LogLine]) -> 
     if "Call Trace" not in text and "Call trace" not in text and "backtrace" not in text:
         return "no call trace in the report"
     for i, line in enumerate(lines):
-        if not STACK_START.search(line.body):
+        if not starts_stack(line.body):
             continue
         following = lines[i + 1 : i + 16]
         if len(lines) - i < 4:
             return "the call trace is cut off"
         for other in following:
-            if STACK_START.search(other.body):
+            if starts_stack(other.body):
                 break
             if parse_frame(other.body) is not None or "(stack is not available)" in other.body:
                 break
@@ -404,7 +406,7 @@ def _fault_injection_before(trace: Sequence[Frame], frame: str | None) -> bool:
 
 def _all_frames(lines: Sequence[LogLine]) -> list[Frame]:
     for i, line in enumerate(lines):
-        if STACK_START.search(line.body):
+        if starts_stack(line.body):
             return parse_trace(lines, i + 1)[0]
     return []
 

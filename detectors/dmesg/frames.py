@@ -41,6 +41,15 @@ STACK_START = re.compile(
 )
 
 
+_STACK_START_WORDS = ("race:", "acktrace", "by task", "potentially", "llocated:", "reed:")
+
+
+def starts_stack(body: str) -> bool:
+    """Whether a line opens a list of frames (``Call Trace:``, ``Allocated by task 1:``, ...)."""
+    # Substring checks first: this runs on every line of every report.
+    return any(w in body for w in _STACK_START_WORDS) and STACK_START.search(body) is not None
+
+
 class Frame(NamedTuple):
     """One frame of a call trace.
 
@@ -110,7 +119,7 @@ def parse_trace(lines: Sequence[LogLine], start: int) -> tuple[list[Frame], int]
     i = start
     while i < len(lines):
         body = lines[i].body
-        if STACK_START.search(body):
+        if starts_stack(body):
             break
         if (m := _MARKER.match(body)) is not None:
             opening, name = m.group(1) == "", m.group(2).lower()
