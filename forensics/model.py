@@ -304,14 +304,15 @@ class Incident:
             for finding in incident.findings:
                 known = by_id.get(finding.id)
                 by_id[finding.id] = finding if known is None else known.merged_with(finding)
+        boot = merge_boot_times([i.boot_time for i in incidents])
         return cls(
             host=_merge_label([i.host for i in incidents], "host"),
             kernel_release=_merge_label([i.kernel_release for i in incidents], "kernel release"),
-            window=_merge_windows([i.window for i in incidents]),
+            window=_merge_windows([i.window for i in incidents], boot),
             sources=_unique(tuple(s for i in incidents for s in i.sources)),
             findings=tuple(by_id.values()),
             tool_version=tool_version,
-            boot_time=merge_boot_times([i.boot_time for i in incidents]),
+            boot_time=boot,
         )
 
 
@@ -330,13 +331,20 @@ def _merge_label(values: list[str | NotAvailable], what: str) -> str | NotAvaila
     return NotAvailable(f"inputs disagree on the {what}: {', '.join(known)}")
 
 
-def _merge_windows(windows: list[TimeWindow | NotAvailable]) -> TimeWindow | NotAvailable:
+def _merge_windows(
+    windows: list[TimeWindow | NotAvailable], boot: BootTime | NotAvailable
+) -> TimeWindow | NotAvailable:
     known = [w for w in windows if isinstance(w, TimeWindow)]
     if not known:
         return NotAvailable("no input carries timestamps")
     clocks = {w.start.clock for w in known}
     if len(clocks) > 1:
-        return NotAvailable("inputs use different clocks (monotonic and wall)")
+        if not isinstance(boot, BootTime):
+            return NotAvailable("inputs use different clocks (monotonic and wall) and the boot time is unknown")
+        known = [
+            TimeWindow(Timestamp(boot.to_wall(w.start), Clock.WALL), Timestamp(boot.to_wall(w.end), Clock.WALL))
+            for w in known
+        ]
     start = min(known, key=lambda w: w.start.seconds).start
     end = max(known, key=lambda w: w.end.seconds).end
     return TimeWindow(start, end)

@@ -176,6 +176,7 @@ def crash_finding(snap: CrashSnapshot, title: str, fault: FaultAnalysis | NotAva
         Fact("source", where or "not available: no line information"),
         Fact("task", f"{snap.crashed_comm} (pid {snap.crashed_pid}) on CPU {snap.crashed_cpu}"),
         Fact("panic message", str(snap.panic_message)),
+        Fact("crash site", "exception frame" if frame is not None and frame.interrupted else "caller of panic()"),
     ]
     if frame is not None and frame.module:
         facts.append(Fact("module", frame.module))
@@ -284,17 +285,16 @@ def blocked_task_findings(snap: CrashSnapshot) -> list[Finding]:
             title = f"task {task.comm} in uninterruptible sleep (D)" + (f" in {top.function}" if top else "")
         if owner is not None:
             title += f" held by {owner.comm} (pid {owner.pid})"
+        shown = top if top is not None else task.stack[0]
         evidence = [
-            Evidence(snap.dump_path, Locator(LocatorKind.FRAME, f.index, name=f"pid {task.pid}"), f.label())
-            for f in task.stack[:1] + ((top,) if top is not None and top.index != 0 else ())
+            Evidence(snap.dump_path, Locator(LocatorKind.FRAME, shown.index, name=f"pid {task.pid}"), shown.label())
         ]
-        if owner is not None and owner.stack:
-            evidence.append(
-                Evidence(snap.dump_path, Locator(LocatorKind.FRAME, 0, name=f"pid {owner.pid}"), owner.stack[0].label())
-            )
+        owner_top = _first_own_frame(owner) if owner is not None else None
+        if owner is not None and owner_top is not None:
+            where = Locator(LocatorKind.FRAME, owner_top.index, name=f"pid {owner.pid}")
+            evidence.append(Evidence(snap.dump_path, where, owner_top.label()))
         facts = [Fact("waiter", f"{task.comm} (pid {task.pid})"), Fact("waits in", top.label() if top else "?")]
         if owner is not None:
-            owner_top = _first_own_frame(owner)
             facts += [
                 Fact("lock owner", f"{owner.comm} (pid {owner.pid}, state {owner.state})"),
                 Fact("owner is in", owner_top.label() if owner_top else "not available: no stack"),

@@ -1,10 +1,14 @@
-"""``kforensic report``: merge findings files into one incident report."""
+"""``kforensic report``: every analysis the inputs allow, merged into one incident report."""
 
 from __future__ import annotations
 
 import json
+import os
+import shlex
+import sys
+from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -22,10 +26,13 @@ from forensics.errors import InputError, UsageError
 from forensics.model import Incident
 from forensics.report import OutputFormat
 
+if TYPE_CHECKING:
+    from forensics.report.story import IncidentStory
+
 EXAMPLE = """
 Example:
 
-  kforensic dmesg --format json -o a.json /var/log/kern.log
+  kforensic report --vmcore /var/crash/202611300712/ --vmlinux vmlinux --store slab.db -o incident.md
 
   kforensic report --from a.json b.json -o incident.md
 """
@@ -47,14 +54,17 @@ def load_findings_file(path: Path) -> Incident:
         ) from None
     incident = incident_from_dict(doc, str(path))
     # The findings file itself is an input of the merged report.
-    return Incident(
-        host=incident.host,
-        kernel_release=incident.kernel_release,
-        window=incident.window,
-        sources=(*incident.sources, record),
-        findings=incident.findings,
-        tool_version=incident.tool_version,
-    )
+    return replace(incident, sources=(*incident.sources, record))
+
+
+def _plots_dir(output: Path | None) -> Path | None:
+    return None if output is None else output.parent / f"{output.stem}-plots"
+
+
+def _relative(path: Path, output: Path | None) -> str:
+    if output is None:
+        return str(path)
+    return os.path.relpath(path, output.parent)
 
 
 def report(
@@ -63,19 +73,113 @@ def report(
         typer.Option("--from", help="Findings files (JSON from any kforensic command).", metavar="FILE..."),
     ] = None,
     extra: Annotated[list[Path] | None, typer.Argument(hidden=True, metavar="[FILE]...")] = None,
+    vmcore: Annotated[
+        Path | None, typer.Option("--vmcore", help="A crash dump or its /var/crash/<stamp>/ directory.", metavar="PATH")
+    ] = None,
+    vmlinux: Annotated[
+        Path | None, typer.Option("--vmlinux", help="The crashed kernel's vmlinux with debug info.", metavar="FILE")
+    ] = None,
+    module_debug: Annotated[
+        list[Path] | None, typer.Option("--module-debug", help="A module with debug info (repeatable).", metavar="FILE")
+    ] = None,
+    debug_dir: Annotated[
+        list[Path] | None, typer.Option("--debug-dir", help="A /usr/lib/debug style tree (repeatable).", metavar="DIR")
+    ] = None,
+    dmesg: Annotated[
+        list[Path] | None, typer.Option("--dmesg", help="A kernel log file (repeatable).", metavar="FILE")
+    ] = None,
+    store: Annotated[
+        Path | None, typer.Option("--store", help="A slab-watch store (SQLite) to analyse for leaks.", metavar="PATH")
+    ] = None,
+    trace: Annotated[
+        list[Path] | None,
+        typer.Option("--trace", help="An ftrace/trace-cmd/perf text trace (repeatable).", metavar="FILE"),
+    ] = None,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Also write the report as JSON (kforensic.report/1).", metavar="FILE")
+    ] = None,
+    html_out: Annotated[
+        Path | None, typer.Option("--html", help="Also write a self-contained HTML page.", metavar="FILE")
+    ] = None,
+    digest: Annotated[
+        Path | None, typer.Option("--digest", help="Also write a size-bounded JSON digest.", metavar="FILE")
+    ] = None,
+    digest_bytes: Annotated[
+        int, typer.Option("--digest-bytes", help="Size bound of the digest.", min=512, metavar="BYTES")
+    ] = 8192,
     fmt: FormatOption = OutputFormat.MD,
     output: OutputOption = None,
     fail_on: FailOnOption = None,
     debug: DebugOption = False,
 ) -> None:
-    """Merge findings from other commands into one incident report (deduplicated by finding id)."""
+    """Run every analysis the inputs allow and merge the findings into one incident report."""
+    from detectors.incident.correlate import correlate
+    from detectors.incident.hypotheses import plain_summary, rank_hypotheses
+    from detectors.incident.timeline import build_timeline
+    from forensics import analyses
+    from forensics.report.story import IncidentStory, host_label
+
     files = [*(from_files or []), *(extra or [])]
-    if not files:
-        raise UsageError("report needs at least one findings file", hint="kforensic report --from a.json b.json")
-    incidents = [load_findings_file(p) for p in files]
+    if not (files or vmcore or dmesg or store or trace):
+        raise UsageError(
+            "report needs at least one input",
+            hint="kforensic report --vmcore DUMP --dmesg LOG --store STORE --trace FILE, or --from a.json b.json",
+        )
+    plots_dir = _plots_dir(output) if fmt is OutputFormat.MD else None
+    parts: list[analyses.SourceAnalysis] = []
+    if vmcore is not None:
+        parts.append(analyses.analyse_vmcore(vmcore, vmlinux, tuple(module_debug or ()), tuple(debug_dir or ())))
+    if dmesg:
+        parts.append(analyses.analyse_dmesg(tuple(dmesg)))
+    if store is not None:
+        parts.append(analyses.analyse_store(store, plots_dir))
+    parts += [analyses.analyse_trace(t, plots_dir) for t in trace or ()]
+    incidents = [p.incident for p in parts] + [load_findings_file(p) for p in files]
     merged = Incident.merge(incidents, tool_version=__version__)
-    deliver(render_for(merged, fmt, output), output)
-    raise typer.Exit(int(exit_status(merged, fail_on)))
+    findings, correlations = correlate(merged.findings)
+    incident = replace(merged, findings=findings)
+    timeline = build_timeline(incident.sorted_findings(), incident.boot_time)
+    hypotheses = rank_hypotheses(incident.sorted_findings())
+    story = IncidentStory(
+        incident=incident,
+        summary=plain_summary(incident.sorted_findings(), host_label(incident)),
+        timeline=timeline,
+        correlations=correlations,
+        hypotheses=hypotheses,
+        sections=tuple(p.section for p in parts),
+        plots=tuple((cap, _relative(path, output)) for p in parts for cap, path in p.plots),
+        commands=(*(p.command for p in parts), "kforensic " + shlex.join(sys.argv[1:])),
+    )
+    _write_extras(story, json_out, html_out, digest, digest_bytes)
+    deliver(_render(story, fmt, output), output)
+    raise typer.Exit(int(exit_status(incident, fail_on)))
+
+
+def _render(story: IncidentStory, fmt: OutputFormat, output: Path | None) -> str:
+    from forensics.report.story import render_story_markdown
+
+    if fmt is OutputFormat.MD:
+        return render_story_markdown(story)
+    if fmt is OutputFormat.JSON:
+        # The merged incident itself (kforensic.incident/1); --json writes the whole story.
+        return render_for(story.incident, fmt, output)
+    return story.summary + "\n\n" + render_for(story.incident, fmt, output)
+
+
+def _write_extras(
+    story: IncidentStory, json_out: Path | None, html_out: Path | None, digest: Path | None, digest_bytes: int
+) -> None:
+    from forensics.output import write_atomic
+    from forensics.report.digest import build_digest
+    from forensics.report.story import render_story_html, story_to_dict
+
+    if json_out is not None:
+        write_atomic(json_out, json.dumps(story_to_dict(story), indent=2, ensure_ascii=False) + "\n")
+    if html_out is not None:
+        write_atomic(html_out, render_story_html(story))
+    if digest is not None:
+        doc = build_digest(story.incident, story.summary, story.timeline, story.hypotheses, digest_bytes)
+        write_atomic(digest, json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n")
 
 
 def register(app: typer.Typer) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -25,7 +26,7 @@ from forensics.model import Incident, NotAvailable, Timestamp, TimeWindow
 from forensics.report import OutputFormat
 
 if TYPE_CHECKING:
-    from detectors.sched.model import ParseSummary, TraceAnalysis
+    from detectors.sched.model import ParseSummary, Thresholds, TraceAnalysis
 
 EXAMPLE = """
 Example:
@@ -268,6 +269,71 @@ def render_markdown(a: TraceAnalysis, parse: ParseSummary, source: str, top: int
     return "\n".join(out) + "\n\n"
 
 
+@dataclass(frozen=True)
+class TraceResult:
+    """One analysed trace, ready to render."""
+
+    source: str  # the input's name as findings cite it
+    kind: str  # the input's format
+    analysis: TraceAnalysis
+    parse: ParseSummary
+    incident: Incident
+
+
+def analyse_trace_file(
+    trace_file: str,
+    *,
+    thresholds: Thresholds | None = None,
+    span: tuple[float, float] = (-math.inf, math.inf),
+    bucket: float | None = None,
+    task: str | None = None,
+    png: Path | None = None,
+    save_text: Path | None = None,
+) -> TraceResult:
+    """Read and analyse one trace (what ``kforensic trace`` does before rendering); optionally write the PNG."""
+    from collectors.trace_input import open_trace
+    from collectors.trace_text import TraceParser
+    from detectors.sched.analyzer import SchedAnalyzer
+    from detectors.sched.digest import select_tasks
+    from detectors.sched.findings import detect
+    from detectors.sched.model import Thresholds as DefaultThresholds
+
+    parser = TraceParser()
+    analyzer = SchedAnalyzer(thresholds or DefaultThresholds(), span, bucket, timeline=png is not None)
+    with open_trace(trace_file, save_text) as stream:
+        for chunk in stream.chunks:
+            analyzer.feed(parser.feed(chunk))
+            if analyzer.done:
+                break
+        if not analyzer.done:
+            analyzer.feed(parser.finish())
+    analysis = analyzer.result(parser.counts)
+    parse = analyzer.summary(parser.counts)
+    if task:
+        analysis = select_tasks(analysis, task)
+        if not analysis.tasks:
+            raise UsageError(
+                f"--task {task!r} matches no task in {trace_file}", hint="give a comm or pid from the task table"
+            )
+    findings = detect(analysis, stream.name)
+    win = analysis.window
+    incident = Incident(
+        host=NotAvailable("a trace does not name its host"),
+        kernel_release=NotAvailable("a trace does not name its kernel"),
+        window=win if isinstance(win, NotAvailable) else TimeWindow(Timestamp(win[0]), Timestamp(win[1])),
+        sources=tuple(stream.records),
+        findings=tuple(findings),
+        tool_version=__version__,
+    )
+    if png is not None:
+        from detectors.sched.timeline import timeline_png
+        from forensics.output import write_atomic
+
+        png.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(png, timeline_png(analysis, analyzer.timeline or [], f"kforensic trace {stream.name}"))
+    return TraceResult(stream.name, stream.kind, analysis, parse, incident)
+
+
 def trace(
     trace_file: Annotated[
         str, typer.Argument(help="Trace text, .gz, trace.dat (needs trace-cmd), or - for stdin.", metavar="TRACE")
@@ -306,63 +372,36 @@ def trace(
     debug: DebugOption = False,
 ) -> None:
     """Scheduling and latency forensics from ftrace, trace-cmd and perf script traces."""
-    from collectors.trace_input import open_trace
-    from collectors.trace_text import TraceParser
-    from detectors.sched.analyzer import SchedAnalyzer
-    from detectors.sched.digest import TRACE_SCHEMA, analysis_to_dict, parse_to_dict, select_tasks
-    from detectors.sched.findings import detect
+    from detectors.sched.digest import TRACE_SCHEMA, analysis_to_dict, parse_to_dict
     from detectors.sched.model import Thresholds
     from forensics.serialize import incident_to_dict
 
-    span = _window(window, around)
     thresholds = Thresholds(hog_ms / 1e3, latency_ms / 1e3, irq_ms / 1e3, softirq_ms / 1e3, dstate_ms / 1e3)
-    parser = TraceParser()
-    analyzer = SchedAnalyzer(thresholds, span, bucket_ms / 1e3 if bucket_ms else None, timeline=png is not None)
-    with open_trace(trace_file, save_text) as stream:
-        for chunk in stream.chunks:
-            analyzer.feed(parser.feed(chunk))
-            if analyzer.done:
-                break
-        if not analyzer.done:
-            analyzer.feed(parser.finish())
-    analysis = analyzer.result(parser.counts)
-    parse = analyzer.summary(parser.counts)
-    if task:
-        analysis = select_tasks(analysis, task)
-        if not analysis.tasks:
-            raise UsageError(
-                f"--task {task!r} matches no task in {trace_file}", hint="give a comm or pid from the task table"
-            )
-    findings = detect(analysis, stream.name)
-    win = analysis.window
-    incident = Incident(
-        host=NotAvailable("a trace does not name its host"),
-        kernel_release=NotAvailable("a trace does not name its kernel"),
-        window=win if isinstance(win, NotAvailable) else TimeWindow(Timestamp(win[0]), Timestamp(win[1])),
-        sources=tuple(stream.records),
-        findings=tuple(findings),
-        tool_version=__version__,
+    result = analyse_trace_file(
+        trace_file,
+        thresholds=thresholds,
+        span=_window(window, around),
+        bucket=bucket_ms / 1e3 if bucket_ms else None,
+        task=task,
+        png=png,
+        save_text=save_text,
     )
-    if png is not None:
-        from detectors.sched.timeline import timeline_png
-        from forensics.output import write_atomic
-
-        write_atomic(png, timeline_png(analysis, analyzer.timeline or [], f"kforensic trace {stream.name}"))
+    analysis, parse, incident = result.analysis, result.parse, result.incident
     if fmt is OutputFormat.JSON:
         doc = {
             "schema": TRACE_SCHEMA,
             "tool_version": __version__,
-            "input": {"source": stream.name, "kind": stream.kind},
+            "input": {"source": result.source, "kind": result.kind},
             "parse": parse_to_dict(parse),
             **analysis_to_dict(analysis, top=None if task else top),
             "incident": incident_to_dict(incident),
         }
         text = json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
     elif fmt is OutputFormat.MD:
-        text = render_markdown(analysis, parse, stream.name, top) + render_for(incident, fmt, output)
+        text = render_markdown(analysis, parse, result.source, top) + render_for(incident, fmt, output)
     else:
         color = output is None and sys.stdout.isatty()
-        text = render_text(analysis, parse, stream.name, top, color) + "\n" + render_for(incident, fmt, output)
+        text = render_text(analysis, parse, result.source, top, color) + "\n" + render_for(incident, fmt, output)
     deliver(text, output)
     raise typer.Exit(int(exit_status(incident, fail_on)))
 

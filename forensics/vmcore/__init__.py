@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from forensics.model import NotAvailable
     from forensics.vmcore.program import DebugInfoRequest
     from forensics.vmcore.report import VmcoreResult
 
@@ -83,3 +84,24 @@ def analyse_dump(path: Path, request: DebugInfoRequest, progress: Callable[[str]
     return VmcoreResult(
         snapshot, analysis, fault, tuple(reports), incident, str(location.dmesg) if location.dmesg else None
     )
+
+
+#: Dumps up to this size are hashed for the report's inputs (hashing runs at about 1 GB/s).
+HASH_LIMIT = 512 << 20
+
+
+def _dump_digest(path: Path, size: int) -> str | NotAvailable:
+    import hashlib
+
+    from forensics.model import NotAvailable
+
+    if size > HASH_LIMIT:
+        return NotAvailable(f"not hashed: {size >> 20} MiB is above the {HASH_LIMIT >> 20} MiB limit")
+    digest = hashlib.sha256()
+    try:
+        with path.open("rb") as f:
+            while chunk := f.read(1 << 20):
+                digest.update(chunk)
+    except OSError as exc:
+        return NotAvailable(f"not hashed: {exc.strerror or exc}")
+    return digest.hexdigest()

@@ -182,7 +182,7 @@ def _mib(value: int | NotAvailable | None) -> str:
 def _disassembly(result: VmcoreResult) -> list[str]:
     fault = result.fault
     if isinstance(fault, NotAvailable):
-        return [f"Faulting instruction: {fault}"]
+        return [f"Not available: {fault.reason.removeprefix('not available: ')}"]
     code = result.snapshot.code
     lines_by_addr = dict(code.source_lines) if not isinstance(code, NotAvailable) else {}
     body = []

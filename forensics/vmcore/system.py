@@ -53,7 +53,10 @@ def machine(prog: drgn.Program) -> str:
 
 def hostname(prog: drgn.Program) -> str:
     """The host name of the dumped kernel."""
-    return str(prog["init_uts_ns"].name.nodename.string_().decode())
+    name = str(prog["init_uts_ns"].name.nodename.string_().decode())
+    if name in ("", "(none)"):  # the kernel's default: nothing ever set a host name
+        raise LookupError("the dumped kernel has no host name set")
+    return name
 
 
 def vmcoreinfo_value(prog: drgn.Program, key: str) -> str | None:

@@ -150,7 +150,7 @@ def test_bad_option_and_missing_arguments_exit_2(tmp_path: Path) -> None:
     assert run("no-such-command").returncode == 2
     missing = run("report")
     assert missing.returncode == 2
-    assert "at least one findings file" in missing.stderr
+    assert "at least one input" in missing.stderr
     assert run("report", "--format", "pdf", "--from", "x").returncode == 2
 
 

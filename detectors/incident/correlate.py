@@ -1,0 +1,177 @@
+"""Cross-source correlation: findings of different inputs that show the same problem.
+
+Rules, most specific first (each a function over the findings):
+
+1. the hung task of the log is a D-state task of the dump, whose lock owner the dump names;
+2. a slab cache that leaks in the samples is outsized in the dump;
+3. a CPU hog of a trace is the task a soft lockup report names;
+4. the dump's crash and the log's report have the same title (same crash, two views).
+
+Correlated findings are merged into one (the richer one's id), keeping the
+evidence of both, with the confidence raised and the reason given.  A dump
+and a log that disagree on the crash are reported as a contradiction.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from forensics.model import Fact, Finding, Severity, finding_id
+
+
+@dataclass(frozen=True)
+class Correlation:
+    """Two or more findings found to be one problem (or to contradict each other)."""
+
+    rule: str
+    merged_into: str  # id of the finding that carries the merge
+    finding_ids: tuple[str, ...]
+    statement: str
+    contradiction: bool = False
+
+
+_EVENT_KINDS = ("dmesg.oom", "dmesg.alloc-failure")
+_HUNG_TASK = re.compile(r"INFO: task (.+?):(\d+) blocked for more than")
+_LOCKUP_TASK = re.compile(r"soft lockup - CPU#\d+ stuck for \d+s! \[(.+?):(\d+)\]")
+_SLAB_CACHE = re.compile(r"[Ss]lab cache (\S+)")
+
+
+def _fact(finding: Finding, name: str) -> str | None:
+    return next((f.value for f in finding.facts if f.name == name), None)
+
+
+def _combined(a: float, b: float) -> float:
+    """Confidence of a claim two independent sources support."""
+    return round(min(0.99, 1 - (1 - a) * (1 - b)), 2)
+
+
+def merge_into(base: Finding, other: Finding, why: str) -> Finding:
+    """``base`` with the evidence of ``other`` and the confidence both give it."""
+    return replace(
+        base,
+        severity=max(base.severity, other.severity),
+        confidence=_combined(base.confidence, other.confidence),
+        confidence_reason=f"{base.confidence_reason}; corroborated: {why}",
+        evidence=tuple(dict.fromkeys(base.evidence + other.evidence)),
+        next_steps=tuple(dict.fromkeys(base.next_steps + other.next_steps)),
+        facts=(*base.facts, Fact("corroborated by", f"{other.title} ({other.id})")),
+    )
+
+
+def _is_log_crash(f: Finding) -> bool:
+    return f.kind.startswith("dmesg.") and f.kind not in _EVENT_KINDS and f.severity >= Severity.HIGH
+
+
+Rule = Callable[[dict[str, Finding]], list[tuple[str, str, str]]]
+
+
+def _same_crash(by_id: dict[str, Finding]) -> list[tuple[str, str, str]]:
+    out = []
+    for crash in (f for f in by_id.values() if f.kind == "crash"):
+        for log in (f for f in by_id.values() if _is_log_crash(f)):
+            if log.title == crash.title:
+                where = log.evidence[0].cite()
+                out.append((crash.id, log.id, f"the dump's crash is the report at {where}"))
+    return out
+
+
+def _leak_outsized(by_id: dict[str, Finding]) -> list[tuple[str, str, str]]:
+    out = []
+    for dump in (f for f in by_id.values() if f.kind == "outsized-slab"):
+        cache = _fact(dump, "cache")
+        for leak in (f for f in by_id.values() if f.kind == "slab-leak"):
+            m = _SLAB_CACHE.search(leak.title)
+            if cache and m and m.group(1) == cache:
+                out.append((leak.id, dump.id, f"{cache} grows in the samples and is outsized in the dump"))
+    return out
+
+
+def _hung_task(by_id: dict[str, Finding]) -> list[tuple[str, str, str]]:
+    out = []
+    for dump in (f for f in by_id.values() if f.kind == "hung-task"):
+        waiter = _fact(dump, "waiter") or ""
+        for log in (f for f in by_id.values() if f.kind == "dmesg.hang"):
+            for ev in log.evidence:
+                m = _HUNG_TASK.search(ev.excerpt)
+                if m and waiter.startswith(f"{m.group(1)} (pid {m.group(2)})"):
+                    out.append((dump.id, log.id, f"the log's hung task {m.group(1)} is the dump's D-state task"))
+                    break
+    return out
+
+
+def _hog_lockup(by_id: dict[str, Finding]) -> list[tuple[str, str, str]]:
+    out = []
+    for log in (f for f in by_id.values() if f.kind.startswith("dmesg.") and "lockup" in f.kind):
+        names = {m.group(1) for ev in log.evidence if (m := _LOCKUP_TASK.search(ev.excerpt))}
+        for hog in (f for f in by_id.values() if f.kind in ("sched-cpu-hog", "sched-rt-hog")):
+            if any(re.search(rf"\b{re.escape(name)}\b", hog.title) for name in names):
+                out.append((log.id, hog.id, f"the trace's CPU hog is the task the soft lockup names ({hog.title})"))
+    return out
+
+
+RULES: tuple[tuple[str, Rule], ...] = (
+    ("hung-task", _hung_task),
+    ("leak-outsized", _leak_outsized),
+    ("hog-lockup", _hog_lockup),
+    ("same-crash", _same_crash),
+)
+
+
+def _contradictions(by_id: dict[str, Finding]) -> list[Finding]:
+    crashes = [f for f in by_id.values() if f.kind == "crash"]
+    logs = [f for f in by_id.values() if _is_log_crash(f) and f.severity is Severity.CRITICAL]
+    out = []
+    for crash in crashes:
+        if logs and not any(log.title == crash.title for log in logs):
+            other = logs[-1]
+            out.append(
+                Finding(
+                    id=finding_id("contradiction", crash.title, other.title),
+                    kind="contradiction",
+                    title=f"the dump and the log disagree: {crash.title!r} vs {other.title!r}",
+                    severity=Severity.MEDIUM,
+                    confidence=0.6,
+                    confidence_reason="different titles for the crash that panicked the kernel",
+                    summary="The log's panicking report is not the dump's crash: the log may come from another "
+                    "boot, or the dump from another crash. Check the boot ids and times of both inputs.",
+                    evidence=(crash.evidence[0], other.evidence[0]),
+                    next_steps=("compare the Linux version and boot time lines of both inputs",),
+                    detector="incident",
+                )
+            )
+    return out
+
+
+def correlate(findings: tuple[Finding, ...]) -> tuple[tuple[Finding, ...], tuple[Correlation, ...]]:
+    """Merge findings that show one problem; add contradictions; say what was merged and why.
+
+    Rules match on the findings as the inputs gave them, so a log report can
+    corroborate both the dump's crash and the dump's hung task; a finding
+    merged away is represented by the one that absorbed it.
+    """
+    original = {f.id: f for f in findings}
+    current = dict(original)
+    holder: dict[str, str] = {}
+    correlations: list[Correlation] = []
+
+    def home(fid: str) -> str:
+        while fid in holder:
+            fid = holder[fid]
+        return fid
+
+    for rule, find in RULES:
+        for keep, drop, why in find(original):
+            keep_at = home(keep)
+            if keep_at == home(drop) or keep_at not in current:
+                continue
+            current[keep_at] = merge_into(current[keep_at], original[drop], why)
+            if drop in current and drop != keep_at:
+                del current[drop]
+                holder[drop] = keep_at
+            correlations.append(Correlation(rule, keep_at, (keep_at, drop), why))
+    for f in _contradictions(current):
+        current[f.id] = f
+        correlations.append(Correlation("contradiction", f.id, (f.id,), f.title, contradiction=True))
+    return tuple(current.values()), tuple(correlations)

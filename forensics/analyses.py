@@ -1,0 +1,109 @@
+"""Running each analysis the incident report has input for, the way its own command would.
+
+Each function returns a :class:`SourceAnalysis`: the incident of that input,
+its details as its own command renders them in markdown, the plots it wrote
+and the command line that reproduces it.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+from forensics.model import BootTime, Incident, NotAvailable
+from forensics.report.story import SourceSection
+
+
+@dataclass(frozen=True)
+class SourceAnalysis:
+    """One input's analysis, ready to merge into the incident report."""
+
+    incident: Incident
+    section: SourceSection
+    plots: tuple[tuple[str, Path], ...]
+    command: str
+
+
+def _cmd(*parts: str | Path) -> str:
+    return " ".join(shlex.quote(str(p)) for p in parts)
+
+
+def analyse_vmcore(
+    path: Path, vmlinux: Path | None, module_debug: tuple[Path, ...], debug_dirs: tuple[Path, ...]
+) -> SourceAnalysis:
+    """``kforensic vmcore``: the dump, with the kernel log beside it."""
+    from forensics.vmcore import analyse_dump
+    from forensics.vmcore.program import DebugInfoRequest
+    from forensics.vmcore.report import render_vmcore_markdown
+
+    result = analyse_dump(path, DebugInfoRequest(vmlinux, debug_dirs, module_debug))
+    details = render_vmcore_markdown(result).split("\n## Findings (incident)", 1)[0]
+    args: list[str | Path] = ["kforensic", "vmcore", path]
+    if vmlinux:
+        args += ["--vmlinux", vmlinux]
+    for m in module_debug:
+        args += ["--module-debug", m]
+    for d in debug_dirs:
+        args += ["--debug-dir", d]
+    return SourceAnalysis(result.incident, SourceSection(f"vmcore {path}", details), (), _cmd(*args))
+
+
+def analyse_dmesg(paths: tuple[Path, ...]) -> SourceAnalysis:
+    """``kforensic dmesg``: every report in the kernel logs."""
+    from forensics.commands.dmesg import build_incident, render_table, triage_file
+    from forensics.report import OutputFormat
+
+    results = [triage_file(str(p)) for p in paths]
+    incident = build_incident(results)
+    table = render_table(results, OutputFormat.MD)
+    return SourceAnalysis(
+        incident,
+        SourceSection("kernel logs " + ", ".join(str(p) for p in paths), table),
+        (),
+        _cmd("kforensic", "dmesg", *paths),
+    )
+
+
+def store_boot_time(store_path: Path) -> BootTime | NotAvailable:
+    """When the sampled kernel booted: the last sample's wall time minus its uptime."""
+    from collectors.slabstore import SlabStore
+
+    with SlabStore.open(store_path, readonly=True) as store:
+        rows = [s for s in store.samples() if isinstance(s.uptime, float)]
+    if not rows:
+        return NotAvailable("the store's samples carry no uptime")
+    last = rows[-1]
+    assert isinstance(last.uptime, float)
+    return BootTime(last.wall - last.uptime, 0.5, "slab store: sample wall time minus /proc/uptime")
+
+
+def analyse_store(store_path: Path, plots_dir: Path | None) -> SourceAnalysis:
+    """``kforensic leaks``: leak-shaped growth in a slab-watch store."""
+    from dataclasses import replace
+
+    from forensics.commands.leaks import analyse_store as leaks_of_store
+    from forensics.commands.leaks import render_markdown
+
+    result = leaks_of_store(store_path, plots_dir=plots_dir)
+    incident = replace(result.incident, boot_time=store_boot_time(store_path))
+    plots = tuple((f"{p.kind} {p.name}", p.path) for p in result.plots)
+    return SourceAnalysis(
+        incident,
+        SourceSection(f"slab store {store_path}", render_markdown(result, None)),
+        plots,
+        _cmd("kforensic", "leaks", "--store", store_path),
+    )
+
+
+def analyse_trace(path: Path, plots_dir: Path | None) -> SourceAnalysis:
+    """``kforensic trace``: scheduling and latency findings of one trace, with its timeline PNG."""
+    from forensics.commands.trace import analyse_trace_file, render_markdown
+
+    png = None if plots_dir is None else plots_dir / f"trace-{path.name}.png"
+    result = analyse_trace_file(str(path), png=png)
+    section = render_markdown(result.analysis, result.parse, result.source, 15)
+    plots = ((f"per-CPU timeline of {path.name}", png),) if png is not None else ()
+    return SourceAnalysis(
+        result.incident, SourceSection(f"trace {path}", section), plots, _cmd("kforensic", "trace", path)
+    )

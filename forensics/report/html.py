@@ -1,0 +1,75 @@
+"""Self-contained HTML rendering of an incident (inline CSS, no scripts, no external resources)."""
+
+from __future__ import annotations
+
+from html import escape
+
+from forensics.model import Finding, Incident, NotAvailable, Severity
+
+_CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2rem auto;max-width:72rem;color:#1d1d1f;
+background:#fff;line-height:1.45;padding:0 1rem}
+h1{font-size:1.6rem;margin-bottom:.2rem}h2{border-bottom:1px solid #ddd;padding-bottom:.2rem;margin-top:2rem}
+table{border-collapse:collapse;margin:.5rem 0}td,th{border:1px solid #ddd;padding:.25rem .5rem;text-align:left;
+vertical-align:top}th{background:#f4f4f6}pre{background:#f6f8fa;padding:.6rem;overflow-x:auto;font-size:.85rem;
+border-radius:4px}code{font-size:.9em}.sev{display:inline-block;padding:0 .45rem;border-radius:3px;color:#fff;
+font-weight:600;font-size:.85rem}.critical{background:#8b0000}.high{background:#c0392b}.medium{background:#d68910}
+.low{background:#2e86c1}.info{background:#7f8c8d}.summary{font-size:1.1rem;background:#fff8e1;padding:.8rem;
+border-left:4px solid #d68910}.finding{margin:1.2rem 0;padding:.6rem 1rem;border:1px solid #e3e3e3;border-radius:6px}
+.muted{color:#666;font-size:.9rem}img{max-width:100%}
+"""
+
+
+def _sev(severity: Severity) -> str:
+    return f'<span class="sev {severity.value}">{severity.value}</span>'
+
+
+def _finding_html(n: int, f: Finding) -> str:
+    facts = "".join(f"<tr><th>{escape(x.name)}</th><td>{escape(x.value)}</td></tr>" for x in f.facts)
+    evidence = "".join(f"<li><code>{escape(ev.cite())}</code><pre>{escape(ev.excerpt)}</pre></li>" for ev in f.evidence)
+    steps = "".join(f"<li><code>{escape(s)}</code></li>" for s in f.next_steps)
+    return (
+        f'<div class="finding" id="finding-{n}"><h3>{n}. {escape(f.title)}</h3>'
+        f"<p>{_sev(f.severity)} confidence {f.confidence:.2f} — {escape(f.confidence_reason)}"
+        f' <span class="muted">({escape(f.kind)}, {escape(f.id)})</span></p>'
+        f"<p>{escape(f.summary)}</p>"
+        + (f"<table>{facts}</table>" if facts else "")
+        + f"<h4>Evidence</h4><ul>{evidence}</ul>"
+        + (f"<h4>Next steps</h4><ul>{steps}</ul>" if steps else "")
+        + "</div>"
+    )
+
+
+def render_html(incident: Incident, sections: list[tuple[str, str]] | None = None, title: str = "") -> str:
+    """The incident as one HTML page; ``sections`` are extra (heading, HTML body) blocks shown before the findings."""
+    findings = incident.sorted_findings()
+    head = title or (findings[0].title if findings else "No findings")
+    window = incident.window
+    when = str(window) if isinstance(window, NotAvailable) else f"{window.start} – {window.end}"
+    rows = "".join(
+        f'<tr><td><a href="#finding-{i}">{i}</a></td><td>{_sev(f.severity)}</td><td>{f.confidence:.2f}</td>'
+        f"<td>{escape(f.title)}</td><td><code>{escape(f.evidence[0].cite())}</code></td></tr>"
+        for i, f in enumerate(findings, 1)
+    )
+    sources = "".join(
+        f"<tr><td><code>{escape(s.path)}</code></td><td>{escape(str(s.size))}</td>"
+        f"<td><code>{escape(str(s.sha256))}</code></td><td>{escape(s.error or '')}</td></tr>"
+        for s in incident.sources
+    )
+    extra = "".join(f"<h2>{escape(h)}</h2>{body}" for h, body in sections or [])
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>kforensic: {escape(head)}</title><style>{_CSS}</style></head><body>"
+        f'<h1>kforensic incident report</h1><p class="muted">host {escape(str(incident.host))} · kernel '
+        f"{escape(str(incident.kernel_release))} · {escape(when)} · kforensic {escape(incident.tool_version)}</p>"
+        f"{extra}"
+        "<h2>Findings</h2>"
+        + (
+            f"<table><tr><th>#</th><th>severity</th><th>conf</th><th>title</th><th>where</th></tr>{rows}</table>"
+            if rows
+            else "<p>No findings.</p>"
+        )
+        + "".join(_finding_html(i, f) for i, f in enumerate(findings, 1))
+        + "<h2>Inputs</h2><table><tr><th>source</th><th>size</th><th>sha256</th><th>error</th></tr>"
+        f"{sources}</table></body></html>\n"
+    )
