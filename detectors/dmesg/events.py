@@ -12,6 +12,7 @@ import re
 from collections.abc import Sequence
 
 from detectors.dmesg.extract import guilty_frame, line_context, report_extent, signature
+from detectors.dmesg.frames import Frame
 from detectors.dmesg.lines import LogLine
 from detectors.dmesg.model import KernelReport
 from detectors.dmesg.rules import CALL_TRACE, TRACE, StackSpec
@@ -89,7 +90,7 @@ def _oom(window: Sequence[LogLine], invoked: re.Match[str] | None) -> KernelRepo
     title = f"OOM kill of {victim}" if victim else "OOM killer invoked"
     if invoked is not None:
         title += f" (invoked by {invoked.group(1)})"
-    return _event(title, "oom", Severity.HIGH, own, end, window, None, tuple(details), [])
+    return _event(title, "oom", Severity.HIGH, own, end, window, None, tuple(details), ())
 
 
 def _event(
@@ -101,7 +102,7 @@ def _event(
     window: Sequence[LogLine],
     frame: str | None,
     details: tuple[tuple[str, str], ...],
-    trace: object,
+    trace: Sequence[Frame],
 ) -> KernelReport:
     head = window[0]
     times = [line.timestamp for line in own if line.timestamp is not None]
@@ -114,7 +115,7 @@ def _event(
         corrupted=False,
         corrupted_reason=None,
         frame=frame if frame else NotAvailable("events have no guilty frame"),
-        trace=tuple(trace) if isinstance(trace, list) else (),
+        trace=tuple(trace),
         cpu=NotAvailable(no),
         pid=NotAvailable(no),
         comm=NotAvailable(no),

@@ -65,7 +65,8 @@ def group_reports(reports: Iterable[KernelReport]) -> list[ReportGroup]:
 
 
 def _excerpt(text: str) -> str:
-    return text[:_EXCERPT_MAX] if text.strip() else text
+    # A prefix of the line is still found verbatim in it; very long lines are cut.
+    return text[:_EXCERPT_MAX]
 
 
 def _when(report: KernelReport) -> Timestamp | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -53,7 +54,8 @@ class SourceResult:
         self.groups: list[ReportGroup] = group_reports(reports)
 
 
-def _scan(name: str, chunks: Any) -> tuple[list[KernelReport], int]:
+def _scan(chunks: Iterable[bytes]) -> tuple[list[KernelReport], int]:
+    """Every report and event of one input, and its number of lines."""
     from detectors.dmesg.scanner import LogScanner
 
     scanner = LogScanner()
@@ -69,7 +71,7 @@ def triage_file(name: str) -> SourceResult:
     from collectors.kernel_log import log_chunks, open_log
 
     with open_log(name) as tracked:
-        reports, lines = _scan(name, log_chunks(tracked))
+        reports, lines = _scan(log_chunks(tracked))
         record = tracked.record()
     return SourceResult(tracked.name, record, reports, lines)
 
@@ -79,7 +81,7 @@ def triage_live() -> SourceResult:
     from collectors.kernel_log import KMSG_NAME, KmsgReader
 
     reader = KmsgReader()
-    reports, lines = _scan(KMSG_NAME, reader.chunks())
+    reports, lines = _scan(reader.chunks())
     return SourceResult(KMSG_NAME, reader.record(), reports, lines)
 
 
