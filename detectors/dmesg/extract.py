@@ -388,6 +388,7 @@ def build_report(window: Sequence[LogLine], rule: Rule, header: re.Match[str]) -
         context=head.context,
         panicked=panicked,
         signature=signature(title, frame),
+        boot_time=next((x.wall - x.timestamp for x in own if x.wall is not None and x.timestamp is not None), None),
     )
     return report, resume
 

@@ -12,6 +12,7 @@ prefixes said.
 
 from __future__ import annotations
 
+import datetime as _dt
 import re
 from typing import NamedTuple
 
@@ -42,7 +43,9 @@ class LogLine(NamedTuple):
     ``number`` is 1-based; ``text`` the whole line as read (``\\r`` removed);
     ``body`` the kernel message without prefixes; ``timestamp`` seconds since
     boot when the line carries a ``[ sec.usec]`` stamp; ``context`` the printk
-    caller (``T1234`` or ``C2``); ``level`` the console log level 0..7.
+    caller (``T1234`` or ``C2``); ``level`` the console log level 0..7;
+    ``wall`` the wall-clock time when the prefix names the year (journalctl
+    short-iso, ``dmesg -T``), so that a line with both gives the boot time.
     """
 
     number: int
@@ -52,6 +55,7 @@ class LogLine(NamedTuple):
     context: str | None
     level: int | None
     prefixed: bool = True  # False: no kernel prefix at all (console text of another program)
+    wall: float | None = None  # seconds since the epoch, when the prefix gives a full date (ISO, dmesg -T)
 
 
 def parse_line(number: int, text: str) -> LogLine:
@@ -65,8 +69,11 @@ def parse_line(number: int, text: str) -> LogLine:
         timestamp = int(m.group(3)) / 1e6
         return LogLine(number, text, text[m.end() :], timestamp, None, level, True)
     # Cheap substring checks first: most lines carry none of these wrappers.
+    wall: float | None = None
     if " kernel:" in text and (m := _SYSLOG.match(text)):
         pos = m.end()
+        if text[:1].isdigit():
+            wall = _iso_wall(text[: text.index(" ")])
     elif ":" in text[:8] and (m := _DMESG_X.match(text)):
         level = _LEVEL_NAMES.index(m.group(1))
         pos = m.end()
@@ -83,6 +90,7 @@ def parse_line(number: int, text: str) -> LogLine:
         pos = m.end()
         stamped = True
     elif m := _WALL.match(text, pos):
+        wall = _ctime_wall(text[m.start() + 1 : m.end() - 1])
         pos = m.end()
         stamped = True
     context = None
@@ -92,4 +100,21 @@ def parse_line(number: int, text: str) -> LogLine:
     if stamped and text.startswith(" ", pos):
         # printk puts one space between the prefix and the message.
         pos += 1
-    return LogLine(number, text, text[pos:], timestamp, context, level, pos > 0)
+    return LogLine(number, text, text[pos:], timestamp, context, level, pos > 0, wall)
+
+
+def _iso_wall(stamp: str) -> float | None:
+    """Seconds since the epoch of an ISO 8601 time (naive times are taken as UTC)."""
+    try:
+        when = _dt.datetime.fromisoformat(stamp.replace(",", "."))
+    except ValueError:
+        return None
+    return (when if when.tzinfo else when.replace(tzinfo=_dt.UTC)).timestamp()
+
+
+def _ctime_wall(stamp: str) -> float | None:
+    """Seconds since the epoch of ``dmesg -T``'s ``Mon Nov 30 06:55:29 2026`` (local time of the host)."""
+    try:
+        return _dt.datetime.strptime(stamp, "%a %b %d %H:%M:%S %Y").timestamp()
+    except ValueError:
+        return None

@@ -44,3 +44,4 @@ class KernelReport:
     signature: str
     is_event: bool = False  # a resource event (OOM kill, allocation failure), not a kernel bug
     details: tuple[tuple[str, str], ...] = ()
+    boot_time: float | None = None  # epoch seconds of boot, from a line with both a wall and a printk time

@@ -20,7 +20,7 @@ from forensics.commands.common import (
     render_for,
 )
 from forensics.errors import UsageError
-from forensics.model import Incident, NotAvailable, SourceRecord, Timestamp, TimeWindow
+from forensics.model import BootTime, Incident, NotAvailable, SourceRecord, Timestamp, TimeWindow
 from forensics.report import OutputFormat
 
 if TYPE_CHECKING:
@@ -108,7 +108,20 @@ def build_incident(results: list[SourceResult]) -> Incident:
         sources=tuple(r.record for r in results),
         findings=tuple(findings),
         tool_version=__version__,
+        boot_time=_boot_time(all_reports),
     )
+
+
+def _boot_time(reports: list[KernelReport]) -> BootTime | NotAvailable:
+    """When the kernel booted, from log lines that carry both a dated wall time and a printk time."""
+    estimates = sorted(r.boot_time for r in reports if r.boot_time is not None)
+    if not estimates:
+        return NotAvailable("no log line carries both a dated wall-clock time and a printk time")
+    if estimates[-1] - estimates[0] > 60:
+        return NotAvailable("the logs' wall and printk times disagree by more than a minute (several boots?)")
+    # Syslog times have whole seconds at best, and printk time drifts from the wall clock.
+    spread = estimates[-1] - estimates[0]
+    return BootTime(estimates[len(estimates) // 2], 1.0 + spread, "kernel log: wall time minus the printk time")
 
 
 def to_document(results: list[SourceResult], incident: Incident) -> dict[str, Any]:

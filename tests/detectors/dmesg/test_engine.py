@@ -155,3 +155,11 @@ def test_fuzz_report_fragments(lines: list[bytes]) -> None:
         assert report.start_line >= previous, "reports come in log order"
         previous = report.start_line
         assert report.title
+
+
+def test_dated_prefixes_give_wall_time_and_boot_time() -> None:
+    line = parse_line(1, "2026-11-30T06:55:29+0000 host kernel: [  100.000000] Kernel panic - not syncing: boom")
+    assert (line.wall, line.timestamp) == (1796021729.0, 100.0)
+    assert parse_line(1, "Nov 30 06:55:29 host kernel: BUG: x").wall is None  # syslog has no year
+    (report,) = scan_chunks([line.text.encode()])
+    assert report.boot_time == 1796021629.0

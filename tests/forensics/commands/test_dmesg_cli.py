@@ -78,3 +78,10 @@ def test_unreadable_input_is_one_line_and_exit_3(tmp_path: Path) -> None:
         assert proc.returncode == 3
         lines = proc.stderr.decode().splitlines()
         assert lines[0].startswith("kforensic: error: cannot read") and "Traceback" not in proc.stderr.decode()
+
+
+def test_boot_time_from_dated_lines() -> None:
+    log = b"2026-11-30T06:55:29+0000 host kernel: [  100.000000] Kernel panic - not syncing: boom\n"
+    doc = json.loads(run("--format", "json", stdin=log).stdout)
+    assert doc["incident"]["boot_time"]["wall"] == 1796021629.0
+    assert doc["sources"][0]["reports"][0]["title"] == "kernel panic: boom"
