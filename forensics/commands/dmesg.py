@@ -61,9 +61,20 @@ def _scan(chunks: Iterable[bytes]) -> tuple[list[KernelReport], int]:
     scanner = LogScanner()
     reports: list[KernelReport] = []
     for chunk in chunks:
-        reports.extend(scanner.feed(chunk))
-    reports.extend(scanner.close())
+        reports.extend(_kept(scanner.feed(chunk), len(reports)))
+    reports.extend(_kept(scanner.close(), len(reports)))
     return reports, scanner.lines_seen
+
+
+#: Reports kept whole per input; later ones keep their fields and header but not their lines and
+#: frames, so that memory stays bounded on a log that repeats a report thousands of times.
+FULL_REPORTS = 500
+
+
+def _kept(new: list[KernelReport], kept: int) -> list[KernelReport]:
+    from dataclasses import replace
+
+    return [r if kept + i < FULL_REPORTS else replace(r, lines=r.lines[:1], trace=()) for i, r in enumerate(new)]
 
 
 def triage_file(name: str) -> SourceResult:

@@ -85,3 +85,17 @@ def test_boot_time_from_dated_lines() -> None:
     doc = json.loads(run("--format", "json", stdin=log).stdout)
     assert doc["incident"]["boot_time"]["wall"] == 1796021629.0
     assert doc["sources"][0]["reports"][0]["title"] == "kernel panic: boom"
+
+
+def test_thousands_of_repeats_are_grouped_and_kept_small(tmp_path: Path) -> None:
+    from forensics.commands.dmesg import FULL_REPORTS, build_incident, triage_file
+
+    report = (GOLDEN / "null_deref_x86.log").read_bytes().split(b"\n")[2:30]
+    log = tmp_path / "repeats.log"
+    log.write_bytes(b"\n".join(report * (FULL_REPORTS + 100)) + b"\n")
+    result = triage_file(str(log))
+    assert len(result.reports) == FULL_REPORTS + 100
+    assert [g.count for g in result.groups] == [FULL_REPORTS + 100]
+    assert len(result.reports[0].lines) > 1 and len(result.reports[-1].lines) == 1
+    incident = build_incident([result])
+    assert_evidence_resolves(incident.findings)
