@@ -23,15 +23,25 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@touch $@ $(VENV)/.installed
 
-# The main job on data bundled in the repository: triage a real kernel log of the
-# project's fixture kernel, then merge the findings into one incident report.
-DEMO_LOG := vmcore_fixtures/cases/01-null-member/console.log
+# The main job on data bundled in the repository: a real kdump of the fixture kernel
+# that leaked slab objects before it crashed, the kernel log beside it, the slab
+# snapshots taken during the leak (imported into a store) and a small bundled trace,
+# merged into one incident report.
+CASE  := vmcore_fixtures/cases/08-slab-leak
+TRACE := tests/data/traces/kf.ftrace.txt.gz
 
-demo: $(VENV)/.installed
+$(DEMO)/vmlinux: vmcore_fixtures/vmlinux.xz | $(BIN)/python
 	@mkdir -p $(DEMO)
-	$(BIN)/kforensic dmesg --format json -o $(DEMO)/dmesg.json $(DEMO_LOG)
-	$(BIN)/kforensic report --from $(DEMO)/dmesg.json -o demo-report.md
-	@echo "wrote demo-report.md"
+	$(BIN)/python -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' $< $@.tmp
+	@mv $@.tmp $@
+
+demo: $(VENV)/.installed $(DEMO)/vmlinux
+	@rm -f $(DEMO)/slab.db $(DEMO)/slab.db-wal $(DEMO)/slab.db-shm
+	$(BIN)/kforensic slab-import $(CASE)/snapshots --store $(DEMO)/slab.db --no-analysis -o $(DEMO)/slab-import.txt
+	$(BIN)/kforensic report --vmcore $(CASE) --vmlinux $(DEMO)/vmlinux --module-debug vmcore_fixtures/kf_buggy.ko \
+		--dmesg $(CASE)/console.log --store $(DEMO)/slab.db --trace $(TRACE) \
+		-o demo-report.md --html demo-report.html --json $(DEMO)/report.json --digest $(DEMO)/digest.json
+	@echo "wrote demo-report.md and demo-report.html (inputs and intermediate files in $(DEMO)/)"
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff format --check .
@@ -46,4 +56,4 @@ pytest: $(VENV)/.installed-dev
 test: lint typecheck pytest
 
 clean:
-	rm -rf $(VENV) $(DEMO) demo-report.md .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) $(DEMO) demo-report.md demo-report.html demo-report-plots .mypy_cache .ruff_cache .pytest_cache
