@@ -22,7 +22,7 @@ from detectors.leaks.series import SeriesMatrix, counter_matrices, slab_matrices
 from forensics.model import Finding, NotAvailable
 
 #: Share of SUnreclaim's growth the flagged caches must explain for its finding to drop to info.
-EXPLAINED_SHARE = 0.7
+EXPLAINED_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -172,13 +172,21 @@ def _findings(
         if v.grade.rank < Grade.SUSPECT.rank:
             continue
         explained: tuple[str, ...] = ()
+        share = 0.0
         if v.name == "SUnreclaim":
+            # Flagged caches, and every member of a flagged group (small partners included).
+            in_groups = {(m.boot_id, m.name) for g in groups if g.grade.rank >= Grade.SUSPECT.rank for m in g.members}
             flagged = [
-                c for c in caches if c.boot_id == v.boot_id and c.grade.rank >= Grade.SUSPECT.rank and not c.reclaimable
+                c
+                for c in caches
+                if c.boot_id == v.boot_id
+                and not c.reclaimable
+                and (c.grade.rank >= Grade.SUSPECT.rank or (c.boot_id, c.name) in in_groups)
             ]
-            if flagged and sum(c.rate for c in flagged) >= EXPLAINED_SHARE * v.rate:
+            share = sum(max(c.rate, 0.0) for c in flagged) / v.rate if v.rate > 0 else 0.0
+            if flagged and share >= EXPLAINED_SHARE:
                 explained = tuple(c.name for c in flagged)
-        out.append(meminfo_finding(v, ctx, explained))
+        out.append(meminfo_finding(v, ctx, explained, share))
     by_id: dict[str, Finding] = {}
     for f in out:
         known = by_id.get(f.id)

@@ -234,8 +234,10 @@ def group_finding(g: CoGrowth, ctx: FindingContext) -> Finding:
     )
 
 
-def meminfo_finding(v: SeriesVerdict, ctx: FindingContext, explained_by: tuple[str, ...] = ()) -> Finding:
-    """The finding for a growing meminfo field (``explained_by``: flagged caches that account for it)."""
+def meminfo_finding(
+    v: SeriesVerdict, ctx: FindingContext, explained_by: tuple[str, ...] = (), explained_share: float = 0.0
+) -> Finding:
+    """The finding for a growing meminfo field (``explained_by``: flagged caches that account for most of it)."""
     info = field_info(v.name)
     rate = f"{kb(v.rate)}/h"
     severity = Severity.INFO if explained_by else SEVERITY[v.grade]
@@ -248,7 +250,9 @@ def meminfo_finding(v: SeriesVerdict, ctx: FindingContext, explained_by: tuple[s
         f"It is grown by {info.grown_by}."
     )
     if explained_by:
-        summary += f" The flagged caches {', '.join(explained_by)} account for most of it."
+        summary += f" The flagged caches {', '.join(explained_by)} account for {explained_share:.0%} of it."
+    elif explained_share > 0:
+        summary += f" The flagged caches account for only {explained_share:.0%} of it: look beyond them."
     facts = _series_facts(v, ctx)
     confidence, reason = _confidence(v)
     return Finding(

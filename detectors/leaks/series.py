@@ -98,6 +98,14 @@ def _stretches(boot_ids: npt.NDArray[Any]) -> list[tuple[int, int]]:
     return list(itertools.pairwise(edges))
 
 
+def _medians_of_rows(values: FloatArray) -> FloatArray:
+    """Medians along the last axis: sorting a few dozen values beats np.median's partitioning by far."""
+    ordered = np.sort(values, axis=-1)
+    n = ordered.shape[-1]
+    middle = ordered[..., n // 2]
+    return middle if n % 2 else (middle + ordered[..., n // 2 - 1]) / 2.0
+
+
 def resample(
     walls: FloatArray, values: FloatArray, window: float, exact: npt.NDArray[np.bool_] | None = None
 ) -> tuple[FloatArray, FloatArray]:
@@ -124,7 +132,7 @@ def resample(
             full = int(starts[-1])
             # Series-major and contiguous: partitioning along the last axis is the fast case.
             picked = np.ascontiguousarray(values[:full, columns].T).reshape(len(columns), -1, per)
-            head = np.median(picked, axis=2).T
+            head = _medians_of_rows(picked).T
             medians[:, columns] = np.vstack([head, np.median(values[full:, columns], axis=0, keepdims=True)])
         else:
             frame = pd.DataFrame(values[:, columns])
@@ -150,6 +158,16 @@ def _sorted_by_sample(frame: pd.DataFrame) -> npt.NDArray[np.int64] | None:
     if len(ids) < 2 or bool(np.all(ids[1:] >= ids[:-1])):
         return None
     return np.argsort(ids, kind="stable").astype(np.int64)
+
+
+def _regular_layout(codes: IntArray, samples: int, names: int) -> IntArray | None:
+    """The column order when every sample has one row per name in the same order, else None."""
+    if len(codes) != samples * names:
+        return None
+    first = codes[:names]
+    if len(np.unique(first)) != names or not bool(np.all(codes.reshape(samples, names) == first)):
+        return None
+    return np.argsort(first).astype(np.int64)
 
 
 def build_matrices(
@@ -201,8 +219,15 @@ def build_matrices(
         s_codes = sample_codes_all[rows] - start
         n_s = end - start
         walls = sample_walls[start:end]
-        raw = _pivot(s_codes, codes, n_s, len(names), value[rows])
-        extras = {k: _pivot(s_codes, codes, n_s, len(names), v[rows]) for k, v in extra_sorted.items()}
+        layout = _regular_layout(codes, n_s, len(names))
+        if layout is not None:
+            # Every sample lists the same caches in the same order (as the store returns them):
+            # a reshape replaces the scatter into a NaN-filled matrix.
+            raw = value[rows].reshape(n_s, len(names))[:, layout]
+            extras = {k: v[rows].reshape(n_s, len(names))[:, layout] for k, v in extra_sorted.items()}
+        else:
+            raw = _pivot(s_codes, codes, n_s, len(names), value[rows])
+            extras = {k: _pivot(s_codes, codes, n_s, len(names), v[rows]) for k, v in extra_sorted.items()}
         interval = sampling_interval(walls)
         window = window_for(float(walls[-1] - walls[0]), interval)
         with np.errstate(all="ignore"), warnings.catch_warnings():
