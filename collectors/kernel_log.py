@@ -12,9 +12,7 @@ from __future__ import annotations
 import errno
 import os
 import time
-from collections import deque
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +22,6 @@ from forensics.errors import CollectionError
 from forensics.model import NotAvailable, SourceRecord
 
 CHUNK_SIZE = 1 << 20
-_HASH_BACKLOG = 4
 KMSG_PATH = "/dev/kmsg"
 KMSG_NAME = "/dev/kmsg"
 # A kmsg record is at most about 1 KiB of text plus dictionary lines; read() needs room for one.
@@ -39,23 +36,10 @@ def open_log(name: str) -> Iterator[TrackedInput]:
 
 
 def log_chunks(tracked: TrackedInput, chunk_size: int = CHUNK_SIZE) -> Iterator[bytes]:
-    """The bytes of an opened log, in chunks, counted and hashed into ``tracked`` like ``read_chunks``.
-
-    The SHA-256 runs in a helper thread (hashlib releases the GIL on large
-    buffers), so digesting a 1 GB log costs no time on the scanning thread; at
-    most ``_HASH_BACKLOG`` chunks wait for it, which bounds memory.
-    """
-    digest = tracked._hash  # the same digest read_chunks keeps, so tracked.record() stays right
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="kf-hash") as pool:
-        pending: deque[Future[None]] = deque()
-        while chunk := tracked.stream.read(chunk_size):
-            tracked.size += len(chunk)
-            pending.append(pool.submit(digest.update, chunk))
-            if len(pending) > _HASH_BACKLOG:
-                pending.popleft().result()
-            yield chunk
-        for job in pending:
-            job.result()
+    """The bytes of an opened log, in chunks, counted and hashed into ``tracked``'s source record."""
+    # SHA-256 runs at about 1 GB/s here: hashing on the reading thread costs less than handing
+    # chunks to a helper thread would.
+    yield from tracked.read_chunks(chunk_size)
 
 
 @dataclass
