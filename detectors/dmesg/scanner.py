@@ -55,6 +55,7 @@ def trigger_patterns(
 
 
 _TRIGGER_PATTERNS = trigger_patterns(TRIGGERS)
+_RARE_ANCHORS = (b"#", b"Z")  # seldom in kernel logs: scanned with memchr, not the regex engine
 _TYPICAL_LINE = 160  # bytes per line assumed when cutting a window (grown when lines are longer)
 
 
@@ -171,6 +172,17 @@ class LogScanner:
         buf = self._buf
         hits: list[int] = []
         for pattern, words in _TRIGGER_PATTERNS:
+            byte = words[0][0][words[0][1] : words[0][1] + 1]
+            if byte in _RARE_ANCHORS:
+                # A byte this rare is found faster by memchr (bytes.find) than by the regex engine.
+                at = buf.find(byte, start, end)
+                while at >= 0:
+                    for word, anchor in words:
+                        if buf.startswith(word, at - anchor):
+                            hits.append(at - anchor)
+                            break
+                    at = buf.find(byte, at + 1, end)
+                continue
             for m in pattern.finditer(buf, start, end):
                 at = m.start()
                 rest = m.group()
