@@ -180,9 +180,12 @@ _HEADER_HINTS = (
 )  # fmt: skip
 
 
+_HEADER_HINT = re.compile("|".join(map(re.escape, _HEADER_HINTS)))
+
+
 def _may_be_header(body: str) -> bool:
     """Cheap check before trying the whole rule table on a line."""
-    return any(hint in body for hint in _HEADER_HINTS)
+    return _HEADER_HINT.search(body) is not None
 
 
 def _follow(lines: Sequence[LogLine], path: tuple[Step, ...]) -> tuple[list[str], list[Frame]]:
