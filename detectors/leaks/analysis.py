@@ -6,6 +6,7 @@ test) and gets back everything the renderers and plots need.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -137,7 +138,13 @@ def analyse(data: LeakInput, thresholds: Thresholds | None = None) -> LeakAnalys
         excerpt = counter_excerpt(matrix, units)
         for info in MEMINFO_FIELDS:
             if info.name in matrix.names:
-                judged = judge_column(matrix, matrix.column(info.name), False, mem_total, th, excerpt)
+                field_th = dataclasses.replace(
+                    th,
+                    min_growth=max(th.min_growth, info.min_growth),
+                    clear_growth=max(th.clear_growth, info.min_growth),
+                    min_hours=max(th.min_hours, info.min_hours),
+                )
+                judged = judge_column(matrix, matrix.column(info.name), False, mem_total, field_th, excerpt)
                 if judged is not None:
                     meminfo.append(judged)
 

@@ -42,6 +42,7 @@ class Thresholds:
     clear_tau: float = 0.9  # ...unless the growth is this steady (Kendall tau and r²)
     min_share_per_day: float = 0.0001  # of MemTotal: 0.01%/day
     min_points: int = 8  # window medians
+    min_hours: float = 0.0  # a shorter stretch is not judged
     leak_tau: float = 0.7
     leak_r2: float = 0.8
     leak_minima_tau: float = 0.5
@@ -107,6 +108,8 @@ def _too_short(c: Context) -> str | None:
     f = c.features
     if f.points < c.thresholds.min_points:
         return f"{f.points} window medians, fewer than {c.thresholds.min_points}: too short to judge"
+    if f.span_hours < c.thresholds.min_hours:
+        return f"{f.span_hours:.2f} h of samples, less than {c.thresholds.min_hours:g} h: too short to judge"
     return None
 
 

@@ -23,12 +23,18 @@ UNACCOUNTED = "Unaccounted"
 
 
 class MeminfoField(NamedTuple):
-    """A meminfo field judged for leaks, who grows it and how to look closer."""
+    """A meminfo field judged for leaks, who grows it and how to look closer.
+
+    ``min_growth`` (bytes) and ``min_hours`` raise the general thresholds for a
+    field whose noise is larger than a cache's.
+    """
 
     name: str
     subject: str
     grown_by: str
     confirm: tuple[str, ...]
+    min_growth: float = 0.0
+    min_hours: float = 0.0
 
 
 MEMINFO_FIELDS: tuple[MeminfoField, ...] = (
@@ -70,6 +76,10 @@ MEMINFO_FIELDS: tuple[MeminfoField, ...] = (
             "grep -E 'MemFree|Active|Inactive|Slab|Vmalloc' /proc/meminfo",
             "bcc memleak (kernel mode) or the page_owner debug feature (page_owner=on) to find the allocator",
         ),
+        # Pages in flight to the LRU lists sit in per-CPU batches that no field counts; with large
+        # folios a busy machine swings the estimate by hundreds of MB within seconds.
+        min_growth=256 * 2**20,
+        min_hours=0.5,
     ),
 )
 

@@ -280,8 +280,12 @@ def table(trials: int) -> str:
         "|---|---|---|---|---|---|---|",
     ]
     tp = fp = fn = 0
+    target_flagged = target_trials = 0
     for shape in SHAPES:
         s = score(shape, trials)
+        if shape.leak and shape.rate is not None and shape.rate >= MB and shape.hours <= 2 and shape.interval == 60:
+            target_flagged += s.flagged
+            target_trials += s.trials
         err = f"{np.median(s.rate_errors):.1%}" if s.rate_errors else "–"
         lines.append(
             f"| {shape.name} | {'yes' if shape.leak else 'no'} | {s.trials} | {s.flagged / s.trials:.0%} "
@@ -296,6 +300,11 @@ def table(trials: int) -> str:
     recall = tp / (tp + fn) if tp + fn else 1.0
     lines.append("")
     lines.append(f"Overall: precision {precision:.1%}, recall {recall:.1%} (flagged = medium or high).")
+    if target_trials:
+        lines.append(
+            f"Leaks of >= 1 MB/h within 2 h of 60 s samples: recall {target_flagged / target_trials:.1%} "
+            f"({target_flagged}/{target_trials})."
+        )
     return "\n".join(lines)
 
 

@@ -41,7 +41,7 @@ def _quiet_slabs(walls: np.ndarray) -> object:  # type: ignore[type-arg]
 
 def test_memory_no_counter_explains_is_found_as_unaccounted() -> None:
     walls, hours = two_hours()
-    lost = 4_096 * hours  # 4 MiB/h taken by alloc_pages() somewhere
+    lost = 262_144 * hours  # 256 MiB/h taken by alloc_pages() somewhere
     counters = counter_frame(walls, _meminfo(hours, MemFree=3_000_000 - lost, MemAvailable=4_000_000 - lost))
     slabs = slab_frame(walls, {"kmalloc-64": (64, np.full(len(walls), 5_000.0))})
     result = analyse(LeakInput(slabs, counters, source="s.sqlite"))
@@ -51,9 +51,23 @@ def test_memory_no_counter_explains_is_found_as_unaccounted() -> None:
     assert "unaccounted" in finding.title
     assert {e.locator.name for e in finding.evidence} == {"meminfo:MemFree"}
     facts = {f.name: f.value for f in finding.facts}
-    assert "4,096 KB/h" in facts["growth rate"]
+    assert "262,144 KB/h" in facts["growth rate"]
     resolver = sample_resolver(frame_text(slabs, counters))
     assert_evidence_resolves(result.findings, resolvers={LocatorKind.SAMPLE: resolver})
+
+
+def test_small_or_short_unaccounted_growth_is_below_the_estimate_noise() -> None:
+    walls, hours = two_hours()
+    lost = 8_192 * hours  # 8 MiB/h: within the swing of pages in per-CPU LRU batches
+    counters = counter_frame(walls, _meminfo(hours, MemFree=3_000_000 - lost, MemAvailable=4_000_000 - lost))
+    result = analyse(LeakInput(slab_frame(walls, {"kmalloc-64": (64, np.full(len(walls), 5_000.0))}), counters))
+    assert result.findings == ()
+    [verdict] = [v for v in result.meminfo if v.name == "Unaccounted"]
+    assert verdict.verdict.rule == "no-effect"
+    quick = counter_frame(walls[:20], _meminfo(hours[:20], MemFree=3_000_000 - 3_000_000 * hours[:20]))
+    result = analyse(LeakInput(slab_frame(walls[:20], {"kmalloc-64": (64, np.full(20, 5_000.0))}), quick))
+    [verdict] = [v for v in result.meminfo if v.name == "Unaccounted"]
+    assert verdict.verdict.rule == "too-short"
 
 
 def test_kernel_stacks_growing_name_threads() -> None:
