@@ -145,9 +145,10 @@ class LogScanner:
         if len(parts) <= limit and stop < min(end, start + MAX_WINDOW_BYTES):
             stop = min(end, start + MAX_WINDOW_BYTES)  # long lines: take the whole byte budget
             parts = self._buf[start:stop].split(b"\n", limit)
-        complete = len(parts) > limit or stop < end
+        hit_limit = len(parts) > limit  # then the first ``limit`` parts are all whole lines
+        complete = hit_limit or stop < end
         parts = parts[:limit]
-        if len(parts) > 1 and (not parts[-1] or stop < end):
+        if not hit_limit and len(parts) > 1 and (not parts[-1] or stop < end):
             parts.pop()  # the empty rest after the last newline, or a line cut by the byte limit
         offsets: list[int] = []
         off = start

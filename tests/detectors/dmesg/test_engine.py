@@ -163,3 +163,16 @@ def test_dated_prefixes_give_wall_time_and_boot_time() -> None:
     assert parse_line(1, "Nov 30 06:55:29 host kernel: BUG: x").wall is None  # syslog has no year
     (report,) = scan_chunks([line.text.encode()])
     assert report.boot_time == 1796021629.0
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(min_value=1, max_value=5000), min_size=1, max_size=50))
+def test_any_chunking_of_all_golden_logs_gives_the_same_reports(sizes: list[int]) -> None:
+    data = b"".join(p.read_bytes() for p in GOLDEN) * 3
+    whole = [(r.title, r.start_line, r.end_line, r.frame) for r in scan_chunks([data])]
+    pieces, at = [], 0
+    while at < len(data):
+        size = sizes[len(pieces) % len(sizes)]
+        pieces.append(data[at : at + size])
+        at += size
+    assert [(r.title, r.start_line, r.end_line, r.frame) for r in scan_chunks(pieces)] == whole
