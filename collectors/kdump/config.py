@@ -105,7 +105,9 @@ def parse_kdump_conf(file: TextFile) -> KdumpConfig:
         entries.append(entry)
         if directive in KDUMP_CONF_TARGETS:
             targets.append(entry)
-    if len(targets) > 1:
-        extra = targets[1]
-        problems.append(ConfigProblem(extra.line, extra.text, "more than one dump target (kdumpctl allows one)"))
+    problems.extend(
+        ConfigProblem(extra.line, extra.text, "more than one dump target (kdumpctl allows one)")
+        for extra in targets[1:]
+    )
+    problems.sort(key=lambda p: p.line)
     return KdumpConfig(file=file, entries=tuple(entries), problems=tuple(problems))

@@ -229,7 +229,8 @@ def _dump_space(reader: RootReader, target: DumpTarget, statvfs: StatvfsProvider
     if target.kind is not TargetKind.LOCAL:
         return NotAvailable(f"the dump goes to {target.kind.value} target {target.location}")
     # The dump directory may not exist yet (created at dump time): measure its nearest existing parent.
-    probe = target.location.rstrip("/") or "/"
+    # kdump tools take relative paths from the root too.
+    probe = "/" + target.location.strip("/")
     while probe != "/" and not reader.host_path(probe).is_dir():
         probe = probe.rsplit("/", 1)[0] or "/"
     try:

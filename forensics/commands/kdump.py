@@ -172,6 +172,7 @@ def render_check(state: KdumpState, checklist: Checklist, fmt: OutputFormat) -> 
             indent = "  - " if md else "       "
             out.append(f"{indent}why: {line.why}")
             out.append(f"{indent}fix: {line.fix}")
+            out.extend(f"{indent}seen: {e.cite()}: {e.excerpt}" for e in line.evidence)
     out += ["", f"{'**' if md else ''}{verdict}{'**' if md else ''} ({counts}; kernel side {kernel})", ""]
     return "\n".join(out)
 

@@ -171,3 +171,13 @@ def test_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
     assert isinstance(state.rhel_config, NotAvailable)
     assert state.problems[0].path == "/etc/kdump.conf"
     assert state.problems[0].reason == "not a regular file"
+
+
+def test_a_relative_dump_path_is_measured_from_the_root(tmp_path: Path) -> None:
+    system = SCENARIOS["rhel9-ready"]
+    root = build(tmp_path, system)
+    conf = root / "etc/kdump.conf"
+    conf.write_text(conf.read_text().replace("path /var/crash", "path var/crash/nested"))
+    state = collect_kdump_state(root, system.statvfs)
+    assert isinstance(state.dump_space, DiskSpace)
+    assert state.dump_space.measured_at == "/var/crash"
