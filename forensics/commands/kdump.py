@@ -276,7 +276,10 @@ def render_setup(doc: dict[str, Any], fmt: OutputFormat) -> str:
         for command in doc["commands"]:
             rc = f", exit {command['returncode']}" if command["returncode"] is not None else ""
             argv = " ".join(command["argv"])
-            out.append(f"  {'- ' if md else ''}{argv}    # {command['reason']} [{command['status']}{rc}]")
+            if md:
+                out.append(f"- `{argv}` — {command['reason']} [{command['status']}{rc}]")
+            else:
+                out.append(f"  {argv}    # {command['reason']} [{command['status']}{rc}]")
         out.append("")
     for step in doc["manual"]:
         out.append(f"{'- ' if md else ''}manual: {step}")

@@ -209,3 +209,15 @@ def test_missing_use_kdump_fails_and_is_planned(tmp_path: Path) -> None:
     assert [line.status for line in checklist.lines if line.id == "kdump-enabled"] == [Status.FAIL]
     (change,) = make_plan(state, checklist, policy_named("none")).changes
     assert change.new.endswith("USE_KDUMP=1\n")
+
+
+@pytest.mark.live
+def test_this_machine_findings_cite_real_lines() -> None:
+    """The real /proc and /sys of the test machine: every warn/fail finding quotes a line read."""
+    state = collect_kdump_state(Path("/"))
+    checklist = run_checklist(state)
+    findings = checklist_findings(checklist, state)
+    if not findings:
+        pytest.skip("kdump is fully set up on this machine: nothing to cite")
+    assert_evidence_resolves(findings)
+    assert checklist.ready is all(line.status is not Status.FAIL for line in checklist.lines)
