@@ -4,7 +4,7 @@ The child mmaps 4 KiB anonymous regions at a fixed rate with alternating
 protections (PROT_READ, PROT_READ|PROT_WRITE) so neighbouring VMAs cannot
 merge: every mapping costs one ``vm_area_struct``.  slab-watch samples every
 0.5 s into a store, then ``kforensic leaks`` analyses it.  The same sampling
-without the child must flag nothing.  About 30 s in all; root only.
+without the child must flag nothing.  About 25 s in all; root only.
 
 Run alone with:  .venv/bin/pytest -q -m live tests/live/test_live_leak.py
 """
@@ -29,8 +29,8 @@ from tests.helpers import assert_evidence_resolves
 pytestmark = pytest.mark.live
 
 LEAK_PER_SECOND = 1500.0
-SAMPLE_SECONDS = 16.0
-CONTROL_SECONDS = 10.0
+SAMPLE_SECONDS = 12.0
+CONTROL_SECONDS = 8.0
 INTERVAL = 0.5
 
 LEAKER = r"""
