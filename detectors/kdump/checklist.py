@@ -11,7 +11,7 @@ Pure: no file access, no clock.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from collectors.kdump.snapshot import KdumpState
 from detectors.kdump.context import active_config, collector_options, crashkernel_estimate
@@ -71,8 +71,32 @@ RULES: tuple[Callable[[KdumpState, Estimate], list[Line]], ...] = (
 )
 
 
+#: Why each check matters, for passing lines (failing ones say it in their own words), by line id prefix.
+WHY_IT_MATTERS = (
+    ("distro", "the kdump packages, configuration file and service differ between distribution families"),
+    ("crashkernel-cmdline", "the crash kernel can only boot into memory reserved at boot with crashkernel="),
+    ("crashkernel-boot", "crashkernel= must be in the boot configuration to survive reboots and kernel updates"),
+    ("crash-reservation", "the crash kernel, its initramfs and makedumpfile must fit in the reservation"),
+    ("crash-loaded", "a panic jumps into the loaded crash kernel; nothing loaded, nothing captured"),
+    ("kdump-tooling", "the tooling loads the crash kernel at boot and saves the dump after a crash"),
+    ("kdump-config", "the tooling refuses to load the crash kernel when its configuration is wrong"),
+    ("kdump-service", "the service loads the crash kernel at every boot"),
+    ("dump-space", "makedumpfile stops when the disk fills: the dump is truncated or missing"),
+    ("makedumpfile", "the dump must be complete enough and in a format crash/drgn can open"),
+    ("sysctl:", "only a panic starts the crash kernel: these settings decide which failures panic"),
+    ("debuginfo", "crash and drgn need the exact kernel's debug info to read a vmcore"),
+)
+
+
+def _with_why(line: Line) -> Line:
+    if line.why:
+        return line
+    why = next((text for prefix, text in WHY_IT_MATTERS if line.id.startswith(prefix)), "")
+    return replace(line, why=why)
+
+
 def run_checklist(state: KdumpState) -> Checklist:
     """Run every rule over the state."""
     estimate = crashkernel_estimate(state)
-    lines = [line for rule in RULES for line in rule(state, estimate)]
+    lines = [_with_why(line) for rule in RULES for line in rule(state, estimate)]
     return Checklist(tuple(lines), estimate)

@@ -77,10 +77,11 @@ def test_verdict_and_lines(tmp_path: Path, scenario: str) -> None:
         by_id.setdefault(line.id, []).append(line.status)
     for line_id, status in statuses.items():
         assert status in by_id.get(line_id, []), f"{line_id}: {by_id.get(line_id)}"
-    # A line that is not a pass always says why it matters and what to do.
+    # Every line says why it matters; a line that is not a pass also says what to do.
     for line in checklist.lines:
+        assert line.why, line
         if line.status is not Status.PASS:
-            assert line.why and line.fix, line
+            assert line.fix, line
 
 
 @pytest.mark.parametrize("scenario", sorted(EXPECTED))
