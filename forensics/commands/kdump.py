@@ -392,8 +392,13 @@ def test(
     os.sync()
     from collectors.kdump.paths import SYSRQ_TRIGGER
 
-    with open(SYSRQ_TRIGGER, "w") as trigger:
-        trigger.write("c")
+    try:
+        with open(SYSRQ_TRIGGER, "w") as trigger:
+            trigger.write("c")
+    except OSError as exc:
+        raise CollectionError(
+            f"cannot write {SYSRQ_TRIGGER}: {exc.strerror or exc}", hint="the kernel needs CONFIG_MAGIC_SYSRQ"
+        ) from None
 
 
 def register(app: typer.Typer) -> None:
