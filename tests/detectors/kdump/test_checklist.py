@@ -222,3 +222,13 @@ def test_this_machine_findings_cite_real_lines() -> None:
         pytest.skip("kdump is fully set up on this machine: nothing to cite")
     assert_evidence_resolves(findings)
     assert checklist.ready is all(line.status is not Status.FAIL for line in checklist.lines)
+
+
+@pytest.mark.parametrize(("free_mib", "status"), [(300, Status.FAIL), (2500, Status.WARN), (5000, Status.PASS)])
+def test_free_space_thresholds_account_for_compression(tmp_path: Path, free_mib: int, status: Status) -> None:
+    from dataclasses import replace
+
+    system = replace(SCENARIOS["ubuntu2404-lzo"], free_bytes=free_mib << 20)  # expected dump up to 3644 MiB
+    state = collect_kdump_state(build(tmp_path / "root", system), system.statvfs)
+    (line,) = [x for x in run_checklist(state).lines if x.id == "dump-space"]
+    assert line.status is status, line.detail
