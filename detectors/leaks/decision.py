@@ -160,6 +160,13 @@ def _plateau(c: Context) -> str | None:
     return None
 
 
+def _no_consistent_trend(c: Context) -> str | None:
+    f, th = c.features, c.thresholds
+    if f.tau < th.suspect_tau and f.minima_tau < th.suspect_tau:
+        return f"moves without a consistent trend (Kendall tau {f.tau:.2f}, of its floor {f.minima_tau:.2f})"
+    return None
+
+
 def _floor_rises_through_reclaim(c: Context) -> str | None:
     f, th = c.features, c.thresholds
     if (
@@ -237,6 +244,7 @@ RULES: tuple[Rule, ...] = (
     ("small-growth", Grade.STABLE, _small_growth),
     ("one-time-step", Grade.STABLE, _one_time_step),
     ("plateau", Grade.STABLE, _plateau),
+    ("no-consistent-trend", Grade.STABLE, _no_consistent_trend),
     ("floor-rises-through-reclaim", Grade.SUSPECT, _floor_rises_through_reclaim),
     ("reclaimable", Grade.RECLAIMABLE, _reclaimable),
     ("given-back", Grade.RECLAIMABLE, _given_back),
