@@ -49,6 +49,7 @@ class Distro:
     version_id: str  # VERSION_ID=, e.g. 12, 24.04, 9.4 ("" when absent)
     name: str  # PRETTY_NAME= or a fallback
     evidence_line: int  # 1-based line of ID= in os-release, 0 when there is none
+    like: tuple[str, ...] = ()  # ID_LIKE=, e.g. ("ubuntu", "debian") for Linux Mint
 
 
 @dataclass(frozen=True)

@@ -112,7 +112,7 @@ def _distro(os_release: MaybeFile) -> Distro:
     elif distro_id in _RHEL_IDS or any(x in _RHEL_IDS for x in like):
         family = DistroFamily.RHEL
     name = fields.get("PRETTY_NAME", (distro_id or "unknown", 0))[0]
-    return Distro(family, distro_id, fields.get("VERSION_ID", ("", 0))[0], name, id_line)
+    return Distro(family, distro_id, fields.get("VERSION_ID", ("", 0))[0], name, id_line, tuple(like))
 
 
 def _config(reader: RootReader, path: str, *, debian: bool) -> KdumpConfig | NotAvailable:

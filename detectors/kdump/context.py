@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collectors.kdump.snapshot import DistroFamily, KdumpConfig, KdumpState, TextFile
-from detectors.kdump.crashkernel import Estimate, distro_default, estimate_crashkernel
+from detectors.kdump.crashkernel import DISTRO_DEFAULTS, Estimate, distro_default, estimate_crashkernel
 from detectors.kdump.makedumpfile import CollectorOptions, parse_collector
 from forensics.model import NotAvailable
 
@@ -50,7 +50,10 @@ def collector_options(state: KdumpState) -> tuple[CollectorOptions, TextFile | N
 def crashkernel_estimate(state: KdumpState) -> Estimate:
     """The recommended reservation for this system."""
     images = state.images
-    default = distro_default(state.distro.id, state.arch)
+    # A derivative (Linux Mint, Rocky) gets the default of the distribution it is like.
+    known = {i for row in DISTRO_DEFAULTS for i in row.distro_ids}
+    distro_id = next((i for i in (state.distro.id, *state.distro.like) if i in known), state.distro.id)
+    default = distro_default(distro_id, state.arch)
     return estimate_crashkernel(
         state.system_ram_bytes, images.kernel_bytes, images.initrd_bytes, images.modules_bytes, default
     )

@@ -181,3 +181,16 @@ def test_a_relative_dump_path_is_measured_from_the_root(tmp_path: Path) -> None:
     state = collect_kdump_state(root, system.statvfs)
     assert isinstance(state.dump_space, DiskSpace)
     assert state.dump_space.measured_at == "/var/crash"
+
+
+def test_a_derivative_gets_the_family_and_default_of_its_parent(tmp_path: Path) -> None:
+    from detectors.kdump.checklist import run_checklist
+
+    system = SCENARIOS["ubuntu2404-lzo"]
+    root = build(tmp_path, system)
+    (root / "etc/os-release").write_text(
+        'NAME="Linux Mint"\nVERSION_ID="22"\nID=linuxmint\nID_LIKE="ubuntu debian"\nPRETTY_NAME="Linux Mint 22"\n'
+    )
+    state = collect_kdump_state(root, system.statvfs)
+    assert (state.distro.family, state.distro.like) == (DistroFamily.DEBIAN, ("ubuntu", "debian"))
+    assert run_checklist(state).estimate.floor_source == "Ubuntu kdump-tools"
