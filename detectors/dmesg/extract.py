@@ -234,23 +234,20 @@ def guilty_frame(lines: Sequence[LogLine], spec: StackSpec) -> tuple[str | None,
     return None, seen
 
 
-def _corruption(rule: Rule, title: str, text: str, lines: Sequence[LogLine]) -> str | None:
-    """Why the report cannot be trusted, or None."""
+def _corruption(rule: Rule, title: str, text: str, lines: Sequence[LogLine], frames: int) -> str | None:
+    """Why the report cannot be trusted, or None (``frames``: how many frames the report's stacks hold)."""
     if rule.corrupted:
         return "the header is damaged or incomplete"
     if _TIMESTAMP_IN_TITLE.search(title):
         return "a timestamp is merged into the title"
     if not rule.needs_trace:
         return None
-    if "Call Trace" not in text and "Call trace" not in text and "backtrace" not in text:
+    if not frames and "Call Trace" not in text and "Call trace" not in text and "acktrace" not in text:
         return "no call trace in the report"
     for i, line in enumerate(lines):
         if not starts_stack(line.body):
             continue
-        following = lines[i + 1 : i + 16]
-        if len(lines) - i < 4:
-            return "the call trace is cut off"
-        for other in following:
+        for other in lines[i + 1 : i + 16]:
             if starts_stack(other.body):
                 break
             if parse_frame(other.body) is not None or "(stack is not available)" in other.body:
@@ -339,6 +336,8 @@ def build_report(window: Sequence[LogLine], rule: Rule, header: re.Match[str]) -
     for candidate, match in matching_rules(head.body, rule):
         if candidate.report is not None and candidate.report.search(text) is None:
             continue  # this rule needs lines the report does not have; try the next one
+        if candidate is not rule and candidate.name.endswith("-generic"):
+            break  # a catch-all says less than the specific rule's "... in corrupted"
         if candidate is not rule:
             rule, header = candidate, match
             if rule.stack is not None:
@@ -361,7 +360,7 @@ def build_report(window: Sequence[LogLine], rule: Rule, header: re.Match[str]) -
     elif rule.stack is not None and frame is None:
         corrupted_reason = "no frame of the call trace can be trusted"
     if corrupted_reason is None:
-        corrupted_reason = _corruption(rule, title, text, own)
+        corrupted_reason = _corruption(rule, title, text, own, len(trace))
     fields = _context_fields(own)
     panicked = any("Kernel panic - not syncing" in line.body for line in own)
     taint = fields.get("taint")
