@@ -200,6 +200,8 @@ def _follow(lines: Sequence[LogLine], path: tuple[Step, ...]) -> tuple[list[str]
             names.extend(f.function for f in got if f.reliable)
             continue
         assert step.anchor is not None
+        if step.only_if is not None and not any(step.only_if.search(x.body) for x in lines):
+            break
         for j in range(pos, len(lines)):
             m = step.anchor.search(lines[j].body)
             if m is not None:

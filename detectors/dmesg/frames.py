@@ -172,7 +172,7 @@ SKIP_LISTS = ("list_add", "list_del", "list_replace", "list_move", "list_splice"
               "^skb_(?:over|under)_panic")  # fmt: skip
 #: Generic helpers that check their callers' use (a WARN in drop_nlink is a bug of the file system calling it).
 SKIP_HELPERS = ("^(?:drop|inc|clear|set)_nlink$", "^mark_buffer_dirty", "^(?:fast_)?dput$", "^iput", "ref_tracker",
-                "assert", "^folio_(?:unlock|put|lock)$", "^warn_", "dump_backtrace", "walk_stackframe",
+                "assert_?fail", "^folio_(?:unlock|put|lock)$", "^warn_", "dump_backtrace", "walk_stackframe",
                 "stack_trace_", "arch_stack_walk", "^unwind_", "print_report", "show_regs", "^_*queue_work",
                 "^insert_work", "atomic_dec_and", "lock_timer_base", "mutex_optimistic_spin", "find_lock_entries",
                 "copy_page_(?:to|from)_iter", "^_*do_kernel_fault", "^do_mem_abort", "^do_tag_check_fault",

@@ -35,6 +35,7 @@ class Step(NamedTuple):
 
     anchor: re.Pattern[str] | None
     trace: bool = False
+    only_if: re.Pattern[str] | None = None  # the step applies only when this is somewhere in the report
 
 
 def _anchor(pattern: str) -> Step:
@@ -65,8 +66,13 @@ def _stack(*paths: tuple[Step, ...], skip: tuple[str, ...] = (), extractor: str 
     return StackSpec(paths, skip, extractor)
 
 
+# arm's link register: the caller, which is all there is when the PC itself is 0 (a NULL call).
+LR = Step(
+    re.compile(r"(?:LR is at|lr :)\s*(?:\[<[0-9a-f]+>\]\s*)?" + _FUNC),
+    only_if=re.compile(r"pc : \[<0+>\]|PC is at 0x0\b|pc : 0x0\b"),
+)
 TRACE_ONLY = _stack((CALL_TRACE, TRACE), (TRACE,))  # arm (32-bit) prints frames without "Call trace:"
-RIP_THEN_TRACE = _stack((RIP, CALL_TRACE, TRACE), (CALL_TRACE, TRACE))
+RIP_THEN_TRACE = _stack((RIP, CALL_TRACE, TRACE), (CALL_TRACE, TRACE), (LR,))
 
 
 def _warning_stack(*skip: str) -> StackSpec:
@@ -358,8 +364,8 @@ RULES: tuple[Rule, ...] = (
           (CALL_TRACE, TRACE))),
     _rule("arm-paging", r"Unable to handle kernel (paging request|NULL pointer dereference)",
           "BUG: unable to handle kernel {h1} in {frame}", "page-fault", C,
-          "Unable to handle kernel paging request at virtual address dead000000000108", stack=_stack((RIP, CALL_TRACE,
-          TRACE), (CALL_TRACE, TRACE))),
+          "Unable to handle kernel paging request at virtual address dead000000000108",
+          stack=_stack((RIP, CALL_TRACE, TRACE), (CALL_TRACE, TRACE), (LR,))),
     _rule("oops", r"Oops(?: - [a-z ]+)?: [0-9a-f]{4}", "Oops in {frame}", "oops", C, "Oops: 0002 [#1] SMP PTI",
           stack=RIP_THEN_TRACE, starts=False),
     # --- panics -----------------------------------------------------------------------------
@@ -399,7 +405,7 @@ RULES: tuple[Rule, ...] = (
     _rule("hard-lockup",
           r"(?:NMI watchdog|[Ww]atchdog): (?:Watchdog detected hard LOCKUP|BUG: hard lockup) on cpu (\d+)",
           "BUG: hard lockup in {frame}", "lockup", C, "watchdog: Watchdog detected hard LOCKUP on cpu 1",
-          stack=_stack((RIP, CALL_TRACE, TRACE), (CALL_TRACE, TRACE))),
+          stack=_stack((RIP, CALL_TRACE, TRACE), (CALL_TRACE, TRACE), (LR,))),
     _rule("machine-check", r"(?:mce: )?\[Hardware Error\]: (?:CPU \d+: )?(Machine Check(?: Exception)?)", "MCE: {h1}",
           "hardware", C, "mce: [Hardware Error]: CPU 0: Machine Check Exception: 5 Bank 4: b200000000070f0f",
           needs_trace=False),
