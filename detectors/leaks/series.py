@@ -160,14 +160,15 @@ def _sorted_by_sample(frame: pd.DataFrame) -> npt.NDArray[np.int64] | None:
     return np.argsort(ids, kind="stable").astype(np.int64)
 
 
-def _regular_layout(codes: IntArray, samples: int, names: int) -> IntArray | None:
-    """The column order when every sample has one row per name in the same order, else None."""
-    if len(codes) != samples * names:
+def _regular_codes(codes: IntArray, samples: int) -> IntArray | None:
+    """The name codes of one sample when every sample has the same rows in the same order, else None."""
+    if samples == 0 or len(codes) % samples:
         return None
-    first = codes[:names]
-    if len(np.unique(first)) != names or not bool(np.all(codes.reshape(samples, names) == first)):
+    per = len(codes) // samples
+    first = codes[:per]
+    if len(np.unique(first)) != per or not bool(np.all(codes.reshape(samples, per) == first)):
         return None
-    return np.argsort(first).astype(np.int64)
+    return first
 
 
 def build_matrices(
@@ -191,7 +192,7 @@ def build_matrices(
     def arranged(array: npt.NDArray[Any]) -> npt.NDArray[Any]:
         return array if order is None else array[order]
 
-    sample_ids_all = arranged(frame["sample_id"].to_numpy()).astype(np.int64)
+    sample_ids_all = arranged(np.asarray(frame["sample_id"].to_numpy(), dtype=np.int64))
     walls_all = arranged(frame["wall"].to_numpy(dtype=np.float64))
     # Factorising once is much cheaper than comparing millions of strings (categoricals keep their codes).
     boot_codes, boot_names = pd.factorize(frame["boot_id"], use_na_sentinel=True)
@@ -201,31 +202,32 @@ def build_matrices(
     value = arranged(value)
     extra_sorted = {k: arranged(v) for k, v in (extra or {}).items()}
 
-    # One entry per distinct sample, in order.
-    first_rows = np.concatenate(([True], sample_ids_all[1:] != sample_ids_all[:-1]))
-    sample_ids = sample_ids_all[first_rows]
-    sample_walls = walls_all[first_rows]
-    sample_boots = boot_codes[first_rows]
-    sample_codes_all = np.cumsum(first_rows) - 1
+    # The first row of each sample, in order; a sample's rows run up to the next one's first.
+    firsts = np.flatnonzero(np.concatenate(([True], sample_ids_all[1:] != sample_ids_all[:-1])))
+    bounds = np.append(firsts, len(sample_ids_all))
+    sample_ids = sample_ids_all[firsts]
+    sample_walls = walls_all[firsts]
+    sample_boots = boot_codes[firsts]
 
     matrices = []
     for start, end in _stretches(sample_boots):
-        lo, hi = np.searchsorted(sample_codes_all, [start, end])
-        rows = slice(int(lo), int(hi))
-        stretch_codes = name_codes_all[rows]
-        present = np.bincount(stretch_codes, minlength=len(all_names)) > 0
-        codes = (np.cumsum(present) - 1)[stretch_codes]
-        names = tuple(str(all_names[int(u)]) for u in np.flatnonzero(present))
-        s_codes = sample_codes_all[rows] - start
+        rows = slice(int(bounds[start]), int(bounds[end]))
         n_s = end - start
         walls = sample_walls[start:end]
-        layout = _regular_layout(codes, n_s, len(names))
-        if layout is not None:
+        stretch_codes = name_codes_all[rows]
+        regular = _regular_codes(stretch_codes, n_s)
+        if regular is not None:
             # Every sample lists the same caches in the same order (as the store returns them):
             # a reshape replaces the scatter into a NaN-filled matrix.
+            layout = np.argsort(regular)
+            names = tuple(str(all_names[int(c)]) for c in regular[layout])
             raw = value[rows].reshape(n_s, len(names))[:, layout]
             extras = {k: v[rows].reshape(n_s, len(names))[:, layout] for k, v in extra_sorted.items()}
         else:
+            present = np.bincount(stretch_codes, minlength=len(all_names)) > 0
+            codes = (np.cumsum(present) - 1)[stretch_codes]
+            names = tuple(str(all_names[int(u)]) for u in np.flatnonzero(present))
+            s_codes = np.repeat(np.arange(n_s), np.diff(bounds[start : end + 1]))
             raw = _pivot(s_codes, codes, n_s, len(names), value[rows])
             extras = {k: _pivot(s_codes, codes, n_s, len(names), v[rows]) for k, v in extra_sorted.items()}
         interval = sampling_interval(walls)
