@@ -223,7 +223,9 @@ RULES: tuple[Rule, ...] = (
           "pcpu_create", "strdup", "strndup", "memdup"))),
     _rule("stack-guard", r"BUG: (?:TASK |IRQ )?stack guard page was hit at", "BUG: stack guard page was hit in {frame}",
           "stack-overflow", C, "BUG: stack guard page was hit at 00000000dead (stack is 0000..0000)",
-          stack=_stack((RIP,), (CALL_TRACE, TRACE)), needs_trace=False),
+          needs_trace=False,
+          # The overflow is a deep recursion: the frame above the dispatch point names the operation.
+          stack=_stack((CALL_TRACE, TRACE), extractor="stall")),
     _rule("max-stack-entries", r"BUG: MAX_(STACK_TRACE_ENTRIES|LOCKDEP_[A-Z_]+) too low!", "BUG: MAX_{h1} too low!",
           "lockdep", M, "BUG: MAX_STACK_TRACE_ENTRIES too low!", needs_trace=False),
     _rule("invalid-wait-context", r"BUG: Invalid wait context", "WARNING: locking bug in {frame}", "lockdep", H,
@@ -442,6 +444,7 @@ TRIGGERS: tuple[tuple[bytes, int], ...] = (
     (b"SYZF", 2),  # syzkaller's executor failures (SYZFAIL, SYZFATAL) on the console
     (b"INFO:", 1),
     (b"SAN:", 2),
+    (b"PANIC", 2),
     (b"Kernel panic", 0),
     (b"LOCKUP", 3),
     (b"Mem-Info", 0),
