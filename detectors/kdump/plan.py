@@ -82,6 +82,17 @@ def _set_entry(file: TextFile, line: int, new_line: str) -> str:
     return "".join(x + "\n" for x in lines)
 
 
+def crashkernel_value(checklist: Checklist) -> tuple[str, str]:
+    """The crashkernel= value to configure, and why that value."""
+    estimate = checklist.estimate
+    if estimate.floor >= estimate.recommended:
+        # The distribution's range expression keeps scaling when the RAM changes.
+        why = f"reserve {format_size(estimate.recommended)} for the crash kernel ({estimate.floor_source} default)"
+        return estimate.floor_crashkernel, why
+    value = format_size(-(-estimate.recommended // MIB) * MIB)
+    return value, f"reserve {value} for the crash kernel (recommended estimate, above the distribution default)"
+
+
 def _crashkernel_plan(state: KdumpState, checklist: Checklist) -> tuple[list[FileChange], list[Command], str]:
     """Changes that make the boot configuration reserve the recommended size; and why a reboot is needed."""
     want = checklist.estimate.recommended
@@ -106,8 +117,7 @@ def _crashkernel_plan(state: KdumpState, checklist: Checklist) -> tuple[list[Fil
         if isinstance(state.crash_size, NotAvailable):
             return [], [], "boot a kernel built with crash dump support (CONFIG_CRASH_DUMP, CONFIG_KEXEC)"
         return [], [], pending or "crashkernel= is in the boot configuration but this boot reserved too little"
-    value = format_size(-(-want // MIB) * MIB)
-    reason = f"reserve {value} for the crash kernel (recommended estimate)"
+    value, reason = crashkernel_value(checklist)
     if family is DistroFamily.DEBIAN:
         snippet = state.managed(paths.KFORENSIC_GRUB_SNIPPET)
         new = (
@@ -123,7 +133,7 @@ def _crashkernel_plan(state: KdumpState, checklist: Checklist) -> tuple[list[Fil
     if family is DistroFamily.RHEL and state.tooling.grubby:
         argv = ("grubby", "--update-kernel=ALL", f"--args=crashkernel={value}")
         return [], [Command(argv, reason)], reason
-    return [], [], f"{reason}: add crashkernel={value} to the kernel command line of the boot loader"
+    return [], [], reason
 
 
 def _config_plan(state: KdumpState, checklist: Checklist) -> list[FileChange]:
@@ -222,7 +232,7 @@ def make_plan(state: KdumpState, checklist: Checklist, policy: Policy) -> Plan:
         if reserved and (reload or status.get("crash-loaded") is not Status.PASS):
             commands.append(Command(("systemctl", "restart", unit), "load the crash kernel now"))
     if family is DistroFamily.UNKNOWN and status.get("crashkernel-cmdline") is not Status.PASS:
-        manual.append(f"add crashkernel={format_size(checklist.estimate.recommended)} to the kernel command line")
+        manual.append(f"add crashkernel={crashkernel_value(checklist)[0]} to the boot loader's kernel command line")
     if any(c.path == paths.SYSCTL_SNIPPET for c in changes):
         commands.append(Command(("sysctl", "-p", paths.SYSCTL_SNIPPET), "apply the sysctl policy now"))
     for line in checklist.lines:

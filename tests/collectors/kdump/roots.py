@@ -85,6 +85,7 @@ class FakeSystem:
     sysctls: dict[str, str] = field(default_factory=dict)
     debug_vmlinux: bool = False
     free_bytes: int = 50 * GIB
+    initrd_bytes: int = 18 * MIB
     extra: Callable[[Path], None] | None = None
 
     @property
@@ -181,7 +182,9 @@ def build(root: Path, system: FakeSystem) -> Path:
         "mbcache 16384 1 ext4, Live 0x0000000000000000\njbd2 196608 1 ext4, Live 0x0000000000000000\n",
     )
     _write(root, f"/boot/vmlinuz-{rel}", _bzimage(30 * MIB))
-    _sparse(root, f"/var/lib/kdump/initrd.img-{rel}" if debian else f"/boot/initramfs-{rel}kdump.img", 18 * MIB)
+    _sparse(
+        root, f"/var/lib/kdump/initrd.img-{rel}" if debian else f"/boot/initramfs-{rel}kdump.img", system.initrd_bytes
+    )
     (root / "var/crash").mkdir(parents=True, exist_ok=True)
     (root / "etc/sysctl.d").mkdir(parents=True, exist_ok=True)
     if system.systemd:
@@ -291,6 +294,9 @@ SCENARIOS: dict[str, FakeSystem] = {
     "ubuntu2404-lzo": _UBUNTU_READY,
     "ubuntu2404-full-disk": replace(_UBUNTU_READY, free_bytes=300 * MIB),
     "ubuntu2404-small-reservation": replace(_UBUNTU_READY, cmdline_crashkernel="64M", crash_size=64 * MIB),
+    "ubuntu2404-no-crashkernel": replace(
+        _UBUNTU_READY, cmdline_crashkernel=None, boot_crashkernel=None, crash_size=0, loaded=0
+    ),
     "rhel9-ready": _RHEL_READY,
     "rhel9-no-crashkernel": replace(
         _RHEL_READY, cmdline_crashkernel=None, boot_crashkernel=None, crash_size=0, loaded=0, service_enabled=False
@@ -306,6 +312,13 @@ SCENARIOS: dict[str, FakeSystem] = {
         _RHEL_READY,
         distro="fedora41",
         config=RHEL_CONFIG.format(collector="makedumpfile -z --message-level 7 -d 31"),
+    ),
+    "fedora41-not-loaded": replace(
+        _RHEL_READY,
+        distro="fedora41",
+        loaded=0,
+        service_enabled=False,
+        config=RHEL_CONFIG.format(collector="makedumpfile -l --message-level 7 -d 31"),
     ),
     "fedora41-dump-level-0": replace(
         _RHEL_READY,

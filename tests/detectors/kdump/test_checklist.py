@@ -39,6 +39,8 @@ EXPECTED: dict[str, tuple[bool, bool, dict[str, Status]]] = {
     "ubuntu2404-lzo": (True, True, {"makedumpfile": Status.PASS, "debuginfo": Status.WARN}),
     "ubuntu2404-full-disk": (False, True, {"dump-space": Status.FAIL}),
     "ubuntu2404-small-reservation": (True, True, {"crash-reservation": Status.WARN}),
+    "ubuntu2404-no-crashkernel": (False, False, {"crashkernel-cmdline": Status.FAIL, "crashkernel-boot": Status.WARN}),
+    "fedora41-not-loaded": (False, False, {"crash-loaded": Status.FAIL, "kdump-service": Status.FAIL}),
     "rhel9-ready": (True, True, {"crashkernel-boot": Status.PASS, "kdump-service": Status.PASS}),
     "rhel9-no-crashkernel": (False, False, {"crashkernel-cmdline": Status.FAIL, "kdump-service": Status.FAIL}),
     "rhel9-malformed-conf": (
@@ -144,7 +146,8 @@ def test_plan_keeps_compression_when_fixing_the_dump_level(tmp_path: Path) -> No
 def test_plan_for_rhel_without_crashkernel_uses_grubby(tmp_path: Path) -> None:
     state, checklist = _run(tmp_path, "rhel9-no-crashkernel")
     plan = make_plan(state, checklist, policy_named("none"))
-    assert ("grubby", "--update-kernel=ALL", "--args=crashkernel=256M") in [c.argv for c in plan.commands]
+    argv = ("grubby", "--update-kernel=ALL", "--args=crashkernel=1G-4G:192M,4G-64G:256M,64G-:512M")
+    assert argv in [c.argv for c in plan.commands]
     assert ("systemctl", "enable", "kdump.service") in [c.argv for c in plan.commands]
     assert plan.reboot_needed
 
@@ -232,3 +235,14 @@ def test_free_space_thresholds_account_for_compression(tmp_path: Path, free_mib:
     state = collect_kdump_state(build(tmp_path / "root", system), system.statvfs)
     (line,) = [x for x in run_checklist(state).lines if x.id == "dump-space"]
     assert line.status is status, line.detail
+
+
+def test_plan_writes_a_fixed_size_above_the_distro_default(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    system = replace(SCENARIOS["debian12-no-crashkernel"], initrd_bytes=200 << 20)
+    state = collect_kdump_state(build(tmp_path / "root", system), system.statvfs)
+    checklist = run_checklist(state)
+    assert checklist.estimate.recommended == 304 << 20  # 30 + 200 + 2 + 64 MiB, rounded up to 16 MiB
+    (change,) = make_plan(state, checklist, policy_named("none")).changes
+    assert change.new.endswith('GRUB_CMDLINE_LINUX_DEFAULT="$GRUB_CMDLINE_LINUX_DEFAULT crashkernel=304M"\n')

@@ -122,7 +122,7 @@ def test_setup_prints_the_plan_and_changes_nothing(tmp_path: Path) -> None:
     before = tree_digest(tmp_path)
     result = invoke("kdump", "setup", "--root", str(root), "--policy", "hang-debug")
     assert result.returncode == 0, result.stderr
-    assert '+GRUB_CMDLINE_LINUX_DEFAULT="$GRUB_CMDLINE_LINUX_DEFAULT crashkernel=128M"' in result.stdout
+    assert '+GRUB_CMDLINE_LINUX_DEFAULT="$GRUB_CMDLINE_LINUX_DEFAULT crashkernel=384M-:128M"' in result.stdout
     assert "update-grub" in result.stdout
     assert "Nothing was changed" in result.stdout
     assert tree_digest(tmp_path) == before
