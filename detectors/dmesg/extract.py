@@ -57,6 +57,8 @@ _STRUCTURAL = re.compile(
 )
 #: After the call trace, this many lines without report structure end the report.
 _TAIL_SLACK = 20
+#: Before any call trace (lockdep's lock chains come first), this many.
+_HEAD_SLACK = 80
 
 
 def _literal_prefix(pattern: str) -> str:
@@ -151,7 +153,7 @@ def report_extent(
             quiet = 0
         else:
             quiet += 1
-            if seen_trace and quiet > _TAIL_SLACK:
+            if quiet > (_TAIL_SLACK if seen_trace else _HEAD_SLACK):
                 break
     if seen_trace:
         # Drop the lines after the call trace that are not part of the report.

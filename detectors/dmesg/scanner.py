@@ -22,7 +22,7 @@ from detectors.dmesg.lines import LogLine, parse_line
 from detectors.dmesg.model import KernelReport
 from detectors.dmesg.rules import TRIGGERS, Rule
 
-MAX_REPORT_LINES = 400
+MAX_REPORT_LINES = 1000
 FIRST_WINDOW_LINES = 120  # most reports end within this; a longer one gets the full window
 MAX_WINDOW_BYTES = 512 * 1024
 MAX_LINE_BYTES = 64 * 1024
