@@ -72,16 +72,6 @@ def _text(file: TextFile) -> str:
     return "".join(line + "\n" for line in file.lines)
 
 
-def _set_entry(file: TextFile, line: int, new_line: str) -> str:
-    """The file's text with 1-based ``line`` replaced, or ``new_line`` appended when ``line`` is 0."""
-    lines = list(file.lines)
-    if line:
-        lines[line - 1] = new_line
-    else:
-        lines.append(new_line)
-    return "".join(x + "\n" for x in lines)
-
-
 def crashkernel_value(checklist: Checklist) -> tuple[str, str]:
     """The crashkernel= value to configure, and why that value."""
     estimate = checklist.estimate
@@ -219,6 +209,8 @@ def make_plan(state: KdumpState, checklist: Checklist, policy: Policy) -> Plan:
     """Decide what to install, change and run so that the checklist passes."""
     family = state.distro.family
     packages, install, manual = _packages(state)
+    if packages and isinstance(active_config(state), NotAvailable):
+        manual.append("the kdump configuration arrives with the package: run kforensic kdump setup again after it")
     ck_changes, ck_commands, reboot_reason = _crashkernel_plan(state, checklist)
     changes = [*_config_plan(state, checklist), *ck_changes, *_sysctl_plan(state, policy)]
     commands = list(ck_commands)
@@ -250,11 +242,3 @@ def make_plan(state: KdumpState, checklist: Checklist, policy: Policy) -> Plan:
         reboot_needed=bool(reboot_reason),
         reboot_reason=reboot_reason,
     )
-
-
-def plan_note_for_missing_config(state: KdumpState) -> str | None:
-    """Why the plan may be incomplete: the config only exists once the package is installed."""
-    config = active_config(state)
-    if isinstance(config, NotAvailable) and state.distro.family is not DistroFamily.UNKNOWN:
-        return "the kdump configuration appears when the package is installed; run setup again afterwards"
-    return None
