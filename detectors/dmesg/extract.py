@@ -125,11 +125,11 @@ def report_extent(
     another CPU or task, or the next report's header).
     """
     own: list[LogLine] = [window[0]]
-    last = 0
+    where = [0]  # index in the window of each line of ``own``
     resume: int | None = None
     cpu_traceback = False
     seen_trace = False
-    quiet = 0
+    quiet = 0  # lines since the last one with report structure
     for i in range(1, len(window)):
         line = window[i]
         if not _same_context(header_context, line_context(line), cpu_traceback):
@@ -141,27 +141,25 @@ def report_extent(
             cpu_traceback = True
         found = match_header(body) if _may_be_header(body) else None
         if found is not None and found[0].starts and stop_at_headers:
-            return own, last, i if resume is None else min(resume, i)
+            break
         own.append(line)
+        where.append(i)
         if "---[" in body and _END_MARKER.search(body) and not _panic_follows(window, i, header_context):
-            return own, i, i + 1 if resume is None else resume
+            quiet = 0
+            break
         is_frame = "+0x" in body and parse_frame(body) is not None
         if is_frame or (not seen_trace and starts_stack(body)):
             seen_trace = True
         if is_frame or found is not None or _STRUCTURAL.match(body):
-            last = i
             quiet = 0
         else:
             quiet += 1
             if quiet > (_TAIL_SLACK if seen_trace else _HEAD_SLACK):
                 break
-    if seen_trace:
-        # Drop the lines after the call trace that are not part of the report.
-        while len(own) > 1 and own[-1].number > window[last].number:
-            own.pop()
-        end = last
-    else:
-        end = next(i for i in range(len(window) - 1, -1, -1) if window[i].number == own[-1].number)
+    if seen_trace and quiet:
+        # The lines after the call trace that have no report structure are not part of it.
+        del own[-quiet:], where[-quiet:]
+    end = where[-1]
     return own, end, end + 1 if resume is None else min(resume, end + 1)
 
 
