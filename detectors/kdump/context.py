@@ -60,10 +60,12 @@ def crashkernel_estimate(state: KdumpState) -> Estimate:
 
 
 def cmdline_crashkernel(state: KdumpState) -> str | None:
+    """The crashkernel= value the running kernel uses: the last one, a ",low" companion aside."""
     if not isinstance(state.cmdline, TextFile):
         return None
-    found = None
-    for word in state.cmdline.first_line().split():
-        if word.startswith("crashkernel="):
-            found = word.removeprefix("crashkernel=")  # the kernel uses the last one
-    return found
+    values = [
+        w.removeprefix("crashkernel=") for w in state.cmdline.first_line().split() if w.startswith("crashkernel=")
+    ]
+    main = [v for v in values if not v.endswith(",low")]
+    chosen = main or values
+    return chosen[-1] if chosen else None

@@ -246,3 +246,14 @@ def test_plan_writes_a_fixed_size_above_the_distro_default(tmp_path: Path) -> No
     assert checklist.estimate.recommended == 304 << 20  # 30 + 200 + 2 + 64 MiB, rounded up to 16 MiB
     (change,) = make_plan(state, checklist, policy_named("none")).changes
     assert change.new.endswith('GRUB_CMDLINE_LINUX_DEFAULT="$GRUB_CMDLINE_LINUX_DEFAULT crashkernel=304M"\n')
+
+
+def test_a_low_companion_does_not_hide_the_main_reservation(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    system = replace(SCENARIOS["rhel9-ready"], cmdline_crashkernel="512M,high crashkernel=72M,low")
+    state = collect_kdump_state(build(tmp_path / "root", system), system.statvfs)
+    (line,) = [x for x in run_checklist(state).lines if x.id == "crashkernel-cmdline"]
+    assert line.status is Status.PASS
+    assert line.detail.startswith("crashkernel=512M,high (512 MiB")
+    assert line.evidence[0].excerpt == "crashkernel=512M,high"
