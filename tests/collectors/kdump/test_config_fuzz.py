@@ -80,7 +80,7 @@ def test_collector_parser_never_raises(text: str) -> None:
     assert options.dump_level is None or 0 <= options.dump_level <= 31
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_LINES, st.sampled_from(["rhel9-ready", "debian12-ready"]))
 def test_any_config_is_checked_and_the_plan_converges(lines: list[str], scenario: str) -> None:
     debian = scenario.startswith("debian")
