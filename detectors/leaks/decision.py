@@ -138,8 +138,10 @@ def _small_growth(c: Context) -> str | None:
 
 def _one_time_step(c: Context) -> str | None:
     f, th = c.features, c.thresholds
+    # A step fits as well as a hinge whose bend is one window long (a jump at the very end): within
+    # 5% the simpler reading, a one-time step, wins.
     best_hinge = min(f.plateau.rss_ratio, f.onset.rss_ratio)
-    if f.step.rss_ratio <= th.step_ratio and f.step.rss_ratio <= best_hinge and f.step_sides_flat:
+    if f.step.rss_ratio <= th.step_ratio and f.step.rss_ratio <= best_hinge * 1.05 and f.step_sides_flat:
         return f"one-time step of {_kb(f.step.size)} at +{f.step.hours:.2f} h, flat before and after"
     return None
 
@@ -271,7 +273,7 @@ def late_onset(features: Features, thresholds: Thresholds) -> float | None:
         onset.rss_ratio <= thresholds.onset_ratio
         and onset.size > 0
         and onset.hours >= features.span_hours * thresholds.onset_knot
-        and onset.rss_ratio < features.step.rss_ratio
+        and onset.rss_ratio < features.step.rss_ratio * 0.95
     ):
         return onset.hours
     return None
