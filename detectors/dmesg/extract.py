@@ -228,7 +228,7 @@ def guilty_frame(lines: Sequence[LogLine], spec: StackSpec) -> tuple[str | None,
         if spec.extractor == "stall":
             frame = stall_frame([n for n in names if not skip.search(n)])
         elif spec.extractor == "hung":
-            frame = hung_frame(names)
+            frame = hung_frame([n for n in names if not skip.search(n)] or names)
         else:
             frame = next((n for n in names if not skip.search(n)), None)
         if frame is not None:

@@ -149,14 +149,20 @@ SKIP_REPORTING = ("panic", "invalid_op", "report_bug", "fixup_bug", "do_error", 
                   "work_is_static_object", "handle_bug", "exc_invalid_op", "asm_exc_", "^die$", "^__die", "^oops_",
                   "^bug$", "^__bug$", "__might_resched", "__might_sleep", "___might_sleep", "__cant_sleep",
                   "program_check_exception", "program_check_common", "^do_trap", "^brk_handler",
-                  "el1h_64_sync", "el1_abort", "el1_dbg", "^bug_handler", "^call_break_hook")  # fmt: skip
+                  "el1h_64_sync", "el1_abort", "el1_dbg", "^bug_handler", "^call_break_hook", "check_heap_object",
+                  "check_object", "walk_stack", "imbalance_bug", "print_unlock", "hex_dump", "^get_taint$")  # fmt: skip
 SKIP_LOCKING = ("lockdep", "lock_acquire", "lock_release", "lock_class", "reacquire_held_locks", "spin_lock",
                 "spin_trylock", "spin_unlock", "raw_read_lock", "raw_read_trylock", "raw_write_lock",
                 "raw_write_trylock", "^down$", "^down_", "^__down", "up_read", "up_write", "mutex_lock",
                 "mutex_trylock", "mutex_unlock", "mutex_remove_waiter", "osq_lock", "osq_unlock",
                 "rwsem_down", "rwsem_wake", "rt_mutex", "seqcount_lockdep", "^_raw_", "^__raw_",
-                "^do_raw_", "queued_spin", "queued_read", "queued_write", "native_queued", "ww_mutex")  # fmt: skip
-SKIP_TRACING = ("perf_trace", "trace_hardirqs", "^__traceiter", "lockdep_hardirqs")
+                "^do_raw_", "queued_spin", "queued_read", "queued_write", "native_queued", "ww_mutex", "bh_enable",
+                "bh_disable", "mark_lock", "held_locks", "raw_spin_rq", "(?:read|write)_(?:try)?lock",
+                "(?:read|write)_unlock", "^_*mutex_", "owner_on_cpu", "^(?:un)?lock_page")  # fmt: skip
+# Atomic and bit operations: they only touch the memory the caller gave them.
+SKIP_ATOMICS = ("^_*atomic(?:64|_long)?_(?:dec|inc|read|set|or|xor|and|add|sub|fetch|xchg|cmpxchg|try)",
+                "(?:set|clear|change|test)_bit", "^kref_", "^refcount_", "(?:read|write)_once_.*nocheck")  # fmt: skip
+SKIP_TRACING = ("perf_trace", "(?:trace|lockdep)_(?:hard|soft)irqs?", "^__traceiter")
 SKIP_WAKE = ("__wake_up", "^complete$", "wait_for_completion", "finish_wait")
 SKIP_REFCOUNT = ("refcount_add", "refcount_sub", "refcount_inc", "refcount_dec", "refcount_set",
                  "refcount_read", "refcount_warn")  # fmt: skip
@@ -164,9 +170,10 @@ SKIP_STRINGS = ("memcpy", "memcmp", "memset", "memchr", "memmove", "strcmp", "st
                 "strncpy", "strscpy", "strlen", "strnstr", "strnlen", "strchr", "string", "pointer", "snprintf",
                 "scnprintf", "kasprintf", "kvasprintf", "printk", "va_format", "^vsprintf",
                 "^dev_(?:info|notice|warn|err|alert|crit|emerg|printk)", "_indirect_thunk_",
-                "^__x86_return_thunk")  # fmt: skip
+                "^__x86_return_thunk", "strstr", "strn?dup")  # fmt: skip
 SKIP_USERCOPY = ("copy_to_user", "copy_from_user", "put_user", "get_user", "might_fault", "might_sleep",
-                 "_copy_to_iter", "_copy_from_iter", "copy_user_")  # fmt: skip
+                 "copy_(?:to|from)_iter", "copy_(?:page|folio)_(?:to|from)_iter", "copy_user_", "^copyin$",
+                 "^copyout$")  # fmt: skip
 SKIP_LISTS = ("list_add", "list_del", "list_replace", "list_move", "list_splice", "__list_", "^_*rb_", "^klist_",
               "^xas_", "^xa_", "^idr_", "^test_and_(?:set|clear)_bit", "^crc", "^skb_(?:put|push|pull)$",
               "^skb_(?:over|under)_panic")  # fmt: skip
@@ -178,11 +185,15 @@ SKIP_HELPERS = ("^(?:drop|inc|clear|set)_nlink$", "^mark_buffer_dirty", "^(?:fas
                 "copy_page_(?:to|from)_iter", "^_*do_kernel_fault", "^do_mem_abort", "^do_tag_check_fault",
                 "^do_bad_area", "^do_translation_fault", "^do_debug_exception", "^do_slb_fault", "^el1_",
                 "fortify", "queue_delayed_work", "truncate_inode_pages", "mod_timer", "^add_timer",
-                "task_rq_lock", "_common$", "^logic_(?:in|out)")  # fmt: skip
+                "task_rq_lock", "_common$", "^logic_(?:in|out)", "^ihold$", "cleanup_srcu_struct",
+                "rhashtable_lookup", "extract_(?:user|iter)_to_sg", "__phys_addr", "seqprop_assert",
+                "^(?:read|write)[bwlq]$", "dput$")  # fmt: skip
 SKIP_ALLOCATORS = ("^kfree", "kfree_skb", "free_large_kmalloc", "^_*alloc_pages", "^_*alloc_frozen_pages",
                    "^_*kmem_cache_alloc", "^_*kmalloc", "^_*kmem_cache_free", "slab_free", "_noprof$", "^kvfree",
                    "^_*kvmalloc", "^_*vmalloc", "^v[zm]alloc", "^_*kvzalloc", "^memdup", "^kstrdup",
-                   "^kmemdup")  # fmt: skip
+                   "^kmemdup", "alloc_page", "^k?v?[mzc]alloc", "krealloc", "kmem_cache", "allocate_slab", "slab_",
+                   "^_*folio_alloc", "filemap_alloc_folio", "filemap_get_folio", "find_or_create_page",
+                   "read_cache_page", "do_read_cache_folio", "pagecache_get_page", "grab_cache_page")  # fmt: skip
 SKIP_DEVICE_CORE = ("del_timer", "flush_work", "__cancel_work_timer", "cancel_work_sync", "try_to_grab_pending",
                     "flush_workqueue", "drain_workqueue", "destroy_workqueue", "kthread_stop", "kobject_del",
                     "kobject_put", "kobject_uevent_env", "add_uevent_var", "get_device_parent", "device_add",
@@ -190,7 +201,8 @@ SKIP_DEVICE_CORE = ("del_timer", "flush_work", "__cancel_work_timer", "cancel_wo
                     "hwrng_unregister", "i2c_del_adapter", "__unregister_client", "device_for_each_child",
                     "rollback_registered", "unregister_netdev", "sysfs_remove", "device_remove_file",
                     "tty_unregister_device", "dummy_urb_enqueue", "usb_kill_urb", "usb_kill_anchored_urbs",
-                    "usb_control_msg", "usb_hcd_submit_urb", "usb_submit_urb")  # fmt: skip
+                    "usb_control_msg", "usb_hcd_submit_urb", "usb_submit_urb", "kobject_", "queue_work",
+                    "^put_device$", "ida_free", "timer_delete_sync", "sk_stop_timer_sync")  # fmt: skip
 
 #: The skip list every rule starts from.
 BASE_SKIP: tuple[str, ...] = (
@@ -200,6 +212,7 @@ BASE_SKIP: tuple[str, ...] = (
     + SKIP_TRACING
     + SKIP_WAKE
     + SKIP_REFCOUNT
+    + SKIP_ATOMICS
     + SKIP_STRINGS
     + SKIP_USERCOPY
     + SKIP_LISTS
