@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 OS_RELEASE = ("/etc/os-release", "/usr/lib/os-release")
+HOSTNAME = "/etc/hostname"
 CMDLINE = "/proc/cmdline"
 KEXEC_CRASH_SIZE = "/sys/kernel/kexec_crash_size"
 KEXEC_CRASH_LOADED = "/sys/kernel/kexec_crash_loaded"

@@ -203,6 +203,7 @@ class KdumpState:
     root: str
     distro: Distro
     os_release: MaybeFile
+    hostname: MaybeFile
     cmdline: MaybeFile
     crash_size: MaybeFile
     crash_loaded: MaybeFile

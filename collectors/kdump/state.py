@@ -64,6 +64,7 @@ def collect_kdump_state(root: Path, statvfs: StatvfsProvider = real_statvfs) -> 
         root=str(root),
         distro=distro,
         os_release=os_release,
+        hostname=reader.read_text(paths.HOSTNAME),
         cmdline=reader.read_text(paths.CMDLINE),
         crash_size=reader.read_text(paths.KEXEC_CRASH_SIZE),
         crash_loaded=reader.read_text(paths.KEXEC_CRASH_LOADED),

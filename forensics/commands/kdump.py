@@ -77,11 +77,8 @@ def _incident(state: KdumpState, checklist: Checklist) -> Incident:
     from forensics import __version__
     from forensics.model import Incident, NotAvailable
 
-    hostname = Path(state.root, "etc/hostname")
-    try:
-        host: str | NotAvailable = hostname.read_text(errors="replace").strip() or NotAvailable("empty /etc/hostname")
-    except OSError:
-        host = NotAvailable("no /etc/hostname under the root")
+    name = state.hostname
+    host = (name.first_line() or NotAvailable("empty /etc/hostname")) if isinstance(name, TextFile) else name
     release = state.osrelease
     return Incident(
         host=host,
