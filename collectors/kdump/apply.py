@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import shutil
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,10 +56,15 @@ def _inside(path: Path, root: Path) -> bool:
 
 
 def _current_text(host: Path) -> str | None:
+    """The file's text as the collector reads it; None when absent.  Refuses what is not a regular file."""
     try:
+        if not stat.S_ISREG(host.stat().st_mode):
+            raise InputError(f"{host} is not a regular file", hint="replace it with a file, or remove it")
         data = host.read_bytes()
     except FileNotFoundError:
         return None
+    except OSError as exc:
+        raise InputError(f"cannot read {host}: {exc.strerror or exc}") from None
     from forensics.evidence import iter_text_lines
 
     lines = list(iter_text_lines(data))

@@ -76,3 +76,13 @@ def test_links_are_followed_inside_the_root(tmp_path: Path) -> None:
     apply_changes([FileChange("/etc/default/grub.d/zz.cfg", None, "X=1\n", "test")], root, WHEN)
     assert list(outside.iterdir()) == []
     assert (root / str(outside).lstrip("/") / "zz.cfg").read_text() == "X=1\n"
+
+
+def test_a_fifo_in_the_way_is_refused_without_blocking(tmp_path: Path) -> None:
+    import os
+
+    root = tmp_path / "root"
+    (root / "etc/sysctl.d").mkdir(parents=True)
+    os.mkfifo(root / "etc/sysctl.d/90-kforensic-kdump.conf")
+    with pytest.raises(InputError, match="not a regular file"):
+        apply_changes([FileChange("/etc/sysctl.d/90-kforensic-kdump.conf", None, "x = 1\n", "test")], root, WHEN)
