@@ -374,7 +374,7 @@ def build_report(window: Sequence[LogLine], rule: Rule, header: re.Match[str]) -
         rule=rule.name,
         corrupted=corrupted_reason is not None,
         corrupted_reason=corrupted_reason,
-        frame=frame if frame else NotAvailable("no trustworthy frame in the report"),
+        frame=_culprit(own, rule, frame) or NotAvailable("no trustworthy frame in the report"),
         trace=tuple(trace),
         cpu=_int_or_na(fields.get("cpu"), "no CPU: line in the report"),
         pid=_int_or_na(fields.get("pid"), "no PID in the report"),
@@ -395,6 +395,20 @@ def build_report(window: Sequence[LogLine], rule: Rule, header: re.Match[str]) -
         boot_time=next((x.wall - x.timestamp for x in own if x.wall is not None and x.timestamp is not None), None),
     )
     return report, resume
+
+
+def _culprit(lines: Sequence[LogLine], rule: Rule, titled: str | None) -> str | None:
+    """The guilty function: the frame the title names, except for stalls and lockups.
+
+    A stall's title names the operation that loops (the frame above the
+    dispatch point, so that one bug gets one title wherever the CPU was caught);
+    its culprit is where the CPU was found looping, the first frame that is not
+    infrastructure.
+    """
+    if titled is None or rule.stack is None or rule.stack.extractor != "stall":
+        return titled
+    first, _ = guilty_frame(lines, rule.stack._replace(extractor="first"))
+    return first or titled
 
 
 def _fault_injection_before(trace: Sequence[Frame], frame: str | None) -> bool:
