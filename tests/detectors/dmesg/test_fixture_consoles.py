@@ -49,3 +49,18 @@ def test_fixture_console_log_is_triaged(log: Path | None) -> None:
     else:
         assert first.panicked or first.kind == "panic", first.title
     assert_evidence_resolves([group_finding(str(log), g) for g in group_reports(reports)])
+
+
+@pytest.mark.parametrize("log", _logs() or [None], ids=lambda p: p.parent.name if p else "absent")
+def test_kdump_dmesg_gives_the_console_title(log: Path | None) -> None:
+    """The log kdump extracted from the dump (dmesg.txt) and the serial console name the same crash."""
+    if log is None:
+        pytest.skip("no fixture console logs: vmcore_fixtures/MANIFEST.json is absent (run vmcore_fixtures/build.sh)")
+    dumped = log.parent / "dmesg.txt"
+    if not dumped.is_file():
+        pytest.skip(f"{dumped} is absent")
+    console = [r for r in scan_chunks([log.read_bytes()]) if not r.is_event]
+    from_dump = [r for r in scan_chunks([dumped.read_bytes()]) if not r.is_event]
+    assert from_dump, f"{dumped}: no kernel report found"
+    assert from_dump[0].title == console[0].title
+    assert from_dump[0].frame == console[0].frame
