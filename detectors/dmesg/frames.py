@@ -37,11 +37,13 @@ _EXCEPTION = re.compile(r"^\s*--- interrupt: ([0-9a-fx]+)|^\s*(?:Exception stack
 STACK_START = re.compile(
     r"Call [Tt]race:|^\s*Backtrace:|Allocated by task \d+:|Freed by task \d+:|Allocated:|Freed:|(?<!stack) backtrace:|"
     r"^\s*backtrace(?: \(crc [0-9a-f]+\))?:|Last potentially related work creation:|Second to last potentially|"
-    r"(?:allocated|freed) by task \d+ on cpu \d+"
+    r"(?:allocated|freed) by task \d+ on cpu \d+|Uninit was stored to memory at|Uninit was created at|"
+    r"Local variable .* created at:"
 )
 
 
-_STACK_START_WORDS = ("race:", "acktrace", "by task", "potentially", "llocated:", "reed:")
+_STACK_START_WORDS = ("race:", "acktrace", "by task", "potentially", "llocated:", "reed:", "Uninit was",
+                      "Local variable")  # fmt: skip
 
 
 def starts_stack(body: str) -> bool:
@@ -236,7 +238,8 @@ STALL_ANCHORS = re.compile(
     r"process_one_work|do_syscall_|do_fast_syscall_|sysenter_dispatch|tracesys_phase2|netif_receive_skb|"
     r"do_softirq|call_timer_fn|_run_timers|run_timer_softirq|run_ksoftirqd|smpboot_thread_fn|^kthread$|"
     r"start_secondary|cpu_startup_entry|ret_from_fork|vfs_write|vfs_read|vfs_iter_read|vfs_iter_write|"
-    r"tasklet_action|new_sync_read|new_sync_write|invoke_syscall|el0_svc|ret_fast_syscall|"
+    r"tasklet_action|tasklet_hi_action|new_sync_read|new_sync_write|invoke_syscall|el0_svc|ret_fast_syscall|"
+    r"hrtimer_run|^netlink_dump|^(?:sys_)?(?:socketpair|connect|ioctl|setsockopt|listen|accept)$|"
     r"do_iter_read|do_iter_write|vfs_ioctl|ksys_ioctl|compat_ioctl|compat_sys_ioctl|blkdev_driver_ioctl|"
     r"blkdev_ioctl|^call_read_iter|^call_write_iter|do_iter_readv_writev|^call_mmap|mmap_region|do_mmap|"
     r"do_dentry_open|vfs_open|^sock_sendmsg|^sock_recvmsg|^sock_release|^__sock_release|__sys_setsockopt|"
