@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import functools
-from collections.abc import Callable
+import gc
+from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
 
@@ -93,3 +95,21 @@ EVENT_KINDS: dict[bytes, int] = {
 # current kernels TASK_REPORT_IDLE prints as "W" and EXIT_ZOMBIE as "X" (compare
 # `trace-cmd report -N` on the same file).  Normalised to the kernel's letters.
 PLUGIN_STATE_LETTERS: dict[bytes, bytes] = {b"W": b"I", b"X": b"Z", b"K": b"D", b"x": b"Z"}
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while a chunk is parsed or analysed.
+
+    A chunk makes hundreds of thousands of short-lived tuples; each 700
+    allocations start a collection that walks the young ones, and none can be
+    part of a cycle (tuples of bytes, ints and floats).  Measured: about 5% of
+    the instructions of the whole analysis.  The previous state is restored.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

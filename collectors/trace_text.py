@@ -21,10 +21,11 @@ counted in :class:`ParseCounts`, never raised.
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from collectors.trace_events import EVENT_KINDS, Kind, TraceEvent, make_event
+from collectors.trace_events import EVENT_KINDS, Kind, TraceEvent, gc_paused, make_event
 from collectors.trace_payloads import (
     parse_irq,
     parse_switch,
@@ -81,6 +82,10 @@ class TraceParser:
 
     def feed(self, chunk: bytes) -> list[TraceEvent]:
         """Parse the complete lines of ``chunk`` (plus the partial line left from before)."""
+        with gc_paused():
+            return self._feed(chunk)
+
+    def _feed(self, chunk: bytes) -> list[TraceEvent]:
         data = self._tail + chunk if self._tail else chunk
         cut = data.rfind(b"\n")
         if cut < 0:
@@ -101,7 +106,17 @@ class TraceParser:
             cut -= first + 1
             if cut < 0:
                 return []
-        return self._parse_lines(data[:cut].split(b"\n"))
+        out: list[TraceEvent] = []
+        start = 0
+        while self._fused is None and start <= cut:  # line by line until an event line tells the layout
+            end = data.index(b"\n", start)
+            out += self._parse_lines([data[start:end]])
+            start = end + 1
+        if start > cut:
+            return out
+        if self._fused is False:
+            return out + self._parse_block(data[start : cut + 1])
+        return out + self._parse_lines(data[start:cut].split(b"\n"))
 
     def finish(self) -> list[TraceEvent]:
         """Parse the last line when the input did not end with a newline."""
@@ -150,6 +165,70 @@ class TraceParser:
         counts.malformed += 1
         if len(counts.first_malformed) < 5:
             counts.first_malformed.append((line_no, line[:200].decode("utf-8", "replace")))
+
+    def _parse_block(self, block: bytes) -> list[TraceEvent]:
+        """Parse whole lines (``block`` ends with a newline) of a trace known to be in the bracket layout.
+
+        :data:`_FAST_LINE` splits the block into lines and extracts the fields of
+        the common lines at C speed (one tuple per line, in order); the loop only
+        converts numbers and builds records.  Every line the pattern does not
+        take whole (other payload formats, comments, markers, garbage) goes
+        through :meth:`_parse_lines`, so the result is the same as its.
+        """
+        out: list[TraceEvent] = []
+        append = out.append
+        kinds = EVENT_KINDS
+        unknown = self.counts.unknown
+        skip_wakeup = self._skip_wakeup and self._seen_waking
+        make = _make
+        line_no = self._line_no
+        n_events = 0
+        n_used = 0
+        rows = iter(_FAST_LINE.findall(block))
+        for line, cpu, ts, pc, pp, pr, st, nc, np_, npr, wc, wp, wpr, wt, name, other in rows:
+            line_no += 1
+            if pc or nc:  # sched_switch in the kernel format (pc/nc: prev/next comm; a comm can be empty, not both)
+                append(make((1, float(ts), int(cpu), line_no, line, int(pp), int(pr), pc, st, int(np_), int(npr), nc)))
+                n_events += 1
+                n_used += 1
+            elif wt:  # sched_waking in the kernel format
+                if not self._seen_waking:
+                    self._seen_waking = True
+                    skip_wakeup = self._skip_wakeup
+                append(make((2, float(ts), int(cpu), line_no, line, int(wp), int(wpr), wc, b"", int(wt), 0, b"")))
+                n_events += 1
+                n_used += 1
+            elif name:
+                kind = kinds.get(name)
+                if kind is None:  # an event the analyses do not use: count it by name
+                    n_events += 1
+                    if name in unknown or len(unknown) < _MAX_UNKNOWN_NAMES:
+                        unknown[name] = unknown.get(name, 0) + 1
+                elif kind == 3 and skip_wakeup:  # Kind.WAKEUP, once waking events are known
+                    n_events += 1
+                else:
+                    line_no = self._slow_line(line, line_no, out)
+                    skip_wakeup = self._skip_wakeup and self._seen_waking
+            else:
+                line_no = self._slow_line(other if line == b"" else line, line_no, out)
+                skip_wakeup = self._skip_wakeup and self._seen_waking
+                if self._fused is not False:  # a line without "[cpu]" made it re-detect the layout
+                    self._line_no = line_no
+                    out += self._parse_lines([row[0] or row[15] for row in rows])
+                    line_no = self._line_no
+                    break
+        self._line_no = line_no
+        counts = self.counts
+        counts.lines = line_no
+        counts.events += n_events
+        counts.used += n_used
+        return out
+
+    def _slow_line(self, line: bytes, line_no: int, out: list[TraceEvent]) -> int:
+        """Parse line ``line_no`` with :meth:`_parse_lines` (which counts it); return the line number."""
+        self._line_no = line_no - 1
+        out += self._parse_lines([line])
+        return self._line_no
 
     def _parse_lines(self, lines: list[bytes]) -> list[TraceEvent]:
         out: list[TraceEvent] = []
@@ -302,6 +381,22 @@ class TraceParser:
                 lost = int(word)  # "[LOST 42 EVENTS]" (tracefs) or "[42 EVENTS DROPPED]"
         counts.lost_events += lost
         return _make((int(Kind.LOST), -1.0, cpu, line_no, line, lost, 0, b"", b"", 0, 0, b""))
+
+
+# One line of raw tracefs text (or ``trace-cmd report -N``) in the bracket layout, split at C speed:
+# ``comm-pid [cpu] flags ts: event: payload``.  The header may hold no ':' (so the timestamp's ": "
+# is the line's first, as _parse_lines finds it) and one "[cpu]"; sched_switch and sched_waking in
+# the kernel's formats give their fields; any other event gives its name; anything else (comments,
+# markers, other formats, garbage) only its text.  Groups: line, cpu, ts, 7 switch fields, 4 waking
+# fields, event name, other line.
+_FAST_LINE = re.compile(
+    rb"(?:((?!\#)[^\[\n:]*\[(\d+)\] +(?:[^ \n:\[\]]+ +)?(\d+\.\d+): "
+    rb"(?:sched_switch: prev_comm=([^ \n]*) prev_pid=(\d+) prev_prio=(-?\d+) prev_state=([^ \n]+)"
+    rb" ==> next_comm=([^ \n]*) next_pid=(\d+) next_prio=(-?\d+)"
+    rb"|sched_waking: comm=([^ \n]*) pid=(\d+) prio=(-?\d+) target_cpu=(\d+)"
+    rb"|([\w:]+): [^\n]*))\n"
+    rb"|([^\n]*)\n)"
+)
 
 
 def _timestamp_end(line: bytes, p: int) -> int:

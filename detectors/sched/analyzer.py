@@ -20,6 +20,7 @@ import math
 from collections import deque
 from collections.abc import Iterable
 
+from collectors.trace_events import gc_paused
 from collectors.trace_text import Kind, ParseCounts, TraceEvent
 from detectors.sched.buckets import MAX_BUCKET_CELLS, BucketDigest
 from detectors.sched.model import (
@@ -102,12 +103,6 @@ class SchedAnalyzer:
 
     # -- helpers -------------------------------------------------------------------------------
 
-    def _task(self, pid: int, comm: bytes, prio: int) -> TaskState:
-        task = self.tasks.get(pid)
-        if task is None:
-            task = self.tasks[pid] = TaskState(comm, prio)
-        return task
-
     def clip(self, start: float, end: float) -> float | None:
         """The interval's start clipped to the window, or None when it must not be counted."""
         if start <= self.barrier or end < self.w0 or end < start:  # end < start: time went back (concatenated traces)
@@ -123,13 +118,6 @@ class SchedAnalyzer:
             q[1] += q[0] * (ts - q[2])
         q[2] = ts
         q[0] = max(0.0, q[0] + delta)
-
-    def _area(self, cpu: int, ts: float) -> float:
-        """Task-seconds of waiting on ``cpu`` up to ``ts``."""
-        q = self.queues.get(cpu)
-        if q is None:
-            return 0.0
-        return q[1] + q[0] * (ts - q[2]) if ts > q[2] else q[1]
 
     def _unqueue(self, pid: int, ts: float) -> None:
         cpu = self.wait_cpu.pop(pid, None)
@@ -160,6 +148,10 @@ class SchedAnalyzer:
 
     def feed(self, events: Iterable[TraceEvent]) -> None:
         """Process events in trace order; stops (sets ``done``) at the first event after the window."""
+        with gc_paused():
+            self._feed(events)
+
+    def _feed(self, events: Iterable[TraceEvent]) -> None:
         if self.digest is not None and len(self.digest.cells) > MAX_BUCKET_CELLS:
             self.digest.bound()
         w1 = self.w1
@@ -214,9 +206,13 @@ class SchedAnalyzer:
             self.soft_cur.pop(cpu, None)
 
     def _switch(self, ev: TraceEvent, ts: float, cpu: int) -> None:
-        # The hot path (a third of all events): helpers are inlined where it pays.
+        # The hot path (a third of all events): _queue, _unqueue, Accumulator.add and the wait
+        # accounting are inlined here (same arithmetic in the same order, so the same floats).  The
+        # task-seconds of waiting on a CPU up to ts are q[1] + q[0] * (ts - q[2]) (q[1] when ts <= q[2]).
         prev = ev.pid
         tasks = self.tasks
+        queues = self.queues
+        q = queues.get(cpu)  # [tasks waiting, task-seconds so far, since when], see _queue
         cur = self.cur.get(cpu)
         switches = self.switches
         switches[cpu] = switches.get(cpu, 0) + 1
@@ -238,18 +234,25 @@ class SchedAnalyzer:
                     task = tasks.get(prev)
                     if task is None:
                         task = tasks[prev] = TaskState(ev.comm, ev.prio)
-                    task.runtime += ts - start
-                    task.runs.add(start, ts, cpu, cur[2], ev)
-                    delay = self._area(cpu, ts) - cur[3]
+                    run = ts - start
+                    task.runtime += run
+                    runs = task.runs
+                    runs.count += 1
+                    runs.total += run
+                    if run > runs.worst:
+                        runs.set_worst(start, ts, cpu, cur[2], ev)
+                    area = 0.0 if q is None else (q[1] + q[0] * (ts - q[2]) if ts > q[2] else q[1])
+                    delay = area - cur[3]
                     if delay > 0:
                         task.delay_caused += delay
-                    if ts - start > self.thresholds.hog:
+                    if run > self.thresholds.hog:
                         task.hog_runs += 1
                     if self.digest is not None:
                         self.digest.add(cpu, start, ts, prev, 0)
                 if self.timeline is not None and len(self.timeline) < TIMELINE_MAX_RUNS:
                     self.timeline.append((cpu, start, ts, prev))
         wait_cpu = self.wait_cpu
+        nxt = ev.next_pid
         if prev != 0:
             task = tasks.get(prev)
             if task is None:
@@ -261,18 +264,32 @@ class SchedAnalyzer:
             self.pending_wake.pop(prev, None)
             if prev in wait_cpu:
                 self._unqueue(prev, ts)
+                q = queues.get(cpu)
             if state == b"R":
                 self.preempted[prev] = ev
                 wait_cpu[prev] = cpu
-                self._queue(cpu, ts, 1)
-                nxt = ev.next_pid
-                task.preempted_by[nxt] = task.preempted_by.get(nxt, 0) + 1
+                if q is None:
+                    q = queues[cpu] = [0.0, 0.0, ts]
+                if ts > q[2]:
+                    q[1] += q[0] * (ts - q[2])
+                q[2] = ts
+                q[0] = max(0.0, q[0] + 1)
+                preempted_by = task.preempted_by
+                preempted_by[nxt] = preempted_by.get(nxt, 0) + 1
             elif state not in (b"Z", b"X"):
                 self.blocked[prev] = ev
-        nxt = ev.next_pid
         if nxt in wait_cpu:
-            self._unqueue(nxt, ts)
-        self.cur[cpu] = (nxt, ts, ev, self._area(cpu, ts))
+            waited_on = wait_cpu.pop(nxt)
+            wq = q if waited_on == cpu else queues.get(waited_on)
+            if wq is None:
+                wq = queues[waited_on] = [0.0, 0.0, ts]
+                if waited_on == cpu:
+                    q = wq
+            if ts > wq[2]:
+                wq[1] += wq[0] * (ts - wq[2])
+            wq[2] = ts
+            wq[0] = max(0.0, wq[0] - 1)
+        self.cur[cpu] = (nxt, ts, ev, 0.0 if q is None else (q[1] + q[0] * (ts - q[2]) if ts > q[2] else q[1]))
         if nxt == 0:
             return
         task = tasks.get(nxt)
@@ -281,47 +298,56 @@ class SchedAnalyzer:
         else:
             task.comm = ev.next_comm
             task.prio = ev.next_prio
-        woken = self.pending_wake.pop(nxt, None)
-        if woken is not None:
-            self._waited(task, nxt, woken, ev, ts, cpu, task.wakeup, _WAKE_SOURCES[woken.kind])
+        since_ev = self.pending_wake.pop(nxt, None)
+        if since_ev is not None:
+            fig = task.wakeup
         else:
-            out = self.preempted.pop(nxt, None)
-            if out is not None:
-                self._waited(task, nxt, out, ev, ts, cpu, task.preempt_wait, "preemption")
+            since_ev = self.preempted.pop(nxt, None)
+            fig = task.preempt_wait
+        if since_ev is not None:  # _waited, inlined
+            begin = since_ev.ts
+            if begin > self.barrier and begin >= self.w0 and ts >= begin:
+                latency = ts - begin
+                fig.count += 1
+                fig.total += latency
+                if latency > fig.worst:
+                    self._worst_wait(task, nxt, since_ev, ev, begin, ts, cpu, fig)
+                if self.digest is not None:
+                    self.digest.latency(cpu, ts, latency, nxt)
+            else:
+                clipped = self.clip(begin, ts)
+                if clipped is not None:
+                    latency = ts - clipped
+                    fig.count += 1
+                    fig.total += latency
+                    if latency > fig.worst:
+                        self._worst_wait(task, nxt, since_ev, ev, clipped, ts, cpu, fig)
+                    if self.digest is not None:
+                        self.digest.latency(cpu, ts, latency, nxt)
         if self.blocked:
             sleep = self.blocked.pop(nxt, None)
             if sleep is not None:  # its wakeup was not traced: blocked until the switch-in
                 self._blocked(task, sleep, ev, ts)
 
-    def _waited(
+    def _worst_wait(
         self,
         task: TaskState,
         pid: int,
         since: TraceEvent,
         ev: TraceEvent,
+        start: float,
         ts: float,
         cpu: int,
         fig: Accumulator,
-        source: str,
     ) -> None:
-        start = since.ts
-        if not (start > self.barrier and start >= self.w0 and ts >= start):
-            clipped = self.clip(start, ts)
-            if clipped is None:
-                return
-            start = clipped
-        latency = ts - start
-        fig.count += 1
-        fig.total += latency
-        if latency > fig.worst:  # a new worst: say who ran meanwhile
-            fig.set_worst(start, ts, cpu, since, ev)
-            wait = Wait(span_of(start, ts, cpu, since, ev), self._behind(cpu, start, ts, pid), source)
-            if source == "preemption":
-                task.worst_preempt_wait = wait
-            else:
-                task.worst_wakeup = wait
-        if self.digest is not None:
-            self.digest.latency(cpu, ts, latency, pid)
+        """A task's new worst wait (wakeup or preemption, told by ``fig``): record it and who ran meanwhile."""
+        fig.set_worst(start, ts, cpu, since, ev)
+        source = "preemption" if fig is task.preempt_wait else _WAKE_SOURCES[since.kind]
+        wait = Wait(span_of(start, ts, cpu, since, ev), self._behind(cpu, start, ts, pid), source)
+        if source == "preemption":
+            task.worst_preempt_wait = wait
+        else:
+            task.worst_wakeup = wait
 
     def _blocked(self, task: TaskState, sleep: TraceEvent, ev: TraceEvent, ts: float) -> None:
         start = self.clip(sleep.ts, ts)
@@ -344,14 +370,25 @@ class SchedAnalyzer:
         pending = self.pending_wake
         if pid not in pending:
             pending[pid] = ev
-            self.wake_sources[kind] = self.wake_sources.get(kind, 0) + 1
-            if pid not in self.wait_cpu:
+            wake_sources = self.wake_sources
+            wake_sources[kind] = wake_sources.get(kind, 0) + 1
+            wait_cpu = self.wait_cpu
+            if pid not in wait_cpu:
                 target = ev.next_pid if ev.next_pid >= 0 else ev.cpu
-                self.wait_cpu[pid] = target
-                self._queue(target, ts, 1)
+                wait_cpu[pid] = target
+                q = self.queues.get(target)  # _queue(target, ts, 1), inlined
+                if q is None:
+                    q = self.queues[target] = [0.0, 0.0, ts]
+                if ts > q[2]:
+                    q[1] += q[0] * (ts - q[2])
+                q[2] = ts
+                q[0] = max(0.0, q[0] + 1)
         sleep = self.blocked.pop(pid, None)
         if sleep is not None:
-            self._blocked(self._task(pid, ev.comm, ev.prio), sleep, ev, ts)
+            task = self.tasks.get(pid)
+            if task is None:
+                task = self.tasks[pid] = TaskState(ev.comm, ev.prio)
+            self._blocked(task, sleep, ev, ts)
         elif pid not in self.tasks:
             self.tasks[pid] = TaskState(ev.comm, ev.prio)
 
