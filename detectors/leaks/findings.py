@@ -172,14 +172,17 @@ def group_finding(g: CoGrowth, ctx: FindingContext) -> Finding:
     names = ", ".join(g.names)
     ratios = " : ".join(_ratio_text(r) for r in g.ratios)
     grade = g.grade
-    subject = g.signature.subject if g.signature else f"{anchor.name} and {len(g.members) - 1} more caches"
     action = (
         g.signature.action
         if g.signature
         else ("unknown: " + "; ".join(f"{m.name}: {attribution_for(m.name).allocated_by}" for m in g.members))
     )
     label = {Grade.LEAK: "leak", Grade.SUSPECT: "suspected leak", Grade.RECLAIMABLE: "growth"}[grade]
-    title = f"{subject[:1].upper()}{subject[1:]} {label}: {names} grow together ({kb(g.rate)}/h)"
+    if g.signature:
+        subject = g.signature.subject
+        title = f"{subject[:1].upper()}{subject[1:]} {label}: {names} grow together ({kb(g.rate)}/h)"
+    else:
+        title = f"{label[:1].upper()}{label[1:]} of caches growing together: {names} ({kb(g.rate)}/h)"
     facts = [
         Fact("likely user action", action),
         Fact(
