@@ -14,6 +14,7 @@ from detectors.vmcore.findings import (
     blocked_task_findings,
     crash_finding,
     crash_frame,
+    culprit_frame,
     log_source,
     module_findings,
     null_field_finding,
@@ -47,12 +48,14 @@ def crash_report(reports: list[KernelReport]) -> KernelReport | None:
     """The report of the crash among those the dump's log holds.
 
     The first kernel bug report wins (a WARNING that panic_on_warn turned into a
-    panic is the crash, the panic only its consequence); else the first report.
+    panic is the crash, the panic only its consequence); else the panic itself
+    (an OOM or a hung task the kernel chose to panic on); else the first report.
     """
     bugs = [r for r in reports if not r.is_event and r.kind != "panic"]
     if bugs:
         return bugs[0]
-    return reports[0] if reports else None
+    panics = [r for r in reports if r.kind == "panic"]
+    return panics[0] if panics else (reports[0] if reports else None)
 
 
 def _title(snap: CrashSnapshot, report: KernelReport | None) -> str:
@@ -68,7 +71,7 @@ def _title(snap: CrashSnapshot, report: KernelReport | None) -> str:
 def hypotheses(snap: CrashSnapshot, fault: FaultAnalysis | NotAvailable, findings: list[Finding]) -> list[Hypothesis]:
     """Ranked root-cause hypotheses from what the findings show."""
     out: list[Hypothesis] = []
-    frame = crash_frame(snap.backtrace)
+    frame = culprit_frame(snap.backtrace, crash_frame(snap.backtrace))
     func = str(frame.function) if frame else "the crashing function"
     where = (frame.where() if frame else None) or func
     if not isinstance(fault, NotAvailable) and not isinstance(fault.null_field, NotAvailable):
@@ -187,7 +190,12 @@ def analyse_snapshot(
     findings += module_findings(snap, snap.backtrace)
     findings += log_findings
     return (
-        VmcoreAnalysis(tuple(findings), tuple(hypotheses(snap, fault, findings)), crash_frame(snap.backtrace)),
+        VmcoreAnalysis(
+            tuple(findings),
+            tuple(hypotheses(snap, fault, findings)),
+            crash_frame(snap.backtrace),
+            culprit_frame(snap.backtrace, crash_frame(snap.backtrace)),
+        ),
         fault,
         reports,
     )

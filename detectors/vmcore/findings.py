@@ -72,7 +72,8 @@ class VmcoreAnalysis:
 
     findings: tuple[Finding, ...]
     hypotheses: tuple[Hypothesis, ...]
-    crash_frame: Frame | None  # the first frame not in the oops/panic path
+    crash_frame: Frame | None  # where the crash happened (the exception frame, or the caller of panic)
+    culprit_frame: Frame | None  # the first frame from there that is not generic infrastructure
 
 
 #: Functions on the way from panic into the capture kernel; their saved registers are not the fault's.
@@ -109,6 +110,25 @@ def crash_frame(frames: tuple[Frame, ...]) -> Frame | None:
     if after_panic is not None and after_panic < len(frames):
         return physical_frame(frames, frames[after_panic])
     return frames[0] if frames else None
+
+
+def culprit_frame(frames: tuple[Frame, ...], crash: Frame | None) -> Frame | None:
+    """The first frame from the crash frame outwards that is not generic infrastructure.
+
+    A BUG in ``__list_del_entry_valid`` is a bug of the code that called
+    ``list_del``: the dmesg engine's skip lists (locking, lists, strings,
+    allocators, reporting, ...) name the frames to pass over.
+    """
+    from detectors.dmesg.frames import skip_matcher
+
+    if crash is None:
+        return None
+    skip = skip_matcher(())
+    for frame in frames[crash.index :]:
+        name = frame.function
+        if isinstance(name, str) and not skip.search(name):
+            return frame
+    return crash
 
 
 def physical_frame(frames: tuple[Frame, ...], frame: Frame) -> Frame:
@@ -178,6 +198,11 @@ def crash_finding(snap: CrashSnapshot, title: str, fault: FaultAnalysis | NotAva
         Fact("panic message", str(snap.panic_message)),
         Fact("crash site", "exception frame" if frame is not None and frame.interrupted else "caller of panic()"),
     ]
+    culprit = culprit_frame(snap.backtrace, frame)
+    if culprit is not None and frame is not None and culprit.index != frame.index:
+        facts.append(
+            Fact("culprit (first frame past generic helpers)", f"{culprit.label()} {culprit.where() or ''}".strip())
+        )
     if frame is not None and frame.module:
         facts.append(Fact("module", frame.module))
     if not isinstance(fault, NotAvailable):

@@ -13,7 +13,7 @@ reasoning can be checked by hand with ``dis -rl`` and ``struct -o`` in crash.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from detectors.vmcore.disasm import (
     X86_CALLER_SAVED,
@@ -173,22 +173,12 @@ def analyse_fault(
     null_expr: str | NotAvailable = NotAvailable("the base register does not hold a NULL-page pointer")
     null_field: FieldRef | NotAvailable = NotAvailable("the base register does not hold a NULL-page pointer")
     read_member: FieldRef | NotAvailable = NotAvailable("the type of the NULL pointer is unknown")
+    plain = FaultAnalysis(
+        insn, window, mem.base, base_value, mem.disp, ea, fault_address, agrees,
+        null_expr, null_field, read_member, 0.3, tuple(steps),
+    )  # fmt: skip
     if mem.base is None or base_value is None or base_value >= NULL_PAGE_LIMIT or mem.index:
-        return FaultAnalysis(
-            insn,
-            window,
-            mem.base,
-            base_value,
-            mem.disp,
-            ea,
-            fault_address,
-            agrees,
-            null_expr,
-            null_field,
-            read_member,
-            0.3,
-            tuple(steps),
-        )
+        return plain
     steps.append(f"{mem.base} holds {base_value:#x}: a NULL pointer (plus {base_value:#x})")
     if agrees:
         confidence = 0.7
@@ -266,18 +256,11 @@ def analyse_fault(
             if isinstance(null_expr, str):
                 null_expr_read = f"{null_expr}->{member.name}"
                 steps.append(f"so the faulting expression is {null_expr_read}")
-    return FaultAnalysis(
-        insn,
-        window,
-        mem.base,
-        base_value,
-        mem.disp,
-        ea,
-        fault_address,
-        agrees,
-        null_expr,
-        null_field,
-        read_member,
-        round(confidence, 2),
-        tuple(steps),
+    return replace(
+        plain,
+        null_expression=null_expr,
+        null_field=null_field,
+        read_member=read_member,
+        confidence=round(confidence, 2),
+        steps=tuple(steps),
     )

@@ -10,7 +10,7 @@ from typing import Any
 from detectors.dmesg.model import KernelReport
 from detectors.dmesg.taint import decode_taint
 from detectors.vmcore.findings import VmcoreAnalysis, taint_letters_of
-from detectors.vmcore.nullfield import FaultAnalysis
+from detectors.vmcore.nullfield import FaultAnalysis, FieldRef
 from forensics.model import Incident, NotAvailable
 from forensics.report.markdown import fence, md_escape, render_markdown
 from forensics.serialize import incident_to_dict
@@ -50,6 +50,13 @@ def _frame(f: Frame) -> dict[str, Any]:
     }
 
 
+def _field(ref: FieldRef | NotAvailable) -> object:
+    if isinstance(ref, NotAvailable):
+        return _na(ref)
+    m = ref.member
+    return {"struct": ref.struct, "member": m.name, "offset": m.offset, "type": m.type_name}
+
+
 def _fault(fault: FaultAnalysis | NotAvailable) -> object:
     if isinstance(fault, NotAvailable):
         return _na(fault)
@@ -62,22 +69,8 @@ def _fault(fault: FaultAnalysis | NotAvailable) -> object:
         "fault_address": None if fault.fault_address is None else f"{fault.fault_address:#x}",
         "address_agrees": fault.address_agrees,
         "null_expression": _na(fault.null_expression),
-        "null_field": _na(fault.null_field)
-        if isinstance(fault.null_field, NotAvailable)
-        else {
-            "struct": fault.null_field.struct,
-            "member": fault.null_field.member.name,
-            "offset": fault.null_field.member.offset,
-            "type": fault.null_field.member.type_name,
-        },
-        "read_member": _na(fault.read_member)
-        if isinstance(fault.read_member, NotAvailable)
-        else {
-            "struct": fault.read_member.struct,
-            "member": fault.read_member.member.name,
-            "offset": fault.read_member.member.offset,
-            "type": fault.read_member.member.type_name,
-        },
+        "null_field": _field(fault.null_field),
+        "read_member": _field(fault.read_member),
         "confidence": fault.confidence,
         "steps": list(fault.steps),
     }
@@ -112,6 +105,7 @@ def to_document(result: VmcoreResult) -> dict[str, Any]:
         },
         "backtrace": [_frame(f) for f in s.backtrace],
         "crash_frame": None if result.analysis.crash_frame is None else result.analysis.crash_frame.index,
+        "culprit_frame": None if result.analysis.culprit_frame is None else result.analysis.culprit_frame.index,
         "fault": _fault(result.fault),
         "other_cpus": [
             {"cpu": cpu, "pid": t.pid, "comm": t.comm, "backtrace": [_frame(f) for f in t.stack]}

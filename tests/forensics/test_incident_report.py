@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -57,7 +58,8 @@ def _check_evidence(doc: dict[str, Any], case: VmcoreCase, tmp: Path, store: Pat
     prog = drgn.Program()
     prog.set_core_dump(str(case.vmcore))
     prog.load_debug_info([str(case.vmlinux)], main=True)
-    prog.load_debug_info([str(p) for p in case.module_debug], default=True)
+    with contextlib.suppress(drgn.MissingDebugInfoError):  # modules of the kernel without their .ko
+        prog.load_debug_info([str(p) for p in case.module_debug], default=True)
     log = tmp / "dump-log.txt"
     log.write_text(log_as_text(log_records(prog)))
     resolvers = dump_resolvers(prog)
