@@ -95,6 +95,22 @@ def counter_excerpt(matrix: SeriesMatrix, units: Mapping[str, str]) -> ExcerptOf
     return excerpt
 
 
+#: vmstat counters that move when the kernel reclaims slab objects: the shrinkers, or drop_caches.
+RECLAIM_COUNTERS = ("slabs_scanned", "drop_slab")
+
+
+def reclaim_ran(counters: pd.DataFrame | None, boot_id: str) -> bool | None:
+    """Whether the shrinkers ran during a boot's stretch (a reclaim counter moved); None when not recorded."""
+    if counters is None or not len(counters):
+        return None
+    rows = counters[(counters["source"] == "vmstat") & counters["name"].isin(RECLAIM_COUNTERS)]
+    rows = rows[rows["boot_id"].fillna("").astype(str) == boot_id]
+    if rows.empty:
+        return None
+    spans = rows.groupby("name")["value"].agg(lambda v: int(v.max()) - int(v.min()))
+    return bool((spans > 0).any())
+
+
 def _mem_total(data: LeakInput, meminfo: list[SeriesMatrix]) -> float | None:
     if isinstance(data.mem_total, int) and data.mem_total > 0:
         return float(data.mem_total)
@@ -116,10 +132,13 @@ def analyse(data: LeakInput, thresholds: Thresholds | None = None) -> LeakAnalys
     groups: list[CoGrowth] = []
     for matrix in slab_mats:
         excerpt = cache_excerpt(matrix)
-        verdicts = judge_matrix(matrix, reclaimable, mem_total, th, excerpt)
+        ran = reclaim_ran(data.counters, matrix.boot_id)
+        verdicts = judge_matrix(matrix, reclaimable, mem_total, th, excerpt, reclaim_ran=ran)
 
-        def judge(column: int, m: SeriesMatrix = matrix, ex: ExcerptOf = excerpt) -> SeriesVerdict | None:
-            return judge_column(m, column, reclaimable(m.names[column]), mem_total, th, ex)
+        def judge(
+            column: int, m: SeriesMatrix = matrix, ex: ExcerptOf = excerpt, r: bool | None = ran
+        ) -> SeriesVerdict | None:
+            return judge_column(m, column, reclaimable(m.names[column]), mem_total, th, ex, r)
 
         found = find_groups(matrix, verdicts, judge, data.aliases)
         known = {v.name for v in verdicts}

@@ -50,6 +50,7 @@ class Thresholds:
     max_leak_drawdown: float = 0.3
     suspect_tau: float = 0.4
     reclaim_seen: float = 0.2  # a drawdown of this share of the range means the cache was reclaimed
+    reclaim_hours: float = 1.0  # without vmstat, a stretch this long is taken to have seen reclaim
     given_back: float = 0.35  # drawdown of a non-reclaimable cache that gives its growth back
     step_ratio: float = 0.35  # residuals of a one-time step / of a line
     plateau_ratio: float = 0.5  # residuals of rise-then-flat / of a line
@@ -69,6 +70,7 @@ class Context:
     mem_total: float | None  # bytes, None when unknown
     thresholds: Thresholds
     in_use_share: float | None = None  # growth of the bytes of objects in use / growth of the cache (caches only)
+    reclaim_ran: bool | None = None  # the shrinkers ran during the stretch (vmstat), None when not recorded
 
     @property
     def rate(self) -> float:
@@ -171,8 +173,12 @@ def _no_consistent_trend(c: Context) -> str | None:
 
 def _floor_rises_through_reclaim(c: Context) -> str | None:
     f, th = c.features, c.thresholds
+    # A drawdown alone may be files deleted, not reclaim: the shrinkers must have run (vmstat
+    # slabs_scanned or drop_slab moved), or, unrecorded, the stretch must be long enough.
+    reclaimed = c.reclaim_ran is True or (c.reclaim_ran is None and f.span_hours >= th.reclaim_hours)
     if (
         c.reclaimable
+        and reclaimed
         and f.drawdown >= th.reclaim_seen
         and f.minima_slope >= th.min_rate
         and f.minima_tau >= th.leak_tau
@@ -188,6 +194,8 @@ def _reclaimable(c: Context) -> str | None:
     f = c.features
     if c.reclaimable:
         seen = f"gave back {f.drawdown:.0%} of its range" if f.drawdown > 0.05 else "not yet reclaimed"
+        if c.reclaim_ran is False:
+            seen += "; the shrinkers did not run during the stretch"
         return f"reclaimable cache growing {_kb(c.rate)}/h ({seen}); the kernel frees it under memory pressure"
     return None
 

@@ -161,9 +161,12 @@ def cache_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding:
 
 
 def _ratio_text(ratio: float) -> str:
+    """Objects per anchor object: whole numbers as such, others with two significant digits."""
     if math.isnan(ratio):
         return "?"
-    return f"{ratio:.0f}" if abs(ratio - round(ratio)) < 0.05 else f"{ratio:.2f}"
+    if ratio >= 0.95 and abs(ratio - round(ratio)) < 0.05:
+        return f"{ratio:.0f}"
+    return f"{ratio:.2g}"
 
 
 def group_finding(g: CoGrowth, ctx: FindingContext) -> Finding:

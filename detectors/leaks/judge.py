@@ -101,8 +101,12 @@ def judge_column(
     mem_total: float | None,
     thresholds: Thresholds,
     excerpt_of: ExcerptOf,
+    reclaim_ran: bool | None = None,
 ) -> SeriesVerdict | None:
-    """Grade one series of a matrix; None when it has fewer than two window medians."""
+    """Grade one series of a matrix; None when it has fewer than two window medians.
+
+    ``reclaim_ran``: whether the shrinkers ran during the stretch (None: not recorded).
+    """
     y = matrix.grid[:, column]
     walls = matrix.grid_walls
     keep = ~np.isnan(y)
@@ -131,7 +135,7 @@ def judge_column(
     share = None
     if active_rate is not None and objsize and feats.ts_slope > 0:
         share = active_rate * objsize / feats.ts_slope
-    verdict = decide(Context(feats, reclaimable, mem_total, thresholds, share))
+    verdict = decide(Context(feats, reclaimable, mem_total, thresholds, share, reclaim_ran))
     return SeriesVerdict(
         name=matrix.names[column],
         boot_id=matrix.boot_id,
@@ -167,6 +171,7 @@ def judge_matrix(
     thresholds: Thresholds,
     excerpt_of: ExcerptOf,
     always: Mapping[str, bool] | None = None,
+    reclaim_ran: bool | None = None,
 ) -> list[SeriesVerdict]:
     """Judge the screened columns of a matrix (and the columns named in ``always``)."""
     columns = set(screen(matrix, thresholds))
@@ -175,7 +180,9 @@ def judge_matrix(
             columns.add(matrix.column(name))
     out = []
     for column in sorted(columns):
-        judged = judge_column(matrix, column, reclaimable(matrix.names[column]), mem_total, thresholds, excerpt_of)
+        judged = judge_column(
+            matrix, column, reclaimable(matrix.names[column]), mem_total, thresholds, excerpt_of, reclaim_ran
+        )
         if judged is not None:
             out.append(judged)
     return out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from detectors.leaks.analysis import LeakInput, analyse
 from detectors.leaks.decision import Grade
@@ -38,3 +39,31 @@ def test_a_reclaimable_cache_whose_floor_rises_through_reclaim_is_suspect() -> N
     [verdict] = [v for v in result.caches if v.name == "dentry"]
     assert verdict.verdict.rule == "floor-rises-through-reclaim"
     assert verdict.grade is Grade.SUSPECT
+
+
+def _vmstat(walls: np.ndarray, slabs_scanned: np.ndarray) -> pd.DataFrame:  # type: ignore[type-arg]
+    return pd.DataFrame(
+        {
+            "sample_id": np.arange(1, len(walls) + 1),
+            "wall": walls,
+            "boot_id": "boot-1",
+            "source": "vmstat",
+            "name": "slabs_scanned",
+            "unit": "",
+            "value": slabs_scanned.astype(np.int64),
+        }
+    )
+
+
+def test_a_drawdown_without_the_shrinkers_running_is_not_reclaim() -> None:
+    walls, hours = two_hours()
+    floor = 100_000 + 20_000 * hours
+    teeth = 40_000 * np.mod(hours, 0.5) / 0.5  # files deleted, not reclaim: slabs_scanned never moves
+    frame = slab_frame(walls, {"dentry": (192, floor + teeth)})
+    quiet = _vmstat(walls, np.full(len(walls), 129))
+    [verdict] = [v for v in analyse(LeakInput(frame, quiet, reclaim_account={"dentry": True})).caches]
+    assert verdict.grade is Grade.RECLAIMABLE
+    assert "shrinkers did not run" in verdict.verdict.reason
+    busy = _vmstat(walls, 129 + 1000 * np.arange(len(walls)))
+    [verdict] = [v for v in analyse(LeakInput(frame, busy, reclaim_account={"dentry": True})).caches]
+    assert verdict.verdict.rule == "floor-rises-through-reclaim"
