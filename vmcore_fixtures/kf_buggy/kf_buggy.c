@@ -332,6 +332,7 @@ struct kf_request {
 
 static struct kmem_cache *kf_leak_cache;
 static unsigned long kf_leak_count;
+static struct kf_request *kf_last_request;	/* overwritten, never freed */
 
 static KF_NOINLINE void kf_request_submit(u64 seq)
 {
@@ -345,7 +346,11 @@ static KF_NOINLINE void kf_request_submit(u64 seq)
 	req->jiffies = jiffies;
 	memset(req->payload, 0x5a, sizeof(req->payload));
 	kf_leak_count++;
-	/* the completion path that should free req was never written */
+	/*
+	 * The completion path that should free the previous request was never
+	 * written: the pointer is simply overwritten.
+	 */
+	WRITE_ONCE(kf_last_request, req);
 }
 
 static int kf_leaker_fn(void *unused)
