@@ -72,6 +72,9 @@ def _sha256(path: Path) -> str:
 
 def test_manifest_describes_exactly_the_committed_payload() -> None:
     manifest = _manifest()
+    xz = FIXTURES_DIR / "vmlinux.xz"
+    if not xz.is_file() or xz.stat().st_size < 1 << 20:
+        pytest.skip(f"{xz} is absent or a pointer file: vmcore fixture payload not fetched")
     listed = {entry["path"]: entry for entry in manifest["files"]}
     present = {"vmlinux.xz", "kf_buggy.ko"} | {
         str(p.relative_to(FIXTURES_DIR))
@@ -139,7 +142,7 @@ def test_console_log_is_whole_kdump_run(vmcore_case: VmcoreCase) -> None:
 
 def test_null_member_fault() -> None:
     if "01-null-member" not in case_names():
-        pytest.skip("case 01-null-member is not committed")
+        pytest.skip(f"case 01-null-member is not in {MANIFEST}")
     expected = load_case("01-null-member").expected
     prog = _program("01-null-member")
     frame = prog.crashed_thread().stack_trace()[0]
@@ -154,7 +157,7 @@ def test_null_member_fault() -> None:
 
 def test_hung_task_lock_owner_and_waiter() -> None:
     if "04-hung-task" not in case_names():
-        pytest.skip("case 04-hung-task is not committed")
+        pytest.skip(f"case 04-hung-task is not in {MANIFEST}")
     lock: dict[str, Any] = load_case("04-hung-task").expected["lock"]  # type: ignore[assignment]
     prog = _program("04-hung-task")
     from drgn import Object
@@ -177,7 +180,7 @@ def test_hung_task_lock_owner_and_waiter() -> None:
 
 def test_slab_leak_cache_and_snapshots() -> None:
     if "08-slab-leak" not in case_names():
-        pytest.skip("case 08-slab-leak is not committed")
+        pytest.skip(f"case 08-slab-leak is not in {MANIFEST}")
     case = load_case("08-slab-leak")
     leak: dict[str, Any] = case.expected["leak"]  # type: ignore[assignment]
     prog = _program("08-slab-leak")
