@@ -93,7 +93,9 @@ def bench(path: Path, out_dir: Path, repeat: int) -> dict[str, float]:
     )
     print(
         f"  ratio baseline / kforensic: {best['base_s'] / best['tool_s']:.2f}x wall, "
-        f"{best['base_cpu'] / best['tool_cpu']:.2f}x CPU"
+        f"{best['base_cpu'] / best['tool_cpu']:.2f}x CPU; per CPU second: kforensic "
+        f"{events / best['tool_cpu'] / 1e3:.0f} k events/s, "
+        f"baseline {best['base_events'] / best['base_cpu'] / 1e3:.0f} k"
     )
     return {**best, "events": float(events), "size": float(size)}
 
@@ -111,6 +113,8 @@ def main() -> None:
         return
     if not args.input.exists():
         sys.exit(f"no input {args.input}; give --input TRACE")
+    # The machine may be shared: CPU seconds are the steadier figure, the load says how shared.
+    print(f"load average at start: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     with tempfile.TemporaryDirectory(prefix="kf-trace-bench-") as tmp:
         work = Path(tmp)
         one = work / "one.txt"
