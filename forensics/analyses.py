@@ -88,9 +88,11 @@ def analyse_store(store_path: Path, plots_dir: Path | None) -> SourceAnalysis:
     result = leaks_of_store(store_path, plots_dir=plots_dir)
     incident = replace(result.incident, boot_time=store_boot_time(store_path))
     plots = tuple((f"{p.kind} {p.name}", p.path) for p in result.plots)
+    # The table only: the report shows the plots and the findings in sections of its own.
+    table = render_markdown(result, None).split("\n## Plots\n", 1)[0].split("\n# kforensic incident report", 1)[0]
     return SourceAnalysis(
         incident,
-        SourceSection(f"slab store {store_path}", render_markdown(result, None)),
+        SourceSection(f"slab store {store_path}", table),
         plots,
         _cmd("kforensic", "leaks", "--store", store_path),
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gzip
 import json
 import subprocess
 import sys
@@ -62,11 +63,17 @@ def _check_evidence(doc: dict[str, Any], case: VmcoreCase, tmp: Path, store: Pat
         prog.load_debug_info([str(p) for p in case.module_debug], default=True)
     log = tmp / "dump-log.txt"
     log.write_text(log_as_text(log_records(prog)))
+    sources = {log_source(str(case.vmcore)): log}
+    # Evidence of a compressed trace cites the decompressed text (kforensic trace --save-text writes it).
+    for gz in {e.source for f in incident.findings for e in f.evidence if e.source.endswith(" (gunzipped)")}:
+        plain = tmp / (Path(gz.removesuffix(" (gunzipped)")).name + ".txt")
+        plain.write_bytes(gzip.decompress(Path(gz.removesuffix(" (gunzipped)")).read_bytes()))
+        sources[gz] = plain
     resolvers = dump_resolvers(prog)
     if store is not None:
         opened = SlabStore.open(store, readonly=True)
         resolvers[LocatorKind.SAMPLE] = opened.resolve_evidence
-    assert_evidence_resolves(incident.findings, source_paths={log_source(str(case.vmcore)): log}, resolvers=resolvers)
+    assert_evidence_resolves(incident.findings, source_paths=sources, resolvers=resolvers)
 
 
 def _leak_store(tmp: Path) -> Path:
