@@ -389,13 +389,13 @@ class TraceParser:
 # the kernel's formats give their fields; any other event gives its name; anything else (comments,
 # markers, other formats, garbage) only its text.  Groups: line, cpu, ts, 7 switch fields, 4 waking
 # fields, event name, other line.
-_FAST_LINE = re.compile(
-    rb"(?:((?!\#)[^\[\n:]*\[(\d+)\] +(?:[^ \n:\[\]]+ +)?(\d+\.\d+): "
-    rb"(?:sched_switch: prev_comm=([^ \n]*) prev_pid=(\d+) prev_prio=(-?\d+) prev_state=([^ \n]+)"
-    rb" ==> next_comm=([^ \n]*) next_pid=(\d+) next_prio=(-?\d+)"
-    rb"|sched_waking: comm=([^ \n]*) pid=(\d+) prio=(-?\d+) target_cpu=(\d+)"
-    rb"|([\w:]+): [^\n]*))\n"
-    rb"|([^\n]*)\n)"
+_FAST_LINE = re.compile(  # possessive quantifiers: what each one takes can never be given back to match
+    rb"(?:((?!\#)[^\[\n:]*+\[(\d++)\] ++(?:[^ \n:\[\]]++ ++)?(\d++\.\d++): "
+    rb"(?:sched_switch: prev_comm=([^ \n]*+) prev_pid=(\d++) prev_prio=(-?\d++) prev_state=([^ \n]++)"
+    rb" ==> next_comm=([^ \n]*+) next_pid=(\d++) next_prio=(-?\d++)"
+    rb"|sched_waking: comm=([^ \n]*+) pid=(\d++) prio=(-?\d++) target_cpu=(\d++)"
+    rb"|([\w:]+): [^\n]*+))\n"
+    rb"|([^\n]*+)\n)"
 )
 
 

@@ -384,11 +384,22 @@ class SchedAnalyzer:
                 q[2] = ts
                 q[0] = max(0.0, q[0] + 1)
         sleep = self.blocked.pop(pid, None)
-        if sleep is not None:
+        if sleep is not None:  # _blocked, inlined (a wakeup of a sleeping task is most of them)
             task = self.tasks.get(pid)
             if task is None:
                 task = self.tasks[pid] = TaskState(ev.comm, ev.prio)
-            self._blocked(task, sleep, ev, ts)
+            begin = sleep.ts
+            start = begin if begin > self.barrier and begin >= self.w0 and ts >= begin else self.clip(begin, ts)
+            if start is not None:
+                state = sleep.state[:1]
+                fig = task.blocked.get(state)
+                if fig is None:
+                    fig = task.blocked[state] = Accumulator()
+                slept = ts - start
+                fig.count += 1
+                fig.total += slept
+                if slept > fig.worst:
+                    fig.set_worst(start, ts, sleep.cpu, sleep, ev)
         elif pid not in self.tasks:
             self.tasks[pid] = TaskState(ev.comm, ev.prio)
 
