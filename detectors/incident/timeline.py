@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from forensics.model import BootTime, Clock, Finding, NotAvailable, Timestamp
+from forensics.model import BootTime, Clock, Finding, LocatorKind, NotAvailable, Timestamp
 
 
 @dataclass(frozen=True)
@@ -30,8 +30,8 @@ class TimelineEvent:
         """The event's time for people: UTC wall time when known, else seconds since boot."""
         if self.wall is not None:
             stamp = dt.datetime.fromtimestamp(self.wall, tz=dt.UTC).isoformat(timespec="seconds")
-            return stamp + (f" (±{self.uncertainty:.0f} s)" if self.uncertainty >= 1 else "")
-        return f"{self.when.seconds:.6f} s after boot"
+            return stamp + (f" (±{self.uncertainty:.1f} s)" if self.uncertainty > 0 else "")
+        return f"{self.when.seconds:.6f} s on the source's clock (since boot)"
 
 
 def _first_last(finding: Finding) -> list[tuple[Timestamp, int]]:
@@ -51,7 +51,8 @@ def build_timeline(findings: tuple[Finding, ...], boot: BootTime | NotAvailable)
     """Events of all findings (first and last evidence with a time), in time order.
 
     Events are ordered on the wall clock when the boot time is known; events of
-    a clock that cannot be converted come after, in their own order.
+    a clock that cannot be converted (no boot time, or a trace's own clock) come
+    after, in their own order.
     """
     events = []
     for finding in findings:
@@ -59,6 +60,10 @@ def build_timeline(findings: tuple[Finding, ...], boot: BootTime | NotAvailable)
             ev = finding.evidence[index]
             if ts.clock is Clock.WALL:
                 wall, unc = ts.seconds, 0.0
+            elif ev.locator.kind is LocatorKind.EVENT:
+                # A trace's clock (ftrace "local", "global", perf, ...) is not printk's clock,
+                # and a trace may come from another boot: it keeps its own time.
+                wall, unc = None, 0.0
             elif isinstance(boot, BootTime):
                 wall, unc = boot.to_wall(ts), boot.uncertainty
             else:

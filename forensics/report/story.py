@@ -44,7 +44,7 @@ def _boot_text(incident: Incident) -> str:
         import datetime as dt
 
         when = dt.datetime.fromtimestamp(boot.wall, tz=dt.UTC).isoformat(timespec="seconds")
-        return f"{when} ±{boot.uncertainty:.0f} s ({boot.basis})"
+        return f"{when} ±{boot.uncertainty:.1f} s ({boot.basis})"
     return str(boot)
 
 

@@ -1,0 +1,165 @@
+"""The incident's timeline, correlation rules, hypotheses and digest, on findings the tests write."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from detectors.incident.correlate import RULES, correlate
+from detectors.incident.hypotheses import plain_summary, rank_hypotheses
+from detectors.incident.timeline import build_timeline, narrative
+from forensics.model import (
+    BootTime,
+    Clock,
+    Evidence,
+    Fact,
+    Finding,
+    Incident,
+    Locator,
+    LocatorKind,
+    NotAvailable,
+    Severity,
+    Timestamp,
+    finding_id,
+)
+from forensics.report.digest import build_digest
+from tests.helpers import assert_evidence_resolves
+
+LOG = """\
+[   23.982192] INFO: task kf_waiter:43 blocked for more than 5 seconds.
+[   23.985835]  kf_waiter_update+0xc/0x20 [kf_buggy]
+[   23.997144] Kernel panic - not syncing: hung_task: blocked tasks
+[   14.873421] watchdog: BUG: soft lockup - CPU#1 stuck for 9s! [kf_spinner:42]
+"""
+TRACE = "          kf_spinner-42    [001] d..2.   797.707624: sched_switch: prev_comm=kf_spinner\n"
+
+
+def _files(tmp: Path) -> tuple[Path, Path]:
+    log = tmp / "kern.log"
+    log.write_text(LOG)
+    trace = tmp / "trace.txt"
+    trace.write_text(TRACE)
+    return log, trace
+
+
+def _ev(
+    path: Path, line: int, text: str, seconds: float | None = None, kind: LocatorKind = LocatorKind.LINE
+) -> Evidence:
+    ts = None if seconds is None else Timestamp(seconds, Clock.MONOTONIC)
+    return Evidence(str(path), Locator(kind, line), text, timestamp=ts)
+
+
+def _finding(kind: str, title: str, evidence: tuple[Evidence, ...], facts: tuple[Fact, ...] = (),
+             severity: Severity = Severity.HIGH, confidence: float = 0.8) -> Finding:  # fmt: skip
+    return Finding(finding_id(kind, title), kind, title, severity, confidence, "test", title, evidence,
+                   ("crash> bt",), facts, "test")  # fmt: skip
+
+
+def _hung_case(tmp: Path) -> tuple[Finding, ...]:
+    log, _ = _files(tmp)
+    dump = _finding(
+        "hung-task", "task kf_waiter blocked in D state on mutex kf_dev_lock held by kf_holder (pid 42)",
+        (_ev(log, 2, "kf_waiter_update+0xc/0x20"),),
+        (Fact("waiter", "kf_waiter (pid 43)"), Fact("lock owner", "kf_holder (pid 42, state S)")),
+    )  # fmt: skip
+    title = "INFO: task hung in kf_waiter_update"
+    logged = _finding("dmesg.hang", title, (_ev(log, 1, "INFO: task kf_waiter:43 blocked for more than", 23.98),))
+    crash = _finding("crash", title, (_ev(log, 3, "Kernel panic - not syncing: hung_task", 23.997144),),
+                     (Fact("crash site", "caller of panic()"),), Severity.CRITICAL, 0.95)  # fmt: skip
+    return dump, logged, crash
+
+
+def test_rules_are_ordered_and_named() -> None:
+    assert [name for name, _ in RULES] == ["hung-task", "leak-outsized", "hog-lockup", "same-crash"]
+
+
+def test_one_log_report_corroborates_the_dump_task_and_the_crash(tmp_path: Path) -> None:
+    dump, logged, crash = _hung_case(tmp_path)
+    merged, correlations = correlate((dump, logged, crash))
+    assert {c.rule for c in correlations} == {"hung-task", "same-crash"}
+    assert logged.id not in {f.id for f in merged}
+    by_id = {f.id: f for f in merged}
+    assert logged.evidence[0] in by_id[dump.id].evidence
+    assert logged.evidence[0] in by_id[crash.id].evidence
+    assert by_id[crash.id].confidence > crash.confidence
+    assert "corroborated" in by_id[dump.id].confidence_reason
+    assert_evidence_resolves(merged)
+
+
+def test_contradiction_when_dump_and_log_disagree(tmp_path: Path) -> None:
+    log, _ = _files(tmp_path)
+    crash = _finding("crash", "BUG: unable to handle kernel NULL pointer dereference in a",
+                     (_ev(log, 3, "Kernel panic"),), severity=Severity.CRITICAL)  # fmt: skip
+    other = _finding("dmesg.null-deref", "kernel BUG in b", (_ev(log, 1, "INFO"),), severity=Severity.CRITICAL)
+    merged, correlations = correlate((crash, other))
+    assert [c.rule for c in correlations] == ["contradiction"]
+    assert any(f.kind == "contradiction" for f in merged)
+    assert_evidence_resolves(merged)
+
+
+def test_leak_outsized_and_hog_lockup(tmp_path: Path) -> None:
+    log, trace = _files(tmp_path)
+    leak = _finding("slab-leak", "Slab cache kf_leak_obj leaks 29,790 KB/h", (_ev(log, 1, "INFO"),))
+    outsized = _finding("outsized-slab", "slab cache kf_leak_obj is outsized", (_ev(log, 2, "kf_waiter"),),
+                        (Fact("cache", "kf_leak_obj"),), Severity.MEDIUM)  # fmt: skip
+    lockup = _finding("dmesg.soft-lockup", "BUG: soft lockup in kf_spinner_fn",
+                      (_ev(log, 4, "soft lockup - CPU#1 stuck for 9s! [kf_spinner:42]", 14.873421),))  # fmt: skip
+    hog = _finding("sched-cpu-hog", "CPU hog: kf_spinner ran 9000 ms without a break on CPU1",
+                   (_ev(trace, 1, "sched_switch", 797.707624, LocatorKind.EVENT),))  # fmt: skip
+    merged, correlations = correlate((leak, outsized, lockup, hog))
+    assert {c.rule for c in correlations} == {"leak-outsized", "hog-lockup"}
+    assert {f.id for f in merged} == {leak.id, lockup.id}
+    assert_evidence_resolves(merged)
+
+
+def test_timeline_converts_with_the_boot_time_but_not_trace_clocks(tmp_path: Path) -> None:
+    log, trace = _files(tmp_path)
+    early = _finding("dmesg.soft-lockup", "lockup", (_ev(log, 4, "soft lockup", 14.873421),))
+    late = _finding("dmesg.hang", "hang", (_ev(log, 1, "INFO: task", 23.982192),))
+    traced = _finding("sched-cpu-hog", "hog", (_ev(trace, 1, "sched_switch", 797.707624, LocatorKind.EVENT),))
+    boot = BootTime(1_700_000_000.0, 2.0, "test")
+    events = build_timeline((late, traced, early), boot)
+    assert [e.title for e in events] == ["lockup", "hang", "hog"]
+    assert events[0].wall == 1_700_000_014.873421
+    assert events[0].uncertainty == 2.0
+    assert events[2].wall is None
+    story = narrative(events)
+    assert story.startswith("Lockup (2023-11-14T22:13:34+00:00 (±2.0 s)), then hang")
+    unknown = build_timeline((late,), NotAvailable("no boot"))
+    assert unknown[0].wall is None
+    assert "since boot" in unknown[0].when_text()
+
+
+def test_hypotheses_rank_a_leak_that_ended_in_oom_first(tmp_path: Path) -> None:
+    log, _ = _files(tmp_path)
+    leak = _finding("slab-leak", "Slab cache kf_leak_obj leaks 29,790 KB/h", (_ev(log, 1, "INFO"),),
+                    confidence=0.9)  # fmt: skip
+    oom = _finding("dmesg.oom", "OOM killer invoked", (_ev(log, 3, "Kernel panic"),), severity=Severity.CRITICAL)
+    panic = _finding("crash", "kernel panic: Out of memory", (_ev(log, 3, "Kernel panic"),),
+                     (Fact("crash site", "caller of panic()"), Fact("crashing function", "out_of_memory")),
+                     Severity.CRITICAL, 0.95)  # fmt: skip
+    ranked = rank_hypotheses((panic, oom, leak))
+    assert "kf_leak_obj" in ranked[0].statement
+    assert "OOM" in ranked[0].statement
+    assert not any("out_of_memory" in h.statement for h in ranked)  # a chosen panic is not a bug site
+    assert [h.rank for h in ranked] == list(range(1, len(ranked) + 1))
+    assert "memory leak" in plain_summary((panic, oom, leak), "web-17")
+    assert plain_summary((), "web-17").startswith("kforensic found no known kernel problem")
+
+
+def test_digest_fits_its_bound_and_never_cuts_an_excerpt(tmp_path: Path) -> None:
+    log, _ = _files(tmp_path)
+    findings = tuple(
+        _finding("dmesg.warning", f"WARNING in f{i}", (_ev(log, 1, "INFO: task kf_waiter:43 blocked", 23.9),) * 1
+                 + (_ev(log, 2, "kf_waiter_update+0xc/0x20"),))
+        for i in range(60)
+    )  # fmt: skip
+    incident = Incident("h", "6.1", NotAvailable("x"), (), findings)
+    events = build_timeline(findings, NotAvailable("x"))
+    for limit in (1024, 4096, 8192):
+        doc = build_digest(incident, "summary", events, rank_hypotheses(findings), limit)
+        assert len(json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode()) <= limit
+        for f in doc.get("findings", []):
+            for ev in f["evidence"]:
+                assert ev.get("excerpt") in (None, "INFO: task kf_waiter:43 blocked", "kf_waiter_update+0xc/0x20")
+        assert doc["omitted"]["findings"] + len(doc.get("findings", [])) == 60
