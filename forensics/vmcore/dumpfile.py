@@ -137,6 +137,49 @@ def _read_elf(path: Path, head: bytes, size: int) -> DumpHeader:
     return DumpHeader(DumpFormat.ELF, size, None, None, machine, None, None, None)
 
 
+def _read_flattened(path: Path, size: int) -> DumpHeader:
+    """Walk the records of makedumpfile's flattened format (``-F``) to its end marker.
+
+    After a 4096-byte header come records of (offset, size) as big-endian int64
+    followed by the data to put at that offset of the kdump-compressed file; a
+    record with offset -1 ends the stream.  A file without it was cut short.
+    """
+    disk: bytes = b""
+    sub: bytes = b""
+    with path.open("rb") as f:
+        f.seek(4096)
+        while True:
+            record = f.read(16)
+            if len(record) < 16:
+                raise _cut_stream(path, size)
+            offset, length = struct.unpack(">qq", record)
+            if offset == -1:
+                break
+            if offset < 0 or length < 0:
+                raise InputError(f"{path}: corrupt flattened dump record at byte {f.tell() - 16}")
+            if offset == 0 and not disk:
+                disk = f.read(length)
+                continue
+            block = struct.unpack_from("<i", disk, 428)[0] if len(disk) >= 432 else -1
+            if offset == block and not sub:
+                sub = f.read(length)
+                continue
+            f.seek(length, 1)
+            if f.tell() > size:
+                raise _cut_stream(path, size)
+    level = struct.unpack_from("<i", sub, 8)[0] if len(sub) >= 12 else None
+    release = _cstr(disk[12 + 2 * 65 : 12 + 3 * 65]) if len(disk) >= 464 else None
+    machine = _cstr(disk[12 + 4 * 65 : 12 + 5 * 65]) if len(disk) >= 464 else None
+    return DumpHeader(DumpFormat.FLATTENED, size, level, release or None, machine or None, None, None, None)
+
+
+def _cut_stream(path: Path, size: int) -> InputError:
+    return InputError(
+        f"{path}: truncated dump: the flattened stream ends at byte {size} without its end marker",
+        hint="the copy or the capture was cut short; copy the dump again or re-run makedumpfile",
+    )
+
+
 def _truncated(path: Path, size: int, needed: int) -> InputError:
     share = 100.0 * size / needed if needed else 0.0
     return InputError(
@@ -158,7 +201,7 @@ def read_dump_header(path: Path) -> DumpHeader:
     if head.startswith(KDUMP_SIGNATURE):
         return _read_kdump(path, head, size)
     if head.startswith(FLATTENED_SIGNATURE):
-        return DumpHeader(DumpFormat.FLATTENED, size, None, None, None, None, None, None)
+        return _read_flattened(path, size)
     if head.startswith(ELF_MAGIC):
         return _read_elf(path, head, size)
     what = "an empty file" if size == 0 else "not a kernel crash dump (no kdump, flattened or ELF core signature)"
