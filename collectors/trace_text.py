@@ -184,19 +184,32 @@ class TraceParser:
         line_no = self._line_no
         n_events = 0
         n_used = 0
-        rows = iter(_FAST_LINE.findall(block))
-        for line, cpu, ts, pc, pp, pr, st, nc, np_, npr, wc, wp, wpr, wt, name, other in rows:
+        # Once waking events are known, sched_wakeup lines are only counted: a pattern that does not
+        # extract their fields (if the first waking comes later in the block, the other one is right too).
+        pattern = _FAST_LINE_WAKING if skip_wakeup else _FAST_LINE
+        rows = iter(pattern.findall(block))
+        for line, cpu, ts, pc, pp, pr, st, nc, np_, npr, wn, wc, wp, wpr, wt, name, other in rows:
             line_no += 1
             if pc or nc:  # sched_switch in the kernel format (pc/nc: prev/next comm; a comm can be empty, not both)
                 append(make((1, float(ts), int(cpu), line_no, line, int(pp), int(pr), pc, st, int(np_), int(npr), nc)))
                 n_events += 1
                 n_used += 1
-            elif wt:  # sched_waking in the kernel format
-                if not self._seen_waking:
-                    self._seen_waking = True
-                    skip_wakeup = self._skip_wakeup
-                append(make((2, float(ts), int(cpu), line_no, line, int(wp), int(wpr), wc, b"", int(wt), 0, b"")))
+            elif wt:  # sched_waking, sched_wakeup or sched_wakeup_new in the kernel format
                 n_events += 1
+                if wn == b"sched_waking":
+                    wake_kind = 2
+                    if not self._seen_waking:
+                        self._seen_waking = True
+                        skip_wakeup = self._skip_wakeup
+                elif wn == b"sched_wakeup":
+                    if skip_wakeup:
+                        continue
+                    wake_kind = 3
+                else:
+                    wake_kind = 4
+                append(
+                    make((wake_kind, float(ts), int(cpu), line_no, line, int(wp), int(wpr), wc, b"", int(wt), 0, b""))
+                )
                 n_used += 1
             elif name:
                 kind = kinds.get(name)
@@ -214,7 +227,7 @@ class TraceParser:
                 skip_wakeup = self._skip_wakeup and self._seen_waking
                 if self._fused is not False:  # a line without "[cpu]" made it re-detect the layout
                     self._line_no = line_no
-                    out += self._parse_lines([row[0] or row[15] for row in rows])
+                    out += self._parse_lines([row[0] or row[16] for row in rows])
                     line_no = self._line_no
                     break
         self._line_no = line_no
@@ -385,18 +398,25 @@ class TraceParser:
 
 # One line of raw tracefs text (or ``trace-cmd report -N``) in the bracket layout, split at C speed:
 # ``comm-pid [cpu] flags ts: event: payload``.  The header may hold no ':' (so the timestamp's ": "
-# is the line's first, as _parse_lines finds it) and one "[cpu]"; sched_switch and sched_waking in
-# the kernel's formats give their fields; any other event gives its name; anything else (comments,
-# markers, other formats, garbage) only its text.  Groups: line, cpu, ts, 7 switch fields, 4 waking
-# fields, event name, other line.
-_FAST_LINE = re.compile(  # possessive quantifiers: what each one takes can never be given back to match
-    rb"(?:((?!\#)[^\[\n:]*+\[(\d++)\] ++(?:[^ \n:\[\]]++ ++)?(\d++\.\d++): "
-    rb"(?:sched_switch: prev_comm=([^ \n]*+) prev_pid=(\d++) prev_prio=(-?\d++) prev_state=([^ \n]++)"
-    rb" ==> next_comm=([^ \n]*+) next_pid=(\d++) next_prio=(-?\d++)"
-    rb"|sched_waking: comm=([^ \n]*+) pid=(\d++) prio=(-?\d++) target_cpu=(\d++)"
-    rb"|([\w:]+): [^\n]*+))\n"
-    rb"|([^\n]*+)\n)"
-)
+# is the line's first, as _parse_lines finds it) and one "[cpu]"; sched_switch and the wakeup events
+# in the kernel's formats give their fields; any other event gives its name; anything else (comments,
+# markers, other formats, garbage) only its text.  Groups: line, cpu, ts, 7 switch fields, the wakeup
+# event's name and 4 fields, event name, other line.  Possessive quantifiers: what each one takes
+# could never be given back to make the rest match.
+def _fast_line(wakeups: bytes) -> re.Pattern[bytes]:
+    """The line pattern whose wakeup alternative takes the events named in ``wakeups``."""
+    return re.compile(
+        rb"(?:((?!\#)[^\[\n:]*+\[(\d++)\] ++(?:[^ \n:\[\]]++ ++)?(\d++\.\d++): "
+        rb"(?:sched_switch: prev_comm=([^ \n]*+) prev_pid=(\d++) prev_prio=(-?\d++) prev_state=([^ \n]++)"
+        rb" ==> next_comm=([^ \n]*+) next_pid=(\d++) next_prio=(-?\d++)"
+        rb"|(" + wakeups + rb"): comm=([^ \n]*+) pid=(\d++) prio=(-?\d++) target_cpu=(\d++)"
+        rb"|([\w:]+): [^\n]*+))\n"
+        rb"|([^\n]*+)\n)"
+    )
+
+
+_FAST_LINE = _fast_line(rb"sched_waking|sched_wakeup_new|sched_wakeup")
+_FAST_LINE_WAKING = _fast_line(rb"sched_waking")  # sched_wakeup only by name: it is skipped
 
 
 def _timestamp_end(line: bytes, p: int) -> int:

@@ -48,7 +48,13 @@ def trace_line(draw: st.DrawFn) -> bytes:
             draw(numbers),
         )
     elif kind == 2:
-        payload = b"sched_wakeup: comm=%s pid=%s prio=%s target_cpu=001" % (draw(comms), draw(numbers), draw(numbers))
+        payload = b"%s: comm=%s pid=%s prio=%s target_cpu=%s" % (
+            draw(st.sampled_from([b"sched_wakeup", b"sched_wakeup_new", b"sched_wakeup_x"])),
+            draw(comms),
+            draw(numbers),
+            draw(numbers),
+            draw(numbers),
+        )
     elif kind == 3:
         payload = b"sched_switch: %s:%s [120] %s ==> %s:%s [120]" % (
             draw(comms),
@@ -90,11 +96,25 @@ def parse_both(data: bytes, chunk: int) -> tuple[tuple[list[TraceEvent], dict[st
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.lists(trace_line(), min_size=1, max_size=40), st.integers(16, 4096))
-def test_fast_path_equals_the_line_parser(lines: list[bytes], chunk: int) -> None:
+@given(st.lists(trace_line(), min_size=1, max_size=40), st.integers(16, 4096), st.booleans())
+def test_fast_path_equals_the_line_parser(lines: list[bytes], chunk: int, waking: bool) -> None:
+    if not waking:  # a trace with sched_wakeup only: those are read, not skipped
+        lines = [line for line in lines if b"sched_waking" not in line]
     data = HEADER + FIRST + b"\n" + b"\n".join(lines) + b"\n"
     fast, slow = parse_both(data, chunk)
     assert fast == slow
+
+
+def test_wakeup_lines_are_read_fast_without_waking_and_skipped_after_it() -> None:
+    """A trace without sched_waking keeps its sched_wakeup events; after the first waking they are only counted."""
+    wakeup = b"            bash-1       [001] d..2.   1.%06d: sched_wakeup: comm=cc1 pid=3 prio=120 target_cpu=001"
+    waking = b"            bash-1       [001] d..2.   1.%06d: sched_waking: comm=cc1 pid=3 prio=120 target_cpu=001"
+    lines = [wakeup % i for i in range(1, 4)] + [waking % 4] + [wakeup % i for i in range(5, 8)]
+    (events, counts), slow = parse_both(HEADER + FIRST + b"\n" + b"\n".join(lines) + b"\n", 1 << 20)
+    assert (events, counts) == slow
+    assert [e.kind for e in events] == [4, 3, 3, 3, 2]
+    assert [e.line_no for e in events[1:]] == [6, 7, 8, 9]
+    assert counts["events"] == 8 and counts["used"] == 5
 
 
 def test_fast_path_reads_the_common_lines() -> None:
