@@ -14,15 +14,18 @@ import typer
 from forensics import __version__
 from forensics.errors import ExitCode, KforensicError
 
-app = typer.Typer(
-    name="kforensic",
-    help="Post-mortem crash and memory forensics for Linux kernels.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-    rich_markup_mode=None,
-)
+#: Command name -> the module in forensics.commands that registers it, in --help order.
+COMMANDS: dict[str, str] = {
+    "report": "report",
+    "vmcore": "vmcore",
+    "slab-watch": "slabwatch",
+    "slab-import": "slabwatch",
+    "slab-export": "slabwatch",
+    "kdump": "kdump",
+    "trace": "trace",
+    "dmesg": "dmesg",
+    "leaks": "leaks",
+}
 
 
 def _version(value: bool) -> None:
@@ -31,7 +34,6 @@ def _version(value: bool) -> None:
         raise typer.Exit(0)
 
 
-@app.callback()
 def _root(
     version: Annotated[
         bool,
@@ -41,15 +43,41 @@ def _root(
     """Post-mortem crash and memory forensics for Linux kernels."""
 
 
-def _register_commands() -> None:
-    # One import per line: each command module adds itself here.
-    from forensics.commands import dmesg, kdump, leaks, report, slabwatch, trace, vmcore
+def make_app(commands: tuple[str, ...] | None = None) -> typer.Typer:
+    """The CLI with the given commands (all when None) registered."""
+    import importlib
 
-    for module in (report, vmcore, slabwatch, kdump, trace, dmesg, leaks):
-        module.register(app)
+    cli = typer.Typer(
+        name="kforensic",
+        help="Post-mortem crash and memory forensics for Linux kernels.",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        context_settings={"help_option_names": ["-h", "--help"]},
+        rich_markup_mode=None,
+    )
+    cli.callback()(_root)
+    wanted = COMMANDS if commands is None else {c: COMMANDS[c] for c in commands}
+    for module_name in dict.fromkeys(wanted.values()):
+        importlib.import_module(f"forensics.commands.{module_name}").register(cli)
+    return cli
 
 
-_register_commands()
+def _requested(argv: list[str]) -> tuple[str, ...] | None:
+    """The command the user asked for, to import only its module (start-up time); None for all."""
+    first = next((a for a in argv if not a.startswith("-")), None)
+    if first in COMMANDS and not any(a in ("-h", "--help") for a in argv[: argv.index(first)]):
+        # The command's siblings from the same module keep their help consistent.
+        module = COMMANDS[first]
+        return tuple(c for c, m in COMMANDS.items() if m == module)
+    return None
+
+
+def __getattr__(name: str) -> typer.Typer:
+    # ``from forensics.cli import app`` (tests, tools) gets the CLI with every command.
+    if name == "app":
+        return make_app()
+    raise AttributeError(name)
 
 
 def _fail(message: str, hint: str | None, code: int) -> None:
@@ -63,7 +91,7 @@ def main() -> None:
     """Entry point of the ``kforensic`` console script."""
     debug = "--debug" in sys.argv[1:]
     try:
-        app(prog_name="kforensic")
+        make_app(_requested(sys.argv[1:]))(prog_name="kforensic")
     except KforensicError as exc:
         if debug:
             raise

@@ -175,3 +175,15 @@ def test_python_dash_m_and_console_script_agree() -> None:
         pytest.skip(f"console script not installed next to {sys.executable}")
     result = subprocess.run([script, "--version"], capture_output=True, text=True, check=False, env=os.environ)
     assert result.stdout == run("--version").stdout
+
+
+def test_command_table_names_every_registered_command() -> None:
+    from forensics.cli import COMMANDS, make_app
+
+    registered = {p[0] for p in _command_paths()}
+    assert registered == set(COMMANDS)
+    for name in COMMANDS:
+        alone = {c.name for c in make_app((name,)).registered_commands} | {
+            g.name or "" for g in make_app((name,)).registered_groups
+        }
+        assert name in alone
