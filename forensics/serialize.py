@@ -32,8 +32,8 @@ INCIDENT_SCHEMA = "kforensic.incident/1"
 JsonDict = dict[str, Any]
 
 
-def _maybe(value: object) -> object:
-    """Missing values become ``{"not_available": reason}``."""
+def json_value(value: object) -> object:
+    """A value for a JSON document: missing values become ``{"not_available": reason}``."""
     if isinstance(value, NotAvailable):
         return {"not_available": value.reason}
     return value
@@ -79,23 +79,23 @@ def incident_to_dict(incident: Incident) -> JsonDict:
     return {
         "schema": INCIDENT_SCHEMA,
         "tool_version": incident.tool_version,
-        "host": _maybe(incident.host),
-        "kernel_release": _maybe(incident.kernel_release),
-        "window": _maybe(window)
+        "host": json_value(incident.host),
+        "kernel_release": json_value(incident.kernel_release),
+        "window": json_value(window)
         if isinstance(window, NotAvailable)
         else {"start": timestamp_to_dict(window.start), "end": timestamp_to_dict(window.end)},
         "sources": [
             {
                 "path": s.path,
-                "size": _maybe(s.size),
-                "sha256": _maybe(s.sha256),
+                "size": json_value(s.size),
+                "sha256": json_value(s.sha256),
                 "seconds": s.seconds,
                 "error": s.error,
             }
             for s in incident.sources
         ],
         "findings": [finding_to_dict(f) for f in incident.sorted_findings()],
-        "boot_time": _maybe(incident.boot_time)
+        "boot_time": json_value(incident.boot_time)
         if isinstance(incident.boot_time, NotAvailable)
         else {
             "wall": incident.boot_time.wall,

@@ -26,6 +26,7 @@ from forensics.model import (
     Timestamp,
     finding_id,
 )
+from forensics.serialize import json_value
 
 DETECTOR = "dmesg"
 _EXCERPT_MAX = 400
@@ -150,10 +151,6 @@ def group_finding(source: str, group: ReportGroup) -> Finding:
     )
 
 
-def _na(value: object) -> object:
-    return {"not_available": value.reason} if isinstance(value, NotAvailable) else value
-
-
 def report_to_dict(report: KernelReport) -> dict[str, Any]:
     """One report as JSON (the ``reports`` items of ``kforensic.dmesg/1``)."""
     return {
@@ -162,18 +159,18 @@ def report_to_dict(report: KernelReport) -> dict[str, Any]:
         "severity": report.severity.value,
         "corrupted": report.corrupted,
         "corrupted_reason": report.corrupted_reason,
-        "frame": _na(report.frame),
+        "frame": json_value(report.frame),
         "start_line": report.start_line,
         "end_line": report.end_line,
-        "start_time": _na(report.start_time),
-        "end_time": _na(report.end_time),
-        "cpu": _na(report.cpu),
-        "pid": _na(report.pid),
-        "comm": _na(report.comm),
-        "taint": _na(report.taint),
+        "start_time": json_value(report.start_time),
+        "end_time": json_value(report.end_time),
+        "cpu": json_value(report.cpu),
+        "pid": json_value(report.pid),
+        "comm": json_value(report.comm),
+        "taint": json_value(report.taint),
         "taint_flags": list(report.taint_flags),
-        "kernel_release": _na(report.kernel_release),
-        "hardware": _na(report.hardware),
+        "kernel_release": json_value(report.kernel_release),
+        "hardware": json_value(report.hardware),
         "panicked": report.panicked,
         "context": report.context,
         "rule": report.rule,
@@ -204,6 +201,6 @@ def group_to_dict(group: ReportGroup) -> dict[str, Any]:
         "count": group.count,
         "first_line": group.first.start_line,
         "last_line": group.last.start_line,
-        "first_time": _na(group.first.start_time),
-        "last_time": _na(group.last.start_time),
+        "first_time": json_value(group.first.start_time),
+        "last_time": json_value(group.last.start_time),
     }

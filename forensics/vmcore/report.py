@@ -13,7 +13,7 @@ from detectors.vmcore.findings import VmcoreAnalysis, taint_letters_of
 from detectors.vmcore.nullfield import FaultAnalysis, FieldRef
 from forensics.model import Incident, NotAvailable
 from forensics.report.markdown import fence, md_escape, render_markdown
-from forensics.serialize import incident_to_dict
+from forensics.serialize import incident_to_dict, json_value
 from forensics.vmcore.snapshot import CrashSnapshot, Frame
 
 VMCORE_SCHEMA = "kforensic.vmcore/1"
@@ -32,14 +32,10 @@ class VmcoreResult:
     dmesg_path: str | None
 
 
-def _na(value: object) -> object:
-    return {"not_available": value.reason} if isinstance(value, NotAvailable) else value
-
-
 def _frame(f: Frame) -> dict[str, Any]:
     return {
         "index": f.index,
-        "function": _na(f.function),
+        "function": json_value(f.function),
         "pc": f"{f.pc:#x}",
         "offset": f.offset,
         "size": f.size,
@@ -52,14 +48,14 @@ def _frame(f: Frame) -> dict[str, Any]:
 
 def _field(ref: FieldRef | NotAvailable) -> object:
     if isinstance(ref, NotAvailable):
-        return _na(ref)
+        return json_value(ref)
     m = ref.member
     return {"struct": ref.struct, "member": m.name, "offset": m.offset, "type": m.type_name}
 
 
 def _fault(fault: FaultAnalysis | NotAvailable) -> object:
     if isinstance(fault, NotAvailable):
-        return _na(fault)
+        return json_value(fault)
     return {
         "instruction": {"address": f"{fault.instruction.address:#x}", "text": fault.instruction.text()},
         "base_register": fault.base_register,
@@ -68,7 +64,7 @@ def _fault(fault: FaultAnalysis | NotAvailable) -> object:
         "effective_address": None if fault.effective_address is None else f"{fault.effective_address:#x}",
         "fault_address": None if fault.fault_address is None else f"{fault.fault_address:#x}",
         "address_agrees": fault.address_agrees,
-        "null_expression": _na(fault.null_expression),
+        "null_expression": json_value(fault.null_expression),
         "null_field": _field(fault.null_field),
         "read_member": _field(fault.read_member),
         "confidence": fault.confidence,
@@ -89,19 +85,28 @@ def to_document(result: VmcoreResult) -> dict[str, Any]:
     states = Counter(t.state for t in s.tasks)
     return {
         "schema": VMCORE_SCHEMA,
-        "dump": {"path": s.dump_path, "format": s.dump_format, "filtered": _na(s.filtered), "dmesg": result.dmesg_path},
+        "dump": {
+            "path": s.dump_path,
+            "format": s.dump_format,
+            "filtered": json_value(s.filtered),
+            "dmesg": result.dmesg_path,
+        },
         "summary": {
-            "kernel_release": _na(s.kernel_release),
-            "build_id": _na(s.build_id),
-            "machine": _na(s.machine),
-            "vmlinux": _na(s.vmlinux_path),
-            "crash_time": _na(s.crash_time),
-            "uptime_seconds": _na(s.uptime),
-            "panic_message": _na(s.panic_message),
-            "crashed": {"cpu": _na(s.crashed_cpu), "pid": _na(s.crashed_pid), "comm": _na(s.crashed_comm)},
+            "kernel_release": json_value(s.kernel_release),
+            "build_id": json_value(s.build_id),
+            "machine": json_value(s.machine),
+            "vmlinux": json_value(s.vmlinux_path),
+            "crash_time": json_value(s.crash_time),
+            "uptime_seconds": json_value(s.uptime),
+            "panic_message": json_value(s.panic_message),
+            "crashed": {
+                "cpu": json_value(s.crashed_cpu),
+                "pid": json_value(s.crashed_pid),
+                "comm": json_value(s.crashed_comm),
+            },
             "taint": _taint(s),
-            "cpus": _na(s.cpus),
-            "memory_bytes": _na(s.memory_bytes),
+            "cpus": json_value(s.cpus),
+            "memory_bytes": json_value(s.memory_bytes),
         },
         "backtrace": [_frame(f) for f in s.backtrace],
         "crash_frame": None if result.analysis.crash_frame is None else result.analysis.crash_frame.index,
@@ -127,7 +132,7 @@ def to_document(result: VmcoreResult) -> dict[str, Any]:
                 if t.state == "D"
             ],
         },
-        "memory": {k: _na(v) for k, v in vars(s.memory).items()},
+        "memory": {k: json_value(v) for k, v in vars(s.memory).items()},
         "slab_top": [
             {
                 "name": c.name,
@@ -141,7 +146,8 @@ def to_document(result: VmcoreResult) -> dict[str, Any]:
         "modules": [{"name": m.name, "taints": m.taints, "debug_info": m.debug_info} for m in s.modules],
         "log": {
             "reports": [
-                {"title": r.title, "type": r.kind, "frame": _na(r.frame), "line": r.start_line} for r in result.reports
+                {"title": r.title, "type": r.kind, "frame": json_value(r.frame), "line": r.start_line}
+                for r in result.reports
             ],
             "tail": [f"[{r.seconds:12.6f}] {r.text}" for r in s.log[-LOG_TAIL:]],
         },
