@@ -124,8 +124,9 @@ class Locator:
 class Clock(enum.Enum):
     """Which clock a :class:`Timestamp` was read from."""
 
-    MONOTONIC = "monotonic"  # seconds since boot, as printk and ftrace print them
+    MONOTONIC = "monotonic"  # seconds since boot, as printk prints them
     WALL = "wall"  # seconds since the Unix epoch (UTC)
+    TRACE = "trace"  # a tracer's own clock (ftrace local/global, perf): not convertible to the others
 
 
 @dataclass(frozen=True)
@@ -138,6 +139,8 @@ class Timestamp:
     def __str__(self) -> str:
         if self.clock is Clock.MONOTONIC:
             return f"[{self.seconds:12.6f}]"
+        if self.clock is Clock.TRACE:
+            return f"{self.seconds:.6f} (trace clock)"
         import datetime as _dt  # only needed when a wall clock time is shown
 
         when = _dt.datetime.fromtimestamp(self.seconds, tz=_dt.UTC)
@@ -269,7 +272,9 @@ class BootTime:
     basis: str  # how it was determined, e.g. "vmcore CRASHTIME minus the last printk time"
 
     def to_wall(self, ts: Timestamp) -> float:
-        """The wall-clock time of a timestamp of either clock."""
+        """The wall-clock time of a wall or monotonic timestamp (a trace clock has none)."""
+        if ts.clock is Clock.TRACE:
+            raise ValueError("a trace clock cannot be converted to wall-clock time")
         return ts.seconds if ts.clock is Clock.WALL else self.wall + ts.seconds
 
 
@@ -327,7 +332,7 @@ def _merge_label(values: list[str | NotAvailable], what: str) -> str | NotAvaila
         return known[0]
     if not known:
         reasons = sorted({v.reason for v in values if isinstance(v, NotAvailable)})
-        return NotAvailable("; ".join(reasons) or f"no input names the {what}")
+        return NotAvailable(reasons[0] if len(reasons) == 1 else f"no input names the {what}")
     return NotAvailable(f"inputs disagree on the {what}: {', '.join(known)}")
 
 
@@ -337,6 +342,8 @@ def _merge_windows(
     known = [w for w in windows if isinstance(w, TimeWindow)]
     if not known:
         return NotAvailable("no input carries timestamps")
+    # A tracer's clock cannot be converted: it only spans the window when nothing else does.
+    known = [w for w in known if w.start.clock is not Clock.TRACE] or known
     clocks = {w.start.clock for w in known}
     if len(clocks) > 1:
         if not isinstance(boot, BootTime):

@@ -60,7 +60,7 @@ def build_timeline(findings: tuple[Finding, ...], boot: BootTime | NotAvailable)
             ev = finding.evidence[index]
             if ts.clock is Clock.WALL:
                 wall, unc = ts.seconds, 0.0
-            elif ev.locator.kind is LocatorKind.EVENT:
+            elif ev.locator.kind is LocatorKind.EVENT or ts.clock is Clock.TRACE:
                 # A trace's clock (ftrace "local", "global", perf, ...) is not printk's clock,
                 # and a trace may come from another boot: it keeps its own time.
                 wall, unc = None, 0.0

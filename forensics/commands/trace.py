@@ -22,7 +22,7 @@ from forensics.commands.common import (
     render_for,
 )
 from forensics.errors import UsageError
-from forensics.model import Incident, NotAvailable, Timestamp, TimeWindow
+from forensics.model import Clock, Incident, NotAvailable, Timestamp, TimeWindow
 from forensics.report import OutputFormat
 
 if TYPE_CHECKING:
@@ -320,7 +320,9 @@ def analyse_trace_file(
     incident = Incident(
         host=NotAvailable("a trace does not name its host"),
         kernel_release=NotAvailable("a trace does not name its kernel"),
-        window=win if isinstance(win, NotAvailable) else TimeWindow(Timestamp(win[0]), Timestamp(win[1])),
+        window=win
+        if isinstance(win, NotAvailable)
+        else TimeWindow(Timestamp(win[0], Clock.TRACE), Timestamp(win[1], Clock.TRACE)),
         sources=tuple(stream.records),
         findings=tuple(findings),
         tool_version=__version__,

@@ -115,3 +115,33 @@ def test_locator_and_citation_text(tmp_path: Path) -> None:
     assert str(Locator(LocatorKind.FRAME, 0)) == "frame #0"
     assert str(Locator(LocatorKind.REGISTER, 0, name="rax")) == "register 0 (rax)"
     assert str(Locator(LocatorKind.BYTE, 4096)) == "byte 0x1000"
+
+
+def test_boot_times_merge_to_the_most_precise_unless_boots_differ() -> None:
+    from forensics.model import BootTime, merge_boot_times
+
+    dump = BootTime(1_000.0, 2.0, "vmcore")
+    store = BootTime(1_001.0, 0.5, "store")
+    assert merge_boot_times([dump, NotAvailable("x"), store]) == store
+    other_boot = BootTime(5_000.0, 0.5, "later boot")
+    merged = merge_boot_times([dump, other_boot])
+    assert isinstance(merged, NotAvailable)
+    assert "different boots" in merged.reason
+    assert isinstance(merge_boot_times([]), NotAvailable)
+
+
+def test_windows_convert_through_the_boot_time_and_skip_trace_clocks() -> None:
+    from forensics.model import BootTime
+
+    def incident(window: TimeWindow, boot: BootTime | None = None) -> Incident:
+        return Incident("h", "r", window, (), (), boot_time=boot or NotAvailable("x"))
+
+    log = incident(TimeWindow(Timestamp(10.0), Timestamp(20.0)), BootTime(1_000.0, 1.0, "dmesg -T"))
+    samples = incident(TimeWindow(Timestamp(900.0, Clock.WALL), Timestamp(1_005.0, Clock.WALL)))
+    trace = incident(TimeWindow(Timestamp(5_000.0, Clock.TRACE), Timestamp(6_000.0, Clock.TRACE)))
+    merged = Incident.merge([log, samples, trace], tool_version="t")
+    assert merged.window == TimeWindow(Timestamp(900.0, Clock.WALL), Timestamp(1_020.0, Clock.WALL))
+    only_trace = Incident.merge([trace], tool_version="t")
+    assert only_trace.window == trace.window
+    with pytest.raises(ValueError, match="trace clock"):
+        BootTime(1.0, 0.0, "x").to_wall(Timestamp(1.0, Clock.TRACE))

@@ -88,3 +88,15 @@ def test_wrong_values_are_refused(tmp_path: Path) -> None:
         incident_from_dict([1, 2], "list.json")
     with pytest.raises(InputError, match=r"kforensic\.trace/1"):
         incident_from_dict({"schema": "kforensic.trace/1"}, "t.json")
+
+
+def test_boot_time_round_trips_and_is_optional(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from forensics.model import BootTime
+
+    incident = replace(_incident(tmp_path), boot_time=BootTime(1.7e9, 2.0, "vmcore CRASHTIME"))
+    doc = incident_to_dict(incident)
+    assert incident_from_dict(doc, "x") == incident
+    del doc["boot_time"]  # documents of older writers
+    assert isinstance(incident_from_dict(doc, "x").boot_time, NotAvailable)
