@@ -169,3 +169,20 @@ def test_every_evidence_resolves_in_the_dump(name: str, tmp_path: Path) -> None:
         LocatorKind.FRAME,
         LocatorKind.REGISTER,
     }
+
+
+def test_a_page_makedumpfile_left_out_reads_as_not_in_dump() -> None:
+    from forensics.vmcore.system import attempt
+
+    if "07-sysrq-c" not in case_names():
+        pytest.skip("the sysrq-c fixture is absent")
+    case = load_case("07-sysrq-c")
+    prog = drgn.Program()
+    prog.set_core_dump(str(case.vmcore))
+    prog.load_debug_info([str(case.vmlinux)], main=True)
+    task = prog.crashed_thread().object
+    # The shell's user stack: user pages are excluded at dump level 31 (-d 31 has bit 8).
+    user_stack = int(task.mm.start_stack.value_())
+    value = attempt("user stack", lambda: prog.read(user_stack, 8))
+    assert isinstance(value, NotAvailable)
+    assert "not in dump" in value.reason
