@@ -10,7 +10,7 @@ import drgn
 from forensics.model import NotAvailable
 from forensics.vmcore import extract, system
 from forensics.vmcore.program import OpenedDump
-from forensics.vmcore.snapshot import CodeBytes, CrashSnapshot, Frame, RegisterSet, TaskInfo, TypeLayout, Variable
+from forensics.vmcore.snapshot import CodeBytes, CrashSnapshot, Frame, RegisterSet, TypeLayout, Variable
 
 #: Task states whose stacks are extracted (D: uninterruptible, the hung-task state).
 STACK_STATES = {"D"}
@@ -69,10 +69,10 @@ def collect_snapshot(opened: OpenedDump, dump_path: str, progress: Progress | No
     if isinstance(all_tasks, NotAvailable):
         warnings.append(str(all_tasks))
         all_tasks = ()
-    other: list[tuple[int, TaskInfo]] = []
-    for t in all_tasks:
-        if t.on_cpu and t.cpu is not None and t.pid != crashed_pid:
-            other.append((t.cpu, t))
+    other = system.attempt("other CPUs", lambda: system.other_cpu_tasks(prog, crashed_cpu))
+    if isinstance(other, NotAvailable):
+        warnings.append(str(other))
+        other = ()
     say("memory and slab caches")
     owners = system.attempt("slab cache owners", lambda: system.cache_owners(prog, opened.module_symbols))
     if isinstance(owners, NotAvailable):
@@ -120,7 +120,7 @@ def collect_snapshot(opened: OpenedDump, dump_path: str, progress: Progress | No
         code=code,
         variables=variables,
         layouts=layouts,
-        other_cpus=tuple(sorted(other, key=lambda x: x[0])),
+        other_cpus=other,
         tasks=all_tasks,
         memory=system.memory_totals(prog),
         slab_caches=caches,

@@ -304,3 +304,30 @@ def _task_int(read: Callable[[drgn.Object], object], task: drgn.Object) -> int:
 def online_cpus(prog: drgn.Program) -> int:
     """Number of CPUs online at the crash."""
     return int(num_online_cpus(prog))
+
+
+def other_cpu_tasks(prog: drgn.Program, crashed_cpu: int | NotAvailable) -> tuple[tuple[int, TaskInfo], ...]:
+    """The task each other online CPU was running (idle tasks included), with its stack."""
+    from drgn.helpers.linux.cpumask import for_each_online_cpu
+    from drgn.helpers.linux.sched import cpu_curr
+
+    out = []
+    for cpu in for_each_online_cpu(prog):
+        if cpu == crashed_cpu:
+            continue
+        task = cpu_curr(prog, cpu)
+        try:
+            stack = backtrace(prog, prog.stack_trace(task))
+        except (ValueError, LookupError, drgn.FaultError):
+            stack = ()
+        info = TaskInfo(
+            pid=int(task.pid.value_()),
+            comm=task.comm.string_().decode(errors="replace"),
+            state=task_state_to_char(task),
+            cpu=cpu,
+            on_cpu=True,
+            last_run_ns=None,
+            stack=stack,
+        )
+        out.append((cpu, info))
+    return tuple(out)

@@ -186,3 +186,14 @@ def test_a_page_makedumpfile_left_out_reads_as_not_in_dump() -> None:
     value = attempt("user stack", lambda: prog.read(user_stack, 8))
     assert isinstance(value, NotAvailable)
     assert "not in dump" in value.reason
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_every_other_cpu_has_its_task_and_stack(name: str) -> None:
+    _, result = _case(name)
+    snap = result.snapshot
+    assert isinstance(snap.cpus, int)
+    assert len(snap.other_cpus) == snap.cpus - 1
+    for cpu, task in snap.other_cpus:
+        assert cpu != snap.crashed_cpu
+        assert task.stack, f"no stack for {task.comm} on CPU {cpu}"
