@@ -319,6 +319,8 @@ def blocked_task_findings(snap: CrashSnapshot) -> list[Finding]:
             where = Locator(LocatorKind.FRAME, owner_top.index, name=f"pid {owner.pid}")
             evidence.append(Evidence(snap.dump_path, where, owner_top.label()))
         facts = [Fact("waiter", f"{task.comm} (pid {task.pid})"), Fact("waits in", top.label() if top else "?")]
+        if task.last_run_ns is not None:
+            facts.append(Fact("last ran", f"{task.last_run_ns / 1e9:.1f} s before the crash"))
         if owner is not None:
             facts += [
                 Fact("lock owner", f"{owner.comm} (pid {owner.pid}, state {owner.state})"),

@@ -251,7 +251,8 @@ def render_vmcore_markdown(result: VmcoreResult) -> str:
     for t in s.tasks:
         if t.state == "D":
             owner = f", lock owner {t.lock_owner_comm} (pid {t.lock_owner_pid})" if t.lock_owner_pid else ""
-            out += [f"- D: {md_escape(t.comm)} (pid {t.pid}) on {t.blocked_on or '?'}{owner}"]
+            ran = f", last ran {t.last_run_ns / 1e9:.1f} s before the crash" if t.last_run_ns is not None else ""
+            out += [f"- D: {md_escape(t.comm)} (pid {t.pid}) on {t.blocked_on or '?'}{owner}{ran}"]
     m = s.memory
     out += [
         "",

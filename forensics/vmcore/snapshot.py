@@ -121,7 +121,7 @@ class TaskInfo:
     state: str  # one letter as ps prints it: R, S, D, T, t, X, Z, I
     cpu: int | None
     on_cpu: bool
-    last_run_ns: int | None  # sched_info.last_arrival or similar, when known
+    last_run_ns: int | None  # how long ago (ns, on its CPU's run-queue clock) it last ran, when known
     stack: tuple[Frame, ...] = ()
     blocked_on: str | None = None  # e.g. ``mutex kf_lock`` when the stack shows a lock wait
     lock_owner_pid: int | None = None

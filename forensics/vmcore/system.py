@@ -255,7 +255,7 @@ def tasks(prog: drgn.Program, with_stacks: set[str]) -> tuple[TaskInfo, ...]:
         comm = task.comm.string_().decode(errors="replace")
         cpu = attempt("cpu", partial(_task_int, task_cpu, task))
         on_cpu = bool(int(task.on_cpu.value_())) if _has_member(task, "on_cpu") else False
-        last = attempt("last arrival", partial(_task_int, lambda t: t.sched_info.last_arrival.value_(), task))
+        last = attempt("time since it ran", partial(_task_int, since_last_ran_ns, task))
         stack: tuple[Frame, ...] = ()
         blocked = owner_pid = owner_comm = None
         if state in with_stacks or on_cpu:
@@ -292,6 +292,21 @@ def _with_stack(prog: drgn.Program, task: TaskInfo) -> TaskInfo:
         return replace(task, stack=backtrace(prog, prog.stack_trace(find_task(prog, task.pid))))
     except (ValueError, LookupError, drgn.FaultError):
         return task
+
+
+def since_last_ran_ns(task: drgn.Object) -> int:
+    """Nanoseconds since the task last ran, on its CPU's run-queue clock.
+
+    ``sched_info.last_arrival`` needs CONFIG_SCHED_INFO; without it the CFS
+    entity's ``exec_start`` (when it was last put on the CPU) bounds the time
+    from above.
+    """
+    from drgn.helpers.linux.sched import task_rq, task_since_last_arrival_ns
+
+    try:
+        return int(task_since_last_arrival_ns(task))
+    except (AttributeError, LookupError):
+        return int(task_rq(task).clock.value_()) - int(task.se.exec_start.value_())
 
 
 def _task_int(read: Callable[[drgn.Object], object], task: drgn.Object) -> int:

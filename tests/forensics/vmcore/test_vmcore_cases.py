@@ -114,6 +114,9 @@ def test_hung_task_names_waiter_and_owner() -> None:
     assert len(waiters) == 1
     waiter = waiters[0]
     assert waiter.state == "D"
+    # khungtaskd panics once the waiter has not run for the timeout.
+    assert waiter.last_run_ns is not None
+    assert waiter.last_run_ns >= int(case.expected["hung_task_timeout_secs"]) * 1e9 * 0.9  # type: ignore[call-overload]
     assert waiter.blocked_on == f"mutex {lock['name']}"
     assert waiter.lock_owner_comm == lock["owner_comm"]
     owner = next(t for t in result.snapshot.tasks if t.pid == waiter.lock_owner_pid)
