@@ -118,6 +118,19 @@ def value_before(
     return None
 
 
+def _owners_by_type(variables: tuple[Variable, ...], by_name: dict[str, TypeLayout], disp: int) -> list[Variable]:
+    """Variables whose pointed-to struct has a pointer member exactly at ``disp``, when one type does."""
+    owners = [
+        v
+        for v in variables
+        if v.pointee in by_name
+        and (m := by_name[v.pointee].member_at(disp)) is not None
+        and m.offset == disp
+        and m.pointee is not None
+    ]
+    return owners if len({v.pointee for v in owners}) == 1 else []
+
+
 def _pointer_variables(variables: tuple[Variable, ...], value: int) -> list[Variable]:
     """Variables of the innermost frames whose pointer value equals ``value``."""
     return [v for v in variables if v.pointee is not None and v.value == value]
@@ -180,6 +193,7 @@ def analyse_fault(
     if mem.base is None or base_value is None or base_value >= NULL_PAGE_LIMIT or mem.index:
         return plain
     steps.append(f"{mem.base} holds {base_value:#x}: a NULL pointer (plus {base_value:#x})")
+    null_expr = null_field = NotAvailable(f"nothing in the code or the variables says where {mem.base} came from")
     if agrees:
         confidence = 0.7
     pointee: str | None = None
@@ -200,24 +214,20 @@ def analyse_fault(
             known = value_before(instructions, load_idx, src, registers, idx)
             src_value = known[0] if known else None
             owners: list[Variable] = []
-            if known is None:
-                steps.append(f"{src} changes before the fault and no copy of it survives; matching by type")
-                owners = [
-                    v
-                    for v in variables
-                    if v.pointee in by_name
-                    and (m := by_name[v.pointee].member_at(load.memory.disp)) is not None
-                    and m.offset == load.memory.disp
-                    and m.pointee is not None
-                ]
-                if len({v.pointee for v in owners}) != 1:
-                    owners = []
-            else:
+            if known is not None:
                 via = "" if known[1] == src else f" (kept in {known[1]})"
-                matches = _pointer_variables(variables, known[0])
-                owners = [v for v in matches if v.pointee in by_name]
+                owners = [v for v in _pointer_variables(variables, known[0]) if v.pointee in by_name]
                 names = ", ".join(f"{v.name} ({v.type_name}, frame #{v.frame})" for v in owners) or "no variable"
                 steps.append(f"{src} was {known[0]:#x} at the load{via}: the value of {names}")
+            else:
+                steps.append(f"{src} changes before the fault and no copy of it survives")
+            if not owners:
+                # The variable may be optimized out at this pc: a unique struct type with a
+                # pointer member at the load's offset is the next best explanation.
+                owners = _owners_by_type(variables, by_name, load.memory.disp)
+                src_value = None
+                if owners:
+                    steps.append(f"matching by type: only {owners[0].type_name} has a pointer at that offset")
             if owners:
                 owner = owners[0]
                 assert owner.pointee is not None

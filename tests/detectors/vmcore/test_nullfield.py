@@ -1,0 +1,90 @@
+"""The fault analysis on machine code and registers (pure: no dump needed)."""
+
+from __future__ import annotations
+
+from detectors.vmcore.disasm import canonical_register, decode, effective_address
+from detectors.vmcore.nullfield import analyse_fault
+from forensics.model import NotAvailable
+from forensics.vmcore.snapshot import CodeBytes, MemberInfo, RegisterSet, TypeLayout, Variable
+
+BASE = 0xFFFFFFFFC0117000
+# The prologue and the faulting load of a function reading dev->sensor->ops (gcc -O2, x86-64):
+#   push %rbx; mov %rdi,%rbx; sub $8,%rsp; mov 0x18(%rdi),%rdi; movl $0,4(%rsp); lea 4(%rsp),%rdx;
+#   mov 0x30(%rdi),%rax; call *(%rax)
+CODE = bytes.fromhex("534889fb4883ec08488b7f18c744240400000000488d542404488b4730ff10")
+FAULT_PC = BASE + 0x19
+DEV = 0xFFFF89F50021B3C0
+
+LAYOUTS = (
+    TypeLayout("struct kf_device", 40, (
+        MemberInfo(0x0, 16, "name", "char [16]"), MemberInfo(0x10, 4, "id", "int"),
+        MemberInfo(0x18, 8, "sensor", "struct kf_sensor *", "struct kf_sensor"),
+    )),
+    TypeLayout("struct kf_sensor", 56, (
+        MemberInfo(0x0, 32, "name", "char [32]"), MemberInfo(0x28, 8, "priv", "void *"),
+        MemberInfo(0x30, 8, "ops", "const struct kf_sensor_ops *", "struct kf_sensor_ops"),
+    )),
+)  # fmt: skip
+
+
+def _code(arch: str = "X86_64", data: bytes = CODE, pc: int = FAULT_PC) -> CodeBytes:
+    return CodeBytes(start=BASE, data=data, fault_pc=pc, arch=arch)
+
+
+def _regs(**values: int) -> RegisterSet:
+    return RegisterSet(tuple(sorted(values.items())))
+
+
+def test_decode_reads_operands_and_register_families() -> None:
+    insns = decode(_code())
+    load = next(i for i in insns if i.address == FAULT_PC)
+    assert load.text() == "mov rax, qword ptr [rdi + 0x30]"
+    assert load.memory is not None
+    assert (load.memory.base, load.memory.disp, load.memory.index) == ("rdi", 0x30, None)
+    assert load.memory_is_source
+    assert canonical_register("eax") == "rax"
+    assert canonical_register("r9d") == "r9"
+    assert effective_address(load.memory, _regs(rdi=0), FAULT_PC + 4) == 0x30
+
+
+def test_null_member_through_a_register_copy() -> None:
+    variables = (Variable(0, "dev", "struct kf_device *", DEV, "struct kf_device"),
+                 Variable(0, "channel", "int", 3, None))  # fmt: skip
+    fault = analyse_fault(_code(), _regs(rdi=0, rbx=DEV, rax=61), variables, LAYOUTS, 0x30)
+    assert not isinstance(fault, NotAvailable)
+    assert fault.base_register == "rdi"
+    assert fault.address_agrees is True
+    assert fault.null_expression == "dev->sensor"
+    assert not isinstance(fault.null_field, NotAvailable)
+    assert (fault.null_field.struct, fault.null_field.member.name) == ("struct kf_device", "sensor")
+    assert not isinstance(fault.read_member, NotAvailable)
+    assert (fault.read_member.struct, fault.read_member.member.name) == ("struct kf_sensor", "ops")
+    assert fault.confidence >= 0.85
+    assert any("kept in rbx" in step for step in fault.steps)
+
+
+def test_no_matching_variable_falls_back_to_the_type_with_less_confidence() -> None:
+    variables = (Variable(0, "dev", "struct kf_device *", None, "struct kf_device"),)
+    fault = analyse_fault(_code(), _regs(rdi=0, rbx=0x1234, rax=61), variables, LAYOUTS, 0x30)
+    assert not isinstance(fault, NotAvailable)
+    assert fault.null_expression == "dev->sensor"
+    assert fault.confidence < 0.85
+
+
+def test_not_a_null_pointer_and_a_disagreeing_cr2() -> None:
+    fault = analyse_fault(_code(), _regs(rdi=DEV, rbx=DEV), (), LAYOUTS, 0xDEAD)
+    assert not isinstance(fault, NotAvailable)
+    assert fault.address_agrees is False
+    assert isinstance(fault.null_field, NotAvailable)
+    missing = analyse_fault(_code(pc=FAULT_PC + 1), _regs(rdi=0), (), LAYOUTS, 0x30)
+    assert isinstance(missing, NotAvailable)
+
+
+def test_arm64_code_does_not_fail() -> None:
+    # ldr x0, [x1, #8]; ret
+    arm = _code("AARCH64", bytes.fromhex("200440f9c0035fd6"), BASE)
+    insns = decode(arm)
+    assert [i.mnemonic for i in insns] == ["ldr", "ret"]
+    fault = analyse_fault(arm, _regs(x1=0), (), LAYOUTS, 8)
+    assert not isinstance(fault, NotAvailable)
+    assert isinstance(fault.null_field, NotAvailable)
