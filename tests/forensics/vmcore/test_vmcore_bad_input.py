@@ -114,3 +114,26 @@ def test_missing_debug_info_names_the_package(tmp_path: Path) -> None:
     _assert_one_clear_line(result, "no debug info for the kernel")
     assert "-dbg" in result.stderr
     assert "debuginfod-find" in result.stderr
+
+
+def test_debug_info_is_found_by_build_id_in_a_debug_dir(tmp_path: Path) -> None:
+    from forensics.vmcore import analyse_dump
+    from forensics.vmcore.program import DebugInfoRequest, elf_build_id
+
+    case = load_case(_first_case())
+    build_id = elf_build_id(case.vmlinux)
+    assert build_id is not None
+    # The layout of /usr/lib/debug: .build-id/<first two hex digits>/<the rest>.debug
+    target = tmp_path / "debug" / ".build-id" / build_id[:2] / f"{build_id[2:]}.debug"
+    target.parent.mkdir(parents=True)
+    target.symlink_to(case.vmlinux)
+    for module in case.module_debug:
+        module_id = elf_build_id(module)
+        assert module_id is not None
+        link = tmp_path / "debug" / ".build-id" / module_id[:2] / f"{module_id[2:]}.debug"
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(module)
+    result = analyse_dump(case.vmcore, DebugInfoRequest(None, (tmp_path / "debug",), ()))
+    # drgn found the link by build ID and reports the file it points to.
+    assert result.snapshot.vmlinux_path == str(case.vmlinux.resolve())
+    assert result.incident.sorted_findings()[0].title == case.expected["title"]
