@@ -27,7 +27,7 @@ from forensics.model import SourceRecord
 
 TRACE_DAT_MAGIC = b"\x17\x08Dtracing"
 GZIP_MAGIC = b"\x1f\x8b"
-CHUNK = 8 << 20  # bytes per read: big enough that per-chunk costs vanish, small enough to bound memory
+CHUNK = 1 << 20  # bytes per read: per-chunk costs vanish, and what is parsed is still in the CPU cache when analysed
 
 
 @dataclass
