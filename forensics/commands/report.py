@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import sys
 from dataclasses import replace
@@ -57,14 +56,14 @@ def load_findings_file(path: Path) -> Incident:
     return replace(incident, sources=(*incident.sources, record))
 
 
-def _plots_dir(output: Path | None) -> Path | None:
-    return None if output is None else output.parent / f"{output.stem}-plots"
+def _plots_dir(*pages: Path | None) -> Path | None:
+    """Plots go next to the first page written to a file (markdown, else HTML); none on stdout only."""
+    page = next((p for p in pages if p is not None), None)
+    return None if page is None else page.parent / f"{page.stem}-plots"
 
 
-def _relative(path: Path, output: Path | None) -> str:
-    if output is None:
-        return str(path)
-    return os.path.relpath(path, output.parent)
+def _base(path: Path | None) -> Path | None:
+    return None if path is None else path.parent
 
 
 def report(
@@ -125,7 +124,7 @@ def report(
             "report needs at least one input",
             hint="kforensic report --vmcore DUMP --dmesg LOG --store STORE --trace FILE, or --from a.json b.json",
         )
-    plots_dir = _plots_dir(output) if fmt is OutputFormat.MD else None
+    plots_dir = _plots_dir(output if fmt is OutputFormat.MD else None, html_out)
     parts: list[analyses.SourceAnalysis] = []
     if vmcore is not None:
         parts.append(analyses.analyse_vmcore(vmcore, vmlinux, tuple(module_debug or ()), tuple(debug_dir or ())))
@@ -147,7 +146,7 @@ def report(
         correlations=correlations,
         hypotheses=hypotheses,
         sections=tuple(p.section for p in parts),
-        plots=tuple((cap, _relative(path, output)) for p in parts for cap, path in p.plots),
+        plots=tuple(plot for p in parts for plot in p.plots),
         commands=(*(p.command for p in parts), "kforensic " + shlex.join(sys.argv[1:])),
     )
     _write_extras(story, json_out, html_out, digest, digest_bytes)
@@ -159,7 +158,7 @@ def _render(story: IncidentStory, fmt: OutputFormat, output: Path | None) -> str
     from forensics.report.story import render_story_markdown
 
     if fmt is OutputFormat.MD:
-        return render_story_markdown(story)
+        return render_story_markdown(story, _base(output) or Path.cwd())
     if fmt is OutputFormat.JSON:
         # The merged incident itself (kforensic.incident/1); --json writes the whole story.
         return render_for(story.incident, fmt, output)
@@ -174,9 +173,10 @@ def _write_extras(
     from forensics.report.story import render_story_html, story_to_dict
 
     if json_out is not None:
-        write_atomic(json_out, json.dumps(story_to_dict(story), indent=2, ensure_ascii=False) + "\n")
+        doc = story_to_dict(story, _base(json_out))
+        write_atomic(json_out, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     if html_out is not None:
-        write_atomic(html_out, render_story_html(story))
+        write_atomic(html_out, render_story_html(story, _base(html_out)))
     if digest is not None:
         doc = build_digest(story.incident, story.summary, story.timeline, story.hypotheses, digest_bytes)
         write_atomic(digest, json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n")

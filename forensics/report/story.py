@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import html
+import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from detectors.incident.correlate import Correlation
@@ -34,7 +36,7 @@ class IncidentStory:
     correlations: tuple[Correlation, ...]
     hypotheses: tuple[Hypothesis, ...]
     sections: tuple[SourceSection, ...]
-    plots: tuple[tuple[str, str], ...]  # (caption, path relative to the report)
+    plots: tuple[tuple[str, Path], ...]  # (caption, where the PNG was written)
     commands: tuple[str, ...]  # commands that reproduce the analysis
 
 
@@ -48,8 +50,13 @@ def _boot_text(incident: Incident) -> str:
     return str(boot)
 
 
-def render_story_markdown(story: IncidentStory) -> str:
-    """The report as markdown: summary, timeline, findings, hypotheses, details, inputs, commands."""
+def _link(path: Path, base: Path | None) -> str:
+    """A plot's path as the page at ``base`` (a directory) links it."""
+    return str(path) if base is None else os.path.relpath(path, base)
+
+
+def render_story_markdown(story: IncidentStory, base: Path | None = None) -> str:
+    """The report as markdown (plots linked relative to the directory ``base``)."""
     inc = story.incident
     out = ["# kforensic incident report", "", story.summary, ""]
     out += [narrative(story.timeline), ""]
@@ -88,7 +95,7 @@ def render_story_markdown(story: IncidentStory) -> str:
         findings_md.replace("\n## Findings\n", "\n").replace("\n## Inputs\n", "\n### Inputs\n"),
     ]
     if story.plots:
-        out += ["## Plots", ""] + [f"![{md_escape(cap)}]({path})" for cap, path in story.plots] + [""]
+        out += ["## Plots", ""] + [f"![{md_escape(cap)}]({_link(path, base)})" for cap, path in story.plots] + [""]
     for section in story.sections:
         body = section.markdown.replace("\n# ", "\n### ").replace("\n## ", "\n#### ")
         body = body[2:] if body.startswith("# ") else body
@@ -97,8 +104,8 @@ def render_story_markdown(story: IncidentStory) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def render_story_html(story: IncidentStory) -> str:
-    """The report as one self-contained HTML page."""
+def render_story_html(story: IncidentStory, base: Path | None = None) -> str:
+    """The report as one HTML page (inline CSS, no scripts; plots linked relative to ``base``)."""
     from forensics.report.html import render_html
 
     e = html.escape
@@ -113,7 +120,7 @@ def render_story_html(story: IncidentStory) -> str:
         + "</li>"
         for h in story.hypotheses
     )
-    plots = "".join(f'<figure><img src="{e(p)}" alt="{e(c)}"><figcaption>{e(c)}</figcaption></figure>'
+    plots = "".join(f'<figure><img src="{e(_link(p, base))}" alt="{e(c)}"><figcaption>{e(c)}</figcaption></figure>'
                     for c, p in story.plots)  # fmt: skip
     details = "".join(f"<h3>{e(s.title)}</h3><pre>{e(s.markdown)}</pre>" for s in story.sections)
     sections = [
@@ -130,8 +137,8 @@ def render_story_html(story: IncidentStory) -> str:
     return render_html(story.incident, sections, title=story.summary)
 
 
-def story_to_dict(story: IncidentStory) -> dict[str, Any]:
-    """The report as a ``kforensic.report/1`` document (the incident embedded)."""
+def story_to_dict(story: IncidentStory, base: Path | None = None) -> dict[str, Any]:
+    """The report as a ``kforensic.report/1`` document (the incident embedded; plots relative to ``base``)."""
     return {
         "schema": REPORT_SCHEMA,
         "summary": story.summary,
@@ -152,7 +159,7 @@ def story_to_dict(story: IncidentStory) -> dict[str, Any]:
              "against": list(h.against), "next_command": h.next_command}
             for h in story.hypotheses
         ],
-        "plots": [{"caption": c, "path": p} for c, p in story.plots],
+        "plots": [{"caption": c, "path": _link(p, base)} for c, p in story.plots],
         "commands": list(story.commands),
         "incident": incident_to_dict(story.incident),
     }  # fmt: skip

@@ -127,13 +127,18 @@ def test_hung_task_story_names_the_lock_owner(tmp_path: Path) -> None:
 
 
 def test_report_html_renders_in_chromium(tmp_path: Path) -> None:
+    import re
+
     from tests.forensics.report.test_html_chromium import CHROMIUM, _chromium
 
     if CHROMIUM is None:
         pytest.skip("Debian package chromium is not installed")
-    case = _need("01-null-member")
-    _report(case, tmp_path)
+    case = _need("08-slab-leak")
+    _report(case, tmp_path, "--store", _leak_store(tmp_path))
     page = tmp_path / "incident.html"
+    images = re.findall(r'<img src="([^"]+)"', page.read_text())
+    assert images, "the leak case's plots are linked from the page"
+    assert all((page.parent / src).is_file() for src in images), images
     result = _chromium(page, tmp_path, "--dump-dom")
-    assert "dev-&gt;sensor" in result.stdout or "dev->sensor" in result.stdout
+    assert "kf_leak_obj" in result.stdout
     assert [line for line in result.stderr.splitlines() if "CONSOLE" in line] == []
