@@ -56,12 +56,12 @@ def elf_build_id(path: Path) -> str | None:
     return None
 
 
-def debug_package_hint(release: str) -> str:
+def debug_package_hint(release: str, build_id: str | None = None) -> str:
     """Where a user gets the kernel's debug info, by distribution naming."""
     return (
         f"install the kernel's debug info: Debian `linux-image-{release}-dbg`, Ubuntu "
         f"`linux-image-unsigned-{release}-dbgsym` (ddebs), RHEL/Fedora `kernel-debuginfo-{release}` "
-        "(dnf debuginfo-install kernel), or `debuginfod-find debuginfo <build-id>`; "
+        f"(dnf debuginfo-install kernel), or `debuginfod-find debuginfo {build_id or '<build-id>'}`; "
         "then pass --vmlinux FILE or --debug-dir DIR"
     )
 
@@ -102,14 +102,14 @@ def open_dump(path: Path, header: DumpHeader, request: DebugInfoRequest) -> Open
         if build_id and have and build_id != have:
             raise InputError(
                 f"{request.vmlinux}: build ID {have} does not match the dump's kernel ({build_id}, {release})",
-                hint="use the vmlinux of the kernel that crashed; " + debug_package_hint(release),
+                hint="use the vmlinux of the kernel that crashed; " + debug_package_hint(release, build_id),
             )
     with contextlib.suppress(drgn.MissingDebugInfoError):
         prog.load_debug_info([str(request.vmlinux)] if request.vmlinux else [], main=True)
     if main is None or main.wants_debug_file():
         raise InputError(
             f"{path}: no debug info for the kernel {release}" + (f" (build ID {build_id})" if build_id else ""),
-            hint=debug_package_hint(release),
+            hint=debug_package_hint(release, build_id),
         )
     try:
         prog.load_debug_info([str(p) for p in request.module_debug], default=True)
