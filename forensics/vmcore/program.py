@@ -6,6 +6,7 @@ This module and its siblings are the only code in kforensic that imports drgn.
 from __future__ import annotations
 
 import contextlib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -72,6 +73,10 @@ def open_dump(path: Path, header: DumpHeader, request: DebugInfoRequest) -> Open
     Raises :class:`InputError` for a file drgn cannot read, a vmlinux whose build ID differs from
     the dump's, or missing kernel debug info.  Missing module debug info is only a warning.
     """
+    # drgn loads its plugins on the first program; the two it ships only add commands to
+    # its own CLI and cost about 0.1 s of imports. Other plugins (a distribution's debug
+    # info finder, say) still load, and a user's own setting wins.
+    os.environ.setdefault("DRGN_DISABLE_PLUGINS", "builtin_commands,crash_commands")
     prog = drgn.Program()
     try:
         prog.set_core_dump(str(path))
@@ -95,17 +100,18 @@ def open_dump(path: Path, header: DumpHeader, request: DebugInfoRequest) -> Open
         main = None
     release = header.release or "<release>"
     build_id = main.build_id.hex() if main is not None and main.build_id else None
-    if request.vmlinux is not None:
-        if not request.vmlinux.is_file():
-            raise InputError(f"{request.vmlinux}: no such file", hint="give the path of the vmlinux with debug info")
+    if request.vmlinux is not None and not request.vmlinux.is_file():
+        raise InputError(f"{request.vmlinux}: no such file", hint="give the path of the vmlinux with debug info")
+    with contextlib.suppress(drgn.MissingDebugInfoError):
+        prog.load_debug_info([str(request.vmlinux)] if request.vmlinux else [], main=True)
+    if request.vmlinux is not None and main is not None and main.wants_debug_file():
+        # drgn takes a file only when its build ID is the dump's: say which one it has.
         have = elf_build_id(request.vmlinux)
         if build_id and have and build_id != have:
             raise InputError(
                 f"{request.vmlinux}: build ID {have} does not match the dump's kernel ({build_id}, {release})",
                 hint="use the vmlinux of the kernel that crashed; " + debug_package_hint(release, build_id),
             )
-    with contextlib.suppress(drgn.MissingDebugInfoError):
-        prog.load_debug_info([str(request.vmlinux)] if request.vmlinux else [], main=True)
     if main is None or main.wants_debug_file():
         raise InputError(
             f"{path}: no debug info for the kernel {release}" + (f" (build ID {build_id})" if build_id else ""),
