@@ -104,15 +104,26 @@ _PLAIN = (
 
 
 def plain_summary(findings: tuple[Finding, ...], host: str) -> str:
-    """The report's first sentence, for someone who does not read kernel logs."""
+    """The report's first sentence, for someone who does not read kernel logs.
+
+    It names the crash when there was one and the main problem found, without
+    claiming that one caused the other unless they are the same finding.
+    """
     if not findings:
         return f"kforensic found no known kernel problem in the inputs from {host}."
     worst = max(f.severity for f in findings)
+    crash = next((f for f in findings if f.kind == "crash"), None) or next(
+        (f for f in findings if f.kind.startswith("dmesg.") and f.severity is Severity.CRITICAL), None
+    )
     for kind, text in _PLAIN:
         hits = [f for f in findings if f.kind.startswith(kind) and f.severity >= Severity.MEDIUM]
-        if hits:
-            crashed = any(f.kind == "crash" or f.severity is Severity.CRITICAL for f in findings)
-            verb = "crashed because" if crashed else "had a problem:"
-            return f"The Linux kernel on {host} {verb} {text} ({hits[0].title}; severity {worst.value})."
+        if not hits:
+            continue
+        main = hits[0]
+        if crash is None:
+            return f"The Linux kernel on {host} had a problem: {text} ({main.title}; severity {worst.value})."
+        if main.id == crash.id:
+            return f"The Linux kernel on {host} crashed: {text} ({main.title})."
+        return f"The Linux kernel on {host} crashed ({crash.title}); the main problem found: {text} ({main.title})."
     top = max(findings, key=lambda f: (f.severity.rank, f.confidence))
     return f"kforensic found {len(findings)} problem(s) on {host}; the worst: {top.title} ({worst.value})."
