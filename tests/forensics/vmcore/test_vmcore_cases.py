@@ -200,3 +200,18 @@ def test_every_other_cpu_has_its_task_and_stack(name: str) -> None:
     for cpu, task in snap.other_cpus:
         assert cpu != snap.crashed_cpu
         assert task.stack, f"no stack for {task.comm} on CPU {cpu}"
+
+
+def test_node_counters_give_the_same_totals_as_walking_the_slabs() -> None:
+    from drgn.helpers.linux.slab import for_each_slab_cache, slab_cache_usage
+
+    from forensics.vmcore.system import _node_total_objects
+
+    case = load_case(case_names()[0]) if case_names() else pytest.skip("no vmcore fixtures")
+    prog = drgn.Program()
+    prog.set_core_dump(str(case.vmcore))
+    prog.load_debug_info([str(case.vmlinux)], main=True)
+    caches = list(for_each_slab_cache(prog))
+    assert len(caches) > 20
+    for cache in caches:
+        assert _node_total_objects(prog, cache) == slab_cache_usage(cache).num_objs
