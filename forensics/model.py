@@ -221,6 +221,10 @@ class Finding:
         if not self.title:
             raise ValueError(f"finding {self.id!r} has no title")
 
+    def fact(self, name: str) -> str | None:
+        """The value of the fact called ``name``, None when the finding has none."""
+        return next((f.value for f in self.facts if f.name == name), None)
+
     def merged_with(self, other: Finding) -> Finding:
         """Merge another finding with the same id: keep all evidence, the worst severity."""
         if other.id != self.id:

@@ -38,10 +38,6 @@ _LOCKUP_TASK = re.compile(r"soft lockup - CPU#\d+ stuck for \d+s! \[(.+?):(\d+)\
 _SLAB_CACHE = re.compile(r"[Ss]lab cache (\S+)")
 
 
-def _fact(finding: Finding, name: str) -> str | None:
-    return next((f.value for f in finding.facts if f.name == name), None)
-
-
 def _combined(a: float, b: float) -> float:
     """Confidence of a claim two independent sources support."""
     return round(min(0.99, 1 - (1 - a) * (1 - b)), 2)
@@ -80,7 +76,7 @@ def _same_crash(by_id: dict[str, Finding]) -> list[tuple[str, str, str]]:
 def _leak_outsized(by_id: dict[str, Finding]) -> list[tuple[str, str, str]]:
     out = []
     for dump in (f for f in by_id.values() if f.kind == "outsized-slab"):
-        cache = _fact(dump, "cache")
+        cache = dump.fact("cache")
         for leak in (f for f in by_id.values() if f.kind == "slab-leak"):
             m = _SLAB_CACHE.search(leak.title)
             if cache and m and m.group(1) == cache:
@@ -91,7 +87,7 @@ def _leak_outsized(by_id: dict[str, Finding]) -> list[tuple[str, str, str]]:
 def _hung_task(by_id: dict[str, Finding]) -> list[tuple[str, str, str]]:
     out = []
     for dump in (f for f in by_id.values() if f.kind == "hung-task"):
-        waiter = _fact(dump, "waiter") or ""
+        waiter = dump.fact("waiter") or ""
         for log in (f for f in by_id.values() if f.kind == "dmesg.hang"):
             for ev in log.evidence:
                 m = _HUNG_TASK.search(ev.excerpt)

@@ -19,10 +19,6 @@ class Hypothesis:
     next_command: str
 
 
-def _fact(finding: Finding, name: str) -> str | None:
-    return next((f.value for f in finding.facts if f.name == name), None)
-
-
 def _cites(finding: Finding, n: int = 2) -> tuple[str, ...]:
     return tuple(f"{finding.title} — {ev.cite()}" for ev in finding.evidence[:n])
 
@@ -41,17 +37,17 @@ def rank_hypotheses(findings: tuple[Finding, ...]) -> tuple[Hypothesis, ...]:
         out.append((f.confidence, f"{f.title}: a missing NULL check or an object used before it is set up",
                     _cites(f), (), f.next_steps[0] if f.next_steps else "crash> dis -rl <pc>"))  # fmt: skip
     for f in _of_kind(findings, "crash"):
-        if _fact(f, "crash site") != "exception frame":
+        if f.fact("crash site") != "exception frame":
             continue  # a panic the kernel chose (hung task, OOM, sysrq): the cause is elsewhere
-        func = _fact(f, "crashing function") or "the crashing function"
-        module = _fact(f, "module")
+        func = f.fact("crashing function") or "the crashing function"
+        module = f.fact("module")
         against: tuple[str, ...] = ("the crash site may only be the victim of memory corrupted elsewhere",)
         if any(x.kind == "contradiction" for x in findings):
             against += ("the log and the dump disagree on the crash",)
         out.append((f.confidence * 0.8, f"a bug in {func}" + (f" (module {module})" if module else ""),
                     _cites(f), against, f.next_steps[0] if f.next_steps else "crash> bt"))  # fmt: skip
     for f in _of_kind(findings, "hung-task"):
-        owner = _fact(f, "lock owner")
+        owner = f.fact("lock owner")
         if owner:
             pid = owner.split("pid ", 1)[-1].split(",", 1)[0].rstrip(")")
             step = f"crash> bt {pid}"
@@ -79,7 +75,7 @@ def rank_hypotheses(findings: tuple[Finding, ...]) -> tuple[Hypothesis, ...]:
             continue
         if any(x.kind == "crash" for x in findings):
             continue  # the dump's crash finding carries it
-        frame = _fact(f, "guilty frame")
+        frame = f.fact("guilty frame")
         statement = f"a kernel bug reported as {f.title}" + (f" (guilty frame {frame})" if frame else "")
         out.append((f.confidence * 0.7, statement, _cites(f), ("only the log was read: no dump to confirm the state",),
                     f.next_steps[0] if f.next_steps else "kforensic vmcore DUMP"))  # fmt: skip

@@ -8,8 +8,8 @@ from dataclasses import replace
 from detectors.dmesg.findings import group_finding, group_reports
 from detectors.dmesg.model import KernelReport
 from detectors.dmesg.scanner import scan_text
+from detectors.incident.hypotheses import Hypothesis
 from detectors.vmcore.findings import (
-    Hypothesis,
     VmcoreAnalysis,
     blocked_task_findings,
     crash_finding,

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from detectors.dmesg.taint import TAINT_FLAGS
+from detectors.incident.hypotheses import Hypothesis
 from detectors.vmcore.nullfield import FaultAnalysis
 from forensics.model import (
     Clock,
@@ -52,18 +53,6 @@ def register_excerpt(name: str, value: int) -> str:
 def taint_letters_of(mask: int) -> str:
     """Taint letters of a ``tainted_mask`` value, in the kernel's order."""
     return "".join(letter for bit, (letter, _) in enumerate(TAINT_FLAGS) if mask >> bit & 1)
-
-
-@dataclass(frozen=True)
-class Hypothesis:
-    """A possible root cause with the evidence for and against it and how to confirm it."""
-
-    rank: int
-    statement: str
-    confidence: float
-    supporting: tuple[str, ...]
-    against: tuple[str, ...]
-    next_command: str
 
 
 @dataclass(frozen=True)

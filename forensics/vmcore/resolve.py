@@ -13,12 +13,7 @@ from detectors.vmcore.findings import register_excerpt
 from forensics.evidence import Resolver
 from forensics.model import Evidence, LocatorKind
 from forensics.vmcore.extract import backtrace, fault_frame_index
-from forensics.vmcore.snapshot import CodeBytes, LogRecord
-
-
-def log_text(records: tuple[LogRecord, ...] | list[LogRecord]) -> str:
-    """The dump's log as text, one line per record: ``[seconds] text`` (newlines folded)."""
-    return "".join(f"[{r.seconds:12.6f}] {r.text.replace(chr(10), ' ')}\n" for r in records)
+from forensics.vmcore.snapshot import CodeBytes
 
 
 def _trace_for(prog: drgn.Program, name: str | None) -> drgn.StackTrace:

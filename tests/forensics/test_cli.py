@@ -17,10 +17,10 @@ from forensics.serialize import incident_to_dict
 from tests.forensics.factories import incident_of, line_evidence, null_deref_finding, write_log
 
 
-def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def run(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """Run ``python -m forensics ARGS`` and capture its output."""
     return subprocess.run(
-        [sys.executable, "-m", "forensics", *args],
+        [sys.executable, "-m", "forensics", *map(str, args)],
         capture_output=True,
         text=True,
         cwd=cwd,

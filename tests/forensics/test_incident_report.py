@@ -5,8 +5,6 @@ from __future__ import annotations
 import contextlib
 import gzip
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +12,7 @@ import pytest
 
 from forensics.model import LocatorKind
 from forensics.serialize import incident_from_dict
+from tests.forensics.test_cli import run
 from tests.helpers import assert_evidence_resolves
 from tests.vmcore_cases import VmcoreCase, case_names, load_case
 
@@ -28,14 +27,8 @@ def _need(name: str) -> VmcoreCase:
     return load_case(name)
 
 
-def _kforensic(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "forensics", *map(str, args)], capture_output=True, text=True, timeout=300, check=False
-    )
-
-
 def _report(case: VmcoreCase, out: Path, *extra: str | Path) -> dict[str, Any]:
-    result = _kforensic(
+    result = run(
         "report", "--vmcore", case.directory, "--vmlinux", case.vmlinux,
         *(a for m in case.module_debug for a in ("--module-debug", m)),
         "--dmesg", case.console_log, *extra,
@@ -79,7 +72,7 @@ def _check_evidence(doc: dict[str, Any], case: VmcoreCase, tmp: Path, store: Pat
 def _leak_store(tmp: Path) -> Path:
     case = _need("08-slab-leak")
     store = tmp / "slab.db"
-    result = _kforensic("slab-import", case.directory / "snapshots", "--store", store, "--no-analysis")
+    result = run("slab-import", case.directory / "snapshots", "--store", store, "--no-analysis")
     assert result.returncode == 0, result.stderr
     return store
 
