@@ -1,0 +1,443 @@
+"""The scheduling analysis compiled: :class:`FastAnalyzer` gives SchedAnalyzer's results from columnar batches.
+
+:class:`FastAnalyzer` has the surface of
+:class:`~detectors.sched.analyzer.SchedAnalyzer` but is fed
+:class:`~collectors.trace_batch.EventBatch` columns; the per-event state
+machine runs compiled (:mod:`detectors.sched.engine_kernels`), doing the same
+floating-point operations in the same order, so the :class:`TraceAnalysis` is
+equal to SchedAnalyzer's, not merely close.
+
+A batch's text is gone once :meth:`FastAnalyzer.feed` returns, so at the end
+of each feed the events the state still refers to (current runs, pending
+wakeups, worst intervals...) are materialised and kept, as are the comm texts
+(a task's last comm, and the comm a blamed task had when it was blamed).
+Kept events no longer referred to are dropped now and then: memory grows with
+tasks, CPUs and IRQs, not with the trace.  At the end the state is exported
+into a SchedAnalyzer and frozen by the same code (:mod:`detectors.sched.freeze`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+import detectors.sched.analyzer as reference
+from collectors.trace_batch import EventBatch
+from collectors.trace_events import TraceEvent
+from collectors.trace_text import ParseCounts
+from detectors.sched import buckets
+from detectors.sched import engine_kernels as k
+from detectors.sched.analyzer import SchedAnalyzer
+from detectors.sched.buckets import BucketDigest
+from detectors.sched.model import Blame, ParseSummary, Thresholds, TraceAnalysis, Wait
+from detectors.sched.state import Accumulator, TaskState, span_of
+
+Array = npt.NDArray[Any]
+_WAKE_SOURCES = {2: "sched_waking", 3: "sched_wakeup", 4: "sched_wakeup_new"}
+_KEEP_MIN = 4096  # kept events checked for references when their number doubles past this
+
+
+def _grow(a: Array, rows: int, fill: Any, axis: int = 0) -> Array:
+    """``a`` with ``rows`` entries along ``axis``, the new ones set to ``fill`` (a scalar or a default row)."""
+    shape = list(a.shape)
+    old = shape[axis]
+    shape[axis] = rows
+    out: Array = np.empty(shape, dtype=a.dtype)
+    out[...] = fill
+    index = tuple(slice(0, old) if d == axis else slice(None) for d in range(a.ndim))
+    out[index] = a
+    return out
+
+
+def _table(rows: int, default: tuple[Any, ...], dtype: type) -> Array:
+    out: Array = np.empty((rows, len(default)), dtype=dtype)
+    out[...] = np.array(default, dtype=dtype)
+    return out
+
+
+class _Tables:
+    """The arrays and typed dicts the kernel works on, and their growth."""
+
+    def __init__(self, sc: Array, timeline: bool, digest: bool) -> None:
+        self.sc = sc
+        self.si = np.zeros(k.NSI, dtype=np.int64)
+        self.si[k.S_OFFACC : k.S_OFFACC + 2] = -1
+        self.si[k.S_TLON] = timeline
+        self.si[k.S_DGON] = digest
+        self.si[k.S_TLMAX] = reference.TIMELINE_MAX_RUNS
+        self.maps = k.new_maps()
+        self.ci = _table(8, k.CI_DEFAULT, np.int64)
+        self.ci[:, k.C_CPU] = np.arange(8)
+        self.cf = np.zeros((8, k.NCF))
+        self.stk_i = np.zeros((8, 4, 2), dtype=np.int64)
+        self.stk_f = np.zeros((8, 4))
+        self.ring_i = np.zeros((4, k.RING, 2), dtype=np.int64)
+        self.ring_f = np.zeros((4, k.RING, 2))
+        self.ring_h = np.zeros((4, 2), dtype=np.int64)
+        self.pid_slot = np.full(1024, -1, dtype=np.int32)
+        self.ti = _table(256, k.TI_DEFAULT, np.int64)
+        self.tf = _table(256, k.TF_DEFAULT, np.float64)
+        self.wb_i = np.zeros((512, 5, 3), dtype=np.int64)
+        self.wb_f = np.zeros((512, 5))
+        self.wb_n = np.zeros(512, dtype=np.int64)
+        self.oi = _table(256, k.OI_DEFAULT, np.int64)
+        self.of = _table(256, k.ACC_F_DEFAULT, np.float64)
+        self.irq_i = np.zeros((64, 3), dtype=np.int64)
+        self.soft_i = np.zeros((16, 3), dtype=np.int64)
+        self.raised_eid = np.full((8, 16), -1, dtype=np.int64)
+        self.raised_ts = np.zeros((8, 16))
+        self.sw_i = np.zeros((16, 5, 3), dtype=np.int64)
+        self.sw_f = np.zeros((16, 5))
+        self.sw_n = np.zeros(16, dtype=np.int64)
+        self.ow_i = np.zeros((2, k.OFF_KEEP + 1, 3), dtype=np.int64)
+        self.ow_f = np.zeros((2, k.OFF_KEEP + 1, 2))
+        self.vic_i = np.zeros((256, 2), dtype=np.int64)
+        self.vic_f = np.zeros(256)
+        self.pb_i = np.zeros((256, 3), dtype=np.int64)
+        self.tl_i = np.zeros((1 << 14 if timeline else 1, 2), dtype=np.int64)
+        self.tl_f = np.zeros((len(self.tl_i), 2))
+        self.dg_i = np.zeros((1 << 14 if digest else 2, 3), dtype=np.int64)
+        self.dg_f = np.zeros((len(self.dg_i), 3))
+
+    def args(self) -> tuple[Any, ...]:
+        """The state arguments of :func:`engine_kernels.run_batch`."""
+        return (
+            self.sc,
+            self.si,
+            (self.ci, self.cf),
+            (self.stk_i, self.stk_f),
+            (self.ring_i, self.ring_f, self.ring_h),
+            self.maps,
+            self.pid_slot,
+            (self.ti, self.tf),
+            (self.wb_i, self.wb_f, self.wb_n),
+            (self.oi, self.of),
+            self.irq_i,
+            (self.soft_i, self.raised_eid, self.raised_ts),
+            (self.sw_i, self.sw_f, self.sw_n),
+            (self.ow_i, self.ow_f),
+            (self.maps[7], self.vic_i, self.vic_f),
+            self.pb_i,
+            (self.tl_i, self.tl_f, self.dg_i, self.dg_f),
+        )
+
+    def refs(self) -> Array:
+        """Every event id the state refers to."""
+        return k.state_refs(  # type: ignore[no-any-return]
+            self.si, self.ci, self.stk_i, self.ti, self.oi, self.raised_eid, self.maps[5], self.ow_i
+        )
+
+    def grow(self, need: int) -> None:
+        """Enlarge what ``need`` (the kernel's ``N_*`` flags) names; logs are flushed by the caller instead."""
+        si = self.si
+        if need & k.N_SLOTS:
+            n = 2 * len(self.ti)
+            self.ti = _grow(self.ti, n, np.array(k.TI_DEFAULT))
+            self.tf = _grow(self.tf, n, np.array(k.TF_DEFAULT))
+            self.wb_i = _grow(self.wb_i, 2 * n, 0)
+            self.wb_f = _grow(self.wb_f, 2 * n, 0.0)
+            self.wb_n = _grow(self.wb_n, 2 * n, 0)
+        if need & k.N_OACC:
+            self.oi = _grow(self.oi, 2 * len(self.oi), np.array(k.OI_DEFAULT))
+            self.of = _grow(self.of, 2 * len(self.of), np.array(k.ACC_F_DEFAULT))
+        if need & k.N_IRQ:
+            self.irq_i = _grow(self.irq_i, 2 * len(self.irq_i), 0)
+        if need & k.N_SOFT:
+            n = 2 * len(self.soft_i)
+            self.soft_i = _grow(self.soft_i, n, 0)
+            self.raised_eid = _grow(self.raised_eid, n, -1, axis=1)
+            self.raised_ts = _grow(self.raised_ts, n, 0.0, axis=1)
+            self.sw_i = _grow(self.sw_i, n, 0)
+            self.sw_f = _grow(self.sw_f, n, 0.0)
+            self.sw_n = _grow(self.sw_n, n, 0)
+        if need & k.N_VIC:
+            self.vic_i = _grow(self.vic_i, 2 * len(self.vic_i), 0)
+            self.vic_f = _grow(self.vic_f, 2 * len(self.vic_f), 0.0)
+        if need & k.N_PB:
+            self.pb_i = _grow(self.pb_i, 2 * len(self.pb_i), 0)
+        if need & k.N_RING:
+            n = 2 * len(self.ring_h)
+            self.ring_i = _grow(self.ring_i, n, 0)
+            self.ring_f = _grow(self.ring_f, n, 0.0)
+            self.ring_h = _grow(self.ring_h, n, 0)
+        if need & k.N_CPU:
+            old = len(self.ci)
+            n = max(2 * old, int(si[k.S_NEED_CPU]))
+            self.ci = _grow(self.ci, n, np.array(k.CI_DEFAULT))
+            self.ci[old:, k.C_CPU] = np.arange(old, n)
+            self.cf = _grow(self.cf, n, 0.0)
+            self.stk_i = _grow(self.stk_i, n, 0)
+            self.stk_f = _grow(self.stk_f, n, 0.0)
+            self.raised_eid = _grow(self.raised_eid, n, -1)
+            self.raised_ts = _grow(self.raised_ts, n, 0.0)
+        if need & k.N_PID:
+            n = min(k.PID_DIRECT, max(2 * len(self.pid_slot), int(si[k.S_NEED_PID])))
+            self.pid_slot = _grow(self.pid_slot, n, -1)
+        if need & k.N_DEPTH:
+            n = max(2 * self.stk_i.shape[1], int(si[k.S_NEED_DEPTH]))
+            self.stk_i = _grow(self.stk_i, n, 0, axis=1)
+            self.stk_f = _grow(self.stk_f, n, 0.0, axis=1)
+
+
+class FastAnalyzer:
+    """SchedAnalyzer fed :class:`EventBatch` columns, compiled; :meth:`result` equals SchedAnalyzer's.
+
+    ``window`` limits what is counted to ``[t0, t1]``; ``bucket`` (seconds)
+    enables the per-bucket digest; ``timeline`` keeps the runs for the PNG
+    timeline (:attr:`timeline`, as SchedAnalyzer's).
+    """
+
+    def __init__(
+        self,
+        thresholds: Thresholds | None = None,
+        window: tuple[float, float] = (-math.inf, math.inf),
+        bucket: float | None = None,
+        timeline: bool = False,
+    ) -> None:
+        self.thresholds = thresholds or Thresholds()
+        self.w0, self.w1 = window
+        self.digest = BucketDigest(bucket) if bucket else None
+        self.done = False  # True once an event after the window was seen
+        self.timeline: list[tuple[int, float, float, int]] | None = [] if timeline else None
+        sc = np.zeros(k.NSC)
+        sc[k.X_BARRIER] = -math.inf
+        sc[k.X_FIRSTTS] = math.inf
+        sc[k.X_W0], sc[k.X_W1] = self.w0, self.w1
+        sc[k.X_HOG], sc[k.X_OFFT] = self.thresholds.hog, self.thresholds.offtime
+        self._t = _Tables(sc, timeline, self.digest is not None)
+        self._events: dict[int, TraceEvent] = {}  # kept events by id
+        self._keep_limit = _KEEP_MIN
+        self._comm: list[bytes] = []  # per task slot, its last comm
+        self._irq_name: list[bytes] = []  # per IRQ row, its last name
+        self._blames: dict[tuple[int, int], tuple[str, ...]] = {}  # (0, task wait row) / (1, softirq row) -> comms
+
+    def feed(self, batch: EventBatch) -> None:
+        """Process a batch (trace order); stops (sets ``done``) at the first event after the window."""
+        if self.digest is not None and len(self.digest.cells) > buckets.MAX_BUCKET_CELLS:
+            self.digest.bound()
+        cols = tuple(
+            np.ascontiguousarray(c)
+            for c in (
+                batch.kind,
+                batch.ts,
+                batch.cpu,
+                batch.pid,
+                batch.prio,
+                batch.next_pid,
+                batch.next_prio,
+                batch.state,
+                batch.work,
+            )
+        )
+        t = self._t
+        row = 0
+        while True:
+            code, row = k.run_batch(row, batch.first_eid, cols, *t.args())
+            self._flush()
+            if code != k.GROW:
+                break
+            t.grow(int(t.si[k.S_NEED]) & ~(k.N_TL | k.N_DG))
+        if code == k.DONE:
+            self.done = True
+        self._keep(batch)
+
+    def _flush(self) -> None:
+        """Hand the logged timeline runs and digest calls to their Python owners, in order."""
+        t = self._t
+        si = t.si
+        n = int(si[k.S_TL])
+        if n and self.timeline is not None:
+            cpu, pid = t.tl_i[:n, 0].tolist(), t.tl_i[:n, 1].tolist()
+            self.timeline.extend(zip(cpu, t.tl_f[:n, 0].tolist(), t.tl_f[:n, 1].tolist(), pid, strict=True))
+        si[k.S_TL] = 0
+        n = int(si[k.S_DG])
+        if n and self.digest is not None:
+            add, latency = self.digest.add, self.digest.latency
+            ints, floats = t.dg_i[:n].tolist(), t.dg_f[:n].tolist()
+            for (what, cpu, pid), (a, b, _c) in zip(ints, floats, strict=True):
+                if what == 3:
+                    latency(cpu, a, b, pid)
+                else:
+                    add(cpu, a, b, pid, what)
+        si[k.S_DG] = 0
+
+    def _keep(self, batch: EventBatch) -> None:
+        """Materialise what the state refers to in ``batch`` (events, comms, IRQ names, blamed comms)."""
+        t = self._t
+        first = batch.first_eid
+        made: dict[int, TraceEvent] = {}
+
+        def event(row: int) -> TraceEvent:
+            ev = made.get(row)
+            if ev is None:
+                ev = made[row] = batch.event(row)
+            return ev
+
+        nslots = int(t.si[k.S_NSLOTS])
+        ti = t.ti[:nslots]
+        # Blames first: a comm reference from an earlier batch is the comm text as it was before this batch.
+        for which in (0, 1):
+            col = k.T_ACC + 4 * (1 + which) + k.A_END
+            for slot in np.flatnonzero(ti[:, col] >= first).tolist():
+                row = 2 * slot + which
+                self._blames[(0, row)] = self._blame_comms(t.wb_i[row], int(t.wb_n[row]), first, event)
+        nsoft = int(t.si[k.S_NSOFT])
+        for v, acc in enumerate(t.soft_i[:nsoft, 2].tolist()):
+            if acc >= 0 and t.oi[acc, k.A_END] >= first:
+                self._blames[(1, v)] = self._blame_comms(t.sw_i[v], int(t.sw_n[v]), first, event)
+        comm = self._comm
+        comm.extend([b""] * (nslots - len(comm)))
+        for slot in np.flatnonzero(ti[:, k.T_COMM] >= 2 * first).tolist():
+            ref = int(ti[slot, k.T_COMM])
+            ev = event(ref // 2 - first)
+            comm[slot] = ev.next_comm if ref & 1 else ev.comm
+        nirq = int(t.si[k.S_NIRQ])
+        self._irq_name.extend([b""] * (nirq - len(self._irq_name)))
+        for r in np.flatnonzero(t.irq_i[:nirq, 1] >= first).tolist():
+            self._irq_name[r] = event(int(t.irq_i[r, 1]) - first).state
+        refs = t.refs()
+        kept = self._events
+        for row in np.unique(refs[refs >= first] - first).tolist():
+            kept[first + row] = event(row)
+        if len(kept) > self._keep_limit:
+            self._events = {e: kept[e] for e in np.unique(refs).tolist()}
+            self._keep_limit = max(_KEEP_MIN, 2 * len(self._events))
+
+    def _blame_comms(self, blames: Array, n: int, first: int, event: Callable[[int], TraceEvent]) -> tuple[str, ...]:
+        """The comm of each blamed task as it was when it was blamed (SchedAnalyzer.comm then)."""
+        out = []
+        for pid, ref, slot in blames[:n].tolist():
+            if ref == -1:
+                out.append("<idle>")
+            elif ref == -2:
+                out.append(f"pid {pid}")
+            elif ref >= 2 * first:
+                ev = event(ref // 2 - first)
+                out.append((ev.next_comm if ref & 1 else ev.comm).decode("utf-8", "replace"))
+            else:
+                out.append(self._comm[slot].decode("utf-8", "replace"))
+        return tuple(out)
+
+    # -- result --------------------------------------------------------------------------------
+
+    def result(self, counts: ParseCounts) -> TraceAnalysis:
+        """Freeze everything into a :class:`TraceAnalysis` (SchedAnalyzer's, by the same code)."""
+        from detectors.sched.freeze import freeze_analysis
+
+        return freeze_analysis(self.export(), counts)
+
+    def summary(self, counts: ParseCounts) -> ParseSummary:
+        """The reader's counts as a typed record."""
+        from detectors.sched.freeze import parse_summary
+
+        return parse_summary(counts)
+
+    def export(self) -> SchedAnalyzer:
+        """A SchedAnalyzer holding this state (what :func:`freeze_analysis` reads); a new one per call."""
+        t = self._t
+        si, sc = t.si.tolist(), t.sc.tolist()
+        ev = self._events
+        an = SchedAnalyzer(self.thresholds, (self.w0, self.w1), None, False)
+        an.digest = self.digest
+        an.timeline = self.timeline
+        an.done = self.done
+        an.barrier = sc[k.X_BARRIER]
+        an.first_ts = sc[k.X_FIRSTTS]
+        an.seen_waking = bool(si[k.S_SEENWAKING])
+        an.lost_markers, an.lost_events = si[k.S_LOSTM], si[k.S_LOSTE]
+        an.wake_sources = {kind: si[k.S_WS + kind] for kind in (2, 3, 4) if si[k.S_WS + kind]}
+
+        def acc(ints: list[int], floats: list[float]) -> Accumulator:
+            a = Accumulator()
+            a.count, a.worst_cpu, begin, end = ints
+            a.total, a.worst, a.worst_start = floats
+            a.worst_begin = ev[begin] if begin >= 0 else None
+            a.worst_end = ev[end] if end >= 0 else None
+            return a
+
+        def wait(
+            a: Accumulator, blames: tuple[Array, Array], n: int, comms: tuple[str, ...], source: str
+        ) -> Wait | None:
+            if a.worst_begin is None or a.worst_end is None:
+                return None
+            span = span_of(a.worst_start, a.worst_end.ts, a.worst_cpu, a.worst_begin, a.worst_end)
+            behind = tuple(
+                Blame(pid, comm, seconds)
+                for (pid, _ref, _slot), seconds, comm in zip(
+                    blames[0][:n].tolist(), blames[1][:n].tolist(), comms, strict=True
+                )
+            )
+            return Wait(span, behind, source)
+
+        tasks: list[TaskState] = []
+        nslots = si[k.S_NSLOTS]
+        for slot, (ints, floats) in enumerate(zip(t.ti[:nslots].tolist(), t.tf[:nslots].tolist(), strict=True)):
+            ts = TaskState(self._comm[slot], ints[k.T_PRIO])
+            ts.runtime, ts.delay_caused = floats[k.TF_RUNTIME], floats[k.TF_DELAY]
+            ts.hog_runs = ints[k.T_HOG]
+            figs = [acc(ints[k.T_ACC + 4 * a : k.T_ACC + 4 * a + 4], floats[k.TF_ACC + 3 * a : k.TF_ACC + 3 * a + 3])
+                    for a in range(3)]  # fmt: skip
+            ts.runs, ts.wakeup, ts.preempt_wait = figs
+            for which, fig in ((0, ts.wakeup), (1, ts.preempt_wait)):
+                row = 2 * slot + which
+                source = (
+                    "preemption" if which else _WAKE_SOURCES.get(fig.worst_begin.kind if fig.worst_begin else 0, "")
+                )
+                found = wait(fig, (t.wb_i[row], t.wb_f[row]), int(t.wb_n[row]), self._blames.get((0, row), ()), source)
+                if which:
+                    ts.worst_preempt_wait = found
+                else:
+                    ts.worst_wakeup = found
+            tasks.append(ts)
+            an.tasks[ints[k.T_PID]] = ts
+        for owner, pid, times in t.pb_i[: si[k.S_NPB]].tolist():
+            tasks[owner].preempted_by[pid] = times
+        for (owner, pid), seconds in zip(
+            t.vic_i[: si[k.S_NVIC]].tolist(), t.vic_f[: si[k.S_NVIC]].tolist(), strict=True
+        ):
+            tasks[owner].victims[pid] = seconds
+        soft_row = {vec: v for v, vec in enumerate(t.soft_i[: si[k.S_NSOFT], 0].tolist())}
+        no = si[k.S_NOACC]
+        for ints, floats in zip(t.oi[:no].tolist(), t.of[:no].tolist(), strict=True):
+            a = acc(ints[:4], floats)
+            kind, k1, k2 = ints[k.O_KIND :]
+            if kind == k.K_BLOCKED:
+                tasks[k1].blocked[bytes([k2]) if k2 else b""] = a
+            elif kind == k.K_IRQ:
+                an.irqs[k1] = a
+            elif kind == k.K_SOFT:
+                an.softirqs[k1] = a
+            elif kind == k.K_RAISE:
+                an.soft_raise[k1] = a
+                v = soft_row[k1]
+                blames = (t.sw_i[v], t.sw_f[v])
+                found = wait(a, blames, int(t.sw_n[v]), self._blames.get((1, v), ()), "softirq_raise")
+                if found is not None:
+                    an.soft_raise_wait[k1] = found
+            elif kind == k.K_WORK:
+                assert a.worst_begin is not None
+                an.works[a.worst_begin.state] = a
+            else:
+                an.off[k1] = a
+                b = (k1 - 12) // 2
+                spans = zip(t.ow_f[b, : si[k.S_OWN + b]].tolist(), t.ow_i[b, : si[k.S_OWN + b]].tolist(), strict=True)
+                an.off_worst[k1] = [span_of(start, ev[e].ts, cpu, ev[b_], ev[e]) for (_d, start), (cpu, b_, e) in spans]
+        an.irq_names = {irq: self._irq_name[r] for r, irq in enumerate(t.irq_i[: si[k.S_NIRQ], 0].tolist())}
+        ci, cf = t.ci.tolist(), t.cf.tolist()
+        cur = sorted((c[k.C_CUR_SEQ], s) for s, c in enumerate(ci[: si[k.S_CPUHI]]) if c[k.C_CUR_SEQ] >= 0)
+        for _seq, s in cur:
+            c, f = ci[s], cf[s]
+            an.cur[c[k.C_CPU]] = (c[k.C_CUR_PID], f[k.F_SINCE], ev[c[k.C_CUR_EID]], f[k.F_AREA])
+        for j in range(si[k.S_NSEEN]):
+            s = ci[j][k.C_ORDER]
+            c, f = ci[s], cf[s]
+            cpu = c[k.C_CPU]
+            an.first[cpu], an.last[cpu] = ev[c[k.C_FIRST]], ev[c[k.C_LAST]]
+            an.busy[cpu], an.idle[cpu] = f[k.F_BUSY], f[k.F_IDLE]
+            an.irq_time[cpu], an.softirq_time[cpu] = f[k.F_IRQ], f[k.F_SOFT]
+            an.switches[cpu] = c[k.C_SWITCHES]
+        return an

@@ -1,0 +1,807 @@
+"""The compiled (numba) part of :mod:`detectors.sched.engine`: SchedAnalyzer's per-event work over columns.
+
+:func:`run_batch` walks the rows of one :class:`~collectors.trace_batch.EventBatch`
+and does exactly what ``SchedAnalyzer._feed`` does per event (the same IEEE
+operations in the same order), on arrays instead of dicts and objects:
+
+- per CPU (a slot: the CPU number below :data:`CPU_DIRECT`, else mapped): the
+  current run, the waiting-tasks integral, first/last event, times, IRQ stack,
+  softirq and irq/preempt-off starts (``ci``/``cf`` columns ``C_*``/``F_*``);
+  the runs of the last :data:`RING` per CPU in a ring buffer;
+- per task (a slot, in the order SchedAnalyzer creates its TaskState): the
+  comm as a reference to the event that set it (``eid * 2 + 1`` for next_comm),
+  pending wakeup / preempted / blocked events, the runs, wakeup and
+  preemption accumulators (``ti``/``tf`` columns ``T_*``);
+- other accumulators (blocked per state, IRQ, softirq, raise, work, off-time)
+  in one table (``oi``/``of``) whose rows say what they are (``O_KIND``);
+- worst waits' blames, victims and preempted-by counts in tables.
+
+Events are referred to by event id (``eid``); the engine keeps the
+materialised events that the state refers to.  When a table is full the
+kernel returns :data:`GROW` with the row to resume at and what to grow in
+``si[S_NEED]``; no state was changed for that row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
+
+import numba
+import numpy as np
+from numba import types
+from numba.typed import Dict
+
+F = TypeVar("F", bound=Callable[..., Any])
+njit: Callable[[F], F] = cast(Callable[[F], F], numba.njit(cache=True))
+
+RING = 512  # = analyzer.RECENT_RUNS
+CPU_DIRECT = 1024  # CPUs below this are their own slot
+PID_DIRECT = 1 << 20  # pids below this map to slots through an array, others through a dict
+OFF_KEEP = 64  # off-time spans kept before sorting and cutting to 16 (as SchedAnalyzer._offtime)
+DONE, FINISHED, GROW = 1, 0, 2
+
+# si: integer scalars
+(S_NSLOTS, S_NOACC, S_NIRQ, S_NSOFT, S_NVIC, S_NPB, S_NRING, S_TL, S_DG, S_TLTOTAL, S_TLMAX, S_TLON, S_DGON,
+ S_EPOCH, S_CURSEQ, S_NSEEN, S_CPUHI, S_SEENWAKING, S_LOSTM, S_LOSTE, S_WS, S_OFFACC, S_OWN, S_NEED, S_NEED_CPU,
+ S_NEED_PID, S_NEED_DEPTH) = (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 25, 27, 29,
+                              30, 31, 32)  # fmt: skip
+NSI = 33  # S_WS: 5 counters indexed by kind; S_OFFACC, S_OWN: 2 each (irqs-off, preempt-off)
+# sc: float scalars
+X_BARRIER, X_FIRSTTS, X_W0, X_W1, X_HOG, X_OFFT = 0, 1, 2, 3, 4, 5
+NSC = 6
+# growth flags (si[S_NEED])
+N_SLOTS, N_OACC, N_IRQ, N_SOFT, N_VIC, N_PB, N_RING, N_TL, N_DG, N_CPU, N_PID, N_DEPTH = (
+    1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048
+)  # fmt: skip
+
+# per-CPU ints (ci) and floats (cf)
+(C_CUR_PID, C_CUR_SLOT, C_CUR_EID, C_CUR_SEQ, C_QPRES, C_RING, C_FIRST, C_LAST, C_SWITCHES, C_DEPTH, C_SOFT_EID,
+ C_SOFT_VEC, C_OFF, C_CPU, C_ORDER) = (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 14, 15)  # fmt: skip
+NCI = 16  # C_OFF: 2 columns; C_ORDER: row k holds the slot of the k-th CPU seen
+CI_DEFAULT = (0, -1, -1, -1, 0, -1, -1, -1, 0, 0, -1, 0, -1, -1, 0, -1)
+(F_SINCE, F_AREA, F_QN, F_QAREA, F_QSINCE, F_LAST_TS, F_BUSY, F_IDLE, F_IRQ, F_SOFT, F_SOFT_TS, F_OFF_TS) = range(12)
+NCF = 14  # F_OFF_TS: 2 columns
+
+# per-task ints (ti) and floats (tf); T_ACC/TF_ACC: runs, wakeup, preempt_wait accumulators
+(T_PID, T_PRIO, T_COMM, T_HOG, T_WCPU, T_WEP, T_PEND, T_PRE, T_BLK, T_BLK_CPU, T_BLK_STATE, T_ACC) = range(12)
+NTI = 24
+TI_DEFAULT = (0, 0, -1, 0, -1, 0, -1, -1, -1, 0, 0) + (0, -1, -1, -1) * 3
+TF_RUNTIME, TF_DELAY, TF_PEND_TS, TF_PRE_TS, TF_BLK_TS, TF_ACC = range(6)
+NTF = 14
+TF_DEFAULT = (0.0, 0.0, 0.0, 0.0, 0.0) + (0.0, -1.0, 0.0) * 3
+A_RUNS, A_WAKE, A_PREEMPT = 0, 1, 2
+# accumulator columns: ints count, worst_cpu, worst_begin eid, worst_end eid; floats total, worst, worst_start
+A_COUNT, A_CPU, A_BEGIN, A_END = 0, 1, 2, 3
+A_TOTAL, A_WORST, A_START = 0, 1, 2
+ACC_F_DEFAULT = (0.0, -1.0, 0.0)
+# other accumulators (oi: the 4 accumulator ints, then kind, key1, key2)
+O_KIND, O_K1, O_K2 = 4, 5, 6
+NOI = 7
+OI_DEFAULT = (0, -1, -1, -1, -1, 0, 0)
+K_BLOCKED, K_IRQ, K_SOFT, K_RAISE, K_WORK, K_OFF = 0, 1, 2, 3, 4, 5  # key1/key2: slot/letter, irq, vec, vec, fn, kind
+
+
+_I64 = types.int64
+_PAIR = types.UniTuple(types.int64, 2)  # type: ignore[no-untyped-call]
+_START = types.Tuple((types.int64, types.float64, types.int64))  # type: ignore[no-untyped-call]
+
+
+@njit
+def new_maps() -> tuple[Any, ...]:
+    """The typed dicts of the state: cpu, pid, blocked, irq, softirq, work-in-progress, work, victims, preempted-by."""
+    return (
+        Dict.empty(key_type=_I64, value_type=_I64),  # cpu -> slot (CPUs not below CPU_DIRECT)
+        Dict.empty(key_type=_I64, value_type=_I64),  # pid -> slot (pids not below PID_DIRECT)
+        Dict.empty(key_type=_PAIR, value_type=_I64),  # (slot, state letter) -> blocked accumulator
+        Dict.empty(key_type=_I64, value_type=_I64),  # irq -> irq row
+        Dict.empty(key_type=_I64, value_type=_I64),  # vec -> softirq row
+        Dict.empty(key_type=_PAIR, value_type=_START),  # (cpu slot, work item) -> (eid, ts, function)
+        Dict.empty(key_type=_I64, value_type=_I64),  # work function -> accumulator
+        Dict.empty(key_type=_PAIR, value_type=_I64),  # (culprit slot, victim pid) -> victims row
+        Dict.empty(key_type=_PAIR, value_type=_I64),  # (slot, next pid) -> preempted-by row
+    )
+
+
+@njit
+def get(d: Any, key: Any) -> int:
+    """``d.get(key, -1)`` typed as an int (numba types the dict's get as Optional)."""
+    return d.get(key, -1) + 0  # type: ignore[no-any-return]
+
+
+@njit
+def clip(start: float, end: float, barrier: float, w0: float) -> tuple[bool, float]:
+    """SchedAnalyzer.clip: (False, 0) when the interval is not counted, else (True, start clipped to the window)."""
+    if start <= barrier or end < w0 or end < start:
+        return False, 0.0
+    return True, (start if start >= w0 else w0)
+
+
+@njit
+def acc_add(ai: Any, af: Any, r: int, ib: int, fb: int, start: float, end: float, cpu: int, b: int, e: int) -> bool:
+    """Accumulator.add on row ``r`` of (ai, af) at columns ib/fb; True when it is the new worst."""
+    dur = end - start
+    ai[r, ib + A_COUNT] += 1
+    af[r, fb + A_TOTAL] += dur
+    if dur > af[r, fb + A_WORST]:
+        acc_worst(ai, af, r, ib, fb, start, end, cpu, b, e)
+        return True
+    return False
+
+
+@njit
+def acc_worst(ai: Any, af: Any, r: int, ib: int, fb: int, start: float, end: float, cpu: int, b: int, e: int) -> None:
+    """Accumulator.set_worst."""
+    af[r, fb + A_WORST] = end - start
+    af[r, fb + A_START] = start
+    ai[r, ib + A_CPU] = cpu
+    ai[r, ib + A_BEGIN] = b
+    ai[r, ib + A_END] = e
+
+
+@njit
+def queue(ci: Any, cf: Any, s: int, ts: float, delta: float) -> None:
+    """SchedAnalyzer._queue on CPU slot ``s`` (creates the queue)."""
+    if ci[s, C_QPRES] == 0:
+        ci[s, C_QPRES] = 1
+        cf[s, F_QN] = 0.0
+        cf[s, F_QAREA] = 0.0
+        cf[s, F_QSINCE] = ts
+    if ts > cf[s, F_QSINCE]:
+        cf[s, F_QAREA] += cf[s, F_QN] * (ts - cf[s, F_QSINCE])
+    cf[s, F_QSINCE] = ts
+    x = cf[s, F_QN] + delta
+    cf[s, F_QN] = x if x > 0.0 else 0.0
+
+
+@njit
+def area_at(ci: Any, cf: Any, s: int, ts: float) -> float:
+    """Task-seconds waited on CPU slot ``s`` up to ``ts`` (0.0 without a queue)."""
+    if ci[s, C_QPRES] == 0:
+        return 0.0
+    if ts > cf[s, F_QSINCE]:
+        return cf[s, F_QAREA] + cf[s, F_QN] * (ts - cf[s, F_QSINCE])  # type: ignore[no-any-return]
+    return cf[s, F_QAREA]  # type: ignore[no-any-return]
+
+
+@njit
+def new_oacc(si: Any, oi: Any, kind: int, k1: int, k2: int) -> int:
+    """A new row of the other-accumulators table."""
+    a = si[S_NOACC]
+    si[S_NOACC] += 1
+    oi[a, O_KIND] = kind
+    oi[a, O_K1] = k1
+    oi[a, O_K2] = k2
+    return a  # type: ignore[no-any-return]
+
+
+@njit
+def cpu_slot(c: int, cpu_map: Any, create: bool) -> int:
+    """The slot of CPU ``c`` (-1 when unknown and not ``create``)."""
+    if 0 <= c < CPU_DIRECT:
+        return c
+    s = get(cpu_map, c)
+    if s < 0 and create:
+        s = CPU_DIRECT + len(cpu_map)
+        cpu_map[c] = s
+    return s
+
+
+@njit
+def slot_of(p: int, pid_slot: Any, pid_map: Any) -> int:
+    """The task slot of pid ``p``, -1 when it has no TaskState."""
+    if 0 <= p < pid_slot.shape[0]:
+        return pid_slot[p]  # type: ignore[no-any-return]
+    if 0 <= p < PID_DIRECT:
+        return -1
+    return get(pid_map, p)
+
+
+@njit
+def task(p: int, ref: int, prio: int, si: Any, pid_slot: Any, pid_map: Any, ti: Any) -> int:
+    """The slot of pid ``p``, creating its TaskState (comm from event reference ``ref``, ``prio``)."""
+    s = slot_of(p, pid_slot, pid_map)
+    if s >= 0:
+        return s
+    s = si[S_NSLOTS]
+    si[S_NSLOTS] += 1
+    if 0 <= p < PID_DIRECT:
+        pid_slot[p] = s
+    else:
+        pid_map[p] = s
+    ti[s, T_PID] = p
+    ti[s, T_COMM] = ref
+    ti[s, T_PRIO] = prio
+    return s  # type: ignore[no-any-return]
+
+
+@njit
+def ring_push(ci: Any, si: Any, rings: Any, s: int, pid: int, slot: int, start: float, end: float) -> None:
+    """Remember a run of CPU slot ``s`` (SchedAnalyzer.recent, RING runs per CPU)."""
+    ring_i, ring_f, ring_h = rings
+    r = ci[s, C_RING]
+    if r < 0:
+        r = si[S_NRING]
+        ci[s, C_RING] = r
+        si[S_NRING] += 1
+    h = ring_h[r, 0]
+    ring_i[r, h, 0] = pid
+    ring_i[r, h, 1] = slot
+    ring_f[r, h, 0] = start
+    ring_f[r, h, 1] = end
+    ring_h[r, 0] = (h + 1) % RING
+    if ring_h[r, 1] < RING:
+        ring_h[r, 1] += 1
+
+
+@njit
+def behind(
+    ci: Any, si: Any, rings: Any, ti: Any, s: int, t0: float, t1: float, victim: int, blames: Any, row: int, vic: Any
+) -> None:
+    """SchedAnalyzer._behind: who ran on CPU slot ``s`` during [t0, t1]; blames into ``blames`` row ``row``.
+
+    A blame is (pid, comm reference at this time (-1 idle, -2 no task), slot) and seconds.
+    """
+    ring_i, ring_f, ring_h = rings
+    bi, bf, bn = blames
+    vic_map, vic_i, vic_f = vic
+    bn[row] = 0
+    r = ci[s, C_RING]
+    if r < 0:
+        return
+    cnt = ring_h[r, 1]
+    h = ring_h[r, 0]
+    pids = np.empty(cnt, np.int64)
+    slots = np.empty(cnt, np.int64)
+    secs = np.empty(cnt, np.float64)
+    m = 0
+    for k in range(cnt):
+        j = (h - 1 - k + RING) % RING
+        end = ring_f[r, j, 1]
+        if end <= t0:
+            break
+        start = ring_f[r, j, 0]
+        overlap = (end if end < t1 else t1) - (start if start > t0 else t0)
+        p = ring_i[r, j, 0]
+        if overlap > 0 and p != victim:
+            found = False
+            for q in range(m):
+                if pids[q] == p:
+                    secs[q] += overlap
+                    found = True
+                    break
+            if not found:
+                pids[m] = p
+                slots[m] = ring_i[r, j, 1]
+                secs[m] = overlap
+                m += 1
+    order = np.arange(m)
+    for a in range(1, m):  # stable sort, most seconds first (sorted(key=-seconds))
+        x = order[a]
+        b = a - 1
+        while b >= 0 and secs[order[b]] < secs[x]:
+            order[b + 1] = order[b]
+            b -= 1
+        order[b + 1] = x
+    take = min(m, 5)
+    for a in range(take):
+        q = order[a]
+        p = pids[q]
+        cs = slots[q]
+        if cs >= 0 and p != 0 and victim >= 0:
+            key = (cs, victim)
+            v = get(vic_map, key)
+            if v < 0:
+                v = si[S_NVIC]
+                si[S_NVIC] += 1
+                vic_map[key] = v
+                vic_i[v, 0] = cs
+                vic_i[v, 1] = victim
+                vic_f[v] = 0.0
+            vic_f[v] += secs[q]
+        bi[row, a, 0] = p
+        bi[row, a, 1] = -1 if p == 0 else (ti[cs, T_COMM] if cs >= 0 else -2)
+        bi[row, a, 2] = cs
+        bf[row, a] = secs[q]
+    bn[row] = take
+
+
+@njit
+def lost(c: int, n: int, sc: Any, si: Any, ci: Any, cf: Any, cpu_map: Any) -> None:
+    """SchedAnalyzer._lost: forget what was in progress (a lost-events marker of CPU ``c``, -1 for all)."""
+    si[S_LOSTM] += 1
+    si[S_LOSTE] += n
+    b = -np.inf
+    for k in range(si[S_NSEEN]):
+        t = cf[ci[k, C_ORDER], F_LAST_TS]
+        if k == 0 or t > b:
+            b = t
+    sc[X_BARRIER] = b
+    for s in range(si[S_CPUHI]):
+        if ci[s, C_QPRES]:
+            cf[s, F_QN] = 0.0
+    si[S_EPOCH] += 1  # wait_cpu.clear()
+    if c < 0:
+        for s in range(si[S_CPUHI]):
+            if ci[s, C_CUR_SEQ] >= 0:
+                ci[s, C_CUR_SEQ] = -1
+                ci[s, C_DEPTH] = 0
+                ci[s, C_SOFT_EID] = -1
+    else:
+        s = cpu_slot(c, cpu_map, False)
+        if 0 <= s < ci.shape[0]:
+            ci[s, C_CUR_SEQ] = -1
+            ci[s, C_DEPTH] = 0
+            ci[s, C_SOFT_EID] = -1
+
+
+@njit
+def room(k: int, c: int, p: int, nxt: int, si: Any, ci: Any, stk: Any, tabs: Any, cpu_map: Any, pid_slot: Any) -> int:
+    """Check that row of kind ``k`` fits in the tables; its CPU slot, or -1 (``si[S_NEED]`` says what to grow)."""
+    ti, oi, irq_i, soft_i, vic_i, pb_i, ring_h, tl_i, dg_i = tabs
+    need = 0
+    if si[S_NSLOTS] + 2 > ti.shape[0]:
+        need |= N_SLOTS
+    if si[S_NOACC] + 2 > oi.shape[0]:
+        need |= N_OACC
+    if si[S_NIRQ] + 1 > irq_i.shape[0]:
+        need |= N_IRQ
+    if si[S_NSOFT] + 1 > soft_i.shape[0]:
+        need |= N_SOFT
+    if si[S_NVIC] + 5 > vic_i.shape[0]:
+        need |= N_VIC
+    if si[S_NPB] + 1 > pb_i.shape[0]:
+        need |= N_PB
+    if si[S_NRING] + 1 > ring_h.shape[0]:
+        need |= N_RING
+    if si[S_TL] + 1 > tl_i.shape[0]:
+        need |= N_TL
+    if si[S_DG] + 2 > dg_i.shape[0]:
+        need |= N_DG
+    s = cpu_slot(c, cpu_map, True)
+    hi = s
+    if 2 <= k <= 4:
+        hi = max(hi, cpu_slot(nxt if nxt >= 0 else c, cpu_map, True))
+    if hi >= ci.shape[0]:
+        need |= N_CPU
+        si[S_NEED_CPU] = hi + 1
+    else:
+        si[S_CPUHI] = max(si[S_CPUHI], hi + 1)
+        ci[s, C_CPU] = c
+        if 2 <= k <= 4:
+            t = nxt if nxt >= 0 else c
+            ci[cpu_slot(t, cpu_map, True), C_CPU] = t
+    if k <= 4:  # pids that may get a TaskState must fit the pid -> slot array
+        top = -1
+        if pid_slot.shape[0] <= p < PID_DIRECT:
+            top = p
+        if k == 1 and pid_slot.shape[0] <= nxt < PID_DIRECT:
+            top = max(top, nxt)
+        if top >= 0:
+            need |= N_PID
+            si[S_NEED_PID] = top + 1
+    if k == 5 and s < ci.shape[0] and ci[s, C_DEPTH] + 1 > stk[0].shape[1]:
+        need |= N_DEPTH
+        si[S_NEED_DEPTH] = ci[s, C_DEPTH] + 1
+    si[S_NEED] = need
+    return -1 if need else s
+
+
+@njit
+def run_batch(
+    i0: int,
+    first_eid: int,
+    cols: Any,
+    sc: Any,
+    si: Any,
+    cpus: Any,
+    stk: Any,
+    rings: Any,
+    maps: Any,
+    pid_slot: Any,
+    tasks: Any,
+    wblames: Any,
+    oacc: Any,
+    irq_i: Any,
+    soft: Any,
+    sblames: Any,
+    ow: Any,
+    vic: Any,
+    pb_i: Any,
+    logs: Any,
+) -> tuple[int, int]:
+    """SchedAnalyzer._feed over rows ``i0..`` of a batch: (FINISHED, n), (DONE, row after the window) or (GROW, row)."""
+    kind, tscol, cpucol, pidcol, priocol, nxtcol, nprcol, statecol, workcol = cols
+    ci, cf = cpus
+    stk_i, stk_f = stk
+    ti, tf = tasks
+    oi, of = oacc
+    soft_i, raised_eid, raised_ts = soft
+    ow_i, ow_f = ow
+    tl_i, tl_f, dg_i, dg_f = logs
+    cpu_map, pid_map, blk_map, irq_map, soft_map, work_cur, work_map, _vic_map, pb_map = maps
+    tabs = (ti, oi, irq_i, soft_i, vic[1], pb_i, rings[2], tl_i, dg_i)
+    w0 = sc[X_W0]
+    w1 = sc[X_W1]
+    hog = sc[X_HOG]
+    n = kind.shape[0]
+    for i in range(i0, n):
+        k = kind[i]
+        ts = tscol[i]
+        eid = first_eid + i
+        if k == 17:  # Kind.LOST
+            lost(cpucol[i], pidcol[i], sc, si, ci, cf, cpu_map)
+            continue
+        if ts > w1:
+            return DONE, i
+        c = cpucol[i]
+        s = room(k, c, pidcol[i], nxtcol[i], si, ci, stk, tabs, cpu_map, pid_slot)
+        if s < 0:
+            return GROW, i
+        if ci[s, C_LAST] < 0:
+            ci[s, C_FIRST] = eid
+            ci[si[S_NSEEN], C_ORDER] = s
+            si[S_NSEEN] += 1
+            if ts < sc[X_FIRSTTS]:  # noqa: PLR1730 (min(first_ts, ts) exactly)
+                sc[X_FIRSTTS] = ts
+        ci[s, C_LAST] = eid
+        cf[s, F_LAST_TS] = ts
+        barrier = sc[X_BARRIER]
+        if k == 1:  # SchedAnalyzer._switch
+            prev = pidcol[i]
+            nxt = nxtcol[i]
+            ci[s, C_SWITCHES] += 1
+            if ci[s, C_CUR_SEQ] >= 0 and ci[s, C_CUR_PID] == prev:
+                since = cf[s, F_SINCE]
+                ring_push(ci, si, rings, s, prev, ci[s, C_CUR_SLOT], since, ts)
+                ok, start = clip(since, ts, barrier, w0)
+                if ok:
+                    if prev == 0:
+                        cf[s, F_IDLE] += ts - start
+                    else:
+                        cf[s, F_BUSY] += ts - start
+                        ps = task(prev, eid * 2, priocol[i], si, pid_slot, pid_map, ti)
+                        run = ts - start
+                        tf[ps, TF_RUNTIME] += run
+                        ti[ps, T_ACC + A_COUNT] += 1
+                        tf[ps, TF_ACC + A_TOTAL] += run
+                        if run > tf[ps, TF_ACC + A_WORST]:
+                            acc_worst(ti, tf, ps, T_ACC, TF_ACC, start, ts, c, ci[s, C_CUR_EID], eid)
+                        delay = area_at(ci, cf, s, ts) - cf[s, F_AREA]
+                        if delay > 0:
+                            tf[ps, TF_DELAY] += delay
+                        if run > hog:
+                            ti[ps, T_HOG] += 1
+                        if si[S_DGON]:
+                            log_digest(si, dg_i, dg_f, 0, c, prev, start, ts, 0.0)
+                    if si[S_TLON] and si[S_TLTOTAL] < si[S_TLMAX]:
+                        t = si[S_TL]
+                        si[S_TL] += 1
+                        si[S_TLTOTAL] += 1
+                        tl_i[t, 0] = c
+                        tl_i[t, 1] = prev
+                        tl_f[t, 0] = start
+                        tl_f[t, 1] = ts
+            if prev != 0:
+                ps = task(prev, eid * 2, priocol[i], si, pid_slot, pid_map, ti)
+                ti[ps, T_COMM] = eid * 2
+                ti[ps, T_PRIO] = priocol[i]
+                st = statecol[i]
+                ti[ps, T_PEND] = -1
+                if ti[ps, T_WCPU] >= 0 and ti[ps, T_WEP] == si[S_EPOCH]:
+                    w = ti[ps, T_WCPU]
+                    ti[ps, T_WCPU] = -1
+                    queue(ci, cf, w, ts, -1.0)
+                if st == 82:  # R: preempted, waits on this CPU
+                    ti[ps, T_PRE] = eid
+                    tf[ps, TF_PRE_TS] = ts
+                    ti[ps, T_WCPU] = s
+                    ti[ps, T_WEP] = si[S_EPOCH]
+                    queue(ci, cf, s, ts, 1.0)
+                    key = (ps, nxt)
+                    b = get(pb_map, key)
+                    if b < 0:
+                        b = si[S_NPB]
+                        si[S_NPB] += 1
+                        pb_map[key] = b
+                        pb_i[b, 0] = ps
+                        pb_i[b, 1] = nxt
+                        pb_i[b, 2] = 0
+                    pb_i[b, 2] += 1
+                elif st != 90 and st != 88:  # noqa: PLR1714 (not Z or X: blocked)
+                    ti[ps, T_BLK] = eid
+                    tf[ps, TF_BLK_TS] = ts
+                    ti[ps, T_BLK_CPU] = c
+                    ti[ps, T_BLK_STATE] = st
+            ns = slot_of(nxt, pid_slot, pid_map)
+            if ns >= 0 and ti[ns, T_WCPU] >= 0 and ti[ns, T_WEP] == si[S_EPOCH]:
+                w = ti[ns, T_WCPU]
+                ti[ns, T_WCPU] = -1
+                queue(ci, cf, w, ts, -1.0)
+            if ci[s, C_CUR_SEQ] < 0:
+                ci[s, C_CUR_SEQ] = si[S_CURSEQ]
+                si[S_CURSEQ] += 1
+            ci[s, C_CUR_PID] = nxt
+            ci[s, C_CUR_EID] = eid
+            ci[s, C_CUR_SLOT] = -1
+            cf[s, F_SINCE] = ts
+            cf[s, F_AREA] = area_at(ci, cf, s, ts)
+            if nxt == 0:
+                continue
+            ns = task(nxt, eid * 2 + 1, nprcol[i], si, pid_slot, pid_map, ti)
+            ti[ns, T_COMM] = eid * 2 + 1
+            ti[ns, T_PRIO] = nprcol[i]
+            ci[s, C_CUR_SLOT] = ns
+            fig = 0
+            b_eid = -1
+            b_ts = 0.0
+            if ti[ns, T_PEND] >= 0:
+                fig = A_WAKE
+                b_eid = ti[ns, T_PEND]
+                b_ts = tf[ns, TF_PEND_TS]
+                ti[ns, T_PEND] = -1
+            elif ti[ns, T_PRE] >= 0:
+                fig = A_PREEMPT
+                b_eid = ti[ns, T_PRE]
+                b_ts = tf[ns, TF_PRE_TS]
+                ti[ns, T_PRE] = -1
+            if fig:
+                ok, start = clip(b_ts, ts, barrier, w0)
+                if ok:
+                    latency = ts - start
+                    ib = T_ACC + 4 * fig
+                    fb = TF_ACC + 3 * fig
+                    ti[ns, ib + A_COUNT] += 1
+                    tf[ns, fb + A_TOTAL] += latency
+                    if latency > tf[ns, fb + A_WORST]:
+                        acc_worst(ti, tf, ns, ib, fb, start, ts, c, b_eid, eid)
+                        behind(ci, si, rings, ti, s, start, ts, nxt, wblames, 2 * ns + fig - 1, vic)
+                    if si[S_DGON]:
+                        log_digest(si, dg_i, dg_f, 3, c, nxt, ts, latency, 0.0)
+            if ti[ns, T_BLK] >= 0:
+                blocked(ti, tf, ns, ts, eid, barrier, w0, si, oi, of, blk_map)
+        elif k <= 4:  # SchedAnalyzer._wake
+            if k == 2:
+                si[S_SEENWAKING] = 1
+            elif k == 3 and si[S_SEENWAKING]:
+                continue
+            p = pidcol[i]
+            if p == 0:
+                continue
+            ps = task(p, eid * 2, priocol[i], si, pid_slot, pid_map, ti)
+            if ti[ps, T_PEND] < 0:
+                ti[ps, T_PEND] = eid
+                tf[ps, TF_PEND_TS] = ts
+                si[S_WS + k] += 1
+                if not (ti[ps, T_WCPU] >= 0 and ti[ps, T_WEP] == si[S_EPOCH]):
+                    t = cpu_slot(nxtcol[i] if nxtcol[i] >= 0 else c, cpu_map, True)
+                    ti[ps, T_WCPU] = t
+                    ti[ps, T_WEP] = si[S_EPOCH]
+                    queue(ci, cf, t, ts, 1.0)
+            if ti[ps, T_BLK] >= 0:
+                blocked(ti, tf, ps, ts, eid, barrier, w0, si, oi, of, blk_map)
+        elif k <= 6:  # SchedAnalyzer._irq
+            irq = pidcol[i]
+            if k == 5:
+                d = ci[s, C_DEPTH]
+                stk_i[s, d, 0] = eid
+                stk_i[s, d, 1] = irq
+                stk_f[s, d] = ts
+                ci[s, C_DEPTH] = d + 1
+                r = get(irq_map, irq)
+                if r < 0:
+                    r = si[S_NIRQ]
+                    si[S_NIRQ] += 1
+                    irq_map[irq] = r
+                    irq_i[r, 0] = irq
+                    irq_i[r, 2] = -1
+                irq_i[r, 1] = eid
+                continue
+            d = ci[s, C_DEPTH]
+            if d == 0 or stk_i[s, d - 1, 1] != irq:
+                continue
+            ci[s, C_DEPTH] = d - 1
+            ok, start = clip(stk_f[s, d - 1], ts, barrier, w0)
+            if not ok:
+                continue
+            r = irq_map[irq]
+            if irq_i[r, 2] < 0:
+                irq_i[r, 2] = new_oacc(si, oi, K_IRQ, irq, 0)
+            acc_add(oi, of, irq_i[r, 2], 0, 0, start, ts, c, stk_i[s, d - 1, 0], eid)
+            cf[s, F_IRQ] += ts - start
+            if si[S_DGON]:
+                log_digest(si, dg_i, dg_f, 1, c, 0, start, ts, 0.0)
+        elif k <= 9:  # SchedAnalyzer._softirq
+            vec = pidcol[i]
+            v = get(soft_map, vec)
+            if v < 0:
+                v = si[S_NSOFT]
+                si[S_NSOFT] += 1
+                soft_map[vec] = v
+                soft_i[v, 0] = vec
+                soft_i[v, 1] = -1
+                soft_i[v, 2] = -1
+            if k == 7:
+                if raised_eid[s, v] < 0:
+                    raised_eid[s, v] = eid
+                    raised_ts[s, v] = ts
+                continue
+            if k == 8:
+                ci[s, C_SOFT_EID] = eid
+                ci[s, C_SOFT_VEC] = vec
+                cf[s, F_SOFT_TS] = ts
+                r_eid = raised_eid[s, v]
+                if r_eid < 0:
+                    continue
+                raised_eid[s, v] = -1
+                ok, start = clip(raised_ts[s, v], ts, barrier, w0)
+                if not ok:
+                    continue
+                if soft_i[v, 2] < 0:
+                    soft_i[v, 2] = new_oacc(si, oi, K_RAISE, vec, 0)
+                if acc_add(oi, of, soft_i[v, 2], 0, 0, start, ts, c, r_eid, eid):
+                    behind(ci, si, rings, ti, s, start, ts, -1, sblames, v, vic)
+                continue
+            e_eid = ci[s, C_SOFT_EID]
+            if e_eid < 0:
+                continue
+            ci[s, C_SOFT_EID] = -1
+            if ci[s, C_SOFT_VEC] != vec:
+                continue
+            ok, start = clip(cf[s, F_SOFT_TS], ts, barrier, w0)
+            if not ok:
+                continue
+            if soft_i[v, 1] < 0:
+                soft_i[v, 1] = new_oacc(si, oi, K_SOFT, vec, 0)
+            acc_add(oi, of, soft_i[v, 1], 0, 0, start, ts, c, e_eid, eid)
+            cf[s, F_SOFT] += ts - start
+            if si[S_DGON]:
+                log_digest(si, dg_i, dg_f, 2, c, 0, start, ts, 0.0)
+        elif k <= 11:  # SchedAnalyzer._work
+            key = (s, workcol[i])
+            if k == 10:
+                work_cur[key] = (eid, ts, statecol[i])
+                continue
+            if key not in work_cur:
+                continue
+            b_eid, b_ts, fn = work_cur.pop(key)
+            ok, start = clip(b_ts, ts, barrier, w0)
+            if not ok:
+                continue
+            a = get(work_map, fn)
+            if a < 0:
+                a = new_oacc(si, oi, K_WORK, fn, 0)
+                work_map[fn] = a
+            acc_add(oi, of, a, 0, 0, start, ts, c, b_eid, eid)
+        elif k <= 15:  # SchedAnalyzer._offtime
+            base = 0 if k <= 13 else 1
+            if si[S_OFFACC + base] < 0:
+                si[S_OFFACC + base] = new_oacc(si, oi, K_OFF, 12 + 2 * base, 0)
+            if k == 12 or k == 14:  # noqa: PLR1714
+                if ci[s, C_OFF + base] < 0:
+                    ci[s, C_OFF + base] = eid
+                    cf[s, F_OFF_TS + base] = ts
+                continue
+            b_eid = ci[s, C_OFF + base]
+            if b_eid < 0:
+                continue
+            ci[s, C_OFF + base] = -1
+            ok, start = clip(cf[s, F_OFF_TS + base], ts, barrier, w0)
+            if not ok:
+                continue
+            acc_add(oi, of, si[S_OFFACC + base], 0, 0, start, ts, c, b_eid, eid)
+            if ts - start >= sc[X_OFFT]:
+                off_worst(si, ow_i, ow_f, base, ts - start, start, c, b_eid, eid)
+        else:  # process exit
+            ps = slot_of(pidcol[i], pid_slot, pid_map)
+            if ps < 0:
+                continue
+            if ti[ps, T_WCPU] >= 0 and ti[ps, T_WEP] == si[S_EPOCH]:
+                w = ti[ps, T_WCPU]
+                ti[ps, T_WCPU] = -1
+                queue(ci, cf, w, ts, -1.0)
+            ti[ps, T_PEND] = -1
+            ti[ps, T_BLK] = -1
+            ti[ps, T_PRE] = -1
+    return FINISHED, n
+
+
+@njit
+def log_digest(si: Any, dg_i: Any, dg_f: Any, what: int, cpu: int, pid: int, a: float, b: float, c: float) -> None:
+    """Log a BucketDigest call (what 0-2: add(cpu, a, b, pid, what); 3: latency(cpu, a, b, pid))."""
+    d = si[S_DG]
+    si[S_DG] += 1
+    dg_i[d, 0] = what
+    dg_i[d, 1] = cpu
+    dg_i[d, 2] = pid
+    dg_f[d, 0] = a
+    dg_f[d, 1] = b
+    dg_f[d, 2] = c
+
+
+@njit
+def blocked(
+    ti: Any, tf: Any, ps: int, ts: float, eid: int, barrier: float, w0: float, si: Any, oi: Any, of: Any, blk: Any
+) -> None:
+    """Pop task ``ps``'s blocked event and count the sleep up to ``ts`` (SchedAnalyzer._blocked)."""
+    b_eid = ti[ps, T_BLK]
+    ti[ps, T_BLK] = -1
+    ok, start = clip(tf[ps, TF_BLK_TS], ts, barrier, w0)
+    if not ok:
+        return
+    letter = ti[ps, T_BLK_STATE]
+    key = (ps, letter)
+    a = get(blk, key)
+    if a < 0:
+        a = new_oacc(si, oi, K_BLOCKED, ps, letter)
+        blk[key] = a
+    acc_add(oi, of, a, 0, 0, start, ts, ti[ps, T_BLK_CPU], b_eid, eid)
+
+
+@njit
+def off_worst(si: Any, ow_i: Any, ow_f: Any, b: int, dur: float, start: float, cpu: int, be: int, ee: int) -> None:
+    """Append a span to off_worst[b]; past OFF_KEEP spans keep the 16 longest (stable, as list.sort)."""
+    n = si[S_OWN + b]
+    ow_f[b, n, 0] = dur
+    ow_f[b, n, 1] = start
+    ow_i[b, n, 0] = cpu
+    ow_i[b, n, 1] = be
+    ow_i[b, n, 2] = ee
+    n += 1
+    if n > OFF_KEEP:
+        order = np.arange(n)
+        for a in range(1, n):
+            x = order[a]
+            j = a - 1
+            while j >= 0 and ow_f[b, order[j], 0] < ow_f[b, x, 0]:
+                order[j + 1] = order[j]
+                j -= 1
+            order[j + 1] = x
+        fi = ow_f[b, order[:16]].copy()
+        ii = ow_i[b, order[:16]].copy()
+        ow_f[b, :16] = fi
+        ow_i[b, :16] = ii
+        n = 16
+    si[S_OWN + b] = n
+
+
+@njit
+def state_refs(si: Any, ci: Any, stk_i: Any, ti: Any, oi: Any, raised_eid: Any, work_cur: Any, ow_i: Any) -> Any:
+    """Every event id the state refers to (with repeats): the events the engine must keep."""
+    hi = si[S_CPUHI]
+    nt = si[S_NSLOTS]
+    no = si[S_NOACC]
+    size = hi * (8 + stk_i.shape[1]) + nt * 9 + no * 2 + hi * si[S_NSOFT] + len(work_cur) + 2 * 2 * (OFF_KEEP + 1)
+    out = np.empty(size, np.int64)
+    m = 0
+    for s in range(hi):
+        if ci[s, C_CUR_SEQ] >= 0:
+            out[m] = ci[s, C_CUR_EID]
+            m += 1
+        for col in (C_FIRST, C_LAST, C_SOFT_EID, C_OFF, C_OFF + 1):
+            out[m] = ci[s, col]
+            m += 1
+        for d in range(ci[s, C_DEPTH]):
+            out[m] = stk_i[s, d, 0]
+            m += 1
+        for v in range(si[S_NSOFT]):
+            out[m] = raised_eid[s, v]
+            m += 1
+    for t in range(nt):
+        for col in (T_PEND, T_PRE, T_BLK, T_ACC + 2, T_ACC + 3, T_ACC + 6, T_ACC + 7, T_ACC + 10, T_ACC + 11):
+            out[m] = ti[t, col]
+            m += 1
+    for a in range(no):
+        out[m] = oi[a, A_BEGIN]
+        out[m + 1] = oi[a, A_END]
+        m += 2
+    for value in work_cur.values():
+        out[m] = value[0]
+        m += 1
+    for b in range(2):
+        for j in range(si[S_OWN + b]):
+            out[m] = ow_i[b, j, 1]
+            out[m + 1] = ow_i[b, j, 2]
+            m += 2
+    out = out[:m]
+    return out[out >= 0]
