@@ -87,32 +87,10 @@ class TraceParser:
             return self._feed(chunk)
 
     def _feed(self, chunk: bytes) -> list[TraceEvent]:
-        data = self._tail + chunk if self._tail else chunk
-        cut = data.rfind(b"\n")
-        if cut < 0:
-            if len(data) > MAX_LINE:  # no newline for MAX_LINE bytes: garbage; keep memory bounded
-                self._tail = data[:MAX_LINE]
-                self._overlong = True
-            else:
-                self._tail = data
+        taken = self._take_lines(chunk)
+        if taken is None:
             return []
-        self._tail = data[cut + 1 :]
-        if self._overlong:  # the rest of an over-long line: drop its remainder
-            self._overlong = False
-            first = data.find(b"\n")
-            self._line_no += 1
-            self.counts.lines = self._line_no
-            self._malformed(self._line_no, data[:200])
-            data = data[first + 1 :]
-            cut -= first + 1
-            if cut < 0:
-                return []
-        out: list[TraceEvent] = []
-        start = 0
-        while self._fused is None and start <= cut:  # line by line until an event line tells the layout
-            end = data.index(b"\n", start)
-            out += self._parse_lines([data[start:end]])
-            start = end + 1
+        data, start, cut, out = taken
         if start > cut:
             return out
         while self._fused is False and start <= cut:
@@ -124,6 +102,41 @@ class TraceParser:
         if start > cut:
             return out
         return out + self._parse_lines(data[start:cut].split(b"\n"))
+
+    def _take_lines(self, chunk: bytes) -> tuple[bytes, int, int, list[TraceEvent]] | None:
+        """The complete lines of the tail and ``chunk``: (data, start, cut, events of the lines before start).
+
+        ``data[start:cut]`` are lines still to parse (``data[cut]`` is their last newline); the lines
+        before ``start`` were parsed one by one until an event line told the layout.  None: no
+        complete line yet.
+        """
+        data = self._tail + chunk if self._tail else chunk
+        cut = data.rfind(b"\n")
+        if cut < 0:
+            if len(data) > MAX_LINE:  # no newline for MAX_LINE bytes: garbage; keep memory bounded
+                self._tail = data[:MAX_LINE]
+                self._overlong = True
+            else:
+                self._tail = data
+            return None
+        self._tail = data[cut + 1 :]
+        if self._overlong:  # the rest of an over-long line: drop its remainder
+            self._overlong = False
+            first = data.find(b"\n")
+            self._line_no += 1
+            self.counts.lines = self._line_no
+            self._malformed(self._line_no, data[:200])
+            data = data[first + 1 :]
+            cut -= first + 1
+            if cut < 0:
+                return None
+        out: list[TraceEvent] = []
+        start = 0
+        while self._fused is None and start <= cut:  # line by line until an event line tells the layout
+            end = data.index(b"\n", start)
+            out += self._parse_lines([data[start:end]])
+            start = end + 1
+        return data, start, cut, out
 
     def finish(self) -> list[TraceEvent]:
         """Parse the last line when the input did not end with a newline."""
@@ -310,6 +323,8 @@ class TraceParser:
                 s = line.rfind(b" ", 0, p)
                 ts = float(line[s + 1 : p])
                 cpu = cpu_at.get(line[col : col + 5], -1)
+                if cpu >= 0 and line.rfind(b"]", 0, s) != col + 4:
+                    cpu = -1  # "[001]" at the cached column is not this line's last "[..]" (say "[x]" flags)
                 if cpu >= 0:
                     pass
                 elif fused is None or (not fused and line.rfind(b"]", 0, s) < 0):

@@ -1,0 +1,169 @@
+"""The compiled scanner's batches hold exactly the events, fields and counts the line parser gives."""
+
+from __future__ import annotations
+
+import gzip
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from collectors.trace_batch import EventBatch, Interner, state_code
+from collectors.trace_columns import BatchParser
+from collectors.trace_text import TraceEvent, TraceParser
+from tests.collectors.test_trace_fastpath import FIRST, HEADER, comms, cpus, flags, numbers, stamps, states, trace_line
+from tests.detectors.sched.traces import DATA, LAYOUTS, scenario_text
+
+COLUMNS = ("kind", "ts", "cpu", "line_no", "pid", "prio", "next_pid", "next_prio")
+
+
+def saturated(value: float) -> float:
+    """A field as its column holds it: integers beyond 64 bits are saturated."""
+    if isinstance(value, int):
+        return max(-(1 << 63), min(value, (1 << 63) - 1))
+    return value
+
+
+def batches_of(data: bytes, chunk: int) -> tuple[list[EventBatch], BatchParser]:
+    """The batches of ``data`` fed in chunks of ``chunk`` bytes."""
+    parser = BatchParser()
+    out = [parser.feed_batch(data[i : i + chunk]) for i in range(0, len(data), chunk)]
+    out.append(parser.finish_batch())
+    return out, parser
+
+
+def reference(data: bytes, chunk: int) -> tuple[list[TraceEvent], TraceParser]:
+    """The records of the line parser (with its regex fast path), fed the same way."""
+    parser = TraceParser()
+    events: list[TraceEvent] = []
+    for i in range(0, len(data), chunk):
+        events += parser.feed(data[i : i + chunk])
+    events += parser.finish()
+    return events, parser
+
+
+def assert_same(data: bytes, chunk: int) -> list[TraceEvent]:
+    """Batches and records agree: every row, column, interned text, and the counts."""
+    events, ref = reference(data, chunk)
+    batches, parser = batches_of(data, chunk)
+    assert asdict(parser.counts) == asdict(ref.counts)
+    rows: list[TraceEvent] = []
+    eid = 0
+    for batch in batches:
+        assert batch.first_eid == eid
+        for i in range(len(batch)):
+            ev = batch.event(i)
+            rows.append(ev)
+            assert type(ev.ts) is float and type(ev.line_no) is int and type(ev.pid) is int
+            got = tuple(getattr(batch, name)[i] for name in COLUMNS)
+            assert got == tuple(saturated(getattr(ev, name)) for name in COLUMNS)
+            assert batch.state[i] == state_code(ev, parser.interner)
+            if ev.kind in (10, 11):
+                assert parser.interner.text(int(batch.work[i])) == ev.comm
+        eid += len(batch)
+    assert rows == events
+    return rows
+
+
+@pytest.mark.parametrize("name", ["kf.ftrace.txt", "kf.tc-report.txt", "kf.tc-report-l.txt", "kf.perf-script.txt"])
+@pytest.mark.parametrize("chunk", [333, 1 << 20])
+def test_recorded_traces(name: str, chunk: int) -> None:
+    rows = assert_same(gzip.decompress((DATA / f"{name}.gz").read_bytes()), chunk)
+    assert len(rows) > 1000
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_scenario_in_every_layout(layout: str) -> None:
+    assert_same(scenario_text(layout).encode(), 97)
+
+
+def test_rows_outgrow_the_first_guess() -> None:
+    """Short lines: more rows than the first allocation (a row per 128 bytes) holds."""
+    line = b"a-1 [000] 1.%06d: softirq_raise: vec=%d\n"
+    data = HEADER + FIRST + b"\n" + b"".join(line % (i, i % 10) for i in range(1, 5000))
+    data += b"".join(b"a-1 [001] 2.%06d: x_%d: y\n" % (i, i % 300) for i in range(1, 3000))
+    rows = assert_same(data, 1 << 20)
+    assert len(rows) == 5000
+
+
+# The other events the scanner reads itself, in their usual forms and with the oddities it must hand back.
+others = st.sampled_from(
+    [
+        b"irq_handler_entry: irq=24 name=eth0",
+        b"irq_handler_entry: irq=24 name=eth0 rx",
+        b"irq_handler_entry: irq=24",
+        b"irq_handler_entry: irq=24 label=eth0",
+        b"irq_handler_exit: irq=24 ret=handled",
+        b"irq_handler_exit: irq=x ret=handled",
+        b"local_timer_entry: vector=236",
+        b"local_timer_exit: vector=236",
+        b"local_timer_exit: vector=236 x",
+        b"softirq_raise: vec=3 [action=NET_RX]",
+        b"softirq_entry: vec=3",
+        b"softirq_exit: vec=-3 [action=NET_RX]",
+        b"workqueue_execute_start: work struct 00000000ab: function vmstat_update",
+        b"workqueue_execute_end: work struct 00000000ab: function vmstat_update",
+        b"workqueue_execute_end: work struct 00000000ab",
+        b"workqueue_execute_start: work struct a b: function f g",
+        b"workqueue_execute_start: work struct x: vmstat_update",
+        b"preempt_disable: caller=schedule+0x1/0x2 parent=x",
+        b"irq_enable: caller=do_idle+0x1/0x2",
+        b"irq_disable: schedule",
+        b"sched_process_exit: comm=cc1 pid=12 prio=120",
+        b"sched_process_exit: comm=cc1 pid=12 prio=120 group_dead=1",
+        b"sched_process_exit: comm=cc 1 pid=12 prio=120",
+        b"sched_process_exit: comm=cc1 pid=12",
+        b"sched_wakeup_new: comm=cc1 pid=12 prio=120 target_cpu=003",
+        b"sched_wakeup: comm=cc1 pid=12 prio=120 success=1 target_cpu=003",
+        b"sched_waking: comm=cc1 pid=12 prio=120 target_cpu=003 x",
+        b"irq:irq_handler_entry: irq=1 name=a",
+        b"sched_switch: prev_comm=a prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=b next_pid=2 next_prio=12x",
+        b"sched_switch: prev_comm=a prev_pid=1 prev_prio=120 prev_state= ==> next_comm=b next_pid=2 next_prio=1",
+    ]
+)
+
+
+@st.composite
+def scanner_line(draw: st.DrawFn) -> bytes:
+    """A line of the common layout with one of many payloads, sometimes damaged or with odd heads."""
+    if draw(st.integers(0, 2)) == 0:
+        return draw(trace_line())
+    comm = draw(st.sampled_from([b"kworker/u8:0", b"bash", b"a: b", b"x]y", b"w[1]", b"<...>", b"#c"]))
+    head = b"%16s-%-7s [%s] %s %12s: " % (comm, draw(numbers), draw(cpus), draw(flags), draw(stamps))
+    if draw(st.booleans()):
+        head = b"%s-%s [%s] %s: " % (draw(comms), draw(numbers), draw(cpus), draw(stamps))
+    line = head + draw(others)
+    if draw(st.integers(0, 5)) == 0:
+        line = line[: draw(st.integers(0, len(line)))]
+    return line + draw(st.sampled_from([b"", b"", b"", b"\r", b" "]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(scanner_line(), min_size=1, max_size=60), st.integers(16, 4096), st.booleans())
+def test_scanner_equals_the_line_parser(lines: list[bytes], chunk: int, end_newline: bool) -> None:
+    data = HEADER + FIRST + b"\n" + b"\n".join(lines) + (b"\n" if end_newline else b"")
+    assert_same(data, chunk)
+
+
+def test_numbers_beyond_exact_doubles_go_to_the_line_parser(tmp_path: Path) -> None:
+    """A 16-digit timestamp or pid is read by Python's own int()/float(): same records as the line parser.
+
+    (A pid beyond 64 bits is kept whole in the record and saturated in its column.)
+    """
+    body = (
+        b"a-1 [000] 1234567890.1234567: sched_waking: comm=x pid=1 prio=1 target_cpu=0\n"
+        b"a-1 [000] 1.0000001: sched_waking: comm=x pid=12345678901234567890 prio=1 target_cpu=0\n"
+        b"a-1 [000] 1.000001: sched_waking: comm=x pid=1 prio=-00001 target_cpu=0000000000000000001\n"
+    )
+    rows = assert_same(HEADER + FIRST + b"\n" + body, 1 << 20)
+    assert [r.ts for r in rows[1:]] == [1234567890.1234567, 1.0000001, 1.000001]
+    assert rows[2].pid == 12345678901234567890
+
+
+def test_interned_text_round_trips() -> None:
+    interner = Interner()
+    assert interner.id(b"") == 0 and interner.id(b"eth0") == 1 and interner.id(b"eth0") == 1
+    assert interner.text(1) == b"eth0"
+    _ = (states,)  # the shared strategies are imported from the fast-path tests
