@@ -12,6 +12,11 @@ them).  Records are built only for the events that are cited in the end
 
 from __future__ import annotations
 
+import contextlib
+import threading
+from collections.abc import Iterable, Iterator
+from queue import Empty, Queue
+
 import numpy as np
 import numpy.typing as npt
 
@@ -244,3 +249,55 @@ class BatchParser(TraceParser):
         batch = EventBatch(self.eid, ts=rows.ts[:n], work=rows.work[:n], event=rows.event, **col)
         self.eid += n
         return batch
+
+
+BATCH_BYTES = 8 << 20  # text per batch: per-batch costs vanish, memory stays a few batches' worth
+
+
+def read_batches(chunks: Iterable[bytes], parser: BatchParser, stop: threading.Event) -> Iterator[EventBatch]:
+    """Batches of the text ``chunks``, parsed in a background thread while the caller analyses the last one.
+
+    The scanner runs without the GIL, so reading, decompressing and scanning
+    overlap the analysis (two cores do the work of one).  At most two batches
+    wait in the queue (bounded memory).  Setting ``stop`` ends the reading
+    early (the analysis has seen enough); an error of the reader (a corrupt
+    gzip stream, a failing ``trace-cmd report``) is raised here, in the
+    caller's thread.
+    """
+    queue: Queue[EventBatch | BaseException | None] = Queue(maxsize=2)
+
+    def produce() -> None:
+        try:
+            pending: list[bytes] = []
+            size = 0
+            for chunk in chunks:
+                pending.append(chunk)
+                size += len(chunk)
+                if size >= BATCH_BYTES:
+                    queue.put(parser.feed_batch(b"".join(pending)))
+                    pending, size = [], 0
+                if stop.is_set():
+                    close = getattr(chunks, "close", None)
+                    if close is not None:  # a generator: end it now (trace-cmd report is killed)
+                        close()
+                    return
+            if pending:
+                queue.put(parser.feed_batch(b"".join(pending)))
+            queue.put(parser.finish_batch())
+            queue.put(None)
+        except BaseException as exc:  # handed to the caller's thread, raised there
+            queue.put(exc)
+
+    worker = threading.Thread(target=produce, name="kforensic-trace-reader", daemon=True)
+    worker.start()
+    try:
+        while (item := queue.get()) is not None:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        while worker.is_alive():  # let a producer blocked on a full queue finish
+            with contextlib.suppress(Empty):
+                queue.get(timeout=0.05)
+        worker.join()

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -291,22 +293,22 @@ def analyse_trace_file(
     save_text: Path | None = None,
 ) -> TraceResult:
     """Read and analyse one trace (what ``kforensic trace`` does before rendering); optionally write the PNG."""
+    from collectors.trace_columns import BatchParser, read_batches
     from collectors.trace_input import open_trace
-    from collectors.trace_text import TraceParser
-    from detectors.sched.analyzer import SchedAnalyzer
     from detectors.sched.digest import select_tasks
+    from detectors.sched.engine import FastAnalyzer
     from detectors.sched.findings import detect
     from detectors.sched.model import Thresholds as DefaultThresholds
 
-    parser = TraceParser()
-    analyzer = SchedAnalyzer(thresholds or DefaultThresholds(), span, bucket, timeline=png is not None)
+    parser = BatchParser()
+    analyzer = FastAnalyzer(thresholds or DefaultThresholds(), span, bucket, timeline=png is not None)
     with open_trace(trace_file, save_text) as stream:
-        for chunk in stream.chunks:
-            analyzer.feed(parser.feed(chunk))
-            if analyzer.done:
-                break
-        if not analyzer.done:
-            analyzer.feed(parser.finish())
+        stop = threading.Event()
+        with contextlib.closing(read_batches(stream.chunks, parser, stop)) as batches:
+            for batch in batches:
+                analyzer.feed(batch)
+                if analyzer.done:
+                    break
     analysis = analyzer.result(parser.counts)
     parse = analyzer.summary(parser.counts)
     if task:
