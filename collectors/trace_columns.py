@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable
 from queue import Empty, Queue
 
 import numpy as np
@@ -254,7 +254,9 @@ class BatchParser(TraceParser):
 BATCH_BYTES = 8 << 20  # text per batch: per-batch costs vanish, memory stays a few batches' worth
 
 
-def read_batches(chunks: Iterable[bytes], parser: BatchParser, stop: threading.Event) -> Iterator[EventBatch]:
+def read_batches(
+    chunks: Iterable[bytes], parser: BatchParser, stop: threading.Event
+) -> Generator[EventBatch, None, None]:
     """Batches of the text ``chunks``, parsed in a background thread while the caller analyses the last one.
 
     The scanner runs without the GIL, so reading, decompressing and scanning
