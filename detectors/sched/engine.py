@@ -19,7 +19,6 @@ into a SchedAnalyzer and frozen by the same code (:mod:`detectors.sched.freeze`)
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -78,6 +77,7 @@ class _Tables:
         self.ring_i = np.zeros((4, k.RING, 2), dtype=np.int64)
         self.ring_f = np.zeros((4, k.RING, 2))
         self.ring_h = np.zeros((4, 2), dtype=np.int64)
+        self.pos = np.full(257, -1, dtype=np.int64)  # scratch of engine_kernels.behind, per task slot + 1
         self.pid_slot = np.full(1024, -1, dtype=np.int32)
         self.ti = _table(256, k.TI_DEFAULT, np.int64)
         self.tf = _table(256, k.TF_DEFAULT, np.float64)
@@ -104,25 +104,43 @@ class _Tables:
         self.dg_f = np.zeros((len(self.dg_i), 3))
 
     def args(self) -> tuple[Any, ...]:
-        """The state arguments of :func:`engine_kernels.run_batch`."""
+        """The state arguments of :func:`engine_kernels.run_batch` (after the batch columns)."""
         return (
             self.sc,
             self.si,
-            (self.ci, self.cf),
-            (self.stk_i, self.stk_f),
-            (self.ring_i, self.ring_f, self.ring_h),
-            self.maps,
+            self.ci,
+            self.cf,
+            self.stk_i,
+            self.stk_f,
+            self.ring_i,
+            self.ring_f,
+            self.ring_h,
+            self.pos,
+            *self.maps,
             self.pid_slot,
-            (self.ti, self.tf),
-            (self.wb_i, self.wb_f, self.wb_n),
-            (self.oi, self.of),
+            self.ti,
+            self.tf,
+            self.wb_i,
+            self.wb_f,
+            self.wb_n,
+            self.oi,
+            self.of,
             self.irq_i,
-            (self.soft_i, self.raised_eid, self.raised_ts),
-            (self.sw_i, self.sw_f, self.sw_n),
-            (self.ow_i, self.ow_f),
-            (self.maps[7], self.vic_i, self.vic_f),
+            self.soft_i,
+            self.raised_eid,
+            self.raised_ts,
+            self.sw_i,
+            self.sw_f,
+            self.sw_n,
+            self.ow_i,
+            self.ow_f,
+            self.vic_i,
+            self.vic_f,
             self.pb_i,
-            (self.tl_i, self.tl_f, self.dg_i, self.dg_f),
+            self.tl_i,
+            self.tl_f,
+            self.dg_i,
+            self.dg_f,
         )
 
     def refs(self) -> Array:
@@ -141,6 +159,7 @@ class _Tables:
             self.wb_i = _grow(self.wb_i, 2 * n, 0)
             self.wb_f = _grow(self.wb_f, 2 * n, 0.0)
             self.wb_n = _grow(self.wb_n, 2 * n, 0)
+            self.pos = _grow(self.pos, n + 1, -1)
         if need & k.N_OACC:
             self.oi = _grow(self.oi, 2 * len(self.oi), np.array(k.OI_DEFAULT))
             self.of = _grow(self.of, 2 * len(self.of), np.array(k.ACC_F_DEFAULT))
@@ -236,7 +255,7 @@ class FastAnalyzer:
         t = self._t
         row = 0
         while True:
-            code, row = k.run_batch(row, batch.first_eid, cols, *t.args())
+            code, row = k.run_batch(row, batch.first_eid, *cols, *t.args())
             self._flush()
             if code != k.GROW:
                 break
@@ -269,45 +288,51 @@ class FastAnalyzer:
         """Materialise what the state refers to in ``batch`` (events, comms, IRQ names, blamed comms)."""
         t = self._t
         first = batch.first_eid
-        made: dict[int, TraceEvent] = {}
-
-        def event(row: int) -> TraceEvent:
-            ev = made.get(row)
-            if ev is None:
-                ev = made[row] = batch.event(row)
-            return ev
-
         nslots = int(t.si[k.S_NSLOTS])
         ti = t.ti[:nslots]
+        # What refers to this batch: waits set in it (their blames), comms, IRQ names, events of the state.
+        task_waits = np.concatenate(
+            (
+                np.flatnonzero(ti[:, k.T_ACC + 4 * k.A_WAKE + k.A_END] >= first) * 2,
+                np.flatnonzero(ti[:, k.T_ACC + 4 * k.A_PREEMPT + k.A_END] >= first) * 2 + 1,
+            )
+        )
+        raise_acc = t.soft_i[: int(t.si[k.S_NSOFT]), 2]
+        soft_waits = np.flatnonzero((raise_acc >= 0) & (t.oi[raise_acc, k.A_END] >= first))
+        comm_refs = ti[:, k.T_COMM]
+        comm_slots = np.flatnonzero(comm_refs >= 2 * first)
+        comm_refs = comm_refs[comm_slots]
+        irq_eids = t.irq_i[: int(t.si[k.S_NIRQ]), 1]
+        irq_rows = np.flatnonzero(irq_eids >= first)
+        refs = t.refs()
+        state = np.unique(refs[refs >= first]) - first
+        blame_refs = np.concatenate((t.wb_i[task_waits, :, 1].ravel(), t.sw_i[soft_waits, :, 1].ravel()))
+        blame_refs = blame_refs[blame_refs >= 2 * first]
+        rows = np.concatenate(((comm_refs >> 1) - first, irq_eids[irq_rows] - first, (blame_refs >> 1) - first, state))
+        wanted = np.unique(rows).tolist()
+        events = dict(zip(wanted, map(batch.event, wanted), strict=True))
         # Blames first: a comm reference from an earlier batch is the comm text as it was before this batch.
-        for which in (0, 1):
-            col = k.T_ACC + 4 * (1 + which) + k.A_END
-            for slot in np.flatnonzero(ti[:, col] >= first).tolist():
-                row = 2 * slot + which
-                self._blames[(0, row)] = self._blame_comms(t.wb_i[row], int(t.wb_n[row]), first, event)
-        nsoft = int(t.si[k.S_NSOFT])
-        for v, acc in enumerate(t.soft_i[:nsoft, 2].tolist()):
-            if acc >= 0 and t.oi[acc, k.A_END] >= first:
-                self._blames[(1, v)] = self._blame_comms(t.sw_i[v], int(t.sw_n[v]), first, event)
+        for row in task_waits.tolist():
+            self._blames[(0, row)] = self._blame_comms(t.wb_i[row], int(t.wb_n[row]), first, events)
+        for v in soft_waits.tolist():
+            self._blames[(1, v)] = self._blame_comms(t.sw_i[v], int(t.sw_n[v]), first, events)
         comm = self._comm
         comm.extend([b""] * (nslots - len(comm)))
-        for slot in np.flatnonzero(ti[:, k.T_COMM] >= 2 * first).tolist():
-            ref = int(ti[slot, k.T_COMM])
-            ev = event(ref // 2 - first)
+        for slot, ref in zip(comm_slots.tolist(), comm_refs.tolist(), strict=True):
+            ev = events[(ref >> 1) - first]
             comm[slot] = ev.next_comm if ref & 1 else ev.comm
-        nirq = int(t.si[k.S_NIRQ])
-        self._irq_name.extend([b""] * (nirq - len(self._irq_name)))
-        for r in np.flatnonzero(t.irq_i[:nirq, 1] >= first).tolist():
-            self._irq_name[r] = event(int(t.irq_i[r, 1]) - first).state
-        refs = t.refs()
+        names = self._irq_name
+        names.extend([b""] * (len(irq_eids) - len(names)))
+        for r, eid in zip(irq_rows.tolist(), irq_eids[irq_rows].tolist(), strict=True):
+            names[r] = events[eid - first].state
         kept = self._events
-        for row in np.unique(refs[refs >= first] - first).tolist():
-            kept[first + row] = event(row)
+        for row in state.tolist():
+            kept[first + row] = events[row]
         if len(kept) > self._keep_limit:
             self._events = {e: kept[e] for e in np.unique(refs).tolist()}
             self._keep_limit = max(_KEEP_MIN, 2 * len(self._events))
 
-    def _blame_comms(self, blames: Array, n: int, first: int, event: Callable[[int], TraceEvent]) -> tuple[str, ...]:
+    def _blame_comms(self, blames: Array, n: int, first: int, events: dict[int, TraceEvent]) -> tuple[str, ...]:
         """The comm of each blamed task as it was when it was blamed (SchedAnalyzer.comm then)."""
         out = []
         for pid, ref, slot in blames[:n].tolist():
@@ -316,7 +341,7 @@ class FastAnalyzer:
             elif ref == -2:
                 out.append(f"pid {pid}")
             elif ref >= 2 * first:
-                ev = event(ref // 2 - first)
+                ev = events[(ref >> 1) - first]
                 out.append((ev.next_comm if ref & 1 else ev.comm).decode("utf-8", "replace"))
             else:
                 out.append(self._comm[slot].decode("utf-8", "replace"))

@@ -20,6 +20,11 @@ Events are referred to by event id (``eid``); the engine keeps the
 materialised events that the state refers to.  When a table is full the
 kernel returns :data:`GROW` with the row to resume at and what to grow in
 ``si[S_NEED]``; no state was changed for that row.
+
+Speed: a call that passes arrays costs two atomic reference counts per array
+(numba's inlining does not remove them), about the cost of a whole event, so
+the frequent paths (switch, wakeup) are written out in :func:`run_batch` and
+their helpers take scalars; helpers with arrays serve the rare paths.
 """
 
 from __future__ import annotations
@@ -103,10 +108,7 @@ def new_maps() -> tuple[Any, ...]:
     )
 
 
-@njit
-def get(d: Any, key: Any) -> int:
-    """``d.get(key, -1)`` typed as an int (numba types the dict's get as Optional)."""
-    return d.get(key, -1) + 0  # type: ignore[no-any-return]
+# -- scalar helpers (free to call) ---------------------------------------------------------------
 
 
 @njit
@@ -118,20 +120,36 @@ def clip(start: float, end: float, barrier: float, w0: float) -> tuple[bool, flo
 
 
 @njit
-def acc_add(ai: Any, af: Any, r: int, ib: int, fb: int, start: float, end: float, cpu: int, b: int, e: int) -> bool:
-    """Accumulator.add on row ``r`` of (ai, af) at columns ib/fb; True when it is the new worst."""
-    dur = end - start
-    ai[r, ib + A_COUNT] += 1
-    af[r, fb + A_TOTAL] += dur
-    if dur > af[r, fb + A_WORST]:
-        acc_worst(ai, af, r, ib, fb, start, end, cpu, b, e)
-        return True
-    return False
+def q_step(present: int, n: float, area: float, since: float, ts: float, delta: float) -> tuple[float, float, float]:
+    """SchedAnalyzer._queue on one CPU's (tasks waiting, task-seconds, since): the new values."""
+    if not present:
+        n, area, since = 0.0, 0.0, ts
+    if ts > since:
+        area += n * (ts - since)
+    x = n + delta
+    return (x if x > 0.0 else 0.0), area, ts
+
+
+@njit
+def q_area(present: int, n: float, area: float, since: float, ts: float) -> float:
+    """Task-seconds waited on a CPU up to ``ts`` (0.0 without a queue)."""
+    if not present:
+        return 0.0
+    return area + n * (ts - since) if ts > since else area
+
+
+# -- helpers of the rare paths (they take arrays) ------------------------------------------------
+
+
+@njit
+def get(d: Any, key: Any) -> int:
+    """``d.get(key, -1)`` typed as an int (numba types the dict's get as Optional)."""
+    return d.get(key, -1) + 0  # type: ignore[no-any-return]
 
 
 @njit
 def acc_worst(ai: Any, af: Any, r: int, ib: int, fb: int, start: float, end: float, cpu: int, b: int, e: int) -> None:
-    """Accumulator.set_worst."""
+    """Accumulator.set_worst on row ``r`` of (ai, af) at columns ib/fb."""
     af[r, fb + A_WORST] = end - start
     af[r, fb + A_START] = start
     ai[r, ib + A_CPU] = cpu
@@ -140,28 +158,15 @@ def acc_worst(ai: Any, af: Any, r: int, ib: int, fb: int, start: float, end: flo
 
 
 @njit
-def queue(ci: Any, cf: Any, s: int, ts: float, delta: float) -> None:
-    """SchedAnalyzer._queue on CPU slot ``s`` (creates the queue)."""
-    if ci[s, C_QPRES] == 0:
-        ci[s, C_QPRES] = 1
-        cf[s, F_QN] = 0.0
-        cf[s, F_QAREA] = 0.0
-        cf[s, F_QSINCE] = ts
-    if ts > cf[s, F_QSINCE]:
-        cf[s, F_QAREA] += cf[s, F_QN] * (ts - cf[s, F_QSINCE])
-    cf[s, F_QSINCE] = ts
-    x = cf[s, F_QN] + delta
-    cf[s, F_QN] = x if x > 0.0 else 0.0
-
-
-@njit
-def area_at(ci: Any, cf: Any, s: int, ts: float) -> float:
-    """Task-seconds waited on CPU slot ``s`` up to ``ts`` (0.0 without a queue)."""
-    if ci[s, C_QPRES] == 0:
-        return 0.0
-    if ts > cf[s, F_QSINCE]:
-        return cf[s, F_QAREA] + cf[s, F_QN] * (ts - cf[s, F_QSINCE])  # type: ignore[no-any-return]
-    return cf[s, F_QAREA]  # type: ignore[no-any-return]
+def acc_add(ai: Any, af: Any, r: int, start: float, end: float, cpu: int, b: int, e: int) -> bool:
+    """Accumulator.add on row ``r`` of the other accumulators; True when it is the new worst."""
+    dur = end - start
+    ai[r, A_COUNT] += 1
+    af[r, A_TOTAL] += dur
+    if dur > af[r, A_WORST]:
+        acc_worst(ai, af, r, 0, 0, start, end, cpu, b, e)
+        return True
+    return False
 
 
 @njit
@@ -188,21 +193,16 @@ def cpu_slot(c: int, cpu_map: Any, create: bool) -> int:
 
 
 @njit
-def slot_of(p: int, pid_slot: Any, pid_map: Any) -> int:
-    """The task slot of pid ``p``, -1 when it has no TaskState."""
-    if 0 <= p < pid_slot.shape[0]:
-        return pid_slot[p]  # type: ignore[no-any-return]
+def pid_far(p: int, pid_map: Any) -> int:
+    """The task slot of a pid outside the pid -> slot array (-1: no TaskState)."""
     if 0 <= p < PID_DIRECT:
         return -1
     return get(pid_map, p)
 
 
 @njit
-def task(p: int, ref: int, prio: int, si: Any, pid_slot: Any, pid_map: Any, ti: Any) -> int:
-    """The slot of pid ``p``, creating its TaskState (comm from event reference ``ref``, ``prio``)."""
-    s = slot_of(p, pid_slot, pid_map)
-    if s >= 0:
-        return s
+def new_task(p: int, ref: int, prio: int, si: Any, pid_slot: Any, pid_map: Any, ti: Any) -> int:
+    """A TaskState for pid ``p`` (comm from event reference ``ref``, ``prio``): its slot."""
     s = si[S_NSLOTS]
     si[S_NSLOTS] += 1
     if 0 <= p < PID_DIRECT:
@@ -216,22 +216,34 @@ def task(p: int, ref: int, prio: int, si: Any, pid_slot: Any, pid_map: Any, ti: 
 
 
 @njit
-def ring_push(ci: Any, si: Any, rings: Any, s: int, pid: int, slot: int, start: float, end: float) -> None:
-    """Remember a run of CPU slot ``s`` (SchedAnalyzer.recent, RING runs per CPU)."""
-    ring_i, ring_f, ring_h = rings
-    r = ci[s, C_RING]
-    if r < 0:
-        r = si[S_NRING]
-        ci[s, C_RING] = r
-        si[S_NRING] += 1
-    h = ring_h[r, 0]
-    ring_i[r, h, 0] = pid
-    ring_i[r, h, 1] = slot
-    ring_f[r, h, 0] = start
-    ring_f[r, h, 1] = end
-    ring_h[r, 0] = (h + 1) % RING
-    if ring_h[r, 1] < RING:
-        ring_h[r, 1] += 1
+def log_digest(si: Any, dg_i: Any, dg_f: Any, what: int, cpu: int, pid: int, a: float, b: float) -> None:
+    """Log a BucketDigest call (what 0-2: add(cpu, a, b, pid, what); 3: latency(cpu, a, b, pid))."""
+    d = si[S_DG]
+    si[S_DG] += 1
+    dg_i[d, 0] = what
+    dg_i[d, 1] = cpu
+    dg_i[d, 2] = pid
+    dg_f[d, 0] = a
+    dg_f[d, 1] = b
+
+
+@njit
+def blocked(
+    ti: Any, tf: Any, ps: int, ts: float, eid: int, barrier: float, w0: float, si: Any, oi: Any, of: Any, blk: Any
+) -> None:
+    """Pop task ``ps``'s blocked event and count the sleep up to ``ts`` (SchedAnalyzer._blocked)."""
+    b_eid = ti[ps, T_BLK]
+    ti[ps, T_BLK] = -1
+    ok, start = clip(tf[ps, TF_BLK_TS], ts, barrier, w0)
+    if not ok:
+        return
+    letter = ti[ps, T_BLK_STATE]
+    key = (ps, letter)
+    a = get(blk, key)
+    if a < 0:
+        a = new_oacc(si, oi, K_BLOCKED, ps, letter)
+        blk[key] = a
+    acc_add(oi, of, a, start, ts, ti[ps, T_BLK_CPU], b_eid, eid)
 
 
 @njit
@@ -240,9 +252,10 @@ def behind(
 ) -> None:
     """SchedAnalyzer._behind: who ran on CPU slot ``s`` during [t0, t1]; blames into ``blames`` row ``row``.
 
-    A blame is (pid, comm reference at this time (-1 idle, -2 no task), slot) and seconds.
+    A blame is (pid, comm reference at this time (-1 idle, -2 no task), slot) and seconds.  A run in the
+    ring is of pid 0 (slot -1) or of a task (its slot): ``pos[slot + 1]`` finds a pid's share.
     """
-    ring_i, ring_f, ring_h = rings
+    ring_i, ring_f, ring_h, pos = rings
     bi, bf, bn = blames
     vic_map, vic_i, vic_f = vic
     bn[row] = 0
@@ -264,17 +277,18 @@ def behind(
         overlap = (end if end < t1 else t1) - (start if start > t0 else t0)
         p = ring_i[r, j, 0]
         if overlap > 0 and p != victim:
-            found = False
-            for q in range(m):
-                if pids[q] == p:
-                    secs[q] += overlap
-                    found = True
-                    break
-            if not found:
+            key = ring_i[r, j, 1] + 1
+            q = pos[key]
+            if q >= 0:
+                secs[q] += overlap
+            else:
+                pos[key] = m
                 pids[m] = p
-                slots[m] = ring_i[r, j, 1]
+                slots[m] = key - 1
                 secs[m] = overlap
                 m += 1
+    for q in range(m):
+        pos[slots[q] + 1] = -1
     order = np.arange(m)
     for a in range(1, m):  # stable sort, most seconds first (sorted(key=-seconds))
         x = order[a]
@@ -289,12 +303,12 @@ def behind(
         p = pids[q]
         cs = slots[q]
         if cs >= 0 and p != 0 and victim >= 0:
-            key = (cs, victim)
-            v = get(vic_map, key)
+            key2 = (cs, victim)
+            v = get(vic_map, key2)
             if v < 0:
                 v = si[S_NVIC]
                 si[S_NVIC] += 1
-                vic_map[key] = v
+                vic_map[key2] = v
                 vic_i[v, 0] = cs
                 vic_i[v, 1] = victim
                 vic_f[v] = 0.0
@@ -336,94 +350,118 @@ def lost(c: int, n: int, sc: Any, si: Any, ci: Any, cf: Any, cpu_map: Any) -> No
 
 
 @njit
-def room(k: int, c: int, p: int, nxt: int, si: Any, ci: Any, stk: Any, tabs: Any, cpu_map: Any, pid_slot: Any) -> int:
-    """Check that row of kind ``k`` fits in the tables; its CPU slot, or -1 (``si[S_NEED]`` says what to grow)."""
-    ti, oi, irq_i, soft_i, vic_i, pb_i, ring_h, tl_i, dg_i = tabs
-    need = 0
-    if si[S_NSLOTS] + 2 > ti.shape[0]:
-        need |= N_SLOTS
-    if si[S_NOACC] + 2 > oi.shape[0]:
-        need |= N_OACC
-    if si[S_NIRQ] + 1 > irq_i.shape[0]:
-        need |= N_IRQ
-    if si[S_NSOFT] + 1 > soft_i.shape[0]:
-        need |= N_SOFT
-    if si[S_NVIC] + 5 > vic_i.shape[0]:
-        need |= N_VIC
-    if si[S_NPB] + 1 > pb_i.shape[0]:
-        need |= N_PB
-    if si[S_NRING] + 1 > ring_h.shape[0]:
-        need |= N_RING
-    if si[S_TL] + 1 > tl_i.shape[0]:
-        need |= N_TL
-    if si[S_DG] + 2 > dg_i.shape[0]:
-        need |= N_DG
-    s = cpu_slot(c, cpu_map, True)
-    hi = s
-    if 2 <= k <= 4:
-        hi = max(hi, cpu_slot(nxt if nxt >= 0 else c, cpu_map, True))
-    if hi >= ci.shape[0]:
-        need |= N_CPU
-        si[S_NEED_CPU] = hi + 1
-    else:
-        si[S_CPUHI] = max(si[S_CPUHI], hi + 1)
-        ci[s, C_CPU] = c
-        if 2 <= k <= 4:
-            t = nxt if nxt >= 0 else c
-            ci[cpu_slot(t, cpu_map, True), C_CPU] = t
-    if k <= 4:  # pids that may get a TaskState must fit the pid -> slot array
-        top = -1
-        if pid_slot.shape[0] <= p < PID_DIRECT:
-            top = p
-        if k == 1 and pid_slot.shape[0] <= nxt < PID_DIRECT:
-            top = max(top, nxt)
-        if top >= 0:
-            need |= N_PID
-            si[S_NEED_PID] = top + 1
-    if k == 5 and s < ci.shape[0] and ci[s, C_DEPTH] + 1 > stk[0].shape[1]:
-        need |= N_DEPTH
-        si[S_NEED_DEPTH] = ci[s, C_DEPTH] + 1
-    si[S_NEED] = need
-    return -1 if need else s
+def off_worst(si: Any, ow_i: Any, ow_f: Any, b: int, dur: float, start: float, cpu: int, be: int, ee: int) -> None:
+    """Append a span to off_worst[b]; past OFF_KEEP spans keep the 16 longest (stable, as list.sort)."""
+    n = si[S_OWN + b]
+    ow_f[b, n, 0] = dur
+    ow_f[b, n, 1] = start
+    ow_i[b, n, 0] = cpu
+    ow_i[b, n, 1] = be
+    ow_i[b, n, 2] = ee
+    n += 1
+    if n > OFF_KEEP:
+        order = np.arange(n)
+        for a in range(1, n):
+            x = order[a]
+            j = a - 1
+            while j >= 0 and ow_f[b, order[j], 0] < ow_f[b, x, 0]:
+                order[j + 1] = order[j]
+                j -= 1
+            order[j + 1] = x
+        fi = ow_f[b, order[:16]].copy()
+        ii = ow_i[b, order[:16]].copy()
+        ow_f[b, :16] = fi
+        ow_i[b, :16] = ii
+        n = 16
+    si[S_OWN + b] = n
+
+
+# -- the event loop ------------------------------------------------------------------------------
 
 
 @njit
 def run_batch(
     i0: int,
     first_eid: int,
-    cols: Any,
+    kind: Any,
+    tscol: Any,
+    cpucol: Any,
+    pidcol: Any,
+    priocol: Any,
+    nxtcol: Any,
+    nprcol: Any,
+    statecol: Any,
+    workcol: Any,
     sc: Any,
     si: Any,
-    cpus: Any,
-    stk: Any,
-    rings: Any,
-    maps: Any,
+    ci: Any,
+    cf: Any,
+    stk_i: Any,
+    stk_f: Any,
+    ring_i: Any,
+    ring_f: Any,
+    ring_h: Any,
+    pos: Any,
+    cpu_map: Any,
+    pid_map: Any,
+    blk_map: Any,
+    irq_map: Any,
+    soft_map: Any,
+    work_cur: Any,
+    work_map: Any,
+    vic_map: Any,
+    pb_map: Any,
     pid_slot: Any,
-    tasks: Any,
-    wblames: Any,
-    oacc: Any,
+    ti: Any,
+    tf: Any,
+    wb_i: Any,
+    wb_f: Any,
+    wb_n: Any,
+    oi: Any,
+    of: Any,
     irq_i: Any,
-    soft: Any,
-    sblames: Any,
-    ow: Any,
-    vic: Any,
+    soft_i: Any,
+    raised_eid: Any,
+    raised_ts: Any,
+    sw_i: Any,
+    sw_f: Any,
+    sw_n: Any,
+    ow_i: Any,
+    ow_f: Any,
+    vic_i: Any,
+    vic_f: Any,
     pb_i: Any,
-    logs: Any,
+    tl_i: Any,
+    tl_f: Any,
+    dg_i: Any,
+    dg_f: Any,
 ) -> tuple[int, int]:
-    """SchedAnalyzer._feed over rows ``i0..`` of a batch: (FINISHED, n), (DONE, row after the window) or (GROW, row)."""
-    kind, tscol, cpucol, pidcol, priocol, nxtcol, nprcol, statecol, workcol = cols
-    ci, cf = cpus
-    stk_i, stk_f = stk
-    ti, tf = tasks
-    oi, of = oacc
-    soft_i, raised_eid, raised_ts = soft
-    ow_i, ow_f = ow
-    tl_i, tl_f, dg_i, dg_f = logs
-    cpu_map, pid_map, blk_map, irq_map, soft_map, work_cur, work_map, _vic_map, pb_map = maps
-    tabs = (ti, oi, irq_i, soft_i, vic[1], pb_i, rings[2], tl_i, dg_i)
+    """SchedAnalyzer._feed over rows ``i0..`` of a batch: (FINISHED, n), (DONE, row after the window) or (GROW, row).
+
+    The state is passed flat: arrays are typed fast at each call, tuples are not.
+    """
+    rings = (ring_i, ring_f, ring_h, pos)
+    wblames = (wb_i, wb_f, wb_n)
+    sblames = (sw_i, sw_f, sw_n)
+    vic = (vic_map, vic_i, vic_f)
     w0 = sc[X_W0]
     w1 = sc[X_W1]
     hog = sc[X_HOG]
+    tl_on = si[S_TLON]
+    dg_on = si[S_DGON]
+    ncpu = ci.shape[0]
+    npid = pid_slot.shape[0]
+    # Room a row may need: 2 tasks, 1 accumulator (+1 off-time), 1 IRQ, 1 vector, 5 victims, 1 preemptor,
+    # 1 ring, 1 timeline run, 2 digest calls.
+    full_slots = min(ti.shape[0], pos.shape[0] - 1) - 2
+    full_oacc = oi.shape[0] - 2
+    full_irq = irq_i.shape[0] - 1
+    full_soft = min(soft_i.shape[0], raised_eid.shape[1]) - 1
+    full_vic = vic_i.shape[0] - 5
+    full_pb = pb_i.shape[0] - 1
+    full_ring = ring_h.shape[0] - 1
+    full_tl = tl_i.shape[0] - 1
+    full_dg = dg_i.shape[0] - 2
     n = kind.shape[0]
     for i in range(i0, n):
         k = kind[i]
@@ -435,9 +473,59 @@ def run_batch(
         if ts > w1:
             return DONE, i
         c = cpucol[i]
-        s = room(k, c, pidcol[i], nxtcol[i], si, ci, stk, tabs, cpu_map, pid_slot)
-        if s < 0:
+        s = c if 0 <= c < CPU_DIRECT else cpu_slot(c, cpu_map, True)
+        # -- room for this row, or GROW before anything changes
+        need = 0
+        if si[S_NSLOTS] > full_slots:
+            need |= N_SLOTS
+        if si[S_NOACC] > full_oacc:
+            need |= N_OACC
+        if si[S_NIRQ] > full_irq:
+            need |= N_IRQ
+        if si[S_NSOFT] > full_soft:
+            need |= N_SOFT
+        if si[S_NVIC] > full_vic:
+            need |= N_VIC
+        if si[S_NPB] > full_pb:
+            need |= N_PB
+        if si[S_NRING] > full_ring:
+            need |= N_RING
+        if si[S_TL] > full_tl:
+            need |= N_TL
+        if si[S_DG] > full_dg:
+            need |= N_DG
+        hi = s
+        tc = -1
+        t = -1
+        if 2 <= k <= 4:
+            tc = nxtcol[i] if nxtcol[i] >= 0 else c
+            t = tc if 0 <= tc < CPU_DIRECT else cpu_slot(tc, cpu_map, True)
+            hi = max(hi, t)
+        if hi >= ncpu:
+            need |= N_CPU
+            si[S_NEED_CPU] = hi + 1
+        if k <= 4:
+            top = -1
+            p = pidcol[i]
+            if npid <= p < PID_DIRECT:
+                top = p
+            p = nxtcol[i]
+            if k == 1 and npid <= p < PID_DIRECT:
+                top = max(top, p)
+            if top >= 0:
+                need |= N_PID
+                si[S_NEED_PID] = top + 1
+        if k == 5 and s < ncpu and ci[s, C_DEPTH] >= stk_i.shape[1]:
+            need |= N_DEPTH
+            si[S_NEED_DEPTH] = ci[s, C_DEPTH] + 1
+        if need:
+            si[S_NEED] = need
             return GROW, i
+        si[S_CPUHI] = max(si[S_CPUHI], hi + 1)
+        ci[s, C_CPU] = c
+        if t >= 0:
+            ci[t, C_CPU] = tc
+        # -- first/last event of the CPU
         if ci[s, C_LAST] < 0:
             ci[s, C_FIRST] = eid
             ci[si[S_NSEEN], C_ORDER] = s
@@ -447,59 +535,79 @@ def run_batch(
         ci[s, C_LAST] = eid
         cf[s, F_LAST_TS] = ts
         barrier = sc[X_BARRIER]
+        epoch = si[S_EPOCH]
         if k == 1:  # SchedAnalyzer._switch
             prev = pidcol[i]
             nxt = nxtcol[i]
             ci[s, C_SWITCHES] += 1
             if ci[s, C_CUR_SEQ] >= 0 and ci[s, C_CUR_PID] == prev:
                 since = cf[s, F_SINCE]
-                ring_push(ci, si, rings, s, prev, ci[s, C_CUR_SLOT], since, ts)
+                r = ci[s, C_RING]
+                if r < 0:
+                    r = si[S_NRING]
+                    si[S_NRING] += 1
+                    ci[s, C_RING] = r
+                h = ring_h[r, 0]
+                ring_i[r, h, 0] = prev
+                ring_i[r, h, 1] = ci[s, C_CUR_SLOT]
+                ring_f[r, h, 0] = since
+                ring_f[r, h, 1] = ts
+                ring_h[r, 0] = h + 1 if h + 1 < RING else 0
+                if ring_h[r, 1] < RING:
+                    ring_h[r, 1] += 1
                 ok, start = clip(since, ts, barrier, w0)
                 if ok:
                     if prev == 0:
                         cf[s, F_IDLE] += ts - start
                     else:
                         cf[s, F_BUSY] += ts - start
-                        ps = task(prev, eid * 2, priocol[i], si, pid_slot, pid_map, ti)
+                        ps = pid_slot[prev] if 0 <= prev < npid else pid_far(prev, pid_map)
+                        if ps < 0:
+                            ps = new_task(prev, eid * 2, priocol[i], si, pid_slot, pid_map, ti)
                         run = ts - start
                         tf[ps, TF_RUNTIME] += run
                         ti[ps, T_ACC + A_COUNT] += 1
                         tf[ps, TF_ACC + A_TOTAL] += run
                         if run > tf[ps, TF_ACC + A_WORST]:
                             acc_worst(ti, tf, ps, T_ACC, TF_ACC, start, ts, c, ci[s, C_CUR_EID], eid)
-                        delay = area_at(ci, cf, s, ts) - cf[s, F_AREA]
+                        area = q_area(ci[s, C_QPRES], cf[s, F_QN], cf[s, F_QAREA], cf[s, F_QSINCE], ts)
+                        delay = area - cf[s, F_AREA]
                         if delay > 0:
                             tf[ps, TF_DELAY] += delay
                         if run > hog:
                             ti[ps, T_HOG] += 1
-                        if si[S_DGON]:
-                            log_digest(si, dg_i, dg_f, 0, c, prev, start, ts, 0.0)
-                    if si[S_TLON] and si[S_TLTOTAL] < si[S_TLMAX]:
-                        t = si[S_TL]
+                        if dg_on:
+                            log_digest(si, dg_i, dg_f, 0, c, prev, start, ts)
+                    if tl_on and si[S_TLTOTAL] < si[S_TLMAX]:
+                        j = si[S_TL]
                         si[S_TL] += 1
                         si[S_TLTOTAL] += 1
-                        tl_i[t, 0] = c
-                        tl_i[t, 1] = prev
-                        tl_f[t, 0] = start
-                        tl_f[t, 1] = ts
+                        tl_i[j, 0] = c
+                        tl_i[j, 1] = prev
+                        tl_f[j, 0] = start
+                        tl_f[j, 1] = ts
             if prev != 0:
-                ps = task(prev, eid * 2, priocol[i], si, pid_slot, pid_map, ti)
+                ps = pid_slot[prev] if 0 <= prev < npid else pid_far(prev, pid_map)
+                if ps < 0:
+                    ps = new_task(prev, eid * 2, priocol[i], si, pid_slot, pid_map, ti)
                 ti[ps, T_COMM] = eid * 2
                 ti[ps, T_PRIO] = priocol[i]
                 st = statecol[i]
                 ti[ps, T_PEND] = -1
-                if ti[ps, T_WCPU] >= 0 and ti[ps, T_WEP] == si[S_EPOCH]:
+                if ti[ps, T_WCPU] >= 0 and ti[ps, T_WEP] == epoch:  # _unqueue
                     w = ti[ps, T_WCPU]
                     ti[ps, T_WCPU] = -1
-                    queue(ci, cf, w, ts, -1.0)
+                    qn, qa, qs = q_step(ci[w, C_QPRES], cf[w, F_QN], cf[w, F_QAREA], cf[w, F_QSINCE], ts, -1.0)
+                    cf[w, F_QN], cf[w, F_QAREA], cf[w, F_QSINCE], ci[w, C_QPRES] = qn, qa, qs, 1
                 if st == 82:  # R: preempted, waits on this CPU
                     ti[ps, T_PRE] = eid
                     tf[ps, TF_PRE_TS] = ts
                     ti[ps, T_WCPU] = s
-                    ti[ps, T_WEP] = si[S_EPOCH]
-                    queue(ci, cf, s, ts, 1.0)
+                    ti[ps, T_WEP] = epoch
+                    qn, qa, qs = q_step(ci[s, C_QPRES], cf[s, F_QN], cf[s, F_QAREA], cf[s, F_QSINCE], ts, 1.0)
+                    cf[s, F_QN], cf[s, F_QAREA], cf[s, F_QSINCE], ci[s, C_QPRES] = qn, qa, qs, 1
                     key = (ps, nxt)
-                    b = get(pb_map, key)
+                    b = pb_map.get(key, -1) + 0
                     if b < 0:
                         b = si[S_NPB]
                         si[S_NPB] += 1
@@ -513,11 +621,12 @@ def run_batch(
                     tf[ps, TF_BLK_TS] = ts
                     ti[ps, T_BLK_CPU] = c
                     ti[ps, T_BLK_STATE] = st
-            ns = slot_of(nxt, pid_slot, pid_map)
-            if ns >= 0 and ti[ns, T_WCPU] >= 0 and ti[ns, T_WEP] == si[S_EPOCH]:
+            ns = pid_slot[nxt] if 0 <= nxt < npid else pid_far(nxt, pid_map)
+            if ns >= 0 and ti[ns, T_WCPU] >= 0 and ti[ns, T_WEP] == epoch:
                 w = ti[ns, T_WCPU]
                 ti[ns, T_WCPU] = -1
-                queue(ci, cf, w, ts, -1.0)
+                qn, qa, qs = q_step(ci[w, C_QPRES], cf[w, F_QN], cf[w, F_QAREA], cf[w, F_QSINCE], ts, -1.0)
+                cf[w, F_QN], cf[w, F_QAREA], cf[w, F_QSINCE], ci[w, C_QPRES] = qn, qa, qs, 1
             if ci[s, C_CUR_SEQ] < 0:
                 ci[s, C_CUR_SEQ] = si[S_CURSEQ]
                 si[S_CURSEQ] += 1
@@ -525,10 +634,11 @@ def run_batch(
             ci[s, C_CUR_EID] = eid
             ci[s, C_CUR_SLOT] = -1
             cf[s, F_SINCE] = ts
-            cf[s, F_AREA] = area_at(ci, cf, s, ts)
+            cf[s, F_AREA] = q_area(ci[s, C_QPRES], cf[s, F_QN], cf[s, F_QAREA], cf[s, F_QSINCE], ts)
             if nxt == 0:
                 continue
-            ns = task(nxt, eid * 2 + 1, nprcol[i], si, pid_slot, pid_map, ti)
+            if ns < 0:
+                ns = new_task(nxt, eid * 2 + 1, nprcol[i], si, pid_slot, pid_map, ti)
             ti[ns, T_COMM] = eid * 2 + 1
             ti[ns, T_PRIO] = nprcol[i]
             ci[s, C_CUR_SLOT] = ns
@@ -556,8 +666,8 @@ def run_batch(
                     if latency > tf[ns, fb + A_WORST]:
                         acc_worst(ti, tf, ns, ib, fb, start, ts, c, b_eid, eid)
                         behind(ci, si, rings, ti, s, start, ts, nxt, wblames, 2 * ns + fig - 1, vic)
-                    if si[S_DGON]:
-                        log_digest(si, dg_i, dg_f, 3, c, nxt, ts, latency, 0.0)
+                    if dg_on:
+                        log_digest(si, dg_i, dg_f, 3, c, nxt, ts, latency)
             if ti[ns, T_BLK] >= 0:
                 blocked(ti, tf, ns, ts, eid, barrier, w0, si, oi, of, blk_map)
         elif k <= 4:  # SchedAnalyzer._wake
@@ -568,22 +678,38 @@ def run_batch(
             p = pidcol[i]
             if p == 0:
                 continue
-            ps = task(p, eid * 2, priocol[i], si, pid_slot, pid_map, ti)
+            ps = pid_slot[p] if 0 <= p < npid else pid_far(p, pid_map)
+            if ps < 0:
+                ps = new_task(p, eid * 2, priocol[i], si, pid_slot, pid_map, ti)
             if ti[ps, T_PEND] < 0:
                 ti[ps, T_PEND] = eid
                 tf[ps, TF_PEND_TS] = ts
                 si[S_WS + k] += 1
-                if not (ti[ps, T_WCPU] >= 0 and ti[ps, T_WEP] == si[S_EPOCH]):
-                    t = cpu_slot(nxtcol[i] if nxtcol[i] >= 0 else c, cpu_map, True)
+                if not (ti[ps, T_WCPU] >= 0 and ti[ps, T_WEP] == epoch):
                     ti[ps, T_WCPU] = t
-                    ti[ps, T_WEP] = si[S_EPOCH]
-                    queue(ci, cf, t, ts, 1.0)
-            if ti[ps, T_BLK] >= 0:
-                blocked(ti, tf, ps, ts, eid, barrier, w0, si, oi, of, blk_map)
+                    ti[ps, T_WEP] = epoch
+                    qn, qa, qs = q_step(ci[t, C_QPRES], cf[t, F_QN], cf[t, F_QAREA], cf[t, F_QSINCE], ts, 1.0)
+                    cf[t, F_QN], cf[t, F_QAREA], cf[t, F_QSINCE], ci[t, C_QPRES] = qn, qa, qs, 1
+            if ti[ps, T_BLK] >= 0:  # SchedAnalyzer._blocked, written out (most wakeups wake a sleeper)
+                b_eid = ti[ps, T_BLK]
+                ti[ps, T_BLK] = -1
+                ok, start = clip(tf[ps, TF_BLK_TS], ts, barrier, w0)
+                if ok:
+                    letter = ti[ps, T_BLK_STATE]
+                    key = (ps, letter)
+                    a = blk_map.get(key, -1) + 0
+                    if a < 0:
+                        a = new_oacc(si, oi, K_BLOCKED, ps, letter)
+                        blk_map[key] = a
+                    slept = ts - start
+                    oi[a, A_COUNT] += 1
+                    of[a, A_TOTAL] += slept
+                    if slept > of[a, A_WORST]:
+                        acc_worst(oi, of, a, 0, 0, start, ts, ti[ps, T_BLK_CPU], b_eid, eid)
         elif k <= 6:  # SchedAnalyzer._irq
             irq = pidcol[i]
+            d = ci[s, C_DEPTH]
             if k == 5:
-                d = ci[s, C_DEPTH]
                 stk_i[s, d, 0] = eid
                 stk_i[s, d, 1] = irq
                 stk_f[s, d] = ts
@@ -597,7 +723,6 @@ def run_batch(
                     irq_i[r, 2] = -1
                 irq_i[r, 1] = eid
                 continue
-            d = ci[s, C_DEPTH]
             if d == 0 or stk_i[s, d - 1, 1] != irq:
                 continue
             ci[s, C_DEPTH] = d - 1
@@ -607,10 +732,10 @@ def run_batch(
             r = irq_map[irq]
             if irq_i[r, 2] < 0:
                 irq_i[r, 2] = new_oacc(si, oi, K_IRQ, irq, 0)
-            acc_add(oi, of, irq_i[r, 2], 0, 0, start, ts, c, stk_i[s, d - 1, 0], eid)
+            acc_add(oi, of, irq_i[r, 2], start, ts, c, stk_i[s, d - 1, 0], eid)
             cf[s, F_IRQ] += ts - start
-            if si[S_DGON]:
-                log_digest(si, dg_i, dg_f, 1, c, 0, start, ts, 0.0)
+            if dg_on:
+                log_digest(si, dg_i, dg_f, 1, c, 0, start, ts)
         elif k <= 9:  # SchedAnalyzer._softirq
             vec = pidcol[i]
             v = get(soft_map, vec)
@@ -639,7 +764,7 @@ def run_batch(
                     continue
                 if soft_i[v, 2] < 0:
                     soft_i[v, 2] = new_oacc(si, oi, K_RAISE, vec, 0)
-                if acc_add(oi, of, soft_i[v, 2], 0, 0, start, ts, c, r_eid, eid):
+                if acc_add(oi, of, soft_i[v, 2], start, ts, c, r_eid, eid):
                     behind(ci, si, rings, ti, s, start, ts, -1, sblames, v, vic)
                 continue
             e_eid = ci[s, C_SOFT_EID]
@@ -653,10 +778,10 @@ def run_batch(
                 continue
             if soft_i[v, 1] < 0:
                 soft_i[v, 1] = new_oacc(si, oi, K_SOFT, vec, 0)
-            acc_add(oi, of, soft_i[v, 1], 0, 0, start, ts, c, e_eid, eid)
+            acc_add(oi, of, soft_i[v, 1], start, ts, c, e_eid, eid)
             cf[s, F_SOFT] += ts - start
-            if si[S_DGON]:
-                log_digest(si, dg_i, dg_f, 2, c, 0, start, ts, 0.0)
+            if dg_on:
+                log_digest(si, dg_i, dg_f, 2, c, 0, start, ts)
         elif k <= 11:  # SchedAnalyzer._work
             key = (s, workcol[i])
             if k == 10:
@@ -672,7 +797,7 @@ def run_batch(
             if a < 0:
                 a = new_oacc(si, oi, K_WORK, fn, 0)
                 work_map[fn] = a
-            acc_add(oi, of, a, 0, 0, start, ts, c, b_eid, eid)
+            acc_add(oi, of, a, start, ts, c, b_eid, eid)
         elif k <= 15:  # SchedAnalyzer._offtime
             base = 0 if k <= 13 else 1
             if si[S_OFFACC + base] < 0:
@@ -689,80 +814,23 @@ def run_batch(
             ok, start = clip(cf[s, F_OFF_TS + base], ts, barrier, w0)
             if not ok:
                 continue
-            acc_add(oi, of, si[S_OFFACC + base], 0, 0, start, ts, c, b_eid, eid)
+            acc_add(oi, of, si[S_OFFACC + base], start, ts, c, b_eid, eid)
             if ts - start >= sc[X_OFFT]:
                 off_worst(si, ow_i, ow_f, base, ts - start, start, c, b_eid, eid)
         else:  # process exit
-            ps = slot_of(pidcol[i], pid_slot, pid_map)
+            p = pidcol[i]
+            ps = pid_slot[p] if 0 <= p < npid else pid_far(p, pid_map)
             if ps < 0:
                 continue
-            if ti[ps, T_WCPU] >= 0 and ti[ps, T_WEP] == si[S_EPOCH]:
+            if ti[ps, T_WCPU] >= 0 and ti[ps, T_WEP] == epoch:
                 w = ti[ps, T_WCPU]
                 ti[ps, T_WCPU] = -1
-                queue(ci, cf, w, ts, -1.0)
+                qn, qa, qs = q_step(ci[w, C_QPRES], cf[w, F_QN], cf[w, F_QAREA], cf[w, F_QSINCE], ts, -1.0)
+                cf[w, F_QN], cf[w, F_QAREA], cf[w, F_QSINCE], ci[w, C_QPRES] = qn, qa, qs, 1
             ti[ps, T_PEND] = -1
             ti[ps, T_BLK] = -1
             ti[ps, T_PRE] = -1
     return FINISHED, n
-
-
-@njit
-def log_digest(si: Any, dg_i: Any, dg_f: Any, what: int, cpu: int, pid: int, a: float, b: float, c: float) -> None:
-    """Log a BucketDigest call (what 0-2: add(cpu, a, b, pid, what); 3: latency(cpu, a, b, pid))."""
-    d = si[S_DG]
-    si[S_DG] += 1
-    dg_i[d, 0] = what
-    dg_i[d, 1] = cpu
-    dg_i[d, 2] = pid
-    dg_f[d, 0] = a
-    dg_f[d, 1] = b
-    dg_f[d, 2] = c
-
-
-@njit
-def blocked(
-    ti: Any, tf: Any, ps: int, ts: float, eid: int, barrier: float, w0: float, si: Any, oi: Any, of: Any, blk: Any
-) -> None:
-    """Pop task ``ps``'s blocked event and count the sleep up to ``ts`` (SchedAnalyzer._blocked)."""
-    b_eid = ti[ps, T_BLK]
-    ti[ps, T_BLK] = -1
-    ok, start = clip(tf[ps, TF_BLK_TS], ts, barrier, w0)
-    if not ok:
-        return
-    letter = ti[ps, T_BLK_STATE]
-    key = (ps, letter)
-    a = get(blk, key)
-    if a < 0:
-        a = new_oacc(si, oi, K_BLOCKED, ps, letter)
-        blk[key] = a
-    acc_add(oi, of, a, 0, 0, start, ts, ti[ps, T_BLK_CPU], b_eid, eid)
-
-
-@njit
-def off_worst(si: Any, ow_i: Any, ow_f: Any, b: int, dur: float, start: float, cpu: int, be: int, ee: int) -> None:
-    """Append a span to off_worst[b]; past OFF_KEEP spans keep the 16 longest (stable, as list.sort)."""
-    n = si[S_OWN + b]
-    ow_f[b, n, 0] = dur
-    ow_f[b, n, 1] = start
-    ow_i[b, n, 0] = cpu
-    ow_i[b, n, 1] = be
-    ow_i[b, n, 2] = ee
-    n += 1
-    if n > OFF_KEEP:
-        order = np.arange(n)
-        for a in range(1, n):
-            x = order[a]
-            j = a - 1
-            while j >= 0 and ow_f[b, order[j], 0] < ow_f[b, x, 0]:
-                order[j + 1] = order[j]
-                j -= 1
-            order[j + 1] = x
-        fi = ow_f[b, order[:16]].copy()
-        ii = ow_i[b, order[:16]].copy()
-        ow_f[b, :16] = fi
-        ow_i[b, :16] = ii
-        n = 16
-    si[S_OWN + b] = n
 
 
 @njit

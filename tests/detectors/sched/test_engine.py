@@ -1,0 +1,255 @@
+"""FastAnalyzer against SchedAnalyzer: the same TraceAnalysis (equal, floats bit-identical) and timeline.
+
+Differential: the same parsed events go to the reference (lists) and to the
+compiled engine (one :class:`EventBatch` per chunk), with windows, thresholds,
+bucket sizes, timeline, lost-event markers, and random event sequences.
+"""
+
+from __future__ import annotations
+
+import gzip
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from collectors.trace_batch import EventBatch, Interner
+from collectors.trace_events import TraceEvent
+from collectors.trace_text import ParseCounts, TraceParser
+from detectors.sched import engine_kernels
+from detectors.sched.analyzer import SchedAnalyzer
+from detectors.sched.engine import FastAnalyzer
+from detectors.sched.model import Thresholds, TraceAnalysis
+from tests.detectors.sched.traces import DATA, LAYOUTS, RECORDED, scenario_text, write_scenario
+
+SHARED = Path(__file__).resolve().parents[4] / "shared" / "traces" / "wl"
+
+
+def parse(data: bytes, chunk: int) -> tuple[list[list[TraceEvent]], ParseCounts]:
+    """The parser's per-chunk event lists (the last one from finish()) and its counts."""
+    parser = TraceParser()
+    lists = [parser.feed(data[i : i + chunk]) for i in range(0, len(data), chunk)]
+    lists.append(parser.finish())
+    return lists, parser.counts
+
+
+def compare(lists: list[list[TraceEvent]], counts: ParseCounts, **options: Any) -> TraceAnalysis:
+    """Run both analyzers on the same events; assert equal results, timelines and ``done``."""
+    ref = SchedAnalyzer(**options)
+    for events in lists:
+        ref.feed(events)
+        if ref.done:
+            break
+    fast = FastAnalyzer(**options)
+    interner = Interner()
+    eid = 0
+    for events in lists:
+        fast.feed(EventBatch.from_events(events, eid, interner))
+        eid += len(events)
+        if fast.done:
+            break
+    assert fast.done == ref.done
+    expected = ref.result(counts)
+    got = fast.result(counts)
+    assert got == expected
+    assert repr(got) == repr(expected)  # also tells -0.0 from 0.0
+    assert fast.timeline == ref.timeline
+    assert fast.summary(counts) == ref.summary(counts)
+    return expected
+
+
+def middle_third(analysis: TraceAnalysis) -> tuple[float, float]:
+    """The middle third of an analysis' window."""
+    assert isinstance(analysis.window, tuple)
+    t0, t1 = analysis.window
+    return (t0 + (t1 - t0) / 3, t0 + 2 * (t1 - t0) / 3)
+
+
+def check_file(data: bytes) -> None:
+    """The options the command uses, on one trace text, in 64 KiB and 4 KiB chunks."""
+    lists, counts = parse(data, 1 << 16)
+    full = compare(lists, counts)
+    assert full.tasks, "the trace should have tasks"
+    window = middle_third(full)
+    compare(lists, counts, window=window)
+    compare(lists, counts, bucket=0.005, thresholds=Thresholds(hog=0.001, offtime=0.0))
+    small, small_counts = parse(data, 1 << 12)
+    compare(small, small_counts, timeline=True)
+    compare(small, small_counts, window=window, bucket=0.0001, timeline=True)
+
+
+@pytest.mark.parametrize("name", RECORDED)
+def test_recorded_traces(name: str) -> None:
+    check_file(gzip.decompress((DATA / f"{name}.gz").read_bytes()))
+
+
+@pytest.mark.parametrize("path", sorted(SHARED.glob("*.txt")) if SHARED.is_dir() else [], ids=lambda p: p.name)
+def test_shared_traces(path: Path) -> None:
+    check_file(path.read_bytes())
+
+
+def test_shared_traces_are_there_or_skipped() -> None:
+    if not SHARED.is_dir():
+        pytest.skip(f"{SHARED} is not there (evaluation data)")
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_scenario_in_every_layout(tmp_path: Path, layout: str) -> None:
+    data = write_scenario(tmp_path, layout).read_bytes()
+    for chunk in (1 << 16, 200):
+        lists, counts = parse(data, chunk)
+        compare(lists, counts)
+        compare(lists, counts, window=(100.004, 100.0086))
+        compare(lists, counts, window=(99.0, 100.0))  # ends at the first event after the window
+        compare(lists, counts, bucket=0.002, timeline=True)
+        compare(lists, counts, thresholds=Thresholds(hog=0.001, offtime=0.0))
+
+
+def test_lost_markers_and_nowaking(tmp_path: Path) -> None:
+    lines = scenario_text("ftrace").splitlines()
+    at = next(i for i, line in enumerate(lines) if "100.003000" in line)
+    lost = [*lines[:at], "CPU:1 [LOST 42 EVENTS]", *lines[at:-2], "[7 EVENTS DROPPED]", *lines[-2:]]
+    nowaking = [line for line in lines if "sched_waking" not in line]
+    for text in (lost, nowaking):
+        lists, counts = parse(("\n".join(text) + "\n").encode(), 300)
+        compare(lists, counts)
+        compare(lists, counts, bucket=0.001, timeline=True)
+
+
+def test_preemptirq_events() -> None:
+    lines = [
+        "          <idle>-0       [000] d..1.   200.000100: irq_disable: caller=do_idle+0x1/0x2 parent=0x0",
+        "          <idle>-0       [000] d..1.   200.001600: irq_enable: caller=do_idle+0x3/0x4 parent=0x0",
+        "            bash-12      [001] ...1.   200.002000: preempt_disable: caller=vfs_write+0x1/0x2 parent=0x0",
+        "            bash-12      [001] ...1.   200.002250: preempt_enable: caller=vfs_write+0x5/0x6 parent=0x0",
+    ] * 40
+    lists, counts = parse(("\n".join(lines) + "\n").encode(), 1000)
+    compare(lists, counts)
+    compare(lists, counts, thresholds=Thresholds(offtime=0.0))
+
+
+# -- random event sequences ------------------------------------------------------------------------
+
+_STATES = (b"R", b"R+", b"S", b"D", b"I", b"Z", b"X", b"", b"T", b"R")
+# Kinds weighted like a trace (switches and wakeups most), lost-event markers rare.
+_KINDS = ((1,) * 8 + (2,) * 4 + (3, 4) + (5, 6) * 3 + (7, 8, 9) * 3 + (10, 11) * 2 + (12, 13, 14, 15, 16)) * 2 + (17,)
+_STEPS = (0.0, 1e-6, 3e-4, 3e-4, 1e-3, 1e-3, 0.004, -2e-3)
+_RAW = st.tuples(
+    st.sampled_from(_KINDS),  # kind
+    st.sampled_from(_STEPS),  # time step
+    st.sampled_from((0, 0, 1, 1, 2, 3)),  # cpu
+    st.integers(0, 6),  # pid (also picks the IRQ, vector, work item, lost count)
+    st.integers(0, 6),  # next pid (also picks the target CPU, names, prev_state)
+    st.integers(0, 9),  # variant: comm spellings, prio
+)
+
+
+@st.composite
+def event_lists(draw: st.DrawFn) -> list[list[TraceEvent]]:
+    """Random events, cut into batches: every kind, nested IRQs, reused pids, time that goes back."""
+    size = draw(st.integers(0, 150))
+    raw = draw(st.lists(_RAW, min_size=size, max_size=size))
+    ts = 100.0
+    events = []
+    for i, (kind, step, cpu, a, b, variant) in enumerate(raw):
+        ts = round(ts + step, 6)
+        pid, nxt = a, b
+        line = b"line %d" % i
+        comm = b"t%d%s" % (pid, b"x" if variant == 0 else b"")
+        next_comm = b"t%d%s" % (nxt, b"y" if variant == 1 else b"")
+        prio = 49 if variant == 2 else 120
+        state = b""
+        if kind == 1:
+            state = _STATES[(nxt + variant) % len(_STATES)]
+        elif kind <= 4:
+            nxt = b % 5 - 1  # target CPU, -1: not printed
+            next_comm = b""
+        elif kind <= 6:
+            state = (b"eth0", b"timer", b"")[variant % 3]
+            pid = (1, 2, -236)[a % 3]
+        elif kind <= 9:
+            pid = a % 3
+        elif kind <= 11:
+            comm = (b"w1", b"w2")[pid % 2]
+            state = (b"f1", b"f2", b"f3")[nxt % 3]
+        elif kind <= 15:
+            state = b"caller"
+        elif kind == 17:
+            events.append(TraceEvent(17, -1.0, cpu if variant % 2 else -1, i + 1, line, pid))
+            continue
+        events.append(TraceEvent(kind, ts, cpu, i + 1, line, pid, prio, comm, state, nxt, prio, next_comm))
+    n = len(events)
+    cuts = sorted(draw(st.lists(st.integers(0, n), max_size=6)))
+    return [events[a:b] for a, b in zip([0, *cuts], [*cuts, n], strict=True)]
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    lists=event_lists(),
+    window=st.sampled_from(((-math.inf, math.inf), (100.001, 100.02), (99.0, 100.003))),
+    bucket=st.sampled_from((None, 0.001)),
+    timeline=st.booleans(),
+    hog=st.sampled_from((0.005, 0.0)),
+)
+def test_random_event_sequences(
+    lists: list[list[TraceEvent]], window: tuple[float, float], bucket: float | None, timeline: bool, hog: float
+) -> None:
+    thresholds = Thresholds(hog=hog, offtime=hog)
+    counts = ParseCounts(tracer="irqsoff")
+    compare(lists, counts, window=window, bucket=bucket, timeline=timeline, thresholds=thresholds)
+
+
+# -- growth and memory -----------------------------------------------------------------------------
+
+
+def _switch(ts: float, cpu: int, prev: int, state: bytes, nxt: int, line: int) -> TraceEvent:
+    return TraceEvent(1, ts, cpu, line, b"l%d" % line, prev, 120, b"p%d" % prev, state, nxt, 120, b"p%d" % nxt)
+
+
+def test_tables_grow() -> None:
+    """More tasks, CPUs, IRQ depth and vectors than the first tables hold; huge CPU numbers and pids."""
+    events: list[TraceEvent] = []
+    ts = 10.0
+    cpus = (0, 3, 9, 1023, 1024, 5000)
+    pids = [*range(1, 700), 1 << 20, (1 << 20) + 5, 1 << 40]
+    for i, pid in enumerate(pids):
+        ts += 1e-4
+        cpu = cpus[i % len(cpus)]
+        target = cpus[(i + 1) % len(cpus)] if i % 3 else -1
+        events.append(TraceEvent(2, ts, cpu, len(events) + 1, b"w", pid, 120, b"p%d" % pid, b"", target, 0, b""))
+        prev = pids[i - 1] if i else 0
+        events.append(_switch(ts + 2e-5, cpu, prev, b"RS"[i % 2 : i % 2 + 1], pid, len(events) + 1))
+    for depth in range(12):
+        events.append(TraceEvent(5, ts + depth * 1e-6, 9, len(events) + 1, b"i", depth, 0, b"", b"irq%d" % depth))
+    for depth in reversed(range(12)):
+        events.append(TraceEvent(6, ts + 1e-4, 9, len(events) + 1, b"e", depth))
+    for vec in range(40):
+        for kind in (7, 8, 9):
+            events.append(TraceEvent(kind, ts + 2e-4 + vec * 1e-6, 3, len(events) + 1, b"s", vec))
+    events.append(TraceEvent(17, -1.0, 5000, len(events) + 1, b"LOST", 3))
+    events.append(TraceEvent(17, -1.0, 77, len(events) + 1, b"LOST", 3))
+    events += [_switch(ts + 1e-3, c, 0, b"S", 0, len(events) + 1) for c in cpus]
+    lists = [events[i : i + 97] for i in range(0, len(events), 97)]
+    compare(lists, ParseCounts(), timeline=True, bucket=0.0005)
+
+
+def test_kept_events_stay_bounded() -> None:
+    """A long trace of a few tasks keeps a bounded number of events (not one per event)."""
+    events = []
+    ts = 1.0
+    for i in range(60_000):
+        ts += 1e-5
+        prev, nxt = 1 + i % 4, 1 + (i + 1) % 4
+        events.append(TraceEvent(2, ts, i % 2, 2 * i + 1, b"w", nxt, 120, b"p", b"", i % 2, 0, b""))
+        events.append(_switch(ts + 1e-6, i % 2, prev, b"S", nxt, 2 * i + 2))
+    fast = FastAnalyzer()
+    interner = Interner()
+    for at in range(0, len(events), 1000):
+        fast.feed(EventBatch.from_events(events[at : at + 1000], at, interner))
+        assert len(fast._events) <= 2 * engine_kernels.OFF_KEEP + 4096
+    ref = SchedAnalyzer()
+    ref.feed(events)
+    assert fast.result(ParseCounts()) == ref.result(ParseCounts())
