@@ -36,6 +36,7 @@ from detectors.sched.model import Blame, ParseSummary, Thresholds, TraceAnalysis
 from detectors.sched.state import Accumulator, TaskState, span_of
 
 Array = npt.NDArray[Any]
+Comm = bytes | str  # a blamed task's comm: its text, or what SchedAnalyzer.comm says without one
 _WAKE_SOURCES = {2: "sched_waking", 3: "sched_wakeup", 4: "sched_wakeup_new"}
 _KEEP_MIN = 4096  # kept events checked for references when their number doubles past this
 
@@ -232,7 +233,7 @@ class FastAnalyzer:
         self._keep_limit = _KEEP_MIN
         self._comm: list[bytes] = []  # per task slot, its last comm
         self._irq_name: list[bytes] = []  # per IRQ row, its last name
-        self._blames: dict[tuple[int, int], tuple[str, ...]] = {}  # (0, task wait row) / (1, softirq row) -> comms
+        self._blames: dict[tuple[int, int], tuple[Comm, ...]] = {}  # (0, task wait row) / (1, softirq row) -> comms
 
     def feed(self, batch: EventBatch) -> None:
         """Process a batch (trace order); stops (sets ``done``) at the first event after the window."""
@@ -305,17 +306,20 @@ class FastAnalyzer:
         irq_eids = t.irq_i[: int(t.si[k.S_NIRQ]), 1]
         irq_rows = np.flatnonzero(irq_eids >= first)
         refs = t.refs()
-        state = np.unique(refs[refs >= first]) - first
+        state = (refs[refs >= first] - first).tolist()
         blame_refs = np.concatenate((t.wb_i[task_waits, :, 1].ravel(), t.sw_i[soft_waits, :, 1].ravel()))
         blame_refs = blame_refs[blame_refs >= 2 * first]
-        rows = np.concatenate(((comm_refs >> 1) - first, irq_eids[irq_rows] - first, (blame_refs >> 1) - first, state))
-        wanted = np.unique(rows).tolist()
-        events = dict(zip(wanted, map(batch.event, wanted), strict=True))
+        rows = np.concatenate(((comm_refs >> 1) - first, irq_eids[irq_rows] - first, (blame_refs >> 1) - first))
+        wanted = set(rows.tolist())
+        wanted.update(state)
+        event = batch.event
+        events = {row: event(row) for row in wanted}
         # Blames first: a comm reference from an earlier batch is the comm text as it was before this batch.
-        for row in task_waits.tolist():
-            self._blames[(0, row)] = self._blame_comms(t.wb_i[row], int(t.wb_n[row]), first, events)
-        for v in soft_waits.tolist():
-            self._blames[(1, v)] = self._blame_comms(t.sw_i[v], int(t.sw_n[v]), first, events)
+        blames = self._blames
+        for group, waits, table, sizes in ((0, task_waits, t.wb_i, t.wb_n), (1, soft_waits, t.sw_i, t.sw_n)):
+            if len(waits):
+                for row, found, n in zip(waits.tolist(), table[waits].tolist(), sizes[waits].tolist(), strict=True):
+                    blames[(group, row)] = self._blame_comms(found[:n], first, events)
         comm = self._comm
         comm.extend([b""] * (nslots - len(comm)))
         for slot, ref in zip(comm_slots.tolist(), comm_refs.tolist(), strict=True):
@@ -326,25 +330,23 @@ class FastAnalyzer:
         for r, eid in zip(irq_rows.tolist(), irq_eids[irq_rows].tolist(), strict=True):
             names[r] = events[eid - first].state
         kept = self._events
-        for row in state.tolist():
+        for row in state:
             kept[first + row] = events[row]
         if len(kept) > self._keep_limit:
             self._events = {e: kept[e] for e in np.unique(refs).tolist()}
             self._keep_limit = max(_KEEP_MIN, 2 * len(self._events))
 
-    def _blame_comms(self, blames: Array, n: int, first: int, events: dict[int, TraceEvent]) -> tuple[str, ...]:
-        """The comm of each blamed task as it was when it was blamed (SchedAnalyzer.comm then)."""
-        out = []
-        for pid, ref, slot in blames[:n].tolist():
-            if ref == -1:
-                out.append("<idle>")
-            elif ref == -2:
-                out.append(f"pid {pid}")
-            elif ref >= 2 * first:
+    def _blame_comms(self, blames: list[list[int]], first: int, events: dict[int, TraceEvent]) -> tuple[Comm, ...]:
+        """The comm of each blamed task as it was when it was blamed (SchedAnalyzer.comm then, bytes undecoded)."""
+        out: list[Comm] = []
+        for pid, ref, slot in blames:
+            if ref >= 2 * first:
                 ev = events[(ref >> 1) - first]
-                out.append((ev.next_comm if ref & 1 else ev.comm).decode("utf-8", "replace"))
+                out.append(ev.next_comm if ref & 1 else ev.comm)
+            elif ref >= 0:
+                out.append(self._comm[slot])
             else:
-                out.append(self._comm[slot].decode("utf-8", "replace"))
+                out.append("<idle>" if ref == -1 else f"pid {pid}")
         return tuple(out)
 
     # -- result --------------------------------------------------------------------------------
@@ -385,13 +387,13 @@ class FastAnalyzer:
             return a
 
         def wait(
-            a: Accumulator, blames: tuple[Array, Array], n: int, comms: tuple[str, ...], source: str
+            a: Accumulator, blames: tuple[Array, Array], n: int, comms: tuple[Comm, ...], source: str
         ) -> Wait | None:
             if a.worst_begin is None or a.worst_end is None:
                 return None
             span = span_of(a.worst_start, a.worst_end.ts, a.worst_cpu, a.worst_begin, a.worst_end)
             behind = tuple(
-                Blame(pid, comm, seconds)
+                Blame(pid, comm.decode("utf-8", "replace") if isinstance(comm, bytes) else comm, seconds)
                 for (pid, _ref, _slot), seconds, comm in zip(
                     blames[0][:n].tolist(), blames[1][:n].tolist(), comms, strict=True
                 )

@@ -38,7 +38,10 @@ from numba import types
 from numba.typed import Dict
 
 F = TypeVar("F", bound=Callable[..., Any])
-njit: Callable[[F], F] = cast(Callable[[F], F], numba.njit(cache=True))
+I64: Callable[[int], int] = cast(
+    Callable[[int], int], np.int64
+)  # I64(constant): an argument typed int64, not a literal (one compiled helper, not one per constant)
+njit: Callable[[F], F] = cast(Callable[[F], F], numba.njit(cache=True, nogil=True))
 
 RING = 512  # = analyzer.RECENT_RUNS
 CPU_DIRECT = 1024  # CPUs below this are their own slot
@@ -164,7 +167,7 @@ def acc_add(ai: Any, af: Any, r: int, start: float, end: float, cpu: int, b: int
     ai[r, A_COUNT] += 1
     af[r, A_TOTAL] += dur
     if dur > af[r, A_WORST]:
-        acc_worst(ai, af, r, 0, 0, start, end, cpu, b, e)
+        acc_worst(ai, af, r, I64(0), I64(0), start, end, cpu, b, e)
         return True
     return False
 
@@ -241,7 +244,7 @@ def blocked(
     key = (ps, letter)
     a = get(blk, key)
     if a < 0:
-        a = new_oacc(si, oi, K_BLOCKED, ps, letter)
+        a = new_oacc(si, oi, I64(K_BLOCKED), ps, letter)
         blk[key] = a
     acc_add(oi, of, a, start, ts, ti[ps, T_BLK_CPU], b_eid, eid)
 
@@ -368,8 +371,13 @@ def off_worst(si: Any, ow_i: Any, ow_f: Any, b: int, dur: float, start: float, c
                 order[j + 1] = order[j]
                 j -= 1
             order[j + 1] = x
-        fi = ow_f[b, order[:16]].copy()
-        ii = ow_i[b, order[:16]].copy()
+        fi = np.empty((16, 2))
+        ii = np.empty((16, 3), np.int64)
+        for j in range(16):
+            fi[j, 0] = ow_f[b, order[j], 0]
+            fi[j, 1] = ow_f[b, order[j], 1]
+            for col in range(3):
+                ii[j, col] = ow_i[b, order[j], col]
         ow_f[b, :16] = fi
         ow_i[b, :16] = ii
         n = 16
@@ -569,7 +577,7 @@ def run_batch(
                         ti[ps, T_ACC + A_COUNT] += 1
                         tf[ps, TF_ACC + A_TOTAL] += run
                         if run > tf[ps, TF_ACC + A_WORST]:
-                            acc_worst(ti, tf, ps, T_ACC, TF_ACC, start, ts, c, ci[s, C_CUR_EID], eid)
+                            acc_worst(ti, tf, ps, I64(T_ACC), I64(TF_ACC), start, ts, c, ci[s, C_CUR_EID], eid)
                         area = q_area(ci[s, C_QPRES], cf[s, F_QN], cf[s, F_QAREA], cf[s, F_QSINCE], ts)
                         delay = area - cf[s, F_AREA]
                         if delay > 0:
@@ -577,7 +585,7 @@ def run_batch(
                         if run > hog:
                             ti[ps, T_HOG] += 1
                         if dg_on:
-                            log_digest(si, dg_i, dg_f, 0, c, prev, start, ts)
+                            log_digest(si, dg_i, dg_f, I64(0), c, prev, start, ts)
                     if tl_on and si[S_TLTOTAL] < si[S_TLMAX]:
                         j = si[S_TL]
                         si[S_TL] += 1
@@ -667,7 +675,7 @@ def run_batch(
                         acc_worst(ti, tf, ns, ib, fb, start, ts, c, b_eid, eid)
                         behind(ci, si, rings, ti, s, start, ts, nxt, wblames, 2 * ns + fig - 1, vic)
                     if dg_on:
-                        log_digest(si, dg_i, dg_f, 3, c, nxt, ts, latency)
+                        log_digest(si, dg_i, dg_f, I64(3), c, nxt, ts, latency)
             if ti[ns, T_BLK] >= 0:
                 blocked(ti, tf, ns, ts, eid, barrier, w0, si, oi, of, blk_map)
         elif k <= 4:  # SchedAnalyzer._wake
@@ -699,13 +707,13 @@ def run_batch(
                     key = (ps, letter)
                     a = blk_map.get(key, -1) + 0
                     if a < 0:
-                        a = new_oacc(si, oi, K_BLOCKED, ps, letter)
+                        a = new_oacc(si, oi, I64(K_BLOCKED), ps, letter)
                         blk_map[key] = a
                     slept = ts - start
                     oi[a, A_COUNT] += 1
                     of[a, A_TOTAL] += slept
                     if slept > of[a, A_WORST]:
-                        acc_worst(oi, of, a, 0, 0, start, ts, ti[ps, T_BLK_CPU], b_eid, eid)
+                        acc_worst(oi, of, a, I64(0), I64(0), start, ts, ti[ps, T_BLK_CPU], b_eid, eid)
         elif k <= 6:  # SchedAnalyzer._irq
             irq = pidcol[i]
             d = ci[s, C_DEPTH]
@@ -731,11 +739,11 @@ def run_batch(
                 continue
             r = irq_map[irq]
             if irq_i[r, 2] < 0:
-                irq_i[r, 2] = new_oacc(si, oi, K_IRQ, irq, 0)
+                irq_i[r, 2] = new_oacc(si, oi, I64(K_IRQ), irq, I64(0))
             acc_add(oi, of, irq_i[r, 2], start, ts, c, stk_i[s, d - 1, 0], eid)
             cf[s, F_IRQ] += ts - start
             if dg_on:
-                log_digest(si, dg_i, dg_f, 1, c, 0, start, ts)
+                log_digest(si, dg_i, dg_f, I64(1), c, I64(0), start, ts)
         elif k <= 9:  # SchedAnalyzer._softirq
             vec = pidcol[i]
             v = get(soft_map, vec)
@@ -763,9 +771,9 @@ def run_batch(
                 if not ok:
                     continue
                 if soft_i[v, 2] < 0:
-                    soft_i[v, 2] = new_oacc(si, oi, K_RAISE, vec, 0)
+                    soft_i[v, 2] = new_oacc(si, oi, I64(K_RAISE), vec, I64(0))
                 if acc_add(oi, of, soft_i[v, 2], start, ts, c, r_eid, eid):
-                    behind(ci, si, rings, ti, s, start, ts, -1, sblames, v, vic)
+                    behind(ci, si, rings, ti, s, start, ts, I64(-1), sblames, v, vic)
                 continue
             e_eid = ci[s, C_SOFT_EID]
             if e_eid < 0:
@@ -777,11 +785,11 @@ def run_batch(
             if not ok:
                 continue
             if soft_i[v, 1] < 0:
-                soft_i[v, 1] = new_oacc(si, oi, K_SOFT, vec, 0)
+                soft_i[v, 1] = new_oacc(si, oi, I64(K_SOFT), vec, I64(0))
             acc_add(oi, of, soft_i[v, 1], start, ts, c, e_eid, eid)
             cf[s, F_SOFT] += ts - start
             if dg_on:
-                log_digest(si, dg_i, dg_f, 2, c, 0, start, ts)
+                log_digest(si, dg_i, dg_f, I64(2), c, I64(0), start, ts)
         elif k <= 11:  # SchedAnalyzer._work
             key = (s, workcol[i])
             if k == 10:
@@ -795,13 +803,13 @@ def run_batch(
                 continue
             a = get(work_map, fn)
             if a < 0:
-                a = new_oacc(si, oi, K_WORK, fn, 0)
+                a = new_oacc(si, oi, I64(K_WORK), fn, I64(0))
                 work_map[fn] = a
             acc_add(oi, of, a, start, ts, c, b_eid, eid)
         elif k <= 15:  # SchedAnalyzer._offtime
             base = 0 if k <= 13 else 1
             if si[S_OFFACC + base] < 0:
-                si[S_OFFACC + base] = new_oacc(si, oi, K_OFF, 12 + 2 * base, 0)
+                si[S_OFFACC + base] = new_oacc(si, oi, I64(K_OFF), 12 + 2 * base, I64(0))
             if k == 12 or k == 14:  # noqa: PLR1714
                 if ci[s, C_OFF + base] < 0:
                     ci[s, C_OFF + base] = eid

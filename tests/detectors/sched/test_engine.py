@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from collectors.trace_batch import EventBatch, Interner
+from collectors.trace_columns import BatchParser
 from collectors.trace_events import TraceEvent
 from collectors.trace_text import ParseCounts, TraceParser
 from detectors.sched import engine_kernels
@@ -61,6 +62,27 @@ def compare(lists: list[list[TraceEvent]], counts: ParseCounts, **options: Any) 
     return expected
 
 
+def compare_scanned(data: bytes, chunk: int, **options: Any) -> None:
+    """FastAnalyzer on the compiled scanner's batches (what the command runs) against SchedAnalyzer on records."""
+    lists, counts = parse(data, chunk)
+    ref = SchedAnalyzer(**options)
+    for events in lists:
+        ref.feed(events)
+        if ref.done:
+            break
+    parser = BatchParser()
+    fast = FastAnalyzer(**options)
+    for at in range(0, len(data), chunk):
+        fast.feed(parser.feed_batch(data[at : at + chunk]))
+        if fast.done:
+            break
+    if not fast.done:
+        fast.feed(parser.finish_batch())
+    assert fast.done == ref.done
+    assert repr(fast.result(parser.counts)) == repr(ref.result(counts))
+    assert fast.timeline == ref.timeline
+
+
 def middle_third(analysis: TraceAnalysis) -> tuple[float, float]:
     """The middle third of an analysis' window."""
     assert isinstance(analysis.window, tuple)
@@ -79,6 +101,8 @@ def check_file(data: bytes) -> None:
     small, small_counts = parse(data, 1 << 12)
     compare(small, small_counts, timeline=True)
     compare(small, small_counts, window=window, bucket=0.0001, timeline=True)
+    compare_scanned(data, 1 << 16)
+    compare_scanned(data, 1 << 13, window=window, bucket=0.001, timeline=True)
 
 
 @pytest.mark.parametrize("name", RECORDED)
@@ -91,11 +115,6 @@ def test_shared_traces(path: Path) -> None:
     check_file(path.read_bytes())
 
 
-def test_shared_traces_are_there_or_skipped() -> None:
-    if not SHARED.is_dir():
-        pytest.skip(f"{SHARED} is not there (evaluation data)")
-
-
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_scenario_in_every_layout(tmp_path: Path, layout: str) -> None:
     data = write_scenario(tmp_path, layout).read_bytes()
@@ -106,6 +125,7 @@ def test_scenario_in_every_layout(tmp_path: Path, layout: str) -> None:
         compare(lists, counts, window=(99.0, 100.0))  # ends at the first event after the window
         compare(lists, counts, bucket=0.002, timeline=True)
         compare(lists, counts, thresholds=Thresholds(hog=0.001, offtime=0.0))
+        compare_scanned(data, chunk, window=(100.004, 100.0086), timeline=True)
 
 
 def test_lost_markers_and_nowaking(tmp_path: Path) -> None:
