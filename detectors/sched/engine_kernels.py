@@ -373,13 +373,16 @@ def off_worst(si: Any, ow_i: Any, ow_f: Any, b: int, dur: float, start: float, c
             order[j + 1] = x
         fi = np.empty((16, 2))
         ii = np.empty((16, 3), np.int64)
-        for j in range(16):
-            fi[j, 0] = ow_f[b, order[j], 0]
-            fi[j, 1] = ow_f[b, order[j], 1]
+        for j in range(16):  # element by element: numba compiles array-to-slice copies slowly
+            for col in range(2):
+                fi[j, col] = ow_f[b, order[j], col]
             for col in range(3):
                 ii[j, col] = ow_i[b, order[j], col]
-        ow_f[b, :16] = fi
-        ow_i[b, :16] = ii
+        for j in range(16):
+            for col in range(2):
+                ow_f[b, j, col] = fi[j, col]
+            for col in range(3):
+                ow_i[b, j, col] = ii[j, col]
         n = 16
     si[S_OWN + b] = n
 
