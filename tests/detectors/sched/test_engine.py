@@ -234,13 +234,15 @@ def test_tables_grow() -> None:
     events: list[TraceEvent] = []
     ts = 10.0
     cpus = (0, 3, 9, 1023, 1024, 5000)
-    pids = [*range(1, 700), 1 << 20, (1 << 20) + 5, 1 << 40]
+    pids = [*range(1, 700), 5000, 300_000, -7, 1 << 20, (1 << 20) + 5, 1 << 40]
+    running: dict[int, int] = {}
     for i, pid in enumerate(pids):
         ts += 1e-4
         cpu = cpus[i % len(cpus)]
         target = cpus[(i + 1) % len(cpus)] if i % 3 else -1
         events.append(TraceEvent(2, ts, cpu, len(events) + 1, b"w", pid, 120, b"p%d" % pid, b"", target, 0, b""))
-        prev = pids[i - 1] if i else 0
+        prev = running.get(cpu, 0)
+        running[cpu] = pid
         events.append(_switch(ts + 2e-5, cpu, prev, b"RS"[i % 2 : i % 2 + 1], pid, len(events) + 1))
     for depth in range(12):
         events.append(TraceEvent(5, ts + depth * 1e-6, 9, len(events) + 1, b"i", depth, 0, b"", b"irq%d" % depth))
@@ -254,6 +256,24 @@ def test_tables_grow() -> None:
     events += [_switch(ts + 1e-3, c, 0, b"S", 0, len(events) + 1) for c in cpus]
     lists = [events[i : i + 97] for i in range(0, len(events), 97)]
     compare(lists, ParseCounts(), timeline=True, bucket=0.0005)
+    fast = FastAnalyzer()
+    fast.feed(EventBatch.from_events(events, 0, Interner()))
+    si = fast._t.si
+    assert si[engine_kernels.S_NVIC] > 256 and si[engine_kernels.S_NPB] > 256 and si[engine_kernels.S_NRING] > 4
+    assert len(fast._t.pid_slot) > 300_000
+
+
+def test_bounded_digest_and_timeline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The digest coarsens past its cell budget and the timeline stops at its run budget, as SchedAnalyzer's."""
+    from detectors.sched import analyzer, buckets
+
+    monkeypatch.setattr(analyzer, "MAX_BUCKET_CELLS", 8)
+    monkeypatch.setattr(buckets, "MAX_BUCKET_CELLS", 8)
+    monkeypatch.setattr(analyzer, "TIMELINE_MAX_RUNS", 5)
+    data = scenario_text("ftrace").encode()
+    lists, counts = parse(data, 200)
+    a = compare(lists, counts, bucket=0.0005, timeline=True)
+    assert a.bucket_seconds is not None and a.bucket_seconds > 0.0005
 
 
 def test_kept_events_stay_bounded() -> None:
