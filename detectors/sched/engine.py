@@ -26,7 +26,7 @@ import numpy.typing as npt
 
 import detectors.sched.analyzer as reference
 from collectors.trace_batch import EventBatch
-from collectors.trace_events import TraceEvent
+from collectors.trace_events import TraceEvent, gc_paused
 from collectors.trace_text import ParseCounts
 from detectors.sched import buckets
 from detectors.sched import engine_kernels as k
@@ -355,7 +355,8 @@ class FastAnalyzer:
         """Freeze everything into a :class:`TraceAnalysis` (SchedAnalyzer's, by the same code)."""
         from detectors.sched.freeze import freeze_analysis
 
-        return freeze_analysis(self.export(), counts)
+        with gc_paused():  # thousands of records, none in a cycle
+            return freeze_analysis(self.export(), counts)
 
     def summary(self, counts: ParseCounts) -> ParseSummary:
         """The reader's counts as a typed record."""
