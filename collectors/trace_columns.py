@@ -132,8 +132,8 @@ class _Rows:
         b_s = o[B_S]
         if b_s == _LOCAL_TIMER:
             state = b"local_timer"
-        elif kind == 1:
-            state = data[b_s : o[B_E]]
+        elif kind == 1:  # the first letter as the scanner read it (trace-cmd's old letters normalised)
+            state = bytes((o[STATE],)) + data[b_s + 1 : o[B_E]] if o[B_E] > b_s else b""
         else:
             state = data[b_s : o[B_E]] if b_s >= 0 else b""
         comm = data[o[A_S] : o[A_E]] if o[A_S] >= 0 else b""

@@ -23,7 +23,7 @@ import numba
 import numpy as np
 import numpy.typing as npt
 
-from collectors.trace_events import EVENT_KINDS
+from collectors.trace_events import EVENT_KINDS, PLUGIN_STATE_LETTERS
 
 F = TypeVar("F", bound=Callable[..., Any])
 njit = cast(Callable[[F], F], numba.njit(cache=True, nogil=True))
@@ -116,17 +116,20 @@ def _lit(text: bytes) -> npt.NDArray[np.uint8]:
 # The texts the scanner compares, as global arrays: numba compiles them in as constants (passed as
 # arguments, each call would count references to every one of them: most of the time per line).
 SW_HEAD, SW_PID, SW_PRIO, SW_STATE, SW_NEXT = (
-    _lit(t) for t in (b"sched_switch: prev_comm=", b" prev_pid=", b" prev_prio=", b" prev_state=", b" ==> next_comm=")
+    _lit(t) for t in (b"prev_comm=", b" prev_pid=", b" prev_prio=", b" prev_state=", b" ==> next_comm=")
 )
-SW_NEXT_PID, SW_NEXT_PRIO = _lit(b" next_pid="), _lit(b" next_prio=")
-WAKING, WAKEUP_NEW, WAKEUP = (
-    _lit(b"sched_waking: comm="),
-    _lit(b"sched_wakeup_new: comm="),
-    _lit(b"sched_wakeup: comm="),
+SW_NEXT_PID, SW_NEXT_PRIO, ARROW = _lit(b" next_pid="), _lit(b" next_prio="), _lit(b" ==> ")
+SWITCH, WAKING, WAKEUP_NEW, WAKEUP = (
+    _lit(t) for t in (b"sched_switch:", b"sched_waking:", b"sched_wakeup_new:", b"sched_wakeup:")
 )
+F_TARGET_NAME, F_CPU = _lit(b"target_cpu="), _lit(b"CPU:")
+# trace-cmd's sched_switch plugin prints old state letters: the first letter as the line parser normalises it
+_PLUGIN_STATE = np.arange(256, dtype=np.int64)
+for _old, _new in PLUGIN_STATE_LETTERS.items():
+    _PLUGIN_STATE[_old[0]] = _new[0]
 F_PID, F_PRIO, F_TARGET, F_COMM = _lit(b" pid="), _lit(b" prio="), _lit(b" target_cpu="), _lit(b"comm=")
 F_VECTOR, F_IRQ, F_NAME, F_VEC = _lit(b"vector="), _lit(b"irq="), _lit(b" name="), _lit(b"vec=")
-F_FUNCTION, F_CALLER = _lit(b"function "), _lit(b"caller=")
+F_FUNCTION, F_CALLER, F_LB = _lit(b"function "), _lit(b"caller="), _lit(b" [")
 
 
 @inline
@@ -163,7 +166,7 @@ def _task(buf: Any, a: int, le: int, pid_text: Any, prio_text: Any) -> tuple[int
 
 @inline
 def _switch(buf: Any, i: int, le: int, out: Any, r: int) -> bool:
-    """sched_switch in the kernel format, no spaces in comms, ending the line; fills row ``r``."""
+    """A sched_switch payload in the kernel format, no spaces in comms, ending the line; fills row ``r``."""
     if not _literal(buf, i, le, SW_HEAD):
         return False
     a = i + len(SW_HEAD)
@@ -178,14 +181,9 @@ def _switch(buf: Any, i: int, le: int, out: Any, r: int) -> bool:
     c_end, npid, nprio, j = _task(buf, c, le, SW_NEXT_PID, SW_NEXT_PRIO)
     if j != le:
         return False
-    out[r, KIND] = 1
-    out[r, PID] = pid
-    out[r, PRIO] = prio
-    out[r, NEXT_PID] = npid
+    _row(out, r, 1, pid, prio, npid, a, a_end)
     out[r, NEXT_PRIO] = nprio
     out[r, STATE] = buf[b]
-    out[r, A_S] = a
-    out[r, A_E] = a_end
     out[r, B_S] = b
     out[r, B_E] = b_end
     out[r, C_S] = c
@@ -194,39 +192,169 @@ def _switch(buf: Any, i: int, le: int, out: Any, r: int) -> bool:
 
 
 @inline
-def _wake(buf: Any, i: int, le: int, out: Any, r: int) -> int:
-    """sched_waking/wakeup_new/wakeup in the kernel format ending the line: its kind (0: not)."""
-    if _literal(buf, i, le, WAKING):
-        kind, a = 2, i + len(WAKING)
-    elif _literal(buf, i, le, WAKEUP_NEW):
-        kind, a = 4, i + len(WAKEUP_NEW)
-    elif _literal(buf, i, le, WAKEUP):
-        kind, a = 3, i + len(WAKEUP)
-    else:
-        return 0
-    a_end, pid, prio, j = _task(buf, a, le, F_PID, F_PRIO)
-    if j < 0 or not _literal(buf, j, le, F_TARGET):
-        return 0
-    target, j = _digits(buf, j + len(F_TARGET), le)
-    if target < 0 or j != le:
-        return 0
+def _row(out: Any, r: int, kind: int, pid: int, prio: int, next_pid: int, a_s: int, a_e: int) -> bool:
+    """Write the fields every task event has into row ``r``; True."""
     out[r, KIND] = kind
     out[r, PID] = pid
     out[r, PRIO] = prio
-    out[r, NEXT_PID] = target
-    out[r, A_S] = a
-    out[r, A_E] = a_end
-    return kind
+    out[r, NEXT_PID] = next_pid
+    out[r, A_S] = a_s
+    out[r, A_E] = a_e
+    return True
+
+
+@inline
+def _wake(buf: Any, q: int, le: int, out: Any, r: int, kind: int) -> bool:
+    """A wakeup payload in the kernel format (``comm=C pid=N prio=P target_cpu=T``) ending the line."""
+    a = q + len(F_COMM)
+    a_end, pid, prio, j = _task(buf, a, le, F_PID, F_PRIO)
+    if j < 0 or not _literal(buf, j, le, F_TARGET):
+        return False
+    target, j = _digits(buf, j + len(F_TARGET), le)
+    if target < 0 or j != le:
+        return False
+    return _row(out, r, kind, pid, prio, target, a, a_end)
+
+
+@inline
+def _odd_space(buf: Any, q: int, le: int) -> bool:
+    """True when ``buf[q:le]`` holds whitespace other than spaces (Python's strip() would take it)."""
+    for x in range(q, le):
+        c = buf[x]
+        if c == 9 or c == 11 or c == 12 or c == _CR:  # noqa: PLR1714
+            return True
+    return False
+
+
+@inline
+def _find(buf: Any, lo: int, hi: int, text: Any) -> int:
+    """First position of ``text`` wholly inside ``buf[lo:hi]`` (-1: none), as ``bytes.find``."""
+    for x in range(lo, hi - len(text) + 1):
+        if _literal(buf, x, hi, text):
+            return x
+    return -1
+
+
+@inline
+def _rfind(buf: Any, lo: int, hi: int, text: Any) -> int:
+    """Last position of ``text`` wholly inside ``buf[lo:hi]`` (-1: none), as ``bytes.rfind``."""
+    for x in range(hi - len(text), lo - 1, -1):
+        if _literal(buf, x, hi, text):
+            return x
+    return -1
+
+
+@inline
+def _rfind_byte(buf: Any, lo: int, hi: int, c: int) -> int:
+    """Last position of byte ``c`` in ``buf[lo:hi]`` (-1: none)."""
+    for x in range(hi - 1, lo - 1, -1):
+        if buf[x] == c:
+            return x
+    return -1
+
+
+@inline
+def _find_byte(buf: Any, lo: int, hi: int, c: int) -> int:
+    """First position of byte ``c`` in ``buf[lo:hi]`` (-1: none)."""
+    for x in range(lo, hi):
+        if buf[x] == c:
+            return x
+    return -1
+
+
+@inline
+def _number(buf: Any, a: int, b: int) -> tuple[int, bool]:
+    """``-?\\d+`` filling ``buf[a:b]`` exactly: value, ok (what int() gives for such text)."""
+    value, j, ok = _signed(buf, a, b)
+    return value, ok and j == b and b > a
+
+
+@inline
+def _plugin_task(buf: Any, q: int, le: int) -> tuple[int, int, int, int]:
+    """trace-cmd's ``comm:pid [prio]`` in ``buf[q:le]``: pid, prio, the comm's end, ok (1 or 0).
+
+    Read as the line parser reads it: the last " [", the first "]" after it, the last ":" before it.
+    """
+    lb = _rfind(buf, q, le, F_LB)
+    if lb < 0:
+        return 0, 0, 0, 0
+    rb = _find_byte(buf, lb, le, _RBRACKET)
+    colon = _rfind_byte(buf, q, lb, _COLON)
+    if rb < 0 or colon < 0:
+        return 0, 0, 0, 0
+    prio, ok = _number(buf, lb + 2, rb)
+    pid, pid_ok = _number(buf, colon + 1, lb)
+    if not ok or not pid_ok or pid < 0:
+        return 0, 0, 0, 0
+    return pid, prio, colon, 1
+
+
+@inline
+def _wake_plugin(buf: Any, q: int, le: int, out: Any, r: int, kind: int) -> bool:
+    """A wakeup in trace-cmd's plugin format: ``comm:pid [prio] CPU:ddd``."""
+    if _odd_space(buf, q, le) or _rfind(buf, q, le, F_TARGET_NAME) >= 0:
+        return False
+    pid, prio, colon, ok = _plugin_task(buf, q, le)
+    if not ok:
+        return False
+    target = -1
+    t = _rfind(buf, q, le, F_CPU)
+    if t >= 0:
+        te = _token_end(buf, t + 4, le)
+        target, target_ok = _number(buf, t + 4, te)
+        if not target_ok or target < 0:
+            return False
+    return _row(out, r, kind, pid, prio, target, q, colon)
+
+
+@inline
+def _switch_plugin(buf: Any, q: int, le: int, out: Any, r: int) -> bool:
+    """sched_switch in trace-cmd's plugin format: ``prev:pid [prio] S ==> next:pid [prio]``.
+
+    The state's first letter is normalised as the line parser does (trace-cmd's old letters).
+    """
+    if _odd_space(buf, q, le):
+        return False
+    d = _find(buf, q, le, ARROW)
+    if d < 0:
+        return False
+    pid, prio, pc, ok = _plugin_task(buf, q, d)
+    if not ok:
+        return False
+    lb = _rfind(buf, q, d, F_LB)
+    s0 = _find_byte(buf, lb, d, _RBRACKET) + 1
+    s1 = d
+    while s0 < s1 and buf[s0] == _SPACE:
+        s0 += 1
+    while s1 > s0 and buf[s1 - 1] == _SPACE:
+        s1 -= 1
+    r0 = d + len(ARROW)
+    r1 = le
+    while r0 < r1 and buf[r0] == _SPACE:
+        r0 += 1
+    while r1 > r0 and buf[r1 - 1] == _SPACE:
+        r1 -= 1
+    npid, nprio, nc, ok = _plugin_task(buf, r0, r1)
+    if not ok:
+        return False
+    state = 0
+    if s1 > s0:
+        state = _PLUGIN_STATE[buf[s0]]
+    _row(out, r, 1, pid, prio, npid, q, pc)
+    out[r, NEXT_PRIO] = nprio
+    out[r, STATE] = state
+    out[r, B_S] = s0
+    out[r, B_E] = s1
+    out[r, C_S] = r0
+    out[r, C_E] = nc
+    return True
 
 
 @inline
 def _other(buf: Any, kind: int, p: int, le: int, out: Any, r: int) -> bool:
     """The payload (at ``p``) of the other events the analyses use, in their usual forms; fills row ``r``."""
-    if p >= le or buf[p] == _SPACE:
+    if _odd_space(buf, p, le):
         return False
-    for x in range(p, le):
-        if buf[x] == _CR:
-            return False
     if kind <= 6:  # IRQ entry/exit, local timer entry/exit
         if _literal(buf, p, le, F_VECTOR):
             vector, j = _digits(buf, p + len(F_VECTOR), le)
@@ -279,9 +407,15 @@ def _other(buf: Any, kind: int, p: int, le: int, out: Any, r: int) -> bool:
         c = p + len(F_CALLER) if _literal(buf, p, e, F_CALLER) else p
         out[r, B_S] = c
         out[r, B_E] = e
-    elif kind == 16:  # sched_process_exit: "comm=C pid=N prio=P"
-        if not _literal(buf, p, le, F_COMM):
+    elif kind == 16 and not _literal(buf, p, le, F_COMM):  # sched_process_exit, trace-cmd's "comm:pid [prio]"
+        pid, prio, colon, ok = _plugin_task(buf, p, le)
+        if not ok:
             return False
+        out[r, PID] = pid
+        out[r, PRIO] = prio
+        out[r, A_S] = p
+        out[r, A_E] = colon
+    elif kind == 16:  # sched_process_exit: "comm=C pid=N prio=P"
         a = p + len(F_COMM)
         a_end, pid, prio, j = _task(buf, a, le, F_PID, F_PRIO)
         if j < 0 or (j != le and buf[j] != _SPACE):
@@ -342,32 +476,49 @@ def _scan_line(buf: Any, ls: int, le: int, out: Any, r: int, ts_out: Any, waking
         return _SLOW_LINE
     out[r, CPU] = cpu
     ts_out[r] = ts
-    if _switch(buf, e, le, out, r):
-        return 1
-    kind = _wake(buf, e, le, out, r)
+    while e < le and buf[e] == _SPACE:  # perf script pads the event name
+        e += 1
+    # the event's name: the frequent ones directly, else word characters and ':' up to ": "
+    kind = 0
+    q = -1
+    if _literal(buf, e, le, SWITCH):
+        kind, q = 1, e + len(SWITCH)
+    elif _literal(buf, e, le, WAKING):
+        kind, q = 2, e + len(WAKING)
+    elif _literal(buf, e, le, WAKEUP):
+        kind, q = 3, e + len(WAKEUP)
+    elif _literal(buf, e, le, WAKEUP_NEW):
+        kind, q = 4, e + len(WAKEUP_NEW)
+    if kind == 0 or q >= le or buf[q] != _SPACE:
+        ne = e
+        while ne < le:
+            c = buf[ne]
+            if not ((48 <= c <= 57) or (65 <= c <= 90) or (97 <= c <= 122) or c == 95 or c == _COLON):  # noqa: PLR1714
+                break
+            ne += 1
+        if ne - e < 2 or ne >= le or buf[ne] != _SPACE or buf[ne - 1] != _COLON:
+            return _SLOW_LINE
+        kind = _name_kind(buf, e, ne - 1)
+        if kind == 0:
+            out[r, A_S] = e
+            out[r, A_E] = ne - 1
+            return _UNKNOWN
+        q = ne
     if kind == 3 and waking_seen and skip_wakeup:
         return _COUNTED
-    if kind > 0:
-        return kind
-    # any other event: its name (word characters and ':') up to ": "
-    ne = e
-    while ne < le:
-        c = buf[ne]
-        if not ((48 <= c <= 57) or (65 <= c <= 90) or (97 <= c <= 122) or c == 95 or c == _COLON):  # noqa: PLR1714
-            break
-        ne += 1
-    if ne - e < 2 or ne >= le or buf[ne] != _SPACE or buf[ne - 1] != _COLON:
+    # the payload: after ": " and any padding (trace-cmd pads event names)
+    q += 1
+    while q < le and buf[q] == _SPACE:
+        q += 1
+    if q >= le or buf[q] == 9 or buf[q] == 11 or buf[q] == 12 or buf[q] == _CR:
         return _SLOW_LINE
-    known = _name_kind(buf, e, ne - 1)
-    if known == 0:
-        out[r, A_S] = e
-        out[r, A_E] = ne - 1
-        return _UNKNOWN
-    if known == 3 and waking_seen and skip_wakeup:
-        return _COUNTED
-    if known >= 5 and _other(buf, known, ne + 1, le, out, r):
-        return known
-    return _SLOW_LINE
+    if kind == 1:
+        ok = _switch(buf, q, le, out, r) if _literal(buf, q, le, SW_HEAD) else _switch_plugin(buf, q, le, out, r)
+    elif kind <= 4:
+        ok = _wake(buf, q, le, out, r, kind) if _literal(buf, q, le, F_COMM) else _wake_plugin(buf, q, le, out, r, kind)
+    else:
+        ok = _other(buf, kind, q, le, out, r)
+    return kind if ok else _SLOW_LINE
 
 
 @njit

@@ -16,12 +16,16 @@ Only the events the scheduling analyses use become :class:`TraceEvent`
 records; other events are counted by name and skipped without parsing their
 payload.  Comments, lost-event markers, truncated lines and garbage are
 counted in :class:`ParseCounts`, never raised.
+
+This parser is the definition of what a line means.  ``kforensic trace``
+reads with :class:`collectors.trace_columns.BatchParser`, which hands every
+line its compiled scanner does not take whole to this parser and gives the
+same events (tests compare the two).
 """
 
 from __future__ import annotations
 
 import contextlib
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -37,7 +41,6 @@ from collectors.trace_payloads import (
 __all__ = ["EVENT_KINDS", "Kind", "ParseCounts", "TraceEvent", "TraceParser", "iter_events"]
 _make = make_event
 
-FAST_SPAN = 256 << 10  # bytes of lines per findall of the fast path (see _feed)
 MAX_LINE = 1 << 20  # a "line" longer than this is garbage, counted and dropped unread
 _MAX_UNKNOWN_NAMES = 256  # distinct unknown event names remembered (the rest are only counted)
 
@@ -91,14 +94,6 @@ class TraceParser:
         if taken is None:
             return []
         data, start, cut, out = taken
-        if start > cut:
-            return out
-        while self._fused is False and start <= cut:
-            # Spans of about FAST_SPAN bytes: the tuples of a span are still in the CPU cache when
-            # the loop reads them (a findall over a whole chunk makes tuples several times its size).
-            end = data.find(b"\n", start + FAST_SPAN) + 1 or cut + 1
-            out += self._parse_block(data[start:end])
-            start = end
         if start > cut:
             return out
         return out + self._parse_lines(data[start:cut].split(b"\n"))
@@ -186,83 +181,6 @@ class TraceParser:
         if len(counts.first_malformed) < 5:
             counts.first_malformed.append((line_no, line[:200].decode("utf-8", "replace")))
 
-    def _parse_block(self, block: bytes) -> list[TraceEvent]:
-        """Parse whole lines (``block`` ends with a newline) of a trace known to be in the bracket layout.
-
-        :data:`_FAST_LINE` splits the block into lines and extracts the fields of
-        the common lines at C speed (one tuple per line, in order); the loop only
-        converts numbers and builds records.  Every line the pattern does not
-        take whole (other payload formats, comments, markers, garbage) goes
-        through :meth:`_parse_lines`, so the result is the same as its.
-        """
-        out: list[TraceEvent] = []
-        append = out.append
-        kinds = EVENT_KINDS
-        unknown = self.counts.unknown
-        skip_wakeup = self._skip_wakeup and self._seen_waking
-        make = _make
-        line_no = self._line_no
-        n_events = 0
-        n_used = 0
-        # Once waking events are known, sched_wakeup lines are only counted: a pattern that does not
-        # extract their fields (if the first waking comes later in the block, the other one is right too).
-        pattern = _FAST_LINE_WAKING if skip_wakeup else _FAST_LINE
-        rows = iter(pattern.findall(block))
-        for line, cpu, ts, pc, pp, pr, st, nc, np_, npr, wn, wc, wp, wpr, wt, name, other in rows:
-            line_no += 1
-            if pc or nc:  # sched_switch in the kernel format (pc/nc: prev/next comm; a comm can be empty, not both)
-                append(make((1, float(ts), int(cpu), line_no, line, int(pp), int(pr), pc, st, int(np_), int(npr), nc)))
-                n_events += 1
-                n_used += 1
-            elif wt:  # sched_waking, sched_wakeup or sched_wakeup_new in the kernel format
-                n_events += 1
-                if wn == b"sched_waking":
-                    wake_kind = 2
-                    if not self._seen_waking:
-                        self._seen_waking = True
-                        skip_wakeup = self._skip_wakeup
-                elif wn == b"sched_wakeup":
-                    if skip_wakeup:
-                        continue
-                    wake_kind = 3
-                else:
-                    wake_kind = 4
-                append(
-                    make((wake_kind, float(ts), int(cpu), line_no, line, int(wp), int(wpr), wc, b"", int(wt), 0, b""))
-                )
-                n_used += 1
-            elif name:
-                kind = kinds.get(name)
-                if kind is None:  # an event the analyses do not use: count it by name
-                    n_events += 1
-                    if name in unknown or len(unknown) < _MAX_UNKNOWN_NAMES:
-                        unknown[name] = unknown.get(name, 0) + 1
-                elif kind == 3 and skip_wakeup:  # Kind.WAKEUP, once waking events are known
-                    n_events += 1
-                else:
-                    line_no = self._slow_line(line, line_no, out)
-                    skip_wakeup = self._skip_wakeup and self._seen_waking
-            else:
-                line_no = self._slow_line(other if line == b"" else line, line_no, out)
-                skip_wakeup = self._skip_wakeup and self._seen_waking
-                if self._fused is not False:  # a line without "[cpu]" made it re-detect the layout
-                    self._line_no = line_no
-                    out += self._parse_lines([row[0] or row[16] for row in rows])
-                    line_no = self._line_no
-                    break
-        self._line_no = line_no
-        counts = self.counts
-        counts.lines = line_no
-        counts.events += n_events
-        counts.used += n_used
-        return out
-
-    def _slow_line(self, line: bytes, line_no: int, out: list[TraceEvent]) -> int:
-        """Parse line ``line_no`` with :meth:`_parse_lines` (which counts it); return the line number."""
-        self._line_no = line_no - 1
-        out += self._parse_lines([line])
-        return self._line_no
-
     def _parse_lines(self, lines: list[bytes]) -> list[TraceEvent]:
         out: list[TraceEvent] = []
         append = out.append
@@ -273,6 +191,7 @@ class TraceParser:
         skip_wakeup = self._skip_wakeup and self._seen_waking
         line_no = self._line_no
         n_events = 0
+        n_lost = 0  # lost-event markers: records, but not events
         make = _make
         # "[001]" -> 1 at the column where the first event line had its CPU: raw tracefs and
         # trace-cmd pad "comm-pid" to a fixed width, so most lines hit this cache (others fall back).
@@ -285,6 +204,7 @@ class TraceParser:
                 if b"LOST" in line or b"DROPPED" in line:
                     self._line_no = line_no
                     append(self._lost(line, line_no))
+                    n_lost += 1
                 elif line.strip() == b"" or line.startswith((b"#", b"cpus=", b"CPU ", b"version =")):
                     self._line_no = line_no
                     self._header(line)
@@ -395,7 +315,7 @@ class TraceParser:
         self._fused = fused
         counts.lines = line_no
         counts.events += n_events
-        counts.used += len(out)
+        counts.used += len(out) - n_lost
         return out
 
     def _lost(self, line: bytes, line_no: int) -> TraceEvent:
@@ -416,29 +336,6 @@ class TraceParser:
                 lost = int(word)  # "[LOST 42 EVENTS]" (tracefs) or "[42 EVENTS DROPPED]"
         counts.lost_events += lost
         return _make((int(Kind.LOST), -1.0, cpu, line_no, line, lost, 0, b"", b"", 0, 0, b""))
-
-
-# One line of raw tracefs text (or ``trace-cmd report -N``) in the bracket layout, split at C speed:
-# ``comm-pid [cpu] flags ts: event: payload``.  The header may hold no ':' (so the timestamp's ": "
-# is the line's first, as _parse_lines finds it) and one "[cpu]"; sched_switch and the wakeup events
-# in the kernel's formats give their fields; any other event gives its name; anything else (comments,
-# markers, other formats, garbage) only its text.  Groups: line, cpu, ts, 7 switch fields, the wakeup
-# event's name and 4 fields, event name, other line.  Possessive quantifiers: what each one takes
-# could never be given back to make the rest match.
-def _fast_line(wakeups: bytes) -> re.Pattern[bytes]:
-    """The line pattern whose wakeup alternative takes the events named in ``wakeups``."""
-    return re.compile(
-        rb"(?:((?!\#)[^\[\n:]*+\[(\d++)\] ++(?:[^ \n:\[\]]++ ++)?(\d++\.\d++): "
-        rb"(?:sched_switch: prev_comm=([^ \n]*+) prev_pid=(\d++) prev_prio=(-?\d++) prev_state=([^ \n]++)"
-        rb" ==> next_comm=([^ \n]*+) next_pid=(\d++) next_prio=(-?\d++)"
-        rb"|(" + wakeups + rb"): comm=([^ \n]*+) pid=(\d++) prio=(-?\d++) target_cpu=(\d++)"
-        rb"|([\w:]+): [^\n]*+))\n"
-        rb"|([^\n]*+)\n)"
-    )
-
-
-_FAST_LINE = _fast_line(rb"sched_waking|sched_wakeup_new|sched_wakeup")
-_FAST_LINE_WAKING = _fast_line(rb"sched_waking")  # sched_wakeup only by name: it is skipped
 
 
 def _timestamp_end(line: bytes, p: int) -> int:

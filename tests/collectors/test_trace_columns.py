@@ -121,6 +121,26 @@ others = st.sampled_from(
         b"irq:irq_handler_entry: irq=1 name=a",
         b"sched_switch: prev_comm=a prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=b next_pid=2 next_prio=12x",
         b"sched_switch: prev_comm=a prev_pid=1 prev_prio=120 prev_state= ==> next_comm=b next_pid=2 next_prio=1",
+        # trace-cmd's plugin formats, padded names, perf's padding
+        b"sched_switch:         bash:10612 [120] R ==> bash:10624 [120]",
+        b"sched_switch: a b:1 [120] W ==> c:d:2 [-1]",
+        b"sched_switch: x:1 [120] ==> y:2 [120]",
+        b"sched_switch: x:1 [120] R+ ==> y:2 [120] extra",
+        b"sched_switch: x:-1 [120] K ==> y:2 [120]",
+        b"sched_switch: x:1 [1 20] X ==> y:2 [120]",
+        b"sched_switch: x:1 [120] x ==> y:2 [120",
+        b"sched_switch: \tx:1 [120] R ==> y:2 [120]",
+        b"sched_wakeup:         ksoftirqd/0:14 [120] CPU:000",
+        b"sched_wakeup_new: bash:10624 [120] CPU:001",
+        b"sched_waking: a:1 [120]",
+        b"sched_waking: a:1 [120] CPU:x",
+        b"sched_wakeup: a:1 [120] target_cpu=001",
+        b"sched_wakeup: a [CPU:1] b:2 [120] CPU:003 z",
+        b"sched_process_exit: cc1:12 [120]",
+        b"local_timer_entry:    vector=236",
+        b"   sched:sched_switch: prev_comm=a prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=b next_pid=2 "
+        b"next_prio=1",
+        b"  irq:softirq_entry: vec=7 [action=SCHED]",
     ]
 )
 
@@ -140,7 +160,7 @@ def scanner_line(draw: st.DrawFn) -> bytes:
     return line + draw(st.sampled_from([b"", b"", b"", b"\r", b" "]))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(st.lists(scanner_line(), min_size=1, max_size=60), st.integers(16, 4096), st.booleans())
 def test_scanner_equals_the_line_parser(lines: list[bytes], chunk: int, end_newline: bool) -> None:
     data = HEADER + FIRST + b"\n" + b"\n".join(lines) + (b"\n" if end_newline else b"")

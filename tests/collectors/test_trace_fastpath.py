@@ -1,4 +1,4 @@
-"""The chunk-wide fast path of the trace reader gives exactly what the line-by-line parser gives."""
+"""The reader ``kforensic trace`` uses (compiled scanner + line parser) gives exactly what the line parser gives."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from dataclasses import asdict
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from collectors.trace_columns import BatchParser
 from collectors.trace_text import TraceEvent, TraceParser
 
 HEADER = b"# tracer: nop\n#\n# entries-in-buffer/entries-written: 9/9   #P:2\n#\n"
@@ -84,12 +85,11 @@ def trace_line(draw: st.DrawFn) -> bytes:
 
 
 def parse_both(data: bytes, chunk: int) -> tuple[tuple[list[TraceEvent], dict[str, object]], ...]:
-    """Events and counts from the normal reader (fast path) and from the line-by-line parser alone."""
-    fast = TraceParser()
+    """Events and counts from the batch reader fed in chunks, and from the line-by-line parser alone."""
+    fast = BatchParser()
     events: list[TraceEvent] = []
-    for i in range(0, len(data), chunk):
-        events += fast.feed(data[i : i + chunk])
-    events += fast.finish()
+    for batch in [fast.feed_batch(data[i : i + chunk]) for i in range(0, len(data), chunk)] + [fast.finish_batch()]:
+        events += [batch.event(i) for i in range(len(batch))]
     slow = TraceParser()
     slow_events = slow._parse_lines(data.removesuffix(b"\n").split(b"\n"))
     return (events, asdict(fast.counts)), (slow_events, asdict(slow.counts))
@@ -118,7 +118,7 @@ def test_wakeup_lines_are_read_fast_without_waking_and_skipped_after_it() -> Non
 
 
 def test_fast_path_reads_the_common_lines() -> None:
-    """The lines of a raw tracefs capture are all taken by the fast pattern, with the right fields."""
+    """The lines of a raw tracefs capture are read with the right fields."""
     body = (
         b"            bash-1       [001] d..2.   1.000001: sched_waking: comm=cc1 pid=3 prio=120 target_cpu=001\n"
         b"            bash-1       [001] d..2.   1.000002: sched_wakeup: comm=cc1 pid=3 prio=120 target_cpu=001\n"

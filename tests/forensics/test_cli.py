@@ -71,7 +71,7 @@ def test_version() -> None:
 
 
 def test_heavy_libraries_are_not_imported_at_start_up() -> None:
-    heavy = "('drgn', 'pandas', 'scipy', 'matplotlib', 'numpy')"
+    heavy = "('drgn', 'pandas', 'scipy', 'matplotlib', 'numpy', 'numba')"
     code = f"import sys, forensics.cli; print(sorted(m for m in {heavy} if m in sys.modules))"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"

@@ -10,8 +10,9 @@ import gzip
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from collectors.trace_text import ParseCounts, TraceParser
-from detectors.sched.analyzer import SchedAnalyzer
+from collectors.trace_columns import BatchParser
+from collectors.trace_text import ParseCounts
+from detectors.sched.engine import FastAnalyzer
 from detectors.sched.model import TraceAnalysis
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "traces"
@@ -179,14 +180,18 @@ def write_scenario(tmp: Path, layout: str) -> Path:
 
 
 def analyse_path(path: Path, chunk: int = 1 << 16, **options: Any) -> tuple[TraceAnalysis, ParseCounts]:
-    """Parse and analyse a trace file in chunks; return (TraceAnalysis, ParseCounts)."""
-    parser = TraceParser()
-    analyzer = SchedAnalyzer(**options)
+    """Parse and analyse a trace file in chunks as ``kforensic trace`` does; return (TraceAnalysis, ParseCounts).
+
+    (The compiled reader and analysis; tests/detectors/sched/test_engine.py compares them with the
+    reference SchedAnalyzer on the line parser's records.)
+    """
+    parser = BatchParser()
+    analyzer = FastAnalyzer(**options)
     with path.open("rb") as f:
         while block := f.read(chunk):
-            analyzer.feed(parser.feed(block))
+            analyzer.feed(parser.feed_batch(block))
             if analyzer.done:
                 break
     if not analyzer.done:
-        analyzer.feed(parser.finish())
+        analyzer.feed(parser.finish_batch())
     return analyzer.result(parser.counts), parser.counts
