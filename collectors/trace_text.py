@@ -98,14 +98,17 @@ class TraceParser:
             return out
         return out + self._parse_lines(data[start:cut].split(b"\n"))
 
-    def _take_lines(self, chunk: bytes) -> tuple[bytes, int, int, list[TraceEvent]] | None:
-        """The complete lines of the tail and ``chunk``: (data, start, cut, events of the lines before start).
+    def _take_lines(self, chunk: bytes | list[bytes]) -> tuple[bytes, int, int, list[TraceEvent]] | None:
+        """The complete lines of the tail and ``chunk`` (or its pieces): (data, start, cut, events of the lines before).
 
         ``data[start:cut]`` are lines still to parse (``data[cut]`` is their last newline); the lines
         before ``start`` were parsed one by one until an event line told the layout.  None: no
         complete line yet.
         """
-        data = self._tail + chunk if self._tail else chunk
+        if isinstance(chunk, list):  # pieces read in a row: one copy with the tail
+            data = b"".join([self._tail, *chunk])
+        else:
+            data = self._tail + chunk if self._tail else chunk
         cut = data.rfind(b"\n")
         if cut < 0:
             if len(data) > MAX_LINE:  # no newline for MAX_LINE bytes: garbage; keep memory bounded
