@@ -71,7 +71,7 @@ class _Rows:
     def __init__(self, data: bytes, capacity: int) -> None:
         self.data = data
         self.buf = np.frombuffer(data, dtype=np.uint8)
-        self.out = np.zeros((capacity, N_COLS), dtype=np.int64)  # row-major: the scanner writes a row at a time
+        self.out = np.zeros((N_COLS, capacity), dtype=np.int64)  # a row per column: the batch's columns are views
         self.ts = np.zeros(capacity, dtype=np.float64)
         self.work = np.zeros(capacity, dtype=np.int64)  # interned work item of WORK_* rows
         self.n = 0
@@ -83,7 +83,7 @@ class _Rows:
         if need <= len(self.ts):
             return
         size = max(need, 2 * len(self.ts))
-        self.out = np.concatenate([self.out, np.zeros((size - len(self.ts), N_COLS), dtype=np.int64)])
+        self.out = np.concatenate([self.out, np.zeros((N_COLS, size - len(self.ts)), dtype=np.int64)], axis=1)
         self.ts = np.concatenate([self.ts, np.zeros(size - len(self.ts))])
         self.work = np.concatenate([self.work, np.zeros(size - len(self.work), dtype=np.int64)])
 
@@ -92,14 +92,14 @@ class _Rows:
         self.grow(len(events))
         out, n = self.out, self.n
         for ev in events:
-            out[n, KIND] = ev.kind
-            out[n, LINE_NO] = ev.line_no
-            out[n, CPU] = _fit(ev.cpu)
-            out[n, PID] = _fit(ev.pid)
-            out[n, PRIO] = _fit(ev.prio)
-            out[n, NEXT_PID] = _fit(ev.next_pid)
-            out[n, NEXT_PRIO] = _fit(ev.next_prio)
-            out[n, STATE] = state_code(ev, interner)
+            out[KIND, n] = ev.kind
+            out[LINE_NO, n] = ev.line_no
+            out[CPU, n] = _fit(ev.cpu)
+            out[PID, n] = _fit(ev.pid)
+            out[PRIO, n] = _fit(ev.prio)
+            out[NEXT_PID, n] = _fit(ev.next_pid)
+            out[NEXT_PRIO, n] = _fit(ev.next_prio)
+            out[STATE, n] = state_code(ev, interner)
             if ev.kind in (10, 11):
                 self.work[n] = interner.id(ev.comm)
             self.ts[n] = ev.ts
@@ -110,15 +110,15 @@ class _Rows:
     def intern(self, start: int, interner: Interner) -> None:
         """Intern the text fields of the scanned rows from ``start`` (IRQ names, work items, callers)."""
         out, data = self.out, self.data
-        rows = out[start : self.n]
-        timer = rows[:, B_S] == _LOCAL_TIMER  # the most frequent: one name for all
-        rows[timer, STATE] = interner.id(b"local_timer")
-        for r in (np.flatnonzero(np.isin(rows[:, KIND], _TEXT_KINDS) & ~timer) + start).tolist():
-            b_s = int(out[r, B_S])
+        rows = out[:, start : self.n]
+        timer = rows[B_S] == _LOCAL_TIMER  # the most frequent: one name for all
+        rows[STATE, timer] = interner.id(b"local_timer")
+        for r in (np.flatnonzero(np.isin(rows[KIND], _TEXT_KINDS) & ~timer) + start).tolist():
+            b_s = int(out[B_S, r])
             if b_s >= 0:
-                out[r, STATE] = interner.id(data[b_s : out[r, B_E]])
-            if out[r, KIND] in (10, 11):
-                self.work[r] = interner.id(data[out[r, A_S] : out[r, A_E]])
+                out[STATE, r] = interner.id(data[b_s : out[B_E, r]])
+            if out[KIND, r] in (10, 11):
+                self.work[r] = interner.id(data[out[A_S, r] : out[A_E, r]])
 
     def event(self, i: int) -> TraceEvent:
         """The record of row ``i``."""
@@ -126,7 +126,7 @@ class _Rows:
         if ev is not None:
             return ev
         data = self.data
-        o = self.out[i].tolist()
+        o = self.out[:, i].tolist()
         kind = o[KIND]
         b_s = o[B_S]
         if b_s == _LOCAL_TIMER:
@@ -236,14 +236,14 @@ class BatchParser(TraceParser):
         n = rows.n
         out = rows.out
         col: dict[str, npt.NDArray[np.int64]] = {
-            "kind": np.ascontiguousarray(out[:n, KIND]),
-            "cpu": np.ascontiguousarray(out[:n, CPU]),
-            "line_no": np.ascontiguousarray(out[:n, LINE_NO]),
-            "pid": np.ascontiguousarray(out[:n, PID]),
-            "prio": np.ascontiguousarray(out[:n, PRIO]),
-            "next_pid": np.ascontiguousarray(out[:n, NEXT_PID]),
-            "next_prio": np.ascontiguousarray(out[:n, NEXT_PRIO]),
-            "state": np.ascontiguousarray(out[:n, STATE]),
+            "kind": out[KIND, :n],
+            "cpu": out[CPU, :n],
+            "line_no": out[LINE_NO, :n],
+            "pid": out[PID, :n],
+            "prio": out[PRIO, :n],
+            "next_pid": out[NEXT_PID, :n],
+            "next_prio": out[NEXT_PRIO, :n],
+            "state": out[STATE, :n],
         }
         batch = EventBatch(self.eid, ts=rows.ts[:n], work=rows.work[:n], event=rows.event, **col)
         self.eid += n

@@ -182,24 +182,24 @@ def _switch(buf: Any, i: int, le: int, out: Any, r: int) -> bool:
     if j != le:
         return False
     _row(out, r, 1, pid, prio, npid, a, a_end)
-    out[r, NEXT_PRIO] = nprio
-    out[r, STATE] = buf[b]
-    out[r, B_S] = b
-    out[r, B_E] = b_end
-    out[r, C_S] = c
-    out[r, C_E] = c_end
+    out[NEXT_PRIO, r] = nprio
+    out[STATE, r] = buf[b]
+    out[B_S, r] = b
+    out[B_E, r] = b_end
+    out[C_S, r] = c
+    out[C_E, r] = c_end
     return True
 
 
 @inline
 def _row(out: Any, r: int, kind: int, pid: int, prio: int, next_pid: int, a_s: int, a_e: int) -> bool:
     """Write the fields every task event has into row ``r``; True."""
-    out[r, KIND] = kind
-    out[r, PID] = pid
-    out[r, PRIO] = prio
-    out[r, NEXT_PID] = next_pid
-    out[r, A_S] = a_s
-    out[r, A_E] = a_e
+    out[KIND, r] = kind
+    out[PID, r] = pid
+    out[PRIO, r] = prio
+    out[NEXT_PID, r] = next_pid
+    out[A_S, r] = a_s
+    out[A_E, r] = a_e
     return True
 
 
@@ -341,12 +341,12 @@ def _switch_plugin(buf: Any, q: int, le: int, out: Any, r: int) -> bool:
     if s1 > s0:
         state = _PLUGIN_STATE[buf[s0]]
     _row(out, r, 1, pid, prio, npid, q, pc)
-    out[r, NEXT_PRIO] = nprio
-    out[r, STATE] = state
-    out[r, B_S] = s0
-    out[r, B_E] = s1
-    out[r, C_S] = r0
-    out[r, C_E] = nc
+    out[NEXT_PRIO, r] = nprio
+    out[STATE, r] = state
+    out[B_S, r] = s0
+    out[B_E, r] = s1
+    out[C_S, r] = r0
+    out[C_E, r] = nc
     return True
 
 
@@ -360,30 +360,30 @@ def _other(buf: Any, kind: int, p: int, le: int, out: Any, r: int) -> bool:
             vector, j = _digits(buf, p + len(F_VECTOR), le)
             if vector < 0 or j != le:
                 return False
-            out[r, PID] = -vector
-            out[r, B_S] = -2  # the name "local_timer"
+            out[PID, r] = -vector
+            out[B_S, r] = -2  # the name "local_timer"
         else:
             if not _literal(buf, p, le, F_IRQ):
                 return False
             irq, j = _digits(buf, p + len(F_IRQ), le)
             if irq < 0 or (j != le and buf[j] != _SPACE):
                 return False
-            out[r, PID] = irq
+            out[PID, r] = irq
             if kind == 5 and j != le:
                 if not _literal(buf, j, le, F_NAME):
                     return False
-                out[r, B_S] = j + len(F_NAME)
-                out[r, B_E] = le
+                out[B_S, r] = j + len(F_NAME)
+                out[B_E, r] = le
             elif kind == 5:
-                out[r, B_S] = j
-                out[r, B_E] = j
+                out[B_S, r] = j
+                out[B_E, r] = j
     elif kind <= 9:  # softirq raise/entry/exit
         if not _literal(buf, p, le, F_VEC):
             return False
         vec, j = _digits(buf, p + len(F_VEC), le)
         if vec < 0 or (j != le and buf[j] != _SPACE):
             return False
-        out[r, PID] = vec
+        out[PID, r] = vec
     elif kind <= 11:  # workqueue: "work struct W: function F"
         colon = -1
         for x in range(p, le - 1):
@@ -398,35 +398,35 @@ def _other(buf: Any, kind: int, p: int, le: int, out: Any, r: int) -> bool:
         f = colon + 2
         if _literal(buf, f, le, F_FUNCTION):
             f += len(F_FUNCTION)
-        out[r, A_S] = w
-        out[r, A_E] = colon
-        out[r, B_S] = f
-        out[r, B_E] = _token_end(buf, f, le)
+        out[A_S, r] = w
+        out[A_E, r] = colon
+        out[B_S, r] = f
+        out[B_E, r] = _token_end(buf, f, le)
     elif kind <= 15:  # irq/preempt disable/enable: the caller
         e = _token_end(buf, p, le)
         c = p + len(F_CALLER) if _literal(buf, p, e, F_CALLER) else p
-        out[r, B_S] = c
-        out[r, B_E] = e
+        out[B_S, r] = c
+        out[B_E, r] = e
     elif kind == 16 and not _literal(buf, p, le, F_COMM):  # sched_process_exit, trace-cmd's "comm:pid [prio]"
         pid, prio, colon, ok = _plugin_task(buf, p, le)
         if not ok:
             return False
-        out[r, PID] = pid
-        out[r, PRIO] = prio
-        out[r, A_S] = p
-        out[r, A_E] = colon
+        out[PID, r] = pid
+        out[PRIO, r] = prio
+        out[A_S, r] = p
+        out[A_E, r] = colon
     elif kind == 16:  # sched_process_exit: "comm=C pid=N prio=P"
         a = p + len(F_COMM)
         a_end, pid, prio, j = _task(buf, a, le, F_PID, F_PRIO)
         if j < 0 or (j != le and buf[j] != _SPACE):
             return False
-        out[r, PID] = pid
-        out[r, PRIO] = prio
-        out[r, A_S] = a
-        out[r, A_E] = a_end
+        out[PID, r] = pid
+        out[PRIO, r] = prio
+        out[A_S, r] = a
+        out[A_E, r] = a_end
     else:
         return False
-    out[r, KIND] = kind
+    out[KIND, r] = kind
     return True
 
 
@@ -474,7 +474,7 @@ def _scan_line(buf: Any, ls: int, le: int, out: Any, r: int, ts_out: Any, waking
         ts, e = _timestamp(buf, f, le)
     if e < 0:
         return _SLOW_LINE
-    out[r, CPU] = cpu
+    out[CPU, r] = cpu
     ts_out[r] = ts
     while e < le and buf[e] == _SPACE:  # perf script pads the event name
         e += 1
@@ -500,8 +500,8 @@ def _scan_line(buf: Any, ls: int, le: int, out: Any, r: int, ts_out: Any, waking
             return _SLOW_LINE
         kind = _name_kind(buf, e, ne - 1)
         if kind == 0:
-            out[r, A_S] = e
-            out[r, A_E] = ne - 1
+            out[A_S, r] = e
+            out[A_E, r] = ne - 1
             return _UNKNOWN
         q = ne
     if kind == 3 and waking_seen and skip_wakeup:
@@ -550,7 +550,7 @@ def scan(
     slow_s = -1
     slow_e = -1
     while pos < end:
-        if r >= out.shape[0] or n_unknown >= unknown.shape[1]:  # full: the caller makes room and calls again
+        if r >= out.shape[1] or n_unknown >= unknown.shape[1]:  # full: the caller makes room and calls again
             stop = FULL
             break
         le = pos
@@ -558,7 +558,7 @@ def scan(
             le += 1
         ls = pos
         for col in range(N_COLS):
-            out[r, col] = -1 if col >= A_S else 0
+            out[col, r] = -1 if col >= A_S else 0
         kind = _scan_line(buf, ls, le, out, r, ts_out, waking_seen, skip_wakeup)
         if kind == _SLOW_LINE:
             stop = SLOW
@@ -569,13 +569,13 @@ def scan(
         if kind == 2:
             waking_seen = True
         if kind == _UNKNOWN:
-            unknown[0, n_unknown] = out[r, A_S]
-            unknown[1, n_unknown] = out[r, A_E]
+            unknown[0, n_unknown] = out[A_S, r]
+            unknown[1, n_unknown] = out[A_E, r]
             n_unknown += 1
         elif kind > 0:
-            out[r, LINE_NO] = line_no + 1
-            out[r, LINE_S] = ls
-            out[r, LINE_E] = le
+            out[LINE_NO, r] = line_no + 1
+            out[LINE_S, r] = ls
+            out[LINE_E, r] = le
             r += 1
             n_used += 1
         line_no += 1
