@@ -71,6 +71,7 @@ class _Rows:
     def __init__(self, data: bytes, capacity: int) -> None:
         self.data = data
         self.buf = np.frombuffer(data, dtype=np.uint8)
+        self.words = np.frombuffer(data, dtype=np.uint64, count=len(data) // 8)
         self.out = np.zeros((N_COLS, capacity), dtype=np.int64)  # a row per column: the batch's columns are views
         self.ts = np.zeros(capacity, dtype=np.float64)
         self.work = np.zeros(capacity, dtype=np.int64)  # interned work item of WORK_* rows
@@ -197,6 +198,7 @@ class BatchParser(TraceParser):
             first_row = rows.n
             scan(
                 rows.buf,
+                rows.words,
                 pos,
                 cut + 1,
                 self._line_no,

@@ -521,9 +521,41 @@ def _scan_line(buf: Any, ls: int, le: int, out: Any, r: int, ts_out: Any, waking
     return kind if ok else _SLOW_LINE
 
 
+_ONES = np.uint64(0x0101010101010101)
+_HIGHS = np.uint64(0x8080808080808080)
+_NEWLINES = np.uint64(0x0A0A0A0A0A0A0A0A)
+
+
+@inline
+def _line_end(buf: Any, words: Any, pos: int) -> int:
+    """Position of the first newline at or after ``pos`` (there is one), eight bytes at a time.
+
+    ``words`` is ``buf`` seen as little-endian uint64 words; a word holds a newline when
+    ``(x - 0x01..) & ~x & 0x80..`` is not zero for ``x = word ^ 0x0a..`` (the lowest such byte
+    is the first newline; the bytes are then checked one by one).
+    """
+    i = pos
+    while i & 7 and buf[i] != _NL:
+        i += 1
+    if buf[i] == _NL:
+        return i
+    w = i >> 3
+    n = len(words)
+    while w < n:
+        x = words[w] ^ _NEWLINES
+        if (x - _ONES) & ~x & _HIGHS:
+            break
+        w += 1
+    i = w << 3
+    while buf[i] != _NL:
+        i += 1
+    return i
+
+
 @njit
 def scan(
     buf: npt.NDArray[np.uint8],
+    words: npt.NDArray[np.uint64],
     pos: int,
     end: int,
     line_no: int,
@@ -536,6 +568,8 @@ def scan(
     status: npt.NDArray[np.int64],
 ) -> None:
     """Scan the lines of ``buf[pos:end]`` (which ends with a newline) into rows from ``r``.
+
+    ``words``: the whole 8-byte words of ``buf`` as uint64 (for finding newlines).
 
     Stops at the end, at the first line it does not take whole (status
     ``SLOW`` with the line's span; its line number is not counted yet), or
@@ -553,9 +587,7 @@ def scan(
         if r >= out.shape[1] or n_unknown >= unknown.shape[1]:  # full: the caller makes room and calls again
             stop = FULL
             break
-        le = pos
-        while buf[le] != _NL:
-            le += 1
+        le = _line_end(buf, words, pos)
         ls = pos
         for col in range(N_COLS):
             out[col, r] = -1 if col >= A_S else 0

@@ -12,6 +12,11 @@ that switches it out; wakeup latency from ``sched_waking`` (or
 preemption wait from a switch-out in state R to the next switch-in; blocked
 time from a switch-out in S/D/I to the wakeup.  After a lost-events marker
 no interval that spans it is counted.
+
+This is the reference: readable, per event, in plain Python.  ``kforensic
+trace`` runs the same state machine compiled over columns
+(:class:`detectors.sched.engine.FastAnalyzer`), whose results the tests
+require to be *equal* to this one's.
 """
 
 from __future__ import annotations
