@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import gzip
+import threading
+from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
 
@@ -10,9 +13,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from collectors import trace_columns
 from collectors.trace_batch import EventBatch, Interner, state_code
-from collectors.trace_columns import BatchParser
+from collectors.trace_columns import BatchParser, read_batches
 from collectors.trace_text import TraceEvent, TraceParser
+from forensics.errors import InputError
 from tests.collectors.test_trace_fastpath import FIRST, HEADER, comms, cpus, flags, numbers, stamps, states, trace_line
 from tests.detectors.sched.traces import DATA, LAYOUTS, scenario_text
 
@@ -187,3 +192,52 @@ def test_interned_text_round_trips() -> None:
     assert interner.id(b"") == 0 and interner.id(b"eth0") == 1 and interner.id(b"eth0") == 1
     assert interner.text(1) == b"eth0"
     _ = (states,)  # the shared strategies are imported from the fast-path tests
+
+
+def _recorded_text() -> bytes:
+    return gzip.decompress((DATA / "kf.ftrace.txt.gz").read_bytes())
+
+
+def test_read_batches_gives_what_feeding_by_hand_gives(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Background reading (small batches here) yields the same events and counts, in order."""
+    monkeypatch.setattr(trace_columns, "BATCH_BYTES", 4096)
+    data = _recorded_text()
+    chunks = [data[i : i + 1000] for i in range(0, len(data), 1000)]
+    parser = BatchParser()
+    got: list[TraceEvent] = []
+    with contextlib.closing(read_batches(iter(chunks), parser, threading.Event())) as batches:
+        for batch in batches:
+            got += [batch.event(i) for i in range(len(batch))]
+    events, ref = reference(data, 1 << 20)
+    assert got == events and asdict(parser.counts) == asdict(ref.counts)
+
+
+def test_read_batches_raises_the_readers_error_in_the_callers_thread() -> None:
+    def chunks() -> Iterator[bytes]:
+        yield _recorded_text()[:50_000]
+        raise InputError("t.gz: corrupt gzip data (test)", hint="check the file")
+
+    with pytest.raises(InputError, match="corrupt gzip"):
+        for _batch in read_batches(chunks(), BatchParser(), threading.Event()):
+            pass
+
+
+def test_stopping_early_ends_the_reader_and_closes_the_input(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The window is passed: the caller stops; the reader thread ends and the input generator is closed."""
+    monkeypatch.setattr(trace_columns, "BATCH_BYTES", 1000)
+    closed = threading.Event()
+    data = _recorded_text()
+
+    def chunks() -> Iterator[bytes]:
+        try:
+            while True:  # an endless input (a pipe that never ends)
+                yield data
+        finally:
+            closed.set()
+
+    stop = threading.Event()
+    with contextlib.closing(read_batches(chunks(), BatchParser(), stop)) as batches:
+        first = next(batches)
+    assert len(first) > 0 and stop.is_set()
+    assert closed.wait(10)
+    assert not any(t.name == "kforensic-trace-reader" and t.is_alive() for t in threading.enumerate())
