@@ -9,6 +9,7 @@ the error says so in one line.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import shutil
@@ -40,7 +41,8 @@ class TraceStream:
     records: list[SourceRecord]  # filled when the stream is exhausted
 
 
-def _gunzip(first: bytes, rest: Iterator[bytes], name: str) -> Iterator[bytes]:
+def _gunzip(first: bytes, rest: Iterator[bytes], name: str, notes: list[str]) -> Iterator[bytes]:
+    """The decompressed text; a stream that ends before its gzip trailer adds a note (the text before is kept)."""
     inflater = zlib.decompressobj(wbits=31)
     try:
         for chunk in _chain(first, rest):
@@ -54,6 +56,10 @@ def _gunzip(first: bytes, rest: Iterator[bytes], name: str) -> Iterator[bytes]:
                 if out:
                     yield out
         yield inflater.flush()
+        if not inflater.eof:  # read to the end, and the last member has no trailer: the file was cut
+            notes.append(
+                "the gzip stream ends early (the file is truncated): only the text before the cut was analysed"
+            )
     except zlib.error as exc:
         raise InputError(f"{name}: corrupt gzip data ({exc})", hint="check the file, or give it uncompressed") from None
 
@@ -117,6 +123,7 @@ def open_trace(name: str, save_text: Path | None = None) -> Iterator[TraceStream
     inputs checkable line by line.
     """
     records: list[SourceRecord] = []
+    notes: list[str] = []  # what went wrong while reading, for the input's record
     with open_input(name) as tracked:
         chunks = tracked.read_chunks(CHUNK)
         first = next(chunks, b"")
@@ -130,7 +137,7 @@ def open_trace(name: str, save_text: Path | None = None) -> Iterator[TraceStream
             source = f"{name} (trace-cmd report)"
         elif first.startswith(GZIP_MAGIC):
             kind = "gzip text"
-            text = _gunzip(first, chunks, tracked.name)
+            text = _gunzip(first, chunks, tracked.name, notes)
             source = f"{tracked.name} (gunzipped)"
         else:
             kind = "text"
@@ -149,4 +156,5 @@ def open_trace(name: str, save_text: Path | None = None) -> Iterator[TraceStream
                 os.fchmod(out.fileno(), 0o600)
                 yield TraceStream(str(save_text), kind, _copy_to(text, out), records)
         if not records:
-            records.append(tracked.record())
+            record = tracked.record()
+            records.append(dataclasses.replace(record, error="; ".join(notes)) if notes else record)

@@ -52,6 +52,21 @@ def test_corrupt_gzip_is_one_clear_error(tmp_path: Path) -> None:
         _read_all(str(bad))
 
 
+def test_truncated_gzip_is_read_up_to_the_cut_and_said(tmp_path: Path) -> None:
+    """A gzip file cut short: the text before the cut is analysed, and the input's record says it was cut."""
+    text = scenario_text("ftrace").encode() * 20
+    whole = gzip.compress(text)
+    cut = tmp_path / "cut.txt.gz"
+    cut.write_bytes(whole[: len(whole) // 2])
+    with open_trace(str(cut)) as stream:
+        data = b"".join(stream.chunks)
+    assert 0 < len(data) < len(text) and text.startswith(data)
+    [record] = stream.records
+    assert record.error is not None and "ends early" in record.error and "truncated" in record.error
+    (tmp_path / "whole.txt.gz").write_bytes(whole)
+    assert _read_all(str(tmp_path / "whole.txt.gz"))[0] == text  # (and no error: see _read_all)
+
+
 def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="cannot read"):
         _read_all(str(tmp_path / "nope.txt"))
