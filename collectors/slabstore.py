@@ -48,6 +48,27 @@ SCHEMA = "kforensic.slabstore/1"
 SCHEMA_VERSION = 1
 STORE_FILE_NAME = "slab-watch.sqlite"
 
+SLAB_COLUMNS = (
+    "active_objs",
+    "num_objs",
+    "objsize",
+    "objperslab",
+    "pagesperslab",
+    "tunable_limit",
+    "batchcount",
+    "sharedfactor",
+    "active_slabs",
+    "num_slabs",
+    "sharedavail",
+)
+# What SlabStore.slab_frame() gives, as one query (the definition; slab_frame reads faster without the join).
+SLAB_FRAME_QUERY = (
+    "SELECT s.id AS sample_id, s.run_id, s.wall, s.uptime, s.boot_id, c.name AS cache, "
+    + ", ".join(f"l.{c}" for c in SLAB_COLUMNS)
+    + " FROM slab l JOIN samples s ON s.id = l.sample_id JOIN caches c ON c.id = l.cache_id {where}"
+    " ORDER BY s.id, c.name"
+)
+
 _DDL = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE runs (
@@ -618,17 +639,50 @@ class SlabStore:
         return tuple(segments)
 
     def slab_frame(self, run_id: int | None = None) -> pd.DataFrame:
-        """Every slab row as a pandas DataFrame (one row per sample and cache), pandas imported here."""
+        """Every slab row as a pandas DataFrame (one row per sample and cache), pandas imported here.
+
+        Rows are in sample order, then cache name order (SQLite's byte order), with the sample's run,
+        times and boot; the same frame as :data:`SLAB_FRAME_QUERY` gives.  Read without that query's
+        join and sort, in blocks of plain integers: a day of 10 s samples (2.2 M rows) loads in about
+        half the time, and without a Python tuple per row alive at once (the query's way needed about
+        1 GB more for it).
+        """
+        import numpy as np
         import pandas as pd
 
-        where, args = ("WHERE s.run_id = ?", (run_id,)) if run_id is not None else ("", ())
-        query = (
-            "SELECT s.id AS sample_id, s.run_id, s.wall, s.uptime, s.boot_id, c.name AS cache, l.active_objs,"
-            " l.num_objs, l.objsize, l.objperslab, l.pagesperslab, l.tunable_limit, l.batchcount, l.sharedfactor,"
-            " l.active_slabs, l.num_slabs, l.sharedavail FROM slab l JOIN samples s ON s.id = l.sample_id"
-            f" JOIN caches c ON c.id = l.cache_id {where} ORDER BY s.id, c.name"
+        where, args = ("WHERE run_id = ? AND", (run_id,)) if run_id is not None else ("WHERE", ())
+        samples = pd.read_sql_query(
+            f"SELECT id AS sample_id, run_id, wall, uptime, boot_id FROM samples {where}"
+            " id IN (SELECT sample_id FROM slab) ORDER BY id",
+            self.db,
+            params=args,
         )
-        return pd.read_sql_query(query, self.db, params=args)
+        caches = self.db.execute("SELECT id, name FROM caches ORDER BY name").fetchall()
+        if samples.empty or not caches:  # no rows: the query's own (empty) frame
+            return pd.read_sql_query(
+                SLAB_FRAME_QUERY.format(where="WHERE s.run_id = ?" if args else ""), self.db, params=args
+            )
+        ids = np.array([cache_id for cache_id, _ in caches], dtype=np.int64)
+        rank = np.full(int(ids.max()) + 1, -1, dtype=np.int64)  # cache id -> position in name order
+        rank[ids] = np.arange(len(ids))
+        names = np.array([name for _, name in caches], dtype=object)
+        in_run = "WHERE sample_id IN (SELECT id FROM samples WHERE run_id = ?)" if run_id is not None else ""
+        cursor = self.db.execute(f"SELECT sample_id, cache_id, {', '.join(SLAB_COLUMNS)} FROM slab {in_run}", args)
+        blocks = []
+        while block := cursor.fetchmany(1 << 16):
+            blocks.append(np.array(block, dtype=np.int64))
+        data = np.concatenate(blocks)
+        known = (data[:, 1] <= ids.max()) & (rank[np.minimum(data[:, 1], ids.max())] >= 0)  # as the join: drop
+        data = data[known]  # rows of caches that are not in the caches table (none in a store kforensic wrote)
+        sample_ids = samples["sample_id"].to_numpy()
+        data = data[np.isin(data[:, 0], sample_ids)]
+        order = np.argsort(data[:, 0] * len(ids) + rank[data[:, 1]], kind="stable")
+        data = data[order]
+        frame: pd.DataFrame = samples.iloc[np.searchsorted(sample_ids, data[:, 0])].reset_index(drop=True)
+        frame["cache"] = names[rank[data[:, 1]]]
+        for j, column in enumerate(SLAB_COLUMNS):
+            frame[column] = data[:, 2 + j]
+        return frame
 
     def counter_frame(self, run_id: int | None = None) -> pd.DataFrame:
         """Every counter value as a pandas DataFrame (one row per sample and counter)."""

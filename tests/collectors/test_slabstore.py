@@ -7,12 +7,20 @@ import stat
 import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from collectors import procfs
 from collectors.kmsg import KmsgBatch, KmsgGap, KmsgRecord
 from collectors.procfs import Counter, Counters, HostIdentity, Slabinfo
-from collectors.slabstore import SCHEMA_VERSION, RunInfo, Sample, SlabStore, resolve_store_path
+from collectors.slabstore import (
+    SCHEMA_VERSION,
+    SLAB_FRAME_QUERY,
+    RunInfo,
+    Sample,
+    SlabStore,
+    resolve_store_path,
+)
 from forensics.errors import InputError, UsageError
 from forensics.evidence import check_evidence
 from forensics.model import Evidence, Locator, LocatorKind, NotAvailable
@@ -214,3 +222,43 @@ def test_full_disk_is_a_one_line_input_error_and_keeps_earlier_samples(tmp_path:
         assert len(store.samples()) == 1
     raw = sqlite3.connect(path)
     assert raw.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def _frame_by_query(store: SlabStore, run_id: int | None) -> pd.DataFrame:
+    """The slab frame as its defining query gives it (join and sort in SQLite)."""
+    where = "WHERE s.run_id = ?" if run_id is not None else ""
+    return pd.read_sql_query(
+        SLAB_FRAME_QUERY.format(where=where), store.db, params=(run_id,) if run_id is not None else ()
+    )
+
+
+def test_slab_frame_is_the_query_s_frame(tmp_path: Path) -> None:
+    """Read in blocks without the join, the frame equals the query's: rows, order (byte order of names), dtypes."""
+    names = ["b", "a", "B", "dentry", "kmalloc-64", "Ä-cache", "z_ä", "_x", "kmalloc-128"]
+    with SlabStore.open_for_writing(tmp_path / "s.sqlite", "h1") as store:
+        runs = [store.begin_run(run_info()), store.begin_run(run_info("import"))]
+        for i in range(40):
+            run = runs[i % 2]
+            caches = {n: 100 + 7 * i + k for k, n in enumerate(names) if (i + k) % 5}  # caches come and go
+            store.append_sample(run, sample(1000.0 + i, BOOT_A if i < 25 else BOOT_B, caches))
+        empty = Sample(2000.0, 1000.0, BOOT_B, NA, Counters(()), NA, NA, KmsgBatch(()), 0.001)
+        store.append_sample(runs[0], empty)  # a sample without slabinfo: not in the frame
+        for run_id in (None, *runs):
+            expected = _frame_by_query(store, run_id)
+            assert len(expected) > 100
+            pd.testing.assert_frame_equal(store.slab_frame(run_id), expected)
+        assert (
+            list(store.slab_frame(runs[0])["cache"][:3]) == sorted(n for k, n in enumerate(names) if k % 5)[:3]
+        )  # code point order: "B" < "_x" < "a" ... < "Ä-cache"
+
+
+def test_slab_frame_of_an_empty_store_or_run(tmp_path: Path) -> None:
+    with SlabStore.open_for_writing(tmp_path / "s.sqlite", "h1") as store:
+        run = store.begin_run(run_info())
+        pd.testing.assert_frame_equal(store.slab_frame(), _frame_by_query(store, None))
+        store.append_sample(run, sample(1.0, BOOT_A, {"a": 1}))
+        other = store.begin_run(run_info())
+        assert store.slab_frame(other).empty and list(store.slab_frame(other).columns) == list(
+            store.slab_frame(run).columns
+        )
+        assert len(store.slab_frame(run)) == 1
