@@ -662,20 +662,19 @@ class SlabStore:
             return pd.read_sql_query(
                 SLAB_FRAME_QUERY.format(where="WHERE s.run_id = ?" if args else ""), self.db, params=args
             )
-        ids = np.array([cache_id for cache_id, _ in caches], dtype=np.int64)
-        rank = np.full(int(ids.max()) + 1, -1, dtype=np.int64)  # cache id -> position in name order
-        rank[ids] = np.arange(len(ids))
-        names = np.array([name for _, name in caches], dtype=object)
         in_run = "WHERE sample_id IN (SELECT id FROM samples WHERE run_id = ?)" if run_id is not None else ""
         cursor = self.db.execute(f"SELECT sample_id, cache_id, {', '.join(SLAB_COLUMNS)} FROM slab {in_run}", args)
         blocks = []
         while block := cursor.fetchmany(1 << 16):
             blocks.append(np.array(block, dtype=np.int64))
         data = np.concatenate(blocks)
-        known = (data[:, 1] <= ids.max()) & (rank[np.minimum(data[:, 1], ids.max())] >= 0)  # as the join: drop
-        data = data[known]  # rows of caches that are not in the caches table (none in a store kforensic wrote)
+        ids = np.array([cache_id for cache_id, _ in caches], dtype=np.int64)
+        rank = np.full(max(int(ids.max()), int(data[:, 1].max())) + 1, -1, dtype=np.int64)  # id -> place by name
+        rank[ids] = np.arange(len(ids))
+        names = np.array([name for _, name in caches], dtype=object)
         sample_ids = samples["sample_id"].to_numpy()
-        data = data[np.isin(data[:, 0], sample_ids)]
+        # as the join does, drop rows of unknown caches or samples (none in a store kforensic wrote)
+        data = data[(rank[data[:, 1]] >= 0) & np.isin(data[:, 0], sample_ids)]
         order = np.argsort(data[:, 0] * len(ids) + rank[data[:, 1]], kind="stable")
         data = data[order]
         frame: pd.DataFrame = samples.iloc[np.searchsorted(sample_ids, data[:, 0])].reset_index(drop=True)

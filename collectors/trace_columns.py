@@ -62,7 +62,7 @@ _TEXT_KINDS = (5, 6, 10, 11, 12, 13, 14, 15)  # kinds whose state text is intern
 
 def _fit(value: int) -> int:
     """A number of a line-parsed record as a column holds it: saturated to 64 bits (the record keeps it whole)."""
-    return value if -(1 << 63) <= value < (1 << 63) else max(-(1 << 63), min(value, (1 << 63) - 1))
+    return max(-(1 << 63), min(value, (1 << 63) - 1))
 
 
 class _Rows:
@@ -83,10 +83,10 @@ class _Rows:
         need = self.n + rows
         if need <= len(self.ts):
             return
-        size = max(need, 2 * len(self.ts))
-        self.out = np.concatenate([self.out, np.zeros((N_COLS, size - len(self.ts)), dtype=np.int64)], axis=1)
-        self.ts = np.concatenate([self.ts, np.zeros(size - len(self.ts))])
-        self.work = np.concatenate([self.work, np.zeros(size - len(self.work), dtype=np.int64)])
+        extra = max(need, 2 * len(self.ts)) - len(self.ts)
+        self.out = np.concatenate([self.out, np.zeros((N_COLS, extra), dtype=np.int64)], axis=1)
+        self.ts = np.concatenate([self.ts, np.zeros(extra)])
+        self.work = np.concatenate([self.work, np.zeros(extra, dtype=np.int64)])
 
     def add(self, events: list[TraceEvent], interner: Interner) -> None:
         """Append records made by the line parser."""

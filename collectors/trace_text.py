@@ -26,7 +26,6 @@ same events (tests compare the two).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from collectors.trace_events import EVENT_KINDS, Kind, TraceEvent, gc_paused, make_event
@@ -38,7 +37,7 @@ from collectors.trace_payloads import (
     pid_prio_comm,
 )
 
-__all__ = ["EVENT_KINDS", "Kind", "ParseCounts", "TraceEvent", "TraceParser", "iter_events"]
+__all__ = ["EVENT_KINDS", "Kind", "ParseCounts", "TraceEvent", "TraceParser"]
 _make = make_event
 
 MAX_LINE = 1 << 20  # a "line" longer than this is garbage, counted and dropped unread
@@ -346,11 +345,3 @@ def _timestamp_end(line: bytes, p: int) -> int:
     while p >= 0 and not (p > 0 and 48 <= line[p - 1] <= 57):
         p = line.find(b": ", p + 2)
     return p
-
-
-def iter_events(chunks: Iterable[bytes], parser: TraceParser | None = None) -> Iterator[list[TraceEvent]]:
-    """Parse a stream of byte chunks; yield the events of each chunk (possibly empty lists)."""
-    parser = parser or TraceParser()
-    for chunk in chunks:
-        yield parser.feed(chunk)
-    yield parser.finish()
