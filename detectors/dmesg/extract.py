@@ -9,6 +9,7 @@ title, guilty frame, call trace and context of the report.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Sequence
@@ -17,6 +18,7 @@ from detectors.dmesg.frames import (
     Frame,
     function_name,
     hung_frame,
+    is_skipped,
     parse_frame,
     parse_trace,
     skip_matcher,
@@ -77,8 +79,14 @@ def _literal_prefix(pattern: str) -> str:
 _HINTS = tuple((rule, _literal_prefix(rule.header.pattern)) for rule in RULES)
 
 
+@functools.lru_cache(maxsize=8192)
 def match_header(body: str) -> tuple[Rule, re.Match[str]] | None:
-    """The first rule whose header pattern is found in a line's body, or None."""
+    """The first rule whose header pattern is found in a line's body, or None.
+
+    Cached: logs repeat their lines (a driver's warning in a loop, the same boot
+    messages after every reboot), and a line that looks like a header but is not
+    one would otherwise be tried against the whole table each time.
+    """
     for rule, hint in _HINTS:
         if hint in body and (m := rule.header.search(body)) is not None:
             return (rule, m) if IGNORED.search(body) is None else None
@@ -87,12 +95,19 @@ def match_header(body: str) -> tuple[Rule, re.Match[str]] | None:
 
 def matching_rules(body: str, first: Rule) -> list[tuple[Rule, re.Match[str]]]:
     """``first`` and every later rule whose header also matches (fallbacks when a report pattern is absent)."""
+    return list(_matching_from(body, _RULE_INDEX[first.name]))
+
+
+_RULE_INDEX = {rule.name: i for i, rule in enumerate(RULES)}
+
+
+@functools.lru_cache(maxsize=4096)
+def _matching_from(body: str, first: int) -> tuple[tuple[Rule, re.Match[str]], ...]:
     out = []
-    for rule in RULES[RULES.index(first) :]:
-        m = rule.header.search(body)
-        if m is not None:
+    for rule, hint in _HINTS[first:]:
+        if hint in body and (m := rule.header.search(body)) is not None:
             out.append((rule, m))
-    return out
+    return tuple(out)
 
 
 def _same_context(header: str | None, line: str | None, cpu_traceback: bool) -> bool:
@@ -137,20 +152,19 @@ def report_extent(
                 resume = i
             continue
         body = line.body
-        if "Sending NMI from CPU" in body or "NMI backtrace for cpu" in body:
+        header, nmi, end_marker, is_frame, opens_stack, structural = _line_kind(body)
+        if nmi:
             cpu_traceback = True
-        found = match_header(body) if _may_be_header(body) else None
-        if found is not None and found[0].starts and stop_at_headers:
+        if header == _STARTS and stop_at_headers:
             break
         own.append(line)
         where.append(i)
-        if "---[" in body and _END_MARKER.search(body) and not _panic_follows(window, i, header_context):
+        if end_marker and not _panic_follows(window, i, header_context):
             quiet = 0
             break
-        is_frame = "+0x" in body and parse_frame(body) is not None
-        if is_frame or (not seen_trace and starts_stack(body)):
+        if is_frame or (not seen_trace and opens_stack):
             seen_trace = True
-        if is_frame or found is not None or _STRUCTURAL.match(body):
+        if is_frame or header or structural:
             quiet = 0
         else:
             quiet += 1
@@ -161,6 +175,29 @@ def report_extent(
         del own[-quiet:], where[-quiet:]
     end = where[-1]
     return own, end, end + 1 if resume is None else min(resume, end + 1)
+
+
+_CONTINUES, _STARTS = 1, 2  # what a line's header is: none (0), a continuation, a report start
+
+
+@functools.lru_cache(maxsize=16384)
+def _line_kind(body: str) -> tuple[int, bool, bool, bool, bool, bool]:
+    """What :func:`report_extent` needs to know of one line's body, computed once per distinct body.
+
+    Header (0, continuation, start), NMI backtrace marker, end marker, frame,
+    stack start, other report structure.  Cached: frame lines and report
+    boilerplate repeat from report to report of one kernel.
+    """
+    found = match_header(body) if _may_be_header(body) else None
+    header = 0 if found is None else _STARTS if found[0].starts else _CONTINUES
+    return (
+        header,
+        "Sending NMI from CPU" in body or "NMI backtrace for cpu" in body,
+        "---[" in body and _END_MARKER.search(body) is not None,
+        "+0x" in body and parse_frame(body) is not None,
+        starts_stack(body),
+        _STRUCTURAL.match(body) is not None,
+    )
 
 
 def _panic_follows(window: Sequence[LogLine], i: int, context: str | None) -> bool:
@@ -220,17 +257,16 @@ def guilty_frame(lines: Sequence[LogLine], spec: StackSpec) -> tuple[str | None,
     Each step path is followed as far as the report allows; the first path that
     yields a frame outside the skip lists wins.
     """
-    skip = skip_matcher(spec.skip)
     seen: list[Frame] = []
     for path in spec.paths:
         names, frames = _follow(lines, path)
         seen = seen or frames
         if spec.extractor == "stall":
-            frame = stall_frame([n for n in names if not skip.search(n)])
+            frame = stall_frame([n for n in names if not is_skipped(spec.skip, n)])
         elif spec.extractor == "hung":
-            frame = hung_frame([n for n in names if not skip.search(n)] or names)
+            frame = hung_frame([n for n in names if not is_skipped(spec.skip, n)] or names)
         else:
-            frame = next((n for n in names if not skip.search(n)), None)
+            frame = next((n for n in names if not is_skipped(spec.skip, n)), None)
         if frame is not None:
             return frame, frames
     return None, seen

@@ -230,6 +230,12 @@ def skip_matcher(extra: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{p})" for p in BASE_SKIP + extra))
 
 
+@functools.lru_cache(maxsize=65536)
+def is_skipped(extra: tuple[str, ...], name: str) -> bool:
+    """Whether a function is infrastructure for a rule with these extra skips (cached: names repeat)."""
+    return skip_matcher(extra).search(name) is not None
+
+
 # --- extractors for stalls and hangs ----------------------------------------------------------
 # A stall or lockup is caught at a random point of a loop, so the top frame differs between
 # reports of one bug.  The frame just above a known dispatch point (syscall entry, workqueue,

@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from typing import overload
 
 from detectors.dmesg.events import KILLED, MEM_INFO, build_event, find_event_header
 from detectors.dmesg.extract import build_report, match_header
-from detectors.dmesg.lines import LogLine, parse_line
+from detectors.dmesg.lines import LogLine, Window, decode, parse_line
 from detectors.dmesg.model import KernelReport
 from detectors.dmesg.rules import TRIGGERS, Rule
 
@@ -28,11 +27,6 @@ MAX_WINDOW_BYTES = 512 * 1024
 MAX_LINE_BYTES = 64 * 1024
 LOOKBACK_LINES = 64
 HEADER_LOOKBACK = 30  # lines above a continuation (Oops:, a panic) searched for its header
-
-
-def decode(raw: bytes) -> str:
-    """Decode one line as every kforensic reader does (UTF-8, replacement, no trailing CR)."""
-    return raw.decode("utf-8", errors="replace").removesuffix("\r")
 
 
 def trigger_patterns(
@@ -57,33 +51,6 @@ def trigger_patterns(
 _TRIGGER_PATTERNS = trigger_patterns(TRIGGERS)
 _RARE_ANCHORS = (b"#", b"Z")  # seldom in kernel logs: scanned with memchr, not the regex engine
 _TYPICAL_LINE = 160  # bytes per line assumed when cutting a window (grown when lines are longer)
-
-
-class Window(Sequence[LogLine]):
-    """Consecutive raw lines, decoded and parsed on first access (most are never looked at)."""
-
-    def __init__(self, first: int, raw: list[bytes]) -> None:
-        self._first = first
-        self._raw = raw
-        self._parsed: list[LogLine | None] = [None] * len(raw)
-
-    def __len__(self) -> int:
-        return len(self._raw)
-
-    @overload
-    def __getitem__(self, index: int) -> LogLine: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[LogLine]: ...
-
-    def __getitem__(self, index: int | slice) -> LogLine | list[LogLine]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self._raw)))]
-        line = self._parsed[index]
-        if line is None:
-            i = index % len(self._raw)
-            line = self._parsed[i] = parse_line(self._first + i, decode(self._raw[i]))
-        return line
 
 
 class LogScanner:
@@ -135,8 +102,8 @@ class LogScanner:
         self._count_off, self._count_line = off, line
         return line
 
-    def _window(self, start: int, end: int, limit: int = MAX_REPORT_LINES) -> tuple[Window, list[int], bool]:
-        """Up to ``limit`` lines from byte ``start``, their offsets, and whether the window is complete.
+    def _window(self, start: int, end: int, limit: int = MAX_REPORT_LINES) -> tuple[Window, bool]:
+        """Up to ``limit`` lines from byte ``start``, and whether the window is complete.
 
         Lines are decoded and parsed only when the report builder looks at them.
         """
@@ -150,23 +117,21 @@ class LogScanner:
         parts = parts[:limit]
         if not hit_limit and len(parts) > 1 and (not parts[-1] or stop < end):
             parts.pop()  # the empty rest after the last newline, or a line cut by the byte limit
-        offsets: list[int] = []
-        off = start
-        for raw in parts:
-            offsets.append(off)
-            off += len(raw) + 1
-        offsets.append(off)  # where the line after the window starts
-        return Window(self._line_at(start), parts), offsets, complete
+        return Window(self._line_at(start), parts), complete
 
-    def _lookback(self, start: int) -> tuple[list[LogLine], list[int]]:
-        """Up to LOOKBACK_LINES lines before byte ``start``."""
+    def _lookback(self, start: int) -> tuple[Window, list[int]]:
+        """Up to LOOKBACK_LINES lines before byte ``start`` (parsed only when looked at)."""
         begin = start
         for _ in range(LOOKBACK_LINES):
             if begin <= 0:
                 break
             begin = self._buf.rfind(b"\n", 0, begin - 1) + 1
-        lines, offsets, _ = self._window(begin, start)
-        return list(lines), offsets[:-1]
+        lines, _ = self._window(begin, start)
+        offsets: list[int] = []
+        for raw in lines.raw:
+            offsets.append(begin)
+            begin += len(raw) + 1
+        return lines, offsets
 
     def _candidates(self, start: int, end: int) -> list[int]:
         """Sorted offsets in ``buf[start:end]`` where a trigger word starts."""
@@ -237,18 +202,20 @@ class LogScanner:
         self, start: int, end: int, final: bool, found: tuple[Rule, re.Match[str]]
     ) -> tuple[KernelReport, int] | None:
         """The report at byte ``start`` and the offset where scanning resumes; None to wait for input."""
-        window, offsets, complete = self._window(start, end, FIRST_WINDOW_LINES)
+        window, complete = self._window(start, end, FIRST_WINDOW_LINES)
         if not complete and not final:
             return None
         report, resume = build_report(window, *found)
         if report.end_line >= window[-1].number - 1 and len(window) < MAX_REPORT_LINES:
             # The report may go on past the first window: build it again from the full one.
-            window, offsets, complete = self._window(start, end)
+            window, complete = self._window(start, end)
             if not complete and not final:
                 return None
             report, resume = build_report(window, *found)
         self._claim(report, window, resume)
-        return report, offsets[min(resume, len(offsets) - 1)]
+        # Where line ``resume`` of the window starts (just after the window when it is past the end).
+        taken = window.raw[:resume]
+        return report, start + sum(map(len, taken)) + len(taken)
 
     def _header_above(
         self, start: int, head: LogLine, found: tuple[Rule, re.Match[str]]
@@ -260,7 +227,8 @@ class LogScanner:
         """
         above, offsets = self._lookback(start)
         best = (start, found)
-        for line, off in zip(reversed(above[-HEADER_LOOKBACK:]), reversed(offsets[-HEADER_LOOKBACK:]), strict=True):
+        first = max(0, len(above) - HEADER_LOOKBACK)
+        for line, off in zip(reversed(above[first:]), reversed(offsets[first:]), strict=True):
             if line.number <= self._last_end or line.number in self._claimed:
                 break
             if head.context is not None and line.context not in (None, head.context):
@@ -288,7 +256,7 @@ class LogScanner:
         elif token == b"Mem-Info:":
             self._pos = line_end + 1
             return False
-        window, offsets, complete = self._window(begin, end)
+        window, complete = self._window(begin, end)
         if not complete and not final:
             self._pos = begin
             return None
