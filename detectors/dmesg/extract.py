@@ -24,6 +24,7 @@ from detectors.dmesg.frames import (
     skip_matcher,
     stall_frame,
     starts_stack,
+    title_name,
 )
 from detectors.dmesg.lines import LogLine
 from detectors.dmesg.model import KernelReport
@@ -39,6 +40,7 @@ _TIMESTAMP_IN_TITLE = re.compile(r"\[ *\d+\.\d+\]")
 _OFFSET = re.compile(r"\+0x[0-9a-f]+/0x[0-9a-f]+")
 _ADDRESS = re.compile(r"\b(?:0x[0-9a-fA-F]+|[0-9a-fA-F]{8,})\b")
 _NUMBER = re.compile(r"\b\d+\b")
+_SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_.$]*")
 
 
 def sanitize(text: str) -> str:
@@ -268,16 +270,24 @@ def guilty_frame(lines: Sequence[LogLine], spec: StackSpec) -> tuple[str | None,
         else:
             frame = next((n for n in names if not is_skipped(spec.skip, n)), None)
         if frame is not None:
-            return frame, frames
+            return title_name(frame), frames
     return None, seen
 
 
-def _corruption(rule: Rule, title: str, text: str, lines: Sequence[LogLine], frames: int) -> str | None:
-    """Why the report cannot be trusted, or None (``frames``: how many frames the report's stacks hold)."""
+def _corruption(
+    rule: Rule, title: str, text: str, lines: Sequence[LogLine], frames: int, header_at: int = 0
+) -> str | None:
+    """Why the report cannot be trusted, or None.
+
+    ``frames``: how many frames the report's stacks hold; ``header_at``: where the
+    header starts in the first line (text before it, a login prompt, is not the report's).
+    """
     if rule.corrupted:
         return "the header is damaged or incomplete"
     if _TIMESTAMP_IN_TITLE.search(title):
         return "a timestamp is merged into the title"
+    if lines and _TIMESTAMP_IN_TITLE.search(lines[0].body, header_at):
+        return "another line's output is merged into the header line"
     if not rule.needs_trace:
         return None
     if not frames and "Call Trace" not in text and "Call trace" not in text and "acktrace" not in text:
@@ -336,9 +346,9 @@ def _format_title(rule: Rule, header: re.Match[str], text: str, frame: str | Non
             skip = skip_matcher(rule.stack.skip if rule.stack else ())
             names = [function_name(g) for g in m.groups() if g]
             chosen = next((n for n in names if not skip.search(n)), None)
-            values["r1"] = chosen or frame or named
+            values["r1"] = title_name(chosen) if chosen else frame or named
             frame = values["r1"] or frame
-        elif frame is None and named and "{frame}" in rule.title:
+        elif frame is None and named and "{frame}" in rule.title and _SYMBOL.fullmatch(named):
             frame = function_name(named)
     if frame is None and (named_in_header := re.search(r" in \{(h\d)\}$", rule.title)):
         # The header itself names the culprit (stack-protector's "corrupted in: func").
@@ -346,7 +356,7 @@ def _format_title(rule: Rule, header: re.Match[str], text: str, frame: str | Non
         frame = culprit if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", culprit) else None
     values["frame"] = frame or "corrupted"
     try:
-        return rule.title.format(**values), frame
+        return rule.title.format(**values).rstrip(), frame
     except (KeyError, IndexError):
         return None, None
 
@@ -398,7 +408,7 @@ def build_report(window: Sequence[LogLine], rule: Rule, header: re.Match[str]) -
     elif rule.stack is not None and frame is None:
         corrupted_reason = "no frame of the call trace can be trusted"
     if corrupted_reason is None:
-        corrupted_reason = _corruption(rule, title, text, own, len(trace))
+        corrupted_reason = _corruption(rule, title, text, own, len(trace), header.start())
     fields = _context_fields(own)
     panicked = any("Kernel panic - not syncing" in line.body for line in own)
     taint = fields.get("taint")

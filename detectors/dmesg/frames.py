@@ -70,13 +70,70 @@ class Frame(NamedTuple):
     line: int
 
 
+#: Mangled C++ (Itanium ``_Z``) and Rust (legacy ``_ZN..E``, v0 ``_R``) symbols; kCFI adds ``__cfi_``.
+_MANGLED = re.compile(r"^(?:__cfi_)?_[ZR][A-Za-z0-9_$]")
+
+
+@functools.lru_cache(maxsize=16384)
+def demangle(symbol: str) -> str:
+    """The source-level name of a C++ or Rust symbol, without parameters; other symbols unchanged.
+
+    Rust in the kernel (binder, drivers) and C++ in firmware or user-space
+    helpers print mangled names; titles must name ``<Type>::method`` as
+    developers write it.  ``pydemumble`` wraps LLVM's demanglers (Itanium C++,
+    Rust legacy and v0); the legacy Rust hash (``::h0123..``) and C++ parameter
+    lists are dropped, as they change with every build.
+    """
+    if _MANGLED.match(symbol) is None:
+        return symbol
+    import pydemumble
+
+    name: str = pydemumble.demangle(symbol.removeprefix("__cfi_"))
+    if not name or name == symbol:
+        return symbol
+    return _RUST_HASH.sub("", _strip_params(name))
+
+
+_RUST_HASH = re.compile(r"::h[0-9a-f]{16}$")
+
+
+def _strip_params(name: str) -> str:
+    """``ns::f(int, char*) const`` -> ``ns::f`` (the parameter list of a demangled C++ name)."""
+    name = name.removesuffix(" const")
+    if not name.endswith(")"):
+        return name
+    depth = 0
+    for i in range(len(name) - 1, -1, -1):
+        depth += {")": 1, "(": -1}.get(name[i], 0)
+        if depth == 0:
+            return name[:i] if i > 0 else name
+    return name
+
+
 def function_name(symbol: str) -> str:
-    """The function a printed symbol names: compiler suffixes and system call wrappers removed."""
+    """The function a printed symbol names: compiler suffixes and system call wrappers removed, demangled."""
     function = symbol.split(".", 1)[0]
     # System call wrappers: __se_sys_X and __do_sys_X name the system call X.
     for prefix in ("__se_sys_", "__do_sys_"):
         function = function.removeprefix(prefix)
-    return function
+    return demangle(function) if function[:1] == "_" else function
+
+
+#: How each kernel and architecture names a system call's entry point (SYSCALL_DEFINE wrappers,
+#: per-arch pt_regs stubs, compat entries, the ksys_ helpers the syscalls call).  A title names
+#: the system call as syzbot does: the shortest name left after taking off one of these.
+SYSCALL_PREFIXES = ("SYSC_", "SyS_", "sys_", "__x64_", "__ia32_", "__arm64_", "__s390x_", "__s390_", "__riscv_",
+                    "__powerpc_", "____sys_", "___sys_", "__sys_", "__se_", "__se_sys_", "__do_sys_",
+                    "compat_SYSC_", "compat_SyS_", "ksys_")  # fmt: skip
+
+
+def title_name(function: str) -> str:
+    """The name a title uses for a guilty function: system call entry prefixes normalised."""
+    best = function
+    for prefix in SYSCALL_PREFIXES:
+        if function.startswith(prefix) and len(function) - len(prefix) < len(best):
+            best = function[len(prefix) :]
+    return best or function
 
 
 def parse_frame(body: str, line: int = 0, stack: str = "task") -> Frame | None:
@@ -255,8 +312,6 @@ STALL_ANCHORS = re.compile(
     r"__fput|task_work_run|exit_to_usermode|"
     r"smp_call_function"
 )
-_SYSCALL_PREFIXES = ("__x64_", "__ia32_", "__arm64_", "__s390x_", "__riscv_", "SYSC_", "SyS_", "compat_SYSC_",
-                     "compat_SyS_")  # fmt: skip
 
 # Hung tasks wait on someone else; these waits say on what, and group hangs on one cause.
 _HUNG_ANCHORS = (("rtnl_lock", None), ("synchronize_rcu", "synchronize_rcu"), ("synchronize_srcu", "synchronize_rcu"),
@@ -278,9 +333,7 @@ def stall_frame(functions: Sequence[str]) -> str | None:
         if STALL_ANCHORS.search(name):
             if "smp_call_function" in name:
                 prev = "smp_call_function"
-            for prefix in _SYSCALL_PREFIXES:
-                prev = prev.removeprefix(prefix)
-            return prev
+            return prev  # the caller normalises system call names (title_name), once
         prev = name
     return None
 

@@ -50,6 +50,11 @@ def trigger_patterns(
 
 _TRIGGER_PATTERNS = trigger_patterns(TRIGGERS)
 _RARE_ANCHORS = (b"#", b"Z")  # seldom in kernel logs: scanned with memchr, not the regex engine
+#: What a log says before a reboot that was asked for or follows a crash already reported.
+_REBOOT_REASONS = re.compile(
+    rb"Kernel panic|reboot: |Restarting system|Power down|kexec|sysrq: |Starting crashdump kernel|"
+    rb"Rebooting in|Oops|BUG:|WARNING:|systemd-shutdown|Reached target.*(?:Reboot|Shutdown)"
+)
 _TYPICAL_LINE = 160  # bytes per line assumed when cutting a window (grown when lines are longer)
 
 
@@ -181,7 +186,7 @@ class LogScanner:
                     yield got
                 continue
             found = match_header(head.body)
-            if found is None:
+            if found is None or (found[0].name == "unexpected-reboot" and not self._unexpected_reboot(start, head)):
                 self._pos = line_end + 1
                 continue
             if not found[0].starts:
@@ -237,6 +242,25 @@ class LogScanner:
             if other is not None and other[0].kind != "panic":
                 best = (off, other)
         return best
+
+    def _unexpected_reboot(self, start: int, head: LogLine) -> bool:
+        """Whether a boot banner at ``start`` is a reboot nobody asked for.
+
+        It is one when the printk clock went back (an earlier line has a later
+        time: this is a new boot, not the log's first) and none of the lines just
+        above says why: a panic, a reboot or power-off request, kexec, sysrq.
+        """
+        if head.timestamp is None:
+            return False
+        above, _ = self._lookback(start)
+        raw = b"\n".join(above.raw)
+        if _REBOOT_REASONS.search(raw) is not None:
+            return False
+        for i in range(len(above) - 1, -1, -1):
+            stamp = above[i].timestamp
+            if stamp is not None:
+                return stamp > head.timestamp
+        return False
 
     def _event(
         self, head: LogLine, start: int, line_end: int, end: int, final: bool, token: bytes
