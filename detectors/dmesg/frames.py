@@ -221,6 +221,26 @@ SKIP_LOCKING = ("lockdep", "lock_acquire", "lock_release", "lock_class", "reacqu
 # Atomic and bit operations: they only touch the memory the caller gave them.
 SKIP_ATOMICS = ("^_*atomic(?:64|_long)?_(?:dec|inc|read|set|or|xor|and|add|sub|fetch|xchg|cmpxchg|try)",
                 "(?:set|clear|change|test)_bit", "^kref_", "^refcount_", "(?:read|write)_once_.*nocheck")  # fmt: skip
+#: Printing helpers: they format what the caller asked to print.
+SKIP_PRINTING = ("^_*printk", "^vprintk", "^console_(?:unlock|flush)", "^_*dev_printk",
+                 "^_dev_(?:info|notice|warn|err|alert|crit|emerg)$", "^netdev_(?:info|notice|warn|err|printk)$",
+                 "^pr_cont", "^_*warn_printk")  # fmt: skip
+#: Page-owner and stack-depot bookkeeping: they record the allocation, the allocator's caller made it.
+SKIP_PAGE_OWNER = ("^_*set_page_owner", "^_*reset_page_owner", "^stack_depot_save", "^stack_trace_save",
+                   "^save_stack$", "^prep_new_page$", "^post_alloc_hook$")  # fmt: skip
+#: Sanitizer internals beyond the names with the sanitizer in them.
+SKIP_SANITIZER_INTERNALS = ("^memory_is_poisoned", "^check_region_inline", "^__check_object_size",
+                            "^check_stack_object", "^__tsan_", "^__hwasan_")  # fmt: skip
+#: Library leaf functions: bit and checksum helpers that work on what the caller passed.
+SKIP_LIBRARY = ("^_*find_(?:first|next|last)_(?:zero_)?bit", "^csum_partial", "^_*bitmap_", "^sort_r?$", "^bsearch$",
+                "^_*sw_hweight", "^strncpy_from_user$", "^strnlen_user$", "^memcpy_(?:to|from)io$",
+                "^__memcpy", "^__memset", "^__memmove")  # fmt: skip
+#: Workqueue and kthread plumbing on the queueing side: it hands work to another context (the
+#: frames that run the work, process_one_work and kthread, are the stall and hang extractors'
+#: dispatch points and name the crash site when the crash is in them, so they are not skipped).
+SKIP_WORKQUEUE = ("^_*queue_work", "^insert_work$", "^_*queue_delayed_work", "^mod_delayed_work", "^kthread_queue_work",
+                  "^kthread_create", "^_*kthread_create_on_node", "^wake_up_process$", "^try_to_wake_up$",
+                  "^_*schedule_work$", "^schedule_delayed_work")  # fmt: skip
 SKIP_TRACING = ("perf_trace", "(?:trace|lockdep)_(?:hard|soft)irqs?", "^__traceiter")
 SKIP_WAKE = ("__wake_up", "^complete$", "wait_for_completion", "finish_wait")
 SKIP_REFCOUNT = ("refcount_add", "refcount_sub", "refcount_inc", "refcount_dec", "refcount_set",
@@ -266,7 +286,12 @@ SKIP_DEVICE_CORE = ("del_timer", "flush_work", "__cancel_work_timer", "cancel_wo
 #: The skip list every rule starts from.
 BASE_SKIP: tuple[str, ...] = (
     SKIP_SANITIZERS
+    + SKIP_SANITIZER_INTERNALS
     + SKIP_REPORTING
+    + SKIP_PRINTING
+    + SKIP_PAGE_OWNER
+    + SKIP_LIBRARY
+    + SKIP_WORKQUEUE
     + SKIP_LOCKING
     + SKIP_TRACING
     + SKIP_WAKE

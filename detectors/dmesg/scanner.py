@@ -55,6 +55,8 @@ _REBOOT_REASONS = re.compile(
     rb"Kernel panic|reboot: |Restarting system|Power down|kexec|sysrq: |Starting crashdump kernel|"
     rb"Rebooting in|Oops|BUG:|WARNING:|systemd-shutdown|Reached target.*(?:Reboot|Shutdown)"
 )
+#: Kinds of report that never start the report of a continuation line found below them.
+_NOT_ABOVE = ("panic", "reboot")
 _TYPICAL_LINE = 160  # bytes per line assumed when cutting a window (grown when lines are longer)
 
 
@@ -239,7 +241,7 @@ class LogScanner:
             if head.context is not None and line.context not in (None, head.context):
                 continue
             other = match_header(line.body) if line.body else None
-            if other is not None and other[0].kind != "panic":
+            if other is not None and other[0].kind not in _NOT_ABOVE:
                 best = (off, other)
         return best
 
