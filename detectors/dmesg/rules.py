@@ -487,24 +487,31 @@ IGNORED = re.compile(
 #: :func:`detectors.dmesg.scanner.trigger_patterns`), which is several times faster than
 #: searching every word, or than one regex alternation of all of them.
 TRIGGERS: tuple[tuple[bytes, int], ...] = (
-    (b"WARNING", 3),
+    # Anchors are shared where the words allow it: each distinct anchor byte costs one pass over the
+    # input.  An anchor is never a word's last byte (the pattern would then match every occurrence).
+    (b"WARNING", 4),
+    (b"PANIC", 3),
+    (b"INFO:", 0),
+    (b"Mem-Info", 4),
+    (b"Insufficient stack", 0),  # arm64 stack overflow
     (b"BUG", 0),
     (b"Busy inodes", 0),
-    (b"SYZF", 2),  # syzkaller's executor failures (SYZFAIL, SYZFATAL) on the console
-    (b"INFO:", 1),
-    (b"SAN:", 2),
-    (b"PANIC", 2),
+    (b"UBSAN:", 1),
     (b"Kernel panic", 0),
     (b"LOCKUP", 3),
-    (b"Mem-Info", 0),
+    (b"KASAN:", 0),
+    (b"KMSAN:", 0),
+    (b"KCSAN:", 0),
+    (b"KFENCE:", 0),
+    (b"Linux version", 0),  # a boot banner: a reboot when it is not the log's first boot
+    (b"SYZFAIL:", 6),  # syzkaller's executor failures on the console
+    (b"SYZFATAL:", 7),
     (b"Machine Check", 0),
     (b"[#", 1),
-    # Reports with no upper-case header word share the ':' anchor (one more pass over the bytes).
+    # Report kinds whose header has no upper-case word share the ':' anchor.
     (b"rust_kernel: panicked", 11),
     (b"unregister_netdevice: waiting", 20),
     (b"trusty: panic", 6),
     (b"VFS: Close", 3),
     (b"VFS: brelse", 3),
-    (b"Insufficient stack", 0),
-    (b"Linux version", 0),
 )

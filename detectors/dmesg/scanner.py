@@ -49,7 +49,7 @@ def trigger_patterns(
 
 
 _TRIGGER_PATTERNS = trigger_patterns(TRIGGERS)
-_RARE_ANCHORS = (b"#", b"Z")  # seldom in kernel logs: scanned with memchr, not the regex engine
+_RARE_ANCHORS = (b"#",)  # seldom in kernel logs: scanned with memchr, not the regex engine
 #: What a log says before a reboot that was asked for or follows a crash already reported.
 _REBOOT_REASONS = re.compile(
     rb"Kernel panic|reboot: |Restarting system|Power down|kexec|sysrq: |Starting crashdump kernel|"
