@@ -69,7 +69,7 @@ def build_event(window: Sequence[LogLine]) -> tuple[KernelReport, int] | None:
 
 
 # Bytes one of the lines _oom looks at has; the other lines of the (long) OOM dump are not decoded.
-_OOM_TOKENS = re.compile(rb"oom|Kill|Mem-Info:|allocation failure")
+_OOM_TOKENS = re.compile(rb"Mem-Info:|oom|Kill|allocation failure")
 
 
 def _oom_lines(window: Sequence[LogLine]) -> Iterator[tuple[int, LogLine]]:
@@ -77,14 +77,24 @@ def _oom_lines(window: Sequence[LogLine]) -> Iterator[tuple[int, LogLine]]:
 
     An OOM dump runs to hundreds of lines (per-zone counters, the task table);
     only a handful say anything the event reports, so the raw bytes are
-    checked first and just those lines are parsed.
+    searched in one piece and just those lines are parsed.
     """
-    raw = window.raw if isinstance(window, Window) else None
-    for i in range(len(window)):
-        # The line after Mem-Info: is kept too (the memory summary).
-        if raw is not None and _OOM_TOKENS.search(raw[i]) is None and (i == 0 or _MEM_INFO_RAW not in raw[i - 1]):
-            continue
-        yield i, window[i]
+    if not isinstance(window, Window):
+        yield from enumerate(window)
+        return
+    raw = window.raw
+    blob = b"\n".join(raw)
+    wanted: set[int] = set()
+    line = prev = 0
+    for m in _OOM_TOKENS.finditer(blob):
+        line += blob.count(b"\n", prev, m.start())  # matches come in order: count the newlines between
+        prev = m.start()
+        wanted.add(line)
+        if m.group() == _MEM_INFO_RAW:
+            wanted.add(line + 1)  # the memory summary follows Mem-Info:
+    for i in sorted(wanted):
+        if i < len(raw):
+            yield i, window[i]
 
 
 _MEM_INFO_RAW = MEM_INFO.encode()

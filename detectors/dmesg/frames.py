@@ -46,10 +46,13 @@ _STACK_START_WORDS = ("race:", "acktrace", "by task", "potentially", "llocated:"
                       "Local variable")  # fmt: skip
 
 
+_STACK_START_HINT = re.compile("|".join(map(re.escape, _STACK_START_WORDS)))
+
+
 def starts_stack(body: str) -> bool:
     """Whether a line opens a list of frames (``Call Trace:``, ``Allocated by task 1:``, ...)."""
     # Substring checks first: this runs on every line of every report.
-    return any(w in body for w in _STACK_START_WORDS) and STACK_START.search(body) is not None
+    return _STACK_START_HINT.search(body) is not None and STACK_START.search(body) is not None
 
 
 class Frame(NamedTuple):

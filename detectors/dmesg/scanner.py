@@ -126,19 +126,22 @@ class LogScanner:
             parts.pop()  # the empty rest after the last newline, or a line cut by the byte limit
         return Window(self._line_at(start), parts), complete
 
-    def _lookback(self, start: int) -> tuple[Window, list[int]]:
-        """Up to LOOKBACK_LINES lines before byte ``start`` (parsed only when looked at)."""
-        begin = start
-        for _ in range(LOOKBACK_LINES):
-            if begin <= 0:
-                break
-            begin = self._buf.rfind(b"\n", 0, begin - 1) + 1
-        lines, _ = self._window(begin, start)
-        offsets: list[int] = []
-        for raw in lines.raw:
-            offsets.append(begin)
-            begin += len(raw) + 1
-        return lines, offsets
+    def _lookback(self, start: int) -> Window:
+        """Up to LOOKBACK_LINES lines before byte ``start`` (parsed only when looked at).
+
+        Line ``i`` of the result starts at ``start - sum(len(raw) + 1 for raw in raw[i:])``.
+        """
+        begin = max(0, start - LOOKBACK_LINES * _TYPICAL_LINE)
+        parts = self._buf[begin:start].split(b"\n")
+        while len(parts) <= LOOKBACK_LINES + 1 and begin > 0:  # long lines: look further back
+            begin = max(0, begin - LOOKBACK_LINES * _TYPICAL_LINE)
+            parts = self._buf[begin:start].split(b"\n")
+        if parts and not parts[-1]:
+            parts.pop()  # start is at a line start: the slice ends with the newline before it
+        if begin > 0:
+            parts.pop(0)  # the slice may begin inside a line
+        parts = parts[-LOOKBACK_LINES:]
+        return Window(self._line_at(start - sum(map(len, parts)) - len(parts)), parts)
 
     def _candidates(self, start: int, end: int) -> list[int]:
         """Sorted offsets in ``buf[start:end]`` where a trigger word starts."""
@@ -232,10 +235,12 @@ class LogScanner:
         Only lines of the same context count; the topmost header wins, since a
         report (arm's "Alignment trap") may be followed by more headers of itself.
         """
-        above, offsets = self._lookback(start)
+        above = self._lookback(start)
         best = (start, found)
-        first = max(0, len(above) - HEADER_LOOKBACK)
-        for line, off in zip(reversed(above[first:]), reversed(offsets[first:]), strict=True):
+        off = start
+        for i in range(len(above) - 1, max(-1, len(above) - 1 - HEADER_LOOKBACK), -1):
+            off -= len(above.raw[i]) + 1
+            line = above[i]
             if line.number <= self._last_end or line.number in self._claimed:
                 break
             if head.context is not None and line.context not in (None, head.context):
@@ -254,7 +259,7 @@ class LogScanner:
         """
         if head.timestamp is None:
             return False
-        above, _ = self._lookback(start)
+        above = self._lookback(start)
         raw = b"\n".join(above.raw)
         if _REBOOT_REASONS.search(raw) is not None:
             return False
@@ -273,12 +278,13 @@ class LogScanner:
             return False
         begin = start
         if token == b"Mem-Info:" and head.body.startswith(MEM_INFO):
-            before, offsets = self._lookback(start)
+            before = self._lookback(start)
             idx = find_event_header(before)
             if idx is None or before[idx].number in self._claimed:
                 self._pos = line_end + 1
                 return False
-            begin = offsets[idx]
+            taken = before.raw[idx:]
+            begin = start - sum(map(len, taken)) - len(taken)
         elif token == b"Mem-Info:":
             self._pos = line_end + 1
             return False
