@@ -84,17 +84,22 @@ def _oom_lines(window: Sequence[LogLine]) -> Iterator[tuple[int, LogLine]]:
         return
     raw = window.raw
     blob = b"\n".join(raw)
-    wanted: set[int] = set()
     line = prev = 0
+    last = -1  # the last line yielded
+    pending = -1  # the line after Mem-Info: (the memory summary), yielded in its turn
     for m in _OOM_TOKENS.finditer(blob):
         line += blob.count(b"\n", prev, m.start())  # matches come in order: count the newlines between
         prev = m.start()
-        wanted.add(line)
+        if last < pending < line:
+            yield pending, window[pending]
+            last = pending
+        if line > last:
+            yield line, window[line]
+            last = line
         if m.group() == _MEM_INFO_RAW:
-            wanted.add(line + 1)  # the memory summary follows Mem-Info:
-    for i in sorted(wanted):
-        if i < len(raw):
-            yield i, window[i]
+            pending = line + 1
+    if last < pending < len(raw):
+        yield pending, window[pending]
 
 
 _MEM_INFO_RAW = MEM_INFO.encode()

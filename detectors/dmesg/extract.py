@@ -33,7 +33,10 @@ from detectors.dmesg.taint import decode_taint, taint_letters
 from forensics.model import NotAvailable
 
 _END_MARKER = re.compile(r"---\[ end (?:trace|Kernel panic)")
-_CPU_LINE = re.compile(r"CPU: (\d+) (?:UID: \d+ )?PID: (\d+) Comm: (.+?)(?: Not tainted| Tainted:|$)")
+# "Kdump: loaded" follows the command name when a crash kernel is loaded (kernels since 5.19).
+_CPU_LINE = re.compile(
+    r"CPU: (\d+) (?:UID: \d+ )?PID: (\d+) Comm: (.+?)(?: Kdump: loaded)?(?: Not tainted| Tainted:|$)"
+)
 _RELEASE = re.compile(r"(?:Not tainted|Tainted: [A-Z ]+?)\s+(\d+\.\d+[^\s]*)")
 _HARDWARE = re.compile(r"Hardware name: (.+?)\s*$")
 _TIMESTAMP_IN_TITLE = re.compile(r"\[ *\d+\.\d+\]")
