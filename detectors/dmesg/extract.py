@@ -293,7 +293,14 @@ def _corruption(
         return "another line's output is merged into the header line"
     if not rule.needs_trace:
         return None
-    if not frames and "Call Trace" not in text and "Call trace" not in text and "acktrace" not in text:
+    if (
+        not frames
+        and "Call Trace" not in text
+        and "Call trace" not in text
+        and "acktrace" not in text
+        # 32-bit arm prints its frames ("[<pc>] (f) from [<lr>] (g+0x1/0x2)") with no heading.
+        and not any(") from [<" in line.body and parse_frame(line.body) for line in lines)
+    ):
         return "no call trace in the report"
     for i, line in enumerate(lines):
         if not starts_stack(line.body):
@@ -476,6 +483,10 @@ def _all_frames(lines: Sequence[LogLine]) -> list[Frame]:
     for i, line in enumerate(lines):
         if starts_stack(line.body):
             return parse_trace(lines, i + 1)[0]
+    for i, line in enumerate(lines):
+        # 32-bit arm prints its frames with no heading after the stack dump.
+        if ") from [<" in line.body and parse_frame(line.body) is not None:
+            return parse_trace(lines, i)[0]
     return []
 
 

@@ -21,6 +21,7 @@ _FRAME = re.compile(
     r"^\s*(?:\[\s*<?(?:0x)?[0-9a-fA-F]+>?\]\s*){0,2}"  # [<ffffffff81000000>] columns (old x86, arm)
     r"(\?\s+)?"  # the unwinder's "unreliable" mark
     r"(?:\d+:)?"
+    r"\.?"  # ppc64 ELFv1 names functions by their entry point, ".func"
     r"([A-Za-z_][A-Za-z0-9_.$]*)\+(0x[0-9a-fA-F]+)/(0x[0-9a-fA-F]+)"
     r"(?:\s+\[([A-Za-z0-9_\-]+)\])?"
 )

@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 from forensics.model import Severity
 
-_FUNC = r"([A-Za-z0-9_]+)[.+]"  # a function name as printed before "+0x" or ".isra"
+_FUNC = r"\.?([A-Za-z0-9_]+)[.+]"  # a function name as printed before "+0x" or ".isra" (ppc64: ".func")
 _PC = r"\[<[0-9a-f]+>\]"
 _SRC = r"([A-Za-z0-9\-_/.]+\.[a-z]+:[0-9]+)"
 
@@ -44,7 +44,10 @@ def _anchor(pattern: str) -> Step:
 
 TRACE = Step(None, trace=True)
 RIP = _anchor(
-    r"(?:^|\s)(?:(?:N?[RE]?IP|pc|epc|ERA|NIP)\s*:|PC is at|NIP \[[0-9a-f]+\])\s*(?:\[?[0-9a-fx]+\]?\s+)?(?:\d+:)?\s*"
+    # x86 RIP/IP, arm/arm64 pc and PC is at, mips epc, loongarch ERA, powerpc NIP, s390's PSW (address, then the
+    # function in parentheses).
+    r"(?:^|\s)(?:(?:N?[RE]?IP|pc|epc|ERA|NIP)\s*:|PC is at|NIP \[[0-9a-f]+\]|Krnl PSW\s*:\s*[0-9a-f]+\s+[0-9a-f]+\s+\()"
+    r"\s*(?:\[?[0-9a-fx]+\]?\s+)?(?:\d+:)?\s*"
     r"(?:\[<?[0-9a-f]+>?\]\s+){0,2}(?:" + _FUNC + r"|0x[0-9a-f]+|\(null\))"
 )
 CALL_TRACE = _anchor(r"Call [Tt]race:|^\s*Backtrace:")
