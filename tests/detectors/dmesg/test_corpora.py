@@ -22,6 +22,7 @@ EXPECTED = {
     ),
     "satyr/rhbz-1040900-ppc64-1.log": ("WARNING in eeh_dev_check_failure", "eeh_dev_check_failure"),
     "satyr/rhbz-1040900-s390x-1.log": ("WARNING in will_oops_init", "will_oops_init"),
+    "satyr/rhbz-1140681.log": ("general protection fault in find_get_entry", "find_get_entry"),
 }
 
 
