@@ -219,10 +219,13 @@ def _panic_follows(window: Sequence[LogLine], i: int, context: str | None) -> bo
 _HEADER_HINTS = (
     *(word.decode() for word, _ in TRIGGERS),
     "Unable to handle", "Unhandled fault", "Alignment trap", "Internal error", "PANIC", "fault", "error:", "Oops",
+    "panicked at",
 )  # fmt: skip
 
 
 _HEADER_HINT = re.compile("|".join(map(re.escape, _HEADER_HINTS)))
+#: The same on raw bytes, to pass over lines without parsing them.
+HEADER_HINT_BYTES = re.compile("|".join(map(re.escape, _HEADER_HINTS)).encode())
 
 
 def _may_be_header(body: str) -> bool:

@@ -144,6 +144,11 @@ class Window(Sequence[LogLine]):
         self._parsed: list[LogLine | None] = [None] * len(raw)
 
     @property
+    def first(self) -> int:
+        """The line number of the first line."""
+        return self._first
+
+    @property
     def raw(self) -> list[bytes]:
         """The lines as read, undecoded (for byte searches that need not parse every line)."""
         return self._raw

@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 
 from detectors.dmesg.events import KILLED, MEM_INFO, build_event, find_event_header
-from detectors.dmesg.extract import build_report, match_header
+from detectors.dmesg.extract import HEADER_HINT_BYTES, build_report, match_header
 from detectors.dmesg.lines import LogLine, Window, decode, parse_line
 from detectors.dmesg.model import KernelReport
 from detectors.dmesg.rules import TRIGGERS, Rule
@@ -57,6 +57,7 @@ _REBOOT_REASONS = re.compile(
 )
 #: Kinds of report that never start the report of a continuation line found below them.
 _NOT_ABOVE = ("panic", "reboot")
+_RAW_STAMP = re.compile(rb"\[\s*(\d+)\.(\d+)\]")
 _TYPICAL_LINE = 160  # bytes per line assumed when cutting a window (grown when lines are longer)
 
 
@@ -240,9 +241,12 @@ class LogScanner:
         off = start
         for i in range(len(above) - 1, max(-1, len(above) - 1 - HEADER_LOOKBACK), -1):
             off -= len(above.raw[i]) + 1
-            line = above[i]
-            if line.number <= self._last_end or line.number in self._claimed:
+            number = above.first + i
+            if number <= self._last_end or number in self._claimed:
                 break
+            if HEADER_HINT_BYTES.search(above.raw[i]) is None:
+                continue  # cannot be a header: not parsed
+            line = above[i]
             if head.context is not None and line.context not in (None, head.context):
                 continue
             other = match_header(line.body) if line.body else None
@@ -259,14 +263,14 @@ class LogScanner:
         """
         if head.timestamp is None:
             return False
-        above = self._lookback(start)
-        raw = b"\n".join(above.raw)
-        if _REBOOT_REASONS.search(raw) is not None:
+        above = self._lookback(start).raw
+        if _REBOOT_REASONS.search(b"\n".join(above)) is not None:
             return False
-        for i in range(len(above) - 1, -1, -1):
-            stamp = above[i].timestamp
-            if stamp is not None:
-                return stamp > head.timestamp
+        for raw in reversed(above):
+            # Only the printk time is needed: read it from the bytes instead of parsing the line.
+            m = _RAW_STAMP.search(raw, 0, 64)
+            if m is not None:
+                return int(m.group(1)) + float(b"0." + m.group(2)) > head.timestamp
         return False
 
     def _event(
