@@ -122,7 +122,7 @@ def run_one(label: str, log: Path) -> None:
     print(
         f"{label:<10} {mb:7.0f} MB  kforensic {mb / k_s:6.1f} MB/s wall {k_s:6.2f} s  {mb / k_cpu:6.1f} MB/s CPU "
         f"{k_cpu:6.2f} s  RSS {k_rss:4.0f} MB | grep {mb / g_s:7.1f} MB/s wall {g_cpu:5.2f} s CPU "
-        f"RSS {g_rss:3.0f} MB ({g_out.decode().strip()} lines) | ratio {g_s / k_s:5.1f}x | "
+        f"RSS {g_rss:3.0f} MB ({g_out.decode().strip()} lines) | grep {k_s / g_s:4.0f}x faster | "
         f"sha256 {h_cpu:.2f} s | load {load_k:.2f}",
         flush=True,
     )
