@@ -137,3 +137,54 @@ def test_debug_info_is_found_by_build_id_in_a_debug_dir(tmp_path: Path) -> None:
     # drgn found the link by build ID and reports the file it points to.
     assert result.snapshot.vmlinux_path == str(case.vmlinux.resolve())
     assert result.incident.sorted_findings()[0].title == case.expected["title"]
+
+
+def _kdump_fields(data: bytes) -> dict[str, int]:
+    """Byte offsets of the disk_dump_header fields the tests damage, and of the first page descriptor."""
+    import struct
+
+    block, sub, bitmap_blocks = struct.unpack_from("<iiI", data, 428)
+    return {"header_version": 8, "block_size": 428, "bitmap_blocks": 436, "max_mapnr": 440,
+            "descriptor": (1 + sub) * block + bitmap_blocks * block}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("field", "delta", "named"),
+    [
+        ("block_size", 0x0100_0000, "block_size"),
+        ("bitmap_blocks", 0x0010_0000, "bitmap_blocks"),
+        ("header_version", 0x4000_0000, "header_version"),
+        ("descriptor", 0x7FF5_0000_0000_0000, "page descriptor"),  # the offset: "at least 9e18 bytes" before
+        ("max_mapnr", 0x4000_0000, "max_mapnr"),
+    ],
+)
+def test_corrupt_kdump_header_is_called_corrupt_not_truncated(
+    tmp_path: Path, field: str, delta: int, named: str
+) -> None:
+    """Issue 19: a damaged header is "corrupt (field = value)", never "truncated ... 9220507044147185829 bytes"."""
+    names = case_names()
+    if not names:
+        pytest.skip("no vmcore fixtures committed (vmcore_fixtures/build.sh)")
+    from tests.vmcore_cases import CASES_DIR
+
+    data = bytearray((CASES_DIR / names[0] / "vmcore").read_bytes())
+    at = _kdump_fields(bytes(data))[field]
+    width = 8 if field == "descriptor" else 4
+    value = (int.from_bytes(data[at : at + width], "little") ^ delta) & ((1 << (8 * width)) - 1)
+    data[at : at + width] = value.to_bytes(width, "little")
+    dump = tmp_path / "vmcore"
+    dump.write_bytes(bytes(data))
+    with pytest.raises(InputError, match="the dump header is corrupt") as info:
+        read_dump_header(dump)
+    assert named in str(info.value)
+    assert "truncated" not in str(info.value)
+
+
+def test_corrupt_kdump_header_exits_3_with_one_line(tmp_path: Path) -> None:
+    case = load_case(_first_case())
+    data = bytearray(case.vmcore.read_bytes())
+    at = _kdump_fields(bytes(data))["descriptor"]
+    data[at + 7] ^= 0x7F
+    dump = tmp_path / "vmcore"
+    dump.write_bytes(bytes(data))
+    _assert_one_clear_line(run("vmcore", str(dump), "--vmlinux", str(case.vmlinux)), "the dump header is corrupt")
