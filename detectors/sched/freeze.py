@@ -22,12 +22,14 @@ from detectors.sched.model import (
     TraceAnalysis,
     WorkStats,
 )
-from detectors.sched.state import Accumulator, TaskState
+from detectors.sched.state import Accumulator, TaskState, event_ref
 from forensics.model import NotAvailable
 
 if TYPE_CHECKING:
     from detectors.sched.analyzer import SchedAnalyzer
 
+#: A CPU whose last event is this much (seconds) before the trace's last one "stops reporting" (as starts: 1 ms).
+STOP_GAP = 1e-3
 SOFTIRQ_NAMES = ("HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU")
 
 
@@ -64,6 +66,7 @@ def freeze_analysis(an: SchedAnalyzer, counts: ParseCounts) -> TraceAnalysis:
         buckets=an.digest.freeze(an.comm) if an.digest is not None else (),
         bucket_seconds=an.digest.size if an.digest is not None else None,
         thresholds=an.thresholds,
+        clock=an.clock.freeze(len(an.first)),
     )
 
 
@@ -190,6 +193,13 @@ def _coverage(an: SchedAnalyzer, counts: ParseCounts) -> Coverage:
             f"CPU buffers start at different times ({late}); before {common_start:.6f} only some CPUs are "
             "covered, so cross-CPU figures there are incomplete"
         )
+    stopped = tuple(event_ref(an.last[c]) for c in seen if an.last[c].ts < max(ends) - STOP_GAP)
+    if stopped:
+        which = ", ".join(f"CPU{r.cpu} at {r.ts:.6f} (line {r.line_no})" for r in stopped)
+        notes.append(
+            f"CPUs stop reporting before the trace ends ({which}); after {common_end:.6f} only some CPUs are "
+            "covered, so figures that span that time may miss what those CPUs did"
+        )
     if counts.overwritten:
         notes.append(
             f"the ring buffer overwrote {counts.overwritten} events before it was read, so the trace starts "
@@ -200,7 +210,9 @@ def _coverage(an: SchedAnalyzer, counts: ParseCounts) -> Coverage:
             f"{an.lost_markers} lost-event markers ({an.lost_events} events lost); "
             "no interval spanning a loss is counted"
         )
-    return Coverage(declared, seen, common_start, common_end, an.lost_markers, an.lost_events, "; ".join(notes))
+    return Coverage(
+        declared, seen, common_start, common_end, an.lost_markers, an.lost_events, "; ".join(notes), stopped
+    )
 
 
 def _tracer_span(line_no: int, text: str) -> Span:
