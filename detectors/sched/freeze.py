@@ -47,6 +47,7 @@ def freeze_analysis(an: SchedAnalyzer, counts: ParseCounts) -> TraceAnalysis:
             task.runs.add(start, end_ev.ts, cpu, ev, end_ev)
             if end_ev.ts - start > an.thresholds.hog:
                 task.hog_runs += 1
+    clock = an.clock.freeze(len(an.first))
     return TraceAnalysis(
         window=_window(an),
         latency_source=_latency_source(an),
@@ -62,11 +63,11 @@ def freeze_analysis(an: SchedAnalyzer, counts: ParseCounts) -> TraceAnalysis:
             for fn, fig in sorted(an.works.items(), key=lambda kv: -kv[1].worst)
         ),
         offtimes=_offtimes(an, counts),
-        coverage=_coverage(an, counts),
+        coverage=_coverage(an, counts, clock.reversed()),
         buckets=an.digest.freeze(an.comm) if an.digest is not None else (),
         bucket_seconds=an.digest.size if an.digest is not None else None,
         thresholds=an.thresholds,
-        clock=an.clock.freeze(len(an.first)),
+        clock=clock,
     )
 
 
@@ -172,7 +173,8 @@ def _offtimes(an: SchedAnalyzer, counts: ParseCounts) -> tuple[OffStats, ...]:
     return tuple(out)
 
 
-def _coverage(an: SchedAnalyzer, counts: ParseCounts) -> Coverage:
+def _coverage(an: SchedAnalyzer, counts: ParseCounts, reversed_trace: bool = False) -> Coverage:
+    """Which CPUs are covered when; ``reversed_trace``: first and last events are swapped, say nothing of stops."""
     declared: int | NotAvailable = (
         counts.cpus_declared if counts.cpus_declared is not None else NotAvailable("the trace does not say")
     )
@@ -193,7 +195,9 @@ def _coverage(an: SchedAnalyzer, counts: ParseCounts) -> Coverage:
             f"CPU buffers start at different times ({late}); before {common_start:.6f} only some CPUs are "
             "covered, so cross-CPU figures there are incomplete"
         )
-    stopped = tuple(event_ref(an.last[c]) for c in seen if an.last[c].ts < max(ends) - STOP_GAP)
+    stopped = (
+        () if reversed_trace else tuple(event_ref(an.last[c]) for c in seen if an.last[c].ts < max(ends) - STOP_GAP)
+    )
     if stopped:
         which = ", ".join(f"CPU{r.cpu} at {r.ts:.6f} (line {r.line_no})" for r in stopped)
         notes.append(

@@ -184,6 +184,11 @@ class ClockCheck(NamedTuple):
         """Whether ``[start, end]`` on ``cpu`` overlaps a time its clock passed twice."""
         return any(c == cpu and start <= hi and end >= lo for c, lo, hi in self.disputed)
 
+    def disputes_span(self, span: Span) -> bool:
+        """Whether an interval (on its CPU or the CPUs of its two events) overlaps a time passed twice."""
+        cpus = {span.cpu, span.begin.cpu, span.end.cpu}
+        return bool(self.disputed) and any(self.disputes(c, span.start, span.start + span.duration) for c in cpus)
+
 
 NO_CLOCK_PROBLEM = ClockCheck(0, 0, (), ())
 

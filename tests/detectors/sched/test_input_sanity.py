@@ -86,6 +86,13 @@ def test_a_timestamp_jumping_ahead_is_not_a_500ms_hog_or_irq(tmp_path: Path) -> 
     assert (len(head) + switch + 1, 1) in cited  # the line whose time jumped ahead, on CPU1
     assert "not reported" in clock[0].summary  # the figures that spanned the jump are named
     assert_evidence_resolves(findings)
+    # The tables still hold those figures: each is marked as spanning the step.
+    table = run("trace", path, "--format", "md")
+    assert table.returncode in (0, 1), table.stderr
+    rows = "\n".join(line for line in table.stdout.splitlines() if line.startswith("|"))
+    big = re.findall(r"5\d\d\.\d{3} ms( †)?", rows)
+    assert big and all(big), big
+    assert "clock: 2 of" in table.stdout
 
 
 def test_a_reversed_trace_says_so(tmp_path: Path) -> None:
@@ -95,6 +102,7 @@ def test_a_reversed_trace_says_so(tmp_path: Path) -> None:
     assert analysis.clock.back > analysis.clock.steps // 2
     clock = [f for f in findings if f.kind == "trace-clock"]
     assert len(clock) == 1 and "reverse order" in clock[0].title
+    assert not analysis.coverage.stopped  # first and last events are swapped: no CPU "stops"
     assert_evidence_resolves(findings)
     result = run("trace", path, "--format", "json")
     assert result.returncode in (0, 1), result.stderr
