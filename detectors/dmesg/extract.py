@@ -33,9 +33,10 @@ from detectors.dmesg.taint import decode_taint, taint_letters
 from forensics.model import NotAvailable
 
 _END_MARKER = re.compile(r"---\[ end (?:trace|Kernel panic)")
-# "Kdump: loaded" follows the command name when a crash kernel is loaded (kernels since 5.19).
+# dump_stack_print_info(): "Comm: %.20s %s%s ..." where the first %s is "Kdump: loaded " when a crash
+# kernel is loaded, then "Tainted: ..." or "Not tainted"; a comm may itself hold spaces.
 _CPU_LINE = re.compile(
-    r"CPU: (\d+) (?:UID: \d+ )?PID: (\d+) Comm: (.+?)(?: Kdump: loaded)?(?: Not tainted| Tainted:|$)"
+    r"CPU: (\d+) (?:UID: \d+ )?PID: (\d+) Comm: (.+?)(?: Kdump: loaded)?(?: Not tainted| Tainted:| *$)"
 )
 _RELEASE = re.compile(r"(?:Not tainted|Tainted: [A-Z ]+?)\s+(\d+\.\d+[^\s]*)")
 _HARDWARE = re.compile(r"Hardware name: (.+?)\s*$")
