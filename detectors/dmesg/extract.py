@@ -184,6 +184,7 @@ def report_extent(
 
 
 _CONTINUES, _STARTS = 1, 2  # what a line's header is: none (0), a continuation, a report start
+_IS_FRAME, _OPENS_STACK = 3, 4  # fields of _line_kind
 
 
 @functools.lru_cache(maxsize=16384)
@@ -306,13 +307,14 @@ def _corruption(
         and not any(") from [<" in line.body and parse_frame(line.body) for line in lines)
     ):
         return "no call trace in the report"
-    for i, line in enumerate(lines):
-        if not starts_stack(line.body):
+    kinds = [_line_kind(line.body) for line in lines]  # cached per distinct line
+    for i, kind in enumerate(kinds):
+        if not kind[_OPENS_STACK]:
             continue
-        for other in lines[i + 1 : i + 16]:
-            if starts_stack(other.body):
+        for j in range(i + 1, min(i + 16, len(lines))):
+            if kinds[j][_OPENS_STACK]:
                 break
-            if parse_frame(other.body) is not None or "(stack is not available)" in other.body:
+            if kinds[j][_IS_FRAME] or "(stack is not available)" in lines[j].body:
                 break
         else:
             return "no frames in a call trace"

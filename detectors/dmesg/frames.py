@@ -142,33 +142,22 @@ def title_name(function: str) -> str:
 
 def parse_frame(body: str, line: int = 0, stack: str = "task") -> Frame | None:
     """Parse one frame line (message body), or None when the line is not a frame."""
+    fields = _frame_fields(body)
+    return None if fields is None else Frame(*fields, stack=stack, line=line)
+
+
+@functools.lru_cache(maxsize=16384)
+def _frame_fields(body: str) -> tuple[str, str, int, int, str | None, bool] | None:
+    """Function, symbol, offset, size, module and reliability of a frame line (cached: frames recur)."""
     m = _FRAME.match(body)
     if m is None:
         arm = _ARM_FRAME.match(body)
         if arm is None:
             return None
-        return Frame(
-            function=function_name(arm.group(1)),
-            symbol=arm.group(1),
-            offset=int(arm.group(2), 16),
-            size=int(arm.group(3), 16),
-            module=None,
-            reliable=True,
-            stack=stack,
-            line=line,
-        )
+        return (function_name(arm.group(1)), arm.group(1), int(arm.group(2), 16), int(arm.group(3), 16), None, True)
     symbol = m.group(2)
     reliable = m.group(1) is None and not body.endswith(_UNRELIABLE_SUFFIX)
-    return Frame(
-        function=function_name(symbol),
-        symbol=symbol,
-        offset=int(m.group(3), 16),
-        size=int(m.group(4), 16),
-        module=m.group(5),
-        reliable=reliable,
-        stack=stack,
-        line=line,
-    )
+    return (function_name(symbol), symbol, int(m.group(3), 16), int(m.group(4), 16), m.group(5), reliable)
 
 
 def parse_trace(lines: Sequence[LogLine], start: int) -> tuple[list[Frame], int]:
