@@ -1,0 +1,607 @@
+"""Reading CPU profiles: ``perf.data`` (through ``perf script``), ``perf script`` text and folded stacks.
+
+The reader streams its input in chunks and keeps one counter per distinct (thread, event, call chain
+text), so memory grows with the number of distinct stacks, never with the number of samples.  Each
+distinct call chain is parsed once, the way Brendan Gregg's ``stackcollapse-perf.pl`` parses it (the
+folded output is byte-for-byte the script's: same frame names, same tidying, periods summed as
+counts), so the hot loop per sample is a header match and a dictionary update.
+
+The result is a :class:`Profile`: typed stacks with sample counts and period sums, the events seen,
+the time span, and notes on what was skipped (other events, lines that are not samples, samples
+without a call chain).
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+import shutil
+import subprocess
+import zlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from forensics.errors import InputError, UsageError
+from forensics.model import SourceRecord
+
+#: ``perf.data`` files start with this magic (perf's own header, version 2).
+PERF_DATA_MAGIC = b"PERFILE2"
+GZIP_MAGIC = b"\x1f\x8b"
+
+# stackcollapse-perf.pl's header rule: a command name (at least two characters, may hold spaces),
+# then the pid (and /tid when perf prints both).
+_HEADER = re.compile(rb"^(\S.+?)\s+(\d+)/*(\d+)*\s+")
+# ... its event rule: ``[period] event:`` at the end of the header line.
+_EVENT = re.compile(rb":\s*(\d+)*\s+(\S+):\s*$")
+_TIME = re.compile(rb"\s(\d+\.\d+):\s")
+# A call chain line: address, symbol(+offset), (DSO).
+_FRAME = re.compile(rb"^\s*(\w+)\s*(.+) \((.*)\)")
+_OFFSET = re.compile(r"\+0x[\da-f]+$")
+_ARGS = re.compile(r"\((?!anonymous namespace\)).*")
+# The sample line of ``perf script`` without callchains: ``... event: ip sym+off (dso)``.
+_FLAT = re.compile(rb":\s+(\S+):\s+(\w+)\s+(.+) \((.*)\)\s*$")
+_FOLDED = re.compile(rb"^(.*\S) (\d+)$")
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One frame of a call chain, named as stackcollapse-perf.pl names it."""
+
+    name: str
+    dso: str
+    kernel: bool
+    jit: bool
+    inlined: bool
+
+
+@dataclass
+class StackCount:
+    """How often one thread was sampled in one call chain, and where it was first seen."""
+
+    samples: int
+    period: int
+    first_line: int
+    first_header: str
+
+
+@dataclass(frozen=True)
+class Thread:
+    """Who was sampled: command name as perf printed it, pid (None when perf printed only the tid), tid."""
+
+    comm: str
+    pid: int | None
+    tid: int | None
+
+
+@dataclass(frozen=True)
+class ProfileStack:
+    """A distinct (thread, event, call chain) with its counts; frames from root to leaf."""
+
+    thread: Thread
+    event: str
+    frames: tuple[Frame, ...]
+    samples: int
+    period: int
+    first_line: int
+    first_header: str
+
+
+@dataclass
+class Profile:
+    """Everything read from one profile input."""
+
+    source: str
+    kind: str  # "perf.data", "perf script" or "folded"
+    stacks: list[ProfileStack]
+    events: dict[str, int]  # samples per event, in first-seen order
+    first_event: str | None
+    start: float | None
+    end: float | None
+    lines: int
+    notes: list[str] = field(default_factory=list)
+    flat_samples: int = 0  # samples that carried no call chain
+    skipped_lines: int = 0
+    first_skipped: tuple[int, str] | None = None
+    record: SourceRecord | None = None
+
+
+def _kernel_dso(dso: str, pc: str) -> bool:
+    if dso.startswith("[") and "unknown" not in dso:
+        return True
+    if dso.endswith("vmlinux") or dso.endswith(".ko") or dso.endswith(".ko.xz") or dso.endswith(".ko.zst"):
+        return True
+    # An unresolved kernel address is still a kernel address (x86-64 and arm64 kernel halves).
+    return len(pc) == 16 and pc[0] in "f" and pc.startswith("ffff")
+
+
+def _jit_dso(dso: str) -> bool:
+    return bool(re.search(r"perf-\d+\.map$", dso)) or "jitted-" in dso or dso.startswith("//anon")
+
+
+def parse_frame_line(line: str, java: bool) -> list[Frame] | None:
+    """The frames of one call chain line (several when perf shows inlined ones as ``a->b``), or None."""
+    m = _FRAME.match(line.encode("utf-8", "surrogateescape"))
+    if m is None:
+        return None
+    pc = m.group(1).decode("utf-8", "surrogateescape")
+    raw = _OFFSET.sub("", m.group(2).decode("utf-8", "surrogateescape"))
+    dso = m.group(3).decode("utf-8", "surrogateescape")
+    if raw.startswith("("):
+        return []
+    kernel = _kernel_dso(dso, pc)
+    jit = _jit_dso(dso)
+    frames: list[Frame] = []
+    for part in raw.split("->"):
+        name = part
+        if name == "[unknown]":
+            name = "[" + (dso.rsplit("/", 1)[-1] if dso != "[unknown]" else "unknown") + "]"
+        name = name.replace(";", ":")
+        if not re.search(r"\.\(.*\)\.", name):
+            name = _ARGS.sub("", name, count=1)
+        name = name.replace('"', "").replace("'", "")
+        if java and "/" in name and name.startswith("L"):
+            name = name[1:]
+        frames.append(Frame(name, dso, kernel, jit, bool(frames) or dso == "inlined"))
+    return frames
+
+
+def _frames_of(body: bytes, java: bool) -> tuple[tuple[Frame, ...], int]:
+    """Root-to-leaf frames of a call chain text, and its number of lines that are not frames."""
+    frames: list[Frame] = []
+    bad = 0
+    for raw_line in body.split(b"\n"):
+        if not raw_line or raw_line.startswith(b"#"):
+            continue
+        parsed = parse_frame_line(raw_line.decode("utf-8", "surrogateescape"), java)
+        if parsed is None or not raw_line[:1].isspace():
+            bad += 1
+            continue
+        frames[:0] = parsed
+    return tuple(frames), bad
+
+
+class ScriptParser:
+    """Streaming parser of ``perf script`` text; feed bytes, then :meth:`close`."""
+
+    def __init__(self, source: str, window: tuple[float, float] | None = None, kind: str = "perf script") -> None:
+        self.source = source
+        self.kind = kind
+        self.window = window
+        self._rest = b""
+        self._line = 1  # line number of the first line of ``_rest``
+        self._counts: dict[tuple[bytes, bytes, bytes | None, bytes, bytes], StackCount] = {}
+        self._events: dict[str, int] = {}
+        self._first_event: bytes | None = None
+        self._start: float | None = None
+        self._end: float | None = None
+        self._flat = 0
+        self._skipped = 0
+        self._first_skipped: tuple[int, str] | None = None
+        self._outside = 0
+        self._untimed = 0
+
+    def feed(self, chunk: bytes) -> None:
+        """Parse every whole sample in ``chunk`` (plus what was left of the previous one)."""
+        data = self._rest + chunk if self._rest else chunk
+        cut = data.rfind(b"\n\n")
+        if cut < 0:
+            self._rest = data
+            if len(data) > 1 << 24:
+                # No blank line in 16 MiB: samples without call chains (one line each).
+                cut = data.rfind(b"\n")
+                if cut >= 0:
+                    self._blocks(data[: cut + 1])
+                    self._rest = data[cut + 1 :]
+            return
+        self._blocks(data[: cut + 2])
+        self._rest = data[cut + 2 :]
+
+    def close(self) -> Profile:
+        """Parse what is left (a last sample without its blank line is dropped, as stackcollapse-perf.pl does)."""
+        if self._rest.strip():
+            self._blocks(self._rest, last=True)
+        self._rest = b""
+        return self._profile()
+
+    def _skip(self, line_no: int, text: bytes) -> None:
+        self._skipped += 1
+        if self._first_skipped is None:
+            self._first_skipped = (line_no, text.decode("utf-8", "replace")[:200])
+
+    def _blocks(self, data: bytes, last: bool = False) -> None:
+        counts = self._counts
+        header_re = _HEADER.match
+        event_re = _EVENT.search
+        time_re = _TIME.search
+        window = self.window
+        line = self._line
+        start_line = line
+        for piece in data.split(b"\n\n"):
+            block = piece
+            start_line = line
+            line += piece.count(b"\n") + 2
+            if not block:
+                continue
+            if block[:1] == b"\n":
+                stripped = block.lstrip(b"\n")
+                start_line += len(block) - len(stripped)
+                block = stripped
+                if not block:
+                    continue
+            while block[:1] == b"#":
+                nl = block.find(b"\n")
+                if nl < 0:
+                    block = b""
+                    break
+                block = block[nl + 1 :]
+                start_line += 1
+            if not block:
+                continue
+            nl = block.find(b"\n")
+            header = block if nl < 0 else block[:nl]
+            body = b"" if nl < 0 else block[nl + 1 :]
+            m = header_re(header)
+            if m is None:
+                self._skip(start_line, header)
+                continue
+            if body and not body[:1].isspace():
+                # Lines that all start in column 0: perf script without callchains (or garbage).
+                self._flat_block(block, start_line)
+                continue
+            if last:
+                # The sample had no blank line after it: stackcollapse-perf.pl never counts it.
+                break
+            e = event_re(header)
+            if e is not None:
+                event = e.group(2)
+                period = int(e.group(1)) if e.group(1) else 1
+            else:
+                event = b""
+                period = 1
+            if self._first_event is None and event:
+                self._first_event = event
+            ev = event.decode("utf-8", "replace")
+            self._events[ev] = self._events.get(ev, 0) + 1
+            t = time_re(header)
+            if t is not None:
+                ts = float(t.group(1))
+                if window is not None and not window[0] <= ts <= window[1]:
+                    self._outside += 1
+                    continue
+                if self._start is None or ts < self._start:
+                    self._start = ts
+                if self._end is None or ts > self._end:
+                    self._end = ts
+            elif window is not None:
+                self._untimed += 1
+                continue
+            key = (m.group(1), m.group(2), m.group(3), event, body)
+            sc = counts.get(key)
+            if sc is None:
+                counts[key] = StackCount(1, period, start_line, header.decode("utf-8", "replace"))
+            else:
+                sc.samples += 1
+                sc.period += period
+        # The last piece is what follows the last blank line: the next chunk's text starts there.
+        self._line = start_line
+
+    def _flat_block(self, block: bytes, start_line: int) -> None:
+        """Samples printed one per line (no ``-g``): count them with a one-frame stack."""
+        for i, text in enumerate(block.split(b"\n")):
+            if not text.strip():
+                continue
+            m = _HEADER.match(text)
+            f = _FLAT.search(text)
+            if m is None or f is None:
+                self._skip(start_line + i, text)
+                continue
+            self._flat += 1
+            event = f.group(1)
+            if self._first_event is None:
+                self._first_event = event
+            ev = event.decode("utf-8", "replace")
+            self._events[ev] = self._events.get(ev, 0) + 1
+            t = _TIME.search(text)
+            if t is not None:
+                ts = float(t.group(1))
+                if self.window is not None and not self.window[0] <= ts <= self.window[1]:
+                    self._outside += 1
+                    continue
+                self._start = ts if self._start is None else min(self._start, ts)
+                self._end = ts if self._end is None else max(self._end, ts)
+            p = re.search(rb":\s*(\d+)\s+\S+:\s+\w+\s", text)
+            period = int(p.group(1)) if p else 1
+            body = b"\t" + f.group(2) + b" " + f.group(3) + b" (" + f.group(4) + b")"
+            key = (m.group(1), m.group(2), m.group(3), event, body)
+            sc = self._counts.get(key)
+            if sc is None:
+                self._counts[key] = StackCount(1, period, start_line + i, text.decode("utf-8", "replace"))
+            else:
+                sc.samples += 1
+                sc.period += period
+
+    def _profile(self) -> Profile:
+        first = self._first_event.decode("utf-8", "replace") if self._first_event is not None else None
+        stacks: list[ProfileStack] = []
+        parsed: dict[tuple[bytes, bool], tuple[tuple[Frame, ...], int]] = {}
+        bad_bodies = 0
+        for (comm, a, b, event, body), sc in self._counts.items():
+            comm_s = comm.decode("utf-8", "surrogateescape")
+            java = comm_s.startswith("java")
+            got = parsed.get((body, java))
+            if got is None:
+                got = parsed[(body, java)] = _frames_of(body, java)
+            frames, bad = got
+            if bad:
+                bad_bodies += sc.samples
+            # stackcollapse-perf.pl: one number is the tid (perf's default), two are pid/tid.
+            thread = Thread(comm_s, None, int(a)) if b is None else Thread(comm_s, int(a), int(b))
+            stacks.append(
+                ProfileStack(
+                    thread,
+                    event.decode("utf-8", "replace"),
+                    frames,
+                    sc.samples,
+                    sc.period,
+                    sc.first_line,
+                    sc.first_header,
+                )
+            )
+        notes: list[str] = []
+        if len(self._events) > 1 and first is not None:
+            others = ", ".join(f"{e or '(unnamed)'}: {n} samples" for e, n in self._events.items() if e != first)
+            notes.append(
+                f"several events in one input; hotspots and flame graph use the first, {first} ({others} left out)"
+            )
+        if self._flat and not any(s.frames and len(s.frames) > 1 for s in stacks):
+            notes.append(
+                f"{self._flat} samples carry no call chain (recorded without -g): flat hotspots only, no call paths"
+            )
+        elif self._flat:
+            notes.append(f"{self._flat} samples carry no call chain; they count as one-frame stacks")
+        if self._skipped and self._first_skipped is not None:
+            line_no, text = self._first_skipped
+            notes.append(
+                f"{self._skipped} lines are not perf script samples and were skipped (first: line {line_no}: {text!r})"
+            )
+        if bad_bodies:
+            notes.append(f"{bad_bodies} samples have call chain lines that are not frames (ignored in their stacks)")
+        if self._outside:
+            notes.append(f"{self._outside} samples outside the --window were left out")
+        if self._untimed:
+            notes.append(f"{self._untimed} samples without a timestamp were left out by --window")
+        return Profile(
+            source=self.source,
+            kind=self.kind,
+            stacks=stacks,
+            events=dict(self._events),
+            first_event=first,
+            start=self._start,
+            end=self._end,
+            lines=self._line,
+            notes=notes,
+            flat_samples=self._flat,
+            skipped_lines=self._skipped,
+            first_skipped=self._first_skipped,
+        )
+
+
+def parse_folded(chunks: Iterable[bytes], source: str) -> Profile:
+    """Folded stacks (``comm;a;b;c 42``): the first frame is taken as the command name."""
+    rest = b""
+    counts: dict[str, list[int]] = {}
+    line_no = 0
+    skipped = 0
+    first_skipped: tuple[int, str] | None = None
+
+    def lines() -> Iterator[bytes]:
+        nonlocal rest
+        for chunk in chunks:
+            data = rest + chunk
+            parts = data.split(b"\n")
+            rest = parts.pop()
+            yield from parts
+        if rest:
+            yield rest
+
+    for raw in lines():
+        line_no += 1
+        text = raw.rstrip(b"\r")
+        if not text.strip() or text.startswith(b"#"):
+            continue
+        m = _FOLDED.match(text)
+        if m is None:
+            skipped += 1
+            if first_skipped is None:
+                first_skipped = (line_no, text.decode("utf-8", "replace")[:200])
+            continue
+        stack = m.group(1).decode("utf-8", "replace")
+        slot = counts.get(stack)
+        if slot is None:
+            counts[stack] = [int(m.group(2)), line_no]
+        else:
+            slot[0] += int(m.group(2))
+    stacks = []
+    for stack, (count, first) in counts.items():
+        names = stack.split(";")
+        comm, frames = (names[0], names[1:]) if len(names) > 1 else ("", names)
+        stacks.append(
+            ProfileStack(
+                Thread(comm, None, None),
+                "",
+                tuple(Frame(n, "", n.endswith("_[k]"), n.endswith("_[j]"), n.endswith("_[i]")) for n in frames),
+                count,
+                count,
+                first,
+                f"{stack} {count}",
+            )
+        )
+    notes = []
+    if first_skipped is not None:
+        notes.append(
+            f"{skipped} lines are not folded stacks and were skipped "
+            f"(first: line {first_skipped[0]}: {first_skipped[1]!r})"
+        )
+    notes.append("folded stacks carry no threads, events or times: per-thread and DSO tables are not available")
+    return Profile(
+        source,
+        "folded",
+        stacks,
+        {"": sum(s.samples for s in stacks)},
+        None,
+        None,
+        None,
+        line_no,
+        notes,
+        skipped_lines=skipped,
+        first_skipped=first_skipped,
+    )
+
+
+def find_perf() -> str | None:
+    """The perf binary: ``perf`` on PATH when it runs, else Debian's versioned ``/usr/bin/perf_X.Y``."""
+    candidates = [shutil.which("perf"), *sorted(str(p) for p in Path("/usr/bin").glob("perf_*"))]
+    for c in candidates:
+        if not c:
+            continue
+        try:
+            ok = subprocess.run([c, "--version"], capture_output=True, timeout=20, check=False).returncode == 0
+        except OSError:
+            ok = False
+        if ok:
+            return c
+    return None
+
+
+def perf_script_chunks(path: Path, perf: str | None = None) -> Iterator[bytes]:
+    """``perf script -i PATH`` output, streamed; raises :class:`InputError` when perf fails or is missing."""
+    binary = perf or find_perf()
+    if binary is None:
+        raise InputError(
+            f"{path} is a perf.data file and perf is not installed",
+            hint="install perf (apt-get install linux-perf) or give `perf script` text made where perf is",
+        )
+    proc = subprocess.Popen(
+        [binary, "script", "-i", str(path)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    try:
+        while chunk := proc.stdout.read(1 << 20):
+            yield chunk
+    finally:
+        proc.stdout.close()
+        err = proc.stderr.read().decode("utf-8", "replace")
+        proc.stderr.close()
+        rc = proc.wait()
+    if rc != 0:
+        reason = next((x.strip() for x in err.splitlines() if x.strip()), f"exit status {rc}")
+        raise InputError(
+            f"{path}: perf script failed: {reason}",
+            hint="the perf.data file may be truncated or from another perf; re-record, or give `perf script` text",
+        )
+
+
+def _gunzip(chunks: Iterable[bytes], name: str) -> Iterator[bytes]:
+    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    for chunk in chunks:
+        pending = chunk
+        while pending:
+            try:
+                yield d.decompress(pending, 1 << 22)
+            except zlib.error as exc:
+                raise InputError(f"{name}: not valid gzip ({exc})", hint="give the file uncompressed") from None
+            pending = d.unconsumed_tail
+    if not d.eof:
+        raise InputError(f"{name}: the gzip stream is cut short", hint="the file was truncated; copy it again")
+
+
+def _is_folded(head: bytes) -> bool:
+    lines = [x for x in head.split(b"\n")[:50] if x.strip() and not x.startswith(b"#")]
+    if len(head.split(b"\n")) > 1 and not head.endswith(b"\n"):
+        lines = lines[:-1]
+    return bool(lines) and all(_FOLDED.match(x.rstrip(b"\r")) and not x[:1].isspace() for x in lines)
+
+
+def read_profile(name: str, window: tuple[float, float] | None = None, perf: str | None = None) -> Profile:
+    """Read one profile input (a path, or ``-`` for stdin), told from its content."""
+    from collectors.inputs import open_input
+
+    with open_input(name) as tracked:
+        chunks = tracked.read_chunks()
+        first = next(chunks, b"")
+        if first.startswith(PERF_DATA_MAGIC):
+            if name == "-":
+                raise UsageError("perf.data on stdin is not supported", hint="give the perf.data path")
+            for _ in chunks:  # hash the whole file for the source record
+                pass
+            record = tracked.record()
+            parser = ScriptParser(tracked.name, window, kind="perf.data")
+            for chunk in perf_script_chunks(Path(name), perf):
+                parser.feed(chunk)
+            profile = parser.close()
+            profile.record = record
+            return profile
+
+        def rest() -> Iterator[bytes]:
+            yield first
+            yield from chunks
+
+        stream: Iterator[bytes] = rest()
+        if first.startswith(GZIP_MAGIC):
+            stream = _gunzip(stream, tracked.name)
+        head = next(stream, b"")
+        if not head.strip():
+            rest_data = b"".join(stream)
+            if not rest_data.strip():
+                raise InputError(
+                    f"{tracked.name}: the profile is empty",
+                    hint="record with `perf record -g -- CMD` and give the perf.data or `perf script` output",
+                )
+            head = head + rest_data
+
+        def all_chunks() -> Iterator[bytes]:
+            yield head
+            yield from stream
+
+        if _is_folded(head):
+            profile = parse_folded(all_chunks(), tracked.name)
+        else:
+            parser = ScriptParser(tracked.name, window)
+            for chunk in all_chunks():
+                parser.feed(chunk)
+            profile = parser.close()
+        profile.record = tracked.record()
+    if not profile.stacks:
+        what = "no samples" + (" in the --window" if window else "")
+        raise InputError(
+            f"{profile.source}: {what}: not perf script text, folded stacks or perf.data"
+            + (
+                f" (line {profile.first_skipped[0]}: {profile.first_skipped[1][:60]!r})"
+                if profile.first_skipped
+                else ""
+            ),
+            hint="give `perf script` output, folded stacks (a;b;c 42) or a perf.data file",
+        )
+    return profile
+
+
+def read_gzip_text(path: Path) -> bytes:
+    """A whole (possibly gzipped) text file; for tests and tools."""
+    data = path.read_bytes()
+    return gzip.decompress(data) if data.startswith(GZIP_MAGIC) else data
+
+
+__all__ = [
+    "Frame",
+    "Profile",
+    "ProfileStack",
+    "ScriptParser",
+    "Thread",
+    "find_perf",
+    "parse_folded",
+    "read_profile",
+]
