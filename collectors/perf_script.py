@@ -40,7 +40,7 @@ _FRAME = re.compile(rb"^\s*(\w+)\s*(.+) \((.*)\)")
 _OFFSET = re.compile(r"\+0x[\da-f]+$")
 _ARGS = re.compile(r"\((?!anonymous namespace\)).*")
 # The sample line of ``perf script`` without callchains: ``... event: ip sym+off (dso)``.
-_FLAT = re.compile(rb":\s+(\S+):\s+(\w+)\s+(.+) \((.*)\)\s*$")
+_FLAT = re.compile(rb"^.*\s(\S+):\s+([0-9a-f]+)\s+(.+) \((.*)\)\s*$")
 _FOLDED = re.compile(rb"^(.*\S) (\d+)$")
 
 
@@ -115,20 +115,24 @@ def _kernel_dso(dso: str, pc: str) -> bool:
     return len(pc) == 16 and pc[0] in "f" and pc.startswith("ffff")
 
 
+_JIT_MAP = re.compile(r"perf-\d+\.map$")
+_JAVA_ARGS = re.compile(r"\.\(.*\)\.")
+
+
 def _jit_dso(dso: str) -> bool:
-    return bool(re.search(r"perf-\d+\.map$", dso)) or "jitted-" in dso or dso.startswith("//anon")
+    return bool(_JIT_MAP.search(dso)) or "jitted-" in dso or dso.startswith("//anon")
 
 
-def parse_frame_line(line: str, java: bool) -> list[Frame] | None:
+def parse_frame_line(line: bytes, java: bool) -> tuple[Frame, ...] | None:
     """The frames of one call chain line (several when perf shows inlined ones as ``a->b``), or None."""
-    m = _FRAME.match(line.encode("utf-8", "surrogateescape"))
+    m = _FRAME.match(line)
     if m is None:
         return None
     pc = m.group(1).decode("utf-8", "surrogateescape")
     raw = _OFFSET.sub("", m.group(2).decode("utf-8", "surrogateescape"))
     dso = m.group(3).decode("utf-8", "surrogateescape")
     if raw.startswith("("):
-        return []
+        return ()
     kernel = _kernel_dso(dso, pc)
     jit = _jit_dso(dso)
     frames: list[Frame] = []
@@ -137,28 +141,56 @@ def parse_frame_line(line: str, java: bool) -> list[Frame] | None:
         if name == "[unknown]":
             name = "[" + (dso.rsplit("/", 1)[-1] if dso != "[unknown]" else "unknown") + "]"
         name = name.replace(";", ":")
-        if not re.search(r"\.\(.*\)\.", name):
+        if not _JAVA_ARGS.search(name):
             name = _ARGS.sub("", name, count=1)
         name = name.replace('"', "").replace("'", "")
         if java and "/" in name and name.startswith("L"):
             name = name[1:]
         frames.append(Frame(name, dso, kernel, jit, bool(frames) or dso == "inlined"))
-    return frames
+    return tuple(frames)
 
 
-def _frames_of(body: bytes, java: bool) -> tuple[tuple[Frame, ...], int]:
-    """Root-to-leaf frames of a call chain text, and its number of lines that are not frames."""
-    frames: list[Frame] = []
+def _frames_of(
+    body: bytes, java: bool, cache: dict[tuple[bytes, bool], tuple[Frame, ...] | None]
+) -> tuple[tuple[Frame, ...], int]:
+    """Root-to-leaf frames of a call chain text, and its number of lines that are not frames.
+
+    ``cache`` maps a line to its frames: the same frame line (same address) recurs in many chains.
+    """
+    out: list[tuple[Frame, ...]] = []
     bad = 0
     for raw_line in body.split(b"\n"):
-        if not raw_line or raw_line.startswith(b"#"):
+        if not raw_line or raw_line[:1] == b"#":
             continue
-        parsed = parse_frame_line(raw_line.decode("utf-8", "surrogateescape"), java)
-        if parsed is None or not raw_line[:1].isspace():
+        key = (raw_line, java)
+        parsed = cache.get(key, _NOT_PARSED)
+        if parsed is _NOT_PARSED:
+            parsed = cache[key] = parse_frame_line(raw_line, java) if raw_line[:1].isspace() else None
+        if parsed is None:
             bad += 1
             continue
-        frames[:0] = parsed
-    return tuple(frames), bad
+        out.append(parsed)
+    out.reverse()
+    return tuple(f for group in out for f in group), bad
+
+
+_NOT_BULK = object()
+_Header = tuple[bytes, bytes, bytes | None, bytes, int]  # comm, pid, tid, event, period
+# The time of a sample header (perf script prints `` 123.456789: ``); the bulk reader checks there is
+# exactly one per sample.  It starts with a literal space, which keeps the regex engine's scan fast.
+_BULK_TIME = re.compile(rb" (\d+\.\d+): ")
+_NOT_PARSED: tuple[Frame, ...] = (Frame("", "", False, False, False),)
+
+
+def _strip_leading(block: bytes, start_line: int) -> tuple[bytes, int]:
+    """A block without its leading empty and comment lines, and the line number it now starts at."""
+    while block[:1] == b"\n" or block[:1] == b"#":
+        nl = block.find(b"\n")
+        if nl < 0:
+            return b"", start_line
+        block = block[nl + 1 :]
+        start_line += 1
+    return block, start_line
 
 
 class ScriptParser:
@@ -171,8 +203,10 @@ class ScriptParser:
         self._rest = b""
         self._line = 1  # line number of the first line of ``_rest``
         self._counts: dict[tuple[bytes, bytes, bytes | None, bytes, bytes], StackCount] = {}
-        self._events: dict[str, int] = {}
-        self._first_event: bytes | None = None
+        self._events_raw: dict[bytes, int] = {}
+        self._seen: dict[bytes, tuple[StackCount, int] | None] = {}
+        self._event_of: dict[int, bytes] = {}
+        self._shapes: dict[bytes, tuple[bytes, bytes, bytes | None, bytes, int] | None] = {}
         self._start: float | None = None
         self._end: float | None = None
         self._flat = 0
@@ -194,7 +228,10 @@ class ScriptParser:
                     self._blocks(data[: cut + 1])
                     self._rest = data[cut + 1 :]
             return
-        self._blocks(data[: cut + 2])
+        if self.window is None:
+            self._blocks_bulk(data[: cut + 2])
+        else:
+            self._blocks(data[: cut + 2])
         self._rest = data[cut + 2 :]
 
     def close(self) -> Profile:
@@ -209,10 +246,113 @@ class ScriptParser:
         if self._first_skipped is None:
             self._first_skipped = (line_no, text.decode("utf-8", "replace")[:200])
 
+    def _header(self, shape: bytes) -> _Header | None:
+        """comm, pid, tid, event and period of a header whose time was replaced by ``0.0``."""
+        m = _HEADER.match(shape)
+        if m is None:
+            return None
+        e = _EVENT.search(shape)
+        if e is None:
+            return (m.group(1), m.group(2), m.group(3), b"", 1)
+        return (m.group(1), m.group(2), m.group(3), e.group(2), int(e.group(1)) if e.group(1) else 1)
+
+    def _blocks_bulk(self, data: bytes) -> None:
+        """The same as :meth:`_blocks` on whole samples (``data`` ends with a blank line), in bulk.
+
+        Samples differ from each other mostly in their time: with the times of the header lines
+        replaced by ``0.0`` (one ``re.sub`` over the chunk), equal samples are equal byte strings and
+        are counted by ``collections.Counter`` in C.  Only samples not seen before go through the
+        per-sample code, which finds their line and verbatim header.  Chunks with samples that are
+        not plain call chains (no ``-g``, garbage) go to :meth:`_blocks` whole.
+        """
+        from collections import Counter
+
+        shaped, replaced = _BULK_TIME.subn(b" 0.0: ", data)
+        pieces = shaped.split(b"\n\n")
+        if replaced != len(pieces) - pieces.count(b""):
+            # Not one time per sample (no times, or a frame line that looks like one): the slow way.
+            self._blocks(data)
+            return
+        counted = Counter(pieces)
+        seen = self._seen
+        new = [b for b in counted if b not in seen and b]
+        if new:
+            fresh = set(new)
+            first: dict[bytes, int] = {}
+            line = self._line
+            for piece in pieces:
+                if piece in fresh:
+                    first[piece] = line
+                    fresh.discard(piece)
+                    if not fresh:
+                        break
+                line += piece.count(b"\n") + 2
+            lines = data.split(b"\n")
+            parsed = [self._bulk_parse(block, first[block]) for block in new]
+            if any(p is _NOT_BULK for p in parsed):
+                self._blocks(data)
+                return
+            for block, got in zip(new, parsed, strict=True):
+                seen[block] = None if got is None else self._bulk_count(got, lines)  # type: ignore[arg-type]
+            for block in new:
+                # The first occurrence was counted when it was resolved.
+                counted[block] -= 1
+        self._line += shaped.count(b"\n")
+        times = _BULK_TIME.findall(data)
+        if times:
+            lo = min(map(float, times))
+            hi = max(map(float, times))
+            if self._start is None or lo < self._start:
+                self._start = lo
+            if self._end is None or hi > self._end:
+                self._end = hi
+        events = self._events_raw
+        for block, n in counted.items():
+            if not n or not block:
+                continue
+            slot = seen[block]
+            if slot is None:
+                continue
+            sc, period = slot
+            sc.samples += n
+            sc.period += n * period
+            events[self._event_of[id(sc)]] += n
+
+    def _bulk_parse(self, block: bytes, start_line: int) -> tuple[int, bytes, _Header] | object | None:
+        """A new sample shape's header line, body and parsed header; None to ignore, _NOT_BULK if odd."""
+        if block[:1] == b"\n" or block[:1] == b"#":
+            block, start_line = _strip_leading(block, start_line)
+            if not block:
+                return None
+        nl = block.find(b"\n")
+        shape = block if nl < 0 else block[:nl]
+        body = b"" if nl < 0 else block[nl + 1 :]
+        h = self._header(shape)
+        if h is None or (body and not body[:1].isspace()):
+            return _NOT_BULK
+        return (start_line, body, h)
+
+    def _bulk_count(self, parsed: tuple[int, bytes, _Header], lines: list[bytes]) -> tuple[StackCount, int]:
+        """Count the first occurrence of a new sample shape; its counter and period for the next ones."""
+        start_line, body, (comm, pid, tid, event, period) = parsed
+        header = lines[start_line - self._line]
+        self._events_raw[event] = self._events_raw.get(event, 0) + 1
+        key = (comm, pid, tid, event, body)
+        sc = self._counts.get(key)
+        if sc is None:
+            sc = self._counts[key] = StackCount(1, period, start_line, header.decode("utf-8", "replace"))
+        else:
+            sc.samples += 1
+            sc.period += period
+        self._event_of[id(sc)] = event
+        return (sc, period)
+
     def _blocks(self, data: bytes, last: bool = False) -> None:
+        # The hot loop: per sample, one search for the time, two dictionary look-ups.  Headers differ
+        # only in their time (and CPU), so they are parsed once per shape, with the time as "0.0".
         counts = self._counts
-        header_re = _HEADER.match
-        event_re = _EVENT.search
+        shapes = self._shapes
+        events = self._events_raw
         time_re = _TIME.search
         window = self.window
         line = self._line
@@ -223,27 +363,25 @@ class ScriptParser:
             line += piece.count(b"\n") + 2
             if not block:
                 continue
-            if block[:1] == b"\n":
-                stripped = block.lstrip(b"\n")
-                start_line += len(block) - len(stripped)
-                block = stripped
+            if block[:1] == b"\n" or block[:1] == b"#":
+                block, start_line = _strip_leading(block, start_line)
                 if not block:
                     continue
-            while block[:1] == b"#":
-                nl = block.find(b"\n")
-                if nl < 0:
-                    block = b""
-                    break
-                block = block[nl + 1 :]
-                start_line += 1
-            if not block:
-                continue
             nl = block.find(b"\n")
             header = block if nl < 0 else block[:nl]
             body = b"" if nl < 0 else block[nl + 1 :]
-            m = header_re(header)
-            if m is None:
-                self._skip(start_line, header)
+            t = time_re(header)
+            shape = header if t is None else header[: t.start(1)] + b"0.0" + header[t.end(1) :]
+            if shape in shapes:
+                h = shapes[shape]
+            else:
+                h = shapes[shape] = self._header(shape)
+            if h is None:
+                if header[:1].isspace() and _FLAT.search(header):
+                    # perf script without -g right-aligns the command name: one sample per line.
+                    self._flat_block(block, start_line)
+                else:
+                    self._skip(start_line, header)
                 continue
             if body and not body[:1].isspace():
                 # Lines that all start in column 0: perf script without callchains (or garbage).
@@ -252,18 +390,8 @@ class ScriptParser:
             if last:
                 # The sample had no blank line after it: stackcollapse-perf.pl never counts it.
                 break
-            e = event_re(header)
-            if e is not None:
-                event = e.group(2)
-                period = int(e.group(1)) if e.group(1) else 1
-            else:
-                event = b""
-                period = 1
-            if self._first_event is None and event:
-                self._first_event = event
-            ev = event.decode("utf-8", "replace")
-            self._events[ev] = self._events.get(ev, 0) + 1
-            t = time_re(header)
+            comm, pid, tid, event, period = h
+            events[event] = events.get(event, 0) + 1
             if t is not None:
                 ts = float(t.group(1))
                 if window is not None and not window[0] <= ts <= window[1]:
@@ -276,7 +404,7 @@ class ScriptParser:
             elif window is not None:
                 self._untimed += 1
                 continue
-            key = (m.group(1), m.group(2), m.group(3), event, body)
+            key = (comm, pid, tid, event, body)
             sc = counts.get(key)
             if sc is None:
                 counts[key] = StackCount(1, period, start_line, header.decode("utf-8", "replace"))
@@ -291,17 +419,14 @@ class ScriptParser:
         for i, text in enumerate(block.split(b"\n")):
             if not text.strip():
                 continue
-            m = _HEADER.match(text)
+            m = _HEADER.match(text.lstrip())
             f = _FLAT.search(text)
             if m is None or f is None:
                 self._skip(start_line + i, text)
                 continue
             self._flat += 1
             event = f.group(1)
-            if self._first_event is None:
-                self._first_event = event
-            ev = event.decode("utf-8", "replace")
-            self._events[ev] = self._events.get(ev, 0) + 1
+            self._events_raw[event] = self._events_raw.get(event, 0) + 1
             t = _TIME.search(text)
             if t is not None:
                 ts = float(t.group(1))
@@ -322,16 +447,19 @@ class ScriptParser:
                 sc.period += period
 
     def _profile(self) -> Profile:
-        first = self._first_event.decode("utf-8", "replace") if self._first_event is not None else None
+        events = {e.decode("utf-8", "replace"): n for e, n in self._events_raw.items()}
+        # stackcollapse-perf.pl keeps the first event it meets (and samples whose header names none).
+        first = next((e for e in events if e), None)
         stacks: list[ProfileStack] = []
         parsed: dict[tuple[bytes, bool], tuple[tuple[Frame, ...], int]] = {}
+        line_cache: dict[tuple[bytes, bool], tuple[Frame, ...] | None] = {}
         bad_bodies = 0
         for (comm, a, b, event, body), sc in self._counts.items():
             comm_s = comm.decode("utf-8", "surrogateescape")
             java = comm_s.startswith("java")
             got = parsed.get((body, java))
             if got is None:
-                got = parsed[(body, java)] = _frames_of(body, java)
+                got = parsed[(body, java)] = _frames_of(body, java, line_cache)
             frames, bad = got
             if bad:
                 bad_bodies += sc.samples
@@ -349,8 +477,8 @@ class ScriptParser:
                 )
             )
         notes: list[str] = []
-        if len(self._events) > 1 and first is not None:
-            others = ", ".join(f"{e or '(unnamed)'}: {n} samples" for e, n in self._events.items() if e != first)
+        if len([e for e in events if e]) > 1 and first is not None:
+            others = ", ".join(f"{e or '(unnamed)'}: {n} samples" for e, n in events.items() if e != first)
             notes.append(
                 f"several events in one input; hotspots and flame graph use the first, {first} ({others} left out)"
             )
@@ -375,7 +503,7 @@ class ScriptParser:
             source=self.source,
             kind=self.kind,
             stacks=stacks,
-            events=dict(self._events),
+            events=events,
             first_event=first,
             start=self._start,
             end=self._end,
@@ -474,8 +602,12 @@ def find_perf() -> str | None:
     return None
 
 
-def perf_script_chunks(path: Path, perf: str | None = None) -> Iterator[bytes]:
-    """``perf script -i PATH`` output, streamed; raises :class:`InputError` when perf fails or is missing."""
+def perf_script_chunks(path: Path, perf: str | None = None, warnings: list[str] | None = None) -> Iterator[bytes]:
+    """``perf script -i PATH`` output, streamed; raises :class:`InputError` when perf fails or is missing.
+
+    What perf says on stderr when it still succeeds (a truncated file it read up to the cut) is
+    appended to ``warnings``.
+    """
     binary = perf or find_perf()
     if binary is None:
         raise InputError(
@@ -497,6 +629,12 @@ def perf_script_chunks(path: Path, perf: str | None = None) -> Iterator[bytes]:
         err = proc.stderr.read().decode("utf-8", "replace")
         proc.stderr.close()
         rc = proc.wait()
+    if rc == 0 and warnings is not None:
+        said = [x.strip() for x in err.splitlines() if x.strip()]
+        if said:
+            warnings.append(
+                f"perf script said: {said[0][:200]}" + (f" (+{len(said) - 1} more lines)" if len(said) > 1 else "")
+            )
     if rc != 0:
         reason = next((x.strip() for x in err.splitlines() if x.strip()), f"exit status {rc}")
         raise InputError(
@@ -540,11 +678,13 @@ def read_profile(name: str, window: tuple[float, float] | None = None, perf: str
                 pass
             record = tracked.record()
             parser = ScriptParser(tracked.name, window, kind="perf.data")
-            for chunk in perf_script_chunks(Path(name), perf):
+            warnings: list[str] = []
+            for chunk in perf_script_chunks(Path(name), perf, warnings):
                 parser.feed(chunk)
             profile = parser.close()
+            profile.notes[:0] = warnings
             profile.record = record
-            return profile
+            return _checked(profile, window)
 
         def rest() -> Iterator[bytes]:
             yield first
@@ -575,18 +715,23 @@ def read_profile(name: str, window: tuple[float, float] | None = None, perf: str
                 parser.feed(chunk)
             profile = parser.close()
         profile.record = tracked.record()
-    if not profile.stacks:
-        what = "no samples" + (" in the --window" if window else "")
+    return _checked(profile, window)
+
+
+def _checked(profile: Profile, window: tuple[float, float] | None) -> Profile:
+    """The profile, or a one-line error when it holds no sample."""
+    if profile.stacks:
+        return profile
+    if window is not None and any("--window" in n for n in profile.notes):
         raise InputError(
-            f"{profile.source}: {what}: not perf script text, folded stacks or perf.data"
-            + (
-                f" (line {profile.first_skipped[0]}: {profile.first_skipped[1][:60]!r})"
-                if profile.first_skipped
-                else ""
-            ),
-            hint="give `perf script` output, folded stacks (a;b;c 42) or a perf.data file",
+            f"{profile.source}: no samples in the --window {window[0]:g}:{window[1]:g}",
+            hint="times are perf's seconds, as perf script prints them after the pid; widen the window",
         )
-    return profile
+    where = f" (line {profile.first_skipped[0]}: {profile.first_skipped[1][:60]!r})" if profile.first_skipped else ""
+    raise InputError(
+        f"{profile.source}: no samples: not perf script text, folded stacks or perf.data{where}",
+        hint="give `perf script` output, folded stacks (a;b;c 42) or a perf.data file",
+    )
 
 
 def read_gzip_text(path: Path) -> bytes:

@@ -70,11 +70,13 @@ def _chain(stack: ProfileStack, limit: int = 8) -> str:
     return " <- ".join(reversed(shown))
 
 
-def profile_findings(profile: Profile, stacks: list[ProfileStack], hot: Hotspots) -> list[Finding]:
+def profile_findings(
+    profile: Profile, stacks: list[ProfileStack], hot: Hotspots, classes: list[ClassShare] | None = None
+) -> list[Finding]:
     """A finding per rule class with at least :data:`MIN_SHARE` percent, and one for the top hotspot."""
     findings: list[Finding] = []
     event = hot.event or "samples"
-    for c in class_shares(stacks, hot.total_period):
+    for c in classes if classes is not None else class_shares(stacks, hot.total_period):
         if c.share < MIN_SHARE:
             continue
         sev = c.rule.severity

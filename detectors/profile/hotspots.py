@@ -61,15 +61,16 @@ def selected_stacks(
     pid: int | None = None,
     tid: int | None = None,
     space: str | None = None,
+    event: str | None = None,
 ) -> list[ProfileStack]:
-    """The stacks of the first event that pass the thread filters, with frames cut to one space.
+    """The stacks of one event (the first by default) that pass the thread filters, cut to one space.
 
     ``space`` "kernel" keeps kernel frames only, "user" user frames only (stacks left empty drop out).
     """
     out: list[ProfileStack] = []
-    event = profile.first_event
+    event = event or profile.first_event
     for s in profile.stacks:
-        if event is not None and s.event != event:
+        if event is not None and s.event and s.event != event:
             continue
         if comm is not None and s.thread.comm != comm:
             continue
@@ -121,7 +122,7 @@ def _add(table: dict[str, list[int]], key: str, period: int, samples: int) -> No
 
 
 def compute_hotspots(
-    profile: Profile, stacks: Iterable[ProfileStack], top_paths: int = 5, per_path: int = 3
+    profile: Profile, stacks: Iterable[ProfileStack], top_paths: int = 5, per_path: int = 3, event: str | None = None
 ) -> Hotspots:
     """Self/total shares per symbol, per DSO, per thread, kernel vs user, and the paths to the top symbols."""
     stacks = list(stacks)
@@ -172,7 +173,7 @@ def compute_hotspots(
         paths[row.key] = tuple(
             CallPath(k, int(v[0]), int(v[1]), 100.0 * int(v[0]) / total_period, int(v[2]), str(v[3])) for k, v in best
         )
-    first = profile.first_event
+    first = event or profile.first_event
     return Hotspots(
         event=first or "",
         total_period=total_period,

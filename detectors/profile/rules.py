@@ -348,17 +348,34 @@ RULES: tuple[Rule, ...] = (
 MIN_SHARE = 5.0
 
 
+_MASKS: dict[str, int] = {}
+
+
+def _mask(name: str) -> int:
+    """Which rules' patterns match a frame name, as a bit mask (bit i for RULES[i]); cached per name."""
+    m = _MASKS.get(name)
+    if m is None:
+        m = sum(1 << i for i, rule in enumerate(RULES) if rule.pattern.search(name))
+        if len(_MASKS) < 1 << 20:  # bounded: a profile has far fewer distinct names
+            _MASKS[name] = m
+    return m
+
+
 def classify(frames: tuple[str, ...], leaf_kernel: bool | None = None) -> Rule | None:
     """The first rule that classes a call chain (root to leaf names), or None (plain user or kernel code)."""
     if not frames:
         return None
-    leaf = frames[-1]
-    for rule in RULES:
+    leaf = _mask(frames[-1])
+    anywhere = 0
+    for f in frames:
+        anywhere |= _mask(f)
+    if not anywhere:
+        return None
+    for i, rule in enumerate(RULES):
+        bit = 1 << i
         if rule.where == "leaf":
-            if rule.kernel_only and leaf_kernel is False:
-                continue
-            if rule.pattern.search(leaf):
+            if leaf & bit and not (rule.kernel_only and leaf_kernel is False):
                 return rule
-        elif any(rule.pattern.search(f) for f in frames):
+        elif anywhere & bit:
             return rule
     return None

@@ -24,7 +24,7 @@ from forensics.model import Clock, Incident, NotAvailable, Timestamp, TimeWindow
 from forensics.report import OutputFormat
 
 if TYPE_CHECKING:
-    from collectors.perf_script import Profile, ProfileStack
+    from collectors.perf_script import Frame, Profile, ProfileStack
     from detectors.profile.diff import SymbolDelta
     from detectors.profile.findings import ClassShare
     from detectors.profile.hotspots import Hotspots
@@ -52,6 +52,7 @@ class ProfileFilters:
     pid: int | None = None
     tid: int | None = None
     space: str | None = None  # "kernel", "user" or None for both
+    event: str | None = None  # None: the first event, as stackcollapse-perf.pl does
 
 
 @dataclass(frozen=True)
@@ -92,15 +93,25 @@ def analyse_profile(name: str, filters: ProfileFilters = ProfileFilters()) -> Pr
     from forensics.errors import InputError
 
     profile = read_profile(name, filters.window)
-    stacks = selected_stacks(profile, filters.comm, filters.pid, filters.tid, filters.space)
+    if filters.event is not None and filters.event not in profile.events:
+        raise UsageError(
+            f"{profile.source} has no samples of event {filters.event!r}",
+            hint="its events: " + ", ".join(e for e in profile.events if e),
+        )
+    if filters.event is not None:
+        profile.notes[:] = [n for n in profile.notes if not n.startswith("several events")]
+        others = [e for e in profile.events if e and e != filters.event]
+        if others:
+            profile.notes.append(f"--event {filters.event}: left out {', '.join(others)}")
+    stacks = selected_stacks(profile, filters.comm, filters.pid, filters.tid, filters.space, filters.event)
     if not stacks:
         raise InputError(
             f"{profile.source}: no samples left after the filters (--comm/--pid/--tid/--kernel-only/--user-only)",
             hint="check the names and ids in the per-thread table of an unfiltered run",
         )
-    hot = compute_hotspots(profile, stacks)
+    hot = compute_hotspots(profile, stacks, event=filters.event)
     classes = class_shares(stacks, hot.total_period)
-    findings = profile_findings(profile, stacks, hot)
+    findings = profile_findings(profile, stacks, hot, classes)
     window: TimeWindow | NotAvailable = (
         TimeWindow(Timestamp(profile.start, Clock.TRACE), Timestamp(profile.end, Clock.TRACE))
         if profile.start is not None and profile.end is not None
@@ -124,13 +135,17 @@ def _frame_kind(kernel: bool, jit: bool, inlined: bool) -> str:
 
 def svg_stacks(stacks: list[ProfileStack]) -> list[tuple[tuple[tuple[str, str], ...], int]]:
     """Stacks as (name, kind) frames with the command name first, as the folded output has them."""
+    merged: dict[tuple[str, tuple[Frame, ...]], int] = {}
+    for s in stacks:  # threads of one command share their frames in the picture
+        key = (s.thread.comm, s.frames)
+        merged[key] = merged.get(key, 0) + s.period
     return [
         (
-            ((s.thread.comm.replace(" ", "_"), "comm"),) * bool(s.thread.comm)
-            + tuple((f.name, _frame_kind(f.kernel, f.jit, f.inlined)) for f in s.frames),
-            s.period,
+            ((comm.replace(" ", "_"), "comm"),) * bool(comm)
+            + tuple((f.name, _frame_kind(f.kernel, f.jit, f.inlined)) for f in frames),
+            period,
         )
-        for s in stacks
+        for (comm, frames), period in merged.items()
     ]
 
 
@@ -320,6 +335,12 @@ def profile(
     ] = None,
     pid: Annotated[int | None, typer.Option("--pid", help="Only samples of this process id.", metavar="PID")] = None,
     tid: Annotated[int | None, typer.Option("--tid", help="Only samples of this thread id.", metavar="TID")] = None,
+    event: Annotated[
+        str | None,
+        typer.Option(
+            "--event", help="Which event to analyse when there are several (default: the first).", metavar="NAME"
+        ),
+    ] = None,
     kernel_only: Annotated[bool, typer.Option("--kernel-only", help="Keep only kernel frames.")] = False,
     user_only: Annotated[bool, typer.Option("--user-only", help="Keep only user-space frames.")] = False,
     svg: Annotated[
@@ -353,7 +374,7 @@ def profile(
     if kernel_only and user_only:
         raise UsageError("--kernel-only and --user-only exclude each other", hint="give one of them")
     filters = ProfileFilters(
-        parse_window(window), comm, pid, tid, "kernel" if kernel_only else "user" if user_only else None
+        parse_window(window), comm, pid, tid, "kernel" if kernel_only else "user" if user_only else None, event
     )
     result = analyse_profile(source, filters)
     base = deltas = None

@@ -22,6 +22,12 @@ rec contend "$out/contend" 1.0
 rec kernel dd if=/dev/zero of="$out/file" bs=1M count=200 conv=fsync status=none
 rec interp python3 src/interp.py 3000000
 rec jit "$out/jit" 4
+# Without call chains, and two events in one recording (bad-input cases).
+"$perf" record -q -F 999 -o "$out/flat.data" -- "$out/mixed" 0.1 >/dev/null
+"$perf" record -q -g -F 999 -e cpu-clock -e page-faults -o "$out/events.data" -- "$out/mixed" 0.1 >/dev/null
+for w in flat events; do
+  "$perf" script -i "$out/$w.data" | sed "s#$out/#/tmp/profile-workload/#g" | gzip -9n > "$w.perf.txt.gz"
+done
 for w in mixed contend kernel interp jit; do
   "$perf" script -i "$out/$w.data" | sed "s#$out/#/tmp/profile-workload/#g" | gzip -9n > "$w.perf.txt.gz"
   "$perf" report -i "$out/$w.data" --stdio --no-children --sort sym 2>/dev/null | gzip -9n > "$w.report.txt.gz"
