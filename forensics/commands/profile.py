@@ -271,9 +271,13 @@ def _shares(rows: Any, n: int, extra: bool = False) -> list[dict[str, Any]]:
 
 def to_document(result: ProfileResult, deltas: list[SymbolDelta] | None, budget: int, top: int = 15) -> dict[str, Any]:
     """The ``kforensic.profile/1`` JSON digest, cut until it fits in ``budget`` bytes."""
+    from dataclasses import replace
+
     from forensics.serialize import incident_to_dict
 
     hot, p = result.hot, result.profile
+    ranked = result.incident.sorted_findings()
+    kept = len(ranked)
     incident = incident_to_dict(result.incident)
     n = top
     while True:
@@ -315,11 +319,18 @@ def to_document(result: ProfileResult, deltas: list[SymbolDelta] | None, budget:
                 }
                 for d in deltas[:n]
             ]
+        if kept < len(ranked):
+            doc["findings_cut"] = f"{len(ranked) - kept} of {len(ranked)} findings left out to fit {budget} bytes"
         doc["incident"] = incident
         size = len(json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode())
-        if size <= budget or n == 0:
+        if size <= budget or (n == 0 and kept == 0):
             return doc
-        n -= 1 if n <= 5 else max(1, n // 4)
+        # Cut the tables to their top 3 rows, then the least severe findings but one, then the rest.
+        if n > 3 or (n > 0 and kept <= 1):
+            n -= 1 if n <= 5 else max(1, n // 4)
+        else:
+            kept -= 1
+            incident = incident_to_dict(replace(result.incident, findings=ranked[:kept]))
 
 
 def profile(

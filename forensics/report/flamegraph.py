@@ -97,6 +97,8 @@ def frame_colour(name: str, kind: str) -> str:
 def diff_colour(delta: float) -> str:
     """Red for growth, blue for shrinkage; ``delta`` in -1..1 (share of the frame that changed)."""
     d = max(-1.0, min(1.0, delta))
+    if abs(d) < 0.01:  # rounding of the scaled base, not a change
+        return "rgb(250,250,250)"
     level = int(210 - 190 * abs(d))
     if d > 0:
         return f"rgb(255,{level},{level})"
@@ -212,6 +214,7 @@ function init(evt) {
   });
   unzoomBtn.addEventListener("click", unzoom);
   searchBtn.addEventListener("click", function () {
+    if (searchBtn.textContent === "Reset search") { search(""); return; }
     var term = prompt("Search for (regular expression):", "");
     if (term !== null) search(term);
   });
