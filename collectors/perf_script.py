@@ -204,8 +204,12 @@ class ScriptParser:
         self._line = 1  # line number of the first line of ``_rest``
         self._counts: dict[tuple[bytes, bytes, bytes | None, bytes, bytes], StackCount] = {}
         self._events_raw: dict[bytes, int] = {}
-        self._seen: dict[bytes, tuple[StackCount, int] | None] = {}
-        self._event_of: dict[int, bytes] = {}
+        import numpy as np
+
+        self._known_keys = np.empty(0, np.uint64)
+        self._known_slots = np.empty(0, np.int64)
+        self._slots: list[tuple[StackCount, int, bytes] | None] = []
+        self._slot_counts = np.zeros(0, np.int64)
         self._shapes: dict[bytes, tuple[bytes, bytes, bytes | None, bytes, int] | None] = {}
         self._start: float | None = None
         self._end: float | None = None
@@ -259,64 +263,80 @@ class ScriptParser:
     def _blocks_bulk(self, data: bytes) -> None:
         """The same as :meth:`_blocks` on whole samples (``data`` ends with a blank line), in bulk.
 
-        Samples differ from each other mostly in their time: with the times of the header lines
-        replaced by ``0.0`` (one ``re.sub`` over the chunk), equal samples are equal byte strings and
-        are counted by ``collections.Counter`` in C.  Only samples not seen before go through the
-        per-sample code, which finds their line and verbatim header.  Chunks with samples that are
-        not plain call chains (no ``-g``, garbage) go to :meth:`_blocks` whole.
+        Samples differ from each other mostly in their time: the compiled scanner
+        (:func:`collectors.perf_scan.scan`) gives each sample a key that ignores its time, numpy
+        counts the keys, and only samples with a key not seen before go through the per-sample code,
+        which parses them and finds their line and verbatim header.  Chunks holding samples without
+        exactly one time (no ``-g``, garbage, no times) go to :meth:`_blocks` whole.
         """
-        from collections import Counter
+        import numpy as np
 
-        shaped, replaced = _BULK_TIME.subn(b" 0.0: ", data)
-        pieces = shaped.split(b"\n\n")
-        if replaced != len(pieces) - pieces.count(b""):
-            # Not one time per sample (no times, or a frame line that looks like one): the slow way.
+        from collectors.perf_scan import POW10, scan
+
+        buf = np.frombuffer(data, dtype=np.uint8)
+        starts, ends, keys, times, ntimes, nls = scan(buf, POW10)
+        real = ends > starts
+        if not np.all(ntimes[real] == 1):
             self._blocks(data)
             return
-        counted = Counter(pieces)
-        seen = self._seen
-        new = [b for b in counted if b not in seen and b]
-        if new:
-            fresh = set(new)
-            first: dict[bytes, int] = {}
-            line = self._line
-            for piece in pieces:
-                if piece in fresh:
-                    first[piece] = line
-                    fresh.discard(piece)
-                    if not fresh:
-                        break
-                line += piece.count(b"\n") + 2
-            lines = data.split(b"\n")
-            parsed = [self._bulk_parse(block, first[block]) for block in new]
-            if any(p is _NOT_BULK for p in parsed):
-                self._blocks(data)
-                return
-            for block, got in zip(new, parsed, strict=True):
-                seen[block] = None if got is None else self._bulk_count(got, lines)  # type: ignore[arg-type]
-            for block in new:
-                # The first occurrence was counted when it was resolved.
-                counted[block] -= 1
-        self._line += shaped.count(b"\n")
-        times = _BULK_TIME.findall(data)
-        if times:
-            lo = min(map(float, times))
-            hi = max(map(float, times))
+        piece_lines = self._line + np.concatenate(([0], np.cumsum(nls + 2)[:-1]))
+        idx = np.flatnonzero(real)
+        uniq, first, counts = np.unique(keys[idx], return_index=True, return_counts=True)
+        known = self._known_keys
+        pos = np.searchsorted(known, uniq)
+        hit = pos < len(known)
+        hit[hit] = known[pos[hit]] == uniq[hit]
+        new = np.flatnonzero(~hit)
+        new = new[np.argsort(first[new], kind="stable")]  # in the order they come, as the per-sample code
+        if len(new):
+            parsed = []
+            for u in new:
+                i = int(idx[first[u]])
+                piece = data[starts[i] : ends[i]]
+                got = self._bulk_parse(_BULK_TIME.sub(b" 0.0: ", piece), int(piece_lines[i]))
+                if got is _NOT_BULK:
+                    self._blocks(data)
+                    return
+                parsed.append((got, piece, int(piece_lines[i])))
+            slots = np.empty(len(new), np.int64)
+            for n, (got, piece, line) in enumerate(parsed):
+                slots[n] = len(self._slots)
+                if got is None:
+                    self._slots.append(None)
+                else:
+                    self._slots.append(self._bulk_count(got, piece, line))  # type: ignore[arg-type]
+            counts[new] -= 1  # the first occurrence was counted when it was parsed
+            merged = np.concatenate((known, uniq[new]))
+            order = np.argsort(merged, kind="stable")
+            self._known_keys = merged[order]
+            self._known_slots = np.concatenate((self._known_slots, slots))[order]
+            pos = np.searchsorted(self._known_keys, uniq)
+        slot_of = self._known_slots[pos]
+        if len(self._slot_counts) < len(self._slots):
+            grown = np.zeros(max(len(self._slots), 2 * len(self._slot_counts)), np.int64)
+            grown[: len(self._slot_counts)] = self._slot_counts
+            self._slot_counts = grown
+        np.add.at(self._slot_counts, slot_of, counts)
+        self._line = int(piece_lines[-1])
+        timed = times[real]
+        if len(timed):
+            lo, hi = float(timed.min()), float(timed.max())
             if self._start is None or lo < self._start:
                 self._start = lo
             if self._end is None or hi > self._end:
                 self._end = hi
-        events = self._events_raw
-        for block, n in counted.items():
-            if not n or not block:
+
+    def _flush_slots(self) -> None:
+        """Add the bulk reader's counts of repeated samples to their stacks and events."""
+        counts = self._slot_counts.tolist()
+        for slot, n in zip(self._slots, counts, strict=False):
+            if slot is None or not n:
                 continue
-            slot = seen[block]
-            if slot is None:
-                continue
-            sc, period = slot
+            sc, period, event = slot
             sc.samples += n
             sc.period += n * period
-            events[self._event_of[id(sc)]] += n
+            self._events_raw[event] += n
+        self._slot_counts[:] = 0
 
     def _bulk_parse(self, block: bytes, start_line: int) -> tuple[int, bytes, _Header] | object | None:
         """A new sample shape's header line, body and parsed header; None to ignore, _NOT_BULK if odd."""
@@ -332,10 +352,12 @@ class ScriptParser:
             return _NOT_BULK
         return (start_line, body, h)
 
-    def _bulk_count(self, parsed: tuple[int, bytes, _Header], lines: list[bytes]) -> tuple[StackCount, int]:
-        """Count the first occurrence of a new sample shape; its counter and period for the next ones."""
+    def _bulk_count(
+        self, parsed: tuple[int, bytes, _Header], piece: bytes, piece_line: int
+    ) -> tuple[StackCount, int, bytes]:
+        """Count the first occurrence of a new sample shape; its counter, period and event for the next ones."""
         start_line, body, (comm, pid, tid, event, period) = parsed
-        header = lines[start_line - self._line]
+        header = piece.split(b"\n", start_line - piece_line + 1)[start_line - piece_line]
         self._events_raw[event] = self._events_raw.get(event, 0) + 1
         key = (comm, pid, tid, event, body)
         sc = self._counts.get(key)
@@ -344,10 +366,12 @@ class ScriptParser:
         else:
             sc.samples += 1
             sc.period += period
-        self._event_of[id(sc)] = event
-        return (sc, period)
+        return (sc, period, event)
 
     def _blocks(self, data: bytes, last: bool = False) -> None:
+        if len(self._slots):
+            # Keep the counts in order: what the bulk reader counted so far goes to the stacks first.
+            self._flush_slots()
         # The hot loop: per sample, one search for the time, two dictionary look-ups.  Headers differ
         # only in their time (and CPU), so they are parsed once per shape, with the time as "0.0".
         counts = self._counts
@@ -447,6 +471,7 @@ class ScriptParser:
                 sc.period += period
 
     def _profile(self) -> Profile:
+        self._flush_slots()
         events = {e.decode("utf-8", "replace"): n for e, n in self._events_raw.items()}
         # stackcollapse-perf.pl keeps the first event it meets (and samples whose header names none).
         first = next((e for e in events if e), None)
