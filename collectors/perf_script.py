@@ -21,6 +21,7 @@ import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from forensics.errors import InputError, UsageError
 from forensics.model import SourceRecord
@@ -38,15 +39,15 @@ _TIME = re.compile(rb"\s(\d+\.\d+):\s")
 # A call chain line: address, symbol(+offset), (DSO).
 _FRAME = re.compile(rb"^\s*(\w+)\s*(.+) \((.*)\)")
 _OFFSET = re.compile(r"\+0x[\da-f]+$")
+_OFFSET_B = re.compile(rb"\+0x[\da-f]+")
 _ARGS = re.compile(r"\((?!anonymous namespace\)).*")
 # The sample line of ``perf script`` without callchains: ``... event: ip sym+off (dso)``.
 _FLAT = re.compile(rb"^.*\s(\S+):\s+([0-9a-f]+)\s+(.+) \((.*)\)\s*$")
 _FOLDED = re.compile(rb"^(.*\S) (\d+)$")
 
 
-@dataclass(frozen=True)
-class Frame:
-    """One frame of a call chain, named as stackcollapse-perf.pl names it."""
+class Frame(NamedTuple):
+    """One frame of a call chain, named as stackcollapse-perf.pl names it (a tuple: made by the thousand)."""
 
     name: str
     dso: str
@@ -123,17 +124,37 @@ def _jit_dso(dso: str) -> bool:
     return bool(_JIT_MAP.search(dso)) or "jitted-" in dso or dso.startswith("//anon")
 
 
+_SYMBOLS: dict[tuple[bytes, bytes, bool, bool], tuple[Frame, ...]] = {}
+
+
 def parse_frame_line(line: bytes, java: bool) -> tuple[Frame, ...] | None:
     """The frames of one call chain line (several when perf shows inlined ones as ``a->b``), or None."""
     m = _FRAME.match(line)
     if m is None:
         return None
-    pc = m.group(1).decode("utf-8", "surrogateescape")
-    raw = _OFFSET.sub("", m.group(2).decode("utf-8", "surrogateescape"))
-    dso = m.group(3).decode("utf-8", "surrogateescape")
+    raw_b = m.group(2)
+    plus = raw_b.rfind(b"+0x")
+    if plus > 0 and _OFFSET_B.fullmatch(raw_b, plus):
+        raw_b = raw_b[:plus]
+    dso_b = m.group(3)
+    pc = m.group(1)
+    # The kernel half of the address space matters only when the DSO does not say (an unknown one).
+    high = len(pc) == 16 and pc.startswith(b"ffff")
+    key = (raw_b, dso_b, java, high)
+    frames = _SYMBOLS.get(key)
+    if frames is None:
+        frames = _symbol_frames(raw_b, dso_b, java, high)
+        if len(_SYMBOLS) < 1 << 20:  # bounded: a profile has far fewer distinct symbols
+            _SYMBOLS[key] = frames
+    return frames
+
+
+def _symbol_frames(raw_b: bytes, dso_b: bytes, java: bool, high: bool) -> tuple[Frame, ...]:
+    raw = raw_b.decode("utf-8", "surrogateescape")
+    dso = dso_b.decode("utf-8", "surrogateescape")
     if raw.startswith("("):
         return ()
-    kernel = _kernel_dso(dso, pc)
+    kernel = _kernel_dso(dso, "ffff000000000000" if high else "")
     jit = _jit_dso(dso)
     frames: list[Frame] = []
     for part in raw.split("->"):
@@ -347,7 +368,10 @@ class ScriptParser:
         nl = block.find(b"\n")
         shape = block if nl < 0 else block[:nl]
         body = b"" if nl < 0 else block[nl + 1 :]
-        h = self._header(shape)
+        if shape in self._shapes:
+            h = self._shapes[shape]
+        else:
+            h = self._shapes[shape] = self._header(shape)
         if h is None or (body and not body[:1].isspace()):
             return _NOT_BULK
         return (start_line, body, h)

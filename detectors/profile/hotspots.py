@@ -147,7 +147,12 @@ def compute_hotspots(
             sp[0] += s.period
             sp[1] += s.samples
         for n in {f.name for f in s.frames}:
-            _add(total_t, n, s.period, s.samples)
+            acc = total_t.get(n)
+            if acc is None:
+                total_t[n] = [s.period, s.samples]
+            else:
+                acc[0] += s.period
+                acc[1] += s.samples
         th = s.thread
         label = th.comm + (f"/{th.tid}" if th.tid is not None else "")
         _add(thread_t, label, s.period, s.samples)
