@@ -80,18 +80,18 @@ def _hash(name: str) -> float:
 
 
 def frame_colour(name: str, kind: str) -> str:
-    """A stable colour per name in the palette of its kind."""
+    """A stable colour per name in the palette of its kind: red user, orange kernel, green JIT, aqua inlined."""
     v = _hash(name)
     w = _hash(name[::-1])
     if kind == "kernel":
-        return f"rgb({205 + int(50 * v)},{110 + int(60 * w)},{40 + int(30 * v)})"
+        return f"rgb({190 + int(65 * v)},{90 + int(65 * w)},0)"
     if kind == "jit":
-        return f"rgb({50 + int(60 * v)},{180 + int(60 * w)},{50 + int(40 * v)})"
+        return f"rgb({int(60 * v)},{180 + int(60 * w)},{int(60 * v)})"
     if kind == "inlined":
-        return f"rgb({60 + int(50 * v)},{190 + int(40 * w)},{190 + int(40 * w)})"
+        return f"rgb({int(50 * v)},{190 + int(40 * w)},{190 + int(40 * w)})"
     if kind in ("comm", "root"):
         return f"rgb({160 + int(40 * v)},{160 + int(40 * v)},{170 + int(40 * v)})"
-    return f"rgb({205 + int(50 * v)},{int(230 * w)},{int(55 * w)})"
+    return f"rgb({200 + int(55 * v)},{50 + int(80 * w)},{50 + int(80 * w)})"
 
 
 def diff_colour(delta: float) -> str:
@@ -167,9 +167,23 @@ def render_svg(root: Node, title: str, subtitle: str = "", unit: str = "samples"
         f'<text id="unzoom" class="hide" x="{PAD_SIDE}" y="{FONT_SIZE * 2}">Reset zoom</text>\n'
         f'<text id="search" x="{WIDTH - PAD_SIDE - 100}" y="{FONT_SIZE * 2}">Search</text>\n'
         f'<text id="matched" x="{WIDTH - PAD_SIDE - 100}" y="{height - 10}"> </text>\n'
-        f'<g id="frames">\n'
+        + ("" if differential else _legend(height))
+        + '<g id="frames">\n'
     )
     return head + "".join(parts) + "</g>\n</svg>\n"
+
+
+def _legend(height: int) -> str:
+    """Swatches saying which colour is which kind of code."""
+    parts = []
+    x = WIDTH / 2 - 180
+    for label, kind in (("user", "user"), ("kernel", "kernel"), ("JIT", "jit"), ("inlined", "inlined")):
+        parts.append(
+            f'<rect x="{x:.0f}" y="{height - 21}" width="12" height="12" fill="{frame_colour(label, kind)}"/>'
+            f'<text x="{x + 16:.0f}" y="{height - 10}">{label}</text>'
+        )
+        x += 90
+    return '<g id="legend">' + "".join(parts) + "</g>\n"
 
 
 def _depth(root: Node) -> int:
