@@ -21,7 +21,7 @@ import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from forensics.errors import InputError, UsageError
 from forensics.model import SourceRecord
@@ -196,6 +196,8 @@ def _frames_of(
 
 
 _NOT_BULK = object()
+#: Input bytes read with the pure-Python bulk path before the compiled scanner takes over.
+COMPILED_FROM = 48 << 20
 _Header = tuple[bytes, bytes, bytes | None, bytes, int]  # comm, pid, tid, event, period
 # The time of a sample header (perf script prints `` 123.456789: ``); the bulk reader checks there is
 # exactly one per sample.  It starts with a literal space, which keeps the regex engine's scan fast.
@@ -225,12 +227,12 @@ class ScriptParser:
         self._line = 1  # line number of the first line of ``_rest``
         self._counts: dict[tuple[bytes, bytes, bytes | None, bytes, bytes], StackCount] = {}
         self._events_raw: dict[bytes, int] = {}
-        import numpy as np
-
-        self._known_keys = np.empty(0, np.uint64)
-        self._known_slots = np.empty(0, np.int64)
+        self._seen: dict[bytes, tuple[StackCount, int, bytes] | None] = {}
+        self._fed = 0
+        self._known_keys: Any = None  # numpy arrays of the compiled path, made when it starts
+        self._known_slots: Any = None
         self._slots: list[tuple[StackCount, int, bytes] | None] = []
-        self._slot_counts = np.zeros(0, np.int64)
+        self._slot_counts: Any = None
         self._shapes: dict[bytes, tuple[bytes, bytes, bytes | None, bytes, int] | None] = {}
         self._start: float | None = None
         self._end: float | None = None
@@ -254,7 +256,12 @@ class ScriptParser:
                     self._rest = data[cut + 1 :]
             return
         if self.window is None:
-            self._blocks_bulk(data[: cut + 2])
+            self._fed += cut + 2
+            # Compiling the scanner's imports (numba, numpy) costs more than it saves on small inputs.
+            if self._fed > COMPILED_FROM:
+                self._blocks_bulk(data[: cut + 2])
+            else:
+                self._blocks_counted(data[: cut + 2])
         else:
             self._blocks(data[: cut + 2])
         self._rest = data[cut + 2 :]
@@ -281,6 +288,60 @@ class ScriptParser:
             return (m.group(1), m.group(2), m.group(3), b"", 1)
         return (m.group(1), m.group(2), m.group(3), e.group(2), int(e.group(1)) if e.group(1) else 1)
 
+    def _blocks_counted(self, data: bytes) -> None:
+        """:meth:`_blocks_bulk` without the compiled scanner: times masked by ``re.subn``, ``Counter`` counts."""
+        from collections import Counter
+
+        shaped, replaced = _BULK_TIME.subn(b" 0.0: ", data)
+        pieces = shaped.split(b"\n\n")
+        if replaced != len(pieces) - pieces.count(b""):
+            # Not one time per sample (no times, or a frame line that looks like one): the slow way.
+            self._blocks(data)
+            return
+        counted = Counter(pieces)
+        seen = self._seen
+        new = [b for b in counted if b not in seen and b]
+        if new:
+            fresh = set(new)
+            first: dict[bytes, tuple[int, int]] = {}
+            line = self._line
+            for i, piece in enumerate(pieces):
+                if piece in fresh:
+                    first[piece] = (i, line)
+                    fresh.discard(piece)
+                    if not fresh:
+                        break
+                line += piece.count(b"\n") + 2
+            parsed = [self._bulk_parse(block, first[block][1]) for block in new]
+            if any(p is _NOT_BULK for p in parsed):
+                self._blocks(data)
+                return
+            originals = data.split(b"\n\n")
+            for block, got in zip(new, parsed, strict=True):
+                i, line = first[block]
+                seen[block] = None if got is None else self._bulk_count(got, originals[i], line)  # type: ignore[arg-type]
+                counted[block] -= 1  # the first occurrence was counted when it was parsed
+        self._line += shaped.count(b"\n")
+        times = _BULK_TIME.findall(data)
+        if times:
+            lo = min(map(float, times))
+            hi = max(map(float, times))
+            if self._start is None or lo < self._start:
+                self._start = lo
+            if self._end is None or hi > self._end:
+                self._end = hi
+        events = self._events_raw
+        for block, n in counted.items():
+            if not n or not block:
+                continue
+            slot = seen[block]
+            if slot is None:
+                continue
+            sc, period, event = slot
+            sc.samples += n
+            sc.period += n * period
+            events[event] += n
+
     def _blocks_bulk(self, data: bytes) -> None:
         """The same as :meth:`_blocks` on whole samples (``data`` ends with a blank line), in bulk.
 
@@ -294,6 +355,10 @@ class ScriptParser:
 
         from collectors.perf_scan import POW10, scan
 
+        if self._known_keys is None:
+            self._known_keys = np.empty(0, np.uint64)
+            self._known_slots = np.empty(0, np.int64)
+            self._slot_counts = np.zeros(0, np.int64)
         buf = np.frombuffer(data, dtype=np.uint8)
         starts, ends, keys, times, ntimes, nls = scan(buf, POW10)
         real = ends > starts
@@ -349,6 +414,8 @@ class ScriptParser:
 
     def _flush_slots(self) -> None:
         """Add the bulk reader's counts of repeated samples to their stacks and events."""
+        if self._slot_counts is None:
+            return
         counts = self._slot_counts.tolist()
         for slot, n in zip(self._slots, counts, strict=False):
             if slot is None or not n:
@@ -393,7 +460,7 @@ class ScriptParser:
         return (sc, period, event)
 
     def _blocks(self, data: bytes, last: bool = False) -> None:
-        if len(self._slots):
+        if self._slots:
             # Keep the counts in order: what the bulk reader counted so far goes to the stacks first.
             self._flush_slots()
         # The hot loop: per sample, one search for the time, two dictionary look-ups.  Headers differ

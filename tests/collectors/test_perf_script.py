@@ -46,10 +46,16 @@ def test_first_line_and_header_of_each_stack_stand_in_the_text() -> None:
         assert lines[s.first_line - 1] == s.first_header
 
 
+@pytest.mark.parametrize("compiled", [False, True], ids=["counted", "compiled"])
 @pytest.mark.parametrize("size", [7, 4096, 1 << 20])
-def test_chunk_size_and_window_path_do_not_change_the_result(size: int) -> None:
+def test_chunk_size_and_window_path_do_not_change_the_result(
+    size: int, compiled: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import collectors.perf_script as ps
+
+    monkeypatch.setattr(ps, "COMPILED_FROM", 0 if compiled else 1 << 40)
     text = read_gzip_text(DATA / "mixed.perf.txt.gz")
-    whole = ScriptParser("x")
+    whole = ScriptParser("x", (float("-inf"), float("inf")))  # the per-sample path is the reference
     whole.feed(text)
     ref = {(s.thread, s.frames): (s.samples, s.period, s.first_line) for s in whole.close().stacks}
     for window in (None, (float("-inf"), float("inf"))):  # the window takes the per-sample path
@@ -210,3 +216,39 @@ def test_truncated_perf_data_is_an_error_or_a_note(recorded: Path, tmp_path: Pat
             assert "\n" not in exc.message and str(cut) in exc.message
         else:
             assert any("perf script said" in n for n in profile.notes) or profile.stacks
+
+
+@pytest.mark.parametrize("workload", [*WORKLOADS, "events"])
+def test_compiled_counted_and_per_sample_paths_agree(workload: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import collectors.perf_script as ps
+
+    text = read_gzip_text(DATA / f"{workload}.perf.txt.gz")
+    results = []
+    for compiled_from, window in ((0, None), (1 << 40, None), (0, (float("-inf"), float("inf")))):
+        monkeypatch.setattr(ps, "COMPILED_FROM", compiled_from)
+        parser = ScriptParser("x", window)
+        for i in range(0, len(text), 65536):
+            parser.feed(text[i : i + 65536])
+        p = parser.close()
+        results.append(
+            (
+                sorted(
+                    (
+                        s.first_line,
+                        s.thread.comm,
+                        s.thread.tid or 0,
+                        s.event,
+                        s.frames,
+                        s.samples,
+                        s.period,
+                        s.first_header,
+                    )
+                    for s in p.stacks
+                ),
+                p.events,
+                p.first_event,
+                p.start,
+                p.end,
+            )
+        )
+    assert results[0] == results[1] == results[2]
