@@ -635,6 +635,7 @@ def parse_folded(chunks: Iterable[bytes], source: str) -> Profile:
     """Folded stacks (``comm;a;b;c 42``): the first frame is taken as the command name."""
     rest = b""
     counts: dict[str, list[int]] = {}
+    first_text: dict[str, str] = {}  # the line that first named each stack, verbatim (evidence)
     line_no = 0
     skipped = 0
     first_skipped: tuple[int, str] | None = None
@@ -664,6 +665,7 @@ def parse_folded(chunks: Iterable[bytes], source: str) -> Profile:
         slot = counts.get(stack)
         if slot is None:
             counts[stack] = [int(m.group(2)), line_no]
+            first_text[stack] = text.decode("utf-8", "replace")
         else:
             slot[0] += int(m.group(2))
     stacks = []
@@ -678,7 +680,7 @@ def parse_folded(chunks: Iterable[bytes], source: str) -> Profile:
                 count,
                 count,
                 first,
-                f"{stack} {count}",
+                first_text[stack],
             )
         )
     notes = []

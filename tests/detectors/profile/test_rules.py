@@ -70,3 +70,16 @@ def test_findings_cite_the_heaviest_sample_header_at_its_line(workload: str, tmp
     assert_evidence_resolves(findings, {str(path): plain})
     for f in findings:
         assert f.next_steps and f.fact("samples") and f.fact("stack")
+
+
+def test_findings_of_folded_input_cite_its_lines(tmp_path: Path) -> None:
+    import gzip
+
+    path = tmp_path / "contend.folded"
+    text = gzip.decompress((DATA / "contend.folded.gz").read_bytes())
+    path.write_bytes(text + text.splitlines(keepends=True)[0])  # a stack repeated on a later line sums
+    profile = read_profile(str(path))
+    stacks = selected_stacks(profile)
+    findings = profile_findings(profile, stacks, compute_hotspots(profile, stacks))
+    assert any(f.fact("class") == "lock" for f in findings)
+    assert_evidence_resolves(findings)
