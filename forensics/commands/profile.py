@@ -35,6 +35,7 @@ EXAMPLE = """
 Example:
 
   perf record -g -F 999 -p PID -- sleep 30
+
   kforensic profile perf.data --svg flame.svg
 
   perf script | kforensic profile - --format json -o profile.json
