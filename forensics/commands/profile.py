@@ -324,7 +324,7 @@ def to_document(result: ProfileResult, deltas: list[SymbolDelta] | None, budget:
             doc["findings_cut"] = f"{len(ranked) - kept} of {len(ranked)} findings left out to fit {budget} bytes"
         doc["incident"] = incident
         size = len(json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode())
-        if size <= budget or (n == 0 and kept == 0):
+        if size + 1 <= budget or (n == 0 and kept == 0):  # + the final newline
             return doc
         # Cut the tables to their top 3 rows, then the least severe findings but one, then the rest.
         if n > 3 or (n > 0 and kept <= 1):
