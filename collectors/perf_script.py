@@ -196,8 +196,10 @@ def _frames_of(
 
 
 _NOT_BULK = object()
+#: Bytes read at a time: large enough that per-chunk work (numpy calls) is small, small enough to stream.
+CHUNK = 4 << 20
 #: Input bytes read with the pure-Python bulk path before the compiled scanner takes over.
-COMPILED_FROM = 48 << 20
+COMPILED_FROM = 8 << 20
 _Header = tuple[bytes, bytes, bytes | None, bytes, int]  # comm, pid, tid, event, period
 # The time of a sample header (perf script prints `` 123.456789: ``); the bulk reader checks there is
 # exactly one per sample.  It starts with a literal space, which keeps the regex engine's scan fast.
@@ -787,7 +789,7 @@ def read_profile(name: str, window: tuple[float, float] | None = None, perf: str
     from collectors.inputs import open_input
 
     with open_input(name) as tracked:
-        chunks = tracked.read_chunks()
+        chunks = tracked.read_chunks(CHUNK)
         first = next(chunks, b"")
         if first.startswith(PERF_DATA_MAGIC):
             if name == "-":
