@@ -870,3 +870,9 @@ __all__ = [
     "parse_folded",
     "read_profile",
 ]
+
+
+def perf_script_lines(path: Path, perf: str | None = None) -> list[str]:
+    """The lines of ``perf script -i PATH``, for resolving the evidence of a perf.data input (sample locators)."""
+    text = b"".join(perf_script_chunks(path, perf))
+    return text.decode("utf-8", "replace").split("\n")

@@ -307,6 +307,10 @@ RULES: tuple[Rule, ...] = (
             r"^ZEND_",
             r"^Perl_runops",
             r"^Perl_pp_",
+            # Frames perf could not name inside a stripped interpreter binary are the interpreter too.
+            r"^\[(?:lib)?python[\d.]*(?:\.so[\d.]*)?\]$",
+            r"^\[(?:lib)?ruby[\d.]*\]$",
+            r"^\[node\]$",
             r"^_PyObject_(?:Call|Vectorcall)",
             r"^PyObject_(?:Call|GetAttr|RichCompare)",
             r"^Py(?:Long|Float|Number)_",

@@ -252,3 +252,23 @@ def test_compiled_counted_and_per_sample_paths_agree(workload: str, monkeypatch:
             )
         )
     assert results[0] == results[1] == results[2]
+
+
+def test_findings_of_a_perf_data_input_resolve_through_perf_script(recorded: Path) -> None:
+    from collectors.perf_script import perf_script_lines
+    from detectors.profile.findings import profile_findings
+    from detectors.profile.hotspots import compute_hotspots
+    from forensics.model import Evidence, LocatorKind
+    from tests.helpers import assert_evidence_resolves
+
+    profile = read_profile(str(recorded))
+    stacks = selected_stacks(profile)
+    findings = profile_findings(profile, stacks, compute_hotspots(profile, stacks))
+    lines = perf_script_lines(recorded)
+
+    def resolve(evidence: Evidence) -> str | None:
+        n = evidence.locator.start
+        return lines[n - 1] if evidence.source == str(recorded) and 0 < n <= len(lines) else None
+
+    assert all(e.locator.kind is LocatorKind.SAMPLE for f in findings for e in f.evidence)
+    assert_evidence_resolves(findings, resolvers={LocatorKind.SAMPLE: resolve})
