@@ -707,6 +707,26 @@ def parse_folded(chunks: Iterable[bytes], source: str) -> Profile:
     )
 
 
+def perf_data_notes(head: bytes, file_size: int) -> list[str]:
+    """What a perf.data header says about the file being complete (perf script reads a cut file silently).
+
+    The header (perf's ``struct perf_file_header``) holds the offset and size of the data section at
+    bytes 40 and 48, little-endian; perf writes the size when the recording ends.
+    """
+    if len(head) < 56 or head[:8] != PERF_DATA_MAGIC:
+        return []
+    offset = int.from_bytes(head[40:48], "little")
+    size = int.from_bytes(head[48:56], "little")
+    if size == 0:
+        return ["the perf.data header was never finished (perf record interrupted?): samples may be missing"]
+    if offset + size > file_size:
+        return [
+            f"the perf.data file is truncated: its header announces {offset + size:,} bytes, the file has "
+            f"{file_size:,}; the samples after the cut are missing"
+        ]
+    return []
+
+
 def find_perf() -> str | None:
     """The perf binary: ``perf`` on PATH when it runs, else Debian's versioned ``/usr/bin/perf_X.Y``."""
     candidates = [shutil.which("perf"), *sorted(str(p) for p in Path("/usr/bin").glob("perf_*"))]
@@ -734,33 +754,35 @@ def perf_script_chunks(path: Path, perf: str | None = None, warnings: list[str] 
             f"{path} is a perf.data file and perf is not installed",
             hint="install perf (apt-get install linux-perf) or give `perf script` text made where perf is",
         )
-    proc = subprocess.Popen(
-        [binary, "script", "-i", str(path)],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    assert proc.stdout is not None and proc.stderr is not None
-    try:
-        while chunk := proc.stdout.read(1 << 20):
-            yield chunk
-    finally:
-        proc.stdout.close()
-        err = proc.stderr.read().decode("utf-8", "replace")
-        proc.stderr.close()
-        rc = proc.wait()
-    if rc == 0 and warnings is not None:
-        said = [x.strip() for x in err.splitlines() if x.strip()]
-        if said:
-            warnings.append(
-                f"perf script said: {said[0][:200]}" + (f" (+{len(said) - 1} more lines)" if len(said) > 1 else "")
-            )
-    if rc != 0:
-        reason = next((x.strip() for x in err.splitlines() if x.strip()), f"exit status {rc}")
+    import tempfile
+
+    # stderr goes to a file: a pipe could fill up (a damaged file makes perf complain at length) and
+    # block perf while this reads its stdout.
+    with tempfile.TemporaryFile() as errors:
+        proc = subprocess.Popen(
+            [binary, "script", "-i", str(path)], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errors
+        )
+        assert proc.stdout is not None
+        produced = 0
+        try:
+            while chunk := proc.stdout.read(1 << 20):
+                produced += len(chunk)
+                yield chunk
+        finally:
+            proc.stdout.close()
+            rc = proc.wait()
+        errors.seek(0)
+        said = [x.strip() for x in errors.read(1 << 20).decode("utf-8", "replace").splitlines() if x.strip()]
+    reason = said[0][:200] if said else f"exit status {rc}"
+    if rc != 0 and (warnings is None or not produced):
         raise InputError(
             f"{path}: perf script failed: {reason}",
             hint="the perf.data file may be truncated or from another perf; re-record, or give `perf script` text",
         )
+    if warnings is not None and rc != 0:
+        warnings.append(f"perf script stopped part way ({reason}): the samples after that point are missing")
+    elif warnings is not None and said:
+        warnings.append(f"perf script said: {reason}" + (f" (+{len(said) - 1} more lines)" if len(said) > 1 else ""))
 
 
 def _gunzip(chunks: Iterable[bytes], name: str) -> Iterator[bytes]:
@@ -802,7 +824,7 @@ def read_profile(name: str, window: tuple[float, float] | None = None, perf: str
             for chunk in perf_script_chunks(Path(name), perf, warnings):
                 parser.feed(chunk)
             profile = parser.close()
-            profile.notes[:0] = warnings
+            profile.notes[:0] = warnings + perf_data_notes(first, record.size if isinstance(record.size, int) else 0)
             profile.record = record
             return _checked(profile, window)
 
