@@ -109,3 +109,16 @@ def analyse_trace(path: Path, plots_dir: Path | None) -> SourceAnalysis:
     return SourceAnalysis(
         result.incident, SourceSection(f"trace {path}", section), plots, _cmd("kforensic", "trace", path)
     )
+
+
+def analyse_profile(path: Path) -> SourceAnalysis:
+    """``kforensic profile``: hotspots of a CPU profile and what they mean."""
+    from forensics.commands.profile import analyse_profile as profile_of
+    from forensics.commands.profile import render_tables
+    from forensics.report import OutputFormat
+
+    result = profile_of(str(path))
+    table = render_tables(result, OutputFormat.MD, 10).replace("# CPU profile\n\n", "", 1)
+    return SourceAnalysis(
+        result.incident, SourceSection(f"CPU profile {path}", table), (), _cmd("kforensic", "profile", path)
+    )

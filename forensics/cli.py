@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "trace": "trace",
     "dmesg": "dmesg",
     "leaks": "leaks",
+    "profile": "profile",
 }
 
 

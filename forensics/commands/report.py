@@ -94,6 +94,14 @@ def report(
         list[Path] | None,
         typer.Option("--trace", help="An ftrace/trace-cmd/perf text trace (repeatable).", metavar="FILE"),
     ] = None,
+    profile: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--profile",
+            help="A CPU profile: perf.data, perf script text or folded stacks (repeatable).",
+            metavar="FILE",
+        ),
+    ] = None,
     json_out: Annotated[
         Path | None, typer.Option("--json", help="Also write the report as JSON (kforensic.report/1).", metavar="FILE")
     ] = None,
@@ -119,7 +127,7 @@ def report(
     from forensics.report.story import IncidentStory, host_label
 
     files = [*(from_files or []), *(extra or [])]
-    if not (files or vmcore or dmesg or store or trace):
+    if not (files or vmcore or dmesg or store or trace or profile):
         raise UsageError(
             "report needs at least one input",
             hint="kforensic report --vmcore DUMP --dmesg LOG --store STORE --trace FILE, or --from a.json b.json",
@@ -133,6 +141,7 @@ def report(
     if store is not None:
         parts.append(analyses.analyse_store(store, plots_dir))
     parts += [analyses.analyse_trace(t, plots_dir) for t in trace or ()]
+    parts += [analyses.analyse_profile(p) for p in profile or ()]
     incidents = [p.incident for p in parts] + [load_findings_file(p) for p in files]
     merged = Incident.merge(incidents, tool_version=__version__)
     findings, correlations = correlate(merged.findings)

@@ -42,6 +42,15 @@ def test_every_command_and_option_is_documented() -> None:
 
 def test_every_linked_doc_exists() -> None:
     text = (DOCS / "cli.md").read_text()
-    for name in ("vmcore.md", "dmesg.md", "slab-watch.md", "leaks.md", "kdump.md", "trace.md", "report.md"):
+    for name in (
+        "vmcore.md",
+        "dmesg.md",
+        "slab-watch.md",
+        "leaks.md",
+        "kdump.md",
+        "trace.md",
+        "report.md",
+        "profile.md",
+    ):
         assert f"]({name})" in text
         assert (DOCS / name).is_file(), name

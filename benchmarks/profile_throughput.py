@@ -1,0 +1,127 @@
+"""Throughput and peak memory of ``kforensic profile`` against ``stackcollapse-perf.pl`` on the same text.
+
+The input is ``perf script`` text of a ``perf record -a -g`` recording (made here when perf is
+installed: ``perf record -a -g -F 999 -- sleep SECONDS``, or given with --input), concatenated
+until it holds at least --mb megabytes.  Each in its own process, so peak RSS is its own:
+
+  kforensic profile FILE --svg OUT.svg --folded OUT.folded -o OUT.txt   (hotspots + rules + folded + SVG)
+  perl stackcollapse-perf.pl FILE > OUT.pl                               (folded stacks only)
+
+It prints wall and CPU seconds, MB/s, peak RSS, the ratios of the MB/s (wall and CPU: on a shared
+machine the wall time depends on the load of the moment), and checks the two folded outputs are
+byte-identical.  Note: repeating one recording repeats its stacks; a longer recording has
+more distinct stacks (kforensic's memory grows with distinct stacks, not with samples).
+Run: .venv/bin/python benchmarks/profile_throughput.py [--input FILE] [--mb 200] [--seconds 15] [--repeat N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_PERL = ROOT.parent / "shared" / "tools" / "flamegraph" / "stackcollapse-perf.pl"
+
+
+def run_measured(argv: list[str], stdout: Path) -> tuple[float, float, int]:
+    """Run a command with stdout to a file; return wall seconds, CPU seconds and peak RSS in bytes (wait4)."""
+    start = time.perf_counter()
+    with stdout.open("wb") as out:
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.PIPE)
+        assert proc.stderr is not None
+        err = proc.stderr.read()
+        _pid, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) not in (0, 1):
+        sys.exit(f"{argv[0]} failed: {err.decode(errors='replace')[-500:]}")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024
+
+
+def make_input(tmp: Path, given: Path | None, mb: int, seconds: int) -> Path:
+    """The benchmark text: the given or a fresh recording's perf script text, repeated to >= mb MB."""
+    if given is None:
+        sys.path.insert(0, str(ROOT))
+        from collectors.perf_script import find_perf
+
+        perf = find_perf()
+        if perf is None:
+            sys.exit("perf is not installed: give --input with perf script -g text")
+        data = tmp / "perf.data"
+        subprocess.run(
+            [perf, "record", "-q", "-a", "-g", "-F", "999", "-o", str(data), "--", "sleep", str(seconds)],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        one = tmp / "one.txt"
+        with one.open("wb") as out:
+            subprocess.run([perf, "script", "-i", str(data)], check=True, stdout=out, stderr=subprocess.DEVNULL)
+    else:
+        one = given
+    big = tmp / "big.perf.txt"
+    piece = one.read_bytes()
+    if not piece.endswith(b"\n\n"):
+        piece = piece.rstrip(b"\n") + b"\n\n"
+    copies = max(1, -(-mb * 1_000_000 // len(piece)))
+    with big.open("wb") as out:
+        for _ in range(copies):
+            out.write(piece)
+    print(f"input: {big.stat().st_size / 1e6:.1f} MB ({copies} copies of {len(piece) / 1e6:.1f} MB)")
+    return big
+
+
+def main() -> None:
+    """Parse options, run both, print the figures."""
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--input", type=Path, help="perf script -g text (default: record one now)")
+    ap.add_argument("--mb", type=int, default=200, help="minimum input size in MB (default 200)")
+    ap.add_argument("--seconds", type=int, default=15, help="length of the recording (default 15)")
+    ap.add_argument("--repeat", type=int, default=1, help="runs of each, alternating; the best counts")
+    ap.add_argument("--stackcollapse", type=Path, default=DEFAULT_PERL, help="path of stackcollapse-perf.pl")
+    args = ap.parse_args()
+    if shutil.which("perl") is None or not args.stackcollapse.exists():
+        sys.exit("needs perl and stackcollapse-perf.pl (--stackcollapse)")
+    kforensic = str(Path(sys.executable).parent / "kforensic")
+    with tempfile.TemporaryDirectory(prefix="profile-bench-") as d:
+        tmp = Path(d)
+        big = make_input(tmp, args.input, args.mb, args.seconds)
+        size = big.stat().st_size / 1e6
+        # A first run compiles the numba scanner into its cache (once per install), as for `trace`.
+        warm = tmp / "warm.txt"
+        with big.open("rb") as src:
+            head = src.read(1 << 20)
+        warm.write_bytes(head[: head.rfind(b"\n\n") + 2])
+        run_measured([kforensic, "profile", str(warm)], tmp / "warm.out")
+        runs_k, runs_p = [], []
+        for _ in range(args.repeat):  # alternating, so both see the same load; the best run of each counts
+            runs_k.append(
+                run_measured(
+                    [kforensic, "profile", str(big), "--svg", str(tmp / "k.svg"), "--folded", str(tmp / "k.folded")],
+                    tmp / "k.txt",
+                )
+            )
+            runs_p.append(run_measured(["perl", str(args.stackcollapse), str(big)], tmp / "p.folded"))
+        k_wall, k_cpu, k_rss = min(runs_k)
+        p_wall, p_cpu, p_rss = min(runs_p)
+        same = (tmp / "k.folded").read_bytes() == (tmp / "p.folded").read_bytes()
+        for name, wall, cpu, rss in (
+            ("kforensic profile (hotspots+rules+folded+SVG)", k_wall, k_cpu, k_rss),
+            ("stackcollapse-perf.pl (folded only)", p_wall, p_cpu, p_rss),
+        ):
+            print(
+                f"{name:47s} wall {wall:7.2f} s {size / wall:7.1f} MB/s   CPU {cpu:7.2f} s {size / cpu:7.1f} MB/s"
+                f"   peak RSS {rss / 2**20:6.1f} MiB"
+            )
+        # On a shared machine the wall time depends on the load at the moment; CPU time much less.
+        print(f"ratio (kforensic MB/s / stackcollapse MB/s): wall {p_wall / k_wall:.2f}x, CPU {p_cpu / k_cpu:.2f}x")
+        print(f"folded outputs identical: {same}")
+        print(f"SVG: {(tmp / 'k.svg').stat().st_size / 1e6:.2f} MB")
+
+
+if __name__ == "__main__":
+    main()

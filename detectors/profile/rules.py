@@ -1,0 +1,385 @@
+"""The ordered rule table that says what a hotspot means.
+
+Each sampled call chain is classed by the first rule that matches it, tried top to bottom, so
+specific rules come before generic ones (futex waits before syscall overhead, page faults before
+memcpy).  A rule looks at the leaf frame (where the CPU was), or at any frame of the chain (what the
+CPU was doing it for).  ``tests/detectors/profile/test_rules.py`` checks each rule's example is
+classed by that rule, so that no rule is shadowed by an earlier one.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from forensics.model import Severity
+
+
+class Rule(NamedTuple):
+    """One class of hotspot: how to recognise it, why it matters, what to look at next."""
+
+    name: str
+    title: str
+    where: str  # "leaf": the sampled frame; "stack": any frame of the chain
+    pattern: re.Pattern[str]
+    why: str
+    next_step: str
+    example: tuple[str, ...]  # a call chain, root to leaf, that this rule classes
+    severity: Severity = Severity.LOW
+    kernel_only: bool = False  # the leaf must be a kernel frame
+
+
+def _p(*alternatives: str) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{a})" for a in alternatives))
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "idle",
+        "CPU idle or polling",
+        "leaf",
+        _p(
+            r"^(?:intel_idle|acpi_idle|poll_idle|default_idle|cpu_idle_poll|native_safe_halt|mwait_idle\w*|"
+            r"pv_native_safe_halt|arch_cpu_idle|cpuidle_enter_state|do_idle|acpi_safe_halt)"
+        ),
+        "samples in the idle loop are not work: the CPUs had nothing to run; shares of the rest are of a "
+        "partly idle machine",
+        "profile only the busy process (perf record -g -p PID) or compare with `mpstat`; an idle-heavy "
+        "system-wide profile of a slow service points at waiting (I/O, locks, network), not CPU",
+        ("swapper", "secondary_startup_64", "cpu_startup_entry", "do_idle", "default_idle_call", "pv_native_safe_halt"),
+        Severity.INFO,
+    ),
+    Rule(
+        "spinlock",
+        "kernel spinlock contention",
+        "leaf",
+        # Not the unlock functions: a timer sample that lands on _raw_spin_unlock_irqrestore is time spent
+        # with interrupts off before it, not spinning.
+        _p(
+            r"^(?:native_)?queued_spin_lock_slowpath",
+            r"^__pv_queued_spin_lock_slowpath",
+            r"^_raw_spin_lock",
+            r"^_raw_(?:read|write)_lock",
+            r"^osq_lock",
+            r"^mutex_spin_on_owner",
+            r"^rwsem_spin_on_owner",
+            r"^do_raw_spin_lock",
+        ),
+        "CPUs spinning on a kernel lock burn cycles without progress; the lock is held too long or taken too often",
+        "find the lock from the callers of the spin (the call paths below); `perf lock contention -ab` (perf >= 6.x) "
+        "names the lock and its waiters",
+        ("contend", "entry_SYSCALL_64", "do_syscall_64", "futex_wake", "native_queued_spin_lock_slowpath"),
+        Severity.MEDIUM,
+        kernel_only=True,
+    ),
+    Rule(
+        "lock",
+        "lock and futex contention",
+        "leaf",
+        _p(
+            r"^(?:__)?pthread_mutex_(?:un)?lock",
+            r"^__GI___pthread_mutex",
+            r"^__lll_lock_wa(?:it|ke)",
+            r"^__GI___lll_lock",
+            r"^pthread_rwlock_",
+            r"^pthread_spin_lock",
+            r"^futex_",
+            r"^__futex_",
+            r"^do_futex",
+            r"^__x64_sys_futex",
+            r"^pthread_cond_(?:wait|signal|broadcast)",
+            r"^std::mutex::lock",
+            r"^__GI___pthread_rwlock",
+        ),
+        "time in lock and unlock calls and in futex wake-ups is overhead of sharing; the waiting itself is "
+        "off-CPU and does not show in a CPU profile, so contention is usually worse than this share",
+        "lock contention is mostly off-CPU: record sched_switch (`perf sched record`, `perf record -e "
+        "sched:sched_switch -g`) or run `kforensic trace` to see who waits and for how long; "
+        "`perf lock contention -u` names the user locks",
+        ("contend", "start_thread", "worker", "pthread_mutex_lock@@GLIBC_2.2.5"),
+        Severity.MEDIUM,
+    ),
+    Rule(
+        "lock",
+        "lock and futex contention",
+        "stack",
+        _p(r"^__x64_sys_futex$", r"^do_futex$", r"^futex_wa(?:it|ke)$", r"^__lll_lock_wa(?:it|ke)"),
+        "the kernel work of futex calls (wake-ups, scheduling of waiters) is the CPU cost of contended locks",
+        "lock contention is mostly off-CPU: record sched_switch (`perf sched record`) or run `kforensic trace`",
+        ("contend", "__lll_lock_wake", "entry_SYSCALL_64", "do_syscall_64", "__x64_sys_futex", "do_futex", "wake_up_q"),
+        Severity.MEDIUM,
+    ),
+    Rule(
+        "page-fault",
+        "page faults",
+        "stack",
+        _p(
+            r"^asm_exc_page_fault$",
+            r"^exc_page_fault$",
+            r"^do_user_addr_fault$",
+            r"^handle_mm_fault$",
+            r"^do_page_fault$",
+            r"^__handle_mm_fault$",
+        ),
+        "faulting pages in (first touch of fresh memory, file mappings, copy-on-write) costs kernel time per "
+        "page; a steady share means memory is mapped and dropped over and over",
+        "count them with `perf stat -e page-faults,minor-faults,major-faults`; reuse buffers, pre-fault "
+        "(MAP_POPULATE), or use huge pages; `perf record -e page-faults -g` shows who touches",
+        (
+            "mixed",
+            "main",
+            "asm_exc_page_fault",
+            "exc_page_fault",
+            "do_user_addr_fault",
+            "handle_mm_fault",
+            "clear_page_erms",
+        ),
+        Severity.LOW,
+    ),
+    Rule(
+        "memcpy",
+        "memory copies and fills (memcpy/memmove/memset)",
+        "leaf",
+        _p(
+            r"^(?:__)?mem(?:cpy|move|set|cmp)",
+            r"^__(?:GI_)?mem(?:cpy|move|set)",
+            r"^__memmove_",
+            r"^__memset_",
+            r"^__memcpy_",
+            r"^copy_user_",
+            r"^rep_movs",
+            r"^rep_stos",
+            r"^copy_page",
+            r"^_copy_(?:to|from)_user",
+            r"^copy_folio_from_iter",
+            r"^copy_page_(?:to|from)_iter",
+            r"^clear_page",
+            r"^_copy_to_iter",
+            r"^__memcpy$",
+            r"^__memset$",
+            r"^memcpy_orig",
+        ),
+        "bytes being copied or cleared are often needless: a copy per layer, a buffer cleared before it is "
+        "overwritten, data read through the page cache and copied to user space",
+        "look at the callers (the call paths below) for copies that can be avoided: pass buffers by reference, "
+        "use zero-copy (sendfile, splice, mmap, io_uring), allocate without memset",
+        ("mixed", "main", "__memmove_avx512_unaligned_erms"),
+        Severity.LOW,
+    ),
+    Rule(
+        "allocator",
+        "memory allocator (malloc/free, kmalloc/kfree, page allocator)",
+        "leaf",
+        _p(
+            r"^(?:__libc_)?(?:malloc|free|calloc|realloc)$",
+            r"^_int_(?:malloc|free|realloc)",
+            r"^malloc_consolidate",
+            r"^tcache_",
+            r"^cfree",
+            r"^__GI___libc_(?:malloc|free)",
+            r"^je_",
+            r"^tc_(?:malloc|free|new|delete)",
+            r"^operator (?:new|delete)",
+            r"^__?kmalloc",
+            r"^kfree",
+            r"^kmem_cache_(?:alloc|free)",
+            r"^__slab_",
+            r"^___slab_alloc",
+            r"^__alloc_pages",
+            r"^get_page_from_freelist",
+            r"^rmqueue",
+            r"^free_pages",
+            r"^__free_pages",
+            r"^free_unref_page",
+            r"^alloc_pages",
+            r"^PyObject_(?:Malloc|Free|Realloc)$",
+            r"^_PyObject_(?:Malloc|Free)",
+            r"^pymalloc_",
+            r"^PyMem_",
+        ),
+        "allocation churn: objects allocated and freed on the hot path; each call costs, and freed memory "
+        "is not reused as well as a pool would",
+        "find the callers (the call paths below); reuse objects, pool buffers, or try a per-thread allocator "
+        "(jemalloc, tcmalloc); `perf record -e 'probe_libc:malloc'` counts the calls",
+        ("mixed", "main", "_int_malloc"),
+        Severity.LOW,
+    ),
+    Rule(
+        "time",
+        "clock reads (clock_gettime, vDSO, gettimeofday)",
+        "stack",
+        _p(
+            r"clock_gettime",
+            r"^__vdso_",
+            r"^__cvdso_",
+            r"^(?:__)?gettimeofday",
+            r"^do_hres",
+            r"^__x64_sys_clock_gettime",
+            r"^ktime_get_ts64$",
+            r"^read_tsc$",
+            r"^vread_tsc",
+            r"^do_coarse",
+        ),
+        "reading the clock in a tight loop is cheap per call but adds up; a clock read that falls back to "
+        "a syscall (no vDSO, unstable TSC) costs a kernel entry each time",
+        "read the clock once per batch, use CLOCK_MONOTONIC_COARSE when precision allows; check "
+        "/sys/devices/system/clocksource/clocksource0/current_clocksource is tsc",
+        ("mixed", "main", "cpu_phase", "__GI___clock_gettime", "__vdso_clock_gettime"),
+        Severity.LOW,
+    ),
+    Rule(
+        "network",
+        "network stack",
+        "stack",
+        _p(
+            r"^tcp_",
+            r"^udp_",
+            r"^ip_(?:output|rcv|finish|queue_xmit|local_out)",
+            r"^__netif_",
+            r"^net_rx_action$",
+            r"^napi_",
+            r"^__sys_(?:sendto|recvfrom|sendmsg|recvmsg)",
+            r"^dev_queue_xmit",
+            r"^__dev_queue_xmit",
+            r"^sock_(?:sendmsg|recvmsg)",
+            r"^inet_(?:sendmsg|recvmsg)",
+            r"^__skb_",
+            r"^skb_copy",
+        ),
+        "CPU in the network stack: per-packet work (small messages, many syscalls), softirq processing or "
+        "copies of payloads",
+        "batch sends and receives (larger writes, sendmmsg/recvmmsg), check offloads (`ethtool -k`), and "
+        "look at softirq time per CPU in /proc/softirqs",
+        ("nginx", "__libc_send", "entry_SYSCALL_64", "do_syscall_64", "__sys_sendto", "tcp_sendmsg", "tcp_push"),
+        Severity.LOW,
+    ),
+    Rule(
+        "filesystem",
+        "filesystem and journal",
+        "stack",
+        _p(
+            r"^jbd2_",
+            r"^ext4_",
+            r"^xfs_",
+            r"^btrfs_",
+            r"^f2fs_",
+            r"^nfs_",
+            r"^filemap_",
+            r"^iomap_",
+            r"^submit_bio",
+            r"^blk_",
+            r"^generic_perform_write$",
+            r"^__generic_file_write_iter$",
+            r"^file_write_and_wait_range$",
+            r"^vfs_fsync",
+        ),
+        "CPU in filesystem code (page cache writes, extent and journal updates, block submission); with "
+        "fsync in the stacks the process also waits for the disk, off-CPU",
+        "see which files: `perf trace -e 'write*,fsync' -p PID` or `strace -f -e trace=desc`; write in larger "
+        "blocks, fsync less often; `iostat -x 1` for the device side",
+        (
+            "dd",
+            "write",
+            "entry_SYSCALL_64",
+            "do_syscall_64",
+            "ksys_write",
+            "vfs_write",
+            "ext4_buffered_write_iter",
+            "generic_perform_write",
+            "ext4_da_write_end",
+        ),
+        Severity.LOW,
+    ),
+    Rule(
+        "interpreter",
+        "interpreter loop",
+        "leaf",
+        _p(
+            r"^_PyEval_EvalFrameDefault",
+            r"^PyEval_",
+            r"^_PyEval_",
+            r"^luaV_execute",
+            r"^rb_vm_exec",
+            r"^vm_exec_core",
+            r"^Interpreter::",
+            r"^js::Interpret",
+            r"^execute_ex$",
+            r"^ZEND_",
+            r"^Perl_runops",
+            r"^Perl_pp_",
+            # Frames perf could not name inside a stripped interpreter binary are the interpreter too.
+            r"^\[(?:lib)?python[\d.]*(?:\.so[\d.]*)?\]$",
+            r"^\[(?:lib)?ruby[\d.]*\]$",
+            r"^\[node\]$",
+            r"^_PyObject_(?:Call|Vectorcall)",
+            r"^PyObject_(?:Call|GetAttr|RichCompare)",
+            r"^Py(?:Long|Float|Number)_",
+            r"^_Py_(?:Dealloc|Incref|Decref)",
+            r"^unicode(?:keys)?_",
+            r"^lookdict",
+        ),
+        "the interpreter's dispatch loop and object machinery: the profile shows the VM, not the script's "
+        "functions, so the hot code is hidden behind it",
+        "profile at the language level (py-spy, `python -X perf` with perf >= 6 on Python >= 3.12, "
+        "rbspy, perf-map for JITs) to see which script functions are hot; move the loop to compiled code",
+        ("python3", "_start", "Py_BytesMain", "_PyEval_EvalFrameDefault"),
+        Severity.LOW,
+    ),
+    Rule(
+        "syscall",
+        "system call entry and exit overhead",
+        "stack",
+        _p(
+            r"^entry_SYSCALL_64",
+            r"^do_syscall_64$",
+            r"^__x64_sys_",
+            r"^syscall_exit_to_user_mode",
+            r"^entry_SYSCALL_compat",
+            r"^el0_svc",
+            r"^__arm64_sys_",
+            r"^syscall_return_via_sysret",
+        ),
+        "many small system calls: each one pays the kernel entry and exit (and mitigations such as page table "
+        "isolation) for little work",
+        "count them with `perf trace -s -p PID` or `strace -c -f -p PID`; batch the work (bigger reads and "
+        "writes, writev, io_uring) so fewer calls do more each",
+        ("mixed", "main", "__GI___libc_write", "entry_SYSCALL_64_after_hwframe", "do_syscall_64", "ksys_write"),
+        Severity.LOW,
+    ),
+)
+
+#: Shares (percent of the period) from which a class becomes a finding.
+MIN_SHARE = 5.0
+
+
+_MASKS: dict[str, int] = {}
+
+
+def _mask(name: str) -> int:
+    """Which rules' patterns match a frame name, as a bit mask (bit i for RULES[i]); cached per name."""
+    m = _MASKS.get(name)
+    if m is None:
+        m = sum(1 << i for i, rule in enumerate(RULES) if rule.pattern.search(name))
+        if len(_MASKS) < 1 << 20:  # bounded: a profile has far fewer distinct names
+            _MASKS[name] = m
+    return m
+
+
+def classify(frames: tuple[str, ...], leaf_kernel: bool | None = None) -> Rule | None:
+    """The first rule that classes a call chain (root to leaf names), or None (plain user or kernel code)."""
+    if not frames:
+        return None
+    leaf = _mask(frames[-1])
+    anywhere = 0
+    for f in frames:
+        anywhere |= _mask(f)
+    if not anywhere:
+        return None
+    for i, rule in enumerate(RULES):
+        bit = 1 << i
+        if rule.where == "leaf":
+            if leaf & bit and not (rule.kernel_only and leaf_kernel is False):
+                return rule
+        elif anywhere & bit:
+            return rule
+    return None

@@ -1,0 +1,244 @@
+"""Reading profiles: folded output equal to stackcollapse-perf.pl, line numbers, chunking, bad input."""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from collectors.perf_script import ScriptParser, find_perf, read_gzip_text, read_profile
+from detectors.profile.hotspots import folded_lines, selected_stacks
+from forensics.errors import InputError
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "profile"
+WORKLOADS = ("mixed", "contend", "kernel", "interp", "jit")
+STACKCOLLAPSE = Path(__file__).resolve().parents[3] / "shared" / "tools" / "flamegraph" / "stackcollapse-perf.pl"
+
+
+def _folded(path: Path) -> str:
+    profile = read_profile(str(path))
+    return "".join(line + "\n" for line in folded_lines(selected_stacks(profile)))
+
+
+@pytest.mark.parametrize("workload", WORKLOADS)
+def test_folded_equals_the_stored_stackcollapse_output(workload: str) -> None:
+    expected = gzip.decompress((DATA / f"{workload}.folded.gz").read_bytes()).decode()
+    assert expected  # the stored output is not empty
+    assert _folded(DATA / f"{workload}.perf.txt.gz") == expected
+
+
+@pytest.mark.skipif(shutil.which("perl") is None or not STACKCOLLAPSE.exists(), reason="needs perl and FlameGraph")
+@pytest.mark.parametrize("workload", [*WORKLOADS, "events"])
+def test_folded_equals_stackcollapse_perf_pl_run_now(workload: str) -> None:
+    text = read_gzip_text(DATA / f"{workload}.perf.txt.gz")
+    perl = subprocess.run(["perl", str(STACKCOLLAPSE)], input=text, capture_output=True, check=True, timeout=60)
+    assert _folded(DATA / f"{workload}.perf.txt.gz") == perl.stdout.decode()
+
+
+def test_first_line_and_header_of_each_stack_stand_in_the_text() -> None:
+    lines = read_gzip_text(DATA / "contend.perf.txt.gz").decode().split("\n")
+    profile = read_profile(str(DATA / "contend.perf.txt.gz"))
+    assert len(profile.stacks) > 10
+    for s in profile.stacks:
+        assert lines[s.first_line - 1] == s.first_header
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["counted", "compiled"])
+@pytest.mark.parametrize("size", [7, 4096, 1 << 20])
+def test_chunk_size_and_window_path_do_not_change_the_result(
+    size: int, compiled: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import collectors.perf_script as ps
+
+    monkeypatch.setattr(ps, "COMPILED_FROM", 0 if compiled else 1 << 40)
+    text = read_gzip_text(DATA / "mixed.perf.txt.gz")
+    whole = ScriptParser("x", (float("-inf"), float("inf")))  # the per-sample path is the reference
+    whole.feed(text)
+    ref = {(s.thread, s.frames): (s.samples, s.period, s.first_line) for s in whole.close().stacks}
+    for window in (None, (float("-inf"), float("inf"))):  # the window takes the per-sample path
+        parser = ScriptParser("x", window)
+        for i in range(0, len(text), size):
+            parser.feed(text[i : i + size])
+        got = {(s.thread, s.frames): (s.samples, s.period, s.first_line) for s in parser.close().stacks}
+        assert got == ref
+
+
+def test_kinds_of_frames_kernel_jit_unknown() -> None:
+    profile = read_profile(str(DATA / "jit.perf.txt.gz"))
+    frames = {f.name: f for s in profile.stacks for f in s.frames}
+    jit = frames["jit::loop<int&, q>"]  # quotes dropped as stackcollapse-perf.pl drops them
+    assert jit.jit and not jit.kernel and jit.dso.startswith("/tmp/perf-")
+    assert frames["[unknown]"].dso == "[unknown]"
+    kernel = read_profile(str(DATA / "kernel.perf.txt.gz"))
+    assert any(f.kernel and f.dso == "[kernel.kallsyms]" for s in kernel.stacks for f in s.frames)
+
+
+def test_window_keeps_only_samples_inside_it(tmp_path: Path) -> None:
+    profile = read_profile(str(DATA / "mixed.perf.txt.gz"))
+    assert profile.start is not None and profile.end is not None
+    mid = (profile.start + profile.end) / 2
+    half = read_profile(str(DATA / "mixed.perf.txt.gz"), window=(profile.start, mid))
+    n_all = sum(s.samples for s in profile.stacks)
+    n_half = sum(s.samples for s in half.stacks)
+    assert 0 < n_half < n_all
+    assert half.end is not None and half.end <= mid
+    assert any("outside the --window" in n for n in half.notes)
+
+
+def test_samples_without_callchains_give_flat_stacks_and_say_so() -> None:
+    profile = read_profile(str(DATA / "flat.perf.txt.gz"))
+    assert profile.flat_samples > 100
+    assert all(len(s.frames) == 1 for s in profile.stacks)
+    assert any("no call chain" in n for n in profile.notes)
+    assert max(profile.stacks, key=lambda s: s.samples).frames[0].name == "spin_math.constprop.0"
+
+
+def test_several_events_use_the_first_and_note_the_others() -> None:
+    profile = read_profile(str(DATA / "events.perf.txt.gz"))
+    assert profile.first_event == "page-faults"
+    assert set(profile.events) == {"page-faults", "cpu-clock"}
+    assert any("several events" in n and "cpu-clock" in n for n in profile.notes)
+
+
+def test_garbage_lines_are_skipped_with_a_note(tmp_path: Path) -> None:
+    text = read_gzip_text(DATA / "mixed.perf.txt.gz")
+    cut = text.index(b"\n\n", 5000) + 2
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(text[:cut] + b"this is not a sample\n\n\x00\xff garbage\n\n" + text[cut:])
+    profile = read_profile(str(bad))
+    assert profile.skipped_lines == 2
+    assert any("not perf script samples" in n for n in profile.notes)
+    assert sum(s.samples for s in profile.stacks) == sum(
+        s.samples for s in read_profile(str(DATA / "mixed.perf.txt.gz")).stacks
+    )
+
+
+def test_folded_input_round_trips(tmp_path: Path) -> None:
+    folded = gzip.decompress((DATA / "kernel.folded.gz").read_bytes())
+    path = tmp_path / "k.folded"
+    path.write_bytes(folded)
+    profile = read_profile(str(path))
+    assert profile.kind == "folded"
+    assert "".join(line + "\n" for line in folded_lines(profile.stacks)) == folded.decode()
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"", "is empty"),
+        (b"\n\n  \n", "is empty"),
+        (bytes(range(256)) * 4, "no samples"),
+        (b"\x1f\x8b\x08garbage", "gzip"),
+    ],
+)
+def test_bad_inputs_raise_one_line_errors(tmp_path: Path, content: bytes, message: str) -> None:
+    path = tmp_path / "bad"
+    path.write_bytes(content)
+    with pytest.raises(InputError, match=message) as info:
+        read_profile(str(path))
+    assert "\n" not in info.value.message
+
+
+def test_truncated_gzip_is_an_input_error(tmp_path: Path) -> None:
+    data = (DATA / "mixed.perf.txt.gz").read_bytes()
+    path = tmp_path / "cut.gz"
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(InputError, match="cut short"):
+        read_profile(str(path))
+
+
+def test_perf_data_without_perf_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import collectors.perf_script as ps
+
+    path = tmp_path / "perf.data"
+    path.write_bytes(b"PERFILE2" + bytes(200))
+    monkeypatch.setattr(ps, "find_perf", lambda: None)
+    with pytest.raises(InputError, match="perf is not installed"):
+        read_profile(str(path))
+
+
+PERF = find_perf()
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A perf.data recorded now (a short dd: kernel-heavy, a few hundred samples)."""
+    if PERF is None:
+        pytest.skip("perf is not installed")
+    d = tmp_path_factory.mktemp("perf")
+    out = d / "perf.data"
+    proc = subprocess.run(
+        [
+            PERF,
+            "record",
+            "-q",
+            "-g",
+            "-F",
+            "999",
+            "-o",
+            str(out),
+            "--",
+            "dd",
+            "if=/dev/zero",
+            f"of={d / 'f'}",
+            "bs=1M",
+            "count=60",
+            "conv=fsync",
+            "status=none",
+        ],
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    if proc.returncode != 0 or not out.exists():
+        pytest.skip(f"perf record is not allowed here: {proc.stderr.decode(errors='replace')[:200]}")
+    return out
+
+
+def test_perf_data_is_read_through_perf_script(recorded: Path) -> None:
+    profile = read_profile(str(recorded))
+    assert profile.kind == "perf.data"
+    assert sum(s.samples for s in profile.stacks) > 10
+    assert any(s.thread.comm == "dd" for s in profile.stacks)
+
+
+def test_truncated_perf_data_is_an_error_or_a_note(recorded: Path, tmp_path: Path) -> None:
+    data = recorded.read_bytes()
+    assert read_profile(str(recorded)).notes == []  # the whole file: nothing to say
+    cut = tmp_path / "cut-header.data"
+    cut.write_bytes(data[:3000])  # inside the header: perf script fails
+    with pytest.raises(InputError) as info:
+        read_profile(str(cut))
+    assert "\n" not in info.value.message and str(cut) in info.value.message
+    cut = tmp_path / "cut-data.data"
+    start, size = int.from_bytes(data[40:48], "little"), int.from_bytes(data[48:56], "little")
+    cut.write_bytes(data[: start + size // 2])  # inside the samples: perf script reads up to the cut
+    try:
+        profile = read_profile(str(cut))
+    except InputError as exc:  # a perf that refuses it
+        assert "\n" not in exc.message
+    else:
+        assert any("truncated" in n for n in profile.notes)
+
+
+def test_findings_of_a_perf_data_input_resolve_through_perf_script(recorded: Path) -> None:
+    from collectors.perf_script import perf_script_lines
+    from detectors.profile.findings import profile_findings
+    from detectors.profile.hotspots import compute_hotspots
+    from forensics.model import Evidence, LocatorKind
+    from tests.helpers import assert_evidence_resolves
+
+    profile = read_profile(str(recorded))
+    stacks = selected_stacks(profile)
+    findings = profile_findings(profile, stacks, compute_hotspots(profile, stacks))
+    lines = perf_script_lines(recorded)
+
+    def resolve(evidence: Evidence) -> str | None:
+        n = evidence.locator.start
+        return lines[n - 1] if evidence.source == str(recorded) and 0 < n <= len(lines) else None
+
+    assert all(e.locator.kind is LocatorKind.SAMPLE for f in findings for e in f.evidence)
+    assert_evidence_resolves(findings, resolvers={LocatorKind.SAMPLE: resolve})

@@ -1,0 +1,36 @@
+#!/bin/sh
+# Re-record the profile test data (as a user allowed to use perf; any Linux with perf and gcc).
+# Each *.perf.txt.gz is the `perf script` output of one recording (paths of the temporary build
+# directory replaced by /tmp/profile-workload), each *.report.txt.gz the matching
+# `perf report --stdio --no-children --sort sym`, the reference for the hotspot shares.
+# Each *.folded.gz is what FlameGraph's stackcollapse-perf.pl (not part of kforensic) makes of the
+# text: `./record.sh folded PATH/TO/stackcollapse-perf.pl` remakes them.
+set -eu
+cd "$(dirname "$0")"
+if [ "${1:-}" = folded ]; then
+  for w in mixed contend kernel interp jit; do zcat "$w.perf.txt.gz" | perl "$2" | gzip -9n > "$w.folded.gz"; done
+  exit 0
+fi
+perf=$(command -v perf || ls /usr/bin/perf_* | head -1)
+out=$(mktemp -d)
+gcc -O2 -g -fno-omit-frame-pointer -o "$out/mixed" src/mixed.c
+gcc -O2 -g -fno-omit-frame-pointer -pthread -o "$out/contend" src/contend.c
+gcc -O2 -g -o "$out/jit" src/jit.c
+rec() { name=$1; shift; "$perf" record -q -g -F 999 -o "$out/$name.data" -- "$@" >/dev/null; }
+rec mixed "$out/mixed" 0.5
+rec contend "$out/contend" 1.0
+rec kernel dd if=/dev/zero of="$out/file" bs=1M count=200 conv=fsync status=none
+rec interp python3 src/interp.py 3000000
+rec jit "$out/jit" 4
+# Without call chains, and two events in one recording (bad-input cases).
+"$perf" record -q -F 999 -o "$out/flat.data" -- "$out/mixed" 0.1 >/dev/null
+"$perf" record -q -g -F 999 -e cpu-clock -e page-faults -o "$out/events.data" -- "$out/mixed" 0.1 >/dev/null
+for w in flat events; do
+  "$perf" script -i "$out/$w.data" | sed "s#$out/#/tmp/profile-workload/#g" | gzip -9n > "$w.perf.txt.gz"
+done
+for w in mixed contend kernel interp jit; do
+  "$perf" script -i "$out/$w.data" | sed "s#$out/#/tmp/profile-workload/#g" | gzip -9n > "$w.perf.txt.gz"
+  "$perf" report -i "$out/$w.data" --stdio --no-children --sort sym 2>/dev/null | gzip -9n > "$w.report.txt.gz"
+done
+zcat jit.perf.txt.gz | grep -o "/tmp/perf-[0-9]*\.map" | sort -u | xargs -r rm -f
+rm -rf "$out"

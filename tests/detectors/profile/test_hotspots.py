@@ -1,0 +1,112 @@
+"""Hotspot shares against ``perf report --stdio --no-children`` of the same recordings (stored beside them)."""
+
+from __future__ import annotations
+
+import gzip
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from collectors.perf_script import find_perf, read_profile
+from detectors.profile.diff import diff_hotspots
+from detectors.profile.hotspots import compute_hotspots, selected_stacks
+
+DATA = Path(__file__).resolve().parents[2] / "data" / "profile"
+_ROW = re.compile(r"^\s+(\d+\.\d+)%\s+\[([.k])\]\s+(.+?)\s*$")
+
+
+def perf_report_shares(text: str) -> dict[str, float]:
+    """Symbol -> self share of a `perf report --stdio --no-children --sort sym` listing."""
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        m = _ROW.match(line)
+        if m:
+            # The same tidying as the folded names: quotes dropped.
+            out[m.group(3).replace('"', "")] = out.get(m.group(3), 0.0) + float(m.group(1))
+    return out
+
+
+@pytest.mark.parametrize("workload", ["mixed", "contend", "kernel", "interp", "jit"])
+def test_top_hotspots_agree_with_perf_report_within_one_point(workload: str) -> None:
+    report = perf_report_shares(gzip.decompress((DATA / f"{workload}.report.txt.gz").read_bytes()).decode())
+    profile = read_profile(str(DATA / f"{workload}.perf.txt.gz"))
+    hot = compute_hotspots(profile, selected_stacks(profile))
+    mine = {r.key: r.share for r in hot.self_symbols}
+    top = [s for s in sorted(report, key=lambda k: -report[k]) if not s.startswith("0x")][:5]
+    assert top
+    for sym in top:
+        assert abs(mine.get(sym, 0.0) - report[sym]) <= 1.0, (sym, mine.get(sym), report[sym])
+
+
+def test_kernel_user_and_thread_tables_add_up() -> None:
+    profile = read_profile(str(DATA / "contend.perf.txt.gz"))
+    hot = compute_hotspots(profile, selected_stacks(profile))
+    assert abs(hot.kernel.share + hot.user.share - 100.0) < 1e-6
+    assert abs(sum(r.share for r in hot.threads) - 100.0) < 1e-6
+    assert len(hot.threads) >= 4  # four workers (and the main thread)
+    assert hot.paths[hot.self_symbols[0].key][0].frames[-1] == "critical"
+
+
+def test_filters_kernel_only_and_thread() -> None:
+    profile = read_profile(str(DATA / "mixed.perf.txt.gz"))
+    kernel = selected_stacks(profile, space="kernel")
+    assert kernel and all(f.kernel for s in kernel for f in s.frames)
+    user = selected_stacks(profile, space="user")
+    assert user and not any(f.kernel for s in user for f in s.frames)
+    tid = profile.stacks[0].thread.tid
+    assert selected_stacks(profile, tid=tid) and not selected_stacks(profile, tid=-1)
+    assert not selected_stacks(profile, comm="nosuchcomm")
+
+
+def test_diff_puts_the_largest_change_first() -> None:
+    a = read_profile(str(DATA / "mixed.perf.txt.gz"))
+    b = read_profile(str(DATA / "kernel.perf.txt.gz"))
+    deltas = diff_hotspots(compute_hotspots(a, selected_stacks(a)), compute_hotspots(b, selected_stacks(b)))
+    assert deltas[0].symbol in ("copy_folio_from_iter_atomic", "spin_math.constprop.0")
+    assert abs(deltas[0].delta) >= abs(deltas[-1].delta)
+
+
+@pytest.mark.skipif(find_perf() is None, reason="perf is not installed")
+def test_shares_agree_with_perf_report_on_a_recording_made_now(tmp_path: Path) -> None:
+    perf = find_perf()
+    assert perf is not None
+    data = tmp_path / "perf.data"
+    rec = subprocess.run(
+        [
+            perf,
+            "record",
+            "-q",
+            "-g",
+            "-F",
+            "999",
+            "-o",
+            str(data),
+            "--",
+            "dd",
+            "if=/dev/zero",
+            f"of={tmp_path / 'f'}",
+            "bs=1M",
+            "count=60",
+            "status=none",
+        ],
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    if rec.returncode != 0:
+        pytest.skip("perf record is not allowed here")
+    report = subprocess.run(
+        [perf, "report", "-i", str(data), "--stdio", "--no-children", "--sort", "sym"],
+        capture_output=True,
+        timeout=120,
+        check=True,
+    )
+    shares = perf_report_shares(report.stdout.decode(errors="replace"))
+    profile = read_profile(str(data))
+    hot = compute_hotspots(profile, selected_stacks(profile))
+    mine = {r.key: r.share for r in hot.self_symbols}
+    top = [s for s in sorted(shares, key=lambda k: -shares[k]) if not s.startswith("0x")][:3]
+    for sym in top:
+        assert abs(mine.get(sym, 0.0) - shares[sym]) <= 1.0, (sym, mine.get(sym), shares[sym])

@@ -1,0 +1,85 @@
+"""The rule table: each rule classes its own example (none is shadowed); recorded workloads are classed right."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from collectors.perf_script import read_profile
+from detectors.profile.findings import class_shares, profile_findings
+from detectors.profile.hotspots import compute_hotspots, selected_stacks
+from detectors.profile.rules import RULES, classify
+from forensics.model import LocatorKind
+from tests.helpers import assert_evidence_resolves
+
+DATA = Path(__file__).resolve().parents[2] / "data" / "profile"
+
+
+@pytest.mark.parametrize("index", range(len(RULES)), ids=[f"{r.name}-{r.where}" for r in RULES])
+def test_each_rule_classes_its_example_and_no_earlier_rule_does(index: int) -> None:
+    rule = RULES[index]
+    frames = rule.example[1:]  # the first name is the command
+    assert classify(frames, leaf_kernel=None) is rule
+
+
+def test_plain_code_is_not_classed() -> None:
+    assert classify(("main", "spin_math.constprop.0")) is None
+    assert classify(()) is None
+
+
+def test_kernel_only_leaf_rule_ignores_user_frames_of_the_same_name() -> None:
+    assert classify(("main", "_raw_spin_lock"), leaf_kernel=False) is None
+    assert classify(("main", "_raw_spin_lock"), leaf_kernel=True) is RULES[1]
+
+
+def _classes(workload: str) -> dict[str, float]:
+    profile = read_profile(str(DATA / f"{workload}.perf.txt.gz"))
+    stacks = selected_stacks(profile)
+    hot = compute_hotspots(profile, stacks)
+    return {c.rule.name: c.share for c in class_shares(stacks, hot.total_period)}
+
+
+# What each recorded workload does (tests/data/profile/src), and the class it must show.
+@pytest.mark.parametrize(
+    ("workload", "rule", "at_least"),
+    [
+        ("mixed", "memcpy", 10.0),  # copy_phase: memcpy of 8 MiB buffers
+        ("mixed", "syscall", 8.0),  # syscall_phase: 1-byte writes to /dev/null
+        ("contend", "lock", 8.0),  # four threads on one mutex
+        ("kernel", "memcpy", 50.0),  # dd: copies into the page cache
+        ("interp", "interpreter", 60.0),  # a pure-Python loop (most frames unnamed in the stripped binary)
+    ],
+)
+def test_recorded_workloads_are_classed_right(workload: str, rule: str, at_least: float) -> None:
+    assert _classes(workload).get(rule, 0.0) >= at_least
+
+
+@pytest.mark.parametrize("workload", ["mixed", "contend", "kernel", "interp", "jit"])
+def test_findings_cite_the_heaviest_sample_header_at_its_line(workload: str, tmp_path: Path) -> None:
+    import gzip
+
+    path = DATA / f"{workload}.perf.txt.gz"
+    plain = tmp_path / "plain.txt"
+    plain.write_bytes(gzip.decompress(path.read_bytes()))
+    profile = read_profile(str(path))
+    stacks = selected_stacks(profile)
+    hot = compute_hotspots(profile, stacks)
+    findings = profile_findings(profile, stacks, hot)
+    assert all(e.locator.kind is LocatorKind.LINE for f in findings for e in f.evidence)
+    assert_evidence_resolves(findings, {str(path): plain})
+    for f in findings:
+        assert f.next_steps and f.fact("samples") and f.fact("stack")
+
+
+def test_findings_of_folded_input_cite_its_lines(tmp_path: Path) -> None:
+    import gzip
+
+    path = tmp_path / "contend.folded"
+    text = gzip.decompress((DATA / "contend.folded.gz").read_bytes())
+    path.write_bytes(text + text.splitlines(keepends=True)[0])  # a stack repeated on a later line sums
+    profile = read_profile(str(path))
+    stacks = selected_stacks(profile)
+    findings = profile_findings(profile, stacks, compute_hotspots(profile, stacks))
+    assert any(f.fact("class") == "lock" for f in findings)
+    assert_evidence_resolves(findings)

@@ -1,0 +1,134 @@
+"""``kforensic profile`` end to end: outputs, digest size, filters, diff, report merge, exit codes and bad input."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from forensics.serialize import incident_from_dict
+from tests.helpers import assert_evidence_resolves
+
+DATA = Path(__file__).resolve().parents[2] / "data" / "profile"
+KFORENSIC = [sys.executable, "-m", "forensics"]
+
+
+def run(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([*KFORENSIC, *args], input=stdin, capture_output=True, timeout=120, check=False)
+
+
+def _plain(tmp_path: Path, name: str) -> Path:
+    out = tmp_path / f"{name}.perf.txt"
+    out.write_bytes(gzip.decompress((DATA / f"{name}.perf.txt.gz").read_bytes()))
+    return out
+
+
+def test_json_digest_is_bounded_and_its_findings_resolve(tmp_path: Path) -> None:
+    src = _plain(tmp_path, "contend")
+    proc = run("profile", str(src), "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert len(proc.stdout) <= 8192
+    doc = json.loads(proc.stdout)
+    assert doc["schema"] == "kforensic.profile/1"
+    assert doc["self"][0]["name"] == "critical" and doc["samples"] == 543
+    assert {c["class"] for c in doc["classes"]} >= {"lock"}
+    incident = incident_from_dict(doc, "profile.json")
+    assert_evidence_resolves(incident.findings)
+    small = run("profile", str(src), "--format", "json", "--digest-bytes", "4000")
+    assert len(small.stdout) <= 4000 and json.loads(small.stdout)["self"]
+
+
+def test_svg_and_folded_files_are_private_and_folded_matches_the_stored_output(tmp_path: Path) -> None:
+    svg, folded = tmp_path / "f.svg", tmp_path / "f.folded"
+    proc = run("profile", str(DATA / "kernel.perf.txt.gz"), "--svg", str(svg), "--folded", str(folded), "-f", "md")
+    assert proc.returncode == 0, proc.stderr
+    assert b"## Hotspots (self)" in proc.stdout and b"copy_folio_from_iter_atomic" in proc.stdout
+    for f in (svg, folded):
+        assert stat.S_IMODE(os.stat(f).st_mode) == 0o600
+    assert folded.read_bytes() == gzip.decompress((DATA / "kernel.folded.gz").read_bytes())
+    assert svg.read_text().startswith("<?xml")
+
+
+def test_stdin_and_filters(tmp_path: Path) -> None:
+    text = gzip.decompress((DATA / "mixed.perf.txt.gz").read_bytes())
+    proc = run("profile", "-", "--kernel-only", "--format", "json", stdin=text)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["source"] == "<stdin>" and all(r["space"] == "kernel" for r in doc["self"])
+    proc = run("profile", "-", "--comm", "nosuch", stdin=text)
+    assert proc.returncode == 3 and b"no samples left after the filters" in proc.stderr
+
+
+def test_diff_table_and_differential_svg(tmp_path: Path) -> None:
+    svg = tmp_path / "d.svg"
+    proc = run(
+        "profile", str(DATA / "kernel.perf.txt.gz"), "--diff", str(DATA / "mixed.perf.txt.gz"), "--svg", str(svg)
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert b"Difference against the base" in proc.stdout
+    assert "Differential flame graph" in svg.read_text()
+
+
+def test_fail_on_and_report_merge(tmp_path: Path) -> None:
+    src = _plain(tmp_path, "contend")
+    assert run("profile", str(src), "--fail-on", "medium").returncode == 1
+    assert run("profile", str(src), "--fail-on", "high").returncode == 0
+    out = tmp_path / "p.json"
+    assert run("profile", str(src), "--format", "json", "-o", str(out)).returncode == 0
+    merged = run("report", "--from", str(out), "--format", "json")
+    assert merged.returncode == 0, merged.stderr
+    assert any("lock and futex" in f["title"] for f in json.loads(merged.stdout)["findings"])
+    direct = run("report", "--profile", str(src))
+    assert direct.returncode == 0, direct.stderr
+    assert b"CPU profile" in direct.stdout and b"lock and futex contention" in direct.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "words"),
+    [
+        (["--kernel-only", "--user-only"], 2, b"exclude each other"),
+        (["--window", "abc"], 2, b"is not T0:T1"),
+        (["--window", "9:1"], 2, b"ends before it starts"),
+        (["--window", "1:2"], 3, b"no samples in the --window"),
+        (["--event", "nosuch"], 2, b"no samples of event"),
+    ],
+)
+def test_usage_errors_are_one_line(args: list[str], code: int, words: bytes) -> None:
+    proc = run("profile", str(DATA / "mixed.perf.txt.gz"), *args)
+    assert proc.returncode == code and words in proc.stderr
+    assert b"Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        (b"", b"is empty"),
+        (b"random words\nthat are not samples\n", b"no samples"),
+        (b"PERFILE2" + bytes(64), b"perf"),
+    ],
+)
+def test_bad_inputs_exit_3_with_one_line(tmp_path: Path, content: bytes, words: bytes) -> None:
+    path = tmp_path / "in"
+    path.write_bytes(content)
+    proc = run("profile", str(path))
+    assert proc.returncode == 3, proc.stderr
+    assert words in proc.stderr and b"Traceback" not in proc.stderr
+    assert proc.stderr.count(b"\n") <= 2  # the error and its hint
+
+
+def test_no_callchains_and_mixed_events_are_notes() -> None:
+    flat = run("profile", str(DATA / "flat.perf.txt.gz"))
+    assert flat.returncode == 0 and b"no call chain" in flat.stdout
+    events = run("profile", str(DATA / "events.perf.txt.gz"), "--event", "cpu-clock")
+    assert events.returncode == 0 and b"left out page-faults" in events.stdout
+
+
+def test_missing_output_directory_leaves_nothing(tmp_path: Path) -> None:
+    proc = run("profile", str(DATA / "mixed.perf.txt.gz"), "--svg", str(tmp_path / "no" / "f.svg"))
+    assert proc.returncode == 3 and b"cannot write" in proc.stderr
