@@ -208,13 +208,15 @@ def test_perf_data_is_read_through_perf_script(recorded: Path) -> None:
 def test_truncated_perf_data_is_an_error_or_a_note(recorded: Path, tmp_path: Path) -> None:
     data = recorded.read_bytes()
     assert read_profile(str(recorded)).notes == []  # the whole file: nothing to say
+    start, size = int.from_bytes(data[40:48], "little"), int.from_bytes(data[48:56], "little")
     cut = tmp_path / "cut-header.data"
-    cut.write_bytes(data[:3000])  # inside the header: perf script fails
+    # inside the attribute section, before the first sample (the data section starts at
+    # `start`, a few hundred bytes in): perf script refuses the file
+    cut.write_bytes(data[: start // 2])
     with pytest.raises(InputError) as info:
         read_profile(str(cut))
     assert "\n" not in info.value.message and str(cut) in info.value.message
     cut = tmp_path / "cut-data.data"
-    start, size = int.from_bytes(data[40:48], "little"), int.from_bytes(data[48:56], "little")
     cut.write_bytes(data[: start + size // 2])  # inside the samples: perf script reads up to the cut
     try:
         profile = read_profile(str(cut))
