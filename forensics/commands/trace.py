@@ -217,7 +217,7 @@ def _table_rows(a: TraceAnalysis, top: int) -> list[tuple[str, list[str], list[l
     return out
 
 
-def _header_lines(a: TraceAnalysis, parse: ParseSummary, source: str) -> list[str]:
+def _header_lines(a: TraceAnalysis, parse: ParseSummary, source: str, notes: tuple[str, ...] = ()) -> list[str]:
     window = a.window
     lines = [
         f"trace {source}: {parse.lines} lines, {parse.events} events ({parse.used} analysed), layout {parse.layout}",
@@ -228,10 +228,13 @@ def _header_lines(a: TraceAnalysis, parse: ParseSummary, source: str) -> list[st
     ]
     if a.coverage.note:
         lines.append(f"coverage: {a.coverage.note}")
+    lines += [f"warning: {note}" for note in notes]
     return lines
 
 
-def render_text(a: TraceAnalysis, parse: ParseSummary, source: str, top: int, color: bool) -> str:
+def render_text(
+    a: TraceAnalysis, parse: ParseSummary, source: str, top: int, color: bool, notes: tuple[str, ...] = ()
+) -> str:
     """Terminal tables of the analysis."""
     import io
 
@@ -241,7 +244,7 @@ def render_text(a: TraceAnalysis, parse: ParseSummary, source: str, top: int, co
 
     buf = io.StringIO()
     console = Console(file=buf, width=160, color_system="standard" if color else None, highlight=False)
-    for line in _header_lines(a, parse, source):
+    for line in _header_lines(a, parse, source, notes):
         console.print(escape(line))
     for title, header, rows in _table_rows(a, top):
         if not rows:
@@ -255,14 +258,14 @@ def render_text(a: TraceAnalysis, parse: ParseSummary, source: str, top: int, co
     return buf.getvalue()
 
 
-def render_markdown(a: TraceAnalysis, parse: ParseSummary, source: str, top: int) -> str:
+def render_markdown(a: TraceAnalysis, parse: ParseSummary, source: str, top: int, notes: tuple[str, ...] = ()) -> str:
     """Markdown tables of the analysis."""
 
     def cell(text: str) -> str:
         return text.replace("|", "\\|")
 
     out = ["# kforensic trace", ""]
-    out += [f"- {cell(line)}" for line in _header_lines(a, parse, source)]
+    out += [f"- {cell(line)}" for line in _header_lines(a, parse, source, notes)]
     for title, header, rows in _table_rows(a, top):
         if not rows:
             continue
@@ -280,6 +283,8 @@ class TraceResult:
     analysis: TraceAnalysis
     parse: ParseSummary
     incident: Incident
+    notes: tuple[str, ...] = ()  # what the reader could not read or saw lost (CTF traces)
+    ctf: dict[str, object] | None = None  # traces, clocks and streams of a CTF session (JSON "input")
 
 
 def analyse_trace_file(
@@ -293,6 +298,7 @@ def analyse_trace_file(
     save_text: Path | None = None,
 ) -> TraceResult:
     """Read and analyse one trace (what ``kforensic trace`` does before rendering); optionally write the PNG."""
+    from collectors.ctf.reader import is_ctf
     from collectors.trace_columns import BatchParser, read_batches
     from collectors.trace_input import open_trace
     from detectors.sched.digest import select_tasks
@@ -300,17 +306,28 @@ def analyse_trace_file(
     from detectors.sched.findings import detect
     from detectors.sched.model import Thresholds as DefaultThresholds
 
-    parser = BatchParser()
     analyzer = FastAnalyzer(thresholds or DefaultThresholds(), span, bucket, timeline=png is not None)
-    with open_trace(trace_file, save_text) as stream:
-        stop = threading.Event()
-        with contextlib.closing(read_batches(stream.chunks, parser, stop)) as batches:
-            for batch in batches:
-                analyzer.feed(batch)
-                if analyzer.done:
-                    break
-    analysis = analyzer.result(parser.counts)
-    parse = analyzer.summary(parser.counts)
+    ctf = None
+    if trace_file != "-" and is_ctf(trace_file):
+        from collectors.ctf.feed import feed_session
+
+        if save_text is not None:
+            raise UsageError("--save-text is for text traces", hint="a CTF trace is cited by stream file and byte")
+        ctf = feed_session(trace_file, analyzer)
+        stream = ctf.stream
+        counts = ctf.counts
+    else:
+        parser = BatchParser()
+        with open_trace(trace_file, save_text) as stream:
+            stop = threading.Event()
+            with contextlib.closing(read_batches(stream.chunks, parser, stop)) as batches:
+                for batch in batches:
+                    analyzer.feed(batch)
+                    if analyzer.done:
+                        break
+        counts = parser.counts
+    analysis = analyzer.result(counts)
+    parse = analyzer.summary(counts)
     if task:
         analysis = select_tasks(analysis, task)
         if not analysis.tasks:
@@ -335,7 +352,14 @@ def analyse_trace_file(
 
         png.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(png, timeline_png(analysis, analyzer.timeline or [], f"kforensic trace {stream.name}"))
-    return TraceResult(stream.name, stream.kind, analysis, parse, incident)
+    notes: tuple[str, ...] = ()
+    ctf_info = None
+    if ctf is not None:
+        from collectors.ctf.reader import describe
+
+        ctf_info = describe(ctf.session)
+        notes = tuple(ctf.session.notes())
+    return TraceResult(stream.name, stream.kind, analysis, parse, incident, notes, ctf_info)
 
 
 def trace(
@@ -395,17 +419,21 @@ def trace(
         doc = {
             "schema": TRACE_SCHEMA,
             "tool_version": __version__,
-            "input": {"source": result.source, "kind": result.kind},
+            "input": {"source": result.source, "kind": result.kind, **(result.ctf or {})},
             "parse": parse_to_dict(parse),
             **analysis_to_dict(analysis, top=None if task else top),
             "incident": incident_to_dict(incident),
         }
         text = json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
     elif fmt is OutputFormat.MD:
-        text = render_markdown(analysis, parse, result.source, top) + render_for(incident, fmt, output)
+        text = render_markdown(analysis, parse, result.source, top, result.notes) + render_for(incident, fmt, output)
     else:
         color = output is None and sys.stdout.isatty()
-        text = render_text(analysis, parse, result.source, top, color) + "\n" + render_for(incident, fmt, output)
+        text = (
+            render_text(analysis, parse, result.source, top, color, result.notes)
+            + "\n"
+            + render_for(incident, fmt, output)
+        )
     deliver(text, output)
     raise typer.Exit(int(exit_status(incident, fail_on)))
 
