@@ -40,9 +40,9 @@ class CtfRead:
         return np.concatenate([r for r, _o in self.kept]), np.concatenate([o for _r, o in self.kept])
 
 
-def feed_session(path: str, sink: BatchSink, keep: bool = False) -> CtfRead:
-    """Read the session at ``path`` in time order; kernel rows go to ``sink``; ``keep`` keeps every row."""
-    session = Session(path)
+def feed_session(session: Session, sink: BatchSink, keep: bool = False) -> CtfRead:
+    """Read ``session`` in time order; kernel rows go to ``sink``; ``keep`` keeps every row."""
+    path = str(session.root)
     counts = ParseCounts(layout="ctf")
     _name, major, minor = next((t.meta.tracer for t in session.traces if t.meta.domain == "kernel"), ("", 0, 0))
     # lttng-modules records sched_switch priorities minus 100 (MAX_RT_PRIO); its wakeup events did so too from 2.9.
