@@ -38,6 +38,8 @@ from collectors.ctf.metadata import (
 
 F = TypeVar("F", bound=Callable[..., Any])
 njit = cast(Callable[[F], F], numba.njit(cache=True, nogil=True))
+# Helpers inlined into decode(): as separate functions every call counts references to its arrays.
+inline = cast(Callable[[F], F], numba.njit(cache=True, nogil=True, inline="always"))
 
 OP_INT, OP_STR, OP_ARRAY, OP_SEQ, OP_ALIGN, OP_IFRANGE, OP_FAIL, OP_CLEAR = range(8)
 OP_WIDTH = 8  # op, then 7 arguments
@@ -102,6 +104,9 @@ class _Program:
         return r
 
     def emit(self, *args: int) -> None:
+        if args[0] in (OP_INT, OP_ARRAY, OP_SEQ, OP_ALIGN) and (args[1] <= 0 or args[1] & (args[1] - 1)):
+            self.unsupported = f"alignment {args[1]} is not a power of two"
+            args = (OP_FAIL,)
         self.ops.append([*args] + [0] * (OP_WIDTH - len(args)))
 
 
@@ -271,7 +276,7 @@ def compile_layouts(meta: Metadata) -> Layouts:
     return Layouts(arr, stream_progs, event_progs, roles, names, regs, ctx_regs, unsupported, packet_unsupported)
 
 
-@njit
+@inline
 def _read(buf: npt.NDArray[np.uint8], bitpos: int, size: int, signed: int, big: int) -> int:
     """The integer of ``size`` bits at ``bitpos`` (CTF bit order: LSB first for little endian)."""
     byte = bitpos >> 3
@@ -293,7 +298,7 @@ def _read(buf: npt.NDArray[np.uint8], bitpos: int, size: int, signed: int, big: 
     return int(np.int64(v))
 
 
-@njit
+@inline
 def _run(
     ops: npt.NDArray[np.int64],
     start: int,
@@ -310,7 +315,7 @@ def _run(
         op = ops[i, 0]
         if op == OP_INT:
             a = ops[i, 1]
-            pos = (pos + a - 1) // a * a
+            pos = (pos + a - 1) & -a  # alignments are powers of two (checked when compiled)
             size = ops[i, 2]
             if pos + size > limit:
                 return -1
@@ -342,7 +347,7 @@ def _run(
             pos = (q + 1) << 3
         elif op in (OP_ARRAY, OP_SEQ):
             a = ops[i, 1]
-            pos = (pos + a - 1) // a * a
+            pos = (pos + a - 1) & -a  # alignments are powers of two (checked when compiled)
             n = ops[i, 2] if op == OP_ARRAY else regs[ops[i, 2]]
             bits = n * ops[i, 3]
             if n < 0 or pos + bits > limit:
@@ -352,7 +357,7 @@ def _run(
             pos += bits
         elif op == OP_ALIGN:
             a = ops[i, 1]
-            pos = (pos + a - 1) // a * a
+            pos = (pos + a - 1) & -a  # alignments are powers of two (checked when compiled)
         elif op == OP_IFRANGE:
             v = regs[ops[i, 1]]
             if v < ops[i, 2] or v > ops[i, 3]:

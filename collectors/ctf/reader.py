@@ -144,6 +144,7 @@ class CtfTrace:
     counts: npt.NDArray[np.int64]
     ns_num: int  # clock cycles to ns: * ns_num // ns_den
     ns_den: int
+    by_id: dict[int, str] = field(default_factory=dict)  # event id -> name (LTTng: one stream class)
 
 
 def find_trace_dirs(root: Path) -> list[Path]:
@@ -397,10 +398,12 @@ class Session:
     def event_name(self, stream: int, eid: int) -> str:
         """The event's name."""
         t = self.traces[self.streams[stream].trace]
-        for (sid, e), name in t.layouts.names.items():
-            if e == eid and t.want[sid, e]:
-                return name
-        return f"event {eid}"
+        by_id = t.by_id
+        if not by_id:
+            for (sid, e), name in t.layouts.names.items():
+                if t.want[sid, e] or e not in by_id:
+                    by_id[e] = name
+        return by_id.get(eid, f"event {eid}")
 
     def stream_label(self, stream: int) -> str:
         """The stream file relative to the session root."""
@@ -486,11 +489,24 @@ def kernel_batch(
     lost = kind == Kind.LOST
     pid[lost] = v[0][lost]
     interner = session.interner
-    for r in np.flatnonzero(kind == Kind.IRQ_ENTRY).tolist():
-        state[r] = interner.id(session.text(int(owner[r]), int(v[1][r]), int(v[2][r])))
-    for r in np.flatnonzero((kind == Kind.WORK_START) | (kind == Kind.WORK_END)).tolist():
-        state[r] = interner.id(b"0x%x" % (int(v[1][r]) & 0xFFFFFFFFFFFFFFFF))
-        work[r] = interner.id(b"0x%x" % (int(v[0][r]) & 0xFFFFFFFFFFFFFFFF))
+    irq_rows = np.flatnonzero(kind == Kind.IRQ_ENTRY)
+    if len(irq_rows):  # names interned once per distinct (stream, text): read the text of one row per group
+        keys = _name_keys(session, owner[irq_rows], v[1][irq_rows], v[2][irq_rows])
+        _uniq, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        ids = np.array(
+            [
+                interner.id(session.text(int(owner[irq_rows[i]]), int(v[1][irq_rows[i]]), int(v[2][irq_rows[i]])))
+                for i in first.tolist()
+            ],
+            dtype=np.int64,
+        )
+        state[irq_rows] = ids[inverse.ravel()]
+    work_rows = np.flatnonzero((kind == Kind.WORK_START) | (kind == Kind.WORK_END))
+    for col, dest in ((v[1], state), (v[0], work)):  # function and work item addresses as hex text
+        values = col[work_rows]
+        uniq, inverse = np.unique(values, return_inverse=True)
+        ids = np.array([interner.id(b"0x%x" % (x & 0xFFFFFFFFFFFFFFFF)) for x in uniq.tolist()], dtype=np.int64)
+        dest[work_rows] = ids[inverse.ravel()] if len(uniq) else dest[work_rows]
     ts = rows[:, d.R_TS].astype(np.float64) / 1e9
     cpu = np.ascontiguousarray(rows[:, d.R_CPU])
     line_no = np.ascontiguousarray(rows[:, d.R_OFF])
@@ -514,6 +530,35 @@ def kernel_batch(
     )
     session.eid += n
     return batch
+
+
+_KEY_BYTES = 32  # string fields are grouped by their first 32 bytes and length (longer ones row by row)
+
+
+def _name_keys(
+    session: Session, owner: npt.NDArray[np.int64], off: npt.NDArray[np.int64], length: npt.NDArray[np.int64]
+) -> npt.NDArray[np.uint64]:
+    """Per row a 64-bit key of the string it points at (stream, length, first bytes; longer ones unique per row).
+
+    Two different names in one trace would have to collide in a 64-bit multiplicative hash to be merged.
+    """
+    n = len(owner)
+    h = owner.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15) ^ length.astype(np.uint64)
+    cols = np.arange(_KEY_BYTES)[None, :]
+    for stream in np.unique(owner).tolist():
+        sel = np.flatnonzero(owner == stream)
+        buf = session.streams[stream].buf
+        idx = np.minimum(off[sel, None] + cols, len(buf) - 1)
+        text = np.where(cols < length[sel, None], buf[idx], 0).astype(np.uint64)
+        hs = h[sel]
+        for k in range(_KEY_BYTES):
+            hs = (hs ^ text[:, k]) * np.uint64(0x100000001B3)
+        h[sel] = hs
+    long = np.flatnonzero(length > _KEY_BYTES)
+    h[long] = np.arange(len(long), dtype=np.uint64) | np.uint64(1 << 63)  # read whole, row by row
+    out: npt.NDArray[np.uint64] = h
+    del n
+    return out
 
 
 def _record(session: Session, row: npt.NDArray[np.int64], stream: int, shift: bool) -> TraceEvent:
