@@ -176,3 +176,32 @@ def test_ftrace_local_clock_is_not_joined_with_ust(recording: Path) -> None:
     assert res.returncode == 3
     assert "ftrace clock 'local' cannot be joined" in res.stderr
     assert "Traceback" not in res.stderr
+
+
+def test_report_merges_span_findings_of_an_lttng_session(recording: Path, tmp_path: Path) -> None:
+    import sys
+
+    out = tmp_path / "incident.json"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "forensics",
+            "report",
+            "--trace",
+            str(recording / "ust"),
+            "--json",
+            str(out),
+            "-o",
+            str(tmp_path / "incident.md"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode in (0, 1), proc.stderr
+    text = (tmp_path / "incident.md").read_text()
+    assert "slow infer span" in text and "## Spans" in text
+    kinds = {f["kind"] for f in json.loads(out.read_text())["incident"]["findings"]}
+    assert "span-slow" in kinds
