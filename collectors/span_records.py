@@ -99,6 +99,23 @@ class KernelTable:
         k = int(np.searchsorted(got[0], ts, side="left")) - 1
         return int(got[1][k]) if k >= 0 else None
 
+    def ran_between(self, cpu: int, t0: float, t1: float) -> list[tuple[int, int, float]]:
+        """Tasks that ran on ``cpu`` within [t0, t1]: (tid, prio, seconds), most time first (idle left out)."""
+        got = self._cpus.get(cpu)
+        if got is None:
+            return []
+        times, pids, rows = got
+        a = max(int(np.searchsorted(times, t0, side="right")) - 1, 0)
+        b = int(np.searchsorted(times, t1, side="left"))
+        out: dict[int, list[float]] = {}
+        for k in range(a, min(b, len(times))):
+            start, end = max(float(times[k]), t0), min(float(times[k + 1]) if k + 1 < len(times) else t1, t1)
+            tid = int(pids[k])
+            if end > start and tid != 0:
+                entry = out.setdefault(tid, [float(self.next_prio[rows[k]]), 0.0])
+                entry[1] += end - start
+        return sorted(((tid, int(v[0]), v[1]) for tid, v in out.items()), key=lambda x: -x[2])
+
     def irq_at(self, cpu: int, row: int) -> int | None:
         """The IRQ/softirq entry row open on ``cpu`` at event ``row`` (None when none)."""
         rows = self._irq.get(cpu)

@@ -50,6 +50,16 @@ def _who(t: KernelTable, tid: int | None) -> str:
 _HEADER = re.compile(r"^\s*(?P<comm>.+)-(?P<pid>\d+)\s+(?:\(\s*\S+\)\s+)?\[\d+\]\s+(?P<flags>[^\s]{4,7})\s+\d")
 
 
+def _meanwhile(t: KernelTable, cpu: int, start: float, end: float) -> str:
+    """``; ran meanwhile on CPUn: comm (TID t) prio p x ms, ...`` (the three that ran longest)."""
+    ran = t.ran_between(cpu, start, end) if cpu >= 0 else []
+    if not ran:
+        return ""
+    return f"; ran meanwhile on CPU{cpu}: " + ", ".join(
+        f"{_who(t, tid)} prio {prio} {secs * 1e3:.3f} ms" for tid, prio, secs in ran[:3]
+    )
+
+
 def _waker(t: KernelTable, wake_row: int) -> tuple[str, int | None, tuple[Ref, ...]]:
     """Who woke: the IRQ/softirq open on the waking CPU, else the task running there.
 
@@ -168,8 +178,10 @@ def breakdown(t: KernelTable, span: Span) -> Breakdown:
             return
         detail = {
             "unknown": "the kernel trace does not say (no event of the thread before)",
-            "runnable": "woken, waiting for a CPU",
-            "preempted": f"preempted by {_who(t, by)}" + (f" prio {extra['by_prio']}" if "by_prio" in extra else ""),
+            "runnable": "woken, waiting for a CPU" + _meanwhile(t, cpu, start, end),
+            "preempted": f"preempted by {_who(t, by)}"
+            + (f" prio {extra['by_prio']}" if "by_prio" in extra else "")
+            + _meanwhile(t, cpu, start, end),
             "blocked": f"blocked in {extra.get('state', '?')}",
         }[what]
         parts.append(

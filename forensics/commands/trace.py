@@ -40,6 +40,8 @@ Example:
   kforensic trace t.txt --bucket-ms 10 --format json -o trace.json
 
   kforensic trace trace.dat --around 407.6531:100 --png timeline.png
+
+  kforensic trace ~/lttng-traces/kf-20261202 --slow-ms 5 --gantt-png gantt.png
 """
 
 
@@ -444,7 +446,10 @@ def analyse_trace_file(
 
 def trace(
     trace_file: Annotated[
-        str, typer.Argument(help="Trace text, .gz, trace.dat (needs trace-cmd), or - for stdin.", metavar="TRACE")
+        str,
+        typer.Argument(
+            help="Trace text, .gz, trace.dat (needs trace-cmd), an LTTng directory, or - for stdin.", metavar="TRACE"
+        ),
     ],
     bucket_ms: Annotated[
         float | None, typer.Option("--bucket-ms", help="Per-bucket digest of this many ms per CPU.", min=0.001)
