@@ -112,3 +112,36 @@ def test_kernel_trace_agrees_with_babeltrace2_reference(name: str, tmp_path: Pat
         assert t["runs"]["worst"]["ms"] == pytest.approx(longest, abs=2e-3), tid
         got_wake = t["wakeup_latency"]["worst"]["ms"] if t["wakeup_latency"]["worst"] else 0.0
         assert got_wake == pytest.approx(wake, abs=2e-3), tid
+
+
+@pytest.mark.slow
+def test_span_breakdown_on_an_lttng_kernel_trace_with_syscalls(tmp_path: Path) -> None:
+    """A CSV span over lttng-consumerd (TID 496) on bug446190: its D sleeps, in a syscall, against babeltrace2 text."""
+    trace = SHARED / "bug446190"
+    spans = tmp_path / "spans.csv"
+    spans.write_text("tid,name,start_ns,end_ns\n496,consumerd,7633690000000,7635690000000\n")
+    out = tmp_path / "t.json"
+    result = run(str(trace), "--spans", str(spans), "--format", "json", "-o", str(out))
+    assert result.returncode in (0, 1), result.stderr
+    slow = json.loads(out.read_text())["spans"]["slow"]
+    assert len(slow) == 1
+    span = slow[0]
+    assert sum(p["ms"] for p in span["parts"]) == pytest.approx(span["ms"], abs=1e-3)
+    text = subprocess.run(
+        ["babeltrace2", "--clock-cycles", str(trace)], capture_output=True, text=True, check=True
+    ).stdout
+    # The reference: the first switch-out of 496 in D (prev_state 2) within the span, from the text.
+    first_d = None
+    for line in text.splitlines():
+        m = _LINE.match(line)
+        if m and m.group(2) == "sched_switch" and int(m.group(1)) >= 7633690000000:
+            f = dict(_FIELD.findall(m.group(4)))
+            if f["prev_tid"].strip() == "496" and f["prev_state"].strip() == "2":
+                first_d = int(m.group(1)) / 1e9
+                break
+    assert first_d is not None
+    blocked = [p for p in span["parts"] if p["what"] == "blocked"]
+    assert blocked[0]["start"] == pytest.approx(first_d, abs=1e-9)
+    assert blocked[0]["state"] == "D"
+    assert blocked[0]["syscall"] == "arm_fadvise64_64"  # from the sys_* entry events of lttng-modules 2.5
+    assert blocked[0]["by_tid"] is not None and blocked[0]["by_tid"] > 0
