@@ -54,6 +54,8 @@ def feed_session(session: Session, sink: BatchSink, keep: bool = False) -> CtfRe
         if keep:
             read.kept.append((chunk, chunk_owner))
         if sink.done:
+            if not keep:  # the window ended: nothing more to analyse
+                break
             continue
         rows, owner = chunk, chunk_owner
         kinds = rows[:, d.R_KIND]

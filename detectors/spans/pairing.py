@@ -1,6 +1,6 @@
 """Pairing user-space marks into spans, per thread, and their latency percentiles.
 
-Rules (:data:`AUTO_RULES`, specific to generic) for marks without ``--span``:
+Rules (:data:`AUTO_RULES`, ordered, specific to generic) for marks without ``--span``:
 
 - a message ``NAME start ID`` / ``NAME end ID`` (also begin/end, entry/exit), e.g. lttng_ust_tracef's
   ``infer start 12`` / ``infer end 12``: span ``NAME``, paired on ID;
@@ -24,9 +24,40 @@ from dataclasses import dataclass
 from detectors.spans.model import Mark, Span, SpanStats
 from forensics.errors import UsageError
 
-_EDGE_WORDS = (("start", "end"), ("begin", "end"), ("entry", "exit"))
-_MESSAGE = re.compile(r"^(?P<name>.+?)[ :_-](?P<edge>start|begin|entry|end|exit)(?:[ :=#]+(?P<id>\S+))?$")
-_EVENT = re.compile(r"^(?P<name>.+?)_(?P<edge>start|begin|entry|end|exit)$")
+_OPEN = ("start", "begin", "entry")
+
+
+@dataclass(frozen=True)
+class AutoRule:
+    """One way a mark's text names a span edge: a regex with ``name``, ``edge`` and maybe ``id`` groups."""
+
+    name: str
+    regex: re.Pattern[str]
+    example: str  # a text it takes
+    expect: tuple[str, bool, str]  # what it gives for the example: span name, opens, id
+
+
+#: Ordered, specific to generic: the first rule that matches a mark's text decides.
+AUTO_RULES: tuple[AutoRule, ...] = (
+    AutoRule(
+        "message with an id",
+        re.compile(r"^(?P<name>.+?) (?P<edge>start|begin|entry|end|exit)[ :=#]+(?P<id>\S+)$"),
+        "infer start 12",
+        ("infer", True, "12"),
+    ),
+    AutoRule(
+        "message without id",
+        re.compile(r"^(?P<name>.+?) (?P<edge>start|begin|entry|end|exit)$"),
+        "frame end",
+        ("frame", False, ""),
+    ),
+    AutoRule(
+        "provider event name",
+        re.compile(r"^(?P<name>[^ ]+?)_(?P<edge>start|begin|entry|end|exit)$"),
+        "infer:request_begin",
+        ("infer:request", True, ""),
+    ),
+)
 
 
 @dataclass(frozen=True)
@@ -70,15 +101,11 @@ def _classify(mark: Mark, patterns: Sequence[SpanPattern]) -> tuple[str, bool, s
                     key = m.groupdict().get("id") or (str(mark.ident) if mark.ident is not None else "")
                     return p.name, is_start, key
         return None
-    m = _MESSAGE.match(text)
-    if m and " " in text:
-        edge = m.group("edge")
-        return m.group("name"), edge in ("start", "begin", "entry"), m.group("id") or ""
-    m = _EVENT.match(text)
-    if m:
-        edge = m.group("edge")
-        key = str(mark.ident) if mark.ident is not None else ""
-        return m.group("name"), edge in ("start", "begin", "entry"), key
+    for rule in AUTO_RULES:
+        m = rule.regex.match(text)
+        if m:
+            key = m.groupdict().get("id") or (str(mark.ident) if mark.ident is not None else "")
+            return m.group("name"), m.group("edge") in _OPEN, key
     return None
 
 

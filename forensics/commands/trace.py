@@ -540,7 +540,7 @@ def trace(
             "input": {"source": result.source, "kind": result.kind, **(result.ctf or {})},
             "parse": parse_to_dict(parse),
             **analysis_to_dict(analysis, top=None if task else top),
-            "spans": report_to_dict(result.spans) if result.spans is not None else None,
+            **({"spans": report_to_dict(result.spans)} if result.spans is not None else {}),
             "incident": incident_to_dict(incident),
         }
         text = json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
