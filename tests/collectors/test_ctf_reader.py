@@ -22,6 +22,7 @@ import pytest
 from collectors.ctf import decode as d
 from collectors.ctf.metadata import read_metadata_text
 from collectors.ctf.reader import Session
+from detectors.spans.findings import report_to_dict
 from forensics.commands.trace import analyse_trace_file
 from forensics.errors import InputError
 from forensics.trace_spans import SpanOptions
@@ -103,12 +104,9 @@ def test_metadata_in_an_unknown_layout_is_one_line(session: Path) -> None:
     meta.write_text(
         read_metadata_text(meta).replace("struct packet_context {", "struct packet_context { quaternion q;", 1)
     )
-    res = run(str(session))
-    assert res.returncode == 3
-    assert "TSDL metadata" in res.stderr.splitlines()[0] and "quaternion" in res.stderr.splitlines()[0]
-    assert "Traceback" not in res.stderr
-    with pytest.raises(InputError):
-        Session(str(session))
+    with pytest.raises(InputError, match=r"TSDL metadata: unknown type 'quaternion'") as err:
+        analyse_trace_file(str(session))
+    assert "\n" not in str(err.value)
 
 
 def test_traces_on_different_clocks_are_not_joined(session: Path) -> None:
@@ -118,28 +116,24 @@ def test_traces_on_different_clocks_are_not_joined(session: Path) -> None:
     text = read_metadata_text(meta)
     start = text.index('uuid = "', text.index("clock {")) + len('uuid = "')
     meta.write_text(text[:start] + "00000000-0000-0000-0000-000000000000" + text[start + 36 :])
-    res = run(str(session))
-    assert res.returncode == 3
-    assert "use different clocks" in res.stderr.splitlines()[0]
+    with pytest.raises(InputError, match=r"the traces use different clocks .*; their times cannot be joined"):
+        analyse_trace_file(str(session))
 
 
 def test_empty_session_is_one_line(session: Path) -> None:
     for stream in (session / TRACE).glob("channel*"):
         stream.write_bytes(b"")
-    res = run(str(session))
-    assert res.returncode == 3
-    assert "holds no events" in res.stderr.splitlines()[0]
+    with pytest.raises(InputError, match="the session holds no events"):
+        analyse_trace_file(str(session))
 
 
-def test_ust_only_session_gives_spans_and_json(session: Path, tmp_path: Path) -> None:
-    out = tmp_path / "t.json"
-    res = run(str(session), "--format", "json", "-o", str(out))
-    assert res.returncode in (0, 1), res.stderr
-    doc = json.loads(out.read_text())
-    names = {s["name"]: s["count"] for s in doc["spans"]["stats"]}
-    assert names == {"infer": 60, "infer:request": 60}
-    assert doc["input"]["traces"][0]["clock"]["name"] == "monotonic"
-    assert "no kernel events: slow spans are listed without a breakdown" in doc["spans"]["notes"]
+def test_ust_only_session_gives_spans_and_json(session: Path) -> None:
+    result = analyse_trace_file(str(session))
+    assert result.spans is not None and result.ctf is not None
+    doc = json.loads(json.dumps(report_to_dict(result.spans)))
+    assert {s["name"]: s["count"] for s in doc["stats"]} == {"infer": 60, "infer:request": 60}
+    assert json.loads(json.dumps(result.ctf))["traces"][0]["clock"]["name"] == "monotonic"
+    assert "no kernel events: slow spans are listed without a breakdown" in doc["notes"]
 
 
 def test_csv_spans_and_a_bad_row(tmp_path: Path) -> None:
@@ -158,6 +152,6 @@ def test_csv_spans_and_a_bad_row(tmp_path: Path) -> None:
     assert stats["req"].count == 2 and stats["req"].max == pytest.approx(0.005)
     bad = tmp_path / "bad.csv"
     bad.write_text("tid,name,start_ns,end_ns\n4003,req,abc,1\n")
-    res = run(str(ftrace), "--spans", str(bad), "--kernel-clock", "mono")
-    assert res.returncode == 3
-    assert res.stderr.splitlines()[0] == f"kforensic: error: {bad}:2: not a span row (tid, name, start_ns, end_ns)"
+    with pytest.raises(InputError) as err:
+        analyse_trace_file(str(ftrace), span_opts=SpanOptions(sources=(str(bad),), kernel_clock="mono"))
+    assert err.value.args[0] == f"{bad}:2: not a span row (tid, name, start_ns, end_ns)"
