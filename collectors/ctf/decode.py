@@ -385,13 +385,14 @@ def decode(
     packets: npt.NDArray[np.int64],
     state: npt.NDArray[np.int64],
 ) -> None:
-    """Decode whole packets from byte ``pos`` until the rows are nearly full or the file ends.
+    """Decode whole packets from byte ``pos`` until the rows could not hold the next packet, or the file ends.
 
     ``want[s, id]``: the row kind of a wanted event (0: counted only);
     ``emit[s, id, k]``: the register of value column ``k`` (-1: 0).  ``state``
     in: [0] rows capacity, [7] the stream's last event time so far; out: [0] next packet's byte offset, [1] rows
     written, [2] packets written, [3] stop code, [4] byte offset of the stop,
-    [5] events decoded, [6] timestamps that went back, [7] the last event time.
+    [5] events decoded, [6] timestamps that went back, [7] the last event time.  Stopped at
+    ST_ROWS_FULL, [4] is the rows the next packet needs.
     """
     regs = np.zeros(N_REGS, dtype=np.int64)
     clock = np.zeros(1, dtype=np.int64)
@@ -434,8 +435,10 @@ def decode(
             code = ST_TRUNCATED
             stop_at = pos
             break
-        if nrows + (psize // 64) + 1 > cap and nrows > 0:  # a packet cannot hold more events than 8-byte slots
+        need = psize // 32 + 1  # an event takes at least 32 bits (the smallest LTTng header): rows never overflow
+        if nrows + need > cap:
             code = ST_ROWS_FULL
+            stop_at = need  # with no row written: the caller grows the rows to this and calls again
             break
         tsb = regs[roles[ROLE_TSB]] if roles[ROLE_TSB] >= 0 else 0
         clock[0] = tsb

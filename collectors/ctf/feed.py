@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import threading
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
+from queue import Empty, Queue
 from typing import Protocol
 
 import numpy as np
@@ -50,7 +54,7 @@ def feed_session(session: Session, sink: BatchSink, keep: bool = False) -> CtfRe
     counts.tracer = None
     seen_waking = False
     read = CtfRead(session, TraceStream(path, _kind(session), iter(()), []), counts)
-    for chunk, chunk_owner in session.rows():
+    for chunk, chunk_owner in _prefetched(session.rows()):
         if keep:
             read.kept.append((chunk, chunk_owner))
         if sink.done:
@@ -80,6 +84,42 @@ def feed_session(session: Session, sink: BatchSink, keep: bool = False) -> CtfRe
     counts.cpus_declared = None
     read.stream.records.extend(session.source_records())
     return read
+
+
+def _prefetched(
+    rows: Iterator[tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]],
+) -> Generator[tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]], None, None]:
+    """``rows`` produced in a background thread (decoding releases the GIL) while the caller analyses.
+
+    At most two chunks wait (bounded memory); an error of the reader is raised in the caller's
+    thread; closing this generator early (a window ended) stops the reader.
+    """
+    queue: Queue[tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | BaseException | None] = Queue(maxsize=2)
+    stop = threading.Event()
+
+    def produce() -> None:
+        try:
+            for item in rows:
+                if stop.is_set():
+                    return
+                queue.put(item)
+            queue.put(None)
+        except BaseException as exc:  # handed to the caller's thread
+            queue.put(exc)
+
+    worker = threading.Thread(target=produce, name="kforensic-ctf-reader", daemon=True)
+    worker.start()
+    try:
+        while (item := queue.get()) is not None:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        while worker.is_alive():  # let a producer blocked on a full queue finish
+            with contextlib.suppress(Empty):
+                queue.get(timeout=0.05)
+        worker.join()
 
 
 def _kind(session: Session) -> str:

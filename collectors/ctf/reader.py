@@ -78,8 +78,9 @@ _VALUES: dict[int, tuple[str, ...]] = {
 }
 V_OFF = 100  # value index meaning "the field is present" (1) for the '#present' pseudo-field
 
-ROWS_PER_CALL = 1 << 16
+ROWS_PER_CALL = 1 << 16  # capacity of one decode call (np.empty: untouched rows cost nothing)
 PACKETS_PER_CALL = 1 << 14
+PENDING_ROWS = 1 << 14  # rows decoded ahead per stream before a merge step
 # prev_state bits to the kernel's letters (TASK_REPORT order; 0 is running).
 _STATE_LETTERS = b"SDTtXZPI"
 _LOWEST_LETTER = np.zeros(256, dtype=np.int64)
@@ -275,25 +276,31 @@ class Session:
         """Decode the next packets of ``s`` into ``s.pending`` (timestamps in ns)."""
         t = self.traces[s.trace]
         lay = t.layouts
-        rows = np.zeros((ROWS_PER_CALL, d.N_ROWCOLS), dtype=np.int64)
-        packets = np.zeros((PACKETS_PER_CALL, d.N_PKTCOLS), dtype=np.int64)
-        st = np.zeros(8, dtype=np.int64)
-        st[0] = ROWS_PER_CALL
-        st[7] = s.last_clock
-        d.decode(
-            s.buf,
-            s.pos,
-            lay.ops,
-            lay.stream_progs,
-            lay.event_progs,
-            lay.roles,
-            t.want,
-            t.emit,
-            t.counts,
-            rows,
-            packets,
-            st,
-        )
+        cap = ROWS_PER_CALL
+        while True:  # np.empty: only the rows written are touched
+            rows = np.empty((cap, d.N_ROWCOLS), dtype=np.int64)
+            packets = np.empty((PACKETS_PER_CALL, d.N_PKTCOLS), dtype=np.int64)
+            st = np.zeros(8, dtype=np.int64)
+            st[0] = cap
+            st[7] = s.last_clock
+            d.decode(
+                s.buf,
+                s.pos,
+                lay.ops,
+                lay.stream_progs,
+                lay.event_progs,
+                lay.roles,
+                t.want,
+                t.emit,
+                t.counts,
+                rows,
+                packets,
+                st,
+            )
+            if st[3] == d.ST_ROWS_FULL and st[2] == 0:  # one packet needs more rows than one call holds
+                cap = int(st[4])
+                continue
+            break
         pos, nrows, npk, code, stop_at, nev, back, s.last_clock = st.tolist()
         s.pos = pos
         s.events += nev
@@ -346,7 +353,7 @@ class Session:
         while live:
             for i in live:
                 s = streams[i]
-                while not s.done and len(s.pending) < ROWS_PER_CALL // 4:
+                while not s.done and len(s.pending) < PENDING_ROWS:
                     self._decode_more(s)
                 if s.lost_marks:
                     marks = np.zeros((len(s.lost_marks), d.N_ROWCOLS), dtype=np.int64)
