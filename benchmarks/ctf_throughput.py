@@ -63,7 +63,9 @@ def event_offsets(trace: Path, stream: Path) -> tuple[list[tuple[int, int]], lis
     counts = np.zeros((n_streams, n_ids), dtype=np.int64)
     st = np.zeros(8, dtype=np.int64)
     st[0] = len(rows)
-    d.decode(buf, 0, lay.ops, lay.stream_progs, lay.event_progs, lay.roles, want, emit, counts, rows, packets, st)
+    d.decode(
+        buf, 0, lay.ops, lay.stream_progs, lay.event_progs, lay.roles, lay.skips, want, emit, counts, rows, packets, st
+    )
     if st[3] != d.ST_END:
         raise SystemExit(f"{stream}: not fully decodable (stop code {st[3]})")
     pk = [(int(p[d.P_OFF]), int(p[d.P_SIZE]) // 8) for p in packets[: st[2]]]

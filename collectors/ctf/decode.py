@@ -208,6 +208,7 @@ class Layouts:
     ctx_regs: dict[int, dict[str, int]]  # stream class -> event context field -> register
     unsupported: dict[tuple[int, int], str]  # events whose payload cannot be decoded, and why
     packet_unsupported: str | None
+    skips: npt.NDArray[np.int64]  # (n_streams, max_id + 1, 2): alignment and bits of a fixed-size payload, -1
     clock_bits: int = 64
 
 
@@ -270,10 +271,39 @@ def compile_layouts(meta: Metadata) -> Layouts:
         regs[(sid, eid)] = p.regs
         if p.unsupported:
             unsupported[(sid, eid)] = p.unsupported
+    skips = np.full((n_streams, max_id + 1, 2), -1, dtype=np.int64)
+    for (sid, eid), (start, end) in ((k, tuple(event_progs[k])) for k in names):
+        fixed = _fixed_size([ops[i] for i in range(start, end)])
+        if fixed is not None:
+            skips[sid, eid] = fixed
     first = min(meta.streams)
     stream_progs[:, 0:2] = stream_progs[first, 0:2]  # one packet header + context program (LTTng has one)
     arr = np.array(ops, dtype=np.int64).reshape(-1, OP_WIDTH) if ops else np.zeros((0, OP_WIDTH), dtype=np.int64)
-    return Layouts(arr, stream_progs, event_progs, roles, names, regs, ctx_regs, unsupported, packet_unsupported)
+    return Layouts(arr, stream_progs, event_progs, roles, names, regs, ctx_regs, unsupported, packet_unsupported, skips)
+
+
+def _fixed_size(prog: list[list[int]]) -> tuple[int, int] | None:
+    """(alignment, bits) of a payload whose size never varies (integers and fixed arrays), else None.
+
+    The program starts by aligning to its struct's alignment A, the largest inside it, so from any
+    A-aligned start the payload always takes the same number of bits.
+    """
+    if not prog or prog[0][0] != OP_ALIGN:
+        return None
+    first = prog[0][1]
+    pos = 0
+    for op in prog:
+        kind, a = op[0], op[1]
+        if kind not in (OP_INT, OP_ALIGN, OP_ARRAY) or a > first or first % a:
+            return None
+        if kind == OP_INT and op[6]:  # maps to the clock: must run
+            return None
+        pos = (pos + a - 1) // a * a
+        if kind == OP_INT:
+            pos += op[2]
+        elif kind == OP_ARRAY:
+            pos += op[2] * op[3]
+    return first, pos
 
 
 @inline
@@ -378,6 +408,7 @@ def decode(
     stream_progs: npt.NDArray[np.int64],
     event_progs: npt.NDArray[np.int64],
     roles: npt.NDArray[np.int64],
+    skips: npt.NDArray[np.int64],
     want: npt.NDArray[np.int64],
     emit: npt.NDArray[np.int64],
     counts: npt.NDArray[np.int64],
@@ -484,15 +515,21 @@ def decode(
                 status = ST_UNKNOWN_ID
                 break
             b = _run(ops, ctx_s, ctx_e, buf, b, limit, regs, clock)
+            kind = want[sid, eid]
             if b >= 0:
-                b = _run(ops, event_progs[sid, eid, 0], event_progs[sid, eid, 1], buf, b, limit, regs, clock)
+                a = skips[sid, eid, 0]
+                if kind == 0 and a > 0:  # not wanted, fixed size: step over it
+                    b = ((b + a - 1) & -a) + skips[sid, eid, 1]
+                    if b > limit:
+                        b = -1
+                else:
+                    b = _run(ops, event_progs[sid, eid, 0], event_progs[sid, eid, 1], buf, b, limit, regs, clock)
             if b < 0:
                 status = ST_OVERRUN if b == -1 else ST_UNSUPPORTED
                 break
             bit = b
             events += 1
             counts[sid, eid] += 1
-            kind = want[sid, eid]
             if kind:
                 row = rows[nrows]
                 row[R_KIND] = kind

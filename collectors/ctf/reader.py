@@ -290,6 +290,7 @@ class Session:
                 lay.stream_progs,
                 lay.event_progs,
                 lay.roles,
+                lay.skips,
                 t.want,
                 t.emit,
                 t.counts,
