@@ -50,6 +50,9 @@ def _who(t: KernelTable, tid: int | None) -> str:
 _HEADER = re.compile(r"^\s*(?P<comm>.+)-(?P<pid>\d+)\s+(?:\(\s*\S+\)\s+)?\[\d+\]\s+(?P<flags>[^\s]{4,7})\s+\d")
 
 
+_IRQ_NAME = re.compile(r"\bname=(\S+)")
+
+
 def _meanwhile(t: KernelTable, cpu: int, start: float, end: float) -> str:
     """``; ran meanwhile on CPUn: comm (TID t) prio p x ms, ...`` (the three that ran longest)."""
     ran = t.ran_between(cpu, start, end) if cpu >= 0 else []
@@ -162,16 +165,11 @@ def breakdown(t: KernelTable, span: Span) -> Breakdown:
                 a, b = max(irq_start, start), min(irq_end, end)
                 if a > pos:
                     parts.append(Part("running", pos, a, cpu, f"on CPU{cpu}", refs))
-                parts.append(
-                    Part(
-                        "irq",
-                        a,
-                        b,
-                        cpu,
-                        f"{'IRQ' if t.kind[e] == IRQ_ENTRY else 'softirq'} {int(t.pid[e])} on CPU{cpu}",
-                        (t.ref(e), t.ref(x)),
-                    )
-                )
+                entry = t.ref(e)
+                named = _IRQ_NAME.search(entry.text)
+                irq_kind = "IRQ" if t.kind[e] == IRQ_ENTRY else "softirq"
+                label = f"{irq_kind} {int(t.pid[e])}" + (f" ({named.group(1)})" if named else "")
+                parts.append(Part("irq", a, b, cpu, f"{label} on CPU{cpu}", (entry, t.ref(x))))
                 pos = b
             if end > pos:
                 parts.append(Part("running", pos, end, cpu, f"on CPU{cpu}", refs))
