@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from detectors.spans.model import Breakdown, SpanReport
 
 GANTT_SPANS = 3
+MAX_ROWS = 8  # threads per chart
 COLOURS = {
     "running": "#2ca02c",
     "irq": "#ff7f0e",
@@ -72,16 +73,21 @@ def gantt_png(report: SpanReport, table: KernelTable | None) -> bytes:
         if not any(w.span.tid == b.span.tid and w.span.start < b.span.end and b.span.start < w.span.end for w in worst):
             worst.append(b)
     worst = worst[:GANTT_SPANS]
-    fig, axes = plt.subplots(max(1, len(worst)), 1, figsize=(10, 2.8 * max(1, len(worst))), dpi=100, squeeze=False)
+    fig, axes = plt.subplots(max(1, len(worst)), 1, figsize=(10, 3.4 * max(1, len(worst))), dpi=100, squeeze=False)
     try:
         for ax, b in zip(axes[:, 0], worst, strict=False):
             s = b.span
             margin = max(s.duration * 0.2, 0.0005)
             w0, w1 = s.start - margin, s.end + margin
             threads = [s.tid]
-            for p in b.parts:
-                if p.by_tid and p.by_tid not in threads:
-                    threads.append(p.by_tid)
+            for p in b.parts:  # its preemptors and wakers, and who ran on its CPU while it waited
+                others = [p.by_tid] if p.by_tid else []
+                if table is not None and p.what in ("preempted", "runnable") and p.cpu >= 0:
+                    others += [tid for tid, _prio, _secs in table.ran_between(p.cpu, p.start, p.end)[:2]]
+                for tid in others:
+                    if tid not in threads:
+                        threads.append(tid)
+            threads = threads[:MAX_ROWS]
             for row, tid in enumerate(threads):
                 label = f"TID {tid}" if table is None else f"{table.comm(tid)} {tid}"
                 if table is not None:
