@@ -145,3 +145,38 @@ def test_span_breakdown_on_an_lttng_kernel_trace_with_syscalls(tmp_path: Path) -
     assert blocked[0]["state"] == "D"
     assert blocked[0]["syscall"] == "arm_fadvise64_64"  # from the sys_* entry events of lttng-modules 2.5
     assert blocked[0]["by_tid"] is not None and blocked[0]["by_tid"] > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"window": (7634.0, 7636.5)}, {"bucket": 0.05}, {"timeline": True}],
+    ids=["whole", "window", "buckets", "timeline"],
+)
+def test_ctf_columns_and_records_give_the_reference_analysis(options: dict[str, object]) -> None:
+    """The compiled engine on the CTF columns equals SchedAnalyzer (the reference) on the records of the same rows."""
+    from collectors.ctf.feed import feed_session
+    from collectors.ctf.reader import Session
+    from collectors.trace_batch import EventBatch
+    from detectors.sched.analyzer import SchedAnalyzer
+    from detectors.sched.engine import FastAnalyzer
+
+    class Both:
+        def __init__(self) -> None:
+            self.fast = FastAnalyzer(**options)  # type: ignore[arg-type]
+            self.ref = SchedAnalyzer(**options)  # type: ignore[arg-type]
+            self.done = False
+
+        def feed(self, batch: EventBatch) -> None:
+            self.fast.feed(batch)
+            self.ref.feed([batch.event(i) for i in range(len(batch))])
+            self.done = self.fast.done and self.ref.done
+
+    both = Both()
+    read = feed_session(Session(str(SHARED / "bug446190")), both)
+    expected = both.ref.result(read.counts)
+    got = both.fast.result(read.counts)
+    assert got == expected
+    assert repr(got) == repr(expected)
+    assert both.fast.timeline == both.ref.timeline
+    assert len(expected.tasks) >= 20
