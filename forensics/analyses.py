@@ -99,13 +99,23 @@ def analyse_store(store_path: Path, plots_dir: Path | None) -> SourceAnalysis:
 
 
 def analyse_trace(path: Path, plots_dir: Path | None) -> SourceAnalysis:
-    """``kforensic trace``: scheduling and latency findings of one trace, with its timeline PNG."""
-    from forensics.commands.trace import analyse_trace_file, render_markdown
+    """``kforensic trace``: scheduling and latency findings of one trace (text or LTTng directory), its PNGs.
+
+    An LTTng session with user-space events adds its request spans (statistics, slow spans explained).
+    """
+    from forensics.commands.trace import analyse_trace_file, render_markdown, span_markdown
+    from forensics.trace_spans import SpanOptions
 
     png = None if plots_dir is None else plots_dir / f"trace-{path.name}.png"
     result = analyse_trace_file(str(path), png=png)
-    section = render_markdown(result.analysis, result.parse, result.source, 15)
-    plots = ((f"per-CPU timeline of {path.name}", png),) if png is not None else ()
+    plots: tuple[tuple[str, Path], ...] = ((f"per-CPU timeline of {path.name}", png),) if png is not None else ()
+    if result.spans is not None and plots_dir is not None and result.spans.spans:
+        hist, gantt = plots_dir / f"spans-{path.name}.png", plots_dir / f"gantt-{path.name}.png"
+        result = analyse_trace_file(str(path), span_opts=SpanOptions(hist_png=hist, gantt_png=gantt))
+        plots += ((f"span latency histogram of {path.name}", hist), ("thread states around the slowest spans", gantt))
+    section = render_markdown(result.analysis, result.parse, result.source, 15, result.notes) + span_markdown(
+        result.spans
+    )
     return SourceAnalysis(
         result.incident, SourceSection(f"trace {path}", section), plots, _cmd("kforensic", "trace", path)
     )

@@ -92,7 +92,7 @@ def report(
     ] = None,
     trace: Annotated[
         list[Path] | None,
-        typer.Option("--trace", help="An ftrace/trace-cmd/perf text trace (repeatable).", metavar="FILE"),
+        typer.Option("--trace", help="An ftrace/trace-cmd/perf trace or LTTng directory (repeatable).", metavar="PATH"),
     ] = None,
     profile: Annotated[
         list[Path] | None,

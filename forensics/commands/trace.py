@@ -26,9 +26,11 @@ from forensics.commands.common import (
 from forensics.errors import UsageError
 from forensics.model import Clock, Incident, NotAvailable, Timestamp, TimeWindow
 from forensics.report import OutputFormat
+from forensics.trace_spans import KERNEL_CLOCKS, SpanOptions
 
 if TYPE_CHECKING:
     from detectors.sched.model import ParseSummary, Span, Thresholds, TraceAnalysis
+    from detectors.spans.model import SpanReport
 
 EXAMPLE = """
 Example:
@@ -38,6 +40,8 @@ Example:
   kforensic trace t.txt --bucket-ms 10 --format json -o trace.json
 
   kforensic trace trace.dat --around 407.6531:100 --png timeline.png
+
+  kforensic trace ~/lttng-traces/kf-20261202 --slow-ms 5 --gantt-png gantt.png
 """
 
 
@@ -225,7 +229,7 @@ def _table_rows(a: TraceAnalysis, top: int) -> list[tuple[str, list[str], list[l
     return out
 
 
-def _header_lines(a: TraceAnalysis, parse: ParseSummary, source: str) -> list[str]:
+def _header_lines(a: TraceAnalysis, parse: ParseSummary, source: str, notes: tuple[str, ...] = ()) -> list[str]:
     window = a.window
     lines = [
         f"trace {source}: {parse.lines} lines, {parse.events} events ({parse.used} analysed), layout {parse.layout}",
@@ -241,10 +245,13 @@ def _header_lines(a: TraceAnalysis, parse: ParseSummary, source: str) -> list[st
             f"clock: {a.clock.back} of {a.clock.steps} steps between events of one CPU go back in time; figures "
             f"marked{CLOCK_MARK} span such a step and are not reliable (see the trace-clock finding)"
         )
+    lines += [f"warning: {note}" for note in notes]
     return lines
 
 
-def render_text(a: TraceAnalysis, parse: ParseSummary, source: str, top: int, color: bool) -> str:
+def render_text(
+    a: TraceAnalysis, parse: ParseSummary, source: str, top: int, color: bool, notes: tuple[str, ...] = ()
+) -> str:
     """Terminal tables of the analysis."""
     import io
 
@@ -254,7 +261,7 @@ def render_text(a: TraceAnalysis, parse: ParseSummary, source: str, top: int, co
 
     buf = io.StringIO()
     console = Console(file=buf, width=160, color_system="standard" if color else None, highlight=False)
-    for line in _header_lines(a, parse, source):
+    for line in _header_lines(a, parse, source, notes):
         console.print(escape(line))
     for title, header, rows in _table_rows(a, top):
         if not rows:
@@ -268,19 +275,66 @@ def render_text(a: TraceAnalysis, parse: ParseSummary, source: str, top: int, co
     return buf.getvalue()
 
 
-def render_markdown(a: TraceAnalysis, parse: ParseSummary, source: str, top: int) -> str:
+def render_markdown(a: TraceAnalysis, parse: ParseSummary, source: str, top: int, notes: tuple[str, ...] = ()) -> str:
     """Markdown tables of the analysis."""
 
     def cell(text: str) -> str:
         return text.replace("|", "\\|")
 
     out = ["# kforensic trace", ""]
-    out += [f"- {cell(line)}" for line in _header_lines(a, parse, source)]
+    out += [f"- {cell(line)}" for line in _header_lines(a, parse, source, notes)]
     for title, header, rows in _table_rows(a, top):
         if not rows:
             continue
         out += ["", f"## {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         out += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
+    return "\n".join(out) + "\n\n"
+
+
+def _span_rows(report: SpanReport) -> tuple[list[str], list[list[str]], list[str]]:
+    """The span statistics table and one line per slow span (shared by text and markdown)."""
+    from detectors.spans.findings import explain
+
+    def ms(x: float) -> str:
+        return "-" if math.isnan(x) else f"{x * 1e3:.3f}"
+
+    header = ["span", "count", "P50 ms", "P90 ms", "P99 ms", "P99.9 ms", "max ms", "unmatched start/end"]
+    rows = [
+        [
+            s.name,
+            str(s.count),
+            ms(s.p50),
+            ms(s.p90),
+            ms(s.p99),
+            ms(s.p999),
+            ms(s.max),
+            f"{s.unmatched_starts}/{s.unmatched_ends}",
+        ]
+        for s in report.stats
+    ]
+    lines = [explain(b) for b in report.slow] + [f"note: {n}" for n in report.notes]
+    return header, rows, lines
+
+
+def span_text(report: SpanReport | None) -> str:
+    """The span section of the text output."""
+    if report is None:
+        return ""
+    header, rows, lines = _span_rows(report)
+    out = ["", "Spans (nearest-rank percentiles)", "  ".join(header)]
+    out += ["  ".join(r) for r in rows]
+    out += ["", "Slow spans:"] + [f"- {line}" for line in lines]
+    return "\n".join(out) + "\n"
+
+
+def span_markdown(report: SpanReport | None) -> str:
+    """The span section of the markdown output."""
+    if report is None:
+        return ""
+    header, rows, lines = _span_rows(report)
+    out = ["## Spans", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
+    out += ["", "### Slow spans", ""] + [f"- {line}" for line in lines]
     return "\n".join(out) + "\n\n"
 
 
@@ -293,6 +347,9 @@ class TraceResult:
     analysis: TraceAnalysis
     parse: ParseSummary
     incident: Incident
+    notes: tuple[str, ...] = ()  # what the reader could not read or saw lost (CTF traces)
+    ctf: dict[str, object] | None = None  # traces, clocks and streams of a CTF session (JSON "input")
+    spans: SpanReport | None = None
 
 
 def analyse_trace_file(
@@ -304,8 +361,10 @@ def analyse_trace_file(
     task: str | None = None,
     png: Path | None = None,
     save_text: Path | None = None,
+    span_opts: SpanOptions | None = None,
 ) -> TraceResult:
     """Read and analyse one trace (what ``kforensic trace`` does before rendering); optionally write the PNG."""
+    from collectors.ctf.reader import is_ctf
     from collectors.trace_columns import BatchParser, read_batches
     from collectors.trace_input import open_trace
     from detectors.sched.digest import select_tasks
@@ -313,17 +372,44 @@ def analyse_trace_file(
     from detectors.sched.findings import detect
     from detectors.sched.model import Thresholds as DefaultThresholds
 
-    parser = BatchParser()
     analyzer = FastAnalyzer(thresholds or DefaultThresholds(), span, bucket, timeline=png is not None)
-    with open_trace(trace_file, save_text) as stream:
-        stop = threading.Event()
-        with contextlib.closing(read_batches(stream.chunks, parser, stop)) as batches:
-            for batch in batches:
-                analyzer.feed(batch)
-                if analyzer.done:
-                    break
-    analysis = analyzer.result(parser.counts)
-    parse = analyzer.summary(parser.counts)
+    opts = span_opts or SpanOptions()
+    ctf = None
+    keeper = None
+    if trace_file != "-" and is_ctf(trace_file):
+        from collectors.ctf.feed import feed_session
+        from collectors.ctf.reader import Session
+
+        if save_text is not None:
+            raise UsageError("--save-text is for text traces", hint="a CTF trace is cited by stream file and byte")
+        session = Session(trace_file)
+        spans_on = opts.wanted or any(t.meta.domain == "ust" for t in session.traces)
+        sink: object = analyzer
+        if spans_on:
+            from collectors.spans import KernelKeeper
+
+            sink = keeper = KernelKeeper(analyzer, trace_file)
+        ctf = feed_session(session, sink, keep=spans_on)  # type: ignore[arg-type]
+        stream = ctf.stream
+        counts = ctf.counts
+    else:
+        parser = BatchParser()
+        if opts.wanted:
+            from collectors.spans import KernelKeeper
+
+            keeper = KernelKeeper(analyzer, trace_file)
+        with open_trace(trace_file, save_text) as stream:
+            stop = threading.Event()
+            with contextlib.closing(read_batches(stream.chunks, parser, stop)) as batches:
+                for batch in batches:
+                    (keeper or analyzer).feed(batch)
+                    if analyzer.done:
+                        break
+        counts = parser.counts
+        if keeper is not None:
+            keeper.source = stream.name
+    analysis = analyzer.result(counts)
+    parse = analyzer.summary(counts)
     if task:
         analysis = select_tasks(analysis, task)
         if not analysis.tasks:
@@ -331,6 +417,19 @@ def analyse_trace_file(
                 f"--task {task!r} matches no task in {trace_file}", hint="give a comm or pid from the task table"
             )
     findings = detect(analysis, stream.name)
+    span_report = None
+    if keeper is not None:
+        from forensics.trace_spans import run_spans
+
+        extra = names = None
+        if ctf is not None:
+            from collectors.spans import ctf_syscalls
+
+            rows, owner = ctf.rows()
+            extra, names = ctf_syscalls(ctf.session, rows, owner)
+        table = keeper.table(extra, names)
+        span_report, span_found = run_spans(trace_file, opts, table, ctf)
+        findings = [*findings, *span_found]
     win = analysis.window
     incident = Incident(
         host=NotAvailable("a trace does not name its host"),
@@ -348,12 +447,22 @@ def analyse_trace_file(
 
         png.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(png, timeline_png(analysis, analyzer.timeline or [], f"kforensic trace {stream.name}"))
-    return TraceResult(stream.name, stream.kind, analysis, parse, incident)
+    notes: tuple[str, ...] = ()
+    ctf_info = None
+    if ctf is not None:
+        from collectors.ctf.reader import describe
+
+        ctf_info = describe(ctf.session)
+        notes = tuple(ctf.session.notes())
+    return TraceResult(stream.name, stream.kind, analysis, parse, incident, notes, ctf_info, span_report)
 
 
 def trace(
     trace_file: Annotated[
-        str, typer.Argument(help="Trace text, .gz, trace.dat (needs trace-cmd), or - for stdin.", metavar="TRACE")
+        str,
+        typer.Argument(
+            help="Trace text, .gz, trace.dat (needs trace-cmd), an LTTng directory, or - for stdin.", metavar="TRACE"
+        ),
     ],
     bucket_ms: Annotated[
         float | None, typer.Option("--bucket-ms", help="Per-bucket digest of this many ms per CPU.", min=0.001)
@@ -383,17 +492,49 @@ def trace(
         Path | None,
         typer.Option("--save-text", help="Save the analysed text here (0600); findings cite it.", metavar="FILE"),
     ] = None,
+    span_patterns: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--span", help="Span edges START..END (wildcards, {id}); repeatable.", metavar="[NAME=]START..END"
+        ),
+    ] = None,
+    span_sources: Annotated[
+        list[str] | None,
+        typer.Option("--spans", help="More span sources: LTTng UST dir, CSV/JSONL; repeatable.", metavar="SOURCE"),
+    ] = None,
+    slow_ms: Annotated[
+        float | None, typer.Option("--slow-ms", help="Explain every span longer than this.", min=0.0)
+    ] = None,
+    slowest: Annotated[int, typer.Option("--slowest", help="Else explain the N slowest per span name.", min=1)] = 3,
+    kernel_clock: Annotated[
+        str, typer.Option("--kernel-clock", help="The ftrace trace_clock of TRACE (mono joins with LTTng UST).")
+    ] = "local",
+    span_png: Annotated[
+        Path | None, typer.Option("--span-png", help="Write the span latency histogram PNG here.", metavar="FILE")
+    ] = None,
+    gantt_png: Annotated[
+        Path | None,
+        typer.Option("--gantt-png", help="Write the thread-state Gantt PNG of the slowest spans.", metavar="FILE"),
+    ] = None,
     fmt: FormatOption = OutputFormat.TEXT,
     output: OutputOption = None,
     fail_on: FailOnOption = None,
     debug: DebugOption = False,
 ) -> None:
-    """Scheduling and latency forensics from ftrace, trace-cmd and perf script traces."""
+    """Scheduling and latency forensics from ftrace, trace-cmd, perf and LTTng (CTF) traces, and request spans."""
     from detectors.sched.digest import TRACE_SCHEMA, analysis_to_dict, parse_to_dict
     from detectors.sched.model import Thresholds
+    from detectors.spans.findings import report_to_dict
     from forensics.serialize import incident_to_dict
 
     thresholds = Thresholds(hog_ms / 1e3, latency_ms / 1e3, irq_ms / 1e3, softirq_ms / 1e3, dstate_ms / 1e3)
+    if kernel_clock not in KERNEL_CLOCKS:
+        raise UsageError(
+            f"--kernel-clock {kernel_clock!r} is not an ftrace clock", hint=f"one of {', '.join(KERNEL_CLOCKS)}"
+        )
+    span_opts = SpanOptions(
+        tuple(span_patterns or ()), tuple(span_sources or ()), slow_ms, slowest, kernel_clock, span_png, gantt_png
+    )
     result = analyse_trace_file(
         trace_file,
         thresholds=thresholds,
@@ -402,23 +543,34 @@ def trace(
         task=task,
         png=png,
         save_text=save_text,
+        span_opts=span_opts,
     )
     analysis, parse, incident = result.analysis, result.parse, result.incident
     if fmt is OutputFormat.JSON:
         doc = {
             "schema": TRACE_SCHEMA,
             "tool_version": __version__,
-            "input": {"source": result.source, "kind": result.kind},
+            "input": {"source": result.source, "kind": result.kind, **(result.ctf or {})},
             "parse": parse_to_dict(parse),
             **analysis_to_dict(analysis, top=None if task else top),
+            **({"spans": report_to_dict(result.spans)} if result.spans is not None else {}),
             "incident": incident_to_dict(incident),
         }
         text = json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
     elif fmt is OutputFormat.MD:
-        text = render_markdown(analysis, parse, result.source, top) + render_for(incident, fmt, output)
+        text = (
+            render_markdown(analysis, parse, result.source, top, result.notes)
+            + span_markdown(result.spans)
+            + render_for(incident, fmt, output)
+        )
     else:
         color = output is None and sys.stdout.isatty()
-        text = render_text(analysis, parse, result.source, top, color) + "\n" + render_for(incident, fmt, output)
+        text = (
+            render_text(analysis, parse, result.source, top, color, result.notes)
+            + span_text(result.spans)
+            + "\n"
+            + render_for(incident, fmt, output)
+        )
     deliver(text, output)
     raise typer.Exit(int(exit_status(incident, fail_on)))
 

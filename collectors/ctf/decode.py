@@ -1,0 +1,561 @@
+"""Compiled decoding of CTF stream files: layouts become small programs, one numba loop runs them.
+
+:func:`compile_layouts` turns the layouts of :mod:`collectors.ctf.metadata`
+(packet header, packet context, event header, event context, each event's
+payload) into rows of a flat ``int64`` program (an op and its arguments); the
+compiled :func:`decode` walks a stream file packet by packet and event by
+event, runs the programs, keeps the clock (N-bit timestamps extended from the
+last full one, as CTF 1.8 section 8 says), counts every event by id, and
+writes one row per *wanted* event: its kind, id, timestamp, byte offset, CPU
+and up to :data:`N_VALUES` register values (named fields of the payload).
+Layouts it cannot run (variants not tagged by an enum, arrays of structs) are
+``OP_FAIL``: decoding stops at the first such event and says so (never a
+guessed offset).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar, cast
+
+import numba
+import numpy as np
+import numpy.typing as npt
+
+from collectors.ctf.metadata import (
+    ArrayType,
+    CtfType,
+    EnumType,
+    FloatType,
+    IntType,
+    Metadata,
+    SequenceType,
+    StringType,
+    StructType,
+    VariantType,
+)
+
+F = TypeVar("F", bound=Callable[..., Any])
+njit = cast(Callable[[F], F], numba.njit(cache=True, nogil=True))
+# Helpers inlined into decode(): as separate functions every call counts references to its arrays.
+inline = cast(Callable[[F], F], numba.njit(cache=True, nogil=True, inline="always"))
+
+OP_INT, OP_STR, OP_ARRAY, OP_SEQ, OP_ALIGN, OP_IFRANGE, OP_FAIL, OP_CLEAR = range(8)
+OP_WIDTH = 8  # op, then 7 arguments
+N_REGS = 256
+HDR_BASE, CTX_BASE, PAY_BASE = 0, 48, 96  # register ranges: event header, event context, payload
+PKT_BASE = 224  # packet header and context registers
+N_VALUES = 8  # payload values a row keeps
+# Row columns.
+R_KIND, R_EID, R_TS, R_OFF, R_CPU, R_V0 = range(6)
+N_ROWCOLS = R_V0 + N_VALUES
+# Packet columns.
+P_OFF, P_TSB, P_TSE, P_DISC, P_CPU, P_CONTENT, P_SIZE, P_EVENTS, P_STATUS, P_SEQ, P_BACK = range(11)
+N_PKTCOLS = 11
+# Stop codes of decode().
+ST_END, ST_ROWS_FULL, ST_TRUNCATED, ST_BAD_MAGIC, ST_UNKNOWN_ID, ST_OVERRUN, ST_UNSUPPORTED, ST_BAD_STREAM = range(8)
+STOP_TEXT = {
+    ST_TRUNCATED: "the file ends inside a packet (truncated stream file)",
+    ST_BAD_MAGIC: "a packet does not start with the CTF magic number (damaged stream file)",
+    ST_UNKNOWN_ID: "an event id the metadata does not declare (damaged stream or wrong metadata)",
+    ST_OVERRUN: "an event runs past its packet's content (damaged stream or wrong metadata)",
+    ST_UNSUPPORTED: "an event layout this reader does not decode",
+    ST_BAD_STREAM: "a packet names a stream class the metadata does not declare",
+}
+# Roles of packet registers (indices into the program's role table).
+(
+    ROLE_MAGIC,
+    ROLE_STREAM,
+    ROLE_TSB,
+    ROLE_TSE,
+    ROLE_CONTENT,
+    ROLE_SIZE,
+    ROLE_DISC,
+    ROLE_CPU,
+    ROLE_SEQ,
+    ROLE_ID,
+    ROLE_EXT_ID,
+) = range(11)
+N_ROLES = 11
+
+
+def strip(name: str) -> str:
+    """A TSDL field name as babeltrace shows it (one leading underscore removed)."""
+    return name[1:] if name.startswith("_") else name
+
+
+@dataclass
+class _Program:
+    ops: list[list[int]] = field(default_factory=list)
+    regs: dict[str, int] = field(default_factory=dict)  # field path -> register
+    next_reg: int = 0
+    limit: int = 0
+    unsupported: str | None = None
+
+    def reg(self, name: str) -> int:
+        if name in self.regs:
+            return self.regs[name]
+        if self.next_reg >= self.limit:
+            self.unsupported = "too many fields"
+            return -1
+        r = self.regs[name] = self.next_reg
+        self.next_reg += 1
+        return r
+
+    def emit(self, *args: int) -> None:
+        if args[0] in (OP_INT, OP_ARRAY, OP_SEQ, OP_ALIGN) and (args[1] <= 0 or args[1] & (args[1] - 1)):
+            self.unsupported = f"alignment {args[1]} is not a power of two"
+            args = (OP_FAIL,)
+        self.ops.append([*args] + [0] * (OP_WIDTH - len(args)))
+
+
+def _align_of(t: CtfType) -> int:
+    if isinstance(t, IntType | FloatType):
+        return t.align
+    if isinstance(t, EnumType):
+        return t.base.align
+    if isinstance(t, StringType):
+        return 8
+    if isinstance(t, StructType):
+        return max([t.min_align, *(_align_of(ft) for _n, ft in t.fields)])
+    if isinstance(t, ArrayType | SequenceType):
+        return _align_of(t.elem)
+    return 1
+
+
+def _compile(p: _Program, t: CtfType, path: str, enums: dict[str, EnumType]) -> None:
+    if isinstance(t, EnumType):
+        enums[path] = t
+        t = t.base
+    if isinstance(t, IntType):
+        p.emit(OP_INT, t.align, t.size, int(t.signed), int(t.big_endian), p.reg(path), int(t.clock is not None))
+    elif isinstance(t, FloatType):
+        if t.size not in (32, 64):
+            p.unsupported = f"float of {t.size} bits"
+        p.emit(OP_INT, t.align, t.size, 0, int(t.big_endian), -1, 0)
+    elif isinstance(t, StringType):
+        r = p.reg(path)
+        p.emit(OP_STR, r, p.reg(path + "#len"))
+    elif isinstance(t, StructType):
+        p.emit(OP_ALIGN, _align_of(t))
+        for name, ft in t.fields:
+            _compile(p, ft, f"{path}.{strip(name)}" if path else strip(name), enums)
+    elif isinstance(t, ArrayType | SequenceType):
+        elem = t.elem.base if isinstance(t.elem, EnumType) else t.elem
+        if not isinstance(elem, IntType | FloatType) or elem.size % 8 or elem.align % 8:
+            p.unsupported = f"array or sequence {path} of non-byte-aligned or compound elements"
+            p.emit(OP_FAIL)
+            return
+        r = p.reg(path)
+        rl = p.reg(path + "#len")
+        if isinstance(t, ArrayType):
+            p.emit(OP_ARRAY, elem.align, t.length, elem.size, r, rl)
+        else:
+            length = _resolve(p, path, strip(t.length))
+            if length < 0:
+                p.unsupported = f"sequence {path}: length field {t.length} not found"
+                p.emit(OP_FAIL)
+                return
+            p.emit(OP_SEQ, elem.align, length, elem.size, r, rl)
+    elif isinstance(t, VariantType):
+        tag_path = _resolve_name(p, path, strip(t.tag))
+        enum = enums.get(tag_path or "")
+        if tag_path is None or enum is None:
+            p.unsupported = f"variant {path} not tagged by an enum"
+            p.emit(OP_FAIL)
+            return
+        tag_reg = p.regs[tag_path]
+        for name, ft in t.options:
+            rng = enum.range_of(strip(name)) or enum.range_of(name)
+            if rng is None:
+                continue
+            at = len(p.ops)
+            p.emit(OP_IFRANGE, tag_reg, rng[0], rng[1], 0)
+            _compile(p, ft, f"{path}.{strip(name)}", enums)
+            p.ops[at][4] = len(p.ops) - at - 1  # ops to skip when the tag is not in range
+    else:
+        p.unsupported = f"type of {path}"
+        p.emit(OP_FAIL)
+
+
+def _resolve_name(p: _Program, path: str, name: str) -> str | None:
+    """The register path of ``name`` as seen from ``path`` (innermost scope first)."""
+    parts = path.split(".")
+    for k in range(len(parts) - 1, -1, -1):
+        cand = ".".join([*parts[:k], name]) if k else name
+        if cand in p.regs:
+            return cand
+    return None
+
+
+def _resolve(p: _Program, path: str, name: str) -> int:
+    found = _resolve_name(p, path, name)
+    return p.regs[found] if found is not None else -1
+
+
+@dataclass
+class Layouts:
+    """The compiled programs of one trace (see the module docstring)."""
+
+    ops: npt.NDArray[np.int64]  # (n_ops, OP_WIDTH)
+    # per stream class s: [pkt start, pkt end, hdr start, hdr end, ctx start, ctx end]
+    stream_progs: npt.NDArray[np.int64]
+    event_progs: npt.NDArray[np.int64]  # (n_streams, max_id + 1, 2): payload program start, end (-1: undeclared)
+    roles: npt.NDArray[np.int64]  # (N_ROLES,): register of each role, -1 when absent
+    names: dict[tuple[int, int], str]  # (stream class, id) -> event name
+    regs: dict[tuple[int, int], dict[str, int]]  # (stream class, id) -> payload field -> register
+    ctx_regs: dict[int, dict[str, int]]  # stream class -> event context field -> register
+    unsupported: dict[tuple[int, int], str]  # events whose payload cannot be decoded, and why
+    packet_unsupported: str | None
+    skips: npt.NDArray[np.int64]  # (n_streams, max_id + 1, 2): alignment and bits of a fixed-size payload, -1
+    clock_bits: int = 64
+
+
+def compile_layouts(meta: Metadata) -> Layouts:
+    """Programs for every layout of ``meta``."""
+    ops: list[list[int]] = []
+    enums: dict[str, EnumType] = {}
+    n_streams = max(meta.streams) + 1
+    max_id = max((eid for _s, eid in meta.events), default=0)
+    stream_progs = np.full((n_streams, 6), -1, dtype=np.int64)
+    event_progs = np.full((n_streams, max_id + 1, 2), -1, dtype=np.int64)
+    roles = np.full(N_ROLES, -1, dtype=np.int64)
+    names: dict[tuple[int, int], str] = {}
+    regs: dict[tuple[int, int], dict[str, int]] = {}
+    ctx_regs: dict[int, dict[str, int]] = {}
+    unsupported: dict[tuple[int, int], str] = {}
+    packet_unsupported = None
+
+    def add(t: StructType | None, base: int, limit: int) -> tuple[int, int, _Program]:
+        p = _Program(next_reg=base, limit=limit)
+        if t is not None:
+            _compile(p, t, "", enums)
+        start = len(ops)
+        ops.extend(p.ops)
+        return start, len(ops), p
+
+    for sid, sc in meta.streams.items():
+        # The packet header (trace level) and this stream's packet context share one program and register range.
+        fields = (meta.packet_header.fields if meta.packet_header else ()) + (
+            sc.packet_context.fields if sc.packet_context else ()
+        )
+        a, b, pk = add(StructType(tuple(fields)), PKT_BASE, N_REGS)
+        packet_unsupported = packet_unsupported or pk.unsupported
+        for role, name in (
+            (ROLE_MAGIC, "magic"),
+            (ROLE_STREAM, "stream_id"),
+            (ROLE_TSB, "timestamp_begin"),
+            (ROLE_TSE, "timestamp_end"),
+            (ROLE_CONTENT, "content_size"),
+            (ROLE_SIZE, "packet_size"),
+            (ROLE_DISC, "events_discarded"),
+            (ROLE_CPU, "cpu_id"),
+            (ROLE_SEQ, "packet_seq_num"),
+        ):
+            roles[role] = pk.regs.get(name, -1)
+        c, d, hp = add(sc.header, HDR_BASE, CTX_BASE)
+        packet_unsupported = packet_unsupported or hp.unsupported
+        roles[ROLE_ID] = hp.regs.get("id", -1)
+        roles[ROLE_EXT_ID] = hp.regs.get("v.extended.id", -1)
+        e, f, cp = add(sc.event_context, CTX_BASE, PAY_BASE)
+        ctx_regs[sid] = cp.regs
+        stream_progs[sid] = (a, b, c, d, e, f)
+    for (sid, eid), ev in meta.events.items():
+        if sid >= n_streams:
+            continue
+        t = ev.fields if ev.context is None else StructType(ev.context.fields + ev.fields.fields)
+        start, end, p = add(t, PAY_BASE, PKT_BASE)
+        event_progs[sid, eid] = (start, end)
+        names[(sid, eid)] = ev.name
+        regs[(sid, eid)] = p.regs
+        if p.unsupported:
+            unsupported[(sid, eid)] = p.unsupported
+    skips = np.full((n_streams, max_id + 1, 2), -1, dtype=np.int64)
+    for (sid, eid), (start, end) in ((k, tuple(event_progs[k])) for k in names):
+        fixed = _fixed_size([ops[i] for i in range(start, end)])
+        if fixed is not None:
+            skips[sid, eid] = fixed
+    first = min(meta.streams)
+    stream_progs[:, 0:2] = stream_progs[first, 0:2]  # one packet header + context program (LTTng has one)
+    arr = np.array(ops, dtype=np.int64).reshape(-1, OP_WIDTH) if ops else np.zeros((0, OP_WIDTH), dtype=np.int64)
+    return Layouts(arr, stream_progs, event_progs, roles, names, regs, ctx_regs, unsupported, packet_unsupported, skips)
+
+
+def _fixed_size(prog: list[list[int]]) -> tuple[int, int] | None:
+    """(alignment, bits) of a payload whose size never varies (integers and fixed arrays), else None.
+
+    The program starts by aligning to its struct's alignment A, the largest inside it, so from any
+    A-aligned start the payload always takes the same number of bits.
+    """
+    if not prog or prog[0][0] != OP_ALIGN:
+        return None
+    first = prog[0][1]
+    pos = 0
+    for op in prog:
+        kind, a = op[0], op[1]
+        if kind not in (OP_INT, OP_ALIGN, OP_ARRAY) or a > first or first % a:
+            return None
+        if kind == OP_INT and op[6]:  # maps to the clock: must run
+            return None
+        pos = (pos + a - 1) // a * a
+        if kind == OP_INT:
+            pos += op[2]
+        elif kind == OP_ARRAY:
+            pos += op[2] * op[3]
+    return first, pos
+
+
+@inline
+def _read(buf: npt.NDArray[np.uint8], bitpos: int, size: int, signed: int, big: int) -> int:
+    """The integer of ``size`` bits at ``bitpos`` (CTF bit order: LSB first for little endian)."""
+    byte = bitpos >> 3
+    shift = bitpos & 7
+    nbytes = (shift + size + 7) >> 3
+    v = np.uint64(0)
+    if big:
+        for k in range(nbytes):
+            v = (v << np.uint64(8)) | np.uint64(buf[byte + k])
+        v = v >> np.uint64(nbytes * 8 - shift - size)
+    else:
+        for k in range(nbytes):
+            v |= np.uint64(buf[byte + k]) << np.uint64(8 * k)
+        v = v >> np.uint64(shift)
+    if size < 64:
+        v &= (np.uint64(1) << np.uint64(size)) - np.uint64(1)
+        if signed and (v >> np.uint64(size - 1)) & np.uint64(1):
+            return int(np.int64(v) - (np.int64(1) << np.int64(size)))
+    return int(np.int64(v))
+
+
+@inline
+def _run(
+    ops: npt.NDArray[np.int64],
+    start: int,
+    end: int,
+    buf: npt.NDArray[np.uint8],
+    pos: int,
+    limit: int,
+    regs: npt.NDArray[np.int64],
+    clock: npt.NDArray[np.int64],
+) -> int:
+    """Run ops[start:end] from bit ``pos``; the new position, -1 past ``limit`` (bits), -2 on OP_FAIL."""
+    i = start
+    while i < end:
+        op = ops[i, 0]
+        if op == OP_INT:
+            a = ops[i, 1]
+            pos = (pos + a - 1) & -a  # alignments are powers of two (checked when compiled)
+            size = ops[i, 2]
+            if pos + size > limit:
+                return -1
+            v = _read(buf, pos, size, ops[i, 3], ops[i, 4])
+            pos += size
+            r = ops[i, 5]
+            if r >= 0:
+                regs[r] = v
+            if ops[i, 6]:  # maps to the clock: extend the N-bit value from the last full one
+                if size >= 64:
+                    clock[0] = v
+                else:
+                    mask = (np.int64(1) << size) - 1
+                    cur = clock[0]
+                    new = (cur & ~mask) | v
+                    if v < (cur & mask):
+                        new += mask + 1
+                    clock[0] = new
+        elif op == OP_STR:
+            p = (pos + 7) >> 3
+            regs[ops[i, 1]] = p
+            lim = limit >> 3
+            q = p
+            while q < lim and buf[q] != 0:
+                q += 1
+            if q >= lim:
+                return -1
+            regs[ops[i, 2]] = q - p
+            pos = (q + 1) << 3
+        elif op in (OP_ARRAY, OP_SEQ):
+            a = ops[i, 1]
+            pos = (pos + a - 1) & -a  # alignments are powers of two (checked when compiled)
+            n = ops[i, 2] if op == OP_ARRAY else regs[ops[i, 2]]
+            bits = n * ops[i, 3]
+            if n < 0 or pos + bits > limit:
+                return -1
+            regs[ops[i, 4]] = pos >> 3
+            regs[ops[i, 5]] = n
+            pos += bits
+        elif op == OP_ALIGN:
+            a = ops[i, 1]
+            pos = (pos + a - 1) & -a  # alignments are powers of two (checked when compiled)
+        elif op == OP_IFRANGE:
+            v = regs[ops[i, 1]]
+            if v < ops[i, 2] or v > ops[i, 3]:
+                i += ops[i, 4]
+        elif op == OP_CLEAR:
+            regs[ops[i, 1]] = -1
+        else:
+            return -2
+        i += 1
+    return pos
+
+
+@njit
+def decode(
+    buf: npt.NDArray[np.uint8],
+    pos: int,
+    ops: npt.NDArray[np.int64],
+    stream_progs: npt.NDArray[np.int64],
+    event_progs: npt.NDArray[np.int64],
+    roles: npt.NDArray[np.int64],
+    skips: npt.NDArray[np.int64],
+    want: npt.NDArray[np.int64],
+    emit: npt.NDArray[np.int64],
+    counts: npt.NDArray[np.int64],
+    rows: npt.NDArray[np.int64],
+    packets: npt.NDArray[np.int64],
+    state: npt.NDArray[np.int64],
+) -> None:
+    """Decode whole packets from byte ``pos`` until the rows could not hold the next packet, or the file ends.
+
+    ``want[s, id]``: the row kind of a wanted event (0: counted only);
+    ``emit[s, id, k]``: the register of value column ``k`` (-1: 0).  ``state``
+    in: [0] rows capacity, [7] the stream's last event time so far; out: [0] next packet's byte offset, [1] rows
+    written, [2] packets written, [3] stop code, [4] byte offset of the stop,
+    [5] events decoded, [6] timestamps that went back, [7] the last event time.  Stopped at
+    ST_ROWS_FULL, [4] is the rows the next packet needs.
+    """
+    regs = np.zeros(N_REGS, dtype=np.int64)
+    clock = np.zeros(1, dtype=np.int64)
+    cap = state[0]
+    nrows = 0
+    npk = 0
+    nev = 0
+    back = 0
+    last_ev = state[7]
+    size = len(buf)
+    code = ST_END
+    stop_at = pos
+    n_streams = stream_progs.shape[0]
+    max_id = event_progs.shape[1]
+    while pos < size and npk < packets.shape[0]:
+        # The packet header and context (stream class 0's program: LTTng has one packet context per trace).
+        regs[:] = -1
+        clock[0] = 0
+        end = _run(ops, stream_progs[0, 0], stream_progs[0, 1], buf, pos * 8, size * 8, regs, clock)
+        if end < 0:
+            code = ST_TRUNCATED
+            stop_at = pos
+            break
+        if roles[ROLE_MAGIC] >= 0 and regs[roles[ROLE_MAGIC]] != 0xC1FC1FC1:
+            code = ST_BAD_MAGIC
+            stop_at = pos
+            break
+        sid = regs[roles[ROLE_STREAM]] if roles[ROLE_STREAM] >= 0 else 0
+        if sid < 0 or sid >= n_streams or stream_progs[sid, 2] < 0:
+            code = ST_BAD_STREAM
+            stop_at = pos
+            break
+        psize = regs[roles[ROLE_SIZE]] if roles[ROLE_SIZE] >= 0 else (size - pos) * 8
+        csize = regs[roles[ROLE_CONTENT]] if roles[ROLE_CONTENT] >= 0 else psize
+        if psize <= 0 or csize > psize:
+            code = ST_BAD_MAGIC
+            stop_at = pos
+            break
+        if pos * 8 + psize > size * 8:
+            code = ST_TRUNCATED
+            stop_at = pos
+            break
+        need = psize // 32 + 1  # an event takes at least 32 bits (the smallest LTTng header): rows never overflow
+        if nrows + need > cap:
+            code = ST_ROWS_FULL
+            stop_at = need  # with no row written: the caller grows the rows to this and calls again
+            break
+        tsb = regs[roles[ROLE_TSB]] if roles[ROLE_TSB] >= 0 else 0
+        clock[0] = tsb
+        cpu = regs[roles[ROLE_CPU]] if roles[ROLE_CPU] >= 0 else -1
+        pk = packets[npk]
+        pk[P_OFF] = pos
+        pk[P_TSB] = tsb
+        pk[P_TSE] = regs[roles[ROLE_TSE]] if roles[ROLE_TSE] >= 0 else 0
+        pk[P_DISC] = regs[roles[ROLE_DISC]] if roles[ROLE_DISC] >= 0 else 0
+        pk[P_CPU] = cpu
+        pk[P_CONTENT] = csize
+        pk[P_SIZE] = psize
+        pk[P_SEQ] = regs[roles[ROLE_SEQ]] if roles[ROLE_SEQ] >= 0 else -1
+        pk[P_STATUS] = 0
+        pk[P_BACK] = 1 if tsb < last_ev else 0  # the packet starts before the last event of the one before
+        back += pk[P_BACK]
+        limit = pos * 8 + csize
+        bit = end
+        events = 0
+        hdr_s, hdr_e = stream_progs[sid, 2], stream_progs[sid, 3]
+        ctx_s, ctx_e = stream_progs[sid, 4], stream_progs[sid, 5]
+        rid, rext = roles[ROLE_ID], roles[ROLE_EXT_ID]
+        status = 0
+        while True:
+            # An event header never starts in the last bits of padding: stop when no whole header fits.
+            if bit >= limit:
+                break
+            ev_start = bit
+            if rext >= 0:
+                regs[rext] = -1
+            prev = clock[0]
+            b = _run(ops, hdr_s, hdr_e, buf, bit, limit, regs, clock)
+            if b < 0:
+                if b == -1 and limit - bit < 64:  # padding at the end of the content
+                    break
+                status = ST_OVERRUN if b == -1 else ST_UNSUPPORTED
+                break
+            eid = regs[rext] if rext >= 0 and regs[rext] >= 0 else (regs[rid] if rid >= 0 else 0)
+            if clock[0] < prev:
+                back += 1
+            last_ev = clock[0]
+            if eid < 0 or eid >= max_id or event_progs[sid, eid, 0] < 0:
+                status = ST_UNKNOWN_ID
+                break
+            b = _run(ops, ctx_s, ctx_e, buf, b, limit, regs, clock)
+            kind = want[sid, eid]
+            if b >= 0:
+                a = skips[sid, eid, 0]
+                if kind == 0 and a > 0:  # not wanted, fixed size: step over it
+                    b = ((b + a - 1) & -a) + skips[sid, eid, 1]
+                    if b > limit:
+                        b = -1
+                else:
+                    b = _run(ops, event_progs[sid, eid, 0], event_progs[sid, eid, 1], buf, b, limit, regs, clock)
+            if b < 0:
+                status = ST_OVERRUN if b == -1 else ST_UNSUPPORTED
+                break
+            bit = b
+            events += 1
+            counts[sid, eid] += 1
+            if kind:
+                row = rows[nrows]
+                row[R_KIND] = kind
+                row[R_EID] = eid
+                row[R_TS] = clock[0]
+                row[R_OFF] = ev_start >> 3
+                row[R_CPU] = cpu
+                for k in range(N_VALUES):
+                    r = emit[sid, eid, k]
+                    row[R_V0 + k] = regs[r] if r >= 0 else 0
+                nrows += 1
+        pk[P_EVENTS] = events
+        pk[P_STATUS] = status
+        nev += events
+        npk += 1
+        if status:
+            code = status
+            stop_at = bit >> 3
+            pos += psize // 8
+            break
+        pos += psize // 8
+    state[0] = pos
+    state[1] = nrows
+    state[2] = npk
+    state[3] = code
+    state[4] = stop_at
+    state[5] = nev
+    state[6] = back
+    state[7] = last_ev

@@ -1,0 +1,135 @@
+"""Feeding an LTTng session to a batch consumer (the scheduling engine), and keeping rows for the span analysis."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Generator, Iterator
+from dataclasses import dataclass, field
+from queue import Empty, Queue
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from collectors.ctf import decode as d
+from collectors.ctf.reader import K_SYSCALL_ENTRY, Session, kernel_batch
+from collectors.trace_batch import EventBatch
+from collectors.trace_events import Kind
+from collectors.trace_input import TraceStream
+from collectors.trace_text import ParseCounts
+
+
+class BatchSink(Protocol):
+    """What consumes the kernel batches (``detectors.sched.engine.FastAnalyzer``)."""
+
+    done: bool
+
+    def feed(self, batch: EventBatch) -> None: ...
+
+
+@dataclass
+class CtfRead:
+    """What reading a session gave: the stream record, the reader counts, and the rows kept."""
+
+    session: Session
+    stream: TraceStream
+    counts: ParseCounts
+    kept: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]] = field(default_factory=list)
+
+    def rows(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """The kept rows (all kinds, time order) and the stream index of each."""
+        if not self.kept:
+            return np.zeros((0, d.N_ROWCOLS), dtype=np.int64), np.zeros(0, dtype=np.int64)
+        return np.concatenate([r for r, _o in self.kept]), np.concatenate([o for _r, o in self.kept])
+
+
+def feed_session(session: Session, sink: BatchSink, keep: bool = False) -> CtfRead:
+    """Read ``session`` in time order; kernel rows go to ``sink``; ``keep`` keeps every row."""
+    path = str(session.root)
+    counts = ParseCounts(layout="ctf")
+    _name, major, minor = next((t.meta.tracer for t in session.traces if t.meta.domain == "kernel"), ("", 0, 0))
+    # lttng-modules records sched_switch priorities minus 100 (MAX_RT_PRIO); its wakeup events did so too from 2.9.
+    shift_wakeup = (major, minor) >= (2, 9)
+    counts.tracer = None
+    seen_waking = False
+    read = CtfRead(session, TraceStream(path, _kind(session), iter(()), []), counts)
+    for chunk, chunk_owner in _prefetched(session.rows()):
+        if keep:
+            read.kept.append((chunk, chunk_owner))
+        if sink.done:
+            if not keep:  # the window ended: nothing more to analyse
+                break
+            continue
+        rows, owner = chunk, chunk_owner
+        kinds = rows[:, d.R_KIND]
+        if not seen_waking:
+            first = np.flatnonzero(kinds == Kind.WAKING)
+            if len(first):
+                seen_waking = True
+                drop = (kinds == Kind.WAKEUP) & (np.arange(len(kinds)) > first[0])
+                rows, owner = rows[~drop], owner[~drop]
+        else:
+            drop = kinds == Kind.WAKEUP
+            rows, owner = rows[~drop], owner[~drop]
+        batch = kernel_batch(session, rows, owner, shift_wakeup)
+        counts.used += len(batch)
+        if len(batch):
+            sink.feed(batch)
+    counts.events = sum(s.events for s in session.streams)
+    counts.lines = counts.events
+    counts.unknown = session.skipped()
+    counts.lost_markers = sum(1 for s in session.streams if s.discarded or s.lost_packets)
+    counts.lost_events = sum(s.discarded for s in session.streams)
+    counts.cpus_declared = None
+    read.stream.records.extend(session.source_records())
+    return read
+
+
+def _prefetched(
+    rows: Iterator[tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]],
+) -> Generator[tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]], None, None]:
+    """``rows`` produced in a background thread (decoding releases the GIL) while the caller analyses.
+
+    At most two chunks wait (bounded memory); an error of the reader is raised in the caller's
+    thread; closing this generator early (a window ended) stops the reader.
+    """
+    queue: Queue[tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | BaseException | None] = Queue(maxsize=2)
+    stop = threading.Event()
+
+    def produce() -> None:
+        try:
+            for item in rows:
+                if stop.is_set():
+                    return
+                queue.put(item)
+            queue.put(None)
+        except BaseException as exc:  # handed to the caller's thread
+            queue.put(exc)
+
+    worker = threading.Thread(target=produce, name="kforensic-ctf-reader", daemon=True)
+    worker.start()
+    try:
+        while (item := queue.get()) is not None:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        while worker.is_alive():  # let a producer blocked on a full queue finish
+            with contextlib.suppress(Empty):
+                queue.get(timeout=0.05)
+        worker.join()
+
+
+def _kind(session: Session) -> str:
+    domains = sorted({t.meta.domain for t in session.traces})
+    tracers = sorted({f"{t.meta.tracer[0]} {t.meta.tracer[1]}.{t.meta.tracer[2]}" for t in session.traces})
+    return f"LTTng CTF ({'+'.join(domains)}; {', '.join(tracers)}; clock {session.traces[0].clock.name})"
+
+
+def user_rows(read: CtfRead) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """The UST and syscall rows kept (span sources and blocking syscalls)."""
+    rows, owner = read.rows()
+    keep = rows[:, d.R_KIND] >= K_SYSCALL_ENTRY
+    return rows[keep], owner[keep]

@@ -1,0 +1,657 @@
+"""Reading LTTng CTF traces: session discovery, stream decoding, time-ordered merge, kernel events as batches.
+
+A *session* is a directory holding one or more CTF traces (each a directory
+with a ``metadata`` file and its stream files: ``kernel/``, and
+``ust/uid/1000/64-bit/`` per user and ABI).  :func:`open_session` finds them,
+parses their metadata, checks that they share one clock (refusing to join
+different clocks), and maps the event names LTTng uses (lttng-modules 2.x:
+``sched_switch`` with ``prev_tid``, integer ``prev_state``; ``softirq_entry``
+or ``irq_softirq_entry``; ``syscall_entry_*``/``syscall_exit_*`` or
+``sys_*``/``exit_syscall``; lttng-ust events) to row kinds.
+:meth:`Session.rows` yields the wanted events of all streams merged in time
+order, in bounded chunks; :func:`kernel_batch` turns a chunk into the
+:class:`~collectors.trace_batch.EventBatch` columns the scheduling engine
+reads, so every ftrace analysis runs unchanged on LTTng kernel traces.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import mmap
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from collectors.ctf import decode as d
+from collectors.ctf.metadata import Clock, Metadata, parse_metadata
+from collectors.trace_batch import EventBatch, Interner
+from collectors.trace_events import Kind, TraceEvent, make_event
+from forensics.errors import InputError
+from forensics.model import SourceRecord
+
+# Row kinds beyond the engine's (collectors.trace_events.Kind).
+K_SYSCALL_ENTRY = 100
+K_SYSCALL_EXIT = 101
+K_USER = 200  # a user-space (UST) event: span candidate
+
+_KERNEL_KINDS: dict[str, int] = {
+    "sched_switch": Kind.SWITCH,
+    "sched_waking": Kind.WAKING,
+    "sched_wakeup": Kind.WAKEUP,
+    "sched_wakeup_new": Kind.WAKEUP_NEW,
+    "sched_process_exit": Kind.PROCESS_EXIT,
+    "irq_handler_entry": Kind.IRQ_ENTRY,
+    "irq_handler_exit": Kind.IRQ_EXIT,
+    "softirq_raise": Kind.SOFTIRQ_RAISE,
+    "softirq_entry": Kind.SOFTIRQ_ENTRY,
+    "softirq_exit": Kind.SOFTIRQ_EXIT,
+    "irq_softirq_raise": Kind.SOFTIRQ_RAISE,
+    "irq_softirq_entry": Kind.SOFTIRQ_ENTRY,
+    "irq_softirq_exit": Kind.SOFTIRQ_EXIT,
+    "workqueue_execute_start": Kind.WORK_START,
+    "workqueue_execute_end": Kind.WORK_END,
+    "exit_syscall": K_SYSCALL_EXIT,
+}
+# Value columns per kind: the payload fields each keeps, in order (see decode.N_VALUES).
+_VALUES: dict[int, tuple[str, ...]] = {
+    Kind.SWITCH: ("prev_tid", "prev_prio", "prev_state", "next_tid", "next_prio", "prev_comm", "next_comm"),
+    Kind.WAKING: ("tid", "prio", "target_cpu", "comm", "comm#len"),
+    Kind.WAKEUP: ("tid", "prio", "target_cpu", "comm", "comm#len"),
+    Kind.WAKEUP_NEW: ("tid", "prio", "target_cpu", "comm", "comm#len"),
+    Kind.PROCESS_EXIT: ("tid", "prio", "comm", "comm#len"),
+    Kind.IRQ_ENTRY: ("irq", "name", "name#len"),
+    Kind.IRQ_EXIT: ("irq", "ret"),
+    Kind.SOFTIRQ_RAISE: ("vec",),
+    Kind.SOFTIRQ_ENTRY: ("vec",),
+    Kind.SOFTIRQ_EXIT: ("vec",),
+    Kind.WORK_START: ("work", "function"),
+    Kind.WORK_END: ("work", "function"),
+    K_SYSCALL_ENTRY: (),
+    K_SYSCALL_EXIT: ("ret",),
+    # UST: the thread (context), the message of lttng_ust_tracef, an id field.
+    K_USER: ("vtid", "msg", "msg#len", "id", "id#present", "vpid", "procname"),
+}
+V_OFF = 100  # value index meaning "the field is present" (1) for the '#present' pseudo-field
+
+ROWS_PER_CALL = 1 << 16  # capacity of one decode call (np.empty: untouched rows cost nothing)
+PACKETS_PER_CALL = 1 << 14
+PENDING_ROWS = 1 << 14  # rows decoded ahead per stream before a merge step
+# prev_state bits to the kernel's letters (TASK_REPORT order; 0 is running).
+_STATE_LETTERS = b"SDTtXZPI"
+_LOWEST_LETTER = np.zeros(256, dtype=np.int64)
+for _v in range(1, 256):
+    _LOWEST_LETTER[_v] = _STATE_LETTERS[(_v & -_v).bit_length() - 1]
+_LOWEST_LETTER[0] = ord("R")
+
+
+def kernel_kind(name: str) -> int:
+    """The row kind of an LTTng kernel event name (0: counted only)."""
+    if name in _KERNEL_KINDS:
+        return _KERNEL_KINDS[name]
+    if name.startswith("syscall_entry_") or (name.startswith("sys_") and name != "sys_unknown"):
+        return K_SYSCALL_ENTRY
+    if name.startswith("syscall_exit_"):
+        return K_SYSCALL_EXIT
+    return 0
+
+
+def syscall_name(name: str) -> str:
+    """``syscall_entry_fsync`` / ``sys_fsync`` -> ``fsync``."""
+    for prefix in ("syscall_entry_", "syscall_exit_", "compat_syscall_entry_", "sys_"):
+        if name.startswith(prefix):
+            return name[len(prefix) :]
+    return name
+
+
+@dataclass
+class StreamFile:
+    """One stream file of a trace and how far it has been decoded."""
+
+    trace: int  # index into Session.traces
+    path: Path
+    buf: npt.NDArray[np.uint8]
+    pos: int = 0
+    done: bool = False
+    pending: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros((0, d.N_ROWCOLS), dtype=np.int64))
+    events: int = 0
+    packets: int = 0
+    discarded: int = 0  # events the tracer discarded (events_discarded grew)
+    last_discarded: int = 0
+    lost_packets: int = 0  # packet sequence numbers skipped
+    last_seq: int = -1
+    problem: str | None = None  # why decoding stopped early
+    time_back: int = 0
+    last_clock: int = 0  # the last event's time (clock cycles)
+    first_ts: int = -1
+    last_ts: int = -1
+    lost_marks: list[tuple[int, int, int]] = field(default_factory=list)  # (ts ns, cpu, count) to insert
+
+
+@dataclass
+class CtfTrace:
+    """One CTF trace directory of a session."""
+
+    path: Path
+    meta: Metadata
+    layouts: d.Layouts
+    clock: Clock
+    want: npt.NDArray[np.int64]
+    emit: npt.NDArray[np.int64]
+    counts: npt.NDArray[np.int64]
+    ns_num: int  # clock cycles to ns: * ns_num // ns_den
+    ns_den: int
+    by_id: dict[int, str] = field(default_factory=dict)  # event id -> name (LTTng: one stream class)
+
+
+def find_trace_dirs(root: Path) -> list[Path]:
+    """The CTF trace directories at or below ``root`` (each holds a ``metadata`` file)."""
+    if root.is_file():
+        if root.name == "metadata":
+            return [root.parent]
+        raise InputError(f"{root}: not a CTF trace", hint="give the LTTng trace or session directory")
+    found = sorted({p.parent for p in root.rglob("metadata") if p.is_file()})
+    if not found:
+        raise InputError(
+            f"{root}: no CTF trace below it (no 'metadata' file)",
+            hint="give an LTTng session or trace directory as written by `lttng` (it holds 'metadata' files)",
+        )
+    return found
+
+
+def is_ctf(path: str) -> bool:
+    """True when ``path`` is a directory (or ``metadata`` file) of a CTF trace or session."""
+    p = Path(path)
+    if p.is_dir():
+        return True  # a directory can only be a CTF trace or session; find_trace_dirs explains otherwise
+    return p.name == "metadata" and p.is_file()
+
+
+def _stream_files(trace_dir: Path) -> list[Path]:
+    return sorted(
+        p
+        for p in trace_dir.iterdir()
+        if p.is_file() and p.name != "metadata" and not p.name.startswith(".") and not p.name.endswith(".idx")
+    )
+
+
+def _map(path: Path) -> npt.NDArray[np.uint8]:
+    try:
+        size = path.stat().st_size
+        if size == 0:
+            return np.zeros(0, dtype=np.uint8)
+        with open(path, "rb") as fh:
+            mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror}", hint="check the permissions") from None
+    return np.frombuffer(mm, dtype=np.uint8)
+
+
+class Session:
+    """The CTF traces under one directory, ready to be read in time order."""
+
+    def __init__(self, root: str) -> None:
+        self.root = Path(root)
+        started = time.monotonic()
+        self.traces: list[CtfTrace] = []
+        self.streams: list[StreamFile] = []
+        self.warnings: list[str] = []
+        for tdir in find_trace_dirs(self.root):
+            meta = parse_metadata(tdir / "metadata")
+            self.traces.append(self._prepare(tdir, meta))
+            for f in _stream_files(tdir):
+                self.streams.append(StreamFile(len(self.traces) - 1, f, _map(f)))
+        clocks = {(t.clock.name, t.clock.uuid) for t in self.traces}
+        if len(clocks) > 1:
+            names = ", ".join(
+                f"{t.path.relative_to(self.root) if t.path != self.root else t.path}: {t.clock.name}"
+                f" {t.clock.uuid or ''}".strip()
+                for t in self.traces
+            )
+            uuids = {u for _n, u in clocks if u}
+            if len({n for n, _u in clocks}) > 1 or len(uuids) > 1:
+                raise InputError(
+                    f"{self.root}: the traces use different clocks ({names}); their times cannot be joined",
+                    hint="record kernel and user space in one LTTng session (both on the monotonic clock)",
+                )
+        if not self.streams or all(len(s.buf) == 0 for s in self.streams):
+            raise InputError(
+                f"{self.root}: the session holds no events (its stream files are missing or empty)",
+                hint="was the session started and stopped (`lttng start` ... `lttng stop`) before `lttng destroy`?",
+            )
+        self.seconds = time.monotonic() - started
+        self.interner = Interner()
+        self.eid = 0
+
+    @staticmethod
+    def _prepare(tdir: Path, meta: Metadata) -> CtfTrace:
+        layouts = d.compile_layouts(meta)
+        if layouts.packet_unsupported:
+            raise InputError(
+                f"{tdir}: the packet or event header layout is not one this reader decodes"
+                f" ({layouts.packet_unsupported})",
+                hint="convert the trace with babeltrace2, or report the layout",
+            )
+        n_streams, n_ids = layouts.event_progs.shape[:2]
+        want = np.zeros((n_streams, n_ids), dtype=np.int64)
+        emit = np.full((n_streams, n_ids, d.N_VALUES), -1, dtype=np.int64)
+        ust = meta.domain == "ust"
+        for (sid, eid), name in layouts.names.items():
+            kind = K_USER if ust else kernel_kind(name)
+            if not kind or (sid, eid) in layouts.unsupported:
+                continue
+            want[sid, eid] = kind
+            regs = {**layouts.ctx_regs.get(sid, {}), **layouts.regs[(sid, eid)]}
+            for k, fname in enumerate(_VALUES.get(kind, ())):
+                if fname == "id#present":
+                    continue
+                r = regs.get(fname)
+                if r is None and fname == "vtid":
+                    r = regs.get("tid")
+                if r is None and fname == "procname#":
+                    r = None
+                if r is not None:
+                    emit[sid, eid, k] = r
+        clock = next(iter(meta.clocks.values())) if meta.clocks else Clock("unknown")
+        g = np.gcd(1_000_000_000, clock.freq)
+        return CtfTrace(
+            tdir,
+            meta,
+            layouts,
+            clock,
+            want,
+            emit,
+            np.zeros((n_streams, n_ids), dtype=np.int64),
+            1_000_000_000 // int(g),
+            clock.freq // int(g),
+        )
+
+    # -- decoding -------------------------------------------------------------------------------
+
+    def _decode_more(self, s: StreamFile) -> None:
+        """Decode the next packets of ``s`` into ``s.pending`` (timestamps in ns)."""
+        t = self.traces[s.trace]
+        lay = t.layouts
+        cap = ROWS_PER_CALL
+        while True:  # np.empty: only the rows written are touched
+            rows = np.empty((cap, d.N_ROWCOLS), dtype=np.int64)
+            packets = np.empty((PACKETS_PER_CALL, d.N_PKTCOLS), dtype=np.int64)
+            st = np.zeros(8, dtype=np.int64)
+            st[0] = cap
+            st[7] = s.last_clock
+            d.decode(
+                s.buf,
+                s.pos,
+                lay.ops,
+                lay.stream_progs,
+                lay.event_progs,
+                lay.roles,
+                lay.skips,
+                t.want,
+                t.emit,
+                t.counts,
+                rows,
+                packets,
+                st,
+            )
+            if st[3] == d.ST_ROWS_FULL and st[2] == 0:  # one packet needs more rows than one call holds
+                cap = int(st[4])
+                continue
+            break
+        pos, nrows, npk, code, stop_at, nev, back, s.last_clock = st.tolist()
+        s.pos = pos
+        s.events += nev
+        s.packets += npk
+        s.time_back += back
+        for pk in packets[:npk].tolist():
+            disc, seq = pk[d.P_DISC], pk[d.P_SEQ]
+            if pk[d.P_BACK]:  # the clock went back between packets: nothing spans the jump
+                s.lost_marks.append((self._ns(t, pk[d.P_TSB]), pk[d.P_CPU], 0))
+            if disc > s.last_discarded:  # events_discarded is cumulative per stream
+                s.lost_marks.append((self._ns(t, pk[d.P_TSB]), pk[d.P_CPU], disc - s.last_discarded))
+                s.discarded += disc - s.last_discarded
+                s.last_discarded = disc
+            if seq >= 0:
+                if s.last_seq >= 0 and seq > s.last_seq + 1:
+                    s.lost_packets += seq - s.last_seq - 1
+                    s.lost_marks.append((self._ns(t, pk[d.P_TSB]), pk[d.P_CPU], 0))
+                s.last_seq = seq
+        if code not in (d.ST_END, d.ST_ROWS_FULL):
+            what = d.STOP_TEXT.get(code, f"stop code {code}")
+            if code == d.ST_UNSUPPORTED:
+                what += f" ({', '.join(sorted(set(lay.unsupported.values())))})" if lay.unsupported else ""
+            s.problem = f"{s.path}: {what} at byte {stop_at}; the events after it were not read"
+            s.done = True
+        elif code == d.ST_END:
+            s.done = True
+        got = rows[:nrows]
+        if nrows:
+            got[:, d.R_TS] = got[:, d.R_TS] * t.ns_num // t.ns_den if t.ns_den != 1 or t.ns_num != 1 else got[:, d.R_TS]
+            if s.first_ts < 0:
+                s.first_ts = int(got[0, d.R_TS])
+            s.last_ts = int(got[-1, d.R_TS])
+        both = np.concatenate([s.pending, got]) if len(s.pending) else got.copy()
+        if len(both) > 1 and bool(np.any(np.diff(both[:, d.R_TS]) < 0)):  # a clock jump: merge in time order
+            both = both[np.argsort(both[:, d.R_TS], kind="stable")]
+        s.pending = both
+
+    @staticmethod
+    def _ns(t: CtfTrace, cycles: int) -> int:
+        return cycles * t.ns_num // t.ns_den
+
+    def rows(self) -> Iterator[tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]]:
+        """Wanted events of all streams in time order: (rows, stream index per row), chunk by chunk.
+
+        Lost-event markers (``Kind.LOST``, value 0 = count) are inserted at the
+        start of the packet whose ``events_discarded`` grew.
+        """
+        streams = self.streams
+        live = list(range(len(streams)))
+        while live:
+            for i in live:
+                s = streams[i]
+                while not s.done and len(s.pending) < PENDING_ROWS:
+                    self._decode_more(s)
+                if s.lost_marks:
+                    marks = np.zeros((len(s.lost_marks), d.N_ROWCOLS), dtype=np.int64)
+                    for k, (ts, cpu, n) in enumerate(s.lost_marks):
+                        marks[k, d.R_KIND], marks[k, d.R_TS], marks[k, d.R_CPU], marks[k, d.R_V0] = (
+                            Kind.LOST,
+                            ts,
+                            cpu,
+                            n,
+                        )
+                        marks[k, d.R_OFF] = -1
+                    s.lost_marks.clear()
+                    both = np.concatenate([marks, s.pending])
+                    s.pending = both[np.argsort(both[:, d.R_TS], kind="stable")]
+            live = [i for i in live if not streams[i].done or len(streams[i].pending)]
+            if not live:
+                return
+            # Everything up to the earliest "last decoded" time of the streams still reading is final.
+            horizon = min(
+                (int(streams[i].pending[-1, d.R_TS]) for i in live if not streams[i].done and len(streams[i].pending)),
+                default=None,
+            )
+            parts, owners = [], []
+            for i in live:
+                p = streams[i].pending
+                if not len(p):
+                    continue
+                n = len(p) if horizon is None else int(np.searchsorted(p[:, d.R_TS], horizon, side="right"))
+                if n:
+                    parts.append(p[:n])
+                    owners.append(np.full(n, i, dtype=np.int64))
+                    streams[i].pending = p[n:]
+            if not parts:
+                continue
+            rows = np.concatenate(parts)
+            owner = np.concatenate(owners)
+            order = np.argsort(rows[:, d.R_TS], kind="stable")
+            yield rows[order], owner[order]
+
+    # -- records --------------------------------------------------------------------------------
+
+    def text(self, stream: int, off: int, length: int) -> bytes:
+        """Bytes of a string field (NUL-trimmed)."""
+        buf = self.streams[stream].buf
+        if off < 0 or length <= 0:
+            return b""
+        return bytes(buf[off : off + length]).split(b"\0", 1)[0]
+
+    def event_name(self, stream: int, eid: int) -> str:
+        """The event's name."""
+        t = self.traces[self.streams[stream].trace]
+        by_id = t.by_id
+        if not by_id:
+            for (sid, e), name in t.layouts.names.items():
+                if t.want[sid, e] or e not in by_id:
+                    by_id[e] = name
+        return by_id.get(eid, f"event {eid}")
+
+    def stream_label(self, stream: int) -> str:
+        """The stream file relative to the session root."""
+        p = self.streams[stream].path
+        try:
+            return str(p.relative_to(self.root))
+        except ValueError:
+            return str(p)
+
+    def source_records(self) -> list[SourceRecord]:
+        """One record per stream file and metadata file (size and sha256)."""
+        out = []
+        paths = [t.path / "metadata" for t in self.traces] + [s.path for s in self.streams]
+        for p in paths:
+            h = hashlib.sha256()
+            with open(p, "rb") as fh:
+                for chunk in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(chunk)
+            out.append(SourceRecord(str(p), os.path.getsize(p), h.hexdigest(), self.seconds))
+        return out
+
+    def notes(self) -> list[str]:
+        """Warnings about what could not be read or was lost, per stream (for the report)."""
+        out = list(self.warnings)
+        for i, s in enumerate(self.streams):
+            label = self.stream_label(i)
+            if s.problem:
+                out.append(s.problem)
+            if s.discarded:
+                out.append(
+                    f"{label}: the tracer discarded {s.discarded} events (ring buffer full); "
+                    "nothing spanning the gap is measured"
+                )
+            if s.lost_packets:
+                out.append(f"{label}: {s.lost_packets} packets lost (sequence numbers skipped)")
+            if s.time_back:
+                out.append(f"{label}: {s.time_back} event timestamps go back in time")
+        for t in self.traces:
+            for (sid, eid), why in t.layouts.unsupported.items():
+                if t.counts[sid, eid] if sid < t.counts.shape[0] and eid < t.counts.shape[1] else 0:
+                    out.append(f"{t.path}: events {t.layouts.names[(sid, eid)]} not decoded: {why}")
+        return out
+
+    def skipped(self) -> dict[bytes, int]:
+        """Events counted but not analysed, by name."""
+        out: dict[bytes, int] = {}
+        for t in self.traces:
+            for (sid, eid), name in t.layouts.names.items():
+                n = int(t.counts[sid, eid])
+                if n and not t.want[sid, eid]:
+                    out[name.encode()] = out.get(name.encode(), 0) + n
+        return out
+
+
+def state_letters(values: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """LTTng's integer ``prev_state`` as the first letter ftrace prints (R, S, D, T, t, X, Z, P, I)."""
+    out: npt.NDArray[np.int64] = _LOWEST_LETTER[values & 0xFF]
+    return out
+
+
+def kernel_batch(
+    session: Session, rows: npt.NDArray[np.int64], owner: npt.NDArray[np.int64], prio_shift_wakeup: bool
+) -> EventBatch:
+    """The engine's columns for the kernel rows of one merged chunk (syscall and UST rows are left out)."""
+    keep = rows[:, d.R_KIND] < K_SYSCALL_ENTRY
+    rows, owner = rows[keep], owner[keep]
+    n = len(rows)
+    kind = np.ascontiguousarray(rows[:, d.R_KIND])
+    v = [rows[:, d.R_V0 + k] for k in range(d.N_VALUES)]
+    zeros = np.zeros(n, dtype=np.int64)
+    pid, prio, next_pid, next_prio, state, work = (zeros.copy() for _ in range(6))
+    sw = kind == Kind.SWITCH
+    pid[sw], prio[sw], next_pid[sw], next_prio[sw] = v[0][sw], v[1][sw] + 100, v[3][sw], v[4][sw] + 100
+    state[sw] = state_letters(v[2][sw])
+    wk = (kind == Kind.WAKING) | (kind == Kind.WAKEUP) | (kind == Kind.WAKEUP_NEW)
+    pid[wk], prio[wk], next_pid[wk] = v[0][wk], v[1][wk] + (100 if prio_shift_wakeup else 0), v[2][wk]
+    ex = kind == Kind.PROCESS_EXIT
+    pid[ex], prio[ex] = v[0][ex], v[1][ex] + (100 if prio_shift_wakeup else 0)
+    irq = (
+        (kind == Kind.IRQ_ENTRY) | (kind == Kind.IRQ_EXIT) | (kind >= Kind.SOFTIRQ_RAISE) & (kind <= Kind.SOFTIRQ_EXIT)
+    )
+    pid[irq] = v[0][irq]
+    lost = kind == Kind.LOST
+    pid[lost] = v[0][lost]
+    interner = session.interner
+    irq_rows = np.flatnonzero(kind == Kind.IRQ_ENTRY)
+    if len(irq_rows):  # names interned once per distinct (stream, text): read the text of one row per group
+        keys = _name_keys(session, owner[irq_rows], v[1][irq_rows], v[2][irq_rows])
+        _uniq, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        ids = np.array(
+            [
+                interner.id(session.text(int(owner[irq_rows[i]]), int(v[1][irq_rows[i]]), int(v[2][irq_rows[i]])))
+                for i in first.tolist()
+            ],
+            dtype=np.int64,
+        )
+        state[irq_rows] = ids[inverse.ravel()]
+    work_rows = np.flatnonzero((kind == Kind.WORK_START) | (kind == Kind.WORK_END))
+    for col, dest in ((v[1], state), (v[0], work)):  # function and work item addresses as hex text
+        values = col[work_rows]
+        uniq, inverse = np.unique(values, return_inverse=True)
+        ids = np.array([interner.id(b"0x%x" % (x & 0xFFFFFFFFFFFFFFFF)) for x in uniq.tolist()], dtype=np.int64)
+        dest[work_rows] = ids[inverse.ravel()] if len(uniq) else dest[work_rows]
+    ts = rows[:, d.R_TS].astype(np.float64) / 1e9
+    cpu = np.ascontiguousarray(rows[:, d.R_CPU])
+    line_no = np.ascontiguousarray(rows[:, d.R_OFF])
+
+    def event(i: int) -> TraceEvent:
+        return _record(session, rows[i], int(owner[i]), prio_shift_wakeup)
+
+    batch = EventBatch(
+        session.eid,
+        kind=kind,
+        ts=ts,
+        cpu=cpu,
+        line_no=line_no,
+        pid=pid,
+        prio=prio,
+        next_pid=next_pid,
+        next_prio=next_prio,
+        state=state,
+        work=work,
+        event=event,
+    )
+    session.eid += n
+    return batch
+
+
+_KEY_BYTES = 32  # string fields are grouped by their first 32 bytes and length (longer ones row by row)
+
+
+def _name_keys(
+    session: Session, owner: npt.NDArray[np.int64], off: npt.NDArray[np.int64], length: npt.NDArray[np.int64]
+) -> npt.NDArray[np.uint64]:
+    """Per row a 64-bit key of the string it points at (stream, length, first bytes; longer ones unique per row).
+
+    Two different names in one trace would have to collide in a 64-bit multiplicative hash to be merged.
+    """
+    n = len(owner)
+    h = owner.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15) ^ length.astype(np.uint64)
+    cols = np.arange(_KEY_BYTES)[None, :]
+    for stream in np.unique(owner).tolist():
+        sel = np.flatnonzero(owner == stream)
+        buf = session.streams[stream].buf
+        idx = np.minimum(off[sel, None] + cols, len(buf) - 1)
+        text = np.where(cols < length[sel, None], buf[idx], 0).astype(np.uint64)
+        hs = h[sel]
+        for k in range(_KEY_BYTES):
+            hs = (hs ^ text[:, k]) * np.uint64(0x100000001B3)
+        h[sel] = hs
+    long = np.flatnonzero(length > _KEY_BYTES)
+    h[long] = np.arange(len(long), dtype=np.uint64) | np.uint64(1 << 63)  # read whole, row by row
+    out: npt.NDArray[np.uint64] = h
+    del n
+    return out
+
+
+def _record(session: Session, row: npt.NDArray[np.int64], stream: int, shift: bool) -> TraceEvent:
+    """The full record of one kernel row; its ``line`` names the stream file, byte offset and fields."""
+    r = row.tolist()
+    kind, ts, cpu, off = r[d.R_KIND], r[d.R_TS] / 1e9, r[d.R_CPU], r[d.R_OFF]
+    v = r[d.R_V0 :]
+    label = session.stream_label(stream).encode()
+    head = b"%s+%d [%03d] %.9f: " % (label, off, cpu, ts)
+    if kind == Kind.LOST:
+        return make_event((kind, ts, cpu, 0, head + b"[LOST %d EVENTS]" % v[0], v[0], 0, b"", b"", 0, 0, b""))
+    name = session.event_name(stream, r[d.R_EID]).encode()
+    line_no = max(off, 0)
+    if kind == Kind.SWITCH:
+        pc = session.text(stream, v[5], 16)
+        nc = session.text(stream, v[6], 16)
+        st = bytes((int(state_letters(np.array([v[2]]))[0]),))
+        line = (
+            head
+            + b"%s: prev_comm=%s prev_tid=%d prev_prio=%d prev_state=%d next_comm=%s next_tid=%d next_prio=%d"
+            % (name, pc, v[0], v[1], v[2], nc, v[3], v[4])
+        )
+        return make_event((kind, ts, cpu, line_no, line, v[0], v[1] + 100, pc, st, v[3], v[4] + 100, nc))
+    if kind in (Kind.WAKING, Kind.WAKEUP, Kind.WAKEUP_NEW):
+        comm = session.text(stream, v[3], v[4])
+        line = head + b"%s: comm=%s tid=%d prio=%d target_cpu=%d" % (name, comm, v[0], v[1], v[2])
+        return make_event((kind, ts, cpu, line_no, line, v[0], v[1] + (100 if shift else 0), comm, b"", v[2], 0, b""))
+    if kind == Kind.PROCESS_EXIT:
+        comm = session.text(stream, v[2], v[3])
+        line = head + b"%s: comm=%s tid=%d prio=%d" % (name, comm, v[0], v[1])
+        return make_event((kind, ts, cpu, line_no, line, v[0], v[1] + (100 if shift else 0), comm, b"", 0, 0, b""))
+    if kind == Kind.IRQ_ENTRY:
+        irq_name = session.text(stream, v[1], v[2])
+        line = head + b"%s: irq=%d name=%s" % (name, v[0], irq_name)
+        return make_event((kind, ts, cpu, line_no, line, v[0], 0, b"", irq_name, 0, 0, b""))
+    if kind in (Kind.WORK_START, Kind.WORK_END):
+        func = b"0x%x" % (v[1] & 0xFFFFFFFFFFFFFFFF)
+        work = b"0x%x" % (v[0] & 0xFFFFFFFFFFFFFFFF)
+        line = head + b"%s: work=%s function=%s" % (name, work, func)
+        return make_event((kind, ts, cpu, line_no, line, 0, 0, work, func, 0, 0, b""))
+    line = head + b"%s: %d" % (name, v[0])
+    return make_event((kind, ts, cpu, line_no, line, v[0], 0, b"", b"", 0, 0, b""))
+
+
+def describe(session: Session) -> dict[str, object]:
+    """The session's traces, clocks and streams for the JSON ``input`` section (wall time shown, monotonic kept)."""
+    import datetime
+
+    def wall(t: CtfTrace, ns: int) -> str | None:
+        if ns < 0:
+            return None
+        epoch = t.clock.epoch_offset_ns + ns
+        return datetime.datetime.fromtimestamp(epoch / 1e9, tz=datetime.UTC).isoformat(timespec="microseconds")
+
+    traces = []
+    for k, t in enumerate(session.traces):
+        streams = [
+            {
+                "file": session.stream_label(i),
+                "events": s.events,
+                "packets": s.packets,
+                "discarded_events": s.discarded,
+                "lost_packets": s.lost_packets,
+                "first_ts": s.first_ts / 1e9 if s.first_ts >= 0 else None,
+                "last_ts": s.last_ts / 1e9 if s.last_ts >= 0 else None,
+                "first_wall": wall(t, s.first_ts),
+                "time_went_back": s.time_back,
+                "problem": s.problem,
+            }
+            for i, s in enumerate(session.streams)
+            if s.trace == k
+        ]
+        traces.append(
+            {
+                "path": str(t.path),
+                "domain": t.meta.domain,
+                "tracer": "{} {}.{}".format(*t.meta.tracer),
+                "hostname": t.meta.env.get("hostname"),
+                "clock": {
+                    "name": t.clock.name,
+                    "freq": t.clock.freq,
+                    "uuid": t.clock.uuid,
+                    "offset_ns": t.clock.epoch_offset_ns,
+                },
+                "streams": streams,
+            }
+        )
+    return {"traces": traces, "notes": session.notes()}

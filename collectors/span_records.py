@@ -1,0 +1,170 @@
+"""Records shared by the span sources (collectors) and the span analysis (detectors): marks, spans, kernel table."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+
+@dataclass(frozen=True)
+class Ref:
+    """One cited event: its time (trace seconds), CPU, where it stands (file:line or stream+byte) and its text."""
+
+    ts: float
+    cpu: int
+    where: str
+    text: str
+    line_no: int = 0  # 1-based line (text traces) or byte offset (CTF streams), for the evidence locator
+    source: str = ""  # the file the locator points into
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A user-space event that may open or close a span: a UST event, a trace_marker write, a CSV row's edge."""
+
+    ts: float
+    tid: int
+    text: str  # the tracef message / marker text, or the provider event name
+    ident: int | None  # an id field of a provider event
+    ref: Ref
+
+
+@dataclass(frozen=True)
+class Span:
+    """One request: opened and closed on one thread."""
+
+    name: str
+    tid: int
+    key: str  # the id the two ends share ("" when paired by nesting)
+    start: float
+    end: float
+    begin_ref: Ref
+    end_ref: Ref
+
+    @property
+    def duration(self) -> float:
+        """Seconds."""
+        return self.end - self.start
+
+
+SWITCH, WAKING, WAKEUP, WAKEUP_NEW = 1, 2, 3, 4
+IRQ_ENTRY, IRQ_EXIT, SOFTIRQ_ENTRY, SOFTIRQ_EXIT = 5, 6, 8, 9
+LOST = 17
+SYSCALL_ENTRY, SYSCALL_EXIT = 100, 101
+WAKES = (WAKING, WAKEUP, WAKEUP_NEW)
+
+
+@dataclass
+class KernelTable:
+    """Kernel events as columns, in time order (see the module docstring); ``ref(i)`` cites row ``i``."""
+
+    kind: npt.NDArray[np.int64]
+    ts: npt.NDArray[np.float64]
+    cpu: npt.NDArray[np.int64]
+    pid: npt.NDArray[np.int64]
+    prio: npt.NDArray[np.int64]
+    next_pid: npt.NDArray[np.int64]
+    next_prio: npt.NDArray[np.int64]
+    state: npt.NDArray[np.int64]  # SWITCH: prev_state letter; SYSCALL_*: the syscall name id
+    ref: Callable[[int], Ref]
+    comm: Callable[[int], str]  # tid -> its last comm
+    syscall_name: Callable[[int], str]
+    has_syscalls: bool
+
+    def __post_init__(self) -> None:
+        sw = np.flatnonzero(self.kind == SWITCH)
+        self._cpus: dict[int, tuple[npt.NDArray[np.float64], npt.NDArray[np.int64], npt.NDArray[np.int64]]] = {}
+        for c in np.unique(self.cpu[sw]).tolist():
+            rows = sw[self.cpu[sw] == c]
+            self._cpus[c] = (self.ts[rows], self.next_pid[rows], rows)
+        irq = np.flatnonzero(np.isin(self.kind, (IRQ_ENTRY, IRQ_EXIT, SOFTIRQ_ENTRY, SOFTIRQ_EXIT)))
+        self._irq: dict[int, npt.NDArray[np.int64]] = {
+            c: irq[self.cpu[irq] == c] for c in np.unique(self.cpu[irq]).tolist()
+        }
+        sc = np.flatnonzero((self.kind == SYSCALL_ENTRY) | (self.kind == SYSCALL_EXIT))
+        self._sys: dict[int, npt.NDArray[np.int64]] = {
+            c: sc[self.cpu[sc] == c] for c in np.unique(self.cpu[sc]).tolist()
+        }
+        lost = np.flatnonzero(self.kind == LOST)
+        self.lost_ts = self.ts[lost]
+
+    def current(self, cpu: int, ts: float) -> int | None:
+        """The task running on ``cpu`` just before ``ts`` (None when no switch was seen there yet)."""
+        got = self._cpus.get(cpu)
+        if got is None:
+            return None
+        k = int(np.searchsorted(got[0], ts, side="left")) - 1
+        return int(got[1][k]) if k >= 0 else None
+
+    def ran_between(self, cpu: int, t0: float, t1: float) -> list[tuple[int, int, float]]:
+        """Tasks that ran on ``cpu`` within [t0, t1]: (tid, prio, seconds), most time first (idle left out)."""
+        got = self._cpus.get(cpu)
+        if got is None:
+            return []
+        times, pids, rows = got
+        a = max(int(np.searchsorted(times, t0, side="right")) - 1, 0)
+        b = int(np.searchsorted(times, t1, side="left"))
+        out: dict[int, list[float]] = {}
+        for k in range(a, min(b, len(times))):
+            start, end = max(float(times[k]), t0), min(float(times[k + 1]) if k + 1 < len(times) else t1, t1)
+            tid = int(pids[k])
+            if end > start and tid != 0:
+                entry = out.setdefault(tid, [float(self.next_prio[rows[k]]), 0.0])
+                entry[1] += end - start
+        return sorted(((tid, int(v[0]), v[1]) for tid, v in out.items()), key=lambda x: -x[2])
+
+    def irq_at(self, cpu: int, row: int) -> int | None:
+        """The IRQ/softirq entry row open on ``cpu`` at event ``row`` (None when none)."""
+        rows = self._irq.get(cpu)
+        if rows is None:
+            return None
+        k = int(np.searchsorted(rows, row, side="left")) - 1
+        depth = 0
+        while k >= 0:  # the innermost open handler: walk back over closed pairs
+            r = int(rows[k])
+            if self.kind[r] in (IRQ_EXIT, SOFTIRQ_EXIT):
+                depth += 1
+            elif depth:
+                depth -= 1
+            else:
+                return r
+            k -= 1
+        return None
+
+    def irqs_between(self, cpu: int, t0: float, t1: float) -> list[tuple[float, float, int, int]]:
+        """IRQ/softirq handlers on ``cpu`` clipped to [t0, t1]: (start, end, entry row, exit row)."""
+        rows = self._irq.get(cpu)
+        if rows is None:
+            return []
+        ts = self.ts[rows]
+        a, b = int(np.searchsorted(ts, t0, side="left")), int(np.searchsorted(ts, t1, side="right"))
+        out = []
+        open_: list[int] = []
+        for r in rows[a:b].tolist():
+            if self.kind[r] in (IRQ_ENTRY, SOFTIRQ_ENTRY):
+                open_.append(r)
+            elif open_:
+                e = open_.pop()
+                if not open_:  # nested handlers count once, as the outermost
+                    out.append((float(self.ts[e]), float(self.ts[r]), e, r))
+        return out
+
+    def syscall_at(self, cpu: int, row: int) -> tuple[str, int] | None:
+        """The syscall open on ``cpu`` at ``row`` (its name and entry row)."""
+        rows = self._sys.get(cpu)
+        if rows is None:
+            return None
+        k = int(np.searchsorted(rows, row, side="left")) - 1
+        if k >= 0 and self.kind[int(rows[k])] == SYSCALL_ENTRY:
+            r = int(rows[k])
+            return self.syscall_name(int(self.state[r])), r
+        return None
+
+    def thread_rows(self, tid: int) -> npt.NDArray[np.int64]:
+        """Rows that change ``tid``'s state: its switches in and out, its wakeups."""
+        k = self.kind
+        sel = ((k == SWITCH) & ((self.pid == tid) | (self.next_pid == tid))) | (np.isin(k, WAKES) & (self.pid == tid))
+        return np.flatnonzero(sel)

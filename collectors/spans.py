@@ -1,0 +1,285 @@
+"""Span sources and the kernel table the span breakdown reads.
+
+Marks (the edges of spans) come from LTTng UST events (``lttng_ust_tracef``
+messages, provider events with their ``id`` field, the thread from the
+``vtid`` context), from ftrace ``trace_marker`` writes in the kernel trace
+text, and spans whole from a CSV or JSONL file of ``tid,name,start_ns,end_ns``
+(CLOCK_MONOTONIC).  :class:`KernelKeeper` sits in front of the scheduling
+engine and keeps the kernel columns (and the comms) for the breakdown.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from collectors.ctf import decode as d
+from collectors.ctf.reader import K_SYSCALL_ENTRY, K_SYSCALL_EXIT, K_USER, Session, syscall_name
+from collectors.span_records import KernelTable, Mark, Ref, Span
+from collectors.trace_batch import EventBatch
+from collectors.trace_events import TraceEvent
+from collectors.trace_input import open_trace
+from forensics.errors import InputError
+
+_MARKER = re.compile(
+    rb"^\s*(?P<comm>.+)-(?P<pid>\d+)\s+(?:\(\s*\S+\)\s+)?\[(?P<cpu>\d+)\]\s+(?:\S+\s+)?(?P<ts>\d+\.\d+):\s+"
+    rb"(?:tracing_mark_write|print):\s+(?:tracing_mark_write:\s+)?(?P<msg>.*?)\s*$"
+)
+
+
+class KernelKeeper:
+    """A batch sink that keeps the kernel columns and comms, then feeds the engine (``inner``)."""
+
+    def __init__(self, inner: object, source: str) -> None:
+        self.inner = inner
+        self.source = source
+        self.cols: list[tuple[npt.NDArray[np.int64], ...]] = []
+        self.ts: list[npt.NDArray[np.float64]] = []
+        self.events: list[tuple[int, Callable[[int], TraceEvent]]] = []
+        self.comms: dict[int, str] = {0: "<idle>"}
+
+    @property
+    def done(self) -> bool:
+        """The engine has seen enough (a window ended)."""
+        return bool(getattr(self.inner, "done", False))
+
+    def feed(self, batch: EventBatch) -> None:
+        """Keep the columns, learn new comms, pass on."""
+        self.cols.append(
+            (
+                batch.kind.copy(),
+                batch.cpu.copy(),
+                batch.pid.copy(),
+                batch.prio.copy(),
+                batch.next_pid.copy(),
+                batch.next_prio.copy(),
+                batch.state.copy(),
+                batch.line_no.copy(),
+            )
+        )
+        self.ts.append(batch.ts.copy())
+        self.events.append((batch.first_eid, batch.event))
+        sw = np.flatnonzero(batch.kind == 1)
+        for col, attr in ((batch.next_pid, "next_comm"), (batch.pid, "comm")):
+            pids, first = np.unique(col[sw], return_index=True)
+            for p, i in zip(pids.tolist(), first.tolist(), strict=True):
+                if p not in self.comms:
+                    self.comms[p] = getattr(batch.event(int(sw[i])), attr).decode("utf-8", "replace")
+        feed = getattr(self.inner, "feed", None)
+        if feed is not None:
+            feed(batch)
+
+    def table(
+        self,
+        extra: tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], Callable[[int], Ref]] | None = None,
+        syscall_names: Callable[[int], str] | None = None,
+    ) -> KernelTable:
+        """The kept rows as a :class:`KernelTable`; ``extra`` adds rows (syscalls: cols, ts, ref) merged by time."""
+        n_cols = 8
+        cols = [
+            np.concatenate([c[k] for c in self.cols]) if self.cols else np.zeros(0, dtype=np.int64)
+            for k in range(n_cols)
+        ]
+        ts = np.concatenate(self.ts) if self.ts else np.zeros(0)
+        n_kernel = len(ts)
+        starts = np.array([first for first, _e in self.events] + [n_kernel], dtype=np.int64)
+        events = [e for _f, e in self.events]
+        ref_extra = None
+        if extra is not None and len(extra[1]):
+            ecols, ets, ref_extra = extra
+            cols = [np.concatenate([cols[k], ecols[k]]) for k in range(n_cols)]
+            ts = np.concatenate([ts, ets])
+        order = np.argsort(ts, kind="stable")
+        cols = [c[order] for c in cols]
+        ts = ts[order]
+        source = self.source
+
+        def ref(i: int) -> Ref:
+            orig = int(order[i])
+            if orig >= n_kernel:
+                assert ref_extra is not None
+                return ref_extra(orig - n_kernel)
+            b = int(np.searchsorted(starts, orig, side="right")) - 1
+            ev = events[b](orig - int(starts[b]))
+            text = ev.line.decode("utf-8", "replace")
+            where = (
+                text.split(" ", 1)[0]
+                if text.split(" ", 1)[0].count("+") == 1 and "[" not in text.split(" ", 1)[0]
+                else f"{source}:{ev.line_no}"
+            )
+            return Ref(ev.ts, ev.cpu, where, text, ev.line_no, source)
+
+        comms = self.comms
+        return KernelTable(
+            kind=cols[0],
+            ts=ts,
+            cpu=cols[1],
+            pid=cols[2],
+            prio=cols[3],
+            next_pid=cols[4],
+            next_prio=cols[5],
+            state=cols[6],
+            ref=ref,
+            comm=lambda tid: comms.get(tid, f"TID {tid}"),
+            syscall_name=syscall_names or (lambda _i: "?"),
+            has_syscalls=extra is not None and len(extra[1]) > 0,
+        )
+
+
+def ctf_syscalls(
+    session: Session, rows: npt.NDArray[np.int64], owner: npt.NDArray[np.int64]
+) -> tuple[tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], Callable[[int], Ref]], Callable[[int], str]]:
+    """Syscall entry/exit rows of a CTF session as extra kernel-table rows, and the name of each name id."""
+    sel = np.flatnonzero((rows[:, d.R_KIND] == K_SYSCALL_ENTRY) | (rows[:, d.R_KIND] == K_SYSCALL_EXIT))
+    n = len(sel)
+    names: list[str] = []
+    ids: dict[str, int] = {}
+    state = np.zeros(n, dtype=np.int64)
+    for k, r in enumerate(sel.tolist()):
+        name = syscall_name(session.event_name(int(owner[r]), int(rows[r, d.R_EID])))
+        if name not in ids:
+            ids[name] = len(names)
+            names.append(name)
+        state[k] = ids[name]
+    z = np.zeros(n, dtype=np.int64)
+    cols = (rows[sel, d.R_KIND].copy(), rows[sel, d.R_CPU].copy(), z, z, z, z, state, rows[sel, d.R_OFF].copy())
+    ts = rows[sel, d.R_TS].astype(np.float64) / 1e9
+
+    def ref(k: int) -> Ref:
+        r = int(sel[k])
+        return _ctf_ref(session, rows[r], int(owner[r]))
+
+    return (tuple(cols), ts, ref), lambda i: names[i] if 0 <= i < len(names) else "?"  # type: ignore[return-value]
+
+
+def _ctf_ref(session: Session, row: npt.NDArray[np.int64], stream: int) -> Ref:
+    label = session.stream_label(stream)
+    off = int(row[d.R_OFF])
+    ts = int(row[d.R_TS]) / 1e9
+    name = session.event_name(stream, int(row[d.R_EID]))
+    return Ref(
+        ts,
+        int(row[d.R_CPU]),
+        f"{label}+{off}",
+        f"{label}+{off} [{int(row[d.R_CPU]):03d}] {ts:.9f}: {name}",
+        off,
+        str(session.root),
+    )
+
+
+def ust_marks(
+    session: Session, rows: npt.NDArray[np.int64], owner: npt.NDArray[np.int64]
+) -> tuple[list[Mark], list[str]]:
+    """Marks from the UST rows of a session (tracef message, or the event name and its ``id`` field)."""
+    sel = np.flatnonzero(rows[:, d.R_KIND] == K_USER)
+    marks: list[Mark] = []
+    notes: list[str] = []
+    has_id: dict[tuple[int, int], bool] = {}
+    no_tid = 0
+    for r in sel.tolist():
+        row = rows[r]
+        stream = int(owner[r])
+        v = row[d.R_V0 :].tolist()
+        eid = int(row[d.R_EID])
+        name = session.event_name(stream, eid)
+        trace = session.traces[session.streams[stream].trace]
+        key = (session.streams[stream].trace, eid)
+        if key not in has_id:
+            has_id[key] = any("id" in regs and e == eid for (_s, e), regs in trace.layouts.regs.items())
+            tid_known = any(t in trace.layouts.ctx_regs.get(0, {}) for t in ("vtid", "tid"))
+            tid_known = tid_known or any(
+                ("vtid" in regs or "tid" in regs) and e == eid for (_s, e), regs in trace.layouts.regs.items()
+            )
+            has_id[(key[0], -1 - eid)] = tid_known
+        tid = v[0] if has_id[(key[0], -1 - eid)] else -1
+        if tid < 0:
+            no_tid += 1
+        text = session.text(stream, v[1], v[2]).decode("utf-8", "replace") if v[2] > 0 else name
+        ident = v[3] if has_id[key] else None
+        ref = _ctf_ref(session, row, stream)
+        excerpt = f"{ref.text} {text!r}" + (f" id={ident}" if ident is not None else "") + f" vtid={tid}"
+        marks.append(Mark(ref.ts, tid, text, ident, Ref(ref.ts, ref.cpu, ref.where, excerpt, ref.line_no, ref.source)))
+    if no_tid:
+        notes.append(
+            f"{no_tid} user-space events carry no thread id: "
+            "record with `lttng add-context -u -t vtid` to pair per thread"
+        )
+    return marks, notes
+
+
+def marker_marks(path: str) -> list[Mark]:
+    """ftrace ``trace_marker`` writes (``tracing_mark_write: TEXT``) of a text trace, as marks."""
+    marks: list[Mark] = []
+    with open_trace(path, None) as stream:
+        line_no = 0
+        tail = b""
+        for chunk in stream.chunks:
+            data = tail + chunk
+            lines = data.split(b"\n")
+            tail = lines.pop()
+            for line in lines:
+                line_no += 1
+                if b"tracing_mark_write" not in line and b" print: " not in line:
+                    continue
+                m = _MARKER.match(line)
+                if m:
+                    text = line.decode("utf-8", "replace")
+                    ts, cpu = float(m.group("ts")), int(m.group("cpu"))
+                    ref = Ref(ts, cpu, f"{stream.name}:{line_no}", text, line_no, stream.name)
+                    marks.append(Mark(ts, int(m.group("pid")), m.group("msg").decode("utf-8", "replace"), None, ref))
+    return marks
+
+
+def table_spans(path: Path) -> list[Span]:
+    """Spans of a CSV (header ``tid,name,start_ns,end_ns``) or JSONL file (objects with those keys)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror}", hint="check the path") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not a text file", hint="give a CSV or JSONL of tid,name,start_ns,end_ns") from None
+    rows: list[tuple[int, dict[str, str]]] = []
+    if text.lstrip().startswith("{"):
+        for n, line in enumerate(text.splitlines(), 1):
+            if line.strip():
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise InputError(f"{path}:{n}: not JSON ({exc.msg})", hint="one object per line") from None
+                rows.append((n, {k: str(v) for k, v in obj.items()}))
+    else:
+        reader = csv.DictReader(io.StringIO(text))
+        rows = [(n, row) for n, row in enumerate(reader, 2)]
+    spans = []
+    for n, row in rows:
+        try:
+            tid, name = int(row["tid"]), row["name"]
+            start, end = int(row["start_ns"]) / 1e9, int(row["end_ns"]) / 1e9
+        except (KeyError, ValueError, TypeError):
+            raise InputError(
+                f"{path}:{n}: not a span row (tid, name, start_ns, end_ns)",
+                hint="columns tid,name,start_ns,end_ns; times in ns of CLOCK_MONOTONIC",
+            ) from None
+        if end < start:
+            raise InputError(f"{path}:{n}: the span ends before it starts", hint="check start_ns and end_ns")
+        line = f"{path.name}:{n}"
+        excerpt = text.splitlines()[n - 1] if n - 1 < len(text.splitlines()) else ""
+        spans.append(
+            Span(
+                name,
+                tid,
+                "",
+                start,
+                end,
+                Ref(start, -1, line, excerpt, n, str(path)),
+                Ref(end, -1, line, excerpt, n, str(path)),
+            )
+        )
+    return spans

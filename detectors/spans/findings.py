@@ -1,0 +1,212 @@
+"""The span analysis as a whole (statistics, slow spans, breakdowns), its findings and its JSON digest."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from collectors.span_records import KernelTable, Ref, Span
+from detectors.spans.breakdown import breakdown
+from detectors.spans.model import Breakdown, SpanReport, SpanStats
+from detectors.spans.pairing import slow_spans, statistics
+from forensics.model import (
+    Clock,
+    Evidence,
+    Fact,
+    Finding,
+    Locator,
+    LocatorKind,
+    NotAvailable,
+    Severity,
+    Timestamp,
+    finding_id,
+)
+
+SPANS_SCHEMA = "kforensic.spans/1"
+
+
+def analyse(
+    spans: Sequence[Span],
+    unmatched: dict[str, tuple[int, int]],
+    table: KernelTable | None,
+    slow: float | None,
+    slowest: int,
+    sources: Sequence[str],
+    notes: Sequence[str],
+) -> SpanReport:
+    """Statistics per name, and the breakdown of the slow spans (when a kernel trace is there)."""
+    stats = statistics(spans, unmatched)
+    picked = slow_spans(spans, slow, slowest)
+    out_notes = list(notes)
+    if table is None or not len(table.ts):
+        out_notes.append("no kernel events: slow spans are listed without a breakdown")
+        slow_b: tuple[Breakdown, ...] = tuple(Breakdown(s, (), (), 0, (), "no kernel trace") for s in picked)
+    else:
+        slow_b = tuple(breakdown(table, s) for s in picked)
+    return SpanReport(tuple(stats), tuple(spans), slow_b, tuple(sources), tuple(out_notes))
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.3f} ms"
+
+
+def _evidence(ref: Ref) -> Evidence:
+    return Evidence(
+        source=ref.source or ref.where,
+        locator=Locator(LocatorKind.EVENT, max(ref.line_no, 0), name=f"CPU{ref.cpu}" if ref.cpu >= 0 else None),
+        excerpt=ref.text,
+        timestamp=Timestamp(ref.ts, Clock.MONOTONIC) if ref.ts > 0 else None,
+        cpu=ref.cpu if ref.cpu >= 0 else None,
+    )
+
+
+def explain(b: Breakdown) -> str:
+    """One sentence: where the time went, largest first."""
+    s = b.span
+    if not b.totals:
+        return f"{s.name} on TID {s.tid} took {_ms(s.duration)} ({b.note or 'no breakdown'})."
+    parts = sorted(b.totals, key=lambda kv: -kv[1])
+    head = ", ".join(f"{what} {_ms(sec)}" for what, sec in parts)
+    worst = sorted((p for p in b.parts if p.what not in ("running",)), key=lambda p: -p.duration)[:2]
+    why = "; ".join(f"{p.what} {_ms(p.duration)}: {p.detail}" for p in worst)
+    return f"{s.name} on TID {s.tid} took {_ms(s.duration)}: {head}" + (f" ({why})" if why else "") + "."
+
+
+def span_findings(report: SpanReport, slow: float | None) -> list[Finding]:
+    """One finding per span name: its slowest span explained (when over ``slow`` or when the slowest were asked)."""
+    out = []
+    by_name: dict[str, Breakdown] = {}
+    for b in report.slow:
+        cur = by_name.get(b.span.name)
+        if cur is None or b.span.duration > cur.span.duration:
+            by_name[b.span.name] = b
+    stats = {s.name: s for s in report.stats}
+    for name, b in sorted(by_name.items()):
+        s = b.span
+        st = stats.get(name)
+        refs = [s.begin_ref, s.end_ref]
+        for p in sorted(b.parts, key=lambda p: -p.duration)[:3]:
+            refs += list(p.refs)
+        seen: set[tuple[str, int, str]] = set()
+        evidence = []
+        for r in refs:
+            key = (r.source, r.line_no, r.text)
+            if key not in seen:
+                seen.add(key)
+                evidence.append(_evidence(r))
+        facts = [Fact("span", name), Fact("tid", str(s.tid)), Fact("duration", _ms(s.duration))]
+        facts += [Fact(what, _ms(sec)) for what, sec in b.totals]
+        if st is not None and st.count:
+            facts += [Fact("P50", _ms(st.p50)), Fact("P99", _ms(st.p99)), Fact("max", _ms(st.max))]
+        for p in b.parts:
+            if p.what == "preempted" and p.by_tid is not None:
+                facts.append(Fact("preempted by", f"{p.by_comm} TID {p.by_tid} prio {p.by_prio}"))
+            if p.what == "blocked":
+                facts.append(Fact("blocked", f"{p.state} {_ms(p.duration)}: {p.detail}"))
+                if isinstance(p.syscall, str):
+                    facts.append(Fact("syscall", p.syscall))
+                elif isinstance(p.syscall, NotAvailable):
+                    facts.append(Fact("syscall", f"not available: {p.syscall.reason}"))
+                facts += [Fact("waker chain", c) for c in p.chain]
+        if b.migrations:
+            facts.append(Fact("migrations", str(b.migrations)))
+        over = slow is not None and s.duration > slow
+        severity = Severity.MEDIUM if over else Severity.LOW
+        out.append(
+            Finding(
+                id=finding_id("span-slow", name),
+                kind="span-slow",
+                title=f"slow {name} span: {_ms(s.duration)}",
+                severity=severity,
+                confidence=0.75 if b.note else 0.9,
+                confidence_reason=b.note or "every part bounded by traced events",
+                summary=explain(b),
+                evidence=tuple(evidence),
+                facts=tuple(_unique(facts)),
+                next_steps=("open the Gantt PNG (--gantt-png) around this span",),
+                detector="spans",
+            )
+        )
+    return out
+
+
+def _unique(facts: list[Fact]) -> list[Fact]:
+    seen: set[Fact] = set()
+    out = []
+    for f in facts:
+        if f not in seen:
+            seen.add(f)
+            out.append(f)
+    return out
+
+
+def _ref_dict(r: Ref) -> dict[str, object]:
+    return {"ts": r.ts, "cpu": r.cpu, "where": r.where}
+
+
+def _num(x: float) -> float | None:
+    return None if math.isnan(x) else round(x * 1e3, 6)
+
+
+def report_to_dict(report: SpanReport, top: int = 20) -> dict[str, object]:
+    """The compact JSON digest: per-name statistics, the slow spans and their breakdowns."""
+
+    def stats(s: SpanStats) -> dict[str, object]:
+        return {
+            "name": s.name,
+            "count": s.count,
+            "p50_ms": _num(s.p50),
+            "p90_ms": _num(s.p90),
+            "p99_ms": _num(s.p99),
+            "p999_ms": _num(s.p999),
+            "max_ms": _num(s.max),
+            "mean_ms": _num(s.mean),
+            "unmatched_starts": s.unmatched_starts,
+            "unmatched_ends": s.unmatched_ends,
+        }
+
+    def part(p: object) -> dict[str, object]:
+        from detectors.spans.model import Part
+
+        assert isinstance(p, Part)
+        return {
+            "what": p.what,
+            "start": p.start,
+            "ms": round(p.duration * 1e3, 6),
+            "cpu": p.cpu,
+            "detail": p.detail,
+            "by_tid": p.by_tid,
+            "by_comm": p.by_comm or None,
+            "by_prio": p.by_prio,
+            "state": p.state or None,
+            "syscall": p.syscall
+            if isinstance(p.syscall, str)
+            else ({"not_available": p.syscall.reason} if isinstance(p.syscall, NotAvailable) else None),
+            "waker_chain": list(p.chain),
+            "events": [_ref_dict(r) for r in p.refs],
+        }
+
+    return {
+        "schema": SPANS_SCHEMA,
+        "sources": list(report.sources),
+        "notes": list(report.notes),
+        "stats": [stats(s) for s in report.stats],
+        "slow": [
+            {
+                "name": b.span.name,
+                "tid": b.span.tid,
+                "id": b.span.key or None,
+                "start": b.span.start,
+                "end": b.span.end,
+                "ms": round(b.span.duration * 1e3, 6),
+                "from": _ref_dict(b.span.begin_ref),
+                "to": _ref_dict(b.span.end_ref),
+                "totals_ms": {k: round(v * 1e3, 6) for k, v in b.totals},
+                "migrations": b.migrations,
+                "cpus": list(b.cpus),
+                "note": b.note or None,
+                "parts": [part(p) for p in b.parts],
+            }
+            for b in report.slow[:top]
+        ],
+    }

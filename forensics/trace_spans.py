@@ -1,0 +1,132 @@
+"""The span part of ``kforensic trace``: gather marks from every source, check the clocks, pair, analyse, draw."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from forensics.errors import InputError
+
+if TYPE_CHECKING:
+    from collectors.ctf.feed import CtfRead
+    from collectors.span_records import KernelTable, Mark, Span
+    from detectors.spans.model import SpanReport
+    from forensics.model import Finding
+
+KERNEL_CLOCKS = ("local", "global", "counter", "uptime", "perf", "mono", "mono_raw", "boot", "tai", "x86-tsc")
+
+
+@dataclass(frozen=True)
+class SpanOptions:
+    """The span options of ``kforensic trace``."""
+
+    patterns: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
+    slow_ms: float | None = None
+    slowest: int = 3
+    kernel_clock: str = "local"
+    hist_png: Path | None = None
+    gantt_png: Path | None = None
+    extra_notes: list[str] = field(default_factory=list)
+
+    @property
+    def wanted(self) -> bool:
+        """Whether the span analysis was asked for."""
+        return bool(self.patterns or self.sources or self.hist_png or self.gantt_png or self.slow_ms is not None)
+
+
+def _ust_session_marks(path: str) -> tuple[list[Mark], list[str], object]:
+    from collectors.ctf.reader import Session
+    from collectors.spans import ust_marks
+
+    session = Session(path)
+    import numpy as np
+
+    from collectors.ctf import decode as d
+
+    parts = list(session.rows())
+    rows = np.concatenate([r for r, _o in parts]) if parts else np.zeros((0, d.N_ROWCOLS), dtype=np.int64)
+    owner = np.concatenate([o for _r, o in parts]) if parts else np.zeros(0, dtype=np.int64)
+    marks, notes = ust_marks(session, rows, owner)
+    return marks, notes + session.notes(), session
+
+
+def run_spans(
+    trace_file: str,
+    opts: SpanOptions,
+    table: KernelTable | None,
+    ctf: CtfRead | None,
+) -> tuple[SpanReport, list[Finding]]:
+    """Marks from the kernel input and ``opts.sources``, paired and analysed; the PNGs written when asked."""
+    from collectors.spans import marker_marks, table_spans, ust_marks
+    from detectors.spans.findings import analyse, span_findings
+    from detectors.spans.pairing import pair, parse_span_option
+
+    patterns = [parse_span_option(p) for p in opts.patterns]
+    marks: list[Mark] = []
+    direct: list[Span] = []
+    notes: list[str] = list(opts.extra_notes)
+    sources = [trace_file]
+    kernel_clock = None
+    if ctf is not None:
+        rows, owner = ctf.rows()
+        got, n = ust_marks(ctf.session, rows, owner)
+        marks += got
+        notes += n
+        kernel_clock = (ctf.session.traces[0].clock.name, ctf.session.traces[0].clock.uuid)
+    markers = marker_marks(trace_file) if ctf is None else []
+    for src in opts.sources:
+        sources.append(src)
+        p = Path(src)
+        monotonic_needed = True
+        if p.is_dir() or p.name == "metadata":
+            got, n, session = _ust_session_marks(src)
+            clock = session.traces[0].clock  # type: ignore[attr-defined]
+            if kernel_clock is not None:
+                monotonic_needed = False
+                if (clock.name, clock.uuid) != kernel_clock and (
+                    clock.name != kernel_clock[0] or (clock.uuid and kernel_clock[1] and clock.uuid != kernel_clock[1])
+                ):
+                    raise InputError(
+                        f"{src}: its clock ({clock.name} {clock.uuid}) is not the kernel trace's "
+                        f"({kernel_clock[0]} {kernel_clock[1]}); the times cannot be joined",
+                        hint="record both in one LTTng session, or on the same host and boot",
+                    )
+            elif clock.name != "monotonic":
+                raise InputError(
+                    f"{src}: clock {clock.name!r} is not monotonic", hint="record UST on the monotonic clock"
+                )
+            marks += got
+            notes += n
+        else:
+            direct += table_spans(p)
+        if monotonic_needed and ctf is None and opts.kernel_clock != "mono":
+            raise InputError(
+                f"{trace_file}: ftrace clock {opts.kernel_clock!r} cannot be joined with {src} (CLOCK_MONOTONIC)",
+                hint="record ftrace with `echo mono > trace_clock` and pass --kernel-clock mono",
+            )
+    marks.sort(key=lambda m: m.ts)
+    spans, unmatched = pair(marks, patterns)
+    if markers:  # paired on their own: the same request may be marked in UST and trace_marker both
+        got_spans, got_unmatched = pair(markers, patterns)
+        suffix = " (trace_marker)" if marks or direct else ""
+        spans += [dataclasses.replace(sp, name=sp.name + suffix) for sp in got_spans]
+        unmatched.update({k + suffix: v for k, v in got_unmatched.items()})
+    spans += direct
+    spans.sort(key=lambda s: (s.start, s.tid))
+    if not spans:
+        notes.append("no spans: no user-space start/end events, markers or span rows were found (see --span)")
+    slow = opts.slow_ms / 1e3 if opts.slow_ms is not None else None
+    report = analyse(spans, unmatched, table, slow, opts.slowest, sources, notes)
+    findings = span_findings(report, slow)
+    if opts.hist_png is not None or opts.gantt_png is not None:
+        from forensics.output import write_atomic
+        from forensics.spanplots import gantt_png, histogram_png
+
+        if opts.hist_png is not None:
+            write_atomic(opts.hist_png, histogram_png(report))
+        if opts.gantt_png is not None:
+            write_atomic(opts.gantt_png, gantt_png(report, table))
+    return report, findings

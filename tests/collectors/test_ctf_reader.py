@@ -1,0 +1,157 @@
+"""The CTF reader on the project's own LTTng UST recording (tests/data/lttng/ust.tar.gz), whole and damaged.
+
+Damage is made on copies in a temporary folder: a directory without ``metadata``, a stream file cut
+inside a packet, a packet whose ``events_discarded`` grew (lost events), metadata this reader cannot
+parse, two traces on different clocks in one session, a session with empty stream files.  Each gives
+one clear line (exit 3) or a warning; never a traceback or a silent figure.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+import struct
+import subprocess
+import tarfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from collectors.ctf import decode as d
+from collectors.ctf.metadata import read_metadata_text
+from collectors.ctf.reader import Session
+from detectors.spans.findings import report_to_dict
+from forensics.commands.trace import analyse_trace_file
+from forensics.errors import InputError
+from forensics.trace_spans import SpanOptions
+from tests.forensics.commands.test_trace_cli import run
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "lttng"
+TRACE = Path("uid/0/64-bit")
+# Byte offsets in the packet header and context of this lttng-ust 2.13 trace (all fields 8-bit aligned):
+# magic, uuid[16], stream_id, stream_instance_id, timestamp_begin, timestamp_end, content_size,
+# packet_size, packet_seq_num, events_discarded, cpu_id.
+PACKET_SIZE_AT, DISCARDED_AT = 56, 72
+
+
+@pytest.fixture
+def session(tmp_path: Path) -> Path:
+    with tarfile.open(DATA / "ust.tar.gz") as tar:
+        tar.extractall(tmp_path, filter="data")
+    return tmp_path / "ust"
+
+
+def packets(stream: Path) -> list[int]:
+    data = stream.read_bytes()
+    out, pos = [], 0
+    while pos < len(data):
+        out.append(pos)
+        pos += struct.unpack_from("<Q", data, pos + PACKET_SIZE_AT)[0] // 8
+    return out
+
+
+def test_reads_every_event_in_time_order(session: Path) -> None:
+    s = Session(str(session))
+    rows = [r for r, _o in s.rows()]
+    merged = np.concatenate(rows)
+    assert len(merged) == 240  # 60 requests x (2 tracef + 2 provider events)
+    assert bool(np.all(np.diff(merged[:, d.R_TS]) >= 0))
+    assert sum(st.events for st in s.streams) == 240
+    assert not s.notes()
+    if shutil.which("babeltrace2"):
+        text = subprocess.run(["babeltrace2", str(session)], capture_output=True, text=True, check=True).stdout
+        assert len(text.splitlines()) == 240
+
+
+def test_directory_without_metadata_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "channel0_0").write_bytes(b"\0" * 64)
+    res = run(str(tmp_path))
+    assert res.returncode == 3
+    assert res.stderr.splitlines()[0] == f"kforensic: error: {tmp_path}: no CTF trace below it (no 'metadata' file)"
+    assert "Traceback" not in res.stderr
+
+
+def test_truncated_stream_file_is_a_warning(session: Path) -> None:
+    stream = session / TRACE / "channel0_0"
+    starts = packets(stream)
+    assert len(starts) >= 1
+    cut = starts[-1] + 100  # inside the last packet
+    data = stream.read_bytes()
+    stream.write_bytes(data[:cut])
+    result = analyse_trace_file(str(session))
+    assert any("truncated stream file" in n and "channel0_0" in n for n in result.notes)
+    assert result.parse.events < 240  # the cut packet is not read
+
+
+def test_lost_events_are_counted_and_flagged(session: Path) -> None:
+    stream = max(sorted((session / TRACE).glob("channel*")), key=lambda p: p.stat().st_size)
+    last = packets(stream)[-1]
+    data = bytearray(stream.read_bytes())
+    struct.pack_into("<Q", data, last + DISCARDED_AT, 7)
+    stream.write_bytes(bytes(data))
+    result = analyse_trace_file(str(session))
+    assert any("discarded 7 events" in n for n in result.notes)
+    assert result.parse.events < 240 or result.analysis.coverage.lost_events == 7
+    assert result.ctf is not None
+    doc = json.loads(json.dumps(result.ctf))
+    assert sum(st["discarded_events"] for t in doc["traces"] for st in t["streams"]) == 7
+
+
+def test_metadata_in_an_unknown_layout_is_one_line(session: Path) -> None:
+    meta = session / TRACE / "metadata"
+    meta.write_text(
+        read_metadata_text(meta).replace("struct packet_context {", "struct packet_context { quaternion q;", 1)
+    )
+    with pytest.raises(InputError, match=r"TSDL metadata: unknown type 'quaternion'") as err:
+        analyse_trace_file(str(session))
+    assert "\n" not in str(err.value)
+
+
+def test_traces_on_different_clocks_are_not_joined(session: Path) -> None:
+    other = session / "uid" / "1" / "64-bit"
+    shutil.copytree(session / TRACE, other)
+    meta = other / "metadata"
+    text = read_metadata_text(meta)
+    start = text.index('uuid = "', text.index("clock {")) + len('uuid = "')
+    meta.write_text(text[:start] + "00000000-0000-0000-0000-000000000000" + text[start + 36 :])
+    with pytest.raises(InputError, match=r"the traces use different clocks .*; their times cannot be joined"):
+        analyse_trace_file(str(session))
+
+
+def test_empty_session_is_one_line(session: Path) -> None:
+    for stream in (session / TRACE).glob("channel*"):
+        stream.write_bytes(b"")
+    with pytest.raises(InputError, match="the session holds no events"):
+        analyse_trace_file(str(session))
+
+
+def test_ust_only_session_gives_spans_and_json(session: Path) -> None:
+    result = analyse_trace_file(str(session))
+    assert result.spans is not None and result.ctf is not None
+    doc = json.loads(json.dumps(report_to_dict(result.spans)))
+    assert {s["name"]: s["count"] for s in doc["stats"]} == {"infer": 60, "infer:request": 60}
+    assert json.loads(json.dumps(result.ctf))["traces"][0]["clock"]["name"] == "monotonic"
+    assert "no kernel events: slow spans are listed without a breakdown" in doc["notes"]
+
+
+def test_csv_spans_and_a_bad_row(tmp_path: Path) -> None:
+    ftrace = tmp_path / "k.txt"
+    ftrace.write_bytes(gzip.decompress((DATA / "kernel.ftrace.txt.gz").read_bytes()))
+    good = tmp_path / "spans.csv"
+    good.write_text(
+        "tid,name,start_ns,end_ns\n4003,req,1532115898000,1532117898000\n4003,req,1532200000000,1532205000000\n"
+    )
+    result = analyse_trace_file(
+        str(ftrace),
+        span_opts=SpanOptions(sources=(str(good),), kernel_clock="mono"),
+    )
+    assert result.spans is not None
+    stats = {s.name: s for s in result.spans.stats}
+    assert stats["req"].count == 2 and stats["req"].max == pytest.approx(0.005)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("tid,name,start_ns,end_ns\n4003,req,abc,1\n")
+    with pytest.raises(InputError) as err:
+        analyse_trace_file(str(ftrace), span_opts=SpanOptions(sources=(str(bad),), kernel_clock="mono"))
+    assert err.value.args[0] == f"{bad}:2: not a span row (tid, name, start_ns, end_ns)"

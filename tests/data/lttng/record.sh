@@ -1,0 +1,39 @@
+#!/bin/bash
+# Record the request workload (workload.c) with LTTng UST and ftrace at once, on CLOCK_MONOTONIC, as root.
+#   tests/data/lttng/record.sh OUTDIR [REQUESTS]
+# Writes OUTDIR/ust.tar.gz (the LTTng session's ust/ tree), OUTDIR/kernel.ftrace.txt.gz (tracefs instance
+# text, trace_clock=mono, CPU 0 only), OUTDIR/tids.txt (the workload's thread ids).  LTTng kernel tracing
+# needs lttng-modules, which this machine cannot load; the kernel side is ftrace.
+set -euo pipefail
+out=$(realpath "$1"); n=${2:-60}
+here=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$out"
+work=$(mktemp -d)
+gcc -O1 -Wall -I"$here" -o "$work/workload" "$here/workload.c" "$here/infer_tp.c" -llttng-ust -ldl -lpthread
+mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing
+inst=/sys/kernel/tracing/instances/kf_lttng
+rmdir "$inst" 2>/dev/null || true
+mkdir "$inst"
+echo mono > "$inst/trace_clock"
+echo 3 > "$inst/tracing_cpumask"           # CPUs 0-1: the workload is pinned to CPU 0, IO completes on either
+echo 8192 > "$inst/buffer_size_kb"
+for e in sched/sched_switch sched/sched_waking sched/sched_wakeup sched/sched_wakeup_new irq/irq_handler_entry \
+         irq/irq_handler_exit irq/softirq_raise irq/softirq_entry irq/softirq_exit; do
+    echo 1 > "$inst/events/$e/enable"
+done
+pgrep -x lttng-sessiond >/dev/null || lttng-sessiond --daemonize
+lttng create kf_lttng --output="$work/session" >/dev/null
+lttng enable-event -u 'lttng_ust_tracef:*' >/dev/null
+lttng enable-event -u 'infer:*' >/dev/null
+lttng add-context -u -t vtid -t procname >/dev/null
+lttng start >/dev/null
+echo 1 > "$inst/tracing_on"
+"$work/workload" "$work/scratch" "$inst/trace_marker" "$n" > "$out/tids.txt"
+echo 0 > "$inst/tracing_on"
+lttng stop >/dev/null
+lttng destroy >/dev/null
+cat "$inst/trace" | gzip -9 > "$out/kernel.ftrace.txt.gz"
+rmdir "$inst"
+tar -C "$work/session" -czf "$out/ust.tar.gz" ust
+rm -rf "$work"
+ls -la "$out"

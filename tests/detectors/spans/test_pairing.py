@@ -1,0 +1,57 @@
+"""Span pairing: the auto rules (each with its example), --span patterns, per-thread pairing, percentiles."""
+
+from __future__ import annotations
+
+import pytest
+
+from collectors.span_records import Mark, Ref
+from detectors.spans.pairing import AUTO_RULES, _classify, nearest_rank, pair, parse_span_option, statistics
+from forensics.errors import UsageError
+
+
+def mark(ts: float, tid: int, text: str, ident: int | None = None) -> Mark:
+    return Mark(ts, tid, text, ident, Ref(ts, 0, f"t:{int(ts)}", text, int(ts), "t"))
+
+
+@pytest.mark.parametrize("rule", AUTO_RULES, ids=lambda r: r.name)
+def test_each_auto_rule_takes_its_example(rule: object) -> None:
+    assert rule.regex.match(rule.example)  # type: ignore[attr-defined]
+    assert _classify(mark(1.0, 1, rule.example), ()) == rule.expect  # type: ignore[attr-defined]
+
+
+def test_provider_events_pair_on_their_id_field_per_thread() -> None:
+    marks = [
+        mark(1.0, 10, "infer:request_begin", 1),
+        mark(1.5, 11, "infer:request_begin", 1),  # another thread, same id: its own span
+        mark(2.0, 10, "infer:request_begin", 2),
+        mark(3.0, 10, "infer:request_end", 1),
+        mark(4.0, 11, "infer:request_end", 1),
+        mark(5.0, 10, "infer:request_end", 2),
+        mark(6.0, 10, "infer:request_end", 3),  # no start
+    ]
+    spans, unmatched = pair(marks)
+    got = sorted((s.tid, s.key, s.start, s.end) for s in spans)
+    assert got == [(10, "1", 1.0, 3.0), (10, "2", 2.0, 5.0), (11, "1", 1.5, 4.0)]
+    assert unmatched == {"infer:request": (0, 1)}
+
+
+def test_span_option_with_id_and_wildcards() -> None:
+    p = parse_span_option("req=job * go {id}..job * done {id}")
+    assert p.name == "req"
+    spans, _ = pair([mark(1.0, 5, "job A go 7"), mark(2.0, 5, "job A go 8"), mark(4.0, 5, "job A done 7")], [p])
+    assert [(s.name, s.key, s.duration) for s in spans] == [("req", "7", 3.0)]
+    with pytest.raises(UsageError):
+        parse_span_option("no-separator")
+
+
+def test_nearest_rank_percentiles_are_real_values() -> None:
+    values = [float(v) for v in range(1, 101)]
+    assert nearest_rank(values, 50) == 50.0
+    assert nearest_rank(values, 99) == 99.0
+    assert nearest_rank(values, 99.9) == 100.0
+    spans, unmatched = pair(
+        [mark(float(i), 1, f"x start {i}") for i in range(3)]
+        + [mark(float(i) + 0.5 + i, 1, f"x end {i}") for i in range(3)]
+    )
+    (st,) = statistics(sorted(spans, key=lambda s: s.start), unmatched)
+    assert (st.count, st.p50, st.max) == (3, 1.5, 2.5)

@@ -1,0 +1,207 @@
+"""Spans on the recorded request workload (tests/data/lttng: LTTng UST + ftrace on CLOCK_MONOTONIC).
+
+Expected figures are computed here independently of the span code: span
+durations from the ftrace ``tracing_mark_write`` lines (a regular expression)
+and from ``babeltrace2 --clock-cycles`` text of the UST trace; the workload's
+thread ids from ``tids.txt`` (printed by the workload itself).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import re
+import shutil
+import subprocess
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from tests.forensics.commands.test_trace_cli import run
+
+DATA = Path(__file__).resolve().parents[2] / "data" / "lttng"
+
+
+@pytest.fixture(scope="module")
+def recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("lttng")
+    with tarfile.open(DATA / "ust.tar.gz") as tar:
+        tar.extractall(out, filter="data")
+    (out / "kernel.ftrace.txt").write_bytes(gzip.decompress((DATA / "kernel.ftrace.txt.gz").read_bytes()))
+    return out
+
+
+@pytest.fixture(scope="module")
+def tids() -> dict[str, int]:
+    return {k: int(v) for k, v in (line.split() for line in (DATA / "tids.txt").read_text().splitlines())}
+
+
+@pytest.fixture(scope="module")
+def doc(recording: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    out = tmp_path_factory.mktemp("out")
+    res = run(
+        str(recording / "kernel.ftrace.txt"),
+        "--spans",
+        str(recording / "ust"),
+        "--kernel-clock",
+        "mono",
+        "--slow-ms",
+        "2.5",
+        "--format",
+        "json",
+        "-o",
+        str(out / "t.json"),
+        "--span-png",
+        str(out / "h.png"),
+        "--gantt-png",
+        str(out / "g.png"),
+    )
+    assert res.returncode in (0, 1), res.stderr
+    assert (out / "h.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (out / "g.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    loaded: dict[str, object] = json.loads((out / "t.json").read_text())
+    return loaded
+
+
+def nearest_rank(values: list[float], p: float) -> float:
+    v = sorted(values)
+    return v[max(0, math.ceil(p / 100 * len(v)) - 1)]
+
+
+def marker_durations(text: str) -> list[float]:
+    starts: dict[str, float] = {}
+    out = []
+    for m in re.finditer(r"\s(\d+\.\d+): tracing_mark_write: infer (start|end) (\d+)", text):
+        ts, edge, ident = float(m.group(1)), m.group(2), m.group(3)
+        if edge == "start":
+            starts[ident] = ts
+        else:
+            out.append((ts - starts.pop(ident)) * 1e3)
+    return out
+
+
+def stats(doc: dict[str, object], name: str) -> dict[str, float]:
+    spans = doc["spans"]
+    assert isinstance(spans, dict)
+    found: dict[str, float] = next(s for s in spans["stats"] if s["name"] == name)
+    return found
+
+
+def test_marker_span_percentiles_match_the_markers(doc: dict[str, object], recording: Path) -> None:
+    durations = marker_durations((recording / "kernel.ftrace.txt").read_text())
+    assert len(durations) == 60
+    got = stats(doc, "infer (trace_marker)")
+    assert got["count"] == 60
+    for key, p in (("p50_ms", 50), ("p90_ms", 90), ("p99_ms", 99), ("p999_ms", 99.9)):
+        assert got[key] == pytest.approx(nearest_rank(durations, p), abs=1e-6)
+    assert got["max_ms"] == pytest.approx(max(durations), abs=1e-6)
+
+
+@pytest.mark.skipif(shutil.which("babeltrace2") is None, reason="needs babeltrace2 for the reference")
+def test_ust_span_percentiles_match_babeltrace2(doc: dict[str, object], recording: Path) -> None:
+    text = subprocess.run(
+        ["babeltrace2", "--clock-cycles", str(recording / "ust")], capture_output=True, text=True, check=True
+    ).stdout
+    starts: dict[str, int] = {}
+    tracef: list[float] = []
+    provider: list[float] = []
+    begins: dict[str, int] = {}
+    for line in text.splitlines():
+        ts = int(line[1 : line.index("]")])
+        m = re.search(r'msg = "infer (start|end) (\d+)"', line)
+        if m:
+            if m.group(1) == "start":
+                starts[m.group(2)] = ts
+            else:
+                tracef.append((ts - starts.pop(m.group(2))) / 1e6)
+        m = re.search(r"infer:request_(begin|end): .* \{ id = (\d+) \}", line)
+        if m:
+            if m.group(1) == "begin":
+                begins[m.group(2)] = ts
+            else:
+                provider.append((ts - begins.pop(m.group(2))) / 1e6)
+    assert len(tracef) == len(provider) == 60
+    for name, values in (("infer", tracef), ("infer:request", provider)):
+        got = stats(doc, name)
+        assert got["count"] == 60
+        for key, p in (("p50_ms", 50), ("p90_ms", 90), ("p99_ms", 99), ("p999_ms", 99.9)):
+            assert got[key] == pytest.approx(nearest_rank(values, p), abs=1e-6), (name, key)
+        assert got["max_ms"] == pytest.approx(max(values), abs=1e-6)
+
+
+def test_slow_spans_name_the_rt_preemptor_by_tid_and_the_writer_as_waker(
+    doc: dict[str, object], tids: dict[str, int]
+) -> None:
+    spans = doc["spans"]
+    assert isinstance(spans, dict)
+    slow = [s for s in spans["slow"] if s["name"] == "infer"]
+    assert slow and all(s["ms"] > 2.5 and s["tid"] == tids["req"] for s in slow)
+    parts = [p for s in slow for p in s["parts"]]
+    rt = [p for p in parts if p["what"] == "preempted" and p["by_tid"] == tids["rt"]]
+    assert rt, "no slow span shows the RT thread preempting it"
+    assert all(p["by_prio"] == 49 for p in rt)  # SCHED_FIFO 50 is kernel prio 49
+    # Every request that waited for the writer (id % 10 == 5) and is slow was blocked in S and woken by it.
+    waited = [s for s in slow if s["id"] is not None and int(s["id"]) % 10 == 5]
+    assert waited
+    for s in waited:
+        blocked = [p for p in s["parts"] if p["what"] == "blocked"]
+        assert blocked and any(p["state"] == "S" and p["by_tid"] == tids["writer"] for p in blocked), s["id"]
+        assert all(p["syscall"] == {"not_available": "the kernel trace has no syscall events"} for p in blocked)
+    # The parts cover the span: their durations add up to its wall time.
+    for s in slow:
+        assert sum(p["ms"] for p in s["parts"]) == pytest.approx(s["ms"], abs=2e-3)
+        assert all(ev["where"] for p in s["parts"] for ev in p["events"])
+
+
+def test_findings_cite_the_ust_events_and_kernel_lines(doc: dict[str, object], recording: Path) -> None:
+    incident = doc["incident"]
+    assert isinstance(incident, dict)
+    found = [f for f in incident["findings"] if f["kind"] == "span-slow"]
+    assert {f["facts"]["span"] if isinstance(f["facts"], dict) else None for f in found} or found
+    lines = (recording / "kernel.ftrace.txt").read_text().splitlines()
+    checked = 0
+    for f in found:
+        for ev in f["evidence"]:
+            loc = ev["locator"]
+            if ev["source"].endswith("kernel.ftrace.txt"):
+                assert lines[loc["start"] - 1] == ev["excerpt"]
+                checked += 1
+    assert checked > 0
+
+
+def test_ftrace_local_clock_is_not_joined_with_ust(recording: Path) -> None:
+    res = run(str(recording / "kernel.ftrace.txt"), "--spans", str(recording / "ust"))
+    assert res.returncode == 3
+    assert "ftrace clock 'local' cannot be joined" in res.stderr
+    assert "Traceback" not in res.stderr
+
+
+def test_report_merges_span_findings_of_an_lttng_session(recording: Path, tmp_path: Path) -> None:
+    import sys
+
+    out = tmp_path / "incident.json"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "forensics",
+            "report",
+            "--trace",
+            str(recording / "ust"),
+            "--json",
+            str(out),
+            "-o",
+            str(tmp_path / "incident.md"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode in (0, 1), proc.stderr
+    text = (tmp_path / "incident.md").read_text()
+    assert "slow infer span" in text and "## Spans" in text
+    kinds = {f["kind"] for f in json.loads(out.read_text())["incident"]["findings"]}
+    assert "span-slow" in kinds
