@@ -72,6 +72,7 @@ class Progress:
     movers: tuple[Mover, ...]
     kmsg_records: int
     rebooted: bool  # the boot id changed since the previous sample: a series break
+    sample: Sample | None = None  # what was read (for exporters such as slab-watch --textfile-dir)
 
 
 @dataclass(frozen=True)
@@ -238,6 +239,7 @@ class SlabWatcher:
                             movers=() if previous is None or rebooted else top_movers(previous, now_bytes),
                             kmsg_records=len(sample.kmsg.records) if isinstance(sample.kmsg, KmsgBatch) else 0,
                             rebooted=rebooted,
+                            sample=sample,
                         )
                     )
                 previous = now_bytes
