@@ -197,11 +197,16 @@ def analyse_fleet(
             hint="run node_exporter with --collector.slabinfo (as root), or kforensic slab-watch --textfile-dir;"
             " check --match and --since",
         )
+    return analyse_fetched(fetched, client.url, match, thresholds)
+
+
+def analyse_fetched(fetched: FleetSamples, url: str, match: str, thresholds: Thresholds) -> FleetLeaks:
+    """Run the leak analysis on every fetched instance and build the fleet table and incident."""
     results = []
     for samples in fetched.instances:
         if len(samples.slabs) == 0:
             continue
-        results.append(analyse_instance(samples, client.url, thresholds))
+        results.append(analyse_instance(samples, url, thresholds))
     rows = sorted(
         (r for res in results for r in _rows(res)), key=lambda r: (-r.severity.rank, -r.rate, r.instance, r.series)
     )
@@ -218,7 +223,7 @@ def analyse_fleet(
         window=window,
         sources=(
             SourceRecord(
-                f"{client.url} ({len(fetched.queries)} range queries, {fetched.requests} requests)",
+                f"{url} ({len(fetched.queries)} range queries, {fetched.requests} requests)",
                 NotAvailable("a query answer, not a file"),
                 NotAvailable("a query answer, not a file"),
                 0.0,
@@ -227,7 +232,7 @@ def analyse_fleet(
         findings=tuple(f for res in results for f in res.findings),
         tool_version=__version__,
     )
-    return FleetLeaks(client.url, match, fetched, tuple(results), tuple(rows), incident, thresholds)
+    return FleetLeaks(url, match, fetched, tuple(results), tuple(rows), incident, thresholds)
 
 
 # ---------------------------------------------------------------- rendering
