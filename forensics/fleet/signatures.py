@@ -249,9 +249,10 @@ def triage_host(host: str, path: str) -> HostResult:
 
 def warm_up() -> None:
     """Import the per-host pipeline (run once on each worker before the tasks)."""
-    import detectors.dmesg.findings
-    import detectors.dmesg.scanner
-    import forensics.commands.dmesg  # noqa: F401
+    import importlib
+
+    for name in ("detectors.dmesg.findings", "detectors.dmesg.scanner", "forensics.commands.dmesg"):
+        importlib.import_module(name)
 
 
 def triage_batch(batch: Sequence[tuple[str, str]]) -> list[HostResult]:
