@@ -49,7 +49,8 @@ class PromAuth:
     cert_file: Path | None = None
     key_file: Path | None = None
     insecure: bool = False
-    timeout: float = 30.0
+    timeout: float = 30.0  # seconds to wait for an answer; also sent as the query's ``timeout`` (the server stops then)
+    server_timeout: float | None = None  # the query ``timeout`` sent when it must differ from ``timeout``
 
 
 @dataclass(frozen=True)
@@ -205,6 +206,10 @@ class PromClient:
 
     # ------------------------------------------------------------ queries
 
+    def _server_timeout(self) -> str:
+        seconds = self.auth.server_timeout if self.auth.server_timeout is not None else self.auth.timeout
+        return f"{seconds:.6f}".rstrip("0").rstrip(".") or "0"
+
     def query_range(
         self, query: str, start: float, end: float, step: float, page_points: int = PAGE_POINTS
     ) -> list[Series]:
@@ -229,7 +234,13 @@ class PromClient:
             page_end = start + (first + count - 1) * step
             data = self._post(
                 "query_range",
-                {"query": query, "start": _num(page_start), "end": _num(page_end), "step": _num(step)},
+                {
+                    "query": query,
+                    "start": _num(page_start),
+                    "end": _num(page_end),
+                    "step": _num(step),
+                    "timeout": self._server_timeout(),
+                },
             )
             for item in data.get("result", []) if isinstance(data, dict) else []:
                 labels = tuple(sorted((str(k), str(v)) for k, v in item.get("metric", {}).items()))
@@ -240,7 +251,7 @@ class PromClient:
 
     def query(self, query: str, at: float) -> list[tuple[Mapping[str, str], float]]:
         """An instant query at ``at``: (labels, value) of each series."""
-        data = self._post("query", {"query": query, "time": _num(at)})
+        data = self._post("query", {"query": query, "time": _num(at), "timeout": self._server_timeout()})
         if not isinstance(data, dict) or data.get("resultType") != "vector":
             return []
         return [(dict(item.get("metric", {})), _value(item["value"][1])) for item in data.get("result", [])]

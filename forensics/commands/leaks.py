@@ -379,9 +379,6 @@ def leaks(
     debug: DebugOption = False,
 ) -> None:
     """Find slab caches and kernel memory that grow like a leak, and say who allocates them."""
-    from collectors.slabstore import resolve_store_path
-    from detectors.leaks.decision import Thresholds
-
     if prometheus is not None:
         from collectors.prometheus import PromAuth
         from forensics.fleet.leaks import run_prometheus
@@ -392,6 +389,8 @@ def leaks(
         min_kb = None if min_rate is None else float(min_rate)
         fleet = run_prometheus(prometheus, match, since, step, auth, min_kb, fmt.value, output)
         raise typer.Exit(int(exit_status(fleet.incident, fail_on)))
+    from collectors.slabstore import resolve_store_path
+    from detectors.leaks.decision import Thresholds
 
     last_hours = None
     if last is not None:

@@ -185,6 +185,11 @@ def analyse_fleet(
     client: PromClient, match: str, start: float, end: float, step: float, thresholds: Thresholds
 ) -> FleetLeaks:
     """Fetch every instance's series and run the leak analysis on each."""
+    return analyse_fetched(fetch_fleet(client, match, start, end, step), client.url, match, thresholds)
+
+
+def fetch_fleet(client: PromClient, match: str, start: float, end: float, step: float) -> FleetSamples:
+    """Every instance's series; InputError when there is none."""
     from collectors.fleet_metrics import fetch
     from forensics.errors import InputError
 
@@ -197,7 +202,7 @@ def analyse_fleet(
             hint="run node_exporter with --collector.slabinfo (as root), or kforensic slab-watch --textfile-dir;"
             " check --match and --since",
         )
-    return analyse_fetched(fetched, client.url, match, thresholds)
+    return fetched
 
 
 def analyse_fetched(fetched: FleetSamples, url: str, match: str, thresholds: Thresholds) -> FleetLeaks:
@@ -396,7 +401,6 @@ def run_prometheus(
     import time
 
     from collectors.prometheus import PromClient, parse_match
-    from detectors.leaks.decision import Thresholds as DefaultThresholds
     from forensics.commands.common import deliver
     from forensics.commands.slabwatch import parse_duration
     from forensics.errors import UsageError
@@ -407,14 +411,18 @@ def run_prometheus(
         raise UsageError("--since and --step must be more than 0", hint="give e.g. --since 7d --step 60s")
     if resolution < 1:
         raise UsageError(f"--step {step} is under a second", hint="Prometheus steps are whole seconds or more here")
-    thresholds = DefaultThresholds()
-    if min_rate_kb is not None:
-        if min_rate_kb <= 0:
-            raise UsageError(f"--min-rate {min_rate_kb:g} must be more than 0", hint="give KB per hour, e.g. 256")
-        thresholds = dataclasses.replace(thresholds, min_rate=min_rate_kb * 1024)
+    if min_rate_kb is not None and min_rate_kb <= 0:
+        raise UsageError(f"--min-rate {min_rate_kb:g} must be more than 0", hint="give KB per hour, e.g. 256")
     client = PromClient(url, auth)
     # Align the window to the step, as Grafana does, so reruns read the same evaluation times.
     end = math.floor(time.time() / resolution) * resolution
-    result = analyse_fleet(client, parse_match(match), end - span, end, resolution, thresholds)
+    # The server is asked before numpy, pandas and scipy are imported: a wrong URL is said at once.
+    fetched = fetch_fleet(client, parse_match(match), end - span, end, resolution)
+    from detectors.leaks.decision import Thresholds as DefaultThresholds
+
+    thresholds = DefaultThresholds()
+    if min_rate_kb is not None:
+        thresholds = dataclasses.replace(thresholds, min_rate=min_rate_kb * 1024)
+    result = analyse_fetched(fetched, client.url, parse_match(match), thresholds)
     deliver(render(result, fmt), output)
     return result
