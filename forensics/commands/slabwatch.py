@@ -235,7 +235,9 @@ def _systemd_quote(arg: str) -> str:
     return '"' + escaped.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def systemd_unit(store: Path, interval: str, duration: str | None, require: bool) -> str:
+def systemd_unit(
+    store: Path, interval: str, duration: str | None, require: bool, textfile_dir: Path | None = None
+) -> str:
     """A ready systemd service running slab-watch unattended, niced, with only the store writable."""
     launcher = Path(sys.argv[0])
     exe = str(launcher.absolute()) if launcher.name == "kforensic" and launcher.is_file() else shutil.which("kforensic")
@@ -245,6 +247,8 @@ def systemd_unit(store: Path, interval: str, duration: str | None, require: bool
         command += ["--duration", duration]
     if require:
         command.append("--require-slabinfo")
+    if textfile_dir is not None:
+        command += ["--textfile-dir", str(textfile_dir)]
     directory = store.parent
     try:
         state = directory.relative_to("/var/lib")
@@ -256,6 +260,8 @@ def systemd_unit(store: Path, interval: str, duration: str | None, require: bool
     else:
         # ReadWritePaths= must exist when the service starts: create it first (mkdir -m 0700).
         writable = [f"# mkdir -m 0700 -p {directory}", f"ReadWritePaths={_systemd_quote(str(directory))}"]
+    if textfile_dir is not None:
+        writable.append(f"ReadWritePaths={_systemd_quote(str(textfile_dir))}")
     return "\n".join(
         [
             "[Unit]",
@@ -429,7 +435,8 @@ def slab_watch(
     store_path = resolve_store_path(store)
     if unit:
         spec = duration if duration is not None else (f"{hours}h" if hours is not None else None)
-        deliver(systemd_unit(store_path.absolute(), interval, spec, require), output)
+        textfiles = textfile_dir.absolute() if textfile_dir is not None else None
+        deliver(systemd_unit(store_path.absolute(), interval, spec, require, textfiles), output)
         raise typer.Exit(0)
     if not root.is_dir():
         raise InputError(f"--root {root} is not a directory", hint="give the directory holding proc/ and sys/")

@@ -115,3 +115,11 @@ def test_textfile_is_valid_exposition(tmp_path: Path) -> None:
     checked = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True, text=True, check=False)
     # promtool exits 0 for valid text (lint remarks, such as counters without _total, go to stdout)
     assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_systemd_unit_keeps_the_textfile_dir_writable() -> None:
+    from forensics.commands.slabwatch import systemd_unit
+
+    unit = systemd_unit(Path("/var/lib/kforensic/s.sqlite"), "15s", None, False, Path("/var/lib/node-exporter"))
+    assert "--textfile-dir /var/lib/node-exporter" in unit
+    assert "ReadWritePaths=/var/lib/node-exporter" in unit and "ProtectSystem=strict" in unit
