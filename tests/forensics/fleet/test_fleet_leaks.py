@@ -84,6 +84,8 @@ def test_reboots_resets_and_gaps_are_handled_and_said() -> None:
     assert any("scrape gap of 390 s" in n for n in first_boot.notes)
     text = render(result, "text")
     assert "reboot: boot time" in text and "scrape gap of 390 s" in text and "counter reset" in text
+    md = render(result, "md")
+    assert "| instance | series | grade |" in md and "## Gaps and resets" in md
     doc = to_dict(result)
     assert doc["instances"][0]["gaps"][0]["seconds"] == 390.0
     finding = next(f for f in result.incident.findings if "vm_area_struct" in f.title)

@@ -101,3 +101,28 @@ def test_cli_serial_json_and_bad_inputs(tmp_path: Path) -> None:
     assert nothing.returncode == 2 and "no file matches" in nothing.stderr and "Traceback" not in nothing.stderr
     alone = _cli("--workers", "2", str(hosts))
     assert alone.returncode == 2 and "--signatures" in alone.stderr
+
+
+def test_fsspec_urls_give_the_same_groups_as_paths(tmp_path: Path) -> None:
+    pytest.importorskip("fsspec")
+    hosts = tmp_path / "h"
+    for n, log in enumerate(sorted(GOLDEN.glob("*.log"))[:5]):
+        (hosts / f"n{n}").mkdir(parents=True)
+        shutil.copy(log, hosts / f"n{n}" / "kern.log")
+    by_path = run_serial(expand_inputs([str(hosts / "*" / "kern.log")]))
+    url_items = expand_inputs([f"file://{hosts}/*/kern.log"])
+    assert all(p.startswith("file://") for _, p in url_items)
+    by_url = run_serial(url_items)
+    assert [h.host for h in by_url.hosts] == [h.host for h in by_path.hosts]
+    url_groups = to_document(by_url)["groups"]
+    path_groups = to_document(by_path)["groups"]
+    assert [{k: v for k, v in g.items() if k != "example"} for g in url_groups] == [
+        {k: v for k, v in g.items() if k != "example"} for g in path_groups
+    ]
+    # The examples are the same findings, citing the log by its URL.
+    for u, p in zip(url_groups, path_groups, strict=True):
+        assert u["example"]["finding"]["title"] == p["example"]["finding"]["title"]
+        assert all(e["source"].startswith("file://") for e in u["example"]["finding"]["evidence"])
+    assert all(h.error is None for h in by_url.hosts)
+    missing = run_serial([("gone", f"file://{tmp_path}/gone.log")])
+    assert missing.hosts[0].error and "gone.log" in missing.hosts[0].error
