@@ -25,7 +25,8 @@ pandas is imported inside the functions (this module is imported by the command 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Mapping
+import math
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -56,6 +57,9 @@ MEMINFO_FIELDS = (
     "VmallocUsed",
     "Hugetlb",
 )
+
+#: Instances read ahead (concurrent requests) while the previous one is analysed.
+READ_AHEAD = 4
 
 #: vmstat counters the analysis reads (did reclaim run?).
 VMSTAT_COUNTERS = ("slabs_scanned", "drop_slab")
@@ -131,6 +135,7 @@ class InstanceSamples:
     gaps: list[Gap] = field(default_factory=list)
     resets: list[Reset] = field(default_factory=list)
     selectors: dict[str, str] = field(default_factory=dict)  # what -> PromQL used
+    points: int = 0  # slab points read (kept when the frames are let go after the analysis)
 
     def slab_query(self, cache: str) -> str:
         """The PromQL selector of the three series behind a cache's sample text."""
@@ -146,69 +151,67 @@ class InstanceSamples:
         return selector("kforensic_meminfo_bytes", {INSTANCE: self.instance, "field": field_name})
 
 
-@dataclass
-class FleetSamples:
-    """Every instance found, the queries run, and the window."""
-
-    start: float
-    end: float
-    step: float
-    queries: list[str]
-    instances: list[InstanceSamples]
-    requests: int = 0
+def list_instances(client: PromClient, match: str, start: float, end: float) -> list[str]:
+    """Instances with slab series (either family) anywhere in the window: one instant query."""
+    names = "|".join(fam.objects for fam in FAMILIES)
+    span = max(1, math.ceil(end - start))
+    inner = f'{{__name__=~"{names}"{"," + match if match else ""}}}'
+    found = client.query(f"group by ({INSTANCE}) (last_over_time({inner}[{span}s]))", end)
+    return sorted({labels.get(INSTANCE, "") for labels, _ in found})
 
 
-def _by_instance(series: Iterable[Series]) -> dict[str, list[Series]]:
-    out: dict[str, list[Series]] = {}
-    for s in series:
-        out.setdefault(s.labels.get(INSTANCE, ""), []).append(s)
-    return out
-
-
-def fetch(client: PromClient, match: str, start: float, end: float, step: float) -> FleetSamples:
-    """Query slab, meminfo, boot time and vmstat series of every instance matching ``match``."""
-    queries: list[str] = []
-
-    def run(query: str) -> dict[str, list[Series]]:
-        queries.append(query)
-        return _by_instance(client.query_range(query, start, end, step))
-
-    slab: dict[str, dict[str, dict[str, list[Series]]]] = {}
+def instance_queries(match: str, instance: str) -> list[str]:
+    """The range queries that read one instance (``match`` narrowed to it)."""
+    narrowed = ",".join(x for x in (match, f'{INSTANCE}="{escape(instance)}"') if x)
+    queries = []
     for fam in FAMILIES:
-        slab[fam.name] = {
-            what: run(selector(metric, match)) for what, metric in (("active", fam.active), ("objects", fam.objects))
-        }
-        slab[fam.name]["objsize"] = run(selector(fam.objsize, match))
-    names = "|".join(node_meminfo_metric(f) for f in MEMINFO_FIELDS)
-    node_mem = run(f'{{__name__=~"{names}"{"," + match if match else ""}}}')
-    kf_fields = "|".join(MEMINFO_FIELDS)
-    kf_mem = run(f'kforensic_meminfo_bytes{{{match + "," if match else ""}field=~"{kf_fields}"}}')
-    boots = {fam.name: run(selector(fam.boot, match)) for fam in FAMILIES}
-    vmstat = run(f'kforensic_vmstat_total{{{match + "," if match else ""}counter=~"{"|".join(VMSTAT_COUNTERS)}"}}')
+        queries += [selector(m, narrowed) for m in (fam.active, fam.objects, fam.objsize)]
+    node_names = "|".join(node_meminfo_metric(f) for f in MEMINFO_FIELDS)
+    queries.append(f'{{__name__=~"{node_names}",{narrowed}}}')
+    queries.append(f'kforensic_meminfo_bytes{{{narrowed},field=~"{"|".join(MEMINFO_FIELDS)}"}}')
+    queries += [selector(fam.boot, narrowed) for fam in FAMILIES]
+    queries.append(f'kforensic_vmstat_total{{{narrowed},counter=~"{"|".join(VMSTAT_COUNTERS)}"}}')
+    return queries
 
-    instances: list[InstanceSamples] = []
-    seen = sorted({i for fam in FAMILIES for i in slab[fam.name]["objects"]})
-    for instance in seen:
-        fam = NODE if instance in slab[NODE.name]["objects"] else KFORENSIC
-        got = slab[fam.name]
-        mem_series = node_mem.get(instance, []) if fam is NODE else kf_mem.get(instance, [])
-        if fam is NODE and not mem_series:
-            mem_series = kf_mem.get(instance, [])
-        instances.append(
-            build_instance(
-                instance,
-                fam,
-                got["active"].get(instance, []),
-                got["objects"].get(instance, []),
-                got["objsize"].get(instance, []),
-                mem_series,
-                boots[fam.name].get(instance, []) or boots[KFORENSIC.name].get(instance, []),
-                vmstat.get(instance, []),
-                start,
-                step,
-            )
-        )
-    return FleetSamples(start, end, step, queries, instances, client.requests)
+
+def fetch_instance(
+    client: PromClient, match: str, instance: str, start: float, end: float, step: float
+) -> InstanceSamples | None:
+    """One instance's series as frames (None when it has no slab points in the window)."""
+    got = [client.query_range(q, start, end, step) for q in instance_queries(match, instance)]
+    node_act, node_obj, node_size, kf_act, kf_obj, kf_size, node_mem, kf_mem, node_boot, kf_boot, vmstat = got
+    if node_obj:
+        fam, active, objects, size, mem = NODE, node_act, node_obj, node_size, node_mem or kf_mem
+    elif kf_obj:
+        fam, active, objects, size, mem = KFORENSIC, kf_act, kf_obj, kf_size, kf_mem
+    else:
+        return None
+    boot = (node_boot if fam is NODE else kf_boot) or kf_boot or node_boot
+    return build_instance(instance, fam, active, objects, size, mem, boot, vmstat, start, step)
+
+
+def fetch(
+    client: PromClient, match: str, start: float, end: float, step: float, instances: list[str] | None = None
+) -> Iterator[InstanceSamples]:
+    """Every instance matching ``match``, one at a time (memory holds a few instances, not the fleet).
+
+    Instances are read ahead by a few threads (the requests wait on the
+    network while the caller analyses the previous instance).
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    if instances is None:
+        instances = list_instances(client, match, start, end)
+    with ThreadPoolExecutor(max_workers=READ_AHEAD) as pool:
+        pending = [pool.submit(fetch_instance, client, match, i, start, end, step) for i in instances[:READ_AHEAD]]
+        following = READ_AHEAD
+        while pending:
+            samples = pending.pop(0).result()
+            if following < len(instances):
+                pending.append(pool.submit(fetch_instance, client, match, instances[following], start, end, step))
+                following += 1
+            if samples is not None:
+                yield samples
 
 
 def _meminfo_field(s: Series) -> str:
@@ -319,6 +322,7 @@ def build_instance(
         gaps=_gaps(stamps, start, step),
         resets=sorted(resets, key=lambda r: r.at),
         selectors={"objects": selector(fam.objects, {INSTANCE: instance})},
+        points=len(slabs),
     )
 
 

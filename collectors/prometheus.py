@@ -21,6 +21,7 @@ import base64
 import json
 import math
 import ssl
+import threading
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -72,7 +73,7 @@ class PromClient:
 
     url: str
     auth: PromAuth = field(default_factory=PromAuth)
-    requests: int = 0  # how many HTTP requests this client made
+    requests: int = 0  # how many HTTP requests this client made (counted under a lock: instances are read in threads)
 
     def __post_init__(self) -> None:
         parsed = urllib.parse.urlsplit(self.url)
@@ -81,6 +82,7 @@ class PromClient:
                 f"--prometheus {self.url!r} is not an http(s) URL", hint="give the server root, e.g. http://prom:9090"
             )
         self.url = self.url.rstrip("/")
+        self._lock = threading.Lock()
         self._headers = self._auth_headers()
         self._context = self._tls_context() if parsed.scheme == "https" else None
 
@@ -137,7 +139,8 @@ class PromClient:
         body = urllib.parse.urlencode(form).encode()
         request = urllib.request.Request(target, data=body, headers=self._headers, method="POST")
         request.add_header("Content-Type", "application/x-www-form-urlencoded")
-        self.requests += 1
+        with self._lock:
+            self.requests += 1
         try:
             with urllib.request.urlopen(request, timeout=self.auth.timeout, context=self._context) as response:
                 raw = response.read()

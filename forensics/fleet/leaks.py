@@ -36,13 +36,26 @@ from forensics.model import (
 )
 
 if TYPE_CHECKING:
-    from collectors.fleet_metrics import FleetSamples, InstanceSamples
+    from collections.abc import Iterable
+
+    from collectors.fleet_metrics import InstanceSamples
     from collectors.prometheus import PromClient
     from detectors.leaks.analysis import LeakAnalysis
     from detectors.leaks.decision import Thresholds
     from detectors.leaks.judge import SeriesVerdict
 
 SCHEMA = "kforensic.fleet-leaks/1"
+
+
+@dataclass(frozen=True)
+class FleetWindow:
+    """What was asked of Prometheus: the window, the queries per instance, how many requests."""
+
+    start: float
+    end: float
+    step: float
+    queries: tuple[str, ...]  # per instance, with instance="$instance"
+    requests: int
 
 
 @dataclass(frozen=True)
@@ -77,7 +90,7 @@ class FleetLeaks:
 
     url: str
     match: str
-    fetched: FleetSamples
+    fetched: FleetWindow
     results: tuple[InstanceResult, ...]
     rows: tuple[FleetRow, ...]
     incident: Incident
@@ -141,7 +154,10 @@ def analyse_instance(samples: InstanceSamples, url: str, thresholds: Thresholds)
         source=url,
     )
     analysis = analyse(data, thresholds)
-    return InstanceResult(samples, analysis, tuple(cite_prometheus(f, samples, url) for f in analysis.findings))
+    findings = tuple(cite_prometheus(f, samples, url) for f in analysis.findings)
+    # The frames are let go: a fleet is read one instance at a time, and only the verdicts are kept.
+    kept = dataclasses.replace(samples, slabs=samples.slabs.iloc[:0], counters=samples.counters.iloc[:0])
+    return InstanceResult(kept, analysis, findings)
 
 
 def _rows(result: InstanceResult) -> list[FleetRow]:
@@ -184,17 +200,18 @@ def _confidence_of(findings: tuple[Finding, ...], v: SeriesVerdict) -> float:
 def analyse_fleet(
     client: PromClient, match: str, start: float, end: float, step: float, thresholds: Thresholds
 ) -> FleetLeaks:
-    """Fetch every instance's series and run the leak analysis on each."""
-    return analyse_fetched(fetch_fleet(client, match, start, end, step), client.url, match, thresholds)
+    """Read every instance's series, one instance at a time, and run the leak analysis on each."""
+    instances = list_fleet(client, match, start, end)
+    return analyse_instances(client, match, instances, start, end, step, thresholds)
 
 
-def fetch_fleet(client: PromClient, match: str, start: float, end: float, step: float) -> FleetSamples:
-    """Every instance's series; InputError when there is none."""
-    from collectors.fleet_metrics import fetch
+def list_fleet(client: PromClient, match: str, start: float, end: float) -> list[str]:
+    """The instances with slab series in the window; InputError when there is none."""
+    from collectors.fleet_metrics import list_instances
     from forensics.errors import InputError
 
-    fetched = fetch(client, match, start, end, step)
-    if not fetched.instances:
+    instances = list_instances(client, match, start, end)
+    if not instances:
         raise InputError(
             f"Prometheus at {client.url} has no slab series"
             + (f" matching {{{match}}}" if match else "")
@@ -202,21 +219,43 @@ def fetch_fleet(client: PromClient, match: str, start: float, end: float, step: 
             hint="run node_exporter with --collector.slabinfo (as root), or kforensic slab-watch --textfile-dir;"
             " check --match and --since",
         )
-    return fetched
+    return instances
 
 
-def analyse_fetched(fetched: FleetSamples, url: str, match: str, thresholds: Thresholds) -> FleetLeaks:
-    """Run the leak analysis on every fetched instance and build the fleet table and incident."""
-    results = []
-    for samples in fetched.instances:
-        if len(samples.slabs) == 0:
-            continue
-        results.append(analyse_instance(samples, url, thresholds))
+def analyse_instances(
+    client: PromClient,
+    match: str,
+    instances: list[str],
+    start: float,
+    end: float,
+    step: float,
+    thresholds: Thresholds,
+) -> FleetLeaks:
+    """Fetch and analyse the given instances (read ahead in threads, analysed one by one)."""
+    from collectors.fleet_metrics import fetch, instance_queries
+
+    results = [analyse_instance(s, client.url, thresholds) for s in fetch(client, match, start, end, step, instances)]
+    window = FleetWindow(start, end, step, tuple(instance_queries(match, "$instance")), client.requests)
+    return assemble(window, results, client.url, match, thresholds)
+
+
+def analyse_fetched(
+    window: FleetWindow, instances: Iterable[InstanceSamples], url: str, match: str, thresholds: Thresholds
+) -> FleetLeaks:
+    """Run the leak analysis on instances already read (tests, other sources of frames)."""
+    return assemble(window, [analyse_instance(s, url, thresholds) for s in instances], url, match, thresholds)
+
+
+def assemble(
+    window: FleetWindow, analysed: list[InstanceResult], url: str, match: str, thresholds: Thresholds
+) -> FleetLeaks:
+    """The fleet table and the incident of analysed instances."""
+    results = [r for r in analysed if r.samples.points]
     rows = sorted(
         (r for res in results for r in _rows(res)), key=lambda r: (-r.severity.rank, -r.rate, r.instance, r.series)
     )
     walls = [w for res in results for w in (res.analysis.first_wall, res.analysis.last_wall) if isinstance(w, float)]
-    window: TimeWindow | NotAvailable = (
+    span: TimeWindow | NotAvailable = (
         TimeWindow(Timestamp(min(walls), Clock.WALL), Timestamp(max(walls), Clock.WALL))
         if walls
         else NotAvailable("no samples")
@@ -225,10 +264,10 @@ def analyse_fetched(fetched: FleetSamples, url: str, match: str, thresholds: Thr
     incident = Incident(
         host=hosts[0] if len(hosts) == 1 else NotAvailable(f"a fleet of {len(hosts)} instances"),
         kernel_release=NotAvailable("Prometheus series do not carry the kernel release"),
-        window=window,
+        window=span,
         sources=(
             SourceRecord(
-                f"{url} ({len(fetched.queries)} range queries, {fetched.requests} requests)",
+                f"{url} ({len(window.queries)} range queries per instance, {window.requests} requests)",
                 NotAvailable("a query answer, not a file"),
                 NotAvailable("a query answer, not a file"),
                 0.0,
@@ -237,7 +276,7 @@ def analyse_fetched(fetched: FleetSamples, url: str, match: str, thresholds: Thr
         findings=tuple(f for res in results for f in res.findings),
         tool_version=__version__,
     )
-    return FleetLeaks(url, match, fetched, tuple(results), tuple(rows), incident, thresholds)
+    return FleetLeaks(url, match, window, tuple(results), tuple(rows), incident, thresholds)
 
 
 # ---------------------------------------------------------------- rendering
@@ -265,12 +304,13 @@ def _notes(result: FleetLeaks) -> list[str]:
 def summary_line(result: FleetLeaks) -> str:
     """How much was read."""
     f = result.fetched
-    points = sum(len(res.samples.slabs) for res in result.results)
+    points = sum(res.samples.points for res in result.results)
     return (
         f"{len(result.results)} instance(s) from {result.url}"
         + (f" matching {{{result.match}}}" if result.match else "")
         + f", {iso(f.start)} to {iso(f.end)} at a {f.step:g} s step: {points:,} slab points,"
-        f" {len(f.queries)} range queries in {f.requests} requests; {len(result.rows)} leaking or suspect series"
+        f" {len(f.queries)} range queries per instance, {f.requests} requests;"
+        f" {len(result.rows)} leaking or suspect series"
     )
 
 
@@ -417,12 +457,12 @@ def run_prometheus(
     # Align the window to the step, as Grafana does, so reruns read the same evaluation times.
     end = math.floor(time.time() / resolution) * resolution
     # The server is asked before numpy, pandas and scipy are imported: a wrong URL is said at once.
-    fetched = fetch_fleet(client, parse_match(match), end - span, end, resolution)
+    instances = list_fleet(client, parse_match(match), end - span, end)
     from detectors.leaks.decision import Thresholds as DefaultThresholds
 
     thresholds = DefaultThresholds()
     if min_rate_kb is not None:
         thresholds = dataclasses.replace(thresholds, min_rate=min_rate_kb * 1024)
-    result = analyse_fetched(fetched, client.url, parse_match(match), thresholds)
+    result = analyse_instances(client, parse_match(match), instances, end - span, end, resolution, thresholds)
     deliver(render(result, fmt), output)
     return result

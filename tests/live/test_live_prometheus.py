@@ -46,8 +46,8 @@ pytestmark = pytest.mark.live
 LEAK_PER_SECOND = 1500.0
 QUIET_SECONDS = 10
 SETTLE_SECONDS = 4
-LEAK_SECONDS = 16
-JUDGED_SECONDS = 14  # the last seconds of the leak, judged by both paths
+LEAK_SECONDS = 22
+JUDGED_SECONDS = 20  # the last seconds of the leak, judged by both paths
 KFORENSIC = Path(sys.executable).with_name("kforensic")
 
 
@@ -236,6 +236,8 @@ def test_quiet_then_a_real_vma_leak_through_prometheus(stack: Stack) -> None:
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
+        # A steady leak even when the shared machine is overloaded: the test measures kforensic, not the scheduler.
+        preexec_fn=lambda: os.nice(-10),  # noqa: PLW1509 (no threads in this process run Python then)
     )
     try:
         assert leaker.stdout is not None
@@ -255,8 +257,10 @@ def test_quiet_then_a_real_vma_leak_through_prometheus(stack: Stack) -> None:
     print(f"store: {stored.rate / 1024:,.0f} KB/h ({stored.grade.value})")
     for r in fleet.rows:
         print(f"prometheus: {r.instance} {r.series} {r.grade} {r.rate / 1024:,.0f} KB/h conf {r.confidence} {r.query}")
-    print(render(fleet, "text").split("\n\n")[0])
-    assert set(rows) == {f"127.0.0.1:{stack.node_port}", f"127.0.0.1:{stack.text_port}"}
+    print("\n".join(render(fleet, "text").split("\n\n")[:2]))
+    verdicts = [(res.samples.instance, v.name, v.grade.value, v.verdict.reason) for res in fleet.results
+                for v in res.analysis.caches if v.name == "vm_area_struct"]  # fmt: skip
+    assert set(rows) == {f"127.0.0.1:{stack.node_port}", f"127.0.0.1:{stack.text_port}"}, verdicts
     for row in rows.values():
         assert row.severity >= Severity.MEDIUM
         assert abs(row.rate - stored.rate) <= 0.2 * stored.rate, (row.rate, stored.rate)

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from collectors.fleet_metrics import KFORENSIC, NODE, FleetSamples, build_instance, node_meminfo_metric
+from collectors.fleet_metrics import KFORENSIC, NODE, build_instance, instance_queries, node_meminfo_metric
 from collectors.prometheus import PromClient, Series, parse_match, selector
 from collectors.slabwatch import take_sample
 from detectors.leaks.decision import Thresholds
 from forensics.errors import UsageError
 from forensics.fleet.exposition import sample_exposition
-from forensics.fleet.leaks import analyse_fetched, render, to_dict
+from forensics.fleet.leaks import FleetWindow, analyse_fetched, render, to_dict
 from tests.collectors.test_procfs import FakeTree
 
 STEP = 30.0
@@ -72,8 +72,8 @@ def test_reboots_resets_and_gaps_are_handled_and_said() -> None:
     scanned = inst.counters[inst.counters["name"] == "slabs_scanned"]["value"].to_numpy()  # type: ignore[attr-defined]
     assert (scanned[1:] >= scanned[:-1]).all()
 
-    fetched = FleetSamples(START, START + (N - 1) * STEP, STEP, ["q"], [inst])  # type: ignore[list-item]
-    result = analyse_fetched(fetched, "http://prom:9090", "", Thresholds())
+    window = FleetWindow(START, START + (N - 1) * STEP, STEP, tuple(instance_queries("", "$instance")), 0)
+    result = analyse_fetched(window, [inst], "http://prom:9090", "", Thresholds())  # type: ignore[list-item]
     [res] = result.results
     assert res.analysis.boots == 2
     rows = [r for r in result.rows if r.series == "vm_area_struct"]
@@ -104,6 +104,8 @@ def test_selectors_and_matchers() -> None:
     with pytest.raises(UsageError):
         PromClient("prom:9090")
     assert KFORENSIC.cache_label == "cache" and NODE.cache_label == "slab"
+    queries = instance_queries('job="node"', "db7:9100")
+    assert len(queries) == 11 and all('job="node",instance="db7:9100"' in q for q in queries)
 
 
 def test_textfile_is_valid_exposition(tmp_path: Path) -> None:
