@@ -111,7 +111,7 @@ def main() -> None:
         print(f"LocalCluster of 2 workers: start and stop alone {startup:.2f} s")
         print(
             f"{'run':<20} {'wall s':>8} {'cluster s':>9} {'work s':>8} {'hosts/s':>9} {'MB/s':>8} {'x serial':>9}"
-            "  groups  failed  same groups"
+            "  groups  failed  same groups  triage s (sum in tasks)"
         )
         for name, wall, _cpu, run in rows:
             failed = sum(1 for h in run.hosts if h.error)
@@ -119,7 +119,8 @@ def main() -> None:
             work = wall - run.setup_seconds
             print(
                 f"{name:<20} {wall:8.2f} {run.setup_seconds:9.2f} {work:8.2f} {len(items) / work:9.1f}"
-                f" {size / 1e6 / work:8.1f} {base / wall:9.2f}  {len(run.groups):6}  {failed:6}  {same}"
+                f" {size / 1e6 / work:8.1f} {base / wall:9.2f}  {len(run.groups):6}  {failed:6}  {same!s:11}"
+                f"  {sum(h.seconds for h in run.hosts):.2f}"
             )
         print(
             "hosts/s and MB/s exclude the cluster's start and stop (the 'cluster s' column); x serial is of wall time"
