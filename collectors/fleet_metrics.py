@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -134,7 +134,6 @@ class InstanceSamples:
     mem_total: int | None
     gaps: list[Gap] = field(default_factory=list)
     resets: list[Reset] = field(default_factory=list)
-    selectors: dict[str, str] = field(default_factory=dict)  # what -> PromQL used
     points: int = 0  # slab points read (kept when the frames are let go after the analysis)
 
     def slab_query(self, cache: str) -> str:
@@ -241,7 +240,7 @@ def _boot_ids(boot: list[Series], stamps: list[float], resets: list[Reset], seri
     return out
 
 
-def _gaps(stamps: list[float], start: float, step: float) -> list[Gap]:
+def _gaps(stamps: list[float], step: float) -> list[Gap]:
     """Runs of query steps without a sample, between the first and last sample."""
     gaps: list[Gap] = []
     for before, after in itertools.pairwise(stamps):
@@ -319,9 +318,8 @@ def build_instance(
         slabs=slabs,
         counters=counters,
         mem_total=mem_total,
-        gaps=_gaps(stamps, start, step),
+        gaps=_gaps(stamps, step),
         resets=sorted(resets, key=lambda r: r.at),
-        selectors={"objects": selector(fam.objects, {INSTANCE: instance})},
         points=len(slabs),
     )
 
@@ -342,8 +340,3 @@ def resolve_text(
     if len(found) != 1:
         return None
     return f"{field_name}: {int(next(iter(found.values())) / 1024)} kB"
-
-
-def labels_text(labels: Mapping[str, str]) -> str:
-    """Labels as PromQL prints them."""
-    return "{" + ",".join(f'{k}="{escape(v)}"' for k, v in sorted(labels.items())) + "}"

@@ -37,12 +37,14 @@ from forensics.model import (
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
+    from pathlib import Path
 
     from collectors.fleet_metrics import InstanceSamples
-    from collectors.prometheus import PromClient
+    from collectors.prometheus import PromAuth, PromClient
     from detectors.leaks.analysis import LeakAnalysis
     from detectors.leaks.decision import Thresholds
     from detectors.leaks.judge import SeriesVerdict
+    from forensics.evidence import Resolver
 
 SCHEMA = "kforensic.fleet-leaks/1"
 
@@ -403,7 +405,7 @@ def render(result: FleetLeaks, fmt: str) -> str:
     return render_text(result, markdown=fmt == "md")
 
 
-def prometheus_resolver(client: PromClient, result: FleetLeaks) -> Any:
+def prometheus_resolver(client: PromClient, result: FleetLeaks) -> Resolver:
     """A resolver of this run's SAMPLE evidence that reads each cited sample back from Prometheus."""
     from collectors.fleet_metrics import resolve_text
 
@@ -432,10 +434,10 @@ def run_prometheus(
     match: str | None,
     since: str,
     step: str,
-    auth: Any,
+    auth: PromAuth,
     min_rate_kb: float | None,
     fmt: str,
-    output: Any,
+    output: Path | None,
 ) -> FleetLeaks:
     """``leaks --prometheus``: parse the options, fetch, analyse, deliver; the result (for the exit status)."""
     import time
