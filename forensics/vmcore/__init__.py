@@ -27,7 +27,7 @@ def analyse_dump(path: Path, request: DebugInfoRequest, progress: Callable[[str]
     from forensics.model import BootTime, Clock, Incident, NotAvailable, SourceRecord, Timestamp, TimeWindow
     from forensics.vmcore import system
     from forensics.vmcore.collect import collect_snapshot
-    from forensics.vmcore.dumpfile import read_dump_header
+    from forensics.vmcore.dumpfile import check_pages, read_dump_header
     from forensics.vmcore.locate import locate_dump
     from forensics.vmcore.program import open_dump
     from forensics.vmcore.report import VmcoreResult
@@ -41,6 +41,11 @@ def analyse_dump(path: Path, request: DebugInfoRequest, progress: Callable[[str]
     say("loading debug info")
     opened = open_dump(location.dump, header, request)
     snapshot = collect_snapshot(opened, str(location.dump), say)
+    say("checking the dump's pages")
+    pages = check_pages(location.dump, header)
+    damaged = pages.warning() if pages is not None else None
+    if damaged is not None:  # first: it says how far everything else can be trusted
+        snapshot = replace(snapshot, warnings=(damaged, *snapshot.warnings))
     say("analysing")
     beside = None
     if location.dmesg is not None:
