@@ -73,6 +73,7 @@ class Progress:
     kmsg_records: int
     rebooted: bool  # the boot id changed since the previous sample: a series break
     doubtful: tuple[str, ...] = ()  # rows left out of this sample, the wall clock going back: said every time
+    sample: Sample | None = None  # what was read (for exporters such as slab-watch --textfile-dir)
 
 
 @dataclass(frozen=True)
@@ -246,6 +247,7 @@ class SlabWatcher:
                             kmsg_records=len(sample.kmsg.records) if isinstance(sample.kmsg, KmsgBatch) else 0,
                             rebooted=rebooted,
                             doubtful=(*sample.rejected(), *sample.notes),
+                            sample=sample,
                         )
                     )
                 previous = now_bytes

@@ -37,6 +37,8 @@ Example:
   journalctl -k -b -1 | kforensic dmesg --format json -o dmesg.json
 
   sudo kforensic dmesg --live --fail-on high
+
+  kforensic dmesg --signatures /archive/kern-logs/ --format json -o signatures.json
 """
 
 
@@ -205,12 +207,36 @@ def dmesg(
         typer.Argument(help="Kernel logs: dmesg output, kern.log, journalctl -k, vmcore-dmesg.txt, '-' for stdin."),
     ] = None,
     live: Annotated[bool, typer.Option("--live", help="Read the live kernel ring buffer (/dev/kmsg).")] = False,
+    signatures: Annotated[
+        bool,
+        typer.Option(
+            "--signatures", help="LOG... are many hosts' logs (dirs, globs, URLs): group by signature on Dask."
+        ),
+    ] = False,
+    scheduler: Annotated[
+        str | None,
+        typer.Option("--scheduler", help="--signatures: run on this Dask scheduler.", metavar="tcp://HOST:8786"),
+    ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option("--workers", help="--signatures: local worker processes (default: one per core; 0: serial)."),
+    ] = None,
     fmt: FormatOption = OutputFormat.TEXT,
     output: OutputOption = None,
     fail_on: FailOnOption = None,
     debug: DebugOption = False,
 ) -> None:
     """Find every kernel report (oops, BUG, WARNING, KASAN, lockdep, stalls, panics, OOM) in kernel logs."""
+    if signatures or scheduler is not None or workers is not None:
+        from forensics.fleet.signatures import run_signatures
+
+        if not signatures or live or not logs:
+            raise UsageError(
+                "--scheduler and --workers go with --signatures, which needs log directories, files or globs",
+                hint="kforensic dmesg --signatures /archive/kern-logs/",
+            )
+        fleet = run_signatures(logs, scheduler, workers, fmt.value, output)
+        raise typer.Exit(int(exit_status(fleet, fail_on)))
     names = list(logs or [])
     if not names and not live:
         if sys.stdin.isatty():

@@ -52,6 +52,8 @@ Example:
   kforensic leaks --store /var/lib/kforensic/ --plots leak-plots -f md -o leaks.md
 
   kforensic leaks --store leak.sqlite --last 6h --format json -o leaks.json --fail-on medium
+
+  kforensic leaks --prometheus http://prom:9090 --match '{job="node"}' --since 7d --step 5m
 """
 
 
@@ -340,12 +342,53 @@ def leaks(
     min_rate: Annotated[
         float | None, typer.Option("--min-rate", help="Ignore growth slower than this many KB/h (default 256).")
     ] = None,
+    prometheus: Annotated[
+        str | None,
+        typer.Option("--prometheus", help="Read every instance's series from this Prometheus server.", metavar="URL"),
+    ] = None,
+    match: Annotated[
+        str | None, typer.Option("--match", help="--prometheus: label selector of the instances.", metavar="SELECTOR")
+    ] = None,
+    since: Annotated[
+        str, typer.Option("--since", help="--prometheus: how far back to read.", metavar="DURATION")
+    ] = "1d",
+    step: Annotated[str, typer.Option("--step", help="--prometheus: query resolution.", metavar="DURATION")] = "60s",
+    bearer_token_file: Annotated[
+        Path | None, typer.Option("--bearer-token-file", help="--prometheus: send this token.", metavar="FILE")
+    ] = None,
+    basic_auth_file: Annotated[
+        Path | None,
+        typer.Option("--basic-auth-file", help="--prometheus: user:password for basic auth.", metavar="FILE"),
+    ] = None,
+    ca_file: Annotated[
+        Path | None, typer.Option("--ca-file", help="--prometheus: CA certificates to verify TLS.", metavar="FILE")
+    ] = None,
+    cert_file: Annotated[
+        Path | None, typer.Option("--cert-file", help="--prometheus: client certificate (TLS).", metavar="FILE")
+    ] = None,
+    key_file: Annotated[
+        Path | None, typer.Option("--key-file", help="--prometheus: client certificate key.", metavar="FILE")
+    ] = None,
+    insecure: Annotated[
+        bool, typer.Option("--insecure", help="--prometheus: do not verify the server's certificate.")
+    ] = False,
+    timeout: Annotated[float, typer.Option("--timeout", help="--prometheus: seconds to wait for each answer.")] = 30.0,
     fmt: FormatOption = OutputFormat.TEXT,
     output: OutputOption = None,
     fail_on: FailOnOption = None,
     debug: DebugOption = False,
 ) -> None:
     """Find slab caches and kernel memory that grow like a leak, and say who allocates them."""
+    if prometheus is not None:
+        from collectors.prometheus import PromAuth
+        from forensics.fleet.leaks import run_prometheus
+
+        if store is not None or run is not None or plots is not None or last is not None:
+            raise UsageError("--prometheus reads a server: --store, --run, --last and --plots do not apply")
+        auth = PromAuth(bearer_token_file, basic_auth_file, ca_file, cert_file, key_file, insecure, timeout)
+        min_kb = None if min_rate is None else float(min_rate)
+        fleet = run_prometheus(prometheus, match, since, step, auth, min_kb, fmt.value, output)
+        raise typer.Exit(int(exit_status(fleet.incident, fail_on)))
     from collectors.slabstore import resolve_store_path
     from detectors.leaks.decision import Thresholds
 

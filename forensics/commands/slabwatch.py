@@ -13,6 +13,7 @@ import json
 import re
 import shutil
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -38,6 +39,8 @@ Example:
   sudo kforensic slab-watch --hours 24 --store /var/lib/kforensic/
 
   sudo kforensic slab-watch --systemd-unit --hours 24 > /etc/systemd/system/kforensic-slab-watch.service
+
+  sudo kforensic slab-watch --interval 15s --textfile-dir /var/lib/prometheus/node-exporter
 """
 IMPORT_EXAMPLE = """
 Example:
@@ -232,7 +235,9 @@ def _systemd_quote(arg: str) -> str:
     return '"' + escaped.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def systemd_unit(store: Path, interval: str, duration: str | None, require: bool) -> str:
+def systemd_unit(
+    store: Path, interval: str, duration: str | None, require: bool, textfile_dir: Path | None = None
+) -> str:
     """A ready systemd service running slab-watch unattended, niced, with only the store writable."""
     launcher = Path(sys.argv[0])
     exe = str(launcher.absolute()) if launcher.name == "kforensic" and launcher.is_file() else shutil.which("kforensic")
@@ -242,6 +247,8 @@ def systemd_unit(store: Path, interval: str, duration: str | None, require: bool
         command += ["--duration", duration]
     if require:
         command.append("--require-slabinfo")
+    if textfile_dir is not None:
+        command += ["--textfile-dir", str(textfile_dir)]
     directory = store.parent
     try:
         state = directory.relative_to("/var/lib")
@@ -253,6 +260,8 @@ def systemd_unit(store: Path, interval: str, duration: str | None, require: bool
     else:
         # ReadWritePaths= must exist when the service starts: create it first (mkdir -m 0700).
         writable = [f"# mkdir -m 0700 -p {directory}", f"ReadWritePaths={_systemd_quote(str(directory))}"]
+    if textfile_dir is not None:
+        writable.append(f"ReadWritePaths={_systemd_quote(str(textfile_dir))}")
     return "\n".join(
         [
             "[Unit]",
@@ -305,7 +314,31 @@ class _PlainProgress:
         )
 
 
-def _watch(store_path: Path, root: Path, interval: float, duration: float | None, require: bool, force: bool) -> int:
+def _exporting(show: Callable[[Progress], None], textfile_dir: Path | None) -> Callable[[Progress], None]:
+    """``show`` that first writes the sample to the textfile directory (when given)."""
+    if textfile_dir is None:
+        return show
+    from forensics.fleet.exposition import textfile_writer
+
+    write = textfile_writer(textfile_dir)
+
+    def both(p: Progress) -> None:
+        if p.sample is not None:
+            write(p.sample)
+        show(p)
+
+    return both
+
+
+def _watch(
+    store_path: Path,
+    root: Path,
+    interval: float,
+    duration: float | None,
+    require: bool,
+    force: bool,
+    textfile_dir: Path | None = None,
+) -> int:
     from collectors import procfs
     from collectors.slabstore import SlabStore
     from collectors.slabwatch import SlabWatcher, WatchPlan, check_slabinfo, require_slabinfo
@@ -338,9 +371,9 @@ def _watch(store_path: Path, root: Path, interval: float, duration: float | None
                     for note in p.doubtful[:3]:
                         bar.console.print(f"slab-watch: sample {p.index}: {note}", markup=False, highlight=False)
 
-                result = watcher.run(show)
+                result = watcher.run(_exporting(show, textfile_dir))
         else:
-            result = watcher.run(_PlainProgress())
+            result = watcher.run(_exporting(_PlainProgress(), textfile_dir))
         stopped = f", stopped by {result.stopped_by}" if result.stopped_by else ""
         print(
             f"slab-watch: {result.samples} samples in run {result.run_id}{stopped};"
@@ -373,6 +406,14 @@ def slab_watch(
     unit: Annotated[
         bool, typer.Option("--systemd-unit", help="Print a systemd service for these options and exit.")
     ] = False,
+    textfile_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--textfile-dir",
+            help="Also write each sample for node_exporter's textfile collector into DIR (kforensic_* metrics).",
+            metavar="DIR",
+        ),
+    ] = None,
     no_analysis: NoAnalysisOption = False,
     fast: Annotated[bool, typer.Option("--allow-fast-interval", hidden=True)] = False,
     fmt: FormatOption = OutputFormat.TEXT,
@@ -398,11 +439,17 @@ def slab_watch(
     store_path = resolve_store_path(store)
     if unit:
         spec = duration if duration is not None else (f"{hours}h" if hours is not None else None)
-        deliver(systemd_unit(store_path.absolute(), interval, spec, require), output)
+        textfiles = textfile_dir.absolute() if textfile_dir is not None else None
+        deliver(systemd_unit(store_path.absolute(), interval, spec, require, textfiles), output)
         raise typer.Exit(0)
     if not root.is_dir():
         raise InputError(f"--root {root} is not a directory", hint="give the directory holding proc/ and sys/")
-    run_id = _watch(store_path, root, seconds, length, require, force)
+    if textfile_dir is not None and not textfile_dir.is_dir():
+        raise InputError(
+            f"--textfile-dir {textfile_dir} is not a directory",
+            hint="give node_exporter's --collector.textfile.directory",
+        )
+    run_id = _watch(store_path, root, seconds, length, require, force, textfile_dir)
     with SlabStore.open(store_path, readonly=True) as reader:
         report = end_of_run_analysis(reader, run_id, analyse=not no_analysis)
     deliver(render_report(report, fmt, WATCH_SCHEMA), output)

@@ -1,0 +1,342 @@
+"""Slab and meminfo samples of many hosts from Prometheus, as the frames the leak detectors read.
+
+Two families of metric names are read, per instance, preferring the first:
+
+* node_exporter's (``--collector.slabinfo``, meminfo is on by default):
+  ``node_slabinfo_active_objects``, ``node_slabinfo_objects``,
+  ``node_slabinfo_object_size_bytes`` (label ``slab``), ``node_memory_<Field>_bytes``,
+  ``node_boot_time_seconds``;
+* kforensic's own (``slab-watch --textfile-dir``, see docs/fleet.md):
+  ``kforensic_slab_active_objects``, ``kforensic_slab_objects``,
+  ``kforensic_slab_object_size_bytes`` (label ``cache``), ``kforensic_meminfo_bytes``
+  (label ``field``), ``kforensic_boot_time_seconds``, ``kforensic_vmstat_total`` (label ``counter``).
+
+Each instance's points become the same typed frames a slab-watch store gives
+(:data:`detectors.leaks.series.SLAB_COLUMNS`, ``COUNTER_COLUMNS``): the sample
+id of a point is its Prometheus timestamp in milliseconds, so evidence cites
+the sample time.  A reboot (the boot time series changes) becomes a boot id
+change, which the detectors treat as a series break; a counter that goes down
+(a reset) is continued from its last value, as PromQL's ``increase()`` does;
+steps with no sample are scrape gaps.  All three are recorded and said.
+
+pandas is imported inside the functions (this module is imported by the command at run time only).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from collectors.prometheus import PromClient, Series, escape, selector
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: Label naming a host in the fleet table.
+INSTANCE = "instance"
+
+#: meminfo fields the leak analysis reads (detectors/leaks/meminfo.py: judged fields and the unaccounted estimate).
+MEMINFO_FIELDS = (
+    "MemTotal",
+    "MemFree",
+    "MemAvailable",
+    "Active",
+    "Inactive",
+    "Unevictable",
+    "Slab",
+    "SReclaimable",
+    "SUnreclaim",
+    "KReclaimable",
+    "KernelStack",
+    "PageTables",
+    "SecPageTables",
+    "Percpu",
+    "VmallocUsed",
+    "Hugetlb",
+)
+
+#: Instances read ahead (concurrent requests) while the previous one is analysed.
+READ_AHEAD = 4
+
+#: vmstat counters the analysis reads (did reclaim run?).
+VMSTAT_COUNTERS = ("slabs_scanned", "drop_slab")
+
+
+@dataclass(frozen=True)
+class Family:
+    """The metric names of one exporter."""
+
+    name: str
+    active: str
+    objects: str
+    objsize: str
+    cache_label: str
+    boot: str
+
+
+NODE = Family(
+    "node_exporter",
+    "node_slabinfo_active_objects",
+    "node_slabinfo_objects",
+    "node_slabinfo_object_size_bytes",
+    "slab",
+    "node_boot_time_seconds",
+)
+KFORENSIC = Family(
+    "kforensic",
+    "kforensic_slab_active_objects",
+    "kforensic_slab_objects",
+    "kforensic_slab_object_size_bytes",
+    "cache",
+    "kforensic_boot_time_seconds",
+)
+FAMILIES = (NODE, KFORENSIC)
+
+
+def node_meminfo_metric(field_name: str) -> str:
+    """node_exporter's name of a meminfo field: ``Active(anon)`` -> ``node_memory_Active_anon_bytes``."""
+    return "node_memory_" + field_name.replace("(", "_").replace(")", "") + "_bytes"
+
+
+@dataclass(frozen=True)
+class Gap:
+    """Steps of the query window without a sample of this instance."""
+
+    start: float  # last sample before the gap
+    end: float  # first sample after it
+
+    @property
+    def seconds(self) -> float:
+        """Length of the gap."""
+        return self.end - self.start
+
+
+@dataclass(frozen=True)
+class Reset:
+    """A series that started over: a reboot (boot time changed) or a counter that went down."""
+
+    at: float
+    series: str
+    what: str
+
+
+@dataclass
+class InstanceSamples:
+    """What Prometheus holds of one instance in the window, as leak-detector frames plus what was odd."""
+
+    instance: str
+    family: Family
+    slabs: pd.DataFrame
+    counters: pd.DataFrame
+    mem_total: int | None
+    gaps: list[Gap] = field(default_factory=list)
+    resets: list[Reset] = field(default_factory=list)
+    points: int = 0  # slab points read (kept when the frames are let go after the analysis)
+
+    def slab_query(self, cache: str) -> str:
+        """The PromQL selector of the three series behind a cache's sample text."""
+        names = "|".join((self.family.active, self.family.objects, self.family.objsize))
+        return (
+            f'{{__name__=~"{names}",{INSTANCE}="{escape(self.instance)}",{self.family.cache_label}="{escape(cache)}"}}'
+        )
+
+    def meminfo_query(self, field_name: str) -> str:
+        """The PromQL selector of one meminfo field of this instance."""
+        if self.family is NODE:
+            return selector(node_meminfo_metric(field_name), {INSTANCE: self.instance})
+        return selector("kforensic_meminfo_bytes", {INSTANCE: self.instance, "field": field_name})
+
+
+def list_instances(client: PromClient, match: str, start: float, end: float) -> list[str]:
+    """Instances with slab series (either family) anywhere in the window: one instant query."""
+    names = "|".join(fam.objects for fam in FAMILIES)
+    span = max(1, math.ceil(end - start))
+    inner = f'{{__name__=~"{names}"{"," + match if match else ""}}}'
+    found = client.query(f"group by ({INSTANCE}) (last_over_time({inner}[{span}s]))", end)
+    return sorted({labels.get(INSTANCE, "") for labels, _ in found})
+
+
+def instance_queries(match: str, instance: str) -> list[str]:
+    """The range queries that read one instance (``match`` narrowed to it)."""
+    narrowed = ",".join(x for x in (match, f'{INSTANCE}="{escape(instance)}"') if x)
+    queries = []
+    for fam in FAMILIES:
+        queries += [selector(m, narrowed) for m in (fam.active, fam.objects, fam.objsize)]
+    node_names = "|".join(node_meminfo_metric(f) for f in MEMINFO_FIELDS)
+    queries.append(f'{{__name__=~"{node_names}",{narrowed}}}')
+    queries.append(f'kforensic_meminfo_bytes{{{narrowed},field=~"{"|".join(MEMINFO_FIELDS)}"}}')
+    queries += [selector(fam.boot, narrowed) for fam in FAMILIES]
+    queries.append(f'kforensic_vmstat_total{{{narrowed},counter=~"{"|".join(VMSTAT_COUNTERS)}"}}')
+    return queries
+
+
+def fetch_instance(
+    client: PromClient, match: str, instance: str, start: float, end: float, step: float
+) -> InstanceSamples | None:
+    """One instance's series as frames (None when it has no slab points in the window)."""
+    got = [client.query_range(q, start, end, step) for q in instance_queries(match, instance)]
+    node_act, node_obj, node_size, kf_act, kf_obj, kf_size, node_mem, kf_mem, node_boot, kf_boot, vmstat = got
+    if node_obj:
+        fam, active, objects, size, mem = NODE, node_act, node_obj, node_size, node_mem or kf_mem
+    elif kf_obj:
+        fam, active, objects, size, mem = KFORENSIC, kf_act, kf_obj, kf_size, kf_mem
+    else:
+        return None
+    boot = (node_boot if fam is NODE else kf_boot) or kf_boot or node_boot
+    return build_instance(instance, fam, active, objects, size, mem, boot, vmstat, start, step)
+
+
+def fetch(
+    client: PromClient, match: str, start: float, end: float, step: float, instances: list[str] | None = None
+) -> Iterator[InstanceSamples]:
+    """Every instance matching ``match``, one at a time (memory holds a few instances, not the fleet).
+
+    Instances are read ahead by a few threads (the requests wait on the
+    network while the caller analyses the previous instance).
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    if instances is None:
+        instances = list_instances(client, match, start, end)
+    with ThreadPoolExecutor(max_workers=READ_AHEAD) as pool:
+        pending = [pool.submit(fetch_instance, client, match, i, start, end, step) for i in instances[:READ_AHEAD]]
+        following = READ_AHEAD
+        while pending:
+            samples = pending.pop(0).result()
+            if following < len(instances):
+                pending.append(pool.submit(fetch_instance, client, match, instances[following], start, end, step))
+                following += 1
+            if samples is not None:
+                yield samples
+
+
+def _meminfo_field(s: Series) -> str:
+    if "field" in s.labels:
+        return s.labels["field"]
+    name = s.name
+    return name[len("node_memory_") : -len("_bytes")] if name.startswith("node_memory_") else name
+
+
+def _boot_ids(boot: list[Series], stamps: list[float], resets: list[Reset], series_name: str) -> dict[float, str]:
+    """Boot id per timestamp: the boot time rounded to seconds; a change over 2 s is a reboot."""
+    points = sorted(p for s in boot for p in s.points)
+    out: dict[float, str] = {}
+    if not points:
+        return dict.fromkeys(stamps, "")
+    current: float | None = None
+    values = dict(points)
+    last_value = points[0][1]
+    for t in stamps:
+        value = values.get(t, last_value)
+        last_value = value
+        if current is None or abs(value - current) > 2.0:
+            if current is not None:
+                resets.append(Reset(t, series_name, f"reboot: boot time {current:.0f} -> {value:.0f}"))
+            current = value
+        out[t] = f"boot@{current:.0f}"
+    return out
+
+
+def _gaps(stamps: list[float], step: float) -> list[Gap]:
+    """Runs of query steps without a sample, between the first and last sample."""
+    gaps: list[Gap] = []
+    for before, after in itertools.pairwise(stamps):
+        if after - before > 1.5 * step:
+            gaps.append(Gap(before, after))
+    return gaps
+
+
+def _continued(points: tuple[tuple[float, float], ...]) -> tuple[list[tuple[float, float]], list[float]]:
+    """A counter's points with resets continued (as increase() does), and where it reset."""
+    out: list[tuple[float, float]] = []
+    offset = 0.0
+    last: float | None = None
+    resets: list[float] = []
+    for t, v in points:
+        if last is not None and v < last:
+            offset += last
+            resets.append(t)
+        last = v
+        out.append((t, v + offset))
+    return out, resets
+
+
+def build_instance(
+    instance: str,
+    fam: Family,
+    active: list[Series],
+    objects: list[Series],
+    objsize: list[Series],
+    meminfo: list[Series],
+    boot: list[Series],
+    vmstat: list[Series],
+    start: float,
+    step: float,
+) -> InstanceSamples:
+    """One instance's series as leak-detector frames (see the module doc)."""
+    import pandas as pd
+
+    label = fam.cache_label
+    act = {s.labels.get(label, ""): dict(s.points) for s in active}
+    size = {s.labels.get(label, ""): dict(s.points) for s in objsize}
+    stamps = sorted({t for s in objects for t, _ in s.points})
+    resets: list[Reset] = []
+    boot_of = _boot_ids(boot, stamps, resets, fam.boot)
+    rows: list[tuple[int, float, str, str, int, int, int]] = []
+    for s in sorted(objects, key=lambda x: x.labels.get(label, "")):
+        cache = s.labels.get(label, "")
+        a, z = act.get(cache, {}), size.get(cache, {})
+        for t, num in s.points:
+            if t not in a or t not in z:
+                continue  # a point without its partners cannot be a slabinfo line
+            rows.append((round(t * 1000), t, boot_of.get(t, ""), cache, int(a[t]), int(num), int(z[t])))
+    rows.sort(key=lambda r: (r[0], r[3]))
+    slabs = pd.DataFrame(rows, columns=["sample_id", "wall", "boot_id", "cache", "active_objs", "num_objs", "objsize"])
+
+    crow: list[tuple[int, float, str, str, str, str, float]] = []
+    mem_total: int | None = None
+    for s in meminfo:
+        name = _meminfo_field(s)
+        for t, v in s.points:
+            # Stored as /proc/meminfo prints it (kB), so the excerpt reads "MemFree: 123 kB".
+            crow.append((round(t * 1000), t, boot_of.get(t, ""), "meminfo", name, "kB", v / 1024.0))
+        if name == "MemTotal" and s.points:
+            mem_total = int(s.points[-1][1])
+    for s in vmstat:
+        name = s.labels.get("counter", "")
+        points, where = _continued(s.points)
+        resets += [Reset(t, f"kforensic_vmstat_total{{counter={name!r}}}", "counter reset (continued)") for t in where]
+        crow += [(round(t * 1000), t, boot_of.get(t, ""), "vmstat", name, "", v) for t, v in points]
+    crow.sort(key=lambda r: (r[0], r[3], r[4]))
+    counters = pd.DataFrame(crow, columns=["sample_id", "wall", "boot_id", "source", "name", "unit", "value"])
+    return InstanceSamples(
+        instance=instance,
+        family=fam,
+        slabs=slabs,
+        counters=counters,
+        mem_total=mem_total,
+        gaps=_gaps(stamps, step),
+        resets=sorted(resets, key=lambda r: r.at),
+        points=len(slabs),
+    )
+
+
+def resolve_text(
+    client: PromClient, query: str, at: float, fam: Family, cache: str = "", field_name: str = ""
+) -> str | None:
+    """The sample text a leak finding cites, read back from Prometheus with an instant query at ``at``.
+
+    For a cache: the start of its slabinfo line (name, active, objects, size);
+    for a meminfo field: ``Name: value kB``.  None when the server has no such sample.
+    """
+    found = {labels.get("__name__", ""): value for labels, value in client.query(query, at)}
+    if cache:
+        if not {fam.active, fam.objects, fam.objsize} <= set(found):
+            return None
+        return f"{cache:<17} {int(found[fam.active]):6} {int(found[fam.objects]):6} {int(found[fam.objsize]):6}"
+    if len(found) != 1:
+        return None
+    return f"{field_name}: {int(next(iter(found.values())) / 1024)} kB"

@@ -1,0 +1,298 @@
+"""Reading series from a Prometheus server through its HTTP API (``/api/v1/query_range``, ``/api/v1/query``).
+
+The client is the standard library's ``urllib``: the fleet path makes a few
+dozen requests per run, and urllib already does what Prometheus users expect
+of a client (TLS with a CA file or a client certificate, or no verification
+when asked; bearer and basic authentication headers; timeouts; POST with a
+form body so long selectors do not hit URL length limits).  A dependency such
+as requests or httpx would add nothing the run needs.
+
+Range queries are paged by time: Prometheus refuses a query_range that would
+return more than 11,000 points per series, so a long window at a fine step is
+asked for in pages of at most :data:`PAGE_POINTS` steps and the pages are
+joined per series.  Every error becomes one line naming the server and what
+to do (:class:`~forensics.errors.InputError`, exit 3; a query the server
+cannot parse is the user's ``--match``: :class:`~forensics.errors.UsageError`, exit 2).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import ssl
+import threading
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from forensics.errors import InputError, UsageError
+
+#: Prometheus refuses range queries over 11,000 points per series (web/api/v1: "exceeded maximum resolution").
+SERVER_POINT_LIMIT = 11_000
+#: Steps asked for per request: under the server's limit, with room for the inclusive end.
+PAGE_POINTS = 10_000
+#: Longest series a run reads (points per series over the whole window): a guard against --step 1s --since 1y.
+MAX_POINTS = 2_000_000
+
+
+@dataclass(frozen=True)
+class PromAuth:
+    """How to reach the server: authentication and TLS, as in Prometheus' own ``http_config``."""
+
+    bearer_token_file: Path | None = None
+    basic_auth_file: Path | None = None  # one line: ``user:password``
+    ca_file: Path | None = None
+    cert_file: Path | None = None
+    key_file: Path | None = None
+    insecure: bool = False
+    timeout: float = 30.0  # seconds to wait for an answer; also sent as the query's ``timeout`` (the server stops then)
+    server_timeout: float | None = None  # the query ``timeout`` sent when it must differ from ``timeout``
+
+
+@dataclass(frozen=True)
+class Series:
+    """One series of a range query: its labels, and (unix seconds, value) points in time order."""
+
+    labels: Mapping[str, str]
+    points: tuple[tuple[float, float], ...]
+
+    @property
+    def name(self) -> str:
+        """The metric name."""
+        return self.labels.get("__name__", "")
+
+
+@dataclass
+class PromClient:
+    """A Prometheus HTTP API client: ``url`` is the server root (``http://host:9090``, or behind a path prefix)."""
+
+    url: str
+    auth: PromAuth = field(default_factory=PromAuth)
+    requests: int = 0  # how many HTTP requests this client made (counted under a lock: instances are read in threads)
+
+    def __post_init__(self) -> None:
+        parsed = urllib.parse.urlsplit(self.url)
+        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+            raise UsageError(
+                f"--prometheus {self.url!r} is not an http(s) URL", hint="give the server root, e.g. http://prom:9090"
+            )
+        self.url = self.url.rstrip("/")
+        self._lock = threading.Lock()
+        self._headers = self._auth_headers()
+        self._context = self._tls_context() if parsed.scheme == "https" else None
+
+    # ------------------------------------------------------------ setup
+
+    def _read_secret(self, path: Path, what: str) -> str:
+        try:
+            return path.read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            raise InputError(
+                f"cannot read the {what} file {path}: {exc.strerror or exc}", hint="give a readable file"
+            ) from None
+
+    def _auth_headers(self) -> dict[str, str]:
+        headers = {"Accept": "application/json", "User-Agent": "kforensic"}
+        a = self.auth
+        if a.bearer_token_file is not None and a.basic_auth_file is not None:
+            raise UsageError("give --bearer-token-file or --basic-auth-file, not both")
+        if a.bearer_token_file is not None:
+            token = self._read_secret(a.bearer_token_file, "bearer token")
+            if not token:
+                raise InputError(f"the bearer token file {a.bearer_token_file} is empty")
+            headers["Authorization"] = f"Bearer {token}"
+        if a.basic_auth_file is not None:
+            secret = self._read_secret(a.basic_auth_file, "basic auth")
+            if ":" not in secret:
+                raise InputError(
+                    f"the basic auth file {a.basic_auth_file} does not hold user:password",
+                    hint="write one line: user:password",
+                )
+            headers["Authorization"] = "Basic " + base64.b64encode(secret.encode()).decode()
+        return headers
+
+    def _tls_context(self) -> ssl.SSLContext:
+        a = self.auth
+        try:
+            context = ssl.create_default_context(cafile=str(a.ca_file) if a.ca_file else None)
+            if a.cert_file is not None:
+                context.load_cert_chain(str(a.cert_file), str(a.key_file) if a.key_file else None)
+        except (OSError, ssl.SSLError) as exc:
+            raise InputError(
+                f"cannot load the TLS files: {exc}", hint="check --ca-file, --cert-file, --key-file"
+            ) from None
+        if a.insecure:
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE
+        return context
+
+    # ------------------------------------------------------------ requests
+
+    def _post(self, endpoint: str, form: Mapping[str, str]) -> Any:
+        """POST a form to ``/api/v1/<endpoint>``; the ``data`` of a success, or one clear error."""
+        target = f"{self.url}/api/v1/{endpoint}"
+        body = urllib.parse.urlencode(form).encode()
+        request = urllib.request.Request(target, data=body, headers=self._headers, method="POST")
+        request.add_header("Content-Type", "application/x-www-form-urlencoded")
+        with self._lock:
+            self.requests += 1
+        try:
+            with urllib.request.urlopen(request, timeout=self.auth.timeout, context=self._context) as response:
+                raw = response.read()
+        except urllib.error.HTTPError as exc:
+            raise self._http_error(target, exc, form.get("query", "")) from None
+        except urllib.error.URLError as exc:
+            reason = exc.reason
+            if isinstance(reason, ssl.SSLError | ssl.CertificateError):
+                raise InputError(
+                    f"TLS with {self.url} failed: {reason}",
+                    hint="give the server's CA with --ca-file, or --insecure to skip verification",
+                ) from None
+            text = getattr(reason, "strerror", None) or str(reason)
+            raise InputError(
+                f"cannot reach Prometheus at {self.url}: {text}",
+                hint="check the --prometheus URL and that the server is running",
+            ) from None
+        except TimeoutError:
+            raise InputError(
+                f"Prometheus at {self.url} did not answer within {self.auth.timeout:g} s",
+                hint="raise --timeout, or ask for less (--since, a larger --step, a narrower --match)",
+            ) from None
+        except (ConnectionError, OSError) as exc:
+            raise InputError(f"cannot reach Prometheus at {self.url}: {exc}") from None
+        try:
+            doc = json.loads(raw)
+        except ValueError:
+            raise InputError(
+                f"{target} did not answer with JSON: not a Prometheus HTTP API",
+                hint="give the server root, e.g. http://prom:9090 (not a /graph or exporter URL)",
+            ) from None
+        if not isinstance(doc, dict) or doc.get("status") != "success" or "data" not in doc:
+            raise InputError(f"{target} answered without a result: {str(doc)[:200]}")
+        return doc["data"]
+
+    def _http_error(self, target: str, exc: urllib.error.HTTPError, query: str) -> Exception:
+        detail = ""
+        kind = ""
+        try:
+            doc = json.loads(exc.read())
+            detail, kind = str(doc.get("error", "")), str(doc.get("errorType", ""))
+        except (ValueError, AttributeError, OSError):
+            pass
+        said = f": {kind + ': ' if kind else ''}{detail}" if detail else ""
+        if exc.code in (401, 403):
+            return InputError(
+                f"Prometheus at {self.url} refused the request (HTTP {exc.code}){said}",
+                hint="give credentials with --bearer-token-file or --basic-auth-file",
+            )
+        if exc.code == 404 or (exc.code == 405 and not detail):
+            return InputError(
+                f"{target} does not exist (HTTP {exc.code}): not a Prometheus HTTP API",
+                hint="give the server root, e.g. http://prom:9090, with any path prefix it is served under",
+            )
+        if exc.code == 400 and "resolution" in detail:
+            return InputError(
+                f"Prometheus at {self.url} refused a range query as too many points{said}",
+                hint="give a larger --step or a shorter --since",
+            )
+        if exc.code == 400 and kind == "bad_data":
+            return UsageError(f"Prometheus rejected the query {query!r}{said}", hint="check the --match selector")
+        return InputError(
+            f"Prometheus at {self.url} failed (HTTP {exc.code}){said}",
+            hint="look at the server's log; retry later or ask for less",
+        )
+
+    # ------------------------------------------------------------ queries
+
+    def _server_timeout(self) -> str:
+        seconds = self.auth.server_timeout if self.auth.server_timeout is not None else self.auth.timeout
+        return f"{seconds:.6f}".rstrip("0").rstrip(".") or "0"
+
+    def query_range(
+        self, query: str, start: float, end: float, step: float, page_points: int = PAGE_POINTS
+    ) -> list[Series]:
+        """A range query, paged by time so that no request exceeds ``page_points`` steps per series.
+
+        Points come back at ``start + k * step``; pages are joined per series
+        (by its labels), in time order.
+        """
+        if step <= 0 or end < start:
+            raise UsageError("a range query needs a positive step and end >= start")
+        total = math.floor((end - start) / step) + 1
+        if total > MAX_POINTS:
+            raise UsageError(
+                f"{total:,} points per series ({(end - start) / 86400:.1f} days at a step of {step:g} s) is too many",
+                hint=f"give a larger --step (at most {MAX_POINTS:,} points per series are read)",
+            )
+        merged: dict[tuple[tuple[str, str], ...], list[tuple[float, float]]] = {}
+        first = 0
+        while first < total:
+            count = min(page_points, total - first)
+            page_start = start + first * step
+            page_end = start + (first + count - 1) * step
+            data = self._post(
+                "query_range",
+                {
+                    "query": query,
+                    "start": _num(page_start),
+                    "end": _num(page_end),
+                    "step": _num(step),
+                    "timeout": self._server_timeout(),
+                },
+            )
+            for item in data.get("result", []) if isinstance(data, dict) else []:
+                labels = tuple(sorted((str(k), str(v)) for k, v in item.get("metric", {}).items()))
+                points = merged.setdefault(labels, [])
+                points.extend((float(t), _value(v)) for t, v in item.get("values", []))
+            first += count
+        return [Series(dict(labels), tuple(sorted(points))) for labels, points in merged.items()]
+
+    def query(self, query: str, at: float) -> list[tuple[Mapping[str, str], float]]:
+        """An instant query at ``at``: (labels, value) of each series."""
+        data = self._post("query", {"query": query, "time": _num(at), "timeout": self._server_timeout()})
+        if not isinstance(data, dict) or data.get("resultType") != "vector":
+            return []
+        return [(dict(item.get("metric", {})), _value(item["value"][1])) for item in data.get("result", [])]
+
+
+def _num(value: float) -> str:
+    """A time or step as Prometheus reads it (decimal seconds, milliseconds at most)."""
+    return f"{value:.3f}".rstrip("0").rstrip(".")
+
+
+def _value(text: object) -> float:
+    """A sample value: Prometheus sends them as strings (``"NaN"``, ``"+Inf"`` included)."""
+    return float(str(text))
+
+
+def selector(name: str, match: Mapping[str, str] | str, **labels: str) -> str:
+    """A PromQL selector of metric ``name`` with the ``--match`` matchers and exact ``labels``."""
+    parts = [f'{k}="{escape(v)}"' for k, v in labels.items()]
+    inner = match if isinstance(match, str) else ",".join(f'{k}="{escape(v)}"' for k, v in match.items())
+    if inner:
+        parts.insert(0, inner)
+    return f"{name}{{{','.join(parts)}}}"
+
+
+def escape(value: str) -> str:
+    """A label value inside double quotes."""
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def parse_match(text: str | None) -> str:
+    """The inside of a ``--match`` selector (``{job="node"}`` or ``job="node"``), braces removed."""
+    if text is None:
+        return ""
+    inner = text.strip()
+    if inner.startswith("{") and inner.endswith("}"):
+        inner = inner[1:-1].strip()
+    if not inner:
+        return ""
+    if "{" in inner or "}" in inner:
+        raise UsageError(f"--match {text!r} is not one label selector", hint="give e.g. --match '{job=\"node\"}'")
+    return inner

@@ -1,0 +1,470 @@
+"""``kforensic leaks --prometheus``: the leak detectors run per instance on series read from Prometheus.
+
+The frames come from :mod:`collectors.fleet_metrics` (the same columns a
+slab-watch store gives), the analysis is :func:`detectors.leaks.analysis.analyse`
+unchanged, once per instance.  What this module adds is fleet bookkeeping:
+each finding's evidence names the PromQL selector of the series it cites and
+the sample time (the sample id is the Prometheus timestamp in milliseconds),
+finding ids include the instance, scrape gaps and resets inside the judged
+stretch are said on the finding, and one table lists every flagged series of
+every instance.  JSON: ``kforensic.fleet-leaks/1`` (docs/fleet.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from forensics import __version__
+from forensics.model import (
+    Clock,
+    Evidence,
+    Fact,
+    Finding,
+    Incident,
+    LocatorKind,
+    NotAvailable,
+    Severity,
+    SourceRecord,
+    Timestamp,
+    TimeWindow,
+    finding_id,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from pathlib import Path
+
+    from collectors.fleet_metrics import InstanceSamples
+    from collectors.prometheus import PromAuth, PromClient
+    from detectors.leaks.analysis import LeakAnalysis
+    from detectors.leaks.decision import Thresholds
+    from detectors.leaks.judge import SeriesVerdict
+    from forensics.evidence import Resolver
+
+SCHEMA = "kforensic.fleet-leaks/1"
+
+
+@dataclass(frozen=True)
+class FleetWindow:
+    """What was asked of Prometheus: the window, the queries per instance, how many requests."""
+
+    start: float
+    end: float
+    step: float
+    queries: tuple[str, ...]  # per instance, with instance="$instance"
+    requests: int
+
+
+@dataclass(frozen=True)
+class InstanceResult:
+    """One instance's analysis, with its findings citing Prometheus."""
+
+    samples: InstanceSamples
+    analysis: LeakAnalysis
+    findings: tuple[Finding, ...]
+
+
+@dataclass(frozen=True)
+class FleetRow:
+    """One flagged series of one instance: a row of the fleet table."""
+
+    instance: str
+    series: str
+    grade: str
+    severity: Severity
+    rate: float  # bytes/h
+    since: float
+    confidence: float
+    query: str
+    first_sample: float
+    last_sample: float
+    notes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class FleetLeaks:
+    """The result of a fleet run."""
+
+    url: str
+    match: str
+    fetched: FleetWindow
+    results: tuple[InstanceResult, ...]
+    rows: tuple[FleetRow, ...]
+    incident: Incident
+    thresholds: Thresholds
+
+
+def iso(wall: float) -> str:
+    """UTC time, seconds."""
+    return dt.datetime.fromtimestamp(wall, tz=dt.UTC).isoformat(timespec="seconds")
+
+
+def _query_of(samples: InstanceSamples, locator_name: str) -> str:
+    if locator_name.startswith("meminfo:"):
+        return samples.meminfo_query(locator_name.split(":", 1)[1])
+    return samples.slab_query(locator_name)
+
+
+def _odd_within(samples: InstanceSamples, start: float, end: float) -> tuple[str, ...]:
+    """Scrape gaps and resets between ``start`` and ``end``, said in words."""
+    notes = [
+        f"scrape gap of {g.seconds:.0f} s ({iso(g.start)} to {iso(g.end)}): the rate is computed across it"
+        for g in samples.gaps
+        if g.end > start and g.start < end
+    ]
+    notes += [f"{r.what} in {r.series} at {iso(r.at)}" for r in samples.resets if start <= r.at <= end]
+    return tuple(notes)
+
+
+def cite_prometheus(finding: Finding, samples: InstanceSamples, url: str) -> Finding:
+    """The finding with evidence sourced from the PromQL selectors, an id and title per instance, gap notes."""
+    evidence = []
+    for item in finding.evidence:
+        cited = item
+        if item.locator.kind is LocatorKind.SAMPLE and item.locator.name:
+            cited = dataclasses.replace(item, source=f"{url} {_query_of(samples, item.locator.name)}")
+        evidence.append(cited)
+    walls = [e.timestamp.seconds for e in finding.evidence if e.timestamp is not None]
+    notes = _odd_within(samples, min(walls), max(walls)) if walls else ()
+    facts = [Fact("instance", samples.instance), Fact("metrics", samples.family.name)]
+    facts += [Fact("caveat", n) for n in notes]
+    return dataclasses.replace(
+        finding,
+        id=finding_id(finding.kind, finding.id, samples.instance),
+        title=f"{samples.instance}: {finding.title}",
+        evidence=tuple(evidence),
+        facts=(*facts, *finding.facts),
+        confidence_reason=finding.confidence_reason + ("; " + "; ".join(notes) if notes else ""),
+    )
+
+
+def analyse_instance(samples: InstanceSamples, url: str, thresholds: Thresholds) -> InstanceResult:
+    """Run the leak analysis of one instance's frames."""
+    from detectors.leaks.analysis import LeakInput, analyse
+
+    data = LeakInput(
+        slabs=samples.slabs,
+        counters=samples.counters,
+        mem_total=samples.mem_total
+        if samples.mem_total
+        else NotAvailable(f"{samples.instance} exports no MemTotal (meminfo collector off?)"),
+        source=url,
+    )
+    analysis = analyse(data, thresholds)
+    findings = tuple(cite_prometheus(f, samples, url) for f in analysis.findings)
+    # The frames are let go: a fleet is read one instance at a time, and only the verdicts are kept.
+    kept = dataclasses.replace(samples, slabs=samples.slabs.iloc[:0], counters=samples.counters.iloc[:0])
+    return InstanceResult(kept, analysis, findings)
+
+
+def _rows(result: InstanceResult) -> list[FleetRow]:
+    from detectors.leaks.decision import Grade
+    from detectors.leaks.findings import SEVERITY
+
+    rows = []
+    a = result.analysis
+    meminfo = {id(v) for v in a.meminfo}
+    for v in a.flagged():
+        if v.grade.rank < Grade.SUSPECT.rank:
+            continue
+        name = f"meminfo:{v.name}" if id(v) in meminfo else v.name
+        walls = [s.wall for s in v.samples] or [v.since_wall]
+        rows.append(
+            FleetRow(
+                instance=result.samples.instance,
+                series=name,
+                grade=v.grade.value,
+                severity=SEVERITY[v.grade],
+                rate=v.rate,
+                since=v.since_wall,
+                confidence=_confidence_of(result.findings, v),
+                query=_query_of(result.samples, name),
+                first_sample=min(walls),
+                last_sample=max(walls),
+                notes=_odd_within(result.samples, v.since_wall, max(walls)),
+            )
+        )
+    return rows
+
+
+def _confidence_of(findings: tuple[Finding, ...], v: SeriesVerdict) -> float:
+    for f in findings:
+        if any(e.locator.name in (v.name, f"meminfo:{v.name}") for e in f.evidence):
+            return f.confidence
+    return math.nan
+
+
+def analyse_fleet(
+    client: PromClient, match: str, start: float, end: float, step: float, thresholds: Thresholds
+) -> FleetLeaks:
+    """Read every instance's series, one instance at a time, and run the leak analysis on each."""
+    instances = list_fleet(client, match, start, end)
+    return analyse_instances(client, match, instances, start, end, step, thresholds)
+
+
+def list_fleet(client: PromClient, match: str, start: float, end: float) -> list[str]:
+    """The instances with slab series in the window; InputError when there is none."""
+    from collectors.fleet_metrics import list_instances
+    from forensics.errors import InputError
+
+    instances = list_instances(client, match, start, end)
+    if not instances:
+        raise InputError(
+            f"Prometheus at {client.url} has no slab series"
+            + (f" matching {{{match}}}" if match else "")
+            + f" between {iso(start)} and {iso(end)}",
+            hint="run node_exporter with --collector.slabinfo (as root), or kforensic slab-watch --textfile-dir;"
+            " check --match and --since",
+        )
+    return instances
+
+
+def analyse_instances(
+    client: PromClient,
+    match: str,
+    instances: list[str],
+    start: float,
+    end: float,
+    step: float,
+    thresholds: Thresholds,
+) -> FleetLeaks:
+    """Fetch and analyse the given instances (read ahead in threads, analysed one by one)."""
+    from collectors.fleet_metrics import fetch, instance_queries
+
+    results = [analyse_instance(s, client.url, thresholds) for s in fetch(client, match, start, end, step, instances)]
+    window = FleetWindow(start, end, step, tuple(instance_queries(match, "$instance")), client.requests)
+    return assemble(window, results, client.url, match, thresholds)
+
+
+def analyse_fetched(
+    window: FleetWindow, instances: Iterable[InstanceSamples], url: str, match: str, thresholds: Thresholds
+) -> FleetLeaks:
+    """Run the leak analysis on instances already read (tests, other sources of frames)."""
+    return assemble(window, [analyse_instance(s, url, thresholds) for s in instances], url, match, thresholds)
+
+
+def assemble(
+    window: FleetWindow, analysed: list[InstanceResult], url: str, match: str, thresholds: Thresholds
+) -> FleetLeaks:
+    """The fleet table and the incident of analysed instances."""
+    results = [r for r in analysed if r.samples.points]
+    rows = sorted(
+        (r for res in results for r in _rows(res)), key=lambda r: (-r.severity.rank, -r.rate, r.instance, r.series)
+    )
+    walls = [w for res in results for w in (res.analysis.first_wall, res.analysis.last_wall) if isinstance(w, float)]
+    span: TimeWindow | NotAvailable = (
+        TimeWindow(Timestamp(min(walls), Clock.WALL), Timestamp(max(walls), Clock.WALL))
+        if walls
+        else NotAvailable("no samples")
+    )
+    hosts = [res.samples.instance for res in results]
+    incident = Incident(
+        host=hosts[0] if len(hosts) == 1 else NotAvailable(f"a fleet of {len(hosts)} instances"),
+        kernel_release=NotAvailable("Prometheus series do not carry the kernel release"),
+        window=span,
+        sources=(
+            SourceRecord(
+                f"{url} ({len(window.queries)} range queries per instance, {window.requests} requests)",
+                NotAvailable("a query answer, not a file"),
+                NotAvailable("a query answer, not a file"),
+                0.0,
+            ),
+        ),
+        findings=tuple(f for res in results for f in res.findings),
+        tool_version=__version__,
+    )
+    return FleetLeaks(url, match, window, tuple(results), tuple(rows), incident, thresholds)
+
+
+# ---------------------------------------------------------------- rendering
+
+_HEADERS = ("instance", "series", "grade", "KB/h", "since", "confidence", "evidence")
+
+
+def _cells(r: FleetRow) -> tuple[str, ...]:
+    evidence = f"{r.query} @ {iso(r.first_sample)}..{iso(r.last_sample)}"
+    conf = "-" if math.isnan(r.confidence) else f"{r.confidence:.2f}"
+    return (r.instance, r.series, r.grade, f"{r.rate / 1024:,.0f}", iso(r.since), conf, evidence)
+
+
+def _notes(result: FleetLeaks) -> list[str]:
+    out = []
+    for res in result.results:
+        s = res.samples
+        for g in s.gaps:
+            out.append(f"{s.instance}: scrape gap of {g.seconds:.0f} s from {iso(g.start)} to {iso(g.end)}")
+        for r in s.resets:
+            out.append(f"{s.instance}: {r.what} in {r.series} at {iso(r.at)}; the series is judged in parts")
+    return out
+
+
+def summary_line(result: FleetLeaks) -> str:
+    """How much was read."""
+    f = result.fetched
+    points = sum(res.samples.points for res in result.results)
+    return (
+        f"{len(result.results)} instance(s) from {result.url}"
+        + (f" matching {{{result.match}}}" if result.match else "")
+        + f", {iso(f.start)} to {iso(f.end)} at a {f.step:g} s step: {points:,} slab points,"
+        f" {len(f.queries)} range queries per instance, {f.requests} requests;"
+        f" {len(result.rows)} leaking or suspect series"
+    )
+
+
+def render_text(result: FleetLeaks, markdown: bool = False) -> str:
+    """The fleet table, notes on gaps and resets, then every finding."""
+    from forensics.report import OutputFormat, render_incident
+
+    rows = [_cells(r) for r in result.rows]
+    lines = ["# kforensic leaks (fleet)", ""] if markdown else ["kforensic leaks --prometheus"]
+    lines += [summary_line(result), ""]
+    if not rows:
+        lines.append("No instance has a cache or meminfo field that grows like a leak.")
+    elif markdown:
+        from forensics.report.markdown import md_escape
+
+        lines += ["| " + " | ".join(_HEADERS) + " |", "|" + "---|" * len(_HEADERS)]
+        lines += ["| " + " | ".join(md_escape(c) for c in row) + " |" for row in rows]
+    else:
+        widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(_HEADERS)]
+        lines.append("  ".join(h.ljust(w) for h, w in zip(_HEADERS, widths, strict=True)).rstrip())
+        lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    for row in result.rows:
+        lines += [f"note: {row.instance} {row.series}: {n}" for n in row.notes]
+    notes = _notes(result)
+    if notes:
+        lines += ["", "## Gaps and resets" if markdown else "gaps and resets:"]
+        lines += [("- " if markdown else "  ") + n for n in notes]
+    lines.append("")
+    fmt = OutputFormat.MD if markdown else OutputFormat.TEXT
+    return "\n".join(lines) + "\n" + render_incident(result.incident, fmt, color=False)
+
+
+def _num(value: float) -> float | None:
+    return None if not math.isfinite(value) else round(value, 6)
+
+
+def to_dict(result: FleetLeaks) -> dict[str, Any]:
+    """The ``kforensic.fleet-leaks/1`` document."""
+    from forensics.serialize import incident_to_dict
+
+    f = result.fetched
+    return {
+        "schema": SCHEMA,
+        "tool_version": __version__,
+        "prometheus": result.url,
+        "match": result.match,
+        "window": {"start": f.start, "end": f.end, "step_seconds": f.step},
+        "queries": list(f.queries),
+        "requests": f.requests,
+        "thresholds": dataclasses.asdict(result.thresholds),
+        "rows": [
+            {
+                "instance": r.instance,
+                "series": r.series,
+                "grade": r.grade,
+                "severity": r.severity.value,
+                "rate_bytes_per_hour": _num(r.rate),
+                "since": r.since,
+                "confidence": _num(r.confidence),
+                "query": r.query,
+                "first_sample": r.first_sample,
+                "last_sample": r.last_sample,
+                "notes": list(r.notes),
+            }
+            for r in result.rows
+        ],
+        "instances": [
+            {
+                "instance": res.samples.instance,
+                "metrics": res.samples.family.name,
+                "samples": res.analysis.samples,
+                "caches_seen": res.analysis.cache_names,
+                "boots": res.analysis.boots,
+                "interval_seconds": res.analysis.interval_seconds
+                if isinstance(res.analysis.interval_seconds, float)
+                else None,
+                "gaps": [{"start": g.start, "end": g.end, "seconds": g.seconds} for g in res.samples.gaps],
+                "resets": [{"at": r.at, "series": r.series, "what": r.what} for r in res.samples.resets],
+            }
+            for res in result.results
+        ],
+        "incident": incident_to_dict(result.incident),
+    }
+
+
+def render(result: FleetLeaks, fmt: str) -> str:
+    """text, md or json."""
+    if fmt == "json":
+        return json.dumps(to_dict(result), indent=2, ensure_ascii=False) + "\n"
+    return render_text(result, markdown=fmt == "md")
+
+
+def prometheus_resolver(client: PromClient, result: FleetLeaks) -> Resolver:
+    """A resolver of this run's SAMPLE evidence that reads each cited sample back from Prometheus."""
+    from collectors.fleet_metrics import resolve_text
+
+    by_source = {}
+    for res in result.results:
+        for finding in res.findings:
+            for e in finding.evidence:
+                by_source[e.source] = res.samples
+
+    def resolve(evidence: Evidence) -> str | None:
+        samples = by_source.get(evidence.source)
+        loc = evidence.locator
+        if samples is None or loc.kind is not LocatorKind.SAMPLE or not loc.name:
+            return None
+        query = evidence.source.split(" ", 1)[1]
+        at = loc.start / 1000.0
+        if loc.name.startswith("meminfo:"):
+            return resolve_text(client, query, at, samples.family, field_name=loc.name.split(":", 1)[1])
+        return resolve_text(client, query, at, samples.family, cache=loc.name)
+
+    return resolve
+
+
+def run_prometheus(
+    url: str,
+    match: str | None,
+    since: str,
+    step: str,
+    auth: PromAuth,
+    min_rate_kb: float | None,
+    fmt: str,
+    output: Path | None,
+) -> FleetLeaks:
+    """``leaks --prometheus``: parse the options, fetch, analyse, deliver; the result (for the exit status)."""
+    import time
+
+    from collectors.prometheus import PromClient, parse_match
+    from forensics.commands.common import deliver
+    from forensics.commands.slabwatch import parse_duration
+    from forensics.errors import UsageError
+
+    span = parse_duration(since, "--since")
+    resolution = parse_duration(step, "--step")
+    if span <= 0 or resolution <= 0:
+        raise UsageError("--since and --step must be more than 0", hint="give e.g. --since 7d --step 60s")
+    if resolution < 1:
+        raise UsageError(f"--step {step} is under a second", hint="Prometheus steps are whole seconds or more here")
+    if min_rate_kb is not None and min_rate_kb <= 0:
+        raise UsageError(f"--min-rate {min_rate_kb:g} must be more than 0", hint="give KB per hour, e.g. 256")
+    client = PromClient(url, auth)
+    # Align the window to the step, as Grafana does, so reruns read the same evaluation times.
+    end = math.floor(time.time() / resolution) * resolution
+    # The server is asked before numpy, pandas and scipy are imported: a wrong URL is said at once.
+    instances = list_fleet(client, parse_match(match), end - span, end)
+    from detectors.leaks.decision import Thresholds as DefaultThresholds
+
+    thresholds = DefaultThresholds()
+    if min_rate_kb is not None:
+        thresholds = dataclasses.replace(thresholds, min_rate=min_rate_kb * 1024)
+    result = analyse_instances(client, parse_match(match), instances, end - span, end, resolution, thresholds)
+    deliver(render(result, fmt), output)
+    return result

@@ -1,0 +1,501 @@
+"""``kforensic dmesg --signatures``: many hosts' kernel logs triaged on Dask, grouped by crash signature.
+
+Each host is one log file (a path, a directory's files, a glob, or an fsspec
+URL such as ``s3://bucket/logs/*.log`` when fsspec's backend for it is
+installed).  The per-host work is the ``kforensic dmesg`` pipeline unchanged
+(:func:`forensics.commands.dmesg.triage_file`: the same reader, scanner, rules
+and grouping), run as Dask tasks on a ``LocalCluster`` of this machine (one
+single-threaded worker process per core by default) or on a running cluster
+(``--scheduler tcp://HOST:8786``).  A task returns a small
+:class:`HostResult` (the host's report groups with one example each), never
+the log; the client merges them into fleet groups keyed by signature (title
+and guilty frame): count, hosts, kernels, first and last seen, one example
+with its evidence.  A log that cannot be read is a failed host with its
+one-line reason; the job goes on.  JSON: ``kforensic.dmesg-signatures/1``.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from forensics import __version__
+from forensics.errors import InputError, KforensicError, UsageError
+from forensics.model import Finding, Incident, NotAvailable
+
+if TYPE_CHECKING:
+    from forensics.commands.dmesg import SourceResult
+
+SCHEMA = "kforensic.dmesg-signatures/1"
+#: Hosts per Dask task at most: a task per host costs the scheduler ~1 ms, as much as a small log's triage.
+MAX_BATCH = 32
+
+
+@dataclass(frozen=True)
+class HostGroup:
+    """One signature in one host's log: what the fleet table needs, and one example."""
+
+    signature: str
+    title: str
+    frame: str | None
+    kind: str
+    severity: str
+    corrupted: bool
+    count: int
+    kernel: str | None
+    first_line: int
+    last_line: int
+    first_time: float | None  # printk seconds since boot
+    last_time: float | None
+    first_wall: float | None  # epoch seconds, when the log dates its lines (boot time known)
+    last_wall: float | None
+    finding: Finding  # the dmesg finding of this group, with its evidence in this host's log
+
+
+@dataclass(frozen=True)
+class HostResult:
+    """What one host's log gave (or why it could not be read)."""
+
+    host: str
+    path: str
+    lines: int = 0
+    groups: tuple[HostGroup, ...] = ()
+    error: str | None = None
+    seconds: float = 0.0
+
+
+@dataclass
+class FleetGroup:
+    """Reports of one signature across hosts."""
+
+    signature: str
+    title: str
+    frame: str | None
+    kind: str
+    severity: str
+    count: int = 0
+    hosts: set[str] = field(default_factory=set)
+    kernels: set[str] = field(default_factory=set)
+    first: tuple[Any, ...] = ()  # order key, host, HostGroup
+    last: tuple[Any, ...] = ()
+
+
+@dataclass(frozen=True)
+class Engine:
+    """Where the job ran."""
+
+    kind: str  # serial, local, or the scheduler address
+    workers: int
+    threads: int
+
+
+@dataclass(frozen=True)
+class SignatureRun:
+    """The result of a fleet triage."""
+
+    hosts: tuple[HostResult, ...]
+    groups: tuple[FleetGroup, ...]
+    engine: Engine
+    seconds: float
+    setup_seconds: float = 0.0  # starting (and stopping) the cluster or connecting to it
+
+
+# ---------------------------------------------------------------- inputs
+
+
+def expand_inputs(specs: Sequence[str]) -> list[tuple[str, str]]:
+    """(host, path) of every log named by the specs: files, directories (their files, recursively), globs, URLs.
+
+    A host's name is its path relative to the directory given (or the glob's
+    fixed prefix), else the path as given.  Raises UsageError when a spec
+    names nothing.
+    """
+    out: list[tuple[str, str]] = []
+    for spec in specs:
+        if "://" in spec:
+            out += _expand_url(spec)
+            continue
+        path = Path(spec)
+        if path.is_dir():
+            files = sorted(p for p in path.rglob("*") if p.is_file() or p.is_symlink())
+            out += [(str(p.relative_to(path)), str(p)) for p in files]
+        elif glob.has_magic(spec):
+            found = sorted(glob.glob(spec, recursive=True))
+            if not found:
+                raise UsageError(f"{spec}: no file matches", hint="check the pattern (quote it for the shell)")
+            base = _glob_base(spec)
+            out += [(os.path.relpath(p, base) if base else p, p) for p in found if not Path(p).is_dir()]
+        else:
+            out.append((spec, spec))  # a missing file is a failed host, said per host
+    if not out:
+        raise UsageError("--signatures: no log files in " + " ".join(specs), hint="give directories, files or globs")
+    seen: dict[str, int] = {}
+    unique = []
+    for host, where in out:
+        n = seen.get(host, 0)
+        seen[host] = n + 1
+        unique.append((host if n == 0 else f"{host}#{n + 1}", where))
+    return unique
+
+
+def _glob_base(spec: str) -> str:
+    parts = Path(spec).parts
+    fixed = [p for p in parts[: next(i for i, p in enumerate(parts) if glob.has_magic(p))]]
+    return str(Path(*fixed)) if fixed else ""
+
+
+def _expand_url(spec: str) -> list[tuple[str, str]]:
+    try:
+        import fsspec
+    except ImportError:
+        raise UsageError(
+            f"{spec}: URLs need fsspec", hint="pip install 'kforensic[fleet]' (dask brings fsspec)"
+        ) from None
+    try:
+        fs, _, paths = fsspec.get_fs_token_paths(spec)
+    except (ImportError, ValueError) as exc:
+        raise UsageError(
+            f"{spec}: {exc}", hint="install the fsspec backend for this scheme (s3fs, gcsfs, ...)"
+        ) from None
+    protocol = fs.protocol[0] if isinstance(fs.protocol, tuple | list) else fs.protocol
+    files = [p for p in paths if not fs.isdir(p)] if glob.has_magic(spec) else _files_under(fs, paths)
+    if not files:
+        raise UsageError(f"{spec}: no file matches")
+    base = _glob_base(spec.split("://", 1)[1]) if glob.has_magic(spec) else spec.split("://", 1)[1].rstrip("/")
+    return [(os.path.relpath(p, base) if base and p.startswith(base) else p, f"{protocol}://{p}") for p in files]
+
+
+def _files_under(fs: Any, paths: Iterable[str]) -> list[str]:
+    out: list[str] = []
+    for p in paths:
+        out += sorted(fs.find(p)) if fs.isdir(p) else [p]
+    return out
+
+
+# ---------------------------------------------------------------- the per-host work (runs on the workers)
+
+
+def _triage(path: str) -> SourceResult:
+    """``kforensic dmesg``'s pipeline on one log: a local path through triage_file, a URL through fsspec."""
+    from forensics.commands.dmesg import SourceResult, _scan, triage_file
+
+    if "://" not in path:
+        return triage_file(path)
+    import fsspec
+
+    from collectors.inputs import TrackedInput
+    from collectors.kernel_log import log_chunks
+
+    try:
+        with fsspec.open(path, "rb") as stream:
+            tracked = TrackedInput(path, stream)
+            reports, lines = _scan(log_chunks(tracked))
+            return SourceResult(path, tracked.record(), reports, lines)
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc}") from None
+
+
+def _number(value: object) -> float | None:
+    return value if isinstance(value, float) else None
+
+
+def triage_host(host: str, path: str) -> HostResult:
+    """Triage one host's log; never raises: a failure is the host's ``error``."""
+    from detectors.dmesg.findings import group_finding
+
+    started = time.monotonic()
+    try:
+        result = _triage(path)
+    except KforensicError as exc:
+        return HostResult(host, path, error=exc.message, seconds=time.monotonic() - started)
+    except Exception as exc:  # a bug on one log must not cost the other hosts' results
+        return HostResult(host, path, error=f"internal error: {type(exc).__name__}: {exc}")
+    groups = []
+    for g in result.groups:
+        first, last = g.first, g.last
+        finding = group_finding(result.name, g)
+
+        def wall(r: Any) -> float | None:
+            t = _number(r.start_time)
+            return None if t is None or r.boot_time is None else r.boot_time + t
+
+        groups.append(
+            HostGroup(
+                signature=first.signature,
+                title=first.title,
+                frame=first.frame if isinstance(first.frame, str) else None,
+                kind=first.kind,
+                severity=finding.severity.value,
+                corrupted=first.corrupted,
+                count=g.count,
+                kernel=first.kernel_release if isinstance(first.kernel_release, str) else None,
+                first_line=first.start_line,
+                last_line=last.start_line,
+                first_time=_number(first.start_time),
+                last_time=_number(last.start_time),
+                first_wall=wall(first),
+                last_wall=wall(last),
+                finding=finding,
+            )
+        )
+    return HostResult(host, path, result.lines, tuple(groups), seconds=time.monotonic() - started)
+
+
+def warm_up() -> None:
+    """Import the per-host pipeline (run once on each worker before the tasks)."""
+    import importlib
+
+    for name in ("detectors.dmesg.findings", "detectors.dmesg.scanner", "forensics.commands.dmesg"):
+        importlib.import_module(name)
+
+
+def triage_batch(batch: Sequence[tuple[str, str]]) -> list[HostResult]:
+    """Triage several hosts in one task."""
+    return [triage_host(host, path) for host, path in batch]
+
+
+# ---------------------------------------------------------------- merging (on the client)
+
+
+def merge(results: Iterable[HostResult]) -> list[FleetGroup]:
+    """Fleet groups by signature; first/last seen by wall time when the logs date their lines, else by host and line."""
+    groups: dict[str, FleetGroup] = {}
+    for r in results:
+        for g in r.groups:
+            fg = groups.get(g.signature)
+            if fg is None:
+                fg = groups[g.signature] = FleetGroup(g.signature, g.title, g.frame, g.kind, g.severity)
+            fg.count += g.count
+            fg.hosts.add(r.host)
+            if g.kernel:
+                fg.kernels.add(g.kernel)
+            first_key = (g.first_wall is None, g.first_wall or 0.0, r.host, g.first_line)
+            last_key = (g.last_wall is not None, g.last_wall or 0.0, r.host, g.last_line)
+            if not fg.first or first_key < fg.first[0]:
+                fg.first = (first_key, r.host, g)
+            if not fg.last or last_key > fg.last[0]:
+                fg.last = (last_key, r.host, g)
+    return sorted(groups.values(), key=lambda x: (-len(x.hosts), -x.count, x.title, x.signature))
+
+
+# ---------------------------------------------------------------- running
+
+
+def _batches(items: list[tuple[str, str]], workers: int) -> list[list[tuple[str, str]]]:
+    size = max(1, min(MAX_BATCH, len(items) // max(1, workers * 8)))
+    return [items[i : i + size] for i in range(0, len(items), size)]
+
+
+def run_serial(items: list[tuple[str, str]]) -> SignatureRun:
+    """The same job in this process, one host after another (the reference for the Dask run)."""
+    started = time.monotonic()
+    hosts = [triage_host(h, p) for h, p in items]
+    return SignatureRun(tuple(hosts), tuple(merge(hosts)), Engine("serial", 1, 1), time.monotonic() - started)
+
+
+def run_dask(items: list[tuple[str, str]], scheduler: str | None = None, workers: int | None = None) -> SignatureRun:
+    """The job on Dask: a LocalCluster (``workers`` processes, default one per core) or ``scheduler``."""
+    try:
+        from dask.distributed import Client, LocalCluster, as_completed
+    except ImportError:
+        raise UsageError(
+            "--signatures runs on Dask, which is not installed", hint="pip install 'kforensic[fleet]'"
+        ) from None
+
+    started = time.monotonic()
+    cluster = None
+    try:
+        if scheduler is not None:
+            try:
+                client = Client(scheduler, timeout="10s")  # type: ignore[no-untyped-call]
+            except (OSError, TimeoutError) as exc:
+                raise InputError(
+                    f"cannot reach the Dask scheduler {scheduler}: {exc}",
+                    hint="start one with dask scheduler, and workers with dask worker " + scheduler,
+                ) from None
+        else:
+            count = workers or os.cpu_count() or 1
+            cluster = LocalCluster(  # type: ignore[no-untyped-call]
+                n_workers=count, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40
+            )
+            client = Client(cluster)  # type: ignore[no-untyped-call]
+        with client:
+            client.wait_for_workers(1, timeout=60)
+            client.run(warm_up)  # imports on every worker: part of the setup, not of the first hosts' cost
+            setup = time.monotonic() - started
+            info = client.scheduler_info()
+            nworkers = len(info.get("workers", {}))
+            threads = sum(int(w.get("nthreads", 1)) for w in info.get("workers", {}).values())
+            batches = _batches(items, max(1, threads))
+            futures = client.map(triage_batch, batches, pure=False)
+            batch_of = {f.key: b for f, b in zip(futures, batches, strict=True)}
+            hosts: list[HostResult] = []
+            for future in as_completed(futures):  # type: ignore[no-untyped-call]
+                try:
+                    hosts.extend(future.result())
+                except Exception as exc:  # a worker died: its hosts are failed hosts, the others go on
+                    hosts += [
+                        HostResult(h, p, error=f"task failed on the cluster: {exc}") for h, p in batch_of[future.key]
+                    ]
+            kind = scheduler if scheduler is not None else "local"
+            order = {h: i for i, (h, _) in enumerate(items)}
+            hosts.sort(key=lambda r: order.get(r.host, 0))
+            done = time.monotonic()
+    finally:
+        if cluster is not None:
+            cluster.close()
+    end = time.monotonic()
+    engine = Engine(kind, nworkers, threads)
+    return SignatureRun(tuple(hosts), tuple(merge(hosts)), engine, end - started, setup + (end - done))
+
+
+# ---------------------------------------------------------------- output
+
+
+def _seen(entry: tuple[Any, ...]) -> dict[str, Any]:
+    _, host, g = entry
+    return {"host": host, "line": g.first_line, "time": g.first_time, "wall": g.first_wall}
+
+
+def _last_seen(entry: tuple[Any, ...]) -> dict[str, Any]:
+    _, host, g = entry
+    return {"host": host, "line": g.last_line, "time": g.last_time, "wall": g.last_wall}
+
+
+def group_to_dict(g: FleetGroup) -> dict[str, Any]:
+    """One fleet group as JSON."""
+    from forensics.serialize import finding_to_dict
+
+    example: HostGroup = g.first[2]
+    return {
+        "signature": g.signature,
+        "title": g.title,
+        "frame": g.frame,
+        "type": g.kind,
+        "severity": g.severity,
+        "count": g.count,
+        "hosts": len(g.hosts),
+        "host_names": sorted(g.hosts),
+        "kernels": sorted(g.kernels),
+        "first_seen": _seen(g.first),
+        "last_seen": _last_seen(g.last),
+        "example": {"host": g.first[1], "finding": finding_to_dict(example.finding)},
+    }
+
+
+def incident(run: SignatureRun) -> Incident:
+    """One finding per fleet group (the example's, with the fleet counts as facts), for --fail-on and report."""
+    import dataclasses
+
+    from forensics.model import Fact
+
+    findings = []
+    for g in run.groups:
+        example: HostGroup = g.first[2]
+        facts = (
+            Fact("hosts", f"{len(g.hosts)} of {len(run.hosts)}"),
+            Fact("reports", str(g.count)),
+            Fact("kernels", ", ".join(sorted(g.kernels)) or "not named in the logs"),
+            *example.finding.facts,
+        )
+        findings.append(dataclasses.replace(example.finding, facts=facts))
+    return Incident(
+        host=NotAvailable(f"a fleet of {len(run.hosts)} hosts"),
+        kernel_release=NotAvailable("many hosts"),
+        window=NotAvailable("hosts' logs have their own clocks"),
+        sources=(),
+        findings=tuple(findings),
+        tool_version=__version__,
+    )
+
+
+def to_document(run: SignatureRun) -> dict[str, Any]:
+    """The ``kforensic.dmesg-signatures/1`` document."""
+    from forensics.serialize import incident_to_dict
+
+    failed = [h for h in run.hosts if h.error]
+    return {
+        "schema": SCHEMA,
+        "tool_version": __version__,
+        "engine": {"kind": run.engine.kind, "workers": run.engine.workers, "threads": run.engine.threads},
+        "seconds": round(run.seconds, 3),
+        "hosts": len(run.hosts),
+        "hosts_read": len(run.hosts) - len(failed),
+        "failed": [{"host": h.host, "path": h.path, "error": h.error} for h in failed],
+        "groups": [group_to_dict(g) for g in run.groups],
+        "incident": incident_to_dict(incident(run)),
+    }
+
+
+def _when(entry: tuple[Any, ...], last: bool) -> str:
+    _, host, g = entry
+    wall = g.last_wall if last else g.first_wall
+    if wall is not None:
+        import datetime as dt
+
+        return dt.datetime.fromtimestamp(wall, tz=dt.UTC).isoformat(timespec="seconds") + f" {host}"
+    return f"{host}:{g.last_line if last else g.first_line}"
+
+
+_HEADERS = ("hosts", "reports", "severity", "kernels", "first seen", "last seen", "title")
+
+
+def render_text(run: SignatureRun, markdown: bool = False) -> str:
+    """The fleet table, then failed hosts."""
+    failed = [h for h in run.hosts if h.error]
+    rows = [
+        (
+            str(len(g.hosts)),
+            str(g.count),
+            g.severity,
+            ", ".join(sorted(g.kernels)) or "-",
+            _when(g.first, False),
+            _when(g.last, True),
+            g.title + (f" [{g.frame}]" if g.frame and g.frame not in g.title else ""),
+        )
+        for g in run.groups
+    ]
+    head = (
+        f"{len(run.hosts)} host logs ({len(failed)} unreadable), {len(run.groups)} signatures;"
+        f" {run.engine.kind} ({run.engine.workers} workers, {run.engine.threads} threads), {run.seconds:.2f} s"
+    )
+    lines = ["# kforensic dmesg --signatures", "", head, ""] if markdown else [head, ""]
+    if markdown:
+        lines += ["| " + " | ".join(_HEADERS) + " |", "|" + "---|" * len(_HEADERS)]
+        lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
+    elif rows:
+        widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(_HEADERS)]
+        lines.append("  ".join(h.ljust(w) for h, w in zip(_HEADERS, widths, strict=True)).rstrip())
+        lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    if not rows:
+        lines.append("no kernel reports found")
+    if failed:
+        lines += ["", "## Unreadable logs" if markdown else "unreadable logs:"]
+        lines += [("- " if markdown else "  ") + f"{h.host}: {h.error}" for h in failed]
+    return "\n".join(lines) + "\n"
+
+
+def run_signatures(
+    specs: Sequence[str], scheduler: str | None, workers: int | None, fmt: str, output: Path | None
+) -> Incident:
+    """The ``dmesg --signatures`` command; the incident (for --fail-on)."""
+    from forensics.commands.common import deliver
+
+    if workers is not None and workers < 0:
+        raise UsageError(f"--workers {workers} must be 0 (serial) or more")
+    if scheduler is not None and workers is not None:
+        raise UsageError("--workers sizes the local cluster: give it or --scheduler, not both")
+    items = expand_inputs(specs)
+    run = run_serial(items) if workers == 0 else run_dask(items, scheduler, workers)
+    if fmt == "json":
+        text = json.dumps(to_document(run), indent=1, ensure_ascii=False) + "\n"
+    else:
+        text = render_text(run, markdown=fmt == "md")
+    deliver(text, output)
+    return incident(run)

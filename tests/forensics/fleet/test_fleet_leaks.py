@@ -1,0 +1,129 @@
+"""From Prometheus series to leak-detector frames: reboots, counter resets and scrape gaps are handled and said.
+
+The series here are typed records as the HTTP client returns them (the
+transport is tested against a real Prometheus in tests/live/test_live_prometheus.py);
+slab-watch's textfile is checked by the real ``promtool check metrics``.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from collectors.fleet_metrics import KFORENSIC, NODE, build_instance, instance_queries, node_meminfo_metric
+from collectors.prometheus import PromClient, Series, parse_match, selector
+from collectors.slabwatch import take_sample
+from detectors.leaks.decision import Thresholds
+from forensics.errors import UsageError
+from forensics.fleet.exposition import sample_exposition
+from forensics.fleet.leaks import FleetWindow, analyse_fetched, render, to_dict
+from tests.collectors.test_procfs import FakeTree
+
+STEP = 30.0
+START = 1_796_000_000.0
+N = 480  # 4 hours
+REBOOT = 240
+GAP = range(100, 112)  # 12 steps (6 minutes) without a sample in the first boot
+INSTANCE = "db7:9100"
+
+
+def _series(name: str, values: dict[float, float], **labels: str) -> Series:
+    return Series({"__name__": name, "instance": INSTANCE, **labels}, tuple(sorted(values.items())))
+
+
+def _points(f: object) -> dict[float, float]:
+    return {START + i * STEP: f(i) for i in range(N) if i not in GAP}  # type: ignore[operator]
+
+
+def _vma(i: int) -> float:
+    # 20 objects per step (2,400/h); counting restarts after the reboot.
+    return 5000 + 20 * (i if i < REBOOT else i - REBOOT)
+
+
+def _instance() -> object:
+    fam = NODE
+    objects = [
+        _series(fam.objects, _points(_vma), slab="vm_area_struct"),
+        _series(fam.objects, _points(lambda i: 800 + (i % 3)), slab="dentry"),
+    ]
+    active = [_series(fam.active, _points(_vma), slab="vm_area_struct")]
+    active.append(_series(fam.active, _points(lambda i: 700.0), slab="dentry"))
+    size = [_series(fam.objsize, _points(lambda i: 184.0), slab="vm_area_struct")]
+    size.append(_series(fam.objsize, _points(lambda i: 192.0), slab="dentry"))
+    meminfo = [
+        _series(node_meminfo_metric("MemTotal"), _points(lambda i: 8 * 2.0**30)),
+        _series(node_meminfo_metric("MemAvailable"), _points(lambda i: 6 * 2.0**30)),
+    ]
+    boot = [_series(fam.boot, _points(lambda i: START - 3600 if i < REBOOT else START + REBOOT * STEP - 20))]
+    scanned = [_series("kforensic_vmstat_total", _points(lambda i: 100.0 * (i % 300)), counter="slabs_scanned")]
+    return build_instance(INSTANCE, fam, active, objects, size, meminfo, boot, scanned, START, STEP)
+
+
+def test_reboots_resets_and_gaps_are_handled_and_said() -> None:
+    inst = _instance()
+    assert [round(g.seconds) for g in inst.gaps] == [(len(GAP) + 1) * STEP]  # type: ignore[attr-defined]
+    whats = [r.what for r in inst.resets]  # type: ignore[attr-defined]
+    assert any(w.startswith("reboot") for w in whats) and "counter reset (continued)" in whats
+    assert inst.slabs["boot_id"].nunique() == 2  # type: ignore[attr-defined]
+    # The counter is continued across its reset: it never goes down.
+    scanned = inst.counters[inst.counters["name"] == "slabs_scanned"]["value"].to_numpy()  # type: ignore[attr-defined]
+    assert (scanned[1:] >= scanned[:-1]).all()
+
+    window = FleetWindow(START, START + (N - 1) * STEP, STEP, tuple(instance_queries("", "$instance")), 0)
+    result = analyse_fetched(window, [inst], "http://prom:9090", "", Thresholds())  # type: ignore[list-item]
+    [res] = result.results
+    assert res.analysis.boots == 2
+    rows = [r for r in result.rows if r.series == "vm_area_struct"]
+    assert len(rows) == 2  # each boot judged on its own
+    for row in rows:
+        assert abs(row.rate - 2400 * 184) <= 0.05 * 2400 * 184
+    first_boot = min(rows, key=lambda r: r.since)
+    assert any("scrape gap of 390 s" in n for n in first_boot.notes)
+    text = render(result, "text")
+    assert "reboot: boot time" in text and "scrape gap of 390 s" in text and "counter reset" in text
+    md = render(result, "md")
+    assert "| instance | series | grade |" in md and "## Gaps and resets" in md
+    doc = to_dict(result)
+    assert doc["instances"][0]["gaps"][0]["seconds"] == 390.0
+    finding = next(f for f in result.incident.findings if "vm_area_struct" in f.title)
+    assert finding.title.startswith(INSTANCE + ": ")
+    assert all(e.source.startswith("http://prom:9090 {__name__=~") for e in finding.evidence)
+    assert all(e.locator.start % 1000 == 0 and e.timestamp is not None for e in finding.evidence)
+    assert any(x.name == "caveat" and "scrape gap" in x.value for x in finding.facts)
+
+
+def test_selectors_and_matchers() -> None:
+    assert parse_match('{job="node"}') == 'job="node"'
+    assert parse_match(' job="node", env=~"prod.*" ') == 'job="node", env=~"prod.*"'
+    assert selector("up", 'job="node"', instance='a"b') == 'up{job="node",instance="a\\"b"}'
+    with pytest.raises(UsageError):
+        parse_match('{a="1"}{b="2"}')
+    with pytest.raises(UsageError):
+        PromClient("prom:9090")
+    assert KFORENSIC.cache_label == "cache" and NODE.cache_label == "slab"
+    queries = instance_queries('job="node"', "db7:9100")
+    assert len(queries) == 11 and all('job="node",instance="db7:9100"' in q for q in queries)
+
+
+def test_textfile_is_valid_exposition(tmp_path: Path) -> None:
+    promtool = shutil.which("promtool")
+    if promtool is None:
+        pytest.skip("promtool (package prometheus) is not installed")
+    tree = FakeTree(tmp_path / "root")
+    text = sample_exposition(take_sample(tree.root, None))
+    assert 'kforensic_slab_objects{cache="task_struct"}' in text
+    assert "kforensic_meminfo_bytes{field=" in text and "kforensic_boot_time_seconds" in text
+    checked = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True, text=True, check=False)
+    # promtool exits 0 for valid text (lint remarks, such as counters without _total, go to stdout)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_systemd_unit_keeps_the_textfile_dir_writable() -> None:
+    from forensics.commands.slabwatch import systemd_unit
+
+    unit = systemd_unit(Path("/var/lib/kforensic/s.sqlite"), "15s", None, False, Path("/var/lib/node-exporter"))
+    assert "--textfile-dir /var/lib/node-exporter" in unit
+    assert "ReadWritePaths=/var/lib/node-exporter" in unit and "ProtectSystem=strict" in unit

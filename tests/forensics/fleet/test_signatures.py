@@ -1,0 +1,128 @@
+"""``kforensic dmesg --signatures`` on a real dask.distributed LocalCluster = the serial run, host by host.
+
+The hosts are the project's golden logs and the fixture kernel's console
+logs, copied under host directories (several hosts per log, so groups span
+hosts), plus logs that cannot be read.  One LocalCluster of two worker
+processes (about 8 s to start), one run through ``--scheduler`` against a
+real scheduler on loopback, and the serial run must give the same groups.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from forensics.fleet.signatures import expand_inputs, run_dask, run_serial, to_document
+from tests.helpers import assert_evidence_resolves
+
+pytest.importorskip("dask.distributed")
+
+GOLDEN = Path(__file__).resolve().parents[2] / "detectors" / "dmesg" / "golden"
+CASES = Path(__file__).resolve().parents[3] / "vmcore_fixtures" / "cases"
+COPIES = 3
+
+
+def _fleet(root: Path) -> Path:
+    logs = sorted(GOLDEN.glob("*.log")) + sorted(CASES.glob("*/console.log"))
+    assert len(logs) >= 12
+    hosts = root / "hosts"
+    for copy in range(COPIES):
+        for n, log in enumerate(logs):
+            host = hosts / f"host{copy:02d}{n:03d}"
+            host.mkdir(parents=True)
+            shutil.copy(log, host / "kern.log")
+    (hosts / "gone").mkdir()
+    (hosts / "gone" / "kern.log").symlink_to(root / "missing.log")  # unreadable: reported, the job goes on
+    return hosts
+
+
+def _comparable(doc: dict[str, object]) -> dict[str, object]:
+    out = dict(doc)
+    for key in ("engine", "seconds", "incident"):
+        out.pop(key)
+    return out
+
+
+@pytest.mark.slow
+def test_local_cluster_scheduler_and_serial_give_the_same_groups(tmp_path: Path) -> None:
+    from dask.distributed import LocalCluster
+
+    items = expand_inputs([str(_fleet(tmp_path))])
+    serial = run_serial(items)
+    local = run_dask(items, workers=2)
+    assert local.engine.kind == "local" and local.engine.workers == 2
+    with LocalCluster(
+        n_workers=1, threads_per_worker=2, processes=False, protocol="tcp", host="127.0.0.1", dashboard_address=None
+    ) as cluster:
+        remote = run_dask(items, scheduler=cluster.scheduler_address)
+    assert remote.engine.kind.startswith("tcp://127.0.0.1:")
+
+    expected = _comparable(to_document(serial))
+    assert _comparable(to_document(local)) == expected
+    assert _comparable(to_document(remote)) == expected
+
+    doc = to_document(local)
+    assert doc["hosts"] == len(items) and doc["hosts_read"] == len(items) - 1
+    assert [f["host"] for f in doc["failed"]] == ["gone/kern.log"]
+    assert "No such file" in doc["failed"][0]["error"]
+    groups = doc["groups"]
+    assert len(groups) >= 12
+    for g in groups:
+        assert g["hosts"] >= COPIES and g["count"] >= g["hosts"]
+        assert g["first_seen"]["host"] in g["host_names"] and g["last_seen"]["host"] in g["host_names"]
+    null = next(g for g in groups if g["title"].startswith("BUG: unable to handle kernel NULL pointer"))
+    assert null["frame"] and null["kernels"]
+    # The example of every group cites lines that are in its host's log.
+    assert_evidence_resolves(f for r in local.hosts for g in r.groups for f in [g.finding])
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "forensics", "dmesg", *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_cli_serial_json_and_bad_inputs(tmp_path: Path) -> None:
+    hosts = tmp_path / "h"
+    for n, log in enumerate(sorted(GOLDEN.glob("*.log"))[:4]):
+        (hosts / f"n{n}").mkdir(parents=True)
+        shutil.copy(log, hosts / f"n{n}" / "kern.log")
+    out = _cli("--signatures", str(hosts / "*" / "kern.log"), "--workers", "0", "-f", "json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["schema"] == "kforensic.dmesg-signatures/1" and doc["hosts"] == 4
+    assert {h for g in doc["groups"] for h in g["host_names"]} <= {f"n{n}/kern.log" for n in range(4)}
+    assert _cli("--signatures", str(hosts), "--workers", "0", "--fail-on", "high").returncode == 1
+    nothing = _cli("--signatures", str(tmp_path / "none*"), "--workers", "0")
+    assert nothing.returncode == 2 and "no file matches" in nothing.stderr and "Traceback" not in nothing.stderr
+    alone = _cli("--workers", "2", str(hosts))
+    assert alone.returncode == 2 and "--signatures" in alone.stderr
+
+
+def test_fsspec_urls_give_the_same_groups_as_paths(tmp_path: Path) -> None:
+    pytest.importorskip("fsspec")
+    hosts = tmp_path / "h"
+    for n, log in enumerate(sorted(GOLDEN.glob("*.log"))[:5]):
+        (hosts / f"n{n}").mkdir(parents=True)
+        shutil.copy(log, hosts / f"n{n}" / "kern.log")
+    by_path = run_serial(expand_inputs([str(hosts / "*" / "kern.log")]))
+    url_items = expand_inputs([f"file://{hosts}/*/kern.log"])
+    assert all(p.startswith("file://") for _, p in url_items)
+    by_url = run_serial(url_items)
+    assert [h.host for h in by_url.hosts] == [h.host for h in by_path.hosts]
+    url_groups = to_document(by_url)["groups"]
+    path_groups = to_document(by_path)["groups"]
+    assert [{k: v for k, v in g.items() if k != "example"} for g in url_groups] == [
+        {k: v for k, v in g.items() if k != "example"} for g in path_groups
+    ]
+    # The examples are the same findings, citing the log by its URL.
+    for u, p in zip(url_groups, path_groups, strict=True):
+        assert u["example"]["finding"]["title"] == p["example"]["finding"]["title"]
+        assert all(e["source"].startswith("file://") for e in u["example"]["finding"]["evidence"])
+    assert all(h.error is None for h in by_url.hosts)
+    missing = run_serial([("gone", f"file://{tmp_path}/gone.log")])
+    assert missing.hosts[0].error and "gone.log" in missing.hosts[0].error
