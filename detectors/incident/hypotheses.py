@@ -27,9 +27,30 @@ def _of_kind(findings: tuple[Finding, ...], *prefixes: str) -> list[Finding]:
     return [f for f in findings if f.kind.startswith(prefixes)]
 
 
+def why_hypothesis(finding: Finding) -> Hypothesis:
+    """The hypothesis a finding states itself (its ``hypothesis`` and ``next command`` facts).
+
+    Detectors that establish a root cause from values (``kforensic vmcore``'s BUG
+    conditions, list corruption, lock cycles, ...) state it; ``kforensic vmcore``
+    and ``kforensic report`` both rank it by the finding's confidence.
+    """
+    return Hypothesis(
+        0,
+        finding.fact("hypothesis") or finding.title,
+        finding.confidence,
+        _cites(finding),
+        (),
+        finding.fact("next command") or (finding.next_steps[0] if finding.next_steps else ""),
+    )
+
+
 def rank_hypotheses(findings: tuple[Finding, ...]) -> tuple[Hypothesis, ...]:
     """Hypotheses built from the kinds of findings present, most likely first."""
     out: list[tuple[float, str, tuple[str, ...], tuple[str, ...], str]] = []
+    for f in findings:
+        if f.fact("hypothesis"):
+            h = why_hypothesis(f)
+            out.append((h.confidence, h.statement, h.supporting, h.against, h.next_command))
     leaks = _of_kind(findings, "slab-leak", "meminfo")
     leaks = [f for f in leaks if f.severity >= Severity.MEDIUM]
     ooms = _of_kind(findings, "dmesg.oom", "dmesg.alloc-failure")

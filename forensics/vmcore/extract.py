@@ -120,7 +120,8 @@ def code_of(prog: drgn.Program, pc: int) -> CodeBytes | NotAvailable:
     return CodeBytes(start=start, data=data, fault_pc=pc, arch=arch, source_lines=tuple(lines))
 
 
-def _pointee_name(type_: drgn.Type) -> str | None:
+def pointee_name(type_: drgn.Type) -> str | None:
+    """``struct foo`` for a pointer to a named struct or union, else None."""
     underlying = type_.unaliased()
     if underlying.kind != drgn.TypeKind.POINTER:
         return None
@@ -152,7 +153,7 @@ def variables_of(trace: drgn.StackTrace, fault_index: int) -> tuple[Variable, ..
                         value = int(obj.value_())
                 except (drgn.FaultError, ValueError, TypeError, drgn.ObjectAbsentError):
                     value = None
-            out.append(Variable(frame=i, name=name, type_name=type_name, value=value, pointee=_pointee_name(obj.type_)))
+            out.append(Variable(frame=i, name=name, type_name=type_name, value=value, pointee=pointee_name(obj.type_)))
     return tuple(out)
 
 
@@ -167,7 +168,7 @@ def _flatten(type_: drgn.Type, base: int, prefix: str, out: list[MemberInfo], de
         name = f"{prefix}{member.name}" if member.name else prefix.rstrip(".")
         kind = mtype.unaliased_kind()
         if member.name:
-            out.append(MemberInfo(offset, size, name, mtype.type_name(), _pointee_name(mtype)))
+            out.append(MemberInfo(offset, size, name, mtype.type_name(), pointee_name(mtype)))
         if kind in (drgn.TypeKind.STRUCT, drgn.TypeKind.UNION) and depth < 4:
             _flatten(mtype.unaliased(), offset, f"{name}." if member.name else prefix, out, depth + 1)
 
@@ -183,9 +184,14 @@ def layout_of(type_: drgn.Type) -> TypeLayout:
     return TypeLayout(type_.type_name(), size, tuple(members))
 
 
-def layouts_for(prog: drgn.Program, variables: tuple[Variable, ...]) -> tuple[TypeLayout, ...]:
-    """Layouts of the structs the variables point to, and of the structs their pointer members point to."""
-    wanted = list(dict.fromkeys(v.pointee for v in variables if v.pointee))
+def layouts_for(
+    prog: drgn.Program, variables: tuple[Variable, ...], more: tuple[str, ...] = ()
+) -> tuple[TypeLayout, ...]:
+    """Layouts of the structs the variables point to, and of the structs their pointer members point to.
+
+    ``more`` names further structs (those the callers' pointers point to), one level deep.
+    """
+    wanted = list(dict.fromkeys([*(v.pointee for v in variables if v.pointee), *more]))
     done: dict[str, TypeLayout] = {}
     for level in range(2):
         next_level: list[str] = []
