@@ -83,6 +83,11 @@ def rank_hypotheses(findings: tuple[Finding, ...]) -> tuple[Hypothesis, ...]:
         supporting = _cites(f) + tuple(c for o in ooms for c in _cites(o, 1))
         out.append((f.confidence * (1.1 if ooms else 1.0), story, supporting, against,
                     f.next_steps[0] if f.next_steps else "kforensic leaks --store STORE"))  # fmt: skip
+    for f in _of_kind(findings, "outsized-slab"):
+        # A cache outsized in a dump (one point in time): worded and weighed as kforensic vmcore does.
+        out.append((f.confidence * 0.8, f"memory leak: {f.title}", (f.summary,),
+                    ("a large cache can also be a legitimate workload",),
+                    f.next_steps[0] if f.next_steps else "crash> kmem -s"))  # fmt: skip
     if ooms and not leaks:
         o = ooms[0]
         out.append((0.5, "memory exhaustion by a user-space workload (no kernel leak was measured)", _cites(o),

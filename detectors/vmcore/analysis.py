@@ -127,7 +127,10 @@ def hypotheses(snap: CrashSnapshot, fault: FaultAnalysis | NotAvailable, finding
                     f.next_steps[0],
                 )
             )
-    if frame is not None and not out:
+    crashed = crash_frame(snap.backtrace)
+    # A panic the kernel chose (sysrq, hung task, OOM) is no bug of the caller of panic(): as in
+    # kforensic report, only an exception frame makes the crash site a hypothesis.
+    if frame is not None and not out and crashed is not None and crashed.interrupted:
         out.append(
             Hypothesis(
                 0,

@@ -421,6 +421,9 @@ def lockup_finding(snap: CrashSnapshot) -> Finding | None:
             "(the compiler kept no load: the polled value is not read with READ_ONCE()/volatile, or never written)"
         )
         facts.append(Fact("loop machine code", "reads no memory (compiled to a loop with no load)"))
+        gone = [o.expression for o in loop.operands if o.missing == "optimized out" and "(" not in o.expression]
+        if gone:
+            why += f"; {', '.join(gone)} has no storage in this build (optimized out): nothing ever writes it"
     return _finding(
         "lockup-loop", f"{loop.function}:{loop.condition}",
         f"CPU spins in {loop.function}: while ({loop.condition}); {values}",

@@ -277,6 +277,8 @@ def operands(node: Node) -> list[Node]:
             return
         if n.kind == "call" and (n.op in COUNTER_CALLS or n.op == "test_bit"):
             out.setdefault(n.text, n)
+            if n.op == "test_bit" and len(n.parts) == 2 and n.parts[1].kind == "unary" and n.parts[1].op == "&":
+                walk(n.parts[1].parts[0])  # the polled word itself: test_bit(0, &word) -> word
             return
         if n.kind == "call" and n.op in TRANSPARENT_CALLS and n.parts:
             walk(n.parts[0])

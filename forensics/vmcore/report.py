@@ -82,6 +82,37 @@ def _read(v: ValueRead) -> dict[str, Any]:
     return out
 
 
+#: The root-cause class each explaining finding kind stands for (the JSON's ``why.root_cause.class``).
+ROOT_CAUSE_CLASSES = {
+    "bug-condition": "bug_condition",
+    "list-corruption": "list_corruption",
+    "lockup-loop": "busy_wait",
+    "deadlock": "lock_cycle",
+    "oom-users": "oom",
+    "suspicious-values": "corrupted_values",
+    "hung-task": "lock_wait",
+    "null-field": "null_pointer",
+    "outsized-slab": "memory_leak",
+}
+
+
+def _root_cause(result: VmcoreResult) -> dict[str, Any] | None:
+    """The class and statement of the first-ranked hypothesis, and the finding it comes from."""
+    if not result.analysis.hypotheses:
+        return None
+    top = result.analysis.hypotheses[0]
+    source = next(
+        (f for f in result.analysis.findings if top.statement in ((f.fact("hypothesis") or ""), f.title)), None
+    ) or next((f for f in result.analysis.findings if f.title in top.statement), None)
+    kind = source.kind if source is not None else None
+    return {
+        "class": ROOT_CAUSE_CLASSES.get(kind or "", kind or "crash_site"),
+        "statement": top.statement,
+        "confidence": top.confidence,
+        "finding": source.id if source is not None else None,
+    }
+
+
 def _why(result: VmcoreResult) -> dict[str, Any]:
     """The values behind the explanation: BUG/WARN site, frame values, loop, addresses, memory users."""
     s = result.snapshot
@@ -125,6 +156,7 @@ def _why(result: VmcoreResult) -> dict[str, Any]:
         else [{"kind": u.kind, "name": u.name, "bytes": u.bytes, "pid": u.pid} for u in s.memory_users[:15]]
     )
     return {
+        "root_cause": _root_cause(result),
         "bug_site": site,
         "frame_values": [
             {

@@ -194,18 +194,20 @@ def read_source_line(
     unreadable: list[str] = []
     for path, via in _candidates(file, dwarf_path, source_dirs):
         looked.append(str(path))
-        try:
-            if not path.is_file():
-                continue
-            from collectors.inputs import open_input
+        from collectors.inputs import open_input
+        from forensics.errors import InputError
 
+        try:
+            if not path.exists():
+                continue
             with open_input(str(path)) as tracked:
                 lines = tracked.stream.read().decode(errors="replace").splitlines()
-        except (OSError, Exception) as exc:  # InputError: unreadable file; keep looking
-            unreadable.append(f"{path}: {exc}")
+        except (OSError, InputError) as exc:  # a directory, no permission: say so, keep looking
+            unreadable.append(str(exc))
             continue
         if line > len(lines):
             return SourceLine(str(path), line, "", via, False, f"{path} has only {len(lines)} lines: another version")
+        how = f"{via} ({'; '.join(unreadable)})" if unreadable else via
         text = _statement(lines, line)
         enclosing = _enclosing_function(lines, line)
         problems = []
@@ -214,7 +216,7 @@ def read_source_line(
         if trap and not (cexpr.find_assertion(text) or re.search(r"\b(BUG|WARN\w*)\s*\(", text)):
             problems.append(f"line {line} holds no BUG/WARN: `{text[:80]}`")
         mismatch = "; ".join(problems) + " — this source is not the one the kernel was built from" if problems else None
-        return SourceLine(str(path), line, text, via, not problems, mismatch)
+        return SourceLine(str(path), line, text, how, not problems, mismatch)
     dirs = ", ".join(str(d) for d in source_dirs) or "none given"
     why = f"source of {file} not found (--source-dir: {dirs}; DWARF path {dwarf_path or 'none'}"
     why += "; /usr/src/linux-source-* none)" if not any(glob.glob(p) for p in DISTRIBUTION_SOURCE_GLOBS) else ")"
