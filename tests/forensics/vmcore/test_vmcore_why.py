@@ -11,7 +11,8 @@ import pytest
 from detectors.incident.hypotheses import rank_hypotheses
 from forensics.model import NotAvailable
 from forensics.vmcore.report import VmcoreResult, to_document
-from tests.vmcore_cases import FIXTURES_DIR, VmcoreCase, case_names, load_case
+from tests.helpers import assert_evidence_resolves
+from tests.vmcore_cases import FIXTURES_DIR, VmcoreCase, case_names, load_case, open_program
 
 drgn = pytest.importorskip("drgn")
 
@@ -138,6 +139,22 @@ def test_vmcore_and_report_rank_the_same_hypothesis_first(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", CASES)
+def test_the_explanations_evidence_resolves_in_a_separately_opened_dump(name: str, tmp_path: Path) -> None:
+    from detectors.vmcore.analysis import log_as_text
+    from detectors.vmcore.findings import log_source
+    from forensics.vmcore.resolve import dump_resolvers
+
+    case, result = _analyse(name)
+    log_file = tmp_path / "dump.log"
+    log_file.write_text(log_as_text(result.snapshot.log))
+    assert_evidence_resolves(
+        result.incident.findings,
+        source_paths={log_source(str(case.vmcore)): log_file},
+        resolvers=dump_resolvers(open_program(case, modules=True)),
+    )
+
+
+@pytest.mark.parametrize("name", CASES)
 def test_frame_values_say_optimized_out_and_never_guess(name: str) -> None:
     _, result = _analyse(name)
     for fv in result.snapshot.frame_values:
@@ -210,9 +227,7 @@ def test_an_address_the_dump_does_not_hold_is_said() -> None:
     if "07-sysrq-c" not in case_names():
         pytest.skip("the sysrq-c fixture is absent")
     case = load_case("07-sysrq-c")
-    prog = drgn.Program()
-    prog.set_core_dump(str(case.vmcore))
-    prog.load_debug_info([str(case.vmlinux)], main=True)
+    prog = open_program(case)
     task = prog.crashed_thread().object
     info = identify(prog, int(task.mm.start_stack.value_()), "test")
     assert info.kind == "unknown"
