@@ -236,7 +236,7 @@ def bug_condition_finding(snap: CrashSnapshot) -> Finding | None:
     facts.append(Fact("condition", verdict.text()))
     for operand in verdict.operands:
         facts.append(Fact(f"operand {operand.expression}", operand.shown()))
-        if operand.value is not None and (cls := classify_value(operand.value)) is not None:
+        if operand.value is not None and _pointer_typed(operand) and (cls := classify_value(operand.value)):
             facts.append(Fact(f"{operand.expression} is suspicious", cls.meaning))
     missing = [o.expression for o in verdict.operands if o.value is None]
     confidence = 0.95 if verdict.result == 1 else 0.7
@@ -516,7 +516,7 @@ def oom_finding(snap: CrashSnapshot) -> Finding | None:
     return _finding(
         "oom-users", m.group(1),
         f"out of memory: the top memory user is {top_text}; the failed request was order {m.group(4)} "
-        f"({m.group(3) or m.group(2)})",
+        + (m.group(3) or f"({m.group(2)})"),
         f"{m.group(1)} asked for an order-{m.group(4)} allocation ({m.group(2)}) and nothing could be reclaimed. "
         f"Largest user: {top_text}.",
         f"memory exhausted by {top_text}", "crash> ps -G | sort -k 8 -n; crash> kmem -i", 0.85,

@@ -175,6 +175,8 @@ def _statement(lines: list[str], line: int) -> str:
 
 
 def _enclosing_function(lines: list[str], line: int) -> str | None:
+    if _DEFINITION.match(lines[line - 1]) and not lines[line - 1].rstrip().endswith(";"):
+        return None  # the line is itself a function's head: the BUG/WARN test below says enough
     for text in reversed(lines[: line - 1]):
         m = _DEFINITION.match(text)
         if m and not text.rstrip().endswith((";", ",")) and "=" not in text.split("(")[0]:
