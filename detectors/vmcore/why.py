@@ -398,6 +398,45 @@ def list_corruption_finding(snap: CrashSnapshot) -> Finding | None:
     )  # fmt: skip
 
 
+def freed_object_findings(snap: CrashSnapshot) -> list[Finding]:
+    """Pointers of the fault (registers, frame variables, the crash log) into FREE slab objects."""
+    from detectors.vmcore.findings import crash_frame, culprit_frame
+
+    freed = [a for a in snap.addresses if a.kind == "slab" and a.allocated is False]
+    if not freed:
+        return []
+    culprit = culprit_frame(snap.backtrace, crash_frame(snap.backtrace))
+    func = str(culprit.function) if culprit is not None else "the crashing function"
+    out = []
+    for a in freed[:3]:
+        cache = f"{a.cache}" + (f" (merged with {', '.join(a.cache_aliases)})" if a.cache_aliases else "")
+        where = f"{a.object_start:#x}+{a.offset:#x}" if a.object_start is not None and a.offset is not None else "?"
+        facts = [
+            Fact("pointer", f"{a.address:#x} seen in {a.origin}"),
+            Fact("object", f"{where} of {a.object_size} bytes in cache {cache}: FREE"),
+            Fact("first words", ", ".join(f"{w:#x}" for w in a.words[:4]) or "not in dump"),
+            Fact("alloc/free stacks", "not read: SLUB's tracks (slub_debug=U) are not extracted yet"),
+        ]
+        poisoned = any((c := classify_value(w)) is not None and c.kind.startswith("slab-") for w in a.words)
+        out.append(
+            _finding(
+                "use-after-free",
+                f"{a.cache}:{a.origin}",
+                f"use-after-free in {func}: {a.origin} points into a free {a.cache} object",
+                f"{a.origin} holds {a.address:#x}, inside the {cache} object at {where}, which the slab "
+                "allocator has on its free list." + (" The object holds slab poison." if poisoned else ""),
+                f"use-after-free: {func} uses a {a.cache} object after it was freed ({a.origin} = {a.address:#x})",
+                f"crash> kmem {a.address:#x}",
+                0.8 if poisoned else 0.65,
+                "the slab's free list in the dump says the object is free"
+                + ("" if poisoned else "; a stale value in a register may also be dead"),
+                [_frame_ev(snap, culprit.index) if culprit else None],
+                facts,
+            )
+        )
+    return out
+
+
 # ---------------------------------------------------------------- lockups and locks
 
 
@@ -532,6 +571,7 @@ def why_findings(snap: CrashSnapshot) -> list[Finding]:
         if found is not None:
             out.append(found)
     out += lock_cycle_findings(snap)
+    out += freed_object_findings(snap)
     out += suspicious_value_findings(snap)
     return out
 

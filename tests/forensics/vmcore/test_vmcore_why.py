@@ -254,3 +254,45 @@ def test_source_dir_option_reaches_the_analysis(tmp_path: Path) -> None:
     site = json.loads(out.read_text())["why"]["bug_site"]
     assert site["source"]["path"] == str(src / "kf_buggy" / "kf_buggy.c")
     assert site["source"]["found_via"] == "--source-dir"
+
+
+def test_a_pointer_into_a_free_slab_object_is_a_use_after_free() -> None:
+    """On the real dump: a free object found on a slab's free list is identified as free, then judged."""
+    from dataclasses import replace
+
+    from drgn.helpers.linux.slab import (
+        for_each_slab_cache,
+        slab_cache_for_each_allocated_object,
+        slab_cache_usage,
+        slab_object_info,
+    )
+
+    from detectors.vmcore.why import freed_object_findings
+    from forensics.vmcore.why import identify
+
+    if "06-list-corrupt" not in case_names():
+        pytest.skip("the list-corruption fixture is absent")
+    case, result = _analyse("06-list-corrupt")
+    assert not [f for f in result.analysis.findings if f.kind == "use-after-free"]  # nothing points at one
+    prog = open_program(case)
+    free = None
+    for cache in for_each_slab_cache(prog):
+        usage = slab_cache_usage(cache)
+        if usage.active_objs >= usage.num_objs:
+            continue
+        size = int(cache.size.value_())
+        used = {int(o.value_()) for o in slab_cache_for_each_allocated_object(cache, "char")}
+        for start in sorted(used):
+            info = slab_object_info(prog, start + size)
+            if start + size not in used and info is not None and not info.allocated:
+                free = (start + size + 8, cache.name.string_().decode())
+                break
+        if free:
+            break
+    assert free is not None, "no cache with a free object next to an allocated one"
+    info = identify(prog, free[0], "rdi")
+    assert (info.kind, info.cache, info.allocated, info.offset) == ("slab", free[1], False, 8)
+    snap = replace(result.snapshot, addresses=(info,))
+    [finding] = freed_object_findings(snap)
+    assert finding.title == f"use-after-free in kf_session_close: rdi points into a free {free[1]} object"
+    assert "FREE" in str(finding.fact("object"))
