@@ -296,3 +296,22 @@ def test_a_pointer_into_a_free_slab_object_is_a_use_after_free() -> None:
     [finding] = freed_object_findings(snap)
     assert finding.title == f"use-after-free in kf_session_close: rdi points into a free {free[1]} object"
     assert "FREE" in str(finding.fact("object"))
+
+
+def test_report_vmcore_shows_the_same_why(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from forensics.cli import app
+
+    if "02-bug-on" not in case_names():
+        pytest.skip("the BUG_ON fixture is absent")
+    case = load_case("02-bug-on")
+    out = tmp_path / "incident.md"
+    args = ["report", "--vmcore", str(case.directory), "--vmlinux", str(case.vmlinux), "-o", str(out)]
+    args += ["--module-debug", str(case.module_debug[0]), "--source-dir", str(FIXTURES_DIR)]
+    run = CliRunner().invoke(app, args)
+    assert run.exit_code in (0, 1), run.output
+    text = out.read_text()
+    assert "BUG_ON(buf->refcount <= 0): buf->refcount = 0 -> true" in text
+    _, result = _analyse("02-bug-on")
+    assert result.analysis.hypotheses[0].statement in text
