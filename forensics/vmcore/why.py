@@ -463,7 +463,20 @@ def identify(prog: drgn.Program, address: int, origin: str, aliases: dict[str, s
         sym = prog.symbol(address)
         return AddressInfo(address, origin, "symbol", symbol=f"{sym.name}+{address - sym.address:#x}", words=words)
     except LookupError:
+        if missing is None and info is None and _in_direct_map(prog, address):
+            # RAM no slab cache holds now: a stack, a page of the page allocator, or the slab of a
+            # cache that was destroyed since; which one the dump alone does not say.
+            missing = "in no slab cache now (page-allocator memory: a stack, a page, or a destroyed cache's slab)"
         return AddressInfo(address, origin, "unknown", words=words, missing=missing)
+
+
+def _in_direct_map(prog: drgn.Program, address: int) -> bool:
+    from drgn.helpers.linux.slab import in_direct_map
+
+    try:
+        return bool(in_direct_map(prog, address))
+    except (LookupError, ValueError, drgn.FaultError, TypeError):
+        return False
 
 
 def _kernel_pointer(value: int) -> bool:
