@@ -471,7 +471,7 @@ def identify(prog: drgn.Program, address: int, origin: str, aliases: dict[str, s
 
 
 def _in_direct_map(prog: drgn.Program, address: int) -> bool:
-    from drgn.helpers.linux.slab import in_direct_map
+    from drgn.helpers.linux.mm import in_direct_map
 
     try:
         return bool(in_direct_map(prog, address))
