@@ -125,6 +125,13 @@ def test_hung_task_has_no_lock_cycle() -> None:
     case, result = _analyse("04-hung-task")
     assert _why(case)["cycle"] is False
     assert not [f for f in result.analysis.findings if f.kind == "deadlock"]
+    lock = case.expected["lock"]
+    assert isinstance(lock, dict)
+    hung = next(f for f in result.analysis.findings if f.kind == "hung-task" and lock["waiter_comm"] in f.title)
+    chain = str(hung.fact("wait-for chain"))
+    assert chain.startswith(f"{lock['waiter_comm']} (pid ")
+    assert f"-> mutex {lock['name']} -> {lock['owner_comm']} (pid " in chain
+    assert f"in {lock['owner_function']}+" in chain
     assert to_document(result)["why"]["root_cause"]["class"] == _why(case)["class"]
 
 
