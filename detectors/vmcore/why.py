@@ -398,11 +398,18 @@ def list_corruption_finding(snap: CrashSnapshot) -> Finding | None:
     )  # fmt: skip
 
 
+_FAULT_LINES = re.compile(r"unable to handle|general protection fault|kernel BUG at|corruption")
+
+
 def freed_object_findings(snap: CrashSnapshot) -> list[Finding]:
     """Pointers of the fault (registers, frame variables, the crash log) into FREE slab objects."""
     from detectors.vmcore.findings import crash_frame, culprit_frame
 
-    freed = [a for a in snap.addresses if a.kind == "slab" and a.allocated is False]
+    faulted = any(_FAULT_LINES.search(r.text) for r in snap.log)
+    # Registers are the fault's only when the CPU faulted; an interrupt (a lockup) catches them anywhere.
+    freed = [
+        a for a in snap.addresses if a.kind == "slab" and a.allocated is False and (faulted or not a.origin.isalnum())
+    ]
     if not freed:
         return []
     culprit = culprit_frame(snap.backtrace, crash_frame(snap.backtrace))

@@ -470,6 +470,13 @@ def identify(prog: drgn.Program, address: int, origin: str, aliases: dict[str, s
         return AddressInfo(address, origin, "unknown", words=words, missing=missing)
 
 
+#: Log lines whose addresses are evidence: corruption reports, faults, KASAN/KFENCE/SLUB reports.
+_ADDRESS_LINES = re.compile(
+    r"corruption|unable to handle page fault for address|general protection fault|KASAN|KFENCE"
+    r"|Object already free|double free|Poison overwritten|Redzone overwritten|use-after-free|Freelist Pointer"
+)
+
+
 def _in_direct_map(prog: drgn.Program, address: int) -> bool:
     from drgn.helpers.linux.mm import in_direct_map
 
@@ -488,8 +495,12 @@ def interesting_addresses(
 ) -> tuple[AddressInfo, ...]:
     """Identify the kernel pointers in the fault's registers, the frames' pointers and the crash log."""
     seen: dict[int, str] = {}
-    for text in re.findall(r"\b(ffff[0-9a-f]{12})\b", log_text):
-        seen.setdefault(int(text, 16), "log")
+    # Only the lines that name a culprit address: the register dumps of stack traces are full of
+    # stale values, and a freed object in one of them proves nothing.
+    for line in log_text.splitlines():
+        if _ADDRESS_LINES.search(line):
+            for text in re.findall(r"\b(ffff[0-9a-f]{12})\b", line):
+                seen.setdefault(int(text, 16), "log")
     for name, value in registers.items():
         if _kernel_pointer(value) and name not in ("rip", "rsp", "rbp"):
             seen.setdefault(value, name)
