@@ -15,7 +15,7 @@ from detectors.vmcore.findings import DETECTOR, log_source, register_excerpt
 from forensics.model import Clock, Evidence, Fact, Finding, Locator, LocatorKind, NotAvailable, Severity, Timestamp
 from forensics.model import finding_id as make_id
 from forensics.vmcore import cexpr
-from forensics.vmcore.snapshot import AddressInfo, BugSite, CrashSnapshot, Frame, TypeLayout, ValueRead
+from forensics.vmcore.snapshot import AddressInfo, BugSite, CrashSnapshot, TypeLayout, ValueRead
 
 LIST_POISON1 = 0xDEAD000000000100
 LIST_POISON2 = 0xDEAD000000000122
@@ -586,8 +586,3 @@ def why_findings(snap: CrashSnapshot) -> list[Finding]:
 def spinning_function(snap: CrashSnapshot) -> str | None:
     """The function a lockup's CPU spins in, when a busy-wait loop was found."""
     return None if isinstance(snap.loop, NotAvailable) else snap.loop.function
-
-
-def first_frame(frames: tuple[Frame, ...]) -> Frame | None:
-    """The innermost frame (for evidence when nothing more specific is known)."""
-    return frames[0] if frames else None
