@@ -201,7 +201,8 @@ def _frame_values(
 
 
 def _pointees(values: tuple[FrameValues, ...]) -> list[str]:
-    return [v.pointee for fv in values for v in fv.variables if v.pointee]
+    """Structs the pointers of the crash frame and its first callers point to (where list heads live)."""
+    return [v.pointee for fv in values[:4] for v in fv.variables if v.pointee and v.value]
 
 
 def _crash_time(prog: drgn.Program, opened: OpenedDump) -> float:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import drgn
 
 from detectors.vmcore.findings import KEXEC_PATH
@@ -189,9 +191,9 @@ def layouts_for(
 ) -> tuple[TypeLayout, ...]:
     """Layouts of the structs the variables point to, and of the structs their pointer members point to.
 
-    ``more`` names further structs (those the callers' pointers point to), one level deep.
+    ``more`` names further structs (those the callers' pointers point to): only their own layouts.
     """
-    wanted = list(dict.fromkeys([*(v.pointee for v in variables if v.pointee), *more]))
+    wanted = list(dict.fromkeys(v.pointee for v in variables if v.pointee))
     done: dict[str, TypeLayout] = {}
     for level in range(2):
         next_level: list[str] = []
@@ -206,4 +208,8 @@ def layouts_for(
             if level == 0:
                 next_level += [m.pointee for m in layout.members if m.pointee]
         wanted = list(dict.fromkeys(next_level))
+    for name in dict.fromkeys(more):  # after the variables' two levels, which the NULL analysis needs
+        if name not in done and len(done) < MAX_LAYOUTS:
+            with contextlib.suppress(LookupError):
+                done[name] = layout_of(prog.type(name))
     return tuple(done.values())
