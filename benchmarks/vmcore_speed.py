@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.vmcore_cases import case_names, load_case
+from tests.vmcore_cases import FIXTURES_DIR, case_names, load_case
 
 CRASH_CMDS = "sys\nbt\nlog\nkmem -i\nps\nquit\n"
 
@@ -59,7 +59,9 @@ def main() -> int:
                 print(f"{name:<16} skipped: {exc}")
                 continue
             modules = [a for m in case.module_debug for a in ("--module-debug", str(m))]
+            # The module's source too: reading it and evaluating BUG/WARN conditions is part of the work.
             argv = [*kforensic, str(case.vmcore), "--vmlinux", str(case.vmlinux), *modules]
+            argv += ["--source-dir", str(FIXTURES_DIR)]
             argv += ["--format", "json", "-o", f"{tmp}/out.json"]
             ours = [_run(argv) for _ in range(args.repeat)]
             if any(s != 0 for _, _, s in ours):

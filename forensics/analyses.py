@@ -30,14 +30,18 @@ def _cmd(*parts: str | Path) -> str:
 
 
 def analyse_vmcore(
-    path: Path, vmlinux: Path | None, module_debug: tuple[Path, ...], debug_dirs: tuple[Path, ...]
+    path: Path,
+    vmlinux: Path | None,
+    module_debug: tuple[Path, ...],
+    debug_dirs: tuple[Path, ...],
+    source_dirs: tuple[Path, ...] = (),
 ) -> SourceAnalysis:
     """``kforensic vmcore``: the dump, with the kernel log beside it."""
     from forensics.vmcore import analyse_dump
     from forensics.vmcore.program import DebugInfoRequest
     from forensics.vmcore.report import render_vmcore_markdown
 
-    result = analyse_dump(path, DebugInfoRequest(vmlinux, debug_dirs, module_debug))
+    result = analyse_dump(path, DebugInfoRequest(vmlinux, debug_dirs, module_debug, source_dirs))
     details = render_vmcore_markdown(result).split("\n## Findings (incident)", 1)[0]
     args: list[str | Path] = ["kforensic", "vmcore", path]
     if vmlinux:
@@ -46,6 +50,8 @@ def analyse_vmcore(
         args += ["--module-debug", m]
     for d in debug_dirs:
         args += ["--debug-dir", d]
+    for d in source_dirs:
+        args += ["--source-dir", d]
     return SourceAnalysis(result.incident, SourceSection(f"vmcore {path}", details), (), _cmd(*args))
 
 

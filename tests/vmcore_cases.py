@@ -151,3 +151,18 @@ def load_case(name: str) -> VmcoreCase:
         console_log=directory / "console.log",
         expected=expected,
     )
+
+
+def open_program(case: VmcoreCase, modules: bool = False) -> Any:
+    """A drgn program on the case's dump, opened independently of any analysis (kernel DWARF; modules too)."""
+    import contextlib
+
+    import drgn
+
+    prog = drgn.Program()
+    prog.set_core_dump(str(case.vmcore))
+    prog.load_debug_info([str(case.vmlinux)], main=True)
+    if modules:
+        with contextlib.suppress(drgn.MissingDebugInfoError):  # modules of the kernel without their .ko
+            prog.load_debug_info([str(p) for p in case.module_debug], default=True)
+    return prog

@@ -129,6 +129,88 @@ def marker(source: Path, bug: str) -> dict[str, Any]:
     }
 
 
+def struct_size(ko: Path, struct: str) -> int:
+    out = run(["gdb", "-batch", "-nx", "-ex", f"print (long)sizeof(struct {struct})", str(ko)])
+    m = re.search(r"=\s*(\d+)", out)
+    if not m:
+        sys.exit(f"gdb could not compute sizeof(struct {struct}): {out!r}")
+    return int(m.group(1))
+
+
+def kmalloc_cache(size: int) -> str:
+    """The kmalloc cache a kzalloc(size) lands in (x86-64 SLUB: 8, 16, 32, 64, 96, 128, 192, 256, ...)."""
+    for step in (8, 16, 32, 64, 96, 128, 192, 256, 512, 1024, 2048, 4096, 8192):
+        if size <= step:
+            return f"kmalloc-{step}" if step < 1024 else f"kmalloc-{step // 1024}k"
+    sys.exit(f"no kmalloc cache for {size} bytes")
+
+
+def condition_on(source: Path, line: int) -> dict[str, str]:
+    """The assertion macro and its condition on a marker line (``BUG_ON(cond)``, ``WARN_ON(cond)``)."""
+    text = source.read_text().splitlines()[line - 1]
+    m = re.search(r"\b(BUG_ON|WARN_ON)\((.*)\)\)?\s*;?\s*(?:/\*.*)?$", text)
+    loop = re.search(r"while \((.*)\)\s*$", text)
+    if m:
+        cond = m.group(2)
+        if m.group(1) == "WARN_ON" and cond.endswith(")"):  # if (WARN_ON(cond))
+            cond = cond[: cond.rfind(")")] if cond.count("(") < cond.count(")") else cond
+        return {"macro": m.group(1), "condition": cond}
+    if loop:
+        return {"condition": loop.group(1)}
+    sys.exit(f"{source}:{line}: no BUG_ON/WARN_ON/while condition")
+
+
+def why_table(fixtures: Path, ko: Path) -> dict[str, dict[str, Any]]:
+    """The decisive values of each case, from the source and the module's DWARF (never from a dump).
+
+    Operand values follow from the code path the trigger takes: kf_setup_buffer()
+    sets refcount 1 and each buffer_put write drops one, so the second BUG_ON sees 0;
+    kf_state starts KF_IDLE (0) and nothing sets it before state_stop; a session is
+    list_del()'d twice, so its node holds LIST_POISON1/2 and stays allocated (never freed).
+    """
+    src = fixtures / "kf_buggy" / "kf_buggy.c"
+    bug_on = condition_on(src, marker(src, "bug_on")["line"])
+    warn_on = condition_on(src, marker(src, "warn_on")["line"])
+    spin_line = marker(src, "soft_lockup")["line"] - 1  # the while () above the cpu_relax() marker
+    session = struct_size(ko, "kf_session")
+    return {
+        "02-bug-on": {
+            "class": "bug_condition", **bug_on, "operands": {"buf->refcount": 0}, "result": True,
+        },
+        "03-warn-on": {
+            "class": "bug_condition", **warn_on, "operands": {"*state": 0, "KF_RUNNING": 1}, "result": True,
+        },
+        "04-hung-task": {"class": "lock_wait", "cycle": False},
+        "05-soft-lockup": {
+            "class": "busy_wait", "function": marker(src, "soft_lockup")["function"],
+            **condition_on(src, spin_line),
+        },
+        "06-list-corrupt": {
+            "class": "list_corruption", "struct": "struct kf_session", "member": "node",
+            "member_offset": member_offset(ko, "kf_session", "node"), "cache": kmalloc_cache(session),
+            "allocated": True, "next": "0xdead000000000100", "prev": "0xdead000000000122",
+        },
+        "09-oom": {"class": "oom", "top_user": "kf_memhog"},
+    }  # fmt: skip
+
+
+def add_why(fixtures: Path, ko: Path) -> None:
+    """Add the ``why`` ground truth to the cases' expected.json and refresh their MANIFEST entries."""
+    manifest_path = fixtures / "MANIFEST.json"
+    manifest = json.loads(manifest_path.read_text())
+    by_path = {f["path"]: f for f in manifest["files"]}
+    for name, why in why_table(fixtures, ko).items():
+        path = fixtures / "cases" / name / "expected.json"
+        if not path.exists():
+            continue
+        expected = json.loads(path.read_text())
+        expected["why"] = why
+        path.write_text(json.dumps(expected, indent=2) + "\n")
+        entry = by_path[str(path.relative_to(fixtures))]
+        entry["size"], entry["sha256"] = path.stat().st_size, sha256(path)
+    manifest_path.write_text(json.dumps(manifest, indent=2) + "\n")
+
+
 def case_table(fixtures: Path, ksrc: Path, ko: Path) -> dict[str, dict[str, Any]]:
     src = fixtures / "kf_buggy" / "kf_buggy.c"
     null = marker(src, "null_member")
@@ -382,6 +464,7 @@ def write_expected(fixtures: Path, work: Path) -> None:
     ksrc = work / "linux-source-6.1"
     ko = work / "kf_buggy.ko"
     table = case_table(fixtures, ksrc, ko)
+    whys = why_table(fixtures, ko)
     common = {
         "kernel_release": kernel_release(ksrc),
         "vmlinux_build_id": build_id(ksrc / "vmlinux"),
@@ -395,6 +478,8 @@ def write_expected(fixtures: Path, work: Path) -> None:
             continue
         cmdline_file = work / "runs" / name / "cmdline"
         expected = {"name": name, **common, **fields}
+        if name in whys:
+            expected["why"] = whys[name]
         if cmdline_file.exists():
             expected["kernel_cmdline"] = cmdline_file.read_text().strip()
         (case_dir / "expected.json").write_text(json.dumps(expected, indent=2) + "\n")
@@ -430,8 +515,11 @@ def main() -> None:
     parser.add_argument("--work", type=Path, required=True)
     parser.add_argument("--fixtures", type=Path, required=True)
     parser.add_argument("--manifest", action="store_true", help="write MANIFEST.json instead")
+    parser.add_argument("--why-only", type=Path, metavar="KO", help="only add the why ground truth (module KO)")
     args = parser.parse_args()
-    if args.manifest:
+    if args.why_only:
+        add_why(args.fixtures, args.why_only)
+    elif args.manifest:
         write_manifest(args.fixtures, args.work)
     else:
         write_expected(args.fixtures, args.work)

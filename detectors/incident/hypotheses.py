@@ -27,9 +27,30 @@ def _of_kind(findings: tuple[Finding, ...], *prefixes: str) -> list[Finding]:
     return [f for f in findings if f.kind.startswith(prefixes)]
 
 
+def why_hypothesis(finding: Finding) -> Hypothesis:
+    """The hypothesis a finding states itself (its ``hypothesis`` and ``next command`` facts).
+
+    Detectors that establish a root cause from values (``kforensic vmcore``'s BUG
+    conditions, list corruption, lock cycles, ...) state it; ``kforensic vmcore``
+    and ``kforensic report`` both rank it by the finding's confidence.
+    """
+    return Hypothesis(
+        0,
+        finding.fact("hypothesis") or finding.title,
+        finding.confidence,
+        _cites(finding),
+        (),
+        finding.fact("next command") or (finding.next_steps[0] if finding.next_steps else ""),
+    )
+
+
 def rank_hypotheses(findings: tuple[Finding, ...]) -> tuple[Hypothesis, ...]:
     """Hypotheses built from the kinds of findings present, most likely first."""
     out: list[tuple[float, str, tuple[str, ...], tuple[str, ...], str]] = []
+    for f in findings:
+        if f.fact("hypothesis"):
+            h = why_hypothesis(f)
+            out.append((h.confidence, h.statement, h.supporting, h.against, h.next_command))
     leaks = _of_kind(findings, "slab-leak", "meminfo")
     leaks = [f for f in leaks if f.severity >= Severity.MEDIUM]
     ooms = _of_kind(findings, "dmesg.oom", "dmesg.alloc-failure")
@@ -62,6 +83,11 @@ def rank_hypotheses(findings: tuple[Finding, ...]) -> tuple[Hypothesis, ...]:
         supporting = _cites(f) + tuple(c for o in ooms for c in _cites(o, 1))
         out.append((f.confidence * (1.1 if ooms else 1.0), story, supporting, against,
                     f.next_steps[0] if f.next_steps else "kforensic leaks --store STORE"))  # fmt: skip
+    for f in _of_kind(findings, "outsized-slab"):
+        # A cache outsized in a dump (one point in time): worded and weighed as kforensic vmcore does.
+        out.append((f.confidence * 0.8, f"memory leak: {f.title}", (f.summary,),
+                    ("a large cache can also be a legitimate workload",),
+                    f.next_steps[0] if f.next_steps else "crash> kmem -s"))  # fmt: skip
     if ooms and not leaks:
         o = ooms[0]
         out.append((0.5, "memory exhaustion by a user-space workload (no kernel leak was measured)", _cites(o),

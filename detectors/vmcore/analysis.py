@@ -8,7 +8,7 @@ from dataclasses import replace
 from detectors.dmesg.findings import group_finding, group_reports
 from detectors.dmesg.model import KernelReport
 from detectors.dmesg.scanner import scan_text
-from detectors.incident.hypotheses import Hypothesis
+from detectors.incident.hypotheses import Hypothesis, why_hypothesis
 from detectors.vmcore.findings import (
     VmcoreAnalysis,
     blocked_task_findings,
@@ -21,6 +21,7 @@ from detectors.vmcore.findings import (
     outsized_cache_findings,
 )
 from detectors.vmcore.nullfield import FaultAnalysis, analyse_fault
+from detectors.vmcore.why import spinning_function, why_findings
 from forensics.model import Evidence, Finding, NotAvailable
 from forensics.vmcore.snapshot import CrashSnapshot, LogRecord
 
@@ -59,6 +60,10 @@ def crash_report(reports: list[KernelReport]) -> KernelReport | None:
 
 
 def _title(snap: CrashSnapshot, report: KernelReport | None) -> str:
+    spinning = spinning_function(snap)
+    if report is not None and spinning is not None and report.title.startswith("BUG: soft lockup in "):
+        # The dump shows the loop the CPU spins in: name the stall after it, not the dispatch frame.
+        return f"BUG: soft lockup in {spinning}"
     if report is not None:
         return report.title
     frame = crash_frame(snap.backtrace)
@@ -70,29 +75,30 @@ def _title(snap: CrashSnapshot, report: KernelReport | None) -> str:
 
 def hypotheses(snap: CrashSnapshot, fault: FaultAnalysis | NotAvailable, findings: list[Finding]) -> list[Hypothesis]:
     """Ranked root-cause hypotheses from what the findings show."""
-    out: list[Hypothesis] = []
+    out: list[Hypothesis] = [why_hypothesis(f) for f in findings if f.fact("hypothesis")]
     frame = culprit_frame(snap.backtrace, crash_frame(snap.backtrace))
     func = str(frame.function) if frame else "the crashing function"
     where = (frame.where() if frame else None) or func
-    if not isinstance(fault, NotAvailable) and not isinstance(fault.null_field, NotAvailable):
+    null = next((f for f in findings if f.kind == "null-field"), None)
+    if not isinstance(fault, NotAvailable) and not isinstance(fault.null_field, NotAvailable) and null is not None:
         field = fault.null_field
         out.append(
             Hypothesis(
                 0,
-                f"{field.struct}.{field.member.name} is NULL when {func} runs: the object was never "
-                "initialised or was torn down before this use (missing NULL check or ordering bug)",
-                fault.confidence,
+                # Worded as kforensic report words it, so both rank the same statement.
+                f"{null.title}: a missing NULL check or an object used before it is set up",
+                null.confidence,
                 tuple(fault.steps[-3:]),
                 () if fault.address_agrees else ("the effective address was not checked against CR2",),
                 f"grep -n '{field.member.name}' {where.split(':')[0]}  # find where {field.member.name} is set",
             )
         )
     for f in findings:
-        if f.kind == "hung-task":
+        if f.kind == "hung-task" and f.fact("lock owner"):
             out.append(
                 Hypothesis(
                     0,
-                    f"lock held forever: {f.title}",
+                    f"{f.fact('lock owner')} holds the lock and never releases it: {f.title}",
                     f.confidence,
                     (f.summary,),
                     (),
@@ -121,7 +127,10 @@ def hypotheses(snap: CrashSnapshot, fault: FaultAnalysis | NotAvailable, finding
                     f.next_steps[0],
                 )
             )
-    if frame is not None and not out:
+    crashed = crash_frame(snap.backtrace)
+    # A panic the kernel chose (sysrq, hung task, OOM) is no bug of the caller of panic(): as in
+    # kforensic report, only an exception frame makes the crash site a hypothesis.
+    if frame is not None and not out and crashed is not None and crashed.interrupted:
         out.append(
             Hypothesis(
                 0,
@@ -185,6 +194,7 @@ def analyse_snapshot(
         null = null_field_finding(snap, fault)
         if null is not None:
             findings.append(null)
+    findings += why_findings(snap)
     findings += blocked_task_findings(snap)
     findings += outsized_cache_findings(snap)
     findings += module_findings(snap, snap.backtrace)

@@ -314,6 +314,7 @@ def blocked_task_findings(snap: CrashSnapshot) -> list[Finding]:
             facts += [
                 Fact("lock owner", f"{owner.comm} (pid {owner.pid}, state {owner.state})"),
                 Fact("owner is in", owner_top.label() if owner_top else "not available: no stack"),
+                Fact("wait-for chain", _wait_chain(snap, task)),
             ]
         out.append(
             Finding(
@@ -335,6 +336,28 @@ def blocked_task_findings(snap: CrashSnapshot) -> list[Finding]:
             )
         )
     return out
+
+
+def _wait_chain(snap: CrashSnapshot, task: TaskInfo) -> str:
+    """``kf_waiter (pid 43) -> mutex kf_dev_lock -> kf_holder (pid 42, S, in kf_holder_fn+0x..)``, to the end."""
+    by_pid = {t.pid: t for t in snap.tasks}
+    parts = [f"{task.comm} (pid {task.pid})"]
+    seen = {task.pid}
+    current = task
+    while current.lock_owner_pid is not None:
+        parts.append(current.blocked_on or "a lock")
+        owner = by_pid.get(current.lock_owner_pid)
+        if owner is None:
+            parts.append(f"pid {current.lock_owner_pid}")
+            break
+        top = _first_own_frame(owner)
+        parts.append(f"{owner.comm} (pid {owner.pid}, {owner.state}" + (f", in {top.label()})" if top else ")"))
+        if owner.pid in seen:
+            parts.append("(a cycle)")
+            break
+        seen.add(owner.pid)
+        current = owner
+    return " -> ".join(parts)
 
 
 _SCHED_FRAMES = (

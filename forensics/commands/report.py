@@ -84,6 +84,10 @@ def report(
     debug_dir: Annotated[
         list[Path] | None, typer.Option("--debug-dir", help="A /usr/lib/debug style tree (repeatable).", metavar="DIR")
     ] = None,
+    source_dir: Annotated[
+        list[Path] | None,
+        typer.Option("--source-dir", help="A kernel or module source tree for the dump (repeatable).", metavar="DIR"),
+    ] = None,
     dmesg: Annotated[
         list[Path] | None, typer.Option("--dmesg", help="A kernel log file (repeatable).", metavar="FILE")
     ] = None,
@@ -135,7 +139,11 @@ def report(
     plots_dir = _plots_dir(output if fmt is OutputFormat.MD else None, html_out)
     parts: list[analyses.SourceAnalysis] = []
     if vmcore is not None:
-        parts.append(analyses.analyse_vmcore(vmcore, vmlinux, tuple(module_debug or ()), tuple(debug_dir or ())))
+        parts.append(
+            analyses.analyse_vmcore(
+                vmcore, vmlinux, tuple(module_debug or ()), tuple(debug_dir or ()), tuple(source_dir or ())
+            )
+        )
     if dmesg:
         parts.append(analyses.analyse_dmesg(tuple(dmesg)))
     if store is not None:

@@ -18,6 +18,8 @@ Example:
   kforensic vmcore /var/crash/202611300712/ --vmlinux /usr/lib/debug/boot/vmlinux-6.1.0-13-amd64
 
   kforensic vmcore vmcore --vmlinux vmlinux --module-debug kf_buggy.ko --format json -o crash.json
+
+  kforensic vmcore /var/crash/202611300712/ --source-dir /usr/src/linux-source-6.1 --source-dir ~/src/mydriver
 """
 
 
@@ -38,6 +40,14 @@ def vmcore(
             "--module-debug", help="A module (.ko or .ko.debug) with debug info (repeatable).", metavar="FILE"
         ),
     ] = None,
+    source_dir: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--source-dir",
+            help="A kernel or module source tree for BUG/WARN lines and their conditions (repeatable).",
+            metavar="DIR",
+        ),
+    ] = None,
     fmt: FormatOption = OutputFormat.TEXT,
     output: OutputOption = None,
     fail_on: FailOnOption = None,
@@ -48,7 +58,7 @@ def vmcore(
     from forensics.vmcore.program import DebugInfoRequest
     from forensics.vmcore.report import render_vmcore_markdown, to_document
 
-    request = DebugInfoRequest(vmlinux, tuple(debug_dir or ()), tuple(module_debug or ()))
+    request = DebugInfoRequest(vmlinux, tuple(debug_dir or ()), tuple(module_debug or ()), tuple(source_dir or ()))
     if sys.stderr.isatty():
         from rich.console import Console
 

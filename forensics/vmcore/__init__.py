@@ -40,7 +40,7 @@ def analyse_dump(path: Path, request: DebugInfoRequest, progress: Callable[[str]
     header = read_dump_header(location.dump)
     say("loading debug info")
     opened = open_dump(location.dump, header, request)
-    snapshot = collect_snapshot(opened, str(location.dump), say)
+    snapshot = collect_snapshot(opened, str(location.dump), say, request.source_dirs)
     say("checking the dump's pages")
     pages = check_pages(location.dump, header)
     damaged = pages.warning() if pages is not None else None

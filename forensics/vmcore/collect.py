@@ -4,13 +4,27 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
+from pathlib import Path
 
 import drgn
 
 from forensics.model import NotAvailable
 from forensics.vmcore import extract, system
+from forensics.vmcore import why as reads
 from forensics.vmcore.program import OpenedDump
-from forensics.vmcore.snapshot import CodeBytes, CrashSnapshot, Frame, RegisterSet, TypeLayout, Variable
+from forensics.vmcore.snapshot import (
+    BugSite,
+    CodeBytes,
+    CrashSnapshot,
+    Frame,
+    FrameValues,
+    LoopSite,
+    MemoryUser,
+    PolledWord,
+    RegisterSet,
+    TypeLayout,
+    Variable,
+)
 
 #: Task states whose stacks are extracted (D: uninterruptible, the hung-task state).
 STACK_STATES = {"D"}
@@ -25,7 +39,9 @@ def _crashed(opened: OpenedDump) -> tuple[drgn.Thread | None, str | None]:
         return None, str(exc)
 
 
-def collect_snapshot(opened: OpenedDump, dump_path: str, progress: Progress | None = None) -> CrashSnapshot:
+def collect_snapshot(
+    opened: OpenedDump, dump_path: str, progress: Progress | None = None, source_dirs: tuple[Path, ...] = ()
+) -> CrashSnapshot:
     """Read everything the detectors need from the dump; missing parts become NotAvailable."""
     say = progress or (lambda _msg: None)
     prog = opened.prog
@@ -40,6 +56,10 @@ def collect_snapshot(opened: OpenedDump, dump_path: str, progress: Progress | No
     crashed_pid: int | NotAvailable = NotAvailable(why or "no crashed thread")
     crashed_comm: str | NotAvailable = NotAvailable(why or "no crashed thread")
     crashed_cpu: int | NotAvailable = NotAvailable(why or "no crashed thread")
+    values: tuple[FrameValues, ...] = ()
+    site: BugSite | NotAvailable = NotAvailable(why or "no crashed thread")
+    polled: tuple[PolledWord, ...] = ()
+    loop: LoopSite | NotAvailable = NotAvailable("no exception frame to look for a busy-wait loop")
     if thread is not None:
         task = thread.object
         crashed_pid = int(thread.tid)
@@ -63,7 +83,26 @@ def collect_snapshot(opened: OpenedDump, dump_path: str, progress: Progress | No
                 code = extract.code_of(prog, trace[index].pc)
                 say("variables and types at the fault")
                 variables = extract.variables_of(trace, index)
-                layouts = extract.layouts_for(prog, variables)
+            say("BUG/WARN site and frame values")
+            site = reads.bug_site(prog, trace, frames, source_dirs)
+            values = _frame_values(prog, trace, frames, site, source_dirs)
+            if not isinstance(code, NotAvailable):
+                polled = reads.polled_words(prog, code)
+            if index is not None and isinstance(site, NotAvailable):
+                loop = reads.loop_site(prog, trace, frames, index, code, source_dirs)
+            layouts = extract.layouts_for(prog, variables, tuple(_pointees(values)))
+    log = system.attempt("kernel log", lambda: system.log_records(prog))
+    if isinstance(log, NotAvailable):
+        warnings.append(str(log))
+        log = ()
+    say("addresses")
+    log_text = "\n".join(r.text for r in log[-400:])
+    addresses = reads.interesting_addresses(
+        prog, registers.as_dict() if isinstance(registers, RegisterSet) else {}, values, log_text
+    )
+    users: tuple[MemoryUser, ...] | NotAvailable = system.attempt(
+        "memory users", lambda: reads.memory_users(prog, system.page_size(prog))
+    )
     say("tasks")
     all_tasks = system.attempt("tasks", lambda: system.tasks(prog, STACK_STATES))
     if isinstance(all_tasks, NotAvailable):
@@ -86,10 +125,6 @@ def collect_snapshot(opened: OpenedDump, dump_path: str, progress: Progress | No
     if isinstance(mods, NotAvailable):
         warnings.append(str(mods))
         mods = ()
-    log = system.attempt("kernel log", lambda: system.log_records(prog))
-    if isinstance(log, NotAvailable):
-        warnings.append(str(log))
-        log = ()
     crash_time = system.attempt("crash time", lambda: _crash_time(prog, opened))
     uptime: float | NotAvailable = (
         log[-1].seconds if log else NotAvailable("no kernel log in the dump to date the crash")
@@ -128,7 +163,46 @@ def collect_snapshot(opened: OpenedDump, dump_path: str, progress: Progress | No
         log=log,
         filtered=opened.header.filtered(),
         warnings=tuple(warnings),
+        frame_values=values,
+        bug_site=site,
+        addresses=addresses,
+        polled=polled,
+        loop=loop,
+        memory_users=users,
     )
+
+
+def _frame_values(
+    prog: drgn.Program,
+    trace: drgn.StackTrace,
+    frames: tuple[Frame, ...],
+    site: BugSite | NotAvailable,
+    source_dirs: tuple[Path, ...],
+) -> tuple[FrameValues, ...]:
+    """Values of the crash frame and its callers, with the members their source statements read."""
+    from detectors.vmcore.findings import crash_frame
+
+    first = crash_frame(frames)
+    if first is None:
+        return ()
+    start = first.index
+    # The inlined frames at the crash frame's pc are part of it: start at the innermost.
+    while start > 0 and frames[start - 1].pc == first.pc and frames[start - 1].inline:
+        start -= 1
+    sources: dict[int, str] = {}
+    for f in frames[start : start + reads.VALUE_FRAMES]:
+        if not isinstance(site, NotAvailable) and f.index == site.frame and not isinstance(site.source, NotAvailable):
+            sources[f.index] = site.source.text
+        elif f.source_file and f.source_line and isinstance(f.function, str):
+            line = reads.read_source_line(f.source_file, f.source_line, f.function, f.source_file, source_dirs, False)
+            if not isinstance(line, NotAvailable) and line.matches_build:
+                sources[f.index] = line.text
+    return reads.frame_values(prog, trace, frames, start, sources)
+
+
+def _pointees(values: tuple[FrameValues, ...]) -> list[str]:
+    """Structs the pointers of the crash frame and its first callers point to (where list heads live)."""
+    return [v.pointee for fv in values[:4] for v in fv.variables if v.pointee and v.value]
 
 
 def _crash_time(prog: drgn.Program, opened: OpenedDump) -> float:

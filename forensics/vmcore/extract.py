@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import drgn
 
 from detectors.vmcore.findings import KEXEC_PATH
@@ -120,7 +122,8 @@ def code_of(prog: drgn.Program, pc: int) -> CodeBytes | NotAvailable:
     return CodeBytes(start=start, data=data, fault_pc=pc, arch=arch, source_lines=tuple(lines))
 
 
-def _pointee_name(type_: drgn.Type) -> str | None:
+def pointee_name(type_: drgn.Type) -> str | None:
+    """``struct foo`` for a pointer to a named struct or union, else None."""
     underlying = type_.unaliased()
     if underlying.kind != drgn.TypeKind.POINTER:
         return None
@@ -152,7 +155,7 @@ def variables_of(trace: drgn.StackTrace, fault_index: int) -> tuple[Variable, ..
                         value = int(obj.value_())
                 except (drgn.FaultError, ValueError, TypeError, drgn.ObjectAbsentError):
                     value = None
-            out.append(Variable(frame=i, name=name, type_name=type_name, value=value, pointee=_pointee_name(obj.type_)))
+            out.append(Variable(frame=i, name=name, type_name=type_name, value=value, pointee=pointee_name(obj.type_)))
     return tuple(out)
 
 
@@ -167,7 +170,7 @@ def _flatten(type_: drgn.Type, base: int, prefix: str, out: list[MemberInfo], de
         name = f"{prefix}{member.name}" if member.name else prefix.rstrip(".")
         kind = mtype.unaliased_kind()
         if member.name:
-            out.append(MemberInfo(offset, size, name, mtype.type_name(), _pointee_name(mtype)))
+            out.append(MemberInfo(offset, size, name, mtype.type_name(), pointee_name(mtype)))
         if kind in (drgn.TypeKind.STRUCT, drgn.TypeKind.UNION) and depth < 4:
             _flatten(mtype.unaliased(), offset, f"{name}." if member.name else prefix, out, depth + 1)
 
@@ -183,8 +186,13 @@ def layout_of(type_: drgn.Type) -> TypeLayout:
     return TypeLayout(type_.type_name(), size, tuple(members))
 
 
-def layouts_for(prog: drgn.Program, variables: tuple[Variable, ...]) -> tuple[TypeLayout, ...]:
-    """Layouts of the structs the variables point to, and of the structs their pointer members point to."""
+def layouts_for(
+    prog: drgn.Program, variables: tuple[Variable, ...], more: tuple[str, ...] = ()
+) -> tuple[TypeLayout, ...]:
+    """Layouts of the structs the variables point to, and of the structs their pointer members point to.
+
+    ``more`` names further structs (those the callers' pointers point to): only their own layouts.
+    """
     wanted = list(dict.fromkeys(v.pointee for v in variables if v.pointee))
     done: dict[str, TypeLayout] = {}
     for level in range(2):
@@ -200,4 +208,8 @@ def layouts_for(prog: drgn.Program, variables: tuple[Variable, ...]) -> tuple[Ty
             if level == 0:
                 next_level += [m.pointee for m in layout.members if m.pointee]
         wanted = list(dict.fromkeys(next_level))
+    for name in dict.fromkeys(more):  # after the variables' two levels, which the NULL analysis needs
+        if name not in done and len(done) < MAX_LAYOUTS:
+            with contextlib.suppress(LookupError):
+                done[name] = layout_of(prog.type(name))
     return tuple(done.values())

@@ -24,6 +24,7 @@ class DebugInfoRequest:
     vmlinux: Path | None = None
     debug_dirs: tuple[Path, ...] = ()
     module_debug: tuple[Path, ...] = ()
+    source_dirs: tuple[Path, ...] = ()  # kernel/module source trees for BUG/WARN lines (--source-dir)
 
 
 @dataclass

@@ -14,7 +14,7 @@ from detectors.vmcore.nullfield import FaultAnalysis, FieldRef
 from forensics.model import Incident, NotAvailable
 from forensics.report.markdown import fence, md_escape, render_markdown
 from forensics.serialize import incident_to_dict, json_value
-from forensics.vmcore.snapshot import CrashSnapshot, Frame
+from forensics.vmcore.snapshot import CrashSnapshot, Frame, ValueRead
 
 VMCORE_SCHEMA = "kforensic.vmcore/1"
 LOG_TAIL = 25
@@ -72,6 +72,129 @@ def _fault(fault: FaultAnalysis | NotAvailable) -> object:
     }
 
 
+def _read(v: ValueRead) -> dict[str, Any]:
+    out: dict[str, Any] = {"expression": v.expression, "type": v.type_name}
+    if v.missing is not None:
+        out["not_available"] = v.missing
+    else:
+        out["value"] = v.value
+        out["text"] = v.text
+    return out
+
+
+#: The root-cause class each explaining finding kind stands for (the JSON's ``why.root_cause.class``).
+ROOT_CAUSE_CLASSES = {
+    "bug-condition": "bug_condition",
+    "list-corruption": "list_corruption",
+    "lockup-loop": "busy_wait",
+    "deadlock": "lock_cycle",
+    "oom-users": "oom",
+    "suspicious-values": "corrupted_values",
+    "hung-task": "lock_wait",
+    "null-field": "null_pointer",
+    "outsized-slab": "memory_leak",
+}
+
+
+def _root_cause(result: VmcoreResult) -> dict[str, Any] | None:
+    """The class and statement of the first-ranked hypothesis, and the finding it comes from."""
+    if not result.analysis.hypotheses:
+        return None
+    top = result.analysis.hypotheses[0]
+    source = next(
+        (f for f in result.analysis.findings if top.statement in ((f.fact("hypothesis") or ""), f.title)), None
+    ) or next((f for f in result.analysis.findings if f.title in top.statement), None)
+    kind = source.kind if source is not None else None
+    return {
+        "class": ROOT_CAUSE_CLASSES.get(kind or "", kind or "crash_site"),
+        "statement": top.statement,
+        "confidence": top.confidence,
+        "finding": source.id if source is not None else None,
+    }
+
+
+def _why(result: VmcoreResult) -> dict[str, Any]:
+    """The values behind the explanation: BUG/WARN site, frame values, loop, addresses, memory users."""
+    s = result.snapshot
+    site: object
+    if isinstance(s.bug_site, NotAvailable):
+        site = json_value(s.bug_site)
+    else:
+        b = s.bug_site
+        src = b.source
+        site = {
+            "frame": b.frame,
+            "pc": f"{b.pc:#x}",
+            "function": b.function,
+            "file": b.file,
+            "line": b.line,
+            "warning": b.warning,
+            "bug_table": b.table,
+            "source": json_value(src)
+            if isinstance(src, NotAvailable)
+            else {
+                "path": src.path,
+                "line": src.line,
+                "text": src.text,
+                "found_via": src.found_via,
+                "matches_build": src.matches_build,
+                "mismatch": src.mismatch,
+            },
+            "operands": [_read(o) for o in b.operands],
+        }
+    loop: object = json_value(s.loop) if isinstance(s.loop, NotAvailable) else {
+        "frame": s.loop.frame,
+        "function": s.loop.function,
+        "condition": s.loop.condition,
+        "source": f"{s.loop.source.path}:{s.loop.source.line}",
+        "operands": [_read(o) for o in s.loop.operands],
+        "loop_reads_memory": s.loop.loop_reads_memory,
+    }  # fmt: skip
+    users: object = (
+        json_value(s.memory_users)
+        if isinstance(s.memory_users, NotAvailable)
+        else [{"kind": u.kind, "name": u.name, "bytes": u.bytes, "pid": u.pid} for u in s.memory_users[:15]]
+    )
+    return {
+        "root_cause": _root_cause(result),
+        "bug_site": site,
+        "frame_values": [
+            {
+                "frame": fv.frame,
+                "function": fv.function,
+                "source": fv.location,
+                "variables": [_read(v) for v in fv.variables],
+                "members": [_read(v) for v in fv.members],
+            }
+            for fv in s.frame_values
+        ],
+        "loop": loop,
+        "addresses": [
+            {
+                "address": f"{a.address:#x}",
+                "seen_in": a.origin,
+                "kind": a.kind,
+                "cache": a.cache,
+                "cache_aliases": list(a.cache_aliases),
+                "object_start": None if a.object_start is None else f"{a.object_start:#x}",
+                "object_size": a.object_size,
+                "offset": a.offset,
+                "allocated": a.allocated,
+                "symbol": a.symbol,
+                "words": [f"{w:#018x}" for w in a.words],
+                "not_available": a.missing,
+            }
+            for a in s.addresses
+        ],
+        "memory_users": users,
+        "explanations": [
+            {"kind": f.kind, "title": f.title, "confidence": f.confidence, "facts": {x.name: x.value for x in f.facts}}
+            for f in result.analysis.findings
+            if f.fact("hypothesis")
+        ],
+    }
+
+
 def _taint(snap: CrashSnapshot) -> dict[str, Any]:
     if isinstance(snap.taint_mask, NotAvailable):
         return {"not_available": snap.taint_mask.reason}
@@ -112,6 +235,7 @@ def to_document(result: VmcoreResult) -> dict[str, Any]:
         "crash_frame": None if result.analysis.crash_frame is None else result.analysis.crash_frame.index,
         "culprit_frame": None if result.analysis.culprit_frame is None else result.analysis.culprit_frame.index,
         "fault": _fault(result.fault),
+        "why": _why(result),
         "other_cpus": [
             {"cpu": cpu, "pid": t.pid, "comm": t.comm, "backtrace": [_frame(f) for f in t.stack]}
             for cpu, t in s.other_cpus
@@ -193,6 +317,34 @@ def _disassembly(result: VmcoreResult) -> list[str]:
     return ["```text", *body, "```"]
 
 
+def _why_markdown(result: VmcoreResult) -> list[str]:
+    """The explanations (BUG/WARN condition, corruption, loop, locks, OOM) and the frame values."""
+    s = result.snapshot
+    why = [f for f in result.analysis.findings if f.fact("hypothesis")]
+    out: list[str] = []
+    if why:
+        out += ["## Why", ""]
+        for f in why:
+            out.append(f"- **{md_escape(f.title)}** (confidence {f.confidence:.2f})")
+            out += [
+                f"  - {md_escape(x.name)}: {md_escape(x.value)}"
+                for x in f.facts
+                if x.name not in ("hypothesis", "next command")
+            ]
+            out.append(f"  - next: `{f.fact('next command')}`")
+        out.append("")
+    if not isinstance(s.bug_site, NotAvailable) and isinstance(s.bug_site.source, NotAvailable):
+        out += [f"Source line not available: {md_escape(s.bug_site.source.reason)}", ""]
+    if s.frame_values:
+        out += ["## Frame values", "", "```text"]
+        for fv in s.frame_values:
+            out.append(f"#{fv.frame} {fv.function}  {fv.location or ''}".rstrip())
+            out += [f"    {v.type_name} {v.expression} = {v.shown()}" for v in fv.variables]
+            out += [f"    {v.expression} = {v.shown()}" for v in fv.members]
+        out += ["```", ""]
+    return out
+
+
 def render_vmcore_markdown(result: VmcoreResult) -> str:
     """The full vmcore report as markdown."""
     s = result.snapshot
@@ -223,6 +375,7 @@ def render_vmcore_markdown(result: VmcoreResult) -> str:
         flags = (" (exception frame)" if f.interrupted else "") + (" (inlined)" if f.inline else "")
         out.append(f"#{f.index:<2} {f.label()}{flags}  {f.where() or ''}".rstrip())
     out += ["```", ""]
+    out += _why_markdown(result)
     out += ["## Faulting instruction", "", *_disassembly(result), ""]
     if not isinstance(result.fault, NotAvailable):
         out += ["### Reasoning", ""] + [f"{i}. {md_escape(step)}" for i, step in enumerate(result.fault.steps, 1)]

@@ -171,6 +171,119 @@ class LogRecord:
 
 
 @dataclass(frozen=True)
+class ValueRead:
+    """One value read from the dump: a variable, a member chain, a condition operand.
+
+    ``value`` is the integer (pointers, integers, enums, bools); ``text`` is how
+    drgn prints it (an enum's name, a symbol, a string); ``missing`` says why
+    there is no value (``optimized out``, ``not in dump ...``), never a guess.
+    """
+
+    expression: str  # ``buf->refcount``, ``state``
+    type_name: str
+    value: int | None
+    text: str
+    missing: str | None = None
+    address: int | None = None  # where it lives in memory, when it does
+    pointee: str | None = None  # for pointers to structs, the struct's name
+
+    def shown(self) -> str:
+        """``64``, ``KF_IDLE (0)``, or ``optimized out``."""
+        if self.missing is not None:
+            return self.missing
+        return self.text
+
+
+@dataclass(frozen=True)
+class FrameValues:
+    """Arguments and locals of one frame, and the struct members the frame's source line reads."""
+
+    frame: int
+    function: str
+    location: str | None  # file:line
+    variables: tuple[ValueRead, ...]
+    members: tuple[ValueRead, ...] = ()  # ``buf->refcount`` for pointer variables of the frame
+
+
+@dataclass(frozen=True)
+class SourceLine:
+    """The source statement of a frame, as read from a source tree, with how it was found."""
+
+    path: str  # file that was read
+    line: int
+    text: str  # the statement (one or more lines, joined)
+    found_via: str  # ``--source-dir``, ``DW_AT_comp_dir``, ``/usr/src/linux-source-*``
+    matches_build: bool
+    mismatch: str | None = None  # why the line does not look like the build's
+
+
+@dataclass(frozen=True)
+class BugSite:
+    """The BUG()/WARN() that trapped: its bug table entry, source and condition operands."""
+
+    frame: int  # the frame whose pc is the ud2
+    pc: int
+    function: str
+    file: str | None  # from the bug table entry (or DWARF when the table has none)
+    line: int | None
+    warning: bool  # BUGFLAG_WARNING: a WARN, not a BUG
+    table: str  # where the entry was found: ``module kf_buggy``, ``vmlinux``, or why not
+    source: SourceLine | NotAvailable
+    operands: tuple[ValueRead, ...] = ()
+
+
+@dataclass(frozen=True)
+class LoopSite:
+    """The busy-wait loop an interrupted frame spins in: its source condition and the operands' values."""
+
+    frame: int
+    function: str
+    source: SourceLine
+    condition: str  # the ``while (...)`` condition as written
+    operands: tuple[ValueRead, ...]
+    loop_reads_memory: bool | None  # whether the machine code around the pc reads memory at all
+
+
+@dataclass(frozen=True)
+class AddressInfo:
+    """What an address points into: a slab object (cache, start, offset, state), a symbol, nothing."""
+
+    address: int
+    origin: str  # where the address was seen: ``rdi``, ``log``, ``entry (frame #1)``
+    kind: str  # slab, symbol, unknown
+    cache: str | None = None
+    cache_aliases: tuple[str, ...] = ()  # other caches SLUB merged with it
+    object_start: int | None = None
+    object_size: int | None = None
+    offset: int | None = None
+    allocated: bool | None = None
+    symbol: str | None = None
+    words: tuple[int, ...] = ()  # the first words at the address (for poison / text checks)
+    missing: str | None = None
+
+
+@dataclass(frozen=True)
+class PolledWord:
+    """A memory word a function reads by absolute or rip-relative address, with its value."""
+
+    instruction: int  # address of the instruction that reads it
+    address: int
+    symbol: str | None  # ``kf_hw_status+0x0``
+    value: int | None
+    missing: str | None = None
+
+
+@dataclass(frozen=True)
+class MemoryUser:
+    """A consumer of memory in the OOM view: a task, a vmalloc caller, the page cache."""
+
+    kind: str  # task, vmalloc, page-cache
+    name: str
+    bytes: int
+    pid: int | None = None
+
+
+@dataclass(frozen=True)
 class CrashSnapshot:
     """Everything the adapter extracted from one dump."""
 
@@ -202,6 +315,12 @@ class CrashSnapshot:
     log: tuple[LogRecord, ...]
     filtered: str | NotAvailable  # what makedumpfile excluded, e.g. "dump level 31: ..."
     warnings: tuple[str, ...] = field(default=())
+    frame_values: tuple[FrameValues, ...] = ()  # the crash frame and its callers in kernel code
+    bug_site: BugSite | NotAvailable = field(default=NotAvailable("no BUG/WARN trap in the crashed thread"))
+    addresses: tuple[AddressInfo, ...] = ()  # addresses from registers, frames and the log, identified
+    polled: tuple[PolledWord, ...] = ()  # words the fault function reads by fixed address
+    loop: LoopSite | NotAvailable = field(default=NotAvailable("no busy-wait loop found"))
+    memory_users: tuple[MemoryUser, ...] | NotAvailable = ()  # top memory users (OOM view)
 
     def layout(self, type_name: str) -> TypeLayout | None:
         """The layout of a type extracted with the snapshot, by name."""

@@ -136,6 +136,11 @@ def memory_totals(prog: drgn.Program) -> MemoryTotals:
     )
 
 
+def page_size(prog: drgn.Program) -> int:
+    """The dumped kernel's page size (4096 when the dump does not say)."""
+    return _page_size(prog)
+
+
 def _page_size(prog: drgn.Program) -> int:
     try:
         return int(prog["PAGE_SIZE"].value_())

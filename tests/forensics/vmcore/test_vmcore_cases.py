@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import functools
 from pathlib import Path
 
@@ -11,7 +10,7 @@ import pytest
 from forensics.model import LocatorKind, NotAvailable
 from forensics.vmcore.report import VmcoreResult
 from tests.helpers import assert_evidence_resolves
-from tests.vmcore_cases import VmcoreCase, case_names, load_case
+from tests.vmcore_cases import VmcoreCase, case_names, load_case, open_program
 
 drgn = pytest.importorskip("drgn")
 
@@ -156,11 +155,7 @@ def test_every_evidence_resolves_in_the_dump(name: str, tmp_path: Path) -> None:
 
     case, result = _case(name)
     # An independent look at the dump: a fresh drgn program, not the analysis's.
-    prog = drgn.Program()
-    prog.set_core_dump(str(case.vmcore))
-    prog.load_debug_info([str(case.vmlinux)], main=True)
-    with contextlib.suppress(drgn.MissingDebugInfoError):  # modules of the kernel without their .ko
-        prog.load_debug_info([str(p) for p in case.module_debug], default=True)
+    prog = open_program(case, modules=True)
     log_file = tmp_path / "dump.log"
     log_file.write_text(log_as_text(result.snapshot.log))
     assert_evidence_resolves(
@@ -180,9 +175,7 @@ def test_a_page_makedumpfile_left_out_reads_as_not_in_dump() -> None:
     if "07-sysrq-c" not in case_names():
         pytest.skip("the sysrq-c fixture is absent")
     case = load_case("07-sysrq-c")
-    prog = drgn.Program()
-    prog.set_core_dump(str(case.vmcore))
-    prog.load_debug_info([str(case.vmlinux)], main=True)
+    prog = open_program(case)
     task = prog.crashed_thread().object
     # The shell's user stack: user pages are excluded at dump level 31 (-d 31 has bit 8).
     user_stack = int(task.mm.start_stack.value_())
@@ -208,9 +201,7 @@ def test_node_counters_give_the_same_totals_as_walking_the_slabs() -> None:
     from forensics.vmcore.system import _node_total_objects
 
     case = load_case(case_names()[0]) if case_names() else pytest.skip("no vmcore fixtures")
-    prog = drgn.Program()
-    prog.set_core_dump(str(case.vmcore))
-    prog.load_debug_info([str(case.vmlinux)], main=True)
+    prog = open_program(case)
     caches = list(for_each_slab_cache(prog))
     assert len(caches) > 20
     for cache in caches:

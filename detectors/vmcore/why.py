@@ -1,0 +1,588 @@
+"""Why the kernel crashed, from the values the adapter read: BUG/WARN conditions, corrupted values,
+list corruption, busy-wait loops, lock cycles and the memory users of an OOM.
+
+Pure: typed snapshot in, :class:`forensics.model.Finding` out.  Each finding carries a
+``hypothesis`` fact (the root-cause statement) and a ``next command`` fact, which both
+``kforensic vmcore`` and ``kforensic report`` rank the same way.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from detectors.vmcore.findings import DETECTOR, log_source, register_excerpt
+from forensics.model import Clock, Evidence, Fact, Finding, Locator, LocatorKind, NotAvailable, Severity, Timestamp
+from forensics.model import finding_id as make_id
+from forensics.vmcore import cexpr
+from forensics.vmcore.snapshot import AddressInfo, BugSite, CrashSnapshot, TypeLayout, ValueRead
+
+LIST_POISON1 = 0xDEAD000000000100
+LIST_POISON2 = 0xDEAD000000000122
+
+
+@dataclass(frozen=True)
+class ValueClass:
+    """What a suspicious 64-bit value is."""
+
+    kind: str
+    meaning: str
+
+
+def _bytes(value: int) -> bytes:
+    return (value & 0xFFFFFFFFFFFFFFFF).to_bytes(8, "little")
+
+
+def _ascii(value: int) -> str | None:
+    """The text a value spells when it is printable ASCII (at least 4 characters, NUL-padded)."""
+    raw = _bytes(value).rstrip(b"\0")
+    if len(raw) >= 4 and all(0x20 <= b < 0x7F for b in raw):
+        return raw.decode()
+    return None
+
+
+def _canonical(value: int) -> bool:
+    top = value >> 47
+    return top in (0, 0x1FFFF)
+
+
+def _repeated(value: int, byte: int) -> bool:
+    return _bytes(value) == bytes([byte]) * 8
+
+
+#: Suspicious values, most specific first; each rule: (kind, test, meaning, example).
+VALUE_RULES: tuple[tuple[str, object, str, int], ...] = (
+    ("list-poison1", lambda v: v == LIST_POISON1,
+     "LIST_POISON1: the ->next of an entry list_del() already removed", LIST_POISON1),
+    ("list-poison2", lambda v: v == LIST_POISON2,
+     "LIST_POISON2: the ->prev of an entry list_del() already removed", LIST_POISON2),
+    ("slab-poison-free", lambda v: _repeated(v, 0x6B),
+     "slab poison 0x6b (POISON_FREE): memory of a freed object, read after kfree (use-after-free)",
+     0x6B6B6B6B6B6B6B6B),
+    ("slab-poison-end", lambda v: _bytes(v)[-1] == 0xA5 and set(_bytes(v)[:-1]) <= {0x6B},
+     "slab poison end 0xa5 (POISON_END): the last byte of a freed object", 0xA56B6B6B6B6B6B6B),
+    ("slab-poison-inuse", lambda v: _repeated(v, 0x5A),
+     "slab poison 0x5a (POISON_INUSE): allocated memory never initialised", 0x5A5A5A5A5A5A5A5A),
+    ("slab-redzone-inactive", lambda v: _repeated(v, 0xBB),
+     "SLUB red zone 0xbb (inactive): the padding around a free object", 0xBBBBBBBBBBBBBBBB),
+    ("slab-redzone-active", lambda v: _repeated(v, 0xCC),
+     "SLUB red zone 0xcc (active): the padding around an allocated object — an overflow reached it",
+     0xCCCCCCCCCCCCCCCC),
+    ("null-offset", lambda v: 0 < v < 0x1000,
+     "NULL plus an offset: a member read through a NULL pointer", 0x30),
+    ("ascii", lambda v: _ascii(v) is not None,
+     "printable ASCII: text overwrote a pointer", 0x746E65696C632D66),
+    ("non-canonical", lambda v: not _canonical(v),
+     "non-canonical address: not a pointer at all (a general protection fault when used)", 0x0DEAD00000000000),
+    ("user-address", lambda v: 0x1000 <= v < 0x0000800000000000,
+     "a user-space address where the kernel expects a kernel pointer", 0x7FFD12345678),
+)  # fmt: skip
+
+
+def classify_value(value: int) -> ValueClass | None:
+    """The first rule a value matches, None for an unremarkable value (0, small counts, kernel pointers)."""
+    if value == 0:
+        return None
+    for kind, test, meaning, _example in VALUE_RULES:
+        if test(value):  # type: ignore[operator]
+            text = _ascii(value)
+            return ValueClass(
+                kind, f"printable ASCII {text!r}: text overwrote a pointer" if kind == "ascii" else meaning
+            )
+    return None
+
+
+def _pointer_typed(read: ValueRead) -> bool:
+    return read.type_name.endswith("*") or read.type_name.startswith("struct list_head")
+
+
+def _log_line(snap: CrashSnapshot, needle: str) -> Evidence | None:
+    for number, record in enumerate(snap.log, 1):
+        if needle in record.text:
+            return Evidence(
+                log_source(snap.dump_path),
+                Locator(LocatorKind.LINE, number),
+                record.text.split("\n", 1)[0],
+                timestamp=Timestamp(record.seconds, Clock.MONOTONIC),
+            )
+    return None
+
+
+def _frame_ev(snap: CrashSnapshot, index: int) -> Evidence | None:
+    frame = next((f for f in snap.backtrace if f.index == index), None)
+    if frame is None:
+        return None
+    return Evidence(snap.dump_path, Locator(LocatorKind.FRAME, frame.index), frame.label())
+
+
+def _finding(
+    kind: str,
+    key: str,
+    title: str,
+    summary: str,
+    hypothesis: str,
+    next_command: str,
+    confidence: float,
+    reason: str,
+    evidence: list[Evidence | None],
+    facts: list[Fact],
+    severity: Severity = Severity.HIGH,
+) -> Finding:
+    return Finding(
+        id=make_id(kind, key),
+        kind=kind,
+        title=title,
+        severity=severity,
+        confidence=round(confidence, 2),
+        confidence_reason=reason,
+        summary=summary,
+        evidence=tuple(e for e in evidence if e is not None),
+        next_steps=(next_command,),
+        facts=(*facts, Fact("hypothesis", hypothesis), Fact("next command", next_command)),
+        detector=DETECTOR,
+    )
+
+
+# ---------------------------------------------------------------- BUG/WARN conditions
+
+
+def operand_text(read: ValueRead) -> str:
+    """``buf->refcount = 0``; a named constant as ``KF_RUNNING = 1``."""
+    shown = read.shown()
+    if read.value is not None and shown.startswith(f"{read.expression} ("):
+        shown = str(read.value)
+    return f"{read.expression} = {shown}"
+
+
+@dataclass(frozen=True)
+class ConditionVerdict:
+    """A BUG/WARN condition with its operands' values and whether it held."""
+
+    macro: str
+    condition: str
+    operands: tuple[ValueRead, ...]
+    result: int | None  # 1 true, 0 false, None unknown
+
+    def text(self) -> str:
+        """``BUG_ON(a >= b): a = 64, b = 64 -> true``."""
+        values = ", ".join(operand_text(o) for o in self.operands) or "no operands"
+        verdict = "unknown" if self.result is None else ("true" if self.result else "false")
+        return f"{self.macro}({self.condition}): {values} -> {verdict}"
+
+
+def judge_condition(site: BugSite) -> ConditionVerdict | NotAvailable:
+    """Parse the assertion on the bug site's source line and evaluate it from the operands read."""
+    if isinstance(site.source, NotAvailable):
+        return NotAvailable(site.source.reason)
+    assertion = cexpr.find_assertion(site.source.text)
+    if assertion is None:
+        return NotAvailable(f"no BUG_ON/WARN_ON condition on {site.source.path}:{site.line}: `{site.source.text}`")
+    try:
+        node = cexpr.parse(assertion.condition)
+    except cexpr.ParseError as exc:
+        return NotAvailable(f"cannot parse {assertion.condition!r}: {exc}")
+    values = {o.expression: o.value for o in site.operands if o.value is not None}
+    return ConditionVerdict(assertion.macro, assertion.condition, site.operands, cexpr.evaluate(node, values))
+
+
+def bug_condition_finding(snap: CrashSnapshot) -> Finding | None:
+    """The BUG/WARN that trapped, with its condition evaluated from the frame (or what is missing)."""
+    site = snap.bug_site
+    if isinstance(site, NotAvailable):
+        return None
+    what = "WARN" if site.warning else "BUG"
+    where = f"{site.file}:{site.line}" if site.file else "unknown line"
+    frame_ev = _frame_ev(snap, site.frame)
+    log_ev = _log_line(snap, f"at {site.file}:{site.line}") if site.file else None
+    evidence: list[Evidence | None] = [frame_ev, log_ev]
+    facts = [Fact("trap", f"{what} at {where} in {site.function} (bug table: {site.table})")]
+    values = next((fv for fv in snap.frame_values if fv.frame == site.frame), None)
+    if values is not None:
+        facts += [Fact(f"frame #{site.frame} {v.expression}", v.shown()) for v in (*values.variables, *values.members)]
+    if isinstance(site.source, NotAvailable):
+        facts.append(Fact("condition", f"not available: {site.source.reason}"))
+        return _finding(
+            "bug-condition", f"{site.function}:{where}",
+            f"{what} in {site.function} at {where}: condition not evaluated (no source)",
+            f"The kernel trapped on a {what} in {site.function} ({where}); the source line is needed to name the "
+            f"condition: {site.source.reason}. The frame's values are listed.",
+            f"an assertion in {site.function} ({where}) failed; its condition is not known without the source",
+            f"kforensic vmcore {snap.dump_path} --source-dir DIR", 0.5,
+            "trap and frame read from the dump; the source line is missing", evidence, facts,
+        )  # fmt: skip
+    evidence.append(
+        Evidence(site.source.path, Locator(LocatorKind.LINE, site.source.line), site.source.text.split("  ")[0][:60])
+    )
+    facts.append(Fact("source", f"{site.source.path}:{site.source.line} (found via {site.source.found_via})"))
+    if not site.source.matches_build:
+        facts.append(Fact("source mismatch", str(site.source.mismatch)))
+        return _finding(
+            "bug-condition", f"{site.function}:{where}",
+            f"{what} in {site.function} at {where}: the source given does not match the build",
+            f"{site.source.mismatch}. The condition is not evaluated from a line that may not be the one compiled.",
+            f"an assertion in {site.function} ({where}) failed; the source at hand is another version",
+            "give the source tree of the running kernel/module: --source-dir DIR", 0.45,
+            "the source line does not fit the build", evidence, facts,
+        )  # fmt: skip
+    verdict = judge_condition(site)
+    if isinstance(verdict, NotAvailable):
+        facts.append(Fact("condition", str(verdict)))
+        statement = f"an assertion in {site.function} ({where}) failed: `{site.source.text}`"
+        return _finding(
+            "bug-condition", f"{site.function}:{where}", f"{what} in {site.function} at {where}", statement + ".",
+            statement, f"crash> dis -rl {site.pc:#x}", 0.6, "trap, source line read; condition not parsed",
+            evidence, facts,
+        )  # fmt: skip
+    facts.append(Fact("condition", verdict.text()))
+    for operand in verdict.operands:
+        facts.append(Fact(f"operand {operand.expression}", operand.shown()))
+        if operand.value is not None and _pointer_typed(operand) and (cls := classify_value(operand.value)):
+            facts.append(Fact(f"{operand.expression} is suspicious", cls.meaning))
+    missing = [o.expression for o in verdict.operands if o.value is None]
+    confidence = 0.95 if verdict.result == 1 else 0.7
+    reason = "condition evaluated from the frame's values in the dump: it holds"
+    if verdict.result is None:
+        confidence, reason = 0.6, f"operands not readable: {', '.join(missing)}"
+    elif verdict.result == 0:
+        reason = "the condition evaluates false now: the value changed after the check (a race) or was misread"
+    hypothesis = f"{verdict.macro}({verdict.condition}) held in {site.function}: " + ", ".join(
+        operand_text(o) for o in verdict.operands
+    )
+    return _finding(
+        "bug-condition", f"{site.function}:{verdict.condition}",
+        f"{verdict.text()} in {site.function} ({where})",
+        f"The kernel trapped on {verdict.macro}() in {site.function} at {where}. {verdict.text()}."
+        + (f" Not readable: {', '.join(missing)}." if missing else ""),
+        hypothesis, f"crash> dis -rl {site.pc:#x}; crash> bt -FF  # the values of {site.function}'s frame",
+        confidence, reason, evidence, facts,
+    )  # fmt: skip
+
+
+# ---------------------------------------------------------------- corruption
+
+
+def suspicious_value_findings(snap: CrashSnapshot) -> list[Finding]:
+    """Registers of the fault and pointer values of the frames that hold poison, text or bogus addresses."""
+    hits: list[tuple[str, int, ValueClass, Evidence | None]] = []
+    regs = snap.registers.as_dict() if not isinstance(snap.registers, NotAvailable) else {}
+    fault_frame = next((f.index for f in snap.backtrace if f.interrupted and f.pc == regs.get("rip")), None)
+    for name, value in sorted(regs.items()):
+        if name in ("rip", "rsp", "rbp", "rflags", "cs", "ss", "fs_base", "gs_base"):
+            continue
+        cls = classify_value(value)
+        if cls is None or cls.kind in ("user-address", "null-offset", "non-canonical"):
+            continue  # small counts and user pointers are common in registers; only poison and text count
+        ev = None
+        if fault_frame is not None:
+            ev = Evidence(
+                snap.dump_path, Locator(LocatorKind.REGISTER, fault_frame, name=name), register_excerpt(name, value)
+            )
+        hits.append((name, value, cls, ev))
+    for fv in snap.frame_values:
+        for read in (*fv.variables, *fv.members):
+            if read.value is None or not _pointer_typed(read):
+                continue
+            cls = classify_value(read.value)
+            # A pointer variable may be a __user buffer or a small cookie: only members of kernel
+            # structs are judged on that; poison, text and list poison count everywhere.
+            if cls is not None and cls.kind in ("user-address", "null-offset") and read in fv.variables:
+                continue
+            if cls is not None and not any(h[1] == read.value and h[0].startswith(read.expression) for h in hits):
+                hits.append((f"{read.expression} (frame #{fv.frame} {fv.function})", read.value, cls, None))
+    if not hits:
+        return []
+    kinds = sorted({h[2].kind for h in hits})
+    first = hits[0]
+    facts = [Fact(where, f"{value:#018x}: {cls.meaning}") for where, value, cls, _ in hits]
+    return [
+        _finding(
+            "suspicious-values",
+            ",".join(kinds),
+            f"suspicious values: {first[0]} = {first[1]:#x} ({first[2].kind})"
+            + (f" and {len(hits) - 1} more" if len(hits) > 1 else ""),
+            "Values the failing code used that no valid pointer can have: "
+            + "; ".join(f"{w} = {v:#x} — {c.meaning}" for w, v, c, _ in hits[:6])
+            + ".",
+            f"memory corruption: {first[2].meaning}",
+            "crash> bt -FF; crash> rd -SS <address> 8",
+            0.7,
+            "the values match known poison/text patterns",
+            [h[3] for h in hits] + [_frame_ev(snap, 0)],
+            facts,
+            Severity.MEDIUM,
+        )
+    ]
+
+
+_LIST_MESSAGE = re.compile(r"list_(?:add|del) corruption")
+_HEX = re.compile(r"\b([0-9a-f]{16})\b")
+
+
+def _owner(snap: CrashSnapshot, info: AddressInfo) -> tuple[str, str, TypeLayout] | None:
+    """The frame variable pointing at the object's start, and its struct's layout."""
+    if info.object_start is None:
+        return None
+    for fv in snap.frame_values:
+        for read in fv.variables:
+            if read.value == info.object_start and read.pointee and (layout := snap.layout(read.pointee)):
+                return f"{read.expression} (frame #{fv.frame} {fv.function})", read.pointee, layout
+    return None
+
+
+def list_corruption_finding(snap: CrashSnapshot) -> Finding | None:
+    """A list_add/list_del corruption report explained: the entry, its object, struct, member and neighbour."""
+    record_no, record = next(((n, r) for n, r in enumerate(snap.log, 1) if _LIST_MESSAGE.search(r.text)), (None, None))
+    if record is None or record_no is None:
+        return None
+    message = record.text.strip()
+    addresses = [int(h, 16) for h in _HEX.findall(message)]
+    infos = {a.address: a for a in snap.addresses}
+    entry = next((infos[a] for a in addresses if a in infos and infos[a].kind == "slab"), None)
+    log_ev = Evidence(
+        log_source(snap.dump_path), Locator(LocatorKind.LINE, record_no), message.split("\n")[0],
+        timestamp=Timestamp(record.seconds, Clock.MONOTONIC),
+    )  # fmt: skip
+    facts = [Fact("report", message)]
+    bad = [(a, c) for a in addresses if (c := classify_value(a)) is not None]
+    for value, cls in bad:
+        facts.append(Fact(f"{value:#x}", cls.meaning))
+    culprit = next(
+        (f for f in snap.backtrace if isinstance(f.function, str) and f.module and not f.inline), None
+    ) or next((f for f in snap.backtrace if isinstance(f.function, str) and "list" not in f.function), None)
+    func = str(culprit.function) if culprit else "the caller"
+    explain = ""
+    member_text = ""
+    if entry is not None:
+        facts.append(
+            Fact("entry object", f"{entry.object_start:#x} in cache {entry.cache}"
+                 + (f" (merged with {', '.join(entry.cache_aliases)})" if entry.cache_aliases else "")
+                 + f", offset {entry.offset:#x}, {'allocated' if entry.allocated else 'FREE'}")
+        )  # fmt: skip
+        words = ", ".join(f"{w:#x}" for w in entry.words[:2])
+        facts.append(Fact("entry words (next, prev)", words))
+        owner = _owner(snap, entry)
+        if owner is not None and entry.offset is not None:
+            var, struct, layout = owner
+            member = layout.member_at(entry.offset)
+            if member is not None:
+                member_text = f"{struct}.{member.name.split('.')[0]}"
+                facts.append(Fact("list head", f"{member_text} at offset {entry.offset:#x} ({var})"))
+                before = [m for m in layout.members if "." not in m.name and m.offset + m.size <= entry.offset]
+                if before:
+                    neighbour = max(before, key=lambda m: m.offset)
+                    facts.append(Fact("member before it", f"{neighbour.name} ({neighbour.type_name})"))
+                    if any(c.kind == "ascii" for _, c in bad) or any(
+                        (c := classify_value(w)) is not None and c.kind == "ascii" for w in entry.words[:2]
+                    ):
+                        explain = (f"text overflowed from {struct}.{neighbour.name} ({neighbour.type_name}) into "
+                                   f"{member_text}")  # fmt: skip
+        poison = [w for w in entry.words[:2] if w in (LIST_POISON1, LIST_POISON2)]
+        if not explain and len(poison) == 2:
+            explain = (
+                f"the entry was already removed: next = LIST_POISON1 and prev = LIST_POISON2 are what list_del() "
+                f"leaves, so {func} deleted {member_text or 'the entry'} twice (or used it after list_del)"
+            )
+        if not explain and entry.allocated is False:
+            explain = "the entry lies in a FREE slab object: a use-after-free of the object that holds the list"
+    if not explain:
+        explain = "; ".join(c.meaning for _, c in bad) or "a list pointer does not point back: memory corruption"
+    where = f"{member_text} " if member_text else ""
+    title = f"list corruption in {func}: {where}— " + explain.split(":")[0].split(",")[0]
+    hypothesis = f"list corruption of {member_text or 'a list entry'} in {func}: {explain}"
+    evidence: list[Evidence | None] = [log_ev, _frame_ev(snap, culprit.index) if culprit else None]
+    return _finding(
+        "list-corruption", member_text or message[:60], title, f"{message.splitlines()[0]} — {explain}.", hypothesis,
+        f"crash> kmem {entry.address:#x}; crash> struct -o {member_text.split('.')[0]}" if entry else "crash> kmem -s",
+        0.9 if entry is not None and member_text else 0.7,
+        "entry, object and struct read from the dump" if entry else "from the log message only", evidence, facts,
+    )  # fmt: skip
+
+
+_FAULT_LINES = re.compile(r"unable to handle|general protection fault|kernel BUG at|corruption")
+
+
+def freed_object_findings(snap: CrashSnapshot) -> list[Finding]:
+    """Pointers of the fault (registers, frame variables, the crash log) into FREE slab objects."""
+    from detectors.vmcore.findings import crash_frame, culprit_frame
+
+    faulted = any(_FAULT_LINES.search(r.text) for r in snap.log)
+    # Registers are the fault's only when the CPU faulted; an interrupt (a lockup) catches them anywhere.
+    freed = [
+        a for a in snap.addresses if a.kind == "slab" and a.allocated is False and (faulted or not a.origin.isalnum())
+    ]
+    if not freed:
+        return []
+    culprit = culprit_frame(snap.backtrace, crash_frame(snap.backtrace))
+    func = str(culprit.function) if culprit is not None else "the crashing function"
+    out = []
+    for a in freed[:3]:
+        cache = f"{a.cache}" + (f" (merged with {', '.join(a.cache_aliases)})" if a.cache_aliases else "")
+        where = f"{a.object_start:#x}+{a.offset:#x}" if a.object_start is not None and a.offset is not None else "?"
+        facts = [
+            Fact("pointer", f"{a.address:#x} seen in {a.origin}"),
+            Fact("object", f"{where} of {a.object_size} bytes in cache {cache}: FREE"),
+            Fact("first words", ", ".join(f"{w:#x}" for w in a.words[:4]) or "not in dump"),
+            Fact("alloc/free stacks", "not read: SLUB's tracks (slub_debug=U) are not extracted yet"),
+        ]
+        poisoned = any((c := classify_value(w)) is not None and c.kind.startswith("slab-") for w in a.words)
+        out.append(
+            _finding(
+                "use-after-free",
+                f"{a.cache}:{a.origin}",
+                f"use-after-free in {func}: {a.origin} points into a free {a.cache} object",
+                f"{a.origin} holds {a.address:#x}, inside the {cache} object at {where}, which the slab "
+                "allocator has on its free list." + (" The object holds slab poison." if poisoned else ""),
+                f"use-after-free: {func} uses a {a.cache} object after it was freed ({a.origin} = {a.address:#x})",
+                f"crash> kmem {a.address:#x}",
+                0.8 if poisoned else 0.65,
+                "the slab's free list in the dump says the object is free"
+                + ("" if poisoned else "; a stale value in a register may also be dead"),
+                [_frame_ev(snap, culprit.index) if culprit else None],
+                facts,
+            )
+        )
+    return out
+
+
+# ---------------------------------------------------------------- lockups and locks
+
+
+def lockup_finding(snap: CrashSnapshot) -> Finding | None:
+    """A busy-wait loop the crashed CPU spins in, with the condition's operands."""
+    loop = snap.loop
+    if isinstance(loop, NotAvailable):
+        return None
+    values = ", ".join(operand_text(o) for o in loop.operands) or "no operands"
+    facts = [
+        Fact("loop", f"while ({loop.condition}) at {loop.source.path}:{loop.source.line}"),
+        *(Fact(f"operand {o.expression}", o.shown()) for o in loop.operands),
+    ]
+    for word in snap.polled:
+        facts.append(Fact(f"reads {word.symbol or hex(word.address)}", str(word.value) if word.missing is None
+                          else word.missing))  # fmt: skip
+    why = f"it waits for `{loop.condition}` to become false ({values})"
+    if loop.loop_reads_memory is False:
+        why += (
+            "; the loop's machine code reads no memory at all, so nothing another CPU writes can end it "
+            "(the compiler kept no load: the polled value is not read with READ_ONCE()/volatile, or never written)"
+        )
+        facts.append(Fact("loop machine code", "reads no memory (compiled to a loop with no load)"))
+        gone = [o.expression for o in loop.operands if o.missing == "optimized out" and "(" not in o.expression]
+        if gone:
+            why += f"; {', '.join(gone)} has no storage in this build (optimized out): nothing ever writes it"
+    return _finding(
+        "lockup-loop", f"{loop.function}:{loop.condition}",
+        f"CPU spins in {loop.function}: while ({loop.condition}); {values}",
+        f"The interrupted task spins in {loop.function} ({loop.source.path}:{loop.source.line}): {why}.",
+        f"{loop.function} busy-waits forever: {why}", f"crash> dis -l {loop.function}", 0.9,
+        "loop and operands read from the dump and the source", [_frame_ev(snap, loop.frame)], facts,
+    )  # fmt: skip
+
+
+def lock_cycle_findings(snap: CrashSnapshot) -> list[Finding]:
+    """Cycles in the wait-for graph of blocked tasks (AB-BA deadlocks) and chains longer than one."""
+    waits = {t.pid: t for t in snap.tasks if t.lock_owner_pid is not None}
+    out: list[Finding] = []
+    seen: set[frozenset[int]] = set()
+    for start in waits:
+        path = [start]
+        while (nxt := waits[path[-1]].lock_owner_pid) is not None and nxt in waits and nxt not in path:
+            path.append(nxt)
+        nxt = waits[path[-1]].lock_owner_pid
+        if nxt in path:
+            cycle = path[path.index(nxt) :]
+            key = frozenset(cycle)
+            if key in seen:
+                continue
+            seen.add(key)
+            tasks = [waits[p] for p in cycle]
+            text = " -> ".join(f"{t.comm} (pid {t.pid}) waits for {t.blocked_on}" for t in tasks)
+            facts = [Fact(f"{t.comm} (pid {t.pid})", f"waits for {t.blocked_on} held by pid {t.lock_owner_pid}")
+                     for t in tasks]  # fmt: skip
+            evidence: list[Evidence | None] = [
+                Evidence(snap.dump_path, Locator(LocatorKind.FRAME, t.stack[0].index, name=f"pid {t.pid}"),
+                         t.stack[0].label()) for t in tasks if t.stack
+            ]  # fmt: skip
+            out.append(
+                _finding(
+                    "deadlock",
+                    ",".join(sorted(t.comm for t in tasks)),
+                    f"deadlock: {len(tasks)} tasks wait for each other's locks ({', '.join(t.comm for t in tasks)})",
+                    f"Lock cycle: {text}.",
+                    f"AB-BA deadlock: {text}",
+                    "crash> bt " + " ".join(str(t.pid) for t in tasks),
+                    0.95,
+                    "each lock's owner read from the lock in the waiter's frame",
+                    evidence,
+                    facts,
+                    Severity.CRITICAL,
+                )
+            )
+    return out
+
+
+# ---------------------------------------------------------------- OOM
+
+_OOM_REQUEST = re.compile(r"(\S+) invoked oom-killer: gfp_mask=(0x[0-9a-f]+)(\([^)]*\))?, order=(\d+)")
+
+
+def oom_finding(snap: CrashSnapshot) -> Finding | None:
+    """The failed allocation of an OOM and the top memory users the dump holds."""
+    found = next(((n, r, m) for n, r in enumerate(snap.log, 1) if (m := _OOM_REQUEST.search(r.text))), None)
+    if found is None:
+        return None
+    number, record, m = found
+    users = snap.memory_users
+    facts = [Fact("failed allocation", f"gfp_mask={m.group(2)}{m.group(3) or ''}, order={m.group(4)} by {m.group(1)}")]
+    total = snap.memory.total if isinstance(snap.memory.total, int) else None
+    top_text = "not available"
+    if isinstance(users, NotAvailable):
+        facts.append(Fact("memory users", str(users)))
+    else:
+        ranked = list(users)
+        for cache in snap.slab_caches[:3]:
+            if cache.total_bytes:
+                from forensics.vmcore.snapshot import MemoryUser
+
+                ranked.append(MemoryUser("slab", cache.name, cache.total_bytes))
+        ranked.sort(key=lambda u: -u.bytes)
+        for u in ranked[:8]:
+            share = f" ({100 * u.bytes / total:.0f}% of RAM)" if total else ""
+            label = f"{u.kind} {u.name}" + (f" (pid {u.pid})" if u.pid is not None else "")
+            facts.append(Fact(f"memory user: {label}", f"{u.bytes / 2**20:.1f} MiB{share}"))
+        if ranked:
+            top = ranked[0]
+            share = f", {100 * top.bytes / total:.0f}% of RAM" if total else ""
+            top_text = f"{top.kind} {top.name}" + (f" (pid {top.pid})" if top.pid is not None else "")
+            top_text += f" with {top.bytes / 2**20:.1f} MiB{share}"
+    log_ev = Evidence(
+        log_source(snap.dump_path), Locator(LocatorKind.LINE, number), record.text.split("\n")[0],
+        timestamp=Timestamp(record.seconds, Clock.MONOTONIC),
+    )  # fmt: skip
+    return _finding(
+        "oom-users", m.group(1),
+        f"out of memory: the top memory user is {top_text}; the failed request was order {m.group(4)} "
+        + (m.group(3) or f"({m.group(2)})"),
+        f"{m.group(1)} asked for an order-{m.group(4)} allocation ({m.group(2)}) and nothing could be reclaimed. "
+        f"Largest user: {top_text}.",
+        f"memory exhausted by {top_text}", "crash> ps -G | sort -k 8 -n; crash> kmem -i", 0.85,
+        "memory users read from the dump (RSS counters, vmalloc areas, slab caches)", [log_ev], facts,
+    )  # fmt: skip
+
+
+def why_findings(snap: CrashSnapshot) -> list[Finding]:
+    """Every explanation the snapshot supports, in order: condition, list, lockup, locks, OOM, values."""
+    out: list[Finding] = []
+    for make in (bug_condition_finding, list_corruption_finding, lockup_finding, oom_finding):
+        found = make(snap)
+        if found is not None:
+            out.append(found)
+    out += lock_cycle_findings(snap)
+    out += freed_object_findings(snap)
+    out += suspicious_value_findings(snap)
+    return out
+
+
+def spinning_function(snap: CrashSnapshot) -> str | None:
+    """The function a lockup's CPU spins in, when a busy-wait loop was found."""
+    return None if isinstance(snap.loop, NotAvailable) else snap.loop.function

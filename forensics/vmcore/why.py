@@ -1,0 +1,602 @@
+"""The values that explain a crash, read from the dump: frame values, the BUG/WARN site and its
+condition operands, what suspicious addresses point into, polled words and the top memory users.
+
+Only reads: every judgement on these values is made by :mod:`detectors.vmcore.why`.
+A value drgn cannot locate is recorded as ``optimized out``; a page the dump lacks as
+``not in dump``; nothing is guessed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+import drgn
+
+from forensics.model import NotAvailable
+from forensics.vmcore import cexpr
+from forensics.vmcore.extract import pointee_name as _pointee
+from forensics.vmcore.program import not_in_dump
+from forensics.vmcore.snapshot import (
+    AddressInfo,
+    BugSite,
+    CodeBytes,
+    Frame,
+    FrameValues,
+    LoopSite,
+    MemoryUser,
+    PolledWord,
+    SourceLine,
+    ValueRead,
+)
+
+#: Frames from the crash frame outwards whose values are read.
+VALUE_FRAMES = 6
+#: At most this many members of a struct are shown for a pointer without source.
+MEMBERS_WITHOUT_SOURCE = 8
+#: Addresses identified per dump (registers, pointers of the frames, the log's addresses).
+MAX_ADDRESSES = 48
+#: Distribution layouts of kernel sources, searched after --source-dir and the DWARF path.
+DISTRIBUTION_SOURCE_GLOBS = ("/usr/src/linux-source-*", "/usr/src/linux-*", "/usr/src/kernels/*")
+#: VM_ALLOC in struct vm_struct.flags (include/linux/vmalloc.h).
+VM_ALLOC = 0x2
+#: BUGFLAG_WARNING in struct bug_entry.flags (include/asm-generic/bug.h).
+BUGFLAG_WARNING = 1 << 0
+_SCALARS = (drgn.TypeKind.INT, drgn.TypeKind.BOOL, drgn.TypeKind.ENUM, drgn.TypeKind.POINTER)
+_DEFINITION = re.compile(r"^[A-Za-z_][\w \t\*]*?\b(\w+)\s*\(")
+
+
+def value_of(expression: str, obj: drgn.Object) -> ValueRead:
+    """A drgn object as a plain :class:`ValueRead`: its integer and how to show it."""
+    type_name = obj.type_.type_name()
+    address = obj.address_
+    pointee = _pointee(obj.type_)
+    if obj.absent_:
+        return ValueRead(expression, type_name, None, "", "optimized out", address, pointee)
+    kind = obj.type_.unaliased_kind()
+    try:
+        if kind in _SCALARS:
+            value = int(obj.value_())
+            text = str(value)
+            if kind == drgn.TypeKind.POINTER:
+                text = f"{value:#x}"
+                with contextlib.suppress(LookupError):
+                    sym = obj.prog_.symbol(value)
+                    text += f" ({sym.name}+{value - sym.address:#x})"
+            elif kind == drgn.TypeKind.ENUM:
+                names = [e.name for e in obj.type_.unaliased().enumerators or () if e.value == value]
+                text = f"{names[0]} ({value})" if names else str(value)
+            elif value > 9 or value < -9:
+                text = f"{value} ({value & 0xFFFFFFFFFFFFFFFF:#x})"
+            return ValueRead(expression, type_name, value, text, None, address, pointee)
+        if kind == drgn.TypeKind.ARRAY and obj.type_.unaliased().type.unaliased_kind() == drgn.TypeKind.INT:
+            raw = obj.string_()[:64] if drgn.sizeof(obj.type_.unaliased().type) == 1 else b""
+            return ValueRead(expression, type_name, None, repr(raw.decode(errors="replace")), None, address)
+        return ValueRead(expression, type_name, None, f"({type_name})", None, address)
+    except drgn.FaultError as exc:
+        return ValueRead(expression, type_name, None, "", not_in_dump(exc), address)
+    except drgn.ObjectAbsentError:
+        return ValueRead(expression, type_name, None, "", "optimized out", address)
+
+
+def _lookup(prog: drgn.Program, frame: drgn.StackFrame | None, name: str) -> drgn.Object:
+    if frame is not None:
+        with contextlib.suppress(KeyError, LookupError):
+            return frame[name]
+    with contextlib.suppress(LookupError):
+        return prog.object(name)
+    return prog.constant(name)
+
+
+def evaluate_node(prog: drgn.Program, frame: drgn.StackFrame | None, node: cexpr.Node) -> drgn.Object:
+    """The drgn object an operand of a condition names (raises LookupError, FaultError, ...)."""
+    if node.kind == "name":
+        return _lookup(prog, frame, node.text)
+    if node.kind == "num":
+        return drgn.Object(prog, "long", node.value)
+    if node.kind == "member":
+        base = evaluate_node(prog, frame, node.parts[0])
+        name = cexpr.member_name(node)
+        return base.member_(name) if not cexpr.is_arrow(node) else base[0].member_(name)
+    if node.kind == "index":
+        base = evaluate_node(prog, frame, node.parts[0])
+        index = evaluate_node(prog, frame, node.parts[1])
+        return base[int(index.value_())]
+    if node.kind == "unary" and node.op == "*":
+        return evaluate_node(prog, frame, node.parts[0])[0]
+    if node.kind == "unary" and node.op == "&":
+        return evaluate_node(prog, frame, node.parts[0]).address_of_()
+    if node.kind == "call" and node.parts:
+        arg = node.parts[0]
+        target = arg.parts[0] if arg.kind == "unary" and arg.op == "&" else None
+        if node.op in cexpr.COUNTER_CALLS:
+            obj = evaluate_node(prog, frame, target) if target else evaluate_node(prog, frame, arg)[0]
+            with contextlib.suppress(LookupError):
+                obj = obj.member_("refs") if node.op == "refcount_read" else obj
+            return obj.member_("counter")
+        if node.op in cexpr.TRANSPARENT_CALLS:
+            return evaluate_node(prog, frame, arg)
+        if node.op == "test_bit" and len(node.parts) == 2:
+            bit = int(evaluate_node(prog, frame, node.parts[0]).value_())
+            word = evaluate_node(prog, frame, node.parts[1])[0]
+            return drgn.Object(prog, "int", (int(word.value_()) >> bit) & 1)
+    raise LookupError(f"cannot evaluate {node.text}")
+
+
+def read_operand(prog: drgn.Program, frame: drgn.StackFrame | None, node: cexpr.Node) -> ValueRead:
+    """An operand's value, or why there is none (optimized out, not in dump, unknown name)."""
+    try:
+        obj = evaluate_node(prog, frame, node)
+    except drgn.ObjectAbsentError:
+        return ValueRead(node.text, "?", None, "", "optimized out")
+    except drgn.FaultError as exc:
+        return ValueRead(node.text, "?", None, "", not_in_dump(exc))
+    except (LookupError, KeyError) as exc:
+        if node.kind == "name" and node.text in cexpr.KNOWN_MACROS:
+            return ValueRead(node.text, "macro", cexpr.KNOWN_MACROS[node.text], f"{cexpr.KNOWN_MACROS[node.text]:#x}")
+        return ValueRead(node.text, "?", None, "", f"not available: {str(exc).strip(chr(39))}")
+    except (TypeError, ValueError) as exc:
+        return ValueRead(node.text, "?", None, "", f"not available: {exc}")
+    return value_of(node.text, obj)
+
+
+# ---------------------------------------------------------------- source lines
+
+
+def _candidates(file: str, dwarf_path: str | None, source_dirs: tuple[Path, ...]) -> Iterable[tuple[Path, str]]:
+    rel = file.lstrip("./") if not file.startswith("/") else file
+    parts = Path(dwarf_path or file).parts
+    for d in source_dirs:
+        if not rel.startswith("/"):
+            yield d / rel, "--source-dir"
+        # An absolute DWARF path: try its trailing components under the directory.
+        for i in range(1, len(parts)):
+            if parts[i] != "/":
+                yield d.joinpath(*parts[i:]), "--source-dir"
+    if dwarf_path and dwarf_path.startswith("/"):
+        yield Path(dwarf_path), "DW_AT_comp_dir"
+    if not rel.startswith("/"):
+        for pattern in DISTRIBUTION_SOURCE_GLOBS:
+            for tree in sorted(glob.glob(pattern)):
+                yield Path(tree) / rel, pattern
+
+
+def _statement(lines: list[str], line: int) -> str:
+    """The statement starting at ``line`` (1-based), up to 6 lines until its parentheses balance."""
+    text = ""
+    for i in range(line - 1, min(len(lines), line + 5)):
+        text += (" " if text else "") + lines[i].strip()
+        if text.count("(") <= text.count(")"):
+            break
+    return text
+
+
+def _enclosing_function(lines: list[str], line: int) -> str | None:
+    if _DEFINITION.match(lines[line - 1]) and not lines[line - 1].rstrip().endswith(";"):
+        return None  # the line is itself a function's head: the BUG/WARN test below says enough
+    for text in reversed(lines[: line - 1]):
+        m = _DEFINITION.match(text)
+        if m and not text.rstrip().endswith((";", ",")) and "=" not in text.split("(")[0]:
+            return m.group(1)
+    return None
+
+
+def read_source_line(
+    file: str, line: int, function: str, dwarf_path: str | None, source_dirs: tuple[Path, ...], trap: bool
+) -> SourceLine | NotAvailable:
+    """Find ``file`` in the source trees, read its statement at ``line`` and check it fits the build.
+
+    The line fits when it lies inside ``function`` (the nearest definition above
+    it) and, for a BUG/WARN trap, holds an assertion macro or ``BUG()``.
+    """
+    looked: list[str] = []
+    unreadable: list[str] = []
+    for path, via in _candidates(file, dwarf_path, source_dirs):
+        looked.append(str(path))
+        from collectors.inputs import open_input
+        from forensics.errors import InputError
+
+        try:
+            if not path.exists():
+                continue
+            with open_input(str(path)) as tracked:
+                lines = tracked.stream.read().decode(errors="replace").splitlines()
+        except (OSError, InputError) as exc:  # a directory, no permission: say so, keep looking
+            unreadable.append(str(exc))
+            continue
+        if line > len(lines):
+            return SourceLine(str(path), line, "", via, False, f"{path} has only {len(lines)} lines: another version")
+        how = f"{via} ({'; '.join(unreadable)})" if unreadable else via
+        text = _statement(lines, line)
+        enclosing = _enclosing_function(lines, line)
+        problems = []
+        if enclosing is not None and enclosing != function:
+            problems.append(f"line {line} lies in {enclosing}(), not in {function}()")
+        if trap and not (cexpr.find_assertion(text) or re.search(r"\b(BUG|WARN\w*)\s*\(", text)):
+            problems.append(f"line {line} holds no BUG/WARN: `{text[:80]}`")
+        mismatch = "; ".join(problems) + " — this source is not the one the kernel was built from" if problems else None
+        return SourceLine(str(path), line, text, how, not problems, mismatch)
+    tarballs = sorted(glob.glob("/usr/src/linux-source-*.tar.*"))
+    if tarballs and not file.startswith("/"):
+        # Debian's linux-source package ships a tarball: reading one file out of it takes longer than
+        # the whole analysis, so say how to unpack it once instead.
+        unreadable.append(f"{tarballs[-1]} is packed: unpack it (tar -xf) and pass --source-dir to the tree")
+    dirs = ", ".join(str(d) for d in source_dirs) or "none given"
+    why = f"source of {file} not found (--source-dir: {dirs}; DWARF path {dwarf_path or 'none'}"
+    why += "; /usr/src/linux-source-* none)" if not any(glob.glob(p) for p in DISTRIBUTION_SOURCE_GLOBS) else ")"
+    if unreadable:
+        why = f"source of {file} not readable: {'; '.join(unreadable)}"
+    return NotAvailable(why + "; pass --source-dir DIR (the kernel or module source tree)")
+
+
+# ---------------------------------------------------------------- frames
+
+
+def _members_used(text: str, variable: str) -> list[cexpr.Node]:
+    """``variable->a``, ``variable->a.b``, ``variable->a->b`` chains a statement reads."""
+    out: dict[str, cexpr.Node] = {}
+    for m in re.finditer(rf"(?<![\w.>]){re.escape(variable)}((?:\s*(?:->|\.)\s*\w+|\[\w+\])+)", text):
+        chain = variable + re.sub(r"\s+", "", m.group(1))
+        with contextlib.suppress(cexpr.ParseError):
+            node = cexpr.parse(chain)
+            # Every prefix of a chain is read too: dev->sensor of dev->sensor->ops.
+            while node.kind in ("member", "index"):
+                out.setdefault(node.text, node)
+                node = node.parts[0]
+    return sorted(out.values(), key=lambda n: n.text)
+
+
+def frame_values(
+    prog: drgn.Program,
+    trace: drgn.StackTrace,
+    frames: tuple[Frame, ...],
+    first: int,
+    sources: dict[int, str],
+) -> tuple[FrameValues, ...]:
+    """Arguments and locals of frame ``first`` and its callers up to user space.
+
+    For each pointer to a struct, the members the frame's source statement
+    (``sources``: frame index to text) reads, or, without the source, the
+    first scalar members of the struct.
+    """
+    out: list[FrameValues] = []
+    for i in range(first, min(len(frames), first + VALUE_FRAMES)):
+        frame, info = trace[i], frames[i]
+        if not isinstance(info.function, str) or info.function.startswith(("entry_SYSCALL", "do_syscall")):
+            break
+        variables: list[ValueRead] = []
+        members: list[ValueRead] = []
+        statement = sources.get(i)
+        for name in frame.locals():
+            try:
+                obj = frame[name]
+            except (KeyError, LookupError):
+                continue
+            read = value_of(name, obj)
+            variables.append(read)
+            pointee = _pointee(obj.type_)
+            if pointee is None or read.value is None or read.value == 0:
+                continue
+            if statement is not None:
+                members += [read_operand(prog, frame, node) for node in _members_used(statement, name)]
+            elif i == first or info.module is not None:
+                # Without the source, the struct's first members, for the crash frame and module code.
+                members += _first_members(name, obj)
+        out.append(FrameValues(i, info.function, info.where(), tuple(variables), tuple(members)))
+    return tuple(out)
+
+
+def _first_members(name: str, pointer: drgn.Object) -> list[ValueRead]:
+    out: list[ValueRead] = []
+    try:
+        target = pointer[0]
+        for member in target.type_.unaliased().members or ():
+            if member.name is None or member.type.unaliased_kind() not in _SCALARS:
+                continue
+            out.append(value_of(f"{name}->{member.name}", target.member_(member.name)))
+            if len(out) >= MEMBERS_WITHOUT_SOURCE:
+                break
+    except (drgn.FaultError, LookupError, TypeError, ValueError) as exc:
+        out.append(ValueRead(f"*{name}", "?", None, "", f"not available: {exc}"))
+    return out
+
+
+# ---------------------------------------------------------------- BUG/WARN
+
+
+def _bug_entries(prog: drgn.Program, pc: int) -> tuple[drgn.Object, str] | None:
+    """The ``struct bug_entry`` of the trap at ``pc`` from the module's or the kernel's bug table."""
+    entry_type = prog.type("struct bug_entry")
+    size = drgn.sizeof(entry_type)
+    tables: list[tuple[int, int, str]] = []
+    try:
+        module = prog.module(pc)
+    except LookupError:
+        module = None
+    if module is not None and module.name not in ("kernel", "vmlinux"):
+        from drgn.helpers.linux.module import find_module
+
+        mod = find_module(prog, module.name)
+        if mod:
+            tables.append((int(mod.bug_table.value_()), int(mod.num_bugs.value_()), f"module {module.name}"))
+    else:
+        start = prog.symbol("__start___bug_table").address
+        stop = prog.symbol("__stop___bug_table").address
+        tables.append((start, (stop - start) // size, "vmlinux __bug_table"))
+    for base, count, label in tables:
+        data = prog.read(base, count * size)
+        disp_off = entry_type.member("bug_addr_disp").offset
+        for n in range(count):
+            at = base + n * size
+            disp = int.from_bytes(data[n * size + disp_off : n * size + disp_off + 4], "little", signed=True)
+            if at + disp_off + disp == pc:
+                return drgn.Object(prog, entry_type, address=at), label
+    return None
+
+
+def bug_site(
+    prog: drgn.Program, trace: drgn.StackTrace, frames: tuple[Frame, ...], source_dirs: tuple[Path, ...]
+) -> BugSite | NotAvailable:
+    """The BUG()/WARN() trap of the crashed thread: the interrupted frame whose pc is a ``ud2``."""
+    for i, info in enumerate(frames):
+        if not info.interrupted or not isinstance(info.function, str):
+            continue
+        try:
+            if prog.read(info.pc, 2) != b"\x0f\x0b":
+                continue
+        except drgn.FaultError:
+            continue
+        file, line, warning, table = info.source_file, info.source_line, False, "no bug table entry"
+        try:
+            found = _bug_entries(prog, info.pc)
+        except (LookupError, drgn.FaultError, ValueError) as exc:
+            found, table = None, f"bug table not readable: {exc}"
+        if found is not None:
+            entry, table = found
+            with contextlib.suppress(LookupError, drgn.FaultError):
+                disp_addr = entry.file_disp.address_
+                assert disp_addr is not None
+                file = prog.read(disp_addr + int(entry.file_disp.value_()), 256).split(b"\0", 1)[0].decode()
+                line = int(entry.line.value_())
+            warning = bool(int(entry.flags.value_()) & BUGFLAG_WARNING)
+        if file is None or line is None:
+            source: SourceLine | NotAvailable = NotAvailable("neither the bug table nor DWARF give a file and line")
+        else:
+            source = read_source_line(file, line, info.function, info.source_file, source_dirs, trap=True)
+        operands: tuple[ValueRead, ...] = ()
+        if not isinstance(source, NotAvailable):
+            assertion = cexpr.find_assertion(source.text)
+            if assertion is not None:
+                with contextlib.suppress(cexpr.ParseError):
+                    node = cexpr.parse(assertion.condition)
+                    operands = tuple(read_operand(prog, trace[i], n) for n in cexpr.operands(node))
+        return BugSite(i, info.pc, info.function, file, line, warning, table, source, operands)
+    return NotAvailable("no BUG/WARN trap (ud2) in the crashed thread's exception frames")
+
+
+_WHILE = re.compile(r"\bwhile\s*\(")
+
+
+def loop_site(
+    prog: drgn.Program,
+    trace: drgn.StackTrace,
+    frames: tuple[Frame, ...],
+    index: int,
+    code: CodeBytes | NotAvailable,
+    source_dirs: tuple[Path, ...],
+) -> LoopSite | NotAvailable:
+    """The ``while (cond)`` an interrupted frame spins in (a lockup), with the condition's operands."""
+    from detectors.vmcore.disasm import decode
+    from detectors.vmcore.findings import physical_frame
+
+    # An inlined cpu_relax() is not the loop: the function it was inlined into is.
+    frame = physical_frame(frames, frames[index])
+    index = frame.index
+    if not isinstance(frame.function, str) or frame.source_file is None or frame.source_line is None:
+        return NotAvailable("the interrupted frame has no line information")
+    for back in range(0, 4):
+        line = frame.source_line - back
+        if line < 1:
+            break
+        found = read_source_line(frame.source_file, line, frame.function, frame.source_file, source_dirs, False)
+        if isinstance(found, NotAvailable):
+            return found
+        m = _WHILE.search(found.text)
+        if m is None:
+            continue
+        close = cexpr.balanced(found.text, m.end() - 1)
+        if close is None:
+            continue
+        condition = " ".join(found.text[m.end() : close].split())
+        try:
+            node = cexpr.parse(condition)
+        except cexpr.ParseError as exc:
+            return NotAvailable(f"cannot parse the loop condition {condition!r}: {exc}")
+        operands = tuple(read_operand(prog, trace[index], n) for n in cexpr.operands(node))
+        reads: bool | None = None
+        if not isinstance(code, NotAvailable):
+            insns = decode(code)
+            # The loop body: from the backward jump's target to the jump, around the pc.
+            for insn in insns:
+                if insn.mnemonic.startswith("j") and insn.address >= code.fault_pc:
+                    with contextlib.suppress(ValueError):
+                        target = int(insn.op_str, 16)
+                        if target <= code.fault_pc:
+                            body = [i for i in insns if target <= i.address <= insn.address]
+                            reads = any(i.memory is not None for i in body)
+                            break
+        return LoopSite(index, frame.function, found, condition, operands, reads)
+    return NotAvailable(f"no while loop at or above {frame.where()}")
+
+
+# ---------------------------------------------------------------- addresses
+
+
+def identify(prog: drgn.Program, address: int, origin: str, aliases: dict[str, str] | None = None) -> AddressInfo:
+    """What ``address`` points into: a slab object (with its state) or a symbol, and its first words.
+
+    ``aliases`` maps the names of caches SLUB merged away to the cache that took them in.
+    """
+    from drgn.helpers.linux.slab import slab_object_info
+
+    words: tuple[int, ...] = ()
+    missing = None
+    try:
+        data = prog.read(address & ~7, 32)
+        words = tuple(int.from_bytes(data[k : k + 8], "little") for k in range(0, 32, 8))
+    except drgn.FaultError as exc:
+        missing = not_in_dump(exc)
+    try:
+        info = slab_object_info(prog, address)
+    except (LookupError, ValueError, drgn.FaultError, TypeError, NotImplementedError) as exc:
+        info = None
+        if missing is None and isinstance(exc, drgn.FaultError):
+            missing = f"slab state {not_in_dump(exc)} (slab pages filtered out?)"
+    if info is not None:
+        cache = info.slab_cache
+        name = cache.name.string_().decode(errors="replace")
+        merged = tuple(sorted(alias for alias, target in (aliases or {}).items() if target == name))
+        start = int(info.address)
+        return AddressInfo(
+            address, origin, "slab", name, merged, start, int(cache.object_size.value_()),
+            address - start, bool(info.allocated), words=words, missing=missing,
+        )  # fmt: skip
+    try:
+        sym = prog.symbol(address)
+        return AddressInfo(address, origin, "symbol", symbol=f"{sym.name}+{address - sym.address:#x}", words=words)
+    except LookupError:
+        if missing is None and info is None and _in_direct_map(prog, address):
+            # RAM no slab cache holds now: a stack, a page of the page allocator, or the slab of a
+            # cache that was destroyed since; which one the dump alone does not say.
+            missing = "in no slab cache now (page-allocator memory: a stack, a page, or a destroyed cache's slab)"
+        return AddressInfo(address, origin, "unknown", words=words, missing=missing)
+
+
+#: Log lines whose addresses are evidence: corruption reports, faults, KASAN/KFENCE/SLUB reports.
+_ADDRESS_LINES = re.compile(
+    r"corruption|unable to handle page fault for address|general protection fault|KASAN|KFENCE"
+    r"|Object already free|double free|Poison overwritten|Redzone overwritten|use-after-free|Freelist Pointer"
+)
+
+
+def _in_direct_map(prog: drgn.Program, address: int) -> bool:
+    from drgn.helpers.linux.mm import in_direct_map
+
+    try:
+        return bool(in_direct_map(prog, address))
+    except (LookupError, ValueError, drgn.FaultError, TypeError):
+        return False
+
+
+def _kernel_pointer(value: int) -> bool:
+    return 0xFFFF800000000000 <= value < 0xFFFFFFFFFF000000
+
+
+def interesting_addresses(
+    prog: drgn.Program, registers: dict[str, int], values: tuple[FrameValues, ...], log_text: str
+) -> tuple[AddressInfo, ...]:
+    """Identify the kernel pointers in the fault's registers, the frames' pointers and the crash log."""
+    seen: dict[int, str] = {}
+    # Only the lines that name a culprit address: the register dumps of stack traces are full of
+    # stale values, and a freed object in one of them proves nothing.
+    for line in log_text.splitlines():
+        if _ADDRESS_LINES.search(line):
+            for text in re.findall(r"\b(ffff[0-9a-f]{12})\b", line):
+                seen.setdefault(int(text, 16), "log")
+    for name, value in registers.items():
+        if _kernel_pointer(value) and name not in ("rip", "rsp", "rbp"):
+            seen.setdefault(value, name)
+    for fv in values:
+        for read in fv.variables:
+            if read.value is not None and _kernel_pointer(read.value) and read.type_name.endswith("*"):
+                seen.setdefault(read.value, f"{read.expression} (frame #{fv.frame})")
+    aliases: dict[str, str] = {}
+    if seen:
+        from drgn.helpers.linux.slab import get_slab_cache_aliases
+
+        with contextlib.suppress(LookupError, ValueError, drgn.FaultError, AttributeError, TypeError):
+            aliases = dict(get_slab_cache_aliases(prog))
+    out = []
+    for address, origin in list(seen.items())[:MAX_ADDRESSES]:
+        try:
+            out.append(identify(prog, address, origin, aliases))
+        except (drgn.FaultError, LookupError, ValueError) as exc:
+            out.append(AddressInfo(address, origin, "unknown", missing=str(exc)))
+    return tuple(out)
+
+
+# ---------------------------------------------------------------- polled words
+
+
+def polled_words(prog: drgn.Program, code: CodeBytes) -> tuple[PolledWord, ...]:
+    """Words the fault function reads by rip-relative or absolute address, with their values."""
+    from detectors.vmcore.disasm import decode
+
+    out = []
+    for insn in decode(code):
+        mem = insn.memory
+        if mem is None or mem.index or mem.segment or mem.base not in ("rip", None):
+            continue
+        address = (insn.address + insn.size + mem.disp if mem.base == "rip" else mem.disp) & 0xFFFFFFFFFFFFFFFF
+        symbol = None
+        with contextlib.suppress(LookupError):
+            sym = prog.symbol(address)
+            symbol = f"{sym.name}+{address - sym.address:#x}"
+        try:
+            out.append(PolledWord(insn.address, address, symbol, prog.read_u64(address)))
+        except drgn.FaultError as exc:
+            out.append(PolledWord(insn.address, address, symbol, None, not_in_dump(exc)))
+    return tuple(out[:64])
+
+
+# ---------------------------------------------------------------- memory users
+
+
+def memory_users(prog: drgn.Program, page_size: int) -> tuple[MemoryUser, ...]:
+    """Tasks by resident memory, vmalloc space by caller and the page cache."""
+    from drgn.helpers.linux.list import list_for_each_entry
+    from drgn.helpers.linux.pid import for_each_task
+
+    out: list[MemoryUser] = []
+    seen: set[int] = set()
+    for task in for_each_task(prog):
+        mm = task.mm
+        if not mm or int(mm.value_()) in seen:
+            continue
+        seen.add(int(mm.value_()))
+        try:
+            counters = mm.rss_stat.count
+            pages = sum(int(counters[k].counter.value_()) for k in range(len(counters)))
+        except (AttributeError, LookupError, TypeError):
+            from drgn.helpers.linux.percpu import percpu_counter_sum
+
+            pages = sum(int(percpu_counter_sum(c)) for c in mm.rss_stat)
+        name = task.comm.string_().decode(errors="replace")
+        out.append(MemoryUser("task", name, max(pages, 0) * page_size, int(task.pid.value_())))
+    callers: dict[str, int] = {}
+    with contextlib.suppress(LookupError):
+        for n, va in enumerate(list_for_each_entry("struct vmap_area", prog["vmap_area_list"].address_of_(), "list")):
+            if n > 50000:
+                break
+            vm = va.vm
+            # Only memory vmalloc allocated (VM_ALLOC): ioremap'ed device space holds no RAM.
+            if not vm or not int(vm.flags.value_()) & VM_ALLOC:
+                continue
+            caller = int(vm.caller.value_())
+            try:
+                sym = prog.symbol(caller)
+                label = sym.name
+            except LookupError:
+                label = f"{caller:#x}"
+            callers[label] = callers.get(label, 0) + int(vm.nr_pages.value_()) * page_size
+    out += [MemoryUser("vmalloc", label, size) for label, size in callers.items()]
+    from drgn.helpers.linux.vmstat import global_node_page_state
+
+    with contextlib.suppress(LookupError):
+        out.append(
+            MemoryUser("page-cache", "page cache", int(global_node_page_state(prog["NR_FILE_PAGES"])) * page_size)
+        )
+    return tuple(sorted(out, key=lambda u: -u.bytes))

@@ -1,0 +1,326 @@
+"""kforensic vmcore explains why, on the real kdump fixtures: checked against the ``why`` ground truth."""
+
+from __future__ import annotations
+
+import functools
+import shutil
+from pathlib import Path
+
+import pytest
+
+from detectors.incident.hypotheses import rank_hypotheses
+from forensics.model import NotAvailable
+from forensics.vmcore.report import VmcoreResult, to_document
+from tests.helpers import assert_evidence_resolves
+from tests.vmcore_cases import FIXTURES_DIR, VmcoreCase, case_names, load_case, open_program
+
+drgn = pytest.importorskip("drgn")
+
+CASES = case_names() or ["<no-vmcore-fixtures>"]
+MODULE_SOURCE = FIXTURES_DIR / "kf_buggy" / "kf_buggy.c"
+
+
+def _run(name: str, source_dirs: tuple[Path, ...]) -> tuple[VmcoreCase, VmcoreResult]:
+    from forensics.vmcore import analyse_dump
+    from forensics.vmcore.program import DebugInfoRequest
+
+    if name == "<no-vmcore-fixtures>":
+        pytest.skip("no vmcore fixtures committed (vmcore_fixtures/build.sh)")
+    case = load_case(name)
+    return case, analyse_dump(case.directory, DebugInfoRequest(case.vmlinux, (), case.module_debug, source_dirs))
+
+
+@functools.cache
+def _analyse(name: str) -> tuple[VmcoreCase, VmcoreResult]:
+    return _run(name, (FIXTURES_DIR,))
+
+
+def _why(case: VmcoreCase) -> dict[str, object]:
+    why = case.expected.get("why")
+    if not isinstance(why, dict):
+        pytest.skip(f"{case.name} has no why ground truth")
+    return why
+
+
+@pytest.mark.parametrize("name", [n for n in CASES if n in ("02-bug-on", "03-warn-on")] or ["<none>"])
+def test_bug_and_warn_conditions_are_evaluated_from_the_frame(name: str) -> None:
+    if name == "<none>":
+        pytest.skip("no BUG/WARN fixture")
+    case, result = _analyse(name)
+    want = _why(case)
+    doc = to_document(result)["why"]
+    assert doc["root_cause"]["class"] == want["class"]
+    site = doc["bug_site"]
+    assert site["source"]["matches_build"] is True
+    assert site["line"] == case.expected["source_line"]
+    assert site["warning"] is (want["macro"] == "WARN_ON")
+    operands = {o["expression"]: o.get("value") for o in site["operands"]}
+    assert operands == want["operands"]
+    finding = next(f for f in result.analysis.findings if f.kind == "bug-condition")
+    condition = finding.fact("condition")
+    assert condition is not None
+    assert condition.startswith(f"{want['macro']}({want['condition']}): ")
+    assert condition.endswith("-> true") is want["result"]
+    # the first hypothesis names the condition and the values, in vmcore and in report alike
+    assert str(want["condition"]) in result.analysis.hypotheses[0].statement
+
+
+def test_bug_on_reads_exactly_like_the_issue_asks() -> None:
+    if "02-bug-on" not in case_names():
+        pytest.skip("the BUG_ON fixture is absent")
+    _, result = _analyse("02-bug-on")
+    finding = next(f for f in result.analysis.findings if f.kind == "bug-condition")
+    assert finding.fact("condition") == "BUG_ON(buf->refcount <= 0): buf->refcount = 0 -> true"
+
+
+def test_list_corruption_names_object_cache_struct_member_and_cause() -> None:
+    if "06-list-corrupt" not in case_names():
+        pytest.skip("the list-corruption fixture is absent")
+    case, result = _analyse("06-list-corrupt")
+    want = _why(case)
+    doc = to_document(result)["why"]
+    assert doc["root_cause"]["class"] == want["class"]
+    finding = next(f for f in result.analysis.findings if f.kind == "list-corruption")
+    entry = finding.fact("entry object")
+    assert entry is not None
+    assert f"in cache {want['cache']}, offset {int(str(want['member_offset'])):#x}, allocated" in entry
+    assert finding.fact("list head") is not None
+    assert str(finding.fact("list head")).startswith(f"{want['struct']}.{want['member']} at offset")
+    assert finding.fact("entry words (next, prev)") == f"{want['next']}, {want['prev']}"
+    assert "twice" in str(finding.fact("hypothesis"))
+    # the entry address from the log is identified as a slab object in the dump
+    slab = [a for a in doc["addresses"] if a["kind"] == "slab" and a["seen_in"] == "log" and a["offset"]]
+    assert any(a["cache"] == want["cache"] and a["allocated"] is want["allocated"] for a in slab)
+
+
+def test_soft_lockup_names_the_spinning_function_and_its_loop() -> None:
+    if "05-soft-lockup" not in case_names():
+        pytest.skip("the soft-lockup fixture is absent")
+    case, result = _analyse("05-soft-lockup")
+    want = _why(case)
+    loop = result.snapshot.loop
+    assert not isinstance(loop, NotAvailable)
+    assert loop.function == want["function"]
+    assert loop.condition == want["condition"]
+    assert loop.loop_reads_memory is False
+    crash = next(f for f in result.analysis.findings if f.kind == "crash")
+    assert crash.title == f"BUG: soft lockup in {want['function']}"
+    # The stack dumps in its log hold a freed kthread_create_info: a stale value, no use-after-free.
+    assert not [f for f in result.analysis.findings if f.kind in ("use-after-free", "suspicious-values")]
+    assert to_document(result)["why"]["root_cause"]["class"] == want["class"]
+
+
+def test_oom_names_the_failed_request_and_the_top_memory_user() -> None:
+    if "09-oom" not in case_names():
+        pytest.skip("the OOM fixture is absent")
+    case, result = _analyse("09-oom")
+    want = _why(case)
+    finding = next(f for f in result.analysis.findings if f.kind == "oom-users")
+    assert f"task {want['top_user']}" in finding.title
+    assert "order=0" in str(finding.fact("failed allocation"))
+    assert to_document(result)["why"]["root_cause"]["class"] == want["class"]
+
+
+def test_hung_task_has_no_lock_cycle() -> None:
+    if "04-hung-task" not in case_names():
+        pytest.skip("the hung-task fixture is absent")
+    case, result = _analyse("04-hung-task")
+    assert _why(case)["cycle"] is False
+    assert not [f for f in result.analysis.findings if f.kind == "deadlock"]
+    lock = case.expected["lock"]
+    assert isinstance(lock, dict)
+    hung = next(f for f in result.analysis.findings if f.kind == "hung-task" and lock["waiter_comm"] in f.title)
+    chain = str(hung.fact("wait-for chain"))
+    assert chain.startswith(f"{lock['waiter_comm']} (pid ")
+    assert f"-> mutex {lock['name']} -> {lock['owner_comm']} (pid " in chain
+    assert f"in {lock['owner_function']}+" in chain
+    assert to_document(result)["why"]["root_cause"]["class"] == _why(case)["class"]
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_vmcore_and_report_rank_the_same_hypothesis_first(name: str) -> None:
+    _, result = _analyse(name)
+    ours = result.analysis.hypotheses
+    theirs = rank_hypotheses(result.incident.sorted_findings())
+    assert bool(ours) == bool(theirs)
+    if ours:
+        assert ours[0].statement == theirs[0].statement
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_the_explanations_evidence_resolves_in_a_separately_opened_dump(name: str, tmp_path: Path) -> None:
+    from detectors.vmcore.analysis import log_as_text
+    from detectors.vmcore.findings import log_source
+    from forensics.vmcore.resolve import dump_resolvers
+
+    case, result = _analyse(name)
+    log_file = tmp_path / "dump.log"
+    log_file.write_text(log_as_text(result.snapshot.log))
+    assert_evidence_resolves(
+        result.incident.findings,
+        source_paths={log_source(str(case.vmcore)): log_file},
+        resolvers=dump_resolvers(open_program(case, modules=True)),
+    )
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_frame_values_say_optimized_out_and_never_guess(name: str) -> None:
+    _, result = _analyse(name)
+    for fv in result.snapshot.frame_values:
+        for v in (*fv.variables, *fv.members):
+            assert (v.value is None) or v.missing is None
+            if v.missing is not None:
+                assert v.shown() == v.missing
+
+
+def test_without_source_the_frame_values_and_what_is_missing(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from detectors.vmcore.why import bug_condition_finding
+    from forensics.vmcore.why import read_source_line
+
+    if "02-bug-on" not in case_names():
+        pytest.skip("the BUG_ON fixture is absent")
+    missing = read_source_line(
+        "kf_buggy/kf_buggy.c", 140, "kf_buffer_put", "/nonexistent/kf_buggy/kf_buggy.c", (tmp_path,), trap=True
+    )
+    assert isinstance(missing, NotAvailable)
+    assert "source of kf_buggy/kf_buggy.c not found" in missing.reason
+    assert "pass --source-dir" in missing.reason
+    # The real snapshot of the dump, as the adapter returns it when the source cannot be found.
+    _, result = _analyse("02-bug-on")
+    site = result.snapshot.bug_site
+    assert not isinstance(site, NotAvailable)
+    snap = replace(result.snapshot, bug_site=replace(site, source=missing, operands=()))
+    finding = bug_condition_finding(snap)
+    assert finding is not None
+    assert "no source" in finding.title
+    assert finding.fact("frame #0 buf") is not None  # the frame's values are still shown
+    assert str(finding.fact("condition")).startswith("not available: source of kf_buggy/kf_buggy.c not found")
+
+
+def test_source_of_another_version_is_said_not_evaluated(tmp_path: Path) -> None:
+    if "02-bug-on" not in case_names():
+        pytest.skip("the BUG_ON fixture is absent")
+    other = tmp_path / "kf_buggy"
+    other.mkdir()
+    # Another version: two lines added at the top move every line down.
+    (other / "kf_buggy.c").write_text("/* v2 */\n/* v2 */\n" + MODULE_SOURCE.read_text())
+    _, result = _run("02-bug-on", (tmp_path,))
+    site = result.snapshot.bug_site
+    assert not isinstance(site, NotAvailable) and not isinstance(site.source, NotAvailable)
+    assert site.source.path == str(other / "kf_buggy.c")
+    assert site.source.matches_build is False
+    assert "not the one the kernel was built from" in str(site.source.mismatch)
+    assert site.operands == ()
+    finding = next(f for f in result.analysis.findings if f.kind == "bug-condition")
+    assert "does not match the build" in finding.title
+    assert finding.fact("condition") is None
+
+
+def test_unreadable_source_is_said(tmp_path: Path) -> None:
+    if "02-bug-on" not in case_names():
+        pytest.skip("the BUG_ON fixture is absent")
+    (tmp_path / "kf_buggy" / "kf_buggy.c").mkdir(parents=True)  # a directory where the file should be
+    _, result = _run("02-bug-on", (tmp_path,))
+    site = result.snapshot.bug_site
+    assert not isinstance(site, NotAvailable)
+    # Said either way: as the reason there is no source, or beside the copy found elsewhere (DWARF path).
+    said = site.source.reason if isinstance(site.source, NotAvailable) else site.source.found_via
+    assert f"cannot read {tmp_path / 'kf_buggy' / 'kf_buggy.c'}: it is a directory" in said
+
+
+def test_an_address_the_dump_does_not_hold_is_said() -> None:
+    from forensics.vmcore.why import identify
+
+    if "07-sysrq-c" not in case_names():
+        pytest.skip("the sysrq-c fixture is absent")
+    case = load_case("07-sysrq-c")
+    prog = open_program(case)
+    task = prog.crashed_thread().object
+    info = identify(prog, int(task.mm.start_stack.value_()), "test")
+    assert info.kind == "unknown"
+    assert info.missing is not None and "not in dump" in info.missing
+
+
+def test_source_dir_option_reaches_the_analysis(tmp_path: Path) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from forensics.cli import app
+
+    if "03-warn-on" not in case_names():
+        pytest.skip("the WARN fixture is absent")
+    case = load_case("03-warn-on")
+    src = tmp_path / "src"
+    shutil.copytree(FIXTURES_DIR / "kf_buggy", src / "kf_buggy")
+    out = tmp_path / "out.json"
+    args = ["vmcore", str(case.directory), "--vmlinux", str(case.vmlinux), "--source-dir", str(src)]
+    args += ["--module-debug", str(case.module_debug[0]), "-f", "json", "-o", str(out)]
+    run = CliRunner().invoke(app, args)
+    assert run.exit_code == 0, run.output
+    site = json.loads(out.read_text())["why"]["bug_site"]
+    assert site["source"]["path"] == str(src / "kf_buggy" / "kf_buggy.c")
+    assert site["source"]["found_via"] == "--source-dir"
+
+
+def test_a_pointer_into_a_free_slab_object_is_a_use_after_free() -> None:
+    """On the real dump: a free object found on a slab's free list is identified as free, then judged."""
+    from dataclasses import replace
+
+    from drgn.helpers.linux.slab import (
+        for_each_slab_cache,
+        slab_cache_for_each_allocated_object,
+        slab_cache_usage,
+        slab_object_info,
+    )
+
+    from detectors.vmcore.why import freed_object_findings
+    from forensics.vmcore.why import identify
+
+    if "06-list-corrupt" not in case_names():
+        pytest.skip("the list-corruption fixture is absent")
+    case, result = _analyse("06-list-corrupt")
+    assert not [f for f in result.analysis.findings if f.kind == "use-after-free"]  # nothing points at one
+    prog = open_program(case)
+    free = None
+    for cache in for_each_slab_cache(prog):
+        usage = slab_cache_usage(cache)
+        if usage.active_objs >= usage.num_objs:
+            continue
+        size = int(cache.size.value_())
+        used = {int(o.value_()) for o in slab_cache_for_each_allocated_object(cache, "char")}
+        for start in sorted(used):
+            info = slab_object_info(prog, start + size)
+            if start + size not in used and info is not None and not info.allocated:
+                free = (start + size + 8, cache.name.string_().decode())
+                break
+        if free:
+            break
+    assert free is not None, "no cache with a free object next to an allocated one"
+    info = identify(prog, free[0], "rdi")
+    assert (info.kind, info.cache, info.allocated, info.offset) == ("slab", free[1], False, 8)
+    snap = replace(result.snapshot, addresses=(info,))
+    [finding] = freed_object_findings(snap)
+    assert finding.title == f"use-after-free in kf_session_close: rdi points into a free {free[1]} object"
+    assert "FREE" in str(finding.fact("object"))
+
+
+def test_report_vmcore_shows_the_same_why(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from forensics.cli import app
+
+    if "02-bug-on" not in case_names():
+        pytest.skip("the BUG_ON fixture is absent")
+    case = load_case("02-bug-on")
+    out = tmp_path / "incident.md"
+    args = ["report", "--vmcore", str(case.directory), "--vmlinux", str(case.vmlinux), "-o", str(out)]
+    args += ["--module-debug", str(case.module_debug[0]), "--source-dir", str(FIXTURES_DIR)]
+    run = CliRunner().invoke(app, args)
+    assert run.exit_code in (0, 1), run.output
+    text = out.read_text()
+    assert "BUG_ON(buf->refcount <= 0): buf->refcount = 0 -> true" in text
+    _, result = _analyse("02-bug-on")
+    assert result.analysis.hypotheses[0].statement in text
