@@ -34,15 +34,66 @@ DebugOption = Annotated[
 ]
 
 
-def deliver(text: str, output: Path | None) -> None:
-    """Write the rendered result to ``output`` atomically, or to stdout."""
+def force_outputs(value: bool) -> bool:
+    """Option callback of ``--force``: this run may replace output files owned by other users."""
+    from forensics.output import set_force
+
+    set_force(bool(value))
+    return value
+
+
+ForceOption = Annotated[
+    bool,
+    typer.Option(
+        "--force",
+        help="Replace an output file owned by another user (see docs/cli.md, Output files).",
+        callback=force_outputs,
+    ),
+]
+
+
+def _to_stdout(text: str) -> None:
+    """Write to standard output; a full or closed one is exit 3 in one line, a closed pipe ends quietly."""
+    import errno
+    import os
+
+    from forensics.errors import InputError
+    from forensics.output import encode_text
+
+    stream = sys.stdout
+    if stream is None:  # started with fd 1 closed (`kforensic ... >&-`)
+        raise InputError("standard output is closed", hint="give -o FILE, or run with a standard output")
+    try:
+        buffer = getattr(stream, "buffer", None)
+        if buffer is None:
+            stream.write(text)
+        else:
+            stream.flush()
+            buffer.write(encode_text(text))
+        stream.flush()
+    except BrokenPipeError:
+        from forensics.output import reader_went_away
+
+        reader_went_away()
+    except OSError as exc:
+        # Drop what is still buffered, so that the interpreter's final flush does not fail again.
+        import contextlib
+        import io
+
+        with contextlib.suppress(OSError, ValueError, io.UnsupportedOperation), open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), stream.fileno())
+        hint = "free some space, or write with -o elsewhere" if exc.errno == errno.ENOSPC else "give -o FILE"
+        raise InputError(f"cannot write to standard output: {exc.strerror or exc}", hint=hint) from None
+
+
+def deliver(text: str, output: Path | None, *, force: bool | None = None) -> None:
+    """Write the rendered result to ``output`` (by the rules of :mod:`forensics.output`), or to stdout."""
     if output is None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        _to_stdout(text)
         return
     from forensics.output import write_atomic
 
-    write_atomic(output, text)
+    write_atomic(output, text, force=force)
 
 
 def render_for(incident: Incident, fmt: OutputFormat, output: Path | None) -> str:

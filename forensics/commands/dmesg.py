@@ -13,6 +13,7 @@ from forensics import __version__
 from forensics.commands.common import (
     DebugOption,
     FailOnOption,
+    ForceOption,
     FormatOption,
     OutputOption,
     deliver,
@@ -84,7 +85,7 @@ def triage_file(name: str) -> SourceResult:
     with open_log(name) as tracked:
         reports, lines = _scan(log_chunks(tracked))
         record = tracked.record()
-    return SourceResult(tracked.name, record, reports, lines)
+    return SourceResult(tracked.source, record, reports, lines)
 
 
 def triage_live() -> SourceResult:
@@ -209,6 +210,7 @@ def dmesg(
     output: OutputOption = None,
     fail_on: FailOnOption = None,
     debug: DebugOption = False,
+    force: ForceOption = False,
 ) -> None:
     """Find every kernel report (oops, BUG, WARNING, KASAN, lockdep, stalls, panics, OOM) in kernel logs."""
     names = list(logs or [])

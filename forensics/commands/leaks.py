@@ -25,6 +25,7 @@ from forensics import __version__
 from forensics.commands.common import (
     DebugOption,
     FailOnOption,
+    ForceOption,
     FormatOption,
     OutputOption,
     deliver,
@@ -344,6 +345,7 @@ def leaks(
     output: OutputOption = None,
     fail_on: FailOnOption = None,
     debug: DebugOption = False,
+    force: ForceOption = False,
 ) -> None:
     """Find slab caches and kernel memory that grow like a leak, and say who allocates them."""
     from collectors.slabstore import resolve_store_path

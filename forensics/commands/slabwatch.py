@@ -20,7 +20,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from forensics import __version__
-from forensics.commands.common import DebugOption, FailOnOption, FormatOption, OutputOption, deliver, exit_status
+from forensics.commands.common import (
+    DebugOption,
+    FailOnOption,
+    ForceOption,
+    FormatOption,
+    OutputOption,
+    deliver,
+    exit_status,
+    force_outputs,
+)
 from forensics.errors import InputError, KforensicError, UsageError
 from forensics.model import Clock, Finding, Incident, NotAvailable, SourceRecord, Timestamp, TimeWindow
 from forensics.report import OutputFormat
@@ -359,7 +368,14 @@ def slab_watch(
             help="Store file or directory (default /var/lib/kforensic/ as root, else ~/.local/share/kforensic/).",
         ),
     ] = None,
-    force: Annotated[bool, typer.Option("--force", help="Add to a store recorded on another host.")] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Add to a store recorded on another host; replace an output file owned by another user.",
+            callback=force_outputs,
+        ),
+    ] = False,
     root: Annotated[
         Path, typer.Option("--root", help="Read proc/ and sys/ below DIR (a copied tree).", metavar="DIR")
     ] = Path("/"),
@@ -412,7 +428,14 @@ def slab_import(
     paths: Annotated[list[Path], typer.Argument(help="Snapshot files or directories.", metavar="PATH...")],
     store: Annotated[str, typer.Option("--store", help="Store file or directory (created 0600 if missing).")],
     host: Annotated[str | None, typer.Option("--host", help="Host the snapshots were taken on.")] = None,
-    force: Annotated[bool, typer.Option("--force", help="Import again / into another host's store.")] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Import again / into another host's store; replace an output file owned by another user.",
+            callback=force_outputs,
+        ),
+    ] = False,
     no_analysis: NoAnalysisOption = False,
     fmt: FormatOption = OutputFormat.TEXT,
     output: OutputOption = None,
@@ -495,6 +518,7 @@ def slab_export(
     ] = False,
     output: OutputOption = None,
     debug: DebugOption = False,
+    force: ForceOption = False,
 ) -> None:
     """Export a store as CSV, Parquet or Prometheus text (node_exporter metric names)."""
     from collectors.slabstore import SlabStore, resolve_store_path
@@ -504,6 +528,9 @@ def slab_export(
     if table not in ("slab", "counters"):
         raise UsageError(f"--table {table} is not one of slab, counters")
     with SlabStore.open(resolve_store_path(store), readonly=True) as reader:
+        if run is not None and run not in {r.id for r in reader.runs()}:
+            known = ", ".join(str(r.id) for r in reader.runs()) or "none"
+            raise UsageError(f"{reader.path}: no run {run}", hint=f"runs in the store: {known}")
         if fmt == "prometheus":
             deliver(prometheus_text(reader, run, all_samples), output)
             return

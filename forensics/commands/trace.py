@@ -17,6 +17,7 @@ from forensics import __version__
 from forensics.commands.common import (
     DebugOption,
     FailOnOption,
+    ForceOption,
     FormatOption,
     OutputOption,
     deliver,
@@ -331,9 +332,9 @@ def analyse_trace_file(
     )
     if png is not None:
         from detectors.sched.timeline import timeline_png
-        from forensics.output import write_atomic
+        from forensics.output import output_directory, write_atomic
 
-        png.parent.mkdir(parents=True, exist_ok=True)
+        output_directory(png.parent)
         write_atomic(png, timeline_png(analysis, analyzer.timeline or [], f"kforensic trace {stream.name}"))
     return TraceResult(stream.name, stream.kind, analysis, parse, incident)
 
@@ -374,6 +375,7 @@ def trace(
     output: OutputOption = None,
     fail_on: FailOnOption = None,
     debug: DebugOption = False,
+    force: ForceOption = False,
 ) -> None:
     """Scheduling and latency forensics from ftrace, trace-cmd and perf script traces."""
     from detectors.sched.digest import TRACE_SCHEMA, analysis_to_dict, parse_to_dict
