@@ -117,6 +117,18 @@ class _ClosedOutput(io.TextIOBase):
         raise OSError(errno.EBADF, "standard output is closed")
 
 
+def _sqlite_cause(exc: BaseException, kind: type[BaseException]) -> BaseException | None:
+    """``exc`` or the exception it was raised from, when it is of ``kind``."""
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return None
+        if isinstance(seen, kind):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
 def main() -> None:
     """Entry point of the ``kforensic`` console script.
 
@@ -148,22 +160,21 @@ def main() -> None:
         reader_went_away()
     except MemoryError:
         _fail("out of memory", "give a smaller input or more memory", int(ExitCode.BAD_INPUT))
-    except sqlite3.DatabaseError as exc:
-        # A damaged store can fail on any query, not only when it is opened.
-        from forensics.output import inputs
-
-        if debug:
-            _show_traceback()
-        where = ", ".join(inputs()) or "a SQLite store"
-        _fail(
-            f"{where}: SQLite error: {exc}",
-            "the store is damaged or unreadable; salvage what is left with"
-            " `sqlite3 STORE .recover | sqlite3 NEW.sqlite` and analyse NEW.sqlite",
-            int(ExitCode.BAD_INPUT),
-        )
     except Exception as exc:  # the boundary: anything else is a bug, said in one line
         if debug:
             _show_traceback()
+        store_error = _sqlite_cause(exc, sqlite3.DatabaseError)
+        if store_error is not None:
+            # A damaged store can fail on any query (pandas wraps the error), not only when it is opened.
+            from forensics.output import inputs
+
+            where = ", ".join(inputs()) or "a SQLite store"
+            _fail(
+                f"{where}: SQLite error: {store_error}",
+                "the store is damaged or unreadable; salvage what is left with"
+                " `sqlite3 STORE .recover | sqlite3 NEW.sqlite` and analyse NEW.sqlite",
+                int(ExitCode.BAD_INPUT),
+            )
         _fail(
             f"internal error: {type(exc).__name__}: {exc}",
             "this is a bug in kforensic; rerun with --debug and report the traceback",

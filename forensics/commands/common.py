@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -50,6 +51,40 @@ ForceOption = Annotated[
         callback=force_outputs,
     ),
 ]
+
+
+def check_number(
+    value: float, what: str, unit: str, low: float = 0.0, high: float = math.inf, *, above: bool = False
+) -> float:
+    """``value`` when it is finite and in range (``above``: strictly more than ``low``); else UsageError (exit 2).
+
+    The one check behind every duration, rate, threshold and size option
+    (``number_option``) and the values parsed from text (``--last 6h``).
+    """
+    from forensics.errors import UsageError
+
+    if not math.isfinite(value):
+        raise UsageError(f"{what} {value} is not a finite number of {unit}", hint=f"give a number of {unit}")
+    if value < low or (above and value == low) or value > high:
+        bound = f"more than {low:g}" if above else f"at least {low:g}"
+        top = f" and at most {high:g}" if math.isfinite(high) else ""
+        raise UsageError(f"{what} {value:g} {unit} is out of range: give {bound}{top}", hint=f"in {unit}")
+    return value
+
+
+def number_option(
+    name: str, help: str, unit: str, low: float = 0.0, high: float = math.inf, *, above: bool = False, **extra: Any
+) -> Any:
+    """A typer option for a duration, rate, threshold or size: finite, in [low, high] (or (low, high]), in ``unit``.
+
+    nan, inf and values out of range end the run with exit 2 and one line
+    (``kforensic: error: --hog-ms nan is not a finite number of milliseconds``).
+    """
+
+    def validate(value: float | None) -> float | None:
+        return None if value is None else check_number(value, name, unit, low, high, above=above)
+
+    return typer.Option(name, help=f"{help} [{unit}]", callback=validate, **extra)
 
 
 def _to_stdout(text: str) -> None:

@@ -30,6 +30,7 @@ from forensics.commands.common import (
     OutputOption,
     deliver,
     exit_status,
+    number_option,
     render_for,
 )
 from forensics.errors import InputError, UsageError
@@ -339,7 +340,8 @@ def leaks(
         Path | None, typer.Option("--plots", help="Write PNG plots of the flagged series into DIR.", metavar="DIR")
     ] = None,
     min_rate: Annotated[
-        float | None, typer.Option("--min-rate", help="Ignore growth slower than this many KB/h (default 256).")
+        float | None,
+        number_option("--min-rate", "Ignore growth slower than this (default 256).", "KB per hour", above=True),
     ] = None,
     fmt: FormatOption = OutputFormat.TEXT,
     output: OutputOption = None,

@@ -29,6 +29,7 @@ from forensics.commands.common import (
     deliver,
     exit_status,
     force_outputs,
+    number_option,
 )
 from forensics.errors import InputError, KforensicError, UsageError
 from forensics.model import Clock, Finding, Incident, NotAvailable, SourceRecord, Timestamp, TimeWindow
@@ -77,7 +78,9 @@ def parse_duration(text: str, what: str) -> float:
     parts = _DURATION.findall(spec)
     if not parts or "".join(n + u for n, u in parts) != spec:
         raise UsageError(f"{what} {text!r} is not a duration", hint="write e.g. 90, 90s, 30m, 24h, 2d or 1h30m")
-    return sum(float(n) * _UNITS[u or "s"] for n, u in parts)
+    from forensics.commands.common import check_number
+
+    return check_number(sum(float(n) * _UNITS[u or "s"] for n, u in parts), what, "seconds")
 
 
 # ---------------------------------------------------------------- the end-of-run analysis hook
@@ -357,7 +360,7 @@ def _watch(store_path: Path, root: Path, interval: float, duration: float | None
 
 def slab_watch(
     interval: Annotated[str, typer.Option("--interval", help="Time between samples: 1s to 1h (60, 90s, 5m).")] = "60s",
-    hours: Annotated[float | None, typer.Option("--hours", help="Sample for this many hours.")] = None,
+    hours: Annotated[float | None, number_option("--hours", "Sample for this many hours.", "hours", above=True)] = None,
     duration: Annotated[
         str | None, typer.Option("--duration", help="Sample for this long (30m, 24h, 2d); default: until stopped.")
     ] = None,
