@@ -236,14 +236,6 @@ def render_report(report: RunReport, fmt: OutputFormat, schema: str) -> str:
 # ---------------------------------------------------------------- slab-watch
 
 
-def _systemd_quote(arg: str) -> str:
-    # ExecStart= expands % specifiers and $ variables, and splits on blanks.
-    escaped = arg.replace("%", "%%").replace("$", "$$")
-    if re.fullmatch(r"[\w/.:=+@,%$-]+", escaped):
-        return escaped
-    return '"' + escaped.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
 def systemd_unit(store: Path, interval: str, duration: str | None, require: bool) -> str:
     """A ready systemd service running slab-watch unattended, niced, with only the store writable."""
     launcher = Path(sys.argv[0])
@@ -254,6 +246,11 @@ def systemd_unit(store: Path, interval: str, duration: str | None, require: bool
         command += ["--duration", duration]
     if require:
         command.append("--require-slabinfo")
+    from forensics.quoting import shell_single, systemd_arg, systemd_path
+
+    # Every value is quoted the way systemd reads it (or refused when it holds a newline or a
+    # control character): an option value can never add a line or a directive to the unit.
+    exec_start = " ".join(systemd_arg(a, "--store" if a == str(store) else "argument") for a in command)
     directory = store.parent
     try:
         state = directory.relative_to("/var/lib")
@@ -261,10 +258,11 @@ def systemd_unit(store: Path, interval: str, duration: str | None, require: bool
         state = None
     if state is not None and str(state) != ".":
         # systemd creates a StateDirectory (0700) and keeps it writable under ProtectSystem=strict.
-        writable = [f"StateDirectory={_systemd_quote(str(state))}", "StateDirectoryMode=0700"]
+        writable = [f"StateDirectory={systemd_path(str(state), '--store')}", "StateDirectoryMode=0700"]
     else:
         # ReadWritePaths= must exist when the service starts: create it first (mkdir -m 0700).
-        writable = [f"# mkdir -m 0700 -p {directory}", f"ReadWritePaths={_systemd_quote(str(directory))}"]
+        where = systemd_path(str(directory), "--store")
+        writable = [f"# mkdir -m 0700 -p {shell_single(str(directory))}", f"ReadWritePaths={where}"]
     return "\n".join(
         [
             "[Unit]",
@@ -273,7 +271,7 @@ def systemd_unit(store: Path, interval: str, duration: str | None, require: bool
             "",
             "[Service]",
             "Type=simple",
-            "ExecStart=" + " ".join(_systemd_quote(a) for a in command),
+            "ExecStart=" + exec_start,
             "Nice=10",
             "IOSchedulingClass=idle",
             "CPUSchedulingPolicy=batch",
