@@ -203,7 +203,10 @@ def render_table(results: list[SourceResult], fmt: OutputFormat) -> str:
 def dmesg(
     logs: Annotated[
         list[str] | None,
-        typer.Argument(help="Kernel logs: dmesg output, kern.log, journalctl -k, vmcore-dmesg.txt, '-' for stdin."),
+        typer.Argument(
+            help="Kernel logs (plain, gzip, xz or zstd): dmesg output, kern.log, journalctl -k, vmcore-dmesg.txt,"
+            " '-' for stdin."
+        ),
     ] = None,
     live: Annotated[bool, typer.Option("--live", help="Read the live kernel ring buffer (/dev/kmsg).")] = False,
     fmt: FormatOption = OutputFormat.TEXT,

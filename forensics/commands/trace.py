@@ -347,7 +347,10 @@ def analyse_trace_file(
 
 def trace(
     trace_file: Annotated[
-        str, typer.Argument(help="Trace text, .gz, trace.dat (needs trace-cmd), or - for stdin.", metavar="TRACE")
+        str,
+        typer.Argument(
+            help="Trace text (plain, gzip, xz or zstd), trace.dat (needs trace-cmd), or - for stdin.", metavar="TRACE"
+        ),
     ],
     bucket_ms: Annotated[
         float | None,
