@@ -329,3 +329,20 @@ def test_numeric_options_reject_nan_inf_and_negative(tmp_path: Path, args: tuple
     assert done.returncode == 2, done.stderr  # slab-watch --hours nan was exit 4; leaks --min-rate nan exit 0
     _one_error_line(done.stderr)
     assert not (tmp_path / "s.sqlite").exists()
+
+
+# ---------------------------------------------------------------- #23.5 a failed run keeps the previous output
+
+
+def test_save_text_on_a_full_disk_keeps_the_previous_file(mount_point: Path) -> None:
+    _mount_tmpfs(mount_point, "256k")
+    saved = mount_point / "r.txt"
+    saved.write_text("the previous saved text\n")
+    with (mount_point / "filler").open("wb") as out, pytest.raises(OSError):
+        out.write(b"\0" * (1 << 20))
+        out.flush()
+    done = kforensic("trace", "tests/data/traces/kf.ftrace.txt.gz", "--save-text", str(saved))
+    assert done.returncode == 3, done.stderr  # was: r.txt overwritten with 4096 bytes of the new text
+    _one_error_line(done.stderr, "No space left")
+    assert saved.read_text() == "the previous saved text\n"
+    assert sorted(p.name for p in mount_point.iterdir()) == ["filler", "r.txt"]
