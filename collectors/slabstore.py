@@ -342,6 +342,10 @@ def _create_tables(db: sqlite3.Connection, host: str | NotAvailable) -> None:
     db.execute("COMMIT")
 
 
+def _decode_text(raw: bytes) -> str:
+    return raw.decode("utf-8", "replace")
+
+
 def _remove_scratch(directory: str | None) -> None:
     if directory is not None:
         import shutil
@@ -395,6 +399,8 @@ class SlabStore:
             raise InputError(f"{path}: store schema {version} is newer than this kforensic reads ({SCHEMA_VERSION})")
         if "meta" not in tables or "slab" not in tables:
             raise InputError(f"{path}: not a slab-watch store (no meta/slab tables)")
+        # A damaged store can hold bytes that are not UTF-8 in a text column: shown replaced, never a crash.
+        db.text_factory = _decode_text
         store = cls(path, db, readonly)
         store._scratch = scratch
         store._load_ids()

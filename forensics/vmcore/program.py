@@ -78,10 +78,14 @@ def _require_elf(path: Path, option: str) -> None:
         raise InputError(f"{option} {path}: not an ELF file", hint="give the module's .ko (or .ko.debug) with DWARF")
 
 
-def _check_module_files_used(prog: drgn.Program, files: tuple[Path, ...]) -> None:
-    """Refuse (exit 3) a --module-debug file that matches no module of the dump: it was silently ignored."""
+def _unused_module_files(prog: drgn.Program, files: tuple[Path, ...]) -> list[str]:
+    """A warning for each --module-debug file that matches no module of the dump (it was silently ignored).
+
+    A module that is simply not loaded in this dump is a normal case (one .ko given for several dumps), so
+    this is said in the report rather than refused.
+    """
     if not files:
-        return
+        return []
     used = set()
     loaded = []
     for module in prog.modules():
@@ -90,15 +94,17 @@ def _check_module_files_used(prog: drgn.Program, files: tuple[Path, ...]) -> Non
             found = getattr(module, attr, None)
             if found:
                 used.add(os.path.realpath(found))
+    out = []
     for file in files:
         if os.path.realpath(file) not in used:
             have = elf_build_id(file)
-            raise InputError(
-                f"--module-debug {file}: matches no module of the dump"
-                + (f" (its build ID {have} is not one of theirs)" if have else ""),
-                hint="give the .ko built with the crashed kernel's modules: "
-                + ", ".join(n for n in loaded if n != "kernel")[:200],
+            modules = ", ".join(n for n in loaded if n != "kernel")[:200] or "none"
+            out.append(
+                f"--module-debug {file} was not used: it matches no module of the dump"
+                + (f" (build ID {have})" if have else "")
+                + f"; the dump's modules: {modules}"
             )
+    return out
 
 
 def open_dump(path: Path, header: DumpHeader, request: DebugInfoRequest) -> OpenedDump:
@@ -165,7 +171,7 @@ def open_dump(path: Path, header: DumpHeader, request: DebugInfoRequest) -> Open
         warnings.append(f"debug info missing: {str(exc).splitlines()[0][:300]}")
     except drgn.BadDataError as exc:
         raise InputError(f"damaged module debug info ({exc})", hint="copy the --module-debug files again") from None
-    _check_module_files_used(prog, request.module_debug)
+    warnings += _unused_module_files(prog, request.module_debug)
     # Modules without debug info still have their symbol tables in the dump
     # (CONFIG_KALLSYMS): frames and addresses in them get names from there.
     try:

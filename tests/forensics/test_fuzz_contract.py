@@ -15,6 +15,7 @@ profile (a few dozen examples per kind, well under 60 s in all); ``pytest -m fuz
 from __future__ import annotations
 
 import contextlib
+import functools
 import gzip
 import hashlib
 import io
@@ -170,8 +171,9 @@ def test_trace(data: bytes) -> None:
         check_contract(tree, lambda _out: ["trace", str(tree / "t.txt")])
 
 
-@pytest.fixture(scope="module")
+@functools.cache
 def store_bytes() -> bytes:
+    """A real store (three fixture snapshots imported), made once."""
     with tempfile.TemporaryDirectory() as name:
         store = Path(name) / "s.sqlite"
         code, err = _run("slab-import", *map(str, SNAPSHOTS), "--store", str(store), "--no-analysis")
@@ -181,8 +183,8 @@ def store_bytes() -> bytes:
 
 @FUZZ
 @given(st.data())
-def test_store(store_bytes: bytes, data: st.DataObject) -> None:
-    damaged = data.draw(mutated(store_bytes))
+def test_store(data: st.DataObject) -> None:
+    damaged = data.draw(mutated(store_bytes()))
     command = data.draw(st.sampled_from(["leaks", "slab-export", "report"]))
     with _tree() as tree:
         (tree / "s.sqlite").write_bytes(damaged)
