@@ -388,9 +388,12 @@ class SlabStore:
                 db, scratch = _read_only_connection(path)
             else:
                 db = sqlite3.connect(path, isolation_level=None)
+            # A damaged store can hold bytes that are not UTF-8 in a text column: shown replaced, never a crash.
+            db.text_factory = _decode_text
             version = db.execute("PRAGMA user_version").fetchone()[0]
             tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        except (sqlite3.DatabaseError, OSError) as exc:
+        except (sqlite3.DatabaseError, OSError, UnicodeDecodeError) as exc:
+            # (SQLite's message about a damaged schema can quote bytes that are not UTF-8.)
             _remove_scratch(scratch)
             raise InputError(
                 f"{path}: not a slab-watch store ({exc})", hint="give a file written by slab-watch"
@@ -399,8 +402,6 @@ class SlabStore:
             raise InputError(f"{path}: store schema {version} is newer than this kforensic reads ({SCHEMA_VERSION})")
         if "meta" not in tables or "slab" not in tables:
             raise InputError(f"{path}: not a slab-watch store (no meta/slab tables)")
-        # A damaged store can hold bytes that are not UTF-8 in a text column: shown replaced, never a crash.
-        db.text_factory = _decode_text
         store = cls(path, db, readonly)
         store._scratch = scratch
         store._load_ids()

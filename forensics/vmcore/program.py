@@ -120,7 +120,7 @@ def open_dump(path: Path, header: DumpHeader, request: DebugInfoRequest) -> Open
     prog = drgn.Program()
     try:
         prog.set_core_dump(str(path))
-    except (drgn.FaultError, ValueError, OSError, drgn.MissingDebugInfoError) as exc:
+    except Exception as exc:
         hint = "give the vmcore that kdump wrote"
         if header.format is DumpFormat.FLATTENED:
             hint = f"convert it first: makedumpfile -R {path.name}.kdump < {path.name}"
