@@ -1,12 +1,19 @@
-"""Throughput and peak memory of ``kforensic dmesg`` on a large log, against grep on the same file.
+"""Throughput and peak memory of ``kforensic dmesg`` on three kinds of large log, against grep on each.
 
-Builds a log of SIZE MB: ordinary noise (this machine's own kernel ring buffer
-when it can be read, else the noise lines of the golden logs) with a real
-report (the golden logs of tests/detectors/dmesg/golden) every REPORT_EVERY
-lines, then runs, in this one process:
-  kforensic dmesg --format json LOG          (wall time, peak RSS)
-  grep -cE 'BUG|WARNING|Oops|panic' LOG       (wall time, peak RSS)
-and prints MB/s for both and the ratio.  Run: .venv/bin/python benchmarks/dmesg_throughput.py [--size-mb 1024]
+Three inputs, each run in this one process as
+  kforensic dmesg --format json LOG          (wall time, CPU time, peak RSS)
+  grep -cE 'BUG|WARNING|Oops|panic' LOG       (wall time, CPU time, peak RSS)
+and printed side by side:
+  (a) console  every fixture console log (vmcore_fixtures/cases/*/console.log: real boots of the test
+               kernel with a crash in each) repeated to CONSOLE_MB (a report every ~150 lines);
+  (b) dense    the project's golden logs (tests/detectors/dmesg/golden) repeated to DENSE_MB: nothing
+               but reports, the worst case per byte;
+  (c) sparse   ordinary noise (this machine's ring buffer, else the golden logs' noise lines) with a
+               golden report every REPORT_EVERY lines, SIZE_MB in all.
+The machine may be shared: CPU seconds say what the work costs, wall seconds what a user waits; the
+load average is printed with each row.  ``--rss-check`` also runs (a) at a quarter of its size, so
+that peak RSS can be compared across sizes (it must stay flat).
+Run: .venv/bin/python benchmarks/dmesg_throughput.py [--console-mb 512 --dense-mb 128 --size-mb 1024]
 """
 
 from __future__ import annotations
@@ -18,10 +25,12 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "detectors" / "dmesg" / "golden"
+CONSOLES = ROOT / "vmcore_fixtures" / "cases"
 
 
 def noise_lines() -> list[bytes]:
@@ -47,11 +56,12 @@ def noise_lines() -> list[bytes]:
             os.close(fd)
     if len(lines) < 50:
         lines += [ln for p in GOLDEN.glob("*.log") for ln in p.read_bytes().splitlines() if b"BUG" not in ln]
-    return lines
+    # Noise is what a running system prints: the boot banner repeated mid-log would be a reboot each time.
+    return [ln for ln in lines if b"Linux version" not in ln]
 
 
-def build_log(path: Path, size: int, report_every: int) -> int:
-    """Write the benchmark log; return the number of reports in it."""
+def sparse_block(report_every: int) -> tuple[bytes, int]:
+    """Noise with a golden report every ``report_every`` lines; the block and its report count."""
     noise = noise_lines()
     reports = [p.read_bytes() for p in sorted(GOLDEN.glob("*.log"))]
     block = bytearray()
@@ -61,13 +71,21 @@ def build_log(path: Path, size: int, report_every: int) -> int:
         if i % report_every == report_every - 1:
             block += reports[n % len(reports)].rstrip(b"\n") + b"\n"
             n += 1
-    written = count = 0
+    return bytes(block), n
+
+
+def joined_block(paths: list[Path]) -> tuple[bytes, int]:
+    """The files one after the other (each ending in a newline); the report count is not known here."""
+    return b"".join(p.read_bytes().rstrip(b"\n") + b"\n" for p in paths), 0
+
+
+def write_repeated(path: Path, size: int, block: bytes) -> None:
+    """Write ``block`` again and again until the file holds at least ``size`` bytes."""
+    written = 0
     with path.open("wb") as out:
         while written < size:
             out.write(block)
             written += len(block)
-            count += n
-    return count
 
 
 def measure(cmd: list[str]) -> tuple[float, float, float, bytes]:
@@ -93,30 +111,50 @@ def sha256_cpu_seconds(path: Path) -> float:
     return time.process_time() - start
 
 
+def run_one(label: str, log: Path) -> None:
+    """Run kforensic and grep on one log and print one row each."""
+    mb = log.stat().st_size / 1e6
+    kf = [sys.executable, "-m", "forensics", "dmesg", "--format", "json", str(log)]
+    k_s, k_cpu, k_rss, _ = measure(kf)
+    load_k = os.getloadavg()[0]
+    g_s, g_cpu, g_rss, g_out = measure(["grep", "-cE", "BUG|WARNING|Oops|panic", str(log)])
+    h_cpu = sha256_cpu_seconds(log)
+    print(
+        f"{label:<10} {mb:7.0f} MB  kforensic {mb / k_s:6.1f} MB/s wall {k_s:6.2f} s  {mb / k_cpu:6.1f} MB/s CPU "
+        f"{k_cpu:6.2f} s  RSS {k_rss:4.0f} MB | grep {mb / g_s:7.1f} MB/s wall {g_cpu:5.2f} s CPU "
+        f"RSS {g_rss:3.0f} MB ({g_out.decode().strip()} lines) | grep {k_s / g_s:4.0f}x faster | "
+        f"sha256 {h_cpu:.2f} s | load {load_k:.2f}",
+        flush=True,
+    )
+
+
 def main() -> None:
-    """Build the log, run both commands, print the figures."""
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--size-mb", type=int, default=1024)
-    ap.add_argument("--report-every", type=int, default=20000, help="noise lines between two reports")
+    """Build the three logs, run both commands on each, print the figures."""
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--console-mb", type=int, default=512, help="size of (a), the fixture console logs")
+    ap.add_argument("--dense-mb", type=int, default=128, help="size of (b), the golden logs")
+    ap.add_argument("--size-mb", type=int, default=1024, help="size of (c), the sparse log")
+    ap.add_argument("--report-every", type=int, default=20000, help="noise lines between two reports in (c)")
+    ap.add_argument("--only", choices=("console", "dense", "sparse"), action="append", help="run only these")
+    ap.add_argument("--rss-check", action="store_true", help="also run (a) at a quarter of its size")
     args = ap.parse_args()
+    inputs: list[tuple[str, int, Callable[[], tuple[bytes, int]]]] = [
+        ("console", args.console_mb, lambda: joined_block(sorted(CONSOLES.glob("*/console.log")))),
+        ("dense", args.dense_mb, lambda: joined_block(sorted(GOLDEN.glob("*.log")))),
+        ("sparse", args.size_mb, lambda: sparse_block(args.report_every)),
+    ]
+    if args.rss_check:
+        inputs.insert(0, ("console/4", max(1, args.console_mb // 4), inputs[0][2]))
+    print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at the start", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
-        log = Path(tmp) / "big.log"
-        t0 = time.perf_counter()
-        n = build_log(log, args.size_mb << 20, args.report_every)
-        mb = log.stat().st_size / 1e6
-        print(f"log: {mb:.0f} MB, {n} reports, built in {time.perf_counter() - t0:.1f} s")
-        kf = [sys.executable, "-m", "forensics", "dmesg", "--format", "json", str(log)]
-        k_s, k_cpu, k_rss, _ = measure(kf)
-        g_s, g_cpu, g_rss, g_out = measure(["grep", "-cE", "BUG|WARNING|Oops|panic", str(log)])
-        # The machine may be shared: CPU seconds say what the work costs, wall seconds what a user waits.
-        print(f"kforensic dmesg: {k_s:.2f} s wall ({mb / k_s:.1f} MB/s), {k_cpu:.2f} s CPU, peak RSS {k_rss:.0f} MB")
-        count = g_out.decode().strip()
-        print(f"grep -cE:        {g_s:.2f} s wall ({mb / g_s:.1f} MB/s), {g_cpu:.2f} s CPU, peak RSS {g_rss:.0f} MB")
-        print(f"grep counted {count} lines; load average {os.getloadavg()[0]:.2f}")
-        print(f"ratio kforensic/grep throughput: {(mb / k_s) / (mb / g_s):.3f}")
-        # kforensic digests every input (SHA-256 of the source record) while it reads it.
-        h_cpu = sha256_cpu_seconds(log)
-        print(f"kforensic dmesg per CPU second: {mb / k_cpu:.1f} MB/s (of which SHA-256 of the input ~{h_cpu:.2f} s)")
+        for label, size_mb, make in inputs:
+            if args.only and label.split("/")[0] not in args.only:
+                continue
+            log = Path(tmp) / f"{label.replace('/', '-')}.log"
+            block, _ = make()
+            write_repeated(log, size_mb << 20, block)
+            run_one(label, log)
+            log.unlink()
 
 
 if __name__ == "__main__":

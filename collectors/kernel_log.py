@@ -4,7 +4,10 @@ Everything here streams: files and stdin are read in chunks of
 ``CHUNK_SIZE`` bytes through :func:`collectors.inputs.open_input` (which
 records size, digest and time for the report), and ``/dev/kmsg`` is read one
 record per ``read()`` without blocking, so memory does not grow with the log.
-The bytes go unchanged to the pure engine in :mod:`detectors.dmesg`.
+File and stdin bytes pass through :class:`forensics.textcodec.TextNormalizer`
+(UTF-16 logs become UTF-8, ANSI colour codes are removed; a plain UTF-8 log is
+unchanged) on their way to the pure engine in :mod:`detectors.dmesg`; the
+evidence check reads sources the same way, so cited lines resolve.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from pathlib import Path
 from collectors.inputs import TrackedInput, open_input
 from forensics.errors import CollectionError
 from forensics.model import NotAvailable, SourceRecord
+from forensics.textcodec import TextNormalizer
 
 CHUNK_SIZE = 1 << 20
 KMSG_PATH = "/dev/kmsg"
@@ -38,8 +42,13 @@ def open_log(name: str) -> Iterator[TrackedInput]:
 def log_chunks(tracked: TrackedInput, chunk_size: int = CHUNK_SIZE) -> Iterator[bytes]:
     """The bytes of an opened log, in chunks, counted and hashed into ``tracked``'s source record."""
     # SHA-256 runs at about 1 GB/s here: hashing on the reading thread costs less than handing
-    # chunks to a helper thread would.
-    yield from tracked.read_chunks(chunk_size)
+    # chunks to a helper thread would.  The record hashes the bytes as read; the engine gets them normalized.
+    norm = TextNormalizer()
+    for chunk in tracked.read_chunks(chunk_size):
+        if out := norm.feed(chunk):
+            yield out
+    if out := norm.close():
+        yield out
 
 
 @dataclass

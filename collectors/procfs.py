@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -99,6 +100,26 @@ def _complete_lines(data: bytes) -> tuple[list[str], str | None]:
     return [line.removesuffix("\r") for line in lines], note
 
 
+class RejectedLine(NamedTuple):
+    """A line of a counter file that was not used: where, what it says, and why."""
+
+    line: int  # 1-based, in the file the text came from
+    text: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.reason}: {self.text[:60]!r}"
+
+
+#: Larger counts or sizes are not a kernel's (2**50: a petabyte of kB, 10**15 objects): a damaged row.
+ABSURD = 1 << 50
+
+
+def _at(numbers: Sequence[int] | None, local: int) -> int:
+    """The source line of the ``local``-th line (1-based) of a parsed text, when it was cut from a larger file."""
+    return numbers[local - 1] if numbers is not None and 0 < local <= len(numbers) else local
+
+
 # ---------------------------------------------------------------- /proc/slabinfo
 
 
@@ -154,6 +175,7 @@ class Slabinfo:
     statistics: bool
     caches: tuple[SlabCache, ...]
     skipped: tuple[str, ...] = ()
+    rejected: tuple[RejectedLine, ...] = ()  # rows not used (the last line cut short included)
 
     def cache(self, name: str) -> SlabCache | None:
         """The cache called ``name``, or None."""
@@ -165,29 +187,41 @@ _SLAB_STATS_TOKENS = 33  # + ": globalstat" 9 + ": cpustat" 4
 _SLAB_NUMBERS = (1, 2, 3, 4, 5, 8, 9, 10, 13, 14, 15)
 
 
-def _parse_slab_line(tokens: list[str], statistics: bool) -> SlabCache | None:
-    if len(tokens) != (_SLAB_STATS_TOKENS if statistics else _SLAB_BASE_TOKENS):
-        return None
+def _parse_slab_line(tokens: list[str], statistics: bool) -> SlabCache | str:
+    """The cache of one slabinfo row, or why the row cannot be one."""
+    want = _SLAB_STATS_TOKENS if statistics else _SLAB_BASE_TOKENS
+    if len(tokens) != want:
+        return f"{len(tokens)} columns where slabinfo 2.1 has {want}"
     if tokens[6:8] != [":", "tunables"] or tokens[11:13] != [":", "slabdata"]:
-        return None
+        return "no ': tunables' and ': slabdata' columns where slabinfo 2.1 has them"
     if statistics and (tokens[16:18] != [":", "globalstat"] or tokens[27:29] != [":", "cpustat"]):
-        return None
+        return "no ': globalstat' and ': cpustat' columns where slabinfo 2.1 (statistics) has them"
     try:
         n = [int(tokens[i]) for i in _SLAB_NUMBERS]
         stats = None
         if statistics:
             stats = SlabStatistics(*(int(t) for t in (*tokens[18:27], *tokens[29:33])))
     except ValueError:
-        return None
-    return SlabCache(tokens[0], n[0], n[1], n[2], n[3], n[4], n[5], n[6], n[7], n[8], n[9], n[10], stats)
+        return "a column that should be a number is not"
+    if any(v < 0 or v >= ABSURD for v in n):
+        return "a count out of any kernel's range"
+    cache = SlabCache(tokens[0], n[0], n[1], n[2], n[3], n[4], n[5], n[6], n[7], n[8], n[9], n[10], stats)
+    if cache.active_objs > cache.num_objs or cache.active_slabs > cache.num_slabs:
+        return "more active objects or slabs than the cache has"
+    if cache.num_objs and not (cache.objsize and cache.pagesperslab):
+        return "objects of size 0 or slabs of 0 pages"
+    return cache
 
 
-def parse_slabinfo(data: bytes, source: str) -> Slabinfo:
+def parse_slabinfo(data: bytes, source: str, numbers: Sequence[int] | None = None) -> Slabinfo:
     """Parse /proc/slabinfo version 2.1, plain or ``(statistics)``.
 
     Raises :class:`InputError` when the file is empty or its header is not
-    version 2.1.  Lines that do not parse (a truncated copy) are skipped and
-    listed in ``skipped``.
+    version 2.1.  Rows that do not parse (a truncated copy, a missing column)
+    or hold values no kernel has (a negative or absurd count, more active
+    objects than objects) are left out and listed in ``skipped`` and
+    ``rejected`` with their line.  ``numbers`` gives the source line of each
+    line of ``data`` when it was cut out of a larger file.
     """
     lines, note = _complete_lines(data)
     if not lines or not lines[0].strip():
@@ -201,16 +235,24 @@ def parse_slabinfo(data: bytes, source: str) -> Slabinfo:
         raise InputError(f"{source}: slabinfo version {version} is not supported", hint="kforensic reads 2.1")
     statistics = flavour == "(statistics)"
     caches = []
-    skipped = [note] if note else []
+    rejected = _cut_note(data, lines, note, numbers)
     for number, line in enumerate(lines[1:], start=2):
         if not line or line.startswith("#"):
             continue
         cache = _parse_slab_line(line.split(), statistics)
-        if cache is None:
-            skipped.append(f"line {number} does not parse: {line[:40]!r}")
+        if isinstance(cache, str):
+            rejected.append(RejectedLine(_at(numbers, number), line, cache))
         else:
             caches.append(cache)
-    return Slabinfo(version, statistics, tuple(caches), tuple(skipped))
+    return Slabinfo(version, statistics, tuple(caches), tuple(map(str, rejected)), tuple(rejected))
+
+
+def _cut_note(data: bytes, lines: list[str], note: str | None, numbers: Sequence[int] | None) -> list[RejectedLine]:
+    """The truncated last line (``note`` from :func:`_complete_lines`) as a rejected line; empty without one."""
+    if note is None:
+        return []
+    text = data.decode("utf-8", errors="replace").rsplit("\n", 1)[-1].removesuffix("\r")
+    return [RejectedLine(_at(numbers, len(lines) + 1), text, "the line is truncated (the copy was cut short)")]
 
 
 # ---------------------------------------------------------------- /proc/meminfo and /proc/vmstat
@@ -234,6 +276,7 @@ class Counters:
 
     counters: tuple[Counter, ...]
     skipped: tuple[str, ...] = ()
+    rejected: tuple[RejectedLine, ...] = ()  # lines not used (the last line cut short included)
 
     def get(self, name: str) -> Counter | NotAvailable:
         """The counter called ``name``, or why it is missing."""
@@ -241,23 +284,29 @@ class Counters:
         return found if found is not None else NotAvailable(f"{name} is not in the file")
 
 
-def parse_meminfo(data: bytes, source: str) -> Counters:
-    """Parse /proc/meminfo (``Name:   value [kB]`` lines)."""
+def parse_meminfo(data: bytes, source: str, numbers: Sequence[int] | None = None) -> Counters:
+    """Parse /proc/meminfo (``Name:   value [kB]`` lines); lines that do not parse are listed, with their line.
+
+    ``numbers``: the source line of each line of ``data`` (see :func:`parse_slabinfo`).
+    """
     lines, note = _complete_lines(data)
     counters = []
-    skipped = [note] if note else []
+    rejected = _cut_note(data, lines, note, numbers)
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         name, colon, rest = line.partition(":")
         parts = rest.split()
         if not colon or not 1 <= len(parts) <= 2 or not parts[0].isdigit():
-            skipped.append(f"line {number} does not parse: {line[:40]!r}")
+            rejected.append(RejectedLine(_at(numbers, number), line, "not a 'Name: value [kB]' line"))
+            continue
+        if int(parts[0]) >= ABSURD:
+            rejected.append(RejectedLine(_at(numbers, number), line, "a value out of any kernel's range"))
             continue
         counters.append(Counter(name.strip(), int(parts[0]), parts[1] if len(parts) == 2 else ""))
     if not counters:
         raise InputError(f"{source}: no meminfo counters in it", hint="give a copy of /proc/meminfo")
-    return Counters(tuple(counters), tuple(skipped))
+    return Counters(tuple(counters), tuple(map(str, rejected)), tuple(rejected))
 
 
 def parse_vmstat(data: bytes, source: str, keep_all: bool = False) -> Counters:

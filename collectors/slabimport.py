@@ -22,11 +22,11 @@ import datetime as dt
 import email.utils
 import itertools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from collectors.inputs import open_input
-from collectors.procfs import Counters, HostIdentity, Slabinfo, parse_meminfo, parse_slabinfo
+from collectors.procfs import Counters, HostIdentity, RejectedLine, Slabinfo, parse_meminfo, parse_slabinfo
 from collectors.slabstore import RunInfo, Sample, SlabStore
 from forensics.errors import InputError, UsageError
 from forensics.model import NotAvailable
@@ -41,6 +41,8 @@ _DATE_OUTPUT = re.compile(
     r"(?: +(?P<tz>[A-Z]{1,5}|[+-]\d{4}))? +(?P<year>\d{4})"
 )
 _MEMINFO_LINE = re.compile(r"^[A-Za-z][\w()]*:\s+\d+(?: kB)?\s*$")
+_MEMINFO_LIKE = re.compile(r"^[A-Za-z][\w()]*:")  # inside a meminfo section: a counter line, even damaged
+_SLAB_LIKE = re.compile(r"^\S+\s+-?\d+\s+-?\d+")  # inside a slabinfo section: a cache row, even damaged
 _SLAB_HEADER = "slabinfo - version:"
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
@@ -55,6 +57,15 @@ class Snapshot:
     meminfo: Counters | NotAvailable
     source: str
     line: int  # first line of the snapshot in ``source`` (1-based)
+    head: str = ""  # the text of that line (its time line, when it has one)
+
+    def rejected(self) -> tuple[RejectedLine, ...]:
+        """The slabinfo and meminfo rows of this snapshot that were not used (lines of ``source``)."""
+        out: list[RejectedLine] = []
+        for part in (self.slabinfo, self.meminfo):
+            if not isinstance(part, NotAvailable):
+                out += part.rejected
+        return tuple(sorted(out))
 
 
 @dataclass
@@ -64,6 +75,9 @@ class _Building:
     line: int
     slab_lines: list[str]
     mem_lines: list[str]
+    head: str = ""
+    slab_numbers: list[int] = field(default_factory=list)
+    mem_numbers: list[int] = field(default_factory=list)
 
 
 def _parse_iso(text: str) -> float | None:
@@ -131,10 +145,11 @@ def _finish(building: _Building | None, source: str, default_wall: float | None,
     slabinfo: Slabinfo | NotAvailable = NotAvailable("not in the snapshot")
     meminfo: Counters | NotAvailable = NotAvailable("not in the snapshot")
     if building.slab_lines:
-        slabinfo = parse_slabinfo(("\n".join(building.slab_lines) + "\n").encode(), where)
+        text = ("\n".join(building.slab_lines) + "\n").encode()
+        slabinfo = parse_slabinfo(text, where, building.slab_numbers)
     if building.mem_lines:
-        meminfo = parse_meminfo(("\n".join(building.mem_lines) + "\n").encode(), where)
-    out.append(Snapshot(wall, building.uptime, slabinfo, meminfo, source, building.line))
+        meminfo = parse_meminfo(("\n".join(building.mem_lines) + "\n").encode(), where, building.mem_numbers)
+    out.append(Snapshot(wall, building.uptime, slabinfo, meminfo, source, building.line, building.head))
 
 
 def parse_snapshots(data: bytes, source: str, default_wall: float | None = None) -> list[Snapshot]:
@@ -148,22 +163,25 @@ def parse_snapshots(data: bytes, source: str, default_wall: float | None = None)
         if line.startswith(_SLAB_HEADER):
             if building is None or building.slab_lines:
                 _finish(building, source, default_wall, out)
-                building = _Building(None, None, number, [], [])
+                building = _Building(None, None, number, [], [], line)
             building.slab_lines.append(line)
+            building.slab_numbers.append(number)
             section = "slab"
-        elif _MEMINFO_LINE.match(line):
+        elif _MEMINFO_LINE.match(line) or (section == "mem" and _MEMINFO_LIKE.match(line)):
             if section != "mem" and (building is None or building.mem_lines):
                 _finish(building, source, default_wall, out)
-                building = _Building(None, None, number, [], [])
+                building = _Building(None, None, number, [], [], line)
             assert building is not None
-            building.mem_lines.append(line)
+            building.mem_lines.append(line)  # a damaged one ("MemFree:", "MemFree: x kB") is listed by the parser
+            building.mem_numbers.append(number)
             section = "mem"
-        elif section == "slab" and building is not None and _is_slab_line(line):
-            building.slab_lines.append(line)
+        elif section == "slab" and building is not None and (_is_slab_line(line) or _SLAB_LIKE.match(line)):
+            building.slab_lines.append(line)  # a row with a column missing is listed by the parser, not dropped
+            building.slab_numbers.append(number)
         elif (wall := parse_time(line)) is not None:
             _finish(building, source, default_wall, out)
             up = _UPTIME.search(line)
-            building = _Building(wall, float(up.group(1)) if up else None, number, [], [])
+            building = _Building(wall, float(up.group(1)) if up else None, number, [], [], line)
             section = ""
         else:
             section = ""  # a marker line ("--- /proc/meminfo") or noise
@@ -171,12 +189,32 @@ def parse_snapshots(data: bytes, source: str, default_wall: float | None = None)
     return out
 
 
+@dataclass(frozen=True)
+class LoadedSnapshots:
+    """Snapshots to import (merged, by time) and what the input checks found in the files as read."""
+
+    snapshots: list[Snapshot]
+    rejected: list[tuple[str, RejectedLine]]  # (file, row) of rows not imported
+    out_of_order: list[OutOfOrder]
+
+
+def load_snapshots(paths: list[Path]) -> LoadedSnapshots:
+    """:func:`read_snapshots` with the rows left out and the times that go back, for the report."""
+    found = _read_all(paths)
+    rejected = [(snap.source, row) for snap in found for row in snap.rejected()]
+    return LoadedSnapshots(_merge_checked(found), rejected, out_of_order(found))
+
+
 def read_snapshots(paths: list[Path]) -> list[Snapshot]:
     """Read snapshot files and directories; merge slabinfo and meminfo of the same time; sort by time.
 
-    Raises :class:`InputError` for unreadable paths, snapshots without a time
-    and inputs holding no snapshot at all.
+    Raises :class:`InputError` for unreadable paths, snapshots without a time,
+    two snapshots of the same time and inputs holding no snapshot at all.
     """
+    return _merge_checked(_read_all(paths))
+
+
+def _read_all(paths: list[Path]) -> list[Snapshot]:
     files: list[Path] = []
     for path in paths:
         if path.is_dir():
@@ -192,7 +230,37 @@ def read_snapshots(paths: list[Path]) -> list[Snapshot]:
     if not found:
         names = ", ".join(str(p) for p in paths)
         raise InputError(f"{names}: no slabinfo or meminfo snapshot found", hint="see docs/slab-watch.md, slab-import")
-    return merge_snapshots(found)
+    return found
+
+
+def _merge_checked(found: list[Snapshot]) -> list[Snapshot]:
+    """Merged by time; two snapshots of one time (after joining a slabinfo and a meminfo file) are refused."""
+    merged = merge_snapshots(found)
+    for a, b in itertools.pairwise(merged):
+        if a.wall == b.wall:
+            raise InputError(
+                f"two snapshots have the same time {a.wall:.3f}: {a.source}:{a.line} and {b.source}:{b.line}",
+                hint="remove the duplicate (the same file given twice?) or correct its time line",
+            )
+    return merged
+
+
+@dataclass(frozen=True)
+class OutOfOrder:
+    """A snapshot whose time is earlier than the one before it in the same file (imported sorted by time)."""
+
+    earlier: Snapshot  # the snapshot before it in the file
+    later: Snapshot  # the one that goes back in time
+
+
+def out_of_order(snapshots: list[Snapshot]) -> list[OutOfOrder]:
+    """Snapshots whose time goes back within their file, in file order (``snapshots`` as read, in any order)."""
+    out: list[OutOfOrder] = []
+    by_source = sorted(snapshots, key=lambda s: (s.source, s.line))
+    for a, b in itertools.pairwise(by_source):
+        if a.source == b.source and b.wall < a.wall:
+            out.append(OutOfOrder(a, b))
+    return out
 
 
 def merge_snapshots(snapshots: list[Snapshot]) -> list[Snapshot]:

@@ -147,14 +147,27 @@ class Sample:
     kmsg: KmsgBatch | NotAvailable
     cost_seconds: float | None = None  # CPU seconds spent taking it, None when not measured
     sources: tuple[SourceRecord, ...] = ()
+    notes: tuple[str, ...] = ()  # what the sampler noticed (the wall clock going back), stored with "missing"
+
+    def rejected(self) -> tuple[str, ...]:
+        """The slabinfo/meminfo rows left out of this sample, each as ``file line N: why: 'text'``."""
+        out = []
+        for name, part in (("slabinfo", self.slabinfo), ("meminfo", self.meminfo)):
+            if not isinstance(part, NotAvailable):
+                out += [f"{name} {row}" for row in part.rejected]
+        return tuple(out)
 
     def missing(self) -> tuple[str, ...]:
-        """Why parts of the sample are missing (empty when everything was read)."""
+        """Why parts of the sample are missing or doubtful (empty when everything was read and made sense)."""
         parts = (self.slabinfo, self.meminfo, self.vmstat, self.fs, self.kmsg, self.boot_id)
         reasons = [p.reason for p in parts if isinstance(p, NotAvailable)]
         if isinstance(self.kmsg, KmsgBatch) and self.kmsg.error:
             reasons.append(self.kmsg.error)
-        return tuple(reasons)
+        rejected = self.rejected()
+        if rejected:
+            more = f" (and {len(rejected) - 3} more)" if len(rejected) > 3 else ""
+            reasons.append(f"{len(rejected)} rows left out: {'; '.join(rejected[:3])}{more}")
+        return (*reasons, *self.notes)
 
 
 @dataclass(frozen=True)

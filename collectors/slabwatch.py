@@ -17,7 +17,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import FrameType
 from typing import NamedTuple, TypeVar
@@ -72,6 +72,7 @@ class Progress:
     movers: tuple[Mover, ...]
     kmsg_records: int
     rebooted: bool  # the boot id changed since the previous sample: a series break
+    doubtful: tuple[str, ...] = ()  # rows left out of this sample, the wall clock going back: said every time
 
 
 @dataclass(frozen=True)
@@ -210,6 +211,7 @@ class SlabWatcher:
         kmsg = self._open_kmsg(boot_id)
         start = time.monotonic()
         previous: dict[str, int] | None = None
+        last_wall: float | None = None
         taken = 0
         slot = 0
         try:
@@ -222,6 +224,11 @@ class SlabWatcher:
                     kmsg = self._open_kmsg(sample.boot_id)
                     sample = take_sample(plan.root, kmsg)
                     boot_id = sample.boot_id
+                if last_wall is not None and sample.wall <= last_wall:
+                    # The wall clock was stepped back (NTP, an operator): flagged in the store and the progress.
+                    step = f"the wall clock went back {last_wall - sample.wall:.3f} s since the previous sample"
+                    sample = replace(sample, notes=(*sample.notes, f"{step}: sample times are out of order here"))
+                last_wall = sample.wall if last_wall is None else max(last_wall, sample.wall)
                 sample_id = self.store.append_sample(run_id, sample)
                 taken += 1
                 now_bytes = _active_bytes(sample)
@@ -238,6 +245,7 @@ class SlabWatcher:
                             movers=() if previous is None or rebooted else top_movers(previous, now_bytes),
                             kmsg_records=len(sample.kmsg.records) if isinstance(sample.kmsg, KmsgBatch) else 0,
                             rebooted=rebooted,
+                            doubtful=(*sample.rejected(), *sample.notes),
                         )
                     )
                 previous = now_bytes

@@ -1,8 +1,10 @@
 """Checking that evidence is real: every excerpt must stand verbatim at its locator.
 
-Text sources are read the way the log readers read them: bytes decoded as
-UTF-8 with invalid sequences replaced (U+FFFD), lines split on ``\\n`` with a
-trailing ``\\r`` removed.  A ``LINE`` (or ``EVENT``) locator holds when the
+Text sources are read the way the log readers read them: bytes normalized by
+:func:`forensics.textcodec.normalize_text` (a UTF-16 file decoded, ANSI escape
+sequences removed; plain UTF-8 is unchanged), decoded as UTF-8 with invalid
+sequences replaced (U+FFFD), lines split on ``\\n`` with a trailing ``\\r``
+removed.  A ``LINE`` (or ``EVENT``) locator holds when the
 excerpt is contained in the text of lines ``start..end`` and its first line is
 in line ``start``; a ``BYTE`` locator when the excerpt's UTF-8 bytes stand at
 that offset.  Other kinds (frames, registers, samples) need a resolver from the
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from forensics.model import Evidence, Finding, LocatorKind
+from forensics.textcodec import normalize_text
 
 #: Given the evidence, return the text found at its locator, or None when absent.
 Resolver = Callable[[Evidence], str | None]
@@ -88,7 +91,7 @@ def check_evidence(
         return f"cannot read source {path}: {exc.strerror or exc}"
     if kind is LocatorKind.BYTE:
         return _byte_problem(evidence, data)
-    return _line_problem(evidence, data)
+    return _line_problem(evidence, normalize_text(data))
 
 
 def check_findings(

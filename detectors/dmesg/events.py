@@ -9,11 +9,11 @@ task was killed, and the memory state printed with them.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from detectors.dmesg.extract import guilty_frame, line_context, report_extent, signature
 from detectors.dmesg.frames import Frame
-from detectors.dmesg.lines import LogLine
+from detectors.dmesg.lines import LogLine, Window
 from detectors.dmesg.model import KernelReport
 from detectors.dmesg.rules import CALL_TRACE, TRACE, StackSpec
 from forensics.model import NotAvailable, Severity
@@ -35,11 +35,18 @@ _ALLOC_STACK = StackSpec(
 )  # fmt: skip
 
 
+_EVENT_HEADERS = ("invoked oom-killer:", "page allocation failure:", "vmalloc error:")
+_EVENT_HEADER_RAW = re.compile(b"|".join(re.escape(h.encode()) for h in _EVENT_HEADERS))
+
+
 def find_event_header(lines: Sequence[LogLine]) -> int | None:
     """Index of the last OOM or allocation-failure header among ``lines`` (looking back from Mem-Info)."""
+    raw = lines.raw if isinstance(lines, Window) else None
     for i in range(len(lines) - 1, -1, -1):
+        if raw is not None and _EVENT_HEADER_RAW.search(raw[i]) is None:
+            continue  # not parsed: the header is usually a few dozen lines up
         body = lines[i].body
-        if "invoked oom-killer:" in body or "page allocation failure:" in body or "vmalloc error:" in body:
+        if any(h in body for h in _EVENT_HEADERS):
             return i
     return None
 
@@ -61,6 +68,43 @@ def build_event(window: Sequence[LogLine]) -> tuple[KernelReport, int] | None:
     return None
 
 
+# Bytes one of the lines _oom looks at has; the other lines of the (long) OOM dump are not decoded.
+_OOM_TOKENS = re.compile(rb"Mem-Info:|oom|Kill|allocation failure")
+
+
+def _oom_lines(window: Sequence[LogLine]) -> Iterator[tuple[int, LogLine]]:
+    """The lines of ``window`` that may matter to an OOM event, with their index.
+
+    An OOM dump runs to hundreds of lines (per-zone counters, the task table);
+    only a handful say anything the event reports, so the raw bytes are
+    searched in one piece and just those lines are parsed.
+    """
+    if not isinstance(window, Window):
+        yield from enumerate(window)
+        return
+    raw = window.raw
+    blob = b"\n".join(raw)
+    line = prev = 0
+    last = -1  # the last line yielded
+    pending = -1  # the line after Mem-Info: (the memory summary), yielded in its turn
+    for m in _OOM_TOKENS.finditer(blob):
+        line += blob.count(b"\n", prev, m.start())  # matches come in order: count the newlines between
+        prev = m.start()
+        if last < pending < line:
+            yield pending, window[pending]
+            last = pending
+        if line > last:
+            yield line, window[line]
+            last = line
+        if m.group() == _MEM_INFO_RAW:
+            pending = line + 1
+    if last < pending < len(raw):
+        yield pending, window[pending]
+
+
+_MEM_INFO_RAW = MEM_INFO.encode()
+
+
 def _oom(window: Sequence[LogLine], invoked: re.Match[str] | None) -> KernelReport:
     details: list[tuple[str, str]] = []
     if invoked is not None:
@@ -68,7 +112,7 @@ def _oom(window: Sequence[LogLine], invoked: re.Match[str] | None) -> KernelRepo
     own: list[LogLine] = [window[0]]
     victim = None
     end = 0
-    for i, line in enumerate(window):
+    for i, line in _oom_lines(window):
         body = line.body
         if i > 0 and (OOM_INVOKED.search(body) or ALLOC_FAILURE.search(body)):
             break

@@ -9,6 +9,7 @@ title, guilty frame, call trace and context of the report.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Sequence
@@ -17,11 +18,13 @@ from detectors.dmesg.frames import (
     Frame,
     function_name,
     hung_frame,
+    is_skipped,
     parse_frame,
     parse_trace,
     skip_matcher,
     stall_frame,
     starts_stack,
+    title_name,
 )
 from detectors.dmesg.lines import LogLine
 from detectors.dmesg.model import KernelReport
@@ -30,13 +33,18 @@ from detectors.dmesg.taint import decode_taint, taint_letters
 from forensics.model import NotAvailable
 
 _END_MARKER = re.compile(r"---\[ end (?:trace|Kernel panic)")
-_CPU_LINE = re.compile(r"CPU: (\d+) (?:UID: \d+ )?PID: (\d+) Comm: (.+?)(?: Not tainted| Tainted:|$)")
+# dump_stack_print_info(): "Comm: %.20s %s%s ..." where the first %s is "Kdump: loaded " when a crash
+# kernel is loaded, then "Tainted: ..." or "Not tainted"; a comm may itself hold spaces.
+_CPU_LINE = re.compile(
+    r"CPU: (\d+) (?:UID: \d+ )?PID: (\d+) Comm: (.+?)(?: Kdump: loaded)?(?: Not tainted| Tainted:| *$)"
+)
 _RELEASE = re.compile(r"(?:Not tainted|Tainted: [A-Z ]+?)\s+(\d+\.\d+[^\s]*)")
 _HARDWARE = re.compile(r"Hardware name: (.+?)\s*$")
 _TIMESTAMP_IN_TITLE = re.compile(r"\[ *\d+\.\d+\]")
 _OFFSET = re.compile(r"\+0x[0-9a-f]+/0x[0-9a-f]+")
 _ADDRESS = re.compile(r"\b(?:0x[0-9a-fA-F]+|[0-9a-fA-F]{8,})\b")
 _NUMBER = re.compile(r"\b\d+\b")
+_SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_.$]*")
 
 
 def sanitize(text: str) -> str:
@@ -77,8 +85,14 @@ def _literal_prefix(pattern: str) -> str:
 _HINTS = tuple((rule, _literal_prefix(rule.header.pattern)) for rule in RULES)
 
 
+@functools.lru_cache(maxsize=8192)
 def match_header(body: str) -> tuple[Rule, re.Match[str]] | None:
-    """The first rule whose header pattern is found in a line's body, or None."""
+    """The first rule whose header pattern is found in a line's body, or None.
+
+    Cached: logs repeat their lines (a driver's warning in a loop, the same boot
+    messages after every reboot), and a line that looks like a header but is not
+    one would otherwise be tried against the whole table each time.
+    """
     for rule, hint in _HINTS:
         if hint in body and (m := rule.header.search(body)) is not None:
             return (rule, m) if IGNORED.search(body) is None else None
@@ -87,12 +101,19 @@ def match_header(body: str) -> tuple[Rule, re.Match[str]] | None:
 
 def matching_rules(body: str, first: Rule) -> list[tuple[Rule, re.Match[str]]]:
     """``first`` and every later rule whose header also matches (fallbacks when a report pattern is absent)."""
+    return list(_matching_from(body, _RULE_INDEX[first.name]))
+
+
+_RULE_INDEX = {rule.name: i for i, rule in enumerate(RULES)}
+
+
+@functools.lru_cache(maxsize=4096)
+def _matching_from(body: str, first: int) -> tuple[tuple[Rule, re.Match[str]], ...]:
     out = []
-    for rule in RULES[RULES.index(first) :]:
-        m = rule.header.search(body)
-        if m is not None:
+    for rule, hint in _HINTS[first:]:
+        if hint in body and (m := rule.header.search(body)) is not None:
             out.append((rule, m))
-    return out
+    return tuple(out)
 
 
 def _same_context(header: str | None, line: str | None, cpu_traceback: bool) -> bool:
@@ -137,20 +158,19 @@ def report_extent(
                 resume = i
             continue
         body = line.body
-        if "Sending NMI from CPU" in body or "NMI backtrace for cpu" in body:
+        header, nmi, end_marker, is_frame, opens_stack, structural = _line_kind(body)
+        if nmi:
             cpu_traceback = True
-        found = match_header(body) if _may_be_header(body) else None
-        if found is not None and found[0].starts and stop_at_headers:
+        if header == _STARTS and stop_at_headers:
             break
         own.append(line)
         where.append(i)
-        if "---[" in body and _END_MARKER.search(body) and not _panic_follows(window, i, header_context):
+        if end_marker and not _panic_follows(window, i, header_context):
             quiet = 0
             break
-        is_frame = "+0x" in body and parse_frame(body) is not None
-        if is_frame or (not seen_trace and starts_stack(body)):
+        if is_frame or (not seen_trace and opens_stack):
             seen_trace = True
-        if is_frame or found is not None or _STRUCTURAL.match(body):
+        if is_frame or header or structural:
             quiet = 0
         else:
             quiet += 1
@@ -161,6 +181,30 @@ def report_extent(
         del own[-quiet:], where[-quiet:]
     end = where[-1]
     return own, end, end + 1 if resume is None else min(resume, end + 1)
+
+
+_CONTINUES, _STARTS = 1, 2  # what a line's header is: none (0), a continuation, a report start
+_IS_FRAME, _OPENS_STACK = 3, 4  # fields of _line_kind
+
+
+@functools.lru_cache(maxsize=16384)
+def _line_kind(body: str) -> tuple[int, bool, bool, bool, bool, bool]:
+    """What :func:`report_extent` needs to know of one line's body, computed once per distinct body.
+
+    Header (0, continuation, start), NMI backtrace marker, end marker, frame,
+    stack start, other report structure.  Cached: frame lines and report
+    boilerplate repeat from report to report of one kernel.
+    """
+    found = match_header(body) if _may_be_header(body) else None
+    header = 0 if found is None else _STARTS if found[0].starts else _CONTINUES
+    return (
+        header,
+        "Sending NMI from CPU" in body or "NMI backtrace for cpu" in body,
+        "---[" in body and _END_MARKER.search(body) is not None,
+        "+0x" in body and parse_frame(body) is not None,
+        starts_stack(body),
+        _STRUCTURAL.match(body) is not None,
+    )
 
 
 def _panic_follows(window: Sequence[LogLine], i: int, context: str | None) -> bool:
@@ -177,10 +221,13 @@ def _panic_follows(window: Sequence[LogLine], i: int, context: str | None) -> bo
 _HEADER_HINTS = (
     *(word.decode() for word, _ in TRIGGERS),
     "Unable to handle", "Unhandled fault", "Alignment trap", "Internal error", "PANIC", "fault", "error:", "Oops",
+    "panicked at",
 )  # fmt: skip
 
 
 _HEADER_HINT = re.compile("|".join(map(re.escape, _HEADER_HINTS)))
+#: The same on raw bytes, to pass over lines without parsing them.
+HEADER_HINT_BYTES = re.compile("|".join(map(re.escape, _HEADER_HINTS)).encode())
 
 
 def _may_be_header(body: str) -> bool:
@@ -220,39 +267,54 @@ def guilty_frame(lines: Sequence[LogLine], spec: StackSpec) -> tuple[str | None,
     Each step path is followed as far as the report allows; the first path that
     yields a frame outside the skip lists wins.
     """
-    skip = skip_matcher(spec.skip)
     seen: list[Frame] = []
     for path in spec.paths:
         names, frames = _follow(lines, path)
         seen = seen or frames
         if spec.extractor == "stall":
-            frame = stall_frame([n for n in names if not skip.search(n)])
+            frame = stall_frame([n for n in names if not is_skipped(spec.skip, n)])
         elif spec.extractor == "hung":
-            frame = hung_frame([n for n in names if not skip.search(n)] or names)
+            frame = hung_frame([n for n in names if not is_skipped(spec.skip, n)] or names)
         else:
-            frame = next((n for n in names if not skip.search(n)), None)
+            frame = next((n for n in names if not is_skipped(spec.skip, n)), None)
         if frame is not None:
-            return frame, frames
+            return title_name(frame), frames
     return None, seen
 
 
-def _corruption(rule: Rule, title: str, text: str, lines: Sequence[LogLine], frames: int) -> str | None:
-    """Why the report cannot be trusted, or None (``frames``: how many frames the report's stacks hold)."""
+def _corruption(
+    rule: Rule, title: str, text: str, lines: Sequence[LogLine], frames: int, header_at: int = 0
+) -> str | None:
+    """Why the report cannot be trusted, or None.
+
+    ``frames``: how many frames the report's stacks hold; ``header_at``: where the
+    header starts in the first line (text before it, a login prompt, is not the report's).
+    """
     if rule.corrupted:
         return "the header is damaged or incomplete"
     if _TIMESTAMP_IN_TITLE.search(title):
         return "a timestamp is merged into the title"
+    if lines and _TIMESTAMP_IN_TITLE.search(lines[0].body, header_at):
+        return "another line's output is merged into the header line"
     if not rule.needs_trace:
         return None
-    if not frames and "Call Trace" not in text and "Call trace" not in text and "acktrace" not in text:
+    if (
+        not frames
+        and "Call Trace" not in text
+        and "Call trace" not in text
+        and "acktrace" not in text
+        # 32-bit arm prints its frames ("[<pc>] (f) from [<lr>] (g+0x1/0x2)") with no heading.
+        and not any(") from [<" in line.body and parse_frame(line.body) for line in lines)
+    ):
         return "no call trace in the report"
-    for i, line in enumerate(lines):
-        if not starts_stack(line.body):
+    kinds = [_line_kind(line.body) for line in lines]  # cached per distinct line
+    for i, kind in enumerate(kinds):
+        if not kind[_OPENS_STACK]:
             continue
-        for other in lines[i + 1 : i + 16]:
-            if starts_stack(other.body):
+        for j in range(i + 1, min(i + 16, len(lines))):
+            if kinds[j][_OPENS_STACK]:
                 break
-            if parse_frame(other.body) is not None or "(stack is not available)" in other.body:
+            if kinds[j][_IS_FRAME] or "(stack is not available)" in lines[j].body:
                 break
         else:
             return "no frames in a call trace"
@@ -300,9 +362,9 @@ def _format_title(rule: Rule, header: re.Match[str], text: str, frame: str | Non
             skip = skip_matcher(rule.stack.skip if rule.stack else ())
             names = [function_name(g) for g in m.groups() if g]
             chosen = next((n for n in names if not skip.search(n)), None)
-            values["r1"] = chosen or frame or named
+            values["r1"] = title_name(chosen) if chosen else frame or named
             frame = values["r1"] or frame
-        elif frame is None and named and "{frame}" in rule.title:
+        elif frame is None and named and "{frame}" in rule.title and _SYMBOL.fullmatch(named):
             frame = function_name(named)
     if frame is None and (named_in_header := re.search(r" in \{(h\d)\}$", rule.title)):
         # The header itself names the culprit (stack-protector's "corrupted in: func").
@@ -310,7 +372,7 @@ def _format_title(rule: Rule, header: re.Match[str], text: str, frame: str | Non
         frame = culprit if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", culprit) else None
     values["frame"] = frame or "corrupted"
     try:
-        return rule.title.format(**values), frame
+        return rule.title.format(**values).rstrip(), frame
     except (KeyError, IndexError):
         return None, None
 
@@ -362,7 +424,7 @@ def build_report(window: Sequence[LogLine], rule: Rule, header: re.Match[str]) -
     elif rule.stack is not None and frame is None:
         corrupted_reason = "no frame of the call trace can be trusted"
     if corrupted_reason is None:
-        corrupted_reason = _corruption(rule, title, text, own, len(trace))
+        corrupted_reason = _corruption(rule, title, text, own, len(trace), header.start())
     fields = _context_fields(own)
     panicked = any("Kernel panic - not syncing" in line.body for line in own)
     taint = fields.get("taint")
@@ -427,6 +489,10 @@ def _all_frames(lines: Sequence[LogLine]) -> list[Frame]:
     for i, line in enumerate(lines):
         if starts_stack(line.body):
             return parse_trace(lines, i + 1)[0]
+    for i, line in enumerate(lines):
+        # 32-bit arm prints its frames with no heading after the stack dump.
+        if ") from [<" in line.body and parse_frame(line.body) is not None:
+            return parse_trace(lines, i)[0]
     return []
 
 

@@ -21,6 +21,7 @@ _FRAME = re.compile(
     r"^\s*(?:\[\s*<?(?:0x)?[0-9a-fA-F]+>?\]\s*){0,2}"  # [<ffffffff81000000>] columns (old x86, arm)
     r"(\?\s+)?"  # the unwinder's "unreliable" mark
     r"(?:\d+:)?"
+    r"\.?"  # ppc64 ELFv1 names functions by their entry point, ".func"
     r"([A-Za-z_][A-Za-z0-9_.$]*)\+(0x[0-9a-fA-F]+)/(0x[0-9a-fA-F]+)"
     r"(?:\s+\[([A-Za-z0-9_\-]+)\])?"
 )
@@ -46,10 +47,13 @@ _STACK_START_WORDS = ("race:", "acktrace", "by task", "potentially", "llocated:"
                       "Local variable")  # fmt: skip
 
 
+_STACK_START_HINT = re.compile("|".join(map(re.escape, _STACK_START_WORDS)))
+
+
 def starts_stack(body: str) -> bool:
     """Whether a line opens a list of frames (``Call Trace:``, ``Allocated by task 1:``, ...)."""
     # Substring checks first: this runs on every line of every report.
-    return any(w in body for w in _STACK_START_WORDS) and STACK_START.search(body) is not None
+    return _STACK_START_HINT.search(body) is not None and STACK_START.search(body) is not None
 
 
 class Frame(NamedTuple):
@@ -70,44 +74,90 @@ class Frame(NamedTuple):
     line: int
 
 
+#: Mangled C++ (Itanium ``_Z``) and Rust (legacy ``_ZN..E``, v0 ``_R``) symbols; kCFI adds ``__cfi_``.
+_MANGLED = re.compile(r"^(?:__cfi_)?_[ZR][A-Za-z0-9_$]")
+
+
+@functools.lru_cache(maxsize=16384)
+def demangle(symbol: str) -> str:
+    """The source-level name of a C++ or Rust symbol, without parameters; other symbols unchanged.
+
+    Rust in the kernel (binder, drivers) and C++ in firmware or user-space
+    helpers print mangled names; titles must name ``<Type>::method`` as
+    developers write it.  ``pydemumble`` wraps LLVM's demanglers (Itanium C++,
+    Rust legacy and v0); the legacy Rust hash (``::h0123..``) and C++ parameter
+    lists are dropped, as they change with every build.
+    """
+    if _MANGLED.match(symbol) is None:
+        return symbol
+    import pydemumble
+
+    name: str = pydemumble.demangle(symbol.removeprefix("__cfi_"))
+    if not name or name == symbol:
+        return symbol
+    return _RUST_HASH.sub("", _strip_params(name))
+
+
+_RUST_HASH = re.compile(r"::h[0-9a-f]{16}$")
+
+
+def _strip_params(name: str) -> str:
+    """``ns::f(int, char*) const`` -> ``ns::f`` (the parameter list of a demangled C++ name)."""
+    name = name.removesuffix(" const")
+    if not name.endswith(")"):
+        return name
+    depth = 0
+    for i in range(len(name) - 1, -1, -1):
+        depth += {")": 1, "(": -1}.get(name[i], 0)
+        if depth == 0:
+            return name[:i] if i > 0 else name
+    return name
+
+
 def function_name(symbol: str) -> str:
-    """The function a printed symbol names: compiler suffixes and system call wrappers removed."""
+    """The function a printed symbol names: compiler suffixes and system call wrappers removed, demangled."""
     function = symbol.split(".", 1)[0]
     # System call wrappers: __se_sys_X and __do_sys_X name the system call X.
     for prefix in ("__se_sys_", "__do_sys_"):
         function = function.removeprefix(prefix)
-    return function
+    return demangle(function) if function[:1] == "_" else function
+
+
+#: How each kernel and architecture names a system call's entry point (SYSCALL_DEFINE wrappers,
+#: per-arch pt_regs stubs, compat entries, the ksys_ helpers the syscalls call).  A title names
+#: the system call as syzbot does: the shortest name left after taking off one of these.
+SYSCALL_PREFIXES = ("SYSC_", "SyS_", "sys_", "__x64_", "__ia32_", "__arm64_", "__s390x_", "__s390_", "__riscv_",
+                    "__powerpc_", "____sys_", "___sys_", "__sys_", "__se_", "__se_sys_", "__do_sys_",
+                    "compat_SYSC_", "compat_SyS_", "ksys_")  # fmt: skip
+
+
+def title_name(function: str) -> str:
+    """The name a title uses for a guilty function: system call entry prefixes normalised."""
+    best = function
+    for prefix in SYSCALL_PREFIXES:
+        if function.startswith(prefix) and len(function) - len(prefix) < len(best):
+            best = function[len(prefix) :]
+    return best or function
 
 
 def parse_frame(body: str, line: int = 0, stack: str = "task") -> Frame | None:
     """Parse one frame line (message body), or None when the line is not a frame."""
+    fields = _frame_fields(body)
+    return None if fields is None else Frame(*fields, stack=stack, line=line)
+
+
+@functools.lru_cache(maxsize=16384)
+def _frame_fields(body: str) -> tuple[str, str, int, int, str | None, bool] | None:
+    """Function, symbol, offset, size, module and reliability of a frame line (cached: frames recur)."""
     m = _FRAME.match(body)
     if m is None:
         arm = _ARM_FRAME.match(body)
         if arm is None:
             return None
-        return Frame(
-            function=function_name(arm.group(1)),
-            symbol=arm.group(1),
-            offset=int(arm.group(2), 16),
-            size=int(arm.group(3), 16),
-            module=None,
-            reliable=True,
-            stack=stack,
-            line=line,
-        )
+        return (function_name(arm.group(1)), arm.group(1), int(arm.group(2), 16), int(arm.group(3), 16), None, True)
     symbol = m.group(2)
     reliable = m.group(1) is None and not body.endswith(_UNRELIABLE_SUFFIX)
-    return Frame(
-        function=function_name(symbol),
-        symbol=symbol,
-        offset=int(m.group(3), 16),
-        size=int(m.group(4), 16),
-        module=m.group(5),
-        reliable=reliable,
-        stack=stack,
-        line=line,
-    )
+    return (function_name(symbol), symbol, int(m.group(3), 16), int(m.group(4), 16), m.group(5), reliable)
 
 
 def parse_trace(lines: Sequence[LogLine], start: int) -> tuple[list[Frame], int]:
@@ -164,6 +214,26 @@ SKIP_LOCKING = ("lockdep", "lock_acquire", "lock_release", "lock_class", "reacqu
 # Atomic and bit operations: they only touch the memory the caller gave them.
 SKIP_ATOMICS = ("^_*atomic(?:64|_long)?_(?:dec|inc|read|set|or|xor|and|add|sub|fetch|xchg|cmpxchg|try)",
                 "(?:set|clear|change|test)_bit", "^kref_", "^refcount_", "(?:read|write)_once_.*nocheck")  # fmt: skip
+#: Printing helpers: they format what the caller asked to print.
+SKIP_PRINTING = ("^_*printk", "^vprintk", "^console_(?:unlock|flush)", "^_*dev_printk",
+                 "^_dev_(?:info|notice|warn|err|alert|crit|emerg)$", "^netdev_(?:info|notice|warn|err|printk)$",
+                 "^pr_cont", "^_*warn_printk")  # fmt: skip
+#: Page-owner and stack-depot bookkeeping: they record the allocation, the allocator's caller made it.
+SKIP_PAGE_OWNER = ("^_*set_page_owner", "^_*reset_page_owner", "^stack_depot_save", "^stack_trace_save",
+                   "^save_stack$", "^prep_new_page$", "^post_alloc_hook$")  # fmt: skip
+#: Sanitizer internals beyond the names with the sanitizer in them.
+SKIP_SANITIZER_INTERNALS = ("^memory_is_poisoned", "^check_region_inline", "^__check_object_size",
+                            "^check_stack_object", "^__tsan_", "^__hwasan_")  # fmt: skip
+#: Library leaf functions: bit and checksum helpers that work on what the caller passed.
+SKIP_LIBRARY = ("^_*find_(?:first|next|last)_(?:zero_)?bit", "^csum_partial", "^_*bitmap_", "^sort_r?$", "^bsearch$",
+                "^_*sw_hweight", "^strncpy_from_user$", "^strnlen_user$", "^memcpy_(?:to|from)io$",
+                "^__memcpy", "^__memset", "^__memmove")  # fmt: skip
+#: Workqueue and kthread plumbing on the queueing side: it hands work to another context (the
+#: frames that run the work, process_one_work and kthread, are the stall and hang extractors'
+#: dispatch points and name the crash site when the crash is in them, so they are not skipped).
+SKIP_WORKQUEUE = ("^_*queue_work", "^insert_work$", "^_*queue_delayed_work", "^mod_delayed_work", "^kthread_queue_work",
+                  "^kthread_create", "^_*kthread_create_on_node", "^wake_up_process$", "^try_to_wake_up$",
+                  "^_*schedule_work$", "^schedule_delayed_work")  # fmt: skip
 SKIP_TRACING = ("perf_trace", "(?:trace|lockdep)_(?:hard|soft)irqs?", "^__traceiter")
 SKIP_WAKE = ("__wake_up", "^complete$", "wait_for_completion", "finish_wait")
 SKIP_REFCOUNT = ("refcount_add", "refcount_sub", "refcount_inc", "refcount_dec", "refcount_set",
@@ -209,7 +279,12 @@ SKIP_DEVICE_CORE = ("del_timer", "flush_work", "__cancel_work_timer", "cancel_wo
 #: The skip list every rule starts from.
 BASE_SKIP: tuple[str, ...] = (
     SKIP_SANITIZERS
+    + SKIP_SANITIZER_INTERNALS
     + SKIP_REPORTING
+    + SKIP_PRINTING
+    + SKIP_PAGE_OWNER
+    + SKIP_LIBRARY
+    + SKIP_WORKQUEUE
     + SKIP_LOCKING
     + SKIP_TRACING
     + SKIP_WAKE
@@ -228,6 +303,12 @@ BASE_SKIP: tuple[str, ...] = (
 def skip_matcher(extra: tuple[str, ...]) -> re.Pattern[str]:
     """One compiled pattern for the base skip list plus a rule's own entries."""
     return re.compile("|".join(f"(?:{p})" for p in BASE_SKIP + extra))
+
+
+@functools.lru_cache(maxsize=65536)
+def is_skipped(extra: tuple[str, ...], name: str) -> bool:
+    """Whether a function is infrastructure for a rule with these extra skips (cached: names repeat)."""
+    return skip_matcher(extra).search(name) is not None
 
 
 # --- extractors for stalls and hangs ----------------------------------------------------------
@@ -249,8 +330,6 @@ STALL_ANCHORS = re.compile(
     r"__fput|task_work_run|exit_to_usermode|"
     r"smp_call_function"
 )
-_SYSCALL_PREFIXES = ("__x64_", "__ia32_", "__arm64_", "__s390x_", "__riscv_", "SYSC_", "SyS_", "compat_SYSC_",
-                     "compat_SyS_")  # fmt: skip
 
 # Hung tasks wait on someone else; these waits say on what, and group hangs on one cause.
 _HUNG_ANCHORS = (("rtnl_lock", None), ("synchronize_rcu", "synchronize_rcu"), ("synchronize_srcu", "synchronize_rcu"),
@@ -272,9 +351,7 @@ def stall_frame(functions: Sequence[str]) -> str | None:
         if STALL_ANCHORS.search(name):
             if "smp_call_function" in name:
                 prev = "smp_call_function"
-            for prefix in _SYSCALL_PREFIXES:
-                prev = prev.removeprefix(prefix)
-            return prev
+            return prev  # the caller normalises system call names (title_name), once
         prev = name
     return None
 

@@ -13,8 +13,10 @@ prefixes said.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import re
-from typing import NamedTuple
+from collections.abc import Sequence
+from typing import NamedTuple, overload
 
 # Wrappers that come before the kernel's own prefix, tried in order (first match wins).
 _KMSG = re.compile(r"(\d+),(\d+),(\d+),[^;]*;")
@@ -33,6 +35,9 @@ _DROPPED = re.compile(r"\*\* \d+ printk messages dropped \*\* ?")
 _MONO = re.compile(r"\[\s*(\d+)\.(\d+)\]")
 _WALL = re.compile(r"\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\]")
 _CALLER = re.compile(r"\[\s*([TC]\d+)\]")
+
+# The common case, a bare ``[ sec.usec]`` stamp and maybe a caller, in one match.
+_FAST = re.compile(r"\[\s*(\d+)\.(\d+)\](?:\[\s*([TC]\d+)\])? ?")
 
 _LEVEL_NAMES = ("emerg", "alert", "crit", "err", "warn", "notice", "info", "debug")
 
@@ -60,6 +65,10 @@ class LogLine(NamedTuple):
 
 def parse_line(number: int, text: str) -> LogLine:
     """Split one decoded line into its prefixes and message body."""
+    if text[:1] == "[" and (m := _FAST.match(text)) is not None and " kernel:" not in text:
+        # Most lines of a console log: no wrapper (journalctl's "[ sec] host kernel:" is one).
+        usec = m.group(2)
+        return LogLine(number, text, text[m.end() :], int(m.group(1)) + int(usec) / 10 ** len(usec), m.group(3), None)
     pos = 0
     timestamp: float | None = None
     level: int | None = None
@@ -112,9 +121,52 @@ def _iso_wall(stamp: str) -> float | None:
     return (when if when.tzinfo else when.replace(tzinfo=_dt.UTC)).timestamp()
 
 
+@functools.lru_cache(maxsize=1024)
 def _ctime_wall(stamp: str) -> float | None:
     """Seconds since the epoch of ``dmesg -T``'s ``Mon Nov 30 06:55:29 2026`` (local time of the host)."""
     try:
         return _dt.datetime.strptime(stamp, "%a %b %d %H:%M:%S %Y").timestamp()
     except ValueError:
         return None
+
+
+def decode(raw: bytes) -> str:
+    """Decode one line as every kforensic reader does (UTF-8, replacement, no trailing CR)."""
+    return raw.decode("utf-8", errors="replace").removesuffix("\r")
+
+
+class Window(Sequence[LogLine]):
+    """Consecutive raw lines, decoded and parsed on first access (most are never looked at)."""
+
+    def __init__(self, first: int, raw: list[bytes]) -> None:
+        self._first = first
+        self._raw = raw
+        self._parsed: list[LogLine | None] = [None] * len(raw)
+
+    @property
+    def first(self) -> int:
+        """The line number of the first line."""
+        return self._first
+
+    @property
+    def raw(self) -> list[bytes]:
+        """The lines as read, undecoded (for byte searches that need not parse every line)."""
+        return self._raw
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    @overload
+    def __getitem__(self, index: int) -> LogLine: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[LogLine]: ...
+
+    def __getitem__(self, index: int | slice) -> LogLine | list[LogLine]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self._raw)))]
+        line = self._parsed[index]
+        if line is None:
+            i = index % len(self._raw)
+            line = self._parsed[i] = parse_line(self._first + i, decode(self._raw[i]))
+        return line

@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 from forensics.model import Severity
 
-_FUNC = r"([A-Za-z0-9_]+)[.+]"  # a function name as printed before "+0x" or ".isra"
+_FUNC = r"\.?([A-Za-z0-9_]+)[.+]"  # a function name as printed before "+0x" or ".isra" (ppc64: ".func")
 _PC = r"\[<[0-9a-f]+>\]"
 _SRC = r"([A-Za-z0-9\-_/.]+\.[a-z]+:[0-9]+)"
 
@@ -44,7 +44,10 @@ def _anchor(pattern: str) -> Step:
 
 TRACE = Step(None, trace=True)
 RIP = _anchor(
-    r"(?:^|\s)(?:(?:N?[RE]?IP|pc|epc|ERA|NIP)\s*:|PC is at|NIP \[[0-9a-f]+\])\s*(?:\[?[0-9a-fx]+\]?\s+)?(?:\d+:)?\s*"
+    # x86 RIP/IP, arm/arm64 pc and PC is at, mips epc, loongarch ERA, powerpc NIP, s390's PSW (address, then the
+    # function in parentheses).
+    r"(?:^|\s)(?:(?:N?[RE]?IP|pc|epc|ERA|NIP)\s*:|PC is at|NIP \[[0-9a-f]+\]|Krnl PSW\s*:\s*[0-9a-f]+\s+[0-9a-f]+\s+\()"
+    r"\s*(?:\[?[0-9a-fx]+\]?\s+)?(?:\d+:)?\s*"
     r"(?:\[<?[0-9a-f]+>?\]\s+){0,2}(?:" + _FUNC + r"|0x[0-9a-f]+|\(null\))"
 )
 CALL_TRACE = _anchor(r"Call [Tt]race:|^\s*Backtrace:")
@@ -71,6 +74,9 @@ LR = Step(
     re.compile(r"(?:LR is at|lr :)\s*(?:\[<[0-9a-f]+>\]\s*)?" + _FUNC),
     only_if=re.compile(r"pc : \[<0+>\]|PC is at 0x0\b|pc : 0x0\b"),
 )
+#: The Rust panic machinery between the panicking code and the BUG() that stops the kernel.
+_RUST_SKIP = ("rust_begin_unwind", "^core::", "^alloc::", "^__rustc::", "^rust_helper_", "^std::", "panic_const",
+              "^kernel::panic")  # fmt: skip
 TRACE_ONLY = _stack((CALL_TRACE, TRACE), (TRACE,))  # arm (32-bit) prints frames without "Call trace:"
 RIP_THEN_TRACE = _stack((RIP, CALL_TRACE, TRACE), (CALL_TRACE, TRACE), (LR,))
 
@@ -232,6 +238,8 @@ RULES: tuple[Rule, ...] = (
           "lockdep", M, "BUG: MAX_STACK_TRACE_ENTRIES too low!", needs_trace=False),
     _rule("invalid-wait-context", r"BUG: Invalid wait context", "WARNING: locking bug in {frame}", "lockdep", H,
           "[ BUG: Invalid wait context ]", stack=TRACE_ONLY),
+    _rule("lockdep-subclass", r"BUG: looking up invalid subclass", "BUG: looking up invalid subclass in {frame}",
+          "lockdep", H, "BUG: looking up invalid subclass: 8", stack=TRACE_ONLY),
     _rule("bug-empty", r"BUG:\s*$", "BUG: corrupted", "bug", H, "BUG:", corrupted=True),
     _rule("bug-generic", r"BUG: ([A-Za-z][^:!\]]*?)(?:[:!\]].*)?$", "BUG: {h1}", "bug", H, "BUG: Object already free",
           needs_trace=False),
@@ -309,6 +317,8 @@ RULES: tuple[Rule, ...] = (
     _rule("warn-locks-held", r"WARNING: .*still has locks held!", "WARNING: still has locks held in {r1}", "lockdep",
           H, "WARNING: syz/1 still has locks held!",
           report=r"still has locks held!(?:.*\n)+?.*(?:" + _PC + r"|at:) +" + _FUNC),
+    _rule("warn-nested-lock", r"WARNING: nested lock was not taken", "WARNING: nested lock was not taken in {frame}",
+          "lockdep", H, "WARNING: nested lock was not taken", stack=TRACE_ONLY),
     _rule("warn-empty", r"WARNING:\s*$", "WARNING: corrupted", "warning", M, "WARNING:", corrupted=True),
     # --- INFO: ------------------------------------------------------------------------------
     _rule("rcu-tasks-stall", r"INFO: rcu_tasks\w* detected stalls? on tasks", "INFO: rcu detected stall in {frame}",
@@ -343,6 +353,9 @@ RULES: tuple[Rule, ...] = (
     _rule("bad-usercopy", r"kernel BUG at mm/usercopy\.c", "BUG: bad usercopy in {frame}", "usercopy", C,
           "kernel BUG at mm/usercopy.c:99!", stack=_stack((RIP, CALL_TRACE, TRACE), (CALL_TRACE, TRACE),
           skip=("usercopy", "__check"))),
+    # A Rust panic ends in BUG() from a C helper; the "panicked at" lines above it start the report.
+    _rule("rust-bug", r"kernel BUG at rust/", "kernel BUG in {frame}", "rust-panic", C,
+          "kernel BUG at rust/helpers/bug.c:7!", stack=_stack((CALL_TRACE, TRACE), skip=_RUST_SKIP), starts=False),
     _rule("kernel-bug", r"kernel BUG at (.*)", "kernel BUG in {frame}", "bug", C,
           "kernel BUG at fs/ext4/inode.c:2700!", stack=RIP_THEN_TRACE),
     _rule("kernel-bug-ppc", r"Kernel BUG (.*)", "kernel BUG {h1}", "bug", C,
@@ -416,6 +429,43 @@ RULES: tuple[Rule, ...] = (
     _rule("vfs-busy-inodes", r"VFS: Busy inodes after unmount", "VFS: Busy inodes after unmount (use-after-free)",
           "fs", H, "VFS: Busy inodes after unmount of sda1. Self-destruct in 5 seconds.  Have a nice day...",
           needs_trace=False),
+    # --- reports without a classic oops header -------------------------------------------------
+    # Rust: "rust_kernel: panicked at FILE:LINE:COL:" and the panic message on the next line; the
+    # title is the message in the first frame that is not the panic machinery (core::panicking).
+    _rule("rust-panic", r"panicked at (?:'[^']*', )?\S+\.rs:\d+", "{r1} in {frame}", "rust-panic", C,
+          "rust_kernel: panicked at drivers/android/binder/node.rs:877:13:",
+          report=r"panicked at [^\n]*\.rs:[\d:]+\s*\n\s*(\S[^\n]*?)\s*(?:\n|$)",
+          stack=_stack((CALL_TRACE, TRACE), skip=_RUST_SKIP)),
+    _rule("rust-panic-inline", r"panicked at '([^']*)', \S+\.rs:\d+", "{h1} in {frame}", "rust-panic", C,
+          "rust_kernel: panicked at 'index out of bounds', rust/kernel/lib.rs:12:5",
+          stack=_stack((CALL_TRACE, TRACE), skip=_RUST_SKIP)),
+    # A net device whose references are never dropped: unregistration waits for ever.  The device name
+    # differs between runs of one bug.  Like a panic it does not cut the report it appears in.
+    _rule("netdev-unregister", r"unregister_netdevice: waiting for \S+ to become free",
+          "unregister_netdevice: waiting for DEV to become free", "hang", H,
+          "unregister_netdevice: waiting for lo to become free. Usage count = 2", needs_trace=False, starts=False),
+    # The kernel booted again with no crash report, panic or reboot request before: the previous boot
+    # died silently (triple fault, watchdog, power).  The scanner keeps only mid-log boots that follow
+    # a later printk time with none of those just above (see scanner._unexpected_reboot).
+    _rule("unexpected-reboot", r"^Linux version \d+\.\d+", "unexpected kernel reboot", "reboot", H,
+          "Linux version 6.1.0 (gcc 12) #1 SMP PREEMPT_DYNAMIC", needs_trace=False),
+    # VFS consistency checks that print no WARNING header.
+    _rule("vfs-close", r"VFS: Close: file count is 0", "VFS: Close: file count is 0", "fs", H,
+          "VFS: Close: file count is 0", needs_trace=False),
+    _rule("vfs-brelse", r"VFS: brelse: Trying to free free buffer", "VFS: brelse: Trying to free free buffer", "fs",
+          H, "VFS: brelse: Trying to free free buffer", needs_trace=False),
+    # arm64 stack overflow: the exception entry finds no stack left and panics ("kernel stack overflow").
+    _rule("arm64-stack-overflow", r"Insufficient stack space to handle exception!", "kernel stack overflow in {frame}",
+          "stack-overflow", C, "Insufficient stack space to handle exception!",
+          stack=_stack((RIP, CALL_TRACE, TRACE), (CALL_TRACE, TRACE)), needs_trace=False),
+    # Firmware and trusted execution environments that log through the kernel: Trusty (Android's TEE)
+    # prints its own panics and assertions; the assertion text names the bug.
+    _rule("trusty-assert", r"trusty: panic .*?ASSERT FAILED at \([^)]*\):\s*(.*?)\s*$",
+          "trusty: ASSERT FAILED: {h1}", "firmware", C,
+          "trusty: panic (caller 0xffffffffe000fbd0): DEBUG ASSERT FAILED at (lib/reflist.h:63): list_in_list(&r)",
+          needs_trace=False),
+    _rule("trusty-panic", r"trusty: panic(?: \(caller [^)]*\))?:?\s*(.*?)\s*$", "trusty: panic: {h1}", "firmware", C,
+          "trusty: panic (caller 0xffffffffe000fbd0): out of memory", needs_trace=False),
     _rule("syzfail", r"SYZFAIL: (.*?)\s*$", "SYZFAIL: {h1}", "syz-failure", M, "SYZFAIL: SIGSEGV", needs_trace=False),
     _rule("syzfatal", r"SYZFATAL: (.*?)\s*$", "SYZFATAL: {h1}", "syz-failure", M,
           "SYZFATAL: executor 1 failed 11 times: failed to create temp dir", needs_trace=False),
@@ -440,16 +490,31 @@ IGNORED = re.compile(
 #: :func:`detectors.dmesg.scanner.trigger_patterns`), which is several times faster than
 #: searching every word, or than one regex alternation of all of them.
 TRIGGERS: tuple[tuple[bytes, int], ...] = (
-    (b"WARNING", 3),
+    # Anchors are shared where the words allow it: each distinct anchor byte costs one pass over the
+    # input.  An anchor is never a word's last byte (the pattern would then match every occurrence).
+    (b"WARNING", 4),
+    (b"PANIC", 3),
+    (b"INFO:", 0),
+    (b"Mem-Info", 4),
+    (b"Insufficient stack", 0),  # arm64 stack overflow
     (b"BUG", 0),
     (b"Busy inodes", 0),
-    (b"SYZF", 2),  # syzkaller's executor failures (SYZFAIL, SYZFATAL) on the console
-    (b"INFO:", 1),
-    (b"SAN:", 2),
-    (b"PANIC", 2),
+    (b"UBSAN:", 1),
     (b"Kernel panic", 0),
     (b"LOCKUP", 3),
-    (b"Mem-Info", 0),
+    (b"KASAN:", 0),
+    (b"KMSAN:", 0),
+    (b"KCSAN:", 0),
+    (b"KFENCE:", 0),
+    (b"Linux version", 0),  # a boot banner: a reboot when it is not the log's first boot
+    (b"SYZFAIL:", 6),  # syzkaller's executor failures on the console
+    (b"SYZFATAL:", 7),
     (b"Machine Check", 0),
     (b"[#", 1),
+    # Report kinds whose header has no upper-case word share the ':' anchor.
+    (b"rust_kernel: panicked", 11),
+    (b"unregister_netdevice: waiting", 20),
+    (b"trusty: panic", 6),
+    (b"VFS: Close", 3),
+    (b"VFS: brelse", 3),
 )

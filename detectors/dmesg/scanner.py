@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from typing import overload
 
 from detectors.dmesg.events import KILLED, MEM_INFO, build_event, find_event_header
-from detectors.dmesg.extract import build_report, match_header
-from detectors.dmesg.lines import LogLine, parse_line
+from detectors.dmesg.extract import HEADER_HINT_BYTES, build_report, match_header
+from detectors.dmesg.lines import LogLine, Window, decode, parse_line
 from detectors.dmesg.model import KernelReport
 from detectors.dmesg.rules import TRIGGERS, Rule
 
@@ -28,11 +27,6 @@ MAX_WINDOW_BYTES = 512 * 1024
 MAX_LINE_BYTES = 64 * 1024
 LOOKBACK_LINES = 64
 HEADER_LOOKBACK = 30  # lines above a continuation (Oops:, a panic) searched for its header
-
-
-def decode(raw: bytes) -> str:
-    """Decode one line as every kforensic reader does (UTF-8, replacement, no trailing CR)."""
-    return raw.decode("utf-8", errors="replace").removesuffix("\r")
 
 
 def trigger_patterns(
@@ -55,35 +49,16 @@ def trigger_patterns(
 
 
 _TRIGGER_PATTERNS = trigger_patterns(TRIGGERS)
-_RARE_ANCHORS = (b"#", b"Z")  # seldom in kernel logs: scanned with memchr, not the regex engine
+_RARE_ANCHORS = (b"#",)  # seldom in kernel logs: scanned with memchr, not the regex engine
+#: What a log says before a reboot that was asked for or follows a crash already reported.
+_REBOOT_REASONS = re.compile(
+    rb"Kernel panic|reboot: |Restarting system|Power down|kexec|sysrq: |Starting crashdump kernel|"
+    rb"Rebooting in|Oops|BUG:|WARNING:|systemd-shutdown|Reached target.*(?:Reboot|Shutdown)"
+)
+#: Kinds of report that never start the report of a continuation line found below them.
+_NOT_ABOVE = ("panic", "reboot")
+_RAW_STAMP = re.compile(rb"\[\s*(\d+)\.(\d+)\]")
 _TYPICAL_LINE = 160  # bytes per line assumed when cutting a window (grown when lines are longer)
-
-
-class Window(Sequence[LogLine]):
-    """Consecutive raw lines, decoded and parsed on first access (most are never looked at)."""
-
-    def __init__(self, first: int, raw: list[bytes]) -> None:
-        self._first = first
-        self._raw = raw
-        self._parsed: list[LogLine | None] = [None] * len(raw)
-
-    def __len__(self) -> int:
-        return len(self._raw)
-
-    @overload
-    def __getitem__(self, index: int) -> LogLine: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[LogLine]: ...
-
-    def __getitem__(self, index: int | slice) -> LogLine | list[LogLine]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self._raw)))]
-        line = self._parsed[index]
-        if line is None:
-            i = index % len(self._raw)
-            line = self._parsed[i] = parse_line(self._first + i, decode(self._raw[i]))
-        return line
 
 
 class LogScanner:
@@ -135,8 +110,8 @@ class LogScanner:
         self._count_off, self._count_line = off, line
         return line
 
-    def _window(self, start: int, end: int, limit: int = MAX_REPORT_LINES) -> tuple[Window, list[int], bool]:
-        """Up to ``limit`` lines from byte ``start``, their offsets, and whether the window is complete.
+    def _window(self, start: int, end: int, limit: int = MAX_REPORT_LINES) -> tuple[Window, bool]:
+        """Up to ``limit`` lines from byte ``start``, and whether the window is complete.
 
         Lines are decoded and parsed only when the report builder looks at them.
         """
@@ -150,23 +125,24 @@ class LogScanner:
         parts = parts[:limit]
         if not hit_limit and len(parts) > 1 and (not parts[-1] or stop < end):
             parts.pop()  # the empty rest after the last newline, or a line cut by the byte limit
-        offsets: list[int] = []
-        off = start
-        for raw in parts:
-            offsets.append(off)
-            off += len(raw) + 1
-        offsets.append(off)  # where the line after the window starts
-        return Window(self._line_at(start), parts), offsets, complete
+        return Window(self._line_at(start), parts), complete
 
-    def _lookback(self, start: int) -> tuple[list[LogLine], list[int]]:
-        """Up to LOOKBACK_LINES lines before byte ``start``."""
-        begin = start
-        for _ in range(LOOKBACK_LINES):
-            if begin <= 0:
-                break
-            begin = self._buf.rfind(b"\n", 0, begin - 1) + 1
-        lines, offsets, _ = self._window(begin, start)
-        return list(lines), offsets[:-1]
+    def _lookback(self, start: int) -> Window:
+        """Up to LOOKBACK_LINES lines before byte ``start`` (parsed only when looked at).
+
+        Line ``i`` of the result starts at ``start - sum(len(raw) + 1 for raw in raw[i:])``.
+        """
+        begin = max(0, start - LOOKBACK_LINES * _TYPICAL_LINE)
+        parts = self._buf[begin:start].split(b"\n")
+        while len(parts) <= LOOKBACK_LINES + 1 and begin > 0:  # long lines: look further back
+            begin = max(0, begin - LOOKBACK_LINES * _TYPICAL_LINE)
+            parts = self._buf[begin:start].split(b"\n")
+        if parts and not parts[-1]:
+            parts.pop()  # start is at a line start: the slice ends with the newline before it
+        if begin > 0:
+            parts.pop(0)  # the slice may begin inside a line
+        parts = parts[-LOOKBACK_LINES:]
+        return Window(self._line_at(start - sum(map(len, parts)) - len(parts)), parts)
 
     def _candidates(self, start: int, end: int) -> list[int]:
         """Sorted offsets in ``buf[start:end]`` where a trigger word starts."""
@@ -216,7 +192,7 @@ class LogScanner:
                     yield got
                 continue
             found = match_header(head.body)
-            if found is None:
+            if found is None or (found[0].name == "unexpected-reboot" and not self._unexpected_reboot(start, head)):
                 self._pos = line_end + 1
                 continue
             if not found[0].starts:
@@ -237,18 +213,20 @@ class LogScanner:
         self, start: int, end: int, final: bool, found: tuple[Rule, re.Match[str]]
     ) -> tuple[KernelReport, int] | None:
         """The report at byte ``start`` and the offset where scanning resumes; None to wait for input."""
-        window, offsets, complete = self._window(start, end, FIRST_WINDOW_LINES)
+        window, complete = self._window(start, end, FIRST_WINDOW_LINES)
         if not complete and not final:
             return None
         report, resume = build_report(window, *found)
         if report.end_line >= window[-1].number - 1 and len(window) < MAX_REPORT_LINES:
             # The report may go on past the first window: build it again from the full one.
-            window, offsets, complete = self._window(start, end)
+            window, complete = self._window(start, end)
             if not complete and not final:
                 return None
             report, resume = build_report(window, *found)
         self._claim(report, window, resume)
-        return report, offsets[min(resume, len(offsets) - 1)]
+        # Where line ``resume`` of the window starts (just after the window when it is past the end).
+        taken = window.raw[:resume]
+        return report, start + sum(map(len, taken)) + len(taken)
 
     def _header_above(
         self, start: int, head: LogLine, found: tuple[Rule, re.Match[str]]
@@ -258,17 +236,42 @@ class LogScanner:
         Only lines of the same context count; the topmost header wins, since a
         report (arm's "Alignment trap") may be followed by more headers of itself.
         """
-        above, offsets = self._lookback(start)
+        above = self._lookback(start)
         best = (start, found)
-        for line, off in zip(reversed(above[-HEADER_LOOKBACK:]), reversed(offsets[-HEADER_LOOKBACK:]), strict=True):
-            if line.number <= self._last_end or line.number in self._claimed:
+        off = start
+        for i in range(len(above) - 1, max(-1, len(above) - 1 - HEADER_LOOKBACK), -1):
+            off -= len(above.raw[i]) + 1
+            number = above.first + i
+            if number <= self._last_end or number in self._claimed:
                 break
+            if HEADER_HINT_BYTES.search(above.raw[i]) is None:
+                continue  # cannot be a header: not parsed
+            line = above[i]
             if head.context is not None and line.context not in (None, head.context):
                 continue
             other = match_header(line.body) if line.body else None
-            if other is not None and other[0].kind != "panic":
+            if other is not None and other[0].kind not in _NOT_ABOVE:
                 best = (off, other)
         return best
+
+    def _unexpected_reboot(self, start: int, head: LogLine) -> bool:
+        """Whether a boot banner at ``start`` is a reboot nobody asked for.
+
+        It is one when the printk clock went back (an earlier line has a later
+        time: this is a new boot, not the log's first) and none of the lines just
+        above says why: a panic, a reboot or power-off request, kexec, sysrq.
+        """
+        if head.timestamp is None:
+            return False
+        above = self._lookback(start).raw
+        if _REBOOT_REASONS.search(b"\n".join(above)) is not None:
+            return False
+        for raw in reversed(above):
+            # Only the printk time is needed: read it from the bytes instead of parsing the line.
+            m = _RAW_STAMP.search(raw, 0, 64)
+            if m is not None:
+                return int(m.group(1)) + float(b"0." + m.group(2)) > head.timestamp
+        return False
 
     def _event(
         self, head: LogLine, start: int, line_end: int, end: int, final: bool, token: bytes
@@ -279,16 +282,17 @@ class LogScanner:
             return False
         begin = start
         if token == b"Mem-Info:" and head.body.startswith(MEM_INFO):
-            before, offsets = self._lookback(start)
+            before = self._lookback(start)
             idx = find_event_header(before)
             if idx is None or before[idx].number in self._claimed:
                 self._pos = line_end + 1
                 return False
-            begin = offsets[idx]
+            taken = before.raw[idx:]
+            begin = start - sum(map(len, taken)) - len(taken)
         elif token == b"Mem-Info:":
             self._pos = line_end + 1
             return False
-        window, offsets, complete = self._window(begin, end)
+        window, complete = self._window(begin, end)
         if not complete and not final:
             self._pos = begin
             return None

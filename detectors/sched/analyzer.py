@@ -36,6 +36,7 @@ from detectors.sched.model import (
     TraceAnalysis,
     Wait,
 )
+from detectors.sched.sanity import ClockMonitor
 from detectors.sched.state import Accumulator, TaskState, span_of
 
 RECENT_RUNS = 512  # runs remembered per CPU to say who ran during a wait
@@ -105,6 +106,7 @@ class SchedAnalyzer:
         self.timeline: list[tuple[int, float, float, int]] | None = [] if timeline else None
         self.first_ts = math.inf
         self.last_ts = -math.inf
+        self.clock = ClockMonitor()  # per-CPU timestamps going back (detectors.sched.sanity)
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -161,6 +163,7 @@ class SchedAnalyzer:
             self.digest.bound()
         w1 = self.w1
         last = self.last
+        clock = self.clock
         for ev in events:
             kind = ev.kind
             ts = ev.ts
@@ -171,9 +174,13 @@ class SchedAnalyzer:
                 self.done = True
                 return
             cpu = ev.cpu
-            if cpu not in last:
+            prev = last.get(cpu)
+            if prev is None:
                 self.first[cpu] = ev
                 self.first_ts = min(self.first_ts, ts)
+            elif ts < prev.ts:  # this CPU's clock went back: said in the result, figures across it dropped
+                clock.went_back(prev, ev)
+            clock.fed += 1
             last[cpu] = ev
             if kind == 1:
                 self._switch(ev, ts, cpu)

@@ -137,6 +137,23 @@ def analysis_to_dict(a: TraceAnalysis, top: int | None = None) -> JsonDict:
             "lost_markers": cov.lost_markers,
             "lost_events": cov.lost_events,
             "note": cov.note,
+            "stopped": [{"cpu": r.cpu, "last_ts": r.ts, "line": r.line_no} for r in cov.stopped],
+            "clock": {
+                "steps": a.clock.steps,
+                "back": a.clock.back,
+                "reversed": a.clock.reversed(),
+                "examples": [
+                    {
+                        "cpu": x.after.cpu,
+                        "line": x.after.line_no,
+                        "ts": x.after.ts,
+                        "after_line": x.before.line_no,
+                        "after_ts": x.before.ts,
+                    }
+                    for x in a.clock.examples
+                ],
+                "disputed": [{"cpu": c, "from": lo, "to": hi} for c, lo, hi in a.clock.disputed[:100]],
+            },
         },
         "cpus": [
             {

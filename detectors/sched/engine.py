@@ -33,6 +33,7 @@ from detectors.sched import engine_kernels as k
 from detectors.sched.analyzer import SchedAnalyzer
 from detectors.sched.buckets import BucketDigest
 from detectors.sched.model import Blame, ParseSummary, Thresholds, TraceAnalysis, Wait
+from detectors.sched.sanity import ClockMonitor
 from detectors.sched.state import Accumulator, TaskState, span_of
 
 Array = npt.NDArray[Any]
@@ -234,6 +235,7 @@ class FastAnalyzer:
         self._comm: list[bytes] = []  # per task slot, its last comm
         self._irq_name: list[bytes] = []  # per IRQ row, its last name
         self._blames: dict[tuple[int, int], tuple[Comm, ...]] = {}  # (0, task wait row) / (1, softirq row) -> comms
+        self.clock = ClockMonitor()  # per-CPU timestamps going back, from the columns (detectors.sched.sanity)
 
     def feed(self, batch: EventBatch) -> None:
         """Process a batch (trace order); stops (sets ``done``) at the first event after the window."""
@@ -263,6 +265,7 @@ class FastAnalyzer:
             t.grow(int(t.si[k.S_NEED]) & ~(k.N_TL | k.N_DG))
         if code == k.DONE:
             self.done = True
+        self.clock.feed_batch(batch, row if code == k.DONE else len(batch))
         self._keep(batch)
 
     def _flush(self) -> None:
@@ -373,6 +376,7 @@ class FastAnalyzer:
         an.digest = self.digest
         an.timeline = self.timeline
         an.done = self.done
+        an.clock = self.clock
         an.barrier = sc[k.X_BARRIER]
         an.first_ts = sc[k.X_FIRSTTS]
         an.seen_waking = bool(si[k.S_SEENWAKING])

@@ -9,8 +9,9 @@ wait, raise and entry of a softirq...).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
-from detectors.sched.model import Span, TaskStats, TraceAnalysis, Wait
+from detectors.sched.model import ClockCheck, EventRef, Span, TaskStats, TraceAnalysis, Wait
 from forensics.model import Clock, Evidence, Fact, Finding, Locator, LocatorKind, Severity, Timestamp, finding_id
 
 DETECTOR = "detectors.sched"
@@ -358,10 +359,135 @@ def detect(analysis: TraceAnalysis, source: str) -> list[Finding]:
     """All findings of the analysis; ``source`` names the trace file the evidence cites.
 
     Tasks that share a comm share a finding id; each rule lists the worst
-    first, so the first finding of an id is kept.
+    first, so the first finding of an id is kept.  Then the input checks:
+    figures across a step where a CPU's clock went back are dropped (and named
+    in a ``trace-clock`` finding), figures that reach past the time a CPU
+    stopped reporting are kept with a lower confidence saying so (and a
+    ``trace-coverage`` finding cites that CPU's last event).
     """
     found: dict[str, Finding] = {}
     for _name, rule in RULES:
         for finding in rule(analysis, source):
             found.setdefault(finding.id, finding)
-    return list(found.values())
+    return screen(list(found.values()), analysis, source)
+
+
+def _interval(finding: Finding) -> tuple[float, float, set[int]] | None:
+    """The time span a finding's evidence covers, and the CPUs it names (None without timestamps)."""
+    times = [e.timestamp.seconds for e in finding.evidence if e.timestamp is not None]
+    cpus = {e.cpu for e in finding.evidence if e.cpu is not None}
+    return (min(times), max(times), cpus) if times and cpus else None
+
+
+def screen(findings: list[Finding], analysis: TraceAnalysis, source: str) -> list[Finding]:
+    """Apply the input checks of the analysis to ``findings`` (see :func:`detect`); add the input findings."""
+    clock, stopped = analysis.clock, analysis.coverage.stopped
+    dropped: list[str] = []
+    out: list[Finding] = []
+    for found in findings:
+        span = _interval(found)
+        if span is None:
+            out.append(found)
+            continue
+        start, end, cpus = span
+        if clock.disputed and any(clock.disputes(cpu, start, end) for cpu in cpus):
+            dropped.append(found.title)
+            continue
+        gone = [ref for ref in stopped if end > ref.ts + STOP_SLACK]
+        if gone:
+            names = ", ".join(f"CPU{r.cpu} after {r.ts:.6f} (line {r.line_no})" for r in gone)
+            flagged = replace(
+                found,
+                confidence=min(found.confidence, 0.5),
+                confidence_reason=f"{found.confidence_reason}; but this interval reaches past the end of what "
+                f"the trace holds for {names}: what ran there meanwhile is not known",
+            )
+            out.append(flagged)
+            continue
+        out.append(found)
+    if clock.back:
+        out.append(_clock_finding(clock, dropped, source))
+    if stopped:
+        out.append(_coverage_finding(analysis, source))
+    return out
+
+
+#: A figure is flagged when it ends this long (seconds) after a CPU's last event.
+STOP_SLACK = 1e-3
+
+
+def _ref_evidence(source: str, ref: EventRef) -> Evidence:
+    return Evidence(
+        source=source,
+        locator=Locator(LocatorKind.EVENT, ref.line_no, name=f"CPU{ref.cpu}" if ref.cpu >= 0 else None),
+        excerpt=ref.text,
+        timestamp=Timestamp(ref.ts, Clock.MONOTONIC) if ref.ts > 0 else None,
+        cpu=ref.cpu if ref.cpu >= 0 else None,
+    )
+
+
+def _clock_finding(clock: ClockCheck, dropped: list[str], source: str) -> Finding:
+    cpus = sorted({c for c, _lo, _hi in clock.disputed})
+    where = ", ".join(f"CPU{c}" for c in cpus)
+    steps = "; ".join(
+        f"line {s.before.line_no} at {s.before.ts:.6f}, then line {s.after.line_no} at {s.after.ts:.6f}"
+        f" on CPU{s.after.cpu}"
+        for s in clock.examples[:3]
+    )
+    if clock.reversed():
+        title = f"the trace is in reverse order ({clock.back} of {clock.steps} steps go back in time)"
+        why = "most events of each CPU come before the events that precede them: the file was reversed or mis-sorted"
+    else:
+        title = f"trace timestamps go back in time {clock.back} times on {where}"
+        why = "one CPU's ring buffer is written in time order, so a step back means a damaged or mis-merged file"
+    not_reported = (
+        f" {len(dropped)} figures that span these steps are not reported: {'; '.join(dropped[:5])}"
+        + (" ..." if len(dropped) > 5 else "")
+        if dropped
+        else " No finding spanned them."
+    )
+    evidence = tuple(
+        e for s in clock.examples[:3] for e in (_ref_evidence(source, s.before), _ref_evidence(source, s.after))
+    )
+    return Finding(
+        id=finding_id("trace-clock", "reversed" if clock.reversed() else "back"),
+        kind="trace-clock",
+        title=title,
+        severity=Severity.MEDIUM,
+        confidence=0.95,
+        confidence_reason="consecutive events of one CPU with decreasing timestamps, cited",
+        summary=f"{why} (e.g. {steps}). Intervals across such a step are meaningless.{not_reported}",
+        evidence=evidence,
+        facts=(
+            Fact("steps back", str(clock.back)),
+            Fact("steps checked", str(clock.steps)),
+            Fact("CPUs", where),
+        ),
+        next_steps=(
+            "check how the file was made (concatenated or sorted traces, a copy that damaged it) and record again",
+            "a reversed file can be put back in order with: tac FILE > FILE.fixed",
+        ),
+        detector=DETECTOR,
+    )
+
+
+def _coverage_finding(analysis: TraceAnalysis, source: str) -> Finding:
+    stopped = analysis.coverage.stopped
+    end = analysis.window[1] if isinstance(analysis.window, tuple) else max(r.ts for r in stopped)
+    which = ", ".join(f"CPU{r.cpu} at {r.ts:.6f} ({fmt_ms(end - r.ts)} before the end)" for r in stopped)
+    return Finding(
+        id=finding_id("trace-coverage", *(str(r.cpu) for r in stopped)),
+        kind="trace-coverage",
+        title=f"{', '.join(f'CPU{r.cpu}' for r in stopped)} stops reporting before the trace ends",
+        severity=Severity.LOW,
+        confidence=0.9,
+        confidence_reason="the last event of each CPU, cited; an idle CPU can also be silent",
+        summary=(
+            f"The trace holds no events of {which}, up to {end:.6f}. Its buffer may have filled or stopped, "
+            "so waits and runs after that time may have been served or preempted there unseen: findings that "
+            "reach past it are kept with a lower confidence."
+        ),
+        evidence=tuple(_ref_evidence(source, r) for r in stopped),
+        next_steps=("record with a larger buffer (trace-cmd record -b 20000) or check the CPU was idle",),
+        detector=DETECTOR,
+    )

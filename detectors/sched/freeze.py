@@ -22,12 +22,14 @@ from detectors.sched.model import (
     TraceAnalysis,
     WorkStats,
 )
-from detectors.sched.state import Accumulator, TaskState
+from detectors.sched.state import Accumulator, TaskState, event_ref
 from forensics.model import NotAvailable
 
 if TYPE_CHECKING:
     from detectors.sched.analyzer import SchedAnalyzer
 
+#: A CPU whose last event is this much (seconds) before the trace's last one "stops reporting" (as starts: 1 ms).
+STOP_GAP = 1e-3
 SOFTIRQ_NAMES = ("HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU")
 
 
@@ -45,6 +47,7 @@ def freeze_analysis(an: SchedAnalyzer, counts: ParseCounts) -> TraceAnalysis:
             task.runs.add(start, end_ev.ts, cpu, ev, end_ev)
             if end_ev.ts - start > an.thresholds.hog:
                 task.hog_runs += 1
+    clock = an.clock.freeze(len(an.first))
     return TraceAnalysis(
         window=_window(an),
         latency_source=_latency_source(an),
@@ -60,10 +63,11 @@ def freeze_analysis(an: SchedAnalyzer, counts: ParseCounts) -> TraceAnalysis:
             for fn, fig in sorted(an.works.items(), key=lambda kv: -kv[1].worst)
         ),
         offtimes=_offtimes(an, counts),
-        coverage=_coverage(an, counts),
+        coverage=_coverage(an, counts, clock.reversed()),
         buckets=an.digest.freeze(an.comm) if an.digest is not None else (),
         bucket_seconds=an.digest.size if an.digest is not None else None,
         thresholds=an.thresholds,
+        clock=clock,
     )
 
 
@@ -169,7 +173,8 @@ def _offtimes(an: SchedAnalyzer, counts: ParseCounts) -> tuple[OffStats, ...]:
     return tuple(out)
 
 
-def _coverage(an: SchedAnalyzer, counts: ParseCounts) -> Coverage:
+def _coverage(an: SchedAnalyzer, counts: ParseCounts, reversed_trace: bool = False) -> Coverage:
+    """Which CPUs are covered when; ``reversed_trace``: first and last events are swapped, say nothing of stops."""
     declared: int | NotAvailable = (
         counts.cpus_declared if counts.cpus_declared is not None else NotAvailable("the trace does not say")
     )
@@ -190,6 +195,15 @@ def _coverage(an: SchedAnalyzer, counts: ParseCounts) -> Coverage:
             f"CPU buffers start at different times ({late}); before {common_start:.6f} only some CPUs are "
             "covered, so cross-CPU figures there are incomplete"
         )
+    stopped = (
+        () if reversed_trace else tuple(event_ref(an.last[c]) for c in seen if an.last[c].ts < max(ends) - STOP_GAP)
+    )
+    if stopped:
+        which = ", ".join(f"CPU{r.cpu} at {r.ts:.6f} (line {r.line_no})" for r in stopped)
+        notes.append(
+            f"CPUs stop reporting before the trace ends ({which}); after {common_end:.6f} only some CPUs are "
+            "covered, so figures that span that time may miss what those CPUs did"
+        )
     if counts.overwritten:
         notes.append(
             f"the ring buffer overwrote {counts.overwritten} events before it was read, so the trace starts "
@@ -200,7 +214,9 @@ def _coverage(an: SchedAnalyzer, counts: ParseCounts) -> Coverage:
             f"{an.lost_markers} lost-event markers ({an.lost_events} events lost); "
             "no interval spanning a loss is counted"
         )
-    return Coverage(declared, seen, common_start, common_end, an.lost_markers, an.lost_events, "; ".join(notes))
+    return Coverage(
+        declared, seen, common_start, common_end, an.lost_markers, an.lost_events, "; ".join(notes), stopped
+    )
 
 
 def _tracer_span(line_no: int, text: str) -> Span:

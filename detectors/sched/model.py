@@ -158,6 +158,39 @@ class Coverage(NamedTuple):
     lost_markers: int
     lost_events: int
     note: str  # "" when all CPUs are covered from the start; otherwise what to keep in mind
+    stopped: tuple[EventRef, ...] = ()  # the last event of each CPU that stops reporting before the trace ends
+
+
+class ClockStep(NamedTuple):
+    """Two consecutive events of one CPU where the second is earlier than the first."""
+
+    before: EventRef
+    after: EventRef
+
+
+class ClockCheck(NamedTuple):
+    """Whether each CPU's timestamps go forward (they must: one CPU's ring buffer is in time order)."""
+
+    steps: int  # consecutive event pairs of the same CPU looked at
+    back: int  # of which the second event is earlier
+    examples: tuple[ClockStep, ...]  # the first few, in trace order
+    disputed: tuple[tuple[int, float, float], ...]  # (cpu, from, to): times a CPU's clock passed twice, merged
+
+    def reversed(self) -> bool:
+        """Most steps go back: the file is in reverse order (``tac``, a sort gone wrong)."""
+        return self.back > self.steps // 2 and self.back > 1
+
+    def disputes(self, cpu: int, start: float, end: float) -> bool:
+        """Whether ``[start, end]`` on ``cpu`` overlaps a time its clock passed twice."""
+        return any(c == cpu and start <= hi and end >= lo for c, lo, hi in self.disputed)
+
+    def disputes_span(self, span: Span) -> bool:
+        """Whether an interval (on its CPU or the CPUs of its two events) overlaps a time passed twice."""
+        cpus = {span.cpu, span.begin.cpu, span.end.cpu}
+        return bool(self.disputed) and any(self.disputes(c, span.start, span.start + span.duration) for c in cpus)
+
+
+NO_CLOCK_PROBLEM = ClockCheck(0, 0, (), ())
 
 
 class BucketTask(NamedTuple):
@@ -221,3 +254,4 @@ class TraceAnalysis(NamedTuple):
     buckets: tuple[Bucket, ...]
     bucket_seconds: float | None
     thresholds: Thresholds
+    clock: ClockCheck = NO_CLOCK_PROBLEM

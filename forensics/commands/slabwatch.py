@@ -13,7 +13,7 @@ import json
 import re
 import shutil
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -305,6 +305,8 @@ class _PlainProgress:
         of = f"/{total}" if total else ""
         extra = " REBOOT (series break)" if p.rebooted else ""
         missing = f"; missing: {'; '.join(p.missing)}" if p.missing and p.index == 1 else ""
+        if p.doubtful and p.index > 1:  # rows left out and clock steps are said at every sample, not only the first
+            missing = f"; doubtful: {'; '.join(p.doubtful[:3])}" + (" ..." if len(p.doubtful) > 3 else "")
         print(
             f"slab-watch: run {p.run_id} sample {p.index}{of} cost {p.cost_seconds * 1000:.1f} ms,"
             f" kmsg +{p.kmsg_records}{extra}{'; ' + movers if movers else ''}{missing}",
@@ -343,6 +345,8 @@ def _watch(store_path: Path, root: Path, interval: float, duration: float | None
                 def show(p: Progress) -> None:
                     movers = ", ".join(f"{m.name} {_human_bytes(m.delta_bytes)}" for m in p.movers[:2])
                     bar.update(task, completed=p.index, description=f"sample {p.index} {movers}".strip())
+                    for note in p.doubtful[:3]:
+                        bar.console.print(f"slab-watch: sample {p.index}: {note}", markup=False, highlight=False)
 
                 result = watcher.run(show)
         else:
@@ -444,10 +448,12 @@ def slab_import(
     debug: DebugOption = False,
 ) -> None:
     """Import slabinfo/meminfo snapshots (timestamped files or concatenated `cat` output) into a store."""
-    from collectors.slabimport import import_snapshots, read_snapshots
+    from collectors.slabimport import import_snapshots, load_snapshots
     from collectors.slabstore import SlabStore, resolve_store_path
+    from detectors.snapshot_input import rejected_rows, times_going_back
 
-    snapshots = read_snapshots(paths)
+    loaded = load_snapshots(paths)
+    snapshots = loaded.snapshots
     store_path = resolve_store_path(store)
     origin = ",".join(str(p.absolute()) for p in paths)
     owner: str | NotAvailable = host if host else NotAvailable("imported snapshots do not name their host")
@@ -455,6 +461,9 @@ def slab_import(
         run_id = import_snapshots(writer, snapshots, origin, owner, force=force)
     with SlabStore.open(store_path, readonly=True) as reader:
         report = end_of_run_analysis(reader, run_id, analyse=not no_analysis)
+    checks = (*rejected_rows(loaded.rejected), *times_going_back(loaded.out_of_order))
+    if checks:  # the input checks come first: they say how far the figures can be trusted
+        report = replace(report, incident=replace(report.incident, findings=(*checks, *report.incident.findings)))
     deliver(render_report(report, fmt, IMPORT_SCHEMA), output)
     raise typer.Exit(int(exit_status(report.incident, fail_on)))
 

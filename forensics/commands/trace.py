@@ -31,7 +31,7 @@ from forensics.model import Clock, Incident, NotAvailable, Timestamp, TimeWindow
 from forensics.report import OutputFormat
 
 if TYPE_CHECKING:
-    from detectors.sched.model import ParseSummary, Thresholds, TraceAnalysis
+    from detectors.sched.model import ParseSummary, Span, Thresholds, TraceAnalysis
 
 EXAMPLE = """
 Example:
@@ -81,9 +81,16 @@ def _window(window: str | None, around: str | None) -> tuple[float, float]:
     return (-math.inf, math.inf)
 
 
+CLOCK_MARK = " †"  # after a figure that spans a step where a CPU's clock went back
+
+
 def _table_rows(a: TraceAnalysis, top: int) -> list[tuple[str, list[str], list[list[str]]]]:
     """The summary tables (title, header, rows) shared by the text and markdown renderers."""
     from detectors.sched.findings import fmt_ms
+
+    def mark(span: Span | None) -> str:
+        """A dagger on figures that span a step where a CPU's clock went back (see the header)."""
+        return CLOCK_MARK if span is not None and a.clock.disputes_span(span) else ""
 
     def blocked(t: object, state: str) -> str:
         for s in getattr(t, "blocked", ()):
@@ -100,32 +107,33 @@ def _table_rows(a: TraceAnalysis, top: int) -> list[tuple[str, list[str], list[l
                 t.comm,
                 str(t.pid),
                 str(t.prio),
-                fmt_ms(t.runtime),
+                fmt_ms(t.runtime) + mark(run),  # a total that holds a run across a clock step is marked too
                 str(t.runs.n),
-                f"{fmt_ms(run.duration)} @{run.start:.6f} CPU{run.cpu}" if run else "-",
+                f"{fmt_ms(run.duration)}{mark(run)} @{run.start:.6f} CPU{run.cpu}" if run else "-",
                 str(t.hog_runs),
                 (
-                    f"{fmt_ms(wake.span.duration)} behind {wake.behind[0].comm}"
+                    f"{fmt_ms(wake.span.duration)}{mark(wake.span)} behind {wake.behind[0].comm}"
                     if wake.behind
-                    else fmt_ms(wake.span.duration)
+                    else fmt_ms(wake.span.duration) + mark(wake.span)
                 )
                 if wake
                 else "-",
-                fmt_ms(t.preempt_wait.worst.duration) if t.preempt_wait.worst else "-",
+                fmt_ms(t.preempt_wait.worst.duration) + mark(t.preempt_wait.worst) if t.preempt_wait.worst else "-",
                 blocked(t, "S"),
                 blocked(t, "D"),
                 ", ".join(f"{p.comm}x{p.times}" for p in t.preempted_by[:2]) or "-",
             ]
         )
+    stepped = {c for c, _lo, _hi in a.clock.disputed}  # CPUs whose totals hold intervals across a clock step
     cpus = [
         [
             f"CPU{c.cpu}",
             f"{c.first_ts:.6f}",
             f"{c.last_ts:.6f}",
-            fmt_ms(c.busy),
-            fmt_ms(c.idle),
-            fmt_ms(c.irq_time),
-            fmt_ms(c.softirq_time),
+            *(
+                fmt_ms(v) + (CLOCK_MARK if c.cpu in stepped else "")
+                for v in (c.busy, c.idle, c.irq_time, c.softirq_time)
+            ),
             str(c.switches),
         ]
         for c in a.cpus
@@ -135,8 +143,8 @@ def _table_rows(a: TraceAnalysis, top: int) -> list[tuple[str, list[str], list[l
             str(i.irq) if i.irq >= 0 else f"vec {-i.irq}",
             i.name,
             str(i.durations.n),
-            fmt_ms(i.durations.mean),
-            fmt_ms(i.durations.worst.duration) if i.durations.worst else "-",
+            fmt_ms(i.durations.mean) + mark(i.durations.worst),
+            fmt_ms(i.durations.worst.duration) + mark(i.durations.worst) if i.durations.worst else "-",
             f"{i.durations.worst.start:.6f}" if i.durations.worst else "-",
         ]
         for i in a.irqs
@@ -144,10 +152,10 @@ def _table_rows(a: TraceAnalysis, top: int) -> list[tuple[str, list[str], list[l
     softirqs = [
         [
             s.name,
-            str(s.durations.count),
-            fmt_ms(s.durations.worst.duration) if s.durations.worst else "-",
+            str(s.durations.n),
+            fmt_ms(s.durations.worst.duration) + mark(s.durations.worst) if s.durations.worst else "-",
             fmt_ms(s.raise_latency.mean),
-            fmt_ms(s.raise_latency.worst.duration) if s.raise_latency.worst else "-",
+            fmt_ms(s.raise_latency.worst.duration) + mark(s.raise_latency.worst) if s.raise_latency.worst else "-",
             s.worst_raise_wait.behind[0].comm if s.worst_raise_wait and s.worst_raise_wait.behind else "-",
         ]
         for s in a.softirqs
@@ -157,7 +165,7 @@ def _table_rows(a: TraceAnalysis, top: int) -> list[tuple[str, list[str], list[l
             w.function,
             str(w.durations.n),
             fmt_ms(w.durations.total),
-            fmt_ms(w.durations.worst.duration) if w.durations.worst else "-",
+            fmt_ms(w.durations.worst.duration) + mark(w.durations.worst) if w.durations.worst else "-",
         ]
         for w in a.works[:top]
     ]
@@ -235,6 +243,11 @@ def _header_lines(a: TraceAnalysis, parse: ParseSummary, source: str) -> list[st
     ]
     if a.coverage.note:
         lines.append(f"coverage: {a.coverage.note}")
+    if a.clock.back:
+        lines.append(
+            f"clock: {a.clock.back} of {a.clock.steps} steps between events of one CPU go back in time; figures "
+            f"marked{CLOCK_MARK} span such a step and are not reliable (see the trace-clock finding)"
+        )
     return lines
 
 

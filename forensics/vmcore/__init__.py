@@ -30,7 +30,7 @@ def analyse_dump(path: Path, request: DebugInfoRequest, progress: Callable[[str]
     from forensics.model import BootTime, Clock, Incident, NotAvailable, SourceRecord, Timestamp, TimeWindow
     from forensics.vmcore import system
     from forensics.vmcore.collect import collect_snapshot
-    from forensics.vmcore.dumpfile import read_dump_header
+    from forensics.vmcore.dumpfile import check_pages, read_dump_header
     from forensics.vmcore.locate import locate_dump
     from forensics.vmcore.program import open_dump
     from forensics.vmcore.report import VmcoreResult
@@ -55,6 +55,11 @@ def analyse_dump(path: Path, request: DebugInfoRequest, progress: Callable[[str]
             f"{location.dump}: damaged debug info or dump data ({exc})",
             hint="check the dump and the vmlinux (copy or unpack them again)",
         ) from None
+    say("checking the dump's pages")
+    pages = check_pages(location.dump, header)
+    damaged = pages.warning() if pages is not None else None
+    if damaged is not None:  # first: it says how far everything else can be trusted
+        snapshot = replace(snapshot, warnings=(damaged, *snapshot.warnings))
     if location.note is not None:
         snapshot = replace(snapshot, warnings=(location.note, *snapshot.warnings))
     say("analysing")

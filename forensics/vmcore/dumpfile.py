@@ -51,6 +51,8 @@ class DumpHeader:
     crash_time: float | None
     nr_cpus: int | None
     page_count: int | None  # pages stored in the dump
+    page_table: int | None = None  # file offset of the page descriptors (kdump-compressed only)
+    block_size: int | None = None  # the page size of a kdump-compressed dump
 
     def filtered(self) -> str:
         """What makedumpfile filtered out, as one phrase."""
@@ -66,6 +68,68 @@ def _cstr(raw: bytes) -> str:
     return raw.split(b"\0", 1)[0].decode("ascii", errors="replace")
 
 
+#: Page descriptor flags makedumpfile writes: zlib, lzo, snappy, zstd (and the excluded/incomplete bits).
+_KNOWN_PAGE_FLAGS = 0x1 | 0x2 | 0x4 | 0x8 | 0x10 | 0x20
+_MAX_HEADER_VERSION = 32  # makedumpfile writes 6; anything far above is a damaged field
+
+
+def _corrupt(path: Path, what: str) -> InputError:
+    return InputError(
+        f"{path}: the dump header is corrupt ({what})",
+        hint="the dump is damaged, not cut short: copy it again from the original (a header cannot be repaired)",
+    )
+
+
+def _check_kdump_fields(path: Path, head: bytes, sub: bytes) -> None:
+    """Refuse header values no makedumpfile writes (the file is damaged, whatever its size says)."""
+    version = struct.unpack_from("<i", head, 8)[0]
+    block_size, sub_hdr_size, bitmap_blocks, max_mapnr = struct.unpack_from("<iiII", head, 428)
+    nr_cpus = struct.unpack_from("<i", head, 460)[0]
+    if not 1 <= version <= _MAX_HEADER_VERSION:
+        raise _corrupt(path, f"header_version = {version}")
+    if block_size < 1024 or block_size > 1 << 20 or block_size & (block_size - 1):
+        raise _corrupt(path, f"block_size = {block_size}, not a page size")
+    if not 0 <= sub_hdr_size <= 1024:
+        raise _corrupt(path, f"sub_hdr_size = {sub_hdr_size} blocks")
+    if not 0 <= nr_cpus <= 1 << 16:
+        raise _corrupt(path, f"nr_cpus = {nr_cpus}")
+    if len(sub) >= 12 and not 0 <= struct.unpack_from("<i", sub, 8)[0] <= 31:
+        raise _corrupt(path, f"dump_level = {struct.unpack_from('<i', sub, 8)[0]}")
+    pages = max_mapnr
+    if version >= 6 and len(sub) >= 104:  # max_mapnr_64 in the sub header; the 32-bit field saturates
+        pages = struct.unpack_from("<Q", sub, 96)[0]
+        if max_mapnr != min(pages, 0xFFFFFFFF):
+            raise _corrupt(path, f"max_mapnr = {max_mapnr} but max_mapnr_64 = {pages}")
+    # Two bitmaps of one bit per page frame, each rounded up to whole blocks (makedumpfile and QEMU alike);
+    # a block of slack is allowed.
+    need = -(-pages // (8 * block_size)) * block_size
+    half = bitmap_blocks * block_size // 2
+    if bitmap_blocks % 2 or not need <= half <= need + block_size:
+        raise _corrupt(path, f"bitmap_blocks = {bitmap_blocks}, for {pages} page frames of {block_size} bytes")
+
+
+def _check_descriptors(path: Path, table: bytes, data_start: int, block_size: int) -> int:
+    """Where the page data ends; raises when a descriptor cannot be one makedumpfile wrote.
+
+    Pages are written one after the other from ``data_start`` (one shared zero
+    page at most), so no page can end beyond ``data_start`` plus the sizes of
+    all pages: a descriptor that does is damaged, while a dump that was merely
+    cut short has sane descriptors pointing past its end.
+    """
+    descriptors = list(struct.iter_unpack("<qIIQ", table))
+    limit = data_start + sum(d[1] for d in descriptors) + block_size
+    end = 0
+    for i, (offset, length, flags, _page_flags) in enumerate(descriptors):
+        if offset < data_start or offset + length > limit or length > block_size or flags & ~_KNOWN_PAGE_FLAGS:
+            raise _corrupt(
+                path,
+                f"page descriptor {i}: offset = {offset}, size = {length}, flags = {flags:#x}; the page data "
+                f"lies in bytes {data_start}..{limit} and a page is at most {block_size} bytes",
+            )
+        end = max(end, offset + length)
+    return end
+
+
 def _read_kdump(path: Path, data_head: bytes, size: int) -> DumpHeader:
     if len(data_head) < 464:
         raise InputError(f"{path}: truncated kdump header ({size} bytes)", hint="the dump is incomplete; copy it again")
@@ -75,10 +139,11 @@ def _read_kdump(path: Path, data_head: bytes, size: int) -> DumpHeader:
     block_size, sub_hdr_size, bitmap_blocks = struct.unpack_from("<iiI", data_head, 428)
     nr_cpus = struct.unpack_from("<i", data_head, 460)[0]
     if block_size <= 0 or block_size > 1 << 20 or sub_hdr_size < 0:
-        raise InputError(f"{path}: corrupt kdump header (block size {block_size})", hint="the dump is damaged")
+        _check_kdump_fields(path, data_head, b"")
     with path.open("rb") as f:
         f.seek(block_size)
-        sub = f.read(16)
+        sub = f.read(128)
+        _check_kdump_fields(path, data_head, sub)
         dump_level = struct.unpack_from("<i", sub, 8)[0] if len(sub) >= 12 else None
         bitmap_off = (1 + sub_hdr_size) * block_size
         bitmap_len = bitmap_blocks * block_size
@@ -93,9 +158,7 @@ def _read_kdump(path: Path, data_head: bytes, size: int) -> DumpHeader:
             raise _truncated(path, size, desc_off + desc_len)
         f.seek(desc_off)
         table = f.read(desc_len)
-    end = 0
-    for offset, length in struct.iter_unpack("<qI12x", table) if table else ():
-        end = max(end, offset + length)
+    end = _check_descriptors(path, table, desc_off + desc_len, block_size)
     if end > size:
         raise _truncated(path, size, end)
     return DumpHeader(
@@ -107,7 +170,65 @@ def _read_kdump(path: Path, data_head: bytes, size: int) -> DumpHeader:
         float(tv_sec) if tv_sec > 0 else None,
         nr_cpus if nr_cpus > 0 else None,
         pages,
+        desc_off,
+        block_size,
     )
+
+
+#: Compressed pages decompressed by :func:`check_pages` at most (evenly spread beyond): about 0.5 s.
+PAGE_CHECK_LIMIT = 50_000
+_ZLIB = 0x1
+
+
+@dataclass(frozen=True)
+class PageCheck:
+    """Whether the dump's zlib-compressed pages decompress to whole pages (a damaged copy's do not)."""
+
+    compressed: int  # zlib pages in the dump
+    checked: int  # of which were decompressed (all, or an even sample of PAGE_CHECK_LIMIT)
+    failed: int
+    first_failures: tuple[int, ...]  # file offsets of the first pages that failed
+
+    def warning(self) -> str | None:
+        """One line for the report when pages failed, else None."""
+        if not self.failed:
+            return None
+        where = ", ".join(f"byte {off}" for off in self.first_failures)
+        sample = "" if self.checked == self.compressed else f" (an even sample of {self.checked})"
+        return (
+            f"the dump is damaged: {self.failed} of {self.checked} compressed pages checked{sample} fail to "
+            f"decompress (first at {where}); values read from those pages are missing or wrong, so names, "
+            "pointers and counts in this report may be garbage: copy the dump again from the original"
+        )
+
+
+def check_pages(path: Path, header: DumpHeader, limit: int = PAGE_CHECK_LIMIT) -> PageCheck | None:
+    """Decompress the zlib pages of a kdump-compressed dump (a sample when there are more than ``limit``).
+
+    None for formats whose pages cannot be checked this way (ELF, flattened).
+    lzo, snappy and zstd pages are not checked (no decompressor in the
+    standard library); uncompressed pages carry nothing to check.
+    """
+    import zlib
+
+    if header.page_table is None or header.page_count is None or header.block_size is None:
+        return None
+    with path.open("rb") as f:
+        f.seek(header.page_table)
+        table = f.read(header.page_count * 24)
+        zpages = [(off, size) for off, size, flags, _pf in struct.iter_unpack("<qIIQ", table) if flags & _ZLIB]
+        step = max(1.0, len(zpages) / limit)
+        picked = [zpages[int(i * step)] for i in range(min(len(zpages), limit))]
+        failed: list[int] = []
+        for off, size in picked:
+            f.seek(off)
+            try:
+                ok = len(zlib.decompress(f.read(size))) == header.block_size
+            except zlib.error:
+                ok = False
+            if not ok:
+                failed.append(off)
+    return PageCheck(len(zpages), len(picked), len(failed), tuple(failed[:3]))
 
 
 def _read_elf(path: Path, head: bytes, size: int) -> DumpHeader:

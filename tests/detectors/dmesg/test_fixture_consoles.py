@@ -64,3 +64,16 @@ def test_kdump_dmesg_gives_the_console_title(log: Path | None) -> None:
     assert from_dump, f"{dumped}: no kernel report found"
     assert from_dump[0].title == console[0].title
     assert from_dump[0].frame == console[0].frame
+
+
+@pytest.mark.parametrize("log", _logs() or [None], ids=lambda p: p.parent.name if p else "absent")
+def test_fixture_console_comm_is_the_task_name(log: Path | None) -> None:
+    """``Comm: sh Kdump: loaded Tainted: ...``: the comm is ``sh``, not ``sh Kdump: loaded`` (issue 19)."""
+    if log is None:
+        pytest.skip("no fixture console logs: vmcore_fixtures/MANIFEST.json is absent (run vmcore_fixtures/build.sh)")
+    expected = json.loads((log.parent / "expected.json").read_text())
+    reports = [r for r in scan_chunks([log.read_bytes()]) if not r.is_event]
+    comms = {r.comm for r in reports if isinstance(r.comm, str)}
+    assert comms, f"{log}: no report names its task"
+    assert expected["task_comm"] in comms
+    assert not any("Kdump" in c for c in comms), comms

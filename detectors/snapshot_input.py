@@ -1,0 +1,78 @@
+"""Findings about imported slabinfo/meminfo snapshots themselves: rows left out, times that go back.
+
+A snapshot row that does not parse (a column missing, a cut line) or holds a
+value no kernel has is not imported; an analyst must know that the series has
+holes, and where, rather than trust a quiet import.  Snapshots whose time goes
+back within a file are imported in time order, and said.  Pure: typed rows in,
+findings out; each cites the file and line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from collectors.procfs import RejectedLine
+from collectors.slabimport import OutOfOrder
+from forensics.model import Evidence, Fact, Finding, Locator, LocatorKind, Severity, finding_id
+
+DETECTOR = "detectors.snapshot_input"
+CITED = 10  # rows cited as evidence; the count covers all
+
+
+def rejected_rows(rows: Sequence[tuple[str, RejectedLine]]) -> list[Finding]:
+    """One finding for all rows left out of an import, citing the first few (file:line and text)."""
+    if not rows:
+        return []
+    files = sorted({source for source, _row in rows})
+    first = "; ".join(f"{source}:{row.line}: {row.reason}" for source, row in rows[:3])
+    return [
+        Finding(
+            id=finding_id("snapshot-rows-rejected", *files),
+            kind="snapshot-rows-rejected",
+            title=f"{len(rows)} slabinfo/meminfo rows were not imported (they do not parse or hold impossible values)",
+            severity=Severity.LOW,
+            confidence=0.95,
+            confidence_reason="each row is cited with why it was left out",
+            summary=(
+                f"{len(rows)} rows of {', '.join(files)} were left out of the import, so those caches or counters "
+                f"have holes in their series (e.g. {first})."
+            ),
+            evidence=tuple(
+                Evidence(source=source, locator=Locator(LocatorKind.LINE, row.line), excerpt=row.text)
+                for source, row in rows[:CITED]
+            ),
+            facts=(Fact("rows left out", str(len(rows))), Fact("first", first)),
+            next_steps=("look at the cited lines: a copy cut short or edited by hand; re-collect if you can",),
+            detector=DETECTOR,
+        )
+    ]
+
+
+def times_going_back(order: Sequence[OutOfOrder]) -> list[Finding]:
+    """One finding when snapshot times go back within a file (they were imported sorted by time)."""
+    if not order:
+        return []
+    first = order[0]
+    return [
+        Finding(
+            id=finding_id("snapshot-time-order", *sorted({o.later.source for o in order})),
+            kind="snapshot-time-order",
+            title=f"snapshot times go back {len(order)} times within their file (imported in time order)",
+            severity=Severity.LOW,
+            confidence=0.9,
+            confidence_reason="the time lines are cited; a clock step or files joined out of order",
+            summary=(
+                f"{first.later.source}:{first.later.line} is at {first.later.wall:.3f}, before "
+                f"{first.earlier.source}:{first.earlier.line} at {first.earlier.wall:.3f} above it. The snapshots "
+                "were imported sorted by time; if a clock was stepped, growth rates across the step are wrong."
+            ),
+            evidence=tuple(
+                Evidence(source=snap.source, locator=Locator(LocatorKind.LINE, snap.line), excerpt=snap.head)
+                for o in order[:3]
+                for snap in (o.earlier, o.later)
+            ),
+            facts=(Fact("steps back", str(len(order))),),
+            next_steps=("check the time lines cited; fix or drop the snapshots of a stepped clock",),
+            detector=DETECTOR,
+        )
+    ]

@@ -1,0 +1,93 @@
+"""Logs saved as UTF-16 or with ANSI colour codes are read like the plain log (issue 19).
+
+The data is the fixture kernel's real console log (vmcore_fixtures/cases/*/console.log),
+re-encoded or coloured the way tools do it; the oops must get the plain log's title and
+its evidence must resolve in the file as given.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from detectors.dmesg.findings import group_finding, group_reports
+from detectors.dmesg.model import KernelReport
+from detectors.dmesg.scanner import scan_chunks
+from forensics.commands.dmesg import triage_file
+from forensics.textcodec import TextNormalizer, normalize_text, sniff_encoding
+from tests.helpers import assert_evidence_resolves
+from tests.vmcore_cases import console_logs
+
+_STAMP = re.compile(rb"^(\[ *\d+\.\d+\])", re.M)
+
+
+def _plain() -> Path:
+    logs = console_logs()
+    if not logs:
+        pytest.skip("no fixture console logs: vmcore_fixtures/MANIFEST.json is absent")
+    return logs[0]
+
+
+def _coloured(data: bytes) -> bytes:
+    """What ``dmesg --color=always`` does: green timestamps, bold red error text, plus a reset and an OSC title."""
+    data = _STAMP.sub(lambda m: b"\x1b[32m" + m.group(1) + b"\x1b[0m", data)
+    data = data.replace(b"BUG:", b"\x1b[1;31mBUG:").replace(b"RIP:", b"\x1b[7mRIP:\x1b[0m")
+    return b"\x1b]0;serial console\x07" + data.replace(b"\n", b"\x1b[0m\n")
+
+
+VARIANTS: dict[str, Callable[[bytes], bytes]] = {
+    "utf-16-le-bom": lambda d: codecs.BOM_UTF16_LE + d.decode("utf-8", "replace").encode("utf-16-le"),
+    "utf-16-be-bom": lambda d: codecs.BOM_UTF16_BE + d.decode("utf-8", "replace").encode("utf-16-be"),
+    "utf-16-le": lambda d: d.decode("utf-8", "replace").encode("utf-16-le"),
+    "utf-16-be": lambda d: d.decode("utf-8", "replace").encode("utf-16-be"),
+    "ansi": _coloured,
+    "ansi-utf-16-le-bom": lambda d: codecs.BOM_UTF16_LE + _coloured(d).decode("utf-8", "replace").encode("utf-16-le"),
+}
+
+
+def _reports(path: Path) -> list[KernelReport]:
+    return [r for r in triage_file(str(path)).reports if not r.is_event]
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_encoded_log_gives_the_plain_title_and_resolvable_evidence(tmp_path: Path, variant: str) -> None:
+    plain = _plain()
+    want = _reports(plain)
+    assert want, "the plain fixture log has a report"
+    log = tmp_path / f"console.{variant}.log"
+    log.write_bytes(VARIANTS[variant](plain.read_bytes()))
+    got = _reports(log)
+    assert [r.title for r in got] == [r.title for r in want]
+    assert [r.comm for r in got] == [r.comm for r in want]
+    assert not any("corrupted" in r.title for r in got)
+    assert_evidence_resolves([group_finding(str(log), g) for g in group_reports(got)])
+
+
+def test_raw_utf16_bytes_hide_the_oops_without_decoding(tmp_path: Path) -> None:
+    """What the engine saw before: a UTF-16 log (NUL between every character) yields no report."""
+    data = VARIANTS["utf-16-le"](_plain().read_bytes())
+    assert not [r for r in scan_chunks([data]) if not r.is_event]
+
+
+@pytest.mark.parametrize("size", [1, 7, 512, 4096])
+def test_normalizer_streams_like_the_whole(size: int) -> None:
+    """Chunk boundaries (inside a UTF-16 code unit, inside an escape sequence) change nothing."""
+    data = VARIANTS["ansi-utf-16-le-bom"](_plain().read_bytes())
+    norm = TextNormalizer()
+    out = b"".join(norm.feed(data[i : i + size]) for i in range(0, len(data), size)) + norm.close()
+    assert out == normalize_text(data)
+    assert b"\x1b" not in out
+    assert out.count(b"\n") == data.decode("utf-16").count("\n")
+    assert norm.encoding == "utf-16-le" and norm.escapes > 0
+
+
+def test_plain_utf8_passes_unchanged() -> None:
+    data = _plain().read_bytes()
+    assert normalize_text(data) == data
+    assert sniff_encoding(data) == (None, 0)
+    assert sniff_encoding(b"\x00a\x00b\x00c\x00d") == ("utf-16-be", 0)
+    assert sniff_encoding(b"a\x00b\x00c\x00d\x00") == ("utf-16-le", 0)

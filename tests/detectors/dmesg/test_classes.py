@@ -1,0 +1,347 @@
+"""General title conventions, one test per class of report (issue 18).
+
+The logs here are written by the project in the kernel's formats; each test
+names the convention it checks: system call entry names per architecture,
+C++ and Rust symbols, generic helpers the guilty frame skips, corruption
+marks, and the report kinds without a classic oops header.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from detectors.dmesg.frames import demangle, function_name, title_name
+from detectors.dmesg.model import KernelReport
+from detectors.dmesg.rules import RULES
+from detectors.dmesg.scanner import scan_text
+
+
+def _log(*bodies: str, start: float = 100.0, context: str | None = None) -> str:
+    """Lines with ``[ sec.usec]`` stamps (and a caller prefix when given), 1 ms apart."""
+    caller = f"[{context:>6}]" if context else ""
+    return "".join(f"[{start + i / 1000:12.6f}]{caller} {body}\n" for i, body in enumerate(bodies))
+
+
+def _only(text: str) -> KernelReport:
+    reports = [r for r in scan_text(text) if not r.is_event]
+    assert len(reports) == 1, [r.title for r in reports]
+    return reports[0]
+
+
+_TAIL = ("RIP: 0033:0x7f0000001234", "RSP: 002b:00007ffd00000000 EFLAGS: 00000246", "</TASK>")
+
+
+# --- system call entry points ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("symbol", "title"),
+    [
+        ("SyS_sendto", "sendto"),  # 4.x x86 SYSCALL_DEFINE wrapper
+        ("SYSC_sendto", "sendto"),
+        ("sys_sendto", "sendto"),  # older kernels and other arches
+        ("ksys_read", "read"),  # the helper several entry points share
+        ("__x64_sys_rmdir", "sys_rmdir"),  # x86-64 pt_regs stub: syzbot keeps sys_
+        ("__ia32_sys_futex", "sys_futex"),
+        ("__arm64_sys_socket", "sys_socket"),
+        ("__se_sys_ioctl", "ioctl"),  # sign-extension wrapper
+        ("__do_sys_bpf", "bpf"),  # the body of SYSCALL_DEFINE
+        ("__sys_sendmsg", "sendmsg"),
+        ("____sys_sendmsg", "sendmsg"),
+        ("compat_SyS_ioctl", "ioctl"),
+        ("ext4_file_write_iter", "ext4_file_write_iter"),  # not a system call: unchanged
+    ],
+)
+def test_syscall_entry_names_per_kernel_and_arch(symbol: str, title: str) -> None:
+    assert title_name(function_name(symbol)) == title
+
+
+def test_syscall_entry_in_a_report_title() -> None:
+    text = _log(
+        "general protection fault, probably for non-canonical address 0xdffffc0000000003: 0000 [#1] SMP KASAN",
+        "CPU: 1 PID: 4242 Comm: syz-executor Not tainted 6.6.0 #1",
+        "RIP: 0010:ksys_write+0x5e/0x240",
+        "Call Trace:",
+        " <TASK>",
+        " __x64_sys_write+0x73/0xb0",
+        " do_syscall_64+0x3f/0x90",
+        " entry_SYSCALL_64_after_hwframe+0x63/0xcd",
+        *_TAIL,
+    )
+    report = _only(text)
+    assert report.title == "general protection fault in write"
+    assert report.frame == "write"
+    # The trace keeps the symbols as printed (only compiler suffixes and the SYSCALL_DEFINE wrappers go).
+    assert [f.function for f in report.trace][:1] == ["__x64_sys_write"]
+
+
+# --- C++ and Rust symbols ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("symbol", "name"),
+    [
+        ("_RNvMs0_NtCs1234abcd_5mydrv4pathNtB5_5Table6insert", "<mydrv::path::Table>::insert"),  # Rust v0
+        ("_ZN4core9panicking5panic17h0123456789abcdefE", "core::panicking::panic"),  # Rust legacy, hash dropped
+        ("_ZN7android6binder4Node6updateEv", "android::binder::Node::update"),  # C++, parameters dropped
+        ("_ZNK3drm6Device5flushEi.cold", "drm::Device::flush"),  # const method, compiler suffix
+        ("__cfi__RNvCs1234abcd_5mydrv4init", "mydrv::init"),  # kCFI stub of a Rust function
+        ("_raw_spin_lock", "_raw_spin_lock"),  # a C symbol that starts with an underscore
+        ("_Zbogus", "_Zbogus"),  # not a valid mangling: left alone
+    ],
+)
+def test_cpp_and_rust_symbols_are_demangled(symbol: str, name: str) -> None:
+    assert function_name(symbol) == name
+
+
+def test_demangle_leaves_c_names_alone() -> None:
+    assert demangle("kfree") == "kfree"
+
+
+def test_rust_panic_title_is_the_message_in_the_panicking_function() -> None:
+    text = _log(
+        "rust_kernel: panicked at drivers/net/phy/ax88796b_rust.rs:41:9:",
+        "attempt to add with overflow",
+        "------------[ cut here ]------------",
+        "kernel BUG at rust/helpers/bug.c:7!",
+        "Oops: invalid opcode: 0000 [#1] PREEMPT SMP",
+        "CPU: 0 UID: 0 PID: 77 Comm: kworker/0:2 Not tainted 6.12.0 #1",
+        "RIP: 0010:rust_helper_BUG+0x8/0x10",
+        "Call Trace:",
+        " <TASK>",
+        " ? die+0x36/0x90",
+        " _RNvCs1aB2cD3eF4_7___rustc17rust_begin_unwind+0x15b/0x160",
+        " _RNvNtCs9jEwPDbx20M_4core9panicking9panic_fmt+0x84/0x90",
+        " _RNvNtNtCs9jEwPDbx20M_4core9panicking11panic_const24panic_const_add_overflow+0xb2/0xc0",
+        " _RNvMs_NtCs5xYz_13ax88796b_rust6driverNtB4_9PhyDriver11read_status+0x1e5/0x260",
+        " phy_check_link_status+0x2f/0xe0",
+        " phy_state_machine+0x7b/0x2a0",
+        " process_one_work+0x1a0/0x3c0",
+        " </TASK>",
+    )
+    report = _only(text)
+    assert report.title == "attempt to add with overflow in <ax88796b_rust::driver::PhyDriver>::read_status"
+    assert report.rule == "rust-panic"
+    assert not report.corrupted
+
+
+def test_a_cpp_frame_names_the_warning() -> None:
+    text = _log(
+        "WARNING: CPU: 2 PID: 900 at drivers/gpu/vendor/device.cpp:120 _ZN3drm6Device5flushEv+0x44/0x90 [vgpu]",
+        "CPU: 2 PID: 900 Comm: render Not tainted 6.6.0 #1",
+        "RIP: 0010:_ZN3drm6Device5flushEv+0x44/0x90 [vgpu]",
+        "Call Trace:",
+        " <TASK>",
+        " _ZN3drm5Queue6submitEPNS_3JobE+0x20/0x80 [vgpu]",
+        " vgpu_ioctl+0x90/0x120 [vgpu]",
+        " </TASK>",
+    )
+    assert _only(text).title == "WARNING in drm::Device::flush"
+
+
+# --- generic helpers the guilty frame skips ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "helper",
+    [
+        "_printk",  # printing helpers
+        "vprintk_emit",
+        "_dev_warn",
+        "netdev_err",
+        "__queue_work",  # workqueue and kthread plumbing (the queueing side)
+        "kthread_create_on_node",
+        "__set_page_owner",  # page-owner and stack-depot bookkeeping
+        "stack_depot_save",
+        "memory_is_poisoned",  # sanitizer internals
+        "__check_object_size",
+        "_find_next_bit",  # library leaf functions
+        "csum_partial",
+        "bitmap_copy",
+    ],
+)
+def test_generic_helpers_are_not_the_guilty_frame(helper: str) -> None:
+    text = _log(
+        "BUG: unable to handle page fault for address: ffffc90000a1b000",
+        "#PF: supervisor read access in kernel mode",
+        "Oops: 0000 [#1] PREEMPT SMP",
+        "CPU: 0 PID: 311 Comm: scanner Not tainted 6.6.0 #1",
+        f"RIP: 0010:{helper}+0x10/0x40",
+        "Call Trace:",
+        " <TASK>",
+        f" {helper}+0x10/0x40",
+        " mydrv_scan_table+0x55/0x120 [mydrv]",
+        " mydrv_probe+0x31/0x80 [mydrv]",
+        " </TASK>",
+    )
+    report = _only(text)
+    assert report.title == "BUG: unable to handle kernel paging request in mydrv_scan_table"
+
+
+def test_dispatch_frames_still_name_the_crash_site() -> None:
+    # A crash inside the workqueue itself (a corrupted work item) is titled there, not marked corrupted.
+    text = _log(
+        "BUG: kernel NULL pointer dereference, address: 0000000000000008",
+        "Oops: 0000 [#1] SMP",
+        "CPU: 3 PID: 81 Comm: kworker/3:1 Not tainted 6.6.0 #1",
+        "RIP: 0010:process_one_work+0x3a/0x3c0",
+        "Call Trace:",
+        " <TASK>",
+        " worker_thread+0x4d/0x3e0",
+        " kthread+0xf0/0x120",
+        " ret_from_fork+0x2c/0x50",
+        " </TASK>",
+    )
+    assert _only(text).title == "BUG: unable to handle kernel NULL pointer dereference in process_one_work"
+
+
+# --- corrupted reports -------------------------------------------------------------------------
+
+
+def test_header_with_another_lines_output_merged_is_corrupted() -> None:
+    text = (
+        "[  331.001241] trusty: panic (caller [  331.008787] trusty: 0xffffffffe000fbb8): "
+        "ASSERT FAILED at (lib/trusty/ipc.c:472): \n"
+        "[  331.026926] trusty: !list_in_list(&chan->node)\n"
+    )
+    report = _only(text)
+    assert report.title == "trusty: ASSERT FAILED:"
+    assert report.corrupted
+    assert report.corrupted_reason == "another line's output is merged into the header line"
+
+
+def test_a_login_prompt_before_the_header_is_not_corruption() -> None:
+    text = "syzkaller login: " + _log(
+        "BUG: sleeping function called from invalid context at mm/slab.h:421",
+        "in_atomic(): 1, irqs_disabled(): 0, non_block: 0, pid: 5, name: poller",
+        "Call Trace:",
+        " <TASK>",
+        " __might_resched+0x10/0x20",
+        " kmem_cache_alloc+0x30/0x200",
+        " poll_refill+0x22/0x90",
+        " </TASK>",
+    )
+    report = _only(text)
+    assert report.title == "BUG: sleeping function called from invalid context in poll_refill"
+    assert not report.corrupted
+
+
+def test_call_trace_without_frames_is_corrupted() -> None:
+    text = _log(
+        "WARNING: CPU: 0 PID: 1 at fs/inode.c:330 drop_nlink+0x2a/0x40",
+        "CPU: 0 PID: 1 Comm: init Not tainted 6.6.0 #1",
+        "Call Trace:",
+        "some unrelated console text",
+    )
+    report = _only(text)
+    assert report.corrupted
+
+
+def test_report_cut_before_the_culprit_is_titled_in_corrupted() -> None:
+    text = _log("WARNING: possible circular locking dependency detected", "6.6.0 #1 Not tainted")
+    report = _only(text)
+    assert report.title == "possible deadlock in corrupted"
+    assert report.corrupted
+
+
+# --- reports without a classic oops header and the less common kinds --------------------------
+
+
+def test_stuck_netdev_unregistration() -> None:
+    text = _log(
+        "unregister_netdevice: waiting for vxcan1 to become free. Usage count = 2",
+        "ref_tracker: netdev@ffff888012345678 has 1/1 users at",
+        "     dev_hold+0x1a/0x30",
+        "unregister_netdevice: waiting for vxcan1 to become free. Usage count = 2",
+    )
+    reports = [r for r in scan_text(text) if not r.is_event]
+    assert reports and reports[0].title == "unregister_netdevice: waiting for DEV to become free"
+    assert not reports[0].corrupted
+
+
+def _boot(start: float) -> list[str]:
+    return [
+        "Linux version 6.6.0 (builder@host) (gcc 12.2.0) #1 SMP PREEMPT_DYNAMIC",
+        "Command line: console=ttyS0 root=/dev/vda",
+        "x86/fpu: Supporting XSAVE feature 0x001: 'x87 floating point registers'",
+    ]
+
+
+def test_unexpected_reboot_is_reported_only_mid_log_and_unexplained() -> None:
+    first = _log(*_boot(0.0), start=0.0) + _log("systemd[1]: Started Journal Service.", start=50.0)
+    silent = first + _log(*_boot(0.0), start=0.0)
+    report = _only(silent)
+    assert report.title == "unexpected kernel reboot"
+    assert report.start_line == 5
+    # The first boot of a log is not a reboot; a reboot after a panic or a request is expected.
+    assert scan_text(first) == []
+    after_panic = first + _log("Kernel panic - not syncing: sysrq triggered crash", start=60.0)
+    assert [r.title for r in scan_text(after_panic + _log(*_boot(0.0), start=0.0))] == [
+        "kernel panic: sysrq triggered crash"
+    ]
+    requested = first + _log("reboot: Restarting system", start=60.0) + _log(*_boot(0.0), start=0.0)
+    assert scan_text(requested) == []
+
+
+@pytest.mark.parametrize(
+    ("line", "title"),
+    [
+        ("VFS: Close: file count is 0", "VFS: Close: file count is 0"),
+        ("VFS: brelse: Trying to free free buffer", "VFS: brelse: Trying to free free buffer"),
+        (
+            "VFS: Busy inodes after unmount of loop0 (ext4). Self-destruct in 5 seconds.  Have a nice day...",
+            "VFS: Busy inodes after unmount (use-after-free)",
+        ),
+    ],
+)
+def test_vfs_warnings(line: str, title: str) -> None:
+    assert _only(_log(line)).title == title
+
+
+def test_lockdep_nested_lock_and_invalid_subclass() -> None:
+    trace = ("Call Trace:", " <TASK>", " lock_acquire+0x1a/0x40", " ovl_lock_pair+0x44/0x90", " </TASK>")
+    nested = _only(_log("WARNING: nested lock was not taken", "6.6.0 #1 Not tainted", *trace))
+    assert nested.title == "WARNING: nested lock was not taken in ovl_lock_pair"
+    subclass = _only(_log("BUG: looking up invalid subclass: 8", "turning off the locking correctness validator.",
+                          *trace))  # fmt: skip
+    assert subclass.title == "BUG: looking up invalid subclass in ovl_lock_pair"
+
+
+def test_arm64_stack_overflow() -> None:
+    text = _log(
+        "Insufficient stack space to handle exception!",
+        "ESR: 0x0000000096000047 -- DABT (current EL)",
+        "FAR: 0xffff800082cdfff0",
+        "Task stack:     [0xffff800082ce0000..0xffff800082ce4000]",
+        "CPU: 1 PID: 412 Comm: fsck Not tainted 6.6.0 #1",
+        "pc : walk_dir_tree+0x1c/0x88",
+        "lr : walk_dir_tree+0x60/0x88",
+        "Call trace:",
+        " walk_dir_tree+0x1c/0x88",
+        " walk_dir_tree+0x60/0x88",
+        " walk_dir_tree+0x60/0x88",
+        "Kernel panic - not syncing: kernel stack overflow",
+    )
+    reports = scan_text(text)
+    assert reports[0].title == "kernel stack overflow in walk_dir_tree"
+    assert reports[0].kind == "stack-overflow"
+
+
+def test_trusty_tee_panics() -> None:
+    assertion = _only(
+        _log(
+            "trusty: panic (caller 0xffffffffe000fbd0): DEBUG ASSERT FAILED at (kernel/lib/heap.c:63): ptr != NULL",
+            "trusty: HALT: (reason = 9)",
+        )
+    )
+    assert assertion.title == "trusty: ASSERT FAILED: ptr != NULL"
+    assert assertion.kind == "firmware" and not assertion.corrupted
+    plain = _only(_log("trusty: panic (caller 0xffffffffe0012345): out of memory in pmm_alloc"))
+    assert plain.title == "trusty: panic: out of memory in pmm_alloc"
+
+
+def test_every_new_class_has_a_rule_in_the_table() -> None:
+    names = {rule.name for rule in RULES}
+    assert {"rust-panic", "rust-bug", "netdev-unregister", "unexpected-reboot", "vfs-close", "vfs-brelse",
+            "warn-nested-lock", "lockdep-subclass", "arm64-stack-overflow", "trusty-assert",
+            "trusty-panic"} <= names  # fmt: skip

@@ -1,0 +1,43 @@
+"""Real kernel logs from other public collections (see each corpus's SOURCE.md), with the project's expectations.
+
+The syzkaller corpus the scorer uses is evaluation data and stays out of the
+repository; these come from collections whose licences allow copying them here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from detectors.dmesg.scanner import scan_chunks
+
+CORPORA = Path(__file__).parent / "corpora"
+
+#: file -> (title, guilty frame) of its first report.
+EXPECTED = {
+    "satyr/arm-hung-task-oops-2.log": (
+        "BUG: unable to handle kernel NULL pointer dereference in shmem_getpage_gfp",
+        "shmem_getpage_gfp",
+    ),
+    "satyr/rhbz-1040900-ppc64-1.log": ("WARNING in eeh_dev_check_failure", "eeh_dev_check_failure"),
+    "satyr/rhbz-1040900-s390x-1.log": ("WARNING in will_oops_init", "will_oops_init"),
+    "satyr/rhbz-1140681.log": ("general protection fault in find_get_entry", "find_get_entry"),
+}
+
+
+def test_every_corpus_file_has_an_expectation_and_a_source() -> None:
+    files = {str(p.relative_to(CORPORA)) for p in CORPORA.rglob("*.log")}
+    assert files == set(EXPECTED)
+    for corpus in {Path(name).parts[0] for name in files}:
+        assert (CORPORA / corpus / "SOURCE.md").is_file()
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_corpus_log(name: str) -> None:
+    reports = [r for r in scan_chunks([(CORPORA / name).read_bytes()]) if not r.is_event]
+    assert reports, f"{name}: no report found"
+    title, frame = EXPECTED[name]
+    assert (reports[0].title, reports[0].frame) == (title, frame)
+    assert not reports[0].corrupted, reports[0].corrupted_reason
+    assert reports[0].trace, "the call trace is parsed"

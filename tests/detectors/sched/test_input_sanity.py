@@ -1,0 +1,150 @@
+"""Traces whose clock goes back or whose CPUs stop reporting: said, never turned into confident figures (issue 19).
+
+The traces are the recorded ``kf.ftrace.txt`` (a 0.24 s trace of 2 CPUs) damaged the
+way real files get damaged: one timestamp pushed 0.5 s ahead (a jump back after it), the
+lines in reverse order (``tac``), the events of one CPU cut off halfway.  Each is analysed
+by the reference (SchedAnalyzer on the line parser's records) and by the compiled path
+(what the command runs); both must say the same.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from collectors.trace_text import TraceParser
+from detectors.sched.analyzer import SchedAnalyzer
+from detectors.sched.findings import detect
+from detectors.sched.model import TraceAnalysis
+from forensics.model import Finding
+from tests.detectors.sched.traces import analyse_path, recorded
+from tests.forensics.test_cli import run
+from tests.helpers import assert_evidence_resolves
+
+_TS = re.compile(r"(\s)(\d+\.\d{6})(: )")
+
+
+def _lines(tmp: Path) -> tuple[list[str], list[str]]:
+    text = recorded("kf.ftrace.txt", tmp).read_text()
+    lines = text.splitlines()
+    head = [line for line in lines if line.startswith("#")]
+    return head, [line for line in lines if not line.startswith("#")]
+
+
+def _ts(line: str) -> float:
+    m = _TS.search(line)
+    assert m, line
+    return float(m.group(2))
+
+
+def _shift(line: str, delta: float) -> str:
+    return _TS.sub(lambda m: f"{m.group(1)}{float(m.group(2)) + delta:.6f}{m.group(3)}", line, count=1)
+
+
+def _write(tmp: Path, name: str, head: list[str], body: list[str]) -> Path:
+    path = tmp / name
+    path.write_text("\n".join([*head, *body]) + "\n")
+    return path
+
+
+def _reference(path: Path) -> TraceAnalysis:
+    parser = TraceParser()
+    ref = SchedAnalyzer()
+    ref.feed(parser.feed(path.read_bytes()))
+    ref.feed(parser.finish())
+    return ref.result(parser.counts)
+
+
+def _both(path: Path) -> tuple[TraceAnalysis, list[Finding]]:
+    """The analysis (reference and compiled agree) and the findings."""
+    fast, _counts = analyse_path(path, chunk=1 << 12)
+    assert repr(fast) == repr(_reference(path))
+    return fast, detect(fast, str(path))
+
+
+def _durations_ms(findings: list[Finding]) -> list[float]:
+    return [float(m) for f in findings for m in re.findall(r"([\d.]+) ms", f.title)]
+
+
+def test_a_timestamp_jumping_ahead_is_not_a_500ms_hog_or_irq(tmp_path: Path) -> None:
+    head, body = _lines(tmp_path)
+    mid = len(body) // 2
+    switch = next(i for i in range(mid, len(body)) if "[001]" in body[i] and "sched_switch" in body[i])
+    irq_exit = next(i for i, line in enumerate(body) if "irq_handler_exit" in line)
+    for i in (switch, irq_exit):
+        body[i] = _shift(body[i], 0.5)
+    path = _write(tmp_path, "jump.txt", head, body)
+    analysis, findings = _both(path)
+    assert analysis.clock.back >= 2
+    assert max(_durations_ms(findings)) < 400, [f.title for f in findings]
+    clock = [f for f in findings if f.kind == "trace-clock"]
+    assert len(clock) == 1
+    cited = {(e.locator.start, e.cpu) for e in clock[0].evidence}
+    assert (len(head) + switch + 1, 1) in cited  # the line whose time jumped ahead, on CPU1
+    assert "not reported" in clock[0].summary  # the figures that spanned the jump are named
+    assert_evidence_resolves(findings)
+    # The tables still hold those figures: each is marked as spanning the step.
+    table = run("trace", path, "--format", "md")
+    assert table.returncode in (0, 1), table.stderr
+    rows = "\n".join(line for line in table.stdout.splitlines() if line.startswith("|"))
+    big = re.findall(r"5\d\d\.\d{3} ms( †)?", rows)
+    assert big and all(big), big
+    assert "clock: 2 of" in table.stdout
+
+
+def test_a_reversed_trace_says_so(tmp_path: Path) -> None:
+    head, body = _lines(tmp_path)
+    path = _write(tmp_path, "reversed.txt", head, body[::-1])
+    analysis, findings = _both(path)
+    assert analysis.clock.back > analysis.clock.steps // 2
+    clock = [f for f in findings if f.kind == "trace-clock"]
+    assert len(clock) == 1 and "reverse order" in clock[0].title
+    assert not analysis.coverage.stopped  # first and last events are swapped: no CPU "stops"
+    assert_evidence_resolves(findings)
+    result = run("trace", path, "--format", "json")
+    assert result.returncode in (0, 1), result.stderr
+    doc = json.loads(result.stdout)
+    assert any(f["kind"] == "trace-clock" for f in doc["incident"]["findings"])
+
+
+def test_a_cpu_that_stops_halfway_is_a_coverage_note_and_flags_what_spans_it(tmp_path: Path) -> None:
+    head, body = _lines(tmp_path)
+    t0, t1 = _ts(body[0]), _ts(body[-1])
+    cut = (t0 + t1) / 2
+    kept = [line for line in body if "[000]" not in line or _ts(line) <= cut]
+    path = _write(tmp_path, "cpu0-stops.txt", head, kept)
+    analysis, findings = _both(path)
+    assert [ref.cpu for ref in analysis.coverage.stopped] == [0]
+    assert "CPU0" in analysis.coverage.note and "stop" in analysis.coverage.note
+    stop = analysis.coverage.stopped[0].ts
+    coverage = [f for f in findings if f.kind == "trace-coverage"]
+    assert len(coverage) == 1 and coverage[0].evidence[0].cpu == 0
+    late = [
+        f
+        for f in findings
+        if f.kind.startswith("sched-")
+        and any(e.timestamp is not None and e.timestamp.seconds > stop + 1e-3 for e in f.evidence)
+    ]
+    assert late, "some finding spans the time after CPU0 stopped"
+    for f in late:
+        assert f.confidence <= 0.5 and "CPU0" in f.confidence_reason, f
+    assert_evidence_resolves(findings)
+
+
+def test_an_intact_trace_has_no_input_findings(tmp_path: Path) -> None:
+    analysis, findings = _both(recorded("kf.ftrace.txt", tmp_path))
+    assert analysis.clock.back == 0 and not analysis.coverage.stopped
+    assert not [f for f in findings if f.kind in ("trace-clock", "trace-coverage")]
+
+
+@pytest.mark.parametrize("chunk", [1 << 8, 1 << 16])
+def test_clock_check_is_the_same_in_any_chunking(tmp_path: Path, chunk: int) -> None:
+    head, body = _lines(tmp_path)
+    body = body[: len(body) // 3] + body[len(body) // 3 :][::-1]
+    path = _write(tmp_path, "half-reversed.txt", head, body)
+    fast, _counts = analyse_path(path, chunk=chunk)
+    assert fast.clock == _reference(path).clock
+    assert fast.clock.back > 0 and fast.clock.disputed
