@@ -1,22 +1,98 @@
-"""Opening input files the same way everywhere: clear errors, and a record of what was read."""
+"""Opening input files the same way everywhere: clear errors, and a record of what was read.
+
+This is the byte layer of every text input (logs, slabinfo/meminfo snapshots,
+traces, findings files).  A compressed file is decompressed on the fly,
+recognised by its magic bytes and not by its name: gzip, xz and zstd (the
+forms logrotate and journal exports leave).  The source record keeps the size
+and sha256 of the file as it is on disk; a stream that ends before its end
+marker (a cut file) is read up to the cut and its record says so.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import lzma
 import os
 import stat
 import sys
 import time
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Protocol
 
 from forensics.errors import InputError
 from forensics.model import NotAvailable, SourceRecord
+from forensics.output import register_input
 
 STDIN_NAME = "<stdin>"
+
+#: Magic bytes of the compressed forms read transparently, most specific first.
+COMPRESSION_MAGIC: tuple[tuple[bytes, str], ...] = (
+    (b"\xfd7zXZ\x00", "xz"),
+    (b"\x28\xb5\x2f\xfd", "zstd"),
+    (b"\x1f\x8b", "gzip"),
+)
+#: What a decompressed input's findings cite: its path with this suffix (lines count in the decompressed text).
+SOURCE_SUFFIX = {"gzip": " (gunzipped)", "xz": " (decompressed xz)", "zstd": " (decompressed zstd)"}
+_MAGIC_LEN = max(len(m) for m, _ in COMPRESSION_MAGIC)
+
+
+def sniff_compression(head: bytes) -> str | None:
+    """``gzip``, ``xz`` or ``zstd`` when ``head`` starts with that format's magic bytes, else None."""
+    return next((kind for magic, kind in COMPRESSION_MAGIC if head.startswith(magic)), None)
+
+
+class _Decompressor(Protocol):
+    @property
+    def eof(self) -> bool: ...
+
+    @property
+    def unused_data(self) -> bytes: ...
+
+    def decompress(self, data: bytes) -> bytes: ...
+
+
+def _decompressor(kind: str) -> _Decompressor:
+    if kind == "gzip":
+        return zlib.decompressobj(wbits=31)
+    if kind == "xz":
+        return lzma.LZMADecompressor(format=lzma.FORMAT_XZ)
+    import zstandard  # a runtime dependency; imported only for .zst inputs
+
+    return zstandard.ZstdDecompressor().decompressobj()
+
+
+def decompress_chunks(kind: str, chunks: Iterator[bytes], name: str, notes: list[str]) -> Iterator[bytes]:
+    """The decompressed bytes of ``chunks``; concatenated members/streams/frames are all read.
+
+    A stream that ends before its end marker (the file was cut) adds a note to
+    ``notes`` and keeps the text before the cut; corrupt data is an InputError.
+    """
+    import zstandard
+
+    engine = _decompressor(kind)
+    pending = b""
+    try:
+        for chunk in chunks:
+            pending += chunk
+            while pending:
+                out = engine.decompress(pending)
+                if out:
+                    yield out
+                if not engine.eof:
+                    pending = b""
+                    break
+                pending = engine.unused_data
+                engine = _decompressor(kind) if pending else engine
+        if not engine.eof:
+            notes.append(f"the {kind} stream ends early (the file is truncated): only the text before the cut was read")
+    except (zlib.error, lzma.LZMAError, zstandard.ZstdError, EOFError) as exc:
+        raise InputError(
+            f"{name}: corrupt {kind} data ({exc})", hint="check the file, or give it decompressed"
+        ) from None
 
 
 @dataclass
@@ -28,23 +104,53 @@ class TrackedInput:
     started: float = field(default_factory=time.monotonic)
     size: int = 0
     _hash: hashlib._Hash = field(default_factory=hashlib.sha256)
+    compression: str | None = None  # "gzip", "xz", "zstd" once read_chunks has seen the magic bytes
+    notes: list[str] = field(default_factory=list)  # what went wrong while reading (a truncated stream)
+    decompress: bool = True
 
-    def read_chunks(self, chunk_size: int = 1 << 20) -> Iterator[bytes]:
-        """Yield the input in chunks, hashing them on the way."""
+    @property
+    def source(self) -> str:
+        """The name findings cite: the path, with a suffix when the text is the decompressed content."""
+        return self.name + (SOURCE_SUFFIX[self.compression] if self.compression else "")
+
+    def raw_chunks(self, chunk_size: int = 1 << 20) -> Iterator[bytes]:
+        """Yield the bytes as stored, in chunks, hashing them on the way."""
         while chunk := self.stream.read(chunk_size):
             self.size += len(chunk)
             self._hash.update(chunk)
             yield chunk
 
+    def read_chunks(self, chunk_size: int = 1 << 20) -> Iterator[bytes]:
+        """Yield the content in chunks (decompressed when the file is gzip, xz or zstd), hashing the file."""
+        raw = self.raw_chunks(chunk_size)
+        head = b""
+        for chunk in raw:  # a pipe may give fewer bytes than the longest magic in its first read
+            head += chunk
+            if len(head) >= _MAGIC_LEN:
+                break
+        kind = sniff_compression(head) if self.decompress else None
+        rest = _chain(head, raw)
+        if kind is None:
+            yield from (c for c in rest if c)
+            return
+        self.compression = kind
+        yield from decompress_chunks(kind, rest, self.name, self.notes)
+
     def record(self, error: str | None = None) -> SourceRecord:
-        """What was read so far, as a source record."""
+        """What was read so far, as a source record (the notes of the reading, if any, as its error)."""
+        said = "; ".join([*self.notes, *([error] if error else [])]) or None
         return SourceRecord(
             path=self.name,
             size=self.size,
             sha256=self._hash.hexdigest(),
             seconds=round(time.monotonic() - self.started, 6),
-            error=error,
+            error=said,
         )
+
+
+def _chain(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
+    yield first
+    yield from rest
 
 
 def _describe_os_error(path: Path, exc: OSError) -> InputError:
@@ -59,16 +165,20 @@ def _describe_os_error(path: Path, exc: OSError) -> InputError:
 
 
 @contextmanager
-def open_input(name: str) -> Iterator[TrackedInput]:
+def open_input(name: str, *, decompress: bool = True) -> Iterator[TrackedInput]:
     """Open a file (or ``-`` for standard input) for reading, with one-line errors.
 
-    Raises :class:`InputError` for missing files, directories, permission
-    problems and other OS errors.
+    ``read_chunks`` of the result decompresses gzip, xz and zstd content
+    (``decompress=False``: the bytes as stored).  The path is registered as an
+    input of the run, so no output of the run may replace it.  Raises
+    :class:`InputError` for missing files, directories, permission problems
+    and other OS errors.
     """
     if name == "-":
-        yield TrackedInput(STDIN_NAME, sys.stdin.buffer)
+        yield TrackedInput(STDIN_NAME, sys.stdin.buffer, decompress=decompress)
         return
     path = Path(name)
+    register_input(path)
     try:
         st = path.stat()
         if stat.S_ISDIR(st.st_mode):
@@ -78,7 +188,7 @@ def open_input(name: str) -> Iterator[TrackedInput]:
         raise _describe_os_error(path, exc) from None
     with os.fdopen(fd, "rb") as stream:
         try:
-            yield TrackedInput(str(path), stream)
+            yield TrackedInput(str(path), stream, decompress=decompress)
         except OSError as exc:
             raise _describe_os_error(path, exc) from None
 

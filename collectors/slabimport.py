@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from collectors.inputs import open_input
 from collectors.procfs import Counters, HostIdentity, RejectedLine, Slabinfo, parse_meminfo, parse_slabinfo
 from collectors.slabstore import RunInfo, Sample, SlabStore
 from forensics.errors import InputError, UsageError
@@ -222,11 +223,10 @@ def _read_all(paths: list[Path]) -> list[Snapshot]:
             files.append(path)
     found: list[Snapshot] = []
     for file in files:
-        try:
-            data = file.read_bytes()
-        except OSError as exc:
-            raise InputError(f"cannot read {file}: {exc.strerror or exc}", hint="check the path") from None
-        found += parse_snapshots(data, str(file), parse_time(file.name))
+        # open_input: one-line errors, gzip/xz/zstd snapshots decompressed, the file noted as an input.
+        with open_input(str(file)) as tracked:
+            data = b"".join(tracked.read_chunks())
+        found += parse_snapshots(data, tracked.source, parse_time(file.name))
     if not found:
         names = ", ".join(str(p) for p in paths)
         raise InputError(f"{names}: no slabinfo or meminfo snapshot found", hint="see docs/slab-watch.md, slab-import")

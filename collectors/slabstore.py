@@ -25,6 +25,7 @@ the same mode.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import sqlite3
@@ -286,6 +287,85 @@ def _text_or_none(value: object) -> object:
     return None if isinstance(value, NotAvailable) else value
 
 
+def _writer_active(path: Path) -> bool:
+    """True when a slab-watch holds the store's writer lock (or its WAL is left over and must be read)."""
+    wal = Path(f"{path}-wal")
+    if wal.exists() and wal.stat().st_size > 0:
+        return True
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # closing drops the probe's lock
+    return False
+
+
+def _read_only_connection(path: Path) -> tuple[sqlite3.Connection, str | None]:
+    """A connection that reads ``path`` without creating or changing any file beside it.
+
+    Returns the connection and a temporary directory to remove on close (or None).
+    """
+    url = pathname2url(str(path.resolve()))
+    if not _writer_active(path):
+        return sqlite3.connect(f"file:{url}?mode=ro&immutable=1", uri=True), None
+    if Path(f"{path}-shm").exists():  # a writer's index is there: read the WAL's samples through it
+        return sqlite3.connect(f"file:{url}?mode=ro", uri=True), None
+    # A WAL left by a killed writer and no index: reading it would create -shm beside the evidence,
+    # so read a private copy of the store and its WAL instead.
+    import shutil
+    import tempfile
+
+    tmp = tempfile.mkdtemp(prefix="kforensic-store-")
+    copy = Path(tmp, path.name)
+    shutil.copyfile(path, copy)
+    shutil.copyfile(f"{path}-wal", f"{copy}-wal")
+    return sqlite3.connect(f"file:{pathname2url(str(copy))}?mode=ro", uri=True), tmp
+
+
+def _create(path: Path, host: str | NotAvailable) -> None:
+    """Make the tables of a new (empty) store file in one transaction."""
+    db = sqlite3.connect(path, isolation_level=None)
+    try:
+        _create_tables(db, host)
+    finally:
+        db.close()
+
+
+def _create_tables(db: sqlite3.Connection, host: str | NotAvailable) -> None:
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("BEGIN IMMEDIATE")
+    if db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0:
+        for statement in _DDL.split(";"):
+            if statement.strip():
+                db.execute(statement)
+        db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        db.executemany(
+            "INSERT INTO meta VALUES (?, ?)",
+            [
+                ("schema", SCHEMA),
+                ("host", host if isinstance(host, str) else ""),
+                ("created", str(time.time())),
+            ],
+        )
+    db.execute("COMMIT")
+
+
+def _decode_text(raw: bytes) -> str:
+    return raw.decode("utf-8", "replace")
+
+
+def _remove_scratch(directory: str | None) -> None:
+    if directory is not None:
+        import shutil
+
+        shutil.rmtree(directory, ignore_errors=True)
+
+
 class SlabStore:
     """A slab-watch store.  Open with :meth:`open` (read) or :meth:`open_for_writing`."""
 
@@ -296,22 +376,38 @@ class SlabStore:
         self._cache_ids: dict[str, int] = {}
         self._counter_ids: dict[tuple[str, str], int] = {}
         self._lock_fd: int | None = None
+        self._scratch: str | None = None  # a private copy read instead of the store (see _read_only_connection)
 
     # ------------------------------------------------------------ opening
 
     @classmethod
     def open(cls, path: Path, readonly: bool = True) -> SlabStore:
-        """Open an existing store; raises :class:`InputError` when it is missing or not a store."""
+        """Open an existing store; raises :class:`InputError` when it is missing or not a store.
+
+        Read-only opening never creates a file beside the store (evidence is
+        often on a read-only mount, and a copy must stay as it was): a store no
+        writer has open, with no ``-wal`` beside it, is opened ``immutable=1``;
+        a store being written (its ``-wal`` exists) is opened ``mode=ro`` and
+        reads the WAL's samples through the ``-shm`` its writer made.
+        """
+        from forensics.output import register_input
+
         if not path.is_file():
             raise InputError(f"{path}: no such store", hint="record one with kforensic slab-watch --store PATH")
+        register_input(path)
+        scratch: str | None = None
         try:
             if readonly:
-                db = sqlite3.connect(f"file:{pathname2url(str(path.resolve()))}?mode=ro", uri=True)
+                db, scratch = _read_only_connection(path)
             else:
                 db = sqlite3.connect(path, isolation_level=None)
+            # A damaged store can hold bytes that are not UTF-8 in a text column: shown replaced, never a crash.
+            db.text_factory = _decode_text
             version = db.execute("PRAGMA user_version").fetchone()[0]
             tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, OSError, UnicodeDecodeError) as exc:
+            # (SQLite's message about a damaged schema can quote bytes that are not UTF-8.)
+            _remove_scratch(scratch)
             raise InputError(
                 f"{path}: not a slab-watch store ({exc})", hint="give a file written by slab-watch"
             ) from None
@@ -320,6 +416,7 @@ class SlabStore:
         if "meta" not in tables or "slab" not in tables:
             raise InputError(f"{path}: not a slab-watch store (no meta/slab tables)")
         store = cls(path, db, readonly)
+        store._scratch = scratch
         store._load_ids()
         return store
 
@@ -340,27 +437,20 @@ class SlabStore:
                 f"cannot create store {path}: {exc.strerror or exc}", hint="choose a writable --store PATH"
             ) from None
         if empty:
-            # A new store (or one whose creation was killed before its first commit).
-            db = sqlite3.connect(path, isolation_level=None)
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("BEGIN IMMEDIATE")
-            if db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0:
-                for statement in _DDL.split(";"):
-                    if statement.strip():
-                        db.execute(statement)
-                db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-                db.executemany(
-                    "INSERT INTO meta VALUES (?, ?)",
-                    [
-                        ("schema", SCHEMA),
-                        ("host", host if isinstance(host, str) else ""),
-                        ("created", str(time.time())),
-                    ],
-                )
-            db.execute("COMMIT")
-            db.close()
+            try:
+                _create(path, host)
+            except (sqlite3.DatabaseError, OSError) as exc:
+                # A full disk or a failing device: nothing was committed; leave no empty store behind.
+                for leftover in (path, Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}-journal")):
+                    with contextlib.suppress(OSError):
+                        leftover.unlink()
+                raise InputError(
+                    f"cannot create store {path}: {exc}", hint="free some space, or choose another --store"
+                ) from None
         store = cls.open(path, readonly=False)
         store._lock()
+        if not empty:
+            store._check_integrity()
         store.db.execute("PRAGMA journal_mode=WAL")
         # FULL: a commit is on disk before the next sample, so a power loss or a reboot keeps it.
         store.db.execute("PRAGMA synchronous=FULL")
@@ -374,6 +464,20 @@ class SlabStore:
         if isinstance(host, str) and not owner:
             store.db.execute("UPDATE meta SET value = ? WHERE key = 'host'", (host,))
         return store
+
+    def _check_integrity(self) -> None:
+        """Refuse to append to a damaged store (exit 3): new samples would be added to a broken file."""
+        try:
+            rows = [str(r[0]) for r in self.db.execute("PRAGMA quick_check(5)")]
+        except sqlite3.DatabaseError as exc:
+            rows = [str(exc)]
+        if rows != ["ok"]:
+            self.close()
+            raise InputError(
+                f"store {self.path} is damaged ({'; '.join(rows)[:200]}): not adding to it",
+                hint=f"salvage what is left: sqlite3 {self.path} .recover | sqlite3 NEW.sqlite"
+                " (then analyse NEW.sqlite), and record into a new --store",
+            )
 
     def _lock(self) -> None:
         # flock is independent of SQLite's POSIX locks: it only keeps two watchers apart.
@@ -392,6 +496,8 @@ class SlabStore:
     def close(self) -> None:
         """Close the store (and release the writer's lock)."""
         self.db.close()
+        _remove_scratch(self._scratch)
+        self._scratch = None
         if self._lock_fd is not None:
             os.close(self._lock_fd)
             self._lock_fd = None

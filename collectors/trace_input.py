@@ -9,13 +9,10 @@ the error says so in one line.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
-import os
 import shutil
 import subprocess
 import time
-import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -25,9 +22,9 @@ from typing import BinaryIO
 from collectors.inputs import open_input
 from forensics.errors import InputError
 from forensics.model import SourceRecord
+from forensics.output import open_output
 
 TRACE_DAT_MAGIC = b"\x17\x08Dtracing"
-GZIP_MAGIC = b"\x1f\x8b"
 CHUNK = 1 << 20  # bytes per read: per-chunk costs vanish, and what is parsed is still in the CPU cache when analysed
 
 
@@ -39,29 +36,6 @@ class TraceStream:
     kind: str  # "text", "gzip text", "trace.dat via trace-cmd report"
     chunks: Iterator[bytes]
     records: list[SourceRecord]  # filled when the stream is exhausted
-
-
-def _gunzip(first: bytes, rest: Iterator[bytes], name: str, notes: list[str]) -> Iterator[bytes]:
-    """The decompressed text; a stream that ends before its gzip trailer adds a note (the text before is kept)."""
-    inflater = zlib.decompressobj(wbits=31)
-    try:
-        for chunk in _chain(first, rest):
-            out = inflater.decompress(chunk)
-            if out:
-                yield out
-            while inflater.unused_data:  # concatenated gzip members (cat a.gz b.gz)
-                tail = inflater.unused_data
-                inflater = zlib.decompressobj(wbits=31)
-                out = inflater.decompress(tail)
-                if out:
-                    yield out
-        yield inflater.flush()
-        if not inflater.eof:  # read to the end, and the last member has no trailer: the file was cut
-            notes.append(
-                "the gzip stream ends early (the file is truncated): only the text before the cut was analysed"
-            )
-    except zlib.error as exc:
-        raise InputError(f"{name}: corrupt gzip data ({exc})", hint="check the file, or give it uncompressed") from None
 
 
 def _chain(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
@@ -123,11 +97,10 @@ def open_trace(name: str, save_text: Path | None = None) -> Iterator[TraceStream
     inputs checkable line by line.
     """
     records: list[SourceRecord] = []
-    notes: list[str] = []  # what went wrong while reading, for the input's record
     with open_input(name) as tracked:
-        chunks = tracked.read_chunks(CHUNK)
+        chunks = tracked.read_chunks(CHUNK)  # decompressed when the file is gzip, xz or zstd
         first = next(chunks, b"")
-        if first.startswith(TRACE_DAT_MAGIC):
+        if first.startswith(TRACE_DAT_MAGIC) and tracked.compression is None:
             if name == "-":
                 raise InputError(
                     "<stdin>: is a trace-cmd trace.dat; trace-cmd needs it as a file", hint="give the file's path"
@@ -135,26 +108,16 @@ def open_trace(name: str, save_text: Path | None = None) -> Iterator[TraceStream
             kind = "trace.dat via trace-cmd report"
             text: Iterator[bytes] = _trace_cmd_report(Path(name), records)
             source = f"{name} (trace-cmd report)"
-        elif first.startswith(GZIP_MAGIC):
-            kind = "gzip text"
-            text = _gunzip(first, chunks, tracked.name, notes)
-            source = f"{tracked.name} (gunzipped)"
         else:
-            kind = "text"
+            kind = f"{tracked.compression} text" if tracked.compression else "text"
             text = _chain(first, chunks)
-            source = tracked.name
+            source = tracked.source
         if save_text is None:
             yield TraceStream(source, kind, text, records)
         else:
-            try:
-                fd = os.open(save_text, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            except OSError as exc:
-                raise InputError(
-                    f"cannot write {save_text}: {exc.strerror or exc}", hint="choose a writable path"
-                ) from None
-            with os.fdopen(fd, "wb") as out:
-                os.fchmod(out.fileno(), 0o600)
+            # The one writer: a temporary file renamed into place when the trace was read to the end,
+            # so a failed run (a full disk, a bad trace) leaves an earlier saved text as it was.
+            with open_output(save_text) as out:
                 yield TraceStream(str(save_text), kind, _copy_to(text, out), records)
         if not records:
-            record = tracked.record()
-            records.append(dataclasses.replace(record, error="; ".join(notes)) if notes else record)
+            records.append(tracked.record())

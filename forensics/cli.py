@@ -6,6 +6,8 @@ where tracebacks are shown (with ``--debug`` only).
 
 from __future__ import annotations
 
+import errno
+import io
 import sys
 from typing import Annotated
 
@@ -42,6 +44,9 @@ def _root(
     ] = False,
 ) -> None:
     """Post-mortem crash and memory forensics for Linux kernels."""
+    from forensics.output import reset_run
+
+    reset_run()  # a new run: no inputs read yet, no --force
 
 
 def make_app(commands: tuple[str, ...] | None = None) -> typer.Typer:
@@ -82,34 +87,98 @@ def __getattr__(name: str) -> typer.Typer:
 
 
 def _fail(message: str, hint: str | None, code: int) -> None:
+    # stderr escapes what it cannot encode (a path's non-UTF-8 byte becomes \xNN), it never fails on it.
     print(f"kforensic: error: {message}", file=sys.stderr)
     if hint:
         print(f"kforensic: hint: {hint}", file=sys.stderr)
     sys.exit(code)
 
 
+def _show_traceback() -> None:
+    import traceback
+
+    traceback.print_exc()
+
+
+def _command_name(argv: list[str]) -> str:
+    first = next((a for a in argv if not a.startswith("-")), None)
+    return f"kforensic {first}" if first in COMMANDS else "kforensic"
+
+
+class _ClosedOutput(io.TextIOBase):
+    """Standard output when the process started with it closed (``>&-``): not a terminal, and unwritable."""
+
+    def isatty(self) -> bool:
+        return False
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, "standard output is closed")
+
+
+def _sqlite_cause(exc: BaseException, kind: type[BaseException]) -> BaseException | None:
+    """``exc`` or the exception it was raised from, when it is of ``kind``."""
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return None
+        if isinstance(seen, kind):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
 def main() -> None:
-    """Entry point of the ``kforensic`` console script."""
-    debug = "--debug" in sys.argv[1:]
+    """Entry point of the ``kforensic`` console script.
+
+    Every way a run can end goes through here with its documented exit code,
+    ``--debug`` only adds the traceback (it never changes the code).
+    """
+    import sqlite3
+
+    argv = sys.argv[1:]
+    debug = "--debug" in argv
+    if sys.stdout is None:  # writing the result fails in one line (exit 3); -o FILE still works
+        sys.stdout = _ClosedOutput()
     try:
-        make_app(_requested(sys.argv[1:]))(prog_name="kforensic")
+        code = make_app(_requested(argv))(prog_name="kforensic", standalone_mode=False)
     except KforensicError as exc:
         if debug:
-            raise
+            _show_traceback()
         _fail(exc.message, exc.hint, int(exc.exit_code))
+    except typer.Abort:
+        _fail("interrupted", None, 130)
+    except typer.TyperException as exc:
+        # Bad option values and unknown options: the same one-line format as every other error.
+        _fail(exc.format_message(), f"{_command_name(argv)} -h shows the options", int(ExitCode.USAGE))
     except KeyboardInterrupt:
         _fail("interrupted", None, 130)
     except BrokenPipeError:
-        # The reader (e.g. `| head`) went away; nothing more to say.
-        sys.stderr.close()
-        sys.exit(int(ExitCode.OK))
+        from forensics.output import reader_went_away
+
+        reader_went_away()
     except MemoryError:
         _fail("out of memory", "give a smaller input or more memory", int(ExitCode.BAD_INPUT))
     except Exception as exc:  # the boundary: anything else is a bug, said in one line
         if debug:
-            raise
+            _show_traceback()
+        store_error = _sqlite_cause(exc, sqlite3.DatabaseError)
+        if store_error is not None:
+            # A damaged store can fail on any query (pandas wraps the error), not only when it is opened.
+            from forensics.output import inputs
+
+            where = ", ".join(inputs()) or "a SQLite store"
+            _fail(
+                f"{where}: SQLite error: {store_error}",
+                "the store is damaged or unreadable; salvage what is left with"
+                " `sqlite3 STORE .recover | sqlite3 NEW.sqlite` and analyse NEW.sqlite",
+                int(ExitCode.BAD_INPUT),
+            )
         _fail(
             f"internal error: {type(exc).__name__}: {exc}",
             "this is a bug in kforensic; rerun with --debug and report the traceback",
             int(ExitCode.INTERNAL),
         )
+    sys.exit(code if isinstance(code, int) else 0)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from forensics.output import write_atomic
+from forensics.output import output_directory, write_atomic
 
 if TYPE_CHECKING:
     from detectors.leaks.judge import SeriesVerdict
@@ -82,7 +82,7 @@ def render_png(verdict: SeriesVerdict, title: str) -> bytes:
 
 def write_plots(verdicts: list[tuple[str, SeriesVerdict]], directory: Path) -> list[Plot]:
     """Write one PNG per (kind, verdict), worst first, at most :data:`MAX_PLOTS`; return what was written."""
-    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    output_directory(directory)
     written = []
     for kind, verdict in verdicts[:MAX_PLOTS]:
         path = directory / plot_file_name(kind, verdict.name)

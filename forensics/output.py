@@ -1,38 +1,257 @@
-"""Writing output files atomically, private to the user (kernel data is sensitive)."""
+"""The one writer of output files: every report, page, plot, export and saved text goes through here.
+
+The rules (documented in docs/cli.md, "Output files"):
+
+* An output that is an input of the same run (the same file after symlinks,
+  or the same inode through a hard link) is refused, exit 2, naming both.
+* A regular file, or a path that does not exist yet, is written to a
+  temporary file in the target's directory, flushed to disk and renamed into
+  place: readers see the old file or the whole new one, and a run that fails
+  (full disk, error, Ctrl-C) leaves the previous file as it was.
+* A character device (``/dev/null``, a terminal) or a FIFO is written
+  through, never replaced: ``-o /dev/null`` as root leaves ``/dev/null`` a
+  device.  ``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N`` and
+  ``/proc/self/fd/N`` write to that open descriptor.
+* A symbolic link is never followed to replace its target: a link to a
+  regular file (or a dangling one) is refused, exit 2; a link to a device or
+  FIFO is written through like the device itself.
+* A directory, a block device or a socket is refused, exit 2.
+* An existing file owned by another user is not replaced unless ``--force``.
+* New files are mode 0600 (reports hold kernel data) unless told otherwise.
+
+Inputs register themselves (:func:`register_input`, called by
+:func:`collectors.inputs.open_input` and the store opener) so that the check
+covers every command without each one listing its inputs.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
+import re
+import stat
+import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
-from forensics.errors import InputError
+from forensics.errors import InputError, UsageError
+
+#: Paths of the inputs read in this run (cleared at the start of each command).
+_INPUTS: list[str] = []
+#: ``--force``: replace an output file owned by another user.
+_FORCE = [False]
+
+_STD_PATHS = {"/dev/stdout": 1, "/dev/stderr": 2}
+_FD_PATH = re.compile(r"/(?:dev|proc/self)/fd/(\d+)")
 
 
-def write_atomic(path: Path, data: str | bytes, mode: int = 0o600) -> None:
-    """Write ``data`` to ``path`` so readers see the old file or the whole new one.
+def reset_run(force: bool = False) -> None:
+    """Start a new run: forget the inputs of an earlier one (tests run many in one process)."""
+    _INPUTS.clear()
+    _FORCE[0] = force
 
-    The file is created with ``mode`` (0600 by default: reports hold kernel
-    data), written to a temporary file beside it, flushed to disk and renamed
-    into place.  Raises :class:`InputError` when the directory is not writable.
+
+def set_force(force: bool) -> None:
+    """Let this run replace output files owned by other users (the command's ``--force``)."""
+    _FORCE[0] = force
+
+
+def register_input(path: str | os.PathLike[str]) -> None:
+    """Note that this run reads ``path``: no output of the run may be written over it."""
+    name = os.fspath(path)
+    if name not in ("-", "") and name not in _INPUTS:
+        _INPUTS.append(name)
+
+
+def inputs() -> tuple[str, ...]:
+    """The inputs registered in this run."""
+    return tuple(_INPUTS)
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
+        return False
+
+
+def check_not_input(target: Path) -> None:
+    """Refuse (exit 2) an output that resolves to an input of this run, via symlinks or hard links."""
+    for name in _INPUTS:
+        if _same_file(os.fspath(target), name):
+            raise UsageError(
+                f"output {target} is the input {name} of this run: writing it would destroy the evidence",
+                hint="give the output another path",
+            )
+
+
+def _std_fd(path: Path) -> int | None:
+    """The descriptor a ``/dev/stdout``-like path names, else None."""
+    name = os.fspath(path)
+    if name in _STD_PATHS:
+        return _STD_PATHS[name]
+    match = _FD_PATH.fullmatch(name)
+    return int(match.group(1)) if match else None
+
+
+def _write_error(path: Path | str, exc: OSError) -> InputError:
+    hint = "free some space, or write elsewhere" if exc.errno == errno.ENOSPC else "choose a writable output path"
+    return InputError(f"cannot write {path}: {exc.strerror or exc}", hint=hint)
+
+
+@contextlib.contextmanager
+def _write_through(path: Path | str, fd: int) -> Iterator[BinaryIO]:
+    """Write to an already open descriptor (a device, a FIFO, standard output)."""
+    try:
+        with os.fdopen(fd, "wb", closefd=True) as out:
+            yield out
+    except OSError as exc:
+        if exc.errno == errno.EPIPE:
+            reader_went_away()
+        raise _write_error(path, exc) from None
+
+
+def reader_went_away() -> None:
+    """The reader of our output closed it early (``| head``): stop quietly with exit 0, as coreutils do.
+
+    Standard output is pointed at /dev/null first, so that the interpreter's
+    last flush of what is still buffered does not fail again.
     """
-    payload = data.encode() if isinstance(data, str) else data
+    with contextlib.suppress(OSError, ValueError, AttributeError), open(os.devnull, "wb") as null:
+        os.dup2(null.fileno(), sys.stdout.fileno())
+    raise SystemExit(0)
+
+
+def _refuse_kind(path: Path, st: os.stat_result) -> None:
+    kind = (
+        "a directory"
+        if stat.S_ISDIR(st.st_mode)
+        else "a block device (writing would overwrite the disk)"
+        if stat.S_ISBLK(st.st_mode)
+        else "a socket"
+        if stat.S_ISSOCK(st.st_mode)
+        else None
+    )
+    if kind is not None:
+        raise UsageError(f"cannot write {path}: it is {kind}", hint="give a file path")
+
+
+@contextlib.contextmanager
+def open_output(path: Path, mode: int = 0o600, *, force: bool | None = None) -> Iterator[BinaryIO]:
+    """A binary stream for the output ``path``, following the rules of this module.
+
+    For a regular file the data goes to a temporary file that replaces
+    ``path`` only when the ``with`` block ends without an exception.  Raises
+    :class:`UsageError` (exit 2) for refused targets and :class:`InputError`
+    (exit 3) when writing fails.
+    """
+    path = Path(path)
+    check_not_input(path)
+    std = _std_fd(path)
+    if std is not None:
+        with contextlib.ExitStack() as stack:
+            if std == 1 and sys.stdout is not None:
+                sys.stdout.flush()
+            try:
+                fd = os.dup(std)
+            except OSError as exc:
+                raise _write_error(path, exc) from None
+            yield stack.enter_context(_write_through(path, fd))
+        return
+    try:
+        st: os.stat_result | None = os.lstat(path)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise _write_error(path, exc) from None
+    if st is not None and stat.S_ISLNK(st.st_mode):
+        real = os.path.realpath(path)
+        try:
+            st = os.stat(path)
+        except OSError:
+            st = None
+        if st is None or not (stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode)):
+            raise UsageError(
+                f"{path} is a symbolic link to {real}: kforensic does not replace a link's target",
+                hint=f"give the target itself (-o {real}) or another path",
+            )
+    if st is not None:
+        _refuse_kind(path, st)
+        if stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode):
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_NOCTTY | os.O_CLOEXEC)
+            except OSError as exc:
+                raise _write_error(path, exc) from None
+            with _write_through(path, fd) as out:
+                yield out
+            return
+        allowed = _FORCE[0] if force is None else force
+        if st.st_uid != os.geteuid() and not allowed:
+            raise UsageError(
+                f"{path} belongs to another user (uid {st.st_uid}): not replacing it",
+                hint="give another path, or --force to replace it",
+            )
+    with _replace(path, mode) as out:
+        yield out
+
+
+@contextlib.contextmanager
+def _replace(path: Path, mode: int) -> Iterator[BinaryIO]:
     directory = path.parent if str(path.parent) else Path(".")
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     except OSError as exc:
-        raise InputError(
-            f"cannot write {path}: {exc.strerror or exc}", hint="choose a writable output path with -o"
-        ) from None
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}", hint="choose a writable output path") from None
     try:
         with os.fdopen(fd, "wb") as out:
             os.fchmod(out.fileno(), mode)
-            out.write(payload)
+            yield out
             out.flush()
             os.fsync(out.fileno())
         os.replace(tmp, path)
     except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
-        if isinstance(exc, OSError):
-            raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+        if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):
+            raise _write_error(path, exc) from None
         raise
+    with contextlib.suppress(OSError):  # the rename is durable once the directory is on disk
+        dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
+def encode_text(data: str) -> bytes:
+    """UTF-8, with undecodable path bytes (surrogate escapes) shown as ``\\udcXX`` instead of failing."""
+    return data.encode("utf-8", "backslashreplace")
+
+
+def write_atomic(path: Path, data: str | bytes, mode: int = 0o600, *, force: bool | None = None) -> None:
+    """Write ``data`` to ``path`` by the rules of this module (atomic for files, through for devices).
+
+    Raises :class:`UsageError` for a refused target (an input of the run, a
+    symlink to a file, a directory, another user's file without ``force``)
+    and :class:`InputError` when writing fails (the old file is then kept).
+    """
+    payload = encode_text(data) if isinstance(data, str) else data
+    with open_output(path, mode, force=force) as out:
+        out.write(payload)
+
+
+def output_directory(path: Path) -> Path:
+    """Create the output directory ``path`` (0700) if needed; exit 3 in one line when it cannot be one."""
+    try:
+        if path.is_symlink() and not path.is_dir():
+            raise UsageError(f"{path} is a symbolic link, not a directory", hint="give a directory path")
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except FileExistsError:
+        raise InputError(f"cannot use {path} as a directory: it is a file", hint="give a directory path") from None
+    except NotADirectoryError:
+        raise InputError(f"cannot create {path}: a part of it is a file", hint="give a directory path") from None
+    except OSError as exc:
+        raise InputError(f"cannot create {path}: {exc.strerror or exc}", hint="give a writable directory") from None
+    return path

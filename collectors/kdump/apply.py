@@ -123,23 +123,29 @@ def apply_changes(changes: Sequence[FileChange], root: Path, when: dt.datetime) 
     targets = [(change, reader.host_path(change.path)) for change in changes]
     for change, host in targets:
         _check_writable(change, host, root)
-    done = []
+    done: list[AppliedChange] = []
     for change, host in targets:
+        backup_path: Path | None = None
         try:
-            backup = None
             mode = NEW_FILE_MODE
             if change.old is not None:
                 mode = host.stat().st_mode & 0o7777
                 backup_path = backup_name(host, when)
                 shutil.copy2(host, backup_path)
-                backup = str(backup_path)
             else:
                 host.parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(host, change.new, mode=mode)
-        except OSError as exc:
+            # The file is configuration the user owns (maybe through a package): replacing it is the point.
+            write_atomic(host, change.new, mode=mode, force=True)
+        except (OSError, InputError) as exc:
+            # Nothing was changed for this file (an immutable file, a full disk): its backup is not needed.
+            if backup_path is not None:
+                backup_path.unlink(missing_ok=True)
+            reason = exc.message if isinstance(exc, InputError) else f"cannot write {host}: {exc.strerror or exc}"
             raise InputError(
-                f"cannot write {host}: {exc.strerror or exc}",
-                hint="earlier files of the plan were written; their backups are next to them",
+                reason,
+                hint="the files of the plan before this one were written; their backups are next to them"
+                if done
+                else "nothing was changed",
             ) from None
-        done.append(AppliedChange(change.path, backup))
+        done.append(AppliedChange(change.path, str(backup_path) if backup_path else None))
     return tuple(done)

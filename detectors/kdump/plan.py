@@ -18,6 +18,7 @@ from detectors.kdump.makedumpfile import Compression, compression_flag
 from detectors.kdump.sysctl_rules import Policy
 from detectors.kdump.util import Status
 from forensics.model import NotAvailable
+from forensics.quoting import comment_text, kernel_param_value, shell_double_inner, sysctl_line
 
 _MARK = "kforensic"
 
@@ -108,12 +109,15 @@ def _crashkernel_plan(state: KdumpState, checklist: Checklist) -> tuple[list[Fil
             return [], [], "boot a kernel built with crash dump support (CONFIG_CRASH_DUMP, CONFIG_KEXEC)"
         return [], [], pending or "crashkernel= is in the boot configuration but this boot reserved too little"
     value, reason = crashkernel_value(checklist)
+    # The value may come from a distribution file under --root: it must stay one kernel parameter
+    # inside GRUB's double-quoted, shell-sourced assignment (or be refused).
+    value = kernel_param_value(value, "crashkernel")
     if family is DistroFamily.DEBIAN:
         snippet = state.managed(paths.KFORENSIC_GRUB_SNIPPET)
         new = (
-            f"# Written by kforensic kdump setup: {reason}.\n"
+            f"# Written by kforensic kdump setup: {comment_text(reason)}.\n"
             "# Sourced after kdump-tools.cfg; the kernel uses the last crashkernel= given.\n"
-            f'GRUB_CMDLINE_LINUX_DEFAULT="$GRUB_CMDLINE_LINUX_DEFAULT crashkernel={value}"\n'
+            f'GRUB_CMDLINE_LINUX_DEFAULT="$GRUB_CMDLINE_LINUX_DEFAULT crashkernel={shell_double_inner(value)}"\n'
         )
         old = _text(snippet) if isinstance(snippet, TextFile) else None
         changes = [] if old == new else [FileChange(paths.KFORENSIC_GRUB_SNIPPET, old, new, reason)]
@@ -169,8 +173,9 @@ def _config_plan(state: KdumpState, checklist: Checklist) -> list[FileChange]:
 def _sysctl_plan(state: KdumpState, policy: Policy) -> list[FileChange]:
     if not policy.settings:
         return []
-    body = "".join(f"{name} = {value}\n" for name, value in policy.settings)
-    new = f"# Written by kforensic kdump setup --policy {policy.name}: {policy.description}.\n{body}"
+    body = "".join(sysctl_line(name, str(value)) + "\n" for name, value in policy.settings)
+    said = f"--policy {comment_text(policy.name)}: {comment_text(policy.description)}"
+    new = f"# Written by kforensic kdump setup {said}.\n{body}"
     current = state.managed(paths.SYSCTL_SNIPPET)
     old = _text(current) if isinstance(current, TextFile) else None
     if old == new:

@@ -13,6 +13,7 @@ from forensics import __version__
 from forensics.commands.common import (
     DebugOption,
     FailOnOption,
+    ForceOption,
     FormatOption,
     OutputOption,
     deliver,
@@ -86,7 +87,7 @@ def triage_file(name: str) -> SourceResult:
     with open_log(name) as tracked:
         reports, lines = _scan(log_chunks(tracked))
         record = tracked.record()
-    return SourceResult(tracked.name, record, reports, lines)
+    return SourceResult(tracked.source, record, reports, lines)
 
 
 def triage_live() -> SourceResult:
@@ -204,7 +205,10 @@ def render_table(results: list[SourceResult], fmt: OutputFormat) -> str:
 def dmesg(
     logs: Annotated[
         list[str] | None,
-        typer.Argument(help="Kernel logs: dmesg output, kern.log, journalctl -k, vmcore-dmesg.txt, '-' for stdin."),
+        typer.Argument(
+            help="Kernel logs (plain, gzip, xz or zstd): dmesg output, kern.log, journalctl -k, vmcore-dmesg.txt,"
+            " '-' for stdin."
+        ),
     ] = None,
     live: Annotated[bool, typer.Option("--live", help="Read the live kernel ring buffer (/dev/kmsg).")] = False,
     signatures: Annotated[
@@ -225,6 +229,7 @@ def dmesg(
     output: OutputOption = None,
     fail_on: FailOnOption = None,
     debug: DebugOption = False,
+    force: ForceOption = False,
 ) -> None:
     """Find every kernel report (oops, BUG, WARNING, KASAN, lockdep, stalls, panics, OOM) in kernel logs."""
     if signatures or scheduler is not None or workers is not None:

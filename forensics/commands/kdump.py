@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from forensics.commands.common import DebugOption, FailOnOption, FormatOption, OutputOption, deliver
+from forensics.commands.common import DebugOption, FailOnOption, ForceOption, FormatOption, OutputOption, deliver
 from forensics.errors import CollectionError, ExitCode, UsageError
 from forensics.report import OutputFormat
 
@@ -181,6 +181,7 @@ def check(
     output: OutputOption = None,
     fail_on: FailOnOption = None,
     debug: DebugOption = False,
+    force: ForceOption = False,
 ) -> None:
     """Say whether the next crash will be captured; exit 0 only when it will."""
     from forensics.commands.common import exit_status
@@ -353,6 +354,7 @@ def setup(
     fmt: FormatOption = OutputFormat.TEXT,
     output: OutputOption = None,
     debug: DebugOption = False,
+    force: ForceOption = False,
 ) -> None:
     """Print the plan that makes crash dumps work; with --apply carry it out."""
     from detectors.kdump.sysctl_rules import policy_named

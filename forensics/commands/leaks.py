@@ -25,10 +25,12 @@ from forensics import __version__
 from forensics.commands.common import (
     DebugOption,
     FailOnOption,
+    ForceOption,
     FormatOption,
     OutputOption,
     deliver,
     exit_status,
+    number_option,
     render_for,
 )
 from forensics.errors import InputError, UsageError
@@ -340,7 +342,8 @@ def leaks(
         Path | None, typer.Option("--plots", help="Write PNG plots of the flagged series into DIR.", metavar="DIR")
     ] = None,
     min_rate: Annotated[
-        float | None, typer.Option("--min-rate", help="Ignore growth slower than this many KB/h (default 256).")
+        float | None,
+        number_option("--min-rate", "Ignore growth slower than this (default 256).", "KB per hour", above=True),
     ] = None,
     prometheus: Annotated[
         str | None,
@@ -372,11 +375,14 @@ def leaks(
     insecure: Annotated[
         bool, typer.Option("--insecure", help="--prometheus: do not verify the server's certificate.")
     ] = False,
-    timeout: Annotated[float, typer.Option("--timeout", help="--prometheus: seconds to wait for each answer.")] = 30.0,
+    timeout: Annotated[
+        float, number_option("--timeout", "--prometheus: seconds to wait for each answer.", "seconds", above=True)
+    ] = 30.0,
     fmt: FormatOption = OutputFormat.TEXT,
     output: OutputOption = None,
     fail_on: FailOnOption = None,
     debug: DebugOption = False,
+    force: ForceOption = False,
 ) -> None:
     """Find slab caches and kernel memory that grow like a leak, and say who allocates them."""
     if prometheus is not None:

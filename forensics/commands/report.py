@@ -15,6 +15,7 @@ from forensics import __version__
 from forensics.commands.common import (
     DebugOption,
     FailOnOption,
+    ForceOption,
     FormatOption,
     OutputOption,
     deliver,
@@ -50,6 +51,11 @@ def load_findings_file(path: Path) -> Incident:
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError(
             f"{path}: not a JSON document ({exc})", hint="give files written by kforensic ... --format json"
+        ) from None
+    except RecursionError:
+        raise InputError(
+            f"{path}: JSON nested too deeply to be a kforensic findings file",
+            hint="give files written by kforensic ... --format json",
         ) from None
     incident = incident_from_dict(doc, str(path))
     # The findings file itself is an input of the merged report.
@@ -122,6 +128,7 @@ def report(
     output: OutputOption = None,
     fail_on: FailOnOption = None,
     debug: DebugOption = False,
+    force: ForceOption = False,
 ) -> None:
     """Run every analysis the inputs allow and merge the findings into one incident report."""
     from detectors.incident.correlate import correlate

@@ -21,7 +21,17 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from forensics import __version__
-from forensics.commands.common import DebugOption, FailOnOption, FormatOption, OutputOption, deliver, exit_status
+from forensics.commands.common import (
+    DebugOption,
+    FailOnOption,
+    ForceOption,
+    FormatOption,
+    OutputOption,
+    deliver,
+    exit_status,
+    force_outputs,
+    number_option,
+)
 from forensics.errors import InputError, KforensicError, UsageError
 from forensics.model import Clock, Finding, Incident, NotAvailable, SourceRecord, Timestamp, TimeWindow
 from forensics.report import OutputFormat
@@ -71,7 +81,9 @@ def parse_duration(text: str, what: str) -> float:
     parts = _DURATION.findall(spec)
     if not parts or "".join(n + u for n, u in parts) != spec:
         raise UsageError(f"{what} {text!r} is not a duration", hint="write e.g. 90, 90s, 30m, 24h, 2d or 1h30m")
-    return sum(float(n) * _UNITS[u or "s"] for n, u in parts)
+    from forensics.commands.common import check_number
+
+    return check_number(sum(float(n) * _UNITS[u or "s"] for n, u in parts), what, "seconds")
 
 
 # ---------------------------------------------------------------- the end-of-run analysis hook
@@ -227,14 +239,6 @@ def render_report(report: RunReport, fmt: OutputFormat, schema: str) -> str:
 # ---------------------------------------------------------------- slab-watch
 
 
-def _systemd_quote(arg: str) -> str:
-    # ExecStart= expands % specifiers and $ variables, and splits on blanks.
-    escaped = arg.replace("%", "%%").replace("$", "$$")
-    if re.fullmatch(r"[\w/.:=+@,%$-]+", escaped):
-        return escaped
-    return '"' + escaped.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
 def systemd_unit(
     store: Path, interval: str, duration: str | None, require: bool, textfile_dir: Path | None = None
 ) -> str:
@@ -249,6 +253,11 @@ def systemd_unit(
         command.append("--require-slabinfo")
     if textfile_dir is not None:
         command += ["--textfile-dir", str(textfile_dir)]
+    from forensics.quoting import shell_single, systemd_arg, systemd_path
+
+    # Every value is quoted the way systemd reads it (or refused when it holds a newline or a
+    # control character): an option value can never add a line or a directive to the unit.
+    exec_start = " ".join(systemd_arg(a, "--store" if a == str(store) else "argument") for a in command)
     directory = store.parent
     try:
         state = directory.relative_to("/var/lib")
@@ -256,12 +265,13 @@ def systemd_unit(
         state = None
     if state is not None and str(state) != ".":
         # systemd creates a StateDirectory (0700) and keeps it writable under ProtectSystem=strict.
-        writable = [f"StateDirectory={_systemd_quote(str(state))}", "StateDirectoryMode=0700"]
+        writable = [f"StateDirectory={systemd_path(str(state), '--store')}", "StateDirectoryMode=0700"]
     else:
         # ReadWritePaths= must exist when the service starts: create it first (mkdir -m 0700).
-        writable = [f"# mkdir -m 0700 -p {directory}", f"ReadWritePaths={_systemd_quote(str(directory))}"]
+        where = systemd_path(str(directory), "--store")
+        writable = [f"# mkdir -m 0700 -p {shell_single(str(directory))}", f"ReadWritePaths={where}"]
     if textfile_dir is not None:
-        writable.append(f"ReadWritePaths={_systemd_quote(str(textfile_dir))}")
+        writable.append(f"ReadWritePaths={systemd_path(str(textfile_dir), '--textfile-dir')}")
     return "\n".join(
         [
             "[Unit]",
@@ -270,7 +280,7 @@ def systemd_unit(
             "",
             "[Service]",
             "Type=simple",
-            "ExecStart=" + " ".join(_systemd_quote(a) for a in command),
+            "ExecStart=" + exec_start,
             "Nice=10",
             "IOSchedulingClass=idle",
             "CPUSchedulingPolicy=batch",
@@ -385,7 +395,7 @@ def _watch(
 
 def slab_watch(
     interval: Annotated[str, typer.Option("--interval", help="Time between samples: 1s to 1h (60, 90s, 5m).")] = "60s",
-    hours: Annotated[float | None, typer.Option("--hours", help="Sample for this many hours.")] = None,
+    hours: Annotated[float | None, number_option("--hours", "Sample for this many hours.", "hours", above=True)] = None,
     duration: Annotated[
         str | None, typer.Option("--duration", help="Sample for this long (30m, 24h, 2d); default: until stopped.")
     ] = None,
@@ -396,7 +406,14 @@ def slab_watch(
             help="Store file or directory (default /var/lib/kforensic/ as root, else ~/.local/share/kforensic/).",
         ),
     ] = None,
-    force: Annotated[bool, typer.Option("--force", help="Add to a store recorded on another host.")] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Add to a store recorded on another host; replace an output file owned by another user.",
+            callback=force_outputs,
+        ),
+    ] = False,
     root: Annotated[
         Path, typer.Option("--root", help="Read proc/ and sys/ below DIR (a copied tree).", metavar="DIR")
     ] = Path("/"),
@@ -463,7 +480,14 @@ def slab_import(
     paths: Annotated[list[Path], typer.Argument(help="Snapshot files or directories.", metavar="PATH...")],
     store: Annotated[str, typer.Option("--store", help="Store file or directory (created 0600 if missing).")],
     host: Annotated[str | None, typer.Option("--host", help="Host the snapshots were taken on.")] = None,
-    force: Annotated[bool, typer.Option("--force", help="Import again / into another host's store.")] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Import again / into another host's store; replace an output file owned by another user.",
+            callback=force_outputs,
+        ),
+    ] = False,
     no_analysis: NoAnalysisOption = False,
     fmt: FormatOption = OutputFormat.TEXT,
     output: OutputOption = None,
@@ -551,6 +575,7 @@ def slab_export(
     ] = False,
     output: OutputOption = None,
     debug: DebugOption = False,
+    force: ForceOption = False,
 ) -> None:
     """Export a store as CSV, Parquet or Prometheus text (node_exporter metric names)."""
     from collectors.slabstore import SlabStore, resolve_store_path
@@ -560,6 +585,9 @@ def slab_export(
     if table not in ("slab", "counters"):
         raise UsageError(f"--table {table} is not one of slab, counters")
     with SlabStore.open(resolve_store_path(store), readonly=True) as reader:
+        if run is not None and run not in {r.id for r in reader.runs()}:
+            known = ", ".join(str(r.id) for r in reader.runs()) or "none"
+            raise UsageError(f"{reader.path}: no run {run}", hint=f"runs in the store: {known}")
         if fmt == "prometheus":
             deliver(prometheus_text(reader, run, all_samples), output)
             return

@@ -17,10 +17,13 @@ from forensics import __version__
 from forensics.commands.common import (
     DebugOption,
     FailOnOption,
+    ForceOption,
     FormatOption,
     OutputOption,
+    check_number,
     deliver,
     exit_status,
+    number_option,
     render_for,
 )
 from forensics.errors import UsageError
@@ -53,6 +56,8 @@ def _interval(text: str, option: str) -> tuple[float, float]:
         raise UsageError(
             f"{option} {text!r} is not T0:T1", hint=f"e.g. {option} 407.58:407.70 (trace seconds)"
         ) from None
+    check_number(t0, option, "trace seconds", -math.inf)
+    check_number(t1, option, "trace seconds", -math.inf)
     if t1 < t0:
         raise UsageError(f"{option} {text!r} ends before it starts", hint="give T0:T1 with T0 <= T1")
     return t0, t1
@@ -65,6 +70,8 @@ def _around(text: str) -> tuple[float, float]:
         end, width = float(ts), float(span or 100.0)
     except ValueError:
         raise UsageError(f"--around {text!r} is not TIMESTAMP[:MS]", hint="e.g. --around 407.6531:100") from None
+    check_number(end, "--around", "trace seconds", -math.inf)
+    check_number(width, "--around", "milliseconds")
     return end - width / 1e3, end
 
 
@@ -443,9 +450,9 @@ def analyse_trace_file(
     )
     if png is not None:
         from detectors.sched.timeline import timeline_png
-        from forensics.output import write_atomic
+        from forensics.output import output_directory, write_atomic
 
-        png.parent.mkdir(parents=True, exist_ok=True)
+        output_directory(png.parent)
         write_atomic(png, timeline_png(analysis, analyzer.timeline or [], f"kforensic trace {stream.name}"))
     notes: tuple[str, ...] = ()
     ctf_info = None
@@ -461,11 +468,13 @@ def trace(
     trace_file: Annotated[
         str,
         typer.Argument(
-            help="Trace text, .gz, trace.dat (needs trace-cmd), an LTTng directory, or - for stdin.", metavar="TRACE"
+            help="Trace text (plain, gzip, xz, zstd), trace.dat (needs trace-cmd), an LTTng directory, or - for stdin.",
+            metavar="TRACE",
         ),
     ],
     bucket_ms: Annotated[
-        float | None, typer.Option("--bucket-ms", help="Per-bucket digest of this many ms per CPU.", min=0.001)
+        float | None,
+        number_option("--bucket-ms", "Per-bucket digest of this many ms per CPU.", "milliseconds", above=True),
     ] = None,
     window: Annotated[str | None, typer.Option("--window", help="Only T0:T1 (trace seconds).", metavar="T0:T1")] = None,
     around: Annotated[
@@ -475,14 +484,16 @@ def trace(
         str | None,
         typer.Option("--task", help="Only this task (comm or pid) in tables and findings.", metavar="NAME|PID"),
     ] = None,
-    hog_ms: Annotated[float, typer.Option("--hog-ms", help="A run longer than this is a hog.", min=0.0)] = 5.0,
-    latency_ms: Annotated[float, typer.Option("--latency-ms", help="Report wakeup latency above this.", min=0.0)] = 2.0,
-    irq_ms: Annotated[float, typer.Option("--irq-ms", help="Report IRQ handlers longer than this.", min=0.0)] = 0.5,
+    hog_ms: Annotated[float, number_option("--hog-ms", "A run longer than this is a hog.", "milliseconds")] = 5.0,
+    latency_ms: Annotated[
+        float, number_option("--latency-ms", "Report wakeup latency above this.", "milliseconds")
+    ] = 2.0,
+    irq_ms: Annotated[float, number_option("--irq-ms", "Report IRQ handlers longer than this.", "milliseconds")] = 0.5,
     softirq_ms: Annotated[
-        float, typer.Option("--softirq-ms", help="Report softirq raise-to-entry/runs above this.", min=0.0)
+        float, number_option("--softirq-ms", "Report softirq raise-to-entry/runs above this.", "milliseconds")
     ] = 2.0,
     dstate_ms: Annotated[
-        float, typer.Option("--dstate-ms", help="Report tasks with more D-state time than this.", min=0.0)
+        float, number_option("--dstate-ms", "Report tasks with more D-state time than this.", "milliseconds")
     ] = 0.5,
     top: Annotated[int, typer.Option("--top", help="Rows per table (tasks, work items).", min=1)] = 15,
     png: Annotated[
@@ -503,7 +514,7 @@ def trace(
         typer.Option("--spans", help="More span sources: LTTng UST dir, CSV/JSONL; repeatable.", metavar="SOURCE"),
     ] = None,
     slow_ms: Annotated[
-        float | None, typer.Option("--slow-ms", help="Explain every span longer than this.", min=0.0)
+        float | None, number_option("--slow-ms", "Explain every span longer than this.", "milliseconds")
     ] = None,
     slowest: Annotated[int, typer.Option("--slowest", help="Else explain the N slowest per span name.", min=1)] = 3,
     kernel_clock: Annotated[
@@ -520,6 +531,7 @@ def trace(
     output: OutputOption = None,
     fail_on: FailOnOption = None,
     debug: DebugOption = False,
+    force: ForceOption = False,
 ) -> None:
     """Scheduling and latency forensics from ftrace, trace-cmd, perf and LTTng (CTF) traces, and request spans."""
     from detectors.sched.digest import TRACE_SCHEMA, analysis_to_dict, parse_to_dict

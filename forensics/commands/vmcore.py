@@ -9,7 +9,15 @@ from typing import Annotated
 
 import typer
 
-from forensics.commands.common import DebugOption, FailOnOption, FormatOption, OutputOption, deliver, exit_status
+from forensics.commands.common import (
+    DebugOption,
+    FailOnOption,
+    ForceOption,
+    FormatOption,
+    OutputOption,
+    deliver,
+    exit_status,
+)
 from forensics.report import OutputFormat
 
 EXAMPLE = """
@@ -52,6 +60,7 @@ def vmcore(
     output: OutputOption = None,
     fail_on: FailOnOption = None,
     debug: DebugOption = False,
+    force: ForceOption = False,
 ) -> None:
     """Analyse a kernel crash dump: what crashed, where, on which data, and why."""
     from forensics.vmcore import analyse_dump

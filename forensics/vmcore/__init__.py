@@ -21,9 +21,12 @@ def analyse_dump(path: Path, request: DebugInfoRequest, progress: Callable[[str]
     import time
     from dataclasses import replace
 
+    import drgn
+
     from collectors.inputs import unreadable_record
     from detectors.vmcore.analysis import analyse_snapshot
     from forensics import __version__
+    from forensics.errors import InputError
     from forensics.model import BootTime, Clock, Incident, NotAvailable, SourceRecord, Timestamp, TimeWindow
     from forensics.vmcore import system
     from forensics.vmcore.collect import collect_snapshot
@@ -37,15 +40,28 @@ def analyse_dump(path: Path, request: DebugInfoRequest, progress: Callable[[str]
     logging.getLogger("drgn").setLevel(logging.ERROR)
     started = time.monotonic()
     location = locate_dump(path)
+    from forensics.output import register_input
+
+    for name in (location.dump, location.dmesg, request.vmlinux, *request.module_debug):
+        if name is not None:
+            register_input(name)  # no output of this run may replace them
     header = read_dump_header(location.dump)
     say("loading debug info")
     opened = open_dump(location.dump, header, request)
-    snapshot = collect_snapshot(opened, str(location.dump), say, request.source_dirs)
+    try:
+        snapshot = collect_snapshot(opened, str(location.dump), say, request.source_dirs)
+    except drgn.BadDataError as exc:  # DWARF is read lazily: damage can show up only now
+        raise InputError(
+            f"{location.dump}: damaged debug info or dump data ({exc})",
+            hint="check the dump and the vmlinux (copy or unpack them again)",
+        ) from None
     say("checking the dump's pages")
     pages = check_pages(location.dump, header)
     damaged = pages.warning() if pages is not None else None
     if damaged is not None:  # first: it says how far everything else can be trusted
         snapshot = replace(snapshot, warnings=(damaged, *snapshot.warnings))
+    if location.note is not None:
+        snapshot = replace(snapshot, warnings=(location.note, *snapshot.warnings))
     say("analysing")
     beside = None
     if location.dmesg is not None:

@@ -319,11 +319,17 @@ def read_dump_header(path: Path) -> DumpHeader:
         raise InputError(f"cannot read {path}: it is a directory", hint="give the dump file inside it") from None
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}", hint="check the path and permissions") from None
-    if head.startswith(KDUMP_SIGNATURE):
-        return _read_kdump(path, head, size)
-    if head.startswith(FLATTENED_SIGNATURE):
-        return _read_flattened(path, size)
-    if head.startswith(ELF_MAGIC):
-        return _read_elf(path, head, size)
+    try:
+        if head.startswith(KDUMP_SIGNATURE):
+            return _read_kdump(path, head, size)
+        if head.startswith(FLATTENED_SIGNATURE):
+            return _read_flattened(path, size)
+        if head.startswith(ELF_MAGIC):
+            return _read_elf(path, head, size)
+    except (OSError, ValueError, OverflowError, struct.error) as exc:
+        # Header fields that point nowhere (a negative or huge offset): a damaged header, not a bug.
+        raise InputError(
+            f"{path}: corrupt dump header ({exc})", hint="the dump is damaged; copy it again or re-run makedumpfile"
+        ) from None
     what = "an empty file" if size == 0 else "not a kernel crash dump (no kdump, flattened or ELF core signature)"
     raise InputError(f"{path}: {what}", hint="give the vmcore that kdump wrote, e.g. /var/crash/<stamp>/dump.<stamp>")

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from forensics.errors import InputError
+from forensics.errors import InputError, UsageError
 
 _DUMP_NAMES = ("vmcore", "vmcore.flat", "dump")
 _DMESG_NAMES = ("vmcore-dmesg.txt", "dmesg.txt", "dmesg")
@@ -26,15 +26,25 @@ class DumpLocation:
 
     dump: Path
     dmesg: Path | None
+    note: str | None = None  # how the dump was chosen among several, for the report
+
+
+def _dumps_in(directory: Path) -> list[Path]:
+    files = sorted(p for p in directory.iterdir() if p.is_file())
+    named = [directory / name for name in _DUMP_NAMES if (directory / name).is_file()]
+    stamped = [p for p in files if p.name.startswith("dump.") and not p.name.endswith((".tmp", ".incomplete"))]
+    return named + stamped
 
 
 def _dump_in(directory: Path) -> Path | None:
-    files = sorted(p for p in directory.iterdir() if p.is_file())
-    for name in _DUMP_NAMES:
-        if (directory / name).is_file():
-            return directory / name
-    stamped = [p for p in files if p.name.startswith("dump.") and not p.name.endswith((".tmp", ".incomplete"))]
-    return stamped[-1] if stamped else None
+    """The one dump in ``directory``; asks (exit 2) when there are several rather than pick one silently."""
+    found = _dumps_in(directory)
+    if len(found) > 1:
+        raise UsageError(
+            f"{directory} holds {len(found)} dumps: " + ", ".join(p.name for p in found),
+            hint=f"give the one to analyse, e.g. kforensic vmcore {found[0]}",
+        )
+    return found[0] if found else None
 
 
 def _dmesg_beside(dump: Path) -> Path | None:
@@ -58,11 +68,16 @@ def locate_dump(path: Path) -> DumpLocation:
         )
     if path.is_file():
         return DumpLocation(path, _dmesg_beside(path))
+    note = None
     try:
         dump = _dump_in(path)
         if dump is None:
-            crashes = sorted((d for d in path.iterdir() if d.is_dir() and _dump_in(d)), key=lambda d: d.stat().st_mtime)
+            crashes = sorted(
+                (d for d in path.iterdir() if d.is_dir() and _dumps_in(d)), key=lambda d: d.stat().st_mtime
+            )
             dump = _dump_in(crashes[-1]) if crashes else None
+            if len(crashes) > 1:
+                note = f"{path} holds {len(crashes)} crash directories: analysed the newest, {crashes[-1].name}"
     except OSError as exc:
         raise InputError(
             f"cannot read {path}: {exc.strerror or exc}", hint="check permissions (dumps are root-only)"
@@ -72,4 +87,4 @@ def locate_dump(path: Path) -> DumpLocation:
             f"{path}: no dump found (looked for vmcore, dump.<stamp>, vmcore.flat here and one level down)",
             hint="give the dump file itself",
         )
-    return DumpLocation(dump, _dmesg_beside(dump))
+    return DumpLocation(dump, _dmesg_beside(dump), note)

@@ -68,6 +68,46 @@ def debug_package_hint(release: str, build_id: str | None = None) -> str:
     )
 
 
+def _require_elf(path: Path, option: str) -> None:
+    """Refuse (exit 3) a file that cannot be debug info at all, instead of ignoring it."""
+    try:
+        with path.open("rb") as stream:
+            magic = stream.read(4)
+    except OSError as exc:
+        raise InputError(f"{option} {path}: cannot read it: {exc.strerror or exc}", hint="check the path") from None
+    if magic != b"\x7fELF":
+        raise InputError(f"{option} {path}: not an ELF file", hint="give the module's .ko (or .ko.debug) with DWARF")
+
+
+def _unused_module_files(prog: drgn.Program, files: tuple[Path, ...]) -> list[str]:
+    """A warning for each --module-debug file that matches no module of the dump (it was silently ignored).
+
+    A module that is simply not loaded in this dump is a normal case (one .ko given for several dumps), so
+    this is said in the report rather than refused.
+    """
+    if not files:
+        return []
+    used = set()
+    loaded = []
+    for module in prog.modules():
+        loaded.append(module.name)
+        for attr in ("debug_file_path", "loaded_file_path"):
+            found = getattr(module, attr, None)
+            if found:
+                used.add(os.path.realpath(found))
+    out = []
+    for file in files:
+        if os.path.realpath(file) not in used:
+            have = elf_build_id(file)
+            modules = ", ".join(n for n in loaded if n != "kernel")[:200] or "none"
+            out.append(
+                f"--module-debug {file} was not used: it matches no module of the dump"
+                + (f" (build ID {have})" if have else "")
+                + f"; the dump's modules: {modules}"
+            )
+    return out
+
+
 def open_dump(path: Path, header: DumpHeader, request: DebugInfoRequest) -> OpenedDump:
     """Open ``path`` with drgn and load debug info for the kernel and its modules.
 
@@ -81,7 +121,7 @@ def open_dump(path: Path, header: DumpHeader, request: DebugInfoRequest) -> Open
     prog = drgn.Program()
     try:
         prog.set_core_dump(str(path))
-    except (drgn.FaultError, ValueError, OSError, drgn.MissingDebugInfoError) as exc:
+    except Exception as exc:
         hint = "give the vmcore that kdump wrote"
         if header.format is DumpFormat.FLATTENED:
             hint = f"convert it first: makedumpfile -R {path.name}.kdump < {path.name}"
@@ -103,8 +143,16 @@ def open_dump(path: Path, header: DumpHeader, request: DebugInfoRequest) -> Open
     build_id = main.build_id.hex() if main is not None and main.build_id else None
     if request.vmlinux is not None and not request.vmlinux.is_file():
         raise InputError(f"{request.vmlinux}: no such file", hint="give the path of the vmlinux with debug info")
-    with contextlib.suppress(drgn.MissingDebugInfoError):
-        prog.load_debug_info([str(request.vmlinux)] if request.vmlinux else [], main=True)
+    for module_file in request.module_debug:
+        _require_elf(module_file, "--module-debug")
+    try:
+        with contextlib.suppress(drgn.MissingDebugInfoError):
+            prog.load_debug_info([str(request.vmlinux)] if request.vmlinux else [], main=True)
+    except drgn.BadDataError as exc:
+        raise InputError(
+            f"{request.vmlinux or path}: damaged debug info ({exc})",
+            hint="the file is corrupt: copy or unpack the vmlinux again",
+        ) from None
     if request.vmlinux is not None and main is not None and main.wants_debug_file():
         # drgn takes a file only when its build ID is the dump's: say which one it has.
         have = elf_build_id(request.vmlinux)
@@ -122,6 +170,9 @@ def open_dump(path: Path, header: DumpHeader, request: DebugInfoRequest) -> Open
         prog.load_debug_info([str(p) for p in request.module_debug], default=True)
     except drgn.MissingDebugInfoError as exc:
         warnings.append(f"debug info missing: {str(exc).splitlines()[0][:300]}")
+    except drgn.BadDataError as exc:
+        raise InputError(f"damaged module debug info ({exc})", hint="copy the --module-debug files again") from None
+    warnings += _unused_module_files(prog, request.module_debug)
     # Modules without debug info still have their symbol tables in the dump
     # (CONFIG_KALLSYMS): frames and addresses in them get names from there.
     try:

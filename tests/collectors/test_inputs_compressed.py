@@ -1,0 +1,106 @@
+"""#23.4: compressed text inputs are read by their magic bytes (gzip, xz, zstd), with a truncation note."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import lzma
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import zstandard
+
+from collectors.inputs import open_input, sniff_compression
+from forensics.errors import InputError
+from tests.forensics.commands.test_slabwatch_cli import kforensic
+from tests.vmcore_cases import console_logs
+
+COMPRESSORS: dict[str, Callable[[bytes], bytes]] = {
+    "gzip": gzip.compress,
+    "xz": lzma.compress,
+    "zstd": lambda data: zstandard.ZstdCompressor().compress(data),
+}
+
+
+def _findings(doc: dict[str, object]) -> list[tuple[object, ...]]:
+    incident = doc["incident"]
+    assert isinstance(incident, dict)
+    return [
+        (f["title"], f["severity"], tuple((e["locator"]["start"], e["excerpt"]) for e in f["evidence"]))
+        for f in incident["findings"]
+    ]
+
+
+def _logs() -> list[Path]:
+    logs = list(console_logs())
+    if not logs:
+        pytest.skip("no fixture console logs")
+    return logs
+
+
+@pytest.mark.parametrize("kind", sorted(COMPRESSORS))
+def test_dmesg_on_compressed_console_logs_gives_the_same_findings(tmp_path: Path, kind: str) -> None:
+    for log in _logs():
+        plain = kforensic("dmesg", str(log), "--format", "json")
+        packed = tmp_path / f"{log.parent.name}.log.{kind}"
+        # Not named by its format: the magic bytes decide (journal exports and logrotate names vary).
+        packed = packed.with_suffix(".1")
+        packed.write_bytes(COMPRESSORS[kind](log.read_bytes()))
+        squeezed = kforensic("dmesg", str(packed), "--format", "json")
+        assert plain.returncode == squeezed.returncode == 0, squeezed.stderr
+        a, b = json.loads(plain.stdout), json.loads(squeezed.stdout)
+        assert _findings(a) == _findings(b) and _findings(a), log
+        source = b["incident"]["sources"][0]
+        assert source["path"] == str(packed) and source["size"] == packed.stat().st_size
+
+
+@pytest.mark.parametrize("kind", sorted(COMPRESSORS))
+def test_truncated_stream_is_read_up_to_the_cut_and_said(tmp_path: Path, kind: str) -> None:
+    text = b"".join(b"[%6d.000000] line %d\n" % (i, i) for i in range(20000))
+    packed = tmp_path / "cut"
+    whole = COMPRESSORS[kind](text)
+    packed.write_bytes(whole[: len(whole) * 2 // 3])
+    with open_input(str(packed)) as tracked:
+        data = b"".join(tracked.read_chunks(4096))
+        record = tracked.record()
+    assert tracked.compression == kind
+    assert text.startswith(data)
+    assert record.error is not None and "truncated" in record.error
+
+
+def test_concatenated_members_are_all_read(tmp_path: Path) -> None:
+    packed = tmp_path / "two.gz"
+    packed.write_bytes(gzip.compress(b"first\n") + gzip.compress(b"second\n"))
+    with open_input(str(packed)) as tracked:
+        assert b"".join(tracked.read_chunks()) == b"first\nsecond\n"
+        assert tracked.record().error is None
+
+
+def test_corrupt_stream_is_one_line_exit_3(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.xz"
+    bad.write_bytes(lzma.compress(b"hello\n" * 1000)[:12] + b"\x00" * 200)
+    with pytest.raises(InputError, match="corrupt xz data"), open_input(str(bad)) as tracked:
+        b"".join(tracked.read_chunks())
+    done = kforensic("dmesg", str(bad))
+    assert done.returncode == 3 and done.stderr.startswith("kforensic: error: ")
+
+
+def test_sniffing_is_by_magic_not_name() -> None:
+    assert sniff_compression(b"\x1f\x8b\x08") == "gzip"
+    assert sniff_compression(b"\xfd7zXZ\x00\x00") == "xz"
+    assert sniff_compression(b"\x28\xb5\x2f\xfd\x00") == "zstd"
+    assert sniff_compression(b"[    0.000000] Linux") is None
+
+
+def test_slab_import_reads_compressed_snapshots(tmp_path: Path) -> None:
+    source = Path("vmcore_fixtures/cases/08-slab-leak/snapshots")
+    packed = tmp_path / "snaps"
+    packed.mkdir()
+    for i, snap in enumerate(sorted(source.iterdir())):
+        kind = sorted(COMPRESSORS)[i % 3]
+        (packed / f"{snap.name}.{kind}").write_bytes(COMPRESSORS[kind](snap.read_bytes()))
+    a = kforensic("slab-import", str(source), "--store", str(tmp_path / "a.sqlite"), "-f", "json", "--no-analysis")
+    b = kforensic("slab-import", str(packed), "--store", str(tmp_path / "b.sqlite"), "-f", "json", "--no-analysis")
+    assert a.returncode == b.returncode == 0, b.stderr
+    assert json.loads(a.stdout)["summary"] == json.loads(b.stdout)["summary"]
