@@ -857,6 +857,7 @@ def read_profile(name: str, window: tuple[float, float] | None = None, perf: str
                 parser.feed(chunk)
             profile = parser.close()
         profile.record = tracked.record()
+        profile.notes.extend(tracked.notes)  # a compressed stream cut short: read up to the cut, and said
     return _checked(profile, window)
 
 
