@@ -142,6 +142,12 @@ class Window(Sequence[LogLine]):
         self._first = first
         self._raw = raw
         self._parsed: list[LogLine | None] = [None] * len(raw)
+        self._upto = 0  # one past the last line parsed
+
+    @property
+    def parsed_upto(self) -> int:
+        """How many lines from the first are within what was looked at (one past the last line parsed)."""
+        return self._upto
 
     @property
     def first(self) -> int:
@@ -169,4 +175,6 @@ class Window(Sequence[LogLine]):
         if line is None:
             i = index % len(self._raw)
             line = self._parsed[i] = parse_line(self._first + i, decode(self._raw[i]))
+            if i >= self._upto:
+                self._upto = i + 1
         return line
