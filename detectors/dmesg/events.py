@@ -155,6 +155,9 @@ def _oom(window: Sequence[LogLine], invoked: re.Match[str] | None) -> KernelRepo
                 own.append(line)
             end = i
             break
+    else:
+        if isinstance(window, Window):
+            window.mark_read()  # no line ended the event: every raw line was searched, all count
     title = f"OOM kill of {victim}" if victim else "OOM killer invoked"
     if invoked is not None:
         title += f" (invoked by {invoked.group(1)})"

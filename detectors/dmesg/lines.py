@@ -154,6 +154,14 @@ class Window(Sequence[LogLine]):
         """The line number of the first line."""
         return self._first
 
+    def mark_read(self, upto: int | None = None) -> None:
+        """Say that the lines up to ``upto`` (all by default) were looked at without parsing them.
+
+        For a caller that searched the raw bytes of them all, or one that reused what an earlier
+        look at the same lines gave.
+        """
+        self._upto = max(self._upto, len(self._raw) if upto is None else upto)
+
     @property
     def raw(self) -> list[bytes]:
         """The lines as read, undecoded (for byte searches that need not parse every line)."""

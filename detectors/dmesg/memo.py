@@ -60,8 +60,9 @@ class ReportMemo:
         """The report (or event) at ``window[0]`` and where scanning resumes, as ``make()`` gives them.
 
         ``kind`` names what ``make`` builds (the header's rule): only reports of the same kind share
-        entries.  ``make`` must read the window through its items only, so that what it read is known
-        (the OOM event builder, which searches the raw bytes, is never memoised: see :meth:`_keep`).
+        entries.  ``make`` must read the window through its items, so that what it read is known, or
+        say with :meth:`Window.mark_read` that it read all (the OOM builder when it searched the raw bytes
+        to the end).
         """
         raw = window.raw
         head = _STAMP.sub(_BLANK, raw[0], count=1)
@@ -74,6 +75,7 @@ class ReportMemo:
             key = keys[entry.lines] if entry.lines in keys else keys.setdefault(entry.lines, _key(raw, entry.lines))
             if key == entry.key:
                 self.hits += 1
+                window.mark_read(entry.lines)  # as far as the builder would have read
                 return _moved(entry, window), entry.resume
         built = make()
         if built is None or not self._keep(built[0], entries):
@@ -102,9 +104,8 @@ class ReportMemo:
         """Whether to remember a report just built (memory is bounded; some reports are never keyed)."""
         if (entries is None and len(self._entries) >= MAX_KEYS) or (entries and len(entries) >= MAX_PER_KEY):
             return False
-        # An OOM event's builder reads raw bytes past the lines it parses; a report with a boot time has
-        # wall-clock prefixes, different in every copy.
-        return report.kind != "oom" and report.boot_time is None
+        # A report with a boot time has wall-clock prefixes, different in every copy.
+        return report.boot_time is None
 
 
 def _moved(entry: _Entry, window: Window) -> KernelReport:
@@ -121,7 +122,11 @@ def _moved(entry: _Entry, window: Window) -> KernelReport:
     else:
         # One decode for all the lines (a newline never ends an invalid UTF-8 sequence early).
         texts = blob.decode("utf-8", errors="replace").split("\n")
-    lines = tuple((first + i, texts[i - lo]) for i in own)
+    if hi - lo + 1 == len(own):
+        # The report's lines follow one another (no other CPU's lines between): pair them in C.
+        lines = tuple(zip(range(first + lo, first + hi + 1), texts, strict=True))
+    else:
+        lines = tuple((first + i, texts[i - lo]) for i in own)
     times: dict[str, object] = {}
     if entry.timed is not None:
         a, b = entry.timed
@@ -139,5 +144,6 @@ def _moved(entry: _Entry, window: Window) -> KernelReport:
     fields["header"] = lines[0][1]
     fields["lines"] = lines
     if delta:
-        fields["trace"] = tuple(Frame(*f[:7], f.line + delta) for f in old.trace)
+        # tuple.__new__ skips the named tuple's Python-level constructor.
+        fields["trace"] = tuple([tuple.__new__(Frame, (*f[:7], f[7] + delta)) for f in old.trace])
     return moved

@@ -301,11 +301,19 @@ class LogScanner:
         elif token == b"Mem-Info:":
             self._pos = line_end + 1
             return False
-        window, complete = self._window(begin, end)
+        # Most events end within a few dozen lines: try a short window first.  When the builder did not
+        # read it to its end, a longer window gives the same event (what it read is all that counts).
+        short, complete = self._window(begin, end, FIRST_WINDOW_LINES)
         if not complete and not final:
             self._pos = begin
             return None
-        got = self._memo.build(window, "event", lambda: build_event(window))
+        got = self._memo.build(short, "event", lambda: build_event(short))
+        if short.parsed_upto >= len(short):
+            window, complete = self._window(begin, end)
+            if not complete and not final:
+                self._pos = begin
+                return None
+            got = self._memo.build(window, "event", lambda: build_event(window))
         if got is None:
             self._pos = line_end + 1
             return False
