@@ -26,7 +26,7 @@ from detectors.dmesg.model import KernelReport
 #: A leading printk time stamp, the only part of a line the key leaves out.
 _STAMP = re.compile(rb"^\[\s*\d+\.\d+\]", re.MULTILINE)
 _BLANK = b"[\x00]"  # what a stamp becomes in a key (a NUL never reaches a key: such text is not memoised)
-MAX_KEYS = 4096  # distinct header lines remembered
+MAX_KEYS = 512  # distinct header lines remembered (each entry holds a report and its key: ~5-10 KB)
 MAX_PER_KEY = 4  # reports remembered per header line (what follows a header may vary)
 
 
