@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from operator import itemgetter
 from typing import NamedTuple
 
 from detectors.dmesg.frames import Frame
@@ -33,6 +34,7 @@ MAX_PER_KEY = 4  # reports remembered per header line (what follows a header may
 class _Entry(NamedTuple):
     lines: int  # how many window lines the builder read
     window_len: int  # the window's length when the builder read it to the end, else -1
+    text: bytes  # those lines as read
     key: bytes  # those lines, stamps blanked
     report: KernelReport
     resume: int
@@ -40,8 +42,8 @@ class _Entry(NamedTuple):
     timed: tuple[int, int] | None  # window index of the first and last report lines with a time
 
 
-def _key(raw: list[bytes], n: int) -> bytes | None:
-    blob = b"\n".join(raw[:n])
+def _key(blob: bytes) -> bytes | None:
+    """Lines joined, with their leading stamps blanked (None for text that has a NUL byte)."""
     if b"\x00" in blob:
         return None
     return _STAMP.sub(_BLANK, blob)
@@ -68,21 +70,24 @@ class ReportMemo:
         head = _STAMP.sub(_BLANK, raw[0], count=1)
         slot = (kind, head)
         entries = self._entries.get(slot)
-        keys: dict[int, bytes | None] = {}
         for entry in entries or ():
             if entry.window_len not in (-1, len(raw)) or len(raw) < entry.lines:
                 continue
-            key = keys[entry.lines] if entry.lines in keys else keys.setdefault(entry.lines, _key(raw, entry.lines))
-            if key == entry.key:
+            text = b"\n".join(raw[: entry.lines])
+            # The same bytes (a log repeated verbatim) need no blanking, nor their times parsing: one
+            # compare at memory speed.  Otherwise blank the stamps (~0.7 us per line) and compare again.
+            exact = text == entry.text
+            if exact or _key(text) == entry.key:
                 self.hits += 1
                 window.mark_read(entry.lines)  # as far as the builder would have read
-                return _moved(entry, window), entry.resume
+                return _moved(entry, window, exact), entry.resume
         built = make()
         if built is None or not self._keep(built[0], entries):
             return built
         report, resume = built
         read = window.parsed_upto
-        key = _key(raw, read)
+        text = b"\n".join(raw[:read])
+        key = _key(text)
         if key is None:
             return report, resume
         first = window.first
@@ -91,6 +96,7 @@ class ReportMemo:
         entry = _Entry(
             read,
             len(raw) if read >= len(raw) else -1,
+            text,
             key,
             report,
             resume,
@@ -108,27 +114,36 @@ class ReportMemo:
         return report.boot_time is None
 
 
-def _moved(entry: _Entry, window: Window) -> KernelReport:
-    """The memoised report as it stands in ``window``: its line numbers, texts and times."""
+def _moved(entry: _Entry, window: Window, exact: bool) -> KernelReport:
+    """The memoised report as it stands in ``window``: its line numbers, texts and times.
+
+    ``exact``: the lines are byte for byte those of the memoised report, so are their times.
+    """
     old = entry.report
     first = window.first
     delta = first - old.start_line
     raw = window.raw
     own = entry.own
     lo, hi = own[0], own[-1]
-    blob = b"\n".join(raw[lo : hi + 1])
-    if b"\r" in blob:
-        texts = [decode(line) for line in raw[lo : hi + 1]]
+    if exact:
+        # The texts are those of the memoised report's lines: only the numbers change.
+        numbers = range(first + lo, first + hi + 1) if hi - lo + 1 == len(own) else [first + i for i in own]
+        lines = tuple(zip(numbers, map(itemgetter(1), old.lines), strict=True))
+        texts: list[str] = []
     else:
-        # One decode for all the lines (a newline never ends an invalid UTF-8 sequence early).
-        texts = blob.decode("utf-8", errors="replace").split("\n")
-    if hi - lo + 1 == len(own):
-        # The report's lines follow one another (no other CPU's lines between): pair them in C.
-        lines = tuple(zip(range(first + lo, first + hi + 1), texts, strict=True))
-    else:
-        lines = tuple((first + i, texts[i - lo]) for i in own)
+        blob = b"\n".join(raw[lo : hi + 1])
+        if b"\r" in blob:
+            texts = [decode(line) for line in raw[lo : hi + 1]]
+        else:
+            # One decode for all the lines (a newline never ends an invalid UTF-8 sequence early).
+            texts = blob.decode("utf-8", errors="replace").split("\n")
+        if hi - lo + 1 == len(own):
+            # The report's lines follow one another (no other CPU's lines between): pair them in C.
+            lines = tuple(zip(range(first + lo, first + hi + 1), texts, strict=True))
+        else:
+            lines = tuple((first + i, texts[i - lo]) for i in own)
     times: dict[str, object] = {}
-    if entry.timed is not None:
+    if entry.timed is not None and not exact:
         a, b = entry.timed
         start = parse_line(first + a, texts[a - lo]).timestamp
         times["start_time"] = start

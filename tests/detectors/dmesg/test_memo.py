@@ -29,9 +29,9 @@ def _scan(data: bytes, memo: bool) -> tuple[list[KernelReport], int]:
 
 def _repeated(path: Path) -> bytes:
     text = path.read_bytes().rstrip(b"\n") + b"\n"
-    # The same log again at a later time, then once more with one character of every frame changed.
+    # The same log verbatim, again at a later time, then once more with one character of every frame changed.
     changed = text.replace(b"+0x", b"+0X")
-    return text + _shifted(text, 1000) + _shifted(text, 100000) + changed
+    return text + text + _shifted(text, 1000) + _shifted(text, 100000) + changed
 
 
 @pytest.mark.parametrize("log", CASES, ids=[p.stem for p in CASES])
@@ -45,12 +45,18 @@ def test_memoised_reports_equal_built_ones(log: Path) -> None:
 def test_repeats_are_memoised_with_their_own_lines_and_times() -> None:
     log = next(p for p in CASES if p.stem == "null_deref_x86")
     text = log.read_bytes().rstrip(b"\n") + b"\n"
-    reports, hits = _scan(text + _shifted(text, 1000), memo=True)
-    assert hits >= 1
-    first, second = reports[0], reports[len(reports) // 2]
-    assert (second.title, second.signature) == (first.title, first.signature)
-    offset = text.count(b"\n")
-    assert second.start_line == first.start_line + offset
-    assert [n for n, _ in second.lines] == [n + offset for n, _ in first.lines]
-    assert isinstance(first.start_time, float) and second.start_time == pytest.approx(first.start_time + 1000)
-    assert [f.line for f in second.trace] == [f.line + offset for f in first.trace]
+    data = text + text + _shifted(text, 1000)
+    reports, hits = _scan(data, memo=True)
+    assert hits >= 2
+    read = data.decode().split("\n")
+    per_copy = len(reports) // 3
+    first = reports[0]
+    for copy, seconds in ((1, 0), (2, 1000)):
+        again = reports[copy * per_copy]
+        assert (again.title, again.signature) == (first.title, first.signature)
+        offset = copy * text.count(b"\n")
+        assert again.start_line == first.start_line + offset
+        # Each line is cited with its own number and text as the log has them (the times differ).
+        assert again.lines == tuple((n + offset, read[n + offset - 1]) for n, _ in first.lines)
+        assert isinstance(first.start_time, float) and again.start_time == pytest.approx(first.start_time + seconds)
+        assert [f.line for f in again.trace] == [f.line + offset for f in first.trace]
