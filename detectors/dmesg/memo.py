@@ -66,25 +66,16 @@ class ReportMemo:
         say with :meth:`Window.mark_read` that it read all (the OOM builder when it searched the raw bytes
         to the end).
         """
-        raw = window.raw
-        head = _STAMP.sub(_BLANK, raw[0], count=1)
-        slot = (kind, head)
+        slot = (kind, _STAMP.sub(_BLANK, window.raw[0], count=1))
         entries = self._entries.get(slot)
-        for entry in entries or ():
-            if entry.window_len not in (-1, len(raw)) or len(raw) < entry.lines:
-                continue
-            text = b"\n".join(raw[: entry.lines])
-            # The same bytes (a log repeated verbatim) need no blanking, nor their times parsing: one
-            # compare at memory speed.  Otherwise blank the stamps (~0.7 us per line) and compare again.
-            exact = text == entry.text
-            if exact or _key(text) == entry.key:
-                self.hits += 1
-                window.mark_read(entry.lines)  # as far as the builder would have read
-                return _moved(entry, window, exact), entry.resume
+        hit = self._find(window, entries)
+        if hit is not None:
+            return hit
         built = make()
         if built is None or not self._keep(built[0], entries):
             return built
         report, resume = built
+        raw = window.raw
         read = window.parsed_upto
         text = b"\n".join(raw[:read])
         key = _key(text)
@@ -105,6 +96,33 @@ class ReportMemo:
         )
         self._entries.setdefault(slot, []).append(entry)
         return report, resume
+
+    def known_lines(self, kind: str, head: bytes) -> int:
+        """How many lines a window must hold for :meth:`lookup` to find any report remembered for a header.
+
+        Only reports that did not need the rest of their window count (0: none is remembered).
+        """
+        entries = self._entries.get((kind, _STAMP.sub(_BLANK, head, count=1)), ())
+        return max((e.lines for e in entries if e.window_len == -1), default=0)
+
+    def lookup(self, window: Window, kind: str) -> tuple[KernelReport, int] | None:
+        """A remembered report for ``window`` (one whose builder stopped before the window's end), or None."""
+        return self._find(window, self._entries.get((kind, _STAMP.sub(_BLANK, window.raw[0], count=1))))
+
+    def _find(self, window: Window, entries: list[_Entry] | None) -> tuple[KernelReport, int] | None:
+        raw = window.raw
+        for entry in entries or ():
+            if entry.window_len not in (-1, len(raw)) or len(raw) < entry.lines:
+                continue
+            text = b"\n".join(raw[: entry.lines])
+            # The same bytes (a log repeated verbatim) need no blanking, nor their times parsing: one
+            # compare at memory speed.  Otherwise blank the stamps (~0.7 us per line) and compare again.
+            exact = text == entry.text
+            if exact or _key(text) == entry.key:
+                self.hits += 1
+                window.mark_read(entry.lines)  # as far as the builder would have read
+                return _moved(entry, window, exact), entry.resume
+        return None
 
     def _keep(self, report: KernelReport, entries: list[_Entry] | None) -> bool:
         """Whether to remember a report just built (memory is bounded; some reports are never keyed)."""

@@ -217,10 +217,48 @@ class LogScanner:
         self, start: int, end: int, final: bool, found: tuple[Rule, re.Match[str]]
     ) -> tuple[KernelReport, int] | None:
         """The report at byte ``start`` and the offset where scanning resumes; None to wait for input."""
+        hit = self._remembered(start, end, final, found[0].name)
+        if hit is not None:
+            return hit
         window, complete = self._window(start, end, FIRST_WINDOW_LINES)
         if not complete and not final:
             return None
         report, resume = self._report(window, found)
+        return self._finish(start, end, final, found, window, report, resume)
+
+    def _remembered(self, start: int, end: int, final: bool, kind: str) -> tuple[KernelReport, int] | None:
+        """A report the memo remembers for the lines at ``start``, cutting only the lines it needs.
+
+        The builder of a remembered report stopped ``n`` lines in, before its window's end: a window of
+        ``n + 2`` lines gives the same report, which then ends at least two lines before the window's
+        end, so that :meth:`_finish` would not look further either.
+        """
+        line_end = self._buf.find(b"\n", start, end)
+        need = self._memo.known_lines(kind, self._buf[start : end if line_end < 0 else line_end])
+        if not need or need + 2 > FIRST_WINDOW_LINES:
+            return None
+        window, complete = self._window(start, end, need + 2)
+        if not complete and not final:
+            return None
+        hit = self._memo.lookup(window, kind)
+        if hit is None:
+            return None
+        report, resume = hit
+        self._claim(report, window, resume)
+        taken = window.raw[:resume]
+        return report, start + sum(map(len, taken)) + len(taken)
+
+    def _finish(
+        self,
+        start: int,
+        end: int,
+        final: bool,
+        found: tuple[Rule, re.Match[str]],
+        window: Window,
+        report: KernelReport,
+        resume: int,
+    ) -> tuple[KernelReport, int] | None:
+        """The report built from the first window, or from the full one when it may go on past it."""
         if report.end_line >= window.first + len(window) - 2 and len(window) < MAX_REPORT_LINES:
             # The report may go on past the first window: build it again from the full one.
             window, complete = self._window(start, end)
