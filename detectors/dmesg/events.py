@@ -8,6 +8,7 @@ task was killed, and the memory state printed with them.
 
 from __future__ import annotations
 
+import heapq
 import re
 from collections.abc import Iterator, Sequence
 
@@ -69,7 +70,26 @@ def build_event(window: Sequence[LogLine]) -> tuple[KernelReport, int] | None:
 
 
 # Bytes one of the lines _oom looks at has; the other lines of the (long) OOM dump are not decoded.
-_OOM_TOKENS = re.compile(rb"Mem-Info:|oom|Kill|allocation failure")
+# No token starts inside another or inside itself, so their occurrences never overlap.
+_OOM_TOKENS = (b"Mem-Info:", b"oom", b"Kill", b"allocation failure")
+
+
+def _token_hits(blob: bytes) -> Iterator[tuple[int, bytes]]:
+    """Every occurrence of an :data:`_OOM_TOKENS` token in ``blob``, in order, found lazily.
+
+    bytes.find runs at memory speed; a regex alternation of the tokens would step
+    through the (tens of kilobytes of) OOM dump one position at a time.
+    """
+    heap = [(at, token) for token in _OOM_TOKENS if (at := blob.find(token)) >= 0]
+    heapq.heapify(heap)
+    while heap:
+        at, token = heap[0]
+        yield at, token
+        nxt = blob.find(token, at + len(token))
+        if nxt >= 0:
+            heapq.heapreplace(heap, (nxt, token))
+        else:
+            heapq.heappop(heap)
 
 
 def _oom_lines(window: Sequence[LogLine]) -> Iterator[tuple[int, LogLine]]:
@@ -87,16 +107,16 @@ def _oom_lines(window: Sequence[LogLine]) -> Iterator[tuple[int, LogLine]]:
     line = prev = 0
     last = -1  # the last line yielded
     pending = -1  # the line after Mem-Info: (the memory summary), yielded in its turn
-    for m in _OOM_TOKENS.finditer(blob):
-        line += blob.count(b"\n", prev, m.start())  # matches come in order: count the newlines between
-        prev = m.start()
+    for at, token in _token_hits(blob):
+        line += blob.count(b"\n", prev, at)  # matches come in order: count the newlines between
+        prev = at
         if last < pending < line:
             yield pending, window[pending]
             last = pending
         if line > last:
             yield line, window[line]
             last = line
-        if m.group() == _MEM_INFO_RAW:
+        if token == _MEM_INFO_RAW:
             pending = line + 1
     if last < pending < len(raw):
         yield pending, window[pending]
@@ -114,15 +134,19 @@ def _oom(window: Sequence[LogLine], invoked: re.Match[str] | None) -> KernelRepo
     end = 0
     for i, line in _oom_lines(window):
         body = line.body
-        if i > 0 and (OOM_INVOKED.search(body) or ALLOC_FAILURE.search(body)):
+        # Substring checks first: these patterns open with \S+ and would be tried at every position.
+        if i > 0 and (
+            ("invoked oom-killer:" in body and OOM_INVOKED.search(body))
+            or ("page allocation failure:" in body and ALLOC_FAILURE.search(body))
+        ):
             break
-        if (c := CONSTRAINT.search(body)) is not None:
+        if "oom-kill:" in body and (c := CONSTRAINT.search(body)) is not None:
             details.append(("constraint", c.group(1)))
             own.append(line)
             end = i
         if body.startswith(MEM_INFO) and i + 1 < len(window):
             details.append(("memory", window[i + 1].body.strip()))
-        if (k := KILLED.search(body)) is not None:
+        if "Kill" in body and (k := KILLED.search(body)) is not None:
             victim = k.group(3)
             details += [("killed_pid", k.group(2)), ("killed", victim)]
             if k.group(1):
@@ -131,6 +155,9 @@ def _oom(window: Sequence[LogLine], invoked: re.Match[str] | None) -> KernelRepo
                 own.append(line)
             end = i
             break
+    else:
+        if isinstance(window, Window):
+            window.mark_read()  # no line ended the event: every raw line was searched, all count
     title = f"OOM kill of {victim}" if victim else "OOM killer invoked"
     if invoked is not None:
         title += f" (invoked by {invoked.group(1)})"

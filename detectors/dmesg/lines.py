@@ -142,11 +142,25 @@ class Window(Sequence[LogLine]):
         self._first = first
         self._raw = raw
         self._parsed: list[LogLine | None] = [None] * len(raw)
+        self._upto = 0  # one past the last line parsed
+
+    @property
+    def parsed_upto(self) -> int:
+        """How many lines from the first are within what was looked at (one past the last line parsed)."""
+        return self._upto
 
     @property
     def first(self) -> int:
         """The line number of the first line."""
         return self._first
+
+    def mark_read(self, upto: int | None = None) -> None:
+        """Say that the lines up to ``upto`` (all by default) were looked at without parsing them.
+
+        For a caller that searched the raw bytes of them all, or one that reused what an earlier
+        look at the same lines gave.
+        """
+        self._upto = max(self._upto, len(self._raw) if upto is None else upto)
 
     @property
     def raw(self) -> list[bytes]:
@@ -169,4 +183,6 @@ class Window(Sequence[LogLine]):
         if line is None:
             i = index % len(self._raw)
             line = self._parsed[i] = parse_line(self._first + i, decode(self._raw[i]))
+            if i >= self._upto:
+                self._upto = i + 1
         return line

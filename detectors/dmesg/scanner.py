@@ -13,11 +13,12 @@ it is dropped) and the window never holds more than :data:`MAX_WINDOW_BYTES`.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 
 from detectors.dmesg.events import KILLED, MEM_INFO, build_event, find_event_header
 from detectors.dmesg.extract import HEADER_HINT_BYTES, build_report, match_header
 from detectors.dmesg.lines import LogLine, Window, decode, parse_line
+from detectors.dmesg.memo import ReportMemo
 from detectors.dmesg.model import KernelReport
 from detectors.dmesg.rules import TRIGGERS, Rule
 
@@ -75,6 +76,7 @@ class LogScanner:
         self._count_line = 1
         self.lines_seen = 0
         self.bytes_seen = 0
+        self._memo = ReportMemo()  # repeats of a report are built once
 
     def feed(self, chunk: bytes) -> list[KernelReport]:
         """Add the next piece of the log; return the reports completed so far."""
@@ -115,10 +117,12 @@ class LogScanner:
 
         Lines are decoded and parsed only when the report builder looks at them.
         """
-        stop = min(end, start + min(MAX_WINDOW_BYTES, limit * _TYPICAL_LINE))
+        budget = min(end, start + MAX_WINDOW_BYTES)
+        stop = min(budget, start + limit * _TYPICAL_LINE)
         parts = self._buf[start:stop].split(b"\n", limit)
-        if len(parts) <= limit and stop < min(end, start + MAX_WINDOW_BYTES):
-            stop = min(end, start + MAX_WINDOW_BYTES)  # long lines: take the whole byte budget
+        while len(parts) <= limit and stop < budget:
+            # Long lines: take four times the bytes (not the whole budget at once: a slice is a copy).
+            stop = min(budget, start + (stop - start) * 4)
             parts = self._buf[start:stop].split(b"\n", limit)
         hit_limit = len(parts) > limit  # then the first ``limit`` parts are all whole lines
         complete = hit_limit or stop < end
@@ -213,20 +217,63 @@ class LogScanner:
         self, start: int, end: int, final: bool, found: tuple[Rule, re.Match[str]]
     ) -> tuple[KernelReport, int] | None:
         """The report at byte ``start`` and the offset where scanning resumes; None to wait for input."""
+        hit = self._remembered(start, end, final, found[0].name)
+        if hit is not None:
+            return hit
         window, complete = self._window(start, end, FIRST_WINDOW_LINES)
         if not complete and not final:
             return None
-        report, resume = build_report(window, *found)
-        if report.end_line >= window[-1].number - 1 and len(window) < MAX_REPORT_LINES:
+        report, resume = self._report(window, found)
+        return self._finish(start, end, final, found, window, report, resume)
+
+    def _remembered(self, start: int, end: int, final: bool, kind: str) -> tuple[KernelReport, int] | None:
+        """A report the memo remembers for the lines at ``start``, cutting only the lines it needs.
+
+        The builder of a remembered report stopped ``n`` lines in, before its window's end: a window of
+        ``n + 2`` lines gives the same report, which then ends at least two lines before the window's
+        end, so that :meth:`_finish` would not look further either.
+        """
+        line_end = self._buf.find(b"\n", start, end)
+        need = self._memo.known_lines(kind, self._buf[start : end if line_end < 0 else line_end])
+        if not need or need + 2 > FIRST_WINDOW_LINES:
+            return None
+        window, complete = self._window(start, end, need + 2)
+        if not complete and not final:
+            return None
+        hit = self._memo.lookup(window, kind)
+        if hit is None:
+            return None
+        report, resume = hit
+        self._claim(report, window, resume)
+        taken = window.raw[:resume]
+        return report, start + sum(map(len, taken)) + len(taken)
+
+    def _finish(
+        self,
+        start: int,
+        end: int,
+        final: bool,
+        found: tuple[Rule, re.Match[str]],
+        window: Window,
+        report: KernelReport,
+        resume: int,
+    ) -> tuple[KernelReport, int] | None:
+        """The report built from the first window, or from the full one when it may go on past it."""
+        if report.end_line >= window.first + len(window) - 2 and len(window) < MAX_REPORT_LINES:
             # The report may go on past the first window: build it again from the full one.
             window, complete = self._window(start, end)
             if not complete and not final:
                 return None
-            report, resume = build_report(window, *found)
+            report, resume = self._report(window, found)
         self._claim(report, window, resume)
         # Where line ``resume`` of the window starts (just after the window when it is past the end).
         taken = window.raw[:resume]
         return report, start + sum(map(len, taken)) + len(taken)
+
+    def _report(self, window: Window, found: tuple[Rule, re.Match[str]]) -> tuple[KernelReport, int]:
+        built = self._memo.build(window, found[0].name, lambda: build_report(window, *found))
+        assert built is not None  # build_report always gives a report
+        return built
 
     def _header_above(
         self, start: int, head: LogLine, found: tuple[Rule, re.Match[str]]
@@ -292,11 +339,19 @@ class LogScanner:
         elif token == b"Mem-Info:":
             self._pos = line_end + 1
             return False
-        window, complete = self._window(begin, end)
+        # Most events end within a few dozen lines: try a short window first.  When the builder did not
+        # read it to its end, a longer window gives the same event (what it read is all that counts).
+        short, complete = self._window(begin, end, FIRST_WINDOW_LINES)
         if not complete and not final:
             self._pos = begin
             return None
-        got = build_event(window)
+        got = self._memo.build(short, "event", lambda: build_event(short))
+        if short.parsed_upto >= len(short):
+            window, complete = self._window(begin, end)
+            if not complete and not final:
+                self._pos = begin
+                return None
+            got = self._memo.build(window, "event", lambda: build_event(window))
         if got is None:
             self._pos = line_end + 1
             return False
@@ -305,10 +360,10 @@ class LogScanner:
         self._pos = line_end + 1
         return report
 
-    def _claim(self, report: KernelReport, window: Sequence[LogLine], resume: int) -> None:
+    def _claim(self, report: KernelReport, window: Window, resume: int) -> None:
         # Lines the report took after the resume point must not start reports of their own.
         if resume < len(window):
-            first = window[resume].number
+            first = window.first + resume  # not window[resume]: that would parse the line
             self._claimed.update(number for number, _ in report.lines if number >= first)
 
     def _trim(self) -> None:

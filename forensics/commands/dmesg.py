@@ -25,8 +25,7 @@ from forensics.model import BootTime, Incident, NotAvailable, SourceRecord, Time
 from forensics.report import OutputFormat
 
 if TYPE_CHECKING:
-    from detectors.dmesg.findings import ReportGroup
-    from detectors.dmesg.model import KernelReport
+    from detectors.dmesg.findings import ReportGroup, ReportGrouper
 
 SCHEMA = "kforensic.dmesg/1"
 
@@ -44,40 +43,33 @@ Example:
 
 
 class SourceResult:
-    """What one input gave: its record, reports, events and groups."""
+    """What one input gave: its record, groups of reports, the reports kept and its number of lines."""
 
-    def __init__(self, name: str, record: SourceRecord, reports: list[KernelReport], lines: int) -> None:
-        from detectors.dmesg.findings import group_reports
-
+    def __init__(self, name: str, record: SourceRecord, grouper: ReportGrouper, lines: int) -> None:
         self.name = name
         self.record = record
-        self.reports = [r for r in reports if not r.is_event]
-        self.events = [r for r in reports if r.is_event]
+        self.grouper = grouper
+        self.groups: list[ReportGroup] = grouper.groups()
+        # Only the occurrences the groups keep (first, an even sample, last): memory flat in log size.
+        kept = sorted((r for g in self.groups for r in g.kept), key=lambda r: r.start_line)
+        self.reports = [r for r in kept if not r.is_event]
+        self.events = [r for r in kept if r.is_event]
         self.lines = lines
-        self.groups: list[ReportGroup] = group_reports(reports)
 
 
-def _scan(chunks: Iterable[bytes]) -> tuple[list[KernelReport], int]:
-    """Every report and event of one input, and its number of lines."""
+def _scan(chunks: Iterable[bytes]) -> tuple[ReportGrouper, int]:
+    """Every report and event of one input, grouped as they come, and its number of lines."""
+    from detectors.dmesg.findings import ReportGrouper
     from detectors.dmesg.scanner import LogScanner
 
     scanner = LogScanner()
-    reports: list[KernelReport] = []
+    grouper = ReportGrouper()
     for chunk in chunks:
-        reports.extend(_kept(scanner.feed(chunk), len(reports)))
-    reports.extend(_kept(scanner.close(), len(reports)))
-    return reports, scanner.lines_seen
-
-
-#: Reports kept whole per input; later ones keep their fields and header but not their lines and
-#: frames, so that memory stays bounded on a log that repeats a report thousands of times.
-FULL_REPORTS = 500
-
-
-def _kept(new: list[KernelReport], kept: int) -> list[KernelReport]:
-    from dataclasses import replace
-
-    return [r if kept + i < FULL_REPORTS else replace(r, lines=r.lines[:1], trace=()) for i, r in enumerate(new)]
+        for report in scanner.feed(chunk):
+            grouper.add(report)
+    for report in scanner.close():
+        grouper.add(report)
+    return grouper, scanner.lines_seen
 
 
 def triage_file(name: str) -> SourceResult:
@@ -85,9 +77,9 @@ def triage_file(name: str) -> SourceResult:
     from collectors.kernel_log import log_chunks, open_log
 
     with open_log(name) as tracked:
-        reports, lines = _scan(log_chunks(tracked))
+        grouper, lines = _scan(log_chunks(tracked))
         record = tracked.record()
-    return SourceResult(tracked.source, record, reports, lines)
+    return SourceResult(tracked.source, record, grouper, lines)
 
 
 def triage_live() -> SourceResult:
@@ -95,8 +87,8 @@ def triage_live() -> SourceResult:
     from collectors.kernel_log import KMSG_NAME, KmsgReader
 
     reader = KmsgReader()
-    reports, lines = _scan(reader.chunks())
-    return SourceResult(KMSG_NAME, reader.record(), reports, lines)
+    grouper, lines = _scan(reader.chunks())
+    return SourceResult(KMSG_NAME, reader.record(), grouper, lines)
 
 
 def build_incident(results: list[SourceResult]) -> Incident:
@@ -104,11 +96,13 @@ def build_incident(results: list[SourceResult]) -> Incident:
     from detectors.dmesg.findings import group_finding
 
     findings = [group_finding(r.name, g) for r in results for g in r.groups]
-    all_reports = [rep for r in results for rep in r.reports + r.events]
-    releases = {x.kernel_release for x in all_reports if isinstance(x.kernel_release, str)}
-    times = [x.start_time for x in all_reports if isinstance(x.start_time, float)]
+    releases = {x for r in results for x in r.grouper.releases}
+    firsts = [r.grouper.first_time for r in results if r.grouper.first_time is not None]
+    lasts = [r.grouper.last_time for r in results if r.grouper.last_time is not None]
     window: TimeWindow | NotAvailable = (
-        TimeWindow(Timestamp(min(times)), Timestamp(max(times))) if times else NotAvailable("no report has a timestamp")
+        TimeWindow(Timestamp(min(firsts)), Timestamp(max(lasts)))
+        if firsts
+        else NotAvailable("no report has a timestamp")
     )
     release: str | NotAvailable = (
         releases.pop()
@@ -122,13 +116,13 @@ def build_incident(results: list[SourceResult]) -> Incident:
         sources=tuple(r.record for r in results),
         findings=tuple(findings),
         tool_version=__version__,
-        boot_time=_boot_time(all_reports),
+        boot_time=_boot_time([t for r in results for t in r.grouper.boot_times]),
     )
 
 
-def _boot_time(reports: list[KernelReport]) -> BootTime | NotAvailable:
+def _boot_time(times: list[float]) -> BootTime | NotAvailable:
     """When the kernel booted, from log lines that carry both a dated wall time and a printk time."""
-    estimates = sorted(r.boot_time for r in reports if r.boot_time is not None)
+    estimates = sorted(times)
     if not estimates:
         return NotAvailable("no log line carries both a dated wall-clock time and a printk time")
     if estimates[-1] - estimates[0] > 60:

@@ -195,8 +195,8 @@ def _triage(path: str) -> SourceResult:
     try:
         with fsspec.open(path, "rb") as stream:
             tracked = TrackedInput(path, stream)
-            reports, lines = _scan(log_chunks(tracked))
-            return SourceResult(path, tracked.record(), reports, lines)
+            grouper, lines = _scan(log_chunks(tracked))
+            return SourceResult(path, tracked.record(), grouper, lines)
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc}") from None
 

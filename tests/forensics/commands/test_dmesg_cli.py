@@ -88,14 +88,22 @@ def test_boot_time_from_dated_lines() -> None:
 
 
 def test_thousands_of_repeats_are_grouped_and_kept_small(tmp_path: Path) -> None:
-    from forensics.commands.dmesg import FULL_REPORTS, build_incident, triage_file
+    from detectors.dmesg.findings import SAMPLE_REPORTS
+    from forensics.commands.dmesg import build_incident, triage_file
 
     report = (GOLDEN / "null_deref_x86.log").read_bytes().split(b"\n")[2:30]
     log = tmp_path / "repeats.log"
-    log.write_bytes(b"\n".join(report * (FULL_REPORTS + 100)) + b"\n")
+    repeats = 600
+    log.write_bytes(b"\n".join(report * repeats) + b"\n")
     result = triage_file(str(log))
-    assert len(result.reports) == FULL_REPORTS + 100
-    assert [g.count for g in result.groups] == [FULL_REPORTS + 100]
-    assert len(result.reports[0].lines) > 1 and len(result.reports[-1].lines) == 1
+    (group,) = result.groups
+    assert group.count == repeats
+    # Only the first, the last and an even sample are kept, whole.
+    kept = [r.start_line for r in result.reports]
+    assert len(kept) == len(group.kept) <= SAMPLE_REPORTS + 2
+    assert kept[0] == 1 and kept[-1] == 1 + 28 * (repeats - 1) and kept == sorted(kept)
+    assert all(len(r.lines) > 1 for r in result.reports)
     incident = build_incident([result])
     assert_evidence_resolves(incident.findings)
+    (finding,) = incident.findings
+    assert [e.locator.start for e in finding.evidence if e.locator.name != "guilty frame"] == kept

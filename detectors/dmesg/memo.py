@@ -1,0 +1,182 @@
+"""Reports that repeat: a report built once is reused for the same text anywhere else in the log.
+
+Logs repeat their crashes: a fuzzer's console log holds the same report after
+every reboot, a driver warns in a loop, a flapping bug prints the same oops
+hour after hour.  Only the printk times and the line numbers differ between two
+such copies, and :func:`~detectors.dmesg.extract.build_report` depends on the
+lines' text, not on those.  :class:`ReportMemo` keys a built report by the
+window lines the builder read, with each line's leading ``[ sec.usec]`` stamp
+blanked out; a later window whose first lines are the same text gets the same
+report with its own line numbers, line texts and times (parsed from the two
+lines that give them).  Anything else that differs (a wall-clock prefix, a
+kmsg sequence number, one character of the text) is a miss and the report is
+built from scratch, so the memo changes nothing but the cost.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from operator import itemgetter
+from typing import NamedTuple
+
+from detectors.dmesg.frames import Frame
+from detectors.dmesg.lines import Window, decode, parse_line
+from detectors.dmesg.model import KernelReport
+
+#: A leading printk time stamp, the only part of a line the key leaves out.
+_STAMP = re.compile(rb"^\[\s*\d+\.\d+\]", re.MULTILINE)
+_BLANK = b"[\x00]"  # what a stamp becomes in a key (a NUL never reaches a key: such text is not memoised)
+MAX_KEYS = 512  # distinct header lines remembered (each entry holds a report and its key: ~5-10 KB)
+MAX_PER_KEY = 4  # reports remembered per header line (what follows a header may vary)
+
+
+class _Entry(NamedTuple):
+    lines: int  # how many window lines the builder read
+    window_len: int  # the window's length when the builder read it to the end, else -1
+    text: bytes  # those lines as read
+    key: bytes  # those lines, stamps blanked
+    report: KernelReport
+    resume: int
+    own: tuple[int, ...]  # window index of each report line
+    timed: tuple[int, int] | None  # window index of the first and last report lines with a time
+
+
+def _key(blob: bytes) -> bytes | None:
+    """Lines joined, with their leading stamps blanked (None for text that has a NUL byte)."""
+    if b"\x00" in blob:
+        return None
+    return _STAMP.sub(_BLANK, blob)
+
+
+class ReportMemo:
+    """Builds reports through a builder, reusing one already built from the same text."""
+
+    def __init__(self) -> None:
+        self._entries: dict[tuple[str, bytes], list[_Entry]] = {}
+        self.hits = 0
+
+    def build(
+        self, window: Window, kind: str, make: Callable[[], tuple[KernelReport, int] | None]
+    ) -> tuple[KernelReport, int] | None:
+        """The report (or event) at ``window[0]`` and where scanning resumes, as ``make()`` gives them.
+
+        ``kind`` names what ``make`` builds (the header's rule): only reports of the same kind share
+        entries.  ``make`` must read the window through its items, so that what it read is known, or
+        say with :meth:`Window.mark_read` that it read all (the OOM builder when it searched the raw bytes
+        to the end).
+        """
+        slot = (kind, _STAMP.sub(_BLANK, window.raw[0], count=1))
+        entries = self._entries.get(slot)
+        hit = self._find(window, entries)
+        if hit is not None:
+            return hit
+        built = make()
+        if built is None or not self._keep(built[0], entries):
+            return built
+        report, resume = built
+        raw = window.raw
+        read = window.parsed_upto
+        text = b"\n".join(raw[:read])
+        key = _key(text)
+        if key is None:
+            return report, resume
+        first = window.first
+        own = tuple(number - first for number, _ in report.lines)
+        stamped = [i for i in own if window[i].timestamp is not None]
+        entry = _Entry(
+            read,
+            len(raw) if read >= len(raw) else -1,
+            text,
+            key,
+            report,
+            resume,
+            own,
+            (stamped[0], stamped[-1]) if stamped else None,
+        )
+        self._entries.setdefault(slot, []).append(entry)
+        return report, resume
+
+    def known_lines(self, kind: str, head: bytes) -> int:
+        """How many lines a window must hold for :meth:`lookup` to find any report remembered for a header.
+
+        Only reports that did not need the rest of their window count (0: none is remembered).
+        """
+        entries = self._entries.get((kind, _STAMP.sub(_BLANK, head, count=1)), ())
+        return max((e.lines for e in entries if e.window_len == -1), default=0)
+
+    def lookup(self, window: Window, kind: str) -> tuple[KernelReport, int] | None:
+        """A remembered report for ``window`` (one whose builder stopped before the window's end), or None."""
+        return self._find(window, self._entries.get((kind, _STAMP.sub(_BLANK, window.raw[0], count=1))))
+
+    def _find(self, window: Window, entries: list[_Entry] | None) -> tuple[KernelReport, int] | None:
+        raw = window.raw
+        for entry in entries or ():
+            if entry.window_len not in (-1, len(raw)) or len(raw) < entry.lines:
+                continue
+            text = b"\n".join(raw[: entry.lines])
+            # The same bytes (a log repeated verbatim) need no blanking, nor their times parsing: one
+            # compare at memory speed.  Otherwise blank the stamps (~0.7 us per line) and compare again.
+            exact = text == entry.text
+            if exact or _key(text) == entry.key:
+                self.hits += 1
+                window.mark_read(entry.lines)  # as far as the builder would have read
+                return _moved(entry, window, exact), entry.resume
+        return None
+
+    def _keep(self, report: KernelReport, entries: list[_Entry] | None) -> bool:
+        """Whether to remember a report just built (memory is bounded; some reports are never keyed)."""
+        if (entries is None and len(self._entries) >= MAX_KEYS) or (entries and len(entries) >= MAX_PER_KEY):
+            return False
+        # A report with a boot time has wall-clock prefixes, different in every copy.
+        return report.boot_time is None
+
+
+def _moved(entry: _Entry, window: Window, exact: bool) -> KernelReport:
+    """The memoised report as it stands in ``window``: its line numbers, texts and times.
+
+    ``exact``: the lines are byte for byte those of the memoised report, so are their times.
+    """
+    old = entry.report
+    first = window.first
+    delta = first - old.start_line
+    raw = window.raw
+    own = entry.own
+    lo, hi = own[0], own[-1]
+    if exact:
+        # The texts are those of the memoised report's lines: only the numbers change.
+        numbers = range(first + lo, first + hi + 1) if hi - lo + 1 == len(own) else [first + i for i in own]
+        lines = tuple(zip(numbers, map(itemgetter(1), old.lines), strict=True))
+        texts: list[str] = []
+    else:
+        blob = b"\n".join(raw[lo : hi + 1])
+        if b"\r" in blob:
+            texts = [decode(line) for line in raw[lo : hi + 1]]
+        else:
+            # One decode for all the lines (a newline never ends an invalid UTF-8 sequence early).
+            texts = blob.decode("utf-8", errors="replace").split("\n")
+        if hi - lo + 1 == len(own):
+            # The report's lines follow one another (no other CPU's lines between): pair them in C.
+            lines = tuple(zip(range(first + lo, first + hi + 1), texts, strict=True))
+        else:
+            lines = tuple((first + i, texts[i - lo]) for i in own)
+    times: dict[str, object] = {}
+    if entry.timed is not None and not exact:
+        a, b = entry.timed
+        start = parse_line(first + a, texts[a - lo]).timestamp
+        times["start_time"] = start
+        times["end_time"] = start if a == b else parse_line(first + b, texts[b - lo]).timestamp
+    # A copy of the frozen record with a few fields changed: dataclasses.replace would run __init__ with
+    # all 28 fields again, several times the cost of the rest of this function.
+    moved = object.__new__(KernelReport)
+    fields = moved.__dict__
+    fields.update(old.__dict__)
+    fields.update(times)
+    fields["start_line"] = first
+    fields["end_line"] = old.end_line + delta
+    fields["header"] = lines[0][1]
+    fields["lines"] = lines
+    if delta:
+        # tuple.__new__ skips the named tuple's Python-level constructor.
+        fields["trace"] = tuple([tuple.__new__(Frame, (*f[:7], f[7] + delta)) for f in old.trace])
+    return moved

@@ -1,0 +1,62 @@
+"""The report memo changes the cost, never the reports: repeats of the golden logs, built and memoised."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from detectors.dmesg.model import KernelReport
+from detectors.dmesg.scanner import LogScanner
+from tests.detectors.dmesg.test_golden import CASES
+
+_STAMP = re.compile(rb"^\[\s*(\d+)\.(\d+)\]", re.MULTILINE)
+
+
+def _shifted(text: bytes, seconds: int) -> bytes:
+    """The log with every leading printk time moved by ``seconds`` (a later copy of the same crash)."""
+    return _STAMP.sub(lambda m: b"[%5d.%s]" % (int(m.group(1)) + seconds, m.group(2)), text)
+
+
+def _scan(data: bytes, memo: bool) -> tuple[list[KernelReport], int]:
+    scanner = LogScanner()
+    if not memo:
+        scanner._memo.build = lambda window, kind, make: make()  # type: ignore[method-assign]
+    reports = scanner.feed(data) + scanner.close()
+    return reports, scanner._memo.hits
+
+
+def _repeated(path: Path) -> bytes:
+    text = path.read_bytes().rstrip(b"\n") + b"\n"
+    # The same log verbatim, again at a later time, then once more with one character of every frame changed.
+    changed = text.replace(b"+0x", b"+0X")
+    return text + text + _shifted(text, 1000) + _shifted(text, 100000) + changed
+
+
+@pytest.mark.parametrize("log", CASES, ids=[p.stem for p in CASES])
+def test_memoised_reports_equal_built_ones(log: Path) -> None:
+    data = _repeated(log)
+    built, _ = _scan(data, memo=False)
+    memoised, _ = _scan(data, memo=True)
+    assert memoised == built
+
+
+def test_repeats_are_memoised_with_their_own_lines_and_times() -> None:
+    log = next(p for p in CASES if p.stem == "null_deref_x86")
+    text = log.read_bytes().rstrip(b"\n") + b"\n"
+    data = text + text + _shifted(text, 1000)
+    reports, hits = _scan(data, memo=True)
+    assert hits >= 2
+    read = data.decode().split("\n")
+    per_copy = len(reports) // 3
+    first = reports[0]
+    for copy, seconds in ((1, 0), (2, 1000)):
+        again = reports[copy * per_copy]
+        assert (again.title, again.signature) == (first.title, first.signature)
+        offset = copy * text.count(b"\n")
+        assert again.start_line == first.start_line + offset
+        # Each line is cited with its own number and text as the log has them (the times differ).
+        assert again.lines == tuple((n + offset, read[n + offset - 1]) for n, _ in first.lines)
+        assert isinstance(first.start_time, float) and again.start_time == pytest.approx(first.start_time + seconds)
+        assert [f.line for f in again.trace] == [f.line + offset for f in first.trace]
