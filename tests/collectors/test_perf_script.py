@@ -46,14 +46,14 @@ def test_first_line_and_header_of_each_stack_stand_in_the_text() -> None:
         assert lines[s.first_line - 1] == s.first_header
 
 
-@pytest.mark.parametrize("compiled", [False, True], ids=["counted", "compiled"])
+@pytest.mark.parametrize("vectorised", [False, True], ids=["counted", "numpy"])
 @pytest.mark.parametrize("size", [7, 4096, 1 << 20])
 def test_chunk_size_and_window_path_do_not_change_the_result(
-    size: int, compiled: bool, monkeypatch: pytest.MonkeyPatch
+    size: int, vectorised: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import collectors.perf_script as ps
 
-    monkeypatch.setattr(ps, "COMPILED_FROM", 0 if compiled else 1 << 40)
+    monkeypatch.setattr(ps, "NUMPY_FROM", 0 if vectorised else 1 << 40)
     text = read_gzip_text(DATA / "mixed.perf.txt.gz")
     whole = ScriptParser("x", (float("-inf"), float("inf")))  # the per-sample path is the reference
     whole.feed(text)
