@@ -134,37 +134,49 @@ def compute_hotspots(
     space = {"kernel": [0, 0], "user": [0, 0]}
     total_period = 0
     total_samples = 0
+    by_leaf: dict[str, list[ProfileStack]] = {}  # the stacks of each self symbol, for its call paths
+    labels: dict[int, str] = {}  # per Thread object (stacks of one thread share it)
+    names_of: dict[int, set[str]] = {}  # per frames tuple (equal chains share one)
     for s in stacks:
-        total_period += s.period
-        total_samples += s.samples
+        period, samples = s.period, s.samples
+        total_period += period
+        total_samples += samples
         leaf = _leaf(s.frames)
         name = leaf.name if leaf else "[no frames]"
-        _add(self_t, name, s.period, s.samples)
+        _add(self_t, name, period, samples)
+        group = by_leaf.get(name)
+        if group is None:
+            by_leaf[name] = [s]
+        else:
+            group.append(s)
         if leaf is not None:
-            meta.setdefault(name, (leaf.kernel, leaf.dso))
-            _add(dso_t, leaf.dso or "[unknown]", s.period, s.samples)
+            if name not in meta:
+                meta[name] = (leaf.kernel, leaf.dso)
+            _add(dso_t, leaf.dso or "[unknown]", period, samples)
             sp = space["kernel" if leaf.kernel else "user"]
-            sp[0] += s.period
-            sp[1] += s.samples
-        for n in {f.name for f in s.frames}:
+            sp[0] += period
+            sp[1] += samples
+        names = names_of.get(id(s.frames))
+        if names is None:
+            names = names_of[id(s.frames)] = {f.name for f in s.frames}
+        for n in names:
             acc = total_t.get(n)
             if acc is None:
-                total_t[n] = [s.period, s.samples]
+                total_t[n] = [period, samples]
             else:
-                acc[0] += s.period
-                acc[1] += s.samples
+                acc[0] += period
+                acc[1] += samples
         th = s.thread
-        label = th.comm + (f"/{th.tid}" if th.tid is not None else "")
-        _add(thread_t, label, s.period, s.samples)
+        label = labels.get(id(th))
+        if label is None:
+            label = labels[id(th)] = th.comm + (f"/{th.tid}" if th.tid is not None else "")
+        _add(thread_t, label, period, samples)
     self_rows = _rows(self_t, total_period, meta)
     total_rows = _rows(total_t, total_period)
     paths: dict[str, tuple[CallPath, ...]] = {}
     for row in self_rows[:top_paths]:
         by_path: dict[tuple[str, ...], list[int | str]] = {}
-        for s in stacks:
-            leaf = _leaf(s.frames)
-            if (leaf.name if leaf else "[no frames]") != row.key:
-                continue
+        for s in by_leaf[row.key]:
             key = tuple(f.name for f in s.frames)
             slot = by_path.get(key)
             if slot is None:
