@@ -25,6 +25,7 @@ import numpy.typing as npt
 
 _MAX_DIGITS = 15
 _POW10 = np.array([float(f"1e{k}") for k in range(_MAX_DIGITS + 1)])
+
 _ZERO, _DOT, _COLON, _SPACE = 48, 46, 58, 32
 
 
@@ -37,55 +38,50 @@ class Masked(NamedTuple):
     hi: float | None
 
 
-def _digit_run_start(a: npt.NDArray[np.uint8], end: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-    """For each ``end`` (the offset just past a run of digits), the offset where the run starts."""
-    p = end.copy()
-    live = np.arange(len(p))
+def _digits_before(a: npt.NDArray[np.uint8], end: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], ...]:
+    """For each ``end``, the run of digits just before it: its length and its value (exact to 18 digits)."""
+    length = np.zeros(len(end), np.int64)
+    value = np.zeros(len(end), np.int64)
+    live = np.arange(len(end))
+    scale = 1
     while len(live):
-        q = p[live] - 1
-        ok = q >= 0
-        ok[ok] = a[q[ok]] - _ZERO <= 9  # uint8 wraps below '0': one comparison tests both bounds
-        live = live[ok]
-        p[live] -= 1
-    return p
+        at = end[live] - length[live] - 1
+        ok = at >= 0
+        d = a[np.where(ok, at, 0)] - _ZERO  # uint8 wraps below '0': one comparison tests both bounds
+        ok &= d <= 9
+        live, d = live[ok], d[ok]
+        if scale <= 10**18:
+            value[live] += d.astype(np.int64) * scale
+        length[live] += 1
+        scale *= 10
+    return length, value
 
 
 def mask_times(data: bytes | memoryview) -> Masked | None:
     """``data`` with the digits of each `` S.F: `` time written as ``0``; None if a time is too long to read exactly."""
     a = np.frombuffer(data, np.uint8)
-    n = len(a)
-    if n < 5:
-        return Masked(bytes(data), np.empty(0, np.int64), None, None)
-    colons = np.flatnonzero(a[1:-1] == _COLON) + 1
+    colons = np.flatnonzero(a[1:-1] == _COLON) + 1 if len(a) >= 3 else np.empty(0, np.int64)
     colons = colons[(a[colons + 1] == _SPACE) & (a[colons - 1] - _ZERO <= 9)]
-    frac = _digit_run_start(a, colons)  # the fraction's first digit
-    ok = frac >= 2
-    ok[ok] = a[frac[ok] - 1] == _DOT
-    colons, frac = colons[ok], frac[ok]
-    ok = a[frac - 2] - _ZERO <= 9
-    colons, frac = colons[ok], frac[ok]
-    whole = _digit_run_start(a, frac - 1)
-    ok = whole >= 1
-    ok[ok] = a[whole[ok] - 1] == _SPACE
-    colons, frac, whole = colons[ok], frac[ok], whole[ok]
+    nf, frac = _digits_before(a, colons)
+    dot = colons - nf - 1  # nf >= 1: the byte before the colon is a digit
+    ok = dot >= 1
+    ok[ok] = a[dot[ok]] == _DOT
+    colons, nf, frac, dot = colons[ok], nf[ok], frac[ok], dot[ok]
+    nd, whole = _digits_before(a, dot)
+    space = dot - nd - 1
+    ok = (nd > 0) & (space >= 0)
+    ok[ok] = a[space[ok]] == _SPACE
+    colons, nf, frac, nd, whole, space = colons[ok], nf[ok], frac[ok], nd[ok], whole[ok], space[ok]
     if not len(colons):
         return Masked(bytes(data), colons, None, None)
-    nd, nf = frac - 1 - whole, colons - frac
     if int((nd + nf).max()) > _MAX_DIGITS:
         return None
-    # The value of each time, digit by digit (at most 15 steps over the times, not over the text).
-    value = np.zeros(len(colons), np.int64)
-    for k in range(int((nd + nf).max())):
-        pos = whole + k
-        pos = np.where(k < nd, pos, pos + 1)  # skip the dot
-        value = np.where(k < nd + nf, value * 10 + (a[np.minimum(pos, n - 1)] - _ZERO), value)
-    times = value / _POW10[nf]
-    # The masked text: every digit of each time becomes "0".
+    times = (whole * _POW10[nf].astype(np.int64) + frac) / _POW10[nf]  # exact below 2**53, as Python reads it
     b = a.copy()
-    lens = colons - whole
-    offsets = np.repeat(whole - np.concatenate(([0], np.cumsum(lens)[:-1])), lens) + np.arange(int(lens.sum()))
+    lens = colons - space - 1
+    offsets = np.repeat(space + 1 - np.concatenate(([0], np.cumsum(lens)[:-1])), lens) + np.arange(int(lens.sum()))
     b[offsets] = _ZERO
-    b[frac - 1] = _DOT
+    b[dot] = _DOT
     return Masked(b.tobytes(), colons, float(times.min()), float(times.max()))
 
 
