@@ -198,6 +198,17 @@ def _frames_of(body: bytes, java: bool, cache: dict[bytes, tuple[Frame, ...] | N
 
 
 _NOT_BULK = object()
+# A header whose command name or pid holds the time (see ScriptParser._header); told by identity.
+_TIMED: tuple[bytes, bytes, bytes | None, bytes, int] = (b"", b"", None, b"", -1)
+
+
+def _parse_header(text: bytes, m: re.Match[bytes]) -> _Header:
+    e = _EVENT.search(text)
+    if e is None:
+        return (m.group(1), m.group(2), m.group(3), b"", 1)
+    return (m.group(1), m.group(2), m.group(3), e.group(2), int(e.group(1)) if e.group(1) else 1)
+
+
 #: Bytes read at a time: large enough that per-chunk work (numpy calls) is small, small enough that the
 #: passes over a chunk (mask, split, hash) find it in the CPU cache (4 MiB chunks were 20% slower).
 CHUNK = 512 << 10
@@ -284,14 +295,24 @@ class ScriptParser:
             self._first_skipped = (line_no, text.decode("utf-8", "replace")[:200])
 
     def _header(self, shape: bytes) -> _Header | None:
-        """comm, pid, tid, event and period of a header whose time was replaced by ``0.0``."""
+        """comm, pid, tid, event and period of a header whose time was replaced by ``0.0``.
+
+        :data:`_TIMED` when those fields hold the time: perf prints ``:-1    -1 [000]  12.5: ...``
+        for a task it lost, and stackcollapse-perf.pl's rule then takes everything up to the period
+        as the command name, time included; such headers are parsed as they are, sample by sample.
+        """
         m = _HEADER.match(shape)
         if m is None:
             return None
-        e = _EVENT.search(shape)
-        if e is None:
-            return (m.group(1), m.group(2), m.group(3), b"", 1)
-        return (m.group(1), m.group(2), m.group(3), e.group(2), int(e.group(1)) if e.group(1) else 1)
+        at = shape.find(b"0.0:")
+        if 0 <= at < m.end():
+            return _TIMED
+        return _parse_header(shape, m)
+
+    def _real_header(self, header: bytes) -> _Header | None:
+        """:meth:`_header` of a header as it is (its time included)."""
+        m = _HEADER.match(header)
+        return None if m is None else _parse_header(header, m)
 
     def _blocks_counted(self, data: bytes) -> None:
         """:meth:`_blocks_bulk` without numpy: times masked by ``re.subn``, ``Counter`` counts."""
@@ -318,7 +339,7 @@ class ScriptParser:
                         break
                 line += piece.count(b"\n") + 2
             parsed = [self._bulk_parse(block, first[block][1]) for block in new]
-            if any(p is _NOT_BULK for p in parsed):
+            if any(p is _NOT_BULK or p is _TIMED for p in parsed):
                 self._blocks(data)
                 return
             originals = data.split(b"\n\n")
@@ -377,6 +398,7 @@ class ScriptParser:
             return
         ids = self._ids
         slots = list(map(ids.get, pieces))
+        newlines = None
         if None in slots:
             newlines = np.flatnonzero(np.frombuffer(view, np.uint8) == 10)
             first: dict[bytes, int] = {}  # each new text's first piece in this chunk
@@ -396,10 +418,24 @@ class ScriptParser:
                     return
                 fresh.append((i, block, line, piece, got))
             for i, block, line, piece, got in fresh:
+                if got is _TIMED:
+                    ids[block] = -1  # read sample by sample, below
+                    continue
                 ids[block] = len(self._slots)
                 self._slots.append(None if got is None else self._bulk_count(got, piece, line))  # type: ignore[arg-type]
                 slots[i] = 0  # the first occurrence was counted when it was parsed
             slots = [ids[b] if s is None else s for b, s in zip(pieces, slots, strict=True)]
+        if -1 in slots:
+            # Samples whose header fields hold their time: each is its own stack, as in the script.
+            if newlines is None:
+                newlines = np.flatnonzero(np.frombuffer(view, np.uint8) == 10)
+            line0 = self._line
+            for i in [k for k, slot in enumerate(slots) if slot == -1]:
+                self._line = line0 + int(np.searchsorted(newlines, starts[i]))
+                self._blocks(data[starts[i] : ends[i]])
+                slots[i] = 0
+            self._line = line0
+        if newlines is not None:
             self._line += len(newlines)
         else:
             self._line += int(np.count_nonzero(np.frombuffer(view, np.uint8) == 10))
@@ -443,8 +479,8 @@ class ScriptParser:
             h = self._shapes[shape]
         else:
             h = self._shapes[shape] = self._header(shape)
-        if h is None or (body and not body[:1].isspace()):
-            return _NOT_BULK
+        if h is None or h is _TIMED or (body and not body[:1].isspace()):
+            return _NOT_BULK if h is not _TIMED else _TIMED
         return (start_line, body, h)
 
     def _bulk_count(
@@ -492,6 +528,8 @@ class ScriptParser:
                 h = shapes[shape]
             else:
                 h = shapes[shape] = self._header(shape)
+            if h is _TIMED:
+                h = self._real_header(header)
             if h is None:
                 if header[:1].isspace() and _FLAT.search(header):
                     # perf script without -g right-aligns the command name: one sample per line.
