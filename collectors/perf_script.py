@@ -40,7 +40,6 @@ _TIME = re.compile(rb"\s(\d+\.\d+):\s")
 # A call chain line: address, symbol(+offset), (DSO).
 _FRAME = re.compile(rb"^\s*(\w+)\s*(.+) \((.*)\)")
 _OFFSET = re.compile(r"\+0x[\da-f]+$")
-_OFFSET_B = re.compile(rb"\+0x[\da-f]+")
 _ARGS = re.compile(r"\((?!anonymous namespace\)).*")
 # The sample line of ``perf script`` without callchains: ``... event: ip sym+off (dso)``.
 _FLAT = re.compile(rb"^.*\s(\S+):\s+([0-9a-f]+)\s+(.+) \((.*)\)\s*$")
@@ -135,7 +134,7 @@ def parse_frame_line(line: bytes, java: bool) -> tuple[Frame, ...] | None:
         return None
     raw_b = m.group(2)
     plus = raw_b.rfind(b"+0x")
-    if plus > 0 and _OFFSET_B.fullmatch(raw_b, plus):
+    if plus > 0 and len(raw_b) > plus + 3 and not raw_b[plus + 3 :].strip(b"0123456789abcdef"):  # +0x[0-9a-f]+$
         raw_b = raw_b[:plus]
     dso_b = m.group(3)
     pc = m.group(1)
@@ -488,11 +487,12 @@ class ScriptParser:
     ) -> tuple[StackCount, int, bytes]:
         """Count the first occurrence of a new sample shape; its counter, period and event for the next ones."""
         start_line, body, (comm, pid, tid, event, period) = parsed
-        header = piece.split(b"\n", start_line - piece_line + 1)[start_line - piece_line]
         self._events_raw[event] = self._events_raw.get(event, 0) + 1
         key = (comm, pid, tid, event, body)
         sc = self._counts.get(key)
         if sc is None:
+            skip = start_line - piece_line  # leading blank and comment lines
+            header = piece.split(b"\n", skip + 1)[skip] if skip else piece.partition(b"\n")[0]
             sc = self._counts[key] = StackCount(1, period, start_line, header.decode("utf-8", "replace"))
         else:
             sc.samples += 1
