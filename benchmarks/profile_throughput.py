@@ -91,7 +91,7 @@ def main() -> None:
         tmp = Path(d)
         big = make_input(tmp, args.input, args.mb, args.seconds)
         size = big.stat().st_size / 1e6
-        # A first run compiles the numba scanner into its cache (once per install), as for `trace`.
+        # A first small run, so that both measured programs start with the files and bytecode cached.
         warm = tmp / "warm.txt"
         with big.open("rb") as src:
             head = src.read(1 << 20)

@@ -1,147 +1,88 @@
-"""The compiled sample scanner of the profile reader: ``perf script`` text to one key per sample.
+"""The vectorised sample keyer of the profile reader: ``perf script`` text with its times masked.
 
-:func:`scan` cuts a buffer of whole samples (it ends with a blank line) at its blank lines, exactly as
-``bytes.split(b"\\n\\n")`` does, and gives each piece a 64-bit key: the FNV-1a hash of the piece with
-the digits of its time (`` 123.456789: ``) read as ``0.0``, and its length mixed in.  Samples that
-differ only in their time get the same key, so the Python side counts keys with numpy and parses
-each distinct sample text once (:meth:`collectors.perf_script.ScriptParser._blocks_bulk`).
+Samples of one thread in one call chain differ only in their time (`` 123.456789: ``).
+:func:`mask_times` finds every time with a handful of numpy passes over the buffer and writes ``0``
+over its digits (the dot stays, so the text keeps its length and its offsets), so that
+``bytes.split(b"\\n\\n")`` and a ``Counter`` give the distinct sample texts and how often each
+occurs, at C speed; the Python side parses each distinct text once
+(:meth:`collectors.perf_script.ScriptParser._blocks_bulk`).  No compiler is involved: importing
+numba cost more than the whole scan.
 
-The time pattern is the bulk reader's regular expression `` (\\d+\\.\\d+): `` matched the way
-``re.subn`` matches it (leftmost, non-overlapping); each piece reports how many it holds, so that
-the caller can hand a chunk whose samples do not hold exactly one to the per-sample code.  Times are
-read as Python reads them (``SF / 10**len(F)``, exact for up to 15 digits; longer ones count as
-"not one time" and go to the per-sample code), so spans are the same doubles.
+A time is what the reader's regular expression `` (\\d+\\.\\d+): `` matches: a space, digits, a dot,
+digits, a colon and a space.  Each piece between blank lines must hold exactly one (the caller
+checks, and hands a chunk where one does not to the per-sample code), so the regular expression,
+which matches leftmost and non-overlapping, finds the same one.  Times are read as Python reads them
+(``SF / 10**len(F)``, exact for up to 15 digits; a longer one makes the chunk go to the per-sample
+code), so spans are the same doubles.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, TypeVar, cast
+from typing import NamedTuple
 
-import numba
 import numpy as np
 import numpy.typing as npt
 
-F = TypeVar("F", bound=Callable[..., Any])
-njit = cast(Callable[[F], F], numba.njit(cache=True, nogil=True))
-
 _MAX_DIGITS = 15
-POW10 = np.array([float(f"1e{k}") for k in range(_MAX_DIGITS + 1)])
+_POW10 = np.array([float(f"1e{k}") for k in range(_MAX_DIGITS + 1)])
+
+_ZERO, _DOT, _COLON, _SPACE = 48, 46, 58, 32
 
 
-@njit
-def scan(
-    buf: npt.NDArray[np.uint8], pow10: npt.NDArray[np.float64]
-) -> tuple[
-    npt.NDArray[np.int64],
-    npt.NDArray[np.int64],
-    npt.NDArray[np.uint64],
-    npt.NDArray[np.float64],
-    npt.NDArray[np.int64],
-    npt.NDArray[np.int64],
-]:
-    """Per piece between blank lines: start, end, key, time (NaN if none), number of times, newlines."""
-    n = len(buf)
-    cap = 1024
-    starts = np.empty(cap, np.int64)
-    ends = np.empty(cap, np.int64)
-    keys = np.empty(cap, np.uint64)
-    times = np.empty(cap, np.float64)
-    ntimes = np.empty(cap, np.int64)
-    nls = np.empty(cap, np.int64)
-    prime = np.uint64(0x100000001B3)
-    zero_dot_zero = (np.uint64(48), np.uint64(46), np.uint64(48))
-    k = 0
-    i = 0
-    while True:
-        # One piece: from i up to the next "\n\n" (or the end of the buffer).
-        h = np.uint64(0xCBF29CE484222325)
-        count = 0
-        lines = 0
-        t = np.nan
-        j = i
-        length = 0
-        while j < n:
-            c = buf[j]
-            if c == 10 and j + 1 < n and buf[j + 1] == 10:
-                break
-            if c == 32 and j + 1 < n and 48 <= buf[j + 1] <= 57:
-                # Maybe " S.F: ": digits, a dot, digits, a colon, a space.
-                p = j + 1
-                whole = 0
-                nd = 0
-                while p < n and 48 <= buf[p] <= 57:
-                    whole = whole * 10 + (buf[p] - 48) if nd < 18 else whole
-                    nd += 1
-                    p += 1
-                if p < n and buf[p] == 46:
-                    q = p + 1
-                    frac = 0
-                    nf = 0
-                    while q < n and 48 <= buf[q] <= 57:
-                        frac = frac * 10 + (buf[q] - 48) if nf < 18 else frac
-                        nf += 1
-                        q += 1
-                    if nf > 0 and q + 1 < n and buf[q] == 58 and buf[q + 1] == 32:
-                        count += 1
-                        if nd + nf <= 15:
-                            t = (whole * pow10[nf] + frac) / pow10[nf]
-                        else:
-                            count += 100  # too long to read exactly: not a plain sample
-                        # Hash " 0.0: " in place of the time, and go on after the match.
-                        h = (h ^ np.uint64(32)) * prime
-                        for z in zero_dot_zero:
-                            h = (h ^ z) * prime
-                        h = (h ^ np.uint64(58)) * prime
-                        h = (h ^ np.uint64(32)) * prime
-                        length += 6
-                        j = q + 2
-                        continue
-            if c == 10:
-                lines += 1
-            h = (h ^ np.uint64(c)) * prime
-            length += 1
-            j += 1
-        if k == cap:
-            cap *= 2
-            starts = _grow_i(starts, cap)
-            ends = _grow_i(ends, cap)
-            keys = _grow_u(keys, cap)
-            times = _grow_f(times, cap)
-            ntimes = _grow_i(ntimes, cap)
-            nls = _grow_i(nls, cap)
-        starts[k] = i
-        ends[k] = j
-        keys[k] = (h ^ np.uint64(length)) * prime
-        times[k] = t
-        ntimes[k] = count
-        nls[k] = lines
-        k += 1
-        if j >= n:
-            break
-        i = j + 2
-    return starts[:k], ends[:k], keys[:k], times[:k], ntimes[:k], nls[:k]
+class Masked(NamedTuple):
+    """A buffer with its times masked, where the times were, and their smallest and largest value."""
+
+    text: bytes
+    colons: npt.NDArray[np.int64]  # offset of the colon after each time, ascending
+    lo: float | None
+    hi: float | None
 
 
-@njit
-def _grow_i(a: npt.NDArray[np.int64], cap: int) -> npt.NDArray[np.int64]:
-    out = np.empty(cap, np.int64)
-    out[: len(a)] = a
-    return out
+def _digits_before(a: npt.NDArray[np.uint8], end: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], ...]:
+    """For each ``end``, the run of digits just before it: its length and its value (exact to 18 digits)."""
+    length = np.zeros(len(end), np.int64)
+    value = np.zeros(len(end), np.int64)
+    live = np.arange(len(end))
+    scale = 1
+    while len(live):
+        at = end[live] - length[live] - 1
+        ok = at >= 0
+        d = a[np.where(ok, at, 0)] - _ZERO  # uint8 wraps below '0': one comparison tests both bounds
+        ok &= d <= 9
+        live, d = live[ok], d[ok]
+        if scale <= 10**18:
+            value[live] += d.astype(np.int64) * scale
+        length[live] += 1
+        scale *= 10
+    return length, value
 
 
-@njit
-def _grow_u(a: npt.NDArray[np.uint64], cap: int) -> npt.NDArray[np.uint64]:
-    out = np.empty(cap, np.uint64)
-    out[: len(a)] = a
-    return out
+def mask_times(data: bytes | memoryview) -> Masked | None:
+    """``data`` with the digits of each `` S.F: `` time written as ``0``; None if a time is too long to read exactly."""
+    a = np.frombuffer(data, np.uint8)
+    colons = np.flatnonzero(a[1:-1] == _COLON) + 1 if len(a) >= 3 else np.empty(0, np.int64)
+    colons = colons[(a[colons + 1] == _SPACE) & (a[colons - 1] - _ZERO <= 9)]
+    nf, frac = _digits_before(a, colons)
+    dot = colons - nf - 1  # nf >= 1: the byte before the colon is a digit
+    ok = dot >= 1
+    ok[ok] = a[dot[ok]] == _DOT
+    colons, nf, frac, dot = colons[ok], nf[ok], frac[ok], dot[ok]
+    nd, whole = _digits_before(a, dot)
+    space = dot - nd - 1
+    ok = (nd > 0) & (space >= 0)
+    ok[ok] = a[space[ok]] == _SPACE
+    colons, nf, frac, nd, whole, space = colons[ok], nf[ok], frac[ok], nd[ok], whole[ok], space[ok]
+    if not len(colons):
+        return Masked(bytes(data), colons, None, None)
+    if int((nd + nf).max()) > _MAX_DIGITS:
+        return None
+    times = (whole * _POW10[nf].astype(np.int64) + frac) / _POW10[nf]  # exact below 2**53, as Python reads it
+    b = a.copy()
+    lens = colons - space - 1
+    offsets = np.repeat(space + 1 - np.concatenate(([0], np.cumsum(lens)[:-1])), lens) + np.arange(int(lens.sum()))
+    b[offsets] = _ZERO
+    b[dot] = _DOT
+    return Masked(b.tobytes(), colons, float(times.min()), float(times.max()))
 
 
-@njit
-def _grow_f(a: npt.NDArray[np.float64], cap: int) -> npt.NDArray[np.float64]:
-    out = np.empty(cap, np.float64)
-    out[: len(a)] = a
-    return out
-
-
-__all__ = ["POW10", "scan"]
+__all__ = ["Masked", "mask_times"]

@@ -20,6 +20,7 @@ import subprocess
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import chain, repeat
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -39,7 +40,6 @@ _TIME = re.compile(rb"\s(\d+\.\d+):\s")
 # A call chain line: address, symbol(+offset), (DSO).
 _FRAME = re.compile(rb"^\s*(\w+)\s*(.+) \((.*)\)")
 _OFFSET = re.compile(r"\+0x[\da-f]+$")
-_OFFSET_B = re.compile(rb"\+0x[\da-f]+")
 _ARGS = re.compile(r"\((?!anonymous namespace\)).*")
 # The sample line of ``perf script`` without callchains: ``... event: ip sym+off (dso)``.
 _FLAT = re.compile(rb"^.*\s(\S+):\s+([0-9a-f]+)\s+(.+) \((.*)\)\s*$")
@@ -134,7 +134,7 @@ def parse_frame_line(line: bytes, java: bool) -> tuple[Frame, ...] | None:
         return None
     raw_b = m.group(2)
     plus = raw_b.rfind(b"+0x")
-    if plus > 0 and _OFFSET_B.fullmatch(raw_b, plus):
+    if plus > 0 and len(raw_b) > plus + 3 and not raw_b[plus + 3 :].strip(b"0123456789abcdef"):  # +0x[0-9a-f]+$
         raw_b = raw_b[:plus]
     dso_b = m.group(3)
     pc = m.group(1)
@@ -171,40 +171,53 @@ def _symbol_frames(raw_b: bytes, dso_b: bytes, java: bool, high: bool) -> tuple[
     return tuple(frames)
 
 
-def _frames_of(
-    body: bytes, java: bool, cache: dict[tuple[bytes, bool], tuple[Frame, ...] | None]
-) -> tuple[tuple[Frame, ...], int]:
+def _frames_of(body: bytes, java: bool, cache: dict[bytes, tuple[Frame, ...] | None]) -> tuple[tuple[Frame, ...], int]:
     """Root-to-leaf frames of a call chain text, and its number of lines that are not frames.
 
-    ``cache`` maps a line to its frames: the same frame line (same address) recurs in many chains.
+    ``cache`` maps a line to its frames (empty for blank and comment lines, None for a line that is
+    not a frame); it holds lines of one ``java`` value.  The same frame line (same address) recurs in
+    many chains, so most lines are one look-up.
     """
-    out: list[tuple[Frame, ...]] = []
-    bad = 0
-    for raw_line in body.split(b"\n"):
-        if not raw_line or raw_line[:1] == b"#":
-            continue
-        key = (raw_line, java)
-        parsed = cache.get(key, _NOT_PARSED)
-        if parsed is _NOT_PARSED:
-            parsed = cache[key] = parse_frame_line(raw_line, java) if raw_line[:1].isspace() else None
-        if parsed is None:
-            bad += 1
-            continue
-        out.append(parsed)
-    out.reverse()
-    return tuple(f for group in out for f in group), bad
+    lines = body.split(b"\n")
+    got = list(map(cache.get, lines, repeat(_NOT_PARSED)))
+    if _NOT_PARSED in got:
+        for i, (line, cached) in enumerate(zip(lines, got, strict=True)):
+            if cached is _NOT_PARSED:
+                parsed: tuple[Frame, ...] | None = None
+                if not line or line[:1] == b"#":
+                    parsed = ()
+                elif line[:1].isspace():
+                    parsed = parse_frame_line(line, java)
+                got[i] = cache[line] = parsed
+    bad = got.count(None)
+    if bad:
+        got = [g for g in got if g is not None]
+    got.reverse()
+    return tuple(chain.from_iterable(got)), bad  # type: ignore[arg-type]
 
 
 _NOT_BULK = object()
-#: Bytes read at a time: large enough that per-chunk work (numpy calls) is small, small enough to stream.
-CHUNK = 4 << 20
-#: Input bytes read with the pure-Python bulk path before the compiled scanner takes over.
-COMPILED_FROM = 8 << 20
+# A header whose command name or pid holds the time (see ScriptParser._header); told by identity.
+_TIMED: tuple[bytes, bytes, bytes | None, bytes, int] = (b"", b"", None, b"", -1)
+
+
+def _parse_header(text: bytes, m: re.Match[bytes]) -> _Header:
+    e = _EVENT.search(text)
+    if e is None:
+        return (m.group(1), m.group(2), m.group(3), b"", 1)
+    return (m.group(1), m.group(2), m.group(3), e.group(2), int(e.group(1)) if e.group(1) else 1)
+
+
+#: Bytes read at a time: large enough that per-chunk work (numpy calls) is small, small enough that the
+#: passes over a chunk (mask, split, hash) find it in the CPU cache (4 MiB chunks were 20% slower).
+CHUNK = 512 << 10
+#: Input bytes read with the regular-expression bulk path before the numpy keyer (its import costs) takes over.
+NUMPY_FROM = 8 << 20
 _Header = tuple[bytes, bytes, bytes | None, bytes, int]  # comm, pid, tid, event, period
 # The time of a sample header (perf script prints `` 123.456789: ``); the bulk reader checks there is
 # exactly one per sample.  It starts with a literal space, which keeps the regex engine's scan fast.
 _BULK_TIME = re.compile(rb" (\d+\.\d+): ")
-_NOT_PARSED: tuple[Frame, ...] = (Frame("", "", False, False, False),)
+_NOT_PARSED: Any = object()  # a cache miss (None is cached: "not a frame")
 
 
 def _strip_leading(block: bytes, start_line: int) -> tuple[bytes, int]:
@@ -230,11 +243,11 @@ class ScriptParser:
         self._counts: dict[tuple[bytes, bytes, bytes | None, bytes, bytes], StackCount] = {}
         self._events_raw: dict[bytes, int] = {}
         self._seen: dict[bytes, tuple[StackCount, int, bytes] | None] = {}
+        # The numpy path: masked sample text -> slot; slot 0 is "counts nothing" (empty pieces).
+        self._ids: dict[bytes, int] = {b"": 0}
+        self._slots: list[tuple[StackCount, int, bytes] | None] = [None]
+        self._slot_counts: Any = None  # numpy counts per slot, made when the numpy path starts
         self._fed = 0
-        self._known_keys: Any = None  # numpy arrays of the compiled path, made when it starts
-        self._known_slots: Any = None
-        self._slots: list[tuple[StackCount, int, bytes] | None] = []
-        self._slot_counts: Any = None
         self._shapes: dict[bytes, tuple[bytes, bytes, bytes | None, bytes, int] | None] = {}
         self._start: float | None = None
         self._end: float | None = None
@@ -259,9 +272,9 @@ class ScriptParser:
             return
         if self.window is None:
             self._fed += cut + 2
-            # Compiling the scanner's imports (numba, numpy) costs more than it saves on small inputs.
-            if self._fed > COMPILED_FROM:
-                self._blocks_bulk(data[: cut + 2])
+            # Importing numpy costs more than it saves on small inputs.
+            if self._fed > NUMPY_FROM:
+                self._blocks_bulk(data, cut + 2)
             else:
                 self._blocks_counted(data[: cut + 2])
         else:
@@ -281,17 +294,27 @@ class ScriptParser:
             self._first_skipped = (line_no, text.decode("utf-8", "replace")[:200])
 
     def _header(self, shape: bytes) -> _Header | None:
-        """comm, pid, tid, event and period of a header whose time was replaced by ``0.0``."""
+        """comm, pid, tid, event and period of a header whose time was replaced by ``0.0``.
+
+        :data:`_TIMED` when those fields hold the time: perf prints ``:-1    -1 [000]  12.5: ...``
+        for a task it lost, and stackcollapse-perf.pl's rule then takes everything up to the period
+        as the command name, time included; such headers are parsed as they are, sample by sample.
+        """
         m = _HEADER.match(shape)
         if m is None:
             return None
-        e = _EVENT.search(shape)
-        if e is None:
-            return (m.group(1), m.group(2), m.group(3), b"", 1)
-        return (m.group(1), m.group(2), m.group(3), e.group(2), int(e.group(1)) if e.group(1) else 1)
+        at = shape.find(b"0.0:")
+        if 0 <= at < m.end():
+            return _TIMED
+        return _parse_header(shape, m)
+
+    def _real_header(self, header: bytes) -> _Header | None:
+        """:meth:`_header` of a header as it is (its time included)."""
+        m = _HEADER.match(header)
+        return None if m is None else _parse_header(header, m)
 
     def _blocks_counted(self, data: bytes) -> None:
-        """:meth:`_blocks_bulk` without the compiled scanner: times masked by ``re.subn``, ``Counter`` counts."""
+        """:meth:`_blocks_bulk` without numpy: times masked by ``re.subn``, ``Counter`` counts."""
         from collections import Counter
 
         shaped, replaced = _BULK_TIME.subn(b" 0.0: ", data)
@@ -315,7 +338,7 @@ class ScriptParser:
                         break
                 line += piece.count(b"\n") + 2
             parsed = [self._bulk_parse(block, first[block][1]) for block in new]
-            if any(p is _NOT_BULK for p in parsed):
+            if any(p is _NOT_BULK or p is _TIMED for p in parsed):
                 self._blocks(data)
                 return
             originals = data.split(b"\n\n")
@@ -344,82 +367,96 @@ class ScriptParser:
             sc.period += n * period
             events[event] += n
 
-    def _blocks_bulk(self, data: bytes) -> None:
-        """The same as :meth:`_blocks` on whole samples (``data`` ends with a blank line), in bulk.
+    def _blocks_bulk(self, data: bytes, end: int) -> None:
+        """The same as :meth:`_blocks` on whole samples (``data[:end]`` ends with a blank line), in bulk.
 
-        Samples differ from each other mostly in their time: the compiled scanner
-        (:func:`collectors.perf_scan.scan`) gives each sample a key that ignores its time, numpy
-        counts the keys, and only samples with a key not seen before go through the per-sample code,
-        which parses them and finds their line and verbatim header.  Chunks holding samples without
-        exactly one time (no ``-g``, garbage, no times) go to :meth:`_blocks` whole.
+        Samples differ from each other mostly in their time: :func:`collectors.perf_scan.mask_times`
+        writes zeros over the times, a dictionary gives each distinct text a slot (one look-up per
+        sample, in C), numpy counts the slots, and only texts not seen before go through the
+        per-sample code, which parses them and finds their line and verbatim header (masking keeps
+        every offset, so the original text is at the same place).  Chunks holding samples without
+        exactly one time (no ``-g``, garbage, no times) go to :meth:`_blocks`.
         """
         import numpy as np
 
-        from collectors.perf_scan import POW10, scan
+        from collectors.perf_scan import mask_times
 
-        if self._known_keys is None:
-            self._known_keys = np.empty(0, np.uint64)
-            self._known_slots = np.empty(0, np.int64)
-            self._slot_counts = np.zeros(0, np.int64)
-        buf = np.frombuffer(data, dtype=np.uint8)
-        starts, ends, keys, times, ntimes, nls = scan(buf, POW10)
-        real = ends > starts
-        if not np.all(ntimes[real] == 1):
-            self._blocks(data)
+        view = memoryview(data)[:end]
+        masked = mask_times(view)
+        if masked is None:
+            self._blocks(data[:end])
             return
-        piece_lines = self._line + np.concatenate(([0], np.cumsum(nls + 2)[:-1]))
-        idx = np.flatnonzero(real)
-        uniq, first, counts = np.unique(keys[idx], return_index=True, return_counts=True)
-        known = self._known_keys
-        pos = np.searchsorted(known, uniq)
-        hit = pos < len(known)
-        hit[hit] = known[pos[hit]] == uniq[hit]
-        new = np.flatnonzero(~hit)
-        new = new[np.argsort(first[new], kind="stable")]  # in the order they come, as the per-sample code
-        if len(new):
-            parsed = []
-            for u in new:
-                i = int(idx[first[u]])
-                piece = data[starts[i] : ends[i]]
-                got = self._bulk_parse(_BULK_TIME.sub(b" 0.0: ", piece), int(piece_lines[i]))
+        pieces = masked.text.split(b"\n\n")
+        ends = np.cumsum(np.fromiter(map(len, pieces), np.int64, len(pieces)) + 2)
+        starts = np.concatenate(([0], ends[:-1]))
+        # Exactly one time in each piece that is not empty (and none in the empty ones).
+        owner = np.searchsorted(ends, masked.colons, side="right")
+        per_piece = np.bincount(owner, minlength=len(pieces))
+        if not np.array_equal(per_piece, (ends - starts > 2).astype(per_piece.dtype)):
+            self._blocks(data[:end])
+            return
+        ids = self._ids
+        slots = list(map(ids.get, pieces))
+        newlines = None
+        if None in slots:
+            newlines = np.flatnonzero(np.frombuffer(view, np.uint8) == 10)
+            first: dict[bytes, int] = {}  # each new text's first piece in this chunk
+            for i, slot in enumerate(slots):
+                if slot is None and pieces[i] not in first:
+                    first[pieces[i]] = i
+            at = np.fromiter(first.values(), np.int64, len(first))
+            lines = (self._line + np.searchsorted(newlines, starts[at])).tolist()
+            fresh: list[tuple[int, bytes, int, bytes, object]] = []
+            for (block, i), line, lo, hi in zip(
+                first.items(), lines, starts[at].tolist(), (ends[at] - 2).tolist(), strict=True
+            ):
+                piece = data[lo:hi]
+                got = self._bulk_parse(_BULK_TIME.sub(b" 0.0: ", piece), line)
                 if got is _NOT_BULK:
-                    self._blocks(data)
+                    self._blocks(data[:end])
                     return
-                parsed.append((got, piece, int(piece_lines[i])))
-            slots = np.empty(len(new), np.int64)
-            for n, (got, piece, line) in enumerate(parsed):
-                slots[n] = len(self._slots)
-                if got is None:
-                    self._slots.append(None)
-                else:
-                    self._slots.append(self._bulk_count(got, piece, line))  # type: ignore[arg-type]
-            counts[new] -= 1  # the first occurrence was counted when it was parsed
-            merged = np.concatenate((known, uniq[new]))
-            order = np.argsort(merged, kind="stable")
-            self._known_keys = merged[order]
-            self._known_slots = np.concatenate((self._known_slots, slots))[order]
-            pos = np.searchsorted(self._known_keys, uniq)
-        slot_of = self._known_slots[pos]
-        if len(self._slot_counts) < len(self._slots):
-            grown = np.zeros(max(len(self._slots), 2 * len(self._slot_counts)), np.int64)
+                fresh.append((i, block, line, piece, got))
+            for i, block, line, piece, got in fresh:
+                if got is _TIMED:
+                    ids[block] = -1  # read sample by sample, below
+                    continue
+                ids[block] = len(self._slots)
+                self._slots.append(None if got is None else self._bulk_count(got, piece, line))  # type: ignore[arg-type]
+                slots[i] = 0  # the first occurrence was counted when it was parsed
+            slots = [ids[b] if s is None else s for b, s in zip(pieces, slots, strict=True)]
+        if -1 in slots:
+            # Samples whose header fields hold their time: each is its own stack, as in the script.
+            if newlines is None:
+                newlines = np.flatnonzero(np.frombuffer(view, np.uint8) == 10)
+            line0 = self._line
+            for i in [k for k, slot in enumerate(slots) if slot == -1]:
+                self._line = line0 + int(np.searchsorted(newlines, starts[i]))
+                self._blocks(data[starts[i] : ends[i]])
+                slots[i] = 0
+            self._line = line0
+        if newlines is not None:
+            self._line += len(newlines)
+        else:
+            self._line += int(np.count_nonzero(np.frombuffer(view, np.uint8) == 10))
+        counts = np.bincount(np.fromiter(slots, np.int64, len(slots)), minlength=len(self._slots))
+        if self._slot_counts is None:
+            self._slot_counts = np.zeros(0, np.int64)
+        if len(self._slot_counts) < len(counts):
+            grown = np.zeros(max(len(counts), 2 * len(self._slot_counts)), np.int64)
             grown[: len(self._slot_counts)] = self._slot_counts
             self._slot_counts = grown
-        np.add.at(self._slot_counts, slot_of, counts)
-        self._line = int(piece_lines[-1])
-        timed = times[real]
-        if len(timed):
-            lo, hi = float(timed.min()), float(timed.max())
-            if self._start is None or lo < self._start:
-                self._start = lo
-            if self._end is None or hi > self._end:
-                self._end = hi
+        self._slot_counts[: len(counts)] += counts
+        if masked.lo is not None and masked.hi is not None:
+            if self._start is None or masked.lo < self._start:
+                self._start = masked.lo
+            if self._end is None or masked.hi > self._end:
+                self._end = masked.hi
 
     def _flush_slots(self) -> None:
         """Add the bulk reader's counts of repeated samples to their stacks and events."""
         if self._slot_counts is None:
             return
-        counts = self._slot_counts.tolist()
-        for slot, n in zip(self._slots, counts, strict=False):
+        for slot, n in zip(self._slots, self._slot_counts.tolist(), strict=False):
             if slot is None or not n:
                 continue
             sc, period, event = slot
@@ -441,8 +478,8 @@ class ScriptParser:
             h = self._shapes[shape]
         else:
             h = self._shapes[shape] = self._header(shape)
-        if h is None or (body and not body[:1].isspace()):
-            return _NOT_BULK
+        if h is None or h is _TIMED or (body and not body[:1].isspace()):
+            return _NOT_BULK if h is not _TIMED else _TIMED
         return (start_line, body, h)
 
     def _bulk_count(
@@ -450,11 +487,12 @@ class ScriptParser:
     ) -> tuple[StackCount, int, bytes]:
         """Count the first occurrence of a new sample shape; its counter, period and event for the next ones."""
         start_line, body, (comm, pid, tid, event, period) = parsed
-        header = piece.split(b"\n", start_line - piece_line + 1)[start_line - piece_line]
         self._events_raw[event] = self._events_raw.get(event, 0) + 1
         key = (comm, pid, tid, event, body)
         sc = self._counts.get(key)
         if sc is None:
+            skip = start_line - piece_line  # leading blank and comment lines
+            header = piece.split(b"\n", skip + 1)[skip] if skip else piece.partition(b"\n")[0]
             sc = self._counts[key] = StackCount(1, period, start_line, header.decode("utf-8", "replace"))
         else:
             sc.samples += 1
@@ -462,9 +500,6 @@ class ScriptParser:
         return (sc, period, event)
 
     def _blocks(self, data: bytes, last: bool = False) -> None:
-        if self._slots:
-            # Keep the counts in order: what the bulk reader counted so far goes to the stacks first.
-            self._flush_slots()
         # The hot loop: per sample, one search for the time, two dictionary look-ups.  Headers differ
         # only in their time (and CPU), so they are parsed once per shape, with the time as "0.0".
         counts = self._counts
@@ -493,6 +528,8 @@ class ScriptParser:
                 h = shapes[shape]
             else:
                 h = shapes[shape] = self._header(shape)
+            if h is _TIMED:
+                h = self._real_header(header)
             if h is None:
                 if header[:1].isspace() and _FLAT.search(header):
                     # perf script without -g right-aligns the command name: one sample per line.
@@ -570,29 +607,30 @@ class ScriptParser:
         first = next((e for e in events if e), None)
         stacks: list[ProfileStack] = []
         parsed: dict[tuple[bytes, bool], tuple[tuple[Frame, ...], int]] = {}
-        line_cache: dict[tuple[bytes, bool], tuple[Frame, ...] | None] = {}
+        line_caches: dict[bool, dict[bytes, tuple[Frame, ...] | None]] = {False: {}, True: {}}
         bad_bodies = 0
+        # Stacks of one thread share its Thread, equal call chains share one frames tuple (chains that
+        # differ only in addresses parse to equal frames): later stages may group by identity.
+        threads: dict[tuple[bytes, bytes, bytes | None], Thread] = {}
+        chains: dict[tuple[Frame, ...], tuple[Frame, ...]] = {}
+        names = {e: e.decode("utf-8", "replace") for e in self._events_raw}
         for (comm, a, b, event, body), sc in self._counts.items():
-            comm_s = comm.decode("utf-8", "surrogateescape")
-            java = comm_s.startswith("java")
+            thread = threads.get((comm, a, b))
+            if thread is None:
+                comm_s = comm.decode("utf-8", "surrogateescape")
+                # stackcollapse-perf.pl: one number is the tid (perf's default), two are pid/tid.
+                thread = Thread(comm_s, None, int(a)) if b is None else Thread(comm_s, int(a), int(b))
+                threads[(comm, a, b)] = thread
+            java = thread.comm.startswith("java")
             got = parsed.get((body, java))
             if got is None:
-                got = parsed[(body, java)] = _frames_of(body, java, line_cache)
+                frames, bad = _frames_of(body, java, line_caches[java])
+                got = parsed[(body, java)] = (chains.setdefault(frames, frames), bad)
             frames, bad = got
             if bad:
                 bad_bodies += sc.samples
-            # stackcollapse-perf.pl: one number is the tid (perf's default), two are pid/tid.
-            thread = Thread(comm_s, None, int(a)) if b is None else Thread(comm_s, int(a), int(b))
             stacks.append(
-                ProfileStack(
-                    thread,
-                    event.decode("utf-8", "replace"),
-                    frames,
-                    sc.samples,
-                    sc.period,
-                    sc.first_line,
-                    sc.first_header,
-                )
+                ProfileStack(thread, names[event], frames, sc.samples, sc.period, sc.first_line, sc.first_header)
             )
         notes: list[str] = []
         if len([e for e in events if e]) > 1 and first is not None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from collectors.perf_script import Profile, ProfileStack
+from collectors.perf_script import Frame, Profile, ProfileStack
 from detectors.profile.hotspots import Hotspots
 from detectors.profile.rules import MIN_SHARE, RULES, Rule, classify
 from forensics.model import Evidence, Fact, Finding, Locator, LocatorKind, Severity, finding_id
@@ -30,9 +30,14 @@ class ClassShare:
 def class_shares(stacks: list[ProfileStack], total_period: int) -> list[ClassShare]:
     """Every rule's share of the profile (each stack counted once, by its first matching rule)."""
     acc: dict[str, tuple[Rule, list[int], list[ProfileStack], dict[str, int]]] = {}
+    # Per frames tuple (equal chains share one); the tuple is kept so that its id stays its own.
+    seen: dict[int, tuple[tuple[Frame, ...], tuple[str, ...], Rule | None]] = {}
     for s in stacks:
-        names = tuple(f.name for f in s.frames)
-        rule = classify(names, s.frames[-1].kernel if s.frames else None)
+        got = seen.get(id(s.frames))
+        if got is None:
+            names = tuple(f.name for f in s.frames)
+            got = seen[id(s.frames)] = (s.frames, names, classify(names, s.frames[-1].kernel if s.frames else None))
+        _, names, rule = got
         if rule is None:
             continue
         slot = acc.setdefault(rule.name, (rule, [0, 0], [s], {}))

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from collectors.perf_script import Frame, Profile, ProfileStack
+from collectors.perf_script import Frame, Profile, ProfileStack, Thread
 
 
 @dataclass(frozen=True)
@@ -134,37 +134,51 @@ def compute_hotspots(
     space = {"kernel": [0, 0], "user": [0, 0]}
     total_period = 0
     total_samples = 0
+    by_leaf: dict[str, list[ProfileStack]] = {}  # the stacks of each self symbol, for its call paths
+    # Per Thread object and per frames tuple (stacks of one thread, equal chains share them); the
+    # objects are kept so that their ids stay their own.
+    labels: dict[int, tuple[Thread, str]] = {}
+    names_of: dict[int, tuple[tuple[Frame, ...], set[str]]] = {}
     for s in stacks:
-        total_period += s.period
-        total_samples += s.samples
+        period, samples = s.period, s.samples
+        total_period += period
+        total_samples += samples
         leaf = _leaf(s.frames)
         name = leaf.name if leaf else "[no frames]"
-        _add(self_t, name, s.period, s.samples)
+        _add(self_t, name, period, samples)
+        group = by_leaf.get(name)
+        if group is None:
+            by_leaf[name] = [s]
+        else:
+            group.append(s)
         if leaf is not None:
-            meta.setdefault(name, (leaf.kernel, leaf.dso))
-            _add(dso_t, leaf.dso or "[unknown]", s.period, s.samples)
+            if name not in meta:
+                meta[name] = (leaf.kernel, leaf.dso)
+            _add(dso_t, leaf.dso or "[unknown]", period, samples)
             sp = space["kernel" if leaf.kernel else "user"]
-            sp[0] += s.period
-            sp[1] += s.samples
-        for n in {f.name for f in s.frames}:
+            sp[0] += period
+            sp[1] += samples
+        named = names_of.get(id(s.frames))
+        if named is None:
+            named = names_of[id(s.frames)] = (s.frames, {f.name for f in s.frames})
+        for n in named[1]:
             acc = total_t.get(n)
             if acc is None:
-                total_t[n] = [s.period, s.samples]
+                total_t[n] = [period, samples]
             else:
-                acc[0] += s.period
-                acc[1] += s.samples
+                acc[0] += period
+                acc[1] += samples
         th = s.thread
-        label = th.comm + (f"/{th.tid}" if th.tid is not None else "")
-        _add(thread_t, label, s.period, s.samples)
+        labelled = labels.get(id(th))
+        if labelled is None:
+            labelled = labels[id(th)] = (th, th.comm + (f"/{th.tid}" if th.tid is not None else ""))
+        _add(thread_t, labelled[1], period, samples)
     self_rows = _rows(self_t, total_period, meta)
     total_rows = _rows(total_t, total_period)
     paths: dict[str, tuple[CallPath, ...]] = {}
     for row in self_rows[:top_paths]:
         by_path: dict[tuple[str, ...], list[int | str]] = {}
-        for s in stacks:
-            leaf = _leaf(s.frames)
-            if (leaf.name if leaf else "[no frames]") != row.key:
-                continue
+        for s in by_leaf[row.key]:
             key = tuple(f.name for f in s.frames)
             slot = by_path.get(key)
             if slot is None:
@@ -205,11 +219,14 @@ def folded_lines(stacks: Iterable[ProfileStack]) -> list[str]:
     sorted by their bytes, as Perl's ``sort`` sorts them.
     """
     out: dict[str, int] = {}
+    # Per frames tuple (equal chains share one); the tuple is kept so that its id stays its own.
+    joined: dict[int, tuple[tuple[Frame, ...], str]] = {}
     for s in stacks:
-        key = (
-            ";".join([s.thread.comm.replace(" ", "_"), *(f.name for f in s.frames)])
-            if s.thread.comm
-            else ";".join(f.name for f in s.frames)
-        )
+        got = joined.get(id(s.frames))
+        if got is None:
+            got = joined[id(s.frames)] = (s.frames, ";".join([f.name for f in s.frames]))
+        chain = got[1]
+        comm = s.thread.comm
+        key = (comm.replace(" ", "_") + ";" + chain if chain else comm.replace(" ", "_")) if comm else chain
         out[key] = out.get(key, 0) + s.period
     return [f"{k} {v}" for k, v in sorted(out.items(), key=lambda kv: kv[0].encode("utf-8", "surrogateescape"))]

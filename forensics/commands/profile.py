@@ -24,7 +24,7 @@ from forensics.model import Clock, Incident, NotAvailable, Timestamp, TimeWindow
 from forensics.report import OutputFormat
 
 if TYPE_CHECKING:
-    from collectors.perf_script import Frame, Profile, ProfileStack
+    from collectors.perf_script import Profile, ProfileStack
     from detectors.profile.diff import SymbolDelta
     from detectors.profile.findings import ClassShare
     from detectors.profile.hotspots import Hotspots
@@ -136,18 +136,25 @@ def _frame_kind(kernel: bool, jit: bool, inlined: bool) -> str:
 
 def svg_stacks(stacks: list[ProfileStack]) -> list[tuple[tuple[tuple[str, str], ...], int]]:
     """Stacks as (name, kind) frames with the command name first, as the folded output has them."""
-    merged: dict[tuple[str, tuple[Frame, ...]], int] = {}
-    for s in stacks:  # threads of one command share their frames in the picture
-        key = (s.thread.comm, s.frames)
-        merged[key] = merged.get(key, 0) + s.period
-    return [
-        (
-            ((comm.replace(" ", "_"), "comm"),) * bool(comm)
-            + tuple((f.name, _frame_kind(f.kernel, f.jit, f.inlined)) for f in frames),
-            period,
-        )
-        for (comm, frames), period in merged.items()
-    ]
+    # Threads of one command share their frames in the picture.  Stacks are grouped by the identity
+    # of their frames tuple first (equal chains share one), so each chain is converted once.
+    merged: dict[tuple[str, int], list[Any]] = {}
+    for s in stacks:
+        key = (s.thread.comm, id(s.frames))
+        slot = merged.get(key)
+        if slot is None:
+            merged[key] = [s.frames, s.period]
+        else:
+            slot[1] += s.period
+    converted: dict[int, tuple[tuple[str, str], ...]] = {}
+    out: dict[tuple[tuple[str, str], ...], int] = {}
+    for (comm, ident), (frames, period) in merged.items():
+        named = converted.get(ident)
+        if named is None:
+            named = converted[ident] = tuple((f.name, _frame_kind(f.kernel, f.jit, f.inlined)) for f in frames)
+        path = ((comm.replace(" ", "_"), "comm"),) * bool(comm) + named
+        out[path] = out.get(path, 0) + period
+    return list(out.items())
 
 
 def render_flamegraph(result: ProfileResult, base: ProfileResult | None = None) -> str:

@@ -4,11 +4,12 @@
 # directory replaced by /tmp/profile-workload), each *.report.txt.gz the matching
 # `perf report --stdio --no-children --sort sym`, the reference for the hotspot shares.
 # Each *.folded.gz is what FlameGraph's stackcollapse-perf.pl (not part of kforensic) makes of the
-# text: `./record.sh folded PATH/TO/stackcollapse-perf.pl` remakes them.
+# text: `./record.sh folded PATH/TO/stackcollapse-perf.pl` remakes them. lost.perf.txt.gz is an excerpt
+# of a `perf record -a -g -F 999 -- sleep 15` recording: samples of tasks perf lost (`:-1    -1`).
 set -eu
 cd "$(dirname "$0")"
 if [ "${1:-}" = folded ]; then
-  for w in mixed contend kernel interp jit; do zcat "$w.perf.txt.gz" | perl "$2" | gzip -9n > "$w.folded.gz"; done
+  for w in mixed contend kernel interp jit lost; do zcat "$w.perf.txt.gz" | perl "$2" | gzip -9n > "$w.folded.gz"; done
   exit 0
 fi
 perf=$(command -v perf || ls /usr/bin/perf_* | head -1)
