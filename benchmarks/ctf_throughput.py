@@ -64,7 +64,20 @@ def event_offsets(trace: Path, stream: Path) -> tuple[list[tuple[int, int]], lis
     st = np.zeros(8, dtype=np.int64)
     st[0] = len(rows)
     d.decode(
-        buf, 0, lay.ops, lay.stream_progs, lay.event_progs, lay.roles, lay.skips, want, emit, counts, rows, packets, st
+        buf,
+        0,
+        lay.ops,
+        lay.stream_progs,
+        lay.event_progs,
+        lay.roles,
+        lay.skips,
+        lay.headers,
+        want,
+        emit,
+        counts,
+        rows,
+        packets,
+        st,
     )
     if st[3] != d.ST_END:
         raise SystemExit(f"{stream}: not fully decodable (stop code {st[3]})")

@@ -209,6 +209,8 @@ class Layouts:
     unsupported: dict[tuple[int, int], str]  # events whose payload cannot be decoded, and why
     packet_unsupported: str | None
     skips: npt.NDArray[np.int64]  # (n_streams, max_id + 1, 2): alignment and bits of a fixed-size payload, -1
+    # (n_streams, N_HDRCOLS): the LTTng event header as straight-line code (H_FAST 0: run its program)
+    headers: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros((0, 0), dtype=np.int64))
     clock_bits: int = 64
 
 
@@ -278,8 +280,52 @@ def compile_layouts(meta: Metadata) -> Layouts:
             skips[sid, eid] = fixed
     first = min(meta.streams)
     stream_progs[:, 0:2] = stream_progs[first, 0:2]  # one packet header + context program (LTTng has one)
+    headers = np.zeros((n_streams, N_HDRCOLS), dtype=np.int64)
+    for sid in meta.streams:
+        a, b = stream_progs[sid, 2:4]
+        headers[sid] = _header_shape(ops[a:b], int(roles[ROLE_ID]), int(roles[ROLE_EXT_ID]))
     arr = np.array(ops, dtype=np.int64).reshape(-1, OP_WIDTH) if ops else np.zeros((0, OP_WIDTH), dtype=np.int64)
-    return Layouts(arr, stream_progs, event_progs, roles, names, regs, ctx_regs, unsupported, packet_unsupported, skips)
+    return Layouts(
+        arr, stream_progs, event_progs, roles, names, regs, ctx_regs, unsupported, packet_unsupported, skips, headers
+    )
+
+
+# The LTTng event header (compact: 5-bit id, 27-bit time; large: 16-bit id, 32-bit time; both with an
+# extended form of 32-bit id and 64-bit time), read on every event, as parameters of straight-line code.
+H_FAST, H_ALIGN, H_IDBITS, H_EXT, H_TSALIGN, H_TSBITS, H_XALIGN, H_XTSALIGN = range(8)
+N_HDRCOLS = 8
+
+
+def _header_shape(prog: list[list[int]], rid: int, rext: int) -> list[int]:
+    """The H_* parameters of an event header program of LTTng's shape, else all 0 (the program runs).
+
+    The shape: align; unsigned id; if id in 0..EXT-1 {align; N-bit clock}; if id == EXT {align; 32-bit
+    id; 64-bit clock}.  Two alignments in a row are one to the larger (both powers of two).
+    """
+    if len(prog) != 9 or rid < 0 or rext < 0:
+        return [0] * N_HDRCOLS
+    al, idf, if1, al2, ts, if2, al3, xid, xts = prog
+    ext = if1[3] + 1
+    ok = (
+        al[0] == OP_ALIGN
+        and idf[:7] == [OP_INT, idf[1], idf[2], 0, 0, rid, 0]
+        and 0 < idf[2] < 64
+        and if1[:5] == [OP_IFRANGE, rid, 0, ext - 1, 2]
+        and al2[0] == OP_ALIGN
+        and ts[0] == OP_INT
+        and 0 < ts[2] <= 64
+        and ts[3:5] == [0, 0]
+        and ts[6] == 1
+        and if2[:5] == [OP_IFRANGE, rid, ext, ext, 3]
+        and al3[0] == OP_ALIGN
+        and xid[:7] == [OP_INT, xid[1], 32, 0, 0, rext, 0]
+        and xts[0] == OP_INT
+        and xts[2:5] == [64, 0, 0]
+        and xts[6] == 1
+    )
+    if not ok:
+        return [0] * N_HDRCOLS
+    return [1, max(al[1], idf[1]), idf[2], ext, max(al2[1], ts[1]), ts[2], max(al3[1], xid[1]), xts[1]]
 
 
 def _fixed_size(prog: list[list[int]]) -> tuple[int, int] | None:
@@ -355,15 +401,7 @@ def _run(
             if r >= 0:
                 regs[r] = v
             if ops[i, 6]:  # maps to the clock: extend the N-bit value from the last full one
-                if size >= 64:
-                    clock[0] = v
-                else:
-                    mask = (np.int64(1) << size) - 1
-                    cur = clock[0]
-                    new = (cur & ~mask) | v
-                    if v < (cur & mask):
-                        new += mask + 1
-                    clock[0] = new
+                _clock_extend(clock, v, size)
         elif op == OP_STR:
             p = (pos + 7) >> 3
             regs[ops[i, 1]] = p
@@ -400,6 +438,75 @@ def _run(
     return pos
 
 
+@inline
+def _clock_extend(clock: npt.NDArray[np.int64], v: int, size: int) -> None:
+    """Extend the N-bit time ``v`` from the last full one (CTF 1.8 section 8)."""
+    if size >= 64:
+        clock[0] = v
+    else:
+        mask = (np.int64(1) << size) - 1
+        cur = clock[0]
+        new = (cur & ~mask) | v
+        if v < (cur & mask):
+            new += mask + 1
+        clock[0] = new
+
+
+@inline
+def _header(
+    buf: npt.NDArray[np.uint8], pos: int, limit: int, hdr: npt.NDArray[np.int64], clock: npt.NDArray[np.int64]
+) -> tuple[int, int]:
+    """The LTTng event header at bit ``pos`` (see :func:`_header_shape`): (new position or -1, event id).
+
+    The same reads, in the same order and with the same bounds checks, as its program.
+    """
+    a = hdr[H_ALIGN]
+    pos = (pos + a - 1) & -a
+    size = hdr[H_IDBITS]
+    if pos + size > limit:
+        return -1, 0
+    eid = _read(buf, pos, size, 0, 0)
+    pos += size
+    if eid < hdr[H_EXT]:
+        a = hdr[H_TSALIGN]
+        pos = (pos + a - 1) & -a
+        size = hdr[H_TSBITS]
+        if pos + size > limit:
+            return -1, 0
+        _clock_extend(clock, _read(buf, pos, size, 0, 0), size)
+        pos += size
+    elif eid == hdr[H_EXT]:
+        a = hdr[H_XALIGN]
+        pos = (pos + a - 1) & -a
+        if pos + 32 > limit:
+            return -1, 0
+        eid = _read(buf, pos, 32, 0, 0)
+        pos += 32
+        a = hdr[H_XTSALIGN]
+        pos = (pos + a - 1) & -a
+        if pos + 64 > limit:
+            return -1, 0
+        clock[0] = _read(buf, pos, 64, 0, 0)
+        pos += 64
+    return pos, eid
+
+
+@njit
+def string_keys(
+    buf: npt.NDArray[np.uint8], off: npt.NDArray[np.int64], length: npt.NDArray[np.int64], salt: int
+) -> npt.NDArray[np.uint64]:
+    """Per string (byte offset and length in ``buf``) a 64-bit FNV-1a hash of ``salt``, its length and bytes."""
+    out = np.empty(len(off), dtype=np.uint64)
+    prime = np.uint64(0x100000001B3)
+    for i in range(len(off)):
+        h = (np.uint64(salt) * np.uint64(0x9E3779B97F4A7C15)) ^ np.uint64(length[i])
+        end = min(off[i] + length[i], len(buf))
+        for k in range(off[i], end):
+            h = (h ^ np.uint64(buf[k])) * prime
+        out[i] = h
+    return out
+
+
 @njit
 def decode(
     buf: npt.NDArray[np.uint8],
@@ -409,6 +516,7 @@ def decode(
     event_progs: npt.NDArray[np.int64],
     roles: npt.NDArray[np.int64],
     skips: npt.NDArray[np.int64],
+    headers: npt.NDArray[np.int64],
     want: npt.NDArray[np.int64],
     emit: npt.NDArray[np.int64],
     counts: npt.NDArray[np.int64],
@@ -492,22 +600,27 @@ def decode(
         hdr_s, hdr_e = stream_progs[sid, 2], stream_progs[sid, 3]
         ctx_s, ctx_e = stream_progs[sid, 4], stream_progs[sid, 5]
         rid, rext = roles[ROLE_ID], roles[ROLE_EXT_ID]
+        hdr = headers[sid]
+        fast = hdr[H_FAST]
         status = 0
         while True:
             # An event header never starts in the last bits of padding: stop when no whole header fits.
             if bit >= limit:
                 break
             ev_start = bit
-            if rext >= 0:
-                regs[rext] = -1
             prev = clock[0]
-            b = _run(ops, hdr_s, hdr_e, buf, bit, limit, regs, clock)
+            if fast:
+                b, eid = _header(buf, bit, limit, hdr, clock)
+            else:
+                if rext >= 0:
+                    regs[rext] = -1
+                b = _run(ops, hdr_s, hdr_e, buf, bit, limit, regs, clock)
+                eid = regs[rext] if rext >= 0 and regs[rext] >= 0 else (regs[rid] if rid >= 0 else 0)
             if b < 0:
                 if b == -1 and limit - bit < 64:  # padding at the end of the content
                     break
                 status = ST_OVERRUN if b == -1 else ST_UNSUPPORTED
                 break
-            eid = regs[rext] if rext >= 0 and regs[rext] >= 0 else (regs[rid] if rid >= 0 else 0)
             if clock[0] < prev:
                 back += 1
             last_ev = clock[0]

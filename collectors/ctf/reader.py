@@ -291,6 +291,7 @@ class Session:
                 lay.event_progs,
                 lay.roles,
                 lay.skips,
+                lay.headers,
                 t.want,
                 t.emit,
                 t.counts,
@@ -540,33 +541,18 @@ def kernel_batch(
     return batch
 
 
-_KEY_BYTES = 32  # string fields are grouped by their first 32 bytes and length (longer ones row by row)
-
-
 def _name_keys(
     session: Session, owner: npt.NDArray[np.int64], off: npt.NDArray[np.int64], length: npt.NDArray[np.int64]
 ) -> npt.NDArray[np.uint64]:
-    """Per row a 64-bit key of the string it points at (stream, length, first bytes; longer ones unique per row).
+    """Per row a 64-bit key of the string it points at (its stream, length and bytes: FNV-1a, compiled).
 
-    Two different names in one trace would have to collide in a 64-bit multiplicative hash to be merged.
+    Two different names in one trace would have to collide in a 64-bit hash to be merged.
     """
-    n = len(owner)
-    h = owner.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15) ^ length.astype(np.uint64)
-    cols = np.arange(_KEY_BYTES)[None, :]
+    keys = np.empty(len(owner), dtype=np.uint64)
     for stream in np.unique(owner).tolist():
         sel = np.flatnonzero(owner == stream)
-        buf = session.streams[stream].buf
-        idx = np.minimum(off[sel, None] + cols, len(buf) - 1)
-        text = np.where(cols < length[sel, None], buf[idx], 0).astype(np.uint64)
-        hs = h[sel]
-        for k in range(_KEY_BYTES):
-            hs = (hs ^ text[:, k]) * np.uint64(0x100000001B3)
-        h[sel] = hs
-    long = np.flatnonzero(length > _KEY_BYTES)
-    h[long] = np.arange(len(long), dtype=np.uint64) | np.uint64(1 << 63)  # read whole, row by row
-    out: npt.NDArray[np.uint64] = h
-    del n
-    return out
+        keys[sel] = d.string_keys(session.streams[stream].buf, off[sel], length[sel], stream)
+    return keys
 
 
 def _record(session: Session, row: npt.NDArray[np.int64], stream: int, shift: bool) -> TraceEvent:
