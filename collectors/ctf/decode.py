@@ -491,6 +491,36 @@ def _header(
     return pos, eid
 
 
+def run(
+    lay: Layouts,
+    buf: npt.NDArray[np.uint8],
+    pos: int,
+    want: npt.NDArray[np.int64],
+    emit: npt.NDArray[np.int64],
+    counts: npt.NDArray[np.int64],
+    rows: npt.NDArray[np.int64],
+    packets: npt.NDArray[np.int64],
+    state: npt.NDArray[np.int64],
+) -> None:
+    """:func:`decode` with the programs of ``lay``."""
+    decode(
+        buf,
+        pos,
+        lay.ops,
+        lay.stream_progs,
+        lay.event_progs,
+        lay.roles,
+        lay.skips,
+        lay.headers,
+        want,
+        emit,
+        counts,
+        rows,
+        packets,
+        state,
+    )
+
+
 @njit
 def string_keys(
     buf: npt.NDArray[np.uint8], off: npt.NDArray[np.int64], length: npt.NDArray[np.int64], salt: int

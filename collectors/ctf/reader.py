@@ -283,22 +283,7 @@ class Session:
             st = np.zeros(8, dtype=np.int64)
             st[0] = cap
             st[7] = s.last_clock
-            d.decode(
-                s.buf,
-                s.pos,
-                lay.ops,
-                lay.stream_progs,
-                lay.event_progs,
-                lay.roles,
-                lay.skips,
-                lay.headers,
-                t.want,
-                t.emit,
-                t.counts,
-                rows,
-                packets,
-                st,
-            )
+            d.run(lay, s.buf, s.pos, t.want, t.emit, t.counts, rows, packets, st)
             if st[3] == d.ST_ROWS_FULL and st[2] == 0:  # one packet needs more rows than one call holds
                 cap = int(st[4])
                 continue
