@@ -66,7 +66,7 @@ def event_offsets(trace: Path, stream: Path) -> tuple[list[tuple[int, int]], lis
     counts = np.zeros((n_streams, n_ids), dtype=np.int64)
     st = np.zeros(8, dtype=np.int64)
     st[0] = len(rows)
-    d.run(lay, buf, 0, want, emit, counts, rows, packets, st)
+    d.run(lay, buf, 0, want, emit, d.field_reads(lay, want, emit), counts, rows, packets, st)
     if st[3] != d.ST_END:
         raise SystemExit(f"{stream}: not fully decodable (stop code {st[3]})")
     pk = [(int(p[d.P_OFF]), int(p[d.P_SIZE]) // 8) for p in packets[: st[2]]]

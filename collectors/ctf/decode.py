@@ -211,6 +211,9 @@ class Layouts:
     skips: npt.NDArray[np.int64]  # (n_streams, max_id + 1, 2): alignment and bits of a fixed-size payload, -1
     # (n_streams, N_HDRCOLS): the LTTng event header as straight-line code (H_FAST 0: run its program)
     headers: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros((0, 0), dtype=np.int64))
+    # (stream class, id) -> register -> (F_* how, bit offset or value, bits, signed | big << 1) of a
+    # fixed-size payload's fields, relative to its aligned start
+    fixed: dict[tuple[int, int], dict[int, tuple[int, int, int, int]]] = field(default_factory=dict)
     clock_bits: int = 64
 
 
@@ -274,10 +277,13 @@ def compile_layouts(meta: Metadata) -> Layouts:
         if p.unsupported:
             unsupported[(sid, eid)] = p.unsupported
     skips = np.full((n_streams, max_id + 1, 2), -1, dtype=np.int64)
+    fixed_fields: dict[tuple[int, int], dict[int, tuple[int, int, int, int]]] = {}
     for (sid, eid), (start, end) in ((k, tuple(event_progs[k])) for k in names):
-        fixed = _fixed_size([ops[i] for i in range(start, end)])
+        prog = [ops[i] for i in range(start, end)]
+        fixed = _fixed_size(prog)
         if fixed is not None:
             skips[sid, eid] = fixed
+            fixed_fields[(sid, eid)] = _fixed_fields(prog)
     first = min(meta.streams)
     stream_progs[:, 0:2] = stream_progs[first, 0:2]  # one packet header + context program (LTTng has one)
     headers = np.zeros((n_streams, N_HDRCOLS), dtype=np.int64)
@@ -286,7 +292,18 @@ def compile_layouts(meta: Metadata) -> Layouts:
         headers[sid] = _header_shape(ops[a:b], int(roles[ROLE_ID]), int(roles[ROLE_EXT_ID]))
     arr = np.array(ops, dtype=np.int64).reshape(-1, OP_WIDTH) if ops else np.zeros((0, OP_WIDTH), dtype=np.int64)
     return Layouts(
-        arr, stream_progs, event_progs, roles, names, regs, ctx_regs, unsupported, packet_unsupported, skips, headers
+        arr,
+        stream_progs,
+        event_progs,
+        roles,
+        names,
+        regs,
+        ctx_regs,
+        unsupported,
+        packet_unsupported,
+        skips,
+        headers,
+        fixed_fields,
     )
 
 
@@ -326,6 +343,59 @@ def _header_shape(prog: list[list[int]], rid: int, rext: int) -> list[int]:
     if not ok:
         return [0] * N_HDRCOLS
     return [1, max(al[1], idf[1]), idf[2], ext, max(al2[1], ts[1]), ts[2], max(al3[1], xid[1]), xts[1]]
+
+
+# How a value column of a fixed-size payload is read: from the registers (the event context, or 0),
+# an integer at a bit offset, an array's byte position, a constant (an array's length).
+F_REG, F_INT, F_BYTEPOS, F_CONST = range(4)
+N_FIXCOLS = 4
+
+
+def _fixed_fields(prog: list[list[int]]) -> dict[int, tuple[int, int, int, int]]:
+    """Per register set by a fixed-size payload program, how :func:`decode` reads it without running it.
+
+    Offsets are from the payload's start aligned to the program's first alignment, as in :func:`_fixed_size`.
+    """
+    out: dict[int, tuple[int, int, int, int]] = {}
+    pos = 0
+    for op in prog:
+        kind, a = op[0], op[1]
+        pos = (pos + a - 1) // a * a
+        if kind == OP_INT:
+            if op[5] >= 0:
+                out[op[5]] = (F_INT, pos, op[2], op[3] | op[4] << 1)
+            pos += op[2]
+        elif kind == OP_ARRAY:
+            out[op[4]] = (F_BYTEPOS, pos, 0, 0)
+            out[op[5]] = (F_CONST, op[2], 0, 0)
+            pos += op[2] * op[3]
+    return out
+
+
+def field_reads(lay: Layouts, want: npt.NDArray[np.int64], emit: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """(n_streams, n_ids, N_VALUES + 1, N_FIXCOLS): how :func:`decode` fills each value column of a wanted
+    fixed-size event straight from the buffer ([.., N_VALUES, 0] 1: it may; else its program runs).
+
+    It may when every column it keeps is a field of that layout (read as its program would) or a register
+    of the event context (which always runs).
+    """
+    reads = np.zeros((*emit.shape[:2], N_VALUES + 1, N_FIXCOLS), dtype=np.int64)
+    for (sid, eid), fields in lay.fixed.items():
+        if not want[sid, eid]:
+            continue
+        cols = [(F_REG, 0, 0, 0)] * N_VALUES
+        ok = True
+        for k in range(N_VALUES):
+            r = int(emit[sid, eid, k])
+            if r >= PAY_BASE:
+                if r not in fields:
+                    ok = False
+                    break
+                cols[k] = fields[r]
+        if ok:
+            reads[sid, eid, :N_VALUES] = cols
+            reads[sid, eid, N_VALUES, 0] = 1
+    return reads
 
 
 def _fixed_size(prog: list[list[int]]) -> tuple[int, int] | None:
@@ -497,6 +567,7 @@ def run(
     pos: int,
     want: npt.NDArray[np.int64],
     emit: npt.NDArray[np.int64],
+    reads: npt.NDArray[np.int64],
     counts: npt.NDArray[np.int64],
     rows: npt.NDArray[np.int64],
     packets: npt.NDArray[np.int64],
@@ -514,6 +585,7 @@ def run(
         lay.headers,
         want,
         emit,
+        reads,
         counts,
         rows,
         packets,
@@ -549,6 +621,7 @@ def decode(
     headers: npt.NDArray[np.int64],
     want: npt.NDArray[np.int64],
     emit: npt.NDArray[np.int64],
+    reads: npt.NDArray[np.int64],
     counts: npt.NDArray[np.int64],
     rows: npt.NDArray[np.int64],
     packets: npt.NDArray[np.int64],
@@ -659,10 +732,13 @@ def decode(
                 break
             b = _run(ops, ctx_s, ctx_e, buf, b, limit, regs, clock)
             kind = want[sid, eid]
+            base = -1
             if b >= 0:
                 a = skips[sid, eid, 0]
-                if kind == 0 and a > 0:  # not wanted, fixed size: step over it
-                    b = ((b + a - 1) & -a) + skips[sid, eid, 1]
+                if a > 0 and (kind == 0 or reads[sid, eid, N_VALUES, 0]):
+                    # Fixed size: step over it (its kept fields are read below, from its aligned start).
+                    base = (b + a - 1) & -a
+                    b = base + skips[sid, eid, 1]
                     if b > limit:
                         b = -1
                 else:
@@ -681,8 +757,19 @@ def decode(
                 row[R_OFF] = ev_start >> 3
                 row[R_CPU] = cpu
                 for k in range(N_VALUES):
-                    r = emit[sid, eid, k]
-                    row[R_V0 + k] = regs[r] if r >= 0 else 0
+                    how = reads[sid, eid, k, 0]
+                    if base < 0 or how == F_REG:
+                        r = emit[sid, eid, k]
+                        row[R_V0 + k] = regs[r] if r >= 0 else 0
+                    elif how == F_INT:
+                        flags = reads[sid, eid, k, 3]
+                        row[R_V0 + k] = _read(
+                            buf, base + reads[sid, eid, k, 1], reads[sid, eid, k, 2], flags & 1, flags >> 1
+                        )
+                    elif how == F_BYTEPOS:
+                        row[R_V0 + k] = (base + reads[sid, eid, k, 1]) >> 3
+                    else:
+                        row[R_V0 + k] = reads[sid, eid, k, 1]
                 nrows += 1
         pk[P_EVENTS] = events
         pk[P_STATUS] = status

@@ -146,6 +146,7 @@ class CtfTrace:
     ns_num: int  # clock cycles to ns: * ns_num // ns_den
     ns_den: int
     by_id: dict[int, str] = field(default_factory=dict)  # event id -> name (LTTng: one stream class)
+    reads: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros((0, 0, 0, 0), dtype=np.int64))
 
 
 def find_trace_dirs(root: Path) -> list[Path]:
@@ -268,6 +269,7 @@ class Session:
             np.zeros((n_streams, n_ids), dtype=np.int64),
             1_000_000_000 // int(g),
             clock.freq // int(g),
+            reads=d.field_reads(layouts, want, emit),
         )
 
     # -- decoding -------------------------------------------------------------------------------
@@ -283,7 +285,7 @@ class Session:
             st = np.zeros(8, dtype=np.int64)
             st[0] = cap
             st[7] = s.last_clock
-            d.run(lay, s.buf, s.pos, t.want, t.emit, t.counts, rows, packets, st)
+            d.run(lay, s.buf, s.pos, t.want, t.emit, t.reads, t.counts, rows, packets, st)
             if st[3] == d.ST_ROWS_FULL and st[2] == 0:  # one packet needs more rows than one call holds
                 cap = int(st[4])
                 continue
