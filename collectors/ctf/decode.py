@@ -730,7 +730,8 @@ def decode(
             if eid < 0 or eid >= max_id or event_progs[sid, eid, 0] < 0:
                 status = ST_UNKNOWN_ID
                 break
-            b = _run(ops, ctx_s, ctx_e, buf, b, limit, regs, clock)
+            if ctx_e > ctx_s:
+                b = _run(ops, ctx_s, ctx_e, buf, b, limit, regs, clock)
             kind = want[sid, eid]
             base = -1
             if b >= 0:
