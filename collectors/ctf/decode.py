@@ -35,6 +35,7 @@ from collectors.ctf.metadata import (
     StructType,
     VariantType,
 )
+from collectors.trace_events import Kind
 
 F = TypeVar("F", bound=Callable[..., Any])
 njit = cast(Callable[[F], F], numba.njit(cache=True, nogil=True))
@@ -591,6 +592,66 @@ def run(
         packets,
         state,
     )
+
+
+_SWITCH, _WAKING, _WAKEUP_NEW, _PROCESS_EXIT = (
+    int(Kind.SWITCH),
+    int(Kind.WAKING),
+    int(Kind.WAKEUP_NEW),
+    int(Kind.PROCESS_EXIT),
+)
+_IRQ_ENTRY, _IRQ_EXIT, _SOFTIRQ_RAISE, _SOFTIRQ_EXIT = (
+    int(Kind.IRQ_ENTRY),
+    int(Kind.IRQ_EXIT),
+    int(Kind.SOFTIRQ_RAISE),
+    int(Kind.SOFTIRQ_EXIT),
+)
+_LOST = int(Kind.LOST)
+
+
+@njit
+def engine_columns(
+    rows: npt.NDArray[np.int64],
+    below: int,
+    letters: npt.NDArray[np.int64],
+    wake_shift: int,
+    cols: npt.NDArray[np.int64],
+    ts: npt.NDArray[np.float64],
+) -> int:
+    """The scheduling engine's columns of the rows whose kind is below ``below``, in one pass.
+
+    ``cols`` (8, len(rows)) receives kind, cpu, byte offset, pid, prio, next pid, next prio, state
+    (``letters[prev_state & 0xFF]`` for a switch), ``ts`` the time in seconds; returns the rows kept.
+    Switch priorities get 100 added back (lttng-modules records them minus 100), wakeup and exit ones
+    ``wake_shift``; an IRQ, softirq or lost marker keeps its number (or count) as pid.
+    """
+    n = 0
+    for i in range(rows.shape[0]):
+        kind = rows[i, R_KIND]
+        if kind >= below:
+            continue
+        cols[0, n] = kind
+        cols[1, n] = rows[i, R_CPU]
+        cols[2, n] = rows[i, R_OFF]
+        ts[n] = rows[i, R_TS] / 1e9
+        v0 = rows[i, R_V0]
+        pid = prio = next_pid = next_prio = state = 0
+        if kind == _SWITCH:
+            pid, prio, next_pid, next_prio = v0, rows[i, R_V0 + 1] + 100, rows[i, R_V0 + 3], rows[i, R_V0 + 4] + 100
+            state = letters[rows[i, R_V0 + 2] & 0xFF]
+        elif _WAKING <= kind <= _WAKEUP_NEW:
+            pid, prio, next_pid = v0, rows[i, R_V0 + 1] + wake_shift, rows[i, R_V0 + 2]
+        elif kind == _PROCESS_EXIT:
+            pid, prio = v0, rows[i, R_V0 + 1] + wake_shift
+        elif _IRQ_ENTRY <= kind <= _IRQ_EXIT or _SOFTIRQ_RAISE <= kind <= _SOFTIRQ_EXIT or kind == _LOST:
+            pid = v0
+        cols[3, n] = pid
+        cols[4, n] = prio
+        cols[5, n] = next_pid
+        cols[6, n] = next_prio
+        cols[7, n] = state
+        n += 1
+    return n
 
 
 @njit

@@ -464,26 +464,15 @@ def kernel_batch(
     session: Session, rows: npt.NDArray[np.int64], owner: npt.NDArray[np.int64], prio_shift_wakeup: bool
 ) -> EventBatch:
     """The engine's columns for the kernel rows of one merged chunk (syscall and UST rows are left out)."""
-    keep = rows[:, d.R_KIND] < K_SYSCALL_ENTRY
-    rows, owner = rows[keep], owner[keep]
-    n = len(rows)
-    kind = np.ascontiguousarray(rows[:, d.R_KIND])
-    v = [rows[:, d.R_V0 + k] for k in range(d.N_VALUES)]
-    zeros = np.zeros(n, dtype=np.int64)
-    pid, prio, next_pid, next_prio, state, work = (zeros.copy() for _ in range(6))
-    sw = kind == Kind.SWITCH
-    pid[sw], prio[sw], next_pid[sw], next_prio[sw] = v[0][sw], v[1][sw] + 100, v[3][sw], v[4][sw] + 100
-    state[sw] = state_letters(v[2][sw])
-    wk = (kind == Kind.WAKING) | (kind == Kind.WAKEUP) | (kind == Kind.WAKEUP_NEW)
-    pid[wk], prio[wk], next_pid[wk] = v[0][wk], v[1][wk] + (100 if prio_shift_wakeup else 0), v[2][wk]
-    ex = kind == Kind.PROCESS_EXIT
-    pid[ex], prio[ex] = v[0][ex], v[1][ex] + (100 if prio_shift_wakeup else 0)
-    irq = (
-        (kind == Kind.IRQ_ENTRY) | (kind == Kind.IRQ_EXIT) | (kind >= Kind.SOFTIRQ_RAISE) & (kind <= Kind.SOFTIRQ_EXIT)
-    )
-    pid[irq] = v[0][irq]
-    lost = kind == Kind.LOST
-    pid[lost] = v[0][lost]
+    kept = np.flatnonzero(rows[:, d.R_KIND] < K_SYSCALL_ENTRY)
+    owner = owner[kept]
+    n = len(kept)
+    cols = np.empty((8, n), dtype=np.int64)
+    ts = np.empty(n, dtype=np.float64)
+    d.engine_columns(rows, K_SYSCALL_ENTRY, _LOWEST_LETTER, 100 if prio_shift_wakeup else 0, cols, ts)
+    kind, cpu, line_no, pid, prio, next_pid, next_prio, state = cols
+    work = np.zeros(n, dtype=np.int64)
+    v = [rows[kept, d.R_V0 + k] for k in range(3)]  # the values the names below are read from
     interner = session.interner
     irq_rows = np.flatnonzero(kind == Kind.IRQ_ENTRY)
     if len(irq_rows):  # names interned once per distinct (stream, text): read the text of one row per group
@@ -503,12 +492,9 @@ def kernel_batch(
         uniq, inverse = np.unique(values, return_inverse=True)
         ids = np.array([interner.id(b"0x%x" % (x & 0xFFFFFFFFFFFFFFFF)) for x in uniq.tolist()], dtype=np.int64)
         dest[work_rows] = ids[inverse.ravel()] if len(uniq) else dest[work_rows]
-    ts = rows[:, d.R_TS].astype(np.float64) / 1e9
-    cpu = np.ascontiguousarray(rows[:, d.R_CPU])
-    line_no = np.ascontiguousarray(rows[:, d.R_OFF])
 
     def event(i: int) -> TraceEvent:
-        return _record(session, rows[i], int(owner[i]), prio_shift_wakeup)
+        return _record(session, rows[kept[i]], int(owner[i]), prio_shift_wakeup)
 
     batch = EventBatch(
         session.eid,
