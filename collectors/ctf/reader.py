@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import mmap
-import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -412,13 +411,13 @@ class Session:
     def source_records(self) -> list[SourceRecord]:
         """One record per stream file and metadata file (size and sha256)."""
         out = []
-        paths = [t.path / "metadata" for t in self.traces] + [s.path for s in self.streams]
-        for p in paths:
-            h = hashlib.sha256()
-            with open(p, "rb") as fh:
-                for chunk in iter(lambda: fh.read(1 << 20), b""):
-                    h.update(chunk)
-            out.append(SourceRecord(str(p), os.path.getsize(p), h.hexdigest(), self.seconds))
+        for t in self.traces:
+            data = (t.path / "metadata").read_bytes()
+            out.append(
+                SourceRecord(str(t.path / "metadata"), len(data), hashlib.sha256(data).hexdigest(), self.seconds)
+            )
+        for s in self.streams:  # hashed from the mapped file (hashlib lets other threads run meanwhile)
+            out.append(SourceRecord(str(s.path), len(s.buf), hashlib.sha256(s.buf.data).hexdigest(), self.seconds))
         return out
 
     def notes(self) -> list[str]:
