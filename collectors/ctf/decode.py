@@ -11,6 +11,12 @@ and up to :data:`N_VALUES` register values (named fields of the payload).
 Layouts it cannot run (variants not tagged by an enum, arrays of structs) are
 ``OP_FAIL``: decoding stops at the first such event and says so (never a
 guessed offset).
+
+The hot paths do not interpret: an event header of LTTng's shape is read by
+straight-line code (:func:`_header`), an event of fixed size that is not wanted
+is stepped over in one move, and a wanted one has the value columns it keeps
+read straight from their offsets (:func:`field_reads`); only variable-size
+payloads (strings, sequences, variants) run their programs.
 """
 
 from __future__ import annotations
