@@ -11,7 +11,9 @@ are rewritten).  Then, each in its own process (peak RSS is its own):
 
 and prints wall and CPU seconds, events/s, peak RSS and the ratio.  kforensic runs once before on the
 original trace (numba compiles into its cache on a first run).
-Run: .venv/bin/python benchmarks/ctf_throughput.py [--input DIR] [--copies 256] [--repeat 1]
+Runs alternate (babeltrace2, kforensic) --repeat times; prints each pair's ratio, then the best and the
+median run of each tool and the min/median/max of the per-pair ratios with the load average.
+Run: .venv/bin/python benchmarks/ctf_throughput.py [--input DIR] [--copies 256] [--repeat 5]
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import statistics
 import struct
 import subprocess
 import sys
@@ -63,9 +66,7 @@ def event_offsets(trace: Path, stream: Path) -> tuple[list[tuple[int, int]], lis
     counts = np.zeros((n_streams, n_ids), dtype=np.int64)
     st = np.zeros(8, dtype=np.int64)
     st[0] = len(rows)
-    d.decode(
-        buf, 0, lay.ops, lay.stream_progs, lay.event_progs, lay.roles, lay.skips, want, emit, counts, rows, packets, st
-    )
+    d.run(lay, buf, 0, want, emit, d.field_reads(lay, want, emit), counts, rows, packets, st)
     if st[3] != d.ST_END:
         raise SystemExit(f"{stream}: not fully decodable (stop code {st[3]})")
     pk = [(int(p[d.P_OFF]), int(p[d.P_SIZE]) // 8) for p in packets[: st[2]]]
@@ -104,7 +105,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--input", type=Path, default=DEFAULT_INPUT)
     ap.add_argument("--copies", type=int, default=256)
-    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
     if shutil.which("babeltrace2") is None:
         raise SystemExit("babeltrace2 is not installed (apt-get install babeltrace2)")
@@ -118,23 +119,39 @@ def main() -> None:
         events = make_copies(args.input, big, args.copies)
         size = sum(p.stat().st_size for p in big.iterdir())
         print(f"\n{args.input.name} x{args.copies}: {size / 1e6:.0f} MB, {events} events")
-        best: dict[str, tuple[float, float, int]] = {}
-        for _ in range(args.repeat):
+        runs: dict[str, list[tuple[float, float, int]]] = {"babeltrace2": [], "kforensic trace": []}
+        ratios: list[tuple[float, float, float]] = []  # per pair of runs: wall ratio, CPU ratio, load average
+        for k in range(args.repeat):
+            pair = {}
             for name, argv in (
                 ("babeltrace2", ["babeltrace2", str(big)]),
                 ("kforensic trace", [*kforensic, str(big), "--format", "json", "-o", str(t / "out.json")]),
             ):
-                got = run_measured(argv)
-                if name not in best or got[0] < best[name][0]:
-                    best[name] = got
-        for name, (wall, cpu, rss) in best.items():
+                pair[name] = got = run_measured(argv)
+                runs[name].append(got)
+            (bw, bc, _), (kw, kc, _) = pair["babeltrace2"], pair["kforensic trace"]
+            load = os.getloadavg()[0]
+            ratios.append((bw / kw, bc / kc, load))
             print(
-                f"  {name:16}: {wall:7.2f} s ({cpu:6.2f} s CPU) {events / wall / 1e3:8.0f} k events/s"
-                f"  peak RSS {rss / 2**20:6.0f} MB"
+                f"  run {k + 1}: babeltrace2 {bw:6.2f} s, kforensic {kw:6.2f} s: {bw / kw:.2f}x wall, "
+                f"{bc / kc:.2f}x CPU (load {load:.1f})"
             )
-        bw, bc, _ = best["babeltrace2"]
-        kw, kc, _ = best["kforensic trace"]
-        print(f"  ratio babeltrace2 / kforensic: {bw / kw:.2f}x wall, {bc / kc:.2f}x CPU")
+        for label, pick in (("best", min), ("median", statistics.median_low)):
+            print(f"{label} of {args.repeat}:")
+            for name, measured in runs.items():
+                wall = pick(w for w, _c, _r in measured)
+                _w, cpu, rss = next(r for r in measured if r[0] == wall)
+                print(
+                    f"  {name:16}: {wall:7.2f} s ({cpu:6.2f} s CPU) {events / wall / 1e3:8.0f} k events/s"
+                    f"  peak RSS {rss / 2**20:6.0f} MB"
+                )
+        walls = sorted(r[0] for r in ratios)
+        cpus = sorted(r[1] for r in ratios)
+        print(
+            f"ratio babeltrace2 / kforensic, same run: wall min {walls[0]:.2f}x median {statistics.median(walls):.2f}x"
+            f" max {walls[-1]:.2f}x; CPU min {cpus[0]:.2f}x median {statistics.median(cpus):.2f}x;"
+            f" load average {min(r[2] for r in ratios):.1f}-{max(r[2] for r in ratios):.1f}"
+        )
 
 
 if __name__ == "__main__":

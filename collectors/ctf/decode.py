@@ -11,6 +11,12 @@ and up to :data:`N_VALUES` register values (named fields of the payload).
 Layouts it cannot run (variants not tagged by an enum, arrays of structs) are
 ``OP_FAIL``: decoding stops at the first such event and says so (never a
 guessed offset).
+
+The hot paths do not interpret: an event header of LTTng's shape is read by
+straight-line code (:func:`_header`), an event of fixed size that is not wanted
+is stepped over in one move, and a wanted one has the value columns it keeps
+read straight from their offsets (:func:`field_reads`); only variable-size
+payloads (strings, sequences, variants) run their programs.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ from collectors.ctf.metadata import (
     StructType,
     VariantType,
 )
+from collectors.trace_events import Kind
 
 F = TypeVar("F", bound=Callable[..., Any])
 njit = cast(Callable[[F], F], numba.njit(cache=True, nogil=True))
@@ -209,6 +216,11 @@ class Layouts:
     unsupported: dict[tuple[int, int], str]  # events whose payload cannot be decoded, and why
     packet_unsupported: str | None
     skips: npt.NDArray[np.int64]  # (n_streams, max_id + 1, 2): alignment and bits of a fixed-size payload, -1
+    # (n_streams, N_HDRCOLS): the LTTng event header as straight-line code (H_FAST 0: run its program)
+    headers: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros((0, 0), dtype=np.int64))
+    # (stream class, id) -> register -> (F_* how, bit offset or value, bits, signed | big << 1) of a
+    # fixed-size payload's fields, relative to its aligned start
+    fixed: dict[tuple[int, int], dict[int, tuple[int, int, int, int]]] = field(default_factory=dict)
     clock_bits: int = 64
 
 
@@ -272,14 +284,125 @@ def compile_layouts(meta: Metadata) -> Layouts:
         if p.unsupported:
             unsupported[(sid, eid)] = p.unsupported
     skips = np.full((n_streams, max_id + 1, 2), -1, dtype=np.int64)
+    fixed_fields: dict[tuple[int, int], dict[int, tuple[int, int, int, int]]] = {}
     for (sid, eid), (start, end) in ((k, tuple(event_progs[k])) for k in names):
-        fixed = _fixed_size([ops[i] for i in range(start, end)])
+        prog = [ops[i] for i in range(start, end)]
+        fixed = _fixed_size(prog)
         if fixed is not None:
             skips[sid, eid] = fixed
+            fixed_fields[(sid, eid)] = _fixed_fields(prog)
     first = min(meta.streams)
     stream_progs[:, 0:2] = stream_progs[first, 0:2]  # one packet header + context program (LTTng has one)
+    headers = np.zeros((n_streams, N_HDRCOLS), dtype=np.int64)
+    for sid in meta.streams:
+        a, b = stream_progs[sid, 2:4]
+        headers[sid] = _header_shape(ops[a:b], int(roles[ROLE_ID]), int(roles[ROLE_EXT_ID]))
     arr = np.array(ops, dtype=np.int64).reshape(-1, OP_WIDTH) if ops else np.zeros((0, OP_WIDTH), dtype=np.int64)
-    return Layouts(arr, stream_progs, event_progs, roles, names, regs, ctx_regs, unsupported, packet_unsupported, skips)
+    return Layouts(
+        arr,
+        stream_progs,
+        event_progs,
+        roles,
+        names,
+        regs,
+        ctx_regs,
+        unsupported,
+        packet_unsupported,
+        skips,
+        headers,
+        fixed_fields,
+    )
+
+
+# The LTTng event header (compact: 5-bit id, 27-bit time; large: 16-bit id, 32-bit time; both with an
+# extended form of 32-bit id and 64-bit time), read on every event, as parameters of straight-line code.
+H_FAST, H_ALIGN, H_IDBITS, H_EXT, H_TSALIGN, H_TSBITS, H_XALIGN, H_XTSALIGN = range(8)
+N_HDRCOLS = 8
+
+
+def _header_shape(prog: list[list[int]], rid: int, rext: int) -> list[int]:
+    """The H_* parameters of an event header program of LTTng's shape, else all 0 (the program runs).
+
+    The shape: align; unsigned id; if id in 0..EXT-1 {align; N-bit clock}; if id == EXT {align; 32-bit
+    id; 64-bit clock}.  Two alignments in a row are one to the larger (both powers of two).
+    """
+    if len(prog) != 9 or rid < 0 or rext < 0:
+        return [0] * N_HDRCOLS
+    al, idf, if1, al2, ts, if2, al3, xid, xts = prog
+    ext = if1[3] + 1
+    ok = (
+        al[0] == OP_ALIGN
+        and idf[:7] == [OP_INT, idf[1], idf[2], 0, 0, rid, 0]
+        and 0 < idf[2] < 64
+        and if1[:5] == [OP_IFRANGE, rid, 0, ext - 1, 2]
+        and al2[0] == OP_ALIGN
+        and ts[0] == OP_INT
+        and 0 < ts[2] <= 64
+        and ts[3:5] == [0, 0]
+        and ts[6] == 1
+        and if2[:5] == [OP_IFRANGE, rid, ext, ext, 3]
+        and al3[0] == OP_ALIGN
+        and xid[:7] == [OP_INT, xid[1], 32, 0, 0, rext, 0]
+        and xts[0] == OP_INT
+        and xts[2:5] == [64, 0, 0]
+        and xts[6] == 1
+    )
+    if not ok:
+        return [0] * N_HDRCOLS
+    return [1, max(al[1], idf[1]), idf[2], ext, max(al2[1], ts[1]), ts[2], max(al3[1], xid[1]), xts[1]]
+
+
+# How a value column of a fixed-size payload is read: from the registers (the event context, or 0),
+# an integer at a bit offset, an array's byte position, a constant (an array's length).
+F_REG, F_INT, F_BYTEPOS, F_CONST = range(4)
+N_FIXCOLS = 4
+
+
+def _fixed_fields(prog: list[list[int]]) -> dict[int, tuple[int, int, int, int]]:
+    """Per register set by a fixed-size payload program, how :func:`decode` reads it without running it.
+
+    Offsets are from the payload's start aligned to the program's first alignment, as in :func:`_fixed_size`.
+    """
+    out: dict[int, tuple[int, int, int, int]] = {}
+    pos = 0
+    for op in prog:
+        kind, a = op[0], op[1]
+        pos = (pos + a - 1) // a * a
+        if kind == OP_INT:
+            if op[5] >= 0:
+                out[op[5]] = (F_INT, pos, op[2], op[3] | op[4] << 1)
+            pos += op[2]
+        elif kind == OP_ARRAY:
+            out[op[4]] = (F_BYTEPOS, pos, 0, 0)
+            out[op[5]] = (F_CONST, op[2], 0, 0)
+            pos += op[2] * op[3]
+    return out
+
+
+def field_reads(lay: Layouts, want: npt.NDArray[np.int64], emit: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """(n_streams, n_ids, N_VALUES + 1, N_FIXCOLS): how :func:`decode` fills each value column of a wanted
+    fixed-size event straight from the buffer ([.., N_VALUES, 0] 1: it may; else its program runs).
+
+    It may when every column it keeps is a field of that layout (read as its program would) or a register
+    of the event context (which always runs).
+    """
+    reads = np.zeros((*emit.shape[:2], N_VALUES + 1, N_FIXCOLS), dtype=np.int64)
+    for (sid, eid), fields in lay.fixed.items():
+        if not want[sid, eid]:
+            continue
+        cols = [(F_REG, 0, 0, 0)] * N_VALUES
+        ok = True
+        for k in range(N_VALUES):
+            r = int(emit[sid, eid, k])
+            if r >= PAY_BASE:
+                if r not in fields:
+                    ok = False
+                    break
+                cols[k] = fields[r]
+        if ok:
+            reads[sid, eid, :N_VALUES] = cols
+            reads[sid, eid, N_VALUES, 0] = 1
+    return reads
 
 
 def _fixed_size(prog: list[list[int]]) -> tuple[int, int] | None:
@@ -355,15 +478,7 @@ def _run(
             if r >= 0:
                 regs[r] = v
             if ops[i, 6]:  # maps to the clock: extend the N-bit value from the last full one
-                if size >= 64:
-                    clock[0] = v
-                else:
-                    mask = (np.int64(1) << size) - 1
-                    cur = clock[0]
-                    new = (cur & ~mask) | v
-                    if v < (cur & mask):
-                        new += mask + 1
-                    clock[0] = new
+                _clock_extend(clock, v, size)
         elif op == OP_STR:
             p = (pos + 7) >> 3
             regs[ops[i, 1]] = p
@@ -400,6 +515,167 @@ def _run(
     return pos
 
 
+@inline
+def _clock_extend(clock: npt.NDArray[np.int64], v: int, size: int) -> None:
+    """Extend the N-bit time ``v`` from the last full one (CTF 1.8 section 8)."""
+    if size >= 64:
+        clock[0] = v
+    else:
+        mask = (np.int64(1) << size) - 1
+        cur = clock[0]
+        new = (cur & ~mask) | v
+        if v < (cur & mask):
+            new += mask + 1
+        clock[0] = new
+
+
+@inline
+def _header(
+    buf: npt.NDArray[np.uint8], pos: int, limit: int, hdr: npt.NDArray[np.int64], clock: npt.NDArray[np.int64]
+) -> tuple[int, int]:
+    """The LTTng event header at bit ``pos`` (see :func:`_header_shape`): (new position or -1, event id).
+
+    The same reads, in the same order and with the same bounds checks, as its program.
+    """
+    a = hdr[H_ALIGN]
+    pos = (pos + a - 1) & -a
+    size = hdr[H_IDBITS]
+    if pos + size > limit:
+        return -1, 0
+    eid = _read(buf, pos, size, 0, 0)
+    pos += size
+    if eid < hdr[H_EXT]:
+        a = hdr[H_TSALIGN]
+        pos = (pos + a - 1) & -a
+        size = hdr[H_TSBITS]
+        if pos + size > limit:
+            return -1, 0
+        _clock_extend(clock, _read(buf, pos, size, 0, 0), size)
+        pos += size
+    elif eid == hdr[H_EXT]:
+        a = hdr[H_XALIGN]
+        pos = (pos + a - 1) & -a
+        if pos + 32 > limit:
+            return -1, 0
+        eid = _read(buf, pos, 32, 0, 0)
+        pos += 32
+        a = hdr[H_XTSALIGN]
+        pos = (pos + a - 1) & -a
+        if pos + 64 > limit:
+            return -1, 0
+        clock[0] = _read(buf, pos, 64, 0, 0)
+        pos += 64
+    return pos, eid
+
+
+def run(
+    lay: Layouts,
+    buf: npt.NDArray[np.uint8],
+    pos: int,
+    want: npt.NDArray[np.int64],
+    emit: npt.NDArray[np.int64],
+    reads: npt.NDArray[np.int64],
+    counts: npt.NDArray[np.int64],
+    rows: npt.NDArray[np.int64],
+    packets: npt.NDArray[np.int64],
+    state: npt.NDArray[np.int64],
+) -> None:
+    """:func:`decode` with the programs of ``lay``."""
+    decode(
+        buf,
+        pos,
+        lay.ops,
+        lay.stream_progs,
+        lay.event_progs,
+        lay.roles,
+        lay.skips,
+        lay.headers,
+        want,
+        emit,
+        reads,
+        counts,
+        rows,
+        packets,
+        state,
+    )
+
+
+_SWITCH, _WAKING, _WAKEUP_NEW, _PROCESS_EXIT = (
+    int(Kind.SWITCH),
+    int(Kind.WAKING),
+    int(Kind.WAKEUP_NEW),
+    int(Kind.PROCESS_EXIT),
+)
+_IRQ_ENTRY, _IRQ_EXIT, _SOFTIRQ_RAISE, _SOFTIRQ_EXIT = (
+    int(Kind.IRQ_ENTRY),
+    int(Kind.IRQ_EXIT),
+    int(Kind.SOFTIRQ_RAISE),
+    int(Kind.SOFTIRQ_EXIT),
+)
+_LOST = int(Kind.LOST)
+
+
+@njit
+def engine_columns(
+    rows: npt.NDArray[np.int64],
+    below: int,
+    letters: npt.NDArray[np.int64],
+    wake_shift: int,
+    cols: npt.NDArray[np.int64],
+    ts: npt.NDArray[np.float64],
+) -> int:
+    """The scheduling engine's columns of the rows whose kind is below ``below``, in one pass.
+
+    ``cols`` (8, len(rows)) receives kind, cpu, byte offset, pid, prio, next pid, next prio, state
+    (``letters[prev_state & 0xFF]`` for a switch), ``ts`` the time in seconds; returns the rows kept.
+    Switch priorities get 100 added back (lttng-modules records them minus 100), wakeup and exit ones
+    ``wake_shift``; an IRQ, softirq or lost marker keeps its number (or count) as pid.
+    """
+    n = 0
+    for i in range(rows.shape[0]):
+        kind = rows[i, R_KIND]
+        if kind >= below:
+            continue
+        cols[0, n] = kind
+        cols[1, n] = rows[i, R_CPU]
+        cols[2, n] = rows[i, R_OFF]
+        ts[n] = rows[i, R_TS] / 1e9
+        v0 = rows[i, R_V0]
+        pid = prio = next_pid = next_prio = state = 0
+        if kind == _SWITCH:
+            pid, prio, next_pid, next_prio = v0, rows[i, R_V0 + 1] + 100, rows[i, R_V0 + 3], rows[i, R_V0 + 4] + 100
+            state = letters[rows[i, R_V0 + 2] & 0xFF]
+        elif _WAKING <= kind <= _WAKEUP_NEW:
+            pid, prio, next_pid = v0, rows[i, R_V0 + 1] + wake_shift, rows[i, R_V0 + 2]
+        elif kind == _PROCESS_EXIT:
+            pid, prio = v0, rows[i, R_V0 + 1] + wake_shift
+        elif _IRQ_ENTRY <= kind <= _IRQ_EXIT or _SOFTIRQ_RAISE <= kind <= _SOFTIRQ_EXIT or kind == _LOST:
+            pid = v0
+        cols[3, n] = pid
+        cols[4, n] = prio
+        cols[5, n] = next_pid
+        cols[6, n] = next_prio
+        cols[7, n] = state
+        n += 1
+    return n
+
+
+@njit
+def string_keys(
+    buf: npt.NDArray[np.uint8], off: npt.NDArray[np.int64], length: npt.NDArray[np.int64], salt: int
+) -> npt.NDArray[np.uint64]:
+    """Per string (byte offset and length in ``buf``) a 64-bit FNV-1a hash of ``salt``, its length and bytes."""
+    out = np.empty(len(off), dtype=np.uint64)
+    prime = np.uint64(0x100000001B3)
+    for i in range(len(off)):
+        h = (np.uint64(salt) * np.uint64(0x9E3779B97F4A7C15)) ^ np.uint64(length[i])
+        end = min(off[i] + length[i], len(buf))
+        for k in range(off[i], end):
+            h = (h ^ np.uint64(buf[k])) * prime
+        out[i] = h
+    return out
+
+
 @njit
 def decode(
     buf: npt.NDArray[np.uint8],
@@ -409,8 +685,10 @@ def decode(
     event_progs: npt.NDArray[np.int64],
     roles: npt.NDArray[np.int64],
     skips: npt.NDArray[np.int64],
+    headers: npt.NDArray[np.int64],
     want: npt.NDArray[np.int64],
     emit: npt.NDArray[np.int64],
+    reads: npt.NDArray[np.int64],
     counts: npt.NDArray[np.int64],
     rows: npt.NDArray[np.int64],
     packets: npt.NDArray[np.int64],
@@ -492,34 +770,43 @@ def decode(
         hdr_s, hdr_e = stream_progs[sid, 2], stream_progs[sid, 3]
         ctx_s, ctx_e = stream_progs[sid, 4], stream_progs[sid, 5]
         rid, rext = roles[ROLE_ID], roles[ROLE_EXT_ID]
+        hdr = headers[sid]
+        fast = hdr[H_FAST]
         status = 0
         while True:
             # An event header never starts in the last bits of padding: stop when no whole header fits.
             if bit >= limit:
                 break
             ev_start = bit
-            if rext >= 0:
-                regs[rext] = -1
             prev = clock[0]
-            b = _run(ops, hdr_s, hdr_e, buf, bit, limit, regs, clock)
+            if fast:
+                b, eid = _header(buf, bit, limit, hdr, clock)
+            else:
+                if rext >= 0:
+                    regs[rext] = -1
+                b = _run(ops, hdr_s, hdr_e, buf, bit, limit, regs, clock)
+                eid = regs[rext] if rext >= 0 and regs[rext] >= 0 else (regs[rid] if rid >= 0 else 0)
             if b < 0:
                 if b == -1 and limit - bit < 64:  # padding at the end of the content
                     break
                 status = ST_OVERRUN if b == -1 else ST_UNSUPPORTED
                 break
-            eid = regs[rext] if rext >= 0 and regs[rext] >= 0 else (regs[rid] if rid >= 0 else 0)
             if clock[0] < prev:
                 back += 1
             last_ev = clock[0]
             if eid < 0 or eid >= max_id or event_progs[sid, eid, 0] < 0:
                 status = ST_UNKNOWN_ID
                 break
-            b = _run(ops, ctx_s, ctx_e, buf, b, limit, regs, clock)
+            if ctx_e > ctx_s:
+                b = _run(ops, ctx_s, ctx_e, buf, b, limit, regs, clock)
             kind = want[sid, eid]
+            base = -1
             if b >= 0:
                 a = skips[sid, eid, 0]
-                if kind == 0 and a > 0:  # not wanted, fixed size: step over it
-                    b = ((b + a - 1) & -a) + skips[sid, eid, 1]
+                if a > 0 and (kind == 0 or reads[sid, eid, N_VALUES, 0]):
+                    # Fixed size: step over it (its kept fields are read below, from its aligned start).
+                    base = (b + a - 1) & -a
+                    b = base + skips[sid, eid, 1]
                     if b > limit:
                         b = -1
                 else:
@@ -538,8 +825,19 @@ def decode(
                 row[R_OFF] = ev_start >> 3
                 row[R_CPU] = cpu
                 for k in range(N_VALUES):
-                    r = emit[sid, eid, k]
-                    row[R_V0 + k] = regs[r] if r >= 0 else 0
+                    how = reads[sid, eid, k, 0]
+                    if base < 0 or how == F_REG:
+                        r = emit[sid, eid, k]
+                        row[R_V0 + k] = regs[r] if r >= 0 else 0
+                    elif how == F_INT:
+                        flags = reads[sid, eid, k, 3]
+                        row[R_V0 + k] = _read(
+                            buf, base + reads[sid, eid, k, 1], reads[sid, eid, k, 2], flags & 1, flags >> 1
+                        )
+                    elif how == F_BYTEPOS:
+                        row[R_V0 + k] = (base + reads[sid, eid, k, 1]) >> 3
+                    else:
+                        row[R_V0 + k] = reads[sid, eid, k, 1]
                 nrows += 1
         pk[P_EVENTS] = events
         pk[P_STATUS] = status

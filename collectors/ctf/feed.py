@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from queue import Empty, Queue
 from typing import Protocol
@@ -18,6 +18,7 @@ from collectors.trace_batch import EventBatch
 from collectors.trace_events import Kind
 from collectors.trace_input import TraceStream
 from collectors.trace_text import ParseCounts
+from forensics.model import SourceRecord
 
 
 class BatchSink(Protocol):
@@ -54,6 +55,12 @@ def feed_session(session: Session, sink: BatchSink, keep: bool = False) -> CtfRe
     counts.tracer = None
     seen_waking = False
     read = CtfRead(session, TraceStream(path, _kind(session), iter(()), []), counts)
+    # The files' hashes (evidence) computed meanwhile: hashlib lets the reader and the engine run.
+    records: list[list[SourceRecord] | BaseException] = []
+    hasher = threading.Thread(
+        target=_collect, args=(session.source_records, records), name="kforensic-ctf-hash", daemon=True
+    )
+    hasher.start()
     for chunk, chunk_owner in _prefetched(session.rows()):
         if keep:
             read.kept.append((chunk, chunk_owner))
@@ -82,8 +89,19 @@ def feed_session(session: Session, sink: BatchSink, keep: bool = False) -> CtfRe
     counts.lost_markers = sum(1 for s in session.streams if s.discarded or s.lost_packets)
     counts.lost_events = sum(s.discarded for s in session.streams)
     counts.cpus_declared = None
-    read.stream.records.extend(session.source_records())
+    hasher.join()
+    if isinstance(records[0], BaseException):
+        raise records[0]
+    read.stream.records.extend(records[0])
     return read
+
+
+def _collect(make: Callable[[], list[SourceRecord]], into: list[list[SourceRecord] | BaseException]) -> None:
+    """``make()`` (or its error) appended to ``into``: the body of a thread."""
+    try:
+        into.append(make())
+    except BaseException as exc:  # handed to the caller's thread
+        into.append(exc)
 
 
 def _prefetched(

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import mmap
-import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -146,6 +145,7 @@ class CtfTrace:
     ns_num: int  # clock cycles to ns: * ns_num // ns_den
     ns_den: int
     by_id: dict[int, str] = field(default_factory=dict)  # event id -> name (LTTng: one stream class)
+    reads: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros((0, 0, 0, 0), dtype=np.int64))
 
 
 def find_trace_dirs(root: Path) -> list[Path]:
@@ -268,6 +268,7 @@ class Session:
             np.zeros((n_streams, n_ids), dtype=np.int64),
             1_000_000_000 // int(g),
             clock.freq // int(g),
+            reads=d.field_reads(layouts, want, emit),
         )
 
     # -- decoding -------------------------------------------------------------------------------
@@ -283,21 +284,7 @@ class Session:
             st = np.zeros(8, dtype=np.int64)
             st[0] = cap
             st[7] = s.last_clock
-            d.decode(
-                s.buf,
-                s.pos,
-                lay.ops,
-                lay.stream_progs,
-                lay.event_progs,
-                lay.roles,
-                lay.skips,
-                t.want,
-                t.emit,
-                t.counts,
-                rows,
-                packets,
-                st,
-            )
+            d.run(lay, s.buf, s.pos, t.want, t.emit, t.reads, t.counts, rows, packets, st)
             if st[3] == d.ST_ROWS_FULL and st[2] == 0:  # one packet needs more rows than one call holds
                 cap = int(st[4])
                 continue
@@ -424,13 +411,13 @@ class Session:
     def source_records(self) -> list[SourceRecord]:
         """One record per stream file and metadata file (size and sha256)."""
         out = []
-        paths = [t.path / "metadata" for t in self.traces] + [s.path for s in self.streams]
-        for p in paths:
-            h = hashlib.sha256()
-            with open(p, "rb") as fh:
-                for chunk in iter(lambda: fh.read(1 << 20), b""):
-                    h.update(chunk)
-            out.append(SourceRecord(str(p), os.path.getsize(p), h.hexdigest(), self.seconds))
+        for t in self.traces:
+            data = (t.path / "metadata").read_bytes()
+            out.append(
+                SourceRecord(str(t.path / "metadata"), len(data), hashlib.sha256(data).hexdigest(), self.seconds)
+            )
+        for s in self.streams:  # hashed from the mapped file (hashlib lets other threads run meanwhile)
+            out.append(SourceRecord(str(s.path), len(s.buf), hashlib.sha256(s.buf.data).hexdigest(), self.seconds))
         return out
 
     def notes(self) -> list[str]:
@@ -476,26 +463,15 @@ def kernel_batch(
     session: Session, rows: npt.NDArray[np.int64], owner: npt.NDArray[np.int64], prio_shift_wakeup: bool
 ) -> EventBatch:
     """The engine's columns for the kernel rows of one merged chunk (syscall and UST rows are left out)."""
-    keep = rows[:, d.R_KIND] < K_SYSCALL_ENTRY
-    rows, owner = rows[keep], owner[keep]
-    n = len(rows)
-    kind = np.ascontiguousarray(rows[:, d.R_KIND])
-    v = [rows[:, d.R_V0 + k] for k in range(d.N_VALUES)]
-    zeros = np.zeros(n, dtype=np.int64)
-    pid, prio, next_pid, next_prio, state, work = (zeros.copy() for _ in range(6))
-    sw = kind == Kind.SWITCH
-    pid[sw], prio[sw], next_pid[sw], next_prio[sw] = v[0][sw], v[1][sw] + 100, v[3][sw], v[4][sw] + 100
-    state[sw] = state_letters(v[2][sw])
-    wk = (kind == Kind.WAKING) | (kind == Kind.WAKEUP) | (kind == Kind.WAKEUP_NEW)
-    pid[wk], prio[wk], next_pid[wk] = v[0][wk], v[1][wk] + (100 if prio_shift_wakeup else 0), v[2][wk]
-    ex = kind == Kind.PROCESS_EXIT
-    pid[ex], prio[ex] = v[0][ex], v[1][ex] + (100 if prio_shift_wakeup else 0)
-    irq = (
-        (kind == Kind.IRQ_ENTRY) | (kind == Kind.IRQ_EXIT) | (kind >= Kind.SOFTIRQ_RAISE) & (kind <= Kind.SOFTIRQ_EXIT)
-    )
-    pid[irq] = v[0][irq]
-    lost = kind == Kind.LOST
-    pid[lost] = v[0][lost]
+    kept = np.flatnonzero(rows[:, d.R_KIND] < K_SYSCALL_ENTRY)
+    owner = owner[kept]
+    n = len(kept)
+    cols = np.empty((8, n), dtype=np.int64)
+    ts = np.empty(n, dtype=np.float64)
+    d.engine_columns(rows, K_SYSCALL_ENTRY, _LOWEST_LETTER, 100 if prio_shift_wakeup else 0, cols, ts)
+    kind, cpu, line_no, pid, prio, next_pid, next_prio, state = cols
+    work = np.zeros(n, dtype=np.int64)
+    v = [rows[kept, d.R_V0 + k] for k in range(3)]  # the values the names below are read from
     interner = session.interner
     irq_rows = np.flatnonzero(kind == Kind.IRQ_ENTRY)
     if len(irq_rows):  # names interned once per distinct (stream, text): read the text of one row per group
@@ -515,12 +491,9 @@ def kernel_batch(
         uniq, inverse = np.unique(values, return_inverse=True)
         ids = np.array([interner.id(b"0x%x" % (x & 0xFFFFFFFFFFFFFFFF)) for x in uniq.tolist()], dtype=np.int64)
         dest[work_rows] = ids[inverse.ravel()] if len(uniq) else dest[work_rows]
-    ts = rows[:, d.R_TS].astype(np.float64) / 1e9
-    cpu = np.ascontiguousarray(rows[:, d.R_CPU])
-    line_no = np.ascontiguousarray(rows[:, d.R_OFF])
 
     def event(i: int) -> TraceEvent:
-        return _record(session, rows[i], int(owner[i]), prio_shift_wakeup)
+        return _record(session, rows[kept[i]], int(owner[i]), prio_shift_wakeup)
 
     batch = EventBatch(
         session.eid,
@@ -540,33 +513,18 @@ def kernel_batch(
     return batch
 
 
-_KEY_BYTES = 32  # string fields are grouped by their first 32 bytes and length (longer ones row by row)
-
-
 def _name_keys(
     session: Session, owner: npt.NDArray[np.int64], off: npt.NDArray[np.int64], length: npt.NDArray[np.int64]
 ) -> npt.NDArray[np.uint64]:
-    """Per row a 64-bit key of the string it points at (stream, length, first bytes; longer ones unique per row).
+    """Per row a 64-bit key of the string it points at (its stream, length and bytes: FNV-1a, compiled).
 
-    Two different names in one trace would have to collide in a 64-bit multiplicative hash to be merged.
+    Two different names in one trace would have to collide in a 64-bit hash to be merged.
     """
-    n = len(owner)
-    h = owner.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15) ^ length.astype(np.uint64)
-    cols = np.arange(_KEY_BYTES)[None, :]
+    keys = np.empty(len(owner), dtype=np.uint64)
     for stream in np.unique(owner).tolist():
         sel = np.flatnonzero(owner == stream)
-        buf = session.streams[stream].buf
-        idx = np.minimum(off[sel, None] + cols, len(buf) - 1)
-        text = np.where(cols < length[sel, None], buf[idx], 0).astype(np.uint64)
-        hs = h[sel]
-        for k in range(_KEY_BYTES):
-            hs = (hs ^ text[:, k]) * np.uint64(0x100000001B3)
-        h[sel] = hs
-    long = np.flatnonzero(length > _KEY_BYTES)
-    h[long] = np.arange(len(long), dtype=np.uint64) | np.uint64(1 << 63)  # read whole, row by row
-    out: npt.NDArray[np.uint64] = h
-    del n
-    return out
+        keys[sel] = d.string_keys(session.streams[stream].buf, off[sel], length[sel], stream)
+    return keys
 
 
 def _record(session: Session, row: npt.NDArray[np.int64], stream: int, shift: bool) -> TraceEvent:
