@@ -19,10 +19,10 @@ def fence(text: str) -> str:
 
 
 def nest_markdown(text: str, level: int) -> str:
-    """A markdown document nested under a heading of ``level - 1``: its top heading becomes ``level``.
+    """A markdown document nested under a heading of ``level - 1``: ``#`` becomes ``level``, ``##`` one deeper.
 
     Headings are found by parsing (markdown-it), so lines inside code fences are
-    never touched; a leading top-level title is dropped (the nesting heading replaces it).
+    never touched; a leading ``#`` title is dropped (the nesting heading replaces it).
     """
     from markdown_it import MarkdownIt
 
@@ -32,13 +32,13 @@ def nest_markdown(text: str, level: int) -> str:
     ]
     if not headings:
         return text.strip()
-    top = min(depth for _, depth in headings)
-    drop = headings[0][0] if headings[0][1] == top and not any(x.strip() for x in lines[: headings[0][0]]) else None
+    first_line, first_depth = headings[0]
+    drop = first_line if first_depth == 1 and not any(x.strip() for x in lines[:first_line]) else None
     for line_no, depth in headings:
         line = lines[line_no]
         if line.lstrip().startswith("#"):  # ATX heading: "## title"
             title = line.lstrip().lstrip("#").strip()
-            lines[line_no] = "#" * min(6, depth - top + level) + " " + title
+            lines[line_no] = "#" * min(6, depth - 1 + level) + " " + title
     if drop is not None:
         lines[drop] = ""
     return "\n".join(lines).strip()
