@@ -9,7 +9,8 @@ Rules, most specific first (each a function over the findings):
 
 Correlated findings are merged into one (the richer one's id), keeping the
 evidence of both, with the confidence raised and the reason given.  A dump
-and a log that disagree on the crash are reported as a contradiction.
+and a log that disagree on the crash are reported as a contradiction, and so
+is an input whose times since boot lie past the crash (another boot).
 """
 
 from __future__ import annotations
