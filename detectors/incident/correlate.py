@@ -9,7 +9,8 @@ Rules, most specific first (each a function over the findings):
 
 Correlated findings are merged into one (the richer one's id), keeping the
 evidence of both, with the confidence raised and the reason given.  A dump
-and a log that disagree on the crash are reported as a contradiction.
+and a log that disagree on the crash are reported as a contradiction, and so
+is an input whose times since boot lie past the crash (another boot).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from detectors.incident.timeline import foreign_sources
 from forensics.model import Fact, Finding, Severity, finding_id
 
 
@@ -137,6 +139,38 @@ def _contradictions(by_id: dict[str, Finding]) -> list[Finding]:
                     detector="incident",
                 )
             )
+    out += _other_boots(tuple(by_id.values()))
+    return out
+
+
+def _other_boots(findings: tuple[Finding, ...]) -> list[Finding]:
+    """An input whose times since boot are past the crash cannot come from the crashed boot."""
+    out = []
+    crash = next((f for f in findings if f.kind == "crash"), None) or next(
+        (f for f in findings if _is_log_crash(f) and f.severity is Severity.CRITICAL), None
+    )
+    for source, (ev, end) in foreign_sources(findings).items():
+        assert ev.timestamp is not None
+        crash_ev = next((e for e in crash.evidence if e.timestamp is not None), None) if crash else None
+        out.append(
+            Finding(
+                id=finding_id("contradiction", "other boot", source),
+                kind="contradiction",
+                title=f"{source} cannot come from the crashed boot: its times start at "
+                f"{ev.timestamp.seconds:.3f} s since boot, after the crash at {end:.3f} s",
+                severity=Severity.MEDIUM,
+                confidence=0.9,
+                confidence_reason="a kernel that crashed never reached the later uptime; unless its clock "
+                "does not count from boot, the input was recorded in another boot",
+                summary=f"The input {source} was recorded {ev.timestamp.seconds - end:.1f} s after the crashed "
+                "kernel died, counted since boot: it belongs to another boot (or another host). Its findings are "
+                "kept on their own clock and not ordered against the crash.",
+                evidence=(ev,) if crash_ev is None else (crash_ev, ev),
+                next_steps=("compare the boot ids (/proc/sys/kernel/random/boot_id) and host names of the inputs",),
+                facts=(Fact("other boot", source), Fact("crash since boot", f"{end:.6f} s")),
+                detector="incident",
+            )
+        )
     return out
 
 

@@ -142,10 +142,14 @@ def plain_summary(findings: tuple[Finding, ...], host: str) -> str:
         if not hits:
             continue
         main = hits[0]
+        # Short sentences: what happened, then what was found, then the finding's own words.
         if crash is None:
-            return f"The Linux kernel on {host} had a problem: {text} ({main.title}; severity {worst.value})."
+            return f"The Linux kernel on {host} had a problem: {text}. The finding: {main.title} ({worst.value})."
         if main.id == crash.id:
-            return f"The Linux kernel on {host} crashed: {text} ({main.title})."
-        return f"The Linux kernel on {host} crashed ({crash.title}); the main problem found: {text} ({main.title})."
+            return f"The Linux kernel on {host} crashed: {text}. The report: {main.title}."
+        return (
+            f"The Linux kernel on {host} crashed ({crash.title}). The main problem found: {text}. "
+            f"The finding: {main.title}."
+        )
     top = max(findings, key=lambda f: (f.severity.rank, f.confidence))
-    return f"kforensic found {len(findings)} problem(s) on {host}; the worst: {top.title} ({worst.value})."
+    return f"kforensic found {len(findings)} problem(s) on {host}. The worst: {top.title} ({worst.value})."

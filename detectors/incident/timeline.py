@@ -1,9 +1,17 @@
-"""One time axis for the events of every source.
+"""One time axis per clock for the findings of every source, and the verdict told in short sentences.
 
-Kernel logs, dumps and traces count seconds since boot (monotonic); samples
-and journal lines carry wall-clock times.  With the boot time known, every
-event gets a wall-clock time and the uncertainty of the conversion; without
-it, events of the two clocks are kept apart and the timeline says so.
+Kernel logs and dumps count seconds since boot (monotonic); samples and
+journal lines carry wall-clock times.  With the boot time known, both go on
+one wall-clock axis and every time carries the uncertainty of the
+conversion; without it, each clock keeps its own lane.  A trace keeps its own
+lane always: its clock (ftrace ``local``/``global``, perf) is not printk's,
+and the trace may come from another boot.
+
+Each finding is one row: an interval from its first to its last timestamped
+evidence on its lane's clock.  An input whose times since boot lie after the
+crash of the boot the dump and log describe cannot come from that boot: it is
+named by :func:`foreign_sources` (the correlator turns that into a
+contradiction finding) and its lane says so.
 """
 
 from __future__ import annotations
@@ -11,80 +19,296 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from forensics.model import BootTime, Clock, Finding, LocatorKind, NotAvailable, Timestamp
+from forensics.model import BootTime, Clock, Evidence, Finding, LocatorKind, NotAvailable, Severity, Timestamp
+
+BOOT_LANE = "boot"  # wall times and times since boot, on one axis when the boot time is known
+WALL_LANE = "wall"  # wall times when the boot time is unknown
+UPTIME_LANE = "since boot"  # times since boot when the boot time is unknown
+_TRACE_PREFIX = "trace "
+# A log or dump line can be printed a little after the crash report starts (the panic's own lines).
+_AFTER_CRASH_SLACK = 2.0
+
+
+@dataclass(frozen=True)
+class Lane:
+    """One clock of the timeline: the events that can be ordered against each other."""
+
+    key: str
+    title: str  # a heading, e.g. "Boot (wall clock)" or "Trace t.dat"
+    label: str  # for people: which clock, and how its times were converted
+    converted: bool  # times are on the wall clock
+    contradiction: str | None = None  # why this input cannot belong to the incident's boot
 
 
 @dataclass(frozen=True)
 class TimelineEvent:
-    """Something that happened, at a time, cited by a finding's evidence."""
+    """One finding on the timeline: from its first to its last timestamped evidence, on one lane's clock."""
 
-    when: Timestamp  # as the source recorded it
-    wall: float | None  # on the wall clock, when it can be known
+    when: Timestamp  # the start, as the source recorded it
+    wall: float | None  # the start on the wall clock, when it can be known
     uncertainty: float  # seconds, either way (0 for times recorded on the wall clock)
     finding_id: str
     title: str
-    cite: str  # the evidence citation (source and locator)
-    excerpt: str
+    cite: str  # the citation of the first evidence (source and locator)
+    excerpt: str  # its first line
+    end: Timestamp | None = None  # the last evidence's time, when it differs from the start
+    wall_end: float | None = None
+    lane: str = BOOT_LANE
+    severity: Severity = Severity.INFO
+    end_cite: str | None = None
+    kind: str = ""  # the finding's kind
+
+    @property
+    def duration(self) -> float:
+        """Seconds from the first to the last evidence (0 for an instant)."""
+        if self.end is None:
+            return 0.0
+        if self.wall is not None and self.wall_end is not None:
+            return self.wall_end - self.wall
+        return self.end.seconds - self.when.seconds
 
     def when_text(self) -> str:
-        """The event's time for people: UTC wall time when known, else seconds since boot."""
-        if self.wall is not None:
-            stamp = dt.datetime.fromtimestamp(self.wall, tz=dt.UTC).isoformat(timespec="seconds")
-            return stamp + (f" (±{self.uncertainty:.1f} s)" if self.uncertainty > 0 else "")
-        return f"{self.when.seconds:.6f} s on the source's clock (since boot)"
+        """The start for people: UTC wall time when known, else seconds on the source's clock."""
+        return _point_text(self.when, self.wall, self.uncertainty)
+
+    def end_text(self) -> str:
+        """The end for people ("" for an instant)."""
+        if self.end is None:
+            return ""
+        return _point_text(self.end, self.wall_end, self.uncertainty)
+
+    def start_in_lane(self) -> str:
+        """The start for a lane's table (the lane names the clock)."""
+        return _point_text(self.when, self.wall, self.uncertainty, in_lane=True)
+
+    def end_in_lane(self) -> str:
+        """The end for a lane's table ("" for an instant)."""
+        return "" if self.end is None else _point_text(self.end, self.wall_end, self.uncertainty, in_lane=True)
+
+    def duration_text(self) -> str:
+        """The duration for people ("instant" when the finding has one time)."""
+        return "instant" if self.end is None else _seconds_text(self.duration)
 
 
-def _first_last(finding: Finding) -> list[tuple[Timestamp, int]]:
-    """The earliest and the latest timestamped evidence of a finding (by index)."""
-    timed = [(ev.timestamp, i) for i, ev in enumerate(finding.evidence) if ev.timestamp is not None]
-    if not timed:
-        return []
-    # Compare within one clock only; a finding's evidence normally uses one.
-    clock = timed[0][0].clock
-    same = [(ts, i) for ts, i in timed if ts.clock is clock]
-    first = min(same, key=lambda x: x[0].seconds)
-    last = max(same, key=lambda x: x[0].seconds)
-    return [first] if first[1] == last[1] or first[0].seconds == last[0].seconds else [first, last]
+def _point_text(ts: Timestamp, wall: float | None, uncertainty: float, *, in_lane: bool = False) -> str:
+    """A time: UTC on the wall clock (with the conversion's uncertainty), else seconds on the source's clock.
 
-
-def build_timeline(findings: tuple[Finding, ...], boot: BootTime | NotAvailable) -> tuple[TimelineEvent, ...]:
-    """Events of all findings (first and last evidence with a time), in time order.
-
-    Events are ordered on the wall clock when the boot time is known; events of
-    a clock that cannot be converted (no boot time, or a trace's own clock) come
-    after, in their own order.
+    ``in_lane``: for a lane's table, whose heading names the clock (shorter).
     """
-    events = []
-    for finding in findings:
-        for ts, index in _first_last(finding):
-            ev = finding.evidence[index]
-            if ts.clock is Clock.WALL:
-                wall, unc = ts.seconds, 0.0
-            elif ev.locator.kind is LocatorKind.EVENT or ts.clock is Clock.TRACE:
-                # A trace's clock (ftrace "local", "global", perf, ...) is not printk's clock,
-                # and a trace may come from another boot: it keeps its own time.
-                wall, unc = None, 0.0
-            elif isinstance(boot, BootTime):
-                wall, unc = boot.to_wall(ts), boot.uncertainty
-            else:
-                wall, unc = None, 0.0
-            events.append(
-                TimelineEvent(ts, wall, unc, finding.id, finding.title, ev.cite(), ev.excerpt.split("\n", 1)[0])
-            )
-    return tuple(
-        sorted(events, key=lambda e: (e.wall is None, e.wall if e.wall is not None else 0.0, e.when.seconds, e.title))
+    if wall is not None:
+        stamp = dt.datetime.fromtimestamp(wall, tz=dt.UTC).isoformat(timespec="seconds")
+        if uncertainty <= 0:
+            return stamp
+        return stamp + (f" ±{uncertainty:.1f} s" if in_lane else f" (±{uncertainty:.1f} s)")
+    return f"{ts.seconds:.6f} s" + ("" if in_lane else " on the source's clock (since boot)")
+
+
+def _seconds_text(seconds: float) -> str:
+    if seconds < 1:
+        return f"{seconds * 1000:.3f} ms"
+    if seconds < 120:
+        return f"{seconds:.1f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def _is_trace(ev: Evidence) -> bool:
+    return ev.locator.kind is LocatorKind.EVENT or (ev.timestamp is not None and ev.timestamp.clock is Clock.TRACE)
+
+
+def _lane_key(ev: Evidence, ts: Timestamp, boot: BootTime | NotAvailable) -> str:
+    if _is_trace(ev):
+        return _TRACE_PREFIX + ev.source
+    if isinstance(boot, BootTime):
+        return BOOT_LANE
+    return WALL_LANE if ts.clock is Clock.WALL else UPTIME_LANE
+
+
+def crash_uptime(findings: tuple[Finding, ...]) -> float | None:
+    """When the boot the dump and the log describe ended: the crash's last time since boot, if any."""
+    times = [
+        ev.timestamp.seconds
+        for f in findings
+        if f.kind == "crash" or (f.kind.startswith("dmesg.") and f.severity is Severity.CRITICAL)
+        for ev in f.evidence
+        if ev.timestamp is not None and ev.timestamp.clock is Clock.MONOTONIC and not _is_trace(ev)
+    ]
+    return max(times) if times else None
+
+
+def foreign_sources(findings: tuple[Finding, ...]) -> dict[str, tuple[Evidence, float]]:
+    """Inputs that cannot belong to the crashed boot: all their times since boot are after the crash.
+
+    Returns, per such input, its earliest evidence and the crash's time since boot.
+    A kernel that crashed at 100 s after boot never reached 797 s: a trace or log
+    whose times start there was recorded in another boot (or on a clock that does
+    not count from boot), so its times cannot be put next to the crash.
+    """
+    end = crash_uptime(findings)
+    if end is None:
+        return {}
+    crash_sources = {
+        ev.source
+        for f in findings
+        if f.kind == "crash" or (f.kind.startswith("dmesg.") and f.severity is Severity.CRITICAL)
+        for ev in f.evidence
+    }
+    earliest: dict[str, Evidence] = {}
+    for f in findings:
+        for ev in f.evidence:
+            ts = ev.timestamp
+            if ts is None or ts.clock is not Clock.MONOTONIC or ev.source in crash_sources:
+                continue
+            seen = earliest.get(ev.source)
+            if seen is None or (seen.timestamp is not None and ts.seconds < seen.timestamp.seconds):
+                earliest[ev.source] = ev
+    return {
+        source: (ev, end)
+        for source, ev in sorted(earliest.items())
+        if ev.timestamp is not None and ev.timestamp.seconds > end + _AFTER_CRASH_SLACK
+    }
+
+
+def _lane_of(key: str, boot: BootTime | NotAvailable, foreign: dict[str, tuple[Evidence, float]]) -> Lane:
+    if key.startswith(_TRACE_PREFIX):
+        source = key.removeprefix(_TRACE_PREFIX)
+        why = None
+        if source in foreign:
+            ev, end = foreign[source]
+            assert ev.timestamp is not None
+            why = f"its times start at {ev.timestamp.seconds:.3f} s since boot, after the crash at {end:.3f} s"
+        label = f"trace {source}: its own clock (seconds since boot of the traced kernel)"
+        return Lane(key, f"Trace {source}", label, False, why)
+    if key == BOOT_LANE:
+        assert isinstance(boot, BootTime)
+        when = dt.datetime.fromtimestamp(boot.wall, tz=dt.UTC).isoformat(timespec="seconds")
+        return Lane(key, "Boot (wall clock)", f"wall clock (UTC); times since boot converted with the boot at {when} ±"
+                    f"{boot.uncertainty:.1f} s ({boot.basis})", True)  # fmt: skip
+    if key == WALL_LANE:
+        return Lane(key, "Wall clock", "wall clock (UTC)", True)
+    return Lane(
+        key, "Since boot", "seconds since boot (the boot time is unknown: not converted to wall-clock time)", False
     )
 
 
-def narrative(events: tuple[TimelineEvent, ...], limit: int = 6) -> str:
-    """A one-sentence story of the timeline: "A (t1), then B (t2), then C (t3)"."""
-    seen: list[TimelineEvent] = []
-    for event in events:
-        if event.finding_id not in {e.finding_id for e in seen}:
-            seen.append(event)
-    if not seen:
-        return "No input carries times to order the events."
-    shown = seen[:limit]
-    text = ", then ".join(f"{e.title} ({e.when_text()})" for e in shown)
-    more = f", and {len(seen) - limit} more" if len(seen) > limit else ""
-    return text[:1].upper() + text[1:] + more + "."
+def timeline_lanes(events: tuple[TimelineEvent, ...], findings: tuple[Finding, ...], boot: BootTime | NotAvailable
+                   ) -> tuple[Lane, ...]:  # fmt: skip
+    """The lanes the events use, in the timeline's order."""
+    foreign = foreign_sources(findings)
+    return tuple(_lane_of(key, boot, foreign) for key in dict.fromkeys(e.lane for e in events))
+
+
+def _lane_rank(key: str) -> tuple[int, str]:
+    order = {BOOT_LANE: 0, WALL_LANE: 1, UPTIME_LANE: 2}
+    return (order.get(key, 3), key)
+
+
+def _event(finding: Finding, boot: BootTime | NotAvailable) -> TimelineEvent | None:
+    """The finding as one interval on the lane of its first timestamped evidence that can be converted."""
+    by_lane: dict[str, list[tuple[float, Timestamp, Evidence]]] = {}
+    for ev in finding.evidence:
+        ts = ev.timestamp
+        if ts is None:
+            continue
+        key = _lane_key(ev, ts, boot)
+        # One axis: wall seconds on the boot lane, the source's own seconds elsewhere.
+        at = boot.to_wall(ts) if key == BOOT_LANE and isinstance(boot, BootTime) else ts.seconds
+        by_lane.setdefault(key, []).append((at, ts, ev))
+    if not by_lane:
+        return None
+    # A finding merged from a log and a trace sits where the other findings of the boot are.
+    key = min(by_lane, key=_lane_rank)
+    points = by_lane[key]
+    first = min(points, key=lambda p: p[0])
+    last = max(points, key=lambda p: p[0])
+    converted = key in (BOOT_LANE, WALL_LANE)
+    unc = 0.0
+    if key == BOOT_LANE and isinstance(boot, BootTime):
+        unc = boot.uncertainty if any(ts.clock is Clock.MONOTONIC for _, ts, _ in points) else 0.0
+    instant = last[0] == first[0]
+    return TimelineEvent(
+        when=first[1],
+        wall=first[0] if converted else None,
+        uncertainty=unc,
+        finding_id=finding.id,
+        title=finding.title,
+        cite=first[2].cite(),
+        excerpt=first[2].excerpt.split("\n", 1)[0],
+        end=None if instant else last[1],
+        wall_end=None if instant or not converted else last[0],
+        lane=key,
+        severity=finding.severity,
+        end_cite=None if instant else last[2].cite(),
+        kind=finding.kind,
+    )
+
+
+def build_timeline(findings: tuple[Finding, ...], boot: BootTime | NotAvailable) -> tuple[TimelineEvent, ...]:
+    """One event per finding with a timestamped evidence, lane by lane, each lane in time order.
+
+    The boot's lane (wall clock) comes first; lanes that cannot be converted
+    (no boot time, a trace's clock) follow, each in its own order.
+    """
+    events = [e for f in findings if (e := _event(f, boot)) is not None]
+    return tuple(sorted(events, key=lambda e: (_lane_rank(e.lane), e.when.seconds if e.wall is None else e.wall,
+                                               e.title)))  # fmt: skip
+
+
+def _brief_time(e: TimelineEvent, with_date: bool) -> str:
+    """A time for a sentence: the time of day (UTC) on the wall clock, with the duration of an interval."""
+    if e.wall is not None:
+        stamp = dt.datetime.fromtimestamp(e.wall, tz=dt.UTC)
+        text = stamp.strftime("%Y-%m-%d %H:%M:%S UTC" if with_date else "%H:%M:%S UTC")
+        text += f" ±{e.uncertainty:.1f} s" if e.uncertainty > 0 else ""
+    else:
+        text = f"{e.when.seconds:.3f} s since boot"
+    return text + (f", for {e.duration_text()}" if e.end is not None else "")
+
+
+def _sentence(text: str) -> str:
+    text = text.strip().rstrip(".")
+    return text[:1].upper() + text[1:] + "."
+
+
+def verdict(
+    summary: str, events: tuple[TimelineEvent, ...], lanes: tuple[Lane, ...], limit: int = 4
+) -> tuple[str, ...]:
+    """The verdict paragraph as sentences: the summary, then the story in plain short sentences, one per step."""
+    return (_sentence(summary), *narrative_sentences(events, lanes, limit))
+
+
+def narrative_sentences(events: tuple[TimelineEvent, ...], lanes: tuple[Lane, ...], limit: int = 4) -> list[str]:
+    """The timeline told in short sentences: the first steps of the incident's boot, then the other lanes."""
+    if not events:
+        return ["No input carries times to order the events."]
+    by_key = {lane.key: lane for lane in lanes}
+    first_lane = events[0].lane  # events come lane by lane, the boot's lane first
+    main = [e for e in events if e.lane == first_lane]
+    out = []
+    # A contradiction is told with its lane, below, not as a step of the story.
+    steps = [e for e in main if e.kind != "contradiction"]
+    for i, e in enumerate(steps[:limit]):
+        lead = "First" if i == 0 else "Then"
+        out.append(_sentence(f"{lead} ({_brief_time(e, with_date=i == 0)}): {e.title}"))
+    if len(steps) > limit:
+        out.append(f"The timeline lists {len(steps) - limit} more finding(s) on this clock.")
+    for key in dict.fromkeys(e.lane for e in events if e.lane != first_lane):
+        lane = by_key.get(key)
+        n = sum(1 for e in events if e.lane == key)
+        if not key.startswith(_TRACE_PREFIX):
+            out.append(f"{n} finding(s) carry times since boot only; without the boot time they are not ordered "
+                       "against the wall-clock ones.")  # fmt: skip
+            continue
+        name = key.removeprefix(_TRACE_PREFIX)
+        if lane is not None and lane.contradiction:
+            out.append(f"The trace {name} cannot come from the crashed boot: {lane.contradiction}.")
+            out.append(f"Its {n} finding(s) are shown on its own clock, apart from the crash.")
+        else:
+            out.append(f"The trace {name} has {n} finding(s) on its own clock, apart from the others.")
+    return out
+
+
+def narrative(events: tuple[TimelineEvent, ...], limit: int = 4) -> str:
+    """The timeline as short sentences (without the lanes' contradictions: see :func:`narrative_sentences`)."""
+    return " ".join(narrative_sentences(events, (), limit))

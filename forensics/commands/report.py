@@ -186,7 +186,7 @@ def _render(story: IncidentStory, fmt: OutputFormat, output: Path | None) -> str
     if fmt is OutputFormat.JSON:
         # The merged incident itself (kforensic.incident/1); --json writes the whole story.
         return render_for(story.incident, fmt, output)
-    return story.summary + "\n\n" + render_for(story.incident, fmt, output)
+    return "\n".join(story.verdict) + "\n\n" + render_for(story.incident, fmt, output)
 
 
 def _write_extras(

@@ -16,7 +16,8 @@ border-radius:4px}code{font-size:.9em}.sev{display:inline-block;padding:0 .45rem
 font-weight:600;font-size:.85rem}.critical{background:#8b0000}.high{background:#c0392b}.medium{background:#d68910}
 .low{background:#2e86c1}.info{background:#7f8c8d}.summary{font-size:1.1rem;background:#fff8e1;padding:.8rem;
 border-left:4px solid #d68910}.finding{margin:1.2rem 0;padding:.6rem 1rem;border:1px solid #e3e3e3;border-radius:6px}
-.muted{color:#666;font-size:.9rem}img{max-width:100%}
+.muted{color:#666;font-size:.9rem}img{max-width:100%}.contradiction{color:#8b0000}summary{cursor:pointer}
+details pre{margin:.3rem 0 .6rem}
 """
 
 
@@ -26,7 +27,11 @@ def _sev(severity: Severity) -> str:
 
 def _finding_html(n: int, f: Finding) -> str:
     facts = "".join(f"<tr><th>{escape(x.name)}</th><td>{escape(x.value)}</td></tr>" for x in f.facts)
-    evidence = "".join(f"<li><code>{escape(ev.cite())}</code><pre>{escape(ev.excerpt)}</pre></li>" for ev in f.evidence)
+    # Excerpts fold away (<details>): the page reads as a list of claims, the evidence one click below each.
+    evidence = "".join(
+        f"<li><details><summary><code>{escape(ev.cite())}</code></summary><pre>{escape(ev.excerpt)}</pre></details></li>"
+        for ev in f.evidence
+    )
     steps = "".join(f"<li><code>{escape(s)}</code></li>" for s in f.next_steps)
     return (
         f'<div class="finding" id="finding-{n}"><h3>{n}. {escape(f.title)}</h3>'

@@ -18,9 +18,35 @@ def fence(text: str) -> str:
     return f"{ticks}text\n{text}\n{ticks}"
 
 
-def _finding_md(n: int, f: Finding) -> list[str]:
+def nest_markdown(text: str, level: int) -> str:
+    """A markdown document nested under a heading of ``level - 1``: ``#`` becomes ``level``, ``##`` one deeper.
+
+    Headings are found by parsing (markdown-it), so lines inside code fences are
+    never touched; a leading ``#`` title is dropped (the nesting heading replaces it).
+    """
+    from markdown_it import MarkdownIt
+
+    lines = text.splitlines()
+    headings = [
+        (t.map[0], int(t.tag[1])) for t in MarkdownIt("commonmark").parse(text) if t.type == "heading_open" and t.map
+    ]
+    if not headings:
+        return text.strip()
+    first_line, first_depth = headings[0]
+    drop = first_line if first_depth == 1 and not any(x.strip() for x in lines[:first_line]) else None
+    for line_no, depth in headings:
+        line = lines[line_no]
+        if line.lstrip().startswith("#"):  # ATX heading: "## title"
+            title = line.lstrip().lstrip("#").strip()
+            lines[line_no] = "#" * min(6, depth - 1 + level) + " " + title
+    if drop is not None:
+        lines[drop] = ""
+    return "\n".join(lines).strip()
+
+
+def _finding_md(n: int, f: Finding, level: int = 3) -> list[str]:
     out = [
-        f"### {n}. {md_escape(f.title)}",
+        f"{'#' * level} {n}. {md_escape(f.title)}",
         "",
         f"- **Severity:** {f.severity.value}  ",
         f"- **Confidence:** {f.confidence:.2f} — {md_escape(f.confidence_reason)}  ",
@@ -43,6 +69,32 @@ def _finding_md(n: int, f: Finding) -> list[str]:
         out += [f"- {step}" for step in f.next_steps]
         out.append("")
     return out
+
+
+def findings_markdown(findings: tuple[Finding, ...], level: int = 3) -> list[str]:
+    """The findings' table, then each finding under a heading of ``level`` with its evidence."""
+    if not findings:
+        return []
+    lines = ["| # | severity | confidence | title |", "|---|---|---|---|"]
+    lines += [
+        f"| {i} | {f.severity.value} | {f.confidence:.2f} | {md_escape(f.title)} |" for i, f in enumerate(findings, 1)
+    ]
+    lines.append("")
+    for i, f in enumerate(findings, 1):
+        lines += _finding_md(i, f, level)
+    return lines
+
+
+def inputs_markdown(incident: Incident) -> list[str]:
+    """The inputs' table: path, size, sha256, seconds taken, error."""
+    lines = ["| source | size | sha256 | seconds | error |", "|---|---|---|---|---|"]
+    for s in incident.sources:
+        size = str(s.size)
+        lines.append(
+            f"| `{md_escape(s.path)}` | {md_escape(size)} | {md_escape(str(s.sha256))} | "
+            f"{s.seconds:.3f} | {md_escape(s.error or '')} |"
+        )
+    return lines
 
 
 def render_markdown(incident: Incident) -> str:
@@ -69,22 +121,8 @@ def render_markdown(incident: Incident) -> str:
         "",
     ]
     if findings:
-        lines += ["## Findings", ""]
-        lines += ["| # | severity | confidence | title |", "|---|---|---|---|"]
-        lines += [
-            f"| {i} | {f.severity.value} | {f.confidence:.2f} | {md_escape(f.title)} |"
-            for i, f in enumerate(findings, 1)
-        ]
-        lines.append("")
-        for i, f in enumerate(findings, 1):
-            lines += _finding_md(i, f)
-    lines += ["## Inputs", "", "| source | size | sha256 | seconds | error |", "|---|---|---|---|---|"]
-    for s in incident.sources:
-        size = str(s.size)
-        lines.append(
-            f"| `{md_escape(s.path)}` | {md_escape(size)} | {md_escape(str(s.sha256))} | "
-            f"{s.seconds:.3f} | {md_escape(s.error or '')} |"
-        )
+        lines += ["## Findings", "", *findings_markdown(findings)]
+    lines += ["## Inputs", "", *inputs_markdown(incident)]
     return "\n".join(lines).rstrip() + "\n"
 
 

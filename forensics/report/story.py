@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import html
 import os
 from dataclasses import dataclass
@@ -10,9 +11,10 @@ from typing import Any
 
 from detectors.incident.correlate import Correlation
 from detectors.incident.hypotheses import Hypothesis
-from detectors.incident.timeline import TimelineEvent, narrative
+from detectors.incident.timeline import Lane, TimelineEvent, narrative_sentences, timeline_lanes
+from detectors.incident.timeline import verdict as verdict_text
 from forensics.model import BootTime, Incident
-from forensics.report.markdown import md_escape, render_markdown
+from forensics.report.markdown import findings_markdown, inputs_markdown, md_escape, nest_markdown
 from forensics.serialize import incident_to_dict
 
 REPORT_SCHEMA = "kforensic.report/1"
@@ -39,12 +41,20 @@ class IncidentStory:
     plots: tuple[tuple[str, Path], ...]  # (caption, where the PNG was written)
     commands: tuple[str, ...]  # commands that reproduce the analysis
 
+    @property
+    def lanes(self) -> tuple[Lane, ...]:
+        """The timeline's clocks, each with the inputs that cannot belong to the crashed boot flagged."""
+        return timeline_lanes(self.timeline, self.incident.findings, self.incident.boot_time)
+
+    @property
+    def verdict(self) -> tuple[str, ...]:
+        """The opening paragraph's sentences: the summary, then the story in plain short sentences."""
+        return verdict_text(self.summary, self.timeline, self.lanes)
+
 
 def _boot_text(incident: Incident) -> str:
     boot = incident.boot_time
     if isinstance(boot, BootTime):
-        import datetime as dt
-
         when = dt.datetime.fromtimestamp(boot.wall, tz=dt.UTC).isoformat(timespec="seconds")
         return f"{when} ±{boot.uncertainty:.1f} s ({boot.basis})"
     return str(boot)
@@ -55,25 +65,43 @@ def _link(path: Path, base: Path | None) -> str:
     return str(path) if base is None else os.path.relpath(path, base)
 
 
+def _lane_note(lane: Lane) -> str:
+    return f"Clock: {lane.label}." + (
+        f" **Contradiction:** this input cannot be from the crashed boot ({lane.contradiction})."
+        if lane.contradiction
+        else ""
+    )
+
+
+def _timeline_markdown(story: IncidentStory) -> list[str]:
+    if not story.timeline:
+        return ["No input carries times.", ""]
+    out = []
+    for lane in story.lanes:
+        out += [f"### {md_escape(lane.title)}", "", _lane_note(lane), ""]
+        out += ["| start | end | duration | what | first evidence |", "|---|---|---|---|---|"]
+        out += [
+            f"| {md_escape(e.start_in_lane())} | {md_escape(e.end_in_lane())} | {e.duration_text()} | "
+            f"{md_escape(e.title)} | `{md_escape(e.cite)}` |"
+            for e in story.timeline
+            if e.lane == lane.key
+        ]
+        out.append("")
+    return out
+
+
+def _host_table(inc: Incident) -> list[str]:
+    return ["| | |", "|---|---|", f"| Host | {md_escape(str(inc.host))} |",
+            f"| Kernel | {md_escape(str(inc.kernel_release))} |", f"| Boot time | {md_escape(_boot_text(inc))} |",
+            f"| kforensic | {md_escape(inc.tool_version)} |", ""]  # fmt: skip
+
+
 def render_story_markdown(story: IncidentStory, base: Path | None = None) -> str:
     """The report as markdown (plots linked relative to the directory ``base``)."""
     inc = story.incident
-    out = ["# kforensic incident report", "", story.summary, ""]
-    out += [narrative(story.timeline), ""]
-    out += ["| | |", "|---|---|", f"| Host | {md_escape(str(inc.host))} |",
-            f"| Kernel | {md_escape(str(inc.kernel_release))} |", f"| Boot time | {md_escape(_boot_text(inc))} |",
-            f"| kforensic | {md_escape(inc.tool_version)} |", ""]  # fmt: skip
-    out += ["## Timeline", ""]
-    if story.timeline:
-        out += ["| when | what | evidence |", "|---|---|---|"]
-        out += [
-            f"| {md_escape(e.when_text())} | {md_escape(e.title)} | `{md_escape(e.cite)}` |" for e in story.timeline
-        ]
-        if any(e.wall is None for e in story.timeline) and not isinstance(inc.boot_time, BootTime):
-            out += ["", f"Times since boot are not converted to wall-clock time: {md_escape(str(inc.boot_time))}."]
-    else:
-        out.append("No input carries times.")
-    out.append("")
+    # One sentence a line: the paragraph renders as one, and reads in a terminal as a list of steps.
+    out = ["# kforensic incident report", "", *story.verdict, "", *_host_table(inc)]
+    out += ["## Timeline", "", *_timeline_markdown(story)]
     out += ["## Hypotheses", ""]
     if not story.hypotheses:
         out.append("No hypothesis: the findings do not point at a cause.")
@@ -89,30 +117,75 @@ def render_story_markdown(story: IncidentStory, base: Path | None = None) -> str
         out += [("- **contradiction**: " if c.contradiction else f"- {c.rule}: ") + md_escape(c.statement)
                 for c in story.correlations]  # fmt: skip
         out.append("")
-    findings_md = render_markdown(inc).split("\n", 1)[1]
-    out += [
-        "## Findings by severity",
-        findings_md.replace("\n## Findings\n", "\n").replace("\n## Inputs\n", "\n### Inputs\n"),
-    ]
+    findings = inc.sorted_findings()
+    out += ["## Findings by severity", ""]
+    out += findings_markdown(findings) if findings else ["No findings.", ""]
     if story.plots:
         out += ["## Plots", ""] + [f"![{md_escape(cap)}]({_link(path, base)})" for cap, path in story.plots] + [""]
     for section in story.sections:
-        body = section.markdown.replace("\n# ", "\n### ").replace("\n## ", "\n#### ")
-        body = body[2:] if body.startswith("# ") else body
-        out += [f"## Details: {md_escape(section.title)}", "", body.strip(), ""]
+        out += [f"## Details: {md_escape(section.title)}", "", nest_markdown(section.markdown, 3), ""]
+    out += ["## Inputs", "", *inputs_markdown(inc), ""]
     out += ["## Reproduce", "", "```sh", *story.commands, "```", ""]
     return "\n".join(out).rstrip() + "\n"
 
 
+def _evidence_html(e: TimelineEvent) -> str:
+    """The first evidence, its excerpt folded away (HTML ``<details>``)."""
+    return (
+        f"<details><summary><code>{html.escape(e.cite)}</code></summary><pre>{html.escape(e.excerpt)}</pre></details>"
+    )
+
+
+def _timeline_html(story: IncidentStory) -> str:
+    e = html.escape
+    if not story.timeline:
+        return "<p>No input carries times.</p>"
+    out = []
+    for lane in story.lanes:
+        warn = (
+            f' <b class="contradiction">Contradiction: this input cannot be from the crashed boot '
+            f"({e(lane.contradiction)}).</b>"
+            if lane.contradiction
+            else ""
+        )
+        rows = "".join(
+            f"<tr><td>{e(ev.start_in_lane())}</td><td>{e(ev.end_in_lane())}</td><td>{e(ev.duration_text())}</td>"
+            f"<td>{e(ev.title)}</td><td>{_evidence_html(ev)}</td></tr>"
+            for ev in story.timeline
+            if ev.lane == lane.key
+        )
+        out.append(
+            f'<h3>{e(lane.title)}</h3><p class="muted">Clock: {e(lane.label)}.{warn}</p>'
+            f'<table class="timeline"><tr><th>start</th><th>end</th><th>duration</th><th>what</th>'
+            f"<th>first evidence</th></tr>{rows}</table>"
+        )
+    return "".join(out)
+
+
+def _figure_html(story: IncidentStory) -> str:
+    """The incident timeline figure, embedded as a PNG (the page stays one self-contained file)."""
+    if not story.timeline:
+        return ""
+    import base64
+
+    from forensics.report.timeline_figure import timeline_png
+
+    data = base64.b64encode(timeline_png(story.timeline, story.lanes)).decode()
+    return (
+        f'<figure id="incident-timeline"><img src="data:image/png;base64,{data}" alt="incident timeline: '
+        f"every finding on its clock's lane\"><figcaption>Every finding as an interval, one lane per clock"
+        "</figcaption></figure>"
+    )
+
+
 def render_story_html(story: IncidentStory, base: Path | None = None) -> str:
-    """The report as one HTML page (inline CSS, no scripts; plots linked relative to ``base``)."""
+    """The report as one HTML page (inline CSS, no scripts; plots linked relative to ``base``).
+
+    It opens with the verdict, the timeline figure, then the timeline table (one row per finding).
+    """
     from forensics.report.html import render_html
 
     e = html.escape
-    timeline = "".join(
-        f"<tr><td>{e(ev.when_text())}</td><td>{e(ev.title)}</td><td><code>{e(ev.cite)}</code></td></tr>"
-        for ev in story.timeline
-    )
     hyps = "".join(
         f"<li><b>{e(h.statement)}</b> — confidence {h.confidence:.2f}; confirm: <code>{e(h.next_command)}</code>"
         + "".join(f"<br>for: {e(x)}" for x in h.supporting)
@@ -122,13 +195,20 @@ def render_story_html(story: IncidentStory, base: Path | None = None) -> str:
     )
     plots = "".join(f'<figure><img src="{e(_link(p, base))}" alt="{e(c)}"><figcaption>{e(c)}</figcaption></figure>'
                     for c, p in story.plots)  # fmt: skip
-    details = "".join(f"<h3>{e(s.title)}</h3><pre>{e(s.markdown)}</pre>" for s in story.sections)
+    details = "".join(
+        f"<details><summary>{e(s.title)}</summary><pre>{e(s.markdown)}</pre></details>" for s in story.sections
+    )
+    correlations = "".join(
+        ("<li><b>contradiction</b>: " if c.contradiction else f"<li>{e(c.rule)}: ") + f"{e(c.statement)}</li>"
+        for c in story.correlations
+    )
     sections = [
-        ("Summary", f'<p class="summary">{e(story.summary)}</p><p>{e(narrative(story.timeline))}</p>'),
-        ("Timeline", f"<table><tr><th>when</th><th>what</th><th>evidence</th></tr>{timeline}</table>"
-         if timeline else "<p>No input carries times.</p>"),
+        ("Verdict", f'<p class="summary">{e(" ".join(story.verdict))}</p>{_figure_html(story)}'),
+        ("Timeline", _timeline_html(story)),
         ("Hypotheses", f"<ol>{hyps}</ol>" if hyps else "<p>No hypothesis.</p>"),
-    ]  # fmt: skip
+    ]
+    if correlations:
+        sections.append(("Correlations", f"<ul>{correlations}</ul>"))
     if plots:
         sections.append(("Plots", plots))
     if details:
@@ -142,11 +222,14 @@ def story_to_dict(story: IncidentStory, base: Path | None = None) -> dict[str, A
     return {
         "schema": REPORT_SCHEMA,
         "summary": story.summary,
-        "narrative": narrative(story.timeline),
+        "narrative": " ".join(narrative_sentences(story.timeline, story.lanes)),
+        "lanes": [{"key": lane.key, "label": lane.label, "converted": lane.converted,
+                   "contradiction": lane.contradiction} for lane in story.lanes],
         "timeline": [
             {"when": e.when_text(), "wall": e.wall, "uncertainty": e.uncertainty, "since_boot":
-             e.when.seconds if e.when.clock.value == "monotonic" else None, "finding": e.finding_id,
-             "title": e.title, "cite": e.cite, "excerpt": e.excerpt}
+             e.when.seconds if e.when.clock.value == "monotonic" else None, "end": e.end_text() or None,
+             "wall_end": e.wall_end, "duration": e.duration, "lane": e.lane, "finding": e.finding_id,
+             "title": e.title, "cite": e.cite, "end_cite": e.end_cite, "excerpt": e.excerpt}
             for e in story.timeline
         ],
         "correlations": [

@@ -120,18 +120,48 @@ def test_hung_task_story_names_the_lock_owner(tmp_path: Path) -> None:
 
 
 def test_report_html_renders_in_chromium(tmp_path: Path) -> None:
+    """The demo's inputs: the page opens with the verdict, the figure, then one timeline row per finding."""
     import re
+
+    import matplotlib.image
+    import numpy as np
 
     from tests.forensics.report.test_html_chromium import CHROMIUM, _chromium
 
     if CHROMIUM is None:
         pytest.skip("Debian package chromium is not installed")
     case = _need("08-slab-leak")
-    _report(case, tmp_path, "--store", _leak_store(tmp_path))
+    doc = _report(case, tmp_path, "--store", _leak_store(tmp_path), "--trace", TRACE)
+    # One row per finding (the panic seen by the dump and the log is one merged finding, one row).
+    finding_ids = [e["finding"] for e in doc["timeline"]]
+    assert len(finding_ids) == len(set(finding_ids)), finding_ids
+    # The trace was recorded 797 s after its boot; the dump's kernel crashed at 100 s: another boot, flagged.
+    trace_lane = next(lane for lane in doc["lanes"] if lane["key"].startswith("trace "))
+    assert trace_lane["contradiction"] == "its times start at 797.571 s since boot, after the crash at 100.017 s"
+    assert all(e["wall"] is None for e in doc["timeline"] if e["lane"] == trace_lane["key"])
+    other = [
+        c for c in doc["correlations"] if c["contradiction"] and "cannot come from the crashed boot" in c["statement"]
+    ]
+    assert len(other) == 1 and "kf.ftrace.txt.gz" in other[0]["statement"], doc["correlations"]
+    markdown = (tmp_path / "incident.md").read_text()
+    assert "cannot come from the crashed boot" in markdown
+    assert markdown.count("| Host |") == 1  # the host table once, not again from the findings' renderer
     page = tmp_path / "incident.html"
-    images = re.findall(r'<img src="([^"]+)"', page.read_text())
+    text = page.read_text()
+    order = [text.index(x) for x in ("<h2>Verdict</h2>", 'id="incident-timeline"', "<h2>Timeline</h2>",
+                                     "<h2>Hypotheses</h2>", "<h2>Findings</h2>")]  # fmt: skip
+    assert order == sorted(order), order
+    assert text.count("<details>") >= len(finding_ids)
+    images = [src for src in re.findall(r'<img src="([^"]+)"', text) if not src.startswith("data:")]
     assert images, "the leak case's plots are linked from the page"
     assert all((page.parent / src).is_file() for src in images), images
-    result = _chromium(page, tmp_path, "--dump-dom")
-    assert "kf_leak_obj" in result.stdout
+    # One browser run (they cost seconds): the screenshot, and the console (logged to stderr) stays quiet.
+    shot = tmp_path / "shot.png"
+    result = _chromium(page, tmp_path, f"--screenshot={shot}", "--window-size=1200,1400")
+    assert shot.is_file(), result.stderr[-2000:]
     assert [line for line in result.stderr.splitlines() if "CONSOLE" in line] == []
+    rgb = np.round(matplotlib.image.imread(shot)[..., :3] * 255)
+    assert (rgb < 242).any(axis=-1).mean() > 0.02  # not blank
+    # The figure is on screen: the other boot's lane is the only thing on the page painted #fdecea.
+    lane_pixels = (np.abs(rgb - (0xFD, 0xEC, 0xEA)).sum(axis=-1) <= 6).mean()
+    assert lane_pixels > 0.03, f"the figure's other-boot lane covers {lane_pixels:.2%} of the screenshot"

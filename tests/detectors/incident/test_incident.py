@@ -7,7 +7,7 @@ from pathlib import Path
 
 from detectors.incident.correlate import RULES, correlate
 from detectors.incident.hypotheses import plain_summary, rank_hypotheses
-from detectors.incident.timeline import build_timeline, narrative
+from detectors.incident.timeline import build_timeline, foreign_sources, narrative, timeline_lanes, verdict
 from forensics.model import (
     BootTime,
     Clock,
@@ -124,7 +124,8 @@ def test_timeline_converts_with_the_boot_time_but_not_trace_clocks(tmp_path: Pat
     assert events[0].uncertainty == 2.0
     assert events[2].wall is None
     story = narrative(events)
-    assert story.startswith("Lockup (2023-11-14T22:13:34+00:00 (±2.0 s)), then hang")
+    assert story.startswith("First (2023-11-14 22:13:34 UTC ±2.0 s): lockup. Then (22:13:43 UTC ±2.0 s): hang.")
+    assert f"The trace {trace} has 1 finding(s) on its own clock" in story
     unknown = build_timeline((late,), NotAvailable("no boot"))
     assert unknown[0].wall is None
     assert "since boot" in unknown[0].when_text()
@@ -163,3 +164,44 @@ def test_digest_fits_its_bound_and_never_cuts_an_excerpt(tmp_path: Path) -> None
             for ev in f["evidence"]:
                 assert ev.get("excerpt") in (None, "INFO: task kf_waiter:43 blocked", "kf_waiter_update+0xc/0x20")
         assert doc["omitted"]["findings"] + len(doc.get("findings", [])) == 60
+
+
+def test_timeline_has_one_row_per_finding_as_an_interval(tmp_path: Path) -> None:
+    log, _ = _files(tmp_path)
+    # The same crash seen twice (dump's log and console log), and a hang reported from 23.98 s to 23.99 s.
+    hang = _finding("dmesg.hang", "hang", (_ev(log, 1, "INFO: task", 23.982192), _ev(log, 2, "kf_waiter", 23.985835)))
+    panic = _finding("crash", "panic", (_ev(log, 3, "Kernel panic", 23.997144), _ev(log, 3, "Kernel panic", 23.997144)),
+                     severity=Severity.CRITICAL)  # fmt: skip
+    events = build_timeline((panic, hang), BootTime(1_700_000_000.0, 0.5, "test"))
+    assert [(e.title, e.lane) for e in events] == [("hang", "boot"), ("panic", "boot")]
+    assert events[0].end is not None and events[0].end.seconds == 23.985835
+    assert round(events[0].duration, 6) == 0.003643
+    assert events[0].duration_text() == "3.643 ms"
+    assert events[1].end is None and events[1].duration_text() == "instant"
+
+
+def test_a_trace_past_the_crash_uptime_is_another_boot(tmp_path: Path) -> None:
+    log, trace = _files(tmp_path)
+    panic = _finding("crash", "kernel panic: hung_task", (_ev(log, 3, "Kernel panic", 23.997144),),
+                     severity=Severity.CRITICAL)  # fmt: skip
+    hog = _finding("sched-cpu-hog", "CPU hog: kf_spinner ran 9 ms",
+                   (_ev(trace, 1, "sched_switch", 797.707624, LocatorKind.EVENT),))  # fmt: skip
+    assert set(foreign_sources((panic, hog))) == {str(trace)}
+    merged, correlations = correlate((panic, hog))
+    other = [f for f in merged if f.kind == "contradiction"]
+    assert len(other) == 1 and [c.rule for c in correlations] == ["contradiction"]
+    assert other[0].fact("other boot") == str(trace)
+    assert "797.708 s since boot, after the crash at 23.997 s" in other[0].title
+    assert_evidence_resolves(merged)
+    boot = BootTime(1_700_000_000.0, 0.5, "test")
+    events = build_timeline(merged, boot)
+    lanes = timeline_lanes(events, merged, boot)
+    assert [lane.key for lane in lanes] == ["boot", f"trace {trace}"]
+    assert lanes[1].contradiction == "its times start at 797.708 s since boot, after the crash at 23.997 s"
+    assert [e.lane for e in events if e.title == hog.title] == [f"trace {trace}"]
+    text = " ".join(verdict("The kernel crashed.", events, lanes))
+    assert f"The trace {trace} cannot come from the crashed boot" in text
+    # A trace recorded before the crash's uptime may be the same boot: no contradiction, still its own lane.
+    early = _finding("sched-cpu-hog", "early hog", (_ev(trace, 1, "sched_switch", 12.5, LocatorKind.EVENT),))
+    assert foreign_sources((panic, early)) == {}
+    assert [c.rule for c in correlate((panic, early))[1]] == []

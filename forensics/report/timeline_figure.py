@@ -1,0 +1,86 @@
+"""The incident timeline figure: every finding as an interval, one lane per clock (matplotlib, Agg, PNG).
+
+Times of different clocks cannot be put on one axis, so each lane (the boot's
+wall-clock axis, each trace's own clock) is its own panel with its own axis,
+stacked; a lane whose input cannot belong to the crashed boot is titled so.
+matplotlib is imported inside the function: the CLI does not pay for it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+
+from detectors.incident.timeline import Lane, TimelineEvent
+from forensics.model import Severity
+
+# Severity colours of the HTML page's badges (forensics/report/html.py), so the figure reads like the page.
+SEVERITY_COLOURS = {
+    Severity.CRITICAL: "#8b0000",
+    Severity.HIGH: "#c0392b",
+    Severity.MEDIUM: "#d68910",
+    Severity.LOW: "#2e86c1",
+    Severity.INFO: "#7f8c8d",
+}
+_MAX_ROWS = 14  # per lane: the figure stays readable; the table lists every finding
+_MAX_TITLE = 58
+
+
+def _origin_text(lane: Lane, first: TimelineEvent) -> str:
+    if first.wall is not None:
+        return dt.datetime.fromtimestamp(first.wall, tz=dt.UTC).isoformat(timespec="seconds") + " UTC"
+    return f"{first.when.seconds:.6f} s on {'the trace' if lane.key.startswith('trace ') else 'its'} clock"
+
+
+def _x(e: TimelineEvent) -> tuple[float, float]:
+    start = e.wall if e.wall is not None else e.when.seconds
+    end = e.wall_end if e.wall_end is not None else (e.end.seconds if e.end is not None else start)
+    return start, end
+
+
+def timeline_png(events: tuple[TimelineEvent, ...], lanes: tuple[Lane, ...]) -> bytes:
+    """The figure as PNG bytes: a panel per lane, a bar per finding (a diamond for an instant)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    groups = [(lane, [e for e in events if e.lane == lane.key][:_MAX_ROWS]) for lane in lanes]
+    groups = [(lane, evs) for lane, evs in groups if evs]
+    heights = [max(len(evs), 2) for _, evs in groups]
+    fig, axes = plt.subplots(
+        len(groups), 1, figsize=(11, 0.9 + 0.32 * sum(heights) + 0.9 * len(groups)), dpi=90, squeeze=False,
+        gridspec_kw={"height_ratios": heights},
+    )  # fmt: skip
+    try:
+        for ax, (lane, evs) in zip(axes[:, 0], groups, strict=True):
+            origin = _x(evs[0])[0]
+            span = max(_x(e)[1] for e in evs) - origin
+            for row, e in enumerate(evs):
+                start, end = _x(e)
+                colour = SEVERITY_COLOURS[e.severity]
+                # An interval too short to see at this scale is drawn as an instant.
+                if end - start > span * 0.004:
+                    ax.barh(row, end - start, left=start - origin, height=0.6, color=colour)
+                else:
+                    ax.plot([start - origin], [row], marker="D", markersize=7, color=colour)
+            ax.set_yticks(range(len(evs)))
+            ax.set_yticklabels([e.title if len(e.title) <= _MAX_TITLE else e.title[: _MAX_TITLE - 1] + "…"
+                                for e in evs], fontsize=8)  # fmt: skip
+            ax.invert_yaxis()
+            pad = span * 0.04 or 0.5
+            ax.set_xlim(-pad, span + pad)
+            ax.set_xlabel(f"seconds after {_origin_text(lane, evs[0])}", fontsize=8)
+            ax.grid(True, axis="x", alpha=0.3)
+            title = lane.title
+            if lane.contradiction:
+                ax.set_title(f"{title}: ANOTHER BOOT, not ordered against the crash", fontsize=9, color="#8b0000")
+                ax.set_facecolor("#fdecea")
+            else:
+                ax.set_title(title, fontsize=9)
+        fig.tight_layout()
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png")
+    finally:
+        plt.close(fig)
+    return buffer.getvalue()
