@@ -1,0 +1,90 @@
+"""The reliability contract (issues #19, #23) on the paths built beside it: profile, trace spans and CTF.
+
+A hostile but realistic user's tries, one test per defect found; each failed before its fix.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import zstandard
+
+from tests.forensics.commands import test_trace_spans
+from tests.forensics.commands.test_slabwatch_cli import kforensic
+from tests.forensics.test_reliability_cli import _digest, _one_error_line
+
+recording = test_trace_spans.recording  # the LTTng UST session and its ftrace text, unpacked once
+PROFILE = Path(__file__).resolve().parents[1] / "data" / "profile"
+
+
+@pytest.fixture(scope="module")
+def span_csv(recording: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The workload's 60 requests as a span CSV (ns of CLOCK_MONOTONIC, from the trace_marker lines)."""
+    starts: dict[str, int] = {}
+    rows = ["tid,name,start_ns,end_ns"]
+    text = (recording / "kernel.ftrace.txt").read_text()
+    for m in re.finditer(r"\s(\d+)\.(\d+): tracing_mark_write: infer (start|end) (\d+)", text):
+        ns = int(m.group(1)) * 10**9 + int(m.group(2).ljust(9, "0"))
+        if m.group(3) == "start":
+            starts[m.group(4)] = ns
+        else:
+            rows.append(f"1,req,{starts.pop(m.group(4))},{ns}")
+    path = tmp_path_factory.mktemp("spans") / "spans.csv"
+    path.write_text("\n".join(rows) + "\n")
+    assert len(rows) == 61
+    return path
+
+
+# ---------------------------------------------------------------- trace on a CTF directory, --spans
+
+
+@pytest.mark.parametrize("option", ["--span-png", "--gantt-png", "-o"])
+@pytest.mark.parametrize("member", ["metadata", "channel0_0", "index/channel0_0.idx"])
+def test_an_output_into_the_ctf_trace_files_is_refused(recording: Path, option: str, member: str) -> None:
+    target = recording / "ust/uid/0/64-bit" / member
+    before = _digest(target)
+    done = kforensic("trace", str(recording / "ust"), option, str(target))
+    assert done.returncode == 2, done.stderr  # was 0: the CTF metadata, a stream or its index replaced by the PNG
+    _one_error_line(done.stderr, "is the input", member)
+    assert _digest(target) == before
+
+
+def test_an_output_over_the_spans_csv_is_refused(recording: Path, span_csv: Path) -> None:
+    before = _digest(span_csv)
+    trace = str(recording / "kernel.ftrace.txt")
+    done = kforensic("trace", trace, "--kernel-clock", "mono", "--spans", str(span_csv), "-o", str(span_csv))
+    assert done.returncode == 2, done.stderr  # was 0: the CSV replaced by the report
+    _one_error_line(done.stderr, "is the input")
+    assert _digest(span_csv) == before
+
+
+def test_a_zstd_span_csv_is_read_by_its_magic(recording: Path, span_csv: Path, tmp_path: Path) -> None:
+    packed = tmp_path / "spans.data"  # no telling suffix: the content says zstd
+    packed.write_bytes(zstandard.ZstdCompressor().compress(span_csv.read_bytes()))
+    trace = str(recording / "kernel.ftrace.txt")
+    plain = kforensic("trace", trace, "--kernel-clock", "mono", "--spans", str(span_csv))
+    done = kforensic("trace", trace, "--kernel-clock", "mono", "--spans", str(packed))
+    assert done.returncode == plain.returncode == 0, done.stderr  # was 3: "not a text file"
+    row = next(line for line in done.stdout.splitlines() if line.startswith("req "))
+    assert row.split()[1] == "60"
+    assert row == next(line for line in plain.stdout.splitlines() if line.startswith("req "))
+
+
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        (b'{"tid":1,"name":"a","start_ns":1,"end_ns":2}\n[1,2]\n', ":2: not a JSON object"),  # was exit 4
+        (b'{"a":' * 100_000 + b"\n", ":1: not JSON"),  # was exit 4 (RecursionError)
+        (b"", "no span rows"),  # was exit 0, nothing said
+        (b"tid,name,start_ns,end_ns\n", "no span rows"),  # was exit 0, nothing said
+        (b'tid,name,start_ns,end_ns\n1,"' + b"a" * 200_000 + b'",1,2\n', "not CSV"),  # was exit 4 (csv.Error)
+    ],
+)
+def test_a_bad_span_file_is_exit_3_in_one_line(recording: Path, tmp_path: Path, content: bytes, needle: str) -> None:
+    bad = tmp_path / "spans.jsonl"
+    bad.write_bytes(content)
+    done = kforensic("trace", str(recording / "kernel.ftrace.txt"), "--kernel-clock", "mono", "--spans", str(bad))
+    assert done.returncode == 3, done.stderr
+    _one_error_line(done.stderr, needle)
