@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -13,6 +14,7 @@ from forensics import __version__
 from forensics.commands.common import (
     DebugOption,
     FailOnOption,
+    ForceOption,
     FormatOption,
     OutputOption,
     deliver,
@@ -81,6 +83,10 @@ def parse_window(text: str | None) -> tuple[float, float] | None:
         raise UsageError(
             f"--window {text!r} is not T0:T1", hint="give seconds as perf script prints them, e.g. --window 120.5:130"
         ) from None
+    if any(part.strip() and not math.isfinite(float(part)) for part in (left, right)):
+        raise UsageError(
+            f"--window {text!r}: nan and inf are not times", hint="give finite seconds, or leave a side empty (120.5:)"
+        )
     if t1 < t0:
         raise UsageError(f"--window {text!r} ends before it starts", hint="give T0:T1 with T0 <= T1")
     return (t0, t1)
@@ -336,7 +342,10 @@ def to_document(result: ProfileResult, deltas: list[SymbolDelta] | None, budget:
 
 def profile(
     source: Annotated[
-        str, typer.Argument(help="perf.data, `perf script` output (may be .gz) or folded stacks; '-' for stdin.")
+        str,
+        typer.Argument(
+            help="perf.data, `perf script` output or folded stacks (may be gzip, xz or zstd); '-' for stdin."
+        ),
     ],
     window: Annotated[
         str | None,
@@ -379,6 +388,7 @@ def profile(
     output: OutputOption = None,
     fail_on: FailOnOption = None,
     debug: DebugOption = False,
+    force: ForceOption = False,
 ) -> None:
     """Find the hotspots of a CPU profile (perf), say what they mean, and draw flame graphs."""
     from forensics.output import write_atomic

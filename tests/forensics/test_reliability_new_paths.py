@@ -5,6 +5,8 @@ A hostile but realistic user's tries, one test per defect found; each failed bef
 
 from __future__ import annotations
 
+import gzip
+import os
 import re
 from pathlib import Path
 
@@ -88,3 +90,50 @@ def test_a_bad_span_file_is_exit_3_in_one_line(recording: Path, tmp_path: Path, 
     done = kforensic("trace", str(recording / "kernel.ftrace.txt"), "--kernel-clock", "mono", "--spans", str(bad))
     assert done.returncode == 3, done.stderr
     _one_error_line(done.stderr, needle)
+
+
+# ---------------------------------------------------------------- profile
+
+
+@pytest.fixture(scope="module")
+def perf_text(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A recorded `perf script` text, uncompressed."""
+    path = tmp_path_factory.mktemp("profile") / "mixed.perf.txt"
+    path.write_bytes(gzip.decompress((PROFILE / "mixed.perf.txt.gz").read_bytes()))
+    return path
+
+
+@pytest.mark.parametrize("window", ["nan:", "1:inf", "-inf:nan"])
+def test_profile_window_refuses_nan_and_inf(perf_text: Path, window: str) -> None:
+    done = kforensic("profile", str(perf_text), "--window", window)
+    assert done.returncode == 2, done.stderr  # was 3: "no samples in the --window nan:"
+    _one_error_line(done.stderr, "--window", "nan and inf")
+
+
+def test_profile_force_replaces_another_users_output(perf_text: Path, tmp_path: Path) -> None:
+    target = tmp_path / "flame.svg"
+    target.write_text("someone else's\n")
+    try:
+        os.chown(target, 65534, 65534)
+    except PermissionError:
+        pytest.skip("giving a file to another user needs root")
+    refused = kforensic("profile", str(perf_text), "--svg", str(target))
+    assert refused.returncode == 2, refused.stderr
+    _one_error_line(refused.stderr, "belongs to another user")
+    done = kforensic("profile", str(perf_text), "--svg", str(target), "--force")
+    assert done.returncode == 0, done.stderr  # was 2: "No such option: --force"
+    assert target.read_text().startswith("<?xml") and target.stat().st_uid == os.geteuid()
+
+
+@pytest.mark.parametrize("option", ["-o", "--folded", "--svg", "--diff-output"])
+def test_profile_outputs_over_its_inputs_are_refused(perf_text: Path, tmp_path: Path, option: str) -> None:
+    base = tmp_path / "base.folded.gz"  # a gzip base told by its magic, not its name
+    base.write_bytes((PROFILE / "mixed.folded.gz").read_bytes())
+    args = ["profile", str(perf_text), "--diff", str(base)]
+    target = base if option == "--diff-output" else perf_text
+    args += ["--svg" if option == "--diff-output" else option, str(target)]
+    before = _digest(target)
+    done = kforensic(*args)
+    assert done.returncode == 2, done.stderr
+    _one_error_line(done.stderr, "is the input")
+    assert _digest(target) == before
