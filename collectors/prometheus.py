@@ -76,7 +76,11 @@ class PromClient:
     requests: int = 0  # how many HTTP requests this client made (counted under a lock: instances are read in threads)
 
     def __post_init__(self) -> None:
-        parsed = urllib.parse.urlsplit(self.url)
+        try:
+            parsed = urllib.parse.urlsplit(self.url)
+            _ = parsed.port  # a port out of range or not a number raises here, not in the first request
+        except ValueError:
+            parsed = urllib.parse.urlsplit("")  # e.g. 'http://[::1': told as not a URL below
         if parsed.scheme not in ("http", "https") or not parsed.netloc:
             raise UsageError(
                 f"--prometheus {self.url!r} is not an http(s) URL", hint="give the server root, e.g. http://prom:9090"
@@ -90,11 +94,19 @@ class PromClient:
 
     def _read_secret(self, path: Path, what: str) -> str:
         try:
-            return path.read_text(encoding="utf-8").strip()
+            secret = path.read_text(encoding="utf-8").strip()
         except OSError as exc:
             raise InputError(
                 f"cannot read the {what} file {path}: {exc.strerror or exc}", hint="give a readable file"
             ) from None
+        except UnicodeDecodeError:
+            raise InputError(f"the {what} file {path} is not UTF-8 text", hint="write the secret as one line") from None
+        if any(ord(c) < 32 or ord(c) == 127 for c in secret):  # a newline would end the HTTP header
+            raise InputError(
+                f"the {what} file {path} holds more than one line or a control character",
+                hint="write the secret as one line",
+            )
+        return secret
 
     def _auth_headers(self) -> dict[str, str]:
         headers = {"Accept": "application/json", "User-Agent": "kforensic"}
@@ -104,7 +116,9 @@ class PromClient:
         if a.bearer_token_file is not None:
             token = self._read_secret(a.bearer_token_file, "bearer token")
             if not token:
-                raise InputError(f"the bearer token file {a.bearer_token_file} is empty")
+                raise InputError(
+                    f"the bearer token file {a.bearer_token_file} is empty", hint="write the token as one line"
+                )
             headers["Authorization"] = f"Bearer {token}"
         if a.basic_auth_file is not None:
             secret = self._read_secret(a.basic_auth_file, "basic auth")

@@ -137,3 +137,29 @@ def test_profile_outputs_over_its_inputs_are_refused(perf_text: Path, tmp_path: 
     assert done.returncode == 2, done.stderr
     _one_error_line(done.stderr, "is the input")
     assert _digest(target) == before
+
+
+# ---------------------------------------------------------------- leaks --prometheus
+
+
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        (b"first\nsecond\n", "more than one line"),  # was exit 4: urllib's "Invalid header value"
+        (b"tok\r\nX-Injected: 1\n", "more than one line"),  # was exit 4 (a header of the caller's choosing)
+        (b"\xf4\x90\x80\x80\xff", "not UTF-8"),  # was exit 4: UnicodeDecodeError
+    ],
+)
+def test_a_bad_bearer_token_file_is_exit_3(tmp_path: Path, content: bytes, needle: str) -> None:
+    token = tmp_path / "token"
+    token.write_bytes(content)
+    done = kforensic("leaks", "--prometheus", "http://127.0.0.1:1", "--bearer-token-file", str(token))
+    assert done.returncode == 3, done.stderr
+    _one_error_line(done.stderr, "bearer token file", needle)
+
+
+@pytest.mark.parametrize("url", ["http://[::1", "http://127.0.0.1:99999", "http://prom:port"])
+def test_a_malformed_prometheus_url_is_exit_2(url: str) -> None:
+    done = kforensic("leaks", "--prometheus", url, "--timeout", "1")
+    assert done.returncode == 2, done.stderr  # 'http://[::1' was exit 4 (ValueError: Invalid IPv6 URL)
+    _one_error_line(done.stderr, "is not an http(s) URL")
