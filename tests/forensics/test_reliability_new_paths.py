@@ -8,6 +8,7 @@ from __future__ import annotations
 import gzip
 import os
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ import zstandard
 
 from tests.forensics.commands import test_trace_spans
 from tests.forensics.commands.test_slabwatch_cli import kforensic
-from tests.forensics.test_reliability_cli import _digest, _one_error_line
+from tests.forensics.test_reliability_cli import CONSOLE, _digest, _one_error_line
 
 recording = test_trace_spans.recording  # the LTTng UST session and its ftrace text, unpacked once
 PROFILE = Path(__file__).resolve().parents[1] / "data" / "profile"
@@ -163,3 +164,25 @@ def test_a_malformed_prometheus_url_is_exit_2(url: str) -> None:
     done = kforensic("leaks", "--prometheus", url, "--timeout", "1")
     assert done.returncode == 2, done.stderr  # 'http://[::1' was exit 4 (ValueError: Invalid IPv6 URL)
     _one_error_line(done.stderr, "is not an http(s) URL")
+
+
+# ---------------------------------------------------------------- dmesg --signatures
+
+
+def test_signatures_output_over_a_log_read_by_a_worker_is_refused(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    log = logs / "h1.log"
+    shutil.copyfile(CONSOLE, log)
+    (logs / "h2.log").write_bytes(gzip.compress(CONSOLE.read_bytes()))
+    before = _digest(log)
+    done = kforensic("dmesg", "--signatures", str(logs), "--workers", "1", "-o", str(log))
+    assert done.returncode == 2, done.stderr  # was 0: the workers registered the logs, not the command
+    _one_error_line(done.stderr, "is the input")
+    assert _digest(log) == before
+
+
+def test_signatures_with_no_readable_log_is_exit_3(tmp_path: Path) -> None:
+    done = kforensic("dmesg", "--signatures", str(tmp_path / "a.log"), str(tmp_path / "b.log"), "--workers", "0")
+    assert done.returncode == 3, done.stderr  # was 0: "no kernel reports found"
+    _one_error_line(done.stderr, "none of the 2 logs could be read")
