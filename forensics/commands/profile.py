@@ -280,6 +280,7 @@ def to_document(result: ProfileResult, deltas: list[SymbolDelta] | None, budget:
     """The ``kforensic.profile/1`` JSON digest, cut until it fits in ``budget`` bytes."""
     from dataclasses import replace
 
+    from forensics.output import encode_text
     from forensics.serialize import incident_to_dict
 
     hot, p = result.hot, result.profile
@@ -329,7 +330,8 @@ def to_document(result: ProfileResult, deltas: list[SymbolDelta] | None, budget:
         if kept < len(ranked):
             doc["findings_cut"] = f"{len(ranked) - kept} of {len(ranked)} findings left out to fit {budget} bytes"
         doc["incident"] = incident
-        size = len(json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode())
+        # Sized as deliver() writes it: a byte perf could not decode (a surrogate escape) as \udcXX.
+        size = len(encode_text(json.dumps(doc, ensure_ascii=False, separators=(",", ":"))))
         if size + 1 <= budget or (n == 0 and kept == 0):  # + the final newline
             return doc
         # Cut the tables to their top 3 rows, then the least severe findings but one, then the rest.

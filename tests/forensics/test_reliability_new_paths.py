@@ -6,6 +6,7 @@ A hostile but realistic user's tries, one test per defect found; each failed bef
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import re
 import shutil
@@ -186,3 +187,15 @@ def test_signatures_with_no_readable_log_is_exit_3(tmp_path: Path) -> None:
     done = kforensic("dmesg", "--signatures", str(tmp_path / "a.log"), str(tmp_path / "b.log"), "--workers", "0")
     assert done.returncode == 3, done.stderr  # was 0: "no kernel reports found"
     _one_error_line(done.stderr, "none of the 2 logs could be read")
+
+
+def test_profile_json_with_an_undecodable_symbol_byte(perf_text: Path, tmp_path: Path) -> None:
+    text = perf_text.read_bytes()
+    head = text[: text.index(b"\n\n") + 2]  # the first sample, with a byte perf could not decode in a symbol
+    damaged = tmp_path / "p.txt"
+    damaged.write_bytes(head + head.replace(b"spin_math", b"spin_\xed\xb3math"))
+    out = tmp_path / "p.json"
+    done = kforensic("profile", str(damaged), "--format", "json", "-o", str(out))
+    assert done.returncode == 0, done.stderr  # was 4: UnicodeEncodeError while sizing the digest (found by the fuzz)
+    names = [row["name"] for row in json.loads(out.read_text())["self"]]
+    assert any(name.startswith("spin_\udced") for name in names), names
