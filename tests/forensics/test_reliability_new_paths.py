@@ -10,11 +10,14 @@ import json
 import os
 import re
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 import zstandard
 
+from collectors.perf_script import read_profile
+from tests.collectors import test_perf_script
 from tests.forensics.commands import test_trace_spans
 from tests.forensics.commands.test_slabwatch_cli import kforensic
 from tests.forensics.test_reliability_cli import CONSOLE, _digest, _one_error_line
@@ -199,3 +202,29 @@ def test_profile_json_with_an_undecodable_symbol_byte(perf_text: Path, tmp_path:
     assert done.returncode == 0, done.stderr  # was 4: UnicodeEncodeError while sizing the digest (found by the fuzz)
     names = [row["name"] for row in json.loads(out.read_text())["self"]]
     assert any(name.startswith("spin_\udced") for name in names), names
+
+
+recorded = test_perf_script.recorded  # a perf.data recorded now (skips where perf record is not allowed)
+
+
+@pytest.mark.parametrize("packing", ["gzip", "zstd"])
+def test_a_compressed_perf_data_is_read_like_the_plain_one(recorded: Path, tmp_path: Path, packing: str) -> None:
+    data = recorded.read_bytes()
+    packed = tmp_path / "perf.data.packed"  # the content says which compression, not the name
+    packed.write_bytes(gzip.compress(data) if packing == "gzip" else zstandard.ZstdCompressor().compress(data))
+    plain = read_profile(str(recorded))
+    profile = read_profile(str(packed))  # was InputError: "perf script failed: incompatible file format"
+    assert profile.kind == "perf.data" and profile.notes == plain.notes == []
+    assert sorted((s.frames, s.samples) for s in profile.stacks) == sorted((s.frames, s.samples) for s in plain.stacks)
+
+
+def test_a_cut_compressed_perf_data_names_the_input(recorded: Path, tmp_path: Path) -> None:
+    data = recorded.read_bytes()
+    start = int.from_bytes(data[40:48], "little")
+    cut = tmp_path / "cut.gz"
+    cut.write_bytes(gzip.compress(data[: start // 2]))  # inside the attribute section: perf script refuses it
+    spools = set(Path(tempfile.gettempdir()).glob("kforensic-perf-*"))
+    done = kforensic("profile", str(cut))
+    assert done.returncode == 3, done.stderr
+    _one_error_line(done.stderr, f"{cut}: perf script failed")  # not the temporary copy's path
+    assert set(Path(tempfile.gettempdir()).glob("kforensic-perf-*")) == spools  # the copy is gone
