@@ -181,7 +181,7 @@ class PromClient:
             raise InputError(f"cannot reach Prometheus at {self.url}: {exc}") from None
         try:
             doc = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: an answer nested deeper than the JSON reader goes
             raise InputError(
                 f"{target} did not answer with JSON: not a Prometheus HTTP API",
                 hint="give the server root, e.g. http://prom:9090 (not a /graph or exporter URL)",
@@ -259,10 +259,13 @@ class PromClient:
                     "timeout": self._server_timeout(),
                 },
             )
-            for item in data.get("result", []) if isinstance(data, dict) else []:
-                labels = tuple(sorted((str(k), str(v)) for k, v in item.get("metric", {}).items()))
-                points = merged.setdefault(labels, [])
-                points.extend((float(t), _value(v)) for t, v in item.get("values", []))
+            try:
+                for item in data.get("result", []) if isinstance(data, dict) else []:
+                    labels = tuple(sorted((str(k), str(v)) for k, v in item.get("metric", {}).items()))
+                    points = merged.setdefault(labels, [])
+                    points.extend((float(t), _value(v)) for t, v in item.get("values", []))
+            except (AttributeError, TypeError, ValueError) as exc:
+                raise _malformed(self.url, "query_range", exc) from None
             first += count
         return [Series(dict(labels), tuple(sorted(points))) for labels, points in merged.items()]
 
@@ -271,7 +274,18 @@ class PromClient:
         data = self._post("query", {"query": query, "time": _num(at), "timeout": self._server_timeout()})
         if not isinstance(data, dict) or data.get("resultType") != "vector":
             return []
-        return [(dict(item.get("metric", {})), _value(item["value"][1])) for item in data.get("result", [])]
+        try:
+            return [(dict(item.get("metric", {})), _value(item["value"][1])) for item in data.get("result", [])]
+        except (AttributeError, TypeError, ValueError, KeyError, IndexError) as exc:
+            raise _malformed(self.url, "query", exc) from None
+
+
+def _malformed(url: str, endpoint: str, exc: Exception) -> InputError:
+    """A success answer whose result is not shaped as the Prometheus HTTP API documents it."""
+    return InputError(
+        f"Prometheus at {url} answered /api/v1/{endpoint} with a malformed result ({type(exc).__name__}: {exc})",
+        hint="is it a Prometheus server (or a proxy rewriting its answers)? check the --prometheus URL",
+    )
 
 
 def _num(value: float) -> str:

@@ -6,11 +6,13 @@ A hostile but realistic user's tries, one test per defect found; each failed bef
 from __future__ import annotations
 
 import gzip
+import http.server
 import json
 import os
 import re
 import shutil
 import tempfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -228,3 +230,53 @@ def test_a_cut_compressed_perf_data_names_the_input(recorded: Path, tmp_path: Pa
     assert done.returncode == 3, done.stderr
     _one_error_line(done.stderr, f"{cut}: perf script failed")  # not the temporary copy's path
     assert set(Path(tempfile.gettempdir()).glob("kforensic-perf-*")) == spools  # the copy is gone
+
+
+def _serve(answers: dict[str, bytes]) -> tuple[http.server.HTTPServer, str]:
+    """A local HTTP server answering each /api/v1/ENDPOINT with ``answers[ENDPOINT]`` (a hostile Prometheus)."""
+
+    class Answer(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            body = answers[self.path.rsplit("/", 1)[-1]]
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Answer)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}"
+
+
+def _success(data: object) -> bytes:
+    return json.dumps({"status": "success", "data": data}).encode()
+
+
+ONE_INSTANCE = _success({"resultType": "vector", "result": [{"metric": {"instance": "h:9100"}, "value": [1, "1"]}]})
+
+
+@pytest.mark.parametrize(
+    "answers",
+    [
+        {"query": b'{"a":' * 100_000},  # was exit 4: RecursionError
+        {"query": _success({"resultType": "vector", "result": "oops"})},  # was exit 4: AttributeError
+        {"query": _success({"resultType": "vector", "result": [{"metric": {}, "value": None}]})},  # was exit 4
+        {
+            "query": ONE_INSTANCE,
+            "query_range": _success({"resultType": "matrix", "result": [{"metric": {}, "values": [["x", "1"]]}]}),
+        },  # was exit 4: ValueError on the time "x"
+    ],
+)
+def test_a_malformed_prometheus_answer_is_exit_3(answers: dict[str, bytes]) -> None:
+    server, url = _serve(answers)
+    try:
+        done = kforensic("leaks", "--prometheus", url, "--since", "1h", "--timeout", "10")
+    finally:
+        server.shutdown()
+    assert done.returncode == 3, done.stderr
+    _one_error_line(done.stderr, url)
