@@ -13,6 +13,7 @@ without a call chain).
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import re
 import shutil
@@ -780,8 +781,12 @@ def find_perf() -> str | None:
     return None
 
 
-def perf_script_chunks(path: Path, perf: str | None = None, warnings: list[str] | None = None) -> Iterator[bytes]:
+def perf_script_chunks(
+    path: Path, perf: str | None = None, warnings: list[str] | None = None, label: str | None = None
+) -> Iterator[bytes]:
     """``perf script -i PATH`` output, streamed; raises :class:`InputError` when perf fails or is missing.
+
+    ``label`` names the input in errors when ``path`` is a decompressed copy of it.
 
     What perf says on stderr when it still succeeds (a truncated file it read up to the cut) is
     appended to ``warnings``.
@@ -789,7 +794,7 @@ def perf_script_chunks(path: Path, perf: str | None = None, warnings: list[str] 
     binary = perf or find_perf()
     if binary is None:
         raise InputError(
-            f"{path} is a perf.data file and perf is not installed",
+            f"{label or path} is a perf.data file and perf is not installed",
             hint="install perf (apt-get install linux-perf) or give `perf script` text made where perf is",
         )
     import tempfile
@@ -814,7 +819,7 @@ def perf_script_chunks(path: Path, perf: str | None = None, warnings: list[str] 
     reason = said[0][:200] if said else f"exit status {rc}"
     if rc != 0 and (warnings is None or not produced):
         raise InputError(
-            f"{path}: perf script failed: {reason}",
+            f"{label or path}: perf script failed: {reason}",
             hint="the perf.data file may be truncated or from another perf; re-record, or give `perf script` text",
         )
     if warnings is not None and rc != 0:
@@ -854,15 +859,34 @@ def read_profile(name: str, window: tuple[float, float] | None = None, perf: str
         if first.startswith(PERF_DATA_MAGIC):
             if name == "-":
                 raise UsageError("perf.data on stdin is not supported", hint="give the perf.data path")
-            for _ in chunks:  # hash the whole file for the source record
-                pass
-            record = tracked.record()
-            parser = ScriptParser(tracked.name, window, kind="perf.data")
-            warnings: list[str] = []
-            for chunk in perf_script_chunks(Path(name), perf, warnings):
-                parser.feed(chunk)
+            with contextlib.ExitStack() as cleanup:
+                data_path = Path(name)
+                if tracked.compression is not None:
+                    # perf script reads only a plain perf.data: spool the decompressed one to a private file.
+                    import tempfile
+
+                    spool = Path(cleanup.enter_context(tempfile.TemporaryDirectory(prefix="kforensic-perf-")))
+                    data_path = spool / "perf.data"
+                    try:
+                        with open(data_path, "wb") as out:
+                            out.write(first)
+                            for chunk in chunks:
+                                out.write(chunk)
+                    except OSError as exc:
+                        raise InputError(
+                            f"{tracked.name}: cannot decompress it into {spool}: {exc.strerror or exc}",
+                            hint="free space in the temporary directory (TMPDIR), or give the perf.data decompressed",
+                        ) from None
+                for _ in chunks:  # hash the whole file for the source record
+                    pass
+                record = tracked.record()
+                size = data_path.stat().st_size  # of the perf.data itself, decompressed
+                parser = ScriptParser(tracked.name, window, kind="perf.data")
+                warnings: list[str] = []
+                for chunk in perf_script_chunks(data_path, perf, warnings, tracked.name):
+                    parser.feed(chunk)
             profile = parser.close()
-            profile.notes[:0] = warnings + perf_data_notes(first, record.size if isinstance(record.size, int) else 0)
+            profile.notes[:0] = warnings + perf_data_notes(first, size) + tracked.notes
             profile.record = record
             return _checked(profile, window)
 

@@ -76,7 +76,11 @@ class PromClient:
     requests: int = 0  # how many HTTP requests this client made (counted under a lock: instances are read in threads)
 
     def __post_init__(self) -> None:
-        parsed = urllib.parse.urlsplit(self.url)
+        try:
+            parsed = urllib.parse.urlsplit(self.url)
+            _ = parsed.port  # a port out of range or not a number raises here, not in the first request
+        except ValueError:
+            parsed = urllib.parse.urlsplit("")  # e.g. 'http://[::1': told as not a URL below
         if parsed.scheme not in ("http", "https") or not parsed.netloc:
             raise UsageError(
                 f"--prometheus {self.url!r} is not an http(s) URL", hint="give the server root, e.g. http://prom:9090"
@@ -90,11 +94,19 @@ class PromClient:
 
     def _read_secret(self, path: Path, what: str) -> str:
         try:
-            return path.read_text(encoding="utf-8").strip()
+            secret = path.read_text(encoding="utf-8").strip()
         except OSError as exc:
             raise InputError(
                 f"cannot read the {what} file {path}: {exc.strerror or exc}", hint="give a readable file"
             ) from None
+        except UnicodeDecodeError:
+            raise InputError(f"the {what} file {path} is not UTF-8 text", hint="write the secret as one line") from None
+        if any(ord(c) < 32 or ord(c) == 127 for c in secret):  # a newline would end the HTTP header
+            raise InputError(
+                f"the {what} file {path} holds more than one line or a control character",
+                hint="write the secret as one line",
+            )
+        return secret
 
     def _auth_headers(self) -> dict[str, str]:
         headers = {"Accept": "application/json", "User-Agent": "kforensic"}
@@ -104,7 +116,9 @@ class PromClient:
         if a.bearer_token_file is not None:
             token = self._read_secret(a.bearer_token_file, "bearer token")
             if not token:
-                raise InputError(f"the bearer token file {a.bearer_token_file} is empty")
+                raise InputError(
+                    f"the bearer token file {a.bearer_token_file} is empty", hint="write the token as one line"
+                )
             headers["Authorization"] = f"Bearer {token}"
         if a.basic_auth_file is not None:
             secret = self._read_secret(a.basic_auth_file, "basic auth")
@@ -167,7 +181,7 @@ class PromClient:
             raise InputError(f"cannot reach Prometheus at {self.url}: {exc}") from None
         try:
             doc = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: an answer nested deeper than the JSON reader goes
             raise InputError(
                 f"{target} did not answer with JSON: not a Prometheus HTTP API",
                 hint="give the server root, e.g. http://prom:9090 (not a /graph or exporter URL)",
@@ -245,10 +259,13 @@ class PromClient:
                     "timeout": self._server_timeout(),
                 },
             )
-            for item in data.get("result", []) if isinstance(data, dict) else []:
-                labels = tuple(sorted((str(k), str(v)) for k, v in item.get("metric", {}).items()))
-                points = merged.setdefault(labels, [])
-                points.extend((float(t), _value(v)) for t, v in item.get("values", []))
+            try:
+                for item in data.get("result", []) if isinstance(data, dict) else []:
+                    labels = tuple(sorted((str(k), str(v)) for k, v in item.get("metric", {}).items()))
+                    points = merged.setdefault(labels, [])
+                    points.extend((float(t), _value(v)) for t, v in item.get("values", []))
+            except (AttributeError, TypeError, ValueError) as exc:
+                raise _malformed(self.url, "query_range", exc) from None
             first += count
         return [Series(dict(labels), tuple(sorted(points))) for labels, points in merged.items()]
 
@@ -257,7 +274,18 @@ class PromClient:
         data = self._post("query", {"query": query, "time": _num(at), "timeout": self._server_timeout()})
         if not isinstance(data, dict) or data.get("resultType") != "vector":
             return []
-        return [(dict(item.get("metric", {})), _value(item["value"][1])) for item in data.get("result", [])]
+        try:
+            return [(dict(item.get("metric", {})), _value(item["value"][1])) for item in data.get("result", [])]
+        except (AttributeError, TypeError, ValueError, KeyError, IndexError) as exc:
+            raise _malformed(self.url, "query", exc) from None
+
+
+def _malformed(url: str, endpoint: str, exc: Exception) -> InputError:
+    """A success answer whose result is not shaped as the Prometheus HTTP API documents it."""
+    return InputError(
+        f"Prometheus at {url} answered /api/v1/{endpoint} with a malformed result ({type(exc).__name__}: {exc})",
+        hint="is it a Prometheus server (or a proxy rewriting its answers)? check the --prometheus URL",
+    )
 
 
 def _num(value: float) -> str:

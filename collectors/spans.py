@@ -239,24 +239,41 @@ def marker_marks(path: str) -> list[Mark]:
 
 def table_spans(path: Path) -> list[Span]:
     """Spans of a CSV (header ``tid,name,start_ns,end_ns``) or JSONL file (objects with those keys)."""
+    from collectors.inputs import open_input
+
+    # open_input: gzip/xz/zstd by magic bytes, one-line errors, the file registered as an input of the run.
+    with open_input(str(path)) as tracked:
+        data = b"".join(tracked.read_chunks())
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror}", hint="check the path") from None
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise InputError(f"{path}: not a text file", hint="give a CSV or JSONL of tid,name,start_ns,end_ns") from None
+    lines = text.splitlines()
     rows: list[tuple[int, dict[str, str]]] = []
     if text.lstrip().startswith("{"):
-        for n, line in enumerate(text.splitlines(), 1):
+        for n, line in enumerate(lines, 1):
             if line.strip():
                 try:
                     obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise InputError(f"{path}:{n}: not JSON ({exc.msg})", hint="one object per line") from None
+                except (json.JSONDecodeError, RecursionError) as exc:
+                    why = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deep"
+                    raise InputError(f"{path}:{n}: not JSON ({why})", hint="one object per line") from None
+                if not isinstance(obj, dict):
+                    raise InputError(f"{path}:{n}: not a JSON object", hint="one object per line") from None
                 rows.append((n, {k: str(v) for k, v in obj.items()}))
     else:
         reader = csv.DictReader(io.StringIO(text))
-        rows = [(n, row) for n, row in enumerate(reader, 2)]
+        try:
+            rows = [(n, row) for n, row in enumerate(reader, 2)]
+        except csv.Error as exc:  # a NUL byte, a field over the size limit
+            raise InputError(
+                f"{path}:{reader.line_num}: not CSV ({exc})", hint="columns tid,name,start_ns,end_ns"
+            ) from None
+    if not rows:
+        raise InputError(
+            f"{path}: no span rows (the file is empty or holds only a header)",
+            hint="give a CSV or JSONL of tid,name,start_ns,end_ns with one row per span",
+        )
     spans = []
     for n, row in rows:
         try:
@@ -270,7 +287,7 @@ def table_spans(path: Path) -> list[Span]:
         if end < start:
             raise InputError(f"{path}:{n}: the span ends before it starts", hint="check start_ns and end_ns")
         line = f"{path.name}:{n}"
-        excerpt = text.splitlines()[n - 1] if n - 1 < len(text.splitlines()) else ""
+        excerpt = lines[n - 1] if n - 1 < len(lines) else ""
         spans.append(
             Span(
                 name,

@@ -32,6 +32,7 @@ from collectors.trace_batch import EventBatch, Interner
 from collectors.trace_events import Kind, TraceEvent, make_event
 from forensics.errors import InputError
 from forensics.model import SourceRecord
+from forensics.output import register_input
 
 # Row kinds beyond the engine's (collectors.trace_events.Kind).
 K_SYSCALL_ENTRY = 100
@@ -201,6 +202,9 @@ class Session:
         self.streams: list[StreamFile] = []
         self.warnings: list[str] = []
         for tdir in find_trace_dirs(self.root):
+            for f in tdir.rglob("*"):  # metadata, streams and index/: evidence no output of the run may replace
+                if f.is_file():
+                    register_input(f)
             meta = parse_metadata(tdir / "metadata")
             self.traces.append(self._prepare(tdir, meta))
             for f in _stream_files(tdir):

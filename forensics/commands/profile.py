@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -13,6 +14,7 @@ from forensics import __version__
 from forensics.commands.common import (
     DebugOption,
     FailOnOption,
+    ForceOption,
     FormatOption,
     OutputOption,
     deliver,
@@ -81,6 +83,10 @@ def parse_window(text: str | None) -> tuple[float, float] | None:
         raise UsageError(
             f"--window {text!r} is not T0:T1", hint="give seconds as perf script prints them, e.g. --window 120.5:130"
         ) from None
+    if any(part.strip() and not math.isfinite(float(part)) for part in (left, right)):
+        raise UsageError(
+            f"--window {text!r}: nan and inf are not times", hint="give finite seconds, or leave a side empty (120.5:)"
+        )
     if t1 < t0:
         raise UsageError(f"--window {text!r} ends before it starts", hint="give T0:T1 with T0 <= T1")
     return (t0, t1)
@@ -281,6 +287,7 @@ def to_document(result: ProfileResult, deltas: list[SymbolDelta] | None, budget:
     """The ``kforensic.profile/1`` JSON digest, cut until it fits in ``budget`` bytes."""
     from dataclasses import replace
 
+    from forensics.output import encode_text
     from forensics.serialize import incident_to_dict
 
     hot, p = result.hot, result.profile
@@ -330,7 +337,8 @@ def to_document(result: ProfileResult, deltas: list[SymbolDelta] | None, budget:
         if kept < len(ranked):
             doc["findings_cut"] = f"{len(ranked) - kept} of {len(ranked)} findings left out to fit {budget} bytes"
         doc["incident"] = incident
-        size = len(json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode())
+        # Sized as deliver() writes it: a byte perf could not decode (a surrogate escape) as \udcXX.
+        size = len(encode_text(json.dumps(doc, ensure_ascii=False, separators=(",", ":"))))
         if size + 1 <= budget or (n == 0 and kept == 0):  # + the final newline
             return doc
         # Cut the tables to their top 3 rows, then the least severe findings but one, then the rest.
@@ -343,7 +351,10 @@ def to_document(result: ProfileResult, deltas: list[SymbolDelta] | None, budget:
 
 def profile(
     source: Annotated[
-        str, typer.Argument(help="perf.data, `perf script` output (may be .gz) or folded stacks; '-' for stdin.")
+        str,
+        typer.Argument(
+            help="perf.data, `perf script` output or folded stacks (may be gzip, xz or zstd); '-' for stdin."
+        ),
     ],
     window: Annotated[
         str | None,
@@ -386,6 +397,7 @@ def profile(
     output: OutputOption = None,
     fail_on: FailOnOption = None,
     debug: DebugOption = False,
+    force: ForceOption = False,
 ) -> None:
     """Find the hotspots of a CPU profile (perf), say what they mean, and draw flame graphs."""
     from forensics.output import write_atomic

@@ -492,7 +492,22 @@ def run_signatures(
     if scheduler is not None and workers is not None:
         raise UsageError("--workers sizes the local cluster: give it or --scheduler, not both")
     items = expand_inputs(specs)
+    from forensics.output import check_not_input, register_input
+
+    for _host, where in items:  # the workers read them in other processes: register them here too
+        if "://" not in where:
+            register_input(where)
+    if output is not None:
+        check_not_input(output)  # before the cluster starts, not after the whole run
     run = run_serial(items) if workers == 0 else run_dask(items, scheduler, workers)
+    failed = [h for h in run.hosts if h.error is not None]
+    if failed and len(failed) == len(run.hosts):  # nothing was read: "no kernel reports" would be a false all-clear
+        from forensics.errors import InputError
+
+        raise InputError(
+            f"--signatures: none of the {len(failed)} logs could be read (first: {failed[0].error})",
+            hint="check the paths and permissions",
+        )
     if fmt == "json":
         text = json.dumps(to_document(run), indent=1, ensure_ascii=False) + "\n"
     else:

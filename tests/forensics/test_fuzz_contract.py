@@ -61,12 +61,16 @@ def mutated(draw: st.DrawFn, seed: bytes) -> bytes:
             del data[pos:]
         elif op == "zero":
             data[pos : pos + 64] = bytes(len(data[pos : pos + 64]))
-    packing = draw(st.sampled_from(["none", "none", "none", "gzip", "xz", "gzip-cut"]))
+    packing = draw(st.sampled_from(["none", "none", "none", "gzip", "xz", "zstd", "gzip-cut"]))
     out = bytes(data)
     if packing == "gzip":
         out = gzip.compress(out)
     elif packing == "xz":
         out = lzma.compress(out)
+    elif packing == "zstd":
+        import zstandard
+
+        out = zstandard.ZstdCompressor().compress(out)
     elif packing == "gzip-cut":
         packed = gzip.compress(out)
         out = packed[: draw(st.integers(0, len(packed)))]
@@ -223,8 +227,89 @@ def test_kdump_config(data: st.DataObject) -> None:
             check_contract(tree, lambda _out: ["kdump", "setup", "--root", str(root), "--policy", "oops"])
 
 
+PROFILES = REPO / "tests" / "data" / "profile"
+PERF_TEXT = gzip.decompress((PROFILES / "mixed.perf.txt.gz").read_bytes())[:30000]
+FOLDED = gzip.decompress((PROFILES / "mixed.folded.gz").read_bytes())[:30000]
+
+
+@FUZZ
+@given(data=st.data())
+def test_profile(data: st.DataObject) -> None:
+    seed = data.draw(st.sampled_from([PERF_TEXT, FOLDED]))
+    damaged = data.draw(mutated(seed))
+    with _tree() as tree, tempfile.TemporaryDirectory(prefix="kf-fuzz-folded-") as folded_dir:
+        (tree / "p.txt").write_bytes(damaged)
+        folded = Path(folded_dir) / "f.txt"
+        code = check_contract(tree, lambda _out: ["profile", str(tree / "p.txt"), "--folded", str(folded)])
+        assert folded.is_file() == (code in (0, 1))  # written whole, or not at all
+
+
+LTTNG = REPO / "tests" / "data" / "lttng"
+
+
+@functools.cache
+def lttng_files() -> tuple[dict[str, bytes], bytes]:
+    """The UST session's files (relative path: bytes) and its ftrace text (mono clock)."""
+    import tarfile
+
+    files: dict[str, bytes] = {}
+    with tarfile.open(LTTNG / "ust.tar.gz") as tar:
+        for member in tar.getmembers():
+            extracted = tar.extractfile(member) if member.isfile() else None
+            if extracted is not None:
+                files[member.name] = extracted.read()
+    return files, gzip.decompress((LTTNG / "kernel.ftrace.txt.gz").read_bytes())
+
+
+def _spans_table(jsonl: bool) -> bytes:
+    """The workload's requests as a span CSV or JSONL (from the ftrace marker lines)."""
+    import re
+
+    _files, kernel = lttng_files()
+    starts: dict[bytes, int] = {}
+    rows = []
+    for m in re.finditer(rb"\s(\d+)\.(\d+): tracing_mark_write: infer (start|end) (\d+)", kernel):
+        ns = int(m.group(1)) * 10**9 + int(m.group(2).ljust(9, b"0"))
+        if m.group(3) == b"start":
+            starts[m.group(4)] = ns
+        elif m.group(4) in starts:
+            rows.append((1, "req", starts.pop(m.group(4)), ns))
+    if jsonl:
+        keys = ("tid", "name", "start_ns", "end_ns")
+        return b"".join(json.dumps(dict(zip(keys, r, strict=True))).encode() + b"\n" for r in rows)
+    return b"tid,name,start_ns,end_ns\n" + b"".join(f"{t},{n},{a},{b}\n".encode() for t, n, a, b in rows)
+
+
+@FUZZ
+@given(data=st.data())
+def test_span_table(data: st.DataObject) -> None:
+    jsonl = data.draw(st.booleans())
+    damaged = data.draw(mutated(_spans_table(jsonl)))
+    _files, kernel = lttng_files()
+    with _tree() as tree:
+        (tree / "k.txt").write_bytes(kernel[:40000])  # the spans reach past it: a case of its own
+        (tree / "spans").write_bytes(damaged)
+        check_contract(
+            tree, lambda _out: ["trace", str(tree / "k.txt"), "--kernel-clock", "mono", "--spans", str(tree / "spans")]
+        )
+
+
+@FUZZ
+@given(data=st.data())
+def test_ctf_trace(data: st.DataObject) -> None:
+    files, _kernel = lttng_files()
+    victim = data.draw(st.sampled_from(sorted(name for name in files if not name.endswith(".idx"))))
+    with _tree() as tree:
+        for name, content in files.items():
+            (tree / name).parent.mkdir(parents=True, exist_ok=True)
+            (tree / name).write_bytes(data.draw(mutated(content)) if name == victim else content)
+        check_contract(tree, lambda _out: ["trace", str(tree / "ust")])
+
+
 def test_the_seeds_are_real_data() -> None:
     # A fuzz test on an empty seed would prove nothing: the fixtures must be there.
-    for seed in (LOG, TRACE_TEXT, DUMP_HEAD):
+    assert len(lttng_files()[0]) == 5 and _spans_table(False).count(b"\n") == 61
+    assert len(FOLDED) > 4000  # the whole folded fixture
+    for seed in (LOG, TRACE_TEXT, DUMP_HEAD, PERF_TEXT):
         assert len(seed) > 10000
     assert len(SNAPSHOTS) == 3 and shutil.which(sys.executable)
