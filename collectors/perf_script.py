@@ -21,6 +21,7 @@ import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import chain, repeat
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -54,6 +55,14 @@ class Frame(NamedTuple):
     kernel: bool
     jit: bool
     inlined: bool
+
+
+_NAME = itemgetter(0)  # a Frame's name (a tuple field: read in C, no Python call per frame)
+
+
+def frame_names(frames: tuple[Frame, ...]) -> tuple[str, ...]:
+    """The names of a call chain's frames, root first."""
+    return tuple(map(_NAME, frames))
 
 
 @dataclass
@@ -928,6 +937,7 @@ __all__ = [
     "ScriptParser",
     "Thread",
     "find_perf",
+    "frame_names",
     "parse_folded",
     "read_profile",
 ]
