@@ -38,32 +38,8 @@ class Masked(NamedTuple):
     hi: float | None
 
 
-#: Bytes looked at before each end at once by :func:`_digits_before` (a longer run takes the loop).
-_WINDOW = 20
-_BACK = np.arange(1, _WINDOW + 1)
-_WEIGHTS = np.array([10**k for k in range(19)] + [0] * (_WINDOW - 19), np.int64)
-
-
 def _digits_before(a: npt.NDArray[np.uint8], end: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], ...]:
-    """For each ``end``, the run of digits just before it: its length and its value (exact to 18 digits).
-
-    The bytes before every end are gathered into one ``len(end) x 20`` array, so the whole run is a
-    handful of numpy calls rather than a few per digit; runs that fill the window take the loop.
-    """
-    at = end[:, None] - _BACK  # column k: the byte k + 1 before the end
-    d = a[np.maximum(at, 0)] - _ZERO  # uint8 wraps below '0': one comparison tests both bounds
-    digit = (d <= 9) & (at >= 0)
-    length = np.argmin(digit, axis=1)  # the first byte that is not a digit
-    full = digit[:, -1] & (length == 0)
-    if full.any():
-        return _digits_loop(a, end)
-    keep = np.arange(_WINDOW) < length[:, None]
-    value = (np.where(keep, d, 0).astype(np.int64) * _WEIGHTS).sum(axis=1)
-    return length.astype(np.int64), value
-
-
-def _digits_loop(a: npt.NDArray[np.uint8], end: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], ...]:
-    """:func:`_digits_before` a digit at a time, for runs of any length."""
+    """For each ``end``, the run of digits just before it: its length and its value (exact to 18 digits)."""
     length = np.zeros(len(end), np.int64)
     value = np.zeros(len(end), np.int64)
     live = np.arange(len(end))

@@ -35,20 +35,3 @@ def test_what_is_not_a_time() -> None:
     # Two times sharing a space: the regex takes the first only, the masker reports both (the caller
     # then hands the chunk to the per-sample code, which needs one time per sample).
     assert len(mask_times(b"x 1.5: 2.5: y\n").colons) == 2  # type: ignore[union-attr]
-
-
-def test_long_digit_runs_take_the_digit_loop_and_agree() -> None:
-    # A run of 20+ digits fills _digits_before's window: the chunk takes the digit-at-a-time loop.
-    import numpy as np
-
-    from collectors.perf_scan import _digits_before, _digits_loop
-
-    text = b"x 123456789012345678901234: 1.5: :3: 0: 99999: a\n" + b" 7.25: " * 3
-    a = np.frombuffer(text, np.uint8)
-    ends = np.flatnonzero(a == ord(":"))
-    for got, want in zip(_digits_before(a, ends), _digits_loop(a, ends), strict=True):
-        assert got.tolist() == want.tolist()
-    short = ends[1:]  # without the long run: the windowed gather
-    length, value = _digits_before(a, short)
-    assert length.tolist()[:5] == [1, 0, 1, 1, 5] and value.tolist()[:5] == [5, 0, 3, 0, 99999]
-    assert mask_times(text[27:]) is not None
