@@ -24,6 +24,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from statistics import median
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_PERL = ROOT.parent / "shared" / "tools" / "flamegraph" / "stackcollapse-perf.pl"
@@ -98,6 +99,7 @@ def main() -> None:
         warm.write_bytes(head[: head.rfind(b"\n\n") + 2])
         run_measured([kforensic, "profile", str(warm)], tmp / "warm.out")
         runs_k, runs_p = [], []
+        load0 = os.getloadavg()[0]
         for _ in range(args.repeat):  # alternating, so both see the same load; the best run of each counts
             runs_k.append(
                 run_measured(
@@ -119,6 +121,14 @@ def main() -> None:
             )
         # On a shared machine the wall time depends on the load at the moment; CPU time much less.
         print(f"ratio (kforensic MB/s / stackcollapse MB/s): wall {p_wall / k_wall:.2f}x, CPU {p_cpu / k_cpu:.2f}x")
+        # The best run says what the code can do, the median how steady that is under the load.
+        kw, kc = median(r[0] for r in runs_k), median(r[1] for r in runs_k)
+        pw, pc = median(r[0] for r in runs_p), median(r[1] for r in runs_p)
+        print(
+            f"median of {args.repeat}: kforensic wall {kw:.2f} s CPU {kc:.2f} s, stackcollapse wall {pw:.2f} s"
+            f" CPU {pc:.2f} s; ratio wall {pw / kw:.2f}x, CPU {pc / kc:.2f}x"
+        )
+        print(f"load average (1 min) before/after: {load0:.1f} / {os.getloadavg()[0]:.1f}")
         print(f"folded outputs identical: {same}")
         print(f"SVG: {(tmp / 'k.svg').stat().st_size / 1e6:.2f} MB")
 

@@ -22,6 +22,7 @@ import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import chain, repeat
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -55,6 +56,14 @@ class Frame(NamedTuple):
     kernel: bool
     jit: bool
     inlined: bool
+
+
+_NAME = itemgetter(0)  # a Frame's name (a tuple field: read in C, no Python call per frame)
+
+
+def frame_names(frames: tuple[Frame, ...]) -> tuple[str, ...]:
+    """The names of a call chain's frames, root first."""
+    return tuple(map(_NAME, frames))
 
 
 @dataclass
@@ -397,14 +406,15 @@ class ScriptParser:
             self._blocks(data[:end])
             return
         ids = self._ids
-        slots = list(map(ids.get, pieces))
+        # Each piece's slot (-2: a text not seen before), one C-level look-up each; numpy finds the rest.
+        slots = np.fromiter(map(ids.get, pieces, repeat(-2)), np.int64, len(pieces))
+        missing = np.flatnonzero(slots == -2)
         newlines = None
-        if None in slots:
+        if len(missing):
             newlines = np.flatnonzero(np.frombuffer(view, np.uint8) == 10)
             first: dict[bytes, int] = {}  # each new text's first piece in this chunk
-            for i, slot in enumerate(slots):
-                if slot is None and pieces[i] not in first:
-                    first[pieces[i]] = i
+            for i in missing.tolist():
+                first.setdefault(pieces[i], i)
             at = np.fromiter(first.values(), np.int64, len(first))
             lines = (self._line + np.searchsorted(newlines, starts[at])).tolist()
             fresh: list[tuple[int, bytes, int, bytes, object]] = []
@@ -417,29 +427,34 @@ class ScriptParser:
                     self._blocks(data[:end])
                     return
                 fresh.append((i, block, line, piece, got))
+            counted: list[int] = []
             for i, block, line, piece, got in fresh:
                 if got is _TIMED:
                     ids[block] = -1  # read sample by sample, below
                     continue
                 ids[block] = len(self._slots)
                 self._slots.append(None if got is None else self._bulk_count(got, piece, line))  # type: ignore[arg-type]
-                slots[i] = 0  # the first occurrence was counted when it was parsed
-            slots = [ids[b] if s is None else s for b, s in zip(pieces, slots, strict=True)]
-        if -1 in slots:
+                counted.append(i)
+            slots[missing] = np.fromiter(
+                map(ids.__getitem__, map(pieces.__getitem__, missing.tolist())), np.int64, len(missing)
+            )
+            slots[counted] = 0  # the first occurrence was counted when it was parsed
+        timed = np.flatnonzero(slots == -1)
+        if len(timed):
             # Samples whose header fields hold their time: each is its own stack, as in the script.
             if newlines is None:
                 newlines = np.flatnonzero(np.frombuffer(view, np.uint8) == 10)
             line0 = self._line
-            for i in [k for k, slot in enumerate(slots) if slot == -1]:
+            for i in timed.tolist():
                 self._line = line0 + int(np.searchsorted(newlines, starts[i]))
                 self._blocks(data[starts[i] : ends[i]])
-                slots[i] = 0
+            slots[timed] = 0
             self._line = line0
         if newlines is not None:
             self._line += len(newlines)
         else:
             self._line += int(np.count_nonzero(np.frombuffer(view, np.uint8) == 10))
-        counts = np.bincount(np.fromiter(slots, np.int64, len(slots)), minlength=len(self._slots))
+        counts = np.bincount(slots, minlength=len(self._slots))
         if self._slot_counts is None:
             self._slot_counts = np.zeros(0, np.int64)
         if len(self._slot_counts) < len(counts):
@@ -952,6 +967,7 @@ __all__ = [
     "ScriptParser",
     "Thread",
     "find_perf",
+    "frame_names",
     "parse_folded",
     "read_profile",
 ]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from collectors.perf_script import Frame, Profile, ProfileStack
+from collectors.perf_script import Frame, Profile, ProfileStack, frame_names
 from detectors.profile.hotspots import Hotspots
 from detectors.profile.rules import MIN_SHARE, RULES, Rule, classify
 from forensics.model import Evidence, Fact, Finding, Locator, LocatorKind, Severity, finding_id
@@ -35,7 +35,7 @@ def class_shares(stacks: list[ProfileStack], total_period: int) -> list[ClassSha
     for s in stacks:
         got = seen.get(id(s.frames))
         if got is None:
-            names = tuple(f.name for f in s.frames)
+            names = frame_names(s.frames)
             got = seen[id(s.frames)] = (s.frames, names, classify(names, s.frames[-1].kernel if s.frames else None))
         _, names, rule = got
         if rule is None:
@@ -122,7 +122,7 @@ def profile_findings(
             None,
         )
         if heaviest is not None and top_row.share >= MIN_SHARE:
-            rule = classify(tuple(f.name for f in heaviest.frames), heaviest.frames[-1].kernel)
+            rule = classify(frame_names(heaviest.frames), heaviest.frames[-1].kernel)
             meaning = f"classed as {rule.title}" if rule else "not in a known overhead class: the program's own work"
             findings.append(
                 Finding(

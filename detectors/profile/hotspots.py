@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from collectors.perf_script import Frame, Profile, ProfileStack, Thread
+from collectors.perf_script import Frame, Profile, ProfileStack, Thread, frame_names
 
 
 @dataclass(frozen=True)
@@ -160,7 +160,7 @@ def compute_hotspots(
             sp[1] += samples
         named = names_of.get(id(s.frames))
         if named is None:
-            named = names_of[id(s.frames)] = (s.frames, {f.name for f in s.frames})
+            named = names_of[id(s.frames)] = (s.frames, set(frame_names(s.frames)))
         for n in named[1]:
             acc = total_t.get(n)
             if acc is None:
@@ -179,7 +179,7 @@ def compute_hotspots(
     for row in self_rows[:top_paths]:
         by_path: dict[tuple[str, ...], list[int | str]] = {}
         for s in by_leaf[row.key]:
-            key = tuple(f.name for f in s.frames)
+            key = frame_names(s.frames)
             slot = by_path.get(key)
             if slot is None:
                 by_path[key] = [s.period, s.samples, s.first_line, s.first_header]
@@ -224,7 +224,7 @@ def folded_lines(stacks: Iterable[ProfileStack]) -> list[str]:
     for s in stacks:
         got = joined.get(id(s.frames))
         if got is None:
-            got = joined[id(s.frames)] = (s.frames, ";".join([f.name for f in s.frames]))
+            got = joined[id(s.frames)] = (s.frames, ";".join(frame_names(s.frames)))
         chain = got[1]
         comm = s.thread.comm
         key = (comm.replace(" ", "_") + ";" + chain if chain else comm.replace(" ", "_")) if comm else chain

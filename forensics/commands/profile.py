@@ -26,7 +26,7 @@ from forensics.model import Clock, Incident, NotAvailable, Timestamp, TimeWindow
 from forensics.report import OutputFormat
 
 if TYPE_CHECKING:
-    from collectors.perf_script import Profile, ProfileStack
+    from collectors.perf_script import Frame, Profile, ProfileStack
     from detectors.profile.diff import SymbolDelta
     from detectors.profile.findings import ClassShare
     from detectors.profile.hotspots import Hotspots
@@ -154,10 +154,19 @@ def svg_stacks(stacks: list[ProfileStack]) -> list[tuple[tuple[tuple[str, str], 
             slot[1] += s.period
     converted: dict[int, tuple[tuple[str, str], ...]] = {}
     out: dict[tuple[tuple[str, str], ...], int] = {}
+    # Each distinct frame's (name, kind) is made once; a chain is then one C-level map over its frames.
+    pairs: dict[Frame, tuple[str, str]] = {}
     for (comm, ident), (frames, period) in merged.items():
         named = converted.get(ident)
         if named is None:
-            named = converted[ident] = tuple((f.name, _frame_kind(f.kernel, f.jit, f.inlined)) for f in frames)
+            try:
+                named = tuple(map(pairs.__getitem__, frames))
+            except KeyError:  # a frame not met before
+                for f in frames:
+                    if f not in pairs:
+                        pairs[f] = (f.name, _frame_kind(f.kernel, f.jit, f.inlined))
+                named = tuple(map(pairs.__getitem__, frames))
+            converted[ident] = named
         path = ((comm.replace(" ", "_"), "comm"),) * bool(comm) + named
         out[path] = out.get(path, 0) + period
     return list(out.items())
