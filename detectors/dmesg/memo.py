@@ -21,12 +21,22 @@ from operator import itemgetter
 from typing import NamedTuple
 
 from detectors.dmesg.frames import Frame
-from detectors.dmesg.lines import Window, decode, parse_line
+from detectors.dmesg.lines import Window, decode, line_time
 from detectors.dmesg.model import KernelReport
 
-#: A leading printk time stamp, the only part of a line the key leaves out.
-_STAMP = re.compile(rb"^\[\s*\d+\.\d+\]", re.MULTILINE)
-_BLANK = b"[\x00]"  # what a stamp becomes in a key (a NUL never reaches a key: such text is not memoised)
+#: A syslog time without a year (``Nov 30 06:55:30 host kernel:``): it gives no wall-clock time
+#: (:func:`~detectors.dmesg.lines.parse_line` keeps none), so a key leaves it out.
+_SYSLOG_TIME = re.compile(rb"^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?(?= \S+ kernel:)", re.MULTILINE)
+#: A line's printk time stamp, the other part of a line a key leaves out: at the line's start, or after
+#: the prefixes parse_line takes off before it (a blanked syslog time and host, a ``dmesg -x`` facility
+#: and level, a ``<N>`` level), matched as parse_line matches them, so that a blanked stamp is always
+#: one parse_line reads as the line's time and never part of its message.
+_STAMP = re.compile(
+    rb"^((?:\x00 \S+ kernel: ?"
+    rb"|(?=[^\n]{0,7}:)(?:kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp|local\d)[^\S\n]*:"
+    rb"(?:emerg|alert|crit|err|warn|notice|info|debug)[^\S\n]*: ?)?(?:<\d{1,3}>)?)\[[^\S\n]*\d+\.\d+\]",
+    re.MULTILINE,
+)
 MAX_KEYS = 512  # distinct header lines remembered (each entry holds a report and its key: ~5-10 KB)
 MAX_PER_KEY = 4  # reports remembered per header line (what follows a header may vary)
 
@@ -40,13 +50,32 @@ class _Entry(NamedTuple):
     resume: int
     own: tuple[int, ...]  # window index of each report line
     timed: tuple[int, int] | None  # window index of the first and last report lines with a time
+    picks: (
+        Callable[[list[str]], tuple[str, ...]] | None
+    )  # the report's lines among the window's, from its first (None: all)
+    frames: tuple[tuple[tuple[object, ...], int], ...]  # the report's frames: all fields but the line, the line
 
 
 def _key(blob: bytes) -> bytes | None:
-    """Lines joined, with their leading stamps blanked (None for text that has a NUL byte)."""
+    """Lines joined, with their stamps blanked (None for text that has a NUL byte).
+
+    A year-less syslog time becomes a NUL; each stamp is cut out and the text around it joined with a
+    NUL on each side of the prefix before it (``split`` keeps the prefix group: all of it in C, where a
+    ``sub`` template with a group reference would expand in Python, ~3 us a line).  No key is made of
+    text with a NUL of its own, so two keys are equal only for texts equal but for those times.
+    """
     if b"\x00" in blob:
         return None
-    return _STAMP.sub(_BLANK, blob)
+    if b" kernel:" in blob:
+        blob = _SYSLOG_TIME.sub(b"\x00", blob)
+    return b"\x00".join(_STAMP.split(blob))
+
+
+def _slot_key(head: bytes) -> bytes:
+    """A header line as the memo files it: its time stamp (and year-less syslog time) blanked."""
+    if b" kernel:" in head:
+        head = _SYSLOG_TIME.sub(b"\x00", head, count=1)
+    return b"\x00".join(_STAMP.split(head, maxsplit=1))
 
 
 class ReportMemo:
@@ -54,6 +83,7 @@ class ReportMemo:
 
     def __init__(self) -> None:
         self._entries: dict[tuple[str, bytes], list[_Entry]] = {}
+        self._known: tuple[str, bytes, list[_Entry] | None] = ("", b"", None)  # the last known_lines look-up
         self.hits = 0
 
     def build(
@@ -66,7 +96,7 @@ class ReportMemo:
         say with :meth:`Window.mark_read` that it read all (the OOM builder when it searched the raw bytes
         to the end).
         """
-        slot = (kind, _STAMP.sub(_BLANK, window.raw[0], count=1))
+        slot = (kind, _slot_key(window.raw[0]))
         entries = self._entries.get(slot)
         hit = self._find(window, entries)
         if hit is not None:
@@ -93,6 +123,8 @@ class ReportMemo:
             resume,
             own,
             (stamped[0], stamped[-1]) if stamped else None,
+            None if own[-1] - own[0] + 1 == len(own) else itemgetter(*(i - own[0] for i in own)),
+            tuple((f[:7], f[7]) for f in report.trace),
         )
         self._entries.setdefault(slot, []).append(entry)
         return report, resume
@@ -100,14 +132,20 @@ class ReportMemo:
     def known_lines(self, kind: str, head: bytes) -> int:
         """How many lines a window must hold for :meth:`lookup` to find any report remembered for a header.
 
-        Only reports that did not need the rest of their window count (0: none is remembered).
+        Only reports that did not need the rest of their window count (0: none is remembered).  The
+        entries found are kept for the :meth:`lookup` of a window that starts with this same header.
         """
-        entries = self._entries.get((kind, _STAMP.sub(_BLANK, head, count=1)), ())
-        return max((e.lines for e in entries if e.window_len == -1), default=0)
+        entries = self._entries.get((kind, _slot_key(head)))
+        self._known = (kind, head, entries)
+        return max((e.lines for e in entries if e.window_len == -1), default=0) if entries else 0
 
     def lookup(self, window: Window, kind: str) -> tuple[KernelReport, int] | None:
         """A remembered report for ``window`` (one whose builder stopped before the window's end), or None."""
-        return self._find(window, self._entries.get((kind, _STAMP.sub(_BLANK, window.raw[0], count=1))))
+        head = window.raw[0]
+        known_kind, known_head, entries = self._known
+        if known_kind != kind or known_head != head:
+            entries = self._entries.get((kind, _slot_key(head)))
+        return self._find(window, entries)
 
     def _find(self, window: Window, entries: list[_Entry] | None) -> tuple[KernelReport, int] | None:
         raw = window.raw
@@ -155,17 +193,17 @@ def _moved(entry: _Entry, window: Window, exact: bool) -> KernelReport:
         else:
             # One decode for all the lines (a newline never ends an invalid UTF-8 sequence early).
             texts = blob.decode("utf-8", errors="replace").split("\n")
-        if hi - lo + 1 == len(own):
+        if entry.picks is None:
             # The report's lines follow one another (no other CPU's lines between): pair them in C.
             lines = tuple(zip(range(first + lo, first + hi + 1), texts, strict=True))
         else:
-            lines = tuple((first + i, texts[i - lo]) for i in own)
+            lines = tuple(zip(map(first.__add__, own), entry.picks(texts), strict=True))
     times: dict[str, object] = {}
     if entry.timed is not None and not exact:
         a, b = entry.timed
-        start = parse_line(first + a, texts[a - lo]).timestamp
+        start = line_time(texts[a - lo])
         times["start_time"] = start
-        times["end_time"] = start if a == b else parse_line(first + b, texts[b - lo]).timestamp
+        times["end_time"] = start if a == b else line_time(texts[b - lo])
     # A copy of the frozen record with a few fields changed: dataclasses.replace would run __init__ with
     # all 28 fields again, several times the cost of the rest of this function.
     moved = object.__new__(KernelReport)
@@ -176,7 +214,7 @@ def _moved(entry: _Entry, window: Window, exact: bool) -> KernelReport:
     fields["end_line"] = old.end_line + delta
     fields["header"] = lines[0][1]
     fields["lines"] = lines
-    if delta:
+    if delta and entry.frames:
         # tuple.__new__ skips the named tuple's Python-level constructor.
-        fields["trace"] = tuple([tuple.__new__(Frame, (*f[:7], f[7] + delta)) for f in old.trace])
+        fields["trace"] = tuple([tuple.__new__(Frame, (*head, line + delta)) for head, line in entry.frames])
     return moved
