@@ -26,16 +26,15 @@ from detectors.dmesg.model import KernelReport
 
 #: A syslog time without a year (``Nov 30 06:55:30 host kernel:``): it gives no wall-clock time
 #: (:func:`~detectors.dmesg.lines.parse_line` keeps none), so a key leaves it out.
-_SYSLOG_TIME = re.compile(rb"^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?(?= \S+ kernel:)", re.MULTILINE)
+_SYSLOG_TIME = re.compile(rb"\n[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?(?= \S+ kernel:)")
 #: A line's printk time stamp, the other part of a line a key leaves out: at the line's start, or after
 #: the prefixes parse_line takes off before it (a blanked syslog time and host, a ``dmesg -x`` facility
 #: and level, a ``<N>`` level), matched as parse_line matches them, so that a blanked stamp is always
 #: one parse_line reads as the line's time and never part of its message.
 _STAMP = re.compile(
-    rb"^((?:\x00 \S+ kernel: ?"
+    rb"\n((?:\x00 \S+ kernel: ?"
     rb"|(?=[^\n]{0,7}:)(?:kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp|local\d)[^\S\n]*:"
-    rb"(?:emerg|alert|crit|err|warn|notice|info|debug)[^\S\n]*: ?)?(?:<\d{1,3}>)?)\[[^\S\n]*\d+\.\d+\]",
-    re.MULTILINE,
+    rb"(?:emerg|alert|crit|err|warn|notice|info|debug)[^\S\n]*: ?)?(?:<\d{1,3}>)?)\[[^\S\n]*\d+\.\d+\]"
 )
 MAX_KEYS = 512  # distinct header lines remembered (each entry holds a report and its key: ~5-10 KB)
 MAX_PER_KEY = 4  # reports remembered per header line (what follows a header may vary)
@@ -50,6 +49,7 @@ class _Entry(NamedTuple):
     resume: int
     own: tuple[int, ...]  # window index of each report line
     timed: tuple[int, int] | None  # window index of the first and last report lines with a time
+    stamps: tuple[int, int]  # where in those lines their time stands (see _stamp_at), -1: not known
     picks: (
         Callable[[list[str]], tuple[str, ...]] | None
     )  # the report's lines among the window's, from its first (None: all)
@@ -61,20 +61,49 @@ def _key(blob: bytes) -> bytes | None:
 
     A year-less syslog time becomes a NUL; each stamp is cut out and the text around it joined with a
     NUL on each side of the prefix before it (``split`` keeps the prefix group: all of it in C, where a
-    ``sub`` template with a group reference would expand in Python, ~3 us a line).  No key is made of
-    text with a NUL of its own, so two keys are equal only for texts equal but for those times.
+    ``sub`` template with a group reference would expand in Python, ~3 us a line).  Both patterns
+    start with the newline before a line, a literal the regex engine finds by itself (a ``^`` is
+    tried at every byte: four times slower).  No key is made of text with a NUL of its own, so two
+    keys are equal only for texts equal but for those times.
     """
     if b"\x00" in blob:
         return None
+    blob = b"\n" + blob
     if b" kernel:" in blob:
-        blob = _SYSLOG_TIME.sub(b"\x00", blob)
+        blob = _SYSLOG_TIME.sub(b"\n\x00", blob)
     return b"\x00".join(_STAMP.split(blob))
+
+
+_RAW_TIME = re.compile(rb"\[[^\S\n]*(\d+)\.(\d+)\]")
+
+
+def _stamp_at(line: bytes) -> int:
+    """Where the time of a timed line stands, when a key blanks it and it is the time parse_line reads.
+
+    That is so for a stamp at the start or after a level or ``dmesg -x`` prefix in a line without
+    `` kernel:`` (with it, parse_line may take a syslog or journalctl prefix first).  A line equal but
+    for that stamp, as a key match says, has its time at the same offset.  -1: parse the line.
+    """
+    if b" kernel:" in line:
+        return -1
+    m = _STAMP.match(b"\n" + line)
+    return -1 if m is None else len(m.group(1))
+
+
+def _time_at(line: bytes, at: int) -> float | None:
+    """The time of a line (as parse_line reads it), from the stamp at byte ``at`` (-1: parse the line)."""
+    if at >= 0 and (m := _RAW_TIME.match(line, at)) is not None:
+        usec = m.group(2)
+        seconds: float = int(m.group(1)) + int(usec) / 10 ** len(usec)
+        return seconds
+    return line_time(decode(line))
 
 
 def _slot_key(head: bytes) -> bytes:
     """A header line as the memo files it: its time stamp (and year-less syslog time) blanked."""
+    head = b"\n" + head
     if b" kernel:" in head:
-        head = _SYSLOG_TIME.sub(b"\x00", head, count=1)
+        head = _SYSLOG_TIME.sub(b"\n\x00", head, count=1)
     return b"\x00".join(_STAMP.split(head, maxsplit=1))
 
 
@@ -123,6 +152,7 @@ class ReportMemo:
             resume,
             own,
             (stamped[0], stamped[-1]) if stamped else None,
+            (_stamp_at(raw[stamped[0]]), _stamp_at(raw[stamped[-1]])) if stamped else (-1, -1),
             None if own[-1] - own[0] + 1 == len(own) else itemgetter(*(i - own[0] for i in own)),
             tuple((f[:7], f[7]) for f in report.trace),
         )
@@ -201,9 +231,10 @@ def _moved(entry: _Entry, window: Window, exact: bool) -> KernelReport:
     times: dict[str, object] = {}
     if entry.timed is not None and not exact:
         a, b = entry.timed
-        start = line_time(texts[a - lo])
+        at_a, at_b = entry.stamps
+        start = _time_at(raw[a], at_a)
         times["start_time"] = start
-        times["end_time"] = start if a == b else line_time(texts[b - lo])
+        times["end_time"] = start if a == b else _time_at(raw[b], at_b)
     # A copy of the frozen record with a few fields changed: dataclasses.replace would run __init__ with
     # all 28 fields again, several times the cost of the rest of this function.
     moved = object.__new__(KernelReport)
