@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from operator import itemgetter
+from itertools import repeat
+from operator import add, itemgetter
 from typing import NamedTuple
 
 from detectors.dmesg.frames import Frame
@@ -53,7 +54,7 @@ class _Entry(NamedTuple):
     picks: (
         Callable[[list[str]], tuple[str, ...]] | None
     )  # the report's lines among the window's, from its first (None: all)
-    frames: tuple[tuple[tuple[object, ...], int], ...]  # the report's frames: all fields but the line, the line
+    frames: tuple[tuple[tuple[object, ...], ...], tuple[int, ...]] | None  # the frames: all fields but the line; lines
 
 
 def _key(blob: bytes) -> bytes | None:
@@ -154,7 +155,7 @@ class ReportMemo:
             (stamped[0], stamped[-1]) if stamped else None,
             (_stamp_at(raw[stamped[0]]), _stamp_at(raw[stamped[-1]])) if stamped else (-1, -1),
             None if own[-1] - own[0] + 1 == len(own) else itemgetter(*(i - own[0] for i in own)),
-            tuple((f[:7], f[7]) for f in report.trace),
+            (tuple(f[:7] for f in report.trace), tuple(f[7] for f in report.trace)) if report.trace else None,
         )
         self._entries.setdefault(slot, []).append(entry)
         return report, resume
@@ -189,7 +190,7 @@ class ReportMemo:
             if exact or _key(text) == entry.key:
                 self.hits += 1
                 window.mark_read(entry.lines)  # as far as the builder would have read
-                return _moved(entry, window, exact), entry.resume
+                return _moved(entry, window, None if exact else text), entry.resume
         return None
 
     def _keep(self, report: KernelReport, entries: list[_Entry] | None) -> bool:
@@ -200,11 +201,13 @@ class ReportMemo:
         return report.boot_time is None
 
 
-def _moved(entry: _Entry, window: Window, exact: bool) -> KernelReport:
+def _moved(entry: _Entry, window: Window, text: bytes | None) -> KernelReport:
     """The memoised report as it stands in ``window``: its line numbers, texts and times.
 
-    ``exact``: the lines are byte for byte those of the memoised report, so are their times.
+    ``text``: the window's first ``entry.lines`` lines joined (they hold the report's lines), None when
+    they are byte for byte those of the memoised report (so are their times).
     """
+    exact = text is None
     old = entry.report
     first = window.first
     delta = first - old.start_line
@@ -217,12 +220,13 @@ def _moved(entry: _Entry, window: Window, exact: bool) -> KernelReport:
         lines = tuple(zip(numbers, map(itemgetter(1), old.lines), strict=True))
         texts: list[str] = []
     else:
-        blob = b"\n".join(raw[lo : hi + 1])
-        if b"\r" in blob:
+        assert text is not None
+        if b"\r" in text:
             texts = [decode(line) for line in raw[lo : hi + 1]]
         else:
-            # One decode for all the lines (a newline never ends an invalid UTF-8 sequence early).
-            texts = blob.decode("utf-8", errors="replace").split("\n")
+            # One decode for all the lines read (a newline never ends an invalid UTF-8 sequence early):
+            # the report's own lines, ``lo`` to ``hi``, are among them.
+            texts = text.decode("utf-8", errors="replace").split("\n")[lo : hi + 1]
         if entry.picks is None:
             # The report's lines follow one another (no other CPU's lines between): pair them in C.
             lines = tuple(zip(range(first + lo, first + hi + 1), texts, strict=True))
@@ -246,6 +250,8 @@ def _moved(entry: _Entry, window: Window, exact: bool) -> KernelReport:
     fields["header"] = lines[0][1]
     fields["lines"] = lines
     if delta and entry.frames:
-        # tuple.__new__ skips the named tuple's Python-level constructor.
-        fields["trace"] = tuple([tuple.__new__(Frame, (*head, line + delta)) for head, line in entry.frames])
+        # Each frame with its line moved, all in C: (head + (line + delta,)), made a Frame by tuple.__new__
+        # (not the named tuple's Python-level constructor).
+        heads, at = entry.frames
+        fields["trace"] = tuple(map(tuple.__new__, repeat(Frame), map(add, heads, zip(map(delta.__add__, at)))))
     return moved
