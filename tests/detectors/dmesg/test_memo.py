@@ -87,3 +87,4 @@ def test_prefixed_stamps_are_keyed_and_timed_as_parsed(line: bytes) -> None:
     memoised, hits = _scan(data, memo=True)
     assert memoised == built
     assert len(built) == 4
+    assert hits >= 1  # the memo was used
