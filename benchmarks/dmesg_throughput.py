@@ -10,6 +10,10 @@ and printed side by side:
                but reports, the worst case per byte;
   (c) sparse   ordinary noise (this machine's ring buffer, else the golden logs' noise lines) with a
                golden report every REPORT_EVERY lines, SIZE_MB in all.
+In (a) and (b) every copy of the block has its printk times moved on by ``copy × span`` seconds (span:
+the block's last time, rounded up), the stamp's width kept: real repeats of a crash differ in their
+times, never byte for byte.  ``--verbatim`` adds rows (labelled ``verbatim``) for the same inputs
+repeated byte for byte, the best case of the report memo.
 The machine may be shared: CPU seconds say what the work costs, wall seconds what a user waits; the
 load average is printed with each row.  ``--rss-check`` also runs (a) at a quarter of its size, so
 that peak RSS can be compared across sizes (it must stay flat).
@@ -21,6 +25,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -79,13 +84,34 @@ def joined_block(paths: list[Path]) -> tuple[bytes, int]:
     return b"".join(p.read_bytes().rstrip(b"\n") + b"\n" for p in paths), 0
 
 
-def write_repeated(path: Path, size: int, block: bytes) -> None:
-    """Write ``block`` again and again until the file holds at least ``size`` bytes."""
+#: A line's printk time, after a syslog prefix if there is one (groups: prefix, padding, seconds, fraction).
+_STAMP = re.compile(rb"^([^\n\[]{0,64}?)\[(\s*)(\d+)\.(\d+)\]", re.MULTILINE)
+
+
+def shifted(block: bytes, seconds: int) -> bytes:
+    """``block`` with every leading ``[ sec.usec]`` time moved on by ``seconds``, the stamp as wide as before."""
+
+    def move(m: re.Match[bytes]) -> bytes:
+        width = len(m.group(2)) + len(m.group(3))
+        return b"%s[%*d.%s]" % (m.group(1), width, int(m.group(3)) + seconds, m.group(4))
+
+    return _STAMP.sub(move, block)
+
+
+def write_repeated(path: Path, size: int, block: bytes, shift: bool) -> None:
+    """Write ``block`` again and again until the file holds at least ``size`` bytes.
+
+    ``shift``: copy ``i`` has its printk times moved on by ``i × span`` seconds (span: past the block's
+    last time), as a crash repeated in a real log differs from its first copy.
+    """
+    span = 1 + max((int(m.group(3)) for m in _STAMP.finditer(block)), default=0)
     written = 0
+    copy = 0
     with path.open("wb") as out:
         while written < size:
-            out.write(block)
+            out.write(shifted(block, copy * span) if shift and copy else block)
             written += len(block)
+            copy += 1
 
 
 def measure(cmd: list[str]) -> tuple[float, float, float, bytes]:
@@ -120,7 +146,7 @@ def run_one(label: str, log: Path) -> None:
     g_s, g_cpu, g_rss, g_out = measure(["grep", "-cE", "BUG|WARNING|Oops|panic", str(log)])
     h_cpu = sha256_cpu_seconds(log)
     print(
-        f"{label:<10} {mb:7.0f} MB  kforensic {mb / k_s:6.1f} MB/s wall {k_s:6.2f} s  {mb / k_cpu:6.1f} MB/s CPU "
+        f"{label:<16} {mb:7.0f} MB  kforensic {mb / k_s:6.1f} MB/s wall {k_s:6.2f} s  {mb / k_cpu:6.1f} MB/s CPU "
         f"{k_cpu:6.2f} s  RSS {k_rss:4.0f} MB | grep {mb / g_s:7.1f} MB/s wall {g_cpu:5.2f} s CPU "
         f"RSS {g_rss:3.0f} MB ({g_out.decode().strip()} lines) | grep {k_s / g_s:4.0f}x faster | "
         f"sha256 {h_cpu:.2f} s | load {load_k:.2f}",
@@ -137,22 +163,30 @@ def main() -> None:
     ap.add_argument("--report-every", type=int, default=20000, help="noise lines between two reports in (c)")
     ap.add_argument("--only", choices=("console", "dense", "sparse"), action="append", help="run only these")
     ap.add_argument("--rss-check", action="store_true", help="also run (a) at a quarter of its size")
+    ap.add_argument("--verbatim", action="store_true", help="also run (a) and (b) repeated byte for byte")
     args = ap.parse_args()
-    inputs: list[tuple[str, int, Callable[[], tuple[bytes, int]]]] = [
-        ("console", args.console_mb, lambda: joined_block(sorted(CONSOLES.glob("*/console.log")))),
-        ("dense", args.dense_mb, lambda: joined_block(sorted(GOLDEN.glob("*.log")))),
-        ("sparse", args.size_mb, lambda: sparse_block(args.report_every)),
+    console = lambda: joined_block(sorted(CONSOLES.glob("*/console.log")))  # noqa: E731
+    dense = lambda: joined_block(sorted(GOLDEN.glob("*.log")))  # noqa: E731
+    inputs: list[tuple[str, int, Callable[[], tuple[bytes, int]], bool]] = [
+        ("console", args.console_mb, console, True),
+        ("dense", args.dense_mb, dense, True),
+        ("sparse", args.size_mb, lambda: sparse_block(args.report_every), False),
     ]
+    if args.verbatim:
+        inputs[2:2] = [
+            ("console/verbatim", args.console_mb, console, False),
+            ("dense/verbatim", args.dense_mb, dense, False),
+        ]
     if args.rss_check:
-        inputs.insert(0, ("console/4", max(1, args.console_mb // 4), inputs[0][2]))
+        inputs.insert(0, ("console/4", max(1, args.console_mb // 4), console, True))
     print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at the start", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
-        for label, size_mb, make in inputs:
+        for label, size_mb, make, shift in inputs:
             if args.only and label.split("/")[0] not in args.only:
                 continue
             log = Path(tmp) / f"{label.replace('/', '-')}.log"
             block, _ = make()
-            write_repeated(log, size_mb << 20, block)
+            write_repeated(log, size_mb << 20, block, shift)
             run_one(label, log)
             log.unlink()
 

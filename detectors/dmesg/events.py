@@ -37,15 +37,23 @@ _ALLOC_STACK = StackSpec(
 
 
 _EVENT_HEADERS = ("invoked oom-killer:", "page allocation failure:", "vmalloc error:")
-_EVENT_HEADER_RAW = re.compile(b"|".join(re.escape(h.encode()) for h in _EVENT_HEADERS))
+_EVENT_HEADER_BYTES = tuple(h.encode() for h in _EVENT_HEADERS)
 
 
 def find_event_header(lines: Sequence[LogLine]) -> int | None:
     """Index of the last OOM or allocation-failure header among ``lines`` (looking back from Mem-Info)."""
-    raw = lines.raw if isinstance(lines, Window) else None
+    if isinstance(lines, Window):
+        # The lines joined and searched from the end with rfind (C), not one regex search per line:
+        # only the lines that hold a header's text are parsed, the last first.
+        blob = b"\n".join(lines.raw)
+        end = len(blob)
+        while (at := max(blob.rfind(h, 0, end) for h in _EVENT_HEADER_BYTES)) >= 0:
+            i = blob.count(b"\n", 0, at)
+            if any(h in lines[i].body for h in _EVENT_HEADERS):
+                return i
+            end = blob.rfind(b"\n", 0, at) + 1  # search the lines above this one
+        return None
     for i in range(len(lines) - 1, -1, -1):
-        if raw is not None and _EVENT_HEADER_RAW.search(raw[i]) is None:
-            continue  # not parsed: the header is usually a few dozen lines up
         body = lines[i].body
         if any(h in body for h in _EVENT_HEADERS):
             return i

@@ -112,6 +112,15 @@ def parse_line(number: int, text: str) -> LogLine:
     return LogLine(number, text, text[pos:], timestamp, context, level, pos > 0, wall)
 
 
+def line_time(text: str) -> float | None:
+    """``parse_line(n, text).timestamp``: the same value, without taking the rest of the line apart."""
+    if text[:1] == "[" and (m := _FAST.match(text)) is not None and " kernel:" not in text:
+        usec = m.group(2)
+        seconds: float = int(m.group(1)) + int(usec) / 10 ** len(usec)
+        return seconds
+    return parse_line(0, text).timestamp
+
+
 def _iso_wall(stamp: str) -> float | None:
     """Seconds since the epoch of an ISO 8601 time (naive times are taken as UTC)."""
     try:

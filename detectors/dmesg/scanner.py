@@ -136,11 +136,13 @@ class LogScanner:
 
         Line ``i`` of the result starts at ``start - sum(len(raw) + 1 for raw in raw[i:])``.
         """
+        # rsplit with a limit: only the last lines become objects (the first part keeps the rest whole,
+        # and is dropped below whenever the limit was reached).
         begin = max(0, start - LOOKBACK_LINES * _TYPICAL_LINE)
-        parts = self._buf[begin:start].split(b"\n")
+        parts = self._buf[begin:start].rsplit(b"\n", LOOKBACK_LINES + 1)
         while len(parts) <= LOOKBACK_LINES + 1 and begin > 0:  # long lines: look further back
             begin = max(0, begin - LOOKBACK_LINES * _TYPICAL_LINE)
-            parts = self._buf[begin:start].split(b"\n")
+            parts = self._buf[begin:start].rsplit(b"\n", LOOKBACK_LINES + 1)
         if parts and not parts[-1]:
             parts.pop()  # start is at a line start: the slice ends with the newline before it
         if begin > 0:

@@ -11,12 +11,15 @@ from detectors.dmesg.model import KernelReport
 from detectors.dmesg.scanner import LogScanner
 from tests.detectors.dmesg.test_golden import CASES
 
-_STAMP = re.compile(rb"^\[\s*(\d+)\.(\d+)\]", re.MULTILINE)
+#: A line's first printk time, after whatever prefix (level, dmesg -x, syslog) comes before it.
+_STAMP = re.compile(rb"^([^\n\[]{0,64}?)\[\s*(\d+)\.(\d+)\]", re.MULTILINE)
+_SYSLOG_TIME = re.compile(rb"^([A-Z][a-z]{2} [ \d]\d )\d\d(:\d\d:\d\d)(?= \S+ kernel:)", re.MULTILINE)
 
 
 def _shifted(text: bytes, seconds: int) -> bytes:
-    """The log with every leading printk time moved by ``seconds`` (a later copy of the same crash)."""
-    return _STAMP.sub(lambda m: b"[%5d.%s]" % (int(m.group(1)) + seconds, m.group(2)), text)
+    """The log with every line's printk time (and year-less syslog hour) moved on (a later copy of a crash)."""
+    text = _SYSLOG_TIME.sub(lambda m: b"%s%02d%s" % (m.group(1), (seconds // 3600) % 24, m.group(2)), text)
+    return _STAMP.sub(lambda m: b"%s[%5d.%s]" % (m.group(1), int(m.group(2)) + seconds, m.group(3)), text)
 
 
 def _scan(data: bytes, memo: bool) -> tuple[list[KernelReport], int]:
@@ -60,3 +63,28 @@ def test_repeats_are_memoised_with_their_own_lines_and_times() -> None:
         assert again.lines == tuple((n + offset, read[n + offset - 1]) for n, _ in first.lines)
         assert isinstance(first.start_time, float) and again.start_time == pytest.approx(first.start_time + seconds)
         assert [f.line for f in again.trace] == [f.line + offset for f in first.trace]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b"<4>[ %d.000100] WARNING: CPU: 1 PID: 9 at fs/x.c:10 f+0x1/0x2",
+        b"kern  :warn  : [ %d.000100] WARNING: CPU: 1 PID: 9 at fs/x.c:10 f+0x1/0x2",
+        b"Nov 30 06:55:%02d host1 kernel: [ 7.000100] WARNING: CPU: 1 PID: 9 at fs/x.c:10 f+0x1/0x2",
+        # journalctl -o short-monotonic: the first stamp is the journal's, the second the kernel's.
+        b"[ %d.000100] host1 kernel: [ 7.000100] WARNING: CPU: 1 PID: 9 at fs/x.c:10 f+0x1/0x2",
+        b"[ 7.000100] host1 kernel: [ %d.000100] WARNING: CPU: 1 PID: 9 at fs/x.c:10 f+0x1/0x2",
+    ],
+)
+def test_prefixed_stamps_are_keyed_and_timed_as_parsed(line: bytes) -> None:
+    # The same report under a prefix, its times differing in one place per copy: memoised or built,
+    # the reports (times included) are the same.
+    data = b"".join(
+        b"%s\n%s\n" % (line % t, (line % t).replace(b"WARNING: CPU: 1 PID: 9 at fs/x.c:10 f+0x1/0x2", b"Call Trace:"))
+        for t in (10, 11, 23, 59)
+    )
+    built, _ = _scan(data, memo=False)
+    memoised, hits = _scan(data, memo=True)
+    assert memoised == built
+    assert len(built) == 4
+    assert hits >= 1  # the memo was used
