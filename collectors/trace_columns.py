@@ -12,14 +12,13 @@ them).  Records are built only for the events that are cited in the end
 
 from __future__ import annotations
 
-import contextlib
 import threading
-from collections.abc import Generator, Iterable
-from queue import Empty, Queue
+from collections.abc import Callable, Generator, Iterable
 
 import numpy as np
 import numpy.typing as npt
 
+from collectors.prefetch import prefetched
 from collectors.trace_batch import EventBatch, Interner, state_code
 from collectors.trace_events import TraceEvent, gc_paused, make_event
 from collectors.trace_scan import (
@@ -267,40 +266,23 @@ def read_batches(
     gzip stream, a failing ``trace-cmd report``) is raised here, in the
     caller's thread.
     """
-    queue: Queue[EventBatch | BaseException | None] = Queue(maxsize=2)
 
-    def produce() -> None:
-        try:
-            pending: list[bytes] = []
-            size = 0
-            for chunk in chunks:
-                pending.append(chunk)
-                size += len(chunk)
-                if size >= BATCH_BYTES:
-                    queue.put(parser.feed_batch(pending))
-                    pending, size = [], 0
-                if stop.is_set():
-                    close = getattr(chunks, "close", None)
-                    if close is not None:  # a generator: end it now (trace-cmd report is killed)
-                        close()
-                    return
-            if pending:
-                queue.put(parser.feed_batch(pending))
-            queue.put(parser.finish_batch())
-            queue.put(None)
-        except BaseException as exc:  # handed to the caller's thread, raised there
-            queue.put(exc)
+    def produce(put: Callable[[EventBatch], None], stop: threading.Event) -> None:
+        pending: list[bytes] = []
+        size = 0
+        for chunk in chunks:
+            pending.append(chunk)
+            size += len(chunk)
+            if size >= BATCH_BYTES:
+                put(parser.feed_batch(pending))
+                pending, size = [], 0
+            if stop.is_set():
+                close = getattr(chunks, "close", None)
+                if close is not None:  # a generator: end it now (trace-cmd report is killed)
+                    close()
+                return
+        if pending:
+            put(parser.feed_batch(pending))
+        put(parser.finish_batch())
 
-    worker = threading.Thread(target=produce, name="kforensic-trace-reader", daemon=True)
-    worker.start()
-    try:
-        while (item := queue.get()) is not None:
-            if isinstance(item, BaseException):
-                raise item
-            yield item
-    finally:
-        stop.set()
-        while worker.is_alive():  # let a producer blocked on a full queue finish
-            with contextlib.suppress(Empty):
-                queue.get(timeout=0.05)
-        worker.join()
+    return prefetched(produce, stop, "kforensic-trace-reader")

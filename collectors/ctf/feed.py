@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import threading
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
-from queue import Empty, Queue
 from typing import Protocol
 
 import numpy as np
@@ -14,6 +12,7 @@ import numpy.typing as npt
 
 from collectors.ctf import decode as d
 from collectors.ctf.reader import K_SYSCALL_ENTRY, Session, kernel_batch
+from collectors.prefetch import prefetched
 from collectors.trace_batch import EventBatch
 from collectors.trace_events import Kind
 from collectors.trace_input import TraceStream
@@ -104,40 +103,23 @@ def _collect(make: Callable[[], list[SourceRecord]], into: list[list[SourceRecor
         into.append(exc)
 
 
-def _prefetched(
-    rows: Iterator[tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]],
-) -> Generator[tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]], None, None]:
+_Rows = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]  # a chunk of decoded rows and their owners
+
+
+def _prefetched(rows: Iterator[_Rows]) -> Generator[_Rows, None, None]:
     """``rows`` produced in a background thread (decoding releases the GIL) while the caller analyses.
 
     At most two chunks wait (bounded memory); an error of the reader is raised in the caller's
     thread; closing this generator early (a window ended) stops the reader.
     """
-    queue: Queue[tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | BaseException | None] = Queue(maxsize=2)
-    stop = threading.Event()
 
-    def produce() -> None:
-        try:
-            for item in rows:
-                if stop.is_set():
-                    return
-                queue.put(item)
-            queue.put(None)
-        except BaseException as exc:  # handed to the caller's thread
-            queue.put(exc)
+    def produce(put: Callable[[_Rows], None], stop: threading.Event) -> None:
+        for item in rows:
+            if stop.is_set():
+                return
+            put(item)
 
-    worker = threading.Thread(target=produce, name="kforensic-ctf-reader", daemon=True)
-    worker.start()
-    try:
-        while (item := queue.get()) is not None:
-            if isinstance(item, BaseException):
-                raise item
-            yield item
-    finally:
-        stop.set()
-        while worker.is_alive():  # let a producer blocked on a full queue finish
-            with contextlib.suppress(Empty):
-                queue.get(timeout=0.05)
-        worker.join()
+    return prefetched(produce, threading.Event(), "kforensic-ctf-reader")
 
 
 def _kind(session: Session) -> str:
