@@ -18,7 +18,6 @@ import gzip
 import re
 import shutil
 import subprocess
-import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import chain, repeat
@@ -843,20 +842,6 @@ def perf_script_chunks(
         warnings.append(f"perf script said: {reason}" + (f" (+{len(said) - 1} more lines)" if len(said) > 1 else ""))
 
 
-def _gunzip(chunks: Iterable[bytes], name: str) -> Iterator[bytes]:
-    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    for chunk in chunks:
-        pending = chunk
-        while pending:
-            try:
-                yield d.decompress(pending, 1 << 22)
-            except zlib.error as exc:
-                raise InputError(f"{name}: not valid gzip ({exc})", hint="give the file uncompressed") from None
-            pending = d.unconsumed_tail
-    if not d.eof:
-        raise InputError(f"{name}: the gzip stream is cut short", hint="the file was truncated; copy it again")
-
-
 def _is_folded(head: bytes) -> bool:
     lines = [x for x in head.split(b"\n")[:50] if x.strip() and not x.startswith(b"#")]
     if len(head.split(b"\n")) > 1 and not head.endswith(b"\n"):
@@ -909,9 +894,7 @@ def read_profile(name: str, window: tuple[float, float] | None = None, perf: str
             yield first
             yield from chunks
 
-        stream: Iterator[bytes] = rest()
-        if first.startswith(GZIP_MAGIC):
-            stream = _gunzip(stream, tracked.name)
+        stream: Iterator[bytes] = rest()  # already decompressed by the input layer (gzip, xz, zstd)
         head = next(stream, b"")
         if not head.strip():
             rest_data = b"".join(stream)

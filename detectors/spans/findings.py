@@ -6,6 +6,7 @@ import math
 from collections.abc import Sequence
 
 from collectors.span_records import KernelTable, Ref, Span
+from detectors.sched.findings import fmt_ms
 from detectors.spans.breakdown import breakdown
 from detectors.spans.model import Breakdown, SpanReport, SpanStats
 from detectors.spans.pairing import slow_spans, statistics
@@ -46,10 +47,6 @@ def analyse(
     return SpanReport(tuple(stats), tuple(spans), slow_b, tuple(sources), tuple(out_notes))
 
 
-def _ms(seconds: float) -> str:
-    return f"{seconds * 1e3:.3f} ms"
-
-
 def _evidence(ref: Ref) -> Evidence:
     return Evidence(
         source=ref.source or ref.where,
@@ -64,12 +61,12 @@ def explain(b: Breakdown) -> str:
     """One sentence: where the time went, largest first."""
     s = b.span
     if not b.totals:
-        return f"{s.name} on TID {s.tid} took {_ms(s.duration)} ({b.note or 'no breakdown'})."
+        return f"{s.name} on TID {s.tid} took {fmt_ms(s.duration)} ({b.note or 'no breakdown'})."
     parts = sorted(b.totals, key=lambda kv: -kv[1])
-    head = ", ".join(f"{what} {_ms(sec)}" for what, sec in parts)
+    head = ", ".join(f"{what} {fmt_ms(sec)}" for what, sec in parts)
     worst = sorted((p for p in b.parts if p.what not in ("running",)), key=lambda p: -p.duration)[:2]
-    why = "; ".join(f"{p.what} {_ms(p.duration)}: {p.detail}" for p in worst)
-    return f"{s.name} on TID {s.tid} took {_ms(s.duration)}: {head}" + (f" ({why})" if why else "") + "."
+    why = "; ".join(f"{p.what} {fmt_ms(p.duration)}: {p.detail}" for p in worst)
+    return f"{s.name} on TID {s.tid} took {fmt_ms(s.duration)}: {head}" + (f" ({why})" if why else "") + "."
 
 
 def span_findings(report: SpanReport, slow: float | None) -> list[Finding]:
@@ -94,15 +91,15 @@ def span_findings(report: SpanReport, slow: float | None) -> list[Finding]:
             if key not in seen:
                 seen.add(key)
                 evidence.append(_evidence(r))
-        facts = [Fact("span", name), Fact("tid", str(s.tid)), Fact("duration", _ms(s.duration))]
-        facts += [Fact(what, _ms(sec)) for what, sec in b.totals]
+        facts = [Fact("span", name), Fact("tid", str(s.tid)), Fact("duration", fmt_ms(s.duration))]
+        facts += [Fact(what, fmt_ms(sec)) for what, sec in b.totals]
         if st is not None and st.count:
-            facts += [Fact("P50", _ms(st.p50)), Fact("P99", _ms(st.p99)), Fact("max", _ms(st.max))]
+            facts += [Fact("P50", fmt_ms(st.p50)), Fact("P99", fmt_ms(st.p99)), Fact("max", fmt_ms(st.max))]
         for p in b.parts:
             if p.what == "preempted" and p.by_tid is not None:
                 facts.append(Fact("preempted by", f"{p.by_comm} TID {p.by_tid} prio {p.by_prio}"))
             if p.what == "blocked":
-                facts.append(Fact("blocked", f"{p.state} {_ms(p.duration)}: {p.detail}"))
+                facts.append(Fact("blocked", f"{p.state} {fmt_ms(p.duration)}: {p.detail}"))
                 if isinstance(p.syscall, str):
                     facts.append(Fact("syscall", p.syscall))
                 elif isinstance(p.syscall, NotAvailable):
@@ -116,7 +113,7 @@ def span_findings(report: SpanReport, slow: float | None) -> list[Finding]:
             Finding(
                 id=finding_id("span-slow", name),
                 kind="span-slow",
-                title=f"slow {name} span: {_ms(s.duration)}",
+                title=f"slow {name} span: {fmt_ms(s.duration)}",
                 severity=severity,
                 confidence=0.75 if b.note else 0.9,
                 confidence_reason=b.note or "every part bounded by traced events",
