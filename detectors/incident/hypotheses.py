@@ -1,9 +1,23 @@
-"""Ranked root-cause hypotheses from the merged findings, and the summary's first sentence."""
+"""Ranked root-cause hypotheses from findings, and the summary's first sentence.
+
+One ordered rule table (:data:`RULES`) serves ``kforensic vmcore`` (the findings
+of one dump) and ``kforensic report`` (the merged findings of every input), so
+both rank the same hypotheses from the same findings.  Each rule reads the
+findings only: whatever a rule needs (a lock owner, a module, the crash site)
+is a fact of a finding, and a detector that establishes a cause from values
+states it itself with a ``hypothesis`` fact (rule ``stated``).
+
+Findings of an input that cannot belong to the crashed boot or host (see
+:func:`detectors.incident.timeline.foreign_sources` and the contradictions of
+:mod:`detectors.incident.correlate`) are not ranked as causes.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from detectors.incident.timeline import foreign_sources
 from forensics.model import Finding, Severity
 
 
@@ -27,87 +41,176 @@ def _of_kind(findings: tuple[Finding, ...], *prefixes: str) -> list[Finding]:
     return [f for f in findings if f.kind.startswith(prefixes)]
 
 
-def why_hypothesis(finding: Finding) -> Hypothesis:
-    """The hypothesis a finding states itself (its ``hypothesis`` and ``next command`` facts).
+def _step(finding: Finding, default: str, index: int = 0) -> str:
+    return finding.next_steps[index] if finding.next_steps else default
 
-    Detectors that establish a root cause from values (``kforensic vmcore``'s BUG
-    conditions, list corruption, lock cycles, ...) state it; ``kforensic vmcore``
-    and ``kforensic report`` both rank it by the finding's confidence.
-    """
+
+def why_hypothesis(finding: Finding) -> Hypothesis:
+    """The hypothesis a finding states itself (its ``hypothesis`` and ``next command`` facts)."""
     return Hypothesis(
         0,
         finding.fact("hypothesis") or finding.title,
         finding.confidence,
         _cites(finding),
         (),
-        finding.fact("next command") or (finding.next_steps[0] if finding.next_steps else ""),
+        finding.fact("next command") or _step(finding, ""),
     )
 
 
-def rank_hypotheses(findings: tuple[Finding, ...]) -> tuple[Hypothesis, ...]:
-    """Hypotheses built from the kinds of findings present, most likely first."""
-    out: list[tuple[float, str, tuple[str, ...], tuple[str, ...], str]] = []
-    for f in findings:
-        if f.fact("hypothesis"):
-            h = why_hypothesis(f)
-            out.append((h.confidence, h.statement, h.supporting, h.against, h.next_command))
-    leaks = _of_kind(findings, "slab-leak", "meminfo")
-    leaks = [f for f in leaks if f.severity >= Severity.MEDIUM]
-    ooms = _of_kind(findings, "dmesg.oom", "dmesg.alloc-failure")
-    for f in _of_kind(findings, "null-field"):
-        out.append((f.confidence, f"{f.title}: a missing NULL check or an object used before it is set up",
-                    _cites(f), (), f.next_steps[0] if f.next_steps else "crash> dis -rl <pc>"))  # fmt: skip
+#: Oom-shaped findings: the memory ran out (a consequence, never a cause by itself).
+OOM_KINDS = ("dmesg.oom", "dmesg.alloc-failure")
+#: Findings of memory that grew and was not given back: slab caches and the meminfo counters.
+LEAK_KINDS = ("slab-leak", "kernel-memory-leak")
+#: Findings of a CPU kept from other work.
+STARVATION_KINDS = ("sched-rt-hog", "sched-cpu-hog", "sched-softirq-starvation")
+
+
+def _leaks(findings: tuple[Finding, ...]) -> list[Finding]:
+    return [f for f in _of_kind(findings, *LEAK_KINDS) if f.severity >= Severity.MEDIUM]
+
+
+def _stated(findings: tuple[Finding, ...]) -> list[Hypothesis]:
+    return [why_hypothesis(f) for f in findings if f.fact("hypothesis")]
+
+
+def _null_field(findings: tuple[Finding, ...]) -> list[Hypothesis]:
+    return [
+        Hypothesis(0, f"{f.title}: a missing NULL check or an object used before it is set up", f.confidence,
+                   _cites(f), (), f.fact("next command") or _step(f, "crash> dis -rl <pc>"))
+        for f in _of_kind(findings, "null-field")
+    ]  # fmt: skip
+
+
+def _crash_site(findings: tuple[Finding, ...]) -> list[Hypothesis]:
+    out = []
     for f in _of_kind(findings, "crash"):
         if f.fact("crash site") != "exception frame":
             continue  # a panic the kernel chose (hung task, OOM, sysrq): the cause is elsewhere
         func = f.fact("crashing function") or "the crashing function"
         module = f.fact("module")
         against: tuple[str, ...] = ("the crash site may only be the victim of memory corrupted elsewhere",)
-        if any(x.kind == "contradiction" for x in findings):
+        if any(x.kind == "contradiction" and not x.fact("other boot") for x in findings):
             against += ("the log and the dump disagree on the crash",)
-        out.append((f.confidence * 0.8, f"a bug in {func}" + (f" (module {module})" if module else ""),
-                    _cites(f), against, f.next_steps[0] if f.next_steps else "crash> bt"))  # fmt: skip
+        out.append(Hypothesis(0, f"a bug in {func}" + (f" (module {module})" if module else ""),
+                              f.confidence * 0.8, _cites(f), against, _step(f, "crash> bt")))  # fmt: skip
+    return out
+
+
+def _module(findings: tuple[Finding, ...]) -> list[Hypothesis]:
+    """An out-of-tree or unsigned module in the crashing stack."""
+    return [
+        Hypothesis(0, f"a bug in an out-of-tree module: {f.title}", 0.6, (f.summary,),
+                   ("the module may only be a victim of memory corruption elsewhere",), _step(f, "crash> mod"))
+        for f in _of_kind(findings, "module")
+    ]  # fmt: skip
+
+
+def _lock_owner(findings: tuple[Finding, ...]) -> list[Hypothesis]:
+    out = []
     for f in _of_kind(findings, "hung-task"):
         owner = f.fact("lock owner")
         if owner:
-            pid = owner.split("pid ", 1)[-1].split(",", 1)[0].rstrip(")")
-            step = f"crash> bt {pid}"
-            out.append((f.confidence, f"{owner} holds the lock and never releases it: {f.title}", _cites(f),
-                        (), step))  # fmt: skip
-    for f in leaks:
+            # The detector's last step is the owner's backtrace (``crash> bt PID``).
+            out.append(Hypothesis(0, f"{owner} holds the lock and never releases it: {f.title}", f.confidence,
+                                  _cites(f), (), _step(f, "crash> bt -a", -1)))  # fmt: skip
+    return out
+
+
+def _leak(findings: tuple[Finding, ...]) -> list[Hypothesis]:
+    ooms = _of_kind(findings, *OOM_KINDS)
+    out = []
+    for f in _leaks(findings):
         doubt: tuple[str, ...] = ("the growth may be a workload that keeps legitimate objects",)
-        against = doubt if f.confidence < 0.7 else ()
         story = f"memory leak: {f.title}"
         if ooms:
             story += ", which exhausted memory and led to the OOM killer"
         supporting = _cites(f) + tuple(c for o in ooms for c in _cites(o, 1))
-        out.append((f.confidence * (1.1 if ooms else 1.0), story, supporting, against,
-                    f.next_steps[0] if f.next_steps else "kforensic leaks --store STORE"))  # fmt: skip
-    for f in _of_kind(findings, "outsized-slab"):
-        # A cache outsized in a dump (one point in time): worded and weighed as kforensic vmcore does.
-        out.append((f.confidence * 0.8, f"memory leak: {f.title}", (f.summary,),
-                    ("a large cache can also be a legitimate workload",),
-                    f.next_steps[0] if f.next_steps else "crash> kmem -s"))  # fmt: skip
-    if ooms and not leaks:
-        o = ooms[0]
-        out.append((0.5, "memory exhaustion by a user-space workload (no kernel leak was measured)", _cites(o),
-                    ("without samples over time a slow kernel leak cannot be ruled out",),
-                    "kforensic slab-watch --hours 24"))  # fmt: skip
-    for f in _of_kind(findings, "sched-rt-hog", "sched-cpu-hog", "sched-softirq-starvation"):
-        out.append((f.confidence * 0.9, f"CPU starvation: {f.title}", _cites(f), (),
-                    f.next_steps[0] if f.next_steps else "kforensic trace FILE --around T"))  # fmt: skip
+        out.append(Hypothesis(0, story, f.confidence * (1.1 if ooms else 1.0), supporting,
+                              doubt if f.confidence < 0.7 else (),
+                              _step(f, "kforensic leaks --store STORE")))  # fmt: skip
+    return out
+
+
+def _outsized(findings: tuple[Finding, ...]) -> list[Hypothesis]:
+    # A cache outsized in a dump (one point in time) is weaker than growth measured over time.
+    return [
+        Hypothesis(0, f"memory leak: {f.title}", f.confidence * 0.8, (f.summary,),
+                   ("a large cache can also be a legitimate workload",), _step(f, "crash> kmem -s"))
+        for f in _of_kind(findings, "outsized-slab")
+    ]  # fmt: skip
+
+
+def _workload_oom(findings: tuple[Finding, ...]) -> list[Hypothesis]:
+    ooms = _of_kind(findings, *OOM_KINDS)
+    if not ooms or _leaks(findings):
+        return []
+    return [Hypothesis(0, "memory exhaustion by a user-space workload (no kernel leak was measured)", 0.5,
+                       _cites(ooms[0]), ("without samples over time a slow kernel leak cannot be ruled out",),
+                       "kforensic slab-watch --hours 24")]  # fmt: skip
+
+
+def _starvation(findings: tuple[Finding, ...]) -> list[Hypothesis]:
+    return [
+        Hypothesis(0, f"CPU starvation: {f.title}", f.confidence * 0.9, _cites(f), (),
+                   _step(f, "kforensic trace FILE --around T"))
+        for f in _of_kind(findings, *STARVATION_KINDS)
+    ]  # fmt: skip
+
+
+def _log_bug(findings: tuple[Finding, ...]) -> list[Hypothesis]:
+    if any(x.kind == "crash" for x in findings):
+        return []  # the dump's crash finding carries it
+    out = []
     for f in _of_kind(findings, "dmesg."):
-        if f.kind in ("dmesg.oom", "dmesg.alloc-failure") or f.severity < Severity.HIGH:
+        if f.kind in OOM_KINDS or f.severity < Severity.HIGH:
             continue
-        if any(x.kind == "crash" for x in findings):
-            continue  # the dump's crash finding carries it
         frame = f.fact("guilty frame")
         statement = f"a kernel bug reported as {f.title}" + (f" (guilty frame {frame})" if frame else "")
-        out.append((f.confidence * 0.7, statement, _cites(f), ("only the log was read: no dump to confirm the state",),
-                    f.next_steps[0] if f.next_steps else "kforensic vmcore DUMP"))  # fmt: skip
-    ranked = sorted(dict((s, (c, s, sup, ag, nxt)) for c, s, sup, ag, nxt in out).values(), key=lambda h: -h[0])
+        out.append(Hypothesis(0, statement, f.confidence * 0.7, _cites(f),
+                              ("only the log was read: no dump to confirm the state",),
+                              _step(f, "kforensic vmcore DUMP")))  # fmt: skip
+    return out
+
+
+Rule = Callable[[tuple[Finding, ...]], list[Hypothesis]]
+
+#: The rules in order.  Ties in confidence keep this order; the same statement from two rules is
+#: kept once, as the first rule words it (a detector's own statement is never shadowed by a generic one).
+RULES: tuple[tuple[str, Rule], ...] = (
+    ("stated", _stated),
+    ("null-field", _null_field),
+    ("crash-site", _crash_site),
+    ("module", _module),
+    ("lock-owner", _lock_owner),
+    ("leak", _leak),
+    ("outsized-slab", _outsized),
+    ("workload-oom", _workload_oom),
+    ("starvation", _starvation),
+    ("log-bug", _log_bug),
+)
+
+
+def _ours(findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
+    """The findings that may be causes: none of an input from another boot or host."""
+    foreign = set(foreign_sources(findings))
+    foreign |= {str(f.fact("other boot")) for f in findings if f.kind == "contradiction" and f.fact("other boot")}
+    foreign |= {str(f.fact("other host")) for f in findings if f.kind == "contradiction" and f.fact("other host")}
+    if not foreign:
+        return findings
+    return tuple(f for f in findings if f.kind == "contradiction" or not all(e.source in foreign for e in f.evidence))
+
+
+def rank_hypotheses(findings: tuple[Finding, ...]) -> tuple[Hypothesis, ...]:
+    """Hypotheses from the findings by :data:`RULES`, most likely first."""
+    mine = _ours(findings)
+    out: dict[str, Hypothesis] = {}
+    for _name, rule in RULES:
+        for h in rule(mine):
+            out.setdefault(h.statement, h)
+    ranked = sorted(out.values(), key=lambda h: -h.confidence)
     return tuple(
-        Hypothesis(i, s, round(min(c, 0.99), 2), sup, ag, nxt) for i, (c, s, sup, ag, nxt) in enumerate(ranked, 1)
+        Hypothesis(i, h.statement, round(min(h.confidence, 0.99), 2), h.supporting, h.against, h.next_command)
+        for i, h in enumerate(ranked, 1)
     )
 
 
@@ -116,6 +219,7 @@ _PLAIN = (
     ("hung-task", "a task waited forever for a lock another task never released"),
     ("dmesg.hang", "a task was stuck and stopped making progress"),
     ("slab-leak", "kernel memory was used up and never given back (a memory leak)"),
+    ("kernel-memory-leak", "kernel memory was used up and never given back (a memory leak)"),
     ("dmesg.oom", "the machine ran out of memory"),
     ("dmesg.soft-lockup", "one CPU was stuck in the kernel and stopped responding"),
     ("sched-rt-hog", "a high-priority task kept a CPU busy and starved other work"),

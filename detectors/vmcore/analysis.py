@@ -8,7 +8,7 @@ from dataclasses import replace
 from detectors.dmesg.findings import group_finding, group_reports
 from detectors.dmesg.model import KernelReport
 from detectors.dmesg.scanner import scan_text
-from detectors.incident.hypotheses import Hypothesis, why_hypothesis
+from detectors.incident.hypotheses import rank_hypotheses
 from detectors.vmcore.findings import (
     VmcoreAnalysis,
     blocked_task_findings,
@@ -73,81 +73,6 @@ def _title(snap: CrashSnapshot, report: KernelReport | None) -> str:
     return head
 
 
-def hypotheses(snap: CrashSnapshot, fault: FaultAnalysis | NotAvailable, findings: list[Finding]) -> list[Hypothesis]:
-    """Ranked root-cause hypotheses from what the findings show."""
-    out: list[Hypothesis] = [why_hypothesis(f) for f in findings if f.fact("hypothesis")]
-    frame = culprit_frame(snap.backtrace, crash_frame(snap.backtrace))
-    func = str(frame.function) if frame else "the crashing function"
-    where = (frame.where() if frame else None) or func
-    null = next((f for f in findings if f.kind == "null-field"), None)
-    if not isinstance(fault, NotAvailable) and not isinstance(fault.null_field, NotAvailable) and null is not None:
-        field = fault.null_field
-        out.append(
-            Hypothesis(
-                0,
-                # Worded as kforensic report words it, so both rank the same statement.
-                f"{null.title}: a missing NULL check or an object used before it is set up",
-                null.confidence,
-                tuple(fault.steps[-3:]),
-                () if fault.address_agrees else ("the effective address was not checked against CR2",),
-                f"grep -n '{field.member.name}' {where.split(':')[0]}  # find where {field.member.name} is set",
-            )
-        )
-    for f in findings:
-        if f.kind == "hung-task" and f.fact("lock owner"):
-            out.append(
-                Hypothesis(
-                    0,
-                    f"{f.fact('lock owner')} holds the lock and never releases it: {f.title}",
-                    f.confidence,
-                    (f.summary,),
-                    (),
-                    f.next_steps[-1] if f.next_steps else "crash> bt -a",
-                )
-            )
-        elif f.kind == "outsized-slab":
-            out.append(
-                Hypothesis(
-                    0,
-                    f"memory leak: {f.title}",
-                    f.confidence * 0.8,
-                    (f.summary,),
-                    ("a large cache can also be a legitimate workload",),
-                    f.next_steps[0],
-                )
-            )
-        elif f.kind == "module":
-            out.append(
-                Hypothesis(
-                    0,
-                    f"a bug in an out-of-tree module: {f.title}",
-                    0.6,
-                    (f.summary,),
-                    ("the module may only be a victim of memory corruption elsewhere",),
-                    f.next_steps[0],
-                )
-            )
-    crashed = crash_frame(snap.backtrace)
-    # A panic the kernel chose (sysrq, hung task, OOM) is no bug of the caller of panic(): as in
-    # kforensic report, only an exception frame makes the crash site a hypothesis.
-    if frame is not None and not out and crashed is not None and crashed.interrupted:
-        out.append(
-            Hypothesis(
-                0,
-                f"a bug in {func} ({where})",
-                0.5,
-                (f"the crash happened in {func}",),
-                ("the crashing function may be a victim of corruption elsewhere",),
-                f"crash> dis -rl {frame.pc:#x}",
-            )
-        )
-    ranked = sorted(out, key=lambda h: -h.confidence)
-    return [
-        Hypothesis(i, h.statement, round(h.confidence, 2), h.supporting, h.against, h.next_command)
-        for i, h in enumerate(ranked, 1)
-    ]
-
-
 def _log_findings(
     snap: CrashSnapshot, reports: list[KernelReport], crash: KernelReport | None, beside: LogBeside | None
 ) -> tuple[list[Evidence], list[Finding]]:
@@ -202,7 +127,7 @@ def analyse_snapshot(
     return (
         VmcoreAnalysis(
             tuple(findings),
-            tuple(hypotheses(snap, fault, findings)),
+            rank_hypotheses(tuple(findings)),
             crash_frame(snap.backtrace),
             culprit_frame(snap.backtrace, crash_frame(snap.backtrace)),
         ),

@@ -270,9 +270,20 @@ def null_field_finding(snap: CrashSnapshot, fault: FaultAnalysis) -> Finding | N
             f"crash> dis -rl {fault.instruction.address:#x}",
             *(f"crash> struct -o {s}" for s in _structs(fault)),
         ),
-        facts=tuple(_fault_facts(fault)),
+        facts=(*_fault_facts(fault), *_null_next_command(snap, fault)),
         detector=DETECTOR,
     )
+
+
+def _null_next_command(snap: CrashSnapshot, fault: FaultAnalysis) -> list[Fact]:
+    """Where to look next: the source file of the culprit frame, for the line that sets the NULL member."""
+    if isinstance(fault.null_field, NotAvailable):
+        return []
+    frame = culprit_frame(snap.backtrace, crash_frame(snap.backtrace))
+    func = str(frame.function) if frame else "the crashing function"
+    where = (frame.where() if frame else None) or func
+    member = fault.null_field.member.name
+    return [Fact("next command", f"grep -n '{member}' {where.split(':')[0]}  # find where {member} is set")]
 
 
 def _structs(fault: FaultAnalysis) -> list[str]:
