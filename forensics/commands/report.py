@@ -12,16 +12,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from forensics import __version__
-from forensics.commands.common import (
-    DebugOption,
-    FailOnOption,
-    ForceOption,
-    FormatOption,
-    OutputOption,
-    deliver,
-    exit_status,
-    render_for,
-)
+from forensics.commands.common import DebugOption, FailOnOption, ForceOption, FormatOption, OutputOption
+from forensics.delivery import deliver, exit_status, render_for
 from forensics.errors import InputError, UsageError
 from forensics.model import Incident
 from forensics.report import OutputFormat
@@ -134,7 +126,7 @@ def report(
     from detectors.incident.correlate import correlate
     from detectors.incident.hypotheses import plain_summary, rank_hypotheses
     from detectors.incident.timeline import build_timeline
-    from forensics import analyses
+    from forensics.pipelines import sources as analyses
     from forensics.report.story import IncidentStory, host_label
 
     files = [*(from_files or []), *(extra or [])]

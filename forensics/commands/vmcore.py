@@ -9,15 +9,8 @@ from typing import Annotated
 
 import typer
 
-from forensics.commands.common import (
-    DebugOption,
-    FailOnOption,
-    ForceOption,
-    FormatOption,
-    OutputOption,
-    deliver,
-    exit_status,
-)
+from forensics.commands.common import DebugOption, FailOnOption, ForceOption, FormatOption, OutputOption
+from forensics.delivery import deliver, exit_status
 from forensics.report import OutputFormat
 
 EXAMPLE = """
@@ -63,9 +56,9 @@ def vmcore(
     force: ForceOption = False,
 ) -> None:
     """Analyse a kernel crash dump: what crashed, where, on which data, and why."""
-    from forensics.vmcore import analyse_dump
+    from forensics.pipelines.vmcore import analyse_dump
+    from forensics.report.vmcore import render_vmcore_markdown, to_document
     from forensics.vmcore.program import DebugInfoRequest
-    from forensics.vmcore.report import render_vmcore_markdown, to_document
 
     request = DebugInfoRequest(vmlinux, tuple(debug_dir or ()), tuple(module_debug or ()), tuple(source_dir or ()))
     if sys.stderr.isatty():

@@ -443,9 +443,9 @@ def run_prometheus(
     import time
 
     from collectors.prometheus import PromClient, parse_match
-    from forensics.commands.common import deliver
-    from forensics.commands.slabwatch import parse_duration
+    from forensics.delivery import deliver
     from forensics.errors import UsageError
+    from forensics.units import parse_duration
 
     span = parse_duration(since, "--since")
     resolution = parse_duration(step, "--step")

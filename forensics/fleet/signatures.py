@@ -30,7 +30,7 @@ from forensics.errors import InputError, KforensicError, UsageError
 from forensics.model import Finding, Incident, NotAvailable
 
 if TYPE_CHECKING:
-    from forensics.commands.dmesg import SourceResult
+    from forensics.types.results import SourceResult
 
 SCHEMA = "kforensic.dmesg-signatures/1"
 #: Hosts per Dask task at most: a task per host costs the scheduler ~1 ms, as much as a small log's triage.
@@ -183,7 +183,8 @@ def _files_under(fs: Any, paths: Iterable[str]) -> list[str]:
 
 def _triage(path: str) -> SourceResult:
     """``kforensic dmesg``'s pipeline on one log: a local path through triage_file, a URL through fsspec."""
-    from forensics.commands.dmesg import SourceResult, _scan, triage_file
+    from forensics.pipelines.dmesg import _scan, triage_file
+    from forensics.types.results import SourceResult
 
     if "://" not in path:
         return triage_file(path)
@@ -485,7 +486,7 @@ def run_signatures(
     specs: Sequence[str], scheduler: str | None, workers: int | None, fmt: str, output: Path | None
 ) -> Incident:
     """The ``dmesg --signatures`` command; the incident (for --fail-on)."""
-    from forensics.commands.common import deliver
+    from forensics.delivery import deliver
 
     if workers is not None and workers < 0:
         raise UsageError(f"--workers {workers} must be 0 (serial) or more")

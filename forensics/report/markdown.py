@@ -10,12 +10,12 @@ def md_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("`", "'")
 
 
-def fence(text: str) -> str:
+def fence(text: str, lang: str = "text") -> str:
     """A fenced code block that survives backticks inside ``text``."""
     ticks = "```"
     while ticks in text:
         ticks += "`"
-    return f"{ticks}text\n{text}\n{ticks}"
+    return f"{ticks}{lang}\n{text}\n{ticks}"
 
 
 def nest_markdown(text: str, level: int) -> str:

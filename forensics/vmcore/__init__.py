@@ -1,22 +1,37 @@
 """The drgn adapter: the only package of kforensic that imports drgn.
 
-Importing this package does not import drgn; :func:`analyse_dump` does, when called.
+It only extracts: :func:`extract_dump` opens a dump and returns what it read
+(:class:`DumpExtract`, the snapshot and where it came from).  The analysis
+(detectors, hypotheses, the incident) runs in :mod:`forensics.pipelines.vmcore`.
+Importing this package does not import drgn; :func:`extract_dump` does, when called.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from forensics.model import NotAvailable
+    from forensics.model import NotAvailable, SourceRecord
     from forensics.vmcore.program import DebugInfoRequest
-    from forensics.vmcore.report import VmcoreResult
+    from forensics.vmcore.snapshot import CrashSnapshot
 
 
-def analyse_dump(path: Path, request: DebugInfoRequest, progress: Callable[[str], None] | None = None) -> VmcoreResult:
-    """Open a dump (file or crash directory), extract a snapshot, analyse it."""
+@dataclass(frozen=True)
+class DumpExtract:
+    """What the adapter read from one dump: the snapshot, its inputs and the kernel log saved beside it."""
+
+    snapshot: CrashSnapshot
+    sources: tuple[SourceRecord, ...]
+    host: str | NotAvailable
+    dmesg_path: Path | None  # the kernel log beside the dump (makedumpfile --dump-dmesg), if any
+    dmesg_text: str | None  # its text, or None when absent or unreadable (then a snapshot warning says why)
+
+
+def extract_dump(path: Path, request: DebugInfoRequest, progress: Callable[[str], None] | None = None) -> DumpExtract:
+    """Open a dump (file or crash directory) and extract a snapshot; no analysis."""
     import logging
     import time
     from dataclasses import replace
@@ -24,24 +39,20 @@ def analyse_dump(path: Path, request: DebugInfoRequest, progress: Callable[[str]
     import drgn
 
     from collectors.inputs import unreadable_record
-    from detectors.vmcore.analysis import analyse_snapshot
-    from forensics import __version__
     from forensics.errors import InputError
-    from forensics.model import BootTime, Clock, Incident, NotAvailable, SourceRecord, Timestamp, TimeWindow
+    from forensics.model import NotAvailable, SourceRecord
+    from forensics.output import register_input
     from forensics.vmcore import system
     from forensics.vmcore.collect import collect_snapshot
     from forensics.vmcore.dumpfile import check_pages, read_dump_header
     from forensics.vmcore.locate import locate_dump
     from forensics.vmcore.program import open_dump
-    from forensics.vmcore.report import VmcoreResult
 
     say = progress or (lambda _m: None)
     # drgn logs its own warnings (e.g. modules without debug info); kforensic reports them itself.
     logging.getLogger("drgn").setLevel(logging.ERROR)
     started = time.monotonic()
     location = locate_dump(path)
-    from forensics.output import register_input
-
     for name in (location.dump, location.dmesg, request.vmlinux, *request.module_debug):
         if name is not None:
             register_input(name)  # no output of this run may replace them
@@ -62,16 +73,12 @@ def analyse_dump(path: Path, request: DebugInfoRequest, progress: Callable[[str]
         snapshot = replace(snapshot, warnings=(damaged, *snapshot.warnings))
     if location.note is not None:
         snapshot = replace(snapshot, warnings=(location.note, *snapshot.warnings))
-    say("analysing")
-    beside = None
+    dmesg_text = None
     if location.dmesg is not None:
-        from detectors.dmesg.scanner import scan_text
-
         try:
-            beside = (str(location.dmesg), scan_text(location.dmesg.read_bytes().decode("utf-8", errors="replace")))
+            dmesg_text = location.dmesg.read_bytes().decode("utf-8", errors="replace")
         except OSError as exc:
             snapshot = replace(snapshot, warnings=(*snapshot.warnings, f"cannot read {location.dmesg}: {exc}"))
-    analysis, fault, reports = analyse_snapshot(snapshot, beside)
     sources = [
         SourceRecord(
             str(location.dump),
@@ -82,29 +89,8 @@ def analyse_dump(path: Path, request: DebugInfoRequest, progress: Callable[[str]
     ]
     if location.dmesg is None:
         sources.append(unreadable_record(f"{location.dump.parent}/dmesg", "no dmesg file beside the dump"))
-    boot: BootTime | NotAvailable
-    if isinstance(snapshot.crash_time, float) and isinstance(snapshot.uptime, float):
-        window: TimeWindow | NotAvailable = TimeWindow(
-            Timestamp(snapshot.crash_time - snapshot.uptime, Clock.WALL), Timestamp(snapshot.crash_time, Clock.WALL)
-        )
-        # CRASHTIME has a resolution of one second, and the last printk record is
-        # written shortly before the capture kernel takes over.
-        boot = BootTime(snapshot.crash_time - snapshot.uptime, 2.0, "vmcore CRASHTIME minus the last printk time")
-    else:
-        window = NotAvailable("the dump records no crash time")
-        boot = NotAvailable("the dump records no crash time")
-    incident = Incident(
-        host=system.attempt("host name", lambda: system.hostname(opened.prog)),
-        kernel_release=snapshot.kernel_release,
-        window=window,
-        sources=tuple(sources),
-        findings=analysis.findings,
-        tool_version=__version__,
-        boot_time=boot,
-    )
-    return VmcoreResult(
-        snapshot, analysis, fault, tuple(reports), incident, str(location.dmesg) if location.dmesg else None
-    )
+    host = system.attempt("host name", lambda: system.hostname(opened.prog))
+    return DumpExtract(snapshot, tuple(sources), host, location.dmesg, dmesg_text)
 
 
 #: Dumps up to this size are hashed for the report's inputs (hashing runs at about 1 GB/s).

@@ -23,9 +23,9 @@ from collectors.ctf import decode as d
 from collectors.ctf.metadata import read_metadata_text
 from collectors.ctf.reader import Session
 from detectors.spans.findings import report_to_dict
-from forensics.commands.trace import analyse_trace_file
 from forensics.errors import InputError
-from forensics.trace_spans import SpanOptions
+from forensics.pipelines.spans import SpanOptions
+from forensics.pipelines.trace import analyse_trace_file
 from tests.forensics.commands.test_trace_cli import run
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "lttng"

@@ -22,8 +22,8 @@ import pytest
 from collectors.slabstore import SlabStore
 from collectors.slabwatch import SlabWatcher, WatchPlan
 from detectors.leaks.decision import Grade
-from forensics.commands.leaks import analyse_store
 from forensics.model import LocatorKind, Severity
+from forensics.pipelines.leaks import analyse_store
 from tests.helpers import assert_evidence_resolves
 
 pytestmark = pytest.mark.live

@@ -17,7 +17,7 @@ from detectors.kdump.crashkernel import parse_crashkernel
 from detectors.kdump.makedumpfile import parse_collector
 from detectors.kdump.plan import make_plan
 from detectors.kdump.sysctl_rules import policy_named
-from forensics.commands.kdump import run_setup
+from forensics.pipelines.kdump import run_setup
 from tests.collectors.kdump.roots import SCENARIOS, build
 
 # Lines that look like the real formats, mixed with noise.

@@ -190,7 +190,7 @@ def test_unknown_policy_is_refused() -> None:
     ],
 )
 def test_applied_plan_makes_its_lines_pass(tmp_path: Path, scenario: str, fixed: str) -> None:
-    from forensics.commands.kdump import run_setup
+    from forensics.pipelines.kdump import run_setup
 
     system = SCENARIOS[scenario]
     root = build(tmp_path / "root", system)

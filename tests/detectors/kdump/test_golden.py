@@ -16,11 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from collectors.kdump.state import collect_kdump_state
-from detectors.kdump.checklist import run_checklist
 from detectors.kdump.sysctl_rules import policy_named
-from forensics.commands.kdump import render_check, render_setup, run_setup
+from forensics.pipelines.kdump import collect_check, run_setup
 from forensics.report import OutputFormat
+from forensics.report.kdump import render_check, render_setup
 from tests.collectors.kdump.roots import SCENARIOS, build
 
 GOLDEN_DIR = Path(__file__).resolve().parents[2] / "data" / "kdump" / "golden"
@@ -71,9 +70,9 @@ def _normal(text: str, root: Path) -> str:
 def test_check_golden(tmp_path: Path, scenario: str) -> None:
     system = SCENARIOS[scenario]
     root = build(tmp_path / "root", system)
-    state = collect_kdump_state(root, system.statvfs)
-    checklist = run_checklist(state)
-    text = _normal(render_check(state, checklist, OutputFormat.TEXT), root)
+    check = collect_check(root, system.statvfs)
+    checklist = check.checklist
+    text = _normal(render_check(check, OutputFormat.TEXT), root)
     check_golden(f"{scenario}.check.txt", f"kforensic kdump check --root <root>  ({scenario})", text)
     assert ("NOT READY" in text) is (not checklist.ready)
 

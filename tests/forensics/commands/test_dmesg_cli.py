@@ -89,7 +89,7 @@ def test_boot_time_from_dated_lines() -> None:
 
 def test_thousands_of_repeats_are_grouped_and_kept_small(tmp_path: Path) -> None:
     from detectors.dmesg.findings import SAMPLE_REPORTS
-    from forensics.commands.dmesg import build_incident, triage_file
+    from forensics.pipelines.dmesg import build_incident, triage_file
 
     report = (GOLDEN / "null_deref_x86.log").read_bytes().split(b"\n")[2:30]
     log = tmp_path / "repeats.log"

@@ -15,8 +15,9 @@ import pytest
 
 from collectors.slabstore import SlabStore
 from forensics.cli import main
-from forensics.commands.leaks import LEAKS_SCHEMA, analyse_store
 from forensics.model import LocatorKind, Severity
+from forensics.pipelines.leaks import analyse_store
+from forensics.report.leaks import LEAKS_SCHEMA
 from forensics.serialize import incident_from_dict
 from tests.detectors.leaks.storebuild import Cache, meminfo_text, slab_line, udp_leak_store, write_store
 from tests.helpers import assert_evidence_resolves

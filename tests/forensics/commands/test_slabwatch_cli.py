@@ -20,8 +20,8 @@ import pytest
 
 from collectors.slabstore import SlabStore
 from forensics.cli import main
-from forensics.commands.slabwatch import parse_duration
 from forensics.errors import UsageError
+from forensics.units import parse_duration
 from tests.collectors.test_procfs import MEMINFO, FakeTree, cache, slabinfo_text
 
 REPO = Path(__file__).resolve().parents[3]

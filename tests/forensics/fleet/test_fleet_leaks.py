@@ -122,7 +122,7 @@ def test_textfile_is_valid_exposition(tmp_path: Path) -> None:
 
 
 def test_systemd_unit_keeps_the_textfile_dir_writable() -> None:
-    from forensics.commands.slabwatch import systemd_unit
+    from forensics.pipelines.slabwatch import systemd_unit
 
     unit = systemd_unit(Path("/var/lib/kforensic/s.sqlite"), "15s", None, False, Path("/var/lib/node-exporter"))
     assert "--textfile-dir /var/lib/node-exporter" in unit

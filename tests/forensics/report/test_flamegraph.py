@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from collectors.perf_script import read_profile
-from forensics.commands.profile import analyse_profile, render_flamegraph, svg_stacks
+from forensics.pipelines.profile import analyse_profile
 from forensics.report.flamegraph import MIN_WIDTH, WIDTH, Node, build_tree, render_svg
+from forensics.report.profile import render_flamegraph, svg_stacks
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "profile"
 SVG = "{http://www.w3.org/2000/svg}"

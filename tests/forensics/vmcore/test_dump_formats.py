@@ -51,7 +51,7 @@ def _rewrite(option: str, directory: str) -> Path:
 
 @pytest.mark.parametrize("option", list(VARIANTS))
 def test_format_opens_and_gives_the_same_analysis(option: str, tmp_path_factory: pytest.TempPathFactory) -> None:
-    from forensics.vmcore import analyse_dump
+    from forensics.pipelines.vmcore import analyse_dump
     from forensics.vmcore.program import DebugInfoRequest
 
     case = _case()

@@ -117,7 +117,7 @@ def test_missing_debug_info_names_the_package(tmp_path: Path) -> None:
 
 
 def test_debug_info_is_found_by_build_id_in_a_debug_dir(tmp_path: Path) -> None:
-    from forensics.vmcore import analyse_dump
+    from forensics.pipelines.vmcore import analyse_dump
     from forensics.vmcore.program import DebugInfoRequest, elf_build_id
 
     case = load_case(_first_case())

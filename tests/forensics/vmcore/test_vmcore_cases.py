@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from forensics.model import LocatorKind, NotAvailable
-from forensics.vmcore.report import VmcoreResult
+from forensics.types.results import VmcoreResult
 from tests.helpers import assert_evidence_resolves
 from tests.vmcore_cases import VmcoreCase, case_names, load_case, open_program
 
@@ -19,7 +19,7 @@ CASES = case_names() or ["<no-vmcore-fixtures>"]
 
 @functools.cache
 def _analyse(name: str) -> tuple[VmcoreCase, VmcoreResult]:
-    from forensics.vmcore import analyse_dump
+    from forensics.pipelines.vmcore import analyse_dump
     from forensics.vmcore.program import DebugInfoRequest
 
     case = load_case(name)

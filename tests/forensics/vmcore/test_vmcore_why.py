@@ -10,7 +10,8 @@ import pytest
 
 from detectors.incident.hypotheses import rank_hypotheses
 from forensics.model import NotAvailable
-from forensics.vmcore.report import VmcoreResult, to_document
+from forensics.report.vmcore import to_document
+from forensics.types.results import VmcoreResult
 from tests.helpers import assert_evidence_resolves
 from tests.vmcore_cases import FIXTURES_DIR, VmcoreCase, case_names, load_case, open_program
 
@@ -21,7 +22,7 @@ MODULE_SOURCE = FIXTURES_DIR / "kf_buggy" / "kf_buggy.c"
 
 
 def _run(name: str, source_dirs: tuple[Path, ...]) -> tuple[VmcoreCase, VmcoreResult]:
-    from forensics.vmcore import analyse_dump
+    from forensics.pipelines.vmcore import analyse_dump
     from forensics.vmcore.program import DebugInfoRequest
 
     if name == "<no-vmcore-fixtures>":

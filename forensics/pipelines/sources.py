@@ -37,9 +37,9 @@ def analyse_vmcore(
     source_dirs: tuple[Path, ...] = (),
 ) -> SourceAnalysis:
     """``kforensic vmcore``: the dump, with the kernel log beside it."""
-    from forensics.vmcore import analyse_dump
+    from forensics.pipelines.vmcore import analyse_dump
+    from forensics.report.vmcore import render_vmcore_markdown
     from forensics.vmcore.program import DebugInfoRequest
-    from forensics.vmcore.report import render_vmcore_markdown
 
     result = analyse_dump(path, DebugInfoRequest(vmlinux, debug_dirs, module_debug, source_dirs))
     details = render_vmcore_markdown(result).split("\n## Findings (incident)", 1)[0]
@@ -57,8 +57,9 @@ def analyse_vmcore(
 
 def analyse_dmesg(paths: tuple[Path, ...]) -> SourceAnalysis:
     """``kforensic dmesg``: every report in the kernel logs."""
-    from forensics.commands.dmesg import build_incident, render_table, triage_file
+    from forensics.pipelines.dmesg import build_incident, triage_file
     from forensics.report import OutputFormat
+    from forensics.report.dmesg import render_table
 
     results = [triage_file(str(p)) for p in paths]
     incident = build_incident(results)
@@ -88,8 +89,8 @@ def analyse_store(store_path: Path, plots_dir: Path | None) -> SourceAnalysis:
     """``kforensic leaks``: leak-shaped growth in a slab-watch store."""
     from dataclasses import replace
 
-    from forensics.commands.leaks import analyse_store as leaks_of_store
-    from forensics.commands.leaks import render_markdown
+    from forensics.pipelines.leaks import analyse_store as leaks_of_store
+    from forensics.report.leaks import render_markdown
 
     result = leaks_of_store(store_path, plots_dir=plots_dir)
     incident = replace(result.incident, boot_time=store_boot_time(store_path))
@@ -109,8 +110,9 @@ def analyse_trace(path: Path, plots_dir: Path | None) -> SourceAnalysis:
 
     An LTTng session with user-space events adds its request spans (statistics, slow spans explained).
     """
-    from forensics.commands.trace import analyse_trace_file, render_markdown, span_markdown
-    from forensics.trace_spans import SpanOptions
+    from forensics.pipelines.spans import SpanOptions
+    from forensics.pipelines.trace import analyse_trace_file
+    from forensics.report.trace import render_markdown, span_markdown
 
     png = None if plots_dir is None else plots_dir / f"trace-{path.name}.png"
     result = analyse_trace_file(str(path), png=png)
@@ -129,9 +131,9 @@ def analyse_trace(path: Path, plots_dir: Path | None) -> SourceAnalysis:
 
 def analyse_profile(path: Path) -> SourceAnalysis:
     """``kforensic profile``: hotspots of a CPU profile and what they mean."""
-    from forensics.commands.profile import analyse_profile as profile_of
-    from forensics.commands.profile import render_tables
+    from forensics.pipelines.profile import analyse_profile as profile_of
     from forensics.report import OutputFormat
+    from forensics.report.profile import render_tables
 
     result = profile_of(str(path))
     table = render_tables(result, OutputFormat.MD, 10).replace("# CPU profile\n\n", "", 1)

@@ -4,32 +4,19 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
-from dataclasses import dataclass
 from typing import Any
 
-from detectors.dmesg.model import KernelReport
 from detectors.dmesg.taint import decode_taint
-from detectors.vmcore.findings import VmcoreAnalysis, taint_letters_of
+from detectors.vmcore.findings import taint_letters_of
 from detectors.vmcore.nullfield import FaultAnalysis, FieldRef
-from forensics.model import Incident, NotAvailable
+from forensics.model import NotAvailable
 from forensics.report.markdown import fence, md_escape, render_markdown
 from forensics.serialize import incident_to_dict, json_value
+from forensics.types.results import VmcoreResult
 from forensics.vmcore.snapshot import CrashSnapshot, Frame, ValueRead
 
 VMCORE_SCHEMA = "kforensic.vmcore/1"
 LOG_TAIL = 25
-
-
-@dataclass(frozen=True)
-class VmcoreResult:
-    """Everything ``kforensic vmcore`` shows."""
-
-    snapshot: CrashSnapshot
-    analysis: VmcoreAnalysis
-    fault: FaultAnalysis | NotAvailable
-    reports: tuple[KernelReport, ...]
-    incident: Incident
-    dmesg_path: str | None
 
 
 def _frame(f: Frame) -> dict[str, Any]:

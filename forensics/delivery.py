@@ -1,0 +1,68 @@
+"""Where a rendered result goes: stdout or an output file, and the exit status it earns."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from forensics.errors import ExitCode
+from forensics.model import Incident, Severity
+from forensics.report import OutputFormat, render_incident
+
+
+def _to_stdout(text: str) -> None:
+    """Write to standard output; a full or closed one is exit 3 in one line, a closed pipe ends quietly."""
+    import errno
+    import os
+
+    from forensics.errors import InputError
+    from forensics.output import encode_text
+
+    stream = sys.stdout
+    if stream is None:  # started with fd 1 closed (`kforensic ... >&-`)
+        raise InputError("standard output is closed", hint="give -o FILE, or run with a standard output")
+    try:
+        buffer = getattr(stream, "buffer", None)
+        if buffer is None:
+            stream.write(text)
+        else:
+            stream.flush()
+            buffer.write(encode_text(text))
+        stream.flush()
+    except BrokenPipeError:
+        from forensics.output import reader_went_away
+
+        reader_went_away()
+    except OSError as exc:
+        # Drop what is still buffered, so that the interpreter's final flush does not fail again.
+        import contextlib
+        import io
+
+        with contextlib.suppress(OSError, ValueError, io.UnsupportedOperation), open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), stream.fileno())
+        hint = "free some space, or write with -o elsewhere" if exc.errno == errno.ENOSPC else "give -o FILE"
+        raise InputError(f"cannot write to standard output: {exc.strerror or exc}", hint=hint) from None
+
+
+def deliver(text: str, output: Path | None, *, force: bool | None = None) -> None:
+    """Write the rendered result to ``output`` (by the rules of :mod:`forensics.output`), or to stdout."""
+    if output is None:
+        _to_stdout(text)
+        return
+    from forensics.output import write_atomic
+
+    write_atomic(output, text, force=force)
+
+
+def render_for(incident: Incident, fmt: OutputFormat, output: Path | None) -> str:
+    """Render for the destination: colour only for a terminal on stdout."""
+    color = output is None and fmt is OutputFormat.TEXT and sys.stdout.isatty()
+    return render_incident(incident, fmt, color=color)
+
+
+def exit_status(incident: Incident, fail_on: Severity | None) -> ExitCode:
+    """0, or 1 when ``--fail-on`` was given and a finding reaches it."""
+    worst = incident.worst_severity()
+    if fail_on is not None and worst is not None and worst >= fail_on:
+        return ExitCode.FINDINGS
+    return ExitCode.OK

@@ -1,0 +1,108 @@
+"""``kforensic kdump``: read the system's kdump state, run the checklist, plan and apply the setup."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from forensics.errors import CollectionError, UsageError
+from forensics.report.kdump import _argv, setup_document
+from forensics.types.results import KdumpCheck
+
+if TYPE_CHECKING:
+    import datetime as dt
+
+    from collectors.kdump.apply import AppliedChange
+    from collectors.kdump.reader import StatvfsProvider
+    from collectors.kdump.snapshot import KdumpState
+    from detectors.kdump.checklist import Checklist
+    from detectors.kdump.plan import Command
+    from detectors.kdump.sysctl_rules import Policy
+    from forensics.model import Incident
+
+
+def collect_check(root: Path, statvfs: StatvfsProvider | None = None) -> KdumpCheck:
+    """``kforensic kdump check``: the kdump state under ``root``, the checklist on it and its incident."""
+    from collectors.kdump.reader import real_statvfs
+    from collectors.kdump.state import collect_kdump_state
+    from detectors.kdump.checklist import run_checklist
+
+    state = collect_kdump_state(root, statvfs or real_statvfs)
+    checklist = run_checklist(state)
+    return KdumpCheck(state, checklist, _incident(state, checklist))
+
+
+def _incident(state: KdumpState, checklist: Checklist) -> Incident:
+    from collectors.kdump.snapshot import TextFile
+    from detectors.kdump.findings import checklist_findings
+    from forensics import __version__
+    from forensics.model import Incident, NotAvailable
+
+    name = state.hostname
+    host = (name.first_line() or NotAvailable("empty /etc/hostname")) if isinstance(name, TextFile) else name
+    release = state.osrelease
+    return Incident(
+        host=host,
+        kernel_release=release.first_line() if isinstance(release, TextFile) else release,
+        window=NotAvailable("kdump check reads configuration, not events"),
+        sources=state.sources,
+        findings=checklist_findings(checklist, state),
+        tool_version=__version__,
+    )
+
+
+def _run(command: Command) -> int:
+    import subprocess
+
+    try:
+        # Their output goes to stderr: stdout carries the plan (possibly JSON).
+        result = subprocess.run(list(command.argv), check=False, stdout=sys.stderr)
+    except OSError as exc:
+        raise CollectionError(f"cannot run {command.argv[0]}: {exc.strerror or exc}", hint=_argv(command)) from None
+    if result.returncode != 0:
+        raise CollectionError(
+            f"{_argv(command)} failed with exit status {result.returncode}",
+            hint="fix the cause and run kforensic kdump setup --apply again (it is idempotent)",
+        )
+    return result.returncode
+
+
+def run_setup(
+    root: Path,
+    preset: Policy,
+    *,
+    apply: bool,
+    statvfs: StatvfsProvider | None = None,
+    now: dt.datetime | None = None,
+) -> dict[str, Any]:
+    """Plan, and with ``apply`` carry out, the setup of ``root``; return the setup document.
+
+    Commands (package install, update-grub/grubby, systemctl, sysctl) run only
+    on the live system (``root`` is ``/``); under another root they are listed
+    as to be run on the target system.
+    """
+    import datetime as dt
+
+    from detectors.kdump.plan import make_plan
+
+    check = collect_check(root, statvfs)
+    plan = make_plan(check.state, check.checklist, preset)
+    applied: tuple[AppliedChange, ...] | None = None
+    ran: dict[tuple[str, ...], int] = {}
+    if apply:
+        from collectors.kdump.apply import apply_changes
+
+        live = root.resolve() == Path("/")
+        if live and os.geteuid() != 0:
+            raise UsageError("setup --apply on this machine needs root", hint="sudo kforensic kdump setup --apply")
+        if live and plan.install is not None:
+            ran[plan.install.argv] = _run(plan.install)
+            check = collect_check(root, statvfs)  # the package brought its config: plan again
+            plan = make_plan(check.state, check.checklist, preset)
+        applied = apply_changes(plan.changes, root, now or dt.datetime.now(dt.UTC))
+        if live:
+            for command in plan.commands:
+                ran[command.argv] = _run(command)
+    return setup_document(check, plan, applied, ran)

@@ -1,0 +1,88 @@
+"""``kforensic leaks``: judge a slab-watch store's series and build the incident."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from forensics import __version__
+from forensics.errors import InputError, UsageError
+from forensics.model import Clock, Incident, NotAvailable, SourceRecord, Timestamp, TimeWindow
+from forensics.types.results import LeaksResult
+
+if TYPE_CHECKING:
+    from collectors.slabstore import SlabStore
+    from detectors.leaks.analysis import LeakAnalysis
+    from detectors.leaks.decision import Thresholds
+    from forensics.leakplots import Plot
+
+
+def _store_record(path: Path) -> SourceRecord:
+    """The store as an input: size and sha256 of its bytes now (WAL content is read by SQLite, not hashed)."""
+    started = time.monotonic()
+    digest = hashlib.sha256()
+    size = 0
+    try:
+        with open(path, "rb") as stream:
+            while chunk := stream.read(1 << 20):
+                size += len(chunk)
+                digest.update(chunk)
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        return SourceRecord(str(path), NotAvailable(reason), NotAvailable(reason), 0.0, error=reason)
+    return SourceRecord(str(path), size, digest.hexdigest(), round(time.monotonic() - started, 6))
+
+
+def _incident(store: SlabStore, run_id: int | None, analysis: LeakAnalysis) -> Incident:
+    runs = [r for r in store.runs() if run_id is None or r.id == run_id]
+    hosts = {r.host for r in runs if r.host} or ({store.meta("host")} - {None, ""})
+    kernels = {r.kernel_release for r in runs if r.kernel_release}
+    window: TimeWindow | NotAvailable = NotAvailable("the store has no slab samples")
+    if isinstance(analysis.first_wall, float) and isinstance(analysis.last_wall, float):
+        window = TimeWindow(Timestamp(analysis.first_wall, Clock.WALL), Timestamp(analysis.last_wall, Clock.WALL))
+    return Incident(
+        host=str(hosts.pop()) if len(hosts) == 1 else NotAvailable("the store does not name one host"),
+        kernel_release=kernels.pop() if len(kernels) == 1 else NotAvailable("the store does not name one kernel"),
+        window=window,
+        sources=(_store_record(store.path),),
+        findings=analysis.findings,
+        tool_version=__version__,
+    )
+
+
+def analyse_store(
+    store_path: Path,
+    run_id: int | None = None,
+    last_hours: float | None = None,
+    thresholds: Thresholds | None = None,
+    plots_dir: Path | None = None,
+) -> LeaksResult:
+    """Open the store read-only, analyse it (one run, or all; optionally the last hours), write plots."""
+    from collectors.slabstore import SlabStore
+    from detectors.leaks.analysis import analyse
+    from detectors.leaks.decision import Thresholds as DefaultThresholds
+    from detectors.leaks.frames import leak_input
+
+    th = thresholds or DefaultThresholds()
+    with SlabStore.open(store_path, readonly=True) as store:
+        if run_id is not None and run_id not in {r.id for r in store.runs()}:
+            known = ", ".join(str(r.id) for r in store.runs()) or "none"
+            raise UsageError(f"{store_path}: no run {run_id}", hint=f"runs in the store: {known}")
+        data = leak_input(store, run_id, last_hours)
+        if not len(data.slabs):
+            raise InputError(
+                f"{store_path}: no slab samples to analyse",
+                hint="record some as root with kforensic slab-watch (slabinfo is readable by root only)",
+            )
+        analysis = analyse(data, th)
+        incident = _incident(store, run_id, analysis)
+    plots: tuple[Plot, ...] = ()
+    if plots_dir is not None:
+        from forensics.leakplots import write_plots
+
+        meminfo_ids = {id(v) for v in analysis.meminfo}
+        flagged = [("meminfo" if id(v) in meminfo_ids else "cache", v) for v in analysis.flagged()]
+        plots = tuple(write_plots(flagged, plots_dir))
+    return LeaksResult(store_path, run_id, analysis, th, incident, plots)

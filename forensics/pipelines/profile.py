@@ -1,0 +1,58 @@
+"""``kforensic profile``: read a CPU profile, keep the samples asked for, hotspots, classes and findings."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from forensics import __version__
+from forensics.errors import UsageError
+from forensics.model import Clock, Incident, NotAvailable, Timestamp, TimeWindow
+from forensics.types.results import ProfileFilters, ProfileResult
+
+if TYPE_CHECKING:
+    pass
+
+
+def analyse_profile(name: str, filters: ProfileFilters | None = None) -> ProfileResult:
+    """Read one profile input and analyse it (used by this command and by ``kforensic report``)."""
+    from collectors.perf_script import read_profile
+    from detectors.profile.findings import class_shares, profile_findings
+    from detectors.profile.hotspots import compute_hotspots, selected_stacks
+    from forensics.errors import InputError
+
+    filters = filters or ProfileFilters()
+    profile = read_profile(name, filters.window)
+    if filters.event is not None and filters.event not in profile.events:
+        raise UsageError(
+            f"{profile.source} has no samples of event {filters.event!r}",
+            hint="its events: " + ", ".join(e for e in profile.events if e),
+        )
+    if filters.event is not None:
+        profile.notes[:] = [n for n in profile.notes if not n.startswith("several events")]
+        others = [e for e in profile.events if e and e != filters.event]
+        if others:
+            profile.notes.append(f"--event {filters.event}: left out {', '.join(others)}")
+    stacks = selected_stacks(profile, filters.comm, filters.pid, filters.tid, filters.space, filters.event)
+    if not stacks:
+        raise InputError(
+            f"{profile.source}: no samples left after the filters (--comm/--pid/--tid/--kernel-only/--user-only)",
+            hint="check the names and ids in the per-thread table of an unfiltered run",
+        )
+    hot = compute_hotspots(profile, stacks, event=filters.event)
+    classes = class_shares(stacks, hot.total_period)
+    findings = profile_findings(profile, stacks, hot, classes)
+    window: TimeWindow | NotAvailable = (
+        TimeWindow(Timestamp(profile.start, Clock.TRACE), Timestamp(profile.end, Clock.TRACE))
+        if profile.start is not None and profile.end is not None
+        else NotAvailable("the profile carries no timestamps")
+    )
+    assert profile.record is not None
+    incident = Incident(
+        host=NotAvailable("perf script text does not name the host"),
+        kernel_release=NotAvailable("perf script text does not name the kernel release"),
+        window=window,
+        sources=(profile.record,),
+        findings=tuple(findings),
+        tool_version=__version__,
+    )
+    return ProfileResult(profile, stacks, hot, classes, incident)

@@ -1,0 +1,149 @@
+"""``kforensic slab-watch`` / ``slab-import``: what a run of samples ends with, and the systemd unit."""
+
+from __future__ import annotations
+
+import importlib
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from forensics import __version__
+from forensics.errors import KforensicError
+from forensics.model import Clock, Finding, Incident, NotAvailable, SourceRecord, Timestamp, TimeWindow
+
+if TYPE_CHECKING:
+    from collectors.slabstore import SlabStore, StoreSummary
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """What a run (or a store) comes to: the summary and any findings of the leak analysis."""
+
+    store: Path
+    run_id: int | None
+    summary: StoreSummary
+    incident: Incident
+    analysis: str  # what became of the leak analysis, one line
+
+
+def leak_findings(store: SlabStore) -> tuple[tuple[Finding, ...], str]:
+    """The leak analysis of the whole store, and one line saying what it did.
+
+    This is the plug-in point of the leak detectors:
+    ``detectors.leaks.findings_from_store(store, run_id)`` is called with the
+    open store and ``run_id=None``: the whole store is analysed, not just the
+    last run, since a restarted watcher continues one series.  Without that
+    function, or when it has nothing to work on, the report is the summary
+    alone, with no verdict made up.
+    """
+    try:
+        leaks = importlib.import_module("detectors.leaks")
+    except ImportError:
+        return (), "leak analysis: not available in this kforensic"
+    analyse = getattr(leaks, "findings_from_store", None)
+    if analyse is None:
+        return (), "leak analysis: not available in this kforensic"
+    try:
+        findings = tuple(analyse(store, None))
+    except KforensicError as exc:
+        return (), f"leak analysis: not run ({exc.message})"
+    except Exception as exc:  # a bug in the analysis must not cost the summary of a day of sampling
+        return (), (
+            f"leak analysis failed: {type(exc).__name__}: {exc} (a bug in kforensic; the samples are safe:"
+            f" rerun kforensic leaks --store {store.path} --debug)"
+        )
+    return findings, f"leak analysis of the whole store: {len(findings)} finding(s); details: kforensic leaks --store"
+
+
+def end_of_run_analysis(store: SlabStore, run_id: int | None, analyse: bool = True) -> RunReport:
+    """Summarise a run (or the store) and run the leak analysis on the store: what a run ends with."""
+    summary = store.summary(run_id)
+    findings: tuple[Finding, ...] = ()
+    if not analyse:
+        analysis = "leak analysis: skipped (--no-analysis); run kforensic leaks --store"
+    elif not summary.samples:
+        analysis = "leak analysis: no samples"
+    else:
+        findings, analysis = leak_findings(store)
+    runs = [r for r in store.runs() if run_id is None or r.id == run_id]
+    hosts = {r.host for r in runs if r.host}
+    kernels = {r.kernel_release for r in runs if r.kernel_release}
+    window: TimeWindow | NotAvailable = NotAvailable("the store has no samples")
+    if isinstance(summary.first_wall, float) and isinstance(summary.last_wall, float):
+        window = TimeWindow(Timestamp(summary.first_wall, Clock.WALL), Timestamp(summary.last_wall, Clock.WALL))
+    size = store.path.stat().st_size
+    incident = Incident(
+        host=hosts.pop() if len(hosts) == 1 else NotAvailable("the store does not name one host"),
+        kernel_release=kernels.pop() if len(kernels) == 1 else NotAvailable("the store does not name one kernel"),
+        window=window,
+        sources=(SourceRecord(str(store.path), size, NotAvailable("a store changes while it is written"), 0.0),),
+        findings=findings,
+        tool_version=__version__,
+    )
+    return RunReport(store.path, run_id, summary, incident, analysis)
+
+
+def systemd_unit(
+    store: Path, interval: str, duration: str | None, require: bool, textfile_dir: Path | None = None
+) -> str:
+    """A ready systemd service running slab-watch unattended, niced, with only the store writable."""
+    launcher = Path(sys.argv[0])
+    exe = str(launcher.absolute()) if launcher.name == "kforensic" and launcher.is_file() else shutil.which("kforensic")
+    command = [exe] if exe else [sys.executable, "-m", "forensics"]
+    command += ["slab-watch", "--store", str(store), "--interval", interval]
+    if duration is not None:
+        command += ["--duration", duration]
+    if require:
+        command.append("--require-slabinfo")
+    if textfile_dir is not None:
+        command += ["--textfile-dir", str(textfile_dir)]
+    from forensics.quoting import shell_single, systemd_arg, systemd_path
+
+    # Every value is quoted the way systemd reads it (or refused when it holds a newline or a
+    # control character): an option value can never add a line or a directive to the unit.
+    exec_start = " ".join(systemd_arg(a, "--store" if a == str(store) else "argument") for a in command)
+    directory = store.parent
+    try:
+        state = directory.relative_to("/var/lib")
+    except ValueError:
+        state = None
+    if state is not None and str(state) != ".":
+        # systemd creates a StateDirectory (0700) and keeps it writable under ProtectSystem=strict.
+        writable = [f"StateDirectory={systemd_path(str(state), '--store')}", "StateDirectoryMode=0700"]
+    else:
+        # ReadWritePaths= must exist when the service starts: create it first (mkdir -m 0700).
+        where = systemd_path(str(directory), "--store")
+        writable = [f"# mkdir -m 0700 -p {shell_single(str(directory))}", f"ReadWritePaths={where}"]
+    if textfile_dir is not None:
+        writable.append(f"ReadWritePaths={systemd_path(str(textfile_dir), '--textfile-dir')}")
+    return "\n".join(
+        [
+            "[Unit]",
+            "Description=kforensic slab-watch: kernel slab and memory counters for leak analysis",
+            "After=local-fs.target",
+            "",
+            "[Service]",
+            "Type=simple",
+            "ExecStart=" + exec_start,
+            "Nice=10",
+            "IOSchedulingClass=idle",
+            "CPUSchedulingPolicy=batch",
+            "ProtectSystem=strict",
+            *writable,
+            "ProtectHome=read-only",
+            "PrivateTmp=yes",
+            "NoNewPrivileges=yes",
+            "UMask=0077",
+            "# SIGTERM ends the run after the sample being taken; exit status 0.",
+            "KillSignal=SIGTERM",
+            "TimeoutStopSec=30",
+            "Restart=on-failure",
+            "RestartSec=30",
+            "",
+            "[Install]",
+            "WantedBy=multi-user.target",
+            "",
+        ]
+    )

@@ -1,0 +1,201 @@
+"""``kforensic kdump`` rendered: the checklist and the setup plan as text, markdown and JSON."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from forensics.report import OutputFormat
+from forensics.types.results import KdumpCheck
+
+if TYPE_CHECKING:
+    from collectors.kdump.apply import AppliedChange
+    from detectors.kdump.plan import Command, Plan
+
+
+CHECK_SCHEMA = "kforensic.kdump-check/1"
+
+
+SETUP_SCHEMA = "kforensic.kdump-setup/1"
+
+
+def _size(value: object) -> object:
+    from forensics.model import NotAvailable
+
+    return {"not_available": value.reason} if isinstance(value, NotAvailable) else value
+
+
+def check_document(check: KdumpCheck) -> dict[str, Any]:
+    """The ``kforensic.kdump-check/1`` document."""
+    state, checklist = check.state, check.checklist
+    from detectors.kdump.crashkernel import format_size
+    from forensics.serialize import evidence_to_dict, incident_to_dict
+
+    est = checklist.estimate
+    return {
+        "schema": CHECK_SCHEMA,
+        "root": state.root,
+        "distro": {
+            "id": state.distro.id,
+            "version_id": state.distro.version_id,
+            "name": state.distro.name,
+            "family": state.distro.family.value,
+        },
+        "ready": checklist.ready,
+        "kernel_ready": checklist.kernel_ready,
+        "counts": {s: sum(1 for x in checklist.lines if x.status.value == s) for s in ("pass", "warn", "fail")},
+        "crashkernel": {
+            "recommended": format_size(est.recommended),
+            "recommended_bytes": est.recommended,
+            "estimated_bytes": est.estimated,
+            "kernel_bytes": _size(est.kernel),
+            "initrd_bytes": _size(est.initrd),
+            "modules_bytes": _size(est.modules),
+            "runtime_bytes": est.runtime,
+            "floor_bytes": est.floor,
+            "floor_crashkernel": est.floor_crashkernel,
+            "floor_source": est.floor_source,
+            "complete": est.complete,
+        },
+        "checks": [
+            {
+                "id": line.id,
+                "title": line.title,
+                "status": line.status.value,
+                "detail": line.detail,
+                "why": line.why,
+                "fix": line.fix,
+                "kernel_side": line.kernel_side,
+                "severity": line.severity.value,
+                "evidence": [evidence_to_dict(e) for e in line.evidence],
+            }
+            for line in checklist.lines
+        ],
+        "incident": incident_to_dict(check.incident),
+    }
+
+
+def render_check(check: KdumpCheck, fmt: OutputFormat) -> str:
+    """The checklist as text, markdown or JSON."""
+    state, checklist = check.state, check.checklist
+    from detectors.kdump.crashkernel import describe_estimate
+    from detectors.kdump.util import Status
+
+    if fmt is OutputFormat.JSON:
+        return json.dumps(check_document(check), indent=2, ensure_ascii=False) + "\n"
+    md = fmt is OutputFormat.MD
+    verdict = "READY: the next crash will be captured" if checklist.ready else "NOT READY: the next crash will be lost"
+    counts = ", ".join(f"{checklist.count(s)} {s.value}" for s in Status)
+    kernel = "ready" if checklist.kernel_ready else "not ready"
+    out = [
+        f"{'# ' if md else ''}kforensic kdump check: {state.distro.name} (root {state.root})",
+        "",
+        f"{'- ' if md else ''}recommended crashkernel: {describe_estimate(checklist.estimate)}",
+        "",
+    ]
+    for line in checklist.lines:
+        mark = line.status.value.upper()
+        out.append(f"- **{mark}** {line.title}: {line.detail}" if md else f"[{mark}] {line.title}: {line.detail}")
+        if line.status.value != "pass":
+            indent = "  - " if md else "       "
+            out.append(f"{indent}why: {line.why}")
+            out.append(f"{indent}fix: {line.fix}")
+            out.extend(f"{indent}seen: {e.cite()}: {e.excerpt}" for e in line.evidence)
+    out += ["", f"{'**' if md else ''}{verdict}{'**' if md else ''} ({counts}; kernel side {kernel})", ""]
+    return "\n".join(out)
+
+
+def _argv(command: Command) -> str:
+    import shlex
+
+    return shlex.join(command.argv)
+
+
+def setup_document(
+    check: KdumpCheck,
+    plan: Plan,
+    applied: tuple[AppliedChange, ...] | None,
+    ran: dict[tuple[str, ...], int],
+) -> dict[str, Any]:
+    """The ``kforensic.kdump-setup/1`` document."""
+    state, checklist = check.state, check.checklist
+    from forensics.serialize import incident_to_dict
+
+    backups = {a.path: a.backup for a in applied or ()}
+    commands = [*([plan.install] if plan.install else []), *plan.commands]
+
+    def command_status(argv: tuple[str, ...]) -> str:
+        if applied is None:
+            return "planned"
+        return "run" if argv in ran else "to run on the target system"
+
+    return {
+        "schema": SETUP_SCHEMA,
+        "root": state.root,
+        "distro": state.distro.name,
+        "family": plan.family.value,
+        "policy": plan.policy,
+        "applied": applied is not None,
+        "ready_before": checklist.ready,
+        "packages": list(plan.packages),
+        "changes": [
+            {
+                "path": c.path,
+                "action": "create" if c.old is None else "modify",
+                "reason": c.reason,
+                "diff": c.diff(),
+                "backup": backups.get(c.path),
+            }
+            for c in plan.changes
+        ],
+        "commands": [
+            {
+                "argv": list(c.argv),
+                "reason": c.reason,
+                "status": command_status(c.argv),
+                "returncode": ran.get(c.argv),
+            }
+            for c in commands
+        ],
+        "manual": list(plan.manual),
+        "reboot_needed": plan.reboot_needed,
+        "reboot_reason": plan.reboot_reason,
+        "incident": incident_to_dict(check.incident),
+    }
+
+
+def render_setup(doc: dict[str, Any], fmt: OutputFormat) -> str:
+    """The plan (and what was done) as text, markdown or JSON."""
+    if fmt is OutputFormat.JSON:
+        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    md = fmt is OutputFormat.MD
+    head = "# " if md else ""
+    done = doc["applied"]
+    out = [f"{head}kforensic kdump setup: {doc['distro']} (root {doc['root']}, policy {doc['policy']})", ""]
+    if not (doc["packages"] or doc["changes"] or doc["commands"]):
+        out.append("Nothing to do: the configuration is already as the plan wants it.")
+    if doc["packages"]:
+        out.append(f"{'## ' if md else ''}Packages to install: {' '.join(doc['packages'])}")
+        out.append("")
+    for change in doc["changes"]:
+        verb = ("created" if change["action"] == "create" else "changed") if done else f"to {change['action']}"
+        backup = f" (backup {change['backup']})" if change["backup"] else ""
+        out.append(f"{'## ' if md else ''}File {change['path']} {verb}{backup}: {change['reason']}")
+        out += ["```diff", change["diff"].rstrip("\n"), "```", ""] if md else ["", change["diff"].rstrip("\n"), ""]
+    if doc["commands"]:
+        out.append(f"{'## ' if md else ''}Commands:")
+        for command in doc["commands"]:
+            rc = f", exit {command['returncode']}" if command["returncode"] is not None else ""
+            argv = " ".join(command["argv"])
+            if md:
+                out.append(f"- `{argv}` — {command['reason']} [{command['status']}{rc}]")
+            else:
+                out.append(f"  {argv}    # {command['reason']} [{command['status']}{rc}]")
+        out.append("")
+    for step in doc["manual"]:
+        out.append(f"{'- ' if md else ''}manual: {step}")
+    if doc["reboot_needed"]:
+        out.append(f"Reboot needed: {doc['reboot_reason']}.")
+    if not done and (doc["changes"] or doc["commands"] or doc["packages"]):
+        out.append("Nothing was changed. Run again with --apply to carry out this plan.")
+    return "\n".join(out).rstrip("\n") + "\n"

@@ -1,0 +1,139 @@
+"""``slab-watch`` / ``slab-import`` / ``slab-export`` rendered: the run report and the Prometheus text."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING, Any
+
+from forensics.errors import InputError
+from forensics.model import Clock, NotAvailable, Timestamp
+from forensics.pipelines.slabwatch import RunReport
+from forensics.report import OutputFormat
+
+if TYPE_CHECKING:
+    from collectors.slabstore import SlabStore
+
+
+_SLAB_METRICS = (
+    # (node_exporter name, help, column of the slab row)
+    ("node_slabinfo_active_objects", "The number of objects that are currently active (i.e., in use).", 4),
+    ("node_slabinfo_objects", "The total number of allocated objects (i.e., objects that are both in use and not).", 5),
+    ("node_slabinfo_object_size_bytes", "The size of objects in this slab, in bytes.", 6),
+    ("node_slabinfo_objects_per_slab", "The number of objects stored in each slab.", 7),
+    ("node_slabinfo_pages_per_slab", "The number of pages allocated for each slab.", 8),
+)
+
+
+def _human_bytes(value: int) -> str:
+    sign = "-" if value < 0 else ""
+    size = float(abs(value))
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{sign}{size:.0f} {unit}" if unit == "B" else f"{sign}{size:.1f} {unit}"
+        size /= 1024
+    return f"{sign}{size:.1f} GiB"
+
+
+def _when(value: float | NotAvailable) -> str:
+    return str(Timestamp(value, Clock.WALL)) if isinstance(value, float) else str(value)
+
+
+def report_to_dict(report: RunReport, schema: str) -> dict[str, Any]:
+    """The ``kforensic.slab-watch/1`` (or slab-import) JSON document."""
+    from forensics.serialize import incident_to_dict
+
+    s = report.summary
+    return {
+        "schema": schema,
+        "store": str(report.store),
+        "run_id": report.run_id,
+        "analysis": report.analysis,
+        "summary": {
+            "samples": s.samples,
+            "caches": s.caches,
+            "boots": s.boots,
+            "first_wall": s.first_wall if isinstance(s.first_wall, float) else None,
+            "last_wall": s.last_wall if isinstance(s.last_wall, float) else None,
+            "kmsg_records": s.kmsg_records,
+            "kmsg_missing": s.kmsg_missing,
+            "top_growers": [
+                {
+                    "cache": g.name,
+                    "first_active_bytes": g.first_active_bytes,
+                    "last_active_bytes": g.last_active_bytes,
+                    "first_active_objs": g.first_active_objs,
+                    "last_active_objs": g.last_active_objs,
+                }
+                for g in s.top_growers
+            ],
+        },
+        "incident": incident_to_dict(report.incident),
+    }
+
+
+def render_report(report: RunReport, fmt: OutputFormat, schema: str) -> str:
+    """The report as text, markdown or JSON."""
+    if fmt is OutputFormat.JSON:
+        return json.dumps(report_to_dict(report, schema), indent=2) + "\n"
+    s = report.summary
+    md = fmt is OutputFormat.MD
+    lines = ["# slab-watch summary", ""] if md else ["slab-watch summary"]
+    bullet = "- " if md else "  "
+    lines += [
+        f"{bullet}store: {report.store}" + (f" (run {report.run_id})" if report.run_id is not None else ""),
+        f"{bullet}samples: {s.samples} from {_when(s.first_wall)} to {_when(s.last_wall)}",
+        f"{bullet}caches: {s.caches}; boots: {s.boots}"
+        + ("  (a reboot splits the series: growth is measured within the last boot)" if s.boots > 1 else ""),
+        f"{bullet}kernel log records: {s.kmsg_records}; never read (sequence gaps): {s.kmsg_missing}",
+    ]
+    lines += ["", "## Top growers (bytes in use, last boot)", ""] if md else ["top growers (bytes in use, last boot):"]
+    if not s.top_growers:
+        lines.append(f"{bullet}none: no cache grew between the first and last sample")
+    for g in s.top_growers:
+        lines.append(
+            f"{bullet}{g.name}: {_human_bytes(g.first_active_bytes)} -> {_human_bytes(g.last_active_bytes)}"
+            f" ({'+' if g.delta_bytes >= 0 else ''}{_human_bytes(g.delta_bytes)};"
+            f" objects {g.first_active_objs} -> {g.last_active_objs})"
+        )
+    lines += ["", report.analysis]
+    if report.incident.findings:
+        from forensics.report import render_incident
+
+        lines += ["", render_incident(report.incident, fmt, color=False)]
+    return "\n".join(lines) + "\n"
+
+
+def _prom_label(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _meminfo_metric(name: str, unit: str) -> str:
+    # node_exporter: "Active(anon)" -> "Active_anon"; sizes in kB become *_bytes.
+    key = re.sub(r"\((.*)\)", r"_\1", name)
+    return f"node_memory_{key}_bytes" if unit == "kB" else f"node_memory_{key}"
+
+
+def prometheus_text(store: SlabStore, run_id: int | None, all_samples: bool) -> str:
+    """node_exporter-compatible text exposition of the last sample (or every sample, with timestamps)."""
+    samples = store.samples(run_id)
+    if not samples:
+        raise InputError(f"{store.path}: no samples to export")
+    wanted = {s.id for s in samples} if all_samples else {samples[-1].id}
+    stamp = {s.id: f" {int(s.wall * 1000)}" if all_samples else "" for s in samples}
+    out: list[str] = []
+    rows = [r for r in store.iter_slab_rows(run_id) if r[0] in wanted]
+    for metric, text, column in _SLAB_METRICS:
+        out += [f"# HELP {metric} {text}", f"# TYPE {metric} gauge"]
+        out += [f'{metric}{{slab="{_prom_label(str(r[3]))}"}} {r[column]}{stamp[int(str(r[0]))]}' for r in rows]
+    for source, name, unit in store.counter_names():
+        if source != "meminfo":
+            continue
+        metric = _meminfo_metric(name, unit)
+        points = [p for p in store.counter_series(source, name, run_id) if p.sample_id in wanted]
+        if not points:
+            continue
+        out += [f"# HELP {metric} Memory information field {name}.", f"# TYPE {metric} gauge"]
+        scale = 1024 if unit == "kB" else 1
+        out += [f"{metric} {p.value * scale}{stamp[p.sample_id]}" for p in points]
+    return "\n".join(out) + "\n"

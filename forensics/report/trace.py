@@ -1,0 +1,272 @@
+"""``kforensic trace`` rendered: header lines, the summary tables and the span section."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from forensics.model import NotAvailable
+
+if TYPE_CHECKING:
+    from detectors.sched.model import ParseSummary, Span, TraceAnalysis
+    from detectors.spans.model import SpanReport
+
+
+CLOCK_MARK = " †"  # after a figure that spans a step where a CPU's clock went back
+
+
+def _table_rows(a: TraceAnalysis, top: int) -> list[tuple[str, list[str], list[list[str]]]]:
+    """The summary tables (title, header, rows) shared by the text and markdown renderers."""
+    from detectors.sched.findings import fmt_ms
+
+    def mark(span: Span | None) -> str:
+        """A dagger on figures that span a step where a CPU's clock went back (see the header)."""
+        return CLOCK_MARK if span is not None and a.clock.disputes_span(span) else ""
+
+    def blocked(t: object, state: str) -> str:
+        for s in getattr(t, "blocked", ()):
+            if s.state == state:
+                return fmt_ms(s.total)
+        return "-"
+
+    tasks = []
+    for t in a.tasks[:top]:
+        run = t.runs.worst
+        wake = t.worst_wakeup
+        tasks.append(
+            [
+                t.comm,
+                str(t.pid),
+                str(t.prio),
+                fmt_ms(t.runtime) + mark(run),  # a total that holds a run across a clock step is marked too
+                str(t.runs.n),
+                f"{fmt_ms(run.duration)}{mark(run)} @{run.start:.6f} CPU{run.cpu}" if run else "-",
+                str(t.hog_runs),
+                (
+                    f"{fmt_ms(wake.span.duration)}{mark(wake.span)} behind {wake.behind[0].comm}"
+                    if wake.behind
+                    else fmt_ms(wake.span.duration) + mark(wake.span)
+                )
+                if wake
+                else "-",
+                fmt_ms(t.preempt_wait.worst.duration) + mark(t.preempt_wait.worst) if t.preempt_wait.worst else "-",
+                blocked(t, "S"),
+                blocked(t, "D"),
+                ", ".join(f"{p.comm}x{p.times}" for p in t.preempted_by[:2]) or "-",
+            ]
+        )
+    stepped = {c for c, _lo, _hi in a.clock.disputed}  # CPUs whose totals hold intervals across a clock step
+    cpus = [
+        [
+            f"CPU{c.cpu}",
+            f"{c.first_ts:.6f}",
+            f"{c.last_ts:.6f}",
+            *(
+                fmt_ms(v) + (CLOCK_MARK if c.cpu in stepped else "")
+                for v in (c.busy, c.idle, c.irq_time, c.softirq_time)
+            ),
+            str(c.switches),
+        ]
+        for c in a.cpus
+    ]
+    irqs = [
+        [
+            str(i.irq) if i.irq >= 0 else f"vec {-i.irq}",
+            i.name,
+            str(i.durations.n),
+            fmt_ms(i.durations.mean) + mark(i.durations.worst),
+            fmt_ms(i.durations.worst.duration) + mark(i.durations.worst) if i.durations.worst else "-",
+            f"{i.durations.worst.start:.6f}" if i.durations.worst else "-",
+        ]
+        for i in a.irqs
+    ]
+    softirqs = [
+        [
+            s.name,
+            str(s.durations.n),
+            fmt_ms(s.durations.worst.duration) + mark(s.durations.worst) if s.durations.worst else "-",
+            fmt_ms(s.raise_latency.mean),
+            fmt_ms(s.raise_latency.worst.duration) + mark(s.raise_latency.worst) if s.raise_latency.worst else "-",
+            s.worst_raise_wait.behind[0].comm if s.worst_raise_wait and s.worst_raise_wait.behind else "-",
+        ]
+        for s in a.softirqs
+    ]
+    works = [
+        [
+            w.function,
+            str(w.durations.n),
+            fmt_ms(w.durations.total),
+            fmt_ms(w.durations.worst.duration) + mark(w.durations.worst) if w.durations.worst else "-",
+        ]
+        for w in a.works[:top]
+    ]
+    offs = [
+        [
+            o.what,
+            str(o.source),
+            ("-" if isinstance(o.source, NotAvailable) else str(o.intervals))
+            if isinstance(o.intervals, NotAvailable)
+            else str(o.intervals.n),
+            fmt_ms(o.intervals.worst.duration)
+            if not isinstance(o.intervals, NotAvailable) and o.intervals.worst
+            else "-",
+        ]
+        for o in a.offtimes
+    ]
+    out = [
+        (
+            "Tasks (busiest first)",
+            [
+                "task",
+                "pid",
+                "prio",
+                "runtime",
+                "runs",
+                "longest run",
+                "hog runs",
+                "worst wakeup latency",
+                "worst preempt wait",
+                "S time",
+                "D time",
+                "preempted by",
+            ],
+            tasks,
+        ),
+        ("CPUs", ["cpu", "first event", "last event", "busy", "idle", "irq", "softirq", "switches"], cpus),
+        ("IRQ handlers", ["irq", "name", "count", "mean", "worst", "worst at"], irqs),
+        (
+            "Softirqs",
+            ["vector", "runs", "longest", "raise->entry mean", "raise->entry worst", "ran meanwhile"],
+            softirqs,
+        ),
+        ("Workqueue functions", ["function", "items", "total", "longest"], works),
+        ("IRQs-off / preempt-off", ["what", "source", "intervals", "worst"], offs),
+    ]
+    if a.buckets:
+        out.append(
+            (
+                f"Buckets of {fmt_ms(a.bucket_seconds or 0)} per CPU",
+                ["start", "cpu", "top tasks", "irq", "softirq", "worst latency"],
+                [
+                    [
+                        f"{b.start:.6f}",
+                        str(b.cpu),
+                        ", ".join(f"{t.comm} {fmt_ms(t.runtime)}" for t in b.top),
+                        fmt_ms(b.irq_time),
+                        fmt_ms(b.softirq_time),
+                        f"{b.worst_latency_comm} {fmt_ms(b.worst_latency)}" if b.worst_latency is not None else "-",
+                    ]
+                    for b in a.buckets
+                ],
+            )
+        )
+    return out
+
+
+def _header_lines(a: TraceAnalysis, parse: ParseSummary, source: str, notes: tuple[str, ...] = ()) -> list[str]:
+    window = a.window
+    lines = [
+        f"trace {source}: {parse.lines} lines, {parse.events} events ({parse.used} analysed), layout {parse.layout}",
+        f"window {window}" if isinstance(window, NotAvailable) else f"window {window[0]:.6f} .. {window[1]:.6f}",
+        f"wakeup latency measured from: {a.latency_source}",
+        f"skipped: {parse.malformed} malformed lines, {sum(n for _k, n in parse.unknown)} events of other kinds, "
+        f"{a.coverage.lost_markers} lost-event markers ({a.coverage.lost_events} events lost)",
+    ]
+    if a.coverage.note:
+        lines.append(f"coverage: {a.coverage.note}")
+    if a.clock.back:
+        lines.append(
+            f"clock: {a.clock.back} of {a.clock.steps} steps between events of one CPU go back in time; figures "
+            f"marked{CLOCK_MARK} span such a step and are not reliable (see the trace-clock finding)"
+        )
+    lines += [f"warning: {note}" for note in notes]
+    return lines
+
+
+def render_text(
+    a: TraceAnalysis, parse: ParseSummary, source: str, top: int, color: bool, notes: tuple[str, ...] = ()
+) -> str:
+    """Terminal tables of the analysis."""
+    import io
+
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    buf = io.StringIO()
+    console = Console(file=buf, width=160, color_system="standard" if color else None, highlight=False)
+    for line in _header_lines(a, parse, source, notes):
+        console.print(escape(line))
+    for title, header, rows in _table_rows(a, top):
+        if not rows:
+            continue
+        table = Table(title=title, title_justify="left")
+        for h in header:
+            table.add_column(h)
+        for row in rows:
+            table.add_row(*(escape(c) for c in row))
+        console.print(table)
+    return buf.getvalue()
+
+
+def render_markdown(a: TraceAnalysis, parse: ParseSummary, source: str, top: int, notes: tuple[str, ...] = ()) -> str:
+    """Markdown tables of the analysis."""
+
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|")
+
+    out = ["# kforensic trace", ""]
+    out += [f"- {cell(line)}" for line in _header_lines(a, parse, source, notes)]
+    for title, header, rows in _table_rows(a, top):
+        if not rows:
+            continue
+        out += ["", f"## {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        out += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
+    return "\n".join(out) + "\n\n"
+
+
+def _span_rows(report: SpanReport) -> tuple[list[str], list[list[str]], list[str]]:
+    """The span statistics table and one line per slow span (shared by text and markdown)."""
+    from detectors.spans.findings import explain
+
+    def ms(x: float) -> str:
+        return "-" if math.isnan(x) else f"{x * 1e3:.3f}"
+
+    header = ["span", "count", "P50 ms", "P90 ms", "P99 ms", "P99.9 ms", "max ms", "unmatched start/end"]
+    rows = [
+        [
+            s.name,
+            str(s.count),
+            ms(s.p50),
+            ms(s.p90),
+            ms(s.p99),
+            ms(s.p999),
+            ms(s.max),
+            f"{s.unmatched_starts}/{s.unmatched_ends}",
+        ]
+        for s in report.stats
+    ]
+    lines = [explain(b) for b in report.slow] + [f"note: {n}" for n in report.notes]
+    return header, rows, lines
+
+
+def span_text(report: SpanReport | None) -> str:
+    """The span section of the text output."""
+    if report is None:
+        return ""
+    header, rows, lines = _span_rows(report)
+    out = ["", "Spans (nearest-rank percentiles)", "  ".join(header)]
+    out += ["  ".join(r) for r in rows]
+    out += ["", "Slow spans:"] + [f"- {line}" for line in lines]
+    return "\n".join(out) + "\n"
+
+
+def span_markdown(report: SpanReport | None) -> str:
+    """The span section of the markdown output."""
+    if report is None:
+        return ""
+    header, rows, lines = _span_rows(report)
+    out = ["## Spans", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
+    out += ["", "### Slow spans", ""] + [f"- {line}" for line in lines]
+    return "\n".join(out) + "\n\n"

@@ -1,0 +1,117 @@
+"""The typed results of the pipelines: what each command renders and ``report`` nests.
+
+One class per subject.  A result holds the detectors' own outputs and the
+incident built from them; renderers (:mod:`forensics.report`) read results and
+never run an analysis.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from forensics.model import Incident, NotAvailable, SourceRecord
+
+if TYPE_CHECKING:
+    from collectors.kdump.snapshot import KdumpState
+    from collectors.perf_script import Profile, ProfileStack
+    from detectors.dmesg.findings import ReportGroup, ReportGrouper
+    from detectors.dmesg.model import KernelReport
+    from detectors.kdump.checklist import Checklist
+    from detectors.leaks.analysis import LeakAnalysis
+    from detectors.leaks.decision import Thresholds
+    from detectors.profile.findings import ClassShare
+    from detectors.profile.hotspots import Hotspots
+    from detectors.sched.model import ParseSummary, TraceAnalysis
+    from detectors.spans.model import SpanReport
+    from detectors.vmcore.findings import VmcoreAnalysis
+    from detectors.vmcore.nullfield import FaultAnalysis
+    from forensics.leakplots import Plot
+    from forensics.vmcore.snapshot import CrashSnapshot
+
+
+class SourceResult:
+    """``kforensic dmesg``: one input's record, its groups of reports, the reports kept, its number of lines."""
+
+    def __init__(self, name: str, record: SourceRecord, grouper: ReportGrouper, lines: int) -> None:
+        self.name = name
+        self.record = record
+        self.grouper = grouper
+        self.groups: list[ReportGroup] = grouper.groups()
+        # Only the occurrences the groups keep (first, an even sample, last): memory flat in log size.
+        kept = sorted((r for g in self.groups for r in g.kept), key=lambda r: r.start_line)
+        self.reports = [r for r in kept if not r.is_event]
+        self.events = [r for r in kept if r.is_event]
+        self.lines = lines
+
+
+@dataclasses.dataclass(frozen=True)
+class LeaksResult:
+    """A finished leak analysis of a store, ready to render."""
+
+    store: Path
+    run_id: int | None
+    analysis: LeakAnalysis
+    thresholds: Thresholds
+    incident: Incident
+    plots: tuple[Plot, ...]
+
+
+@dataclass(frozen=True)
+class ProfileFilters:
+    """Which samples to keep: a time window, a thread, kernel or user frames only."""
+
+    window: tuple[float, float] | None = None
+    comm: str | None = None
+    pid: int | None = None
+    tid: int | None = None
+    space: str | None = None  # "kernel", "user" or None for both
+    event: str | None = None  # None: the first event, as stackcollapse-perf.pl does
+
+
+@dataclass(frozen=True)
+class ProfileResult:
+    """One analysed profile: what was read, the kept stacks, hotspots, classes and findings."""
+
+    profile: Profile
+    stacks: list[ProfileStack]
+    hot: Hotspots
+    classes: list[ClassShare]
+    incident: Incident
+
+
+@dataclass(frozen=True)
+class TraceResult:
+    """One analysed trace, ready to render."""
+
+    source: str  # the input's name as findings cite it
+    kind: str  # the input's format
+    analysis: TraceAnalysis
+    parse: ParseSummary
+    incident: Incident
+    notes: tuple[str, ...] = ()  # what the reader could not read or saw lost (CTF traces)
+    ctf: dict[str, object] | None = None  # traces, clocks and streams of a CTF session (JSON "input")
+    spans: SpanReport | None = None
+
+
+@dataclass(frozen=True)
+class VmcoreResult:
+    """Everything ``kforensic vmcore`` shows."""
+
+    snapshot: CrashSnapshot
+    analysis: VmcoreAnalysis
+    fault: FaultAnalysis | NotAvailable
+    reports: tuple[KernelReport, ...]
+    incident: Incident
+    dmesg_path: str | None
+
+
+@dataclass(frozen=True)
+class KdumpCheck:
+    """``kforensic kdump check``: the state read, the checklist run on it and the incident of its findings."""
+
+    state: KdumpState
+    checklist: Checklist
+    incident: Incident

@@ -1,0 +1,44 @@
+"""Numbers and durations from the command line, checked: one-line errors (exit 2), never a traceback."""
+
+from __future__ import annotations
+
+import math
+import re
+
+from forensics.errors import UsageError
+
+
+def check_number(
+    value: float, what: str, unit: str, low: float = 0.0, high: float = math.inf, *, above: bool = False
+) -> float:
+    """``value`` when it is finite and in range (``above``: strictly more than ``low``); else UsageError (exit 2).
+
+    The one check behind every duration, rate, threshold and size option
+    (``number_option``) and the values parsed from text (``--last 6h``).
+    """
+    from forensics.errors import UsageError
+
+    if not math.isfinite(value):
+        raise UsageError(f"{what} {value} is not a finite number of {unit}", hint=f"give a number of {unit}")
+    if value < low or (above and value == low) or value > high:
+        bound = f"more than {low:g}" if above else f"at least {low:g}"
+        top = f" and at most {high:g}" if math.isfinite(high) else ""
+        raise UsageError(f"{what} {value:g} {unit} is out of range: give {bound}{top}", hint=f"in {unit}")
+    return value
+
+
+_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)([smhd]?)")
+
+
+def parse_duration(text: str, what: str) -> float:
+    """Seconds in ``90``, ``90s``, ``30m``, ``2d`` or ``1h30m``; raises UsageError otherwise."""
+    spec = text.strip().lower()
+    parts = _DURATION.findall(spec)
+    if not parts or "".join(n + u for n, u in parts) != spec:
+        raise UsageError(f"{what} {text!r} is not a duration", hint="write e.g. 90, 90s, 30m, 24h, 2d or 1h30m")
+    from forensics.units import check_number
+
+    return check_number(sum(float(n) * _UNITS[u or "s"] for n, u in parts), what, "seconds")
