@@ -9,26 +9,17 @@ from __future__ import annotations
 
 import io
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from forensics.output import output_directory, write_atomic
+from forensics.types.results import Plot
 
 if TYPE_CHECKING:
     from detectors.leaks.judge import SeriesVerdict
 
 #: At most this many plots per run: the worst series first.
 MAX_PLOTS = 12
-
-
-@dataclass(frozen=True)
-class Plot:
-    """A written plot: the series it shows and where it is."""
-
-    name: str  # cache or meminfo field
-    kind: str  # "cache" or "meminfo"
-    path: Path
 
 
 def plot_file_name(kind: str, name: str) -> str:

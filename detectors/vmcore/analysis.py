@@ -23,7 +23,7 @@ from detectors.vmcore.findings import (
 from detectors.vmcore.nullfield import FaultAnalysis, analyse_fault
 from detectors.vmcore.why import spinning_function, why_findings
 from forensics.model import Evidence, Finding, NotAvailable
-from forensics.vmcore.snapshot import CrashSnapshot, LogRecord
+from forensics.types.vmcore import CrashSnapshot, LogRecord
 
 _FAULT_ADDRESS = re.compile(
     r"(?:NULL pointer dereference, address: |unable to handle page fault for address: |CR2: )([0-9a-f]{8,16})"

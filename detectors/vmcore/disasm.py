@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from forensics.vmcore.snapshot import CodeBytes, RegisterSet
+from forensics.types.vmcore import CodeBytes, RegisterSet
 
 # Sub-registers name the 64-bit register they live in: a write to eax or al
 # changes rax as far as tracking a pointer is concerned.

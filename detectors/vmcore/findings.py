@@ -27,7 +27,7 @@ from forensics.model import (
     Timestamp,
     finding_id,
 )
-from forensics.vmcore.snapshot import CrashSnapshot, Frame, TaskInfo
+from forensics.types.vmcore import CrashSnapshot, Frame, TaskInfo
 
 DETECTOR = "vmcore"
 #: A slab cache holding more than this share of RAM is outsized.

@@ -23,7 +23,7 @@ from detectors.vmcore.disasm import (
     instruction_at,
 )
 from forensics.model import NotAvailable
-from forensics.vmcore.snapshot import CodeBytes, MemberInfo, RegisterSet, TypeLayout, Variable
+from forensics.types.vmcore import CodeBytes, MemberInfo, RegisterSet, TypeLayout, Variable
 
 #: Faults below this address are NULL-pointer dereferences (the kernel never maps page 0).
 NULL_PAGE_LIMIT = 0x1000

@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from detectors.vmcore import cexpr
 from detectors.vmcore.findings import DETECTOR, log_source, register_excerpt
 from forensics.model import Clock, Evidence, Fact, Finding, Locator, LocatorKind, NotAvailable, Severity, Timestamp
 from forensics.model import finding_id as make_id
-from forensics.vmcore import cexpr
-from forensics.vmcore.snapshot import AddressInfo, BugSite, CrashSnapshot, TypeLayout, ValueRead
+from forensics.types.vmcore import AddressInfo, BugSite, CrashSnapshot, TypeLayout, ValueRead
 
 LIST_POISON1 = 0xDEAD000000000100
 LIST_POISON2 = 0xDEAD000000000122
@@ -542,7 +542,7 @@ def oom_finding(snap: CrashSnapshot) -> Finding | None:
         ranked = list(users)
         for cache in snap.slab_caches[:3]:
             if cache.total_bytes:
-                from forensics.vmcore.snapshot import MemoryUser
+                from forensics.types.vmcore import MemoryUser
 
                 ranked.append(MemoryUser("slab", cache.name, cache.total_bytes))
         ranked.sort(key=lambda u: -u.bytes)

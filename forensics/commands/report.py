@@ -127,6 +127,7 @@ def report(
     from detectors.incident.hypotheses import plain_summary, rank_hypotheses
     from detectors.incident.timeline import build_timeline
     from forensics.pipelines import sources as analyses
+    from forensics.report.document import Section
     from forensics.report.story import IncidentStory, host_label
 
     files = [*(from_files or []), *(extra or [])]
@@ -161,7 +162,7 @@ def report(
         timeline=timeline,
         correlations=correlations,
         hypotheses=hypotheses,
-        sections=tuple(p.section for p in parts),
+        sections=tuple(Section(p.title, p.details.blocks) for p in parts),
         plots=tuple(plot for p in parts for plot in p.plots),
         commands=(*(p.command for p in parts), "kforensic " + shlex.join(sys.argv[1:])),
     )

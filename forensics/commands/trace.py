@@ -17,7 +17,7 @@ from forensics.errors import UsageError
 from forensics.pipelines.spans import KERNEL_CLOCKS, SpanOptions
 from forensics.pipelines.trace import analyse_trace_file
 from forensics.report import OutputFormat
-from forensics.report.trace import render_markdown, render_text, span_markdown, span_text
+from forensics.report.trace import render_markdown, render_text, span_text
 from forensics.units import check_number
 
 if TYPE_CHECKING:
@@ -179,11 +179,7 @@ def trace(
         }
         text = json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
     elif fmt is OutputFormat.MD:
-        text = (
-            render_markdown(analysis, parse, result.source, top, result.notes)
-            + span_markdown(result.spans)
-            + render_for(incident, fmt, output)
-        )
+        text = render_markdown(result, top) + render_for(incident, fmt, output)
     else:
         color = output is None and sys.stdout.isatty()
         text = (

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from collectors.slabstore import SlabStore
     from detectors.leaks.analysis import LeakAnalysis
     from detectors.leaks.decision import Thresholds
-    from forensics.leakplots import Plot
+    from forensics.types.results import Plot
 
 
 def _store_record(path: Path) -> SourceRecord:

@@ -5,27 +5,16 @@ from __future__ import annotations
 import importlib
 import shutil
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from forensics import __version__
 from forensics.errors import KforensicError
 from forensics.model import Clock, Finding, Incident, NotAvailable, SourceRecord, Timestamp, TimeWindow
+from forensics.types.results import RunReport
 
 if TYPE_CHECKING:
-    from collectors.slabstore import SlabStore, StoreSummary
-
-
-@dataclass(frozen=True)
-class RunReport:
-    """What a run (or a store) comes to: the summary and any findings of the leak analysis."""
-
-    store: Path
-    run_id: int | None
-    summary: StoreSummary
-    incident: Incident
-    analysis: str  # what became of the leak analysis, one line
+    from collectors.slabstore import SlabStore
 
 
 def leak_findings(store: SlabStore) -> tuple[tuple[Finding, ...], str]:

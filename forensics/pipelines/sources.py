@@ -1,8 +1,9 @@
-"""Running each analysis the incident report has input for, the way its own command would.
+"""Running each analysis the incident report has input for, through the pipeline its own command runs.
 
 Each function returns a :class:`SourceAnalysis`: the incident of that input,
-its details as its own command renders them in markdown, the plots it wrote
-and the command line that reproduces it.
+its details as the document its own command renders (the report nests its
+sections under a heading of its own), the plots it wrote and the command
+line that reproduces it.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from forensics.model import BootTime, Incident, NotAvailable
-from forensics.report.story import SourceSection
+from forensics.report.document import Document
 
 
 @dataclass(frozen=True)
@@ -20,7 +21,8 @@ class SourceAnalysis:
     """One input's analysis, ready to merge into the incident report."""
 
     incident: Incident
-    section: SourceSection
+    title: str  # the heading the report nests the details under
+    details: Document
     plots: tuple[tuple[str, Path], ...]
     command: str
 
@@ -38,11 +40,10 @@ def analyse_vmcore(
 ) -> SourceAnalysis:
     """``kforensic vmcore``: the dump, with the kernel log beside it."""
     from forensics.pipelines.vmcore import analyse_dump
-    from forensics.report.vmcore import render_vmcore_markdown
+    from forensics.report.vmcore import vmcore_document
     from forensics.vmcore.program import DebugInfoRequest
 
     result = analyse_dump(path, DebugInfoRequest(vmlinux, debug_dirs, module_debug, source_dirs))
-    details = render_vmcore_markdown(result).split("\n## Findings (incident)", 1)[0]
     args: list[str | Path] = ["kforensic", "vmcore", path]
     if vmlinux:
         args += ["--vmlinux", vmlinux]
@@ -52,21 +53,20 @@ def analyse_vmcore(
         args += ["--debug-dir", d]
     for d in source_dirs:
         args += ["--source-dir", d]
-    return SourceAnalysis(result.incident, SourceSection(f"vmcore {path}", details), (), _cmd(*args))
+    return SourceAnalysis(result.incident, f"vmcore {path}", vmcore_document(result), (), _cmd(*args))
 
 
 def analyse_dmesg(paths: tuple[Path, ...]) -> SourceAnalysis:
     """``kforensic dmesg``: every report in the kernel logs."""
     from forensics.pipelines.dmesg import build_incident, triage_file
-    from forensics.report import OutputFormat
-    from forensics.report.dmesg import render_table
+    from forensics.report.dmesg import dmesg_sections
 
     results = [triage_file(str(p)) for p in paths]
     incident = build_incident(results)
-    table = render_table(results, OutputFormat.MD)
     return SourceAnalysis(
         incident,
-        SourceSection("kernel logs " + ", ".join(str(p) for p in paths), table),
+        "kernel logs " + ", ".join(str(p) for p in paths),
+        Document("kforensic dmesg", dmesg_sections(results)),
         (),
         _cmd("kforensic", "dmesg", *paths),
     )
@@ -90,16 +90,16 @@ def analyse_store(store_path: Path, plots_dir: Path | None) -> SourceAnalysis:
     from dataclasses import replace
 
     from forensics.pipelines.leaks import analyse_store as leaks_of_store
-    from forensics.report.leaks import render_markdown
+    from forensics.report.leaks import leaks_document
 
     result = leaks_of_store(store_path, plots_dir=plots_dir)
     incident = replace(result.incident, boot_time=store_boot_time(store_path))
     plots = tuple((f"{p.kind} {p.name}", p.path) for p in result.plots)
-    # The table only: the report shows the plots and the findings in sections of its own.
-    table = render_markdown(result, None).split("\n## Plots\n", 1)[0].split("\n# kforensic incident report", 1)[0]
     return SourceAnalysis(
         incident,
-        SourceSection(f"slab store {store_path}", table),
+        f"slab store {store_path}",
+        # The report shows the plots and the findings in sections of its own.
+        leaks_document(result, None, plots=False),
         plots,
         _cmd("kforensic", "leaks", "--store", store_path),
     )
@@ -112,7 +112,7 @@ def analyse_trace(path: Path, plots_dir: Path | None) -> SourceAnalysis:
     """
     from forensics.pipelines.spans import SpanOptions
     from forensics.pipelines.trace import analyse_trace_file
-    from forensics.report.trace import render_markdown, span_markdown
+    from forensics.report.trace import trace_document
 
     png = None if plots_dir is None else plots_dir / f"trace-{path.name}.png"
     result = analyse_trace_file(str(path), png=png)
@@ -121,22 +121,17 @@ def analyse_trace(path: Path, plots_dir: Path | None) -> SourceAnalysis:
         hist, gantt = plots_dir / f"spans-{path.name}.png", plots_dir / f"gantt-{path.name}.png"
         result = analyse_trace_file(str(path), span_opts=SpanOptions(hist_png=hist, gantt_png=gantt))
         plots += ((f"span latency histogram of {path.name}", hist), ("thread states around the slowest spans", gantt))
-    section = render_markdown(result.analysis, result.parse, result.source, 15, result.notes) + span_markdown(
-        result.spans
-    )
     return SourceAnalysis(
-        result.incident, SourceSection(f"trace {path}", section), plots, _cmd("kforensic", "trace", path)
+        result.incident, f"trace {path}", trace_document(result, 15), plots, _cmd("kforensic", "trace", path)
     )
 
 
 def analyse_profile(path: Path) -> SourceAnalysis:
     """``kforensic profile``: hotspots of a CPU profile and what they mean."""
     from forensics.pipelines.profile import analyse_profile as profile_of
-    from forensics.report import OutputFormat
-    from forensics.report.profile import render_tables
+    from forensics.report.profile import profile_document
 
     result = profile_of(str(path))
-    table = render_tables(result, OutputFormat.MD, 10).replace("# CPU profile\n\n", "", 1)
     return SourceAnalysis(
-        result.incident, SourceSection(f"CPU profile {path}", table), (), _cmd("kforensic", "profile", path)
+        result.incident, f"CPU profile {path}", profile_document(result, 10), (), _cmd("kforensic", "profile", path)
     )

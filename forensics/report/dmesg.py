@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from forensics import __version__
 from forensics.model import Incident
 from forensics.report import OutputFormat
+from forensics.report.document import Block, Section, Table, blocks_markdown
 from forensics.types.results import SourceResult
 
 if TYPE_CHECKING:
@@ -63,15 +64,18 @@ def _rows(results: list[SourceResult]) -> list[list[str]]:
 _HEADER = ["source", "lines", "time", "severity", "title", "count"]
 
 
+def dmesg_sections(results: list[SourceResult]) -> tuple[Block, ...]:
+    """The reports of every input as a document section (what ``report`` nests)."""
+    rows = tuple(tuple(r) for r in _rows(results))
+    empty = ("(none)", *([""] * (len(_HEADER) - 1)))
+    return (Section("Kernel reports", (Table(tuple(_HEADER), rows, empty),)),)
+
+
 def render_table(results: list[SourceResult], fmt: OutputFormat) -> str:
     """The reports of every input as a terminal or markdown table."""
     rows = _rows(results)
     if fmt is OutputFormat.MD:
-        out = ["## Kernel reports", "", "| " + " | ".join(_HEADER) + " |", "|" + "---|" * len(_HEADER)]
-        out += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows]
-        if not rows:
-            out.append("| (none) |" + " |" * (len(_HEADER) - 1))
-        return "\n".join(out) + "\n\n"
+        return blocks_markdown(dmesg_sections(results), 2) + "\n\n"
     widths = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h) for i, h in enumerate(_HEADER)]
     lines = ["  ".join(h.ljust(w) for h, w in zip(_HEADER, widths, strict=True))]
     lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows]

@@ -131,7 +131,7 @@ def to_markdown(doc: Document, level: int = 1) -> str:
 def _inline_html(text: str) -> str:
     from markdown_it import MarkdownIt
 
-    return MarkdownIt("commonmark").renderInline(text)
+    return str(MarkdownIt("commonmark").renderInline(text))
 
 
 def _block_html(block: Block, level: int) -> str:
@@ -142,7 +142,7 @@ def _block_html(block: Block, level: int) -> str:
         case Lines(lines):
             from markdown_it import MarkdownIt
 
-            return MarkdownIt("commonmark").enable("table").render("\n".join(lines))
+            return str(MarkdownIt("commonmark").enable("table").render("\n".join(lines)))
         case BulletList(items, ordered):
             tag = "ol" if ordered else "ul"
             return f"<{tag}>" + "".join(f"<li>{_inline_html(i)}</li>" for i in items) + f"</{tag}>"

@@ -5,13 +5,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from forensics import __version__
 from forensics.delivery import render_for
 from forensics.report import OutputFormat
+from forensics.report.document import Block, Document, Image, Paragraph, Section, Table, image_link, to_markdown
 from forensics.types.results import LeaksResult
 
 if TYPE_CHECKING:
@@ -169,25 +169,26 @@ def render_text(result: LeaksResult) -> str:
     return "\n".join(lines) + "\n" + render_for(result.incident, OutputFormat.TEXT, None)
 
 
-def render_markdown(result: LeaksResult, output: Path | None) -> str:
-    """A markdown report: the table, the plots (linked relative to the output file), then the incident."""
+def leaks_document(result: LeaksResult, base: Path | None, plots: bool = True) -> Document:
+    """The store's summary, the table of flagged series and (with ``plots``) the plots linked from ``base``."""
     from forensics.report.markdown import md_escape
 
-    lines = ["# kforensic leaks", "", f"Store `{md_escape(str(result.store))}`: {_summary_line(result)}.", ""]
+    blocks: list[Block] = [Paragraph(f"Store `{md_escape(str(result.store))}`: {_summary_line(result)}.")]
     rows = _rows(result)
     if rows:
-        lines += ["| " + " | ".join(_HEADERS) + " |", "|" + "---|" * len(_HEADERS)]
-        lines += ["| " + " | ".join(md_escape(c) for c in r) + " |" for r in rows]
+        blocks.append(Table(_HEADERS, tuple(rows), escape="full"))
     else:
-        lines.append("No cache or meminfo field grows like a leak.")
-    if result.plots:
-        lines += ["", "## Plots", ""]
-        base = output.parent if output is not None else Path(".")
-        for plot in result.plots:
-            link = os.path.relpath(plot.path, base)
-            lines += [f"![{md_escape(plot.name)}]({link})", ""]
-    lines.append("")
-    return "\n".join(lines) + "\n" + render_for(result.incident, OutputFormat.MD, output)
+        blocks.append(Paragraph("No cache or meminfo field grows like a leak."))
+    if plots and result.plots:
+        images = tuple(Image(p.name, image_link(p.path, base or Path("."))) for p in result.plots)
+        blocks.append(Section("Plots", images))
+    return Document("kforensic leaks", tuple(blocks))
+
+
+def render_markdown(result: LeaksResult, output: Path | None) -> str:
+    """A markdown report: the table, the plots (linked relative to the output file), then the incident."""
+    doc = leaks_document(result, output.parent if output is not None else None)
+    return to_markdown(doc) + "\n" + render_for(result.incident, OutputFormat.MD, output)
 
 
 def render(result: LeaksResult, fmt: OutputFormat, output: Path | None) -> str:

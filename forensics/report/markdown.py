@@ -18,32 +18,6 @@ def fence(text: str, lang: str = "text") -> str:
     return f"{ticks}{lang}\n{text}\n{ticks}"
 
 
-def nest_markdown(text: str, level: int) -> str:
-    """A markdown document nested under a heading of ``level - 1``: ``#`` becomes ``level``, ``##`` one deeper.
-
-    Headings are found by parsing (markdown-it), so lines inside code fences are
-    never touched; a leading ``#`` title is dropped (the nesting heading replaces it).
-    """
-    from markdown_it import MarkdownIt
-
-    lines = text.splitlines()
-    headings = [
-        (t.map[0], int(t.tag[1])) for t in MarkdownIt("commonmark").parse(text) if t.type == "heading_open" and t.map
-    ]
-    if not headings:
-        return text.strip()
-    first_line, first_depth = headings[0]
-    drop = first_line if first_depth == 1 and not any(x.strip() for x in lines[:first_line]) else None
-    for line_no, depth in headings:
-        line = lines[line_no]
-        if line.lstrip().startswith("#"):  # ATX heading: "## title"
-            title = line.lstrip().lstrip("#").strip()
-            lines[line_no] = "#" * min(6, depth - 1 + level) + " " + title
-    if drop is not None:
-        lines[drop] = ""
-    return "\n".join(lines).strip()
-
-
 def _finding_md(n: int, f: Finding, level: int = 3) -> list[str]:
     out = [
         f"{'#' * level} {n}. {md_escape(f.title)}",

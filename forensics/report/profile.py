@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from forensics import __version__
 from forensics.report import OutputFormat
+from forensics.report.document import Block, Document, Lines, Paragraph, Section, Table, to_markdown
 from forensics.types.results import ProfileResult
 
 if TYPE_CHECKING:
@@ -73,91 +74,74 @@ def _pct(x: float) -> str:
     return f"{x:.2f}%"
 
 
-def _table(title: str, header: list[str], rows: list[list[str]], md: bool) -> str:
-    if md:
-        out = [f"## {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-        out += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
-        if not rows:
-            out.append("| (none) |" + " |" * (len(header) - 1))
-        return "\n".join(out) + "\n\n"
+def _table(title: str, header: list[str], rows: list[list[str]]) -> str:
     widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(header)]
     lines = [title, "  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip()]
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     return "\n".join(lines) + "\n\n"
 
 
-def render_tables(result: ProfileResult, fmt: OutputFormat, top: int, deltas: list[SymbolDelta] | None = None) -> str:
-    """The hotspot tables of one profile as text or markdown."""
-    md = fmt is OutputFormat.MD
+def _head(result: ProfileResult) -> str:
     hot, p = result.hot, result.profile
     span = f", {p.start:.6f}-{p.end:.6f} s" if p.start is not None and p.end is not None else ""
-    head = (
+    return (
         f"{p.source} ({p.kind}): {hot.total_samples:,} samples of {hot.event or 'folded stacks'}, "
-        f"period {hot.total_period:,}{span}; kernel {_pct(hot.kernel.share)}, user {_pct(hot.user.share)}\n"
+        f"period {hot.total_period:,}{span}; kernel {_pct(hot.kernel.share)}, user {_pct(hot.user.share)}"
     )
-    out = [("# CPU profile\n\n" if md else "") + head + "\n"]
-    for note in p.notes:
-        out.append(("> " if md else "note: ") + note + "\n")
-    if p.notes:
-        out.append("\n")
-    out.append(
-        _table(
-            "Hotspots (self)",
-            ["self", "samples", "space", "symbol", "dso"],
-            [[_pct(r.share), str(r.samples), "k" if r.kernel else "u", r.key, r.dso] for r in hot.self_symbols[:top]],
-            md,
-        )
-    )
-    out.append(
-        _table(
-            "Hotspots (total, with callees)",
-            ["total", "samples", "symbol"],
-            [[_pct(r.share), str(r.samples), r.key] for r in hot.total_symbols[:top]],
-            md,
-        )
-    )
-    out.append(
-        _table(
-            "What they mean",
-            ["share", "samples", "class", "next step"],
-            [[_pct(c.share), str(c.samples), c.rule.title, c.rule.next_step] for c in result.classes],
-            md,
-        )
-    )
+
+
+def _tables(
+    result: ProfileResult, top: int, deltas: list[SymbolDelta] | None
+) -> list[tuple[str, list[str], list[list[str]]]]:
+    """The hotspot tables (title, header, rows) shared by the text and markdown renderers."""
+    hot, p = result.hot, result.profile
+    out = [
+        ("Hotspots (self)", ["self", "samples", "space", "symbol", "dso"],
+         [[_pct(r.share), str(r.samples), "k" if r.kernel else "u", r.key, r.dso] for r in hot.self_symbols[:top]]),
+        ("Hotspots (total, with callees)", ["total", "samples", "symbol"],
+         [[_pct(r.share), str(r.samples), r.key] for r in hot.total_symbols[:top]]),
+        ("What they mean", ["share", "samples", "class", "next step"],
+         [[_pct(c.share), str(c.samples), c.rule.title, c.rule.next_step] for c in result.classes]),
+    ]  # fmt: skip
     if p.kind != "folded":
-        out.append(
-            _table(
-                "Per DSO (self)",
-                ["self", "samples", "dso"],
-                [[_pct(r.share), str(r.samples), r.key] for r in hot.dsos[:top]],
-                md,
-            )
-        )
-        out.append(
-            _table(
-                "Per thread",
-                ["share", "samples", "thread"],
-                [[_pct(r.share), str(r.samples), r.key] for r in hot.threads[:top]],
-                md,
-            )
-        )
+        out += [
+            ("Per DSO (self)", ["self", "samples", "dso"],
+             [[_pct(r.share), str(r.samples), r.key] for r in hot.dsos[:top]]),
+            ("Per thread", ["share", "samples", "thread"],
+             [[_pct(r.share), str(r.samples), r.key] for r in hot.threads[:top]]),
+        ]  # fmt: skip
     rows = []
     for sym, paths in hot.paths.items():
         for cp in paths:
             chain = " <- ".join(reversed(cp.frames[-8:])) + (" <- .." if len(cp.frames) > 8 else "")
             rows.append([_pct(cp.share), sym, chain, f"line {cp.first_line}"])
-    out.append(
-        _table("Call paths to the top hotspots", ["share", "hotspot", "path (leaf first)", "first sample"], rows, md)
-    )
+    out.append(("Call paths to the top hotspots", ["share", "hotspot", "path (leaf first)", "first sample"], rows))
     if deltas is not None:
-        out.append(
-            _table(
-                "Difference against the base (self share)",
-                ["change", "base", "new", "symbol"],
-                [[f"{d.delta:+.2f}", _pct(d.base), _pct(d.new), d.symbol] for d in deltas],
-                md,
-            )
-        )
+        out.append(("Difference against the base (self share)", ["change", "base", "new", "symbol"],
+                    [[f"{d.delta:+.2f}", _pct(d.base), _pct(d.new), d.symbol] for d in deltas]))  # fmt: skip
+    return out
+
+
+def profile_document(result: ProfileResult, top: int, deltas: list[SymbolDelta] | None = None) -> Document:
+    """The hotspot tables of one profile as a document."""
+    blocks: list[Block] = [Paragraph(_head(result))]
+    if result.profile.notes:
+        blocks.append(Lines(tuple("> " + note for note in result.profile.notes)))
+    for title, header, rows in _tables(result, top, deltas):
+        empty = ("(none)", *([""] * (len(header) - 1)))
+        blocks.append(Section(title, (Table(tuple(header), tuple(tuple(r) for r in rows), empty),)))
+    return Document("CPU profile", tuple(blocks))
+
+
+def render_tables(result: ProfileResult, fmt: OutputFormat, top: int, deltas: list[SymbolDelta] | None = None) -> str:
+    """The hotspot tables of one profile as text or markdown."""
+    if fmt is OutputFormat.MD:
+        return to_markdown(profile_document(result, top, deltas)) + "\n"
+    out = [_head(result) + "\n\n"]
+    out += ["note: " + note + "\n" for note in result.profile.notes]
+    if result.profile.notes:
+        out.append("\n")
+    out += [_table(title, header, rows) for title, header, rows in _tables(result, top, deltas)]
     return "".join(out)
 
 

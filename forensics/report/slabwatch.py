@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from forensics.errors import InputError
 from forensics.model import Clock, NotAvailable, Timestamp
-from forensics.pipelines.slabwatch import RunReport
 from forensics.report import OutputFormat
+from forensics.types.results import RunReport
 
 if TYPE_CHECKING:
     from collectors.slabstore import SlabStore

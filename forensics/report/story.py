@@ -14,18 +14,11 @@ from detectors.incident.hypotheses import Hypothesis
 from detectors.incident.timeline import Lane, TimelineEvent, narrative_sentences, timeline_lanes
 from detectors.incident.timeline import verdict as verdict_text
 from forensics.model import BootTime, Incident
-from forensics.report.markdown import findings_markdown, inputs_markdown, md_escape, nest_markdown
+from forensics.report.document import Section, blocks_html, blocks_markdown
+from forensics.report.markdown import findings_markdown, inputs_markdown, md_escape
 from forensics.serialize import incident_to_dict
 
 REPORT_SCHEMA = "kforensic.report/1"
-
-
-@dataclass(frozen=True)
-class SourceSection:
-    """The details of one analysed input, as its own command renders them."""
-
-    title: str
-    markdown: str
 
 
 @dataclass(frozen=True)
@@ -37,7 +30,7 @@ class IncidentStory:
     timeline: tuple[TimelineEvent, ...]
     correlations: tuple[Correlation, ...]
     hypotheses: tuple[Hypothesis, ...]
-    sections: tuple[SourceSection, ...]
+    sections: tuple[Section, ...]  # the details of each input: its command's document under the input's name
     plots: tuple[tuple[str, Path], ...]  # (caption, where the PNG was written)
     commands: tuple[str, ...]  # commands that reproduce the analysis
 
@@ -123,7 +116,8 @@ def render_story_markdown(story: IncidentStory, base: Path | None = None) -> str
     if story.plots:
         out += ["## Plots", ""] + [f"![{md_escape(cap)}]({_link(path, base)})" for cap, path in story.plots] + [""]
     for section in story.sections:
-        out += [f"## Details: {md_escape(section.title)}", "", nest_markdown(section.markdown, 3), ""]
+        details = Section(f"Details: {md_escape(section.title)}", section.blocks)
+        out += [blocks_markdown((details,), 2), ""]
     out += ["## Inputs", "", *inputs_markdown(inc), ""]
     out += ["## Reproduce", "", "```sh", *story.commands, "```", ""]
     return "\n".join(out).rstrip() + "\n"
@@ -196,7 +190,7 @@ def render_story_html(story: IncidentStory, base: Path | None = None) -> str:
     plots = "".join(f'<figure><img src="{e(_link(p, base))}" alt="{e(c)}"><figcaption>{e(c)}</figcaption></figure>'
                     for c, p in story.plots)  # fmt: skip
     details = "".join(
-        f"<details><summary>{e(s.title)}</summary><pre>{e(s.markdown)}</pre></details>" for s in story.sections
+        f"<details><summary>{e(s.title)}</summary>{blocks_html(s.blocks, 3)}</details>" for s in story.sections
     )
     correlations = "".join(
         ("<li><b>contradiction</b>: " if c.contradiction else f"<li>{e(c.rule)}: ") + f"{e(c.statement)}</li>"

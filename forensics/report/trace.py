@@ -6,6 +6,8 @@ import math
 from typing import TYPE_CHECKING
 
 from forensics.model import NotAvailable
+from forensics.report.document import Block, BulletList, Document, Section, Table, to_markdown
+from forensics.types.results import TraceResult
 
 if TYPE_CHECKING:
     from detectors.sched.model import ParseSummary, Span, TraceAnalysis
@@ -209,20 +211,23 @@ def render_text(
     return buf.getvalue()
 
 
-def render_markdown(a: TraceAnalysis, parse: ParseSummary, source: str, top: int, notes: tuple[str, ...] = ()) -> str:
-    """Markdown tables of the analysis."""
+def trace_document(result: TraceResult, top: int) -> Document:
+    """The header lines, the summary tables and the span section of one analysed trace."""
+    a = result.analysis
+    lines = _header_lines(a, result.parse, result.source, result.notes)
+    blocks: list[Block] = [BulletList(tuple(line.replace("|", "\\|") for line in lines))]
+    blocks += [
+        Section(title, (Table(tuple(header), tuple(tuple(r) for r in rows)),))
+        for title, header, rows in _table_rows(a, top)
+        if rows
+    ]
+    blocks += span_sections(result.spans)
+    return Document("kforensic trace", tuple(blocks))
 
-    def cell(text: str) -> str:
-        return text.replace("|", "\\|")
 
-    out = ["# kforensic trace", ""]
-    out += [f"- {cell(line)}" for line in _header_lines(a, parse, source, notes)]
-    for title, header, rows in _table_rows(a, top):
-        if not rows:
-            continue
-        out += ["", f"## {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-        out += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
-    return "\n".join(out) + "\n\n"
+def render_markdown(result: TraceResult, top: int) -> str:
+    """Markdown tables of the analysis, and the spans when there are any."""
+    return to_markdown(trace_document(result, top)) + "\n"
 
 
 def _span_rows(report: SpanReport) -> tuple[list[str], list[list[str]], list[str]]:
@@ -261,12 +266,10 @@ def span_text(report: SpanReport | None) -> str:
     return "\n".join(out) + "\n"
 
 
-def span_markdown(report: SpanReport | None) -> str:
-    """The span section of the markdown output."""
+def span_sections(report: SpanReport | None) -> tuple[Block, ...]:
+    """The span section: statistics and one line per slow span (none without a span analysis)."""
     if report is None:
-        return ""
+        return ()
     header, rows, lines = _span_rows(report)
-    out = ["## Spans", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
-    out += ["", "### Slow spans", ""] + [f"- {line}" for line in lines]
-    return "\n".join(out) + "\n\n"
+    slow = Section("Slow spans", (BulletList(tuple(lines)),) if lines else ())
+    return (Section("Spans", (Table(tuple(header), tuple(tuple(r) for r in rows)), slow)),)

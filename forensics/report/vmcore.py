@@ -10,10 +10,11 @@ from detectors.dmesg.taint import decode_taint
 from detectors.vmcore.findings import taint_letters_of
 from detectors.vmcore.nullfield import FaultAnalysis, FieldRef
 from forensics.model import NotAvailable
-from forensics.report.markdown import fence, md_escape, render_markdown
+from forensics.report.document import Block, BulletList, Code, Document, Lines, Paragraph, Section, Table, to_markdown
+from forensics.report.markdown import md_escape, render_markdown
 from forensics.serialize import incident_to_dict, json_value
 from forensics.types.results import VmcoreResult
-from forensics.vmcore.snapshot import CrashSnapshot, Frame, ValueRead
+from forensics.types.vmcore import CrashSnapshot, Frame, ValueRead
 
 VMCORE_SCHEMA = "kforensic.vmcore/1"
 LOG_TAIL = 25
@@ -290,10 +291,10 @@ def _mib(value: int | NotAvailable | None) -> str:
     return f"{value / 2**20:.1f} MiB"
 
 
-def _disassembly(result: VmcoreResult) -> list[str]:
+def _disassembly(result: VmcoreResult) -> Block:
     fault = result.fault
     if isinstance(fault, NotAvailable):
-        return [f"Not available: {fault.reason.removeprefix('not available: ')}"]
+        return Paragraph(f"Not available: {fault.reason.removeprefix('not available: ')}")
     code = result.snapshot.code
     lines_by_addr = dict(code.source_lines) if not isinstance(code, NotAvailable) else {}
     body = []
@@ -301,51 +302,76 @@ def _disassembly(result: VmcoreResult) -> list[str]:
         mark = "=>" if insn.address == fault.instruction.address else "  "
         src = lines_by_addr.get(insn.address, "")
         body.append(f"{mark} {insn.address:#x}  {insn.text():<44} {src}".rstrip())
-    return ["```text", *body, "```"]
+    return Code("\n".join(body))
 
 
-def _why_markdown(result: VmcoreResult) -> list[str]:
+def _why_sections(result: VmcoreResult) -> list[Block]:
     """The explanations (BUG/WARN condition, corruption, loop, locks, OOM) and the frame values."""
     s = result.snapshot
     why = [f for f in result.analysis.findings if f.fact("hypothesis")]
-    out: list[str] = []
+    out: list[Block] = []
     if why:
-        out += ["## Why", ""]
+        items: list[str] = []
         for f in why:
-            out.append(f"- **{md_escape(f.title)}** (confidence {f.confidence:.2f})")
-            out += [
+            items.append(f"- **{md_escape(f.title)}** (confidence {f.confidence:.2f})")
+            items += [
                 f"  - {md_escape(x.name)}: {md_escape(x.value)}"
                 for x in f.facts
                 if x.name not in ("hypothesis", "next command")
             ]
-            out.append(f"  - next: `{f.fact('next command')}`")
-        out.append("")
+            items.append(f"  - next: `{f.fact('next command')}`")
+        out.append(Section("Why", (Lines(tuple(items)),)))
     if not isinstance(s.bug_site, NotAvailable) and isinstance(s.bug_site.source, NotAvailable):
-        out += [f"Source line not available: {md_escape(s.bug_site.source.reason)}", ""]
+        out.append(Paragraph(f"Source line not available: {md_escape(s.bug_site.source.reason)}"))
     if s.frame_values:
-        out += ["## Frame values", "", "```text"]
+        lines = []
         for fv in s.frame_values:
-            out.append(f"#{fv.frame} {fv.function}  {fv.location or ''}".rstrip())
-            out += [f"    {v.type_name} {v.expression} = {v.shown()}" for v in fv.variables]
-            out += [f"    {v.expression} = {v.shown()}" for v in fv.members]
-        out += ["```", ""]
+            lines.append(f"#{fv.frame} {fv.function}  {fv.location or ''}".rstrip())
+            lines += [f"    {v.type_name} {v.expression} = {v.shown()}" for v in fv.variables]
+            lines += [f"    {v.expression} = {v.shown()}" for v in fv.members]
+        out.append(Section("Frame values", (Code("\n".join(lines)),)))
     return out
 
 
-def render_vmcore_markdown(result: VmcoreResult) -> str:
-    """The full vmcore report as markdown."""
+def _hypotheses_lines(result: VmcoreResult) -> Lines:
+    out = []
+    for h in result.analysis.hypotheses:
+        out.append(f"{h.rank}. **{md_escape(h.statement)}** (confidence {h.confidence:.2f}) — next: `{h.next_command}`")
+        out += [f"   - for: {md_escape(x)}" for x in h.supporting]
+        out += [f"   - against: {md_escape(x)}" for x in h.against]
+    return Lines(tuple(out))
+
+
+def _memory(result: VmcoreResult) -> Section:
+    s = result.snapshot
+    m = s.memory
+    usage = (m.total, m.free, m.slab_reclaimable, m.slab_unreclaimable, m.page_tables, m.kernel_stack)
+    header = ("total", "free", "slab reclaimable", "slab unreclaimable", "page tables", "kernel stacks")
+    caches = tuple(
+        (c.name, f"{c.active_objects}/{c.total_objects}", str(c.object_size), _mib(c.total_bytes))
+        for c in s.slab_caches[:10]
+    )
+    return Section(
+        "Memory",
+        (
+            Table(header, (tuple(_mib(v) for v in usage),)),
+            Table(("slab cache", "objects", "object size", "total"), caches, escape="full"),
+        ),
+    )
+
+
+def vmcore_document(result: VmcoreResult) -> Document:
+    """The dump's analysis as a document: summary, backtrace, why, fault, hypotheses, tasks, memory, log."""
     s = result.snapshot
     a = result.analysis
     top = a.findings[0] if a.findings else None
-    out = ["# kforensic vmcore report", ""]
+    blocks: list[Block] = []
     if top is not None:
-        out += [f"**{md_escape(top.title)}** — {md_escape(top.summary)}", ""]
+        blocks.append(Paragraph(f"**{md_escape(top.title)}** — {md_escape(top.summary)}"))
     taint = _taint(s)
     taint_text = (", ".join(taint["flags"]) or "not tainted") if "mask" in taint else str(s.taint_mask)
     uptime = str(s.uptime) if isinstance(s.uptime, NotAvailable) else f"{s.uptime:.1f} s"
-    out += [
-        "## Summary",
-        "",
+    summary = (
         "| | |",
         "|---|---|",
         f"| Dump | `{md_escape(s.dump_path)}` ({s.dump_format}; {md_escape(str(s.filtered))}) |",
@@ -355,78 +381,59 @@ def render_vmcore_markdown(result: VmcoreResult) -> str:
         f"| Crashed task | {md_escape(str(s.crashed_comm))} (pid {s.crashed_pid}) on CPU {s.crashed_cpu} |",
         f"| Taint | {md_escape(taint_text)} |",
         f"| CPUs / memory | {s.cpus} / {_mib(s.memory_bytes)} |",
-        "",
-    ]
-    out += ["## Backtrace of the crashed thread", "", "```text"]
+    )
+    blocks.append(Section("Summary", (Lines(summary),)))
+    trace = []
     for f in s.backtrace:
         flags = (" (exception frame)" if f.interrupted else "") + (" (inlined)" if f.inline else "")
-        out.append(f"#{f.index:<2} {f.label()}{flags}  {f.where() or ''}".rstrip())
-    out += ["```", ""]
-    out += _why_markdown(result)
-    out += ["## Faulting instruction", "", *_disassembly(result), ""]
+        trace.append(f"#{f.index:<2} {f.label()}{flags}  {f.where() or ''}".rstrip())
+    blocks.append(Section("Backtrace of the crashed thread", (Code("\n".join(trace)),)))
+    blocks += _why_sections(result)
+    fault: list[Block] = [_disassembly(result)]
     if not isinstance(result.fault, NotAvailable):
-        out += ["### Reasoning", ""] + [f"{i}. {md_escape(step)}" for i, step in enumerate(result.fault.steps, 1)]
-        out += ["", f"Confidence {result.fault.confidence:.2f}.", ""]
+        steps = BulletList(tuple(md_escape(step) for step in result.fault.steps), ordered=True)
+        fault.append(Section("Reasoning", (steps, Paragraph(f"Confidence {result.fault.confidence:.2f}."))))
+    blocks.append(Section("Faulting instruction", tuple(fault)))
     if a.hypotheses:
-        out += ["## Hypotheses", ""]
-        for h in a.hypotheses:
-            out.append(
-                f"{h.rank}. **{md_escape(h.statement)}** (confidence {h.confidence:.2f}) — next: `{h.next_command}`"
-            )
-            out += [f"   - for: {md_escape(x)}" for x in h.supporting] + [
-                f"   - against: {md_escape(x)}" for x in h.against
-            ]
-        out.append("")
+        blocks.append(Section("Hypotheses", (_hypotheses_lines(result),)))
     if s.other_cpus:
-        out += ["## Other CPUs", ""]
+        cpus: list[Block] = []
         for cpu, t in s.other_cpus:
-            out += [
-                f"CPU {cpu}: {md_escape(t.comm)} (pid {t.pid})",
-                "",
-                fence("\n".join(f"#{f.index} {f.label()}" for f in t.stack) or "no stack"),
-                "",
+            cpus += [
+                Paragraph(f"CPU {cpu}: {md_escape(t.comm)} (pid {t.pid})"),
+                Code("\n".join(f"#{f.index} {f.label()}" for f in t.stack) or "no stack"),
             ]
+        blocks.append(Section("Other CPUs", tuple(cpus)))
     states = Counter(t.state for t in s.tasks)
-    out += ["## Tasks", "", f"{len(s.tasks)} tasks: " + ", ".join(f"{k} {v}" for k, v in sorted(states.items())), ""]
+    tasks: list[Block] = [
+        Paragraph(f"{len(s.tasks)} tasks: " + ", ".join(f"{k} {v}" for k, v in sorted(states.items())))
+    ]
+    blocked = []
     for t in s.tasks:
         if t.state == "D":
             owner = f", lock owner {t.lock_owner_comm} (pid {t.lock_owner_pid})" if t.lock_owner_pid else ""
             ran = f", last ran {t.last_run_ns / 1e9:.1f} s before the crash" if t.last_run_ns is not None else ""
-            out += [f"- D: {md_escape(t.comm)} (pid {t.pid}) on {t.blocked_on or '?'}{owner}{ran}"]
-    m = s.memory
-    out += [
-        "",
-        "## Memory",
-        "",
-        "| total | free | slab reclaimable | slab unreclaimable | page tables | kernel stacks |",
-        "|---|---|---|---|---|---|",
-        "| "
-        + " | ".join(
-            _mib(v) for v in (m.total, m.free, m.slab_reclaimable, m.slab_unreclaimable, m.page_tables, m.kernel_stack)
-        )
-        + " |",
-        "",
-        "| slab cache | objects | object size | total |",
-        "|---|---|---|---|",
-    ]
-    out += [
-        f"| {md_escape(c.name)} | {c.active_objects}/{c.total_objects} | {c.object_size} | {_mib(c.total_bytes)} |"
-        for c in s.slab_caches[:10]
-    ]
-    out += ["", "## Modules", ""]
-    out += [
-        f"- {md_escape(mod.name)}"
+            blocked.append(f"D: {md_escape(t.comm)} (pid {t.pid}) on {t.blocked_on or '?'}{owner}{ran}")
+    if blocked:
+        tasks.append(BulletList(tuple(blocked)))
+    blocks.append(Section("Tasks", tuple(tasks)))
+    blocks.append(_memory(result))
+    modules = tuple(
+        md_escape(mod.name)
         + (f" (taint {mod.taints})" if mod.taints else "")
         + ("" if mod.debug_info else " — no debug info")
         for mod in s.modules
-    ] or ["none"]
-    out += ["", "## Kernel log in the dump", ""]
-    out += [f"- line {r.start_line}: {md_escape(r.title)}" for r in result.reports] or [
-        "no kernel reports found in the log"
-    ]
-    out += ["", fence("\n".join(f"[{r.seconds:12.6f}] {r.text}" for r in s.log[-LOG_TAIL:]) or "empty"), ""]
+    )
+    blocks.append(Section("Modules", (BulletList(modules) if modules else Paragraph("none"),)))
+    reports = tuple(f"line {r.start_line}: {md_escape(r.title)}" for r in result.reports)
+    tail = Code("\n".join(f"[{r.seconds:12.6f}] {r.text}" for r in s.log[-LOG_TAIL:]) or "empty")
+    log: list[Block] = [BulletList(reports) if reports else Paragraph("no kernel reports found in the log"), tail]
+    blocks.append(Section("Kernel log in the dump", tuple(log)))
     if s.warnings:
-        out += ["## Warnings", ""] + [f"- {md_escape(w)}" for w in s.warnings] + [""]
-    findings_md = render_markdown(result.incident).split("\n", 1)[1]
-    out += ["## Findings (incident)", findings_md]
-    return "\n".join(out).rstrip() + "\n"
+        blocks.append(Section("Warnings", (BulletList(tuple(md_escape(w) for w in s.warnings)),)))
+    return Document("kforensic vmcore report", tuple(blocks))
+
+
+def render_vmcore_markdown(result: VmcoreResult) -> str:
+    """The full vmcore report as markdown: the analysis, then the incident's findings."""
+    return to_markdown(vmcore_document(result)) + "\n" + render_markdown(result.incident)

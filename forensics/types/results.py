@@ -17,6 +17,7 @@ from forensics.model import Incident, NotAvailable, SourceRecord
 if TYPE_CHECKING:
     from collectors.kdump.snapshot import KdumpState
     from collectors.perf_script import Profile, ProfileStack
+    from collectors.slabstore import StoreSummary
     from detectors.dmesg.findings import ReportGroup, ReportGrouper
     from detectors.dmesg.model import KernelReport
     from detectors.kdump.checklist import Checklist
@@ -28,8 +29,7 @@ if TYPE_CHECKING:
     from detectors.spans.model import SpanReport
     from detectors.vmcore.findings import VmcoreAnalysis
     from detectors.vmcore.nullfield import FaultAnalysis
-    from forensics.leakplots import Plot
-    from forensics.vmcore.snapshot import CrashSnapshot
+    from forensics.types.vmcore import CrashSnapshot
 
 
 class SourceResult:
@@ -115,3 +115,23 @@ class KdumpCheck:
     state: KdumpState
     checklist: Checklist
     incident: Incident
+
+
+@dataclass(frozen=True)
+class Plot:
+    """A written plot: the series it shows and where it is."""
+
+    name: str  # cache or meminfo field
+    kind: str  # "cache" or "meminfo"
+    path: Path
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """What a run (or a store) comes to: the summary and any findings of the leak analysis."""
+
+    store: Path
+    run_id: int | None
+    summary: StoreSummary
+    incident: Incident
+    analysis: str  # what became of the leak analysis, one line

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from forensics.model import NotAvailable, SourceRecord
+    from forensics.types.vmcore import CrashSnapshot
     from forensics.vmcore.program import DebugInfoRequest
-    from forensics.vmcore.snapshot import CrashSnapshot
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,7 @@ from pathlib import Path
 import drgn
 
 from forensics.model import NotAvailable
-from forensics.vmcore import extract, system
-from forensics.vmcore import why as reads
-from forensics.vmcore.program import OpenedDump
-from forensics.vmcore.snapshot import (
+from forensics.types.vmcore import (
     BugSite,
     CodeBytes,
     CrashSnapshot,
@@ -25,6 +22,9 @@ from forensics.vmcore.snapshot import (
     TypeLayout,
     Variable,
 )
+from forensics.vmcore import extract, system
+from forensics.vmcore import why as reads
+from forensics.vmcore.program import OpenedDump
 
 #: Task states whose stacks are extracted (D: uninterruptible, the hung-task state).
 STACK_STATES = {"D"}

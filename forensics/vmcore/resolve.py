@@ -12,8 +12,8 @@ from detectors.vmcore.disasm import decode
 from detectors.vmcore.findings import register_excerpt
 from forensics.evidence import Resolver
 from forensics.model import Evidence, LocatorKind
+from forensics.types.vmcore import CodeBytes
 from forensics.vmcore.extract import backtrace, fault_frame_index
-from forensics.vmcore.snapshot import CodeBytes
 
 
 def _trace_for(prog: drgn.Program, name: str | None) -> drgn.StackTrace:

@@ -16,9 +16,9 @@ from drgn.helpers.linux.printk import get_printk_records
 from drgn.helpers.linux.sched import task_cpu, task_state_to_char
 
 from forensics.model import NotAvailable
+from forensics.types.vmcore import Frame, LogRecord, MemoryTotals, ModuleInfo, SlabCacheInfo, TaskInfo
 from forensics.vmcore.extract import backtrace
 from forensics.vmcore.program import not_in_dump
-from forensics.vmcore.snapshot import Frame, LogRecord, MemoryTotals, ModuleInfo, SlabCacheInfo, TaskInfo
 
 _T = TypeVar("_T")
 

@@ -16,11 +16,9 @@ from pathlib import Path
 
 import drgn
 
+from detectors.vmcore import cexpr
 from forensics.model import NotAvailable
-from forensics.vmcore import cexpr
-from forensics.vmcore.extract import pointee_name as _pointee
-from forensics.vmcore.program import not_in_dump
-from forensics.vmcore.snapshot import (
+from forensics.types.vmcore import (
     AddressInfo,
     BugSite,
     CodeBytes,
@@ -32,6 +30,8 @@ from forensics.vmcore.snapshot import (
     SourceLine,
     ValueRead,
 )
+from forensics.vmcore.extract import pointee_name as _pointee
+from forensics.vmcore.program import not_in_dump
 
 #: Frames from the crash frame outwards whose values are read.
 VALUE_FRAMES = 6

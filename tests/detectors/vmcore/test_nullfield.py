@@ -5,7 +5,7 @@ from __future__ import annotations
 from detectors.vmcore.disasm import canonical_register, decode, effective_address
 from detectors.vmcore.nullfield import analyse_fault
 from forensics.model import NotAvailable
-from forensics.vmcore.snapshot import CodeBytes, MemberInfo, RegisterSet, TypeLayout, Variable
+from forensics.types.vmcore import CodeBytes, MemberInfo, RegisterSet, TypeLayout, Variable
 
 BASE = 0xFFFFFFFFC0117000
 # The prologue and the faulting load of a function reading dev->sensor->ops (gcc -O2, x86-64):

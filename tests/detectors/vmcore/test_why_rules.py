@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from detectors.vmcore import cexpr
 from detectors.vmcore.why import VALUE_RULES, classify_value
-from forensics.vmcore import cexpr
 
 
 @pytest.mark.parametrize(("kind", "example"), [(rule[0], rule[3]) for rule in VALUE_RULES])
