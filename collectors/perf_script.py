@@ -19,14 +19,12 @@ import re
 import shutil
 import subprocess
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from itertools import chain, repeat
-from operator import itemgetter
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from forensics.errors import InputError, UsageError
-from forensics.model import SourceRecord
+from forensics.types.profile import Frame, Profile, ProfileStack, StackCount, Thread
 
 #: ``perf.data`` files start with this magic (perf's own header, version 2).
 PERF_DATA_MAGIC = b"PERFILE2"
@@ -45,75 +43,6 @@ _ARGS = re.compile(r"\((?!anonymous namespace\)).*")
 # The sample line of ``perf script`` without callchains: ``... event: ip sym+off (dso)``.
 _FLAT = re.compile(rb"^.*\s(\S+):\s+([0-9a-f]+)\s+(.+) \((.*)\)\s*$")
 _FOLDED = re.compile(rb"^(.*\S) (\d+)$")
-
-
-class Frame(NamedTuple):
-    """One frame of a call chain, named as stackcollapse-perf.pl names it (a tuple: made by the thousand)."""
-
-    name: str
-    dso: str
-    kernel: bool
-    jit: bool
-    inlined: bool
-
-
-_NAME = itemgetter(0)  # a Frame's name (a tuple field: read in C, no Python call per frame)
-
-
-def frame_names(frames: tuple[Frame, ...]) -> tuple[str, ...]:
-    """The names of a call chain's frames, root first."""
-    return tuple(map(_NAME, frames))
-
-
-@dataclass
-class StackCount:
-    """How often one thread was sampled in one call chain, and where it was first seen."""
-
-    samples: int
-    period: int
-    first_line: int
-    first_header: str
-
-
-@dataclass(frozen=True)
-class Thread:
-    """Who was sampled: command name as perf printed it, pid (None when perf printed only the tid), tid."""
-
-    comm: str
-    pid: int | None
-    tid: int | None
-
-
-@dataclass(frozen=True)
-class ProfileStack:
-    """A distinct (thread, event, call chain) with its counts; frames from root to leaf."""
-
-    thread: Thread
-    event: str
-    frames: tuple[Frame, ...]
-    samples: int
-    period: int
-    first_line: int
-    first_header: str
-
-
-@dataclass
-class Profile:
-    """Everything read from one profile input."""
-
-    source: str
-    kind: str  # "perf.data", "perf script" or "folded"
-    stacks: list[ProfileStack]
-    events: dict[str, int]  # samples per event, in first-seen order
-    first_event: str | None
-    start: float | None
-    end: float | None
-    lines: int
-    notes: list[str] = field(default_factory=list)
-    flat_samples: int = 0  # samples that carried no call chain
-    skipped_lines: int = 0
-    first_skipped: tuple[int, str] | None = None
-    record: SourceRecord | None = None
 
 
 def _kernel_dso(dso: str, pc: str) -> bool:
@@ -943,17 +872,7 @@ def read_gzip_text(path: Path) -> bytes:
     return gzip.decompress(data) if data.startswith(GZIP_MAGIC) else data
 
 
-__all__ = [
-    "Frame",
-    "Profile",
-    "ProfileStack",
-    "ScriptParser",
-    "Thread",
-    "find_perf",
-    "frame_names",
-    "parse_folded",
-    "read_profile",
-]
+__all__ = ["ScriptParser", "find_perf", "parse_folded", "read_profile"]
 
 
 def perf_script_lines(path: Path, perf: str | None = None) -> list[str]:

@@ -22,6 +22,7 @@ from typing import NamedTuple
 
 from forensics.errors import InputError
 from forensics.model import NotAvailable, SourceRecord
+from forensics.types.slab import RejectedLine
 
 SLABINFO = "proc/slabinfo"
 MEMINFO = "proc/meminfo"
@@ -98,17 +99,6 @@ def _complete_lines(data: bytes) -> tuple[list[str], str | None]:
     if tail.strip("\x00 \t\r"):
         note = f"last line {len(lines) + 1} is truncated: {tail[:40]!r}"
     return [line.removesuffix("\r") for line in lines], note
-
-
-class RejectedLine(NamedTuple):
-    """A line of a counter file that was not used: where, what it says, and why."""
-
-    line: int  # 1-based, in the file the text came from
-    text: str
-    reason: str
-
-    def __str__(self) -> str:
-        return f"line {self.line}: {self.reason}: {self.text[:60]!r}"
 
 
 #: Larger counts or sizes are not a kernel's (2**50: a petabyte of kB, 10**15 objects): a damaged row.

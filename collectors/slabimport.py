@@ -26,10 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from collectors.inputs import open_input
-from collectors.procfs import Counters, HostIdentity, RejectedLine, Slabinfo, parse_meminfo, parse_slabinfo
+from collectors.procfs import Counters, HostIdentity, Slabinfo, parse_meminfo, parse_slabinfo
 from collectors.slabstore import RunInfo, Sample, SlabStore
 from forensics.errors import InputError, UsageError
 from forensics.model import NotAvailable
+from forensics.types.slab import OutOfOrder, RejectedLine
 
 _EPOCH = re.compile(r"(?:^|[\s=@._-])(\d{9,11}(?:\.\d+)?)(?=$|[\s,;._-])")
 _LABELLED_EPOCH = re.compile(r"\b(?:date|time|ts|epoch|timestamp)=(\d+(?:\.\d+)?)\b")
@@ -243,14 +244,6 @@ def _merge_checked(found: list[Snapshot]) -> list[Snapshot]:
                 hint="remove the duplicate (the same file given twice?) or correct its time line",
             )
     return merged
-
-
-@dataclass(frozen=True)
-class OutOfOrder:
-    """A snapshot whose time is earlier than the one before it in the same file (imported sorted by time)."""
-
-    earlier: Snapshot  # the snapshot before it in the file
-    later: Snapshot  # the one that goes back in time
 
 
 def out_of_order(snapshots: list[Snapshot]) -> list[OutOfOrder]:

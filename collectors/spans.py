@@ -22,11 +22,11 @@ import numpy.typing as npt
 
 from collectors.ctf import decode as d
 from collectors.ctf.reader import K_SYSCALL_ENTRY, K_SYSCALL_EXIT, K_USER, Session, syscall_name
-from collectors.span_records import KernelTable, Mark, Ref, Span
-from collectors.trace_batch import EventBatch
-from collectors.trace_events import TraceEvent
 from collectors.trace_input import open_trace
 from forensics.errors import InputError
+from forensics.types.spans import KernelTable, Mark, Ref, Span
+from forensics.types.trace import TraceEvent
+from forensics.types.trace_batch import EventBatch
 
 _MARKER = re.compile(
     rb"^\s*(?P<comm>.+)-(?P<pid>\d+)\s+(?:\(\s*\S+\)\s+)?\[(?P<cpu>\d+)\]\s+(?:\S+\s+)?(?P<ts>\d+\.\d+):\s+"

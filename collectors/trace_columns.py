@@ -19,8 +19,6 @@ import numpy as np
 import numpy.typing as npt
 
 from collectors.prefetch import prefetched
-from collectors.trace_batch import EventBatch, Interner, state_code
-from collectors.trace_events import TraceEvent, gc_paused, make_event
 from collectors.trace_scan import (
     A_E,
     A_S,
@@ -54,6 +52,8 @@ from collectors.trace_scan import (
     scan,
 )
 from collectors.trace_text import _MAX_UNKNOWN_NAMES, TraceParser
+from forensics.types.trace import TraceEvent, gc_paused, make_event
+from forensics.types.trace_batch import EventBatch, Interner, state_code
 
 _LOCAL_TIMER = -2  # B_S of an IRQ row from irq_vectors:local_timer_* (its name is not in the line)
 _TEXT_KINDS = (5, 6, 10, 11, 12, 13, 14, 15)  # kinds whose state text is interned (see EventBatch)

@@ -8,7 +8,7 @@ which the line parser counts as a malformed line.
 
 from __future__ import annotations
 
-from collectors.trace_events import PLUGIN_STATE_LETTERS, TraceEvent, make_event
+from forensics.types.trace import PLUGIN_STATE_LETTERS, TraceEvent, make_event
 
 _make = make_event
 

@@ -23,7 +23,7 @@ import numba
 import numpy as np
 import numpy.typing as npt
 
-from collectors.trace_events import EVENT_KINDS, PLUGIN_STATE_LETTERS
+from forensics.types.trace import EVENT_KINDS, PLUGIN_STATE_LETTERS
 
 F = TypeVar("F", bound=Callable[..., Any])
 njit = cast(Callable[[F], F], numba.njit(cache=True, nogil=True))

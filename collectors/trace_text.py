@@ -26,9 +26,7 @@ same events (tests compare the two).
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass, field
 
-from collectors.trace_events import EVENT_KINDS, Kind, TraceEvent, gc_paused, make_event
 from collectors.trace_payloads import (
     parse_irq,
     parse_switch,
@@ -36,32 +34,13 @@ from collectors.trace_payloads import (
     parse_work,
     pid_prio_comm,
 )
+from forensics.types.trace import EVENT_KINDS, Kind, ParseCounts, TraceEvent, gc_paused, make_event
 
-__all__ = ["EVENT_KINDS", "Kind", "ParseCounts", "TraceEvent", "TraceParser"]
+__all__ = ["TraceParser"]
 _make = make_event
 
 MAX_LINE = 1 << 20  # a "line" longer than this is garbage, counted and dropped unread
 _MAX_UNKNOWN_NAMES = 256  # distinct unknown event names remembered (the rest are only counted)
-
-
-@dataclass
-class ParseCounts:
-    """What the parser saw: lines, events used, and everything it skipped."""
-
-    lines: int = 0
-    events: int = 0  # event lines (used or not)
-    used: int = 0  # events turned into TraceEvent records
-    comments: int = 0  # header lines starting with '#' and blank lines
-    malformed: int = 0  # lines that look like events but could not be parsed (truncated, garbage)
-    lost_markers: int = 0
-    lost_events: int = 0
-    unknown: dict[bytes, int] = field(default_factory=dict)  # event name -> count, events not analysed
-    cpus_declared: int | None = None  # from "#P:N" (tracefs) or "cpus=N" (trace-cmd)
-    overwritten: int = 0  # events the tracefs ring buffer overwrote before the trace was read
-    tracer: str | None = None  # "# tracer: NAME" of tracefs text
-    latency_headers: list[tuple[int, str]] = field(default_factory=list)  # irqsoff-style "# latency:" lines
-    layout: str = "unknown"  # "bracket" (CPU in [..]) or "fused" (trace-cmd -l)
-    first_malformed: list[tuple[int, str]] = field(default_factory=list)  # a few examples (line no, text)
 
 
 class TraceParser:

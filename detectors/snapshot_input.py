@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from collectors.procfs import RejectedLine
-from collectors.slabimport import OutOfOrder
 from forensics.model import Evidence, Fact, Finding, Locator, LocatorKind, Severity, finding_id
+from forensics.types.slab import OutOfOrder, RejectedLine
 
 DETECTOR = "detectors.snapshot_input"
 CITED = 10  # rows cited as evidence; the count covers all

@@ -13,8 +13,8 @@ import io
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collectors.span_records import KernelTable
     from detectors.spans.model import Breakdown, SpanReport
+    from forensics.types.spans import KernelTable
 
 GANTT_SPANS = 3
 MAX_ROWS = 8  # threads per chart
@@ -65,8 +65,8 @@ def gantt_png(report: SpanReport, table: KernelTable | None) -> bytes:
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch
 
-    from collectors.span_records import Span
     from detectors.spans.breakdown import breakdown
+    from forensics.types.spans import Span
 
     worst: list[Breakdown] = []
     for b in sorted(report.slow, key=lambda b: -b.span.duration):  # one chart per request (sources overlap)

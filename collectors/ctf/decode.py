@@ -41,7 +41,7 @@ from collectors.ctf.metadata import (
     StructType,
     VariantType,
 )
-from collectors.trace_events import Kind
+from forensics.types.trace import Kind
 
 F = TypeVar("F", bound=Callable[..., Any])
 njit = cast(Callable[[F], F], numba.njit(cache=True, nogil=True))

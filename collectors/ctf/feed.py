@@ -13,11 +13,10 @@ import numpy.typing as npt
 from collectors.ctf import decode as d
 from collectors.ctf.reader import K_SYSCALL_ENTRY, Session, kernel_batch
 from collectors.prefetch import prefetched
-from collectors.trace_batch import EventBatch
-from collectors.trace_events import Kind
 from collectors.trace_input import TraceStream
-from collectors.trace_text import ParseCounts
 from forensics.model import SourceRecord
+from forensics.types.trace import Kind, ParseCounts
+from forensics.types.trace_batch import EventBatch
 
 
 class BatchSink(Protocol):

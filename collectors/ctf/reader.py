@@ -28,11 +28,11 @@ import numpy.typing as npt
 
 from collectors.ctf import decode as d
 from collectors.ctf.metadata import Clock, Metadata, parse_metadata
-from collectors.trace_batch import EventBatch, Interner
-from collectors.trace_events import Kind, TraceEvent, make_event
 from forensics.errors import InputError
 from forensics.model import SourceRecord
 from forensics.output import register_input
+from forensics.types.trace import Kind, TraceEvent, make_event
+from forensics.types.trace_batch import EventBatch, Interner
 
 # Row kinds beyond the engine's (collectors.trace_events.Kind).
 K_SYSCALL_ENTRY = 100

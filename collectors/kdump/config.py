@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from collectors.kdump.snapshot import ConfigEntry, ConfigProblem, KdumpConfig, TextFile
+from forensics.types.kdump import ConfigEntry, ConfigProblem, KdumpConfig, TextFile
 
 _ASSIGNMENT = re.compile(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 

@@ -16,9 +16,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
-from collectors.kdump.snapshot import MaybeFile, ReadProblem, TextFile
 from forensics.evidence import iter_text_lines
 from forensics.model import NotAvailable, SourceRecord
+from forensics.types.kdump import MaybeFile, ReadProblem, TextFile
 
 _MAX_SYMLINKS = 40  # as the kernel's own limit on nested links
 _MAX_TEXT_BYTES = 4 << 20  # configuration and proc files are small; refuse to slurp a disk image

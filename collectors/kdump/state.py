@@ -13,10 +13,12 @@ import re
 import struct
 from pathlib import Path
 
-from collectors.kdump import paths
 from collectors.kdump.config import KDUMP_CONF_FS_TYPES, parse_kdump_conf, parse_kdump_tools
 from collectors.kdump.reader import RootReader, StatvfsProvider, missing, real_statvfs
-from collectors.kdump.snapshot import (
+from forensics.errors import InputError
+from forensics.model import NotAvailable
+from forensics.types import kdump_paths as paths
+from forensics.types.kdump import (
     BootConfig,
     BootImages,
     DebugInfo,
@@ -34,8 +36,6 @@ from collectors.kdump.snapshot import (
     TextFile,
     Tooling,
 )
-from forensics.errors import InputError
-from forensics.model import NotAvailable
 
 _DEBIAN_IDS = ("debian", "ubuntu")
 _RHEL_IDS = ("rhel", "centos", "fedora", "rocky", "almalinux", "ol")

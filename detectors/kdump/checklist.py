@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from collectors.kdump.snapshot import KdumpState
 from detectors.kdump.context import active_config, collector_options, crashkernel_estimate
 from detectors.kdump.crashkernel import Estimate
 from detectors.kdump.kernel_rules import check_boot_config, check_cmdline, check_distro, check_loaded, check_reservation
@@ -28,6 +27,7 @@ from detectors.kdump.service_rules import (
 )
 from detectors.kdump.sysctl_rules import check_sysctls
 from detectors.kdump.util import Line, Status
+from forensics.types.kdump import KdumpState
 
 __all__ = ["RULES", "Checklist", "Line", "Status", "active_config", "collector_options", "run_checklist"]
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collectors.kdump.snapshot import DistroFamily, KdumpConfig, KdumpState, TextFile
 from detectors.kdump.crashkernel import DISTRO_DEFAULTS, Estimate, distro_default, estimate_crashkernel
 from detectors.kdump.makedumpfile import CollectorOptions, parse_collector
 from forensics.model import NotAvailable
+from forensics.types.kdump import DistroFamily, KdumpConfig, KdumpState, TextFile
 
 #: Debian's kdump-config and RHEL's kdumpctl defaults when the config sets no collector.
 DEFAULT_COLLECTOR = {

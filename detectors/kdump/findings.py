@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collectors.kdump.snapshot import KdumpState
 from detectors.kdump.checklist import Checklist
 from detectors.kdump.util import Line, Status, file_evidence
 from forensics.model import Evidence, Fact, Finding, finding_id
+from forensics.types.kdump import KdumpState
 
 DETECTOR = "kdump.checklist"
 

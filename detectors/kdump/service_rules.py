@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collectors.kdump.snapshot import DistroFamily, KdumpState, MemInfo, TargetKind, TextFile
 from detectors.kdump.context import active_config, collector_options, tooling_family
 from detectors.kdump.crashkernel import MIB, Estimate
 from detectors.kdump.makedumpfile import Compression, compression_support, excluded_classes
 from detectors.kdump.util import Line, fail, file_evidence, pass_, warn
 from forensics.model import NotAvailable
+from forensics.types.kdump import DistroFamily, KdumpState, MemInfo, TargetKind, TextFile
 
 COMPRESSION_FLOOR = 2  # assume compression at least halves the dump when judging free space
 

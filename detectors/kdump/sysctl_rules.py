@@ -13,8 +13,8 @@ from detectors.kdump.util import Line, file_evidence, pass_, warn
 from forensics.model import NotAvailable, Severity
 
 if TYPE_CHECKING:
-    from collectors.kdump.snapshot import KdumpState
     from detectors.kdump.crashkernel import Estimate
+    from forensics.types.kdump import KdumpState
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from collectors.kdump.snapshot import MaybeFile, TextFile
 from forensics.model import Evidence, Locator, LocatorKind, Severity
+from forensics.types.kdump import MaybeFile, TextFile
 
 
 class Status(enum.Enum):

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from collectors.perf_script import Frame, Profile, ProfileStack, frame_names
 from detectors.profile.hotspots import Hotspots
 from detectors.profile.rules import MIN_SHARE, RULES, Rule, classify
 from forensics.model import Evidence, Fact, Finding, Locator, LocatorKind, Severity, finding_id
+from forensics.types.profile import Frame, Profile, ProfileStack, frame_names
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from collectors.perf_script import Frame, Profile, ProfileStack, Thread, frame_names
+from forensics.types.profile import Frame, Profile, ProfileStack, Thread, frame_names
 
 
 @dataclass(frozen=True)

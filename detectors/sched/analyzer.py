@@ -25,8 +25,6 @@ import math
 from collections import deque
 from collections.abc import Iterable
 
-from collectors.trace_events import gc_paused
-from collectors.trace_text import Kind, ParseCounts, TraceEvent
 from detectors.sched.buckets import MAX_BUCKET_CELLS, BucketDigest
 from detectors.sched.model import (
     Blame,
@@ -38,6 +36,7 @@ from detectors.sched.model import (
 )
 from detectors.sched.sanity import ClockMonitor
 from detectors.sched.state import Accumulator, TaskState, span_of
+from forensics.types.trace import Kind, ParseCounts, TraceEvent, gc_paused
 
 RECENT_RUNS = 512  # runs remembered per CPU to say who ran during a wait
 TIMELINE_MAX_RUNS = 400_000  # runs kept for the PNG timeline (longest runs win beyond that)

@@ -25,9 +25,6 @@ import numpy as np
 import numpy.typing as npt
 
 import detectors.sched.analyzer as reference
-from collectors.trace_batch import EventBatch
-from collectors.trace_events import TraceEvent, gc_paused
-from collectors.trace_text import ParseCounts
 from detectors.sched import buckets
 from detectors.sched import engine_kernels as k
 from detectors.sched.analyzer import SchedAnalyzer
@@ -35,6 +32,8 @@ from detectors.sched.buckets import BucketDigest
 from detectors.sched.model import Blame, ParseSummary, Thresholds, TraceAnalysis, Wait
 from detectors.sched.sanity import ClockMonitor
 from detectors.sched.state import Accumulator, TaskState, span_of
+from forensics.types.trace import ParseCounts, TraceEvent, gc_paused
+from forensics.types.trace_batch import EventBatch
 
 Array = npt.NDArray[Any]
 Comm = bytes | str  # a blamed task's comm: its text, or what SchedAnalyzer.comm says without one

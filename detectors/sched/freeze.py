@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from collectors.trace_text import Kind, ParseCounts
 from detectors.sched.model import (
     Blame,
     Coverage,
@@ -24,6 +23,7 @@ from detectors.sched.model import (
 )
 from detectors.sched.state import Accumulator, TaskState, event_ref
 from forensics.model import NotAvailable
+from forensics.types.trace import Kind, ParseCounts
 
 if TYPE_CHECKING:
     from detectors.sched.analyzer import SchedAnalyzer

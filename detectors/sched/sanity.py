@@ -20,12 +20,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from collectors.trace_events import TraceEvent
 from detectors.sched.model import ClockCheck, ClockStep
 from detectors.sched.state import event_ref
+from forensics.types.trace import TraceEvent
 
 if TYPE_CHECKING:
-    from collectors.trace_batch import EventBatch
+    from forensics.types.trace_batch import EventBatch
 
 EXAMPLES = 5  # back steps kept as evidence
 _MERGE_AT = 4096  # ranges per CPU before they are merged (bounds memory on a reversed file)

@@ -7,8 +7,8 @@ small and fast (one per task, IRQ, softirq vector, work function).
 
 from __future__ import annotations
 
-from collectors.trace_text import TraceEvent
 from detectors.sched.model import EventRef, Figure, Span, Wait
+from forensics.types.trace import TraceEvent
 
 
 def event_ref(ev: TraceEvent) -> EventRef:

@@ -25,16 +25,9 @@ import re
 
 import numpy as np
 
-from collectors.span_records import (
-    IRQ_ENTRY,
-    SWITCH,
-    WAKES,
-    KernelTable,
-    Ref,
-    Span,
-)
 from detectors.spans.model import Breakdown, Part
 from forensics.model import NotAvailable
+from forensics.types.spans import IRQ_ENTRY, SWITCH, WAKES, KernelTable, Ref, Span
 
 CHAIN_DEPTH = 3  # waker levels followed
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from collectors.span_records import KernelTable, Ref, Span
 from detectors.sched.findings import fmt_ms
 from detectors.spans.breakdown import breakdown
 from detectors.spans.model import Breakdown, SpanReport, SpanStats
@@ -22,6 +21,7 @@ from forensics.model import (
     Timestamp,
     finding_id,
 )
+from forensics.types.spans import KernelTable, Ref, Span
 
 SPANS_SCHEMA = "kforensic.spans/1"
 

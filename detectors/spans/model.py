@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from collectors.span_records import Mark, Ref, Span
 from forensics.model import NotAvailable
+from forensics.types.spans import Mark, Ref, Span
 
 __all__ = ["Breakdown", "Mark", "Part", "Ref", "Span", "SpanReport", "SpanStats"]
 

@@ -117,7 +117,7 @@ def test(
         raise UsageError("kdump test needs root to write /proc/sysrq-trigger", hint="sudo kforensic kdump test ...")
     print(f"kforensic: crashing now; the dump will be in {state.dump_target.location}", file=sys.stderr, flush=True)
     os.sync()
-    from collectors.kdump.paths import SYSRQ_TRIGGER
+    from forensics.types.kdump_paths import SYSRQ_TRIGGER
 
     try:
         with open(SYSRQ_TRIGGER, "w") as trigger:

@@ -15,9 +15,9 @@ if TYPE_CHECKING:
 
 def _scan(chunks: Iterable[bytes]) -> tuple[ReportGrouper, int]:
     """Every report and event of one input, grouped as they come, and its number of lines."""
-    from collectors.trace_events import gc_paused
     from detectors.dmesg.findings import ReportGrouper
     from detectors.dmesg.scanner import LogScanner
+    from forensics.types.trace import gc_paused
 
     scanner = LogScanner()
     grouper = ReportGrouper()

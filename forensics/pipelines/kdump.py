@@ -16,11 +16,11 @@ if TYPE_CHECKING:
 
     from collectors.kdump.apply import AppliedChange
     from collectors.kdump.reader import StatvfsProvider
-    from collectors.kdump.snapshot import KdumpState
     from detectors.kdump.checklist import Checklist
     from detectors.kdump.plan import Command
     from detectors.kdump.sysctl_rules import Policy
     from forensics.model import Incident
+    from forensics.types.kdump import KdumpState
 
 
 def collect_check(root: Path, statvfs: StatvfsProvider | None = None) -> KdumpCheck:
@@ -35,10 +35,10 @@ def collect_check(root: Path, statvfs: StatvfsProvider | None = None) -> KdumpCh
 
 
 def _incident(state: KdumpState, checklist: Checklist) -> Incident:
-    from collectors.kdump.snapshot import TextFile
     from detectors.kdump.findings import checklist_findings
     from forensics import __version__
     from forensics.model import Incident, NotAvailable
+    from forensics.types.kdump import TextFile
 
     name = state.hostname
     host = (name.first_line() or NotAvailable("empty /etc/hostname")) if isinstance(name, TextFile) else name

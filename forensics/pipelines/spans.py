@@ -11,9 +11,9 @@ from forensics.errors import InputError
 
 if TYPE_CHECKING:
     from collectors.ctf.feed import CtfRead
-    from collectors.span_records import KernelTable, Mark, Span
     from detectors.spans.model import SpanReport
     from forensics.model import Finding
+    from forensics.types.spans import KernelTable, Mark, Span
 
 KERNEL_CLOCKS = ("local", "global", "counter", "uptime", "perf", "mono", "mono_raw", "boot", "tai", "x86-tsc")
 

@@ -11,8 +11,8 @@ from forensics.report.document import Block, Document, Lines, Paragraph, Section
 from forensics.types.results import ProfileResult
 
 if TYPE_CHECKING:
-    from collectors.perf_script import Frame, ProfileStack
     from detectors.profile.diff import SymbolDelta
+    from forensics.types.profile import Frame, ProfileStack
 
 
 SCHEMA = "kforensic.profile/1"

@@ -15,8 +15,6 @@ from typing import TYPE_CHECKING
 from forensics.model import Incident, NotAvailable, SourceRecord
 
 if TYPE_CHECKING:
-    from collectors.kdump.snapshot import KdumpState
-    from collectors.perf_script import Profile, ProfileStack
     from collectors.slabstore import StoreSummary
     from detectors.dmesg.findings import ReportGroup, ReportGrouper
     from detectors.dmesg.model import KernelReport
@@ -29,6 +27,8 @@ if TYPE_CHECKING:
     from detectors.spans.model import SpanReport
     from detectors.vmcore.findings import VmcoreAnalysis
     from detectors.vmcore.nullfield import FaultAnalysis
+    from forensics.types.kdump import KdumpState
+    from forensics.types.profile import Profile, ProfileStack
     from forensics.types.vmcore import CrashSnapshot
 
 

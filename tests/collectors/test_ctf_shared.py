@@ -157,9 +157,9 @@ def test_ctf_columns_and_records_give_the_reference_analysis(options: dict[str, 
     """The compiled engine on the CTF columns equals SchedAnalyzer (the reference) on the records of the same rows."""
     from collectors.ctf.feed import feed_session
     from collectors.ctf.reader import Session
-    from collectors.trace_batch import EventBatch
     from detectors.sched.analyzer import SchedAnalyzer
     from detectors.sched.engine import FastAnalyzer
+    from forensics.types.trace_batch import EventBatch
 
     class Both:
         def __init__(self) -> None:

@@ -14,10 +14,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from collectors import trace_columns
-from collectors.trace_batch import EventBatch, Interner, state_code
 from collectors.trace_columns import BatchParser, read_batches
-from collectors.trace_text import TraceEvent, TraceParser
+from collectors.trace_text import TraceParser
 from forensics.errors import InputError
+from forensics.types.trace import TraceEvent
+from forensics.types.trace_batch import EventBatch, Interner, state_code
 from tests.collectors.test_trace_fastpath import FIRST, HEADER, comms, cpus, flags, numbers, stamps, states, trace_line
 from tests.detectors.sched.traces import DATA, LAYOUTS, scenario_text
 

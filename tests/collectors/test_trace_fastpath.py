@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from collectors.trace_columns import BatchParser
-from collectors.trace_text import TraceEvent, TraceParser
+from collectors.trace_text import TraceParser
+from forensics.types.trace import TraceEvent
 
 HEADER = b"# tracer: nop\n#\n# entries-in-buffer/entries-written: 9/9   #P:2\n#\n"
 FIRST = b"            bash-1       [000] d..2.   1.000000: sched_wakeup_new: comm=bash pid=2 prio=120 target_cpu=000"

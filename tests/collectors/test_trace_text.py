@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from collectors.trace_text import Kind, TraceEvent, TraceParser
+from collectors.trace_text import TraceParser
+from forensics.types.trace import Kind, TraceEvent
 from tests.detectors.sched.traces import LAYOUTS, scenario_text
 
 

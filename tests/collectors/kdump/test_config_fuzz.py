@@ -10,7 +10,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from collectors.kdump.config import parse_kdump_conf, parse_kdump_tools
-from collectors.kdump.snapshot import TextFile
 from collectors.kdump.state import collect_kdump_state
 from detectors.kdump.checklist import run_checklist
 from detectors.kdump.crashkernel import parse_crashkernel
@@ -18,6 +17,7 @@ from detectors.kdump.makedumpfile import parse_collector
 from detectors.kdump.plan import make_plan
 from detectors.kdump.sysctl_rules import policy_named
 from forensics.pipelines.kdump import run_setup
+from forensics.types.kdump import TextFile
 from tests.collectors.kdump.roots import SCENARIOS, build
 
 # Lines that look like the real formats, mixed with noise.

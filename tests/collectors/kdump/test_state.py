@@ -9,10 +9,10 @@ import pytest
 
 from collectors.kdump.config import parse_kdump_conf, parse_kdump_tools
 from collectors.kdump.reader import RootReader, VfsStat
-from collectors.kdump.snapshot import DiskSpace, DistroFamily, KdumpConfig, MemInfo, TargetKind, TextFile
 from collectors.kdump.state import collect_kdump_state
 from forensics.errors import InputError
 from forensics.model import NotAvailable
+from forensics.types.kdump import DiskSpace, DistroFamily, KdumpConfig, MemInfo, TargetKind, TextFile
 from tests.collectors.kdump.roots import MIB, SCENARIOS, build
 
 

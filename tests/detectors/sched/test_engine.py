@@ -16,14 +16,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from collectors.trace_batch import EventBatch, Interner
 from collectors.trace_columns import BatchParser
-from collectors.trace_events import TraceEvent
-from collectors.trace_text import ParseCounts, TraceParser
+from collectors.trace_text import TraceParser
 from detectors.sched import engine_kernels
 from detectors.sched.analyzer import SchedAnalyzer
 from detectors.sched.engine import FastAnalyzer
 from detectors.sched.model import Thresholds, TraceAnalysis
+from forensics.types.trace import ParseCounts, TraceEvent
+from forensics.types.trace_batch import EventBatch, Interner
 from tests.detectors.sched.traces import DATA, LAYOUTS, RECORDED, scenario_text, write_scenario
 
 SHARED = Path(__file__).resolve().parents[4] / "shared" / "traces" / "wl"

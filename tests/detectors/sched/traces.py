@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from collectors.trace_columns import BatchParser
-from collectors.trace_text import ParseCounts
 from detectors.sched.engine import FastAnalyzer
 from detectors.sched.model import TraceAnalysis
+from forensics.types.trace import ParseCounts
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "traces"
 RECORDED = ("kf.ftrace.txt", "kf.tc-report.txt", "kf.tc-report-l.txt", "kf.tc-report-N.txt", "kf.perf-script.txt")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from collectors.span_records import Mark, Ref
 from detectors.spans.pairing import AUTO_RULES, _classify, nearest_rank, pair, parse_span_option, statistics
 from forensics.errors import UsageError
+from forensics.types.spans import Mark, Ref
 
 
 def mark(ts: float, tid: int, text: str, ident: int | None = None) -> Mark:

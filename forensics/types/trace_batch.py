@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from collectors.trace_events import TraceEvent
+from forensics.types.trace import TraceEvent
 
 I64 = npt.NDArray[np.int64]
 F64 = npt.NDArray[np.float64]

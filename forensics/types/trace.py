@@ -7,6 +7,7 @@ import enum
 import functools
 import gc
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 
@@ -113,3 +114,23 @@ def gc_paused() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
+
+
+@dataclass
+class ParseCounts:
+    """What the parser saw: lines, events used, and everything it skipped."""
+
+    lines: int = 0
+    events: int = 0  # event lines (used or not)
+    used: int = 0  # events turned into TraceEvent records
+    comments: int = 0  # header lines starting with '#' and blank lines
+    malformed: int = 0  # lines that look like events but could not be parsed (truncated, garbage)
+    lost_markers: int = 0
+    lost_events: int = 0
+    unknown: dict[bytes, int] = field(default_factory=dict)  # event name -> count, events not analysed
+    cpus_declared: int | None = None  # from "#P:N" (tracefs) or "cpus=N" (trace-cmd)
+    overwritten: int = 0  # events the tracefs ring buffer overwrote before the trace was read
+    tracer: str | None = None  # "# tracer: NAME" of tracefs text
+    latency_headers: list[tuple[int, str]] = field(default_factory=list)  # irqsoff-style "# latency:" lines
+    layout: str = "unknown"  # "bracket" (CPU in [..]) or "fused" (trace-cmd -l)
+    first_malformed: list[tuple[int, str]] = field(default_factory=list)  # a few examples (line no, text)
