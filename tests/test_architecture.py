@@ -62,17 +62,17 @@ def layer_of(module: str) -> int | None:
     return None if best is None else best[1]
 
 
-def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+def _module_name(path: Path, root: Path = ROOT) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
 
 
-def _imports(path: Path) -> list[tuple[str, int]]:
+def _imports(path: Path, root: Path = ROOT) -> list[tuple[str, int]]:
     """Every module the file imports (``from x import y`` counts ``x.y`` when ``y`` is a module), with its line."""
     tree = ast.parse(path.read_text(), str(path))
-    here = _module_name(path)
+    here = _module_name(path, root)
     package = here if path.name == "__init__.py" else here.rpartition(".")[0]
     out = []
     for node in ast.walk(tree):
@@ -87,32 +87,32 @@ def _imports(path: Path) -> list[tuple[str, int]]:
                 module = node.module or ""
             for a in node.names:
                 sub = f"{module}.{a.name}"
-                is_module = (ROOT / Path(*sub.split("."))).with_suffix(".py").is_file() or (
-                    ROOT / Path(*sub.split(".")) / "__init__.py"
+                is_module = (root / Path(*sub.split("."))).with_suffix(".py").is_file() or (
+                    root / Path(*sub.split(".")) / "__init__.py"
                 ).is_file()
                 out.append((sub if is_module else module, node.lineno))
     return out
 
 
-def _files() -> list[Path]:
-    return sorted(p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py"))
+def _files(root: Path = ROOT) -> list[Path]:
+    return sorted(p for pkg in PACKAGES for p in (root / pkg).rglob("*.py"))
 
 
-def violations() -> list[str]:
+def violations(root: Path = ROOT) -> list[str]:
     """Every import that runs upward, as ``file:line: importer (layer) -> imported (layer)``."""
     out: list[str] = []
-    for path in _files():
-        importer = _module_name(path)
+    for path in _files(root):
+        importer = _module_name(path, root)
         mine = layer_of(importer)
         assert mine is not None, f"{importer} belongs to no layer of tests/test_architecture.py"
-        for imported, line in _imports(path):
+        for imported, line in _imports(path, root):
             theirs = layer_of(imported)
             if theirs is None or (importer, imported) in ALLOWED:
                 continue
             if theirs <= mine and (LAYERS[mine][0], LAYERS[theirs][0]) not in APART:
                 continue
             out.append(
-                f"{path.relative_to(ROOT)}:{line}: {importer} ({LAYERS[mine][0]}) -> {imported} ({LAYERS[theirs][0]})"
+                f"{path.relative_to(root)}:{line}: {importer} ({LAYERS[mine][0]}) -> {imported} ({LAYERS[theirs][0]})"
             )
     return list(dict.fromkeys(out))
 
@@ -162,13 +162,88 @@ def test_a_module_belongs_to_its_longest_prefix(module: str, layer: str | None) 
 
 
 def test_an_upward_import_is_caught(tmp_path: Path) -> None:
-    """The check is not vacuous: a detector importing a collector is reported."""
-    assert layer_of("detectors.sched.analyzer") == 2 and layer_of("collectors.trace_text") == 1
-    assert layer_of("collectors.trace_text") < layer_of("detectors.sched.analyzer")  # type: ignore[operator]
-    probe = ROOT / "detectors" / "_architecture_probe.py"
-    probe.write_text("def f() -> None:\n    from forensics.pipelines import sources  # noqa: F401\n")
-    try:
-        found = violations()
-    finally:
-        probe.unlink()
-    assert any("detectors._architecture_probe -> forensics.pipelines.sources (pipelines)" in v for v in found)
+    """The check is not vacuous: imports inside functions, relative ones and the apart rule are all seen."""
+    for pkg in PACKAGES:
+        (tmp_path / pkg).mkdir()
+        (tmp_path / pkg / "__init__.py").write_text("")
+    (tmp_path / "forensics" / "pipelines").mkdir()
+    (tmp_path / "forensics" / "pipelines" / "__init__.py").write_text("")
+    (tmp_path / "forensics" / "pipelines" / "sources.py").write_text("")
+    (tmp_path / "collectors" / "reader.py").write_text("X = 1\n")
+    (tmp_path / "detectors" / "probe.py").write_text(
+        "from collectors.reader import X\n\ndef f() -> None:\n    from forensics.pipelines import sources\n"
+    )
+    (tmp_path / "forensics" / "model.py").write_text("from .pipelines import sources\n")
+    found = violations(tmp_path)
+    assert found == [
+        "detectors/probe.py:1: detectors.probe (detectors) -> collectors.reader (collectors)",
+        "detectors/probe.py:4: detectors.probe (detectors) -> forensics.pipelines.sources (pipelines)",
+        "forensics/model.py:1: forensics.model (foundation) -> forensics.pipelines.sources (pipelines)",
+    ]
+
+
+_CUTS = ("split", "rsplit", "replace", "partition", "rpartition", "removeprefix", "removesuffix")
+
+
+def _rendered(node: ast.expr) -> bool:
+    """Whether an expression is rendered output: a call of a render/markdown/html function."""
+    while True:
+        while isinstance(node, ast.Subscript):
+            node = node.value
+        if not isinstance(node, ast.Call):
+            return False
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if name.startswith("render") or name.endswith(("_markdown", "_html", "_md")) or name == "to_markdown":
+            return True
+        if not isinstance(func, ast.Attribute):
+            return False
+        node = func.value  # a method of what came before: `render(...).strip().split(...)`
+
+
+def _heading_cut(call: ast.Call) -> bool:
+    """A literal argument that finds a markdown heading: ``"\\n## ..."`` or ``"# ..."``."""
+    for arg in call.args:
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+            text = arg.value.lstrip("\n")
+            if text.startswith("#") and (arg.value.startswith("\n") or text.startswith(("# ", "## ", "### "))):
+                return True
+    return False
+
+
+def string_surgery(tree: ast.AST) -> list[int]:
+    """Lines that cut or rewrite rendered text, or look for headings in text."""
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in _CUTS
+        and (_rendered(node.func.value) or _heading_cut(node))
+    ]
+
+
+def test_no_string_surgery_on_rendered_output() -> None:
+    found = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for path in _files()
+        for line in string_surgery(ast.parse(path.read_text(), str(path)))
+    ]
+    assert not found, "rendered text cut or rewritten (build a Document instead):\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        'details = render_vmcore_markdown(result).split("\\n## Findings (incident)", 1)[0]',
+        'table = render_tables(result, fmt, 10).replace("# CPU profile\\n\\n", "", 1)',
+        'body = text.split("\\n# kforensic incident report", 1)[0]',
+        'x = to_markdown(doc).splitlines()[0].replace("a", "b")',
+    ],
+)
+def test_string_surgery_is_recognised(source: str) -> None:
+    assert string_surgery(ast.parse(source)) == [1]
+
+
+def test_ordinary_string_work_is_not_surgery() -> None:
+    assert string_surgery(ast.parse('x = line.split(",", 1)\ny = name.replace("|", "\\\\|")')) == []
