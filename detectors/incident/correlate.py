@@ -10,7 +10,8 @@ Rules, most specific first (each a function over the findings):
 Correlated findings are merged into one (the richer one's id), keeping the
 evidence of both, with the confidence raised and the reason given.  A dump
 and a log that disagree on the crash are reported as a contradiction, and so
-is an input whose times since boot lie past the crash (another boot).
+is an input whose times since boot lie past the crash (another boot), and
+an input that names another host (:func:`other_hosts`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from detectors.incident.timeline import foreign_sources
-from forensics.model import Fact, Finding, Severity, finding_id
+from forensics.model import Fact, Finding, Incident, Severity, finding_id
 
 
 @dataclass(frozen=True)
@@ -168,6 +169,46 @@ def _other_boots(findings: tuple[Finding, ...]) -> list[Finding]:
                 evidence=(ev,) if crash_ev is None else (crash_ev, ev),
                 next_steps=("compare the boot ids (/proc/sys/kernel/random/boot_id) and host names of the inputs",),
                 facts=(Fact("other boot", source), Fact("crash since boot", f"{end:.6f} s")),
+                detector="incident",
+            )
+        )
+    return out
+
+
+def _named_host(incident: Incident) -> str | None:
+    host = incident.host
+    # "(none)" is the kernel's default nodename: nothing set a host name.
+    return host if isinstance(host, str) and host not in ("", "(none)") else None
+
+
+def other_hosts(incidents: tuple[Incident, ...]) -> list[Finding]:
+    """Inputs that name another host than the first input that names one: a contradiction, like another boot.
+
+    The crashed host is the one the first input names (``report`` analyses the dump first); the findings of
+    an input from elsewhere are kept in the report but not ranked as causes (see the ``other host`` fact).
+    """
+    named = [(i, h) for i in incidents if (h := _named_host(i)) is not None]
+    if not named:
+        return []
+    home = named[0][1]
+    out = []
+    for incident, host in named[1:]:
+        if host == home or not incident.findings:
+            continue
+        source = incident.findings[0].evidence[0].source
+        out.append(
+            Finding(
+                id=finding_id("contradiction", "other host", source, host),
+                kind="contradiction",
+                title=f"{source} comes from host {host}, not {home}: its findings are not this incident's causes",
+                severity=Severity.MEDIUM,
+                confidence=0.9,
+                confidence_reason="the inputs name two different host names",
+                summary=f"The input {source} was recorded on {host}, the others on {home}. Its findings are "
+                "listed but not ordered against the crash nor ranked as its causes.",
+                evidence=(incident.findings[0].evidence[0],),
+                next_steps=("check that every input was copied from the crashed machine",),
+                facts=(Fact("other host", source), Fact("host", host), Fact("crashed host", home)),
                 detector="incident",
             )
         )

@@ -89,7 +89,7 @@ def _crash_site(findings: tuple[Finding, ...]) -> list[Hypothesis]:
         func = f.fact("crashing function") or "the crashing function"
         module = f.fact("module")
         against: tuple[str, ...] = ("the crash site may only be the victim of memory corrupted elsewhere",)
-        if any(x.kind == "contradiction" and not x.fact("other boot") for x in findings):
+        if any(x.kind == "contradiction" and not (x.fact("other boot") or x.fact("other host")) for x in findings):
             against += ("the log and the dump disagree on the crash",)
         out.append(Hypothesis(0, f"a bug in {func}" + (f" (module {module})" if module else ""),
                               f.confidence * 0.8, _cites(f), against, _step(f, "crash> bt")))  # fmt: skip

@@ -123,7 +123,7 @@ def report(
     force: ForceOption = False,
 ) -> None:
     """Run every analysis the inputs allow and merge the findings into one incident report."""
-    from detectors.incident.correlate import correlate
+    from detectors.incident.correlate import Correlation, correlate, other_hosts
     from detectors.incident.hypotheses import plain_summary, rank_hypotheses
     from detectors.incident.timeline import build_timeline
     from forensics.pipelines import sources as analyses
@@ -153,6 +153,9 @@ def report(
     incidents = [p.incident for p in parts] + [load_findings_file(p) for p in files]
     merged = Incident.merge(incidents, tool_version=__version__)
     findings, correlations = correlate(merged.findings)
+    elsewhere = other_hosts(tuple(incidents))  # another host is a contradiction, like another boot
+    findings += tuple(elsewhere)
+    correlations += tuple(Correlation("contradiction", f.id, (f.id,), f.title, contradiction=True) for f in elsewhere)
     incident = replace(merged, findings=findings)
     timeline = build_timeline(incident.sorted_findings(), incident.boot_time)
     hypotheses = rank_hypotheses(incident.sorted_findings())

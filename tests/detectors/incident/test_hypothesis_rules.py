@@ -1,0 +1,199 @@
+"""Every rule of the one hypothesis table, on findings built by hand: what it states, how sure, how to confirm."""
+
+from __future__ import annotations
+
+import pytest
+
+from detectors.incident.hypotheses import RULES, rank_hypotheses
+from forensics.model import Clock, Evidence, Fact, Finding, Locator, LocatorKind, Severity, Timestamp, finding_id
+
+LOG = "kern.log"
+
+
+def _ev(line: int, text: str, seconds: float | None = None, source: str = LOG) -> Evidence:
+    ts = None if seconds is None else Timestamp(seconds, Clock.MONOTONIC)
+    return Evidence(source, Locator(LocatorKind.LINE, line), text, timestamp=ts)
+
+
+def _f(kind: str, title: str, *facts: Fact, severity: Severity = Severity.HIGH, confidence: float = 0.8,
+       steps: tuple[str, ...] = ("step one", "step two"), evidence: tuple[Evidence, ...] = ()) -> Finding:  # fmt: skip
+    return Finding(finding_id(kind, title), kind, title, severity, confidence, "test", f"summary of {title}",
+                   evidence or (_ev(1, title),), steps, facts, "test")  # fmt: skip
+
+
+CRASH_AT_SITE = _f("crash", "BUG: oops in kf_read", Fact("crash site", "exception frame"),
+                   Fact("crashing function", "kf_read"), Fact("module", "kf_buggy"),
+                   severity=Severity.CRITICAL, confidence=0.95)  # fmt: skip
+CHOSEN_PANIC = _f("crash", "Kernel panic: hung_task", Fact("crash site", "caller of panic()"),
+                  Fact("crashing function", "panic"), severity=Severity.CRITICAL, confidence=0.95)  # fmt: skip
+OOM = _f("dmesg.oom", "OOM killer invoked", severity=Severity.CRITICAL, confidence=0.9)
+SLAB_LEAK = _f("slab-leak", "Slab cache kf_leak_obj leaks 29,790 KB/h", confidence=0.9)
+MEMINFO_LEAK = _f("kernel-memory-leak", "SUnreclaim grows 29,821 KB/h", confidence=0.6, severity=Severity.MEDIUM)
+
+#: (rule, findings, the statement it ranks first, confidence, next command).
+CASES = [
+    (
+        "stated",
+        (
+            _f(
+                "bug-condition",
+                "BUG_ON held",
+                Fact("hypothesis", "buf->refcount = 0 at kf_put"),
+                Fact("next command", "grep -n refcount kf.c"),
+                confidence=0.95,
+            ),
+        ),
+        "buf->refcount = 0 at kf_put",
+        0.95,
+        "grep -n refcount kf.c",
+    ),
+    (
+        "null-field",
+        (
+            _f(
+                "null-field",
+                "NULL pointer: dev->sensor was NULL",
+                Fact("next command", "grep -n sensor x.c"),
+                confidence=0.9,
+            ),
+        ),
+        "NULL pointer: dev->sensor was NULL: a missing NULL check or an object used before it is set up",
+        0.9,
+        "grep -n sensor x.c",
+    ),
+    ("crash-site", (CRASH_AT_SITE,), "a bug in kf_read (module kf_buggy)", 0.76, "step one"),
+    (
+        "module",
+        (_f("module", "out-of-tree/unsigned module kf_buggy (O) is in the crashing stack", confidence=0.9),),
+        "a bug in an out-of-tree module: out-of-tree/unsigned module kf_buggy (O) is in the crashing stack",
+        0.6,
+        "step one",
+    ),
+    (
+        "lock-owner",
+        (
+            _f(
+                "hung-task",
+                "task kf_waiter (pid 43) waits on kf_lock",
+                Fact("lock owner", "kf_holder (pid 42)"),
+                steps=("crash> bt 43", "crash> bt 42"),
+                confidence=0.9,
+            ),
+        ),
+        "kf_holder (pid 42) holds the lock and never releases it: task kf_waiter (pid 43) waits on kf_lock",
+        0.9,
+        "crash> bt 42",
+    ),
+    (
+        "leak",
+        (SLAB_LEAK, OOM),
+        "memory leak: Slab cache kf_leak_obj leaks 29,790 KB/h, which exhausted memory and led to the OOM killer",
+        0.99,
+        "step one",
+    ),
+    ("leak", (MEMINFO_LEAK,), "memory leak: SUnreclaim grows 29,821 KB/h", 0.6, "step one"),
+    (
+        "outsized-slab",
+        (_f("outsized-slab", "slab cache kf_leak_obj is outsized", confidence=0.55),),
+        "memory leak: slab cache kf_leak_obj is outsized",
+        0.44,
+        "step one",
+    ),
+    (
+        "workload-oom",
+        (OOM,),
+        "memory exhaustion by a user-space workload (no kernel leak was measured)",
+        0.5,
+        "kforensic slab-watch --hours 24",
+    ),
+    (
+        "starvation",
+        (_f("sched-rt-hog", "kf_spinner (pid 42) ran 9 s on CPU1 at prio 0", confidence=0.9),),
+        "CPU starvation: kf_spinner (pid 42) ran 9 s on CPU1 at prio 0",
+        0.81,
+        "step one",
+    ),
+    (
+        "log-bug",
+        (_f("dmesg.warning", "WARNING in kf_stop", Fact("guilty frame", "kf_stop"), confidence=0.9),),
+        "a kernel bug reported as WARNING in kf_stop (guilty frame kf_stop)",
+        0.63,
+        "step one",
+    ),
+]
+
+
+def test_every_rule_has_a_case() -> None:
+    assert {name for name, *_ in CASES} == {name for name, _rule in RULES}
+
+
+@pytest.mark.parametrize(("rule", "findings", "statement", "confidence", "command"), CASES,
+                         ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])  # fmt: skip
+def test_rule(rule: str, findings: tuple[Finding, ...], statement: str, confidence: float, command: str) -> None:
+    fn = dict(RULES)[rule]
+    assert statement in [h.statement for h in fn(findings)]
+    top = rank_hypotheses(findings)[0]
+    assert (top.rank, top.statement, top.confidence, top.next_command) == (1, statement, confidence, command)
+    assert top.supporting  # each cites the evidence or the summary it stands on
+
+
+def test_meminfo_leaks_are_hypotheses_and_grow_into_the_oom() -> None:
+    ranked = rank_hypotheses((MEMINFO_LEAK, OOM))
+    assert ranked[0].statement == (
+        "memory leak: SUnreclaim grows 29,821 KB/h, which exhausted memory and led to the OOM killer"
+    )
+    assert ranked[0].against == ("the growth may be a workload that keeps legitimate objects",)
+    assert not any("user-space workload" in h.statement for h in ranked)  # a leak was measured
+
+
+def test_a_panic_the_kernel_chose_is_not_a_bug_site() -> None:
+    assert not any("panic" in h.statement for h in rank_hypotheses((CHOSEN_PANIC,)))
+
+
+def test_a_log_report_is_left_to_the_dump_when_there_is_one() -> None:
+    warning = _f("dmesg.warning", "WARNING in kf_stop", confidence=0.9)
+    assert [h.statement for h in rank_hypotheses((CRASH_AT_SITE, warning))] == ["a bug in kf_read (module kf_buggy)"]
+
+
+def test_a_disagreeing_log_weakens_the_crash_site() -> None:
+    contradiction = _f("contradiction", "the dump and the log disagree", severity=Severity.MEDIUM)
+    top = rank_hypotheses((CRASH_AT_SITE, contradiction))[0]
+    assert "the log and the dump disagree on the crash" in top.against
+
+
+def test_order_breaks_ties_and_a_statement_is_kept_once() -> None:
+    a = _f("sched-cpu-hog", "hog A", confidence=0.5)
+    b = _f("sched-cpu-hog", "hog B", confidence=0.5)
+    ranked = rank_hypotheses((a, b, a))
+    assert [h.statement for h in ranked] == ["CPU starvation: hog A", "CPU starvation: hog B"]
+
+
+def test_findings_of_another_boot_are_not_causes() -> None:
+    crash = _f("crash", "Kernel panic - not syncing: hung_task", Fact("crash site", "caller of panic()"),
+               severity=Severity.CRITICAL, evidence=(_ev(3, "Kernel panic", 100.0, "dump.log"),))  # fmt: skip
+    hog = _f("sched-cpu-hog", "kf_spinner ran 9 s", evidence=(_ev(1, "kf_spinner", 797.7, "trace.txt"),))
+    assert rank_hypotheses((hog,))[0].statement == "CPU starvation: kf_spinner ran 9 s"
+    assert rank_hypotheses((crash, hog)) == ()
+
+
+def test_findings_of_another_host_are_not_causes() -> None:
+    hog = _f("sched-cpu-hog", "kf_spinner ran 9 s", evidence=(_ev(1, "kf_spinner", source="trace.txt"),))
+    other = _f("contradiction", "trace.txt comes from host b, not a", Fact("other host", "trace.txt"),
+               severity=Severity.MEDIUM)  # fmt: skip
+    assert rank_hypotheses((hog, other)) == ()
+
+
+def test_an_input_of_another_host_is_a_contradiction_and_not_a_cause() -> None:
+    from detectors.incident.correlate import other_hosts
+    from forensics.model import Incident, NotAvailable
+
+    hog = _f("sched-cpu-hog", "kf_spinner ran 9 s", evidence=(_ev(1, "kf_spinner", source="trace.txt"),))
+    dump = Incident("web-17", "6.1", NotAvailable("x"), (), (CRASH_AT_SITE,))
+    trace = Incident("db-3", NotAvailable("x"), NotAvailable("x"), (), (hog,))
+    unnamed = Incident("(none)", NotAvailable("x"), NotAvailable("x"), (), (hog,))
+    assert other_hosts((dump, unnamed)) == []
+    (found,) = other_hosts((dump, trace))
+    assert found.kind == "contradiction" and found.fact("other host") == "trace.txt"
+    assert found.title == "trace.txt comes from host db-3, not web-17: its findings are not this incident's causes"
+    ranked = rank_hypotheses((CRASH_AT_SITE, hog, found))
+    assert [h.statement for h in ranked] == ["a bug in kf_read (module kf_buggy)"]
