@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from forensics.model import Evidence, Fact, Finding, Locator, LocatorKind, Severity, finding_id
+from forensics.model import Evidence, Fact, Finding, FindingKind, Locator, LocatorKind, Severity, finding_id
 from forensics.types.slab import OutOfOrder, RejectedLine
 
 DETECTOR = "detectors.snapshot_input"
@@ -27,7 +27,7 @@ def rejected_rows(rows: Sequence[tuple[str, RejectedLine]]) -> list[Finding]:
     return [
         Finding(
             id=finding_id("snapshot-rows-rejected", *files),
-            kind="snapshot-rows-rejected",
+            kind=FindingKind.SNAPSHOT_ROWS_REJECTED,
             title=f"{len(rows)} slabinfo/meminfo rows were not imported (they do not parse or hold impossible values)",
             severity=Severity.LOW,
             confidence=0.95,
@@ -55,7 +55,7 @@ def times_going_back(order: Sequence[OutOfOrder]) -> list[Finding]:
     return [
         Finding(
             id=finding_id("snapshot-time-order", *sorted({o.later.source for o in order})),
-            kind="snapshot-time-order",
+            kind=FindingKind.SNAPSHOT_TIME_ORDER,
             title=f"snapshot times go back {len(order)} times within their file (imported in time order)",
             severity=Severity.LOW,
             confidence=0.9,

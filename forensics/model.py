@@ -31,6 +31,92 @@ class NotAvailable:
         return f"not available: {self.reason}"
 
 
+class FindingKind(enum.StrEnum):
+    """What a finding is about. The values are the strings of the JSON documents (``kforensic.incident/1``).
+
+    Kernel log reports are ``dmesg.<kind>``, one member per kind of the dmesg rule table and its events
+    (``tests/forensics/test_model.py`` checks that every rule kind has its member).
+    """
+
+    # vmcore
+    CRASH = "crash"
+    NULL_FIELD = "null-field"
+    HUNG_TASK = "hung-task"
+    OUTSIZED_SLAB = "outsized-slab"
+    MODULE = "module"
+    BUG_CONDITION = "bug-condition"
+    DEADLOCK = "deadlock"
+    LIST_CORRUPTION = "list-corruption"
+    LOCKUP_LOOP = "lockup-loop"
+    OOM_USERS = "oom-users"
+    SUSPICIOUS_VALUES = "suspicious-values"
+    USE_AFTER_FREE = "use-after-free"
+    # incident
+    CONTRADICTION = "contradiction"
+    # kdump
+    KDUMP_READINESS = "kdump-readiness"
+    # leaks
+    SLAB_LEAK = "slab-leak"
+    SLAB_LEAK_GROUP = "slab-leak-group"
+    KERNEL_MEMORY_LEAK = "kernel-memory-leak"
+    SNAPSHOT_ROWS_REJECTED = "snapshot-rows-rejected"
+    SNAPSHOT_TIME_ORDER = "snapshot-time-order"
+    # profile
+    PROFILE = "profile"
+    # trace
+    TRACE_CLOCK = "trace-clock"
+    TRACE_COVERAGE = "trace-coverage"
+    SCHED_CPU_HOG = "sched-cpu-hog"
+    SCHED_RT_HOG = "sched-rt-hog"
+    SCHED_WAKEUP_LATENCY = "sched-wakeup-latency"
+    SCHED_LONG_IRQ = "sched-long-irq"
+    SCHED_DSTATE = "sched-dstate"
+    SCHED_SOFTIRQ_STARVATION = "sched-softirq-starvation"
+    SCHED_SOFTIRQ_LONG = "sched-softirq-long"
+    SCHED_IRQS_OFF = "sched-irqs-off"
+    SCHED_PREEMPT_OFF = "sched-preempt-off"
+    SPAN_SLOW = "span-slow"
+    # kernel log reports and events (detectors/dmesg)
+    DMESG_ALLOC_FAILURE = "dmesg.alloc-failure"
+    DMESG_ATOMIC_SLEEP = "dmesg.atomic-sleep"
+    DMESG_BUG = "dmesg.bug"
+    DMESG_FIRMWARE = "dmesg.firmware"
+    DMESG_FS = "dmesg.fs"
+    DMESG_GPF = "dmesg.gpf"
+    DMESG_HANG = "dmesg.hang"
+    DMESG_HARDWARE = "dmesg.hardware"
+    DMESG_KASAN = "dmesg.kasan"
+    DMESG_KCSAN = "dmesg.kcsan"
+    DMESG_KFENCE = "dmesg.kfence"
+    DMESG_KMSAN = "dmesg.kmsan"
+    DMESG_LEAK = "dmesg.leak"
+    DMESG_LIST_CORRUPTION = "dmesg.list-corruption"
+    DMESG_LOCKDEP = "dmesg.lockdep"
+    DMESG_LOCKING = "dmesg.locking"
+    DMESG_LOCKUP = "dmesg.lockup"
+    DMESG_MM = "dmesg.mm"
+    DMESG_NO_ROOT = "dmesg.no-root"
+    DMESG_NULL_DEREF = "dmesg.null-deref"
+    DMESG_OOM = "dmesg.oom"
+    DMESG_OOPS = "dmesg.oops"
+    DMESG_PAGE_FAULT = "dmesg.page-fault"
+    DMESG_PANIC = "dmesg.panic"
+    DMESG_RCU = "dmesg.rcu"
+    DMESG_RCU_STALL = "dmesg.rcu-stall"
+    DMESG_REBOOT = "dmesg.reboot"
+    DMESG_REFCOUNT = "dmesg.refcount"
+    DMESG_RUST_PANIC = "dmesg.rust-panic"
+    DMESG_SOFT_LOCKUP = "dmesg.soft-lockup"
+    DMESG_STACK = "dmesg.stack"
+    DMESG_STACK_OVERFLOW = "dmesg.stack-overflow"
+    DMESG_STACK_PROTECTOR = "dmesg.stack-protector"
+    DMESG_SYZ_FAILURE = "dmesg.syz-failure"
+    DMESG_TRAP = "dmesg.trap"
+    DMESG_UBSAN = "dmesg.ubsan"
+    DMESG_USERCOPY = "dmesg.usercopy"
+    DMESG_WARNING = "dmesg.warning"
+
+
 class Severity(enum.Enum):
     """How bad a finding is, ordered ``info < low < medium < high < critical``."""
 
@@ -202,7 +288,7 @@ class Finding:
     """One problem found in the inputs, with the evidence that shows it."""
 
     id: str
-    kind: str
+    kind: FindingKind  # a plain string of a known kind is converted (JSON, tests); an unknown one is refused
     title: str
     severity: Severity
     confidence: float
@@ -214,6 +300,8 @@ class Finding:
     detector: str = "unknown"
 
     def __post_init__(self) -> None:
+        if not isinstance(self.kind, FindingKind):
+            object.__setattr__(self, "kind", FindingKind(self.kind))  # ValueError for a kind nobody makes
         if not self.evidence:
             raise ValueError(f"finding {self.id!r} has no evidence; a finding without evidence is a bug")
         if not 0.0 <= self.confidence <= 1.0:

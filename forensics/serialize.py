@@ -17,6 +17,7 @@ from forensics.model import (
     Evidence,
     Fact,
     Finding,
+    FindingKind,
     Incident,
     Locator,
     LocatorKind,
@@ -181,7 +182,7 @@ class _Reader:
         try:
             return Finding(
                 id=self.get(obj, "id", str, where),
-                kind=self.get(obj, "kind", str, where),
+                kind=FindingKind(self.get(obj, "kind", str, where)),
                 title=self.get(obj, "title", str, where),
                 severity=Severity(severity),
                 confidence=float(self.get(obj, "confidence", (int, float), where)),

@@ -21,6 +21,7 @@ from forensics.model import (
     Evidence,
     Fact,
     Finding,
+    FindingKind,
     Locator,
     LocatorKind,
     NotAvailable,
@@ -216,7 +217,7 @@ def group_finding(source: str, group: ReportGroup) -> Finding:
     confidence = 0.5 if first.corrupted else 0.9
     return Finding(
         id=finding_id(DETECTOR, first.kind, first.title),
-        kind=f"dmesg.{first.kind}",
+        kind=FindingKind(f"dmesg.{first.kind}"),
         title=first.title,
         severity=severity,
         confidence=confidence,

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from detectors.incident.timeline import foreign_sources
-from forensics.model import Fact, Finding, Incident, Severity, finding_id
+from forensics.model import Fact, Finding, FindingKind, Incident, Severity, finding_id
 
 
 @dataclass(frozen=True)
@@ -128,7 +128,7 @@ def _contradictions(by_id: dict[str, Finding]) -> list[Finding]:
             out.append(
                 Finding(
                     id=finding_id("contradiction", crash.title, other.title),
-                    kind="contradiction",
+                    kind=FindingKind.CONTRADICTION,
                     title=f"the dump and the log disagree: {crash.title!r} vs {other.title!r}",
                     severity=Severity.MEDIUM,
                     confidence=0.6,
@@ -156,7 +156,7 @@ def _other_boots(findings: tuple[Finding, ...]) -> list[Finding]:
         out.append(
             Finding(
                 id=finding_id("contradiction", "other boot", source),
-                kind="contradiction",
+                kind=FindingKind.CONTRADICTION,
                 title=f"{source} cannot come from the crashed boot: its times start at "
                 f"{ev.timestamp.seconds:.3f} s since boot, after the crash at {end:.3f} s",
                 severity=Severity.MEDIUM,
@@ -199,7 +199,7 @@ def other_hosts(incidents: tuple[Incident, ...]) -> list[Finding]:
         out.append(
             Finding(
                 id=finding_id("contradiction", "other host", source, host),
-                kind="contradiction",
+                kind=FindingKind.CONTRADICTION,
                 title=f"{source} comes from host {host}, not {home}: its findings are not this incident's causes",
                 severity=Severity.MEDIUM,
                 confidence=0.9,

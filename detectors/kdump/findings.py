@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from detectors.kdump.checklist import Checklist
 from detectors.kdump.util import Line, Status, file_evidence
-from forensics.model import Evidence, Fact, Finding, finding_id
+from forensics.model import Evidence, Fact, Finding, FindingKind, finding_id
 from forensics.types.kdump import KdumpState
 
 DETECTOR = "kdump.checklist"
@@ -32,7 +32,7 @@ def line_finding(line: Line, state: KdumpState) -> Finding | None:
         return None
     return Finding(
         id=finding_id("kdump", line.id),
-        kind="kdump-readiness",
+        kind=FindingKind.KDUMP_READINESS,
         title=f"kdump: {line.title}",
         severity=line.severity,
         confidence=0.9,

@@ -17,6 +17,7 @@ from forensics.model import (
     Evidence,
     Fact,
     Finding,
+    FindingKind,
     Locator,
     LocatorKind,
     NotAvailable,
@@ -143,7 +144,7 @@ def cache_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding:
     confidence, reason = _confidence(v)
     return Finding(
         id=finding_id("slab-leak", v.name),
-        kind="slab-leak",
+        kind=FindingKind.SLAB_LEAK,
         title=titles[v.grade],
         severity=SEVERITY[v.grade],
         confidence=confidence,
@@ -224,7 +225,7 @@ def group_finding(g: CoGrowth, ctx: FindingContext) -> Finding:
     )
     return Finding(
         id=finding_id("slab-leak-group", key),
-        kind="slab-leak-group",
+        kind=FindingKind.SLAB_LEAK_GROUP,
         title=title,
         severity=SEVERITY[grade],
         confidence=confidence,
@@ -263,7 +264,7 @@ def meminfo_finding(
     confidence, reason = _confidence(v)
     return Finding(
         id=finding_id("kernel-memory-leak", info.name),
-        kind="kernel-memory-leak",
+        kind=FindingKind.KERNEL_MEMORY_LEAK,
         title=title,
         severity=severity,
         confidence=confidence,

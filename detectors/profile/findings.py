@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from detectors.profile.hotspots import Hotspots
 from detectors.profile.rules import MIN_SHARE, RULES, Rule, classify
-from forensics.model import Evidence, Fact, Finding, Locator, LocatorKind, Severity, finding_id
+from forensics.model import Evidence, Fact, Finding, FindingKind, Locator, LocatorKind, Severity, finding_id
 from forensics.types.profile import Frame, Profile, ProfileStack, frame_names
 
 
@@ -91,7 +91,7 @@ def profile_findings(
         findings.append(
             Finding(
                 id=finding_id("profile", c.rule.name),
-                kind="profile",
+                kind=FindingKind.PROFILE,
                 title=f"{c.share:.1f}% of CPU in {c.rule.title}",
                 severity=sev,
                 confidence=0.8 if c.samples >= 50 else 0.5,
@@ -127,7 +127,7 @@ def profile_findings(
             findings.append(
                 Finding(
                     id=finding_id("profile", "top-hotspot", top_row.key),
-                    kind="profile",
+                    kind=FindingKind.PROFILE,
                     title=f"Top hotspot: {top_row.key} ({top_row.share:.1f}% self)",
                     severity=Severity.INFO,
                     confidence=0.9 if top_row.samples >= 50 else 0.5,

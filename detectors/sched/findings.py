@@ -12,7 +12,18 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from detectors.sched.model import ClockCheck, EventRef, Span, TaskStats, TraceAnalysis, Wait
-from forensics.model import Clock, Evidence, Fact, Finding, Locator, LocatorKind, Severity, Timestamp, finding_id
+from forensics.model import (
+    Clock,
+    Evidence,
+    Fact,
+    Finding,
+    FindingKind,
+    Locator,
+    LocatorKind,
+    Severity,
+    Timestamp,
+    finding_id,
+)
 
 DETECTOR = "detectors.sched"
 MAX_PER_RULE = 10  # findings per rule, worst first: a busy trace must not bury the report
@@ -68,7 +79,7 @@ def cpu_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
         out.append(
             Finding(
                 id=finding_id("sched-cpu-hog", task.comm),
-                kind="sched-cpu-hog",
+                kind=FindingKind.SCHED_CPU_HOG,
                 title=f"CPU hog: {task.comm} ran {fmt_ms(run.duration)} without a break on CPU{run.cpu}",
                 severity=Severity.HIGH if run.duration > 4 * limit else Severity.MEDIUM,
                 confidence=confidence,
@@ -119,7 +130,7 @@ def rt_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
         out.append(
             Finding(
                 id=finding_id("sched-rt-hog", task.comm),
-                kind="sched-rt-hog",
+                kind=FindingKind.SCHED_RT_HOG,
                 title=(
                     f"RT hog: {task.comm} (prio {task.prio}) ran {fmt_ms(run.duration)} on CPU{run.cpu}"
                     + (", starving other tasks" if delayed else "")
@@ -164,7 +175,7 @@ def wakeup_latency(analysis: TraceAnalysis, source: str) -> list[Finding]:
         out.append(
             Finding(
                 id=finding_id("sched-wakeup-latency", task.comm),
-                kind="sched-wakeup-latency",
+                kind=FindingKind.SCHED_WAKEUP_LATENCY,
                 title=f"Wakeup latency: {task.comm} waited {fmt_ms(wait.span.duration)} to run{culprit}",
                 severity=Severity.MEDIUM,
                 confidence=confidence,
@@ -198,7 +209,7 @@ def softirq_starvation(analysis: TraceAnalysis, source: str) -> list[Finding]:
             out.append(
                 Finding(
                     id=finding_id("sched-softirq-starvation", soft.name),
-                    kind="sched-softirq-starvation",
+                    kind=FindingKind.SCHED_SOFTIRQ_STARVATION,
                     title=f"Softirq starvation: {soft.name} waited {fmt_ms(wait.span.duration)} from raise to run",
                     severity=Severity.HIGH if wait.span.duration > 4 * limit else Severity.MEDIUM,
                     confidence=confidence,
@@ -226,7 +237,7 @@ def softirq_starvation(analysis: TraceAnalysis, source: str) -> list[Finding]:
             out.append(
                 Finding(
                     id=finding_id("sched-softirq-long", soft.name),
-                    kind="sched-softirq-long",
+                    kind=FindingKind.SCHED_SOFTIRQ_LONG,
                     title=f"Long softirq: {soft.name} ran {fmt_ms(run.duration)} on CPU{run.cpu}",
                     severity=Severity.MEDIUM,
                     confidence=confidence,
@@ -256,7 +267,7 @@ def long_irqs(analysis: TraceAnalysis, source: str) -> list[Finding]:
         out.append(
             Finding(
                 id=finding_id("sched-long-irq", irq.name or str(irq.irq)),
-                kind="sched-long-irq",
+                kind=FindingKind.SCHED_LONG_IRQ,
                 title=f"Long IRQ handler: {label} ran {fmt_ms(run.duration)} on CPU{run.cpu}",
                 severity=Severity.HIGH if run.duration > 4 * limit else Severity.MEDIUM,
                 confidence=confidence,
@@ -291,7 +302,7 @@ def dstate_blocking(analysis: TraceAnalysis, source: str) -> list[Finding]:
         out.append(
             Finding(
                 id=finding_id("sched-dstate", task.comm),
-                kind="sched-dstate",
+                kind=FindingKind.SCHED_DSTATE,
                 title=f"D-state blocking: {task.comm} blocked {st.n} time(s), {fmt_ms(st.total)} in total",
                 severity=Severity.HIGH if worst.duration > 100 * limit else Severity.LOW,
                 confidence=confidence,
@@ -328,7 +339,7 @@ def offtime(analysis: TraceAnalysis, source: str) -> list[Finding]:
             out.append(
                 Finding(
                     id=finding_id(f"sched-{off.what}", span.begin.text.split("caller=")[-1].split()[0]),
-                    kind=f"sched-{off.what}",
+                    kind=FindingKind(f"sched-{off.what}"),
                     title=f"{off.what} for {fmt_ms(span.duration)} on CPU{span.cpu}",
                     severity=Severity.MEDIUM,
                     confidence=0.9,
@@ -451,7 +462,7 @@ def _clock_finding(clock: ClockCheck, dropped: list[str], source: str) -> Findin
     )
     return Finding(
         id=finding_id("trace-clock", "reversed" if clock.reversed() else "back"),
-        kind="trace-clock",
+        kind=FindingKind.TRACE_CLOCK,
         title=title,
         severity=Severity.MEDIUM,
         confidence=0.95,
@@ -477,7 +488,7 @@ def _coverage_finding(analysis: TraceAnalysis, source: str) -> Finding:
     which = ", ".join(f"CPU{r.cpu} at {r.ts:.6f} ({fmt_ms(end - r.ts)} before the end)" for r in stopped)
     return Finding(
         id=finding_id("trace-coverage", *(str(r.cpu) for r in stopped)),
-        kind="trace-coverage",
+        kind=FindingKind.TRACE_COVERAGE,
         title=f"{', '.join(f'CPU{r.cpu}' for r in stopped)} stops reporting before the trace ends",
         severity=Severity.LOW,
         confidence=0.9,

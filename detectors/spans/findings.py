@@ -14,6 +14,7 @@ from forensics.model import (
     Evidence,
     Fact,
     Finding,
+    FindingKind,
     Locator,
     LocatorKind,
     NotAvailable,
@@ -112,7 +113,7 @@ def span_findings(report: SpanReport, slow: float | None) -> list[Finding]:
         out.append(
             Finding(
                 id=finding_id("span-slow", name),
-                kind="span-slow",
+                kind=FindingKind.SPAN_SLOW,
                 title=f"slow {name} span: {fmt_ms(s.duration)}",
                 severity=severity,
                 confidence=0.75 if b.note else 0.9,

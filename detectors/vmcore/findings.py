@@ -20,6 +20,7 @@ from forensics.model import (
     Evidence,
     Fact,
     Finding,
+    FindingKind,
     Locator,
     LocatorKind,
     NotAvailable,
@@ -203,7 +204,7 @@ def crash_finding(snap: CrashSnapshot, title: str, fault: FaultAnalysis | NotAva
     )
     return Finding(
         id=finding_id("vmcore-crash", title),
-        kind="crash",
+        kind=FindingKind.CRASH,
         title=title,
         severity=Severity.CRITICAL,
         confidence=0.95 if frame is not None else 0.5,
@@ -259,7 +260,7 @@ def null_field_finding(snap: CrashSnapshot, fault: FaultAnalysis) -> Finding | N
     title = f"NULL pointer: {what}" + (f" at {where}" if where else "")
     return Finding(
         id=finding_id("null-field", key),
-        kind="null-field",
+        kind=FindingKind.NULL_FIELD,
         title=title.replace("`", ""),
         severity=Severity.HIGH,
         confidence=fault.confidence,
@@ -330,7 +331,7 @@ def blocked_task_findings(snap: CrashSnapshot) -> list[Finding]:
         out.append(
             Finding(
                 id=finding_id("blocked-task", task.comm, lock, top.label().split("+")[0] if top else ""),
-                kind="hung-task",
+                kind=FindingKind.HUNG_TASK,
                 title=title,
                 severity=Severity.HIGH if task.blocked_on else Severity.LOW,
                 confidence=0.9 if owner is not None else 0.6,
@@ -443,7 +444,7 @@ def outsized_cache_findings(snap: CrashSnapshot) -> list[Finding]:
         out.append(
             Finding(
                 id=finding_id("outsized-slab", cache.name),
-                kind="outsized-slab",
+                kind=FindingKind.OUTSIZED_SLAB,
                 title=f"slab cache {cache.name} is outsized: {size / 2**20:.1f} MiB ({share_txt}, #{i + 1} by size)",
                 severity=Severity.MEDIUM,
                 confidence=0.8 if len(reasons) > 1 or (share or 0) >= OUTSIZED_SHARE else 0.55,
@@ -476,7 +477,7 @@ def module_findings(snap: CrashSnapshot, frames: tuple[Frame, ...]) -> list[Find
         out.append(
             Finding(
                 id=finding_id("tainting-module-in-stack", module.name),
-                kind="module",
+                kind=FindingKind.MODULE,
                 title=f"out-of-tree/unsigned module {module.name} ({module.taints}) is in the crashing stack",
                 severity=Severity.MEDIUM,
                 confidence=0.9,

@@ -13,7 +13,18 @@ from dataclasses import dataclass
 
 from detectors.vmcore import cexpr
 from detectors.vmcore.findings import DETECTOR, log_source, register_excerpt
-from forensics.model import Clock, Evidence, Fact, Finding, Locator, LocatorKind, NotAvailable, Severity, Timestamp
+from forensics.model import (
+    Clock,
+    Evidence,
+    Fact,
+    Finding,
+    FindingKind,
+    Locator,
+    LocatorKind,
+    NotAvailable,
+    Severity,
+    Timestamp,
+)
 from forensics.model import finding_id as make_id
 from forensics.types.vmcore import AddressInfo, BugSite, CrashSnapshot, TypeLayout, ValueRead
 
@@ -116,7 +127,7 @@ def _frame_ev(snap: CrashSnapshot, index: int) -> Evidence | None:
 
 
 def _finding(
-    kind: str,
+    kind: FindingKind,
     key: str,
     title: str,
     summary: str,
@@ -202,7 +213,7 @@ def bug_condition_finding(snap: CrashSnapshot) -> Finding | None:
     if isinstance(site.source, NotAvailable):
         facts.append(Fact("condition", f"not available: {site.source.reason}"))
         return _finding(
-            "bug-condition", f"{site.function}:{where}",
+            FindingKind.BUG_CONDITION, f"{site.function}:{where}",
             f"{what} in {site.function} at {where}: condition not evaluated (no source)",
             f"The kernel trapped on a {what} in {site.function} ({where}); the source line is needed to name the "
             f"condition: {site.source.reason}. The frame's values are listed.",
@@ -217,7 +228,7 @@ def bug_condition_finding(snap: CrashSnapshot) -> Finding | None:
     if not site.source.matches_build:
         facts.append(Fact("source mismatch", str(site.source.mismatch)))
         return _finding(
-            "bug-condition", f"{site.function}:{where}",
+            FindingKind.BUG_CONDITION, f"{site.function}:{where}",
             f"{what} in {site.function} at {where}: the source given does not match the build",
             f"{site.source.mismatch}. The condition is not evaluated from a line that may not be the one compiled.",
             f"an assertion in {site.function} ({where}) failed; the source at hand is another version",
@@ -229,7 +240,8 @@ def bug_condition_finding(snap: CrashSnapshot) -> Finding | None:
         facts.append(Fact("condition", str(verdict)))
         statement = f"an assertion in {site.function} ({where}) failed: `{site.source.text}`"
         return _finding(
-            "bug-condition", f"{site.function}:{where}", f"{what} in {site.function} at {where}", statement + ".",
+            FindingKind.BUG_CONDITION,
+            f"{site.function}:{where}", f"{what} in {site.function} at {where}", statement + ".",
             statement, f"crash> dis -rl {site.pc:#x}", 0.6, "trap, source line read; condition not parsed",
             evidence, facts,
         )  # fmt: skip
@@ -249,7 +261,7 @@ def bug_condition_finding(snap: CrashSnapshot) -> Finding | None:
         operand_text(o) for o in verdict.operands
     )
     return _finding(
-        "bug-condition", f"{site.function}:{verdict.condition}",
+        FindingKind.BUG_CONDITION, f"{site.function}:{verdict.condition}",
         f"{verdict.text()} in {site.function} ({where})",
         f"The kernel trapped on {verdict.macro}() in {site.function} at {where}. {verdict.text()}."
         + (f" Not readable: {', '.join(missing)}." if missing else ""),
@@ -296,7 +308,7 @@ def suspicious_value_findings(snap: CrashSnapshot) -> list[Finding]:
     facts = [Fact(where, f"{value:#018x}: {cls.meaning}") for where, value, cls, _ in hits]
     return [
         _finding(
-            "suspicious-values",
+            FindingKind.SUSPICIOUS_VALUES,
             ",".join(kinds),
             f"suspicious values: {first[0]} = {first[1]:#x} ({first[2].kind})"
             + (f" and {len(hits) - 1} more" if len(hits) > 1 else ""),
@@ -391,7 +403,8 @@ def list_corruption_finding(snap: CrashSnapshot) -> Finding | None:
     hypothesis = f"list corruption of {member_text or 'a list entry'} in {func}: {explain}"
     evidence: list[Evidence | None] = [log_ev, _frame_ev(snap, culprit.index) if culprit else None]
     return _finding(
-        "list-corruption", member_text or message[:60], title, f"{message.splitlines()[0]} — {explain}.", hypothesis,
+        FindingKind.LIST_CORRUPTION,
+        member_text or message[:60], title, f"{message.splitlines()[0]} — {explain}.", hypothesis,
         f"crash> kmem {entry.address:#x}; crash> struct -o {member_text.split('.')[0]}" if entry else "crash> kmem -s",
         0.9 if entry is not None and member_text else 0.7,
         "entry, object and struct read from the dump" if entry else "from the log message only", evidence, facts,
@@ -427,7 +440,7 @@ def freed_object_findings(snap: CrashSnapshot) -> list[Finding]:
         poisoned = any((c := classify_value(w)) is not None and c.kind.startswith("slab-") for w in a.words)
         out.append(
             _finding(
-                "use-after-free",
+                FindingKind.USE_AFTER_FREE,
                 f"{a.cache}:{a.origin}",
                 f"use-after-free in {func}: {a.origin} points into a free {a.cache} object",
                 f"{a.origin} holds {a.address:#x}, inside the {cache} object at {where}, which the slab "
@@ -471,7 +484,7 @@ def lockup_finding(snap: CrashSnapshot) -> Finding | None:
         if gone:
             why += f"; {', '.join(gone)} has no storage in this build (optimized out): nothing ever writes it"
     return _finding(
-        "lockup-loop", f"{loop.function}:{loop.condition}",
+        FindingKind.LOCKUP_LOOP, f"{loop.function}:{loop.condition}",
         f"CPU spins in {loop.function}: while ({loop.condition}); {values}",
         f"The interrupted task spins in {loop.function} ({loop.source.path}:{loop.source.line}): {why}.",
         f"{loop.function} busy-waits forever: {why}", f"crash> dis -l {loop.function}", 0.9,
@@ -505,7 +518,7 @@ def lock_cycle_findings(snap: CrashSnapshot) -> list[Finding]:
             ]  # fmt: skip
             out.append(
                 _finding(
-                    "deadlock",
+                    FindingKind.DEADLOCK,
                     ",".join(sorted(t.comm for t in tasks)),
                     f"deadlock: {len(tasks)} tasks wait for each other's locks ({', '.join(t.comm for t in tasks)})",
                     f"Lock cycle: {text}.",
@@ -560,7 +573,7 @@ def oom_finding(snap: CrashSnapshot) -> Finding | None:
         timestamp=Timestamp(record.seconds, Clock.MONOTONIC),
     )  # fmt: skip
     return _finding(
-        "oom-users", m.group(1),
+        FindingKind.OOM_USERS, m.group(1),
         f"out of memory: the top memory user is {top_text}; the failed request was order {m.group(4)} "
         + (m.group(3) or f"({m.group(2)})"),
         f"{m.group(1)} asked for an order-{m.group(4)} allocation ({m.group(2)}) and nothing could be reclaimed. "

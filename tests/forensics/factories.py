@@ -9,6 +9,7 @@ from forensics.model import (
     Evidence,
     Fact,
     Finding,
+    FindingKind,
     Incident,
     Locator,
     LocatorKind,
@@ -50,7 +51,7 @@ def null_deref_finding(evidence: tuple[Evidence, ...], severity: Severity = Seve
     title = "BUG: unable to handle kernel NULL pointer dereference in kf_null_member_read"
     return Finding(
         id=finding_id("oops", title),
-        kind="oops",
+        kind=FindingKind.DMESG_OOPS,
         title=title,
         severity=severity,
         confidence=0.9,

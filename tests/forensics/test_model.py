@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -145,3 +146,32 @@ def test_windows_convert_through_the_boot_time_and_skip_trace_clocks() -> None:
     assert only_trace.window == trace.window
     with pytest.raises(ValueError, match="trace clock"):
         BootTime(1.0, 0.0, "x").to_wall(Timestamp(1.0, Clock.TRACE))
+
+
+def test_finding_kinds_are_an_enum_whose_values_are_the_json_strings() -> None:
+    from forensics.model import FindingKind
+
+    assert FindingKind.KERNEL_MEMORY_LEAK == "kernel-memory-leak"
+    assert FindingKind.DMESG_SOFT_LOCKUP.value == "dmesg.soft-lockup"
+    assert json.dumps({"kind": FindingKind.SCHED_CPU_HOG}) == '{"kind": "sched-cpu-hog"}'
+    assert len({k.value for k in FindingKind}) == len(FindingKind)
+
+
+def test_every_dmesg_rule_and_event_kind_has_its_member() -> None:
+    from detectors.dmesg import rules
+    from forensics.model import FindingKind
+
+    kinds = {r.kind for v in vars(rules).values() if isinstance(v, tuple) for r in v if hasattr(r, "kind")}
+    assert len(kinds) > 30
+    for kind in (*kinds, "oom", "alloc-failure"):
+        assert FindingKind(f"dmesg.{kind}")
+
+
+def test_a_kind_nobody_makes_is_refused() -> None:
+    from forensics.model import Evidence, Finding, FindingKind, Locator, LocatorKind, Severity
+
+    ev = Evidence("x.log", Locator(LocatorKind.LINE, 1), "x")
+    made = Finding("a", "crash", "t", Severity.LOW, 0.5, "r", "s", (ev,))  # type: ignore[arg-type]
+    assert made.kind is FindingKind.CRASH
+    with pytest.raises(ValueError, match="'meminfo' is not a valid FindingKind"):
+        Finding("a", "meminfo", "t", Severity.LOW, 0.5, "r", "s", (ev,))  # type: ignore[arg-type]
