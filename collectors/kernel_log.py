@@ -52,7 +52,7 @@ def log_chunks(tracked: TrackedInput, chunk_size: int = CHUNK_SIZE) -> Iterator[
 
 
 @dataclass
-class KmsgReader:
+class KmsgDumpReader:
     """What was read from ``/dev/kmsg``: records seen, bytes, and time taken."""
 
     path: str = KMSG_PATH

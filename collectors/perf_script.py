@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from forensics.errors import InputError, UsageError
-from forensics.types.profile import Frame, Profile, ProfileStack, StackCount, Thread
+from forensics.types.profile import Profile, ProfileFrame, ProfileStack, StackCount, Thread
 
 #: ``perf.data`` files start with this magic (perf's own header, version 2).
 PERF_DATA_MAGIC = b"PERFILE2"
@@ -62,10 +62,10 @@ def _jit_dso(dso: str) -> bool:
     return bool(_JIT_MAP.search(dso)) or "jitted-" in dso or dso.startswith("//anon")
 
 
-_SYMBOLS: dict[tuple[bytes, bytes, bool, bool], tuple[Frame, ...]] = {}
+_SYMBOLS: dict[tuple[bytes, bytes, bool, bool], tuple[ProfileFrame, ...]] = {}
 
 
-def parse_frame_line(line: bytes, java: bool) -> tuple[Frame, ...] | None:
+def parse_frame_line(line: bytes, java: bool) -> tuple[ProfileFrame, ...] | None:
     """The frames of one call chain line (several when perf shows inlined ones as ``a->b``), or None."""
     m = _FRAME.match(line)
     if m is None:
@@ -87,14 +87,14 @@ def parse_frame_line(line: bytes, java: bool) -> tuple[Frame, ...] | None:
     return frames
 
 
-def _symbol_frames(raw_b: bytes, dso_b: bytes, java: bool, high: bool) -> tuple[Frame, ...]:
+def _symbol_frames(raw_b: bytes, dso_b: bytes, java: bool, high: bool) -> tuple[ProfileFrame, ...]:
     raw = raw_b.decode("utf-8", "surrogateescape")
     dso = dso_b.decode("utf-8", "surrogateescape")
     if raw.startswith("("):
         return ()
     kernel = _kernel_dso(dso, "ffff000000000000" if high else "")
     jit = _jit_dso(dso)
-    frames: list[Frame] = []
+    frames: list[ProfileFrame] = []
     for part in raw.split("->"):
         name = part
         if name == "[unknown]":
@@ -105,11 +105,13 @@ def _symbol_frames(raw_b: bytes, dso_b: bytes, java: bool, high: bool) -> tuple[
         name = name.replace('"', "").replace("'", "")
         if java and "/" in name and name.startswith("L"):
             name = name[1:]
-        frames.append(Frame(name, dso, kernel, jit, bool(frames) or dso == "inlined"))
+        frames.append(ProfileFrame(name, dso, kernel, jit, bool(frames) or dso == "inlined"))
     return tuple(frames)
 
 
-def _frames_of(body: bytes, java: bool, cache: dict[bytes, tuple[Frame, ...] | None]) -> tuple[tuple[Frame, ...], int]:
+def _frames_of(
+    body: bytes, java: bool, cache: dict[bytes, tuple[ProfileFrame, ...] | None]
+) -> tuple[tuple[ProfileFrame, ...], int]:
     """Root-to-leaf frames of a call chain text, and its number of lines that are not frames.
 
     ``cache`` maps a line to its frames (empty for blank and comment lines, None for a line that is
@@ -121,7 +123,7 @@ def _frames_of(body: bytes, java: bool, cache: dict[bytes, tuple[Frame, ...] | N
     if _NOT_PARSED in got:
         for i, (line, cached) in enumerate(zip(lines, got, strict=True)):
             if cached is _NOT_PARSED:
-                parsed: tuple[Frame, ...] | None = None
+                parsed: tuple[ProfileFrame, ...] | None = None
                 if not line or line[:1] == b"#":
                     parsed = ()
                 elif line[:1].isspace():
@@ -550,13 +552,13 @@ class ScriptParser:
         # stackcollapse-perf.pl keeps the first event it meets (and samples whose header names none).
         first = next((e for e in events if e), None)
         stacks: list[ProfileStack] = []
-        parsed: dict[tuple[bytes, bool], tuple[tuple[Frame, ...], int]] = {}
-        line_caches: dict[bool, dict[bytes, tuple[Frame, ...] | None]] = {False: {}, True: {}}
+        parsed: dict[tuple[bytes, bool], tuple[tuple[ProfileFrame, ...], int]] = {}
+        line_caches: dict[bool, dict[bytes, tuple[ProfileFrame, ...] | None]] = {False: {}, True: {}}
         bad_bodies = 0
         # Stacks of one thread share its Thread, equal call chains share one frames tuple (chains that
         # differ only in addresses parse to equal frames): later stages may group by identity.
         threads: dict[tuple[bytes, bytes, bytes | None], Thread] = {}
-        chains: dict[tuple[Frame, ...], tuple[Frame, ...]] = {}
+        chains: dict[tuple[ProfileFrame, ...], tuple[ProfileFrame, ...]] = {}
         names = {e: e.decode("utf-8", "replace") for e in self._events_raw}
         for (comm, a, b, event, body), sc in self._counts.items():
             thread = threads.get((comm, a, b))
@@ -660,7 +662,7 @@ def parse_folded(chunks: Iterable[bytes], source: str) -> Profile:
             ProfileStack(
                 Thread(comm, None, None),
                 "",
-                tuple(Frame(n, "", n.endswith("_[k]"), n.endswith("_[j]"), n.endswith("_[i]")) for n in frames),
+                tuple(ProfileFrame(n, "", n.endswith("_[k]"), n.endswith("_[j]"), n.endswith("_[i]")) for n in frames),
                 count,
                 count,
                 first,

@@ -15,7 +15,7 @@ import pandas as pd
 
 from detectors.leaks.attribution import is_reclaimable
 from detectors.leaks.cogrowth import CoGrowth, find_groups
-from detectors.leaks.decision import Grade, Thresholds
+from detectors.leaks.decision import Grade, LeakThresholds
 from detectors.leaks.findings import FindingContext, cache_finding, group_finding, meminfo_finding
 from detectors.leaks.judge import ExcerptOf, SeriesVerdict, judge_column, judge_matrix, object_size
 from detectors.leaks.meminfo import MEMINFO_FIELDS, UNACCOUNTED, last_value, with_unaccounted
@@ -117,9 +117,9 @@ def _mem_total(data: LeakInput, meminfo: list[SeriesMatrix]) -> float | None:
     return last_value(meminfo[-1], "MemTotal") if meminfo else None
 
 
-def analyse(data: LeakInput, thresholds: Thresholds | None = None) -> LeakAnalysis:
+def analyse(data: LeakInput, thresholds: LeakThresholds | None = None) -> LeakAnalysis:
     """Judge every cache and meminfo field, group co-growing caches and build the findings."""
-    th = thresholds or Thresholds()
+    th = thresholds or LeakThresholds()
     slab_mats = slab_matrices(data.slabs, th.min_growth / 2.0) if len(data.slabs) else []
     mem_mats = counter_matrices(data.counters) if data.counters is not None and len(data.counters) else []
     mem_total = _mem_total(data, mem_mats)

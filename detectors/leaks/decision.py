@@ -33,7 +33,7 @@ class Grade(enum.Enum):
 
 
 @dataclass(frozen=True)
-class Thresholds:
+class LeakThresholds:
     """The numbers behind the decision (documented in docs/leaks.md)."""
 
     min_rate: float = 256 * 1024  # bytes/h: slower growth is not worth a finding
@@ -68,7 +68,7 @@ class Context:
     features: Features
     reclaimable: bool
     mem_total: float | None  # bytes, None when unknown
-    thresholds: Thresholds
+    thresholds: LeakThresholds
     in_use_share: float | None = None  # growth of the bytes of objects in use / growth of the cache (caches only)
     reclaim_ran: bool | None = None  # the shrinkers ran during the stretch (vmstat), None when not recorded
 
@@ -274,7 +274,7 @@ def decide(context: Context) -> Verdict:
     raise AssertionError("the last rule always decides")  # pragma: no cover
 
 
-def late_onset(features: Features, thresholds: Thresholds) -> float | None:
+def late_onset(features: Features, thresholds: LeakThresholds) -> float | None:
     """Hours into the stretch where a flat series starts to rise, when that fits much better than a line."""
     onset = features.onset
     if (

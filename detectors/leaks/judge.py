@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from detectors.leaks.decision import Context, Grade, Thresholds, Verdict, decide, late_onset
+from detectors.leaks.decision import Context, Grade, LeakThresholds, Verdict, decide, late_onset
 from detectors.leaks.features import Features, FloatArray, features, median_slope
 from detectors.leaks.series import SeriesMatrix
 
@@ -99,7 +99,7 @@ def judge_column(
     column: int,
     reclaimable: bool,
     mem_total: float | None,
-    thresholds: Thresholds,
+    thresholds: LeakThresholds,
     excerpt_of: ExcerptOf,
     reclaim_ran: bool | None = None,
 ) -> SeriesVerdict | None:
@@ -154,7 +154,7 @@ def judge_column(
     )
 
 
-def screen(matrix: SeriesMatrix, thresholds: Thresholds) -> list[int]:
+def screen(matrix: SeriesMatrix, thresholds: LeakThresholds) -> list[int]:
     """Columns whose window medians move enough to possibly matter (cheap, vectorised)."""
     grid = matrix.grid
     counts = np.sum(~np.isnan(grid), axis=0)
@@ -168,7 +168,7 @@ def judge_matrix(
     matrix: SeriesMatrix,
     reclaimable: Callable[[str], bool],
     mem_total: float | None,
-    thresholds: Thresholds,
+    thresholds: LeakThresholds,
     excerpt_of: ExcerptOf,
     always: Mapping[str, bool] | None = None,
     reclaim_ran: bool | None = None,

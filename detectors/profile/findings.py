@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from detectors.profile.hotspots import Hotspots
 from detectors.profile.rules import MIN_SHARE, RULES, Rule, classify
 from forensics.model import Evidence, Fact, Finding, FindingKind, Locator, LocatorKind, Severity, finding_id
-from forensics.types.profile import Frame, Profile, ProfileStack, frame_names
+from forensics.types.profile import Profile, ProfileFrame, ProfileStack, frame_names
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ def class_shares(stacks: list[ProfileStack], total_period: int) -> list[ClassSha
     """Every rule's share of the profile (each stack counted once, by its first matching rule)."""
     acc: dict[str, tuple[Rule, list[int], list[ProfileStack], dict[str, int]]] = {}
     # Per frames tuple (equal chains share one); the tuple is kept so that its id stays its own.
-    seen: dict[int, tuple[tuple[Frame, ...], tuple[str, ...], Rule | None]] = {}
+    seen: dict[int, tuple[tuple[ProfileFrame, ...], tuple[str, ...], Rule | None]] = {}
     for s in stacks:
         got = seen.get(id(s.frames))
         if got is None:

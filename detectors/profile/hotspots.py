@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from forensics.types.profile import Frame, Profile, ProfileStack, Thread, frame_names
+from forensics.types.profile import Profile, ProfileFrame, ProfileStack, Thread, frame_names
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ def selected_stacks(
     return out
 
 
-def _leaf(frames: tuple[Frame, ...]) -> Frame | None:
+def _leaf(frames: tuple[ProfileFrame, ...]) -> ProfileFrame | None:
     return frames[-1] if frames else None
 
 
@@ -138,7 +138,7 @@ def compute_hotspots(
     # Per Thread object and per frames tuple (stacks of one thread, equal chains share them); the
     # objects are kept so that their ids stay their own.
     labels: dict[int, tuple[Thread, str]] = {}
-    names_of: dict[int, tuple[tuple[Frame, ...], set[str]]] = {}
+    names_of: dict[int, tuple[tuple[ProfileFrame, ...], set[str]]] = {}
     for s in stacks:
         period, samples = s.period, s.samples
         total_period += period
@@ -220,7 +220,7 @@ def folded_lines(stacks: Iterable[ProfileStack]) -> list[str]:
     """
     out: dict[str, int] = {}
     # Per frames tuple (equal chains share one); the tuple is kept so that its id stays its own.
-    joined: dict[int, tuple[tuple[Frame, ...], str]] = {}
+    joined: dict[int, tuple[tuple[ProfileFrame, ...], str]] = {}
     for s in stacks:
         got = joined.get(id(s.frames))
         if got is None:

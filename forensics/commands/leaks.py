@@ -118,7 +118,7 @@ def leaks(
         fleet = run_prometheus(prometheus, match, since, step, auth, min_kb, fmt.value, output)
         raise typer.Exit(int(exit_status(fleet.incident, fail_on)))
     from collectors.slabstore import resolve_store_path
-    from detectors.leaks.decision import Thresholds
+    from detectors.leaks.decision import LeakThresholds
 
     last_hours = None
     if last is not None:
@@ -127,7 +127,7 @@ def leaks(
         last_hours = parse_duration(last, "--last") / 3600.0
         if last_hours <= 0:
             raise UsageError("--last must be more than 0", hint="give e.g. --last 6h")
-    thresholds = Thresholds()
+    thresholds = LeakThresholds()
     if min_rate is not None:
         if min_rate <= 0:
             raise UsageError(f"--min-rate {min_rate:g} must be more than 0", hint="give KB per hour, e.g. 256")

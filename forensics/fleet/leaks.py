@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from collectors.fleet_metrics import InstanceSamples
     from collectors.prometheus import PromAuth, PromClient
     from detectors.leaks.analysis import LeakAnalysis
-    from detectors.leaks.decision import Thresholds
+    from detectors.leaks.decision import LeakThresholds
     from detectors.leaks.judge import SeriesVerdict
     from forensics.evidence import Resolver
 
@@ -96,7 +96,7 @@ class FleetLeaks:
     results: tuple[InstanceResult, ...]
     rows: tuple[FleetRow, ...]
     incident: Incident
-    thresholds: Thresholds
+    thresholds: LeakThresholds
 
 
 def iso(wall: float) -> str:
@@ -143,7 +143,7 @@ def cite_prometheus(finding: Finding, samples: InstanceSamples, url: str) -> Fin
     )
 
 
-def analyse_instance(samples: InstanceSamples, url: str, thresholds: Thresholds) -> InstanceResult:
+def analyse_instance(samples: InstanceSamples, url: str, thresholds: LeakThresholds) -> InstanceResult:
     """Run the leak analysis of one instance's frames."""
     from detectors.leaks.analysis import LeakInput, analyse
 
@@ -200,7 +200,7 @@ def _confidence_of(findings: tuple[Finding, ...], v: SeriesVerdict) -> float:
 
 
 def analyse_fleet(
-    client: PromClient, match: str, start: float, end: float, step: float, thresholds: Thresholds
+    client: PromClient, match: str, start: float, end: float, step: float, thresholds: LeakThresholds
 ) -> FleetLeaks:
     """Read every instance's series, one instance at a time, and run the leak analysis on each."""
     instances = list_fleet(client, match, start, end)
@@ -231,7 +231,7 @@ def analyse_instances(
     start: float,
     end: float,
     step: float,
-    thresholds: Thresholds,
+    thresholds: LeakThresholds,
 ) -> FleetLeaks:
     """Fetch and analyse the given instances (read ahead in threads, analysed one by one)."""
     from collectors.fleet_metrics import fetch, instance_queries
@@ -242,14 +242,14 @@ def analyse_instances(
 
 
 def analyse_fetched(
-    window: FleetWindow, instances: Iterable[InstanceSamples], url: str, match: str, thresholds: Thresholds
+    window: FleetWindow, instances: Iterable[InstanceSamples], url: str, match: str, thresholds: LeakThresholds
 ) -> FleetLeaks:
     """Run the leak analysis on instances already read (tests, other sources of frames)."""
     return assemble(window, [analyse_instance(s, url, thresholds) for s in instances], url, match, thresholds)
 
 
 def assemble(
-    window: FleetWindow, analysed: list[InstanceResult], url: str, match: str, thresholds: Thresholds
+    window: FleetWindow, analysed: list[InstanceResult], url: str, match: str, thresholds: LeakThresholds
 ) -> FleetLeaks:
     """The fleet table and the incident of analysed instances."""
     results = [r for r in analysed if r.samples.points]
@@ -460,7 +460,7 @@ def run_prometheus(
     end = math.floor(time.time() / resolution) * resolution
     # The server is asked before numpy, pandas and scipy are imported: a wrong URL is said at once.
     instances = list_fleet(client, parse_match(match), end - span, end)
-    from detectors.leaks.decision import Thresholds as DefaultThresholds
+    from detectors.leaks.decision import LeakThresholds as DefaultThresholds
 
     thresholds = DefaultThresholds()
     if min_rate_kb is not None:

@@ -46,9 +46,9 @@ def triage_file(name: str) -> SourceResult:
 
 def triage_live() -> SourceResult:
     """Triage what the kernel ring buffer holds now."""
-    from collectors.kernel_log import KMSG_NAME, KmsgReader
+    from collectors.kernel_log import KMSG_NAME, KmsgDumpReader
 
-    reader = KmsgReader()
+    reader = KmsgDumpReader()
     grouper, lines = _scan(reader.chunks())
     return SourceResult(KMSG_NAME, reader.record(), grouper, lines)
 

@@ -15,7 +15,7 @@ from forensics.types.results import LeaksResult
 if TYPE_CHECKING:
     from collectors.slabstore import SlabStore
     from detectors.leaks.analysis import LeakAnalysis
-    from detectors.leaks.decision import Thresholds
+    from detectors.leaks.decision import LeakThresholds
     from forensics.types.results import Plot
 
 
@@ -56,13 +56,13 @@ def analyse_store(
     store_path: Path,
     run_id: int | None = None,
     last_hours: float | None = None,
-    thresholds: Thresholds | None = None,
+    thresholds: LeakThresholds | None = None,
     plots_dir: Path | None = None,
 ) -> LeaksResult:
     """Open the store read-only, analyse it (one run, or all; optionally the last hours), write plots."""
     from collectors.slabstore import SlabStore
     from detectors.leaks.analysis import analyse
-    from detectors.leaks.decision import Thresholds as DefaultThresholds
+    from detectors.leaks.decision import LeakThresholds as DefaultThresholds
     from detectors.leaks.frames import leak_input
 
     th = thresholds or DefaultThresholds()

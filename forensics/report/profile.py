@@ -12,7 +12,7 @@ from forensics.types.results import ProfileResult
 
 if TYPE_CHECKING:
     from detectors.profile.diff import SymbolDelta
-    from forensics.types.profile import Frame, ProfileStack
+    from forensics.types.profile import ProfileFrame, ProfileStack
 
 
 SCHEMA = "kforensic.profile/1"
@@ -37,7 +37,7 @@ def svg_stacks(stacks: list[ProfileStack]) -> list[tuple[tuple[tuple[str, str], 
     converted: dict[int, tuple[tuple[str, str], ...]] = {}
     out: dict[tuple[tuple[str, str], ...], int] = {}
     # Each distinct frame's (name, kind) is made once; a chain is then one C-level map over its frames.
-    pairs: dict[Frame, tuple[str, str]] = {}
+    pairs: dict[ProfileFrame, tuple[str, str]] = {}
     for (comm, ident), (frames, period) in merged.items():
         named = converted.get(ident)
         if named is None:

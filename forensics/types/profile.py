@@ -9,7 +9,7 @@ from typing import NamedTuple
 from forensics.model import SourceRecord
 
 
-class Frame(NamedTuple):
+class ProfileFrame(NamedTuple):
     """One frame of a call chain, named as stackcollapse-perf.pl names it (a tuple: made by the thousand)."""
 
     name: str
@@ -19,10 +19,10 @@ class Frame(NamedTuple):
     inlined: bool
 
 
-_NAME = itemgetter(0)  # a Frame's name (a tuple field: read in C, no Python call per frame)
+_NAME = itemgetter(0)  # a ProfileFrame's name (a tuple field: read in C, no Python call per frame)
 
 
-def frame_names(frames: tuple[Frame, ...]) -> tuple[str, ...]:
+def frame_names(frames: tuple[ProfileFrame, ...]) -> tuple[str, ...]:
     """The names of a call chain's frames, root first."""
     return tuple(map(_NAME, frames))
 
@@ -52,7 +52,7 @@ class ProfileStack:
 
     thread: Thread
     event: str
-    frames: tuple[Frame, ...]
+    frames: tuple[ProfileFrame, ...]
     samples: int
     period: int
     first_line: int

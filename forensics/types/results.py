@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from detectors.dmesg.model import KernelReport
     from detectors.kdump.checklist import Checklist
     from detectors.leaks.analysis import LeakAnalysis
-    from detectors.leaks.decision import Thresholds
+    from detectors.leaks.decision import LeakThresholds
     from detectors.profile.findings import ClassShare
     from detectors.profile.hotspots import Hotspots
     from detectors.sched.model import ParseSummary, TraceAnalysis
@@ -54,7 +54,7 @@ class LeaksResult:
     store: Path
     run_id: int | None
     analysis: LeakAnalysis
-    thresholds: Thresholds
+    thresholds: LeakThresholds
     incident: Incident
     plots: tuple[Plot, ...]
 

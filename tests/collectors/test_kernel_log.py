@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from collectors.kernel_log import KmsgReader, kmsg_available, log_chunks, open_log
+from collectors.kernel_log import KmsgDumpReader, kmsg_available, log_chunks, open_log
 from detectors.dmesg.scanner import scan_chunks
 from forensics.errors import CollectionError, InputError
 
@@ -33,7 +33,7 @@ def test_directory_and_missing_file_are_input_errors(tmp_path: Path) -> None:
 
 @pytest.mark.live
 def test_live_kmsg_reads_real_records_or_says_why() -> None:
-    reader = KmsgReader()
+    reader = KmsgDumpReader()
     if not kmsg_available():
         with pytest.raises(CollectionError, match="/dev/kmsg"):
             list(reader.chunks())
@@ -53,7 +53,7 @@ def test_kmsg_permission_error_is_one_clear_line(tmp_path: Path) -> None:
     fake.chmod(0o600)
     if os.geteuid() != 0:
         with pytest.raises(CollectionError, match="cannot read") as caught:
-            list(KmsgReader(path=str(fake)).chunks())
+            list(KmsgDumpReader(path=str(fake)).chunks())
         assert caught.value.hint is not None and "dmesg_restrict" in caught.value.hint
         return
     # As root, check it the way an ordinary user meets it: in a child that gave up root.
@@ -67,7 +67,7 @@ def test_kmsg_permission_error_is_one_clear_line(tmp_path: Path) -> None:
             except OSError:
                 code = 4  # this container does not let root change its user
                 raise
-            list(KmsgReader(path=str(fake)).chunks())
+            list(KmsgDumpReader(path=str(fake)).chunks())
             code = 1
         except CollectionError as exc:
             code = 0 if exc.hint and "dmesg_restrict" in exc.hint and "cannot read" in exc.message else 2
@@ -81,5 +81,5 @@ def test_kmsg_permission_error_is_one_clear_line(tmp_path: Path) -> None:
 
 def test_missing_kmsg_is_a_collection_error(tmp_path: Path) -> None:
     with pytest.raises(CollectionError, match="cannot read") as caught:
-        list(KmsgReader(path=str(tmp_path / "kmsg")).chunks())
+        list(KmsgDumpReader(path=str(tmp_path / "kmsg")).chunks())
     assert caught.value.hint is not None and "no /dev/kmsg" in caught.value.hint

@@ -33,7 +33,7 @@ import pytest
 from collectors.prometheus import PromAuth, PromClient
 from collectors.slabstore import SlabStore
 from detectors.leaks.analysis import LeakAnalysis, analyse
-from detectors.leaks.decision import Grade, Thresholds
+from detectors.leaks.decision import Grade, LeakThresholds
 from detectors.leaks.frames import leak_input
 from forensics.errors import InputError, UsageError
 from forensics.fleet.leaks import analyse_fleet, prometheus_resolver, render
@@ -245,7 +245,7 @@ def test_quiet_then_a_real_vma_leak_through_prometheus(stack: Stack) -> None:
         time.sleep(LEAK_SECONDS)
         end = float(int(time.time()))
         client = PromClient(stack.url, PromAuth())
-        fleet = analyse_fleet(client, "", end - JUDGED_SECONDS, end, 1.0, Thresholds())
+        fleet = analyse_fleet(client, "", end - JUDGED_SECONDS, end, 1.0, LeakThresholds())
         local = _store_analysis(stack.store, end - JUDGED_SECONDS, end)
     finally:
         leaker.kill()

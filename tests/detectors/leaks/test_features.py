@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from detectors.leaks.decision import RULES, Context, Grade, Thresholds, decide
+from detectors.leaks.decision import RULES, Context, Grade, LeakThresholds, decide
 from detectors.leaks.features import features, median_slope, rolling_minima
 
 HOURS = np.linspace(0.0, 2.0, 25)
@@ -109,7 +109,7 @@ def test_features_and_decisions_never_fail_on_any_series(values: np.ndarray, rec
         assert math.isfinite(getattr(f, name)), name
     assert 0.0 <= f.drawdown <= 1.0
     assert -1.0 <= f.tau <= 1.0
-    verdict = decide(Context(f, reclaimable, 8 * 2**30, Thresholds()))
+    verdict = decide(Context(f, reclaimable, 8 * 2**30, LeakThresholds()))
     assert isinstance(verdict.grade, Grade)
     assert verdict.reason
 
@@ -126,5 +126,5 @@ def test_any_clean_steady_ramp_of_a_few_mb_per_hour_is_a_leak(
 ) -> None:
     rng = np.random.default_rng(seed)
     y = base * MB + rate * MB * HOURS + rng.normal(0, noise * rate * MB, len(HOURS))
-    verdict = decide(Context(features(HOURS, y), False, 8 * 2**30, Thresholds()))
+    verdict = decide(Context(features(HOURS, y), False, 8 * 2**30, LeakThresholds()))
     assert verdict.grade is Grade.LEAK, verdict

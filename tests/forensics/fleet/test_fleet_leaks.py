@@ -16,7 +16,7 @@ import pytest
 from collectors.fleet_metrics import KFORENSIC, NODE, build_instance, instance_queries, node_meminfo_metric
 from collectors.prometheus import PromClient, Series, parse_match, selector
 from collectors.slabwatch import take_sample
-from detectors.leaks.decision import Thresholds
+from detectors.leaks.decision import LeakThresholds
 from forensics.errors import UsageError
 from forensics.fleet.exposition import sample_exposition
 from forensics.fleet.leaks import FleetWindow, analyse_fetched, render, to_dict
@@ -73,7 +73,7 @@ def test_reboots_resets_and_gaps_are_handled_and_said() -> None:
     assert (scanned[1:] >= scanned[:-1]).all()
 
     window = FleetWindow(START, START + (N - 1) * STEP, STEP, tuple(instance_queries("", "$instance")), 0)
-    result = analyse_fetched(window, [inst], "http://prom:9090", "", Thresholds())  # type: ignore[list-item]
+    result = analyse_fetched(window, [inst], "http://prom:9090", "", LeakThresholds())  # type: ignore[list-item]
     [res] = result.results
     assert res.analysis.boots == 2
     rows = [r for r in result.rows if r.series == "vm_area_struct"]
