@@ -143,9 +143,9 @@ def trace(
     force: ForceOption = False,
 ) -> None:
     """Scheduling and latency forensics from ftrace, trace-cmd, perf and LTTng (CTF) traces, and request spans."""
-    from detectors.sched.digest import TRACE_SCHEMA, analysis_to_dict, parse_to_dict
     from detectors.sched.model import Thresholds
     from detectors.spans.findings import report_to_dict
+    from forensics.report.trace_json import TRACE_SCHEMA, analysis_to_dict, parse_to_dict
     from forensics.serialize import incident_to_dict
 
     thresholds = Thresholds(hog_ms / 1e3, latency_ms / 1e3, irq_ms / 1e3, softirq_ms / 1e3, dstate_ms / 1e3)

@@ -33,10 +33,10 @@ def analyse_trace_file(
     from collectors.ctf.reader import is_ctf
     from collectors.trace_columns import BatchParser, read_batches
     from collectors.trace_input import open_trace
-    from detectors.sched.digest import select_tasks
     from detectors.sched.engine import FastAnalyzer
     from detectors.sched.findings import detect
     from detectors.sched.model import Thresholds as DefaultThresholds
+    from detectors.sched.select import select_tasks
 
     analyzer = FastAnalyzer(thresholds or DefaultThresholds(), span, bucket, timeline=png is not None)
     opts = span_opts or SpanOptions()

@@ -91,24 +91,3 @@ def extract_dump(path: Path, request: DebugInfoRequest, progress: Callable[[str]
         sources.append(unreadable_record(f"{location.dump.parent}/dmesg", "no dmesg file beside the dump"))
     host = system.attempt("host name", lambda: system.hostname(opened.prog))
     return DumpExtract(snapshot, tuple(sources), host, location.dmesg, dmesg_text)
-
-
-#: Dumps up to this size are hashed for the report's inputs (hashing runs at about 1 GB/s).
-HASH_LIMIT = 512 << 20
-
-
-def _dump_digest(path: Path, size: int) -> str | NotAvailable:
-    import hashlib
-
-    from forensics.model import NotAvailable
-
-    if size > HASH_LIMIT:
-        return NotAvailable(f"not hashed: {size >> 20} MiB is above the {HASH_LIMIT >> 20} MiB limit")
-    digest = hashlib.sha256()
-    try:
-        with path.open("rb") as f:
-            while chunk := f.read(1 << 20):
-                digest.update(chunk)
-    except OSError as exc:
-        return NotAvailable(f"not hashed: {exc.strerror or exc}")
-    return digest.hexdigest()

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from detectors.sched.analyzer import SchedAnalyzer
-from detectors.sched.digest import analysis_to_dict
 from detectors.sched.model import TaskStats, Thresholds, TraceAnalysis
 from forensics.model import NotAvailable
+from forensics.report.trace_json import analysis_to_dict
 from tests.detectors.sched.traces import EXPECTED, LAYOUTS, analyse_path, scenario_text, write_scenario
 
 

@@ -1,7 +1,7 @@
-"""The ``kforensic.trace/1`` JSON document, and task selection for ``--task``.
+"""The ``kforensic.trace/1`` JSON document of a trace analysis (it was ``detectors/sched/digest.py``).
 
 Times are seconds on the trace clock (``ts``); durations are milliseconds
-rounded to the microsecond (``*_ms``) so the digest stays small and the same
+rounded to the microsecond (``*_ms``) so the document stays small and the same
 trace in different text layouts gives identical numbers.  Figures the trace
 cannot give are ``{"not_available": reason}``.
 """
@@ -193,18 +193,3 @@ def analysis_to_dict(a: TraceAnalysis, top: int | None = None) -> JsonDict:
         "bucket_ms": ms(a.bucket_seconds) if a.bucket_seconds else None,
         "buckets": [bucket_to_dict(b) for b in a.buckets],
     }
-
-
-def task_matcher(spec: str) -> tuple[int | None, str]:
-    """``--task`` as (pid, name): a number is a pid, anything else a comm."""
-    return (int(spec), "") if spec.isdigit() else (None, spec)
-
-
-def select_tasks(a: TraceAnalysis, spec: str) -> TraceAnalysis:
-    """Keep only the tasks that ``spec`` names (pid, or comm exactly or as a prefix)."""
-    pid, name = task_matcher(spec)
-    if pid is not None:
-        tasks = tuple(t for t in a.tasks if t.pid == pid)
-    else:
-        tasks = tuple(t for t in a.tasks if t.comm == name) or tuple(t for t in a.tasks if t.comm.startswith(name))
-    return a._replace(tasks=tasks)
