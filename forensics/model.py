@@ -271,6 +271,29 @@ class Fact:
     value: str
 
 
+class SubjectKind(enum.StrEnum):
+    """What a finding is about, as rules match it (never by its title's text)."""
+
+    TASK = "task"
+    SLAB_CACHE = "slab cache"
+    FUNCTION = "function"
+    LOCK = "lock"
+    SPAN = "span"
+    CPU = "cpu"
+
+
+@dataclass(frozen=True)
+class Subject:
+    """One thing a finding is about: a task (``name`` its comm, ``pid``), a slab cache, a function, ..."""
+
+    kind: SubjectKind
+    name: str
+    pid: int | None = None
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.name}" + (f" (pid {self.pid})" if self.pid is not None else "")
+
+
 def finding_id(kind: str, *parts: str) -> str:
     """Stable identifier of a problem, the same across runs and hosts.
 
@@ -298,6 +321,11 @@ class Finding:
     next_steps: tuple[str, ...] = ()
     facts: tuple[Fact, ...] = ()
     detector: str = "unknown"
+    subjects: tuple[Subject, ...] = ()  # what it is about, typed: correlation rules match these
+
+    def subject(self, kind: SubjectKind) -> Subject | None:
+        """The first subject of that kind, None when the finding names none."""
+        return next((s for s in self.subjects if s.kind is kind), None)
 
     def __post_init__(self) -> None:
         if not isinstance(self.kind, FindingKind):
@@ -333,6 +361,7 @@ class Finding:
             next_steps=steps,
             facts=facts,
             detector=self.detector,
+            subjects=_unique(self.subjects + other.subjects),
         )
 
 

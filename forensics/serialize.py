@@ -24,6 +24,8 @@ from forensics.model import (
     NotAvailable,
     Severity,
     SourceRecord,
+    Subject,
+    SubjectKind,
     Timestamp,
     TimeWindow,
 )
@@ -71,6 +73,12 @@ def finding_to_dict(f: Finding) -> JsonDict:
         "next_steps": list(f.next_steps),
         "facts": [{"name": x.name, "value": x.value} for x in f.facts],
         "detector": f.detector,
+        # Only when there are any: the documents of findings without subjects stay as they were.
+        **(
+            {"subjects": [{"kind": s.kind.value, "name": s.name, "pid": s.pid} for s in f.subjects]}
+            if f.subjects
+            else {}
+        ),
     }
 
 
@@ -177,6 +185,9 @@ class _Reader:
     def finding(self, obj: object, where: str) -> Finding:
         evidence = self.get(obj, "evidence", list, where)
         facts = self.get(obj, "facts", list, where)
+        subjects = obj.get("subjects", []) if isinstance(obj, dict) else []
+        if not isinstance(subjects, list):
+            raise self.fail(where, "subjects is not a list")
         steps = self.get(obj, "next_steps", list, where)
         severity = self.get(obj, "severity", str, where)
         try:
@@ -198,9 +209,16 @@ class _Reader:
                     for i, x in enumerate(facts)
                 ),
                 detector=self.get(obj, "detector", str, where),
+                subjects=tuple(self.subject(x, f"{where}.subjects[{i}]") for i, x in enumerate(subjects)),
             )
         except ValueError as exc:
             raise self.fail(where, str(exc)) from None
+
+    def subject(self, obj: object, where: str) -> Subject:
+        pid = obj.get("pid") if isinstance(obj, dict) else None
+        if pid is not None and not isinstance(pid, int):
+            raise self.fail(where, "pid is not an integer")
+        return Subject(SubjectKind(self.get(obj, "kind", str, where)), self.get(obj, "name", str, where), pid)
 
     def source(self, obj: object, where: str) -> SourceRecord:
         size = self.get(obj, "size", (int, dict), where)

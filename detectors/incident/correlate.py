@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from detectors.incident.timeline import foreign_sources
-from forensics.model import Fact, Finding, FindingKind, Incident, Severity, finding_id
+from forensics.model import Fact, Finding, FindingKind, Incident, Severity, Subject, SubjectKind, finding_id
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,6 @@ class Correlation:
 _EVENT_KINDS = ("dmesg.oom", "dmesg.alloc-failure")
 _HUNG_TASK = re.compile(r"INFO: task (.+?):(\d+) blocked for more than")
 _LOCKUP_TASK = re.compile(r"soft lockup - CPU#\d+ stuck for \d+s! \[(.+?):(\d+)\]")
-_SLAB_CACHE = re.compile(r"[Ss]lab cache (\S+)")
 
 
 def _combined(a: float, b: float) -> float:
@@ -56,6 +55,7 @@ def merge_into(base: Finding, other: Finding, why: str) -> Finding:
         evidence=tuple(dict.fromkeys(base.evidence + other.evidence)),
         next_steps=tuple(dict.fromkeys(base.next_steps + other.next_steps)),
         facts=(*base.facts, Fact("corroborated by", f"{other.title} ({other.id})")),
+        subjects=tuple(dict.fromkeys(base.subjects + other.subjects)),
     )
 
 
@@ -78,23 +78,23 @@ def _same_crash(by_id: dict[str, Finding]) -> list[tuple[str, str, str]]:
 
 def _leak_outsized(by_id: dict[str, Finding]) -> list[tuple[str, str, str]]:
     out = []
-    for dump in (f for f in by_id.values() if f.kind == "outsized-slab"):
-        cache = dump.fact("cache")
-        for leak in (f for f in by_id.values() if f.kind == "slab-leak"):
-            m = _SLAB_CACHE.search(leak.title)
-            if cache and m and m.group(1) == cache:
-                out.append((leak.id, dump.id, f"{cache} grows in the samples and is outsized in the dump"))
+    for dump in (f for f in by_id.values() if f.kind is FindingKind.OUTSIZED_SLAB):
+        cache = dump.subject(SubjectKind.SLAB_CACHE)
+        for leak in (f for f in by_id.values() if f.kind is FindingKind.SLAB_LEAK):
+            if cache is not None and leak.subject(SubjectKind.SLAB_CACHE) == cache:
+                out.append((leak.id, dump.id, f"{cache.name} grows in the samples and is outsized in the dump"))
     return out
 
 
 def _hung_task(by_id: dict[str, Finding]) -> list[tuple[str, str, str]]:
     out = []
-    for dump in (f for f in by_id.values() if f.kind == "hung-task"):
-        waiter = dump.fact("waiter") or ""
-        for log in (f for f in by_id.values() if f.kind == "dmesg.hang"):
+    for dump in (f for f in by_id.values() if f.kind is FindingKind.HUNG_TASK):
+        waiter = dump.subject(SubjectKind.TASK)
+        for log in (f for f in by_id.values() if f.kind is FindingKind.DMESG_HANG):
             for ev in log.evidence:
+                # The log's side is a verbatim report line: the kernel's own words name the task.
                 m = _HUNG_TASK.search(ev.excerpt)
-                if m and waiter.startswith(f"{m.group(1)} (pid {m.group(2)})"):
+                if m and waiter == Subject(SubjectKind.TASK, m.group(1), int(m.group(2))):
                     out.append((dump.id, log.id, f"the log's hung task {m.group(1)} is the dump's D-state task"))
                     break
     return out
@@ -104,8 +104,9 @@ def _hog_lockup(by_id: dict[str, Finding]) -> list[tuple[str, str, str]]:
     out = []
     for log in (f for f in by_id.values() if f.kind.startswith("dmesg.") and "lockup" in f.kind):
         names = {m.group(1) for ev in log.evidence if (m := _LOCKUP_TASK.search(ev.excerpt))}
-        for hog in (f for f in by_id.values() if f.kind in ("sched-cpu-hog", "sched-rt-hog")):
-            if any(re.search(rf"\b{re.escape(name)}\b", hog.title) for name in names):
+        for hog in (f for f in by_id.values() if f.kind in (FindingKind.SCHED_CPU_HOG, FindingKind.SCHED_RT_HOG)):
+            task = hog.subject(SubjectKind.TASK)
+            if task is not None and task.name in names:
                 out.append((log.id, hog.id, f"the trace's CPU hog is the task the soft lockup names ({hog.title})"))
     return out
 

@@ -22,6 +22,8 @@ from forensics.model import (
     LocatorKind,
     NotAvailable,
     Severity,
+    Subject,
+    SubjectKind,
     Timestamp,
     finding_id,
 )
@@ -158,6 +160,7 @@ def cache_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding:
         ),
         facts=tuple(facts),
         detector=DETECTOR,
+        subjects=(Subject(SubjectKind.SLAB_CACHE, v.name),),
     )
 
 

@@ -21,6 +21,8 @@ from forensics.model import (
     Locator,
     LocatorKind,
     Severity,
+    Subject,
+    SubjectKind,
     Timestamp,
     finding_id,
 )
@@ -101,6 +103,7 @@ def cpu_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
                     "check whether the task can yield or be split (cond_resched in kernel loops)",
                 ),
                 detector=DETECTOR,
+                subjects=(Subject(SubjectKind.TASK, task.comm, task.pid), Subject(SubjectKind.CPU, str(run.cpu))),
             )
         )
     return out
@@ -156,6 +159,7 @@ def rt_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
                     f"kforensic trace --task {task.pid} <trace>",
                 ),
                 detector=DETECTOR,
+                subjects=(Subject(SubjectKind.TASK, task.comm, task.pid), Subject(SubjectKind.CPU, str(run.cpu))),
             )
         )
     return out

@@ -19,6 +19,8 @@ from forensics.model import (
     LocatorKind,
     NotAvailable,
     Severity,
+    Subject,
+    SubjectKind,
     Timestamp,
     finding_id,
 )
@@ -123,6 +125,7 @@ def span_findings(report: SpanReport, slow: float | None) -> list[Finding]:
                 facts=tuple(_unique(facts)),
                 next_steps=("open the Gantt PNG (--gantt-png) around this span",),
                 detector="spans",
+                subjects=(Subject(SubjectKind.SPAN, name),),
             )
         )
     return out

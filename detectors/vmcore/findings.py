@@ -25,6 +25,8 @@ from forensics.model import (
     LocatorKind,
     NotAvailable,
     Severity,
+    Subject,
+    SubjectKind,
     Timestamp,
     finding_id,
 )
@@ -222,6 +224,15 @@ def crash_finding(snap: CrashSnapshot, title: str, fault: FaultAnalysis | NotAva
         ),
         facts=tuple(facts),
         detector=DETECTOR,
+        subjects=(
+            *((Subject(SubjectKind.FUNCTION, func),) if isinstance(func, str) else ()),
+            *(
+                (Subject(SubjectKind.TASK, snap.crashed_comm, snap.crashed_pid),)
+                if isinstance(snap.crashed_comm, str) and isinstance(snap.crashed_pid, int)
+                else ()
+            ),
+            *((Subject(SubjectKind.CPU, str(snap.crashed_cpu)),) if isinstance(snap.crashed_cpu, int) else ()),
+        ),
     )
 
 
@@ -343,6 +354,10 @@ def blocked_task_findings(snap: CrashSnapshot) -> list[Finding]:
                 + ".",
                 evidence=tuple(evidence),
                 next_steps=(f"crash> bt {task.pid}",) + ((f"crash> bt {owner.pid}",) if owner else ()),
+                subjects=(
+                    Subject(SubjectKind.TASK, task.comm, task.pid),
+                    *((Subject(SubjectKind.LOCK, task.blocked_on),) if task.blocked_on else ()),
+                ),
                 facts=tuple(facts),
                 detector=DETECTOR,
             )
@@ -458,6 +473,7 @@ def outsized_cache_findings(snap: CrashSnapshot) -> list[Finding]:
                     ),
                 ),
                 next_steps=(f"crash> kmem -s {cache.name}", "kforensic leaks --store STORE  # if samples exist"),
+                subjects=(Subject(SubjectKind.SLAB_CACHE, cache.name),),
                 facts=tuple(facts),
                 detector=DETECTOR,
             )

@@ -100,3 +100,23 @@ def test_boot_time_round_trips_and_is_optional(tmp_path: Path) -> None:
     assert incident_from_dict(doc, "x") == incident
     del doc["boot_time"]  # documents of older writers
     assert isinstance(incident_from_dict(doc, "x").boot_time, NotAvailable)
+
+
+def test_subjects_round_trip_and_are_left_out_when_there_are_none(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from forensics.model import Subject, SubjectKind
+
+    log = write_log(tmp_path)
+    plain = null_deref_finding(
+        (line_evidence(log, 2, "BUG: kernel NULL pointer dereference, address: 0000000000000018"),)
+    )
+    assert "subjects" not in incident_to_dict(incident_of((plain,)))["findings"][0]
+    about = (Subject(SubjectKind.FUNCTION, "kf_null_member_read"), Subject(SubjectKind.TASK, "cat", 517))
+    incident = incident_of((replace(plain, subjects=about),))
+    doc = incident_to_dict(incident)
+    assert doc["findings"][0]["subjects"][1] == {"kind": "task", "name": "cat", "pid": 517}
+    assert incident_from_dict(json.loads(json.dumps(doc)), "x.json").findings[0].subjects == about
+    doc["findings"][0]["subjects"][0]["kind"] = "planet"
+    with pytest.raises(InputError, match="findings"):
+        incident_from_dict(doc, "x.json")

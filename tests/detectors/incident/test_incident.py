@@ -14,11 +14,14 @@ from forensics.model import (
     Evidence,
     Fact,
     Finding,
+    FindingKind,
     Incident,
     Locator,
     LocatorKind,
     NotAvailable,
     Severity,
+    Subject,
+    SubjectKind,
     Timestamp,
     finding_id,
 )
@@ -50,9 +53,10 @@ def _ev(
 
 
 def _finding(kind: str, title: str, evidence: tuple[Evidence, ...], facts: tuple[Fact, ...] = (),
-             severity: Severity = Severity.HIGH, confidence: float = 0.8) -> Finding:  # fmt: skip
-    return Finding(finding_id(kind, title), kind, title, severity, confidence, "test", title, evidence,
-                   ("crash> bt",), facts, "test")  # fmt: skip
+             severity: Severity = Severity.HIGH, confidence: float = 0.8,
+             subjects: tuple[Subject, ...] = ()) -> Finding:  # fmt: skip
+    return Finding(finding_id(kind, title), FindingKind(kind), title, severity, confidence, "test", title, evidence,
+                   ("crash> bt",), facts, "test", subjects)  # fmt: skip
 
 
 def _hung_case(tmp: Path) -> tuple[Finding, ...]:
@@ -61,6 +65,7 @@ def _hung_case(tmp: Path) -> tuple[Finding, ...]:
         "hung-task", "task kf_waiter blocked in D state on mutex kf_dev_lock held by kf_holder (pid 42)",
         (_ev(log, 2, "kf_waiter_update+0xc/0x20"),),
         (Fact("waiter", "kf_waiter (pid 43)"), Fact("lock owner", "kf_holder (pid 42, state S)")),
+        subjects=(Subject(SubjectKind.TASK, "kf_waiter", 43), Subject(SubjectKind.LOCK, "mutex kf_dev_lock")),
     )  # fmt: skip
     title = "INFO: task hung in kf_waiter_update"
     logged = _finding("dmesg.hang", title, (_ev(log, 1, "INFO: task kf_waiter:43 blocked for more than", 23.98),))
@@ -99,16 +104,27 @@ def test_contradiction_when_dump_and_log_disagree(tmp_path: Path) -> None:
 
 def test_leak_outsized_and_hog_lockup(tmp_path: Path) -> None:
     log, trace = _files(tmp_path)
-    leak = _finding("slab-leak", "Slab cache kf_leak_obj leaks 29,790 KB/h", (_ev(log, 1, "INFO"),))
+    cache = (Subject(SubjectKind.SLAB_CACHE, "kf_leak_obj"),)
+    leak = _finding("slab-leak", "Slab cache kf_leak_obj leaks 29,790 KB/h", (_ev(log, 1, "INFO"),), subjects=cache)
     outsized = _finding("outsized-slab", "slab cache kf_leak_obj is outsized", (_ev(log, 2, "kf_waiter"),),
-                        (Fact("cache", "kf_leak_obj"),), Severity.MEDIUM)  # fmt: skip
+                        (Fact("cache", "kf_leak_obj"),), Severity.MEDIUM, subjects=cache)  # fmt: skip
+    other = _finding("slab-leak", "Slab cache kmalloc-64 leaks 10 KB/h", (_ev(log, 1, "INFO"),),
+                     subjects=(Subject(SubjectKind.SLAB_CACHE, "kmalloc-64"),))  # fmt: skip
     lockup = _finding("dmesg.soft-lockup", "BUG: soft lockup in kf_spinner_fn",
                       (_ev(log, 4, "soft lockup - CPU#1 stuck for 9s! [kf_spinner:42]", 14.873421),))  # fmt: skip
     hog = _finding("sched-cpu-hog", "CPU hog: kf_spinner ran 9000 ms without a break on CPU1",
-                   (_ev(trace, 1, "sched_switch", 797.707624, LocatorKind.EVENT),))  # fmt: skip
-    merged, correlations = correlate((leak, outsized, lockup, hog))
-    assert {c.rule for c in correlations} == {"leak-outsized", "hog-lockup"}
-    assert {f.id for f in merged} == {leak.id, lockup.id}
+                   (_ev(trace, 1, "sched_switch", 797.707624, LocatorKind.EVENT),),
+                   subjects=(Subject(SubjectKind.TASK, "kf_spinner", 42),))  # fmt: skip
+    # The title names kf_spinner too, but rules read subjects: this hog's task is another.
+    titled = _finding("sched-cpu-hog", "CPU hog: kworker ran 50 ms after kf_spinner",
+                      (_ev(trace, 1, "sched_switch", 797.707624, LocatorKind.EVENT),),
+                      subjects=(Subject(SubjectKind.TASK, "kworker/1:1", 77),))  # fmt: skip
+    merged, correlations = correlate((leak, outsized, lockup, hog, other, titled))
+    assert [(c.rule, c.finding_ids) for c in correlations] == [
+        ("leak-outsized", (leak.id, outsized.id)), ("hog-lockup", (lockup.id, hog.id))]  # fmt: skip
+    assert {f.id for f in merged} == {leak.id, lockup.id, other.id, titled.id}
+    leaked = next(f for f in merged if f.id == leak.id)
+    assert leaked.subjects == cache
     assert_evidence_resolves(merged)
 
 
