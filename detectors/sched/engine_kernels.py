@@ -490,12 +490,26 @@ def run_batch(
     wblames = (wb_i, wb_f, wb_n)
     sblames = (sw_i, sw_f, sw_n)
     vic = (vic_map, vic_i, vic_f)
+    # Rows the tables hold before a row may need to grow them (see room): the sizes do not change in a call.
+    full_slots = min(ti.shape[0], pos.shape[0] - 1) - 2
+    full_oacc = oi.shape[0] - 2
+    full_irq = irq_i.shape[0] - 1
+    full_soft = min(soft_i.shape[0], raised_eid.shape[1]) - 1
+    full_vic = vic_i.shape[0] - BLAMES
+    full_pb = pb_i.shape[0] - 1
+    full_ring = ring_h.shape[0] - 1
+    full_tl = tl_i.shape[0] - 1
+    full_dg = dg_i.shape[0] - 2
+    ncpu = ci.shape[0]
+    npid = pid_slot.shape[0]
+    w0, hog, offt = sc[X_W0], sc[X_HOG], sc[X_OFFT]  # options: constant in a call
+    tl_on, dg_on = si[S_TLON], si[S_DGON]
 
     # -- the handlers (closures over the state: numba inlines them without reference counting the arrays)
 
     def task_slot(p: int) -> int:
         """``SchedAnalyzer.tasks.get(p)`` as a slot (-1: no TaskState)."""
-        return pid_slot[p] if 0 <= p < pid_slot.shape[0] else pid_far(p, pid_map)
+        return pid_slot[p] if 0 <= p < npid else pid_far(p, pid_map)
 
     def log_digest(what: int, cpu: int, pid: int, a: float, b: float) -> None:
         """Log a BucketDigest call: ``what`` rules.BUCKET_RUN/_IRQ/_SOFTIRQ is add(cpu, a, b, pid, what),
@@ -552,7 +566,7 @@ def run_batch(
         ring_h[r, 0] = h + 1 if h + 1 < RING else 0
         if ring_h[r, 1] < RING:
             ring_h[r, 1] += 1
-        ok, start = clip(since, ts, sc[X_BARRIER], sc[X_W0])
+        ok, start = clip(since, ts, sc[X_BARRIER], w0)
         if not ok:
             return
         if prev == 0:
@@ -572,11 +586,11 @@ def run_batch(
             delay = area - cf[s, F_AREA]
             if delay > 0:
                 tf[ps, TF_DELAY] += delay
-            if is_hog(run, sc[X_HOG]):
+            if is_hog(run, hog):
                 ti[ps, T_HOG] += 1
-            if si[S_DGON]:
+            if dg_on:
                 log_digest(I64(BUCKET_RUN), c, prev, start, ts)
-        if si[S_TLON] and si[S_TLTOTAL] < si[S_TLMAX]:
+        if tl_on and si[S_TLTOTAL] < si[S_TLMAX]:
             j = si[S_TL]
             si[S_TL] += 1
             si[S_TLTOTAL] += 1
@@ -651,7 +665,6 @@ def run_batch(
             b_ts = tf[ns, TF_PRE_TS]
             ti[ns, T_PRE] = -1
         barrier = sc[X_BARRIER]
-        w0 = sc[X_W0]
         if fig:  # _waited, written out
             ok, start = clip(b_ts, ts, barrier, w0)
             if ok:
@@ -662,7 +675,7 @@ def run_batch(
                 tf[ns, fb + A_TOTAL] += latency
                 if latency > tf[ns, fb + A_WORST]:
                     worst_wait(si, ci, ti, tf, rings, wblames, vic, ns, nxt, fig, b_eid, eid, start, ts, c, s)
-                if si[S_DGON]:
+                if dg_on:
                     log_digest(I64(BUCKET_LATENCY), c, nxt, ts, latency)
         if ti[ns, T_BLK] >= 0:  # its wakeup was not traced: blocked until the switch-in
             blocked(ns, ts, eid, barrier, w0)
@@ -701,7 +714,7 @@ def run_batch(
         if ti[ps, T_BLK] >= 0:  # _blocked, written out (most wakeups wake a sleeper)
             b_eid = ti[ps, T_BLK]
             ti[ps, T_BLK] = -1
-            ok, start = clip(tf[ps, TF_BLK_TS], ts, sc[X_BARRIER], sc[X_W0])
+            ok, start = clip(tf[ps, TF_BLK_TS], ts, sc[X_BARRIER], w0)
             if ok:
                 letter = ti[ps, T_BLK_STATE]
                 key = (ps, letter)
@@ -735,7 +748,7 @@ def run_batch(
         if d == 0 or stk_i[s, d - 1, 1] != num:
             return
         ci[s, C_DEPTH] = d - 1
-        ok, start = clip(stk_f[s, d - 1], ts, sc[X_BARRIER], sc[X_W0])
+        ok, start = clip(stk_f[s, d - 1], ts, sc[X_BARRIER], w0)
         if not ok:
             return
         r = irq_map[num]
@@ -743,13 +756,12 @@ def run_batch(
             irq_i[r, 2] = new_oacc(si, oi, I64(K_IRQ), num, I64(0))
         acc_add(oi, of, irq_i[r, 2], start, ts, c, stk_i[s, d - 1, 0], eid)
         cf[s, F_IRQ] += ts - start
-        if si[S_DGON]:
+        if dg_on:
             log_digest(I64(BUCKET_IRQ), c, I64(0), start, ts)
 
     def softirq(eid: int, ts: float, c: int, s: int, k: int, vec: int) -> None:
         """SchedAnalyzer._softirq: a raise, an entry (ends the raise-to-entry wait) or an exit (ends a run)."""
         barrier = sc[X_BARRIER]
-        w0 = sc[X_W0]
         v = get(soft_map, vec)
         if v < 0:
             v = si[S_NSOFT]
@@ -792,7 +804,7 @@ def run_batch(
             soft_i[v, 1] = new_oacc(si, oi, I64(K_SOFT), vec, I64(0))
         acc_add(oi, of, soft_i[v, 1], start, ts, c, e_eid, eid)
         cf[s, F_SOFT] += ts - start
-        if si[S_DGON]:
+        if dg_on:
             log_digest(I64(BUCKET_SOFTIRQ), c, I64(0), start, ts)
 
     def work(eid: int, ts: float, c: int, s: int, k: int, item: int, fn: int) -> None:
@@ -804,7 +816,7 @@ def run_batch(
         if key not in work_cur:
             return
         b_eid, b_ts, b_fn = work_cur.pop(key)
-        ok, start = clip(b_ts, ts, sc[X_BARRIER], sc[X_W0])
+        ok, start = clip(b_ts, ts, sc[X_BARRIER], w0)
         if not ok:
             return
         a = get(work_map, b_fn)
@@ -827,11 +839,11 @@ def run_batch(
         if b_eid < 0:
             return
         ci[s, C_OFF + b] = -1
-        ok, start = clip(cf[s, F_OFF_TS + b], ts, sc[X_BARRIER], sc[X_W0])
+        ok, start = clip(cf[s, F_OFF_TS + b], ts, sc[X_BARRIER], w0)
         if not ok:
             return
         acc_add(oi, of, si[S_OFFACC + b], start, ts, c, b_eid, eid)
-        if keeps_offtime(ts - start, sc[X_OFFT]):
+        if keeps_offtime(ts - start, offt):
             off_worst(si, ow_i, ow_f, b, ts - start, start, c, b_eid, eid)
 
     def exit_(ts: float, p: int) -> None:
@@ -851,23 +863,23 @@ def run_batch(
         1 ring, 1 timeline run, 2 digest calls; its CPU slots, pid slots and IRQ depth.
         """
         need = 0
-        if si[S_NSLOTS] > min(ti.shape[0], pos.shape[0] - 1) - 2:
+        if si[S_NSLOTS] > full_slots:
             need |= N_SLOTS
-        if si[S_NOACC] > oi.shape[0] - 2:
+        if si[S_NOACC] > full_oacc:
             need |= N_OACC
-        if si[S_NIRQ] > irq_i.shape[0] - 1:
+        if si[S_NIRQ] > full_irq:
             need |= N_IRQ
-        if si[S_NSOFT] > min(soft_i.shape[0], raised_eid.shape[1]) - 1:
+        if si[S_NSOFT] > full_soft:
             need |= N_SOFT
-        if si[S_NVIC] > vic_i.shape[0] - BLAMES:
+        if si[S_NVIC] > full_vic:
             need |= N_VIC
-        if si[S_NPB] > pb_i.shape[0] - 1:
+        if si[S_NPB] > full_pb:
             need |= N_PB
-        if si[S_NRING] > ring_h.shape[0] - 1:
+        if si[S_NRING] > full_ring:
             need |= N_RING
-        if si[S_TL] > tl_i.shape[0] - 1:
+        if si[S_TL] > full_tl:
             need |= N_TL
-        if si[S_DG] > dg_i.shape[0] - 2:
+        if si[S_DG] > full_dg:
             need |= N_DG
         hi = s
         t = -1
@@ -875,11 +887,10 @@ def run_batch(
             tc = nxtcol[i] if nxtcol[i] >= 0 else c
             t = tc if 0 <= tc < CPU_DIRECT else cpu_slot(tc, cpu_map, True)
             hi = max(hi, t)
-        if hi >= ci.shape[0]:
+        if hi >= ncpu:
             need |= N_CPU
             si[S_NEED_CPU] = hi + 1
         if k <= WAKEUP_NEW:
-            npid = pid_slot.shape[0]
             top = -1
             p = pidcol[i]
             if npid <= p < PID_DIRECT:
@@ -890,7 +901,7 @@ def run_batch(
             if top >= 0:
                 need |= N_PID
                 si[S_NEED_PID] = top + 1
-        if k == IRQ_ENTRY and s < ci.shape[0] and ci[s, C_DEPTH] >= stk_i.shape[1]:
+        if k == IRQ_ENTRY and s < ncpu and ci[s, C_DEPTH] >= stk_i.shape[1]:
             need |= N_DEPTH
             si[S_NEED_DEPTH] = ci[s, C_DEPTH] + 1
         return need, t
