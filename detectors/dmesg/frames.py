@@ -219,7 +219,9 @@ SKIP_PRINTING = ("^_*printk", "^vprintk", "^console_(?:unlock|flush)", "^_*dev_p
                  "^_dev_(?:info|notice|warn|err|alert|crit|emerg)$", "^netdev_(?:info|notice|warn|err|printk)$",
                  "^pr_cont", "^_*warn_printk")  # fmt: skip
 #: Page-owner and stack-depot bookkeeping: they record the allocation, the allocator's caller made it.
-SKIP_PAGE_OWNER = ("^_*set_page_owner", "^_*reset_page_owner", "^stack_depot_save", "^stack_trace_save",
+#: Not the stack depot itself: a crash inside it (a corrupted free list) is its own (syzbot titles it there), and
+#: page-owner stacks reach it through set_page_owner, skipped above it.
+SKIP_PAGE_OWNER = ("^_*set_page_owner", "^_*reset_page_owner", "^stack_trace_save",
                    "^save_stack$", "^prep_new_page$", "^post_alloc_hook$")  # fmt: skip
 #: Sanitizer internals beyond the names with the sanitizer in them.
 SKIP_SANITIZER_INTERNALS = ("^memory_is_poisoned", "^check_region_inline", "^__check_object_size",

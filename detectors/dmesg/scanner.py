@@ -228,6 +228,12 @@ class LogScanner:
             if found is None or (found[0].name == "unexpected-reboot" and not self._unexpected_reboot(start, head)):
                 self._pos = line_end + 1
                 continue
+            if " [inline]" in head.body and self._continued(head, line_end, end, found[0]):
+                # A symbolized header naming an inlined function (6.18's "WARNING: f.h:1 at g f.h:1 [inline],
+                # CPU#1: ...") is printed again at once for the function it was inlined into: that line is the
+                # report's header (syzbot titles by it), this one only its first half.
+                self._pos = line_end + 1
+                continue
             kind = found[0].name
             if not found[0].starts:
                 # A continuation (Oops:, Internal error, a panic) seen first: its report's own header,
@@ -316,6 +322,17 @@ class LogScanner:
         built = self._memo.build(window, kind, lambda: build_report(window, *found))
         assert built is not None  # build_report always gives a report
         return built
+
+    def _continued(self, head: LogLine, line_end: int, end: int, rule: Rule) -> bool:
+        """Whether the line after ``head`` is a header of the same rule, of the same context, without ``[inline]``."""
+        nxt = self._buf.find(b"\n", line_end + 1, end)
+        if nxt < 0:
+            return False
+        line = parse_line(head.number + 1, decode(self._buf[line_end + 1 : nxt]))
+        if line.context != head.context or " [inline]" in line.body:
+            return False
+        found = match_header(line.body)
+        return found is not None and found[0].name == rule.name
 
     def _header_above(
         self, start: int, head: LogLine, found: tuple[Rule, re.Match[str]]

@@ -152,7 +152,7 @@ def test_a_cpp_frame_names_the_warning() -> None:
         "__queue_work",  # workqueue and kthread plumbing (the queueing side)
         "kthread_create_on_node",
         "__set_page_owner",  # page-owner and stack-depot bookkeeping
-        "stack_depot_save",
+        "stack_trace_save",  # (not stack_depot_save: a crash in the depot is titled there, as syzbot does)
         "memory_is_poisoned",  # sanitizer internals
         "__check_object_size",
         "_find_next_bit",  # library leaf functions
@@ -193,6 +193,97 @@ def test_dispatch_frames_still_name_the_crash_site() -> None:
         " </TASK>",
     )
     assert _only(text).title == "BUG: unable to handle kernel NULL pointer dereference in process_one_work"
+
+
+def test_a_crash_inside_the_stack_depot_is_titled_there() -> None:
+    # The stack depot is skipped as page-owner bookkeeping (reached through set_page_owner), not when the
+    # bug is in it: a KMSAN report on its free list names it (syzbot: "... in stack_depot_save_flags").
+    report = _only(
+        _log(
+            "=====================================================",
+            "BUG: KMSAN: uninit-value in __list_del_entry_valid_or_report+0x19e/0x490 lib/list_debug.c:52",
+            " __list_del_entry_valid_or_report+0x19e/0x490 lib/list_debug.c:52",
+            " depot_pop_free lib/stackdepot.c:426 [inline]",
+            " stack_depot_save_flags+0x3e9/0x7b0 lib/stackdepot.c:684",
+            " stack_depot_save+0x12/0x20 lib/stackdepot.c:722",
+            " ref_tracker_alloc+0x215/0x700 lib/ref_tracker.c:210",
+            " linkwatch_fire_event+0x32b/0x6d0 net/core/link_watch.c:292",
+            "",
+            "CPU: 0 PID: 1 Comm: swapper/0 Not tainted 6.8.0 #0",
+            "=====================================================",
+        )
+    )
+    assert report.title == "KMSAN: uninit-value in stack_depot_save_flags"  # before: in linkwatch_fire_event
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "title"),
+    [
+        # 6.18's WARNING: FILE:LINE at FUNC, CPU#n: the inlined function first, then the one it is in.
+        (
+            "WARNING: ./include/linux/ns_common.h:288 at __ns_ref_active_get include/linux/ns_common.h:288 [inline],"
+            " CPU#1: syz.0.20/6007",
+            "WARNING: ./include/linux/ns_common.h:288 at nsproxy_ns_active_get+0x8ab/0xcb0 fs/nsfs.c:690,"
+            " CPU#1: syz.0.20/6007",
+            "WARNING in nsproxy_ns_active_get",
+        ),
+        # The older header, symbolized the same way.
+        (
+            "WARNING: CPU: 1 PID: 10417 at mm/page_alloc.c:4619 __alloc_pages_slowpath mm/page_alloc.c:4619 [inline]",
+            "WARNING: CPU: 1 PID: 10417 at mm/page_alloc.c:4619 __alloc_frozen_pages_noprof+0x1f21/0x23f0"
+            " mm/page_alloc.c:5161",
+            "WARNING in new_slab",
+        ),
+    ],
+)
+def test_a_header_naming_an_inlined_function_is_continued_by_the_next(first: str, second: str, title: str) -> None:
+    # One report (before: a first one "WARNING in corrupted" for the [inline] line), titled by the rule's usual
+    # frame choice from the second header on.
+    report = _only(
+        _log(
+            "------------[ cut here ]------------",
+            first,
+            second,
+            "Modules linked in:",
+            "CPU: 1 UID: 0 PID: 6007 Comm: syz.0.20 Not tainted syzkaller #0 PREEMPT(full)",
+            "RIP: 0010:nsproxy_ns_active_get+0x8ab/0xcb0 fs/nsfs.c:690"
+            if "nsproxy" in second
+            else "RIP: 0010:__alloc_frozen_pages_noprof+0x1f21/0x23f0 mm/page_alloc.c:5161",
+            "Call Trace:",
+            " <TASK>",
+            *(
+                (" switch_task_namespaces+0x3e/0x110 kernel/nsproxy.c:240",)
+                if "nsproxy" in second
+                else (
+                    " alloc_pages_mpol+0x1fb/0x550 mm/mempolicy.c:2416",
+                    " new_slab+0x265/0x330 mm/slub.c:2709",
+                    " ___slab_alloc+0xcf2/0x1740 mm/slub.c:3891",
+                    " xfs_init_fs_context+0x45/0x5e0 fs/xfs/xfs_super.c:2278",
+                )
+            ),
+            " do_syscall_64+0xfa/0xfa0 arch/x86/entry/syscall_64.c:94",
+            " entry_SYSCALL_64_after_hwframe+0x77/0x7f",
+            *_TAIL,
+        )
+    )
+    assert report.title == title
+    assert not report.corrupted
+
+
+def test_an_inline_header_line_alone_is_still_a_report() -> None:
+    # No second header after it: the [inline] line is the header (nothing is lost).
+    report = _only(
+        _log(
+            "WARNING: CPU: 1 PID: 9 at mm/page_alloc.c:4619 __alloc_pages_slowpath mm/page_alloc.c:4619 [inline]",
+            "Modules linked in:",
+            "RIP: 0010:__alloc_pages_slowpath+0x1f21/0x23f0 mm/page_alloc.c:4619",
+            "Call Trace:",
+            " <TASK>",
+            " kf_alloc+0x45/0x5e0 fs/xfs/xfs_super.c:2278",
+            *_TAIL,
+        )
+    )
+    assert report.title.startswith("WARNING in ")
 
 
 # --- corrupted reports -------------------------------------------------------------------------
