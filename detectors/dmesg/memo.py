@@ -60,6 +60,7 @@ class _Entry(NamedTuple):
     frames: tuple[tuple[tuple[object, ...], ...], tuple[int, ...]] | None  # the frames: all fields but the line; lines
     claims: tuple[int, ...]  # window index of each report line at or after ``resume`` (the scanner claims them)
     shape: _Shape | None  # the last text found to have this key, for a fast compare (None: syslog prefixes)
+    resume_at: int  # where line ``resume`` starts in ``text``, from its start (-1: past the lines read)
 
 
 class _Shape:
@@ -168,7 +169,10 @@ class ReportMemo:
     def __init__(self) -> None:
         self._entries: dict[tuple[str, bytes], list[_Entry]] = {}
         self._known: tuple[str, bytes, list[_Entry] | None] = ("", b"", None)  # the last known_lines look-up
+        # The entries of a slot by the digit layout of their header line, for fast_lookup.
+        self._by_layout: dict[tuple[str, bytes], list[_Entry]] = {}
         self.hits = 0
+        self.fast_hits = 0  # of them, found by fast_lookup
 
     def build(
         self, window: Window, kind: str, make: Callable[[], tuple[KernelReport, int] | None]
@@ -182,7 +186,7 @@ class ReportMemo:
         """
         slot = (kind, _slot_key(window.raw[0]))
         entries = self._entries.get(slot)
-        hit = self._find(window, entries)
+        hit = self._find(window, entries, kind)
         if hit is not None:
             return hit[0], hit[1].resume
         built = make()
@@ -197,6 +201,7 @@ class ReportMemo:
             return report, resume
         first = window.first
         own = tuple(number - first for number, _ in report.lines)
+
         stamped = [i for i in own if window[i].timestamp is not None]
         entry = _Entry(
             read,
@@ -213,8 +218,12 @@ class ReportMemo:
             tuple(i for i in own if i >= resume),
             # Syslog prefixes have times of their own that a key blanks: those texts are compared by key.
             None if b" kernel:" in text else _Shape(text),
+            sum(map(len, raw[:resume])) + resume if resume <= read else -1,
         )
-        self._entries.setdefault(slot, []).append(entry)
+        listed = self._entries.setdefault(slot, [])
+        listed.append(entry)
+        if len(self._by_layout) < 4 * MAX_KEYS:
+            self._by_layout[(kind, raw[0].translate(DIGITS_AS_ZERO))] = listed
         return report, resume
 
     def known_lines(self, kind: str, head: bytes) -> int:
@@ -236,13 +245,13 @@ class ReportMemo:
         known_kind, known_head, entries = self._known
         if known_kind != kind or known_head != head:
             entries = self._entries.get((kind, _slot_key(head)))
-        found = self._find(window, entries)
+        found = self._find(window, entries, kind)
         if found is None:
             return None
         report, entry = found
         return report, entry.resume, entry.claims
 
-    def _find(self, window: Window, entries: list[_Entry] | None) -> tuple[KernelReport, _Entry] | None:
+    def _find(self, window: Window, entries: list[_Entry] | None, kind: str) -> tuple[KernelReport, _Entry] | None:
         raw = window.raw
         for entry in entries or ():
             if entry.window_len not in (-1, len(raw)) or len(raw) < entry.lines:
@@ -252,19 +261,73 @@ class ReportMemo:
             # compare at memory speed.  Then the same bytes but for the stamps' digits (a repeat at a later
             # time), also in C.  Otherwise blank the stamps (~0.5 us per line) and compare again.
             exact = text == entry.text
-            if exact or _same_but_stamps(text, entry.shape) or self._same_key(text, entry):
+            if exact or _same_but_stamps(text, entry.shape) or self._same_key(text, entry, kind, entries):
                 self.hits += 1
                 window.mark_read(entry.lines)  # as far as the builder would have read
-                return _moved(entry, window, None if exact else text), entry
+                return _moved(entry, window.first, raw, None if exact else text), entry
         return None
 
-    def _same_key(self, text: bytes, entry: _Entry) -> bool:
+    def fast_lookup(
+        self, kind: str, layout: bytes, buf: bytes, start: int, end: int, first: int, max_lines: int, max_bytes: int
+    ) -> tuple[KernelReport, int, tuple[int, ...]] | None:
+        """What the scanner's memo path (``known_lines``, a window, :meth:`lookup`) gives, read off the buffer.
+
+        ``layout``: the digit layout of the header line at ``buf[start]``, line number ``first``.  The
+        report, where scanning resumes (bytes from ``start``) and the window indices of the lines to claim;
+        None whenever the usual path might decide otherwise (not enough input yet, a window of other
+        bounds, an entry before the matching one that a key compare might take, a stamp grown wider):
+        the caller then takes the usual path.  No window is cut, no line split: the remembered text's
+        length tells how many bytes to compare, and a hit has its lines where the remembered one had them.
+        """
+        entries = self._by_layout.get((kind, layout))
+        if not entries:
+            return None
+        need = max((e.lines for e in entries if e.window_len == -1), default=0)
+        if not need or need + 2 > max_lines:
+            return None
+        for entry in entries:
+            if entry.window_len != -1:
+                if entry.window_len == need + 2:
+                    return None  # the usual window could match it
+                continue
+            # As long as the text the entry's shape holds (a stamp may have grown since the entry was made).
+            stop = start + len(entry.text if entry.shape is None else entry.shape.layout)
+            text = buf[start:stop]
+            exact = text == entry.text
+            if buf[stop : stop + 1] != b"\n" or not (exact or _same_but_stamps(text, entry.shape)):
+                return None  # this entry might still match by key, before any later one
+            if entry.resume_at < 0:
+                return None
+            # The usual path waits for a window of need + 2 whole lines: the text holds ``entry.lines`` of
+            # them (its newlines stand where the entry's do), the newline after it ends the last.
+            at = stop + 1
+            for _ in range(need + 2 - entry.lines):
+                at = buf.find(b"\n", at, end) + 1
+                if not at:
+                    return None
+            if at - start > max_bytes:
+                return None
+            self.hits += 1
+            self.fast_hits += 1
+            if exact:
+                return _moved(entry, first, None, None), entry.resume_at, entry.claims
+            # Equal but for the stamps' digits, maybe of a wider stamp than the entry's own text: its lines.
+            raw = text.split(b"\n")
+            resume_at = sum(map(len, raw[: entry.resume])) + entry.resume
+            return _moved(entry, first, raw, text), resume_at, entry.claims
+        return None
+
+    def _same_key(self, text: bytes, entry: _Entry, kind: str, entries: list[_Entry] | None) -> bool:
         """Whether ``text`` has the entry's key; if so, the next compare of a repeat is made with its shape."""
         if _key(text) != entry.key:
             return False
         if entry.shape is not None:
-            # Same key, other layout: a stamp grew wider.  The later repeats will look like this one.
+            # Same key, other layout: a stamp grew wider.  The later repeats will look like this one, their
+            # header too.
             entry.shape.take(text)
+            if entries is not None and len(self._by_layout) < 4 * MAX_KEYS:
+                head = text.split(b"\n", 1)[0]
+                self._by_layout[(kind, head.translate(DIGITS_AS_ZERO))] = entries
         return True
 
     def _keep(self, report: KernelReport, entries: list[_Entry] | None) -> bool:
@@ -310,7 +373,7 @@ class _Repeat(KernelReport):
         return KernelReport, tuple(getattr(self, f) for f in _FIELDS)
 
 
-def _moved(entry: _Entry, window: Window, text: bytes | None) -> KernelReport:
+def _moved(entry: _Entry, first: int, raw: list[bytes] | None, text: bytes | None) -> KernelReport:
     """The memoised report as it stands in ``window``: its line numbers, texts and times.
 
     ``text``: the window's first ``entry.lines`` lines joined (they hold the report's lines), None when
@@ -318,7 +381,6 @@ def _moved(entry: _Entry, window: Window, text: bytes | None) -> KernelReport:
     reads is set here; the rest is made when read (:class:`_Repeat`).
     """
     old = entry.report
-    first = window.first
     # A copy of the frozen record with a few fields changed: dataclasses.replace would run __init__ with
     # all 28 fields again, several times the cost of the rest of this function.
     moved = object.__new__(_Repeat)
@@ -327,14 +389,15 @@ def _moved(entry: _Entry, window: Window, text: bytes | None) -> KernelReport:
     for name in _LAZY:
         del fields[name]
     if entry.timed is not None and text is not None:
-        fields["start_time"] = _time_at(window.raw[entry.timed[0]], entry.stamps[0])
+        assert raw is not None
+        fields["start_time"] = _time_at(raw[entry.timed[0]], entry.stamps[0])
     fields["start_line"] = first
     fields["end_line"] = old.end_line + first - old.start_line
-    fields["_source"] = (entry, first, window.raw, text)
+    fields["_source"] = (entry, first, raw, text)
     return moved
 
 
-def _moved_rest(entry: _Entry, first: int, raw: list[bytes], text: bytes | None) -> dict[str, object]:
+def _moved_rest(entry: _Entry, first: int, raw: list[bytes] | None, text: bytes | None) -> dict[str, object]:
     """The lazy fields of a moved report (see :func:`_moved`): header, lines, frames, end time."""
     old = entry.report
     delta = first - old.start_line
@@ -347,6 +410,7 @@ def _moved_rest(entry: _Entry, first: int, raw: list[bytes], text: bytes | None)
         lines = tuple(zip(numbers, map(itemgetter(1), old.lines), strict=True))
     else:
         if b"\r" in text:
+            assert raw is not None
             texts = [decode(line) for line in raw[lo : hi + 1]]
         else:
             # One decode for all the lines read (a newline never ends an invalid UTF-8 sequence early):
@@ -361,6 +425,7 @@ def _moved_rest(entry: _Entry, first: int, raw: list[bytes], text: bytes | None)
     if entry.timed is not None and text is not None:
         a, b = entry.timed
         at_a, at_b = entry.stamps
+        assert raw is not None
         end_time = _time_at(raw[b], at_b) if a != b else _time_at(raw[a], at_a)
     trace = old.trace
     if delta and entry.frames:

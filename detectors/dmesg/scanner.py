@@ -207,8 +207,9 @@ class LogScanner:
             if number in self._claimed:
                 self._pos = line_end + 1
                 continue
-            kind = self._direct.get(buf[start:line_end].translate(DIGITS_AS_ZERO))
-            if kind is not None and (built := self._remembered(start, end, final, kind)) is not None:
+            layout = buf[start:line_end].translate(DIGITS_AS_ZERO)
+            kind = self._direct.get(layout)
+            if kind is not None and (built := self._fast_repeat(start, end, number, kind, layout)) is not None:
                 # A header seen before, a repeat of a report remembered for it: neither the header line nor
                 # its rule need looking at again (see _direct).  A miss takes the usual way below.
                 report, resume_at = built
@@ -294,6 +295,18 @@ class LogScanner:
             self._claimed.update(first + i for i in claims)
         taken = window.raw[:resume]
         return report, start + sum(map(len, taken)) + len(taken)
+
+    def _fast_repeat(
+        self, start: int, end: int, number: int, kind: str, layout: bytes
+    ) -> tuple[KernelReport, int] | None:
+        """:meth:`_remembered` for a header hit directly, read off the buffer (:meth:`ReportMemo.fast_lookup`)."""
+        hit = self._memo.fast_lookup(kind, layout, self._buf, start, end, number, FIRST_WINDOW_LINES, MAX_WINDOW_BYTES)
+        if hit is None:
+            return None
+        report, resume_at, claims = hit
+        if claims:
+            self._claimed.update(number + i for i in claims)
+        return report, start + resume_at
 
     def _finish(
         self,

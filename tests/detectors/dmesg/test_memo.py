@@ -111,6 +111,9 @@ def test_repeats_of_one_layout_and_of_a_wider_stamp_equal_built_ones() -> None:
     memoised, hits = _scan(data, memo=True)
     assert memoised == built
     assert hits >= 5
+    scanner = LogScanner()
+    assert scanner.feed(data) + scanner.close() == built
+    assert scanner._memo.fast_hits >= 4  # the copies of one layout, read off the buffer (no window cut)
     assert len(memoised) == len(copies)
     assert len({r.start_time for r in memoised[:-1]}) == len(copies) - 1  # each copy has its own time
 
