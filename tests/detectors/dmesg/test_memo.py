@@ -113,7 +113,7 @@ def test_repeats_of_one_layout_and_of_a_wider_stamp_equal_built_ones() -> None:
     assert hits >= 5
     scanner = LogScanner()
     assert scanner.feed(data) + scanner.close() == built
-    assert scanner._memo.fast_hits >= 4  # the copies of one layout, read off the buffer (no window cut)
+    assert scanner._memo.fast_hits >= 3  # copies of one digit layout, read off the buffer (no window cut)
     assert len(memoised) == len(copies)
     assert len({r.start_time for r in memoised[:-1]}) == len(copies) - 1  # each copy has its own time
 
