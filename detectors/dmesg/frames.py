@@ -27,8 +27,11 @@ _FRAME = re.compile(
 )
 # arm (32-bit) prints "[<pc>] (callee) from [<lr>] (caller+0x1c/0x40)": the line stands for the
 # return address, in the caller (the callee has a line of its own above).
+#: 32-bit arm's ``[<pc>] (callee) from [<lr>] (caller+off/size)``; symbolized (syzbot) with `` file:line`` before
+#: the parenthesis closes.  A caller without an offset (``(f file:line [inline])``) is not a frame.
 _ARM_FRAME = re.compile(
-    r"^\s*\[<[0-9a-f]+>\] \([^)]*\) from \[<[0-9a-f]+>\] \(([A-Za-z_][A-Za-z0-9_.$]*)\+(0x[0-9a-f]+)/(0x[0-9a-f]+)\)"
+    r"^\s*\[<[0-9a-f]+>\] \([^)]*\) from \[<[0-9a-f]+>\] \(([A-Za-z_][A-Za-z0-9_.$]*)\+(0x[0-9a-f]+)/(0x[0-9a-f]+)"
+    r"(?: [^)]*)?\)"
 )
 _UNRELIABLE_SUFFIX = " (unreliable)"  # powerpc marks unreliable frames at the end
 _MARKER = re.compile(r"^\s*<(/?)(IRQ|NMI|TASK|SOFTIRQ|EOI|#[A-Z]+)>\s*$")

@@ -373,6 +373,15 @@ class _Repeat(KernelReport):
         return KernelReport, tuple(getattr(self, f) for f in _FIELDS)
 
 
+def line_numbers(report: KernelReport) -> list[int]:
+    """The line numbers of a report's lines, without making the lines of a repeat that has not made them."""
+    source = report.__dict__.get("_source")
+    if source is not None:
+        entry, first = source[0], source[1]
+        return [first + i for i in entry.own]
+    return [number for number, _ in report.lines]
+
+
 def _moved(entry: _Entry, first: int, raw: list[bytes] | None, text: bytes | None) -> KernelReport:
     """The memoised report as it stands in ``window``: its line numbers, texts and times.
 

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from detectors.dmesg.events import KILLED, MEM_INFO, build_event, find_event_header
 from detectors.dmesg.extract import HEADER_HINT_BYTES, build_report, match_header
 from detectors.dmesg.lines import LogLine, Window, decode, parse_line
-from detectors.dmesg.memo import DIGITS_AS_ZERO, ReportMemo
+from detectors.dmesg.memo import DIGITS_AS_ZERO, ReportMemo, line_numbers
 from detectors.dmesg.model import KernelReport
 from detectors.dmesg.rules import TRIGGERS, Rule
 
@@ -441,7 +441,7 @@ class LogScanner:
             self._pos = line_end + 1
             return False
         report, _ = got
-        self._claimed.update(number for number, _ in report.lines)
+        self._claimed.update(line_numbers(report))
         self._pos = line_end + 1
         return report
 

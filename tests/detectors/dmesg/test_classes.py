@@ -286,6 +286,31 @@ def test_an_inline_header_line_alone_is_still_a_report() -> None:
     assert report.title.startswith("WARNING in ")
 
 
+def test_symbolized_arm32_backtrace_frames() -> None:
+    # 32-bit arm's "[<pc>] (callee) from [<lr>] (caller+off/size)", as syzbot prints it with file:line before
+    # the parenthesis closes (before: no frame was read and the WARNING was "in corrupted").
+    report = _only(
+        _log(
+            "------------[ cut here ]------------",
+            "WARNING: CPU: 0 PID: 12513 at mm/mmap.c:965 vma_merge+0x170/0x818 mm/mmap.c:965",
+            "Modules linked in:",
+            "CPU: 0 PID: 12513 Comm: syz-executor.1 Not tainted 6.4.0-rc5-syzkaller #0",
+            "Hardware name: ARM-Versatile Express",
+            "Backtrace: ",
+            "[<817da338>] (dump_backtrace) from [<817da42c>] (show_stack+0x18/0x1c arch/arm/kernel/traps.c:256)",
+            "[<817da414>] (show_stack) from [<817f6f14>] (__dump_stack lib/dump_stack.c:88 [inline])",
+            "[<80242148>] (__warn) from [<802423a0>] (warn_slowpath_fmt+0xd8/0x1d8 kernel/panic.c:697)",
+            "[<802422cc>] (warn_slowpath_fmt) from [<80465728>] (vma_merge+0x170/0x818 mm/mmap.c:965)",
+            "[<804655b8>] (vma_merge) from [<80531bf8>] (userfaultfd_ioctl+0x1268/0x1534 fs/userfaultfd.c:2050)",
+            "[<804e53cc>] (sys_ioctl) from [<80200060>] (ret_fast_syscall+0x0/0x1c arch/arm/mm/proc-v7.S:66)",
+        )
+    )
+    assert report.title == "WARNING in vma_merge"
+    assert [f.function for f in report.trace] == [
+        "show_stack", "warn_slowpath_fmt", "vma_merge", "userfaultfd_ioctl", "ret_fast_syscall",
+    ]  # fmt: skip
+
+
 # --- corrupted reports -------------------------------------------------------------------------
 
 
