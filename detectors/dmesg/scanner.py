@@ -149,8 +149,8 @@ class LogScanner:
             parts.pop()  # the empty rest after the last newline, or a line cut by the byte limit
         return Window(self._line_at(start), parts), complete
 
-    def _lookback(self, start: int) -> Window:
-        """Up to LOOKBACK_LINES lines before byte ``start`` (parsed only when looked at).
+    def _lookback(self, start: int, number: int) -> Window:
+        """Up to LOOKBACK_LINES lines before byte ``start``, the start of line ``number`` (parsed when looked at).
 
         Line ``i`` of the result starts at ``start - sum(len(raw) + 1 for raw in raw[i:])``.
         """
@@ -166,7 +166,8 @@ class LogScanner:
         if begin > 0:
             parts.pop(0)  # the slice may begin inside a line
         parts = parts[-LOOKBACK_LINES:]
-        return Window(self._line_at(start - sum(map(len, parts)) - len(parts)), parts)
+        # The lines end just before line ``number``: no newline count (the counter would go back and forth).
+        return Window(number - len(parts), parts)
 
     def _candidates(self, start: int, end: int) -> list[int]:
         """Sorted offsets in ``buf[start:end]`` where a trigger word starts."""
@@ -358,7 +359,7 @@ class LogScanner:
         best = (start, found)
         if head.number - 1 <= self._last_end:
             return best  # the line above belongs to the last report (a panic at its end): nothing to look at
-        above = self._lookback(start)
+        above = self._lookback(start, head.number)
         raw = above.raw
         lo = len(raw)  # the lines above, from ``lo`` on, not yet reported
         while lo > max(0, len(raw) - HEADER_LOOKBACK):
@@ -395,7 +396,7 @@ class LogScanner:
         """
         if head.timestamp is None:
             return False
-        above = self._lookback(start).raw
+        above = self._lookback(start, head.number).raw
         for raw in reversed(above):
             # Only the printk time is needed: read it from the bytes instead of parsing the line.  The clock
             # is looked at first: in most logs it did not go back, and then no reason need be searched for.
@@ -414,7 +415,7 @@ class LogScanner:
             return False
         begin = start
         if token == b"Mem-Info:" and head.body.startswith(MEM_INFO):
-            before = self._lookback(start)
+            before = self._lookback(start, head.number)
             idx = find_event_header(before)
             if idx is None or before[idx].number in self._claimed:
                 self._pos = line_end + 1
