@@ -38,6 +38,9 @@ _STAMP = re.compile(
     rb"|(?=[^\n]{0,7}:)(?:kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp|local\d)[^\S\n]*:"
     rb"(?:emerg|alert|crit|err|warn|notice|info|debug)[^\S\n]*: ?)?(?:<\d{1,3}>)?)\[[^\S\n]*\d+\.\d+\]"
 )
+#: _STAMP as it stands in a text before its syslog times are blanked: the NUL that stands for a blanked time
+#: is the time itself (a line has one where _SYSLOG_TIME matched, and _SYSLOG_TIME asks for what follows here).
+_STAMP_RAW = re.compile(_STAMP.pattern.replace(rb"\x00", rb"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?", 1))
 #: Every digit as ``0``: two texts with the same layout differ at most in their digits (``bytes.translate``).
 DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
 MAX_KEYS = 512  # distinct header lines remembered (each entry holds a report and its key: ~5-10 KB)
@@ -59,7 +62,7 @@ class _Entry(NamedTuple):
     )  # the report's lines among the window's, from its first (None: all)
     frames: tuple[tuple[tuple[object, ...], ...], tuple[int, ...]] | None  # the frames: all fields but the line; lines
     claims: tuple[int, ...]  # window index of each report line at or after ``resume`` (the scanner claims them)
-    shape: _Shape | None  # the last text found to have this key, for a fast compare (None: syslog prefixes)
+    shape: _Shape | None  # the last text found to have this key, for a fast compare
     resume_at: int  # where line ``resume`` starts in ``text``, from its start (-1: past the lines read)
 
 
@@ -119,9 +122,17 @@ def _stamp_at(line: bytes) -> int:
 
 
 def _stamp_mask(text: bytes) -> int:
-    """A byte mask of ``text``: 0x00 over every stamp a key blanks (the ``[ sec.usec]`` brackets), 0xFF elsewhere."""
+    """A byte mask of ``text``: 0x00 over what a key blanks, 0xFF elsewhere.
+
+    That is every ``[ sec.usec]`` stamp (the brackets) and, in lines with `` kernel:``, every year-less
+    syslog time (positions in ``text`` are one less than in the key's ``b"\\n" + text``).
+    """
     mask = bytearray(b"\xff") * len(text)
-    for m in _STAMP.finditer(b"\n" + text):
+    blob = b"\n" + text
+    if b" kernel:" in blob:
+        for m in _SYSLOG_TIME.finditer(blob):
+            mask[m.start() : m.end() - 1] = bytes(m.end() - 1 - m.start())
+    for m in _STAMP_RAW.finditer(blob):
         # In ``text`` the stamp runs from the end of the prefix group to the end of the match, one byte earlier.
         lo, hi = m.end(1) - 1, m.end() - 1
         mask[lo:hi] = bytes(hi - lo)
@@ -216,8 +227,7 @@ class ReportMemo:
             None if own[-1] - own[0] + 1 == len(own) else itemgetter(*(i - own[0] for i in own)),
             (tuple(f[:7] for f in report.trace), tuple(f[7] for f in report.trace)) if report.trace else None,
             tuple(i for i in own if i >= resume),
-            # Syslog prefixes have times of their own that a key blanks: those texts are compared by key.
-            None if b" kernel:" in text else _Shape(text),
+            _Shape(text),
             sum(map(len, raw[:resume])) + resume if resume <= read else -1,
         )
         listed = self._entries.setdefault(slot, [])
