@@ -304,16 +304,40 @@ BASE_SKIP: tuple[str, ...] = (
 )
 
 
+class SkipMatcher:
+    """The base skip list and a rule's own entries: ``search(name)`` is truthy when either matches.
+
+    The base list (~350 patterns, ~12 ms to compile) is compiled once for all rules, not once per rule
+    with its few entries appended: a log with reports of ten kinds started ~0.1 s later for that.
+    """
+
+    __slots__ = ("_extra",)
+
+    def __init__(self, extra: tuple[str, ...]) -> None:
+        self._extra = re.compile("|".join(f"(?:{p})" for p in extra)) if extra else None
+
+    def search(self, name: str) -> bool:
+        """Whether the function ``name`` is infrastructure (a match anywhere in it, as ``re.search``)."""
+        return _base_skip().search(name) is not None or (
+            self._extra is not None and self._extra.search(name) is not None
+        )
+
+
 @functools.cache
-def skip_matcher(extra: tuple[str, ...]) -> re.Pattern[str]:
-    """One compiled pattern for the base skip list plus a rule's own entries."""
-    return re.compile("|".join(f"(?:{p})" for p in BASE_SKIP + extra))
+def _base_skip() -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{p})" for p in BASE_SKIP))
+
+
+@functools.cache
+def skip_matcher(extra: tuple[str, ...]) -> SkipMatcher:
+    """The matcher for the base skip list plus a rule's own entries."""
+    return SkipMatcher(extra)
 
 
 @functools.lru_cache(maxsize=65536)
 def is_skipped(extra: tuple[str, ...], name: str) -> bool:
     """Whether a function is infrastructure for a rule with these extra skips (cached: names repeat)."""
-    return skip_matcher(extra).search(name) is not None
+    return skip_matcher(extra).search(name)
 
 
 # --- extractors for stalls and hangs ----------------------------------------------------------
