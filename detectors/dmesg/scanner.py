@@ -232,8 +232,9 @@ class LogScanner:
                 continue
             if " [inline]" in head.body and self._continued(head, line_end, end, found[0]):
                 # A symbolized header naming an inlined function (6.18's "WARNING: f.h:1 at g f.h:1 [inline],
-                # CPU#1: ...") is printed again at once for the function it was inlined into: that line is the
-                # report's header (syzbot titles by it), this one only its first half.
+                # CPU#1: ...", KASAN's and KMSAN's "BUG: KASAN: ... in f f.h:1 [inline]") is printed again at once
+                # for each function it was inlined into: the last of the run is the report's header (syzbot
+                # titles by it), the lines before are its first part.
                 self._pos = line_end + 1
                 continue
             kind = found[0].name
@@ -338,15 +339,27 @@ class LogScanner:
         return built
 
     def _continued(self, head: LogLine, line_end: int, end: int, rule: Rule) -> bool:
-        """Whether the line after ``head`` is a header of the same rule, of the same context, without ``[inline]``."""
-        nxt = self._buf.find(b"\n", line_end + 1, end)
-        if nxt < 0:
-            return False
-        line = parse_line(head.number + 1, decode(self._buf[line_end + 1 : nxt]))
-        if line.context != head.context or " [inline]" in line.body:
-            return False
-        found = match_header(line.body)
-        return found is not None and found[0].name == rule.name
+        """Whether ``head`` (naming an ``[inline]`` function) is the first of a run of headers of its rule.
+
+        The kernel prints one such line per inlined function, outermost last, at once; the run ends with the
+        header of the function they were inlined into (no ``[inline]``).  True when that line follows in the
+        same context, so that it is the report's header.
+        """
+        at = line_end + 1
+        number = head.number
+        for _ in range(HEADER_LOOKBACK):  # a run is as long as the inlining depth
+            nxt = self._buf.find(b"\n", at, end)
+            if nxt < 0:
+                return False
+            number += 1
+            line = parse_line(number, decode(self._buf[at:nxt]))
+            found = match_header(line.body) if line.context == head.context else None
+            if found is None or found[0].name != rule.name:
+                return False
+            if " [inline]" not in line.body:
+                return True
+            at = nxt + 1
+        return False
 
     def _header_above(
         self, start: int, head: LogLine, found: tuple[Rule, re.Match[str]]

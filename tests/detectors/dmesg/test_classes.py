@@ -270,6 +270,33 @@ def test_a_header_naming_an_inlined_function_is_continued_by_the_next(first: str
     assert not report.corrupted
 
 
+def test_a_run_of_inline_headers_is_titled_by_its_last_line() -> None:
+    # KASAN and KMSAN print one header line per inlined function, the outermost last (before: the first line was
+    # the header, "KASAN: wild-memory-access in instrument_atomic_read include/linux/instrumented.h:NUM [inline]").
+    report = _only(
+        _log(
+            "==================================================================",
+            "BUG: KASAN: wild-memory-access in instrument_atomic_read include/linux/instrumented.h:68 [inline]",
+            "BUG: KASAN: wild-memory-access in _test_bit include/asm-generic/bitops/instrumented-non-atomic.h:141"
+            " [inline]",
+            "BUG: KASAN: wild-memory-access in get_futex_key+0x595/0x1540 kernel/futex/core.c:587",
+            "Read of size 8 at addr 1fffffff818b9088 by task syz-executor931/5831",
+            "",
+            "CPU: 0 UID: 0 PID: 5831 Comm: syz-executor931 Not tainted 6.15.0 #0",
+            "Call Trace:",
+            " <TASK>",
+            " dump_stack_lvl+0x116/0x1f0 lib/dump_stack.c:120",
+            " kasan_report+0xe0/0x110 mm/kasan/report.c:634",
+            " get_futex_key+0x595/0x1540 kernel/futex/core.c:587",
+            " futex_wake+0xea/0x530 kernel/futex/waitwake.c:165",
+            " do_syscall_64+0xcd/0x230 arch/x86/entry/syscall_64.c:94",
+            *_TAIL,
+            "==================================================================",
+        )
+    )
+    assert report.title == "KASAN: wild-memory-access Read in get_futex_key"
+
+
 def test_an_inline_header_line_alone_is_still_a_report() -> None:
     # No second header after it: the [inline] line is the header (nothing is lost).
     report = _only(
