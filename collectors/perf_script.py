@@ -381,7 +381,8 @@ class ScriptParser:
                         break
                 line += piece.count(b"\n") + 2
             parsed = [self._bulk_parse(block, first[block][1]) for block in new]
-            if any(p is _NOT_BULK or p is _TIMED for p in parsed):
+            # A text that is all comments (its time is in a comment) would still count in the span.
+            if any(p is _NOT_BULK or p is _TIMED or p is None for p in parsed):
                 self._blocks(data)
                 return
             originals = data.split(b"\n\n")
@@ -499,7 +500,7 @@ class ScriptParser:
         for block, line, lo, hi in zip(first, lines, starts[at].tolist(), ends[at].tolist(), strict=True):
             piece = _original(rest, view, lo, hi)
             got = self._bulk_parse(_BULK_TIME.sub(b" 0.0: ", piece), line)
-            if got is _NOT_BULK:
+            if got is _NOT_BULK or got is None:  # None: all comments, its time would count in the span
                 return None
             parsed.append((block, line, piece, got))
         counted: list[int] = []
