@@ -504,20 +504,24 @@ class ScriptParser:
                 return None
             parsed.append((block, line, piece, got))
         counted: list[int] = []
+        timed: list[int] = []
+        base = len(self._slots)
+        ids, stacks = self._ids, self._slots
         for block, line, piece, got in parsed:
-            slot = self._ids[block] = len(self._slots)
+            slot = ids[block] = len(stacks)
             if got is _TIMED:
-                self._slots.append(None)  # read sample by sample, every time
+                stacks.append(None)  # read sample by sample, every time
+                timed.append(slot)
             else:
-                self._slots.append(None if got is None else self._bulk_count(got, piece, line))  # type: ignore[arg-type]
+                stacks.append(self._bulk_count(got, piece, line))  # type: ignore[arg-type]
                 counted.append(slot)
-            self._grow_slots(slot + 1)
-            self._slot_length[slot] = len(block)
-            self._slot_lines[slot] = block.count(b"\n")
-            if got is _TIMED:
-                self._slot_timed[slot] = True
-                self._any_timed = True
-        slots[missing] = np.fromiter(map(self._ids.__getitem__, new), np.int64, len(new))
+        self._grow_slots(len(stacks))
+        self._slot_length[base : len(stacks)] = lengths[at]
+        self._slot_lines[base : len(stacks)] = newlines[at]
+        if timed:
+            self._slot_timed[timed] = True
+            self._any_timed = True
+        slots[missing] = np.fromiter(map(ids.__getitem__, new), np.int64, len(new))
         return counted
 
     def _start_bulk(self) -> None:
