@@ -934,8 +934,9 @@ def perf_script_chunks(
 
 
 def _is_folded(head: bytes) -> bool:
-    lines = [x for x in head.split(b"\n")[:50] if x.strip() and not x.startswith(b"#")]
-    if len(head.split(b"\n")) > 1 and not head.endswith(b"\n"):
+    parts = head.split(b"\n", 50)  # the first 50 lines (and the rest): the head may be a whole chunk
+    lines = [x for x in parts[:50] if x.strip() and not x.startswith(b"#")]
+    if len(parts) > 1 and not head.endswith(b"\n"):
         lines = lines[:-1]
     return bool(lines) and all(_FOLDED.match(x.rstrip(b"\r")) and not x[:1].isspace() for x in lines)
 
