@@ -171,10 +171,52 @@ def _strip_leading(block: bytes, start_line: int) -> tuple[bytes, int]:
     return block, start_line
 
 
+def _original(rest: bytes, view: memoryview, lo: int, hi: int) -> bytes:
+    """Bytes ``lo:hi`` of ``rest + view``, without joining the two."""
+    r = len(rest)
+    if lo >= r:
+        return view[lo - r : hi - r].tobytes()
+    if hi <= r:
+        return rest[lo:hi]
+    return rest[lo:] + view[: hi - r].tobytes()
+
+
+def _load_numpy_without_blas_threads() -> None:
+    """Import numpy with OpenBLAS asked for no thread pool (a user's own setting stays).
+
+    The reader makes no BLAS call, and the pool's threads cost CPU time from the moment numpy is
+    imported: measured 30-50 ms of CPU per run on a 2-core machine.  The variable is removed again
+    once numpy is loaded (OpenBLAS reads it then), so child processes do not inherit it.  Nothing
+    when numpy is loaded already.
+    """
+    import os
+    import sys
+
+    if "numpy" in sys.modules or "OPENBLAS_NUM_THREADS" in os.environ:
+        return
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
+    try:
+        import numpy  # noqa: F401
+    finally:
+        del os.environ["OPENBLAS_NUM_THREADS"]
+
+
+def _grown(array: Any, size: int) -> Any:
+    """A numpy array of ``size`` elements: ``array`` followed by zeros."""
+    import numpy as np
+
+    out = np.zeros(size, array.dtype)
+    out[: len(array)] = array
+    return out
+
+
 class ScriptParser:
     """Streaming parser of ``perf script`` text; feed bytes, then :meth:`close`."""
 
-    def __init__(self, source: str, window: tuple[float, float] | None = None, kind: str = "perf script") -> None:
+    def __init__(
+        self, source: str, window: tuple[float, float] | None = None, kind: str = "perf script", bulk: bool = False
+    ) -> None:
+        """``bulk``: use the numpy path from the first byte (the input is known to be large)."""
         self.source = source
         self.kind = kind
         self.window = window
@@ -186,7 +228,13 @@ class ScriptParser:
         # The numpy path: masked sample text -> slot; slot 0 is "counts nothing" (empty pieces).
         self._ids: dict[bytes, int] = {b"": 0}
         self._slots: list[tuple[StackCount, int, bytes] | None] = [None]
-        self._slot_counts: Any = None  # numpy counts per slot, made when the numpy path starts
+        # Numpy arrays per slot, made when the numpy path starts (_start_bulk).
+        self._slot_counts: Any = None
+        self._slot_length: Any = None
+        self._slot_lines: Any = None
+        self._slot_timed: Any = None
+        self._any_timed = False
+        self._bulk = bulk
         self._fed = 0
         self._shapes: dict[bytes, tuple[bytes, bytes, bytes | None, bytes, int] | None] = {}
         self._start: float | None = None
@@ -199,9 +247,12 @@ class ScriptParser:
 
     def feed(self, chunk: bytes) -> None:
         """Parse every whole sample in ``chunk`` (plus what was left of the previous one)."""
-        data = self._rest + chunk if self._rest else chunk
-        cut = data.rfind(b"\n\n")
+        rest = self._rest
+        at = chunk.rfind(b"\n\n")
+        # The last blank line of rest + chunk (rest holds none): in the chunk, or across the seam.
+        cut = len(rest) + at if at >= 0 else len(rest) - 1 if rest[-1:] == chunk[:1] == b"\n" else -1
         if cut < 0:
+            data = rest + chunk
             self._rest = data
             if len(data) > 1 << 24:
                 # No blank line in 16 MiB: samples without call chains (one line each).
@@ -210,16 +261,19 @@ class ScriptParser:
                     self._blocks(data[: cut + 1])
                     self._rest = data[cut + 1 :]
             return
+        end = cut + 2 - len(rest)  # where the whole samples end in the chunk
         if self.window is None:
             self._fed += cut + 2
             # Importing numpy costs more than it saves on small inputs.
-            if self._fed > NUMPY_FROM:
-                self._blocks_bulk(data, cut + 2)
+            if self._bulk or self._fed > NUMPY_FROM:
+                self._bulk = True
+                # rest and chunk are masked into one new buffer: no join of the two first.
+                self._blocks_bulk(rest, memoryview(chunk)[:end])
             else:
-                self._blocks_counted(data[: cut + 2])
+                self._blocks_counted(rest + chunk[:end])
         else:
-            self._blocks(data[: cut + 2])
-        self._rest = data[cut + 2 :]
+            self._blocks(rest + chunk[:end])
+        self._rest = chunk[end:]
 
     def close(self) -> Profile:
         """Parse what is left (a last sample without its blank line is dropped, as stackcollapse-perf.pl does)."""
@@ -278,7 +332,8 @@ class ScriptParser:
                         break
                 line += piece.count(b"\n") + 2
             parsed = [self._bulk_parse(block, first[block][1]) for block in new]
-            if any(p is _NOT_BULK or p is _TIMED for p in parsed):
+            # A text that is all comments (its time is in a comment) would still count in the span.
+            if any(p is _NOT_BULK or p is _TIMED or p is None for p in parsed):
                 self._blocks(data)
                 return
             originals = data.split(b"\n\n")
@@ -307,96 +362,139 @@ class ScriptParser:
             sc.period += n * period
             events[event] += n
 
-    def _blocks_bulk(self, data: bytes, end: int) -> None:
-        """The same as :meth:`_blocks` on whole samples (``data[:end]`` ends with a blank line), in bulk.
+    def _blocks_bulk(self, rest: bytes, view: memoryview) -> None:
+        """The same as :meth:`_blocks` on ``rest + view`` (whole samples: it ends with a blank line), in bulk.
 
         Samples differ from each other mostly in their time: :func:`collectors.perf_scan.mask_times`
         writes zeros over the times, a dictionary gives each distinct text a slot (one look-up per
         sample, in C), numpy counts the slots, and only texts not seen before go through the
         per-sample code, which parses them and finds their line and verbatim header (masking keeps
-        every offset, so the original text is at the same place).  Chunks holding samples without
-        exactly one time (no ``-g``, garbage, no times) go to :meth:`_blocks`.
+        every offset, so the original text is at the same place).  A chunk where a new text holds
+        other than exactly one time (no ``-g``, garbage, no times) goes to :meth:`_blocks`.  A text
+        seen before needs no such check: where the times are depends only on the masked text
+        (:mod:`collectors.perf_scan`), and a text gets its slot only once it has passed.
         """
+        if self._slot_counts is None:
+            _load_numpy_without_blas_threads()
         import numpy as np
 
         from collectors.perf_scan import mask_times
 
-        view = memoryview(data)[:end]
-        masked = mask_times(view)
+        masked = mask_times(rest, view)
         if masked is None:
-            self._blocks(data[:end])
+            self._blocks(rest + view.tobytes())
             return
         pieces = masked.text.split(b"\n\n")
-        ends = np.cumsum(np.fromiter(map(len, pieces), np.int64, len(pieces)) + 2)
-        starts = np.concatenate(([0], ends[:-1]))
-        # Exactly one time in each piece that is not empty (and none in the empty ones).
-        owner = np.searchsorted(ends, masked.colons, side="right")
-        per_piece = np.bincount(owner, minlength=len(pieces))
-        if not np.array_equal(per_piece, (ends - starts > 2).astype(per_piece.dtype)):
-            self._blocks(data[:end])
-            return
+        n = len(pieces)
         ids = self._ids
-        # Each piece's slot (-2: a text not seen before), one C-level look-up each; numpy finds the rest.
-        slots = np.fromiter(map(ids.get, pieces, repeat(-2)), np.int64, len(pieces))
-        missing = np.flatnonzero(slots == -2)
-        newlines = None
-        if len(missing):
-            newlines = np.flatnonzero(np.frombuffer(view, np.uint8) == 10)
-            first: dict[bytes, int] = {}  # each new text's first piece in this chunk
-            for i in missing.tolist():
-                first.setdefault(pieces[i], i)
-            at = np.fromiter(first.values(), np.int64, len(first))
-            lines = (self._line + np.searchsorted(newlines, starts[at])).tolist()
-            fresh: list[tuple[int, bytes, int, bytes, object]] = []
-            for (block, i), line, lo, hi in zip(
-                first.items(), lines, starts[at].tolist(), (ends[at] - 2).tolist(), strict=True
-            ):
-                piece = data[lo:hi]
-                got = self._bulk_parse(_BULK_TIME.sub(b" 0.0: ", piece), line)
-                if got is _NOT_BULK:
-                    self._blocks(data[:end])
-                    return
-                fresh.append((i, block, line, piece, got))
-            counted: list[int] = []
-            for i, block, line, piece, got in fresh:
-                if got is _TIMED:
-                    ids[block] = -1  # read sample by sample, below
-                    continue
-                ids[block] = len(self._slots)
-                self._slots.append(None if got is None else self._bulk_count(got, piece, line))  # type: ignore[arg-type]
-                counted.append(i)
-            slots[missing] = np.fromiter(
-                map(ids.__getitem__, map(pieces.__getitem__, missing.tolist())), np.int64, len(missing)
-            )
-            slots[counted] = 0  # the first occurrence was counted when it was parsed
-        timed = np.flatnonzero(slots == -1)
-        if len(timed):
-            # Samples whose header fields hold their time: each is its own stack, as in the script.
-            if newlines is None:
-                newlines = np.flatnonzero(np.frombuffer(view, np.uint8) == 10)
-            line0 = self._line
-            for i in timed.tolist():
-                self._line = line0 + int(np.searchsorted(newlines, starts[i]))
-                self._blocks(data[starts[i] : ends[i]])
-            slots[timed] = 0
-            self._line = line0
-        if newlines is not None:
-            self._line += len(newlines)
-        else:
-            self._line += int(np.count_nonzero(np.frombuffer(view, np.uint8) == 10))
-        counts = np.bincount(slots, minlength=len(self._slots))
+        # Each piece's slot (-1: a text not seen before), one C-level look-up each.
+        slots = np.fromiter(map(ids.get, pieces, repeat(-1)), np.int64, n)
         if self._slot_counts is None:
-            self._slot_counts = np.zeros(0, np.int64)
-        if len(self._slot_counts) < len(counts):
-            grown = np.zeros(max(len(counts), 2 * len(self._slot_counts)), np.int64)
-            grown[: len(self._slot_counts)] = self._slot_counts
-            self._slot_counts = grown
+            self._start_bulk()
+        missing = np.flatnonzero(slots < 0)
+        counted: list[int] = []
+        if len(missing):
+            got = self._new_texts(pieces, slots, missing, masked.colons, rest, view)
+            if got is None:
+                self._blocks(rest + view.tobytes())
+                return
+            counted = got
+        newlines = self._slot_lines[slots]
+        if self._any_timed:
+            timed = np.flatnonzero(self._slot_timed[slots])
+            if len(timed):
+                # Samples whose header fields hold their time: each is its own stack, as in the script.
+                lines = (self._line + np.cumsum(newlines + 2) - newlines - 2)[timed].tolist()
+                lengths = self._slot_length[slots]
+                ends = (np.cumsum(lengths + 2))[timed]  # each with its blank line
+                line0 = self._line
+                for line, lo, hi in zip(lines, (ends - lengths[timed] - 2).tolist(), ends.tolist(), strict=True):
+                    self._line = line
+                    self._blocks(_original(rest, view, lo, hi))
+                self._line = line0
+        self._line += int(newlines.sum()) + 2 * (n - 1)
+        counts = np.bincount(slots, minlength=len(self._slots))
+        counts[counted] -= 1  # first occurrences, counted when their text was parsed
         self._slot_counts[: len(counts)] += counts
         if masked.lo is not None and masked.hi is not None:
             if self._start is None or masked.lo < self._start:
                 self._start = masked.lo
             if self._end is None or masked.hi > self._end:
                 self._end = masked.hi
+
+    def _new_texts(
+        self, pieces: list[bytes], slots: Any, missing: Any, colons: Any, rest: bytes, view: memoryview
+    ) -> list[int] | None:
+        """Give the texts not seen before (at ``missing``) their slots; None (nothing changed) if one is odd.
+
+        Each new text is parsed once, from its first piece here (its line, its verbatim header), and
+        that piece is counted then: the slots of those counted first pieces are returned.
+        """
+        import numpy as np
+
+        at_missing = missing.tolist()
+        new = list(map(pieces.__getitem__, at_missing))
+        first: dict[bytes, int] = {}  # each new text's first piece in this chunk
+        for i, block in zip(at_missing, new, strict=True):
+            first.setdefault(block, i)
+        lengths = self._slot_length[slots]  # index -1 for the new ones: overwritten next
+        lengths[missing] = np.fromiter(map(len, new), np.int64, len(new))
+        newlines = self._slot_lines[slots]
+        newlines[missing] = np.fromiter(map(bytes.count, new, repeat(b"\n")), np.int64, len(new))
+        ends = np.cumsum(lengths + 2) - 2  # where each piece ends (its blank line follows)
+        starts = ends - lengths
+        at = np.fromiter(first.values(), np.int64, len(first))
+        # Exactly one time in each new text (known ones had theirs checked when they were new).
+        times = np.searchsorted(colons, ends[at]) - np.searchsorted(colons, starts[at])
+        if not (times == 1).all():
+            return None
+        lines = (self._line + np.cumsum(newlines + 2) - newlines - 2)[at].tolist()
+        parsed: list[tuple[bytes, int, bytes, object]] = []
+        for block, line, lo, hi in zip(first, lines, starts[at].tolist(), ends[at].tolist(), strict=True):
+            piece = _original(rest, view, lo, hi)
+            got = self._bulk_parse(_BULK_TIME.sub(b" 0.0: ", piece), line)
+            if got is _NOT_BULK or got is None:  # None: all comments, its time would count in the span
+                return None
+            parsed.append((block, line, piece, got))
+        counted: list[int] = []
+        timed: list[int] = []
+        base = len(self._slots)
+        ids, stacks = self._ids, self._slots
+        for block, line, piece, got in parsed:
+            slot = ids[block] = len(stacks)
+            if got is _TIMED:
+                stacks.append(None)  # read sample by sample, every time
+                timed.append(slot)
+            else:
+                stacks.append(self._bulk_count(got, piece, line))  # type: ignore[arg-type]
+                counted.append(slot)
+        self._grow_slots(len(stacks))
+        self._slot_length[base : len(stacks)] = lengths[at]
+        self._slot_lines[base : len(stacks)] = newlines[at]
+        if timed:
+            self._slot_timed[timed] = True
+            self._any_timed = True
+        slots[missing] = np.fromiter(map(ids.__getitem__, new), np.int64, len(new))
+        return counted
+
+    def _start_bulk(self) -> None:
+        """The per-slot arrays of the numpy path (slot 0: the empty text, which counts nothing)."""
+        import numpy as np
+
+        self._slot_length = np.zeros(1024, np.int64)  # length of each slot's masked text
+        self._slot_lines = np.zeros(1024, np.int64)  # its newlines
+        self._slot_timed = np.zeros(1024, bool)  # read sample by sample (see _TIMED)
+        self._slot_counts = np.zeros(1024, np.int64)  # repeats not yet added to the slot's counter
+
+    def _grow_slots(self, size: int) -> None:
+        """Make the per-slot arrays hold at least ``size`` slots (doubling, so that growth is amortised)."""
+        if len(self._slot_length) >= size:
+            return
+        new = max(size, 2 * len(self._slot_length))
+        self._slot_length = _grown(self._slot_length, new)
+        self._slot_lines = _grown(self._slot_lines, new)
+        self._slot_timed = _grown(self._slot_timed, new)
+        self._slot_counts = _grown(self._slot_counts, new)
 
     def _flush_slots(self) -> None:
         """Add the bulk reader's counts of repeated samples to their stacks and events."""
@@ -774,8 +872,9 @@ def perf_script_chunks(
 
 
 def _is_folded(head: bytes) -> bool:
-    lines = [x for x in head.split(b"\n")[:50] if x.strip() and not x.startswith(b"#")]
-    if len(head.split(b"\n")) > 1 and not head.endswith(b"\n"):
+    parts = head.split(b"\n", 50)  # the first 50 lines (and the rest): the head may be a whole chunk
+    lines = [x for x in parts[:50] if x.strip() and not x.startswith(b"#")]
+    if len(parts) > 1 and not head.endswith(b"\n"):
         lines = lines[:-1]
     return bool(lines) and all(_FOLDED.match(x.rstrip(b"\r")) and not x[:1].isspace() for x in lines)
 
@@ -783,8 +882,14 @@ def _is_folded(head: bytes) -> bool:
 def read_profile(name: str, window: tuple[float, float] | None = None, perf: str | None = None) -> Profile:
     """Read one profile input (a path, or ``-`` for stdin), told from its content."""
     from collectors.inputs import open_input
+    from forensics.types.trace import gc_paused
 
-    with open_input(name) as tracked:
+    # The collector is paused while reading: the reader makes many small tuples (frames, counters),
+    # none in a cycle.
+    with open_input(name) as tracked, gc_paused():
+        # A large file is read by the numpy path from its first byte (the switch at NUMPY_FROM would
+        # parse its first distinct texts twice: the two paths key samples differently).
+        bulk = _stored_size(tracked.stream) >= NUMPY_FROM
         chunks = tracked.read_chunks(CHUNK)
         first = next(chunks, b"")
         if first.startswith(PERF_DATA_MAGIC):
@@ -812,7 +917,8 @@ def read_profile(name: str, window: tuple[float, float] | None = None, perf: str
                     pass
                 record = tracked.record()
                 size = data_path.stat().st_size  # of the perf.data itself, decompressed
-                parser = ScriptParser(tracked.name, window, kind="perf.data")
+                # perf script's text is larger than the perf.data it comes from.
+                parser = ScriptParser(tracked.name, window, kind="perf.data", bulk=size >= NUMPY_FROM)
                 warnings: list[str] = []
                 for chunk in perf_script_chunks(data_path, perf, warnings, tracked.name):
                     parser.feed(chunk)
@@ -843,13 +949,25 @@ def read_profile(name: str, window: tuple[float, float] | None = None, perf: str
         if _is_folded(head):
             profile = parse_folded(all_chunks(), tracked.name)
         else:
-            parser = ScriptParser(tracked.name, window)
+            parser = ScriptParser(tracked.name, window, bulk=bulk)
             for chunk in all_chunks():
                 parser.feed(chunk)
             profile = parser.close()
         profile.record = tracked.record()
         profile.notes.extend(tracked.notes)  # a compressed stream cut short: read up to the cut, and said
     return _checked(profile, window)
+
+
+def _stored_size(stream: Any) -> int:
+    """The size of a regular file behind ``stream`` (0 for a pipe or a terminal)."""
+    import os
+    import stat
+
+    try:
+        st = os.fstat(stream.fileno())
+    except (OSError, ValueError, AttributeError):
+        return 0
+    return st.st_size if stat.S_ISREG(st.st_mode) else 0
 
 
 def _checked(profile: Profile, window: tuple[float, float] | None) -> Profile:

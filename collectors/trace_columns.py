@@ -1,7 +1,7 @@
 """The trace reader that gives columns: the compiled scanner for common lines, the line parser for the rest.
 
 :class:`BatchParser` is a :class:`~collectors.trace_text.TraceParser` whose
-``feed_batch`` returns an :class:`~collectors.trace_batch.EventBatch` instead
+``feed_batch`` returns an :class:`~forensics.types.trace_batch.EventBatch` instead
 of a list of records.  Lines in the bracket layout go through
 :func:`collectors.trace_scan.scan`; every line it does not take (and every
 line of the other layouts) goes through the line parser, so the events, their

@@ -10,7 +10,7 @@ or ``irq_softirq_entry``; ``syscall_entry_*``/``syscall_exit_*`` or
 ``sys_*``/``exit_syscall``; lttng-ust events) to row kinds.
 :meth:`Session.rows` yields the wanted events of all streams merged in time
 order, in bounded chunks; :func:`kernel_batch` turns a chunk into the
-:class:`~collectors.trace_batch.EventBatch` columns the scheduling engine
+:class:`~forensics.types.trace_batch.EventBatch` columns the scheduling engine
 reads, so every ftrace analysis runs unchanged on LTTng kernel traces.
 """
 
@@ -34,7 +34,7 @@ from forensics.output import register_input
 from forensics.types.trace import Kind, TraceEvent, make_event
 from forensics.types.trace_batch import EventBatch, Interner
 
-# Row kinds beyond the engine's (collectors.trace_events.Kind).
+# Row kinds beyond the engine's (forensics.types.trace.Kind).
 K_SYSCALL_ENTRY = 100
 K_SYSCALL_EXIT = 101
 K_USER = 200  # a user-space (UST) event: span candidate

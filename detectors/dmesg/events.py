@@ -79,7 +79,7 @@ def build_event(window: Sequence[LogLine]) -> tuple[KernelReport, int] | None:
 
 # Bytes one of the lines _oom looks at has; the other lines of the (long) OOM dump are not decoded.
 # No token starts inside another or inside itself, so their occurrences never overlap.
-_OOM_TOKENS = (b"Mem-Info:", b"oom", b"Kill", b"allocation failure")
+_OOM_TOKENS = (b"Mem-Info:", b"oom", b"Kill", b"allocation failure", b"Kernel panic")
 
 
 def _token_hits(blob: bytes) -> Iterator[tuple[int, bytes]]:
@@ -154,6 +154,10 @@ def _oom(window: Sequence[LogLine], invoked: re.Match[str] | None) -> KernelRepo
             end = i
         if body.startswith(MEM_INFO) and i + 1 < len(window):
             details.append(("memory", window[i + 1].body.strip()))
+        if i > 0 and body.startswith("Kernel panic"):
+            # panic_on_oom, or a crash while the dump was printed: nothing after it belongs to this event,
+            # and the rest of the window (up to 1000 lines of the next boot) need not be searched.
+            break
         if "Kill" in body and (k := KILLED.search(body)) is not None:
             victim = k.group(3)
             details += [("killed_pid", k.group(2)), ("killed", victim)]

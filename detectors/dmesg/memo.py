@@ -15,11 +15,12 @@ built from scratch, so the memo changes nothing but the cost.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable
 from itertools import repeat
 from operator import add, itemgetter
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from detectors.dmesg.frames import Frame
 from detectors.dmesg.lines import Window, decode, line_time
@@ -37,6 +38,11 @@ _STAMP = re.compile(
     rb"|(?=[^\n]{0,7}:)(?:kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp|local\d)[^\S\n]*:"
     rb"(?:emerg|alert|crit|err|warn|notice|info|debug)[^\S\n]*: ?)?(?:<\d{1,3}>)?)\[[^\S\n]*\d+\.\d+\]"
 )
+#: _STAMP as it stands in a text before its syslog times are blanked: the NUL that stands for a blanked time
+#: is the time itself (a line has one where _SYSLOG_TIME matched, and _SYSLOG_TIME asks for what follows here).
+_STAMP_RAW = re.compile(_STAMP.pattern.replace(rb"\x00", rb"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?", 1))
+#: Every digit as ``0``: two texts with the same layout differ at most in their digits (``bytes.translate``).
+DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
 MAX_KEYS = 512  # distinct header lines remembered (each entry holds a report and its key: ~5-10 KB)
 MAX_PER_KEY = 4  # reports remembered per header line (what follows a header may vary)
 
@@ -55,6 +61,30 @@ class _Entry(NamedTuple):
         Callable[[list[str]], tuple[str, ...]] | None
     )  # the report's lines among the window's, from its first (None: all)
     frames: tuple[tuple[tuple[object, ...], ...], tuple[int, ...]] | None  # the frames: all fields but the line; lines
+    claims: tuple[int, ...]  # window index of each report line at or after ``resume`` (the scanner claims them)
+    shape: _Shape | None  # the last text found to have this key, for a fast compare
+    resume_at: int  # where line ``resume`` starts in ``text``, from its start (-1: past the lines read)
+
+
+class _Shape:
+    """A text with a key, held for :func:`_same_but_stamps`: its digit layout, its bytes as an integer, its stamps.
+
+    It is the last text a look-up found to have its entry's key: the times of a log grow, and a stamp one
+    digit wider changes the layout of every later repeat.
+    """
+
+    __slots__ = ("layout", "mask", "number")
+
+    def __init__(self, text: bytes) -> None:
+        self.layout = b""
+        self.number = self.mask = 0
+        self.take(text)
+
+    def take(self, text: bytes) -> None:
+        """Hold ``text`` instead."""
+        self.layout = text.translate(DIGITS_AS_ZERO)  # every digit as 0
+        self.number = int.from_bytes(text, "big")
+        self.mask = _stamp_mask(text)  # 0xFF for each byte outside the stamps, 0x00 inside them
 
 
 def _key(blob: bytes) -> bytes | None:
@@ -91,6 +121,42 @@ def _stamp_at(line: bytes) -> int:
     return -1 if m is None else len(m.group(1))
 
 
+def _stamp_mask(text: bytes) -> int:
+    """A byte mask of ``text``: 0x00 over what a key blanks, 0xFF elsewhere.
+
+    That is every ``[ sec.usec]`` stamp (the brackets) and, in lines with `` kernel:``, every year-less
+    syslog time (positions in ``text`` are one less than in the key's ``b"\\n" + text``).
+    """
+    mask = bytearray(b"\xff") * len(text)
+    blob = b"\n" + text
+    if b" kernel:" in blob:
+        for m in _SYSLOG_TIME.finditer(blob):
+            mask[m.start() : m.end() - 1] = bytes(m.end() - 1 - m.start())
+    for m in _STAMP_RAW.finditer(blob):
+        # In ``text`` the stamp runs from the end of the prefix group to the end of the match, one byte earlier.
+        lo, hi = m.end(1) - 1, m.end() - 1
+        mask[lo:hi] = bytes(hi - lo)
+    return int.from_bytes(mask, "big")
+
+
+def _same_but_stamps(text: bytes, shape: _Shape | None) -> bool:
+    """Whether ``text`` is the shape's text with only the digits of its stamps changed (widths kept).
+
+    Equal digit layouts (every digit read as 0) mean equal bytes but for digits, at the same places; an
+    XOR of the two texts as integers, masked to the bytes outside the stamps, says whether any other
+    digit differs.  All of it runs in C (~1 us for a 4 KB report, where a key costs ~0.5 us per line).
+    The stamps found in the entry's text stand at the same places in ``text``, and match there the
+    same way (the key's patterns tell a digit from a non-digit, never one digit from another), so a
+    text this accepts has the entry's key: the compare only goes faster.  A stamp grown by one digit
+    changes the layout: then the key decides.
+    """
+    return (
+        shape is not None
+        and text.translate(DIGITS_AS_ZERO) == shape.layout
+        and not (int.from_bytes(text, "big") ^ shape.number) & shape.mask
+    )
+
+
 def _time_at(line: bytes, at: int) -> float | None:
     """The time of a line (as parse_line reads it), from the stamp at byte ``at`` (-1: parse the line)."""
     if at >= 0 and (m := _RAW_TIME.match(line, at)) is not None:
@@ -114,7 +180,10 @@ class ReportMemo:
     def __init__(self) -> None:
         self._entries: dict[tuple[str, bytes], list[_Entry]] = {}
         self._known: tuple[str, bytes, list[_Entry] | None] = ("", b"", None)  # the last known_lines look-up
+        # The entries of a slot by the digit layout of their header line, for fast_lookup.
+        self._by_layout: dict[tuple[str, bytes], list[_Entry]] = {}
         self.hits = 0
+        self.fast_hits = 0  # of them, found by fast_lookup
 
     def build(
         self, window: Window, kind: str, make: Callable[[], tuple[KernelReport, int] | None]
@@ -128,9 +197,9 @@ class ReportMemo:
         """
         slot = (kind, _slot_key(window.raw[0]))
         entries = self._entries.get(slot)
-        hit = self._find(window, entries)
+        hit = self._find(window, entries, kind)
         if hit is not None:
-            return hit
+            return hit[0], hit[1].resume
         built = make()
         if built is None or not self._keep(built[0], entries):
             return built
@@ -143,6 +212,7 @@ class ReportMemo:
             return report, resume
         first = window.first
         own = tuple(number - first for number, _ in report.lines)
+
         stamped = [i for i in own if window[i].timestamp is not None]
         entry = _Entry(
             read,
@@ -156,8 +226,14 @@ class ReportMemo:
             (_stamp_at(raw[stamped[0]]), _stamp_at(raw[stamped[-1]])) if stamped else (-1, -1),
             None if own[-1] - own[0] + 1 == len(own) else itemgetter(*(i - own[0] for i in own)),
             (tuple(f[:7] for f in report.trace), tuple(f[7] for f in report.trace)) if report.trace else None,
+            tuple(i for i in own if i >= resume),
+            _Shape(text),
+            sum(map(len, raw[:resume])) + resume if resume <= read else -1,
         )
-        self._entries.setdefault(slot, []).append(entry)
+        listed = self._entries.setdefault(slot, [])
+        listed.append(entry)
+        if len(self._by_layout) < 4 * MAX_KEYS:
+            self._by_layout[(kind, raw[0].translate(DIGITS_AS_ZERO))] = listed
         return report, resume
 
     def known_lines(self, kind: str, head: bytes) -> int:
@@ -170,28 +246,99 @@ class ReportMemo:
         self._known = (kind, head, entries)
         return max((e.lines for e in entries if e.window_len == -1), default=0) if entries else 0
 
-    def lookup(self, window: Window, kind: str) -> tuple[KernelReport, int] | None:
-        """A remembered report for ``window`` (one whose builder stopped before the window's end), or None."""
+    def lookup(self, window: Window, kind: str) -> tuple[KernelReport, int, tuple[int, ...]] | None:
+        """A remembered report for ``window`` (one whose builder stopped before the window's end), or None.
+
+        Also the window indices, from where scanning resumes on, of the lines the report takes.
+        """
         head = window.raw[0]
         known_kind, known_head, entries = self._known
         if known_kind != kind or known_head != head:
             entries = self._entries.get((kind, _slot_key(head)))
-        return self._find(window, entries)
+        found = self._find(window, entries, kind)
+        if found is None:
+            return None
+        report, entry = found
+        return report, entry.resume, entry.claims
 
-    def _find(self, window: Window, entries: list[_Entry] | None) -> tuple[KernelReport, int] | None:
+    def _find(self, window: Window, entries: list[_Entry] | None, kind: str) -> tuple[KernelReport, _Entry] | None:
         raw = window.raw
         for entry in entries or ():
             if entry.window_len not in (-1, len(raw)) or len(raw) < entry.lines:
                 continue
             text = b"\n".join(raw[: entry.lines])
             # The same bytes (a log repeated verbatim) need no blanking, nor their times parsing: one
-            # compare at memory speed.  Otherwise blank the stamps (~0.7 us per line) and compare again.
+            # compare at memory speed.  Then the same bytes but for the stamps' digits (a repeat at a later
+            # time), also in C.  Otherwise blank the stamps (~0.5 us per line) and compare again.
             exact = text == entry.text
-            if exact or _key(text) == entry.key:
+            if exact or _same_but_stamps(text, entry.shape) or self._same_key(text, entry, kind, entries):
                 self.hits += 1
                 window.mark_read(entry.lines)  # as far as the builder would have read
-                return _moved(entry, window, None if exact else text), entry.resume
+                return _moved(entry, window.first, raw, None if exact else text), entry
         return None
+
+    def fast_lookup(
+        self, kind: str, layout: bytes, buf: bytes, start: int, end: int, first: int, max_lines: int, max_bytes: int
+    ) -> tuple[KernelReport, int, tuple[int, ...]] | None:
+        """What the scanner's memo path (``known_lines``, a window, :meth:`lookup`) gives, read off the buffer.
+
+        ``layout``: the digit layout of the header line at ``buf[start]``, line number ``first``.  The
+        report, where scanning resumes (bytes from ``start``) and the window indices of the lines to claim;
+        None whenever the usual path might decide otherwise (not enough input yet, a window of other
+        bounds, an entry before the matching one that a key compare might take, a stamp grown wider):
+        the caller then takes the usual path.  No window is cut, no line split: the remembered text's
+        length tells how many bytes to compare, and a hit has its lines where the remembered one had them.
+        """
+        entries = self._by_layout.get((kind, layout))
+        if not entries:
+            return None
+        need = max((e.lines for e in entries if e.window_len == -1), default=0)
+        if not need or need + 2 > max_lines:
+            return None
+        for entry in entries:
+            if entry.window_len != -1:
+                if entry.window_len == need + 2:
+                    return None  # the usual window could match it
+                continue
+            # As long as the text the entry's shape holds (a stamp may have grown since the entry was made).
+            stop = start + len(entry.text if entry.shape is None else entry.shape.layout)
+            text = buf[start:stop]
+            exact = text == entry.text
+            if buf[stop : stop + 1] != b"\n" or not (exact or _same_but_stamps(text, entry.shape)):
+                return None  # this entry might still match by key, before any later one
+            if entry.resume_at < 0:
+                return None
+            # The usual path waits for a window of need + 2 whole lines: the text holds ``entry.lines`` of
+            # them (its newlines stand where the entry's do), the newline after it ends the last.
+            at = stop + 1
+            for _ in range(need + 2 - entry.lines):
+                at = buf.find(b"\n", at, end) + 1
+                if not at:
+                    return None
+            if at - start > max_bytes:
+                return None
+            self.hits += 1
+            self.fast_hits += 1
+            if exact:
+                return _moved(entry, first, None, None), entry.resume_at, entry.claims
+            # Equal but for the stamps' digits, maybe of a wider stamp than the entry's own text: its lines.
+            raw = text.split(b"\n")
+            resume_at = sum(map(len, raw[: entry.resume])) + entry.resume
+            return _moved(entry, first, raw, text), resume_at, entry.claims
+        return None
+
+    def _same_key(self, text: bytes, entry: _Entry, kind: str, entries: list[_Entry] | None) -> bool:
+        """Whether ``text`` has the entry's key; if so, the next compare of a repeat is made with its shape."""
+        if _key(text) != entry.key:
+            return False
+        if entry.shape is not None:
+            # Same key, other layout: a stamp grew wider.  The later repeats will look like this one, their
+            # header too.
+            entry.shape.take(text)
+            if entries is not None and len(self._by_layout) < 4 * MAX_KEYS:
+                head = text.split(b"\n", 1)[0]
+                self._by_layout[(kind, head.translate(DIGITS_AS_ZERO))] = entries
+        return True
 
     def _keep(self, report: KernelReport, entries: list[_Entry] | None) -> bool:
         """Whether to remember a report just built (memory is bounded; some reports are never keyed)."""
@@ -201,27 +348,88 @@ class ReportMemo:
         return report.boot_time is None
 
 
-def _moved(entry: _Entry, window: Window, text: bytes | None) -> KernelReport:
+#: The fields of a moved report made only when something reads them (most repeats are only counted).
+_LAZY = frozenset(("header", "lines", "trace", "end_time"))
+_FIELDS = tuple(f.name for f in dataclasses.fields(KernelReport))
+
+
+class _Repeat(KernelReport):
+    """A memoised report where a repeat of it stands: its lines, frames and end time made on first use.
+
+    A log repeating a crash a million times keeps a handful of its reports (the groups' first, last and
+    sample); the others are counted, and what counting reads (signature, title, start time and line,
+    release) is set at once.  Reading any other field makes them all, as :func:`_moved_rest` gives
+    them, so a repeat reads exactly as the report built from its own lines would.
+    """
+
+    def __getattr__(self, name: str) -> Any:
+        # Python calls this only for an attribute the instance lacks: the lazy fields before first use.
+        if name not in _LAZY:
+            raise AttributeError(name)
+        fields = self.__dict__
+        fields.update(_moved_rest(*fields.pop("_source")))
+        return fields[name]
+
+    def __eq__(self, other: object) -> bool:
+        # The dataclass compares records of one class only; a repeat equals the report built from its lines.
+        if not isinstance(other, KernelReport):
+            return NotImplemented
+        return all(getattr(self, f) == getattr(other, f) for f in _FIELDS)
+
+    __hash__ = KernelReport.__hash__
+
+    def __reduce__(self) -> tuple[type[KernelReport], tuple[object, ...]]:
+        # Pickled (a Dask worker's result) or copied as the plain record, every field made.
+        return KernelReport, tuple(getattr(self, f) for f in _FIELDS)
+
+
+def line_numbers(report: KernelReport) -> list[int]:
+    """The line numbers of a report's lines, without making the lines of a repeat that has not made them."""
+    source = report.__dict__.get("_source")
+    if source is not None:
+        entry, first = source[0], source[1]
+        return [first + i for i in entry.own]
+    return [number for number, _ in report.lines]
+
+
+def _moved(entry: _Entry, first: int, raw: list[bytes] | None, text: bytes | None) -> KernelReport:
     """The memoised report as it stands in ``window``: its line numbers, texts and times.
 
     ``text``: the window's first ``entry.lines`` lines joined (they hold the report's lines), None when
-    they are byte for byte those of the memoised report (so are their times).
+    they are byte for byte those of the memoised report (so are their times).  Only what grouping
+    reads is set here; the rest is made when read (:class:`_Repeat`).
     """
-    exact = text is None
     old = entry.report
-    first = window.first
+    # A copy of the frozen record with a few fields changed: dataclasses.replace would run __init__ with
+    # all 28 fields again, several times the cost of the rest of this function.
+    moved = object.__new__(_Repeat)
+    fields = moved.__dict__
+    fields.update(old.__dict__)
+    for name in _LAZY:
+        del fields[name]
+    if entry.timed is not None and text is not None:
+        assert raw is not None
+        fields["start_time"] = _time_at(raw[entry.timed[0]], entry.stamps[0])
+    fields["start_line"] = first
+    fields["end_line"] = old.end_line + first - old.start_line
+    fields["_source"] = (entry, first, raw, text)
+    return moved
+
+
+def _moved_rest(entry: _Entry, first: int, raw: list[bytes] | None, text: bytes | None) -> dict[str, object]:
+    """The lazy fields of a moved report (see :func:`_moved`): header, lines, frames, end time."""
+    old = entry.report
     delta = first - old.start_line
-    raw = window.raw
     own = entry.own
     lo, hi = own[0], own[-1]
-    if exact:
+    lines: tuple[tuple[int, str], ...]
+    if text is None:
         # The texts are those of the memoised report's lines: only the numbers change.
         numbers = range(first + lo, first + hi + 1) if hi - lo + 1 == len(own) else [first + i for i in own]
         lines = tuple(zip(numbers, map(itemgetter(1), old.lines), strict=True))
-        texts: list[str] = []
     else:
-        assert text is not None
         if b"\r" in text:
+            assert raw is not None
             texts = [decode(line) for line in raw[lo : hi + 1]]
         else:
             # One decode for all the lines read (a newline never ends an invalid UTF-8 sequence early):
@@ -232,26 +440,16 @@ def _moved(entry: _Entry, window: Window, text: bytes | None) -> KernelReport:
             lines = tuple(zip(range(first + lo, first + hi + 1), texts, strict=True))
         else:
             lines = tuple(zip(map(first.__add__, own), entry.picks(texts), strict=True))
-    times: dict[str, object] = {}
-    if entry.timed is not None and not exact:
+    end_time: object = old.end_time
+    if entry.timed is not None and text is not None:
         a, b = entry.timed
         at_a, at_b = entry.stamps
-        start = _time_at(raw[a], at_a)
-        times["start_time"] = start
-        times["end_time"] = start if a == b else _time_at(raw[b], at_b)
-    # A copy of the frozen record with a few fields changed: dataclasses.replace would run __init__ with
-    # all 28 fields again, several times the cost of the rest of this function.
-    moved = object.__new__(KernelReport)
-    fields = moved.__dict__
-    fields.update(old.__dict__)
-    fields.update(times)
-    fields["start_line"] = first
-    fields["end_line"] = old.end_line + delta
-    fields["header"] = lines[0][1]
-    fields["lines"] = lines
+        assert raw is not None
+        end_time = _time_at(raw[b], at_b) if a != b else _time_at(raw[a], at_a)
+    trace = old.trace
     if delta and entry.frames:
         # Each frame with its line moved, all in C: (head + (line + delta,)), made a Frame by tuple.__new__
         # (not the named tuple's Python-level constructor).
         heads, at = entry.frames
-        fields["trace"] = tuple(map(tuple.__new__, repeat(Frame), map(add, heads, zip(map(delta.__add__, at)))))
-    return moved
+        trace = tuple(map(tuple.__new__, repeat(Frame), map(add, heads, zip(map(delta.__add__, at)))))
+    return {"header": lines[0][1], "lines": lines, "trace": trace, "end_time": end_time}

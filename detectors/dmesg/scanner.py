@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from detectors.dmesg.events import KILLED, MEM_INFO, build_event, find_event_header
 from detectors.dmesg.extract import HEADER_HINT_BYTES, build_report, match_header
 from detectors.dmesg.lines import LogLine, Window, decode, parse_line
-from detectors.dmesg.memo import ReportMemo
+from detectors.dmesg.memo import DIGITS_AS_ZERO, ReportMemo, line_numbers
 from detectors.dmesg.model import KernelReport
 from detectors.dmesg.rules import TRIGGERS, Rule
 
@@ -27,6 +27,7 @@ FIRST_WINDOW_LINES = 120  # most reports end within this; a longer one gets the 
 MAX_WINDOW_BYTES = 512 * 1024
 MAX_LINE_BYTES = 64 * 1024
 LOOKBACK_LINES = 64
+MAX_DIRECT = 4096  # header layouts remembered for the memo's fast look-up
 HEADER_LOOKBACK = 30  # lines above a continuation (Oops:, a panic) searched for its header
 
 
@@ -51,11 +52,23 @@ def trigger_patterns(
 
 _TRIGGER_PATTERNS = trigger_patterns(TRIGGERS)
 _RARE_ANCHORS = (b"#",)  # seldom in kernel logs: scanned with memchr, not the regex engine
-#: What a log says before a reboot that was asked for or follows a crash already reported.
-_REBOOT_REASONS = re.compile(
-    rb"Kernel panic|reboot: |Restarting system|Power down|kexec|sysrq: |Starting crashdump kernel|"
-    rb"Rebooting in|Oops|BUG:|WARNING:|systemd-shutdown|Reached target.*(?:Reboot|Shutdown)"
-)
+#: What a log says before a reboot that was asked for or follows a crash already reported: words found by
+#: ``bytes.find`` (memchr speed; a regex alternation of them steps through the text byte by byte), and
+#: systemd's last targets, looked for only after their common words.
+_REBOOT_WORDS = (
+    b"Kernel panic", b"reboot: ", b"Restarting system", b"Power down", b"kexec", b"sysrq: ",
+    b"Starting crashdump kernel", b"Rebooting in", b"Oops", b"BUG:", b"WARNING:", b"systemd-shutdown",
+)  # fmt: skip
+_REBOOT_TARGET = re.compile(rb"Reached target.*(?:Reboot|Shutdown)")
+
+
+def _reboot_reason(text: bytes) -> bool:
+    """Whether ``text`` says why the system rebooted (a request, a crash, a kexec, a shutdown)."""
+    if any(word in text for word in _REBOOT_WORDS):
+        return True
+    return b"Reached target" in text and _REBOOT_TARGET.search(text) is not None
+
+
 #: Kinds of report that never start the report of a continuation line found below them.
 _NOT_ABOVE = ("panic", "reboot")
 _RAW_STAMP = re.compile(rb"\[\s*(\d+)\.(\d+)\]")
@@ -77,6 +90,11 @@ class LogScanner:
         self.lines_seen = 0
         self.bytes_seen = 0
         self._memo = ReportMemo()  # repeats of a report are built once
+        # Header lines that started a report directly (not a continuation, a reboot or an event), by their
+        # digit layout, with the rule that matched.  A later line of that layout is first looked up in the
+        # memo under that rule, which compares its text but for the stamps with a remembered report's: a
+        # hit means the same header text, so the same rule and the same checks on the way here.
+        self._direct: dict[bytes, str] = {}
 
     def feed(self, chunk: bytes) -> list[KernelReport]:
         """Add the next piece of the log; return the reports completed so far."""
@@ -131,8 +149,8 @@ class LogScanner:
             parts.pop()  # the empty rest after the last newline, or a line cut by the byte limit
         return Window(self._line_at(start), parts), complete
 
-    def _lookback(self, start: int) -> Window:
-        """Up to LOOKBACK_LINES lines before byte ``start`` (parsed only when looked at).
+    def _lookback(self, start: int, number: int) -> Window:
+        """Up to LOOKBACK_LINES lines before byte ``start``, the start of line ``number`` (parsed when looked at).
 
         Line ``i`` of the result starts at ``start - sum(len(raw) + 1 for raw in raw[i:])``.
         """
@@ -148,7 +166,8 @@ class LogScanner:
         if begin > 0:
             parts.pop(0)  # the slice may begin inside a line
         parts = parts[-LOOKBACK_LINES:]
-        return Window(self._line_at(start - sum(map(len, parts)) - len(parts)), parts)
+        # The lines end just before line ``number``: no newline count (the counter would go back and forth).
+        return Window(number - len(parts), parts)
 
     def _candidates(self, start: int, end: int) -> list[int]:
         """Sorted offsets in ``buf[start:end]`` where a trigger word starts."""
@@ -189,6 +208,16 @@ class LogScanner:
             if number in self._claimed:
                 self._pos = line_end + 1
                 continue
+            layout = buf[start:line_end].translate(DIGITS_AS_ZERO)
+            kind = self._direct.get(layout)
+            if kind is not None and (built := self._fast_repeat(start, end, number, kind, layout)) is not None:
+                # A header seen before, a repeat of a report remembered for it: neither the header line nor
+                # its rule need looking at again (see _direct).  A miss takes the usual way below.
+                report, resume_at = built
+                self._pos = max(resume_at, line_end + 1) if resume_at <= start else resume_at
+                self._last_end = max(self._last_end, report.end_line)
+                yield report
+                continue
             head = parse_line(number, decode(buf[start:line_end]))
             if MEM_INFO in head.body or "Killed process" in head.body:
                 got = self._event(head, start, line_end, end, final, b"Mem-Info:" if MEM_INFO in head.body else b"")
@@ -201,11 +230,23 @@ class LogScanner:
             if found is None or (found[0].name == "unexpected-reboot" and not self._unexpected_reboot(start, head)):
                 self._pos = line_end + 1
                 continue
+            if " [inline]" in head.body and self._continued(head, line_end, end, found[0]):
+                # A symbolized header naming an inlined function (6.18's "WARNING: f.h:1 at g f.h:1 [inline],
+                # CPU#1: ...", KASAN's and KMSAN's "BUG: KASAN: ... in f f.h:1 [inline]") is printed again at once
+                # for each function it was inlined into: the last of the run is the report's header (syzbot
+                # titles by it), the lines before are its first part.
+                self._pos = line_end + 1
+                continue
+            kind = found[0].name
             if not found[0].starts:
                 # A continuation (Oops:, Internal error, a panic) seen first: its report's own header,
                 # if it has no trigger word (arm's "Unable to handle kernel ..."), stands a few lines up.
+                # Those reports are memoised apart from the ones whose header was hit directly.
                 start, found = self._header_above(start, head, found)
-            built = self._build(start, end, final, found)
+                kind = found[0].name + " above"
+            elif kind != "unexpected-reboot" and len(self._direct) < MAX_DIRECT:
+                self._direct[buf[start:line_end].translate(DIGITS_AS_ZERO)] = kind
+            built = self._build(start, end, final, found, kind)
             if built is None:
                 self._pos = start
                 return  # wait for more input
@@ -216,17 +257,21 @@ class LogScanner:
         self._pos = max(self._pos, end)
 
     def _build(
-        self, start: int, end: int, final: bool, found: tuple[Rule, re.Match[str]]
+        self, start: int, end: int, final: bool, found: tuple[Rule, re.Match[str]], kind: str
     ) -> tuple[KernelReport, int] | None:
-        """The report at byte ``start`` and the offset where scanning resumes; None to wait for input."""
-        hit = self._remembered(start, end, final, found[0].name)
+        """The report at byte ``start`` and the offset where scanning resumes; None to wait for input.
+
+        ``kind`` files the report in the memo: the rule's name (with `` above`` when the header was found
+        above a continuation line).
+        """
+        hit = self._remembered(start, end, final, kind)
         if hit is not None:
             return hit
         window, complete = self._window(start, end, FIRST_WINDOW_LINES)
         if not complete and not final:
             return None
-        report, resume = self._report(window, found)
-        return self._finish(start, end, final, found, window, report, resume)
+        report, resume = self._report(window, found, kind)
+        return self._finish(start, end, final, found, kind, window, report, resume)
 
     def _remembered(self, start: int, end: int, final: bool, kind: str) -> tuple[KernelReport, int] | None:
         """A report the memo remembers for the lines at ``start``, cutting only the lines it needs.
@@ -245,10 +290,25 @@ class LogScanner:
         hit = self._memo.lookup(window, kind)
         if hit is None:
             return None
-        report, resume = hit
-        self._claim(report, window, resume)
+        report, resume, claims = hit
+        if claims:
+            # Lines the report took after the resume point must not start reports of their own.
+            first = window.first
+            self._claimed.update(first + i for i in claims)
         taken = window.raw[:resume]
         return report, start + sum(map(len, taken)) + len(taken)
+
+    def _fast_repeat(
+        self, start: int, end: int, number: int, kind: str, layout: bytes
+    ) -> tuple[KernelReport, int] | None:
+        """:meth:`_remembered` for a header hit directly, read off the buffer (:meth:`ReportMemo.fast_lookup`)."""
+        hit = self._memo.fast_lookup(kind, layout, self._buf, start, end, number, FIRST_WINDOW_LINES, MAX_WINDOW_BYTES)
+        if hit is None:
+            return None
+        report, resume_at, claims = hit
+        if claims:
+            self._claimed.update(number + i for i in claims)
+        return report, start + resume_at
 
     def _finish(
         self,
@@ -256,6 +316,7 @@ class LogScanner:
         end: int,
         final: bool,
         found: tuple[Rule, re.Match[str]],
+        kind: str,
         window: Window,
         report: KernelReport,
         resume: int,
@@ -266,16 +327,39 @@ class LogScanner:
             window, complete = self._window(start, end)
             if not complete and not final:
                 return None
-            report, resume = self._report(window, found)
+            report, resume = self._report(window, found, kind)
         self._claim(report, window, resume)
         # Where line ``resume`` of the window starts (just after the window when it is past the end).
         taken = window.raw[:resume]
         return report, start + sum(map(len, taken)) + len(taken)
 
-    def _report(self, window: Window, found: tuple[Rule, re.Match[str]]) -> tuple[KernelReport, int]:
-        built = self._memo.build(window, found[0].name, lambda: build_report(window, *found))
+    def _report(self, window: Window, found: tuple[Rule, re.Match[str]], kind: str) -> tuple[KernelReport, int]:
+        built = self._memo.build(window, kind, lambda: build_report(window, *found))
         assert built is not None  # build_report always gives a report
         return built
+
+    def _continued(self, head: LogLine, line_end: int, end: int, rule: Rule) -> bool:
+        """Whether ``head`` (naming an ``[inline]`` function) is the first of a run of headers of its rule.
+
+        The kernel prints one such line per inlined function, outermost last, at once; the run ends with the
+        header of the function they were inlined into (no ``[inline]``).  True when that line follows in the
+        same context, so that it is the report's header.
+        """
+        at = line_end + 1
+        number = head.number
+        for _ in range(HEADER_LOOKBACK):  # a run is as long as the inlining depth
+            nxt = self._buf.find(b"\n", at, end)
+            if nxt < 0:
+                return False
+            number += 1
+            line = parse_line(number, decode(self._buf[at:nxt]))
+            found = match_header(line.body) if line.context == head.context else None
+            if found is None or found[0].name != rule.name:
+                return False
+            if " [inline]" not in line.body:
+                return True
+            at = nxt + 1
+        return False
 
     def _header_above(
         self, start: int, head: LogLine, found: tuple[Rule, re.Match[str]]
@@ -285,22 +369,35 @@ class LogScanner:
         Only lines of the same context count; the topmost header wins, since a
         report (arm's "Alignment trap") may be followed by more headers of itself.
         """
-        above = self._lookback(start)
         best = (start, found)
-        off = start
-        for i in range(len(above) - 1, max(-1, len(above) - 1 - HEADER_LOOKBACK), -1):
-            off -= len(above.raw[i]) + 1
-            number = above.first + i
+        if head.number - 1 <= self._last_end:
+            return best  # the line above belongs to the last report (a panic at its end): nothing to look at
+        above = self._lookback(start, head.number)
+        raw = above.raw
+        lo = len(raw)  # the lines above, from ``lo`` on, not yet reported
+        while lo > max(0, len(raw) - HEADER_LOOKBACK):
+            number = above.first + lo - 1
             if number <= self._last_end or number in self._claimed:
                 break
-            if HEADER_HINT_BYTES.search(above.raw[i]) is None:
-                continue  # cannot be a header: not parsed
-            line = above[i]
-            if head.context is not None and line.context not in (None, head.context):
+            lo -= 1
+        # Which of them may be headers: one search of them joined (a search per line costs ~1 us more
+        # each, the alternation of the hints being tried at every byte either way).
+        blob = b"\n".join(raw[lo:])
+        hinted: list[int] = []
+        line = prev = 0
+        for m in HEADER_HINT_BYTES.finditer(blob):
+            line += blob.count(b"\n", prev, m.start())
+            prev = m.start()
+            if not hinted or hinted[-1] != lo + line:
+                hinted.append(lo + line)
+        for i in reversed(hinted):  # bottom up: the topmost header found is the one kept
+            line_ = above[i]
+            if head.context is not None and line_.context not in (None, head.context):
                 continue
-            other = match_header(line.body) if line.body else None
+            other = match_header(line_.body) if line_.body else None
             if other is not None and other[0].kind not in _NOT_ABOVE:
-                best = (off, other)
+                taken = raw[i:]
+                best = (start - sum(map(len, taken)) - len(taken), other)
         return best
 
     def _unexpected_reboot(self, start: int, head: LogLine) -> bool:
@@ -312,14 +409,14 @@ class LogScanner:
         """
         if head.timestamp is None:
             return False
-        above = self._lookback(start).raw
-        if _REBOOT_REASONS.search(b"\n".join(above)) is not None:
-            return False
+        above = self._lookback(start, head.number).raw
         for raw in reversed(above):
-            # Only the printk time is needed: read it from the bytes instead of parsing the line.
+            # Only the printk time is needed: read it from the bytes instead of parsing the line.  The clock
+            # is looked at first: in most logs it did not go back, and then no reason need be searched for.
             m = _RAW_STAMP.search(raw, 0, 64)
             if m is not None:
-                return int(m.group(1)) + float(b"0." + m.group(2)) > head.timestamp
+                went_back = int(m.group(1)) + float(b"0." + m.group(2)) > head.timestamp
+                return went_back and not _reboot_reason(b"\n".join(above))
         return False
 
     def _event(
@@ -331,7 +428,7 @@ class LogScanner:
             return False
         begin = start
         if token == b"Mem-Info:" and head.body.startswith(MEM_INFO):
-            before = self._lookback(start)
+            before = self._lookback(start, head.number)
             idx = find_event_header(before)
             if idx is None or before[idx].number in self._claimed:
                 self._pos = line_end + 1
@@ -358,7 +455,7 @@ class LogScanner:
             self._pos = line_end + 1
             return False
         report, _ = got
-        self._claimed.update(number for number, _ in report.lines)
+        self._claimed.update(line_numbers(report))
         self._pos = line_end + 1
         return report
 

@@ -25,7 +25,8 @@ import math
 from collections import deque
 from collections.abc import Iterable
 
-from detectors.sched.buckets import MAX_BUCKET_CELLS, BucketDigest
+from detectors.sched import rules
+from detectors.sched.buckets import BucketDigest
 from detectors.sched.model import (
     Blame,
     ParseSummary,
@@ -34,17 +35,29 @@ from detectors.sched.model import (
     TraceAnalysis,
     Wait,
 )
+from detectors.sched.rules import (
+    IRQ_ENTRY,
+    IRQ_EXIT,
+    LOST,
+    PREEMPT_ENABLE,
+    SOFTIRQ_ENTRY,
+    SOFTIRQ_EXIT,
+    SOFTIRQ_RAISE,
+    SWITCH,
+    WAKE_SOURCES,
+    WAKEUP,
+    WAKEUP_NEW,
+    WAKING,
+    WORK_END,
+    WORK_START,
+    is_hog,
+    keeps_offtime,
+    off_base,
+    opens_offtime,
+)
 from detectors.sched.sanity import ClockMonitor
 from detectors.sched.state import Accumulator, TaskState, span_of
-from forensics.types.trace import Kind, ParseCounts, TraceEvent, gc_paused
-
-RECENT_RUNS = 512  # runs remembered per CPU to say who ran during a wait
-TIMELINE_MAX_RUNS = 400_000  # runs kept for the PNG timeline (longest runs win beyond that)
-_WAKE_SOURCES = {
-    int(Kind.WAKING): "sched_waking",
-    int(Kind.WAKEUP): "sched_wakeup",
-    int(Kind.WAKEUP_NEW): "sched_wakeup_new",
-}
+from forensics.types.trace import ParseCounts, TraceEvent, gc_paused
 
 
 class SchedAnalyzer:
@@ -95,7 +108,7 @@ class SchedAnalyzer:
         self.work_cur: dict[tuple[int, bytes], TraceEvent] = {}
         self.works: dict[bytes, Accumulator] = {}
         self.off_start: dict[tuple[int, int], TraceEvent] = {}  # (kind, cpu) -> disable event
-        self.off: dict[int, Accumulator] = {}  # Kind.IRQ_DISABLE / Kind.PREEMPT_DISABLE -> figure
+        self.off: dict[int, Accumulator] = {}  # IRQ_DISABLE / PREEMPT_DISABLE (rules.off_base) -> figure
         self.off_worst: dict[int, list[Span]] = {}
         self.wake_sources: dict[int, int] = {}
         self.seen_waking = False
@@ -143,7 +156,7 @@ class SchedAnalyzer:
             if overlap > 0 and pid != victim:
                 share[pid] = share.get(pid, 0.0) + overlap
         blames = []
-        for pid, seconds in sorted(share.items(), key=lambda kv: -kv[1])[:5]:
+        for pid, seconds in sorted(share.items(), key=lambda kv: -kv[1])[: rules.BLAMES]:
             culprit = self.tasks.get(pid)
             if culprit is not None and pid != 0 and victim >= 0:
                 culprit.victims[victim] = culprit.victims.get(victim, 0.0) + seconds
@@ -158,7 +171,7 @@ class SchedAnalyzer:
             self._feed(events)
 
     def _feed(self, events: Iterable[TraceEvent]) -> None:
-        if self.digest is not None and len(self.digest.cells) > MAX_BUCKET_CELLS:
+        if self.digest is not None and len(self.digest.cells) > rules.MAX_BUCKET_CELLS:
             self.digest.bound()
         w1 = self.w1
         last = self.last
@@ -166,7 +179,7 @@ class SchedAnalyzer:
         for ev in events:
             kind = ev.kind
             ts = ev.ts
-            if kind == 17:  # Kind.LOST
+            if kind == LOST:
                 self._lost(ev)
                 continue
             if ts > w1:
@@ -181,24 +194,20 @@ class SchedAnalyzer:
                 clock.went_back(prev, ev)
             clock.fed += 1
             last[cpu] = ev
-            if kind == 1:
+            if kind == SWITCH:  # dispatch as rules.HANDLERS
                 self._switch(ev, ts, cpu)
-            elif kind <= 4:
+            elif kind <= WAKEUP_NEW:
                 self._wake(ev, ts, kind)
-            elif kind <= 6:
+            elif kind <= IRQ_EXIT:
                 self._irq(ev, ts, cpu, kind)
-            elif kind <= 9:
+            elif kind <= SOFTIRQ_EXIT:
                 self._softirq(ev, ts, cpu, kind)
-            elif kind <= 11:
+            elif kind <= WORK_END:
                 self._work(ev, ts, cpu, kind)
-            elif kind <= 15:
+            elif kind <= PREEMPT_ENABLE:
                 self._offtime(ev, ts, cpu, kind)
             else:
-                pid = ev.pid
-                self._unqueue(pid, ts)
-                self.pending_wake.pop(pid, None)
-                self.blocked.pop(pid, None)
-                self.preempted.pop(pid, None)
+                self._exit(ev, ts)
         if events:
             self.last_ts = max(self.last_ts, max((e.ts for e in last.values()), default=-math.inf))
 
@@ -217,92 +226,113 @@ class SchedAnalyzer:
             self.soft_cur.pop(cpu, None)
 
     def _switch(self, ev: TraceEvent, ts: float, cpu: int) -> None:
-        # The hot path (a third of all events): _queue, _unqueue, Accumulator.add and the wait
-        # accounting are inlined here (same arithmetic in the same order, so the same floats).  The
-        # task-seconds of waiting on a CPU up to ts are q[1] + q[0] * (ts - q[2]) (q[1] when ts <= q[2]).
-        prev = ev.pid
-        tasks = self.tasks
-        queues = self.queues
-        q = queues.get(cpu)  # [tasks waiting, task-seconds so far, since when], see _queue
-        cur = self.cur.get(cpu)
+        """A sched_switch: the run that ends on ``cpu``, the task switched out, the task switched in."""
         switches = self.switches
         switches[cpu] = switches.get(cpu, 0) + 1
-        if cur is not None and cur[0] == prev:
-            since = cur[1]
-            recent = self.recent.get(cpu)
-            if recent is None:
-                recent = self.recent[cpu] = deque(maxlen=RECENT_RUNS)
-            recent.append((prev, since, ts))
-            if since > self.barrier and since >= self.w0 and ts >= since:
-                start: float | None = since
-            else:
-                start = self.clip(since, ts)
-            if start is not None:
-                if prev == 0:
-                    self.idle[cpu] = self.idle.get(cpu, 0.0) + (ts - start)
-                else:
-                    self.busy[cpu] = self.busy.get(cpu, 0.0) + (ts - start)
-                    task = tasks.get(prev)
-                    if task is None:
-                        task = tasks[prev] = TaskState(ev.comm, ev.prio)
-                    run = ts - start
-                    task.runtime += run
-                    runs = task.runs
-                    runs.count += 1
-                    runs.total += run
-                    if run > runs.worst:
-                        runs.set_worst(start, ts, cpu, cur[2], ev)
-                    area = 0.0 if q is None else (q[1] + q[0] * (ts - q[2]) if ts > q[2] else q[1])
-                    delay = area - cur[3]
-                    if delay > 0:
-                        task.delay_caused += delay
-                    if run > self.thresholds.hog:
-                        task.hog_runs += 1
-                    if self.digest is not None:
-                        self.digest.add(cpu, start, ts, prev, 0)
-                if self.timeline is not None and len(self.timeline) < TIMELINE_MAX_RUNS:
-                    self.timeline.append((cpu, start, ts, prev))
-        wait_cpu = self.wait_cpu
-        nxt = ev.next_pid
-        if prev != 0:
+        cur = self.cur.get(cpu)
+        if cur is not None and cur[0] == ev.pid:
+            self._run_ends(ev, ts, cpu, cur)
+        if ev.pid != 0:
+            self._switch_out(ev, ts, cpu)
+        self._switch_in(ev, ts, cpu)
+
+    # The hot path (a third of all events) is _run_ends, _switch_out and _switch_in: _queue, _unqueue,
+    # Accumulator.add and the wait accounting are written out in them (same arithmetic in the same order,
+    # so the same floats).  The task-seconds of waiting on a CPU up to ts are q[1] + q[0] * (ts - q[2]) (q[1]
+    # when ts <= q[2]), q = self.queues[cpu] (see _queue).
+
+    def _run_ends(self, ev: TraceEvent, ts: float, cpu: int, cur: tuple[int, float, TraceEvent, float]) -> None:
+        """The run of the task switched out (``cur``: who runs on ``cpu`` since when) ends at ``ts``."""
+        prev = ev.pid
+        since = cur[1]
+        recent = self.recent.get(cpu)
+        if recent is None:
+            recent = self.recent[cpu] = deque(maxlen=rules.RECENT_RUNS)
+        recent.append((prev, since, ts))
+        if since > self.barrier and since >= self.w0 and ts >= since:
+            start: float | None = since
+        else:
+            start = self.clip(since, ts)
+        if start is None:
+            return
+        if prev == 0:
+            self.idle[cpu] = self.idle.get(cpu, 0.0) + (ts - start)
+        else:
+            self.busy[cpu] = self.busy.get(cpu, 0.0) + (ts - start)
+            tasks = self.tasks
             task = tasks.get(prev)
             if task is None:
                 task = tasks[prev] = TaskState(ev.comm, ev.prio)
-            else:
-                task.comm = ev.comm
-                task.prio = ev.prio
-            state = ev.state[:1]
-            self.pending_wake.pop(prev, None)
-            if prev in wait_cpu:
-                self._unqueue(prev, ts)
-                q = queues.get(cpu)
-            if state == b"R":
-                self.preempted[prev] = ev
-                wait_cpu[prev] = cpu
-                if q is None:
-                    q = queues[cpu] = [0.0, 0.0, ts]
-                if ts > q[2]:
-                    q[1] += q[0] * (ts - q[2])
-                q[2] = ts
-                q[0] = max(0.0, q[0] + 1)
-                preempted_by = task.preempted_by
-                preempted_by[nxt] = preempted_by.get(nxt, 0) + 1
-            elif state not in (b"Z", b"X"):
-                self.blocked[prev] = ev
+            run = ts - start
+            task.runtime += run
+            runs = task.runs
+            runs.count += 1
+            runs.total += run
+            if run > runs.worst:
+                runs.set_worst(start, ts, cpu, cur[2], ev)
+            q = self.queues.get(cpu)
+            area = 0.0 if q is None else (q[1] + q[0] * (ts - q[2]) if ts > q[2] else q[1])
+            delay = area - cur[3]
+            if delay > 0:
+                task.delay_caused += delay
+            if is_hog(run, self.thresholds.hog):
+                task.hog_runs += 1
+            if self.digest is not None:
+                self.digest.add(cpu, start, ts, prev, rules.BUCKET_RUN)
+        if self.timeline is not None and len(self.timeline) < rules.TIMELINE_MAX_RUNS:
+            self.timeline.append((cpu, start, ts, prev))
+
+    def _switch_out(self, ev: TraceEvent, ts: float, cpu: int) -> None:
+        """The task switched out (not idle): preempted (it waits on ``cpu``), blocked, or gone."""
+        prev = ev.pid
+        tasks = self.tasks
+        task = tasks.get(prev)
+        if task is None:
+            task = tasks[prev] = TaskState(ev.comm, ev.prio)
+        else:
+            task.comm = ev.comm
+            task.prio = ev.prio
+        state = ev.state[:1]
+        self.pending_wake.pop(prev, None)
+        wait_cpu = self.wait_cpu
+        if prev in wait_cpu:
+            self._unqueue(prev, ts)
+        if state == rules.PREEMPTED_STATE:
+            self.preempted[prev] = ev
+            wait_cpu[prev] = cpu
+            queues = self.queues
+            q = queues.get(cpu)
+            if q is None:
+                q = queues[cpu] = [0.0, 0.0, ts]
+            if ts > q[2]:
+                q[1] += q[0] * (ts - q[2])
+            q[2] = ts
+            q[0] = max(0.0, q[0] + 1)
+            preempted_by = task.preempted_by
+            nxt = ev.next_pid
+            preempted_by[nxt] = preempted_by.get(nxt, 0) + 1
+        elif state not in rules.GONE_STATES:
+            self.blocked[prev] = ev
+
+    def _switch_in(self, ev: TraceEvent, ts: float, cpu: int) -> None:
+        """The task switched in: it runs from ``ts``; a wakeup or preemption wait of it ends."""
+        nxt = ev.next_pid
+        queues = self.queues
+        wait_cpu = self.wait_cpu
         if nxt in wait_cpu:
             waited_on = wait_cpu.pop(nxt)
-            wq = q if waited_on == cpu else queues.get(waited_on)
+            wq = queues.get(waited_on)
             if wq is None:
                 wq = queues[waited_on] = [0.0, 0.0, ts]
-                if waited_on == cpu:
-                    q = wq
             if ts > wq[2]:
                 wq[1] += wq[0] * (ts - wq[2])
             wq[2] = ts
             wq[0] = max(0.0, wq[0] - 1)
+        q = queues.get(cpu)
         self.cur[cpu] = (nxt, ts, ev, 0.0 if q is None else (q[1] + q[0] * (ts - q[2]) if ts > q[2] else q[1]))
         if nxt == 0:
             return
+        tasks = self.tasks
         task = tasks.get(nxt)
         if task is None:
             task = tasks[nxt] = TaskState(ev.next_comm, ev.next_prio)
@@ -315,7 +345,7 @@ class SchedAnalyzer:
         else:
             since_ev = self.preempted.pop(nxt, None)
             fig = task.preempt_wait
-        if since_ev is not None:  # _waited, inlined
+        if since_ev is not None:  # _waited, written out
             begin = since_ev.ts
             if begin > self.barrier and begin >= self.w0 and ts >= begin:
                 latency = ts - begin
@@ -353,7 +383,7 @@ class SchedAnalyzer:
     ) -> None:
         """A task's new worst wait (wakeup or preemption, told by ``fig``): record it and who ran meanwhile."""
         fig.set_worst(start, ts, cpu, since, ev)
-        source = "preemption" if fig is task.preempt_wait else _WAKE_SOURCES[since.kind]
+        source = "preemption" if fig is task.preempt_wait else WAKE_SOURCES[since.kind]
         wait = Wait(span_of(start, ts, cpu, since, ev), self._behind(cpu, start, ts, pid), source)
         if source == "preemption":
             task.worst_preempt_wait = wait
@@ -371,9 +401,9 @@ class SchedAnalyzer:
         fig.add(start, ts, sleep.cpu, sleep, ev)
 
     def _wake(self, ev: TraceEvent, ts: float, kind: int) -> None:
-        if kind == 2:
+        if kind == WAKING:
             self.seen_waking = True
-        elif kind == 3 and self.seen_waking:
+        elif kind == WAKEUP and self.seen_waking:
             return
         pid = ev.pid
         if pid == 0:
@@ -416,7 +446,7 @@ class SchedAnalyzer:
 
     def _irq(self, ev: TraceEvent, ts: float, cpu: int, kind: int) -> None:
         stack = self.irq_stack.get(cpu)
-        if kind == 5:
+        if kind == IRQ_ENTRY:
             if stack is None:
                 stack = self.irq_stack[cpu] = []
             stack.append(ev)
@@ -434,14 +464,14 @@ class SchedAnalyzer:
         fig.add(start, ts, cpu, entry, ev)
         self.irq_time[cpu] = self.irq_time.get(cpu, 0.0) + (ts - start)
         if self.digest is not None:
-            self.digest.add(cpu, start, ts, 0, 1)
+            self.digest.add(cpu, start, ts, 0, rules.BUCKET_IRQ)
 
     def _softirq(self, ev: TraceEvent, ts: float, cpu: int, kind: int) -> None:
         vec = ev.pid
-        if kind == 7:
+        if kind == SOFTIRQ_RAISE:
             self.raised.setdefault((cpu, vec), ev)
             return
-        if kind == 8:
+        if kind == SOFTIRQ_ENTRY:
             self.soft_cur[cpu] = ev
             raised = self.raised.pop((cpu, vec), None)
             if raised is None:
@@ -468,11 +498,11 @@ class SchedAnalyzer:
         fig.add(start, ts, cpu, entry, ev)
         self.softirq_time[cpu] = self.softirq_time.get(cpu, 0.0) + (ts - start)
         if self.digest is not None:
-            self.digest.add(cpu, start, ts, 0, 2)
+            self.digest.add(cpu, start, ts, 0, rules.BUCKET_SOFTIRQ)
 
     def _work(self, ev: TraceEvent, ts: float, cpu: int, kind: int) -> None:
         key = (cpu, ev.comm)
-        if kind == 10:
+        if kind == WORK_START:
             self.work_cur[key] = ev
             return
         begin = self.work_cur.pop(key, None)
@@ -487,11 +517,11 @@ class SchedAnalyzer:
         fig.add(start, ts, cpu, begin, ev)
 
     def _offtime(self, ev: TraceEvent, ts: float, cpu: int, kind: int) -> None:
-        base = kind if kind in (12, 14) else kind - 1  # the *_DISABLE kind
+        base = off_base(kind)
         if base not in self.off:
             self.off[base] = Accumulator()
             self.off_worst[base] = []
-        if kind == base:
+        if opens_offtime(kind):
             self.off_start.setdefault((base, cpu), ev)
             return
         begin = self.off_start.pop((base, cpu), None)
@@ -501,12 +531,20 @@ class SchedAnalyzer:
         if start is None:
             return
         self.off[base].add(start, ts, cpu, begin, ev)
-        if ts - start >= self.thresholds.offtime:
+        if keeps_offtime(ts - start, self.thresholds.offtime):
             worst = self.off_worst[base]
             worst.append(span_of(start, ts, cpu, begin, ev))
-            if len(worst) > 64:
+            if len(worst) > rules.OFF_KEEP:
                 worst.sort(key=lambda s: -s.duration)
-                del worst[16:]
+                del worst[rules.OFF_CUT :]
+
+    def _exit(self, ev: TraceEvent, ts: float) -> None:
+        """A task exits: it no longer waits, is woken, sleeps or is preempted."""
+        pid = ev.pid
+        self._unqueue(pid, ts)
+        self.pending_wake.pop(pid, None)
+        self.blocked.pop(pid, None)
+        self.preempted.pop(pid, None)
 
     # -- result --------------------------------------------------------------------------------
 

@@ -1,6 +1,6 @@
 """The ``--bucket-ms`` digest: per time bucket and CPU, top tasks, IRQ/softirq time and worst latency.
 
-Memory is bounded: past :data:`MAX_BUCKET_CELLS` (bucket, CPU) cells the
+Memory is bounded: past :data:`~detectors.sched.rules.MAX_BUCKET_CELLS` (bucket, CPU) cells the
 bucket size doubles and pairs of cells merge, so an hour-long trace gives a
 coarser digest instead of an unbounded one.
 """
@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from detectors.sched import rules
 from detectors.sched.model import Bucket, BucketTask
-
-MAX_BUCKET_CELLS = 50_000  # (bucket, CPU) cells kept; beyond that buckets double in size (bounded memory)
 
 
 class BucketCell:
@@ -35,7 +34,7 @@ class BucketDigest:
         self.cells: dict[tuple[int, int], BucketCell] = {}
 
     def add(self, cpu: int, start: float, end: float, pid: int, what: int) -> None:
-        """Spread an interval over the buckets it covers (what: 0 runtime of ``pid``, 1 irq, 2 softirq)."""
+        """Spread an interval over the buckets it covers (``what``: rules.BUCKET_RUN of ``pid``, _IRQ, _SOFTIRQ)."""
         size = self.size
         b = int(start // size)
         while start < end:
@@ -44,9 +43,9 @@ class BucketDigest:
             if cell is None:
                 cell = self.cells[(b, cpu)] = BucketCell()
             part = edge - start
-            if what == 0:
+            if what == rules.BUCKET_RUN:
                 cell.runtime[pid] = cell.runtime.get(pid, 0.0) + part
-            elif what == 1:
+            elif what == rules.BUCKET_IRQ:
                 cell.irq += part
             else:
                 cell.softirq += part
@@ -65,7 +64,7 @@ class BucketDigest:
 
     def bound(self) -> None:
         """Double the bucket size, merging pairs of cells, until the digest fits its budget."""
-        while len(self.cells) > MAX_BUCKET_CELLS // 2:
+        while len(self.cells) > rules.MAX_BUCKET_CELLS // 2:
             self.size *= 2
             merged: dict[tuple[int, int], BucketCell] = {}
             for (b, cpu), cell in self.cells.items():

@@ -2,7 +2,7 @@
 
 :class:`FastAnalyzer` has the surface of
 :class:`~detectors.sched.analyzer.SchedAnalyzer` but is fed
-:class:`~collectors.trace_batch.EventBatch` columns; the per-event state
+:class:`~forensics.types.trace_batch.EventBatch` columns; the per-event state
 machine runs compiled (:mod:`detectors.sched.engine_kernels`), doing the same
 floating-point operations in the same order, so the :class:`TraceAnalysis` is
 equal to SchedAnalyzer's, not merely close.
@@ -24,9 +24,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-import detectors.sched.analyzer as reference
-from detectors.sched import buckets
 from detectors.sched import engine_kernels as k
+from detectors.sched import rules
 from detectors.sched.analyzer import SchedAnalyzer
 from detectors.sched.buckets import BucketDigest
 from detectors.sched.model import Blame, ParseSummary, Thresholds, TraceAnalysis, Wait
@@ -37,7 +36,6 @@ from forensics.types.trace_batch import EventBatch
 
 Array = npt.NDArray[Any]
 Comm = bytes | str  # a blamed task's comm: its text, or what SchedAnalyzer.comm says without one
-_WAKE_SOURCES = {2: "sched_waking", 3: "sched_wakeup", 4: "sched_wakeup_new"}
 _KEEP_MIN = 4096  # kept events checked for references when their number doubles past this
 
 
@@ -68,7 +66,7 @@ class _Tables:
         self.si[k.S_OFFACC : k.S_OFFACC + 2] = -1
         self.si[k.S_TLON] = timeline
         self.si[k.S_DGON] = digest
-        self.si[k.S_TLMAX] = reference.TIMELINE_MAX_RUNS
+        self.si[k.S_TLMAX] = rules.TIMELINE_MAX_RUNS
         self.maps = k.new_maps()
         self.ci = _table(8, k.CI_DEFAULT, np.int64)
         self.ci[:, k.C_CPU] = np.arange(8)
@@ -94,8 +92,8 @@ class _Tables:
         self.sw_i = np.zeros((16, 5, 3), dtype=np.int64)
         self.sw_f = np.zeros((16, 5))
         self.sw_n = np.zeros(16, dtype=np.int64)
-        self.ow_i = np.zeros((2, k.OFF_KEEP + 1, 3), dtype=np.int64)
-        self.ow_f = np.zeros((2, k.OFF_KEEP + 1, 2))
+        self.ow_i = np.zeros((2, rules.OFF_KEEP + 1, 3), dtype=np.int64)
+        self.ow_f = np.zeros((2, rules.OFF_KEEP + 1, 2))
         self.vic_i = np.zeros((256, 2), dtype=np.int64)
         self.vic_f = np.zeros(256)
         self.pb_i = np.zeros((256, 3), dtype=np.int64)
@@ -238,7 +236,7 @@ class FastAnalyzer:
 
     def feed(self, batch: EventBatch) -> None:
         """Process a batch (trace order); stops (sets ``done``) at the first event after the window."""
-        if self.digest is not None and len(self.digest.cells) > buckets.MAX_BUCKET_CELLS:
+        if self.digest is not None and len(self.digest.cells) > rules.MAX_BUCKET_CELLS:
             self.digest.bound()
         cols = tuple(
             np.ascontiguousarray(c)
@@ -281,7 +279,7 @@ class FastAnalyzer:
             add, latency = self.digest.add, self.digest.latency
             ints, floats = t.dg_i[:n].tolist(), t.dg_f[:n].tolist()
             for (what, cpu, pid), (a, b, _c) in zip(ints, floats, strict=True):
-                if what == 3:
+                if what == rules.BUCKET_LATENCY:
                     latency(cpu, a, b, pid)
                 else:
                     add(cpu, a, b, pid, what)
@@ -380,7 +378,7 @@ class FastAnalyzer:
         an.first_ts = sc[k.X_FIRSTTS]
         an.seen_waking = bool(si[k.S_SEENWAKING])
         an.lost_markers, an.lost_events = si[k.S_LOSTM], si[k.S_LOSTE]
-        an.wake_sources = {kind: si[k.S_WS + kind] for kind in (2, 3, 4) if si[k.S_WS + kind]}
+        an.wake_sources = {kind: si[k.S_WS + kind] for kind in rules.WAKE_SOURCES if si[k.S_WS + kind]}
 
         def acc(ints: list[int], floats: list[float]) -> Accumulator:
             a = Accumulator()
@@ -415,9 +413,8 @@ class FastAnalyzer:
             ts.runs, ts.wakeup, ts.preempt_wait = figs
             for which, fig in ((0, ts.wakeup), (1, ts.preempt_wait)):
                 row = 2 * slot + which
-                source = (
-                    "preemption" if which else _WAKE_SOURCES.get(fig.worst_begin.kind if fig.worst_begin else 0, "")
-                )
+                begin = fig.worst_begin.kind if fig.worst_begin else 0
+                source = "preemption" if which else rules.WAKE_SOURCES.get(begin, "")
                 found = wait(fig, (t.wb_i[row], t.wb_f[row]), int(t.wb_n[row]), self._blames.get((0, row), ()), source)
                 if which:
                     ts.worst_preempt_wait = found
@@ -454,7 +451,7 @@ class FastAnalyzer:
                 an.works[a.worst_begin.state] = a
             else:
                 an.off[k1] = a
-                b = (k1 - 12) // 2
+                b = rules.off_index(k1)
                 spans = zip(t.ow_f[b, : si[k.S_OWN + b]].tolist(), t.ow_i[b, : si[k.S_OWN + b]].tolist(), strict=True)
                 an.off_worst[k1] = [span_of(start, ev[e].ts, cpu, ev[b_], ev[e]) for (_d, start), (cpu, b_, e) in spans]
         an.irq_names = {irq: self._irq_name[r] for r, irq in enumerate(t.irq_i[: si[k.S_NIRQ], 0].tolist())}

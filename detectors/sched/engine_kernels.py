@@ -1,8 +1,19 @@
 """The compiled (numba) part of :mod:`detectors.sched.engine`: SchedAnalyzer's per-event work over columns.
 
-:func:`run_batch` walks the rows of one :class:`~collectors.trace_batch.EventBatch`
+:func:`run_batch` walks the rows of one :class:`~forensics.types.trace_batch.EventBatch`
 and does exactly what ``SchedAnalyzer._feed`` does per event (the same IEEE
-operations in the same order), on arrays instead of dicts and objects:
+operations in the same order), on arrays instead of dicts and objects.  It
+mirrors the reference function for function: inside :func:`run_batch`, one
+handler per SchedAnalyzer method (``switch`` is ``_switch`` and calls
+``run_ends``, ``switch_out`` and ``switch_in`` as it does; ``wake``,
+``blocked``, ``irq``, ``softirq``, ``work``, ``offtime``, ``exit_``,
+``queue``/``unqueue``), and beside it the rare paths :func:`lost`,
+:func:`worst_wait`, :func:`behind` and :func:`clip`; the dispatch follows
+:data:`detectors.sched.rules.HANDLERS`.  The kinds, sizes and rules (CPU hog,
+off-time) come from :mod:`detectors.sched.rules`, which the reference uses
+too; the rule functions are compiled from that same source.
+
+The state, on arrays:
 
 - per CPU (a slot: the CPU number below :data:`CPU_DIRECT`, else mapped): the
   current run, the waiting-tasks integral, first/last event, times, IRQ stack,
@@ -16,15 +27,24 @@ operations in the same order), on arrays instead of dicts and objects:
   in one table (``oi``/``of``) whose rows say what they are (``O_KIND``);
 - worst waits' blames, victims and preempted-by counts in tables.
 
+Why the handlers are closures inside :func:`run_batch`: numba inlines a
+closure over the state without reference counting the arrays it uses.  A
+handler at module level that takes the arrays as arguments costs two atomic
+reference counts per array per call (numba's ``inline="always"`` keeps them
+too, and tuples of arrays cost the same per item): measured 8-14x slower than
+the closures on the whole loop.  The rare paths (worst waits, lost events,
+growth) are module functions: their calls are rare.  :func:`run_batch` keeps
+flat arguments because numba types a call from Python with tuple arguments
+slowly (about 1 ms per call).
+
 Events are referred to by event id (``eid``); the engine keeps the
 materialised events that the state refers to.  When a table is full the
 kernel returns :data:`GROW` with the row to resume at and what to grow in
-``si[S_NEED]``; no state was changed for that row.
+``si[S_NEED]`` (:func:`room`); no state was changed for that row.
 
-Speed: a call that passes arrays costs two atomic reference counts per array
-(numba's inlining does not remove them), about the cost of a whole event, so
-the frequent paths (switch, wakeup) are written out in :func:`run_batch` and
-their helpers take scalars; helpers with arrays serve the rare paths.
+numba caches the compiled loop keyed on this file only: after changing
+:mod:`detectors.sched.rules`, touch this file (or remove its ``__pycache__``)
+so that the cache does not keep the old constants.
 """
 
 from __future__ import annotations
@@ -37,17 +57,49 @@ import numpy as np
 from numba import types
 from numba.typed import Dict
 
+from detectors.sched import rules
+from detectors.sched.rules import (
+    BLAMES,
+    BUCKET_IRQ,
+    BUCKET_LATENCY,
+    BUCKET_RUN,
+    BUCKET_SOFTIRQ,
+    IRQ_ENTRY,
+    IRQ_EXIT,
+    LOST,
+    OFF_CUT,
+    OFF_KEEP,
+    PREEMPT_ENABLE,
+    PREEMPTED_LETTER,
+    SOFTIRQ_ENTRY,
+    SOFTIRQ_EXIT,
+    SOFTIRQ_RAISE,
+    SWITCH,
+    WAKEUP,
+    WAKEUP_NEW,
+    WAKING,
+    WORK_END,
+    WORK_START,
+)
+
 F = TypeVar("F", bound=Callable[..., Any])
 I64: Callable[[int], int] = cast(
     Callable[[int], int], np.int64
 )  # I64(constant): an argument typed int64, not a literal (one compiled helper, not one per constant)
 njit: Callable[[F], F] = cast(Callable[[F], F], numba.njit(cache=True, nogil=True))
 
-RING = 512  # = analyzer.RECENT_RUNS
+RING = rules.RECENT_RUNS  # the per-CPU ring of runs (SchedAnalyzer.recent's deque)
 CPU_DIRECT = 1024  # CPUs below this are their own slot
 PID_DIRECT = 1 << 20  # pids below this map to slots through an array, others through a dict
-OFF_KEEP = 64  # off-time spans kept before sorting and cutting to 16 (as SchedAnalyzer._offtime)
 DONE, FINISHED, GROW = 1, 0, 2
+_Z, _X = rules.GONE_LETTERS
+
+# The rules, compiled from their one source.
+is_hog = njit(rules.is_hog)
+keeps_offtime = njit(rules.keeps_offtime)
+off_index = njit(rules.off_index)
+off_base = njit(rules.off_base)
+opens_offtime = njit(rules.opens_offtime)
 
 # si: integer scalars
 (S_NSLOTS, S_NOACC, S_NIRQ, S_NSOFT, S_NVIC, S_NPB, S_NRING, S_TL, S_DG, S_TLTOTAL, S_TLMAX, S_TLON, S_DGON,
@@ -141,7 +193,7 @@ def q_area(present: int, n: float, area: float, since: float, ts: float) -> floa
     return area + n * (ts - since) if ts > since else area
 
 
-# -- helpers of the rare paths (they take arrays) ------------------------------------------------
+# -- small helpers of the handlers ---------------------------------------------------------------
 
 
 @njit
@@ -218,35 +270,7 @@ def new_task(p: int, ref: int, prio: int, si: Any, pid_slot: Any, pid_map: Any, 
     return s  # type: ignore[no-any-return]
 
 
-@njit
-def log_digest(si: Any, dg_i: Any, dg_f: Any, what: int, cpu: int, pid: int, a: float, b: float) -> None:
-    """Log a BucketDigest call (what 0-2: add(cpu, a, b, pid, what); 3: latency(cpu, a, b, pid))."""
-    d = si[S_DG]
-    si[S_DG] += 1
-    dg_i[d, 0] = what
-    dg_i[d, 1] = cpu
-    dg_i[d, 2] = pid
-    dg_f[d, 0] = a
-    dg_f[d, 1] = b
-
-
-@njit
-def blocked(
-    ti: Any, tf: Any, ps: int, ts: float, eid: int, barrier: float, w0: float, si: Any, oi: Any, of: Any, blk: Any
-) -> None:
-    """Pop task ``ps``'s blocked event and count the sleep up to ``ts`` (SchedAnalyzer._blocked)."""
-    b_eid = ti[ps, T_BLK]
-    ti[ps, T_BLK] = -1
-    ok, start = clip(tf[ps, TF_BLK_TS], ts, barrier, w0)
-    if not ok:
-        return
-    letter = ti[ps, T_BLK_STATE]
-    key = (ps, letter)
-    a = get(blk, key)
-    if a < 0:
-        a = new_oacc(si, oi, I64(K_BLOCKED), ps, letter)
-        blk[key] = a
-    acc_add(oi, of, a, start, ts, ti[ps, T_BLK_CPU], b_eid, eid)
+# -- the handlers, one per SchedAnalyzer method ----------------------------------------------------
 
 
 @njit
@@ -300,7 +324,7 @@ def behind(
             order[b + 1] = order[b]
             b -= 1
         order[b + 1] = x
-    take = min(m, 5)
+    take = min(m, BLAMES)
     for a in range(take):
         q = order[a]
         p = pids[q]
@@ -353,8 +377,18 @@ def lost(c: int, n: int, sc: Any, si: Any, ci: Any, cf: Any, cpu_map: Any) -> No
 
 
 @njit
+def worst_wait(
+    si: Any, ci: Any, ti: Any, tf: Any, rings: Any, blames: Any, vic: Any, ns: int, pid: int, fig: int, b_eid: int,
+    eid: int, start: float, ts: float, c: int, s: int,
+) -> None:  # fmt: skip
+    """SchedAnalyzer._worst_wait: task slot ``ns``'s new worst wait (``fig``: A_WAKE or A_PREEMPT) and who ran."""
+    acc_worst(ti, tf, ns, T_ACC + 4 * fig, TF_ACC + 3 * fig, start, ts, c, b_eid, eid)
+    behind(ci, si, rings, ti, s, start, ts, pid, blames, 2 * ns + fig - 1, vic)
+
+
+@njit
 def off_worst(si: Any, ow_i: Any, ow_f: Any, b: int, dur: float, start: float, cpu: int, be: int, ee: int) -> None:
-    """Append a span to off_worst[b]; past OFF_KEEP spans keep the 16 longest (stable, as list.sort)."""
+    """Append a span to off_worst[b]; past OFF_KEEP spans keep the OFF_CUT longest (stable, as list.sort)."""
     n = si[S_OWN + b]
     ow_f[b, n, 0] = dur
     ow_f[b, n, 1] = start
@@ -371,19 +405,19 @@ def off_worst(si: Any, ow_i: Any, ow_f: Any, b: int, dur: float, start: float, c
                 order[j + 1] = order[j]
                 j -= 1
             order[j + 1] = x
-        fi = np.empty((16, 2))
-        ii = np.empty((16, 3), np.int64)
-        for j in range(16):  # element by element: numba compiles array-to-slice copies slowly
+        fi = np.empty((OFF_CUT, 2))
+        ii = np.empty((OFF_CUT, 3), np.int64)
+        for j in range(OFF_CUT):  # element by element: numba compiles array-to-slice copies slowly
             for col in range(2):
                 fi[j, col] = ow_f[b, order[j], col]
             for col in range(3):
                 ii[j, col] = ow_i[b, order[j], col]
-        for j in range(16):
+        for j in range(OFF_CUT):
             for col in range(2):
                 ow_f[b, j, col] = fi[j, col]
             for col in range(3):
                 ow_i[b, j, col] = ii[j, col]
-        n = 16
+        n = OFF_CUT
     si[S_OWN + b] = n
 
 
@@ -449,43 +483,385 @@ def run_batch(
 ) -> tuple[int, int]:
     """SchedAnalyzer._feed over rows ``i0..`` of a batch: (FINISHED, n), (DONE, row after the window) or (GROW, row).
 
-    The state is passed flat: arrays are typed fast at each call, tuples are not.
+    The arguments are flat: numba types array arguments fast at each call from Python, tuples slowly.
+    The handlers are closures over them, one per SchedAnalyzer method (see the module docstring).
     """
-    rings = (ring_i, ring_f, ring_h, pos)
+    rings = (ring_i, ring_f, ring_h, pos)  # the tuples of the rare paths (behind), built once
     wblames = (wb_i, wb_f, wb_n)
     sblames = (sw_i, sw_f, sw_n)
     vic = (vic_map, vic_i, vic_f)
-    w0 = sc[X_W0]
-    w1 = sc[X_W1]
-    hog = sc[X_HOG]
-    tl_on = si[S_TLON]
-    dg_on = si[S_DGON]
-    ncpu = ci.shape[0]
-    npid = pid_slot.shape[0]
-    # Room a row may need: 2 tasks, 1 accumulator (+1 off-time), 1 IRQ, 1 vector, 5 victims, 1 preemptor,
-    # 1 ring, 1 timeline run, 2 digest calls.
+    # Rows the tables hold before a row may need to grow them (see room): the sizes do not change in a call.
     full_slots = min(ti.shape[0], pos.shape[0] - 1) - 2
     full_oacc = oi.shape[0] - 2
     full_irq = irq_i.shape[0] - 1
     full_soft = min(soft_i.shape[0], raised_eid.shape[1]) - 1
-    full_vic = vic_i.shape[0] - 5
+    full_vic = vic_i.shape[0] - BLAMES
     full_pb = pb_i.shape[0] - 1
     full_ring = ring_h.shape[0] - 1
     full_tl = tl_i.shape[0] - 1
     full_dg = dg_i.shape[0] - 2
-    n = kind.shape[0]
-    for i in range(i0, n):
-        k = kind[i]
-        ts = tscol[i]
-        eid = first_eid + i
-        if k == 17:  # Kind.LOST
-            lost(cpucol[i], pidcol[i], sc, si, ci, cf, cpu_map)
-            continue
-        if ts > w1:
-            return DONE, i
-        c = cpucol[i]
-        s = c if 0 <= c < CPU_DIRECT else cpu_slot(c, cpu_map, True)
-        # -- room for this row, or GROW before anything changes
+    ncpu = ci.shape[0]
+    npid = pid_slot.shape[0]
+    w0, hog, offt = sc[X_W0], sc[X_HOG], sc[X_OFFT]  # options: constant in a call
+    tl_on, dg_on = si[S_TLON], si[S_DGON]
+
+    # -- the handlers (closures over the state: numba inlines them without reference counting the arrays)
+
+    def task_slot(p: int) -> int:
+        """``SchedAnalyzer.tasks.get(p)`` as a slot (-1: no TaskState)."""
+        return pid_slot[p] if 0 <= p < npid else pid_far(p, pid_map)
+
+    def log_digest(what: int, cpu: int, pid: int, a: float, b: float) -> None:
+        """Log a BucketDigest call: ``what`` rules.BUCKET_RUN/_IRQ/_SOFTIRQ is add(cpu, a, b, pid, what),
+        BUCKET_LATENCY is latency(cpu, a, b, pid).
+        """
+        d = si[S_DG]
+        si[S_DG] += 1
+        dg_i[d, 0] = what
+        dg_i[d, 1] = cpu
+        dg_i[d, 2] = pid
+        dg_f[d, 0] = a
+        dg_f[d, 1] = b
+
+    def queue(w: int, ts: float, delta: float) -> None:
+        """SchedAnalyzer._queue: one more (+1.0) or one less (-1.0) task waiting on CPU slot ``w`` from ``ts``."""
+        qn, qa, qs = q_step(ci[w, C_QPRES], cf[w, F_QN], cf[w, F_QAREA], cf[w, F_QSINCE], ts, delta)
+        cf[w, F_QN], cf[w, F_QAREA], cf[w, F_QSINCE], ci[w, C_QPRES] = qn, qa, qs, 1
+
+    def unqueue(ps: int, ts: float, epoch: int) -> None:
+        """SchedAnalyzer._unqueue: task slot ``ps`` no longer waits (a wait of an older epoch was cleared)."""
+        if ti[ps, T_WCPU] >= 0 and ti[ps, T_WEP] == epoch:
+            w = ti[ps, T_WCPU]
+            ti[ps, T_WCPU] = -1
+            queue(w, ts, -1.0)
+
+    def blocked(ps: int, ts: float, eid: int, barrier: float, w0: float) -> None:
+        """SchedAnalyzer._blocked: pop task ``ps``'s blocked event and count the sleep up to ``ts``."""
+        b_eid = ti[ps, T_BLK]
+        ti[ps, T_BLK] = -1
+        ok, start = clip(tf[ps, TF_BLK_TS], ts, barrier, w0)
+        if not ok:
+            return
+        letter = ti[ps, T_BLK_STATE]
+        key = (ps, letter)
+        a = get(blk_map, key)
+        if a < 0:
+            a = new_oacc(si, oi, I64(K_BLOCKED), ps, letter)
+            blk_map[key] = a
+        acc_add(oi, of, a, start, ts, ti[ps, T_BLK_CPU], b_eid, eid)
+
+    def run_ends(eid: int, ts: float, c: int, s: int, prev: int, prio: int) -> None:
+        """SchedAnalyzer._run_ends: the run of the task switched out (current on CPU slot ``s``) ends at ``ts``."""
+        since = cf[s, F_SINCE]
+        r = ci[s, C_RING]
+        if r < 0:
+            r = si[S_NRING]
+            si[S_NRING] += 1
+            ci[s, C_RING] = r
+        h = ring_h[r, 0]
+        ring_i[r, h, 0] = prev
+        ring_i[r, h, 1] = ci[s, C_CUR_SLOT]
+        ring_f[r, h, 0] = since
+        ring_f[r, h, 1] = ts
+        ring_h[r, 0] = h + 1 if h + 1 < RING else 0
+        if ring_h[r, 1] < RING:
+            ring_h[r, 1] += 1
+        ok, start = clip(since, ts, sc[X_BARRIER], w0)
+        if not ok:
+            return
+        if prev == 0:
+            cf[s, F_IDLE] += ts - start
+        else:
+            cf[s, F_BUSY] += ts - start
+            ps = task_slot(prev)
+            if ps < 0:
+                ps = new_task(prev, eid * 2, prio, si, pid_slot, pid_map, ti)
+            run = ts - start
+            tf[ps, TF_RUNTIME] += run
+            ti[ps, T_ACC + A_COUNT] += 1
+            tf[ps, TF_ACC + A_TOTAL] += run
+            if run > tf[ps, TF_ACC + A_WORST]:
+                acc_worst(ti, tf, ps, I64(T_ACC), I64(TF_ACC), start, ts, c, ci[s, C_CUR_EID], eid)
+            area = q_area(ci[s, C_QPRES], cf[s, F_QN], cf[s, F_QAREA], cf[s, F_QSINCE], ts)
+            delay = area - cf[s, F_AREA]
+            if delay > 0:
+                tf[ps, TF_DELAY] += delay
+            if is_hog(run, hog):
+                ti[ps, T_HOG] += 1
+            if dg_on:
+                log_digest(I64(BUCKET_RUN), c, prev, start, ts)
+        if tl_on and si[S_TLTOTAL] < si[S_TLMAX]:
+            j = si[S_TL]
+            si[S_TL] += 1
+            si[S_TLTOTAL] += 1
+            tl_i[j, 0] = c
+            tl_i[j, 1] = prev
+            tl_f[j, 0] = start
+            tl_f[j, 1] = ts
+
+    def switch_out(eid: int, ts: float, c: int, s: int, prev: int, prio: int, st: int, nxt: int) -> None:
+        """SchedAnalyzer._switch_out: the task switched out (not idle) is preempted (waits here), blocked, or gone."""
+        ps = task_slot(prev)
+        if ps < 0:
+            ps = new_task(prev, eid * 2, prio, si, pid_slot, pid_map, ti)
+        ti[ps, T_COMM] = eid * 2
+        ti[ps, T_PRIO] = prio
+        ti[ps, T_PEND] = -1
+        epoch = si[S_EPOCH]
+        unqueue(ps, ts, epoch)
+        if st == PREEMPTED_LETTER:
+            ti[ps, T_PRE] = eid
+            tf[ps, TF_PRE_TS] = ts
+            ti[ps, T_WCPU] = s
+            ti[ps, T_WEP] = epoch
+            queue(s, ts, 1.0)
+            key = (ps, nxt)
+            b = pb_map.get(key, -1) + 0
+            if b < 0:
+                b = si[S_NPB]
+                si[S_NPB] += 1
+                pb_map[key] = b
+                pb_i[b, 0] = ps
+                pb_i[b, 1] = nxt
+                pb_i[b, 2] = 0
+            pb_i[b, 2] += 1
+        elif st != _Z and st != _X:  # noqa: PLR1714 (not gone: blocked)
+            ti[ps, T_BLK] = eid
+            tf[ps, TF_BLK_TS] = ts
+            ti[ps, T_BLK_CPU] = c
+            ti[ps, T_BLK_STATE] = st
+
+    def switch_in(eid: int, ts: float, c: int, s: int, nxt: int, prio: int) -> None:
+        """SchedAnalyzer._switch_in: the task switched in runs from ``ts``; its wakeup or preemption wait ends."""
+        ns = task_slot(nxt)
+        if ns >= 0:
+            unqueue(ns, ts, si[S_EPOCH])
+        if ci[s, C_CUR_SEQ] < 0:
+            ci[s, C_CUR_SEQ] = si[S_CURSEQ]
+            si[S_CURSEQ] += 1
+        ci[s, C_CUR_PID] = nxt
+        ci[s, C_CUR_EID] = eid
+        ci[s, C_CUR_SLOT] = -1
+        cf[s, F_SINCE] = ts
+        cf[s, F_AREA] = q_area(ci[s, C_QPRES], cf[s, F_QN], cf[s, F_QAREA], cf[s, F_QSINCE], ts)
+        if nxt == 0:
+            return
+        if ns < 0:
+            ns = new_task(nxt, eid * 2 + 1, prio, si, pid_slot, pid_map, ti)
+        ti[ns, T_COMM] = eid * 2 + 1
+        ti[ns, T_PRIO] = prio
+        ci[s, C_CUR_SLOT] = ns
+        fig = 0
+        b_eid = -1
+        b_ts = 0.0
+        if ti[ns, T_PEND] >= 0:
+            fig = A_WAKE
+            b_eid = ti[ns, T_PEND]
+            b_ts = tf[ns, TF_PEND_TS]
+            ti[ns, T_PEND] = -1
+        elif ti[ns, T_PRE] >= 0:
+            fig = A_PREEMPT
+            b_eid = ti[ns, T_PRE]
+            b_ts = tf[ns, TF_PRE_TS]
+            ti[ns, T_PRE] = -1
+        barrier = sc[X_BARRIER]
+        if fig:  # _waited, written out
+            ok, start = clip(b_ts, ts, barrier, w0)
+            if ok:
+                latency = ts - start
+                ib = T_ACC + 4 * fig
+                fb = TF_ACC + 3 * fig
+                ti[ns, ib + A_COUNT] += 1
+                tf[ns, fb + A_TOTAL] += latency
+                if latency > tf[ns, fb + A_WORST]:
+                    worst_wait(si, ci, ti, tf, rings, wblames, vic, ns, nxt, fig, b_eid, eid, start, ts, c, s)
+                if dg_on:
+                    log_digest(I64(BUCKET_LATENCY), c, nxt, ts, latency)
+        if ti[ns, T_BLK] >= 0:  # its wakeup was not traced: blocked until the switch-in
+            blocked(ns, ts, eid, barrier, w0)
+
+    def switch(i: int, eid: int, ts: float, c: int, s: int) -> None:
+        """SchedAnalyzer._switch: the run that ends on CPU slot ``s``, the task switched out, the task in."""
+        prev = pidcol[i]
+        ci[s, C_SWITCHES] += 1
+        if ci[s, C_CUR_SEQ] >= 0 and ci[s, C_CUR_PID] == prev:
+            run_ends(eid, ts, c, s, prev, priocol[i])
+        if prev != 0:
+            switch_out(eid, ts, c, s, prev, priocol[i], statecol[i], nxtcol[i])
+        switch_in(eid, ts, c, s, nxtcol[i], nprcol[i])
+
+    def wake(i: int, eid: int, ts: float, k: int, t: int) -> None:
+        """SchedAnalyzer._wake: a wakeup starts a wait on CPU slot ``t`` and ends a sleep."""
+        if k == WAKING:
+            si[S_SEENWAKING] = 1
+        elif k == WAKEUP and si[S_SEENWAKING]:
+            return
+        p = pidcol[i]
+        if p == 0:
+            return
+        ps = task_slot(p)
+        if ps < 0:
+            ps = new_task(p, eid * 2, priocol[i], si, pid_slot, pid_map, ti)
+        epoch = si[S_EPOCH]
+        if ti[ps, T_PEND] < 0:
+            ti[ps, T_PEND] = eid
+            tf[ps, TF_PEND_TS] = ts
+            si[S_WS + k] += 1
+            if not (ti[ps, T_WCPU] >= 0 and ti[ps, T_WEP] == epoch):
+                ti[ps, T_WCPU] = t
+                ti[ps, T_WEP] = epoch
+                queue(t, ts, 1.0)
+        if ti[ps, T_BLK] >= 0:  # _blocked, written out (most wakeups wake a sleeper)
+            b_eid = ti[ps, T_BLK]
+            ti[ps, T_BLK] = -1
+            ok, start = clip(tf[ps, TF_BLK_TS], ts, sc[X_BARRIER], w0)
+            if ok:
+                letter = ti[ps, T_BLK_STATE]
+                key = (ps, letter)
+                a = blk_map.get(key, -1) + 0
+                if a < 0:
+                    a = new_oacc(si, oi, I64(K_BLOCKED), ps, letter)
+                    blk_map[key] = a
+                slept = ts - start
+                oi[a, A_COUNT] += 1
+                of[a, A_TOTAL] += slept
+                if slept > of[a, A_WORST]:
+                    acc_worst(oi, of, a, I64(0), I64(0), start, ts, ti[ps, T_BLK_CPU], b_eid, eid)
+
+    def irq(eid: int, ts: float, c: int, s: int, k: int, num: int) -> None:
+        """SchedAnalyzer._irq: push an entry on the CPU's IRQ stack, or count the handler its exit ends."""
+        d = ci[s, C_DEPTH]
+        if k == IRQ_ENTRY:
+            stk_i[s, d, 0] = eid
+            stk_i[s, d, 1] = num
+            stk_f[s, d] = ts
+            ci[s, C_DEPTH] = d + 1
+            r = get(irq_map, num)
+            if r < 0:
+                r = si[S_NIRQ]
+                si[S_NIRQ] += 1
+                irq_map[num] = r
+                irq_i[r, 0] = num
+                irq_i[r, 2] = -1
+            irq_i[r, 1] = eid
+            return
+        if d == 0 or stk_i[s, d - 1, 1] != num:
+            return
+        ci[s, C_DEPTH] = d - 1
+        ok, start = clip(stk_f[s, d - 1], ts, sc[X_BARRIER], w0)
+        if not ok:
+            return
+        r = irq_map[num]
+        if irq_i[r, 2] < 0:
+            irq_i[r, 2] = new_oacc(si, oi, I64(K_IRQ), num, I64(0))
+        acc_add(oi, of, irq_i[r, 2], start, ts, c, stk_i[s, d - 1, 0], eid)
+        cf[s, F_IRQ] += ts - start
+        if dg_on:
+            log_digest(I64(BUCKET_IRQ), c, I64(0), start, ts)
+
+    def softirq(eid: int, ts: float, c: int, s: int, k: int, vec: int) -> None:
+        """SchedAnalyzer._softirq: a raise, an entry (ends the raise-to-entry wait) or an exit (ends a run)."""
+        barrier = sc[X_BARRIER]
+        v = get(soft_map, vec)
+        if v < 0:
+            v = si[S_NSOFT]
+            si[S_NSOFT] += 1
+            soft_map[vec] = v
+            soft_i[v, 0] = vec
+            soft_i[v, 1] = -1
+            soft_i[v, 2] = -1
+        if k == SOFTIRQ_RAISE:
+            if raised_eid[s, v] < 0:
+                raised_eid[s, v] = eid
+                raised_ts[s, v] = ts
+            return
+        if k == SOFTIRQ_ENTRY:
+            ci[s, C_SOFT_EID] = eid
+            ci[s, C_SOFT_VEC] = vec
+            cf[s, F_SOFT_TS] = ts
+            r_eid = raised_eid[s, v]
+            if r_eid < 0:
+                return
+            raised_eid[s, v] = -1
+            ok, start = clip(raised_ts[s, v], ts, barrier, w0)
+            if not ok:
+                return
+            if soft_i[v, 2] < 0:
+                soft_i[v, 2] = new_oacc(si, oi, I64(K_RAISE), vec, I64(0))
+            if acc_add(oi, of, soft_i[v, 2], start, ts, c, r_eid, eid):
+                behind(ci, si, rings, ti, s, start, ts, I64(-1), sblames, v, vic)
+            return
+        e_eid = ci[s, C_SOFT_EID]
+        if e_eid < 0:
+            return
+        ci[s, C_SOFT_EID] = -1
+        if ci[s, C_SOFT_VEC] != vec:
+            return
+        ok, start = clip(cf[s, F_SOFT_TS], ts, barrier, w0)
+        if not ok:
+            return
+        if soft_i[v, 1] < 0:
+            soft_i[v, 1] = new_oacc(si, oi, I64(K_SOFT), vec, I64(0))
+        acc_add(oi, of, soft_i[v, 1], start, ts, c, e_eid, eid)
+        cf[s, F_SOFT] += ts - start
+        if dg_on:
+            log_digest(I64(BUCKET_SOFTIRQ), c, I64(0), start, ts)
+
+    def work(eid: int, ts: float, c: int, s: int, k: int, item: int, fn: int) -> None:
+        """SchedAnalyzer._work: a work item starts, or its end counts it under its function."""
+        key = (s, item)
+        if k == WORK_START:
+            work_cur[key] = (eid, ts, fn)
+            return
+        if key not in work_cur:
+            return
+        b_eid, b_ts, b_fn = work_cur.pop(key)
+        ok, start = clip(b_ts, ts, sc[X_BARRIER], w0)
+        if not ok:
+            return
+        a = get(work_map, b_fn)
+        if a < 0:
+            a = new_oacc(si, oi, I64(K_WORK), b_fn, I64(0))
+            work_map[b_fn] = a
+        acc_add(oi, of, a, start, ts, c, b_eid, eid)
+
+    def offtime(eid: int, ts: float, c: int, s: int, k: int) -> None:
+        """SchedAnalyzer._offtime: an irqs/preempt disable starts an interval, the enable ends and counts it."""
+        b = off_index(k)
+        if si[S_OFFACC + b] < 0:
+            si[S_OFFACC + b] = new_oacc(si, oi, I64(K_OFF), off_base(k), I64(0))
+        if opens_offtime(k):
+            if ci[s, C_OFF + b] < 0:
+                ci[s, C_OFF + b] = eid
+                cf[s, F_OFF_TS + b] = ts
+            return
+        b_eid = ci[s, C_OFF + b]
+        if b_eid < 0:
+            return
+        ci[s, C_OFF + b] = -1
+        ok, start = clip(cf[s, F_OFF_TS + b], ts, sc[X_BARRIER], w0)
+        if not ok:
+            return
+        acc_add(oi, of, si[S_OFFACC + b], start, ts, c, b_eid, eid)
+        if keeps_offtime(ts - start, offt):
+            off_worst(si, ow_i, ow_f, b, ts - start, start, c, b_eid, eid)
+
+    def exit_(ts: float, p: int) -> None:
+        """SchedAnalyzer._exit: the task no longer waits, is woken, sleeps or is preempted."""
+        ps = task_slot(p)
+        if ps < 0:
+            return
+        unqueue(ps, ts, si[S_EPOCH])
+        ti[ps, T_PEND] = -1
+        ti[ps, T_BLK] = -1
+        ti[ps, T_PRE] = -1
+
+    def room(i: int, k: int, c: int, s: int) -> tuple[int, int]:
+        """What must grow before row ``i`` may change the state (``N_*`` flags, 0: nothing), and the target CPU slot.
+
+        Room a row may need: 2 tasks, 1 accumulator (+1 off-time), 1 IRQ, 1 vector, 5 victims, 1 preemptor,
+        1 ring, 1 timeline run, 2 digest calls; its CPU slots, pid slots and IRQ depth.
+        """
         need = 0
         if si[S_NSLOTS] > full_slots:
             need |= N_SLOTS
@@ -506,36 +882,53 @@ def run_batch(
         if si[S_DG] > full_dg:
             need |= N_DG
         hi = s
-        tc = -1
         t = -1
-        if 2 <= k <= 4:
+        if WAKING <= k <= WAKEUP_NEW:
             tc = nxtcol[i] if nxtcol[i] >= 0 else c
             t = tc if 0 <= tc < CPU_DIRECT else cpu_slot(tc, cpu_map, True)
             hi = max(hi, t)
         if hi >= ncpu:
             need |= N_CPU
             si[S_NEED_CPU] = hi + 1
-        if k <= 4:
+        if k <= WAKEUP_NEW:
             top = -1
             p = pidcol[i]
             if npid <= p < PID_DIRECT:
                 top = p
             p = nxtcol[i]
-            if k == 1 and npid <= p < PID_DIRECT:
+            if k == SWITCH and npid <= p < PID_DIRECT:
                 top = max(top, p)
             if top >= 0:
                 need |= N_PID
                 si[S_NEED_PID] = top + 1
-        if k == 5 and s < ncpu and ci[s, C_DEPTH] >= stk_i.shape[1]:
+        if k == IRQ_ENTRY and s < ncpu and ci[s, C_DEPTH] >= stk_i.shape[1]:
             need |= N_DEPTH
             si[S_NEED_DEPTH] = ci[s, C_DEPTH] + 1
+        return need, t
+
+    # -- the loop: SchedAnalyzer._feed
+
+    w1 = sc[X_W1]
+    n = kind.shape[0]
+    for i in range(i0, n):
+        k = kind[i]
+        ts = tscol[i]
+        eid = first_eid + i
+        if k == LOST:
+            lost(cpucol[i], pidcol[i], sc, si, ci, cf, cpu_map)
+            continue
+        if ts > w1:
+            return DONE, i
+        c = cpucol[i]
+        s = c if 0 <= c < CPU_DIRECT else cpu_slot(c, cpu_map, True)
+        need, t = room(i, k, c, s)
         if need:
             si[S_NEED] = need
             return GROW, i
-        si[S_CPUHI] = max(si[S_CPUHI], hi + 1)
+        si[S_CPUHI] = max(si[S_CPUHI], max(s, t) + 1)
         ci[s, C_CPU] = c
         if t >= 0:
-            ci[t, C_CPU] = tc
+            ci[t, C_CPU] = nxtcol[i] if nxtcol[i] >= 0 else c
         # -- first/last event of the CPU
         if ci[s, C_LAST] < 0:
             ci[s, C_FIRST] = eid
@@ -545,302 +938,20 @@ def run_batch(
                 sc[X_FIRSTTS] = ts
         ci[s, C_LAST] = eid
         cf[s, F_LAST_TS] = ts
-        barrier = sc[X_BARRIER]
-        epoch = si[S_EPOCH]
-        if k == 1:  # SchedAnalyzer._switch
-            prev = pidcol[i]
-            nxt = nxtcol[i]
-            ci[s, C_SWITCHES] += 1
-            if ci[s, C_CUR_SEQ] >= 0 and ci[s, C_CUR_PID] == prev:
-                since = cf[s, F_SINCE]
-                r = ci[s, C_RING]
-                if r < 0:
-                    r = si[S_NRING]
-                    si[S_NRING] += 1
-                    ci[s, C_RING] = r
-                h = ring_h[r, 0]
-                ring_i[r, h, 0] = prev
-                ring_i[r, h, 1] = ci[s, C_CUR_SLOT]
-                ring_f[r, h, 0] = since
-                ring_f[r, h, 1] = ts
-                ring_h[r, 0] = h + 1 if h + 1 < RING else 0
-                if ring_h[r, 1] < RING:
-                    ring_h[r, 1] += 1
-                ok, start = clip(since, ts, barrier, w0)
-                if ok:
-                    if prev == 0:
-                        cf[s, F_IDLE] += ts - start
-                    else:
-                        cf[s, F_BUSY] += ts - start
-                        ps = pid_slot[prev] if 0 <= prev < npid else pid_far(prev, pid_map)
-                        if ps < 0:
-                            ps = new_task(prev, eid * 2, priocol[i], si, pid_slot, pid_map, ti)
-                        run = ts - start
-                        tf[ps, TF_RUNTIME] += run
-                        ti[ps, T_ACC + A_COUNT] += 1
-                        tf[ps, TF_ACC + A_TOTAL] += run
-                        if run > tf[ps, TF_ACC + A_WORST]:
-                            acc_worst(ti, tf, ps, I64(T_ACC), I64(TF_ACC), start, ts, c, ci[s, C_CUR_EID], eid)
-                        area = q_area(ci[s, C_QPRES], cf[s, F_QN], cf[s, F_QAREA], cf[s, F_QSINCE], ts)
-                        delay = area - cf[s, F_AREA]
-                        if delay > 0:
-                            tf[ps, TF_DELAY] += delay
-                        if run > hog:
-                            ti[ps, T_HOG] += 1
-                        if dg_on:
-                            log_digest(si, dg_i, dg_f, I64(0), c, prev, start, ts)
-                    if tl_on and si[S_TLTOTAL] < si[S_TLMAX]:
-                        j = si[S_TL]
-                        si[S_TL] += 1
-                        si[S_TLTOTAL] += 1
-                        tl_i[j, 0] = c
-                        tl_i[j, 1] = prev
-                        tl_f[j, 0] = start
-                        tl_f[j, 1] = ts
-            if prev != 0:
-                ps = pid_slot[prev] if 0 <= prev < npid else pid_far(prev, pid_map)
-                if ps < 0:
-                    ps = new_task(prev, eid * 2, priocol[i], si, pid_slot, pid_map, ti)
-                ti[ps, T_COMM] = eid * 2
-                ti[ps, T_PRIO] = priocol[i]
-                st = statecol[i]
-                ti[ps, T_PEND] = -1
-                if ti[ps, T_WCPU] >= 0 and ti[ps, T_WEP] == epoch:  # _unqueue
-                    w = ti[ps, T_WCPU]
-                    ti[ps, T_WCPU] = -1
-                    qn, qa, qs = q_step(ci[w, C_QPRES], cf[w, F_QN], cf[w, F_QAREA], cf[w, F_QSINCE], ts, -1.0)
-                    cf[w, F_QN], cf[w, F_QAREA], cf[w, F_QSINCE], ci[w, C_QPRES] = qn, qa, qs, 1
-                if st == 82:  # R: preempted, waits on this CPU
-                    ti[ps, T_PRE] = eid
-                    tf[ps, TF_PRE_TS] = ts
-                    ti[ps, T_WCPU] = s
-                    ti[ps, T_WEP] = epoch
-                    qn, qa, qs = q_step(ci[s, C_QPRES], cf[s, F_QN], cf[s, F_QAREA], cf[s, F_QSINCE], ts, 1.0)
-                    cf[s, F_QN], cf[s, F_QAREA], cf[s, F_QSINCE], ci[s, C_QPRES] = qn, qa, qs, 1
-                    key = (ps, nxt)
-                    b = pb_map.get(key, -1) + 0
-                    if b < 0:
-                        b = si[S_NPB]
-                        si[S_NPB] += 1
-                        pb_map[key] = b
-                        pb_i[b, 0] = ps
-                        pb_i[b, 1] = nxt
-                        pb_i[b, 2] = 0
-                    pb_i[b, 2] += 1
-                elif st != 90 and st != 88:  # noqa: PLR1714 (not Z or X: blocked)
-                    ti[ps, T_BLK] = eid
-                    tf[ps, TF_BLK_TS] = ts
-                    ti[ps, T_BLK_CPU] = c
-                    ti[ps, T_BLK_STATE] = st
-            ns = pid_slot[nxt] if 0 <= nxt < npid else pid_far(nxt, pid_map)
-            if ns >= 0 and ti[ns, T_WCPU] >= 0 and ti[ns, T_WEP] == epoch:
-                w = ti[ns, T_WCPU]
-                ti[ns, T_WCPU] = -1
-                qn, qa, qs = q_step(ci[w, C_QPRES], cf[w, F_QN], cf[w, F_QAREA], cf[w, F_QSINCE], ts, -1.0)
-                cf[w, F_QN], cf[w, F_QAREA], cf[w, F_QSINCE], ci[w, C_QPRES] = qn, qa, qs, 1
-            if ci[s, C_CUR_SEQ] < 0:
-                ci[s, C_CUR_SEQ] = si[S_CURSEQ]
-                si[S_CURSEQ] += 1
-            ci[s, C_CUR_PID] = nxt
-            ci[s, C_CUR_EID] = eid
-            ci[s, C_CUR_SLOT] = -1
-            cf[s, F_SINCE] = ts
-            cf[s, F_AREA] = q_area(ci[s, C_QPRES], cf[s, F_QN], cf[s, F_QAREA], cf[s, F_QSINCE], ts)
-            if nxt == 0:
-                continue
-            if ns < 0:
-                ns = new_task(nxt, eid * 2 + 1, nprcol[i], si, pid_slot, pid_map, ti)
-            ti[ns, T_COMM] = eid * 2 + 1
-            ti[ns, T_PRIO] = nprcol[i]
-            ci[s, C_CUR_SLOT] = ns
-            fig = 0
-            b_eid = -1
-            b_ts = 0.0
-            if ti[ns, T_PEND] >= 0:
-                fig = A_WAKE
-                b_eid = ti[ns, T_PEND]
-                b_ts = tf[ns, TF_PEND_TS]
-                ti[ns, T_PEND] = -1
-            elif ti[ns, T_PRE] >= 0:
-                fig = A_PREEMPT
-                b_eid = ti[ns, T_PRE]
-                b_ts = tf[ns, TF_PRE_TS]
-                ti[ns, T_PRE] = -1
-            if fig:
-                ok, start = clip(b_ts, ts, barrier, w0)
-                if ok:
-                    latency = ts - start
-                    ib = T_ACC + 4 * fig
-                    fb = TF_ACC + 3 * fig
-                    ti[ns, ib + A_COUNT] += 1
-                    tf[ns, fb + A_TOTAL] += latency
-                    if latency > tf[ns, fb + A_WORST]:
-                        acc_worst(ti, tf, ns, ib, fb, start, ts, c, b_eid, eid)
-                        behind(ci, si, rings, ti, s, start, ts, nxt, wblames, 2 * ns + fig - 1, vic)
-                    if dg_on:
-                        log_digest(si, dg_i, dg_f, I64(3), c, nxt, ts, latency)
-            if ti[ns, T_BLK] >= 0:
-                blocked(ti, tf, ns, ts, eid, barrier, w0, si, oi, of, blk_map)
-        elif k <= 4:  # SchedAnalyzer._wake
-            if k == 2:
-                si[S_SEENWAKING] = 1
-            elif k == 3 and si[S_SEENWAKING]:
-                continue
-            p = pidcol[i]
-            if p == 0:
-                continue
-            ps = pid_slot[p] if 0 <= p < npid else pid_far(p, pid_map)
-            if ps < 0:
-                ps = new_task(p, eid * 2, priocol[i], si, pid_slot, pid_map, ti)
-            if ti[ps, T_PEND] < 0:
-                ti[ps, T_PEND] = eid
-                tf[ps, TF_PEND_TS] = ts
-                si[S_WS + k] += 1
-                if not (ti[ps, T_WCPU] >= 0 and ti[ps, T_WEP] == epoch):
-                    ti[ps, T_WCPU] = t
-                    ti[ps, T_WEP] = epoch
-                    qn, qa, qs = q_step(ci[t, C_QPRES], cf[t, F_QN], cf[t, F_QAREA], cf[t, F_QSINCE], ts, 1.0)
-                    cf[t, F_QN], cf[t, F_QAREA], cf[t, F_QSINCE], ci[t, C_QPRES] = qn, qa, qs, 1
-            if ti[ps, T_BLK] >= 0:  # SchedAnalyzer._blocked, written out (most wakeups wake a sleeper)
-                b_eid = ti[ps, T_BLK]
-                ti[ps, T_BLK] = -1
-                ok, start = clip(tf[ps, TF_BLK_TS], ts, barrier, w0)
-                if ok:
-                    letter = ti[ps, T_BLK_STATE]
-                    key = (ps, letter)
-                    a = blk_map.get(key, -1) + 0
-                    if a < 0:
-                        a = new_oacc(si, oi, I64(K_BLOCKED), ps, letter)
-                        blk_map[key] = a
-                    slept = ts - start
-                    oi[a, A_COUNT] += 1
-                    of[a, A_TOTAL] += slept
-                    if slept > of[a, A_WORST]:
-                        acc_worst(oi, of, a, I64(0), I64(0), start, ts, ti[ps, T_BLK_CPU], b_eid, eid)
-        elif k <= 6:  # SchedAnalyzer._irq
-            irq = pidcol[i]
-            d = ci[s, C_DEPTH]
-            if k == 5:
-                stk_i[s, d, 0] = eid
-                stk_i[s, d, 1] = irq
-                stk_f[s, d] = ts
-                ci[s, C_DEPTH] = d + 1
-                r = get(irq_map, irq)
-                if r < 0:
-                    r = si[S_NIRQ]
-                    si[S_NIRQ] += 1
-                    irq_map[irq] = r
-                    irq_i[r, 0] = irq
-                    irq_i[r, 2] = -1
-                irq_i[r, 1] = eid
-                continue
-            if d == 0 or stk_i[s, d - 1, 1] != irq:
-                continue
-            ci[s, C_DEPTH] = d - 1
-            ok, start = clip(stk_f[s, d - 1], ts, barrier, w0)
-            if not ok:
-                continue
-            r = irq_map[irq]
-            if irq_i[r, 2] < 0:
-                irq_i[r, 2] = new_oacc(si, oi, I64(K_IRQ), irq, I64(0))
-            acc_add(oi, of, irq_i[r, 2], start, ts, c, stk_i[s, d - 1, 0], eid)
-            cf[s, F_IRQ] += ts - start
-            if dg_on:
-                log_digest(si, dg_i, dg_f, I64(1), c, I64(0), start, ts)
-        elif k <= 9:  # SchedAnalyzer._softirq
-            vec = pidcol[i]
-            v = get(soft_map, vec)
-            if v < 0:
-                v = si[S_NSOFT]
-                si[S_NSOFT] += 1
-                soft_map[vec] = v
-                soft_i[v, 0] = vec
-                soft_i[v, 1] = -1
-                soft_i[v, 2] = -1
-            if k == 7:
-                if raised_eid[s, v] < 0:
-                    raised_eid[s, v] = eid
-                    raised_ts[s, v] = ts
-                continue
-            if k == 8:
-                ci[s, C_SOFT_EID] = eid
-                ci[s, C_SOFT_VEC] = vec
-                cf[s, F_SOFT_TS] = ts
-                r_eid = raised_eid[s, v]
-                if r_eid < 0:
-                    continue
-                raised_eid[s, v] = -1
-                ok, start = clip(raised_ts[s, v], ts, barrier, w0)
-                if not ok:
-                    continue
-                if soft_i[v, 2] < 0:
-                    soft_i[v, 2] = new_oacc(si, oi, I64(K_RAISE), vec, I64(0))
-                if acc_add(oi, of, soft_i[v, 2], start, ts, c, r_eid, eid):
-                    behind(ci, si, rings, ti, s, start, ts, I64(-1), sblames, v, vic)
-                continue
-            e_eid = ci[s, C_SOFT_EID]
-            if e_eid < 0:
-                continue
-            ci[s, C_SOFT_EID] = -1
-            if ci[s, C_SOFT_VEC] != vec:
-                continue
-            ok, start = clip(cf[s, F_SOFT_TS], ts, barrier, w0)
-            if not ok:
-                continue
-            if soft_i[v, 1] < 0:
-                soft_i[v, 1] = new_oacc(si, oi, I64(K_SOFT), vec, I64(0))
-            acc_add(oi, of, soft_i[v, 1], start, ts, c, e_eid, eid)
-            cf[s, F_SOFT] += ts - start
-            if dg_on:
-                log_digest(si, dg_i, dg_f, I64(2), c, I64(0), start, ts)
-        elif k <= 11:  # SchedAnalyzer._work
-            key = (s, workcol[i])
-            if k == 10:
-                work_cur[key] = (eid, ts, statecol[i])
-                continue
-            if key not in work_cur:
-                continue
-            b_eid, b_ts, fn = work_cur.pop(key)
-            ok, start = clip(b_ts, ts, barrier, w0)
-            if not ok:
-                continue
-            a = get(work_map, fn)
-            if a < 0:
-                a = new_oacc(si, oi, I64(K_WORK), fn, I64(0))
-                work_map[fn] = a
-            acc_add(oi, of, a, start, ts, c, b_eid, eid)
-        elif k <= 15:  # SchedAnalyzer._offtime
-            base = 0 if k <= 13 else 1
-            if si[S_OFFACC + base] < 0:
-                si[S_OFFACC + base] = new_oacc(si, oi, I64(K_OFF), 12 + 2 * base, I64(0))
-            if k == 12 or k == 14:  # noqa: PLR1714
-                if ci[s, C_OFF + base] < 0:
-                    ci[s, C_OFF + base] = eid
-                    cf[s, F_OFF_TS + base] = ts
-                continue
-            b_eid = ci[s, C_OFF + base]
-            if b_eid < 0:
-                continue
-            ci[s, C_OFF + base] = -1
-            ok, start = clip(cf[s, F_OFF_TS + base], ts, barrier, w0)
-            if not ok:
-                continue
-            acc_add(oi, of, si[S_OFFACC + base], start, ts, c, b_eid, eid)
-            if ts - start >= sc[X_OFFT]:
-                off_worst(si, ow_i, ow_f, base, ts - start, start, c, b_eid, eid)
-        else:  # process exit
-            p = pidcol[i]
-            ps = pid_slot[p] if 0 <= p < npid else pid_far(p, pid_map)
-            if ps < 0:
-                continue
-            if ti[ps, T_WCPU] >= 0 and ti[ps, T_WEP] == epoch:
-                w = ti[ps, T_WCPU]
-                ti[ps, T_WCPU] = -1
-                qn, qa, qs = q_step(ci[w, C_QPRES], cf[w, F_QN], cf[w, F_QAREA], cf[w, F_QSINCE], ts, -1.0)
-                cf[w, F_QN], cf[w, F_QAREA], cf[w, F_QSINCE], ci[w, C_QPRES] = qn, qa, qs, 1
-            ti[ps, T_PEND] = -1
-            ti[ps, T_BLK] = -1
-            ti[ps, T_PRE] = -1
+        if k == SWITCH:  # dispatch as rules.HANDLERS
+            switch(i, eid, ts, c, s)
+        elif k <= WAKEUP_NEW:
+            wake(i, eid, ts, k, t)
+        elif k <= IRQ_EXIT:
+            irq(eid, ts, c, s, k, pidcol[i])
+        elif k <= SOFTIRQ_EXIT:
+            softirq(eid, ts, c, s, k, pidcol[i])
+        elif k <= WORK_END:
+            work(eid, ts, c, s, k, workcol[i], statecol[i])
+        elif k <= PREEMPT_ENABLE:
+            offtime(eid, ts, c, s, k)
+        else:
+            exit_(ts, pidcol[i])
     return FINISHED, n
 
 

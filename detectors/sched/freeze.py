@@ -1,9 +1,15 @@
-"""Turning the analyzer's accumulated state into the typed results of :mod:`detectors.sched.model`."""
+"""Turning the analyzer's accumulated state into the typed results of :mod:`detectors.sched.model`.
+
+Freezing reads the analyzer and changes nothing in it: the runs still open at
+the end (a task current on a CPU) are closed in copies, so ``result()`` may be
+called again (after more events, or twice) without counting them twice.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from detectors.sched import rules
 from detectors.sched.model import (
     Blame,
     Coverage,
@@ -23,36 +29,46 @@ from detectors.sched.model import (
 )
 from detectors.sched.state import Accumulator, TaskState, event_ref
 from forensics.model import NotAvailable
-from forensics.types.trace import Kind, ParseCounts
+from forensics.types.trace import ParseCounts
 
 if TYPE_CHECKING:
     from detectors.sched.analyzer import SchedAnalyzer
 
-#: A CPU whose last event is this much (seconds) before the trace's last one "stops reporting" (as starts: 1 ms).
-STOP_GAP = 1e-3
-SOFTIRQ_NAMES = ("HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU")
 
+def _close_open_runs(an: SchedAnalyzer) -> tuple[dict[int, TaskState], dict[int, float]]:
+    """The tasks and busy times with the open runs ended at their CPU's last event, in copies.
 
-def freeze_analysis(an: SchedAnalyzer, counts: ParseCounts) -> TraceAnalysis:
-    """Freeze the analyzer's state into a :class:`TraceAnalysis`; open runs end at their CPU's last event."""
+    The arithmetic is the one SchedAnalyzer._switch does for a run (the same additions in the
+    same order), on copies of what it changes: the analyzer itself is left as it was.
+    """
+    tasks = dict(an.tasks)
+    busy = dict(an.busy)
     for cpu, (pid, since, ev, _area) in list(an.cur.items()):
         end_ev = an.last.get(cpu)
         if pid == 0 or end_ev is None or end_ev.ts <= since:
             continue
         start = an.clip(since, end_ev.ts)
         if start is not None:
-            task = an.tasks[pid]
+            task = tasks[pid]
+            if task is an.tasks[pid]:
+                task = tasks[pid] = task.copy()
             task.runtime += end_ev.ts - start
-            an.busy[cpu] = an.busy.get(cpu, 0.0) + (end_ev.ts - start)
+            busy[cpu] = busy.get(cpu, 0.0) + (end_ev.ts - start)
             task.runs.add(start, end_ev.ts, cpu, ev, end_ev)
-            if end_ev.ts - start > an.thresholds.hog:
+            if rules.is_hog(end_ev.ts - start, an.thresholds.hog):
                 task.hog_runs += 1
+    return tasks, busy
+
+
+def freeze_analysis(an: SchedAnalyzer, counts: ParseCounts) -> TraceAnalysis:
+    """Freeze the analyzer's state into a :class:`TraceAnalysis`; open runs end at their CPU's last event."""
+    tasks, busy = _close_open_runs(an)
     clock = an.clock.freeze(len(an.first))
     return TraceAnalysis(
         window=_window(an),
         latency_source=_latency_source(an),
-        tasks=tuple(_freeze_task(an, pid, t) for pid, t in sorted(an.tasks.items(), key=lambda kv: -kv[1].runtime)),
-        cpus=_cpu_stats(an),
+        tasks=tuple(_freeze_task(an, pid, t) for pid, t in sorted(tasks.items(), key=lambda kv: -kv[1].runtime)),
+        cpus=_cpu_stats(an, busy),
         irqs=tuple(
             IrqStats(irq, an.irq_names.get(irq, b"").decode("utf-8", "replace"), fig.freeze())
             for irq, fig in sorted(an.irqs.items())
@@ -102,7 +118,7 @@ def _latency_source(an: SchedAnalyzer) -> str | NotAvailable:
         return NotAvailable("the trace has no sched_waking or sched_wakeup events")
     if an.seen_waking:
         return "sched_waking"
-    return "sched_wakeup" if int(Kind.WAKEUP) in an.wake_sources else "sched_wakeup_new"
+    return rules.WAKE_SOURCES[rules.WAKEUP if rules.WAKEUP in an.wake_sources else rules.WAKEUP_NEW]
 
 
 def _freeze_task(an: SchedAnalyzer, pid: int, t: TaskState) -> TaskStats:
@@ -122,20 +138,23 @@ def _freeze_task(an: SchedAnalyzer, pid: int, t: TaskState) -> TaskStats:
             for s, f in sorted(t.blocked.items())
         ),
         preempted_by=tuple(
-            Preemptor(p, an.comm(p), n) for p, n in sorted(t.preempted_by.items(), key=lambda kv: -kv[1])[:5]
+            Preemptor(p, an.comm(p), n)
+            for p, n in sorted(t.preempted_by.items(), key=lambda kv: -kv[1])[: rules.PREEMPTORS]
         ),
         delay_caused=t.delay_caused,
-        victims=tuple(Blame(p, an.comm(p), s) for p, s in sorted(t.victims.items(), key=lambda kv: -kv[1])[:5]),
+        victims=tuple(
+            Blame(p, an.comm(p), s) for p, s in sorted(t.victims.items(), key=lambda kv: -kv[1])[: rules.PREEMPTORS]
+        ),
     )
 
 
-def _cpu_stats(an: SchedAnalyzer) -> tuple[CpuStats, ...]:
+def _cpu_stats(an: SchedAnalyzer, busy: dict[int, float]) -> tuple[CpuStats, ...]:
     return tuple(
         CpuStats(
             cpu,
             an.first[cpu].ts,
             an.last[cpu].ts,
-            an.busy.get(cpu, 0.0),
+            busy.get(cpu, 0.0),
             an.idle.get(cpu, 0.0),
             an.irq_time.get(cpu, 0.0),
             an.softirq_time.get(cpu, 0.0),
@@ -148,7 +167,7 @@ def _cpu_stats(an: SchedAnalyzer) -> tuple[CpuStats, ...]:
 def _softirq_stats(an: SchedAnalyzer) -> tuple[SoftirqStats, ...]:
     out = []
     for vec in sorted(set(an.softirqs) | set(an.soft_raise)):
-        name = SOFTIRQ_NAMES[vec] if 0 <= vec < len(SOFTIRQ_NAMES) else f"vec {vec}"
+        name = rules.SOFTIRQ_NAMES[vec] if 0 <= vec < len(rules.SOFTIRQ_NAMES) else f"vec {vec}"
         durations = an.softirqs.get(vec, Accumulator()).freeze()
         latency = an.soft_raise.get(vec, Accumulator()).freeze()
         out.append(SoftirqStats(vec, name, durations, latency, an.soft_raise_wait.get(vec)))
@@ -157,14 +176,17 @@ def _softirq_stats(an: SchedAnalyzer) -> tuple[SoftirqStats, ...]:
 
 def _offtimes(an: SchedAnalyzer, counts: ParseCounts) -> tuple[OffStats, ...]:
     out = []
-    for base, what, tracer in ((12, "irqs-off", "irqsoff"), (14, "preempt-off", "preemptoff")):
+    for base, what, tracer in (
+        (rules.IRQ_DISABLE, "irqs-off", "irqsoff"),
+        (rules.PREEMPT_DISABLE, "preempt-off", "preemptoff"),
+    ):
         acc = an.off.get(base)
         if acc is not None:
-            worst = tuple(sorted(an.off_worst[base], key=lambda s: -s.duration)[:10])
+            worst = tuple(sorted(an.off_worst[base], key=lambda s: -s.duration)[: rules.OFF_REPORTED])
             out.append(OffStats(what, "preemptirq events", acc.freeze(), worst))
         elif counts.tracer in (tracer, "preemptirqsoff") and counts.latency_headers:
             spans = tuple(_tracer_span(n, text) for n, text in counts.latency_headers)
-            worst = tuple(sorted(spans, key=lambda s: -s.duration)[:10])
+            worst = tuple(sorted(spans, key=lambda s: -s.duration)[: rules.OFF_REPORTED])
             fig = Figure(len(spans), sum(s.duration for s in spans), worst[0])
             out.append(OffStats(what, f"{counts.tracer} tracer (its maximum only)", fig, worst))
         else:
@@ -196,7 +218,9 @@ def _coverage(an: SchedAnalyzer, counts: ParseCounts, reversed_trace: bool = Fal
             "covered, so cross-CPU figures there are incomplete"
         )
     stopped = (
-        () if reversed_trace else tuple(event_ref(an.last[c]) for c in seen if an.last[c].ts < max(ends) - STOP_GAP)
+        ()
+        if reversed_trace
+        else tuple(event_ref(an.last[c]) for c in seen if an.last[c].ts < max(ends) - rules.STOP_GAP)
     )
     if stopped:
         which = ", ".join(f"CPU{r.cpu} at {r.ts:.6f} (line {r.line_no})" for r in stopped)

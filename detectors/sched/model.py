@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from detectors.sched import rules
 from forensics.model import NotAvailable
 
 
@@ -229,14 +230,14 @@ class ParseSummary(NamedTuple):
 
 
 class Thresholds(NamedTuple):
-    """The limits that make a figure a finding (seconds)."""
+    """The limits that make a figure a finding (seconds); the defaults are :mod:`detectors.sched.rules`'."""
 
-    hog: float = 0.005
-    wakeup_latency: float = 0.002
-    irq: float = 0.0005
-    softirq: float = 0.002
-    dstate: float = 0.0005  # total time in D per task
-    offtime: float = 0.001
+    hog: float = rules.HOG
+    wakeup_latency: float = rules.WAKEUP_LATENCY
+    irq: float = rules.IRQ
+    softirq: float = rules.SOFTIRQ
+    dstate: float = rules.DSTATE  # total time in D per task
+    offtime: float = rules.OFFTIME
 
 
 class TraceAnalysis(NamedTuple):

@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from detectors.sched.model import ClockCheck, ClockStep
+from detectors.sched.rules import LOST
 from detectors.sched.state import event_ref
 from forensics.types.trace import TraceEvent
 
@@ -29,7 +30,6 @@ if TYPE_CHECKING:
 
 EXAMPLES = 5  # back steps kept as evidence
 _MERGE_AT = 4096  # ranges per CPU before they are merged (bounds memory on a reversed file)
-_LOST = 17  # Kind.LOST: not an event of a CPU's clock
 
 
 def merge_ranges(ranges: list[tuple[float, float]]) -> list[tuple[float, float]]:
@@ -72,7 +72,7 @@ class ClockMonitor:
         import numpy as np
 
         kind = batch.kind[:rows]
-        idx = np.flatnonzero(kind != _LOST)
+        idx = np.flatnonzero(kind != LOST)  # a lost-events marker is not an event of a CPU's clock
         if not len(idx):
             return
         self.fed += len(idx)

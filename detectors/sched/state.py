@@ -53,6 +53,13 @@ class Accumulator:
         self.worst_begin = begin
         self.worst_end = finish
 
+    def copy(self) -> Accumulator:
+        """An independent copy (the events are shared: they are immutable)."""
+        out = Accumulator()
+        out.count, out.total, out.worst, out.worst_start = self.count, self.total, self.worst, self.worst_start
+        out.worst_cpu, out.worst_begin, out.worst_end = self.worst_cpu, self.worst_begin, self.worst_end
+        return out
+
     def freeze(self) -> Figure:
         """The typed result."""
         worst = None
@@ -96,3 +103,13 @@ class TaskState:
         self.preempted_by: dict[int, int] = {}
         self.delay_caused = 0.0
         self.victims: dict[int, float] = {}
+
+    def copy(self) -> TaskState:
+        """A copy whose run figures can change without changing this one (freeze closes open runs in it)."""
+        out = TaskState(self.comm, self.prio)
+        out.runtime, out.hog_runs, out.delay_caused = self.runtime, self.hog_runs, self.delay_caused
+        out.runs = self.runs.copy()
+        out.wakeup, out.worst_wakeup = self.wakeup, self.worst_wakeup
+        out.preempt_wait, out.worst_preempt_wait = self.preempt_wait, self.worst_preempt_wait
+        out.blocked, out.preempted_by, out.victims = self.blocked, self.preempted_by, self.victims
+        return out

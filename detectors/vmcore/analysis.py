@@ -108,8 +108,10 @@ def analyse_snapshot(
     reports = scan_text(log_as_text(snap.log)) if snap.log else []
     report = crash_report(reports)
     fault: FaultAnalysis | NotAvailable
-    if isinstance(snap.code, NotAvailable) or isinstance(snap.registers, NotAvailable):
-        fault = NotAvailable(str(snap.code) if isinstance(snap.code, NotAvailable) else str(snap.registers))
+    if isinstance(snap.code, NotAvailable):  # the reason as it is (str() would say "not available:" twice)
+        fault = snap.code
+    elif isinstance(snap.registers, NotAvailable):
+        fault = snap.registers
     else:
         fault = analyse_fault(snap.code, snap.registers, snap.variables, snap.layouts, fault_address_from_log(snap.log))
     crash_evidence, log_findings = _log_findings(snap, reports, report, beside)

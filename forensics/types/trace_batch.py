@@ -1,7 +1,7 @@
 """Columnar batches of trace events: what the compiled scanner produces and the compiled analysis reads.
 
 A batch holds the events of one chunk of trace text that the analyses use (the
-same events, in the same order, as the :class:`~collectors.trace_events.TraceEvent`
+same events, in the same order, as the :class:`~forensics.types.trace.TraceEvent`
 records the line parser returns), one numpy array per field.  Text fields that
 the analysis compares (IRQ names, work functions, work items) are interned as
 integers; everything else stays in the chunk's text and is turned into a

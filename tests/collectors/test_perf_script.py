@@ -8,6 +8,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from collectors.perf_script import ScriptParser, find_perf, read_gzip_text, read_profile
 from detectors.profile.hotspots import folded_lines, selected_stacks
@@ -267,3 +269,79 @@ def test_findings_of_a_perf_data_input_resolve_through_perf_script(recorded: Pat
 
     assert all(e.locator.kind is LocatorKind.SAMPLE for f in findings for e in f.evidence)
     assert_evidence_resolves(findings, resolvers={LocatorKind.SAMPLE: resolve})
+
+
+# Pieces of perf script text for the property below: headers with and without pid/tid and CPU,
+# times of different lengths (a fraction of 6 or 9 digits, seconds beyond the gather window),
+# lost-task headers whose command name holds the time, frame lines (one that looks like a time),
+# comment lines, garbage, a sample without its blank line.
+_COMMS = [b"app", b"kworker/0:1", b"my app", b":-1"]
+_FRAMES = [
+    b"\tffffffff81000010 do_syscall_64+0x10 ([kernel.kallsyms])",
+    b"\t    7f0000001234 memcpy+0x4 (/usr/lib/libc.so.6)",
+    b"\t            1234 main+0x1a (/tmp/app)",
+    b"\t               0 [unknown] ([unknown])",
+    b"\t            55aa f 1.5: g (/tmp/app)",  # a frame that holds a time-like field
+]
+
+
+@st.composite
+def _script_texts(draw: st.DrawFn) -> bytes:
+    out = []
+    for _ in range(draw(st.integers(1, 40))):
+        kind = draw(st.sampled_from(["sample"] * 8 + ["comment", "garbage", "no-cpu"]))
+        if kind == "comment":
+            out.append(b"# captured on: x\n# a: 1.5: b\n\n")
+            continue
+        if kind == "garbage":
+            out.append(b"not a sample line\n\n")
+            continue
+        comm = draw(st.sampled_from(_COMMS))
+        pid = draw(st.sampled_from([b"7", b"7/8", b"-1"]))
+        cpu = b"" if kind == "no-cpu" else b" [00" + str(draw(st.integers(0, 3))).encode() + b"]"
+        whole = str(draw(st.sampled_from([1, 42, 4456, 123456789]))).encode()
+        frac = str(draw(st.integers(0, 10**9 - 1))).zfill(draw(st.sampled_from([6, 6, 9]))).encode()
+        period = draw(st.sampled_from([b"", b" 1001001", b" 250"]))
+        event = draw(st.sampled_from([b"cpu-clock:ppp", b"page-faults"]))
+        header = comm + b" " + pid + cpu + b"  " + whole + b"." + frac + b":" + period + b" " + event + b": "
+        body = b"\n".join(draw(st.lists(st.sampled_from(_FRAMES), min_size=0, max_size=4)))
+        out.append(header + (b"\n" + body if body else b"") + b"\n\n")
+    text = b"".join(out)
+    if draw(st.booleans()):
+        text = text[:-1]  # no blank line after the last sample: the script does not count it
+    return text
+
+
+def _result(parser: ScriptParser, text: bytes, size: int) -> tuple[object, ...]:
+    for i in range(0, len(text), size):
+        parser.feed(text[i : i + size])
+    p = parser.close()
+    stacks = sorted(
+        (
+            (
+                s.thread.comm,
+                s.thread.pid,
+                s.thread.tid,
+                s.event,
+                s.frames,
+                s.samples,
+                s.period,
+                s.first_line,
+                s.first_header,
+            )
+            for s in p.stacks
+        ),
+        key=repr,
+    )
+    return (stacks, p.events, p.start, p.end, p.lines, p.skipped_lines, p.first_skipped, p.flat_samples)
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=_script_texts(), sizes=st.lists(st.integers(16, 700), min_size=1, max_size=2))
+def test_the_bulk_paths_equal_the_per_sample_path(text: bytes, sizes: list[int]) -> None:
+    # The window path reads sample by sample: the reference for the counted and the numpy path,
+    # whatever the chunking (a chunk may end between the two newlines of a blank line).
+    reference = _result(ScriptParser("x", (float("-inf"), float("inf"))), text, len(text) + 1)
+    for size in [len(text) + 1, *sizes]:
+        assert _result(ScriptParser("x", bulk=True), text, size) == reference
+        assert _result(ScriptParser("x"), text, size) == reference

@@ -152,7 +152,7 @@ def test_a_cpp_frame_names_the_warning() -> None:
         "__queue_work",  # workqueue and kthread plumbing (the queueing side)
         "kthread_create_on_node",
         "__set_page_owner",  # page-owner and stack-depot bookkeeping
-        "stack_depot_save",
+        "stack_trace_save",  # (not stack_depot_save: a crash in the depot is titled there, as syzbot does)
         "memory_is_poisoned",  # sanitizer internals
         "__check_object_size",
         "_find_next_bit",  # library leaf functions
@@ -193,6 +193,149 @@ def test_dispatch_frames_still_name_the_crash_site() -> None:
         " </TASK>",
     )
     assert _only(text).title == "BUG: unable to handle kernel NULL pointer dereference in process_one_work"
+
+
+def test_a_crash_inside_the_stack_depot_is_titled_there() -> None:
+    # The stack depot is skipped as page-owner bookkeeping (reached through set_page_owner), not when the
+    # bug is in it: a KMSAN report on its free list names it (syzbot: "... in stack_depot_save_flags").
+    report = _only(
+        _log(
+            "=====================================================",
+            "BUG: KMSAN: uninit-value in __list_del_entry_valid_or_report+0x19e/0x490 lib/list_debug.c:52",
+            " __list_del_entry_valid_or_report+0x19e/0x490 lib/list_debug.c:52",
+            " depot_pop_free lib/stackdepot.c:426 [inline]",
+            " stack_depot_save_flags+0x3e9/0x7b0 lib/stackdepot.c:684",
+            " stack_depot_save+0x12/0x20 lib/stackdepot.c:722",
+            " ref_tracker_alloc+0x215/0x700 lib/ref_tracker.c:210",
+            " linkwatch_fire_event+0x32b/0x6d0 net/core/link_watch.c:292",
+            "",
+            "CPU: 0 PID: 1 Comm: swapper/0 Not tainted 6.8.0 #0",
+            "=====================================================",
+        )
+    )
+    assert report.title == "KMSAN: uninit-value in stack_depot_save_flags"  # before: in linkwatch_fire_event
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "title"),
+    [
+        # 6.18's WARNING: FILE:LINE at FUNC, CPU#n: the inlined function first, then the one it is in.
+        (
+            "WARNING: ./include/linux/ns_common.h:288 at __ns_ref_active_get include/linux/ns_common.h:288 [inline],"
+            " CPU#1: syz.0.20/6007",
+            "WARNING: ./include/linux/ns_common.h:288 at nsproxy_ns_active_get+0x8ab/0xcb0 fs/nsfs.c:690,"
+            " CPU#1: syz.0.20/6007",
+            "WARNING in nsproxy_ns_active_get",
+        ),
+        # The older header, symbolized the same way.
+        (
+            "WARNING: CPU: 1 PID: 10417 at mm/page_alloc.c:4619 __alloc_pages_slowpath mm/page_alloc.c:4619 [inline]",
+            "WARNING: CPU: 1 PID: 10417 at mm/page_alloc.c:4619 __alloc_frozen_pages_noprof+0x1f21/0x23f0"
+            " mm/page_alloc.c:5161",
+            "WARNING in new_slab",
+        ),
+    ],
+)
+def test_a_header_naming_an_inlined_function_is_continued_by_the_next(first: str, second: str, title: str) -> None:
+    # One report (before: a first one "WARNING in corrupted" for the [inline] line), titled by the rule's usual
+    # frame choice from the second header on.
+    report = _only(
+        _log(
+            "------------[ cut here ]------------",
+            first,
+            second,
+            "Modules linked in:",
+            "CPU: 1 UID: 0 PID: 6007 Comm: syz.0.20 Not tainted syzkaller #0 PREEMPT(full)",
+            "RIP: 0010:nsproxy_ns_active_get+0x8ab/0xcb0 fs/nsfs.c:690"
+            if "nsproxy" in second
+            else "RIP: 0010:__alloc_frozen_pages_noprof+0x1f21/0x23f0 mm/page_alloc.c:5161",
+            "Call Trace:",
+            " <TASK>",
+            *(
+                (" switch_task_namespaces+0x3e/0x110 kernel/nsproxy.c:240",)
+                if "nsproxy" in second
+                else (
+                    " alloc_pages_mpol+0x1fb/0x550 mm/mempolicy.c:2416",
+                    " new_slab+0x265/0x330 mm/slub.c:2709",
+                    " ___slab_alloc+0xcf2/0x1740 mm/slub.c:3891",
+                    " xfs_init_fs_context+0x45/0x5e0 fs/xfs/xfs_super.c:2278",
+                )
+            ),
+            " do_syscall_64+0xfa/0xfa0 arch/x86/entry/syscall_64.c:94",
+            " entry_SYSCALL_64_after_hwframe+0x77/0x7f",
+            *_TAIL,
+        )
+    )
+    assert report.title == title
+    assert not report.corrupted
+
+
+def test_a_run_of_inline_headers_is_titled_by_its_last_line() -> None:
+    # KASAN and KMSAN print one header line per inlined function, the outermost last (before: the first line was
+    # the header, "KASAN: wild-memory-access in instrument_atomic_read include/linux/instrumented.h:NUM [inline]").
+    report = _only(
+        _log(
+            "==================================================================",
+            "BUG: KASAN: wild-memory-access in instrument_atomic_read include/linux/instrumented.h:68 [inline]",
+            "BUG: KASAN: wild-memory-access in _test_bit include/asm-generic/bitops/instrumented-non-atomic.h:141"
+            " [inline]",
+            "BUG: KASAN: wild-memory-access in get_futex_key+0x595/0x1540 kernel/futex/core.c:587",
+            "Read of size 8 at addr 1fffffff818b9088 by task syz-executor931/5831",
+            "",
+            "CPU: 0 UID: 0 PID: 5831 Comm: syz-executor931 Not tainted 6.15.0 #0",
+            "Call Trace:",
+            " <TASK>",
+            " dump_stack_lvl+0x116/0x1f0 lib/dump_stack.c:120",
+            " kasan_report+0xe0/0x110 mm/kasan/report.c:634",
+            " get_futex_key+0x595/0x1540 kernel/futex/core.c:587",
+            " futex_wake+0xea/0x530 kernel/futex/waitwake.c:165",
+            " do_syscall_64+0xcd/0x230 arch/x86/entry/syscall_64.c:94",
+            *_TAIL,
+            "==================================================================",
+        )
+    )
+    assert report.title == "KASAN: wild-memory-access Read in get_futex_key"
+
+
+def test_an_inline_header_line_alone_is_still_a_report() -> None:
+    # No second header after it: the [inline] line is the header (nothing is lost).
+    report = _only(
+        _log(
+            "WARNING: CPU: 1 PID: 9 at mm/page_alloc.c:4619 __alloc_pages_slowpath mm/page_alloc.c:4619 [inline]",
+            "Modules linked in:",
+            "RIP: 0010:__alloc_pages_slowpath+0x1f21/0x23f0 mm/page_alloc.c:4619",
+            "Call Trace:",
+            " <TASK>",
+            " kf_alloc+0x45/0x5e0 fs/xfs/xfs_super.c:2278",
+            *_TAIL,
+        )
+    )
+    assert report.title.startswith("WARNING in ")
+
+
+def test_symbolized_arm32_backtrace_frames() -> None:
+    # 32-bit arm's "[<pc>] (callee) from [<lr>] (caller+off/size)", as syzbot prints it with file:line before
+    # the parenthesis closes (before: no frame was read and the WARNING was "in corrupted").
+    report = _only(
+        _log(
+            "------------[ cut here ]------------",
+            "WARNING: CPU: 0 PID: 12513 at mm/mmap.c:965 vma_merge+0x170/0x818 mm/mmap.c:965",
+            "Modules linked in:",
+            "CPU: 0 PID: 12513 Comm: syz-executor.1 Not tainted 6.4.0-rc5-syzkaller #0",
+            "Hardware name: ARM-Versatile Express",
+            "Backtrace: ",
+            "[<817da338>] (dump_backtrace) from [<817da42c>] (show_stack+0x18/0x1c arch/arm/kernel/traps.c:256)",
+            "[<817da414>] (show_stack) from [<817f6f14>] (__dump_stack lib/dump_stack.c:88 [inline])",
+            "[<80242148>] (__warn) from [<802423a0>] (warn_slowpath_fmt+0xd8/0x1d8 kernel/panic.c:697)",
+            "[<802422cc>] (warn_slowpath_fmt) from [<80465728>] (vma_merge+0x170/0x818 mm/mmap.c:965)",
+            "[<804655b8>] (vma_merge) from [<80531bf8>] (userfaultfd_ioctl+0x1268/0x1534 fs/userfaultfd.c:2050)",
+            "[<804e53cc>] (sys_ioctl) from [<80200060>] (ret_fast_syscall+0x0/0x1c arch/arm/mm/proc-v7.S:66)",
+        )
+    )
+    assert report.title == "WARNING in vma_merge"
+    assert [f.function for f in report.trace] == [
+        "show_stack", "warn_slowpath_fmt", "vma_merge", "userfaultfd_ioctl", "ret_fast_syscall",
+    ]  # fmt: skip
 
 
 # --- corrupted reports -------------------------------------------------------------------------

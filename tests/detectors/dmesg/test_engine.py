@@ -11,7 +11,7 @@ from detectors.dmesg.extract import match_header
 from detectors.dmesg.frames import parse_frame
 from detectors.dmesg.lines import parse_line
 from detectors.dmesg.rules import RULES
-from detectors.dmesg.scanner import LogScanner, scan_chunks
+from detectors.dmesg.scanner import LogScanner, scan_chunks, scan_text
 from detectors.dmesg.taint import decode_taint, taint_letters
 
 GOLDEN = sorted((Path(__file__).parent / "golden").glob("*.log"))
@@ -176,3 +176,21 @@ def test_any_chunking_of_all_golden_logs_gives_the_same_reports(sizes: list[int]
         pieces.append(data[at : at + size])
         at += size
     assert [(r.title, r.start_line, r.end_line, r.frame) for r in scan_chunks(pieces)] == whole
+
+
+def test_oom_dump_ends_at_the_panic_it_caused() -> None:
+    # panic_on_oom: the dump has no kill line and the panic ends it; a kill printed later (another boot)
+    # is not its victim, and the panic is a report of its own.
+    log = (
+        b"[ 3.60] kf_memhog invoked oom-killer: gfp_mask=0x140dca(GFP_HIGHUSER_MOVABLE), order=0, oom_score_adj=0\n"
+        b"[ 3.61] Mem-Info:\n"
+        b"[ 3.61] active_anon:100 inactive_anon:2 isolated_anon:0\n"
+        b"[ 3.62] Kernel panic - not syncing: Out of memory: system-wide panic_on_oom is enabled\n"
+        + b"".join(b"[ 3.7%d] noise line %d\n" % (i % 10, i) for i in range(40))
+        + b"[ 9.00] Out of memory: Killed process 77 (other) total-vm:1kB, anon-rss:1kB\n"
+    )
+    reports = scan_text(log.decode())
+    (oom,) = (r for r in reports if r.kind == "oom")
+    assert oom.title == "OOM killer invoked (invoked by kf_memhog)"  # before: "OOM kill of other"
+    assert "killed" not in dict(oom.details) and oom.end_line < 4
+    assert any(r.kind == "panic" and r.start_line == 4 for r in reports)

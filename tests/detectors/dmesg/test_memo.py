@@ -88,3 +88,47 @@ def test_prefixed_stamps_are_keyed_and_timed_as_parsed(line: bytes) -> None:
     assert memoised == built
     assert len(built) == 4
     assert hits >= 1  # the memo was used
+
+
+def _same_width_shift(text: bytes, seconds: int) -> bytes:
+    """The log with every stamp moved on by ``seconds`` and as wide as before (the digit layout kept)."""
+    return _STAMP.sub(
+        lambda m: b"%s[%*d.%s]" % (m.group(1), len(m.group(0)) - len(m.group(1)) - len(m.group(3)) - 2,
+                                    int(m.group(2)) + seconds, m.group(3)),
+        text,
+    )  # fmt: skip
+
+
+def test_repeats_of_one_layout_and_of_a_wider_stamp_equal_built_ones() -> None:
+    # Copies whose stamps keep their width are matched by digit layout; once the times grow a digit
+    # the layout changes, the key matches, and the later copies are matched by the new layout.
+    text = next(p for p in CASES if p.stem == "null_deref_x86").read_bytes().rstrip(b"\n") + b"\n"
+    copies = [_same_width_shift(text, s) for s in (0, 1, 2, 3)] + [_shifted(text, s) for s in (100000, 100001, 100002)]
+    # A copy with a digit changed outside the stamps (an address) is not a repeat of the first.
+    copies.append(copies[1].replace(b"+0x", b"+0x1", 1))
+    data = b"".join(copies)
+    built, _ = _scan(data, memo=False)
+    memoised, hits = _scan(data, memo=True)
+    assert memoised == built
+    assert hits >= 5
+    scanner = LogScanner()
+    assert scanner.feed(data) + scanner.close() == built
+    assert scanner._memo.fast_hits >= 3  # copies of one digit layout, read off the buffer (no window cut)
+    assert len(memoised) == len(copies)
+    assert len({r.start_time for r in memoised[:-1]}) == len(copies) - 1  # each copy has its own time
+
+
+def test_a_repeat_is_made_whole_when_read_and_pickles_as_the_plain_record() -> None:
+    import pickle
+
+    text = next(p for p in CASES if p.stem == "null_deref_x86").read_bytes().rstrip(b"\n") + b"\n"
+    data = text + _shifted(text, 1000)
+    reports, _ = _scan(data, memo=True)
+    built, _ = _scan(data, memo=False)
+    again = reports[len(reports) // 2]
+    assert type(again) is not KernelReport  # a repeat: its lines are made when first read
+    assert "lines" not in vars(again)
+    assert again == built[len(built) // 2] and built[len(built) // 2] == again
+    assert hash(again) == hash(built[len(built) // 2])
+    plain = pickle.loads(pickle.dumps(again))
+    assert type(plain) is KernelReport and plain == again

@@ -8,11 +8,14 @@ from typing import Any
 
 import pytest
 
+from collectors.trace_text import TraceParser
+from detectors.sched import rules
 from detectors.sched.analyzer import SchedAnalyzer
 from detectors.sched.model import TaskStats, Thresholds, TraceAnalysis
 from forensics.model import NotAvailable
 from forensics.report.trace_json import analysis_to_dict
-from tests.detectors.sched.traces import EXPECTED, LAYOUTS, analyse_path, scenario_text, write_scenario
+from forensics.types.trace import ParseCounts, TraceEvent
+from tests.detectors.sched.traces import EXPECTED, LAYOUTS, analyse_path, recorded, scenario_text, write_scenario
 
 
 def _analyse(path: Path, **options: Any) -> TraceAnalysis:
@@ -138,7 +141,7 @@ def test_window_clips_intervals_and_stops_early(tmp_path: Path) -> None:
     a = _analyse(path, window=(100.004, 100.0086))
     rt = _task(a, 200)
     assert rt.runs.worst is not None and ms(rt.runs.worst.duration) == 4.51  # 100.004 .. 100.008510
-    assert not a.irqs or all(i.durations.n == 0 for i in a.irqs)  # the IRQ ended before the window
+    assert a.irqs == ()  # the IRQ ended before the window: no handler figures at all
     assert a.window == (100.004, 100.0086)
     analyzer = SchedAnalyzer(window=(99.0, 100.0))
     from collectors.trace_text import TraceParser
@@ -191,10 +194,9 @@ def test_thresholds_decide_hog_runs(tmp_path: Path) -> None:
 
 
 def test_buckets_coarsen_to_stay_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from detectors.sched import analyzer, buckets
+    from detectors.sched import rules
 
-    monkeypatch.setattr(analyzer, "MAX_BUCKET_CELLS", 8)
-    monkeypatch.setattr(buckets, "MAX_BUCKET_CELLS", 8)
+    monkeypatch.setattr(rules, "MAX_BUCKET_CELLS", 8)
     path = write_scenario(tmp_path, "ftrace")
     fine = _analyse(path, bucket=0.0005)
     a, _ = analyse_path(path, chunk=200, bucket=0.0005)  # small chunks: the budget is checked per batch
@@ -210,3 +212,45 @@ def test_overwritten_ring_buffer_is_noted(tmp_path: Path) -> None:
     path.write_text(text)
     a, counts = analyse_path(path)
     assert counts.overwritten == 479 and "overwrote 479 events" in a.coverage.note
+
+
+def _ev(kind: int, ts: float, line: int, pid: int = 0, state: bytes = b"", nxt: int = 0) -> TraceEvent:
+    return TraceEvent(kind, ts, 0, line, b"line %d" % line, pid, 120, b"t%d" % pid, state, nxt, 120, b"t%d" % nxt)
+
+
+def test_result_twice_counts_open_runs_once() -> None:
+    """Freezing changes nothing: a run still open at the end is counted once however often result() is called."""
+    first = [_ev(rules.SWITCH, 1.0, 1, 0, b"R", 5), _ev(rules.WAKING, 1.01, 2, 6)]  # pid 5 runs from 1.0 on
+    more = [_ev(rules.SWITCH, 1.02, 3, 5, b"S", 0)]  # ... to 1.02
+    ref = SchedAnalyzer()
+    ref.feed(first)
+    once, twice = ref.result(ParseCounts()), ref.result(ParseCounts())
+    assert once == twice
+    task = _task(once, 5)
+    assert (task.runs.n, task.hog_runs) == (1, 1) and task.runtime == pytest.approx(0.01, abs=1e-12)
+    assert once.cpus[0].busy == task.runtime
+    ref.feed(more)  # the open run goes on and ends: counted once, over its whole length
+    done = _task(ref.result(ParseCounts()), 5)
+    assert (done.runs.n, done.hog_runs) == (1, 1) and done.runtime == pytest.approx(0.02, abs=1e-12)
+    whole = SchedAnalyzer()
+    whole.feed(first + more)
+    assert ref.result(ParseCounts()) == whole.result(ParseCounts())
+
+
+def test_result_midway_then_at_the_end_equals_one_result(tmp_path: Path) -> None:
+    """result() on part of a recorded trace, then feeding the rest, gives what one pass gives."""
+    data = recorded("kf.ftrace.txt", tmp_path).read_bytes()
+    parser = TraceParser()
+    events = parser.feed(data) + parser.finish()
+    split = SchedAnalyzer()
+    at = len(events) // 2
+    split.feed(events[:at])
+    # Stop where a task (not idle) has been running for a while: an open run of some length.
+    while not any(pid != 0 and split.last[cpu].ts > since for cpu, (pid, since, *_) in split.cur.items()):
+        split.feed(events[at : at + 1])
+        at += 1
+    midway = split.result(parser.counts)
+    split.feed(events[at:])
+    whole = SchedAnalyzer()
+    whole.feed(events)
+    assert repr(split.result(parser.counts)) == repr(whole.result(parser.counts)) != repr(midway)

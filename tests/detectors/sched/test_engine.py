@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from collectors.trace_columns import BatchParser
 from collectors.trace_text import TraceParser
-from detectors.sched import engine_kernels
+from detectors.sched import engine_kernels, rules
 from detectors.sched.analyzer import SchedAnalyzer
 from detectors.sched.engine import FastAnalyzer
 from detectors.sched.model import Thresholds, TraceAnalysis
@@ -265,11 +265,10 @@ def test_tables_grow() -> None:
 
 def test_bounded_digest_and_timeline(monkeypatch: pytest.MonkeyPatch) -> None:
     """The digest coarsens past its cell budget and the timeline stops at its run budget, as SchedAnalyzer's."""
-    from detectors.sched import analyzer, buckets
+    from detectors.sched import rules
 
-    monkeypatch.setattr(analyzer, "MAX_BUCKET_CELLS", 8)
-    monkeypatch.setattr(buckets, "MAX_BUCKET_CELLS", 8)
-    monkeypatch.setattr(analyzer, "TIMELINE_MAX_RUNS", 5)
+    monkeypatch.setattr(rules, "MAX_BUCKET_CELLS", 8)
+    monkeypatch.setattr(rules, "TIMELINE_MAX_RUNS", 5)
     data = scenario_text("ftrace").encode()
     lists, counts = parse(data, 200)
     a = compare(lists, counts, bucket=0.0005, timeline=True)
@@ -289,7 +288,7 @@ def test_kept_events_stay_bounded() -> None:
     interner = Interner()
     for at in range(0, len(events), 1000):
         fast.feed(EventBatch.from_events(events[at : at + 1000], at, interner))
-        assert len(fast._events) <= 2 * engine_kernels.OFF_KEEP + 4096
+        assert len(fast._events) <= 2 * rules.OFF_KEEP + 4096
     ref = SchedAnalyzer()
     ref.feed(events)
     assert fast.result(ParseCounts()) == ref.result(ParseCounts())

@@ -5,34 +5,10 @@ from __future__ import annotations
 from detectors.vmcore.disasm import canonical_register, decode, effective_address
 from detectors.vmcore.nullfield import analyse_fault
 from forensics.model import NotAvailable
-from forensics.types.vmcore import CodeBytes, MemberInfo, RegisterSet, TypeLayout, Variable
-
-BASE = 0xFFFFFFFFC0117000
-# The prologue and the faulting load of a function reading dev->sensor->ops (gcc -O2, x86-64):
-#   push %rbx; mov %rdi,%rbx; sub $8,%rsp; mov 0x18(%rdi),%rdi; movl $0,4(%rsp); lea 4(%rsp),%rdx;
-#   mov 0x30(%rdi),%rax; call *(%rax)
-CODE = bytes.fromhex("534889fb4883ec08488b7f18c744240400000000488d542404488b4730ff10")
-FAULT_PC = BASE + 0x19
-DEV = 0xFFFF89F50021B3C0
-
-LAYOUTS = (
-    TypeLayout("struct kf_device", 40, (
-        MemberInfo(0x0, 16, "name", "char [16]"), MemberInfo(0x10, 4, "id", "int"),
-        MemberInfo(0x18, 8, "sensor", "struct kf_sensor *", "struct kf_sensor"),
-    )),
-    TypeLayout("struct kf_sensor", 56, (
-        MemberInfo(0x0, 32, "name", "char [32]"), MemberInfo(0x28, 8, "priv", "void *"),
-        MemberInfo(0x30, 8, "ops", "const struct kf_sensor_ops *", "struct kf_sensor_ops"),
-    )),
-)  # fmt: skip
-
-
-def _code(arch: str = "X86_64", data: bytes = CODE, pc: int = FAULT_PC) -> CodeBytes:
-    return CodeBytes(start=BASE, data=data, fault_pc=pc, arch=arch)
-
-
-def _regs(**values: int) -> RegisterSet:
-    return RegisterSet(tuple(sorted(values.items())))
+from forensics.types.vmcore import Variable
+from tests.detectors.vmcore.snapshots import BASE, DEV, FAULT_PC, LAYOUTS
+from tests.detectors.vmcore.snapshots import code as _code
+from tests.detectors.vmcore.snapshots import regs as _regs
 
 
 def test_decode_reads_operands_and_register_families() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from detectors.sched import rules
 from forensics.model import finding_id
 from tests.detectors.sched.traces import recorded, write_scenario
 
@@ -57,11 +59,29 @@ def test_json_document_embeds_an_incident_that_report_merges(ftrace: Path, tmp_p
     assert finding_id("sched-rt-hog", "kf_rthog") in ids and finding_id("sched-dstate", "kf_blocker") in ids
 
 
+def _softirq_runs_in_recording(path: Path) -> dict[str, int]:
+    """Per vector name, the softirq_exit lines of the recording (each closes one run: entries pair up)."""
+    runs: dict[str, int] = {}
+    for vec in re.findall(r"softirq_exit: vec=(\d+)", path.read_text()):
+        name = rules.SOFTIRQ_NAMES[int(vec)]
+        runs[name] = runs.get(name, 0) + 1
+    return runs
+
+
 def test_text_and_markdown(ftrace: Path) -> None:
     text = run(str(ftrace), "--top", "5")
     assert text.returncode == 0 and "Tasks (busiest first)" in text.stdout and "RT hog: kf_rthog" in text.stdout
     md = run(str(ftrace), "--format", "md")
-    assert md.returncode == 0 and "## Softirqs" in md.stdout and "| task | pid |" in md.stdout
+    assert md.returncode == 0 and "| task | pid |" in md.stdout
+    # The softirq table's runs column: the counts of the recording (it once printed a method's repr).
+    expected = _softirq_runs_in_recording(ftrace)
+    assert expected == {"TIMER": 26, "BLOCK": 17, "SCHED": 54, "RCU": 104}
+    table = re.search(r"^## Softirqs\n\n\| vector \| runs \|.*\n\|[-|]+\n((?:\|.*\n)+)", md.stdout, re.M)
+    assert table is not None, md.stdout
+    rows = [re.match(r"\| (\S+) \| (\S+) \|", row) for row in table[1].splitlines()]
+    assert {m[1]: int(m[2]) for m in rows if m} == expected
+    for name, n in expected.items():
+        assert re.search(rf"│ {name}\s+│ {n}\s+│", text.stdout), name
 
 
 def test_fail_on(ftrace: Path) -> None:

@@ -155,11 +155,17 @@ def test_slow_spans_name_the_rt_preemptor_by_tid_and_the_writer_as_waker(
         assert all(ev["where"] for p in s["parts"] for ev in p["events"])
 
 
-def test_findings_cite_the_ust_events_and_kernel_lines(doc: dict[str, object], recording: Path) -> None:
+def test_findings_cite_the_ust_events_and_kernel_lines(
+    doc: dict[str, object], recording: Path, tids: dict[str, int]
+) -> None:
     incident = doc["incident"]
     assert isinstance(incident, dict)
     found = [f for f in incident["findings"] if f["kind"] == "span-slow"]
-    assert {f["facts"]["span"] if isinstance(f["facts"], dict) else None for f in found} or found
+    # One finding per slow span family (the tracef spans, the provider's, the trace_marker copy), all of the
+    # request thread.
+    facts = [{fact["name"]: fact["value"] for fact in f["facts"]} for f in found]
+    assert sorted(fact["span"] for fact in facts) == ["infer", "infer (trace_marker)", "infer:request"]
+    assert {fact["tid"] for fact in facts} == {str(tids["req"])}
     lines = (recording / "kernel.ftrace.txt").read_text().splitlines()
     checked = 0
     for f in found:

@@ -1,0 +1,121 @@
+"""detectors.vmcore.analysis on hand-built snapshots: the log, the crash report, findings and hypotheses."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from detectors.dmesg.scanner import scan_text
+from detectors.vmcore.analysis import analyse_snapshot, crash_report, fault_address_from_log, log_as_text
+from forensics.model import LocatorKind, NotAvailable
+from tests.detectors.vmcore.snapshots import (
+    DUMP,
+    FAULT_PC,
+    NULL_OOPS_LOG,
+    backtrace,
+    log,
+    null_member_snapshot,
+    snapshot,
+)
+
+
+def test_fault_address_is_the_last_one_the_log_reports() -> None:
+    records = log(
+        "BUG: unable to handle page fault for address: ffffffffc0200000",
+        "CR2: ffffffffc0200000",
+        "BUG: kernel NULL pointer dereference, address: 0000000000000030",
+    )
+    assert fault_address_from_log(records) == 0x30
+    assert fault_address_from_log(records[:2]) == 0xFFFFFFFFC0200000
+    assert fault_address_from_log(log("Kernel panic - not syncing: sysrq triggered crash")) is None
+
+
+def test_log_as_text_is_one_dmesg_line_per_record() -> None:
+    records = log("first", "second\ncontinued", start=5.25)
+    assert log_as_text(records) == "[    5.250000] first\n[    5.251000] second continued\n"
+
+
+def test_crash_report_prefers_the_bug_over_the_panic_it_caused() -> None:
+    warn_then_panic = scan_text(
+        log_as_text(
+            log(
+                "WARNING: CPU: 1 PID: 77 at kf_buggy.c:140 kf_state_stop+0x20/0x40 [kf_buggy]",
+                "RIP: 0010:kf_state_stop+0x20/0x40 [kf_buggy]",
+                "Kernel panic - not syncing: kernel: panic_on_warn set ...",
+            )
+        )
+    )
+    found = crash_report(warn_then_panic)
+    assert found is not None and found.title == "WARNING in kf_state_stop"
+    panic_only = scan_text(log_as_text(log("Kernel panic - not syncing: sysrq triggered crash")))
+    found = crash_report(panic_only)
+    assert found is not None and (found.kind, found.title) == ("panic", "kernel panic: sysrq triggered crash")
+    assert crash_report([]) is None
+
+
+def test_null_member_oops_gives_the_crash_the_null_field_and_the_module() -> None:
+    analysis, fault, reports = analyse_snapshot(null_member_snapshot())
+    assert [r.title for r in reports] == ["BUG: unable to handle kernel NULL pointer dereference in kf_sensor_read"]
+    assert [f.kind for f in analysis.findings] == ["crash", "null-field", "module"]
+    crash, null, module = analysis.findings
+    assert crash.title == reports[0].title and crash.confidence == 0.95
+    # The crash cites its frame, the panic line of the dump's log and the report in it (lines 1-13).
+    assert [(e.source, e.locator.kind, e.locator.start) for e in crash.evidence] == [
+        (DUMP, LocatorKind.FRAME, 0),
+        (f"{DUMP}#log", LocatorKind.LINE, 1),
+        (f"{DUMP}#log", LocatorKind.LINE, 1),
+    ]
+    assert crash.evidence[2].locator.end == len(NULL_OOPS_LOG)
+    assert null.title == (
+        "NULL pointer: dev->sensor was NULL; the fault reads ops (offset 0x30 of struct kf_sensor) through it "
+        "at kf_buggy.c:88"
+    )
+    assert module.title == "out-of-tree/unsigned module kf_buggy (O) is in the crashing stack"
+    assert not isinstance(fault, NotAvailable) and fault.instruction.address == FAULT_PC
+    assert analysis.crash_frame is not None and analysis.crash_frame.function == "kf_sensor_read"
+    assert analysis.culprit_frame == analysis.crash_frame
+    # One rule table (detectors/incident/hypotheses.py): the NULL field first, the crash site (0.95 x 0.8), then
+    # the module; ranks count from 1.
+    assert [(h.rank, h.confidence) for h in analysis.hypotheses] == [(1, 0.9), (2, 0.76), (3, 0.6)]
+    assert analysis.hypotheses[1].statement == "a bug in kf_sensor_read (module kf_buggy)"
+    first = analysis.hypotheses[0]
+    assert first.statement == f"{null.title}: a missing NULL check or an object used before it is set up"
+    assert first.next_command == "grep -n 'sensor' kf_buggy.c  # find where sensor is set"
+
+
+def test_without_machine_code_the_fault_says_why_once() -> None:
+    analysis, fault, reports = analyse_snapshot(snapshot(code=NotAvailable("the page of the pc is not in the dump")))
+    assert fault == NotAvailable("the page of the pc is not in the dump")  # not "not available: not available: ..."
+    no_regs = analyse_snapshot(null_member_snapshot(registers=NotAvailable("no exception frame")))[1]
+    assert no_regs == NotAvailable("no exception frame")
+    assert reports == [] and [f.kind for f in analysis.findings] == ["crash"]
+
+
+def test_a_panic_without_an_exception_frame_is_no_bug_of_its_caller() -> None:
+    """sysrq-c: the crash is the caller of panic(), and no hypothesis blames it."""
+    frames = backtrace("panic", "sysrq_handle_crash", "__handle_sysrq", "write_sysrq_trigger")
+    records = log("sysrq: Trigger a crash", "Kernel panic - not syncing: sysrq triggered crash")
+    analysis, fault, _ = analyse_snapshot(snapshot(backtrace=frames, log=records))
+    crash = analysis.findings[0]
+    assert crash.title == "kernel panic: sysrq triggered crash"
+    assert crash.fact("crash site") == "caller of panic()" and crash.fact("crashing function") == "sysrq_handle_crash"
+    assert analysis.hypotheses == ()
+    assert isinstance(fault, NotAvailable)
+
+
+def test_an_exception_frame_alone_blames_the_crashing_function() -> None:
+    frames = (*backtrace("kf_parse", "kf_ioctl", interrupted=0),)
+    frames = (replace(frames[0], source_file="kf.c", source_line=12), frames[1])
+    analysis, _, _ = analyse_snapshot(snapshot(backtrace=frames, panic_message="general protection fault"))
+    assert analysis.findings[0].title == "general protection fault in kf_parse"  # no log: the panic message
+    (only,) = analysis.hypotheses
+    assert (only.rank, only.statement, only.confidence) == (1, "a bug in kf_parse", 0.76)
+    assert only.next_command.endswith(f"# then: bt; dis -rl {frames[0].pc:#x}")
+
+
+def test_an_empty_snapshot_still_has_a_crash_finding() -> None:
+    analysis, _, _ = analyse_snapshot(snapshot())
+    (crash,) = analysis.findings
+    assert crash.title == "Kernel panic - not syncing: sysrq triggered crash"
+    assert crash.confidence == 0.5 and crash.confidence_reason == "no backtrace could be read"
+    assert [(e.locator.kind, e.locator.start, e.excerpt) for e in crash.evidence] == [(LocatorKind.BYTE, 0, "KDUMP   ")]
+    assert analysis.crash_frame is None and analysis.culprit_frame is None

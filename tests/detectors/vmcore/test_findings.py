@@ -1,0 +1,243 @@
+"""detectors.vmcore.findings on hand-built snapshots: crash frame, blocked tasks, outsized caches, modules."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from detectors.vmcore import findings as vf
+from detectors.vmcore.nullfield import analyse_fault
+from forensics.model import LocatorKind, NotAvailable, Severity
+from forensics.types.vmcore import MemoryTotals, ModuleInfo, SlabCacheInfo
+from tests.detectors.vmcore.snapshots import (
+    DUMP,
+    LAYOUTS,
+    VMLINUX,
+    backtrace,
+    code,
+    frame,
+    null_member_snapshot,
+    regs,
+    snapshot,
+    task,
+)
+
+MIB = 1 << 20
+
+
+# -- where the crash happened ----------------------------------------------------------------------
+
+
+def test_crash_frame_is_the_exception_frame_outside_the_kexec_path() -> None:
+    frames = backtrace("crash_setup_regs", "__crash_kexec", "kf_sensor_read", "kf_dev_read", interrupted=0)
+    # The kexec path's saved registers are not the fault's: without another exception frame the crash is
+    # the caller of the last panic-path function.
+    assert vf.crash_frame(frames) == frames[2]
+    frames = (*frames[:3], replace(frames[3], interrupted=True))
+    assert vf.crash_frame(frames) == frames[3]
+
+
+def test_crash_frame_of_a_panic_is_its_caller_and_none_without_frames() -> None:
+    frames = backtrace("dump_stack", "panic", "check_panic_on_oom", "out_of_memory")
+    assert vf.crash_frame(frames) == frames[2]
+    assert vf.crash_frame(backtrace("schedule", "kthread")) == backtrace("schedule", "kthread")[0]
+    assert vf.crash_frame(()) is None
+
+
+def test_an_inlined_frame_is_reported_as_the_function_it_was_inlined_into() -> None:
+    pc = 0xFFFFFFFF81234567
+    frames = (
+        frame(0, "list_del", pc=pc, inline=True, interrupted=True),
+        frame(1, "kf_session_close", pc=pc),
+        frame(2, "kf_session_close_write"),
+    )
+    assert vf.crash_frame(frames) == frames[1]
+
+
+def test_culprit_is_the_first_frame_past_generic_helpers() -> None:
+    frames = backtrace("__list_del_entry_valid", "kf_session_close", "vfs_write", interrupted=0)
+    crash = vf.crash_frame(frames)
+    assert crash == frames[0]
+    assert vf.culprit_frame(frames, crash) == frames[1]
+    assert vf.culprit_frame(frames, None) is None
+
+
+def test_taint_letters_and_register_excerpt() -> None:
+    assert vf.taint_letters_of(0) == ""
+    assert vf.taint_letters_of((1 << 0) | (1 << 12) | (1 << 13)) == "POE"
+    assert vf.register_excerpt("rdi", 0x30) == "rdi=0x0000000000000030"
+
+
+# -- the crash and the NULL field -------------------------------------------------------------------
+
+
+def test_crash_finding_cites_frame_and_log_and_names_the_culprit() -> None:
+    snap = null_member_snapshot()
+    fault = analyse_fault(snap.code, snap.registers, snap.variables, snap.layouts, 0x30)  # type: ignore[arg-type]
+    crash = vf.crash_finding(snap, "BUG: kernel NULL pointer dereference in kf_sensor_read", fault)
+    assert crash.kind == "crash" and crash.severity is Severity.CRITICAL and crash.confidence == 0.95
+    assert crash.summary == (
+        "The kernel crashed in kf_sensor_read (kf_buggy.c:88) while running cat (pid 77) on CPU 1."
+    )
+    assert crash.fact("task") == "cat (pid 77) on CPU 1"
+    assert crash.fact("crash site") == "exception frame" and crash.fact("module") == "kf_buggy"
+    assert crash.fact("effective address") == "0x30" and crash.fact("base register") == "rdi=0x0000000000000000"
+    assert crash.next_steps == (f"crash {VMLINUX} {DUMP}  # then: bt; dis -rl {snap.backtrace[0].pc:#x}",)
+    log_ev = crash.evidence[1]
+    assert (log_ev.source, log_ev.locator.start, log_ev.excerpt) == (
+        f"{DUMP}#log",
+        1,
+        "BUG: kernel NULL pointer dereference, address: 0000000000000030",
+    )
+    assert log_ev.timestamp is not None and log_ev.timestamp.seconds == 100.0
+
+
+def test_crash_finding_names_a_culprit_past_the_helper() -> None:
+    frames = backtrace("__list_del_entry_valid", "kf_session_close", interrupted=0)
+    frames = (frames[0], replace(frames[1], source_file="kf_buggy.c", source_line=285))
+    crash = vf.crash_finding(snapshot(backtrace=frames), "BUG: corrupted list in kf_session_close", NotAvailable("x"))
+    assert crash.fact("crashing function") == "__list_del_entry_valid"
+    assert crash.fact("culprit (first frame past generic helpers)") == "kf_session_close+0x10/0x40 kf_buggy.c:285"
+
+
+def test_null_field_finding_cites_register_instruction_and_cr2() -> None:
+    snap = null_member_snapshot()
+    fault = analyse_fault(snap.code, snap.registers, snap.variables, snap.layouts, 0x30)  # type: ignore[arg-type]
+    assert not isinstance(fault, NotAvailable)
+    null = vf.null_field_finding(snap, fault)
+    assert null is not None and null.kind == "null-field" and null.severity is Severity.HIGH
+    assert [(e.locator.kind, e.locator.name, e.excerpt) for e in null.evidence] == [
+        (LocatorKind.REGISTER, "rdi", "rdi=0x0000000000000000"),
+        (LocatorKind.ADDRESS, None, "mov rax, qword ptr [rdi + 0x30]"),
+        (LocatorKind.LINE, None, "CR2: 0000000000000030"),
+    ]
+    assert null.next_steps == (
+        f"crash> dis -rl {fault.instruction.address:#x}",
+        "crash> struct -o struct kf_device",
+        "crash> struct -o struct kf_sensor",
+    )
+    assert null.fact("NULL field") == str(fault.null_field)
+
+
+def test_no_null_field_finding_when_the_pointer_is_not_null() -> None:
+    dev = 0xFFFF89F50021B3C0
+    fault = analyse_fault(code(), regs(rdi=dev, rbx=dev), (), LAYOUTS, 0xDEAD)
+    assert not isinstance(fault, NotAvailable)
+    assert vf.null_field_finding(null_member_snapshot(), fault) is None
+
+
+# -- blocked tasks -----------------------------------------------------------------------------------
+
+_WAITER = ("schedule", "__mutex_lock", "mutex_lock", "kf_waiter_update", "kthread")
+_HOLDER = ("schedule", "schedule_timeout", "msleep", "kf_holder_fn", "kthread")
+
+
+def test_a_task_blocked_on_a_mutex_names_the_owner_and_the_chain() -> None:
+    waiter = task(43, "kf_waiter", "D", *_WAITER, blocked_on="mutex kf_dev_lock", lock_owner_pid=42,
+                  last_run_ns=122_500_000_000)  # fmt: skip
+    holder = task(42, "kf_holder", "S", *_HOLDER)
+    (found,) = vf.blocked_task_findings(snapshot(tasks=(waiter, holder)))
+    assert found.kind == "hung-task" and found.severity is Severity.HIGH and found.confidence == 0.9
+    assert found.title == "task kf_waiter blocked in D state on mutex kf_dev_lock held by kf_holder (pid 42)"
+    assert found.fact("waits in") == "kf_waiter_update+0x10/0x40"
+    assert found.fact("last ran") == "122.5 s before the crash"
+    assert found.fact("lock owner") == "kf_holder (pid 42, state S)"
+    assert found.fact("wait-for chain") == (
+        "kf_waiter (pid 43) -> mutex kf_dev_lock -> kf_holder (pid 42, S, in kf_holder_fn+0x10/0x40)"
+    )
+    assert [(e.locator.name, e.locator.start, e.excerpt) for e in found.evidence] == [
+        ("pid 43", 3, "kf_waiter_update+0x10/0x40"),
+        ("pid 42", 3, "kf_holder_fn+0x10/0x40"),
+    ]
+    assert found.next_steps == ("crash> bt 43", "crash> bt 42")
+
+
+def test_a_lock_cycle_ends_the_chain() -> None:
+    a = task(10, "kf_config", "D", *_WAITER, blocked_on="mutex kf_stats_lock", lock_owner_pid=11)
+    b = task(11, "kf_stats", "D", *_WAITER, blocked_on="mutex kf_config_lock", lock_owner_pid=10)
+    found = vf.blocked_task_findings(snapshot(tasks=(a, b)))
+    assert [f.fact("wait-for chain") for f in found] == [
+        "kf_config (pid 10) -> mutex kf_stats_lock -> kf_stats (pid 11, D, in kf_waiter_update+0x10/0x40) -> "
+        "mutex kf_config_lock -> kf_config (pid 10, D, in kf_waiter_update+0x10/0x40) -> (a cycle)",
+        "kf_stats (pid 11) -> mutex kf_config_lock -> kf_config (pid 10, D, in kf_waiter_update+0x10/0x40) -> "
+        "mutex kf_stats_lock -> kf_stats (pid 11, D, in kf_waiter_update+0x10/0x40) -> (a cycle)",
+    ]
+
+
+def test_an_owner_missing_from_the_dump_and_a_plain_d_sleep() -> None:
+    orphan = task(43, "kf_waiter", "D", *_WAITER, blocked_on="mutex kf_dev_lock", lock_owner_pid=99)
+    sleeper = task(50, "kworker/0:1", "D", "schedule", "io_schedule", "blk_mq_get_tag", "kthread")
+    running = task(51, "bash", "R", "kf_spin")
+    gone, plain = vf.blocked_task_findings(snapshot(tasks=(orphan, sleeper, running)))
+    assert gone.title == "task kf_waiter blocked in D state on mutex kf_dev_lock" and gone.confidence == 0.6
+    assert gone.fact("lock owner") is None
+    assert plain.title == "task kworker/0:1 in uninterruptible sleep (D) in blk_mq_get_tag"
+    assert plain.severity is Severity.LOW and plain.next_steps == ("crash> bt 50",)
+
+
+# -- outsized slab caches ------------------------------------------------------------------------------
+
+
+def _cache(name: str, mib: float, module: str | None = None, address: int = 0xFFFF888003A0E500) -> SlabCacheInfo:
+    size = int(mib * MIB)
+    return SlabCacheInfo(name, address, 256, size // 256, size // 256, size, module)
+
+
+def _memory(total: int | NotAvailable) -> MemoryTotals:
+    na = NotAvailable("not extracted")
+    return MemoryTotals(total, na, na, na, na, na)
+
+
+def test_a_cache_holding_a_tenth_of_ram_is_outsized() -> None:
+    caches = (_cache("kmalloc-256", 120), _cache("dentry", 60), _cache("inode_cache", 50))
+    (found,) = vf.outsized_cache_findings(snapshot(slab_caches=caches, memory=_memory(1024 * MIB)))
+    assert found.title == "slab cache kmalloc-256 is outsized: 120.0 MiB (11.7% of RAM, #1 by size)"
+    assert found.confidence == 0.8 and found.severity is Severity.MEDIUM
+    assert found.fact("rank by size") == "#1 of 3" and found.fact("bytes") == str(120 * MIB)
+    (evidence,) = found.evidence
+    assert (evidence.locator.kind, evidence.locator.name) == (LocatorKind.ADDRESS, "struct kmem_cache")
+    assert evidence.excerpt == f"kmalloc-256 {120 * MIB // 256} {120 * MIB // 256} 256"
+
+
+def test_a_cache_four_times_the_next_is_outsized_without_ram_known() -> None:
+    caches = (_cache("kf_req", 40), _cache("dentry", 9))
+    (found,) = vf.outsized_cache_findings(snapshot(slab_caches=caches, memory=_memory(NotAvailable("no totals"))))
+    assert found.title == "slab cache kf_req is outsized: 40.0 MiB (share of RAM not available, #1 by size)"
+    assert found.confidence == 0.55 and "4.4x the next largest cache" in found.confidence_reason
+
+
+def test_a_module_cache_among_the_largest_is_outsized() -> None:
+    caches = (_cache("dentry", 3), _cache("kf_request", 2, module="kf_buggy"), _cache("inode_cache", 1.5))
+    (found,) = vf.outsized_cache_findings(snapshot(slab_caches=caches, memory=_memory(1024 * MIB)))
+    assert found.fact("cache") == "kf_request" and found.fact("created by module") == "kf_buggy"
+    assert "a cache of module kf_buggy, yet the #2 largest cache of the kernel" in found.confidence_reason
+
+
+@pytest.mark.parametrize(
+    "caches",
+    [
+        (),
+        (_cache("dentry", 30), _cache("inode_cache", 20)),  # ordinary sizes, below 10% of RAM, no 4x gap
+        (*(_cache(f"c{i}", 10 - i) for i in range(3)), _cache("kf_small", 1, module="kf_buggy")),  # rank 4
+    ],
+)
+def test_ordinary_caches_are_not_outsized(caches: tuple[SlabCacheInfo, ...]) -> None:
+    assert vf.outsized_cache_findings(snapshot(slab_caches=caches, memory=_memory(1024 * MIB))) == []
+
+
+# -- modules --------------------------------------------------------------------------------------------
+
+
+def test_only_tainting_modules_in_the_stack_are_findings() -> None:
+    frames = (
+        frame(0, "kf_sensor_read", module="kf_buggy", interrupted=True),
+        frame(1, "e1000_clean", module="e1000"),
+        frame(2, "kf_dev_read", module="kf_buggy"),
+        frame(3, "vfs_read"),
+    )
+    modules = (ModuleInfo("kf_buggy", "OE", False), ModuleInfo("e1000", "", True), ModuleInfo("kf_other", "O", True))
+    (found,) = vf.module_findings(snapshot(modules=modules), frames)
+    assert found.title == "out-of-tree/unsigned module kf_buggy (OE) is in the crashing stack"
+    assert found.evidence[0].locator.start == 0 and found.fact("debug info") == "no"
+    assert vf.module_findings(snapshot(modules=modules), frames[1:2] + frames[3:]) == []
