@@ -247,3 +247,23 @@ def test_string_surgery_is_recognised(source: str) -> None:
 
 def test_ordinary_string_work_is_not_surgery() -> None:
     assert string_surgery(ast.parse('x = line.split(",", 1)\ny = name.replace("|", "\\\\|")')) == []
+
+
+#: The pure detector helpers that steer what the drgn adapter reads (which frame crashed, which operands of a
+#: BUG_ON's condition to read, how to decode the faulting instruction).  The adapter runs no analysis: it may
+#: import these and no other detector module (the analysis and the incident are the pipeline's).
+STEERING = frozenset({"detectors.vmcore.cexpr", "detectors.vmcore.disasm", "detectors.vmcore.findings"})
+
+
+def test_the_drgn_adapter_imports_only_the_detector_helpers_that_steer_its_reads() -> None:
+    found = {
+        (path.relative_to(ROOT).as_posix(), imported)
+        for path in sorted((ROOT / "forensics" / "vmcore").rglob("*.py"))
+        for imported, _line in _imports(path)
+        if imported.startswith("detectors")
+    }
+    imported = {name for _path, name in found}
+    assert imported <= STEERING, sorted(found)
+    assert imported == STEERING  # no stale entry
+    doc = (ROOT / "docs" / "architecture.md").read_text()
+    assert "pure detector helpers that steer what it reads" in doc
