@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from forensics import __version__
 from forensics.commands.common import DebugOption, FailOnOption, ForceOption, FormatOption, OutputOption, number_option
 from forensics.delivery import deliver, exit_status, render_for
 from forensics.errors import UsageError
@@ -144,9 +143,7 @@ def trace(
 ) -> None:
     """Scheduling and latency forensics from ftrace, trace-cmd, perf and LTTng (CTF) traces, and request spans."""
     from detectors.sched.model import Thresholds
-    from detectors.spans.findings import report_to_dict
-    from forensics.report.trace_json import TRACE_SCHEMA, analysis_to_dict, parse_to_dict
-    from forensics.serialize import incident_to_dict
+    from forensics.report.trace_json import trace_document
 
     thresholds = Thresholds(hog_ms / 1e3, latency_ms / 1e3, irq_ms / 1e3, softirq_ms / 1e3, dstate_ms / 1e3)
     if kernel_clock not in KERNEL_CLOCKS:
@@ -168,16 +165,7 @@ def trace(
     )
     analysis, parse, incident = result.analysis, result.parse, result.incident
     if fmt is OutputFormat.JSON:
-        doc = {
-            "schema": TRACE_SCHEMA,
-            "tool_version": __version__,
-            "input": {"source": result.source, "kind": result.kind, **(result.ctf or {})},
-            "parse": parse_to_dict(parse),
-            **analysis_to_dict(analysis, top=None if task else top),
-            **({"spans": report_to_dict(result.spans)} if result.spans is not None else {}),
-            "incident": incident_to_dict(incident),
-        }
-        text = json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
+        text = json.dumps(trace_document(result, None if task else top), indent=1, ensure_ascii=False) + "\n"
     elif fmt is OutputFormat.MD:
         text = render_markdown(result, top) + render_for(incident, fmt, output)
     else:

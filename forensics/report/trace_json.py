@@ -21,6 +21,7 @@ from detectors.sched.model import (
     Wait,
 )
 from forensics.model import NotAvailable
+from forensics.types.results import TraceResult
 
 TRACE_SCHEMA = "kforensic.trace/1"
 
@@ -192,4 +193,21 @@ def analysis_to_dict(a: TraceAnalysis, top: int | None = None) -> JsonDict:
         ],
         "bucket_ms": ms(a.bucket_seconds) if a.bucket_seconds else None,
         "buckets": [bucket_to_dict(b) for b in a.buckets],
+    }
+
+
+def trace_document(result: TraceResult, top: int | None) -> JsonDict:
+    """The ``kforensic.trace/1`` document of one analysed trace (``top``: tasks listed, None for all)."""
+    from detectors.spans.findings import report_to_dict
+    from forensics import __version__
+    from forensics.serialize import incident_to_dict
+
+    return {
+        "schema": TRACE_SCHEMA,
+        "tool_version": __version__,
+        "input": {"source": result.source, "kind": result.kind, **(result.ctf or {})},
+        "parse": parse_to_dict(result.parse),
+        **analysis_to_dict(result.analysis, top=top),
+        **({"spans": report_to_dict(result.spans)} if result.spans is not None else {}),
+        "incident": incident_to_dict(result.incident),
     }
