@@ -5,17 +5,14 @@ from __future__ import annotations
 import json
 import shlex
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from forensics import __version__
 from forensics.commands.common import DebugOption, FailOnOption, ForceOption, FormatOption, OutputOption
 from forensics.delivery import deliver, exit_status, render_for
-from forensics.errors import InputError, UsageError
-from forensics.model import Incident
+from forensics.errors import UsageError
 from forensics.report import OutputFormat
 
 if TYPE_CHECKING:
@@ -28,30 +25,6 @@ Example:
 
   kforensic report --from a.json b.json -o incident.md
 """
-
-
-def load_findings_file(path: Path) -> Incident:
-    """Read a findings file written by any kforensic command with ``--format json``."""
-    from collectors.inputs import open_input
-    from forensics.serialize import incident_from_dict
-
-    with open_input(str(path)) as tracked:
-        data = b"".join(tracked.read_chunks())
-        record = tracked.record()
-    try:
-        doc = json.loads(data)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(
-            f"{path}: not a JSON document ({exc})", hint="give files written by kforensic ... --format json"
-        ) from None
-    except RecursionError:
-        raise InputError(
-            f"{path}: JSON nested too deeply to be a kforensic findings file",
-            hint="give files written by kforensic ... --format json",
-        ) from None
-    incident = incident_from_dict(doc, str(path))
-    # The findings file itself is an input of the merged report.
-    return replace(incident, sources=(*incident.sources, record))
 
 
 def _plots_dir(*pages: Path | None) -> Path | None:
@@ -123,12 +96,8 @@ def report(
     force: ForceOption = False,
 ) -> None:
     """Run every analysis the inputs allow and merge the findings into one incident report."""
-    from detectors.incident.correlate import Correlation, correlate, other_hosts
-    from detectors.incident.hypotheses import plain_summary, rank_hypotheses
-    from detectors.incident.timeline import build_timeline
     from forensics.pipelines import sources as analyses
-    from forensics.report.document import Section
-    from forensics.report.story import IncidentStory, host_label
+    from forensics.pipelines.report import build_story, load_findings_file
 
     files = [*(from_files or []), *(extra or [])]
     if not (files or vmcore or dmesg or store or trace or profile):
@@ -150,28 +119,10 @@ def report(
         parts.append(analyses.analyse_store(store, plots_dir))
     parts += [analyses.analyse_trace(t, plots_dir) for t in trace or ()]
     parts += [analyses.analyse_profile(p) for p in profile or ()]
-    incidents = [p.incident for p in parts] + [load_findings_file(p) for p in files]
-    merged = Incident.merge(incidents, tool_version=__version__)
-    findings, correlations = correlate(merged.findings)
-    elsewhere = other_hosts(tuple(incidents))  # another host is a contradiction, like another boot
-    findings += tuple(elsewhere)
-    correlations += tuple(Correlation("contradiction", f.id, (f.id,), f.title, contradiction=True) for f in elsewhere)
-    incident = replace(merged, findings=findings)
-    timeline = build_timeline(incident.sorted_findings(), incident.boot_time)
-    hypotheses = rank_hypotheses(incident.sorted_findings())
-    story = IncidentStory(
-        incident=incident,
-        summary=plain_summary(incident.sorted_findings(), host_label(incident)),
-        timeline=timeline,
-        correlations=correlations,
-        hypotheses=hypotheses,
-        sections=tuple(Section(p.title, p.details.blocks) for p in parts),
-        plots=tuple(plot for p in parts for plot in p.plots),
-        commands=(*(p.command for p in parts), "kforensic " + shlex.join(sys.argv[1:])),
-    )
+    story = build_story(parts, [load_findings_file(p) for p in files], "kforensic " + shlex.join(sys.argv[1:]))
     _write_extras(story, json_out, html_out, digest, digest_bytes)
     deliver(_render(story, fmt, output), output)
-    raise typer.Exit(int(exit_status(incident, fail_on)))
+    raise typer.Exit(int(exit_status(story.incident, fail_on)))
 
 
 def _render(story: IncidentStory, fmt: OutputFormat, output: Path | None) -> str:
