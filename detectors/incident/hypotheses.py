@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from detectors.incident.timeline import foreign_sources
-from forensics.model import Finding, Severity
+from forensics.model import Finding, FindingKind, Severity
 
 
 @dataclass(frozen=True)
@@ -37,8 +37,9 @@ def _cites(finding: Finding, n: int = 2) -> tuple[str, ...]:
     return tuple(f"{finding.title} — {ev.cite()}" for ev in finding.evidence[:n])
 
 
-def _of_kind(findings: tuple[Finding, ...], *prefixes: str) -> list[Finding]:
-    return [f for f in findings if f.kind.startswith(prefixes)]
+def _of_kind(findings: tuple[Finding, ...], *kinds: str) -> list[Finding]:
+    """Findings of these kinds (a member, or a family prefix such as ``"dmesg."``)."""
+    return [f for f in findings if f.kind.startswith(kinds)]
 
 
 def _step(finding: Finding, default: str, index: int = 0) -> str:
@@ -58,11 +59,11 @@ def why_hypothesis(finding: Finding) -> Hypothesis:
 
 
 #: Oom-shaped findings: the memory ran out (a consequence, never a cause by itself).
-OOM_KINDS = ("dmesg.oom", "dmesg.alloc-failure")
+OOM_KINDS = (FindingKind.DMESG_OOM, FindingKind.DMESG_ALLOC_FAILURE)
 #: Findings of memory that grew and was not given back: slab caches and the meminfo counters.
-LEAK_KINDS = ("slab-leak", "kernel-memory-leak")
+LEAK_KINDS = (FindingKind.SLAB_LEAK, FindingKind.KERNEL_MEMORY_LEAK)
 #: Findings of a CPU kept from other work.
-STARVATION_KINDS = ("sched-rt-hog", "sched-cpu-hog", "sched-softirq-starvation")
+STARVATION_KINDS = (FindingKind.SCHED_RT_HOG, FindingKind.SCHED_CPU_HOG, FindingKind.SCHED_SOFTIRQ_STARVATION)
 
 
 def _leaks(findings: tuple[Finding, ...]) -> list[Finding]:
@@ -77,19 +78,21 @@ def _null_field(findings: tuple[Finding, ...]) -> list[Hypothesis]:
     return [
         Hypothesis(0, f"{f.title}: a missing NULL check or an object used before it is set up", f.confidence,
                    _cites(f), (), f.fact("next command") or _step(f, "crash> dis -rl <pc>"))
-        for f in _of_kind(findings, "null-field")
+        for f in _of_kind(findings, FindingKind.NULL_FIELD)
     ]  # fmt: skip
 
 
 def _crash_site(findings: tuple[Finding, ...]) -> list[Hypothesis]:
     out = []
-    for f in _of_kind(findings, "crash"):
+    for f in _of_kind(findings, FindingKind.CRASH):
         if f.fact("crash site") != "exception frame":
             continue  # a panic the kernel chose (hung task, OOM, sysrq): the cause is elsewhere
         func = f.fact("crashing function") or "the crashing function"
         module = f.fact("module")
         against: tuple[str, ...] = ("the crash site may only be the victim of memory corrupted elsewhere",)
-        if any(x.kind == "contradiction" and not (x.fact("other boot") or x.fact("other host")) for x in findings):
+        if any(
+            x.kind is FindingKind.CONTRADICTION and not (x.fact("other boot") or x.fact("other host")) for x in findings
+        ):
             against += ("the log and the dump disagree on the crash",)
         out.append(Hypothesis(0, f"a bug in {func}" + (f" (module {module})" if module else ""),
                               f.confidence * 0.8, _cites(f), against, _step(f, "crash> bt")))  # fmt: skip
@@ -101,13 +104,13 @@ def _module(findings: tuple[Finding, ...]) -> list[Hypothesis]:
     return [
         Hypothesis(0, f"a bug in an out-of-tree module: {f.title}", 0.6, (f.summary,),
                    ("the module may only be a victim of memory corruption elsewhere",), _step(f, "crash> mod"))
-        for f in _of_kind(findings, "module")
+        for f in _of_kind(findings, FindingKind.MODULE)
     ]  # fmt: skip
 
 
 def _lock_owner(findings: tuple[Finding, ...]) -> list[Hypothesis]:
     out = []
-    for f in _of_kind(findings, "hung-task"):
+    for f in _of_kind(findings, FindingKind.HUNG_TASK):
         owner = f.fact("lock owner")
         if owner:
             # The detector's last step is the owner's backtrace (``crash> bt PID``).
@@ -136,7 +139,7 @@ def _outsized(findings: tuple[Finding, ...]) -> list[Hypothesis]:
     return [
         Hypothesis(0, f"memory leak: {f.title}", f.confidence * 0.8, (f.summary,),
                    ("a large cache can also be a legitimate workload",), _step(f, "crash> kmem -s"))
-        for f in _of_kind(findings, "outsized-slab")
+        for f in _of_kind(findings, FindingKind.OUTSIZED_SLAB)
     ]  # fmt: skip
 
 
@@ -158,7 +161,7 @@ def _starvation(findings: tuple[Finding, ...]) -> list[Hypothesis]:
 
 
 def _log_bug(findings: tuple[Finding, ...]) -> list[Hypothesis]:
-    if any(x.kind == "crash" for x in findings):
+    if any(x.kind is FindingKind.CRASH for x in findings):
         return []  # the dump's crash finding carries it
     out = []
     for f in _of_kind(findings, "dmesg."):
@@ -193,11 +196,17 @@ RULES: tuple[tuple[str, Rule], ...] = (
 def _ours(findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
     """The findings that may be causes: none of an input from another boot or host."""
     foreign = set(foreign_sources(findings))
-    foreign |= {str(f.fact("other boot")) for f in findings if f.kind == "contradiction" and f.fact("other boot")}
-    foreign |= {str(f.fact("other host")) for f in findings if f.kind == "contradiction" and f.fact("other host")}
+    foreign |= {
+        str(f.fact("other boot")) for f in findings if f.kind is FindingKind.CONTRADICTION and f.fact("other boot")
+    }
+    foreign |= {
+        str(f.fact("other host")) for f in findings if f.kind is FindingKind.CONTRADICTION and f.fact("other host")
+    }
     if not foreign:
         return findings
-    return tuple(f for f in findings if f.kind == "contradiction" or not all(e.source in foreign for e in f.evidence))
+    return tuple(
+        f for f in findings if f.kind is FindingKind.CONTRADICTION or not all(e.source in foreign for e in f.evidence)
+    )
 
 
 def rank_hypotheses(findings: tuple[Finding, ...]) -> tuple[Hypothesis, ...]:
