@@ -35,7 +35,8 @@ class Correlation:
     contradiction: bool = False
 
 
-_EVENT_KINDS = ("dmesg.oom", "dmesg.alloc-failure")
+_EVENT_KINDS = (FindingKind.DMESG_OOM, FindingKind.DMESG_ALLOC_FAILURE)
+_LOCKUP_KINDS = (FindingKind.DMESG_LOCKUP, FindingKind.DMESG_SOFT_LOCKUP)
 _HUNG_TASK = re.compile(r"INFO: task (.+?):(\d+) blocked for more than")
 _LOCKUP_TASK = re.compile(r"soft lockup - CPU#\d+ stuck for \d+s! \[(.+?):(\d+)\]")
 
@@ -68,7 +69,7 @@ Rule = Callable[[dict[str, Finding]], list[tuple[str, str, str]]]
 
 def _same_crash(by_id: dict[str, Finding]) -> list[tuple[str, str, str]]:
     out = []
-    for crash in (f for f in by_id.values() if f.kind == "crash"):
+    for crash in (f for f in by_id.values() if f.kind is FindingKind.CRASH):
         for log in (f for f in by_id.values() if _is_log_crash(f)):
             if log.title == crash.title:
                 where = log.evidence[0].cite()
@@ -102,7 +103,7 @@ def _hung_task(by_id: dict[str, Finding]) -> list[tuple[str, str, str]]:
 
 def _hog_lockup(by_id: dict[str, Finding]) -> list[tuple[str, str, str]]:
     out = []
-    for log in (f for f in by_id.values() if f.kind.startswith("dmesg.") and "lockup" in f.kind):
+    for log in (f for f in by_id.values() if f.kind in _LOCKUP_KINDS):
         names = {m.group(1) for ev in log.evidence if (m := _LOCKUP_TASK.search(ev.excerpt))}
         for hog in (f for f in by_id.values() if f.kind in (FindingKind.SCHED_CPU_HOG, FindingKind.SCHED_RT_HOG)):
             task = hog.subject(SubjectKind.TASK)
@@ -120,7 +121,7 @@ RULES: tuple[tuple[str, Rule], ...] = (
 
 
 def _contradictions(by_id: dict[str, Finding]) -> list[Finding]:
-    crashes = [f for f in by_id.values() if f.kind == "crash"]
+    crashes = [f for f in by_id.values() if f.kind is FindingKind.CRASH]
     logs = [f for f in by_id.values() if _is_log_crash(f) and f.severity is Severity.CRITICAL]
     out = []
     for crash in crashes:
@@ -148,7 +149,7 @@ def _contradictions(by_id: dict[str, Finding]) -> list[Finding]:
 def _other_boots(findings: tuple[Finding, ...]) -> list[Finding]:
     """An input whose times since boot are past the crash cannot come from the crashed boot."""
     out = []
-    crash = next((f for f in findings if f.kind == "crash"), None) or next(
+    crash = next((f for f in findings if f.kind is FindingKind.CRASH), None) or next(
         (f for f in findings if _is_log_crash(f) and f.severity is Severity.CRITICAL), None
     )
     for source, (ev, end) in foreign_sources(findings).items():
