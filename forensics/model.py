@@ -46,10 +46,12 @@ class FindingKind(enum.StrEnum):
     MODULE = "module"
     BUG_CONDITION = "bug-condition"
     DEADLOCK = "deadlock"
+    DOUBLE_FREE = "double-free"
     LIST_CORRUPTION = "list-corruption"
     LOCKUP_LOOP = "lockup-loop"
     OOM_USERS = "oom-users"
     SUSPICIOUS_VALUES = "suspicious-values"
+    SPINLOCK_DEADLOCK = "spinlock-deadlock"
     USE_AFTER_FREE = "use-after-free"
     # incident
     CONTRADICTION = "contradiction"

@@ -18,6 +18,16 @@ GUEST_MEM="${KF_GUEST_MEM:-256}"
 CRASHKERNEL="${KF_CRASHKERNEL:-96M}"
 COMMON_CMDLINE="console=ttyS0 crashkernel=$CRASHKERNEL oops=panic panic=10"
 
+# Reproducible kernel: no build time, user or host in the version string, and
+# DWARF paths that name Debian's source layout instead of this checkout's
+# scratch directory (the same tree on every machine, so rebuilding the same
+# sources gives the same vmlinux).
+export KBUILD_BUILD_TIMESTAMP="${KBUILD_BUILD_TIMESTAMP:-2024-01-01 00:00:00 UTC}"
+export KBUILD_BUILD_USER="${KBUILD_BUILD_USER:-kforensic}"
+export KBUILD_BUILD_HOST="${KBUILD_BUILD_HOST:-fixtures}"
+export KBUILD_BUILD_VERSION="${KBUILD_BUILD_VERSION:-1}"
+KERNEL_PREFIX_MAP="-fdebug-prefix-map=$KSRC=/usr/src/linux-source-6.1"
+
 # name | kf_case | extra kernel parameters | timeout (s)
 CASES=(
 	"01-null-member|null_member||300"
@@ -29,6 +39,11 @@ CASES=(
 	"07-sysrq-c|sysrq_c||300"
 	"08-slab-leak|slab_leak|slab_nomerge|600"
 	"09-oom|oom|sysctl.vm.panic_on_oom=1|300"
+	"10-use-after-free|use_after_free|slub_debug=FZPU,kf_conn|300"
+	"11-abba-deadlock|abba_deadlock|hung_task_panic=1 sysctl.kernel.hung_task_timeout_secs=5|300"
+	"12-double-free|double_free||300"
+	"13-list-overflow|list_overflow||300"
+	"14-spin-deadlock|spin_deadlock|softlockup_panic=1 watchdog_thresh=3|300"
 )
 
 log() { printf '[build %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
@@ -62,7 +77,8 @@ stage_kernel() {
 	done <"$HERE/kernel.config"
 	((missing == 0)) || exit 1
 	log "building bzImage + vmlinux with -j$JOBS (about 7 minutes on 2 cores)"
-	make -C "$KSRC" ARCH=x86_64 -j"$JOBS" bzImage vmlinux modules_prepare >"$WORK/kernel-build.log" 2>&1
+	make -C "$KSRC" ARCH=x86_64 KCFLAGS="$KERNEL_PREFIX_MAP" KAFLAGS="$KERNEL_PREFIX_MAP" -j"$JOBS" \
+		bzImage vmlinux modules_prepare >"$WORK/kernel-build.log" 2>&1
 }
 
 stage_module() {

@@ -41,6 +41,9 @@ KERNEL_SITES: dict[str, tuple[str, str]] = {
     "list_del_poison1": ("lib/list_debug.c", "CHECK_DATA_CORRUPTION(next == LIST_POISON1"),
     "sysrq_crash": ("drivers/tty/sysrq.c", 'panic("sysrq triggered crash'),
     "panic_on_oom": ("mm/oom_kill.c", 'panic("Out of memory: %s panic_on_oom is enabled'),
+    "gpf": ("arch/x86/kernel/traps.c", "die_addr(desc, regs, error_code, gp_addr);"),
+    "double_free": ("mm/slub.c", "BUG_ON(object == fp); /* naive detection of double free or corruption */"),
+    "list_add_prev_next": ("lib/list_debug.c", "CHECK_DATA_CORRUPTION(prev->next != next,"),
 }
 
 FUNC_DEF = re.compile(r"^(?:[A-Za-z_][\w\s\*]*?[\s\*])?(\w+)\s*\(")
@@ -191,6 +194,65 @@ def why_table(fixtures: Path, ko: Path) -> dict[str, dict[str, Any]]:
             "allocated": True, "next": "0xdead000000000100", "prev": "0xdead000000000122",
         },
         "09-oom": {"class": "oom", "top_user": "kf_memhog"},
+        **new_whys(src, ko),
+    }  # fmt: skip
+
+
+def new_whys(src: Path, ko: Path) -> dict[str, dict[str, Any]]:
+    """The decisive values of the cases 10-14 (the code paths are described in kf_buggy.c).
+
+    10: kmem_cache_free() with slub_debug=FZPU poisons the whole object with 0x6b, so
+    conn->peer reads 0x6b6b6b6b6b6b6b6b and peer->mtu faults at that plus offsetof(mtu).
+    12: the second kfree() finds the object at the head of the freelist.  13: the 25 bytes
+    of "i2c-1-temperature-sensor\\0" fill name[16] and the next 8 bytes (node.next).
+    14: the poller sets the qspinlock pending bit (0x100) and spins on the locked byte (1).
+    """
+    uaf_free = find_line(src, "/* KF_FREE use_after_free */")
+    df_free = find_line(src, "/* KF_FREE double_free */")
+    peer_off = member_offset(ko, "kf_conn", "peer")
+    mtu_off = member_offset(ko, "kf_peer", "mtu")
+    poison = 0x6B6B6B6B6B6B6B6B
+    overflow = b"i2c-1-temperature-sensor"
+    name_size = member_offset(ko, "kf_client", "node")
+    bad = int.from_bytes(overflow[name_size : name_size + 8], "little")
+    config, stats = marker(src, "abba_config"), marker(src, "abba_stats")
+    spin = marker(src, "spin_deadlock")
+    return {
+        "10-use-after-free": {
+            "class": "use_after_free", "cache": "kf_conn", "struct": "struct kf_conn",
+            "object_state": "free", "member": "peer", "member_offset": peer_off,
+            "value": f"{poison:#x}", "fault_address": f"{poison + mtu_off:#x}",
+            "free_function": enclosing_function(src, uaf_free), "free_line": uaf_free,
+            "alloc_function": "kf_conn_open", "stale_pointer": "kf_active_conn",
+            "title": f"BUG: use-after-free Read in {marker(src, 'use_after_free')['function']}",
+        },
+        "11-abba-deadlock": {
+            "class": "lock_cycle", "cycle": True,
+            "tasks": {
+                "kf_config": {"holds": "kf_config_lock", "wants": "kf_stats_lock",
+                              "function": config["function"], "line": config["line"]},
+                "kf_stats": {"holds": "kf_stats_lock", "wants": "kf_config_lock",
+                             "function": stats["function"], "line": stats["line"]},
+            },
+        },
+        "12-double-free": {
+            "class": "double_free", "cache": kmalloc_cache(struct_size(ko, "kf_msg")), "object_state": "free",
+            "function": marker(src, "double_free")["function"], "first_free_line": df_free,
+            "second_free_line": marker(src, "double_free")["line"], "free_stack_recorded": False,
+            "title": f"BUG: double free in {marker(src, 'double_free')['function']}",
+        },
+        "13-list-overflow": {
+            "class": "list_corruption", "struct": "struct kf_client", "member": "node",
+            "member_offset": name_size, "neighbour": "name", "neighbour_type": f"char [{name_size}]",
+            "bad_pointer": f"{bad:#x}", "text": overflow[name_size : name_size + 8].decode(),
+            "cache": kmalloc_cache(struct_size(ko, "kf_client")), "allocated": True,
+            "overflow_function": enclosing_function(src, find_line(src, "/* KF_OVERFLOW list_overflow */")),
+        },
+        "14-spin-deadlock": {
+            "class": "spinlock_deadlock", "function": spin["function"], "lock": "kf_hw_lock",
+            "lock_word": "0x101", "owner": None, "leaked_by": enclosing_function(src, find_line(src, "KF_LEAK")),
+            "title": f"BUG: soft lockup in {spin['function']}",
+        },
     }  # fmt: skip
 
 
@@ -209,6 +271,11 @@ def add_why(fixtures: Path, ko: Path) -> None:
         entry = by_path[str(path.relative_to(fixtures))]
         entry["size"], entry["sha256"] = path.stat().st_size, sha256(path)
     manifest_path.write_text(json.dumps(manifest, indent=2) + "\n")
+
+
+def culprit(m: dict[str, Any]) -> dict[str, Any]:
+    """The ground-truth fields of the buggy code to fix, from a marker."""
+    return {"culprit_function": m["function"], "source_file": m["file"], "source_line": m["line"]}
 
 
 def case_table(fixtures: Path, ksrc: Path, ko: Path) -> dict[str, dict[str, Any]]:
@@ -230,10 +297,6 @@ def case_table(fixtures: Path, ksrc: Path, ko: Path) -> dict[str, dict[str, Any]
     list_site = site(ksrc, "list_del_poison1")
     sysrq_site = site(ksrc, "sysrq_crash")
     oom_site = site(ksrc, "panic_on_oom")
-    src_fields = ("source_file", "source_line")
-
-    def culprit(m: dict[str, Any]) -> dict[str, Any]:
-        return {"culprit_function": m["function"], **dict(zip(src_fields, (m["file"], m["line"]), strict=True))}
 
     return {
         "01-null-member": {
@@ -441,6 +504,128 @@ def case_table(fixtures: Path, ksrc: Path, ko: Path) -> dict[str, dict[str, Any]
             ],
             "oom": {"process": "kf_memhog", "constraint": "CONSTRAINT_NONE", "panic_on_oom": 1},
             "kernel_site": oom_site,
+        },
+        **new_cases(src, ksrc, ko),
+    }
+
+
+def new_cases(src: Path, ksrc: Path, ko: Path) -> dict[str, dict[str, Any]]:
+    """Cases 10-14: use-after-free, AB-BA deadlock, double free, list overflow, spinlock deadlock."""
+    uaf = marker(src, "use_after_free")
+    config = marker(src, "abba_config")
+    dfree = marker(src, "double_free")
+    ovf = marker(src, "list_overflow")
+    overflow_line = find_line(src, "/* KF_OVERFLOW list_overflow */")
+    spin = marker(src, "spin_deadlock")
+    gpf_site = site(ksrc, "gpf")
+    df_site = site(ksrc, "double_free")
+    list_site = site(ksrc, "list_add_prev_next")
+    hung_site = site(ksrc, "hung_task")
+    lockup_site = site(ksrc, "soft_lockup")
+    poison_addr = 0x6B6B6B6B6B6B6B6B + member_offset(ko, "kf_peer", "mtu")
+
+    return {
+        "10-use-after-free": {
+            "type": "use_after_free",
+            "title": f"BUG: use-after-free Read in {uaf['function']}",
+            "description": "slub_debug=FZPU,kf_conn; writes to debugfs kf_buggy/conn_open, conn_close, conn_send "
+            "(shell pinned to CPU 1): kf_conn_close() frees the connection but kf_active_conn keeps "
+            "pointing at it; kf_conn_send() reads conn->peer (0x6b poison) and faults on peer->mtu",
+            "crashing_function": uaf["function"],
+            **culprit(uaf),
+            "in_module": "kf_buggy",
+            "task_comm": "sh",
+            "cpu": 1,
+            "stack_top": uaf["function"],
+            "stack_functions": [uaf["function"], "kf_conn_send_write", "vfs_write"],
+            # the whole oops header line, as the kernel printed it and crash's PANIC shows it
+            "panic_message": f"general protection fault, probably for non-canonical address {poison_addr:#x}"
+            ": 0000 [#1] SMP",
+            "log_key_lines": [
+                f"general protection fault, probably for non-canonical address {poison_addr:#x}",
+                f"RIP: 0010:{uaf['function']}",
+            ],
+            "kernel_site": gpf_site,
+        },
+        "11-abba-deadlock": {
+            "type": "hung_task",
+            "title": f"INFO: task hung in {config['function']}",
+            "description": "kthread kf_config takes kf_config_lock then wants kf_stats_lock; kthread kf_stats "
+            "takes kf_stats_lock then wants kf_config_lock (AB-BA); both block in mutex_lock() (D); "
+            "khungtaskd panics (hung_task_panic=1, timeout 5 s)",
+            "crashing_function": hung_site["function"],
+            **culprit(config),
+            "in_module": "kf_buggy",
+            "task_comm": "khungtaskd",
+            "cpu": None,
+            "stack_functions": ["panic", hung_site["function"]],
+            "panic_message": "Kernel panic - not syncing: hung_task: blocked tasks",
+            "log_key_lines": [
+                "blocked for more than 5 seconds.",
+                "Kernel panic - not syncing: hung_task: blocked tasks",
+            ],
+            "hung_task_timeout_secs": 5,
+            "kernel_site": hung_site,
+        },
+        "12-double-free": {
+            "type": "double_free",
+            "title": f"BUG: double free in {dfree['function']}",
+            "description": "a write to debugfs kf_buggy/msg_submit (shell pinned to CPU 1): kf_msg_submit()'s "
+            "error path kfree()s the message and the common exit kfree()s it again; "
+            "CONFIG_SLAB_FREELIST_HARDENED's BUG_ON(object == fp) in set_freepointer() fires",
+            "crashing_function": df_site["function"],
+            **culprit(dfree),
+            "in_module": "kf_buggy",
+            "task_comm": "sh",
+            "cpu": 1,
+            "stack_functions": [df_site["function"], "__kmem_cache_free", dfree["function"], "kf_msg_submit_write"],
+            "panic_message": f"kernel BUG at mm/slub.c:{df_site['line']}!",
+            "log_key_lines": [f"kernel BUG at mm/slub.c:{df_site['line']}!", f"RIP: 0010:{df_site['function']}"],
+            "kernel_site": df_site,
+        },
+        "13-list-overflow": {
+            "type": "list_corruption",
+            "title": f"BUG: corrupted list in {ovf['function']}",
+            "description": 'writes to debugfs kf_buggy/client_rename ("i2c-1-temperature-sensor") and client_add '
+            "(shell pinned to CPU 1): kf_client_rename() strcpy()s 25 bytes into char name[16], which "
+            "overwrites the next list_head; the next list_add_tail() finds prev->next is text",
+            "crashing_function": list_site["function"],
+            **culprit(ovf),
+            "in_module": "kf_buggy",
+            "task_comm": "sh",
+            "cpu": 1,
+            "stack_top": list_site["function"],
+            "stack_functions": [list_site["function"], "kf_client_register", "kf_client_add_write", "vfs_write"],
+            "overflow_function": enclosing_function(src, overflow_line),
+            "overflow_line": overflow_line,
+            "panic_message": "list_add corruption. prev->next should be next",
+            "log_key_lines": [
+                "list_add corruption. prev->next should be next",
+                "but was 726f736e65732d65",
+                "kernel BUG at lib/list_debug.c:",
+            ],
+            "kernel_site": list_site,
+        },
+        "14-spin-deadlock": {
+            "type": "soft_lockup",
+            "title": f"BUG: soft lockup in {spin['function']}",
+            "description": "insmod bug=spin_deadlock: kf_hw_configure()'s error path returns with kf_hw_lock held; "
+            "kthread kf_hw_poll, bound to CPU 1, spins in spin_lock(&kf_hw_lock); "
+            "softlockup_panic=1 watchdog_thresh=3",
+            "crashing_function": lockup_site["function"],
+            **culprit(spin),
+            "in_module": "kf_buggy",
+            "task_comm": "kf_hw_poll",
+            "cpu": 1,
+            "stack_functions": ["panic", lockup_site["function"]],
+            "panic_message": "Kernel panic - not syncing: softlockup: hung tasks",
+            "log_key_lines": [
+                "watchdog: BUG: soft lockup - CPU#1 stuck for",
+                "[kf_hw_poll:",
+                "Kernel panic - not syncing: softlockup: hung tasks",
+            ],
+            "watchdog_thresh": 3,
+            "kernel_site": lockup_site,
         },
     }
 

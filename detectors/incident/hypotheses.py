@@ -224,6 +224,10 @@ def rank_hypotheses(findings: tuple[Finding, ...]) -> tuple[Hypothesis, ...]:
 
 
 _PLAIN = (
+    ("double-free", "the kernel freed the same memory twice (a double free)"),
+    ("use-after-free", "the kernel used memory after it had been freed (a use-after-free)"),
+    ("deadlock", "tasks waited forever for locks the other held (a deadlock)"),
+    ("spinlock-deadlock", "a CPU spun forever on a lock that was never released"),
     ("null-field", "the kernel followed a pointer that was never set (a NULL pointer)"),
     ("hung-task", "a task waited forever for a lock another task never released"),
     ("dmesg.hang", "a task was stuck and stopped making progress"),

@@ -21,6 +21,7 @@ from detectors.vmcore.findings import (
     outsized_cache_findings,
 )
 from detectors.vmcore.nullfield import FaultAnalysis, analyse_fault
+from detectors.vmcore.slab import slab_title
 from detectors.vmcore.why import spinning_function, why_findings
 from forensics.model import Evidence, Finding, NotAvailable
 from forensics.types.vmcore import CrashSnapshot, LogRecord
@@ -60,6 +61,9 @@ def crash_report(reports: list[KernelReport]) -> KernelReport | None:
 
 
 def _title(snap: CrashSnapshot, report: KernelReport | None) -> str:
+    slab = slab_title(snap)
+    if slab is not None:  # the dump shows a double free or a use-after-free: say so, as syzbot would
+        return slab
     spinning = spinning_function(snap)
     if report is not None and spinning is not None and report.title.startswith("BUG: soft lockup in "):
         # The dump shows the loop the CPU spins in: name the stall after it, not the dispatch frame.

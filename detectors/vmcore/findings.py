@@ -333,11 +333,17 @@ def blocked_task_findings(snap: CrashSnapshot) -> list[Finding]:
         facts = [Fact("waiter", f"{task.comm} (pid {task.pid})"), Fact("waits in", top.label() if top else "?")]
         if task.last_run_ns is not None:
             facts.append(Fact("last ran", f"{task.last_run_ns / 1e9:.1f} s before the crash"))
+        chain = _wait_chain(snap, task)
         if owner is not None:
+            # In a lock cycle the owner is no culprit that "never releases" the lock: it waits too, and
+            # the deadlock finding states the cycle; the fact is named so no hypothesis is made of it.
             facts += [
-                Fact("lock owner", f"{owner.comm} (pid {owner.pid}, state {owner.state})"),
+                Fact(
+                    "lock owner" if "(a cycle)" not in chain else "lock owner, itself waiting in the cycle",
+                    f"{owner.comm} (pid {owner.pid}, state {owner.state})",
+                ),
                 Fact("owner is in", owner_top.label() if owner_top else "not available: no stack"),
-                Fact("wait-for chain", _wait_chain(snap, task)),
+                Fact("wait-for chain", chain),
             ]
         out.append(
             Finding(

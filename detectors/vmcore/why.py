@@ -85,7 +85,8 @@ VALUE_RULES: tuple[tuple[str, object, str, int], ...] = (
      "printable ASCII: text overwrote a pointer", 0x746E65696C632D66),
     ("non-canonical", lambda v: not _canonical(v),
      "non-canonical address: not a pointer at all (a general protection fault when used)", 0x0DEAD00000000000),
-    ("user-address", lambda v: 0x1000 <= v < 0x0000800000000000,
+    # From 4 MiB (the lowest ELF mapping; below it sit per-CPU offsets such as s->cpu_slab and counts).
+    ("user-address", lambda v: 0x400000 <= v < 0x0000800000000000,
      "a user-space address where the kernel expects a kernel pointer", 0x7FFD12345678),
 )  # fmt: skip
 
@@ -338,6 +339,20 @@ def _owner(snap: CrashSnapshot, info: AddressInfo) -> tuple[str, str, TypeLayout
         for read in fv.variables:
             if read.value == info.object_start and read.pointee and (layout := snap.layout(read.pointee)):
                 return f"{read.expression} (frame #{fv.frame} {fv.function})", read.pointee, layout
+    # No variable points at this object: the call site's own objects of the same cache tell its type
+    # when their struct has a list_head at the entry's offset (a list of objects of one struct).
+    slabs = {a.address: a for a in snap.addresses if a.kind == "slab"}
+    for fv in snap.frame_values:
+        for read in fv.variables:
+            other = slabs.get(read.value) if read.value is not None else None
+            if other is None or other.cache != info.cache or not read.pointee or info.offset is None:
+                continue
+            layout = snap.layout(read.pointee)
+            tops = [m for m in layout.members if "." not in m.name] if layout is not None else []
+            member = next((m for m in tops if m.offset <= info.offset < m.offset + m.size), None)
+            if layout is not None and member is not None and member.type_name == "struct list_head":
+                how = f"the type of {read.expression} (frame #{fv.frame} {fv.function}), an object of the same cache"
+                return how, read.pointee, layout
     return None
 
 
@@ -349,7 +364,10 @@ def list_corruption_finding(snap: CrashSnapshot) -> Finding | None:
     message = record.text.strip()
     addresses = [int(h, 16) for h in _HEX.findall(message)]
     infos = {a.address: a for a in snap.addresses}
-    entry = next((infos[a] for a in addresses if a in infos and infos[a].kind == "slab"), None)
+    entry = next(
+        (infos[a] for a in addresses if a in infos and infos[a].kind == "slab" and infos[a].object_start is not None),
+        None,
+    )
     log_ev = Evidence(
         log_source(snap.dump_path), Locator(LocatorKind.LINE, record_no), message.split("\n")[0],
         timestamp=Timestamp(record.seconds, Clock.MONOTONIC),
@@ -386,8 +404,10 @@ def list_corruption_finding(snap: CrashSnapshot) -> Finding | None:
                     if any(c.kind == "ascii" for _, c in bad) or any(
                         (c := classify_value(w)) is not None and c.kind == "ascii" for w in entry.words[:2]
                     ):
+                        spelled = [f"{v:#x} = {_ascii(v)!r}" for v in (*(a for a, _ in bad), *entry.words[:2])
+                                   if _ascii(v) is not None]  # fmt: skip
                         explain = (f"text overflowed from {struct}.{neighbour.name} ({neighbour.type_name}) into "
-                                   f"{member_text}")  # fmt: skip
+                                   f"{member_text}: {spelled[0]} is text, not a pointer")  # fmt: skip
         poison = [w for w in entry.words[:2] if w in (LIST_POISON1, LIST_POISON2)]
         if not explain and len(poison) == 2:
             explain = (
@@ -412,49 +432,6 @@ def list_corruption_finding(snap: CrashSnapshot) -> Finding | None:
 
 
 _FAULT_LINES = re.compile(r"unable to handle|general protection fault|kernel BUG at|corruption")
-
-
-def freed_object_findings(snap: CrashSnapshot) -> list[Finding]:
-    """Pointers of the fault (registers, frame variables, the crash log) into FREE slab objects."""
-    from detectors.vmcore.findings import crash_frame, culprit_frame
-
-    faulted = any(_FAULT_LINES.search(r.text) for r in snap.log)
-    # Registers are the fault's only when the CPU faulted; an interrupt (a lockup) catches them anywhere.
-    freed = [
-        a for a in snap.addresses if a.kind == "slab" and a.allocated is False and (faulted or not a.origin.isalnum())
-    ]
-    if not freed:
-        return []
-    culprit = culprit_frame(snap.backtrace, crash_frame(snap.backtrace))
-    func = str(culprit.function) if culprit is not None else "the crashing function"
-    out = []
-    for a in freed[:3]:
-        cache = f"{a.cache}" + (f" (merged with {', '.join(a.cache_aliases)})" if a.cache_aliases else "")
-        where = f"{a.object_start:#x}+{a.offset:#x}" if a.object_start is not None and a.offset is not None else "?"
-        facts = [
-            Fact("pointer", f"{a.address:#x} seen in {a.origin}"),
-            Fact("object", f"{where} of {a.object_size} bytes in cache {cache}: FREE"),
-            Fact("first words", ", ".join(f"{w:#x}" for w in a.words[:4]) or "not in dump"),
-            Fact("alloc/free stacks", "not read: SLUB's tracks (slub_debug=U) are not extracted yet"),
-        ]
-        poisoned = any((c := classify_value(w)) is not None and c.kind.startswith("slab-") for w in a.words)
-        out.append(
-            _finding(
-                FindingKind.USE_AFTER_FREE,
-                f"{a.cache}:{a.origin}",
-                f"use-after-free in {func}: {a.origin} points into a free {a.cache} object",
-                f"{a.origin} holds {a.address:#x}, inside the {cache} object at {where}, which the slab "
-                "allocator has on its free list." + (" The object holds slab poison." if poisoned else ""),
-                f"use-after-free: {func} uses a {a.cache} object after it was freed ({a.origin} = {a.address:#x})",
-                f"crash> kmem {a.address:#x}",
-                0.8 if poisoned else 0.65,
-                "the slab's free list in the dump says the object is free"
-                + ("" if poisoned else "; a stale value in a register may also be dead"),
-                [_frame_ev(snap, culprit.index) if culprit else None],
-                facts,
-            )
-        )
-    return out
 
 
 # ---------------------------------------------------------------- lockups and locks
@@ -490,48 +467,6 @@ def lockup_finding(snap: CrashSnapshot) -> Finding | None:
         f"{loop.function} busy-waits forever: {why}", f"crash> dis -l {loop.function}", 0.9,
         "loop and operands read from the dump and the source", [_frame_ev(snap, loop.frame)], facts,
     )  # fmt: skip
-
-
-def lock_cycle_findings(snap: CrashSnapshot) -> list[Finding]:
-    """Cycles in the wait-for graph of blocked tasks (AB-BA deadlocks) and chains longer than one."""
-    waits = {t.pid: t for t in snap.tasks if t.lock_owner_pid is not None}
-    out: list[Finding] = []
-    seen: set[frozenset[int]] = set()
-    for start in waits:
-        path = [start]
-        while (nxt := waits[path[-1]].lock_owner_pid) is not None and nxt in waits and nxt not in path:
-            path.append(nxt)
-        nxt = waits[path[-1]].lock_owner_pid
-        if nxt in path:
-            cycle = path[path.index(nxt) :]
-            key = frozenset(cycle)
-            if key in seen:
-                continue
-            seen.add(key)
-            tasks = [waits[p] for p in cycle]
-            text = " -> ".join(f"{t.comm} (pid {t.pid}) waits for {t.blocked_on}" for t in tasks)
-            facts = [Fact(f"{t.comm} (pid {t.pid})", f"waits for {t.blocked_on} held by pid {t.lock_owner_pid}")
-                     for t in tasks]  # fmt: skip
-            evidence: list[Evidence | None] = [
-                Evidence(snap.dump_path, Locator(LocatorKind.FRAME, t.stack[0].index, name=f"pid {t.pid}"),
-                         t.stack[0].label()) for t in tasks if t.stack
-            ]  # fmt: skip
-            out.append(
-                _finding(
-                    FindingKind.DEADLOCK,
-                    ",".join(sorted(t.comm for t in tasks)),
-                    f"deadlock: {len(tasks)} tasks wait for each other's locks ({', '.join(t.comm for t in tasks)})",
-                    f"Lock cycle: {text}.",
-                    f"AB-BA deadlock: {text}",
-                    "crash> bt " + " ".join(str(t.pid) for t in tasks),
-                    0.95,
-                    "each lock's owner read from the lock in the waiter's frame",
-                    evidence,
-                    facts,
-                    Severity.CRITICAL,
-                )
-            )
-    return out
 
 
 # ---------------------------------------------------------------- OOM
@@ -590,12 +525,25 @@ def why_findings(snap: CrashSnapshot) -> list[Finding]:
         found = make(snap)
         if found is not None:
             out.append(found)
-    out += lock_cycle_findings(snap)
-    out += freed_object_findings(snap)
+    # Function-level: these modules build on this module's helpers.
+    from detectors.vmcore import locks, slab
+
+    for made in (slab.double_free_finding(snap), locks.spinlock_finding(snap)):
+        if made is not None:
+            out.append(made)
+    out += locks.lock_cycle_findings(snap)
+    out += slab.freed_object_findings(snap)
     out += suspicious_value_findings(snap)
     return out
 
 
 def spinning_function(snap: CrashSnapshot) -> str | None:
-    """The function a lockup's CPU spins in, when a busy-wait loop was found."""
-    return None if isinstance(snap.loop, NotAvailable) else snap.loop.function
+    """The function a lockup's CPU spins in: a busy-wait loop's, or the caller of the spinlock it spins on."""
+    if isinstance(snap.loop, NotAvailable):
+        if isinstance(snap.spinlock, NotAvailable):
+            return None
+        from detectors.vmcore.findings import crash_frame, culprit_frame
+
+        frame = culprit_frame(snap.backtrace, crash_frame(snap.backtrace))
+        return str(frame.function) if frame is not None else None
+    return snap.loop.function

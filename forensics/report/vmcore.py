@@ -81,6 +81,9 @@ ROOT_CAUSE_CLASSES = {
     "hung-task": "lock_wait",
     "null-field": "null_pointer",
     "outsized-slab": "memory_leak",
+    "double-free": "double_free",
+    "use-after-free": "use_after_free",
+    "spinlock-deadlock": "spinlock_deadlock",
 }
 
 
@@ -175,12 +178,38 @@ def _why(result: VmcoreResult) -> dict[str, Any]:
             for a in s.addresses
         ],
         "memory_users": users,
+        **_objects_and_locks(s),
         "explanations": [
             {"kind": f.kind, "title": f.title, "confidence": f.confidence, "facts": {x.name: x.value for x in f.facts}}
             for f in result.analysis.findings
             if f.fact("hypothesis")
         ],
     }
+
+
+def _objects_and_locks(s: CrashSnapshot) -> dict[str, Any]:
+    """The slab objects the crash touched (state, SLUB's tracks, who points at them) and the spinlock spun on."""
+    from forensics.types.vmcore import SlabTrack
+
+    def track(t: SlabTrack) -> dict[str, Any]:
+        stack = [f.function for f in t.stack if isinstance(f.function, str)]
+        return {"kind": t.kind, "caller": t.caller, "pid": t.pid, "cpu": t.cpu, "jiffies": t.when,
+                "stack": stack, "not_available": t.missing}  # fmt: skip
+
+    lock: object = json_value(s.spinlock) if isinstance(s.spinlock, NotAvailable) else {
+        "address": f"{s.spinlock.address:#x}", "symbol": s.spinlock.symbol, "found_via": s.spinlock.found_via,
+        "word": None if s.spinlock.word is None else f"{s.spinlock.word:#x}", "locked": s.spinlock.locked,
+        "pending": s.spinlock.pending, "tail_cpu": s.spinlock.tail_cpu, "owner": s.spinlock.owner,
+        "takers": list(s.spinlock.takers), "not_available": s.spinlock.missing,
+    }  # fmt: skip
+    objects = [
+        {"start": f"{o.start:#x}", "cache": o.cache, "cache_aliases": list(o.cache_aliases),
+         "object_size": o.object_size, "allocated": o.allocated, "store_user": o.store_user, "poisoned": o.poisoned,
+         "tracks": [track(t) for t in o.tracks], "tracks_not_available": o.tracks_missing,
+         "referenced_by": list(o.referenced_by), "seen_in": list(o.seen_in)}
+        for o in s.slab_objects
+    ]  # fmt: skip
+    return {"slab_objects": objects, "spinlock": lock}
 
 
 def _taint(snap: CrashSnapshot) -> dict[str, Any]:

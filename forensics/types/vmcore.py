@@ -284,6 +284,76 @@ class MemoryUser:
 
 
 @dataclass(frozen=True)
+class SlabTrack:
+    """One of the two tracks SLUB keeps with an object when ``slub_debug=U`` is on (alloc or free)."""
+
+    kind: str  # ``alloc`` or ``free``
+    caller: str | None  # the symbol of ``track.addr`` (the caller of kmalloc/kfree), ``kf_conn_open+0x1e``
+    pid: int | None
+    cpu: int | None
+    when: int | None  # jiffies at the alloc/free
+    stack: tuple[Frame, ...] = ()  # from the stack depot (6.1) or the track's own addrs[] (older)
+    missing: str | None = None  # why there is no stack (a handle of 0, a depot pool not in the dump)
+
+    def functions(self) -> tuple[str, ...]:
+        """The stack's function names, innermost first."""
+        return tuple(f.function for f in self.stack if isinstance(f.function, str))
+
+
+@dataclass(frozen=True)
+class SlabObject:
+    """A slab object an address of the crash points into, with its state and history."""
+
+    start: int
+    cache: str
+    cache_aliases: tuple[str, ...]  # other caches SLUB merged into it
+    object_size: int
+    allocated: bool
+    store_user: bool  # SLAB_STORE_USER (slub_debug=U): the cache keeps alloc/free tracks
+    poisoned: bool  # SLAB_POISON (slub_debug=P): free objects are filled with 0x6b
+    tracks: tuple[SlabTrack, ...] = ()
+    tracks_missing: str | None = None  # why no tracks were read
+    referenced_by: tuple[str, ...] = ()  # module variables that still hold its address (``kf_active_conn``)
+    seen_in: tuple[str, ...] = ()  # where the crash's addresses into it were seen (``rax``, ``log``)
+    missing: str | None = None  # why its memory could not be read (a page filtered out of the dump)
+
+    def track(self, kind: str) -> SlabTrack | None:
+        """The alloc or free track, when read."""
+        return next((t for t in self.tracks if t.kind == kind), None)
+
+
+@dataclass(frozen=True)
+class SpinLockState:
+    """The spinlock a spinning CPU waits for, decoded from its lock word (a qspinlock on x86-64)."""
+
+    address: int
+    symbol: str | None  # ``kf_hw_lock+0x0`` or the slab object it lies in
+    found_via: str  # ``lock (frame #1 native_queued_spin_lock_slowpath)`` or ``rdi``
+    word: int | None
+    owner: str | None = None  # CONFIG_DEBUG_SPINLOCK's owner task, when the kernel records one
+    owner_cpu: int | None = None
+    takers: tuple[str, ...] = ()  # functions of the spinner's module that take this lock
+    missing: str | None = None
+
+    @property
+    def locked(self) -> bool | None:
+        """The locked byte is set."""
+        return None if self.word is None else bool(self.word & 0xFF)
+
+    @property
+    def pending(self) -> bool | None:
+        """A first waiter spins with the pending bit set (bit 8)."""
+        return None if self.word is None else bool(self.word & 0x100)
+
+    @property
+    def tail_cpu(self) -> int | None:
+        """The CPU of the last queued waiter (bits 18-31 hold cpu + 1), None when no one queues."""
+        if self.word is None or self.word >> 18 == 0:
+            return None
+        return (self.word >> 18) - 1
+
+
+@dataclass(frozen=True)
 class CrashSnapshot:
     """Everything the adapter extracted from one dump."""
 
@@ -321,6 +391,8 @@ class CrashSnapshot:
     polled: tuple[PolledWord, ...] = ()  # words the fault function reads by fixed address
     loop: LoopSite | NotAvailable = field(default=NotAvailable("no busy-wait loop found"))
     memory_users: tuple[MemoryUser, ...] | NotAvailable = ()  # top memory users (OOM view)
+    slab_objects: tuple[SlabObject, ...] = ()  # objects the addresses point into, with SLUB's tracks
+    spinlock: SpinLockState | NotAvailable = field(default=NotAvailable("the crashed CPU spins on no spinlock"))
 
     def layout(self, type_name: str) -> TypeLayout | None:
         """The layout of a type extracted with the snapshot, by name."""

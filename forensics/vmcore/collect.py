@@ -19,10 +19,11 @@ from forensics.types.vmcore import (
     MemoryUser,
     PolledWord,
     RegisterSet,
+    SpinLockState,
     TypeLayout,
     Variable,
 )
-from forensics.vmcore import extract, system
+from forensics.vmcore import extract, slab, spin, system
 from forensics.vmcore import why as reads
 from forensics.vmcore.program import OpenedDump
 
@@ -60,6 +61,7 @@ def collect_snapshot(
     site: BugSite | NotAvailable = NotAvailable(why or "no crashed thread")
     polled: tuple[PolledWord, ...] = ()
     loop: LoopSite | NotAvailable = NotAvailable("no exception frame to look for a busy-wait loop")
+    spinlock: SpinLockState | NotAvailable = NotAvailable("no exception frame to look for a spinlock wait")
     if thread is not None:
         task = thread.object
         crashed_pid = int(thread.tid)
@@ -89,7 +91,9 @@ def collect_snapshot(
             if not isinstance(code, NotAvailable):
                 polled = reads.polled_words(prog, code)
             if index is not None and isinstance(site, NotAvailable):
-                loop = reads.loop_site(prog, trace, frames, index, code, source_dirs)
+                spinlock = spin.spinlock_state(prog, trace, frames, opened.module_symbols)
+                if isinstance(spinlock, NotAvailable):  # a spinlock's slowpath is no busy-wait of its caller's
+                    loop = reads.loop_site(prog, trace, frames, index, code, source_dirs)
             layouts = extract.layouts_for(prog, variables, tuple(_pointees(values)))
     log = system.attempt("kernel log", lambda: system.log_records(prog))
     if isinstance(log, NotAvailable):
@@ -100,6 +104,10 @@ def collect_snapshot(
     addresses = reads.interesting_addresses(
         prog, registers.as_dict() if isinstance(registers, RegisterSet) else {}, values, log_text
     )
+    objects = system.attempt("slab objects", lambda: slab.slab_objects(prog, addresses, opened.module_symbols))
+    if isinstance(objects, NotAvailable):
+        warnings.append(str(objects))
+        objects = ()
     users: tuple[MemoryUser, ...] | NotAvailable = system.attempt(
         "memory users", lambda: reads.memory_users(prog, system.page_size(prog))
     )
@@ -169,6 +177,8 @@ def collect_snapshot(
         polled=polled,
         loop=loop,
         memory_users=users,
+        slab_objects=objects,
+        spinlock=spinlock,
     )
 
 

@@ -191,5 +191,8 @@ def open_dump(path: Path, header: DumpHeader, request: DebugInfoRequest) -> Open
 def not_in_dump(exc: Any) -> str:
     """The reason text for a read that hit a page the dump does not hold."""
     address = getattr(exc, "address", None)
+    if isinstance(address, int) and (address >> 47) not in (0, 0x1FFFF):
+        # x86-64/arm64 48-bit virtual addresses: no memory can be there, captured or not.
+        return f"no memory at {address:#x}: not a canonical address (the pointer is bogus)"
     where = f" at {address:#x}" if isinstance(address, int) else ""
     return f"not in dump: memory{where} was not captured (filtered by makedumpfile or not present)"

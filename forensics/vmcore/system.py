@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
@@ -77,8 +78,18 @@ def the_panic_message(prog: drgn.Program) -> str:
     """The message the kernel logged when it panicked (or the oops header)."""
     message = panic_message(prog)
     if message is None:
-        raise LookupError("the kernel did not record a panic message")
+        # drgn's patterns miss x86's general protection fault header (die_addr(): an oops that
+        # goes straight to kdump logs no "Kernel panic" line): take the last such header.
+        from drgn.helpers.linux.printk import get_dmesg
+
+        found = _GPF_HEADER.findall(get_dmesg(prog, timestamps=False))
+        if not found:
+            raise LookupError("the kernel did not record a panic message")
+        message = found[-1]
     return bytes(message).decode(errors="replace").strip()
+
+
+_GPF_HEADER = re.compile(rb"general protection fault.*|stack segment: .*")
 
 
 def memory_bytes(prog: drgn.Program) -> int:

@@ -220,13 +220,14 @@ def read_source_line(
         mismatch = "; ".join(problems) + " — this source is not the one the kernel was built from" if problems else None
         return SourceLine(str(path), line, text, how, not problems, mismatch)
     tarballs = sorted(glob.glob("/usr/src/linux-source-*.tar.*"))
-    if tarballs and not file.startswith("/"):
-        # Debian's linux-source package ships a tarball: reading one file out of it takes longer than
-        # the whole analysis, so say how to unpack it once instead.
-        unreadable.append(f"{tarballs[-1]} is packed: unpack it (tar -xf) and pass --source-dir to the tree")
     dirs = ", ".join(str(d) for d in source_dirs) or "none given"
     why = f"source of {file} not found (--source-dir: {dirs}; DWARF path {dwarf_path or 'none'}"
-    why += "; /usr/src/linux-source-* none)" if not any(glob.glob(p) for p in DISTRIBUTION_SOURCE_GLOBS) else ")"
+    if tarballs and not file.startswith("/"):
+        # Debian's linux-source package ships a tarball: reading one file out of it takes longer than
+        # the whole analysis, so say how to unpack it once instead (a hint: the file is still not found).
+        why += f"; {tarballs[-1]} is packed: unpack it (tar -xf) and pass --source-dir to the tree)"
+    else:
+        why += "; /usr/src/linux-source-* none)" if not any(glob.glob(p) for p in DISTRIBUTION_SOURCE_GLOBS) else ")"
     if unreadable:
         why = f"source of {file} not readable: {'; '.join(unreadable)}"
     return NotAvailable(why + "; pass --source-dir DIR (the kernel or module source tree)")

@@ -19,6 +19,20 @@
  *       kf_spinner (bound to CPU 1) spins with preemption disabled
  *   insmod kf_buggy.ko bug=slab_leak
  *       kf_leaker leaks kf_leak_obj objects at a steady rate
+ *   echo 1 > conn_open; echo 1 > conn_close; echo 1 > conn_send
+ *       use_after_free: kf_conn_close() frees the connection but leaves
+ *       kf_active_conn pointing at it; kf_conn_send() follows conn->peer
+ *   echo 1 > msg_submit
+ *       double_free: kf_msg_submit()'s error path frees the message, then
+ *       the common exit frees it again
+ *   echo -n NAME > client_rename; echo 1 > client_add
+ *       list_overflow: strcpy() of a long name into char name[16] runs
+ *       into the list_head behind it; the next list_add_tail() trips
+ *   insmod kf_buggy.ko bug=abba_deadlock
+ *       kf_config and kf_stats take two mutexes in opposite order
+ *   insmod kf_buggy.ko bug=spin_deadlock
+ *       kf_hw_configure()'s error path returns with kf_hw_lock held;
+ *       kthread kf_hw_poll (bound to CPU 1) spins on it forever
  *
  * Lines the fixture builder needs to find carry a KF_* marker comment.
  * This is test code: it is meant to crash the kernel.
@@ -36,6 +50,8 @@
 #include <linux/stddef.h>
 #include <linux/debugfs.h>
 #include <linux/fs.h>
+#include <linux/spinlock.h>
+#include <linux/uaccess.h>
 
 /* keep the buggy functions as real, uncloned functions (no .constprop.0) */
 #define KF_NOINLINE noinline __attribute__((__noipa__))
@@ -377,6 +393,324 @@ static int kf_bug_slab_leak(void)
 	return PTR_ERR_OR_ZERO(t);
 }
 
+
+/* ------------------------------------------------------------------ */
+/* use_after_free: a connection freed while a global still points at it */
+
+struct kf_peer {
+	u64 cookie;
+	unsigned int mtu;
+	unsigned int flags;
+};
+
+struct kf_conn {
+	u32 id;
+	u32 state;
+	char name[24];
+	struct kf_peer *peer;		/* offset 0x20 */
+	unsigned long tx_bytes;
+};
+
+static struct kmem_cache *kf_conn_cache;
+static struct kf_conn *kf_active_conn;	/* never cleared on close */
+static struct kf_peer kf_default_peer = { .cookie = 0x6b66706565720000ULL, .mtu = 1500 };
+
+static KF_NOINLINE struct kf_conn *kf_conn_open(u32 id)
+{
+	struct kf_conn *conn;
+
+	conn = kmem_cache_alloc(kf_conn_cache, GFP_KERNEL);
+	if (!conn)
+		return NULL;
+	conn->id = id;
+	conn->state = 1;
+	strscpy(conn->name, "kf-conn-uplink", sizeof(conn->name));
+	conn->peer = &kf_default_peer;
+	conn->tx_bytes = 0;
+	WRITE_ONCE(kf_active_conn, conn);
+	return conn;
+}
+
+static unsigned long kf_conn_closed;
+
+static KF_NOINLINE void kf_conn_close(struct kf_conn *conn)
+{
+	conn->state = 0;
+	kmem_cache_free(kf_conn_cache, conn);	/* KF_FREE use_after_free */
+	kf_conn_closed++;	/* not a tail call: kf_conn_close stays in the free stack */
+}
+
+static KF_NOINLINE unsigned int kf_conn_send(struct kf_conn *conn, size_t len)
+{
+	conn->tx_bytes += len;
+	return conn->peer->mtu;	/* KF_FAULT use_after_free */
+}
+
+static ssize_t kf_conn_open_write(struct file *file, const char __user *ubuf,
+				  size_t count, loff_t *ppos)
+{
+	return kf_conn_open(42) ? count : -ENOMEM;
+}
+
+static ssize_t kf_conn_close_write(struct file *file, const char __user *ubuf,
+				   size_t count, loff_t *ppos)
+{
+	pr_info("kf_buggy: closing connection %u\n", kf_active_conn->id);
+	kf_conn_close(kf_active_conn);
+	return count;
+}
+
+static ssize_t kf_conn_send_write(struct file *file, const char __user *ubuf,
+				  size_t count, loff_t *ppos)
+{
+	pr_info("kf_buggy: sending %zu bytes on the active connection\n", count);
+	return kf_conn_send(READ_ONCE(kf_active_conn), count) ? count : -EIO;
+}
+
+static const struct file_operations kf_conn_open_fops = {
+	.owner = THIS_MODULE,
+	.write = kf_conn_open_write,
+};
+
+static const struct file_operations kf_conn_close_fops = {
+	.owner = THIS_MODULE,
+	.write = kf_conn_close_write,
+};
+
+static const struct file_operations kf_conn_send_fops = {
+	.owner = THIS_MODULE,
+	.write = kf_conn_send_write,
+};
+
+static int kf_setup_conn(void)
+{
+	kf_conn_cache = kmem_cache_create("kf_conn", sizeof(struct kf_conn), 0, 0, NULL);
+	return kf_conn_cache ? 0 : -ENOMEM;
+}
+
+/* ------------------------------------------------------------------ */
+/* double_free: the error path frees, then the common exit frees again */
+
+struct kf_msg {
+	u32 type;
+	u32 len;
+	u64 seq;
+	char body[32];
+};
+
+static u64 kf_msg_seq;
+
+static KF_NOINLINE int kf_msg_validate(const struct kf_msg *msg)
+{
+	return msg->len > sizeof(msg->body) ? -EINVAL : 0;
+}
+
+static KF_NOINLINE int kf_msg_submit(u32 type, u32 len)
+{
+	struct kf_msg *msg;
+	int ret;
+
+	msg = kmalloc(sizeof(*msg), GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	msg->type = type;
+	msg->len = len;
+	msg->seq = ++kf_msg_seq;
+	ret = kf_msg_validate(msg);
+	if (ret) {
+		pr_info("kf_buggy: message %llu rejected (len %u)\n", msg->seq, len);
+		kfree(msg);	/* KF_FREE double_free */
+		goto out;
+	}
+	pr_info("kf_buggy: message %llu queued\n", msg->seq);
+out:
+	kfree(msg);	/* KF_FAULT double_free */
+	return ret;
+}
+
+static ssize_t kf_msg_submit_write(struct file *file, const char __user *ubuf,
+				   size_t count, loff_t *ppos)
+{
+	int ret = kf_msg_submit(7, 64);
+
+	return ret ? ret : count;
+}
+
+static const struct file_operations kf_msg_submit_fops = {
+	.owner = THIS_MODULE,
+	.write = kf_msg_submit_write,
+};
+
+/* ------------------------------------------------------------------ */
+/* list_overflow: a name longer than its array overwrites the list_head */
+
+struct kf_client {
+	char name[16];
+	struct list_head node;		/* right behind name[] */
+	int addr;
+};
+
+static LIST_HEAD(kf_clients);
+static struct kf_client *kf_last_client;
+static int kf_client_addr = 0x48;
+
+static KF_NOINLINE void kf_client_rename(struct kf_client *c, const char *name)
+{
+	strcpy(c->name, name);	/* KF_OVERFLOW list_overflow */
+}
+
+static KF_NOINLINE struct kf_client *kf_client_register(const char *name)
+{
+	struct kf_client *c;
+
+	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	if (!c)
+		return NULL;
+	strscpy(c->name, name, sizeof(c->name));
+	c->addr = kf_client_addr++;
+	list_add_tail(&c->node, &kf_clients);	/* KF_FAULT list_overflow */
+	kf_last_client = c;
+	return c;
+}
+
+static ssize_t kf_client_rename_write(struct file *file, const char __user *ubuf,
+				      size_t count, loff_t *ppos)
+{
+	char name[64];
+
+	if (count >= sizeof(name))
+		return -EINVAL;
+	if (copy_from_user(name, ubuf, count))
+		return -EFAULT;
+	name[count] = '\0';
+	pr_info("kf_buggy: renaming client %s to %s\n", kf_last_client->name, name);
+	kf_client_rename(kf_last_client, name);
+	return count;
+}
+
+static ssize_t kf_client_add_write(struct file *file, const char __user *ubuf,
+				   size_t count, loff_t *ppos)
+{
+	return kf_client_register("i2c-2-fan") ? count : -ENOMEM;
+}
+
+static const struct file_operations kf_client_rename_fops = {
+	.owner = THIS_MODULE,
+	.write = kf_client_rename_write,
+};
+
+static const struct file_operations kf_client_add_fops = {
+	.owner = THIS_MODULE,
+	.write = kf_client_add_write,
+};
+
+static int kf_setup_clients(void)
+{
+	return kf_client_register("i2c-0-eeprom") && kf_client_register("i2c-1-temp") ? 0 : -ENOMEM;
+}
+
+/* ------------------------------------------------------------------ */
+/* abba_deadlock: two mutexes taken in opposite order                  */
+
+static DEFINE_MUTEX(kf_config_lock);
+static DEFINE_MUTEX(kf_stats_lock);
+
+static KF_NOINLINE void kf_config_apply(void)
+{
+	mutex_lock(&kf_config_lock);
+	msleep(200);			/* let kf_stats take kf_stats_lock */
+	mutex_lock(&kf_stats_lock);	/* KF_FAULT abba_config */
+	mutex_unlock(&kf_stats_lock);
+	mutex_unlock(&kf_config_lock);
+}
+
+static KF_NOINLINE void kf_stats_update(void)
+{
+	mutex_lock(&kf_stats_lock);
+	msleep(200);
+	mutex_lock(&kf_config_lock);	/* KF_FAULT abba_stats */
+	mutex_unlock(&kf_config_lock);
+	mutex_unlock(&kf_stats_lock);
+}
+
+static int kf_config_fn(void *unused)
+{
+	pr_info("kf_buggy: kf_config applies the configuration\n");
+	kf_config_apply();
+	return 0;
+}
+
+static int kf_stats_fn(void *unused)
+{
+	pr_info("kf_buggy: kf_stats updates the statistics\n");
+	kf_stats_update();
+	return 0;
+}
+
+static int kf_bug_abba_deadlock(void)
+{
+	struct task_struct *t;
+
+	t = kthread_run(kf_config_fn, NULL, "kf_config");
+	if (IS_ERR(t))
+		return PTR_ERR(t);
+	msleep(50);
+	t = kthread_run(kf_stats_fn, NULL, "kf_stats");
+	return PTR_ERR_OR_ZERO(t);
+}
+
+/* ------------------------------------------------------------------ */
+/* spin_deadlock: an error path returns with the spinlock held          */
+
+static DEFINE_SPINLOCK(kf_hw_lock);
+static unsigned int kf_hw_regs[4];
+static int kf_hw_present;		/* the device never answers */
+
+static KF_NOINLINE int kf_hw_configure(unsigned int mode)
+{
+	spin_lock(&kf_hw_lock);
+	if (!kf_hw_present)
+		return -ENODEV;	/* KF_LEAK spin_deadlock: returns with kf_hw_lock held */
+	kf_hw_regs[0] = mode;
+	spin_unlock(&kf_hw_lock);
+	return 0;
+}
+
+static KF_NOINLINE unsigned int kf_hw_read_status(void)
+{
+	unsigned int status;
+
+	spin_lock(&kf_hw_lock);	/* KF_FAULT spin_deadlock */
+	status = kf_hw_regs[1];
+	spin_unlock(&kf_hw_lock);
+	return status;
+}
+
+static int kf_hw_poll_fn(void *unused)
+{
+	pr_info("kf_buggy: kf_hw_poll reads the device status\n");
+	while (!kthread_should_stop()) {
+		kf_hw_read_status();
+		msleep(10);
+	}
+	return 0;
+}
+
+static int kf_bug_spin_deadlock(void)
+{
+	struct task_struct *t;
+	int ret;
+
+	ret = kf_hw_configure(3);
+	pr_info("kf_buggy: kf_hw_configure returned %d\n", ret);
+	t = kthread_create(kf_hw_poll_fn, NULL, "kf_hw_poll");
+	if (IS_ERR(t))
+		return PTR_ERR(t);
+	kthread_bind(t, 1);
+	wake_up_process(t);
+	return 0;
+}
+
 /* ------------------------------------------------------------------ */
 
 static struct dentry *kf_debugfs;
@@ -391,6 +725,10 @@ static int __init kf_buggy_init(void)
 		ret = kf_setup_buffer();
 	if (!ret)
 		ret = kf_setup_sessions();
+	if (!ret)
+		ret = kf_setup_conn();
+	if (!ret)
+		ret = kf_setup_clients();
 	if (ret)
 		return ret;
 	kf_debugfs = debugfs_create_dir("kf_buggy", NULL);
@@ -398,6 +736,12 @@ static int __init kf_buggy_init(void)
 	debugfs_create_file("buffer_put", 0200, kf_debugfs, NULL, &kf_buffer_put_fops);
 	debugfs_create_file("state_stop", 0200, kf_debugfs, NULL, &kf_state_stop_fops);
 	debugfs_create_file("session_close", 0200, kf_debugfs, NULL, &kf_session_close_fops);
+	debugfs_create_file("conn_open", 0200, kf_debugfs, NULL, &kf_conn_open_fops);
+	debugfs_create_file("conn_close", 0200, kf_debugfs, NULL, &kf_conn_close_fops);
+	debugfs_create_file("conn_send", 0200, kf_debugfs, NULL, &kf_conn_send_fops);
+	debugfs_create_file("msg_submit", 0200, kf_debugfs, NULL, &kf_msg_submit_fops);
+	debugfs_create_file("client_rename", 0200, kf_debugfs, NULL, &kf_client_rename_fops);
+	debugfs_create_file("client_add", 0200, kf_debugfs, NULL, &kf_client_add_fops);
 
 	if (!strcmp(bug, "hung_task"))
 		return kf_bug_hung_task();
@@ -405,6 +749,10 @@ static int __init kf_buggy_init(void)
 		return kf_bug_soft_lockup();
 	if (!strcmp(bug, "slab_leak"))
 		return kf_bug_slab_leak();
+	if (!strcmp(bug, "abba_deadlock"))
+		return kf_bug_abba_deadlock();
+	if (!strcmp(bug, "spin_deadlock"))
+		return kf_bug_spin_deadlock();
 	return 0;
 }
 module_init(kf_buggy_init);

@@ -36,3 +36,6 @@ def test_vmcore_and_report_rank_the_same_hypotheses(name: str, tmp_path: Path) -
     theirs = [h["statement"] for h in json.loads((tmp_path / "r.json").read_text())["hypotheses"]]
     assert ours[:1] == theirs[:1]
     assert ours == theirs  # one table, one list: the report adds nothing from a single dump
+    why = case.expected.get("why")
+    if isinstance(why, dict):  # the ground truth's root-cause class is the one the dump's JSON states
+        assert json.loads((tmp_path / "vmcore.json").read_text())["why"]["root_cause"]["class"] == why["class"]

@@ -277,7 +277,7 @@ def test_a_pointer_into_a_free_slab_object_is_a_use_after_free() -> None:
         slab_object_info,
     )
 
-    from detectors.vmcore.why import freed_object_findings
+    from detectors.vmcore.slab import freed_object_findings
     from forensics.vmcore.why import identify
 
     if "06-list-corrupt" not in case_names():

@@ -1,0 +1,233 @@
+"""Slab faults from the snapshot: double frees and use-after-free, with the object's cache, state and history.
+
+Pure: typed snapshot in, findings and titles out.  The object records
+(:class:`forensics.types.vmcore.SlabObject`) come from the drgn adapter; each
+finding states its hypothesis and the command that confirms it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from detectors.vmcore.disasm import decode
+from detectors.vmcore.findings import crash_frame, culprit_frame
+from detectors.vmcore.why import _finding, _frame_ev, _log_line, classify_value
+from forensics.model import Evidence, Fact, Finding, FindingKind, NotAvailable
+from forensics.types.vmcore import CrashSnapshot, Frame, SlabObject, SlabTrack
+
+#: How a double free shows, most specific first: (name, test on the snapshot, what it means).
+DOUBLE_FREE_SIGNALS: tuple[tuple[str, Callable[[CrashSnapshot], bool], str], ...] = (
+    ("set_freepointer trap", lambda s: _trap_function(s) == "set_freepointer",
+     "SLAB_FREELIST_HARDENED's BUG_ON(object == fp) in set_freepointer(): the object freed is already the "
+     "head of its free list"),
+    ("SLUB debug report", lambda s: _log_has(s, "Object already free"),
+     "slub_debug's free check: the object is already free"),
+    ("KASAN report", lambda s: _log_has(s, "KASAN: double-free"), "KASAN saw the object freed twice"),
+    ("glibc-style report", lambda s: _log_has(s, "double free or corruption"), "the allocator saw a double free"),
+)  # fmt: skip
+#: Names the allocator's frames give the object being freed (set_freepointer, __kmem_cache_free, kfree, ...).
+OBJECT_VARIABLES = ("object", "x", "objp", "head", "tail_obj")
+
+
+def _trap_function(snap: CrashSnapshot) -> str | None:
+    site = snap.bug_site
+    return None if isinstance(site, NotAvailable) else site.function
+
+
+def _log_has(snap: CrashSnapshot, text: str) -> bool:
+    return any(text in r.text for r in snap.log)
+
+
+def _culprit(snap: CrashSnapshot) -> Frame | None:
+    return culprit_frame(snap.backtrace, crash_frame(snap.backtrace))
+
+
+def track_text(track: SlabTrack) -> str:
+    """``kf_conn_close+0x16 (pid 42, CPU 1): kf_conn_close_write < full_proxy_write < vfs_write``."""
+    if track.missing is not None and not track.stack:
+        head = track.caller or "?"
+        return f"{head}: {track.missing}" if track.caller else track.missing
+    stack = list(track.functions())
+    caller = (track.caller or "").split("+")[0]
+    if caller and (not stack or stack[0] != caller):
+        stack.insert(0, caller)  # the stack depot skips the allocator's own frames, and sometimes the caller's
+    shown = " < ".join(stack[:8])
+    return f"{track.caller} (pid {track.pid}, CPU {track.cpu}): {shown}"
+
+
+def object_facts(obj: SlabObject) -> list[Fact]:
+    """The object's cache, state, tracks and the module variables still pointing at it."""
+    cache = obj.cache + (f" (merged with {', '.join(obj.cache_aliases)})" if obj.cache_aliases else "")
+    facts = [Fact("object", f"{obj.start:#x}, {obj.object_size} bytes in cache {cache}: "
+                            + ("allocated" if obj.allocated else "FREE"))]  # fmt: skip
+    if obj.missing is not None:
+        # The slab's metadata (struct slab, the free lists) can still tell the state of an object
+        # whose own page the dump lacks: said beside the state, which stays what the slab says.
+        facts.append(Fact("object memory", obj.missing))
+    if obj.tracks_missing is not None:
+        facts.append(Fact("alloc/free stacks", obj.tracks_missing))
+    for track in obj.tracks:
+        facts.append(Fact(f"{'allocated' if track.kind == 'alloc' else 'freed'} by", track_text(track)))
+    if obj.referenced_by:
+        facts.append(Fact("still pointed to by", ", ".join(obj.referenced_by)))
+    return facts
+
+
+def _freed_object(snap: CrashSnapshot) -> SlabObject | None:
+    """The object the allocator was freeing: a frame variable of the allocator's frames, else a free object."""
+    starts = {o.start: o for o in snap.slab_objects}
+    for fv in snap.frame_values:
+        for read in fv.variables:
+            if read.expression in OBJECT_VARIABLES and read.value in starts:
+                return starts[read.value]
+    return next((o for o in snap.slab_objects if not o.allocated), None)
+
+
+def double_free_finding(snap: CrashSnapshot) -> Finding | None:
+    """A double free: how the kernel caught it, the object, its cache and state, the first free when recorded."""
+    signal = next(((name, meaning) for name, test, meaning in DOUBLE_FREE_SIGNALS if test(snap)), None)
+    if signal is None:
+        return None
+    name, meaning = signal
+    culprit = _culprit(snap)
+    func = str(culprit.function) if culprit is not None else "the caller"
+    where = culprit.where() if culprit is not None else None
+    obj = _freed_object(snap)
+    facts = [Fact("detected by", f"{name}: {meaning}")]
+    if where:
+        facts.append(Fact("second free", f"in {func} at {where}"))
+    evidence: list[Evidence | None] = [
+        _log_line(snap, "kernel BUG at") or _log_line(snap, "double free") or _log_line(snap, "already free"),
+        _frame_ev(snap, culprit.index) if culprit is not None else None,
+    ]
+    what = "an object"
+    confidence = 0.8
+    if obj is not None:
+        facts += object_facts(obj)
+        what = f"the {obj.cache} object {obj.start:#x}"
+        free = obj.track("free")
+        if free is not None and free.stack:
+            facts.append(Fact("first free", track_text(free)))
+        confidence = 0.92 if not obj.allocated else 0.75
+    else:
+        gone = next((a for a in snap.addresses if a.kind == "slab" and a.missing), None)
+        facts.append(Fact("object", f"{gone.address:#x} (seen in {gone.origin}): {gone.missing}" if gone else
+                          "not identified: no pointer of the frames or registers lies in a slab object"))  # fmt: skip
+    hypothesis = f"double free in {func}: {what} is freed a second time" + (f" at {where}" if where else "")
+    first = obj.track("free") if obj is not None else None
+    if first is not None and first.caller:
+        hypothesis += f"; the first free was in {first.caller.split('+')[0]}"
+    return _finding(
+        FindingKind.DOUBLE_FREE, f"{func}:{obj.cache if obj else '?'}", f"BUG: double free in {func}",
+        f"{meaning}. {what[0].upper() + what[1:]} is freed again by {func}"
+        + (f" ({where})" if where else "") + ".",
+        hypothesis,
+        f"crash> kmem {obj.start:#x}; crash> dis -l {func}" if obj else f"crash> dis -l {func}",
+        confidence, "the trap and the object's state read from the dump", evidence, facts,
+    )  # fmt: skip
+
+
+def fault_access(snap: CrashSnapshot) -> str | None:
+    """``Read`` or ``Write``: what the faulting instruction did with its memory operand."""
+    if isinstance(snap.code, NotAvailable):
+        return None
+    insn = next((i for i in decode(snap.code) if i.address == snap.code.fault_pc), None)
+    if insn is None or insn.memory is None:
+        return None
+    return "Read" if insn.memory_is_source else "Write"
+
+
+def use_after_free_title(snap: CrashSnapshot) -> str | None:
+    """``BUG: use-after-free Read in f`` when the fault used a FREE object or its poison (syzbot's wording)."""
+    regs = snap.registers.as_dict() if not isinstance(snap.registers, NotAvailable) else {}
+    freed = [o for o in snap.slab_objects if not o.allocated]
+    poison = any((c := classify_value(v)) is not None and c.kind == "slab-poison-free" for v in regs.values())
+    if not freed or not (poison or any(o.poisoned for o in freed)):
+        return None
+    access = fault_access(snap)
+    culprit = _culprit(snap)
+    if access is None or culprit is None:
+        return None
+    return f"BUG: use-after-free {access} in {culprit.function}"
+
+
+def slab_title(snap: CrashSnapshot) -> str | None:
+    """The crash's title when the dump shows a slab fault: a double free or a use-after-free."""
+    if any(test(snap) for _name, test, _meaning in DOUBLE_FREE_SIGNALS):
+        culprit = _culprit(snap)
+        return f"BUG: double free in {culprit.function}" if culprit is not None else None
+    return use_after_free_title(snap)
+
+
+def _poisoned_members(snap: CrashSnapshot, obj: SlabObject) -> list[Fact]:
+    """Members the faulting frames read from the object that hold slab poison, with their offsets."""
+    out = []
+    for fv in snap.frame_values:
+        for read in fv.members:
+            cls = classify_value(read.value) if read.value is not None else None
+            if cls is None or not cls.kind.startswith("slab-poison"):
+                continue
+            where = ""
+            if read.address is not None and obj.start <= read.address < obj.start + obj.object_size:
+                where = f" at offset {read.address - obj.start:#x}"
+            out.append(Fact(f"{read.expression} (frame #{fv.frame} {fv.function})",
+                            f"{read.value:#x}{where}: {cls.meaning}"))  # fmt: skip
+    return out
+
+
+def freed_object_findings(snap: CrashSnapshot) -> list[Finding]:
+    """Pointers of the fault (registers, frame variables, the crash log) into FREE slab objects."""
+    from detectors.vmcore.why import _FAULT_LINES
+
+    faulted = any(_FAULT_LINES.search(r.text) for r in snap.log)
+    if any(test(snap) for _name, test, _meaning in DOUBLE_FREE_SIGNALS):
+        return []  # the object is free because it is being freed again: the double-free finding says it
+    # Registers are the fault's only when the CPU faulted; an interrupt (a lockup) catches them anywhere.
+    freed = [
+        a for a in snap.addresses if a.kind == "slab" and a.allocated is False and (faulted or not a.origin.isalnum())
+    ]
+    if not freed:
+        return []
+    culprit = _culprit(snap)
+    func = str(culprit.function) if culprit is not None else "the crashing function"
+    objects = {o.start: o for o in snap.slab_objects}
+    out: list[Finding] = []
+    done: set[int | None] = set()
+    for a in freed:
+        if a.object_start in done or len(out) >= 3:
+            continue
+        done.add(a.object_start)
+        cache = f"{a.cache}" + (f" (merged with {', '.join(a.cache_aliases)})" if a.cache_aliases else "")
+        where = f"{a.object_start:#x}+{a.offset:#x}" if a.object_start is not None and a.offset is not None else "?"
+        facts = [Fact("pointer", f"{a.address:#x} seen in {a.origin}")]
+        obj = objects.get(a.object_start) if a.object_start is not None else None
+        if obj is not None:
+            facts += object_facts(obj) + _poisoned_members(snap, obj)
+        else:
+            facts += [Fact("object", f"{where} of {a.object_size} bytes in cache {cache}: FREE"),
+                      Fact("alloc/free stacks", "not read: the object's slab could not be read again")]  # fmt: skip
+        facts.append(Fact("first words", ", ".join(f"{w:#x}" for w in a.words[:4]) or "not in dump"))
+        poisoned = any((c := classify_value(w)) is not None and c.kind.startswith("slab-") for w in a.words)
+        freer = obj.track("free") if obj is not None else None
+        hypothesis = f"use-after-free: {func} uses a {a.cache} object after it was freed ({a.origin} = {a.address:#x})"
+        if freer is not None and freer.caller:
+            hypothesis += f"; freed by {freer.caller.split('+')[0]}"
+        if obj is not None and obj.referenced_by:
+            hypothesis += f"; {', '.join(obj.referenced_by)} still points at it"
+        evidence: list[Evidence | None] = [_frame_ev(snap, culprit.index) if culprit else None]
+        evidence.append(_log_line(snap, "general protection fault") or _log_line(snap, "unable to handle"))
+        out.append(
+            _finding(
+                FindingKind.USE_AFTER_FREE, f"{a.cache}:{a.origin}",
+                f"use-after-free in {func}: {a.origin} points into a free {a.cache} object",
+                f"{a.origin} holds {a.address:#x}, inside the {cache} object at {where}, which the slab "
+                "allocator has on its free list." + (" The object holds slab poison." if poisoned else ""),
+                hypothesis, f"crash> kmem {a.address:#x}",
+                (0.9 if freer is not None else 0.8) if poisoned else 0.65,
+                "the slab's free list in the dump says the object is free"
+                + ("; SLUB's free track names who freed it" if freer is not None else "")
+                + ("" if poisoned else "; a stale value in a register may also be dead"),
+                evidence, facts,
+            )
+        )  # fmt: skip
+    return out

@@ -1,0 +1,152 @@
+"""The slab objects a crash's addresses point into: state, SLUB's alloc/free tracks, who still points at them.
+
+Only reads (drgn); :mod:`detectors.vmcore.slab` judges what they mean.  A track
+SLUB did not keep (no ``slub_debug=U`` for the cache), a stack-depot pool the
+dump lacks or a type the debug info lacks is recorded as such, never guessed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import drgn
+
+from forensics.types.vmcore import AddressInfo, Frame, SlabObject, SlabTrack
+from forensics.vmcore.extract import backtrace
+from forensics.vmcore.program import not_in_dump
+
+#: SLAB_STORE_USER and SLAB_POISON in slab_flags_t (include/linux/slab.h; macros, not in DWARF).
+SLAB_STORE_USER = 0x00010000
+SLAB_POISON = 0x00000800
+#: Objects whose tracks are read per dump (the crash touches a handful).
+MAX_OBJECTS = 8
+#: Module variables scanned for pointers into the objects.
+MAX_MODULE_WORDS = 4096
+
+
+def _track_base(cache: drgn.Object, start: int) -> int:
+    """Where SLUB stores the tracks of the object at ``start``: ``get_track()`` in mm/slub.c.
+
+    ``get_info_end()``: the free pointer lives behind the object when it may not
+    overlap it (poisoning, RCU, a constructor), and the tracks follow it.
+    """
+    inuse = int(cache.inuse.value_())
+    outside = int(cache.offset.value_()) >= inuse
+    return start + inuse + (8 if outside else 0)
+
+
+def _stack(prog: drgn.Program, track: drgn.Object) -> tuple[tuple[Frame, ...], str | None]:
+    from drgn.helpers.linux.stackdepot import stack_depot_fetch
+
+    try:
+        handle = track.handle
+    except AttributeError:
+        # Before Linux 5.19 (commit 788691464c29 "mm/slub: use stackdepot to save stack trace in
+        # objects") the track held the return addresses itself, zero-terminated.
+        try:
+            pcs = [int(a) for a in track.addrs.value_() if a]
+        except AttributeError:
+            return (), "struct track holds no stack (CONFIG_STACKTRACE off)"
+        return tuple(backtrace(prog, prog.stack_trace_from_pcs(pcs))), None
+    if not int(handle.value_()):
+        return (), "no stack saved (a depot handle of 0: the stack depot was full or not initialised)"
+    try:
+        trace = stack_depot_fetch(handle)
+    except drgn.FaultError as exc:
+        return (), f"stack depot pool {not_in_dump(exc)}"
+    except (LookupError, ValueError) as exc:
+        return (), f"stack depot not readable: {exc}"
+    if trace is None:
+        return (), "the stack depot has no pool for this handle"
+    return tuple(backtrace(prog, trace)), None
+
+
+def _caller(prog: drgn.Program, address: int) -> str | None:
+    if not address:
+        return None
+    try:
+        sym = prog.symbol(address)
+    except LookupError:
+        return f"{address:#x}"
+    return f"{sym.name}+{address - sym.address:#x}"
+
+
+def read_tracks(prog: drgn.Program, cache: drgn.Object, start: int) -> tuple[tuple[SlabTrack, ...], str | None]:
+    """The alloc and free tracks of an object, or why there are none."""
+    name = cache.name.string_().decode(errors="replace")
+    if not int(cache.flags.value_()) & SLAB_STORE_USER:
+        return (), (
+            f"not recorded: cache {name} keeps no alloc/free tracks (slub_debug=U was off for it; "
+            f"boot with slub_debug=FZPU,{name} to record them)"
+        )
+    try:
+        track_type = prog.type("struct track")
+    except LookupError:
+        return (), "struct track is not in the kernel's debug info"
+    size = drgn.sizeof(track_type)
+    base = _track_base(cache, start)
+    out = []
+    for index, kind in enumerate(("alloc", "free")):  # TRACK_ALLOC = 0, TRACK_FREE = 1
+        track = drgn.Object(prog, track_type, address=base + index * size)
+        try:
+            addr = int(track.addr.value_())
+            pid, cpu, when = int(track.pid.value_()), int(track.cpu.value_()), int(track.when.value_())
+        except drgn.FaultError as exc:
+            out.append(SlabTrack(kind, None, None, None, None, missing=f"track {not_in_dump(exc)}"))
+            continue
+        if not addr:
+            out.append(SlabTrack(kind, None, None, None, None, missing=f"no {kind} recorded for this object yet"))
+            continue
+        frames, missing = _stack(prog, track)
+        out.append(SlabTrack(kind, _caller(prog, addr), pid, cpu, when, frames, missing))
+    return tuple(out), None
+
+
+def _module_words(prog: drgn.Program, symbols: tuple[drgn.Symbol, ...]) -> list[tuple[str, int]]:
+    """(name, value) of the modules' pointer-sized variables."""
+    out = []
+    for sym in symbols:
+        if sym.kind != drgn.SymbolKind.OBJECT or sym.size != 8:
+            continue
+        with contextlib.suppress(drgn.FaultError):
+            out.append((sym.name, prog.read_u64(sym.address)))
+        if len(out) >= MAX_MODULE_WORDS:
+            break
+    return out
+
+
+def slab_objects(
+    prog: drgn.Program, addresses: tuple[AddressInfo, ...], module_symbols: tuple[drgn.Symbol, ...]
+) -> tuple[SlabObject, ...]:
+    """Every slab object the crash's addresses point into, with its tracks and the module variables naming it."""
+    from drgn.helpers.linux.slab import slab_object_info
+
+    seen: dict[int, list[AddressInfo]] = {}
+    for a in addresses:
+        if a.kind == "slab" and a.object_start is not None:
+            seen.setdefault(a.object_start, []).append(a)
+    words: list[tuple[str, int]] | None = None
+    out = []
+    for start, infos in list(seen.items())[:MAX_OBJECTS]:
+        try:
+            info = slab_object_info(prog, start)
+        except (LookupError, ValueError, drgn.FaultError, TypeError):
+            info = None
+        if info is None:
+            continue
+        cache = info.slab_cache
+        first = infos[0]
+        tracks, why = read_tracks(prog, cache, start)
+        if words is None:
+            words = _module_words(prog, module_symbols)
+        size = first.object_size or int(cache.object_size.value_())
+        holders = tuple(name for name, value in words if start <= value < start + size)
+        flags = int(cache.flags.value_())
+        out.append(
+            SlabObject(
+                start, str(first.cache), first.cache_aliases, size, bool(info.allocated),
+                bool(flags & SLAB_STORE_USER), bool(flags & SLAB_POISON), tracks, why, holders,
+                tuple(a.origin for a in infos), next((a.missing for a in infos if a.missing), None),
+            )
+        )  # fmt: skip
+    return tuple(out)

@@ -1,0 +1,255 @@
+"""Slab faults and lock faults on the real kdump fixtures 10-14, checked against their ``why`` ground truth.
+
+The JSON is produced through the CLI (as a user runs it), with ``--source-dir``
+pointing at this checkout's module source: the DWARF path names the directory
+the fixtures were built in, which a clone elsewhere lacks.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from forensics.model import NotAvailable
+from forensics.report.vmcore import VmcoreResult
+from tests.vmcore_cases import FIXTURES_DIR, VmcoreCase, case_names, load_case, open_program
+
+drgn = pytest.importorskip("drgn")
+
+NEW_CASES = ("10-use-after-free", "11-abba-deadlock", "12-double-free", "13-list-overflow", "14-spin-deadlock")
+
+
+def _need(name: str) -> VmcoreCase:
+    if name not in case_names():
+        pytest.skip(f"the {name} fixture is absent (vmcore_fixtures/build.sh)")
+    return load_case(name)
+
+
+@functools.cache
+def _analyse(name: str) -> tuple[VmcoreCase, VmcoreResult]:
+    from forensics.pipelines.vmcore import analyse_dump
+    from forensics.vmcore.program import DebugInfoRequest
+
+    case = _need(name)
+    return case, analyse_dump(case.directory, DebugInfoRequest(case.vmlinux, (), case.module_debug, (FIXTURES_DIR,)))
+
+
+@functools.cache
+def _cli_json(name: str, tmp: str) -> dict[str, Any]:
+    from typer.testing import CliRunner
+
+    from forensics.cli import app
+
+    case = _need(name)
+    out = Path(tmp) / f"{name}.json"
+    args = ["vmcore", str(case.directory), "--vmlinux", str(case.vmlinux), "--source-dir", str(FIXTURES_DIR)]
+    args += ["--module-debug", str(case.module_debug[0]), "-f", "json", "-o", str(out)]
+    run = CliRunner().invoke(app, args)
+    assert run.exit_code in (0, 1), run.output
+    return json.loads(out.read_text())  # type: ignore[no-any-return]
+
+
+def _why(case: VmcoreCase) -> dict[str, Any]:
+    why = case.expected["why"]
+    assert isinstance(why, dict)
+    return why
+
+
+def _explanation(doc: dict[str, Any], kind: str) -> dict[str, Any]:
+    found = [e for e in doc["why"]["explanations"] if e["kind"] == kind]
+    assert found, f"no {kind} explanation in {[e['kind'] for e in doc['why']['explanations']]}"
+    return found[0]  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("name", NEW_CASES)
+def test_json_states_the_class_and_the_title(name: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+    case = _need(name)
+    doc = _cli_json(name, str(tmp_path_factory.getbasetemp()))
+    want = _why(case)
+    assert doc["why"]["root_cause"]["class"] == want["class"]
+    crash = next(f for f in doc["incident"]["findings"] if f["kind"] == "crash")
+    assert crash["title"] == case.expected["title"]
+
+
+def test_use_after_free_names_object_cache_member_and_both_stacks(tmp_path_factory: pytest.TempPathFactory) -> None:
+    case = _need("10-use-after-free")
+    want = _why(case)
+    facts = _explanation(_cli_json(case.name, str(tmp_path_factory.getbasetemp())), "use-after-free")["facts"]
+    assert f"bytes in cache {want['cache']}: FREE" in facts["object"]
+    poisoned = next(v for k, v in facts.items() if k.startswith(f"conn->{want['member']} "))
+    assert poisoned.startswith(f"{want['value']} at offset {want['member_offset']:#x}: slab poison 0x6b")
+    assert facts["freed by"].startswith(f"{want['free_function']}+")
+    assert f"{want['free_function']} < " in facts["freed by"]  # the stack, not only the caller
+    assert facts["allocated by"].startswith(f"{want['alloc_function']}+")
+    assert facts["still pointed to by"] == want["stale_pointer"]
+    assert f"freed by {want['free_function']}" in facts["hypothesis"]
+    # the stacks come from SLUB's own records in the dump: the free track's pid is the crashing shell's
+    _, result = _analyse(case.name)
+    [obj] = [o for o in result.snapshot.slab_objects if not o.allocated]
+    free = obj.track("free")
+    assert free is not None and free.pid == result.snapshot.crashed_pid
+    assert obj.store_user and obj.poisoned
+
+
+def test_use_after_free_fault_address_is_the_poison_plus_the_member_offset() -> None:
+    case, result = _analyse("10-use-after-free")
+    crash = next(f for f in result.analysis.findings if f.kind == "crash")
+    assert crash.fact("effective address") == _why(case)["fault_address"]
+
+
+def test_double_free_is_titled_after_the_caller_and_names_the_object(tmp_path_factory: pytest.TempPathFactory) -> None:
+    case = _need("12-double-free")
+    want = _why(case)
+    doc = _cli_json(case.name, str(tmp_path_factory.getbasetemp()))
+    facts = _explanation(doc, "double-free")["facts"]
+    assert f"bytes in cache {want['cache']}: FREE" in facts["object"]
+    assert facts["second free"].endswith(f"kf_buggy/kf_buggy.c:{want['second_free_line']}")
+    assert want["free_stack_recorded"] is False
+    assert facts["alloc/free stacks"].startswith(f"not recorded: cache {want['cache']} keeps no alloc/free tracks")
+    assert "BUG_ON(object == fp)" in facts["detected by"]
+    assert any(e["title"] == want["title"] for e in doc["why"]["explanations"])
+    # the object being freed is not reported again as a use-after-free
+    assert not [e for e in doc["why"]["explanations"] if e["kind"] == "use-after-free"]
+
+
+def test_abba_deadlock_names_each_tasks_held_and_wanted_lock_and_stack() -> None:
+    case, result = _analyse("11-abba-deadlock")
+    want = _why(case)
+    [cycle] = [f for f in result.analysis.findings if f.kind == "deadlock"]
+    tasks = {t.comm: t.pid for t in result.snapshot.tasks if t.comm in want["tasks"]}
+    for comm, lock in want["tasks"].items():
+        label = f"{comm} (pid {tasks[comm]})"
+        assert cycle.fact(f"{label} holds") == lock["holds"]
+        assert str(cycle.fact(f"{label} wants")).startswith(f"mutex {lock['wants']} (held by pid ")
+        assert str(cycle.fact(f"{label} waits in")).endswith(f"kf_buggy/kf_buggy.c:{lock['line']})")
+        assert str(cycle.fact(f"{label} stack")).startswith(f"{lock['function']} < ")
+    assert result.analysis.hypotheses[0].statement.startswith("AB-BA deadlock: ")
+
+
+def test_list_overflow_names_the_neighbour_and_decodes_the_text() -> None:
+    case, result = _analyse("13-list-overflow")
+    want = _why(case)
+    finding = next(f for f in result.analysis.findings if f.kind == "list-corruption")
+    assert str(finding.fact("list head")).startswith(
+        f"{want['struct']}.{want['member']} at offset {want['member_offset']:#x}"
+    )
+    assert finding.fact("member before it") == f"{want['neighbour']} ({want['neighbour_type']})"
+    assert f"{want['cache']}, offset {want['member_offset']:#x}, allocated" in str(finding.fact("entry object"))
+    hypothesis = str(finding.fact("hypothesis"))
+    assert f"{want['bad_pointer']} = {want['text']!r} is text" in hypothesis
+    assert f"text overflowed from {want['struct']}.{want['neighbour']}" in hypothesis
+
+
+def test_spin_deadlock_decodes_the_lock_word_and_names_who_takes_the_lock() -> None:
+    case, result = _analyse("14-spin-deadlock")
+    want = _why(case)
+    lock = result.snapshot.spinlock
+    assert not isinstance(lock, NotAvailable)
+    assert lock.symbol == f"{want['lock']}+0x0"
+    assert f"{lock.word:#x}" == want["lock_word"]
+    assert lock.owner is want["owner"]  # a qspinlock records none
+    assert want["leaked_by"] in lock.takers and want["function"] in lock.takers
+    finding = next(f for f in result.analysis.findings if f.kind == "spinlock-deadlock")
+    assert "a path returned without spin_unlock()" in str(finding.fact("hypothesis"))
+    assert str(finding.fact("owner")).startswith("not recorded: a qspinlock keeps no owner")
+    crash = next(f for f in result.analysis.findings if f.kind == "crash")
+    assert crash.title == want["title"]
+
+
+# ---------------------------------------------------------------- bad input, on the real dumps
+
+
+def test_a_stack_depot_handle_without_a_pool_is_said() -> None:
+    from forensics.vmcore.slab import _stack
+
+    case = _need("10-use-after-free")
+    prog = open_program(case, modules=True)
+    # A handle naming a pool past the last one the depot allocated (union handle_parts: pool index low bits).
+    track = drgn.Object(prog, "struct track", value={"addr": 1, "handle": 0x3FFF})
+    frames, missing = _stack(prog, track)
+    assert frames == ()
+    assert missing in ("the stack depot has no pool for this handle",) or "not in dump" in str(missing)
+
+
+def test_a_cache_without_tracks_says_how_to_get_them() -> None:
+    _, result = _analyse("12-double-free")
+    [obj] = [o for o in result.snapshot.slab_objects if o.cache == "kmalloc-64" and not o.allocated]
+    assert obj.tracks == ()
+    assert f"slub_debug=FZPU,{obj.cache}" in str(obj.tracks_missing)
+
+
+def test_memory_no_cache_holds_now_is_said_not_guessed() -> None:
+    """A page-allocator page (a kernel stack) reads as in no slab cache: what a destroyed cache leaves."""
+    from forensics.vmcore.why import identify
+
+    case = _need("12-double-free")
+    prog = open_program(case, modules=True)
+    stack = int(prog.crashed_thread().object.stack.value_())
+    info = identify(prog, stack + 64, "test")
+    assert info.kind == "unknown"
+    assert info.missing is not None and "in no slab cache now" in info.missing
+    assert "destroyed cache" in info.missing
+
+
+def test_a_read_through_a_non_canonical_pointer_says_so() -> None:
+    _, result = _analyse("10-use-after-free")
+    [read] = [m for fv in result.snapshot.frame_values for m in fv.members if m.expression == "conn->peer->mtu"]
+    assert read.value is None
+    assert read.missing == "no memory at 0x6b6b6b6b6b6b6b73: not a canonical address (the pointer is bogus)"
+
+
+def _without_page(dump: Path, pfn: int, out: Path) -> None:
+    """A copy of a kdump-compressed dump with one page filtered out, as makedumpfile excludes a page.
+
+    The page stays in the first bitmap (RAM) and leaves the second (dumped); its descriptor leaves
+    the table, whose entries are looked up by rank among the dumped pages.
+    """
+    import struct
+
+    data = bytearray(dump.read_bytes())
+    block_size, sub_hdr_size, bitmap_blocks = struct.unpack_from("<iiI", data, 428)
+    bitmap2 = (1 + sub_hdr_size) * block_size + bitmap_blocks * block_size // 2
+    table = (1 + sub_hdr_size) * block_size + bitmap_blocks * block_size
+    assert data[bitmap2 + pfn // 8] >> (pfn % 8) & 1, "the page is not in the dump to begin with"
+    rank = int.from_bytes(data[bitmap2 : bitmap2 + pfn // 8], "little").bit_count()
+    rank += bin(data[bitmap2 + pfn // 8] & ((1 << (pfn % 8)) - 1)).count("1")
+    count = int.from_bytes(data[bitmap2:table], "little").bit_count()
+    data[bitmap2 + pfn // 8] &= ~(1 << (pfn % 8)) & 0xFF
+    entries = table + rank * 24
+    data[entries : table + (count - 1) * 24] = data[entries + 24 : table + count * 24]
+    out.write_bytes(bytes(data))
+
+
+def test_a_slab_page_filtered_out_of_the_dump_is_said_plainly(tmp_path: Path) -> None:
+    from drgn.helpers.linux.mm import virt_to_pfn
+    from typer.testing import CliRunner
+
+    from forensics.cli import app
+
+    case, result = _analyse("12-double-free")
+    [obj] = [o for o in result.snapshot.slab_objects if not o.allocated]
+    prog = open_program(case, modules=True)
+    pfn = int(virt_to_pfn(prog, obj.start))
+    crash_dir = tmp_path / "crash"
+    crash_dir.mkdir()
+    _without_page(case.vmcore, pfn, crash_dir / "vmcore")
+    out = tmp_path / "out.json"
+    args = ["vmcore", str(crash_dir), "--vmlinux", str(case.vmlinux), "--source-dir", str(FIXTURES_DIR)]
+    args += ["--module-debug", str(case.module_debug[0]), "-f", "json", "-o", str(out)]
+    run = CliRunner().invoke(app, args)
+    assert run.exit_code in (0, 1), run.output
+    doc = json.loads(out.read_text())
+    facts = _explanation(doc, "double-free")["facts"]
+    # The free lists (in the slab's metadata, which the dump keeps) still say the object is free;
+    # that its own memory is missing is said beside it, and nothing is read from it.
+    assert facts["object"].endswith(f"bytes in cache {_why(case)['cache']}: FREE")
+    assert facts["object memory"] == (
+        f"not in dump: memory at {obj.start:#x} was not captured (filtered by makedumpfile or not present)"
+    )
+    assert doc["why"]["root_cause"]["class"] == "double_free"  # the trap alone still says what happened
+    [entry] = [a for a in doc["why"]["addresses"] if a["address"] == f"{obj.start:#x}"]
+    assert entry["words"] == []
