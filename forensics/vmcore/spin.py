@@ -7,7 +7,6 @@ CONFIG_DEBUG_SPINLOCK a qspinlock records no owner: that is said, not guessed.
 from __future__ import annotations
 
 import contextlib
-import re
 
 import drgn
 
@@ -28,7 +27,6 @@ SPIN_FUNCTIONS = (
 )
 #: Functions of a module scanned for references to the lock (a small module has a few dozen).
 MAX_FUNCTIONS = 400
-_HEX = re.compile(r"0x[0-9a-f]+")
 
 
 def _spin_frame(frames: tuple[Frame, ...]) -> Frame | None:
@@ -54,7 +52,7 @@ def _takers(
     prog: drgn.Program, address: int, frames: tuple[Frame, ...], symbols: tuple[drgn.Symbol, ...]
 ) -> tuple[str, ...]:
     """Functions of the spinner's module whose code names the lock's address (they take or release it)."""
-    from detectors.vmcore.disasm import decode
+    from detectors.vmcore.disasm import addresses_named
 
     module = next((f.module for f in frames if f.module), None)
     if module is None:
@@ -71,13 +69,8 @@ def _takers(
             data = prog.read(sym.address, sym.size)
         except drgn.FaultError:
             continue
-        for insn in decode(CodeBytes(sym.address, data, sym.address, arch)):
-            mem = insn.memory
-            rip = mem is not None and mem.base == "rip" and insn.address + insn.size + mem.disp == address
-            # -mcmodel=kernel: a module passes &lock as a sign-extended 32-bit immediate.
-            if rip or any(int(h, 16) == address for h in _HEX.findall(insn.op_str)):
-                out.append(sym.name)
-                break
+        if address in addresses_named(CodeBytes(sym.address, data, sym.address, arch)):
+            out.append(sym.name)
     return tuple(sorted(set(out)))
 
 
