@@ -57,8 +57,24 @@ def _canonical(value: int) -> bool:
     return top in (0, 0x1FFFF)
 
 
+def _filled(value: int, byte: int, last: int | None = None) -> bool:
+    """Whether a value is a poison fill of ``byte`` (ending in ``last``), read as 8 or as 4 bytes.
+
+    A 32-bit member of a poisoned object reads as 0x6b6b6b6b (zero-extended in a register): the
+    same poison, not the text "kkkk".
+    """
+    for width in (8, 4):
+        if width == 4 and value >> 32:
+            break
+        raw = _bytes(value)[:width]
+        body = raw[:-1] if last is not None else raw
+        if set(body) == {byte} and (last is None or raw[-1] == last):
+            return True
+    return False
+
+
 def _repeated(value: int, byte: int) -> bool:
-    return _bytes(value) == bytes([byte]) * 8
+    return _filled(value, byte)
 
 
 #: Suspicious values, most specific first; each rule: (kind, test, meaning, example).
@@ -70,7 +86,7 @@ VALUE_RULES: tuple[tuple[str, object, str, int], ...] = (
     ("slab-poison-free", lambda v: _repeated(v, 0x6B),
      "slab poison 0x6b (POISON_FREE): memory of a freed object, read after kfree (use-after-free)",
      0x6B6B6B6B6B6B6B6B),
-    ("slab-poison-end", lambda v: _bytes(v)[-1] == 0xA5 and set(_bytes(v)[:-1]) <= {0x6B},
+    ("slab-poison-end", lambda v: _filled(v, 0x6B, last=0xA5),
      "slab poison end 0xa5 (POISON_END): the last byte of a freed object", 0xA56B6B6B6B6B6B6B),
     ("slab-poison-inuse", lambda v: _repeated(v, 0x5A),
      "slab poison 0x5a (POISON_INUSE): allocated memory never initialised", 0x5A5A5A5A5A5A5A5A),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import glob
+import itertools
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -30,8 +31,9 @@ from forensics.types.vmcore import (
     SourceLine,
     ValueRead,
 )
+from forensics.vmcore import gaps
 from forensics.vmcore.extract import pointee_name as _pointee
-from forensics.vmcore.program import not_in_dump
+from forensics.vmcore.gaps import not_in_dump
 
 #: Frames from the crash frame outwards whose values are read.
 VALUE_FRAMES = 6
@@ -556,43 +558,66 @@ def polled_words(prog: drgn.Program, code: CodeBytes) -> tuple[PolledWord, ...]:
 # ---------------------------------------------------------------- memory users
 
 
-def memory_users(prog: drgn.Program, page_size: int) -> tuple[MemoryUser, ...]:
-    """Tasks by resident memory, vmalloc space by caller and the page cache."""
-    from drgn.helpers.linux.list import list_for_each_entry
-    from drgn.helpers.linux.pid import for_each_task
+def memory_users(prog: drgn.Program, page_size: int, notes: list[str] | None = None) -> tuple[MemoryUser, ...]:
+    """Tasks by resident memory, vmalloc space by caller and the page cache.
+
+    What could not be read is appended to ``notes`` (said in the report, not silently left out).
+    """
+    from forensics.vmcore.layouts import vmap_areas
+    from forensics.vmcore.system import _pids_and_tasks
 
     out: list[MemoryUser] = []
     seen: set[int] = set()
-    for task in for_each_task(prog):
-        mm = task.mm
-        if not mm or int(mm.value_()) in seen:
-            continue
-        seen.add(int(mm.value_()))
+    lost: list[str] = []
+    for nr, task in _pids_and_tasks(prog, lost):
         try:
-            counters = mm.rss_stat.count
-            pages = sum(int(counters[k].counter.value_()) for k in range(len(counters)))
-        except (AttributeError, LookupError, TypeError):
-            from drgn.helpers.linux.percpu import percpu_counter_sum
+            mm = task.mm
+            if not mm or int(mm.value_()) in seen:
+                continue
+            seen.add(int(mm.value_()))
+            try:
+                counters = mm.rss_stat.count
+                pages = sum(int(counters[k].counter.value_()) for k in range(len(counters)))
+            except (AttributeError, LookupError, TypeError):
+                # percpu_counters since "mm: convert mm's rss stats into percpu_counter" (v6.2).
+                from drgn.helpers.linux.percpu import percpu_counter_sum
 
-            pages = sum(int(percpu_counter_sum(c)) for c in mm.rss_stat)
-        name = task.comm.string_().decode(errors="replace")
+                pages = sum(int(percpu_counter_sum(c)) for c in mm.rss_stat)
+            name = task.comm.string_().decode(errors="replace")
+        except drgn.FaultError as exc:
+            lost.append(f"pid {nr}: {not_in_dump(exc)}")
+            continue
         out.append(MemoryUser("task", name, max(pages, 0) * page_size, int(task.pid.value_())))
+    if lost and notes is not None:
+        notes.append(f"memory users: {len(lost)} tasks not counted (" + "; ".join(lost[:3]) + ")")
     callers: dict[str, int] = {}
-    with contextlib.suppress(LookupError):
-        for n, va in enumerate(list_for_each_entry("struct vmap_area", prog["vmap_area_list"].address_of_(), "list")):
-            if n > 50000:
-                break
+    walk_notes: list[str] = []
+    try:
+        areas = list(itertools.islice(gaps.walk(vmap_areas(prog), "the vmalloc areas", walk_notes), 50001))
+    except LookupError as exc:
+        walk_notes.append(f"vmalloc users not read: {exc}")
+        areas = []
+    if notes is not None:
+        notes += [f"memory users: {n}" for n in walk_notes]
+    for va in areas:
+        try:
             vm = va.vm
             # Only memory vmalloc allocated (VM_ALLOC): ioremap'ed device space holds no RAM.
             if not vm or not int(vm.flags.value_()) & VM_ALLOC:
                 continue
             caller = int(vm.caller.value_())
-            try:
-                sym = prog.symbol(caller)
-                label = sym.name
-            except LookupError:
-                label = f"{caller:#x}"
-            callers[label] = callers.get(label, 0) + int(vm.nr_pages.value_()) * page_size
+            pages = int(vm.nr_pages.value_())
+        except drgn.FaultError as exc:
+            if notes is not None:
+                missing = not_in_dump(exc, "its vmap_area or vm_struct")
+                notes.append(f"memory users: a vmalloc area not counted: {missing}")
+            continue
+        try:
+            sym = prog.symbol(caller)
+            label = sym.name
+        except LookupError:
+            label = f"{caller:#x}"
+        callers[label] = callers.get(label, 0) + pages * page_size
     out += [MemoryUser("vmalloc", label, size) for label, size in callers.items()]
     from drgn.helpers.linux.vmstat import global_node_page_state
 
