@@ -53,6 +53,9 @@ KERNEL_SITES: dict[str, tuple[str, str]] = {
     "list_add_prev_next": ("lib/list_debug.c", "CHECK_DATA_CORRUPTION(prev->next != next,"),
 }
 
+# stack_functions name the module's functions and the debugfs proxy that calls them through a function
+# pointer (full_proxy_read/write): neither can be inlined nor tail-called away, whatever the compiler
+# does, unlike vfs_read(), which tail-calls f_op->read() on a configuration without fsnotify (6.12).
 FUNC_DEF = re.compile(r"^(?:[A-Za-z_][\w\s\*]*?[\s\*])?(\w+)\s*\(")
 
 
@@ -81,6 +84,22 @@ def site(ksrc: Path, key: str) -> dict[str, Any]:
     rel, pattern = KERNEL_SITES[key]
     line = find_line(ksrc / rel, pattern)
     return {"function": enclosing_function(ksrc / rel, line), "file": rel, "line": line}
+
+
+def oops_header(ksrc: Path, headline: str) -> str:
+    """An oops headline as __die_header() prints it: "Oops: " before it since v6.10 (dumpstack.c's format)."""
+    text = (ksrc / "arch/x86/kernel/dumpstack.c").read_text()
+    return f"Oops: {headline}" if '"Oops: %s: %04lx [#%d]' in text else headline
+
+
+def gp_hint_displacement(ksrc: Path, displacement: int) -> int:
+    """The part of a memory operand's displacement the GPF headline's "non-canonical address" includes.
+
+    get_kernel_gp_address() decodes the whole instruction since v5.12 (insn_decode_kernel()); 5.10
+    decodes only ModRM and SIB, so the address it prints lacks the displacement.
+    """
+    traps = (ksrc / "arch/x86/kernel/traps.c").read_text()
+    return displacement if "insn_decode_kernel(&insn, insn_buf)" in traps else 0
 
 
 def kfree_path(ksrc: Path) -> str:
@@ -324,7 +343,7 @@ def case_table(fixtures: Path, ksrc: Path, ko: Path) -> dict[str, dict[str, Any]
             "task_comm": "cat",
             "cpu": 1,
             "stack_top": null["function"],
-            "stack_functions": [null["function"], "kf_raw_read", "vfs_read"],
+            "stack_functions": [null["function"], "kf_raw_read", "full_proxy_read"],
             "fault_address": off,
             "null_expression": "dev->sensor",
             "access_expression": "dev->sensor->ops",
@@ -352,7 +371,7 @@ def case_table(fixtures: Path, ksrc: Path, ko: Path) -> dict[str, dict[str, Any]
             "task_comm": "sh",
             "cpu": 1,
             "stack_top": bug_on["function"],
-            "stack_functions": [bug_on["function"], "kf_buffer_put_write", "vfs_write"],
+            "stack_functions": [bug_on["function"], "kf_buffer_put_write", "full_proxy_write"],
             "panic_message": f"kernel BUG at kf_buggy/kf_buggy.c:{bug_on['line']}!",
             "log_key_lines": [
                 f"kernel BUG at kf_buggy/kf_buggy.c:{bug_on['line']}!",
@@ -444,7 +463,7 @@ def case_table(fixtures: Path, ksrc: Path, ko: Path) -> dict[str, dict[str, Any]
             "task_comm": "sh",
             "cpu": 1,
             "stack_top": list_site["function"],
-            "stack_functions": [list_site["function"], lst["function"], "kf_session_close_write", "vfs_write"],
+            "stack_functions": [list_site["function"], lst["function"], "kf_session_close_write", "full_proxy_write"],
             "panic_message": "list_del corruption, ",
             "log_key_lines": [
                 "->next is LIST_POISON1 (dead000000000100)",
@@ -535,7 +554,7 @@ def new_cases(src: Path, ksrc: Path, ko: Path) -> dict[str, dict[str, Any]]:
     list_site = site(ksrc, "list_add_prev_next")
     hung_site = site(ksrc, "hung_task")
     lockup_site = site(ksrc, "soft_lockup")
-    poison_addr = 0x6B6B6B6B6B6B6B6B + member_offset(ko, "kf_peer", "mtu")
+    poison_addr = 0x6B6B6B6B6B6B6B6B + gp_hint_displacement(ksrc, member_offset(ko, "kf_peer", "mtu"))
 
     return {
         "10-use-after-free": {
@@ -550,10 +569,11 @@ def new_cases(src: Path, ksrc: Path, ko: Path) -> dict[str, dict[str, Any]]:
             "task_comm": "sh",
             "cpu": 1,
             "stack_top": uaf["function"],
-            "stack_functions": [uaf["function"], "kf_conn_send_write", "vfs_write"],
+            "stack_functions": [uaf["function"], "kf_conn_send_write", "full_proxy_write"],
             # the whole oops header line, as the kernel printed it and crash's PANIC shows it
-            "panic_message": f"general protection fault, probably for non-canonical address {poison_addr:#x}"
-            ": 0000 [#1] SMP",
+            "panic_message": oops_header(
+                ksrc, f"general protection fault, probably for non-canonical address {poison_addr:#x}: 0000 [#1] SMP"
+            ),
             "log_key_lines": [
                 f"general protection fault, probably for non-canonical address {poison_addr:#x}",
                 f"RIP: 0010:{uaf['function']}",
@@ -608,7 +628,7 @@ def new_cases(src: Path, ksrc: Path, ko: Path) -> dict[str, dict[str, Any]]:
             "task_comm": "sh",
             "cpu": 1,
             "stack_top": list_site["function"],
-            "stack_functions": [list_site["function"], "kf_client_register", "kf_client_add_write", "vfs_write"],
+            "stack_functions": [list_site["function"], "kf_client_register", "kf_client_add_write", "full_proxy_write"],
             "overflow_function": enclosing_function(src, overflow_line),
             "overflow_line": overflow_line,
             "panic_message": "list_add corruption. prev->next should be next",

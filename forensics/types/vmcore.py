@@ -308,7 +308,7 @@ class SlabObject:
     cache: str
     cache_aliases: tuple[str, ...]  # other caches SLUB merged into it
     object_size: int
-    allocated: bool
+    allocated: bool | None  # None: unknown (its slab's free list runs through memory the dump lacks)
     store_user: bool  # SLAB_STORE_USER (slub_debug=U): the cache keeps alloc/free tracks
     poisoned: bool  # SLAB_POISON (slub_debug=P): free objects are filled with 0x6b
     tracks: tuple[SlabTrack, ...] = ()

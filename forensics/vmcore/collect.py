@@ -224,8 +224,12 @@ def _frame_values(
 
 
 def _pointees(values: tuple[FrameValues, ...]) -> list[str]:
-    """Structs the pointers of the crash frame and its first callers point to (where list heads live)."""
-    return [v.pointee for fv in values[:4] for v in fv.variables if v.pointee and v.value]
+    """Structs the pointers of the crash frame and its first callers point to (where list heads live).
+
+    Every frame whose values were read counts: inlined helpers are frames of their own, and their
+    number changes between kernels (6.6 made __list_add_valid() an inline wrapper of the checker).
+    """
+    return [v.pointee for fv in values for v in fv.variables if v.pointee and v.value]
 
 
 def _crash_time(prog: drgn.Program, opened: OpenedDump) -> float:

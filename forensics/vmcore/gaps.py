@@ -168,7 +168,7 @@ def _page_types(prog: drgn.Program) -> dict[str, int]:
 
 
 def _slab_cache_name(prog: drgn.Program, page: drgn.Object) -> str:
-    # struct slab split off struct page in commit d122019bf061 ("mm: Split slab into its own type") (v5.17);
+    # struct slab split off struct page in commit "mm: Split slab into its own type" (v5.17);
     # before it, page->slab_cache.
     from forensics.vmcore.layouts import has_member
 
@@ -195,9 +195,9 @@ def page_kind(prog: drgn.Program, pfn: int) -> str:
         text = f"a slab page of cache {cache}"
         if mapping & 1:
             text += (
-                f" whose page->mapping word ({mapping:#x}) has its low bit set, the mark of an anonymous (user) "
-                "page: makedumpfile took it for one and dropped it with the user pages (makedumpfile 1.7.2 does "
-                "this on kernels whose slab pages are a page type, v6.10 and later)"
+                f"; its page->mapping word ({mapping:#x}) has the low bit set, the mark of an anonymous page, "
+                "so makedumpfile 1.7.2 and older count it as a user page on kernels whose slab pages are a "
+                "page type (v6.10 and later), and user pages are among what the level leaves out"
             )
         return text
     types = _page_types(prog)

@@ -54,6 +54,35 @@ def _stack(prog: drgn.Program, track: drgn.Object) -> tuple[tuple[Frame, ...], s
     return tuple(backtrace(prog, prog.stack_trace_from_pcs(list(record.pcs)))), None
 
 
+def allocation_state(prog: drgn.Program, info: object) -> bool | None:
+    """Whether a slab object is allocated (True), free (False) or unknown (None).
+
+    drgn walks the slab's free lists; a list that runs through a page the dump lacks ends its walk
+    (then drgn says None).  The heads of the lists live in metadata the dump keeps — struct slab's
+    freelist and each CPU's kmem_cache_cpu.freelist for the slab it works on — so an object at a head
+    is still known to be free.
+    """
+    from drgn.helpers.linux.cpumask import for_each_online_cpu
+    from drgn.helpers.linux.percpu import per_cpu_ptr
+
+    allocated = getattr(info, "allocated", None)
+    if allocated is not None:
+        return bool(allocated)
+    start, slab, cache = int(info.address), info.slab, info.slab_cache  # type: ignore[attr-defined]
+    with contextlib.suppress(LookupError, AttributeError, drgn.FaultError):
+        if int(slab.freelist.value_()) == start:
+            return False
+    # kmem_cache_cpu names its slab by struct slab since v5.17 (commit "mm/slub: Convert
+    # most struct page to struct slab by spatch"), by struct page before.
+    member = "slab" if layouts.has_member(prog, "struct kmem_cache_cpu", "slab") else "page"
+    with contextlib.suppress(LookupError, AttributeError, drgn.FaultError):
+        for cpu in for_each_online_cpu(prog):
+            c = per_cpu_ptr(cache.cpu_slab, cpu)
+            if int(c.member_(member).value_()) == int(slab.value_()) and int(c.freelist.value_()) == start:
+                return False
+    return None
+
+
 def _caller(prog: drgn.Program, address: int) -> str | None:
     if not address:
         return None
@@ -178,7 +207,7 @@ def slab_objects(
         store_user, poisoned, _why = cache_flags(prog, cache)
         out.append(
             SlabObject(
-                start, str(first.cache), first.cache_aliases, size, bool(info.allocated),
+                start, str(first.cache), first.cache_aliases, size, allocation_state(prog, info),
                 bool(store_user), bool(poisoned), tracks, why, holders,
                 tuple(a.origin for a in infos), next((a.missing for a in infos if a.missing), None),
             )

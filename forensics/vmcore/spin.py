@@ -15,24 +15,13 @@ from forensics.types.vmcore import CodeBytes, Frame, SpinLockState
 from forensics.vmcore import layouts
 from forensics.vmcore.gaps import not_in_dump
 
-#: Functions a CPU spins in while it waits for a spinlock (x86-64 qspinlock, paravirt, debug).
-SPIN_FUNCTIONS = (
-    "native_queued_spin_lock_slowpath",
-    "queued_spin_lock_slowpath",
-    "__pv_queued_spin_lock_slowpath",
-    "do_raw_spin_lock",
-    "_raw_spin_lock",
-    "_raw_spin_lock_irq",
-    "_raw_spin_lock_irqsave",
-    "_raw_spin_lock_bh",
-)
 #: Functions of a module scanned for references to the lock (a small module has a few dozen).
 MAX_FUNCTIONS = 400
 
 
 def _spin_frame(frames: tuple[Frame, ...]) -> Frame | None:
     """The spinlock function the interrupted frame of a lockup runs in (inlined cpu_relax() skipped)."""
-    from detectors.vmcore.findings import KEXEC_PATH, physical_frame
+    from detectors.vmcore.findings import KEXEC_PATH, SPIN_FUNCTIONS, physical_frame
 
     for frame in frames:
         if frame.interrupted and isinstance(frame.function, str) and not frame.function.startswith(KEXEC_PATH):

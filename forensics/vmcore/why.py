@@ -340,6 +340,42 @@ def _bug_entries(prog: drgn.Program, pc: int) -> tuple[drgn.Object, str] | None:
     return None
 
 
+_SOURCE_PATH = re.compile(r"^[\w./+-]+\.(?:c|h|S|rs)$")
+
+
+def _bug_file(prog: drgn.Program, entry: drgn.Object, dwarf_file: str | None) -> str | None:
+    """The file a bug table entry names, whichever way this kernel's x86 ``_BUG_FLAGS`` encoded it.
+
+    ``file_disp`` is relative to the field itself on 6.1 and later (``lib/bug.c``: ``&bug->file_disp +
+    bug->file_disp``) and relative to the entry on 5.10 (``bug + bug->file_disp``; ``__BUG_REL`` was
+    ``.long x - 2b``).  Neither is in DWARF: the reading that spells a source path is taken, the one that
+    agrees with the frame's DWARF file first; None when neither does.
+    """
+    field = entry.file_disp.address_
+    start = entry.address_
+    if field is None or start is None:
+        return None
+    disp = int(entry.file_disp.value_())
+    found: list[str] = []
+    for base in (field, start):
+        try:
+            text = prog.read(base + disp, 256).split(b"\0", 1)[0].decode("ascii")
+        except (drgn.FaultError, UnicodeDecodeError):
+            continue
+        if _SOURCE_PATH.match(text):
+            found.append(text)
+
+    def same(path: str) -> bool:  # whole path components: "lub.c" is no match for "mm/slub.c"
+        if not dwarf_file:
+            return False
+        return f"/{dwarf_file}".endswith(f"/{path}") or f"/{path}".endswith(f"/{dwarf_file}")
+
+    agreeing: list[str] = [f for f in found if same(f)]
+    if agreeing:
+        return agreeing[0]
+    return found[0] if len(found) == 1 else None  # two readings and nothing to choose: not guessed
+
+
 def bug_site(
     prog: drgn.Program, trace: drgn.StackTrace, frames: tuple[Frame, ...], source_dirs: tuple[Path, ...]
 ) -> BugSite | NotAvailable:
@@ -360,9 +396,7 @@ def bug_site(
         if found is not None:
             entry, table = found
             with contextlib.suppress(LookupError, drgn.FaultError):
-                disp_addr = entry.file_disp.address_
-                assert disp_addr is not None
-                file = prog.read(disp_addr + int(entry.file_disp.value_()), 256).split(b"\0", 1)[0].decode()
+                file = _bug_file(prog, entry, info.source_file) or file
                 line = int(entry.line.value_())
             warning = bool(int(entry.flags.value_()) & BUGFLAG_WARNING)
         if file is None or line is None:
@@ -445,6 +479,8 @@ def identify(prog: drgn.Program, address: int, origin: str, aliases: dict[str, s
     """
     from drgn.helpers.linux.slab import slab_object_info
 
+    from forensics.vmcore.slab import allocation_state
+
     words: tuple[int, ...] = ()
     missing = None
     try:
@@ -465,7 +501,7 @@ def identify(prog: drgn.Program, address: int, origin: str, aliases: dict[str, s
         start = int(info.address)
         return AddressInfo(
             address, origin, "slab", name, merged, start, int(cache.object_size.value_()),
-            address - start, bool(info.allocated), words=words, missing=missing,
+            address - start, allocation_state(prog, info), words=words, missing=missing,
         )  # fmt: skip
     try:
         sym = prog.symbol(address)

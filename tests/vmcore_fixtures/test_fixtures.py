@@ -55,9 +55,19 @@ def _comm(task: drgn.Object) -> str:
 
 
 def _tasks_by_comm(prog: drgn.Program, comm: str) -> list[drgn.Object]:
-    from drgn.helpers.linux.pid import for_each_task
+    """The tasks named ``comm`` among those the dump holds (6.12's may lack a few task_struct pages)."""
+    import drgn
 
-    return [task for task in for_each_task(prog) if _comm(task) == comm]
+    from forensics.vmcore.system import _pids_and_tasks
+
+    found = []
+    for _pid, task in _pids_and_tasks(prog, []):
+        try:
+            if _comm(task) == comm:
+                found.append(task)
+        except drgn.FaultError:
+            continue
+    return found
 
 
 def _manifest(kernel: str) -> dict[str, Any]:

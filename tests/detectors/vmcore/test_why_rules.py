@@ -34,6 +34,12 @@ def test_poison_read_as_32_bits_is_poison(value: int, kind: str | None) -> None:
     assert (found.kind if found is not None else None) == kind
 
 
+def test_a_user_address_that_spells_text_is_an_address() -> None:
+    """vfs_write's ``const char __user *buf`` = 0x286a5920 reads " Yj(" but is a user-space address."""
+    found = classify_value(0x286A5920)
+    assert found is not None and found.kind == "user-address"
+
+
 def test_text_is_decoded() -> None:
     found = classify_value(int.from_bytes(b"kf-clien", "little"))
     assert found is not None and "'kf-clien'" in found.meaning and "text overwrote a pointer" in found.meaning

@@ -209,7 +209,12 @@ def test_node_counters_give_the_same_totals_as_walking_the_slabs(kernel: str) ->
 
     case = load_case(case_names(kernel)[0], kernel) if case_names(kernel) else pytest.skip("no vmcore fixtures")
     prog = open_program(case)
-    caches = list(for_each_slab_cache(prog))
-    assert len(caches) > 20
-    for cache in caches:
-        assert _node_total_objects(prog, cache) == slab_cache_usage(cache).num_objs
+    compared = 0
+    for cache in for_each_slab_cache(prog):
+        try:
+            usage = slab_cache_usage(cache)
+        except drgn.FaultError:
+            continue  # a slab page the dump lacks (6.12 at dump level 31): the counters cannot be checked
+        assert _node_total_objects(prog, cache) == usage.num_objs
+        compared += 1
+    assert compared > 20

@@ -66,6 +66,7 @@ def test_bug_and_warn_conditions_are_evaluated_from_the_frame(name: str) -> None
     assert doc["root_cause"]["class"] == want["class"]
     site = doc["bug_site"]
     assert site["source"]["matches_build"] is True
+    assert site["file"] == case.expected["source_file"].removeprefix("vmcore_fixtures/")  # type: ignore[union-attr]
     assert site["line"] == case.expected["source_line"]
     assert site["warning"] is (want["macro"] == "WARN_ON")
     operands = {o["expression"]: o.get("value") for o in site["operands"]}
