@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from detectors.causes import list_corruption, list_poison_explain, list_text_explain, memory_user
+from detectors.pointers import LIST_POISON1, LIST_POISON2, VALUE_RULES, ValueClass, ascii_text, classify_value
 from detectors.vmcore import cexpr
 from detectors.vmcore.findings import DETECTOR, log_source, register_excerpt
 from forensics.model import (
@@ -28,80 +30,10 @@ from forensics.model import (
 from forensics.model import finding_id as make_id
 from forensics.types.vmcore import AddressInfo, BugSite, CrashSnapshot, TypeLayout, ValueRead
 
-LIST_POISON1 = 0xDEAD000000000100
-LIST_POISON2 = 0xDEAD000000000122
+__all__ = ["LIST_POISON1", "LIST_POISON2", "VALUE_RULES", "ValueClass", "classify_value"]
 
-
-@dataclass(frozen=True)
-class ValueClass:
-    """What a suspicious 64-bit value is."""
-
-    kind: str
-    meaning: str
-
-
-def _bytes(value: int) -> bytes:
-    return (value & 0xFFFFFFFFFFFFFFFF).to_bytes(8, "little")
-
-
-def _ascii(value: int) -> str | None:
-    """The text a value spells when it is printable ASCII (at least 4 characters, NUL-padded)."""
-    raw = _bytes(value).rstrip(b"\0")
-    if len(raw) >= 4 and all(0x20 <= b < 0x7F for b in raw):
-        return raw.decode()
-    return None
-
-
-def _canonical(value: int) -> bool:
-    top = value >> 47
-    return top in (0, 0x1FFFF)
-
-
-def _repeated(value: int, byte: int) -> bool:
-    return _bytes(value) == bytes([byte]) * 8
-
-
-#: Suspicious values, most specific first; each rule: (kind, test, meaning, example).
-VALUE_RULES: tuple[tuple[str, object, str, int], ...] = (
-    ("list-poison1", lambda v: v == LIST_POISON1,
-     "LIST_POISON1: the ->next of an entry list_del() already removed", LIST_POISON1),
-    ("list-poison2", lambda v: v == LIST_POISON2,
-     "LIST_POISON2: the ->prev of an entry list_del() already removed", LIST_POISON2),
-    ("slab-poison-free", lambda v: _repeated(v, 0x6B),
-     "slab poison 0x6b (POISON_FREE): memory of a freed object, read after kfree (use-after-free)",
-     0x6B6B6B6B6B6B6B6B),
-    ("slab-poison-end", lambda v: _bytes(v)[-1] == 0xA5 and set(_bytes(v)[:-1]) <= {0x6B},
-     "slab poison end 0xa5 (POISON_END): the last byte of a freed object", 0xA56B6B6B6B6B6B6B),
-    ("slab-poison-inuse", lambda v: _repeated(v, 0x5A),
-     "slab poison 0x5a (POISON_INUSE): allocated memory never initialised", 0x5A5A5A5A5A5A5A5A),
-    ("slab-redzone-inactive", lambda v: _repeated(v, 0xBB),
-     "SLUB red zone 0xbb (inactive): the padding around a free object", 0xBBBBBBBBBBBBBBBB),
-    ("slab-redzone-active", lambda v: _repeated(v, 0xCC),
-     "SLUB red zone 0xcc (active): the padding around an allocated object — an overflow reached it",
-     0xCCCCCCCCCCCCCCCC),
-    ("null-offset", lambda v: 0 < v < 0x1000,
-     "NULL plus an offset: a member read through a NULL pointer", 0x30),
-    ("ascii", lambda v: _ascii(v) is not None,
-     "printable ASCII: text overwrote a pointer", 0x746E65696C632D66),
-    ("non-canonical", lambda v: not _canonical(v),
-     "non-canonical address: not a pointer at all (a general protection fault when used)", 0x0DEAD00000000000),
-    # From 4 MiB (the lowest ELF mapping; below it sit per-CPU offsets such as s->cpu_slab and counts).
-    ("user-address", lambda v: 0x400000 <= v < 0x0000800000000000,
-     "a user-space address where the kernel expects a kernel pointer", 0x7FFD12345678),
-)  # fmt: skip
-
-
-def classify_value(value: int) -> ValueClass | None:
-    """The first rule a value matches, None for an unremarkable value (0, small counts, kernel pointers)."""
-    if value == 0:
-        return None
-    for kind, test, meaning, _example in VALUE_RULES:
-        if test(value):  # type: ignore[operator]
-            text = _ascii(value)
-            return ValueClass(
-                kind, f"printable ASCII {text!r}: text overwrote a pointer" if kind == "ascii" else meaning
-            )
-    return None
+# The value classification is shared with the kernel log's reports (detectors/pointers.py).
+_ascii = ascii_text
 
 
 def _pointer_typed(read: ValueRead) -> bool:
@@ -404,23 +336,19 @@ def list_corruption_finding(snap: CrashSnapshot) -> Finding | None:
                     if any(c.kind == "ascii" for _, c in bad) or any(
                         (c := classify_value(w)) is not None and c.kind == "ascii" for w in entry.words[:2]
                     ):
-                        spelled = [f"{v:#x} = {_ascii(v)!r}" for v in (*(a for a, _ in bad), *entry.words[:2])
-                                   if _ascii(v) is not None]  # fmt: skip
-                        explain = (f"text overflowed from {struct}.{neighbour.name} ({neighbour.type_name}) into "
-                                   f"{member_text}: {spelled[0]} is text, not a pointer")  # fmt: skip
+                        spelled = [v for v in (*(a for a, _ in bad), *entry.words[:2]) if _ascii(v) is not None]
+                        explain = list_text_explain(spelled[0], str(_ascii(spelled[0])), member_text,
+                                                    f"{struct}.{neighbour.name} ({neighbour.type_name})")  # fmt: skip
         poison = [w for w in entry.words[:2] if w in (LIST_POISON1, LIST_POISON2)]
         if not explain and len(poison) == 2:
-            explain = (
-                f"the entry was already removed: next = LIST_POISON1 and prev = LIST_POISON2 are what list_del() "
-                f"leaves, so {func} deleted {member_text or 'the entry'} twice (or used it after list_del)"
-            )
+            explain = list_poison_explain(func, member_text or None, ("next", "prev"))
         if not explain and entry.allocated is False:
             explain = "the entry lies in a FREE slab object: a use-after-free of the object that holds the list"
     if not explain:
         explain = "; ".join(c.meaning for _, c in bad) or "a list pointer does not point back: memory corruption"
     where = f"{member_text} " if member_text else ""
     title = f"list corruption in {func}: {where}— " + explain.split(":")[0].split(",")[0]
-    hypothesis = f"list corruption of {member_text or 'a list entry'} in {func}: {explain}"
+    hypothesis = list_corruption(func, explain, member_text or None)
     evidence: list[Evidence | None] = [log_ev, _frame_ev(snap, culprit.index) if culprit else None]
     return _finding(
         FindingKind.LIST_CORRUPTION,
@@ -500,9 +428,7 @@ def oom_finding(snap: CrashSnapshot) -> Finding | None:
             facts.append(Fact(f"memory user: {label}", f"{u.bytes / 2**20:.1f} MiB{share}"))
         if ranked:
             top = ranked[0]
-            share = f", {100 * top.bytes / total:.0f}% of RAM" if total else ""
-            top_text = f"{top.kind} {top.name}" + (f" (pid {top.pid})" if top.pid is not None else "")
-            top_text += f" with {top.bytes / 2**20:.1f} MiB{share}"
+            top_text = memory_user(top.kind, top.name, top.bytes, top.pid, total)
     log_ev = Evidence(
         log_source(snap.dump_path), Locator(LocatorKind.LINE, number), record.text.split("\n")[0],
         timestamp=Timestamp(record.seconds, Clock.MONOTONIC),
