@@ -383,6 +383,16 @@ class _Repeat(KernelReport):
         return KernelReport, tuple(getattr(self, f) for f in _FIELDS)
 
 
+def origin(report: KernelReport) -> KernelReport:
+    """The report built from text that ``report`` repeats (itself when it was built, not remembered).
+
+    A repeat has the text of its origin but for the printk times: what is read from the text alone
+    (:func:`detectors.dmesg.why.explain`, with lines as offsets) holds for both.
+    """
+    found = report.__dict__.get("_origin")
+    return found if isinstance(found, KernelReport) else report
+
+
 def line_numbers(report: KernelReport) -> list[int]:
     """The line numbers of a report's lines, without making the lines of a repeat that has not made them."""
     source = report.__dict__.get("_source")
@@ -413,6 +423,7 @@ def _moved(entry: _Entry, first: int, raw: list[bytes] | None, text: bytes | Non
     fields["start_line"] = first
     fields["end_line"] = old.end_line + first - old.start_line
     fields["_source"] = (entry, first, raw, text)
+    fields["_origin"] = old.__dict__.get("_origin", old)  # the report built from text, for readers that cache by it
     return moved
 
 

@@ -11,7 +11,7 @@ import typer
 from forensics.commands.common import DebugOption, FailOnOption, ForceOption, FormatOption, OutputOption
 from forensics.delivery import deliver, exit_status, render_for
 from forensics.errors import UsageError
-from forensics.pipelines.dmesg import build_incident, triage_file, triage_live
+from forensics.pipelines.dmesg import build_incident, dmesg_hypotheses, triage_file, triage_live
 from forensics.report import OutputFormat
 from forensics.report.dmesg import render_table, to_document
 
@@ -83,10 +83,11 @@ def dmesg(
     if live:
         results.append(triage_live())
     incident = build_incident(results)
+    hypotheses = dmesg_hypotheses(incident)
     if fmt is OutputFormat.JSON:
-        text = json.dumps(to_document(results, incident), indent=1, ensure_ascii=False) + "\n"
+        text = json.dumps(to_document(results, incident, hypotheses), indent=1, ensure_ascii=False) + "\n"
     else:
-        text = render_table(results, fmt) + render_for(incident, fmt, output)
+        text = render_table(results, fmt, hypotheses) + render_for(incident, fmt, output)
     deliver(text, output)
     raise typer.Exit(int(exit_status(incident, fail_on)))
 

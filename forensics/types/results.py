@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from collectors.slabstore import StoreSummary
     from detectors.dmesg.findings import ReportGroup, ReportGrouper
     from detectors.dmesg.model import KernelReport
+    from detectors.dmesg.why import ReportWhy
     from detectors.kdump.checklist import Checklist
     from detectors.leaks.analysis import LeakAnalysis
     from detectors.leaks.decision import LeakThresholds
@@ -35,7 +36,9 @@ if TYPE_CHECKING:
 class SourceResult:
     """``kforensic dmesg``: one input's record, its groups of reports, the reports kept, its number of lines."""
 
-    def __init__(self, name: str, record: SourceRecord, grouper: ReportGrouper, lines: int) -> None:
+    def __init__(
+        self, name: str, record: SourceRecord, grouper: ReportGrouper, lines: int, explain: bool = False
+    ) -> None:
         self.name = name
         self.record = record
         self.grouper = grouper
@@ -45,6 +48,12 @@ class SourceResult:
         self.reports = [r for r in kept if not r.is_event]
         self.events = [r for r in kept if r.is_event]
         self.lines = lines
+        # What each kept report's body says (detectors/dmesg/why.py), by its first line.
+        self.whys: dict[int, ReportWhy] = {}
+        if explain:
+            from detectors.dmesg.findings import explain_reports
+
+            self.whys = explain_reports(kept)
 
 
 @dataclasses.dataclass(frozen=True)
