@@ -47,6 +47,9 @@ class CodeListing(NamedTuple):
     access: str | None  # "read", "write" or "read-write" of that operand
     base: str | None  # the operand's base register
     base_value: int | None  # its value in the oops's registers
+    index_reg: str | None  # the operand's index register
+    index_value: int | None
+    displacement: int | None
     loaded_from: str | None  # where that register was loaded from: ``[rdi + 0x20]``
     loaded_base: str | None  # the load's base register (``rdi``)
     loaded_value: int | None  # its value: the object the bad pointer was read from
@@ -151,7 +154,8 @@ def _compared(insns: Sequence[Instruction], fault: int, regs: RegisterSet) -> tu
             if all(re.fullmatch(r"r[a-z0-9]+", n) for n in names) and not any(
                 _written(insns, i + 1, fault, n) for n in names
             ):
-                return tuple((n, regs.get(n)) for n in names)
+                got = tuple((n, regs.get(n)) for n in names)
+                return got if all(v is not None for _, v in got) else ()
             return ()
     return ()
 
@@ -198,7 +202,10 @@ def _x86_listing(at: int, data: bytes, mark: int, regs: RegisterSet) -> CodeList
                 loaded_value = regs.get(str(lb))
     return CodeListing(
         "x86_64", at, shown, insn.text(), _operand_text(insn) if memory is not None else None, access, base,
-        regs.get(base) if base else None, loaded_from, loaded_base, loaded_value, _compared(insns, fault, regs),
+        regs.get(base) if base else None, memory.index if memory is not None else None,
+        regs.get(memory.index) if memory is not None and memory.index else None,
+        memory.disp if memory is not None else None, loaded_from, loaded_base,
+        loaded_value, _compared(insns, fault, regs),
     )  # fmt: skip
 
 
@@ -220,4 +227,20 @@ def _arm64_listing(at: int, words: str) -> CodeListing | None:
     )
     fault = next((i.text for i in shown if i.faulting), None)
     mem = re.search(r"\[[^\]]+\]", fault) if fault else None
-    return CodeListing("arm64", at, shown, fault, mem.group(0) if mem else None, None, None, None, None, None, None, ())
+    return CodeListing(
+        "arm64",
+        at,
+        shown,
+        fault,
+        mem.group(0) if mem else None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        (),
+    )

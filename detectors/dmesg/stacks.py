@@ -101,12 +101,18 @@ _HEADING_HINT = re.compile(
 )
 
 #: A section's own skips on top of the titles' base list: the machinery that recorded the stack.
+#: The stack depot and track recorders of old kernels (save_stack_trace, set_track) come first in every such stack.
+_RECORDERS = ("^_*save_stack", "^set_track", "^depot_", "^_*kasan", "kfence_")
+#: Softirq and RCU callback machinery: a free from an RCU callback is the callback's (i_callback), not theirs.
+_CALLBACKS = ("rcu_do_batch", "rcu_core", "^_*rcu_", "^_*do_softirq", "^handle_softirqs", "^run_ksoftirqd", "^irq_exit",
+              "^smpboot_thread_fn", "^_*irq_exit_rcu")  # fmt: skip
+
 SECTION_SKIPS: dict[str, tuple[str, ...]] = {
-    "allocated": ("^_*kasan", "kmem_cache_alloc", "kmalloc", "^_*alloc_pages", "slab_alloc", "kfence_"),
-    "freed": ("^_*kasan", "kmem_cache_free", "^_*kfree", "slab_free", "rcu_do_batch", "rcu_core", "^_*rcu_"),
-    "aux-work": ("^_*kasan", "call_rcu", "^_*queue_work", "insert_work", "task_work_add", "kvfree_call_rcu",
+    "allocated": (*_RECORDERS, "kmem_cache_alloc", "kmalloc", "^_*alloc_pages", "slab_alloc"),
+    "freed": (*_RECORDERS, *_CALLBACKS, "kmem_cache_free", "^_*kfree", "slab_free"),
+    "aux-work": (*_RECORDERS, "call_rcu", "^_*queue_work", "insert_work", "task_work_add", "kvfree_call_rcu",
                  "^_*call_rcu_common", "^_*schedule_work", "^_*queue_delayed_work", "irq_work_queue"),
-    "aux-work-2": ("^_*kasan", "call_rcu", "^_*queue_work", "insert_work", "task_work_add", "kvfree_call_rcu",
+    "aux-work-2": (*_RECORDERS, "call_rcu", "^_*queue_work", "insert_work", "task_work_add", "kvfree_call_rcu",
                    "^_*call_rcu_common", "^_*schedule_work", "^_*queue_delayed_work", "irq_work_queue"),
     "page-alloc": ("get_page_from_freelist", "new_slab", "_slab_alloc", "allocate_slab", "alloc_pages_mpol",
                    "alloc_slab_page", "folio_alloc", "_noprof$"),

@@ -176,10 +176,11 @@ def _hex(text: str) -> int:
 # ---------------------------------------------------------------- sanitizers
 
 _KASAN_HEAD = re.compile(
-    r"BUG: KASAN: ([a-z\-]+(?: or [a-z\-]+)?) (?:in|on address|in range) (\S+?)(?:\+0x[0-9a-f]+/0x[0-9a-f]+)?"
-    r"(?: at addr ([0-9a-f]+))?\s*$"
+    r"BUG: KASAN: ([a-z\-]+(?: or [a-z\-]+)?) (?:in ([^\s+]+)(?:\+0x[0-9a-f]+/0x[0-9a-f]+)?(?: \[[^\]]+\])?"
+    r"(?: at addr ([0-9a-f]+))?|on address\s+(\S+)|in range \[(0x[0-9a-f]+)-)"
 )
-_KASAN_ACCESS = re.compile(r"(Read|Write) of size (\d+)(?: at addr ([0-9a-f]+))? by task (.+?)/(\d+)\s*$")
+# "Read of size 8 at addr X by task t/1"; tag-based KASAN (arm64) prints no size; old kernels no address.
+_KASAN_ACCESS = re.compile(r"(Read|Write) (?:of size (\d+) )?(?:at addr ([0-9a-f]+) )?by task (.+?)/(\d+)\s*$")
 _KASAN_FREE_AT = re.compile(r"Free of addr ([0-9a-f]+) by task (.+?)/(\d+)")
 _KASAN_OBJECT = re.compile(r"The buggy address belongs to the object at ([0-9a-f]+)")
 _KASAN_CACHE = re.compile(r"which belongs to the cache (\S+) of size (\d+)")
@@ -210,11 +211,14 @@ def _kasan(r: _Reading) -> None:
             r.add("tool", "KASAN", line)
             r.add("bug", m.group(1), line)
             r.add("reported in", m.group(2), line)
-            if m.group(3):
-                r.add("address", f"0x{m.group(3)}", line)
+            address = m.group(3) or m.group(4) or m.group(5)
+            if address and address != "(null)":
+                r.add("address", address if address.startswith("0x") else f"0x{address}", line)
+            elif address:
+                r.add("address", "0x0", line)
         elif (m := _KASAN_ACCESS.search(body)) is not None and r.get("access") is None:
             r.add("access", m.group(1), line)
-            r.add("size", int(m.group(2)), line)
+            r.add("size", int(m.group(2)) if m.group(2) else None, line)
             if m.group(3):
                 r.add("address", f"0x{m.group(3)}", line)
             r.add("task", m.group(4), line)
@@ -324,11 +328,13 @@ def _kmsan(r: _Reading) -> None:
 # ---------------------------------------------------------------- lockdep
 
 _LOCK = r"(?:[0-9a-f]{8,16} )?\((.*)\)\{[^}]*\}(?:-\{[^}]*\})?"
-_LOCK_AT = re.compile(r"^\s*" + _LOCK + r"(?:, at: (?:\[<[0-9a-f]+>\] )?(\S+))?")
-_HELD = re.compile(r"^\s*#(\d+):\s+" + _LOCK + r"(?:, at: (?:\[<[0-9a-f]+>\] )?(\S+))?")
+_LOCK_AT = re.compile(r"^\s*" + _LOCK + r"(?:, at: (?:\[<[0-9a-f]+>\]\s*)?(\S+))?")
+_HELD = re.compile(r"^\s*#(\d+):\s+" + _LOCK + r"(?:, at: (?:\[<[0-9a-f]+>\]\s*)?(\S+))?")
 _HELD_BY = re.compile(r"^\s*(\d+|no) locks? held by (.+?)/(\d+)")
 _CHAIN = re.compile(r"^\s*-> #(\d+) \((.*)\)\{[^}]*\}(?:-\{[^}]*\})?:\s*$")
-_TRYING = re.compile(r"^\s*(.+?)/(\d+) is trying to (?:acquire|release) lock:")
+_TRYING = re.compile(r"^\s*(.+?)/(\d+)(?: \[.*\])? is trying to acquire(?: lock)?:")
+_RELEASING = re.compile(r"^\s*(.+?)/(\d+) is trying to release lock \((.*)\) at:")
+_SITE = re.compile(r"^\s*(?:\[<[0-9a-f]+>\]\s*)?([A-Za-z_][\w.]*\+0x[0-9a-f]+/0x[0-9a-f]+)")
 _LOCKDEP_KIND = re.compile(
     r"(?:WARNING|INFO): (possible circular locking dependency|possible recursive locking|inconsistent lock state|"
     r"possible irq lock inversion dependency|[A-Z]+-safe -> [A-Z]+-unsafe lock order|bad unlock balance|"
@@ -353,8 +359,20 @@ def _lockdep(r: _Reading) -> None:
             r.add("pid", int(m.group(2)), line)
             role = "acquiring"
             continue
-        if "is already holding lock:" in body or "already holding lock:" in body:
+        if "already holding" in body and body.rstrip().endswith(":"):
             role = "holding"
+            continue
+        if (m := _RELEASING.search(body)) is not None:
+            r.add("task", m.group(1), line)
+            r.add("pid", int(m.group(2)), line)
+            r.add("releasing lock", m.group(3), line)
+            role = "releasing"
+            continue
+        if role == "releasing" and (m := _SITE.match(body)) is not None:
+            r.add("releasing at", m.group(1), line)
+            r.locks.append(LockInfo("releasing", str(r.get("releasing lock")), None, None, m.group(1),
+                                    line.number - r.first))  # fmt: skip
+            role = None
             continue
         if (m := _INCONSISTENT.search(body)) is not None:
             r.add("usage", f"{m.group(1)} -> {m.group(2)}", line)
@@ -412,7 +430,11 @@ def _lockdep(r: _Reading) -> None:
 _RCU_HEAD = re.compile(
     r"INFO: (rcu_\w+) (self-detected stall on CPU|detected (?:expedited )?stalls? on (?:CPUs/tasks|tasks))"
 )
-_RCU_CPU = re.compile(r"^\s*(?:rcu:\s*)?(\d+)-([.O][.o][.N][.D!]?\S*):? \((.*?)\)(.*)$")
+# "\t1-...!: (3 GPs behind) idle=..." (flags since 4.x), "\t0: (104999 ticks this GP) idle=..." (older).
+_RCU_CPU = re.compile(r"^\s*(?:rcu:\s*)?(\d+)(?:-([.O][.o][.N][.D!]?\S*))?:? \((.*?)\)(.*)$")
+_RCU_ALL_QS = re.compile(r"All QSes seen, last (rcu_\w+) kthread activity (\d+)")
+_RCU_TASK_DUMP = re.compile(r"Task dump for CPU (\d+):")
+_RUNNING_TASK = re.compile(r"^\s*(\S+)\s+R\s+running task")
 _RCU_CPU_OLD = re.compile(r"\{\s*([\d ]+)\}")
 _RCU_T = re.compile(r"t=(\d+) jiffies(?:,? g=(-?\d+))?")
 _RCU_DETECTED_BY = re.compile(r"detected by (\d+)")
@@ -432,7 +454,7 @@ def _rcu_stall(r: _Reading) -> None:
                 for cpu in old.group(1).split():
                     r.cpus.append(StalledCpu(int(cpu), "stalled", line.number - r.first))
         elif (m := _RCU_CPU.match(body)) is not None and not r.tasks and len(r.cpus) < 64:
-            r.cpus.append(StalledCpu(int(m.group(1)), f"{m.group(2)} ({m.group(3)}){m.group(4)}".strip(),
+            r.cpus.append(StalledCpu(int(m.group(1)), f"{m.group(2) or ''} ({m.group(3)}){m.group(4)}".strip(),
                                      line.number - r.first))  # fmt: skip
             if "ticks this GP" in m.group(3):
                 r.add("ticks this grace period", int(m.group(3).split()[0]), line)
@@ -449,6 +471,13 @@ def _rcu_stall(r: _Reading) -> None:
             r.add("detected by CPU", int(m.group(1)), line)
         if (m := _RCU_STARVED.search(body)) is not None:
             r.add("kthread starved jiffies", int(m.group(2)), line)
+        if (m := _RCU_ALL_QS.search(body)) is not None:
+            r.add("all quiescent states seen", "yes", line)
+            r.add("kthread inactive jiffies", int(m.group(2)), line)
+        if (m := _RCU_TASK_DUMP.search(body)) is not None:
+            r.add("task dump for CPU", int(m.group(1)), line)
+        if (m := _RUNNING_TASK.match(body)) is not None and r.get("running task") is None:
+            r.add("running task", m.group(1), line)
     if r.cpus:
         r.facts.append(WhyFact("stalled CPUs", ",".join(str(c.cpu) for c in r.cpus), r.cpus[0].at))
     if r.tasks:
@@ -667,11 +696,18 @@ _PAGE_FAULT = re.compile(
 _PF_ACCESS = re.compile(r"#PF: (supervisor|user) (read|write|instruction fetch) access in (kernel|user) mode")
 _PF_ERROR = re.compile(r"#PF: error_code\((0x[0-9a-f]+)\) - (.*?)\s*$")
 _ARM64_WNR = re.compile(r"^\s*WnR = ([01])")
-_RIP = re.compile(r"^\s*(?:(?:RIP|EIP): (?:0010|0060):|IP: )(?:\[<[0-9a-f]+>\]\s*)*(\S+)|^\s*pc : (\S+)")
+_RIP = re.compile(
+    r"^\s*(?:(?:RIP|EIP): (?:0010|0060):|IP: )(?:\[<[0-9a-f]+>\]\s*)*(\S+)"
+    r"|^\s*(?:pc : |PC is at )([A-Za-z_][\w.]*\+0x\S+)"
+)
+_WARN_AT = re.compile(r"WARNING: (?:CPU: \d+ PID: \d+ at |\S+:\d+ at )?(\S+\.[a-z]+:\d+)")
+#: KASAN_SHADOW_OFFSET of x86-64: a KASAN kernel checks an address by reading the byte at (address >> 3) + this.
+KASAN_SHADOW_OFFSET = 0xDFFFFC0000000000
 _CR2 = re.compile(r"\bCR2: ([0-9a-f]+)")
 
 
 def _fault(r: _Reading) -> None:
+    site = "warning site" if r.report.kind in ("warning", "refcount") else "faulting function"
     for line in r.lines:
         body = line.body
         if (m := _GPF.search(body)) is not None and r.get("fault") is None:
@@ -696,8 +732,10 @@ def _fault(r: _Reading) -> None:
             r.add("page", m.group(2), line)
         elif (m := _ARM64_WNR.search(body)) is not None and r.get("access") is None:
             r.add("access", "write" if m.group(1) == "1" else "read", line)
-        elif (m := _RIP.search(body)) is not None and r.get("faulting function") is None:
-            r.add("faulting function", m.group(1) or m.group(2), line)
+        elif (m := _RIP.search(body)) is not None and r.get(site) is None:
+            r.add(site, m.group(1) or m.group(2), line)
+        elif "WARNING:" in body and (m := _WARN_AT.search(body)) is not None and r.get("warning at") is None:
+            r.add("warning at", m.group(1), line)
         elif (m := _CR2.search(body)) is not None and r.get("cr2") is None and r.get("fault") == "page fault":
             r.add("cr2", f"0x{m.group(1)}", line)
         elif (m := _KASAN_GPF_HINT.search(body)) is not None:
@@ -712,9 +750,23 @@ def _fault(r: _Reading) -> None:
 
 #: Report kinds whose RIP and Code: are the faulting (or trapping) instruction's.
 _FAULT_KINDS = frozenset(("gpf", "null-deref", "page-fault", "oops", "trap", "bug", "list-corruption", "stack-overflow",
-                          "usercopy", "warning", "refcount", "kasan"))  # fmt: skip
+                          "usercopy", "warning", "refcount"))  # fmt: skip
 _PREAMBLE_KNOWN = re.compile(r"corruption|refcount_t:|double add|cut here|kasan: ")
 _KASAN_GPF_HINT = re.compile(r"kasan: GPF could be caused by (.*?)\s*$")
+
+
+def shadow_checked(code: CodeListing) -> tuple[str, int] | None:
+    """For a KASAN shadow check (``cmp byte ptr [rax + rdx], 0`` with one register at KASAN_SHADOW_OFFSET): the
+    other register and the address it checks (its value << 3)."""
+    disp = code.displacement or 0
+    pairs = ((code.base, code.base_value, code.index_reg, code.index_value),
+             (code.index_reg, code.index_value, code.base, code.base_value))  # fmt: skip
+    for _reg, value, other, other_value in pairs:
+        if value == KASAN_SHADOW_OFFSET and other and other_value is not None:
+            return other, ((other_value + disp) << 3) & 0xFFFFFFFFFFFFFFFF
+    if code.base_value is not None and code.base and code.base_value >> 44 == KASAN_SHADOW_OFFSET >> 44:
+        return code.base, ((code.base_value - KASAN_SHADOW_OFFSET + disp) << 3) & 0xFFFFFFFFFFFFFFFF
+    return None
 
 
 def _code_facts(r: _Reading) -> None:
@@ -729,7 +781,13 @@ def _code_facts(r: _Reading) -> None:
         r.facts.append(WhyFact("memory operand", code.memory, at))
     if code.access and r.get("access") is None:
         r.facts.append(WhyFact("access", code.access, at))
-    if code.base and code.base_value is not None:
+    checked = shadow_checked(code)
+    if checked is not None:
+        # A KASAN kernel's check of an address: the byte at (address >> 3) + KASAN_SHADOW_OFFSET.
+        register, address = checked
+        r.facts.append(WhyFact("KASAN checks", f"{register} << 3 = {address:#x}", at))
+        r.facts.append(WhyFact("checked address is", pointer_class(address), at))
+    elif code.base and code.base_value is not None:
         r.facts.append(WhyFact("base register", f"{code.base} = {code.base_value:#x}", at))
         r.facts.append(WhyFact("base register is", pointer_class(code.base_value), at))
     if code.loaded_from:
@@ -885,7 +943,7 @@ def _sanitizer_double_free(r: _Reading) -> Cause | None:
     bug = str(r.get("bug") or "")
     if r.get("tool") not in ("KASAN", "KFENCE") or "double-free" not in bug:
         return None
-    address = r.get("address")
+    address = r.get("address") or r.get("object")
     return _cause("double_free", r, 0.9, f"grep the freeing paths of {r.func} for a second kfree", r.at("bug"),
                   func=r.func, cache=r.get("cache"), address=_hex(str(address)) if address else None,
                   first_free=r.get("freed by"))  # fmt: skip
@@ -893,7 +951,7 @@ def _sanitizer_double_free(r: _Reading) -> Cause | None:
 
 def _trap_double_free(r: _Reading) -> Cause | None:
     """SLAB_FREELIST_HARDENED's BUG_ON(object == fp) in set_freepointer(): the compared registers are equal."""
-    if not str(r.get("faulting function") or "").startswith("set_freepointer"):
+    if not str(r.get("faulting function") or r.get("warning site") or "").startswith("set_freepointer"):
         return None
     compared = [f.value for f in r.facts if f.name == "compared"]
     values = {str(v).split(" = ")[1] for v in compared if " = " in str(v)}
@@ -921,7 +979,7 @@ def _sanitizer_use_after_free(r: _Reading) -> Cause | None:
 def _poison_use_after_free(r: _Reading) -> Cause | None:
     """A fault through slab poison 0x6b (POISON_FREE) read from an object: that object was freed."""
     code = r.code
-    if code is None or code.base_value is None or code.base is None:
+    if code is None or code.base_value is None or code.base is None or shadow_checked(code) is not None:
         return None
     cls = classify_value(code.base_value)
     if cls is None or cls.kind not in ("slab-poison-free", "slab-poison-end"):
@@ -1005,6 +1063,18 @@ def _sanitizer_other(r: _Reading) -> Cause | None:
             r.at("bug"),
             statement=f"invalid free in {r.func}: the pointer freed is not the start of a live object",
         )
+    if "invalid-access" in bug:
+        where = f" in the {r.get('cache')} object at offset {r.get('offset')}" if r.get("cache") else ""
+        return _cause(
+            "invalid_access",
+            r,
+            0.75,
+            "compare the allocated-by and freed-by stacks with the access",
+            r.at("bug"),
+            statement=f"KASAN tag mismatch in {r.func}: "
+            + (_pointer_words(r) or "an access")
+            + f"{where}: the pointer's tag is not the memory's (freed and reused, or out of bounds)",
+        )
     if "null-ptr-deref" in bug:
         return _cause(
             "null_pointer",
@@ -1025,6 +1095,8 @@ def _null_cause(r: _Reading) -> Cause | None:
         where = f"the access falls in {kasan}"
     elif r.get("fault") == "page fault" and value is not None and value < 0x1000:
         where = f"address {value:#x} is NULL plus {value:#x}"
+    elif r.code is not None and (checked := shadow_checked(r.code)) is not None and checked[1] < 0x1000:
+        where = f"the KASAN check of {checked[0]} << 3 = {checked[1]:#x} is NULL plus an offset"
     else:
         return None
     code = r.code
@@ -1044,7 +1116,8 @@ def _corrupted_values(r: _Reading) -> Cause | None:
     code = r.code
     if code is None or code.base_value is None:
         return None
-    cls = classify_value(code.base_value)
+    checked = shadow_checked(code)
+    cls = classify_value(checked[1] if checked is not None else code.base_value)
     if cls is None or cls.kind in ("null-offset", "user-address", "slab-poison-free", "slab-poison-end"):
         return None
     return _cause("corrupted_values", r, 0.7, "crash> bt -FF; crash> rd -SS <address> 8", code.at,
@@ -1085,9 +1158,17 @@ def _hung_cause(r: _Reading) -> Cause | None:
         statement = f"{owner} (pid {r.get('lock owner pid')}) holds the {what} {r.get('task')} waits for in {where}"
         return _cause("lock_wait", r, 0.75, f"look at what {owner} does (its stack: echo t > /proc/sysrq-trigger)",
                       r.at("lock owner"), statement=statement)  # fmt: skip
+    if what == "something":
+        what = "a wait the stack does not name"
     statement = f"{r.get('task')} (pid {r.get('pid')}) waited {r.get('blocked seconds')} s for {what} in {where}"
-    return _cause("lock_wait", r, 0.5, "echo w > /proc/sysrq-trigger  # the blocked tasks and their locks",
+    cls = "lock_wait" if what in _LOCK_WAIT_WORDS else "hung_task"
+    return _cause(cls, r, 0.5, "echo w > /proc/sysrq-trigger  # the blocked tasks and their locks",
                   r.at("task"), statement=statement)  # fmt: skip
+
+
+#: What a hung task may wait for that is a lock (the other waits are a completion, I/O, an RCU grace period).
+_LOCK_WAIT_WORDS = ("the rtnl mutex", "a mutex", "an rw-semaphore (read)", "an rw-semaphore (write)", "a semaphore",
+                    "an rt-mutex", "a per-CPU rw-semaphore")  # fmt: skip
 
 
 def _rcu_cause(r: _Reading) -> Cause | None:
@@ -1096,6 +1177,14 @@ def _rcu_cause(r: _Reading) -> Cause | None:
     cpus, tasks = r.get("stalled CPUs"), r.get("stalled tasks")
     who = " and ".join(x for x in (f"CPU {cpus}" if cpus else "", f"task {tasks}" if tasks else "") if x) or "a CPU"
     jiffies = r.get("stalled jiffies")
+    if r.get("all quiescent states seen") and not cpus and not tasks:
+        idle = r.get("kthread inactive jiffies")
+        statement = (f"RCU stall: every CPU passed a quiescent state, but the {r.get('flavour')} kthread did not "
+                     f"run for {idle} jiffies: it was starved of CPU")  # fmt: skip
+        if r.get("running task"):
+            statement += f" ({r.get('running task')} ran instead)"
+        return _cause("rcu_stall", r, 0.65, "look at what kept the CPU busy (the running task's stack)",
+                      r.at("all quiescent states seen"), statement=statement)  # fmt: skip
     statement = f"RCU stall: {who} did not pass a quiescent state" + (f" for {jiffies} jiffies" if jiffies else "")
     if isinstance(r.report.frame, str):
         statement += f", running {r.report.frame}: a loop without cond_resched() or a long IRQ-off section"
