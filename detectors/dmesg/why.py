@@ -1091,16 +1091,19 @@ def _null_cause(r: _Reading) -> Cause | None:
     kasan = r.get("KASAN range")
     address = r.get("address")
     value = _hex(str(address)) if isinstance(address, str) else None
+    code = r.code
+    checked = shadow_checked(code) if code is not None else None
     if kasan is not None and "null-ptr-deref" in str(kasan):
-        where = f"the access falls in {kasan}"
+        where = f"KASAN names the address range {str(kasan).split(' in ', 1)[-1]} (NULL plus an offset)"
     elif r.get("fault") == "page fault" and value is not None and value < 0x1000:
         where = f"address {value:#x} is NULL plus {value:#x}"
-    elif r.code is not None and (checked := shadow_checked(r.code)) is not None and checked[1] < 0x1000:
-        where = f"the KASAN check of {checked[0]} << 3 = {checked[1]:#x} is NULL plus an offset"
+    elif checked is not None and checked[1] < 0x1000:
+        where = f"the address KASAN checks is NULL plus {checked[1]:#x}"
     else:
         return None
-    code = r.code
-    if code is not None and code.base and code.base_value is not None:
+    if code is not None and checked is not None:
+        where += f"; `{code.faulting}` checks {checked[0]} << 3 = {checked[1]:#x}"
+    elif code is not None and code.base and code.base_value is not None:
         where += f"; {code.base} = {code.base_value:#x} in `{code.faulting}`"
         if code.loaded_from:
             where += f", loaded from {code.loaded_from}"
