@@ -240,8 +240,9 @@ def group_finding(source: str, group: ReportGroup) -> Finding:
     )
 
 
-def report_to_dict(report: KernelReport, why: ReportWhy | None = None) -> dict[str, Any]:
-    """One report as JSON (the ``reports`` items of ``kforensic.dmesg/1``); ``why``: its reading."""
+def report_to_dict(report: KernelReport, why: ReportWhy | None = None, cause: Cause | None = None) -> dict[str, Any]:
+    """One report as JSON (the ``reports`` items of ``kforensic.dmesg/1``); ``why``: its reading, ``cause``: the
+    cause it shows with other reports (a lock cycle), in place of its own."""
     out = {
         "title": report.title,
         "type": report.kind,
@@ -281,7 +282,7 @@ def report_to_dict(report: KernelReport, why: ReportWhy | None = None) -> dict[s
         "excerpt": "\n".join(text for _, text in report.lines),
     }
     if why is not None:
-        out["why"] = why_to_dict(report, why)
+        out["why"] = why_to_dict(report, why, cause)
     return out
 
 
@@ -453,10 +454,10 @@ def _frame_dict(frame: StackFrame, first: int) -> dict[str, Any]:
     }
 
 
-def why_to_dict(report: KernelReport, why: ReportWhy) -> dict[str, Any]:
+def why_to_dict(report: KernelReport, why: ReportWhy, cause: Cause | None = None) -> dict[str, Any]:
     """A report's reading as JSON (the ``why`` of a ``reports`` item of ``kforensic.dmesg/1``), lines absolute."""
     first = report.start_line
-    cause = why.cause
+    cause = cause or why.cause
     code = why.code
     return {
         "class": why.cls,
@@ -517,7 +518,10 @@ def why_to_dict(report: KernelReport, why: ReportWhy) -> dict[str, Any]:
             "class": cause.cls,
             "statement": cause.statement,
             "confidence": cause.confidence,
-            "fields": {k: list(v) if isinstance(v, tuple) else v for k, v in cause.fields},
+            "fields": {
+                k: [dict(x) if isinstance(x, dict) else x for x in v] if isinstance(v, tuple) else v
+                for k, v in cause.fields
+            },
             "next_command": cause.next_command,
             "lines": [first + at for at in why.cause_at],
         },

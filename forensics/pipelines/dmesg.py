@@ -56,13 +56,13 @@ def triage_live() -> SourceResult:
 
 def build_incident(results: list[SourceResult]) -> Incident:
     """All findings of all inputs as one incident."""
-    from detectors.dmesg.findings import explained_finding, lock_cycle_causes
+    from detectors.dmesg.findings import explained_finding
 
-    findings = []
-    for r in results:
-        cycles = lock_cycle_causes(r.groups, r.whys)
-        for g in r.groups:
-            findings.append(explained_finding(r.name, g, r.whys.get(g.first.start_line), cycles.get(g.first.signature)))
+    findings = [
+        explained_finding(r.name, g, r.whys.get(g.first.start_line), r.group_causes.get(g.first.signature))
+        for r in results
+        for g in r.groups
+    ]
     releases = {x for r in results for x in r.grouper.releases}
     firsts = [r.grouper.first_time for r in results if r.grouper.first_time is not None]
     lasts = [r.grouper.last_time for r in results if r.grouper.last_time is not None]

@@ -46,7 +46,9 @@ def to_document(
             {
                 "path": r.name,
                 "lines": r.lines,
-                "reports": [report_to_dict(x, r.whys.get(x.start_line)) for x in r.reports],
+                "reports": [
+                    report_to_dict(x, r.whys.get(x.start_line), r.group_causes.get(x.signature)) for x in r.reports
+                ],
                 "events": [report_to_dict(x, r.whys.get(x.start_line)) for x in r.events],
                 "groups": [group_to_dict(g) for g in r.groups],
             }

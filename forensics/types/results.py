@@ -16,6 +16,7 @@ from forensics.model import Incident, NotAvailable, SourceRecord
 
 if TYPE_CHECKING:
     from collectors.slabstore import StoreSummary
+    from detectors.causes import Cause
     from detectors.dmesg.findings import ReportGroup, ReportGrouper
     from detectors.dmesg.model import KernelReport
     from detectors.dmesg.why import ReportWhy
@@ -50,10 +51,13 @@ class SourceResult:
         self.lines = lines
         # What each kept report's body says (detectors/dmesg/why.py), by its first line.
         self.whys: dict[int, ReportWhy] = {}
+        # Causes that several reports show together (a lock cycle of hung tasks), by group signature.
+        self.group_causes: dict[str, Cause] = {}
         if explain:
-            from detectors.dmesg.findings import explain_reports
+            from detectors.dmesg.findings import explain_reports, lock_cycle_causes
 
             self.whys = explain_reports(kept)
+            self.group_causes = lock_cycle_causes(self.groups, self.whys)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -77,9 +77,7 @@ def expected_values(why: ReportWhy, first: int) -> dict[str, Any]:
     names = _FACTS.get(why.cls or "", ())
     facts = {f.name: f.value for f in reversed(why.facts) if not names or f.name in names}
     out: dict[str, Any] = {"class": why.cls, "facts": dict(sorted(facts.items()))}
-    out["stacks"] = [
-        [s.kind, s.first_foreign.function if s.first_foreign else None, s.task] for s in why.stacks
-    ]
+    out["stacks"] = [[s.kind, s.first_foreign.function if s.first_foreign else None, s.task] for s in why.stacks]
     if why.locks:
         out["locks"] = [[k.role, k.number, k.name, k.site] for k in why.locks]
     if why.cpus:
