@@ -14,11 +14,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from detectors.dmesg.lines import LogLine
-from detectors.vmcore.disasm import X86_CALLER_SAVED, Instruction, decode
-from forensics.types.vmcore import CodeBytes, RegisterSet
+
+if TYPE_CHECKING:  # imported where a Code: line is decoded (forensics.types.vmcore is a large module to import)
+    from detectors.vmcore.disasm import Instruction
+    from forensics.types.vmcore import RegisterSet
+
+#: Registers a call may change (System V x86-64 ABI): detectors.vmcore.disasm._CALLER_SAVED, not imported for it.
+_CALLER_SAVED = frozenset({"rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11"})
 
 _X86_CODE = re.compile(r"^\s*Code: ((?:<?[0-9a-f]{2}>? )*<?[0-9a-f]{2}>?)\s*$")
 _ARM64_CODE = re.compile(r"^\s*Code: ((?:\(?[0-9a-f]{8}\)? ?)+)\s*$")
@@ -62,6 +67,8 @@ def registers(lines: Sequence[LogLine]) -> tuple[RegisterSet, int | None]:
     A report may print a second register block for user space after the call trace; only the first
     block of the kernel's own frame counts.
     """
+    from forensics.types.vmcore import RegisterSet
+
     values: list[tuple[str, int]] = []
     seen: set[str] = set()
     rip_at: int | None = None
@@ -100,6 +107,9 @@ def _x86_bytes(text: str) -> tuple[bytes, int] | None:
 
 def _decode_x86(data: bytes, mark: int) -> tuple[list[Instruction], int] | None:
     """Instructions before and from the mark, and the index of the faulting one."""
+    from detectors.vmcore.disasm import decode
+    from forensics.types.vmcore import CodeBytes
+
     after = decode(CodeBytes(_BASE + mark, data[mark:], _BASE + mark, "X86_64"))
     if not after:
         return None
@@ -113,13 +123,13 @@ def _decode_x86(data: bytes, mark: int) -> tuple[list[Instruction], int] | None:
 def _last_write(insns: Sequence[Instruction], before: int, register: str) -> int | None:
     for i in range(before - 1, -1, -1):
         insn = insns[i]
-        if register in insn.writes or (insn.is_call and register in X86_CALLER_SAVED):
+        if register in insn.writes or (insn.is_call and register in _CALLER_SAVED):
             return i
     return None
 
 
 def _written(insns: Sequence[Instruction], start: int, end: int, register: str) -> bool:
-    return any(r in i.writes or (i.is_call and r in X86_CALLER_SAVED) for i in insns[start:end] for r in (register,))
+    return any(r in i.writes or (i.is_call and r in _CALLER_SAVED) for i in insns[start:end] for r in (register,))
 
 
 def _operand_text(insn: Instruction) -> str | None:

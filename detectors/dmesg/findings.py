@@ -13,14 +13,12 @@ from __future__ import annotations
 from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from detectors.causes import Cause, memory_user
 from detectors.dmesg.lines import parse_line
 from detectors.dmesg.memo import origin
 from detectors.dmesg.model import KernelReport
-from detectors.dmesg.stacks import StackFrame
-from detectors.dmesg.why import ReportWhy, explain, lock_cycle_cause
 from forensics.model import (
     Clock,
     Evidence,
@@ -35,6 +33,12 @@ from forensics.model import (
     finding_id,
 )
 from forensics.serialize import json_value
+
+if TYPE_CHECKING:
+    # The reading of report bodies (detectors/dmesg/why.py, its ~80 patterns, capstone's decoder) is imported
+    # when a log has a report to read, not by every run.
+    from detectors.dmesg.stacks import StackFrame
+    from detectors.dmesg.why import ReportWhy
 
 DETECTOR = "dmesg"
 _EXCERPT_MAX = 400
@@ -311,6 +315,11 @@ def explain_reports(reports: Iterable[KernelReport]) -> dict[int, ReportWhy]:
     printk times, and the reading keeps lines as offsets: it holds for every repeat with the same lines
     above its header.
     """
+    reports = list(reports)
+    if not reports:
+        return {}
+    from detectors.dmesg.why import explain
+
     cache: dict[tuple[int, tuple[str, ...]], ReportWhy] = {}
     out: dict[int, ReportWhy] = {}
     for report in reports:
@@ -416,6 +425,10 @@ def lock_cycle_causes(groups: Sequence[ReportGroup], whys: dict[int, ReportWhy])
     possible, not shown (:func:`detectors.dmesg.why.lock_cycle_cause`).
     """
     hung = [(g, whys.get(g.first.start_line)) for g in groups if g.first.rule == "hung-task"]
+    if len(hung) < 2:
+        return {}
+    from detectors.dmesg.why import lock_cycle_cause
+
     passes: list[list[tuple[ReportGroup, ReportWhy]]] = []
     for group, why in sorted(((g, w) for g, w in hung if w is not None), key=lambda x: x[0].first.start_line):
         t = group.first.start_time
