@@ -12,9 +12,10 @@ object the bad value was read from.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from detectors.dmesg.lines import LogLine
 
@@ -113,11 +114,22 @@ def _decode_x86(data: bytes, mark: int) -> tuple[list[Instruction], int] | None:
     after = decode(CodeBytes(_BASE + mark, data[mark:], _BASE + mark, "X86_64"))
     if not after:
         return None
+    # The first start whose instructions end exactly at the mark, found without capstone's detail (~10x
+    # cheaper), then decoded once in full.
+    lite = _lite_decoder()
     for start in range(mark):
-        before = decode(CodeBytes(_BASE + start, data[start:mark], _BASE + start, "X86_64"))
-        if before and before[-1].address + before[-1].size == _BASE + mark:
+        ends = [a + n for a, n, _m, _o in lite.disasm_lite(data[start:mark], _BASE + start)]
+        if ends and ends[-1] == _BASE + mark:
+            before = decode(CodeBytes(_BASE + start, data[start:mark], _BASE + start, "X86_64"))
             return before + after, len(before)
     return after, 0
+
+
+@functools.cache
+def _lite_decoder() -> Any:
+    import capstone
+
+    return capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
 
 
 def _last_write(insns: Sequence[Instruction], before: int, register: str) -> int | None:

@@ -216,24 +216,24 @@ def _kasan(r: _Reading) -> None:
                 r.add("address", address if address.startswith("0x") else f"0x{address}", line)
             elif address:
                 r.add("address", "0x0", line)
-        elif (m := _KASAN_ACCESS.search(body)) is not None and r.get("access") is None:
+        elif " by task " in body and (m := _KASAN_ACCESS.search(body)) is not None and r.get("access") is None:
             r.add("access", m.group(1), line)
             r.add("size", int(m.group(2)) if m.group(2) else None, line)
             if m.group(3):
                 r.add("address", f"0x{m.group(3)}", line)
             r.add("task", m.group(4), line)
             r.add("pid", int(m.group(5)), line)
-        elif (m := _KASAN_FREE_AT.search(body)) is not None:
+        elif "Free of addr" in body and (m := _KASAN_FREE_AT.search(body)) is not None:
             r.add("access", "free", line)
             r.add("address", f"0x{m.group(1)}", line)
             r.add("task", m.group(2), line)
             r.add("pid", int(m.group(3)), line)
-        elif (m := _KASAN_OBJECT.search(body)) is not None:
+        elif "to the object" in body and (m := _KASAN_OBJECT.search(body)) is not None:
             r.add("object", f"0x{m.group(1)}", line)
-        elif (m := _KASAN_CACHE.search(body)) is not None:
+        elif "to the cache" in body and (m := _KASAN_CACHE.search(body)) is not None:
             r.add("cache", m.group(1), line)
             r.add("object size", int(m.group(2)), line)
-        elif (m := _KASAN_LOCATED.search(body)) is not None:
+        elif "is located" in body and (m := _KASAN_LOCATED.search(body)) is not None:
             r.add("located", f"{m.group(1)} bytes {m.group(2)}", line)
             distance, relation = int(m.group(1)), m.group(2)
             size = r.get("object size")
@@ -243,7 +243,7 @@ def _kasan(r: _Reading) -> None:
                 r.add("offset", -distance, line)
             elif isinstance(size, int):
                 r.add("offset", size + distance, line)
-        elif (m := _KASAN_REGION.search(body)) is not None and r.get("region") is None:
+        elif "-byte region" in body and (m := _KASAN_REGION.search(body)) is not None and r.get("region") is None:
             r.add("region", f"{m.group(1) + ' ' if m.group(1) else ''}{m.group(2)}-byte region", line)
             if m.group(1):
                 r.add("object state", m.group(1), line)
@@ -251,14 +251,14 @@ def _kasan(r: _Reading) -> None:
                 r.add("object size", int(m.group(2)), line)
             if r.get("offset") is None and (relation := r.get("located")) and "right" in str(relation):
                 r.add("offset", int(m.group(2)) + int(str(relation).split()[0]), line)
-        elif (m := _KASAN_OLD_OBJECT.search(body)) is not None:
+        elif "Object at" in body and (m := _KASAN_OLD_OBJECT.search(body)) is not None:
             r.add("object", f"0x{m.group(1)}", line)
             r.add("cache", m.group(2), line)
             r.add("object size", int(m.group(3)), line)
             address = r.get("address")
             if isinstance(address, str):
                 r.add("offset", _hex(address) - _hex(m.group(1)), line)
-        elif (m := _KASAN_STACK_VAR.search(body)) is not None:
+        elif "buggy address" in body and (m := _KASAN_STACK_VAR.search(body)) is not None:
             r.add("memory", "stack" if "stack" in body else "global variable", line)
             if m.group(3):
                 r.add("offset", int(m.group(3)), line)
@@ -351,10 +351,14 @@ def _lockdep(r: _Reading) -> None:
     chain_sections = [s for s in r.stacks if s.kind == "lock-chain"]
     for line in r.lines:
         body = line.body
-        if (m := _LOCKDEP_KIND.search(body)) is not None and r.get("lockdep") is None:
+        if (
+            ("WARNING:" in body or "INFO:" in body)
+            and (m := _LOCKDEP_KIND.search(body)) is not None
+            and r.get("lockdep") is None
+        ):
             r.add("lockdep", m.group(1), line)
             continue
-        if (m := _TRYING.search(body)) is not None:
+        if "trying to acquire" in body and (m := _TRYING.search(body)) is not None:
             r.add("task", m.group(1), line)
             r.add("pid", int(m.group(2)), line)
             role = "acquiring"
@@ -362,7 +366,7 @@ def _lockdep(r: _Reading) -> None:
         if "already holding" in body and body.rstrip().endswith(":"):
             role = "holding"
             continue
-        if (m := _RELEASING.search(body)) is not None:
+        if "trying to release" in body and (m := _RELEASING.search(body)) is not None:
             r.add("task", m.group(1), line)
             r.add("pid", int(m.group(2)), line)
             r.add("releasing lock", m.group(3), line)
@@ -374,7 +378,7 @@ def _lockdep(r: _Reading) -> None:
                                     line.number - r.first))  # fmt: skip
             role = None
             continue
-        if (m := _INCONSISTENT.search(body)) is not None:
+        if "usage" in body and (m := _INCONSISTENT.search(body)) is not None:
             r.add("usage", f"{m.group(1)} -> {m.group(2)}", line)
             continue
         if " takes:" in body and (t := re.search(r"^\s*(.+?)/(\d+) \[", body)):
@@ -390,15 +394,15 @@ def _lockdep(r: _Reading) -> None:
                 r.add(f"{role} at", m.group(2), line)
             role = None
             continue
-        if (m := _CHAIN.match(body)) is not None:
+        if "-> #" in body and (m := _CHAIN.match(body)) is not None:
             section = next((s for s in chain_sections if s.at == line.number - r.first), None)
             site = section.first_foreign.function if section and section.first_foreign else None
             r.locks.append(LockInfo("chain", m.group(2), int(m.group(1)), None, site, line.number - r.first))
             continue
-        if (m := _HELD_BY.search(body)) is not None:
+        if "held by" in body and (m := _HELD_BY.search(body)) is not None:
             r.tasks.append(StalledTask(m.group(2), int(m.group(3)), f"{m.group(1)} locks held", line.number - r.first))
             continue
-        if (m := _HELD.match(body)) is not None:
+        if "#" in body and (m := _HELD.match(body)) is not None:
             owner = r.tasks[-1] if r.tasks else None
             task = f"{owner.comm}/{owner.pid}" if owner is not None else None
             r.locks.append(LockInfo("held", m.group(2), int(m.group(1)), task, m.group(3), line.number - r.first))
@@ -453,30 +457,39 @@ def _rcu_stall(r: _Reading) -> None:
             if (old := _RCU_CPU_OLD.search(body[m.end() :])) is not None:
                 for cpu in old.group(1).split():
                     r.cpus.append(StalledCpu(int(cpu), "stalled", line.number - r.first))
-        elif (m := _RCU_CPU.match(body)) is not None and not r.tasks and len(r.cpus) < 64:
+        elif (
+            body.lstrip(" \trcu:")[:1].isdigit()
+            and (m := _RCU_CPU.match(body)) is not None
+            and not r.tasks
+            and len(r.cpus) < 64
+        ):
             r.cpus.append(StalledCpu(int(m.group(1)), f"{m.group(2) or ''} ({m.group(3)}){m.group(4)}".strip(),
                                      line.number - r.first))  # fmt: skip
             if "ticks this GP" in m.group(3):
                 r.add("ticks this grace period", int(m.group(3).split()[0]), line)
-        elif (m := _RCU_TASKS_BLOCKED.search(body)) is not None:
+        elif "Tasks blocked" in body and (m := _RCU_TASKS_BLOCKED.search(body)) is not None:
             for p in _RCU_TASK.finditer(m.group(1)):
                 r.tasks.append(StalledTask(None, int(p.group(1)), "blocks the grace period", line.number - r.first))
         elif "rcu_tasks" in str(r.get("flavour") or "") and (m := _RCU_TASKS_TASK.search(body)) is not None:
             r.tasks.append(StalledTask(m.group(1), int(m.group(3)), f"state {m.group(2)}", line.number - r.first))
-        if (m := _RCU_T.search(body)) is not None and r.get("stalled jiffies") is None:
+        if "jiffies" in body and (m := _RCU_T.search(body)) is not None and r.get("stalled jiffies") is None:
             r.add("stalled jiffies", int(m.group(1)), line)
             if m.group(2):
                 r.add("grace period", int(m.group(2)), line)
-        if (m := _RCU_DETECTED_BY.search(body)) is not None and r.get("detected by CPU") is None:
+        if (
+            "detected by" in body
+            and (m := _RCU_DETECTED_BY.search(body)) is not None
+            and r.get("detected by CPU") is None
+        ):
             r.add("detected by CPU", int(m.group(1)), line)
-        if (m := _RCU_STARVED.search(body)) is not None:
+        if "starved" in body and (m := _RCU_STARVED.search(body)) is not None:
             r.add("kthread starved jiffies", int(m.group(2)), line)
-        if (m := _RCU_ALL_QS.search(body)) is not None:
+        if "All QSes" in body and (m := _RCU_ALL_QS.search(body)) is not None:
             r.add("all quiescent states seen", "yes", line)
             r.add("kthread inactive jiffies", int(m.group(2)), line)
-        if (m := _RCU_TASK_DUMP.search(body)) is not None:
+        if "Task dump" in body and (m := _RCU_TASK_DUMP.search(body)) is not None:
             r.add("task dump for CPU", int(m.group(1)), line)
-        if (m := _RUNNING_TASK.match(body)) is not None and r.get("running task") is None:
+        if "running task" in body and (m := _RUNNING_TASK.match(body)) is not None and r.get("running task") is None:
             r.add("running task", m.group(1), line)
     if r.cpus:
         r.facts.append(WhyFact("stalled CPUs", ",".join(str(c.cpu) for c in r.cpus), r.cpus[0].at))
@@ -526,22 +539,22 @@ WAIT_PRIMITIVES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 def _hung_task(r: _Reading) -> None:
     for line in r.lines:
         body = line.body
-        if (m := _HUNG_HEAD.search(body)) is not None and r.get("task") is None:
+        if "INFO: task" in body and (m := _HUNG_HEAD.search(body)) is not None and r.get("task") is None:
             r.add("task", m.group(1), line)
             r.add("pid", int(m.group(2)), line)
             r.add("blocked seconds", int(m.group(3)), line)
-        elif (m := _TASK_LINE.match(body)) is not None and r.get("state") is None:
+        elif "task:" in body and (m := _TASK_LINE.match(body)) is not None and r.get("state") is None:
             r.add("state", m.group(2), line)
-        elif (m := _BLOCKED_ON.search(body)) is not None:
+        elif "blocked on" in body and (m := _BLOCKED_ON.search(body)) is not None:
             g = m.groups()
             lock, owner, pid = (g[2], g[3], g[4]) if g[0] else (g[7], g[8], g[9])
             r.add("blocked on", lock, line)
             r.add("lock owner", owner, line)
             r.add("lock owner pid", int(pid), line)
             r.locks.append(LockInfo("blocked-on", lock, None, f"{owner}/{pid}", None, line.number - r.first))
-        elif (m := _HELD_BY.search(body)) is not None:
+        elif "held by" in body and (m := _HELD_BY.search(body)) is not None:
             r.tasks.append(StalledTask(m.group(2), int(m.group(3)), f"{m.group(1)} locks held", line.number - r.first))
-        elif (m := _HELD.match(body)) is not None and r.tasks:
+        elif "#" in body and (m := _HELD.match(body)) is not None and r.tasks:
             owner = r.tasks[-1]
             r.locks.append(LockInfo("held", m.group(2), int(m.group(1)), f"{owner.comm}/{owner.pid}", m.group(3),
                                     line.number - r.first))  # fmt: skip
@@ -710,35 +723,48 @@ def _fault(r: _Reading) -> None:
     site = "warning site" if r.report.kind in ("warning", "refcount") else "faulting function"
     for line in r.lines:
         body = line.body
-        if (m := _GPF.search(body)) is not None and r.get("fault") is None:
+        if "protection fault" in body and (m := _GPF.search(body)) is not None and r.get("fault") is None:
             r.add("fault", "general protection fault", line)
             if m.group(1):
                 r.add("address", m.group(1), line)
                 r.add("address is", pointer_class(_hex(m.group(1))), line)
             r.add("error code", f"0x{m.group(2)}", line)
-        elif (m := _KASAN_RANGE.search(body)) is not None:
+        elif "in range [" in body and (m := _KASAN_RANGE.search(body)) is not None:
             r.add("KASAN range", f"{m.group(1)} in [{m.group(2)}-{m.group(3)}]", line)
             r.add("bad address", m.group(2), line)
-        elif (m := _PAGE_FAULT.search(body)) is not None and r.get("fault") is None:
+        elif (
+            ("handle" in body or "dereference" in body)
+            and (m := _PAGE_FAULT.search(body)) is not None
+            and r.get("fault") is None
+        ):
             address = _hex(m.group(1) or m.group(2))
             r.add("fault", "page fault", line)
             r.add("address", f"{address:#x}", line)
             r.add("address is", pointer_class(address), line)
-        elif (m := _PF_ACCESS.search(body)) is not None:
+        elif "#PF:" in body and (m := _PF_ACCESS.search(body)) is not None:
             r.add("access", m.group(2), line)
             r.add("mode", f"{m.group(1)} access in {m.group(3)} mode", line)
-        elif (m := _PF_ERROR.search(body)) is not None:
+        elif "#PF:" in body and (m := _PF_ERROR.search(body)) is not None:
             r.add("error code", m.group(1), line)
             r.add("page", m.group(2), line)
-        elif (m := _ARM64_WNR.search(body)) is not None and r.get("access") is None:
+        elif "WnR" in body and (m := _ARM64_WNR.search(body)) is not None and r.get("access") is None:
             r.add("access", "write" if m.group(1) == "1" else "read", line)
-        elif (m := _RIP.search(body)) is not None and r.get(site) is None:
+        elif (
+            ("IP" in body or "pc" in body or "PC" in body)
+            and (m := _RIP.search(body)) is not None
+            and r.get(site) is None
+        ):
             r.add(site, m.group(1) or m.group(2), line)
         elif "WARNING:" in body and (m := _WARN_AT.search(body)) is not None and r.get("warning at") is None:
             r.add("warning at", m.group(1), line)
-        elif (m := _CR2.search(body)) is not None and r.get("cr2") is None and r.get("fault") == "page fault":
+        elif (
+            "CR2" in body
+            and (m := _CR2.search(body)) is not None
+            and r.get("cr2") is None
+            and r.get("fault") == "page fault"
+        ):
             r.add("cr2", f"0x{m.group(1)}", line)
-        elif (m := _KASAN_GPF_HINT.search(body)) is not None:
+        elif "kasan: GPF" in body and (m := _KASAN_GPF_HINT.search(body)) is not None:
             r.add("KASAN hint", m.group(1), line)
     for line in r.lines[: len(r.report.preamble)]:
         # A WARN's own message, printed between "cut here" and the WARNING line.
@@ -829,19 +855,19 @@ def _memory(r: _Reading) -> None:
     for line in r.lines:
         body = line.body
         at = line.number - r.first
-        if (m := _OOM_INVOKED.search(body)) is not None and r.get("invoker") is None:
+        if "oom-killer" in body and (m := _OOM_INVOKED.search(body)) is not None and r.get("invoker") is None:
             r.add("invoker", m.group(1), line)
             r.add("gfp_mask", m.group(2) + (m.group(3) or ""), line)
             r.add("order", int(m.group(4)), line)
             if m.group(5):
                 r.add("oom_score_adj", int(m.group(5)), line)
-        elif (m := _ALLOC_FAIL.search(body)) is not None and r.get("order") is None:
+        elif "allocation failure" in body and (m := _ALLOC_FAIL.search(body)) is not None and r.get("order") is None:
             r.add("task", m.group(1), line)
             r.add("order", int(m.group(2)), line)
             r.add("mode", m.group(3) + (m.group(4) or ""), line)
             if m.group(5):
                 r.add("nodemask", m.group(5), line)
-        elif (m := _OOM_CONSTRAINT.search(body)) is not None:
+        elif "oom-kill:" in body and (m := _OOM_CONSTRAINT.search(body)) is not None:
             r.add("constraint", m.group(1), line)
             r.add("scope", "memory cgroup" if m.group(3).startswith("oom_memcg") else "global", line)
             if m.group(4):
@@ -854,21 +880,21 @@ def _memory(r: _Reading) -> None:
             if m.group(6):
                 r.add("killed anon-rss kB", int(m.group(6)), line)
                 r.add("killed file-rss kB", int(m.group(7)), line)
-        elif (m := _ZONE.search(body)) is not None:
+        elif "free:" in body and (m := _ZONE.search(body)) is not None:
             g = m.groups()
             low, min_, high, managed = (int(x) if x else None for x in (g[4], g[3], g[5], g[6]))
             r.zones.append(ZoneFree(int(g[0]) if g[0] else None, g[1], int(g[2]), min_, low, high, managed, at))
-        elif (m := _TASK_ROW.match(body)) is not None:
+        elif body.lstrip()[:1] == "[" and (m := _TASK_ROW.match(body)) is not None:
             pid, rss, swap = int(m.group(1)), int(m.group(5)), int(m.group(7))
             r.consumers.append(MemoryConsumer("task", m.group(9), pid, (rss + swap) * PAGE_SIZE, at))
-        elif (m := _PAGES_RAM.match(body)) is not None:
+        elif "pages RAM" in body and (m := _PAGES_RAM.match(body)) is not None:
             ram = int(m.group(1))
-        elif (m := _PAGES_RESERVED.match(body)) is not None:
+        elif "reserved" in body and (m := _PAGES_RESERVED.match(body)) is not None:
             reserved = int(m.group(1))
             r.add("RAM bytes", (int(ram or 0) - reserved) * PAGE_SIZE if ram else None, line)
-        elif (m := _PAGECACHE.match(body)) is not None:
+        elif "pagecache" in body and (m := _PAGECACHE.match(body)) is not None:
             r.consumers.append(MemoryConsumer("page-cache", "page cache", None, int(m.group(1)) * PAGE_SIZE, at))
-        elif (m := _MEMCG_USAGE.search(body)) is not None:
+        elif "usage" in body and (m := _MEMCG_USAGE.search(body)) is not None:
             r.add("memcg usage kB", int(m.group(1)), line)
             r.add("memcg limit kB", int(m.group(2)), line)
         elif "Unreclaimable slab info:" in body:
