@@ -573,6 +573,26 @@ def _hung_task(r: _Reading) -> None:
         r.facts.append(WhyFact("waits in", r.report.frame, _frame_at(r, r.report.frame)))
 
 
+_SOFT_LOCKUP = re.compile(r"BUG: soft lockup - CPU#(\d+) stuck for (\d+)s! \[(.+):(\d+)\]")
+_HARD_LOCKUP = re.compile(r"(?:Watchdog detected hard LOCKUP|BUG: hard lockup) on cpu (\d+)")
+
+
+def _lockup(r: _Reading) -> None:
+    for line in r.lines:
+        body = line.body
+        if "soft lockup" in body and (m := _SOFT_LOCKUP.search(body)) is not None:
+            r.add("lockup", "soft", line)
+            r.add("CPU", int(m.group(1)), line)
+            r.add("stuck seconds", int(m.group(2)), line)
+            r.add("task", m.group(3), line)
+            r.add("pid", int(m.group(4)), line)
+        elif ("LOCKUP" in body or "hard lockup" in body) and (m := _HARD_LOCKUP.search(body)) is not None:
+            r.add("lockup", "hard", line)
+            r.add("CPU", int(m.group(1)), line)
+    if isinstance(r.report.frame, str):
+        r.facts.append(WhyFact("spins in", r.report.frame, _frame_at(r, r.report.frame)))
+
+
 # ---------------------------------------------------------------- corruption
 
 _LIST_MESSAGE = re.compile(
@@ -713,6 +733,7 @@ _RIP = re.compile(
     r"^\s*(?:(?:RIP|EIP): (?:0010|0060):|IP: )(?:\[<[0-9a-f]+>\]\s*)*(\S+)"
     r"|^\s*(?:pc : |PC is at )([A-Za-z_][\w.]*\+0x\S+)"
 )
+_BUG_AT = re.compile(r"kernel BUG at (\S+?)!")
 _WARN_AT = re.compile(r"WARNING: (?:CPU: \d+ PID: \d+ at |\S+:\d+ at )?(\S+\.[a-z]+:\d+)")
 #: KASAN_SHADOW_OFFSET of x86-64: a KASAN kernel checks an address by reading the byte at (address >> 3) + this.
 KASAN_SHADOW_OFFSET = 0xDFFFFC0000000000
@@ -757,6 +778,8 @@ def _fault(r: _Reading) -> None:
             r.add(site, m.group(1) or m.group(2), line)
         elif "WARNING:" in body and (m := _WARN_AT.search(body)) is not None and r.get("warning at") is None:
             r.add("warning at", m.group(1), line)
+        elif "BUG at" in body and (m := _BUG_AT.search(body)) is not None and r.get("bug at") is None:
+            r.add("bug at", m.group(1), line)
         elif (
             "CR2" in body
             and (m := _CR2.search(body)) is not None
@@ -932,6 +955,8 @@ EXTRACTORS: tuple[Extractor, ...] = (
     Extractor("refcount", lambda r, t: "refcount_t:" in t, _refcount, "WARNING: CPU: 0 PID: 1 at lib/refcount.c:28 f"),
     Extractor("lockdep", lambda r, t: r.kind == "lockdep" or r.rule in ("bad-unlock", "held-lock-freed", "locks-held",
               "lock-held-user"), _lockdep, "WARNING: possible circular locking dependency detected"),
+    Extractor("lockup", lambda r, t: r.kind in ("soft-lockup", "lockup"), _lockup,
+              "watchdog: BUG: soft lockup - CPU#1 stuck for 22s! [kworker/1:1:60]"),
     Extractor("rcu-stall", lambda r, t: r.kind == "rcu-stall", _rcu_stall,
               "rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:"),
     Extractor("hung-task", lambda r, t: r.rule in ("hung-task", "task-cant-die"), _hung_task,
@@ -1255,6 +1280,37 @@ def _alloc_cause(r: _Reading) -> Cause | None:
                   statement=statement)  # fmt: skip
 
 
+def _lockup_cause(r: _Reading) -> Cause | None:
+    if r.get("lockup") is None:
+        return None
+    what = f"CPU {r.get('CPU')} was stuck" + (f" for {r.get('stuck seconds')} s" if r.get("stuck seconds") else "")
+    where = f" in {r.get('spins in')}" if r.get("spins in") else ""
+    statement = f"{r.get('lockup')} lockup: {what}{where}" + (f" ({r.get('task')}, pid {r.get('pid')})"
+                                                               if r.get("task") else "")  # fmt: skip
+    statement += ": a loop that never yields, or waits for a lock or a value that never comes"
+    return _cause("busy_wait", r, 0.6, f"crash> dis -l {r.get('spins in') or r.func}  # the loop", r.at("lockup"),
+                  statement=statement)  # fmt: skip
+
+
+def _assertion_cause(r: _Reading) -> Cause | None:
+    """A BUG_ON/WARN_ON that trapped: where, and what the trap compared when the registers still hold it."""
+    where = r.get("bug at") or r.get("warning at")
+    if where is None or r.report.kind not in ("bug", "warning"):
+        return None
+    what = "BUG" if r.get("bug at") else "WARN"
+    site = str(r.get("faulting function") or r.get("warning site") or r.func).split("+")[0].split(".")[0]
+    statement = f"an assertion failed: a {what}_ON at {where} in {site} held" + (
+        f", on the way from {r.func}" if site != r.func else ""
+    )
+    compared = [str(f.value) for f in r.facts if f.name == "compared"]
+    if compared:
+        statement += f"; the trap compared {' and '.join(compared)}"
+    if r.get("message"):
+        statement += f"; the message: {r.get('message')}"
+    return _cause("bug_condition", r, 0.5, f"read the condition at {where}; kforensic vmcore DUMP --source-dir DIR "
+                  "evaluates it", r.at("bug at") or r.at("warning at"), statement=statement)  # fmt: skip
+
+
 #: Which cause the facts establish: the first rule that returns one wins (specific first).
 CAUSE_RULES: tuple[tuple[str, Callable[[_Reading], Cause | None]], ...] = (
     ("sanitizer-double-free", _sanitizer_double_free),
@@ -1270,9 +1326,11 @@ CAUSE_RULES: tuple[tuple[str, Callable[[_Reading], Cause | None]], ...] = (
     ("lockdep", _lockdep_cause),
     ("hung-task", _hung_cause),
     ("rcu-stall", _rcu_cause),
+    ("lockup", _lockup_cause),
     ("bad-page", _bad_page_cause),
     ("oom", _oom_cause),
     ("alloc-failure", _alloc_cause),
+    ("assertion", _assertion_cause),
 )
 
 

@@ -44,6 +44,7 @@ SHARED_CASES = {
     "lockdep": ("26", "30", "116", "186", "188", "190", "234", "250", "466", "558", "666"),
     "rcu-stall": ("58", "268", "270", "276", "298", "612", "720", "1002"),
     "hung-task": ("70", "72", "176", "386", "432", "526", "692"),
+    "lockup": ("264", "266", "288", "296", "350", "504"),
     "list-corruption": ("184",),
     "refcount": ("158", "406"),
     "bad-page": ("726",),
@@ -67,6 +68,7 @@ _FACTS = {
     "fault": ("fault", "address", "address is", "access", "faulting function", "faulting instruction",
               "memory operand", "base register", "KASAN checks", "KASAN range", "loaded from", "object pointer",
               "warning at"),
+    "lockup": ("lockup", "CPU", "stuck seconds", "task", "pid", "spins in"),
     "oom": ("invoker", "gfp_mask", "order", "constraint", "killed", "killed pid", "RAM bytes"),
     "alloc-failure": ("task", "order", "mode", "caller"),
 }  # fmt: skip
