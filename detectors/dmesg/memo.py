@@ -73,18 +73,32 @@ class _Shape:
     digit wider changes the layout of every later repeat.
     """
 
-    __slots__ = ("layout", "mask", "number")
+    __slots__ = ("_mask", "_number", "_text", "layout")
 
     def __init__(self, text: bytes) -> None:
-        self.layout = b""
-        self.number = self.mask = 0
         self.take(text)
 
     def take(self, text: bytes) -> None:
         """Hold ``text`` instead."""
+        self._text = text
         self.layout = text.translate(DIGITS_AS_ZERO)  # every digit as 0
-        self.number = int.from_bytes(text, "big")
-        self.mask = _stamp_mask(text)  # 0xFF for each byte outside the stamps, 0x00 inside them
+        # Made when first compared: a report repeated byte for byte (or never) needs neither.
+        self._number: int | None = None
+        self._mask: int | None = None
+
+    @property
+    def number(self) -> int:
+        """The text's bytes as an integer."""
+        if self._number is None:
+            self._number = int.from_bytes(self._text, "big")
+        return self._number
+
+    @property
+    def mask(self) -> int:
+        """0xFF for each byte outside the stamps, 0x00 inside them."""
+        if self._mask is None:
+            self._mask = _stamp_mask(self._text)
+        return self._mask
 
 
 def _key(blob: bytes) -> bytes | None:
