@@ -13,9 +13,12 @@ from __future__ import annotations
 from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from itertools import repeat
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from detectors.causes import Cause, memory_user
+from detectors.dmesg.frames import Frame
 from detectors.dmesg.lines import parse_line
 from detectors.dmesg.memo import origin
 from detectors.dmesg.model import KernelReport
@@ -270,20 +273,9 @@ def report_to_dict(report: KernelReport, why: ReportWhy | None = None, cause: Ca
         "rule": report.rule,
         "signature": report.signature,
         "details": dict(report.details),
-        "call_trace": [
-            {
-                "function": f.function,
-                "symbol": f.symbol,
-                "offset": f.offset,
-                "size": f.size,
-                "module": f.module,
-                "reliable": f.reliable,
-                "stack": f.stack,
-                "line": f.line,
-            }
-            for f in report.trace
-        ],
-        "excerpt": "\n".join(text for _, text in report.lines),
+        # function, symbol, offset, size, module, reliable, stack, line: a Frame's fields, in its order.
+        "call_trace": list(map(dict, map(zip, repeat(Frame._fields), report.trace))),
+        "excerpt": "\n".join(map(itemgetter(1), report.lines)),
     }
     if why is not None:
         out["why"] = why_to_dict(report, why, cause)

@@ -88,17 +88,29 @@ def document_text(doc: dict[str, Any], depth: int = 4) -> str:
     import json
 
     encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+    parts: list[str] = []  # joined once: no level copies the text of the levels below it
+    put = parts.append
 
-    def emit(obj: Any, level: int) -> str:
-        pad = " " * (level + 1)
+    def emit(obj: Any, level: int) -> None:
+        pad = "\n" + " " * (level + 1)
         if level < depth and isinstance(obj, dict) and obj:
-            items = (f"{pad}{encode(k)}: {emit(v, level + 1)}" for k, v in obj.items())
-            return "{\n" + ",\n".join(items) + "\n" + " " * level + "}"
-        if level < depth and isinstance(obj, list) and obj:
-            return "[\n" + ",\n".join(pad + emit(v, level + 1) for v in obj) + "\n" + " " * level + "]"
-        return encode(obj)
+            put("{")
+            for n, (k, v) in enumerate(obj.items()):
+                put(("," if n else "") + pad + encode(k) + ": ")
+                emit(v, level + 1)
+            put("\n" + " " * level + "}")
+        elif level < depth and isinstance(obj, list) and obj:
+            put("[")
+            for n, v in enumerate(obj):
+                put(("," if n else "") + pad)
+                emit(v, level + 1)
+            put("\n" + " " * level + "]")
+        else:
+            put(encode(obj))
 
-    return emit(doc, 0) + "\n"
+    emit(doc, 0)
+    put("\n")
+    return "".join(parts)
 
 
 def _time(value: object) -> str:
