@@ -33,7 +33,7 @@ PREAMBLE_BYTES = 2048  # bytes above a header searched for the lines that belong
 PREAMBLE_LINES = 6
 _PREAMBLE_WORDS = (b"cut here", b"corruption", b"refcount_t:", b"double add", b"kasan: GPF")
 #: A message printed above its report's header without a "cut here" line between them.
-_PREAMBLE_MESSAGE = re.compile(r"list_(?:add|del) corruption|list_add double add|refcount_t: |kasan: ")
+_PREAMBLE_MESSAGE = re.compile(rb"list_(?:add|del) corruption|list_add double add|refcount_t: |kasan: ")
 
 
 def trigger_patterns(
@@ -285,21 +285,20 @@ class LogScanner:
             raw = raw[1:]  # the slice may begin inside a line
         raw = raw[-PREAMBLE_LINES:]
         first = report.start_line - len(raw)
-        lines = [parse_line(first + i, decode(x)) for i, x in enumerate(raw)]
-        lines = [x for x in lines if x.number > self._last_end and (report.context is None or
-                                                                     x.context in (None, report.context))]  # fmt: skip
-        cut_at = next((i for i in range(len(lines) - 1, -1, -1) if "cut here" in lines[i].body), None)
+        # The lines are chosen on their bytes; only those are parsed (most reports have none or one).
+        cut_at = next((i for i in range(len(raw) - 1, -1, -1) if b"cut here" in raw[i]), None)
         if cut_at is not None:
-            keep = lines[cut_at + 1 :]
-            if cut_at > 0 and _PREAMBLE_MESSAGE.search(lines[cut_at - 1].body):
-                keep.insert(0, lines[cut_at - 1])
+            chosen = list(range(cut_at + 1, len(raw)))
+            if cut_at > 0 and _PREAMBLE_MESSAGE.search(raw[cut_at - 1]):
+                chosen.insert(0, cut_at - 1)
         else:
-            keep = []
-            for x in reversed(lines[-2:]):
-                if not _PREAMBLE_MESSAGE.search(x.body):
+            chosen = []
+            for i in range(len(raw) - 1, max(-1, len(raw) - 3), -1):
+                if not _PREAMBLE_MESSAGE.search(raw[i]):
                     break
-                keep.insert(0, x)
-        return tuple((x.number, x.text) for x in keep)
+                chosen.insert(0, i)
+        lines = (parse_line(first + i, decode(raw[i])) for i in chosen if first + i > self._last_end)
+        return tuple((x.number, x.text) for x in lines if report.context is None or x.context in (None, report.context))
 
     def _build(
         self, start: int, end: int, final: bool, found: tuple[Rule, re.Match[str]], kind: str
