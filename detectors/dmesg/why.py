@@ -800,7 +800,7 @@ def _fault(r: _Reading) -> None:
 #: Report kinds whose RIP and Code: are the faulting (or trapping) instruction's.
 _FAULT_KINDS = frozenset(("gpf", "null-deref", "page-fault", "oops", "trap", "bug", "list-corruption", "stack-overflow",
                           "usercopy", "warning", "refcount"))  # fmt: skip
-_PREAMBLE_KNOWN = re.compile(r"corruption|refcount_t:|double add|cut here|kasan: ")
+_PREAMBLE_KNOWN = re.compile(r"corruption|refcount_t:|double add|cut here|kasan: |WARNING:|BUG:")
 _KASAN_GPF_HINT = re.compile(r"kasan: GPF could be caused by (.*?)\s*$")
 
 
