@@ -188,9 +188,9 @@ def main() -> None:
         ("sparse", args.size_mb, lambda: sparse_block(args.report_every), False),
     ]
     if args.corpus.is_dir():
-        block = corpus_block(args.corpus)
+        corpus = corpus_block(args.corpus)
         # Four times the corpus, byte for byte (write_repeated writes whole copies up to the size).
-        inputs.append(("corpus x4", -(-4 * len(block[0]) // (1 << 20)), lambda: block, False))
+        inputs.append(("corpus x4", -(-4 * len(corpus[0]) // (1 << 20)), lambda: corpus, False))
     if args.verbatim:
         inputs[2:2] = [
             ("console/verbatim", args.console_mb, console, False),
