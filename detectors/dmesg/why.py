@@ -1188,7 +1188,8 @@ def _lockdep_cause(r: _Reading) -> Cause | None:
     task = r.get("task") or "a task"
     if kind.startswith("possible circular") and acquiring and holding:
         statement = (f"lock order inversion (lockdep): {task} takes {acquiring} in {r.get('acquiring at') or '?'} "
-                     f"while holding {holding}, and the opposite order was taken before: {r.get('chain')}")  # fmt: skip
+                     f"while holding {holding}, and the opposite order was taken before"
+                     + (f": {r.get('chain')}" if r.get("chain") else " (the chain is not in the log)"))  # fmt: skip
     elif kind.startswith("possible recursive") and acquiring:
         statement = f"recursive locking (lockdep): {task} takes {acquiring} again in {r.get('acquiring at') or '?'}"
     elif kind.startswith("inconsistent"):
