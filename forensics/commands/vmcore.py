@@ -11,6 +11,7 @@ import typer
 
 from forensics.commands.common import DebugOption, FailOnOption, ForceOption, FormatOption, OutputOption
 from forensics.delivery import deliver, exit_status
+from forensics.errors import UsageError
 from forensics.report import OutputFormat
 
 EXAMPLE = """
@@ -49,6 +50,18 @@ def vmcore(
             metavar="DIR",
         ),
     ] = None,
+    debuginfod: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--debuginfod",
+            help="Ask this debuginfod server for debug info missing locally, by build ID (repeatable; "
+            "default: $DEBUGINFOD_URLS).",
+            metavar="URL",
+        ),
+    ] = None,
+    no_debuginfod: Annotated[
+        bool, typer.Option("--no-debuginfod", help="Never ask a debuginfod server, even with DEBUGINFOD_URLS set.")
+    ] = False,
     fmt: FormatOption = OutputFormat.TEXT,
     output: OutputOption = None,
     fail_on: FailOnOption = None,
@@ -60,14 +73,22 @@ def vmcore(
     from forensics.report.vmcore import render_vmcore_markdown, to_document
     from forensics.vmcore.program import DebugInfoRequest
 
-    request = DebugInfoRequest(vmlinux, tuple(debug_dir or ()), tuple(module_debug or ()), tuple(source_dir or ()))
+    if no_debuginfod and debuginfod:
+        raise UsageError("--debuginfod and --no-debuginfod contradict each other", hint="give one of them")
+    servers = () if no_debuginfod else tuple(debuginfod) if debuginfod else None
+    request = DebugInfoRequest(
+        vmlinux, tuple(debug_dir or ()), tuple(module_debug or ()), tuple(source_dir or ()), servers
+    )
     if sys.stderr.isatty():
         from rich.console import Console
 
-        with Console(stderr=True).status("opening the dump") as status:
-            result = analyse_dump(path, request, status.update)
+        console = Console(stderr=True)
+        with console.status("opening the dump") as status:
+            result = analyse_dump(
+                path, request, status.update, lambda m: console.print(f"kforensic: {m}", markup=False, highlight=False)
+            )
     else:
-        result = analyse_dump(path, request)
+        result = analyse_dump(path, request, None, lambda m: print(f"kforensic: {m}", file=sys.stderr, flush=True))
     if fmt is OutputFormat.JSON:
         text = json.dumps(to_document(result), indent=2, ensure_ascii=False) + "\n"
     elif fmt is OutputFormat.MD:
