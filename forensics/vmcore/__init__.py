@@ -75,6 +75,12 @@ def extract_dump(
             f"{location.dump}: damaged debug info or dump data ({exc})",
             hint="check the dump and the vmlinux (copy or unpack them again)",
         ) from None
+    from forensics.vmcore.followup import build_follow_up
+
+    follow_up = build_follow_up(
+        snapshot, location.dump, opened.vmlinux_via, opened.module_files, request.source_dirs, notice
+    )
+    snapshot = replace(snapshot, follow_up=follow_up)
     say("checking the dump's pages")
     pages = check_pages(location.dump, header)
     damaged = pages.warning() if pages is not None else None
