@@ -57,7 +57,9 @@ def elf_build_id(path: Path) -> str | None:
                 if not isinstance(section, NoteSection):
                     continue
                 for note in section.iter_notes():
-                    if note["n_type"] == "NT_GNU_BUILD_ID":
+                    # The owner matters: a distribution vmlinux also carries Xen's notes, whose type 3
+                    # (XEN_ELFNOTE_VIRT_BASE) pyelftools names NT_GNU_BUILD_ID too (Debian 6.1.0-57).
+                    if note["n_type"] == "NT_GNU_BUILD_ID" and note["n_name"] == "GNU":
                         return str(note["n_desc"])
     except (OSError, ELFError) as exc:
         raise InputError(f"{path}: not a readable ELF file ({exc})", hint="give the vmlinux with debug info") from None
@@ -151,13 +153,13 @@ def _find_kernel_debug_info(
     )
     for found in candidates:
         if _load_kernel(prog, found.path, main):
-            return f"{found.path} ({found.via})"
+            return f"{found.via}: {found.path}"
         looked[-1] = debuginfo.Looked(str(found.path), "no DWARF in it (a stripped vmlinux)")
     # drgn's own standard finder: the same places by its rules (and --debug-dir trees, set above).
     with contextlib.suppress(drgn.MissingDebugInfoError):
         prog.load_debug_info([], main=True)
     if main is not None and not main.wants_debug_file():
-        return f"{main.debug_file_path} (drgn's standard places)"
+        return "drgn's standard places"
     urls = debuginfod.servers(request.debuginfod)
     where = debuginfo.summarize(looked)
     what = f"the kernel {release}"
@@ -171,7 +173,7 @@ def _find_kernel_debug_info(
                 hint=debug_package_hint(release, build_id, debuginfod=True),
             ) from None
         if _load_kernel(prog, fetched, main):
-            return f"{fetched} (debuginfod {' '.join(urls)})"
+            return f"debuginfod ({' '.join(urls)}), cached"
         raise InputError(f"{fetched}: the file debuginfod gave has no DWARF", hint="remove it from the cache")
     note = "" if urls else "; debuginfod not asked (set DEBUGINFOD_URLS or pass --debuginfod URL)"
     if urls and not build_id:

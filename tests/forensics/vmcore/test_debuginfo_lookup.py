@@ -291,3 +291,35 @@ def test_compressed_vmlinux_is_decompressed_once(tmp_path: Path) -> None:
     assert second.returncode == 0, second.stderr
     assert "decompressing" not in second.stderr
     assert json.loads(second.stdout)["summary"]["vmlinux"] == str(vmlinux)
+
+
+def _elf_with_notes(path: Path, notes: list[tuple[bytes, int, bytes]]) -> None:
+    """A minimal ELF64 file whose one SHT_NOTE section holds ``notes`` (owner, type, descriptor), in order."""
+    import struct
+
+    def pad(b: bytes) -> bytes:
+        return b + b"\0" * (-len(b) % 4)
+
+    body = b"".join(struct.pack("<III", len(o) + 1, len(d), t) + pad(o + b"\0") + pad(d) for o, t, d in notes)
+    names = b"\0.notes\0.shstrtab\0"
+    notes_at, names_at = 64, 64 + len(body)
+    sh_at = names_at + len(names) + (-(names_at + len(names)) % 8)
+    header = (
+        b"\x7fELF\x02\x01\x01" + b"\0" * 9 + struct.pack("<HHIQQQIHHHHHH", 1, 62, 1, 0, 0, sh_at, 0, 64, 0, 0, 64, 3, 2)
+    )
+    sections = b"\0" * 64  # the null section
+    sections += struct.pack("<IIQQQQIIQQ", 1, 7, 2, 0, notes_at, len(body), 0, 0, 4, 0)  # .notes: SHT_NOTE
+    sections += struct.pack("<IIQQQQIIQQ", 8, 3, 0, 0, names_at, len(names), 0, 0, 1, 0)  # .shstrtab
+    path.write_bytes(header + body + names + b"\0" * (sh_at - names_at - len(names)) + sections)
+
+
+def test_build_id_is_the_gnu_note_not_a_xen_note_of_the_same_type(tmp_path: Path) -> None:
+    """Debian's vmlinux carries Xen notes first; Xen's type 3 (XEN_ELFNOTE_VIRT_BASE) is not a build ID."""
+    from forensics.vmcore.program import elf_build_id
+
+    elf = tmp_path / "vmlinux"
+    gnu = bytes(range(20))
+    _elf_with_notes(elf, [(b"Xen", 3, b"\0\0\0\x80\xff\xff\xff\xff"), (b"GNU", 3, gnu)])
+    assert elf_build_id(elf) == gnu.hex()
+    _elf_with_notes(elf, [(b"Xen", 3, b"\0\0\0\x80\xff\xff\xff\xff")])
+    assert elf_build_id(elf) is None
