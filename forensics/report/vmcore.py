@@ -373,23 +373,31 @@ def _next_md(step: str) -> str:
     return text + (f" — {md_escape(comment)}" if comment else "")
 
 
+def _continued(parts: tuple[str, ...]) -> str:
+    """A shell command written over lines (``\\`` continuations): short lines that paste as one command."""
+    return " \\\n    ".join(parts)
+
+
 def _follow_up_section(result: VmcoreResult) -> Section | None:
     """How to open the dump by hand: the sessions the ``crash>`` and ``>>>`` commands run in."""
     f = result.snapshot.follow_up
     if isinstance(f, NotAvailable):
         return None
-    crash, drgn = f.crash(), f.drgn()
-    lines = [f"- debug info: `{f.vmlinux}` ({md_escape(f.debug_info_via)})"]
+    crash, drgn = f.crash_parts(), f.drgn_parts()
+    blocks: list[Block] = [Paragraph(f"Debug info: `{f.vmlinux}` ({md_escape(f.debug_info_via)})")]
     if isinstance(crash, NotAvailable):
-        lines.append(f"- crash: not available: {md_escape(crash.reason)}")
+        blocks.append(Paragraph(f"crash: not available: {md_escape(crash.reason)}"))
     else:
-        setup = "".join(f", then `crash> {c}`" for c in f.crash_setup())
-        lines.append(f"- `crash>` commands: `{crash}`{setup}")
+        blocks.append(Paragraph("The `crash>` commands run in crash, opened with the modules' debug info:"))
+        blocks.append(Code("\n".join((_continued(crash), *(f"crash> {c}" for c in f.crash_setup())))))
     if isinstance(drgn, NotAvailable):
-        lines.append(f"- drgn: not available: {md_escape(drgn.reason)}")
+        blocks.append(Paragraph(f"drgn: not available: {md_escape(drgn.reason)}"))
     else:
-        lines.append(f"- `>>>` commands: `{drgn}`, or with the analysis' objects bound to names: `{f.shell()}`")
-    return Section("Follow-up", (Lines(tuple(lines)),))
+        blocks.append(Paragraph("The `>>>` commands run in drgn:"))
+        blocks.append(Code(_continued(drgn)))
+        blocks.append(Paragraph("or in drgn with the analysis' objects bound to names (`task`, `frame`, ...):"))
+        blocks.append(Code(_continued(f.shell_parts())))
+    return Section("Follow-up", tuple(blocks))
 
 
 def _why_sections(result: VmcoreResult) -> list[Block]:

@@ -367,13 +367,13 @@ class FollowUp:
     modules: tuple[tuple[str, str], ...] = ()  # (module name, absolute path of its uncompressed debug file)
     sources: tuple[tuple[str, str], ...] = ()  # (source path in the debug info, the local file: --source-dir)
 
-    def crash(self) -> str | NotAvailable:
-        """The shell command that opens the dump in crash."""
+    def crash_parts(self) -> tuple[str, ...] | NotAvailable:
+        """The shell command that opens the dump in crash, in parts (joined by spaces, or line continuations)."""
         import shlex
 
         if isinstance(self.vmlinux, NotAvailable):
             return self.vmlinux
-        return f"crash -s {shlex.quote(self.vmlinux)} {shlex.quote(self.dump)}"
+        return (f"crash -s {shlex.quote(self.vmlinux)}", shlex.quote(self.dump))
 
     def crash_setup(self) -> tuple[str, ...]:
         """The crash commands that load the modules' debug info (crash does not find them itself)."""
@@ -381,23 +381,36 @@ class FollowUp:
 
         return tuple(f"mod -s {name} {shlex.quote(path)}" for name, path in self.modules)
 
-    def drgn(self) -> str | NotAvailable:
-        """The shell command that opens the dump in drgn with the same debug info."""
+    def drgn_parts(self) -> tuple[str, ...] | NotAvailable:
+        """The shell command that opens the dump in drgn with the same debug info, in parts."""
         import shlex
 
         if isinstance(self.vmlinux, NotAvailable):
             return self.vmlinux
-        files = " ".join(f"-s {shlex.quote(p)}" for p in (self.vmlinux, *(path for _, path in self.modules)))
-        return f"drgn -c {shlex.quote(self.dump)} {files}"
+        files = (f"-s {shlex.quote(p)}" for p in (self.vmlinux, *(path for _, path in self.modules)))
+        return (f"drgn -c {shlex.quote(self.dump)}", *files)
 
-    def shell(self) -> str:
-        """``kforensic vmcore --shell`` on this dump with the same debug info."""
+    def shell_parts(self) -> tuple[str, ...]:
+        """``kforensic vmcore --shell`` on this dump with the same debug info, in parts."""
         import shlex
 
-        files = ("" if isinstance(self.vmlinux, NotAvailable) else f" --vmlinux {shlex.quote(self.vmlinux)}") + "".join(
-            f" --module-debug {shlex.quote(path)}" for _, path in self.modules
-        )
-        return f"kforensic vmcore {shlex.quote(self.dump)}{files} --shell"
+        vmlinux = () if isinstance(self.vmlinux, NotAvailable) else (f"--vmlinux {shlex.quote(self.vmlinux)}",)
+        modules = tuple(f"--module-debug {shlex.quote(path)}" for _, path in self.modules)
+        return (f"kforensic vmcore {shlex.quote(self.dump)}", *vmlinux, *modules, "--shell")
+
+    def crash(self) -> str | NotAvailable:
+        """The crash command line in one line."""
+        parts = self.crash_parts()
+        return parts if isinstance(parts, NotAvailable) else " ".join(parts)
+
+    def drgn(self) -> str | NotAvailable:
+        """The drgn command line in one line."""
+        parts = self.drgn_parts()
+        return parts if isinstance(parts, NotAvailable) else " ".join(parts)
+
+    def shell(self) -> str:
+        """The ``--shell`` command line in one line."""
+        return " ".join(self.shell_parts())
 
     def local_source(self, path: str) -> str:
         """The local copy of a source file the debug info names (found via --source-dir), else the path itself."""

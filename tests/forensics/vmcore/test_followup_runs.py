@@ -59,16 +59,20 @@ class Printed:
     commands: list[str] = field(default_factory=list)
 
 
+def _blocks_after(markdown: str, lead: str) -> list[str]:
+    """The lines of the code block that follows the paragraph starting with ``lead``, continuations joined."""
+    after = markdown.split(lead, 1)[1].split("```text\n", 1)[1].split("\n```", 1)[0]
+    return after.replace(" \\\n    ", " ").splitlines()
+
+
 def _read_report(markdown: str) -> Printed:
     out = Printed()
+    crash = _blocks_after(markdown, "The `crash>` commands run in crash")
+    out.crash = crash[0]
+    out.crash_setup = [line.removeprefix("crash> ") for line in crash[1:]]
+    out.drgn = _blocks_after(markdown, "The `>>>` commands run in drgn")[0]
     for line in markdown.splitlines():
-        spans = _CODE.findall(line)
-        if line.startswith("- `crash>` commands: "):
-            out.crash = spans[1]
-            out.crash_setup = [s.removeprefix("crash> ") for s in spans[2:]]
-        elif line.startswith("- `>>>` commands: "):
-            out.drgn = spans[1]
-        elif " next: " in line:
+        if " next: " in line:
             out.commands += _CODE.findall(line.split(" next: ", 1)[1])
     return out
 
