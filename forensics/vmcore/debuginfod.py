@@ -24,9 +24,6 @@ import os
 import re
 import tempfile
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,6 +63,8 @@ def check_build_id(build_id: str) -> str:
 
 def check_url(url: str, origin: str) -> str:
     """A server URL without its trailing slash; only http and https are spoken."""
+    import urllib.parse
+
     parts = urllib.parse.urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise UsageError(
@@ -141,6 +140,8 @@ def _mib(n: float) -> str:
 
 
 def _reason(exc: BaseException) -> str:
+    import urllib.error
+
     if isinstance(exc, urllib.error.URLError) and not isinstance(exc, urllib.error.HTTPError):
         inner = exc.reason
         if isinstance(inner, OSError) and inner.strerror:
@@ -172,6 +173,8 @@ def _download(
 
     Raises HTTPError/URLError/OSError for the server, ValueError for a wrong file, _CacheWriteError for the cache.
     """
+    import urllib.request  # here: with http.client and ssl it costs 20-200 ms, needed only to download
+
     from forensics import __version__
 
     request = urllib.request.Request(url, headers={"User-Agent": f"kforensic/{__version__}"})
@@ -233,6 +236,8 @@ def fetch(
     ``verify`` returns why a downloaded file is not the one asked for (None when it is).
     Raises :class:`DebuginfodError` naming every server's answer when none gives it.
     """
+    import urllib.error
+
     hexid = check_build_id(build_id)
     have = cached(hexid)
     if have is not None:
