@@ -290,7 +290,10 @@ def test_compressed_vmlinux_is_decompressed_once(tmp_path: Path) -> None:
     second = _vmcore(case.vmcore, "--vmlinux", xz, "-f", "json", env=_env(cache))
     assert second.returncode == 0, second.stderr
     assert "decompressing" not in second.stderr
-    assert json.loads(second.stdout)["summary"]["vmlinux"] == str(vmlinux)
+    doc = json.loads(second.stdout)
+    assert doc["summary"]["vmlinux"] == str(vmlinux)
+    # The follow-up names the copy crash can read, never the .xz.
+    assert doc["follow_up"]["crash"].startswith(f"crash -s {vmlinux} ") and ".xz" not in doc["follow_up"]["drgn"]
 
 
 def _elf_with_notes(path: Path, notes: list[tuple[bytes, int, bytes]]) -> None:

@@ -194,3 +194,19 @@ def test_the_harness_sees_a_command_fail(tmp_path: Path) -> None:
     assert [f.splitlines()[0] for f in failed] == [">>> %crash bt 99999"]
     with pytest.raises(AssertionError, match="NameError"):
         _run_drgn(printed, ["no_such_helper(prog)"], tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("step", "commands", "prose"),
+    [
+        ("crash> dis -rl 0x1; crash> bt -FF  # the values", ("crash> dis -rl 0x1", "crash> bt -FF"), "the values"),
+        (">>> %crash ps -G | sort -k 8 -n | tail; >>> %crash kmem -i", (">>> %crash ps -G | sort -k 8 -n | tail",
+                                                                     ">>> %crash kmem -i"), ""),
+        ("grep -n 'x' a.c; echo done  # where x is set", ("grep -n 'x' a.c; echo done",), "where x is set"),
+        ("modinfo kf_buggy  # on the crashed machine", ("modinfo kf_buggy",), "on the crashed machine"),
+    ],
+)  # fmt: skip
+def test_a_next_step_is_split_into_commands_and_prose(step: str, commands: tuple[str, ...], prose: str) -> None:
+    from forensics.report.vmcore import next_commands
+
+    assert next_commands(step) == (commands, prose)
