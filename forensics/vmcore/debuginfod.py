@@ -78,12 +78,14 @@ def servers(option: tuple[str, ...] | None, environ: dict[str, str] | None = Non
     """The servers the user allows: ``--debuginfod`` URLs, else ``$DEBUGINFOD_URLS``; ``()`` when neither.
 
     ``option`` is ``None`` when the command line said nothing and ``()`` for ``--no-debuginfod``.
-    libdebuginfod's ``ima:`` policy words in DEBUGINFOD_URLS are skipped (they are not servers).
+    From DEBUGINFOD_URLS, words that are not http(s) URLs are skipped, not refused: the variable is
+    libdebuginfod's, which also takes ``ima:`` policies and ``file://`` URLs, and it may be set for
+    every program of the machine.
     """
     if option is not None:
         return tuple(check_url(u, "--debuginfod") for u in option)
     env = (environ if environ is not None else os.environ).get("DEBUGINFOD_URLS", "")
-    return tuple(check_url(u, "DEBUGINFOD_URLS") for u in env.split() if not u.startswith("ima:"))
+    return tuple(u.rstrip("/") for u in env.split() if u.startswith(("http://", "https://")))
 
 
 def timeout() -> float:
