@@ -79,7 +79,7 @@ def lock_cycle_findings(snap: CrashSnapshot) -> list[Finding]:
                 f"deadlock: {' and '.join(t.comm for t in tasks)} wait for each other's locks ({kind})",
                 f"Lock cycle: {statement}. None can go on: the locks are taken in opposite orders.",
                 lock_cycle(waiters),
-                "crash> bt " + " ".join(str(t.pid) for t in tasks), 0.95,
+                ">>> %crash bt " + " ".join(str(t.pid) for t in tasks), 0.95,  # drgn's bt: any kernel drgn reads
                 "each lock's owner read from the lock in the waiter's frame", evidence, facts, Severity.CRITICAL,
             )
         )  # fmt: skip

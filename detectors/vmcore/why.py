@@ -151,7 +151,8 @@ def bug_condition_finding(snap: CrashSnapshot) -> Finding | None:
             f"The kernel trapped on a {what} in {site.function} ({where}); the source line is needed to name the "
             f"condition: {site.source.reason}. The frame's values are listed.",
             f"an assertion in {site.function} ({where}) failed; its condition is not known without the source",
-            f"kforensic vmcore {snap.dump_path} --source-dir DIR", 0.5,
+            f"crash> dis -rl {site.pc:#x}  # the comparison before the trap; the source tree of this build "
+            "(--source-dir) names the condition", 0.5,
             "trap and frame read from the dump; the source line is missing", evidence, facts,
         )  # fmt: skip
     evidence.append(
@@ -165,7 +166,8 @@ def bug_condition_finding(snap: CrashSnapshot) -> Finding | None:
             f"{what} in {site.function} at {where}: the source given does not match the build",
             f"{site.source.mismatch}. The condition is not evaluated from a line that may not be the one compiled.",
             f"an assertion in {site.function} ({where}) failed; the source at hand is another version",
-            "give the source tree of the running kernel/module: --source-dir DIR", 0.45,
+            f"crash> dis -rl {site.pc:#x}  # the comparison the build made; --source-dir the tree it was built from",
+            0.45,
             "the source line does not fit the build", evidence, facts,
         )  # fmt: skip
     verdict = judge_condition(site)
@@ -204,6 +206,15 @@ def bug_condition_finding(snap: CrashSnapshot) -> Finding | None:
 
 
 # ---------------------------------------------------------------- corruption
+
+
+def _words_command(snap: CrashSnapshot) -> str:
+    """The stack's values, then the words of the first slab object the crash points into (no placeholder)."""
+    obj = next((a for a in snap.addresses if a.object_start is not None and a.missing is None), None)
+    if obj is None or obj.object_start is None:
+        return "crash> bt -FF"
+    words = max(1, min((obj.object_size or 64) // 8, 32))
+    return f"crash> bt -FF; crash> rd -SS {obj.object_start:#x} {words}"
 
 
 def suspicious_value_findings(snap: CrashSnapshot) -> list[Finding]:
@@ -249,7 +260,7 @@ def suspicious_value_findings(snap: CrashSnapshot) -> list[Finding]:
             + "; ".join(f"{w} = {v:#x} — {c.meaning}" for w, v, c, _ in hits[:6])
             + ".",
             f"memory corruption: {first[2].meaning}",
-            "crash> bt -FF; crash> rd -SS <address> 8",
+            _words_command(snap),
             0.7,
             "the values match known poison/text patterns",
             [h[3] for h in hits] + [_frame_ev(snap, 0)],
@@ -353,7 +364,8 @@ def list_corruption_finding(snap: CrashSnapshot) -> Finding | None:
     return _finding(
         FindingKind.LIST_CORRUPTION,
         member_text or message[:60], title, f"{message.splitlines()[0]} — {explain}.", hypothesis,
-        f"crash> kmem {entry.address:#x}; crash> struct -o {member_text.split('.')[0]}" if entry else "crash> kmem -s",
+        f"crash> kmem {entry.address:#x}; crash> struct -o {member_text.split('.')[0].removeprefix('struct ')}"
+        if entry else "crash> kmem -s",
         0.9 if entry is not None and member_text else 0.7,
         "entry, object and struct read from the dump" if entry else "from the log message only", evidence, facts,
     )  # fmt: skip
@@ -439,7 +451,7 @@ def oom_finding(snap: CrashSnapshot) -> Finding | None:
         + (m.group(3) or f"({m.group(2)})"),
         f"{m.group(1)} asked for an order-{m.group(4)} allocation ({m.group(2)}) and nothing could be reclaimed. "
         f"Largest user: {top_text}.",
-        f"memory exhausted by {top_text}", "crash> ps -G | sort -k 8 -n; crash> kmem -i", 0.85,
+        f"memory exhausted by {top_text}", ">>> %crash ps -G | sort -k 8 -n | tail; >>> %crash kmem -i", 0.85,
         "memory users read from the dump (RSS counters, vmalloc areas, slab caches)", [log_ev], facts,
     )  # fmt: skip
 
