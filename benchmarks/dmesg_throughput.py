@@ -9,7 +9,11 @@ and printed side by side:
   (b) dense    the project's golden logs (tests/detectors/dmesg/golden) repeated to DENSE_MB: nothing
                but reports, the worst case per byte;
   (c) sparse   ordinary noise (this machine's ring buffer, else the golden logs' noise lines) with a
-               golden report every REPORT_EVERY lines, SIZE_MB in all.
+               golden report every REPORT_EVERY lines, SIZE_MB in all;
+  (d) corpus   the shared evaluation corpus of syzkaller console logs (--corpus DIR, default
+               ../shared/corpus/syzkaller-linux-dev when it exists), each file's log (not its KEY: value
+               header) one after the other, the whole concatenated four times (issue 28's report-dense
+               input: 7.4 MB, ~2,200 reports of ~560 kinds); read at run time, never copied into the project.
 In (a) and (b) every copy of the block has its printk times moved on by ``copy × span`` seconds (span:
 the block's last time, rounded up), the stamp's width kept: real repeats of a crash differ in their
 times, never byte for byte.  ``--verbatim`` adds rows (labelled ``verbatim``) for the same inputs
@@ -36,6 +40,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "detectors" / "dmesg" / "golden"
 CONSOLES = ROOT / "vmcore_fixtures" / "cases"
+SHARED_CORPUS = ROOT.parent.parent / "shared" / "corpus" / "syzkaller-linux-dev"
+if not SHARED_CORPUS.is_dir():
+    SHARED_CORPUS = Path("/work/shared/corpus/syzkaller-linux-dev")
+
+
+def corpus_block(directory: Path) -> tuple[bytes, int]:
+    """Every log of a syzkaller-style corpus (the text after each file's header, before a REPORT: section)."""
+    names = sorted((p for p in directory.iterdir() if p.name.isdigit()), key=lambda p: int(p.name))
+    logs = [p.read_bytes().partition(b"\n\n")[2].split(b"\nREPORT:\n")[0].rstrip(b"\n") + b"\n" for p in names]
+    return b"".join(logs), 0
 
 
 def noise_lines() -> list[bytes]:
@@ -157,11 +171,12 @@ def run_one(label: str, log: Path) -> None:
 def main() -> None:
     """Build the three logs, run both commands on each, print the figures."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--console-mb", type=int, default=512, help="size of (a), the fixture console logs")
+    ap.add_argument("--console-mb", type=int, default=100, help="size of (a), the fixture console logs")
     ap.add_argument("--dense-mb", type=int, default=128, help="size of (b), the golden logs")
     ap.add_argument("--size-mb", type=int, default=1024, help="size of (c), the sparse log")
     ap.add_argument("--report-every", type=int, default=20000, help="noise lines between two reports in (c)")
-    ap.add_argument("--only", choices=("console", "dense", "sparse"), action="append", help="run only these")
+    ap.add_argument("--corpus", type=Path, default=SHARED_CORPUS, help="(d): a syzkaller-style corpus directory")
+    ap.add_argument("--only", choices=("console", "dense", "sparse", "corpus"), action="append", help="run only these")
     ap.add_argument("--rss-check", action="store_true", help="also run (a) at a quarter of its size")
     ap.add_argument("--verbatim", action="store_true", help="also run (a) and (b) repeated byte for byte")
     args = ap.parse_args()
@@ -172,6 +187,10 @@ def main() -> None:
         ("dense", args.dense_mb, dense, True),
         ("sparse", args.size_mb, lambda: sparse_block(args.report_every), False),
     ]
+    if args.corpus.is_dir():
+        corpus = corpus_block(args.corpus)
+        # Four times the corpus, byte for byte (write_repeated writes whole copies up to the size).
+        inputs.append(("corpus x4", -(-4 * len(corpus[0]) // (1 << 20)), lambda: corpus, False))
     if args.verbatim:
         inputs[2:2] = [
             ("console/verbatim", args.console_mb, console, False),
@@ -182,11 +201,12 @@ def main() -> None:
     print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at the start", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         for label, size_mb, make, shift in inputs:
-            if args.only and label.split("/")[0] not in args.only:
+            if args.only and label.split("/")[0].split()[0] not in args.only:
                 continue
-            log = Path(tmp) / f"{label.replace('/', '-')}.log"
+            log = Path(tmp) / f"{label.replace('/', '-').replace(' ', '-')}.log"
             block, _ = make()
-            write_repeated(log, size_mb << 20, block, shift)
+            size = 4 * len(block) if label == "corpus x4" else size_mb << 20
+            write_repeated(log, size, block, shift)
             run_one(label, log)
             log.unlink()
 

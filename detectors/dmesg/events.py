@@ -147,6 +147,7 @@ def _oom(window: Sequence[LogLine], invoked: re.Match[str] | None) -> KernelRepo
             ("invoked oom-killer:" in body and OOM_INVOKED.search(body))
             or ("page allocation failure:" in body and ALLOC_FAILURE.search(body))
         ):
+            end = max(end, i - 1)  # the dump up to the next event's header is this one's
             break
         if "oom-kill:" in body and (c := CONSTRAINT.search(body)) is not None:
             details.append(("constraint", c.group(1)))
@@ -157,6 +158,7 @@ def _oom(window: Sequence[LogLine], invoked: re.Match[str] | None) -> KernelRepo
         if i > 0 and body.startswith("Kernel panic"):
             # panic_on_oom, or a crash while the dump was printed: nothing after it belongs to this event,
             # and the rest of the window (up to 1000 lines of the next boot) need not be searched.
+            end = max(end, i - 1)  # the dump (Mem-Info, the task table) ends just above the panic
             break
         if "Kill" in body and (k := KILLED.search(body)) is not None:
             victim = k.group(3)
@@ -170,6 +172,10 @@ def _oom(window: Sequence[LogLine], invoked: re.Match[str] | None) -> KernelRepo
     else:
         if isinstance(window, Window):
             window.mark_read()  # no line ended the event: every raw line was searched, all count
+    # The event's lines are the whole dump of its context from the header to its end (the task table, the
+    # zones' free memory and the kill are what detectors.dmesg.why reads), not only the lines searched here.
+    context = line_context(window[0])
+    own = [window[0], *(x for j in range(1, end + 1) if line_context(x := window[j]) == context)]
     title = f"OOM kill of {victim}" if victim else "OOM killer invoked"
     if invoked is not None:
         title += f" (invoked by {invoked.group(1)})"

@@ -11,10 +11,16 @@ the header of the last occurrence, cited verbatim by line number.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from itertools import repeat
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any
 
+from detectors.causes import Cause, memory_user
+from detectors.dmesg.frames import Frame
+from detectors.dmesg.lines import parse_line
+from detectors.dmesg.memo import origin
 from detectors.dmesg.model import KernelReport
 from forensics.model import (
     Clock,
@@ -30,6 +36,12 @@ from forensics.model import (
     finding_id,
 )
 from forensics.serialize import json_value
+
+if TYPE_CHECKING:
+    # The reading of report bodies (detectors/dmesg/why.py, its ~80 patterns, capstone's decoder) is imported
+    # when a log has a report to read, not by every run.
+    from detectors.dmesg.stacks import StackFrame
+    from detectors.dmesg.why import ReportWhy
 
 DETECTOR = "dmesg"
 _EXCERPT_MAX = 400
@@ -235,9 +247,10 @@ def group_finding(source: str, group: ReportGroup) -> Finding:
     )
 
 
-def report_to_dict(report: KernelReport) -> dict[str, Any]:
-    """One report as JSON (the ``reports`` items of ``kforensic.dmesg/1``)."""
-    return {
+def report_to_dict(report: KernelReport, why: ReportWhy | None = None, cause: Cause | None = None) -> dict[str, Any]:
+    """One report as JSON (the ``reports`` items of ``kforensic.dmesg/1``); ``why``: its reading, ``cause``: the
+    cause it shows with other reports (a lock cycle), in place of its own."""
+    out = {
         "title": report.title,
         "type": report.kind,
         "severity": report.severity.value,
@@ -260,21 +273,13 @@ def report_to_dict(report: KernelReport) -> dict[str, Any]:
         "rule": report.rule,
         "signature": report.signature,
         "details": dict(report.details),
-        "call_trace": [
-            {
-                "function": f.function,
-                "symbol": f.symbol,
-                "offset": f.offset,
-                "size": f.size,
-                "module": f.module,
-                "reliable": f.reliable,
-                "stack": f.stack,
-                "line": f.line,
-            }
-            for f in report.trace
-        ],
-        "excerpt": "\n".join(text for _, text in report.lines),
+        # function, symbol, offset, size, module, reliable, stack, line: a Frame's fields, in its order.
+        "call_trace": list(map(dict, map(zip, repeat(Frame._fields), report.trace))),
+        "excerpt": "\n".join(map(itemgetter(1), report.lines)),
     }
+    if why is not None:
+        out["why"] = why_to_dict(report, why, cause)
+    return out
 
 
 def group_to_dict(group: ReportGroup) -> dict[str, Any]:
@@ -289,4 +294,240 @@ def group_to_dict(group: ReportGroup) -> dict[str, Any]:
         "last_time": json_value(group.last.start_time),
         # The occurrences listed in ``reports`` (first, an even sample, last); the others are only counted.
         "listed_lines": [r.start_line for r in group.kept],
+    }
+
+
+# ---------------------------------------------------------------- why: the report body read to its values
+
+
+def explain_reports(reports: Iterable[KernelReport]) -> dict[int, ReportWhy]:
+    """:func:`detectors.dmesg.why.explain` of each report, by its first line; repeats of one report read once.
+
+    A repeat (:func:`detectors.dmesg.memo.origin`) has the text of the report it repeats but for the
+    printk times, and the reading keeps lines as offsets: it holds for every repeat with the same lines
+    above its header.
+    """
+    reports = list(reports)
+    if not reports:
+        return {}
+    from detectors.dmesg.why import explain
+
+    cache: dict[tuple[int, tuple[str, ...]], ReportWhy] = {}
+    out: dict[int, ReportWhy] = {}
+    for report in reports:
+        key = (id(origin(report)), tuple(parse_line(0, text).body for _, text in report.preamble))
+        why = cache.get(key)
+        if why is None:
+            why = cache[key] = explain(report)
+        out[report.start_line] = why
+    return out
+
+
+#: Facts of the report itself that a why fact of the same name would only repeat.
+_REPORT_FACTS = frozenset(("type", "occurrences", "guilty frame", "cpu", "pid", "comm", "kernel", "hardware", "taint"))
+_CAUSE_EVIDENCE = 4  # lines cited for the cause
+_WHY_EVIDENCE = 8  # lines cited for the other facts and the stacks
+
+
+def why_facts(why: ReportWhy) -> list[Fact]:
+    """The reading of a report as ``name: value`` facts (locks, CPUs, tasks, memory users, stacks' frames)."""
+    facts = [Fact(f.name, str(f.value)) for f in why.facts if f.name not in _REPORT_FACTS and f.name != "root cause"]
+    for lock in why.locks:
+        where = f" taken in {lock.site}" if lock.site else ""
+        owner = f" by {lock.task}" if lock.task and lock.role in ("held", "blocked-on") else ""
+        number = f" #{lock.number}" if lock.number is not None else ""
+        facts.append(Fact(f"lock {lock.role}{number}", f"{lock.name}{owner}{where}"))
+    facts += [Fact(f"stalled CPU {c.cpu}", c.detail) for c in why.cpus]
+    facts += [Fact("task", f"{t.comm or '?'} (pid {t.pid}): {t.detail}") for t in why.tasks]
+    facts += [Fact("memory user", memory_user(c.kind, c.name, c.bytes, c.pid, None)) for c in why.consumers[:5]]
+    facts += [
+        Fact(f"zone {z.zone} free", f"{z.free_kb} kB" + (f" (min {z.min_kb} kB)" if z.min_kb is not None else ""))
+        for z in why.zones
+    ]
+    for section in why.stacks:
+        if section.first_foreign is not None and section.kind != "call-trace":
+            facts.append(Fact(f"stack {section.kind}", section.first_foreign.function))
+    if why.code is not None and why.code.faulting:
+        facts.append(Fact("code", " ; ".join(("=> " if i.faulting else "") + i.text for i in why.code.instructions)))
+    return facts
+
+
+def _line_texts(report: KernelReport) -> dict[int, str]:
+    return dict((*report.preamble, *report.lines))
+
+
+def why_evidence(source: str, report: KernelReport, why: ReportWhy) -> list[Evidence]:
+    """The lines the cause and the main facts were read from, cited verbatim."""
+    texts = _line_texts(report)
+    first = report.start_line
+    cpu = report.cpu if isinstance(report.cpu, int) else None
+    out: list[Evidence] = []
+    seen = {first}
+    wanted = [(at, "cause") for at in why.cause_at[:_CAUSE_EVIDENCE]]
+    wanted += [
+        (s.first_foreign.at, f"stack {s.kind}") for s in why.stacks if s.first_foreign and s.kind != "call-trace"
+    ]
+    wanted += [(f.at, f.name) for f in why.facts if f.name != "root cause"]
+    for at, name in wanted:
+        number = first + at
+        if number in seen or number not in texts or len(out) >= _CAUSE_EVIDENCE + _WHY_EVIDENCE:
+            continue
+        seen.add(number)
+        locator = Locator(LocatorKind.LINE, number, name=name)
+        out.append(Evidence(source, locator, _excerpt(texts[number]), cpu=cpu))
+    return out
+
+
+def cause_facts(cause: Cause) -> list[Fact]:
+    """The facts a finding carries for the one hypothesis table (rule ``log-cause``)."""
+    return [
+        Fact("root cause class", cause.cls),
+        Fact("root cause", cause.statement),
+        Fact("root cause confidence", f"{cause.confidence:.2f}"),
+        Fact("root cause next command", cause.next_command),
+    ]
+
+
+def explained_finding(source: str, group: ReportGroup, why: ReportWhy | None, cause: Cause | None = None) -> Finding:
+    """:func:`group_finding` with the reading of its first report: facts, the lines they come from, the cause."""
+    finding = group_finding(source, group)
+    if why is None:
+        return finding
+    cause = cause or why.cause
+    have = {f.name for f in finding.facts}
+    facts = [*finding.facts, *(f for f in why_facts(why) if f.name not in have)]
+    if cause is not None:
+        facts += cause_facts(cause)
+    evidence = (*finding.evidence, *why_evidence(source, group.first, why))
+    return replace(finding, facts=tuple(facts), evidence=evidence)
+
+
+#: The hung-task reports of one khungtaskd pass come within this many seconds of each other.
+_HUNG_PASS_SECONDS = 2.0
+#: Waits that take a sleeping lock a task may hold while it waits for another (the stuff of lock cycles).
+_LOCK_WAITS = ("a mutex", "an rw-semaphore (read)", "an rw-semaphore (write)", "a semaphore", "an rt-mutex")
+
+
+def lock_cycle_causes(groups: Sequence[ReportGroup], whys: dict[int, ReportWhy]) -> dict[str, Cause]:
+    """A possible lock cycle among the hung tasks of one khungtaskd pass, by the signature of each group in it.
+
+    Two to four tasks reported together, each blocked on a sleeping lock in a different function
+    and none on the rtnl mutex (whose waiters queue behind one holder, not in a cycle): their locks
+    may be taken in opposite orders.  The log names no lock without lockdep, so the cycle is
+    possible, not shown (:func:`detectors.dmesg.why.lock_cycle_cause`).
+    """
+    hung = [(g, whys.get(g.first.start_line)) for g in groups if g.first.rule == "hung-task"]
+    if len(hung) < 2:
+        return {}
+    from detectors.dmesg.why import lock_cycle_cause
+
+    passes: list[list[tuple[ReportGroup, ReportWhy]]] = []
+    for group, why in sorted(((g, w) for g, w in hung if w is not None), key=lambda x: x[0].first.start_line):
+        t = group.first.start_time
+        last = passes[-1][-1][0].first.start_time if passes else None
+        close = isinstance(t, float) and isinstance(last, float) and t - last <= _HUNG_PASS_SECONDS
+        if passes and close:
+            passes[-1].append((group, why))
+        else:
+            passes.append([(group, why)])
+    out: dict[str, Cause] = {}
+    for members in passes:
+        waiting = [(g, w) for g, w in members if w.fact("waits for") in _LOCK_WAITS]
+        where = {w.fact("waits in") for _, w in waiting}
+        if not 2 <= len(waiting) <= 4 or len(where) != len(waiting) or len(waiting) != len(members):
+            continue
+        ordered = sorted(waiting, key=lambda x: int(x[1].fact("pid") or 0))
+        cause = lock_cycle_cause(
+            [(str(w.fact("task")), str(w.fact("waits for")), str(w.fact("waits in"))) for _, w in ordered]
+        )
+        for g, _ in ordered:
+            out[g.first.signature] = cause
+    return out
+
+
+def _frame_dict(frame: StackFrame, first: int) -> dict[str, Any]:
+    return {
+        "function": frame.function,
+        "symbol": frame.symbol,
+        "offset": frame.offset,
+        "size": frame.size,
+        "module": frame.module,
+        "source": frame.source,
+        "inline": frame.inline,
+        "reliable": frame.reliable,
+        "line": first + frame.at,
+    }
+
+
+def why_to_dict(report: KernelReport, why: ReportWhy, cause: Cause | None = None) -> dict[str, Any]:
+    """A report's reading as JSON (the ``why`` of a ``reports`` item of ``kforensic.dmesg/1``), lines absolute."""
+    first = report.start_line
+    cause = cause or why.cause
+    code = why.code
+    return {
+        "class": why.cls,
+        "facts": [{"name": f.name, "value": f.value, "line": first + f.at} for f in why.facts],
+        "stacks": [
+            {
+                "kind": s.kind,
+                "heading": s.heading,
+                "line": first + s.at,
+                "task": s.task,
+                "first_foreign": _frame_dict(s.first_foreign, first) if s.first_foreign else None,
+                "frames": [_frame_dict(f, first) for f in s.frames],
+            }
+            for s in why.stacks
+        ],
+        "locks": [
+            {"role": k.role, "name": k.name, "number": k.number, "task": k.task, "site": k.site, "line": first + k.at}
+            for k in why.locks
+        ],
+        "cpus": [{"cpu": c.cpu, "detail": c.detail, "line": first + c.at} for c in why.cpus],
+        "tasks": [{"comm": t.comm, "pid": t.pid, "detail": t.detail, "line": first + t.at} for t in why.tasks],
+        "memory_users": [
+            {"kind": c.kind, "name": c.name, "pid": c.pid, "bytes": c.bytes, "line": first + c.at}
+            for c in why.consumers
+        ],
+        "zones": [
+            {
+                "node": z.node,
+                "zone": z.zone,
+                "free_kb": z.free_kb,
+                "min_kb": z.min_kb,
+                "low_kb": z.low_kb,
+                "high_kb": z.high_kb,
+                "managed_kb": z.managed_kb,
+                "line": first + z.at,
+            }
+            for z in why.zones
+        ],
+        "code": None
+        if code is None
+        else {
+            "arch": code.arch,
+            "line": first + code.at,
+            "instructions": [{"offset": i.offset, "text": i.text, "faulting": i.faulting} for i in code.instructions],
+            "faulting": code.faulting,
+            "memory_operand": code.memory,
+            "access": code.access,
+            "base_register": code.base,
+            "base_value": None if code.base_value is None else f"{code.base_value:#x}",
+            "loaded_from": code.loaded_from,
+            "object_register": code.loaded_base,
+            "object_value": None if code.loaded_value is None else f"{code.loaded_value:#x}",
+            "compared": [{"register": n, "value": None if v is None else f"{v:#x}"} for n, v in code.compared],
+        },
+        "cause": None
+        if cause is None
+        else {
+            "class": cause.cls,
+            "statement": cause.statement,
+            "confidence": cause.confidence,
+            "fields": {
+                k: [dict(x) if isinstance(x, dict) else x for x in v] if isinstance(v, tuple) else v
+                for k, v in cause.fields
+            },
+            "next_command": cause.next_command,
+            "lines": [first + at for at in why.cause_at],
+        },
     }

@@ -73,18 +73,32 @@ class _Shape:
     digit wider changes the layout of every later repeat.
     """
 
-    __slots__ = ("layout", "mask", "number")
+    __slots__ = ("_mask", "_number", "_text", "layout")
 
     def __init__(self, text: bytes) -> None:
-        self.layout = b""
-        self.number = self.mask = 0
         self.take(text)
 
     def take(self, text: bytes) -> None:
         """Hold ``text`` instead."""
+        self._text = text
         self.layout = text.translate(DIGITS_AS_ZERO)  # every digit as 0
-        self.number = int.from_bytes(text, "big")
-        self.mask = _stamp_mask(text)  # 0xFF for each byte outside the stamps, 0x00 inside them
+        # Made when first compared: a report repeated byte for byte (or never) needs neither.
+        self._number: int | None = None
+        self._mask: int | None = None
+
+    @property
+    def number(self) -> int:
+        """The text's bytes as an integer."""
+        if self._number is None:
+            self._number = int.from_bytes(self._text, "big")
+        return self._number
+
+    @property
+    def mask(self) -> int:
+        """0xFF for each byte outside the stamps, 0x00 inside them."""
+        if self._mask is None:
+            self._mask = _stamp_mask(self._text)
+        return self._mask
 
 
 def _key(blob: bytes) -> bytes | None:
@@ -383,6 +397,16 @@ class _Repeat(KernelReport):
         return KernelReport, tuple(getattr(self, f) for f in _FIELDS)
 
 
+def origin(report: KernelReport) -> KernelReport:
+    """The report built from text that ``report`` repeats (itself when it was built, not remembered).
+
+    A repeat has the text of its origin but for the printk times: what is read from the text alone
+    (:func:`detectors.dmesg.why.explain`, with lines as offsets) holds for both.
+    """
+    found = report.__dict__.get("_origin")
+    return found if isinstance(found, KernelReport) else report
+
+
 def line_numbers(report: KernelReport) -> list[int]:
     """The line numbers of a report's lines, without making the lines of a repeat that has not made them."""
     source = report.__dict__.get("_source")
@@ -413,6 +437,7 @@ def _moved(entry: _Entry, first: int, raw: list[bytes] | None, text: bytes | Non
     fields["start_line"] = first
     fields["end_line"] = old.end_line + first - old.start_line
     fields["_source"] = (entry, first, raw, text)
+    fields["_origin"] = old.__dict__.get("_origin", old)  # the report built from text, for readers that cache by it
     return moved
 
 

@@ -45,3 +45,6 @@ class KernelReport:
     is_event: bool = False  # a resource event (OOM kill, allocation failure), not a kernel bug
     details: tuple[tuple[str, str], ...] = ()
     boot_time: float | None = None  # epoch seconds of boot, from a line with both a wall and a printk time
+    # The lines the kernel printed just above the header that belong to the report (a WARN's message after
+    # "cut here", a list_debug message before its BUG), as (number, text): read by detectors.dmesg.why.
+    preamble: tuple[tuple[int, str], ...] = ()

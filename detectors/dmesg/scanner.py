@@ -29,6 +29,11 @@ MAX_LINE_BYTES = 64 * 1024
 LOOKBACK_LINES = 64
 MAX_DIRECT = 4096  # header layouts remembered for the memo's fast look-up
 HEADER_LOOKBACK = 30  # lines above a continuation (Oops:, a panic) searched for its header
+PREAMBLE_BYTES = 2048  # bytes above a header searched for the lines that belong to it (KernelReport.preamble)
+PREAMBLE_LINES = 6
+_PREAMBLE_WORDS = (b"cut here", b"corruption", b"refcount_t:", b"double add", b"kasan: GPF")
+#: A message printed above its report's header without a "cut here" line between them.
+_PREAMBLE_MESSAGE = re.compile(rb"list_(?:add|del) corruption|list_add double add|refcount_t: |kasan: ")
 
 
 def trigger_patterns(
@@ -215,6 +220,7 @@ class LogScanner:
                 # its rule need looking at again (see _direct).  A miss takes the usual way below.
                 report, resume_at = built
                 self._pos = max(resume_at, line_end + 1) if resume_at <= start else resume_at
+                self._preamble(report, start)
                 self._last_end = max(self._last_end, report.end_line)
                 yield report
                 continue
@@ -252,9 +258,47 @@ class LogScanner:
                 return  # wait for more input
             report, resume_at = built
             self._pos = max(resume_at, line_end + 1) if resume_at <= start else resume_at
+            self._preamble(report, start)
             self._last_end = max(self._last_end, report.end_line)
             yield report
         self._pos = max(self._pos, end)
+
+    def _preamble(self, report: KernelReport, start: int) -> None:
+        """Set the lines just above the header at ``start`` that belong to the report (``KernelReport.preamble``).
+
+        A WARN prints its message between "cut here" and the header; list_debug prints its message
+        before "cut here" (or before the BUG).  Most reports have neither: one search of the bytes
+        above says so.  The report is the scanner's own record (a fresh repeat, or the built one
+        whose repeats get theirs here too), so it is set in place.
+        """
+        lo = max(0, start - PREAMBLE_BYTES)
+        above = self._buf[lo:start]
+        found: tuple[tuple[int, str], ...] = ()
+        if any(word in above for word in _PREAMBLE_WORDS):
+            found = self._preamble_lines(above, lo > 0, report)
+        if found != report.preamble:
+            object.__setattr__(report, "preamble", found)
+
+    def _preamble_lines(self, above: bytes, cut: bool, report: KernelReport) -> tuple[tuple[int, str], ...]:
+        raw = above.split(b"\n")[:-1]  # ``above`` ends with the newline before the header
+        if cut:
+            raw = raw[1:]  # the slice may begin inside a line
+        raw = raw[-PREAMBLE_LINES:]
+        first = report.start_line - len(raw)
+        # The lines are chosen on their bytes; only those are parsed (most reports have none or one).
+        cut_at = next((i for i in range(len(raw) - 1, -1, -1) if b"cut here" in raw[i]), None)
+        if cut_at is not None:
+            chosen = list(range(cut_at + 1, len(raw)))
+            if cut_at > 0 and _PREAMBLE_MESSAGE.search(raw[cut_at - 1]):
+                chosen.insert(0, cut_at - 1)
+        else:
+            chosen = []
+            for i in range(len(raw) - 1, max(-1, len(raw) - 3), -1):
+                if not _PREAMBLE_MESSAGE.search(raw[i]):
+                    break
+                chosen.insert(0, i)
+        lines = (parse_line(first + i, decode(raw[i])) for i in chosen if first + i > self._last_end)
+        return tuple((x.number, x.text) for x in lines if report.context is None or x.context in (None, report.context))
 
     def _build(
         self, start: int, end: int, final: bool, found: tuple[Rule, re.Match[str]], kind: str

@@ -74,6 +74,26 @@ def _stated(findings: tuple[Finding, ...]) -> list[Hypothesis]:
     return [why_hypothesis(f) for f in findings if f.fact("hypothesis")]
 
 
+def _log_cause(findings: tuple[Finding, ...]) -> list[Hypothesis]:
+    """The cause a kernel log report's body establishes (``root cause`` facts of detectors/dmesg/why.py).
+
+    Worded as the dump words the same cause (detectors/causes.py); read from the log alone, so the
+    values a dump would confirm are named as not checked.
+    """
+    out = []
+    for f in _of_kind(findings, "dmesg."):
+        statement = f.fact("root cause")
+        if not statement:
+            continue
+        cited = tuple(
+            f"{f.title} — {ev.cite()}" for ev in f.evidence if ev.locator.name in ("report", "cause")
+        )[:4] or _cites(f)  # fmt: skip
+        out.append(Hypothesis(0, statement, float(f.fact("root cause confidence") or 0.5), cited,
+                              ("read from the kernel log alone: no dump was read to confirm the values",),
+                              f.fact("root cause next command") or _step(f, "")))  # fmt: skip
+    return out
+
+
 def _null_field(findings: tuple[Finding, ...]) -> list[Hypothesis]:
     return [
         Hypothesis(0, f"{f.title}: a missing NULL check or an object used before it is set up", f.confidence,
@@ -165,8 +185,8 @@ def _log_bug(findings: tuple[Finding, ...]) -> list[Hypothesis]:
         return []  # the dump's crash finding carries it
     out = []
     for f in _of_kind(findings, "dmesg."):
-        if f.kind in OOM_KINDS or f.severity < Severity.HIGH:
-            continue
+        if f.kind in OOM_KINDS or f.severity < Severity.HIGH or f.fact("root cause"):
+            continue  # (a report whose body states its cause has it ranked by the log-cause rule)
         frame = f.fact("guilty frame")
         statement = f"a kernel bug reported as {f.title}" + (f" (guilty frame {frame})" if frame else "")
         out.append(Hypothesis(0, statement, f.confidence * 0.7, _cites(f),
@@ -181,6 +201,7 @@ Rule = Callable[[tuple[Finding, ...]], list[Hypothesis]]
 #: kept once, as the first rule words it (a detector's own statement is never shadowed by a generic one).
 RULES: tuple[tuple[str, Rule], ...] = (
     ("stated", _stated),
+    ("log-cause", _log_cause),
     ("null-field", _null_field),
     ("crash-site", _crash_site),
     ("module", _module),

@@ -10,6 +10,7 @@ in :mod:`forensics.vmcore.resolve` read them back from the dump with drgn.
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 
 from detectors.dmesg.taint import TAINT_FLAGS
@@ -280,7 +281,8 @@ def crash_finding(snap: CrashSnapshot, title: str, fault: FaultAnalysis | NotAva
         summary=summary,
         evidence=tuple(evidence),
         next_steps=(
-            f"crash {snap.vmlinux_path} {snap.dump_path}  # then: bt; dis -rl {frame.pc:#x}" if frame else "crash ...",
+            # at the prompt of the report's Follow-up crash session (real paths, uncompressed vmlinux)
+            f"crash> bt; crash> dis -rl {frame.pc:#x}" if frame else "crash> bt",
         ),
         facts=tuple(facts),
         detector=DETECTOR,
@@ -340,7 +342,7 @@ def null_field_finding(snap: CrashSnapshot, fault: FaultAnalysis) -> Finding | N
         evidence=tuple(evidence),
         next_steps=(
             f"crash> dis -rl {fault.instruction.address:#x}",
-            *(f"crash> struct -o {s}" for s in _structs(fault)),
+            *(f"crash> struct -o {s.removeprefix('struct ')}" for s in _structs(fault)),  # crash: no "struct"
         ),
         facts=(*_fault_facts(fault), *_null_next_command(snap, fault)),
         detector=DETECTOR,
@@ -355,7 +357,16 @@ def _null_next_command(snap: CrashSnapshot, fault: FaultAnalysis) -> list[Fact]:
     func = str(frame.function) if frame else "the crashing function"
     where = (frame.where() if frame else None) or func
     member = fault.null_field.member.name
-    return [Fact("next command", f"grep -n '{member}' {where.split(':')[0]}  # find where {member} is set")]
+    path = where.split(":")[0]
+    if not isinstance(snap.follow_up, NotAvailable):
+        path = snap.follow_up.local_source(path)  # the copy under --source-dir, not the build machine's path
+    return [Fact("next command", f"grep -n '{member}' {path}  # find where {member} is set")]
+
+
+def _modinfo(snap: CrashSnapshot, module: str) -> str:
+    """``modinfo`` on the module file the analysis loaded (runs anywhere); by name only on the crashed host."""
+    path = None if isinstance(snap.follow_up, NotAvailable) else snap.follow_up.module_file(module)
+    return f"modinfo {shlex.quote(path)}" if path else f"modinfo {module}  # on the crashed machine"
 
 
 def _structs(fault: FaultAnalysis) -> list[str]:
@@ -419,7 +430,8 @@ def blocked_task_findings(snap: CrashSnapshot) -> list[Finding]:
                 + (f", which {owner.comm} (pid {owner.pid}) holds" if owner else "")
                 + ".",
                 evidence=tuple(evidence),
-                next_steps=(f"crash> bt {task.pid}",) + ((f"crash> bt {owner.pid}",) if owner else ()),
+                # drgn's crash-compatible bt: crash 8.0.2 finds no task by pid in these 6.1 dumps
+                next_steps=(f">>> %crash bt {task.pid}",) + ((f">>> %crash bt {owner.pid}",) if owner else ()),
                 subjects=(
                     Subject(SubjectKind.TASK, task.comm, task.pid),
                     *((Subject(SubjectKind.LOCK, task.blocked_on),) if task.blocked_on else ()),
@@ -567,7 +579,7 @@ def module_findings(snap: CrashSnapshot, frames: tuple[Frame, ...]) -> list[Find
                 summary=f"Frame #{frame.index} runs in {module.name}, which taints the kernel with "
                 f"{module.taints}: report the crash to the module's vendor first.",
                 evidence=(_frame_evidence(snap, frame),),
-                next_steps=(f"modinfo {module.name}", "crash> mod"),
+                next_steps=(_modinfo(snap, module.name), "crash> mod -t"),
                 facts=(Fact("module taint", module.taints), Fact("debug info", "yes" if module.debug_info else "no")),
                 detector=DETECTOR,
             )

@@ -7,6 +7,7 @@ lock's word decoded, the owner when the kernel records one, and the other CPUs.
 
 from __future__ import annotations
 
+from detectors.causes import LockWaiter, lock_cycle
 from detectors.vmcore.findings import _first_own_frame, crash_frame, culprit_frame
 from detectors.vmcore.why import _finding, _frame_ev, _log_line
 from forensics.model import Evidence, Fact, Finding, FindingKind, Locator, LocatorKind, NotAvailable, Severity
@@ -71,13 +72,14 @@ def lock_cycle_findings(snap: CrashSnapshot) -> list[Finding]:
         evidence.append(_log_line(snap, "blocked for more than"))
         kind = "AB-BA deadlock" if len(tasks) == 2 else f"lock cycle of {len(tasks)} tasks"
         statement = "; ".join(parts)
+        waiters = [LockWaiter(t.comm, ", ".join(holds[t.pid]) or "?", _lock_name(t.blocked_on)) for t in tasks]
         out.append(
             _finding(
                 FindingKind.DEADLOCK, ",".join(t.comm for t in tasks),
                 f"deadlock: {' and '.join(t.comm for t in tasks)} wait for each other's locks ({kind})",
                 f"Lock cycle: {statement}. None can go on: the locks are taken in opposite orders.",
-                f"{kind}: {statement}",
-                "crash> bt " + " ".join(str(t.pid) for t in tasks), 0.95,
+                lock_cycle(waiters),
+                ">>> %crash bt " + " ".join(str(t.pid) for t in tasks), 0.95,  # drgn's bt: any kernel drgn reads
                 "each lock's owner read from the lock in the waiter's frame", evidence, facts, Severity.CRITICAL,
             )
         )  # fmt: skip

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from detectors import causes
 from detectors.vmcore.disasm import decode
 from detectors.vmcore.findings import crash_frame, culprit_frame
 from detectors.vmcore.why import _finding, _frame_ev, _log_line, classify_value, object_state
@@ -117,10 +118,11 @@ def double_free_finding(snap: CrashSnapshot) -> Finding | None:
         gone = next((a for a in snap.addresses if a.kind == "slab" and a.missing), None)
         facts.append(Fact("object", f"{gone.address:#x} (seen in {gone.origin}): {gone.missing}" if gone else
                           "not identified: no pointer of the frames or registers lies in a slab object"))  # fmt: skip
-    hypothesis = f"double free in {func}: {what} is freed a second time" + (f" at {where}" if where else "")
     first = obj.track("free") if obj is not None else None
-    if first is not None and first.caller:
-        hypothesis += f"; the first free was in {first.caller.split('+')[0]}"
+    hypothesis = causes.double_free(
+        func, obj.cache if obj else None, obj.start if obj else None, where,
+        first.caller.split("+")[0] if first is not None and first.caller else None,
+    )  # fmt: skip
     return _finding(
         FindingKind.DOUBLE_FREE, f"{func}:{obj.cache if obj else '?'}", f"BUG: double free in {func}",
         f"{meaning}. {what[0].upper() + what[1:]} is freed again by {func}"
@@ -222,11 +224,11 @@ def freed_object_findings(snap: CrashSnapshot) -> list[Finding]:
         facts.append(Fact("first words", ", ".join(f"{w:#x}" for w in a.words[:4]) or "not in dump"))
         poisoned = any((c := classify_value(w)) is not None and c.kind.startswith("slab-") for w in a.words)
         freer = obj.track("free") if obj is not None else None
-        hypothesis = f"use-after-free: {func} uses a {a.cache} object after it was freed ({a.origin} = {a.address:#x})"
-        if freer is not None and freer.caller:
-            hypothesis += f"; freed by {freer.caller.split('+')[0]}"
-        if obj is not None and obj.referenced_by:
-            hypothesis += f"; {', '.join(obj.referenced_by)} still points at it"
+        hypothesis = causes.use_after_free(
+            func, a.cache, f"{a.origin} = {a.address:#x}",
+            freer.caller.split("+")[0] if freer is not None and freer.caller else None,
+            obj.referenced_by if obj is not None else (),
+        )  # fmt: skip
         evidence: list[Evidence | None] = [_frame_ev(snap, culprit.index) if culprit else None]
         evidence.append(_log_line(snap, "general protection fault") or _log_line(snap, "unable to handle"))
         out.append(

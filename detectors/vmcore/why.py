@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from detectors.causes import list_corruption, list_poison_explain, list_text_explain, memory_user
+from detectors.pointers import LIST_POISON1, LIST_POISON2, VALUE_RULES, ValueClass, ascii_text, classify_value
 from detectors.vmcore import cexpr
 from detectors.vmcore.findings import DETECTOR, log_source, register_excerpt
 from forensics.model import (
@@ -28,98 +30,10 @@ from forensics.model import (
 from forensics.model import finding_id as make_id
 from forensics.types.vmcore import AddressInfo, BugSite, CrashSnapshot, TypeLayout, ValueRead
 
-LIST_POISON1 = 0xDEAD000000000100
-LIST_POISON2 = 0xDEAD000000000122
+__all__ = ["LIST_POISON1", "LIST_POISON2", "VALUE_RULES", "ValueClass", "classify_value"]
 
-
-@dataclass(frozen=True)
-class ValueClass:
-    """What a suspicious 64-bit value is."""
-
-    kind: str
-    meaning: str
-
-
-def _bytes(value: int) -> bytes:
-    return (value & 0xFFFFFFFFFFFFFFFF).to_bytes(8, "little")
-
-
-def _ascii(value: int) -> str | None:
-    """The text a value spells when it is printable ASCII (at least 4 characters, NUL-padded)."""
-    raw = _bytes(value).rstrip(b"\0")
-    if len(raw) >= 4 and all(0x20 <= b < 0x7F for b in raw):
-        return raw.decode()
-    return None
-
-
-def _canonical(value: int) -> bool:
-    top = value >> 47
-    return top in (0, 0x1FFFF)
-
-
-def _filled(value: int, byte: int, last: int | None = None) -> bool:
-    """Whether a value is a poison fill of ``byte`` (ending in ``last``), read as 8 or as 4 bytes.
-
-    A 32-bit member of a poisoned object reads as 0x6b6b6b6b (zero-extended in a register): the
-    same poison, not the text "kkkk".
-    """
-    for width in (8, 4):
-        if width == 4 and value >> 32:
-            break
-        raw = _bytes(value)[:width]
-        body = raw[:-1] if last is not None else raw
-        if set(body) == {byte} and (last is None or raw[-1] == last):
-            return True
-    return False
-
-
-def _repeated(value: int, byte: int) -> bool:
-    return _filled(value, byte)
-
-
-#: Suspicious values, most specific first; each rule: (kind, test, meaning, example).
-VALUE_RULES: tuple[tuple[str, object, str, int], ...] = (
-    ("list-poison1", lambda v: v == LIST_POISON1,
-     "LIST_POISON1: the ->next of an entry list_del() already removed", LIST_POISON1),
-    ("list-poison2", lambda v: v == LIST_POISON2,
-     "LIST_POISON2: the ->prev of an entry list_del() already removed", LIST_POISON2),
-    ("slab-poison-free", lambda v: _repeated(v, 0x6B),
-     "slab poison 0x6b (POISON_FREE): memory of a freed object, read after kfree (use-after-free)",
-     0x6B6B6B6B6B6B6B6B),
-    ("slab-poison-end", lambda v: _filled(v, 0x6B, last=0xA5),
-     "slab poison end 0xa5 (POISON_END): the last byte of a freed object", 0xA56B6B6B6B6B6B6B),
-    ("slab-poison-inuse", lambda v: _repeated(v, 0x5A),
-     "slab poison 0x5a (POISON_INUSE): allocated memory never initialised", 0x5A5A5A5A5A5A5A5A),
-    ("slab-redzone-inactive", lambda v: _repeated(v, 0xBB),
-     "SLUB red zone 0xbb (inactive): the padding around a free object", 0xBBBBBBBBBBBBBBBB),
-    ("slab-redzone-active", lambda v: _repeated(v, 0xCC),
-     "SLUB red zone 0xcc (active): the padding around an allocated object — an overflow reached it",
-     0xCCCCCCCCCCCCCCCC),
-    ("null-offset", lambda v: 0 < v < 0x1000,
-     "NULL plus an offset: a member read through a NULL pointer", 0x30),
-    # Text only where no pointer can be: a canonical value that happens to spell text (0x286a5920, a
-    # user buffer, reads " Yj(") is an address, not text.
-    ("ascii", lambda v: _ascii(v) is not None and not _canonical(v),
-     "printable ASCII: text overwrote a pointer", 0x746E65696C632D66),
-    ("non-canonical", lambda v: not _canonical(v),
-     "non-canonical address: not a pointer at all (a general protection fault when used)", 0x0DEAD00000000000),
-    # From 4 MiB (the lowest ELF mapping; below it sit per-CPU offsets such as s->cpu_slab and counts).
-    ("user-address", lambda v: 0x400000 <= v < 0x0000800000000000,
-     "a user-space address where the kernel expects a kernel pointer", 0x7FFD12345678),
-)  # fmt: skip
-
-
-def classify_value(value: int) -> ValueClass | None:
-    """The first rule a value matches, None for an unremarkable value (0, small counts, kernel pointers)."""
-    if value == 0:
-        return None
-    for kind, test, meaning, _example in VALUE_RULES:
-        if test(value):  # type: ignore[operator]
-            text = _ascii(value)
-            return ValueClass(
-                kind, f"printable ASCII {text!r}: text overwrote a pointer" if kind == "ascii" else meaning
-            )
-    return None
+# The value classification is shared with the kernel log's reports (detectors/pointers.py).
+_ascii = ascii_text
 
 
 def object_state(allocated: bool | None) -> str:
@@ -244,7 +158,8 @@ def bug_condition_finding(snap: CrashSnapshot) -> Finding | None:
             f"The kernel trapped on a {what} in {site.function} ({where}); the source line is needed to name the "
             f"condition: {site.source.reason}. The frame's values are listed.",
             f"an assertion in {site.function} ({where}) failed; its condition is not known without the source",
-            f"kforensic vmcore {snap.dump_path} --source-dir DIR", 0.5,
+            f"crash> dis -rl {site.pc:#x}  # the comparison before the trap; the source tree of this build "
+            "(--source-dir) names the condition", 0.5,
             "trap and frame read from the dump; the source line is missing", evidence, facts,
         )  # fmt: skip
     evidence.append(
@@ -258,7 +173,8 @@ def bug_condition_finding(snap: CrashSnapshot) -> Finding | None:
             f"{what} in {site.function} at {where}: the source given does not match the build",
             f"{site.source.mismatch}. The condition is not evaluated from a line that may not be the one compiled.",
             f"an assertion in {site.function} ({where}) failed; the source at hand is another version",
-            "give the source tree of the running kernel/module: --source-dir DIR", 0.45,
+            f"crash> dis -rl {site.pc:#x}  # the comparison the build made; --source-dir the tree it was built from",
+            0.45,
             "the source line does not fit the build", evidence, facts,
         )  # fmt: skip
     verdict = judge_condition(site)
@@ -297,6 +213,15 @@ def bug_condition_finding(snap: CrashSnapshot) -> Finding | None:
 
 
 # ---------------------------------------------------------------- corruption
+
+
+def _words_command(snap: CrashSnapshot) -> str:
+    """The stack's values, then the words of the first slab object the crash points into (no placeholder)."""
+    obj = next((a for a in snap.addresses if a.object_start is not None and a.missing is None), None)
+    if obj is None or obj.object_start is None:
+        return "crash> bt -FF"
+    words = max(1, min((obj.object_size or 64) // 8, 32))
+    return f"crash> bt -FF; crash> rd -SS {obj.object_start:#x} {words}"
 
 
 def suspicious_value_findings(snap: CrashSnapshot) -> list[Finding]:
@@ -342,7 +267,7 @@ def suspicious_value_findings(snap: CrashSnapshot) -> list[Finding]:
             + "; ".join(f"{w} = {v:#x} — {c.meaning}" for w, v, c, _ in hits[:6])
             + ".",
             f"memory corruption: {first[2].meaning}",
-            "crash> bt -FF; crash> rd -SS <address> 8",
+            _words_command(snap),
             0.7,
             "the values match known poison/text patterns",
             [h[3] for h in hits] + [_frame_ev(snap, 0)],
@@ -429,28 +354,25 @@ def list_corruption_finding(snap: CrashSnapshot) -> Finding | None:
                     if any(c.kind == "ascii" for _, c in bad) or any(
                         (c := classify_value(w)) is not None and c.kind == "ascii" for w in entry.words[:2]
                     ):
-                        spelled = [f"{v:#x} = {_ascii(v)!r}" for v in (*(a for a, _ in bad), *entry.words[:2])
-                                   if _ascii(v) is not None]  # fmt: skip
-                        explain = (f"text overflowed from {struct}.{neighbour.name} ({neighbour.type_name}) into "
-                                   f"{member_text}: {spelled[0]} is text, not a pointer")  # fmt: skip
+                        spelled = [v for v in (*(a for a, _ in bad), *entry.words[:2]) if _ascii(v) is not None]
+                        explain = list_text_explain(spelled[0], str(_ascii(spelled[0])), member_text,
+                                                    f"{struct}.{neighbour.name} ({neighbour.type_name})")  # fmt: skip
         poison = [w for w in entry.words[:2] if w in (LIST_POISON1, LIST_POISON2)]
         if not explain and len(poison) == 2:
-            explain = (
-                f"the entry was already removed: next = LIST_POISON1 and prev = LIST_POISON2 are what list_del() "
-                f"leaves, so {func} deleted {member_text or 'the entry'} twice (or used it after list_del)"
-            )
+            explain = list_poison_explain(func, member_text or None, ("next", "prev"))
         if not explain and entry.allocated is False:
             explain = "the entry lies in a FREE slab object: a use-after-free of the object that holds the list"
     if not explain:
         explain = "; ".join(c.meaning for _, c in bad) or "a list pointer does not point back: memory corruption"
     where = f"{member_text} " if member_text else ""
     title = f"list corruption in {func}: {where}— " + explain.split(":")[0].split(",")[0]
-    hypothesis = f"list corruption of {member_text or 'a list entry'} in {func}: {explain}"
+    hypothesis = list_corruption(func, explain, member_text or None)
     evidence: list[Evidence | None] = [log_ev, _frame_ev(snap, culprit.index) if culprit else None]
     return _finding(
         FindingKind.LIST_CORRUPTION,
         member_text or message[:60], title, f"{message.splitlines()[0]} — {explain}.", hypothesis,
-        f"crash> kmem {entry.address:#x}; crash> struct -o {member_text.split('.')[0]}" if entry else "crash> kmem -s",
+        f"crash> kmem {entry.address:#x}; crash> struct -o {member_text.split('.')[0].removeprefix('struct ')}"
+        if entry else "crash> kmem -s",
         0.9 if entry is not None and member_text else 0.7,
         "entry, object and struct read from the dump" if entry else "from the log message only", evidence, facts,
     )  # fmt: skip
@@ -525,9 +447,7 @@ def oom_finding(snap: CrashSnapshot) -> Finding | None:
             facts.append(Fact(f"memory user: {label}", f"{u.bytes / 2**20:.1f} MiB{share}"))
         if ranked:
             top = ranked[0]
-            share = f", {100 * top.bytes / total:.0f}% of RAM" if total else ""
-            top_text = f"{top.kind} {top.name}" + (f" (pid {top.pid})" if top.pid is not None else "")
-            top_text += f" with {top.bytes / 2**20:.1f} MiB{share}"
+            top_text = memory_user(top.kind, top.name, top.bytes, top.pid, total)
     log_ev = Evidence(
         log_source(snap.dump_path), Locator(LocatorKind.LINE, number), record.text.split("\n")[0],
         timestamp=Timestamp(record.seconds, Clock.MONOTONIC),
@@ -538,7 +458,7 @@ def oom_finding(snap: CrashSnapshot) -> Finding | None:
         + (m.group(3) or f"({m.group(2)})"),
         f"{m.group(1)} asked for an order-{m.group(4)} allocation ({m.group(2)}) and nothing could be reclaimed. "
         f"Largest user: {top_text}.",
-        f"memory exhausted by {top_text}", "crash> ps -G | sort -k 8 -n; crash> kmem -i", 0.85,
+        f"memory exhausted by {top_text}", ">>> %crash ps -G | sort -k 8 -n | tail; >>> %crash kmem -i", 0.85,
         "memory users read from the dump (RSS counters, vmalloc areas, slab caches)", [log_ev], facts,
     )  # fmt: skip
 

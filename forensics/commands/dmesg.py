@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import TYPE_CHECKING, Annotated
 
@@ -11,9 +10,9 @@ import typer
 from forensics.commands.common import DebugOption, FailOnOption, ForceOption, FormatOption, OutputOption
 from forensics.delivery import deliver, exit_status, render_for
 from forensics.errors import UsageError
-from forensics.pipelines.dmesg import build_incident, triage_file, triage_live
+from forensics.pipelines.dmesg import build_incident, dmesg_hypotheses, triage_file, triage_live
 from forensics.report import OutputFormat
-from forensics.report.dmesg import render_table, to_document
+from forensics.report.dmesg import document_text, render_table, to_document
 
 if TYPE_CHECKING:
     pass
@@ -83,10 +82,11 @@ def dmesg(
     if live:
         results.append(triage_live())
     incident = build_incident(results)
+    hypotheses = dmesg_hypotheses(incident)
     if fmt is OutputFormat.JSON:
-        text = json.dumps(to_document(results, incident), indent=1, ensure_ascii=False) + "\n"
+        text = document_text(to_document(results, incident, hypotheses))
     else:
-        text = render_table(results, fmt) + render_for(incident, fmt, output)
+        text = render_table(results, fmt, hypotheses) + render_for(incident, fmt, output)
     deliver(text, output)
     raise typer.Exit(int(exit_status(incident, fail_on)))
 

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from forensics.commands.common import DebugOption, FailOnOption, ForceOption, FormatOption, OutputOption
 from forensics.delivery import deliver, exit_status
+from forensics.errors import UsageError
 from forensics.report import OutputFormat
+
+if TYPE_CHECKING:
+    from forensics.types.results import VmcoreResult
 
 EXAMPLE = """
 Example:
@@ -21,6 +26,10 @@ Example:
   kforensic vmcore vmcore --vmlinux vmlinux --module-debug kf_buggy.ko --format json -o crash.json
 
   kforensic vmcore /var/crash/202611300712/ --source-dir /usr/src/linux-source-6.1 --source-dir ~/src/mydriver
+
+  kforensic vmcore /var/crash/202611300712/ --debuginfod https://debuginfod.debian.net
+
+  kforensic vmcore /var/crash/202611300712/ --shell
 """
 
 
@@ -49,6 +58,26 @@ def vmcore(
             metavar="DIR",
         ),
     ] = None,
+    debuginfod: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--debuginfod",
+            help="Ask this debuginfod server for debug info missing locally, by build ID (repeatable; "
+            "default: $DEBUGINFOD_URLS).",
+            metavar="URL",
+        ),
+    ] = None,
+    no_debuginfod: Annotated[
+        bool, typer.Option("--no-debuginfod", help="Never ask a debuginfod server, even with DEBUGINFOD_URLS set.")
+    ] = False,
+    shell: Annotated[
+        bool,
+        typer.Option(
+            "--shell",
+            help="After the analysis, open drgn's interactive console on the dump with the analysis' objects "
+            "bound to names (the report goes to -o only).",
+        ),
+    ] = False,
     fmt: FormatOption = OutputFormat.TEXT,
     output: OutputOption = None,
     fail_on: FailOnOption = None,
@@ -57,17 +86,47 @@ def vmcore(
 ) -> None:
     """Analyse a kernel crash dump: what crashed, where, on which data, and why."""
     from forensics.pipelines.vmcore import analyse_dump
-    from forensics.report.vmcore import render_vmcore_markdown, to_document
     from forensics.vmcore.program import DebugInfoRequest
 
-    request = DebugInfoRequest(vmlinux, tuple(debug_dir or ()), tuple(module_debug or ()), tuple(source_dir or ()))
+    if no_debuginfod and debuginfod:
+        raise UsageError("--debuginfod and --no-debuginfod contradict each other", hint="give one of them")
+    servers = () if no_debuginfod else tuple(debuginfod) if debuginfod else None
+    if shell:
+        from forensics.vmcore.shell import check_stdin
+
+        check_stdin()  # before the analysis: a refused shell costs nothing
+        # drgn loads its plugins (the % commands, crash's commands) with the first program of the process.
+        os.environ.setdefault("DRGN_DISABLE_PLUGINS", "")
+    request = DebugInfoRequest(
+        vmlinux, tuple(debug_dir or ()), tuple(module_debug or ()), tuple(source_dir or ()), servers
+    )
     if sys.stderr.isatty():
         from rich.console import Console
 
-        with Console(stderr=True).status("opening the dump") as status:
-            result = analyse_dump(path, request, status.update)
+        console = Console(stderr=True)
+        with console.status("opening the dump") as status:
+            result = analyse_dump(
+                path, request, status.update, lambda m: console.print(f"kforensic: {m}", markup=False, highlight=False)
+            )
     else:
-        result = analyse_dump(path, request)
+        result = analyse_dump(path, request, None, lambda m: print(f"kforensic: {m}", file=sys.stderr, flush=True))
+    if shell:
+        from forensics.vmcore.shell import run_shell
+
+        if output is not None:
+            deliver(_render(result, fmt, output), output)
+        top = result.analysis.hypotheses[0].statement if result.analysis.hypotheses else "no hypothesis"
+        frame = result.analysis.crash_frame.index if result.analysis.crash_frame is not None else None
+        run_shell(path, request, result.snapshot, frame, top)
+        raise typer.Exit(int(exit_status(result.incident, fail_on)))
+    deliver(_render(result, fmt, output), output)
+    raise typer.Exit(int(exit_status(result.incident, fail_on)))
+
+
+def _render(result: VmcoreResult, fmt: OutputFormat, output: Path | None) -> str:
+    """The report in the asked format."""
+    from forensics.report.vmcore import render_vmcore_markdown, to_document
+
     if fmt is OutputFormat.JSON:
         text = json.dumps(to_document(result), indent=2, ensure_ascii=False) + "\n"
     elif fmt is OutputFormat.MD:
@@ -84,8 +143,7 @@ def vmcore(
             Markdown(render_vmcore_markdown(result))
         )
         text = buf.getvalue()
-    deliver(text, output)
-    raise typer.Exit(int(exit_status(result.incident, fail_on)))
+    return text
 
 
 def register(app: typer.Typer) -> None:

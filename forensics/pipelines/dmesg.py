@@ -11,6 +11,7 @@ from forensics.types.results import SourceResult
 
 if TYPE_CHECKING:
     from detectors.dmesg.findings import ReportGrouper
+    from detectors.incident.hypotheses import Hypothesis
 
 
 def _scan(chunks: Iterable[bytes]) -> tuple[ReportGrouper, int]:
@@ -41,7 +42,7 @@ def triage_file(name: str) -> SourceResult:
     with open_log(name) as tracked:
         grouper, lines = _scan(log_chunks(tracked))
         record = tracked.record()
-    return SourceResult(tracked.source, record, grouper, lines)
+    return SourceResult(tracked.source, record, grouper, lines, explain=True)
 
 
 def triage_live() -> SourceResult:
@@ -50,14 +51,18 @@ def triage_live() -> SourceResult:
 
     reader = KmsgDumpReader()
     grouper, lines = _scan(reader.chunks())
-    return SourceResult(KMSG_NAME, reader.record(), grouper, lines)
+    return SourceResult(KMSG_NAME, reader.record(), grouper, lines, explain=True)
 
 
 def build_incident(results: list[SourceResult]) -> Incident:
     """All findings of all inputs as one incident."""
-    from detectors.dmesg.findings import group_finding
+    from detectors.dmesg.findings import explained_finding
 
-    findings = [group_finding(r.name, g) for r in results for g in r.groups]
+    findings = [
+        explained_finding(r.name, g, r.whys.get(g.first.start_line), r.group_causes.get(g.first.signature))
+        for r in results
+        for g in r.groups
+    ]
     releases = {x for r in results for x in r.grouper.releases}
     firsts = [r.grouper.first_time for r in results if r.grouper.first_time is not None]
     lasts = [r.grouper.last_time for r in results if r.grouper.last_time is not None]
@@ -80,6 +85,13 @@ def build_incident(results: list[SourceResult]) -> Incident:
         tool_version=__version__,
         boot_time=_boot_time([t for r in results for t in r.grouper.boot_times]),
     )
+
+
+def dmesg_hypotheses(incident: Incident) -> tuple[Hypothesis, ...]:
+    """The incident's findings ranked by the one hypothesis table (what ``report`` ranks from the same log)."""
+    from detectors.incident.hypotheses import rank_hypotheses
+
+    return rank_hypotheses(incident.findings)
 
 
 def _boot_time(times: list[float]) -> BootTime | NotAvailable:

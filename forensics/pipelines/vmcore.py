@@ -12,14 +12,22 @@ if TYPE_CHECKING:
     from forensics.vmcore.program import DebugInfoRequest
 
 
-def analyse_dump(path: Path, request: DebugInfoRequest, progress: Callable[[str], None] | None = None) -> VmcoreResult:
-    """Open a dump (file or crash directory), extract a snapshot, analyse it."""
+def analyse_dump(
+    path: Path,
+    request: DebugInfoRequest,
+    progress: Callable[[str], None] | None = None,
+    notice: Callable[[str], None] | None = None,
+) -> VmcoreResult:
+    """Open a dump (file or crash directory), extract a snapshot, analyse it.
+
+    ``progress``: transient status; ``notice``: downloads and decompressions, said even without a terminal.
+    """
     from detectors.vmcore.analysis import analyse_snapshot
     from forensics import __version__
     from forensics.model import BootTime, Clock, Incident, NotAvailable, Timestamp, TimeWindow
     from forensics.vmcore import extract_dump
 
-    extract = extract_dump(path, request, progress)
+    extract = extract_dump(path, request, progress, notice)
     snapshot = extract.snapshot
     if progress is not None:
         progress("analysing")

@@ -1,4 +1,4 @@
-"""``kforensic dmesg`` rendered: the reports table and the ``kforensic.dmesg/1`` document."""
+"""``kforensic dmesg`` rendered: the reports table, why each report happened, and the ``kforensic.dmesg/1`` document."""
 
 from __future__ import annotations
 
@@ -7,36 +7,110 @@ from typing import TYPE_CHECKING, Any
 from forensics import __version__
 from forensics.model import Incident
 from forensics.report import OutputFormat
-from forensics.report.document import Block, Section, Table, blocks_markdown
+from forensics.report.document import Block, BulletList, Code, Paragraph, Section, Table, blocks_markdown
+from forensics.report.markdown import md_escape
 from forensics.types.results import SourceResult
 
 if TYPE_CHECKING:
-    pass
+    from detectors.dmesg.findings import ReportGroup
+    from detectors.dmesg.why import ReportWhy
+    from detectors.incident.hypotheses import Hypothesis
 
 
 SCHEMA = "kforensic.dmesg/1"
 
 
-def to_document(results: list[SourceResult], incident: Incident) -> dict[str, Any]:
+def hypothesis_dict(h: Hypothesis) -> dict[str, Any]:
+    """One ranked hypothesis as JSON (the same fields as ``kforensic vmcore``'s)."""
+    return {
+        "rank": h.rank,
+        "statement": h.statement,
+        "confidence": h.confidence,
+        "supporting": list(h.supporting),
+        "against": list(h.against),
+        "next_command": h.next_command,
+    }
+
+
+def _listed_whys(r: SourceResult) -> dict[int, ReportWhy]:
+    """The readings the document lists: each group's first occurrence's, and a repeat's only when it differs.
+
+    Repeats of one report read the same (the reading is cached by the report they repeat); listing it once per
+    group keeps the document small for a log that repeats a crash.
+    """
+    out = {}
+    for g in r.groups:
+        first = r.whys.get(g.first.start_line)
+        for x in g.kept:
+            why = r.whys.get(x.start_line)
+            if why is not None and (x is g.first or why is not first):
+                out[x.start_line] = why
+    return out
+
+
+def to_document(
+    results: list[SourceResult], incident: Incident, hypotheses: tuple[Hypothesis, ...] = ()
+) -> dict[str, Any]:
     """The ``kforensic.dmesg/1`` JSON document."""
     from detectors.dmesg.findings import group_to_dict, report_to_dict
     from forensics.serialize import incident_to_dict
 
-    return {
-        "schema": SCHEMA,
-        "tool_version": __version__,
-        "sources": [
+    sources = []
+    for r in results:
+        whys = _listed_whys(r)
+        sources.append(
             {
                 "path": r.name,
                 "lines": r.lines,
-                "reports": [report_to_dict(x) for x in r.reports],
-                "events": [report_to_dict(x) for x in r.events],
+                "reports": [
+                    report_to_dict(x, whys.get(x.start_line), r.group_causes.get(x.signature)) for x in r.reports
+                ],
+                "events": [report_to_dict(x, whys.get(x.start_line)) for x in r.events],
                 "groups": [group_to_dict(g) for g in r.groups],
             }
-            for r in results
-        ],
+        )
+    return {
+        "schema": SCHEMA,
+        "tool_version": __version__,
+        "sources": sources,
+        "hypotheses": [hypothesis_dict(h) for h in hypotheses],
         "incident": incident_to_dict(incident),
     }
+
+
+def document_text(doc: dict[str, Any], depth: int = 4) -> str:
+    """The document as JSON text: containers indented down to ``depth``, each deeper item on one line.
+
+    The standard library indents only in pure Python (~5x slower than its C encoder, which cannot indent): a
+    report-dense log's document of tens of MB took longer to write than to find its reports.  A report, a
+    group or a finding on one line each keeps it readable and greppable.
+    """
+    import json
+
+    encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+    parts: list[str] = []  # joined once: no level copies the text of the levels below it
+    put = parts.append
+
+    def emit(obj: Any, level: int) -> None:
+        pad = "\n" + " " * (level + 1)
+        if level < depth and isinstance(obj, dict) and obj:
+            put("{")
+            for n, (k, v) in enumerate(obj.items()):
+                put(("," if n else "") + pad + encode(k) + ": ")
+                emit(v, level + 1)
+            put("\n" + " " * level + "}")
+        elif level < depth and isinstance(obj, list) and obj:
+            put("[")
+            for n, v in enumerate(obj):
+                put(("," if n else "") + pad)
+                emit(v, level + 1)
+            put("\n" + " " * level + "]")
+        else:
+            put(encode(obj))
+
+    emit(doc, 0)
+    put("\n")
+    return "".join(parts)
 
 
 def _time(value: object) -> str:
@@ -62,23 +136,91 @@ def _rows(results: list[SourceResult]) -> list[list[str]]:
 
 
 _HEADER = ["source", "lines", "time", "severity", "title", "count"]
+#: Facts shown in the why section (the JSON holds them all).
+_SHOWN_FACTS = 14
 
 
-def dmesg_sections(results: list[SourceResult]) -> tuple[Block, ...]:
-    """The reports of every input as a document section (what ``report`` nests)."""
+def _why_blocks(group: ReportGroup, why: ReportWhy) -> tuple[Block, ...]:
+    """One report's reading: the cause, the facts with their lines, the stacks' first foreign frames, the code."""
+    first = group.first.start_line
+    blocks: list[Block] = []
+    if why.cause is not None:
+        lines = ", ".join(str(first + at) for at in why.cause_at)
+        blocks.append(Paragraph(f"**{md_escape(why.cause.cls)}**: {md_escape(why.cause.statement)} (line {lines})"))
+    facts = [f for f in why.facts if f.name != "root cause"][:_SHOWN_FACTS]
+    rows = [(f.name, str(f.value), str(first + f.at)) for f in facts]
+    rows += [(f"lock {k.role}" + (f" #{k.number}" if k.number is not None else ""),
+              k.name + (f" taken in {k.site}" if k.site else ""), str(first + k.at))
+             for k in why.locks[:8]]  # fmt: skip
+    rows += [(f"stalled CPU {c.cpu}", c.detail, str(first + c.at)) for c in why.cpus[:8]]
+    rows += [("task", f"{t.comm or '?'} (pid {t.pid}): {t.detail}", str(first + t.at)) for t in why.tasks[:8]]
+    rows += [("memory user", f"{c.kind} {c.name}" + (f" (pid {c.pid})" if c.pid is not None else "")
+              + f": {c.bytes / 2**20:.1f} MiB", str(first + c.at)) for c in why.consumers[:5]]  # fmt: skip
+    rows += [(f"zone {z.zone}", f"free {z.free_kb} kB" + (f", min {z.min_kb} kB" if z.min_kb is not None else ""),
+              str(first + z.at)) for z in why.zones[:6]]  # fmt: skip
+    if rows:
+        blocks.append(Table(("fact", "value", "line"), tuple(rows), escape="full"))
+    stacks = [
+        f"{s.kind} (line {first + s.at}): "
+        + (s.first_foreign.function if s.first_foreign else "no foreign frame")
+        + (f" at {s.first_foreign.source}" if s.first_foreign and s.first_foreign.source else "")
+        for s in why.stacks
+    ]
+    if stacks:
+        blocks.append(BulletList(tuple(md_escape(s) for s in stacks)))
+    if why.code is not None and why.code.instructions:
+        blocks.append(Code("\n".join(f"{'=>' if i.faulting else '  '} {i.offset:+4d}: {i.text}"
+                                     for i in why.code.instructions)))  # fmt: skip
+    return tuple(blocks)
+
+
+def why_sections(results: list[SourceResult]) -> tuple[Section, ...]:
+    """Why each group's first report happened, as far as its body says."""
+    out = []
+    for r in results:
+        for g in r.groups:
+            why = r.whys.get(g.first.start_line)
+            if why is None or (why.cls is None and why.cause is None and not why.facts):
+                continue
+            title = f"{g.first.title} ({r.name} line {g.first.start_line})"
+            out.append(Section(title, _why_blocks(g, why)))
+    return tuple(out)
+
+
+def hypotheses_section(hypotheses: tuple[Hypothesis, ...]) -> Section:
+    """The ranked hypotheses, as ``kforensic vmcore`` and ``report`` list them."""
+    if not hypotheses:
+        return Section("Hypotheses", (Paragraph("No hypothesis: the reports do not point at a cause."),))
+    items = tuple(
+        f"{md_escape(h.statement)} (confidence {h.confidence:.2f}; next: `{h.next_command}`)" for h in hypotheses
+    )
+    return Section("Hypotheses", (BulletList(items, ordered=True),))
+
+
+def dmesg_sections(results: list[SourceResult], hypotheses: tuple[Hypothesis, ...] = ()) -> tuple[Block, ...]:
+    """The reports of every input as a document section (what ``report`` nests), then why they happened."""
     rows = tuple(tuple(r) for r in _rows(results))
     empty = ("(none)", *([""] * (len(_HEADER) - 1)))
-    return (Section("Kernel reports", (Table(tuple(_HEADER), rows, empty),)),)
+    blocks: list[Block] = [Section("Kernel reports", (Table(tuple(_HEADER), rows, empty),))]
+    whys = why_sections(results)
+    if whys:
+        blocks.append(Section("Why", whys))
+    if hypotheses:
+        blocks.append(hypotheses_section(hypotheses))
+    return tuple(blocks)
 
 
-def render_table(results: list[SourceResult], fmt: OutputFormat) -> str:
-    """The reports of every input as a terminal or markdown table."""
+def render_table(results: list[SourceResult], fmt: OutputFormat, hypotheses: tuple[Hypothesis, ...] = ()) -> str:
+    """The reports of every input as a terminal or markdown table, then why and the hypotheses."""
     rows = _rows(results)
     if fmt is OutputFormat.MD:
-        return blocks_markdown(dmesg_sections(results), 2) + "\n\n"
+        return blocks_markdown(dmesg_sections(results, hypotheses), 2) + "\n\n"
     widths = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h) for i, h in enumerate(_HEADER)]
     lines = ["  ".join(h.ljust(w) for h, w in zip(_HEADER, widths, strict=True))]
     lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows]
     if not rows:
         lines.append("no kernel reports found")
+    extra = why_sections(results) + ((hypotheses_section(hypotheses),) if hypotheses else ())
+    if extra:
+        lines += ["", blocks_markdown(extra, 2)]
     return "\n".join(lines) + "\n\n"

@@ -212,6 +212,21 @@ def _objects_and_locks(s: CrashSnapshot) -> dict[str, Any]:
     return {"slab_objects": objects, "spinlock": lock}
 
 
+def _follow_up_json(s: CrashSnapshot) -> object:
+    f = s.follow_up
+    if isinstance(f, NotAvailable):
+        return json_value(f)
+    return {
+        "debug_info": {"vmlinux": json_value(f.vmlinux), "via": f.debug_info_via},
+        "crash": json_value(f.crash()),
+        "crash_setup": list(f.crash_setup()),
+        "drgn": json_value(f.drgn()),
+        "shell": f.shell(),
+        "modules": [{"name": n, "debug_file": p} for n, p in f.modules],
+        "sources": [{"debug_info": d, "local": p} for d, p in f.sources],
+    }
+
+
 def _taint(snap: CrashSnapshot) -> dict[str, Any]:
     if isinstance(snap.taint_mask, NotAvailable):
         return {"not_available": snap.taint_mask.reason}
@@ -303,6 +318,7 @@ def to_document(result: VmcoreResult) -> dict[str, Any]:
             }
             for h in result.analysis.hypotheses
         ],
+        "follow_up": _follow_up_json(s),
         "warnings": list(s.warnings),
         "incident": incident_to_dict(result.incident),
     }
@@ -334,6 +350,56 @@ def _disassembly(result: VmcoreResult) -> Block:
     return Code("\n".join(body))
 
 
+def next_commands(step: str) -> tuple[tuple[str, ...], str]:
+    """(the commands, the prose) of a next step: ``crash> A; crash> B  # why`` -> (("crash> A", "crash> B"), "why").
+
+    A step is one shell command, or commands at the ``crash>`` / ``>>>`` prompt of the follow-up
+    sessions, separated by ``; ``; what follows ``  # `` is prose, not part of any command.
+    """
+    command, _, comment = step.partition("  # ")
+    parts: list[str] = []
+    for piece in command.split("; "):
+        if parts and not piece.startswith(("crash> ", ">>> ")):
+            parts[-1] += "; " + piece  # a shell command's own ';' (or a crash argument): not a new command
+        else:
+            parts.append(piece)
+    return tuple(p.strip() for p in parts if p.strip()), comment.strip()
+
+
+def _next_md(step: str) -> str:
+    """A next step as markdown: each command in its own code span, the prose after them."""
+    commands, comment = next_commands(step)
+    text = ", then ".join(f"`{c}`" for c in commands)
+    return text + (f" — {md_escape(comment)}" if comment else "")
+
+
+def _continued(parts: tuple[str, ...]) -> str:
+    """A shell command written over lines (``\\`` continuations): short lines that paste as one command."""
+    return " \\\n    ".join(parts)
+
+
+def _follow_up_section(result: VmcoreResult) -> Section | None:
+    """How to open the dump by hand: the sessions the ``crash>`` and ``>>>`` commands run in."""
+    f = result.snapshot.follow_up
+    if isinstance(f, NotAvailable):
+        return None
+    crash, drgn = f.crash_parts(), f.drgn_parts()
+    blocks: list[Block] = [Paragraph(f"Debug info: `{f.vmlinux}` ({md_escape(f.debug_info_via)})")]
+    if isinstance(crash, NotAvailable):
+        blocks.append(Paragraph(f"crash: not available: {md_escape(crash.reason)}"))
+    else:
+        blocks.append(Paragraph("The `crash>` commands run in crash, opened with the modules' debug info:"))
+        blocks.append(Code("\n".join((_continued(crash), *(f"crash> {c}" for c in f.crash_setup())))))
+    if isinstance(drgn, NotAvailable):
+        blocks.append(Paragraph(f"drgn: not available: {md_escape(drgn.reason)}"))
+    else:
+        blocks.append(Paragraph("The `>>>` commands run in drgn:"))
+        blocks.append(Code(_continued(drgn)))
+        blocks.append(Paragraph("or in drgn with the analysis' objects bound to names (`task`, `frame`, ...):"))
+        blocks.append(Code(_continued(f.shell_parts())))
+    return Section("Follow-up", tuple(blocks))
+
+
 def _why_sections(result: VmcoreResult) -> list[Block]:
     """The explanations (BUG/WARN condition, corruption, loop, locks, OOM) and the frame values."""
     s = result.snapshot
@@ -348,7 +414,7 @@ def _why_sections(result: VmcoreResult) -> list[Block]:
                 for x in f.facts
                 if x.name not in ("hypothesis", "next command")
             ]
-            items.append(f"  - next: `{f.fact('next command')}`")
+            items.append(f"  - next: {_next_md(f.fact('next command') or '')}")
         out.append(Section("Why", (Lines(tuple(items)),)))
     if not isinstance(s.bug_site, NotAvailable) and isinstance(s.bug_site.source, NotAvailable):
         out.append(Paragraph(f"Source line not available: {md_escape(s.bug_site.source.reason)}"))
@@ -365,7 +431,9 @@ def _why_sections(result: VmcoreResult) -> list[Block]:
 def _hypotheses_lines(result: VmcoreResult) -> Lines:
     out = []
     for h in result.analysis.hypotheses:
-        out.append(f"{h.rank}. **{md_escape(h.statement)}** (confidence {h.confidence:.2f}) — next: `{h.next_command}`")
+        out.append(
+            f"{h.rank}. **{md_escape(h.statement)}** (confidence {h.confidence:.2f}) — next: {_next_md(h.next_command)}"
+        )
         out += [f"   - for: {md_escape(x)}" for x in h.supporting]
         out += [f"   - against: {md_escape(x)}" for x in h.against]
     return Lines(tuple(out))
@@ -423,6 +491,9 @@ def vmcore_document(result: VmcoreResult) -> Document:
         steps = BulletList(tuple(md_escape(step) for step in result.fault.steps), ordered=True)
         fault.append(Section("Reasoning", (steps, Paragraph(f"Confidence {result.fault.confidence:.2f}."))))
     blocks.append(Section("Faulting instruction", tuple(fault)))
+    follow_up = _follow_up_section(result)
+    if follow_up is not None:
+        blocks.append(follow_up)
     if a.hypotheses:
         blocks.append(Section("Hypotheses", (_hypotheses_lines(result),)))
     if s.other_cpus:

@@ -16,8 +16,10 @@ from forensics.model import Incident, NotAvailable, SourceRecord
 
 if TYPE_CHECKING:
     from collectors.slabstore import StoreSummary
+    from detectors.causes import Cause
     from detectors.dmesg.findings import ReportGroup, ReportGrouper
     from detectors.dmesg.model import KernelReport
+    from detectors.dmesg.why import ReportWhy
     from detectors.kdump.checklist import Checklist
     from detectors.leaks.analysis import LeakAnalysis
     from detectors.leaks.decision import LeakThresholds
@@ -35,7 +37,9 @@ if TYPE_CHECKING:
 class SourceResult:
     """``kforensic dmesg``: one input's record, its groups of reports, the reports kept, its number of lines."""
 
-    def __init__(self, name: str, record: SourceRecord, grouper: ReportGrouper, lines: int) -> None:
+    def __init__(
+        self, name: str, record: SourceRecord, grouper: ReportGrouper, lines: int, explain: bool = False
+    ) -> None:
         self.name = name
         self.record = record
         self.grouper = grouper
@@ -45,6 +49,15 @@ class SourceResult:
         self.reports = [r for r in kept if not r.is_event]
         self.events = [r for r in kept if r.is_event]
         self.lines = lines
+        # What each kept report's body says (detectors/dmesg/why.py), by its first line.
+        self.whys: dict[int, ReportWhy] = {}
+        # Causes that several reports show together (a lock cycle of hung tasks), by group signature.
+        self.group_causes: dict[str, Cause] = {}
+        if explain:
+            from detectors.dmesg.findings import explain_reports, lock_cycle_causes
+
+            self.whys = explain_reports(kept)
+            self.group_causes = lock_cycle_causes(self.groups, self.whys)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -363,6 +363,74 @@ class SpinLockState:
 
 
 @dataclass(frozen=True)
+class FollowUp:
+    """How to go on by hand on this dump, with real paths: the sessions the report's next commands run in.
+
+    A next command ``crash> CMD`` runs at the prompt of :meth:`crash` after :meth:`crash_setup`;
+    ``>>> EXPR`` at the prompt of :meth:`drgn` (or of ``kforensic vmcore DUMP --shell``).
+    """
+
+    dump: str  # absolute path of the dump
+    vmlinux: str | NotAvailable  # absolute path of an uncompressed vmlinux with DWARF (crash cannot read xz)
+    debug_info_via: str  # how the kernel's debug info was found ("--vmlinux", a place, debuginfod ...)
+    modules: tuple[tuple[str, str], ...] = ()  # (module name, absolute path of its uncompressed debug file)
+    sources: tuple[tuple[str, str], ...] = ()  # (source path in the debug info, the local file: --source-dir)
+
+    def crash_parts(self) -> tuple[str, ...] | NotAvailable:
+        """The shell command that opens the dump in crash, in parts (joined by spaces, or line continuations)."""
+        import shlex
+
+        if isinstance(self.vmlinux, NotAvailable):
+            return self.vmlinux
+        return (f"crash -s {shlex.quote(self.vmlinux)}", shlex.quote(self.dump))
+
+    def crash_setup(self) -> tuple[str, ...]:
+        """The crash commands that load the modules' debug info (crash does not find them itself)."""
+        import shlex
+
+        return tuple(f"mod -s {name} {shlex.quote(path)}" for name, path in self.modules)
+
+    def drgn_parts(self) -> tuple[str, ...] | NotAvailable:
+        """The shell command that opens the dump in drgn with the same debug info, in parts."""
+        import shlex
+
+        if isinstance(self.vmlinux, NotAvailable):
+            return self.vmlinux
+        files = (f"-s {shlex.quote(p)}" for p in (self.vmlinux, *(path for _, path in self.modules)))
+        return (f"drgn -c {shlex.quote(self.dump)}", *files)
+
+    def shell_parts(self) -> tuple[str, ...]:
+        """``kforensic vmcore --shell`` on this dump with the same debug info, in parts."""
+        import shlex
+
+        vmlinux = () if isinstance(self.vmlinux, NotAvailable) else (f"--vmlinux {shlex.quote(self.vmlinux)}",)
+        modules = tuple(f"--module-debug {shlex.quote(path)}" for _, path in self.modules)
+        return (f"kforensic vmcore {shlex.quote(self.dump)}", *vmlinux, *modules, "--shell")
+
+    def crash(self) -> str | NotAvailable:
+        """The crash command line in one line."""
+        parts = self.crash_parts()
+        return parts if isinstance(parts, NotAvailable) else " ".join(parts)
+
+    def drgn(self) -> str | NotAvailable:
+        """The drgn command line in one line."""
+        parts = self.drgn_parts()
+        return parts if isinstance(parts, NotAvailable) else " ".join(parts)
+
+    def shell(self) -> str:
+        """The ``--shell`` command line in one line."""
+        return " ".join(self.shell_parts())
+
+    def local_source(self, path: str) -> str:
+        """The local copy of a source file the debug info names (found via --source-dir), else the path itself."""
+        return next((local for dwarf, local in self.sources if dwarf == path), path)
+
+    def module_file(self, name: str) -> str | None:
+        """The debug file of a module, when one was loaded."""
+        return next((path for module, path in self.modules if module == name), None)
+
+
+@dataclass(frozen=True)
 class CrashSnapshot:
     """Everything the adapter extracted from one dump."""
 
@@ -402,6 +470,7 @@ class CrashSnapshot:
     memory_users: tuple[MemoryUser, ...] | NotAvailable = ()  # top memory users (OOM view)
     slab_objects: tuple[SlabObject, ...] = ()  # objects the addresses point into, with SLUB's tracks
     spinlock: SpinLockState | NotAvailable = field(default=NotAvailable("the crashed CPU spins on no spinlock"))
+    follow_up: FollowUp | NotAvailable = field(default=NotAvailable("not recorded"))  # how to go on by hand
 
     def layout(self, type_name: str) -> TypeLayout | None:
         """The layout of a type extracted with the snapshot, by name."""

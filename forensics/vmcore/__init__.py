@@ -30,8 +30,17 @@ class DumpExtract:
     dmesg_text: str | None  # its text, or None when absent or unreadable (then a snapshot warning says why)
 
 
-def extract_dump(path: Path, request: DebugInfoRequest, progress: Callable[[str], None] | None = None) -> DumpExtract:
-    """Open a dump (file or crash directory) and extract a snapshot; no analysis."""
+def extract_dump(
+    path: Path,
+    request: DebugInfoRequest,
+    progress: Callable[[str], None] | None = None,
+    notice: Callable[[str], None] | None = None,
+) -> DumpExtract:
+    """Open a dump (file or crash directory) and extract a snapshot; no analysis.
+
+    ``progress`` gets transient status lines; ``notice`` what must be said even without a
+    terminal (a download or a decompression into the cache starting and ending).
+    """
     import logging
     import time
     from dataclasses import replace
@@ -58,7 +67,7 @@ def extract_dump(path: Path, request: DebugInfoRequest, progress: Callable[[str]
             register_input(name)  # no output of this run may replace them
     header = read_dump_header(location.dump)
     say("loading debug info")
-    opened = open_dump(location.dump, header, request)
+    opened = open_dump(location.dump, header, request, progress, notice)
     try:
         snapshot = collect_snapshot(opened, str(location.dump), say, request.source_dirs)
     except drgn.BadDataError as exc:  # DWARF is read lazily: damage can show up only now
@@ -66,6 +75,12 @@ def extract_dump(path: Path, request: DebugInfoRequest, progress: Callable[[str]
             f"{location.dump}: damaged debug info or dump data ({exc})",
             hint="check the dump and the vmlinux (copy or unpack them again)",
         ) from None
+    from forensics.vmcore.followup import build_follow_up
+
+    follow_up = build_follow_up(
+        snapshot, location.dump, opened.vmlinux_via, opened.module_files, request.source_dirs, notice
+    )
+    snapshot = replace(snapshot, follow_up=follow_up)
     say("checking the dump's pages")
     pages = check_pages(location.dump, header)
     damaged = pages.warning() if pages is not None else None

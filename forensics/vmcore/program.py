@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +20,15 @@ from forensics.vmcore.dumpfile import DumpFormat, DumpHeader
 
 @dataclass(frozen=True)
 class DebugInfoRequest:
-    """Where the user said debug info is."""
+    """Where the user said debug info is, and whether debuginfod may be asked."""
 
     vmlinux: Path | None = None
     debug_dirs: tuple[Path, ...] = ()
     module_debug: tuple[Path, ...] = ()
     source_dirs: tuple[Path, ...] = ()  # kernel/module source trees for BUG/WARN lines (--source-dir)
+    # debuginfod servers: None = $DEBUGINFOD_URLS (as libdebuginfod), () = none (--no-debuginfod)
+    debuginfod: tuple[str, ...] | None = None
+    root: Path = Path("/")  # where the standard places are (tests pass a tree)
 
 
 @dataclass
@@ -36,6 +40,8 @@ class OpenedDump:
     vmlinux: str | None
     warnings: list[str]
     module_symbols: tuple[drgn.Symbol, ...] = ()  # of loaded modules, from the dump's kallsyms
+    vmlinux_via: str = "--vmlinux"  # how the kernel's debug info was found
+    module_files: tuple[tuple[str, str], ...] = field(default=())  # (module, its debug file) drgn loaded
 
 
 def elf_build_id(path: Path) -> str | None:
@@ -51,20 +57,28 @@ def elf_build_id(path: Path) -> str | None:
                 if not isinstance(section, NoteSection):
                     continue
                 for note in section.iter_notes():
-                    if note["n_type"] == "NT_GNU_BUILD_ID":
+                    # The owner matters: a distribution vmlinux also carries Xen's notes, whose type 3
+                    # (XEN_ELFNOTE_VIRT_BASE) pyelftools names NT_GNU_BUILD_ID too (Debian 6.1.0-57).
+                    if note["n_type"] == "NT_GNU_BUILD_ID" and note["n_name"] == "GNU":
                         return str(note["n_desc"])
     except (OSError, ELFError) as exc:
         raise InputError(f"{path}: not a readable ELF file ({exc})", hint="give the vmlinux with debug info") from None
     return None
 
 
-def debug_package_hint(release: str, build_id: str | None = None) -> str:
+def debug_package_hint(release: str, build_id: str | None = None, debuginfod: bool = False) -> str:
     """Where a user gets the kernel's debug info, by distribution naming."""
+    ask = (
+        ""
+        if debuginfod
+        else ", or let kforensic ask a debuginfod server: --debuginfod URL or DEBUGINFOD_URLS "
+        "(https://debuginfod.debian.net, https://debuginfod.ubuntu.com, https://debuginfod.fedoraproject.org)"
+    )
     return (
         f"install the kernel's debug info: Debian `linux-image-{release}-dbg`, Ubuntu "
         f"`linux-image-unsigned-{release}-dbgsym` (ddebs), RHEL/Fedora `kernel-debuginfo-{release}` "
-        f"(dnf debuginfo-install kernel), or `debuginfod-find debuginfo {build_id or '<build-id>'}`; "
-        "then pass --vmlinux FILE or --debug-dir DIR"
+        f"(dnf debuginfo-install kernel), `debuginfod-find debuginfo {build_id or '<build-id>'}`{ask}; "
+        "or pass --vmlinux FILE or --debug-dir DIR"
     )
 
 
@@ -108,12 +122,129 @@ def _unused_module_files(prog: drgn.Program, files: tuple[Path, ...]) -> list[st
     return out
 
 
-def open_dump(path: Path, header: DumpHeader, request: DebugInfoRequest) -> OpenedDump:
+def _load_kernel(prog: drgn.Program, path: Path | str, main: drgn.Module | None) -> bool:
+    """Try ``path`` as the kernel's debug info; True once the kernel has it."""
+    try:
+        with contextlib.suppress(drgn.MissingDebugInfoError):
+            prog.load_debug_info([str(path)], main=True)
+    except drgn.BadDataError as exc:
+        raise InputError(
+            f"{path}: damaged debug info ({exc})", hint="the file is corrupt: copy or unpack the vmlinux again"
+        ) from None
+    return main is not None and not main.wants_debug_file()
+
+
+def _find_kernel_debug_info(
+    prog: drgn.Program,
+    path: Path,
+    request: DebugInfoRequest,
+    main: drgn.Module | None,
+    release: str,
+    build_id: str | None,
+    progress: Callable[[str], None] | None,
+    notice: Callable[[str], None] | None,
+) -> str:
+    """Load the kernel's debug info without --vmlinux; returns how it was found. Raises InputError when nowhere."""
+    from forensics.vmcore import debuginfo, debuginfod
+
+    looked: list[debuginfo.Looked] = []
+    candidates = debuginfo.kernel_candidates(
+        None if release == "<release>" else release, build_id, request.debug_dirs, path, request.root, looked
+    )
+    for found in candidates:
+        if _load_kernel(prog, found.path, main):
+            return f"{found.via}: {found.path}"
+        looked[-1] = debuginfo.Looked(str(found.path), "no DWARF in it (a stripped vmlinux)")
+    # drgn's own standard finder: the same places by its rules (and --debug-dir trees, set above).
+    with contextlib.suppress(drgn.MissingDebugInfoError):
+        prog.load_debug_info([], main=True)
+    if main is not None and not main.wants_debug_file():
+        return "drgn's standard places"
+    urls = debuginfod.servers(request.debuginfod)
+    where = debuginfo.summarize(looked)
+    what = f"the kernel {release}"
+    if urls and build_id:
+        try:
+            fetched = debuginfod.fetch(build_id, what, urls, _verifier(build_id), progress, notice)
+        except debuginfod.DebuginfodError as exc:
+            raise InputError(
+                f"{path}: no debug info for {what} (build ID {build_id}): "
+                f"{debuginfod.describe(build_id, exc.attempts)}; {where}",
+                hint=debug_package_hint(release, build_id, debuginfod=True),
+            ) from None
+        if _load_kernel(prog, fetched, main):
+            return f"debuginfod ({' '.join(urls)}), cached"
+        raise InputError(f"{fetched}: the file debuginfod gave has no DWARF", hint="remove it from the cache")
+    note = "" if urls else "; debuginfod not asked (set DEBUGINFOD_URLS or pass --debuginfod URL)"
+    if urls and not build_id:
+        note = "; debuginfod not asked: the dump records no build ID"
+    raise InputError(
+        f"{path}: no debug info for the kernel {release}"
+        + (f" (build ID {build_id})" if build_id else "")
+        + f": {where}{note}",
+        hint=debug_package_hint(release, build_id, debuginfod=bool(urls)),
+    )
+
+
+def _verifier(build_id: str) -> Callable[[Path], str | None]:
+    """Why a downloaded file is not the debug file of ``build_id`` (None when it is)."""
+    from forensics.vmcore.debuginfo import file_build_id
+
+    def verify(path: Path) -> str | None:
+        have, problem = file_build_id(path)
+        if problem is not None:
+            return f"the server sent something else: {problem}"
+        return None if have == build_id else f"the server sent a file with build ID {have}"
+
+    return verify
+
+
+def _modules_from_debuginfod(
+    prog: drgn.Program,
+    request: DebugInfoRequest,
+    progress: Callable[[str], None] | None,
+    notice: Callable[[str], None] | None,
+) -> list[str]:
+    """Fetch the debug info of loaded modules still without it, by build ID; warnings for those not found."""
+    from forensics.vmcore import debuginfod
+
+    urls = debuginfod.servers(request.debuginfod)
+    warnings = []
+    for module in prog.modules():
+        if not isinstance(module, drgn.RelocatableModule) or not module.wants_debug_file() or not module.build_id:
+            continue
+        build_id = module.build_id.hex()
+        have = debuginfod.cached(build_id)
+        if have is None and not urls:
+            continue
+        try:
+            path = have or debuginfod.fetch(
+                build_id, f"module {module.name}", urls, _verifier(build_id), progress, notice
+            )
+        except debuginfod.DebuginfodError as exc:
+            warnings.append(f"module {module.name}: {exc.message.removeprefix('no debug info for ')}")
+            continue
+        with contextlib.suppress(drgn.MissingDebugInfoError, drgn.BadDataError):
+            module.try_file(str(path))
+    return warnings
+
+
+def open_dump(
+    path: Path,
+    header: DumpHeader,
+    request: DebugInfoRequest,
+    progress: Callable[[str], None] | None = None,
+    notice: Callable[[str], None] | None = None,
+) -> OpenedDump:
     """Open ``path`` with drgn and load debug info for the kernel and its modules.
 
     Raises :class:`InputError` for a file drgn cannot read, a vmlinux whose build ID differs from
     the dump's, or missing kernel debug info.  Missing module debug info is only a warning.
+    ``progress`` receives transient status (download percentages), ``notice`` what the user should
+    see even without a terminal (a download or decompression starts or ends).
     """
+    from forensics.vmcore import debuginfo
+
     # drgn loads its plugins on the first program; the two it ships only add commands to
     # its own CLI and cost about 0.1 s of imports. Other plugins (a distribution's debug
     # info finder, say) still load, and a user's own setting wins.
@@ -126,6 +257,10 @@ def open_dump(path: Path, header: DumpHeader, request: DebugInfoRequest) -> Open
         if header.format is DumpFormat.FLATTENED:
             hint = f"convert it first: makedumpfile -R {path.name}.kdump < {path.name}"
         raise InputError(f"{path}: drgn cannot open this dump: {exc}", hint=hint) from None
+    # Downloads go through kforensic's client only (progress, cache, one-line errors):
+    # drgn's libdebuginfod finder, which drgn keeps on for Fedora kernels, is turned off.
+    with contextlib.suppress(AttributeError, ValueError):
+        prog.set_enabled_debug_info_finders([f for f in prog.enabled_debug_info_finders() if f != "debuginfod"])
     warnings: list[str] = []
     if request.debug_dirs:
         opts = prog.debug_info_options
@@ -145,22 +280,30 @@ def open_dump(path: Path, header: DumpHeader, request: DebugInfoRequest) -> Open
         raise InputError(f"{request.vmlinux}: no such file", hint="give the path of the vmlinux with debug info")
     for module_file in request.module_debug:
         _require_elf(module_file, "--module-debug")
-    try:
-        with contextlib.suppress(drgn.MissingDebugInfoError):
-            prog.load_debug_info([str(request.vmlinux)] if request.vmlinux else [], main=True)
-    except drgn.BadDataError as exc:
-        raise InputError(
-            f"{request.vmlinux or path}: damaged debug info ({exc})",
-            hint="the file is corrupt: copy or unpack the vmlinux again",
-        ) from None
-    if request.vmlinux is not None and main is not None and main.wants_debug_file():
-        # drgn takes a file only when its build ID is the dump's: say which one it has.
-        have = elf_build_id(request.vmlinux)
-        if build_id and have and build_id != have:
+    if request.vmlinux is not None:
+        # A compressed vmlinux (vmlinux.xz) is unpacked once into the cache: drgn would
+        # decompress it on every run, crash cannot read it at all.
+        vmlinux, why_not = debuginfo.decompressed(request.vmlinux, notice)
+        if why_not is not None:
+            warnings.append(f"{request.vmlinux} is compressed and was read as it is ({why_not})")
+        _load_kernel(prog, vmlinux, main)
+        via = "--vmlinux" if vmlinux == request.vmlinux else f"--vmlinux {request.vmlinux}, decompressed"
+        if main is not None and main.wants_debug_file():
+            # drgn takes a file only when its build ID is the dump's: say which one it has.
+            have = elf_build_id(vmlinux)
+            if build_id and have and build_id != have:
+                raise InputError(
+                    f"{request.vmlinux}: build ID {have} does not match the dump's kernel ({build_id}, {release})",
+                    hint="use the vmlinux of the kernel that crashed; " + debug_package_hint(release, build_id),
+                )
             raise InputError(
-                f"{request.vmlinux}: build ID {have} does not match the dump's kernel ({build_id}, {release})",
-                hint="use the vmlinux of the kernel that crashed; " + debug_package_hint(release, build_id),
+                f"{path}: no debug info for the kernel {release}"
+                + (f" (build ID {build_id})" if build_id else "")
+                + f": {request.vmlinux} has none (a stripped vmlinux?)",
+                hint=debug_package_hint(release, build_id),
             )
+    else:
+        via = _find_kernel_debug_info(prog, path, request, main, release, build_id, progress, notice)
     if main is None or main.wants_debug_file():
         raise InputError(
             f"{path}: no debug info for the kernel {release}" + (f" (build ID {build_id})" if build_id else ""),
@@ -172,6 +315,7 @@ def open_dump(path: Path, header: DumpHeader, request: DebugInfoRequest) -> Open
         warnings.append(f"debug info missing: {str(exc).splitlines()[0][:300]}")
     except drgn.BadDataError as exc:
         raise InputError(f"damaged module debug info ({exc})", hint="copy the --module-debug files again") from None
+    warnings += _modules_from_debuginfod(prog, request, progress, notice)
     warnings += _unused_module_files(prog, request.module_debug)
     # Modules without debug info still have their symbol tables in the dump
     # (CONFIG_KALLSYMS): frames and addresses in them get names from there.
@@ -184,8 +328,13 @@ def open_dump(path: Path, header: DumpHeader, request: DebugInfoRequest) -> Open
     except (LookupError, ValueError, drgn.FaultError, NotImplementedError) as exc:
         warnings.append(f"module symbols from kallsyms not available: {exc}")
         symbols = ()
-    vmlinux = main.debug_file_path if main is not None else None
-    return OpenedDump(prog, header, vmlinux, warnings, symbols)
+    vmlinux_path = main.debug_file_path
+    module_files = tuple(
+        (m.name, m.debug_file_path)
+        for m in prog.modules()
+        if isinstance(m, drgn.RelocatableModule) and m.debug_file_path
+    )
+    return OpenedDump(prog, header, vmlinux_path, warnings, symbols, via, module_files)
 
 
 def not_in_dump(exc: Any) -> str:

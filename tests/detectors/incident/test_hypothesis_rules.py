@@ -114,6 +114,23 @@ CASES = [
         "step one",
     ),
     (
+        "log-cause",
+        (
+            _f(
+                "dmesg.kasan",
+                "KASAN: slab-use-after-free Read in kf_read",
+                Fact("root cause class", "use_after_free"),
+                Fact("root cause", "use-after-free: kf_read uses a kf_obj object after it was freed"),
+                Fact("root cause confidence", "0.90"),
+                Fact("root cause next command", "look at the freed-by stack"),
+                evidence=(_ev(1, "BUG: KASAN: slab-use-after-free in kf_read+0x1/0x2"),),
+            ),
+        ),
+        "use-after-free: kf_read uses a kf_obj object after it was freed",
+        0.9,
+        "look at the freed-by stack",
+    ),
+    (
         "log-bug",
         (_f("dmesg.warning", "WARNING in kf_stop", Fact("guilty frame", "kf_stop"), confidence=0.9),),
         "a kernel bug reported as WARNING in kf_stop (guilty frame kf_stop)",

@@ -146,7 +146,7 @@ def test_an_exception_frame_alone_blames_the_crashing_function() -> None:
     assert analysis.findings[0].title == "general protection fault in kf_parse"  # no log: the panic message
     (only,) = analysis.hypotheses
     assert (only.rank, only.statement, only.confidence) == (1, "a bug in kf_parse", 0.76)
-    assert only.next_command.endswith(f"# then: bt; dis -rl {frames[0].pc:#x}")
+    assert only.next_command == f"crash> bt; crash> dis -rl {frames[0].pc:#x}"
 
 
 def test_an_empty_snapshot_still_has_a_crash_finding() -> None:

@@ -13,7 +13,6 @@ from forensics.types.vmcore import MemoryTotals, ModuleInfo, SlabCacheInfo
 from tests.detectors.vmcore.snapshots import (
     DUMP,
     LAYOUTS,
-    VMLINUX,
     backtrace,
     code,
     frame,
@@ -83,7 +82,7 @@ def test_crash_finding_cites_frame_and_log_and_names_the_culprit() -> None:
     assert crash.fact("task") == "cat (pid 77) on CPU 1"
     assert crash.fact("crash site") == "exception frame" and crash.fact("module") == "kf_buggy"
     assert crash.fact("effective address") == "0x30" and crash.fact("base register") == "rdi=0x0000000000000000"
-    assert crash.next_steps == (f"crash {VMLINUX} {DUMP}  # then: bt; dis -rl {snap.backtrace[0].pc:#x}",)
+    assert crash.next_steps == (f"crash> bt; crash> dis -rl {snap.backtrace[0].pc:#x}",)
     log_ev = crash.evidence[1]
     assert (log_ev.source, log_ev.locator.start, log_ev.excerpt) == (
         f"{DUMP}#log",
@@ -114,8 +113,8 @@ def test_null_field_finding_cites_register_instruction_and_cr2() -> None:
     ]
     assert null.next_steps == (
         f"crash> dis -rl {fault.instruction.address:#x}",
-        "crash> struct -o struct kf_device",
-        "crash> struct -o struct kf_sensor",
+        "crash> struct -o kf_device",
+        "crash> struct -o kf_sensor",
     )
     assert null.fact("NULL field") == str(fault.null_field)
 
@@ -150,7 +149,7 @@ def test_a_task_blocked_on_a_mutex_names_the_owner_and_the_chain() -> None:
         ("pid 43", 3, "kf_waiter_update+0x10/0x40"),
         ("pid 42", 3, "kf_holder_fn+0x10/0x40"),
     ]
-    assert found.next_steps == ("crash> bt 43", "crash> bt 42")
+    assert found.next_steps == (">>> %crash bt 43", ">>> %crash bt 42")
 
 
 def test_a_lock_cycle_ends_the_chain() -> None:
@@ -173,7 +172,7 @@ def test_an_owner_missing_from_the_dump_and_a_plain_d_sleep() -> None:
     assert gone.title == "task kf_waiter blocked in D state on mutex kf_dev_lock" and gone.confidence == 0.6
     assert gone.fact("lock owner") is None
     assert plain.title == "task kworker/0:1 in uninterruptible sleep (D) in blk_mq_get_tag"
-    assert plain.severity is Severity.LOW and plain.next_steps == ("crash> bt 50",)
+    assert plain.severity is Severity.LOW and plain.next_steps == (">>> %crash bt 50",)
 
 
 # -- outsized slab caches ------------------------------------------------------------------------------

@@ -1,0 +1,268 @@
+"""The ``Code:`` bytes of an oops disassembled with capstone, the faulting instruction marked, read with the registers.
+
+x86 prints the bytes around the faulting instruction with that one's first byte in angle
+brackets (``... 48 8b 47 20 <8b> 40 08 ...``); arm64 prints words with the faulting one in
+parentheses.  The bytes after the mark always decode from the mark; the bytes before it are
+decoded from the first start offset whose instructions end exactly at the mark (the kernel's
+``scripts/decodecode`` does the same search), so no instruction is invented across the mark.
+With the registers of the same oops (``RAX: ...``) the faulting memory operand's base register
+has a value, and the load that produced that register (``mov rax, [rdi + 0x20]``) names the
+object the bad value was read from.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from detectors.dmesg.lines import LogLine
+
+if TYPE_CHECKING:  # imported where a Code: line is decoded (forensics.types.vmcore is a large module to import)
+    from detectors.vmcore.disasm import Instruction
+    from forensics.types.vmcore import RegisterSet
+
+#: Registers a call may change (System V x86-64 ABI): detectors.vmcore.disasm._CALLER_SAVED, not imported for it.
+_CALLER_SAVED = frozenset({"rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11"})
+
+_X86_CODE = re.compile(r"^\s*Code: ((?:<?[0-9a-f]{2}>? )*<?[0-9a-f]{2}>?)\s*$")
+_ARM64_CODE = re.compile(r"^\s*Code: ((?:\(?[0-9a-f]{8}\)? ?)+)\s*$")
+_X86_REG = re.compile(r"\b(R[A-Z0-9]{1,2}|E[A-Z]{2}):\s*(?:[0-9a-f]{4}:)?([0-9a-f]{8,16})\b")
+_X86_KERNEL_RIP = re.compile(r"^\s*(?:RIP|EIP): (?:0010|0060):(\S+)")
+_ARM64_REG = re.compile(r"\b(x\d{1,2}|sp|lr|pc)\s*: ([0-9a-f]{16})\b")
+_BASE = 0x1000  # the synthetic address of the first code byte: capstone needs one; offsets are what count
+
+
+class CodeInstruction(NamedTuple):
+    """One decoded instruction: its offset from the faulting instruction, its text, and whether it faulted."""
+
+    offset: int
+    text: str
+    faulting: bool
+
+
+class CodeListing(NamedTuple):
+    """The ``Code:`` line decoded: the instructions, the faulting one, and what it touched."""
+
+    arch: str
+    at: int  # the Code: line, offset from the report's first line
+    instructions: tuple[CodeInstruction, ...]
+    faulting: str | None  # the faulting instruction's text
+    memory: str | None  # its memory operand, e.g. ``[rax + 8]``
+    access: str | None  # "read", "write" or "read-write" of that operand
+    base: str | None  # the operand's base register
+    base_value: int | None  # its value in the oops's registers
+    index_reg: str | None  # the operand's index register
+    index_value: int | None
+    displacement: int | None
+    loaded_from: str | None  # where that register was loaded from: ``[rdi + 0x20]``
+    loaded_base: str | None  # the load's base register (``rdi``)
+    loaded_value: int | None  # its value: the object the bad pointer was read from
+    compared: tuple[tuple[str, int | None], ...]  # a trap's compare before the ud2: the registers and their values
+
+
+def registers(lines: Sequence[LogLine]) -> tuple[RegisterSet, int | None]:
+    """The kernel registers of an oops (from its kernel ``RIP:`` line on) and the line of the ``RIP:`` line.
+
+    A report may print a second register block for user space after the call trace; only the first
+    block of the kernel's own frame counts.
+    """
+    from forensics.types.vmcore import RegisterSet
+
+    values: list[tuple[str, int]] = []
+    seen: set[str] = set()
+    rip_at: int | None = None
+    for i, line in enumerate(lines):
+        body = line.body
+        if rip_at is None:
+            if _X86_KERNEL_RIP.match(body) or body.lstrip().startswith("pc :"):
+                rip_at = i
+            else:
+                continue
+        elif body.lstrip().startswith(("RIP:", "Call Trace", "Call trace", "<TASK>", "<IRQ>")):
+            break
+        for m in _X86_REG.finditer(body):
+            name = m.group(1).lower()
+            name = "r" + name[1:] if name.startswith("e") and len(name) == 3 else name
+            if name not in seen and name != "rip":
+                seen.add(name)
+                values.append((name, int(m.group(2), 16)))
+        for m in _ARM64_REG.finditer(body):
+            if m.group(1) not in seen:
+                seen.add(m.group(1))
+                values.append((m.group(1), int(m.group(2), 16)))
+    return RegisterSet(tuple(values)), rip_at
+
+
+def _x86_bytes(text: str) -> tuple[bytes, int] | None:
+    """The code bytes and the index of the marked (faulting) byte."""
+    data = bytearray()
+    mark = None
+    for token in text.split():
+        if token.startswith("<"):
+            mark = len(data)
+        data.append(int(token.strip("<>"), 16))
+    return (bytes(data), mark) if mark is not None else None
+
+
+def _decode_x86(data: bytes, mark: int) -> tuple[list[Instruction], int] | None:
+    """Instructions before and from the mark, and the index of the faulting one."""
+    from detectors.vmcore.disasm import decode
+    from forensics.types.vmcore import CodeBytes
+
+    after = decode(CodeBytes(_BASE + mark, data[mark:], _BASE + mark, "X86_64"))
+    if not after:
+        return None
+    # The first start whose instructions end exactly at the mark, found without capstone's detail (~10x
+    # cheaper), then decoded once in full.
+    lite = _lite_decoder()
+    for start in range(mark):
+        ends = [a + n for a, n, _m, _o in lite.disasm_lite(data[start:mark], _BASE + start)]
+        if ends and ends[-1] == _BASE + mark:
+            before = decode(CodeBytes(_BASE + start, data[start:mark], _BASE + start, "X86_64"))
+            return before + after, len(before)
+    return after, 0
+
+
+@functools.cache
+def _lite_decoder() -> Any:
+    import capstone
+
+    return capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
+
+
+def _last_write(insns: Sequence[Instruction], before: int, register: str) -> int | None:
+    for i in range(before - 1, -1, -1):
+        insn = insns[i]
+        if register in insn.writes or (insn.is_call and register in _CALLER_SAVED):
+            return i
+    return None
+
+
+def _written(insns: Sequence[Instruction], start: int, end: int, register: str) -> bool:
+    return any(r in i.writes or (i.is_call and r in _CALLER_SAVED) for i in insns[start:end] for r in (register,))
+
+
+def _operand_text(insn: Instruction) -> str | None:
+    m = re.search(r"\[[^\]]+\]", insn.op_str)
+    return m.group(0) if m else None
+
+
+def _access(data: bytes) -> str | None:
+    """What an x86-64 instruction does to its memory operand: ``read``, ``write`` or ``read-write`` (capstone's
+    operand access flags, so that a store by ``movaps`` or ``stos`` is a write and ``add [mem], reg`` both)."""
+    import capstone
+    from capstone import x86
+
+    md = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
+    md.detail = True
+    for insn in md.disasm(data, _BASE, 1):
+        for op in insn.operands:
+            if op.type == x86.X86_OP_MEM and insn.mnemonic != "lea":
+                read, write = bool(op.access & capstone.CS_AC_READ), bool(op.access & capstone.CS_AC_WRITE)
+                return "read-write" if read and write else "write" if write else "read"
+    return None
+
+
+def _compared(insns: Sequence[Instruction], fault: int, regs: RegisterSet) -> tuple[tuple[str, int | None], ...]:
+    """For a trap (``ud2``): the registers of the compare that decides it, when they still hold their values."""
+    if insns[fault].mnemonic != "ud2":
+        return ()
+    for i in range(fault - 1, max(-1, fault - 4), -1):
+        insn = insns[i]
+        if insn.mnemonic in ("cmp", "test") and insn.memory is None:
+            names = [r.strip() for r in insn.op_str.split(",")]
+            if all(re.fullmatch(r"r[a-z0-9]+", n) for n in names) and not any(
+                _written(insns, i + 1, fault, n) for n in names
+            ):
+                got = tuple((n, regs.get(n)) for n in names)
+                return got if all(v is not None for _, v in got) else ()
+            return ()
+    return ()
+
+
+def listing(lines: Sequence[LogLine], first: int) -> CodeListing | None:
+    """The kernel ``Code:`` line of a report decoded, or None when the report has none (or it cannot be read)."""
+    regs, rip_at = registers(lines)
+    if rip_at is None:
+        return None  # no kernel RIP: a Code: line is user space's (an OOM's or a hung task's register dump)
+    for line in lines[rip_at : rip_at + 24]:
+        body = line.body
+        if not body.lstrip().startswith("Code:"):
+            continue
+        if (m := _X86_CODE.match(body)) is not None and (got := _x86_bytes(m.group(1))) is not None:
+            return _x86_listing(line.number - first, *got, regs)
+        if (m := _ARM64_CODE.match(body)) is not None:
+            return _arm64_listing(line.number - first, m.group(1))
+        return None
+    return None
+
+
+def _x86_listing(at: int, data: bytes, mark: int, regs: RegisterSet) -> CodeListing | None:
+    decoded = _decode_x86(data, mark)
+    if decoded is None:
+        return None
+    insns, fault = decoded
+    shown = tuple(
+        CodeInstruction(i.address - (_BASE + mark), i.text(), n == fault) for n, i in enumerate(insns) if i.size
+    )
+    insn = insns[fault]
+    memory = insn.memory
+    base = memory.base if memory is not None and memory.base not in (None, "rip") else None
+    access = _access(data[mark:]) if memory is not None else None
+    loaded_from = loaded_base = loaded_value = None
+    if base is not None:
+        w = _last_write(insns, fault, base)
+        if w is not None and insns[w].mnemonic.startswith("mov") and insns[w].memory is not None:
+            load = insns[w]
+            assert load.memory is not None
+            loaded_from = _operand_text(load)
+            lb = load.memory.base
+            if lb not in (None, "rip") and lb != base and not _written(insns, w + 1, fault, str(lb)):
+                loaded_base = lb
+                loaded_value = regs.get(str(lb))
+    return CodeListing(
+        "x86_64", at, shown, insn.text(), _operand_text(insn) if memory is not None else None, access, base,
+        regs.get(base) if base else None, memory.index if memory is not None else None,
+        regs.get(memory.index) if memory is not None and memory.index else None,
+        memory.disp if memory is not None else None, loaded_from, loaded_base,
+        loaded_value, _compared(insns, fault, regs),
+    )  # fmt: skip
+
+
+def _arm64_listing(at: int, words: str) -> CodeListing | None:
+    import capstone
+
+    data = bytearray()
+    mark = None
+    for token in words.split():
+        if token.startswith("("):
+            mark = len(data)
+        data += int(token.strip("()"), 16).to_bytes(4, "little")
+    if mark is None:
+        return None
+    md = capstone.Cs(capstone.CS_ARCH_ARM64, capstone.CS_MODE_ARM)
+    shown = tuple(
+        CodeInstruction(address - (_BASE + mark), f"{mnemonic} {ops}".strip(), address == _BASE + mark)
+        for address, _size, mnemonic, ops in md.disasm_lite(bytes(data), _BASE)
+    )
+    fault = next((i.text for i in shown if i.faulting), None)
+    mem = re.search(r"\[[^\]]+\]", fault) if fault else None
+    return CodeListing(
+        "arm64",
+        at,
+        shown,
+        fault,
+        mem.group(0) if mem else None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        (),
+    )

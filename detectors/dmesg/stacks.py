@@ -1,0 +1,214 @@
+"""Stacks as data: every stack section of a report with its frames, and each section's first foreign frame.
+
+A report holds several stacks: the call trace, KASAN's and KFENCE's "Allocated by task N" and
+"Freed by task N", "Last potentially related work creation", KMSAN's "Uninit was stored to memory
+at" and "Uninit was created at", page_owner's "page last allocated via" and "page last free",
+lockdep's dependency chain (``-> #1 (&a->lock){+.+.}:`` and where that lock was taken).  Each
+section is kept with its frames (function, offset, module and, in a symbolized log, file:line and
+whether the frame was inlined).
+
+The *first foreign frame* of a section is the first reliable frame that is not the machinery that
+printed, allocated, freed or locked: the skip lists of the titles' guilty frame
+(:data:`detectors.dmesg.frames.BASE_SKIP`) plus the entries of the section's kind
+(:data:`SECTION_SKIPS`), so that "who allocated" and "who freed" are named the way a title names
+the culprit.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from detectors.dmesg.frames import function_name, is_skipped
+from detectors.dmesg.lines import LogLine
+
+#: A frame line: ``[<addr>]`` columns, ``?``, the symbol, ``+off/size``, ``[module]``, ``file:line``, ``[inline]``.
+#: A frame without an offset counts only with a source position (a symbolized inlined frame).
+_FRAME = re.compile(
+    r"^\s*(?:\[\s*<?(?:0x)?[0-9a-fA-F]+>?\]\s*){0,2}(\?\s+)?(?:\d+:)?\.?"
+    r"([A-Za-z_][A-Za-z0-9_.$]*)"
+    r"(?:\+(0x[0-9a-fA-F]+)/(0x[0-9a-fA-F]+))?"
+    r"(?:\s+\[([A-Za-z0-9_\-]+)\])?"
+    r"(?:\s+([A-Za-z0-9_\-./]+\.[A-Za-z]+:\d+(?::\d+)?))?"
+    r"(?:\s+\[([A-Za-z0-9_\-]+)\])?"
+    r"(\s+\[inline\])?\s*(?:\(unreliable\))?\s*$"
+)
+_ARM_FRAME = re.compile(
+    r"^\s*\[<[0-9a-f]+>\] \([^)]*\) from \[<[0-9a-f]+>\] \(([A-Za-z_][A-Za-z0-9_.$]*)\+(0x[0-9a-f]+)/"
+)
+_MARKER = re.compile(r"^\s*<(/?)(IRQ|NMI|TASK|SOFTIRQ|EOI|#[A-Z]+)>\s*$")
+#: Lines that may stand inside a stack without ending it: register dumps, markers, ``PID = 1``.
+_INSIDE = re.compile(
+    r"^\s*(?:(?:R[A-Z0-9]{1,3}|[A-Z]{2,3}|CR\d|DR\d|ORIG_RAX|pc|lr|sp|x\d+)\s*:|Code:|PID = \d+|---\s*interrupt|"
+    r"Exception stack|\(stack is not available\)|$)"
+)
+
+
+class StackFrame(NamedTuple):
+    """One frame of a stack section.
+
+    ``symbol`` as printed (``.isra.0`` kept), ``function`` the name a title uses; ``source`` the
+    ``file:line`` a symbolized log prints; ``inline`` when the log says the frame was inlined
+    into the next one; ``at`` the frame's line as an offset from the report's first line.
+    """
+
+    function: str
+    symbol: str
+    offset: int | None
+    size: int | None
+    module: str | None
+    source: str | None
+    inline: bool
+    reliable: bool
+    at: int
+
+
+class StackSection(NamedTuple):
+    """A stack of a report: its kind, heading line, the task it names, its frames and its first foreign frame."""
+
+    kind: str
+    heading: str
+    at: int
+    task: int | None
+    frames: tuple[StackFrame, ...]
+    first_foreign: StackFrame | None
+
+
+#: Section headings, most specific first: (kind, pattern).  ``task`` is the group naming the task.
+SECTION_HEADINGS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (kind, re.compile(pattern))
+    for kind, pattern in (
+        ("allocated", r"^\s*(?:Allocated by task (?P<task>\d+)|Allocated):"),
+        ("freed", r"^\s*(?:Freed by task (?P<task>\d+)|Freed):"),
+        # KFENCE: "kfence-#69 [...] allocated by task 9997:", "freed by task 9997:".
+        ("allocated", r"allocated by task (?P<task>\d+)(?: on cpu \d+ at [\d.]+s)?(?: \(age: [\d.]+s\))?:\s*$"),
+        ("freed", r"^\s*freed by task (?P<task>\d+)(?: on cpu \d+ at [\d.]+s)?(?: \(age: [\d.]+s\))?:\s*$"),
+        ("aux-work", r"^\s*Last potentially related work creation:"),
+        ("aux-work-2", r"^\s*Second to last potentially related work creation:"),
+        ("uninit-stored", r"^\s*Uninit was stored to memory at:"),
+        ("uninit-created", r"^\s*(?:Uninit was created at:|Local variable .* created at:)"),
+        ("page-alloc", r"^\s*page last allocated via .*pid (?P<task>\d+)"),
+        ("page-free", r"^\s*page last free (?:pid (?P<task>\d+) .*)?stack trace:"),
+        ("lock-chain", r"^\s*-> #\d+ \(.*\)(?:\{[^}]*\})*(?:-\{[^}]*\})?:\s*$"),
+        ("leak-backtrace", r"^\s*backtrace(?: \(crc [0-9a-f]+\))?:"),
+        ("call-trace", r"^\s*(?:Call [Tt]race:|Backtrace:)"),
+    )
+)
+_HEADING_HINT = re.compile(
+    r"Allocated|Freed|allocated by|freed by|potentially related|Uninit was|created at:|page last|-> #|acktrace|race:"
+)
+
+#: A section's own skips on top of the titles' base list: the machinery that recorded the stack.
+#: The stack depot and track recorders of old kernels (save_stack_trace, set_track) come first in every such stack.
+_RECORDERS = ("^_*save_stack", "^set_track", "^depot_", "^_*kasan", "kfence_")
+#: Softirq and RCU callback machinery: a free from an RCU callback is the callback's (i_callback), not theirs.
+_CALLBACKS = ("rcu_do_batch", "rcu_core", "^_*rcu_", "^_*do_softirq", "^handle_softirqs", "^run_ksoftirqd", "^irq_exit",
+              "^smpboot_thread_fn", "^_*irq_exit_rcu")  # fmt: skip
+
+SECTION_SKIPS: dict[str, tuple[str, ...]] = {
+    "allocated": (*_RECORDERS, "kmem_cache_alloc", "kmalloc", "^_*alloc_pages", "slab_alloc"),
+    "freed": (*_RECORDERS, *_CALLBACKS, "kmem_cache_free", "^_*kfree", "slab_free"),
+    "aux-work": (*_RECORDERS, "call_rcu", "^_*queue_work", "insert_work", "task_work_add", "kvfree_call_rcu",
+                 "^_*call_rcu_common", "^_*schedule_work", "^_*queue_delayed_work", "irq_work_queue"),
+    "aux-work-2": (*_RECORDERS, "call_rcu", "^_*queue_work", "insert_work", "task_work_add", "kvfree_call_rcu",
+                   "^_*call_rcu_common", "^_*schedule_work", "^_*queue_delayed_work", "irq_work_queue"),
+    "page-alloc": ("get_page_from_freelist", "new_slab", "_slab_alloc", "allocate_slab", "alloc_pages_mpol",
+                   "alloc_slab_page", "folio_alloc", "_noprof$"),
+    "page-free": ("^_*free_", "free_pcp", "free_unref", "put_partials", "qlist_free_all", "kasan_quarantine",
+                  "discard_slab", "__slab_free", "release_pages", "folios_put"),
+    "lock-chain": ("lock_sock", "lock_acquire", "^_*down_", "^_*mutex_lock", "rtnl_lock$"),
+    "uninit-stored": ("^_*msan", "kmsan", "^memcpy", "^memmove"),
+    "uninit-created": ("^_*msan", "kmsan", "slab_post_alloc_hook", "slab_alloc"),
+    "leak-backtrace": ("kmemleak", "kmalloc", "kzalloc", "kcalloc", "kmem_cache_alloc", "slab_post_alloc_hook"),
+}  # fmt: skip
+
+
+@functools.lru_cache(maxsize=16384)
+def parse_stack_frame(body: str) -> tuple[str, str, int | None, int | None, str | None, str | None, bool, bool] | None:
+    """Function, symbol, offset, size, module, source, inline and reliability of a frame line, or None."""
+    m = _FRAME.match(body)
+    if m is None:
+        arm = _ARM_FRAME.match(body)
+        if arm is None:
+            return None
+        return (function_name(arm.group(1)), arm.group(1), int(arm.group(2), 16), None, None, None, False, True)
+    unreliable, symbol, off, size, module, source, module2, inline = m.groups()
+    if off is None and source is None:
+        return None  # a bare word is not a frame
+    reliable = unreliable is None and not body.rstrip().endswith("(unreliable)")
+    return (
+        function_name(symbol),
+        symbol,
+        int(off, 16) if off else None,
+        int(size, 16) if size else None,
+        module or module2,
+        source,
+        inline is not None,
+        reliable,
+    )
+
+
+def section_kind(body: str) -> tuple[str, int | None] | None:
+    """The kind of stack a heading line opens, and the task it names; None for other lines."""
+    if _HEADING_HINT.search(body) is None:
+        return None
+    for kind, pattern in SECTION_HEADINGS:
+        m = pattern.search(body)
+        if m is not None:
+            task = m.groupdict().get("task")
+            return kind, int(task) if task else None
+    return None
+
+
+def first_foreign(frames: Sequence[StackFrame], skip: tuple[str, ...]) -> StackFrame | None:
+    """The first reliable frame outside the titles' skip lists and ``skip`` (inlined frames count)."""
+    for frame in frames:
+        if frame.reliable and not is_skipped(skip, frame.function):
+            return frame
+    return None
+
+
+def stack_sections(lines: Sequence[LogLine], first: int, skip_call_trace: tuple[str, ...] = ()) -> list[StackSection]:
+    """Every stack section of a report's lines (``first``: the report's first line number).
+
+    A section runs from its heading to the next heading, or to the first line after its
+    frames that is neither a frame nor a line that may stand inside a stack (markers,
+    register dumps).  ``skip_call_trace``: the report rule's own skips for its call trace.
+    """
+    out: list[StackSection] = []
+    current: tuple[str, str, int, int | None] | None = None
+    frames: list[StackFrame] = []
+    pending = 0  # lines since the heading before any frame
+
+    def close() -> None:
+        if current is None:
+            return
+        kind, heading, at, task = current
+        skip = skip_call_trace if kind == "call-trace" else SECTION_SKIPS.get(kind, ())
+        out.append(StackSection(kind, heading, at, task, tuple(frames), first_foreign(frames, skip)))
+
+    for line in lines:
+        body = line.body
+        heading = section_kind(body)
+        if heading is not None:
+            close()
+            current = (heading[0], body.strip(), line.number - first, heading[1])
+            frames = []
+            pending = 0
+            continue
+        if current is None:
+            continue
+        parsed = parse_stack_frame(body) if ("+0x" in body or ":" in body or ") from [<" in body) else None
+        if parsed is not None:
+            frames.append(StackFrame(*parsed, at=line.number - first))
+            continue
+        if _MARKER.match(body) or _INSIDE.match(body):
+            continue
+        pending += 1
+        if frames or pending > 3:
+            close()
+            current = None
+    close()
+    return out

@@ -1,0 +1,1386 @@
+"""Why, from the log alone: each report class read to its values, each value with its line.
+
+The title says what happened and where; the report's body, which kernel engineers read next,
+says why: KASAN's access and the object it hit with who allocated and who freed it, lockdep's
+chain of locks with where each was taken, the CPUs and tasks an RCU stall names, the lock a
+hung task waits for, the pointers of a corrupted list, the faulting instruction of an oops,
+the consumers of memory at an OOM.  :func:`explain` reads them into a :class:`ReportWhy`:
+typed facts (:class:`WhyFact`: name, value, the line it was read from), the stacks
+(:mod:`detectors.dmesg.stacks`), the decoded ``Code:`` bytes (:mod:`detectors.dmesg.code`) and
+the root cause they support (:class:`detectors.causes.Cause`), worded as ``kforensic vmcore``
+words the same cause read from a dump.
+
+Rules are ordered data, specific first: :data:`EXTRACTORS` (which reader applies to which
+report) and :data:`CAUSE_RULES` (which cause the facts establish).  Lines are kept as offsets
+from the report's first line (negative for the lines the kernel printed just above the header,
+``KernelReport.preamble``), so that the reading of a report holds for every repeat of it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from detectors.causes import Cause
+from detectors.dmesg.code import CodeListing, listing
+from detectors.dmesg.lines import LogLine, parse_line
+from detectors.dmesg.model import KernelReport
+from detectors.dmesg.rules import RULES
+from detectors.dmesg.stacks import StackSection, stack_sections
+from detectors.pointers import LIST_POISON1, LIST_POISON2, ascii_text, classify_value
+
+FactValue = str | int
+
+
+class WhyFact(NamedTuple):
+    """A value read from one line of a report: ``at`` is the line's offset from the report's first line."""
+
+    name: str
+    value: FactValue
+    at: int
+
+
+class LockInfo(NamedTuple):
+    """A lock a report names.
+
+    ``role``: ``acquiring`` (the lock being taken), ``holding`` (the lock already held), ``chain``
+    (a link ``-> #N`` of lockdep's dependency chain, ``number`` N), ``held`` (a "locks held by"
+    list, ``number`` its ``#N``), ``blocked-on`` (a hung task's lock with its likely owner).
+    ``site``: where it was taken (``rtnl_lock+0x17/0x20`` as printed, or a chain link's first
+    foreign frame).
+    """
+
+    role: str
+    name: str
+    number: int | None
+    task: str | None
+    site: str | None
+    at: int
+
+
+class StalledCpu(NamedTuple):
+    """A CPU an RCU stall names, with what the kernel printed about it."""
+
+    cpu: int
+    detail: str
+    at: int
+
+
+class StalledTask(NamedTuple):
+    """A task an RCU stall or a hung-task report names."""
+
+    comm: str | None
+    pid: int
+    detail: str
+    at: int
+
+
+class MemoryConsumer(NamedTuple):
+    """A user of memory at an OOM: a task of the task dump (rss), the page cache, a slab cache."""
+
+    kind: str  # "task", "page-cache", "slab"
+    name: str
+    pid: int | None
+    bytes: int
+    at: int
+
+
+class ZoneFree(NamedTuple):
+    """Free memory of one zone as an OOM or allocation failure prints it (kB)."""
+
+    node: int | None
+    zone: str
+    free_kb: int
+    min_kb: int | None
+    low_kb: int | None
+    high_kb: int | None
+    managed_kb: int | None
+    at: int
+
+
+class ReportWhy(NamedTuple):
+    """What a report says about why: its class, facts, stacks, locks, CPUs, tasks, memory and cause."""
+
+    cls: str | None
+    facts: tuple[WhyFact, ...]
+    stacks: tuple[StackSection, ...]
+    locks: tuple[LockInfo, ...]
+    cpus: tuple[StalledCpu, ...]
+    tasks: tuple[StalledTask, ...]
+    consumers: tuple[MemoryConsumer, ...]
+    zones: tuple[ZoneFree, ...]
+    code: CodeListing | None
+    cause: Cause | None
+    cause_at: tuple[int, ...]  # the lines the cause is read from
+
+    def fact(self, name: str) -> FactValue | None:
+        """The first fact of that name, or None."""
+        return next((f.value for f in self.facts if f.name == name), None)
+
+    def fact_at(self, name: str) -> int | None:
+        """The line offset of the first fact of that name."""
+        return next((f.at for f in self.facts if f.name == name), None)
+
+    def stack(self, kind: str) -> StackSection | None:
+        """The first stack section of that kind."""
+        return next((s for s in self.stacks if s.kind == kind), None)
+
+
+@dataclass
+class _Reading:
+    """What the extractors gather for one report (mutable while reading)."""
+
+    report: KernelReport
+    lines: list[LogLine]  # preamble lines, then the report's own
+    first: int  # the report's first line number
+    facts: list[WhyFact] = field(default_factory=list)
+    stacks: list[StackSection] = field(default_factory=list)
+    locks: list[LockInfo] = field(default_factory=list)
+    cpus: list[StalledCpu] = field(default_factory=list)
+    tasks: list[StalledTask] = field(default_factory=list)
+    consumers: list[MemoryConsumer] = field(default_factory=list)
+    zones: list[ZoneFree] = field(default_factory=list)
+    code: CodeListing | None = None
+
+    def add(self, name: str, value: FactValue | None, line: LogLine) -> None:
+        if value is not None and value != "":
+            self.facts.append(WhyFact(name, value, line.number - self.first))
+
+    def get(self, name: str) -> FactValue | None:
+        return next((f.value for f in self.facts if f.name == name), None)
+
+    def at(self, name: str) -> int | None:
+        return next((f.at for f in self.facts if f.name == name), None)
+
+    def search(self, pattern: re.Pattern[str], hint: str = "") -> tuple[LogLine, re.Match[str]] | None:
+        for line in self.lines:
+            if hint in line.body and (m := pattern.search(line.body)) is not None:
+                return line, m
+        return None
+
+    def stack(self, kind: str) -> StackSection | None:
+        return next((s for s in self.stacks if s.kind == kind), None)
+
+    @property
+    def func(self) -> str:
+        """The report's guilty function (the title's), the subject of its cause."""
+        return self.report.frame if isinstance(self.report.frame, str) else "an unknown function"
+
+
+def _hex(text: str) -> int:
+    return int(text, 16)
+
+
+# ---------------------------------------------------------------- sanitizers
+
+_KASAN_HEAD = re.compile(
+    r"BUG: KASAN: ([a-z\-]+(?: or [a-z\-]+)?) (?:in ([^\s+]+)(?:\+0x[0-9a-f]+/0x[0-9a-f]+)?(?: \[[^\]]+\])?"
+    r"(?: at addr ([0-9a-f]+))?|on address\s+(\S+)|in range \[(0x[0-9a-f]+)-)"
+)
+# "Read of size 8 at addr X by task t/1"; tag-based KASAN (arm64) prints no size; old kernels no address.
+_KASAN_ACCESS = re.compile(r"(Read|Write) (?:of size (\d+) )?(?:at addr ([0-9a-f]+) )?by task (.+?)/(\d+)\s*$")
+_KASAN_FREE_AT = re.compile(r"Free of addr ([0-9a-f]+) by task (.+?)/(\d+)")
+_KASAN_OBJECT = re.compile(r"The buggy address belongs to the object at ([0-9a-f]+)")
+_KASAN_CACHE = re.compile(r"which belongs to the cache (\S+) of size (\d+)")
+_KASAN_LOCATED = re.compile(r"The buggy address is located (\d+) bytes (inside of|to the right of|to the left of)")
+_KASAN_REGION = re.compile(r"(?:(freed|allocated) )?(\d+)-byte region \[([0-9a-f]+), ([0-9a-f]+)\)")
+_KASAN_OLD_OBJECT = re.compile(r"Object at ([0-9a-f]+), in cache (\S+) size: (\d+)")
+_KASAN_STACK_VAR = re.compile(r"The buggy address (?:is located in stack of task (.+?)/(\d+)(?: at offset (\d+))?|"
+                              r"belongs to (?:the variable|stack of task))")  # fmt: skip
+
+
+def _sanitizer_stacks(r: _Reading) -> None:
+    """Who allocated, who freed, the work that was queued: each stack's first foreign frame and task."""
+    for kind, name in (("allocated", "allocated by"), ("freed", "freed by"), ("aux-work", "work creation"),
+                       ("uninit-stored", "uninit stored by"), ("uninit-created", "uninit created by")):  # fmt: skip
+        section = r.stack(kind)
+        if section is None:
+            continue
+        if section.first_foreign is not None:
+            r.facts.append(WhyFact(name, section.first_foreign.function, section.first_foreign.at))
+        if section.task is not None:
+            r.facts.append(WhyFact(f"{name} task", section.task, section.at))
+
+
+def _kasan(r: _Reading) -> None:
+    for line in r.lines:
+        body = line.body
+        if "KASAN:" in body and (m := _KASAN_HEAD.search(body)):
+            r.add("tool", "KASAN", line)
+            r.add("bug", m.group(1), line)
+            r.add("reported in", m.group(2), line)
+            address = m.group(3) or m.group(4) or m.group(5)
+            if address and address != "(null)":
+                r.add("address", address if address.startswith("0x") else f"0x{address}", line)
+            elif address:
+                r.add("address", "0x0", line)
+        elif " by task " in body and (m := _KASAN_ACCESS.search(body)) is not None and r.get("access") is None:
+            r.add("access", m.group(1), line)
+            r.add("size", int(m.group(2)) if m.group(2) else None, line)
+            if m.group(3):
+                r.add("address", f"0x{m.group(3)}", line)
+            r.add("task", m.group(4), line)
+            r.add("pid", int(m.group(5)), line)
+        elif "Free of addr" in body and (m := _KASAN_FREE_AT.search(body)) is not None:
+            r.add("access", "free", line)
+            r.add("address", f"0x{m.group(1)}", line)
+            r.add("task", m.group(2), line)
+            r.add("pid", int(m.group(3)), line)
+        elif "to the object" in body and (m := _KASAN_OBJECT.search(body)) is not None:
+            r.add("object", f"0x{m.group(1)}", line)
+        elif "to the cache" in body and (m := _KASAN_CACHE.search(body)) is not None:
+            r.add("cache", m.group(1), line)
+            r.add("object size", int(m.group(2)), line)
+        elif "is located" in body and (m := _KASAN_LOCATED.search(body)) is not None:
+            r.add("located", f"{m.group(1)} bytes {m.group(2)}", line)
+            distance, relation = int(m.group(1)), m.group(2)
+            size = r.get("object size")
+            if relation == "inside of":
+                r.add("offset", distance, line)
+            elif relation == "to the left of":
+                r.add("offset", -distance, line)
+            elif isinstance(size, int):
+                r.add("offset", size + distance, line)
+        elif "-byte region" in body and (m := _KASAN_REGION.search(body)) is not None and r.get("region") is None:
+            r.add("region", f"{m.group(1) + ' ' if m.group(1) else ''}{m.group(2)}-byte region", line)
+            if m.group(1):
+                r.add("object state", m.group(1), line)
+            if r.get("object size") is None:
+                r.add("object size", int(m.group(2)), line)
+            if r.get("offset") is None and (relation := r.get("located")) and "right" in str(relation):
+                r.add("offset", int(m.group(2)) + int(str(relation).split()[0]), line)
+        elif "Object at" in body and (m := _KASAN_OLD_OBJECT.search(body)) is not None:
+            r.add("object", f"0x{m.group(1)}", line)
+            r.add("cache", m.group(2), line)
+            r.add("object size", int(m.group(3)), line)
+            address = r.get("address")
+            if isinstance(address, str):
+                r.add("offset", _hex(address) - _hex(m.group(1)), line)
+        elif "buggy address" in body and (m := _KASAN_STACK_VAR.search(body)) is not None:
+            r.add("memory", "stack" if "stack" in body else "global variable", line)
+            if m.group(3):
+                r.add("offset", int(m.group(3)), line)
+    _sanitizer_stacks(r)
+
+
+_KFENCE_HEAD = re.compile(r"BUG: KFENCE: ([a-z\- ]+?)(?: (read|write))?(?: in (\S+?)(?:\+0x\S+)?)?\s*$")
+_KFENCE_AT = re.compile(
+    r"^\s*(?:(Use-after-free|Out-of-bounds|Invalid) (read|write) at|Invalid free of|Corrupted memory at) "
+    r"0x([0-9a-f]+)(?: \[[^\]]*\])? \((?:(\d+)B (left|right) of|in) kfence-#(\d+)\)"
+)
+_KFENCE_OBJECT = re.compile(r"kfence-#(\d+) \[0x([0-9a-f]+)-0x([0-9a-f]+), size=(\d+), cache=(\S+?)\]")
+
+
+def _kfence(r: _Reading) -> None:
+    for line in r.lines:
+        body = line.body
+        if "KFENCE:" in body and (m := _KFENCE_HEAD.search(body)):
+            r.add("tool", "KFENCE", line)
+            r.add("bug", m.group(1), line)
+            if m.group(2):
+                r.add("access", m.group(2).capitalize(), line)
+            r.add("reported in", m.group(3), line)
+        elif (m := _KFENCE_AT.search(body)) is not None:
+            r.add("address", f"0x{m.group(3)}", line)
+            if m.group(2) and r.get("access") is None:
+                r.add("access", m.group(2).capitalize(), line)
+            if m.group(5):
+                r.add("located", f"{m.group(4)} bytes to the {m.group(5)} of", line)
+            r.add("kfence object", int(m.group(6)), line)
+        elif (m := _KFENCE_OBJECT.search(body)) is not None and r.get("cache") is None:
+            r.add("object", f"0x{m.group(2)}", line)
+            r.add("object size", int(m.group(4)), line)
+            r.add("cache", m.group(5), line)
+            address = r.get("address")
+            if isinstance(address, str):
+                r.add("offset", _hex(address) - _hex(m.group(2)), line)
+    _sanitizer_stacks(r)
+
+
+_KMSAN_HEAD = re.compile(r"BUG: KMSAN: ([a-z\-]+) in (\S+?)(?:\+0x\S+)?\s*$")
+_KMSAN_BYTES = re.compile(r"Bytes (\d+)-(\d+) of (\d+) are uninitialized")
+_KMSAN_ACCESS = re.compile(r"Memory access of size (\d+) starts at ([0-9a-f]+)")
+_KMSAN_COPIED = re.compile(r"Data copied to user address ([0-9a-fx]+)")
+_KMSAN_VARIABLE = re.compile(r"Local variable (\S+) created at:")
+
+
+def _kmsan(r: _Reading) -> None:
+    for line in r.lines:
+        body = line.body
+        if "KMSAN:" in body and (m := _KMSAN_HEAD.search(body)):
+            r.add("tool", "KMSAN", line)
+            r.add("bug", m.group(1), line)
+            r.add("reported in", m.group(2), line)
+        elif (m := _KMSAN_BYTES.search(body)) is not None:
+            r.add("uninitialized bytes", f"{m.group(1)}-{m.group(2)} of {m.group(3)}", line)
+        elif (m := _KMSAN_ACCESS.search(body)) is not None:
+            r.add("size", int(m.group(1)), line)
+            r.add("address", f"0x{m.group(2)}", line)
+        elif (m := _KMSAN_COPIED.search(body)) is not None:
+            r.add("copied to user address", m.group(1), line)
+        elif (m := _KMSAN_VARIABLE.search(body)) is not None:
+            r.add("local variable", m.group(1), line)
+    _sanitizer_stacks(r)
+
+
+# ---------------------------------------------------------------- lockdep
+
+_LOCK = r"(?:[0-9a-f]{8,16} )?\((.*)\)\{[^}]*\}(?:-\{[^}]*\})?"
+_LOCK_AT = re.compile(r"^\s*" + _LOCK + r"(?:, at: (?:\[<[0-9a-f]+>\]\s*)?(\S+))?")
+_HELD = re.compile(r"^\s*#(\d+):\s+" + _LOCK + r"(?:, at: (?:\[<[0-9a-f]+>\]\s*)?(\S+))?")
+_HELD_BY = re.compile(r"^\s*(\d+|no) locks? held by (.+?)/(\d+)")
+_CHAIN = re.compile(r"^\s*-> #(\d+) \((.*)\)\{[^}]*\}(?:-\{[^}]*\})?:\s*$")
+_TRYING = re.compile(r"^\s*(.+?)/(\d+)(?: \[.*\])? is trying to acquire(?: lock)?:")
+_RELEASING = re.compile(r"^\s*(.+?)/(\d+) is trying to release lock \((.*)\) at:")
+_SITE = re.compile(r"^\s*(?:\[<[0-9a-f]+>\]\s*)?([A-Za-z_][\w.]*\+0x[0-9a-f]+/0x[0-9a-f]+)")
+_LOCKDEP_KIND = re.compile(
+    r"(?:WARNING|INFO): (possible circular locking dependency|possible recursive locking|inconsistent lock state|"
+    r"possible irq lock inversion dependency|[A-Z]+-safe -> [A-Z]+-unsafe lock order|bad unlock balance|"
+    r"held lock freed|nested lock was not taken|suspicious RCU usage|lock held when returning to user space)"
+)
+_SCENARIO = re.compile(r"^(\s*)(lock|unlock|<Interrupt>)\(?(.*?)\)?;?\s*$")
+_CHAIN_EXISTS = re.compile(r"^\s*(\S.* --> .*\S)\s*$")
+_INCONSISTENT = re.compile(r"\{([A-Z\-]+)\} -> \{([A-Z\-]+)\} usage")
+
+
+def _lockdep(r: _Reading) -> None:
+    role = None  # which lock the next lock line names
+    scenario_cpu_column: int | None = None
+    chain_sections = [s for s in r.stacks if s.kind == "lock-chain"]
+    for line in r.lines:
+        body = line.body
+        if (
+            ("WARNING:" in body or "INFO:" in body)
+            and (m := _LOCKDEP_KIND.search(body)) is not None
+            and r.get("lockdep") is None
+        ):
+            r.add("lockdep", m.group(1), line)
+            continue
+        if "trying to acquire" in body and (m := _TRYING.search(body)) is not None:
+            r.add("task", m.group(1), line)
+            r.add("pid", int(m.group(2)), line)
+            role = "acquiring"
+            continue
+        if "already holding" in body and body.rstrip().endswith(":"):
+            role = "holding"
+            continue
+        if "trying to release" in body and (m := _RELEASING.search(body)) is not None:
+            r.add("task", m.group(1), line)
+            r.add("pid", int(m.group(2)), line)
+            r.add("releasing lock", m.group(3), line)
+            role = "releasing"
+            continue
+        if role == "releasing" and (m := _SITE.match(body)) is not None:
+            r.add("releasing at", m.group(1), line)
+            r.locks.append(LockInfo("releasing", str(r.get("releasing lock")), None, None, m.group(1),
+                                    line.number - r.first))  # fmt: skip
+            role = None
+            continue
+        if "usage" in body and (m := _INCONSISTENT.search(body)) is not None:
+            r.add("usage", f"{m.group(1)} -> {m.group(2)}", line)
+            continue
+        if " takes:" in body and (t := re.search(r"^\s*(.+?)/(\d+) \[", body)):
+            r.add("task", t.group(1), line)
+            r.add("pid", int(t.group(2)), line)
+            role = "acquiring"
+            continue
+        if role is not None and (m := _LOCK_AT.match(body)) is not None:
+            task = f"{r.get('task')}/{r.get('pid')}" if r.get("task") else None
+            r.locks.append(LockInfo(role, m.group(1), None, task, m.group(2), line.number - r.first))
+            r.add(f"{role} lock", m.group(1), line)
+            if m.group(2):
+                r.add(f"{role} at", m.group(2), line)
+            role = None
+            continue
+        if "-> #" in body and (m := _CHAIN.match(body)) is not None:
+            section = next((s for s in chain_sections if s.at == line.number - r.first), None)
+            site = section.first_foreign.function if section and section.first_foreign else None
+            r.locks.append(LockInfo("chain", m.group(2), int(m.group(1)), None, site, line.number - r.first))
+            continue
+        if "held by" in body and (m := _HELD_BY.search(body)) is not None:
+            r.tasks.append(StalledTask(m.group(2), int(m.group(3)), f"{m.group(1)} locks held", line.number - r.first))
+            continue
+        if "#" in body and (m := _HELD.match(body)) is not None:
+            owner = r.tasks[-1] if r.tasks else None
+            task = f"{owner.comm}/{owner.pid}" if owner is not None else None
+            r.locks.append(LockInfo("held", m.group(2), int(m.group(1)), task, m.group(3), line.number - r.first))
+            continue
+        if "Chain exists of:" in body:
+            role = "chain-exists"
+            continue
+        if role == "chain-exists" and (m := _CHAIN_EXISTS.match(body)) is not None:
+            r.add("chain", m.group(1), line)
+            role = None
+            continue
+        if "CPU0" in body and ("CPU1" in body or body.strip() == "CPU0"):
+            scenario_cpu_column = body.index("CPU1") if "CPU1" in body else None
+            continue
+        if "*** DEADLOCK ***" in body:
+            scenario_cpu_column = None
+            continue
+        if scenario_cpu_column is not None and (m := _SCENARIO.match(body)) is not None:
+            cpu = "CPU1" if len(m.group(1)) >= scenario_cpu_column - 2 else "CPU0"
+            lock = m.group(3).strip() if m.group(2) != "<Interrupt>" else "<Interrupt>"
+            r.facts.append(WhyFact(f"scenario {cpu}", f"{m.group(2)}({lock})" if lock != "<Interrupt>" else lock,
+                                   line.number - r.first))  # fmt: skip
+    if r.get("chain") is None and (links := [k for k in r.locks if k.role == "chain"]):
+        r.facts.append(WhyFact("chain", " --> ".join(k.name for k in links), links[0].at))
+
+
+# ---------------------------------------------------------------- RCU stalls and hung tasks
+
+_RCU_HEAD = re.compile(
+    r"INFO: (rcu_\w+) (self-detected stall on CPU|detected (?:expedited )?stalls? on (?:CPUs/tasks|tasks))"
+)
+# "\t1-...!: (3 GPs behind) idle=..." (flags since 4.x), "\t0: (104999 ticks this GP) idle=..." (older).
+_RCU_CPU = re.compile(r"^\s*(?:rcu:\s*)?(\d+)(?:-([.O][.o][.N][.D!]?\S*))?:? \((.*?)\)(.*)$")
+_RCU_ALL_QS = re.compile(r"All QSes seen, last (rcu_\w+) kthread activity (\d+)")
+_RCU_TASK_DUMP = re.compile(r"Task dump for CPU (\d+):")
+_RUNNING_TASK = re.compile(r"^\s*(\S+)\s+R\s+running task")
+_RCU_CPU_OLD = re.compile(r"\{\s*([\d ]+)\}")
+_RCU_T = re.compile(r"t=(\d+) jiffies(?:,? g=(-?\d+))?")
+_RCU_DETECTED_BY = re.compile(r"detected by (\d+)")
+_RCU_TASKS_BLOCKED = re.compile(r"Tasks blocked on level-\d+ rcu_node \(CPUs [\d-]+\): (.*)$")
+_RCU_TASK = re.compile(r"P(\d+)(?:/\S+)?")
+_RCU_STARVED = re.compile(r"(rcu_\w+) kthread starved for (\d+) jiffies")
+_RCU_TASKS_TASK = re.compile(r"^\s*task:(\S+)\s+state:(\S+).*?pid:\s*(\d+)")
+
+
+def _rcu_stall(r: _Reading) -> None:
+    for line in r.lines:
+        body = line.body
+        if "INFO: rcu" in body and (m := _RCU_HEAD.search(body)):
+            r.add("flavour", m.group(1), line)
+            r.add("stall", m.group(2), line)
+            if (old := _RCU_CPU_OLD.search(body[m.end() :])) is not None:
+                for cpu in old.group(1).split():
+                    r.cpus.append(StalledCpu(int(cpu), "stalled", line.number - r.first))
+        elif (
+            body.lstrip(" \trcu:")[:1].isdigit()
+            and (m := _RCU_CPU.match(body)) is not None
+            and not r.tasks
+            and len(r.cpus) < 64
+        ):
+            r.cpus.append(StalledCpu(int(m.group(1)), f"{m.group(2) or ''} ({m.group(3)}){m.group(4)}".strip(),
+                                     line.number - r.first))  # fmt: skip
+            if "ticks this GP" in m.group(3):
+                r.add("ticks this grace period", int(m.group(3).split()[0]), line)
+        elif "Tasks blocked" in body and (m := _RCU_TASKS_BLOCKED.search(body)) is not None:
+            for p in _RCU_TASK.finditer(m.group(1)):
+                r.tasks.append(StalledTask(None, int(p.group(1)), "blocks the grace period", line.number - r.first))
+        elif "rcu_tasks" in str(r.get("flavour") or "") and (m := _RCU_TASKS_TASK.search(body)) is not None:
+            r.tasks.append(StalledTask(m.group(1), int(m.group(3)), f"state {m.group(2)}", line.number - r.first))
+        if "jiffies" in body and (m := _RCU_T.search(body)) is not None and r.get("stalled jiffies") is None:
+            r.add("stalled jiffies", int(m.group(1)), line)
+            if m.group(2):
+                r.add("grace period", int(m.group(2)), line)
+        if (
+            "detected by" in body
+            and (m := _RCU_DETECTED_BY.search(body)) is not None
+            and r.get("detected by CPU") is None
+        ):
+            r.add("detected by CPU", int(m.group(1)), line)
+        if "starved" in body and (m := _RCU_STARVED.search(body)) is not None:
+            r.add("kthread starved jiffies", int(m.group(2)), line)
+        if "All QSes" in body and (m := _RCU_ALL_QS.search(body)) is not None:
+            r.add("all quiescent states seen", "yes", line)
+            r.add("kthread inactive jiffies", int(m.group(2)), line)
+        if "Task dump" in body and (m := _RCU_TASK_DUMP.search(body)) is not None:
+            r.add("task dump for CPU", int(m.group(1)), line)
+        if "running task" in body and (m := _RUNNING_TASK.match(body)) is not None and r.get("running task") is None:
+            r.add("running task", m.group(1), line)
+    if r.cpus:
+        r.facts.append(WhyFact("stalled CPUs", ",".join(str(c.cpu) for c in r.cpus), r.cpus[0].at))
+    if r.tasks:
+        r.facts.append(WhyFact("stalled tasks", ",".join(str(t.pid) for t in r.tasks), r.tasks[0].at))
+    if isinstance(r.report.frame, str):
+        r.facts.append(WhyFact("running", r.report.frame, _frame_at(r, r.report.frame)))
+
+
+def _frame_at(r: _Reading, function: str) -> int:
+    """The line of the first frame of ``function`` in the report (the header when none)."""
+    for section in r.stacks:
+        for frame in section.frames:
+            if frame.function == function:
+                return frame.at
+    return 0
+
+
+_HUNG_HEAD = re.compile(r"INFO: task (.+?):(\d+) (?:blocked|can't die) (?:in I/O wait )?for more than (\d+) seconds")
+_TASK_LINE = re.compile(r"^\s*task:(.+?)\s+state:(\S+)")
+_BLOCKED_ON = re.compile(
+    r"INFO: task (.+?):(\d+) is blocked on an? (\S+)(?: at \S+)?, but the owner is task (.+?):(\d+)"
+    r"|INFO: task (.+?):(\d+) is blocked on an? (\S+) likely owned by task (.+?):(\d+)"
+)
+#: Wait primitives a hung task's stack shows, most specific first: (frame pattern, what it waits for).
+WAIT_PRIMITIVES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(p), what)
+    for p, what in (
+        (r"^rtnl_lock", "the rtnl mutex"),
+        (r"^_*mutex_lock|^mutex_lock", "a mutex"),
+        (r"^rwsem_down_read|^down_read", "an rw-semaphore (read)"),
+        (r"^rwsem_down_write|^down_write", "an rw-semaphore (write)"),
+        (r"^_*down(?:_interruptible|_killable|_timeout)?$", "a semaphore"),
+        (r"^_*synchronize_(?:rcu|srcu|net|sched)", "an RCU grace period"),
+        (r"^wait_for_completion|^_*wait_for_common", "a completion"),
+        (
+            r"^(?:io_schedule|folio_wait_bit|wait_on_page_bit|__folio_lock|__lock_page|bit_wait_io)",
+            "I/O or a page lock",
+        ),
+        (r"^(?:flush_work|__flush_work|flush_workqueue|__flush_workqueue|drain_workqueue)", "work to finish"),
+        (r"^rt_mutex|^__rt_mutex", "an rt-mutex"),
+        (r"^percpu_down_write|^percpu_rwsem_wait", "a per-CPU rw-semaphore"),
+    )
+)
+
+
+def _hung_task(r: _Reading) -> None:
+    for line in r.lines:
+        body = line.body
+        if "INFO: task" in body and (m := _HUNG_HEAD.search(body)) is not None and r.get("task") is None:
+            r.add("task", m.group(1), line)
+            r.add("pid", int(m.group(2)), line)
+            r.add("blocked seconds", int(m.group(3)), line)
+        elif "task:" in body and (m := _TASK_LINE.match(body)) is not None and r.get("state") is None:
+            r.add("state", m.group(2), line)
+        elif "blocked on" in body and (m := _BLOCKED_ON.search(body)) is not None:
+            g = m.groups()
+            lock, owner, pid = (g[2], g[3], g[4]) if g[0] else (g[7], g[8], g[9])
+            r.add("blocked on", lock, line)
+            r.add("lock owner", owner, line)
+            r.add("lock owner pid", int(pid), line)
+            r.locks.append(LockInfo("blocked-on", lock, None, f"{owner}/{pid}", None, line.number - r.first))
+        elif "held by" in body and (m := _HELD_BY.search(body)) is not None:
+            r.tasks.append(StalledTask(m.group(2), int(m.group(3)), f"{m.group(1)} locks held", line.number - r.first))
+        elif "#" in body and (m := _HELD.match(body)) is not None and r.tasks:
+            owner = r.tasks[-1]
+            r.locks.append(LockInfo("held", m.group(2), int(m.group(1)), f"{owner.comm}/{owner.pid}", m.group(3),
+                                    line.number - r.first))  # fmt: skip
+    trace = r.stack("call-trace")
+    if trace is None:
+        return
+    for frame in trace.frames:
+        if not frame.reliable:
+            continue
+        what = next((w for p, w in WAIT_PRIMITIVES if p.search(frame.function)), None)
+        if what is not None:
+            r.facts.append(WhyFact("waits for", what, frame.at))
+            r.facts.append(WhyFact("wait primitive", frame.function, frame.at))
+            break
+    if isinstance(r.report.frame, str):
+        r.facts.append(WhyFact("waits in", r.report.frame, _frame_at(r, r.report.frame)))
+
+
+_SOFT_LOCKUP = re.compile(r"BUG: soft lockup - CPU#(\d+) stuck for (\d+)s! \[(.+):(\d+)\]")
+_HARD_LOCKUP = re.compile(r"(?:Watchdog detected hard LOCKUP|BUG: hard lockup) on cpu (\d+)")
+
+
+def _lockup(r: _Reading) -> None:
+    for line in r.lines:
+        body = line.body
+        if "soft lockup" in body and (m := _SOFT_LOCKUP.search(body)) is not None:
+            r.add("lockup", "soft", line)
+            r.add("CPU", int(m.group(1)), line)
+            r.add("stuck seconds", int(m.group(2)), line)
+            r.add("task", m.group(3), line)
+            r.add("pid", int(m.group(4)), line)
+        elif ("LOCKUP" in body or "hard lockup" in body) and (m := _HARD_LOCKUP.search(body)) is not None:
+            r.add("lockup", "hard", line)
+            r.add("CPU", int(m.group(1)), line)
+    if isinstance(r.report.frame, str):
+        r.facts.append(WhyFact("spins in", r.report.frame, _frame_at(r, r.report.frame)))
+
+
+# ---------------------------------------------------------------- corruption
+
+_LIST_MESSAGE = re.compile(
+    r"(list_add|list_del) corruption[.,] (?:"
+    r"(prev->next|next->prev) should be (?:next|prev)? ?\(?([0-9a-f]+)\)?, but was ([0-9a-f]+|\(null\))"
+    r"(?:\. \((prev|next)=([0-9a-f]+)\))?"
+    r"|([0-9a-f]+)->(next|prev) is (LIST_POISON[12]|NULL) \(([0-9a-f]+|\(null\))\)"
+    r"|(next|prev) is NULL"
+    r")"
+)
+_LIST_DOUBLE_ADD = re.compile(r"list_add double add: new=([0-9a-f]+), prev=([0-9a-f]+), next=([0-9a-f]+)")
+
+
+#: Poison values a faulting address is a member offset away from (a pointer read from poisoned memory,
+#: then a member read through it): the address's own class would be misleading (0x6b6b...73 spells text).
+_POISON_BASES = ((LIST_POISON1, "LIST_POISON1"), (LIST_POISON2, "LIST_POISON2"))
+_POISON_BYTES = {0x6B: "slab poison 0x6b (POISON_FREE): a pointer read from freed memory", 0x5A: "slab poison 0x5a "
+                 "(POISON_INUSE): a pointer read from memory never initialised", 0xCC: "SLUB red zone 0xcc",
+                 0xBB: "SLUB red zone 0xbb"}  # fmt: skip
+
+
+def _poison_plus_offset(value: int) -> str | None:
+    """``slab poison 0x6b (POISON_FREE) plus 0x8: ...`` for an address a small offset past a poison value."""
+    for base, name in _POISON_BASES:
+        if 0 < value - base < 0x1000:
+            return f"{name} plus {value - base:#x}: a member read through a list pointer of a deleted entry"
+    raw = (value & 0xFFFFFFFFFFFFFFFF).to_bytes(8, "little")
+    if len(set(raw[2:])) == 1 and raw[7] in _POISON_BYTES:
+        offset = value - int.from_bytes(bytes([raw[7]]) * 8, "little")
+        if 0 < offset < 0x1000:
+            return f"{_POISON_BYTES[raw[7]]}, plus {offset:#x}: a member read through that pointer"
+    return None
+
+
+def pointer_class(value: int) -> str:
+    """How a list pointer reads: NULL, list poison, slab poison (freed memory), text, a bogus address, or plausible."""
+    if value == 0:
+        return "NULL: never set, or cleared"
+    near = _poison_plus_offset(value)
+    if near is not None:
+        return near
+    cls = classify_value(value)
+    return cls.meaning if cls is not None else "a kernel address (not poison, not text)"
+
+
+def _list_corruption(r: _Reading) -> None:
+    for line in r.lines:
+        body = line.body
+        if "corruption" not in body and "double add" not in body:
+            continue
+        if (m := _LIST_MESSAGE.search(body)) is not None:
+            r.add("operation", m.group(1), line)
+            r.add("message", body.strip(), line)
+            if m.group(2):
+                r.add("pointer", m.group(2), line)
+                r.add("expected", f"0x{m.group(3)}", line)
+                found = 0 if m.group(4) == "(null)" else _hex(m.group(4))
+                r.add("found", f"{found:#x}", line)
+                r.add("found is", pointer_class(found), line)
+                if m.group(6):
+                    r.add(m.group(5), f"0x{m.group(6)}", line)
+            elif m.group(7):
+                r.add("entry", f"0x{m.group(7)}", line)
+                r.add("pointer", f"entry->{m.group(8)}", line)
+                found = 0 if m.group(10) == "(null)" else _hex(m.group(10))
+                r.add("found", f"{found:#x}", line)
+                r.add("found is", pointer_class(found), line)
+            else:
+                r.add("pointer", m.group(11), line)
+                r.add("found", "0x0", line)
+                r.add("found is", pointer_class(0), line)
+            return
+        if (m := _LIST_DOUBLE_ADD.search(body)) is not None:
+            r.add("operation", "list_add", line)
+            r.add("message", body.strip(), line)
+            r.add("pointer", "new", line)
+            r.add("entry", f"0x{m.group(1)}", line)
+            r.add("found is", "the entry is already on the list (added twice)", line)
+            return
+
+
+_REFCOUNT = re.compile(r"refcount_t: ([a-z0-9 ]+?)(?:; ([a-z\- ]+))?\.?\s*$")
+
+
+def _refcount(r: _Reading) -> None:
+    found = r.search(_REFCOUNT, "refcount_t:")
+    if found is not None:
+        line, m = found
+        r.add("refcount event", m.group(1), line)
+        if m.group(2):
+            r.add("consequence", m.group(2), line)
+
+
+_BAD_PAGE = re.compile(r"BUG: Bad page (state|map) in process (\S+)\s+pfn:([0-9a-f]+)")
+_PAGE_LINE = re.compile(r"page:\s*(?:([0-9a-f]+) )?refcount:(-?\d+) mapcount:(-?\d+) mapping:\s*([0-9a-f]+)")
+_PAGE_FLAGS = re.compile(r"^\s*flags: (0x[0-9a-f]+)\(([^)]*)\)")
+_PAGE_REASON = re.compile(r"page dumped because: (.*?)\s*$")
+_BAD_FLAGS = re.compile(r"bad because of flags: (0x[0-9a-f]+)\(([^)]*)\)")
+
+
+def _bad_page(r: _Reading) -> None:
+    for line in r.lines:
+        body = line.body
+        if (m := _BAD_PAGE.search(body)) is not None:
+            r.add("bad page", m.group(1), line)
+            r.add("process", m.group(2), line)
+            r.add("pfn", f"0x{m.group(3)}", line)
+        elif (m := _PAGE_LINE.search(body)) is not None and r.get("refcount") is None:
+            r.add("page", f"0x{m.group(1)}" if m.group(1) else None, line)
+            r.add("refcount", int(m.group(2)), line)
+            r.add("mapcount", int(m.group(3)), line)
+            r.add("mapping", f"0x{m.group(4)}", line)
+        elif (m := _PAGE_FLAGS.search(body)) is not None and r.get("flags") is None:
+            r.add("flags", f"{m.group(1)}({m.group(2)})", line)
+        elif (m := _PAGE_REASON.search(body)) is not None and r.get("reason") is None:
+            r.add("reason", m.group(1), line)
+        elif (m := _BAD_FLAGS.search(body)) is not None:
+            r.add("bad flags", f"{m.group(1)}({m.group(2)})", line)
+    for kind, name in (("page-alloc", "page allocated by"), ("page-free", "page freed by")):
+        section = r.stack(kind)
+        if section is not None and section.first_foreign is not None:
+            r.facts.append(WhyFact(name, section.first_foreign.function, section.first_foreign.at))
+
+
+# ---------------------------------------------------------------- faults
+
+_GPF = re.compile(r"general protection fault(?:, probably for non-canonical address (0x[0-9a-f]+))?:? ([0-9a-f]{4})")
+_KASAN_RANGE = re.compile(r"KASAN: ((?:maybe |probably )?[a-z\-]+) in range \[(0x[0-9a-f]+)-(0x[0-9a-f]+)\]")
+_PAGE_FAULT = re.compile(
+    r"BUG: (?:unable to handle (?:kernel )?(?:page fault for address|paging request at|NULL pointer dereference at)|"
+    r"kernel NULL pointer dereference, address):? ([0-9a-f]+)"
+    r"|Unable to handle kernel (?:paging request|NULL pointer dereference) at virtual address ([0-9a-f]+)"
+)
+_PF_ACCESS = re.compile(r"#PF: (supervisor|user) (read|write|instruction fetch) access in (kernel|user) mode")
+_PF_ERROR = re.compile(r"#PF: error_code\((0x[0-9a-f]+)\) - (.*?)\s*$")
+_ARM64_WNR = re.compile(r"^\s*WnR = ([01])")
+_RIP = re.compile(
+    r"^\s*(?:(?:RIP|EIP): (?:0010|0060):|IP: )(?:\[<[0-9a-f]+>\]\s*)*(\S+)"
+    r"|^\s*(?:pc : |PC is at )([A-Za-z_][\w.]*\+0x\S+)"
+)
+_BUG_AT = re.compile(r"kernel BUG at (\S+?)!")
+_WARN_AT = re.compile(r"WARNING: (?:CPU: \d+ PID: \d+ at |\S+:\d+ at )?(\S+\.[a-z]+:\d+)")
+#: KASAN_SHADOW_OFFSET of x86-64: a KASAN kernel checks an address by reading the byte at (address >> 3) + this.
+KASAN_SHADOW_OFFSET = 0xDFFFFC0000000000
+_CR2 = re.compile(r"\bCR2: ([0-9a-f]+)")
+
+
+def _fault(r: _Reading) -> None:
+    site = "warning site" if r.report.kind in ("warning", "refcount") else "faulting function"
+    for line in r.lines:
+        body = line.body
+        if "protection fault" in body and (m := _GPF.search(body)) is not None and r.get("fault") is None:
+            r.add("fault", "general protection fault", line)
+            if m.group(1):
+                r.add("address", m.group(1), line)
+                r.add("address is", pointer_class(_hex(m.group(1))), line)
+            r.add("error code", f"0x{m.group(2)}", line)
+        elif "in range [" in body and (m := _KASAN_RANGE.search(body)) is not None:
+            r.add("KASAN range", f"{m.group(1)} in [{m.group(2)}-{m.group(3)}]", line)
+            r.add("bad address", m.group(2), line)
+        elif (
+            ("handle" in body or "dereference" in body)
+            and (m := _PAGE_FAULT.search(body)) is not None
+            and r.get("fault") is None
+        ):
+            address = _hex(m.group(1) or m.group(2))
+            r.add("fault", "page fault", line)
+            r.add("address", f"{address:#x}", line)
+            r.add("address is", pointer_class(address), line)
+        elif "#PF:" in body and (m := _PF_ACCESS.search(body)) is not None:
+            r.add("access", m.group(2), line)
+            r.add("mode", f"{m.group(1)} access in {m.group(3)} mode", line)
+        elif "#PF:" in body and (m := _PF_ERROR.search(body)) is not None:
+            r.add("error code", m.group(1), line)
+            r.add("page", m.group(2), line)
+        elif "WnR" in body and (m := _ARM64_WNR.search(body)) is not None and r.get("access") is None:
+            r.add("access", "write" if m.group(1) == "1" else "read", line)
+        elif (
+            ("IP" in body or "pc" in body or "PC" in body)
+            and (m := _RIP.search(body)) is not None
+            and r.get(site) is None
+        ):
+            r.add(site, m.group(1) or m.group(2), line)
+        elif "WARNING:" in body and (m := _WARN_AT.search(body)) is not None and r.get("warning at") is None:
+            r.add("warning at", m.group(1), line)
+        elif "BUG at" in body and (m := _BUG_AT.search(body)) is not None and r.get("bug at") is None:
+            r.add("bug at", m.group(1), line)
+        elif (
+            "CR2" in body
+            and (m := _CR2.search(body)) is not None
+            and r.get("cr2") is None
+            and r.get("fault") == "page fault"
+        ):
+            r.add("cr2", f"0x{m.group(1)}", line)
+        elif "kasan: GPF" in body and (m := _KASAN_GPF_HINT.search(body)) is not None:
+            r.add("KASAN hint", m.group(1), line)
+    for line in r.lines[: len(r.report.preamble)]:
+        # A WARN's own message, printed between "cut here" and the WARNING line.
+        if not _PREAMBLE_KNOWN.search(line.body) and line.body.strip():
+            r.add("message", line.body.strip(), line)
+            break
+    _code_facts(r)
+
+
+#: Report kinds whose RIP and Code: are the faulting (or trapping) instruction's.
+_FAULT_KINDS = frozenset(("gpf", "null-deref", "page-fault", "oops", "trap", "bug", "list-corruption", "stack-overflow",
+                          "usercopy", "warning", "refcount"))  # fmt: skip
+_PREAMBLE_KNOWN = re.compile(r"corruption|refcount_t:|double add|cut here|kasan: |WARNING:|BUG:")
+_KASAN_GPF_HINT = re.compile(r"kasan: GPF could be caused by (.*?)\s*$")
+
+
+def shadow_checked(code: CodeListing) -> tuple[str, int] | None:
+    """For a KASAN shadow check (``cmp byte ptr [rax + rdx], 0`` with one register at KASAN_SHADOW_OFFSET): the
+    other register and the address it checks (its value << 3)."""
+    disp = code.displacement or 0
+    pairs = ((code.base, code.base_value, code.index_reg, code.index_value),
+             (code.index_reg, code.index_value, code.base, code.base_value))  # fmt: skip
+    for _reg, value, other, other_value in pairs:
+        if value == KASAN_SHADOW_OFFSET and other and other_value is not None:
+            return other, ((other_value + disp) << 3) & 0xFFFFFFFFFFFFFFFF
+    if code.base_value is not None and code.base and code.base_value >> 44 == KASAN_SHADOW_OFFSET >> 44:
+        return code.base, ((code.base_value - KASAN_SHADOW_OFFSET + disp) << 3) & 0xFFFFFFFFFFFFFFFF
+    return None
+
+
+def _code_facts(r: _Reading) -> None:
+    """The faulting instruction and what its operand held, from the ``Code:`` bytes and the registers."""
+    code = r.code
+    if code is None:
+        return
+    at = code.at
+    if code.faulting:
+        r.facts.append(WhyFact("faulting instruction", code.faulting, at))
+    if code.memory:
+        r.facts.append(WhyFact("memory operand", code.memory, at))
+    if code.access and r.get("access") is None:
+        r.facts.append(WhyFact("access", code.access, at))
+    checked = shadow_checked(code)
+    if checked is not None:
+        # A KASAN kernel's check of an address: the byte at (address >> 3) + KASAN_SHADOW_OFFSET.
+        register, address = checked
+        r.facts.append(WhyFact("KASAN checks", f"{register} << 3 = {address:#x}", at))
+        r.facts.append(WhyFact("checked address is", pointer_class(address), at))
+    elif code.base and code.base_value is not None:
+        r.facts.append(WhyFact("base register", f"{code.base} = {code.base_value:#x}", at))
+        r.facts.append(WhyFact("base register is", pointer_class(code.base_value), at))
+    if code.loaded_from:
+        r.facts.append(WhyFact("loaded from", code.loaded_from, at))
+    if code.loaded_base and code.loaded_value is not None:
+        r.facts.append(WhyFact("object pointer", f"{code.loaded_base} = {code.loaded_value:#x}", at))
+    for name, value in code.compared:
+        r.facts.append(WhyFact("compared", f"{name} = {value:#x}" if value is not None else name, at))
+
+
+# ---------------------------------------------------------------- memory
+
+_OOM_INVOKED = re.compile(r"(\S+) invoked oom-killer: gfp_mask=(0x[0-9a-f]+)(\([^)]*\))?, order=(-?\d+)"
+                          r"(?:, oom_score_adj=(-?\d+))?")  # fmt: skip
+_OOM_CONSTRAINT = re.compile(r"oom-kill:constraint=(\w+)(?:,nodemask=([^,]*))?.*?,(global_oom|oom_memcg=[^,]*)"
+                             r"(?:,task_memcg=([^,]*))?")  # fmt: skip
+_OOM_KILLED = re.compile(
+    r"(?:(Memory cgroup )?[Oo]ut of memory(?: \(([a-z_]+)\))?: )?Kill(?:ed)? process (\d+) \((.*?)\)"
+    r"(?: total-vm:(\d+)kB, anon-rss:(\d+)kB, file-rss:(\d+)kB, shmem-rss:(\d+)kB)?"
+)
+_ALLOC_FAIL = re.compile(r"(\S+): page allocation failure: order:(\d+), mode:(0x[0-9a-f]+)(\([^)]*\))?"
+                         r"(?:, nodemask=([^,\s]*))?")  # fmt: skip
+_ZONE = re.compile(
+    r"^\s*(?:Node (\d+) )?(DMA32|DMA|Normal|HighMem|Movable|Device) free:(\d+)kB"
+    r"(?:.*? min:(\d+)kB)?(?:.*? low:(\d+)kB)?(?:.*? high:(\d+)kB)?(?:.*? managed:(\d+)kB)?"
+)
+_TASK_ROW = re.compile(r"^\s*\[\s*(\d+)\]\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(-?\d+)\s+(.+?)\s*$")
+_PAGES_RAM = re.compile(r"^\s*(\d+) pages RAM")
+_PAGES_RESERVED = re.compile(r"^\s*(\d+) pages reserved")
+_PAGECACHE = re.compile(r"^\s*(\d+) total pagecache pages")
+_MEMCG_USAGE = re.compile(r"memory: usage (\d+)kB, limit (\d+)kB, failcnt (\d+)")
+_SLAB_ROW = re.compile(r"^\s*(\S+)\s+(\d+)KB\s+(\d+)KB\s*$")
+PAGE_SIZE = 4096  # the task dump's rss column is in pages ("memory values in pages"); x86 and arm64's default
+
+
+def _memory(r: _Reading) -> None:
+    ram = reserved = None
+    in_slab_info = False
+    for line in r.lines:
+        body = line.body
+        at = line.number - r.first
+        if "oom-killer" in body and (m := _OOM_INVOKED.search(body)) is not None and r.get("invoker") is None:
+            r.add("invoker", m.group(1), line)
+            r.add("gfp_mask", m.group(2) + (m.group(3) or ""), line)
+            r.add("order", int(m.group(4)), line)
+            if m.group(5):
+                r.add("oom_score_adj", int(m.group(5)), line)
+        elif "allocation failure" in body and (m := _ALLOC_FAIL.search(body)) is not None and r.get("order") is None:
+            r.add("task", m.group(1), line)
+            r.add("order", int(m.group(2)), line)
+            r.add("mode", m.group(3) + (m.group(4) or ""), line)
+            if m.group(5):
+                r.add("nodemask", m.group(5), line)
+        elif "oom-kill:" in body and (m := _OOM_CONSTRAINT.search(body)) is not None:
+            r.add("constraint", m.group(1), line)
+            r.add("scope", "memory cgroup" if m.group(3).startswith("oom_memcg") else "global", line)
+            if m.group(4):
+                r.add("task memcg", m.group(4), line)
+        elif "Kill" in body and (m := _OOM_KILLED.search(body)) is not None and r.get("killed") is None:
+            r.add("killed", m.group(4), line)
+            r.add("killed pid", int(m.group(3)), line)
+            if m.group(1):
+                r.add("scope", "memory cgroup", line)
+            if m.group(6):
+                r.add("killed anon-rss kB", int(m.group(6)), line)
+                r.add("killed file-rss kB", int(m.group(7)), line)
+        elif "free:" in body and (m := _ZONE.search(body)) is not None:
+            g = m.groups()
+            low, min_, high, managed = (int(x) if x else None for x in (g[4], g[3], g[5], g[6]))
+            r.zones.append(ZoneFree(int(g[0]) if g[0] else None, g[1], int(g[2]), min_, low, high, managed, at))
+        elif body.lstrip()[:1] == "[" and (m := _TASK_ROW.match(body)) is not None:
+            pid, rss, swap = int(m.group(1)), int(m.group(5)), int(m.group(7))
+            r.consumers.append(MemoryConsumer("task", m.group(9), pid, (rss + swap) * PAGE_SIZE, at))
+        elif "pages RAM" in body and (m := _PAGES_RAM.match(body)) is not None:
+            ram = int(m.group(1))
+        elif "reserved" in body and (m := _PAGES_RESERVED.match(body)) is not None:
+            reserved = int(m.group(1))
+            r.add("RAM bytes", (int(ram or 0) - reserved) * PAGE_SIZE if ram else None, line)
+        elif "pagecache" in body and (m := _PAGECACHE.match(body)) is not None:
+            r.consumers.append(MemoryConsumer("page-cache", "page cache", None, int(m.group(1)) * PAGE_SIZE, at))
+        elif "usage" in body and (m := _MEMCG_USAGE.search(body)) is not None:
+            r.add("memcg usage kB", int(m.group(1)), line)
+            r.add("memcg limit kB", int(m.group(2)), line)
+        elif "Unreclaimable slab info:" in body:
+            in_slab_info = True
+        elif in_slab_info and (m := _SLAB_ROW.match(body)) is not None:
+            r.consumers.append(MemoryConsumer("slab", m.group(1), None, int(m.group(3)) * 1024, at))
+    r.consumers.sort(key=lambda c: -c.bytes)
+    if r.get("RAM bytes") is None and (managed := sum(z.managed_kb or 0 for z in r.zones)):
+        r.facts.append(WhyFact("RAM bytes", managed * 1024, r.zones[0].at))
+    if r.report.kind == "alloc-failure" and isinstance(r.report.frame, str):
+        r.facts.append(WhyFact("caller", r.report.frame, _frame_at(r, r.report.frame)))
+
+
+# ---------------------------------------------------------------- the tables
+
+
+class Extractor(NamedTuple):
+    """A reader of one report class: which reports it applies to, and the function that reads them."""
+
+    name: str
+    applies: Callable[[KernelReport, str], bool]  # the report, and its text (preamble and lines) joined
+    read: Callable[[_Reading], None]
+    example: str  # a header of a report it applies to (checked by the tests)
+
+
+#: Every reader, most specific first; the first that applies names the report's class, every one
+#: that applies adds its facts (a list corruption's BUG also has a faulting instruction).
+EXTRACTORS: tuple[Extractor, ...] = (
+    Extractor("kasan", lambda r, t: r.kind == "kasan" and "BUG: KASAN:" in t, _kasan,
+              "BUG: KASAN: use-after-free in f+0x1/0x2"),
+    Extractor("kfence", lambda r, t: r.kind == "kfence", _kfence, "BUG: KFENCE: use-after-free read in f+0x1/0x2"),
+    Extractor("kmsan", lambda r, t: r.kind == "kmsan", _kmsan, "BUG: KMSAN: uninit-value in f+0x1/0x2"),
+    Extractor("list-corruption", lambda r, t: ("corruption" in t and _LIST_MESSAGE.search(t) is not None)
+              or "list_add double add" in t, _list_corruption, "kernel BUG at lib/list_debug.c:53!"),
+    Extractor("refcount", lambda r, t: "refcount_t:" in t, _refcount, "WARNING: CPU: 0 PID: 1 at lib/refcount.c:28 f"),
+    Extractor("lockdep", lambda r, t: r.kind == "lockdep" or r.rule in ("bad-unlock", "held-lock-freed", "locks-held",
+              "lock-held-user"), _lockdep, "WARNING: possible circular locking dependency detected"),
+    Extractor("lockup", lambda r, t: r.kind in ("soft-lockup", "lockup"), _lockup,
+              "watchdog: BUG: soft lockup - CPU#1 stuck for 22s! [kworker/1:1:60]"),
+    Extractor("rcu-stall", lambda r, t: r.kind == "rcu-stall", _rcu_stall,
+              "rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:"),
+    Extractor("hung-task", lambda r, t: r.rule in ("hung-task", "task-cant-die"), _hung_task,
+              "INFO: task kworker/0:1:12 blocked for more than 143 seconds."),
+    Extractor("bad-page", lambda r, t: r.rule == "bad-page-state", _bad_page,
+              "BUG: Bad page state in process syz-executor  pfn:1a2b3"),
+    Extractor("oom", lambda r, t: r.kind == "oom", _memory, "x invoked oom-killer: gfp_mask=0x0(), order=0"),
+    Extractor("alloc-failure", lambda r, t: r.kind == "alloc-failure", _memory,
+              "x: page allocation failure: order:4, mode:0x40dc0(GFP_KERNEL)"),
+    Extractor("fault", lambda r, t: r.kind in _FAULT_KINDS, _fault,
+              "general protection fault, probably for non-canonical address 0xdffffc0000000000: 0000 [#1] SMP KASAN"),
+)  # fmt: skip
+
+
+# -- causes: each rule reads the facts and returns the cause they establish, or None.
+
+
+def _cause(cls: str, r: _Reading, confidence: float, command: str, *at: int | None, **fields: object) -> Cause:
+    r.facts.append(WhyFact("root cause", cls, next((a for a in at if a is not None), 0)))
+    return Cause(cls, tuple((k, v) for k, v in fields.items() if v is not None and v != ()), confidence, command)
+
+
+def _cause_lines(r: _Reading, *names: str) -> tuple[int, ...]:
+    return tuple(a for n in names if (a := r.at(n)) is not None)
+
+
+def _pointer_words(r: _Reading) -> str | None:
+    access, size, address = r.get("access"), r.get("size"), r.get("address")
+    if access and address:
+        return f"{access} of size {size} at {address}" if size else f"{access} at {address}"
+    return None
+
+
+def _sanitizer_double_free(r: _Reading) -> Cause | None:
+    bug = str(r.get("bug") or "")
+    if r.get("tool") not in ("KASAN", "KFENCE") or "double-free" not in bug:
+        return None
+    address = r.get("address") or r.get("object")
+    return _cause("double_free", r, 0.9, f"grep the freeing paths of {r.func} for a second kfree", r.at("bug"),
+                  func=r.func, cache=r.get("cache"), address=_hex(str(address)) if address else None,
+                  first_free=r.get("freed by"))  # fmt: skip
+
+
+def _trap_double_free(r: _Reading) -> Cause | None:
+    """SLAB_FREELIST_HARDENED's BUG_ON(object == fp) in set_freepointer(): the compared registers are equal."""
+    if not str(r.get("faulting function") or r.get("warning site") or "").startswith("set_freepointer"):
+        return None
+    compared = [f.value for f in r.facts if f.name == "compared"]
+    values = {str(v).split(" = ")[1] for v in compared if " = " in str(v)}
+    address = _hex(values.pop()) if len(compared) == 2 and len(values) == 1 else None
+    return _cause("double_free", r, 0.85, f"crash> dis -l {r.func}  # the second kfree", r.at("faulting function"),
+                  func=r.func, address=address)  # fmt: skip
+
+
+def _slub_double_free(r: _Reading) -> Cause | None:
+    text = "\n".join(line.body for line in r.lines)
+    if "Object already free" not in text:
+        return None
+    return _cause("double_free", r, 0.85, f"crash> dis -l {r.func}", 0, func=r.func)
+
+
+def _sanitizer_use_after_free(r: _Reading) -> Cause | None:
+    bug = str(r.get("bug") or "")
+    if r.get("tool") not in ("KASAN", "KFENCE") or "use-after-free" not in bug:
+        return None
+    return _cause("use_after_free", r, 0.9, "look for the path that uses the object after the free (freed-by stack)",
+                  r.at("bug"), func=r.func, cache=r.get("cache"), pointer=_pointer_words(r),
+                  freed_by=r.get("freed by"))  # fmt: skip
+
+
+def _poison_use_after_free(r: _Reading) -> Cause | None:
+    """A fault through slab poison 0x6b (POISON_FREE) read from an object: that object was freed."""
+    code = r.code
+    if code is None or code.base_value is None or code.base is None or shadow_checked(code) is not None:
+        return None
+    cls = classify_value(code.base_value)
+    if cls is None or cls.kind not in ("slab-poison-free", "slab-poison-end"):
+        return None
+    if code.loaded_base and code.loaded_value is not None:
+        pointer = f"{code.loaded_base} = {code.loaded_value:#x}"
+    else:
+        pointer = f"{code.base} = {code.base_value:#x}"
+    return _cause("use_after_free", r, 0.8, f"crash> kmem {pointer.split(' = ')[1]}  # in a dump of this crash",
+                  code.at, func=r.func, pointer=pointer)  # fmt: skip
+
+
+def _list_cause(r: _Reading) -> Cause | None:
+    found = r.get("found")
+    if r.get("operation") is None:
+        return None
+    at = r.at("message")
+    command = f"crash> dis -l {r.func}; crash> kmem <entry>  # in a dump of this crash"
+    value = _hex(str(found)) if found else None
+    if value in (LIST_POISON1, LIST_POISON2):
+        poisons = ("next",) if value == LIST_POISON1 else ("prev",)
+        return _cause("list_corruption", r, 0.85, command, at, func=r.func, poisons=poisons)
+    if value is not None and (text := ascii_text(value)) is not None:
+        return _cause("list_corruption", r, 0.85, command, at, func=r.func, value=value, text=text)
+    what = str(r.get("found is") or "")
+    if value is not None and (cls := classify_value(value)) is not None and cls.kind.startswith("slab-poison"):
+        explain = f"{r.get('pointer')} holds {value:#x}, {cls.meaning}: the entry or its neighbour was freed"
+    elif value == 0:
+        explain = f"{r.get('pointer')} is NULL: the entry was never initialised (INIT_LIST_HEAD) or was cleared"
+    elif "added twice" in what:
+        explain = "the entry is added to a list it is already on (added twice)"
+    else:
+        explain = f"{r.get('pointer') or 'a list pointer'} does not point back: memory corruption ({what})"
+    return _cause("list_corruption", r, 0.7, command, at, func=r.func, explain=explain)
+
+
+#: What a refcount_t warning says of the references (refcount_warn_saturate()'s messages).
+_REFCOUNT_MEANINGS = (
+    (("underflow", "decrement hit 0"), "dropped more often than it was taken"),
+    (("addition on 0", "increment on 0"), "taken on an object whose count had fallen to 0 (already being freed)"),
+    (("saturated", "overflow"), "taken more often than it was dropped (a reference leak)"),
+)
+
+
+def _refcount_cause(r: _Reading) -> Cause | None:
+    event = r.get("refcount event")
+    if event is None:
+        return None
+    consequence = r.get("consequence")
+    meaning = next((m for words, m in _REFCOUNT_MEANINGS if any(w in str(event) for w in words)), "mishandled")
+    statement = f"refcount {event} in {r.func}: a reference was {meaning}"
+    if consequence:
+        statement += f" ({consequence})"
+    return _cause("refcount", r, 0.75, f"check the get/put pairs of the object {r.func} releases",
+                  r.at("refcount event"), statement=statement)  # fmt: skip
+
+
+def _sanitizer_other(r: _Reading) -> Cause | None:
+    bug = str(r.get("bug") or "")
+    tool = r.get("tool")
+    if tool is None:
+        return None
+    if "out-of-bounds" in bug:
+        where = f"{r.get('located')} the {r.get('cache')} object" if r.get("cache") and r.get("located") else None
+        statement = (
+            f"out-of-bounds access in {r.func}: " + (_pointer_words(r) or "an access") + (f", {where}" if where else "")
+        )
+        return _cause("out_of_bounds", r, 0.85, f"check the index or length {r.func} uses", r.at("bug"),
+                      statement=statement)  # fmt: skip
+    if tool == "KMSAN":
+        created = r.get("uninit created by") or r.get("local variable")
+        statement = f"uninitialised memory used in {r.func}" + (f": created in {created}" if created else "")
+        return _cause("uninit_value", r, 0.85, "initialise the memory where it is created (uninit-created stack)",
+                      r.at("bug"), statement=statement)  # fmt: skip
+    if "invalid-free" in bug or "invalid free" in bug:
+        return _cause(
+            "invalid_free",
+            r,
+            0.8,
+            f"check what {r.func} frees",
+            r.at("bug"),
+            statement=f"invalid free in {r.func}: the pointer freed is not the start of a live object",
+        )
+    if "invalid-access" in bug:
+        where = f" in the {r.get('cache')} object at offset {r.get('offset')}" if r.get("cache") else ""
+        return _cause(
+            "invalid_access",
+            r,
+            0.75,
+            "compare the allocated-by and freed-by stacks with the access",
+            r.at("bug"),
+            statement=f"KASAN tag mismatch in {r.func}: "
+            + (_pointer_words(r) or "an access")
+            + f"{where}: the pointer's tag is not the memory's (freed and reused, or out of bounds)",
+        )
+    if "null-ptr-deref" in bug:
+        return _cause(
+            "null_pointer",
+            r,
+            0.85,
+            f"crash> dis -l {r.func}",
+            r.at("bug"),
+            statement=f"NULL pointer dereference in {r.func}: " + (_pointer_words(r) or "an access"),
+        )
+    return None
+
+
+def _null_cause(r: _Reading) -> Cause | None:
+    kasan = r.get("KASAN range")
+    address = r.get("address")
+    value = _hex(str(address)) if isinstance(address, str) else None
+    code = r.code
+    checked = shadow_checked(code) if code is not None else None
+    if kasan is not None and "null-ptr-deref" in str(kasan):
+        where = f"KASAN names the address range {str(kasan).split(' in ', 1)[-1]} (NULL plus an offset)"
+    elif r.get("fault") == "page fault" and value is not None and value < 0x1000:
+        where = f"address {value:#x} is NULL plus {value:#x}"
+    elif checked is not None and checked[1] < 0x1000:
+        where = f"the address KASAN checks is NULL plus {checked[1]:#x}"
+    else:
+        return None
+    if code is not None and checked is not None:
+        where += f"; `{code.faulting}` checks {checked[0]} << 3 = {checked[1]:#x}"
+    elif code is not None and code.base and code.base_value is not None:
+        where += f"; {code.base} = {code.base_value:#x} in `{code.faulting}`"
+        if code.loaded_from:
+            where += f", loaded from {code.loaded_from}"
+            if code.loaded_base and code.loaded_value is not None:
+                where += f" ({code.loaded_base} = {code.loaded_value:#x})"
+    return _cause("null_pointer", r, 0.8, f"crash> dis -rl {r.get('faulting function') or r.func}",
+                  r.at("KASAN range") or r.at("address"),
+                  statement=f"NULL pointer dereference in {r.func}: {where}")  # fmt: skip
+
+
+def _corrupted_values(r: _Reading) -> Cause | None:
+    """A fault through a value no pointer can have (text, poison other than a freed object's, a bogus address)."""
+    code = r.code
+    if code is None or code.base_value is None:
+        return None
+    checked = shadow_checked(code)
+    cls = classify_value(checked[1] if checked is not None else code.base_value)
+    if cls is None or cls.kind in ("null-offset", "user-address", "slab-poison-free", "slab-poison-end"):
+        return None
+    return _cause("corrupted_values", r, 0.7, "crash> bt -FF; crash> rd -SS <address> 8", code.at,
+                  statement=f"memory corruption: {cls.meaning}")  # fmt: skip
+
+
+def _lockdep_cause(r: _Reading) -> Cause | None:
+    kind = str(r.get("lockdep") or "")
+    if not kind.startswith(("possible circular", "possible recursive", "possible irq", "inconsistent")) and (
+        "unsafe lock order" not in kind
+    ):
+        return None
+    acquiring, holding = r.get("acquiring lock"), r.get("holding lock")
+    task = r.get("task") or "a task"
+    if kind.startswith("possible circular") and acquiring and holding:
+        statement = (f"lock order inversion (lockdep): {task} takes {acquiring} in {r.get('acquiring at') or '?'} "
+                     f"while holding {holding}, and the opposite order was taken before"
+                     + (f": {r.get('chain')}" if r.get("chain") else " (the chain is not in the log)"))  # fmt: skip
+    elif kind.startswith("possible recursive") and acquiring:
+        statement = f"recursive locking (lockdep): {task} takes {acquiring} again in {r.get('acquiring at') or '?'}"
+    elif kind.startswith("inconsistent"):
+        statement = (
+            f"inconsistent lock state (lockdep): {acquiring or 'a lock'} is used {r.get('usage') or ''} "
+            f"in {r.get('acquiring at') or r.func}: an interrupt that takes it can deadlock its holder"
+        )
+    else:
+        statement = f"{kind} (lockdep) in {r.func}"
+    return _cause("lock_order", r, 0.8, "fix the lock order (or the IRQ safety) of the locks named", r.at("lockdep"),
+                  statement=" ".join(statement.split()))  # fmt: skip
+
+
+def _hung_cause(r: _Reading) -> Cause | None:
+    if r.get("task") is None or r.get("blocked seconds") is None:
+        return None
+    owner = r.get("lock owner")
+    what = r.get("blocked on") or r.get("waits for") or "something"
+    where = r.get("waits in") or r.func
+    if owner is not None:
+        statement = f"{owner} (pid {r.get('lock owner pid')}) holds the {what} {r.get('task')} waits for in {where}"
+        return _cause("lock_wait", r, 0.75, f"look at what {owner} does (its stack: echo t > /proc/sysrq-trigger)",
+                      r.at("lock owner"), statement=statement)  # fmt: skip
+    if what == "something":
+        what = "a wait the stack does not name"
+    statement = f"{r.get('task')} (pid {r.get('pid')}) waited {r.get('blocked seconds')} s for {what} in {where}"
+    cls = "lock_wait" if what in _LOCK_WAIT_WORDS else "hung_task"
+    return _cause(cls, r, 0.5, "echo w > /proc/sysrq-trigger  # the blocked tasks and their locks",
+                  r.at("task"), statement=statement)  # fmt: skip
+
+
+#: What a hung task may wait for that is a lock (the other waits are a completion, I/O, an RCU grace period).
+_LOCK_WAIT_WORDS = ("the rtnl mutex", "a mutex", "an rw-semaphore (read)", "an rw-semaphore (write)", "a semaphore",
+                    "an rt-mutex", "a per-CPU rw-semaphore")  # fmt: skip
+
+
+def _rcu_cause(r: _Reading) -> Cause | None:
+    if r.get("flavour") is None:
+        return None
+    cpus, tasks = r.get("stalled CPUs"), r.get("stalled tasks")
+    who = " and ".join(x for x in (f"CPU {cpus}" if cpus else "", f"task {tasks}" if tasks else "") if x) or "a CPU"
+    jiffies = r.get("stalled jiffies")
+    if r.get("all quiescent states seen") and not cpus and not tasks:
+        idle = r.get("kthread inactive jiffies")
+        statement = (f"RCU stall: every CPU passed a quiescent state, but the {r.get('flavour')} kthread did not "
+                     f"run for {idle} jiffies: it was starved of CPU")  # fmt: skip
+        if r.get("running task"):
+            statement += f" ({r.get('running task')} ran instead)"
+        return _cause("rcu_stall", r, 0.65, "look at what kept the CPU busy (the running task's stack)",
+                      r.at("all quiescent states seen"), statement=statement)  # fmt: skip
+    statement = f"RCU stall: {who} did not pass a quiescent state" + (f" for {jiffies} jiffies" if jiffies else "")
+    if isinstance(r.report.frame, str):
+        statement += f", running {r.report.frame}: a loop without cond_resched() or a long IRQ-off section"
+    return _cause("rcu_stall", r, 0.7, "find the loop in the stalled CPU's stack; add cond_resched()", r.at("flavour"),
+                  statement=statement)  # fmt: skip
+
+
+def _bad_page_cause(r: _Reading) -> Cause | None:
+    if r.get("bad page") is None:
+        return None
+    statement = f"bad page {r.get('bad page')} in process {r.get('process')}: {r.get('reason') or 'unexpected state'}"
+    if r.get("page allocated by"):
+        statement += f"; the page was last allocated by {r.get('page allocated by')}"
+    return _cause("bad_page", r, 0.7, "boot with page_owner=on to see who allocated and freed the page",
+                  r.at("bad page"), statement=statement)  # fmt: skip
+
+
+def _oom_cause(r: _Reading) -> Cause | None:
+    if r.report.kind != "oom" or not r.consumers:
+        return None
+    top = r.consumers[0]
+    total = r.get("RAM bytes")
+    return _cause("oom", r, 0.75, "check the top consumer's memory limits (cgroup, overcommit)", top.at,
+                  kind=top.kind, name=top.name, size=top.bytes, pid=top.pid,
+                  total=total if isinstance(total, int) else None)  # fmt: skip
+
+
+def _alloc_cause(r: _Reading) -> Cause | None:
+    if r.report.kind != "alloc-failure" or r.get("order") is None:
+        return None
+    order = r.get("order")
+    statement = f"allocation failure: {r.get('task')} asked for order {order} ({r.get('mode')}) in {r.func}"
+    if r.zones:
+        statement += "; free: " + ", ".join(f"{z.zone} {z.free_kb} kB" + (f" (min {z.min_kb} kB)" if z.min_kb else "")
+                                            for z in r.zones[:4])  # fmt: skip
+    if isinstance(order, int) and order >= 3:
+        statement += " — a high-order request fails on fragmented memory"
+    return _cause("alloc_failure", r, 0.6, "cat /proc/buddyinfo; use kvmalloc() for large buffers", r.at("order"),
+                  statement=statement)  # fmt: skip
+
+
+def _lockup_cause(r: _Reading) -> Cause | None:
+    if r.get("lockup") is None:
+        return None
+    what = f"CPU {r.get('CPU')} was stuck" + (f" for {r.get('stuck seconds')} s" if r.get("stuck seconds") else "")
+    where = f" in {r.get('spins in')}" if r.get("spins in") else ""
+    statement = f"{r.get('lockup')} lockup: {what}{where}" + (f" ({r.get('task')}, pid {r.get('pid')})"
+                                                               if r.get("task") else "")  # fmt: skip
+    statement += ": a loop that never yields, or waits for a lock or a value that never comes"
+    return _cause("busy_wait", r, 0.6, f"crash> dis -l {r.get('spins in') or r.func}  # the loop", r.at("lockup"),
+                  statement=statement)  # fmt: skip
+
+
+def _assertion_cause(r: _Reading) -> Cause | None:
+    """A BUG_ON/WARN_ON that trapped: where, and what the trap compared when the registers still hold it."""
+    where = r.get("bug at") or r.get("warning at")
+    if where is None or r.report.kind not in ("bug", "warning"):
+        return None
+    what = "BUG" if r.get("bug at") else "WARN"
+    site = str(r.get("faulting function") or r.get("warning site") or r.func).split("+")[0].split(".")[0]
+    statement = f"an assertion failed: a {what}_ON at {where} in {site} held" + (
+        f", on the way from {r.func}" if site != r.func else ""
+    )
+    compared = [str(f.value) for f in r.facts if f.name == "compared"]
+    if compared:
+        statement += f"; the trap compared {' and '.join(compared)}"
+    if r.get("message"):
+        statement += f"; the message: {r.get('message')}"
+    return _cause("bug_condition", r, 0.5, f"read the condition at {where}; kforensic vmcore DUMP --source-dir DIR "
+                  "evaluates it", r.at("bug at") or r.at("warning at"), statement=statement)  # fmt: skip
+
+
+#: Which cause the facts establish: the first rule that returns one wins (specific first).
+CAUSE_RULES: tuple[tuple[str, Callable[[_Reading], Cause | None]], ...] = (
+    ("sanitizer-double-free", _sanitizer_double_free),
+    ("trap-double-free", _trap_double_free),
+    ("slub-double-free", _slub_double_free),
+    ("sanitizer-use-after-free", _sanitizer_use_after_free),
+    ("list-corruption", _list_cause),
+    ("poison-use-after-free", _poison_use_after_free),
+    ("refcount", _refcount_cause),
+    ("sanitizer-other", _sanitizer_other),
+    ("null-pointer", _null_cause),
+    ("corrupted-values", _corrupted_values),
+    ("lockdep", _lockdep_cause),
+    ("hung-task", _hung_cause),
+    ("rcu-stall", _rcu_cause),
+    ("lockup", _lockup_cause),
+    ("bad-page", _bad_page_cause),
+    ("oom", _oom_cause),
+    ("alloc-failure", _alloc_cause),
+    ("assertion", _assertion_cause),
+)
+
+
+def explain(report: KernelReport) -> ReportWhy:
+    """Read a report's lines (and the lines just above its header) into facts, stacks and a cause."""
+    first = report.start_line
+    lines = [parse_line(n, t) for n, t in (*report.preamble, *report.lines)]
+    own = lines[len(report.preamble) :]
+    rule = next((x for x in RULES if x.name == report.rule), None)
+    skip = rule.stack.skip if rule is not None and rule.stack is not None else ()
+    r = _Reading(report, lines, first, stacks=stack_sections(own, first, skip))
+    text = "\n".join(line.body for line in lines)
+    cls = None
+    if "Code:" in text:
+        r.code = listing(own, first)
+    for extractor in EXTRACTORS:
+        if extractor.applies(report, text):
+            cls = cls or extractor.name
+            extractor.read(r)
+    cause = None
+    for _name, make in CAUSE_RULES:
+        cause = make(r)
+        if cause is not None:
+            break
+    cause_at = tuple(sorted({f.at for f in r.facts if f.name == "root cause"}))
+    return ReportWhy(
+        cls, tuple(r.facts), tuple(r.stacks), tuple(r.locks), tuple(r.cpus), tuple(r.tasks), tuple(r.consumers),
+        tuple(r.zones), r.code, cause, cause_at,
+    )  # fmt: skip
+
+
+def lock_cycle_cause(waiters: Sequence[tuple[str, str | None, str | None]]) -> Cause:
+    """A possible lock cycle of hung tasks that each wait for a lock: (comm, what it waits for, where)."""
+    found = tuple({"comm": c, "wants": w, "waits_in": f} for c, w, f in waiters)
+    return Cause("lock_cycle", (("waiters", found),), 0.5,
+                 "echo w > /proc/sysrq-trigger; enable CONFIG_PROVE_LOCKING to name the locks")  # fmt: skip
+
+
+__all__ = [
+    "CAUSE_RULES",
+    "EXTRACTORS",
+    "LockInfo",
+    "MemoryConsumer",
+    "ReportWhy",
+    "StalledCpu",
+    "StalledTask",
+    "WhyFact",
+    "ZoneFree",
+    "explain",
+    "lock_cycle_cause",
+    "pointer_class",
+]

@@ -1,0 +1,107 @@
+"""What a suspicious 64-bit value is: list poison, slab poison, red zones, text, bogus addresses.
+
+Pure and shared: ``kforensic vmcore`` judges the values it read from a dump with it
+(:mod:`detectors.vmcore.why`), ``kforensic dmesg`` the pointers a report prints
+(``list_add corruption. prev->next should be next (...), but was ...``, registers,
+KASAN's addresses), so that one value gets one meaning whichever input showed it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+__all__ = ["LIST_POISON1", "LIST_POISON2", "VALUE_RULES", "ValueClass", "ascii_text", "classify_value"]
+
+LIST_POISON1 = 0xDEAD000000000100
+LIST_POISON2 = 0xDEAD000000000122
+
+
+@dataclass(frozen=True)
+class ValueClass:
+    """What a suspicious 64-bit value is."""
+
+    kind: str
+    meaning: str
+
+
+def _bytes(value: int) -> bytes:
+    return (value & 0xFFFFFFFFFFFFFFFF).to_bytes(8, "little")
+
+
+def ascii_text(value: int) -> str | None:
+    """The text a value spells when it is printable ASCII (at least 4 characters, NUL-padded)."""
+    raw = _bytes(value).rstrip(b"\0")
+    if len(raw) >= 4 and all(0x20 <= b < 0x7F for b in raw):
+        return raw.decode()
+    return None
+
+
+def _canonical(value: int) -> bool:
+    top = value >> 47
+    return top in (0, 0x1FFFF)
+
+
+def _filled(value: int, byte: int, last: int | None = None) -> bool:
+    """Whether a value is a poison fill of ``byte`` (ending in ``last``), read as 8 or as 4 bytes.
+
+    A 32-bit member of a poisoned object reads as 0x6b6b6b6b (zero-extended in a register): the
+    same poison, not the text "kkkk" (seen on a 6.12 kernel).
+    """
+    for width in (8, 4):
+        if width == 4 and value >> 32:
+            break
+        raw = _bytes(value)[:width]
+        body = raw[:-1] if last is not None else raw
+        if set(body) == {byte} and (last is None or raw[-1] == last):
+            return True
+    return False
+
+
+def _repeated(value: int, byte: int) -> bool:
+    return _filled(value, byte)
+
+
+#: Suspicious values, most specific first; each rule: (kind, test, meaning, example).
+VALUE_RULES: tuple[tuple[str, Callable[[int], bool], str, int], ...] = (
+    ("list-poison1", lambda v: v == LIST_POISON1,
+     "LIST_POISON1: the ->next of an entry list_del() already removed", LIST_POISON1),
+    ("list-poison2", lambda v: v == LIST_POISON2,
+     "LIST_POISON2: the ->prev of an entry list_del() already removed", LIST_POISON2),
+    ("slab-poison-free", lambda v: _repeated(v, 0x6B),
+     "slab poison 0x6b (POISON_FREE): memory of a freed object, read after kfree (use-after-free)",
+     0x6B6B6B6B6B6B6B6B),
+    ("slab-poison-end", lambda v: _filled(v, 0x6B, last=0xA5),
+     "slab poison end 0xa5 (POISON_END): the last byte of a freed object", 0xA56B6B6B6B6B6B6B),
+    ("slab-poison-inuse", lambda v: _repeated(v, 0x5A),
+     "slab poison 0x5a (POISON_INUSE): allocated memory never initialised", 0x5A5A5A5A5A5A5A5A),
+    ("slab-redzone-inactive", lambda v: _repeated(v, 0xBB),
+     "SLUB red zone 0xbb (inactive): the padding around a free object", 0xBBBBBBBBBBBBBBBB),
+    ("slab-redzone-active", lambda v: _repeated(v, 0xCC),
+     "SLUB red zone 0xcc (active): the padding around an allocated object — an overflow reached it",
+     0xCCCCCCCCCCCCCCCC),
+    ("null-offset", lambda v: 0 < v < 0x1000,
+     "NULL plus an offset: a member read through a NULL pointer", 0x30),
+    # Text only where no pointer can be: a canonical value that happens to spell text (0x286a5920, a
+    # user buffer, reads " Yj(") is an address, not text.
+    ("ascii", lambda v: ascii_text(v) is not None and not _canonical(v),
+     "printable ASCII: text overwrote a pointer", 0x746E65696C632D66),
+    ("non-canonical", lambda v: not _canonical(v),
+     "non-canonical address: not a pointer at all (a general protection fault when used)", 0x0DEAD00000000000),
+    # From 4 MiB (the lowest ELF mapping; below it sit per-CPU offsets such as s->cpu_slab and counts).
+    ("user-address", lambda v: 0x400000 <= v < 0x0000800000000000,
+     "a user-space address where the kernel expects a kernel pointer", 0x7FFD12345678),
+)  # fmt: skip
+
+
+def classify_value(value: int) -> ValueClass | None:
+    """The first rule a value matches, None for an unremarkable value (0, small counts, kernel pointers)."""
+    if value == 0:
+        return None
+    for kind, test, meaning, _example in VALUE_RULES:
+        if test(value):
+            text = ascii_text(value)
+            return ValueClass(
+                kind, f"printable ASCII {text!r}: text overwrote a pointer" if kind == "ascii" else meaning
+            )
+    return None

@@ -1,0 +1,198 @@
+"""Golden tests of the report reading (detectors/dmesg/why.py) on real reports, one or more per class.
+
+Two sets of real logs:
+
+- the shared evaluation corpus (``../shared/corpus/syzkaller-linux-dev``: syzkaller's console logs), READ at
+  run time and skipped when it is absent; nothing of its text is in the project: ``why/shared_corpus.json``
+  holds only the values expected from each file, keyed by the corpus file name;
+- the fixture kernel's own console logs (``vmcore_fixtures/cases/*/console.log``), keyed by case name.
+
+For each report the expected values are those the class is read for (KASAN: access, size, cache, offset and
+the first foreign frame of each stack; lockdep: every lock of the chain with where it was taken, the lock
+being taken and the one held; RCU stalls: the stalled CPUs and tasks; hung tasks: the task, what it waits
+for and where; ...), and the cause's class and statement.  Regenerate after a deliberate change with
+    .venv/bin/python -m tests.detectors.dmesg.test_why_golden --update
+and review the diff (every value was checked against its log by hand when it was first written).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from detectors.dmesg.findings import explain_reports, explained_finding, group_reports
+from detectors.dmesg.scanner import scan_chunks
+from detectors.dmesg.why import ReportWhy
+from tests.helpers import assert_evidence_resolves
+
+HERE = Path(__file__).parent / "why"
+SHARED = Path(__file__).resolve().parents[4] / "shared" / "corpus" / "syzkaller-linux-dev"
+if not SHARED.is_dir():
+    SHARED = Path("/work/shared/corpus/syzkaller-linux-dev")
+FIXTURES = Path(__file__).resolve().parents[3] / "vmcore_fixtures" / "cases"
+
+#: The corpus files read, by class (the first report of each; chosen to cover every reader and its formats).
+SHARED_CASES = {
+    "kasan": ("8", "106", "110", "130", "216", "226", "306", "338", "376", "410", "424", "568", "650", "658", "704",
+              "740"),
+    "kfence": ("590", "592", "594", "596", "598"),
+    "kmsan": ("626", "632", "634"),
+    "lockdep": ("26", "30", "116", "186", "188", "190", "234", "250", "466", "558", "666"),
+    "rcu-stall": ("58", "268", "270", "276", "298", "612", "720", "1002"),
+    "hung-task": ("70", "72", "176", "386", "432", "526", "692"),
+    "lockup": ("264", "266", "288", "296", "350", "504"),
+    "list-corruption": ("184",),
+    "refcount": ("158", "406"),
+    "bad-page": ("726",),
+    "fault": ("112", "174", "260", "308", "510", "600", "738", "10", "564"),
+}  # fmt: skip
+
+#: Facts compared per class (the acceptance values); a class not listed compares every fact it has.
+_FACTS = {
+    "kasan": ("tool", "bug", "access", "size", "address", "cache", "object size", "offset", "object state"),
+    "kfence": ("bug", "access", "address", "cache", "object size", "offset"),
+    "kmsan": ("bug", "uninitialized bytes", "local variable", "uninit created by", "uninit stored by"),
+    "lockdep": ("lockdep", "task", "acquiring lock", "acquiring at", "holding lock", "holding at", "chain",
+                "releasing lock", "releasing at", "usage"),
+    "rcu-stall": ("flavour", "stall", "stalled CPUs", "stalled tasks", "stalled jiffies", "running",
+                  "all quiescent states seen", "running task"),
+    "hung-task": ("task", "pid", "blocked seconds", "state", "waits for", "wait primitive", "waits in",
+                  "blocked on", "lock owner"),
+    "list-corruption": ("operation", "pointer", "expected", "found", "found is", "entry"),
+    "refcount": ("refcount event", "consequence", "warning at"),
+    "bad-page": ("bad page", "process", "pfn", "refcount", "mapcount", "flags", "reason", "page allocated by"),
+    "fault": ("fault", "address", "address is", "access", "faulting function", "faulting instruction",
+              "memory operand", "base register", "KASAN checks", "KASAN range", "loaded from", "object pointer",
+              "warning at"),
+    "lockup": ("lockup", "CPU", "stuck seconds", "task", "pid", "spins in"),
+    "oom": ("invoker", "gfp_mask", "order", "constraint", "killed", "killed pid", "RAM bytes"),
+    "alloc-failure": ("task", "order", "mode", "caller"),
+}  # fmt: skip
+
+
+def expected_values(why: ReportWhy, first: int) -> dict[str, Any]:
+    """The values a golden file keeps for one report (lines as absolute numbers where a value has one)."""
+    names = _FACTS.get(why.cls or "", ())
+    facts = {f.name: f.value for f in reversed(why.facts) if not names or f.name in names}
+    out: dict[str, Any] = {"class": why.cls, "facts": dict(sorted(facts.items()))}
+    out["stacks"] = [[s.kind, s.first_foreign.function if s.first_foreign else None, s.task] for s in why.stacks]
+    if why.locks:
+        out["locks"] = [[k.role, k.number, k.name, k.site] for k in why.locks]
+    if why.cpus:
+        out["cpus"] = [c.cpu for c in why.cpus]
+    if why.tasks:
+        out["tasks"] = [[t.comm, t.pid] for t in why.tasks]
+    if why.consumers:
+        out["memory users"] = [[c.kind, c.name, c.pid, c.bytes] for c in why.consumers[:3]]
+    if why.zones:
+        out["zones"] = [[z.zone, z.free_kb, z.min_kb] for z in why.zones]
+    if why.code is not None:
+        out["code"] = [why.code.faulting, first + why.code.at]
+    out["cause"] = [why.cause.cls, why.cause.statement] if why.cause else None
+    return out
+
+
+def corpus_log(name: str) -> bytes:
+    """A corpus file's log: the text after its ``KEY: value`` header, before an optional ``REPORT:`` section."""
+    data = (SHARED / name).read_bytes()
+    return data.partition(b"\n\n")[2].split(b"\nREPORT:\n")[0]
+
+
+def shared_values() -> dict[str, Any]:
+    out = {}
+    for cls, names in SHARED_CASES.items():
+        for name in names:
+            report = next(iter(scan_chunks([corpus_log(name)])))
+            why = explain_reports([report])[report.start_line]
+            assert why.cls == cls, f"{name}: read as {why.cls}, listed as {cls}"
+            out[name] = expected_values(why, report.start_line)
+    return out
+
+
+def fixture_values() -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for case in sorted(p.parent.name for p in FIXTURES.glob("*/console.log")):
+        reports = list(scan_chunks([(FIXTURES / case / "console.log").read_bytes()]))
+        whys = explain_reports(reports)
+        out[case] = [{"line": r.start_line, "title": r.title, **expected_values(whys[r.start_line], r.start_line)}
+                     for r in reports]  # fmt: skip
+    return out
+
+
+needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="needs ../shared/corpus/syzkaller-linux-dev")
+needs_fixtures = pytest.mark.skipif(not any(FIXTURES.glob("*/console.log")), reason="no vmcore_fixtures consoles")
+
+
+@needs_shared
+@pytest.mark.parametrize("name", [n for names in SHARED_CASES.values() for n in names])
+def test_shared_corpus_report_read_to_its_values(name: str) -> None:
+    expected = json.loads((HERE / "shared_corpus.json").read_text())
+    report = next(iter(scan_chunks([corpus_log(name)])))
+    why = explain_reports([report])[report.start_line]
+    assert expected_values(why, report.start_line) == expected[name]
+
+
+@needs_shared
+def test_every_class_has_shared_cases() -> None:
+    expected = json.loads((HERE / "shared_corpus.json").read_text())
+    assert set(expected) == {n for names in SHARED_CASES.values() for n in names}
+    for cls, names in SHARED_CASES.items():
+        assert names and all(expected[n]["class"] == cls for n in names)
+    # The acceptance values are there: KASAN's access, size, cache, offset and first foreign frames.
+    kasan = expected["740"]
+    wanted = {"access": "Read", "size": 8, "cache": "ntfs_inode_cache", "offset": 1696}
+    assert kasan["facts"].items() >= wanted.items()
+    assert {k: f for k, f, _ in kasan["stacks"]} == {
+        "call-trace": "chrdev_open", "allocated": "ntfs_alloc_inode", "freed": "i_callback",
+        "aux-work": "destroy_inode", "page-alloc": "ntfs_alloc_inode", "page-free": "tomoyo_realpath_from_path",
+    }  # fmt: skip
+    chain = [[n, name, site] for role, n, name, site in expected["186"]["locks"] if role == "chain"]
+    assert chain == [[2, "rtnl_mutex", "clusterip_tg_destroy"], [1, "&xt[i].mutex", "xt_find_table_lock"],
+                     [0, "sk_lock-AF_INET6", "do_ipv6_setsockopt"]]  # fmt: skip
+    assert expected["268"]["cpus"] == [1]
+
+
+@needs_shared
+@pytest.mark.parametrize("name", [n for names in SHARED_CASES.values() for n in names])
+def test_shared_corpus_why_evidence_resolves(name: str, tmp_path: Path) -> None:
+    log = tmp_path / name
+    log.write_bytes(corpus_log(name))  # the test's own copy, deleted with tmp_path
+    reports = list(scan_chunks([log.read_bytes()]))
+    whys = explain_reports(reports)
+    findings = [explained_finding(str(log), g, whys.get(g.first.start_line)) for g in group_reports(reports)]
+    assert_evidence_resolves(findings)
+
+
+@needs_fixtures
+def test_fixture_console_reports_read_to_their_values() -> None:
+    assert fixture_values() == json.loads((HERE / "fixture_consoles.json").read_text())
+
+
+@needs_fixtures
+def test_fixture_why_evidence_resolves() -> None:
+    for log in sorted(FIXTURES.glob("*/console.log")):
+        reports = list(scan_chunks([log.read_bytes()]))
+        whys = explain_reports(reports)
+        findings = [explained_finding(str(log), g, whys.get(g.first.start_line)) for g in group_reports(reports)]
+        assert_evidence_resolves(findings)
+
+
+def update() -> None:
+    """Rewrite the golden files from the current reader."""
+    HERE.mkdir(exist_ok=True)
+    if SHARED.is_dir():
+        (HERE / "shared_corpus.json").write_text(json.dumps(shared_values(), indent=1, ensure_ascii=False) + "\n")
+        print("updated why/shared_corpus.json")
+    (HERE / "fixture_consoles.json").write_text(json.dumps(fixture_values(), indent=1, ensure_ascii=False) + "\n")
+    print("updated why/fixture_consoles.json")
+
+
+if __name__ == "__main__":
+    if "--update" in sys.argv[1:]:
+        update()
+    else:
+        print(__doc__)

@@ -1,0 +1,212 @@
+"""Every ``next:`` command the vmcore report prints runs as printed, on every fixture case.
+
+The report's markdown is read the way a user reads it: the Follow-up section says how to open
+the dump in crash and drgn, and each ``next:`` line holds commands in code spans. ``crash>``
+commands are run in one crash session per case (``crash -s VMLINUX DUMP -i SCRIPT``: the
+follow-up's ``mod -s`` lines first, then each command between ``eval`` markers), ``>>>``
+expressions in one drgn session (the follow-up's drgn command line, the expressions on stdin),
+everything else in a POSIX shell from the repository's top directory. A command passes when
+it exits 0, prints something, and crash prints no error for it (``invalid``, ``not found``,
+``Usage:`` ...).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from tests.vmcore_cases import FIXTURES_DIR, case_names, load_case
+
+REPO = FIXTURES_DIR.parent
+_CODE = re.compile(r"`([^`]+)`")
+#: What crash prints when a command did not do what it says.
+_CRASH_ERRORS = re.compile(
+    r"^(?:\w+: )?(?:invalid|symbol not found|cannot|no such|unknown|ambiguous|not supported)|^Usage:|^crash: "
+    r"|^\S+: kernel virtual address not found|^WARNING: cannot",
+    re.M,
+)
+#: Commands that record data for hours: checked as printed plus a flag that prints their plan and exits.
+_RECORDERS = {"kforensic slab-watch": "--systemd-unit"}
+#: drgn's interactive mode, as ``drgn -c DUMP -s FILE...`` starts it on a terminal (stdin lines typed at ``>>>``).
+_DRGN_PROMPT = """
+import contextlib, sys, drgn, drgn.cli
+args = sys.argv[1:]
+prog = drgn.Program()
+prog.set_core_dump(args[args.index("-c") + 1])
+files = [args[i + 1] for i, a in enumerate(args) if a == "-s"]
+with contextlib.suppress(drgn.MissingDebugInfoError):
+    prog.load_debug_info(files, default=True)
+drgn.cli.run_interactive(prog)
+"""
+
+
+@dataclass
+class Printed:
+    """The follow-up sessions and next commands of one printed report."""
+
+    crash: str = ""
+    crash_setup: list[str] = field(default_factory=list)
+    drgn: str = ""
+    commands: list[str] = field(default_factory=list)
+
+
+def _blocks_after(markdown: str, lead: str) -> list[str]:
+    """The lines of the code block that follows the paragraph starting with ``lead``, continuations joined."""
+    after = markdown.split(lead, 1)[1].split("```text\n", 1)[1].split("\n```", 1)[0]
+    return after.replace(" \\\n    ", " ").splitlines()
+
+
+def _read_report(markdown: str) -> Printed:
+    out = Printed()
+    crash = _blocks_after(markdown, "The `crash>` commands run in crash")
+    out.crash = crash[0]
+    out.crash_setup = [line.removeprefix("crash> ") for line in crash[1:]]
+    out.drgn = _blocks_after(markdown, "The `>>>` commands run in drgn")[0]
+    for line in markdown.splitlines():
+        if " next: " in line:
+            out.commands += _CODE.findall(line.split(" next: ", 1)[1])
+    return out
+
+
+def _report(name: str) -> tuple[str, Printed]:
+    """``kforensic vmcore CASE --vmlinux V --module-debug KO --source-dir vmcore_fixtures -f md``, in process."""
+    from forensics.pipelines.vmcore import analyse_dump
+    from forensics.report.vmcore import render_vmcore_markdown
+    from forensics.vmcore.program import DebugInfoRequest
+
+    case = load_case(name)
+    request = DebugInfoRequest(case.vmlinux, (), case.module_debug, (FIXTURES_DIR,), debuginfod=())
+    markdown = render_vmcore_markdown(analyse_dump(case.directory, request))
+    return markdown, _read_report(markdown)
+
+
+def _run_crash(printed: Printed, commands: list[str], tmp_path: Path) -> list[tuple[str, str]]:
+    """Each crash command with what crash printed for it."""
+    if shutil.which("crash") is None:
+        pytest.skip("crash is not installed (apt-get install crash)")
+    script = tmp_path / "follow-up.crash"
+    lines = [*printed.crash_setup]
+    for i, command in enumerate(commands):
+        lines += [f"eval {0x7F000 + i:#x}", command]
+    lines += [f"eval {0x7F000 + len(commands):#x}", "exit"]
+    script.write_text("\n".join(lines) + "\n")
+    argv = [*shlex.split(printed.crash), "-i", str(script)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=False, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, (argv, done.stdout[-3000:], done.stderr[-3000:])
+    # eval's first line, e.g. "hexadecimal: 7f000  (508KB)": the marker before command N is 0x7f000 + N.
+    pieces = re.split(r"^hexadecimal: 7f([0-9a-f]{3})\b.*$", done.stdout, flags=re.M)
+    outputs: dict[int, str] = {}
+    for i in range(1, len(pieces) - 1, 2):
+        outputs[int(pieces[i], 16)] = "\n".join(
+            line for line in pieces[i + 1].splitlines() if not re.match(r"\s*(decimal|octal|binary):", line)
+        )
+    assert len(outputs) == len(commands) + 1, done.stdout[-3000:]  # every marker seen: crash ran every command
+    return [(c, outputs[i]) for i, c in enumerate(commands)]
+
+
+def _run_drgn(printed: Printed, expressions: list[str], tmp_path: Path) -> list[tuple[str, str]]:
+    """Each ``>>>`` line with what drgn's interactive console printed for it."""
+    argv = shlex.split(printed.drgn)
+    assert argv[0] == "drgn"
+    # A user's drgn loads its plugins (the % commands); the analysis in this process turned them off.
+    env = {k: v for k, v in os.environ.items() if k != "DRGN_DISABLE_PLUGINS"} | {"HOME": str(tmp_path)}
+    lines = "".join(f"print('@@@{i}')\n{e}\n" for i, e in enumerate(expressions)) + f"print('@@@{len(expressions)}')\n"
+    done = subprocess.run(
+        [sys.executable, "-c", _DRGN_PROMPT, *argv[1:]], input=lines, capture_output=True, text=True,
+        timeout=300, check=False, env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    pieces = re.split(r"^(?:>>> )*@@@(\d+)\s*$", done.stdout, flags=re.M)
+    # Each output without the prompts the console wrote before it (">>> ", "... ").
+    outputs = {
+        int(pieces[i]): re.sub(r"^(?:(?:>>>|\.\.\.) )+", "", pieces[i + 1], flags=re.M)
+        for i in range(1, len(pieces) - 1, 2)
+    }
+    # drgn's console writes a failed % command as "drgn: ..." and a Python error as its traceback.
+    errors = re.findall(r"^(?:\w*(?:Error|Exception)\b|drgn: ).*$", done.stdout + done.stderr, flags=re.M)
+    assert not errors, (errors, done.stdout[-3000:], done.stderr[-3000:])
+    return [(e, outputs.get(i, "")) for i, e in enumerate(expressions)]
+
+
+def _drgn_failures(printed: Printed, expressions: list[str], tmp_path: Path) -> list[str]:
+    """The ``>>>`` lines that printed nothing, or an error of drgn's crash-compatible commands."""
+    out = []
+    for command, output in _run_drgn(printed, expressions, tmp_path):
+        # %crash commands answer as crash does ("no such process with PID 7"): crash's error forms count.
+        if not output.strip() or (command.startswith("%crash") and _CRASH_ERRORS.search(output)):
+            out.append(f">>> {command}\n{output[:800]}")
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", case_names())
+def test_every_next_command_runs(name: str, tmp_path: Path) -> None:
+    _, printed = _report(name)
+    assert printed.crash.startswith("crash -s "), "the Follow-up section names the crash command line"
+    assert printed.drgn.startswith("drgn -c "), "the Follow-up section names the drgn command line"
+    assert ".xz" not in printed.crash and ".xz" not in printed.drgn
+    assert not re.search(r"<[a-z][a-z ]*>", " ".join(printed.commands)), printed.commands  # no <placeholder>
+    crash_cmds = [c.removeprefix("crash> ") for c in printed.commands if c.startswith("crash> ")]
+    drgn_cmds = [c.removeprefix(">>> ") for c in printed.commands if c.startswith(">>> ")]
+    shell_cmds = [c for c in printed.commands if not c.startswith(("crash> ", ">>> "))]
+    failures: list[str] = []
+    # crash (gdb reading vmlinux's DWARF: the longest part) runs beside drgn and the shell commands.
+    pool = ThreadPoolExecutor(1)
+    crashed = pool.submit(_run_crash, printed, list(dict.fromkeys(crash_cmds)), tmp_path) if crash_cmds else None
+    if drgn_cmds:
+        failures += _drgn_failures(printed, list(dict.fromkeys(drgn_cmds)), tmp_path)
+    for command in dict.fromkeys(shell_cmds):
+        flag = next((f for prefix, f in _RECORDERS.items() if command.startswith(prefix)), None)
+        path = f"{Path(sys.executable).parent}:{os.environ['PATH']}"  # kforensic and drgn of this venv
+        done = subprocess.run(
+            ["sh", "-c", f"{command} {flag}" if flag else command], capture_output=True, text=True, timeout=300,
+            check=False, cwd=REPO, stdin=subprocess.DEVNULL, env={**os.environ, "PATH": path},
+        )  # fmt: skip
+        if done.returncode != 0 or not done.stdout.strip():
+            failures.append(f"$ {command}: exit {done.returncode}\n{done.stdout[-500:]}{done.stderr[-500:]}")
+    if crashed is not None:
+        for command, output in crashed.result():
+            if not output.strip() or _CRASH_ERRORS.search(output):
+                failures.append(f"crash> {command}\n{output[:800]}")
+    pool.shutdown()
+    assert not failures, "\n\n".join(failures)
+
+
+def test_the_harness_sees_a_command_fail(tmp_path: Path) -> None:
+    """The checks above can fail: crash's and drgn's errors for wrong commands are caught."""
+    _, printed = _report(case_names()[0])
+    outputs = dict(_run_crash(printed, ["struct -o struct kf_device", "bt 99999", "sys"], tmp_path))
+    assert _CRASH_ERRORS.search(outputs["struct -o struct kf_device"])  # "symbol not found: kf_device"
+    assert _CRASH_ERRORS.search(outputs["bt 99999"])  # "invalid task or pid value"
+    assert not _CRASH_ERRORS.search(outputs["sys"]) and "RELEASE" in outputs["sys"]
+    failed = _drgn_failures(
+        printed, ["%crash bt 99999", "prog['jiffies']", "task_state_to_char(prog['init_task'])"], tmp_path
+    )
+    assert [f.splitlines()[0] for f in failed] == [">>> %crash bt 99999"]
+    with pytest.raises(AssertionError, match="NameError"):
+        _run_drgn(printed, ["no_such_helper(prog)"], tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("step", "commands", "prose"),
+    [
+        ("crash> dis -rl 0x1; crash> bt -FF  # the values", ("crash> dis -rl 0x1", "crash> bt -FF"), "the values"),
+        (">>> %crash ps -G | sort -k 8 -n | tail; >>> %crash kmem -i", (">>> %crash ps -G | sort -k 8 -n | tail",
+                                                                     ">>> %crash kmem -i"), ""),
+        ("grep -n 'x' a.c; echo done  # where x is set", ("grep -n 'x' a.c; echo done",), "where x is set"),
+        ("modinfo kf_buggy  # on the crashed machine", ("modinfo kf_buggy",), "on the crashed machine"),
+    ],
+)  # fmt: skip
+def test_a_next_step_is_split_into_commands_and_prose(step: str, commands: tuple[str, ...], prose: str) -> None:
+    from forensics.report.vmcore import next_commands
+
+    assert next_commands(step) == (commands, prose)
