@@ -42,8 +42,24 @@ def _canonical(value: int) -> bool:
     return top in (0, 0x1FFFF)
 
 
+def _filled(value: int, byte: int, last: int | None = None) -> bool:
+    """Whether a value is a poison fill of ``byte`` (ending in ``last``), read as 8 or as 4 bytes.
+
+    A 32-bit member of a poisoned object reads as 0x6b6b6b6b (zero-extended in a register): the
+    same poison, not the text "kkkk" (seen on a 6.12 kernel).
+    """
+    for width in (8, 4):
+        if width == 4 and value >> 32:
+            break
+        raw = _bytes(value)[:width]
+        body = raw[:-1] if last is not None else raw
+        if set(body) == {byte} and (last is None or raw[-1] == last):
+            return True
+    return False
+
+
 def _repeated(value: int, byte: int) -> bool:
-    return _bytes(value) == bytes([byte]) * 8
+    return _filled(value, byte)
 
 
 #: Suspicious values, most specific first; each rule: (kind, test, meaning, example).
@@ -55,7 +71,7 @@ VALUE_RULES: tuple[tuple[str, Callable[[int], bool], str, int], ...] = (
     ("slab-poison-free", lambda v: _repeated(v, 0x6B),
      "slab poison 0x6b (POISON_FREE): memory of a freed object, read after kfree (use-after-free)",
      0x6B6B6B6B6B6B6B6B),
-    ("slab-poison-end", lambda v: _bytes(v)[-1] == 0xA5 and set(_bytes(v)[:-1]) <= {0x6B},
+    ("slab-poison-end", lambda v: _filled(v, 0x6B, last=0xA5),
      "slab poison end 0xa5 (POISON_END): the last byte of a freed object", 0xA56B6B6B6B6B6B6B),
     ("slab-poison-inuse", lambda v: _repeated(v, 0x5A),
      "slab poison 0x5a (POISON_INUSE): allocated memory never initialised", 0x5A5A5A5A5A5A5A5A),
@@ -66,7 +82,9 @@ VALUE_RULES: tuple[tuple[str, Callable[[int], bool], str, int], ...] = (
      0xCCCCCCCCCCCCCCCC),
     ("null-offset", lambda v: 0 < v < 0x1000,
      "NULL plus an offset: a member read through a NULL pointer", 0x30),
-    ("ascii", lambda v: ascii_text(v) is not None,
+    # Text only where no pointer can be: a canonical value that happens to spell text (0x286a5920, a
+    # user buffer, reads " Yj(") is an address, not text.
+    ("ascii", lambda v: ascii_text(v) is not None and not _canonical(v),
      "printable ASCII: text overwrote a pointer", 0x746E65696C632D66),
     ("non-canonical", lambda v: not _canonical(v),
      "non-canonical address: not a pointer at all (a general protection fault when used)", 0x0DEAD00000000000),

@@ -53,6 +53,7 @@ class FindingKind(enum.StrEnum):
     SUSPICIOUS_VALUES = "suspicious-values"
     SPINLOCK_DEADLOCK = "spinlock-deadlock"
     USE_AFTER_FREE = "use-after-free"
+    BUFFER_OVERFLOW = "buffer-overflow"
     # incident
     CONTRADICTION = "contradiction"
     # kdump

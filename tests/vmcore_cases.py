@@ -1,11 +1,15 @@
 """Access to the real kdump vmcore fixtures committed under vmcore_fixtures/.
 
 The fixtures are made by vmcore_fixtures/build.sh (see vmcore_fixtures/README.md):
-one QEMU boot per case, a crash, kexec into a capture kernel and makedumpfile.
-``case_names()`` and ``console_logs()`` are cheap (they only read the MANIFEST);
-``load_case()`` unpacks vmlinux.xz once into a cache directory outside the
-repository, keyed by its sha256, and skips the calling test with a clear reason
-when the payload is absent.
+one QEMU boot per case, a crash, kexec into a capture kernel and makedumpfile,
+on several kernels: 6.1 (the first, whose payload is vmcore_fixtures/ itself)
+and the others under vmcore_fixtures/kernels/<version>/, each with its own
+MANIFEST.json.  ``case_names()`` and ``console_logs()`` are cheap (they only
+read a MANIFEST); ``load_case()`` unpacks the kernel's vmlinux.xz once into a
+cache directory outside the repository, keyed by its sha256, and skips the
+calling test with a clear reason when the payload is absent.  Without a
+``kernel`` argument every function means the first kernel (6.1), as before
+there were several.
 
 Cache directory: ``$KFORENSIC_FIXTURE_CACHE`` if set, else
 ``~/.cache/kforensic/fixtures``; the vmlinux lands in ``<cache>/<sha256>/vmlinux``.
@@ -30,6 +34,8 @@ FIXTURES_DIR = Path(__file__).resolve().parent.parent / "vmcore_fixtures"
 MANIFEST = FIXTURES_DIR / "MANIFEST.json"
 CASES_DIR = FIXTURES_DIR / "cases"
 SYSROOTS_DIR = FIXTURES_DIR / "sysroots"
+#: The first fixture kernel, whose payload is vmcore_fixtures/ itself.
+PRIMARY_KERNEL = "6.1"
 
 # Git LFS / git-annex pointer files are tiny text files; a real vmlinux.xz is tens of MB.
 _MIN_VMLINUX_XZ = 1 << 20
@@ -38,6 +44,7 @@ _MIN_VMLINUX_XZ = 1 << 20
 @dataclass(frozen=True)
 class VmcoreCase:
     name: str  # e.g. "01-null-member"
+    kernel: str  # the fixture kernel, e.g. "6.1"
     directory: Path
     vmcore: Path
     vmlinux: Path  # unpacked, cached outside the repository
@@ -47,33 +54,59 @@ class VmcoreCase:
     expected: dict[str, object]  # ground truth, see vmcore_fixtures/README.md
 
 
+def payload_dir(kernel: str = PRIMARY_KERNEL) -> Path:
+    """The directory of a fixture kernel's payload (vmlinux.xz, kf_buggy.ko, cases/, MANIFEST.json)."""
+    return FIXTURES_DIR if kernel == PRIMARY_KERNEL else FIXTURES_DIR / "kernels" / kernel
+
+
 @cache
-def _manifest() -> dict[str, Any] | None:
+def _manifest(kernel: str = PRIMARY_KERNEL) -> dict[str, Any] | None:
     try:
-        return json.loads(MANIFEST.read_text())
+        return json.loads((payload_dir(kernel) / "MANIFEST.json").read_text())  # type: ignore[no-any-return]
     except FileNotFoundError:
         return None
 
 
-def _manifest_entry(rel: str) -> dict[str, Any] | None:
-    manifest = _manifest()
+def manifest(kernel: str = PRIMARY_KERNEL) -> dict[str, Any] | None:
+    """A fixture kernel's MANIFEST.json (files, cases, ``kernel_facts``), None when absent."""
+    return _manifest(kernel)
+
+
+def kernels() -> list[str]:
+    """The fixture kernels whose MANIFEST is committed, the first kernel first, then by version."""
+    found = [PRIMARY_KERNEL] if _manifest(PRIMARY_KERNEL) else []
+    others = sorted(
+        (p.parent.name for p in (FIXTURES_DIR / "kernels").glob("*/MANIFEST.json")),
+        key=lambda v: tuple(int(x) for x in v.split(".") if x.isdigit()),
+    )
+    return found + [k for k in others if k != PRIMARY_KERNEL]
+
+
+def _manifest_entry(rel: str, kernel: str = PRIMARY_KERNEL) -> dict[str, Any] | None:
+    manifest = _manifest(kernel)
     if manifest is None:
         return None
     for entry in manifest["files"]:
         if entry["path"] == rel:
-            return entry
+            return entry  # type: ignore[no-any-return]
     return None
 
 
-def case_names() -> list[str]:
-    """Names of the committed cases, from the MANIFEST (no unpacking)."""
-    manifest = _manifest()
+def case_names(kernel: str = PRIMARY_KERNEL) -> list[str]:
+    """Names of a kernel's committed cases, from its MANIFEST (no unpacking)."""
+    manifest = _manifest(kernel)
     return sorted(manifest["cases"]) if manifest else []
 
 
-def console_logs() -> list[Path]:
-    """The committed serial console logs of all cases (cheap, no unpacking)."""
-    return [CASES_DIR / name / "console.log" for name in case_names() if (CASES_DIR / name / "console.log").is_file()]
+def kernel_cases() -> list[tuple[str, str]]:
+    """(kernel, case name) of every committed case on every fixture kernel."""
+    return [(kernel, name) for kernel in kernels() for name in case_names(kernel)]
+
+
+def console_logs(kernel: str = PRIMARY_KERNEL) -> list[Path]:
+    """The committed serial console logs of a kernel's cases (cheap, no unpacking)."""
+    cases = payload_dir(kernel) / "cases"
+    return [cases / name / "console.log" for name in case_names(kernel) if (cases / name / "console.log").is_file()]
 
 
 def sysroot_dir(kind: str) -> Path:
@@ -101,19 +134,19 @@ def _sha256(path: Path) -> str:
 
 
 @cache
-def _unpacked_vmlinux() -> Path:
-    xz = FIXTURES_DIR / "vmlinux.xz"
-    entry = _manifest_entry("vmlinux.xz")
+def _unpacked_vmlinux(kernel: str = PRIMARY_KERNEL) -> Path:
+    xz = payload_dir(kernel) / "vmlinux.xz"
+    entry = _manifest_entry("vmlinux.xz", kernel)
     if entry is None:
-        pytest.skip(f"{MANIFEST} is absent or lists no vmlinux.xz: vmcore fixtures not generated")
+        pytest.skip(f"the {kernel} MANIFEST is absent or lists no vmlinux.xz: vmcore fixtures not generated")
     if not xz.is_file() or xz.stat().st_size < _MIN_VMLINUX_XZ:
         pytest.skip(f"{xz} is absent or a pointer file (not fetched); vmcore fixture payload unavailable")
-    target = cache_dir() / entry["sha256"] / "vmlinux"
+    target = cache_dir() / str(entry["sha256"]) / "vmlinux"
     if target.is_file():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     if _sha256(xz) != entry["sha256"]:
-        pytest.fail(f"{xz} does not match the sha256 in {MANIFEST}")
+        pytest.fail(f"{xz} does not match the sha256 in its MANIFEST")
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".vmlinux.")
     try:
         with os.fdopen(fd, "wb") as out, lzma.open(xz) as src:
@@ -125,32 +158,69 @@ def _unpacked_vmlinux() -> Path:
     return target
 
 
-def load_case(name: str) -> VmcoreCase:
+def load_case(name: str, kernel: str = PRIMARY_KERNEL) -> VmcoreCase:
     """A case with every path resolved; skips the test when the payload is absent."""
-    manifest = _manifest()
+    manifest = _manifest(kernel)
+    payload = payload_dir(kernel)
     if manifest is None:
-        pytest.skip(f"{MANIFEST} is absent: vmcore fixtures not generated (vmcore_fixtures/build.sh)")
+        pytest.skip(f"{payload / 'MANIFEST.json'} is absent: vmcore fixtures not generated (vmcore_fixtures/build.sh)")
     if name not in manifest["cases"]:
         raise KeyError(f"unknown vmcore fixture case {name!r}; known: {', '.join(sorted(manifest['cases']))}")
-    directory = CASES_DIR / name
+    directory = payload / "cases" / name
     vmcore = directory / "vmcore"
-    entry = _manifest_entry(f"cases/{name}/vmcore")
+    entry = _manifest_entry(f"cases/{name}/vmcore", kernel)
     if not vmcore.is_file() or entry is None or vmcore.stat().st_size != entry["size"]:
         pytest.skip(f"{vmcore} is absent or not the file the MANIFEST lists (payload not fetched?)")
-    module = FIXTURES_DIR / "kf_buggy.ko"
+    module = payload / "kf_buggy.ko"
     if not module.is_file():
         pytest.skip(f"{module} is absent: vmcore fixture payload incomplete")
     expected = json.loads((directory / "expected.json").read_text())
     return VmcoreCase(
         name=name,
+        kernel=kernel,
         directory=directory,
         vmcore=vmcore,
-        vmlinux=_unpacked_vmlinux(),
+        vmlinux=_unpacked_vmlinux(kernel),
         module_debug=(module,),
         dmesg=directory / "dmesg.txt",
         console_log=directory / "console.log",
         expected=expected,
     )
+
+
+#: The one parameter of a parametrized test when no fixture is committed (the test then skips).
+NO_FIXTURES = "<no-vmcore-fixtures>"
+
+
+def case_ids() -> list[str]:
+    """``kernel/name`` of every case of every fixture kernel, to parametrize tests over."""
+    return [f"{kernel}/{name}" for kernel, name in kernel_cases()] or [NO_FIXTURES]
+
+
+def kernel_ids() -> list[str]:
+    """The fixture kernels, to parametrize tests over."""
+    return kernels() or [NO_FIXTURES]
+
+
+def analysed_id(key: str, kernel: str = PRIMARY_KERNEL) -> tuple[VmcoreCase, Any]:
+    """:func:`analysed` for a ``kernel/name`` key (or a bare name of ``kernel``); skips an absent case."""
+    if NO_FIXTURES in (key, kernel):
+        pytest.skip("no vmcore fixtures committed (vmcore_fixtures/build.sh)")
+    if "/" in key:
+        kernel, _, key = key.rpartition("/")
+    if key not in case_names(kernel):
+        pytest.skip(f"the {key} fixture is absent on {kernel}")
+    return analysed(key, kernel)
+
+
+@cache
+def analysed(name: str, kernel: str = PRIMARY_KERNEL) -> tuple[VmcoreCase, Any]:
+    """``kforensic vmcore``'s analysis of a case (``analyse_dump`` with the module source), once per session."""
+    from forensics.pipelines.vmcore import analyse_dump
+    from forensics.vmcore.program import DebugInfoRequest
+
+    case = load_case(name, kernel)
+    return case, analyse_dump(case.directory, DebugInfoRequest(case.vmlinux, (), case.module_debug, (FIXTURES_DIR,)))
 
 
 def open_program(case: VmcoreCase, modules: bool = False) -> Any:

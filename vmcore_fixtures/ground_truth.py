@@ -14,7 +14,14 @@ products, never from reading the dumps:
   ``<offset>(%reg)``;
 * kernel release and build id: the kernel build tree and vmlinux notes;
 * task, CPU, panic message: what the case's code path does (the init pins
-  the trigger to CPU 1 with taskset; kthreads are named in kf_buggy.c).
+  the trigger to CPU 1 with taskset; kthreads are named in kf_buggy.c);
+* the kernel's version-dependent layout (``kernel_facts`` in MANIFEST.json: slab
+  flag bits, track order, stack depot names, lock owner words, list checker
+  names, ...): the kernel's headers and sources and its .config, and for the
+  enumerators of v6.9+ gdb on the built vmlinux.
+
+One kernel per run (``--kernel``): 6.1's payload is this directory, the other
+kernels' ``kernels/<version>/``.
 
 Only the Python standard library is used (runs with the system python3).
 """
@@ -46,6 +53,9 @@ KERNEL_SITES: dict[str, tuple[str, str]] = {
     "list_add_prev_next": ("lib/list_debug.c", "CHECK_DATA_CORRUPTION(prev->next != next,"),
 }
 
+# stack_functions name the module's functions and the debugfs proxy that calls them through a function
+# pointer (full_proxy_read/write): neither can be inlined nor tail-called away, whatever the compiler
+# does, unlike vfs_read(), which tail-calls f_op->read() on a configuration without fsnotify (6.12).
 FUNC_DEF = re.compile(r"^(?:[A-Za-z_][\w\s\*]*?[\s\*])?(\w+)\s*\(")
 
 
@@ -74,6 +84,28 @@ def site(ksrc: Path, key: str) -> dict[str, Any]:
     rel, pattern = KERNEL_SITES[key]
     line = find_line(ksrc / rel, pattern)
     return {"function": enclosing_function(ksrc / rel, line), "file": rel, "line": line}
+
+
+def oops_header(ksrc: Path, headline: str) -> str:
+    """An oops headline as __die_header() prints it: "Oops: " before it since v6.10 (dumpstack.c's format)."""
+    text = (ksrc / "arch/x86/kernel/dumpstack.c").read_text()
+    return f"Oops: {headline}" if '"Oops: %s: %04lx [#%d]' in text else headline
+
+
+def gp_hint_displacement(ksrc: Path, displacement: int) -> int:
+    """The part of a memory operand's displacement the GPF headline's "non-canonical address" includes.
+
+    get_kernel_gp_address() decodes the whole instruction since v5.12 (insn_decode_kernel()); 5.10
+    decodes only ModRM and SIB, so the address it prints lacks the displacement.
+    """
+    traps = (ksrc / "arch/x86/kernel/traps.c").read_text()
+    return displacement if "insn_decode_kernel(&insn, insn_buf)" in traps else 0
+
+
+def kfree_path(ksrc: Path) -> str:
+    """The function between kfree() and the slab free path: __kmem_cache_free (6.1's slab_common.c) or kfree."""
+    common = (ksrc / "mm/slab_common.c").read_text()
+    return "__kmem_cache_free" if "__kmem_cache_free(s, (void *)object, _RET_IP_)" in common else "kfree"
 
 
 def member_offset(ko: Path, struct: str, member: str) -> int:
@@ -256,19 +288,19 @@ def new_whys(src: Path, ko: Path) -> dict[str, dict[str, Any]]:
     }  # fmt: skip
 
 
-def add_why(fixtures: Path, ko: Path) -> None:
+def add_why(fixtures: Path, payload: Path, ko: Path) -> None:
     """Add the ``why`` ground truth to the cases' expected.json and refresh their MANIFEST entries."""
-    manifest_path = fixtures / "MANIFEST.json"
+    manifest_path = payload / "MANIFEST.json"
     manifest = json.loads(manifest_path.read_text())
     by_path = {f["path"]: f for f in manifest["files"]}
     for name, why in why_table(fixtures, ko).items():
-        path = fixtures / "cases" / name / "expected.json"
+        path = payload / "cases" / name / "expected.json"
         if not path.exists():
             continue
         expected = json.loads(path.read_text())
         expected["why"] = why
         path.write_text(json.dumps(expected, indent=2) + "\n")
-        entry = by_path[str(path.relative_to(fixtures))]
+        entry = by_path[str(path.relative_to(payload))]
         entry["size"], entry["sha256"] = path.stat().st_size, sha256(path)
     manifest_path.write_text(json.dumps(manifest, indent=2) + "\n")
 
@@ -311,7 +343,7 @@ def case_table(fixtures: Path, ksrc: Path, ko: Path) -> dict[str, dict[str, Any]
             "task_comm": "cat",
             "cpu": 1,
             "stack_top": null["function"],
-            "stack_functions": [null["function"], "kf_raw_read", "vfs_read"],
+            "stack_functions": [null["function"], "kf_raw_read", "full_proxy_read"],
             "fault_address": off,
             "null_expression": "dev->sensor",
             "access_expression": "dev->sensor->ops",
@@ -339,7 +371,7 @@ def case_table(fixtures: Path, ksrc: Path, ko: Path) -> dict[str, dict[str, Any]
             "task_comm": "sh",
             "cpu": 1,
             "stack_top": bug_on["function"],
-            "stack_functions": [bug_on["function"], "kf_buffer_put_write", "vfs_write"],
+            "stack_functions": [bug_on["function"], "kf_buffer_put_write", "full_proxy_write"],
             "panic_message": f"kernel BUG at kf_buggy/kf_buggy.c:{bug_on['line']}!",
             "log_key_lines": [
                 f"kernel BUG at kf_buggy/kf_buggy.c:{bug_on['line']}!",
@@ -431,7 +463,7 @@ def case_table(fixtures: Path, ksrc: Path, ko: Path) -> dict[str, dict[str, Any]
             "task_comm": "sh",
             "cpu": 1,
             "stack_top": list_site["function"],
-            "stack_functions": [list_site["function"], lst["function"], "kf_session_close_write", "vfs_write"],
+            "stack_functions": [list_site["function"], lst["function"], "kf_session_close_write", "full_proxy_write"],
             "panic_message": "list_del corruption, ",
             "log_key_lines": [
                 "->next is LIST_POISON1 (dead000000000100)",
@@ -522,7 +554,7 @@ def new_cases(src: Path, ksrc: Path, ko: Path) -> dict[str, dict[str, Any]]:
     list_site = site(ksrc, "list_add_prev_next")
     hung_site = site(ksrc, "hung_task")
     lockup_site = site(ksrc, "soft_lockup")
-    poison_addr = 0x6B6B6B6B6B6B6B6B + member_offset(ko, "kf_peer", "mtu")
+    poison_addr = 0x6B6B6B6B6B6B6B6B + gp_hint_displacement(ksrc, member_offset(ko, "kf_peer", "mtu"))
 
     return {
         "10-use-after-free": {
@@ -537,10 +569,11 @@ def new_cases(src: Path, ksrc: Path, ko: Path) -> dict[str, dict[str, Any]]:
             "task_comm": "sh",
             "cpu": 1,
             "stack_top": uaf["function"],
-            "stack_functions": [uaf["function"], "kf_conn_send_write", "vfs_write"],
+            "stack_functions": [uaf["function"], "kf_conn_send_write", "full_proxy_write"],
             # the whole oops header line, as the kernel printed it and crash's PANIC shows it
-            "panic_message": f"general protection fault, probably for non-canonical address {poison_addr:#x}"
-            ": 0000 [#1] SMP",
+            "panic_message": oops_header(
+                ksrc, f"general protection fault, probably for non-canonical address {poison_addr:#x}: 0000 [#1] SMP"
+            ),
             "log_key_lines": [
                 f"general protection fault, probably for non-canonical address {poison_addr:#x}",
                 f"RIP: 0010:{uaf['function']}",
@@ -578,7 +611,7 @@ def new_cases(src: Path, ksrc: Path, ko: Path) -> dict[str, dict[str, Any]]:
             "in_module": "kf_buggy",
             "task_comm": "sh",
             "cpu": 1,
-            "stack_functions": [df_site["function"], "__kmem_cache_free", dfree["function"], "kf_msg_submit_write"],
+            "stack_functions": [df_site["function"], kfree_path(ksrc), dfree["function"], "kf_msg_submit_write"],
             "panic_message": f"kernel BUG at mm/slub.c:{df_site['line']}!",
             "log_key_lines": [f"kernel BUG at mm/slub.c:{df_site['line']}!", f"RIP: 0010:{df_site['function']}"],
             "kernel_site": df_site,
@@ -595,7 +628,7 @@ def new_cases(src: Path, ksrc: Path, ko: Path) -> dict[str, dict[str, Any]]:
             "task_comm": "sh",
             "cpu": 1,
             "stack_top": list_site["function"],
-            "stack_functions": [list_site["function"], "kf_client_register", "kf_client_add_write", "vfs_write"],
+            "stack_functions": [list_site["function"], "kf_client_register", "kf_client_add_write", "full_proxy_write"],
             "overflow_function": enclosing_function(src, overflow_line),
             "overflow_line": overflow_line,
             "panic_message": "list_add corruption. prev->next should be next",
@@ -638,31 +671,44 @@ def sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def payload_files(fixtures: Path) -> list[Path]:
-    files = [fixtures / "vmlinux.xz", fixtures / "kf_buggy.ko"]
+def payload_dir(fixtures: Path, kernel: str) -> Path:
+    """Where a kernel's payload lives: this directory for 6.1 (the first fixture kernel), else kernels/<version>."""
+    return fixtures if kernel == "6.1" else fixtures / "kernels" / kernel
+
+
+def payload_files(payload: Path) -> list[Path]:
+    files = [payload / "vmlinux.xz", payload / "kf_buggy.ko"]
     for top in ("cases", "sysroots"):
-        files += [p for p in (fixtures / top).rglob("*") if p.is_file()]
+        if (payload / top).is_dir():
+            files += [p for p in (payload / top).rglob("*") if p.is_file()]
     return sorted(files)
 
 
-def write_expected(fixtures: Path, work: Path) -> None:
-    ksrc = work / "linux-source-6.1"
+def guest(work: Path, name: str) -> dict[str, Any]:
+    """The QEMU guest a case ran in (the accelerator build.sh used is recorded beside the run)."""
+    accel_file = work / "runs" / name / "accel"
+    accel = accel_file.read_text().strip() if accel_file.exists() else "tcg"
+    return {"machine": f"q35,accel={accel}", "cpu": "qemu64", "smp": 2}
+
+
+def write_expected(fixtures: Path, work: Path, kernel: str) -> None:
+    ksrc = work / f"linux-source-{kernel}"
     ko = work / "kf_buggy.ko"
+    payload = payload_dir(fixtures, kernel)
     table = case_table(fixtures, ksrc, ko)
     whys = why_table(fixtures, ko)
     common = {
         "kernel_release": kernel_release(ksrc),
         "vmlinux_build_id": build_id(ksrc / "vmlinux"),
         "module_build_id": build_id(ko),
-        "guest": {"machine": "q35,accel=tcg", "cpu": "qemu64", "smp": 2},
         "pid": None,
     }
     for name, fields in table.items():
-        case_dir = fixtures / "cases" / name
+        case_dir = payload / "cases" / name
         if not case_dir.is_dir():
             continue
         cmdline_file = work / "runs" / name / "cmdline"
-        expected = {"name": name, **common, **fields}
+        expected = {"name": name, **common, "guest": guest(work, name), **fields}
         if name in whys:
             expected["why"] = whys[name]
         if cmdline_file.exists():
@@ -671,43 +717,145 @@ def write_expected(fixtures: Path, work: Path) -> None:
         print(f"wrote {case_dir / 'expected.json'}", file=sys.stderr)
 
 
-def write_manifest(fixtures: Path, work: Path) -> None:
-    ksrc = work / "linux-source-6.1"
+# ---------------------------------------------------------------- the kernel's version-dependent layout
+
+
+def _gdb_int(vmlinux: Path, expression: str) -> int | None:
+    out = run(["gdb", "-batch", "-nx", "-ex", f"print (long)({expression})", str(vmlinux)])
+    m = re.search(r"=\s*(-?\d+)", out)
+    return int(m.group(1)) if m else None
+
+
+def _config(ksrc: Path) -> dict[str, str]:
+    out = {}
+    for line in (ksrc / ".config").read_text().splitlines():
+        if line.startswith("CONFIG_") and "=" in line:
+            key, value = line.split("=", 1)
+            out[key] = value
+    return out
+
+
+def _slab_flag(ksrc: Path, vmlinux: Path | None, name: str) -> int:
+    """A SLAB_* flag's value: the #define of include/linux/slab.h, or 1 << its enumerator (v6.9+) per gdb."""
+    header = (ksrc / "include/linux/slab.h").read_text()
+    m = re.search(rf"#define {name}\s+\(\(slab_flags_t __force\)(0x[0-9a-fA-F]+)U?\)", header)
+    if m:
+        return int(m.group(1), 16)
+    if f"__SLAB_FLAG_BIT(_{name})" not in header or vmlinux is None:
+        sys.exit(f"{name}: neither a #define nor an enum _slab_flag_bits member in slab.h")
+    bit = _gdb_int(vmlinux, f"_{name}")
+    if bit is None:
+        sys.exit(f"gdb could not read the enumerator _{name} from {vmlinux}")
+    return 1 << bit
+
+
+def _defines(path: Path, *names: str) -> list[str]:
+    text = path.read_text()
+    return [n for n in names if re.search(rf"\b{re.escape(n)}\b", text)]
+
+
+def kernel_facts(ksrc: Path, vmlinux: Path | None) -> dict[str, Any]:
+    """The values each version-dependent read of kforensic must find on this kernel, from its sources."""
+    slub = (ksrc / "mm/slub.c").read_text()
+    track = re.search(r"enum track_item \{ (\w+), (\w+) \};", slub)
+    depot_c = ksrc / "lib/stackdepot.c"
+    depot_h = ksrc / "include/linux/stackdepot.h"
+    depot_text = depot_c.read_text() + depot_h.read_text()
+    mutex_header = ksrc / "include/linux/mutex_types.h"
+    mutex = (mutex_header if mutex_header.exists() else ksrc / "include/linux/mutex.h").read_text()
+    list_debug = (ksrc / "lib/list_debug.c").read_text()
+    config = _config(ksrc)
+    nr_cpus = int(config["CONFIG_NR_CPUS"])
+    pending_bits = 8 if nr_cpus < 1 << 14 else 1
+    return {
+        "slab_flags": {n: _slab_flag(ksrc, vmlinux, n) for n in ("SLAB_POISON", "SLAB_STORE_USER", "SLAB_RED_ZONE")},
+        "track_items": {track.group(1): 0, track.group(2): 1} if track else {},
+        "track_stack": "depot handle" if re.search(r"depot_stack_handle_t handle;", slub) else "addrs",
+        "stack_depot_pools": _defines(depot_c, "stack_pools", "stack_slabs")[0],
+        "stack_depot_count": next(n for n in ("pools_num", "pool_index", "depot_index")
+                                  if re.search(rf"^static int {n};", depot_c.read_text(), re.M)),
+        "stack_depot_index_field": next(n for n in ("pool_index_plus_1", "pool_index", "slabindex")
+                                        if re.search(rf"u32 {n}\s*:", depot_text)),
+        "mutex_owner": "atomic_long_t" if re.search(r"atomic_long_t\s+owner;", mutex) else "pointer",
+        "list_checkers": re.findall(r"^bool (__list_\w+)\(", list_debug, re.M),
+        "qspinlock": {"pending_shift": 8, "pending_bits": pending_bits, "tail_cpu_shift": 8 + pending_bits + 2},
+        "vmalloc_areas": "vmap_nodes" if "static struct vmap_node *vmap_nodes" in
+        (ksrc / "mm/vmalloc.c").read_text() else "vmap_area_list",
+        "struct_slab": bool(re.search(r"^struct slab \{", (ksrc / "mm/slab.h").read_text(), re.M)),
+        "slab_page_type": "PGTY_slab" in (ksrc / "include/linux/page-flags.h").read_text(),
+    }  # fmt: skip
+
+
+def write_manifest(fixtures: Path, work: Path, kernel: str) -> None:
+    ksrc = work / f"linux-source-{kernel}"
+    payload = payload_dir(fixtures, kernel)
     cases = {}
-    for case_dir in sorted((fixtures / "cases").iterdir()):
+    for case_dir in sorted((payload / "cases").iterdir()):
         exp = json.loads((case_dir / "expected.json").read_text())
         cases[case_dir.name] = {"type": exp["type"], "title": exp["title"], "description": exp["description"]}
     manifest = {
         "format": 1,
+        "kernel": kernel,
         "kernel_release": kernel_release(ksrc),
         "vmlinux_build_id": build_id(ksrc / "vmlinux"),
         "module_build_id": build_id(work / "kf_buggy.ko"),
         "vmlinux_sha256": sha256(ksrc / "vmlinux"),
+        "kernel_facts": kernel_facts(ksrc, ksrc / "vmlinux"),
         "cases": cases,
-        "sysroots": sorted(p.name for p in (fixtures / "sysroots").iterdir() if p.is_dir()),
+        "sysroots": sorted(p.name for p in (payload / "sysroots").iterdir() if p.is_dir())
+        if (payload / "sysroots").is_dir()
+        else [],
         "files": [
-            {"path": str(p.relative_to(fixtures)), "size": p.stat().st_size, "sha256": sha256(p)}
-            for p in payload_files(fixtures)
+            {"path": str(p.relative_to(payload)), "size": p.stat().st_size, "sha256": sha256(p)}
+            for p in payload_files(payload)
         ],
     }
-    (fixtures / "MANIFEST.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    (payload / "MANIFEST.json").write_text(json.dumps(manifest, indent=2) + "\n")
     total = sum(f["size"] for f in manifest["files"])
-    print(f"MANIFEST.json: {len(manifest['files'])} files, {total / 1e6:.1f} MB", file=sys.stderr)
+    print(f"{payload / 'MANIFEST.json'}: {len(manifest['files'])} files, {total / 1e6:.1f} MB", file=sys.stderr)
+
+
+def add_facts(fixtures: Path, ksrc: Path, kernel: str, vmlinux: Path | None) -> None:
+    """Add ``kernel`` and ``kernel_facts`` to an existing MANIFEST.json (its files stay as they are)."""
+    path = payload_dir(fixtures, kernel) / "MANIFEST.json"
+    manifest = json.loads(path.read_text())
+    if kernel_release(ksrc) != manifest["kernel_release"]:
+        sys.exit(f"{ksrc} is {kernel_release(ksrc)}, the payload {manifest['kernel_release']}")
+    out: dict[str, Any] = {}
+    for key, value in manifest.items():
+        out[key] = value
+        if key == "format":
+            out["kernel"] = kernel
+        if key == "vmlinux_sha256":
+            out["kernel_facts"] = kernel_facts(ksrc, vmlinux)
+    path.write_text(json.dumps(out, indent=2) + "\n")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--work", type=Path, required=True)
+    parser.add_argument("--work", type=Path, required=True, help="the kernel's work directory (work/<version>)")
     parser.add_argument("--fixtures", type=Path, required=True)
+    parser.add_argument("--kernel", default="6.1", help="the fixture kernel version (6.1, 5.10, 6.12)")
     parser.add_argument("--manifest", action="store_true", help="write MANIFEST.json instead")
     parser.add_argument("--why-only", type=Path, metavar="KO", help="only add the why ground truth (module KO)")
+    parser.add_argument(
+        "--facts-only",
+        type=Path,
+        metavar="VMLINUX",
+        nargs="?",
+        const=Path("-"),
+        help="only add kernel_facts to MANIFEST.json (the kernel tree need not be built)",
+    )
     args = parser.parse_args()
     if args.why_only:
-        add_why(args.fixtures, args.why_only)
+        add_why(args.fixtures, payload_dir(args.fixtures, args.kernel), args.why_only)
+    elif args.facts_only:
+        vmlinux = None if str(args.facts_only) == "-" else args.facts_only
+        add_facts(args.fixtures, args.work / f"linux-source-{args.kernel}", args.kernel, vmlinux)
     elif args.manifest:
-        write_manifest(args.fixtures, args.work)
+        write_manifest(args.fixtures, args.work, args.kernel)
     else:
-        write_expected(args.fixtures, args.work)
+        write_expected(args.fixtures, args.work, args.kernel)
 
 
 if __name__ == "__main__":

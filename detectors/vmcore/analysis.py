@@ -29,14 +29,30 @@ from forensics.types.vmcore import CrashSnapshot, LogRecord
 _FAULT_ADDRESS = re.compile(
     r"(?:NULL pointer dereference, address: |unable to handle page fault for address: |CR2: )([0-9a-f]{8,16})"
 )
+#: The headers of a page-fault oops: only in its report is the CR2 line the faulting address.
+_PAGE_FAULT_HEADER = re.compile(r"BUG: (?:kernel NULL pointer dereference|unable to handle page fault)|#PF: ")
+#: Headers of reports that are no page fault: their register dump's CR2 is whatever the last page
+#: fault (often a user-space one) left there.
+_OTHER_HEADER = re.compile(
+    r"general protection fault|kernel BUG at|invalid opcode|stack segment|WARNING: CPU|double fault"
+    r"|soft lockup|hard LOCKUP|Kernel panic - not syncing"
+)
 
 
 def fault_address_from_log(log: tuple[LogRecord, ...]) -> int | None:
-    """The faulting address (CR2) of the last page fault the log reports."""
+    """The faulting address (CR2) of the last page fault the log reports, None when it reports none.
+
+    The CR2 line of a general protection fault, a BUG or a lockup is not read: those do not set CR2.
+    """
     found = None
+    page_fault = False
     for record in log:
+        if _PAGE_FAULT_HEADER.search(record.text):
+            page_fault = True
+        elif _OTHER_HEADER.search(record.text):
+            page_fault = False
         m = _FAULT_ADDRESS.search(record.text)
-        if m:
+        if m and (page_fault or not m.group(0).startswith("CR2")):
             found = int(m.group(1), 16)
     return found
 
@@ -49,11 +65,15 @@ def log_as_text(log: tuple[LogRecord, ...]) -> str:
 def crash_report(reports: list[KernelReport]) -> KernelReport | None:
     """The report of the crash among those the dump's log holds.
 
-    The first kernel bug report wins (a WARNING that panic_on_warn turned into a
-    panic is the crash, the panic only its consequence); else the panic itself
-    (an OOM or a hung task the kernel chose to panic on); else the first report.
+    The first kernel bug report wins over the panic (a WARNING that panic_on_warn turned into a
+    panic is the crash, the panic only its consequence), but not a WARNING the kernel survived:
+    one whose report holds no panic and that another report follows (a preemption imbalance at
+    insmod, then the soft lockup that took the dump) is passed over.  Else the panic itself (an
+    OOM or a hung task the kernel chose to panic on); else the first report.
     """
     bugs = [r for r in reports if not r.is_event and r.kind != "panic"]
+    while len(bugs) > 1 and bugs[0].kind == "warning" and not bugs[0].panicked:
+        bugs = bugs[1:]
     if bugs:
         return bugs[0]
     panics = [r for r in reports if r.kind == "panic"]

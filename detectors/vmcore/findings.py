@@ -84,6 +84,49 @@ KEXEC_PATH = (
 _PANIC_CALLS = ("panic", "vpanic", "nmi_panic", "__crash_kexec", "crash_kexec", "crash_setup_regs")
 
 
+#: Kernel functions whose trap reports corruption that other code caused: a crash in one of them is
+#: never a bug of its own (no "a bug in <checker>" hypothesis).  (name, what it checks), by version.
+CORRUPTION_CHECKERS: tuple[tuple[str, str], ...] = (
+    # CONFIG_DEBUG_LIST: renamed by commit "list: Introduce CONFIG_LIST_HARDENED" (v6.6), which made
+    # __list_add_valid()/__list_del_entry_valid() inline wrappers of these.
+    ("__list_add_valid_or_report", "the list_add() check of CONFIG_DEBUG_LIST"),
+    ("__list_del_entry_valid_or_report", "the list_del() check of CONFIG_DEBUG_LIST"),
+    ("__list_add_valid", "the list_add() check of CONFIG_DEBUG_LIST"),
+    ("__list_del_entry_valid", "the list_del() check of CONFIG_DEBUG_LIST"),
+    ("set_freepointer", "SLAB_FREELIST_HARDENED's double-free check, BUG_ON(object == fp)"),
+    ("usercopy_abort", "hardened usercopy's bounds check"),
+    # fortify_panic(name) became __fortify_panic(reason, avail, size), which __fortify_report() prints
+    # for, in v6.10 (lib/string_helpers.c).
+    ("__fortify_panic", "FORTIFY_SOURCE's buffer-overflow check"),
+    ("__fortify_report", "FORTIFY_SOURCE's buffer-overflow check"),
+    ("fortify_panic", "FORTIFY_SOURCE's buffer-overflow check"),
+    ("refcount_warn_saturate", "refcount_t's overflow/underflow check"),
+)
+
+
+#: Functions a CPU spins in while it waits for a spinlock (x86-64 qspinlock, paravirt, debug): a lockup
+#: caught there is a wait on the lock, no fault of theirs.  The slowpath is native_queued_spin_lock_slowpath
+#: where paravirt spinlocks are configured, queued_spin_lock_slowpath where not (both seen on fixture kernels).
+SPIN_FUNCTIONS = (
+    "native_queued_spin_lock_slowpath",
+    "queued_spin_lock_slowpath",
+    "__pv_queued_spin_lock_slowpath",
+    "do_raw_spin_lock",
+    "_raw_spin_lock",
+    "_raw_spin_lock_irq",
+    "_raw_spin_lock_irqsave",
+    "_raw_spin_lock_bh",
+)
+
+
+def corruption_checker(frame: Frame | None) -> str | None:
+    """What a frame's function checks when it is a corruption checker (its trap reports others' bugs)."""
+    if frame is None or not isinstance(frame.function, str):
+        return None
+    name = frame.function.split(".", 1)[0]  # a compiler clone (.constprop.0, .isra.0) is the same check
+    return next((what for checker, what in CORRUPTION_CHECKERS if checker == name), None)
+
+
 def crash_frame(frames: tuple[Frame, ...]) -> Frame | None:
     """The frame where the crash happened.
 
@@ -170,6 +213,23 @@ def _fault_facts(fault: FaultAnalysis) -> list[Fact]:
     return facts
 
 
+def _crash_site(frames: tuple[Frame, ...], frame: Frame | None) -> str:
+    """``exception frame``, ``caller of panic()`` or the corruption check that trapped (not the bug's site).
+
+    The check may be inlined into the frame (set_freepointer() into __kmem_cache_free() on 6.1): the
+    inlined frames at the same pc count.
+    """
+    if frame is None or not frame.interrupted:
+        return "caller of panic()"
+    for inner in (f for f in frames if f.pc == frame.pc and f.index <= frame.index):
+        checker = corruption_checker(inner)
+        if checker is not None:
+            return f"corruption check: {inner.function} is {checker}, which reports corruption other code caused"
+    if isinstance(frame.function, str) and frame.function.split(".", 1)[0] in SPIN_FUNCTIONS:
+        return f"lock wait: the CPU was caught spinning in {frame.function}, a spinlock's wait loop"
+    return "exception frame"
+
+
 def crash_finding(snap: CrashSnapshot, title: str, fault: FaultAnalysis | NotAvailable) -> Finding:
     """The crash itself: where it happened and in which task."""
     frame = crash_frame(snap.backtrace)
@@ -189,7 +249,7 @@ def crash_finding(snap: CrashSnapshot, title: str, fault: FaultAnalysis | NotAva
         Fact("source", where or "not available: no line information"),
         Fact("task", f"{snap.crashed_comm} (pid {snap.crashed_pid}) on CPU {snap.crashed_cpu}"),
         Fact("panic message", str(snap.panic_message)),
-        Fact("crash site", "exception frame" if frame is not None and frame.interrupted else "caller of panic()"),
+        Fact("crash site", _crash_site(snap.backtrace, frame)),
     ]
     culprit = culprit_frame(snap.backtrace, frame)
     if culprit is not None and frame is not None and culprit.index != frame.index:

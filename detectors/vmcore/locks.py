@@ -90,6 +90,8 @@ def word_text(lock: SpinLockState) -> str:
     """``0x101: locked, pending (a first waiter spins), no queued waiters``."""
     if lock.word is None:
         return lock.missing or "not read"
+    if lock.locked is None:
+        return f"{lock.word:#x} ({lock.missing or 'its fields are unknown on this kernel'})"
     parts = ["locked" if lock.locked else "not locked"]
     if lock.pending:
         parts.append("pending (a first waiter spins)")

@@ -7,12 +7,13 @@ finding states its hypothesis and the command that confirms it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from detectors import causes
 from detectors.vmcore.disasm import decode
 from detectors.vmcore.findings import crash_frame, culprit_frame
-from detectors.vmcore.why import _finding, _frame_ev, _log_line, classify_value
+from detectors.vmcore.why import _finding, _frame_ev, _log_line, classify_value, object_state
 from forensics.model import Evidence, Fact, Finding, FindingKind, NotAvailable
 from forensics.types.vmcore import CrashSnapshot, Frame, SlabObject, SlabTrack
 
@@ -28,6 +29,9 @@ DOUBLE_FREE_SIGNALS: tuple[tuple[str, Callable[[CrashSnapshot], bool], str], ...
 )  # fmt: skip
 #: Names the allocator's frames give the object being freed (set_freepointer, __kmem_cache_free, kfree, ...).
 OBJECT_VARIABLES = ("object", "x", "objp", "head", "tail_obj")
+
+
+_FRAME_ORIGIN = re.compile(r"\(frame #(\d+)")
 
 
 def _trap_function(snap: CrashSnapshot) -> str | None:
@@ -60,7 +64,7 @@ def object_facts(obj: SlabObject) -> list[Fact]:
     """The object's cache, state, tracks and the module variables still pointing at it."""
     cache = obj.cache + (f" (merged with {', '.join(obj.cache_aliases)})" if obj.cache_aliases else "")
     facts = [Fact("object", f"{obj.start:#x}, {obj.object_size} bytes in cache {cache}: "
-                            + ("allocated" if obj.allocated else "FREE"))]  # fmt: skip
+                            + object_state(obj.allocated))]  # fmt: skip
     if obj.missing is not None:
         # The slab's metadata (struct slab, the free lists) can still tell the state of an object
         # whose own page the dump lacks: said beside the state, which stays what the slab says.
@@ -81,7 +85,7 @@ def _freed_object(snap: CrashSnapshot) -> SlabObject | None:
         for read in fv.variables:
             if read.expression in OBJECT_VARIABLES and read.value in starts:
                 return starts[read.value]
-    return next((o for o in snap.slab_objects if not o.allocated), None)
+    return next((o for o in snap.slab_objects if o.allocated is False), None)
 
 
 def double_free_finding(snap: CrashSnapshot) -> Finding | None:
@@ -109,7 +113,7 @@ def double_free_finding(snap: CrashSnapshot) -> Finding | None:
         free = obj.track("free")
         if free is not None and free.stack:
             facts.append(Fact("first free", track_text(free)))
-        confidence = 0.92 if not obj.allocated else 0.75
+        confidence = 0.92 if obj.allocated is False else 0.75
     else:
         gone = next((a for a in snap.addresses if a.kind == "slab" and a.missing), None)
         facts.append(Fact("object", f"{gone.address:#x} (seen in {gone.origin}): {gone.missing}" if gone else
@@ -142,7 +146,7 @@ def fault_access(snap: CrashSnapshot) -> str | None:
 def use_after_free_title(snap: CrashSnapshot) -> str | None:
     """``BUG: use-after-free Read in f`` when the fault used a FREE object or its poison (syzbot's wording)."""
     regs = snap.registers.as_dict() if not isinstance(snap.registers, NotAvailable) else {}
-    freed = [o for o in snap.slab_objects if not o.allocated]
+    freed = [o for o in snap.slab_objects if o.allocated is False]
     poison = any((c := classify_value(v)) is not None and c.kind == "slab-poison-free" for v in regs.values())
     if not freed or not (poison or any(o.poisoned for o in freed)):
         return None
@@ -184,13 +188,22 @@ def freed_object_findings(snap: CrashSnapshot) -> list[Finding]:
     faulted = any(_FAULT_LINES.search(r.text) for r in snap.log)
     if any(test(snap) for _name, test, _meaning in DOUBLE_FREE_SIGNALS):
         return []  # the object is free because it is being freed again: the double-free finding says it
+    culprit = _culprit(snap)
+    # A frame variable counts only from the crash frame to the culprit: an outer frame's argument (kthread()'s
+    # _create, a kthread_create_info freed once the thread ran) is a stale value nobody uses again.
+    limit = culprit.index if culprit is not None else 0
+
+    def near(origin: str) -> bool:
+        m = _FRAME_ORIGIN.search(origin)
+        return m is None or int(m.group(1)) <= limit
+
     # Registers are the fault's only when the CPU faulted; an interrupt (a lockup) catches them anywhere.
     freed = [
-        a for a in snap.addresses if a.kind == "slab" and a.allocated is False and (faulted or not a.origin.isalnum())
-    ]
+        a for a in snap.addresses
+        if a.kind == "slab" and a.allocated is False and (faulted or not a.origin.isalnum()) and near(a.origin)
+    ]  # fmt: skip
     if not freed:
         return []
-    culprit = _culprit(snap)
     func = str(culprit.function) if culprit is not None else "the crashing function"
     objects = {o.start: o for o in snap.slab_objects}
     out: list[Finding] = []

@@ -36,6 +36,13 @@ __all__ = ["LIST_POISON1", "LIST_POISON2", "VALUE_RULES", "ValueClass", "classif
 _ascii = ascii_text
 
 
+def object_state(allocated: bool | None) -> str:
+    """``allocated``, ``FREE``, or why the slab object's state is unknown."""
+    if allocated is None:
+        return "state unknown (its slab's free list runs through memory the dump lacks)"
+    return "allocated" if allocated else "FREE"
+
+
 def _pointer_typed(read: ValueRead) -> bool:
     return read.type_name.endswith("*") or read.type_name.startswith("struct list_head")
 
@@ -329,7 +336,7 @@ def list_corruption_finding(snap: CrashSnapshot) -> Finding | None:
         facts.append(
             Fact("entry object", f"{entry.object_start:#x} in cache {entry.cache}"
                  + (f" (merged with {', '.join(entry.cache_aliases)})" if entry.cache_aliases else "")
-                 + f", offset {entry.offset:#x}, {'allocated' if entry.allocated else 'FREE'}")
+                 + f", offset {entry.offset:#x}, {object_state(entry.allocated)}")
         )  # fmt: skip
         words = ", ".join(f"{w:#x}" for w in entry.words[:2])
         facts.append(Fact("entry words (next, prev)", words))
@@ -456,10 +463,55 @@ def oom_finding(snap: CrashSnapshot) -> Finding | None:
     )  # fmt: skip
 
 
+#: Hardening checks that stop a bad copy in the function that asked for it (their caller is the culprit):
+#: (checker function, what stopped the copy, the log line it prints).
+OVERFLOW_CHECKERS: tuple[tuple[str, str, str], ...] = (
+    ("fortify_panic", "FORTIFY_SOURCE", "detected buffer overflow"),
+    ("__fortify_panic", "FORTIFY_SOURCE", "detected buffer overflow"),
+    ("__fortify_report", "FORTIFY_SOURCE", "detected buffer overflow"),
+    ("usercopy_abort", "hardened usercopy", "usercopy: Kernel memory"),
+)
+
+
+def overflow_check_finding(snap: CrashSnapshot) -> Finding | None:
+    """A hardening check (FORTIFY_SOURCE, hardened usercopy) that stopped a buffer overflow: blame its caller."""
+    from detectors.vmcore.findings import crash_frame, culprit_frame
+
+    frame = crash_frame(snap.backtrace)
+    if frame is None or not isinstance(frame.function, str):
+        return None
+    found = next((c for c in OVERFLOW_CHECKERS if c[0] == frame.function.split(".", 1)[0]), None)
+    if found is None:
+        return None
+    checker, by, needle = found
+    culprit = culprit_frame(snap.backtrace, frame)
+    if culprit is None or culprit.index == frame.index:
+        return None
+    func = str(culprit.function)
+    where = culprit.where()
+    report = _log_line(snap, needle)
+    said = f" ('{report.excerpt.strip()}')" if report is not None else ""
+    facts = [
+        Fact("detected by", f"{by}: {checker}() stopped the copy before it ran past the buffer"),
+        Fact("overflowing code", f"{culprit.label()}" + (f" at {where}" if where else "")),
+    ]
+    if report is not None:
+        facts.append(Fact("report", report.excerpt.strip()))
+    hypothesis = f"buffer overflow in {func}" + (f" ({where})" if where else "") + f": {by} stopped it{said}"
+    return _finding(
+        FindingKind.BUFFER_OVERFLOW, f"{func}:{checker}", f"buffer overflow in {func}, stopped by {by}",
+        f"{by}'s check in {checker}() found that {func} copies more than its destination holds{said}; "
+        "the copy did not happen.",
+        hypothesis, f"crash> dis -l {func}", 0.85,
+        f"the trap is {by}'s own, and the first frame past it is {func}",
+        [_frame_ev(snap, frame.index), _frame_ev(snap, culprit.index), report], facts,
+    )  # fmt: skip
+
+
 def why_findings(snap: CrashSnapshot) -> list[Finding]:
     """Every explanation the snapshot supports, in order: condition, list, lockup, locks, OOM, values."""
     out: list[Finding] = []
-    for make in (bug_condition_finding, list_corruption_finding, lockup_finding, oom_finding):
+    for make in (bug_condition_finding, list_corruption_finding, lockup_finding, oom_finding, overflow_check_finding):
         found = make(snap)
         if found is not None:
             out.append(found)

@@ -308,7 +308,7 @@ class SlabObject:
     cache: str
     cache_aliases: tuple[str, ...]  # other caches SLUB merged into it
     object_size: int
-    allocated: bool
+    allocated: bool | None  # None: unknown (its slab's free list runs through memory the dump lacks)
     store_user: bool  # SLAB_STORE_USER (slub_debug=U): the cache keeps alloc/free tracks
     poisoned: bool  # SLAB_POISON (slub_debug=P): free objects are filled with 0x6b
     tracks: tuple[SlabTrack, ...] = ()
@@ -334,23 +334,32 @@ class SpinLockState:
     owner_cpu: int | None = None
     takers: tuple[str, ...] = ()  # functions of the spinner's module that take this lock
     missing: str | None = None
+    # Where the word's fields lie on this kernel (read from its struct qspinlock and NR_CPUS):
+    # the pending bit(s) and the first bit of the queue tail's CPU; None when unknown.
+    pending_shift: int | None = 8
+    pending_bits: int = 8
+    tail_cpu_shift: int | None = 18
 
     @property
     def locked(self) -> bool | None:
-        """The locked byte is set."""
-        return None if self.word is None else bool(self.word & 0xFF)
+        """The locked byte (bits 0-7) is set."""
+        if self.word is None or self.pending_shift is None:
+            return None
+        return bool(self.word & 0xFF)
 
     @property
     def pending(self) -> bool | None:
-        """A first waiter spins with the pending bit set (bit 8)."""
-        return None if self.word is None else bool(self.word & 0x100)
+        """A first waiter spins with the pending bit set."""
+        if self.word is None or self.pending_shift is None:
+            return None
+        return bool(self.word >> self.pending_shift & ((1 << self.pending_bits) - 1))
 
     @property
     def tail_cpu(self) -> int | None:
-        """The CPU of the last queued waiter (bits 18-31 hold cpu + 1), None when no one queues."""
-        if self.word is None or self.word >> 18 == 0:
+        """The CPU of the last queued waiter (the tail holds cpu + 1), None when no one queues or unknown."""
+        if self.word is None or self.tail_cpu_shift is None or self.word >> self.tail_cpu_shift == 0:
             return None
-        return (self.word >> 18) - 1
+        return (self.word >> self.tail_cpu_shift) - 1
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from forensics.types.vmcore import (
     TypeLayout,
     Variable,
 )
-from forensics.vmcore import extract, slab, spin, system
+from forensics.vmcore import extract, gaps, slab, spin, system
 from forensics.vmcore import why as reads
 from forensics.vmcore.program import OpenedDump
 
@@ -36,14 +36,27 @@ Progress = Callable[[str], None]
 def _crashed(opened: OpenedDump) -> tuple[drgn.Thread | None, str | None]:
     try:
         return opened.prog.crashed_thread(), None
-    except (ValueError, LookupError, drgn.FaultError) as exc:
+    except drgn.FaultError as exc:
+        return None, f"the crashed task: {gaps.not_in_dump(exc, 'its task_struct')}"
+    except (ValueError, LookupError) as exc:
         return None, str(exc)
 
 
 def collect_snapshot(
     opened: OpenedDump, dump_path: str, progress: Progress | None = None, source_dirs: tuple[Path, ...] = ()
 ) -> CrashSnapshot:
-    """Read everything the detectors need from the dump; missing parts become NotAvailable."""
+    """Read everything the detectors need from the dump; missing parts become NotAvailable.
+
+    A read of memory the dump lacks says which page and why (:mod:`forensics.vmcore.gaps`).
+    """
+    pages = gaps.DumpPages(Path(dump_path), opened.header)
+    with gaps.explaining(opened.prog, pages):
+        return _collect(opened, dump_path, progress, source_dirs)
+
+
+def _collect(
+    opened: OpenedDump, dump_path: str, progress: Progress | None, source_dirs: tuple[Path, ...]
+) -> CrashSnapshot:
     say = progress or (lambda _msg: None)
     prog = opened.prog
     warnings = list(opened.warnings)
@@ -109,14 +122,14 @@ def collect_snapshot(
         warnings.append(str(objects))
         objects = ()
     users: tuple[MemoryUser, ...] | NotAvailable = system.attempt(
-        "memory users", lambda: reads.memory_users(prog, system.page_size(prog))
+        "memory users", lambda: reads.memory_users(prog, system.page_size(prog), warnings)
     )
     say("tasks")
-    all_tasks = system.attempt("tasks", lambda: system.tasks(prog, STACK_STATES))
+    all_tasks = system.attempt("tasks", lambda: system.tasks(prog, STACK_STATES, warnings))
     if isinstance(all_tasks, NotAvailable):
         warnings.append(str(all_tasks))
         all_tasks = ()
-    other = system.attempt("other CPUs", lambda: system.other_cpu_tasks(prog, crashed_cpu))
+    other = system.attempt("other CPUs", lambda: system.other_cpu_tasks(prog, crashed_cpu, warnings))
     if isinstance(other, NotAvailable):
         warnings.append(str(other))
         other = ()
@@ -125,7 +138,7 @@ def collect_snapshot(
     if isinstance(owners, NotAvailable):
         warnings.append(str(owners))
         owners = {}
-    caches = system.attempt("slab caches", lambda: system.slab_caches(prog, owners))
+    caches = system.attempt("slab caches", lambda: system.slab_caches(prog, owners, warnings))
     if isinstance(caches, NotAvailable):
         warnings.append(str(caches))
         caches = ()
@@ -211,8 +224,12 @@ def _frame_values(
 
 
 def _pointees(values: tuple[FrameValues, ...]) -> list[str]:
-    """Structs the pointers of the crash frame and its first callers point to (where list heads live)."""
-    return [v.pointee for fv in values[:4] for v in fv.variables if v.pointee and v.value]
+    """Structs the pointers of the crash frame and its first callers point to (where list heads live).
+
+    Every frame whose values were read counts: inlined helpers are frames of their own, and their
+    number changes between kernels (6.6 made __list_add_valid() an inline wrapper of the checker).
+    """
+    return [v.pointee for fv in values for v in fv.variables if v.pointee and v.value]
 
 
 def _crash_time(prog: drgn.Program, opened: OpenedDump) -> float:

@@ -9,7 +9,7 @@ import drgn
 from detectors.vmcore.findings import KEXEC_PATH
 from forensics.model import NotAvailable
 from forensics.types.vmcore import CodeBytes, Frame, MemberInfo, RegisterSet, TypeLayout, Variable
-from forensics.vmcore.program import not_in_dump
+from forensics.vmcore.gaps import not_in_dump
 
 #: At most this many bytes of a function are read to disassemble it.
 MAX_FUNCTION_BYTES = 16384

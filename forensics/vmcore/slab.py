@@ -11,13 +11,12 @@ import contextlib
 
 import drgn
 
+from forensics.model import NotAvailable
 from forensics.types.vmcore import AddressInfo, Frame, SlabObject, SlabTrack
+from forensics.vmcore import layouts
 from forensics.vmcore.extract import backtrace
-from forensics.vmcore.program import not_in_dump
+from forensics.vmcore.gaps import not_in_dump
 
-#: SLAB_STORE_USER and SLAB_POISON in slab_flags_t (include/linux/slab.h; macros, not in DWARF).
-SLAB_STORE_USER = 0x00010000
-SLAB_POISON = 0x00000800
 #: Objects whose tracks are read per dump (the crash touches a handful).
 MAX_OBJECTS = 8
 #: Module variables scanned for pointers into the objects.
@@ -36,8 +35,6 @@ def _track_base(cache: drgn.Object, start: int) -> int:
 
 
 def _stack(prog: drgn.Program, track: drgn.Object) -> tuple[tuple[Frame, ...], str | None]:
-    from drgn.helpers.linux.stackdepot import stack_depot_fetch
-
     try:
         handle = track.handle
     except AttributeError:
@@ -48,17 +45,42 @@ def _stack(prog: drgn.Program, track: drgn.Object) -> tuple[tuple[Frame, ...], s
         except AttributeError:
             return (), "struct track holds no stack (CONFIG_STACKTRACE off)"
         return tuple(backtrace(prog, prog.stack_trace_from_pcs(pcs))), None
-    if not int(handle.value_()):
-        return (), "no stack saved (a depot handle of 0: the stack depot was full or not initialised)"
     try:
-        trace = stack_depot_fetch(handle)
+        record = layouts.depot_stack(prog, int(handle.value_()))
     except drgn.FaultError as exc:
-        return (), f"stack depot pool {not_in_dump(exc)}"
-    except (LookupError, ValueError) as exc:
-        return (), f"stack depot not readable: {exc}"
-    if trace is None:
-        return (), "the stack depot has no pool for this handle"
-    return tuple(backtrace(prog, trace)), None
+        return (), f"stack depot record {not_in_dump(exc, 'the stack depot record')}"
+    if isinstance(record, NotAvailable):
+        return (), record.reason
+    return tuple(backtrace(prog, prog.stack_trace_from_pcs(list(record.pcs)))), None
+
+
+def allocation_state(prog: drgn.Program, info: object) -> bool | None:
+    """Whether a slab object is allocated (True), free (False) or unknown (None).
+
+    drgn walks the slab's free lists; a list that runs through a page the dump lacks ends its walk
+    (then drgn says None).  The heads of the lists live in metadata the dump keeps — struct slab's
+    freelist and each CPU's kmem_cache_cpu.freelist for the slab it works on — so an object at a head
+    is still known to be free.
+    """
+    from drgn.helpers.linux.cpumask import for_each_online_cpu
+    from drgn.helpers.linux.percpu import per_cpu_ptr
+
+    allocated = getattr(info, "allocated", None)
+    if allocated is not None:
+        return bool(allocated)
+    start, slab, cache = int(info.address), info.slab, info.slab_cache  # type: ignore[attr-defined]
+    with contextlib.suppress(LookupError, AttributeError, drgn.FaultError):
+        if int(slab.freelist.value_()) == start:
+            return False
+    # kmem_cache_cpu names its slab by struct slab since v5.17 (commit "mm/slub: Convert
+    # most struct page to struct slab by spatch"), by struct page before.
+    member = "slab" if layouts.has_member(prog, "struct kmem_cache_cpu", "slab") else "page"
+    with contextlib.suppress(LookupError, AttributeError, drgn.FaultError):
+        for cpu in for_each_online_cpu(prog):
+            c = per_cpu_ptr(cache.cpu_slab, cpu)
+            if int(c.member_(member).value_()) == int(slab.value_()) and int(c.freelist.value_()) == start:
+                return False
+    return None
 
 
 def _caller(prog: drgn.Program, address: int) -> str | None:
@@ -71,28 +93,69 @@ def _caller(prog: drgn.Program, address: int) -> str | None:
     return f"{sym.name}+{address - sym.address:#x}"
 
 
+def cache_flags(prog: drgn.Program, cache: drgn.Object) -> tuple[bool | None, bool | None, str | None]:
+    """Whether the cache keeps alloc/free tracks (SLAB_STORE_USER) and poisons free objects (SLAB_POISON).
+
+    None for a flag whose bit this kernel's debug info does not give, with the reason.
+    """
+    flags = int(cache.flags.value_())
+    out: list[bool | None] = []
+    why = None
+    for name in ("SLAB_STORE_USER", "SLAB_POISON"):
+        bit = layouts.slab_flag(prog, name)
+        if isinstance(bit, NotAvailable):
+            out.append(None)
+            why = why or bit.reason
+        else:
+            out.append(bool(flags & bit))
+    return out[0], out[1], why
+
+
+def _room_for_tracks(prog: drgn.Program, cache: drgn.Object, size: int) -> bool:
+    """Whether the cache's object layout leaves room for two tracks behind the object's metadata."""
+    end = _track_base(cache, 0) + 2 * size
+    return int(cache.size.value_()) >= end
+
+
 def read_tracks(prog: drgn.Program, cache: drgn.Object, start: int) -> tuple[tuple[SlabTrack, ...], str | None]:
     """The alloc and free tracks of an object, or why there are none."""
     name = cache.name.string_().decode(errors="replace")
-    if not int(cache.flags.value_()) & SLAB_STORE_USER:
+    store_user, _poison, why = cache_flags(prog, cache)
+    try:
+        track_type = prog.type("struct track")
+    except LookupError:
+        track_type = None
+    if store_user is None:
+        return (), f"not read: whether cache {name} keeps alloc/free tracks is {why}"
+    if not store_user:
         return (), (
             f"not recorded: cache {name} keeps no alloc/free tracks (slub_debug=U was off for it; "
             f"boot with slub_debug=FZPU,{name} to record them)"
         )
-    try:
-        track_type = prog.type("struct track")
-    except LookupError:
+    if track_type is None:
         return (), "struct track is not in the kernel's debug info"
     size = drgn.sizeof(track_type)
+    if not _room_for_tracks(prog, cache, size):
+        # The flag says tracks are kept but the object layout has no room for them: the flag bit
+        # read does not mean SLAB_STORE_USER on this kernel; nothing is read from the guess.
+        return (), (
+            f"not read: cache {name}'s flags say it keeps tracks but its objects ({int(cache.size.value_())} "
+            f"bytes) leave no room for two struct track ({size} bytes each): the flag bit is unknown on this kernel"
+        )
     base = _track_base(cache, start)
     out = []
-    for index, kind in enumerate(("alloc", "free")):  # TRACK_ALLOC = 0, TRACK_FREE = 1
+    for kind in ("alloc", "free"):
+        index = layouts.track_index(prog, kind)
+        if isinstance(index, NotAvailable):
+            out.append(SlabTrack(kind, None, None, None, None, missing=index.reason))
+            continue
         track = drgn.Object(prog, track_type, address=base + index * size)
         try:
             addr = int(track.addr.value_())
             pid, cpu, when = int(track.pid.value_()), int(track.cpu.value_()), int(track.when.value_())
         except drgn.FaultError as exc:
-            out.append(SlabTrack(kind, None, None, None, None, missing=f"track {not_in_dump(exc)}"))
+            what = f"the {kind} track of the {name} object {start:#x}"
+            out.append(SlabTrack(kind, None, None, None, None, missing=f"track {not_in_dump(exc, what)}"))
             continue
         if not addr:
             out.append(SlabTrack(kind, None, None, None, None, missing=f"no {kind} recorded for this object yet"))
@@ -141,11 +204,11 @@ def slab_objects(
             words = _module_words(prog, module_symbols)
         size = first.object_size or int(cache.object_size.value_())
         holders = tuple(name for name, value in words if start <= value < start + size)
-        flags = int(cache.flags.value_())
+        store_user, poisoned, _why = cache_flags(prog, cache)
         out.append(
             SlabObject(
-                start, str(first.cache), first.cache_aliases, size, bool(info.allocated),
-                bool(flags & SLAB_STORE_USER), bool(flags & SLAB_POISON), tracks, why, holders,
+                start, str(first.cache), first.cache_aliases, size, allocation_state(prog, info),
+                bool(store_user), bool(poisoned), tracks, why, holders,
                 tuple(a.origin for a in infos), next((a.missing for a in infos if a.missing), None),
             )
         )  # fmt: skip

@@ -12,26 +12,16 @@ import drgn
 
 from forensics.model import NotAvailable
 from forensics.types.vmcore import CodeBytes, Frame, SpinLockState
-from forensics.vmcore.program import not_in_dump
+from forensics.vmcore import layouts
+from forensics.vmcore.gaps import not_in_dump
 
-#: Functions a CPU spins in while it waits for a spinlock (x86-64 qspinlock, paravirt, debug).
-SPIN_FUNCTIONS = (
-    "native_queued_spin_lock_slowpath",
-    "queued_spin_lock_slowpath",
-    "__pv_queued_spin_lock_slowpath",
-    "do_raw_spin_lock",
-    "_raw_spin_lock",
-    "_raw_spin_lock_irq",
-    "_raw_spin_lock_irqsave",
-    "_raw_spin_lock_bh",
-)
 #: Functions of a module scanned for references to the lock (a small module has a few dozen).
 MAX_FUNCTIONS = 400
 
 
 def _spin_frame(frames: tuple[Frame, ...]) -> Frame | None:
     """The spinlock function the interrupted frame of a lockup runs in (inlined cpu_relax() skipped)."""
-    from detectors.vmcore.findings import KEXEC_PATH, physical_frame
+    from detectors.vmcore.findings import KEXEC_PATH, SPIN_FUNCTIONS, physical_frame
 
     for frame in frames:
         if frame.interrupted and isinstance(frame.function, str) and not frame.function.startswith(KEXEC_PATH):
@@ -103,7 +93,7 @@ def spinlock_state(
         word: int | None = prog.read_u32(address)
         missing = None
     except drgn.FaultError as exc:
-        word, missing = None, f"lock word {not_in_dump(exc)}"
+        word, missing = None, f"lock word {not_in_dump(exc, 'the lock word')}"
     owner = owner_cpu = None
     with contextlib.suppress(LookupError, AttributeError, drgn.FaultError):
         # CONFIG_DEBUG_SPINLOCK adds owner and owner_cpu to raw_spinlock_t; without it there are none.
@@ -113,6 +103,13 @@ def spinlock_state(
         if int(task.value_()) not in (0, 0xFFFFFFFFFFFFFFFF):
             task = drgn.cast("struct task_struct *", task)
             owner = f"{task.comm.string_().decode(errors='replace')} (pid {int(task.pid.value_())})"
+    layout = layouts.qspinlock_layout(prog)
+    if isinstance(layout, NotAvailable):
+        missing = missing or f"lock word not decoded: {layout.reason}"
+        shifts: tuple[int | None, int, int | None] = (None, 8, None)
+    else:
+        shifts = (layout.pending_shift, layout.pending_bits, layout.tail_cpu_shift)
     return SpinLockState(
-        address, symbol, found_via, word, owner, owner_cpu, _takers(prog, address, frames, module_symbols), missing
-    )
+        address, symbol, found_via, word, owner, owner_cpu, _takers(prog, address, frames, module_symbols), missing,
+        *shifts,
+    )  # fmt: skip

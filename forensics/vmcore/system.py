@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from functools import partial
 from typing import TypeVar
@@ -12,14 +12,14 @@ import drgn
 from drgn.helpers.linux.cpumask import num_online_cpus
 from drgn.helpers.linux.module import for_each_module, module_taints
 from drgn.helpers.linux.panic import panic_message
-from drgn.helpers.linux.pid import for_each_task
 from drgn.helpers.linux.printk import get_printk_records
 from drgn.helpers.linux.sched import task_cpu, task_state_to_char
 
 from forensics.model import NotAvailable
 from forensics.types.vmcore import Frame, LogRecord, MemoryTotals, ModuleInfo, SlabCacheInfo, TaskInfo
+from forensics.vmcore import gaps, layouts
 from forensics.vmcore.extract import backtrace
-from forensics.vmcore.program import not_in_dump
+from forensics.vmcore.gaps import not_in_dump
 
 _T = TypeVar("_T")
 
@@ -195,7 +195,9 @@ def _node_total_objects(prog: drgn.Program, cache: drgn.Object) -> int:
     return total
 
 
-def slab_caches(prog: drgn.Program, owners: dict[int, str] | None = None) -> tuple[SlabCacheInfo, ...]:
+def slab_caches(
+    prog: drgn.Program, owners: dict[int, str] | None = None, notes: list[str] | None = None
+) -> tuple[SlabCacheInfo, ...]:
     """Usage of every slab cache, largest first, with the module that owns it when one does.
 
     The object totals come from the per-node counters, which cost one read per
@@ -205,8 +207,15 @@ def slab_caches(prog: drgn.Program, owners: dict[int, str] | None = None) -> tup
     """
     from drgn.helpers.linux.slab import for_each_slab_cache, slab_cache_usage
 
+    notes = [] if notes is None else notes
     rows = []
-    for cache in for_each_slab_cache(prog):
+    for cache in gaps.walk(for_each_slab_cache(prog), "the slab cache list", notes):
+        try:
+            cache.size.value_()
+            cache.name.string_()
+        except drgn.FaultError as exc:
+            notes.append(f"a slab cache left out: {gaps.not_in_dump(exc, 'its struct kmem_cache')}")
+            continue
         try:
             total: int | None = _node_total_objects(prog, cache)
         except (LookupError, AttributeError, ValueError, TypeError, drgn.FaultError):
@@ -260,12 +269,18 @@ def log_records(prog: drgn.Program) -> tuple[LogRecord, ...]:
     return tuple(LogRecord(r.timestamp / 1e9, bytes(r.text).decode(errors="replace")) for r in get_printk_records(prog))
 
 
+_CLONE_SUFFIX = re.compile(r"(?:\.(?:constprop|isra|part|cold|llvm)(?:\.\d+)?)+$")
+
+
+def base_function(name: str) -> str:
+    """A function's name without the suffix of a compiler clone (``__mutex_lock.constprop.0``)."""
+    return _CLONE_SUFFIX.sub("", name)
+
+
 def _lock_wait(prog: drgn.Program, trace: drgn.StackTrace) -> tuple[str | None, int | None, str | None]:
     """What a blocked task waits for, and the lock's owner, from its stack."""
-    from drgn.helpers.linux.locking import mutex_owner, rwsem_owner
-
     for frame in trace:
-        name = frame.name or ""
+        name = base_function(frame.name or "")
         for function, kind in _LOCK_WAITS:
             if name != function:
                 continue
@@ -282,7 +297,18 @@ def _lock_wait(prog: drgn.Program, trace: drgn.StackTrace) -> tuple[str | None, 
                 except LookupError:
                     label = f"{address:#x}"
                 try:
-                    owner = mutex_owner(lock) if kind == "mutex" else rwsem_owner(lock)
+                    if kind == "mutex":
+                        owner = layouts.mutex_owner(lock)
+                    else:
+                        held = layouts.rwsem_owner(lock)
+                        if held.readers:
+                            # A read-held rwsem records only its last reader, who may be gone: no owner.
+                            return (
+                                f"{kind} {label} (held by readers: which ones, the rwsem does not record)",
+                                None,
+                                None,
+                            )
+                        owner = held.task
                 except (LookupError, ValueError, TypeError, drgn.FaultError):
                     return f"{kind} {label}", None, None
                 if not owner:
@@ -292,13 +318,38 @@ def _lock_wait(prog: drgn.Program, trace: drgn.StackTrace) -> tuple[str | None, 
     return None, None, None
 
 
-def tasks(prog: drgn.Program, with_stacks: set[str]) -> tuple[TaskInfo, ...]:
-    """Every task; those in a state of ``with_stacks`` (or on a CPU) with their stack and lock wait."""
+def _pids_and_tasks(prog: drgn.Program, notes: list[str]) -> Iterator[tuple[int | None, drgn.Object]]:
+    """(pid, task) of every task in the initial PID namespace, as far as the dump holds the PID table."""
+    from drgn.helpers.linux.pid import for_each_pid, pid_task
+
+    pidtype = prog["PIDTYPE_PID"]
+    for pid in gaps.walk(for_each_pid(prog), "the PID table", notes):
+        try:
+            nr: int | None = int(pid.numbers[0].nr.value_())
+            task = pid_task(pid, pidtype)
+        except drgn.FaultError as exc:
+            notes.append(f"a task: its struct pid at {int(pid.value_()):#x} {gaps.not_in_dump(exc, 'struct pid')}")
+            continue
+        if task:
+            yield nr, task
+
+
+def tasks(prog: drgn.Program, with_stacks: set[str], notes: list[str] | None = None) -> tuple[TaskInfo, ...]:
+    """Every task; those in a state of ``with_stacks`` (or on a CPU) with their stack and lock wait.
+
+    A task whose task_struct the dump lacks is left out, and ``notes`` says which and why.
+    """
+    notes = [] if notes is None else notes
     out = []
-    for task in for_each_task(prog):
-        state = task_state_to_char(task)
-        pid = int(task.pid.value_())
-        comm = task.comm.string_().decode(errors="replace")
+    for nr, task in _pids_and_tasks(prog, notes):
+        try:
+            state = task_state_to_char(task)
+            pid = int(task.pid.value_())
+            comm = task.comm.string_().decode(errors="replace")
+        except drgn.FaultError as exc:
+            what = f"task_struct of pid {nr}"
+            notes.append(f"task pid {nr} left out: {gaps.not_in_dump(exc, what)}")
+            continue
         cpu = attempt("cpu", partial(_task_int, task_cpu, task))
         on_cpu = bool(int(task.on_cpu.value_())) if _has_member(task, "on_cpu") else False
         last = attempt("time since it ran", partial(_task_int, since_last_ran_ns, task))
@@ -367,16 +418,24 @@ def online_cpus(prog: drgn.Program) -> int:
     return int(num_online_cpus(prog))
 
 
-def other_cpu_tasks(prog: drgn.Program, crashed_cpu: int | NotAvailable) -> tuple[tuple[int, TaskInfo], ...]:
+def other_cpu_tasks(
+    prog: drgn.Program, crashed_cpu: int | NotAvailable, notes: list[str] | None = None
+) -> tuple[tuple[int, TaskInfo], ...]:
     """The task each other online CPU was running (idle tasks included), with its stack."""
     from drgn.helpers.linux.cpumask import for_each_online_cpu
     from drgn.helpers.linux.sched import cpu_curr
 
+    notes = [] if notes is None else notes
     out = []
     for cpu in for_each_online_cpu(prog):
         if cpu == crashed_cpu:
             continue
-        task = cpu_curr(prog, cpu)
+        try:
+            task = cpu_curr(prog, cpu)
+            task.comm.string_()
+        except drgn.FaultError as exc:
+            notes.append(f"CPU {cpu}'s current task: {gaps.not_in_dump(exc, 'its task_struct')}")
+            continue
         try:
             stack = backtrace(prog, prog.stack_trace(task))
         except (ValueError, LookupError, drgn.FaultError):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import glob
+import itertools
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -30,8 +31,9 @@ from forensics.types.vmcore import (
     SourceLine,
     ValueRead,
 )
+from forensics.vmcore import gaps
 from forensics.vmcore.extract import pointee_name as _pointee
-from forensics.vmcore.program import not_in_dump
+from forensics.vmcore.gaps import not_in_dump
 
 #: Frames from the crash frame outwards whose values are read.
 VALUE_FRAMES = 6
@@ -338,6 +340,42 @@ def _bug_entries(prog: drgn.Program, pc: int) -> tuple[drgn.Object, str] | None:
     return None
 
 
+_SOURCE_PATH = re.compile(r"^[\w./+-]+\.(?:c|h|S|rs)$")
+
+
+def _bug_file(prog: drgn.Program, entry: drgn.Object, dwarf_file: str | None) -> str | None:
+    """The file a bug table entry names, whichever way this kernel's x86 ``_BUG_FLAGS`` encoded it.
+
+    ``file_disp`` is relative to the field itself on 6.1 and later (``lib/bug.c``: ``&bug->file_disp +
+    bug->file_disp``) and relative to the entry on 5.10 (``bug + bug->file_disp``; ``__BUG_REL`` was
+    ``.long x - 2b``).  Neither is in DWARF: the reading that spells a source path is taken, the one that
+    agrees with the frame's DWARF file first; None when neither does.
+    """
+    field = entry.file_disp.address_
+    start = entry.address_
+    if field is None or start is None:
+        return None
+    disp = int(entry.file_disp.value_())
+    found: list[str] = []
+    for base in (field, start):
+        try:
+            text = prog.read(base + disp, 256).split(b"\0", 1)[0].decode("ascii")
+        except (drgn.FaultError, UnicodeDecodeError):
+            continue
+        if _SOURCE_PATH.match(text):
+            found.append(text)
+
+    def same(path: str) -> bool:  # whole path components: "lub.c" is no match for "mm/slub.c"
+        if not dwarf_file:
+            return False
+        return f"/{dwarf_file}".endswith(f"/{path}") or f"/{path}".endswith(f"/{dwarf_file}")
+
+    agreeing: list[str] = [f for f in found if same(f)]
+    if agreeing:
+        return agreeing[0]
+    return found[0] if len(found) == 1 else None  # two readings and nothing to choose: not guessed
+
+
 def bug_site(
     prog: drgn.Program, trace: drgn.StackTrace, frames: tuple[Frame, ...], source_dirs: tuple[Path, ...]
 ) -> BugSite | NotAvailable:
@@ -358,9 +396,7 @@ def bug_site(
         if found is not None:
             entry, table = found
             with contextlib.suppress(LookupError, drgn.FaultError):
-                disp_addr = entry.file_disp.address_
-                assert disp_addr is not None
-                file = prog.read(disp_addr + int(entry.file_disp.value_()), 256).split(b"\0", 1)[0].decode()
+                file = _bug_file(prog, entry, info.source_file) or file
                 line = int(entry.line.value_())
             warning = bool(int(entry.flags.value_()) & BUGFLAG_WARNING)
         if file is None or line is None:
@@ -443,6 +479,8 @@ def identify(prog: drgn.Program, address: int, origin: str, aliases: dict[str, s
     """
     from drgn.helpers.linux.slab import slab_object_info
 
+    from forensics.vmcore.slab import allocation_state
+
     words: tuple[int, ...] = ()
     missing = None
     try:
@@ -463,7 +501,7 @@ def identify(prog: drgn.Program, address: int, origin: str, aliases: dict[str, s
         start = int(info.address)
         return AddressInfo(
             address, origin, "slab", name, merged, start, int(cache.object_size.value_()),
-            address - start, bool(info.allocated), words=words, missing=missing,
+            address - start, allocation_state(prog, info), words=words, missing=missing,
         )  # fmt: skip
     try:
         sym = prog.symbol(address)
@@ -556,43 +594,66 @@ def polled_words(prog: drgn.Program, code: CodeBytes) -> tuple[PolledWord, ...]:
 # ---------------------------------------------------------------- memory users
 
 
-def memory_users(prog: drgn.Program, page_size: int) -> tuple[MemoryUser, ...]:
-    """Tasks by resident memory, vmalloc space by caller and the page cache."""
-    from drgn.helpers.linux.list import list_for_each_entry
-    from drgn.helpers.linux.pid import for_each_task
+def memory_users(prog: drgn.Program, page_size: int, notes: list[str] | None = None) -> tuple[MemoryUser, ...]:
+    """Tasks by resident memory, vmalloc space by caller and the page cache.
+
+    What could not be read is appended to ``notes`` (said in the report, not silently left out).
+    """
+    from forensics.vmcore.layouts import vmap_areas
+    from forensics.vmcore.system import _pids_and_tasks
 
     out: list[MemoryUser] = []
     seen: set[int] = set()
-    for task in for_each_task(prog):
-        mm = task.mm
-        if not mm or int(mm.value_()) in seen:
-            continue
-        seen.add(int(mm.value_()))
+    lost: list[str] = []
+    for nr, task in _pids_and_tasks(prog, lost):
         try:
-            counters = mm.rss_stat.count
-            pages = sum(int(counters[k].counter.value_()) for k in range(len(counters)))
-        except (AttributeError, LookupError, TypeError):
-            from drgn.helpers.linux.percpu import percpu_counter_sum
+            mm = task.mm
+            if not mm or int(mm.value_()) in seen:
+                continue
+            seen.add(int(mm.value_()))
+            try:
+                counters = mm.rss_stat.count
+                pages = sum(int(counters[k].counter.value_()) for k in range(len(counters)))
+            except (AttributeError, LookupError, TypeError):
+                # percpu_counters since "mm: convert mm's rss stats into percpu_counter" (v6.2).
+                from drgn.helpers.linux.percpu import percpu_counter_sum
 
-            pages = sum(int(percpu_counter_sum(c)) for c in mm.rss_stat)
-        name = task.comm.string_().decode(errors="replace")
+                pages = sum(int(percpu_counter_sum(c)) for c in mm.rss_stat)
+            name = task.comm.string_().decode(errors="replace")
+        except drgn.FaultError as exc:
+            lost.append(f"pid {nr}: {not_in_dump(exc)}")
+            continue
         out.append(MemoryUser("task", name, max(pages, 0) * page_size, int(task.pid.value_())))
+    if lost and notes is not None:
+        notes.append(f"memory users: {len(lost)} tasks not counted (" + "; ".join(lost[:3]) + ")")
     callers: dict[str, int] = {}
-    with contextlib.suppress(LookupError):
-        for n, va in enumerate(list_for_each_entry("struct vmap_area", prog["vmap_area_list"].address_of_(), "list")):
-            if n > 50000:
-                break
+    walk_notes: list[str] = []
+    try:
+        areas = list(itertools.islice(gaps.walk(vmap_areas(prog), "the vmalloc areas", walk_notes), 50001))
+    except LookupError as exc:
+        walk_notes.append(f"vmalloc users not read: {exc}")
+        areas = []
+    if notes is not None:
+        notes += [f"memory users: {n}" for n in walk_notes]
+    for va in areas:
+        try:
             vm = va.vm
             # Only memory vmalloc allocated (VM_ALLOC): ioremap'ed device space holds no RAM.
             if not vm or not int(vm.flags.value_()) & VM_ALLOC:
                 continue
             caller = int(vm.caller.value_())
-            try:
-                sym = prog.symbol(caller)
-                label = sym.name
-            except LookupError:
-                label = f"{caller:#x}"
-            callers[label] = callers.get(label, 0) + int(vm.nr_pages.value_()) * page_size
+            pages = int(vm.nr_pages.value_())
+        except drgn.FaultError as exc:
+            if notes is not None:
+                missing = not_in_dump(exc, "its vmap_area or vm_struct")
+                notes.append(f"memory users: a vmalloc area not counted: {missing}")
+            continue
+        try:
+            sym = prog.symbol(caller)
+            label = sym.name
+        except LookupError:
+            label = f"{caller:#x}"
+        callers[label] = callers.get(label, 0) + pages * page_size
     out += [MemoryUser("vmalloc", label, size) for label, size in callers.items()]
     from drgn.helpers.linux.vmstat import global_node_page_state
 

@@ -1,4 +1,4 @@
-"""The committed vmcore fixtures are what the MANIFEST and expected.json say they are.
+"""The committed vmcore fixtures are what the MANIFEST and expected.json say they are, on every kernel.
 
 Every vmcore is opened with drgn (vmlinux + kf_buggy.ko DWARF) and the crashed
 thread, its top frames and the panic message are checked against the ground
@@ -16,13 +16,14 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from tests.vmcore_cases import (
-    FIXTURES_DIR,
     MANIFEST,
     SYSROOTS_DIR,
     VmcoreCase,
     case_names,
     console_logs,
+    kernels,
     load_case,
+    payload_dir,
     sysroot_dir,
 )
 
@@ -30,12 +31,15 @@ if TYPE_CHECKING:
     import drgn
 
 FRAME_DEPTH = 25
+KERNELS = kernels() or ["<no-vmcore-fixtures>"]
+#: The payload of all fixture kernels together stays within this (compressed vmlinux, level-31 dumps).
+PAYLOAD_LIMIT = 200 * 1000 * 1000
 
 
 @cache
-def _program(name: str) -> drgn.Program:
+def _program(name: str, kernel: str) -> drgn.Program:
     drgn = pytest.importorskip("drgn")
-    case = load_case(name)
+    case = load_case(name, kernel)
     prog = drgn.Program()
     prog.set_core_dump(str(case.vmcore))
     prog.load_debug_info([str(case.vmlinux), *map(str, case.module_debug)], default=False)
@@ -51,15 +55,26 @@ def _comm(task: drgn.Object) -> str:
 
 
 def _tasks_by_comm(prog: drgn.Program, comm: str) -> list[drgn.Object]:
-    from drgn.helpers.linux.pid import for_each_task
+    """The tasks named ``comm`` among those the dump holds (6.12's may lack a few task_struct pages)."""
+    import drgn
 
-    return [task for task in for_each_task(prog) if _comm(task) == comm]
+    from forensics.vmcore.system import _pids_and_tasks
+
+    found = []
+    for _pid, task in _pids_and_tasks(prog, []):
+        try:
+            if _comm(task) == comm:
+                found.append(task)
+        except drgn.FaultError:
+            continue
+    return found
 
 
-def _manifest() -> dict[str, Any]:
-    if not MANIFEST.is_file():
+def _manifest(kernel: str) -> dict[str, Any]:
+    path = payload_dir(kernel) / "MANIFEST.json"
+    if kernel == "<no-vmcore-fixtures>" or not path.is_file():
         pytest.skip(f"{MANIFEST} is absent: no vmcore fixtures (run vmcore_fixtures/build.sh)")
-    return json.loads(MANIFEST.read_text())
+    return json.loads(path.read_text())  # type: ignore[no-any-return]
 
 
 def _sha256(path: Path) -> str:
@@ -70,43 +85,51 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def test_manifest_describes_exactly_the_committed_payload() -> None:
-    manifest = _manifest()
-    xz = FIXTURES_DIR / "vmlinux.xz"
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_manifest_describes_exactly_the_committed_payload(kernel: str) -> None:
+    manifest = _manifest(kernel)
+    payload = payload_dir(kernel)
+    xz = payload / "vmlinux.xz"
     if not xz.is_file() or xz.stat().st_size < 1 << 20:
         pytest.skip(f"{xz} is absent or a pointer file: vmcore fixture payload not fetched")
     listed = {entry["path"]: entry for entry in manifest["files"]}
     present = {"vmlinux.xz", "kf_buggy.ko"} | {
-        str(p.relative_to(FIXTURES_DIR))
-        for top in ("cases", "sysroots")
-        for p in (FIXTURES_DIR / top).rglob("*")
-        if p.is_file()
+        str(p.relative_to(payload)) for top in ("cases", "sysroots") for p in (payload / top).rglob("*") if p.is_file()
     }
     assert set(listed) == present
     for rel, entry in sorted(listed.items()):
-        path = FIXTURES_DIR / rel
+        path = payload / rel
         assert path.stat().st_size == entry["size"], rel
         assert _sha256(path) == entry["sha256"], rel
-    assert sorted(manifest["cases"]) == sorted(p.name for p in (FIXTURES_DIR / "cases").iterdir())
-    total = sum(entry["size"] for entry in manifest["files"])
-    assert total <= 120 * 1000 * 1000, f"payload is {total / 1e6:.1f} MB"
+    assert sorted(manifest["cases"]) == sorted(p.name for p in (payload / "cases").iterdir())
+    assert manifest.get("kernel", "6.1") == kernel
+    assert str(manifest["kernel_release"]).startswith(f"{kernel}.")
 
 
-def test_every_case_has_its_files() -> None:
-    names = case_names()
+def test_the_payload_of_all_kernels_fits_the_limit() -> None:
+    sizes = {kernel: sum(int(e["size"]) for e in _manifest(kernel)["files"]) for kernel in KERNELS}
+    total = sum(sizes.values())
+    assert total <= PAYLOAD_LIMIT, f"payload is {total / 1e6:.1f} MB: " + ", ".join(
+        f"{k} {v / 1e6:.1f} MB" for k, v in sizes.items()
+    )
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_every_case_has_its_files(kernel: str) -> None:
+    names = case_names(kernel)
     if not names:
         pytest.skip(f"{MANIFEST} is absent: no vmcore fixtures")
     assert len(names) >= 9
     for name in names:
-        directory = FIXTURES_DIR / "cases" / name
+        directory = payload_dir(kernel) / "cases" / name
         for required in ("vmcore", "dmesg.txt", "console.log", "expected.json"):
             assert (directory / required).is_file(), f"{name}/{required}"
-    assert len(console_logs()) == len(names)
+    assert len(console_logs(kernel)) == len(names)
 
 
 def test_crashed_thread_matches_expected(vmcore_case: VmcoreCase) -> None:
     expected = vmcore_case.expected
-    prog = _program(vmcore_case.name)
+    prog = _program(vmcore_case.name, vmcore_case.kernel)
     thread = prog.crashed_thread()
     assert _comm(thread.object) == expected["task_comm"]
     if expected["cpu"] is not None:
@@ -135,16 +158,17 @@ def test_panic_message_in_dmesg_and_console(vmcore_case: VmcoreCase) -> None:
 def test_console_log_is_whole_kdump_run(vmcore_case: VmcoreCase) -> None:
     """The serial log covers the crashing kernel, kexec and the capture kernel."""
     console = vmcore_case.console_log.read_text(errors="replace")
-    assert console.count("Linux version 6.1.") == 2
+    assert console.count(f"Linux version {vmcore_case.expected['kernel_release']} ") == 2
     assert "kf-init: capture kernel: saving /proc/vmcore" in console
     assert "kf-init: capture done" in console
 
 
-def test_null_member_fault() -> None:
-    if "01-null-member" not in case_names():
-        pytest.skip(f"case 01-null-member is not in {MANIFEST}")
-    expected = load_case("01-null-member").expected
-    prog = _program("01-null-member")
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_null_member_fault(kernel: str) -> None:
+    if "01-null-member" not in case_names(kernel):
+        pytest.skip(f"case 01-null-member is not in the {kernel} MANIFEST")
+    expected = load_case("01-null-member", kernel).expected
+    prog = _program("01-null-member", kernel)
     frame = prog.crashed_thread().stack_trace()[0]
     assert frame.register(str(expected["null_register"])) == 0
     symbol = prog.symbol(frame.pc)
@@ -155,11 +179,12 @@ def test_null_member_fault() -> None:
     assert frame.source()[1] == expected["source_line"]
 
 
-def test_hung_task_lock_owner_and_waiter() -> None:
-    if "04-hung-task" not in case_names():
-        pytest.skip(f"case 04-hung-task is not in {MANIFEST}")
-    lock: dict[str, Any] = load_case("04-hung-task").expected["lock"]  # type: ignore[assignment]
-    prog = _program("04-hung-task")
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_hung_task_lock_owner_and_waiter(kernel: str) -> None:
+    if "04-hung-task" not in case_names(kernel):
+        pytest.skip(f"case 04-hung-task is not in the {kernel} MANIFEST")
+    lock: dict[str, Any] = load_case("04-hung-task", kernel).expected["lock"]  # type: ignore[assignment]
+    prog = _program("04-hung-task", kernel)
     from drgn import Object
     from drgn.helpers.linux.list import list_for_each_entry
     from drgn.helpers.linux.sched import task_state_to_char
@@ -178,12 +203,13 @@ def test_hung_task_lock_owner_and_waiter() -> None:
     assert [t.value_() for t in queued] == [waiter.value_()]
 
 
-def test_slab_leak_cache_and_snapshots() -> None:
-    if "08-slab-leak" not in case_names():
-        pytest.skip(f"case 08-slab-leak is not in {MANIFEST}")
-    case = load_case("08-slab-leak")
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_slab_leak_cache_and_snapshots(kernel: str) -> None:
+    if "08-slab-leak" not in case_names(kernel):
+        pytest.skip(f"case 08-slab-leak is not in the {kernel} MANIFEST")
+    case = load_case("08-slab-leak", kernel)
     leak: dict[str, Any] = case.expected["leak"]  # type: ignore[assignment]
-    prog = _program("08-slab-leak")
+    prog = _program("08-slab-leak", kernel)
     from drgn.helpers.linux.slab import find_slab_cache, slab_cache_for_each_allocated_object
 
     cache_obj = find_slab_cache(prog, leak["cache"])

@@ -29,6 +29,20 @@ def test_fault_address_is_the_last_one_the_log_reports() -> None:
     assert fault_address_from_log(log("Kernel panic - not syncing: sysrq triggered crash")) is None
 
 
+def test_the_cr2_of_a_report_that_is_no_page_fault_is_not_a_fault_address() -> None:
+    """A GPF, a BUG or a lockup does not set CR2: the register dump shows the last page fault's (6.12 case 10)."""
+    gpf = log(
+        "Oops: general protection fault, probably for non-canonical address 0x6b6b6b6b6b6b6b73: 0000 [#1] SMP",
+        "CR2: 0000000000559c5a",
+    )
+    assert fault_address_from_log(gpf) is None
+    bug = log("kernel BUG at mm/slub.c:550!", "Oops: invalid opcode: 0000 [#1] SMP", "CR2: 0000000000559c5a")
+    assert fault_address_from_log(bug) is None
+    page_fault = log("BUG: kernel NULL pointer dereference, address: 0000000000000030", "#PF: error_code(0x0000)",
+                     "Oops: Oops: 0000 [#1] SMP", "CR2: 0000000000000030")  # fmt: skip
+    assert fault_address_from_log(page_fault) == 0x30
+
+
 def test_log_as_text_is_one_dmesg_line_per_record() -> None:
     records = log("first", "second\ncontinued", start=5.25)
     assert log_as_text(records) == "[    5.250000] first\n[    5.251000] second continued\n"
@@ -50,6 +64,29 @@ def test_crash_report_prefers_the_bug_over_the_panic_it_caused() -> None:
     found = crash_report(panic_only)
     assert found is not None and (found.kind, found.title) == ("panic", "kernel panic: sysrq triggered crash")
     assert crash_report([]) is None
+
+
+def test_crash_report_is_not_an_earlier_warning_the_kernel_survived() -> None:
+    """The stock 6.1 spin_deadlock dump: insmod's preemption-imbalance WARNING, then kf_hw_poll's soft lockup."""
+    reports = scan_text(
+        log_as_text(
+            log(
+                "initcall kf_buggy_init+0x0/0x1000 [kf_buggy] returned with preemption imbalance",
+                "WARNING: CPU: 0 PID: 104 at init/main.c:1284 do_one_initcall+0x1d7/0x220",
+                "RIP: 0010:do_one_initcall+0x1d7/0x220",
+                "---[ end trace 0000000000000000 ]---",
+                "watchdog: BUG: soft lockup - CPU#1 stuck for 8s! [kf_hw_poll:105]",
+                "CPU: 1 PID: 105 Comm: kf_hw_poll Tainted: G        W  OE      6.1.0-57-amd64 #1  Debian 6.1.192-3",
+                "RIP: 0010:native_queued_spin_lock_slowpath+0x60/0x2a0",
+                "Call Trace:",
+                " kf_hw_read_status+0x12/0x2c [kf_buggy]",
+                " kf_hw_poll_fn+0x1a/0x40 [kf_buggy]",
+                "Kernel panic - not syncing: softlockup: hung tasks",
+            )
+        )
+    )
+    found = crash_report(reports)
+    assert found is not None and found.title.startswith("BUG: soft lockup in ")
 
 
 def test_null_member_oops_gives_the_crash_the_null_field_and_the_module() -> None:

@@ -19,6 +19,27 @@ def test_ordinary_kernel_values_are_not_suspicious(value: int) -> None:
     assert classify_value(value) is None
 
 
+@pytest.mark.parametrize(
+    ("value", "kind"),
+    [
+        (0x6B6B6B6B, "slab-poison-free"),  # a 32-bit member of a freed, poisoned object: not the text "kkkk"
+        (0xA56B6B6B, "slab-poison-end"),
+        (0x5A5A5A5A, "slab-poison-inuse"),
+        (0x6B6B, None),  # two bytes are too few to tell poison from a count
+        (0x6B6B6B6B00000000, "non-canonical"),  # poison in the high half only is no 32-bit read
+    ],
+)
+def test_poison_read_as_32_bits_is_poison(value: int, kind: str | None) -> None:
+    found = classify_value(value)
+    assert (found.kind if found is not None else None) == kind
+
+
+def test_a_user_address_that_spells_text_is_an_address() -> None:
+    """vfs_write's ``const char __user *buf`` = 0x286a5920 reads " Yj(" but is a user-space address."""
+    found = classify_value(0x286A5920)
+    assert found is not None and found.kind == "user-address"
+
+
 def test_text_is_decoded() -> None:
     found = classify_value(int.from_bytes(b"kf-clien", "little"))
     assert found is not None and "'kf-clien'" in found.meaning and "text overwrote a pointer" in found.meaning

@@ -1,8 +1,8 @@
-"""kforensic vmcore on every real kdump fixture, checked against the ground truth from the source."""
+"""kforensic vmcore on every real kdump fixture of every fixture kernel, checked against the ground truth
+from the source."""
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
 import pytest
@@ -10,27 +10,29 @@ import pytest
 from forensics.model import LocatorKind, NotAvailable
 from forensics.types.results import VmcoreResult
 from tests.helpers import assert_evidence_resolves
-from tests.vmcore_cases import VmcoreCase, case_names, load_case, open_program
+from tests.vmcore_cases import (
+    PRIMARY_KERNEL,
+    VmcoreCase,
+    analysed_id,
+    case_ids,
+    case_names,
+    kernel_ids,
+    load_case,
+    open_program,
+)
 
 drgn = pytest.importorskip("drgn")
 
-CASES = case_names() or ["<no-vmcore-fixtures>"]
+CASES = case_ids()  # every case of every fixture kernel, as ``kernel/name``
+KERNELS = kernel_ids()
 
 
-@functools.cache
-def _analyse(name: str) -> tuple[VmcoreCase, VmcoreResult]:
-    from forensics.pipelines.vmcore import analyse_dump
-    from forensics.vmcore.program import DebugInfoRequest
-
-    case = load_case(name)
-    result = analyse_dump(case.directory, DebugInfoRequest(case.vmlinux, (), case.module_debug))
-    return case, result
+def _case(key: str) -> tuple[VmcoreCase, VmcoreResult]:
+    return analysed_id(key)  # type: ignore[no-any-return]
 
 
-def _case(name: str) -> tuple[VmcoreCase, VmcoreResult]:
-    if name == "<no-vmcore-fixtures>":
-        pytest.skip("no vmcore fixtures committed (vmcore_fixtures/build.sh)")
-    return _analyse(name)
+def _need(name: str, kernel: str) -> tuple[VmcoreCase, VmcoreResult]:
+    return analysed_id(name, kernel)  # type: ignore[no-any-return]
 
 
 def _names(frames: object) -> list[str]:
@@ -52,7 +54,8 @@ def test_summary_matches_ground_truth(name: str) -> None:
     assert snap.panic_message == expected_panic
     panic_text = "\n".join(r.text for r in snap.log)
     assert str(want["panic_message"]).removeprefix("Kernel panic - not syncing: ") in panic_text
-    assert snap.kernel_release == want["kernel_release"] == "6.1.192"
+    assert snap.kernel_release == want["kernel_release"]
+    assert str(want["kernel_release"]).startswith(f"{case.kernel}.")
     assert result.dmesg_path is not None  # the dmesg beside the dump is found
     assert not isinstance(snap.build_id, NotAvailable)
 
@@ -85,10 +88,9 @@ def test_crashing_function_and_culprit(name: str) -> None:
         assert crash.title.lower() == str(want["title"]).lower()
 
 
-def test_null_member_names_register_struct_and_member() -> None:
-    if "01-null-member" not in case_names():
-        pytest.skip("the null-member fixture is absent")
-    case, result = _case("01-null-member")
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_null_member_names_register_struct_and_member(kernel: str) -> None:
+    case, result = _need("01-null-member", kernel)
     want = case.expected
     fault = result.fault
     assert not isinstance(fault, NotAvailable)
@@ -108,10 +110,9 @@ def test_null_member_names_register_struct_and_member() -> None:
     assert null[0].confidence >= 0.85
 
 
-def test_hung_task_names_waiter_and_owner() -> None:
-    if "04-hung-task" not in case_names():
-        pytest.skip("the hung-task fixture is absent")
-    case, result = _case("04-hung-task")
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_hung_task_names_waiter_and_owner(kernel: str) -> None:
+    case, result = _need("04-hung-task", kernel)
     lock = case.expected["lock"]
     assert isinstance(lock, dict)
     waiters = [t for t in result.snapshot.tasks if t.comm == lock["waiter_comm"]]
@@ -131,10 +132,9 @@ def test_hung_task_names_waiter_and_owner() -> None:
     assert lock["owner_comm"] in hung[0].title
 
 
-def test_slab_leak_cache_is_outsized() -> None:
-    if "08-slab-leak" not in case_names():
-        pytest.skip("the slab-leak fixture is absent")
-    case, result = _case("08-slab-leak")
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_slab_leak_cache_is_outsized(kernel: str) -> None:
+    case, result = _need("08-slab-leak", kernel)
     leak = case.expected["leak"]
     assert isinstance(leak, dict)
     outsized = [f for f in result.incident.findings if f.kind == "outsized-slab"]
@@ -142,11 +142,9 @@ def test_slab_leak_cache_is_outsized() -> None:
     assert leak["cache"] in outsized[0].title
 
 
-def test_oom_case_reports_the_oom() -> None:
-    oom = [n for n in case_names() if "oom" in n]
-    if not oom:
-        pytest.skip("the OOM fixture is absent")
-    case, result = _case(oom[0])
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_oom_case_reports_the_oom(kernel: str) -> None:
+    case, result = _need("09-oom", kernel)
     process = case.expected["oom"]["process"]  # type: ignore[index]
     by_kind = {f.kind: f for f in result.incident.findings}
     assert {"dmesg.oom", "oom-users"} <= set(by_kind), sorted(by_kind)
@@ -154,8 +152,9 @@ def test_oom_case_reports_the_oom() -> None:
     assert f"the top memory user is task {process} " in by_kind["oom-users"].title
 
 
-@pytest.mark.parametrize("name", CASES)
+@pytest.mark.parametrize("name", [c for c in CASES if c.startswith(f"{PRIMARY_KERNEL}/")] or CASES[:1])
 def test_every_evidence_resolves_in_the_dump(name: str, tmp_path: Path) -> None:
+    """On the first kernel (the other kernels': test_vmcore_why's check of the explanations' evidence)."""
     from detectors.vmcore.analysis import log_as_text
     from detectors.vmcore.findings import log_source
     from forensics.vmcore.resolve import dump_resolvers
@@ -202,14 +201,35 @@ def test_every_other_cpu_has_its_task_and_stack(name: str) -> None:
         assert task.stack, f"no stack for {task.comm} on CPU {cpu}"
 
 
-def test_node_counters_give_the_same_totals_as_walking_the_slabs() -> None:
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_node_counters_give_the_same_totals_as_walking_the_slabs(kernel: str) -> None:
     from drgn.helpers.linux.slab import for_each_slab_cache, slab_cache_usage
 
     from forensics.vmcore.system import _node_total_objects
 
-    case = load_case(case_names()[0]) if case_names() else pytest.skip("no vmcore fixtures")
+    case = load_case(case_names(kernel)[0], kernel) if case_names(kernel) else pytest.skip("no vmcore fixtures")
     prog = open_program(case)
-    caches = list(for_each_slab_cache(prog))
-    assert len(caches) > 20
-    for cache in caches:
-        assert _node_total_objects(prog, cache) == slab_cache_usage(cache).num_objs
+    compared = 0
+    for cache in for_each_slab_cache(prog):
+        try:
+            usage = slab_cache_usage(cache)
+        except drgn.FaultError:
+            continue  # a slab page the dump lacks (6.12 at dump level 31): the counters cannot be checked
+        assert _node_total_objects(prog, cache) == usage.num_objs
+        compared += 1
+    assert compared > 20
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_what_the_dump_lacks_is_said_with_its_page_and_reason(name: str) -> None:
+    """Every read the dump could not serve names the object, its page and why (filtered, not RAM, ...).
+
+    On 6.12 makedumpfile 1.7.2 leaves out slab pages with an odd page->mapping word: task_structs,
+    vmap_areas; the warnings say so instead of a bare "not in dump" (or losing the whole task list).
+    """
+    _, result = _case(name)
+    for warning in result.snapshot.warnings:
+        if "not in dump" in warning:
+            assert "was not captured (filtered by makedumpfile or not present)" not in warning, warning
+            assert "page frame" in warning or "no page maps it" in warning, warning
+    assert result.snapshot.tasks, "the task list is kept whatever pages are missing"
