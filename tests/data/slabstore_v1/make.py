@@ -1,10 +1,11 @@
 """Make ``store.sqlite.gz``: a slab-watch store in the schema-1 layout (one row per sample and cache).
 
 Written by the schema-1 code (commit 23ef8c3, before the packed layout): run there as
-``PYTHONPATH=. .venv/bin/python tests/data/slabstore_v1/make.py``.  Two runs, a reboot, a leaking
-cache, caches appearing, vanishing and listed twice, SLAB statistics, meminfo, vmstat,
-/proc/sys/fs and kernel log records.  ``frames.json`` holds digests of the CSV text of the frames it read; ``findings.json`` is what ``kforensic leaks -f json``
-found on it with that code; the migration test checks the schema-2 code finds the same.
+``PYTHONPATH=. .venv/bin/python tests/data/slabstore_v1/make.py``.  Two runs, a reboot, a
+leaking cache, caches appearing, vanishing and listed twice, meminfo, vmstat, /proc/sys/fs
+and kernel log records.  ``frames.json`` holds digests of the CSV text of the frames that
+code read from it; ``findings.json`` is what ``kforensic leaks -f json`` found on it.  The
+migration tests check that the schema-2 code reads and finds the same.
 """
 
 from __future__ import annotations
@@ -99,7 +100,9 @@ def main() -> None:
             out.write(gzip.compress(raw.read(), mtime=0))
         out = subprocess.run(
             [sys.executable, "-m", "forensics", "leaks", "--store", str(path), "-f", "json"],
-            capture_output=True, text=True, check=False,
+            capture_output=True,
+            text=True,
+            check=False,
         )
         doc = json.loads(out.stdout)
         with SlabStore.open(path) as store:
