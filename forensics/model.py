@@ -62,6 +62,7 @@ class FindingKind(enum.StrEnum):
     SLAB_LEAK = "slab-leak"
     SLAB_LEAK_GROUP = "slab-leak-group"
     KERNEL_MEMORY_LEAK = "kernel-memory-leak"
+    LEAK_COVERAGE = "leak-coverage"
     SNAPSHOT_ROWS_REJECTED = "snapshot-rows-rejected"
     SNAPSHOT_TIME_ORDER = "snapshot-time-order"
     # profile
