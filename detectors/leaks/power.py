@@ -40,6 +40,8 @@ class Power:
     full_seconds: float
     min_rate: float  # bytes/h
     min_growth: float  # bytes
+    short_seconds: float = 0.0  # under this span a rise is called only from short_growth
+    short_growth: float = 0.0
 
     @property
     def judgeable(self) -> bool:
@@ -56,7 +58,10 @@ class Power:
         """The slowest leak (bytes/h) this stretch can show: ``min_growth`` over the span, at least ``min_rate``."""
         if self.span_seconds <= 0:
             return math.inf
-        return max(self.min_rate, self.min_growth / (self.span_seconds / 3600.0))
+        growth = self.min_growth
+        if self.span_seconds < self.short_seconds:
+            growth = max(growth, self.short_growth)
+        return max(self.min_rate, growth / (self.span_seconds / 3600.0))
 
     def seen(self) -> str:
         """``121 samples over 10 min``."""
@@ -96,6 +101,8 @@ def power_of(matrices: Sequence[SeriesMatrix], thresholds: LeakThresholds) -> Po
         full_seconds=thresholds.min_growth / thresholds.min_rate * 3600.0,
         min_rate=thresholds.min_rate,
         min_growth=thresholds.min_growth,
+        short_seconds=thresholds.short_hours * 3600.0,
+        short_growth=thresholds.short_growth,
     )
 
 
@@ -113,6 +120,8 @@ def planned(interval: float, seconds: float, thresholds: LeakThresholds | None =
         full_seconds=th.min_growth / th.min_rate * 3600.0,
         min_rate=th.min_rate,
         min_growth=th.min_growth,
+        short_seconds=th.short_hours * 3600.0,
+        short_growth=th.short_growth,
     )
 
 
