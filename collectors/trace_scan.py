@@ -16,20 +16,16 @@ digits), so the IEEE division gives the same correctly rounded double as
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, TypeVar, cast
+from typing import Any
 
-import numba
 import numpy as np
 import numpy.typing as npt
 
+from forensics.jit import inline, njit
 from forensics.types.trace import EVENT_KINDS, PLUGIN_STATE_LETTERS
 
-F = TypeVar("F", bound=Callable[..., Any])
-njit = cast(Callable[[F], F], numba.njit(cache=True, nogil=True))
-# Helpers are inlined into scan(): as separate functions, every call counts references to the arrays it
-# is given (atomic operations that made the scanner several times slower).
-inline = cast(Callable[[F], F], numba.njit(cache=True, nogil=True, inline="always"))
+# Helpers are inlined into scan() (forensics.jit.inline): as separate functions, every call counts
+# references to the arrays it is given (atomic operations that made the scanner several times slower).
 
 # Columns of the integer output (rows are events); spans are [start, end) offsets into the buffer, -1 if none.
 KIND, CPU, LINE_NO, PID, PRIO, NEXT_PID, NEXT_PRIO, STATE = range(8)
@@ -40,6 +36,7 @@ DONE, SLOW, FULL = 0, 1, 2
 # Results of scan() in its int64 status array.
 ST_POS, ST_LINE_NO, ST_ROWS, ST_UNKNOWN, ST_EVENTS, ST_USED, ST_STOP, ST_WAKING, ST_SLOW_S, ST_SLOW_E = range(10)
 
+SCAN_COMPILE_S = 30.0  # compile time of scan() on 2 cores, announced on stderr (forensics.jit)
 _MAX_DIGITS = 15  # an integer of up to 15 digits is an exact double and fits int64
 POW10 = np.array([float(f"1e{k}") for k in range(_MAX_DIGITS + 1)])  # exact doubles
 _NAMES = sorted(EVENT_KINDS.items())
@@ -552,7 +549,7 @@ def _line_end(buf: Any, words: Any, pos: int) -> int:
     return i
 
 
-@njit
+@njit("the trace scanner", seconds=SCAN_COMPILE_S)
 def scan(
     buf: npt.NDArray[np.uint8],
     words: npt.NDArray[np.uint64],

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import io
+import os
 import sys
 from collections.abc import Callable
 from typing import Annotated
@@ -15,7 +16,7 @@ from typing import Annotated
 import typer
 
 from forensics import __version__
-from forensics.errors import ExitCode, KforensicError
+from forensics.errors import ExitCode, InputError, KforensicError
 
 
 # Each command module is imported only when its command runs (start-up time): one registrar per module,
@@ -168,6 +169,64 @@ class _ClosedOutput(io.TextIOBase):
         raise OSError(errno.EBADF, "standard output is closed")
 
 
+class _ClosedInput(io.TextIOBase):
+    """Standard input when the process started with it closed (``<&-``): reading it is exit 3 in one line.
+
+    Every reader of ``-`` goes through ``sys.stdin`` (or its ``buffer``), so
+    this one object gives every command the same answer.
+    """
+
+    def isatty(self) -> bool:
+        return False
+
+    def readable(self) -> bool:
+        return True
+
+    @staticmethod
+    def _refuse() -> InputError:
+        return InputError(
+            "standard input is closed: there is nothing to read from '-' (the program was started with <&-)",
+            hint="give the input's path, or run with data on standard input",
+        )
+
+    @property
+    def buffer(self) -> io.BufferedIOBase:
+        raise self._refuse()
+
+    def read(self, size: int | None = -1) -> str:
+        raise self._refuse()
+
+    def readline(self, size: int | None = -1) -> str:  # type: ignore[override]
+        raise self._refuse()
+
+
+def _refill_standard_streams() -> None:
+    """Give closed descriptors 0-2 /dev/null, and the streams objects that say they were closed.
+
+    Without this the first file the run opens gets the free descriptor: a
+    message meant for stderr (or a result meant for stdout) would be written
+    into the store or the report.  A closed stdin reads as "closed" (exit 3),
+    a closed stdout refuses the result (exit 3, ``-o FILE`` still works), and
+    a closed stderr swallows messages without changing the exit code.
+    """
+    closed: list[int] = []
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            closed.append(fd)
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+    if 0 in closed or sys.stdin is None:
+        sys.stdin = _ClosedInput()
+    if 1 in closed or sys.stdout is None:  # writing the result fails in one line (exit 3); -o FILE still works
+        sys.stdout = _ClosedOutput()
+    if 2 in closed or sys.stderr is None:
+        sys.stderr = open(2, "w", closefd=False, errors="backslashreplace")  # noqa: SIM115 (lives as long as the process)
+
+
 def _sqlite_cause(exc: BaseException, kind: type[BaseException]) -> BaseException | None:
     """``exc`` or the exception it was raised from, when it is of ``kind``."""
     seen: BaseException | None = exc
@@ -190,8 +249,7 @@ def main() -> None:
 
     argv = sys.argv[1:]
     debug = "--debug" in argv
-    if sys.stdout is None:  # writing the result fails in one line (exit 3); -o FILE still works
-        sys.stdout = _ClosedOutput()
+    _refill_standard_streams()
     try:
         code = make_app(_requested(argv))(prog_name="kforensic", standalone_mode=False)
     except KforensicError as exc:

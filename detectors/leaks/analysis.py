@@ -16,9 +16,26 @@ import pandas as pd
 from detectors.leaks.attribution import is_reclaimable
 from detectors.leaks.cogrowth import CoGrowth, find_groups
 from detectors.leaks.decision import Grade, LeakThresholds
-from detectors.leaks.findings import FindingContext, cache_finding, group_finding, meminfo_finding
-from detectors.leaks.judge import ExcerptOf, SeriesVerdict, judge_column, judge_matrix, object_size
+from detectors.leaks.findings import (
+    Examined,
+    FindingContext,
+    absence,
+    cache_finding,
+    coverage_finding,
+    group_finding,
+    meminfo_finding,
+)
+from detectors.leaks.judge import (
+    ExcerptOf,
+    SampleRef,
+    SeriesVerdict,
+    evidence_samples,
+    judge_column,
+    judge_matrix,
+    object_size,
+)
 from detectors.leaks.meminfo import MEMINFO_FIELDS, UNACCOUNTED, last_value, with_unaccounted
+from detectors.leaks.power import Power, power_of
 from detectors.leaks.series import SeriesMatrix, counter_matrices, slab_matrices
 from forensics.model import Finding, NotAvailable
 
@@ -61,6 +78,20 @@ class LeakAnalysis:
     mem_available: float | None
     interval_seconds: float | NotAvailable
     window_seconds: float | NotAvailable
+    examined: Examined
+
+    @property
+    def power(self) -> Power:
+        """What the longest boot stretch could have shown."""
+        return self.examined.power
+
+    def absence(self) -> str:
+        """What was examined and what it could have shown (said whenever nothing is leaking or suspect)."""
+        return absence(self.examined)
+
+    def coverage(self, source: str) -> Finding:
+        """The info finding saying what was examined, citing the stretch's first and last sample."""
+        return coverage_finding(self.examined, source)
 
     def flagged(self) -> tuple[SeriesVerdict, ...]:
         """Caches and meminfo fields graded above stable, worst first."""
@@ -162,6 +193,7 @@ def analyse(data: LeakInput, thresholds: LeakThresholds | None = None) -> LeakAn
                     min_growth=max(th.min_growth, info.min_growth),
                     clear_growth=max(th.clear_growth, info.min_growth),
                     min_hours=max(th.min_hours, info.min_hours),
+                    short_rise_undecided=th.short_rise_undecided and not info.min_growth,
                 )
                 judged = judge_column(matrix, matrix.column(info.name), False, mem_total, field_th, excerpt)
                 if judged is not None:
@@ -169,6 +201,18 @@ def analyse(data: LeakInput, thresholds: LeakThresholds | None = None) -> LeakAn
 
     ctx = FindingContext(data.source, mem_total, mem_available, data.aliases)
     findings = _findings(caches, groups, meminfo, ctx)
+    every = (*caches, *meminfo)
+    refs, cited = _stretch_refs(slab_mats, mem_mats, units)
+    examined = Examined(
+        power=power_of(slab_mats or mem_mats, th),
+        caches=int(data.slabs["cache"].nunique()) if len(data.slabs) else 0,
+        judged=len(caches),
+        meminfo=len(meminfo),
+        flagged=sum(1 for v in every if v.grade.rank >= Grade.SUSPECT.rank),
+        undecided=sum(1 for v in every if v.grade is Grade.UNDECIDED),
+        refs=refs,
+        locator_name=cited,
+    )
     walls = data.slabs["wall"].to_numpy(dtype=np.float64) if len(data.slabs) else np.empty(0)
     last = slab_mats[-1] if slab_mats else None
     return LeakAnalysis(
@@ -185,7 +229,31 @@ def analyse(data: LeakInput, thresholds: LeakThresholds | None = None) -> LeakAn
         mem_available=mem_available,
         interval_seconds=last.interval_seconds if last else NotAvailable("no slab samples"),
         window_seconds=last.window_seconds if last else NotAvailable("no slab samples"),
+        examined=examined,
     )
+
+
+def _stretch_refs(
+    slab_mats: list[SeriesMatrix], mem_mats: list[SeriesMatrix], units: Mapping[str, str]
+) -> tuple[tuple[SampleRef, ...], str]:
+    """The first and last sample of the longest stretch: its MemTotal line, or its first cache's slabinfo line."""
+    longest = max(slab_mats or mem_mats, key=lambda m: len(m.walls), default=None)
+    if longest is None:
+        return (), ""
+    memory = next((m for m in mem_mats if m.boot_id == longest.boot_id and "MemTotal" in m.names), None)
+    if memory is not None:
+        matrix, column, excerpt, name = (
+            memory,
+            memory.column("MemTotal"),
+            counter_excerpt(memory, units),
+            "meminfo:MemTotal",
+        )
+    elif longest in slab_mats and longest.names:
+        matrix, column, excerpt, name = longest, 0, cache_excerpt(longest), longest.names[0]
+    else:
+        return (), ""
+    refs = evidence_samples(matrix, column, -np.inf, excerpt)
+    return tuple(r for r in refs if r.role in ("first", "last")), name
 
 
 def _findings(
@@ -195,7 +263,7 @@ def _findings(
     out = [group_finding(g, ctx) for g in groups]
     out += [cache_finding(v, ctx) for v in caches if v.grade is not Grade.STABLE and (v.boot_id, v.name) not in grouped]
     for v in meminfo:
-        if v.grade.rank < Grade.SUSPECT.rank:
+        if v.grade.rank < Grade.SUSPECT.rank and v.grade is not Grade.UNDECIDED:
             continue
         explained: tuple[str, ...] = ()
         share = 0.0

@@ -50,9 +50,8 @@ so that the cache does not keep the old constants.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar, cast
+from typing import Any, cast
 
-import numba
 import numpy as np
 from numba import types
 from numba.typed import Dict
@@ -81,13 +80,15 @@ from detectors.sched.rules import (
     WORK_END,
     WORK_START,
 )
+from forensics.jit import compiled
+from forensics.jit import njit as kernel
 
-F = TypeVar("F", bound=Callable[..., Any])
 I64: Callable[[int], int] = cast(
     Callable[[int], int], np.int64
 )  # I64(constant): an argument typed int64, not a literal (one compiled helper, not one per constant)
-njit: Callable[[F], F] = cast(Callable[[F], F], numba.njit(cache=True, nogil=True))
 
+njit = compiled
+RUN_BATCH_COMPILE_S = 90.0  # compile time of run_batch() on 2 cores, announced on stderr (forensics.jit)
 RING = rules.RECENT_RUNS  # the per-CPU ring of runs (SchedAnalyzer.recent's deque)
 CPU_DIRECT = 1024  # CPUs below this are their own slot
 PID_DIRECT = 1 << 20  # pids below this map to slots through an array, others through a dict
@@ -424,7 +425,7 @@ def off_worst(si: Any, ow_i: Any, ow_f: Any, b: int, dur: float, start: float, c
 # -- the event loop ------------------------------------------------------------------------------
 
 
-@njit
+@kernel("the scheduling analysis", seconds=RUN_BATCH_COMPILE_S)
 def run_batch(
     i0: int,
     first_eid: int,

@@ -238,6 +238,10 @@ def slab_watch(
             f"--textfile-dir {textfile_dir} is not a directory",
             hint="give node_exporter's --collector.textfile.directory",
         )
+    from detectors.leaks.power import plan_warning
+
+    if (warning := plan_warning(seconds, length)) is not None:
+        print(f"kforensic: warning: {warning}", file=sys.stderr)
     run_id = _watch(store_path, root, seconds, length, require, force, textfile_dir)
     with SlabStore.open(store_path, readonly=True) as reader:
         report = end_of_run_analysis(reader, run_id, analyse=not no_analysis)

@@ -90,6 +90,16 @@ def result_to_dict(result: LeaksResult) -> dict[str, Any]:
         "mem_total_bytes": _number(a.mem_total),
         "mem_available_bytes": _number(a.mem_available),
         "thresholds": dataclasses.asdict(result.thresholds),
+        "power": {
+            "samples": a.power.samples,
+            "span_seconds": _number(a.power.span_seconds),
+            "needed_samples": a.power.needed_samples,
+            "needed_seconds": _number(a.power.needed_seconds),
+            "judgeable": a.power.judgeable,
+            "full_power_seconds": _number(a.power.full_seconds),
+            "slowest_leak_shown_bytes_per_hour": _number(a.power.detectable_rate),
+            "statement": a.absence(),
+        },
         "series": [series_to_dict(kind, v, a.mem_available) for kind, v in interesting],
         "groups": [
             {
@@ -161,8 +171,8 @@ def render_text(result: LeaksResult) -> str:
         widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(_HEADERS)]
         lines.append("  ".join(h.ljust(w) for h, w in zip(_HEADERS, widths, strict=True)))
         lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
-    else:
-        lines.append("No cache or meminfo field grows like a leak.")
+    if not result.analysis.examined.flagged:
+        lines.append(result.analysis.absence())
     for plot in result.plots:
         lines.append(f"plot: {plot.path}")
     lines.append("")
@@ -177,8 +187,8 @@ def leaks_document(result: LeaksResult, base: Path | None, plots: bool = True) -
     rows = _rows(result)
     if rows:
         blocks.append(Table(_HEADERS, tuple(rows), escape="full"))
-    else:
-        blocks.append(Paragraph("No cache or meminfo field grows like a leak."))
+    if not result.analysis.examined.flagged:
+        blocks.append(Paragraph(md_escape(result.analysis.absence())))
     if plots and result.plots:
         images = tuple(Image(p.name, image_link(p.path, base or Path("."))) for p in result.plots)
         blocks.append(Section("Plots", images))

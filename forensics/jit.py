@@ -1,0 +1,119 @@
+"""The one place numba is set up: where compiled code is cached, and the notice while a compile runs.
+
+Every compiled module (the trace scanner, the scheduling engine, the CTF
+decoder, ...) decorates its kernels with :func:`njit` / :func:`inline` from
+here instead of ``numba.njit``, so that:
+
+* the machine code is cached per user, outside the install:
+  ``$NUMBA_CACHE_DIR`` when set, else ``$XDG_CACHE_HOME/kforensic/numba``
+  (``~/.cache/kforensic/numba``).  A read-only install (a system
+  site-packages, a container image) caches as well as a checkout, and two
+  users never share (or overwrite) each other's files.  numba keys each
+  entry on the source file's path and content, so checkouts side by side
+  and upgrades do not mix.  When no cache directory can be made, numba
+  falls back to ``__pycache__`` beside the source or compiles every run;
+* a compile that takes long says so on stderr before it starts, with the
+  time it is expected to take (``seconds=`` of the decorator, measured on a
+  2-core machine) and where the result is kept; a kernel loaded from the
+  cache prints nothing.
+
+numba reads the cache directory when a kernel is decorated, so this module
+sets it on import, before the modules that import it define their kernels.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar, cast
+
+import numba
+from numba.core import event
+
+F = TypeVar("F", bound=Callable[..., Any])
+_config: Any = numba.config  # numba has no type information
+
+NOTICE_MIN_SECONDS = 2.0  # compiles expected to take less than this run without a notice
+
+
+def cache_dir(environ: dict[str, str] | os._Environ[str] = os.environ) -> Path:
+    """Where compiled code is cached for this user (see the module docstring)."""
+    given = environ.get("NUMBA_CACHE_DIR")
+    if given:
+        return Path(given)
+    xdg = environ.get("XDG_CACHE_HOME")
+    base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".cache"
+    return base / "kforensic" / "numba"
+
+
+def _configure() -> None:
+    """Point numba's cache at :func:`cache_dir` (kept as numba's default when the home is unknown)."""
+    try:
+        where = cache_dir()
+    except RuntimeError:  # no home directory to expand: numba's own fallbacks apply
+        return
+    _config.CACHE_DIR = str(where)
+
+
+_configure()
+
+_expected: dict[object, tuple[str, float]] = {}  # python function -> (what it is, seconds to compile)
+
+
+class _Notice(event.Listener):
+    """Prints one line on stderr when a kernel with an expected compile time starts compiling."""
+
+    def __init__(self) -> None:
+        self.depth = threading.local()
+
+    def on_start(self, ev: event.Event) -> None:
+        depth = getattr(self.depth, "n", 0)
+        self.depth.n = depth + 1
+        if depth:  # a helper compiled while its caller compiles: the caller's notice covers it
+            return
+        dispatcher = ev.data.get("dispatcher") if isinstance(ev.data, dict) else None
+        found = _expected.get(getattr(dispatcher, "py_func", None))
+        if found is None or found[1] < NOTICE_MIN_SECONDS:
+            return
+        what, seconds = found
+        print(
+            f"kforensic: compiling {what} for this machine (once per install; about {seconds:.0f} s on 2 cores), "
+            f"cached in {_config.CACHE_DIR or 'numba default location'}",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    def on_end(self, ev: event.Event) -> None:
+        self.depth.n = max(0, getattr(self.depth, "n", 1) - 1)
+
+
+event.register("numba:compile", _Notice())  # type: ignore[no-untyped-call]
+
+
+def njit(what: str = "", seconds: float = 0.0, **options: Any) -> Callable[[F], F]:
+    """``numba.njit(cache=True, nogil=True, **options)``; a compile expected to take ``seconds`` is announced.
+
+    ``what`` names the kernel for the user ("the trace analysis"); ``seconds`` is its measured compile
+    time (announced from :data:`NOTICE_MIN_SECONDS` up).
+    """
+    decorate = numba.njit(cache=True, nogil=True, **options)
+
+    def wrap(fn: F) -> F:
+        if what:
+            _expected[fn] = (what, seconds)
+        return cast(F, decorate(fn))
+
+    return wrap
+
+
+def inline(fn: F) -> F:
+    """A helper inlined into its compiled callers (no call, no reference counting of the arrays it is given)."""
+    return cast(F, numba.njit(cache=True, nogil=True, inline="always")(fn))
+
+
+def compiled(fn: F) -> F:
+    """A small helper compiled and cached like the kernels (``njit()`` without a notice)."""
+    return njit()(fn)
