@@ -10,6 +10,7 @@ import errno
 import io
 import os
 import sys
+from collections.abc import Callable
 from typing import Annotated
 
 import typer
@@ -17,18 +18,69 @@ import typer
 from forensics import __version__
 from forensics.errors import ExitCode, InputError, KforensicError
 
-#: Command name -> the module in forensics.commands that registers it, in --help order.
-COMMANDS: dict[str, str] = {
-    "report": "report",
-    "vmcore": "vmcore",
-    "slab-watch": "slabwatch",
-    "slab-import": "slabwatch",
-    "slab-export": "slabwatch",
-    "kdump": "kdump",
-    "trace": "trace",
-    "dmesg": "dmesg",
-    "leaks": "leaks",
-    "profile": "profile",
+
+# Each command module is imported only when its command runs (start-up time): one registrar per module,
+# a plain import inside a function (no import by string).
+def _report(app: typer.Typer) -> None:
+    from forensics.commands import report
+
+    report.register(app)
+
+
+def _vmcore(app: typer.Typer) -> None:
+    from forensics.commands import vmcore
+
+    vmcore.register(app)
+
+
+def _slabwatch(app: typer.Typer) -> None:
+    from forensics.commands import slabwatch
+
+    slabwatch.register(app)
+
+
+def _kdump(app: typer.Typer) -> None:
+    from forensics.commands import kdump
+
+    kdump.register(app)
+
+
+def _trace(app: typer.Typer) -> None:
+    from forensics.commands import trace
+
+    trace.register(app)
+
+
+def _dmesg(app: typer.Typer) -> None:
+    from forensics.commands import dmesg
+
+    dmesg.register(app)
+
+
+def _leaks(app: typer.Typer) -> None:
+    from forensics.commands import leaks
+
+    leaks.register(app)
+
+
+def _profile(app: typer.Typer) -> None:
+    from forensics.commands import profile
+
+    profile.register(app)
+
+
+#: Command name -> the registrar of its module in forensics.commands, in --help order.
+COMMANDS: dict[str, Callable[[typer.Typer], None]] = {
+    "report": _report,
+    "vmcore": _vmcore,
+    "slab-watch": _slabwatch,
+    "slab-import": _slabwatch,
+    "slab-export": _slabwatch,
+    "kdump": _kdump,
+    "trace": _trace,
+    "dmesg": _dmesg,
+    "leaks": _leaks,
+    "profile": _profile,
 }
 
 
@@ -52,8 +104,6 @@ def _root(
 
 def make_app(commands: tuple[str, ...] | None = None) -> typer.Typer:
     """The CLI with the given commands (all when None) registered."""
-    import importlib
-
     cli = typer.Typer(
         name="kforensic",
         help="Post-mortem crash and memory forensics for Linux kernels.",
@@ -65,8 +115,8 @@ def make_app(commands: tuple[str, ...] | None = None) -> typer.Typer:
     )
     cli.callback()(_root)
     wanted = COMMANDS if commands is None else {c: COMMANDS[c] for c in commands}
-    for module_name in dict.fromkeys(wanted.values()):
-        importlib.import_module(f"forensics.commands.{module_name}").register(cli)
+    for register in dict.fromkeys(wanted.values()):
+        register(cli)
     return cli
 
 
@@ -75,8 +125,8 @@ def _requested(argv: list[str]) -> tuple[str, ...] | None:
     first = next((a for a in argv if not a.startswith("-")), None)
     if first in COMMANDS and not any(a in ("-h", "--help") for a in argv[: argv.index(first)]):
         # The command's siblings from the same module keep their help consistent.
-        module = COMMANDS[first]
-        return tuple(c for c, m in COMMANDS.items() if m == module)
+        registrar = COMMANDS[first]
+        return tuple(c for c, m in COMMANDS.items() if m == registrar)
     return None
 
 
