@@ -27,6 +27,7 @@ from collections.abc import Iterable
 
 from detectors.sched import rules
 from detectors.sched.buckets import BucketDigest
+from detectors.sched.freeze import freeze_analysis, parse_summary
 from detectors.sched.model import (
     Blame,
     ParseSummary,
@@ -550,14 +551,10 @@ class SchedAnalyzer:
 
     def result(self, counts: ParseCounts) -> TraceAnalysis:
         """Freeze everything into a :class:`TraceAnalysis`; open runs end at their CPU's last event."""
-        from detectors.sched.freeze import freeze_analysis
-
         return freeze_analysis(self, counts)
 
     def summary(self, counts: ParseCounts) -> ParseSummary:
         """The reader's counts as a typed record."""
-        from detectors.sched.freeze import parse_summary
-
         return parse_summary(counts)
 
     def comm(self, pid: int) -> str:
