@@ -36,6 +36,7 @@ import contextlib
 import fcntl
 import os
 import sqlite3
+import stat
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -278,6 +279,38 @@ class StoreSummary:
     top_growers: tuple[CacheGrowth, ...]
 
 
+def check_store_path(path: Path) -> None:
+    """Refuse (exit 2) a ``--store`` to write that is not a regular file or a new path.
+
+    SQLite given a device node fails to write it and the failed creation would
+    then remove the node: a mistyped ``--store /dev/sdb1`` must leave it as it
+    is.  A symbolic link is followed only to a regular file.
+    """
+    from forensics.output import file_kind
+
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        if os.path.islink(path):
+            raise UsageError(
+                f"--store {path} is a dangling symbolic link (to {os.readlink(path)})",
+                hint="give the store's own path, or a new path",
+            ) from None
+        return
+    except OSError as exc:
+        raise InputError(
+            f"cannot use --store {path}: {exc.strerror or exc}", hint="choose a writable --store PATH"
+        ) from None
+    if stat.S_ISREG(st.st_mode):
+        return
+    kind = file_kind(st.st_mode)
+    via = f" (a symbolic link to {os.path.realpath(path)})" if os.path.islink(path) else ""
+    raise UsageError(
+        f"--store {path}{via} is {kind}: a store is a regular file; nothing was written",
+        hint="give a new path or an existing store file (e.g. --store slab.sqlite)",
+    )
+
+
 def _text_or_none(value: object) -> object:
     return None if isinstance(value, NotAvailable) else value
 
@@ -451,21 +484,33 @@ class SlabStore:
         A store recorded on another host is refused unless ``force``; a store
         another watcher is writing is refused.
         """
+        check_store_path(path)
         try:
             path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
-            empty = os.fstat(fd).st_size == 0
+            try:  # O_EXCL: only a file this run made is ever removed again
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+                made = True
+            except FileExistsError:
+                check_store_path(path)  # (it appeared meanwhile: the same rules)
+                fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+                made = False
+            st = os.fstat(fd)
             os.close(fd)
         except OSError as exc:
             raise InputError(
                 f"cannot create store {path}: {exc.strerror or exc}", hint="choose a writable --store PATH"
             ) from None
+        if not stat.S_ISREG(st.st_mode):  # swapped for a device between the check and the open
+            raise UsageError(f"--store {path} is not a regular file", hint="give a new path or an existing store file")
+        empty = st.st_size == 0
         if empty:
             try:
                 _create(path, host)
             except (sqlite3.DatabaseError, OSError) as exc:
-                # A full disk or a failing device: nothing was committed; leave no empty store behind.
-                for leftover in (path, Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}-journal")):
+                # A full disk or a failing device: nothing was committed; leave no empty store behind
+                # (only what this run created: an empty file someone else made stays).
+                leftovers = [Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}-journal")]
+                for leftover in [path, *leftovers] if made else leftovers:
                     with contextlib.suppress(OSError):
                         leftover.unlink()
                 raise InputError(
