@@ -61,3 +61,10 @@ def defer_linux_helpers() -> None:
     module.__getattr__ = __getattr__  # type: ignore[method-assign]
     sys.modules[PACKAGE] = module
     drgn.helpers.linux = module  # type: ignore[attr-defined]
+
+
+def complete_linux_helpers() -> None:
+    """Load every helper now, as drgn's ``__init__`` would (its console reads ``__dict__["__all__"]``)."""
+    module = sys.modules.get(PACKAGE)
+    if module is not None and "__all__" not in module.__dict__:
+        getattr(module, "__all__")  # noqa: B009 (the module's __getattr__ hook does the loading)
