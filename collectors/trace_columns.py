@@ -23,7 +23,7 @@ from collectors import trace_rows as tr
 from collectors.inputs import sniff_compression
 from collectors.prefetch import prefetched
 from collectors.trace_input import TRACE_DAT_MAGIC
-from collectors.trace_text import _MAX_UNKNOWN_NAMES, TraceParser
+from collectors.trace_text import MAX_UNKNOWN_NAMES, TraceParser
 from forensics.types.trace import TraceEvent, gc_paused, make_event
 from forensics.types.trace_batch import EventBatch, Interner, state_code
 
@@ -200,7 +200,7 @@ class BatchParser(TraceParser):
             n_unknown = s[tr.ST_UNKNOWN]
             for a, b in zip(unknown_spans[0, :n_unknown].tolist(), unknown_spans[1, :n_unknown].tolist(), strict=True):
                 name = data[a:b]
-                if name in unknown or len(unknown) < _MAX_UNKNOWN_NAMES:
+                if name in unknown or len(unknown) < MAX_UNKNOWN_NAMES:
                     unknown[name] = unknown.get(name, 0) + 1
             if s[tr.ST_STOP] == tr.FULL:  # the rows are full (grow them) or the unknown names (counted above)
                 if rows.n >= len(rows.ts):

@@ -132,6 +132,13 @@ def _lite_decoder() -> Any:
     return capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
 
 
+@functools.cache
+def _arm64_decoder() -> Any:
+    import capstone
+
+    return capstone.Cs(capstone.CS_ARCH_ARM64, capstone.CS_MODE_ARM)
+
+
 def _last_write(insns: Sequence[Instruction], before: int, register: str) -> int | None:
     for i in range(before - 1, -1, -1):
         insn = insns[i]
@@ -232,8 +239,6 @@ def _x86_listing(at: int, data: bytes, mark: int, regs: RegisterSet) -> CodeList
 
 
 def _arm64_listing(at: int, words: str) -> CodeListing | None:
-    import capstone
-
     data = bytearray()
     mark = None
     for token in words.split():
@@ -242,7 +247,7 @@ def _arm64_listing(at: int, words: str) -> CodeListing | None:
         data += int(token.strip("()"), 16).to_bytes(4, "little")
     if mark is None:
         return None
-    md = capstone.Cs(capstone.CS_ARCH_ARM64, capstone.CS_MODE_ARM)
+    md = _arm64_decoder()
     shown = tuple(
         CodeInstruction(address - (_BASE + mark), f"{mnemonic} {ops}".strip(), address == _BASE + mark)
         for address, _size, mnemonic, ops in md.disasm_lite(bytes(data), _BASE)

@@ -219,7 +219,7 @@ def _panic_follows(window: Sequence[LogLine], i: int, context: str | None) -> bo
 # A line inside a report starts another report only if the scanner could have found it: through a
 # trigger word, or as a header just above an oops counter or panic (arm faults, double faults).
 _HEADER_HINTS = (
-    *(word.decode() for word, _ in TRIGGERS),
+    *(word.decode() for word in TRIGGERS),
     "Unable to handle", "Unhandled fault", "Alignment trap", "Internal error", "PANIC", "fault", "error:", "Oops",
     "panicked at",
 )  # fmt: skip

@@ -349,6 +349,15 @@ def behind(
 
 
 @njit
+def step_barrier(sc: Any, si: Any, ci: Any, cf: Any) -> None:
+    """SchedAnalyzer._feed at a clock step: nothing starting before the last time seen on any CPU counts."""
+    for k in range(si[S_NSEEN]):
+        t = cf[ci[k, C_ORDER], F_LAST_TS]
+        if t > sc[X_BARRIER]:  # noqa: PLR1730 (max(barrier, t) exactly)
+            sc[X_BARRIER] = t
+
+
+@njit
 def lost(c: int, n: int, sc: Any, si: Any, ci: Any, cf: Any, cpu_map: Any) -> None:
     """SchedAnalyzer._lost: forget what was in progress (a lost-events marker of CPU ``c``, -1 for all)."""
     si[S_LOSTM] += 1
@@ -937,6 +946,8 @@ def run_batch(
             si[S_NSEEN] += 1
             if ts < sc[X_FIRSTTS]:  # noqa: PLR1730 (min(first_ts, ts) exactly)
                 sc[X_FIRSTTS] = ts
+        elif ts < cf[s, F_LAST_TS]:  # the CPU's clock went back: SchedAnalyzer._feed's barrier
+            step_barrier(sc, si, ci, cf)
         ci[s, C_LAST] = eid
         cf[s, F_LAST_TS] = ts
         if k == SWITCH:  # dispatch as rules.HANDLERS

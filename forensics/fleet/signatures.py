@@ -183,7 +183,7 @@ def _files_under(fs: Any, paths: Iterable[str]) -> list[str]:
 
 def _triage(path: str) -> SourceResult:
     """``kforensic dmesg``'s pipeline on one log: a local path through triage_file, a URL through fsspec."""
-    from forensics.pipelines.dmesg import _scan, triage_file
+    from forensics.pipelines.dmesg import scan_chunks, triage_file
     from forensics.types.results import SourceResult
 
     if "://" not in path:
@@ -196,7 +196,7 @@ def _triage(path: str) -> SourceResult:
     try:
         with fsspec.open(path, "rb") as stream:
             tracked = TrackedInput(path, stream)
-            grouper, lines = _scan(log_chunks(tracked))
+            grouper, lines = scan_chunks(log_chunks(tracked))
             return SourceResult(path, tracked.record(), grouper, lines)
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc}") from None
@@ -250,10 +250,10 @@ def triage_host(host: str, path: str) -> HostResult:
 
 def warm_up() -> None:
     """Import the per-host pipeline (run once on each worker before the tasks)."""
-    import importlib
+    from detectors.dmesg import findings, scanner
+    from forensics.pipelines import dmesg
 
-    for name in ("detectors.dmesg.findings", "detectors.dmesg.scanner", "forensics.commands.dmesg"):
-        importlib.import_module(name)
+    del findings, scanner, dmesg  # imported for their cost, once per worker
 
 
 def triage_batch(batch: Sequence[tuple[str, str]]) -> list[HostResult]:

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from detectors.incident.hypotheses import Hypothesis
 
 
-def _scan(chunks: Iterable[bytes]) -> tuple[ReportGrouper, int]:
+def scan_chunks(chunks: Iterable[bytes]) -> tuple[ReportGrouper, int]:
     """Every report and event of one input, grouped as they come, and its number of lines."""
     from detectors.dmesg.findings import ReportGrouper
     from detectors.dmesg.scanner import LogScanner
@@ -40,7 +40,7 @@ def triage_file(name: str) -> SourceResult:
     from collectors.kernel_log import log_chunks, open_log
 
     with open_log(name) as tracked:
-        grouper, lines = _scan(log_chunks(tracked))
+        grouper, lines = scan_chunks(log_chunks(tracked))
         record = tracked.record()
     return SourceResult(tracked.source, record, grouper, lines, explain=True)
 
@@ -50,7 +50,7 @@ def triage_live() -> SourceResult:
     from collectors.kernel_log import KMSG_NAME, KmsgDumpReader
 
     reader = KmsgDumpReader()
-    grouper, lines = _scan(reader.chunks())
+    grouper, lines = scan_chunks(reader.chunks())
     return SourceResult(KMSG_NAME, reader.record(), grouper, lines, explain=True)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from forensics.errors import CollectionError, UsageError
-from forensics.report.kdump import _argv, setup_document
+from forensics.report.kdump import setup_document
 from forensics.types.results import KdumpCheck
 
 if TYPE_CHECKING:
@@ -60,10 +60,12 @@ def _run(command: Command) -> int:
         # Their output goes to stderr: stdout carries the plan (possibly JSON).
         result = subprocess.run(list(command.argv), check=False, stdout=sys.stderr)
     except OSError as exc:
-        raise CollectionError(f"cannot run {command.argv[0]}: {exc.strerror or exc}", hint=_argv(command)) from None
+        raise CollectionError(
+            f"cannot run {command.argv[0]}: {exc.strerror or exc}", hint=command.shell_text()
+        ) from None
     if result.returncode != 0:
         raise CollectionError(
-            f"{_argv(command)} failed with exit status {result.returncode}",
+            f"{command.shell_text()} failed with exit status {result.returncode}",
             hint="fix the cause and run kforensic kdump setup --apply again (it is idempotent)",
         )
     return result.returncode

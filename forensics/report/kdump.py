@@ -10,7 +10,7 @@ from forensics.types.results import KdumpCheck
 
 if TYPE_CHECKING:
     from collectors.kdump.apply import AppliedChange
-    from detectors.kdump.plan import Command, Plan
+    from detectors.kdump.plan import Plan
 
 
 CHECK_SCHEMA = "kforensic.kdump-check/1"
@@ -103,12 +103,6 @@ def render_check(check: KdumpCheck, fmt: OutputFormat) -> str:
             out.extend(f"{indent}seen: {e.cite()}: {e.excerpt}" for e in line.evidence)
     out += ["", f"{'**' if md else ''}{verdict}{'**' if md else ''} ({counts}; kernel side {kernel})", ""]
     return "\n".join(out)
-
-
-def _argv(command: Command) -> str:
-    import shlex
-
-    return shlex.join(command.argv)
 
 
 def setup_document(

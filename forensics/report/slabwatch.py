@@ -10,6 +10,7 @@ from forensics.errors import InputError
 from forensics.model import Clock, NotAvailable, Timestamp
 from forensics.report import OutputFormat
 from forensics.types.results import RunReport
+from forensics.units import human_bytes
 
 if TYPE_CHECKING:
     from collectors.slabstore import SlabStore
@@ -23,16 +24,6 @@ _SLAB_METRICS = (
     ("node_slabinfo_objects_per_slab", "The number of objects stored in each slab.", 7),
     ("node_slabinfo_pages_per_slab", "The number of pages allocated for each slab.", 8),
 )
-
-
-def _human_bytes(value: int) -> str:
-    sign = "-" if value < 0 else ""
-    size = float(abs(value))
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{sign}{size:.0f} {unit}" if unit == "B" else f"{sign}{size:.1f} {unit}"
-        size /= 1024
-    return f"{sign}{size:.1f} GiB"
 
 
 def _when(value: float | NotAvailable) -> str:
@@ -92,8 +83,8 @@ def render_report(report: RunReport, fmt: OutputFormat, schema: str) -> str:
         lines.append(f"{bullet}none: no cache grew between the first and last sample")
     for g in s.top_growers:
         lines.append(
-            f"{bullet}{g.name}: {_human_bytes(g.first_active_bytes)} -> {_human_bytes(g.last_active_bytes)}"
-            f" ({'+' if g.delta_bytes >= 0 else ''}{_human_bytes(g.delta_bytes)};"
+            f"{bullet}{g.name}: {human_bytes(g.first_active_bytes)} -> {human_bytes(g.last_active_bytes)}"
+            f" ({'+' if g.delta_bytes >= 0 else ''}{human_bytes(g.delta_bytes)};"
             f" objects {g.first_active_objs} -> {g.last_active_objs})"
         )
     lines += ["", report.analysis]

@@ -1,9 +1,13 @@
-"""Types of slabinfo/meminfo snapshot imports that the snapshot-input detector reads."""
+"""Types of slab samples: snapshot imports (read by the snapshot-input detector) and the stored samples as matrices."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 
 class RejectedLine(NamedTuple):
@@ -36,3 +40,49 @@ class OutOfOrder:
 
     earlier: SnapshotPlace  # the snapshot before it in the file
     later: SnapshotPlace  # the one that goes back in time
+
+
+@dataclass(frozen=True)
+class SlabTable:
+    """Slab samples as matrices: one row per sample, one column per cache (what the leak analysis reads).
+
+    The same numbers as the store's long slab frame (one row per sample and
+    cache) for its columns ``sample_id``, ``wall``, ``boot_id``, ``cache``,
+    ``active_objs``, ``num_objs`` and ``objsize``, without a row per number:
+    a week of 10 s samples of 250 caches is three 121 MB matrices instead of a
+    15-million-row frame.  Samples are in id order (only those with slab
+    rows), caches sorted by code point (only those present in some sample).
+    """
+
+    sample_ids: npt.NDArray[np.int64]  # (samples,)
+    walls: npt.NDArray[np.float64]  # (samples,) seconds since the epoch
+    boot_codes: npt.NDArray[np.int64]  # (samples,) index into boot_ids, -1 when the boot id is unknown
+    boot_ids: tuple[str, ...]
+    names: tuple[str, ...]  # (caches,)
+    active_objs: npt.NDArray[np.float64]  # (samples, caches), NaN where a sample does not list the cache
+    num_objs: npt.NDArray[np.float64]
+    objsize: npt.NDArray[np.float64]
+
+    def __len__(self) -> int:
+        """How many (sample, cache) rows: the long frame's length."""
+        import numpy as np
+
+        return int(np.count_nonzero(~np.isnan(self.num_objs)))
+
+    def since(self, wall: float) -> SlabTable:
+        """The samples taken at ``wall`` or later (caches left without a sample dropped)."""
+        import numpy as np
+
+        keep = self.walls >= wall
+        num = self.num_objs[keep]
+        present = ~np.isnan(num).all(axis=0)
+        return SlabTable(
+            self.sample_ids[keep],
+            self.walls[keep],
+            self.boot_codes[keep],
+            self.boot_ids,
+            tuple(self.names[i] for i in np.flatnonzero(present).tolist()),
+            self.active_objs[keep][:, present],
+            num[:, present],
+            self.objsize[keep][:, present],
+        )
