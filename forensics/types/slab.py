@@ -48,9 +48,10 @@ class SlabTable:
 
     The same numbers as the store's long slab frame (one row per sample and
     cache) for its columns ``sample_id``, ``wall``, ``boot_id``, ``cache``,
-    ``active_objs``, ``num_objs`` and ``objsize``, without a row per number:
-    a week of 10 s samples of 250 caches is three 121 MB matrices instead of a
-    15-million-row frame.  Samples are in id order (only those with slab
+    ``active_objs`` and ``num_objs``, and ``num_objs * objsize`` (the bytes the
+    analysis judges, multiplied in float64 as it would), without a row per
+    number: a week of 10 s samples of 250 caches is three 121 MB matrices
+    instead of a 15-million-row frame.  Samples are in id order (only those with slab
     rows), caches sorted by code point (only those present in some sample).
     """
 
@@ -61,7 +62,7 @@ class SlabTable:
     names: tuple[str, ...]  # (caches,)
     active_objs: npt.NDArray[np.float64]  # (samples, caches), NaN where a sample does not list the cache
     num_objs: npt.NDArray[np.float64]
-    objsize: npt.NDArray[np.float64]
+    num_bytes: npt.NDArray[np.float64]  # num_objs * objsize
 
     def __len__(self) -> int:
         """How many (sample, cache) rows: the long frame's length."""
@@ -69,11 +70,11 @@ class SlabTable:
 
         return int(np.count_nonzero(~np.isnan(self.num_objs)))
 
-    def since(self, wall: float) -> SlabTable:
-        """The samples taken at ``wall`` or later (caches left without a sample dropped)."""
+    def between(self, first: float, last: float = float("inf")) -> SlabTable:
+        """The samples taken from ``first`` to ``last`` (caches left without a sample dropped)."""
         import numpy as np
 
-        keep = self.walls >= wall
+        keep = (self.walls >= first) & (self.walls <= last)
         num = self.num_objs[keep]
         present = ~np.isnan(num).all(axis=0)
         return SlabTable(
@@ -84,5 +85,5 @@ class SlabTable:
             tuple(self.names[i] for i in np.flatnonzero(present).tolist()),
             self.active_objs[keep][:, present],
             num[:, present],
-            self.objsize[keep][:, present],
+            self.num_bytes[keep][:, present],
         )
