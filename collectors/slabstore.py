@@ -58,7 +58,7 @@ from collectors.slabpack import (
 from forensics import __version__
 from forensics.errors import InputError, UsageError
 from forensics.model import Evidence, LocatorKind, NotAvailable, SourceRecord
-from forensics.types.slab import SlabTable
+from forensics.types.slab import CounterTable, SlabTable
 
 if TYPE_CHECKING:
     import numpy as np
@@ -1055,6 +1055,65 @@ class SlabStore:
             frame[column] = pd.Categorical.from_codes(place[codes], categories=pd.Index(categories))
         frame["value"] = value_col[order]
         return pd.DataFrame(frame, copy=False)
+
+    def counter_table(
+        self, run_id: int | None = None, select: Callable[[str, str], bool] | None = None
+    ) -> CounterTable:
+        """The counter samples as a matrix (:class:`~forensics.types.slab.CounterTable`): what the leak analysis reads.
+
+        ``select(source, name)``: only the counters it accepts (columns in counter id order).
+        """
+        import numpy as np
+
+        counters = [
+            c
+            for c in self.db.execute("SELECT id, source, name, unit FROM counters ORDER BY id").fetchall()
+            if select is None or select(c[1], c[2])
+        ]
+        rank = self._rank([c[0] for c in counters], np.empty(0, dtype=np.int64))
+        samples = self._samples_with("counter_packed", run_id)
+        values = np.zeros((len(samples), len(counters)), dtype=np.int64)
+        present = np.zeros((len(samples), len(counters)), dtype=bool)
+        places: dict[bytes, tuple[npt.NDArray[np.bool_], npt.NDArray[np.int64]]] = {}  # ids -> (kept, columns)
+        row = 0
+        for block in self._packed_rows("counter_packed", ("counter_id", "value"), run_id):
+            counts = np.array([r[1] for r in block], dtype=np.int64)
+            decoded = unpack_many([r[3] for r in block], counts)
+            for k, r in enumerate(block):
+                ids: bytes = r[2]
+                if ids not in places:
+                    found = np.array(unpack_list(ids, int(counts[k])), dtype=np.int64)
+                    column = np.where(found < len(rank), rank[np.minimum(found, len(rank) - 1)], -1)
+                    places[ids] = (column >= 0, column[column >= 0])
+            first: bytes = block[0][2]
+            if all(r[2] == first for r in block):  # the usual case: one assignment for the block
+                kept, columns = places[first]
+                rows = slice(row, row + len(block))
+                values[rows, columns] = decoded.reshape(len(block), -1)[:, kept]
+                present[rows, columns] = True
+                row += len(block)
+                continue
+            start = 0
+            for k, r in enumerate(block):
+                kept, columns = places[r[2]]
+                values[row + k, columns] = decoded[start : start + int(counts[k])][kept]
+                present[row + k, columns] = True
+                start += int(counts[k])
+            row += len(block)
+        boots = [s[4] for s in samples]
+        boot_ids = tuple(dict.fromkeys(b for b in boots if b is not None))
+        code = {b: i for i, b in enumerate(boot_ids)}
+        return CounterTable(
+            sample_ids=np.array([s[0] for s in samples], dtype=np.int64),
+            walls=np.array([s[2] for s in samples], dtype=np.float64),
+            boot_codes=np.array([-1 if b is None else code[b] for b in boots], dtype=np.int64),
+            boot_ids=boot_ids,
+            sources=tuple(c[1] for c in counters),
+            names=tuple(c[2] for c in counters),
+            units=tuple(c[3] for c in counters),
+            values=values,
+            present=present,
+        )
 
     def iter_slab_rows(self, run_id: int | None = None) -> Iterator[tuple[object, ...]]:
         """Slab rows as (sample id, wall, boot id, cache, the 11 slabinfo numbers), without pandas."""

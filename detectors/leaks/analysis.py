@@ -36,9 +36,9 @@ from detectors.leaks.judge import (
 )
 from detectors.leaks.meminfo import MEMINFO_FIELDS, UNACCOUNTED, last_value, with_unaccounted
 from detectors.leaks.power import Power, power_of
-from detectors.leaks.series import SeriesMatrix, counter_matrices, slab_extent, slab_matrices
+from detectors.leaks.series import SeriesMatrix, counter_matrices, counter_units, slab_extent, slab_matrices
 from forensics.model import Finding, NotAvailable
-from forensics.types.slab import SlabTable
+from forensics.types.slab import CounterTable, SlabTable
 
 #: Share of SUnreclaim's growth the flagged caches must explain for its finding to drop to info.
 EXPLAINED_SHARE = 0.5
@@ -56,7 +56,7 @@ class LeakInput:
     """
 
     slabs: pd.DataFrame | SlabTable
-    counters: pd.DataFrame | None = None
+    counters: pd.DataFrame | CounterTable | None = None
     mem_total: int | NotAvailable = field(default_factory=lambda: NotAvailable("MemTotal was not given"))
     reclaim_account: Mapping[str, bool] = field(default_factory=dict)
     aliases: Mapping[str, str] = field(default_factory=dict)
@@ -132,10 +132,12 @@ def counter_excerpt(matrix: SeriesMatrix, units: Mapping[str, str]) -> ExcerptOf
 RECLAIM_COUNTERS = ("slabs_scanned", "drop_slab")
 
 
-def reclaim_ran(counters: pd.DataFrame | None, boot_id: str) -> bool | None:
+def reclaim_ran(counters: pd.DataFrame | CounterTable | None, boot_id: str) -> bool | None:
     """Whether the shrinkers ran during a boot's stretch (a reclaim counter moved); None when not recorded."""
     if counters is None or not len(counters):
         return None
+    if isinstance(counters, CounterTable):
+        counters = counters.frame(lambda source, name: source == "vmstat" and name in RECLAIM_COUNTERS)
     rows = counters[(counters["source"] == "vmstat") & counters["name"].isin(RECLAIM_COUNTERS)]
     rows = rows[rows["boot_id"].fillna("").astype(str) == boot_id]
     if rows.empty:
@@ -179,11 +181,7 @@ def analyse(data: LeakInput, thresholds: LeakThresholds | None = None) -> LeakAn
         caches += verdicts
         groups += found
 
-    units: dict[str, str] = {}
-    if data.counters is not None and len(data.counters):
-        pairs = data.counters[["source", "name", "unit"]].drop_duplicates()
-        pairs = pairs[pairs["source"] == "meminfo"]
-        units = {str(n): str(u) for n, u in zip(pairs["name"].tolist(), pairs["unit"].tolist(), strict=True)}
+    units = counter_units(data.counters)
     meminfo: list[SeriesVerdict] = []
     for plain in mem_mats:
         matrix, _missing = with_unaccounted(plain)

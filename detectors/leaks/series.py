@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from forensics.types.slab import SlabTable
+from forensics.types.slab import CounterTable, SlabTable
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -341,8 +341,10 @@ def slab_extent(slabs: pd.DataFrame | SlabTable) -> tuple[int, int, FloatArray]:
     )
 
 
-def counter_matrices(counters: pd.DataFrame, source: str = "meminfo") -> list[SeriesMatrix]:
+def counter_matrices(counters: pd.DataFrame | CounterTable, source: str = "meminfo") -> list[SeriesMatrix]:
     """Per-boot matrices of one counter source (meminfo by default), sizes in bytes."""
+    if isinstance(counters, CounterTable):
+        return _counter_table_matrices(counters, source)
     require_columns(counters, COUNTER_COLUMNS, "counter")
     rows = counters[counters["source"] == source]
     if rows.empty:
@@ -350,6 +352,48 @@ def counter_matrices(counters: pd.DataFrame, source: str = "meminfo") -> list[Se
     scale = np.where(rows["unit"].to_numpy(dtype=object) == "kB", 1024.0, 1.0)
     raw_value = rows["value"].to_numpy(dtype=np.float64)
     return build_matrices(rows, "name", raw_value * scale, {"stored": raw_value})
+
+
+def _counter_table_matrices(table: CounterTable, source: str) -> list[SeriesMatrix]:
+    """:func:`counter_matrices` of a CounterTable: the same matrices as from its long frame."""
+    columns = sorted((j for j in range(len(table.names)) if table.sources[j] == source), key=lambda j: table.names[j])
+    present = table.present[:, columns]
+    sampled = np.flatnonzero(present.any(axis=1))  # the samples with a value of this source
+    if not len(sampled):
+        return []
+    values = table.values[sampled][:, columns].astype(np.float64)
+    values[~present[sampled]] = np.nan
+    scale = np.array([1024.0 if table.units[j] == "kB" else 1.0 for j in columns])
+    boots = table.boot_codes[sampled]
+    matrices = []
+    for start, end in _stretches(boots):
+        used = np.flatnonzero(present[sampled[start:end]].any(axis=0))
+        stored = values[start:end][:, used]
+        boot = int(boots[start])
+        matrices.append(
+            _matrix(
+                table.boot_ids[boot] if boot >= 0 else "",
+                tuple(table.names[columns[u]] for u in used.tolist()),
+                table.sample_ids[sampled[start:end]],
+                table.walls[sampled[start:end]],
+                stored * scale[used],
+                {"stored": stored},
+                (),
+                0.0,
+            )
+        )
+    return matrices
+
+
+def counter_units(counters: pd.DataFrame | CounterTable | None, source: str = "meminfo") -> dict[str, str]:
+    """Counter name -> unit ("kB" or ""), of one source."""
+    if counters is None or not len(counters):
+        return {}
+    if isinstance(counters, CounterTable):
+        return {n: u for s, n, u in zip(counters.sources, counters.names, counters.units, strict=True) if s == source}
+    pairs = counters[["source", "name", "unit"]].drop_duplicates()
+    pairs = pairs[pairs["source"] == source]
+    return {str(n): str(u) for n, u in zip(pairs["name"].tolist(), pairs["unit"].tolist(), strict=True)}
 
 
 def with_column(matrix: SeriesMatrix, name: str, raw: FloatArray) -> SeriesMatrix:

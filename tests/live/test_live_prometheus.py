@@ -38,7 +38,7 @@ from detectors.leaks.frames import leak_input
 from forensics.errors import InputError, UsageError
 from forensics.fleet.leaks import analyse_fleet, prometheus_resolver, render
 from forensics.model import LocatorKind, Severity
-from forensics.types.slab import SlabTable
+from forensics.types.slab import CounterTable, SlabTable
 from tests.helpers import assert_evidence_resolves
 from tests.live.test_live_leak import LEAKER
 
@@ -199,8 +199,8 @@ def _store_analysis(store: Path, start: float, end: float) -> LeakAnalysis:
         data = leak_input(reader)
     assert isinstance(data.slabs, SlabTable)  # the store's samples as matrices
     slabs = data.slabs.between(start - 0.5, end + 0.5)
-    assert data.counters is not None
-    counters = data.counters[(data.counters["wall"] >= start - 0.5) & (data.counters["wall"] <= end + 0.5)]
+    assert isinstance(data.counters, CounterTable)
+    counters = data.counters.between(start - 0.5, end + 0.5)
     return analyse(dataclasses.replace(data, slabs=slabs, counters=counters))
 
 

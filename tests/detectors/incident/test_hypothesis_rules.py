@@ -272,3 +272,13 @@ def test_two_views_of_one_moment_are_an_instant_and_coverage_is_no_event() -> No
     [event] = build_timeline((crash, coverage), NotAvailable("no boot time"))
     assert event.end is None and event.duration_text() == "instant"
     assert "for 0.001 ms" not in narrative((event,)) and "Leak analysis" not in narrative((event,))
+
+
+def test_cpu_starvation_is_hypothesised_only_from_problems() -> None:
+    info = _f(
+        "sched-cpu-hog", "Long run: crash ran 895 ms on CPU1; no other task needed the CPU", severity=Severity.INFO
+    )
+    low = _f("sched-cpu-hog", "CPU hog: gzip ran 16 ms", severity=Severity.LOW)
+    medium = _f("sched-rt-hog", "RT hog: spin ran 90 ms, starving other tasks", severity=Severity.MEDIUM)
+    statements = [h.statement for h in rank_hypotheses((info, low, medium))]
+    assert [s for s in statements if s.startswith("CPU starvation")] == [f"CPU starvation: {medium.title}"]

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from collectors.slabstore import SlabStore
 from detectors.leaks.analysis import LeakInput, analyse
-from detectors.leaks.series import SeriesMatrix, resample, slab_matrices, window_for
+from detectors.leaks.series import SeriesMatrix, counter_matrices, resample, slab_matrices, window_for
 from tests.detectors.leaks.frames_for_tests import slab_frame, two_hours
 
 
@@ -88,7 +88,7 @@ def test_the_store_s_table_gives_the_matrices_and_verdicts_of_its_frame(tmp_path
         pass  # migrated to the packed layout
     with SlabStore.open(path) as store:
         frame, table = store.slab_frame(), store.slab_table()
-        counters = store.counter_frame()
+        counters, counter_table = store.counter_frame(), store.counter_table()
         run = store.runs()[-1].id
         run_frame, run_table = store.slab_frame(run), store.slab_table(run)
     assert len(table) == len(frame) and len(table.boot_ids) == 2
@@ -96,7 +96,13 @@ def test_the_store_s_table_gives_the_matrices_and_verdicts_of_its_frame(tmp_path
     _same_matrices(slab_matrices(run_frame), slab_matrices(run_table))
     since = float(frame["wall"].max()) - 3600.0
     _same_matrices(slab_matrices(frame[frame["wall"] >= since]), slab_matrices(table.between(since)))
-    by_frame, by_table = analyse(LeakInput(frame, counters)), analyse(LeakInput(table, counters))
+    _same_matrices(counter_matrices(counters), counter_matrices(counter_table))
+    _same_matrices(counter_matrices(counters, "vmstat"), counter_matrices(counter_table, "vmstat"))
+    assert len(counter_table) == len(counters)
+    vmstat = counter_table.frame(lambda source, _name: source == "vmstat")
+    expected = counters[counters["source"] == "vmstat"][list(vmstat.columns)].reset_index(drop=True)
+    pd.testing.assert_frame_equal(vmstat.astype(object), expected.astype(object))
+    by_frame, by_table = analyse(LeakInput(frame, counters)), analyse(LeakInput(table, counter_table))
     assert by_frame.findings == by_table.findings and by_frame.findings
     assert (by_frame.samples, by_frame.cache_names, by_frame.first_wall, by_frame.last_wall) == (
         by_table.samples,
