@@ -166,8 +166,8 @@ def compiled_pays(
         return True
     if text_bytes is not None and text_bytes < COLD_INPUT_BYTES:
         print(
-            f"kforensic: reading without compiled code (not built for this install yet; `{BUILD_HINT}` "
-            "builds it once, then inputs this large read about 4x faster)",
+            f"kforensic: analysing without compiled code (not built for this install yet; `{BUILD_HINT}` "
+            "builds it once, then inputs this large run about 4x faster)",
             file=sys.stderr,
             flush=True,
         )
