@@ -44,21 +44,15 @@ _PREAMBLE_MESSAGE = re.compile(rb"list_(?:add|del) corruption|list_add double ad
 #: non-overlapping matches lose no line: a word that overlaps an earlier match lies on the same line (no word
 #: holds a newline), and a line is all the scanner takes from a hit.
 _TRIGGER_SEARCH = BytesAhoCorasick(list(TRIGGERS), matchkind=MatchKind.LeftmostFirst)
-#: What a log says before a reboot that was asked for or follows a crash already reported: words found by
-#: ``bytes.find`` (memchr speed; a regex alternation of them steps through the text byte by byte), and
-#: systemd's last targets, looked for only after their common words.
+#: What a log says before a reboot that was asked for or follows a crash already reported, and systemd's
+#: last targets (``Reached target`` is then read to the end of its line), found in one automaton pass.
 _REBOOT_WORDS = (
     b"Kernel panic", b"reboot: ", b"Restarting system", b"Power down", b"kexec", b"sysrq: ",
     b"Starting crashdump kernel", b"Rebooting in", b"Oops", b"BUG:", b"WARNING:", b"systemd-shutdown",
 )  # fmt: skip
+_REACHED_TARGET = len(_REBOOT_WORDS)
+_REBOOT_SEARCH = BytesAhoCorasick([*_REBOOT_WORDS, b"Reached target"], matchkind=MatchKind.LeftmostFirst)
 _REBOOT_TARGET = re.compile(rb"Reached target.*(?:Reboot|Shutdown)")
-
-
-def _reboot_reason(text: bytes) -> bool:
-    """Whether ``text`` says why the system rebooted (a request, a crash, a kexec, a shutdown)."""
-    if any(word in text for word in _REBOOT_WORDS):
-        return True
-    return b"Reached target" in text and _REBOOT_TARGET.search(text) is not None
 
 
 #: Kinds of report that never start the report of a continuation line found below them.
@@ -415,19 +409,43 @@ class LogScanner:
         """Whether a boot banner at ``start`` is a reboot nobody asked for.
 
         It is one when the printk clock went back (an earlier line has a later
-        time: this is a new boot, not the log's first) and none of the lines just
-        above says why: a panic, a reboot or power-off request, kexec, sysrq.
+        time: this is a new boot, not the log's first) and none of the
+        LOOKBACK_LINES lines just above says why: a panic, a reboot or power-off
+        request, kexec, sysrq.  Read from the bytes, without splitting or parsing lines.
         """
         if head.timestamp is None:
             return False
-        above = self._lookback(start, head.number).raw
-        for raw in reversed(above):
-            # Only the printk time is needed: read it from the bytes instead of parsing the line.  The clock
-            # is looked at first: in most logs it did not go back, and then no reason need be searched for.
-            m = _RAW_STAMP.search(raw, 0, 64)
+        buf = self._buf
+        line_end = start - 1  # the newline that ends the line above
+        for _ in range(LOOKBACK_LINES):
+            # The clock is looked at first: in most logs it did not go back, and then no reason is searched for.
+            if line_end < 0:
+                return False
+            begin = buf.rfind(b"\n", 0, line_end) + 1
+            m = _RAW_STAMP.search(buf, begin, min(begin + 64, line_end))
             if m is not None:
                 went_back = int(m.group(1)) + float(b"0." + m.group(2)) > head.timestamp
-                return went_back and not _reboot_reason(b"\n".join(above))
+                return went_back and not self._reboot_reason(start)
+            line_end = begin - 1
+        return False
+
+    def _reboot_reason(self, start: int) -> bool:
+        """Whether the LOOKBACK_LINES lines above byte ``start`` say why the system rebooted."""
+        buf = self._buf
+        begin = max(0, start - (LOOKBACK_LINES + 1) * _TYPICAL_LINE)
+        while begin > 0 and buf.count(b"\n", begin, start) <= LOOKBACK_LINES:  # long lines: look further back
+            begin = max(0, begin - LOOKBACK_LINES * _TYPICAL_LINE)
+        with memoryview(buf) as view:
+            found = _REBOOT_SEARCH.find_matches_as_indexes(view[begin:start], overlapping=False)
+        for word, offset, _ in reversed(found):  # nearest first: one word within the lines is enough
+            at = begin + offset
+            if buf.count(b"\n", at, start) > LOOKBACK_LINES:
+                return False  # above the lines looked at (each match lies on one line: no word holds a newline)
+            if word != _REACHED_TARGET:
+                return True
+            eol = buf.find(b"\n", at, start)
+            if _REBOOT_TARGET.match(buf, at, start if eol < 0 else eol) is not None:
+                return True
         return False
 
     def _event(

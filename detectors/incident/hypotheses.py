@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from detectors.incident.timeline import foreign_sources
-from forensics.model import Finding, FindingKind, Severity
+from forensics.model import PROBLEM, Finding, FindingKind, Severity
 
 
 @dataclass(frozen=True)
@@ -173,10 +173,11 @@ def _workload_oom(findings: tuple[Finding, ...]) -> list[Hypothesis]:
 
 
 def _starvation(findings: tuple[Finding, ...]) -> list[Hypothesis]:
+    """Only problems (medium and above, docs/severity.md): a long run nobody waited behind starved nobody."""
     return [
         Hypothesis(0, f"CPU starvation: {f.title}", f.confidence * 0.9, _cites(f), (),
                    _step(f, "kforensic trace FILE --around T"))
-        for f in _of_kind(findings, *STARVATION_KINDS)
+        for f in _of_kind(findings, *STARVATION_KINDS) if f.severity >= PROBLEM
     ]  # fmt: skip
 
 
@@ -272,6 +273,11 @@ def plain_summary(findings: tuple[Finding, ...], host: str) -> str:
     if not findings:
         return f"kforensic found no known kernel problem in the inputs from {host}."
     worst = max(f.severity for f in findings)
+    if worst < PROBLEM:  # docs/severity.md: below medium a finding is information, not a problem
+        return (
+            f"kforensic found no problem in the inputs from {host}: no finding at {PROBLEM.value} severity or "
+            f"above; {len(findings)} finding(s) below it are information."
+        )
     crash = next((f for f in findings if f.kind == "crash"), None) or next(
         (f for f in findings if f.kind.startswith("dmesg.") and f.severity is Severity.CRITICAL), None
     )

@@ -48,6 +48,15 @@ class LeakThresholds:
     min_points: int = 8  # window medians
     min_samples: int = 24  # raw samples: the ~24 windows the shape rules (step, plateau, onset) are tuned for
     min_hours: float = 0.0  # a shorter stretch is not judged
+    # Under short_hours a cache warming up or a workload's ramp cannot be told from a leak by its shape (its
+    # plateau lies beyond the stretch): a rise is called only from short_growth, or when it would take
+    # short_share of MemTotal per day (harm: memory the machine's size gone within days).  Baseline: 11
+    # minutes of slab-watch on a freshly booted 2-core 24 GB machine at load 11 (tests/data/healthy/slabwatch)
+    # saw ramps of up to 2.5 MB (SUnreclaim), 0.75% of MemTotal per day; a leak of 100 MB/h grows 4 MiB in
+    # under 3 minutes, and the vmcore fixture's leak (36 MB/h in 143 MiB) takes 600% per day.
+    short_hours: float = 1.0
+    short_growth: float = 4 * 1024 * 1024
+    short_share_per_day: float = 0.1
     leak_tau: float = 0.7
     leak_r2: float = 0.8
     leak_minima_tau: float = 0.5
@@ -169,6 +178,21 @@ def _rise_below_growth(c: Context) -> str | None:
             f"grows {_kb(c.rate)}/h but only {_kb(c.growth)} in {_hours(c.features.span_hours)}; "
             f"a leak is told from a busy cache's wander from {_kb(th.min_growth)} of growth, "
             f"{_hours(needed)} at this rate: growing, too short to call"
+        )
+    return None
+
+
+def _short_ramp(c: Context) -> str | None:
+    th = c.thresholds
+    share = c.share_per_day
+    harmful = share is not None and share >= th.short_share_per_day
+    if c.features.span_hours < th.short_hours and c.growth < th.short_growth and not harmful and _rising(c):
+        of_memory = "" if share is None else f", {share:.1%} of MemTotal a day"
+        return (
+            f"grew {_kb(c.growth)} in {_hours(c.features.span_hours)}{of_memory}: under {_hours(th.short_hours)} "
+            f"a cache warming up or a workload's ramp grows this much; a leak is called from {_kb(th.short_growth)} "
+            f"of growth or {th.short_share_per_day:.0%} of MemTotal a day, or over >= {_hours(th.short_hours)}: "
+            "growing, too short to call"
         )
     return None
 
@@ -315,6 +339,7 @@ RULES: tuple[Rule, ...] = (
     ("one-time-step", Grade.STABLE, _one_time_step),
     ("plateau", Grade.STABLE, _plateau),
     ("no-consistent-trend", Grade.STABLE, _no_consistent_trend),
+    ("short-ramp", Grade.UNDECIDED, _short_ramp),
     ("floor-rises-through-reclaim", Grade.SUSPECT, _floor_rises_through_reclaim),
     ("reclaimable", Grade.RECLAIMABLE, _reclaimable),
     ("given-back", Grade.RECLAIMABLE, _given_back),

@@ -40,6 +40,9 @@ class Power:
     full_seconds: float
     min_rate: float  # bytes/h
     min_growth: float  # bytes
+    short_seconds: float = 0.0  # under this span a rise is called only from short_growth...
+    short_growth: float = 0.0
+    short_rate: float = math.inf  # ...or from this rate (bytes/h: short_share_per_day of MemTotal)
 
     @property
     def judgeable(self) -> bool:
@@ -56,7 +59,11 @@ class Power:
         """The slowest leak (bytes/h) this stretch can show: ``min_growth`` over the span, at least ``min_rate``."""
         if self.span_seconds <= 0:
             return math.inf
-        return max(self.min_rate, self.min_growth / (self.span_seconds / 3600.0))
+        hours = self.span_seconds / 3600.0
+        rate = self.min_growth / hours
+        if self.span_seconds < self.short_seconds:
+            rate = max(rate, min(self.short_growth / hours, self.short_rate))
+        return max(self.min_rate, rate)
 
     def seen(self) -> str:
         """``121 samples over 10 min``."""
@@ -80,8 +87,12 @@ class Power:
         )
 
 
-def power_of(matrices: Sequence[SeriesMatrix], thresholds: LeakThresholds) -> Power:
-    """The power of the longest boot stretch among ``matrices`` (none: zero samples)."""
+def _short_rate(thresholds: LeakThresholds, mem_total: float | None) -> float:
+    return math.inf if not mem_total else thresholds.short_share_per_day * mem_total / 24.0
+
+
+def power_of(matrices: Sequence[SeriesMatrix], thresholds: LeakThresholds, mem_total: float | None = None) -> Power:
+    """The power of the longest boot stretch among ``matrices`` (none: zero samples); ``mem_total`` in bytes."""
     longest = max(matrices, key=lambda m: (len(m.walls), m.span_hours), default=None)
     samples = 0 if longest is None else len(longest.walls)
     span = 0.0 if longest is None else longest.span_hours * 3600.0
@@ -96,6 +107,9 @@ def power_of(matrices: Sequence[SeriesMatrix], thresholds: LeakThresholds) -> Po
         full_seconds=thresholds.min_growth / thresholds.min_rate * 3600.0,
         min_rate=thresholds.min_rate,
         min_growth=thresholds.min_growth,
+        short_seconds=thresholds.short_hours * 3600.0,
+        short_growth=thresholds.short_growth,
+        short_rate=_short_rate(thresholds, mem_total),
     )
 
 
@@ -113,6 +127,8 @@ def planned(interval: float, seconds: float, thresholds: LeakThresholds | None =
         full_seconds=th.min_growth / th.min_rate * 3600.0,
         min_rate=th.min_rate,
         min_growth=th.min_growth,
+        short_seconds=th.short_hours * 3600.0,
+        short_growth=th.short_growth,
     )
 
 

@@ -88,7 +88,7 @@ I64: Callable[[int], int] = cast(
 )  # I64(constant): an argument typed int64, not a literal (one compiled helper, not one per constant)
 
 njit = compiled
-RUN_BATCH_COMPILE_S = 90.0  # compile time of run_batch() on 2 cores, announced on stderr (forensics.jit)
+RUN_BATCH_COMPILE_S = 20.0  # compile time of run_batch() on 2 cores, announced on stderr (forensics.jit)
 RING = rules.RECENT_RUNS  # the per-CPU ring of runs (SchedAnalyzer.recent's deque)
 CPU_DIRECT = 1024  # CPUs below this are their own slot
 PID_DIRECT = 1 << 20  # pids below this map to slots through an array, others through a dict
@@ -346,6 +346,15 @@ def behind(
         bi[row, a, 2] = cs
         bf[row, a] = secs[q]
     bn[row] = take
+
+
+@njit
+def step_barrier(sc: Any, si: Any, ci: Any, cf: Any) -> None:
+    """SchedAnalyzer._feed at a clock step: nothing starting before the last time seen on any CPU counts."""
+    for k in range(si[S_NSEEN]):
+        t = cf[ci[k, C_ORDER], F_LAST_TS]
+        if t > sc[X_BARRIER]:  # noqa: PLR1730 (max(barrier, t) exactly)
+            sc[X_BARRIER] = t
 
 
 @njit
@@ -937,6 +946,8 @@ def run_batch(
             si[S_NSEEN] += 1
             if ts < sc[X_FIRSTTS]:  # noqa: PLR1730 (min(first_ts, ts) exactly)
                 sc[X_FIRSTTS] = ts
+        elif ts < cf[s, F_LAST_TS]:  # the CPU's clock went back: SchedAnalyzer._feed's barrier
+            step_barrier(sc, si, ci, cf)
         ci[s, C_LAST] = eid
         cf[s, F_LAST_TS] = ts
         if k == SWITCH:  # dispatch as rules.HANDLERS

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from forensics import __version__
-from forensics.model import BootTime, Incident, NotAvailable, Timestamp, TimeWindow
+from forensics.model import BootTime, Examined, Incident, NotAvailable, Timestamp, TimeWindow
 from forensics.types.results import DmesgResult, SourceResult
 
 if TYPE_CHECKING:
@@ -84,6 +84,14 @@ def build_incident(results: list[SourceResult]) -> Incident:
         findings=tuple(findings),
         tool_version=__version__,
         boot_time=_boot_time([t for r in results for t in r.grouper.boot_times]),
+        examined=tuple(
+            Examined(
+                f"kernel log {r.name}: {r.lines:,} lines, {len(r.reports)} report(s) and {len(r.events)} event(s) kept",
+                ("kernel reports: oopses, BUGs, warnings, lockups, hung tasks, OOM kills, RCU stalls, sanitizers",),
+                () if r.lines else ("anything: the log is empty",),
+            )
+            for r in results
+        ),
     )
 
 

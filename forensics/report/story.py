@@ -15,6 +15,7 @@ from detectors.incident.timeline import Lane, TimelineEvent, narrative_sentences
 from detectors.incident.timeline import verdict as verdict_text
 from forensics.model import BootTime, Incident
 from forensics.report.document import Section, blocks_html, blocks_markdown
+from forensics.report.examined import examined_lines
 from forensics.report.formats import Destination, IncidentRenderer
 from forensics.report.markdown import findings_markdown, inputs_markdown, md_escape
 from forensics.serialize import incident_to_dict
@@ -42,7 +43,12 @@ class IncidentStory:
 
     @property
     def verdict(self) -> tuple[str, ...]:
-        """The opening paragraph's sentences: the summary, then the story in plain short sentences."""
+        """The opening paragraph's sentences: the summary, then the story in plain short sentences.
+
+        With no problem among the findings the story is what was examined (and what could not be judged).
+        """
+        if not self.incident.problems():
+            return (self.summary, *(line.strip() for line in examined_lines(self.incident)))
         return verdict_text(self.summary, self.timeline, self.lanes)
 
 

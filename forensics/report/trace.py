@@ -180,9 +180,13 @@ def _header_lines(a: TraceAnalysis, parse: ParseSummary, source: str, notes: tup
     if a.coverage.note:
         lines.append(f"coverage: {a.coverage.note}")
     if a.clock.back:
+        counted = sum(c.busy + c.idle for c in a.cpus)  # run and idle time in the totals, all CPUs
+        spanned = sum(c.last_ts - c.first_ts for c in a.cpus if c.last_ts > c.first_ts)
         lines.append(
-            f"clock: {a.clock.back} of {a.clock.steps} steps between events of one CPU go back in time; figures "
-            f"marked{CLOCK_MARK} span such a step and are not reliable (see the trace-clock finding)"
+            f"clock: {a.clock.back} of {a.clock.steps} steps between events of one CPU go back in time; what falls "
+            f"across a step is left out of the totals, which count {counted * 1e3:.3f} ms of the {spanned * 1e3:.3f} "
+            f"ms the CPUs span; figures marked{CLOCK_MARK} span such a step and are not reliable (see the "
+            "trace-clock finding)"
         )
     lines += [f"warning: {note}" for note in notes]
     return lines

@@ -214,3 +214,13 @@ def test_an_input_of_another_host_is_a_contradiction_and_not_a_cause() -> None:
     assert found.title == "trace.txt comes from host db-3, not web-17: its findings are not this incident's causes"
     ranked = rank_hypotheses((CRASH_AT_SITE, hog, found))
     assert [h.statement for h in ranked] == ["a bug in kf_read (module kf_buggy)"]
+
+
+def test_cpu_starvation_is_hypothesised_only_from_problems() -> None:
+    info = _f(
+        "sched-cpu-hog", "Long run: crash ran 895 ms on CPU1; no other task needed the CPU", severity=Severity.INFO
+    )
+    low = _f("sched-cpu-hog", "CPU hog: gzip ran 16 ms", severity=Severity.LOW)
+    medium = _f("sched-rt-hog", "RT hog: spin ran 90 ms, starving other tasks", severity=Severity.MEDIUM)
+    statements = [h.statement for h in rank_hypotheses((info, low, medium))]
+    assert [s for s in statements if s.startswith("CPU starvation")] == [f"CPU starvation: {medium.title}"]

@@ -61,8 +61,8 @@ def test_a_judgeable_but_short_stretch_says_which_leaks_it_could_not_see() -> No
     assert result.power.judgeable and not result.power.full
     text = result.absence()
     assert text.startswith("No cache or meminfo field grows like a leak: examined 2 slab caches")
-    # 512 KB over 10 minutes: 3,072 KB/h is the slowest leak these samples can show.
-    assert "a leak of 3,072 KB/h or faster would show in 121 samples over 10 min" in text
+    # Under an hour a rise is called from 4 MiB: over 10 minutes 24,576 KB/h is the slowest leak shown.
+    assert "a leak of 24,576 KB/h or faster would show in 121 samples over 10 min" in text
     assert "needs >= 2.0 h of samples" in text
 
 
@@ -84,7 +84,7 @@ def test_slab_watch_plans_are_checked_against_the_power_rule() -> None:
     assert "needs >= 24 over >= 23 min" in warning
     assert planned(5.0, 600.0).judgeable
     short = plan_warning(5.0, 600.0)
-    assert short is not None and "3,072 KB/h or faster" in short and ">= 2.0 h" in short
+    assert short is not None and "24,576 KB/h or faster" in short and ">= 2.0 h" in short
     assert plan_warning(60.0, 24 * 3600.0) is None
     assert plan_warning(60.0, None) is None  # until stopped: nothing to warn about
 
