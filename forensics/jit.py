@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -110,10 +110,66 @@ def njit(what: str = "", seconds: float = 0.0, **options: Any) -> Callable[[F], 
 
 
 def inline(fn: F) -> F:
-    """A helper inlined into its compiled callers (no call, no reference counting of the arrays it is given)."""
+    """A helper that numba inlines into its compiled callers (``inline="always"``).
+
+    Measure before using it: in the trace scanner it changed nothing in speed but multiplied the first
+    compile by 10 in time and 17 in memory (collectors/trace_scan.py); plain :func:`compiled` helpers are
+    the default.
+    """
     return cast(F, numba.njit(cache=True, nogil=True, inline="always")(fn))
 
 
 def compiled(fn: F) -> F:
     """A small helper compiled and cached like the kernels (``njit()`` without a notice)."""
     return njit()(fn)
+
+
+#: Inputs below this much trace text are read and analysed without compiled code: the line parser and
+#: the reference analysis take about 0.2 s per SMALL_INPUT_BYTES (measured), loading compiled code alone more.
+SMALL_INPUT_BYTES = 10_000_000
+#: While the compiled code is not in the cache, inputs below this run without it too rather than wait for
+#: the compile: without it 87 MB take 7 s of CPU, 873 MB about 70 s, while the compile alone takes minutes
+#: and gigabytes of memory (docs/trace.md, "First run").  Larger inputs compile (announced).
+COLD_INPUT_BYTES = 2_000_000_000
+COMPILED_ENV = "KFORENSIC_COMPILED"  # "auto" (default), "yes" (always compiled), "no" (never)
+BUILD_HINT = "python -m forensics.pipelines.build"  # compiles every kernel into the cache once
+
+
+def is_cached(kernels: Iterable[Any]) -> bool:
+    """True when every kernel (a numba dispatcher) has machine code in the cache for its current source."""
+    try:
+        return all(bool(k._cache._cache_file._load_index()) for k in kernels)
+    except (AttributeError, OSError, EOFError, ValueError):  # numba's internals moved, or a damaged index
+        return False
+
+
+def compiled_pays(
+    text_bytes: int | None,
+    kernels: Callable[[], Iterable[Any]] | None = None,
+    environ: dict[str, str] | os._Environ[str] = os.environ,
+) -> bool:
+    """True when an input of about ``text_bytes`` of trace text (None: unknown) should run compiled code.
+
+    ``$KFORENSIC_COMPILED`` forces it (``yes``/``no``).  By default inputs under
+    :data:`SMALL_INPUT_BYTES` run without; larger ones run compiled when ``kernels()`` (imported only
+    then) are in the cache, or when the input is too large (:data:`COLD_INPUT_BYTES`) to be worth
+    reading without: a compile is announced (:func:`njit`).
+    """
+    forced = environ.get(COMPILED_ENV, "auto").strip().lower()
+    if forced in {"yes", "1", "true"}:
+        return True
+    if forced in {"no", "0", "false"}:
+        return False
+    if text_bytes is not None and text_bytes < SMALL_INPUT_BYTES:
+        return False
+    if kernels is None or is_cached(kernels()):
+        return True
+    if text_bytes is not None and text_bytes < COLD_INPUT_BYTES:
+        print(
+            f"kforensic: reading without compiled code (not built for this install yet; `{BUILD_HINT}` "
+            "builds it once, then inputs this large read about 4x faster)",
+            file=sys.stderr,
+            flush=True,
+        )
+        return False
+    return True
