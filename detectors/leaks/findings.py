@@ -69,6 +69,22 @@ def exhaustion(rate: float, mem_available: float | None) -> str | NotAvailable:
     return f"{text} at this rate (MemAvailable {mem_available / 2**20:,.0f} MiB)"
 
 
+#: MemAvailable under this share of MemTotal at the last sample is memory used up.
+EXHAUSTED_SHARE = 0.05
+
+
+def exhausted(ctx: FindingContext) -> str:
+    """Whether memory was used up at the last sample (``yes: ...``/``no: ...``), or why it is unknown."""
+    if ctx.mem_available is None or not ctx.mem_total:
+        return "unknown: MemAvailable or MemTotal was not sampled"
+    share = ctx.mem_available / ctx.mem_total
+    said = (
+        f"MemAvailable {ctx.mem_available / 2**20:,.0f} MiB of {ctx.mem_total / 2**20:,.0f} MiB ({share:.0%}) "
+        "at the last sample"
+    )
+    return ("yes: " if share < EXHAUSTED_SHARE else "no: ") + said
+
+
 def sample_evidence(source: str, locator_name: str, refs: tuple[SampleRef, ...]) -> tuple[Evidence, ...]:
     """Evidence citing stored samples (SAMPLE locators: the sample id, the cache or ``meminfo:FIELD``)."""
     return tuple(
@@ -98,6 +114,7 @@ def _series_facts(v: SeriesVerdict, ctx: FindingContext) -> list[Fact]:
     if ctx.mem_total:
         facts.append(Fact("share of MemTotal", f"{v.rate * 24 / ctx.mem_total:.3%} per day"))
     facts.append(Fact("MemAvailable runs out in", str(exhaustion(v.rate, ctx.mem_available))))
+    facts.append(Fact("memory exhausted", exhausted(ctx)))
     facts.append(
         Fact(
             "judged from",

@@ -19,7 +19,7 @@ from forensics.cli import main
 from forensics.model import FindingKind, Severity
 from forensics.pipelines.leaks import analyse_store
 
-RECORDING = Path(__file__).resolve().parents[2] / "data" / "healthy" / "slabwatch" / "snapshots.txt.xz"
+RECORDINGS = Path(__file__).resolve().parents[2] / "data" / "healthy" / "slabwatch"
 
 
 def _cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
@@ -30,11 +30,13 @@ def _cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *a
     return int(ended.value.code or 0), capsys.readouterr().out
 
 
+@pytest.mark.parametrize("recording", ["snapshots.txt.xz", "snapshots-2.txt.xz"])
 def test_the_healthy_recording_has_nothing_at_medium_and_says_what_was_examined(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    recording: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     store = tmp_path / "healthy.sqlite"
-    code, _ = _cli(monkeypatch, capsys, "slab-import", "--store", str(store), "--host", "vm", str(RECORDING))
+    path = RECORDINGS / recording
+    code, _ = _cli(monkeypatch, capsys, "slab-import", "--store", str(store), "--host", "vm", str(path))
     assert code == 0
     result = analyse_store(store)
     a = result.analysis
