@@ -153,7 +153,8 @@ def report_extent(
     quiet = 0  # lines since the last one with report structure
     for i in range(1, len(window)):
         line = window[i]
-        if not _same_context(header_context, line_context(line), cpu_traceback):
+        context = line.context if line.prefixed else _NO_PREFIX  # line_context(), inlined: every line
+        if context != header_context and not _same_context(header_context, context, cpu_traceback):
             if resume is None:
                 resume = i
             continue

@@ -158,6 +158,15 @@ def judge_wait(
         ratio = seconds / RT_PROMISE
         if ratio <= 1:
             return None
+        top = by_pid.get(wait.behind[0].pid) if wait.behind else None
+        if top is not None and is_rt(top.prio) and top.prio <= task.prio:
+            return Judgement(
+                Severity.LOW,
+                "RT priority order: a task of the same or higher RT priority runs first",
+                RT_PROMISE,
+                "SCHED_FIFO/RR run by priority, FIFO within one (Documentation/scheduler/sched-rt-group.rst)",
+                f"it waited behind {top.comm} (prio {top.prio}), which its class lets run first",
+            )
         sev = Severity.HIGH if ratio > 100 else Severity.MEDIUM if ratio > ORDER else Severity.LOW
         return Judgement(
             sev,

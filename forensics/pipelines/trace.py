@@ -15,6 +15,7 @@ from forensics.pipelines.spans import SpanOptions
 from forensics.types.results import TraceResult
 
 if TYPE_CHECKING:
+    from detectors.sched.engine import FastAnalyzer
     from detectors.sched.model import ParseSummary, Thresholds, TraceAnalysis
     from forensics.types.trace import ParseCounts
 
@@ -43,11 +44,12 @@ def check_trace_text(name: str, counts: ParseCounts) -> None:
 
 def trace_range(trace_file: str) -> tuple[float, float] | None:
     """The first and last timestamps of a text trace (one pass of the parser), None when it has no events."""
-    from collectors.trace_columns import BatchParser, read_batches
+    from collectors.trace_columns import BatchParser, read_batches, text_size
     from collectors.trace_input import open_trace
+    from forensics.jit import compiled_pays
 
     lo, hi = math.inf, -math.inf
-    parser = BatchParser()
+    parser = BatchParser(compiled=compiled_pays(text_size(trace_file), trace_kernels))
     with (
         open_trace(trace_file) as stream,
         contextlib.closing(read_batches(stream.chunks, parser, threading.Event())) as batches,
@@ -118,6 +120,30 @@ def examined_trace(name: str, analysis: TraceAnalysis, parse: ParseSummary) -> E
     )
 
 
+def _is_ctf(trace_file: str) -> bool:
+    """collectors.ctf.reader.is_ctf, imported only for a directory or a metadata file: it imports numba (0.5 s)."""
+    path = Path(trace_file)
+    if trace_file == "-" or not (path.name == "metadata" or path.is_dir()):
+        return False
+    from collectors.ctf.reader import is_ctf
+
+    return is_ctf(trace_file)
+
+
+def engine_kernels() -> tuple[object, ...]:
+    """The compiled kernels of the scheduling engine (importing them imports numba, nothing is compiled)."""
+    from detectors.sched import engine_kernels as k
+
+    return (k.run_batch, k.new_maps, k.state_refs)
+
+
+def trace_kernels() -> tuple[object, ...]:
+    """The compiled kernels of the text trace path: the scanner and the engine."""
+    from collectors.trace_scan import scan
+
+    return (scan, *engine_kernels())
+
+
 def analyse_trace_file(
     trace_file: str,
     *,
@@ -130,19 +156,29 @@ def analyse_trace_file(
     span_opts: SpanOptions | None = None,
 ) -> TraceResult:
     """Read and analyse one trace (what ``kforensic trace`` does before rendering); optionally write the PNG."""
-    from collectors.ctf.reader import is_ctf
-    from collectors.trace_columns import BatchParser, read_batches
+    from collectors.trace_columns import BatchParser, read_batches, text_size
     from collectors.trace_input import open_trace
-    from detectors.sched.engine import FastAnalyzer
+    from detectors.sched.analyzer import BatchAnalyzer, SchedAnalyzer
     from detectors.sched.findings import detect
     from detectors.sched.model import Thresholds as DefaultThresholds
     from detectors.sched.select import select_tasks
+    from forensics.jit import compiled_pays
 
-    analyzer = FastAnalyzer(thresholds or DefaultThresholds(), span, bucket, timeline=png is not None)
+    # A small input is read and analysed without compiled code (the same results, no compile to wait for).
+    ctf_input = _is_ctf(trace_file)  # its decoder is collectors.ctf's (compiled either way)
+    compiled = compiled_pays(text_size(trace_file), engine_kernels if ctf_input else trace_kernels)
+    options = (thresholds or DefaultThresholds(), span, bucket, png is not None)
+    analyzer: BatchAnalyzer | FastAnalyzer
+    if compiled:
+        from detectors.sched.engine import FastAnalyzer
+
+        analyzer = FastAnalyzer(*options)
+    else:
+        analyzer = BatchAnalyzer(SchedAnalyzer(*options))
     opts = span_opts or SpanOptions()
     ctf = None
     keeper = None
-    if trace_file != "-" and is_ctf(trace_file):
+    if ctf_input:
         from collectors.ctf.feed import feed_session
         from collectors.ctf.reader import Session
 
@@ -159,7 +195,7 @@ def analyse_trace_file(
         stream = ctf.stream
         counts = ctf.counts
     else:
-        parser = BatchParser()
+        parser = BatchParser(compiled=compiled)
         if opts.wanted:
             from collectors.spans import KernelKeeper
 
