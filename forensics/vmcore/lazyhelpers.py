@@ -13,7 +13,6 @@ makes it do what drgn's ``__init__`` does, then and only then.
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
 import pkgutil
 import sys
@@ -29,8 +28,9 @@ def defer_linux_helpers() -> None:
     import drgn.helpers
 
     spec = importlib.util.find_spec(PACKAGE)
-    if spec is None or spec.submodule_search_locations is None:
+    if spec is None or spec.submodule_search_locations is None or spec.loader is None:
         return  # not drgn's usual layout: let the normal import happen
+    loader = spec.loader
     module = types.ModuleType(PACKAGE, "drgn's Linux kernel helpers (loaded on demand)")
     module.__spec__ = spec
     module.__path__ = list(spec.submodule_search_locations)
@@ -38,22 +38,12 @@ def defer_linux_helpers() -> None:
     module.__package__ = PACKAGE
     submodules = {info.name.rpartition(".")[2] for info in pkgutil.iter_modules(module.__path__)}
 
-    def load_all() -> None:
-        """What drgn's ``__init__`` does: every submodule, and its ``__all__`` names at the top level."""
-        names: list[str] = []
-        for short in sorted(submodules):
-            sub = importlib.import_module(f"{PACKAGE}.{short}")
-            exported = getattr(sub, "__all__", ())
-            names.extend(exported)
-            for name in exported:
-                setattr(module, name, getattr(sub, name))
-        setattr(module, "__all__", names)  # noqa: B010 (a module attribute mypy does not know)
-
     def __getattr__(name: str) -> object:  # noqa: N807 (PEP 562 module attribute hook)
         if name in submodules:
-            return importlib.import_module(f"{PACKAGE}.{name}")
+            # ``from drgn.helpers.linux import slab``: the import system loads the submodule itself.
+            raise AttributeError(name)
         if "__all__" not in module.__dict__ and (name == "__all__" or not name.startswith("__")):
-            load_all()
+            loader.exec_module(module)  # drgn's own __init__, now: every submodule, every name
         if name in module.__dict__:
             return module.__dict__[name]
         raise AttributeError(f"module {PACKAGE!r} has no attribute {name!r}")
