@@ -14,8 +14,8 @@ was promised (docs/severity.md has the rules with their sources):
 - a CFS task that waited while other CFS tasks took their turns was treated
   fairly: it is judged against the CFS latency period for the tasks that shared
   the CPU (:func:`cfs_period`, scaled by its weight).  Above it, that is load
-  (low), not a fault; only an order of magnitude beyond it, for a
-  latency-sensitive kernel thread, is a problem.
+  (low), not a fault; a problem only 20 periods beyond it for a
+  latency-sensitive kernel thread, 100 for anyone.
 
 The waiter's weight matters too: kernel threads that keep the machine going
 (rcu_preempt, ksoftirqd, kworkers, migration, watchdog, IRQ threads) and RT
@@ -44,8 +44,13 @@ MAX_SOFTIRQ_TIME = 2e-3
 DSTATE_STALL = 1.0
 #: kernel.hung_task_timeout_secs default: the kernel itself reports a task in D this long.
 HUNG_TASK = 120.0
-#: How far beyond its promise a fair-share wait must go before it is more than load.
+#: How far beyond its promise a wait must go before it is more than noise (an order of magnitude).
 ORDER = 10.0
+#: A fair-share wait (only CFS tasks ran) is load: the kernel made these threads CFS tasks on purpose. It is a
+#: problem for a latency-sensitive kernel thread from this many CFS periods (high from STALL_PERIODS) ...
+SENSITIVE_PERIODS = 20.0
+#: ... and for anyone from this many: no fair sharing explains a hundred periods (a throttled cgroup, a stuck CPU).
+STALL_PERIODS = 100.0
 #: Kernel threads whose delay holds up the whole machine (grace periods, deferred softirqs, deferred work,
 #: migration, lockup watchdogs, threaded IRQ handlers, CPU hotplug).
 LATENCY_SENSITIVE = (
@@ -198,9 +203,9 @@ def judge_wait(
     sensitive = latency_sensitive(task)
     ratio = seconds / period
     sev = Severity.LOW
-    if sensitive and ratio > ORDER:
-        sev = Severity.HIGH if ratio > 4 * ORDER else Severity.MEDIUM
-    elif ratio > 4 * ORDER * ORDER:  # 400 periods: no fair sharing explains it (a throttled cgroup, a stuck CPU)
+    if sensitive and ratio > SENSITIVE_PERIODS:
+        sev = Severity.HIGH if ratio > STALL_PERIODS else Severity.MEDIUM
+    elif ratio > STALL_PERIODS:
         sev = Severity.MEDIUM
     weighted = f", x{scale:.1f} for its weight (prio {task.prio})" if scale > 1 else ""
     return Judgement(
