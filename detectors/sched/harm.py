@@ -18,8 +18,9 @@ was promised (docs/severity.md has the rules with their sources):
   latency-sensitive kernel thread, 100 for anyone.
 
 The waiter's weight matters too: kernel threads that keep the machine going
-(rcu_preempt, ksoftirqd, kworkers, migration, watchdog, IRQ threads) and RT
-tasks count more than an ordinary task (:func:`latency_sensitive`).
+(rcu_preempt, ksoftirqd, kworkers, migration, watchdog, IRQ threads), RT tasks
+and the threads that serve request spans count more than an ordinary task
+(:func:`latency_sensitive`).
 """
 
 from __future__ import annotations
@@ -118,9 +119,9 @@ def kernel_thread(comm: str) -> bool:
     return comm.startswith(KERNEL_THREADS)
 
 
-def latency_sensitive(task: TaskStats) -> bool:
-    """RT tasks and the kernel threads whose delay holds up the machine."""
-    return is_rt(task.prio) or task.comm.startswith(LATENCY_SENSITIVE)
+def latency_sensitive(task: TaskStats, span_tids: frozenset[int] = frozenset()) -> bool:
+    """RT tasks, the kernel threads whose delay holds up the machine, and threads that serve request spans."""
+    return is_rt(task.prio) or task.comm.startswith(LATENCY_SENSITIVE) or task.pid in span_tids
 
 
 def weight(prio: int) -> int:
@@ -185,7 +186,7 @@ def judge_wait(
         if seconds <= limit:
             return None
         return Judgement(
-            _rank(seconds / limit, latency_sensitive(task)),
+            _rank(seconds / limit, latency_sensitive(task, analysis.span_tids)),
             "CFS time while an RT task runs: none; reported above --latency-ms",
             limit,
             "RT tasks run until they sleep, throttled only after sched_rt_runtime_us "
@@ -200,7 +201,7 @@ def judge_wait(
     period = cfs_period(nr, cpus) * scale
     if seconds <= period:
         return None
-    sensitive = latency_sensitive(task)
+    sensitive = latency_sensitive(task, analysis.span_tids)
     ratio = seconds / period
     sev = Severity.LOW
     if sensitive and ratio > SENSITIVE_PERIODS:

@@ -137,3 +137,14 @@ def test_long_runs_are_as_severe_as_the_waits_they_caused(
     assert found.title.startswith(kind) and found.baseline is not None
     assert any("cond_resched" in s for s in found.next_steps) is kernel_advice
     assert (found.severity >= Severity.MEDIUM) is waited  # rcu_preempt kept 0.5 s: a problem; nobody: info
+
+
+def test_a_thread_serving_request_spans_is_latency_sensitive() -> None:
+    server, hog = _task(7, "app-worker"), _task(2, "gzip")
+    wait = _wait(300e-3, (hog, 300e-3))
+    analysis = _analysis(2, server, hog)
+    by_pid = {t.pid: t for t in analysis.tasks}
+    plain = harm.judge_wait(server, wait, analysis, by_pid, LIMIT)
+    served = harm.judge_wait(server, wait, analysis._replace(span_tids=frozenset({7})), by_pid, LIMIT)
+    assert plain is not None and served is not None
+    assert (plain.severity, served.severity) == (Severity.LOW, Severity.MEDIUM)
