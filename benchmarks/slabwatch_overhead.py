@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from collectors import procfs
-from collectors.slabstore import SlabStore
+from collectors.slabstore import Sample, SlabStore
 from collectors.slabwatch import Progress, SlabWatcher, WatchPlan
 
 
@@ -37,7 +37,18 @@ def run_slab_watch(root: Path, samples: int, interval: float, directory: Path) -
     """The real loop: CPU per sample (whole loop and per-sample cost as recorded), store size."""
     store_path = directory / "bench.sqlite"
     costs: list[float] = []
+    writes: list[float] = []
     with SlabStore.open_for_writing(store_path, "bench") as store:
+        append = store.append_sample
+
+        def timed_append(run_id: int, sample: Sample) -> int:
+            started = time.process_time()  # CLOCK_PROCESS_CPUTIME_ID: finer than getrusage's ticks
+            try:
+                return append(run_id, sample)
+            finally:
+                writes.append(time.process_time() - started)
+
+        store.append_sample = timed_append  # type: ignore[method-assign]
         watcher = SlabWatcher(store, WatchPlan(root, interval, None))
 
         def on_sample(p: Progress) -> None:
@@ -54,6 +65,7 @@ def run_slab_watch(root: Path, samples: int, interval: float, directory: Path) -
     return {
         "cpu_per_sample": cpu / samples,
         "read_parse_median": statistics.median(costs),
+        "write_median": statistics.median(writes),
         "wall": wall,
         "bytes_per_sample": size / samples,
         "caches": caches,
@@ -93,6 +105,7 @@ def main() -> None:
     print(f"  kernel {os.uname().release}, {os.cpu_count()} CPUs")
     print(f"  slab-watch CPU per sample (user+sys, whole loop): {watch['cpu_per_sample'] * 1000:.2f} ms")
     print(f"  slab-watch read+parse CPU per sample (median):    {watch['read_parse_median'] * 1000:.2f} ms")
+    print(f"  slab-watch store write CPU per sample (median):   {watch['write_median'] * 1000:.2f} ms")
     print(f"  slab-watch store bytes per sample:                {watch['bytes_per_sample']:.0f} B")
     print(f"  slab-watch store for 24 h at 60 s:                {watch['bytes_per_sample'] * day / 1e6:.1f} MB")
     print(f"  baseline (copy files) CPU per sample:             {base['cpu_per_sample'] * 1000:.2f} ms")

@@ -1,6 +1,6 @@
 """The slab-watch store: one SQLite file of samples of kernel memory counters.
 
-Layout (schema ``kforensic.slabstore/1``, ``PRAGMA user_version = 1``; the
+Layout (schema ``kforensic.slabstore/2``, ``PRAGMA user_version = 2``; the
 tables are documented in docs/slab-watch.md):
 
 * ``meta``: key/value: schema, host the store belongs to, creation time.
@@ -9,13 +9,20 @@ tables are documented in docs/slab-watch.md):
 * ``samples``: one row per sample: wall clock, uptime, **boot id** (a change of
   boot id between samples is a series break: the machine rebooted), the CPU
   cost of taking it, and the reasons for anything that could not be read.
-* ``caches`` / ``slab`` / ``slab_stats``: every /proc/slabinfo column of every
-  cache in every sample (cache names are interned).
-* ``counters`` / ``counter_values``: meminfo, the recorded vmstat counters and
-  the /proc/sys/fs counts, per sample.
+* ``caches`` / ``slab_packed``: every /proc/slabinfo column of every cache in
+  every sample, one row per sample: the cache ids and each column as a packed
+  integer blob (collectors/slabpack.py); ``slab_stats``: SLAB's statistics
+  columns, one row per sample and cache (statistics kernels only).
+* ``counters`` / ``counter_packed``: meminfo, the recorded vmstat counters and
+  the /proc/sys/fs counts, one packed row per sample.
 * ``kmsg`` / ``kmsg_gaps``: kernel log records keyed by (boot id, sequence
   number), so a restarted watcher neither duplicates nor misses a record.
 * ``aliases`` / ``cache_attrs``: /sys/kernel/slab merges and reclaim_account per run.
+
+Schema 1 had a row per sample and cache (``slab``) and per sample and counter
+(``counter_values``).  Opening such a store for writing migrates it in place, in
+one transaction; opening it read-only leaves the file as it is and reads it
+through packed tables made in a private temporary database.
 
 The file is in WAL mode and each sample is one transaction, so a watcher
 killed at any moment loses at most the sample it was writing.  The file is
@@ -29,46 +36,45 @@ import contextlib
 import fcntl
 import os
 import sqlite3
+import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.request import pathname2url
 
 from collectors.kmsg import KmsgBatch
 from collectors.procfs import Counters, FsCounters, HostIdentity, Slabinfo, SlabTopology
+from collectors.slabpack import (
+    PACKED_DDL,
+    SLAB_COLUMNS,
+    migrate,
+    packed_counter_row,
+    packed_slab_row,
+    unpack_list,
+    unpack_many,
+)
 from forensics import __version__
 from forensics.errors import InputError, UsageError
 from forensics.model import Evidence, LocatorKind, NotAvailable, SourceRecord
+from forensics.types.slab import CounterTable, SlabTable
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
     import pandas as pd
 
-SCHEMA = "kforensic.slabstore/1"
-SCHEMA_VERSION = 1
+SCHEMA = "kforensic.slabstore/2"
+SCHEMA_VERSION = 2
 STORE_FILE_NAME = "slab-watch.sqlite"
 
-SLAB_COLUMNS = (
-    "active_objs",
-    "num_objs",
-    "objsize",
-    "objperslab",
-    "pagesperslab",
-    "tunable_limit",
-    "batchcount",
-    "sharedfactor",
-    "active_slabs",
-    "num_slabs",
-    "sharedavail",
-)
-# What SlabStore.slab_frame() gives, as one query (the definition; slab_frame reads faster without the join).
-SLAB_FRAME_QUERY = (
-    "SELECT s.id AS sample_id, s.run_id, s.wall, s.uptime, s.boot_id, c.name AS cache, "
-    + ", ".join(f"l.{c}" for c in SLAB_COLUMNS)
-    + " FROM slab l JOIN samples s ON s.id = l.sample_id JOIN caches c ON c.id = l.cache_id {where}"
-    " ORDER BY s.id, c.name"
-)
+#: The columns of SlabStore.slab_frame(), in order (the slabinfo columns after the sample's and the cache's).
+SLAB_FRAME_COLUMNS = ("sample_id", "run_id", "wall", "uptime", "boot_id", "cache", *SLAB_COLUMNS)
+#: The columns of SlabStore.counter_frame(), in order.
+COUNTER_FRAME_COLUMNS = ("sample_id", "run_id", "wall", "uptime", "boot_id", "source", "name", "unit", "value")
+#: Packed rows read per SQLite round trip when decoding.
+_BLOCK = 4096
 
 _DDL = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -81,13 +87,6 @@ CREATE TABLE samples (
     uptime REAL, boot_id TEXT, cost REAL, missing TEXT);
 CREATE INDEX samples_run ON samples(run_id);
 CREATE TABLE caches (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
-CREATE TABLE slab (
-    sample_id INTEGER NOT NULL, cache_id INTEGER NOT NULL,
-    active_objs INTEGER NOT NULL, num_objs INTEGER NOT NULL, objsize INTEGER NOT NULL,
-    objperslab INTEGER NOT NULL, pagesperslab INTEGER NOT NULL,
-    tunable_limit INTEGER NOT NULL, batchcount INTEGER NOT NULL, sharedfactor INTEGER NOT NULL,
-    active_slabs INTEGER NOT NULL, num_slabs INTEGER NOT NULL, sharedavail INTEGER NOT NULL,
-    PRIMARY KEY (sample_id, cache_id)) WITHOUT ROWID;
 CREATE TABLE slab_stats (
     sample_id INTEGER NOT NULL, cache_id INTEGER NOT NULL,
     listallocs INTEGER, maxobjs INTEGER, grown INTEGER, reaped INTEGER, error INTEGER,
@@ -97,9 +96,6 @@ CREATE TABLE slab_stats (
 CREATE TABLE counters (
     id INTEGER PRIMARY KEY, source TEXT NOT NULL, name TEXT NOT NULL, unit TEXT NOT NULL,
     UNIQUE (source, name));
-CREATE TABLE counter_values (
-    sample_id INTEGER NOT NULL, counter_id INTEGER NOT NULL, value INTEGER NOT NULL,
-    PRIMARY KEY (sample_id, counter_id)) WITHOUT ROWID;
 CREATE TABLE kmsg (
     boot_id TEXT NOT NULL, seq INTEGER NOT NULL, sample_id INTEGER NOT NULL,
     facility INTEGER NOT NULL, level INTEGER NOT NULL, usec INTEGER NOT NULL, flags TEXT NOT NULL,
@@ -112,7 +108,7 @@ CREATE TABLE aliases (
 CREATE TABLE cache_attrs (
     run_id INTEGER NOT NULL, name TEXT NOT NULL, reclaim_account INTEGER,
     PRIMARY KEY (run_id, name)) WITHOUT ROWID;
-"""
+""" + PACKED_DDL.format(schema="")
 
 
 def default_store_path() -> Path:
@@ -283,6 +279,38 @@ class StoreSummary:
     top_growers: tuple[CacheGrowth, ...]
 
 
+def check_store_path(path: Path) -> None:
+    """Refuse (exit 2) a ``--store`` to write that is not a regular file or a new path.
+
+    SQLite given a device node fails to write it and the failed creation would
+    then remove the node: a mistyped ``--store /dev/sdb1`` must leave it as it
+    is.  A symbolic link is followed only to a regular file.
+    """
+    from forensics.output import file_kind
+
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        if os.path.islink(path):
+            raise UsageError(
+                f"--store {path} is a dangling symbolic link (to {os.readlink(path)})",
+                hint="give the store's own path, or a new path",
+            ) from None
+        return
+    except OSError as exc:
+        raise InputError(
+            f"cannot use --store {path}: {exc.strerror or exc}", hint="choose a writable --store PATH"
+        ) from None
+    if stat.S_ISREG(st.st_mode):
+        return
+    kind = file_kind(st.st_mode)
+    via = f" (a symbolic link to {os.path.realpath(path)})" if os.path.islink(path) else ""
+    raise UsageError(
+        f"--store {path}{via} is {kind}: a store is a regular file; nothing was written",
+        hint="give a new path or an existing store file (e.g. --store slab.sqlite)",
+    )
+
+
 def _text_or_none(value: object) -> object:
     return None if isinstance(value, NotAvailable) else value
 
@@ -413,12 +441,41 @@ class SlabStore:
             ) from None
         if version > SCHEMA_VERSION:
             raise InputError(f"{path}: store schema {version} is newer than this kforensic reads ({SCHEMA_VERSION})")
-        if "meta" not in tables or "slab" not in tables:
+        if "meta" not in tables or not tables & {"slab", "slab_packed"}:
             raise InputError(f"{path}: not a slab-watch store (no meta/slab tables)")
         store = cls(path, db, readonly)
         store._scratch = scratch
+        if "slab_packed" not in tables:
+            store._read_schema_1()
         store._load_ids()
         return store
+
+    def _read_schema_1(self) -> None:
+        """Make a schema-1 store readable: migrate it in place (writing) or into a private temporary database."""
+        try:
+            if self.readonly:
+                # An empty name: SQLite's private temporary file, removed on close.  Unqualified table
+                # names find its slab_packed and counter_packed after the store's own tables.
+                self.db.execute("ATTACH DATABASE '' AS packed")
+                self.db.execute("BEGIN")
+                migrate(self.db, "packed")
+                self.db.execute("COMMIT")
+                return
+            self.db.execute("BEGIN IMMEDIATE")
+            migrate(self.db, "main")
+            self.db.execute("DROP TABLE slab")
+            self.db.execute("DROP TABLE counter_values")
+            self.db.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (SCHEMA,))
+            self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            self.db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
+            self.close()
+            raise InputError(
+                f"{self.path}: cannot read its schema-1 tables into the packed layout ({exc})",
+                hint="free some disk space (the temporary directory, or beside the store) and retry",
+            ) from None
 
     @classmethod
     def open_for_writing(cls, path: Path, host: str | NotAvailable, force: bool = False) -> SlabStore:
@@ -427,21 +484,33 @@ class SlabStore:
         A store recorded on another host is refused unless ``force``; a store
         another watcher is writing is refused.
         """
+        check_store_path(path)
         try:
             path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
-            empty = os.fstat(fd).st_size == 0
+            try:  # O_EXCL: only a file this run made is ever removed again
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+                made = True
+            except FileExistsError:
+                check_store_path(path)  # (it appeared meanwhile: the same rules)
+                fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+                made = False
+            st = os.fstat(fd)
             os.close(fd)
         except OSError as exc:
             raise InputError(
                 f"cannot create store {path}: {exc.strerror or exc}", hint="choose a writable --store PATH"
             ) from None
+        if not stat.S_ISREG(st.st_mode):  # swapped for a device between the check and the open
+            raise UsageError(f"--store {path} is not a regular file", hint="give a new path or an existing store file")
+        empty = st.st_size == 0
         if empty:
             try:
                 _create(path, host)
             except (sqlite3.DatabaseError, OSError) as exc:
-                # A full disk or a failing device: nothing was committed; leave no empty store behind.
-                for leftover in (path, Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}-journal")):
+                # A full disk or a failing device: nothing was committed; leave no empty store behind
+                # (only what this run created: an empty file someone else made stays).
+                leftovers = [Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}-journal")]
+                for leftover in [path, *leftovers] if made else leftovers:
                     with contextlib.suppress(OSError):
                         leftover.unlink()
                 raise InputError(
@@ -588,31 +657,30 @@ class SlabStore:
             )
             sample_id = int(cursor.lastrowid or 0)
             self._write_slabinfo(sample_id, sample.slabinfo)
-            values = []
+            values: list[tuple[int, int]] = []
             for source, counters in (("meminfo", sample.meminfo), ("vmstat", sample.vmstat)):
                 if isinstance(counters, Counters):
-                    values += [
-                        (sample_id, self._counter_id(source, c.name, c.unit), c.value) for c in counters.counters
-                    ]
+                    values += [(self._counter_id(source, c.name, c.unit), c.value) for c in counters.counters]
             if isinstance(sample.fs, FsCounters):
-                values += [(sample_id, self._counter_id("fs", c.name, ""), c.value) for c in sample.fs.as_counters()]
-            self.db.executemany("INSERT INTO counter_values VALUES (?, ?, ?)", values)
+                values += [(self._counter_id("fs", c.name, ""), c.value) for c in sample.fs.as_counters()]
+            if values:
+                self.db.execute("INSERT INTO counter_packed VALUES (?, ?, ?, ?)", packed_counter_row(sample_id, values))
             if isinstance(sample.kmsg, KmsgBatch) and isinstance(sample.boot_id, str):
                 self._write_kmsg(sample_id, sample.boot_id, sample.kmsg)
         return sample_id
 
     def _write_slabinfo(self, sample_id: int, slabinfo: Slabinfo | NotAvailable) -> None:
-        if isinstance(slabinfo, NotAvailable):
+        if isinstance(slabinfo, NotAvailable) or not slabinfo.caches:
             return
-        rows = []
+        rows: dict[int, tuple[int, ...]] = {}
         stats = []
         for c in slabinfo.caches:
             cache_id = self._cache_id(c.name)
-            rows.append((sample_id, cache_id, *c[1:12]))
+            rows[cache_id] = (cache_id, *c[1:12])  # a cache listed twice (two caches of one name) keeps its last line
             if c.statistics is not None:
                 stats.append((sample_id, cache_id, *c.statistics))
-        # OR REPLACE: a cache listed twice (two caches of one name) keeps its last line.
-        self.db.executemany(f"INSERT OR REPLACE INTO slab VALUES ({', '.join('?' * 13)})", rows)
+        marks = ", ".join("?" * (3 + len(SLAB_COLUMNS)))
+        self.db.execute(f"INSERT INTO slab_packed VALUES ({marks})", packed_slab_row(sample_id, list(rows.values())))
         if stats:
             self.db.executemany(f"INSERT OR REPLACE INTO slab_stats VALUES ({', '.join('?' * 15)})", stats)
 
@@ -695,30 +763,105 @@ class SlabStore:
         """Every cache name ever seen, sorted."""
         return tuple(sorted(self._cache_ids))
 
+    # ------------------------------------------------------------ packed rows
+
+    def _packed_rows(
+        self,
+        table: str,
+        columns: tuple[str, ...],
+        run_id: int | None = None,
+        where: str = "",
+        args: tuple[object, ...] = (),
+    ) -> Iterator[list[Any]]:
+        """Blocks of (sample id, count, *columns) rows of slab_packed or counter_packed, in sample order."""
+        count = "caches" if table == "slab_packed" else "counters"
+        in_run = "sample_id IN (SELECT id FROM samples WHERE run_id = ?)" if run_id is not None else ""
+        conditions = [c for c in (where, in_run) if c]
+        if run_id is not None:
+            args = (*args, run_id)
+        clause = f"WHERE {' AND '.join(conditions)}" if conditions else ""
+        cursor = self.db.execute(
+            f"SELECT sample_id, {count}, {', '.join(columns)} FROM {table} {clause} ORDER BY sample_id", args
+        )
+        while block := cursor.fetchmany(_BLOCK):
+            yield block
+
+    def _slab_long(
+        self, columns: tuple[str, ...], run_id: int | None = None
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], list[npt.NDArray[np.int64]]]:
+        """(sample id, cache id) of every slab row and the given columns, in stored order (sample order)."""
+        import numpy as np
+
+        sample_parts, id_parts = [], []
+        value_parts: list[list[npt.NDArray[np.int64]]] = [[] for _ in columns]
+        for block in self._packed_rows("slab_packed", ("cache_id", *columns), run_id):
+            counts = np.array([r[1] for r in block], dtype=np.int64)
+            sample_parts.append(np.repeat(np.array([r[0] for r in block], dtype=np.int64), counts))
+            id_parts.append(unpack_many([r[2] for r in block], counts))
+            for j in range(len(columns)):
+                value_parts[j].append(unpack_many([r[3 + j] for r in block], counts))
+
+        def joined(parts: list[npt.NDArray[np.int64]]) -> npt.NDArray[np.int64]:
+            return np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
+
+        return joined(sample_parts), joined(id_parts), [joined(p) for p in value_parts]
+
+    def _row_of(self, table: str, sample_id: int, columns: tuple[str, ...]) -> list[list[int]] | None:
+        """The ids and the given columns of one sample's packed row, as Python ints (None: no row)."""
+        count, ids = ("caches", "cache_id") if table == "slab_packed" else ("counters", "counter_id")
+        row = self.db.execute(
+            f"SELECT {count}, {ids}, {', '.join(columns)} FROM {table} WHERE sample_id = ?", (sample_id,)
+        ).fetchone()
+        if row is None:
+            return None
+        return [unpack_list(blob, int(row[0])) for blob in row[1:]]
+
+    def _samples_with(self, table: str, run_id: int | None) -> list[tuple[int, int, float, float | None, str | None]]:
+        """(id, run id, wall, uptime, boot id) of the samples with a row in ``table``, in order."""
+        where, args = ("AND run_id = ?", (run_id,)) if run_id is not None else ("", ())
+        query = (
+            f"SELECT id, run_id, wall, uptime, boot_id FROM samples WHERE id IN (SELECT sample_id FROM {table})"
+            f" {where} ORDER BY id"
+        )
+        return list(self.db.execute(query, args))
+
+    # ------------------------------------------------------------ series and frames
+
     def cache_series(self, name: str, run_id: int | None = None) -> tuple[CachePoint, ...]:
         """The samples of one cache, in order (samples where it did not exist are absent)."""
-        where = "AND s.run_id = ?" if run_id is not None else ""
-        args: tuple[object, ...] = (name,) if run_id is None else (name, run_id)
-        query = (
-            "SELECT s.id, s.wall, s.boot_id, l.active_objs, l.num_objs, l.objsize, l.objperslab, l.pagesperslab,"
-            " l.active_slabs, l.num_slabs FROM slab l JOIN samples s ON s.id = l.sample_id"
-            f" JOIN caches c ON c.id = l.cache_id WHERE c.name = ? {where} ORDER BY s.id"
-        )
-        return tuple(CachePoint(*r) for r in self.db.execute(query, args))
+        cache_id = self._cache_ids.get(name)
+        if cache_id is None:
+            return ()
+        walls = {s[0]: s for s in self._samples_with("slab_packed", run_id)}
+        wanted = ("active_objs", "num_objs", "objsize", "objperslab", "pagesperslab", "active_slabs", "num_slabs")
+        out = []
+        for block in self._packed_rows("slab_packed", ("cache_id", *wanted), run_id):
+            for sample_id, count, ids, *blobs in block:
+                found = unpack_list(ids, count)
+                if cache_id in found:
+                    place = found.index(cache_id)
+                    _, _, wall, _, boot = walls[sample_id]
+                    out.append(CachePoint(sample_id, wall, boot, *(unpack_list(b, count)[place] for b in blobs)))
+        return tuple(out)
+
+    def counter_series(self, source: str, name: str, run_id: int | None = None) -> tuple[CounterPoint, ...]:
+        """The samples of one counter (``source`` is meminfo, vmstat or fs), in order."""
+        counter_id = self._counter_ids.get((source, name))
+        if counter_id is None:
+            return ()
+        walls = {s[0]: s for s in self._samples_with("counter_packed", run_id)}
+        out = []
+        for block in self._packed_rows("counter_packed", ("counter_id", "value"), run_id):
+            for sample_id, count, ids, values in block:
+                found = unpack_list(ids, count)
+                if counter_id in found:
+                    _, _, wall, _, boot = walls[sample_id]
+                    out.append(CounterPoint(sample_id, wall, boot, unpack_list(values, count)[found.index(counter_id)]))
+        return tuple(out)
 
     def counter_names(self) -> tuple[tuple[str, str, str], ...]:
         """(source, name, unit) of every recorded counter, e.g. ("meminfo", "Slab", "kB")."""
         return tuple(self.db.execute("SELECT source, name, unit FROM counters ORDER BY source, id"))
-
-    def counter_series(self, source: str, name: str, run_id: int | None = None) -> tuple[CounterPoint, ...]:
-        """The samples of one counter (``source`` is meminfo, vmstat or fs), in order."""
-        where = "AND s.run_id = ?" if run_id is not None else ""
-        args: tuple[object, ...] = (source, name) if run_id is None else (source, name, run_id)
-        query = (
-            "SELECT s.id, s.wall, s.boot_id, v.value FROM counter_values v JOIN samples s ON s.id = v.sample_id"
-            f" JOIN counters c ON c.id = v.counter_id WHERE c.source = ? AND c.name = ? {where} ORDER BY s.id"
-        )
-        return tuple(CounterPoint(*r) for r in self.db.execute(query, args))
 
     def kmsg(self, boot_id: str | None = None) -> tuple[KmsgRow, ...]:
         """Stored kernel log records (of one boot, or all), in order."""
@@ -760,79 +903,241 @@ class SlabStore:
     def slab_frame(self, run_id: int | None = None) -> pd.DataFrame:
         """Every slab row as a pandas DataFrame (one row per sample and cache), pandas imported here.
 
-        Rows are in sample order, then cache name order (SQLite's byte order), with the sample's run,
-        times and boot; the same frame as :data:`SLAB_FRAME_QUERY` gives.  Read without that query's
-        join and sort, in blocks of plain integers: a day of 10 s samples (2.2 M rows) loads in about
-        half the time, and without a Python tuple per row alive at once (the query's way needed about
-        1 GB more for it).
+        Columns :data:`SLAB_FRAME_COLUMNS`; rows in sample order, then cache name order (code point
+        order, as SQLite's BINARY collation sorts them), as schema 1's join-and-sort query gave them.
         """
         import numpy as np
         import pandas as pd
 
-        where, args = ("WHERE run_id = ? AND", (run_id,)) if run_id is not None else ("WHERE", ())
-        samples = pd.read_sql_query(
-            f"SELECT id AS sample_id, run_id, wall, uptime, boot_id FROM samples {where}"
-            " id IN (SELECT sample_id FROM slab) ORDER BY id",
+        samples = self._samples_frame("slab_packed", run_id)
+        caches = self.db.execute("SELECT id, name FROM caches ORDER BY name").fetchall()
+        if samples.empty or not caches:
+            return pd.DataFrame({c: pd.Series(dtype=object) for c in SLAB_FRAME_COLUMNS})
+        sample_col, id_col, values = self._slab_long(SLAB_COLUMNS, run_id)
+        rank = self._rank([cache_id for cache_id, _ in caches], id_col)
+        known = (
+            rank[id_col] >= 0
+        )  # as schema 1's join did, leave out rows of unknown caches (none if kforensic wrote it)
+        sample_col, id_col, values = sample_col[known], id_col[known], [v[known] for v in values]
+        names = np.array([name for _, name in caches], dtype=object)
+        order = np.argsort(sample_col * len(caches) + rank[id_col], kind="stable")
+        columns = self._sample_columns(samples, sample_col[order])
+        columns["cache"] = names[rank[id_col[order]]]
+        columns.update((column, value[order]) for column, value in zip(SLAB_COLUMNS, values, strict=True))
+        return pd.DataFrame(columns, copy=False)
+
+    @staticmethod
+    def _sample_columns(samples: pd.DataFrame, sample_col: npt.NDArray[np.int64]) -> dict[str, Any]:
+        """The samples' columns repeated for each row of ``sample_col`` (dtypes as SQLite's rows gave them)."""
+        import numpy as np
+
+        place = np.searchsorted(samples["sample_id"].to_numpy(), sample_col)
+        return {c: samples[c].to_numpy()[place] for c in samples.columns}
+
+    @staticmethod
+    def _rank(ids_by_name: list[int], seen: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """id -> place in ``ids_by_name`` (-1: an id the table lacks), as an array indexed by id."""
+        import numpy as np
+
+        ids = np.array(ids_by_name, dtype=np.int64)
+        top = max(int(ids.max()) if len(ids) else 0, int(seen.max()) if len(seen) else 0)
+        rank = np.full(top + 1, -1, dtype=np.int64)
+        rank[ids] = np.arange(len(ids))
+        return rank
+
+    def _samples_frame(self, table: str, run_id: int | None) -> pd.DataFrame:
+        import pandas as pd
+
+        where, args = ("AND run_id = ?", (run_id,)) if run_id is not None else ("", ())
+        return pd.read_sql_query(
+            f"SELECT id AS sample_id, run_id, wall, uptime, boot_id FROM samples"
+            f" WHERE id IN (SELECT sample_id FROM {table}) {where} ORDER BY id",
             self.db,
             params=args,
         )
-        caches = self.db.execute("SELECT id, name FROM caches ORDER BY name").fetchall()
-        if samples.empty or not caches:  # no rows: the query's own (empty) frame
-            return pd.read_sql_query(
-                SLAB_FRAME_QUERY.format(where="WHERE s.run_id = ?" if args else ""), self.db, params=args
-            )
-        in_run = "WHERE sample_id IN (SELECT id FROM samples WHERE run_id = ?)" if run_id is not None else ""
-        cursor = self.db.execute(f"SELECT sample_id, cache_id, {', '.join(SLAB_COLUMNS)} FROM slab {in_run}", args)
-        blocks = []
-        while block := cursor.fetchmany(1 << 16):
-            blocks.append(np.array(block, dtype=np.int64))
-        data = np.concatenate(blocks)
-        ids = np.array([cache_id for cache_id, _ in caches], dtype=np.int64)
-        rank = np.full(max(int(ids.max()), int(data[:, 1].max())) + 1, -1, dtype=np.int64)  # id -> place by name
-        rank[ids] = np.arange(len(ids))
-        names = np.array([name for _, name in caches], dtype=object)
-        sample_ids = samples["sample_id"].to_numpy()
-        # as the join does, drop rows of unknown caches or samples (none in a store kforensic wrote)
-        data = data[(rank[data[:, 1]] >= 0) & np.isin(data[:, 0], sample_ids)]
-        order = np.argsort(data[:, 0] * len(ids) + rank[data[:, 1]], kind="stable")
-        data = data[order]
-        frame: pd.DataFrame = samples.iloc[np.searchsorted(sample_ids, data[:, 0])].reset_index(drop=True)
-        frame["cache"] = names[rank[data[:, 1]]]
-        for j, column in enumerate(SLAB_COLUMNS):
-            frame[column] = data[:, 2 + j]
-        return frame
 
-    def counter_frame(self, run_id: int | None = None) -> pd.DataFrame:
-        """Every counter value as a pandas DataFrame (one row per sample and counter)."""
+    def slab_table(self, run_id: int | None = None) -> SlabTable:
+        """The slab samples as matrices (:class:`~forensics.types.slab.SlabTable`): what the leak analysis reads.
+
+        Decoded block by block straight into the matrices: a week of 10 s samples of 250 caches
+        never exists as 15 million rows.
+        """
+        import numpy as np
+
+        samples = self._samples_with("slab_packed", run_id)
+        caches = self.db.execute("SELECT id, name FROM caches ORDER BY name").fetchall()
+        rank = self._rank([cache_id for cache_id, _ in caches], np.empty(0, dtype=np.int64))
+        shape = (len(samples), len(caches))
+        matrices = [np.full(shape, np.nan) for _ in range(3)]
+        places: dict[bytes, npt.NDArray[np.int64]] = {}  # a sample's cache ids -> their columns
+        row = 0
+        for block in self._packed_rows("slab_packed", ("cache_id", "active_objs", "num_objs", "objsize"), run_id):
+            counts = np.array([r[1] for r in block], dtype=np.int64)
+            first: bytes = block[0][2]
+            if first not in places:
+                places[first] = self._columns_of(first, int(counts[0]), rank)
+            same = all(r[2] == first for r in block)
+            for j, matrix in enumerate(matrices):
+                values = unpack_many([r[3 + j] for r in block], counts).astype(np.float64)
+                if j == 2:  # num_objs * objsize, in float64 as the analysis of a long frame multiplies them
+                    values *= unpack_many([r[4] for r in block], counts).astype(np.float64)
+                if same:  # every sample of the block lists the same caches: one assignment
+                    matrix[row : row + len(block), places[first]] = values.reshape(len(block), -1)
+                    continue
+                start = 0
+                for k, r in enumerate(block):
+                    ids: bytes = r[2]
+                    if ids not in places:
+                        places[ids] = self._columns_of(ids, int(counts[k]), rank)
+                    matrix[row + k, places[ids]] = values[start : start + int(counts[k])]
+                    start += int(counts[k])
+            row += len(block)
+        present = ~np.isnan(matrices[1]).all(axis=0)
+        if not bool(present.all()):
+            matrices = [m[:, present] for m in matrices]
+        boots = [s[4] for s in samples]
+        boot_ids = tuple(dict.fromkeys(b for b in boots if b is not None))
+        code = {b: i for i, b in enumerate(boot_ids)}
+        return SlabTable(
+            sample_ids=np.array([s[0] for s in samples], dtype=np.int64),
+            walls=np.array([s[2] for s in samples], dtype=np.float64),
+            boot_codes=np.array([-1 if b is None else code[b] for b in boots], dtype=np.int64),
+            boot_ids=boot_ids,
+            names=tuple(name for (_, name), p in zip(caches, present.tolist(), strict=True) if p),
+            active_objs=matrices[0],
+            num_objs=matrices[1],
+            num_bytes=matrices[2],
+        )
+
+    def _columns_of(self, ids: bytes, count: int, rank: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        import numpy as np
+
+        found = np.array(unpack_list(ids, count), dtype=np.int64)
+        if len(found) and (int(found.max()) >= len(rank) or bool((rank[found] < 0).any())):
+            raise InputError(f"{self.path}: damaged store: a sample names a cache id the caches table lacks")
+        return rank[found]
+
+    def counter_frame(
+        self, run_id: int | None = None, select: Callable[[str, str], bool] | None = None
+    ) -> pd.DataFrame:
+        """Every counter value as a pandas DataFrame (one row per sample and counter, in counter id order).
+
+        Columns :data:`COUNTER_FRAME_COLUMNS`.  ``select(source, name)``: only the counters it accepts.
+        """
+        import numpy as np
         import pandas as pd
 
-        where, args = ("WHERE s.run_id = ?", (run_id,)) if run_id is not None else ("", ())
-        query = (
-            "SELECT s.id AS sample_id, s.run_id, s.wall, s.uptime, s.boot_id, c.source, c.name, c.unit, v.value"
-            " FROM counter_values v JOIN samples s ON s.id = v.sample_id JOIN counters c ON c.id = v.counter_id"
-            f" {where} ORDER BY s.id, c.id"
+        samples = self._samples_frame("counter_packed", run_id)
+        counters = self.db.execute("SELECT id, source, name, unit FROM counters ORDER BY id").fetchall()
+        if samples.empty or not counters:
+            return pd.DataFrame({c: pd.Series(dtype=object) for c in COUNTER_FRAME_COLUMNS})
+        rank = self._rank([c[0] for c in counters], np.empty(0, dtype=np.int64))
+        wanted = np.array([select is None or select(c[1], c[2]) for c in counters] + [False], dtype=bool)
+        sample_parts, id_parts, value_parts = [], [], []
+        for block in self._packed_rows("counter_packed", ("counter_id", "value"), run_id):
+            counts = np.array([r[1] for r in block], dtype=np.int64)
+            ids = unpack_many([r[2] for r in block], counts)
+            known = ids < len(rank)
+            # rank -1 (an id the counters table lacks: never in a store kforensic wrote) picks the final False
+            keep = wanted[np.where(known, rank[np.where(known, ids, 0)], -1)]
+            sample_parts.append(np.repeat(np.array([r[0] for r in block], dtype=np.int64), counts)[keep])
+            id_parts.append(ids[keep])
+            value_parts.append(unpack_many([r[3] for r in block], counts)[keep])
+        sample_col, id_col, value_col = (np.concatenate(p) for p in (sample_parts, id_parts, value_parts))
+        order = np.argsort(sample_col * len(counters) + rank[id_col], kind="stable")
+        frame = self._sample_columns(samples, sample_col[order])
+        codes = rank[id_col[order]]
+        for j, column in enumerate(("source", "name", "unit"), start=1):
+            # Categoricals (categories sorted, as sorting the strings would): millions of rows of a few
+            # dozen names cost codes, not a pointer each, and compare and factorize as integers.
+            texts = np.array([c[j] for c in counters], dtype=object)
+            categories, place = np.unique(texts, return_inverse=True)
+            frame[column] = pd.Categorical.from_codes(place[codes], categories=pd.Index(categories))
+        frame["value"] = value_col[order]
+        return pd.DataFrame(frame, copy=False)
+
+    def counter_table(
+        self, run_id: int | None = None, select: Callable[[str, str], bool] | None = None
+    ) -> CounterTable:
+        """The counter samples as a matrix (:class:`~forensics.types.slab.CounterTable`): what the leak analysis reads.
+
+        ``select(source, name)``: only the counters it accepts (columns in counter id order).
+        """
+        import numpy as np
+
+        counters = [
+            c
+            for c in self.db.execute("SELECT id, source, name, unit FROM counters ORDER BY id").fetchall()
+            if select is None or select(c[1], c[2])
+        ]
+        rank = self._rank([c[0] for c in counters], np.empty(0, dtype=np.int64))
+        samples = self._samples_with("counter_packed", run_id)
+        values = np.zeros((len(samples), len(counters)), dtype=np.int64)
+        present = np.zeros((len(samples), len(counters)), dtype=bool)
+        places: dict[bytes, tuple[npt.NDArray[np.bool_], npt.NDArray[np.int64]]] = {}  # ids -> (kept, columns)
+        row = 0
+        for block in self._packed_rows("counter_packed", ("counter_id", "value"), run_id):
+            counts = np.array([r[1] for r in block], dtype=np.int64)
+            decoded = unpack_many([r[3] for r in block], counts)
+            for k, r in enumerate(block):
+                ids: bytes = r[2]
+                if ids not in places:
+                    found = np.array(unpack_list(ids, int(counts[k])), dtype=np.int64)
+                    column = np.where(found < len(rank), rank[np.minimum(found, len(rank) - 1)], -1)
+                    places[ids] = (column >= 0, column[column >= 0])
+            first: bytes = block[0][2]
+            if all(r[2] == first for r in block):  # the usual case: one assignment for the block
+                kept, columns = places[first]
+                rows = slice(row, row + len(block))
+                values[rows, columns] = decoded.reshape(len(block), -1)[:, kept]
+                present[rows, columns] = True
+                row += len(block)
+                continue
+            start = 0
+            for k, r in enumerate(block):
+                kept, columns = places[r[2]]
+                values[row + k, columns] = decoded[start : start + int(counts[k])][kept]
+                present[row + k, columns] = True
+                start += int(counts[k])
+            row += len(block)
+        boots = [s[4] for s in samples]
+        boot_ids = tuple(dict.fromkeys(b for b in boots if b is not None))
+        code = {b: i for i, b in enumerate(boot_ids)}
+        return CounterTable(
+            sample_ids=np.array([s[0] for s in samples], dtype=np.int64),
+            walls=np.array([s[2] for s in samples], dtype=np.float64),
+            boot_codes=np.array([-1 if b is None else code[b] for b in boots], dtype=np.int64),
+            boot_ids=boot_ids,
+            sources=tuple(c[1] for c in counters),
+            names=tuple(c[2] for c in counters),
+            units=tuple(c[3] for c in counters),
+            values=values,
+            present=present,
         )
-        return pd.read_sql_query(query, self.db, params=args)
 
     def iter_slab_rows(self, run_id: int | None = None) -> Iterator[tuple[object, ...]]:
         """Slab rows as (sample id, wall, boot id, cache, the 11 slabinfo numbers), without pandas."""
-        where, args = ("WHERE s.run_id = ?", (run_id,)) if run_id is not None else ("", ())
-        query = (
-            "SELECT s.id, s.wall, s.boot_id, c.name, l.active_objs, l.num_objs, l.objsize, l.objperslab,"
-            " l.pagesperslab, l.tunable_limit, l.batchcount, l.sharedfactor, l.active_slabs, l.num_slabs,"
-            " l.sharedavail FROM slab l JOIN samples s ON s.id = l.sample_id JOIN caches c ON c.id = l.cache_id"
-            f" {where} ORDER BY s.id, c.name"
-        )
-        yield from self.db.execute(query, args)
+        names = {i: n for n, i in self._cache_ids.items()}
+        samples = {s[0]: s for s in self._samples_with("slab_packed", run_id)}
+        for block in self._packed_rows("slab_packed", ("cache_id", *SLAB_COLUMNS), run_id):
+            for sample_id, count, *blobs in block:
+                columns = [unpack_list(b, count) for b in blobs]
+                _, _, wall, _, boot = samples[sample_id]
+                rows = sorted(zip(*columns, strict=True), key=lambda r: names[r[0]])  # code point order, as SQLite's
+                for cache_id, *numbers in rows:
+                    yield (sample_id, wall, boot, names[cache_id], *numbers)
+
+    def _slab_numbers(self, sample_id: int, columns: tuple[str, ...]) -> dict[str, list[int]]:
+        """Cache name -> the given slabinfo numbers, of one sample."""
+        row = self._row_of("slab_packed", sample_id, columns)
+        if row is None:
+            return {}
+        names = {i: n for n, i in self._cache_ids.items()}
+        return {names[cache_id]: list(numbers) for cache_id, *numbers in zip(*row, strict=True)}
 
     def sample_line(self, sample_id: int, cache: str) -> str | None:
         """The slabinfo line of ``cache`` in sample ``sample_id``, formatted as the kernel prints it."""
-        row = self.db.execute(
-            "SELECT l.active_objs, l.num_objs, l.objsize, l.objperslab, l.pagesperslab, l.tunable_limit,"
-            " l.batchcount, l.sharedfactor, l.active_slabs, l.num_slabs, l.sharedavail FROM slab l"
-            " JOIN caches c ON c.id = l.cache_id WHERE l.sample_id = ? AND c.name = ?",
-            (sample_id, cache),
-        ).fetchone()
+        row = self._slab_numbers(sample_id, SLAB_COLUMNS).get(cache)
         if row is None:
             return None
         # Same widths as mm/slab_common.c cache_show().
@@ -853,12 +1158,12 @@ class SlabStore:
             return None
         source, colon, name = loc.name.partition(":")
         if colon and source in ("meminfo", "vmstat", "fs"):
-            row = self.db.execute(
-                "SELECT v.value, c.unit FROM counter_values v JOIN counters c ON c.id = v.counter_id"
-                " WHERE v.sample_id = ? AND c.source = ? AND c.name = ?",
-                (loc.start, source, name),
-            ).fetchone()
-            return None if row is None else f"{name}: {row[0]} {row[1]}".rstrip()
+            counter_id = self._counter_ids.get((source, name))
+            row = self._row_of("counter_packed", loc.start, ("value",))
+            if counter_id is None or row is None or counter_id not in row[0]:
+                return None
+            unit = self.db.execute("SELECT unit FROM counters WHERE id = ?", (counter_id,)).fetchone()[0]
+            return f"{name}: {row[1][row[0].index(counter_id)]} {unit}".rstrip()
         return self.sample_line(loc.start, loc.name)
 
     def summary(self, run_id: int | None = None, top: int = 5) -> StoreSummary:
@@ -868,28 +1173,25 @@ class SlabStore:
         growers: list[CacheGrowth] = []
         if segments:
             _, first, last = segments[-1]
-            query = (
-                "SELECT c.name, l.active_objs, l.objsize FROM slab l JOIN caches c ON c.id = l.cache_id"
-                " WHERE l.sample_id = ?"
-            )
-            before = {n: (a, s) for n, a, s in self.db.execute(query, (first,))}
-            after = {n: (a, s) for n, a, s in self.db.execute(query, (last,))}
+            before = self._slab_numbers(first, ("active_objs", "objsize"))
+            after = self._slab_numbers(last, ("active_objs", "objsize"))
             for name in before.keys() & after.keys():
                 (a0, s0), (a1, s1) = before[name], after[name]
                 growers.append(CacheGrowth(name, a0 * s0, a1 * s1, a0, a1))
             growers = sorted((g for g in growers if g.delta_bytes > 0), key=lambda g: (-g.delta_bytes, g.name))
         ids = [s.id for s in samples]
-        caches = 0
+        caches: set[int] = set()
         kmsg = 0
         if ids:
             span = (min(ids), max(ids))
-            caches = self.db.execute(
-                "SELECT count(DISTINCT cache_id) FROM slab WHERE sample_id BETWEEN ? AND ?", span
-            ).fetchone()[0]
+            for count, blob in self.db.execute(
+                "SELECT DISTINCT caches, cache_id FROM slab_packed WHERE sample_id BETWEEN ? AND ?", span
+            ):
+                caches.update(unpack_list(blob, count))
             kmsg = self.db.execute("SELECT count(*) FROM kmsg WHERE sample_id BETWEEN ? AND ?", span).fetchone()[0]
         return StoreSummary(
             samples=len(samples),
-            caches=int(caches),
+            caches=len(caches),
             boots=len({s[0] for s in segments}),
             first_wall=samples[0].wall if samples else NotAvailable("no samples"),
             last_wall=samples[-1].wall if samples else NotAvailable("no samples"),

@@ -40,7 +40,7 @@ __all__ = ["TraceParser"]
 _make = make_event
 
 MAX_LINE = 1 << 20  # a "line" longer than this is garbage, counted and dropped unread
-_MAX_UNKNOWN_NAMES = 256  # distinct unknown event names remembered (the rest are only counted)
+MAX_UNKNOWN_NAMES = 256  # distinct unknown event names remembered (the rest are only counted)
 
 
 class TraceParser:
@@ -215,7 +215,7 @@ class TraceParser:
                 if b" " in name or not name:
                     self._malformed(line_no, line)
                     n_events -= 1
-                elif name in unknown or len(unknown) < _MAX_UNKNOWN_NAMES:
+                elif name in unknown or len(unknown) < MAX_UNKNOWN_NAMES:
                     unknown[name] = unknown.get(name, 0) + 1
                 continue
             if kind == 3 and skip_wakeup:  # Kind.WAKEUP, once waking events are known

@@ -8,26 +8,79 @@ from __future__ import annotations
 
 import errno
 import io
+import os
 import sys
+from collections.abc import Callable
 from typing import Annotated
 
 import typer
 
 from forensics import __version__
-from forensics.errors import ExitCode, KforensicError
+from forensics.errors import ExitCode, InputError, KforensicError
 
-#: Command name -> the module in forensics.commands that registers it, in --help order.
-COMMANDS: dict[str, str] = {
-    "report": "report",
-    "vmcore": "vmcore",
-    "slab-watch": "slabwatch",
-    "slab-import": "slabwatch",
-    "slab-export": "slabwatch",
-    "kdump": "kdump",
-    "trace": "trace",
-    "dmesg": "dmesg",
-    "leaks": "leaks",
-    "profile": "profile",
+
+# Each command module is imported only when its command runs (start-up time): one registrar per module,
+# a plain import inside a function (no import by string).
+def _report(app: typer.Typer) -> None:
+    from forensics.commands import report
+
+    report.register(app)
+
+
+def _vmcore(app: typer.Typer) -> None:
+    from forensics.commands import vmcore
+
+    vmcore.register(app)
+
+
+def _slabwatch(app: typer.Typer) -> None:
+    from forensics.commands import slabwatch
+
+    slabwatch.register(app)
+
+
+def _kdump(app: typer.Typer) -> None:
+    from forensics.commands import kdump
+
+    kdump.register(app)
+
+
+def _trace(app: typer.Typer) -> None:
+    from forensics.commands import trace
+
+    trace.register(app)
+
+
+def _dmesg(app: typer.Typer) -> None:
+    from forensics.commands import dmesg
+
+    dmesg.register(app)
+
+
+def _leaks(app: typer.Typer) -> None:
+    from forensics.commands import leaks
+
+    leaks.register(app)
+
+
+def _profile(app: typer.Typer) -> None:
+    from forensics.commands import profile
+
+    profile.register(app)
+
+
+#: Command name -> the registrar of its module in forensics.commands, in --help order.
+COMMANDS: dict[str, Callable[[typer.Typer], None]] = {
+    "report": _report,
+    "vmcore": _vmcore,
+    "slab-watch": _slabwatch,
+    "slab-import": _slabwatch,
+    "slab-export": _slabwatch,
+    "kdump": _kdump,
+    "trace": _trace,
+    "dmesg": _dmesg,
+    "leaks": _leaks,
+    "profile": _profile,
 }
 
 
@@ -51,8 +104,6 @@ def _root(
 
 def make_app(commands: tuple[str, ...] | None = None) -> typer.Typer:
     """The CLI with the given commands (all when None) registered."""
-    import importlib
-
     cli = typer.Typer(
         name="kforensic",
         help="Post-mortem crash and memory forensics for Linux kernels.",
@@ -64,8 +115,8 @@ def make_app(commands: tuple[str, ...] | None = None) -> typer.Typer:
     )
     cli.callback()(_root)
     wanted = COMMANDS if commands is None else {c: COMMANDS[c] for c in commands}
-    for module_name in dict.fromkeys(wanted.values()):
-        importlib.import_module(f"forensics.commands.{module_name}").register(cli)
+    for register in dict.fromkeys(wanted.values()):
+        register(cli)
     return cli
 
 
@@ -74,8 +125,8 @@ def _requested(argv: list[str]) -> tuple[str, ...] | None:
     first = next((a for a in argv if not a.startswith("-")), None)
     if first in COMMANDS and not any(a in ("-h", "--help") for a in argv[: argv.index(first)]):
         # The command's siblings from the same module keep their help consistent.
-        module = COMMANDS[first]
-        return tuple(c for c, m in COMMANDS.items() if m == module)
+        registrar = COMMANDS[first]
+        return tuple(c for c, m in COMMANDS.items() if m == registrar)
     return None
 
 
@@ -118,6 +169,64 @@ class _ClosedOutput(io.TextIOBase):
         raise OSError(errno.EBADF, "standard output is closed")
 
 
+class _ClosedInput(io.TextIOBase):
+    """Standard input when the process started with it closed (``<&-``): reading it is exit 3 in one line.
+
+    Every reader of ``-`` goes through ``sys.stdin`` (or its ``buffer``), so
+    this one object gives every command the same answer.
+    """
+
+    def isatty(self) -> bool:
+        return False
+
+    def readable(self) -> bool:
+        return True
+
+    @staticmethod
+    def _refuse() -> InputError:
+        return InputError(
+            "standard input is closed: there is nothing to read from '-' (the program was started with <&-)",
+            hint="give the input's path, or run with data on standard input",
+        )
+
+    @property
+    def buffer(self) -> io.BufferedIOBase:
+        raise self._refuse()
+
+    def read(self, size: int | None = -1) -> str:
+        raise self._refuse()
+
+    def readline(self, size: int | None = -1) -> str:  # type: ignore[override]
+        raise self._refuse()
+
+
+def _refill_standard_streams() -> None:
+    """Give closed descriptors 0-2 /dev/null, and the streams objects that say they were closed.
+
+    Without this the first file the run opens gets the free descriptor: a
+    message meant for stderr (or a result meant for stdout) would be written
+    into the store or the report.  A closed stdin reads as "closed" (exit 3),
+    a closed stdout refuses the result (exit 3, ``-o FILE`` still works), and
+    a closed stderr swallows messages without changing the exit code.
+    """
+    closed: list[int] = []
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            closed.append(fd)
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+    if 0 in closed or sys.stdin is None:
+        sys.stdin = _ClosedInput()
+    if 1 in closed or sys.stdout is None:  # writing the result fails in one line (exit 3); -o FILE still works
+        sys.stdout = _ClosedOutput()
+    if 2 in closed or sys.stderr is None:
+        sys.stderr = open(2, "w", closefd=False, errors="backslashreplace")  # noqa: SIM115 (lives as long as the process)
+
+
 def _sqlite_cause(exc: BaseException, kind: type[BaseException]) -> BaseException | None:
     """``exc`` or the exception it was raised from, when it is of ``kind``."""
     seen: BaseException | None = exc
@@ -140,8 +249,7 @@ def main() -> None:
 
     argv = sys.argv[1:]
     debug = "--debug" in argv
-    if sys.stdout is None:  # writing the result fails in one line (exit 3); -o FILE still works
-        sys.stdout = _ClosedOutput()
+    _refill_standard_streams()
     try:
         code = make_app(_requested(argv))(prog_name="kforensic", standalone_mode=False)
     except KforensicError as exc:

@@ -62,6 +62,7 @@ class FindingKind(enum.StrEnum):
     SLAB_LEAK = "slab-leak"
     SLAB_LEAK_GROUP = "slab-leak-group"
     KERNEL_MEMORY_LEAK = "kernel-memory-leak"
+    LEAK_COVERAGE = "leak-coverage"
     SNAPSHOT_ROWS_REJECTED = "snapshot-rows-rejected"
     SNAPSHOT_TIME_ORDER = "snapshot-time-order"
     # profile
@@ -162,6 +163,11 @@ _SEVERITY_ORDER = (
     Severity.HIGH,
     Severity.CRITICAL,
 )
+
+
+#: The lowest severity that is a problem: a healthy machine yields nothing at this level or above
+#: (docs/severity.md); below it a finding is information (low: worth a look, info: context).
+PROBLEM = Severity.MEDIUM
 
 
 class LocatorKind(enum.Enum):
@@ -297,6 +303,37 @@ class Subject:
         return f"{self.kind} {self.name}" + (f" (pid {self.pid})" if self.pid is not None else "")
 
 
+@dataclass(frozen=True)
+class Baseline:
+    """What a finding's figure was judged against: the expected value, and where that expectation comes from.
+
+    E.g. ``Baseline("CFS latency period, 4 runnable tasks, 2 CPUs", "12.000 ms",
+    "Documentation/scheduler/sched-design-CFS.rst")``.  Every renderer shows it
+    beside the severity, so a reader can check the judgement (docs/severity.md).
+    """
+
+    name: str  # what the expectation is
+    value: str  # its value, with units
+    source: str  # where it comes from: a kernel document, a kernel default, the input's own distribution
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.value} ({self.source})"
+
+
+@dataclass(frozen=True)
+class Examined:
+    """What one analysis looked at, so that "nothing found" says what it could and could not have found.
+
+    ``what`` is one line (``trace t.txt: 251,149 events, 2 CPUs, 22.683 s; sched_switch, irq_handler_entry``);
+    ``could_find`` names what the input had the power to show, ``could_not`` what it lacked and why
+    (``wakeup latency: needs sched_waking or sched_wakeup events``).
+    """
+
+    what: str
+    could_find: tuple[str, ...] = ()
+    could_not: tuple[str, ...] = ()
+
+
 def finding_id(kind: str, *parts: str) -> str:
     """Stable identifier of a problem, the same across runs and hosts.
 
@@ -325,6 +362,7 @@ class Finding:
     facts: tuple[Fact, ...] = ()
     detector: str = "unknown"
     subjects: tuple[Subject, ...] = ()  # what it is about, typed: correlation rules match these
+    baseline: Baseline | None = None  # what the figure behind the severity was judged against (docs/severity.md)
 
     def subject(self, kind: SubjectKind) -> Subject | None:
         """The first subject of that kind, None when the finding names none."""
@@ -365,6 +403,7 @@ class Finding:
             facts=facts,
             detector=self.detector,
             subjects=_unique(self.subjects + other.subjects),
+            baseline=self.baseline or other.baseline,
         )
 
 
@@ -416,10 +455,15 @@ class Incident:
     findings: tuple[Finding, ...]
     tool_version: str = field(default="unknown")
     boot_time: BootTime | NotAvailable = _NO_BOOT_TIME
+    examined: tuple[Examined, ...] = ()  # what each analysis looked at (said with "no problem found")
 
     def sorted_findings(self) -> tuple[Finding, ...]:
         """Findings, worst first, then by confidence, then by title."""
         return tuple(sorted(self.findings, key=lambda f: (-f.severity.rank, -f.confidence, f.title)))
+
+    def problems(self) -> tuple[Finding, ...]:
+        """The findings at :data:`PROBLEM` or above, worst first: below it a finding is information."""
+        return tuple(f for f in self.sorted_findings() if f.severity >= PROBLEM)
 
     def worst_severity(self) -> Severity | None:
         """The highest severity among the findings, None when there are none."""
@@ -442,6 +486,7 @@ class Incident:
             findings=tuple(by_id.values()),
             tool_version=tool_version,
             boot_time=boot,
+            examined=_unique(tuple(e for i in incidents for e in i.examined)),
         )
 
 

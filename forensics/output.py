@@ -125,18 +125,27 @@ def reader_went_away() -> None:
     raise SystemExit(0)
 
 
+#: What a file of each type is called in messages (``stat.S_IFMT`` of its mode).
+_KINDS = {
+    stat.S_IFDIR: "a directory",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFLNK: "a symbolic link",
+    stat.S_IFREG: "a regular file",
+}
+
+
+def file_kind(mode: int) -> str:
+    """What a file of ``mode`` (from stat) is, for a message: "a character device"."""
+    return _KINDS.get(stat.S_IFMT(mode), "not a regular file")
+
+
 def _refuse_kind(path: Path, st: os.stat_result) -> None:
-    kind = (
-        "a directory"
-        if stat.S_ISDIR(st.st_mode)
-        else "a block device (writing would overwrite the disk)"
-        if stat.S_ISBLK(st.st_mode)
-        else "a socket"
-        if stat.S_ISSOCK(st.st_mode)
-        else None
-    )
-    if kind is not None:
-        raise UsageError(f"cannot write {path}: it is {kind}", hint="give a file path")
+    if stat.S_ISDIR(st.st_mode) or stat.S_ISBLK(st.st_mode) or stat.S_ISSOCK(st.st_mode):
+        why = " (writing would overwrite the disk)" if stat.S_ISBLK(st.st_mode) else ""
+        raise UsageError(f"cannot write {path}: it is {file_kind(st.st_mode)}{why}", hint="give a file path")
 
 
 @contextlib.contextmanager

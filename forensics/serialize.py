@@ -12,9 +12,11 @@ from typing import Any
 
 from forensics.errors import InputError
 from forensics.model import (
+    Baseline,
     BootTime,
     Clock,
     Evidence,
+    Examined,
     Fact,
     Finding,
     FindingKind,
@@ -79,6 +81,11 @@ def finding_to_dict(f: Finding) -> JsonDict:
             if f.subjects
             else {}
         ),
+        **(
+            {"baseline": {"name": f.baseline.name, "value": f.baseline.value, "source": f.baseline.source}}
+            if f.baseline is not None
+            else {}
+        ),
     }
 
 
@@ -104,6 +111,11 @@ def incident_to_dict(incident: Incident) -> JsonDict:
             for s in incident.sources
         ],
         "findings": [finding_to_dict(f) for f in incident.sorted_findings()],
+        "problems": len(incident.problems()),
+        "examined": [
+            {"what": e.what, "could_find": list(e.could_find), "could_not": list(e.could_not)}
+            for e in incident.examined
+        ],
         "boot_time": json_value(incident.boot_time)
         if isinstance(incident.boot_time, NotAvailable)
         else {
@@ -210,9 +222,25 @@ class _Reader:
                 ),
                 detector=self.get(obj, "detector", str, where),
                 subjects=tuple(self.subject(x, f"{where}.subjects[{i}]") for i, x in enumerate(subjects)),
+                baseline=self.baseline(obj.get("baseline") if isinstance(obj, dict) else None, where),
             )
         except ValueError as exc:
             raise self.fail(where, str(exc)) from None
+
+    def baseline(self, obj: object, where: str) -> Baseline | None:
+        if obj is None:  # optional: only findings judged against a baseline have one
+            return None
+        at = f"{where}.baseline"
+        return Baseline(
+            self.get(obj, "name", str, at), self.get(obj, "value", str, at), self.get(obj, "source", str, at)
+        )
+
+    def examined(self, obj: object, where: str) -> Examined:
+        could_find = self.get(obj, "could_find", list, where)
+        could_not = self.get(obj, "could_not", list, where)
+        return Examined(
+            self.get(obj, "what", str, where), tuple(str(x) for x in could_find), tuple(str(x) for x in could_not)
+        )
 
     def subject(self, obj: object, where: str) -> Subject:
         pid = obj.get("pid") if isinstance(obj, dict) else None
@@ -265,4 +293,8 @@ def incident_from_dict(doc: object, origin: str) -> Incident:
         findings=tuple(r.finding(f, f"$.findings[{i}]") for i, f in enumerate(r.get(doc, "findings", list, "$"))),
         tool_version=str(r.get(doc, "tool_version", str, "$")),
         boot_time=r.boot_time(doc.get("boot_time") if isinstance(doc, dict) else None),
+        examined=tuple(
+            r.examined(e, f"$.examined[{i}]")
+            for i, e in enumerate(doc.get("examined", []) if isinstance(doc, dict) else [])  # older writers: none
+        ),
     )

@@ -42,3 +42,14 @@ def parse_duration(text: str, what: str) -> float:
     from forensics.units import check_number
 
     return check_number(sum(float(n) * _UNITS[u or "s"] for n, u in parts), what, "seconds")
+
+
+def human_bytes(value: int) -> str:
+    """A byte count (signed) in B, KiB, MiB or GiB, one decimal above bytes."""
+    sign = "-" if value < 0 else ""
+    size = float(abs(value))
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{sign}{size:.0f} {unit}" if unit == "B" else f"{sign}{size:.1f} {unit}"
+        size /= 1024
+    return f"{sign}{size:.1f} GiB"

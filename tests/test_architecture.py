@@ -87,11 +87,14 @@ def _imports(path: Path, root: Path = ROOT) -> list[tuple[str, int]]:
                 module = node.module or ""
             for a in node.names:
                 sub = f"{module}.{a.name}"
-                is_module = (root / Path(*sub.split("."))).with_suffix(".py").is_file() or (
-                    root / Path(*sub.split(".")) / "__init__.py"
-                ).is_file()
-                out.append((sub if is_module else module, node.lineno))
+                out.append((sub if _is_module(sub, root) else module, node.lineno))
     return out
+
+
+def _is_module(name: str, root: Path = ROOT) -> bool:
+    """Whether a dotted name is a module or package of the tree at ``root``."""
+    where = root / Path(*name.split("."))
+    return where.with_suffix(".py").is_file() or (where / "__init__.py").is_file()
 
 
 def _files(root: Path = ROOT) -> list[Path]:
@@ -272,3 +275,188 @@ def test_the_drgn_adapter_imports_only_the_detector_helpers_that_steer_its_reads
     assert imported == STEERING  # no stale entry
     doc = (ROOT / "docs" / "architecture.md").read_text()
     assert "pure detector helpers that steer what it reads" in doc
+
+
+# ---------------------------------------------------------------- cycles, private names, imports by string
+
+
+def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
+    """Module -> the project modules it imports (module level, inside functions and under TYPE_CHECKING)."""
+    modules = {_module_name(p, root): p for p in _files(root)}
+    return {m: {i for i, _ in _imports(p, root) if i in modules and i != m} for m, p in modules.items()}
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm, iterative), sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return sorted(found)
+
+
+def test_no_import_cycle() -> None:
+    found = cycles(import_graph())
+    assert not found, "modules that import each other (move the shared part down):\n" + "\n".join(map(str, found))
+
+
+def private_imports(root: Path = ROOT) -> list[str]:
+    """Every use of another project module's private name: ``from m import _x`` or ``m._x`` on an imported module."""
+    out = []
+    for path in _files(root):
+        tree = ast.parse(path.read_text(), str(path))
+        here = _module_name(path, root)
+        package = here if path.name == "__init__.py" else here.rpartition(".")[0]
+        bound: set[str] = set()  # local names bound to a project module
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
+                source = ".".join([*base, node.module] if node.module else base)
+                if source.partition(".")[0] not in PACKAGES:
+                    continue
+                for alias in node.names:
+                    if alias.name.startswith("_") and not alias.name.startswith("__"):
+                        out.append(f"{path.relative_to(root)}:{node.lineno}: {here} imports {alias.name}")
+                    elif _is_module(f"{source}.{alias.name}", root):
+                        bound.add(alias.asname or alias.name)
+            elif isinstance(node, ast.Import):
+                bound.update(
+                    a.asname or a.name.partition(".")[0] for a in node.names if a.name.partition(".")[0] in PACKAGES
+                )
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in bound
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+            ):
+                out.append(f"{path.relative_to(root)}:{node.lineno}: {here} uses {node.value.id}.{node.attr}")
+    return out
+
+
+def test_no_module_uses_another_modules_private_names() -> None:
+    found = private_imports()
+    assert not found, "private names used across modules (make them public, in their module's __all__):\n" + (
+        "\n".join(found)
+    )
+
+
+def imports_by_string(tree: ast.AST) -> list[int]:
+    """Lines that import by a string: ``importlib.import_module(...)``, ``import_module(...)``, ``__import__(...)``."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if name in ("import_module", "__import__"):
+                out.append(node.lineno)
+    return out
+
+
+def test_nothing_is_imported_by_a_string() -> None:
+    """A string target hides an import from this test, from mypy and from the reader."""
+    found = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for path in _files()
+        for line in imports_by_string(ast.parse(path.read_text(), str(path)))
+    ]
+    assert not found, "imports by string (write the import):\n" + "\n".join(found)
+
+
+def test_cycles_private_names_and_string_imports_are_caught(tmp_path: Path) -> None:
+    """The checks are not vacuous: a cycle through a function-level import, a private name, a string import."""
+    for pkg in PACKAGES:
+        (tmp_path / pkg).mkdir()
+        (tmp_path / pkg / "__init__.py").write_text("")
+    (tmp_path / "detectors" / "a.py").write_text("from detectors.b import helper\n\n_x = 1\n")
+    (tmp_path / "detectors" / "b.py").write_text(
+        "def helper() -> None:\n    from detectors import a\n\n    print(a._x)\n"
+    )
+    (tmp_path / "detectors" / "c.py").write_text("from detectors.a import _x\n")
+    (tmp_path / "detectors" / "d.py").write_text("from detectors.c import a\n")  # not a cycle: a chain
+    assert cycles(import_graph(tmp_path)) == [["detectors.a", "detectors.b"]]
+    assert private_imports(tmp_path) == [
+        "detectors/b.py:4: detectors.b uses a._x",
+        "detectors/c.py:1: detectors.c imports _x",
+    ]
+    source = 'import importlib\nm = importlib.import_module("forensics.commands.dmesg")\nn = __import__("x")\n'
+    assert imports_by_string(ast.parse(source)) == [2, 3]
+
+
+# ---------------------------------------------------------------- one format registry
+
+_FORMAT_NAMES = frozenset({"text", "md", "json", "html"})
+
+
+def format_branches(tree: ast.AST) -> list[int]:
+    """Lines that compare with an output format: ``fmt is OutputFormat.MD``, ``fmt == "json"``."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            for operand in (node.left, *node.comparators):
+                member = (
+                    isinstance(operand, ast.Attribute)
+                    and isinstance(operand.value, ast.Name)
+                    and operand.value.id == "OutputFormat"
+                )
+                named = isinstance(operand, ast.Constant) and operand.value in _FORMAT_NAMES
+                if member or named:
+                    out.append(node.lineno)
+                    break
+    return out
+
+
+def test_only_the_format_registry_branches_on_the_format() -> None:
+    """Every command renders through forensics/report/formats.py's ``render`` (one match, ending in assert_never)."""
+    registry = ROOT / "forensics" / "report" / "formats.py"
+    found = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for path in _files()
+        if path != registry
+        for line in format_branches(ast.parse(path.read_text(), str(path)))
+    ]
+    assert not found, "a branch on the output format outside the registry (add a Renderer method):\n" + "\n".join(found)
+    source = registry.read_text()
+    assert "assert_never(fmt)" in source
+
+
+@pytest.mark.parametrize(
+    "source",
+    ["if fmt is OutputFormat.JSON:\n    pass", 'x = 1 if fmt == "md" else 2', "y = OutputFormat.MD != fmt"],
+)
+def test_a_format_branch_is_recognised(source: str) -> None:
+    assert format_branches(ast.parse(source)) == [1]

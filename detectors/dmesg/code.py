@@ -108,12 +108,19 @@ def _x86_bytes(text: str) -> tuple[bytes, int] | None:
 
 def _decode_x86(data: bytes, mark: int) -> tuple[list[Instruction], int] | None:
     """Instructions before and from the mark, and the index of the faulting one."""
-    from detectors.vmcore.disasm import decode
+    from detectors.vmcore.disasm import Instruction, decode
     from forensics.types.vmcore import CodeBytes
 
-    after = decode(CodeBytes(_BASE + mark, data[mark:], _BASE + mark, "X86_64"))
+    # Only the faulting instruction and those before it are read to their operands and registers: the ones
+    # after it are shown, decoded without capstone's detail (which costs ~50 us an instruction).
+    after = decode(CodeBytes(_BASE + mark, data[mark:], _BASE + mark, "X86_64"), count=1)
     if not after:
         return None
+    rest = _BASE + mark + after[0].size
+    after += [
+        Instruction(a, n, m, o, None, (), (), False)
+        for a, n, m, o in _lite_decoder().disasm_lite(data[rest - _BASE :], rest)
+    ]
     # The first start whose instructions end exactly at the mark, found without capstone's detail (~10x
     # cheaper), then decoded once in full.
     lite = _lite_decoder()
@@ -130,6 +137,22 @@ def _lite_decoder() -> Any:
     import capstone
 
     return capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
+
+
+@functools.cache
+def _detail_decoder() -> Any:
+    import capstone
+
+    md = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
+    md.detail = True
+    return md
+
+
+@functools.cache
+def _arm64_decoder() -> Any:
+    import capstone
+
+    return capstone.Cs(capstone.CS_ARCH_ARM64, capstone.CS_MODE_ARM)
 
 
 def _last_write(insns: Sequence[Instruction], before: int, register: str) -> int | None:
@@ -155,9 +178,7 @@ def _access(data: bytes) -> str | None:
     import capstone
     from capstone import x86
 
-    md = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
-    md.detail = True
-    for insn in md.disasm(data, _BASE, 1):
+    for insn in _detail_decoder().disasm(data, _BASE, 1):
         for op in insn.operands:
             if op.type == x86.X86_OP_MEM and insn.mnemonic != "lea":
                 read, write = bool(op.access & capstone.CS_AC_READ), bool(op.access & capstone.CS_AC_WRITE)
@@ -232,8 +253,6 @@ def _x86_listing(at: int, data: bytes, mark: int, regs: RegisterSet) -> CodeList
 
 
 def _arm64_listing(at: int, words: str) -> CodeListing | None:
-    import capstone
-
     data = bytearray()
     mark = None
     for token in words.split():
@@ -242,7 +261,7 @@ def _arm64_listing(at: int, words: str) -> CodeListing | None:
         data += int(token.strip("()"), 16).to_bytes(4, "little")
     if mark is None:
         return None
-    md = capstone.Cs(capstone.CS_ARCH_ARM64, capstone.CS_MODE_ARM)
+    md = _arm64_decoder()
     shown = tuple(
         CodeInstruction(address - (_BASE + mark), f"{mnemonic} {ops}".strip(), address == _BASE + mark)
         for address, _size, mnemonic, ops in md.disasm_lite(bytes(data), _BASE)

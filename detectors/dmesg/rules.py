@@ -485,36 +485,31 @@ IGNORED = re.compile(
 #: the line that follows it: ``[#1]`` is the oops counter of x86 and arm oopses, ``Kernel panic``
 #: follows the reports whose own header has no trigger word (the scanner then looks a few lines
 #: up for that header), ``Mem-Info`` marks memory events (their header is found above it).
-#: Each word comes with the index of its *anchor*, a byte of it that is rare in kernel logs:
-#: the scanner searches one compiled pattern per anchor byte (see
-#: :func:`detectors.dmesg.scanner.trigger_patterns`), which is several times faster than
-#: searching every word, or than one regex alternation of all of them.
-TRIGGERS: tuple[tuple[bytes, int], ...] = (
-    # Anchors are shared where the words allow it: each distinct anchor byte costs one pass over the
-    # input.  An anchor is never a word's last byte (the pattern would then match every occurrence).
-    (b"WARNING", 4),
-    (b"PANIC", 3),
-    (b"INFO:", 0),
-    (b"Mem-Info", 4),
-    (b"Insufficient stack", 0),  # arm64 stack overflow
-    (b"BUG", 0),
-    (b"Busy inodes", 0),
-    (b"UBSAN:", 1),
-    (b"Kernel panic", 0),
-    (b"LOCKUP", 3),
-    (b"KASAN:", 0),
-    (b"KMSAN:", 0),
-    (b"KCSAN:", 0),
-    (b"KFENCE:", 0),
-    (b"Linux version", 0),  # a boot banner: a reboot when it is not the log's first boot
-    (b"SYZFAIL:", 6),  # syzkaller's executor failures on the console
-    (b"SYZFATAL:", 7),
-    (b"Machine Check", 0),
-    (b"[#", 1),
-    # Report kinds whose header has no upper-case word share the ':' anchor.
-    (b"rust_kernel: panicked", 11),
-    (b"unregister_netdevice: waiting", 20),
-    (b"trusty: panic", 6),
-    (b"VFS: Close", 3),
-    (b"VFS: brelse", 3),
+#: The scanner finds them all in one pass (an Aho-Corasick automaton, :data:`detectors.dmesg.scanner`).
+TRIGGERS: tuple[bytes, ...] = (
+    b"WARNING",
+    b"PANIC",
+    b"INFO:",
+    b"Mem-Info",
+    b"Insufficient stack",  # arm64 stack overflow
+    b"BUG",
+    b"Busy inodes",
+    b"UBSAN:",
+    b"Kernel panic",
+    b"LOCKUP",
+    b"KASAN:",
+    b"KMSAN:",
+    b"KCSAN:",
+    b"KFENCE:",
+    b"Linux version",  # a boot banner: a reboot when it is not the log's first boot
+    b"SYZFAIL:",  # syzkaller's executor failures on the console
+    b"SYZFATAL:",
+    b"Machine Check",
+    b"[#",
+    # Report kinds whose header has no upper-case word.
+    b"rust_kernel: panicked",
+    b"unregister_netdevice: waiting",
+    b"trusty: panic",
+    b"VFS: Close",
+    b"VFS: brelse",
 )

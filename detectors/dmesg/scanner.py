@@ -1,9 +1,9 @@
 """Streaming over a kernel log: find report headers fast, parse deeply only around them.
 
 The scanner takes the log as byte chunks of any size and keeps a bounded
-buffer: the lines not yet looked at, plus a short look-back.  A single
-few fast substring searches (:data:`detectors.dmesg.rules.TRIGGERS`) skip
-ordinary text at C speed; only the line it hits is decoded and tried against the rule
+buffer: the lines not yet looked at, plus a short look-back.  One
+multi-word search (:data:`detectors.dmesg.rules.TRIGGERS`) skips
+ordinary text at SIMD speed; only the line it hits is decoded and tried against the rule
 table, and only a real header makes the scanner cut a window of up to
 :data:`MAX_REPORT_LINES` lines and build the report.  Memory does not grow
 with the input: a line longer than :data:`MAX_LINE_BYTES` is cut (the rest of
@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+
+from ahocorasick_rs import BytesAhoCorasick, MatchKind
 
 from detectors.dmesg.events import KILLED, MEM_INFO, build_event, find_event_header
 from detectors.dmesg.extract import HEADER_HINT_BYTES, build_report, match_header
@@ -36,42 +38,21 @@ _PREAMBLE_WORDS = (b"cut here", b"corruption", b"refcount_t:", b"double add", b"
 _PREAMBLE_MESSAGE = re.compile(rb"list_(?:add|del) corruption|list_add double add|refcount_t: |kasan: ")
 
 
-def trigger_patterns(
-    triggers: tuple[tuple[bytes, int], ...],
-) -> tuple[tuple[re.Pattern[bytes], tuple[tuple[bytes, int], ...]], ...]:
-    """One pattern per anchor byte: the anchor followed by the rest of each word that has it.
-
-    A pattern that starts with one literal byte lets the regex engine jump from
-    one occurrence of that (rare) byte to the next in C; the few matches are
-    then checked for the part of the word before the anchor.
-    """
-    groups: dict[bytes, list[tuple[bytes, int]]] = {}
-    for word, anchor in triggers:
-        groups.setdefault(word[anchor : anchor + 1], []).append((word, anchor))
-    out = []
-    for byte, words in groups.items():
-        tails = "|".join(re.escape(w[anchor + 1 :].decode()) for w, anchor in words)
-        out.append((re.compile(re.escape(byte) + (b"(?:" + tails.encode() + b")" if tails else b"")), tuple(words)))
-    return tuple(out)
-
-
-_TRIGGER_PATTERNS = trigger_patterns(TRIGGERS)
-_RARE_ANCHORS = (b"#",)  # seldom in kernel logs: scanned with memchr, not the regex engine
-#: What a log says before a reboot that was asked for or follows a crash already reported: words found by
-#: ``bytes.find`` (memchr speed; a regex alternation of them steps through the text byte by byte), and
-#: systemd's last targets, looked for only after their common words.
+#: Every trigger word in one automaton: ahocorasick_rs (Rust's aho-corasick crate, whose SIMD "Teddy" prefilter
+#: looks at 16-32 bytes a step) finds them ~17x faster than the seven regex passes of one literal anchor byte
+#: each that it replaced (0.026 s instead of 0.45 s on the benchmark's 100 MB console log).  Leftmost-first,
+#: non-overlapping matches lose no line: a word that overlaps an earlier match lies on the same line (no word
+#: holds a newline), and a line is all the scanner takes from a hit.
+_TRIGGER_SEARCH = BytesAhoCorasick(list(TRIGGERS), matchkind=MatchKind.LeftmostFirst)
+#: What a log says before a reboot that was asked for or follows a crash already reported, and systemd's
+#: last targets (``Reached target`` is then read to the end of its line), found in one automaton pass.
 _REBOOT_WORDS = (
     b"Kernel panic", b"reboot: ", b"Restarting system", b"Power down", b"kexec", b"sysrq: ",
     b"Starting crashdump kernel", b"Rebooting in", b"Oops", b"BUG:", b"WARNING:", b"systemd-shutdown",
 )  # fmt: skip
+_REACHED_TARGET = len(_REBOOT_WORDS)
+_REBOOT_SEARCH = BytesAhoCorasick([*_REBOOT_WORDS, b"Reached target"], matchkind=MatchKind.LeftmostFirst)
 _REBOOT_TARGET = re.compile(rb"Reached target.*(?:Reboot|Shutdown)")
-
-
-def _reboot_reason(text: bytes) -> bool:
-    """Whether ``text`` says why the system rebooted (a request, a crash, a kexec, a shutdown)."""
-    if any(word in text for word in _REBOOT_WORDS):
-        return True
-    return b"Reached target" in text and _REBOOT_TARGET.search(text) is not None
 
 
 #: Kinds of report that never start the report of a continuation line found below them.
@@ -175,30 +156,10 @@ class LogScanner:
         return Window(number - len(parts), parts)
 
     def _candidates(self, start: int, end: int) -> list[int]:
-        """Sorted offsets in ``buf[start:end]`` where a trigger word starts."""
-        buf = self._buf
-        hits: list[int] = []
-        for pattern, words in _TRIGGER_PATTERNS:
-            byte = words[0][0][words[0][1] : words[0][1] + 1]
-            if byte in _RARE_ANCHORS:
-                # A byte this rare is found faster by memchr (bytes.find) than by the regex engine.
-                at = buf.find(byte, start, end)
-                while at >= 0:
-                    for word, anchor in words:
-                        if buf.startswith(word, at - anchor):
-                            hits.append(at - anchor)
-                            break
-                    at = buf.find(byte, at + 1, end)
-                continue
-            for m in pattern.finditer(buf, start, end):
-                at = m.start()
-                rest = m.group()
-                for word, anchor in words:
-                    if word[anchor:] == rest and buf[at - anchor : at] == word[:anchor]:
-                        hits.append(at - anchor)
-                        break
-        hits.sort()
-        return hits
+        """Sorted offsets in ``buf[start:end]`` where a trigger word starts (at least one on each line with one)."""
+        with memoryview(self._buf) as view:
+            found = _TRIGGER_SEARCH.find_matches_as_indexes(view[start:end], overlapping=False)
+        return [start + at for _, at, _ in found]
 
     def _scan(self, final: bool) -> Iterator[KernelReport]:
         buf = self._buf
@@ -448,20 +409,46 @@ class LogScanner:
         """Whether a boot banner at ``start`` is a reboot nobody asked for.
 
         It is one when the printk clock went back (an earlier line has a later
-        time: this is a new boot, not the log's first) and none of the lines just
-        above says why: a panic, a reboot or power-off request, kexec, sysrq.
+        time: this is a new boot, not the log's first) and none of the
+        LOOKBACK_LINES lines just above says why: a panic, a reboot or power-off
+        request, kexec, sysrq.  Read from the bytes, without splitting or parsing lines.
         """
         if head.timestamp is None:
             return False
-        above = self._lookback(start, head.number).raw
-        for raw in reversed(above):
-            # Only the printk time is needed: read it from the bytes instead of parsing the line.  The clock
-            # is looked at first: in most logs it did not go back, and then no reason need be searched for.
-            m = _RAW_STAMP.search(raw, 0, 64)
+        buf = self._buf
+        line_end = start - 1  # the newline that ends the line above
+        for _ in range(LOOKBACK_LINES):
+            # The clock is looked at first: in most logs it did not go back, and then no reason is searched for.
+            if line_end < 0:
+                return False
+            begin = buf.rfind(b"\n", 0, line_end) + 1
+            m = _RAW_STAMP.search(buf, begin, min(begin + 64, line_end))
             if m is not None:
                 went_back = int(m.group(1)) + float(b"0." + m.group(2)) > head.timestamp
-                return went_back and not _reboot_reason(b"\n".join(above))
+                return went_back and not self._reboot_reason(start)
+            line_end = begin - 1
         return False
+
+    def _reboot_reason(self, start: int) -> bool:
+        """Whether the LOOKBACK_LINES lines above byte ``start`` say why the system rebooted."""
+        buf = self._buf
+        begin = max(0, start - (LOOKBACK_LINES + 1) * _TYPICAL_LINE)
+        while True:
+            with memoryview(buf) as view:
+                found = _REBOOT_SEARCH.find_matches_as_indexes(view[begin:start], overlapping=False)
+            for word, offset, _ in reversed(found):  # nearest first: one word within the lines is enough
+                at = begin + offset
+                if buf.count(b"\n", at, start) > LOOKBACK_LINES:
+                    return False  # above the lines looked at (a match lies on one line: no word holds a newline)
+                if word != _REACHED_TARGET:
+                    return True
+                eol = buf.find(b"\n", at, start)
+                if _REBOOT_TARGET.match(buf, at, start if eol < 0 else eol) is not None:
+                    return True
+            # Nothing here; long lines may leave some of the lines above ``begin``.
+            if begin == 0 or buf.count(b"\n", begin, start) > LOOKBACK_LINES:
+                return False
+            begin = max(0, begin - LOOKBACK_LINES * _TYPICAL_LINE)
 
     def _event(
         self, head: LogLine, start: int, line_end: int, end: int, final: bool, token: bytes

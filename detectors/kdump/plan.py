@@ -47,6 +47,12 @@ class Command:
     argv: tuple[str, ...]
     reason: str
 
+    def shell_text(self) -> str:
+        """The argument list as a shell would read it (for display only: it is never run by a shell)."""
+        import shlex
+
+        return shlex.join(self.argv)
+
 
 @dataclass(frozen=True)
 class Plan:

@@ -30,10 +30,15 @@ if TYPE_CHECKING:
 def findings_from_store(store: SampleStore, run_id: int | None = None) -> tuple[Finding, ...]:
     """The leak findings of a store's run (or of the whole store): the end-of-run hook of slab-watch.
 
-    ``store`` is an opened ``collectors.slabstore.SlabStore``; numpy, pandas
-    and scipy are imported here, not when the package is.
+    The last finding (info) says what was examined and what it could have
+    shown.  ``store`` is an opened ``collectors.slabstore.SlabStore``; numpy,
+    pandas and scipy are imported here, not when the package is.
     """
     from detectors.leaks.analysis import analyse
     from detectors.leaks.frames import leak_input
 
-    return analyse(leak_input(store, run_id)).findings
+    data = leak_input(store, run_id)
+    analysis = analyse(data)
+    if not len(data.slabs):
+        return analysis.findings  # nothing the leak analysis is about was sampled: no statement of coverage
+    return (*analysis.findings, analysis.coverage(data.source))

@@ -16,11 +16,29 @@ import pandas as pd
 from detectors.leaks.attribution import is_reclaimable
 from detectors.leaks.cogrowth import CoGrowth, find_groups
 from detectors.leaks.decision import Grade, LeakThresholds
-from detectors.leaks.findings import FindingContext, cache_finding, group_finding, meminfo_finding
-from detectors.leaks.judge import ExcerptOf, SeriesVerdict, judge_column, judge_matrix, object_size
+from detectors.leaks.findings import (
+    Examined,
+    FindingContext,
+    absence,
+    cache_finding,
+    coverage_finding,
+    group_finding,
+    meminfo_finding,
+)
+from detectors.leaks.judge import (
+    ExcerptOf,
+    SampleRef,
+    SeriesVerdict,
+    evidence_samples,
+    judge_column,
+    judge_matrix,
+    object_size,
+)
 from detectors.leaks.meminfo import MEMINFO_FIELDS, UNACCOUNTED, last_value, with_unaccounted
-from detectors.leaks.series import SeriesMatrix, counter_matrices, slab_matrices
+from detectors.leaks.power import Power, power_of
+from detectors.leaks.series import SeriesMatrix, counter_matrices, counter_units, slab_extent, slab_matrices
 from forensics.model import Finding, NotAvailable
+from forensics.types.slab import CounterTable, SlabTable
 
 #: Share of SUnreclaim's growth the flagged caches must explain for its finding to drop to info.
 EXPLAINED_SHARE = 0.5
@@ -30,14 +48,15 @@ EXPLAINED_SHARE = 0.5
 class LeakInput:
     """What the analysis reads: slab rows, counter rows (meminfo), MemTotal, cache attributes.
 
-    ``slabs`` has the columns of :data:`detectors.leaks.series.SLAB_COLUMNS`,
+    ``slabs`` has the columns of :data:`detectors.leaks.series.SLAB_COLUMNS` (or is the same samples
+    as a :class:`~forensics.types.slab.SlabTable`, as the store reads them),
     ``counters`` those of :data:`detectors.leaks.series.COUNTER_COLUMNS`;
     ``reclaim_account`` maps cache names to their reclaim_account flag and
     ``aliases`` merged cache names to the /sys/kernel/slab directory they share.
     """
 
-    slabs: pd.DataFrame
-    counters: pd.DataFrame | None = None
+    slabs: pd.DataFrame | SlabTable
+    counters: pd.DataFrame | CounterTable | None = None
     mem_total: int | NotAvailable = field(default_factory=lambda: NotAvailable("MemTotal was not given"))
     reclaim_account: Mapping[str, bool] = field(default_factory=dict)
     aliases: Mapping[str, str] = field(default_factory=dict)
@@ -61,6 +80,20 @@ class LeakAnalysis:
     mem_available: float | None
     interval_seconds: float | NotAvailable
     window_seconds: float | NotAvailable
+    examined: Examined
+
+    @property
+    def power(self) -> Power:
+        """What the longest boot stretch could have shown."""
+        return self.examined.power
+
+    def absence(self) -> str:
+        """What was examined and what it could have shown (said whenever nothing is leaking or suspect)."""
+        return absence(self.examined)
+
+    def coverage(self, source: str) -> Finding:
+        """The info finding saying what was examined, citing the stretch's first and last sample."""
+        return coverage_finding(self.examined, source)
 
     def flagged(self) -> tuple[SeriesVerdict, ...]:
         """Caches and meminfo fields graded above stable, worst first."""
@@ -99,10 +132,12 @@ def counter_excerpt(matrix: SeriesMatrix, units: Mapping[str, str]) -> ExcerptOf
 RECLAIM_COUNTERS = ("slabs_scanned", "drop_slab")
 
 
-def reclaim_ran(counters: pd.DataFrame | None, boot_id: str) -> bool | None:
+def reclaim_ran(counters: pd.DataFrame | CounterTable | None, boot_id: str) -> bool | None:
     """Whether the shrinkers ran during a boot's stretch (a reclaim counter moved); None when not recorded."""
     if counters is None or not len(counters):
         return None
+    if isinstance(counters, CounterTable):
+        counters = counters.frame(lambda source, name: source == "vmstat" and name in RECLAIM_COUNTERS)
     rows = counters[(counters["source"] == "vmstat") & counters["name"].isin(RECLAIM_COUNTERS)]
     rows = rows[rows["boot_id"].fillna("").astype(str) == boot_id]
     if rows.empty:
@@ -146,11 +181,7 @@ def analyse(data: LeakInput, thresholds: LeakThresholds | None = None) -> LeakAn
         caches += verdicts
         groups += found
 
-    units: dict[str, str] = {}
-    if data.counters is not None and len(data.counters):
-        pairs = data.counters[["source", "name", "unit"]].drop_duplicates()
-        pairs = pairs[pairs["source"] == "meminfo"]
-        units = {str(n): str(u) for n, u in zip(pairs["name"].tolist(), pairs["unit"].tolist(), strict=True)}
+    units = counter_units(data.counters)
     meminfo: list[SeriesVerdict] = []
     for plain in mem_mats:
         matrix, _missing = with_unaccounted(plain)
@@ -162,6 +193,7 @@ def analyse(data: LeakInput, thresholds: LeakThresholds | None = None) -> LeakAn
                     min_growth=max(th.min_growth, info.min_growth),
                     clear_growth=max(th.clear_growth, info.min_growth),
                     min_hours=max(th.min_hours, info.min_hours),
+                    short_rise_undecided=th.short_rise_undecided and not info.min_growth,
                 )
                 judged = judge_column(matrix, matrix.column(info.name), False, mem_total, field_th, excerpt)
                 if judged is not None:
@@ -169,7 +201,19 @@ def analyse(data: LeakInput, thresholds: LeakThresholds | None = None) -> LeakAn
 
     ctx = FindingContext(data.source, mem_total, mem_available, data.aliases)
     findings = _findings(caches, groups, meminfo, ctx)
-    walls = data.slabs["wall"].to_numpy(dtype=np.float64) if len(data.slabs) else np.empty(0)
+    every = (*caches, *meminfo)
+    refs, cited = _stretch_refs(slab_mats, mem_mats, units)
+    samples, cache_names, walls = slab_extent(data.slabs)
+    examined = Examined(
+        power=power_of(slab_mats or mem_mats, th, mem_total),
+        caches=cache_names,
+        judged=len(caches),
+        meminfo=len(meminfo),
+        flagged=sum(1 for v in every if v.grade.rank >= Grade.SUSPECT.rank),
+        undecided=sum(1 for v in every if v.grade is Grade.UNDECIDED),
+        refs=refs,
+        locator_name=cited,
+    )
     last = slab_mats[-1] if slab_mats else None
     return LeakAnalysis(
         caches=tuple(caches),
@@ -177,15 +221,39 @@ def analyse(data: LeakInput, thresholds: LeakThresholds | None = None) -> LeakAn
         meminfo=tuple(meminfo),
         findings=findings,
         boots=len(slab_mats),
-        samples=int(data.slabs["sample_id"].nunique()) if len(data.slabs) else 0,
-        cache_names=int(data.slabs["cache"].nunique()) if len(data.slabs) else 0,
+        samples=samples,
+        cache_names=cache_names,
         first_wall=float(walls.min()) if len(walls) else NotAvailable("no slab samples"),
         last_wall=float(walls.max()) if len(walls) else NotAvailable("no slab samples"),
         mem_total=mem_total,
         mem_available=mem_available,
         interval_seconds=last.interval_seconds if last else NotAvailable("no slab samples"),
         window_seconds=last.window_seconds if last else NotAvailable("no slab samples"),
+        examined=examined,
     )
+
+
+def _stretch_refs(
+    slab_mats: list[SeriesMatrix], mem_mats: list[SeriesMatrix], units: Mapping[str, str]
+) -> tuple[tuple[SampleRef, ...], str]:
+    """The first and last sample of the longest stretch: its MemTotal line, or its first cache's slabinfo line."""
+    longest = max(slab_mats or mem_mats, key=lambda m: len(m.walls), default=None)
+    if longest is None:
+        return (), ""
+    memory = next((m for m in mem_mats if m.boot_id == longest.boot_id and "MemTotal" in m.names), None)
+    if memory is not None:
+        matrix, column, excerpt, name = (
+            memory,
+            memory.column("MemTotal"),
+            counter_excerpt(memory, units),
+            "meminfo:MemTotal",
+        )
+    elif longest in slab_mats and longest.names:
+        matrix, column, excerpt, name = longest, 0, cache_excerpt(longest), longest.names[0]
+    else:
+        return (), ""
+    refs = evidence_samples(matrix, column, -np.inf, excerpt)
+    return tuple(r for r in refs if r.role in ("first", "last")), name
 
 
 def _findings(
@@ -195,7 +263,7 @@ def _findings(
     out = [group_finding(g, ctx) for g in groups]
     out += [cache_finding(v, ctx) for v in caches if v.grade is not Grade.STABLE and (v.boot_id, v.name) not in grouped]
     for v in meminfo:
-        if v.grade.rank < Grade.SUSPECT.rank:
+        if v.grade.rank < Grade.SUSPECT.rank and v.grade is not Grade.UNDECIDED:
             continue
         explained: tuple[str, ...] = ()
         share = 0.0

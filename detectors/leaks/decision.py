@@ -3,6 +3,9 @@
 A series is first asked whether its growth matters at all (bytes per hour,
 growth over the stretch, share of MemTotal per day).  Only then is its shape
 judged, by the ordered rules of :data:`RULES` (the first that matches wins):
+a stretch too short for the statistics, or too short for a rising series to
+show the growth that tells a leak from a busy cache's wander, is "growing, too
+short to call" (never "stable": absence needs the power to see a leak);
 one-time steps, caches filling to a plateau and daily cycles are not leaks;
 reclaimable caches (reclaim_account, or known to be freed under pressure) are
 judged on the floor they return to; a steady, monotonic, persistent ramp is a
@@ -24,12 +27,13 @@ class Grade(enum.Enum):
     LEAK = "leak"  # high
     SUSPECT = "suspect"  # medium
     RECLAIMABLE = "growing but reclaimable"  # info
+    UNDECIDED = "growing, too short to call"  # info: it rises, but the stretch cannot tell a leak yet
     STABLE = "stable"  # no finding
 
     @property
     def rank(self) -> int:
         """3 for a leak down to 0 for stable."""
-        return {Grade.LEAK: 3, Grade.SUSPECT: 2, Grade.RECLAIMABLE: 1, Grade.STABLE: 0}[self]
+        return {Grade.LEAK: 3, Grade.SUSPECT: 2, Grade.RECLAIMABLE: 1, Grade.UNDECIDED: 1, Grade.STABLE: 0}[self]
 
 
 @dataclass(frozen=True)
@@ -42,7 +46,17 @@ class LeakThresholds:
     clear_tau: float = 0.9  # ...unless the growth is this steady (Kendall tau and r²)
     min_share_per_day: float = 0.0001  # of MemTotal: 0.01%/day
     min_points: int = 8  # window medians
+    min_samples: int = 24  # raw samples: the ~24 windows the shape rules (step, plateau, onset) are tuned for
     min_hours: float = 0.0  # a shorter stretch is not judged
+    # Under short_hours a cache warming up or a workload's ramp cannot be told from a leak by its shape (its
+    # plateau lies beyond the stretch): a rise is called only from short_growth, or when it would take
+    # short_share of MemTotal per day (harm: memory the machine's size gone within days).  Baseline: 11
+    # minutes of slab-watch on a freshly booted 2-core 24 GB machine at load 11 (tests/data/healthy/slabwatch)
+    # saw ramps of up to 2.5 MB (SUnreclaim), 0.75% of MemTotal per day; a leak of 100 MB/h grows 4 MiB in
+    # under 3 minutes, and the vmcore fixture's leak (36 MB/h in 143 MiB) takes 600% per day.
+    short_hours: float = 1.0
+    short_growth: float = 4 * 1024 * 1024
+    short_share_per_day: float = 0.1
     leak_tau: float = 0.7
     leak_r2: float = 0.8
     leak_minima_tau: float = 0.5
@@ -59,6 +73,9 @@ class LeakThresholds:
     onset_ratio: float = 0.5  # residuals of flat-then-rise / of a line
     onset_knot: float = 0.1  # a late onset starts after this share of the stretch
     min_in_use_share: float = 0.25  # a leak grows objects in use, not only slabs
+    # False for a series whose min_growth is the amplitude of its noise (the Unaccounted estimate): a rise
+    # below it is noise however long the stretch, not "too short to call".
+    short_rise_undecided: bool = True
 
 
 @dataclass(frozen=True)
@@ -71,6 +88,7 @@ class Context:
     thresholds: LeakThresholds
     in_use_share: float | None = None  # growth of the bytes of objects in use / growth of the cache (caches only)
     reclaim_ran: bool | None = None  # the shrinkers ran during the stretch (vmstat), None when not recorded
+    samples: int | None = None  # raw samples behind the window medians, None when not known
 
     @property
     def rate(self) -> float:
@@ -106,12 +124,76 @@ def _kb(value: float) -> str:
     return f"{value / 1024:,.0f} KB"
 
 
+def duration(seconds: float) -> str:
+    """A duration in the unit a reader expects: 3 s, 10 min, 2.0 h, 1.5 days."""
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    hours = seconds / 3600.0
+    return f"{hours:.1f} h" if hours < 48 else f"{hours / 24:.1f} days"
+
+
+def _hours(hours: float) -> str:
+    return duration(hours * 3600.0)
+
+
+def _short_of_power(c: Context) -> str | None:
+    """Why the stretch is too short for the statistics (samples, window medians, hours), None when it is not."""
+    f, th = c.features, c.thresholds
+    if c.samples is not None and c.samples < th.min_samples:
+        return f"{c.samples} samples over {_hours(f.span_hours)}, needs >= {th.min_samples}"
+    if f.points < th.min_points:
+        return f"{f.points} window medians, needs >= {th.min_points}"
+    if f.span_hours < th.min_hours:
+        return f"{_hours(f.span_hours)} of samples, needs >= {_hours(th.min_hours)}"
+    return None
+
+
+def _rising(c: Context) -> bool:
+    """The series rises at a rate worth a finding and consistently (Kendall tau, the slope's lower bound)."""
+    f, th = c.features, c.thresholds
+    return c.rate >= th.min_rate and f.growth > 0 and f.tau >= th.suspect_tau and f.ts_low > 0
+
+
+def _growing_too_short(c: Context) -> str | None:
+    short = _short_of_power(c)
+    if short is not None and _rising(c):
+        return f"grows {_kb(c.rate)}/h ({_kb(c.growth)} seen), but {short}: growing, too short to call"
+    return None
+
+
 def _too_short(c: Context) -> str | None:
-    f = c.features
-    if f.points < c.thresholds.min_points:
-        return f"{f.points} window medians, fewer than {c.thresholds.min_points}: too short to judge"
-    if f.span_hours < c.thresholds.min_hours:
-        return f"{f.span_hours:.2f} h of samples, less than {c.thresholds.min_hours:g} h: too short to judge"
+    short = _short_of_power(c)
+    return None if short is None else f"cannot judge yet: {short}"
+
+
+def _rise_below_growth(c: Context) -> str | None:
+    th = c.thresholds
+    if th.short_rise_undecided and c.growth < th.min_growth and _rising(c):
+        # At this rate the stretch is too short to grow the amount that tells a leak from the wander of a
+        # busy cache: that is no evidence of absence.
+        needed = th.min_growth / c.rate
+        return (
+            f"grows {_kb(c.rate)}/h but only {_kb(c.growth)} in {_hours(c.features.span_hours)}; "
+            f"a leak is told from a busy cache's wander from {_kb(th.min_growth)} of growth, "
+            f"{_hours(needed)} at this rate: growing, too short to call"
+        )
+    return None
+
+
+def _short_ramp(c: Context) -> str | None:
+    th = c.thresholds
+    share = c.share_per_day
+    harmful = share is not None and share >= th.short_share_per_day
+    if c.features.span_hours < th.short_hours and c.growth < th.short_growth and not harmful and _rising(c):
+        of_memory = "" if share is None else f", {share:.1%} of MemTotal a day"
+        return (
+            f"grew {_kb(c.growth)} in {_hours(c.features.span_hours)}{of_memory}: under {_hours(th.short_hours)} "
+            f"a cache warming up or a workload's ramp grows this much; a leak is called from {_kb(th.short_growth)} "
+            f"of growth or {th.short_share_per_day:.0%} of MemTotal a day, or over >= {_hours(th.short_hours)}: "
+            "growing, too short to call"
+        )
     return None
 
 
@@ -176,8 +258,11 @@ def _floor_rises_through_reclaim(c: Context) -> str | None:
     # A drawdown alone may be files deleted, not reclaim: the shrinkers must have run (vmstat
     # slabs_scanned or drop_slab moved), or, unrecorded, the stretch must be long enough.
     reclaimed = c.reclaim_ran is True or (c.reclaim_ran is None and f.span_hours >= th.reclaim_hours)
+    # Under short_hours the floor of a reclaimable cache follows the files and objects in use (a build
+    # creating files raises it between two shrinker passes): one stretch of rises is not a leak's floor.
     if (
-        c.reclaimable
+        f.span_hours >= th.short_hours
+        and c.reclaimable
         and reclaimed
         and f.drawdown >= th.reclaim_seen
         and f.minima_slope >= th.min_rate
@@ -249,12 +334,15 @@ Rule = tuple[str, Grade, Callable[[Context], str | None]]
 
 #: The ordered rules: the first whose test returns a reason decides.
 RULES: tuple[Rule, ...] = (
+    ("growing-too-short", Grade.UNDECIDED, _growing_too_short),
     ("too-short", Grade.STABLE, _too_short),
+    ("rise-below-growth", Grade.UNDECIDED, _rise_below_growth),
     ("no-effect", Grade.STABLE, _no_effect),
     ("small-growth", Grade.STABLE, _small_growth),
     ("one-time-step", Grade.STABLE, _one_time_step),
     ("plateau", Grade.STABLE, _plateau),
     ("no-consistent-trend", Grade.STABLE, _no_consistent_trend),
+    ("short-ramp", Grade.UNDECIDED, _short_ramp),
     ("floor-rises-through-reclaim", Grade.SUSPECT, _floor_rises_through_reclaim),
     ("reclaimable", Grade.RECLAIMABLE, _reclaimable),
     ("given-back", Grade.RECLAIMABLE, _given_back),

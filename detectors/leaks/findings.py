@@ -9,9 +9,10 @@ from dataclasses import dataclass
 
 from detectors.leaks.attribution import attribution_for, describe_aliases, generic_confirm_steps, merged_names
 from detectors.leaks.cogrowth import CoGrowth
-from detectors.leaks.decision import Grade
+from detectors.leaks.decision import Grade, duration
 from detectors.leaks.judge import SampleRef, SeriesVerdict
 from detectors.leaks.meminfo import field_info
+from detectors.leaks.power import Power
 from forensics.model import (
     Clock,
     Evidence,
@@ -29,7 +30,12 @@ from forensics.model import (
 )
 
 DETECTOR = "leaks"
-SEVERITY = {Grade.LEAK: Severity.HIGH, Grade.SUSPECT: Severity.MEDIUM, Grade.RECLAIMABLE: Severity.INFO}
+SEVERITY = {
+    Grade.LEAK: Severity.HIGH,
+    Grade.SUSPECT: Severity.MEDIUM,
+    Grade.RECLAIMABLE: Severity.INFO,
+    Grade.UNDECIDED: Severity.INFO,
+}
 
 
 @dataclass(frozen=True)
@@ -63,6 +69,22 @@ def exhaustion(rate: float, mem_available: float | None) -> str | NotAvailable:
     return f"{text} at this rate (MemAvailable {mem_available / 2**20:,.0f} MiB)"
 
 
+#: MemAvailable under this share of MemTotal at the last sample is memory used up.
+EXHAUSTED_SHARE = 0.05
+
+
+def exhausted(ctx: FindingContext) -> str:
+    """Whether memory was used up at the last sample (``yes: ...``/``no: ...``), or why it is unknown."""
+    if ctx.mem_available is None or not ctx.mem_total:
+        return "unknown: MemAvailable or MemTotal was not sampled"
+    share = ctx.mem_available / ctx.mem_total
+    said = (
+        f"MemAvailable {ctx.mem_available / 2**20:,.0f} MiB of {ctx.mem_total / 2**20:,.0f} MiB ({share:.0%}) "
+        "at the last sample"
+    )
+    return ("yes: " if share < EXHAUSTED_SHARE else "no: ") + said
+
+
 def sample_evidence(source: str, locator_name: str, refs: tuple[SampleRef, ...]) -> tuple[Evidence, ...]:
     """Evidence citing stored samples (SAMPLE locators: the sample id, the cache or ``meminfo:FIELD``)."""
     return tuple(
@@ -92,6 +114,7 @@ def _series_facts(v: SeriesVerdict, ctx: FindingContext) -> list[Fact]:
     if ctx.mem_total:
         facts.append(Fact("share of MemTotal", f"{v.rate * 24 / ctx.mem_total:.3%} per day"))
     facts.append(Fact("MemAvailable runs out in", str(exhaustion(v.rate, ctx.mem_available))))
+    facts.append(Fact("memory exhausted", exhausted(ctx)))
     facts.append(
         Fact(
             "judged from",
@@ -127,6 +150,7 @@ def cache_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding:
         Grade.LEAK: f"Slab cache {v.name} leaks {rate} ({who.subject})",
         Grade.SUSPECT: f"Slab cache {v.name} grows {rate}: leak suspected ({who.subject})",
         Grade.RECLAIMABLE: f"Slab cache {v.name} grows {rate} but is reclaimable ({who.subject})",
+        Grade.UNDECIDED: f"Slab cache {v.name} grows {rate}, too short to call ({who.subject})",
     }
     facts = _series_facts(v, ctx)
     if v.objects_rate is not None and v.objsize:
@@ -184,7 +208,12 @@ def group_finding(g: CoGrowth, ctx: FindingContext) -> Finding:
         if g.signature
         else ("unknown: " + "; ".join(f"{m.name}: {attribution_for(m.name).allocated_by}" for m in g.members))
     )
-    label = {Grade.LEAK: "leak", Grade.SUSPECT: "suspected leak", Grade.RECLAIMABLE: "growth"}[grade]
+    label = {
+        Grade.LEAK: "leak",
+        Grade.SUSPECT: "suspected leak",
+        Grade.RECLAIMABLE: "growth",
+        Grade.UNDECIDED: "growth (too short to call)",
+    }[grade]
     if g.signature:
         subject = g.signature.subject
         title = f"{subject[:1].upper()}{subject[1:]} {label}: {names} grow together ({kb(g.rate)}/h)"
@@ -251,8 +280,15 @@ def meminfo_finding(
     info = field_info(v.name)
     rate = f"{kb(v.rate)}/h"
     severity = Severity.INFO if explained_by else SEVERITY[v.grade]
-    word = {Grade.LEAK: "leaks", Grade.SUSPECT: "grows (leak suspected)", Grade.RECLAIMABLE: "grows"}[v.grade]
+    word = {
+        Grade.LEAK: "leaks",
+        Grade.SUSPECT: "grows (leak suspected)",
+        Grade.RECLAIMABLE: "grows",
+        Grade.UNDECIDED: "grows",
+    }[v.grade]
     title = f"{info.name} ({info.subject}) {word} {rate}"
+    if v.grade is Grade.UNDECIDED:
+        title = f"{info.name} ({info.subject}) grows {rate}, too short to call"
     if explained_by:
         title = f"{info.name} ({info.subject}) grows {rate}, explained by {', '.join(explained_by)}"
     summary = (
@@ -285,3 +321,71 @@ def _cited_field(name: str) -> str:
     from detectors.leaks.meminfo import UNACCOUNTED
 
     return "MemFree" if name == UNACCOUNTED else name
+
+
+@dataclass(frozen=True)
+class Examined:
+    """What the analysis looked at: the series judged, how many grow too briefly to call, the power."""
+
+    power: Power
+    caches: int  # cache names seen
+    judged: int  # caches that moved enough to be judged
+    meminfo: int  # meminfo series judged
+    flagged: int  # series graded leak or suspect
+    undecided: int  # series graded "growing, too short to call"
+    refs: tuple[SampleRef, ...]  # the first and last sample of the stretch
+    locator_name: str  # what the refs cite (a cache, or meminfo:FIELD)
+
+
+def absence(e: Examined) -> str:
+    """The sentence said when nothing leaks: what was examined, and what it could have shown."""
+    what = f"{e.caches} slab caches ({e.judged} moved enough to judge) and {e.meminfo} meminfo series"
+    if not e.power.judgeable:
+        undecided = f"; {e.undecided} grow, too short to call" if e.undecided else ""
+        return f"Leaks: {e.power.shortfall()}. Examined {what}{undecided}."
+    if e.flagged:
+        return f"Examined {what}: {e.power.reach()}."
+    undecided = f" ({e.undecided} grow, too short to call)" if e.undecided else ""
+    return f"No cache or meminfo field grows like a leak{undecided}: examined {what}; {e.power.reach()}."
+
+
+def coverage_finding(e: Examined, source: str) -> Finding:
+    """An info finding saying what the leak analysis examined and what it could have shown."""
+    p = e.power
+    if not p.judgeable:
+        title = f"Leak analysis {p.shortfall()}"
+    elif e.flagged:
+        title = f"Leak analysis examined {p.seen()}"
+    elif p.full:
+        title = f"No leak of {kb(p.min_rate)}/h or faster in {p.seen()}"
+    else:
+        title = f"No leak of {kb(p.detectable_rate)}/h or faster in {p.seen()}; slower ones need more samples"
+    facts = [
+        Fact("examined", f"{e.caches} slab caches ({e.judged} moved enough to judge), {e.meminfo} meminfo series"),
+        Fact("samples", p.seen() + (f" every {p.interval_seconds:g} s" if p.interval_seconds else "")),
+        Fact("statistics need", f">= {p.needed_samples} samples over >= {duration(p.needed_seconds)}"),
+        Fact(
+            "could have shown",
+            p.reach() if p.judgeable else "nothing yet: " + p.shortfall(),
+        ),
+        Fact("leaking or suspect", str(e.flagged)),
+        Fact("growing, too short to call", str(e.undecided)),
+    ]
+    return Finding(
+        id=finding_id(FindingKind.LEAK_COVERAGE, source),
+        kind=FindingKind.LEAK_COVERAGE,
+        title=title,
+        severity=Severity.INFO,
+        confidence=1.0,
+        confidence_reason="counted from the samples read",
+        summary=absence(e),
+        evidence=sample_evidence(source, e.locator_name, e.refs),
+        next_steps=()
+        if p.full
+        else (
+            f"keep kforensic slab-watch sampling for >= {duration(max(p.needed_seconds, p.full_seconds))} "
+            "(e.g. --interval 60s --hours 24) and run kforensic leaks again",
+        ),
+        facts=tuple(facts),
+        detector=DETECTOR,
+    )

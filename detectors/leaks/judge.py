@@ -135,7 +135,9 @@ def judge_column(
     share = None
     if active_rate is not None and objsize and feats.ts_slope > 0:
         share = active_rate * objsize / feats.ts_slope
-    verdict = decide(Context(feats, reclaimable, mem_total, thresholds, share, reclaim_ran))
+    raw = matrix.raw[:, column]
+    samples = int(np.count_nonzero(~np.isnan(raw) & (matrix.walls >= since)))
+    verdict = decide(Context(feats, reclaimable, mem_total, thresholds, share, reclaim_ran, samples))
     return SeriesVerdict(
         name=matrix.names[column],
         boot_id=matrix.boot_id,

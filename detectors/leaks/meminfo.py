@@ -49,12 +49,18 @@ MEMINFO_FIELDS: tuple[MeminfoField, ...] = (
         "kernel stacks",
         "threads: each has a kernel stack (16 KiB on x86-64)",
         ("ps -eLf | wc -l (threads)", "ps -eo nlwp,pid,comm --sort=-nlwp | head"),
+        # Process-driven, as PageTables.
+        min_hours=1.0,
     ),
     MeminfoField(
         "PageTables",
         "page tables",
         "processes' address spaces: many processes or large sparse mappings",
         ("grep VmPTE /proc/[0-9]*/status | sort -k2 -n | tail",),
+        # Grown and freed with processes: a workload starting processes moves it by tens of MB within
+        # minutes (+19.8 MB in 11 minutes at load 11, tests/data/healthy/slabwatch), so only a stretch
+        # longer than such a workload's processes live can tell a leak.
+        min_hours=1.0,
     ),
     MeminfoField(
         "VmallocUsed",

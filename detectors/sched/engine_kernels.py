@@ -50,9 +50,8 @@ so that the cache does not keep the old constants.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar, cast
+from typing import Any, cast
 
-import numba
 import numpy as np
 from numba import types
 from numba.typed import Dict
@@ -81,13 +80,15 @@ from detectors.sched.rules import (
     WORK_END,
     WORK_START,
 )
+from forensics.jit import compiled
+from forensics.jit import njit as kernel
 
-F = TypeVar("F", bound=Callable[..., Any])
 I64: Callable[[int], int] = cast(
     Callable[[int], int], np.int64
 )  # I64(constant): an argument typed int64, not a literal (one compiled helper, not one per constant)
-njit: Callable[[F], F] = cast(Callable[[F], F], numba.njit(cache=True, nogil=True))
 
+njit = compiled
+RUN_BATCH_COMPILE_S = 20.0  # compile time of run_batch() on 2 cores, announced on stderr (forensics.jit)
 RING = rules.RECENT_RUNS  # the per-CPU ring of runs (SchedAnalyzer.recent's deque)
 CPU_DIRECT = 1024  # CPUs below this are their own slot
 PID_DIRECT = 1 << 20  # pids below this map to slots through an array, others through a dict
@@ -348,6 +349,15 @@ def behind(
 
 
 @njit
+def step_barrier(sc: Any, si: Any, ci: Any, cf: Any) -> None:
+    """SchedAnalyzer._feed at a clock step: nothing starting before the last time seen on any CPU counts."""
+    for k in range(si[S_NSEEN]):
+        t = cf[ci[k, C_ORDER], F_LAST_TS]
+        if t > sc[X_BARRIER]:  # noqa: PLR1730 (max(barrier, t) exactly)
+            sc[X_BARRIER] = t
+
+
+@njit
 def lost(c: int, n: int, sc: Any, si: Any, ci: Any, cf: Any, cpu_map: Any) -> None:
     """SchedAnalyzer._lost: forget what was in progress (a lost-events marker of CPU ``c``, -1 for all)."""
     si[S_LOSTM] += 1
@@ -424,7 +434,7 @@ def off_worst(si: Any, ow_i: Any, ow_f: Any, b: int, dur: float, start: float, c
 # -- the event loop ------------------------------------------------------------------------------
 
 
-@njit
+@kernel("the scheduling analysis", seconds=RUN_BATCH_COMPILE_S)
 def run_batch(
     i0: int,
     first_eid: int,
@@ -936,6 +946,8 @@ def run_batch(
             si[S_NSEEN] += 1
             if ts < sc[X_FIRSTTS]:  # noqa: PLR1730 (min(first_ts, ts) exactly)
                 sc[X_FIRSTTS] = ts
+        elif ts < cf[s, F_LAST_TS]:  # the CPU's clock went back: SchedAnalyzer._feed's barrier
+            step_barrier(sc, si, ci, cf)
         ci[s, C_LAST] = eid
         cf[s, F_LAST_TS] = ts
         if k == SWITCH:  # dispatch as rules.HANDLERS

@@ -7,9 +7,10 @@ called again (after more events, or twice) without counting them twice.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from detectors.sched import rules
+from detectors.sched.buckets import BucketDigest
 from detectors.sched.model import (
     Blame,
     Coverage,
@@ -24,15 +25,51 @@ from detectors.sched.model import (
     Span,
     StateTime,
     TaskStats,
+    Thresholds,
     TraceAnalysis,
+    Wait,
     WorkStats,
 )
+from detectors.sched.sanity import ClockMonitor
 from detectors.sched.state import Accumulator, TaskState, event_ref
 from forensics.model import NotAvailable
-from forensics.types.trace import ParseCounts
+from forensics.types.trace import ParseCounts, TraceEvent
 
-if TYPE_CHECKING:
-    from detectors.sched.analyzer import SchedAnalyzer
+
+class SchedAnalyzer(Protocol):
+    """What freezing reads of :class:`detectors.sched.analyzer.SchedAnalyzer` (which imports this module)."""
+
+    thresholds: Thresholds
+    w0: float
+    w1: float
+    digest: BucketDigest | None
+    tasks: dict[int, TaskState]
+    cur: dict[int, tuple[int, float, TraceEvent, float]]
+    first: dict[int, TraceEvent]
+    last: dict[int, TraceEvent]
+    busy: dict[int, float]
+    idle: dict[int, float]
+    switches: dict[int, int]
+    irq_time: dict[int, float]
+    softirq_time: dict[int, float]
+    irqs: dict[int, Accumulator]
+    irq_names: dict[int, bytes]
+    softirqs: dict[int, Accumulator]
+    soft_raise: dict[int, Accumulator]
+    soft_raise_wait: dict[int, Wait]
+    works: dict[bytes, Accumulator]
+    off: dict[int, Accumulator]
+    off_worst: dict[int, list[Span]]
+    wake_sources: dict[int, int]
+    seen_waking: bool
+    lost_markers: int
+    lost_events: int
+    first_ts: float
+    clock: ClockMonitor
+
+    def clip(self, start: float, end: float) -> float | None: ...
+
+    def comm(self, pid: int) -> str: ...
 
 
 def _close_open_runs(an: SchedAnalyzer) -> tuple[dict[int, TaskState], dict[int, float]]:

@@ -384,7 +384,7 @@ def blocked_task_findings(snap: CrashSnapshot) -> list[Finding]:
     for task in snap.tasks:
         if task.state != "D" or not task.stack:
             continue
-        top = _first_own_frame(task)
+        top = first_own_frame(task)
         owner = by_pid.get(task.lock_owner_pid) if task.lock_owner_pid is not None else None
         lock = task.blocked_on or "an uninterruptible sleep"
         if task.blocked_on:
@@ -397,7 +397,7 @@ def blocked_task_findings(snap: CrashSnapshot) -> list[Finding]:
         evidence = [
             Evidence(snap.dump_path, Locator(LocatorKind.FRAME, shown.index, name=f"pid {task.pid}"), shown.label())
         ]
-        owner_top = _first_own_frame(owner) if owner is not None else None
+        owner_top = first_own_frame(owner) if owner is not None else None
         if owner is not None and owner_top is not None:
             where = Locator(LocatorKind.FRAME, owner_top.index, name=f"pid {owner.pid}")
             evidence.append(Evidence(snap.dump_path, where, owner_top.label()))
@@ -455,7 +455,7 @@ def _wait_chain(snap: CrashSnapshot, task: TaskInfo) -> str:
         if owner is None:
             parts.append(f"pid {current.lock_owner_pid}")
             break
-        top = _first_own_frame(owner)
+        top = first_own_frame(owner)
         parts.append(f"{owner.comm} (pid {owner.pid}, {owner.state}" + (f", in {top.label()})" if top else ")"))
         if owner.pid in seen:
             parts.append("(a cycle)")
@@ -485,7 +485,7 @@ _SCHED_FRAMES = (
 )
 
 
-def _first_own_frame(task: TaskInfo) -> Frame | None:
+def first_own_frame(task: TaskInfo) -> Frame | None:
     for frame in task.stack:
         name = frame.function
         if isinstance(name, str) and not name.startswith(_SCHED_FRAMES):

@@ -8,8 +8,8 @@ lock's word decoded, the owner when the kernel records one, and the other CPUs.
 from __future__ import annotations
 
 from detectors.causes import LockWaiter, lock_cycle
-from detectors.vmcore.findings import _first_own_frame, crash_frame, culprit_frame
-from detectors.vmcore.why import _finding, _frame_ev, _log_line
+from detectors.vmcore.evidence import frame_evidence, log_line_evidence, root_cause_finding
+from detectors.vmcore.findings import crash_frame, culprit_frame, first_own_frame
 from forensics.model import Evidence, Fact, Finding, FindingKind, Locator, LocatorKind, NotAvailable, Severity
 from forensics.types.vmcore import CrashSnapshot, SpinLockState, TaskInfo
 
@@ -54,7 +54,7 @@ def lock_cycle_findings(snap: CrashSnapshot) -> list[Finding]:
         facts: list[Fact] = []
         parts = []
         for t in tasks:
-            own = _first_own_frame(t)
+            own = first_own_frame(t)
             where = f"{own.label()}" + (f" ({own.where()})" if own and own.where() else "") if own else "?"
             held = ", ".join(holds[t.pid]) or "?"
             facts += [
@@ -67,14 +67,14 @@ def lock_cycle_findings(snap: CrashSnapshot) -> list[Finding]:
         evidence: list[Evidence | None] = [
             Evidence(snap.dump_path, Locator(LocatorKind.FRAME, own.index, name=f"pid {t.pid}"), own.label())
             for t in tasks
-            if (own := _first_own_frame(t)) is not None
+            if (own := first_own_frame(t)) is not None
         ]
-        evidence.append(_log_line(snap, "blocked for more than"))
+        evidence.append(log_line_evidence(snap, "blocked for more than"))
         kind = "AB-BA deadlock" if len(tasks) == 2 else f"lock cycle of {len(tasks)} tasks"
         statement = "; ".join(parts)
         waiters = [LockWaiter(t.comm, ", ".join(holds[t.pid]) or "?", _lock_name(t.blocked_on)) for t in tasks]
         out.append(
-            _finding(
+            root_cause_finding(
                 FindingKind.DEADLOCK, ",".join(t.comm for t in tasks),
                 f"deadlock: {' and '.join(t.comm for t in tasks)} wait for each other's locks ({kind})",
                 f"Lock cycle: {statement}. None can go on: the locks are taken in opposite orders.",
@@ -118,7 +118,7 @@ def spinlock_finding(snap: CrashSnapshot) -> Finding | None:
     others = [(cpu, t) for cpu, t in snap.other_cpus]
     idle = [cpu for cpu, t in others if t.pid == 0]
     for cpu, task in others:
-        own = _first_own_frame(task)
+        own = first_own_frame(task)
         facts.append(Fact(f"CPU {cpu}", f"{task.comm} (pid {task.pid})" + (f" in {own.label()}" if own else "")))
     if lock.owner is not None:
         facts.append(Fact("owner", f"{lock.owner} on CPU {lock.owner_cpu}"))
@@ -137,10 +137,12 @@ def spinlock_finding(snap: CrashSnapshot) -> Finding | None:
     else:
         why = f"{name} is held ({word_text(lock)}); {holder}"
     evidence: list[Evidence | None] = [
-        _frame_ev(snap, spinner.index) if spinner is not None else None,
-        _log_line(snap, "soft lockup") or _log_line(snap, "hard LOCKUP") or _log_line(snap, "rcu_sched self-detected"),
+        frame_evidence(snap, spinner.index) if spinner is not None else None,
+        log_line_evidence(snap, "soft lockup")
+        or log_line_evidence(snap, "hard LOCKUP")
+        or log_line_evidence(snap, "rcu_sched self-detected"),
     ]
-    return _finding(
+    return root_cause_finding(
         FindingKind.SPINLOCK_DEADLOCK, f"{func}:{name}",
         f"BUG: soft lockup in {func}: spins on {name} ({word_text(lock)})",
         f"{func} spins in spin_lock({name}) and never gets it. {why}.",

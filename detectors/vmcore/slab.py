@@ -11,9 +11,10 @@ import re
 from collections.abc import Callable
 
 from detectors import causes
+from detectors.pointers import classify_value
 from detectors.vmcore.disasm import decode
+from detectors.vmcore.evidence import FAULT_LINES, frame_evidence, log_line_evidence, object_state, root_cause_finding
 from detectors.vmcore.findings import crash_frame, culprit_frame
-from detectors.vmcore.why import _finding, _frame_ev, _log_line, classify_value, object_state
 from forensics.model import Evidence, Fact, Finding, FindingKind, NotAvailable
 from forensics.types.vmcore import CrashSnapshot, Frame, SlabObject, SlabTrack
 
@@ -102,8 +103,10 @@ def double_free_finding(snap: CrashSnapshot) -> Finding | None:
     if where:
         facts.append(Fact("second free", f"in {func} at {where}"))
     evidence: list[Evidence | None] = [
-        _log_line(snap, "kernel BUG at") or _log_line(snap, "double free") or _log_line(snap, "already free"),
-        _frame_ev(snap, culprit.index) if culprit is not None else None,
+        log_line_evidence(snap, "kernel BUG at")
+        or log_line_evidence(snap, "double free")
+        or log_line_evidence(snap, "already free"),
+        frame_evidence(snap, culprit.index) if culprit is not None else None,
     ]
     what = "an object"
     confidence = 0.8
@@ -123,7 +126,7 @@ def double_free_finding(snap: CrashSnapshot) -> Finding | None:
         func, obj.cache if obj else None, obj.start if obj else None, where,
         first.caller.split("+")[0] if first is not None and first.caller else None,
     )  # fmt: skip
-    return _finding(
+    return root_cause_finding(
         FindingKind.DOUBLE_FREE, f"{func}:{obj.cache if obj else '?'}", f"BUG: double free in {func}",
         f"{meaning}. {what[0].upper() + what[1:]} is freed again by {func}"
         + (f" ({where})" if where else "") + ".",
@@ -183,9 +186,8 @@ def _poisoned_members(snap: CrashSnapshot, obj: SlabObject) -> list[Fact]:
 
 def freed_object_findings(snap: CrashSnapshot) -> list[Finding]:
     """Pointers of the fault (registers, frame variables, the crash log) into FREE slab objects."""
-    from detectors.vmcore.why import _FAULT_LINES
 
-    faulted = any(_FAULT_LINES.search(r.text) for r in snap.log)
+    faulted = any(FAULT_LINES.search(r.text) for r in snap.log)
     if any(test(snap) for _name, test, _meaning in DOUBLE_FREE_SIGNALS):
         return []  # the object is free because it is being freed again: the double-free finding says it
     culprit = _culprit(snap)
@@ -229,10 +231,12 @@ def freed_object_findings(snap: CrashSnapshot) -> list[Finding]:
             freer.caller.split("+")[0] if freer is not None and freer.caller else None,
             obj.referenced_by if obj is not None else (),
         )  # fmt: skip
-        evidence: list[Evidence | None] = [_frame_ev(snap, culprit.index) if culprit else None]
-        evidence.append(_log_line(snap, "general protection fault") or _log_line(snap, "unable to handle"))
+        evidence: list[Evidence | None] = [frame_evidence(snap, culprit.index) if culprit else None]
+        evidence.append(
+            log_line_evidence(snap, "general protection fault") or log_line_evidence(snap, "unable to handle")
+        )
         out.append(
-            _finding(
+            root_cause_finding(
                 FindingKind.USE_AFTER_FREE, f"{a.cache}:{a.origin}",
                 f"use-after-free in {func}: {a.origin} points into a free {a.cache} object",
                 f"{a.origin} holds {a.address:#x}, inside the {cache} object at {where}, which the slab "

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 
 from detectors.causes import list_corruption, list_poison_explain, list_text_explain, memory_user
 from detectors.pointers import LIST_POISON1, LIST_POISON2, VALUE_RULES, ValueClass, ascii_text, classify_value
-from detectors.vmcore import cexpr
-from detectors.vmcore.findings import DETECTOR, log_source, register_excerpt
+from detectors.vmcore import cexpr, locks, slab
+from detectors.vmcore.evidence import frame_evidence, log_line_evidence, object_state, root_cause_finding
+from detectors.vmcore.findings import crash_frame, culprit_frame, log_source, register_excerpt
 from forensics.model import (
     Clock,
     Evidence,
@@ -27,7 +28,6 @@ from forensics.model import (
     Severity,
     Timestamp,
 )
-from forensics.model import finding_id as make_id
 from forensics.types.vmcore import AddressInfo, BugSite, CrashSnapshot, TypeLayout, ValueRead
 
 __all__ = ["LIST_POISON1", "LIST_POISON2", "VALUE_RULES", "ValueClass", "classify_value"]
@@ -36,62 +36,8 @@ __all__ = ["LIST_POISON1", "LIST_POISON2", "VALUE_RULES", "ValueClass", "classif
 _ascii = ascii_text
 
 
-def object_state(allocated: bool | None) -> str:
-    """``allocated``, ``FREE``, or why the slab object's state is unknown."""
-    if allocated is None:
-        return "state unknown (its slab's free list runs through memory the dump lacks)"
-    return "allocated" if allocated else "FREE"
-
-
 def _pointer_typed(read: ValueRead) -> bool:
     return read.type_name.endswith("*") or read.type_name.startswith("struct list_head")
-
-
-def _log_line(snap: CrashSnapshot, needle: str) -> Evidence | None:
-    for number, record in enumerate(snap.log, 1):
-        if needle in record.text:
-            return Evidence(
-                log_source(snap.dump_path),
-                Locator(LocatorKind.LINE, number),
-                record.text.split("\n", 1)[0],
-                timestamp=Timestamp(record.seconds, Clock.MONOTONIC),
-            )
-    return None
-
-
-def _frame_ev(snap: CrashSnapshot, index: int) -> Evidence | None:
-    frame = next((f for f in snap.backtrace if f.index == index), None)
-    if frame is None:
-        return None
-    return Evidence(snap.dump_path, Locator(LocatorKind.FRAME, frame.index), frame.label())
-
-
-def _finding(
-    kind: FindingKind,
-    key: str,
-    title: str,
-    summary: str,
-    hypothesis: str,
-    next_command: str,
-    confidence: float,
-    reason: str,
-    evidence: list[Evidence | None],
-    facts: list[Fact],
-    severity: Severity = Severity.HIGH,
-) -> Finding:
-    return Finding(
-        id=make_id(kind, key),
-        kind=kind,
-        title=title,
-        severity=severity,
-        confidence=round(confidence, 2),
-        confidence_reason=reason,
-        summary=summary,
-        evidence=tuple(e for e in evidence if e is not None),
-        next_steps=(next_command,),
-        facts=(*facts, Fact("hypothesis", hypothesis), Fact("next command", next_command)),
-        detector=DETECTOR,
-    )
 
 
 # ---------------------------------------------------------------- BUG/WARN conditions
@@ -143,8 +89,8 @@ def bug_condition_finding(snap: CrashSnapshot) -> Finding | None:
         return None
     what = "WARN" if site.warning else "BUG"
     where = f"{site.file}:{site.line}" if site.file else "unknown line"
-    frame_ev = _frame_ev(snap, site.frame)
-    log_ev = _log_line(snap, f"at {site.file}:{site.line}") if site.file else None
+    frame_ev = frame_evidence(snap, site.frame)
+    log_ev = log_line_evidence(snap, f"at {site.file}:{site.line}") if site.file else None
     evidence: list[Evidence | None] = [frame_ev, log_ev]
     facts = [Fact("trap", f"{what} at {where} in {site.function} (bug table: {site.table})")]
     values = next((fv for fv in snap.frame_values if fv.frame == site.frame), None)
@@ -152,7 +98,7 @@ def bug_condition_finding(snap: CrashSnapshot) -> Finding | None:
         facts += [Fact(f"frame #{site.frame} {v.expression}", v.shown()) for v in (*values.variables, *values.members)]
     if isinstance(site.source, NotAvailable):
         facts.append(Fact("condition", f"not available: {site.source.reason}"))
-        return _finding(
+        return root_cause_finding(
             FindingKind.BUG_CONDITION, f"{site.function}:{where}",
             f"{what} in {site.function} at {where}: condition not evaluated (no source)",
             f"The kernel trapped on a {what} in {site.function} ({where}); the source line is needed to name the "
@@ -168,7 +114,7 @@ def bug_condition_finding(snap: CrashSnapshot) -> Finding | None:
     facts.append(Fact("source", f"{site.source.path}:{site.source.line} (found via {site.source.found_via})"))
     if not site.source.matches_build:
         facts.append(Fact("source mismatch", str(site.source.mismatch)))
-        return _finding(
+        return root_cause_finding(
             FindingKind.BUG_CONDITION, f"{site.function}:{where}",
             f"{what} in {site.function} at {where}: the source given does not match the build",
             f"{site.source.mismatch}. The condition is not evaluated from a line that may not be the one compiled.",
@@ -181,7 +127,7 @@ def bug_condition_finding(snap: CrashSnapshot) -> Finding | None:
     if isinstance(verdict, NotAvailable):
         facts.append(Fact("condition", str(verdict)))
         statement = f"an assertion in {site.function} ({where}) failed: `{site.source.text}`"
-        return _finding(
+        return root_cause_finding(
             FindingKind.BUG_CONDITION,
             f"{site.function}:{where}", f"{what} in {site.function} at {where}", statement + ".",
             statement, f"crash> dis -rl {site.pc:#x}", 0.6, "trap, source line read; condition not parsed",
@@ -202,7 +148,7 @@ def bug_condition_finding(snap: CrashSnapshot) -> Finding | None:
     hypothesis = f"{verdict.macro}({verdict.condition}) held in {site.function}: " + ", ".join(
         operand_text(o) for o in verdict.operands
     )
-    return _finding(
+    return root_cause_finding(
         FindingKind.BUG_CONDITION, f"{site.function}:{verdict.condition}",
         f"{verdict.text()} in {site.function} ({where})",
         f"The kernel trapped on {verdict.macro}() in {site.function} at {where}. {verdict.text()}."
@@ -258,7 +204,7 @@ def suspicious_value_findings(snap: CrashSnapshot) -> list[Finding]:
     first = hits[0]
     facts = [Fact(where, f"{value:#018x}: {cls.meaning}") for where, value, cls, _ in hits]
     return [
-        _finding(
+        root_cause_finding(
             FindingKind.SUSPICIOUS_VALUES,
             ",".join(kinds),
             f"suspicious values: {first[0]} = {first[1]:#x} ({first[2].kind})"
@@ -270,7 +216,7 @@ def suspicious_value_findings(snap: CrashSnapshot) -> list[Finding]:
             _words_command(snap),
             0.7,
             "the values match known poison/text patterns",
-            [h[3] for h in hits] + [_frame_ev(snap, 0)],
+            [h[3] for h in hits] + [frame_evidence(snap, 0)],
             facts,
             Severity.MEDIUM,
         )
@@ -367,8 +313,8 @@ def list_corruption_finding(snap: CrashSnapshot) -> Finding | None:
     where = f"{member_text} " if member_text else ""
     title = f"list corruption in {func}: {where}— " + explain.split(":")[0].split(",")[0]
     hypothesis = list_corruption(func, explain, member_text or None)
-    evidence: list[Evidence | None] = [log_ev, _frame_ev(snap, culprit.index) if culprit else None]
-    return _finding(
+    evidence: list[Evidence | None] = [log_ev, frame_evidence(snap, culprit.index) if culprit else None]
+    return root_cause_finding(
         FindingKind.LIST_CORRUPTION,
         member_text or message[:60], title, f"{message.splitlines()[0]} — {explain}.", hypothesis,
         f"crash> kmem {entry.address:#x}; crash> struct -o {member_text.split('.')[0].removeprefix('struct ')}"
@@ -376,9 +322,6 @@ def list_corruption_finding(snap: CrashSnapshot) -> Finding | None:
         0.9 if entry is not None and member_text else 0.7,
         "entry, object and struct read from the dump" if entry else "from the log message only", evidence, facts,
     )  # fmt: skip
-
-
-_FAULT_LINES = re.compile(r"unable to handle|general protection fault|kernel BUG at|corruption")
 
 
 # ---------------------------------------------------------------- lockups and locks
@@ -407,12 +350,12 @@ def lockup_finding(snap: CrashSnapshot) -> Finding | None:
         gone = [o.expression for o in loop.operands if o.missing == "optimized out" and "(" not in o.expression]
         if gone:
             why += f"; {', '.join(gone)} has no storage in this build (optimized out): nothing ever writes it"
-    return _finding(
+    return root_cause_finding(
         FindingKind.LOCKUP_LOOP, f"{loop.function}:{loop.condition}",
         f"CPU spins in {loop.function}: while ({loop.condition}); {values}",
         f"The interrupted task spins in {loop.function} ({loop.source.path}:{loop.source.line}): {why}.",
         f"{loop.function} busy-waits forever: {why}", f"crash> dis -l {loop.function}", 0.9,
-        "loop and operands read from the dump and the source", [_frame_ev(snap, loop.frame)], facts,
+        "loop and operands read from the dump and the source", [frame_evidence(snap, loop.frame)], facts,
     )  # fmt: skip
 
 
@@ -452,7 +395,7 @@ def oom_finding(snap: CrashSnapshot) -> Finding | None:
         log_source(snap.dump_path), Locator(LocatorKind.LINE, number), record.text.split("\n")[0],
         timestamp=Timestamp(record.seconds, Clock.MONOTONIC),
     )  # fmt: skip
-    return _finding(
+    return root_cause_finding(
         FindingKind.OOM_USERS, m.group(1),
         f"out of memory: the top memory user is {top_text}; the failed request was order {m.group(4)} "
         + (m.group(3) or f"({m.group(2)})"),
@@ -475,8 +418,6 @@ OVERFLOW_CHECKERS: tuple[tuple[str, str, str], ...] = (
 
 def overflow_check_finding(snap: CrashSnapshot) -> Finding | None:
     """A hardening check (FORTIFY_SOURCE, hardened usercopy) that stopped a buffer overflow: blame its caller."""
-    from detectors.vmcore.findings import crash_frame, culprit_frame
-
     frame = crash_frame(snap.backtrace)
     if frame is None or not isinstance(frame.function, str):
         return None
@@ -489,7 +430,7 @@ def overflow_check_finding(snap: CrashSnapshot) -> Finding | None:
         return None
     func = str(culprit.function)
     where = culprit.where()
-    report = _log_line(snap, needle)
+    report = log_line_evidence(snap, needle)
     said = f" ('{report.excerpt.strip()}')" if report is not None else ""
     facts = [
         Fact("detected by", f"{by}: {checker}() stopped the copy before it ran past the buffer"),
@@ -498,13 +439,13 @@ def overflow_check_finding(snap: CrashSnapshot) -> Finding | None:
     if report is not None:
         facts.append(Fact("report", report.excerpt.strip()))
     hypothesis = f"buffer overflow in {func}" + (f" ({where})" if where else "") + f": {by} stopped it{said}"
-    return _finding(
+    return root_cause_finding(
         FindingKind.BUFFER_OVERFLOW, f"{func}:{checker}", f"buffer overflow in {func}, stopped by {by}",
         f"{by}'s check in {checker}() found that {func} copies more than its destination holds{said}; "
         "the copy did not happen.",
         hypothesis, f"crash> dis -l {func}", 0.85,
         f"the trap is {by}'s own, and the first frame past it is {func}",
-        [_frame_ev(snap, frame.index), _frame_ev(snap, culprit.index), report], facts,
+        [frame_evidence(snap, frame.index), frame_evidence(snap, culprit.index), report], facts,
     )  # fmt: skip
 
 
@@ -515,9 +456,6 @@ def why_findings(snap: CrashSnapshot) -> list[Finding]:
         found = make(snap)
         if found is not None:
             out.append(found)
-    # Function-level: these modules build on this module's helpers.
-    from detectors.vmcore import locks, slab
-
     for made in (slab.double_free_finding(snap), locks.spinlock_finding(snap)):
         if made is not None:
             out.append(made)
@@ -532,8 +470,6 @@ def spinning_function(snap: CrashSnapshot) -> str | None:
     if isinstance(snap.loop, NotAvailable):
         if isinstance(snap.spinlock, NotAvailable):
             return None
-        from detectors.vmcore.findings import crash_frame, culprit_frame
-
         frame = culprit_frame(snap.backtrace, crash_frame(snap.backtrace))
         return str(frame.function) if frame is not None else None
     return snap.loop.function

@@ -8,7 +8,7 @@ turns a store into CSV, Parquet or Prometheus text.
 
 from __future__ import annotations
 
-import importlib
+import importlib.util
 import sys
 from collections.abc import Callable
 from dataclasses import replace
@@ -30,9 +30,9 @@ from forensics.delivery import deliver, exit_status
 from forensics.errors import InputError, UsageError
 from forensics.model import NotAvailable
 from forensics.pipelines.slabwatch import end_of_run_analysis, systemd_unit
-from forensics.report import OutputFormat
-from forensics.report.slabwatch import _human_bytes, prometheus_text, render_report
-from forensics.units import parse_duration
+from forensics.report.formats import OutputFormat, render
+from forensics.report.slabwatch import RunReportRenderer, prometheus_text
+from forensics.units import human_bytes, parse_duration
 
 if TYPE_CHECKING:
     from collectors.slabwatch import Progress
@@ -80,7 +80,7 @@ class _PlainProgress:
 
     def __call__(self, p: Progress) -> None:
         movers = ", ".join(
-            f"{m.name} {'+' if m.delta_bytes >= 0 else ''}{_human_bytes(m.delta_bytes)}" for m in p.movers
+            f"{m.name} {'+' if m.delta_bytes >= 0 else ''}{human_bytes(m.delta_bytes)}" for m in p.movers
         )
         total = p.plan.expected_samples()
         of = f"/{total}" if total else ""
@@ -148,7 +148,7 @@ def _watch(
                 task = bar.add_task("slab-watch: starting", total=plan.expected_samples())
 
                 def show(p: Progress) -> None:
-                    movers = ", ".join(f"{m.name} {_human_bytes(m.delta_bytes)}" for m in p.movers[:2])
+                    movers = ", ".join(f"{m.name} {human_bytes(m.delta_bytes)}" for m in p.movers[:2])
                     bar.update(task, completed=p.index, description=f"sample {p.index} {movers}".strip())
                     for note in p.doubtful[:3]:
                         bar.console.print(f"slab-watch: sample {p.index}: {note}", markup=False, highlight=False)
@@ -238,10 +238,14 @@ def slab_watch(
             f"--textfile-dir {textfile_dir} is not a directory",
             hint="give node_exporter's --collector.textfile.directory",
         )
+    from detectors.leaks.power import plan_warning
+
+    if (warning := plan_warning(seconds, length)) is not None:
+        print(f"kforensic: warning: {warning}", file=sys.stderr)
     run_id = _watch(store_path, root, seconds, length, require, force, textfile_dir)
     with SlabStore.open(store_path, readonly=True) as reader:
         report = end_of_run_analysis(reader, run_id, analyse=not no_analysis)
-    deliver(render_report(report, fmt, WATCH_SCHEMA), output)
+    deliver(render(RunReportRenderer(WATCH_SCHEMA), report, fmt, output), output)
     raise typer.Exit(int(exit_status(report.incident, fail_on)))
 
 
@@ -283,7 +287,7 @@ def slab_import(
     checks = (*rejected_rows(loaded.rejected), *times_going_back(loaded.out_of_order))
     if checks:  # the input checks come first: they say how far the figures can be trusted
         report = replace(report, incident=replace(report.incident, findings=(*checks, *report.incident.findings)))
-    deliver(render_report(report, fmt, IMPORT_SCHEMA), output)
+    deliver(render(RunReportRenderer(IMPORT_SCHEMA), report, fmt, output), output)
     raise typer.Exit(int(exit_status(report.incident, fail_on)))
 
 
@@ -322,12 +326,10 @@ def slab_export(
         if fmt == "csv":
             deliver(frame.to_csv(index=False), output)
             return
-        try:
-            importlib.import_module("pyarrow")
-        except ImportError:
+        if importlib.util.find_spec("pyarrow") is None:
             raise InputError(
                 "parquet export needs pyarrow, which is not installed", hint="pip install pyarrow, or use --format csv"
-            ) from None
+            )
         if output is None:
             raise UsageError("parquet is binary: give -o FILE")
         from forensics.output import write_atomic

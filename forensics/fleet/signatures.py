@@ -30,6 +30,7 @@ from forensics.errors import InputError, KforensicError, UsageError
 from forensics.model import Finding, Incident, NotAvailable
 
 if TYPE_CHECKING:
+    from forensics.report.formats import Destination, OutputFormat
     from forensics.types.results import SourceResult
 
 SCHEMA = "kforensic.dmesg-signatures/1"
@@ -183,7 +184,7 @@ def _files_under(fs: Any, paths: Iterable[str]) -> list[str]:
 
 def _triage(path: str) -> SourceResult:
     """``kforensic dmesg``'s pipeline on one log: a local path through triage_file, a URL through fsspec."""
-    from forensics.pipelines.dmesg import _scan, triage_file
+    from forensics.pipelines.dmesg import scan_chunks, triage_file
     from forensics.types.results import SourceResult
 
     if "://" not in path:
@@ -196,7 +197,7 @@ def _triage(path: str) -> SourceResult:
     try:
         with fsspec.open(path, "rb") as stream:
             tracked = TrackedInput(path, stream)
-            grouper, lines = _scan(log_chunks(tracked))
+            grouper, lines = scan_chunks(log_chunks(tracked))
             return SourceResult(path, tracked.record(), grouper, lines)
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc}") from None
@@ -250,10 +251,10 @@ def triage_host(host: str, path: str) -> HostResult:
 
 def warm_up() -> None:
     """Import the per-host pipeline (run once on each worker before the tasks)."""
-    import importlib
+    from detectors.dmesg import findings, scanner
+    from forensics.pipelines import dmesg
 
-    for name in ("detectors.dmesg.findings", "detectors.dmesg.scanner", "forensics.commands.dmesg"):
-        importlib.import_module(name)
+    del findings, scanner, dmesg  # imported for their cost, once per worker
 
 
 def triage_batch(batch: Sequence[tuple[str, str]]) -> list[HostResult]:
@@ -483,10 +484,11 @@ def render_text(run: SignatureRun, markdown: bool = False) -> str:
 
 
 def run_signatures(
-    specs: Sequence[str], scheduler: str | None, workers: int | None, fmt: str, output: Path | None
+    specs: Sequence[str], scheduler: str | None, workers: int | None, fmt: OutputFormat, output: Path | None
 ) -> Incident:
     """The ``dmesg --signatures`` command; the incident (for --fail-on)."""
     from forensics.delivery import deliver
+    from forensics.report.formats import render
 
     if workers is not None and workers < 0:
         raise UsageError(f"--workers {workers} must be 0 (serial) or more")
@@ -509,9 +511,18 @@ def run_signatures(
             f"--signatures: none of the {len(failed)} logs could be read (first: {failed[0].error})",
             hint="check the paths and permissions",
         )
-    if fmt == "json":
-        text = json.dumps(to_document(run), indent=1, ensure_ascii=False) + "\n"
-    else:
-        text = render_text(run, markdown=fmt == "md")
-    deliver(text, output)
+    deliver(render(SignaturesRenderer(), run, fmt, output), output)
     return incident(run)
+
+
+class SignaturesRenderer:
+    """``kforensic dmesg --signatures``: the fleet table and the unreadable logs; or kforensic.dmesg-signatures/1."""
+
+    def text(self, result: SignatureRun, to: Destination) -> str:
+        return render_text(result)
+
+    def markdown(self, result: SignatureRun, to: Destination) -> str:
+        return render_text(result, markdown=True)
+
+    def json(self, result: SignatureRun, to: Destination) -> str:
+        return json.dumps(to_document(result), indent=1, ensure_ascii=False) + "\n"

@@ -6,15 +6,15 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from forensics import __version__
-from forensics.model import BootTime, Incident, NotAvailable, Timestamp, TimeWindow
-from forensics.types.results import SourceResult
+from forensics.model import BootTime, Examined, Incident, NotAvailable, Timestamp, TimeWindow
+from forensics.types.results import DmesgResult, SourceResult
 
 if TYPE_CHECKING:
     from detectors.dmesg.findings import ReportGrouper
     from detectors.incident.hypotheses import Hypothesis
 
 
-def _scan(chunks: Iterable[bytes]) -> tuple[ReportGrouper, int]:
+def scan_chunks(chunks: Iterable[bytes]) -> tuple[ReportGrouper, int]:
     """Every report and event of one input, grouped as they come, and its number of lines."""
     from detectors.dmesg.findings import ReportGrouper
     from detectors.dmesg.scanner import LogScanner
@@ -40,7 +40,7 @@ def triage_file(name: str) -> SourceResult:
     from collectors.kernel_log import log_chunks, open_log
 
     with open_log(name) as tracked:
-        grouper, lines = _scan(log_chunks(tracked))
+        grouper, lines = scan_chunks(log_chunks(tracked))
         record = tracked.record()
     return SourceResult(tracked.source, record, grouper, lines, explain=True)
 
@@ -50,7 +50,7 @@ def triage_live() -> SourceResult:
     from collectors.kernel_log import KMSG_NAME, KmsgDumpReader
 
     reader = KmsgDumpReader()
-    grouper, lines = _scan(reader.chunks())
+    grouper, lines = scan_chunks(reader.chunks())
     return SourceResult(KMSG_NAME, reader.record(), grouper, lines, explain=True)
 
 
@@ -84,7 +84,24 @@ def build_incident(results: list[SourceResult]) -> Incident:
         findings=tuple(findings),
         tool_version=__version__,
         boot_time=_boot_time([t for r in results for t in r.grouper.boot_times]),
+        examined=tuple(
+            Examined(
+                f"kernel log {r.name}: {r.lines:,} lines, {len(r.reports)} report(s) and {len(r.events)} event(s) kept",
+                ("kernel reports: oopses, BUGs, warnings, lockups, hung tasks, OOM kills, RCU stalls, sanitizers",),
+                () if r.lines else ("anything: the log is empty",),
+            )
+            for r in results
+        ),
     )
+
+
+def analyse_logs(names: list[str], live: bool) -> DmesgResult:
+    """``kforensic dmesg``: triage each log (and the live ring buffer), merge them, rank the hypotheses."""
+    results = [triage_file(n) for n in names]
+    if live:
+        results.append(triage_live())
+    incident = build_incident(results)
+    return DmesgResult(tuple(results), incident, dmesg_hypotheses(incident))
 
 
 def dmesg_hypotheses(incident: Incident) -> tuple[Hypothesis, ...]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import shutil
 import sys
 from pathlib import Path
@@ -28,11 +27,8 @@ def leak_findings(store: SlabStore) -> tuple[tuple[Finding, ...], str]:
     alone, with no verdict made up.
     """
     try:
-        leaks = importlib.import_module("detectors.leaks")
-    except ImportError:
-        return (), "leak analysis: not available in this kforensic"
-    analyse = getattr(leaks, "findings_from_store", None)
-    if analyse is None:
+        from detectors.leaks import findings_from_store as analyse
+    except ImportError:  # the package, or its function, is missing from this installation
         return (), "leak analysis: not available in this kforensic"
     try:
         findings = tuple(analyse(store, None))

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from forensics import __version__
 from forensics.model import Incident
-from forensics.report import OutputFormat
 from forensics.report.document import Block, BulletList, Code, Paragraph, Section, Table, blocks_markdown
+from forensics.report.formats import Destination, IncidentRenderer
 from forensics.report.markdown import md_escape
-from forensics.types.results import SourceResult
+from forensics.types.results import DmesgResult, SourceResult
 
 if TYPE_CHECKING:
     from detectors.dmesg.findings import ReportGroup
@@ -140,13 +141,22 @@ _HEADER = ["source", "lines", "time", "severity", "title", "count"]
 _SHOWN_FACTS = 14
 
 
-def _why_blocks(group: ReportGroup, why: ReportWhy) -> tuple[Block, ...]:
-    """One report's reading: the cause, the facts with their lines, the stacks' first foreign frames, the code."""
+@dataclass(frozen=True)
+class _WhyParts:
+    """One report's reading as plain values, for both renderings: the cause, the fact rows, stacks, code."""
+
+    cause: tuple[str, str, str] | None  # class, statement, lines
+    rows: list[tuple[str, str, str]]  # fact, value, line
+    stacks: list[str]
+    code: list[str]
+
+
+def _why_parts(group: ReportGroup, why: ReportWhy) -> _WhyParts:
+    """The values a reading shows (the JSON holds them all), line numbers in the log's numbering."""
     first = group.first.start_line
-    blocks: list[Block] = []
+    cause = None
     if why.cause is not None:
-        lines = ", ".join(str(first + at) for at in why.cause_at)
-        blocks.append(Paragraph(f"**{md_escape(why.cause.cls)}**: {md_escape(why.cause.statement)} (line {lines})"))
+        cause = (why.cause.cls, why.cause.statement, ", ".join(str(first + at) for at in why.cause_at))
     facts = [f for f in why.facts if f.name != "root cause"][:_SHOWN_FACTS]
     rows = [(f.name, str(f.value), str(first + f.at)) for f in facts]
     rows += [(f"lock {k.role}" + (f" #{k.number}" if k.number is not None else ""),
@@ -158,20 +168,77 @@ def _why_blocks(group: ReportGroup, why: ReportWhy) -> tuple[Block, ...]:
               + f": {c.bytes / 2**20:.1f} MiB", str(first + c.at)) for c in why.consumers[:5]]  # fmt: skip
     rows += [(f"zone {z.zone}", f"free {z.free_kb} kB" + (f", min {z.min_kb} kB" if z.min_kb is not None else ""),
               str(first + z.at)) for z in why.zones[:6]]  # fmt: skip
-    if rows:
-        blocks.append(Table(("fact", "value", "line"), tuple(rows), escape="full"))
     stacks = [
         f"{s.kind} (line {first + s.at}): "
         + (s.first_foreign.function if s.first_foreign else "no foreign frame")
         + (f" at {s.first_foreign.source}" if s.first_foreign and s.first_foreign.source else "")
         for s in why.stacks
     ]
-    if stacks:
-        blocks.append(BulletList(tuple(md_escape(s) for s in stacks)))
-    if why.code is not None and why.code.instructions:
-        blocks.append(Code("\n".join(f"{'=>' if i.faulting else '  '} {i.offset:+4d}: {i.text}"
-                                     for i in why.code.instructions)))  # fmt: skip
+    code = []
+    if why.code is not None:
+        code = [f"{'=>' if i.faulting else '  '} {i.offset:+4d}: {i.text}" for i in why.code.instructions]
+    return _WhyParts(cause, rows, stacks, code)
+
+
+def _why_blocks(group: ReportGroup, why: ReportWhy) -> tuple[Block, ...]:
+    """One report's reading: the cause, the facts with their lines, the stacks' first foreign frames, the code."""
+    parts = _why_parts(group, why)
+    blocks: list[Block] = []
+    if parts.cause is not None:
+        cls, statement, lines = parts.cause
+        blocks.append(Paragraph(f"**{md_escape(cls)}**: {md_escape(statement)} (line {lines})"))
+    if parts.rows:
+        blocks.append(Table(("fact", "value", "line"), tuple(parts.rows), escape="full"))
+    if parts.stacks:
+        blocks.append(BulletList(tuple(md_escape(s) for s in parts.stacks)))
+    if parts.code:
+        blocks.append(Code("\n".join(parts.code)))
     return tuple(blocks)
+
+
+def _columns(rows: list[tuple[str, ...]], indent: str) -> list[str]:
+    """Rows as left-aligned plain-text columns (the last column unpadded)."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    return [indent + "  ".join([*(c.ljust(w) for c, w in zip(row, widths, strict=False)), row[-1]]).rstrip()
+            for row in rows]  # fmt: skip
+
+
+def _one_line(text: str) -> str:
+    return text.replace("\n", " ")
+
+
+def why_text(results: list[SourceResult]) -> list[str]:
+    """The "Why" section as plain terminal text: no markdown markup, values as the kernel printed them."""
+    out: list[str] = []
+    for r in results:
+        for g in r.groups:
+            why = r.whys.get(g.first.start_line)
+            if why is None or (why.cls is None and why.cause is None and not why.facts):
+                continue
+            parts = _why_parts(g, why)
+            out += ["", f"{g.first.title} ({r.name} line {g.first.start_line})"]
+            if parts.cause is not None:
+                cls, statement, lines = parts.cause
+                out.append(f"  {cls}: {_one_line(statement)} (line {lines})")
+            if parts.rows:
+                rows = [("fact", "value", "line"), *((n, _one_line(v), at) for n, v, at in parts.rows)]
+                out += _columns([(n, at, v) for n, v, at in rows], "  ")
+            if parts.stacks:
+                out += ["  stacks (first foreign frame):", *(f"    {_one_line(s)}" for s in parts.stacks)]
+            if parts.code:
+                out += ["  code:", *(f"    {c}" for c in parts.code)]
+    return ["", "Why", *out] if out else []
+
+
+def hypotheses_text(hypotheses: tuple[Hypothesis, ...]) -> list[str]:
+    """The ranked hypotheses as plain terminal text."""
+    if not hypotheses:
+        return []
+    out = ["", "Hypotheses"]
+    for h in hypotheses:
+        out.append(f"  {h.rank}. {_one_line(h.statement)} (confidence {h.confidence:.2f})")
+        out.append(f"     next: {h.next_command}")
+    return out
 
 
 def why_sections(results: list[SourceResult]) -> tuple[Section, ...]:
@@ -210,17 +277,32 @@ def dmesg_sections(results: list[SourceResult], hypotheses: tuple[Hypothesis, ..
     return tuple(blocks)
 
 
-def render_table(results: list[SourceResult], fmt: OutputFormat, hypotheses: tuple[Hypothesis, ...] = ()) -> str:
+def render_table(results: list[SourceResult], markdown: bool, hypotheses: tuple[Hypothesis, ...] = ()) -> str:
     """The reports of every input as a terminal or markdown table, then why and the hypotheses."""
     rows = _rows(results)
-    if fmt is OutputFormat.MD:
+    if markdown:
         return blocks_markdown(dmesg_sections(results, hypotheses), 2) + "\n\n"
     widths = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h) for i, h in enumerate(_HEADER)]
     lines = ["  ".join(h.ljust(w) for h, w in zip(_HEADER, widths, strict=True))]
     lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows]
     if not rows:
         lines.append("no kernel reports found")
-    extra = why_sections(results) + ((hypotheses_section(hypotheses),) if hypotheses else ())
-    if extra:
-        lines += ["", blocks_markdown(extra, 2)]
+    lines += why_text(results) + hypotheses_text(hypotheses)
     return "\n".join(lines) + "\n\n"
+
+
+class DmesgRenderer:
+    """``kforensic dmesg``: the table of reports, why and the hypotheses, then the incident; or kforensic.dmesg/1."""
+
+    def text(self, result: DmesgResult, to: Destination) -> str:
+        return render_table(list(result.sources), False, result.hypotheses) + IncidentRenderer().text(
+            result.incident, to
+        )
+
+    def markdown(self, result: DmesgResult, to: Destination) -> str:
+        return render_table(list(result.sources), True, result.hypotheses) + IncidentRenderer().markdown(
+            result.incident, to
+        )
+
+    def json(self, result: DmesgResult, to: Destination) -> str:
+        return document_text(to_document(list(result.sources), result.incident, result.hypotheses))

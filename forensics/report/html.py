@@ -5,6 +5,7 @@ from __future__ import annotations
 from html import escape
 
 from forensics.model import Finding, Incident, NotAvailable, Severity
+from forensics.report.examined import examined_lines, verdict_line
 
 _CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2rem auto;max-width:72rem;color:#1d1d1f;
@@ -38,6 +39,7 @@ def _finding_html(n: int, f: Finding) -> str:
         f"<p>{_sev(f.severity)} confidence {f.confidence:.2f} — {escape(f.confidence_reason)}"
         f' <span class="muted">({escape(f.kind)}, {escape(f.id)})</span></p>'
         f"<p>{escape(f.summary)}</p>"
+        + (f"<p>judged against {escape(str(f.baseline))}</p>" if f.baseline is not None else "")
         + (f"<table>{facts}</table>" if facts else "")
         + f"<h4>Evidence</h4><ul>{evidence}</ul>"
         + (f"<h4>Next steps</h4><ul>{steps}</ul>" if steps else "")
@@ -72,7 +74,14 @@ def render_html(incident: Incident, sections: list[tuple[str, str]] | None = Non
         + (
             f"<table><tr><th>#</th><th>severity</th><th>conf</th><th>title</th><th>where</th></tr>{rows}</table>"
             if rows
-            else "<p>No findings.</p>"
+            else ""
+        )
+        + (
+            ""
+            if incident.problems()
+            else f"<p>{escape(verdict_line(incident))}</p><ul>"
+            + "".join(f"<li>{escape(x.strip())}</li>" for x in examined_lines(incident))
+            + "</ul>"
         )
         + "".join(_finding_html(i, f) for i, f in enumerate(findings, 1))
         + "<h2>Inputs</h2><table><tr><th>source</th><th>size</th><th>sha256</th><th>error</th></tr>"

@@ -9,9 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from forensics import __version__
-from forensics.delivery import render_for
-from forensics.report import OutputFormat
 from forensics.report.document import Block, Document, Image, Paragraph, Section, Table, image_link, to_markdown
+from forensics.report.formats import Destination, IncidentRenderer
 from forensics.types.results import LeaksResult
 
 if TYPE_CHECKING:
@@ -90,6 +89,16 @@ def result_to_dict(result: LeaksResult) -> dict[str, Any]:
         "mem_total_bytes": _number(a.mem_total),
         "mem_available_bytes": _number(a.mem_available),
         "thresholds": dataclasses.asdict(result.thresholds),
+        "power": {
+            "samples": a.power.samples,
+            "span_seconds": _number(a.power.span_seconds),
+            "needed_samples": a.power.needed_samples,
+            "needed_seconds": _number(a.power.needed_seconds),
+            "judgeable": a.power.judgeable,
+            "full_power_seconds": _number(a.power.full_seconds),
+            "slowest_leak_shown_bytes_per_hour": _number(a.power.detectable_rate),
+            "statement": a.absence(),
+        },
         "series": [series_to_dict(kind, v, a.mem_available) for kind, v in interesting],
         "groups": [
             {
@@ -161,12 +170,12 @@ def render_text(result: LeaksResult) -> str:
         widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(_HEADERS)]
         lines.append("  ".join(h.ljust(w) for h, w in zip(_HEADERS, widths, strict=True)))
         lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
-    else:
-        lines.append("No cache or meminfo field grows like a leak.")
+    if not result.analysis.examined.flagged:
+        lines.append(result.analysis.absence())
     for plot in result.plots:
         lines.append(f"plot: {plot.path}")
     lines.append("")
-    return "\n".join(lines) + "\n" + render_for(result.incident, OutputFormat.TEXT, None)
+    return "\n".join(lines) + "\n" + IncidentRenderer().text(result.incident, Destination(None))
 
 
 def leaks_document(result: LeaksResult, base: Path | None, plots: bool = True) -> Document:
@@ -177,8 +186,8 @@ def leaks_document(result: LeaksResult, base: Path | None, plots: bool = True) -
     rows = _rows(result)
     if rows:
         blocks.append(Table(_HEADERS, tuple(rows), escape="full"))
-    else:
-        blocks.append(Paragraph("No cache or meminfo field grows like a leak."))
+    if not result.analysis.examined.flagged:
+        blocks.append(Paragraph(md_escape(result.analysis.absence())))
     if plots and result.plots:
         images = tuple(Image(p.name, image_link(p.path, base or Path("."))) for p in result.plots)
         blocks.append(Section("Plots", images))
@@ -188,13 +197,17 @@ def leaks_document(result: LeaksResult, base: Path | None, plots: bool = True) -
 def render_markdown(result: LeaksResult, output: Path | None) -> str:
     """A markdown report: the table, the plots (linked relative to the output file), then the incident."""
     doc = leaks_document(result, output.parent if output is not None else None)
-    return to_markdown(doc) + "\n" + render_for(result.incident, OutputFormat.MD, output)
+    return to_markdown(doc) + "\n" + IncidentRenderer().markdown(result.incident, Destination(output))
 
 
-def render(result: LeaksResult, fmt: OutputFormat, output: Path | None) -> str:
-    """The result in the chosen format."""
-    if fmt is OutputFormat.JSON:
+class LeaksRenderer:
+    """``kforensic leaks``: the table of flagged series, the plots, then the incident; or kforensic.leaks JSON."""
+
+    def text(self, result: LeaksResult, to: Destination) -> str:
+        return render_text(result)
+
+    def markdown(self, result: LeaksResult, to: Destination) -> str:
+        return render_markdown(result, to.output)
+
+    def json(self, result: LeaksResult, to: Destination) -> str:
         return json.dumps(result_to_dict(result), indent=2, ensure_ascii=False) + "\n"
-    if fmt is OutputFormat.MD:
-        return render_markdown(result, output)
-    return render_text(result)

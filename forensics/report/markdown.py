@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from forensics.model import Finding, Incident, NotAvailable
+from forensics.report.examined import examined_lines, verdict_line
 
 
 def md_escape(text: str) -> str:
@@ -23,6 +24,7 @@ def _finding_md(n: int, f: Finding, level: int = 3) -> list[str]:
         f"{'#' * level} {n}. {md_escape(f.title)}",
         "",
         f"- **Severity:** {f.severity.value}  ",
+        *([f"- **Baseline:** {md_escape(str(f.baseline))}  "] if f.baseline is not None else []),
         f"- **Confidence:** {f.confidence:.2f} — {md_escape(f.confidence_reason)}  ",
         f"- **Kind:** `{f.kind}` · **ID:** `{f.id}` · **Detector:** `{f.detector}`",
         "",
@@ -82,8 +84,9 @@ def render_markdown(incident: Incident) -> str:
             f"**{len(findings)} finding(s)**, worst severity **{worst.value if worst else 'none'}**. "
             f"Most severe: {md_escape(top.title)}."
         )
-    else:
-        lines.append("**No findings.** Nothing in the inputs matched a known kernel problem.")
+    if not incident.problems():
+        lines += ["", f"**{md_escape(verdict_line(incident))}**"]
+        lines += ["", *(f"- {md_escape(x.strip())}" for x in examined_lines(incident))]
     lines += [
         "",
         "| | |",

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from forensics.errors import InputError
 from forensics.model import Clock, NotAvailable, Timestamp
-from forensics.report import OutputFormat
+from forensics.report.formats import Destination, IncidentRenderer
 from forensics.types.results import RunReport
+from forensics.units import human_bytes
 
 if TYPE_CHECKING:
     from collectors.slabstore import SlabStore
@@ -23,16 +25,6 @@ _SLAB_METRICS = (
     ("node_slabinfo_objects_per_slab", "The number of objects stored in each slab.", 7),
     ("node_slabinfo_pages_per_slab", "The number of pages allocated for each slab.", 8),
 )
-
-
-def _human_bytes(value: int) -> str:
-    sign = "-" if value < 0 else ""
-    size = float(abs(value))
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{sign}{size:.0f} {unit}" if unit == "B" else f"{sign}{size:.1f} {unit}"
-        size /= 1024
-    return f"{sign}{size:.1f} GiB"
 
 
 def _when(value: float | NotAvailable) -> str:
@@ -72,12 +64,9 @@ def report_to_dict(report: RunReport, schema: str) -> dict[str, Any]:
     }
 
 
-def render_report(report: RunReport, fmt: OutputFormat, schema: str) -> str:
-    """The report as text, markdown or JSON."""
-    if fmt is OutputFormat.JSON:
-        return json.dumps(report_to_dict(report, schema), indent=2) + "\n"
+def render_report(report: RunReport, md: bool) -> str:
+    """The report as text or markdown."""
     s = report.summary
-    md = fmt is OutputFormat.MD
     lines = ["# slab-watch summary", ""] if md else ["slab-watch summary"]
     bullet = "- " if md else "  "
     lines += [
@@ -92,16 +81,32 @@ def render_report(report: RunReport, fmt: OutputFormat, schema: str) -> str:
         lines.append(f"{bullet}none: no cache grew between the first and last sample")
     for g in s.top_growers:
         lines.append(
-            f"{bullet}{g.name}: {_human_bytes(g.first_active_bytes)} -> {_human_bytes(g.last_active_bytes)}"
-            f" ({'+' if g.delta_bytes >= 0 else ''}{_human_bytes(g.delta_bytes)};"
+            f"{bullet}{g.name}: {human_bytes(g.first_active_bytes)} -> {human_bytes(g.last_active_bytes)}"
+            f" ({'+' if g.delta_bytes >= 0 else ''}{human_bytes(g.delta_bytes)};"
             f" objects {g.first_active_objs} -> {g.last_active_objs})"
         )
     lines += ["", report.analysis]
     if report.incident.findings:
-        from forensics.report import render_incident
-
-        lines += ["", render_incident(report.incident, fmt, color=False)]
+        incident = IncidentRenderer(color=False)
+        to = Destination()
+        lines += ["", incident.markdown(report.incident, to) if md else incident.text(report.incident, to)]
     return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class RunReportRenderer:
+    """``kforensic slab-watch`` / ``slab-import``: the run's summary, then the leak findings; or ``schema`` JSON."""
+
+    schema: str
+
+    def text(self, result: RunReport, to: Destination) -> str:
+        return render_report(result, False)
+
+    def markdown(self, result: RunReport, to: Destination) -> str:
+        return render_report(result, True)
+
+    def json(self, result: RunReport, to: Destination) -> str:
+        return json.dumps(report_to_dict(result, self.schema), indent=2) + "\n"
 
 
 def _prom_label(value: str) -> str:

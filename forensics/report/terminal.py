@@ -9,6 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from forensics.model import Incident, NotAvailable, Severity
+from forensics.report.examined import examined_lines, verdict_line
 
 SEVERITY_STYLE = {
     Severity.INFO: "dim",
@@ -28,9 +29,11 @@ def render_terminal(incident: Incident, *, color: bool, width: int) -> str:
     console.print(f"[bold]kforensic[/] {escape(incident.tool_version)}  host {escape(str(incident.host))}")
     console.print(f"kernel {escape(str(incident.kernel_release))}  window {escape(when)}")
     findings = incident.sorted_findings()
-    if not findings:
-        console.print("No findings.")
-    else:
+    if not incident.problems():
+        console.print(escape(verdict_line(incident)))
+        for line in examined_lines(incident):
+            console.print(escape(line))
+    if findings:
         table = Table(show_lines=False, expand=False)
         table.add_column("#", justify="right")
         table.add_column("severity")
@@ -49,6 +52,8 @@ def render_terminal(incident: Incident, *, color: bool, width: int) -> str:
         for i, f in enumerate(findings, 1):
             console.print(f"\n[bold]{i}. {escape(f.title)}[/]  ({f.id})")
             console.print(escape(f.summary))
+            if f.baseline is not None:
+                console.print(f"  severity {f.severity.value}, judged against {escape(str(f.baseline))}")
             for fact in f.facts:
                 console.print(f"  {escape(fact.name)}: {escape(fact.value)}")
             for ev in f.evidence:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from forensics.model import NotAvailable
 from forensics.report.document import Block, BulletList, Document, Section, Table, to_markdown
+from forensics.report.formats import Destination, IncidentRenderer, OutputFormat, render
 from forensics.types.results import TraceResult
 
 if TYPE_CHECKING:
@@ -177,9 +180,13 @@ def _header_lines(a: TraceAnalysis, parse: ParseSummary, source: str, notes: tup
     if a.coverage.note:
         lines.append(f"coverage: {a.coverage.note}")
     if a.clock.back:
+        counted = sum(c.busy + c.idle for c in a.cpus)  # run and idle time in the totals, all CPUs
+        spanned = sum(c.last_ts - c.first_ts for c in a.cpus if c.last_ts > c.first_ts)
         lines.append(
-            f"clock: {a.clock.back} of {a.clock.steps} steps between events of one CPU go back in time; figures "
-            f"marked{CLOCK_MARK} span such a step and are not reliable (see the trace-clock finding)"
+            f"clock: {a.clock.back} of {a.clock.steps} steps between events of one CPU go back in time; what falls "
+            f"across a step is left out of the totals, which count {counted * 1e3:.3f} ms of the {spanned * 1e3:.3f} "
+            f"ms the CPUs span; figures marked{CLOCK_MARK} span such a step and are not reliable (see the "
+            "trace-clock finding)"
         )
     lines += [f"warning: {note}" for note in notes]
     return lines
@@ -273,3 +280,30 @@ def span_sections(report: SpanReport | None) -> tuple[Block, ...]:
     header, rows, lines = _span_rows(report)
     slow = Section("Slow spans", (BulletList(tuple(lines)),) if lines else ())
     return (Section("Spans", (Table(tuple(header), tuple(tuple(r) for r in rows)), slow)),)
+
+
+@dataclass(frozen=True)
+class TraceRenderer:
+    """``kforensic trace``: the tables (``top`` rows), the spans, then the incident; or kforensic.trace JSON.
+
+    With ``one_task`` (``--task``) the JSON holds every row of that task's tables.
+    """
+
+    top: int
+    one_task: bool = False
+
+    def text(self, result: TraceResult, to: Destination) -> str:
+        tables = render_text(result.analysis, result.parse, result.source, self.top, to.color, result.notes)
+        incident = IncidentRenderer().text(result.incident, to)
+        return tables + span_text(result.spans) + "\n" + incident
+
+    def markdown(self, result: TraceResult, to: Destination) -> str:
+        return render_markdown(result, self.top) + render(
+            IncidentRenderer(), result.incident, OutputFormat.MD, to.output
+        )
+
+    def json(self, result: TraceResult, to: Destination) -> str:
+        from forensics.report.trace_json import trace_document as trace_json
+
+        document = trace_json(result, None if self.one_task else self.top)
+        return json.dumps(document, indent=1, ensure_ascii=False) + "\n"

@@ -25,6 +25,7 @@ from forensics.types.vmcore import (
 )
 from forensics.vmcore import extract, gaps, slab, spin, system
 from forensics.vmcore import why as reads
+from forensics.vmcore.pages import page_size
 from forensics.vmcore.program import OpenedDump
 
 #: Task states whose stacks are extracted (D: uninterruptible, the hung-task state).
@@ -122,7 +123,7 @@ def _collect(
         warnings.append(str(objects))
         objects = ()
     users: tuple[MemoryUser, ...] | NotAvailable = system.attempt(
-        "memory users", lambda: reads.memory_users(prog, system.page_size(prog), warnings)
+        "memory users", lambda: reads.memory_users(prog, page_size(prog), warnings)
     )
     say("tasks")
     all_tasks = system.attempt("tasks", lambda: system.tasks(prog, STACK_STATES, warnings))

@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 import drgn
 
 from forensics.vmcore.dumpfile import DUMP_LEVEL_BITS, DumpFormat, DumpHeader
+from forensics.vmcore.pages import page_size
 
 _T = TypeVar("_T")
 
@@ -224,8 +225,6 @@ def _level_text(level: int | None) -> str:
 
 def explain(prog: drgn.Program, pages: DumpPages, address: int, what: str | None = None) -> str:
     """Why the dump lacks the memory at ``address``: which page, and whether filtered, not RAM or absent."""
-    from forensics.vmcore.system import page_size
-
     label = f"{what} at {address:#x}" if what else f"memory at {address:#x}"
     phys = _physical(prog, address)
     if isinstance(phys, str):

@@ -15,6 +15,7 @@ from typing import Any
 import drgn
 
 from forensics.errors import InputError
+from forensics.vmcore.debuginfo import elf_build_id
 from forensics.vmcore.dumpfile import DumpFormat, DumpHeader
 
 
@@ -42,28 +43,6 @@ class OpenedDump:
     module_symbols: tuple[drgn.Symbol, ...] = ()  # of loaded modules, from the dump's kallsyms
     vmlinux_via: str = "--vmlinux"  # how the kernel's debug info was found
     module_files: tuple[tuple[str, str], ...] = field(default=())  # (module, its debug file) drgn loaded
-
-
-def elf_build_id(path: Path) -> str | None:
-    """The GNU build ID of an ELF file (vmlinux or .ko), hex, or None."""
-    from elftools.common.exceptions import ELFError
-    from elftools.elf.elffile import ELFFile
-    from elftools.elf.sections import NoteSection
-
-    try:
-        with path.open("rb") as f:
-            elf = ELFFile(f)
-            for section in elf.iter_sections():
-                if not isinstance(section, NoteSection):
-                    continue
-                for note in section.iter_notes():
-                    # The owner matters: a distribution vmlinux also carries Xen's notes, whose type 3
-                    # (XEN_ELFNOTE_VIRT_BASE) pyelftools names NT_GNU_BUILD_ID too (Debian 6.1.0-57).
-                    if note["n_type"] == "NT_GNU_BUILD_ID" and note["n_name"] == "GNU":
-                        return str(note["n_desc"])
-    except (OSError, ELFError) as exc:
-        raise InputError(f"{path}: not a readable ELF file ({exc})", hint="give the vmlinux with debug info") from None
-    return None
 
 
 def debug_package_hint(release: str, build_id: str | None = None, debuginfod: bool = False) -> str:

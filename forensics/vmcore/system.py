@@ -20,6 +20,7 @@ from forensics.types.vmcore import Frame, LogRecord, MemoryTotals, ModuleInfo, S
 from forensics.vmcore import gaps, layouts
 from forensics.vmcore.extract import backtrace
 from forensics.vmcore.gaps import not_in_dump
+from forensics.vmcore.pages import page_size
 
 _T = TypeVar("_T")
 
@@ -96,7 +97,7 @@ def memory_bytes(prog: drgn.Program) -> int:
     """Total RAM the kernel manages, in bytes."""
     from drgn.helpers.linux.mm import totalram_pages
 
-    return int(totalram_pages(prog)) * _page_size(prog)
+    return int(totalram_pages(prog)) * page_size(prog)
 
 
 def _has(prog: drgn.Program, name: str) -> bool:
@@ -131,7 +132,7 @@ def memory_totals(prog: drgn.Program) -> MemoryTotals:
     """Totals as ``kmem -i`` shows them."""
     from drgn.helpers.linux.vmstat import nr_free_pages
 
-    page = _page_size(prog)
+    page = page_size(prog)
     return MemoryTotals(
         total=attempt("total memory", lambda: memory_bytes(prog)),
         free=attempt("free memory", lambda: int(nr_free_pages(prog)) * page),
@@ -145,18 +146,6 @@ def memory_totals(prog: drgn.Program) -> MemoryTotals:
         # NR_KERNEL_STACK_KB counts kilobytes, not pages.
         kernel_stack=attempt("kernel stacks", lambda: _vm_counter(prog, "NR_KERNEL_STACK_KB") * 1024),
     )
-
-
-def page_size(prog: drgn.Program) -> int:
-    """The dumped kernel's page size (4096 when the dump does not say)."""
-    return _page_size(prog)
-
-
-def _page_size(prog: drgn.Program) -> int:
-    try:
-        return int(prog["PAGE_SIZE"].value_())
-    except (LookupError, ValueError, TypeError):
-        return 4096
 
 
 def cache_owners(prog: drgn.Program, module_symbols: tuple[drgn.Symbol, ...]) -> dict[int, str]:
@@ -318,7 +307,7 @@ def _lock_wait(prog: drgn.Program, trace: drgn.StackTrace) -> tuple[str | None, 
     return None, None, None
 
 
-def _pids_and_tasks(prog: drgn.Program, notes: list[str]) -> Iterator[tuple[int | None, drgn.Object]]:
+def pids_and_tasks(prog: drgn.Program, notes: list[str]) -> Iterator[tuple[int | None, drgn.Object]]:
     """(pid, task) of every task in the initial PID namespace, as far as the dump holds the PID table."""
     from drgn.helpers.linux.pid import for_each_pid, pid_task
 
@@ -341,7 +330,7 @@ def tasks(prog: drgn.Program, with_stacks: set[str], notes: list[str] | None = N
     """
     notes = [] if notes is None else notes
     out = []
-    for nr, task in _pids_and_tasks(prog, notes):
+    for nr, task in pids_and_tasks(prog, notes):
         try:
             state = task_state_to_char(task)
             pid = int(task.pid.value_())

@@ -600,12 +600,12 @@ def memory_users(prog: drgn.Program, page_size: int, notes: list[str] | None = N
     What could not be read is appended to ``notes`` (said in the report, not silently left out).
     """
     from forensics.vmcore.layouts import vmap_areas
-    from forensics.vmcore.system import _pids_and_tasks
+    from forensics.vmcore.system import pids_and_tasks
 
     out: list[MemoryUser] = []
     seen: set[int] = set()
     lost: list[str] = []
-    for nr, task in _pids_and_tasks(prog, lost):
+    for nr, task in pids_and_tasks(prog, lost):
         try:
             mm = task.mm
             if not mm or int(mm.value_()) in seen:

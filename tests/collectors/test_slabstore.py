@@ -15,7 +15,7 @@ from collectors.kmsg import KmsgBatch, KmsgGap, KmsgRecord
 from collectors.procfs import Counter, Counters, HostIdentity, Slabinfo
 from collectors.slabstore import (
     SCHEMA_VERSION,
-    SLAB_FRAME_QUERY,
+    SLAB_FRAME_COLUMNS,
     RunInfo,
     Sample,
     SlabStore,
@@ -56,7 +56,7 @@ def test_created_private_in_wal_mode_with_schema(tmp_path: Path) -> None:
         assert wal.exists() and stat.S_IMODE(wal.stat().st_mode) == 0o600
         assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
         assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert store.meta("schema") == "kforensic.slabstore/1"
+        assert store.meta("schema") == "kforensic.slabstore/2"
         assert store.meta("host") == "h1"
     raw = sqlite3.connect(path)
     assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
@@ -224,38 +224,54 @@ def test_full_disk_is_a_one_line_input_error_and_keeps_earlier_samples(tmp_path:
     assert raw.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
-def _frame_by_query(store: SlabStore, run_id: int | None) -> pd.DataFrame:
-    """The slab frame as its defining query gives it (join and sort in SQLite)."""
-    where = "WHERE s.run_id = ?" if run_id is not None else ""
-    return pd.read_sql_query(
-        SLAB_FRAME_QUERY.format(where=where), store.db, params=(run_id,) if run_id is not None else ()
-    )
+def _expected_frame(written: list[tuple[int, int, Sample]]) -> pd.DataFrame:
+    """The slab frame of the (sample id, run id, sample) written, built in Python: sample order, then name order."""
+    rows = []
+    for sample_id, run_id, s in written:
+        if isinstance(s.slabinfo, NotAvailable):
+            continue
+        last = {c.name: c for c in s.slabinfo.caches}
+        for name in sorted(last):  # Python compares code points, as SQLite's BINARY collation does
+            rows.append((sample_id, run_id, s.wall, s.uptime, s.boot_id, name, *last[name][1:12]))
+    return pd.DataFrame(rows, columns=list(SLAB_FRAME_COLUMNS))
 
 
-def test_slab_frame_is_the_query_s_frame(tmp_path: Path) -> None:
-    """Read in blocks without the join, the frame equals the query's: rows, order (byte order of names), dtypes."""
+def test_slab_frame_is_every_row_in_sample_then_name_order(tmp_path: Path) -> None:
+    """Rows, order (code point order of names) and dtypes of the frame, for the store and each run."""
     names = ["b", "a", "B", "dentry", "kmalloc-64", "Ä-cache", "z_ä", "_x", "kmalloc-128"]
+    written: list[tuple[int, int, Sample]] = []
     with SlabStore.open_for_writing(tmp_path / "s.sqlite", "h1") as store:
         runs = [store.begin_run(run_info()), store.begin_run(run_info("import"))]
         for i in range(40):
             run = runs[i % 2]
             caches = {n: 100 + 7 * i + k for k, n in enumerate(names) if (i + k) % 5}  # caches come and go
-            store.append_sample(run, sample(1000.0 + i, BOOT_A if i < 25 else BOOT_B, caches))
+            if i == 7:
+                caches["zz-big"] = 3 << 40  # a value that needs 8 bytes, in one sample only
+            s = sample(1000.0 + i, BOOT_A if i < 25 else BOOT_B, caches)
+            written.append((store.append_sample(run, s), run, s))
         empty = Sample(2000.0, 1000.0, BOOT_B, NA, Counters(()), NA, NA, KmsgBatch(()), 0.001)
         store.append_sample(runs[0], empty)  # a sample without slabinfo: not in the frame
         for run_id in (None, *runs):
-            expected = _frame_by_query(store, run_id)
+            expected = _expected_frame([w for w in written if run_id is None or w[1] == run_id])
             assert len(expected) > 100
             pd.testing.assert_frame_equal(store.slab_frame(run_id), expected)
         assert (
             list(store.slab_frame(runs[0])["cache"][:3]) == sorted(n for k, n in enumerate(names) if k % 5)[:3]
         )  # code point order: "B" < "_x" < "a" ... < "Ä-cache"
+        table = store.slab_table()
+        frame = store.slab_frame()
+        assert table.names == tuple(sorted(set(frame["cache"])))
+        assert len(table) == len(frame) and list(table.sample_ids) == sorted(set(frame["sample_id"]))
+        row, column = list(table.sample_ids).index(written[7][0]), table.names.index("zz-big")
+        assert table.num_objs[row, column] == float(3 << 40)
+        assert next(iter(store.iter_slab_rows(runs[1])))[:4] == (2, 1001.0, BOOT_A, "B")
 
 
 def test_slab_frame_of_an_empty_store_or_run(tmp_path: Path) -> None:
     with SlabStore.open_for_writing(tmp_path / "s.sqlite", "h1") as store:
         run = store.begin_run(run_info())
-        pd.testing.assert_frame_equal(store.slab_frame(), _frame_by_query(store, None))
+        assert store.slab_frame().empty and list(store.slab_frame().columns) == list(SLAB_FRAME_COLUMNS)
+        assert len(store.slab_table()) == 0 and store.slab_table().names == ()
         store.append_sample(run, sample(1.0, BOOT_A, {"a": 1}))
         other = store.begin_run(run_info())
         assert store.slab_frame(other).empty and list(store.slab_frame(other).columns) == list(

@@ -54,6 +54,17 @@ def test_stdin_text_and_markdown() -> None:
     assert md.returncode == 0 and b"| <stdin> |" in md.stdout
 
 
+def test_text_is_plain_and_markdown_keeps_its_markup() -> None:
+    log = str(GOLDEN / "null_deref_x86.log")
+    text = run(log).stdout.decode()
+    why = text[text.index("\nWhy\n") : text.index("\nkforensic ")]
+    assert "##" not in why and "**" not in why and "|---" not in why and "\\|" not in why
+    assert "  null_pointer: NULL pointer dereference in kf_null_write: address 0x8 is NULL plus 0x8 (line 3)" in why
+    assert "  1. NULL pointer dereference in kf_null_write" in why and "next: crash> dis -rl" in why
+    md = run("--format", "md", log).stdout.decode()
+    assert "## Why" in md and "**null_pointer**: NULL pointer dereference" in md and "| fact | value | line |" in md
+
+
 def test_fail_on_sets_exit_status_1() -> None:
     assert run("--fail-on", "high", str(GOLDEN / "null_deref_x86.log")).returncode == 1
     assert run("--fail-on", "critical", str(GOLDEN / "warning_syslog.log")).returncode == 0

@@ -50,7 +50,7 @@ def _free_port() -> int:
 
 
 def _build_id(path: Path) -> str:
-    from forensics.vmcore.program import elf_build_id
+    from forensics.vmcore.debuginfo import elf_build_id
 
     found = elf_build_id(path)
     assert found is not None, path
@@ -319,7 +319,7 @@ def _elf_with_notes(path: Path, notes: list[tuple[bytes, int, bytes]]) -> None:
 
 def test_build_id_is_the_gnu_note_not_a_xen_note_of_the_same_type(tmp_path: Path) -> None:
     """Debian's vmlinux carries Xen notes first; Xen's type 3 (XEN_ELFNOTE_VIRT_BASE) is not a build ID."""
-    from forensics.vmcore.program import elf_build_id
+    from forensics.vmcore.debuginfo import elf_build_id
 
     elf = tmp_path / "vmlinux"
     gnu = bytes(range(20))

@@ -118,7 +118,8 @@ def test_missing_debug_info_names_the_package(tmp_path: Path) -> None:
 
 def test_debug_info_is_found_by_build_id_in_a_debug_dir(tmp_path: Path) -> None:
     from forensics.pipelines.vmcore import analyse_dump
-    from forensics.vmcore.program import DebugInfoRequest, elf_build_id
+    from forensics.vmcore.debuginfo import elf_build_id
+    from forensics.vmcore.program import DebugInfoRequest
 
     case = load_case(_first_case())
     build_id = elf_build_id(case.vmlinux)

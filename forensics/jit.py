@@ -1,0 +1,176 @@
+"""The one place numba is set up: where compiled code is cached, and the notice while a compile runs.
+
+Every compiled module (the trace scanner, the scheduling engine, the CTF
+decoder, ...) decorates its kernels with :func:`njit` / :func:`inline` from
+here instead of ``numba.njit``, so that:
+
+* the machine code is cached per user, outside the install:
+  ``$NUMBA_CACHE_DIR`` when set, else ``$XDG_CACHE_HOME/kforensic/numba``
+  (``~/.cache/kforensic/numba``).  A read-only install (a system
+  site-packages, a container image) caches as well as a checkout, and two
+  users never share (or overwrite) each other's files.  numba keys each
+  entry on the source file's path and content, so checkouts side by side
+  and upgrades do not mix.  When no cache directory can be made, numba
+  falls back to ``__pycache__`` beside the source or compiles every run;
+* a compile that takes long says so on stderr before it starts, with the
+  time it is expected to take (``seconds=`` of the decorator, measured on a
+  2-core machine) and where the result is kept; a kernel loaded from the
+  cache prints nothing.
+
+numba reads the cache directory when a kernel is decorated, so this module
+sets it when the first kernel is decorated through it (numba is imported then,
+not before: a small input never imports it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import threading
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, TypeVar, cast
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+NOTICE_MIN_SECONDS = 2.0  # compiles expected to take less than this run without a notice
+
+
+def cache_dir(environ: dict[str, str] | os._Environ[str] = os.environ) -> Path:
+    """Where compiled code is cached for this user (see the module docstring)."""
+    given = environ.get("NUMBA_CACHE_DIR")
+    if given:
+        return Path(given)
+    xdg = environ.get("XDG_CACHE_HOME")
+    base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".cache"
+    return base / "kforensic" / "numba"
+
+
+_expected: dict[object, tuple[str, float]] = {}  # python function -> (what it is, seconds to compile)
+_numba: Any = None  # numba, once set up (:func:`_setup`): importing it costs 0.5 s, small inputs never do
+
+
+def _setup() -> Any:
+    """Import numba, point its cache at :func:`cache_dir` and listen for compiles (once); numba."""
+    global _numba  # noqa: PLW0603 (set once, on the first kernel)
+    if _numba is not None:
+        return _numba
+    import numba
+    from numba.core import event
+
+    config: Any = numba.config  # numba has no type information
+    with contextlib.suppress(RuntimeError):  # no home directory to expand: numba's own fallbacks apply
+        config.CACHE_DIR = str(cache_dir())
+
+    class Notice(event.Listener):
+        """Prints one line on stderr when a kernel with an expected compile time starts compiling."""
+
+        def __init__(self) -> None:
+            self.depth = threading.local()
+
+        def on_start(self, ev: Any) -> None:
+            depth = getattr(self.depth, "n", 0)
+            self.depth.n = depth + 1
+            if depth:  # a helper compiled while its caller compiles: the caller's notice covers it
+                return
+            dispatcher = ev.data.get("dispatcher") if isinstance(ev.data, dict) else None
+            found = _expected.get(getattr(dispatcher, "py_func", None))
+            if found is None or found[1] < NOTICE_MIN_SECONDS:
+                return
+            what, seconds = found
+            print(
+                f"kforensic: compiling {what} for this machine (once per install; about {seconds:.0f} s on 2 "
+                f"cores), cached in {config.CACHE_DIR or 'numba default location'}",
+                file=sys.stderr,
+                flush=True,
+            )
+
+        def on_end(self, ev: Any) -> None:
+            self.depth.n = max(0, getattr(self.depth, "n", 1) - 1)
+
+    event.register("numba:compile", Notice())  # type: ignore[no-untyped-call]
+    _numba = numba
+    return numba
+
+
+def njit(what: str = "", seconds: float = 0.0, **options: Any) -> Callable[[F], F]:
+    """``numba.njit(cache=True, nogil=True, **options)``; a compile expected to take ``seconds`` is announced.
+
+    ``what`` names the kernel for the user ("the trace analysis"); ``seconds`` is its measured compile
+    time (announced from :data:`NOTICE_MIN_SECONDS` up).
+    """
+    decorate = _setup().njit(cache=True, nogil=True, **options)
+
+    def wrap(fn: F) -> F:
+        if what:
+            _expected[fn] = (what, seconds)
+        return cast(F, decorate(fn))
+
+    return wrap
+
+
+def inline(fn: F) -> F:
+    """A helper that numba inlines into its compiled callers (``inline="always"``).
+
+    Measure before using it: in the trace scanner it changed nothing in speed but multiplied the first
+    compile by 10 in time and 17 in memory (collectors/trace_scan.py); plain :func:`compiled` helpers are
+    the default.
+    """
+    return cast(F, _setup().njit(cache=True, nogil=True, inline="always")(fn))
+
+
+def compiled(fn: F) -> F:
+    """A small helper compiled and cached like the kernels (``njit()`` without a notice)."""
+    return njit()(fn)
+
+
+#: Inputs below this much trace text are read and analysed without compiled code: the line parser and
+#: the reference analysis take about 0.2 s per SMALL_INPUT_BYTES (measured), loading compiled code alone more.
+SMALL_INPUT_BYTES = 10_000_000
+#: While the compiled code is not in the cache, inputs below this run without it too rather than wait for
+#: the compile: without it 87 MB take 7 s of CPU, 873 MB about 70 s, while the compile alone takes minutes
+#: and gigabytes of memory (docs/trace.md, "First run").  Larger inputs compile (announced).
+COLD_INPUT_BYTES = 2_000_000_000
+COMPILED_ENV = "KFORENSIC_COMPILED"  # "auto" (default), "yes" (always compiled), "no" (never)
+BUILD_HINT = "python -m forensics.pipelines.build"  # compiles every kernel into the cache once
+
+
+def is_cached(kernels: Iterable[Any]) -> bool:
+    """True when every kernel (a numba dispatcher) has machine code in the cache for its current source."""
+    try:
+        return all(bool(k._cache._cache_file._load_index()) for k in kernels)
+    except (AttributeError, OSError, EOFError, ValueError):  # numba's internals moved, or a damaged index
+        return False
+
+
+def compiled_pays(
+    text_bytes: int | None,
+    kernels: Callable[[], Iterable[Any]] | None = None,
+    environ: dict[str, str] | os._Environ[str] = os.environ,
+) -> bool:
+    """True when an input of about ``text_bytes`` of trace text (None: unknown) should run compiled code.
+
+    ``$KFORENSIC_COMPILED`` forces it (``yes``/``no``).  By default inputs under
+    :data:`SMALL_INPUT_BYTES` run without; larger ones run compiled when ``kernels()`` (imported only
+    then) are in the cache, or when the input is too large (:data:`COLD_INPUT_BYTES`) to be worth
+    reading without: a compile is announced (:func:`njit`).
+    """
+    forced = environ.get(COMPILED_ENV, "auto").strip().lower()
+    if forced in {"yes", "1", "true"}:
+        return True
+    if forced in {"no", "0", "false"}:
+        return False
+    if text_bytes is not None and text_bytes < SMALL_INPUT_BYTES:
+        return False
+    if kernels is None or is_cached(kernels()):
+        return True
+    if text_bytes is not None and text_bytes < COLD_INPUT_BYTES:
+        print(
+            f"kforensic: analysing without compiled code (not built for this install yet; `{BUILD_HINT}` "
+            "builds it once, then inputs this large run about 4x faster)",
+            file=sys.stderr,
+            flush=True,
+        )
+        return False
+    return True

@@ -1,0 +1,61 @@
+"""forensics.jit: compiled code cached per user, and a compile that takes long says so on stderr."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from forensics.jit import cache_dir
+
+ROOT = Path(__file__).resolve().parents[2]
+
+KERNEL = """
+from forensics.jit import njit
+
+@njit("a test kernel", seconds=7)
+def add_one(x):
+    return x + 1
+
+print(add_one(41))
+"""
+
+
+def test_cache_dir_follows_numba_then_xdg_then_home(tmp_path: Path) -> None:
+    assert cache_dir({"NUMBA_CACHE_DIR": "/n", "XDG_CACHE_HOME": "/x"}) == Path("/n")
+    assert cache_dir({"XDG_CACHE_HOME": "/x"}) == Path("/x/kforensic/numba")
+    # A relative XDG_CACHE_HOME is invalid (XDG base directory spec): the home's .cache is used.
+    assert cache_dir({"XDG_CACHE_HOME": "rel"}) == Path.home() / ".cache" / "kforensic" / "numba"
+    assert cache_dir({}) == Path.home() / ".cache" / "kforensic" / "numba"
+
+
+def _run(script: Path, xdg: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env.update(XDG_CACHE_HOME=str(xdg), PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, check=True)
+
+
+def test_first_compile_is_announced_and_cached_per_user(tmp_path: Path) -> None:
+    """The first run compiles (one notice with the expected time and the cache), the next loads silently."""
+    # The kernel's source lives in a read-only directory, as in a system-wide install.
+    src = tmp_path / "install"
+    src.mkdir()
+    script = src / "kernel_user.py"
+    script.write_text(KERNEL)
+    src.chmod(0o555)
+    try:
+        first = _run(script, tmp_path / "xdg")
+        again = _run(script, tmp_path / "xdg")
+        other_user = _run(script, tmp_path / "xdg2")
+    finally:
+        src.chmod(0o755)
+    assert first.stdout.strip() == "42" and again.stdout.strip() == "42"
+    notice = [line for line in first.stderr.splitlines() if line.startswith("kforensic: compiling")]
+    assert len(notice) == 1, first.stderr
+    assert "a test kernel" in notice[0] and "about 7 s" in notice[0]
+    assert str(tmp_path / "xdg" / "kforensic" / "numba") in notice[0]
+    assert "compiling" not in again.stderr
+    assert list((tmp_path / "xdg" / "kforensic" / "numba").rglob("kernel_user.add_one-*.nbi"))
+    assert not (src / "__pycache__").exists()
+    assert "compiling" in other_user.stderr  # another cache (user) compiles for itself
