@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from forensics import __version__
 from forensics.model import BootTime, Examined, Incident, NotAvailable, Timestamp, TimeWindow
-from forensics.types.results import SourceResult
+from forensics.types.results import DmesgResult, SourceResult
 
 if TYPE_CHECKING:
     from detectors.dmesg.findings import ReportGrouper
@@ -93,6 +93,15 @@ def build_incident(results: list[SourceResult]) -> Incident:
             for r in results
         ),
     )
+
+
+def analyse_logs(names: list[str], live: bool) -> DmesgResult:
+    """``kforensic dmesg``: triage each log (and the live ring buffer), merge them, rank the hypotheses."""
+    results = [triage_file(n) for n in names]
+    if live:
+        results.append(triage_live())
+    incident = build_incident(results)
+    return DmesgResult(tuple(results), incident, dmesg_hypotheses(incident))
 
 
 def dmesg_hypotheses(incident: Incident) -> tuple[Hypothesis, ...]:
