@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 DEMO   := demo-out
 
-.PHONY: demo test lint typecheck pytest clean check-python
+.PHONY: demo test lint typecheck pytest clean check-python compile
 
 check-python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "kforensic needs Python >= 3.11; set PYTHON=python3.11 (or newer)")'
@@ -42,6 +42,12 @@ demo: $(VENV)/.installed $(DEMO)/vmlinux
 		--dmesg $(CASE)/console.log --store $(DEMO)/slab.db --trace $(TRACE) \
 		-o demo-report.md --html demo-report.html --json $(DEMO)/report.json --digest $(DEMO)/digest.json
 	@echo "wrote demo-report.md and demo-report.html (inputs and intermediate files in $(DEMO)/)"
+
+# Optional, once per install: compiles the trace reader and engine into the per-user cache
+# (~/.cache/kforensic/numba), so that traces over 10 MB read compiled from their first run.
+# Small traces (the demo's) never need it. Prints what it compiles and how long it is expected to take.
+compile: $(VENV)/.installed
+	$(BIN)/python -m forensics.pipelines.build
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff format --check .

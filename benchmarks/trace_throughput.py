@@ -1,4 +1,4 @@
-"""Throughput and peak memory of ``kforensic trace`` against a plain per-line regex parse of the same file.
+"""Throughput and peak memory of ``kforensic trace`` against a plain per-line regex parse; first runs too.
 
 For the input (default: ../shared/traces/bench/big.ftrace.txt.gz, decompressed into a temporary
 folder) and for COPIES concatenated copies of it, runs, each in its own process so peak RSS is
@@ -8,8 +8,13 @@ its own:
   BASELINE: for line in open(FILE): m = REGEX.match(line); float(ts); int(cpu); count event
 
 and prints wall seconds, events/s, peak RSS and the ratio baseline time / kforensic time.
-kforensic runs once on the first 20k lines before (numba compiles into its cache on a first run).
-Run: .venv/bin/python benchmarks/trace_throughput.py [--input FILE] [--copies 10] [--repeat 1]
+
+First ("cold") runs, each in a fresh process on an empty compile cache (NUMBA_CACHE_DIR a new
+folder): the bundled trace (tests/data/traces/kf.ftrace.txt.gz), the input, and the one-time build of
+the compiled code (``python -m forensics.pipelines.build``, what a large input needs compiled).  The
+"warm" runs after use the built cache.  Every line carries the load average at its start (the
+machine may be shared: CPU seconds are the steadier figure).
+Run: .venv/bin/python benchmarks/trace_throughput.py [--input FILE] [--copies 10] [--repeat 1] [--no-cold]
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_INPUT = ROOT.parent / "shared" / "traces" / "bench" / "big.ftrace.txt.gz"
+BUNDLED = ROOT / "tests" / "data" / "traces" / "kf.ftrace.txt.gz"
 
 # The regex a one-off script would use: comm-pid, optional (tgid), [cpu], optional flags, ts, event, payload.
 BASELINE_RE = re.compile(
@@ -50,10 +56,15 @@ def baseline(path: str) -> None:
     print(sum(counts.values()))
 
 
-def run_measured(argv: list[str]) -> tuple[float, float, int, str]:
+def load() -> str:
+    """The 1-minute load average, for the figures it qualifies."""
+    return f"load {os.getloadavg()[0]:.1f}"
+
+
+def run_measured(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float, int, str]:
     """Run a command; return wall seconds, CPU seconds, peak RSS in bytes (from wait4) and its stdout."""
     start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     assert proc.stdout is not None and proc.stderr is not None
     out = proc.stdout.read()
     err = proc.stderr.read()
@@ -65,18 +76,53 @@ def run_measured(argv: list[str]) -> tuple[float, float, int, str]:
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, out.decode()
 
 
+def trace_argv(path: Path, out: Path) -> list[str]:
+    """``kforensic trace PATH --format json -o OUT`` run by this interpreter."""
+    return [sys.executable, "-m", "forensics", "trace", str(path), "--format", "json", "-o", str(out)]
+
+
+def figure(label: str, wall: float, cpu: float, rss: int, at: str) -> None:
+    """One measured line."""
+    print(f"  {label:<44} {wall:7.2f} s wall ({cpu:6.2f} s CPU)  peak RSS {rss / 1e6:6.0f} MB  ({at})")
+
+
+def first_runs(path: Path, out_dir: Path, cache: Path) -> None:
+    """Fresh processes on the empty cache ``cache``: the bundled trace, the input, then the build into it."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
+    env.pop("KFORENSIC_COMPILED", None)
+    print(f"\nfirst runs (cold: a fresh process, empty compile cache {cache}):")
+    for label, src in (("bundled trace kf.ftrace.txt.gz (600 KB)", BUNDLED), (f"{path.name} ({_mb(path)})", path)):
+        at = load()
+        wall, cpu, rss, _ = run_measured(trace_argv(src, out_dir / "cold.json"), env)
+        figure(label, wall, cpu, rss, at)
+    at = load()
+    wall, cpu, rss, _ = run_measured([sys.executable, "-m", "forensics.pipelines.build"], env)
+    figure("build the compiled code once (cache empty)", wall, cpu, rss, at)
+    at = load()
+    wall, cpu, rss, _ = run_measured([sys.executable, "-m", "forensics.pipelines.build"], env)
+    figure("build again (cache warm: loads)", wall, cpu, rss, at)
+    at = load()
+    wall, cpu, rss, _ = run_measured(trace_argv(BUNDLED, out_dir / "warm.json"), env)
+    figure("bundled trace, warm", wall, cpu, rss, at)
+
+
+def _mb(path: Path) -> str:
+    return f"{path.stat().st_size / 1e6:.0f} MB"
+
+
 def warm_up(path: Path, out_dir: Path) -> float:
     """Run kforensic once on the first lines, so numba's compiled code is in its cache before timing.
 
     The first run after an install or a change of the compiled modules compiles them (printed: the
-    one-time cost); later runs load them from ``__pycache__``.
+    one-time cost); later runs load them from the cache.
     """
     small = out_dir / "warm.txt"
     with path.open("rb") as src:
         small.write_bytes(b"".join(src.readline() for _ in range(20_000)))
-    argv = [sys.executable, "-m", "forensics", "trace", str(small), "--format", "json", "-o", str(out_dir / "w.json")]
-    first, _, _, _ = run_measured(argv)
-    again = min(run_measured(argv)[0] for _ in range(3))
+    env = {**os.environ, "KFORENSIC_COMPILED": "yes"}  # 20k lines are a small input: force the compiled path
+    argv = trace_argv(small, out_dir / "w.json")
+    first, _, _, _ = run_measured(argv, env)
+    again = min(run_measured(argv, env)[0] for _ in range(3))
     print(f"start-up on 20k lines: first run {first:.2f} s (compiles if the cache is cold), then {again:.2f} s")
     return again
 
@@ -87,9 +133,7 @@ def bench(path: Path, out_dir: Path, repeat: int) -> dict[str, float]:
     out = out_dir / "trace.json"
     best: dict[str, float] = {}
     for _ in range(repeat):
-        tool_s, tool_cpu, tool_rss, _ = run_measured(
-            [sys.executable, "-m", "forensics", "trace", str(path), "--format", "json", "-o", str(out)]
-        )
+        tool_s, tool_cpu, tool_rss, _ = run_measured(trace_argv(path, out))
         base_s, base_cpu, base_rss, base_out = run_measured([sys.executable, __file__, "--baseline", str(path)])
         if not best or tool_s < best["tool_s"]:
             best.update(tool_s=tool_s, tool_cpu=tool_cpu, tool_rss=tool_rss)
@@ -97,7 +141,7 @@ def bench(path: Path, out_dir: Path, repeat: int) -> dict[str, float]:
             best.update(base_s=base_s, base_cpu=base_cpu, base_rss=base_rss, base_events=float(base_out.strip() or 0))
     doc = json.loads(out.read_text())
     events = doc["parse"]["events"]
-    print(f"\n{path.name}: {size / 1e6:.0f} MB, {doc['parse']['lines']} lines, {events} events")
+    print(f"\n{path.name}: {size / 1e6:.0f} MB, {doc['parse']['lines']} lines, {events} events ({load()})")
     print(
         f"  kforensic trace : {best['tool_s']:7.2f} s ({best['tool_cpu']:6.2f} s CPU)  "
         f"{events / best['tool_s'] / 1e3:7.0f} k events/s  "
@@ -123,6 +167,7 @@ def main() -> None:
     ap.add_argument("--input", type=Path, default=DEFAULT_INPUT, help="trace text or .gz (default: %(default)s)")
     ap.add_argument("--copies", type=int, default=10, help="concatenated copies for the big run (0: skip)")
     ap.add_argument("--repeat", type=int, default=1, help="runs of each measurement (best is kept)")
+    ap.add_argument("--no-cold", action="store_true", help="skip the first runs on an empty compile cache")
     ap.add_argument("--baseline", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.baseline:
@@ -138,6 +183,9 @@ def main() -> None:
         opener = gzip.open if args.input.suffix == ".gz" else open
         with opener(args.input, "rb") as src, one.open("wb") as dst:
             shutil.copyfileobj(src, dst, 8 << 20)
+        if not args.no_cold:
+            first_runs(one, work, work / "empty-cache")
+        print()
         start_up = warm_up(one, work)
         results = [bench(one, work, args.repeat)]
         if args.copies > 1:

@@ -58,7 +58,7 @@ from collectors.slabpack import (
 from forensics import __version__
 from forensics.errors import InputError, UsageError
 from forensics.model import Evidence, LocatorKind, NotAvailable, SourceRecord
-from forensics.types.slab import SlabTable
+from forensics.types.slab import CounterTable, SlabTable
 
 if TYPE_CHECKING:
     import numpy as np
@@ -921,12 +921,18 @@ class SlabStore:
         sample_col, id_col, values = sample_col[known], id_col[known], [v[known] for v in values]
         names = np.array([name for _, name in caches], dtype=object)
         order = np.argsort(sample_col * len(caches) + rank[id_col], kind="stable")
-        frame: pd.DataFrame = samples.iloc[np.searchsorted(samples["sample_id"].to_numpy(), sample_col[order])]
-        frame = frame.reset_index(drop=True)
-        frame["cache"] = names[rank[id_col[order]]]
-        for column, value in zip(SLAB_COLUMNS, values, strict=True):
-            frame[column] = value[order]
-        return frame
+        columns = self._sample_columns(samples, sample_col[order])
+        columns["cache"] = names[rank[id_col[order]]]
+        columns.update((column, value[order]) for column, value in zip(SLAB_COLUMNS, values, strict=True))
+        return pd.DataFrame(columns, copy=False)
+
+    @staticmethod
+    def _sample_columns(samples: pd.DataFrame, sample_col: npt.NDArray[np.int64]) -> dict[str, Any]:
+        """The samples' columns repeated for each row of ``sample_col`` (dtypes as SQLite's rows gave them)."""
+        import numpy as np
+
+        place = np.searchsorted(samples["sample_id"].to_numpy(), sample_col)
+        return {c: samples[c].to_numpy()[place] for c in samples.columns}
 
     @staticmethod
     def _rank(ids_by_name: list[int], seen: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
@@ -973,6 +979,8 @@ class SlabStore:
             same = all(r[2] == first for r in block)
             for j, matrix in enumerate(matrices):
                 values = unpack_many([r[3 + j] for r in block], counts).astype(np.float64)
+                if j == 2:  # num_objs * objsize, in float64 as the analysis of a long frame multiplies them
+                    values *= unpack_many([r[4] for r in block], counts).astype(np.float64)
                 if same:  # every sample of the block lists the same caches: one assignment
                     matrix[row : row + len(block), places[first]] = values.reshape(len(block), -1)
                     continue
@@ -998,7 +1006,7 @@ class SlabStore:
             names=tuple(name for (_, name), p in zip(caches, present.tolist(), strict=True) if p),
             active_objs=matrices[0],
             num_objs=matrices[1],
-            objsize=matrices[2],
+            num_bytes=matrices[2],
         )
 
     def _columns_of(self, ids: bytes, count: int, rank: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
@@ -1023,24 +1031,89 @@ class SlabStore:
         counters = self.db.execute("SELECT id, source, name, unit FROM counters ORDER BY id").fetchall()
         if samples.empty or not counters:
             return pd.DataFrame({c: pd.Series(dtype=object) for c in COUNTER_FRAME_COLUMNS})
+        rank = self._rank([c[0] for c in counters], np.empty(0, dtype=np.int64))
+        wanted = np.array([select is None or select(c[1], c[2]) for c in counters] + [False], dtype=bool)
         sample_parts, id_parts, value_parts = [], [], []
         for block in self._packed_rows("counter_packed", ("counter_id", "value"), run_id):
             counts = np.array([r[1] for r in block], dtype=np.int64)
-            sample_parts.append(np.repeat(np.array([r[0] for r in block], dtype=np.int64), counts))
-            id_parts.append(unpack_many([r[2] for r in block], counts))
-            value_parts.append(unpack_many([r[3] for r in block], counts))
+            ids = unpack_many([r[2] for r in block], counts)
+            known = ids < len(rank)
+            # rank -1 (an id the counters table lacks: never in a store kforensic wrote) picks the final False
+            keep = wanted[np.where(known, rank[np.where(known, ids, 0)], -1)]
+            sample_parts.append(np.repeat(np.array([r[0] for r in block], dtype=np.int64), counts)[keep])
+            id_parts.append(ids[keep])
+            value_parts.append(unpack_many([r[3] for r in block], counts)[keep])
         sample_col, id_col, value_col = (np.concatenate(p) for p in (sample_parts, id_parts, value_parts))
-        rank = self._rank([c[0] for c in counters], id_col)
-        wanted = np.array([select is None or select(c[1], c[2]) for c in counters] + [False], dtype=bool)
-        keep = wanted[rank[id_col]]  # rank -1 (an unknown counter) picks the final False
-        sample_col, id_col, value_col = sample_col[keep], id_col[keep], value_col[keep]
         order = np.argsort(sample_col * len(counters) + rank[id_col], kind="stable")
-        frame: pd.DataFrame = samples.iloc[np.searchsorted(samples["sample_id"].to_numpy(), sample_col[order])]
-        frame = frame.reset_index(drop=True)
+        frame = self._sample_columns(samples, sample_col[order])
+        codes = rank[id_col[order]]
         for j, column in enumerate(("source", "name", "unit"), start=1):
-            frame[column] = np.array([c[j] for c in counters], dtype=object)[rank[id_col[order]]]
+            # Categoricals (categories sorted, as sorting the strings would): millions of rows of a few
+            # dozen names cost codes, not a pointer each, and compare and factorize as integers.
+            texts = np.array([c[j] for c in counters], dtype=object)
+            categories, place = np.unique(texts, return_inverse=True)
+            frame[column] = pd.Categorical.from_codes(place[codes], categories=pd.Index(categories))
         frame["value"] = value_col[order]
-        return frame
+        return pd.DataFrame(frame, copy=False)
+
+    def counter_table(
+        self, run_id: int | None = None, select: Callable[[str, str], bool] | None = None
+    ) -> CounterTable:
+        """The counter samples as a matrix (:class:`~forensics.types.slab.CounterTable`): what the leak analysis reads.
+
+        ``select(source, name)``: only the counters it accepts (columns in counter id order).
+        """
+        import numpy as np
+
+        counters = [
+            c
+            for c in self.db.execute("SELECT id, source, name, unit FROM counters ORDER BY id").fetchall()
+            if select is None or select(c[1], c[2])
+        ]
+        rank = self._rank([c[0] for c in counters], np.empty(0, dtype=np.int64))
+        samples = self._samples_with("counter_packed", run_id)
+        values = np.zeros((len(samples), len(counters)), dtype=np.int64)
+        present = np.zeros((len(samples), len(counters)), dtype=bool)
+        places: dict[bytes, tuple[npt.NDArray[np.bool_], npt.NDArray[np.int64]]] = {}  # ids -> (kept, columns)
+        row = 0
+        for block in self._packed_rows("counter_packed", ("counter_id", "value"), run_id):
+            counts = np.array([r[1] for r in block], dtype=np.int64)
+            decoded = unpack_many([r[3] for r in block], counts)
+            for k, r in enumerate(block):
+                ids: bytes = r[2]
+                if ids not in places:
+                    found = np.array(unpack_list(ids, int(counts[k])), dtype=np.int64)
+                    column = np.where(found < len(rank), rank[np.minimum(found, len(rank) - 1)], -1)
+                    places[ids] = (column >= 0, column[column >= 0])
+            first: bytes = block[0][2]
+            if all(r[2] == first for r in block):  # the usual case: one assignment for the block
+                kept, columns = places[first]
+                rows = slice(row, row + len(block))
+                values[rows, columns] = decoded.reshape(len(block), -1)[:, kept]
+                present[rows, columns] = True
+                row += len(block)
+                continue
+            start = 0
+            for k, r in enumerate(block):
+                kept, columns = places[r[2]]
+                values[row + k, columns] = decoded[start : start + int(counts[k])][kept]
+                present[row + k, columns] = True
+                start += int(counts[k])
+            row += len(block)
+        boots = [s[4] for s in samples]
+        boot_ids = tuple(dict.fromkeys(b for b in boots if b is not None))
+        code = {b: i for i, b in enumerate(boot_ids)}
+        return CounterTable(
+            sample_ids=np.array([s[0] for s in samples], dtype=np.int64),
+            walls=np.array([s[2] for s in samples], dtype=np.float64),
+            boot_codes=np.array([-1 if b is None else code[b] for b in boots], dtype=np.int64),
+            boot_ids=boot_ids,
+            sources=tuple(c[1] for c in counters),
+            names=tuple(c[2] for c in counters),
+            units=tuple(c[3] for c in counters),
+            values=values,
+            present=present,
+        )
 
     def iter_slab_rows(self, run_id: int | None = None) -> Iterator[tuple[object, ...]]:
         """Slab rows as (sample id, wall, boot id, cache, the 11 slabinfo numbers), without pandas."""

@@ -14,43 +14,15 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Generator, Iterable
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
+from collectors import trace_rows as tr
+from collectors.inputs import sniff_compression
 from collectors.prefetch import prefetched
-from collectors.trace_scan import (
-    A_E,
-    A_S,
-    B_E,
-    B_S,
-    C_E,
-    C_S,
-    CPU,
-    FULL,
-    KIND,
-    LINE_E,
-    LINE_NO,
-    LINE_S,
-    N_COLS,
-    NEXT_PID,
-    NEXT_PRIO,
-    PID,
-    PRIO,
-    SLOW,
-    ST_EVENTS,
-    ST_LINE_NO,
-    ST_POS,
-    ST_ROWS,
-    ST_SLOW_E,
-    ST_SLOW_S,
-    ST_STOP,
-    ST_UNKNOWN,
-    ST_USED,
-    ST_WAKING,
-    STATE,
-    scan,
-)
+from collectors.trace_input import TRACE_DAT_MAGIC
 from collectors.trace_text import MAX_UNKNOWN_NAMES, TraceParser
 from forensics.types.trace import TraceEvent, gc_paused, make_event
 from forensics.types.trace_batch import EventBatch, Interner, state_code
@@ -71,7 +43,7 @@ class _Rows:
         self.data = data
         self.buf = np.frombuffer(data, dtype=np.uint8)
         self.words = np.frombuffer(data, dtype=np.uint64, count=len(data) // 8)
-        self.out = np.zeros((N_COLS, capacity), dtype=np.int64)  # a row per column: the batch's columns are views
+        self.out = np.zeros((tr.N_COLS, capacity), dtype=np.int64)  # a row per column: the batch's columns are views
         self.ts = np.zeros(capacity, dtype=np.float64)
         self.work = np.zeros(capacity, dtype=np.int64)  # interned work item of WORK_* rows
         self.n = 0
@@ -83,7 +55,7 @@ class _Rows:
         if need <= len(self.ts):
             return
         extra = max(need, 2 * len(self.ts)) - len(self.ts)
-        self.out = np.concatenate([self.out, np.zeros((N_COLS, extra), dtype=np.int64)], axis=1)
+        self.out = np.concatenate([self.out, np.zeros((tr.N_COLS, extra), dtype=np.int64)], axis=1)
         self.ts = np.concatenate([self.ts, np.zeros(extra)])
         self.work = np.concatenate([self.work, np.zeros(extra, dtype=np.int64)])
 
@@ -92,14 +64,14 @@ class _Rows:
         self.grow(len(events))
         out, n = self.out, self.n
         for ev in events:
-            out[KIND, n] = ev.kind
-            out[LINE_NO, n] = ev.line_no
-            out[CPU, n] = _fit(ev.cpu)
-            out[PID, n] = _fit(ev.pid)
-            out[PRIO, n] = _fit(ev.prio)
-            out[NEXT_PID, n] = _fit(ev.next_pid)
-            out[NEXT_PRIO, n] = _fit(ev.next_prio)
-            out[STATE, n] = state_code(ev, interner)
+            out[tr.KIND, n] = ev.kind
+            out[tr.LINE_NO, n] = ev.line_no
+            out[tr.CPU, n] = _fit(ev.cpu)
+            out[tr.PID, n] = _fit(ev.pid)
+            out[tr.PRIO, n] = _fit(ev.prio)
+            out[tr.NEXT_PID, n] = _fit(ev.next_pid)
+            out[tr.NEXT_PRIO, n] = _fit(ev.next_prio)
+            out[tr.STATE, n] = state_code(ev, interner)
             if ev.kind in (10, 11):
                 self.work[n] = interner.id(ev.comm)
             self.ts[n] = ev.ts
@@ -111,14 +83,14 @@ class _Rows:
         """Intern the text fields of the scanned rows from ``start`` (IRQ names, work items, callers)."""
         out, data = self.out, self.data
         rows = out[:, start : self.n]
-        timer = rows[B_S] == _LOCAL_TIMER  # the most frequent: one name for all
-        rows[STATE, timer] = interner.id(b"local_timer")
-        for r in (np.flatnonzero(np.isin(rows[KIND], _TEXT_KINDS) & ~timer) + start).tolist():
-            b_s = int(out[B_S, r])
+        timer = rows[tr.B_S] == _LOCAL_TIMER  # the most frequent: one name for all
+        rows[tr.STATE, timer] = interner.id(b"local_timer")
+        for r in (np.flatnonzero(np.isin(rows[tr.KIND], _TEXT_KINDS) & ~timer) + start).tolist():
+            b_s = int(out[tr.B_S, r])
             if b_s >= 0:
-                out[STATE, r] = interner.id(data[b_s : out[B_E, r]])
-            if out[KIND, r] in (10, 11):
-                self.work[r] = interner.id(data[out[A_S, r] : out[A_E, r]])
+                out[tr.STATE, r] = interner.id(data[b_s : out[tr.B_E, r]])
+            if out[tr.KIND, r] in (10, 11):
+                self.work[r] = interner.id(data[out[tr.A_S, r] : out[tr.A_E, r]])
 
     def event(self, i: int) -> TraceEvent:
         """The record of row ``i``."""
@@ -127,29 +99,29 @@ class _Rows:
             return ev
         data = self.data
         o = self.out[:, i].tolist()
-        kind = o[KIND]
-        b_s = o[B_S]
+        kind = o[tr.KIND]
+        b_s = o[tr.B_S]
         if b_s == _LOCAL_TIMER:
             state = b"local_timer"
         elif kind == 1:  # the first letter as the scanner read it (trace-cmd's old letters normalised)
-            state = bytes((o[STATE],)) + data[b_s + 1 : o[B_E]] if o[B_E] > b_s else b""
+            state = bytes((o[tr.STATE],)) + data[b_s + 1 : o[tr.B_E]] if o[tr.B_E] > b_s else b""
         else:
-            state = data[b_s : o[B_E]] if b_s >= 0 else b""
-        comm = data[o[A_S] : o[A_E]] if o[A_S] >= 0 else b""
+            state = data[b_s : o[tr.B_E]] if b_s >= 0 else b""
+        comm = data[o[tr.A_S] : o[tr.A_E]] if o[tr.A_S] >= 0 else b""
         return make_event(
             (
                 kind,
                 float(self.ts[i]),
-                o[CPU],
-                o[LINE_NO],
-                data[o[LINE_S] : o[LINE_E]],
-                o[PID],
-                o[PRIO],
+                o[tr.CPU],
+                o[tr.LINE_NO],
+                data[o[tr.LINE_S] : o[tr.LINE_E]],
+                o[tr.PID],
+                o[tr.PRIO],
                 comm,
                 state,
-                o[NEXT_PID],
-                o[NEXT_PRIO],
-                data[o[C_S] : o[C_E]] if o[C_S] >= 0 else b"",
+                o[tr.NEXT_PID],
+                o[tr.NEXT_PRIO],
+                data[o[tr.C_S] : o[tr.C_E]] if o[tr.C_S] >= 0 else b"",
             )
         )
 
@@ -157,10 +129,12 @@ class _Rows:
 class BatchParser(TraceParser):
     """A :class:`TraceParser` that gives an :class:`EventBatch` per chunk (see the module docstring)."""
 
-    def __init__(self, *, skip_wakeup_after_waking: bool = True) -> None:
+    def __init__(self, *, skip_wakeup_after_waking: bool = True, compiled: bool = True) -> None:
         super().__init__(skip_wakeup_after_waking=skip_wakeup_after_waking)
         self.interner = Interner()
         self.eid = 0  # events given so far (the next batch's first event id)
+        # False: every line goes through the line parser (nothing to compile; the same events and counts).
+        self.compiled = compiled
 
     def feed_batch(self, chunk: bytes | list[bytes]) -> EventBatch:
         """Parse the complete lines of ``chunk`` (or of pieces read in a row), after the partial line left before."""
@@ -173,7 +147,10 @@ class BatchParser(TraceParser):
             rows = _Rows(data, (cut + 1 - start) // 128 + len(before) + 16)
             rows.add(before, self.interner)
             if start <= cut:
-                self._scan(rows, start, cut)
+                if self.compiled:
+                    self._scan(rows, start, cut)
+                else:
+                    rows.add(self._parse_lines(data[start:cut].split(b"\n")), self.interner)
             return self._batch(rows)
 
     def finish_batch(self) -> EventBatch:
@@ -184,6 +161,8 @@ class BatchParser(TraceParser):
         return self._batch(rows)
 
     def _scan(self, rows: _Rows, start: int, cut: int) -> None:
+        from collectors.trace_scan import scan  # numba: imported only when compiled code runs
+
         status = np.zeros(10, dtype=np.int64)
         unknown_spans = np.zeros((2, len(rows.ts)), dtype=np.int64)
         counts = self.counts
@@ -210,41 +189,41 @@ class BatchParser(TraceParser):
                 status,
             )
             s = status.tolist()
-            rows.n = s[ST_ROWS]
-            self._line_no = s[ST_LINE_NO]
-            self._seen_waking = bool(s[ST_WAKING])
+            rows.n = s[tr.ST_ROWS]
+            self._line_no = s[tr.ST_LINE_NO]
+            self._seen_waking = bool(s[tr.ST_WAKING])
             counts.lines = self._line_no
-            counts.events += s[ST_EVENTS]
-            counts.used += s[ST_USED]
+            counts.events += s[tr.ST_EVENTS]
+            counts.used += s[tr.ST_USED]
             rows.intern(first_row, self.interner)
             data = rows.data
-            n_unknown = s[ST_UNKNOWN]
+            n_unknown = s[tr.ST_UNKNOWN]
             for a, b in zip(unknown_spans[0, :n_unknown].tolist(), unknown_spans[1, :n_unknown].tolist(), strict=True):
                 name = data[a:b]
                 if name in unknown or len(unknown) < MAX_UNKNOWN_NAMES:
                     unknown[name] = unknown.get(name, 0) + 1
-            if s[ST_STOP] == FULL:  # the rows are full (grow them) or the unknown names (counted above)
+            if s[tr.ST_STOP] == tr.FULL:  # the rows are full (grow them) or the unknown names (counted above)
                 if rows.n >= len(rows.ts):
                     rows.grow(len(rows.ts))
-                pos = s[ST_POS]
+                pos = s[tr.ST_POS]
                 continue
-            if s[ST_STOP] != SLOW:
+            if s[tr.ST_STOP] != tr.SLOW:
                 return
-            rows.add(self._parse_lines([data[s[ST_SLOW_S] : s[ST_SLOW_E]]]), self.interner)
-            pos = s[ST_SLOW_E] + 1
+            rows.add(self._parse_lines([data[s[tr.ST_SLOW_S] : s[tr.ST_SLOW_E]]]), self.interner)
+            pos = s[tr.ST_SLOW_E] + 1
 
     def _batch(self, rows: _Rows) -> EventBatch:
         n = rows.n
         out = rows.out
         col: dict[str, npt.NDArray[np.int64]] = {
-            "kind": out[KIND, :n],
-            "cpu": out[CPU, :n],
-            "line_no": out[LINE_NO, :n],
-            "pid": out[PID, :n],
-            "prio": out[PRIO, :n],
-            "next_pid": out[NEXT_PID, :n],
-            "next_prio": out[NEXT_PRIO, :n],
-            "state": out[STATE, :n],
+            "kind": out[tr.KIND, :n],
+            "cpu": out[tr.CPU, :n],
+            "line_no": out[tr.LINE_NO, :n],
+            "pid": out[tr.PID, :n],
+            "prio": out[tr.PRIO, :n],
+            "next_pid": out[tr.NEXT_PID, :n],
+            "next_prio": out[tr.NEXT_PRIO, :n],
+            "state": out[tr.STATE, :n],
         }
         batch = EventBatch(self.eid, ts=rows.ts[:n], work=rows.work[:n], event=rows.event, **col)
         self.eid += n
@@ -286,3 +265,35 @@ def read_batches(
         put(parser.finish_batch())
 
     return prefetched(produce, stop, "kforensic-trace-reader")
+
+
+_TEXT_PER_BYTE = {"xz": 30, "zstd": 30, "trace.dat": 4, "ctf": 4}  # trace text per input byte, about (generous)
+
+
+def text_size(path: str) -> int | None:
+    """About how many bytes of trace text ``path`` gives (None: unknown, as standard input).
+
+    For gzip the size is in the file (its last 4 bytes, modulo 4 GiB); for the other compressions,
+    trace.dat and CTF streams it is estimated from the ratios of :data:`_TEXT_PER_BYTE`.
+    """
+    if path == "-":
+        return None
+    p = Path(path)
+    try:
+        if p.is_dir() or p.name == "metadata":  # a CTF trace or session: its stream files
+            root = p if p.is_dir() else p.parent
+            return _TEXT_PER_BYTE["ctf"] * sum(f.stat().st_size for f in root.rglob("*") if f.is_file())
+        size = p.stat().st_size
+        with p.open("rb") as f:
+            head = f.read(16)
+            kind = sniff_compression(head)
+            if kind == "gzip" and size >= 4:
+                f.seek(-4, 2)
+                return max(int.from_bytes(f.read(4), "little"), size)
+    except OSError:
+        return None  # the reader says what is wrong with it
+    if kind is not None:
+        return _TEXT_PER_BYTE[kind] * size
+    if head.startswith(TRACE_DAT_MAGIC):
+        return _TEXT_PER_BYTE["trace.dat"] * size
+    return size

@@ -21,22 +21,46 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from forensics.jit import inline, njit
+from collectors.trace_rows import (
+    A_E,
+    A_S,
+    B_E,
+    B_S,
+    C_E,
+    C_S,
+    CPU,
+    DONE,
+    FULL,
+    KIND,
+    LINE_E,
+    LINE_NO,
+    LINE_S,
+    N_COLS,
+    NEXT_PID,
+    NEXT_PRIO,
+    PID,
+    PRIO,
+    SLOW,
+    ST_EVENTS,
+    ST_LINE_NO,
+    ST_POS,
+    ST_ROWS,
+    ST_SLOW_E,
+    ST_SLOW_S,
+    ST_STOP,
+    ST_UNKNOWN,
+    ST_USED,
+    ST_WAKING,
+    STATE,
+)
+from forensics.jit import compiled, njit
 from forensics.types.trace import EVENT_KINDS, PLUGIN_STATE_LETTERS
 
-# Helpers are inlined into scan() (forensics.jit.inline): as separate functions, every call counts
-# references to the arrays it is given (atomic operations that made the scanner several times slower).
+# The helpers are plain compiled functions.  numba's own inlining
+# (inline="always") made no difference in speed (0.351 s against 0.344 s of CPU for the 87 MB bench
+# trace) but made the first compile take 80-130 s of CPU and 4.4 GB of memory instead of 7 s and 255 MB.
 
-# Columns of the integer output (rows are events); spans are [start, end) offsets into the buffer, -1 if none.
-KIND, CPU, LINE_NO, PID, PRIO, NEXT_PID, NEXT_PRIO, STATE = range(8)
-LINE_S, LINE_E, A_S, A_E, B_S, B_E, C_S, C_E = range(8, 16)
-N_COLS = 16
-# What scan() stopped at.
-DONE, SLOW, FULL = 0, 1, 2
-# Results of scan() in its int64 status array.
-ST_POS, ST_LINE_NO, ST_ROWS, ST_UNKNOWN, ST_EVENTS, ST_USED, ST_STOP, ST_WAKING, ST_SLOW_S, ST_SLOW_E = range(10)
-
-SCAN_COMPILE_S = 30.0  # compile time of scan() on 2 cores, announced on stderr (forensics.jit)
+SCAN_COMPILE_S = 7.0  # compile time of scan() on 2 cores, announced on stderr (forensics.jit)
 _MAX_DIGITS = 15  # an integer of up to 15 digits is an exact double and fits int64
 POW10 = np.array([float(f"1e{k}") for k in range(_MAX_DIGITS + 1)])  # exact doubles
 _NAMES = sorted(EVENT_KINDS.items())
@@ -47,7 +71,7 @@ NAME_KINDS = np.array([kind for _, kind in _NAMES], dtype=np.int64)
 _SPACE, _NL, _COLON, _LBRACKET, _RBRACKET, _DOT, _MINUS, _HASH, _CR = 32, 10, 58, 91, 93, 46, 45, 35, 13
 
 
-@inline
+@compiled
 def _digits(buf: npt.NDArray[np.uint8], i: int, end: int) -> tuple[int, int]:
     """The value of the digits at ``i`` and the position after them (-1, i when none or too many)."""
     value = 0
@@ -60,7 +84,7 @@ def _digits(buf: npt.NDArray[np.uint8], i: int, end: int) -> tuple[int, int]:
     return value, j
 
 
-@inline
+@compiled
 def _signed(buf: npt.NDArray[np.uint8], i: int, end: int) -> tuple[int, int, bool]:
     """``-?\\d+`` at ``i``: value, position after, ok."""
     neg = i < end and buf[i] == _MINUS
@@ -70,7 +94,7 @@ def _signed(buf: npt.NDArray[np.uint8], i: int, end: int) -> tuple[int, int, boo
     return (-value if neg else value), j, True
 
 
-@inline
+@compiled
 def _literal(buf: npt.NDArray[np.uint8], i: int, end: int, text: npt.NDArray[np.uint8]) -> bool:
     """True when ``text`` is at ``i`` (before ``end``)."""
     n = len(text)
@@ -82,7 +106,7 @@ def _literal(buf: npt.NDArray[np.uint8], i: int, end: int, text: npt.NDArray[np.
     return True
 
 
-@inline
+@compiled
 def _token_end(buf: npt.NDArray[np.uint8], i: int, end: int) -> int:
     """Position of the first space at or after ``i`` (``end`` when none)."""
     while i < end and buf[i] != _SPACE:
@@ -90,7 +114,7 @@ def _token_end(buf: npt.NDArray[np.uint8], i: int, end: int) -> int:
     return i
 
 
-@inline
+@compiled
 def _timestamp(buf: npt.NDArray[np.uint8], i: int, end: int) -> tuple[float, int]:
     """``\\d+\\.\\d+: `` at ``i``: the time and the position after ``": "`` (-1 when not there)."""
     whole, j = _digits(buf, i, end)
@@ -129,7 +153,7 @@ F_VECTOR, F_IRQ, F_NAME, F_VEC = _lit(b"vector="), _lit(b"irq="), _lit(b" name="
 F_FUNCTION, F_CALLER, F_LB = _lit(b"function "), _lit(b"caller="), _lit(b" [")
 
 
-@inline
+@compiled
 def _name_kind(buf: npt.NDArray[np.uint8], s: int, e: int) -> int:
     """The kind of the event named ``buf[s:e]`` (0: not one the analyses use)."""
     n = e - s
@@ -148,7 +172,7 @@ def _name_kind(buf: npt.NDArray[np.uint8], s: int, e: int) -> int:
     return 0
 
 
-@inline
+@compiled
 def _task(buf: Any, a: int, le: int, pid_text: Any, prio_text: Any) -> tuple[int, int, int, int]:
     """``COMM<pid_text>N<prio_text>P`` at ``a`` (no space in COMM): COMM's end, pid, prio, the end (-1: not)."""
     a_end = _token_end(buf, a, le)
@@ -161,7 +185,7 @@ def _task(buf: Any, a: int, le: int, pid_text: Any, prio_text: Any) -> tuple[int
     return a_end, pid, prio, (j if ok else -1)
 
 
-@inline
+@compiled
 def _switch(buf: Any, i: int, le: int, out: Any, r: int) -> bool:
     """A sched_switch payload in the kernel format, no spaces in comms, ending the line; fills row ``r``."""
     if not _literal(buf, i, le, SW_HEAD):
@@ -188,7 +212,7 @@ def _switch(buf: Any, i: int, le: int, out: Any, r: int) -> bool:
     return True
 
 
-@inline
+@compiled
 def _row(out: Any, r: int, kind: int, pid: int, prio: int, next_pid: int, a_s: int, a_e: int) -> bool:
     """Write the fields every task event has into row ``r``; True."""
     out[KIND, r] = kind
@@ -200,7 +224,7 @@ def _row(out: Any, r: int, kind: int, pid: int, prio: int, next_pid: int, a_s: i
     return True
 
 
-@inline
+@compiled
 def _wake(buf: Any, q: int, le: int, out: Any, r: int, kind: int) -> bool:
     """A wakeup payload in the kernel format (``comm=C pid=N prio=P target_cpu=T``) ending the line."""
     a = q + len(F_COMM)
@@ -213,7 +237,7 @@ def _wake(buf: Any, q: int, le: int, out: Any, r: int, kind: int) -> bool:
     return _row(out, r, kind, pid, prio, target, a, a_end)
 
 
-@inline
+@compiled
 def _odd_space(buf: Any, q: int, le: int) -> bool:
     """True when ``buf[q:le]`` holds whitespace other than spaces (Python's strip() would take it)."""
     for x in range(q, le):
@@ -223,7 +247,7 @@ def _odd_space(buf: Any, q: int, le: int) -> bool:
     return False
 
 
-@inline
+@compiled
 def _find(buf: Any, lo: int, hi: int, text: Any) -> int:
     """First position of ``text`` wholly inside ``buf[lo:hi]`` (-1: none), as ``bytes.find``."""
     for x in range(lo, hi - len(text) + 1):
@@ -232,7 +256,7 @@ def _find(buf: Any, lo: int, hi: int, text: Any) -> int:
     return -1
 
 
-@inline
+@compiled
 def _rfind(buf: Any, lo: int, hi: int, text: Any) -> int:
     """Last position of ``text`` wholly inside ``buf[lo:hi]`` (-1: none), as ``bytes.rfind``."""
     for x in range(hi - len(text), lo - 1, -1):
@@ -241,7 +265,7 @@ def _rfind(buf: Any, lo: int, hi: int, text: Any) -> int:
     return -1
 
 
-@inline
+@compiled
 def _rfind_byte(buf: Any, lo: int, hi: int, c: int) -> int:
     """Last position of byte ``c`` in ``buf[lo:hi]`` (-1: none)."""
     for x in range(hi - 1, lo - 1, -1):
@@ -250,7 +274,7 @@ def _rfind_byte(buf: Any, lo: int, hi: int, c: int) -> int:
     return -1
 
 
-@inline
+@compiled
 def _find_byte(buf: Any, lo: int, hi: int, c: int) -> int:
     """First position of byte ``c`` in ``buf[lo:hi]`` (-1: none)."""
     for x in range(lo, hi):
@@ -259,14 +283,14 @@ def _find_byte(buf: Any, lo: int, hi: int, c: int) -> int:
     return -1
 
 
-@inline
+@compiled
 def _number(buf: Any, a: int, b: int) -> tuple[int, bool]:
     """``-?\\d+`` filling ``buf[a:b]`` exactly: value, ok (what int() gives for such text)."""
     value, j, ok = _signed(buf, a, b)
     return value, ok and j == b and b > a
 
 
-@inline
+@compiled
 def _plugin_task(buf: Any, q: int, le: int) -> tuple[int, int, int, int]:
     """trace-cmd's ``comm:pid [prio]`` in ``buf[q:le]``: pid, prio, the comm's end, ok (1 or 0).
 
@@ -286,7 +310,7 @@ def _plugin_task(buf: Any, q: int, le: int) -> tuple[int, int, int, int]:
     return pid, prio, colon, 1
 
 
-@inline
+@compiled
 def _wake_plugin(buf: Any, q: int, le: int, out: Any, r: int, kind: int) -> bool:
     """A wakeup in trace-cmd's plugin format: ``comm:pid [prio] CPU:ddd``."""
     if _odd_space(buf, q, le) or _rfind(buf, q, le, F_TARGET_NAME) >= 0:
@@ -304,7 +328,7 @@ def _wake_plugin(buf: Any, q: int, le: int, out: Any, r: int, kind: int) -> bool
     return _row(out, r, kind, pid, prio, target, q, colon)
 
 
-@inline
+@compiled
 def _switch_plugin(buf: Any, q: int, le: int, out: Any, r: int) -> bool:
     """sched_switch in trace-cmd's plugin format: ``prev:pid [prio] S ==> next:pid [prio]``.
 
@@ -347,7 +371,7 @@ def _switch_plugin(buf: Any, q: int, le: int, out: Any, r: int) -> bool:
     return True
 
 
-@inline
+@compiled
 def _other(buf: Any, kind: int, p: int, le: int, out: Any, r: int) -> bool:
     """The payload (at ``p``) of the other events the analyses use, in their usual forms; fills row ``r``."""
     if _odd_space(buf, p, le):
@@ -432,7 +456,7 @@ _COUNTED = -1  # _scan_line: an event that is only counted (sched_wakeup once wa
 _UNKNOWN = 0  # _scan_line: an event the analyses do not use (its name's span is in A_S/A_E)
 
 
-@inline
+@compiled
 def _scan_line(buf: Any, ls: int, le: int, out: Any, r: int, ts_out: Any, waking_seen: bool, skip_wakeup: bool) -> int:
     """One line: the kind of the event written to row ``r``, or _SLOW_LINE, _COUNTED, _UNKNOWN."""
     # comm-pid: up to the first "[" with no ":" before it (and not a "#" comment), then "[cpu]" and spaces
@@ -523,7 +547,7 @@ _HIGHS = np.uint64(0x8080808080808080)
 _NEWLINES = np.uint64(0x0A0A0A0A0A0A0A0A)
 
 
-@inline
+@compiled
 def _line_end(buf: Any, words: Any, pos: int) -> int:
     """Position of the first newline at or after ``pos`` (there is one), eight bytes at a time.
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from forensics.errors import ExitCode
 from forensics.model import Incident, Severity
-from forensics.report import OutputFormat, render_incident
+from forensics.report.formats import IncidentRenderer, OutputFormat, render
 
 
 def _to_stdout(text: str) -> None:
@@ -56,8 +56,7 @@ def deliver(text: str, output: Path | None, *, force: bool | None = None) -> Non
 
 def render_for(incident: Incident, fmt: OutputFormat, output: Path | None) -> str:
     """Render for the destination: colour only for a terminal on stdout."""
-    color = output is None and fmt is OutputFormat.TEXT and sys.stdout.isatty()
-    return render_incident(incident, fmt, color=color)
+    return render(IncidentRenderer(), incident, fmt, output)
 
 
 def exit_status(incident: Incident, fail_on: Severity | None) -> ExitCode:

@@ -415,3 +415,48 @@ def test_cycles_private_names_and_string_imports_are_caught(tmp_path: Path) -> N
     ]
     source = 'import importlib\nm = importlib.import_module("forensics.commands.dmesg")\nn = __import__("x")\n'
     assert imports_by_string(ast.parse(source)) == [2, 3]
+
+
+# ---------------------------------------------------------------- one format registry
+
+_FORMAT_NAMES = frozenset({"text", "md", "json", "html"})
+
+
+def format_branches(tree: ast.AST) -> list[int]:
+    """Lines that compare with an output format: ``fmt is OutputFormat.MD``, ``fmt == "json"``."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            for operand in (node.left, *node.comparators):
+                member = (
+                    isinstance(operand, ast.Attribute)
+                    and isinstance(operand.value, ast.Name)
+                    and operand.value.id == "OutputFormat"
+                )
+                named = isinstance(operand, ast.Constant) and operand.value in _FORMAT_NAMES
+                if member or named:
+                    out.append(node.lineno)
+                    break
+    return out
+
+
+def test_only_the_format_registry_branches_on_the_format() -> None:
+    """Every command renders through forensics/report/formats.py's ``render`` (one match, ending in assert_never)."""
+    registry = ROOT / "forensics" / "report" / "formats.py"
+    found = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for path in _files()
+        if path != registry
+        for line in format_branches(ast.parse(path.read_text(), str(path)))
+    ]
+    assert not found, "a branch on the output format outside the registry (add a Renderer method):\n" + "\n".join(found)
+    source = registry.read_text()
+    assert "assert_never(fmt)" in source
+
+
+@pytest.mark.parametrize(
+    "source",
+    ["if fmt is OutputFormat.JSON:\n    pass", 'x = 1 if fmt == "md" else 2', "y = OutputFormat.MD != fmt"],
+)
+def test_a_format_branch_is_recognised(source: str) -> None:
+    assert format_branches(ast.parse(source)) == [1]

@@ -14,13 +14,13 @@ import os
 import shutil
 import stat
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from collectors.kdump.reader import RootReader
 from forensics.errors import InputError
 from forensics.output import write_atomic
+from forensics.types.kdump import AppliedChange
 
 NEW_FILE_MODE = 0o644  # configuration snippets hold no kernel data; grub and sysctl read them as root anyway
 
@@ -39,14 +39,6 @@ class FileChange(Protocol):
     @property
     def new(self) -> str:
         """The text to write."""
-
-
-@dataclass(frozen=True)
-class AppliedChange:
-    """A file written: its target path, the backup made (None for a new file)."""
-
-    path: str
-    backup: str | None
 
 
 def _inside(path: Path, root: Path) -> bool:

@@ -108,12 +108,19 @@ def _x86_bytes(text: str) -> tuple[bytes, int] | None:
 
 def _decode_x86(data: bytes, mark: int) -> tuple[list[Instruction], int] | None:
     """Instructions before and from the mark, and the index of the faulting one."""
-    from detectors.vmcore.disasm import decode
+    from detectors.vmcore.disasm import Instruction, decode
     from forensics.types.vmcore import CodeBytes
 
-    after = decode(CodeBytes(_BASE + mark, data[mark:], _BASE + mark, "X86_64"))
+    # Only the faulting instruction and those before it are read to their operands and registers: the ones
+    # after it are shown, decoded without capstone's detail (which costs ~50 us an instruction).
+    after = decode(CodeBytes(_BASE + mark, data[mark:], _BASE + mark, "X86_64"), count=1)
     if not after:
         return None
+    rest = _BASE + mark + after[0].size
+    after += [
+        Instruction(a, n, m, o, None, (), (), False)
+        for a, n, m, o in _lite_decoder().disasm_lite(data[rest - _BASE :], rest)
+    ]
     # The first start whose instructions end exactly at the mark, found without capstone's detail (~10x
     # cheaper), then decoded once in full.
     lite = _lite_decoder()
@@ -130,6 +137,15 @@ def _lite_decoder() -> Any:
     import capstone
 
     return capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
+
+
+@functools.cache
+def _detail_decoder() -> Any:
+    import capstone
+
+    md = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
+    md.detail = True
+    return md
 
 
 @functools.cache
@@ -162,9 +178,7 @@ def _access(data: bytes) -> str | None:
     import capstone
     from capstone import x86
 
-    md = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
-    md.detail = True
-    for insn in md.disasm(data, _BASE, 1):
+    for insn in _detail_decoder().disasm(data, _BASE, 1):
         for op in insn.operands:
             if op.type == x86.X86_OP_MEM and insn.mnemonic != "lea":
                 read, write = bool(op.access & capstone.CS_AC_READ), bool(op.access & capstone.CS_AC_WRITE)

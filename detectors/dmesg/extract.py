@@ -27,7 +27,7 @@ from detectors.dmesg.frames import (
     title_name,
 )
 from detectors.dmesg.lines import LogLine
-from detectors.dmesg.model import KernelReport
+from detectors.dmesg.model import KernelReport, keep_parsed
 from detectors.dmesg.rules import IGNORED, RULES, TRIGGERS, Rule, StackSpec, Step
 from detectors.dmesg.taint import decode_taint, taint_letters
 from forensics.model import NotAvailable
@@ -153,7 +153,8 @@ def report_extent(
     quiet = 0  # lines since the last one with report structure
     for i in range(1, len(window)):
         line = window[i]
-        if not _same_context(header_context, line_context(line), cpu_traceback):
+        context = line.context if line.prefixed else _NO_PREFIX  # line_context(), inlined: every line
+        if context != header_context and not _same_context(header_context, context, cpu_traceback):
             if resume is None:
                 resume = i
             continue
@@ -456,6 +457,7 @@ def build_report(window: Sequence[LogLine], rule: Rule, header: re.Match[str]) -
         signature=signature(title, frame),
         boot_time=next((x.wall - x.timestamp for x in own if x.wall is not None and x.timestamp is not None), None),
     )
+    keep_parsed(report, own)
     return report, resume
 
 

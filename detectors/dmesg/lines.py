@@ -63,12 +63,19 @@ class LogLine(NamedTuple):
     wall: float | None = None  # seconds since the epoch, when the prefix gives a full date (ISO, dmesg -T)
 
 
+_new_tuple = tuple.__new__
+
+
 def parse_line(number: int, text: str) -> LogLine:
     """Split one decoded line into its prefixes and message body."""
     if text[:1] == "[" and (m := _FAST.match(text)) is not None and " kernel:" not in text:
-        # Most lines of a console log: no wrapper (journalctl's "[ sec] host kernel:" is one).
-        usec = m.group(2)
-        return LogLine(number, text, text[m.end() :], int(m.group(1)) + int(usec) / 10 ** len(usec), m.group(3), None)
+        # Most lines of a console log: no wrapper (journalctl's "[ sec] host kernel:" is one).  Made with
+        # tuple.__new__: the NamedTuple's own __new__ is a Python function, ~0.4 us a line more.
+        sec, usec, caller = m.groups()
+        body = text[m.end() :]
+        return _new_tuple(
+            LogLine, (number, text, body, int(sec) + int(usec) / 10 ** len(usec), caller, None, True, None)
+        )
     pos = 0
     timestamp: float | None = None
     level: int | None = None

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from detectors.dmesg.frames import Frame
+from detectors.dmesg.lines import LogLine, parse_line
 from forensics.model import NotAvailable, Severity
 
 
@@ -48,3 +50,20 @@ class KernelReport:
     # The lines the kernel printed just above the header that belong to the report (a WARN's message after
     # "cut here", a list_debug message before its BUG), as (number, text): read by detectors.dmesg.why.
     preamble: tuple[tuple[int, str], ...] = ()
+
+
+_PARSED = "_parsed_lines"  # instance attribute (not a field: neither compared, copied by the memo, nor pickled)
+
+
+def keep_parsed(report: KernelReport, own: Sequence[LogLine]) -> None:
+    """Keep the parsed lines a report was built from, so that reading its body (why) does not parse them again."""
+    object.__setattr__(report, _PARSED, tuple(own))
+
+
+def parsed_lines(report: KernelReport) -> Sequence[LogLine]:
+    """``report.lines`` parsed: the lines it was built from when they were kept (a repeat has its own numbers)."""
+    kept: tuple[LogLine, ...] | None = report.__dict__.get(_PARSED)
+    lines = report.lines
+    if kept is not None and len(kept) == len(lines) and (not lines or kept[0].number == lines[0][0]):
+        return kept
+    return [parse_line(n, t) for n, t in lines]

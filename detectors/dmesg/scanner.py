@@ -433,20 +433,22 @@ class LogScanner:
         """Whether the LOOKBACK_LINES lines above byte ``start`` say why the system rebooted."""
         buf = self._buf
         begin = max(0, start - (LOOKBACK_LINES + 1) * _TYPICAL_LINE)
-        while begin > 0 and buf.count(b"\n", begin, start) <= LOOKBACK_LINES:  # long lines: look further back
+        while True:
+            with memoryview(buf) as view:
+                found = _REBOOT_SEARCH.find_matches_as_indexes(view[begin:start], overlapping=False)
+            for word, offset, _ in reversed(found):  # nearest first: one word within the lines is enough
+                at = begin + offset
+                if buf.count(b"\n", at, start) > LOOKBACK_LINES:
+                    return False  # above the lines looked at (a match lies on one line: no word holds a newline)
+                if word != _REACHED_TARGET:
+                    return True
+                eol = buf.find(b"\n", at, start)
+                if _REBOOT_TARGET.match(buf, at, start if eol < 0 else eol) is not None:
+                    return True
+            # Nothing here; long lines may leave some of the lines above ``begin``.
+            if begin == 0 or buf.count(b"\n", begin, start) > LOOKBACK_LINES:
+                return False
             begin = max(0, begin - LOOKBACK_LINES * _TYPICAL_LINE)
-        with memoryview(buf) as view:
-            found = _REBOOT_SEARCH.find_matches_as_indexes(view[begin:start], overlapping=False)
-        for word, offset, _ in reversed(found):  # nearest first: one word within the lines is enough
-            at = begin + offset
-            if buf.count(b"\n", at, start) > LOOKBACK_LINES:
-                return False  # above the lines looked at (each match lies on one line: no word holds a newline)
-            if word != _REACHED_TARGET:
-                return True
-            eol = buf.find(b"\n", at, start)
-            if _REBOOT_TARGET.match(buf, at, start if eol < 0 else eol) is not None:
-                return True
-        return False
 
     def _event(
         self, head: LogLine, start: int, line_end: int, end: int, final: bool, token: bytes

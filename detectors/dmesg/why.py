@@ -26,7 +26,7 @@ from typing import NamedTuple
 from detectors.causes import Cause
 from detectors.dmesg.code import CodeListing, listing
 from detectors.dmesg.lines import LogLine, parse_line
-from detectors.dmesg.model import KernelReport
+from detectors.dmesg.model import KernelReport, parsed_lines
 from detectors.dmesg.rules import RULES
 from detectors.dmesg.stacks import StackSection, stack_sections
 from detectors.pointers import LIST_POISON1, LIST_POISON2, ascii_text, classify_value
@@ -1338,7 +1338,7 @@ CAUSE_RULES: tuple[tuple[str, Callable[[_Reading], Cause | None]], ...] = (
 def explain(report: KernelReport) -> ReportWhy:
     """Read a report's lines (and the lines just above its header) into facts, stacks and a cause."""
     first = report.start_line
-    lines = [parse_line(n, t) for n, t in (*report.preamble, *report.lines)]
+    lines = [*(parse_line(n, t) for n, t in report.preamble), *parsed_lines(report)]
     own = lines[len(report.preamble) :]
     rule = next((x for x in RULES if x.name == report.rule), None)
     skip = rule.stack.skip if rule is not None and rule.stack is not None else ()

@@ -20,6 +20,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from detectors.incident.deliberate import mark
 from detectors.incident.timeline import foreign_sources
 from forensics.model import Fact, Finding, FindingKind, Incident, Severity, Subject, SubjectKind, finding_id
 
@@ -247,4 +248,5 @@ def correlate(findings: tuple[Finding, ...]) -> tuple[tuple[Finding, ...], tuple
     for f in _contradictions(current):
         current[f.id] = f
         correlations.append(Correlation("contradiction", f.id, (f.id,), f.title, contradiction=True))
-    return tuple(current.values()), tuple(correlations)
+    # A crash requested with sysrq is said as such, with next steps about who asked (detectors/incident/deliberate.py).
+    return tuple(mark(f) for f in current.values()), tuple(correlations)

@@ -17,8 +17,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from detectors.incident.deliberate import NEXT_STEPS, REQUESTED, WHO, deliberate_crash, is_deliberate
 from detectors.incident.timeline import foreign_sources
-from forensics.model import Finding, FindingKind, Severity
+from forensics.model import PROBLEM, Finding, FindingKind, Severity
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,14 @@ def _log_cause(findings: tuple[Finding, ...]) -> list[Hypothesis]:
     return out
 
 
+def _requested(findings: tuple[Finding, ...]) -> list[Hypothesis]:
+    crash = deliberate_crash(findings)
+    if crash is None:
+        return []
+    return [Hypothesis(0, f"the crash was deliberate: {REQUESTED}, by {WHO}", 0.95, _cites(crash),
+                       ("a process may write to /proc/sysrq-trigger by mistake",), NEXT_STEPS[0])]  # fmt: skip
+
+
 def _null_field(findings: tuple[Finding, ...]) -> list[Hypothesis]:
     return [
         Hypothesis(0, f"{f.title}: a missing NULL check or an object used before it is set up", f.confidence,
@@ -105,7 +114,7 @@ def _null_field(findings: tuple[Finding, ...]) -> list[Hypothesis]:
 def _crash_site(findings: tuple[Finding, ...]) -> list[Hypothesis]:
     out = []
     for f in _of_kind(findings, FindingKind.CRASH):
-        if f.fact("crash site") != "exception frame":
+        if f.fact("crash site") != "exception frame" or is_deliberate(f):
             continue  # a panic the kernel chose (hung task, OOM, sysrq): the cause is elsewhere
         func = f.fact("crashing function") or "the crashing function"
         module = f.fact("module")
@@ -173,10 +182,11 @@ def _workload_oom(findings: tuple[Finding, ...]) -> list[Hypothesis]:
 
 
 def _starvation(findings: tuple[Finding, ...]) -> list[Hypothesis]:
+    """Only problems (medium and above, docs/severity.md): a long run nobody waited behind starved nobody."""
     return [
         Hypothesis(0, f"CPU starvation: {f.title}", f.confidence * 0.9, _cites(f), (),
                    _step(f, "kforensic trace FILE --around T"))
-        for f in _of_kind(findings, *STARVATION_KINDS)
+        for f in _of_kind(findings, *STARVATION_KINDS) if f.severity >= PROBLEM
     ]  # fmt: skip
 
 
@@ -185,7 +195,7 @@ def _log_bug(findings: tuple[Finding, ...]) -> list[Hypothesis]:
         return []  # the dump's crash finding carries it
     out = []
     for f in _of_kind(findings, "dmesg."):
-        if f.kind in OOM_KINDS or f.severity < Severity.HIGH or f.fact("root cause"):
+        if f.kind in OOM_KINDS or f.severity < Severity.HIGH or f.fact("root cause") or is_deliberate(f):
             continue  # (a report whose body states its cause has it ranked by the log-cause rule)
         frame = f.fact("guilty frame")
         statement = f"a kernel bug reported as {f.title}" + (f" (guilty frame {frame})" if frame else "")
@@ -201,6 +211,7 @@ Rule = Callable[[tuple[Finding, ...]], list[Hypothesis]]
 #: kept once, as the first rule words it (a detector's own statement is never shadowed by a generic one).
 RULES: tuple[tuple[str, Rule], ...] = (
     ("stated", _stated),
+    ("requested-crash", _requested),
     ("log-cause", _log_cause),
     ("null-field", _null_field),
     ("crash-site", _crash_site),
@@ -244,6 +255,23 @@ def rank_hypotheses(findings: tuple[Finding, ...]) -> tuple[Hypothesis, ...]:
     )
 
 
+LEAKING = "kernel memory was leaking (growing and never given back)"
+EXHAUSTED = "kernel memory leaked until memory ran out"
+
+
+def _memory_text(main: Finding, findings: tuple[Finding, ...]) -> str:
+    """Leaking or exhausted, decided from the evidence: OOM reports, and MemAvailable at the last sample."""
+    ooms = _of_kind(findings, *OOM_KINDS, FindingKind.OOM_USERS)
+    if ooms:
+        return f"{EXHAUSTED} ({ooms[0].title})"
+    state = main.fact("memory exhausted")
+    if state and state.startswith("yes"):
+        return f"{EXHAUSTED} ({state.removeprefix('yes: ')})"
+    if state:
+        return f"{LEAKING}, but memory was not used up: {state.removeprefix('no: ')}"
+    return f"{LEAKING}; whether memory ran out is unknown (no OOM report, MemAvailable not sampled)"
+
+
 _PLAIN = (
     ("double-free", "the kernel freed the same memory twice (a double free)"),
     ("use-after-free", "the kernel used memory after it had been freed (a use-after-free)"),
@@ -252,8 +280,8 @@ _PLAIN = (
     ("null-field", "the kernel followed a pointer that was never set (a NULL pointer)"),
     ("hung-task", "a task waited forever for a lock another task never released"),
     ("dmesg.hang", "a task was stuck and stopped making progress"),
-    ("slab-leak", "kernel memory was used up and never given back (a memory leak)"),
-    ("kernel-memory-leak", "kernel memory was used up and never given back (a memory leak)"),
+    ("slab-leak", LEAKING),
+    ("kernel-memory-leak", LEAKING),
     ("dmesg.oom", "the machine ran out of memory"),
     ("dmesg.soft-lockup", "one CPU was stuck in the kernel and stopped responding"),
     ("sched-rt-hog", "a high-priority task kept a CPU busy and starved other work"),
@@ -272,22 +300,39 @@ def plain_summary(findings: tuple[Finding, ...], host: str) -> str:
     if not findings:
         return f"kforensic found no known kernel problem in the inputs from {host}."
     worst = max(f.severity for f in findings)
+    if worst < PROBLEM:  # docs/severity.md: below medium a finding is information, not a problem
+        return (
+            f"kforensic found no problem in the inputs from {host}: no finding at {PROBLEM.value} severity or "
+            f"above; {len(findings)} finding(s) below it are information."
+        )
     crash = next((f for f in findings if f.kind == "crash"), None) or next(
         (f for f in findings if f.kind.startswith("dmesg.") and f.severity is Severity.CRITICAL), None
     )
+    requested = deliberate_crash(findings)
+    crashed = (
+        f"was crashed on purpose ({requested.title}), with sysrq: a kdump test, an operator or a watchdog"
+        if requested is not None
+        else f"crashed ({crash.title})"
+        if crash is not None
+        else ""
+    )
     for kind, text in _PLAIN:
-        hits = [f for f in findings if f.kind.startswith(kind) and f.severity >= Severity.MEDIUM]
+        hits = [
+            f
+            for f in findings
+            if f.kind.startswith(kind) and f.severity >= Severity.MEDIUM and (requested is None or f.id != requested.id)
+        ]
         if not hits:
             continue
         main = hits[0]
+        said = _memory_text(main, findings) if text == LEAKING else text
         # Short sentences: what happened, then what was found, then the finding's own words.
         if crash is None:
-            return f"The Linux kernel on {host} had a problem: {text}. The finding: {main.title} ({worst.value})."
+            return f"The Linux kernel on {host} had a problem: {said}. The finding: {main.title} ({worst.value})."
         if main.id == crash.id:
-            return f"The Linux kernel on {host} crashed: {text}. The report: {main.title}."
-        return (
-            f"The Linux kernel on {host} crashed ({crash.title}). The main problem found: {text}. "
-            f"The finding: {main.title}."
-        )
+            return f"The Linux kernel on {host} crashed: {said}. The report: {main.title}."
+        return f"The Linux kernel on {host} {crashed}. The main problem found: {said}. The finding: {main.title}."
+    if requested is not None:
+        return f"The Linux kernel on {host} {crashed}. No other problem at medium or above was found."
     top = max(findings, key=lambda f: (f.severity.rank, f.confidence))
     return f"kforensic found {len(findings)} problem(s) on {host}. The worst: {top.title} ({worst.value})."

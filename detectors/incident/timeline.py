@@ -19,7 +19,17 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from forensics.model import BootTime, Clock, Evidence, Finding, LocatorKind, NotAvailable, Severity, Timestamp
+from forensics.model import (
+    BootTime,
+    Clock,
+    Evidence,
+    Finding,
+    FindingKind,
+    LocatorKind,
+    NotAvailable,
+    Severity,
+    Timestamp,
+)
 
 BOOT_LANE = "boot"  # wall times and times since boot, on one axis when the boot time is known
 WALL_LANE = "wall"  # wall times when the boot time is unknown
@@ -226,7 +236,9 @@ def _event(finding: Finding, boot: BootTime | NotAvailable) -> TimelineEvent | N
     unc = 0.0
     if key == BOOT_LANE and isinstance(boot, BootTime):
         unc = boot.uncertainty if any(ts.clock is Clock.MONOTONIC for _, ts, _ in points) else 0.0
-    instant = last[0] == first[0]
+    # Two views of one moment (a dump's and a log's stamps of the same panic differ by a microsecond) are
+    # an instant, not an interval "for 0.001 ms".
+    instant = last[0] - first[0] < INSTANT_SECONDS
     return TimelineEvent(
         when=first[1],
         wall=first[0] if converted else None,
@@ -244,13 +256,20 @@ def _event(finding: Finding, boot: BootTime | NotAvailable) -> TimelineEvent | N
     )
 
 
+#: Evidence times closer than this are one moment (kernel log stamps have microseconds).
+INSTANT_SECONDS = 1e-5
+#: Findings that are statements about the analysis, not events of the incident.
+NOT_EVENTS = (FindingKind.LEAK_COVERAGE,)
+
+
 def build_timeline(findings: tuple[Finding, ...], boot: BootTime | NotAvailable) -> tuple[TimelineEvent, ...]:
     """One event per finding with a timestamped evidence, lane by lane, each lane in time order.
 
     The boot's lane (wall clock) comes first; lanes that cannot be converted
-    (no boot time, a trace's clock) follow, each in its own order.
+    (no boot time, a trace's clock) follow, each in its own order.  What an
+    analysis examined (:data:`NOT_EVENTS`) is not an event.
     """
-    events = [e for f in findings if (e := _event(f, boot)) is not None]
+    events = [e for f in findings if f.kind not in NOT_EVENTS and (e := _event(f, boot)) is not None]
     return tuple(sorted(events, key=lambda e: (_lane_rank(e.lane), e.when.seconds if e.wall is None else e.wall,
                                                e.title)))  # fmt: skip
 

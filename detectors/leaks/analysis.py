@@ -22,6 +22,7 @@ from detectors.leaks.findings import (
     absence,
     cache_finding,
     coverage_finding,
+    examined_record,
     group_finding,
     meminfo_finding,
 )
@@ -36,8 +37,10 @@ from detectors.leaks.judge import (
 )
 from detectors.leaks.meminfo import MEMINFO_FIELDS, UNACCOUNTED, last_value, with_unaccounted
 from detectors.leaks.power import Power, power_of
-from detectors.leaks.series import SeriesMatrix, counter_matrices, slab_matrices
+from detectors.leaks.series import SeriesMatrix, counter_matrices, counter_units, slab_extent, slab_matrices
+from forensics import model
 from forensics.model import Finding, NotAvailable
+from forensics.types.slab import CounterTable, SlabTable
 
 #: Share of SUnreclaim's growth the flagged caches must explain for its finding to drop to info.
 EXPLAINED_SHARE = 0.5
@@ -47,14 +50,15 @@ EXPLAINED_SHARE = 0.5
 class LeakInput:
     """What the analysis reads: slab rows, counter rows (meminfo), MemTotal, cache attributes.
 
-    ``slabs`` has the columns of :data:`detectors.leaks.series.SLAB_COLUMNS`,
+    ``slabs`` has the columns of :data:`detectors.leaks.series.SLAB_COLUMNS` (or is the same samples
+    as a :class:`~forensics.types.slab.SlabTable`, as the store reads them),
     ``counters`` those of :data:`detectors.leaks.series.COUNTER_COLUMNS`;
     ``reclaim_account`` maps cache names to their reclaim_account flag and
     ``aliases`` merged cache names to the /sys/kernel/slab directory they share.
     """
 
-    slabs: pd.DataFrame
-    counters: pd.DataFrame | None = None
+    slabs: pd.DataFrame | SlabTable
+    counters: pd.DataFrame | CounterTable | None = None
     mem_total: int | NotAvailable = field(default_factory=lambda: NotAvailable("MemTotal was not given"))
     reclaim_account: Mapping[str, bool] = field(default_factory=dict)
     aliases: Mapping[str, str] = field(default_factory=dict)
@@ -88,6 +92,10 @@ class LeakAnalysis:
     def absence(self) -> str:
         """What was examined and what it could have shown (said whenever nothing is leaking or suspect)."""
         return absence(self.examined)
+
+    def examined_record(self, source: str) -> model.Examined:
+        """What was examined and what it could have shown, for ``Incident.examined``."""
+        return examined_record(self.examined, source)
 
     def coverage(self, source: str) -> Finding:
         """The info finding saying what was examined, citing the stretch's first and last sample."""
@@ -130,10 +138,12 @@ def counter_excerpt(matrix: SeriesMatrix, units: Mapping[str, str]) -> ExcerptOf
 RECLAIM_COUNTERS = ("slabs_scanned", "drop_slab")
 
 
-def reclaim_ran(counters: pd.DataFrame | None, boot_id: str) -> bool | None:
+def reclaim_ran(counters: pd.DataFrame | CounterTable | None, boot_id: str) -> bool | None:
     """Whether the shrinkers ran during a boot's stretch (a reclaim counter moved); None when not recorded."""
     if counters is None or not len(counters):
         return None
+    if isinstance(counters, CounterTable):
+        counters = counters.frame(lambda source, name: source == "vmstat" and name in RECLAIM_COUNTERS)
     rows = counters[(counters["source"] == "vmstat") & counters["name"].isin(RECLAIM_COUNTERS)]
     rows = rows[rows["boot_id"].fillna("").astype(str) == boot_id]
     if rows.empty:
@@ -177,11 +187,7 @@ def analyse(data: LeakInput, thresholds: LeakThresholds | None = None) -> LeakAn
         caches += verdicts
         groups += found
 
-    units: dict[str, str] = {}
-    if data.counters is not None and len(data.counters):
-        pairs = data.counters[["source", "name", "unit"]].drop_duplicates()
-        pairs = pairs[pairs["source"] == "meminfo"]
-        units = {str(n): str(u) for n, u in zip(pairs["name"].tolist(), pairs["unit"].tolist(), strict=True)}
+    units = counter_units(data.counters)
     meminfo: list[SeriesVerdict] = []
     for plain in mem_mats:
         matrix, _missing = with_unaccounted(plain)
@@ -203,9 +209,10 @@ def analyse(data: LeakInput, thresholds: LeakThresholds | None = None) -> LeakAn
     findings = _findings(caches, groups, meminfo, ctx)
     every = (*caches, *meminfo)
     refs, cited = _stretch_refs(slab_mats, mem_mats, units)
+    samples, cache_names, walls = slab_extent(data.slabs)
     examined = Examined(
         power=power_of(slab_mats or mem_mats, th, mem_total),
-        caches=int(data.slabs["cache"].nunique()) if len(data.slabs) else 0,
+        caches=cache_names,
         judged=len(caches),
         meminfo=len(meminfo),
         flagged=sum(1 for v in every if v.grade.rank >= Grade.SUSPECT.rank),
@@ -213,7 +220,6 @@ def analyse(data: LeakInput, thresholds: LeakThresholds | None = None) -> LeakAn
         refs=refs,
         locator_name=cited,
     )
-    walls = data.slabs["wall"].to_numpy(dtype=np.float64) if len(data.slabs) else np.empty(0)
     last = slab_mats[-1] if slab_mats else None
     return LeakAnalysis(
         caches=tuple(caches),
@@ -221,8 +227,8 @@ def analyse(data: LeakInput, thresholds: LeakThresholds | None = None) -> LeakAn
         meminfo=tuple(meminfo),
         findings=findings,
         boots=len(slab_mats),
-        samples=int(data.slabs["sample_id"].nunique()) if len(data.slabs) else 0,
-        cache_names=int(data.slabs["cache"].nunique()) if len(data.slabs) else 0,
+        samples=samples,
+        cache_names=cache_names,
         first_wall=float(walls.min()) if len(walls) else NotAvailable("no slab samples"),
         last_wall=float(walls.max()) if len(walls) else NotAvailable("no slab samples"),
         mem_total=mem_total,

@@ -258,8 +258,11 @@ def _floor_rises_through_reclaim(c: Context) -> str | None:
     # A drawdown alone may be files deleted, not reclaim: the shrinkers must have run (vmstat
     # slabs_scanned or drop_slab moved), or, unrecorded, the stretch must be long enough.
     reclaimed = c.reclaim_ran is True or (c.reclaim_ran is None and f.span_hours >= th.reclaim_hours)
+    # Under short_hours the floor of a reclaimable cache follows the files and objects in use (a build
+    # creating files raises it between two shrinker passes): one stretch of rises is not a leak's floor.
     if (
-        c.reclaimable
+        f.span_hours >= th.short_hours
+        and c.reclaimable
         and reclaimed
         and f.drawdown >= th.reclaim_seen
         and f.minima_slope >= th.min_rate

@@ -13,6 +13,7 @@ from detectors.leaks.decision import Grade, duration
 from detectors.leaks.judge import SampleRef, SeriesVerdict
 from detectors.leaks.meminfo import field_info
 from detectors.leaks.power import Power
+from forensics import model
 from forensics.model import (
     Clock,
     Evidence,
@@ -69,6 +70,22 @@ def exhaustion(rate: float, mem_available: float | None) -> str | NotAvailable:
     return f"{text} at this rate (MemAvailable {mem_available / 2**20:,.0f} MiB)"
 
 
+#: MemAvailable under this share of MemTotal at the last sample is memory used up.
+EXHAUSTED_SHARE = 0.05
+
+
+def exhausted(ctx: FindingContext) -> str:
+    """Whether memory was used up at the last sample (``yes: ...``/``no: ...``), or why it is unknown."""
+    if ctx.mem_available is None or not ctx.mem_total:
+        return "unknown: MemAvailable or MemTotal was not sampled"
+    share = ctx.mem_available / ctx.mem_total
+    said = (
+        f"MemAvailable {ctx.mem_available / 2**20:,.0f} MiB of {ctx.mem_total / 2**20:,.0f} MiB ({share:.0%}) "
+        "at the last sample"
+    )
+    return ("yes: " if share < EXHAUSTED_SHARE else "no: ") + said
+
+
 def sample_evidence(source: str, locator_name: str, refs: tuple[SampleRef, ...]) -> tuple[Evidence, ...]:
     """Evidence citing stored samples (SAMPLE locators: the sample id, the cache or ``meminfo:FIELD``)."""
     return tuple(
@@ -98,6 +115,7 @@ def _series_facts(v: SeriesVerdict, ctx: FindingContext) -> list[Fact]:
     if ctx.mem_total:
         facts.append(Fact("share of MemTotal", f"{v.rate * 24 / ctx.mem_total:.3%} per day"))
     facts.append(Fact("MemAvailable runs out in", str(exhaustion(v.rate, ctx.mem_available))))
+    facts.append(Fact("memory exhausted", exhausted(ctx)))
     facts.append(
         Fact(
             "judged from",
@@ -330,6 +348,24 @@ def absence(e: Examined) -> str:
         return f"Examined {what}: {e.power.reach()}."
     undecided = f" ({e.undecided} grow, too short to call)" if e.undecided else ""
     return f"No cache or meminfo field grows like a leak{undecided}: examined {what}; {e.power.reach()}."
+
+
+def examined_record(e: Examined, source: str) -> model.Examined:
+    """What the analysis examined, for the incident (said with "no problem found")."""
+    p = e.power
+    what = (
+        f"slab samples {source}: {p.seen()}"
+        + (f" every {p.interval_seconds:g} s" if p.interval_seconds else "")
+        + f", {e.caches} slab caches ({e.judged} moved enough to judge), {e.meminfo} meminfo series"
+    )
+    if not p.judgeable:
+        return model.Examined(what, (), (f"any leak: {p.shortfall()}",))
+    could = (f"leaks of {kb(p.detectable_rate)}/h or faster (slab caches and kernel memory in meminfo)",)
+    if p.full:
+        return model.Examined(what, could, ())
+    return model.Examined(
+        what, could, (f"slower leaks (down to {kb(p.min_rate)}/h): need >= {duration(p.full_seconds)} of samples",)
+    )
 
 
 def coverage_finding(e: Examined, source: str) -> Finding:

@@ -23,10 +23,13 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from forensics.types.slab import CounterTable, SlabTable
+
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
-#: Columns a slab frame must have (as ``SlabStore.slab_frame()`` returns them).
+#: Columns a slab frame must have (as ``SlabStore.slab_frame()`` returns them; ``slab_table()`` gives the same
+#: samples as matrices).
 SLAB_COLUMNS = ("sample_id", "wall", "boot_id", "cache", "active_objs", "num_objs", "objsize")
 #: Columns a counter frame must have (as ``SlabStore.counter_frame()`` returns them).
 COUNTER_COLUMNS = ("sample_id", "wall", "boot_id", "source", "name", "unit", "value")
@@ -99,8 +102,12 @@ def _stretches(boot_ids: npt.NDArray[Any]) -> list[tuple[int, int]]:
 
 
 def _medians_of_rows(values: FloatArray) -> FloatArray:
-    """Medians along the last axis: sorting a few dozen values beats np.median's partitioning by far."""
-    ordered = np.sort(values, axis=-1)
+    """Medians along the last axis: sorting a few dozen values beats np.median's partitioning by far.
+
+    Sorts ``values`` in place (the caller hands over a copy of its own).
+    """
+    values.sort(axis=-1)
+    ordered = values
     n = ordered.shape[-1]
     middle = ordered[..., n // 2]
     return middle if n % 2 else (middle + ordered[..., n // 2 - 1]) / 2.0
@@ -122,7 +129,10 @@ def resample(
     if not ordered or np.isnan(values).any():
         medians = pd.DataFrame(values).groupby(bins, sort=True).median().to_numpy(dtype=np.float64)
     else:
-        medians = np.add.reduceat(values, starts, axis=0) / counts[:, None]
+        if len(columns) == values.shape[1]:  # every column gets medians below: no means needed
+            medians = np.empty((len(used), values.shape[1]))
+        else:
+            medians = np.add.reduceat(values, starts, axis=0) / counts[:, None]
         per = int(counts[0])
         if not len(columns):
             pass  # nothing moves enough: the means will do
@@ -130,8 +140,9 @@ def resample(
             # Regular sampling (the usual case): every window but the last holds the same number of
             # samples, so a reshape replaces the much slower grouped median.
             full = int(starts[-1])
-            # Series-major and contiguous: partitioning along the last axis is the fast case.
-            picked = np.ascontiguousarray(values[:full, columns].T).reshape(len(columns), -1, per)
+            # Series-major and contiguous: sorting along the last axis is the fast case.  Indexing the
+            # transposed view makes the one copy (C order), which is then sorted in place.
+            picked = values[:full].T[columns].reshape(len(columns), -1, per)
             head = _medians_of_rows(picked).T
             medians[:, columns] = np.vstack([head, np.median(values[full:, columns], axis=0, keepdims=True)])
         else:
@@ -169,6 +180,40 @@ def _regular_codes(codes: IntArray, samples: int) -> IntArray | None:
     if len(np.unique(first)) != per or not bool(np.all(codes.reshape(samples, per) == first)):
         return None
     return first
+
+
+def _matrix(
+    boot_id: str,
+    names: tuple[str, ...],
+    sample_ids: IntArray,
+    walls: FloatArray,
+    raw: FloatArray,
+    extras: dict[str, FloatArray],
+    resampled: tuple[str, ...],
+    min_range: float,
+) -> SeriesMatrix:
+    """One boot stretch's matrix: the sampled series and their window medians."""
+    interval = sampling_interval(walls)
+    window = window_for(float(walls[-1] - walls[0]), interval)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns: a cache absent in this boot
+        moved = np.nanmax(raw, axis=0) - np.nanmin(raw, axis=0)
+    exact = ~(moved < min_range)
+    grid_walls, grid = resample(walls, raw, window, exact)
+    grid_extra = {k: resample(walls, extras[k], window, exact)[1] for k in resampled}
+    return SeriesMatrix(
+        boot_id=boot_id,
+        names=names,
+        sample_ids=sample_ids,
+        walls=walls,
+        raw=raw,
+        grid_walls=grid_walls,
+        grid=grid,
+        window_seconds=window,
+        interval_seconds=interval,
+        extra=extras,
+        grid_extra=grid_extra,
+    )
 
 
 def build_matrices(
@@ -230,38 +275,21 @@ def build_matrices(
             s_codes = np.repeat(np.arange(n_s), np.diff(bounds[start : end + 1]))
             raw = _pivot(s_codes, codes, n_s, len(names), value[rows])
             extras = {k: _pivot(s_codes, codes, n_s, len(names), v[rows]) for k, v in extra_sorted.items()}
-        interval = sampling_interval(walls)
-        window = window_for(float(walls[-1] - walls[0]), interval)
-        with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns: a cache absent in this boot
-            moved = np.nanmax(raw, axis=0) - np.nanmin(raw, axis=0)
-        exact = ~(moved < min_range)
-        grid_walls, grid = resample(walls, raw, window, exact)
-        grid_extra = {k: resample(walls, extras[k], window, exact)[1] for k in resampled}
         boot = int(sample_boots[start])
-        matrices.append(
-            SeriesMatrix(
-                boot_id=str(boot_names[boot]) if boot >= 0 else "",
-                names=names,
-                sample_ids=sample_ids[start:end],
-                walls=walls,
-                raw=raw,
-                grid_walls=grid_walls,
-                grid=grid,
-                window_seconds=window,
-                interval_seconds=interval,
-                extra=extras,
-                grid_extra=grid_extra,
-            )
-        )
+        boot_id = str(boot_names[boot]) if boot >= 0 else ""
+        matrices.append(_matrix(boot_id, names, sample_ids[start:end], walls, raw, extras, resampled, min_range))
     return matrices
 
 
-def slab_matrices(slabs: pd.DataFrame, min_range: float = 0.0) -> list[SeriesMatrix]:
+def slab_matrices(slabs: pd.DataFrame | SlabTable, min_range: float = 0.0) -> list[SeriesMatrix]:
     """Per-boot matrices of cache bytes (num_objs x objsize), with objects (resampled) and active objects as extras.
 
+    ``slabs``: the long frame (one row per sample and cache), or the same samples as a
+    :class:`~forensics.types.slab.SlabTable` (the store's matrices: no long frame at all).
     ``min_range``: see :func:`build_matrices`.
     """
+    if isinstance(slabs, SlabTable):
+        return _table_matrices(slabs, min_range)
     require_columns(slabs, SLAB_COLUMNS, "slab")
     objsize = slabs["objsize"].to_numpy(dtype=np.float64)
     num = slabs["num_objs"].to_numpy(dtype=np.float64)
@@ -271,8 +299,52 @@ def slab_matrices(slabs: pd.DataFrame, min_range: float = 0.0) -> list[SeriesMat
     )
 
 
-def counter_matrices(counters: pd.DataFrame, source: str = "meminfo") -> list[SeriesMatrix]:
+def _table_matrices(table: SlabTable, min_range: float) -> list[SeriesMatrix]:
+    """:func:`slab_matrices` of a SlabTable: the same matrices as from its long frame, cut per boot stretch."""
+    matrices = []
+    for start, end in _stretches(table.boot_codes):
+        rows = slice(start, end)
+        present = ~np.isnan(table.num_objs[rows]).all(axis=0)
+        if bool(present.all()):  # the usual case: views, no copies
+            num, active, raw = table.num_objs[rows], table.active_objs[rows], table.num_bytes[rows]
+        else:
+            columns = np.flatnonzero(present)
+            num, active, raw = (m[rows][:, columns] for m in (table.num_objs, table.active_objs, table.num_bytes))
+        names = tuple(table.names[i] for i in np.flatnonzero(present).tolist())
+        boot = int(table.boot_codes[start])
+        extras = {"objects": num, "active_objs": active}
+        matrices.append(
+            _matrix(
+                table.boot_ids[boot] if boot >= 0 else "",
+                names,
+                table.sample_ids[rows],
+                table.walls[rows],
+                raw,
+                extras,
+                ("objects", "active_objs"),
+                min_range,
+            )
+        )
+    return matrices
+
+
+def slab_extent(slabs: pd.DataFrame | SlabTable) -> tuple[int, int, FloatArray]:
+    """(samples, cache names, sample times) of a slab frame or table: what the samples cover."""
+    if isinstance(slabs, SlabTable):
+        return len(slabs.sample_ids), len(slabs.names), slabs.walls
+    if not len(slabs):
+        return 0, 0, np.empty(0)
+    return (
+        int(slabs["sample_id"].nunique()),
+        int(slabs["cache"].nunique()),
+        slabs["wall"].to_numpy(dtype=np.float64),
+    )
+
+
+def counter_matrices(counters: pd.DataFrame | CounterTable, source: str = "meminfo") -> list[SeriesMatrix]:
     """Per-boot matrices of one counter source (meminfo by default), sizes in bytes."""
+    if isinstance(counters, CounterTable):
+        return _counter_table_matrices(counters, source)
     require_columns(counters, COUNTER_COLUMNS, "counter")
     rows = counters[counters["source"] == source]
     if rows.empty:
@@ -280,6 +352,48 @@ def counter_matrices(counters: pd.DataFrame, source: str = "meminfo") -> list[Se
     scale = np.where(rows["unit"].to_numpy(dtype=object) == "kB", 1024.0, 1.0)
     raw_value = rows["value"].to_numpy(dtype=np.float64)
     return build_matrices(rows, "name", raw_value * scale, {"stored": raw_value})
+
+
+def _counter_table_matrices(table: CounterTable, source: str) -> list[SeriesMatrix]:
+    """:func:`counter_matrices` of a CounterTable: the same matrices as from its long frame."""
+    columns = sorted((j for j in range(len(table.names)) if table.sources[j] == source), key=lambda j: table.names[j])
+    present = table.present[:, columns]
+    sampled = np.flatnonzero(present.any(axis=1))  # the samples with a value of this source
+    if not len(sampled):
+        return []
+    values = table.values[sampled][:, columns].astype(np.float64)
+    values[~present[sampled]] = np.nan
+    scale = np.array([1024.0 if table.units[j] == "kB" else 1.0 for j in columns])
+    boots = table.boot_codes[sampled]
+    matrices = []
+    for start, end in _stretches(boots):
+        used = np.flatnonzero(present[sampled[start:end]].any(axis=0))
+        stored = values[start:end][:, used]
+        boot = int(boots[start])
+        matrices.append(
+            _matrix(
+                table.boot_ids[boot] if boot >= 0 else "",
+                tuple(table.names[columns[u]] for u in used.tolist()),
+                table.sample_ids[sampled[start:end]],
+                table.walls[sampled[start:end]],
+                stored * scale[used],
+                {"stored": stored},
+                (),
+                0.0,
+            )
+        )
+    return matrices
+
+
+def counter_units(counters: pd.DataFrame | CounterTable | None, source: str = "meminfo") -> dict[str, str]:
+    """Counter name -> unit ("kB" or ""), of one source."""
+    if counters is None or not len(counters):
+        return {}
+    if isinstance(counters, CounterTable):
+        return {n: u for s, n, u in zip(counters.sources, counters.names, counters.units, strict=True) if s == source}
+    pairs = counters[["source", "name", "unit"]].drop_duplicates()
+    pairs = pairs[pairs["source"] == source]
+    return {str(n): str(u) for n, u in zip(pairs["name"].tolist(), pairs["unit"].tolist(), strict=True)}
 
 
 def with_column(matrix: SeriesMatrix, name: str, raw: FloatArray) -> SeriesMatrix:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from detectors.profile.hotspots import Hotspots
 from detectors.profile.rules import MIN_SHARE, RULES, Rule, classify
-from forensics.model import Evidence, Fact, Finding, FindingKind, Locator, LocatorKind, Severity, finding_id
+from forensics.model import Baseline, Evidence, Fact, Finding, FindingKind, Locator, LocatorKind, Severity, finding_id
 from forensics.types.profile import Profile, ProfileFrame, ProfileStack, frame_names
 
 
@@ -75,18 +75,83 @@ def _chain(stack: ProfileStack, limit: int = 8) -> str:
     return " <- ".join(reversed(shown))
 
 
+#: A waste class (lock contention: CPUs spinning without progress) taking this share of the profile is high.
+WASTE_HIGH = 30.0
+#: A profile whose call chains are mostly ``[unknown]`` frames (weighted by period) says so.
+UNKNOWN_SHARE = 50.0
+UNKNOWN = "[unknown]"
+
+
+def unknown_frames(profile: Profile, stacks: list[ProfileStack]) -> Finding | None:
+    """A finding when most frames of the call chains are ``[unknown]``: the chains cannot be trusted.
+
+    perf unwinds user stacks by frame pointers unless told otherwise; code built without them
+    (``-fomit-frame-pointer``, the default of most distributions' Python and libc) unwinds to
+    ``[unknown]``, and so does JIT code without a perf map.
+    """
+    total = unknown = 0
+    worst: ProfileStack | None = None
+    worst_unknown = 0
+    for s in stacks:
+        n = sum(1 for f in s.frames if f.name == UNKNOWN)
+        total += len(s.frames) * s.period
+        unknown += n * s.period
+        if n * s.period > worst_unknown:
+            worst, worst_unknown = s, n * s.period
+    share = 100.0 * unknown / total if total else 0.0
+    if worst is None or share <= UNKNOWN_SHARE:
+        return None
+    samples = sum(s.samples for s in stacks if any(f.name == UNKNOWN for f in s.frames))
+    return Finding(
+        id=finding_id("profile", "unknown-frames"),
+        kind=FindingKind.PROFILE,
+        title=f"{share:.0f}% of call-chain frames are [unknown]: the call paths cannot be trusted",
+        severity=Severity.LOW,
+        confidence=0.95,
+        confidence_reason="counted over every frame of every sampled call chain, weighted by period",
+        summary=(
+            f"{share:.1f}% of the frames perf recorded could not be named. The leaf symbols still say where "
+            "the CPU was, but callers, the flame graph's shape and the classes that look at the whole chain "
+            "(futex waits, syscalls, page faults) are incomplete. Code without frame pointers unwinds to "
+            "[unknown]; so does JIT code without a perf map."
+        ),
+        evidence=(_evidence(profile, worst),),
+        next_steps=(
+            "record again with DWARF unwinding: perf record --call-graph dwarf -g ...",
+            "or build the program with -fno-omit-frame-pointer (Python 3.12+: PYTHONPERFSUPPORT=1 or "
+            "python -X perf names Python frames); install the debug symbols (debuginfod)",
+        ),
+        facts=(
+            Fact("unknown frames", f"{share:.1f}%"),
+            Fact("samples", str(samples)),
+            Fact("stack", _chain(worst)),
+        ),
+        detector="profile.frames",
+        baseline=Baseline(
+            "share of frames perf could name, below which call paths are unreliable",
+            f"{UNKNOWN_SHARE:.0f}%",
+            "perf-record(1) --call-graph: fp needs frame pointers, dwarf unwinds without them",
+        ),
+    )
+
+
 def profile_findings(
     profile: Profile, stacks: list[ProfileStack], hot: Hotspots, classes: list[ClassShare] | None = None
 ) -> list[Finding]:
     """A finding per rule class with at least :data:`MIN_SHARE` percent, and one for the top hotspot."""
     findings: list[Finding] = []
     event = hot.event or "samples"
+    unknown = unknown_frames(profile, stacks)
+    if unknown is not None:
+        findings.append(unknown)
     for c in classes if classes is not None else class_shares(stacks, hot.total_period):
         if c.share < MIN_SHARE:
             continue
+        # Where the CPU went is information (low); only waste, CPUs spinning or waiting on locks without
+        # progress, is a problem (the rule's own medium), and high when it takes a large share.
         sev = c.rule.severity
-        if sev is not Severity.INFO and c.share >= 30.0:
-            sev = Severity.MEDIUM if sev is Severity.LOW else Severity.HIGH
+        if sev >= Severity.MEDIUM and c.share >= WASTE_HIGH:
+            sev = Severity.HIGH
         top = ", ".join(f"{n} {100.0 * p / hot.total_period:.1f}%" for n, p in c.symbols[:3])
         findings.append(
             Finding(
@@ -108,6 +173,13 @@ def profile_findings(
                     Fact("stack", _chain(c.heaviest)),
                 ),
                 detector="profile.rules",
+                baseline=Baseline(
+                    "share of the samples: reported from MIN_SHARE; lock contention is high from WASTE_HIGH"
+                    if c.rule.severity >= Severity.MEDIUM
+                    else "share of the samples: where the CPU went, not harm by itself (reported from MIN_SHARE)",
+                    f"{MIN_SHARE:.0f}%" + (f" / {WASTE_HIGH:.0f}%" if c.rule.severity >= Severity.MEDIUM else ""),
+                    "the profile's own samples (perf record -F); docs/severity.md",
+                ),
             )
         )
     if hot.self_symbols:

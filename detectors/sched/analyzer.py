@@ -59,6 +59,7 @@ from detectors.sched.rules import (
 from detectors.sched.sanity import ClockMonitor
 from detectors.sched.state import Accumulator, TaskState, span_of
 from forensics.types.trace import ParseCounts, TraceEvent, gc_paused
+from forensics.types.trace_batch import EventBatch
 
 
 class SchedAnalyzer:
@@ -567,3 +568,40 @@ class SchedAnalyzer:
             return "<idle>"
         task = self.tasks.get(pid)
         return task.comm.decode("utf-8", "replace") if task else f"pid {pid}"
+
+
+class BatchAnalyzer:
+    """SchedAnalyzer behind :class:`~detectors.sched.engine.FastAnalyzer`'s surface: fed batches, nothing compiled.
+
+    The path for small inputs: no compile to wait for (numba is not even
+    imported), and results equal to FastAnalyzer's, since FastAnalyzer is tested
+    equal to SchedAnalyzer on the same events (tests/detectors/sched/test_engine.py,
+    and tests/forensics/test_trace_paths.py on every bundled trace, end to end).
+    """
+
+    def __init__(self, reference: SchedAnalyzer) -> None:
+        self.reference = reference
+
+    @property
+    def done(self) -> bool:
+        """True once an event after the window was seen."""
+        return self.reference.done
+
+    @property
+    def timeline(self) -> list[tuple[int, float, float, int]] | None:
+        """The runs kept for the PNG timeline (None unless asked for)."""
+        return self.reference.timeline
+
+    def feed(self, batch: EventBatch) -> None:
+        """Process a batch (trace order): its records, one by one, through SchedAnalyzer."""
+        event = batch.event
+        self.reference.feed([event(i) for i in range(len(batch))])
+
+    def result(self, counts: ParseCounts) -> TraceAnalysis:
+        """SchedAnalyzer's result."""
+        with gc_paused():
+            return self.reference.result(counts)
+
+    def summary(self, counts: ParseCounts) -> ParseSummary:
+        """The reader's counts as a typed record."""
+        return self.reference.summary(counts)

@@ -88,7 +88,7 @@ I64: Callable[[int], int] = cast(
 )  # I64(constant): an argument typed int64, not a literal (one compiled helper, not one per constant)
 
 njit = compiled
-RUN_BATCH_COMPILE_S = 90.0  # compile time of run_batch() on 2 cores, announced on stderr (forensics.jit)
+RUN_BATCH_COMPILE_S = 20.0  # compile time of run_batch() on 2 cores, announced on stderr (forensics.jit)
 RING = rules.RECENT_RUNS  # the per-CPU ring of runs (SchedAnalyzer.recent's deque)
 CPU_DIRECT = 1024  # CPUs below this are their own slot
 PID_DIRECT = 1 << 20  # pids below this map to slots through an array, others through a dict

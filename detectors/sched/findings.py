@@ -9,10 +9,12 @@ wait, raise and entry of a softirq...).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 
+from detectors.sched import harm
+from detectors.sched.harm import Judgement
 from detectors.sched.model import ClockCheck, EventRef, Span, TaskStats, TraceAnalysis, Wait
 from forensics.model import (
+    Baseline,
     Clock,
     Evidence,
     Fact,
@@ -68,49 +70,106 @@ def _task_label(task: TaskStats) -> str:
     return f"{task.comm} (pid {task.pid})"
 
 
+def _baseline(j: Judgement) -> Baseline:
+    return Baseline(j.baseline, fmt_ms(j.value), j.source)
+
+
 def cpu_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
-    """Non-RT tasks with single runs longer than the hog threshold."""
+    """Non-RT tasks with single runs longer than the hog threshold, as severe as the waits they caused.
+
+    A run nobody waited behind is information; one that others waited behind takes the severity of the
+    worst of those waits (:mod:`detectors.sched.harm`).  A kernel thread's run longer than the CFS period
+    while others waited did not reach a reschedule point: that class, and only it, gets kernel advice.
+    """
     limit = analysis.thresholds.hog
     hogs = [t for t in analysis.tasks if not t.is_rt and t.runs.worst and t.runs.worst.duration > limit]
     hogs.sort(key=lambda t: -(t.runs.worst.duration if t.runs.worst else 0.0))
+    by_pid = {t.pid: t for t in analysis.tasks}
     confidence, reason = _confidence(analysis)
+    cpus = harm.cpu_count(analysis)
     out = []
     for task in hogs[:MAX_PER_RULE]:
         run = task.runs.worst
         assert run is not None
+        worst, judged = harm.victim_harm(task, analysis, by_pid, analysis.thresholds.wakeup_latency)
+        waited = task.delay_caused > 0 or bool(task.victims)
+        period = harm.cfs_period(2, cpus)
+        kernel = harm.kernel_thread(task.comm) and waited and run.duration > period
+        victims = "; ".join(f"{v.comm} (pid {v.pid}) waited {fmt_ms(w.span.duration)}" for v, w, _j in judged[:3])
+        if kernel:
+            severity = max(worst or Severity.MEDIUM, Severity.MEDIUM)
+            title = f"Kernel-mode run: {task.comm} ran {fmt_ms(run.duration)} on CPU{run.cpu} without rescheduling"
+            baseline = Baseline(
+                f"CFS latency period, 2 runnable tasks on {cpus} CPU(s)",
+                fmt_ms(period),
+                "a preemptible task is switched out within it (Documentation/scheduler/sched-design-CFS.rst)",
+            )
+            verdict = (
+                f"A kernel thread cannot run user code, so the run was in the kernel, and it lasted longer than the "
+                f"CFS period ({fmt_ms(period)}) while other tasks waited: it did not reach a reschedule point."
+            )
+            advice = "add a reschedule point (cond_resched()) to the kernel loop, or split the work"
+        elif worst is not None:
+            severity = worst
+            title = f"CPU hog: {task.comm} ran {fmt_ms(run.duration)} without a break on CPU{run.cpu}"
+            baseline = _baseline(judged[0][2])
+            verdict = f"Tasks waited behind it: {victims}; the worst wait is {judged[0][2].why}."
+            advice = f"a trace does not tell user from kernel mode: perf record -g -p {task.pid} shows where it runs"
+        else:
+            severity = Severity.INFO
+            title = f"Long run: {task.comm} ran {fmt_ms(run.duration)} on CPU{run.cpu}" + (
+                "; others waited within their fair share" if waited else "; no other task needed the CPU"
+            )
+            baseline = Baseline(
+                "waits of the tasks it kept waiting, against their class's promise",
+                "none exceeded" if waited else "no task waited",
+                "detectors/sched/harm.py (docs/severity.md)",
+            )
+            verdict = (
+                "Every task that waited behind it got the CPU within what its scheduling class promises."
+                if waited
+                else "No task waited for that CPU while it ran: a busy CPU nobody else needed is not a problem."
+            )
+            advice = ""
         out.append(
             Finding(
                 id=finding_id("sched-cpu-hog", task.comm),
                 kind=FindingKind.SCHED_CPU_HOG,
-                title=f"CPU hog: {task.comm} ran {fmt_ms(run.duration)} without a break on CPU{run.cpu}",
-                severity=Severity.HIGH if run.duration > 4 * limit else Severity.MEDIUM,
+                title=title,
+                severity=severity,
                 confidence=confidence,
                 confidence_reason=reason,
                 summary=(
                     f"{_task_label(task)} ran {task.hog_runs} time(s) longer than {fmt_ms(limit)}; the longest run "
                     f"started at {run.start:.6f} on CPU{run.cpu} and lasted {fmt_ms(run.duration)}. Other tasks "
-                    f"on that CPU waited {fmt_ms(task.delay_caused)} in total while it ran."
+                    f"on that CPU waited {fmt_ms(task.delay_caused)} in total while it ran. {verdict}"
                 ),
                 evidence=_evidence(source, run),
                 facts=(
                     Fact("longest run", fmt_ms(run.duration)),
                     Fact("runs over threshold", str(task.hog_runs)),
                     Fact("total runtime", fmt_ms(task.runtime)),
+                    Fact("delay caused to others", fmt_ms(task.delay_caused)),
                 ),
                 next_steps=(
                     f"kforensic trace --task {task.pid} "
                     f"--around {run.start + run.duration:.6f}:{run.duration * 1e3 + 20:.0f} <trace>",
-                    "check whether the task can yield or be split (cond_resched in kernel loops)",
+                    *((advice,) if advice else ()),
                 ),
                 detector=DETECTOR,
                 subjects=(Subject(SubjectKind.TASK, task.comm, task.pid), Subject(SubjectKind.CPU, str(run.cpu))),
+                baseline=baseline,
             )
         )
     return out
 
 
 def rt_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
-    """RT tasks with long runs; high severity when other tasks waited behind them."""
+    """RT tasks with long runs: high when a task waited behind one longer than the hog threshold.
+
+    An RT task keeps every CFS task (and ksoftirqd, kworkers, rcu_preempt) off its CPU until it sleeps, so
+    the harm is the waiting behind it; an RT run nobody waited behind is information.
+    """
     limit = analysis.thresholds.hog
     hogs = [t for t in analysis.tasks if t.is_rt and t.runs.worst and t.runs.worst.duration > limit]
     hogs.sort(key=lambda t: -t.delay_caused)
@@ -122,23 +181,32 @@ def rt_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
         assert run is not None
         evidence = list(_evidence(source, run))
         victims = []
+        longest = 0.0
         for blame in task.victims:
             victim = by_pid.get(blame.pid)
             wait = victim.worst_wakeup if victim else None
             if victim and wait and wait.behind and wait.behind[0].pid == task.pid:
                 victims.append(f"{victim.comm} (pid {victim.pid}) waited {fmt_ms(wait.span.duration)} after wakeup")
+                longest = max(longest, wait.span.duration)
                 if len(evidence) < 6:
                     evidence.extend(_evidence(source, wait.span))
         delayed = task.delay_caused > 0
+        severity = (
+            Severity.HIGH
+            if longest > limit or task.delay_caused > limit
+            else Severity.MEDIUM
+            if delayed
+            else Severity.INFO
+        )
         out.append(
             Finding(
                 id=finding_id("sched-rt-hog", task.comm),
                 kind=FindingKind.SCHED_RT_HOG,
                 title=(
                     f"RT hog: {task.comm} (prio {task.prio}) ran {fmt_ms(run.duration)} on CPU{run.cpu}"
-                    + (", starving other tasks" if delayed else "")
+                    + (", starving other tasks" if delayed else "; no other task needed the CPU")
                 ),
-                severity=Severity.HIGH if delayed else Severity.MEDIUM,
+                severity=severity,
                 confidence=confidence,
                 confidence_reason=reason,
                 summary=(
@@ -160,46 +228,95 @@ def rt_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
                 ),
                 detector=DETECTOR,
                 subjects=(Subject(SubjectKind.TASK, task.comm, task.pid), Subject(SubjectKind.CPU, str(run.cpu))),
+                baseline=Baseline(
+                    "waiting behind an RT task (CFS gets no CPU meanwhile); a problem above --hog-ms",
+                    fmt_ms(limit),
+                    "RT tasks run until they sleep, throttled only after sched_rt_runtime_us "
+                    "(Documentation/scheduler/sched-rt-group.rst)",
+                ),
             )
         )
     return out
 
 
+def _trace_mean_wakeup(analysis: TraceAnalysis) -> tuple[float, int]:
+    """Mean wakeup latency of the trace's CFS tasks and how many wakeups: the trace's own distribution."""
+    n = sum(t.wakeup.n for t in analysis.tasks if not t.is_rt)
+    total = sum(t.wakeup.total for t in analysis.tasks if not t.is_rt)
+    return (total / n if n else 0.0), n
+
+
 def wakeup_latency(analysis: TraceAnalysis, source: str) -> list[Finding]:
-    """Tasks whose worst wakeup-to-run latency exceeds the threshold, and who ran meanwhile."""
+    """Tasks whose worst wakeup-to-run latency broke their class's promise, and who ran meanwhile."""
     limit = analysis.thresholds.wakeup_latency
     slow = [t for t in analysis.tasks if t.worst_wakeup and t.worst_wakeup.span.duration > limit]
     slow.sort(key=lambda t: -(t.worst_wakeup.span.duration if t.worst_wakeup else 0.0))
+    by_pid = {t.pid: t for t in analysis.tasks}
+    mean, count = _trace_mean_wakeup(analysis)
     confidence, reason = _confidence(analysis)
     out = []
-    for task in slow[:MAX_PER_RULE]:
+    for task in slow:
         wait = task.worst_wakeup
         assert wait is not None
+        judged = harm.judge_wait(task, wait, analysis, by_pid, limit)
+        if judged is None:  # within what the task's class is promised
+            continue
         culprit = f", behind {wait.behind[0].comm}" if wait.behind else ""
         out.append(
             Finding(
                 id=finding_id("sched-wakeup-latency", task.comm),
                 kind=FindingKind.SCHED_WAKEUP_LATENCY,
                 title=f"Wakeup latency: {task.comm} waited {fmt_ms(wait.span.duration)} to run{culprit}",
-                severity=Severity.MEDIUM,
+                severity=judged.severity,
                 confidence=confidence,
                 confidence_reason=reason,
                 summary=(
                     f"{_task_label(task)} was woken ({wait.source}) at {wait.span.start:.6f} and switched in on "
                     f"CPU{wait.span.cpu} {fmt_ms(wait.span.duration)} later; {_behind_text(wait)}. "
-                    f"Mean wakeup latency {fmt_ms(task.wakeup.mean)} over {task.wakeup.n} wakeups."
+                    f"Mean wakeup latency {fmt_ms(task.wakeup.mean)} over {task.wakeup.n} wakeups "
+                    f"(the trace's CFS tasks: {fmt_ms(mean)} over {count}). Judged: {judged.why}."
                 ),
                 evidence=_evidence(source, wait.span),
                 facts=(
                     Fact("worst wakeup latency", fmt_ms(wait.span.duration)),
                     Fact("measured from", wait.source),
+                    Fact("trace mean (CFS tasks)", f"{fmt_ms(mean)} over {count} wakeups"),
                     *(Fact("ran meanwhile", f"{b.comm} (pid {b.pid}) {fmt_ms(b.seconds)}") for b in wait.behind[:3]),
                 ),
                 next_steps=(f"kforensic trace --around {wait.span.start + wait.span.duration:.6f}:20 <trace>",),
                 detector=DETECTOR,
+                baseline=_baseline(judged),
             )
         )
+        if len(out) == MAX_PER_RULE:
+            break
     return out
+
+
+def _judge_softirq_wait(wait: Wait, by_pid: dict[int, TaskStats], limit: float) -> Judgement | None:
+    """A softirq held back by an RT task is starved above ``limit``; otherwise within a tick it is normal."""
+    seconds = wait.span.duration
+    if harm.rt_share(wait, by_pid) >= seconds / 2:
+        if seconds <= limit:
+            return None
+        return Judgement(
+            Severity.HIGH if seconds > 4 * limit else Severity.MEDIUM,
+            "softirq time while an RT task runs: ksoftirqd (a CFS thread) gets none; reported above --softirq-ms",
+            limit,
+            "Documentation/scheduler/sched-rt-group.rst; ksoftirqd in kernel/softirq.c",
+            "an RT task held the CPU for most of the wait, so ksoftirqd could not run the deferred softirq",
+        )
+    defer = max(limit, harm.SOFTIRQ_DEFER)
+    if seconds <= defer:
+        return None
+    ratio = seconds / defer
+    return Judgement(
+        Severity.MEDIUM if ratio > harm.ORDER else Severity.LOW,
+        "deferral of a softirq raised in task context: until the next tick or ksoftirqd runs",
+        defer,
+        "one tick at HZ=100 (kernel/softirq.c: raise_softirq, ksoftirqd)",
+        f"no RT task held the CPU: the softirq waited its turn behind CFS tasks, {ratio:.1f} ticks",
+    )
 
 
 def softirq_starvation(analysis: TraceAnalysis, source: str) -> list[Finding]:
@@ -207,21 +324,23 @@ def softirq_starvation(analysis: TraceAnalysis, source: str) -> list[Finding]:
     limit = analysis.thresholds.softirq
     confidence, reason = _confidence(analysis)
     out = []
+    by_pid = {t.pid: t for t in analysis.tasks}
     for soft in analysis.softirqs:
         wait = soft.worst_raise_wait
-        if wait is not None and wait.span.duration > limit:
+        judged = _judge_softirq_wait(wait, by_pid, limit) if wait is not None else None
+        if wait is not None and judged is not None:
             out.append(
                 Finding(
                     id=finding_id("sched-softirq-starvation", soft.name),
                     kind=FindingKind.SCHED_SOFTIRQ_STARVATION,
                     title=f"Softirq starvation: {soft.name} waited {fmt_ms(wait.span.duration)} from raise to run",
-                    severity=Severity.HIGH if wait.span.duration > 4 * limit else Severity.MEDIUM,
+                    severity=judged.severity,
                     confidence=confidence,
                     confidence_reason=reason,
                     summary=(
                         f"Softirq {soft.name} (vec {soft.vec}) was raised on CPU{wait.span.cpu} at "
                         f"{wait.span.start:.6f} and entered {fmt_ms(wait.span.duration)} later; {_behind_text(wait)}."
-                        " A task that does not let ksoftirqd run (an RT task) delays deferred softirqs."
+                        f" {judged.why}."
                     ),
                     evidence=_evidence(source, wait.span),
                     facts=(
@@ -234,6 +353,7 @@ def softirq_starvation(analysis: TraceAnalysis, source: str) -> list[Finding]:
                     ),
                     next_steps=("check RT tasks on that CPU and ksoftirqd's wakeup latency in the task table",),
                     detector=DETECTOR,
+                    baseline=_baseline(judged),
                 )
             )
         run = soft.durations.worst
@@ -243,7 +363,9 @@ def softirq_starvation(analysis: TraceAnalysis, source: str) -> list[Finding]:
                     id=finding_id("sched-softirq-long", soft.name),
                     kind=FindingKind.SCHED_SOFTIRQ_LONG,
                     title=f"Long softirq: {soft.name} ran {fmt_ms(run.duration)} on CPU{run.cpu}",
-                    severity=Severity.MEDIUM,
+                    # Past its budget the kernel hands the rest to ksoftirqd: a run just over it is the kernel's
+                    # own pacing under load (low); one lasting a tick (5 budgets) held the CPU from everyone.
+                    severity=Severity.MEDIUM if run.duration > 5 * max(limit, harm.MAX_SOFTIRQ_TIME) else Severity.LOW,
                     confidence=confidence,
                     confidence_reason=reason,
                     summary=(
@@ -253,6 +375,11 @@ def softirq_starvation(analysis: TraceAnalysis, source: str) -> list[Finding]:
                     evidence=_evidence(source, run),
                     facts=(Fact("longest run", fmt_ms(run.duration)),),
                     detector=DETECTOR,
+                    baseline=Baseline(
+                        "a softirq run's budget before the rest is deferred to ksoftirqd",
+                        fmt_ms(max(limit, harm.MAX_SOFTIRQ_TIME)),
+                        "MAX_SOFTIRQ_TIME in kernel/softirq.c (2 ms); --softirq-ms",
+                    ),
                 )
             )
     return out[:MAX_PER_RULE]
@@ -284,9 +411,22 @@ def long_irqs(analysis: TraceAnalysis, source: str) -> list[Finding]:
                 facts=(Fact("longest handler run", fmt_ms(run.duration)),),
                 next_steps=("check the driver's handler; move work to a threaded IRQ or a workqueue",),
                 detector=DETECTOR,
+                baseline=Baseline(
+                    "a hard IRQ handler's run, which blocks everything else on its CPU; --irq-ms",
+                    fmt_ms(limit),
+                    "handlers defer work to threads, softirqs or workqueues (Documentation/core-api/genericirq.rst)",
+                ),
             )
         )
     return out[:MAX_PER_RULE]
+
+
+def _dstate_severity(longest: float) -> Severity:
+    """Time in D is where a task's time went (low); one sleep of a second or more is a stall (medium), of the
+    hung-task timeout a hang (high)."""
+    if longest >= harm.HUNG_TASK:
+        return Severity.HIGH
+    return Severity.MEDIUM if longest >= harm.DSTATE_STALL else Severity.LOW
 
 
 def dstate_blocking(analysis: TraceAnalysis, source: str) -> list[Finding]:
@@ -308,7 +448,7 @@ def dstate_blocking(analysis: TraceAnalysis, source: str) -> list[Finding]:
                 id=finding_id("sched-dstate", task.comm),
                 kind=FindingKind.SCHED_DSTATE,
                 title=f"D-state blocking: {task.comm} blocked {st.n} time(s), {fmt_ms(st.total)} in total",
-                severity=Severity.HIGH if worst.duration > 100 * limit else Severity.LOW,
+                severity=_dstate_severity(worst.duration),
                 confidence=confidence,
                 confidence_reason=reason,
                 summary=(
@@ -327,6 +467,12 @@ def dstate_blocking(analysis: TraceAnalysis, source: str) -> list[Finding]:
                     "to see what it waits for",
                 ),
                 detector=DETECTOR,
+                baseline=Baseline(
+                    "one uninterruptible sleep: I/O and locks under load take up to about a second; "
+                    "the hung-task detector warns at 120 s",
+                    fmt_ms(harm.DSTATE_STALL),
+                    "kernel.hung_task_timeout_secs (Documentation/admin-guide/sysctl/kernel.rst)",
+                ),
             )
         )
     return out
@@ -351,6 +497,11 @@ def offtime(analysis: TraceAnalysis, source: str) -> list[Finding]:
                     summary=f"CPU{span.cpu} ran with {off.what} for {fmt_ms(span.duration)} (from {off.source}).",
                     evidence=_evidence(source, span),
                     detector=DETECTOR,
+                    baseline=Baseline(
+                        f"{off.what} interval: nothing else is scheduled on the CPU meanwhile; --offtime",
+                        fmt_ms(limit),
+                        "the irqsoff/preemptoff latency tracers (Documentation/trace/ftrace.rst)",
+                    ),
                 )
             )
     return out[:MAX_PER_RULE]
@@ -376,9 +527,9 @@ def detect(analysis: TraceAnalysis, source: str) -> list[Finding]:
     Tasks that share a comm share a finding id; each rule lists the worst
     first, so the first finding of an id is kept.  Then the input checks:
     figures across a step where a CPU's clock went back are dropped (and named
-    in a ``trace-clock`` finding), figures that reach past the time a CPU
-    stopped reporting are kept with a lower confidence saying so (and a
-    ``trace-coverage`` finding cites that CPU's last event).
+    in a ``trace-clock`` finding), and so are figures that reach past the time
+    a CPU stopped reporting (named in a ``trace-coverage`` finding that cites
+    that CPU's last event): what ran there meanwhile is not known.
     """
     found: dict[str, Finding] = {}
     for _name, rule in RULES:
@@ -398,6 +549,7 @@ def screen(findings: list[Finding], analysis: TraceAnalysis, source: str) -> lis
     """Apply the input checks of the analysis to ``findings`` (see :func:`detect`); add the input findings."""
     clock, stopped = analysis.clock, analysis.coverage.stopped
     dropped: list[str] = []
+    unseen: list[str] = []
     out: list[Finding] = []
     for found in findings:
         span = _interval(found)
@@ -409,21 +561,14 @@ def screen(findings: list[Finding], analysis: TraceAnalysis, source: str) -> lis
             dropped.append(found.title)
             continue
         gone = [ref for ref in stopped if end > ref.ts + STOP_SLACK]
-        if gone:
-            names = ", ".join(f"CPU{r.cpu} after {r.ts:.6f} (line {r.line_no})" for r in gone)
-            flagged = replace(
-                found,
-                confidence=min(found.confidence, 0.5),
-                confidence_reason=f"{found.confidence_reason}; but this interval reaches past the end of what "
-                f"the trace holds for {names}: what ran there meanwhile is not known",
-            )
-            out.append(flagged)
+        if gone:  # what ran on the silent CPU meanwhile is not known: not a finding (named in the coverage one)
+            unseen.append(found.title)
             continue
         out.append(found)
     if clock.back:
         out.append(_clock_finding(clock, dropped, source))
     if stopped:
-        out.append(_coverage_finding(analysis, source))
+        out.append(_coverage_finding(analysis, source, unseen))
     return out
 
 
@@ -486,7 +631,7 @@ def _clock_finding(clock: ClockCheck, dropped: list[str], source: str) -> Findin
     )
 
 
-def _coverage_finding(analysis: TraceAnalysis, source: str) -> Finding:
+def _coverage_finding(analysis: TraceAnalysis, source: str, unseen: list[str]) -> Finding:
     stopped = analysis.coverage.stopped
     end = analysis.window[1] if isinstance(analysis.window, tuple) else max(r.ts for r in stopped)
     which = ", ".join(f"CPU{r.cpu} at {r.ts:.6f} ({fmt_ms(end - r.ts)} before the end)" for r in stopped)
@@ -499,8 +644,14 @@ def _coverage_finding(analysis: TraceAnalysis, source: str) -> Finding:
         confidence_reason="the last event of each CPU, cited; an idle CPU can also be silent",
         summary=(
             f"The trace holds no events of {which}, up to {end:.6f}. Its buffer may have filled or stopped, "
-            "so waits and runs after that time may have been served or preempted there unseen: findings that "
-            "reach past it are kept with a lower confidence."
+            "so waits and runs after that time may have been served or preempted there unseen: figures that "
+            "reach past it are not findings."
+            + (
+                f" {len(unseen)} such figure(s) are not reported: {'; '.join(unseen[:5])}"
+                + (" ..." if len(unseen) > 5 else "")
+                if unseen
+                else ""
+            )
         ),
         evidence=tuple(_ref_evidence(source, r) for r in stopped),
         next_steps=("record with a larger buffer (trace-cmd record -b 20000) or check the CPU was idle",),

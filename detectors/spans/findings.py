@@ -10,6 +10,7 @@ from detectors.spans.breakdown import breakdown
 from detectors.spans.model import Breakdown, SpanReport, SpanStats
 from detectors.spans.pairing import slow_spans, statistics
 from forensics.model import (
+    Baseline,
     Clock,
     Evidence,
     Fact,
@@ -110,8 +111,18 @@ def span_findings(report: SpanReport, slow: float | None) -> list[Finding]:
                 facts += [Fact("waker chain", c) for c in p.chain]
         if b.migrations:
             facts.append(Fact("migrations", str(b.migrations)))
+        # The baseline is the user's objective (--slow-ms) when given: over it a span is a problem. Without
+        # one the slowest spans are explained against their name's own median, as information.
         over = slow is not None and s.duration > slow
         severity = Severity.MEDIUM if over else Severity.LOW
+        if slow is not None:
+            baseline = Baseline("the span's latency objective (--slow-ms)", fmt_ms(slow), "given on the command line")
+        elif st is not None and st.count:
+            baseline = Baseline(
+                f"median of the {st.count} '{name}' span(s) of this trace", fmt_ms(st.p50), "the trace's own spans"
+            )
+        else:
+            baseline = None
         out.append(
             Finding(
                 id=finding_id("span-slow", name),
@@ -126,6 +137,7 @@ def span_findings(report: SpanReport, slow: float | None) -> list[Finding]:
                 next_steps=("open the Gantt PNG (--gantt-png) around this span",),
                 detector="spans",
                 subjects=(Subject(SubjectKind.SPAN, name),),
+                baseline=baseline,
             )
         )
     return out

@@ -118,8 +118,8 @@ def _detailed(arch: int, mode: int) -> Any:
     return md
 
 
-def decode(code: CodeBytes) -> list[Instruction]:
-    """Decode ``code`` from its start; stops at the first undecodable byte."""
+def decode(code: CodeBytes, count: int = 0) -> list[Instruction]:
+    """Decode ``code`` from its start (``count`` instructions at most, 0: all); stops at the first undecodable byte."""
     import capstone
     from capstone import x86
 
@@ -131,7 +131,7 @@ def decode(code: CodeBytes) -> list[Instruction]:
         return []
     x86_mode = code.arch.upper() not in ("AARCH64", "ARM64")
     out = []
-    for insn in md.disasm(code.data, code.start):
+    for insn in md.disasm(code.data, code.start, count):
         memory = None
         memory_is_source = False
         reads: tuple[str, ...] = ()

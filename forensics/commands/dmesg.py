@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from forensics.commands.common import DebugOption, FailOnOption, ForceOption, FormatOption, OutputOption
-from forensics.delivery import deliver, exit_status, render_for
+from forensics.delivery import deliver, exit_status
 from forensics.errors import UsageError
-from forensics.pipelines.dmesg import build_incident, dmesg_hypotheses, triage_file, triage_live
-from forensics.report import OutputFormat
-from forensics.report.dmesg import document_text, render_table, to_document
+from forensics.pipelines.dmesg import analyse_logs
+from forensics.report.dmesg import DmesgRenderer
+from forensics.report.formats import OutputFormat, render
 
 if TYPE_CHECKING:
     pass
@@ -69,7 +69,7 @@ def dmesg(
                 "--scheduler and --workers go with --signatures, which needs log directories, files or globs",
                 hint="kforensic dmesg --signatures /archive/kern-logs/",
             )
-        fleet = run_signatures(logs, scheduler, workers, fmt.value, output)
+        fleet = run_signatures(logs, scheduler, workers, fmt, output)
         raise typer.Exit(int(exit_status(fleet, fail_on)))
     names = list(logs or [])
     if not names and not live:
@@ -78,17 +78,9 @@ def dmesg(
                 "dmesg needs a log file, '-' for stdin, or --live", hint="kforensic dmesg /var/log/kern.log"
             )
         names = ["-"]
-    results = [triage_file(n) for n in names]
-    if live:
-        results.append(triage_live())
-    incident = build_incident(results)
-    hypotheses = dmesg_hypotheses(incident)
-    if fmt is OutputFormat.JSON:
-        text = document_text(to_document(results, incident, hypotheses))
-    else:
-        text = render_table(results, fmt, hypotheses) + render_for(incident, fmt, output)
-    deliver(text, output)
-    raise typer.Exit(int(exit_status(incident, fail_on)))
+    result = analyse_logs(names, live)
+    deliver(render(DmesgRenderer(), result, fmt, output), output)
+    raise typer.Exit(int(exit_status(result.incident, fail_on)))
 
 
 def register(app: typer.Typer) -> None:

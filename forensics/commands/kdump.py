@@ -13,8 +13,8 @@ from forensics.commands.common import DebugOption, FailOnOption, ForceOption, Fo
 from forensics.delivery import deliver, exit_status
 from forensics.errors import CollectionError, ExitCode, UsageError
 from forensics.pipelines.kdump import collect_check, run_setup
-from forensics.report import OutputFormat
-from forensics.report.kdump import render_check, render_setup
+from forensics.report.formats import OutputFormat, render
+from forensics.report.kdump import KdumpCheckRenderer, KdumpSetupRenderer
 
 if TYPE_CHECKING:
     pass
@@ -65,7 +65,7 @@ def check(
 ) -> None:
     """Say whether the next crash will be captured; exit 0 only when it will."""
     check = collect_check(root)
-    deliver(render_check(check, fmt), output)
+    deliver(render(KdumpCheckRenderer(), check, fmt, output), output)
     code = exit_status(check.incident, fail_on)
     raise typer.Exit(int(ExitCode.FINDINGS) if not check.checklist.ready else int(code))
 
@@ -90,7 +90,7 @@ def setup(
         preset = policy_named(policy)
     except ValueError as exc:
         raise UsageError(str(exc), hint="kforensic kdump setup --policy hang-debug") from None
-    deliver(render_setup(run_setup(root, preset, apply=apply), fmt), output)
+    deliver(render(KdumpSetupRenderer(), run_setup(root, preset, apply=apply), fmt, output), output)
     raise typer.Exit(int(ExitCode.OK))
 
 

@@ -20,8 +20,8 @@ from forensics.commands.common import DebugOption, FailOnOption, ForceOption, Fo
 from forensics.delivery import deliver, exit_status
 from forensics.errors import UsageError
 from forensics.pipelines.leaks import analyse_store
-from forensics.report import OutputFormat
-from forensics.report.leaks import render
+from forensics.report.formats import OutputFormat, render
+from forensics.report.leaks import LeaksRenderer
 
 if TYPE_CHECKING:
     pass
@@ -115,7 +115,7 @@ def leaks(
             raise UsageError("--prometheus reads a server: --store, --run, --last and --plots do not apply")
         auth = PromAuth(bearer_token_file, basic_auth_file, ca_file, cert_file, key_file, insecure, timeout)
         min_kb = None if min_rate is None else float(min_rate)
-        fleet = run_prometheus(prometheus, match, since, step, auth, min_kb, fmt.value, output)
+        fleet = run_prometheus(prometheus, match, since, step, auth, min_kb, fmt, output)
         raise typer.Exit(int(exit_status(fleet.incident, fail_on)))
     from collectors.slabstore import resolve_store_path
     from detectors.leaks.decision import LeakThresholds
@@ -133,7 +133,7 @@ def leaks(
             raise UsageError(f"--min-rate {min_rate:g} must be more than 0", hint="give KB per hour, e.g. 256")
         thresholds = dataclasses.replace(thresholds, min_rate=min_rate * 1024)
     result = analyse_store(resolve_store_path(store), run, last_hours, thresholds, plots)
-    deliver(render(result, fmt, output), output)
+    deliver(render(LeaksRenderer(), result, fmt, output), output)
     raise typer.Exit(int(exit_status(result.incident, fail_on)))
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -10,11 +9,11 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from forensics.commands.common import DebugOption, FailOnOption, ForceOption, FormatOption, OutputOption
-from forensics.delivery import deliver, exit_status, render_for
+from forensics.delivery import deliver, exit_status
 from forensics.errors import UsageError
 from forensics.pipelines.profile import analyse_profile
-from forensics.report import OutputFormat
-from forensics.report.profile import render_flamegraph, render_tables, to_document
+from forensics.report.formats import OutputFormat, render
+from forensics.report.profile import ProfileRenderer, render_flamegraph
 from forensics.types.results import ProfileFilters
 
 if TYPE_CHECKING:
@@ -128,13 +127,7 @@ def profile(
         write_atomic(folded, "".join(line + "\n" for line in folded_lines(result.stacks)))
     if svg is not None:
         write_atomic(svg, render_flamegraph(result, base))
-    if fmt is OutputFormat.JSON:
-        text = (
-            json.dumps(to_document(result, deltas, digest_bytes, top), ensure_ascii=False, separators=(",", ":")) + "\n"
-        )
-    else:
-        text = render_tables(result, fmt, top, deltas) + render_for(result.incident, fmt, output)
-    deliver(text, output)
+    deliver(render(ProfileRenderer(top, deltas, digest_bytes), result, fmt, output), output)
     raise typer.Exit(int(exit_status(result.incident, fail_on)))
 
 

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from forensics.commands.common import DebugOption, FailOnOption, ForceOption, FormatOption, OutputOption
-from forensics.delivery import deliver, exit_status, render_for
+from forensics.delivery import deliver, exit_status
 from forensics.errors import UsageError
-from forensics.report import OutputFormat
+from forensics.report.formats import OutputFormat, render
 
 if TYPE_CHECKING:
     from forensics.report.story import IncidentStory
@@ -105,7 +105,7 @@ def report(
             "report needs at least one input",
             hint="kforensic report --vmcore DUMP --dmesg LOG --store STORE --trace FILE, or --from a.json b.json",
         )
-    plots_dir = _plots_dir(output if fmt is OutputFormat.MD else None, html_out)
+    plots_dir = _plots_dir(output if fmt.links_files else None, html_out)
     parts: list[analyses.SourceAnalysis] = []
     if vmcore is not None:
         parts.append(
@@ -121,19 +121,10 @@ def report(
     parts += [analyses.analyse_profile(p) for p in profile or ()]
     story = build_story(parts, [load_findings_file(p) for p in files], "kforensic " + shlex.join(sys.argv[1:]))
     _write_extras(story, json_out, html_out, digest, digest_bytes)
-    deliver(_render(story, fmt, output), output)
+    from forensics.report.story import StoryRenderer
+
+    deliver(render(StoryRenderer(), story, fmt, output), output)
     raise typer.Exit(int(exit_status(story.incident, fail_on)))
-
-
-def _render(story: IncidentStory, fmt: OutputFormat, output: Path | None) -> str:
-    from forensics.report.story import render_story_markdown
-
-    if fmt is OutputFormat.MD:
-        return render_story_markdown(story, _base(output) or Path.cwd())
-    if fmt is OutputFormat.JSON:
-        # The merged incident itself (kforensic.incident/1); --json writes the whole story.
-        return render_for(story.incident, fmt, output)
-    return "\n".join(story.verdict) + "\n\n" + render_for(story.incident, fmt, output)
 
 
 def _write_extras(

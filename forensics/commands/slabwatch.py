@@ -30,8 +30,8 @@ from forensics.delivery import deliver, exit_status
 from forensics.errors import InputError, UsageError
 from forensics.model import NotAvailable
 from forensics.pipelines.slabwatch import end_of_run_analysis, systemd_unit
-from forensics.report import OutputFormat
-from forensics.report.slabwatch import prometheus_text, render_report
+from forensics.report.formats import OutputFormat, render
+from forensics.report.slabwatch import RunReportRenderer, prometheus_text
 from forensics.units import human_bytes, parse_duration
 
 if TYPE_CHECKING:
@@ -251,7 +251,7 @@ def slab_watch(
         report = end_of_run_analysis(reader, result.run_id, analyse=not no_analysis)
     if checks := partial_samples(result.partial, result.samples):
         report = replace(report, incident=replace(report.incident, findings=(*checks, *report.incident.findings)))
-    deliver(render_report(report, fmt, WATCH_SCHEMA), output)
+    deliver(render(RunReportRenderer(WATCH_SCHEMA), report, fmt, output), output)
     raise typer.Exit(int(exit_status(report.incident, fail_on)))
 
 
@@ -297,7 +297,7 @@ def slab_import(
     )
     if checks:  # the input checks come first: they say how far the figures can be trusted
         report = replace(report, incident=replace(report.incident, findings=(*checks, *report.incident.findings)))
-    deliver(render_report(report, fmt, IMPORT_SCHEMA), output)
+    deliver(render(RunReportRenderer(IMPORT_SCHEMA), report, fmt, output), output)
     raise typer.Exit(int(exit_status(report.incident, fail_on)))
 
 

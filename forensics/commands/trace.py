@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
-import json
 import math
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from forensics.commands.common import DebugOption, FailOnOption, ForceOption, FormatOption, OutputOption, number_option
-from forensics.delivery import deliver, exit_status, render_for
+from forensics.delivery import deliver, exit_status
 from forensics.errors import UsageError
 from forensics.pipelines.spans import KERNEL_CLOCKS, SpanOptions
 from forensics.pipelines.trace import analyse_trace_file
-from forensics.report import OutputFormat
-from forensics.report.trace import render_markdown, render_text, span_text
+from forensics.report.formats import OutputFormat, render
+from forensics.report.trace import TraceRenderer
 from forensics.units import check_number
 
 if TYPE_CHECKING:
@@ -143,7 +141,6 @@ def trace(
 ) -> None:
     """Scheduling and latency forensics from ftrace, trace-cmd, perf and LTTng (CTF) traces, and request spans."""
     from detectors.sched.model import Thresholds
-    from forensics.report.trace_json import trace_document
 
     thresholds = Thresholds(hog_ms / 1e3, latency_ms / 1e3, irq_ms / 1e3, softirq_ms / 1e3, dstate_ms / 1e3)
     if kernel_clock not in KERNEL_CLOCKS:
@@ -163,21 +160,8 @@ def trace(
         save_text=save_text,
         span_opts=span_opts,
     )
-    analysis, parse, incident = result.analysis, result.parse, result.incident
-    if fmt is OutputFormat.JSON:
-        text = json.dumps(trace_document(result, None if task else top), indent=1, ensure_ascii=False) + "\n"
-    elif fmt is OutputFormat.MD:
-        text = render_markdown(result, top) + render_for(incident, fmt, output)
-    else:
-        color = output is None and sys.stdout.isatty()
-        text = (
-            render_text(analysis, parse, result.source, top, color, result.notes)
-            + span_text(result.spans)
-            + "\n"
-            + render_for(incident, fmt, output)
-        )
-    deliver(text, output)
-    raise typer.Exit(int(exit_status(incident, fail_on)))
+    deliver(render(TraceRenderer(top, task is not None), result, fmt, output), output)
+    raise typer.Exit(int(exit_status(result.incident, fail_on)))
 
 
 def register(app: typer.Typer) -> None:

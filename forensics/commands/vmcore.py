@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -13,10 +12,10 @@ import typer
 from forensics.commands.common import DebugOption, FailOnOption, ForceOption, FormatOption, OutputOption
 from forensics.delivery import deliver, exit_status
 from forensics.errors import UsageError
-from forensics.report import OutputFormat
+from forensics.report.formats import OutputFormat, render
 
 if TYPE_CHECKING:
-    from forensics.types.results import VmcoreResult
+    pass
 
 EXAMPLE = """
 Example:
@@ -110,40 +109,19 @@ def vmcore(
             )
     else:
         result = analyse_dump(path, request, None, lambda m: print(f"kforensic: {m}", file=sys.stderr, flush=True))
+    from forensics.report.vmcore import VmcoreRenderer
+
     if shell:
         from forensics.vmcore.shell import run_shell
 
         if output is not None:
-            deliver(_render(result, fmt, output), output)
+            deliver(render(VmcoreRenderer(), result, fmt, output), output)
         top = result.analysis.hypotheses[0].statement if result.analysis.hypotheses else "no hypothesis"
         frame = result.analysis.crash_frame.index if result.analysis.crash_frame is not None else None
         run_shell(path, request, result.snapshot, frame, top)
         raise typer.Exit(int(exit_status(result.incident, fail_on)))
-    deliver(_render(result, fmt, output), output)
+    deliver(render(VmcoreRenderer(), result, fmt, output), output)
     raise typer.Exit(int(exit_status(result.incident, fail_on)))
-
-
-def _render(result: VmcoreResult, fmt: OutputFormat, output: Path | None) -> str:
-    """The report in the asked format."""
-    from forensics.report.vmcore import render_vmcore_markdown, to_document
-
-    if fmt is OutputFormat.JSON:
-        text = json.dumps(to_document(result), indent=2, ensure_ascii=False) + "\n"
-    elif fmt is OutputFormat.MD:
-        text = render_vmcore_markdown(result)
-    else:
-        import io
-
-        from rich.console import Console
-        from rich.markdown import Markdown
-
-        buf = io.StringIO()
-        color = output is None and sys.stdout.isatty()
-        Console(file=buf, width=110, color_system="standard" if color else None).print(
-            Markdown(render_vmcore_markdown(result))
-        )
-        text = buf.getvalue()
-    return text
 
 
 def register(app: typer.Typer) -> None:

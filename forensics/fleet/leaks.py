@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from detectors.leaks.decision import LeakThresholds
     from detectors.leaks.judge import SeriesVerdict
     from forensics.evidence import Resolver
+    from forensics.report.formats import Destination, OutputFormat
 
 SCHEMA = "kforensic.fleet-leaks/1"
 
@@ -318,7 +319,7 @@ def summary_line(result: FleetLeaks) -> str:
 
 def render_text(result: FleetLeaks, markdown: bool = False) -> str:
     """The fleet table, notes on gaps and resets, then every finding."""
-    from forensics.report import OutputFormat, render_incident
+    from forensics.report.formats import Destination, IncidentRenderer
 
     rows = [_cells(r) for r in result.rows]
     lines = ["# kforensic leaks (fleet)", ""] if markdown else ["kforensic leaks --prometheus"]
@@ -341,8 +342,9 @@ def render_text(result: FleetLeaks, markdown: bool = False) -> str:
         lines += ["", "## Gaps and resets" if markdown else "gaps and resets:"]
         lines += [("- " if markdown else "  ") + n for n in notes]
     lines.append("")
-    fmt = OutputFormat.MD if markdown else OutputFormat.TEXT
-    return "\n".join(lines) + "\n" + render_incident(result.incident, fmt, color=False)
+    incident = IncidentRenderer(color=False)
+    to = Destination()
+    return "\n".join(lines) + "\n" + (incident.markdown if markdown else incident.text)(result.incident, to)
 
 
 def _num(value: float) -> float | None:
@@ -398,11 +400,18 @@ def to_dict(result: FleetLeaks) -> dict[str, Any]:
     }
 
 
-def render(result: FleetLeaks, fmt: str) -> str:
-    """text, md or json."""
-    if fmt == "json":
+class FleetLeaksRenderer:
+    """``kforensic leaks --prometheus``: the fleet table, gaps and resets, then the incident; or
+    kforensic.fleet-leaks/1."""
+
+    def text(self, result: FleetLeaks, to: Destination) -> str:
+        return render_text(result)
+
+    def markdown(self, result: FleetLeaks, to: Destination) -> str:
+        return render_text(result, markdown=True)
+
+    def json(self, result: FleetLeaks, to: Destination) -> str:
         return json.dumps(to_dict(result), indent=2, ensure_ascii=False) + "\n"
-    return render_text(result, markdown=fmt == "md")
 
 
 def prometheus_resolver(client: PromClient, result: FleetLeaks) -> Resolver:
@@ -436,7 +445,7 @@ def run_prometheus(
     step: str,
     auth: PromAuth,
     min_rate_kb: float | None,
-    fmt: str,
+    fmt: OutputFormat,
     output: Path | None,
 ) -> FleetLeaks:
     """``leaks --prometheus``: parse the options, fetch, analyse, deliver; the result (for the exit status)."""
@@ -445,6 +454,7 @@ def run_prometheus(
     from collectors.prometheus import PromClient, parse_match
     from forensics.delivery import deliver
     from forensics.errors import UsageError
+    from forensics.report.formats import render
     from forensics.units import parse_duration
 
     span = parse_duration(since, "--since")
@@ -466,5 +476,5 @@ def run_prometheus(
     if min_rate_kb is not None:
         thresholds = dataclasses.replace(thresholds, min_rate=min_rate_kb * 1024)
     result = analyse_instances(client, parse_match(match), instances, end - span, end, resolution, thresholds)
-    deliver(render(result, fmt), output)
+    deliver(render(FleetLeaksRenderer(), result, fmt, output), output)
     return result

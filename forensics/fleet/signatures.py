@@ -30,6 +30,7 @@ from forensics.errors import InputError, KforensicError, UsageError
 from forensics.model import Finding, Incident, NotAvailable
 
 if TYPE_CHECKING:
+    from forensics.report.formats import Destination, OutputFormat
     from forensics.types.results import SourceResult
 
 SCHEMA = "kforensic.dmesg-signatures/1"
@@ -483,10 +484,11 @@ def render_text(run: SignatureRun, markdown: bool = False) -> str:
 
 
 def run_signatures(
-    specs: Sequence[str], scheduler: str | None, workers: int | None, fmt: str, output: Path | None
+    specs: Sequence[str], scheduler: str | None, workers: int | None, fmt: OutputFormat, output: Path | None
 ) -> Incident:
     """The ``dmesg --signatures`` command; the incident (for --fail-on)."""
     from forensics.delivery import deliver
+    from forensics.report.formats import render
 
     if workers is not None and workers < 0:
         raise UsageError(f"--workers {workers} must be 0 (serial) or more")
@@ -509,9 +511,18 @@ def run_signatures(
             f"--signatures: none of the {len(failed)} logs could be read (first: {failed[0].error})",
             hint="check the paths and permissions",
         )
-    if fmt == "json":
-        text = json.dumps(to_document(run), indent=1, ensure_ascii=False) + "\n"
-    else:
-        text = render_text(run, markdown=fmt == "md")
-    deliver(text, output)
+    deliver(render(SignaturesRenderer(), run, fmt, output), output)
     return incident(run)
+
+
+class SignaturesRenderer:
+    """``kforensic dmesg --signatures``: the fleet table and the unreadable logs; or kforensic.dmesg-signatures/1."""
+
+    def text(self, result: SignatureRun, to: Destination) -> str:
+        return render_text(result)
+
+    def markdown(self, result: SignatureRun, to: Destination) -> str:
+        return render_text(result, markdown=True)
+
+    def json(self, result: SignatureRun, to: Destination) -> str:
+        return json.dumps(to_document(result), indent=1, ensure_ascii=False) + "\n"

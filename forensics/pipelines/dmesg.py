@@ -6,8 +6,8 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from forensics import __version__
-from forensics.model import BootTime, Incident, NotAvailable, Timestamp, TimeWindow
-from forensics.types.results import SourceResult
+from forensics.model import BootTime, Examined, Incident, NotAvailable, Timestamp, TimeWindow
+from forensics.types.results import DmesgResult, SourceResult
 
 if TYPE_CHECKING:
     from detectors.dmesg.findings import ReportGrouper
@@ -84,7 +84,24 @@ def build_incident(results: list[SourceResult]) -> Incident:
         findings=tuple(findings),
         tool_version=__version__,
         boot_time=_boot_time([t for r in results for t in r.grouper.boot_times]),
+        examined=tuple(
+            Examined(
+                f"kernel log {r.name}: {r.lines:,} lines, {len(r.reports)} report(s) and {len(r.events)} event(s) kept",
+                ("kernel reports: oopses, BUGs, warnings, lockups, hung tasks, OOM kills, RCU stalls, sanitizers",),
+                () if r.lines else ("anything: the log is empty",),
+            )
+            for r in results
+        ),
     )
+
+
+def analyse_logs(names: list[str], live: bool) -> DmesgResult:
+    """``kforensic dmesg``: triage each log (and the live ring buffer), merge them, rank the hypotheses."""
+    results = [triage_file(n) for n in names]
+    if live:
+        results.append(triage_live())
+    incident = build_incident(results)
+    return DmesgResult(tuple(results), incident, dmesg_hypotheses(incident))
 
 
 def dmesg_hypotheses(incident: Incident) -> tuple[Hypothesis, ...]:

@@ -5,22 +5,20 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from forensics.errors import CollectionError, UsageError
-from forensics.report.kdump import setup_document
-from forensics.types.results import KdumpCheck
+from forensics.types.results import KdumpCheck, KdumpSetup
 
 if TYPE_CHECKING:
     import datetime as dt
 
-    from collectors.kdump.apply import AppliedChange
     from collectors.kdump.reader import StatvfsProvider
     from detectors.kdump.checklist import Checklist
     from detectors.kdump.plan import Command
     from detectors.kdump.sysctl_rules import Policy
     from forensics.model import Incident
-    from forensics.types.kdump import KdumpState
+    from forensics.types.kdump import AppliedChange, KdumpState
 
 
 def collect_check(root: Path, statvfs: StatvfsProvider | None = None) -> KdumpCheck:
@@ -78,8 +76,8 @@ def run_setup(
     apply: bool,
     statvfs: StatvfsProvider | None = None,
     now: dt.datetime | None = None,
-) -> dict[str, Any]:
-    """Plan, and with ``apply`` carry out, the setup of ``root``; return the setup document.
+) -> KdumpSetup:
+    """Plan, and with ``apply`` carry out, the setup of ``root``; return what was planned and done.
 
     Commands (package install, update-grub/grubby, systemctl, sysctl) run only
     on the live system (``root`` is ``/``); under another root they are listed
@@ -107,4 +105,4 @@ def run_setup(
         if live:
             for command in plan.commands:
                 ran[command.argv] = _run(command)
-    return setup_document(check, plan, applied, ran)
+    return KdumpSetup(check, plan, applied, tuple(ran.items()))

@@ -6,11 +6,27 @@ from typing import TYPE_CHECKING
 
 from forensics import __version__
 from forensics.errors import UsageError
-from forensics.model import Clock, Incident, NotAvailable, Timestamp, TimeWindow
+from forensics.model import Clock, Examined, Incident, NotAvailable, Timestamp, TimeWindow
 from forensics.types.results import ProfileFilters, ProfileResult
 
 if TYPE_CHECKING:
-    pass
+    from forensics.types.profile import Profile, ProfileStack
+
+
+def examined_profile(profile: Profile, stacks: list[ProfileStack]) -> Examined:
+    """What the profile let the analysis see: samples, events, time, call chains."""
+    samples = sum(s.samples for s in stacks)
+    span = f" over {profile.end - profile.start:.3f} s" if profile.start is not None and profile.end is not None else ""
+    chained = sum(s.samples for s in stacks if len(s.frames) > 1)
+    could_not = ["who waited for the CPU: a profile shows where the CPU went, not harm (kforensic trace shows waits)"]
+    if chained < samples / 2:
+        could_not.append("call paths: most samples carry no call chain (record with perf record -g)")
+    return Examined(
+        f"profile {profile.source} ({profile.kind}): {samples:,} samples of "
+        f"{', '.join(e for e in profile.events if e) or 'one event'}{span}",
+        ("hotspots and overhead classes (lock contention, page faults, syscalls, copies, allocation)",),
+        tuple(could_not),
+    )
 
 
 def analyse_profile(name: str, filters: ProfileFilters | None = None) -> ProfileResult:
@@ -54,5 +70,6 @@ def analyse_profile(name: str, filters: ProfileFilters | None = None) -> Profile
         sources=(profile.record,),
         findings=tuple(findings),
         tool_version=__version__,
+        examined=(examined_profile(profile, stacks),),
     )
     return ProfileResult(profile, stacks, hot, classes, incident)

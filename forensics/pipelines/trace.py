@@ -9,13 +9,139 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from forensics import __version__
-from forensics.errors import UsageError
-from forensics.model import Clock, Incident, NotAvailable, Timestamp, TimeWindow
+from forensics.errors import InputError, UsageError
+from forensics.model import Clock, Examined, Incident, NotAvailable, Timestamp, TimeWindow
 from forensics.pipelines.spans import SpanOptions
 from forensics.types.results import TraceResult
 
 if TYPE_CHECKING:
-    from detectors.sched.model import Thresholds
+    from detectors.sched.engine import FastAnalyzer
+    from detectors.sched.model import ParseSummary, Thresholds, TraceAnalysis
+    from forensics.types.trace import ParseCounts
+
+
+#: A text input where more than this share of the non-comment lines are not events is not a trace.
+NOT_TRACE_SHARE = 0.5
+
+
+def check_trace_text(name: str, counts: ParseCounts) -> None:
+    """Refuse (exit 3) a text in which most lines are not trace events: a kernel log, a report, a CSV."""
+    content = counts.lines - counts.comments
+    if content <= 0 or counts.malformed <= NOT_TRACE_SHARE * content:
+        return
+    example = (
+        f" (line {counts.first_malformed[0][0]}: {counts.first_malformed[0][1][:60]!r})"
+        if counts.first_malformed
+        else ""
+    )
+    raise InputError(
+        f"{name}: {counts.malformed:,} of {content:,} lines are not trace events{example}: not an ftrace, trace-cmd "
+        "report or perf script text",
+        hint="give the text of /sys/kernel/tracing/trace, `trace-cmd report`, `perf script`, a trace.dat or an "
+        "LTTng trace directory",
+    )
+
+
+def trace_range(trace_file: str) -> tuple[float, float] | None:
+    """The first and last timestamps of a text trace (one pass of the parser), None when it has no events."""
+    from collectors.trace_columns import BatchParser, read_batches, text_size
+    from collectors.trace_input import open_trace
+    from forensics.jit import compiled_pays
+
+    lo, hi = math.inf, -math.inf
+    parser = BatchParser(compiled=compiled_pays(text_size(trace_file), trace_kernels))
+    with (
+        open_trace(trace_file) as stream,
+        contextlib.closing(read_batches(stream.chunks, parser, threading.Event())) as batches,
+    ):
+        for batch in batches:
+            if len(batch.ts):
+                lo, hi = min(lo, float(batch.ts.min())), max(hi, float(batch.ts.max()))
+    return (lo, hi) if lo <= hi else None
+
+
+def check_window(
+    trace_file: str,
+    name: str,
+    span: tuple[float, float],
+    window: tuple[float, float] | NotAvailable,
+    ctf: bool,
+) -> None:
+    """A --window/--around that misses the trace is a usage error (exit 2) naming the trace's time range."""
+    if isinstance(window, tuple) and window[0] <= window[1]:
+        return
+    held = None if ctf or trace_file == "-" else trace_range(trace_file)
+    where = f"it holds {held[0]:.6f} .. {held[1]:.6f} (trace seconds)" if held else "it holds no events there"
+    raise UsageError(
+        f"the window {span[0]:.6f} .. {span[1]:.6f} is outside {name}: {where}",
+        hint="give --around TS[:MS] or --window T0:T1 inside the trace's time range",
+    )
+
+
+def examined_trace(name: str, analysis: TraceAnalysis, parse: ParseSummary) -> Examined:
+    """What the trace let the analysis see, and what it could not judge for lack of events."""
+    win = analysis.window
+    span = f"{win[1] - win[0]:.3f} s ({win[0]:.6f} .. {win[1]:.6f})" if isinstance(win, tuple) else str(win)
+    cpus = len(analysis.coverage.cpus_seen)
+    switches = sum(c.switches for c in analysis.cpus)
+    kinds = [
+        ("sched_switch", switches > 0),
+        (str(analysis.latency_source), not isinstance(analysis.latency_source, NotAvailable)),
+        ("irq_handler_entry/exit", bool(analysis.irqs)),
+        ("softirq_raise/entry/exit", bool(analysis.softirqs)),
+        ("workqueue_execute_start/end", bool(analysis.works)),
+    ]
+    offs = [o for o in analysis.offtimes if not isinstance(o.source, NotAvailable)]
+    present = [k for k, seen in kinds if seen] + [str(o.source) for o in offs]
+    could, could_not = [], []
+    if switches:
+        could.append("CPU hogs, RT hogs and D-state blocking (sched_switch)")
+    else:
+        could_not.append("runs, hogs and D state: needs sched_switch events")
+    if isinstance(analysis.latency_source, NotAvailable):
+        could_not.append("wakeup latency: needs sched_waking or sched_wakeup events")
+    else:
+        could.append(f"wakeup latency (from {analysis.latency_source})")
+    (could if analysis.irqs else could_not).append(
+        "long IRQ handlers" + ("" if analysis.irqs else ": needs irq_handler_entry/exit events")
+    )
+    (could if analysis.softirqs else could_not).append(
+        "softirq starvation" + ("" if analysis.softirqs else ": needs softirq_raise/entry/exit events")
+    )
+    if offs:
+        could.append("irqs-off/preempt-off sections")
+    else:
+        could_not.append("irqs-off/preempt-off sections: needs preemptirq events or the irqsoff tracer")
+    return Examined(
+        f"trace {name}: {parse.events:,} events ({parse.used:,} analysed) on {cpus} CPU(s) over {span}; "
+        f"event kinds: {', '.join(present) or 'none the analysis uses'}",
+        tuple(could),
+        tuple(could_not),
+    )
+
+
+def _is_ctf(trace_file: str) -> bool:
+    """collectors.ctf.reader.is_ctf, imported only for a directory or a metadata file: it imports numba (0.5 s)."""
+    path = Path(trace_file)
+    if trace_file == "-" or not (path.name == "metadata" or path.is_dir()):
+        return False
+    from collectors.ctf.reader import is_ctf
+
+    return is_ctf(trace_file)
+
+
+def engine_kernels() -> tuple[object, ...]:
+    """The compiled kernels of the scheduling engine (importing them imports numba, nothing is compiled)."""
+    from detectors.sched import engine_kernels as k
+
+    return (k.run_batch, k.new_maps, k.state_refs)
+
+
+def trace_kernels() -> tuple[object, ...]:
+    """The compiled kernels of the text trace path: the scanner and the engine."""
+    from collectors.trace_scan import scan
+
+    return (scan, *engine_kernels())
 
 
 def analyse_trace_file(
@@ -30,19 +156,29 @@ def analyse_trace_file(
     span_opts: SpanOptions | None = None,
 ) -> TraceResult:
     """Read and analyse one trace (what ``kforensic trace`` does before rendering); optionally write the PNG."""
-    from collectors.ctf.reader import is_ctf
-    from collectors.trace_columns import BatchParser, read_batches
+    from collectors.trace_columns import BatchParser, read_batches, text_size
     from collectors.trace_input import open_trace
-    from detectors.sched.engine import FastAnalyzer
+    from detectors.sched.analyzer import BatchAnalyzer, SchedAnalyzer
     from detectors.sched.findings import detect
     from detectors.sched.model import Thresholds as DefaultThresholds
     from detectors.sched.select import select_tasks
+    from forensics.jit import compiled_pays
 
-    analyzer = FastAnalyzer(thresholds or DefaultThresholds(), span, bucket, timeline=png is not None)
+    # A small input is read and analysed without compiled code (the same results, no compile to wait for).
+    ctf_input = _is_ctf(trace_file)  # its decoder is collectors.ctf's (compiled either way)
+    compiled = compiled_pays(text_size(trace_file), engine_kernels if ctf_input else trace_kernels)
+    options = (thresholds or DefaultThresholds(), span, bucket, png is not None)
+    analyzer: BatchAnalyzer | FastAnalyzer
+    if compiled:
+        from detectors.sched.engine import FastAnalyzer
+
+        analyzer = FastAnalyzer(*options)
+    else:
+        analyzer = BatchAnalyzer(SchedAnalyzer(*options))
     opts = span_opts or SpanOptions()
     ctf = None
     keeper = None
-    if trace_file != "-" and is_ctf(trace_file):
+    if ctf_input:
         from collectors.ctf.feed import feed_session
         from collectors.ctf.reader import Session
 
@@ -59,7 +195,7 @@ def analyse_trace_file(
         stream = ctf.stream
         counts = ctf.counts
     else:
-        parser = BatchParser()
+        parser = BatchParser(compiled=compiled)
         if opts.wanted:
             from collectors.spans import KernelKeeper
 
@@ -76,6 +212,10 @@ def analyse_trace_file(
             keeper.source = stream.name
     analysis = analyzer.result(counts)
     parse = analyzer.summary(counts)
+    if ctf is None:
+        check_trace_text(stream.name, counts)
+    if math.isfinite(span[0]) or math.isfinite(span[1]):
+        check_window(trace_file, stream.name, span, analysis.window, ctf is not None)
     if task:
         analysis = select_tasks(analysis, task)
         if not analysis.tasks:
@@ -106,6 +246,7 @@ def analyse_trace_file(
         sources=tuple(stream.records),
         findings=tuple(findings),
         tool_version=__version__,
+        examined=(examined_trace(stream.name, analysis, parse),),
     )
     if png is not None:
         from detectors.sched.timeline import timeline_png

@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING, Any
 
 from forensics import __version__
 from forensics.model import Incident
-from forensics.report import OutputFormat
 from forensics.report.document import Block, BulletList, Code, Paragraph, Section, Table, blocks_markdown
+from forensics.report.formats import Destination, IncidentRenderer
 from forensics.report.markdown import md_escape
-from forensics.types.results import SourceResult
+from forensics.types.results import DmesgResult, SourceResult
 
 if TYPE_CHECKING:
     from detectors.dmesg.findings import ReportGroup
@@ -277,10 +277,10 @@ def dmesg_sections(results: list[SourceResult], hypotheses: tuple[Hypothesis, ..
     return tuple(blocks)
 
 
-def render_table(results: list[SourceResult], fmt: OutputFormat, hypotheses: tuple[Hypothesis, ...] = ()) -> str:
+def render_table(results: list[SourceResult], markdown: bool, hypotheses: tuple[Hypothesis, ...] = ()) -> str:
     """The reports of every input as a terminal or markdown table, then why and the hypotheses."""
     rows = _rows(results)
-    if fmt is OutputFormat.MD:
+    if markdown:
         return blocks_markdown(dmesg_sections(results, hypotheses), 2) + "\n\n"
     widths = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h) for i, h in enumerate(_HEADER)]
     lines = ["  ".join(h.ljust(w) for h, w in zip(_HEADER, widths, strict=True))]
@@ -289,3 +289,20 @@ def render_table(results: list[SourceResult], fmt: OutputFormat, hypotheses: tup
         lines.append("no kernel reports found")
     lines += why_text(results) + hypotheses_text(hypotheses)
     return "\n".join(lines) + "\n\n"
+
+
+class DmesgRenderer:
+    """``kforensic dmesg``: the table of reports, why and the hypotheses, then the incident; or kforensic.dmesg/1."""
+
+    def text(self, result: DmesgResult, to: Destination) -> str:
+        return render_table(list(result.sources), False, result.hypotheses) + IncidentRenderer().text(
+            result.incident, to
+        )
+
+    def markdown(self, result: DmesgResult, to: Destination) -> str:
+        return render_table(list(result.sources), True, result.hypotheses) + IncidentRenderer().markdown(
+            result.incident, to
+        )
+
+    def json(self, result: DmesgResult, to: Destination) -> str:
+        return document_text(to_document(list(result.sources), result.incident, result.hypotheses))

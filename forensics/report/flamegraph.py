@@ -116,10 +116,10 @@ def _label(name: str, width: float) -> str:
 
 def render_svg(root: Node, title: str, subtitle: str = "", unit: str = "samples", differential: bool = False) -> str:
     """The flame graph of ``root`` as a self-contained interactive SVG document."""
-    depth = _depth(root)
-    height = PAD_TOP + PAD_BOTTOM + depth * FRAME_HEIGHT
     total = root.value or 1
     scale = (WIDTH - 2 * PAD_SIDE) / total
+    depth = _depth(root, MIN_WIDTH / scale)  # sized to what is drawn: frames too narrow to draw add no height
+    height = PAD_TOP + PAD_BOTTOM + depth * FRAME_HEIGHT
     parts: list[str] = []
     counter = [0]
 
@@ -186,13 +186,14 @@ def _legend(height: int) -> str:
     return '<g id="legend">' + "".join(parts) + "</g>\n"
 
 
-def _depth(root: Node) -> int:
+def _depth(root: Node, least: float = 0.0) -> int:
+    """Levels of the tree, counting only frames of at least ``least`` (those narrower are not drawn)."""
     best = 0
     stack = [(root, 1)]
     while stack:
         node, d = stack.pop()
         best = max(best, d)
-        stack.extend((c, d + 1) for c in node.children.values())
+        stack.extend((c, d + 1) for c in node.children.values() if c.value >= least)
     return best
 
 

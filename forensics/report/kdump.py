@@ -3,15 +3,10 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from forensics.report import OutputFormat
-from forensics.types.results import KdumpCheck
-
-if TYPE_CHECKING:
-    from collectors.kdump.apply import AppliedChange
-    from detectors.kdump.plan import Plan
-
+from forensics.report.formats import Destination
+from forensics.types.results import KdumpCheck, KdumpSetup
 
 CHECK_SCHEMA = "kforensic.kdump-check/1"
 
@@ -75,15 +70,12 @@ def check_document(check: KdumpCheck) -> dict[str, Any]:
     }
 
 
-def render_check(check: KdumpCheck, fmt: OutputFormat) -> str:
-    """The checklist as text, markdown or JSON."""
+def render_check(check: KdumpCheck, md: bool) -> str:
+    """The checklist as text or markdown."""
     state, checklist = check.state, check.checklist
     from detectors.kdump.crashkernel import describe_estimate
     from detectors.kdump.util import Status
 
-    if fmt is OutputFormat.JSON:
-        return json.dumps(check_document(check), indent=2, ensure_ascii=False) + "\n"
-    md = fmt is OutputFormat.MD
     verdict = "READY: the next crash will be captured" if checklist.ready else "NOT READY: the next crash will be lost"
     counts = ", ".join(f"{checklist.count(s)} {s.value}" for s in Status)
     kernel = "ready" if checklist.kernel_ready else "not ready"
@@ -105,13 +97,9 @@ def render_check(check: KdumpCheck, fmt: OutputFormat) -> str:
     return "\n".join(out)
 
 
-def setup_document(
-    check: KdumpCheck,
-    plan: Plan,
-    applied: tuple[AppliedChange, ...] | None,
-    ran: dict[tuple[str, ...], int],
-) -> dict[str, Any]:
+def setup_document(setup: KdumpSetup) -> dict[str, Any]:
     """The ``kforensic.kdump-setup/1`` document."""
+    check, plan, applied, ran = setup.check, setup.plan, setup.applied, dict(setup.ran)
     state, checklist = check.state, check.checklist
     from forensics.serialize import incident_to_dict
 
@@ -158,11 +146,9 @@ def setup_document(
     }
 
 
-def render_setup(doc: dict[str, Any], fmt: OutputFormat) -> str:
-    """The plan (and what was done) as text, markdown or JSON."""
-    if fmt is OutputFormat.JSON:
-        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
-    md = fmt is OutputFormat.MD
+def render_setup(setup: KdumpSetup, md: bool) -> str:
+    """The plan (and what was done) as text or markdown."""
+    doc = setup_document(setup)
     head = "# " if md else ""
     done = doc["applied"]
     out = [f"{head}kforensic kdump setup: {doc['distro']} (root {doc['root']}, policy {doc['policy']})", ""]
@@ -193,3 +179,29 @@ def render_setup(doc: dict[str, Any], fmt: OutputFormat) -> str:
     if not done and (doc["changes"] or doc["commands"] or doc["packages"]):
         out.append("Nothing was changed. Run again with --apply to carry out this plan.")
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+class KdumpCheckRenderer:
+    """``kforensic kdump check``: the checklist and the verdict; or kforensic.kdump-check/1."""
+
+    def text(self, result: KdumpCheck, to: Destination) -> str:
+        return render_check(result, False)
+
+    def markdown(self, result: KdumpCheck, to: Destination) -> str:
+        return render_check(result, True)
+
+    def json(self, result: KdumpCheck, to: Destination) -> str:
+        return json.dumps(check_document(result), indent=2, ensure_ascii=False) + "\n"
+
+
+class KdumpSetupRenderer:
+    """``kforensic kdump setup``: the plan and what was done; or kforensic.kdump-setup/1."""
+
+    def text(self, result: KdumpSetup, to: Destination) -> str:
+        return render_setup(result, False)
+
+    def markdown(self, result: KdumpSetup, to: Destination) -> str:
+        return render_setup(result, True)
+
+    def json(self, result: KdumpSetup, to: Destination) -> str:
+        return json.dumps(setup_document(result), indent=2, ensure_ascii=False) + "\n"

@@ -9,9 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from forensics import __version__
-from forensics.delivery import render_for
-from forensics.report import OutputFormat
 from forensics.report.document import Block, Document, Image, Paragraph, Section, Table, image_link, to_markdown
+from forensics.report.formats import Destination, IncidentRenderer
 from forensics.types.results import LeaksResult
 
 if TYPE_CHECKING:
@@ -176,7 +175,7 @@ def render_text(result: LeaksResult) -> str:
     for plot in result.plots:
         lines.append(f"plot: {plot.path}")
     lines.append("")
-    return "\n".join(lines) + "\n" + render_for(result.incident, OutputFormat.TEXT, None)
+    return "\n".join(lines) + "\n" + IncidentRenderer().text(result.incident, Destination(None))
 
 
 def leaks_document(result: LeaksResult, base: Path | None, plots: bool = True) -> Document:
@@ -198,13 +197,17 @@ def leaks_document(result: LeaksResult, base: Path | None, plots: bool = True) -
 def render_markdown(result: LeaksResult, output: Path | None) -> str:
     """A markdown report: the table, the plots (linked relative to the output file), then the incident."""
     doc = leaks_document(result, output.parent if output is not None else None)
-    return to_markdown(doc) + "\n" + render_for(result.incident, OutputFormat.MD, output)
+    return to_markdown(doc) + "\n" + IncidentRenderer().markdown(result.incident, Destination(output))
 
 
-def render(result: LeaksResult, fmt: OutputFormat, output: Path | None) -> str:
-    """The result in the chosen format."""
-    if fmt is OutputFormat.JSON:
+class LeaksRenderer:
+    """``kforensic leaks``: the table of flagged series, the plots, then the incident; or kforensic.leaks JSON."""
+
+    def text(self, result: LeaksResult, to: Destination) -> str:
+        return render_text(result)
+
+    def markdown(self, result: LeaksResult, to: Destination) -> str:
+        return render_markdown(result, to.output)
+
+    def json(self, result: LeaksResult, to: Destination) -> str:
         return json.dumps(result_to_dict(result), indent=2, ensure_ascii=False) + "\n"
-    if fmt is OutputFormat.MD:
-        return render_markdown(result, output)
-    return render_text(result)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from forensics import __version__
-from forensics.report import OutputFormat
 from forensics.report.document import Block, Document, Lines, Paragraph, Section, Table, to_markdown
+from forensics.report.formats import Destination, IncidentRenderer
 from forensics.types.results import ProfileResult
 
 if TYPE_CHECKING:
@@ -133,9 +134,9 @@ def profile_document(result: ProfileResult, top: int, deltas: list[SymbolDelta] 
     return Document("CPU profile", tuple(blocks))
 
 
-def render_tables(result: ProfileResult, fmt: OutputFormat, top: int, deltas: list[SymbolDelta] | None = None) -> str:
+def render_tables(result: ProfileResult, markdown: bool, top: int, deltas: list[SymbolDelta] | None = None) -> str:
     """The hotspot tables of one profile as text or markdown."""
-    if fmt is OutputFormat.MD:
+    if markdown:
         return to_markdown(profile_document(result, top, deltas)) + "\n"
     out = [_head(result) + "\n\n"]
     out += ["note: " + note + "\n" for note in result.profile.notes]
@@ -221,3 +222,23 @@ def to_document(result: ProfileResult, deltas: list[SymbolDelta] | None, budget:
         else:
             kept -= 1
             incident = incident_to_dict(replace(result.incident, findings=ranked[:kept]))
+
+
+@dataclass(frozen=True)
+class ProfileRenderer:
+    """``kforensic profile``: the hotspot tables (``top`` rows, and the difference to a base), then the incident;
+    or the size-bounded kforensic.profile JSON digest (``digest_bytes``)."""
+
+    top: int
+    deltas: list[SymbolDelta] | None = None
+    digest_bytes: int = 8192
+
+    def text(self, result: ProfileResult, to: Destination) -> str:
+        return render_tables(result, False, self.top, self.deltas) + IncidentRenderer().text(result.incident, to)
+
+    def markdown(self, result: ProfileResult, to: Destination) -> str:
+        return render_tables(result, True, self.top, self.deltas) + IncidentRenderer().markdown(result.incident, to)
+
+    def json(self, result: ProfileResult, to: Destination) -> str:
+        document = to_document(result, self.deltas, self.digest_bytes, self.top)
+        return json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n"

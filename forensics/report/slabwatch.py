@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from forensics.errors import InputError
 from forensics.model import Clock, NotAvailable, Timestamp
-from forensics.report import OutputFormat
+from forensics.report.formats import Destination, IncidentRenderer
 from forensics.types.results import RunReport
 from forensics.units import human_bytes
 
@@ -63,12 +64,9 @@ def report_to_dict(report: RunReport, schema: str) -> dict[str, Any]:
     }
 
 
-def render_report(report: RunReport, fmt: OutputFormat, schema: str) -> str:
-    """The report as text, markdown or JSON."""
-    if fmt is OutputFormat.JSON:
-        return json.dumps(report_to_dict(report, schema), indent=2) + "\n"
+def render_report(report: RunReport, md: bool) -> str:
+    """The report as text or markdown."""
     s = report.summary
-    md = fmt is OutputFormat.MD
     lines = ["# slab-watch summary", ""] if md else ["slab-watch summary"]
     bullet = "- " if md else "  "
     lines += [
@@ -89,10 +87,26 @@ def render_report(report: RunReport, fmt: OutputFormat, schema: str) -> str:
         )
     lines += ["", report.analysis]
     if report.incident.findings:
-        from forensics.report import render_incident
-
-        lines += ["", render_incident(report.incident, fmt, color=False)]
+        incident = IncidentRenderer(color=False)
+        to = Destination()
+        lines += ["", incident.markdown(report.incident, to) if md else incident.text(report.incident, to)]
     return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class RunReportRenderer:
+    """``kforensic slab-watch`` / ``slab-import``: the run's summary, then the leak findings; or ``schema`` JSON."""
+
+    schema: str
+
+    def text(self, result: RunReport, to: Destination) -> str:
+        return render_report(result, False)
+
+    def markdown(self, result: RunReport, to: Destination) -> str:
+        return render_report(result, True)
+
+    def json(self, result: RunReport, to: Destination) -> str:
+        return json.dumps(report_to_dict(result, self.schema), indent=2) + "\n"
 
 
 def _prom_label(value: str) -> str:

@@ -15,6 +15,8 @@ from detectors.incident.timeline import Lane, TimelineEvent, narrative_sentences
 from detectors.incident.timeline import verdict as verdict_text
 from forensics.model import BootTime, Incident
 from forensics.report.document import Section, blocks_html, blocks_markdown
+from forensics.report.examined import examined_lines
+from forensics.report.formats import Destination, IncidentRenderer
 from forensics.report.markdown import findings_markdown, inputs_markdown, md_escape
 from forensics.serialize import incident_to_dict
 
@@ -41,7 +43,12 @@ class IncidentStory:
 
     @property
     def verdict(self) -> tuple[str, ...]:
-        """The opening paragraph's sentences: the summary, then the story in plain short sentences."""
+        """The opening paragraph's sentences: the summary, then the story in plain short sentences.
+
+        With no problem among the findings the story is what was examined (and what could not be judged).
+        """
+        if not self.incident.problems():
+            return (self.summary, *(line.strip() for line in examined_lines(self.incident)))
         return verdict_text(self.summary, self.timeline, self.lanes)
 
 
@@ -247,3 +254,18 @@ def host_label(incident: Incident) -> str:
     host = incident.host
     # "(none)" is the kernel's default nodename: nothing set a host name.
     return host if isinstance(host, str) and host not in ("", "(none)") else "the machine"
+
+
+class StoryRenderer:
+    """``kforensic report``: the verdict then the merged incident on a terminal; the story as markdown (plots linked
+    relative to the output, or to the working directory on stdout); the merged incident as kforensic.incident/1
+    (``--json`` writes the whole story)."""
+
+    def text(self, result: IncidentStory, to: Destination) -> str:
+        return "\n".join(result.verdict) + "\n\n" + IncidentRenderer().text(result.incident, to)
+
+    def markdown(self, result: IncidentStory, to: Destination) -> str:
+        return render_story_markdown(result, to.base or Path.cwd())
+
+    def json(self, result: IncidentStory, to: Destination) -> str:
+        return IncidentRenderer().json(result.incident, to)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from forensics.model import NotAvailable
 from forensics.report.document import Block, BulletList, Document, Section, Table, to_markdown
+from forensics.report.formats import Destination, IncidentRenderer, OutputFormat, render
 from forensics.types.results import TraceResult
 
 if TYPE_CHECKING:
@@ -277,3 +280,30 @@ def span_sections(report: SpanReport | None) -> tuple[Block, ...]:
     header, rows, lines = _span_rows(report)
     slow = Section("Slow spans", (BulletList(tuple(lines)),) if lines else ())
     return (Section("Spans", (Table(tuple(header), tuple(tuple(r) for r in rows)), slow)),)
+
+
+@dataclass(frozen=True)
+class TraceRenderer:
+    """``kforensic trace``: the tables (``top`` rows), the spans, then the incident; or kforensic.trace JSON.
+
+    With ``one_task`` (``--task``) the JSON holds every row of that task's tables.
+    """
+
+    top: int
+    one_task: bool = False
+
+    def text(self, result: TraceResult, to: Destination) -> str:
+        tables = render_text(result.analysis, result.parse, result.source, self.top, to.color, result.notes)
+        incident = IncidentRenderer().text(result.incident, to)
+        return tables + span_text(result.spans) + "\n" + incident
+
+    def markdown(self, result: TraceResult, to: Destination) -> str:
+        return render_markdown(result, self.top) + render(
+            IncidentRenderer(), result.incident, OutputFormat.MD, to.output
+        )
+
+    def json(self, result: TraceResult, to: Destination) -> str:
+        from forensics.report.trace_json import trace_document as trace_json
+
+        document = trace_json(result, None if self.one_task else self.top)
+        return json.dumps(document, indent=1, ensure_ascii=False) + "\n"

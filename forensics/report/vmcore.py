@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections import Counter
 from typing import Any
 
@@ -11,6 +12,7 @@ from detectors.vmcore.findings import taint_letters_of
 from detectors.vmcore.nullfield import FaultAnalysis, FieldRef
 from forensics.model import NotAvailable
 from forensics.report.document import Block, BulletList, Code, Document, Lines, Paragraph, Section, Table, to_markdown
+from forensics.report.formats import Destination
 from forensics.report.markdown import md_escape, render_markdown
 from forensics.serialize import incident_to_dict, json_value
 from forensics.types.results import VmcoreResult
@@ -537,3 +539,25 @@ def vmcore_document(result: VmcoreResult) -> Document:
 def render_vmcore_markdown(result: VmcoreResult) -> str:
     """The full vmcore report as markdown: the analysis, then the incident's findings."""
     return to_markdown(vmcore_document(result)) + "\n" + render_markdown(result.incident)
+
+
+class VmcoreRenderer:
+    """``kforensic vmcore``'s report: the markdown on a terminal (rich), the markdown, or kforensic.vmcore JSON."""
+
+    def text(self, result: VmcoreResult, to: Destination) -> str:
+        import io
+
+        from rich.console import Console
+        from rich.markdown import Markdown
+
+        buf = io.StringIO()
+        Console(file=buf, width=110, color_system="standard" if to.color else None).print(
+            Markdown(render_vmcore_markdown(result))
+        )
+        return buf.getvalue()
+
+    def markdown(self, result: VmcoreResult, to: Destination) -> str:
+        return render_vmcore_markdown(result)
+
+    def json(self, result: VmcoreResult, to: Destination) -> str:
+        return json.dumps(to_document(result), indent=2, ensure_ascii=False) + "\n"

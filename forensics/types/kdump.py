@@ -238,3 +238,11 @@ class KdumpState:
             if target == path:
                 return file
         return NotAvailable(f"{path} was not read")
+
+
+@dataclass(frozen=True)
+class AppliedChange:
+    """A file written by ``kdump setup --apply``: its target path, the backup made (None for a new file)."""
+
+    path: str
+    backup: str | None

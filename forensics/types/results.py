@@ -20,7 +20,9 @@ if TYPE_CHECKING:
     from detectors.dmesg.findings import ReportGroup, ReportGrouper
     from detectors.dmesg.model import KernelReport
     from detectors.dmesg.why import ReportWhy
+    from detectors.incident.hypotheses import Hypothesis
     from detectors.kdump.checklist import Checklist
+    from detectors.kdump.plan import Plan
     from detectors.leaks.analysis import LeakAnalysis
     from detectors.leaks.decision import LeakThresholds
     from detectors.profile.findings import ClassShare
@@ -29,7 +31,7 @@ if TYPE_CHECKING:
     from detectors.spans.model import SpanReport
     from detectors.vmcore.findings import VmcoreAnalysis
     from detectors.vmcore.nullfield import FaultAnalysis
-    from forensics.types.kdump import KdumpState
+    from forensics.types.kdump import AppliedChange, KdumpState
     from forensics.types.profile import Profile, ProfileStack
     from forensics.types.vmcore import CrashSnapshot
 
@@ -58,6 +60,15 @@ class SourceResult:
 
             self.whys = explain_reports(kept)
             self.group_causes = lock_cycle_causes(self.groups, self.whys)
+
+
+@dataclass(frozen=True)
+class DmesgResult:
+    """``kforensic dmesg``: every input's reports, the incident of them all, its ranked hypotheses."""
+
+    sources: tuple[SourceResult, ...]
+    incident: Incident
+    hypotheses: tuple[Hypothesis, ...]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -119,6 +130,19 @@ class VmcoreResult:
     reports: tuple[KernelReport, ...]
     incident: Incident
     dmesg_path: str | None
+
+
+@dataclass(frozen=True)
+class KdumpSetup:
+    """``kforensic kdump setup``: the check it planned from, the plan, what was applied and run.
+
+    ``applied`` is None when the plan was only printed; ``ran`` pairs each command run with its exit status.
+    """
+
+    check: KdumpCheck
+    plan: Plan
+    applied: tuple[AppliedChange, ...] | None
+    ran: tuple[tuple[tuple[str, ...], int], ...]
 
 
 @dataclass(frozen=True)

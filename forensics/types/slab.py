@@ -6,8 +6,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import numpy as np
     import numpy.typing as npt
+    import pandas as pd
 
 
 class RejectedLine(NamedTuple):
@@ -48,9 +51,10 @@ class SlabTable:
 
     The same numbers as the store's long slab frame (one row per sample and
     cache) for its columns ``sample_id``, ``wall``, ``boot_id``, ``cache``,
-    ``active_objs``, ``num_objs`` and ``objsize``, without a row per number:
-    a week of 10 s samples of 250 caches is three 121 MB matrices instead of a
-    15-million-row frame.  Samples are in id order (only those with slab
+    ``active_objs`` and ``num_objs``, and ``num_objs * objsize`` (the bytes the
+    analysis judges, multiplied in float64 as it would), without a row per
+    number: a week of 10 s samples of 250 caches is three 121 MB matrices
+    instead of a 15-million-row frame.  Samples are in id order (only those with slab
     rows), caches sorted by code point (only those present in some sample).
     """
 
@@ -61,7 +65,7 @@ class SlabTable:
     names: tuple[str, ...]  # (caches,)
     active_objs: npt.NDArray[np.float64]  # (samples, caches), NaN where a sample does not list the cache
     num_objs: npt.NDArray[np.float64]
-    objsize: npt.NDArray[np.float64]
+    num_bytes: npt.NDArray[np.float64]  # num_objs * objsize
 
     def __len__(self) -> int:
         """How many (sample, cache) rows: the long frame's length."""
@@ -69,11 +73,11 @@ class SlabTable:
 
         return int(np.count_nonzero(~np.isnan(self.num_objs)))
 
-    def since(self, wall: float) -> SlabTable:
-        """The samples taken at ``wall`` or later (caches left without a sample dropped)."""
+    def between(self, first: float, last: float = float("inf")) -> SlabTable:
+        """The samples taken from ``first`` to ``last`` (caches left without a sample dropped)."""
         import numpy as np
 
-        keep = self.walls >= wall
+        keep = (self.walls >= first) & (self.walls <= last)
         num = self.num_objs[keep]
         present = ~np.isnan(num).all(axis=0)
         return SlabTable(
@@ -84,7 +88,70 @@ class SlabTable:
             tuple(self.names[i] for i in np.flatnonzero(present).tolist()),
             self.active_objs[keep][:, present],
             num[:, present],
-            self.objsize[keep][:, present],
+            self.num_bytes[keep][:, present],
+        )
+
+
+@dataclass(frozen=True)
+class CounterTable:
+    """Counter samples as a matrix: one row per sample, one column per counter (meminfo, vmstat, fs).
+
+    The same numbers as the store's long counter frame, without a row per
+    number (a week of 10 s samples of the 58 counters the leak analysis reads
+    is 3.5 million frame rows, 28 MB here).  Samples in id order (those with
+    a counter value), columns in counter id order.
+    """
+
+    sample_ids: npt.NDArray[np.int64]  # (samples,)
+    walls: npt.NDArray[np.float64]
+    boot_codes: npt.NDArray[np.int64]  # index into boot_ids, -1 when the boot id is unknown
+    boot_ids: tuple[str, ...]
+    sources: tuple[str, ...]  # (counters,) meminfo, vmstat or fs
+    names: tuple[str, ...]
+    units: tuple[str, ...]  # "kB" or ""
+    values: npt.NDArray[np.int64]  # (samples, counters), as stored
+    present: npt.NDArray[np.bool_]  # (samples, counters): whether the sample has the value
+
+    def __len__(self) -> int:
+        """How many (sample, counter) rows: the long frame's length."""
+        import numpy as np
+
+        return int(np.count_nonzero(self.present))
+
+    def between(self, first: float, last: float = float("inf")) -> CounterTable:
+        """The samples taken from ``first`` to ``last``."""
+        keep = (self.walls >= first) & (self.walls <= last)
+        return CounterTable(
+            self.sample_ids[keep],
+            self.walls[keep],
+            self.boot_codes[keep],
+            self.boot_ids,
+            self.sources,
+            self.names,
+            self.units,
+            self.values[keep],
+            self.present[keep],
+        )
+
+    def frame(self, select: Callable[[str, str], bool]) -> pd.DataFrame:
+        """The long frame (sample_id, wall, boot_id, source, name, unit, value) of the counters ``select`` accepts."""
+        import numpy as np
+        import pandas as pd
+
+        columns = [j for j in range(len(self.names)) if select(self.sources[j], self.names[j])]
+        rows, picked = np.nonzero(self.present[:, columns])
+        place = np.array(columns, dtype=np.int64)[picked]
+        boots = np.array([*self.boot_ids, None], dtype=object)
+        return pd.DataFrame(
+            {
+                "sample_id": self.sample_ids[rows],
+                "wall": self.walls[rows],
+                "boot_id": boots[self.boot_codes[rows]],  # -1 picks the final None
+                "source": np.array(self.sources, dtype=object)[place],
+                "name": np.array(self.names, dtype=object)[place],
+                "unit": np.array(self.units, dtype=object)[place],
+                "value": self.values[rows, place],
+            }
         )
 
 

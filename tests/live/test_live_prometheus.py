@@ -36,8 +36,10 @@ from detectors.leaks.analysis import LeakAnalysis, analyse
 from detectors.leaks.decision import Grade, LeakThresholds
 from detectors.leaks.frames import leak_input
 from forensics.errors import InputError, UsageError
-from forensics.fleet.leaks import analyse_fleet, prometheus_resolver, render
+from forensics.fleet.leaks import FleetLeaksRenderer, analyse_fleet, prometheus_resolver
 from forensics.model import LocatorKind, Severity
+from forensics.report.formats import OutputFormat, render
+from forensics.types.slab import CounterTable, SlabTable
 from tests.helpers import assert_evidence_resolves
 from tests.live.test_live_leak import LEAKER
 
@@ -196,9 +198,10 @@ def _store_analysis(store: Path, start: float, end: float) -> LeakAnalysis:
     """The local store's analysis over the same seconds as a Prometheus window (samples within 0.5 s of it)."""
     with SlabStore.open(store, readonly=True) as reader:
         data = leak_input(reader)
-    slabs = data.slabs[(data.slabs["wall"] >= start - 0.5) & (data.slabs["wall"] <= end + 0.5)]
-    assert data.counters is not None
-    counters = data.counters[(data.counters["wall"] >= start - 0.5) & (data.counters["wall"] <= end + 0.5)]
+    assert isinstance(data.slabs, SlabTable)  # the store's samples as matrices
+    slabs = data.slabs.between(start - 0.5, end + 0.5)
+    assert isinstance(data.counters, CounterTable)
+    counters = data.counters.between(start - 0.5, end + 0.5)
     return analyse(dataclasses.replace(data, slabs=slabs, counters=counters))
 
 
@@ -259,7 +262,7 @@ def test_quiet_then_a_real_vma_leak_through_prometheus(stack: Stack) -> None:
     print(f"store: {stored.rate / 1024:,.0f} KB/h ({stored.grade.value})")
     for r in fleet.rows:
         print(f"prometheus: {r.instance} {r.series} {r.grade} {r.rate / 1024:,.0f} KB/h conf {r.confidence} {r.query}")
-    print("\n".join(render(fleet, "text").split("\n\n")[:2]))
+    print("\n".join(render(FleetLeaksRenderer(), fleet, OutputFormat.TEXT).split("\n\n")[:2]))
     verdicts = [(res.samples.instance, v.name, v.grade.value, v.verdict.reason) for res in fleet.results
                 for v in res.analysis.caches if v.name == "vm_area_struct"]  # fmt: skip
     assert set(rows) == {f"127.0.0.1:{stack.node_port}", f"127.0.0.1:{stack.text_port}"}, verdicts

@@ -2,7 +2,7 @@
 # Record the healthy-machine data of this folder (as root; Linux with tracefs, perf, gzip, python3).
 #   tests/data/healthy/record.sh [OUTDIR] [SECONDS]
 #
-# An ordinary mixed load (workload.sh: a Python busy loop, `ls -R /usr`, gzip of a 100 MB file, crash(8)
+# An ordinary mixed load (workload.sh: a Python busy loop, `ls -R /usr`, gzip of a 50 MB file, crash(8)
 # --help, short shell jobs) runs while nothing is wrong with the machine, recorded three ways:
 #   ftrace.txt.gz  sched/irq/workqueue events of a private tracefs instance (the top-level tracing setup
 #                  is left alone; where the global switch is refused, an instance still records), SECONDS
@@ -22,13 +22,13 @@ I=$T/instances/kf_healthy_$$
 mkdir "$I"
 cleanup() { echo 0 > "$I/tracing_on" 2>/dev/null || true; rmdir "$I" 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
-echo 65536 > "$I/buffer_size_kb"      # per CPU: enough that nothing is overwritten in SECONDS
+echo 32768 > "$I/buffer_size_kb"      # per CPU: enough that nothing is overwritten in SECONDS
 for e in sched/sched_switch sched/sched_waking sched/sched_wakeup sched/sched_wakeup_new sched/sched_process_exit \
          irq/irq_handler_entry irq/irq_handler_exit irq/softirq_raise irq/softirq_entry irq/softirq_exit \
          workqueue/workqueue_execute_start workqueue/workqueue_execute_end; do
     echo 1 > "$I/events/$e/enable"
 done
-head -c 100000000 /dev/urandom > "$work/big"   # gzip's input, made before the recording starts
+head -c 50000000 /dev/urandom > "$work/big"   # gzip's input, made before the recording starts
 echo > "$I/trace"
 echo 1 > "$I/tracing_on"
 "$here/workload.sh" "$work" "$secs"

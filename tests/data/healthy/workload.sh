@@ -11,9 +11,9 @@ n = 0
 while time.monotonic() < end:
     n += 1
 " &
-ls -R /usr > /dev/null 2>&1 &
-gzip -1 -c "$work/big" > /dev/null &
-(command -v crash > /dev/null && crash --help > /dev/null 2>&1) &
+timeout "$secs" ls -R /usr > /dev/null 2>&1 &
+timeout "$secs" gzip -1 -c "$work/big" > /dev/null &
+(command -v crash > /dev/null && timeout "$secs" crash --help > /dev/null 2>&1) &
 end=$((SECONDS + secs))
 while [ $SECONDS -lt $end ]; do
     ps aux > /dev/null

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from detectors.incident.hypotheses import RULES, rank_hypotheses
+from detectors.incident.hypotheses import RULES, plain_summary, rank_hypotheses
 from forensics.model import Clock, Evidence, Fact, Finding, Locator, LocatorKind, Severity, Timestamp, finding_id
 
 LOG = "kern.log"
@@ -30,8 +30,24 @@ OOM = _f("dmesg.oom", "OOM killer invoked", severity=Severity.CRITICAL, confiden
 SLAB_LEAK = _f("slab-leak", "Slab cache kf_leak_obj leaks 29,790 KB/h", confidence=0.9)
 MEMINFO_LEAK = _f("kernel-memory-leak", "SUnreclaim grows 29,821 KB/h", confidence=0.6, severity=Severity.MEDIUM)
 
+SYSRQ_CRASH = _f("crash", "kernel panic: sysrq triggered crash", Fact("crash site", "caller of panic()"),
+                 Fact("crashing function", "sysrq_handle_crash"), Fact("panic message", "sysrq triggered crash"),
+                 severity=Severity.CRITICAL, confidence=0.95)  # fmt: skip
+PANIC_LINE = "[   97.097476] Kernel panic - not syncing: sysrq triggered crash"
+SYSRQ_LOG = _f("dmesg.panic", "kernel panic: sysrq triggered crash", severity=Severity.CRITICAL, confidence=0.9,
+               evidence=(_ev(235, PANIC_LINE, 97.097476),))  # fmt: skip
+
 #: (rule, findings, the statement it ranks first, confidence, next command).
 CASES = [
+    (
+        "requested-crash",
+        (SYSRQ_CRASH,),
+        "the crash was deliberate: requested with sysrq (echo c > /proc/sysrq-trigger, Alt+SysRq+C, or a watchdog "
+        "writing to it), by a kdump test, an operator, or a watchdog or monitoring agent that judged the machine stuck",
+        0.95,
+        "find who requested it: journalctl -b -1 -n 200 (the lines before the crash), grep -rl sysrq-trigger /etc "
+        "/usr/lib/systemd /usr/local (scripts and units that write it)",
+    ),
     (
         "stated",
         (
@@ -214,3 +230,55 @@ def test_an_input_of_another_host_is_a_contradiction_and_not_a_cause() -> None:
     assert found.title == "trace.txt comes from host db-3, not web-17: its findings are not this incident's causes"
     ranked = rank_hypotheses((CRASH_AT_SITE, hog, found))
     assert [h.statement for h in ranked] == ["a bug in kf_read (module kf_buggy)"]
+
+
+def test_a_sysrq_crash_is_deliberate_in_the_log_alone_and_after_correlation() -> None:
+    from detectors.incident.correlate import correlate
+
+    # The log alone: no "kernel bug reported as ..." and no mailing-list search.
+    ranked = rank_hypotheses((SYSRQ_LOG,))
+    assert [h.statement.split(":")[0] for h in ranked] == ["the crash was deliberate"]
+    merged, _ = correlate((SYSRQ_CRASH, SYSRQ_LOG))
+    for f in merged:
+        assert (f.fact("requested") or "").startswith("requested with sysrq"), f.title
+        assert not any("mailing lists" in s for s in f.next_steps)
+        assert "not a kernel bug" in f.summary
+    plain = plain_summary(merged, "db7")
+    assert plain.startswith("The Linux kernel on db7 was crashed on purpose (kernel panic: sysrq triggered crash)")
+    assert "No other problem at medium or above" in plain
+
+
+def test_leaking_or_exhausted_is_decided_from_the_evidence() -> None:
+    healthy = _f("slab-leak", "Slab cache kf_leak_obj leaks 29,729 KB/h",
+                 Fact("memory exhausted", "no: MemAvailable 122 MiB of 143 MiB (85%) at the last sample"))  # fmt: skip
+    said = plain_summary((SYSRQ_CRASH, healthy), "vm")
+    assert "kernel memory was leaking (growing and never given back), but memory was not used up" in said
+    assert "MemAvailable 122 MiB of 143 MiB (85%)" in said and "used up and never" not in said
+    full = _f("slab-leak", "Slab cache x leaks", Fact("memory exhausted", "yes: MemAvailable 3 MiB of 143 MiB (2%)"))
+    assert "kernel memory leaked until memory ran out (MemAvailable 3 MiB" in plain_summary((full,), "vm")
+    assert "leaked until memory ran out (OOM killer invoked)" in plain_summary((SLAB_LEAK, OOM), "vm")
+    assert "whether memory ran out is unknown" in plain_summary((SLAB_LEAK,), "vm")
+
+
+def test_two_views_of_one_moment_are_an_instant_and_coverage_is_no_event() -> None:
+    from detectors.incident.timeline import build_timeline, narrative
+    from forensics.model import FindingKind, NotAvailable
+
+    dump_ev = _ev(246, "Kernel panic - not syncing: sysrq triggered crash", 97.097477, "vmcore#log")
+    log_ev = _ev(235, "Kernel panic - not syncing: sysrq triggered crash", 97.097476)
+    crash = _f("crash", "kernel panic: sysrq triggered crash", evidence=(log_ev, dump_ev))
+    coverage = _f(FindingKind.LEAK_COVERAGE, "Leak analysis examined 90 samples over 93 s", severity=Severity.INFO,
+                  evidence=(_ev(1, "MemTotal: 146844 kB", 90.0),))  # fmt: skip
+    [event] = build_timeline((crash, coverage), NotAvailable("no boot time"))
+    assert event.end is None and event.duration_text() == "instant"
+    assert "for 0.001 ms" not in narrative((event,)) and "Leak analysis" not in narrative((event,))
+
+
+def test_cpu_starvation_is_hypothesised_only_from_problems() -> None:
+    info = _f(
+        "sched-cpu-hog", "Long run: crash ran 895 ms on CPU1; no other task needed the CPU", severity=Severity.INFO
+    )
+    low = _f("sched-cpu-hog", "CPU hog: gzip ran 16 ms", severity=Severity.LOW)
+    medium = _f("sched-rt-hog", "RT hog: spin ran 90 ms, starving other tasks", severity=Severity.MEDIUM)
+    statements = [h.statement for h in rank_hypotheses((info, low, medium))]
+    assert [s for s in statements if s.startswith("CPU starvation")] == [f"CPU starvation: {medium.title}"]

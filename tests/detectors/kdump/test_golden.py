@@ -19,7 +19,8 @@ import pytest
 from detectors.kdump.sysctl_rules import policy_named
 from forensics.pipelines.kdump import collect_check, run_setup
 from forensics.report import OutputFormat
-from forensics.report.kdump import render_check, render_setup
+from forensics.report.formats import render
+from forensics.report.kdump import KdumpCheckRenderer, KdumpSetupRenderer, setup_document
 from tests.collectors.kdump.roots import SCENARIOS, build
 
 GOLDEN_DIR = Path(__file__).resolve().parents[2] / "data" / "kdump" / "golden"
@@ -72,7 +73,7 @@ def test_check_golden(tmp_path: Path, scenario: str) -> None:
     root = build(tmp_path / "root", system)
     check = collect_check(root, system.statvfs)
     checklist = check.checklist
-    text = _normal(render_check(check, OutputFormat.TEXT), root)
+    text = _normal(render(KdumpCheckRenderer(), check, OutputFormat.TEXT), root)
     check_golden(f"{scenario}.check.txt", f"kforensic kdump check --root <root>  ({scenario})", text)
     assert ("NOT READY" in text) is (not checklist.ready)
 
@@ -91,20 +92,21 @@ def test_setup_and_apply_golden(tmp_path: Path, scenario: str) -> None:
     plan_doc = run_setup(root, preset, apply=False, statvfs=system.statvfs)
     assert tree_digest(root) == before, "setup without --apply changed the tree"
     flag = f"--policy {preset.name}"
-    text = _normal(render_setup(plan_doc, OutputFormat.TEXT), root)
+    text = _normal(render(KdumpSetupRenderer(), plan_doc, OutputFormat.TEXT), root)
     check_golden(f"{scenario}.setup.txt", f"kforensic kdump setup --root <root> {flag}  ({scenario})", text)
 
     applied = run_setup(root, preset, apply=True, statvfs=system.statvfs, now=FIXED_NOW)
-    text = _normal(render_setup(applied, OutputFormat.TEXT), root)
+    text = _normal(render(KdumpSetupRenderer(), applied, OutputFormat.TEXT), root)
+    applied_doc = setup_document(applied)
     check_golden(f"{scenario}.apply.txt", f"kforensic kdump setup --root <root> {flag} --apply  ({scenario})", text)
 
     # Only the planned files changed, each modified one has a backup holding its old text.
     after = tree_digest(root)
-    planned = {c["path"].lstrip("/") for c in applied["changes"]}
-    backups = {c["backup"] for c in applied["changes"] if c["backup"]}
+    planned = {c["path"].lstrip("/") for c in applied_doc["changes"]}
+    backups = {c["backup"] for c in applied_doc["changes"] if c["backup"]}
     changed = {k for k in after.keys() | before.keys() if after.get(k) != before.get(k)}
     assert changed == planned | {str(Path(b).relative_to(root)) for b in backups} | _new_dirs(before, after)
-    for change in applied["changes"]:
+    for change in applied_doc["changes"]:
         if change["action"] == "modify":
             assert change["backup"], change
             backup = Path(change["backup"])
@@ -115,14 +117,14 @@ def test_setup_and_apply_golden(tmp_path: Path, scenario: str) -> None:
         else:
             assert change["backup"] is None
     # Commands are never run under --root: they are listed for the target system.
-    assert all(c["status"] == "to run on the target system" for c in applied["commands"])
-    assert all(c["returncode"] is None for c in applied["commands"])
+    assert all(c["status"] == "to run on the target system" for c in applied_doc["commands"])
+    assert all(c["returncode"] is None for c in applied_doc["commands"])
     # Nothing outside the tree was touched.
     assert tree_digest(tmp_path, skip=root) == before_outside
 
     # Idempotent: a second run changes nothing.
     again = run_setup(root, preset, apply=True, statvfs=system.statvfs, now=FIXED_NOW + dt.timedelta(hours=1))
-    assert again["changes"] == []
+    assert setup_document(again)["changes"] == []
     assert tree_digest(root) == after
 
 

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import gzip
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from detectors.leaks.series import resample, slab_matrices, window_for
+from collectors.slabstore import SlabStore
+from detectors.leaks.analysis import LeakInput, analyse
+from detectors.leaks.series import SeriesMatrix, counter_matrices, resample, slab_matrices, window_for
 from tests.detectors.leaks.frames_for_tests import slab_frame, two_hours
 
 
@@ -55,3 +60,53 @@ def test_the_window_adapts_to_the_interval() -> None:
     assert window_for(30, 0.5) == 1.25  # half a minute of half seconds
     assert window_for(7 * 86400, 10) == 300
     assert window_for(100, 60) == 60  # never shorter than the interval
+
+
+def _same_matrices(frame_side: list[SeriesMatrix], table_side: list[SeriesMatrix]) -> None:
+    assert len(frame_side) == len(table_side) > 0
+    for a, b in zip(frame_side, table_side, strict=True):
+        assert (a.boot_id, a.names, a.window_seconds, a.interval_seconds) == (
+            b.boot_id,
+            b.names,
+            b.window_seconds,
+            b.interval_seconds,
+        )
+        for x, y in ((a.sample_ids, b.sample_ids), (a.walls, b.walls), (a.raw, b.raw), (a.grid, b.grid)):
+            np.testing.assert_array_equal(x, y)  # bit for bit, NaN where a cache is absent
+        for key in a.extra:
+            np.testing.assert_array_equal(a.extra[key], b.extra[key])
+        for key in a.grid_extra:
+            np.testing.assert_array_equal(a.grid_extra[key], b.grid_extra[key])
+
+
+def test_the_store_s_table_gives_the_matrices_and_verdicts_of_its_frame(tmp_path: Path) -> None:
+    """Caches that come, go and are listed twice, a reboot, two runs: SlabTable and long frame agree exactly."""
+    path = tmp_path / "store.sqlite"
+    fixture = Path(__file__).resolve().parents[2] / "data" / "slabstore_v1" / "store.sqlite.gz"
+    path.write_bytes(gzip.decompress(fixture.read_bytes()))
+    with SlabStore.open_for_writing(path, "fixturehost"):
+        pass  # migrated to the packed layout
+    with SlabStore.open(path) as store:
+        frame, table = store.slab_frame(), store.slab_table()
+        counters, counter_table = store.counter_frame(), store.counter_table()
+        run = store.runs()[-1].id
+        run_frame, run_table = store.slab_frame(run), store.slab_table(run)
+    assert len(table) == len(frame) and len(table.boot_ids) == 2
+    _same_matrices(slab_matrices(frame, 1000.0), slab_matrices(table, 1000.0))
+    _same_matrices(slab_matrices(run_frame), slab_matrices(run_table))
+    since = float(frame["wall"].max()) - 3600.0
+    _same_matrices(slab_matrices(frame[frame["wall"] >= since]), slab_matrices(table.between(since)))
+    _same_matrices(counter_matrices(counters), counter_matrices(counter_table))
+    _same_matrices(counter_matrices(counters, "vmstat"), counter_matrices(counter_table, "vmstat"))
+    assert len(counter_table) == len(counters)
+    vmstat = counter_table.frame(lambda source, _name: source == "vmstat")
+    expected = counters[counters["source"] == "vmstat"][list(vmstat.columns)].reset_index(drop=True)
+    pd.testing.assert_frame_equal(vmstat.astype(object), expected.astype(object))
+    by_frame, by_table = analyse(LeakInput(frame, counters)), analyse(LeakInput(table, counter_table))
+    assert by_frame.findings == by_table.findings and by_frame.findings
+    assert (by_frame.samples, by_frame.cache_names, by_frame.first_wall, by_frame.last_wall) == (
+        by_table.samples,
+        by_table.cache_names,
+        by_table.first_wall,
+        by_table.last_wall,
+    )

@@ -36,10 +36,15 @@ def test_recorded_run_1_in_each_text_variant(tmp_path: Path, name: str) -> None:
     assert [f.id for f in rt] == [finding_id("sched-rt-hog", "kf_rthog")]
     assert rt[0].severity is Severity.HIGH and _fact(rt[0], "longest run") == "8.090 ms"
     assert "kf_victim (pid" in rt[0].summary  # its worst wakeup is attributed to the RT hog
+    assert rt[0].baseline is not None and "RT task" in rt[0].baseline.name
     victim = next(f for f in _by_kind(findings, "sched-wakeup-latency") if "kf_victim" in f.title)
     assert victim.title == "Wakeup latency: kf_victim waited 8.105 ms to run, behind kf_rthog"
+    assert victim.severity is Severity.MEDIUM  # a CFS task gets nothing while an RT task runs
+    assert victim.baseline is not None and victim.baseline.value == "2.000 ms"
     hog = next(f for f in _by_kind(findings, "sched-cpu-hog") if "kf_hog" in f.title)
     assert _fact(hog, "longest run") == "12.035 ms"
+    # A user-space loop whose waiters were served within their CFS period: information, never kernel advice.
+    assert hog.severity is Severity.INFO and not any("cond_resched" in s for s in hog.next_steps)
     blocked = next(f for f in _by_kind(findings, "sched-dstate") if "kf_blocker" in f.title)
     assert _fact(blocked, "D sleeps") == "18" and _fact(blocked, "time in D") == "1.956 ms"
     for f in findings:
@@ -52,7 +57,7 @@ def test_recorded_perf_script_run_2(tmp_path: Path) -> None:
     titles = [f.title for f in findings]
     assert "RT hog: kf_rthog (prio 89) ran 8.076 ms on CPU1, starving other tasks" in titles
     assert "Wakeup latency: kf_victim waited 7.940 ms to run, behind kf_rthog" in titles
-    assert "CPU hog: kf_hog ran 7.279 ms without a break on CPU0" in titles
+    assert "Long run: kf_hog ran 7.279 ms on CPU0; others waited within their fair share" in titles
     assert "D-state blocking: kf_blocker blocked 17 time(s), 1.159 ms in total" in titles
 
 

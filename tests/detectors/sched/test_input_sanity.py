@@ -110,7 +110,7 @@ def test_a_reversed_trace_says_so(tmp_path: Path) -> None:
     assert any(f["kind"] == "trace-clock" for f in doc["incident"]["findings"])
 
 
-def test_a_cpu_that_stops_halfway_is_a_coverage_note_and_flags_what_spans_it(tmp_path: Path) -> None:
+def test_a_cpu_that_stops_halfway_is_a_coverage_note_and_drops_what_spans_it(tmp_path: Path) -> None:
     head, body = _lines(tmp_path)
     t0, t1 = _ts(body[0]), _ts(body[-1])
     cut = (t0 + t1) / 2
@@ -128,9 +128,8 @@ def test_a_cpu_that_stops_halfway_is_a_coverage_note_and_flags_what_spans_it(tmp
         if f.kind.startswith("sched-")
         and any(e.timestamp is not None and e.timestamp.seconds > stop + 1e-3 for e in f.evidence)
     ]
-    assert late, "some finding spans the time after CPU0 stopped"
-    for f in late:
-        assert f.confidence <= 0.5 and "CPU0" in f.confidence_reason, f
+    assert not late, "a figure next to a coverage gap is not a finding"
+    assert "not reported" in coverage[0].summary  # the figures it holds back are named there
     assert_evidence_resolves(findings)
 
 

@@ -116,18 +116,40 @@ def test_stdin(tmp_path: Path) -> None:
     assert res.returncode == 0 and doc["input"]["source"] == "<stdin>" and doc["parse"]["layout"] == "fused"
 
 
-@pytest.mark.parametrize(
-    ("content", "malformed"),
-    [(b"", 0), (b"\x00\x01garbage\nmore garbage: here\n", 2), (b"  a-1 [000] d..2.   1.0: sched_switch: prev_co", 1)],
-)
-def test_bad_input_is_counted_not_a_traceback(tmp_path: Path, content: bytes, malformed: int) -> None:
-    path = tmp_path / "bad.txt"
-    path.write_bytes(content)
+def test_an_empty_trace_is_counted_not_a_traceback(tmp_path: Path) -> None:
+    path = tmp_path / "empty.txt"
+    path.write_bytes(b"")
     res = run(str(path), "-f", "json")
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout)
-    assert doc["parse"]["malformed_lines"] == malformed and "not_available" in doc["window"]
+    assert doc["parse"]["malformed_lines"] == 0 and "not_available" in doc["window"]
     assert doc["incident"]["findings"] == []
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"\x00\x01garbage\nmore garbage: here\n",
+        b"  a-1 [000] d..2.   1.0: sched_switch: prev_co",
+        b"[    0.000000] Linux version 6.1.0 (gcc 12)\n[    0.000001] Command line: ro quiet\n",
+    ],
+)
+def test_a_file_of_mostly_non_trace_lines_is_bad_input(tmp_path: Path, content: bytes) -> None:
+    # #27: "nothing found" on a file that holds no trace is a verdict without the power to find anything.
+    path = tmp_path / "bad.txt"
+    path.write_bytes(content)
+    res = run(str(path), "-f", "json")
+    assert res.returncode == 3 and not res.stdout, res.stderr
+    first = res.stderr.splitlines()[0]
+    assert "lines are not trace events" in first and "Traceback" not in res.stderr
+
+
+def test_a_window_outside_the_trace_is_a_usage_error_naming_its_range(tmp_path: Path) -> None:
+    ftrace = recorded("kf.ftrace.txt", tmp_path)
+    for option in (["--around", "9999:100"], ["--window", "1:2"]):
+        res = run(str(ftrace), *option)
+        assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
+        assert "outside" in res.stderr and "797.539093 .. 797.780534" in res.stderr
 
 
 def test_usage_and_input_errors(tmp_path: Path) -> None:

@@ -19,7 +19,8 @@ from collectors.slabwatch import take_sample
 from detectors.leaks.decision import LeakThresholds
 from forensics.errors import UsageError
 from forensics.fleet.exposition import sample_exposition
-from forensics.fleet.leaks import FleetWindow, analyse_fetched, render, to_dict
+from forensics.fleet.leaks import FleetLeaksRenderer, FleetWindow, analyse_fetched, to_dict
+from forensics.report.formats import OutputFormat, render
 from tests.collectors.test_procfs import FakeTree
 
 STEP = 30.0
@@ -82,9 +83,9 @@ def test_reboots_resets_and_gaps_are_handled_and_said() -> None:
         assert abs(row.rate - 2400 * 184) <= 0.05 * 2400 * 184
     first_boot = min(rows, key=lambda r: r.since)
     assert any("scrape gap of 390 s" in n for n in first_boot.notes)
-    text = render(result, "text")
+    text = render(FleetLeaksRenderer(), result, OutputFormat.TEXT)
     assert "reboot: boot time" in text and "scrape gap of 390 s" in text and "counter reset" in text
-    md = render(result, "md")
+    md = render(FleetLeaksRenderer(), result, OutputFormat.MD)
     assert "| instance | series | grade |" in md and "## Gaps and resets" in md
     doc = to_dict(result)
     assert doc["instances"][0]["gaps"][0]["seconds"] == 390.0

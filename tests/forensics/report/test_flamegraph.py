@@ -59,6 +59,18 @@ def test_widths_are_the_shares() -> None:
     assert width["b"] == pytest.approx(3 * width["c"], rel=1e-3)
 
 
+def test_the_svg_is_sized_to_the_frames_it_draws() -> None:
+    # A deep chain of a single sample among 100,000 is too narrow to draw: it must not make the picture tall.
+    shallow = ((("a", "user"), ("b", "user")), 100_000)
+    deep = (tuple((f"f{i}", "user") for i in range(200)), 1)
+    alone = ET.fromstring(render_svg(build_tree([shallow]), "t"))
+    both = ET.fromstring(render_svg(build_tree([shallow, deep]), "t"))
+    assert both.get("height") == alone.get("height")
+    drawn = [g for g in both.iter(f"{SVG}g") if g.get("class") == "f"]
+    top = max(int(g.get("data-d") or 0) for g in drawn)
+    assert int(both.get("height") or 0) < (top + 2) * 16 + 100  # no empty band above the top frame
+
+
 def test_differential_colours_growth_red_and_shrinkage_blue() -> None:
     base = analyse_profile(str(DATA / "mixed.perf.txt.gz"))
     new = analyse_profile(str(DATA / "kernel.perf.txt.gz"))

@@ -7,6 +7,8 @@
 # snapshots.txt.xz: recorded 2026-12-03 17:34-17:45 UTC on the project's 2-core, 24 GB VM (Linux
 # 6.18.44), ten minutes after boot, while other sessions built virtual environments and ran test
 # suites (load average 7-11): caches warming up and workloads starting and ending processes, no leak.
+# snapshots-2.txt.xz: the same machine 17:51-18:02 UTC (load 11-14), the next 11 minutes.
+# Run as ./record.sh NAME to write NAME.txt.xz (default snapshots).
 # tests/detectors/leaks/test_healthy_recording.py checks that `kforensic leaks` on it finds nothing at
 # medium or above and says what it examined.
 set -eu
@@ -18,4 +20,4 @@ nice -n 10 "$repo/.venv/bin/kforensic" slab-watch --interval 5s --duration 11m -
     --no-analysis -o "$tmp/summary.txt"
 cd "$repo"
 .venv/bin/python "$here/to_snapshots.py" "$tmp/store" | xz -9 -T1 > "$tmp/snapshots.txt.xz"
-mv "$tmp/snapshots.txt.xz" "$here/snapshots.txt.xz"
+mv "$tmp/snapshots.txt.xz" "$here/${1:-snapshots}.txt.xz"

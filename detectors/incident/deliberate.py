@@ -1,0 +1,59 @@
+"""Crashes someone asked for: a sysrq crash is deliberate, not a kernel bug to search for.
+
+``echo c > /proc/sysrq-trigger`` (or Alt+SysRq+C on a console, or a watchdog or
+monitoring agent writing to sysrq-trigger) calls ``sysrq_handle_crash()``, which
+crashes on purpose (drivers/tty/sysrq.c: a panic "sysrq triggered crash" on
+current kernels, a NULL write on older ones).  The kernel logs ``sysrq: Trigger
+a crash`` first (``SysRq : Trigger a crash`` on older kernels).
+Such a crash is how kdump is tested, and how operators and watchdogs take a
+dump of a machine they judged stuck: the question is who asked, and why.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from forensics.model import Fact, Finding, FindingKind
+
+#: What marks a requested crash: the crashing function, the panic message, the sysrq line.
+_MARKS = re.compile(r"sysrq_handle_crash|sysrq triggered crash|sysrq ?: trigger a crash", re.IGNORECASE)
+
+REQUESTED = "requested with sysrq (echo c > /proc/sysrq-trigger, Alt+SysRq+C, or a watchdog writing to it)"
+WHO = "a kdump test, an operator, or a watchdog or monitoring agent that judged the machine stuck"
+
+#: What to do after a deliberate crash: find who asked and why; the dump is the state they wanted kept.
+NEXT_STEPS = (
+    "find who requested it: journalctl -b -1 -n 200 (the lines before the crash), "
+    "grep -rl sysrq-trigger /etc /usr/lib/systemd /usr/local (scripts and units that write it)",
+    "if it was a kdump test, the dump is the test's result: kforensic kdump check",
+    "if a watchdog or an operator crashed a stuck machine, the problem is what made it stuck: "
+    "read the other findings and the hung or busy tasks in the dump",
+)
+
+
+def is_deliberate(finding: Finding) -> bool:
+    """Whether a crash finding (dump or log) is a crash requested with sysrq."""
+    if not (finding.kind is FindingKind.CRASH or finding.kind.startswith("dmesg.")):
+        return False
+    texts = [finding.title, *(f.value for f in finding.facts if f.name in ("crashing function", "panic message"))]
+    texts += [e.excerpt for e in finding.evidence[:3]]
+    return any(_MARKS.search(t) for t in texts)
+
+
+def deliberate_crash(findings: tuple[Finding, ...]) -> Finding | None:
+    """The requested crash among the findings, the dump's first, None when there is none."""
+    crashes = [f for f in findings if is_deliberate(f)]
+    return min(crashes, key=lambda f: f.kind is not FindingKind.CRASH, default=None)
+
+
+def mark(finding: Finding) -> Finding:
+    """A deliberate crash finding said as such: who may have asked, and next steps about that, not a bug hunt."""
+    if not is_deliberate(finding) or finding.fact("requested"):
+        return finding
+    return dataclasses.replace(
+        finding,
+        summary=f"{finding.summary} The crash was {REQUESTED}: {WHO}; not a kernel bug.",
+        facts=(*finding.facts, Fact("requested", REQUESTED), Fact("who asks for one", WHO)),
+        next_steps=NEXT_STEPS,
+    )

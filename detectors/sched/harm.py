@@ -1,0 +1,239 @@
+"""Severity from harm: who waited, how long, judged against what the scheduler promises their class.
+
+A figure of a trace (a long run, a long wait) is a problem only when it hurt
+someone, and how much depends on who waited and what their scheduling class
+was promised (docs/severity.md has the rules with their sources):
+
+- an RT task (SCHED_FIFO/RR, kernel prio < 100) is promised the CPU as soon as
+  it is runnable: its wakeup latency is judged against microseconds
+  (:data:`RT_PROMISE`);
+- a CFS task that waited while an RT task held the CPU was given nothing: CFS
+  gets no time until the RT task sleeps (or is throttled after
+  ``sched_rt_runtime_us``), so any such wait above the reporting threshold is
+  starvation;
+- a CFS task that waited while other CFS tasks took their turns was treated
+  fairly: it is judged against the CFS latency period for the tasks that shared
+  the CPU (:func:`cfs_period`, scaled by its weight).  Above it, that is load
+  (low), not a fault; only an order of magnitude beyond it, for a
+  latency-sensitive kernel thread, is a problem.
+
+The waiter's weight matters too: kernel threads that keep the machine going
+(rcu_preempt, ksoftirqd, kworkers, migration, watchdog, IRQ threads) and RT
+tasks count more than an ordinary task (:func:`latency_sensitive`).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from detectors.sched.model import TaskStats, TraceAnalysis, Wait
+from forensics.model import NotAvailable, Severity
+
+#: An RT task's wakeup latency promise (s): it preempts any CFS task at the next preemption point, tens of
+#: microseconds on a preemptible kernel (Documentation/scheduler/sched-rt-group.rst; cyclictest figures).
+RT_PROMISE = 100e-6
+#: CFS defaults before scaling (s): sysctl_sched_latency 6 ms and sysctl_sched_min_granularity 0.75 ms, both
+#: multiplied by 1 + ilog2(min(CPUs, 8)) (SCHED_TUNABLESCALING_LOG, kernel/sched/fair.c update_sysctl).
+CFS_LATENCY = 6e-3
+CFS_MIN_GRANULARITY = 0.75e-3
+#: A softirq raised in task context runs at the next interrupt exit or in ksoftirqd: within a tick, 10 ms at the
+#: lowest common HZ (100). __do_softirq itself hands over to ksoftirqd after MAX_SOFTIRQ_TIME, 2 ms.
+SOFTIRQ_DEFER = 10e-3
+MAX_SOFTIRQ_TIME = 2e-3
+#: One uninterruptible (D) sleep this long is a stall a user notices; I/O under load and lock waits stay below it.
+DSTATE_STALL = 1.0
+#: kernel.hung_task_timeout_secs default: the kernel itself reports a task in D this long.
+HUNG_TASK = 120.0
+#: How far beyond its promise a fair-share wait must go before it is more than load.
+ORDER = 10.0
+#: Kernel threads whose delay holds up the whole machine (grace periods, deferred softirqs, deferred work,
+#: migration, lockup watchdogs, threaded IRQ handlers, CPU hotplug).
+LATENCY_SENSITIVE = (
+    "rcu_",
+    "rcu",
+    "ksoftirqd/",
+    "kworker/",
+    "migration/",
+    "watchdog/",
+    "irq/",
+    "cpuhp/",
+    "idle_inject/",
+)
+#: Other kernel threads (they only run in kernel mode): with these, a long run is a kernel-mode run.
+KERNEL_THREADS = (
+    *LATENCY_SENSITIVE,
+    "kswapd",
+    "kcompactd",
+    "khugepaged",
+    "kthreadd",
+    "jbd2/",
+    "kdamond",
+    "xfsaild/",
+    "btrfs-",
+    "kauditd",
+    "oom_reaper",
+    "writeback",
+    "kblockd",
+    "khungtaskd",
+    "kintegrityd",
+    "scsi_",
+    "nvme-",
+    "dmcrypt_",
+    "z_",
+    "txg_",
+    "spl_",
+)
+
+#: The kernel's nice-to-weight table (kernel/sched/core.c sched_prio_to_weight), for nice -20..19.
+_WEIGHTS = (
+    88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916,
+    9548, 7620, 6100, 4904, 3906, 3121, 2501, 1991, 1586, 1277,
+    1024, 820, 655, 526, 423, 335, 272, 215, 172, 137,
+    110, 87, 70, 56, 45, 36, 29, 23, 18, 15,
+)  # fmt: skip
+
+
+class Judgement(NamedTuple):
+    """A severity, the baseline it was judged against, and the one-sentence reason."""
+
+    severity: Severity
+    baseline: str  # the expectation's name
+    value: float  # its value (s)
+    source: str  # where it comes from
+    why: str
+
+
+def is_rt(prio: int) -> bool:
+    """Kernel prio below 100: SCHED_FIFO/RR (or -1: deadline)."""
+    return prio < 100
+
+
+def kernel_thread(comm: str) -> bool:
+    """A kernel thread, told by its name (kernel threads have no user space to run)."""
+    return comm.startswith(KERNEL_THREADS)
+
+
+def latency_sensitive(task: TaskStats) -> bool:
+    """RT tasks and the kernel threads whose delay holds up the machine."""
+    return is_rt(task.prio) or task.comm.startswith(LATENCY_SENSITIVE)
+
+
+def weight(prio: int) -> int:
+    """The CFS load weight of a task of kernel prio 100..139 (nice -20..19)."""
+    return _WEIGHTS[min(max(prio - 100, 0), len(_WEIGHTS) - 1)]
+
+
+def cpu_count(analysis: TraceAnalysis) -> int:
+    """CPUs of the traced machine: as the trace declares them, else as many as had events."""
+    declared = analysis.coverage.cpus_declared
+    if not isinstance(declared, NotAvailable) and declared > 0:
+        return declared
+    return max(1, len(analysis.coverage.cpus_seen))
+
+
+def cfs_period(nr_running: int, cpus: int) -> float:
+    """The CFS latency period (s) for ``nr_running`` tasks: every one runs once in it (__sched_period)."""
+    factor = 1 + (min(max(cpus, 1), 8).bit_length() - 1)
+    latency, granularity = CFS_LATENCY * factor, CFS_MIN_GRANULARITY * factor
+    return max(latency, nr_running * granularity)
+
+
+def rt_share(wait: Wait, by_pid: dict[int, TaskStats]) -> float:
+    """Seconds of the wait during which RT tasks held the CPU."""
+    return sum(b.seconds for b in wait.behind if b.pid in by_pid and is_rt(by_pid[b.pid].prio))
+
+
+def _rank(ratio: float, sensitive: bool) -> Severity:
+    """Severity of a starved wait ``ratio`` times the reporting threshold: high for a latency-sensitive waiter
+    kept more than 4 times it, else medium."""
+    return Severity.HIGH if sensitive and ratio > 4 else Severity.MEDIUM
+
+
+def judge_wait(
+    task: TaskStats, wait: Wait, analysis: TraceAnalysis, by_pid: dict[int, TaskStats], limit: float
+) -> Judgement | None:
+    """How much ``task``'s ``wait`` hurt, or None when it is within what its class is promised."""
+    seconds = wait.span.duration
+    if is_rt(task.prio):
+        ratio = seconds / RT_PROMISE
+        if ratio <= 1:
+            return None
+        top = by_pid.get(wait.behind[0].pid) if wait.behind else None
+        if top is not None and is_rt(top.prio) and top.prio <= task.prio:
+            return Judgement(
+                Severity.LOW,
+                "RT priority order: a task of the same or higher RT priority runs first",
+                RT_PROMISE,
+                "SCHED_FIFO/RR run by priority, FIFO within one (Documentation/scheduler/sched-rt-group.rst)",
+                f"it waited behind {top.comm} (prio {top.prio}), which its class lets run first",
+            )
+        sev = Severity.HIGH if ratio > 100 else Severity.MEDIUM if ratio > ORDER else Severity.LOW
+        return Judgement(
+            sev,
+            "RT wakeup latency promise",
+            RT_PROMISE,
+            "an RT task preempts CFS at the next preemption point (Documentation/scheduler/sched-rt-group.rst)",
+            f"an RT task waited {ratio:.0f} times what its class is promised",
+        )
+    held = rt_share(wait, by_pid)
+    if held >= seconds / 2:
+        if seconds <= limit:
+            return None
+        return Judgement(
+            _rank(seconds / limit, latency_sensitive(task)),
+            "CFS time while an RT task runs: none; reported above --latency-ms",
+            limit,
+            "RT tasks run until they sleep, throttled only after sched_rt_runtime_us "
+            "(Documentation/scheduler/sched-rt-group.rst)",
+            "an RT task held the CPU for most of the wait: a CFS task gets nothing until it sleeps",
+        )
+    others = [by_pid[b.pid] for b in wait.behind if b.pid in by_pid and b.pid != 0]
+    nr = 1 + len(others)
+    heavier = sum(weight(t.prio) for t in others) / len(others) if others else 0.0
+    scale = max(1.0, heavier / weight(task.prio))
+    cpus = cpu_count(analysis)
+    period = cfs_period(nr, cpus) * scale
+    if seconds <= period:
+        return None
+    sensitive = latency_sensitive(task)
+    ratio = seconds / period
+    sev = Severity.LOW
+    if sensitive and ratio > ORDER:
+        sev = Severity.HIGH if ratio > 4 * ORDER else Severity.MEDIUM
+    elif ratio > 4 * ORDER * ORDER:  # 400 periods: no fair sharing explains it (a throttled cgroup, a stuck CPU)
+        sev = Severity.MEDIUM
+    weighted = f", x{scale:.1f} for its weight (prio {task.prio})" if scale > 1 else ""
+    return Judgement(
+        sev,
+        f"CFS latency period for {nr} runnable task(s) on {cpus} CPU(s){weighted}",
+        period,
+        "sched_latency_ns 6 ms x (1 + log2 CPUs), or nr_running x min_granularity "
+        "(Documentation/scheduler/sched-design-CFS.rst)",
+        f"only CFS tasks ran meanwhile: a fair share on a busy CPU, {ratio:.1f} times the period"
+        + ("" if sev >= Severity.MEDIUM else " (load, not a fault)"),
+    )
+
+
+def worst_wait_behind(victim: TaskStats, culprit: int) -> Wait | None:
+    """The victim's worst wakeup or preemption wait spent mostly behind ``culprit`` (it ran the most meanwhile)."""
+    for wait in (victim.worst_wakeup, victim.worst_preempt_wait):
+        if wait is not None and wait.behind and wait.behind[0].pid == culprit:
+            return wait
+    return None
+
+
+def victim_harm(
+    culprit: TaskStats, analysis: TraceAnalysis, by_pid: dict[int, TaskStats], limit: float
+) -> tuple[Severity | None, list[tuple[TaskStats, Wait, Judgement]]]:
+    """The worst judged wait among the tasks ``culprit`` kept waiting, and each judged wait (worst first)."""
+    judged = []
+    for blame in culprit.victims:
+        victim = by_pid.get(blame.pid)
+        wait = worst_wait_behind(victim, culprit.pid) if victim else None
+        if victim is None or wait is None:
+            continue
+        j = judge_wait(victim, wait, analysis, by_pid, limit)
+        if j is not None:
+            judged.append((victim, wait, j))
+    judged.sort(key=lambda r: (-r[2].severity.rank, -r[1].span.duration))
+    return (judged[0][2].severity if judged else None), judged

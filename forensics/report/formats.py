@@ -1,0 +1,107 @@
+"""The one format registry: ``--format`` (text, md, json) of every command goes through :func:`render`.
+
+A command's renderer is an object with one method per format (:class:`Renderer`); :func:`render` picks the
+method for the asked :class:`OutputFormat` and ends in ``assert_never``, so a new member fails mypy until
+every renderer handles it.  No other code branches on the format (``tests/test_architecture.py``).
+"""
+
+from __future__ import annotations
+
+import enum
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, TypeVar, assert_never
+
+if TYPE_CHECKING:
+    from forensics.model import Incident
+
+__all__ = ["Destination", "IncidentRenderer", "OutputFormat", "Renderer", "render", "render_incident"]
+
+
+class OutputFormat(enum.Enum):
+    """The output formats every command offers with ``--format``."""
+
+    TEXT = "text"  # terminal (rich); plain when not a TTY
+    MD = "md"  # markdown
+    JSON = "json"  # kforensic.incident/1 (or the command's own schema embedding it)
+
+    @property
+    def links_files(self) -> bool:
+        """Whether a page in this format links files written beside it (plots): markdown only."""
+        return self is OutputFormat.MD
+
+
+@dataclass(frozen=True)
+class Destination:
+    """Where the rendered text goes: ``output`` (``-o``), or standard output when None."""
+
+    output: Path | None = None
+
+    @property
+    def color(self) -> bool:
+        """Colour only for a terminal on stdout."""
+        return self.output is None and sys.stdout.isatty()
+
+    @property
+    def base(self) -> Path | None:
+        """The directory that relative links of the page start from (the output's), None on stdout."""
+        return None if self.output is None else self.output.parent
+
+
+R_contra = TypeVar("R_contra", contravariant=True)
+R = TypeVar("R")
+
+
+class Renderer(Protocol[R_contra]):
+    """One command's result in each output format."""
+
+    def text(self, result: R_contra, to: Destination) -> str: ...
+
+    def markdown(self, result: R_contra, to: Destination) -> str: ...
+
+    def json(self, result: R_contra, to: Destination) -> str: ...
+
+
+def render(renderer: Renderer[R], result: R, fmt: OutputFormat, output: Path | None = None) -> str:
+    """The result in the asked format, for ``output`` (stdout when None)."""
+    to = Destination(output)
+    match fmt:
+        case OutputFormat.TEXT:
+            return renderer.text(result, to)
+        case OutputFormat.MD:
+            return renderer.markdown(result, to)
+        case OutputFormat.JSON:
+            return renderer.json(result, to)
+        case _:
+            assert_never(fmt)
+
+
+@dataclass(frozen=True)
+class IncidentRenderer:
+    """An incident alone: terminal text (``color`` forced on or off), markdown, or kforensic.incident/1."""
+
+    color: bool | None = None  # None: colour for a terminal on stdout
+    width: int = 100
+
+    def text(self, result: Incident, to: Destination) -> str:
+        from forensics.report.terminal import render_terminal
+
+        return render_terminal(result, color=to.color if self.color is None else self.color, width=self.width)
+
+    def markdown(self, result: Incident, to: Destination) -> str:
+        from forensics.report.markdown import render_markdown
+
+        return render_markdown(result)
+
+    def json(self, result: Incident, to: Destination) -> str:
+        import json
+
+        from forensics.serialize import incident_to_dict
+
+        return json.dumps(incident_to_dict(result), indent=2, ensure_ascii=False) + "\n"
+
+
+def render_incident(incident: Incident, fmt: OutputFormat, *, color: bool = False, width: int = 100) -> str:
+    """Render an incident in the given format."""
+    return render(IncidentRenderer(color, width), incident, fmt)

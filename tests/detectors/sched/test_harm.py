@@ -1,0 +1,136 @@
+"""The harm rules of detectors/sched/harm.py, one by one: each wait judged against its class's promise."""
+
+from __future__ import annotations
+
+import pytest
+
+from detectors.sched import harm
+from detectors.sched.model import (
+    Blame,
+    Coverage,
+    EventRef,
+    Figure,
+    Span,
+    TaskStats,
+    Thresholds,
+    TraceAnalysis,
+    Wait,
+)
+from forensics.model import Severity
+
+LIMIT = Thresholds().wakeup_latency
+
+
+def _task(pid: int, comm: str, prio: int = 120) -> TaskStats:
+    none = Figure(0, 0.0, None)
+    return TaskStats(pid, comm, prio, 0.0, none, 0, none, None, none, None, (), (), 0.0, ())
+
+
+def _wait(seconds: float, *behind: tuple[TaskStats, float]) -> Wait:
+    ref = EventRef(1, 100.0, 0, "x")
+    return Wait(Span(seconds, 100.0, 0, ref, ref), tuple(Blame(t.pid, t.comm, s) for t, s in behind), "sched_waking")
+
+
+def _analysis(cpus: int, *tasks: TaskStats) -> TraceAnalysis:
+    coverage = Coverage(cpus, tuple(range(cpus)), 0.0, 1.0, 0, 0, "")
+    return TraceAnalysis((0.0, 1.0), "sched_waking", tasks, (), (), (), (), (), coverage, (), None, Thresholds())
+
+
+def _judge(task: TaskStats, wait: Wait, cpus: int, *others: TaskStats) -> harm.Judgement | None:
+    analysis = _analysis(cpus, task, *others)
+    return harm.judge_wait(task, wait, analysis, {t.pid: t for t in analysis.tasks}, LIMIT)
+
+
+@pytest.mark.parametrize(
+    ("cpus", "nr", "period_ms"),
+    [(1, 2, 6.0), (2, 2, 12.0), (4, 3, 18.0), (8, 8, 24.0), (64, 8, 24.0), (2, 20, 30.0)],
+)
+def test_cfs_period_follows_the_kernel_defaults(cpus: int, nr: int, period_ms: float) -> None:
+    assert harm.cfs_period(nr, cpus) == pytest.approx(period_ms / 1e3)
+
+
+def test_an_rt_task_is_promised_microseconds() -> None:
+    rt, cfs = _task(1, "irq/24-eth0", 49), _task(2, "gzip")
+    assert _judge(rt, _wait(50e-6, (cfs, 50e-6)), 2, cfs) is None
+    low = _judge(rt, _wait(0.5e-3, (cfs, 0.5e-3)), 2, cfs)
+    medium = _judge(rt, _wait(2e-3, (cfs, 2e-3)), 2, cfs)
+    high = _judge(rt, _wait(20e-3, (cfs, 20e-3)), 2, cfs)
+    assert low and medium and high
+    assert (low.severity, medium.severity, high.severity) == (Severity.LOW, Severity.MEDIUM, Severity.HIGH)
+    assert medium.value == harm.RT_PROMISE and "sched-rt-group" in medium.source
+
+
+def test_an_rt_task_behind_a_higher_priority_rt_task_is_the_class_working() -> None:
+    rt, higher = _task(1, "worker", 89), _task(2, "watchdog", 0)
+    judged = _judge(rt, _wait(5e-3, (higher, 5e-3)), 2, higher)
+    assert judged is not None and judged.severity is Severity.LOW and "priority" in judged.baseline
+
+
+def test_a_cfs_task_behind_an_rt_task_is_starved() -> None:
+    victim, rcu, rt = _task(1, "kf_victim"), _task(3, "rcu_preempt"), _task(2, "kf_rthog", 89)
+    judged = _judge(victim, _wait(8e-3, (rt, 8e-3)), 2, rt)
+    assert judged is not None and judged.severity is Severity.MEDIUM and judged.value == LIMIT
+    sensitive = _judge(rcu, _wait(10e-3, (rt, 10e-3)), 2, rt)
+    assert sensitive is not None and sensitive.severity is Severity.HIGH  # a latency-sensitive kernel thread, 5x
+    assert _judge(victim, _wait(1.5e-3, (rt, 1.5e-3)), 2, rt) is None  # under the reporting threshold
+
+
+def test_a_fair_share_wait_is_load_not_a_fault() -> None:
+    ls, a, b = _task(1, "ls"), _task(2, "python"), _task(3, "gzip")
+    assert _judge(ls, _wait(11.5e-3, (a, 6e-3), (b, 5.5e-3)), 2, a, b) is None  # within the 12 ms period
+    over = _judge(ls, _wait(90e-3, (a, 50e-3), (b, 40e-3)), 2, a, b)
+    assert over is not None and over.severity is Severity.LOW and "CFS latency period" in over.baseline
+    assert "sched-design-CFS" in over.source
+
+
+def test_a_latency_sensitive_kernel_thread_kept_an_order_of_magnitude_too_long_is_a_problem() -> None:
+    ksoftirqd, hog = _task(1, "ksoftirqd/1"), _task(2, "gzip")
+    assert _judge(ksoftirqd, _wait(85e-3, (hog, 85e-3)), 2, hog).severity is Severity.LOW  # type: ignore[union-attr]
+    judged = _judge(ksoftirqd, _wait(200e-3, (hog, 200e-3)), 2, hog)
+    assert judged is not None and judged.severity is Severity.MEDIUM
+    plain = _judge(_task(3, "bash"), _wait(200e-3, (hog, 200e-3)), 2, hog)
+    assert plain is not None and plain.severity is Severity.LOW  # an ordinary task: load
+
+
+def test_a_low_weight_waiter_is_judged_against_a_longer_period() -> None:
+    niced, a = _task(1, "cc1", 130), _task(2, "python", 120)
+    judged = _judge(niced, _wait(100e-3, (a, 100e-3)), 2, a)
+    assert judged is None  # nice 10 behind nice 0: 12 ms x 1024/110 = 112 ms
+    assert harm.weight(120) == 1024 and harm.weight(130) == 110
+
+
+def test_kernel_threads_and_latency_sensitive_tasks() -> None:
+    assert harm.kernel_thread("kworker/0:1") and harm.kernel_thread("jbd2/vda1-8")
+    assert not harm.kernel_thread("python3")
+    assert harm.latency_sensitive(_task(1, "rcu_preempt")) and harm.latency_sensitive(_task(2, "app", 50))
+    assert not harm.latency_sensitive(_task(3, "kswapd0"))
+
+
+def _runner(pid: int, comm: str, run: float, waiter: TaskStats | None) -> TaskStats:
+    ref = EventRef(1, 100.0, 0, "x")
+    worst = Span(run, 100.0, 0, ref, ref)
+    victims = (Blame(waiter.pid, waiter.comm, run),) if waiter else ()
+    return _task(pid, comm)._replace(runs=Figure(1, run, worst), hog_runs=1, delay_caused=run if waiter else 0.0,
+                                     victims=victims)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("comm", "waited", "kind", "kernel_advice"),
+    [
+        ("python3", False, "Long run", False),  # a busy loop on a CPU nobody needed: information
+        ("python3", True, "CPU hog", False),  # a user task: never kernel advice
+        ("kworker/0:1", True, "Kernel-mode run", True),  # a kernel thread past the CFS period: no resched point
+    ],
+)
+def test_long_runs_are_as_severe_as_the_waits_they_caused(
+    comm: str, waited: bool, kind: str, kernel_advice: bool
+) -> None:
+    from detectors.sched.findings import cpu_hogs
+
+    victim = _task(9, "rcu_preempt")
+    runner = _runner(1, comm, 0.5, victim if waited else None)
+    victim = victim._replace(worst_wakeup=_wait(0.5, (runner, 0.5)), wakeup=Figure(1, 0.5, None))
+    (found,) = cpu_hogs(_analysis(2, runner, victim), "t.txt")
+    assert found.title.startswith(kind) and found.baseline is not None
+    assert any("cond_resched" in s for s in found.next_steps) is kernel_advice
+    assert (found.severity >= Severity.MEDIUM) is waited  # rcu_preempt kept 0.5 s: a problem; nobody: info

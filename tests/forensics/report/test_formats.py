@@ -1,0 +1,52 @@
+"""The one format registry: every ``--format`` member reaches its renderer method, and only that one."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from forensics.report.formats import Destination, IncidentRenderer, OutputFormat, render
+from tests.forensics.factories import incident_of, line_evidence, null_deref_finding, write_log
+
+METHOD = {OutputFormat.TEXT: "text", OutputFormat.MD: "markdown", OutputFormat.JSON: "json"}
+
+
+class _Spy:
+    """A renderer that says which method ran, and for which destination."""
+
+    def text(self, result: str, to: Destination) -> str:
+        return f"text {result} {to.output}"
+
+    def markdown(self, result: str, to: Destination) -> str:
+        return f"markdown {result} {to.output}"
+
+    def json(self, result: str, to: Destination) -> str:
+        return f"json {result} {to.output}"
+
+
+def test_every_format_has_its_method() -> None:
+    assert set(METHOD) == set(OutputFormat)  # a new member must be added here and to Renderer
+
+
+@pytest.mark.parametrize("fmt", list(OutputFormat))
+def test_render_calls_the_formats_method(fmt: OutputFormat, tmp_path: Path) -> None:
+    assert render(_Spy(), "r", fmt, tmp_path / "out") == f"{METHOD[fmt]} r {tmp_path / 'out'}"
+
+
+@pytest.mark.parametrize("fmt", list(OutputFormat))
+def test_the_incident_renders_in_every_format(fmt: OutputFormat, tmp_path: Path) -> None:
+    log = write_log(tmp_path)
+    incident = incident_of((null_deref_finding((line_evidence(log, 1, log.read_text().splitlines()[0]),)),))
+    text = render(IncidentRenderer(color=False), incident, fmt)
+    assert incident.findings[0].title in (
+        json.loads(text)["findings"][0]["title"] if fmt is OutputFormat.JSON else text
+    )
+
+
+def test_a_destination_says_where_links_start_and_colours_only_a_terminal(tmp_path: Path) -> None:
+    assert Destination(tmp_path / "r.md").base == tmp_path
+    assert Destination(tmp_path / "r.md").color is False
+    assert Destination().base is None
+    assert OutputFormat.MD.links_files and not OutputFormat.TEXT.links_files and not OutputFormat.JSON.links_files

@@ -1,0 +1,113 @@
+"""The two paths of ``kforensic trace`` give the same result on every bundled trace.
+
+Small inputs are read by the line parser and analysed by the reference
+SchedAnalyzer (nothing compiled); larger ones by the compiled scanner and
+engine (forensics.jit.compiled_pays decides, $KFORENSIC_COMPILED forces it).
+The whole TraceResult (analysis, parse counts, findings with their evidence,
+spans) must be equal (but for the seconds the input took to read), with the options that change what is kept.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from collectors.trace_columns import text_size
+from forensics.jit import COMPILED_ENV, SMALL_INPUT_BYTES, compiled_pays
+from forensics.pipelines.spans import SpanOptions
+from forensics.pipelines.trace import analyse_trace_file
+from forensics.types.results import TraceResult
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+BUNDLED = sorted([*(DATA / "traces").glob("*.txt.gz"), *(DATA / "lttng").glob("*.txt.gz")])
+OPTIONS: tuple[dict[str, Any], ...] = (
+    {},
+    {"bucket": 0.01, "png": True},
+    {"span": (0.0, 0.0), "span_opts": SpanOptions(slow_ms=1.0)},  # span filled in below: a window inside
+)
+
+
+def _run(monkeypatch: pytest.MonkeyPatch, path: Path, compiled: bool, tmp: Path, **options: Any) -> TraceResult:
+    """The result on one path; the time the input took to read (SourceRecord.seconds) set to 0."""
+    monkeypatch.setenv(COMPILED_ENV, "yes" if compiled else "no")
+    if options.pop("png", False):
+        options["png"] = tmp / f"timeline-{compiled}.png"
+    result = analyse_trace_file(str(path), **options)
+    sources = tuple(replace(s, seconds=0.0) for s in result.incident.sources)
+    assert sources and all(s.sha256 for s in sources)
+    return replace(result, incident=replace(result.incident, sources=sources))
+
+
+def test_bundled_traces_are_found() -> None:
+    assert len(BUNDLED) >= 5, BUNDLED
+
+
+@pytest.mark.parametrize("path", BUNDLED, ids=lambda p: p.name)
+@pytest.mark.parametrize("which", range(len(OPTIONS)))
+def test_small_input_path_equals_compiled_path(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, path: Path, which: int
+) -> None:
+    options = dict(OPTIONS[which])
+    if "span" in options:  # a window in the middle of the trace: clipping and the stop after it
+        whole = _run(monkeypatch, path, False, tmp_path)
+        t0, t1 = whole.analysis.window if isinstance(whole.analysis.window, tuple) else (0.0, 1.0)
+        options["span"] = (t0 + (t1 - t0) / 3, t0 + 2 * (t1 - t0) / 3)
+    plain = _run(monkeypatch, path, False, tmp_path, **options)
+    fast = _run(monkeypatch, path, True, tmp_path, **options)
+    assert plain.analysis.tasks, "the trace gave no task: nothing was compared"
+    assert fast == plain
+    assert repr(fast) == repr(plain)  # also tells -0.0 from 0.0
+    if "png" in OPTIONS[which]:
+        assert (tmp_path / "timeline-True.png").read_bytes() == (tmp_path / "timeline-False.png").read_bytes()
+
+
+def test_the_size_decides_unless_forced(tmp_path: Path) -> None:
+    small = DATA / "traces" / "kf.ftrace.txt.gz"
+    size = text_size(str(small))
+    assert size is not None and 100_000 < size < SMALL_INPUT_BYTES  # the gzip trailer: the text's size
+    assert not compiled_pays(size, environ={})
+    assert compiled_pays(SMALL_INPUT_BYTES, environ={})
+    assert compiled_pays(None, environ={})  # standard input: unknown size
+    assert compiled_pays(size, environ={COMPILED_ENV: "yes"})
+    assert not compiled_pays(10 * SMALL_INPUT_BYTES, environ={COMPILED_ENV: "no"})
+    plain = tmp_path / "plain.txt"
+    plain.write_bytes(b"x" * 1234)
+    assert text_size(str(plain)) == 1234
+    assert text_size("-") is None
+    assert text_size(str(tmp_path / "missing")) is None
+    ctf = tmp_path / "ctf"
+    (ctf / "kernel").mkdir(parents=True)
+    (ctf / "kernel" / "channel0_0").write_bytes(b"\0" * 1000)
+    shutil.copy(plain, ctf / "kernel" / "metadata")
+    assert text_size(str(ctf)) == 4 * (1000 + 1234)
+
+
+def test_a_cold_cache_reads_without_compiling(capsys: pytest.CaptureFixture[str]) -> None:
+    """Kernels not in the cache: a large input reads without them (said on stderr), a huge one compiles."""
+    from forensics.jit import COLD_INPUT_BYTES
+
+    class NotCached:  # a dispatcher whose cache index is empty
+        class _cache:  # noqa: N801 (numba's attribute names)
+            class _cache_file:  # noqa: N801
+                @staticmethod
+                def _load_index() -> dict[object, str]:
+                    return {}
+
+    assert not compiled_pays(SMALL_INPUT_BYTES, lambda: [NotCached()], environ={})
+    assert "analysing without compiled code" in capsys.readouterr().err
+    assert compiled_pays(COLD_INPUT_BYTES, lambda: [NotCached()], environ={})
+    assert compiled_pays(SMALL_INPUT_BYTES, lambda: [object()], environ={}) is False  # unknown internals: cold
+
+
+def test_build_fills_the_cache() -> None:
+    """What an install runs once: afterwards every kernel of the text path is in the cache."""
+    from forensics.jit import is_cached
+    from forensics.pipelines.build import build
+    from forensics.pipelines.trace import trace_kernels
+
+    assert build() > 0
+    assert is_cached(trace_kernels())
