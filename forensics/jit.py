@@ -18,11 +18,13 @@ here instead of ``numba.njit``, so that:
   cache prints nothing.
 
 numba reads the cache directory when a kernel is decorated, so this module
-sets it on import, before the modules that import it define their kernels.
+sets it when the first kernel is decorated through it (numba is imported then,
+not before: a small input never imports it).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
@@ -30,11 +32,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-import numba
-from numba.core import event
-
 F = TypeVar("F", bound=Callable[..., Any])
-_config: Any = numba.config  # numba has no type information
 
 NOTICE_MIN_SECONDS = 2.0  # compiles expected to take less than this run without a notice
 
@@ -49,48 +47,51 @@ def cache_dir(environ: dict[str, str] | os._Environ[str] = os.environ) -> Path:
     return base / "kforensic" / "numba"
 
 
-def _configure() -> None:
-    """Point numba's cache at :func:`cache_dir` (kept as numba's default when the home is unknown)."""
-    try:
-        where = cache_dir()
-    except RuntimeError:  # no home directory to expand: numba's own fallbacks apply
-        return
-    _config.CACHE_DIR = str(where)
-
-
-_configure()
-
 _expected: dict[object, tuple[str, float]] = {}  # python function -> (what it is, seconds to compile)
+_numba: Any = None  # numba, once set up (:func:`_setup`): importing it costs 0.5 s, small inputs never do
 
 
-class _Notice(event.Listener):
-    """Prints one line on stderr when a kernel with an expected compile time starts compiling."""
+def _setup() -> Any:
+    """Import numba, point its cache at :func:`cache_dir` and listen for compiles (once); numba."""
+    global _numba  # noqa: PLW0603 (set once, on the first kernel)
+    if _numba is not None:
+        return _numba
+    import numba
+    from numba.core import event
 
-    def __init__(self) -> None:
-        self.depth = threading.local()
+    config: Any = numba.config  # numba has no type information
+    with contextlib.suppress(RuntimeError):  # no home directory to expand: numba's own fallbacks apply
+        config.CACHE_DIR = str(cache_dir())
 
-    def on_start(self, ev: event.Event) -> None:
-        depth = getattr(self.depth, "n", 0)
-        self.depth.n = depth + 1
-        if depth:  # a helper compiled while its caller compiles: the caller's notice covers it
-            return
-        dispatcher = ev.data.get("dispatcher") if isinstance(ev.data, dict) else None
-        found = _expected.get(getattr(dispatcher, "py_func", None))
-        if found is None or found[1] < NOTICE_MIN_SECONDS:
-            return
-        what, seconds = found
-        print(
-            f"kforensic: compiling {what} for this machine (once per install; about {seconds:.0f} s on 2 cores), "
-            f"cached in {_config.CACHE_DIR or 'numba default location'}",
-            file=sys.stderr,
-            flush=True,
-        )
+    class Notice(event.Listener):
+        """Prints one line on stderr when a kernel with an expected compile time starts compiling."""
 
-    def on_end(self, ev: event.Event) -> None:
-        self.depth.n = max(0, getattr(self.depth, "n", 1) - 1)
+        def __init__(self) -> None:
+            self.depth = threading.local()
 
+        def on_start(self, ev: Any) -> None:
+            depth = getattr(self.depth, "n", 0)
+            self.depth.n = depth + 1
+            if depth:  # a helper compiled while its caller compiles: the caller's notice covers it
+                return
+            dispatcher = ev.data.get("dispatcher") if isinstance(ev.data, dict) else None
+            found = _expected.get(getattr(dispatcher, "py_func", None))
+            if found is None or found[1] < NOTICE_MIN_SECONDS:
+                return
+            what, seconds = found
+            print(
+                f"kforensic: compiling {what} for this machine (once per install; about {seconds:.0f} s on 2 "
+                f"cores), cached in {config.CACHE_DIR or 'numba default location'}",
+                file=sys.stderr,
+                flush=True,
+            )
 
-event.register("numba:compile", _Notice())  # type: ignore[no-untyped-call]
+        def on_end(self, ev: Any) -> None:
+            self.depth.n = max(0, getattr(self.depth, "n", 1) - 1)
+
+    event.register("numba:compile", Notice())  # type: ignore[no-untyped-call]
+    _numba = numba
+    return numba
 
 
 def njit(what: str = "", seconds: float = 0.0, **options: Any) -> Callable[[F], F]:
@@ -99,7 +100,7 @@ def njit(what: str = "", seconds: float = 0.0, **options: Any) -> Callable[[F], 
     ``what`` names the kernel for the user ("the trace analysis"); ``seconds`` is its measured compile
     time (announced from :data:`NOTICE_MIN_SECONDS` up).
     """
-    decorate = numba.njit(cache=True, nogil=True, **options)
+    decorate = _setup().njit(cache=True, nogil=True, **options)
 
     def wrap(fn: F) -> F:
         if what:
@@ -116,7 +117,7 @@ def inline(fn: F) -> F:
     compile by 10 in time and 17 in memory (collectors/trace_scan.py); plain :func:`compiled` helpers are
     the default.
     """
-    return cast(F, numba.njit(cache=True, nogil=True, inline="always")(fn))
+    return cast(F, _setup().njit(cache=True, nogil=True, inline="always")(fn))
 
 
 def compiled(fn: F) -> F:
@@ -166,8 +167,8 @@ def compiled_pays(
         return True
     if text_bytes is not None and text_bytes < COLD_INPUT_BYTES:
         print(
-            f"kforensic: reading without compiled code (not built for this install yet; `{BUILD_HINT}` "
-            "builds it once, then inputs this large read about 4x faster)",
+            f"kforensic: analysing without compiled code (not built for this install yet; `{BUILD_HINT}` "
+            "builds it once, then inputs this large run about 4x faster)",
             file=sys.stderr,
             flush=True,
         )

@@ -22,6 +22,7 @@ from detectors.leaks.findings import (
     absence,
     cache_finding,
     coverage_finding,
+    examined_record,
     group_finding,
     meminfo_finding,
 )
@@ -37,6 +38,7 @@ from detectors.leaks.judge import (
 from detectors.leaks.meminfo import MEMINFO_FIELDS, UNACCOUNTED, last_value, with_unaccounted
 from detectors.leaks.power import Power, power_of
 from detectors.leaks.series import SeriesMatrix, counter_matrices, counter_units, slab_extent, slab_matrices
+from forensics import model
 from forensics.model import Finding, NotAvailable
 from forensics.types.slab import CounterTable, SlabTable
 
@@ -90,6 +92,10 @@ class LeakAnalysis:
     def absence(self) -> str:
         """What was examined and what it could have shown (said whenever nothing is leaking or suspect)."""
         return absence(self.examined)
+
+    def examined_record(self, source: str) -> model.Examined:
+        """What was examined and what it could have shown, for ``Incident.examined``."""
+        return examined_record(self.examined, source)
 
     def coverage(self, source: str) -> Finding:
         """The info finding saying what was examined, citing the stretch's first and last sample."""

@@ -13,6 +13,7 @@ from detectors.leaks.decision import Grade, duration
 from detectors.leaks.judge import SampleRef, SeriesVerdict
 from detectors.leaks.meminfo import field_info
 from detectors.leaks.power import Power
+from forensics import model
 from forensics.model import (
     Clock,
     Evidence,
@@ -347,6 +348,24 @@ def absence(e: Examined) -> str:
         return f"Examined {what}: {e.power.reach()}."
     undecided = f" ({e.undecided} grow, too short to call)" if e.undecided else ""
     return f"No cache or meminfo field grows like a leak{undecided}: examined {what}; {e.power.reach()}."
+
+
+def examined_record(e: Examined, source: str) -> model.Examined:
+    """What the analysis examined, for the incident (said with "no problem found")."""
+    p = e.power
+    what = (
+        f"slab samples {source}: {p.seen()}"
+        + (f" every {p.interval_seconds:g} s" if p.interval_seconds else "")
+        + f", {e.caches} slab caches ({e.judged} moved enough to judge), {e.meminfo} meminfo series"
+    )
+    if not p.judgeable:
+        return model.Examined(what, (), (f"any leak: {p.shortfall()}",))
+    could = (f"leaks of {kb(p.detectable_rate)}/h or faster (slab caches and kernel memory in meminfo)",)
+    if p.full:
+        return model.Examined(what, could, ())
+    return model.Examined(
+        what, could, (f"slower leaks (down to {kb(p.min_rate)}/h): need >= {duration(p.full_seconds)} of samples",)
+    )
 
 
 def coverage_finding(e: Examined, source: str) -> Finding:

@@ -47,8 +47,9 @@ def _incident(store: SlabStore, run_id: int | None, analysis: LeakAnalysis) -> I
         kernel_release=kernels.pop() if len(kernels) == 1 else NotAvailable("the store does not name one kernel"),
         window=window,
         sources=(_store_record(store.path),),
-        findings=(*analysis.findings, analysis.coverage(str(store.path))),
+        findings=analysis.findings,
         tool_version=__version__,
+        examined=(analysis.examined_record(str(store.path)),),
     )
 
 

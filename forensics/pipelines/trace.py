@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from forensics import __version__
 from forensics.errors import InputError, UsageError
-from forensics.model import Clock, Examined, Incident, NotAvailable, Timestamp, TimeWindow
+from forensics.model import Clock, Examined, Finding, Incident, NotAvailable, Timestamp, TimeWindow
 from forensics.pipelines.spans import SpanOptions
 from forensics.types.results import TraceResult
 
@@ -120,12 +120,28 @@ def examined_trace(name: str, analysis: TraceAnalysis, parse: ParseSummary) -> E
     )
 
 
-def trace_kernels() -> tuple[object, ...]:
-    """The compiled kernels of the text trace path (importing them imports numba, nothing is compiled)."""
-    from collectors.trace_scan import scan
+def _is_ctf(trace_file: str) -> bool:
+    """collectors.ctf.reader.is_ctf, imported only for a directory or a metadata file: it imports numba (0.5 s)."""
+    path = Path(trace_file)
+    if trace_file == "-" or not (path.name == "metadata" or path.is_dir()):
+        return False
+    from collectors.ctf.reader import is_ctf
+
+    return is_ctf(trace_file)
+
+
+def engine_kernels() -> tuple[object, ...]:
+    """The compiled kernels of the scheduling engine (importing them imports numba, nothing is compiled)."""
     from detectors.sched import engine_kernels as k
 
-    return (scan, k.run_batch, k.new_maps, k.state_refs)
+    return (k.run_batch, k.new_maps, k.state_refs)
+
+
+def trace_kernels() -> tuple[object, ...]:
+    """The compiled kernels of the text trace path: the scanner and the engine."""
+    from collectors.trace_scan import scan
+
+    return (scan, *engine_kernels())
 
 
 def analyse_trace_file(
@@ -140,7 +156,6 @@ def analyse_trace_file(
     span_opts: SpanOptions | None = None,
 ) -> TraceResult:
     """Read and analyse one trace (what ``kforensic trace`` does before rendering); optionally write the PNG."""
-    from collectors.ctf.reader import is_ctf
     from collectors.trace_columns import BatchParser, read_batches, text_size
     from collectors.trace_input import open_trace
     from detectors.sched.analyzer import BatchAnalyzer, SchedAnalyzer
@@ -150,7 +165,8 @@ def analyse_trace_file(
     from forensics.jit import compiled_pays
 
     # A small input is read and analysed without compiled code (the same results, no compile to wait for).
-    compiled = compiled_pays(text_size(trace_file), trace_kernels)
+    ctf_input = _is_ctf(trace_file)  # its decoder is collectors.ctf's (compiled either way)
+    compiled = compiled_pays(text_size(trace_file), engine_kernels if ctf_input else trace_kernels)
     options = (thresholds or DefaultThresholds(), span, bucket, png is not None)
     analyzer: BatchAnalyzer | FastAnalyzer
     if compiled:
@@ -162,7 +178,7 @@ def analyse_trace_file(
     opts = span_opts or SpanOptions()
     ctf = None
     keeper = None
-    if trace_file != "-" and is_ctf(trace_file):
+    if ctf_input:
         from collectors.ctf.feed import feed_session
         from collectors.ctf.reader import Session
 
@@ -206,8 +222,8 @@ def analyse_trace_file(
             raise UsageError(
                 f"--task {task!r} matches no task in {trace_file}", hint="give a comm or pid from the task table"
             )
-    findings = detect(analysis, stream.name)
     span_report = None
+    findings: list[Finding] = []
     if keeper is not None:
         from forensics.pipelines.spans import run_spans
 
@@ -220,6 +236,9 @@ def analyse_trace_file(
         table = keeper.table(extra, names)
         span_report, span_found = run_spans(trace_file, opts, table, ctf)
         findings = [*findings, *span_found]
+    # Threads that serve request spans are latency-sensitive waiters (detectors/sched/harm.py).
+    tids = frozenset(s.tid for s in span_report.spans) if span_report is not None else frozenset()
+    findings = [*detect(analysis._replace(span_tids=tids), stream.name), *findings]
     win = analysis.window
     incident = Incident(
         host=NotAvailable("a trace does not name its host"),

@@ -98,7 +98,7 @@ def test_a_cold_cache_reads_without_compiling(capsys: pytest.CaptureFixture[str]
                     return {}
 
     assert not compiled_pays(SMALL_INPUT_BYTES, lambda: [NotCached()], environ={})
-    assert "reading without compiled code" in capsys.readouterr().err
+    assert "analysing without compiled code" in capsys.readouterr().err
     assert compiled_pays(COLD_INPUT_BYTES, lambda: [NotCached()], environ={})
     assert compiled_pays(SMALL_INPUT_BYTES, lambda: [object()], environ={}) is False  # unknown internals: cold
 

@@ -16,7 +16,7 @@ import pytest
 
 from detectors.leaks.decision import Grade
 from forensics.cli import main
-from forensics.model import FindingKind, Severity
+from forensics.model import Severity
 from forensics.pipelines.leaks import analyse_store
 
 RECORDINGS = Path(__file__).resolve().parents[2] / "data" / "healthy" / "slabwatch"
@@ -51,7 +51,10 @@ def test_the_healthy_recording_has_nothing_at_medium_and_says_what_was_examined(
     assert text.startswith("No cache or meminfo field grows like a leak")
     assert "examined 235 slab caches" in text and "6 meminfo series" in text
     assert "or faster would show in 133 samples over 11 min" in text and "needs >= 2.0 h of samples" in text
-    [coverage] = [f for f in result.incident.findings if f.kind is FindingKind.LEAK_COVERAGE]
+    [examined] = result.incident.examined
+    assert "133 samples over 11 min every 5 s, 235 slab caches" in examined.what
+    assert examined.could_find[0].startswith("leaks of ") and "need >= 2.0 h of samples" in examined.could_not[0]
+    coverage = result.analysis.coverage(str(store))
     assert coverage.severity is Severity.INFO and coverage.title.startswith("No leak of ")
     code, out = _cli(monkeypatch, capsys, "leaks", "--store", str(store), "-f", "md", "--fail-on", "medium")
-    assert code == 0 and "examined 235 slab caches" in out
+    assert code == 0 and "examined 235 slab caches" in out and "No problem found" in out

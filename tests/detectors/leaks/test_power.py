@@ -13,7 +13,7 @@ from detectors.leaks.analysis import LeakInput, analyse
 from detectors.leaks.decision import Grade
 from detectors.leaks.power import plan_warning, planned
 from forensics.cli import main
-from forensics.model import FindingKind, Severity
+from forensics.model import Severity
 from forensics.pipelines.leaks import analyse_store
 from tests.detectors.leaks.frames_for_tests import START, slab_frame
 from tests.detectors.leaks.storebuild import Cache, write_store
@@ -33,8 +33,10 @@ def test_a_three_sample_store_cannot_be_judged_and_says_so(tmp_path: Path) -> No
     assert "no cache" not in statement.lower() and "grows like a leak" not in statement
     [vma] = [v for v in result.analysis.caches if v.name == "vm_area_struct"]
     assert vma.grade is Grade.UNDECIDED and vma.verdict.rule == "growing-too-short", vma.verdict
-    coverage = [f for f in result.incident.findings if f.kind is FindingKind.LEAK_COVERAGE]
-    assert [f.title for f in coverage] == [f"Leak analysis {power.shortfall()}"]
+    [examined] = result.incident.examined
+    assert examined.what.startswith(f"slab samples {store}: 3 samples over 2 min every 60 s, 2 slab caches")
+    assert examined.could_find == () and examined.could_not == (f"any leak: {power.shortfall()}",)
+    assert result.analysis.coverage(str(store)).title == f"Leak analysis {power.shortfall()}"
     assert all(f.severity < Severity.MEDIUM for f in result.incident.findings)
 
 
