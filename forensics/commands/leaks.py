@@ -77,7 +77,14 @@ def leaks(
     since: Annotated[
         str, typer.Option("--since", help="--prometheus: how far back to read.", metavar="DURATION")
     ] = "1d",
-    step: Annotated[str, typer.Option("--step", help="--prometheus: query resolution.", metavar="DURATION")] = "60s",
+    step: Annotated[
+        str,
+        typer.Option(
+            "--step",
+            help="--prometheus: query resolution; auto: the scrape interval, coarsened to 10,000 points over the data.",
+            metavar="DURATION|auto",
+        ),
+    ] = "auto",
     bearer_token_file: Annotated[
         Path | None, typer.Option("--bearer-token-file", help="--prometheus: send this token.", metavar="FILE")
     ] = None,

@@ -59,6 +59,7 @@ class FleetWindow:
     step: float
     queries: tuple[str, ...]  # per instance, with instance="$instance"
     requests: int
+    chosen: str = ""  # how --step auto picked the step ("" when the user gave it)
 
 
 @dataclass(frozen=True)
@@ -313,7 +314,7 @@ def summary_line(result: FleetLeaks) -> str:
         + (f" matching {{{result.match}}}" if result.match else "")
         + f", {iso(f.start)} to {iso(f.end)} at a {f.step:g} s step: {points:,} slab points,"
         f" {len(f.queries)} range queries per instance, {f.requests} requests;"
-        f" {len(result.rows)} leaking or suspect series"
+        f" {len(result.rows)} leaking or suspect series" + (f" ({f.chosen})" if f.chosen else "")
     )
 
 
@@ -335,6 +336,11 @@ def render_text(result: FleetLeaks, markdown: bool = False) -> str:
         widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(_HEADERS)]
         lines.append("  ".join(h.ljust(w) for h, w in zip(_HEADERS, widths, strict=True)).rstrip())
         lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    flagged = {r.instance for r in result.rows}
+    # What each quiet instance's points could have shown, or that they are too few to judge.
+    lines += [
+        f"{x.samples.instance}: {x.analysis.absence()}" for x in result.results if x.samples.instance not in flagged
+    ]
     for row in result.rows:
         lines += [f"note: {row.instance} {row.series}: {n}" for n in row.notes]
     notes = _notes(result)
@@ -361,7 +367,7 @@ def to_dict(result: FleetLeaks) -> dict[str, Any]:
         "tool_version": __version__,
         "prometheus": result.url,
         "match": result.match,
-        "window": {"start": f.start, "end": f.end, "step_seconds": f.step},
+        "window": {"start": f.start, "end": f.end, "step_seconds": f.step, "step_chosen": f.chosen or None},
         "queries": list(f.queries),
         "requests": f.requests,
         "thresholds": dataclasses.asdict(result.thresholds),
@@ -391,6 +397,8 @@ def to_dict(result: FleetLeaks) -> dict[str, Any]:
                 "interval_seconds": res.analysis.interval_seconds
                 if isinstance(res.analysis.interval_seconds, float)
                 else None,
+                "judgeable": res.analysis.power.judgeable,
+                "power": res.analysis.absence(),
                 "gaps": [{"start": g.start, "end": g.end, "seconds": g.seconds} for g in res.samples.gaps],
                 "resets": [{"at": r.at, "series": r.series, "what": r.what} for r in res.samples.resets],
             }
@@ -458,7 +466,8 @@ def run_prometheus(
     from forensics.units import parse_duration
 
     span = parse_duration(since, "--since")
-    resolution = parse_duration(step, "--step")
+    auto = step == "auto"
+    resolution = 1.0 if auto else parse_duration(step, "--step")
     if span <= 0 or resolution <= 0:
         raise UsageError("--since and --step must be more than 0", hint="give e.g. --since 7d --step 60s")
     if resolution < 1:
@@ -470,11 +479,22 @@ def run_prometheus(
     end = math.floor(time.time() / resolution) * resolution
     # The server is asked before numpy, pandas and scipy are imported: a wrong URL is said at once.
     instances = list_fleet(client, parse_match(match), end - span, end)
+    chosen = ""
+    if auto:
+        from collectors.fleet_metrics import slab_selector
+        from collectors.prometheus import pick_step
+
+        picked = pick_step(client, slab_selector(parse_match(match)), end - span, end)
+        resolution, chosen = picked.step, picked.reason
+        end = math.floor(end / resolution) * resolution
+        span = end - math.floor(picked.start / resolution) * resolution
     from detectors.leaks.decision import LeakThresholds as DefaultThresholds
 
     thresholds = DefaultThresholds()
     if min_rate_kb is not None:
         thresholds = dataclasses.replace(thresholds, min_rate=min_rate_kb * 1024)
     result = analyse_instances(client, parse_match(match), instances, end - span, end, resolution, thresholds)
+    if chosen:
+        result = dataclasses.replace(result, fetched=dataclasses.replace(result.fetched, chosen=chosen))
     deliver(render(FleetLeaksRenderer(), result, fmt, output), output)
     return result
