@@ -1,4 +1,4 @@
-"""Findings about imported slabinfo/meminfo snapshots themselves: rows left out, times that go back.
+"""Findings about imported slabinfo/meminfo snapshots themselves: rows left out, times that go back, cut samples.
 
 A snapshot row that does not parse (a column missing, a cut line) or holds a
 value no kernel has is not imported; an analyst must know that the series has
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from forensics.model import Evidence, Fact, Finding, FindingKind, Locator, LocatorKind, Severity, finding_id
-from forensics.types.slab import OutOfOrder, RejectedLine
+from forensics.types.slab import OutOfOrder, PartialSample, RejectedLine
 
 DETECTOR = "detectors.snapshot_input"
 CITED = 10  # rows cited as evidence; the count covers all
@@ -72,6 +72,36 @@ def times_going_back(order: Sequence[OutOfOrder]) -> list[Finding]:
             ),
             facts=(Fact("steps back", str(len(order))),),
             next_steps=("check the time lines cited; fix or drop the snapshots of a stepped clock",),
+            detector=DETECTOR,
+        )
+    ]
+
+
+def partial_samples(parts: Sequence[PartialSample], kept: int) -> list[Finding]:
+    """One finding for the samples left out because they end in the middle of a row (``kept``: samples used)."""
+    if not parts:
+        return []
+    first = parts[0]
+    where = "; ".join(f"{p.source}:{p.line}" for p in parts[:3])
+    return [
+        Finding(
+            id=finding_id("snapshot-partial", *sorted({p.source for p in parts})),
+            kind=FindingKind.SNAPSHOT_PARTIAL,
+            title=f"{len(parts)} sample(s) end in the middle of a row (cut short) and were left out",
+            severity=Severity.LOW,
+            confidence=0.95,
+            confidence_reason="the cut line is cited; a sample cut mid-row lacks every row after the cut",
+            summary=(
+                f"{first.source}:{first.line} ends in the middle of a row ({first.text[:60]!r}): the sample that "
+                f"starts at line {first.first_line} was cut short, so every cache after the cut would read as gone. "
+                f"{len(parts)} such sample(s) ({where}) were left out; the figures use the {kept} complete samples."
+            ),
+            evidence=tuple(
+                Evidence(source=p.source, locator=Locator(LocatorKind.LINE, p.line), excerpt=p.text)
+                for p in parts[:CITED]
+            ),
+            facts=(Fact("samples left out", str(len(parts))), Fact("complete samples used", str(kept))),
+            next_steps=("re-collect the cut sample if you still can; the complete samples are analysed as they are",),
             detector=DETECTOR,
         )
     ]

@@ -8,9 +8,13 @@ event, runs the programs, keeps the clock (N-bit timestamps extended from the
 last full one, as CTF 1.8 section 8 says), counts every event by id, and
 writes one row per *wanted* event: its kind, id, timestamp, byte offset, CPU
 and up to :data:`N_VALUES` register values (named fields of the payload).
-Layouts it cannot run (variants not tagged by an enum, arrays of structs) are
-``OP_FAIL``: decoding stops at the first such event and says so (never a
-guessed offset).
+Arrays and sequences of compound or bit-field elements run their element's
+program in a loop (``OP_LOOP`` ... ``OP_ENDLOOP``); a variant runs the option its
+enum tag selects (a tag that selects none is a damaged stream).  An event
+layout this compiler still cannot express (more fields than registers, an
+alignment that is not a power of two) is marked in ``Layouts.general``: the
+packet that holds such an event is handed back whole to the general decoder
+(:mod:`collectors.ctf.general`), so no event is skipped and no offset guessed.
 
 The hot paths do not interpret: an event header of LTTng's shape is read by
 straight-line code (:func:`_header`), an event of fixed size that is not wanted
@@ -21,7 +25,7 @@ payloads (strings, sequences, variants) run their programs.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
@@ -48,11 +52,15 @@ njit = cast(Callable[[F], F], numba.njit(cache=True, nogil=True))
 # Helpers inlined into decode(): as separate functions every call counts references to its arrays.
 inline = cast(Callable[[F], F], numba.njit(cache=True, nogil=True, inline="always"))
 
-OP_INT, OP_STR, OP_ARRAY, OP_SEQ, OP_ALIGN, OP_IFRANGE, OP_FAIL, OP_CLEAR = range(8)
+OP_INT, OP_STR, OP_ARRAY, OP_SEQ, OP_ALIGN, OP_IFRANGE, OP_FAIL, OP_CLEAR, OP_LOOP, OP_ENDLOOP, OP_SET, OP_FAILIF = (
+    range(12)
+)
 OP_WIDTH = 8  # op, then 7 arguments
-N_REGS = 256
-HDR_BASE, CTX_BASE, PAY_BASE = 0, 48, 96  # register ranges: event header, event context, payload
-PKT_BASE = 224  # packet header and context registers
+N_REGS = 512
+HDR_BASE, CTX_BASE, PAY_BASE = 0, 64, 128  # register ranges: event header, event context, payload
+PKT_BASE = 448  # packet header and context registers
+MAX_LOOPS = 16  # nesting of arrays/sequences of compound elements
+MAX_EMPTY = 1 << 20  # elements of an array of empty elements (taking no bits) beyond this are damage
 N_VALUES = 8  # payload values a row keeps
 # Row columns.
 R_KIND, R_EID, R_TS, R_OFF, R_CPU, R_V0 = range(6)
@@ -61,7 +69,18 @@ N_ROWCOLS = R_V0 + N_VALUES
 P_OFF, P_TSB, P_TSE, P_DISC, P_CPU, P_CONTENT, P_SIZE, P_EVENTS, P_STATUS, P_SEQ, P_BACK = range(11)
 N_PKTCOLS = 11
 # Stop codes of decode().
-ST_END, ST_ROWS_FULL, ST_TRUNCATED, ST_BAD_MAGIC, ST_UNKNOWN_ID, ST_OVERRUN, ST_UNSUPPORTED, ST_BAD_STREAM = range(8)
+(
+    ST_END,
+    ST_ROWS_FULL,
+    ST_TRUNCATED,
+    ST_BAD_MAGIC,
+    ST_UNKNOWN_ID,
+    ST_OVERRUN,
+    ST_UNSUPPORTED,
+    ST_BAD_STREAM,
+    ST_BAD_TAG,
+    ST_GENERAL,
+) = range(10)
 STOP_TEXT = {
     ST_TRUNCATED: "the file ends inside a packet (truncated stream file)",
     ST_BAD_MAGIC: "a packet does not start with the CTF magic number (damaged stream file)",
@@ -69,7 +88,9 @@ STOP_TEXT = {
     ST_OVERRUN: "an event runs past its packet's content (damaged stream or wrong metadata)",
     ST_UNSUPPORTED: "an event layout this reader does not decode",
     ST_BAD_STREAM: "a packet names a stream class the metadata does not declare",
+    ST_BAD_TAG: "a variant's tag selects none of its options (damaged stream or wrong metadata)",
 }
+N_STATE = 10  # decode()'s state vector
 # Roles of packet registers (indices into the program's role table).
 (
     ROLE_MAGIC,
@@ -99,6 +120,7 @@ class _Program:
     next_reg: int = 0
     limit: int = 0
     unsupported: str | None = None
+    depth: int = 0  # loops open while compiling
 
     def reg(self, name: str) -> int:
         if name in self.regs:
@@ -111,13 +133,31 @@ class _Program:
         return r
 
     def emit(self, *args: int) -> None:
-        if args[0] in (OP_INT, OP_ARRAY, OP_SEQ, OP_ALIGN) and (args[1] <= 0 or args[1] & (args[1] - 1)):
+        if args[0] in (OP_INT, OP_ARRAY, OP_SEQ, OP_ALIGN, OP_LOOP) and (args[1] <= 0 or args[1] & (args[1] - 1)):
             self.unsupported = f"alignment {args[1]} is not a power of two"
             args = (OP_FAIL,)
         self.ops.append([*args] + [0] * (OP_WIDTH - len(args)))
 
 
-def _align_of(t: CtfType) -> int:
+def min_bits(t: CtfType) -> int:
+    """The fewest bits a value of ``t`` takes (alignment padding not counted)."""
+    if isinstance(t, IntType | FloatType):
+        return t.size
+    if isinstance(t, EnumType):
+        return t.base.size
+    if isinstance(t, StringType):
+        return 8
+    if isinstance(t, StructType):
+        return sum(min_bits(ft) for _n, ft in t.fields)
+    if isinstance(t, ArrayType):
+        return t.length * min_bits(t.elem)
+    if isinstance(t, VariantType):
+        return min((min_bits(ft) for _n, ft in t.options), default=0)
+    return 0
+
+
+def align_of(t: CtfType) -> int:
+    """The alignment of ``t`` in bits (a compound: the largest of its members and its own ``align()``)."""
     if isinstance(t, IntType | FloatType):
         return t.align
     if isinstance(t, EnumType):
@@ -125,9 +165,9 @@ def _align_of(t: CtfType) -> int:
     if isinstance(t, StringType):
         return 8
     if isinstance(t, StructType):
-        return max([t.min_align, *(_align_of(ft) for _n, ft in t.fields)])
+        return max([t.min_align, *(align_of(ft) for _n, ft in t.fields)])
     if isinstance(t, ArrayType | SequenceType):
-        return _align_of(t.elem)
+        return align_of(t.elem)
     return 1
 
 
@@ -145,55 +185,119 @@ def _compile(p: _Program, t: CtfType, path: str, enums: dict[str, EnumType]) -> 
         r = p.reg(path)
         p.emit(OP_STR, r, p.reg(path + "#len"))
     elif isinstance(t, StructType):
-        p.emit(OP_ALIGN, _align_of(t))
+        p.emit(OP_ALIGN, align_of(t))
         for name, ft in t.fields:
             _compile(p, ft, f"{path}.{strip(name)}" if path else strip(name), enums)
     elif isinstance(t, ArrayType | SequenceType):
         elem = t.elem.base if isinstance(t.elem, EnumType) else t.elem
-        if not isinstance(elem, IntType | FloatType) or elem.size % 8 or elem.align % 8:
-            p.unsupported = f"array or sequence {path} of non-byte-aligned or compound elements"
-            p.emit(OP_FAIL)
-            return
-        r = p.reg(path)
-        rl = p.reg(path + "#len")
-        if isinstance(t, ArrayType):
-            p.emit(OP_ARRAY, elem.align, t.length, elem.size, r, rl)
-        else:
-            length = _resolve(p, path, strip(t.length))
+        length = -1
+        if isinstance(t, SequenceType):
+            length = _resolve(p, path, field_name(t.length))
             if length < 0:
                 p.unsupported = f"sequence {path}: length field {t.length} not found"
                 p.emit(OP_FAIL)
                 return
-            p.emit(OP_SEQ, elem.align, length, elem.size, r, rl)
+        r = p.reg(path)
+        rl = p.reg(path + "#len")
+        # Whole-byte elements that follow each other without padding: one step over all of them.
+        if (
+            isinstance(elem, IntType | FloatType)
+            and elem.size % 8 == 0
+            and elem.align % 8 == 0
+            and elem.size % elem.align == 0
+        ):
+            if isinstance(t, ArrayType):
+                p.emit(OP_ARRAY, elem.align, t.length, elem.size, r, rl)
+            else:
+                p.emit(OP_SEQ, elem.align, length, elem.size, r, rl)
+            return
+        # Compound or bit-field elements: the element's program in a loop (its registers hold the last element).
+        if p.depth >= MAX_LOOPS:
+            p.unsupported = f"array or sequence {path} nested more than {MAX_LOOPS} deep"
+            p.emit(OP_FAIL)
+            return
+        at = len(p.ops)
+        if isinstance(t, ArrayType):
+            p.emit(OP_LOOP, align_of(t.elem), t.length, 0, 0, r, rl, min_bits(t.elem))
+        else:
+            p.emit(OP_LOOP, align_of(t.elem), length, 1, 0, r, rl, min_bits(t.elem))
+        p.depth += 1
+        _compile(p, t.elem, path + "[]", enums)
+        p.depth -= 1
+        p.emit(OP_ENDLOOP, len(p.ops) - at - 1)
+        p.ops[at][4] = len(p.ops) - at - 1  # body and OP_ENDLOOP: skipped for zero elements
     elif isinstance(t, VariantType):
-        tag_path = _resolve_name(p, path, strip(t.tag))
+        tag_path = _resolve_name(p, path, field_name(t.tag))
         enum = enums.get(tag_path or "")
         if tag_path is None or enum is None:
             p.unsupported = f"variant {path} not tagged by an enum"
             p.emit(OP_FAIL)
             return
         tag_reg = p.regs[tag_path]
-        for name, ft in t.options:
-            rng = enum.range_of(strip(name)) or enum.range_of(name)
-            if rng is None:
-                continue
+        chosen = variant_ranges(enum, t)
+        # A tag no option takes is a damaged stream: checked unless the options cover every value of the tag
+        # (LTTng's event header: 5 or 16 bits, all of them compact/large or extended).
+        covered = sum(hi - lo + 1 for _n, _ft, lo, hi in chosen)
+        check = not (not enum.base.signed and enum.base.size < 63 and covered >= 1 << enum.base.size)
+        flag = p.reg(path + "#chosen") if check else -1
+        if check:
+            p.emit(OP_SET, flag, 0)
+        for name, ft, lo, hi in chosen:
             at = len(p.ops)
-            p.emit(OP_IFRANGE, tag_reg, rng[0], rng[1], 0)
+            p.emit(OP_IFRANGE, tag_reg, lo, hi, 0)
+            if check:
+                p.emit(OP_SET, flag, 1)
             _compile(p, ft, f"{path}.{strip(name)}", enums)
             p.ops[at][4] = len(p.ops) - at - 1  # ops to skip when the tag is not in range
+        if check:
+            p.emit(OP_FAILIF, flag)
     else:
         p.unsupported = f"type of {path}"
         p.emit(OP_FAIL)
 
 
-def _resolve_name(p: _Program, path: str, name: str) -> str | None:
-    """The register path of ``name`` as seen from ``path`` (innermost scope first)."""
+def field_name(ref: str) -> str:
+    """A TSDL field reference (``_len``, ``event.fields._len``, ``stream.event.context.x``) as a register path.
+
+    The scope prefixes are dropped (the registers of the header, contexts and payload are apart) and each
+    part loses one leading underscore, as :func:`strip` does for declared names.
+    """
+    for prefix in (
+        "trace.packet.header.",
+        "stream.packet.context.",
+        "stream.event.header.",
+        "stream.event.context.",
+        "event.context.",
+        "event.fields.",
+    ):
+        if ref.startswith(prefix):
+            ref = ref[len(prefix) :]
+            break
+    return ".".join(strip(part) for part in ref.split("."))
+
+
+def variant_ranges(enum: EnumType, t: VariantType) -> list[tuple[str, CtfType, int, int]]:
+    """Each option of ``t`` with the tag values that select it (every range of its label; unlabelled: none)."""
+    out: list[tuple[str, CtfType, int, int]] = []
+    for name, ft in t.options:
+        for label, lo, hi in enum.labels:
+            if label in (name, strip(name)):
+                out.append((name, ft, lo, hi))
+    return out
+
+
+def resolve_path(known: Mapping[str, object], path: str, name: str) -> str | None:
+    """The path of ``name`` as seen from ``path`` (innermost scope first) among ``known`` paths."""
     parts = path.split(".")
     for k in range(len(parts) - 1, -1, -1):
         cand = ".".join([*parts[:k], name]) if k else name
-        if cand in p.regs:
+        if cand in known:
             return cand
     return None
+
+
+def _resolve_name(p: _Program, path: str, name: str) -> str | None:
+    return resolve_path(p.regs, path, name)
 
 
 def _resolve(p: _Program, path: str, name: str) -> int:
@@ -222,6 +326,8 @@ class Layouts:
     # fixed-size payload's fields, relative to its aligned start
     fixed: dict[tuple[int, int], dict[int, tuple[int, int, int, int]]] = field(default_factory=dict)
     clock_bits: int = 64
+    # (n_streams, max_id + 1): 1 where the payload goes to the general decoder (see ``unsupported``)
+    general: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros((0, 0), dtype=np.int64))
 
 
 def compile_layouts(meta: Metadata) -> Layouts:
@@ -284,6 +390,9 @@ def compile_layouts(meta: Metadata) -> Layouts:
         if p.unsupported:
             unsupported[(sid, eid)] = p.unsupported
     skips = np.full((n_streams, max_id + 1, 2), -1, dtype=np.int64)
+    general = np.zeros((n_streams, max_id + 1), dtype=np.int64)
+    for sid, eid in unsupported:
+        general[sid, eid] = 1
     fixed_fields: dict[tuple[int, int], dict[int, tuple[int, int, int, int]]] = {}
     for (sid, eid), (start, end) in ((k, tuple(event_progs[k])) for k in names):
         prog = [ops[i] for i in range(start, end)]
@@ -311,6 +420,7 @@ def compile_layouts(meta: Metadata) -> Layouts:
         skips,
         headers,
         fixed_fields,
+        general=general,
     )
 
 
@@ -436,7 +546,18 @@ def _read(buf: npt.NDArray[np.uint8], bitpos: int, size: int, signed: int, big: 
     shift = bitpos & 7
     nbytes = (shift + size + 7) >> 3
     v = np.uint64(0)
-    if big:
+    if nbytes > 8:  # 58 bits or more at a bit offset: 64 bits and the ninth byte's share
+        last = np.uint64(buf[byte + 8])
+        if big:
+            for k in range(8):
+                v = (v << np.uint64(8)) | np.uint64(buf[byte + k])
+            r = 72 - shift - size
+            v = (v << np.uint64(8 - r)) | (last >> np.uint64(r))
+        else:
+            for k in range(8):
+                v |= np.uint64(buf[byte + k]) << np.uint64(8 * k)
+            v = (v >> np.uint64(shift)) | (last << np.uint64(64 - shift))
+    elif big:
         for k in range(nbytes):
             v = (v << np.uint64(8)) | np.uint64(buf[byte + k])
         v = v >> np.uint64(nbytes * 8 - shift - size)
@@ -461,9 +582,12 @@ def _run(
     limit: int,
     regs: npt.NDArray[np.int64],
     clock: npt.NDArray[np.int64],
+    stack: npt.NDArray[np.int64],
 ) -> int:
-    """Run ops[start:end] from bit ``pos``; the new position, -1 past ``limit`` (bits), -2 on OP_FAIL."""
+    """Run ops[start:end] from bit ``pos``; the new position, -1 past ``limit`` (bits), -2 on OP_FAIL,
+    -3 when a variant's tag selects no option.  ``stack`` (MAX_LOOPS, 2): open loops (body start, left)."""
     i = start
+    sp = 0
     while i < end:
         op = ops[i, 0]
         if op == OP_INT:
@@ -507,6 +631,32 @@ def _run(
             v = regs[ops[i, 1]]
             if v < ops[i, 2] or v > ops[i, 3]:
                 i += ops[i, 4]
+        elif op == OP_LOOP:
+            a = ops[i, 1]
+            pos = (pos + a - 1) & -a  # alignments are powers of two (checked when compiled)
+            n = regs[ops[i, 2]] if ops[i, 3] else ops[i, 2]
+            least = ops[i, 7]  # bits an element takes at least: more elements than fit is damage
+            if n < 0 or (n * least > limit - pos if least else n > MAX_EMPTY):
+                return -1
+            regs[ops[i, 5]] = pos >> 3
+            regs[ops[i, 6]] = n
+            if n == 0:
+                i += ops[i, 4]  # past OP_ENDLOOP
+            else:
+                stack[sp, 0] = i + 1
+                stack[sp, 1] = n - 1
+                sp += 1
+        elif op == OP_ENDLOOP:
+            if stack[sp - 1, 1] > 0:
+                stack[sp - 1, 1] -= 1
+                i = stack[sp - 1, 0]
+                continue
+            sp -= 1
+        elif op == OP_SET:
+            regs[ops[i, 1]] = ops[i, 2]
+        elif op == OP_FAILIF:
+            if regs[ops[i, 1]] == 0:
+                return -3
         elif op == OP_CLEAR:
             regs[ops[i, 1]] = -1
         else:
@@ -590,6 +740,7 @@ def run(
         lay.roles,
         lay.skips,
         lay.headers,
+        lay.general,
         want,
         emit,
         reads,
@@ -686,6 +837,7 @@ def decode(
     roles: npt.NDArray[np.int64],
     skips: npt.NDArray[np.int64],
     headers: npt.NDArray[np.int64],
+    general: npt.NDArray[np.int64],
     want: npt.NDArray[np.int64],
     emit: npt.NDArray[np.int64],
     reads: npt.NDArray[np.int64],
@@ -700,11 +852,17 @@ def decode(
     ``emit[s, id, k]``: the register of value column ``k`` (-1: 0).  ``state``
     in: [0] rows capacity, [7] the stream's last event time so far; out: [0] next packet's byte offset, [1] rows
     written, [2] packets written, [3] stop code, [4] byte offset of the stop,
-    [5] events decoded, [6] timestamps that went back, [7] the last event time.  Stopped at
-    ST_ROWS_FULL, [4] is the rows the next packet needs.
+    [5] events decoded, [6] timestamps that went back, [7] the last event time; when ``state`` has
+    N_STATE entries, [8] and [9] the event id and stream class an error stopped at (-1: none).  Stopped at
+    ST_ROWS_FULL, [4] is the rows the next packet needs; at ST_GENERAL, [0] and [4] are the byte offset
+    of a packet holding an event whose ``general[s, id]`` is set: nothing of it was written or counted.
     """
     regs = np.zeros(N_REGS, dtype=np.int64)
     clock = np.zeros(1, dtype=np.int64)
+    stack = np.zeros((MAX_LOOPS, 2), dtype=np.int64)
+    seen = np.zeros(1024, dtype=np.int64)  # the ids of the current packet's events, counted when it ends
+    bad_eid = -1
+    bad_sid = -1
     cap = state[0]
     nrows = 0
     npk = 0
@@ -720,7 +878,7 @@ def decode(
         # The packet header and context (stream class 0's program: LTTng has one packet context per trace).
         regs[:] = -1
         clock[0] = 0
-        end = _run(ops, stream_progs[0, 0], stream_progs[0, 1], buf, pos * 8, size * 8, regs, clock)
+        end = _run(ops, stream_progs[0, 0], stream_progs[0, 1], buf, pos * 8, size * 8, regs, clock, stack)
         if end < 0:
             code = ST_TRUNCATED
             stop_at = pos
@@ -762,6 +920,7 @@ def decode(
         pk[P_SIZE] = psize
         pk[P_SEQ] = regs[roles[ROLE_SEQ]] if roles[ROLE_SEQ] >= 0 else -1
         pk[P_STATUS] = 0
+        back0, last0 = back, last_ev
         pk[P_BACK] = 1 if tsb < last_ev else 0  # the packet starts before the last event of the one before
         back += pk[P_BACK]
         limit = pos * 8 + csize
@@ -773,6 +932,9 @@ def decode(
         hdr = headers[sid]
         fast = hdr[H_FAST]
         status = 0
+        if psize // 32 + 1 > seen.shape[0]:
+            seen = np.zeros(psize // 32 + 1, dtype=np.int64)
+        nrows0 = nrows
         while True:
             # An event header never starts in the last bits of padding: stop when no whole header fits.
             if bit >= limit:
@@ -784,7 +946,7 @@ def decode(
             else:
                 if rext >= 0:
                     regs[rext] = -1
-                b = _run(ops, hdr_s, hdr_e, buf, bit, limit, regs, clock)
+                b = _run(ops, hdr_s, hdr_e, buf, bit, limit, regs, clock, stack)
                 eid = regs[rext] if rext >= 0 and regs[rext] >= 0 else (regs[rid] if rid >= 0 else 0)
             if b < 0:
                 if b == -1 and limit - bit < 64:  # padding at the end of the content
@@ -796,9 +958,14 @@ def decode(
             last_ev = clock[0]
             if eid < 0 or eid >= max_id or event_progs[sid, eid, 0] < 0:
                 status = ST_UNKNOWN_ID
+                bad_eid, bad_sid = eid, sid
+                break
+            if general[sid, eid]:  # a layout the programs cannot express: the whole packet goes to Python
+                status = ST_GENERAL
+                bad_eid, bad_sid = eid, sid
                 break
             if ctx_e > ctx_s:
-                b = _run(ops, ctx_s, ctx_e, buf, b, limit, regs, clock)
+                b = _run(ops, ctx_s, ctx_e, buf, b, limit, regs, clock, stack)
             kind = want[sid, eid]
             base = -1
             if b >= 0:
@@ -810,13 +977,14 @@ def decode(
                     if b > limit:
                         b = -1
                 else:
-                    b = _run(ops, event_progs[sid, eid, 0], event_progs[sid, eid, 1], buf, b, limit, regs, clock)
+                    b = _run(ops, event_progs[sid, eid, 0], event_progs[sid, eid, 1], buf, b, limit, regs, clock, stack)
             if b < 0:
-                status = ST_OVERRUN if b == -1 else ST_UNSUPPORTED
+                status = ST_OVERRUN if b == -1 else ST_BAD_TAG if b == -3 else ST_UNSUPPORTED
+                bad_eid, bad_sid = eid, sid
                 break
             bit = b
+            seen[events] = eid
             events += 1
-            counts[sid, eid] += 1
             if kind:
                 row = rows[nrows]
                 row[R_KIND] = kind
@@ -839,6 +1007,14 @@ def decode(
                     else:
                         row[R_V0 + k] = reads[sid, eid, k, 1]
                 nrows += 1
+        if status == ST_GENERAL:  # undo this packet: the caller decodes it whole, then calls again after it
+            nrows = nrows0
+            back, last_ev = back0, last0
+            code = status
+            stop_at = pos
+            break
+        for k in range(events):
+            counts[sid, seen[k]] += 1
         pk[P_EVENTS] = events
         pk[P_STATUS] = status
         nev += events
@@ -857,3 +1033,6 @@ def decode(
     state[5] = nev
     state[6] = back
     state[7] = last_ev
+    if state.shape[0] >= N_STATE:
+        state[8] = bad_eid
+        state[9] = bad_sid

@@ -269,7 +269,23 @@ class _Parser:
         )
 
     # -- top level
+    def trace_byte_order(self) -> None:
+        """The trace block's ``byte_order``, read ahead: "native" integers declared before it are of that order
+        (LTTng declares its typealiases, used by the packet header, before the trace block's attributes)."""
+        t = self.t
+        for i in range(len(t) - 1):
+            if t[i] == "trace" and t[i + 1] == "{":
+                depth = 0
+                for j in range(i + 1, len(t) - 2):
+                    depth += (t[j] == "{") - (t[j] == "}")
+                    if depth == 0:
+                        return
+                    if depth == 1 and t[j] == "byte_order" and t[j + 1] == "=":
+                        self.meta.big_endian = t[j + 2] in ("be", "network")
+                        return
+
     def parse(self) -> Metadata:
+        self.trace_byte_order()
         while self.peek():
             tok = self.peek()
             if tok == "/":  # "/* CTF 1.8 */" is stripped as a comment; stray tokens are errors

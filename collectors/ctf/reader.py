@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from collectors.ctf import decode as d
+from collectors.ctf.general import DecodeError, GeneralDecoder
 from collectors.ctf.metadata import Clock, Metadata, parse_metadata
 from forensics.errors import InputError
 from forensics.model import SourceRecord
@@ -147,6 +148,7 @@ class CtfTrace:
     ns_den: int
     by_id: dict[int, str] = field(default_factory=dict)  # event id -> name (LTTng: one stream class)
     reads: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros((0, 0, 0, 0), dtype=np.int64))
+    general: GeneralDecoder | None = None  # made when a packet needs it
 
 
 def find_trace_dirs(root: Path) -> list[Path]:
@@ -246,7 +248,7 @@ class Session:
         ust = meta.domain == "ust"
         for (sid, eid), name in layouts.names.items():
             kind = K_USER if ust else kernel_kind(name)
-            if not kind or (sid, eid) in layouts.unsupported:
+            if not kind:
                 continue
             want[sid, eid] = kind
             regs = {**layouts.ctx_regs.get(sid, {}), **layouts.regs[(sid, eid)]}
@@ -285,7 +287,7 @@ class Session:
         while True:  # np.empty: only the rows written are touched
             rows = np.empty((cap, d.N_ROWCOLS), dtype=np.int64)
             packets = np.empty((PACKETS_PER_CALL, d.N_PKTCOLS), dtype=np.int64)
-            st = np.zeros(8, dtype=np.int64)
+            st = np.zeros(d.N_STATE, dtype=np.int64)
             st[0] = cap
             st[7] = s.last_clock
             d.run(lay, s.buf, s.pos, t.want, t.emit, t.reads, t.counts, rows, packets, st)
@@ -293,12 +295,30 @@ class Session:
                 cap = int(st[4])
                 continue
             break
-        pos, nrows, npk, code, stop_at, nev, back, s.last_clock = st.tolist()
+        pos, nrows, npk, code, stop_at, nev, back, s.last_clock, bad_eid, bad_sid = st.tolist()
+        got = rows[:nrows]
+        pks = packets[:npk]
+        if code == d.ST_GENERAL:  # a packet the programs cannot run: decoded whole by the general decoder
+            try:
+                g_rows, g_packet, g_back, s.last_clock = self._general_packet(t, s, stop_at)
+            except DecodeError as exc:
+                s.problem = f"{s.path}: {exc}; the events after it were not read"
+                s.done = True
+                code = d.ST_END
+            else:
+                got = np.concatenate([got, g_rows])
+                pks = np.concatenate([pks, g_packet])
+                nev += int(g_packet[0, d.P_EVENTS])
+                npk += 1
+                back += g_back
+                pos = int(g_packet[0, d.P_OFF] + g_packet[0, d.P_SIZE] // 8)
+                code = d.ST_ROWS_FULL if pos < len(s.buf) else d.ST_END  # ROWS_FULL: not done, call again
+        nrows = len(got)
         s.pos = pos
         s.events += nev
         s.packets += npk
         s.time_back += back
-        for pk in packets[:npk].tolist():
+        for pk in pks.tolist():
             disc, seq = pk[d.P_DISC], pk[d.P_SEQ]
             if pk[d.P_BACK]:  # the clock went back between packets: nothing spans the jump
                 s.lost_marks.append((self._ns(t, pk[d.P_TSB]), pk[d.P_CPU], 0))
@@ -313,13 +333,16 @@ class Session:
                 s.last_seq = seq
         if code not in (d.ST_END, d.ST_ROWS_FULL):
             what = d.STOP_TEXT.get(code, f"stop code {code}")
+            name = lay.names.get((bad_sid, bad_eid))
             if code == d.ST_UNSUPPORTED:
                 what += f" ({', '.join(sorted(set(lay.unsupported.values())))})" if lay.unsupported else ""
-            s.problem = f"{s.path}: {what} at byte {stop_at}; the events after it were not read"
+            where = (
+                f"event {name} " if name and code != d.ST_UNKNOWN_ID else f"event id {bad_eid} " if bad_eid >= 0 else ""
+            )
+            s.problem = f"{s.path}: {what}: {where}at byte {stop_at}; the events after it were not read"
             s.done = True
         elif code == d.ST_END:
             s.done = True
-        got = rows[:nrows]
         if nrows:
             got[:, d.R_TS] = got[:, d.R_TS] * t.ns_num // t.ns_den if t.ns_den != 1 or t.ns_num != 1 else got[:, d.R_TS]
             if s.first_ts < 0:
@@ -329,6 +352,51 @@ class Session:
         if len(both) > 1 and bool(np.any(np.diff(both[:, d.R_TS]) < 0)):  # a clock jump: merge in time order
             both = both[np.argsort(both[:, d.R_TS], kind="stable")]
         s.pending = both
+
+    @staticmethod
+    def _general_packet(
+        t: CtfTrace, s: StreamFile, offset: int
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], int, int]:
+        """The packet at ``offset`` by the general decoder: its rows (as the compiled decoder writes them),
+        its packet row, the timestamps that went back and the last event time (DecodeError when damaged)."""
+        if t.general is None:
+            t.general = GeneralDecoder(t.meta)
+        pk = t.general.packet(s.buf, offset)
+        head = pk.header
+        cpu = head.get("cpu_id", -1)
+        tsb = head.get("timestamp_begin", 0)
+        last = s.last_clock
+        back = 1 if tsb < last else 0
+        prow = np.zeros((1, d.N_PKTCOLS), dtype=np.int64)
+        prow[0, [d.P_OFF, d.P_TSB, d.P_TSE, d.P_DISC, d.P_CPU, d.P_CONTENT, d.P_SIZE, d.P_EVENTS]] = (
+            pk.offset,
+            tsb,
+            head.get("timestamp_end", 0),
+            head.get("events_discarded", 0),
+            cpu,
+            pk.content_bits,
+            pk.packet_bits,
+            len(pk.events),
+        )
+        prow[0, d.P_SEQ] = head.get("packet_seq_num", -1)
+        prow[0, d.P_BACK] = back
+        out = []
+        for ev in pk.events:
+            back += ev.cycles < last
+            last = ev.cycles
+            t.counts[ev.stream_id, ev.id] += 1
+            kind = int(t.want[ev.stream_id, ev.id])
+            if not kind:
+                continue
+            row = [kind, ev.id, ev.cycles, ev.offset, cpu] + [0] * d.N_VALUES
+            for k, fname in enumerate(_VALUES.get(kind, ())):
+                v = ev.flat.get(fname)
+                if v is None and fname == "vtid":
+                    v = ev.flat.get("tid")
+                row[d.R_V0 + k] = 0 if v is None or fname == "id#present" else v
+            out.append(row)
+        rows = np.array(out, dtype=np.int64).reshape(-1, d.N_ROWCOLS)
+        return rows, prow, back, last
 
     @staticmethod
     def _ns(t: CtfTrace, cycles: int) -> int:
@@ -440,10 +508,6 @@ class Session:
                 out.append(f"{label}: {s.lost_packets} packets lost (sequence numbers skipped)")
             if s.time_back:
                 out.append(f"{label}: {s.time_back} event timestamps go back in time")
-        for t in self.traces:
-            for (sid, eid), why in t.layouts.unsupported.items():
-                if t.counts[sid, eid] if sid < t.counts.shape[0] and eid < t.counts.shape[1] else 0:
-                    out.append(f"{t.path}: events {t.layouts.names[(sid, eid)]} not decoded: {why}")
         return out
 
     def skipped(self) -> dict[bytes, int]:

@@ -204,6 +204,30 @@ def _sanitizer_stacks(r: _Reading) -> None:
             r.facts.append(WhyFact(f"{name} task", section.task, section.at))
 
 
+def _kasan_located(r: _Reading, m: re.Match[str], line: LogLine) -> None:
+    """KASAN's "The buggy address is located N bytes inside of / to the left of / to the right of" line."""
+    r.add("located", f"{m.group(1)} bytes {m.group(2)}", line)
+    distance, relation = int(m.group(1)), m.group(2)
+    size = r.get("object size")
+    if relation == "inside of":
+        r.add("offset", distance, line)
+    elif relation == "to the left of":
+        r.add("offset", -distance, line)
+    elif isinstance(size, int):
+        r.add("offset", size + distance, line)
+
+
+def _kasan_region(r: _Reading, m: re.Match[str], line: LogLine) -> None:
+    """KASAN's "[freed] N-byte region [start, end)" line."""
+    r.add("region", f"{m.group(1) + ' ' if m.group(1) else ''}{m.group(2)}-byte region", line)
+    if m.group(1):
+        r.add("object state", m.group(1), line)
+    if r.get("object size") is None:
+        r.add("object size", int(m.group(2)), line)
+    if r.get("offset") is None and (relation := r.get("located")) and "right" in str(relation):
+        r.add("offset", int(m.group(2)) + int(str(relation).split()[0]), line)
+
+
 def _kasan(r: _Reading) -> None:
     for line in r.lines:
         body = line.body
@@ -234,23 +258,9 @@ def _kasan(r: _Reading) -> None:
             r.add("cache", m.group(1), line)
             r.add("object size", int(m.group(2)), line)
         elif "is located" in body and (m := _KASAN_LOCATED.search(body)) is not None:
-            r.add("located", f"{m.group(1)} bytes {m.group(2)}", line)
-            distance, relation = int(m.group(1)), m.group(2)
-            size = r.get("object size")
-            if relation == "inside of":
-                r.add("offset", distance, line)
-            elif relation == "to the left of":
-                r.add("offset", -distance, line)
-            elif isinstance(size, int):
-                r.add("offset", size + distance, line)
+            _kasan_located(r, m, line)
         elif "-byte region" in body and (m := _KASAN_REGION.search(body)) is not None and r.get("region") is None:
-            r.add("region", f"{m.group(1) + ' ' if m.group(1) else ''}{m.group(2)}-byte region", line)
-            if m.group(1):
-                r.add("object state", m.group(1), line)
-            if r.get("object size") is None:
-                r.add("object size", int(m.group(2)), line)
-            if r.get("offset") is None and (relation := r.get("located")) and "right" in str(relation):
-                r.add("offset", int(m.group(2)) + int(str(relation).split()[0]), line)
+            _kasan_region(r, m, line)
         elif "Object at" in body and (m := _KASAN_OLD_OBJECT.search(body)) is not None:
             r.add("object", f"0x{m.group(1)}", line)
             r.add("cache", m.group(2), line)
@@ -872,6 +882,17 @@ _SLAB_ROW = re.compile(r"^\s*(\S+)\s+(\d+)KB\s+(\d+)KB\s*$")
 PAGE_SIZE = 4096  # the task dump's rss column is in pages ("memory values in pages"); x86 and arm64's default
 
 
+def _oom_killed(r: _Reading, m: re.Match[str], line: LogLine) -> None:
+    """The OOM killer's "Killed process PID (comm) ... anon-rss:..kB, file-rss:..kB" line."""
+    r.add("killed", m.group(4), line)
+    r.add("killed pid", int(m.group(3)), line)
+    if m.group(1):
+        r.add("scope", "memory cgroup", line)
+    if m.group(6):
+        r.add("killed anon-rss kB", int(m.group(6)), line)
+        r.add("killed file-rss kB", int(m.group(7)), line)
+
+
 def _memory(r: _Reading) -> None:
     ram = reserved = None
     in_slab_info = False
@@ -896,13 +917,7 @@ def _memory(r: _Reading) -> None:
             if m.group(4):
                 r.add("task memcg", m.group(4), line)
         elif "Kill" in body and (m := _OOM_KILLED.search(body)) is not None and r.get("killed") is None:
-            r.add("killed", m.group(4), line)
-            r.add("killed pid", int(m.group(3)), line)
-            if m.group(1):
-                r.add("scope", "memory cgroup", line)
-            if m.group(6):
-                r.add("killed anon-rss kB", int(m.group(6)), line)
-                r.add("killed file-rss kB", int(m.group(7)), line)
+            _oom_killed(r, m, line)
         elif "free:" in body and (m := _ZONE.search(body)) is not None:
             g = m.groups()
             low, min_, high, managed = (int(x) if x else None for x in (g[4], g[3], g[5], g[6]))

@@ -112,16 +112,11 @@ def _chain(t: KernelTable, waker: int | None, t0: float, t1: float, depth: int) 
     return [line, *_chain(t, tid, float(t.ts[o]), float(t.ts[r]), depth - 1)]
 
 
-def breakdown(t: KernelTable, span: Span) -> Breakdown:
-    """The parts of ``span`` (see the module docstring)."""
-    tid, t0, t1 = span.tid, span.start, span.end
-    rows = t.thread_rows(tid)
-    ts = t.ts[rows]
-    before = rows[ts < t0]
-    inside = rows[(ts >= t0) & (ts <= t1)]
-    parts: list[Part] = []
-    # The state at t0.
-    what, since, cpu = "unknown", t0, -1
+def _state_at_start(
+    t: KernelTable, tid: int, t0: float, before: np.ndarray, inside: np.ndarray
+) -> tuple[str, float, int, int | None, tuple[Ref, ...], dict[str, object]]:
+    """The thread's state at the span's start, from its last event before it: (what, since, cpu, by, cite, extra)."""
+    what, cpu = "unknown", -1
     by: int | None = None
     cite: tuple[Ref, ...] = ()
     extra: dict[str, object] = {}
@@ -143,6 +138,18 @@ def breakdown(t: KernelTable, span: Span) -> Breakdown:
             what = "runnable"
     elif len(inside) and t.kind[int(inside[0])] == SWITCH and t.pid[int(inside[0])] == tid:
         what, cpu = "running", int(t.cpu[int(inside[0])])
+    return what, t0, cpu, by, cite, extra
+
+
+def breakdown(t: KernelTable, span: Span) -> Breakdown:
+    """The parts of ``span`` (see the module docstring)."""
+    tid, t0, t1 = span.tid, span.start, span.end
+    rows = t.thread_rows(tid)
+    ts = t.ts[rows]
+    before = rows[ts < t0]
+    inside = rows[(ts >= t0) & (ts <= t1)]
+    parts: list[Part] = []
+    what, since, cpu, by, cite, extra = _state_at_start(t, tid, t0, before, inside)
     migrations = 0
     last_cpu = cpu if what == "running" else -1
     cpus = {cpu} if cpu >= 0 else set()

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from forensics import __version__
 from forensics.errors import InputError, UsageError
-from forensics.model import Clock, Examined, Incident, NotAvailable, Timestamp, TimeWindow
+from forensics.model import Clock, Examined, Finding, Incident, NotAvailable, Timestamp, TimeWindow
 from forensics.pipelines.spans import SpanOptions
 from forensics.types.results import TraceResult
 
@@ -222,8 +222,8 @@ def analyse_trace_file(
             raise UsageError(
                 f"--task {task!r} matches no task in {trace_file}", hint="give a comm or pid from the task table"
             )
-    findings = detect(analysis, stream.name)
     span_report = None
+    findings: list[Finding] = []
     if keeper is not None:
         from forensics.pipelines.spans import run_spans
 
@@ -236,6 +236,9 @@ def analyse_trace_file(
         table = keeper.table(extra, names)
         span_report, span_found = run_spans(trace_file, opts, table, ctf)
         findings = [*findings, *span_found]
+    # Threads that serve request spans are latency-sensitive waiters (detectors/sched/harm.py).
+    tids = frozenset(s.tid for s in span_report.spans) if span_report is not None else frozenset()
+    findings = [*detect(analysis._replace(span_tids=tids), stream.name), *findings]
     win = analysis.window
     incident = Incident(
         host=NotAvailable("a trace does not name its host"),

@@ -153,3 +153,19 @@ class CounterTable:
                 "value": self.values[rows, place],
             }
         )
+
+
+@dataclass(frozen=True)
+class PartialSample:
+    """A sample that ends in the middle of a row (a copy or a read cut short): left out, and said.
+
+    Its counters would read as caches that vanished (every row after the cut
+    is missing), so the growth between the first and last sample would vanish
+    with them.
+    """
+
+    source: str  # the snapshot file (or the live file, /proc/slabinfo)
+    line: int  # the line that is cut (1-based, in ``source``)
+    text: str  # what is left of it
+    first_line: int  # where the sample starts in ``source`` (its time line)
+    wall: float | None  # the sample's time, when it has one

@@ -36,8 +36,9 @@ from detectors.leaks.analysis import LeakAnalysis, analyse
 from detectors.leaks.decision import Grade, LeakThresholds
 from detectors.leaks.frames import leak_input
 from forensics.errors import InputError, UsageError
-from forensics.fleet.leaks import FleetLeaksRenderer, analyse_fleet, prometheus_resolver
+from forensics.fleet.leaks import analyse_fleet, prometheus_resolver
 from forensics.model import LocatorKind, Severity
+from forensics.report.fleet_leaks import FleetLeaksRenderer
 from forensics.report.formats import OutputFormat, render
 from forensics.types.slab import CounterTable, SlabTable
 from tests.helpers import assert_evidence_resolves

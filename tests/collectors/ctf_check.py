@@ -1,0 +1,57 @@
+"""Both CTF decoders on one trace, compared event by event (used by the CTF tests; not a test module)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from collectors.ctf import decode as d
+from collectors.ctf.general import Event, decode_stream
+from collectors.ctf.metadata import Metadata
+
+
+def compiled_events(meta: Metadata, buf: bytes) -> tuple[np.ndarray, dict[tuple[int, int], list[str]], int, int]:
+    """Every event of a stream by the compiled decoder (rows: id, time, offset and up to 8 values), the
+    register paths of each event's values, the stop code and the event id it stopped at."""
+    lay = d.compile_layouts(meta)
+    n_streams, n_ids = lay.event_progs.shape[:2]
+    want = np.ones((n_streams, n_ids), dtype=np.int64)
+    emit = np.full((n_streams, n_ids, d.N_VALUES), -1, dtype=np.int64)
+    paths: dict[tuple[int, int], list[str]] = {}
+    for key, regs in lay.regs.items():
+        chosen = [p for p in regs if regs[p] >= d.PAY_BASE and regs[p] >= 0][-d.N_VALUES :]
+        paths[key] = chosen
+        for k, p in enumerate(chosen):
+            emit[key[0], key[1], k] = regs[p]
+    arr = np.frombuffer(buf, dtype=np.uint8)
+    rows = np.zeros((len(arr) // 4 + 16, d.N_ROWCOLS), dtype=np.int64)
+    packets = np.zeros((len(arr) // 8 + 16, d.N_PKTCOLS), dtype=np.int64)
+    counts = np.zeros((n_streams, n_ids), dtype=np.int64)
+    st = np.zeros(d.N_STATE, dtype=np.int64)
+    st[0] = len(rows)
+    d.run(lay, arr, 0, want, emit, d.field_reads(lay, want, emit), counts, rows, packets, st)
+    return rows[: st[1]], paths, int(st[3]), int(st[8])
+
+
+def general_events(meta: Metadata, buf: bytes) -> list[Event]:
+    """Every event of a stream by the general decoder."""
+    return [ev for pk in decode_stream(meta, buf) for ev in pk.events]
+
+
+def compare(meta: Metadata, stream: Path | bytes) -> int:
+    """Assert that both decoders read the same events (offsets, ids, times, values); the event count."""
+    buf = stream if isinstance(stream, bytes) else stream.read_bytes()
+    rows, paths, code, _eid = compiled_events(meta, buf)
+    events = general_events(meta, buf)
+    assert code in (d.ST_END, d.ST_GENERAL), d.STOP_TEXT.get(code, code)
+    if code == d.ST_GENERAL:  # the compiled decoder hands such packets over: nothing to compare there
+        return len(events)
+    assert len(rows) == len(events)
+    for row, ev in zip(rows.tolist(), events, strict=True):
+        assert (row[d.R_EID], row[d.R_OFF]) == (ev.id, ev.offset), ev.name
+        assert row[d.R_TS] == ev.cycles, ev.name
+        for k, p in enumerate(paths[(ev.stream_id, ev.id)]):
+            if p in ev.flat:  # not: an element of an empty array, an option not chosen (the register is stale)
+                assert row[d.R_V0 + k] == ev.flat[p], (ev.name, ev.offset, p)
+    return len(events)
