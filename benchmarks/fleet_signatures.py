@@ -62,7 +62,7 @@ def build_hosts(directory: Path, hosts: int, size: int) -> int:
 
 
 def _groups(run: object) -> object:
-    from forensics.fleet.signatures import to_document
+    from forensics.report.fleet_signatures import to_document
 
     doc = to_document(run)  # type: ignore[arg-type]
     return [

@@ -22,7 +22,7 @@ import datetime as dt
 import email.utils
 import itertools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from collectors.inputs import open_input
@@ -30,7 +30,7 @@ from collectors.procfs import Counters, HostIdentity, Slabinfo, parse_meminfo, p
 from collectors.slabstore import RunInfo, Sample, SlabStore
 from forensics.errors import InputError, UsageError
 from forensics.model import NotAvailable
-from forensics.types.slab import OutOfOrder, RejectedLine
+from forensics.types.slab import OutOfOrder, PartialSample, RejectedLine, WallClockStep
 
 _EPOCH = re.compile(r"(?:^|[\s=@._-])(\d{9,11}(?:\.\d+)?)(?=$|[\s,;._-])")
 _LABELLED_EPOCH = re.compile(r"\b(?:date|time|ts|epoch|timestamp)=(\d+(?:\.\d+)?)\b")
@@ -44,6 +44,7 @@ _DATE_OUTPUT = re.compile(
 _MEMINFO_LINE = re.compile(r"^[A-Za-z][\w()]*:\s+\d+(?: kB)?\s*$")
 _MEMINFO_LIKE = re.compile(r"^[A-Za-z][\w()]*:")  # inside a meminfo section: a counter line, even damaged
 _SLAB_LIKE = re.compile(r"^\S+\s+-?\d+\s+-?\d+")  # inside a slabinfo section: a cache row, even damaged
+_SLAB_CUT = re.compile(r"^[A-Za-z_][\w.:@/()-]*\s+-?\d+\s*$")  # a cache row cut after its first number
 _SLAB_HEADER = "slabinfo - version:"
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
@@ -59,6 +60,13 @@ class Snapshot:
     source: str
     line: int  # first line of the snapshot in ``source`` (1-based)
     head: str = ""  # the text of that line (its time line, when it has one)
+    cut: RejectedLine | None = None  # the row the snapshot ends in the middle of: left out of the import
+
+    def partial(self) -> PartialSample | None:
+        """This snapshot as a :class:`PartialSample` when it ends mid-row, else None."""
+        if self.cut is None:
+            return None
+        return PartialSample(self.source, self.cut.line, self.cut.text, self.line, self.wall)
 
     def rejected(self) -> tuple[RejectedLine, ...]:
         """The slabinfo and meminfo rows of this snapshot that were not used (lines of ``source``)."""
@@ -133,7 +141,58 @@ def _is_slab_line(line: str) -> bool:
     return line.startswith("# name") or " : tunables " in line
 
 
-def _finish(building: _Building | None, source: str, default_wall: float | None, out: list[Snapshot]) -> None:
+def _in_slab_section(line: str, last: bool) -> bool:
+    """Whether a line inside a slabinfo section is one of its rows, even a damaged or cut one.
+
+    A row cut after its first number (``kf_leak_obj   15``) is a row; on the
+    file's unterminated last line anything is (the copy ends there).
+    """
+    if _is_slab_line(line) or _SLAB_LIKE.match(line):
+        return True
+    return bool(_SLAB_CUT.match(line) and parse_time(line) is None) or (last and bool(line.strip()))
+
+
+_SHORT_ROW = re.compile(r"(\d+) columns where slabinfo 2\.1 has (\d+)")
+_CUT_COUNTER = "not a 'Name: value [kB]' line"
+
+
+def _looks_cut(reason: str) -> bool:
+    """Whether a rejected row is what a cut leaves: fewer columns than a row has, a counter without its value."""
+    short = _SHORT_ROW.match(reason)
+    return (short is not None and int(short[1]) < int(short[2])) or reason == _CUT_COUNTER or "truncated" in reason
+
+
+def _cut_row(
+    building: _Building, slabinfo: Slabinfo | NotAvailable, meminfo: Counters | NotAvailable, unterminated: int | None
+) -> RejectedLine | None:
+    """The row a snapshot ends in the middle of, or None when its last line is whole.
+
+    A snapshot is cut when its last line is the file's last and has no newline
+    (a copy cut short), or when that line is a row a cut leaves (fewer columns,
+    no value) and the next snapshot's time line follows it (a cut capture
+    followed by the next one).
+    """
+    last_slab = building.slab_numbers[-1] if building.slab_numbers else 0
+    last_mem = building.mem_numbers[-1] if building.mem_numbers else 0
+    last = max(last_slab, last_mem)
+    text = (building.slab_lines if last == last_slab else building.mem_lines)[-1]
+    if last == unterminated:
+        return RejectedLine(last, text, "the sample ends in the middle of this line (the copy was cut short)")
+    for part in (slabinfo, meminfo):
+        if not isinstance(part, NotAvailable):
+            for row in part.rejected:
+                if row.line == last and _looks_cut(row.reason):
+                    return row
+    return None
+
+
+def _finish(
+    building: _Building | None,
+    source: str,
+    default_wall: float | None,
+    out: list[Snapshot],
+    unterminated: int | None = None,
+) -> None:
     if building is None or not (building.slab_lines or building.mem_lines):
         return
     wall = building.wall if building.wall is not None else default_wall
@@ -150,16 +209,20 @@ def _finish(building: _Building | None, source: str, default_wall: float | None,
         slabinfo = parse_slabinfo(text, where, building.slab_numbers)
     if building.mem_lines:
         meminfo = parse_meminfo(("\n".join(building.mem_lines) + "\n").encode(), where, building.mem_numbers)
-    out.append(Snapshot(wall, building.uptime, slabinfo, meminfo, source, building.line, building.head))
+    cut = _cut_row(building, slabinfo, meminfo, unterminated)
+    out.append(Snapshot(wall, building.uptime, slabinfo, meminfo, source, building.line, building.head, cut))
 
 
 def parse_snapshots(data: bytes, source: str, default_wall: float | None = None) -> list[Snapshot]:
     """Split concatenated snapshots (see the module docstring); ``default_wall`` is the time from a file name."""
     text = data.replace(b"\x00", b"").decode("utf-8", errors="replace")
+    rows = text.split("\n")
+    # The file's last line has no newline: whatever it belongs to was cut short.
+    unterminated = len(rows) if rows[-1].strip(" \t\r") else None
     out: list[Snapshot] = []
     building: _Building | None = None
     section = ""
-    for number, raw in enumerate(text.split("\n"), start=1):
+    for number, raw in enumerate(rows, start=1):
         line = raw.removesuffix("\r")
         if line.startswith(_SLAB_HEADER):
             if building is None or building.slab_lines:
@@ -168,7 +231,9 @@ def parse_snapshots(data: bytes, source: str, default_wall: float | None = None)
             building.slab_lines.append(line)
             building.slab_numbers.append(number)
             section = "slab"
-        elif _MEMINFO_LINE.match(line) or (section == "mem" and _MEMINFO_LIKE.match(line)):
+        elif _MEMINFO_LINE.match(line) or (
+            section == "mem" and (_MEMINFO_LIKE.match(line) or (number == unterminated and line.strip()))
+        ):
             if section != "mem" and (building is None or building.mem_lines):
                 _finish(building, source, default_wall, out)
                 building = _Building(None, None, number, [], [], line)
@@ -176,7 +241,7 @@ def parse_snapshots(data: bytes, source: str, default_wall: float | None = None)
             building.mem_lines.append(line)  # a damaged one ("MemFree:", "MemFree: x kB") is listed by the parser
             building.mem_numbers.append(number)
             section = "mem"
-        elif section == "slab" and building is not None and (_is_slab_line(line) or _SLAB_LIKE.match(line)):
+        elif section == "slab" and building is not None and _in_slab_section(line, number == unterminated):
             building.slab_lines.append(line)  # a row with a column missing is listed by the parser, not dropped
             building.slab_numbers.append(number)
         elif (wall := parse_time(line)) is not None:
@@ -186,7 +251,7 @@ def parse_snapshots(data: bytes, source: str, default_wall: float | None = None)
             section = ""
         else:
             section = ""  # a marker line ("--- /proc/meminfo") or noise
-    _finish(building, source, default_wall, out)
+    _finish(building, source, default_wall, out, unterminated)
     return out
 
 
@@ -197,13 +262,20 @@ class LoadedSnapshots:
     snapshots: list[Snapshot]
     rejected: list[tuple[str, RejectedLine]]  # (file, row) of rows not imported
     out_of_order: list[OutOfOrder]
+    partial: list[PartialSample] = field(default_factory=list)  # samples cut mid-row, left out
+    clock_steps: list[WallClockStep] = field(default_factory=list)  # wall clock steps within a boot
 
 
 def load_snapshots(paths: list[Path]) -> LoadedSnapshots:
     """:func:`read_snapshots` with the rows left out and the times that go back, for the report."""
     found = _read_all(paths)
-    rejected = [(snap.source, row) for snap in found for row in snap.rejected()]
-    return LoadedSnapshots(_merge_checked(found), rejected, out_of_order(found))
+    whole = _complete(found, paths)
+    rejected = [(snap.source, row) for snap in whole for row in snap.rejected()]
+    partial = [p for snap in found if (p := snap.partial()) is not None]
+    ordered, steps = order_by_clock(_merge_checked(whole), whole)
+    stepped = {(step.source, step.line) for step in steps}  # said as clock steps, not as times out of order
+    order = [o for o in out_of_order(whole) if (o.later.source, o.later.line) not in stepped]
+    return LoadedSnapshots(ordered, rejected, order, partial, steps)
 
 
 def read_snapshots(paths: list[Path]) -> list[Snapshot]:
@@ -212,7 +284,21 @@ def read_snapshots(paths: list[Path]) -> list[Snapshot]:
     Raises :class:`InputError` for unreadable paths, snapshots without a time,
     two snapshots of the same time and inputs holding no snapshot at all.
     """
-    return _merge_checked(_read_all(paths))
+    whole = _complete(_read_all(paths), paths)
+    return order_by_clock(_merge_checked(whole), whole)[0]
+
+
+def _complete(found: list[Snapshot], paths: list[Path]) -> list[Snapshot]:
+    """The snapshots that do not end mid-row; exit 3 when none is left."""
+    whole = [snap for snap in found if snap.cut is None]
+    if not whole:
+        cut = found[0].cut
+        assert cut is not None
+        raise InputError(
+            f"{found[0].source}:{cut.line}: every snapshot ends in the middle of a row (cut short)",
+            hint="give complete copies of /proc/slabinfo and /proc/meminfo",
+        )
+    return whole
 
 
 def _read_all(paths: list[Path]) -> list[Snapshot]:
@@ -238,12 +324,70 @@ def _merge_checked(found: list[Snapshot]) -> list[Snapshot]:
     """Merged by time; two snapshots of one time (after joining a slabinfo and a meminfo file) are refused."""
     merged = merge_snapshots(found)
     for a, b in itertools.pairwise(merged):
-        if a.wall == b.wall:
+        if a.wall == b.wall and (a.uptime is None or b.uptime is None or a.uptime == b.uptime):
             raise InputError(
                 f"two snapshots have the same time {a.wall:.3f}: {a.source}:{a.line} and {b.source}:{b.line}",
                 hint="remove the duplicate (the same file given twice?) or correct its time line",
             )
     return merged
+
+
+#: A wall clock that moves more than this (seconds, plus 1% of the uptime passed) off uptime has been stepped.
+#: Time lines from `date` have whole seconds, uptime hundredths; NTP slews far less than 1%.
+STEP_TOLERANCE = 2.0
+
+
+def order_by_clock(merged: list[Snapshot], as_read: list[Snapshot]) -> tuple[list[Snapshot], list[WallClockStep]]:
+    """Snapshots in the order they were taken, with the wall clock steps within each boot.
+
+    When every snapshot records its uptime, boots are decided from what
+    identifies one, not from the wall clock: in the order the snapshots were
+    read (files by name, lines in order) a new boot starts where uptime goes
+    back.  Within a boot the snapshots are ordered by uptime, and where the
+    wall clock moved away from the uptime that passed (a step of NTP, a VM
+    resumed from a snapshot) the step is returned and the snapshots after it
+    are placed on the monotonic clock: the time of the one before plus the
+    uptime that passed (so growth is measured across the step).  Without
+    uptimes the snapshots stay in wall time order and no step can be told.
+    """
+    if not merged or any(s.uptime is None for s in merged):
+        return merged, []
+    place = {(s.source, s.line): i for i, s in enumerate(as_read)}
+    read_order = sorted(merged, key=lambda s: place.get((s.source, s.line), len(place)))
+    boots: list[list[Snapshot]] = []
+    for snap in read_order:
+        last = boots[-1][-1] if boots else None
+        if last is None or (snap.uptime or 0.0) < (last.uptime or 0.0):
+            boots.append([snap])
+        else:
+            boots[-1].append(snap)
+    out: list[Snapshot] = []
+    steps: list[WallClockStep] = []
+    for boot in boots:
+        offset = 0.0  # how far the wall clock has been stepped since the boot's first snapshot
+        previous: Snapshot | None = None
+        for snap in sorted(boot, key=lambda s: s.uptime or 0.0):
+            if previous is not None:
+                passed = (snap.uptime or 0.0) - (previous.uptime or 0.0)
+                expected = previous.wall + passed
+                moved = (snap.wall - offset) - expected
+                if abs(moved) > STEP_TOLERANCE + 0.01 * passed:
+                    steps.append(
+                        WallClockStep(
+                            snap.source,
+                            snap.line,
+                            snap.head,
+                            snap.wall,
+                            expected + offset,
+                            previous.source,
+                            previous.line,
+                        )
+                    )
+                    offset += moved
+            placed = replace(snap, wall=snap.wall - offset) if offset else snap
+            out.append(placed)
+            previous = placed
+    return out, steps
 
 
 def out_of_order(snapshots: list[Snapshot]) -> list[OutOfOrder]:

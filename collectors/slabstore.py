@@ -394,6 +394,23 @@ def _remove_scratch(directory: str | None) -> None:
         shutil.rmtree(directory, ignore_errors=True)
 
 
+def _sample_arrays(
+    samples: list[tuple[int, int, float, float | None, str | None]],
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.int64], tuple[str, ...]]:
+    """Sample ids, walls, boot codes (-1: unknown boot id) and the boot ids in order of appearance."""
+    import numpy as np
+
+    boots = [s[4] for s in samples]
+    boot_ids = tuple(dict.fromkeys(b for b in boots if b is not None))
+    code = {b: i for i, b in enumerate(boot_ids)}
+    return (
+        np.array([s[0] for s in samples], dtype=np.int64),
+        np.array([s[2] for s in samples], dtype=np.float64),
+        np.array([-1 if b is None else code[b] for b in boots], dtype=np.int64),
+        boot_ids,
+    )
+
+
 class SlabStore:
     """A slab-watch store.  Open with :meth:`open` (read) or :meth:`open_for_writing`."""
 
@@ -995,13 +1012,11 @@ class SlabStore:
         present = ~np.isnan(matrices[1]).all(axis=0)
         if not bool(present.all()):
             matrices = [m[:, present] for m in matrices]
-        boots = [s[4] for s in samples]
-        boot_ids = tuple(dict.fromkeys(b for b in boots if b is not None))
-        code = {b: i for i, b in enumerate(boot_ids)}
+        sample_ids, walls, boot_codes, boot_ids = _sample_arrays(samples)
         return SlabTable(
-            sample_ids=np.array([s[0] for s in samples], dtype=np.int64),
-            walls=np.array([s[2] for s in samples], dtype=np.float64),
-            boot_codes=np.array([-1 if b is None else code[b] for b in boots], dtype=np.int64),
+            sample_ids=sample_ids,
+            walls=walls,
+            boot_codes=boot_codes,
             boot_ids=boot_ids,
             names=tuple(name for (_, name), p in zip(caches, present.tolist(), strict=True) if p),
             active_objs=matrices[0],
@@ -1100,13 +1115,11 @@ class SlabStore:
                 present[row + k, columns] = True
                 start += int(counts[k])
             row += len(block)
-        boots = [s[4] for s in samples]
-        boot_ids = tuple(dict.fromkeys(b for b in boots if b is not None))
-        code = {b: i for i, b in enumerate(boot_ids)}
+        sample_ids, walls, boot_codes, boot_ids = _sample_arrays(samples)
         return CounterTable(
-            sample_ids=np.array([s[0] for s in samples], dtype=np.int64),
-            walls=np.array([s[2] for s in samples], dtype=np.float64),
-            boot_codes=np.array([-1 if b is None else code[b] for b in boots], dtype=np.int64),
+            sample_ids=sample_ids,
+            walls=walls,
+            boot_codes=boot_codes,
             boot_ids=boot_ids,
             sources=tuple(c[1] for c in counters),
             names=tuple(c[2] for c in counters),

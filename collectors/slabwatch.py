@@ -27,6 +27,7 @@ from collectors.kmsg import KmsgBatch, KmsgReader
 from collectors.slabstore import RunInfo, Sample, SlabStore
 from forensics.errors import CollectionError, InputError
 from forensics.model import NotAvailable
+from forensics.types.slab import PartialSample
 
 #: The smallest interval a user may ask for; tests and benchmarks use :data:`MIN_INTERNAL_INTERVAL`.
 MIN_INTERVAL = 1.0
@@ -84,6 +85,7 @@ class WatchResult:
     samples: int
     stopped_by: str | None  # the signal name, None when the duration ran out
     cpu_seconds: float
+    partial: tuple[PartialSample, ...] = ()  # samples left out: a read of /proc/slabinfo or meminfo cut short
 
 
 def _parse(read: procfs.FileRead, parser: Callable[[bytes, str], _T]) -> _T | NotAvailable:
@@ -118,6 +120,22 @@ def take_sample(root: Path, kmsg: KmsgReader | None) -> Sample:
         cost_seconds=time.process_time() - started_cpu,
         sources=(slab_read.record, mem_read.record, vm_read.record, up_read.record, *fs_records),
     )
+
+
+def cut_short(sample: Sample) -> PartialSample | None:
+    """The sample as a :class:`PartialSample` when its slabinfo or meminfo read ended inside a row, else None.
+
+    procfs files are generated as they are read; a read that ends early (an
+    interrupted or failing read) leaves a last row without its newline.  Every
+    row after it is missing, so the sample would read as caches that vanished.
+    """
+    for part, record in zip((sample.slabinfo, sample.meminfo), sample.sources[:2], strict=False):
+        if isinstance(part, NotAvailable):
+            continue
+        for row in part.rejected:
+            if "truncated" in row.reason:
+                return PartialSample(record.path, row.line, row.text, 1, sample.wall)
+    return None
 
 
 def read_run_info(root: Path, origin: str, interval: float | NotAvailable) -> RunInfo:
@@ -215,6 +233,7 @@ class SlabWatcher:
         last_wall: float | None = None
         taken = 0
         slot = 0
+        partial: list[PartialSample] = []
         try:
             while not self._stop.is_set():
                 sample = take_sample(plan.root, kmsg)
@@ -230,27 +249,12 @@ class SlabWatcher:
                     step = f"the wall clock went back {last_wall - sample.wall:.3f} s since the previous sample"
                     sample = replace(sample, notes=(*sample.notes, f"{step}: sample times are out of order here"))
                 last_wall = sample.wall if last_wall is None else max(last_wall, sample.wall)
-                sample_id = self.store.append_sample(run_id, sample)
-                taken += 1
-                now_bytes = _active_bytes(sample)
-                if on_sample is not None:
-                    on_sample(
-                        Progress(
-                            run_id=run_id,
-                            index=taken,
-                            sample_id=sample_id,
-                            elapsed=time.monotonic() - start,
-                            plan=plan,
-                            cost_seconds=sample.cost_seconds or 0.0,
-                            missing=sample.missing(),
-                            movers=() if previous is None or rebooted else top_movers(previous, now_bytes),
-                            kmsg_records=len(sample.kmsg.records) if isinstance(sample.kmsg, KmsgBatch) else 0,
-                            rebooted=rebooted,
-                            doubtful=(*sample.rejected(), *sample.notes),
-                            sample=sample,
-                        )
-                    )
-                previous = now_bytes
+                cut = cut_short(sample)
+                if cut is not None:  # left out (and said at the end): its missing rows would read as gone caches
+                    partial.append(cut)
+                else:
+                    taken += 1
+                    previous = self._commit(run_id, sample, taken, start, previous, rebooted, on_sample)
                 # The next slot on the fixed schedule that is still ahead.
                 now = time.monotonic() - start
                 slot = max(slot + 1, int(now / plan.interval) + 1)
@@ -263,4 +267,36 @@ class SlabWatcher:
             # When the store itself failed, that error is the one to report, not this one.
             with contextlib.suppress(InputError):
                 self.store.end_run(run_id)
-        return WatchResult(run_id, taken, self._stopped_by, time.process_time() - cpu_start)
+        return WatchResult(run_id, taken, self._stopped_by, time.process_time() - cpu_start, tuple(partial))
+
+    def _commit(
+        self,
+        run_id: int,
+        sample: Sample,
+        index: int,
+        start: float,
+        previous: dict[str, int] | None,
+        rebooted: bool,
+        on_sample: Callable[[Progress], None] | None,
+    ) -> dict[str, int]:
+        """Store one sample and tell the caller; return its bytes per cache (the next sample's movers)."""
+        sample_id = self.store.append_sample(run_id, sample)
+        now_bytes = _active_bytes(sample)
+        if on_sample is not None:
+            on_sample(
+                Progress(
+                    run_id=run_id,
+                    index=index,
+                    sample_id=sample_id,
+                    elapsed=time.monotonic() - start,
+                    plan=self.plan,
+                    cost_seconds=sample.cost_seconds or 0.0,
+                    missing=sample.missing(),
+                    movers=() if previous is None or rebooted else top_movers(previous, now_bytes),
+                    kmsg_records=len(sample.kmsg.records) if isinstance(sample.kmsg, KmsgBatch) else 0,
+                    rebooted=rebooted,
+                    doubtful=(*sample.rejected(), *sample.notes),
+                    sample=sample,
+                )
+            )
+        return now_bytes

@@ -4,10 +4,12 @@ The rules (documented in docs/cli.md, "Output files"):
 
 * An output that is an input of the same run (the same file after symlinks,
   or the same inode through a hard link) is refused, exit 2, naming both.
-* A regular file, or a path that does not exist yet, is written to a
-  temporary file in the target's directory, flushed to disk and renamed into
-  place: readers see the old file or the whole new one, and a run that fails
-  (full disk, error, Ctrl-C) leaves the previous file as it was.
+* A regular file, or a path that does not exist yet, is written to an
+  unnamed ``O_TMPFILE`` in the target's directory (a ``mkstemp`` file where
+  the file system has none), flushed to disk and linked into place with a
+  rename: readers see the old file or the whole new one, and a run that fails
+  (full disk, error, Ctrl-C, SIGKILL) leaves the previous file as it was and
+  no temporary file behind (with ``mkstemp``, SIGKILL can leave one).
 * A character device (``/dev/null``, a terminal) or a FIFO is written
   through, never replaced: ``-o /dev/null`` as root leaves ``/dev/null`` a
   device.  ``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N`` and
@@ -207,11 +209,63 @@ def open_output(path: Path, mode: int = 0o600, *, force: bool | None = None) -> 
         yield out
 
 
+def _anonymous(directory: Path, mode: int) -> int | None:
+    """An unnamed file in ``directory`` (``O_TMPFILE``, Linux >= 3.11 on ext4, xfs, btrfs, tmpfs), or None.
+
+    Killed before it is linked, the run leaves nothing behind: there is no
+    temporary name to clean up.  None where the kernel or file system has no
+    ``O_TMPFILE`` (EOPNOTSUPP, EISDIR before 3.11, no attribute off Linux).
+    """
+    flag = getattr(os, "O_TMPFILE", None)
+    if flag is None:
+        return None
+    try:
+        return os.open(directory, flag | os.O_WRONLY | os.O_CLOEXEC, mode)
+    except OSError as exc:
+        if exc.errno in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL, errno.ENOENT):
+            return None  # (ENOENT: a kernel that reads O_TMPFILE as O_DIRECTORY|O_CREAT on a missing path)
+        raise
+
+
+def _link_into_place(fd: int, directory: Path, path: Path) -> None:
+    """Give the unnamed file ``fd`` the name ``path``: link it beside it, then rename over ``path`` (atomic)."""
+    dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for _ in range(100):
+            name = f".{path.name}.{os.urandom(6).hex()}.tmp"
+            try:
+                # linkat(AT_SYMLINK_FOLLOW) through /proc (no CAP_DAC_READ_SEARCH needed, unlike AT_EMPTY_PATH);
+                # a dir_fd makes CPython call linkat, its plain link() would not follow the /proc link.
+                os.link(f"/proc/self/fd/{fd}", name, dst_dir_fd=dir_fd, follow_symlinks=True)
+                break
+            except FileExistsError:
+                continue
+        else:
+            raise FileExistsError(errno.EEXIST, "no free temporary name", str(directory))
+        try:
+            os.replace(name, path.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(name, dir_fd=dir_fd)
+            raise
+    finally:
+        os.close(dir_fd)
+
+
 @contextlib.contextmanager
 def _replace(path: Path, mode: int) -> Iterator[BinaryIO]:
+    """Write a new file and put it in place of ``path`` only when the block ends: old or whole new, never a mix.
+
+    The data goes to an unnamed ``O_TMPFILE`` in the target's directory,
+    flushed to disk and linked into place with a rename; where the file system
+    has no ``O_TMPFILE``, to a ``mkstemp`` file there, flushed and renamed.
+    """
     directory = path.parent if str(path.parent) else Path(".")
+    tmp: str | None = None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+        fd = _anonymous(directory, mode)
+        if fd is None:
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     except OSError as exc:
         raise InputError(f"cannot write {path}: {exc.strerror or exc}", hint="choose a writable output path") from None
     try:
@@ -220,9 +274,13 @@ def _replace(path: Path, mode: int) -> Iterator[BinaryIO]:
             yield out
             out.flush()
             os.fsync(out.fileno())
-        os.replace(tmp, path)
+            if tmp is None:
+                _link_into_place(out.fileno(), directory, path)
+        if tmp is not None:
+            os.replace(tmp, path)
     except BaseException as exc:
-        Path(tmp).unlink(missing_ok=True)
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
         if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):
             raise _write_error(path, exc) from None
         raise

@@ -53,3 +53,10 @@ def human_bytes(value: int) -> str:
             return f"{sign}{size:.0f} {unit}" if unit == "B" else f"{sign}{size:.1f} {unit}"
         size /= 1024
     return f"{sign}{size:.1f} GiB"
+
+
+def iso_utc(wall: float) -> str:
+    """An epoch time as UTC ISO 8601, to the second."""
+    import datetime as dt
+
+    return dt.datetime.fromtimestamp(wall, tz=dt.UTC).isoformat(timespec="seconds")

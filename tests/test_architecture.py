@@ -8,6 +8,7 @@ allowlist is empty: a new exception is a design change to make in the doc first.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -34,7 +35,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("collectors", ("collectors",)),
     ("detectors", ("detectors",)),
     ("drgn adapter", ("forensics.vmcore",)),
-    ("results", ("forensics.types.results",)),
+    ("results", ("forensics.types.results", "forensics.types.fleet")),
     ("renderers", ("forensics.report", "forensics.leakplots", "forensics.spanplots", "forensics.delivery")),
     ("pipelines", ("forensics.pipelines", "forensics.fleet")),
     ("commands", ("forensics.commands",)),
@@ -460,3 +461,46 @@ def test_only_the_format_registry_branches_on_the_format() -> None:
 )
 def test_a_format_branch_is_recognised(source: str) -> None:
     assert format_branches(ast.parse(source)) == [1]
+
+
+# ---------------------------------------------------------------- the doc's "Where to add…"
+
+
+def where_to_add(doc: str) -> list[tuple[list[str], list[str]]]:
+    """Each entry of the doc's "Where to add…" section: (the paths it names, the objects it names).
+
+    A path is a backticked token with a slash; an object is a backticked identifier that is a call
+    (``name()``), a class (``CamelCase``) or a table (``UPPER``).
+    """
+    section = doc.split("\n## Where to add…\n", 1)[1].split("\n## ", 1)[0]
+    entries = []
+    for entry in section.split("\n- ")[1:]:
+        tokens = re.findall(r"`([^`]+)`", entry)
+        paths = [tok for tok in tokens if "/" in tok and " " not in tok]
+        names = []
+        for tok in tokens:
+            name = tok.removesuffix("()")
+            if name.isidentifier() and (tok.endswith("()") or name[0].isupper()):
+                names.append(name)
+        entries.append((paths, names))
+    return entries
+
+
+def test_the_where_to_add_section_names_what_exists() -> None:
+    entries = where_to_add((ROOT / "docs" / "architecture.md").read_text())
+    assert len(entries) == 4, "a vmcore root-cause analysis, a dmesg rule, an input format, an output format"
+    for paths, names in entries:
+        for path in paths:
+            assert (ROOT / path).exists(), f"docs/architecture.md names {path}, which does not exist"
+        sources = "\n".join((ROOT / p).read_text() for p in paths if p.endswith(".py"))
+        for name in names:
+            defined = rf"^\s*(def|class) {name}\b|^{name}\s*[:=]"
+            assert re.search(defined, sources, re.M), f"{name} is not defined in {', '.join(paths)}"
+
+
+def test_a_stale_where_to_add_entry_is_caught() -> None:
+    doc = "x\n## Where to add…\n\n- **A thing**: `render_everything()` in `forensics/report/formats.py`.\n## Next\n"
+    [(paths, names)] = where_to_add(doc)
+    assert paths == ["forensics/report/formats.py"] and names == ["render_everything"]
+    source = (ROOT / paths[0]).read_text()
+    assert not re.search(rf"^\s*(def|class) {names[0]}\b|^{names[0]}\s*[:=]", source, re.M)

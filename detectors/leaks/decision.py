@@ -126,6 +126,8 @@ def _kb(value: float) -> str:
 
 def duration(seconds: float) -> str:
     """A duration in the unit a reader expects: 3 s, 10 min, 2.0 h, 1.5 days."""
+    if seconds < 10:
+        return f"{seconds:.2g} s"  # a sub-second interval is not "0 s"
     if seconds < 120:
         return f"{seconds:.0f} s"
     if seconds < 7200:

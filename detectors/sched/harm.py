@@ -14,12 +14,13 @@ was promised (docs/severity.md has the rules with their sources):
 - a CFS task that waited while other CFS tasks took their turns was treated
   fairly: it is judged against the CFS latency period for the tasks that shared
   the CPU (:func:`cfs_period`, scaled by its weight).  Above it, that is load
-  (low), not a fault; only an order of magnitude beyond it, for a
-  latency-sensitive kernel thread, is a problem.
+  (low), not a fault; a problem only 20 periods beyond it for a
+  latency-sensitive kernel thread, 100 for anyone.
 
 The waiter's weight matters too: kernel threads that keep the machine going
-(rcu_preempt, ksoftirqd, kworkers, migration, watchdog, IRQ threads) and RT
-tasks count more than an ordinary task (:func:`latency_sensitive`).
+(rcu_preempt, ksoftirqd, kworkers, migration, watchdog, IRQ threads), RT tasks
+and the threads that serve request spans count more than an ordinary task
+(:func:`latency_sensitive`).
 """
 
 from __future__ import annotations
@@ -44,8 +45,13 @@ MAX_SOFTIRQ_TIME = 2e-3
 DSTATE_STALL = 1.0
 #: kernel.hung_task_timeout_secs default: the kernel itself reports a task in D this long.
 HUNG_TASK = 120.0
-#: How far beyond its promise a fair-share wait must go before it is more than load.
+#: How far beyond its promise a wait must go before it is more than noise (an order of magnitude).
 ORDER = 10.0
+#: A fair-share wait (only CFS tasks ran) is load: the kernel made these threads CFS tasks on purpose. It is a
+#: problem for a latency-sensitive kernel thread from this many CFS periods (high from STALL_PERIODS) ...
+SENSITIVE_PERIODS = 20.0
+#: ... and for anyone from this many: no fair sharing explains a hundred periods (a throttled cgroup, a stuck CPU).
+STALL_PERIODS = 100.0
 #: Kernel threads whose delay holds up the whole machine (grace periods, deferred softirqs, deferred work,
 #: migration, lockup watchdogs, threaded IRQ handlers, CPU hotplug).
 LATENCY_SENSITIVE = (
@@ -113,9 +119,9 @@ def kernel_thread(comm: str) -> bool:
     return comm.startswith(KERNEL_THREADS)
 
 
-def latency_sensitive(task: TaskStats) -> bool:
-    """RT tasks and the kernel threads whose delay holds up the machine."""
-    return is_rt(task.prio) or task.comm.startswith(LATENCY_SENSITIVE)
+def latency_sensitive(task: TaskStats, span_tids: frozenset[int] = frozenset()) -> bool:
+    """RT tasks, the kernel threads whose delay holds up the machine, and threads that serve request spans."""
+    return is_rt(task.prio) or task.comm.startswith(LATENCY_SENSITIVE) or task.pid in span_tids
 
 
 def weight(prio: int) -> int:
@@ -180,7 +186,7 @@ def judge_wait(
         if seconds <= limit:
             return None
         return Judgement(
-            _rank(seconds / limit, latency_sensitive(task)),
+            _rank(seconds / limit, latency_sensitive(task, analysis.span_tids)),
             "CFS time while an RT task runs: none; reported above --latency-ms",
             limit,
             "RT tasks run until they sleep, throttled only after sched_rt_runtime_us "
@@ -195,12 +201,12 @@ def judge_wait(
     period = cfs_period(nr, cpus) * scale
     if seconds <= period:
         return None
-    sensitive = latency_sensitive(task)
+    sensitive = latency_sensitive(task, analysis.span_tids)
     ratio = seconds / period
     sev = Severity.LOW
-    if sensitive and ratio > ORDER:
-        sev = Severity.HIGH if ratio > 4 * ORDER else Severity.MEDIUM
-    elif ratio > 4 * ORDER * ORDER:  # 400 periods: no fair sharing explains it (a throttled cgroup, a stuck CPU)
+    if sensitive and ratio > SENSITIVE_PERIODS:
+        sev = Severity.HIGH if ratio > STALL_PERIODS else Severity.MEDIUM
+    elif ratio > STALL_PERIODS:
         sev = Severity.MEDIUM
     weighted = f", x{scale:.1f} for its weight (prio {task.prio})" if scale > 1 else ""
     return Judgement(

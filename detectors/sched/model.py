@@ -256,3 +256,4 @@ class TraceAnalysis(NamedTuple):
     bucket_seconds: float | None
     thresholds: Thresholds
     clock: ClockCheck = NO_CLOCK_PROBLEM
+    span_tids: frozenset[int] = frozenset()  # threads that served request spans: latency-sensitive (harm.py)

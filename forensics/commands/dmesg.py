@@ -62,15 +62,28 @@ def dmesg(
 ) -> None:
     """Find every kernel report (oops, BUG, WARNING, KASAN, lockdep, stalls, panics, OOM) in kernel logs."""
     if signatures or scheduler is not None or workers is not None:
-        from forensics.fleet.signatures import run_signatures
+        from forensics.fleet.signatures import analyse_fleet_logs, expand_inputs
+        from forensics.output import check_not_input, register_input
+        from forensics.report.fleet_signatures import SignaturesRenderer
 
         if not signatures or live or not logs:
             raise UsageError(
                 "--scheduler and --workers go with --signatures, which needs log directories, files or globs",
                 hint="kforensic dmesg --signatures /archive/kern-logs/",
             )
-        fleet = run_signatures(logs, scheduler, workers, fmt, output)
-        raise typer.Exit(int(exit_status(fleet, fail_on)))
+        if workers is not None and workers < 0:
+            raise UsageError(f"--workers {workers} must be 0 (serial) or more")
+        if scheduler is not None and workers is not None:
+            raise UsageError("--workers sizes the local cluster: give it or --scheduler, not both")
+        items = expand_inputs(logs)
+        for _host, where in items:  # the workers read them in other processes: register them here too
+            if "://" not in where:
+                register_input(where)
+        if output is not None:
+            check_not_input(output)  # before the cluster starts, not after the whole run
+        fleet = analyse_fleet_logs(items, scheduler, workers)
+        deliver(render(SignaturesRenderer(), fleet, fmt, output), output)
+        raise typer.Exit(int(exit_status(fleet.incident, fail_on)))
     names = list(logs or [])
     if not names and not live:
         if sys.stdin.isatty():

@@ -35,7 +35,7 @@ from forensics.report.slabwatch import RunReportRenderer, prometheus_text
 from forensics.units import human_bytes, parse_duration
 
 if TYPE_CHECKING:
-    from collectors.slabwatch import Progress
+    from collectors.slabwatch import Progress, WatchResult
 
 WATCH_SCHEMA = "kforensic.slab-watch/1"
 IMPORT_SCHEMA = "kforensic.slab-import/1"
@@ -120,7 +120,7 @@ def _watch(
     require: bool,
     force: bool,
     textfile_dir: Path | None = None,
-) -> int:
+) -> WatchResult:
     from collectors import procfs
     from collectors.slabstore import SlabStore
     from collectors.slabwatch import SlabWatcher, WatchPlan, check_slabinfo, require_slabinfo
@@ -157,12 +157,14 @@ def _watch(
         else:
             result = watcher.run(_exporting(_PlainProgress(), textfile_dir))
         stopped = f", stopped by {result.stopped_by}" if result.stopped_by else ""
+        cut = result.partial
+        left = f"; {len(cut)} left out (a read cut short mid-row: {cut[0].source}:{cut[0].line})" if cut else ""
         print(
-            f"slab-watch: {result.samples} samples in run {result.run_id}{stopped};"
+            f"slab-watch: {result.samples} samples in run {result.run_id}{stopped}{left};"
             f" {result.cpu_seconds / max(result.samples, 1) * 1000:.1f} ms CPU per sample",
             file=sys.stderr,
         )
-        return result.run_id
+        return result
 
 
 def slab_watch(
@@ -242,9 +244,13 @@ def slab_watch(
 
     if (warning := plan_warning(seconds, length)) is not None:
         print(f"kforensic: warning: {warning}", file=sys.stderr)
-    run_id = _watch(store_path, root, seconds, length, require, force, textfile_dir)
+    from detectors.snapshot_input import partial_samples
+
+    result = _watch(store_path, root, seconds, length, require, force, textfile_dir)
     with SlabStore.open(store_path, readonly=True) as reader:
-        report = end_of_run_analysis(reader, run_id, analyse=not no_analysis)
+        report = end_of_run_analysis(reader, result.run_id, analyse=not no_analysis)
+    if checks := partial_samples(result.partial, result.samples):
+        report = replace(report, incident=replace(report.incident, findings=(*checks, *report.incident.findings)))
     deliver(render(RunReportRenderer(WATCH_SCHEMA), report, fmt, output), output)
     raise typer.Exit(int(exit_status(report.incident, fail_on)))
 
@@ -273,7 +279,7 @@ def slab_import(
     """Import slabinfo/meminfo snapshots (timestamped files or concatenated `cat` output) into a store."""
     from collectors.slabimport import import_snapshots, load_snapshots
     from collectors.slabstore import SlabStore, resolve_store_path
-    from detectors.snapshot_input import rejected_rows, times_going_back
+    from detectors.snapshot_input import partial_samples, rejected_rows, times_going_back, wall_clock_steps
 
     loaded = load_snapshots(paths)
     snapshots = loaded.snapshots
@@ -284,7 +290,12 @@ def slab_import(
         run_id = import_snapshots(writer, snapshots, origin, owner, force=force)
     with SlabStore.open(store_path, readonly=True) as reader:
         report = end_of_run_analysis(reader, run_id, analyse=not no_analysis)
-    checks = (*rejected_rows(loaded.rejected), *times_going_back(loaded.out_of_order))
+    checks = (
+        *partial_samples(loaded.partial, len(snapshots)),
+        *wall_clock_steps(loaded.clock_steps),
+        *rejected_rows(loaded.rejected),
+        *times_going_back(loaded.out_of_order),
+    )
     if checks:  # the input checks come first: they say how far the figures can be trusted
         report = replace(report, incident=replace(report.incident, findings=(*checks, *report.incident.findings)))
     deliver(render(RunReportRenderer(IMPORT_SCHEMA), report, fmt, output), output)

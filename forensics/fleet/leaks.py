@@ -13,11 +13,8 @@ every instance.  JSON: ``kforensic.fleet-leaks/1`` (docs/fleet.md).
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
-import json
 import math
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from forensics import __version__
 from forensics.model import (
@@ -28,81 +25,22 @@ from forensics.model import (
     Incident,
     LocatorKind,
     NotAvailable,
-    Severity,
     SourceRecord,
     Timestamp,
     TimeWindow,
     finding_id,
 )
+from forensics.types.fleet import FleetLeaks, FleetRow, FleetWindow, InstanceResult
+from forensics.units import iso_utc as iso
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
-    from pathlib import Path
 
     from collectors.fleet_metrics import InstanceSamples
     from collectors.prometheus import PromAuth, PromClient
-    from detectors.leaks.analysis import LeakAnalysis
     from detectors.leaks.decision import LeakThresholds
     from detectors.leaks.judge import SeriesVerdict
     from forensics.evidence import Resolver
-    from forensics.report.formats import Destination, OutputFormat
-
-SCHEMA = "kforensic.fleet-leaks/1"
-
-
-@dataclass(frozen=True)
-class FleetWindow:
-    """What was asked of Prometheus: the window, the queries per instance, how many requests."""
-
-    start: float
-    end: float
-    step: float
-    queries: tuple[str, ...]  # per instance, with instance="$instance"
-    requests: int
-
-
-@dataclass(frozen=True)
-class InstanceResult:
-    """One instance's analysis, with its findings citing Prometheus."""
-
-    samples: InstanceSamples
-    analysis: LeakAnalysis
-    findings: tuple[Finding, ...]
-
-
-@dataclass(frozen=True)
-class FleetRow:
-    """One flagged series of one instance: a row of the fleet table."""
-
-    instance: str
-    series: str
-    grade: str
-    severity: Severity
-    rate: float  # bytes/h
-    since: float
-    confidence: float
-    query: str
-    first_sample: float
-    last_sample: float
-    notes: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class FleetLeaks:
-    """The result of a fleet run."""
-
-    url: str
-    match: str
-    fetched: FleetWindow
-    results: tuple[InstanceResult, ...]
-    rows: tuple[FleetRow, ...]
-    incident: Incident
-    thresholds: LeakThresholds
-
-
-def iso(wall: float) -> str:
-    """UTC time, seconds."""
-    return dt.datetime.fromtimestamp(wall, tz=dt.UTC).isoformat(timespec="seconds")
 
 
 def _query_of(samples: InstanceSamples, locator_name: str) -> str:
@@ -282,138 +220,6 @@ def assemble(
     return FleetLeaks(url, match, window, tuple(results), tuple(rows), incident, thresholds)
 
 
-# ---------------------------------------------------------------- rendering
-
-_HEADERS = ("instance", "series", "grade", "KB/h", "since", "confidence", "evidence")
-
-
-def _cells(r: FleetRow) -> tuple[str, ...]:
-    evidence = f"{r.query} @ {iso(r.first_sample)}..{iso(r.last_sample)}"
-    conf = "-" if math.isnan(r.confidence) else f"{r.confidence:.2f}"
-    return (r.instance, r.series, r.grade, f"{r.rate / 1024:,.0f}", iso(r.since), conf, evidence)
-
-
-def _notes(result: FleetLeaks) -> list[str]:
-    out = []
-    for res in result.results:
-        s = res.samples
-        for g in s.gaps:
-            out.append(f"{s.instance}: scrape gap of {g.seconds:.0f} s from {iso(g.start)} to {iso(g.end)}")
-        for r in s.resets:
-            out.append(f"{s.instance}: {r.what} in {r.series} at {iso(r.at)}; the series is judged in parts")
-    return out
-
-
-def summary_line(result: FleetLeaks) -> str:
-    """How much was read."""
-    f = result.fetched
-    points = sum(res.samples.points for res in result.results)
-    return (
-        f"{len(result.results)} instance(s) from {result.url}"
-        + (f" matching {{{result.match}}}" if result.match else "")
-        + f", {iso(f.start)} to {iso(f.end)} at a {f.step:g} s step: {points:,} slab points,"
-        f" {len(f.queries)} range queries per instance, {f.requests} requests;"
-        f" {len(result.rows)} leaking or suspect series"
-    )
-
-
-def render_text(result: FleetLeaks, markdown: bool = False) -> str:
-    """The fleet table, notes on gaps and resets, then every finding."""
-    from forensics.report.formats import Destination, IncidentRenderer
-
-    rows = [_cells(r) for r in result.rows]
-    lines = ["# kforensic leaks (fleet)", ""] if markdown else ["kforensic leaks --prometheus"]
-    lines += [summary_line(result), ""]
-    if not rows:
-        lines.append("No instance has a cache or meminfo field that grows like a leak.")
-    elif markdown:
-        from forensics.report.markdown import md_escape
-
-        lines += ["| " + " | ".join(_HEADERS) + " |", "|" + "---|" * len(_HEADERS)]
-        lines += ["| " + " | ".join(md_escape(c) for c in row) + " |" for row in rows]
-    else:
-        widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(_HEADERS)]
-        lines.append("  ".join(h.ljust(w) for h, w in zip(_HEADERS, widths, strict=True)).rstrip())
-        lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
-    for row in result.rows:
-        lines += [f"note: {row.instance} {row.series}: {n}" for n in row.notes]
-    notes = _notes(result)
-    if notes:
-        lines += ["", "## Gaps and resets" if markdown else "gaps and resets:"]
-        lines += [("- " if markdown else "  ") + n for n in notes]
-    lines.append("")
-    incident = IncidentRenderer(color=False)
-    to = Destination()
-    return "\n".join(lines) + "\n" + (incident.markdown if markdown else incident.text)(result.incident, to)
-
-
-def _num(value: float) -> float | None:
-    return None if not math.isfinite(value) else round(value, 6)
-
-
-def to_dict(result: FleetLeaks) -> dict[str, Any]:
-    """The ``kforensic.fleet-leaks/1`` document."""
-    from forensics.serialize import incident_to_dict
-
-    f = result.fetched
-    return {
-        "schema": SCHEMA,
-        "tool_version": __version__,
-        "prometheus": result.url,
-        "match": result.match,
-        "window": {"start": f.start, "end": f.end, "step_seconds": f.step},
-        "queries": list(f.queries),
-        "requests": f.requests,
-        "thresholds": dataclasses.asdict(result.thresholds),
-        "rows": [
-            {
-                "instance": r.instance,
-                "series": r.series,
-                "grade": r.grade,
-                "severity": r.severity.value,
-                "rate_bytes_per_hour": _num(r.rate),
-                "since": r.since,
-                "confidence": _num(r.confidence),
-                "query": r.query,
-                "first_sample": r.first_sample,
-                "last_sample": r.last_sample,
-                "notes": list(r.notes),
-            }
-            for r in result.rows
-        ],
-        "instances": [
-            {
-                "instance": res.samples.instance,
-                "metrics": res.samples.family.name,
-                "samples": res.analysis.samples,
-                "caches_seen": res.analysis.cache_names,
-                "boots": res.analysis.boots,
-                "interval_seconds": res.analysis.interval_seconds
-                if isinstance(res.analysis.interval_seconds, float)
-                else None,
-                "gaps": [{"start": g.start, "end": g.end, "seconds": g.seconds} for g in res.samples.gaps],
-                "resets": [{"at": r.at, "series": r.series, "what": r.what} for r in res.samples.resets],
-            }
-            for res in result.results
-        ],
-        "incident": incident_to_dict(result.incident),
-    }
-
-
-class FleetLeaksRenderer:
-    """``kforensic leaks --prometheus``: the fleet table, gaps and resets, then the incident; or
-    kforensic.fleet-leaks/1."""
-
-    def text(self, result: FleetLeaks, to: Destination) -> str:
-        return render_text(result)
-
-    def markdown(self, result: FleetLeaks, to: Destination) -> str:
-        return render_text(result, markdown=True)
-
-    def json(self, result: FleetLeaks, to: Destination) -> str:
-        return json.dumps(to_dict(result), indent=2, ensure_ascii=False) + "\n"
-
-
 def prometheus_resolver(client: PromClient, result: FleetLeaks) -> Resolver:
     """A resolver of this run's SAMPLE evidence that reads each cited sample back from Prometheus."""
     from collectors.fleet_metrics import resolve_text
@@ -438,43 +244,38 @@ def prometheus_resolver(client: PromClient, result: FleetLeaks) -> Resolver:
     return resolve
 
 
-def run_prometheus(
-    url: str,
-    match: str | None,
-    since: str,
-    step: str,
-    auth: PromAuth,
-    min_rate_kb: float | None,
-    fmt: OutputFormat,
-    output: Path | None,
+def fetch_and_analyse(
+    url: str, match: str | None, span: float, resolution: float | None, auth: PromAuth, min_rate_kb: float | None
 ) -> FleetLeaks:
-    """``leaks --prometheus``: parse the options, fetch, analyse, deliver; the result (for the exit status)."""
+    """``leaks --prometheus``: every instance's series of the last ``span`` seconds at ``resolution``, analysed
+    (growth slower than ``min_rate_kb`` KB/h ignored; the detectors' default when None).
+
+    ``resolution`` None: picked from the data (``collectors.prometheus.pick_step``): the scrape interval,
+    over the part of the window that holds data."""
     import time
 
     from collectors.prometheus import PromClient, parse_match
-    from forensics.delivery import deliver
-    from forensics.errors import UsageError
-    from forensics.report.formats import render
-    from forensics.units import parse_duration
 
-    span = parse_duration(since, "--since")
-    resolution = parse_duration(step, "--step")
-    if span <= 0 or resolution <= 0:
-        raise UsageError("--since and --step must be more than 0", hint="give e.g. --since 7d --step 60s")
-    if resolution < 1:
-        raise UsageError(f"--step {step} is under a second", hint="Prometheus steps are whole seconds or more here")
-    if min_rate_kb is not None and min_rate_kb <= 0:
-        raise UsageError(f"--min-rate {min_rate_kb:g} must be more than 0", hint="give KB per hour, e.g. 256")
     client = PromClient(url, auth)
     # Align the window to the step, as Grafana does, so reruns read the same evaluation times.
-    end = math.floor(time.time() / resolution) * resolution
+    end = math.floor(time.time() / (resolution or 1.0)) * (resolution or 1.0)
     # The server is asked before numpy, pandas and scipy are imported: a wrong URL is said at once.
     instances = list_fleet(client, parse_match(match), end - span, end)
+    chosen = ""
+    if resolution is None:
+        from collectors.fleet_metrics import slab_selector
+        from collectors.prometheus import pick_step
+
+        picked = pick_step(client, slab_selector(parse_match(match)), end - span, end)
+        resolution, chosen = picked.step, picked.reason
+        end = math.floor(end / resolution) * resolution
+        span = end - math.floor(picked.start / resolution) * resolution
     from detectors.leaks.decision import LeakThresholds as DefaultThresholds
 
     thresholds = DefaultThresholds()
     if min_rate_kb is not None:
         thresholds = dataclasses.replace(thresholds, min_rate=min_rate_kb * 1024)
     result = analyse_instances(client, parse_match(match), instances, end - span, end, resolution, thresholds)
-    deliver(render(FleetLeaksRenderer(), result, fmt, output), output)
-    return result
+    if not chosen:
+        return result
+    return dataclasses.replace(result, fetched=dataclasses.replace(result.fetched, chosen=chosen))

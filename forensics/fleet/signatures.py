@@ -3,7 +3,7 @@
 Each host is one log file (a path, a directory's files, a glob, or an fsspec
 URL such as ``s3://bucket/logs/*.log`` when fsspec's backend for it is
 installed).  The per-host work is the ``kforensic dmesg`` pipeline unchanged
-(:func:`forensics.commands.dmesg.triage_file`: the same reader, scanner, rules
+(:func:`forensics.pipelines.dmesg.triage_file`: the same reader, scanner, rules
 and grouping), run as Dask tasks on a ``LocalCluster`` of this machine (one
 single-threaded worker process per core by default) or on a running cluster
 (``--scheduler tcp://HOST:8786``).  A task returns a small
@@ -17,94 +17,22 @@ one-line reason; the job goes on.  JSON: ``kforensic.dmesg-signatures/1``.
 from __future__ import annotations
 
 import glob
-import json
 import os
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from forensics import __version__
 from forensics.errors import InputError, KforensicError, UsageError
-from forensics.model import Finding, Incident, NotAvailable
+from forensics.model import Incident, NotAvailable
+from forensics.types.fleet import Engine, FleetGroup, HostGroup, HostResult, SignatureRun
 
 if TYPE_CHECKING:
-    from forensics.report.formats import Destination, OutputFormat
     from forensics.types.results import SourceResult
 
-SCHEMA = "kforensic.dmesg-signatures/1"
 #: Hosts per Dask task at most: a task per host costs the scheduler ~1 ms, as much as a small log's triage.
 MAX_BATCH = 32
-
-
-@dataclass(frozen=True)
-class HostGroup:
-    """One signature in one host's log: what the fleet table needs, and one example."""
-
-    signature: str
-    title: str
-    frame: str | None
-    kind: str
-    severity: str
-    corrupted: bool
-    count: int
-    kernel: str | None
-    first_line: int
-    last_line: int
-    first_time: float | None  # printk seconds since boot
-    last_time: float | None
-    first_wall: float | None  # epoch seconds, when the log dates its lines (boot time known)
-    last_wall: float | None
-    finding: Finding  # the dmesg finding of this group, with its evidence in this host's log
-
-
-@dataclass(frozen=True)
-class HostResult:
-    """What one host's log gave (or why it could not be read)."""
-
-    host: str
-    path: str
-    lines: int = 0
-    groups: tuple[HostGroup, ...] = ()
-    error: str | None = None
-    seconds: float = 0.0
-
-
-@dataclass
-class FleetGroup:
-    """Reports of one signature across hosts."""
-
-    signature: str
-    title: str
-    frame: str | None
-    kind: str
-    severity: str
-    count: int = 0
-    hosts: set[str] = field(default_factory=set)
-    kernels: set[str] = field(default_factory=set)
-    first: tuple[Any, ...] = ()  # order key, host, HostGroup
-    last: tuple[Any, ...] = ()
-
-
-@dataclass(frozen=True)
-class Engine:
-    """Where the job ran."""
-
-    kind: str  # serial, local, or the scheduler address
-    workers: int
-    threads: int
-
-
-@dataclass(frozen=True)
-class SignatureRun:
-    """The result of a fleet triage."""
-
-    hosts: tuple[HostResult, ...]
-    groups: tuple[FleetGroup, ...]
-    engine: Engine
-    seconds: float
-    setup_seconds: float = 0.0  # starting (and stopping) the cluster or connecting to it
 
 
 # ---------------------------------------------------------------- inputs
@@ -294,11 +222,16 @@ def _batches(items: list[tuple[str, str]], workers: int) -> list[list[tuple[str,
     return [items[i : i + size] for i in range(0, len(items), size)]
 
 
+def _finished(hosts: list[HostResult], engine: Engine, seconds: float, setup_seconds: float = 0.0) -> SignatureRun:
+    groups = tuple(merge(hosts))
+    return SignatureRun(tuple(hosts), groups, engine, seconds, incident(hosts, groups), setup_seconds)
+
+
 def run_serial(items: list[tuple[str, str]]) -> SignatureRun:
     """The same job in this process, one host after another (the reference for the Dask run)."""
     started = time.monotonic()
     hosts = [triage_host(h, p) for h, p in items]
-    return SignatureRun(tuple(hosts), tuple(merge(hosts)), Engine("serial", 1, 1), time.monotonic() - started)
+    return _finished(hosts, Engine("serial", 1, 1), time.monotonic() - started)
 
 
 def run_dask(items: list[tuple[str, str]], scheduler: str | None = None, workers: int | None = None) -> SignatureRun:
@@ -354,61 +287,27 @@ def run_dask(items: list[tuple[str, str]], scheduler: str | None = None, workers
             cluster.close()
     end = time.monotonic()
     engine = Engine(kind, nworkers, threads)
-    return SignatureRun(tuple(hosts), tuple(merge(hosts)), engine, end - started, setup + (end - done))
+    return _finished(hosts, engine, end - started, setup + (end - done))
 
 
-# ---------------------------------------------------------------- output
-
-
-def _seen(entry: tuple[Any, ...]) -> dict[str, Any]:
-    _, host, g = entry
-    return {"host": host, "line": g.first_line, "time": g.first_time, "wall": g.first_wall}
-
-
-def _last_seen(entry: tuple[Any, ...]) -> dict[str, Any]:
-    _, host, g = entry
-    return {"host": host, "line": g.last_line, "time": g.last_time, "wall": g.last_wall}
-
-
-def group_to_dict(g: FleetGroup) -> dict[str, Any]:
-    """One fleet group as JSON."""
-    from forensics.serialize import finding_to_dict
-
-    example: HostGroup = g.first[2]
-    return {
-        "signature": g.signature,
-        "title": g.title,
-        "frame": g.frame,
-        "type": g.kind,
-        "severity": g.severity,
-        "count": g.count,
-        "hosts": len(g.hosts),
-        "host_names": sorted(g.hosts),
-        "kernels": sorted(g.kernels),
-        "first_seen": _seen(g.first),
-        "last_seen": _last_seen(g.last),
-        "example": {"host": g.first[1], "finding": finding_to_dict(example.finding)},
-    }
-
-
-def incident(run: SignatureRun) -> Incident:
+def incident(hosts: Sequence[HostResult], groups: Sequence[FleetGroup]) -> Incident:
     """One finding per fleet group (the example's, with the fleet counts as facts), for --fail-on and report."""
     import dataclasses
 
     from forensics.model import Fact
 
     findings = []
-    for g in run.groups:
+    for g in groups:
         example: HostGroup = g.first[2]
         facts = (
-            Fact("hosts", f"{len(g.hosts)} of {len(run.hosts)}"),
+            Fact("hosts", f"{len(g.hosts)} of {len(hosts)}"),
             Fact("reports", str(g.count)),
             Fact("kernels", ", ".join(sorted(g.kernels)) or "not named in the logs"),
             *example.finding.facts,
         )
         findings.append(dataclasses.replace(example.finding, facts=facts))
     return Incident(
-        host=NotAvailable(f"a fleet of {len(run.hosts)} hosts"),
+        host=NotAvailable(f"a fleet of {len(hosts)} hosts"),
         kernel_release=NotAvailable("many hosts"),
         window=NotAvailable("hosts' logs have their own clocks"),
         sources=(),
@@ -417,112 +316,16 @@ def incident(run: SignatureRun) -> Incident:
     )
 
 
-def to_document(run: SignatureRun) -> dict[str, Any]:
-    """The ``kforensic.dmesg-signatures/1`` document."""
-    from forensics.serialize import incident_to_dict
+def analyse_fleet_logs(items: list[tuple[str, str]], scheduler: str | None, workers: int | None) -> SignatureRun:
+    """Every host's log triaged (serially with ``workers`` 0, else on Dask), grouped by signature.
 
-    failed = [h for h in run.hosts if h.error]
-    return {
-        "schema": SCHEMA,
-        "tool_version": __version__,
-        "engine": {"kind": run.engine.kind, "workers": run.engine.workers, "threads": run.engine.threads},
-        "seconds": round(run.seconds, 3),
-        "hosts": len(run.hosts),
-        "hosts_read": len(run.hosts) - len(failed),
-        "failed": [{"host": h.host, "path": h.path, "error": h.error} for h in failed],
-        "groups": [group_to_dict(g) for g in run.groups],
-        "incident": incident_to_dict(incident(run)),
-    }
-
-
-def _when(entry: tuple[Any, ...], last: bool) -> str:
-    _, host, g = entry
-    wall = g.last_wall if last else g.first_wall
-    if wall is not None:
-        import datetime as dt
-
-        return dt.datetime.fromtimestamp(wall, tz=dt.UTC).isoformat(timespec="seconds") + f" {host}"
-    return f"{host}:{g.last_line if last else g.first_line}"
-
-
-_HEADERS = ("hosts", "reports", "severity", "kernels", "first seen", "last seen", "title")
-
-
-def render_text(run: SignatureRun, markdown: bool = False) -> str:
-    """The fleet table, then failed hosts."""
-    failed = [h for h in run.hosts if h.error]
-    rows = [
-        (
-            str(len(g.hosts)),
-            str(g.count),
-            g.severity,
-            ", ".join(sorted(g.kernels)) or "-",
-            _when(g.first, False),
-            _when(g.last, True),
-            g.title + (f" [{g.frame}]" if g.frame and g.frame not in g.title else ""),
-        )
-        for g in run.groups
-    ]
-    head = (
-        f"{len(run.hosts)} host logs ({len(failed)} unreadable), {len(run.groups)} signatures;"
-        f" {run.engine.kind} ({run.engine.workers} workers, {run.engine.threads} threads), {run.seconds:.2f} s"
-    )
-    lines = ["# kforensic dmesg --signatures", "", head, ""] if markdown else [head, ""]
-    if markdown:
-        lines += ["| " + " | ".join(_HEADERS) + " |", "|" + "---|" * len(_HEADERS)]
-        lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
-    elif rows:
-        widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(_HEADERS)]
-        lines.append("  ".join(h.ljust(w) for h, w in zip(_HEADERS, widths, strict=True)).rstrip())
-        lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
-    if not rows:
-        lines.append("no kernel reports found")
-    if failed:
-        lines += ["", "## Unreadable logs" if markdown else "unreadable logs:"]
-        lines += [("- " if markdown else "  ") + f"{h.host}: {h.error}" for h in failed]
-    return "\n".join(lines) + "\n"
-
-
-def run_signatures(
-    specs: Sequence[str], scheduler: str | None, workers: int | None, fmt: OutputFormat, output: Path | None
-) -> Incident:
-    """The ``dmesg --signatures`` command; the incident (for --fail-on)."""
-    from forensics.delivery import deliver
-    from forensics.report.formats import render
-
-    if workers is not None and workers < 0:
-        raise UsageError(f"--workers {workers} must be 0 (serial) or more")
-    if scheduler is not None and workers is not None:
-        raise UsageError("--workers sizes the local cluster: give it or --scheduler, not both")
-    items = expand_inputs(specs)
-    from forensics.output import check_not_input, register_input
-
-    for _host, where in items:  # the workers read them in other processes: register them here too
-        if "://" not in where:
-            register_input(where)
-    if output is not None:
-        check_not_input(output)  # before the cluster starts, not after the whole run
+    A run where no log could be read is an input error: "no kernel reports" would be a false all-clear.
+    """
     run = run_serial(items) if workers == 0 else run_dask(items, scheduler, workers)
     failed = [h for h in run.hosts if h.error is not None]
-    if failed and len(failed) == len(run.hosts):  # nothing was read: "no kernel reports" would be a false all-clear
-        from forensics.errors import InputError
-
+    if failed and len(failed) == len(run.hosts):
         raise InputError(
             f"--signatures: none of the {len(failed)} logs could be read (first: {failed[0].error})",
             hint="check the paths and permissions",
         )
-    deliver(render(SignaturesRenderer(), run, fmt, output), output)
-    return incident(run)
-
-
-class SignaturesRenderer:
-    """``kforensic dmesg --signatures``: the fleet table and the unreadable logs; or kforensic.dmesg-signatures/1."""
-
-    def text(self, result: SignatureRun, to: Destination) -> str:
-        return render_text(result)
-
-    def markdown(self, result: SignatureRun, to: Destination) -> str:
-        return render_text(result, markdown=True)
-
-    def json(self, result: SignatureRun, to: Destination) -> str:
-        return json.dumps(to_document(result), indent=1, ensure_ascii=False) + "\n"
+    return run

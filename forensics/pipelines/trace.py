@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from forensics import __version__
 from forensics.errors import InputError, UsageError
-from forensics.model import Clock, Examined, Incident, NotAvailable, Timestamp, TimeWindow
+from forensics.model import Clock, Examined, Finding, Incident, NotAvailable, Timestamp, TimeWindow
 from forensics.pipelines.spans import SpanOptions
 from forensics.types.results import TraceResult
 
@@ -207,23 +207,28 @@ def analyse_trace_file(
                     (keeper or analyzer).feed(batch)
                     if analyzer.done:
                         break
-        counts = parser.counts
+            counts = parser.counts
+            # Inside the stream's block: a refused input leaves no --save-text file behind.
+            shown = "<stdin>" if trace_file == "-" else trace_file  # the input, not the --save-text copy
+            check_trace_text(shown, counts)
+            analysis = analyzer.result(counts)
+            if math.isfinite(span[0]) or math.isfinite(span[1]):
+                check_window(trace_file, shown, span, analysis.window, False)
         if keeper is not None:
             keeper.source = stream.name
-    analysis = analyzer.result(counts)
+    if ctf is not None:
+        analysis = analyzer.result(counts)
+        if math.isfinite(span[0]) or math.isfinite(span[1]):
+            check_window(trace_file, trace_file, span, analysis.window, True)
     parse = analyzer.summary(counts)
-    if ctf is None:
-        check_trace_text(stream.name, counts)
-    if math.isfinite(span[0]) or math.isfinite(span[1]):
-        check_window(trace_file, stream.name, span, analysis.window, ctf is not None)
     if task:
         analysis = select_tasks(analysis, task)
         if not analysis.tasks:
             raise UsageError(
                 f"--task {task!r} matches no task in {trace_file}", hint="give a comm or pid from the task table"
             )
-    findings = detect(analysis, stream.name)
     span_report = None
+    findings: list[Finding] = []
     if keeper is not None:
         from forensics.pipelines.spans import run_spans
 
@@ -236,6 +241,9 @@ def analyse_trace_file(
         table = keeper.table(extra, names)
         span_report, span_found = run_spans(trace_file, opts, table, ctf)
         findings = [*findings, *span_found]
+    # Threads that serve request spans are latency-sensitive waiters (detectors/sched/harm.py).
+    tids = frozenset(s.tid for s in span_report.spans) if span_report is not None else frozenset()
+    findings = [*detect(analysis._replace(span_tids=tids), stream.name), *findings]
     win = analysis.window
     incident = Incident(
         host=NotAvailable("a trace does not name its host"),

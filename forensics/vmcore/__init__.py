@@ -47,6 +47,10 @@ def extract_dump(
 
     import drgn
 
+    from forensics.vmcore.lazyhelpers import defer_linux_helpers
+
+    defer_linux_helpers()  # before the first helper import: the helpers' package without its 0.1 s of imports
+
     from collectors.inputs import unreadable_record
     from forensics.errors import InputError
     from forensics.model import NotAvailable, SourceRecord

@@ -190,8 +190,12 @@ def run_shell(
     from drgn.cli import run_interactive
 
     from forensics.vmcore.dumpfile import read_dump_header
+    from forensics.vmcore.lazyhelpers import complete_linux_helpers
     from forensics.vmcore.locate import locate_dump
     from forensics.vmcore.program import open_dump
+
+    # drgn's console reads the helpers package's __all__ from its __dict__: load them all now.
+    complete_linux_helpers()
 
     follow = snap.follow_up
     if not isinstance(follow, NotAvailable) and not isinstance(follow.vmlinux, NotAvailable):

@@ -45,39 +45,34 @@ def watch(tree: FakeTree, store_path: Path, steps: list[object]) -> list[Progres
     return seen
 
 
-def test_caches_appear_disappear_truncated_and_empty_files(tmp_path: Path) -> None:
+def test_caches_appear_disappear_and_empty_files(tmp_path: Path) -> None:
+    # (A read cut short inside a row is left out since #32: tests/collectors/test_partial_samples.py.)
     tree = FakeTree(tmp_path / "root")
     good = (tmp_path / "root/proc/slabinfo").read_text()
-
-    def truncate() -> None:
-        text = (tmp_path / "root/proc/slabinfo").read_text()
-        tree.write("proc/slabinfo", text[: len(text) - 20])  # the last cache line loses its tail
-
     steps = [
         lambda: tree.set_caches([*tree.caches.values(), cache("new_cache", 500)]),
         lambda: tree.set_caches([c for c in tree.caches.values() if c.name != "task_struct"]),
-        truncate,
         lambda: tree.write("proc/slabinfo", ""),
         lambda: tree.write("proc/slabinfo", good),
     ]
     seen = watch(tree, tmp_path / "s.sqlite", steps)
     with SlabStore.open(tmp_path / "s.sqlite") as store:
         samples = store.samples()
-        assert len(samples) == 6
-        assert [p.sample_id for p in store.cache_series("new_cache")] == [2, 3]  # its line is cut short in 4
-        assert [p.sample_id for p in store.cache_series("task_struct")] == [1, 2, 6]
+        assert len(samples) == 5
+        assert [p.sample_id for p in store.cache_series("new_cache")] == [2, 3]
+        assert [p.sample_id for p in store.cache_series("task_struct")] == [1, 2, 5]
         rows_per_sample = [len([r for r in store.iter_slab_rows() if r[0] == s.id]) for s in samples]
-        assert rows_per_sample == [3, 4, 3, 2, 0, 3]
-        assert samples[4].missing is not None and "empty slabinfo" in samples[4].missing
+        assert rows_per_sample == [3, 4, 3, 0, 3]
+        assert samples[3].missing is not None and "empty slabinfo" in samples[3].missing
         assert samples[0].missing is None
         assert all(s.cost is not None and s.cost > 0 for s in samples)
         # the fs counters and meminfo were recorded in every sample
-        assert len(store.counter_series("fs", "nr_dentry")) == 6
-        assert len(store.counter_series("meminfo", "SUnreclaim")) == 6
-        assert len(store.counter_series("vmstat", "nr_slab_unreclaimable")) == 6
+        assert len(store.counter_series("fs", "nr_dentry")) == 5
+        assert len(store.counter_series("meminfo", "SUnreclaim")) == 5
+        assert len(store.counter_series("vmstat", "nr_slab_unreclaimable")) == 5
         assert store.counter_series("vmstat", "pgfault") == ()  # not a recorded counter
     assert seen[1].movers[0].name == "new_cache" and seen[1].movers[0].delta_bytes == 500 * 64
-    assert seen[4].missing and not seen[5].missing
+    assert seen[3].missing and not seen[4].missing
 
 
 def test_statistics_variant_and_empty_meminfo_and_vmstat(tmp_path: Path) -> None:

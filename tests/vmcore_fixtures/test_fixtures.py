@@ -58,10 +58,10 @@ def _tasks_by_comm(prog: drgn.Program, comm: str) -> list[drgn.Object]:
     """The tasks named ``comm`` among those the dump holds (6.12's may lack a few task_struct pages)."""
     import drgn
 
-    from forensics.vmcore.system import _pids_and_tasks
+    from forensics.vmcore.system import pids_and_tasks
 
     found = []
-    for _pid, task in _pids_and_tasks(prog, []):
+    for _pid, task in pids_and_tasks(prog, []):
         try:
             if _comm(task) == comm:
                 found.append(task)

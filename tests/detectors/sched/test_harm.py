@@ -86,10 +86,13 @@ def test_a_fair_share_wait_is_load_not_a_fault() -> None:
 def test_a_latency_sensitive_kernel_thread_kept_an_order_of_magnitude_too_long_is_a_problem() -> None:
     ksoftirqd, hog = _task(1, "ksoftirqd/1"), _task(2, "gzip")
     assert _judge(ksoftirqd, _wait(85e-3, (hog, 85e-3)), 2, hog).severity is Severity.LOW  # type: ignore[union-attr]
-    judged = _judge(ksoftirqd, _wait(200e-3, (hog, 200e-3)), 2, hog)
+    assert _judge(ksoftirqd, _wait(200e-3, (hog, 200e-3)), 2, hog).severity is Severity.LOW  # type: ignore[union-attr]
+    judged = _judge(ksoftirqd, _wait(300e-3, (hog, 300e-3)), 2, hog)  # 25 periods of 12 ms
     assert judged is not None and judged.severity is Severity.MEDIUM
-    plain = _judge(_task(3, "bash"), _wait(200e-3, (hog, 200e-3)), 2, hog)
+    plain = _judge(_task(3, "bash"), _wait(300e-3, (hog, 300e-3)), 2, hog)
     assert plain is not None and plain.severity is Severity.LOW  # an ordinary task: load
+    stalled = _judge(_task(3, "bash"), _wait(1.5, (hog, 1.5)), 2, hog)
+    assert stalled is not None and stalled.severity is Severity.MEDIUM  # 125 periods: no fair share explains it
 
 
 def test_a_low_weight_waiter_is_judged_against_a_longer_period() -> None:
@@ -134,3 +137,14 @@ def test_long_runs_are_as_severe_as_the_waits_they_caused(
     assert found.title.startswith(kind) and found.baseline is not None
     assert any("cond_resched" in s for s in found.next_steps) is kernel_advice
     assert (found.severity >= Severity.MEDIUM) is waited  # rcu_preempt kept 0.5 s: a problem; nobody: info
+
+
+def test_a_thread_serving_request_spans_is_latency_sensitive() -> None:
+    server, hog = _task(7, "app-worker"), _task(2, "gzip")
+    wait = _wait(300e-3, (hog, 300e-3))
+    analysis = _analysis(2, server, hog)
+    by_pid = {t.pid: t for t in analysis.tasks}
+    plain = harm.judge_wait(server, wait, analysis, by_pid, LIMIT)
+    served = harm.judge_wait(server, wait, analysis._replace(span_tids=frozenset({7})), by_pid, LIMIT)
+    assert plain is not None and served is not None
+    assert (plain.severity, served.severity) == (Severity.LOW, Severity.MEDIUM)

@@ -19,8 +19,10 @@ from collectors.slabwatch import take_sample
 from detectors.leaks.decision import LeakThresholds
 from forensics.errors import UsageError
 from forensics.fleet.exposition import sample_exposition
-from forensics.fleet.leaks import FleetLeaksRenderer, FleetWindow, analyse_fetched, to_dict
+from forensics.fleet.leaks import analyse_fetched
+from forensics.report.fleet_leaks import FleetLeaksRenderer, to_dict
 from forensics.report.formats import OutputFormat, render
+from forensics.types.fleet import FleetWindow
 from tests.collectors.test_procfs import FakeTree
 
 STEP = 30.0

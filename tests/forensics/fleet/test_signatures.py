@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from forensics.fleet.signatures import expand_inputs, run_dask, run_serial, to_document
+from forensics.fleet.signatures import expand_inputs, run_dask, run_serial
+from forensics.report.fleet_signatures import to_document
 from tests.helpers import assert_evidence_resolves
 
 pytest.importorskip("dask.distributed")

@@ -1,0 +1,138 @@
+"""The results of the fleet pipelines (:mod:`forensics.fleet`): what their renderers show.
+
+``kforensic dmesg --signatures``: :class:`SignatureRun` (hosts, fleet groups by signature, the engine).
+``kforensic leaks --prometheus``: :class:`FleetLeaks` (instances, the fleet table, the incident).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from forensics.model import Finding, Incident, Severity
+
+if TYPE_CHECKING:
+    from collectors.fleet_metrics import InstanceSamples
+    from detectors.leaks.analysis import LeakAnalysis
+    from detectors.leaks.decision import LeakThresholds
+
+
+@dataclass(frozen=True)
+class HostGroup:
+    """One signature in one host's log: what the fleet table needs, and one example."""
+
+    signature: str
+    title: str
+    frame: str | None
+    kind: str
+    severity: str
+    corrupted: bool
+    count: int
+    kernel: str | None
+    first_line: int
+    last_line: int
+    first_time: float | None  # printk seconds since boot
+    last_time: float | None
+    first_wall: float | None  # epoch seconds, when the log dates its lines (boot time known)
+    last_wall: float | None
+    finding: Finding  # the dmesg finding of this group, with its evidence in this host's log
+
+
+@dataclass(frozen=True)
+class HostResult:
+    """What one host's log gave (or why it could not be read)."""
+
+    host: str
+    path: str
+    lines: int = 0
+    groups: tuple[HostGroup, ...] = ()
+    error: str | None = None
+    seconds: float = 0.0
+
+
+@dataclass
+class FleetGroup:
+    """Reports of one signature across hosts."""
+
+    signature: str
+    title: str
+    frame: str | None
+    kind: str
+    severity: str
+    count: int = 0
+    hosts: set[str] = field(default_factory=set)
+    kernels: set[str] = field(default_factory=set)
+    first: tuple[Any, ...] = ()  # order key, host, HostGroup
+    last: tuple[Any, ...] = ()
+
+
+@dataclass(frozen=True)
+class Engine:
+    """Where the job ran."""
+
+    kind: str  # serial, local, or the scheduler address
+    workers: int
+    threads: int
+
+
+@dataclass(frozen=True)
+class SignatureRun:
+    """The result of a fleet triage: every host, the fleet groups, where it ran, the incident (one finding a group)."""
+
+    hosts: tuple[HostResult, ...]
+    groups: tuple[FleetGroup, ...]
+    engine: Engine
+    seconds: float
+    incident: Incident
+    setup_seconds: float = 0.0  # starting (and stopping) the cluster or connecting to it
+
+
+@dataclass(frozen=True)
+class FleetWindow:
+    """What was asked of Prometheus: the window, the queries per instance, how many requests."""
+
+    start: float
+    end: float
+    step: float
+    queries: tuple[str, ...]  # per instance, with instance="$instance"
+    requests: int
+    chosen: str = ""  # how --step auto picked the step ("" when the user gave it)
+
+
+@dataclass(frozen=True)
+class InstanceResult:
+    """One instance's analysis, with its findings citing Prometheus."""
+
+    samples: InstanceSamples
+    analysis: LeakAnalysis
+    findings: tuple[Finding, ...]
+
+
+@dataclass(frozen=True)
+class FleetRow:
+    """One flagged series of one instance: a row of the fleet table."""
+
+    instance: str
+    series: str
+    grade: str
+    severity: Severity
+    rate: float  # bytes/h
+    since: float
+    confidence: float
+    query: str
+    first_sample: float
+    last_sample: float
+    notes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class FleetLeaks:
+    """The result of a fleet run."""
+
+    url: str
+    match: str
+    fetched: FleetWindow
+    results: tuple[InstanceResult, ...]
+    rows: tuple[FleetRow, ...]
+    incident: Incident
+    thresholds: LeakThresholds
