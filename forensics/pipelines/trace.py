@@ -207,15 +207,20 @@ def analyse_trace_file(
                     (keeper or analyzer).feed(batch)
                     if analyzer.done:
                         break
-        counts = parser.counts
+            counts = parser.counts
+            # Inside the stream's block: a refused input leaves no --save-text file behind.
+            shown = "<stdin>" if trace_file == "-" else trace_file  # the input, not the --save-text copy
+            check_trace_text(shown, counts)
+            analysis = analyzer.result(counts)
+            if math.isfinite(span[0]) or math.isfinite(span[1]):
+                check_window(trace_file, shown, span, analysis.window, False)
         if keeper is not None:
             keeper.source = stream.name
-    analysis = analyzer.result(counts)
+    if ctf is not None:
+        analysis = analyzer.result(counts)
+        if math.isfinite(span[0]) or math.isfinite(span[1]):
+            check_window(trace_file, trace_file, span, analysis.window, True)
     parse = analyzer.summary(counts)
-    if ctf is None:
-        check_trace_text(stream.name, counts)
-    if math.isfinite(span[0]) or math.isfinite(span[1]):
-        check_window(trace_file, stream.name, span, analysis.window, ctf is not None)
     if task:
         analysis = select_tasks(analysis, task)
         if not analysis.tasks:

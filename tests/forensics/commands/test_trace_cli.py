@@ -142,6 +142,10 @@ def test_a_file_of_mostly_non_trace_lines_is_bad_input(tmp_path: Path, content: 
     assert res.returncode == 3 and not res.stdout, res.stderr
     first = res.stderr.splitlines()[0]
     assert "lines are not trace events" in first and "Traceback" not in res.stderr
+    assert str(path) in first  # the input is named, not a copy of it
+    saved = tmp_path / "saved.txt"
+    assert run(str(path), "--save-text", str(saved)).returncode == 3
+    assert not saved.exists() and [p.name for p in tmp_path.iterdir()] == ["bad.txt"]  # nothing left behind
 
 
 def test_a_window_outside_the_trace_is_a_usage_error_naming_its_range(tmp_path: Path) -> None:
