@@ -7,10 +7,12 @@ until it holds at least --mb megabytes.  Each in its own process, so peak RSS is
   kforensic profile FILE --svg OUT.svg --folded OUT.folded -o OUT.txt   (hotspots + rules + folded + SVG)
   perl stackcollapse-perf.pl FILE > OUT.pl                               (folded stacks only)
 
-It prints wall and CPU seconds, MB/s, peak RSS, the ratios of the MB/s (wall and CPU: on a shared
-machine the wall time depends on the load of the moment), and checks the two folded outputs are
-byte-identical.  Note: repeating one recording repeats its stacks; a longer recording has
-more distinct stacks (kforensic's memory grows with distinct stacks, not with samples).
+A first run is cold (fresh process, empty compile caches: a new PYTHONPYCACHEPREFIX and
+NUMBA_CACHE_DIR); the measured runs are warm. It prints wall and CPU seconds, MB/s, peak RSS,
+the ratios of the MB/s (wall and CPU: on a shared machine the wall time depends on the load of
+the moment), and checks the two folded outputs are byte-identical.  Note: repeating one
+recording repeats its stacks; a longer recording has more distinct stacks (kforensic's memory
+grows with distinct stacks, not with samples).
 Run: .venv/bin/python benchmarks/profile_throughput.py [--input FILE] [--mb 200] [--seconds 15] [--repeat N]
 """
 
@@ -30,11 +32,11 @@ ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_PERL = ROOT.parent / "shared" / "tools" / "flamegraph" / "stackcollapse-perf.pl"
 
 
-def run_measured(argv: list[str], stdout: Path) -> tuple[float, float, int]:
+def run_measured(argv: list[str], stdout: Path, env: dict[str, str] | None = None) -> tuple[float, float, int]:
     """Run a command with stdout to a file; return wall seconds, CPU seconds and peak RSS in bytes (wait4)."""
     start = time.perf_counter()
     with stdout.open("wb") as out:
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.PIPE)
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.PIPE, env=env)
         assert proc.stderr is not None
         err = proc.stderr.read()
         _pid, status, usage = os.wait4(proc.pid, 0)
@@ -92,12 +94,21 @@ def main() -> None:
         tmp = Path(d)
         big = make_input(tmp, args.input, args.mb, args.seconds)
         size = big.stat().st_size / 1e6
+        # Cold: a fresh process with empty compile caches (no .pyc: every module compiled; a new numba cache).
+        cold_env = dict(os.environ, PYTHONPYCACHEPREFIX=str(tmp / "pyc"), NUMBA_CACHE_DIR=str(tmp / "numba"))
+        cold_env.pop("PYTHONDONTWRITEBYTECODE", None)
+        cold = [kforensic, "profile", str(big), "--svg", str(tmp / "c.svg"), "--folded", str(tmp / "c.folded")]
+        c_wall, c_cpu, c_rss = run_measured(cold, tmp / "c.txt", cold_env)
+        print(
+            f"{'kforensic profile, cold (empty caches)':47s} wall {c_wall:7.2f} s {size / c_wall:7.1f} MB/s"
+            f"   CPU {c_cpu:7.2f} s {size / c_cpu:7.1f} MB/s   peak RSS {c_rss / 2**20:6.1f} MiB"
+        )
         # A first small run, so that both measured programs start with the files and bytecode cached.
         warm = tmp / "warm.txt"
         with big.open("rb") as src:
             head = src.read(1 << 20)
         warm.write_bytes(head[: head.rfind(b"\n\n") + 2])
-        run_measured([kforensic, "profile", str(warm)], tmp / "warm.out")
+        run_measured([kforensic, "profile", str(warm)], tmp / "warm.out", cold_env)
         runs_k, runs_p = [], []
         load0 = os.getloadavg()[0]
         for _ in range(args.repeat):  # alternating, so both see the same load; the best run of each counts
@@ -105,6 +116,7 @@ def main() -> None:
                 run_measured(
                     [kforensic, "profile", str(big), "--svg", str(tmp / "k.svg"), "--folded", str(tmp / "k.folded")],
                     tmp / "k.txt",
+                    cold_env,  # warm: the .pyc the cold run wrote
                 )
             )
             runs_p.append(run_measured(["perl", str(args.stackcollapse), str(big)], tmp / "p.folded"))
