@@ -468,7 +468,13 @@ def import_snapshots(
         interval=interval,
         root=origin,
     )
-    run_id = store.begin_run(info)
+    try:
+        run_id = store.begin_run(info)
+    except InputError as exc:
+        raise InputError(
+            f"{exc.message}; the store keeps none of the {len(snapshots)} samples (the import did not begin)",
+            hint=exc.hint,
+        ) from None
     not_read = NotAvailable("not in imported snapshots")
     for snap, boot in zip(snapshots, boot_ids(snapshots), strict=True):
         sample = Sample(
@@ -481,6 +487,18 @@ def import_snapshots(
             fs=not_read,
             kmsg=not_read,
         )
-        store.append_sample(run_id, sample)
+        try:
+            store.append_sample(run_id, sample)
+        except InputError as exc:
+            # A full disk (or a failing one): each sample is its own transaction, so the store keeps
+            # the ones committed before, consistent and readable; say how many.
+            kept = snapshots.index(snap)
+            raise InputError(
+                f"{exc.message}; the store keeps {kept} of the {len(snapshots)} samples (run {run_id}, "
+                f"up to {snapshots[kept - 1].source}:{snapshots[kept - 1].line})"
+                if kept
+                else f"{exc.message}; the store keeps none of the {len(snapshots)} samples (run {run_id})",
+                hint=f"free some space and import again with --force, or import into another --store ({exc.hint})",
+            ) from None
     store.end_run(run_id)
     return run_id

@@ -311,6 +311,14 @@ def check_store_path(path: Path) -> None:
     )
 
 
+def _unchanged(path: Path, exc: sqlite3.Error) -> InputError:
+    """Opening an existing store for writing failed before anything was written (a full disk, mostly)."""
+    return InputError(
+        f"cannot open store {path} for writing: {exc}; the store is unchanged",
+        hint="free disk space (is its file system full?), or give another --store",
+    )
+
+
 def _text_or_none(value: object) -> object:
     return None if isinstance(value, NotAvailable) else value
 
@@ -453,6 +461,8 @@ class SlabStore:
         except (sqlite3.DatabaseError, OSError, UnicodeDecodeError) as exc:
             # (SQLite's message about a damaged schema can quote bytes that are not UTF-8.)
             _remove_scratch(scratch)
+            if not readonly and isinstance(exc, sqlite3.OperationalError) and "disk" in str(exc):
+                raise _unchanged(path, exc) from None  # a full disk: SQLite cannot make its -shm index
             raise InputError(
                 f"{path}: not a slab-watch store ({exc})", hint="give a file written by slab-watch"
             ) from None
@@ -537,9 +547,13 @@ class SlabStore:
         store._lock()
         if not empty:
             store._check_integrity()
-        store.db.execute("PRAGMA journal_mode=WAL")
-        # FULL: a commit is on disk before the next sample, so a power loss or a reboot keeps it.
-        store.db.execute("PRAGMA synchronous=FULL")
+        try:
+            store.db.execute("PRAGMA journal_mode=WAL")
+            # FULL: a commit is on disk before the next sample, so a power loss or a reboot keeps it.
+            store.db.execute("PRAGMA synchronous=FULL")
+        except sqlite3.OperationalError as exc:
+            store.close()
+            raise _unchanged(path, exc) from None
         owner = store.meta("host")
         if isinstance(host, str) and owner and owner != host and not force:
             store.close()
@@ -548,7 +562,11 @@ class SlabStore:
                 hint="give another --store, or --force to add this host's samples to it",
             )
         if isinstance(host, str) and not owner:
-            store.db.execute("UPDATE meta SET value = ? WHERE key = 'host'", (host,))
+            try:
+                store.db.execute("UPDATE meta SET value = ? WHERE key = 'host'", (host,))
+            except sqlite3.OperationalError as exc:
+                store.close()
+                raise _unchanged(path, exc) from None
         return store
 
     def _check_integrity(self) -> None:

@@ -225,7 +225,10 @@ class SlabWatcher:
     def _loop(self, on_sample: Callable[[Progress], None] | None) -> WatchResult:
         plan = self.plan
         cpu_start = time.process_time()
-        run_id = self.store.begin_run(read_run_info(plan.root, "live", plan.interval))
+        try:
+            run_id = self.store.begin_run(read_run_info(plan.root, "live", plan.interval))
+        except InputError as exc:
+            raise InputError(f"{exc.message}; the store keeps none of this run's samples", hint=exc.hint) from None
         boot_id = procfs.read_boot_id(plan.root)
         kmsg = self._open_kmsg(boot_id)
         start = time.monotonic()
@@ -253,8 +256,8 @@ class SlabWatcher:
                 if cut is not None:  # left out (and said at the end): its missing rows would read as gone caches
                     partial.append(cut)
                 else:
+                    previous = self._commit(run_id, sample, taken + 1, start, previous, rebooted, on_sample)
                     taken += 1
-                    previous = self._commit(run_id, sample, taken, start, previous, rebooted, on_sample)
                 # The next slot on the fixed schedule that is still ahead.
                 now = time.monotonic() - start
                 slot = max(slot + 1, int(now / plan.interval) + 1)
@@ -280,7 +283,13 @@ class SlabWatcher:
         on_sample: Callable[[Progress], None] | None,
     ) -> dict[str, int]:
         """Store one sample and tell the caller; return its bytes per cache (the next sample's movers)."""
-        sample_id = self.store.append_sample(run_id, sample)
+        try:
+            sample_id = self.store.append_sample(run_id, sample)
+        except InputError as exc:
+            # A full disk: the samples committed before stay in the store (one transaction each).
+            raise InputError(
+                f"{exc.message}; the store keeps the {index - 1} samples taken before (run {run_id})", hint=exc.hint
+            ) from None
         now_bytes = _active_bytes(sample)
         if on_sample is not None:
             on_sample(
