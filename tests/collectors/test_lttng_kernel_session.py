@@ -99,3 +99,16 @@ def test_every_payload_equals_python_bt2(session: Path) -> None:
         assert empty, (ev.name, ev.offset, ev.fields)
         stale += 1
     assert stale < len(ours) // 100
+
+
+@needs_babeltrace
+def test_x86_interrupt_vectors_are_irqs_named_by_their_event(session: Path) -> None:
+    from forensics.pipelines.trace import analyse_trace_file
+
+    expected = babeltrace_counts(session / "kernel")
+    irqs = {i.irq: i for i in analyse_trace_file(str(session)).analysis.irqs}
+    for vector_event in ("local_timer", "call_function_single"):
+        entries = expected[f"x86_irq_vectors_{vector_event}_entry"]
+        got = [i for i in irqs.values() if i.name == vector_event]
+        assert len(got) == 1 and got[0].irq < 0, got  # IRQ -vector, as ftrace text gives it
+        assert got[0].durations.n == entries > 0
