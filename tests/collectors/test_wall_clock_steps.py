@@ -15,6 +15,8 @@ from pathlib import Path
 
 from collectors.slabimport import load_snapshots
 from collectors.slabstore import SlabStore
+from tests.collectors.test_procfs import FakeTree
+from tests.collectors.test_slabwatch import watch
 from tests.forensics.commands.test_slabwatch_cli import kforensic
 
 SNAPSHOTS = Path("vmcore_fixtures/cases/08-slab-leak/snapshots")
@@ -67,3 +69,20 @@ def test_the_step_is_typed_and_a_real_reboot_is_still_one(tmp_path: Path) -> Non
     again = load_snapshots([copy])
     ups = [s.uptime for s in again.snapshots]
     assert ups.index(3.0) == len(ups) - 1  # the rebooted sample comes after the first boot's samples
+
+
+def test_live_watch_places_samples_on_uptime_across_a_wall_clock_step(tmp_path: Path) -> None:
+    # The wall clock stepping back an hour and uptime running an hour ahead of it are the same to the
+    # watcher: the tree's /proc/uptime jumps 3600 s between two samples taken 10 ms apart.
+    tree = FakeTree(tmp_path / "root")
+    seen = watch(tree, tmp_path / "s.sqlite", [None, lambda: tree.write("proc/uptime", "3700.00 180.00\n"), None])
+    notes = [n for p in seen for n in p.doubtful if "wall clock stepped" in n]
+    assert len(notes) == 1 and "not a reboot" in notes[0]
+    stepped = re.search(r"stepped ([-+][\d.]+) s", notes[0])
+    assert stepped and -3601 < float(stepped.group(1)) < -3590
+    with SlabStore.open(tmp_path / "s.sqlite") as reader:
+        samples = reader.samples()
+        walls = [s.wall for s in samples]
+        assert walls == sorted(walls) and len({s.boot_id for s in samples}) == 1
+        assert 3599 < walls[2] - walls[1] < 3601  # the uptime that passed, not the wall clock's 10 ms
+        assert samples[2].missing is not None and "wall clock stepped" in samples[2].missing

@@ -29,3 +29,33 @@ def test_a_report_the_kernel_panicked_on_is_critical_in_the_table_and_the_findin
     row = next(line for line in table if line.startswith(str(log)))
     assert finding["severity"] == "critical"
     assert f" {finding['severity']} " in row and finding["title"] in row, row
+
+
+def test_the_report_prints_each_hypothesis_once() -> None:
+    from forensics.model import (
+        Clock,
+        Evidence,
+        Finding,
+        Incident,
+        Locator,
+        LocatorKind,
+        NotAvailable,
+        Severity,
+        Timestamp,
+        finding_id,
+    )
+    from forensics.pipelines.report import build_story
+    from forensics.pipelines.sources import SourceAnalysis
+    from forensics.report.document import Document, Paragraph, Section
+    from forensics.report.story import render_story_markdown
+
+    ev = Evidence("kern.log", Locator(LocatorKind.LINE, 3), "rt hog", timestamp=Timestamp(5.0, Clock.MONOTONIC))
+    hog = Finding(finding_id("sched-rt-hog", "spin"), "sched-rt-hog", "RT hog: spin ran 90 ms", Severity.MEDIUM,
+                  0.9, "test", "spin ran", (ev,), ("step",), (), "test")  # fmt: skip
+    incident = Incident("vm", "6.1", NotAvailable("x"), (), (hog,))
+    own = Section("Hypotheses", (Paragraph("1. CPU starvation: RT hog: spin ran 90 ms"),))
+    part = SourceAnalysis(incident, "trace t", Document("t", (Paragraph("details"), own)), (), "kforensic trace t")
+    story = build_story([part], [], "kforensic report")
+    text = render_story_markdown(story)
+    assert text.count("CPU starvation: RT hog: spin ran 90 ms") == 1, text
+    assert [b for b in story.sections[0].blocks if isinstance(b, Section)] == []
