@@ -1,10 +1,12 @@
 """Throughput and peak memory of ``kforensic trace`` on an LTTng kernel trace, against ``babeltrace2 DIR``.
 
-The input (default: ../shared/traces/ctf/bug446190, read-only) is copied into a temporary folder
-COPIES times end to end: each stream file is the concatenation of COPIES copies of its packets, copy k
-shifted in time by k * 2**35 ns (longer than the trace, and a multiple of 2**32, so the 32-bit compact
-event timestamps stay valid: only the packet contexts' 64-bit timestamps and the extended event headers
-are rewritten).  Then, each in its own process (peak RSS is its own):
+The input (default: the project's LTTng kernel + user-space session, tests/data/lttng/kernel-session.tar.xz,
+48,103 events with poll/epoll/select layouts; or any session or trace directory, read-only) is copied into
+a temporary folder COPIES times end to end: each stream file is the concatenation of COPIES copies of its
+packets, copy k shifted in time by k * 2**35 ns (longer than the trace, and a multiple of 2**32, so the
+27- and 32-bit event timestamps stay valid: only the 64-bit clock fields, found by the general decoder in
+the packet contexts and extended event headers, are rewritten).  Then, each in its own process (peak
+RSS is its own):
 
   babeltrace2 DIR > /dev/null                      (the baseline: decode and pretty-print every event)
   kforensic trace DIR --format json -o OUT         (decode, merge, the whole scheduling analysis, JSON)
@@ -13,7 +15,7 @@ and prints wall and CPU seconds, events/s, peak RSS and the ratio.  kforensic ru
 original trace (numba compiles into its cache on a first run).
 Runs alternate (babeltrace2, kforensic) --repeat times; prints each pair's ratio, then the best and the
 median run of each tool and the min/median/max of the per-pair ratios with the load average.
-Run: .venv/bin/python benchmarks/ctf_throughput.py [--input DIR] [--copies 256] [--repeat 5]
+Run: .venv/bin/python benchmarks/ctf_throughput.py [--input DIR] [--copies 44] [--repeat 5]
 """
 
 from __future__ import annotations
@@ -25,15 +27,14 @@ import statistics
 import struct
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-DEFAULT_INPUT = ROOT.parent / "shared" / "traces" / "ctf" / "bug446190"
+DEFAULT_INPUT = ROOT / "tests" / "data" / "lttng" / "kernel-session.tar.xz"
 SHIFT = 1 << 35
 
 
@@ -50,61 +51,55 @@ def run_measured(argv: list[str], stdout: int | None = subprocess.DEVNULL) -> tu
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024
 
 
-def event_offsets(trace: Path, stream: Path) -> tuple[list[tuple[int, int]], list[int]]:
-    """(packet offset, packet bytes) and the byte offsets of the events, from kforensic's own decoder."""
-    from collectors.ctf import decode as d
+def clock_fields(meta_path: Path, stream: Path) -> tuple[list[int], list[int]]:
+    """Byte offsets of the packets and of every 64-bit clock field of a stream (general decoder)."""
+    from collectors.ctf.general import GeneralDecoder
     from collectors.ctf.metadata import parse_metadata
 
-    meta = parse_metadata(trace / "metadata")
-    lay = d.compile_layouts(meta)
-    n_streams, n_ids = lay.event_progs.shape[:2]
-    want = np.ones((n_streams, n_ids), dtype=np.int64)
-    emit = np.full((n_streams, n_ids, d.N_VALUES), -1, dtype=np.int64)
-    buf = np.fromfile(stream, dtype=np.uint8)
-    rows = np.zeros((len(buf) // 4 + 16, d.N_ROWCOLS), dtype=np.int64)
-    packets = np.zeros((len(buf) // 64 + 16, d.N_PKTCOLS), dtype=np.int64)
-    counts = np.zeros((n_streams, n_ids), dtype=np.int64)
-    st = np.zeros(8, dtype=np.int64)
-    st[0] = len(rows)
-    d.run(lay, buf, 0, want, emit, d.field_reads(lay, want, emit), counts, rows, packets, st)
-    if st[3] != d.ST_END:
-        raise SystemExit(f"{stream}: not fully decodable (stop code {st[3]})")
-    pk = [(int(p[d.P_OFF]), int(p[d.P_SIZE]) // 8) for p in packets[: st[2]]]
-    return pk, rows[: st[1], d.R_OFF].tolist()
+    dec = GeneralDecoder(parse_metadata(meta_path))
+    data = stream.read_bytes()
+    packets: list[int] = []
+    fields: list[tuple[int, int]] = []
+    pos = 0
+    while pos < len(data):
+        packets.append(pos)
+        pos = dec.packet(data, pos, fields).next_offset
+    wide = [bit // 8 for bit, size in fields if size == 64]
+    if any(bit % 8 for bit, size in fields if size == 64):
+        raise SystemExit(f"{stream}: a 64-bit clock field is not byte-aligned (not handled)")
+    return packets, wide
 
 
 def make_copies(src: Path, dst: Path, copies: int) -> int:
-    """The trace ``src`` repeated ``copies`` times in ``dst`` (see the module docstring); the event count."""
-    dst.mkdir()
-    shutil.copy(src / "metadata", dst / "metadata")
+    """Every trace under ``src`` repeated ``copies`` times in ``dst`` (see the module docstring); the events."""
+    from collectors.ctf.general import decode_stream
+    from collectors.ctf.metadata import parse_metadata
+
     total = 0
-    for stream in sorted(p for p in src.iterdir() if p.is_file() and p.name.startswith("channel")):
-        data = stream.read_bytes()
-        packets, events = event_offsets(src, stream)
-        total += len(events) * copies
-        ext: list[int] = []  # offsets of extended headers' 64-bit timestamps (event_header_large, id 65535)
-        for off in events:
-            pos = (off + 1) // 2 * 2
-            if struct.unpack_from("<H", data, pos)[0] == 65535:
-                pos = (pos + 2 + 7) // 8 * 8 + 4  # the extended struct is 64-bit aligned: u32 id, u64 timestamp
-                ext.append((pos + 7) // 8 * 8)
-        with open(dst / stream.name, "wb") as out:
-            for k in range(copies):
-                buf = bytearray(data)
-                for off, _size in packets:
-                    for field in (24, 32):  # timestamp_begin, timestamp_end after magic, uuid, stream_id
-                        value = struct.unpack_from("<Q", buf, off + field)[0]
-                        struct.pack_into("<Q", buf, off + field, value + k * SHIFT)
-                for pos in ext:
-                    struct.pack_into("<Q", buf, pos, struct.unpack_from("<Q", buf, pos)[0] + k * SHIFT)
-                out.write(buf)
+    for meta_path in sorted(src.rglob("metadata")):
+        tdir = meta_path.parent
+        out_dir = dst / tdir.relative_to(src)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        shutil.copy(meta_path, out_dir / "metadata")
+        meta = parse_metadata(meta_path)
+        for stream in sorted(p for p in tdir.iterdir() if p.is_file() and p.name != "metadata"):
+            data = stream.read_bytes()
+            total += sum(len(pk.events) for pk in decode_stream(meta, data)) * copies
+            _packets, wide = clock_fields(meta_path, stream)
+            order = ">Q" if meta.big_endian else "<Q"
+            with open(out_dir / stream.name, "wb") as out:
+                for k in range(copies):
+                    buf = bytearray(data)
+                    for off in wide:
+                        struct.pack_into(order, buf, off, struct.unpack_from(order, buf, off)[0] + k * SHIFT)
+                    out.write(buf)
     return total
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--input", type=Path, default=DEFAULT_INPUT)
-    ap.add_argument("--copies", type=int, default=256)
+    ap.add_argument("--copies", type=int, default=44)
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
     if shutil.which("babeltrace2") is None:
@@ -113,11 +108,15 @@ def main() -> None:
     print(f"load average at start: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     with tempfile.TemporaryDirectory() as tmp:
         t = Path(tmp)
+        if args.input.is_file():  # a session kept as an archive (the default)
+            with tarfile.open(args.input) as tar:
+                tar.extractall(t / "input", filter="data")
+            args.input = t / "input"
         wall, _cpu, _rss = run_measured([*kforensic, str(args.input), "--format", "json", "-o", str(t / "w.json")])
         print(f"start-up on the original trace: {wall:.2f} s (compiles if the cache is cold)")
         big = t / "big"
         events = make_copies(args.input, big, args.copies)
-        size = sum(p.stat().st_size for p in big.iterdir())
+        size = sum(p.stat().st_size for p in big.rglob("*") if p.is_file())
         print(f"\n{args.input.name} x{args.copies}: {size / 1e6:.0f} MB, {events} events")
         runs: dict[str, list[tuple[float, float, int]]] = {"babeltrace2": [], "kforensic trace": []}
         ratios: list[tuple[float, float, float]] = []  # per pair of runs: wall ratio, CPU ratio, load average

@@ -150,6 +150,12 @@ class InstanceSamples:
         return selector("kforensic_meminfo_bytes", {INSTANCE: self.instance, "field": field_name})
 
 
+def slab_selector(match: str) -> str:
+    """Every instance's slab object counts (either family), narrowed by ``match``."""
+    names = "|".join(fam.objects for fam in FAMILIES)
+    return f'{{__name__=~"{names}"{"," + match if match else ""}}}'
+
+
 def list_instances(client: PromClient, match: str, start: float, end: float) -> list[str]:
     """Instances with slab series (either family) anywhere in the window: one instant query."""
     names = "|".join(fam.objects for fam in FAMILIES)

@@ -324,3 +324,49 @@ def parse_match(text: str | None) -> str:
     if "{" in inner or "}" in inner:
         raise UsageError(f"--match {text!r} is not one label selector", hint="give e.g. --match '{job=\"node\"}'")
     return inner
+
+
+@dataclass(frozen=True)
+class StepChoice:
+    """The resolution picked from the data: where the series start, how often they are scraped, the step."""
+
+    start: float  # the window's start: --since, or the first data in it when later
+    step: float  # seconds
+    interval: float | None  # the scrape interval seen, None when it could not be measured
+    reason: str  # one line: how the step was chosen
+
+
+#: Points per series the picked step aims at, at most (one page of a range query).
+AUTO_POINTS = PAGE_POINTS
+#: Look-back over which the scrape interval is measured (samples counted with count_over_time).
+INTERVAL_LOOKBACK = 300.0
+#: Points of the coarse query that finds where the data start within the window.
+PROBE_POINTS = 500
+
+
+def pick_step(client: PromClient, selector_text: str, start: float, end: float) -> StepChoice:
+    """A step from the data: the scrape interval, coarsened only as far as the window needs.
+
+    ``selector_text`` selects the series to be read (e.g. every instance's slab objects).  The data's
+    first point within [start, end] is found with a coarse range query (at most :data:`PROBE_POINTS`
+    steps); the scrape interval is a look-back the data cover over the number of samples
+    ``count_over_time`` finds in it; the step is that interval (whole seconds), or the data's span over
+    :data:`AUTO_POINTS` when larger.
+    """
+    probe = max(1.0, math.ceil((end - start) / PROBE_POINTS))
+    # Evaluated back from ``end`` so that the last point is the end itself (data younger than a probe step).
+    first_eval = end - math.floor((end - start) / probe) * probe
+    probed = client.query_range(f"count({selector_text})", first_eval, end, probe)
+    firsts = [s.points[0][0] for s in probed if s.points]
+    begin = max(start, min(firsts) - probe) if firsts else start
+    # Samples counted over a look-back the data cover (half their span, at most 5 minutes): span / count.
+    lookback = max(2.0, min(INTERVAL_LOOKBACK, (end - begin) / 2))
+    counts = [v for _, v in client.query(f"max(count_over_time({selector_text}[{int(lookback)}s]))", end)]
+    interval = int(lookback) / counts[0] if counts and counts[0] >= 2 else None
+    scrape = max(1.0, math.floor(interval)) if interval else 60.0
+    coarse = math.ceil((end - begin) / AUTO_POINTS)
+    step = float(max(scrape, coarse))
+    seen = f"scrape interval {interval:.3g} s" if interval else "scrape interval unknown (60 s assumed)"
+    data = "" if begin <= start else f"; data from {math.ceil(end - begin):,} s before the end"
+    why = "the scrape interval" if step == scrape else f"{AUTO_POINTS:,} points over the data's span"
+    return StepChoice(begin, step, interval, f"step {step:g} s from {why} ({seen}{data})")

@@ -22,7 +22,7 @@ import datetime as dt
 import email.utils
 import itertools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from collectors.inputs import open_input
@@ -30,7 +30,7 @@ from collectors.procfs import Counters, HostIdentity, Slabinfo, parse_meminfo, p
 from collectors.slabstore import RunInfo, Sample, SlabStore
 from forensics.errors import InputError, UsageError
 from forensics.model import NotAvailable
-from forensics.types.slab import OutOfOrder, PartialSample, RejectedLine
+from forensics.types.slab import OutOfOrder, PartialSample, RejectedLine, WallClockStep
 
 _EPOCH = re.compile(r"(?:^|[\s=@._-])(\d{9,11}(?:\.\d+)?)(?=$|[\s,;._-])")
 _LABELLED_EPOCH = re.compile(r"\b(?:date|time|ts|epoch|timestamp)=(\d+(?:\.\d+)?)\b")
@@ -263,6 +263,7 @@ class LoadedSnapshots:
     rejected: list[tuple[str, RejectedLine]]  # (file, row) of rows not imported
     out_of_order: list[OutOfOrder]
     partial: list[PartialSample] = field(default_factory=list)  # samples cut mid-row, left out
+    clock_steps: list[WallClockStep] = field(default_factory=list)  # wall clock steps within a boot
 
 
 def load_snapshots(paths: list[Path]) -> LoadedSnapshots:
@@ -271,7 +272,10 @@ def load_snapshots(paths: list[Path]) -> LoadedSnapshots:
     whole = _complete(found, paths)
     rejected = [(snap.source, row) for snap in whole for row in snap.rejected()]
     partial = [p for snap in found if (p := snap.partial()) is not None]
-    return LoadedSnapshots(_merge_checked(whole), rejected, out_of_order(whole), partial)
+    ordered, steps = order_by_clock(_merge_checked(whole), whole)
+    stepped = {(step.source, step.line) for step in steps}  # said as clock steps, not as times out of order
+    order = [o for o in out_of_order(whole) if (o.later.source, o.later.line) not in stepped]
+    return LoadedSnapshots(ordered, rejected, order, partial, steps)
 
 
 def read_snapshots(paths: list[Path]) -> list[Snapshot]:
@@ -280,8 +284,8 @@ def read_snapshots(paths: list[Path]) -> list[Snapshot]:
     Raises :class:`InputError` for unreadable paths, snapshots without a time,
     two snapshots of the same time and inputs holding no snapshot at all.
     """
-    found = _read_all(paths)
-    return _merge_checked(_complete(found, paths))
+    whole = _complete(_read_all(paths), paths)
+    return order_by_clock(_merge_checked(whole), whole)[0]
 
 
 def _complete(found: list[Snapshot], paths: list[Path]) -> list[Snapshot]:
@@ -320,12 +324,70 @@ def _merge_checked(found: list[Snapshot]) -> list[Snapshot]:
     """Merged by time; two snapshots of one time (after joining a slabinfo and a meminfo file) are refused."""
     merged = merge_snapshots(found)
     for a, b in itertools.pairwise(merged):
-        if a.wall == b.wall:
+        if a.wall == b.wall and (a.uptime is None or b.uptime is None or a.uptime == b.uptime):
             raise InputError(
                 f"two snapshots have the same time {a.wall:.3f}: {a.source}:{a.line} and {b.source}:{b.line}",
                 hint="remove the duplicate (the same file given twice?) or correct its time line",
             )
     return merged
+
+
+#: A wall clock that moves more than this (seconds, plus 1% of the uptime passed) off uptime has been stepped.
+#: Time lines from `date` have whole seconds, uptime hundredths; NTP slews far less than 1%.
+STEP_TOLERANCE = 2.0
+
+
+def order_by_clock(merged: list[Snapshot], as_read: list[Snapshot]) -> tuple[list[Snapshot], list[WallClockStep]]:
+    """Snapshots in the order they were taken, with the wall clock steps within each boot.
+
+    When every snapshot records its uptime, boots are decided from what
+    identifies one, not from the wall clock: in the order the snapshots were
+    read (files by name, lines in order) a new boot starts where uptime goes
+    back.  Within a boot the snapshots are ordered by uptime, and where the
+    wall clock moved away from the uptime that passed (a step of NTP, a VM
+    resumed from a snapshot) the step is returned and the snapshots after it
+    are placed on the monotonic clock: the time of the one before plus the
+    uptime that passed (so growth is measured across the step).  Without
+    uptimes the snapshots stay in wall time order and no step can be told.
+    """
+    if not merged or any(s.uptime is None for s in merged):
+        return merged, []
+    place = {(s.source, s.line): i for i, s in enumerate(as_read)}
+    read_order = sorted(merged, key=lambda s: place.get((s.source, s.line), len(place)))
+    boots: list[list[Snapshot]] = []
+    for snap in read_order:
+        last = boots[-1][-1] if boots else None
+        if last is None or (snap.uptime or 0.0) < (last.uptime or 0.0):
+            boots.append([snap])
+        else:
+            boots[-1].append(snap)
+    out: list[Snapshot] = []
+    steps: list[WallClockStep] = []
+    for boot in boots:
+        offset = 0.0  # how far the wall clock has been stepped since the boot's first snapshot
+        previous: Snapshot | None = None
+        for snap in sorted(boot, key=lambda s: s.uptime or 0.0):
+            if previous is not None:
+                passed = (snap.uptime or 0.0) - (previous.uptime or 0.0)
+                expected = previous.wall + passed
+                moved = (snap.wall - offset) - expected
+                if abs(moved) > STEP_TOLERANCE + 0.01 * passed:
+                    steps.append(
+                        WallClockStep(
+                            snap.source,
+                            snap.line,
+                            snap.head,
+                            snap.wall,
+                            expected + offset,
+                            previous.source,
+                            previous.line,
+                        )
+                    )
+                    offset += moved
+            placed = replace(snap, wall=snap.wall - offset) if offset else snap
+            out.append(placed)
+            previous = placed
+    return out, steps
 
 
 def out_of_order(snapshots: list[Snapshot]) -> list[OutOfOrder]:
@@ -406,7 +468,13 @@ def import_snapshots(
         interval=interval,
         root=origin,
     )
-    run_id = store.begin_run(info)
+    try:
+        run_id = store.begin_run(info)
+    except InputError as exc:
+        raise InputError(
+            f"{exc.message}; the store keeps none of the {len(snapshots)} samples (the import did not begin)",
+            hint=exc.hint,
+        ) from None
     not_read = NotAvailable("not in imported snapshots")
     for snap, boot in zip(snapshots, boot_ids(snapshots), strict=True):
         sample = Sample(
@@ -419,6 +487,18 @@ def import_snapshots(
             fs=not_read,
             kmsg=not_read,
         )
-        store.append_sample(run_id, sample)
+        try:
+            store.append_sample(run_id, sample)
+        except InputError as exc:
+            # A full disk (or a failing one): each sample is its own transaction, so the store keeps
+            # the ones committed before, consistent and readable; say how many.
+            kept = snapshots.index(snap)
+            raise InputError(
+                f"{exc.message}; the store keeps {kept} of the {len(snapshots)} samples (run {run_id}, "
+                f"up to {snapshots[kept - 1].source}:{snapshots[kept - 1].line})"
+                if kept
+                else f"{exc.message}; the store keeps none of the {len(snapshots)} samples (run {run_id})",
+                hint=f"free some space and import again with --force, or import into another --store ({exc.hint})",
+            ) from None
     store.end_run(run_id)
     return run_id

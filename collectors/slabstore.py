@@ -311,6 +311,14 @@ def check_store_path(path: Path) -> None:
     )
 
 
+def _unchanged(path: Path, exc: sqlite3.Error) -> InputError:
+    """Opening an existing store for writing failed before anything was written (a full disk, mostly)."""
+    return InputError(
+        f"cannot open store {path} for writing: {exc}; the store is unchanged",
+        hint="free disk space (is its file system full?), or give another --store",
+    )
+
+
 def _text_or_none(value: object) -> object:
     return None if isinstance(value, NotAvailable) else value
 
@@ -453,6 +461,8 @@ class SlabStore:
         except (sqlite3.DatabaseError, OSError, UnicodeDecodeError) as exc:
             # (SQLite's message about a damaged schema can quote bytes that are not UTF-8.)
             _remove_scratch(scratch)
+            if not readonly and isinstance(exc, sqlite3.OperationalError) and "disk" in str(exc):
+                raise _unchanged(path, exc) from None  # a full disk: SQLite cannot make its -shm index
             raise InputError(
                 f"{path}: not a slab-watch store ({exc})", hint="give a file written by slab-watch"
             ) from None
@@ -537,9 +547,13 @@ class SlabStore:
         store._lock()
         if not empty:
             store._check_integrity()
-        store.db.execute("PRAGMA journal_mode=WAL")
-        # FULL: a commit is on disk before the next sample, so a power loss or a reboot keeps it.
-        store.db.execute("PRAGMA synchronous=FULL")
+        try:
+            store.db.execute("PRAGMA journal_mode=WAL")
+            # FULL: a commit is on disk before the next sample, so a power loss or a reboot keeps it.
+            store.db.execute("PRAGMA synchronous=FULL")
+        except sqlite3.OperationalError as exc:
+            store.close()
+            raise _unchanged(path, exc) from None
         owner = store.meta("host")
         if isinstance(host, str) and owner and owner != host and not force:
             store.close()
@@ -548,7 +562,11 @@ class SlabStore:
                 hint="give another --store, or --force to add this host's samples to it",
             )
         if isinstance(host, str) and not owner:
-            store.db.execute("UPDATE meta SET value = ? WHERE key = 'host'", (host,))
+            try:
+                store.db.execute("UPDATE meta SET value = ? WHERE key = 'host'", (host,))
+            except sqlite3.OperationalError as exc:
+                store.close()
+                raise _unchanged(path, exc) from None
         return store
 
     def _check_integrity(self) -> None:
@@ -833,6 +851,11 @@ class SlabStore:
             return None
         return [unpack_list(blob, int(row[0])) for blob in row[1:]]
 
+    def _run_samples(self, run_id: int | None) -> list[tuple[int, int, float, float | None, str | None]]:
+        """(id, run id, wall, uptime, boot id) of every sample (of one run), in order: the samples table only."""
+        where, args = ("WHERE run_id = ?", (run_id,)) if run_id is not None else ("", ())
+        return list(self.db.execute(f"SELECT id, run_id, wall, uptime, boot_id FROM samples {where} ORDER BY id", args))
+
     def _samples_with(self, table: str, run_id: int | None) -> list[tuple[int, int, float, float | None, str | None]]:
         """(id, run id, wall, uptime, boot id) of the samples with a row in ``table``, in order."""
         where, args = ("AND run_id = ?", (run_id,)) if run_id is not None else ("", ())
@@ -981,15 +1004,22 @@ class SlabStore:
         """
         import numpy as np
 
-        samples = self._samples_with("slab_packed", run_id)
+        # Every sample of the run has a row; those without slabinfo are dropped at the end.  (Asking
+        # SQLite for "the samples with a packed row" would read the whole packed table twice.)
+        samples = self._run_samples(run_id)
+        all_ids = np.array([s[0] for s in samples], dtype=np.int64)
+        seen = np.zeros(len(samples), dtype=bool)
         caches = self.db.execute("SELECT id, name FROM caches ORDER BY name").fetchall()
         rank = self._rank([cache_id for cache_id, _ in caches], np.empty(0, dtype=np.int64))
         shape = (len(samples), len(caches))
         matrices = [np.full(shape, np.nan) for _ in range(3)]
         places: dict[bytes, npt.NDArray[np.int64]] = {}  # a sample's cache ids -> their columns
-        row = 0
         for block in self._packed_rows("slab_packed", ("cache_id", "active_objs", "num_objs", "objsize"), run_id):
             counts = np.array([r[1] for r in block], dtype=np.int64)
+            at = self._rows_of(all_ids, block)
+            seen[at] = True
+            row = int(at[0])
+            consecutive = int(at[-1]) - row == len(block) - 1  # else samples without slabinfo among them
             first: bytes = block[0][2]
             if first not in places:
                 places[first] = self._columns_of(first, int(counts[0]), rank)
@@ -998,7 +1028,7 @@ class SlabStore:
                 values = unpack_many([r[3 + j] for r in block], counts).astype(np.float64)
                 if j == 2:  # num_objs * objsize, in float64 as the analysis of a long frame multiplies them
                     values *= unpack_many([r[4] for r in block], counts).astype(np.float64)
-                if same:  # every sample of the block lists the same caches: one assignment
+                if same and consecutive:  # consecutive samples listing the same caches: one assignment
                     matrix[row : row + len(block), places[first]] = values.reshape(len(block), -1)
                     continue
                 start = 0
@@ -1006,12 +1036,14 @@ class SlabStore:
                     ids: bytes = r[2]
                     if ids not in places:
                         places[ids] = self._columns_of(ids, int(counts[k]), rank)
-                    matrix[row + k, places[ids]] = values[start : start + int(counts[k])]
+                    matrix[int(at[k]), places[ids]] = values[start : start + int(counts[k])]
                     start += int(counts[k])
-            row += len(block)
         present = ~np.isnan(matrices[1]).all(axis=0)
         if not bool(present.all()):
             matrices = [m[:, present] for m in matrices]
+        if not bool(seen.all()):
+            matrices = [m[seen] for m in matrices]
+            samples = [s for s, kept in zip(samples, seen.tolist(), strict=True) if kept]
         sample_ids, walls, boot_codes, boot_ids = _sample_arrays(samples)
         return SlabTable(
             sample_ids=sample_ids,
@@ -1023,6 +1055,16 @@ class SlabStore:
             num_objs=matrices[1],
             num_bytes=matrices[2],
         )
+
+    def _rows_of(self, all_ids: npt.NDArray[np.int64], block: list[Any]) -> npt.NDArray[np.int64]:
+        """The places in ``all_ids`` of a block's sample ids (a packed row of no sample: a damaged store)."""
+        import numpy as np
+
+        ids = np.array([r[0] for r in block], dtype=np.int64)
+        at = np.searchsorted(all_ids, ids)
+        if bool((at >= len(all_ids)).any()) or bool((all_ids[np.minimum(at, len(all_ids) - 1)] != ids).any()):
+            raise InputError(f"{self.path}: damaged store: packed rows of samples the samples table lacks")
+        return at
 
     def _columns_of(self, ids: bytes, count: int, rank: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
         import numpy as np
@@ -1086,13 +1128,16 @@ class SlabStore:
             if select is None or select(c[1], c[2])
         ]
         rank = self._rank([c[0] for c in counters], np.empty(0, dtype=np.int64))
-        samples = self._samples_with("counter_packed", run_id)
+        samples = self._run_samples(run_id)  # as in slab_table: those without counters dropped at the end
+        all_ids = np.array([s[0] for s in samples], dtype=np.int64)
+        seen = np.zeros(len(samples), dtype=bool)
         values = np.zeros((len(samples), len(counters)), dtype=np.int64)
         present = np.zeros((len(samples), len(counters)), dtype=bool)
         places: dict[bytes, tuple[npt.NDArray[np.bool_], npt.NDArray[np.int64]]] = {}  # ids -> (kept, columns)
-        row = 0
         for block in self._packed_rows("counter_packed", ("counter_id", "value"), run_id):
             counts = np.array([r[1] for r in block], dtype=np.int64)
+            at = self._rows_of(all_ids, block)
+            seen[at] = True
             decoded = unpack_many([r[3] for r in block], counts)
             for k, r in enumerate(block):
                 ids: bytes = r[2]
@@ -1101,20 +1146,22 @@ class SlabStore:
                     column = np.where(found < len(rank), rank[np.minimum(found, len(rank) - 1)], -1)
                     places[ids] = (column >= 0, column[column >= 0])
             first: bytes = block[0][2]
-            if all(r[2] == first for r in block):  # the usual case: one assignment for the block
+            row = int(at[0])
+            if all(r[2] == first for r in block) and int(at[-1]) - row == len(block) - 1:  # the usual case
                 kept, columns = places[first]
                 rows = slice(row, row + len(block))
                 values[rows, columns] = decoded.reshape(len(block), -1)[:, kept]
                 present[rows, columns] = True
-                row += len(block)
                 continue
             start = 0
             for k, r in enumerate(block):
                 kept, columns = places[r[2]]
-                values[row + k, columns] = decoded[start : start + int(counts[k])][kept]
-                present[row + k, columns] = True
+                values[int(at[k]), columns] = decoded[start : start + int(counts[k])][kept]
+                present[int(at[k]), columns] = True
                 start += int(counts[k])
-            row += len(block)
+        if not bool(seen.all()):
+            values, present = values[seen], present[seen]
+            samples = [s for s, kept in zip(samples, seen.tolist(), strict=True) if kept]
         sample_ids, walls, boot_codes, boot_ids = _sample_arrays(samples)
         return CounterTable(
             sample_ids=sample_ids,

@@ -122,6 +122,42 @@ def take_sample(root: Path, kmsg: KmsgReader | None) -> Sample:
     )
 
 
+@dataclass(frozen=True)
+class MonotonicPlacement:
+    """Samples on the monotonic clock across wall-clock steps (as slab-import does, collectors.slabimport).
+
+    Within a boot, a sample whose wall time moved more than 2 s (+1% of the
+    uptime passed) away from the uptime since the previous sample is a step
+    of the wall clock (NTP, a VM resumed): it is said in the sample's notes and
+    the sample is stored at the previous one's time plus the uptime that
+    passed, so growth is measured on uptime across the step.
+    """
+
+    offset: float = 0.0  # how far the wall clock has been stepped in this boot
+    wall: float | None = None  # the previous sample's stored time
+    uptime: float | None = None
+
+    def place(self, sample: Sample, rebooted: bool) -> tuple[Sample, MonotonicPlacement]:
+        """The sample as stored, and the placement for the next one."""
+        up = sample.uptime if isinstance(sample.uptime, float) else None
+        if rebooted or up is None:
+            return sample, MonotonicPlacement(0.0, sample.wall, up)
+        offset = self.offset
+        if self.wall is not None and self.uptime is not None and up >= self.uptime:
+            passed = up - self.uptime
+            moved = (sample.wall - offset) - (self.wall + passed)
+            if abs(moved) > 2.0 + 0.01 * passed:
+                offset += moved
+                note = (
+                    f"the wall clock stepped {moved:+.3f} s while uptime went on (not a reboot): stored at the "
+                    f"monotonic time, {passed:.3f} s after the previous sample (read {sample.wall:.3f})"
+                )
+                sample = replace(sample, notes=(*sample.notes, note))
+        if offset:
+            sample = replace(sample, wall=sample.wall - offset)
+        return sample, MonotonicPlacement(offset, sample.wall, up)
+
+
 def cut_short(sample: Sample) -> PartialSample | None:
     """The sample as a :class:`PartialSample` when its slabinfo or meminfo read ended inside a row, else None.
 
@@ -225,7 +261,10 @@ class SlabWatcher:
     def _loop(self, on_sample: Callable[[Progress], None] | None) -> WatchResult:
         plan = self.plan
         cpu_start = time.process_time()
-        run_id = self.store.begin_run(read_run_info(plan.root, "live", plan.interval))
+        try:
+            run_id = self.store.begin_run(read_run_info(plan.root, "live", plan.interval))
+        except InputError as exc:
+            raise InputError(f"{exc.message}; the store keeps none of this run's samples", hint=exc.hint) from None
         boot_id = procfs.read_boot_id(plan.root)
         kmsg = self._open_kmsg(boot_id)
         start = time.monotonic()
@@ -234,6 +273,7 @@ class SlabWatcher:
         taken = 0
         slot = 0
         partial: list[PartialSample] = []
+        clock = MonotonicPlacement()
         try:
             while not self._stop.is_set():
                 sample = take_sample(plan.root, kmsg)
@@ -244,6 +284,7 @@ class SlabWatcher:
                     kmsg = self._open_kmsg(sample.boot_id)
                     sample = take_sample(plan.root, kmsg)
                     boot_id = sample.boot_id
+                sample, clock = clock.place(sample, rebooted)
                 if last_wall is not None and sample.wall <= last_wall:
                     # The wall clock was stepped back (NTP, an operator): flagged in the store and the progress.
                     step = f"the wall clock went back {last_wall - sample.wall:.3f} s since the previous sample"
@@ -253,8 +294,8 @@ class SlabWatcher:
                 if cut is not None:  # left out (and said at the end): its missing rows would read as gone caches
                     partial.append(cut)
                 else:
+                    previous = self._commit(run_id, sample, taken + 1, start, previous, rebooted, on_sample)
                     taken += 1
-                    previous = self._commit(run_id, sample, taken, start, previous, rebooted, on_sample)
                 # The next slot on the fixed schedule that is still ahead.
                 now = time.monotonic() - start
                 slot = max(slot + 1, int(now / plan.interval) + 1)
@@ -280,7 +321,13 @@ class SlabWatcher:
         on_sample: Callable[[Progress], None] | None,
     ) -> dict[str, int]:
         """Store one sample and tell the caller; return its bytes per cache (the next sample's movers)."""
-        sample_id = self.store.append_sample(run_id, sample)
+        try:
+            sample_id = self.store.append_sample(run_id, sample)
+        except InputError as exc:
+            # A full disk: the samples committed before stay in the store (one transaction each).
+            raise InputError(
+                f"{exc.message}; the store keeps the {index - 1} samples taken before (run {run_id})", hint=exc.hint
+            ) from None
         now_bytes = _active_bytes(sample)
         if on_sample is not None:
             on_sample(

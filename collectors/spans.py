@@ -141,13 +141,18 @@ def ctf_syscalls(
     n = len(sel)
     names: list[str] = []
     ids: dict[str, int] = {}
-    state = np.zeros(n, dtype=np.int64)
-    for k, r in enumerate(sel.tolist()):
-        name = syscall_name(session.event_name(int(owner[r]), int(rows[r, d.R_EID])))
+    # The name id of each (stream, event id) pair met: one Python step per pair, not per row.
+    width = int(rows[sel, d.R_EID].max()) + 1 if n else 1
+    pair = owner[sel] * width + rows[sel, d.R_EID]
+    uniq, inverse = np.unique(pair, return_inverse=True)
+    lookup = np.empty(len(uniq), dtype=np.int64)
+    for k, key in enumerate(uniq.tolist()):
+        name = syscall_name(session.event_name(key // width, key % width))
         if name not in ids:
             ids[name] = len(names)
             names.append(name)
-        state[k] = ids[name]
+        lookup[k] = ids[name]
+    state = lookup[inverse.ravel()] if n else np.zeros(0, dtype=np.int64)
     z = np.zeros(n, dtype=np.int64)
     cols = (rows[sel, d.R_KIND].copy(), rows[sel, d.R_CPU].copy(), z, z, z, z, state, rows[sel, d.R_OFF].copy())
     ts = rows[sel, d.R_TS].astype(np.float64) / 1e9

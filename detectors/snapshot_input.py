@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from forensics.model import Evidence, Fact, Finding, FindingKind, Locator, LocatorKind, Severity, finding_id
-from forensics.types.slab import OutOfOrder, PartialSample, RejectedLine
+from forensics.types.slab import OutOfOrder, PartialSample, RejectedLine, WallClockStep
 
 DETECTOR = "detectors.snapshot_input"
 CITED = 10  # rows cited as evidence; the count covers all
@@ -102,6 +102,44 @@ def partial_samples(parts: Sequence[PartialSample], kept: int) -> list[Finding]:
             ),
             facts=(Fact("samples left out", str(len(parts))), Fact("complete samples used", str(kept))),
             next_steps=("re-collect the cut sample if you still can; the complete samples are analysed as they are",),
+            detector=DETECTOR,
+        )
+    ]
+
+
+def wall_clock_steps(steps: Sequence[WallClockStep]) -> list[Finding]:
+    """One finding for the wall-clock steps within a boot (uptime went on): flagged, measured across on uptime."""
+    if not steps:
+        return []
+    first = steps[0]
+    direction = "back" if first.seconds < 0 else "ahead"
+    return [
+        Finding(
+            id=finding_id("snapshot-clock-step", *sorted({s.source for s in steps})),
+            kind=FindingKind.SNAPSHOT_CLOCK_STEP,
+            title=(
+                f"the wall clock stepped {direction} {abs(first.seconds):,.0f} s at {first.source}:{first.line} "
+                f"while uptime went on ({len(steps)} step(s)); not a reboot"
+            ),
+            severity=Severity.LOW,
+            confidence=0.9,
+            confidence_reason="the time lines on both sides are cited; uptime kept counting across the step",
+            summary=(
+                f"{first.source}:{first.line} says {first.recorded:.0f} but the uptime since "
+                f"{first.before_source}:{first.before_line} puts it at {first.expected:.0f} "
+                f"({first.seconds:+,.0f} s): NTP or a VM resumed from a snapshot stepped the wall clock. The "
+                "samples stay one boot, and growth is measured on the monotonic clock (uptime) across the step: "
+                "the samples after it are stored at the earlier sample's time plus the uptime that passed."
+            ),
+            evidence=tuple(
+                Evidence(source=s.source, locator=Locator(LocatorKind.LINE, s.line), excerpt=s.head)
+                for s in steps[:CITED]
+            ),
+            facts=(
+                Fact("steps", str(len(steps))),
+                Fact("first step", f"{first.seconds:+.3f} s"),
+            ),
+            next_steps=("check the host's time sync (chronyc tracking, journal of systemd-timesyncd)",),
             detector=DETECTOR,
         )
     ]

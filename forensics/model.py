@@ -66,6 +66,7 @@ class FindingKind(enum.StrEnum):
     SNAPSHOT_ROWS_REJECTED = "snapshot-rows-rejected"
     SNAPSHOT_TIME_ORDER = "snapshot-time-order"
     SNAPSHOT_PARTIAL = "snapshot-partial"
+    SNAPSHOT_CLOCK_STEP = "snapshot-clock-step"
     # profile
     PROFILE = "profile"
     # trace

@@ -27,3 +27,29 @@ def assert_evidence_resolves(
     assert found, "no findings to check: the detector found nothing"
     problems = check_findings(found, source_paths, resolvers)
     assert not problems, "evidence does not resolve:\n" + "\n".join(str(p) for p in problems)
+
+
+def mount_tmpfs(where: Path, size: str) -> bool:
+    """Mount a tmpfs of ``size`` (``"512k"``) on ``where`` (created); False when this machine cannot (not root).
+
+    A small real file system that fills up: the ENOSPC tests write their stores on it.
+    """
+    import os
+    import shutil
+    import subprocess
+
+    where.mkdir(parents=True, exist_ok=True)
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        return False
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size},mode=0700", "tmpfs", str(where)], check=False, capture_output=True
+    )
+    return done.returncode == 0
+
+
+def fill(where: Path, leave: int) -> None:
+    """Fill the file system of ``where`` up to ``leave`` bytes free (a file called ``filler``)."""
+    import os
+
+    free = os.statvfs(where).f_bavail * os.statvfs(where).f_frsize
+    (where / "filler").write_bytes(b"\0" * max(0, free - leave))

@@ -37,10 +37,12 @@ class CtfRead:
     kept: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]] = field(default_factory=list)
 
     def rows(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-        """The kept rows (all kinds, time order) and the stream index of each."""
+        """The kept rows (all kinds, time order) and the stream index of each (joined once, then kept joined)."""
         if not self.kept:
             return np.zeros((0, d.N_ROWCOLS), dtype=np.int64), np.zeros(0, dtype=np.int64)
-        return np.concatenate([r for r, _o in self.kept]), np.concatenate([o for _r, o in self.kept])
+        if len(self.kept) > 1:
+            self.kept = [(np.concatenate([r for r, _o in self.kept]), np.concatenate([o for _r, o in self.kept]))]
+        return self.kept[0]
 
 
 def feed_session(session: Session, sink: BatchSink, keep: bool = False) -> CtfRead:

@@ -97,6 +97,7 @@ class _Cursor:
         self.pos = pos
         self.limit = limit
         self.clock = 0
+        self.clock_fields: list[tuple[int, int]] | None = None  # (bit position, bits) of clock values read
 
     def align(self, a: int) -> None:
         if a > 1:
@@ -113,6 +114,8 @@ class _Cursor:
         self.pos += t.size
         if t.clock is not None:
             self.extend_clock(v, t.size)
+            if self.clock_fields is not None:
+                self.clock_fields.append((self.pos - t.size, t.size))
         return v
 
     def extend_clock(self, v: int, size: int) -> None:
@@ -244,12 +247,17 @@ class GeneralDecoder:
     def __init__(self, meta: Metadata) -> None:
         self.meta = meta
 
-    def packet(self, buf: Buffer, offset: int) -> Packet:
-        """The packet at byte ``offset`` of ``buf`` (a whole stream file), all its events decoded."""
+    def packet(self, buf: Buffer, offset: int, clock_fields: list[tuple[int, int]] | None = None) -> Packet:
+        """The packet at byte ``offset`` of ``buf`` (a whole stream file), all its events decoded.
+
+        ``clock_fields`` receives the bit position and size of every clock value read (packet context
+        and event headers): what a tool that shifts a trace in time rewrites.
+        """
         data = buf if isinstance(buf, bytes) else bytes(buf)
         meta = self.meta
         size_bits = len(data) * 8
         cur = _Cursor(data, offset * 8, size_bits)
+        cur.clock_fields = clock_fields
         flat: dict[str, int] = {}
         w = _Walker(cur, flat)
         try:

@@ -98,7 +98,17 @@ def kernel_kind(name: str) -> int:
         return K_SYSCALL_ENTRY
     if name.startswith("syscall_exit_"):
         return K_SYSCALL_EXIT
+    # lttng-modules' x86 interrupt vectors (local timer, IPIs, ...): IRQs numbered by their vector.
+    if name.startswith("x86_irq_vectors_") and name.endswith("_entry"):
+        return Kind.IRQ_ENTRY
+    if name.startswith("x86_irq_vectors_") and name.endswith("_exit"):
+        return Kind.IRQ_EXIT
     return 0
+
+
+def irq_label(event: str) -> str:
+    """The name of an interrupt told by its event only: ``x86_irq_vectors_local_timer_entry`` -> ``local_timer``."""
+    return event.removeprefix("x86_irq_vectors_").removesuffix("_entry").removesuffix("_exit")
 
 
 def syscall_name(name: str) -> str:
@@ -149,6 +159,7 @@ class CtfTrace:
     by_id: dict[int, str] = field(default_factory=dict)  # event id -> name (LTTng: one stream class)
     reads: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros((0, 0, 0, 0), dtype=np.int64))
     general: GeneralDecoder | None = None  # made when a packet needs it
+    vectors: npt.NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=np.bool_))  # x86 vector ids
 
 
 def find_trace_dirs(root: Path) -> list[Path]:
@@ -258,10 +269,15 @@ class Session:
                 r = regs.get(fname)
                 if r is None and fname == "vtid":
                     r = regs.get("tid")
+                if r is None and fname == "irq":
+                    r = regs.get("vector")
                 if r is None and fname == "procname#":
                     r = None
                 if r is not None:
                     emit[sid, eid, k] = r
+        vectors = np.zeros(n_ids, dtype=np.bool_)
+        for (_sid, eid), name in layouts.names.items():
+            vectors[eid] = name.startswith("x86_irq_vectors_")
         clock = next(iter(meta.clocks.values())) if meta.clocks else Clock("unknown")
         g = np.gcd(1_000_000_000, clock.freq)
         return CtfTrace(
@@ -275,6 +291,7 @@ class Session:
             1_000_000_000 // int(g),
             clock.freq // int(g),
             reads=d.field_reads(layouts, want, emit),
+            vectors=vectors,
         )
 
     # -- decoding -------------------------------------------------------------------------------
@@ -393,6 +410,8 @@ class Session:
                 v = ev.flat.get(fname)
                 if v is None and fname == "vtid":
                     v = ev.flat.get("tid")
+                if v is None and fname == "irq":
+                    v = ev.flat.get("vector")
                 row[d.R_V0 + k] = 0 if v is None or fname == "id#present" else v
             out.append(row)
         rows = np.array(out, dtype=np.int64).reshape(-1, d.N_ROWCOLS)
@@ -538,18 +557,26 @@ def kernel_batch(
     ts = np.empty(n, dtype=np.float64)
     d.engine_columns(rows, K_SYSCALL_ENTRY, _LOWEST_LETTER, 100 if prio_shift_wakeup else 0, cols, ts)
     kind, cpu, line_no, pid, prio, next_pid, next_prio, state = cols
+    irqs = np.flatnonzero((kind == Kind.IRQ_ENTRY) | (kind == Kind.IRQ_EXIT))
+    if len(irqs):  # an x86 vector is IRQ -vector, as in ftrace text (never mistaken for the IRQ line of that number)
+        trace_of = np.array([s.trace for s in session.streams], dtype=np.int64)[owner[irqs]]
+        eids = rows[kept[irqs], d.R_EID]
+        neg = np.zeros(len(irqs), dtype=np.bool_)
+        for k, t in enumerate(session.traces):
+            sel = trace_of == k
+            neg[sel] = t.vectors[np.clip(eids[sel], 0, len(t.vectors) - 1)]
+        pid[irqs[neg]] = -pid[irqs[neg]]
     work = np.zeros(n, dtype=np.int64)
     v = [rows[kept, d.R_V0 + k] for k in range(3)]  # the values the names below are read from
     interner = session.interner
     irq_rows = np.flatnonzero(kind == Kind.IRQ_ENTRY)
     if len(irq_rows):  # names interned once per distinct (stream, text): read the text of one row per group
         keys = _name_keys(session, owner[irq_rows], v[1][irq_rows], v[2][irq_rows])
+        # x86 vectors have no name field (empty text): their event tells them apart
+        keys ^= rows[kept[irq_rows], d.R_EID].astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
         _uniq, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
         ids = np.array(
-            [
-                interner.id(session.text(int(owner[irq_rows[i]]), int(v[1][irq_rows[i]]), int(v[2][irq_rows[i]])))
-                for i in first.tolist()
-            ],
+            [interner.id(_irq_name(session, rows[kept[irq_rows[i]]], int(owner[irq_rows[i]]))) for i in first.tolist()],
             dtype=np.int64,
         )
         state[irq_rows] = ids[inverse.ravel()]
@@ -579,6 +606,12 @@ def kernel_batch(
     )
     session.eid += n
     return batch
+
+
+def _irq_name(session: Session, row: npt.NDArray[np.int64], stream: int) -> bytes:
+    """An IRQ entry's handler name, else (x86 vectors have none) the name its event gives."""
+    text = session.text(stream, int(row[d.R_V0 + 1]), int(row[d.R_V0 + 2]))
+    return text or irq_label(session.event_name(stream, int(row[d.R_EID]))).encode()
 
 
 def _name_keys(
@@ -624,17 +657,18 @@ def _record(session: Session, row: npt.NDArray[np.int64], stream: int, shift: bo
         comm = session.text(stream, v[2], v[3])
         line = head + b"%s: comm=%s tid=%d prio=%d" % (name, comm, v[0], v[1])
         return make_event((kind, ts, cpu, line_no, line, v[0], v[1] + (100 if shift else 0), comm, b"", 0, 0, b""))
+    irq = -v[0] if name.startswith(b"x86_irq_vectors_") else v[0]  # a vector is IRQ -vector (kernel_batch)
     if kind == Kind.IRQ_ENTRY:
-        irq_name = session.text(stream, v[1], v[2])
-        line = head + b"%s: irq=%d name=%s" % (name, v[0], irq_name)
-        return make_event((kind, ts, cpu, line_no, line, v[0], 0, b"", irq_name, 0, 0, b""))
+        irq_name = _irq_name(session, row, stream)
+        line = head + b"%s: irq=%d name=%s" % (name, irq, irq_name)
+        return make_event((kind, ts, cpu, line_no, line, irq, 0, b"", irq_name, 0, 0, b""))
     if kind in (Kind.WORK_START, Kind.WORK_END):
         func = b"0x%x" % (v[1] & 0xFFFFFFFFFFFFFFFF)
         work = b"0x%x" % (v[0] & 0xFFFFFFFFFFFFFFFF)
         line = head + b"%s: work=%s function=%s" % (name, work, func)
         return make_event((kind, ts, cpu, line_no, line, 0, 0, work, func, 0, 0, b""))
-    line = head + b"%s: %d" % (name, v[0])
-    return make_event((kind, ts, cpu, line_no, line, v[0], 0, b"", b"", 0, 0, b""))
+    line = head + b"%s: %d" % (name, irq)
+    return make_event((kind, ts, cpu, line_no, line, irq, 0, b"", b"", 0, 0, b""))
 
 
 def describe(session: Session) -> dict[str, object]:

@@ -197,10 +197,15 @@ def _occurrence(source: str, report: KernelReport, name: str) -> Evidence:
     )
 
 
+def group_severity(group: ReportGroup) -> Severity:
+    """A group's one severity, in its finding and in every table: critical when the kernel panicked on it."""
+    return Severity.CRITICAL if group.first.panicked or group.last.panicked else group.first.severity
+
+
 def group_finding(source: str, group: ReportGroup) -> Finding:
     """The finding of one report group, with evidence from the log."""
     first, last = group.first, group.last
-    severity = Severity.CRITICAL if first.panicked or last.panicked else first.severity
+    severity = group_severity(group)
     evidence = _evidence(source, first)
     if group.count > 1:
         evidence += [_occurrence(source, r, f"one of {group.count}") for r in group.sample]

@@ -24,8 +24,11 @@ WHO = "a kdump test, an operator, or a watchdog or monitoring agent that judged 
 
 #: What to do after a deliberate crash: find who asked and why; the dump is the state they wanted kept.
 NEXT_STEPS = (
-    "find who requested it: journalctl -b -1 -n 200 (the lines before the crash), "
-    "grep -rl sysrq-trigger /etc /usr/lib/systemd /usr/local (scripts and units that write it)",
+    # A next step is "command  # prose" (forensics/report/vmcore.py next_commands): the command runs on the
+    # dump where the report was made; what only the crashed machine can answer goes in the prose.
+    "crash> log  # who requested it: the kernel log up to the crash (in the dump); on the crashed machine, "
+    "journalctl -b -1 -n 200 and grep -rl sysrq-trigger /etc /usr/lib/systemd /usr/local "
+    "(scripts and units that write it)",
     "if it was a kdump test, the dump is the test's result: kforensic kdump check",
     "if a watchdog or an operator crashed a stuck machine, the problem is what made it stuck: "
     "read the other findings and the hung or busy tasks in the dump",

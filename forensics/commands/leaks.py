@@ -77,7 +77,14 @@ def leaks(
     since: Annotated[
         str, typer.Option("--since", help="--prometheus: how far back to read.", metavar="DURATION")
     ] = "1d",
-    step: Annotated[str, typer.Option("--step", help="--prometheus: query resolution.", metavar="DURATION")] = "60s",
+    step: Annotated[
+        str,
+        typer.Option(
+            "--step",
+            help="--prometheus: query resolution; auto: the scrape interval, coarsened to 10,000 points over the data.",
+            metavar="DURATION|auto",
+        ),
+    ] = "auto",
     bearer_token_file: Annotated[
         Path | None, typer.Option("--bearer-token-file", help="--prometheus: send this token.", metavar="FILE")
     ] = None,
@@ -116,10 +123,11 @@ def leaks(
         if store is not None or run is not None or plots is not None or last is not None:
             raise UsageError("--prometheus reads a server: --store, --run, --last and --plots do not apply")
         auth = PromAuth(bearer_token_file, basic_auth_file, ca_file, cert_file, key_file, insecure, timeout)
-        span, resolution = parse_duration(since, "--since"), parse_duration(step, "--step")
-        if span <= 0 or resolution <= 0:
+        # --step auto (the default): None here, picked from the data by fetch_and_analyse.
+        span, resolution = parse_duration(since, "--since"), None if step == "auto" else parse_duration(step, "--step")
+        if span <= 0 or (resolution is not None and resolution <= 0):
             raise UsageError("--since and --step must be more than 0", hint="give e.g. --since 7d --step 60s")
-        if resolution < 1:
+        if resolution is not None and resolution < 1:
             raise UsageError(f"--step {step} is under a second", hint="Prometheus steps are whole seconds or more here")
         if min_rate is not None and min_rate <= 0:
             raise UsageError(f"--min-rate {min_rate:g} must be more than 0", hint="give KB per hour, e.g. 256")

@@ -279,7 +279,7 @@ def slab_import(
     """Import slabinfo/meminfo snapshots (timestamped files or concatenated `cat` output) into a store."""
     from collectors.slabimport import import_snapshots, load_snapshots
     from collectors.slabstore import SlabStore, resolve_store_path
-    from detectors.snapshot_input import partial_samples, rejected_rows, times_going_back
+    from detectors.snapshot_input import partial_samples, rejected_rows, times_going_back, wall_clock_steps
 
     loaded = load_snapshots(paths)
     snapshots = loaded.snapshots
@@ -292,6 +292,7 @@ def slab_import(
         report = end_of_run_analysis(reader, run_id, analyse=not no_analysis)
     checks = (
         *partial_samples(loaded.partial, len(snapshots)),
+        *wall_clock_steps(loaded.clock_steps),
         *rejected_rows(loaded.rejected),
         *times_going_back(loaded.out_of_order),
     )

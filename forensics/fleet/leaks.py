@@ -245,22 +245,37 @@ def prometheus_resolver(client: PromClient, result: FleetLeaks) -> Resolver:
 
 
 def fetch_and_analyse(
-    url: str, match: str | None, span: float, resolution: float, auth: PromAuth, min_rate_kb: float | None
+    url: str, match: str | None, span: float, resolution: float | None, auth: PromAuth, min_rate_kb: float | None
 ) -> FleetLeaks:
     """``leaks --prometheus``: every instance's series of the last ``span`` seconds at ``resolution``, analysed
-    (growth slower than ``min_rate_kb`` KB/h ignored; the detectors' default when None)."""
+    (growth slower than ``min_rate_kb`` KB/h ignored; the detectors' default when None).
+
+    ``resolution`` None: picked from the data (``collectors.prometheus.pick_step``): the scrape interval,
+    over the part of the window that holds data."""
     import time
 
     from collectors.prometheus import PromClient, parse_match
 
     client = PromClient(url, auth)
     # Align the window to the step, as Grafana does, so reruns read the same evaluation times.
-    end = math.floor(time.time() / resolution) * resolution
+    end = math.floor(time.time() / (resolution or 1.0)) * (resolution or 1.0)
     # The server is asked before numpy, pandas and scipy are imported: a wrong URL is said at once.
     instances = list_fleet(client, parse_match(match), end - span, end)
+    chosen = ""
+    if resolution is None:
+        from collectors.fleet_metrics import slab_selector
+        from collectors.prometheus import pick_step
+
+        picked = pick_step(client, slab_selector(parse_match(match)), end - span, end)
+        resolution, chosen = picked.step, picked.reason
+        end = math.floor(end / resolution) * resolution
+        span = end - math.floor(picked.start / resolution) * resolution
     from detectors.leaks.decision import LeakThresholds as DefaultThresholds
 
     thresholds = DefaultThresholds()
     if min_rate_kb is not None:
         thresholds = dataclasses.replace(thresholds, min_rate=min_rate_kb * 1024)
-    return analyse_instances(client, parse_match(match), instances, end - span, end, resolution, thresholds)
+    result = analyse_instances(client, parse_match(match), instances, end - span, end, resolution, thresholds)
+    if not chosen:
+        return result
+    return dataclasses.replace(result, fetched=dataclasses.replace(result.fetched, chosen=chosen))

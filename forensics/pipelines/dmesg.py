@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from forensics import __version__
@@ -10,6 +11,7 @@ from forensics.model import BootTime, Examined, Incident, NotAvailable, Timestam
 from forensics.types.results import DmesgResult, SourceResult
 
 if TYPE_CHECKING:
+    from collectors.log_identity import LogIdentity
     from detectors.dmesg.findings import ReportGrouper
     from detectors.incident.hypotheses import Hypothesis
 
@@ -54,6 +56,13 @@ def triage_live() -> SourceResult:
     return SourceResult(KMSG_NAME, reader.record(), grouper, lines, explain=True)
 
 
+def _identities(results: list[SourceResult]) -> list[LogIdentity]:
+    """What the heads of the log files say of their kernel and host (the live ring buffer is no file)."""
+    from collectors.log_identity import read_identity
+
+    return [read_identity(r.record.path) for r in results if Path(r.record.path).is_file()]
+
+
 def build_incident(results: list[SourceResult]) -> Incident:
     """All findings of all inputs as one incident."""
     from detectors.dmesg.findings import explained_finding
@@ -71,13 +80,28 @@ def build_incident(results: list[SourceResult]) -> Incident:
         if firsts
         else NotAvailable("no report has a timestamp")
     )
+    named = _identities(results)
+    if not releases:
+        releases = {r for i in named for r in i.releases}  # the boot banner, when no report names it
+    hosts = {h for i in named for h in i.hosts}
     release: str | NotAvailable = (
         releases.pop()
         if len(releases) == 1
-        else NotAvailable("the reports disagree on the kernel release" if releases else "no report names the release")
+        else NotAvailable(
+            "the reports disagree on the kernel release" if releases else "no report or boot banner names the release"
+        )
+    )
+    host: str | NotAvailable = (
+        hosts.pop()
+        if len(hosts) == 1
+        else NotAvailable(
+            f"the log's syslog lines name {len(hosts)} hosts"
+            if hosts
+            else "the log has no syslog prefixes naming the host (dmesg output does not)"
+        )
     )
     return Incident(
-        host=NotAvailable("kernel logs do not name the host reliably"),
+        host=host,
         kernel_release=release,
         window=window,
         sources=tuple(r.record for r in results),

@@ -86,4 +86,16 @@ def analyse_store(
         meminfo_ids = {id(v) for v in analysis.meminfo}
         flagged = [("meminfo" if id(v) in meminfo_ids else "cache", v) for v in analysis.flagged()]
         plots = tuple(write_plots(flagged, plots_dir))
-    return LeaksResult(store_path, run_id, analysis, th, incident, plots)
+    return LeaksResult(store_path, run_id, analysis, th, incident, plots, _explained(analysis))
+
+
+def _explained(analysis: LeakAnalysis) -> frozenset[str]:
+    """The meminfo series whose growth the leaking caches explain: their kernel-memory-leak finding is info."""
+    from forensics.model import FindingKind, Severity, finding_id
+
+    severities = {f.id: f.severity for f in analysis.findings}
+    return frozenset(
+        v.name
+        for v in analysis.meminfo
+        if severities.get(finding_id(FindingKind.KERNEL_MEMORY_LEAK, v.name)) is Severity.INFO
+    )

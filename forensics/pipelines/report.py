@@ -37,6 +37,10 @@ def load_findings_file(path: Path) -> Incident:
     return replace(incident, sources=(*incident.sources, record))
 
 
+#: The title of a command's own ranked hypotheses in its document (forensics/report/vmcore.py, dmesg.py).
+HYPOTHESES = "Hypotheses"
+
+
 def build_story(parts: list[SourceAnalysis], loaded: list[Incident], command: str) -> IncidentStory:
     """The story of the analysed inputs and the findings files: merged, correlated, timed and ranked.
 
@@ -61,7 +65,14 @@ def build_story(parts: list[SourceAnalysis], loaded: list[Incident], command: st
         timeline=build_timeline(incident.sorted_findings(), incident.boot_time),
         correlations=correlations,
         hypotheses=rank_hypotheses(incident.sorted_findings()),
-        sections=tuple(Section(p.title, p.details.blocks) for p in parts),
+        # Each hypothesis once: the report ranks every input's hypotheses together, so an input's own
+        # ranking (kforensic vmcore's, dmesg's) is left out of its details.
+        sections=tuple(
+            Section(
+                p.title, tuple(b for b in p.details.blocks if not (isinstance(b, Section) and b.title == HYPOTHESES))
+            )
+            for p in parts
+        ),
         plots=tuple(plot for p in parts for plot in p.plots),
         commands=(*(p.command for p in parts), command),
     )

@@ -110,16 +110,15 @@ def analyse_trace(path: Path, plots_dir: Path | None) -> SourceAnalysis:
 
     An LTTng session with user-space events adds its request spans (statistics, slow spans explained).
     """
-    from forensics.pipelines.spans import SpanOptions
+    from forensics.pipelines.spans import SpanOptions, span_plot_paths
     from forensics.pipelines.trace import analyse_trace_file
     from forensics.report.trace import trace_document
 
     png = None if plots_dir is None else plots_dir / f"trace-{path.name}.png"
-    result = analyse_trace_file(str(path), png=png)
+    result = analyse_trace_file(str(path), png=png, span_opts=SpanOptions(plots_dir_if_spans=plots_dir))
     plots: tuple[tuple[str, Path], ...] = ((f"per-CPU timeline of {path.name}", png),) if png is not None else ()
     if result.spans is not None and plots_dir is not None and result.spans.spans:
-        hist, gantt = plots_dir / f"spans-{path.name}.png", plots_dir / f"gantt-{path.name}.png"
-        result = analyse_trace_file(str(path), span_opts=SpanOptions(hist_png=hist, gantt_png=gantt))
+        hist, gantt = span_plot_paths(plots_dir, str(path))
         plots += ((f"span latency histogram of {path.name}", hist), ("thread states around the slowest spans", gantt))
     return SourceAnalysis(
         result.incident, f"trace {path}", trace_document(result, 15), plots, _cmd("kforensic", "trace", path)

@@ -30,6 +30,9 @@ class SpanOptions:
     hist_png: Path | None = None
     gantt_png: Path | None = None
     extra_notes: list[str] = field(default_factory=list)
+    # ``report``: the span plots of an input that has spans, in this directory (span_plot_paths); unlike the
+    # PNG options above, it does not ask for the span analysis, and an input without spans writes none.
+    plots_dir_if_spans: Path | None = None
 
     @property
     def wanted(self) -> bool:
@@ -121,12 +124,24 @@ def run_spans(
     slow = opts.slow_ms / 1e3 if opts.slow_ms is not None else None
     report = analyse(spans, unmatched, table, slow, opts.slowest, sources, notes)
     findings = span_findings(report, slow)
-    if opts.hist_png is not None or opts.gantt_png is not None:
+    hist, gantt = opts.hist_png, opts.gantt_png
+    if opts.plots_dir_if_spans is not None and report.spans:
+        from forensics.output import output_directory
+
+        output_directory(opts.plots_dir_if_spans)
+        hist, gantt = span_plot_paths(opts.plots_dir_if_spans, trace_file)
+    if hist is not None or gantt is not None:
         from forensics.output import write_atomic
         from forensics.spanplots import gantt_png, histogram_png
 
-        if opts.hist_png is not None:
-            write_atomic(opts.hist_png, histogram_png(report))
-        if opts.gantt_png is not None:
-            write_atomic(opts.gantt_png, gantt_png(report, table))
+        if hist is not None:
+            write_atomic(hist, histogram_png(report))
+        if gantt is not None:
+            write_atomic(gantt, gantt_png(report, table))
     return report, findings
+
+
+def span_plot_paths(plots_dir: Path, trace_file: str) -> tuple[Path, Path]:
+    """Where ``report`` puts the span latency histogram and the thread-state Gantt chart of a trace."""
+    name = Path(trace_file).name
+    return plots_dir / f"spans-{name}.png", plots_dir / f"gantt-{name}.png"

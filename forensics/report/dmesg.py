@@ -119,6 +119,8 @@ def _time(value: object) -> str:
 
 
 def _rows(results: list[SourceResult]) -> list[list[str]]:
+    from detectors.dmesg.findings import group_severity
+
     rows = []
     for r in results:
         for g in r.groups:
@@ -128,7 +130,7 @@ def _rows(results: list[SourceResult]) -> list[list[str]]:
                     r.name,
                     f"{first.start_line}-{first.end_line}",
                     _time(first.start_time),
-                    first.severity.value,
+                    group_severity(g).value,  # as the group's finding says (a panic makes it critical)
                     first.title + (" [corrupted]" if first.corrupted else ""),
                     str(g.count),
                 ]

@@ -44,7 +44,7 @@ def summary_line(result: FleetLeaks) -> str:
         + (f" matching {{{result.match}}}" if result.match else "")
         + f", {iso(f.start)} to {iso(f.end)} at a {f.step:g} s step: {points:,} slab points,"
         f" {len(f.queries)} range queries per instance, {f.requests} requests;"
-        f" {len(result.rows)} leaking or suspect series"
+        f" {len(result.rows)} leaking or suspect series" + (f" ({f.chosen})" if f.chosen else "")
     )
 
 
@@ -66,6 +66,11 @@ def render_text(result: FleetLeaks, markdown: bool = False) -> str:
         widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(_HEADERS)]
         lines.append("  ".join(h.ljust(w) for h, w in zip(_HEADERS, widths, strict=True)).rstrip())
         lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    flagged = {r.instance for r in result.rows}
+    # What each quiet instance's points could have shown, or that they are too few to judge.
+    lines += [
+        f"{x.samples.instance}: {x.analysis.absence()}" for x in result.results if x.samples.instance not in flagged
+    ]
     for row in result.rows:
         lines += [f"note: {row.instance} {row.series}: {n}" for n in row.notes]
     notes = _notes(result)
@@ -92,7 +97,7 @@ def to_dict(result: FleetLeaks) -> dict[str, Any]:
         "tool_version": __version__,
         "prometheus": result.url,
         "match": result.match,
-        "window": {"start": f.start, "end": f.end, "step_seconds": f.step},
+        "window": {"start": f.start, "end": f.end, "step_seconds": f.step, "step_chosen": f.chosen or None},
         "queries": list(f.queries),
         "requests": f.requests,
         "thresholds": dataclasses.asdict(result.thresholds),
@@ -122,6 +127,8 @@ def to_dict(result: FleetLeaks) -> dict[str, Any]:
                 "interval_seconds": res.analysis.interval_seconds
                 if isinstance(res.analysis.interval_seconds, float)
                 else None,
+                "judgeable": res.analysis.power.judgeable,
+                "power": res.analysis.absence(),
                 "gaps": [{"start": g.start, "end": g.end, "seconds": g.seconds} for g in res.samples.gaps],
                 "resets": [{"at": r.at, "series": r.series, "what": r.what} for r in res.samples.resets],
             }

@@ -128,16 +128,13 @@ def _left(v: SeriesVerdict, available: float | None) -> str:
 
 
 def _rows(result: LeaksResult) -> list[tuple[str, str, str, str, str, str, str]]:
-    from forensics.model import Severity, finding_id
-
     a = result.analysis
-    severities = {f.id: f.severity for f in a.findings}
     meminfo_ids = {id(v) for v in a.meminfo}
     rows = []
     for v in a.flagged():
         f = v.features
         grade = v.grade.value
-        explained = severities.get(finding_id("kernel-memory-leak", v.name)) is Severity.INFO
+        explained = v.name in result.explained
         if id(v) in meminfo_ids and explained and v.grade.rank >= 2:
             grade = f"{grade} (explained by caches)"
         rows.append(

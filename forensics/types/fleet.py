@@ -96,6 +96,7 @@ class FleetWindow:
     step: float
     queries: tuple[str, ...]  # per instance, with instance="$instance"
     requests: int
+    chosen: str = ""  # how --step auto picked the step ("" when the user gave it)
 
 
 @dataclass(frozen=True)

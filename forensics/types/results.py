@@ -81,6 +81,8 @@ class LeaksResult:
     thresholds: LeakThresholds
     incident: Incident
     plots: tuple[Plot, ...]
+    # meminfo series whose growth the leaking caches explain (their kernel-memory-leak finding is info)
+    explained: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

@@ -169,3 +169,27 @@ class PartialSample:
     text: str  # what is left of it
     first_line: int  # where the sample starts in ``source`` (its time line)
     wall: float | None  # the sample's time, when it has one
+
+
+@dataclass(frozen=True)
+class WallClockStep:
+    """The wall clock stepped between two samples of one boot while uptime went on (NTP, a VM resumed).
+
+    Not a reboot: the boot is decided from uptime going back (and the boot id
+    where recorded).  Growth is measured on the monotonic clock across the
+    step: the samples after it are placed at the earlier sample's time plus
+    the uptime that passed, and ``recorded`` keeps what their time line said.
+    """
+
+    source: str  # the snapshot file of the sample after the step
+    line: int  # its time line
+    head: str  # the text of that line
+    recorded: float  # the wall time it holds
+    expected: float  # the time the uptime since the previous sample gives
+    before_source: str  # the sample before the step
+    before_line: int
+
+    @property
+    def seconds(self) -> float:
+        """How far the wall clock stepped (negative: back)."""
+        return self.recorded - self.expected

@@ -90,6 +90,9 @@ def extract_dump(
     damaged = pages.warning() if pages is not None else None
     if damaged is not None:  # first: it says how far everything else can be trusted
         snapshot = replace(snapshot, warnings=(damaged, *snapshot.warnings))
+    unreadable = pages.unreadable_text() if pages is not None else None
+    if unreadable is not None:  # (EIO: the storage failed these bytes; everything else was analysed)
+        snapshot = replace(snapshot, warnings=(unreadable, *snapshot.warnings))
     if location.note is not None:
         snapshot = replace(snapshot, warnings=(location.note, *snapshot.warnings))
     dmesg_text = None

@@ -9,6 +9,7 @@ makedumpfile writes (its diskdump_mod.h) and the ELF core format.
 from __future__ import annotations
 
 import enum
+import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -188,6 +189,19 @@ class PageCheck:
     checked: int  # of which were decompressed (all, or an even sample of PAGE_CHECK_LIMIT)
     failed: int
     first_failures: tuple[int, ...]  # file offsets of the first pages that failed
+    unreadable: tuple[tuple[int, int], ...] = ()  # byte ranges [start, end) the file system failed to read (EIO)
+
+    def unreadable_text(self) -> str | None:
+        """One line naming the byte ranges the dump's storage could not read, else None."""
+        if not self.unreadable:
+            return None
+        ranges = ", ".join(f"bytes {lo}..{hi - 1}" for lo, hi in self.unreadable[:3])
+        more = f" and {len(self.unreadable) - 3} more ranges" if len(self.unreadable) > 3 else ""
+        return (
+            f"the dump cannot be read at {ranges}{more} (I/O error: a failing disk or network file system); "
+            "the analysis went on without those pages, so values on them are missing: copy the dump from "
+            "the original if you can (ddrescue reads around bad ranges)"
+        )
 
     def warning(self) -> str | None:
         """One line for the report when pages failed, else None."""
@@ -220,15 +234,23 @@ def check_pages(path: Path, header: DumpHeader, limit: int = PAGE_CHECK_LIMIT) -
         step = max(1.0, len(zpages) / limit)
         picked = [zpages[int(i * step)] for i in range(min(len(zpages), limit))]
         failed: list[int] = []
+        unreadable: list[tuple[int, int]] = []
         for off, size in picked:
-            f.seek(off)
             try:
-                ok = len(zlib.decompress(f.read(size))) == header.block_size
+                data = os.pread(f.fileno(), size, off)
+            except OSError:  # EIO: the storage cannot give these bytes; the analysis goes on without them
+                if unreadable and unreadable[-1][1] >= off:
+                    unreadable[-1] = (unreadable[-1][0], max(unreadable[-1][1], off + size))
+                else:
+                    unreadable.append((off, off + size))
+                continue
+            try:
+                ok = len(zlib.decompress(data)) == header.block_size
             except zlib.error:
                 ok = False
             if not ok:
                 failed.append(off)
-    return PageCheck(len(zpages), len(picked), len(failed), tuple(failed[:3]))
+    return PageCheck(len(zpages), len(picked), len(failed), tuple(failed[:3]), tuple(unreadable))
 
 
 def _read_elf(path: Path, head: bytes, size: int) -> DumpHeader:

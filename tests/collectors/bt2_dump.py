@@ -1,7 +1,7 @@
 """Print a CTF trace's events as JSON with python3-bt2 (run by the system python3; exit 2 without bt2).
 
-Field names lose one leading underscore (as the kforensic decoders name them); a variant is
-``{option: value}``; an enum is its integer value.
+Field names as babeltrace2 gives them (it drops one leading underscore, as the kforensic decoders
+do); a variant is ``{option: value}``; an enum is its integer value.
 """
 
 import json
@@ -16,10 +16,10 @@ except ImportError:
 
 def plain(f):
     if isinstance(f, bt2._StructureFieldConst):
-        return {k[1:] if k.startswith("_") else k: plain(v) for k, v in f.items()}
+        return {k: plain(v) for k, v in f.items()}
     if isinstance(f, bt2._VariantFieldConst):
         name = f.cls.option_at_index(f.selected_option_index).name
-        return {name[1:] if name.startswith("_") else name: plain(f.selected_option)}
+        return {name: plain(f.selected_option)}
     if isinstance(f, bt2._ArrayFieldConst):
         return [plain(v) for v in f]
     if isinstance(f, bt2._StringFieldConst):

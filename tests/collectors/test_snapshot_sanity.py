@@ -7,6 +7,7 @@ dropped silently; two snapshots of one time are refused; times going back are sa
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ import pytest
 from collectors import procfs
 from collectors.slabimport import load_snapshots
 from collectors.slabstore import SlabStore
-from detectors.snapshot_input import rejected_rows, times_going_back
+from detectors.snapshot_input import rejected_rows, times_going_back, wall_clock_steps
 from forensics.errors import InputError
 from tests.collectors.test_procfs import FakeTree, cache, slabinfo_text
 from tests.collectors.test_slabimport import block
@@ -83,19 +84,32 @@ def test_import_cites_the_rows_it_left_out(tmp_path: Path) -> None:
 
 
 def test_duplicate_sample_times_are_refused(tmp_path: Path) -> None:
-    path = _snapshot_file(tmp_path, [1700000000, 1700000060, 1700000060])
+    # The same file given twice: the same times and the same uptimes (#32: a wall time met again at
+    # another uptime is a clock step, not a duplicate).
+    path = _snapshot_file(tmp_path, [1700000000, 1700000060, 1700000120])
     with pytest.raises(InputError, match="same time"):
-        load_snapshots([path])
-    result = run("slab-import", "--store", tmp_path / "s.sqlite", "--host", "h", path)
+        load_snapshots([path, path])
+    result = run("slab-import", "--store", tmp_path / "s.sqlite", "--host", "h", path, path)
     assert result.returncode == 3 and "same time" in result.stderr and "Traceback" not in result.stderr
 
 
 def test_reversed_sample_times_are_said(tmp_path: Path) -> None:
     path = _snapshot_file(tmp_path, [1700000180, 1700000120, 1700000060, 1700000000])
+    path.write_text(re.sub(r" uptime=[\d.]+", "", path.read_text()))  # no uptime: wall time is all there is
     loaded = load_snapshots([path])
     assert [s.wall for s in loaded.snapshots] == sorted(s.wall for s in loaded.snapshots)
     findings = times_going_back(loaded.out_of_order)
     assert len(loaded.out_of_order) == 3 and findings and "go back 3 times" in findings[0].title
+    assert_evidence_resolves(findings)
+
+
+def test_times_going_back_while_uptime_goes_on_are_clock_steps(tmp_path: Path) -> None:
+    path = _snapshot_file(tmp_path, [1700000180, 1700000120, 1700000060, 1700000000])
+    loaded = load_snapshots([path])
+    assert not loaded.out_of_order and len(loaded.clock_steps) == 3
+    assert [s.uptime for s in loaded.snapshots] == [10.0, 11.0, 12.0, 13.0]  # taken in this order
+    findings = wall_clock_steps(loaded.clock_steps)
+    assert findings and "stepped back" in findings[0].title
     assert_evidence_resolves(findings)
 
 

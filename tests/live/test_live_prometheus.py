@@ -253,10 +253,20 @@ def test_quiet_then_a_real_vma_leak_through_prometheus(stack: Stack) -> None:
         client = PromClient(stack.url, PromAuth())
         fleet = analyse_fleet(client, "", end - JUDGED_SECONDS, end, 1.0, LeakThresholds())
         local = _store_analysis(stack.store, end - JUDGED_SECONDS, end)
+        # With the defaults (--since 1d, --step auto) on a server holding a minute of data: the step comes from
+        # the scrape interval and the window from where the data start, not 1 d at 60 s (a handful of points).
+        defaults = _cli("leaks", "--prometheus", stack.url, "-f", "json")
     finally:
         leaker.kill()
         leaker.wait(timeout=30)
 
+    auto = json.loads(defaults.stdout)
+    print("auto step:", auto["window"], [(i["instance"], i["samples"], i["power"]) for i in auto["instances"]])
+    assert auto["window"]["step_seconds"] == 1 and "from the scrape interval" in auto["window"]["step_chosen"]
+    assert {r["instance"] for r in auto["rows"] if r["series"] == "vm_area_struct"} == {
+        f"127.0.0.1:{stack.node_port}",
+        f"127.0.0.1:{stack.text_port}",
+    }, auto["rows"]
     [stored] = [v for v in local.caches if v.name == "vm_area_struct"]
     assert stored.grade in (Grade.LEAK, Grade.SUSPECT), stored.verdict
     rows = {r.instance: r for r in fleet.rows if r.series == "vm_area_struct"}

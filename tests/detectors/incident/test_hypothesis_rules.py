@@ -45,8 +45,9 @@ CASES = [
         "the crash was deliberate: requested with sysrq (echo c > /proc/sysrq-trigger, Alt+SysRq+C, or a watchdog "
         "writing to it), by a kdump test, an operator, or a watchdog or monitoring agent that judged the machine stuck",
         0.95,
-        "find who requested it: journalctl -b -1 -n 200 (the lines before the crash), grep -rl sysrq-trigger /etc "
-        "/usr/lib/systemd /usr/local (scripts and units that write it)",
+        "crash> log  # who requested it: the kernel log up to the crash (in the dump); on the crashed machine, "
+        "journalctl -b -1 -n 200 and grep -rl sysrq-trigger /etc /usr/lib/systemd /usr/local "
+        "(scripts and units that write it)",
     ),
     (
         "stated",

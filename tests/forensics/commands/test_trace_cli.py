@@ -176,3 +176,16 @@ def test_trace_dat_without_trace_cmd(tmp_path: Path) -> None:
     assert res.stderr.splitlines()[0] == (
         f"kforensic: error: {dat}: is a trace-cmd trace.dat, and trace-cmd is not installed to read it"
     )
+
+
+def test_nothing_found_says_what_could_not_be_judged(tmp_path: Path) -> None:
+    # Without wakeup events a trace cannot show wakeup latency: "no problem found" must say so.
+    text = recorded("kf.ftrace.txt", tmp_path).read_text()
+    kept = [line for line in text.splitlines() if "sched_waking" not in line and "sched_wakeup" not in line]
+    path = tmp_path / "no-wakeups.txt"
+    path.write_text("\n".join(kept) + "\n")
+    doc = json.loads(run(str(path), "-f", "json").stdout)
+    (examined,) = doc["incident"]["examined"]
+    assert "2 CPU(s)" in examined["what"] and "sched_switch" in examined["what"]
+    assert "wakeup latency: needs sched_waking or sched_wakeup events" in examined["could_not"]
+    assert not any(f["kind"] == "sched-wakeup-latency" for f in doc["incident"]["findings"])

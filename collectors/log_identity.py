@@ -1,0 +1,48 @@
+"""The kernel release and the host a kernel log states: its boot banner and its syslog prefixes.
+
+A log saved with ``dmesg`` starts with the boot banner, ``Linux version 6.18.44-...
+(builder@host) ...`` (init/version.c ``linux_banner``), which names the release even
+when no report in the log does.  Lines saved by syslog or ``journalctl`` carry the
+host in their prefix: ``Dec  3 17:45:01 db7 kernel: ...`` (RFC 3164 / journalctl short)
+or ``2026-12-03T17:45:01.123456+00:00 db7 kernel: ...`` (RFC 5424 / short-iso).  Only
+the head of the log is read (the banner is at a boot's start; a syslog file names its
+host on every line).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass
+
+from collectors.inputs import open_input
+
+#: How much of the log is read: the banner and the host show in its first lines.
+HEAD_BYTES = 1 << 20
+
+_BANNER = re.compile(rb"Linux version (\S+) \(")
+_SYSLOG_HOST = re.compile(
+    rb"^(?:<\d+>)?(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S*) (\S+) kernel: ", re.M
+)
+
+
+@dataclass(frozen=True)
+class LogIdentity:
+    """The releases and hosts the head of one log names, in first-seen order."""
+
+    releases: tuple[str, ...]
+    hosts: tuple[str, ...]
+
+
+def parse_identity(head: bytes) -> LogIdentity:
+    """The releases (boot banners) and hosts (syslog prefixes) named in ``head``."""
+    releases = dict.fromkeys(m.group(1).decode("utf-8", "replace") for m in _BANNER.finditer(head))
+    hosts = dict.fromkeys(m.group(1).decode("utf-8", "replace") for m in _SYSLOG_HOST.finditer(head))
+    return LogIdentity(tuple(releases), tuple(hosts))
+
+
+def read_identity(name: str) -> LogIdentity:
+    """What the first :data:`HEAD_BYTES` of the log ``name`` (compressed or not) say of its kernel and host."""
+    with open_input(name) as tracked:
+        head = b"".join(itertools.islice(tracked.read_chunks(1 << 16), HEAD_BYTES >> 16))
+    return parse_identity(head)

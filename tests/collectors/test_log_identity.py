@@ -1,0 +1,59 @@
+"""The kernel release and host a kernel log states (boot banner, syslog prefixes), through ``kforensic dmesg``."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from collectors.log_identity import parse_identity
+
+BANNER = (
+    "[    0.000000] Linux version 6.18.44-fc-v1252 (builder@sandboxing) (gcc (GCC) 15.3.0, GNU ld (GNU Binutils)"
+    " 2.46) #1 SMP PREEMPT_DYNAMIC @0\n"
+    "[    0.000000] Command line: console=ttyS0 quiet reboot=k\n"
+)
+SYSLOG = (
+    "Dec  3 17:45:01 db7 kernel: [    0.000000] Linux version 6.1.0-28-amd64 (debian-kernel@lists.debian.org)"
+    " (gcc-12 (Debian 12.2.0-14) 12.2.0) #1 SMP PREEMPT_DYNAMIC Debian 6.1.119-1\n"
+    "Dec  3 17:45:02 db7 kernel: [    1.000000] ACPI: Core revision 20220331\n"
+    "2026-12-03T17:45:03.123456+00:00 db7 kernel: [    2.000000] pci 0000:00:01.0: reg 0x10\n"
+)
+
+
+def _dmesg_json(path: Path) -> dict[str, object]:
+    ran = subprocess.run(
+        [sys.executable, "-m", "forensics", "dmesg", str(path), "-f", "json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert ran.returncode == 0, ran.stderr
+    doc: dict[str, object] = json.loads(ran.stdout)
+    return doc
+
+
+def test_the_banner_and_syslog_prefixes_name_release_and_host() -> None:
+    assert parse_identity(BANNER.encode()).releases == ("6.18.44-fc-v1252",)
+    assert parse_identity(BANNER.encode()).hosts == ()
+    named = parse_identity(SYSLOG.encode())
+    assert named.releases == ("6.1.0-28-amd64",) and named.hosts == ("db7",)
+    assert parse_identity(b"[    1.0] Linux version is not a banner\n").releases == ()
+
+
+def test_dmesg_reads_the_release_from_the_first_line_and_the_host_from_syslog(tmp_path: Path) -> None:
+    plain = tmp_path / "dmesg.txt"
+    plain.write_text(BANNER)
+    doc = _dmesg_json(plain)
+    incident = doc["incident"]
+    assert isinstance(incident, dict)
+    assert incident["kernel_release"] == "6.18.44-fc-v1252"
+    assert "no syslog prefixes naming the host" in json.dumps(incident["host"])
+    packed = tmp_path / "syslog.gz"
+    packed.write_bytes(gzip.compress(SYSLOG.encode()))
+    incident = _dmesg_json(packed)["incident"]
+    assert isinstance(incident, dict)
+    assert (incident["host"], incident["kernel_release"]) == ("db7", "6.1.0-28-amd64")

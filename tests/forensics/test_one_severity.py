@@ -1,0 +1,61 @@
+"""One severity per finding in every table: the log's report table says what its finding says."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.vmcore_cases import CASES_DIR
+
+
+def _dmesg(*args: str) -> str:
+    ran = subprocess.run(
+        [sys.executable, "-m", "forensics", "dmesg", *args], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert ran.returncode == 0, ran.stderr
+    return ran.stdout
+
+
+@pytest.mark.parametrize("case", ["04-hung-task", "07-sysrq-c"])
+def test_a_report_the_kernel_panicked_on_is_critical_in_the_table_and_the_finding(case: str) -> None:
+    log = CASES_DIR / case / "console.log"
+    if not log.is_file():
+        pytest.skip(f"no {log}")
+    [finding] = json.loads(_dmesg(str(log), "-f", "json"))["incident"]["findings"]
+    table = _dmesg(str(log)).splitlines()
+    row = next(line for line in table if line.startswith(str(log)))
+    assert finding["severity"] == "critical"
+    assert f" {finding['severity']} " in row and finding["title"] in row, row
+
+
+def test_the_report_prints_each_hypothesis_once() -> None:
+    from forensics.model import (
+        Clock,
+        Evidence,
+        Finding,
+        Incident,
+        Locator,
+        LocatorKind,
+        NotAvailable,
+        Severity,
+        Timestamp,
+        finding_id,
+    )
+    from forensics.pipelines.report import build_story
+    from forensics.pipelines.sources import SourceAnalysis
+    from forensics.report.document import Document, Paragraph, Section
+    from forensics.report.story import render_story_markdown
+
+    ev = Evidence("kern.log", Locator(LocatorKind.LINE, 3), "rt hog", timestamp=Timestamp(5.0, Clock.MONOTONIC))
+    hog = Finding(finding_id("sched-rt-hog", "spin"), "sched-rt-hog", "RT hog: spin ran 90 ms", Severity.MEDIUM,
+                  0.9, "test", "spin ran", (ev,), ("step",), (), "test")  # fmt: skip
+    incident = Incident("vm", "6.1", NotAvailable("x"), (), (hog,))
+    own = Section("Hypotheses", (Paragraph("1. CPU starvation: RT hog: spin ran 90 ms"),))
+    part = SourceAnalysis(incident, "trace t", Document("t", (Paragraph("details"), own)), (), "kforensic trace t")
+    story = build_story([part], [], "kforensic report")
+    text = render_story_markdown(story)
+    assert text.count("CPU starvation: RT hog: spin ran 90 ms") == 1, text
+    assert [b for b in story.sections[0].blocks if isinstance(b, Section)] == []
