@@ -164,6 +164,21 @@ def _describe_os_error(path: Path, exc: OSError) -> InputError:
     return InputError(f"cannot read {path}: {reason}", hint=hint)
 
 
+# Linux memory devices (major 1, Documentation/admin-guide/devices.txt) whose reads never end: the run would
+# read until memory runs out (/dev/zero, /dev/urandom) or wait for ever (/dev/kmsg) instead of failing.
+_ENDLESS_DEVICES = {1: "/dev/mem", 2: "/dev/kmem", 4: "/dev/port", 5: "/dev/zero", 7: "/dev/full", 8: "/dev/random",
+                    9: "/dev/urandom", 11: "/dev/kmsg"}  # fmt: skip
+
+
+def _refuse_endless_device(path: Path, st: os.stat_result) -> None:
+    """Raise InputError when ``path`` is a device whose content never ends."""
+    if not stat.S_ISCHR(st.st_mode) or os.major(st.st_rdev) != 1 or os.minor(st.st_rdev) not in _ENDLESS_DEVICES:
+        return
+    device = _ENDLESS_DEVICES[os.minor(st.st_rdev)]
+    hint = "`kforensic dmesg --live` reads the kernel ring buffer" if device == "/dev/kmsg" else "give a file"
+    raise InputError(f"cannot read {path}: it is {device}, a device whose content never ends", hint=hint)
+
+
 @contextmanager
 def open_input(name: str, *, decompress: bool = True) -> Iterator[TrackedInput]:
     """Open a file (or ``-`` for standard input) for reading, with one-line errors.
@@ -183,6 +198,7 @@ def open_input(name: str, *, decompress: bool = True) -> Iterator[TrackedInput]:
         st = path.stat()
         if stat.S_ISDIR(st.st_mode):
             raise InputError(f"cannot read {path}: it is a directory", hint="give a file inside it")
+        _refuse_endless_device(path, st)
         fd = os.open(path, os.O_RDONLY)
     except OSError as exc:
         raise _describe_os_error(path, exc) from None
