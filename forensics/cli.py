@@ -260,7 +260,10 @@ def main() -> None:
         _fail("interrupted", None, 130)
     except typer.TyperException as exc:
         # Bad option values and unknown options: the same one-line format as every other error.
-        _fail(exc.format_message(), f"{_command_name(argv)} -h shows the options", int(ExitCode.USAGE))
+        message = exc.format_message()
+        if "\n" in message:  # a group without its command: click's NoArgsIsHelpError carries the whole help
+            message = f"{_command_name(argv)}: a command is missing"
+        _fail(message, f"{_command_name(argv)} -h shows the options", int(ExitCode.USAGE))
     except KeyboardInterrupt:
         _fail("interrupted", None, 130)
     except BrokenPipeError:

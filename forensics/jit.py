@@ -100,14 +100,27 @@ def njit(what: str = "", seconds: float = 0.0, **options: Any) -> Callable[[F], 
     ``what`` names the kernel for the user ("the trace analysis"); ``seconds`` is its measured compile
     time (announced from :data:`NOTICE_MIN_SECONDS` up).
     """
-    decorate = _setup().njit(cache=True, nogil=True, **options)
 
     def wrap(fn: F) -> F:
         if what:
             _expected[fn] = (what, seconds)
-        return cast(F, decorate(fn))
+        return _compiled(fn, **options)
 
     return wrap
+
+
+def _compiled(fn: F, **options: Any) -> F:
+    """``fn`` compiled with a cache, or without one when numba finds nowhere to keep it.
+
+    numba raises RuntimeError ("no locator available") at decoration when neither the cache directory nor
+    ``__pycache__`` beside the source can be written: a user without a home (nobody, a service account)
+    running a read-only install. The run then compiles every time instead of failing (exit 4).
+    """
+    numba = _setup()
+    try:
+        return cast(F, numba.njit(cache=True, nogil=True, **options)(fn))
+    except RuntimeError:
+        return cast(F, numba.njit(nogil=True, **options)(fn))
 
 
 def inline(fn: F) -> F:
@@ -117,7 +130,7 @@ def inline(fn: F) -> F:
     compile by 10 in time and 17 in memory (collectors/trace_scan.py); plain :func:`compiled` helpers are
     the default.
     """
-    return cast(F, _setup().njit(cache=True, nogil=True, inline="always")(fn))
+    return _compiled(fn, inline="always")
 
 
 def compiled(fn: F) -> F:

@@ -25,6 +25,7 @@ and the threads that serve request spans count more than an ordinary task
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 from detectors.sched.model import TaskStats, TraceAnalysis, Wait
@@ -186,7 +187,8 @@ def judge_wait(
         if seconds <= limit:
             return None
         return Judgement(
-            _rank(seconds / limit, latency_sensitive(task, analysis.span_tids)),
+            # --latency-ms 0 reports every wait: each is then infinitely many times the threshold
+            _rank(seconds / limit if limit else math.inf, latency_sensitive(task, analysis.span_tids)),
             "CFS time while an RT task runs: none; reported above --latency-ms",
             limit,
             "RT tasks run until they sleep, throttled only after sched_rt_runtime_us "

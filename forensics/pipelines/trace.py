@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -123,7 +124,8 @@ def examined_trace(name: str, analysis: TraceAnalysis, parse: ParseSummary) -> E
 def _is_ctf(trace_file: str) -> bool:
     """collectors.ctf.reader.is_ctf, imported only for a directory or a metadata file: it imports numba (0.5 s)."""
     path = Path(trace_file)
-    if trace_file == "-" or not (path.name == "metadata" or path.is_dir()):
+    # os.path.isdir, not Path.is_dir: that raises PermissionError (exit 4) in a directory the user may not enter
+    if trace_file == "-" or not (path.name == "metadata" or os.path.isdir(path)):
         return False
     from collectors.ctf.reader import is_ctf
 

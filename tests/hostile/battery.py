@@ -1,0 +1,836 @@
+"""A battery of hostile but realistic inputs for every command, and the check that each run is clean.
+
+Clean (docs/cli.md, "Conventions"): exit 0, 1, 2 or 3; on 2 or 3 one ``kforensic: error:`` line (and an
+optional ``kforensic: hint:``), a traceback only under ``--debug`` and only before that line; every file,
+link and node that existed before the run is as it was (evidence byte-identical, devices still devices,
+symbolic links still pointing where they did); nothing new appears but the named output, which is complete
+(valid JSON for ``--format json``) or absent.
+
+``python -m tests.hostile.battery`` runs every case and prints one line per case and the totals;
+``tests/hostile/test_hostile.py`` runs the cheap ones under pytest.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import lzma
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tarfile
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+KFORENSIC = str(Path(sys.executable).with_name("kforensic"))
+CONSOLE = ROOT / "vmcore_fixtures/cases/02-bug-on/console.log"
+SNAPSHOTS = ROOT / "vmcore_fixtures/cases/08-slab-leak/snapshots"
+VMCORE = ROOT / "vmcore_fixtures/cases/02-bug-on/vmcore"
+VMLINUX_XZ = ROOT / "vmcore_fixtures/vmlinux.xz"
+OTHER_VMLINUX_XZ = ROOT / "vmcore_fixtures/kernels/5.10/vmlinux.xz"
+FTRACE = ROOT / "tests/data/traces/kf.ftrace.txt.gz"
+PERF = ROOT / "tests/data/profile/contend.perf.txt.gz"
+UST = ROOT / "tests/data/lttng/ust.tar.gz"
+NOBODY = 65534
+
+
+@dataclass
+class Case:
+    """One run: its argv (after ``kforensic``), what it may write, how it is fed."""
+
+    name: str
+    argv: list[str]
+    output: Path | None = None  # the one path the run may create or replace
+    json_output: bool = False
+    stdin: bytes | None = None
+    fifo_feed: tuple[Path, bytes] | None = None  # a FIFO and what a writer puts into it
+    as_nobody: bool = False
+    cheap: bool = True
+    timeout: float = 60.0
+
+
+@dataclass
+class Outcome:
+    case: str
+    clean: bool
+    why: str = ""
+    returncode: int | None = None
+    stderr: str = ""
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------- the files the cases read
+
+
+def _bytes_of(path: Path) -> bytes:
+    data = path.read_bytes()
+    if data[:2] == b"\x1f\x8b":
+        return gzip.decompress(data)
+    return data
+
+
+def make_inputs(base: Path) -> dict[str, Path]:
+    """The hostile files, each under ``base``; names map to paths."""
+    base.mkdir(parents=True, exist_ok=True)
+    log = _bytes_of(CONSOLE)
+    trace = _bytes_of(FTRACE)
+    perf = _bytes_of(PERF)
+    made: dict[str, Path] = {}
+
+    def put(name: str, data: bytes) -> Path:
+        path = base / name
+        path.write_bytes(data)
+        made[name] = path
+        return path
+
+    put("empty", b"")
+    put("garbage", bytes(range(256)) * 400)
+    put("nuls", b"\0" * 100_000)
+    put("nul-in-log", log[: len(log) // 2] + b"\0" * 5000 + log[len(log) // 2 :])
+    put("latin1", log.replace(b"BUG", "BÜG".encode("latin-1")) + b"\xff\xfe\xc3\x28\n")
+    put("huge-line", b"<4>[  1.000000] " + b"A" * 12_000_000)
+    gz = gzip.compress(log)
+    put("trunc.gz", gz[: len(gz) // 2])
+    put("corrupt.gz", gz[:20] + b"\xde\xad" * 100 + gz[220:])
+    xz = lzma.compress(log)
+    put("trunc.xz", xz[: len(xz) // 2])
+    put("gz-garbage", b"\x1f\x8b" + os.urandom(4000))
+    put("trace-trunc.gz", gzip.compress(trace)[:50_000])
+    put("mixed-trace", perf[: len(perf) // 3] + trace[: len(trace) // 3] + perf[len(perf) // 3 :])
+    put("perf", perf)
+    put("ftrace", trace)
+    put("log", log)
+    put("json-deep", b"[" * 200_000 + b"]" * 200_000)
+    put("json-wrong", b'{"schema": "kforensic.incident/1", "findings": 5}')
+    put("json-list", b"[1, 2, 3]")
+    put("json-nan", b'{"schema": "kforensic.dmesg/1", "incident": {"findings": [{"severity": NaN}]}}')
+    put("folded-bad", b"a;b;c notanumber\n;;; 5\nx -3\n" + b"y " + b"9" * 400 + b"\n")
+    (base / "a dir").mkdir()
+    made["dir"] = base / "a dir"
+    fifo = base / "fifo"
+    os.mkfifo(fifo)
+    made["fifo"] = fifo
+    loop = base / "loop"
+    loop.symlink_to(base / "loop")
+    made["loop"] = loop
+    put("-leading-dash.log", log)
+    put("new\nline.log", log)
+    put("sp ace.log", log)
+    unreadable = put("unreadable.log", log)
+    unreadable.chmod(0)
+    locked = base / "locked"  # a directory only root may enter, a log in it
+    locked.mkdir()
+    (locked / "kern.log").write_bytes(log)
+    locked.chmod(0o700)
+    made["locked-dir-file"] = locked / "kern.log"
+    dangling = base / "dangling"
+    dangling.symlink_to(base / "no-such-target")
+    made["dangling"] = dangling
+    # a store: the slab-leak fixture's snapshots imported, and a damaged copy of it
+    store = base / "store.sqlite"
+    done = subprocess.run(
+        [KFORENSIC, "slab-import", str(SNAPSHOTS), "--store", str(store), "--no-analysis"],
+        capture_output=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"cannot make the store: {done.stderr!r}")
+    made["store"] = store
+    data = bytearray(store.read_bytes())
+    for offset in range(4096, len(data), 4096):  # every page after the header: its b-tree header smashed
+        data[offset : offset + 12] = b"\xa5" * 12
+    put("store-corrupt.sqlite", bytes(data))
+    put("store-trunc.sqlite", bytes(store.read_bytes()[: len(data) // 3]))
+    put("store-header-only.sqlite", store.read_bytes()[:100])
+    # snapshots: one cut in the middle of its last row, one with garbage rows
+    snaps = sorted(p for p in SNAPSHOTS.iterdir() if p.is_file())
+    snapdir = base / "snaps-cut"
+    snapdir.mkdir()
+    for snap in snaps:
+        shutil.copy(snap, snapdir / snap.name)
+    last = snapdir / snaps[-1].name
+    last.write_bytes(last.read_bytes()[: last.stat().st_size // 2])
+    made["snaps-cut"] = snapdir
+    garbled = base / "snaps-garbled"
+    garbled.mkdir()
+    for i, snap in enumerate(snaps):
+        raw = snap.read_bytes()
+        (garbled / snap.name).write_bytes(raw if i % 2 else raw.replace(b" ", b"\0", 40))
+    made["snaps-garbled"] = garbled
+    # a CTF trace missing its metadata
+    ctf = base / "ctf"
+    ctf.mkdir()
+    with tarfile.open(UST) as tar:
+        tar.extractall(ctf, filter="data")
+    for meta in ctf.rglob("metadata"):
+        meta.unlink()
+    made["ctf-no-metadata"] = ctf
+    ctf_empty = base / "ctf-empty"
+    (ctf_empty / "kernel").mkdir(parents=True)
+    (ctf_empty / "kernel" / "metadata").write_bytes(b"/* CTF 1.8 */\ntrace { major = 1; };\n")
+    made["ctf-bad-metadata"] = ctf_empty
+    # a kdump root with hostile files in it
+    kroot = base / "kroot"
+    (kroot / "etc/default").mkdir(parents=True)
+    (kroot / "proc/sys/kernel").mkdir(parents=True)
+    (kroot / "proc/cmdline").write_bytes(b"crashkernel=\xff\xfe\0 quiet\n")
+    (kroot / "etc/default/kdump-tools").write_bytes(b"USE_KDUMP=\x00\xff\nKDUMP_COREDIR=`rm -rf /`\n")
+    (kroot / "proc/sys/kernel/panic_on_oops").write_bytes(b"garbage\n")
+    (kroot / "etc/default/grub").mkdir()
+    made["kdump-root"] = kroot
+    # a truncated vmcore, a directory with two dumps
+    put("vmcore-trunc", VMCORE.read_bytes()[: 1 << 20])
+    put("vmcore-header", VMCORE.read_bytes()[:4096])
+    two = base / "two-dumps"
+    two.mkdir()
+    (two / "vmcore").write_bytes(VMCORE.read_bytes()[:8192])
+    (two / "dump.202601010000").write_bytes(VMCORE.read_bytes()[:8192])
+    made["two-dumps"] = two
+    ro = base / "ro-dir"
+    ro.mkdir()
+    ro.chmod(0o555)
+    made["ro-dir"] = ro
+    foreign = put("foreign-out.json", b'{"not": "ours"}\n')
+    os.chown(foreign, NOBODY, NOBODY)
+    existing = put("existing-out.json", b'{"previous": "report"}\n')
+    made["existing-out"] = existing
+    link_to_evidence = base / "link-to-log"
+    link_to_evidence.symlink_to(made["log"])
+    made["link-to-log"] = link_to_evidence
+    link_to_null = base / "link-to-null"
+    link_to_null.symlink_to("/dev/null")
+    made["link-to-null"] = link_to_null
+    base.chmod(0o755)
+    return made
+
+
+def vmlinux_files(base: Path) -> dict[str, Path]:
+    """The dump's own vmlinux and another kernel's, decompressed once (expensive cases only)."""
+    made: dict[str, Path] = {}
+    for name, source in (("vmlinux", VMLINUX_XZ), ("wrong-vmlinux", OTHER_VMLINUX_XZ)):
+        target = base / name
+        if not target.exists() and source.exists():
+            with lzma.open(source) as src, open(target, "wb") as dst:
+                shutil.copyfileobj(src, dst, 1 << 20)
+        if target.exists():
+            made[name] = target
+    return made
+
+
+# ---------------------------------------------------------------- the cases
+
+
+# where each command takes one input file, and the argv around it
+FILE_SLOTS: dict[str, Callable[[str], list[str]]] = {
+    "dmesg": lambda p: ["dmesg", p],
+    "trace": lambda p: ["trace", p],
+    "profile": lambda p: ["profile", p],
+    "slab-import": lambda p: ["slab-import", p, "--store", "{tmp}/imp.sqlite", "--no-analysis"],
+    "leaks": lambda p: ["leaks", "--store", p],
+    "slab-export": lambda p: ["slab-export", "--store", p],
+    "report-from": lambda p: ["report", "--from", p],
+    "report-dmesg": lambda p: ["report", "--dmesg", p],
+    "report-trace": lambda p: ["report", "--trace", p],
+    "report-profile": lambda p: ["report", "--profile", p],
+    "report-store": lambda p: ["report", "--store", p],
+    "vmcore": lambda p: ["vmcore", p, "--no-debuginfod"],
+    "kdump-check": lambda p: ["kdump", "check", "--root", p],
+    "profile-diff": lambda p: ["profile", "{perf}", "--diff", p],
+}
+
+HOSTILE_FILES = [
+    "empty",
+    "garbage",
+    "nuls",
+    "latin1",
+    "huge-line",
+    "trunc.gz",
+    "corrupt.gz",
+    "trunc.xz",
+    "gz-garbage",
+    "dir",
+    "loop",
+    "dangling",
+    "unreadable.log",
+    "locked-dir-file",
+    "missing",
+    "/dev/zero",
+    "fifo",
+]
+
+
+def cases(inputs: dict[str, Path], tmp: Path, vmlinux: dict[str, Path] | None = None) -> Iterator[Case]:
+    """Every case of the battery; ``tmp`` is where a case may put its output."""
+
+    def path_of(name: str) -> str:
+        if name.startswith("/"):
+            return name
+        if name == "missing":
+            return str(tmp / "no-such-file")
+        return str(inputs[name])
+
+    def fill(argv: list[str]) -> list[str]:
+        return [a.replace("{tmp}", str(tmp)).replace("{perf}", str(inputs["perf"])) for a in argv]
+
+    heavy_slots = {"vmcore", "report-trace", "trace"}
+    for slot, build in FILE_SLOTS.items():
+        for kind in HOSTILE_FILES:
+            argv = fill(build(path_of(kind)))
+            name = f"{slot}:{kind}"
+            feed = (inputs["fifo"], (inputs["garbage"]).read_bytes()) if kind == "fifo" else None
+            cheap = kind not in {"huge-line", "/dev/zero"} and not (slot in heavy_slots and kind == "latin1")
+            if kind in ("unreadable.log", "locked-dir-file"):
+                yield Case(name, argv, as_nobody=True, cheap=cheap)
+            else:
+                yield Case(name, argv, fifo_feed=feed, cheap=cheap, timeout=90)
+    # --debug keeps the contract
+    for slot in ("dmesg", "trace", "leaks", "report-from", "vmcore", "slab-export", "kdump-check"):
+        for kind in ("garbage", "dir", "missing"):
+            yield Case(f"{slot}:{kind}:--debug", [*fill(FILE_SLOTS[slot](path_of(kind))), "--debug"])
+    # specific hostile inputs
+    out = tmp / "out.json"
+    specific: list[Case] = [
+        Case("dmesg:nul-in-log", ["dmesg", str(inputs["nul-in-log"])]),
+        Case("dmesg:leading-dash", ["dmesg", "--", str(inputs["-leading-dash.log"])]),
+        Case("dmesg:leading-dash-bare", ["dmesg", "-leading-dash.log"]),
+        Case("dmesg:newline-name", ["dmesg", str(inputs["new\nline.log"])]),
+        Case("dmesg:space-name", ["dmesg", str(inputs["sp ace.log"])]),
+        Case("dmesg:stdin-garbage", ["dmesg", "-"], stdin=inputs["garbage"].read_bytes()),
+        Case("dmesg:stdin-empty", ["dmesg"], stdin=b""),
+        Case("trace:mixed-formats", ["trace", str(inputs["mixed-trace"])], cheap=False),
+        Case("profile:mixed-formats", ["profile", str(inputs["mixed-trace"])]),
+        Case("profile:folded-bad", ["profile", str(inputs["folded-bad"])]),
+        Case("trace:truncated-gz", ["trace", str(inputs["trace-trunc.gz"])], cheap=False),
+        Case("trace:ctf-no-metadata", ["trace", str(inputs["ctf-no-metadata"])]),
+        Case("trace:ctf-bad-metadata", ["trace", str(inputs["ctf-bad-metadata"])]),
+        Case(
+            "trace:spans-ctf-no-metadata", ["trace", str(inputs["ftrace"]), "--spans", str(inputs["ctf-no-metadata"])]
+        ),
+        Case("trace:spans-garbage", ["trace", str(inputs["ftrace"]), "--spans", str(inputs["garbage"])]),
+        Case("trace:span-bad-spec", ["trace", str(inputs["ftrace"]), "--span", "..", "--spans", str(inputs["empty"])]),
+        Case("report-trace:ctf-no-metadata", ["report", "--trace", str(inputs["ctf-no-metadata"])]),
+        Case("report-from:json-deep", ["report", "--from", str(inputs["json-deep"])]),
+        Case("report-from:json-wrong", ["report", "--from", str(inputs["json-wrong"])]),
+        Case("report-from:json-list", ["report", "--from", str(inputs["json-list"])]),
+        Case("report-from:json-nan", ["report", "--from", str(inputs["json-nan"])]),
+        Case("leaks:store-corrupt", ["leaks", "--store", str(inputs["store-corrupt.sqlite"])]),
+        Case("leaks:store-trunc", ["leaks", "--store", str(inputs["store-trunc.sqlite"])]),
+        Case("leaks:store-header-only", ["leaks", "--store", str(inputs["store-header-only.sqlite"])]),
+        Case("slab-export:store-corrupt", ["slab-export", "--store", str(inputs["store-corrupt.sqlite"])]),
+        Case("slab-export:store-trunc", ["slab-export", "--store", str(inputs["store-trunc.sqlite"])]),
+        Case("report:store-corrupt", ["report", "--store", str(inputs["store-corrupt.sqlite"])]),
+        Case(
+            "slab-import:into-corrupt", ["slab-import", str(SNAPSHOTS), "--store", str(inputs["store-corrupt.sqlite"])]
+        ),
+        Case("slab-import:into-trunc", ["slab-import", str(SNAPSHOTS), "--store", str(inputs["store-trunc.sqlite"])]),
+        Case("slab-import:snaps-cut", ["slab-import", str(inputs["snaps-cut"]), "--store", str(tmp / "cut.sqlite")]),
+        Case(
+            "slab-import:snaps-garbled", ["slab-import", str(inputs["snaps-garbled"]), "--store", str(tmp / "g.sqlite")]
+        ),
+        Case("slab-import:store-is-null", ["slab-import", str(SNAPSHOTS), "--store", "/dev/null"]),
+        Case("slab-import:store-is-fifo", ["slab-import", str(SNAPSHOTS), "--store", str(inputs["fifo"])]),
+        Case(
+            "slab-import:store-is-link-to-null", ["slab-import", str(SNAPSHOTS), "--store", str(inputs["link-to-null"])]
+        ),
+        Case("slab-import:store-is-evidence", ["slab-import", str(SNAPSHOTS), "--store", str(inputs["log"])]),
+        Case(
+            "slab-import:store-ro-dir",
+            ["slab-import", str(SNAPSHOTS), "--store", str(inputs["ro-dir"] / "s.sqlite")],
+            as_nobody=True,
+        ),
+        Case(
+            "slab-watch:store-is-null", ["slab-watch", "--store", "/dev/null", "--duration", "1s", "--interval", "1s"]
+        ),
+        Case(
+            "slab-watch:root-garbage",
+            [
+                "slab-watch",
+                "--root",
+                str(inputs["dir"]),
+                "--store",
+                str(tmp / "w.sqlite"),
+                "--duration",
+                "2s",
+                "--interval",
+                "1s",
+            ],
+        ),
+        Case(
+            "slab-watch:root-is-file",
+            [
+                "slab-watch",
+                "--root",
+                str(inputs["log"]),
+                "--store",
+                str(tmp / "w2.sqlite"),
+                "--duration",
+                "2s",
+                "--interval",
+                "1s",
+            ],
+        ),
+        Case(
+            "slab-watch:textfile-dir-is-file",
+            [
+                "slab-watch",
+                "--root",
+                str(inputs["dir"]),
+                "--store",
+                str(tmp / "w3.sqlite"),
+                "--duration",
+                "1s",
+                "--interval",
+                "1s",
+                "--textfile-dir",
+                str(inputs["log"]),
+            ],
+        ),
+        Case(
+            "slab-watch:unit-newline", ["slab-watch", "--systemd-unit", "--store", "/var/lib/x\nExecStartPre=/bin/rm"]
+        ),
+        Case("leaks:prometheus-unreachable", ["leaks", "--prometheus", "http://127.0.0.1:1", "--timeout", "2"]),
+        Case("leaks:prometheus-bad-url", ["leaks", "--prometheus", "http://[::1"]),
+        Case("leaks:prometheus-no-scheme", ["leaks", "--prometheus", "localhost:9090", "--timeout", "2"]),
+        Case("leaks:prometheus-file-url", ["leaks", "--prometheus", "file:///etc/passwd"]),
+        Case(
+            "leaks:prometheus-token-dir",
+            ["leaks", "--prometheus", "http://127.0.0.1:1", "--bearer-token-file", str(inputs["dir"])],
+        ),
+        Case(
+            "leaks:prometheus-unreachable-debug",
+            ["leaks", "--prometheus", "http://127.0.0.1:1", "--timeout", "2", "--debug"],
+        ),
+        Case(
+            "leaks:prometheus-bad-match",
+            ["leaks", "--prometheus", "http://127.0.0.1:1", "--match", '{{{"', "--timeout", "1"],
+        ),
+        Case(
+            "dmesg-signatures:garbage",
+            ["dmesg", "--signatures", str(inputs["garbage"]), str(inputs["empty"]), "--workers", "1"],
+            cheap=False,
+        ),
+        Case(
+            "dmesg-signatures:dir-of-hostile",
+            ["dmesg", "--signatures", str(tmp / "hostile-dir"), "--workers", "1"],
+            cheap=False,
+        ),
+        Case(
+            "dmesg-signatures:scheduler-unreachable",
+            ["dmesg", "--signatures", str(inputs["log"]), "--scheduler", "tcp://127.0.0.1:1"],
+            cheap=False,
+        ),
+        Case("dmesg-signatures:workers-0", ["dmesg", "--signatures", str(inputs["log"]), "--workers", "0"]),
+        Case("dmesg-signatures:workers-neg", ["dmesg", "--signatures", str(inputs["log"]), "--workers", "-3"]),
+        Case(
+            "slab-watch:textfile-dir-missing-parent",
+            [
+                "slab-watch",
+                "--root",
+                str(inputs["dir"]),
+                "--store",
+                str(tmp / "w4.sqlite"),
+                "--duration",
+                "1s",
+                "--interval",
+                "1s",
+                "--textfile-dir",
+                "/nonexistent/a/b",
+            ],
+        ),
+        Case("vmcore:two-dumps", ["vmcore", str(inputs["two-dumps"]), "--no-debuginfod"]),
+        Case("vmcore:truncated", ["vmcore", str(inputs["vmcore-trunc"]), "--no-debuginfod"], cheap=False, timeout=180),
+        Case("vmcore:header-only", ["vmcore", str(inputs["vmcore-header"]), "--no-debuginfod"]),
+        Case("vmcore:vmlinux-garbage", ["vmcore", str(VMCORE), "--vmlinux", str(inputs["garbage"]), "--no-debuginfod"]),
+        Case("vmcore:vmlinux-dir", ["vmcore", str(VMCORE), "--vmlinux", str(inputs["dir"]), "--no-debuginfod"]),
+        Case(
+            "vmcore:module-debug-garbage",
+            ["vmcore", str(inputs["vmcore-header"]), "--module-debug", str(inputs["garbage"]), "--no-debuginfod"],
+        ),
+        Case(
+            "vmcore:source-dir-file",
+            ["vmcore", str(inputs["vmcore-header"]), "--source-dir", str(inputs["log"]), "--no-debuginfod"],
+        ),
+        Case(
+            "vmcore:debuginfod-unreachable",
+            ["vmcore", str(inputs["vmcore-header"]), "--debuginfod", "http://127.0.0.1:1"],
+        ),
+        Case("kdump-check:hostile-root", ["kdump", "check", "--root", str(inputs["kdump-root"])]),
+        Case("kdump-setup:hostile-root", ["kdump", "setup", "--root", str(inputs["kdump-root"]), "--policy", "strict"]),
+        Case("kdump-setup:bad-policy", ["kdump", "setup", "--policy", "yolo"]),
+        Case("kdump-setup:root-garbage", ["kdump", "setup", "--root", str(inputs["garbage"])]),
+        Case(
+            "kdump-setup:json",
+            ["kdump", "setup", "--root", str(inputs["kdump-root"]), "-f", "json", "-o", str(out)],
+            output=out,
+            json_output=True,
+        ),
+        Case("kdump-test:root-garbage", ["kdump", "test", "--root", str(inputs["garbage"])]),
+    ]
+    if vmlinux:
+        specific += [
+            Case(
+                "vmcore:wrong-vmlinux",
+                ["vmcore", str(VMCORE), "--vmlinux", str(vmlinux["wrong-vmlinux"]), "--no-debuginfod"],
+                cheap=False,
+                timeout=300,
+            ),
+            Case(
+                "vmcore:truncated-with-vmlinux",
+                ["vmcore", str(inputs["vmcore-trunc"]), "--vmlinux", str(vmlinux["vmlinux"]), "--no-debuginfod"],
+                cheap=False,
+                timeout=300,
+            ),
+            Case(
+                "report:truncated-vmcore",
+                ["report", "--vmcore", str(inputs["vmcore-trunc"]), "--vmlinux", str(vmlinux["vmlinux"])],
+                cheap=False,
+                timeout=300,
+            ),
+        ]
+    yield from specific
+    # options out of range
+    log, trace, perf, store = (str(inputs[k]) for k in ("log", "ftrace", "perf", "store"))
+    bad_options = [
+        ["trace", trace, "--bucket-ms", "-1"],
+        ["trace", trace, "--bucket-ms", "nan"],
+        ["trace", trace, "--hog-ms", "inf"],
+        ["trace", trace, "--latency-ms", "-0"],
+        ["trace", trace, "--window", "5:1"],
+        ["trace", trace, "--window", "nan:1"],
+        ["trace", trace, "--window", "1e300:1e301"],
+        ["trace", trace, "--window", "abc"],
+        ["trace", trace, "--around", "-1"],
+        ["trace", trace, "--around", "1:-5"],
+        ["trace", trace, "--around", "1:nan"],
+        ["trace", trace, "--around", "99999999:1"],
+        ["trace", trace, "--top", "0"],
+        ["trace", trace, "--top", "-1"],
+        ["trace", trace, "--slow-ms", "nan"],
+        ["trace", trace, "--slowest", "0"],
+        ["trace", trace, "--kernel-clock", "bogus"],
+        ["trace", trace, "--task", ""],
+        ["profile", perf, "--window", "3:1"],
+        ["profile", perf, "--window", "nan:inf"],
+        ["profile", perf, "--top", "0"],
+        ["profile", perf, "--digest-bytes", "0"],
+        ["profile", perf, "--digest-bytes", "-5"],
+        ["profile", perf, "--pid", "-1"],
+        ["profile", perf, "--pid", "abc"],
+        ["profile", perf, "--event", "no-such-event"],
+        ["profile", perf, "--kernel-only", "--user-only"],
+        ["leaks", "--store", store, "--last", "-1h"],
+        ["leaks", "--store", store, "--last", "0s"],
+        ["leaks", "--store", store, "--last", "nan"],
+        ["leaks", "--store", store, "--last", "99999999999d"],
+        ["leaks", "--store", store, "--min-rate", "nan"],
+        ["leaks", "--store", store, "--min-rate", "-1"],
+        ["leaks", "--store", store, "--run", "-1"],
+        ["leaks", "--store", store, "--run", "999999"],
+        ["leaks", "--prometheus", "http://127.0.0.1:1", "--since", "-1h"],
+        ["leaks", "--prometheus", "http://127.0.0.1:1", "--step", "0s"],
+        ["leaks", "--prometheus", "http://127.0.0.1:1", "--timeout", "nan"],
+        ["leaks", "--prometheus", "http://127.0.0.1:1", "--timeout", "-1"],
+        ["slab-watch", "--interval", "0", "--store", str(tmp / "x.sqlite")],
+        ["slab-watch", "--interval", "-5", "--store", str(tmp / "x.sqlite")],
+        ["slab-watch", "--interval", "nan", "--store", str(tmp / "x.sqlite")],
+        ["slab-watch", "--hours", "0", "--store", str(tmp / "x.sqlite")],
+        ["slab-watch", "--hours", "nan", "--store", str(tmp / "x.sqlite")],
+        ["slab-watch", "--hours", "-1", "--store", str(tmp / "x.sqlite")],
+        ["slab-watch", "--duration", "0s", "--store", str(tmp / "x.sqlite")],
+        ["slab-watch", "--duration", "-5m", "--store", str(tmp / "x.sqlite")],
+        ["slab-watch", "--duration", "1e400s", "--store", str(tmp / "x.sqlite")],
+        ["slab-export", "--store", store, "--run", "-1"],
+        ["slab-export", "--store", store, "--run", "99999"],
+        ["slab-export", "--store", store, "-f", "xml"],
+        ["slab-export", "--store", store, "--table", "nope"],
+        ["report", "--from", log, "--digest-bytes", "0"],
+        ["report", "--dmesg", log, "--digest", str(tmp / "d.json"), "--digest-bytes", "10"],
+        ["dmesg", log, "--fail-on", "bogus"],
+        ["dmesg", log, "-f", "xml"],
+        ["report"],
+        ["kdump"],
+        ["kdump", "nope"],
+    ]
+    for argv in bad_options:
+        yield Case("options:" + " ".join(a if not a.startswith("/") else Path(a).name for a in argv), argv)
+    # output paths
+    outputs: list[tuple[str, list[str], Path | None]] = [
+        ("dev-null", ["-o", "/dev/null"], None),
+        ("dev-full", ["-o", "/dev/full"], None),
+        ("link-to-null", ["-o", str(inputs["link-to-null"])], None),
+        ("link-to-evidence", ["-o", str(inputs["link-to-log"])], None),
+        ("dangling", ["-o", str(inputs["dangling"])], None),
+        ("dir", ["-o", str(inputs["dir"])], None),
+        ("fifo", ["-o", str(inputs["fifo"])], None),
+        ("evidence", ["-o", str(inputs["log"])], None),
+        ("foreign", ["-o", str(inputs["foreign-out.json"])], None),
+        ("existing", ["-o", str(inputs["existing-out"])], inputs["existing-out"]),
+        ("missing-parent", ["-o", str(tmp / "no/such/dir/out.json")], None),
+        ("proc-file", ["-o", "/proc/version"], None),
+        ("sys-file", ["-o", "/sys/kernel/profiling"], None),
+        ("newline-name", ["-o", str(tmp / "out\nput.json")], tmp / "out\nput.json"),
+        ("ro-dir", ["-o", str(inputs["ro-dir"] / "out.json")], None),
+    ]
+    producers: dict[str, list[str]] = {
+        "dmesg": ["dmesg", log, "-f", "json"],
+        "report": ["report", "--dmesg", log, "-f", "json"],
+        "slab-export": ["slab-export", "--store", store],
+        "leaks": ["leaks", "--store", store, "-f", "json"],
+        "kdump-check": ["kdump", "check", "--root", str(inputs["kdump-root"]), "-f", "json"],
+        "profile": ["profile", perf, "-f", "json"],
+    }
+    for pname, base_argv in producers.items():
+        for oname, extra, writable in outputs:
+            if pname not in ("dmesg", "report") and oname in (
+                "proc-file",
+                "sys-file",
+                "newline-name",
+                "missing-parent",
+                "evidence",  # the log is an input of dmesg and report only; elsewhere it is a file to replace
+            ):
+                continue
+            json_ok = "-f" in base_argv and pname != "slab-export"
+            yield Case(
+                f"output:{pname}:{oname}",
+                [*base_argv, *extra],
+                output=writable,
+                json_output=json_ok,
+                as_nobody=oname == "ro-dir",
+                cheap=oname != "fifo",
+            )
+    # side outputs of report/trace/profile/leaks onto hostile targets
+    for flag_argv in (
+        ["report", "--dmesg", log, "--html", "/dev/full"],
+        ["report", "--dmesg", log, "--json", str(inputs["link-to-log"])],
+        ["report", "--dmesg", log, "--digest", str(inputs["dir"])],
+        ["report", "--dmesg", log, "--json", log],
+        ["trace", trace, "--save-text", trace],
+        ["trace", trace, "--png", str(inputs["link-to-log"])],
+        ["profile", perf, "--svg", str(inputs["dir"])],
+        ["profile", perf, "--folded", perf],
+        ["profile", perf, "--folded", str(inputs["dangling"])],
+        ["leaks", "--store", store, "--plots", log],
+        ["leaks", "--store", store, "-o", store],
+        ["slab-export", "--store", store, "-o", store],
+        ["slab-import", str(SNAPSHOTS), "--store", str(tmp / "n.sqlite"), "-o", str(tmp / "n.sqlite")],
+    ):
+        yield Case(
+            "side-output:" + " ".join(Path(a).name if a.startswith("/") else a for a in flag_argv),
+            flag_argv,
+            cheap=flag_argv[0] not in ("trace",),
+        )
+
+
+# ---------------------------------------------------------------- running and judging
+
+
+def _state(paths: list[Path]) -> dict[str, tuple[object, ...]]:
+    """What each path is: node type, link target, size, content hash, mode, owner."""
+    seen: dict[str, tuple[object, ...]] = {}
+    for top in paths:
+        walk = [top]
+        if top.is_dir() and not top.is_symlink():
+            walk += [Path(d) / f for d, dirs, files in os.walk(top) for f in dirs + files]
+        for path in walk:
+            try:
+                st = path.lstat()
+            except OSError:
+                continue
+            kind = stat.S_IFMT(st.st_mode)
+            if stat.S_ISLNK(st.st_mode):
+                seen[str(path)] = (kind, os.readlink(path))
+            elif stat.S_ISREG(st.st_mode):
+                digest = hashlib.sha256(path.read_bytes()).hexdigest()
+                seen[str(path)] = (kind, st.st_size, digest, st.st_mode, st.st_uid, int(st.st_mtime))
+            elif stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode):
+                seen[str(path)] = (kind, st.st_rdev, st.st_mode)
+            else:
+                seen[str(path)] = (kind, st.st_mode)
+    return seen
+
+
+DEVICES = [Path("/dev/null"), Path("/dev/full"), Path("/dev/zero"), Path("/dev/sda"), Path("/proc/version")]
+
+
+def _feed_fifo(fifo: Path, data: bytes, stop: threading.Event) -> None:
+    try:
+        fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError:
+        # no reader yet: wait for one, but give up when the run is over
+        while not stop.wait(0.05):
+            try:
+                fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+                break
+            except OSError:
+                continue
+        else:
+            return
+    try:
+        os.set_blocking(fd, True)
+        os.write(fd, data)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _drain_fifo(fifo: Path, stop: threading.Event) -> None:
+    """A reader for a FIFO used as an output, so a writer that opens it does not block."""
+    fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        while not stop.wait(0.02):
+            try:
+                os.read(fd, 1 << 16)
+            except BlockingIOError:
+                continue
+    finally:
+        os.close(fd)
+
+
+def _helper_for(case: Case, stop: threading.Event) -> threading.Thread | None:
+    """A thread feeding the case's FIFO input, or draining its FIFO output, or None."""
+    if case.fifo_feed is not None:
+        return threading.Thread(target=_feed_fifo, args=(*case.fifo_feed, stop), daemon=True)
+    if any(a.endswith("/fifo") for a in case.argv) and "-o" in case.argv:
+        fifo = Path(case.argv[case.argv.index("-o") + 1])
+        return threading.Thread(target=_drain_fifo, args=(fifo, stop), daemon=True)
+    return None
+
+
+def judge_stderr(stderr: str, returncode: int, debug: bool) -> list[str]:
+    """What is wrong with a run's exit code and messages (docs/cli.md, "Exit codes")."""
+    problems: list[str] = []
+    if returncode not in (0, 1, 2, 3):
+        problems.append(f"exit {returncode}")
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    if "Traceback" in stderr and not debug:
+        problems.append("traceback without --debug")
+    if returncode not in (2, 3):
+        return problems
+    errors = [i for i, line in enumerate(lines) if line.startswith("kforensic: error: ")]
+    if len(errors) != 1:
+        return [*problems, f"{len(errors)} error lines"]
+    after = lines[errors[0] + 1 :]
+    if any(not line.startswith("kforensic: hint: ") for line in after):
+        problems.append("more after the error line")
+    # warnings and notices ("kforensic: analysing without compiled code ...") may come first
+    noise = [line for line in lines[: errors[0]] if not line.startswith("kforensic: ")]
+    if noise and not debug:
+        problems.append(f"noise before the error: {noise[0][:80]!r}")
+    if len(lines[errors[0]]) < 30:
+        problems.append("error line too short to say what and where")
+    return problems
+
+
+SCRATCH_STORES = ("imp.sqlite", "cut.sqlite", "g.sqlite", "n.sqlite")  # stores the cases are asked to make
+
+
+def judge_files(
+    case: Case, before: dict[str, tuple[object, ...]], after: dict[str, tuple[object, ...]], returncode: int
+) -> list[str]:
+    """What the run changed that it must not have: evidence, nodes, links, stray or half-written files."""
+    problems: list[str] = []
+    allowed = {str(case.output)} if case.output is not None else set()
+    for path, what in before.items():
+        if path not in allowed and after.get(path) != what:
+            problems.append(f"changed: {path!r} {what!r} -> {after.get(path)!r}")
+    for path in after.keys() - before.keys():
+        name = Path(path)
+        made = name.name in SCRATCH_STORES or (name.suffix == ".sqlite" and returncode == 0)
+        if path not in allowed and not made and name.parent.name != "__pycache__":
+            problems.append(f"new file: {path!r}")
+    if case.output is not None and case.json_output and case.output.exists():
+        try:
+            json.loads(case.output.read_bytes())
+        except ValueError:
+            problems.append("output is not whole JSON")
+    return problems
+
+
+def run_case(case: Case, watch: list[Path]) -> Outcome:
+    """Run one case and judge it."""
+    before = _state(watch + DEVICES)
+    argv = [KFORENSIC, *case.argv]
+    if case.as_nobody:
+        if shutil.which("setpriv") is None or os.geteuid() != 0:
+            return Outcome(case.name, True, "skipped: needs root and setpriv")
+        argv = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", *argv]
+    stop = threading.Event()
+    helper = _helper_for(case, stop)
+    if helper is not None:
+        helper.start()
+    env = dict(os.environ, NO_COLOR="1", COLUMNS="120", DEBUGINFOD_URLS="")
+    try:
+        done = subprocess.run(
+            argv,
+            input=case.stdin if case.stdin is not None else b"",
+            capture_output=True,
+            timeout=case.timeout,
+            check=False,
+            env=env,
+            cwd=watch[0],
+        )
+    except subprocess.TimeoutExpired:
+        return Outcome(case.name, False, f"no answer in {case.timeout:.0f} s (hangs)")
+    finally:
+        stop.set()
+        if helper is not None:
+            helper.join(2)
+    stderr = done.stderr.decode("utf-8", "replace")
+    problems = judge_stderr(stderr, done.returncode, "--debug" in case.argv)
+    problems += judge_files(case, before, _state(watch + DEVICES), done.returncode)
+    return Outcome(case.name, not problems, "; ".join(problems), done.returncode, stderr)
+
+
+def _reset_scratch(tmp: Path) -> None:
+    for child in tmp.iterdir():
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child)
+        else:
+            child.unlink()
+
+
+def main() -> int:
+    import argparse
+    import tempfile
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cheap", action="store_true", help="only the cases pytest runs")
+    parser.add_argument("-k", default="", help="only cases whose name contains this")
+    parser.add_argument("-v", action="store_true", help="print stderr of failing cases")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="kf-hostile-") as where:
+        base = Path(where)
+        base.chmod(0o755)
+        inputs = make_inputs(base / "in")
+        vml = {} if args.cheap else vmlinux_files(base)
+        scratch = base / "scratch"
+        scratch.mkdir()
+        scratch.chmod(0o777)
+        (scratch / "hostile-dir").mkdir()
+        total = clean = 0
+        for case in cases(inputs, scratch, vml):
+            if (args.cheap and not case.cheap) or args.k not in case.name:
+                continue
+            _reset_scratch(scratch)
+            (scratch / "hostile-dir").mkdir()
+            shutil.copy(inputs["garbage"], scratch / "hostile-dir" / "g.log")
+            outcome = run_case(case, [base / "in", scratch])
+            total += 1
+            clean += outcome.clean
+            mark = "clean" if outcome.clean else "FAIL "
+            print(f"{mark} rc={outcome.returncode} {case.name!r} {outcome.why}", flush=True)
+            if args.v and not outcome.clean:
+                print("    " + outcome.stderr[-1500:].replace("\n", "\n    "))
+        print(f"{clean}/{total} clean")
+    return 0 if clean == total else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,106 @@
+"""The cheap part of the hostile-input battery (tests/hostile/battery.py) under pytest.
+
+Each case is a real run of ``kforensic`` on a hostile input made here; it must be clean by the contract
+of docs/cli.md (exit 0-3, one error line, no traceback, nothing clobbered, no half-written output).
+The whole battery (some 450 runs, a few minutes): ``.venv/bin/python -m tests.hostile.battery``.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.hostile import battery
+
+# one or two per command and kind of hostility, and every case that once failed (named with its fix)
+SELECTED = [
+    "dmesg:garbage",
+    "dmesg:trunc.xz",
+    "dmesg:fifo",
+    "dmesg:loop",
+    "dmesg:newline-name",
+    "dmesg:leading-dash-bare",
+    "trace:corrupt.gz",
+    "trace:unreadable.log",  # was exit 4: numba found no cache directory for user nobody (forensics/jit.py)
+    "trace:locked-dir-file",  # was exit 4: Path.is_dir raised PermissionError (forensics/pipelines/trace.py)
+    "dmesg:locked-dir-file",
+    "trace:ctf-no-metadata",
+    "profile:mixed-formats",
+    "profile:folded-bad",
+    "profile-diff:dir",
+    "slab-import:snaps-cut",
+    "slab-import:store-is-null",
+    "slab-import:into-corrupt",
+    "leaks:store-corrupt",
+    "leaks:prometheus-unreachable",
+    "slab-export:store-trunc",
+    "report-from:json-deep",
+    "report-from:json-nan",
+    "vmcore:header-only",
+    "vmcore:vmlinux-garbage",
+    "kdump-check:hostile-root",
+    "kdump-setup:hostile-root",
+    "kdump-check:dir:--debug",
+    "options:trace ftrace --latency-ms -0",  # was exit 4: a zero threshold divided by (detectors/sched/harm.py)
+    "options:kdump",  # was the whole help in the error line (forensics/cli.py)
+    "options:slab-watch --interval nan --store x.sqlite",
+    "options:leaks --store store.sqlite --last -1h",
+    "output:dmesg:dev-null",
+    "output:dmesg:link-to-evidence",
+    "output:report:evidence",
+    "output:slab-export:foreign",
+    "output:leaks:dev-full",
+    "side-output:profile perf --folded perf",
+]
+
+
+@pytest.fixture(scope="module")
+def battery_cases() -> Iterator[tuple[dict[str, battery.Case], Path]]:
+    # not under pytest's basetemp: it is 0700, and the cases run as nobody must reach what they are given
+    base = Path(tempfile.mkdtemp(prefix="kf-hostile-"))
+    base.chmod(0o755)
+    inputs = battery.make_inputs(base / "in")
+    scratch = base / "scratch"
+    scratch.mkdir()
+    scratch.chmod(0o777)
+    yield {case.name: case for case in battery.cases(inputs, scratch)}, base
+    shutil.rmtree(base)
+
+
+def test_selected_cases_exist(battery_cases: tuple[dict[str, battery.Case], Path]) -> None:
+    cases, _ = battery_cases
+    assert set(SELECTED) <= cases.keys(), set(SELECTED) - cases.keys()
+
+
+@pytest.mark.parametrize("name", SELECTED)
+def test_hostile_input_is_handled_cleanly(name: str, battery_cases: tuple[dict[str, battery.Case], Path]) -> None:
+    cases, base = battery_cases
+    if name not in cases:
+        pytest.fail(f"no case {name!r}")
+    scratch = base / "scratch"
+    for child in scratch.iterdir():
+        shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
+    outcome = battery.run_case(cases[name], [base / "in", scratch])
+    assert outcome.clean, f"{outcome.why}\n{outcome.stderr[-2000:]}"
+
+
+@pytest.mark.parametrize(
+    ("stderr", "code", "debug", "wrong"),
+    [
+        ("kforensic: error: internal error: ZeroDivisionError: float division by zero\n", 4, False, "exit 4"),
+        ("Traceback (most recent call last):\nkforensic: error: cannot read /x: denied here\n", 3, False, "traceback"),
+        ("kforensic: error: Usage: kforensic kdump [OPTIONS]\n\n  Check, set up\n", 2, False, "more after"),
+        ("kforensic: error: a\nkforensic: error: b\n", 3, False, "2 error lines"),
+    ],
+)
+def test_the_judge_catches_what_is_not_clean(stderr: str, code: int, debug: bool, wrong: str) -> None:
+    assert any(wrong in problem for problem in battery.judge_stderr(stderr, code, debug))
+
+
+def test_the_judge_lets_a_debug_traceback_come_first() -> None:
+    stderr = "Traceback (most recent call last):\n  File x\nkforensic: error: cannot read /x/y.log: denied\n"
+    assert battery.judge_stderr(stderr, 3, debug=True) == []
