@@ -46,7 +46,7 @@ def write(tmp: Path, trace: enc.Trace) -> Path:
     return tmp
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(trace=traces())
 def test_random_layouts_decode_back_by_both_decoders(
     tmp_path_factory: pytest.TempPathFactory, trace: enc.Trace
