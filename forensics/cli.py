@@ -272,6 +272,16 @@ def main() -> None:
         reader_went_away()
     except MemoryError:
         _fail("out of memory", "give a smaller input or more memory", int(ExitCode.BAD_INPUT))
+    except PermissionError as exc:
+        if debug:
+            _show_traceback()
+        # A path the user may not reach, met before its reader could say so (Python 3.11's Path.is_dir raises
+        # on EACCES): the user's environment, not a bug in kforensic.
+        _fail(
+            f"cannot access {exc.filename or 'a file'}: {exc.strerror or exc}",
+            "check the permissions of the path and of the directories above it, or run as a user who may read it",
+            int(ExitCode.BAD_INPUT),
+        )
     except Exception as exc:  # the boundary: anything else is a bug, said in one line
         if debug:
             _show_traceback()

@@ -31,6 +31,9 @@ SELECTED = [
     "trace:unreadable.log",  # was exit 4: numba found no cache directory for user nobody (forensics/jit.py)
     "trace:locked-dir-file",  # was exit 4: Path.is_dir raised PermissionError (forensics/pipelines/trace.py)
     "dmesg:locked-dir-file",
+    "slab-import:locked-dir-file",  # these three were exit 4 too (now the PermissionError boundary in cli.py)
+    "leaks:locked-dir-file",
+    "slab-export:locked-dir-file",
     "trace:ctf-no-metadata",
     "profile:mixed-formats",
     "profile:folded-bad",
