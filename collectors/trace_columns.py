@@ -12,6 +12,7 @@ them).  Records are built only for the events that are cited in the end
 
 from __future__ import annotations
 
+import stat
 import threading
 from collections.abc import Callable, Generator, Iterable
 from pathlib import Path
@@ -283,7 +284,10 @@ def text_size(path: str) -> int | None:
         if p.is_dir() or p.name == "metadata":  # a CTF trace or session: its stream files
             root = p if p.is_dir() else p.parent
             return _TEXT_PER_BYTE["ctf"] * sum(f.stat().st_size for f in root.rglob("*") if f.is_file())
-        size = p.stat().st_size
+        st = p.stat()
+        if not stat.S_ISREG(st.st_mode):  # a FIFO (`trace <(zcat t.gz)`): a peek here would eat what the reader needs
+            return None
+        size = st.st_size
         with p.open("rb") as f:
             head = f.read(16)
             kind = sniff_compression(head)
