@@ -284,8 +284,10 @@ class SlabWatcher:
                     kmsg = self._open_kmsg(sample.boot_id)
                     sample = take_sample(plan.root, kmsg)
                     boot_id = sample.boot_id
-                sample, clock = clock.place(sample, rebooted)
-                if last_wall is not None and sample.wall <= last_wall:
+                placed, clock = clock.place(sample, rebooted)
+                stepped = len(placed.notes) > len(sample.notes)  # a step already said, stored on uptime
+                sample = placed
+                if last_wall is not None and sample.wall < last_wall and not stepped:
                     # The wall clock was stepped back (NTP, an operator): flagged in the store and the progress.
                     step = f"the wall clock went back {last_wall - sample.wall:.3f} s since the previous sample"
                     sample = replace(sample, notes=(*sample.notes, f"{step}: sample times are out of order here"))

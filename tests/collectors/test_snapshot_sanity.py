@@ -144,7 +144,14 @@ def test_live_watch_flags_a_wall_clock_going_back(tmp_path: Path, monkeypatch: p
 
     monkeypatch.setattr(slabwatch, "take_sample", stepped)
     seen = watch(tree, tmp_path / "s.sqlite", [None, None])
-    assert not seen[0].doubtful and not seen[2].doubtful
-    assert any("went back 100.000 s" in d for d in seen[1].doubtful)
+    # Back 100 s, then forward 200 s, while uptime went on: two steps of the wall clock (#32), each said once
+    # and stored on the monotonic clock, so the stored times stay in order (no "went back" beside a step).
+    assert not seen[0].doubtful
+    assert any("stepped -100.000 s" in d for d in seen[1].doubtful), seen[1].doubtful
+    assert any("stepped +200.000 s" in d for d in seen[2].doubtful), seen[2].doubtful
+    assert not any("went back" in d for s in seen for d in s.doubtful)
     with SlabStore.open(tmp_path / "s.sqlite", readonly=True) as store:
-        assert "out of order" in (store.samples()[1].missing or "")
+        samples = store.samples()
+        assert "stepped -100.000 s" in (samples[1].missing or "")
+        walls = [s.wall for s in samples]
+        assert walls == sorted(walls) and walls[-1] - walls[0] < 60, walls
