@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from forensics.commands.common import DebugOption, FailOnOption, ForceOption, FormatOption, OutputOption
-from forensics.delivery import deliver, exit_status
+from forensics.delivery import deliver, exit_status, write_figures
 from forensics.errors import UsageError
 from forensics.report.formats import OutputFormat, render
 
@@ -119,6 +119,7 @@ def report(
         parts.append(analyses.analyse_store(store, plots_dir))
     parts += [analyses.analyse_trace(t, plots_dir) for t in trace or ()]
     parts += [analyses.analyse_profile(p) for p in profile or ()]
+    write_figures(figure for part in parts for figure in part.figures)
     story = build_story(parts, [load_findings_file(p) for p in files], "kforensic " + shlex.join(sys.argv[1:]))
     _write_extras(story, json_out, html_out, digest, digest_bytes)
     from forensics.report.story import StoryRenderer

@@ -2,8 +2,8 @@
 
 Each function returns a :class:`SourceAnalysis`: the incident of that input,
 its details as the document its own command renders (the report nests its
-sections under a heading of its own), the plots it wrote and the command
-line that reproduces it.
+sections under a heading of its own), the plots it shows (and the figures
+to draw for them) and the command line that reproduces it.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from pathlib import Path
 
 from forensics.model import BootTime, Incident, NotAvailable
 from forensics.report.document import Document
+from forensics.types.results import Figure
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,7 @@ class SourceAnalysis:
     details: Document
     plots: tuple[tuple[str, Path], ...]
     command: str
+    figures: tuple[Figure, ...] = ()  # the plots to draw and write (forensics/delivery.py)
 
 
 def _cmd(*parts: str | Path) -> str:
@@ -102,11 +104,12 @@ def analyse_store(store_path: Path, plots_dir: Path | None) -> SourceAnalysis:
         leaks_document(result, None, plots=False),
         plots,
         _cmd("kforensic", "leaks", "--store", store_path),
+        result.figures,
     )
 
 
 def analyse_trace(path: Path, plots_dir: Path | None) -> SourceAnalysis:
-    """``kforensic trace``: scheduling and latency findings of one trace (text or LTTng directory), its PNGs.
+    """``kforensic trace``: scheduling and latency findings of one trace (text or LTTng directory), its plots.
 
     An LTTng session with user-space events adds its request spans (statistics, slow spans explained).
     """
@@ -120,9 +123,8 @@ def analyse_trace(path: Path, plots_dir: Path | None) -> SourceAnalysis:
     if result.spans is not None and plots_dir is not None and result.spans.spans:
         hist, gantt = span_plot_paths(plots_dir, str(path))
         plots += ((f"span latency histogram of {path.name}", hist), ("thread states around the slowest spans", gantt))
-    return SourceAnalysis(
-        result.incident, f"trace {path}", trace_document(result, 15), plots, _cmd("kforensic", "trace", path)
-    )
+    command = _cmd("kforensic", "trace", path)
+    return SourceAnalysis(result.incident, f"trace {path}", trace_document(result, 15), plots, command, result.figures)
 
 
 def analyse_profile(path: Path) -> SourceAnalysis:

@@ -8,6 +8,7 @@ never run an analysis.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from detectors.kdump.plan import Plan
     from detectors.leaks.analysis import LeakAnalysis
     from detectors.leaks.decision import LeakThresholds
+    from detectors.leaks.judge import SeriesVerdict
     from detectors.profile.findings import ClassShare
     from detectors.profile.hotspots import Hotspots
     from detectors.sched.model import ParseSummary, TraceAnalysis
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
     from detectors.vmcore.nullfield import FaultAnalysis
     from forensics.types.kdump import AppliedChange, KdumpState
     from forensics.types.profile import Profile, ProfileStack
+    from forensics.types.spans import KernelTable
     from forensics.types.vmcore import CrashSnapshot
 
 
@@ -83,6 +86,7 @@ class LeaksResult:
     plots: tuple[Plot, ...]
     # meminfo series whose growth the leaking caches explain (their kernel-memory-leak finding is info)
     explained: frozenset[str] = frozenset()
+    figures: tuple[Figure, ...] = ()  # the plots to draw and write (forensics/delivery.py)
 
 
 @dataclass(frozen=True)
@@ -120,6 +124,7 @@ class TraceResult:
     notes: tuple[str, ...] = ()  # what the reader could not read or saw lost (CTF traces)
     ctf: dict[str, object] | None = None  # traces, clocks and streams of a CTF session (JSON "input")
     spans: SpanReport | None = None
+    figures: tuple[Figure, ...] = ()  # --png, --span-png, --gantt-png, report's plots (forensics/delivery.py)
 
 
 @dataclass(frozen=True)
@@ -158,11 +163,64 @@ class KdumpCheck:
 
 @dataclass(frozen=True)
 class Plot:
-    """A written plot: the series it shows and where it is."""
+    """A leak plot the result shows: the series it shows and where it is written."""
 
     name: str  # cache or meminfo field
     kind: str  # "cache" or "meminfo"
     path: Path
+
+
+# ---------------------------------------------------------------- figures: what the delivery step draws and writes
+#
+# A pipeline does not draw or write: its result holds each PNG it was asked for as the data to draw and the
+# path to write, in order, and forensics/delivery.py's ``write_figures`` draws and writes them.
+
+
+@dataclass(frozen=True)
+class FigureDirectory:
+    """A directory of plots to make (mode 0700) before the figures after it are written."""
+
+    path: Path
+
+
+@dataclass(frozen=True)
+class SeriesFigure:
+    """A flagged leak series: its window medians over time and the fitted trend (forensics/leakplots.py)."""
+
+    path: Path
+    verdict: SeriesVerdict
+    title: str
+
+
+@dataclass(frozen=True)
+class SpanHistogramFigure:
+    """The span durations per name, with P50/P99 (forensics/spanplots.py)."""
+
+    path: Path
+    report: SpanReport
+
+
+@dataclass(frozen=True)
+class SpanGanttFigure:
+    """The thread states around the slowest spans (forensics/spanplots.py)."""
+
+    path: Path
+    report: SpanReport
+    table: KernelTable | None
+
+
+@dataclass(frozen=True)
+class CpuTimelineFigure:
+    """Who ran on each CPU when, hogs and long waits marked (forensics/report/cpu_timeline.py)."""
+
+    path: Path
+    analysis: TraceAnalysis
+    runs: Sequence[tuple[int, float, float, int]]  # (cpu, start, end, pid)
+    title: str
+
+
+#: One step of writing a result's figures.
+Figure = FigureDirectory | SeriesFigure | SpanHistogramFigure | SpanGanttFigure | CpuTimelineFigure
 
 
 @dataclass(frozen=True)
