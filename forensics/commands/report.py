@@ -16,7 +16,7 @@ from forensics.errors import UsageError
 from forensics.report.formats import OutputFormat, render
 
 if TYPE_CHECKING:
-    from forensics.report.story import IncidentStory
+    from forensics.types.results import IncidentStory, SourceAnalysis
 
 EXAMPLE = """
 Example:
@@ -106,7 +106,7 @@ def report(
             hint="kforensic report --vmcore DUMP --dmesg LOG --store STORE --trace FILE, or --from a.json b.json",
         )
     plots_dir = _plots_dir(output if fmt.links_files else None, html_out)
-    parts: list[analyses.SourceAnalysis] = []
+    parts: list[SourceAnalysis] = []
     if vmcore is not None:
         parts.append(
             analyses.analyse_vmcore(

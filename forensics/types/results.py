@@ -21,7 +21,9 @@ if TYPE_CHECKING:
     from detectors.dmesg.findings import ReportGroup, ReportGrouper
     from detectors.dmesg.model import KernelReport
     from detectors.dmesg.why import ReportWhy
+    from detectors.incident.correlate import Correlation
     from detectors.incident.hypotheses import Hypothesis
+    from detectors.incident.timeline import Lane, TimelineEvent
     from detectors.kdump.checklist import Checklist
     from detectors.kdump.plan import Plan
     from detectors.leaks.analysis import LeakAnalysis
@@ -232,3 +234,38 @@ class RunReport:
     summary: StoreSummary
     incident: Incident
     analysis: str  # what became of the leak analysis, one line
+
+
+# ---------------------------------------------------------------- kforensic report
+
+#: What ``report`` shows of one input: the result its own command renders.
+SourceDetails = VmcoreResult | DmesgResult | LeaksResult | TraceResult | ProfileResult
+
+
+@dataclass(frozen=True)
+class SourceAnalysis:
+    """One input of ``kforensic report``, analysed by its own command's pipeline, ready to merge."""
+
+    incident: Incident
+    title: str  # the heading the report nests the details under
+    details: SourceDetails  # rendered as its command's document (forensics/report/story.py)
+    plots: tuple[tuple[str, Path], ...]  # (caption, path) of the plots the report shows
+    command: str  # the command line that reproduces it
+    figures: tuple[Figure, ...] = ()  # the plots to draw and write (forensics/delivery.py)
+
+
+@dataclass(frozen=True)
+class IncidentStory:
+    """Everything the incident report shows: the merged incident, correlated, timed and ranked."""
+
+    incident: Incident  # merged and correlated
+    summary: str  # the first sentence, for non-kernel engineers
+    timeline: tuple[TimelineEvent, ...]
+    lanes: tuple[Lane, ...]  # the timeline's clocks, the inputs that cannot belong to the crashed boot flagged
+    narrative: tuple[str, ...]  # the timeline told in short sentences
+    story: tuple[str, ...]  # the verdict when a finding is a problem: the summary, then the narrative
+    correlations: tuple[Correlation, ...]
+    hypotheses: tuple[Hypothesis, ...]
+    details: tuple[SourceAnalysis, ...]  # each input, its details nested under its title
+    plots: tuple[tuple[str, Path], ...]  # (caption, where the PNG is written)
+    commands: tuple[str, ...]  # commands that reproduce the analysis
