@@ -9,6 +9,7 @@ from pathlib import Path
 from forensics import __version__
 from forensics.errors import InputError
 from forensics.model import Incident
+from forensics.types.incident import Correlation
 from forensics.types.results import IncidentStory, SourceAnalysis
 
 
@@ -48,7 +49,7 @@ def build_story(parts: list[SourceAnalysis], loaded: list[Incident], command: st
 
     ``command`` is the command line that reproduces the report (last of the story's commands).
     """
-    from detectors.incident.correlate import Correlation, correlate, other_hosts
+    from detectors.incident.correlate import correlate, other_hosts
     from detectors.incident.hypotheses import plain_summary, rank_hypotheses
     from detectors.incident.timeline import build_timeline, narrative_sentences, timeline_lanes, verdict
 

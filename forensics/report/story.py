@@ -8,13 +8,13 @@ import os
 from pathlib import Path
 from typing import Any, assert_never
 
-from detectors.incident.timeline import Lane, TimelineEvent
 from forensics.model import BootTime, Incident
 from forensics.report.document import Block, Document, Section, blocks_html, blocks_markdown
 from forensics.report.examined import examined_lines
 from forensics.report.formats import Destination, IncidentRenderer
 from forensics.report.markdown import findings_markdown, inputs_markdown, md_escape
 from forensics.serialize import incident_to_dict
+from forensics.types.incident import Lane, TimelineEvent
 from forensics.types.results import (
     DmesgResult,
     IncidentStory,

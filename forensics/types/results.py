@@ -21,9 +21,6 @@ if TYPE_CHECKING:
     from detectors.dmesg.findings import ReportGroup, ReportGrouper
     from detectors.dmesg.model import KernelReport
     from detectors.dmesg.why import ReportWhy
-    from detectors.incident.correlate import Correlation
-    from detectors.incident.hypotheses import Hypothesis
-    from detectors.incident.timeline import Lane, TimelineEvent
     from detectors.kdump.checklist import Checklist
     from detectors.kdump.plan import Plan
     from detectors.leaks.analysis import LeakAnalysis
@@ -35,6 +32,7 @@ if TYPE_CHECKING:
     from detectors.spans.model import SpanReport
     from detectors.vmcore.findings import VmcoreAnalysis
     from detectors.vmcore.nullfield import FaultAnalysis
+    from forensics.types.incident import Correlation, Hypothesis, Lane, TimelineEvent
     from forensics.types.kdump import AppliedChange, KdumpState
     from forensics.types.profile import Profile, ProfileStack
     from forensics.types.spans import KernelTable
