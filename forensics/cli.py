@@ -245,8 +245,6 @@ def main() -> None:
     Every way a run can end goes through here with its documented exit code,
     ``--debug`` only adds the traceback (it never changes the code).
     """
-    import sqlite3
-
     argv = sys.argv[1:]
     debug = "--debug" in argv
     _refill_standard_streams()
@@ -285,6 +283,8 @@ def main() -> None:
     except Exception as exc:  # the boundary: anything else is a bug, said in one line
         if debug:
             _show_traceback()
+        import sqlite3  # here, not at start-up: most commands never open a store
+
         store_error = _sqlite_cause(exc, sqlite3.DatabaseError)
         if store_error is not None:
             # A damaged store can fail on any query (pandas wraps the error), not only when it is opened.
