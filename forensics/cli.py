@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Annotated
 
 import typer
+from typer.models import TyperPath
 
 from forensics import __version__
 from forensics.errors import ExitCode, InputError, KforensicError
@@ -239,6 +240,21 @@ def _sqlite_cause(exc: BaseException, kind: type[BaseException]) -> BaseExceptio
     return None
 
 
+def _reading_for_itself(command: object) -> None:
+    """Leave "may this file be read" to kforensic's readers, not to the option parser.
+
+    Typer's path parameters default to ``readable=True``: the parser then refuses
+    an unreadable input as a bad parameter (exit 2, usage), where a file the user
+    may not read is bad input (exit 3, "cannot access PATH: Permission denied"),
+    as every reader says it. Existence and file/directory checks stay.
+    """
+    for sub in getattr(command, "commands", {}).values():
+        _reading_for_itself(sub)
+    for param in getattr(command, "params", ()):
+        if isinstance(param.type, TyperPath):
+            param.type.readable = False
+
+
 def main() -> None:
     """Entry point of the ``kforensic`` console script.
 
@@ -251,7 +267,9 @@ def main() -> None:
     debug = "--debug" in argv
     _refill_standard_streams()
     try:
-        code = make_app(_requested(argv))(prog_name="kforensic", standalone_mode=False)
+        command = typer.main.get_command(make_app(_requested(argv)))
+        _reading_for_itself(command)
+        code = command(prog_name="kforensic", standalone_mode=False)
     except KforensicError as exc:
         if debug:
             _show_traceback()
