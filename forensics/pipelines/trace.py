@@ -158,6 +158,9 @@ def analyse_trace_file(
     span_opts: SpanOptions | None = None,
 ) -> TraceResult:
     """Read and analyse one trace (what ``kforensic trace`` does before rendering); optionally write the PNG."""
+    from forensics.jit import import_numpy
+
+    import_numpy()  # first, without OpenBLAS's thread pool
     from collectors.trace_columns import BatchParser, read_batches, text_size
     from collectors.trace_input import open_trace
     from detectors.sched.analyzer import BatchAnalyzer, SchedAnalyzer
