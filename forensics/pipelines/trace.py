@@ -241,8 +241,7 @@ def analyse_trace_file(
         if ctf is not None:
             from collectors.spans import ctf_syscalls
 
-            rows, owner = ctf.rows()
-            extra, names = ctf_syscalls(ctf.session, rows, owner)
+            extra, names = ctf_syscalls(ctf.session, ctf.syscalls())
         table = keeper.table(extra, names)
         span_report, span_found = run_spans(trace_file, opts, table, ctf)
         findings = [*findings, *span_found]
