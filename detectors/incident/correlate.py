@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from detectors.incident.deliberate import mark
+from detectors.incident.hypotheses import FREE_AT_CRASH
 from detectors.incident.timeline import foreign_sources
 from forensics.model import Fact, Finding, FindingKind, Incident, Severity, Subject, SubjectKind, finding_id
 from forensics.types.incident import Correlation
@@ -36,6 +37,14 @@ def _combined(a: float, b: float) -> float:
     return round(min(0.99, 1 - (1 - a) * (1 - b)), 2)
 
 
+#: Facts of a merged-away finding that the keeper takes over (values read from another input).
+CARRIED_FACTS = (FREE_AT_CRASH,)
+
+
+def _carried(base: Finding, other: Finding) -> tuple[Fact, ...]:
+    return tuple(f for f in other.facts if f.name in CARRIED_FACTS and base.fact(f.name) is None)
+
+
 def merge_into(base: Finding, other: Finding, why: str) -> Finding:
     """``base`` with the evidence of ``other`` and the confidence both give it."""
     return replace(
@@ -45,7 +54,7 @@ def merge_into(base: Finding, other: Finding, why: str) -> Finding:
         confidence_reason=f"{base.confidence_reason}; corroborated: {why}",
         evidence=tuple(dict.fromkeys(base.evidence + other.evidence)),
         next_steps=tuple(dict.fromkeys(base.next_steps + other.next_steps)),
-        facts=(*base.facts, Fact("corroborated by", f"{other.title} ({other.id})")),
+        facts=(*base.facts, Fact("corroborated by", f"{other.title} ({other.id})"), *_carried(base, other)),
         subjects=tuple(dict.fromkeys(base.subjects + other.subjects)),
     )
 

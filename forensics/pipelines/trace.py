@@ -158,6 +158,9 @@ def analyse_trace_file(
     span_opts: SpanOptions | None = None,
 ) -> TraceResult:
     """Read and analyse one trace (what ``kforensic trace`` does before rendering); the PNGs asked for, to draw."""
+    from forensics.jit import import_numpy
+
+    import_numpy()  # first, without OpenBLAS's thread pool
     from collectors.trace_columns import BatchParser, read_batches, text_size
     from collectors.trace_input import open_trace
     from detectors.sched.analyzer import BatchAnalyzer, SchedAnalyzer
@@ -239,8 +242,7 @@ def analyse_trace_file(
         if ctf is not None:
             from collectors.spans import ctf_syscalls
 
-            rows, owner = ctf.rows()
-            extra, names = ctf_syscalls(ctf.session, rows, owner)
+            extra, names = ctf_syscalls(ctf.session, ctf.syscalls())
         table = keeper.table(extra, names)
         span_report, span_found, figures = run_spans(trace_file, opts, table, ctf)
         findings = [*findings, *span_found]
