@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from forensics.model import Incident, NotAvailable, SourceRecord
 
 if TYPE_CHECKING:
-    from collectors.slabstore import StoreSummary
+    from collectors.slabstore import CounterPoint, SampleRow, StoreSummary
     from detectors.causes import Cause
     from detectors.dmesg.findings import ReportGroup, ReportGrouper
     from detectors.dmesg.model import KernelReport
@@ -168,6 +168,18 @@ class Plot:
     name: str  # cache or meminfo field
     kind: str  # "cache" or "meminfo"
     path: Path
+
+
+@dataclass(frozen=True)
+class StoreExport:
+    """``slab-export --format prometheus``: the samples to export, their slab rows and their meminfo series."""
+
+    store: Path
+    samples: tuple[SampleRow, ...]  # every sample of the run (or store), oldest first
+    exported: frozenset[int]  # the ids of the samples exported: the last, or all with --all-samples
+    timestamps: bool  # each value with its sample's time (--all-samples)
+    slab_rows: tuple[tuple[object, ...], ...]  # the exported samples' slab rows (SlabStore.iter_slab_rows)
+    meminfo: tuple[tuple[str, str, tuple[CounterPoint, ...]], ...]  # (field, unit, the exported samples' points)
 
 
 # ---------------------------------------------------------------- figures: what the delivery step draws and writes
