@@ -13,8 +13,7 @@ import io
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from detectors.spans.model import Breakdown, SpanReport
-    from forensics.types.spans import KernelTable
+    from forensics.types.spans import Breakdown, KernelTable, SpanReport
 
 GANTT_SPANS = 3
 MAX_ROWS = 8  # threads per chart

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 
 from detectors.sched.findings import fmt_ms
 from detectors.spans.breakdown import breakdown
-from detectors.spans.model import Breakdown, SpanReport, SpanStats
 from detectors.spans.pairing import slow_spans, statistics
 from forensics.model import (
     Baseline,
@@ -25,7 +24,7 @@ from forensics.model import (
     Timestamp,
     finding_id,
 )
-from forensics.types.spans import KernelTable, Ref, Span
+from forensics.types.spans import Breakdown, KernelTable, Ref, Span, SpanReport, SpanStats
 
 SPANS_SCHEMA = "kforensic.spans/1"
 
@@ -179,7 +178,7 @@ def report_to_dict(report: SpanReport, top: int = 20) -> dict[str, object]:
         }
 
     def part(p: object) -> dict[str, object]:
-        from detectors.spans.model import Part
+        from forensics.types.spans import Part
 
         assert isinstance(p, Part)
         return {

@@ -12,9 +12,8 @@ from forensics.types.results import Figure, FigureDirectory, SpanGanttFigure, Sp
 
 if TYPE_CHECKING:
     from collectors.ctf.feed import CtfRead
-    from detectors.spans.model import SpanReport
     from forensics.model import Finding
-    from forensics.types.spans import KernelTable, Mark, Span
+    from forensics.types.spans import KernelTable, Mark, Span, SpanReport
 
 KERNEL_CLOCKS = ("local", "global", "counter", "uptime", "perf", "mono", "mono_raw", "boot", "tai", "x86-tsc")
 

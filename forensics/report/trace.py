@@ -14,7 +14,7 @@ from forensics.types.results import TraceResult
 
 if TYPE_CHECKING:
     from detectors.sched.model import ParseSummary, Span, TraceAnalysis
-    from detectors.spans.model import SpanReport
+    from forensics.types.spans import SpanReport
 
 
 CLOCK_MARK = " †"  # after a figure that spans a step where a CPU's clock went back

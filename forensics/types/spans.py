@@ -1,4 +1,4 @@
-"""Records shared by the span sources (collectors) and the span analysis (detectors): marks, spans, kernel table."""
+"""The spans' records: marks, spans, the kernel table (sources and analysis share them) and the analysis' report."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+
+from forensics.model import NotAvailable
 
 
 @dataclass(frozen=True)
@@ -168,3 +170,68 @@ class KernelTable:
         k = self.kind
         sel = ((k == SWITCH) & ((self.pid == tid) | (self.next_pid == tid))) | (np.isin(k, WAKES) & (self.pid == tid))
         return np.flatnonzero(sel)
+
+
+# ---------------------------------------------------------------- the span analysis (detectors/spans/)
+
+
+@dataclass(frozen=True)
+class SpanStats:
+    """Latency figures of one span name (nearest-rank percentiles: each is the duration of a real span)."""
+
+    name: str
+    count: int
+    p50: float
+    p90: float
+    p99: float
+    p999: float
+    max: float
+    mean: float
+    unmatched_starts: int
+    unmatched_ends: int
+
+
+@dataclass(frozen=True)
+class Part:
+    """One interval of a slow span's time: what the thread was doing, and the events that show it."""
+
+    what: str  # running | irq | preempted | runnable | blocked | unknown
+    start: float
+    end: float
+    cpu: int
+    detail: str  # who preempted it, the state and waker, the IRQ
+    refs: tuple[Ref, ...]
+    by_tid: int | None = None  # the preempting task, or the waker
+    by_comm: str = ""
+    by_prio: int | None = None
+    state: str = ""  # the blocked state (S, D, ...)
+    syscall: str | NotAvailable | None = None
+    chain: tuple[str, ...] = ()  # the waker chain, outermost first
+
+    @property
+    def duration(self) -> float:
+        """Seconds."""
+        return self.end - self.start
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    """Where a slow span's wall time went."""
+
+    span: Span
+    totals: tuple[tuple[str, float], ...]  # what -> seconds (running, irq, preempted, runnable, blocked, unknown)
+    parts: tuple[Part, ...]
+    migrations: int
+    cpus: tuple[int, ...]
+    note: str = ""  # e.g. the kernel trace does not cover the span
+
+
+@dataclass(frozen=True)
+class SpanReport:
+    """Everything the span analysis found."""
+
+    stats: tuple[SpanStats, ...]
+    spans: tuple[Span, ...]
+    slow: tuple[Breakdown, ...]
+    sources: tuple[str, ...]
+    notes: tuple[str, ...]
