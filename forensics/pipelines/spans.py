@@ -132,7 +132,9 @@ def run_spans(
     if hist is not None:
         figures.append(SpanHistogramFigure(hist, report))
     if gantt is not None:
-        figures.append(SpanGanttFigure(gantt, report, table))
+        from detectors.spans.gantt import gantt_charts
+
+        figures.append(SpanGanttFigure(gantt, gantt_charts(report, table)))
     return report, findings, tuple(figures)
 
 

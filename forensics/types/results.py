@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from forensics.types.incident import Correlation, Hypothesis, Lane, TimelineEvent
     from forensics.types.kdump import AppliedChange, KdumpState
     from forensics.types.profile import Profile, ProfileStack
-    from forensics.types.spans import KernelTable, SpanReport
+    from forensics.types.spans import GanttChart, SpanReport
     from forensics.types.vmcore import CrashSnapshot
 
 
@@ -213,11 +213,10 @@ class SpanHistogramFigure:
 
 @dataclass(frozen=True)
 class SpanGanttFigure:
-    """The thread states around the slowest spans (forensics/spanplots.py)."""
+    """The thread states around the slowest spans (detectors/spans/gantt.py, drawn by forensics/spanplots.py)."""
 
     path: Path
-    report: SpanReport
-    table: KernelTable | None
+    charts: tuple[GanttChart, ...]
 
 
 @dataclass(frozen=True)

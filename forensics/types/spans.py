@@ -235,3 +235,22 @@ class SpanReport:
     slow: tuple[Breakdown, ...]
     sources: tuple[str, ...]
     notes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class GanttRow:
+    """One thread of a Gantt chart: its label and what it was doing (nothing without a kernel table)."""
+
+    tid: int
+    label: str
+    parts: tuple[Part, ...]
+
+
+@dataclass(frozen=True)
+class GanttChart:
+    """The threads around one slow span, over the span and a margin either side (trace seconds)."""
+
+    span: Span
+    start: float
+    end: float
+    rows: tuple[GanttRow, ...]
