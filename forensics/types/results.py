@@ -16,6 +16,9 @@ from typing import TYPE_CHECKING
 from forensics.model import Incident, NotAvailable, SourceRecord
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
     from collectors.slabstore import CounterPoint, SampleRow, StoreSummary
     from detectors.causes import Cause
     from detectors.dmesg.findings import ReportGroup, ReportGrouper
@@ -25,7 +28,9 @@ if TYPE_CHECKING:
     from detectors.kdump.plan import Plan
     from detectors.leaks.analysis import LeakAnalysis
     from detectors.leaks.decision import LeakThresholds
-    from detectors.leaks.judge import SeriesVerdict
+
+    FloatArray = npt.NDArray[np.float64]
+    BoolArray = npt.NDArray[np.bool_]
     from detectors.profile.findings import ClassShare
     from detectors.profile.hotspots import Hotspots
     from detectors.sched.model import ParseSummary, TraceAnalysis
@@ -199,8 +204,12 @@ class SeriesFigure:
     """A flagged leak series: its window medians over time and the fitted trend (forensics/leakplots.py)."""
 
     path: Path
-    verdict: SeriesVerdict
     title: str
+    walls: FloatArray  # the windows' wall times (seconds)
+    values: FloatArray  # their medians (bytes)
+    judged: BoolArray  # the windows of the judged part (after a late onset)
+    trend: FloatArray  # the fitted line at the judged windows (bytes); empty when none is judged
+    trend_label: str
 
 
 @dataclass(frozen=True)
