@@ -9,6 +9,7 @@ import numpy as np
 import numpy.typing as npt
 
 from forensics.model import NotAvailable
+from forensics.units import fmt_ms
 
 
 @dataclass(frozen=True)
@@ -254,3 +255,15 @@ class GanttChart:
     start: float
     end: float
     rows: tuple[GanttRow, ...]
+
+
+def explain(b: Breakdown) -> str:
+    """One sentence: where the time went, largest first."""
+    s = b.span
+    if not b.totals:
+        return f"{s.name} on TID {s.tid} took {fmt_ms(s.duration)} ({b.note or 'no breakdown'})."
+    parts = sorted(b.totals, key=lambda kv: -kv[1])
+    head = ", ".join(f"{what} {fmt_ms(sec)}" for what, sec in parts)
+    worst = sorted((p for p in b.parts if p.what not in ("running",)), key=lambda p: -p.duration)[:2]
+    why = "; ".join(f"{p.what} {fmt_ms(p.duration)}: {p.detail}" for p in worst)
+    return f"{s.name} on TID {s.tid} took {fmt_ms(s.duration)}: {head}" + (f" ({why})" if why else "") + "."
