@@ -14,7 +14,7 @@ import shlex
 from dataclasses import dataclass
 
 from detectors.dmesg.taint import TAINT_FLAGS
-from detectors.incident.hypotheses import FREE_AT_CRASH, Hypothesis
+from detectors.incident.hypotheses import FREE_AT_CRASH
 from detectors.vmcore.nullfield import FaultAnalysis
 from forensics.model import (
     Clock,
@@ -31,6 +31,7 @@ from forensics.model import (
     Timestamp,
     finding_id,
 )
+from forensics.types.incident import Hypothesis
 from forensics.types.vmcore import CrashSnapshot, Frame, TaskInfo
 
 DETECTOR = "vmcore"

@@ -11,6 +11,12 @@ from dataclasses import dataclass, field
 
 from forensics.model import NotAvailable
 
+# Registers and code bytes live apart so that ``kforensic dmesg`` reads a log's register dump and Code: line
+# without making this module's two dozen records (~20 ms of start-up); they are this module's names too
+# (``X as X``: PEP 484's explicit re-export, which mypy --strict needs).
+from forensics.types.registers import CodeBytes as CodeBytes  # noqa: PLC0414
+from forensics.types.registers import RegisterSet as RegisterSet  # noqa: PLC0414
+
 
 @dataclass(frozen=True)
 class Frame:
@@ -42,24 +48,6 @@ class Frame:
         if self.source_file is None:
             return None
         return f"{self.source_file}:{self.source_line}" if self.source_line else self.source_file
-
-
-@dataclass(frozen=True)
-class RegisterSet:
-    """Register values of a frame, by the names capstone and the kernel use (``rax``, ``rip``)."""
-
-    values: tuple[tuple[str, int], ...]
-
-    def get(self, name: str) -> int | None:
-        """The value of a register, None when the frame does not know it."""
-        for key, value in self.values:
-            if key == name:
-                return value
-        return None
-
-    def as_dict(self) -> dict[str, int]:
-        """The registers as a mapping (a copy)."""
-        return dict(self.values)
 
 
 @dataclass(frozen=True)
@@ -99,17 +87,6 @@ class Variable:
     value: int | None  # the integer or pointer value; None when optimized out or not scalar
     pointee: str | None = None  # for pointers, the pointed-to type's name
     parameter: bool = False
-
-
-@dataclass(frozen=True)
-class CodeBytes:
-    """Machine code read from the dump (not from vmlinux: alternatives and ftrace patch code)."""
-
-    start: int  # address of the first byte (the start of the function's symbol)
-    data: bytes
-    fault_pc: int
-    arch: str  # drgn's architecture name, e.g. ``X86_64`` or ``AARCH64``
-    source_lines: tuple[tuple[int, str], ...] = ()  # (address, "file:line") for instructions
 
 
 @dataclass(frozen=True)
