@@ -181,26 +181,6 @@ def _original(rest: bytes, view: memoryview, lo: int, hi: int) -> bytes:
     return rest[lo:] + view[: hi - r].tobytes()
 
 
-def _load_numpy_without_blas_threads() -> None:
-    """Import numpy with OpenBLAS asked for no thread pool (a user's own setting stays).
-
-    The reader makes no BLAS call, and the pool's threads cost CPU time from the moment numpy is
-    imported: measured 30-50 ms of CPU per run on a 2-core machine.  The variable is removed again
-    once numpy is loaded (OpenBLAS reads it then), so child processes do not inherit it.  Nothing
-    when numpy is loaded already.
-    """
-    import os
-    import sys
-
-    if "numpy" in sys.modules or "OPENBLAS_NUM_THREADS" in os.environ:
-        return
-    os.environ["OPENBLAS_NUM_THREADS"] = "1"
-    try:
-        import numpy  # noqa: F401
-    finally:
-        del os.environ["OPENBLAS_NUM_THREADS"]
-
-
 def _grown(array: Any, size: int) -> Any:
     """A numpy array of ``size`` elements: ``array`` followed by zeros."""
     import numpy as np
@@ -375,7 +355,9 @@ class ScriptParser:
         (:mod:`collectors.perf_scan`), and a text gets its slot only once it has passed.
         """
         if self._slot_counts is None:
-            _load_numpy_without_blas_threads()
+            from forensics.jit import import_numpy
+
+            import_numpy()  # without OpenBLAS's thread pool
         import numpy as np
 
         from collectors.perf_scan import mask_times

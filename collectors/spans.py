@@ -21,7 +21,8 @@ import numpy as np
 import numpy.typing as npt
 
 from collectors.ctf import decode as d
-from collectors.ctf.reader import K_SYSCALL_ENTRY, K_SYSCALL_EXIT, K_USER, Session, syscall_name
+from collectors.ctf.feed import SyscallRows
+from collectors.ctf.reader import K_USER, Session, syscall_name
 from collectors.trace_input import open_trace
 from forensics.errors import InputError
 from forensics.types.spans import KernelTable, Mark, Ref, Span
@@ -78,7 +79,7 @@ class KernelKeeper:
 
     def table(
         self,
-        extra: tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], Callable[[int], Ref]] | None = None,
+        extra: tuple[tuple[npt.NDArray[np.int64], ...], npt.NDArray[np.float64], Callable[[int], Ref]] | None = None,
         syscall_names: Callable[[int], str] | None = None,
     ) -> KernelTable:
         """The kept rows as a :class:`KernelTable`; ``extra`` adds rows (syscalls: cols, ts, ref) merged by time."""
@@ -94,11 +95,9 @@ class KernelKeeper:
         ref_extra = None
         if extra is not None and len(extra[1]):
             ecols, ets, ref_extra = extra
-            cols = [np.concatenate([cols[k], ecols[k]]) for k in range(n_cols)]
-            ts = np.concatenate([ts, ets])
-        order = np.argsort(ts, kind="stable")
-        cols = [c[order] for c in cols]
-        ts = ts[order]
+            order, ts, cols = _merge_by_time(ts, ets, cols, list(ecols))
+        else:
+            order, ts, cols = _merge_by_time(ts, ts[:0], cols, [c[:0] for c in cols])
         source = self.source
 
         def ref(i: int) -> Ref:
@@ -133,50 +132,88 @@ class KernelKeeper:
         )
 
 
+def _merge_by_time(
+    a_ts: npt.NDArray[np.float64],
+    b_ts: npt.NDArray[np.float64],
+    a_cols: list[npt.NDArray[np.int64]],
+    b_cols: list[npt.NDArray[np.int64]],
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], list[npt.NDArray[np.int64]]]:
+    """Rows ``a`` then ``b`` in time order, ``a`` first among equal times (a stable sort): order, times, columns.
+
+    Each side is already in time order on a CTF session (the reader merges its streams): then the two are
+    merged by where each row lands, without sorting 2 M rows again; else sorted.
+    """
+    n, m = len(a_ts), len(b_ts)
+    if bool(np.any(a_ts[1:] < a_ts[:-1])) or bool(np.any(b_ts[1:] < b_ts[:-1])):
+        ts = np.concatenate([a_ts, b_ts])
+        order = np.argsort(ts, kind="stable")
+        return order, ts[order], [np.concatenate([a, b])[order] for a, b in zip(a_cols, b_cols, strict=True)]
+    if not m:
+        return np.arange(n), a_ts, a_cols
+    at_a = np.arange(n) + np.searchsorted(b_ts, a_ts, side="left")
+    at_b = np.arange(m) + np.searchsorted(a_ts, b_ts, side="right")
+    order = np.empty(n + m, dtype=np.int64)
+    order[at_a] = np.arange(n)
+    order[at_b] = np.arange(n, n + m)
+    ts = np.empty(n + m, dtype=np.float64)
+    ts[at_a] = a_ts
+    ts[at_b] = b_ts
+    cols = []
+    for a, b in zip(a_cols, b_cols, strict=True):
+        col = np.empty(n + m, dtype=np.int64)
+        col[at_a] = a
+        col[at_b] = b
+        cols.append(col)
+    return order, ts, cols
+
+
 def ctf_syscalls(
-    session: Session, rows: npt.NDArray[np.int64], owner: npt.NDArray[np.int64]
-) -> tuple[tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], Callable[[int], Ref]], Callable[[int], str]]:
+    session: Session, sys_rows: SyscallRows
+) -> tuple[
+    tuple[tuple[npt.NDArray[np.int64], ...], npt.NDArray[np.float64], Callable[[int], Ref]], Callable[[int], str]
+]:
     """Syscall entry/exit rows of a CTF session as extra kernel-table rows, and the name of each name id."""
-    sel = np.flatnonzero((rows[:, d.R_KIND] == K_SYSCALL_ENTRY) | (rows[:, d.R_KIND] == K_SYSCALL_EXIT))
-    n = len(sel)
+    n = len(sys_rows.ts)
+    width = sys_rows.width
     names: list[str] = []
     ids: dict[str, int] = {}
-    # The name id of each (stream, event id) pair met: one Python step per pair, not per row.
-    width = int(rows[sel, d.R_EID].max()) + 1 if n else 1
-    pair = owner[sel] * width + rows[sel, d.R_EID]
-    uniq, inverse = np.unique(pair, return_inverse=True)
-    lookup = np.empty(len(uniq), dtype=np.int64)
-    for k, key in enumerate(uniq.tolist()):
+    # The name id of each (stream, event id) key met: one Python step per key (in key order), not per row.
+    lookup = np.full(len(session.streams) * width, -1, dtype=np.int64)
+    met = np.zeros(len(lookup), dtype=np.bool_)
+    met[sys_rows.key] = True
+    for key in np.flatnonzero(met).tolist():
         name = syscall_name(session.event_name(key // width, key % width))
         if name not in ids:
             ids[name] = len(names)
             names.append(name)
-        lookup[k] = ids[name]
-    state = lookup[inverse.ravel()] if n else np.zeros(0, dtype=np.int64)
+        lookup[key] = ids[name]
     z = np.zeros(n, dtype=np.int64)
-    cols = (rows[sel, d.R_KIND].copy(), rows[sel, d.R_CPU].copy(), z, z, z, z, state, rows[sel, d.R_OFF].copy())
-    ts = rows[sel, d.R_TS].astype(np.float64) / 1e9
+    cols = (
+        sys_rows.kind.astype(np.int64),
+        sys_rows.cpu.astype(np.int64),
+        z,
+        z,
+        z,
+        z,
+        lookup[sys_rows.key],
+        sys_rows.off,
+    )
+    ts = sys_rows.ts / 1e9
 
     def ref(k: int) -> Ref:
-        r = int(sel[k])
-        return _ctf_ref(session, rows[r], int(owner[r]))
+        key = int(sys_rows.key[k])
+        return _ctf_ref(
+            session, int(sys_rows.ts[k]), int(sys_rows.cpu[k]), int(sys_rows.off[k]), key % width, key // width
+        )
 
-    return (tuple(cols), ts, ref), lambda i: names[i] if 0 <= i < len(names) else "?"  # type: ignore[return-value]
+    return (cols, ts, ref), lambda i: names[i] if 0 <= i < len(names) else "?"
 
 
-def _ctf_ref(session: Session, row: npt.NDArray[np.int64], stream: int) -> Ref:
+def _ctf_ref(session: Session, ts_ns: int, cpu: int, off: int, eid: int, stream: int) -> Ref:
     label = session.stream_label(stream)
-    off = int(row[d.R_OFF])
-    ts = int(row[d.R_TS]) / 1e9
-    name = session.event_name(stream, int(row[d.R_EID]))
-    return Ref(
-        ts,
-        int(row[d.R_CPU]),
-        f"{label}+{off}",
-        f"{label}+{off} [{int(row[d.R_CPU]):03d}] {ts:.9f}: {name}",
-        off,
-        str(session.root),
-    )
+    ts = ts_ns / 1e9
+    name = session.event_name(stream, eid)
+    return Ref(ts, cpu, f"{label}+{off}", f"{label}+{off} [{cpu:03d}] {ts:.9f}: {name}", off, str(session.root))
 
 
 def ust_marks(
@@ -208,7 +245,7 @@ def ust_marks(
             no_tid += 1
         text = session.text(stream, v[1], v[2]).decode("utf-8", "replace") if v[2] > 0 else name
         ident = v[3] if has_id[key] else None
-        ref = _ctf_ref(session, row, stream)
+        ref = _ctf_ref(session, int(row[d.R_TS]), int(row[d.R_CPU]), int(row[d.R_OFF]), eid, stream)
         excerpt = f"{ref.text} {text!r}" + (f" id={ident}" if ident is not None else "") + f" vtid={tid}"
         marks.append(Mark(ref.ts, tid, text, ident, Ref(ref.ts, ref.cpu, ref.where, excerpt, ref.line_no, ref.source)))
     if no_tid:

@@ -64,25 +64,10 @@ export KBUILD_BUILD_HOST="${KBUILD_BUILD_HOST:-fixtures}"
 export KBUILD_BUILD_VERSION="${KBUILD_BUILD_VERSION:-1}"
 KERNEL_PREFIX_MAP="-fdebug-prefix-map=$KSRC=/usr/src/$KPKG"
 
-# name | kf_case | extra kernel parameters | timeout (s)
-CASES=(
-	"01-null-member|null_member||300"
-	"02-bug-on|bug_on||300"
-	"03-warn-on|warn_on|panic_on_warn=1|300"
-	"04-hung-task|hung_task|hung_task_panic=1 sysctl.kernel.hung_task_timeout_secs=5|300"
-	"05-soft-lockup|soft_lockup|softlockup_panic=1 watchdog_thresh=3|300"
-	"06-list-corrupt|list_corrupt||300"
-	"07-sysrq-c|sysrq_c||300"
-	"08-slab-leak|slab_leak|slab_nomerge|600"
-	"09-oom|oom|sysctl.vm.panic_on_oom=1|300"
-	"10-use-after-free|use_after_free|slub_debug=FZPU,kf_conn|300"
-	"11-abba-deadlock|abba_deadlock|hung_task_panic=1 sysctl.kernel.hung_task_timeout_secs=5|300"
-	"12-double-free|double_free||300"
-	"13-list-overflow|list_overflow||300"
-	"14-spin-deadlock|spin_deadlock|softlockup_panic=1 watchdog_thresh=3|300"
-)
-
-log() { printf '[build %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
+# shellcheck source=vmcore_fixtures/qemu.sh
+source "$HERE/qemu.sh"
+FIXTURES="$HERE"
+KIMAGE="$KSRC/arch/x86/boot/bzImage"
 
 stage_deps() {
 	log "installing build dependencies (apt)"
@@ -163,98 +148,8 @@ stage_module() {
 	make -C "$KSRC" ARCH=x86_64 M="$HERE/kf_buggy" clean >/dev/null
 }
 
-copy_with_libs() { # copy_with_libs ROOT BINARY...
-	local root="$1" bin lib
-	shift
-	for bin in "$@"; do
-		install -D -m 0755 "$bin" "$root$bin"
-		for lib in $(ldd "$bin" | grep -o '/[^ ]*'); do
-			[[ -e $root$lib ]] || install -D -m 0755 "$lib" "$root$lib"
-		done
-	done
-}
-
 stage_initramfs() {
-	local root="$KWORK/initramfs" applet
-	log "building the initramfs (capture + main)"
-	rm -rf "$root"
-	mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,boot,lib/modules,lib64}
-	cp /bin/busybox "$root/bin/busybox"
-	for applet in $(/bin/busybox --list); do
-		[[ -e $root/bin/$applet ]] || ln -s busybox "$root/bin/$applet"
-	done
-	copy_with_libs "$root" /usr/sbin/kexec /usr/bin/makedumpfile
-	install -m 0755 "$HERE/initramfs/init" "$root/init"
-	gcc -static -O2 -Wall -o "$root/bin/kf_memhog" "$HERE/initramfs/kf_memhog.c"
-	install -m 0644 "$KWORK/kf_buggy.ko" "$root/lib/modules/kf_buggy.ko"
-	# the capture kernel's initrd: everything but /boot
-	(cd "$root" && find . -path ./boot -prune -o -print | LC_ALL=C sort |
-		cpio -o -H newc --quiet | gzip -9 >"$KWORK/capture.cpio.gz")
-	cp "$KSRC/arch/x86/boot/bzImage" "$root/boot/bzImage"
-	cp "$KWORK/capture.cpio.gz" "$root/boot/capture.cpio.gz"
-	(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet | gzip -1 >"$KWORK/main.cpio.gz")
-	ls -l "$KWORK"/*.cpio.gz >&2
-}
-
-# KVM when the host offers one that runs this guest (a boot + crash + capture takes seconds), else TCG;
-# the guest CPU model is qemu64 either way.  KF_ACCEL=kvm|tcg skips the probe.  The probe boots the
-# kernel under KVM for up to 30 s and looks for its banner on the serial console: a /dev/kvm that opens
-# but never runs the guest (a nested "kvm-pvm" host runs only PVM guests, say) falls back to TCG.
-ACCEL="${KF_ACCEL:-}"
-
-pick_accel() {
-	[[ -n $ACCEL ]] && return
-	ACCEL=tcg
-	[[ -w /dev/kvm ]] || return 0
-	local probe="$KWORK/kvm-probe.log"
-	rm -f "$probe"
-	timeout 30 qemu-system-x86_64 -machine q35,accel=kvm -cpu qemu64 -smp 1 -m 128 \
-		-kernel "$KSRC/arch/x86/boot/bzImage" -append "console=ttyS0 panic=-1" \
-		-display none -monitor none -serial file:"$probe" -no-reboot 2>/dev/null || true
-	if grep -q "Linux version" "$probe" 2>/dev/null; then
-		ACCEL=kvm
-	else
-		log "/dev/kvm does not run this guest (no console output in 30 s): using TCG"
-	fi
-}
-
-run_qemu() { # run_qemu RUNDIR CMDLINE TIMEOUT
-	local dir="$1" cmdline="$2" tmo="$3" rc=0
-	rm -rf "$dir"
-	mkdir -p "$dir"
-	truncate -s 64M "$dir/out.img"
-	truncate -s 16M "$dir/samples.img"
-	pick_accel
-	echo "$ACCEL" >"$dir/accel"
-	timeout "$tmo" qemu-system-x86_64 -machine q35,accel="$ACCEL" -cpu qemu64 -smp 2 -m "$GUEST_MEM" \
-		-kernel "$KSRC/arch/x86/boot/bzImage" -initrd "$KWORK/main.cpio.gz" \
-		-append "$cmdline" \
-		-drive file="$dir/out.img",format=raw,if=virtio \
-		-drive file="$dir/samples.img",format=raw,if=virtio \
-		-display none -monitor none -serial file:"$dir/console.log" -no-reboot || rc=$?
-	log "qemu exited with $rc"
-	mkdir -p "$dir/out"
-	tar -C "$dir/out" -xf "$dir/out.img" 2>/dev/null || true
-}
-
-split_samples() { # split_samples IMAGE DESTDIR
-	python3 - "$1" "$2" <<'PY'
-import pathlib, sys
-img, dst = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
-data = img.read_bytes()
-dst.mkdir(parents=True, exist_ok=True)
-n = 0
-for i in range(0, len(data), 65536):
-    block = data[i : i + 65536]
-    text = block.rstrip(b"\0")
-    if not text:
-        break
-    if len(text) == 65536:
-        sys.exit(f"sample {n} fills its whole 64 KiB block: truncated")
-    (dst / f"sample-{n:04d}.txt").write_bytes(text)
-    n += 1
-print(f"{n} samples", file=sys.stderr)
-PY
+	make_initramfs "$KWORK/kf_buggy.ko"
 }
 
 stage_cases() {
@@ -268,19 +163,7 @@ stage_cases() {
 			continue
 		fi
 		dir="$KWORK/runs/$name"
-		local attempt
-		for attempt in 1 2 3; do
-			log "case $name: booting (kf_case=$kfcase $extra), attempt $attempt"
-			run_qemu "$dir" "$COMMON_CMDLINE kf_case=$kfcase $extra" "$tmo"
-			[[ -s $dir/out/vmcore && -s $dir/out/dmesg.txt ]] && break
-			# Under TCG on a loaded host the boot can fail before the case runs ("IO-APIC + timer
-			# doesn't work!": the timer check lost its race): boot again.
-			log "case $name: no vmcore/dmesg captured: $(grep -m1 -o 'Kernel panic - not syncing: .*' "$dir/console.log" || echo "see $dir/console.log")"
-		done
-		if [[ ! -s $dir/out/vmcore || ! -s $dir/out/dmesg.txt ]]; then
-			log "case $name: no vmcore/dmesg captured after $attempt attempts, see $dir/console.log"
-			exit 1
-		fi
+		run_case "$entry" "$dir" "$COMMON_CMDLINE" || exit 1
 		dest="$KPAYLOAD/cases/$name"
 		rm -rf "$dest"
 		mkdir -p "$dest"
@@ -290,7 +173,6 @@ stage_cases() {
 		if [[ $kfcase == slab_leak ]]; then
 			split_samples "$dir/samples.img" "$dest/snapshots"
 		fi
-		printf '%s\n' "$COMMON_CMDLINE kf_case=$kfcase $extra" >"$dir/cmdline"
 		log "case $name: vmcore $(stat -c %s "$dest/vmcore") bytes"
 	done
 	python3 "$HERE/ground_truth.py" --work "$KWORK" --fixtures "$HERE" --kernel "$KVER"

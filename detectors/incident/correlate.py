@@ -18,23 +18,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from detectors.incident.deliberate import mark
+from detectors.incident.hypotheses import FREE_AT_CRASH
 from detectors.incident.timeline import foreign_sources
 from forensics.model import Fact, Finding, FindingKind, Incident, Severity, Subject, SubjectKind, finding_id
-
-
-@dataclass(frozen=True)
-class Correlation:
-    """Two or more findings found to be one problem (or to contradict each other)."""
-
-    rule: str
-    merged_into: str  # id of the finding that carries the merge
-    finding_ids: tuple[str, ...]
-    statement: str
-    contradiction: bool = False
-
+from forensics.types.incident import Correlation
 
 _EVENT_KINDS = (FindingKind.DMESG_OOM, FindingKind.DMESG_ALLOC_FAILURE)
 _LOCKUP_KINDS = (FindingKind.DMESG_LOCKUP, FindingKind.DMESG_SOFT_LOCKUP)
@@ -47,6 +37,14 @@ def _combined(a: float, b: float) -> float:
     return round(min(0.99, 1 - (1 - a) * (1 - b)), 2)
 
 
+#: Facts of a merged-away finding that the keeper takes over (values read from another input).
+CARRIED_FACTS = (FREE_AT_CRASH,)
+
+
+def _carried(base: Finding, other: Finding) -> tuple[Fact, ...]:
+    return tuple(f for f in other.facts if f.name in CARRIED_FACTS and base.fact(f.name) is None)
+
+
 def merge_into(base: Finding, other: Finding, why: str) -> Finding:
     """``base`` with the evidence of ``other`` and the confidence both give it."""
     return replace(
@@ -56,7 +54,7 @@ def merge_into(base: Finding, other: Finding, why: str) -> Finding:
         confidence_reason=f"{base.confidence_reason}; corroborated: {why}",
         evidence=tuple(dict.fromkeys(base.evidence + other.evidence)),
         next_steps=tuple(dict.fromkeys(base.next_steps + other.next_steps)),
-        facts=(*base.facts, Fact("corroborated by", f"{other.title} ({other.id})")),
+        facts=(*base.facts, Fact("corroborated by", f"{other.title} ({other.id})"), *_carried(base, other)),
         subjects=tuple(dict.fromkeys(base.subjects + other.subjects)),
     )
 

@@ -15,23 +15,11 @@ Findings of an input that cannot belong to the crashed boot or host (see
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from detectors.incident.deliberate import NEXT_STEPS, REQUESTED, WHO, deliberate_crash, is_deliberate
 from detectors.incident.timeline import foreign_sources
 from forensics.model import PROBLEM, Finding, FindingKind, Severity
-
-
-@dataclass(frozen=True)
-class Hypothesis:
-    """A possible root cause: what, how sure, the evidence for and against, how to confirm."""
-
-    rank: int
-    statement: str
-    confidence: float
-    supporting: tuple[str, ...]  # finding ids and citations
-    against: tuple[str, ...]
-    next_command: str
+from forensics.types.incident import Hypothesis
 
 
 def _cites(finding: Finding, n: int = 2) -> tuple[str, ...]:
@@ -259,16 +247,43 @@ LEAKING = "kernel memory was leaking (growing and never given back)"
 EXHAUSTED = "kernel memory leaked until memory ran out"
 
 
+#: The fact a dump's finding carries with the dump's own free-memory figure (``nr_free_pages``, as
+#: ``kmem -i`` FREE); see ``detectors.vmcore.findings.free_memory_at_crash``.
+FREE_AT_CRASH = "free memory at the crash"
+
+#: Free pages in the dump above this share of RAM: far above the zone watermarks (a few percent at
+#: most: min_free_kbytes and watermark_scale_factor, Documentation/admin-guide/sysctl/vm.rst), so
+#: memory was not used up at the crash. Below it the dump alone cannot tell (page cache is reclaimable).
+DUMP_FREE_SHARE = 0.10
+
+
+def _dump_free(findings: tuple[Finding, ...]) -> tuple[str, bool] | None:
+    """The dump's free-memory fact and whether it shows memory was not used up."""
+    for f in findings:
+        said = f.fact(FREE_AT_CRASH)
+        if said:
+            share = float(said.split("(", 1)[1].split("%", 1)[0]) / 100
+            return f"the dump shows {said.split(' (nr_free', 1)[0]} at the crash", share >= DUMP_FREE_SHARE
+    return None
+
+
 def _memory_text(main: Finding, findings: tuple[Finding, ...]) -> str:
-    """Leaking or exhausted, decided from the evidence: OOM reports, and MemAvailable at the last sample."""
+    """Leaking or exhausted, decided from the evidence: OOM reports, MemAvailable at the last
+    sample, and the dump's own free pages at the crash."""
     ooms = _of_kind(findings, *OOM_KINDS, FindingKind.OOM_USERS)
     if ooms:
         return f"{EXHAUSTED} ({ooms[0].title})"
     state = main.fact("memory exhausted")
+    dump = _dump_free(findings)
     if state and state.startswith("yes"):
         return f"{EXHAUSTED} ({state.removeprefix('yes: ')})"
-    if state:
-        return f"{LEAKING}, but memory was not used up: {state.removeprefix('no: ')}"
+    if state and state.startswith("no"):
+        also = f"; {dump[0]}" if dump else ""
+        return f"{LEAKING}, but memory was not used up: {state.removeprefix('no: ')}{also}"
+    if dump and dump[1]:
+        return f"{LEAKING}, but memory was not used up: {dump[0]}"
+    if dump:
+        return f"{LEAKING}; {dump[0]} (page cache not counted: whether memory ran out is unknown)"
     return f"{LEAKING}; whether memory ran out is unknown (no OOM report, MemAvailable not sampled)"
 
 

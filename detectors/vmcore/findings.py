@@ -14,7 +14,7 @@ import shlex
 from dataclasses import dataclass
 
 from detectors.dmesg.taint import TAINT_FLAGS
-from detectors.incident.hypotheses import Hypothesis
+from detectors.incident.hypotheses import FREE_AT_CRASH
 from detectors.vmcore.nullfield import FaultAnalysis
 from forensics.model import (
     Clock,
@@ -31,6 +31,7 @@ from forensics.model import (
     Timestamp,
     finding_id,
 )
+from forensics.types.incident import Hypothesis
 from forensics.types.vmcore import CrashSnapshot, Frame, TaskInfo
 
 DETECTOR = "vmcore"
@@ -485,12 +486,32 @@ _SCHED_FRAMES = (
 )
 
 
+def own_function(name: str) -> bool:
+    """A function of the task's own code path, not the scheduler's, a lock's or the kthread machinery."""
+    return not name.startswith(_SCHED_FRAMES)
+
+
 def first_own_frame(task: TaskInfo) -> Frame | None:
     for frame in task.stack:
         name = frame.function
         if isinstance(name, str) and not name.startswith(_SCHED_FRAMES):
             return frame
     return None
+
+
+def free_memory_at_crash(snap: CrashSnapshot) -> str | None:
+    """``124 MiB of 143 MiB (87%) free (nr_free_pages; page cache not counted)``, or None when unread.
+
+    Free pages understate what was available (page cache can be reclaimed), so this
+    figure can say memory was *not* used up, never that it was.
+    """
+    total, free = snap.memory.total, snap.memory.free
+    if not isinstance(total, int) or not isinstance(free, int) or total <= 0:
+        return None
+    return (
+        f"{free / 2**20:,.0f} MiB of {total / 2**20:,.0f} MiB ({free / total:.0%}) free "
+        "(nr_free_pages; reclaimable page cache not counted)"
+    )
 
 
 def outsized_cache_findings(snap: CrashSnapshot) -> list[Finding]:
@@ -534,6 +555,9 @@ def outsized_cache_findings(snap: CrashSnapshot) -> list[Finding]:
         ]
         if cache.owner_module:
             facts.append(Fact("created by module", cache.owner_module))
+        free = free_memory_at_crash(snap)
+        if free:
+            facts.append(Fact(FREE_AT_CRASH, free))
         out.append(
             Finding(
                 id=finding_id("outsized-slab", cache.name),

@@ -91,6 +91,15 @@ def test_leak_then_crash_is_one_story_in_order(tmp_path: Path) -> None:
     assert panic_times, timeline
     assert min(leak_times) < min(panic_times)
     assert cache in doc["summary"], doc["summary"]
+    # Leaking, not exhausted: said from the samples' MemAvailable and from the dump's own free pages,
+    # read here straight from the kernel's counters (vm_zone_stat[NR_FREE_PAGES], _totalram_pages).
+    prog = drgn.Program()
+    prog.set_core_dump(str(case.vmcore))
+    prog.load_debug_info([str(case.vmlinux)], main=True)
+    free = prog["vm_zone_stat"][prog["NR_FREE_PAGES"]].counter.value_() * 4096
+    total = prog["_totalram_pages"].counter.value_() * 4096
+    said = f"the dump shows {free / 2**20:,.0f} MiB of {total / 2**20:,.0f} MiB ({free / total:.0%}) free at the crash"
+    assert "but memory was not used up: MemAvailable" in doc["summary"] and said in doc["summary"], doc["summary"]
     _check_evidence(doc, case, tmp_path, store)
     assert len((tmp_path / "digest.json").read_bytes()) <= 8192
     markdown = (tmp_path / "incident.md").read_text()

@@ -2,10 +2,24 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from detectors.incident.hypotheses import RULES, plain_summary, rank_hypotheses
-from forensics.model import Clock, Evidence, Fact, Finding, Locator, LocatorKind, Severity, Timestamp, finding_id
+from forensics.model import (
+    Clock,
+    Evidence,
+    Fact,
+    Finding,
+    Locator,
+    LocatorKind,
+    Severity,
+    Subject,
+    SubjectKind,
+    Timestamp,
+    finding_id,
+)
 
 LOG = "kern.log"
 
@@ -259,6 +273,29 @@ def test_leaking_or_exhausted_is_decided_from_the_evidence() -> None:
     assert "kernel memory leaked until memory ran out (MemAvailable 3 MiB" in plain_summary((full,), "vm")
     assert "leaked until memory ran out (OOM killer invoked)" in plain_summary((SLAB_LEAK, OOM), "vm")
     assert "whether memory ran out is unknown" in plain_summary((SLAB_LEAK,), "vm")
+
+
+def test_the_dumps_free_pages_can_say_not_used_up_never_exhausted() -> None:
+    from detectors.incident.correlate import correlate
+    from detectors.incident.hypotheses import FREE_AT_CRASH
+
+    cache = (Subject(SubjectKind.SLAB_CACHE, "kf_leak_obj"),)
+    leak = replace(SLAB_LEAK, subjects=cache)
+
+    def dump(free: str) -> Finding:
+        fact = Fact(FREE_AT_CRASH, f"{free} free (nr_free_pages; reclaimable page cache not counted)")
+        return replace(_f("outsized-slab", "slab cache kf_leak_obj is outsized", Fact("cache", "kf_leak_obj"), fact,
+                          severity=Severity.MEDIUM), subjects=cache)  # fmt: skip
+
+    # Merged into the leak (leak-outsized), the dump's figure stays with the finding that is kept.
+    merged, _ = correlate((leak, dump("124 MiB of 143 MiB (86%)")))
+    said = plain_summary(merged, "vm")
+    assert "leaking (growing and never given back), but memory was not used up: the dump shows 124 MiB" in said
+    # Few free pages in a dump do not prove exhaustion (page cache is reclaimable): unknown, with the figure.
+    merged, _ = correlate((leak, dump("3 MiB of 143 MiB (2%)")))
+    said = plain_summary(merged, "vm")
+    assert "the dump shows 3 MiB of 143 MiB (2%) free at the crash (page cache not counted" in said
+    assert "leaked until memory ran out" not in said and "not used up" not in said
 
 
 def test_two_views_of_one_moment_are_an_instant_and_coverage_is_no_event() -> None:

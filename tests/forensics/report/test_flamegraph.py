@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 import shutil
 import subprocess
@@ -154,3 +155,16 @@ def test_svg_of_folded_input(tmp_path: Path) -> None:
     assert profile.kind == "folded"
     doc = ET.fromstring(render_flamegraph(analyse_profile(str(path))))
     assert any(g.get("data-n") == "critical" for g in doc.iter(f"{SVG}g"))
+
+
+def test_escaping_is_xml_sax_saxutils() -> None:
+    """The SVG's own escape/quoteattr (no urllib import at start-up) write what xml.sax.saxutils writes."""
+    from xml.sax import saxutils
+
+    from forensics.report.flamegraph import escape, quoteattr
+
+    alphabet = ["a", "&", "<", ">", '"', "'", "\n", "\r", "\t", "&amp;", "é"]
+    for size in range(1, 4):
+        for chars in itertools.product(alphabet, repeat=size):
+            text = "".join(chars)
+            assert (escape(text), quoteattr(text)) == (saxutils.escape(text), saxutils.quoteattr(text)), text
