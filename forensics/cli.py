@@ -262,8 +262,6 @@ def main() -> None:
     Every way a run can end goes through here with its documented exit code,
     ``--debug`` only adds the traceback (it never changes the code).
     """
-    import sqlite3
-
     # A run allocates millions of objects (the imports of typer, rich, numpy and numba; the readers' records),
     # next to none in cycles: collecting the young ones every 700 allocations (the default) cost 0.03-0.07 s
     # of CPU per warm `kforensic trace` (240 collections); every 50,000 costs next to nothing.
@@ -308,6 +306,8 @@ def main() -> None:
     except Exception as exc:  # the boundary: anything else is a bug, said in one line
         if debug:
             _show_traceback()
+        import sqlite3  # here, not at start-up: most commands never open a store
+
         store_error = _sqlite_cause(exc, sqlite3.DatabaseError)
         if store_error is not None:
             # A damaged store can fail on any query (pandas wraps the error), not only when it is opened.

@@ -14,6 +14,8 @@ import hashlib
 import re
 from collections.abc import Sequence
 
+from ahocorasick_rs import BytesAhoCorasick, MatchKind
+
 from detectors.dmesg.frames import (
     Frame,
     function_name,
@@ -227,8 +229,10 @@ _HEADER_HINTS = (
 
 
 _HEADER_HINT = re.compile("|".join(map(re.escape, _HEADER_HINTS)))
-#: The same on raw bytes, to pass over lines without parsing them.
-HEADER_HINT_BYTES = re.compile("|".join(map(re.escape, _HEADER_HINTS)).encode())
+#: The same on raw bytes, to pass over lines without parsing them: one automaton (a regex alternation of the
+#: words is tried at every byte: ~170 us for 30 lines, 3.5 us this way).  Leftmost-first like the alternation;
+#: no word holds a newline, so every line with a word has a match.
+HEADER_HINT_SEARCH = BytesAhoCorasick([word.encode() for word in _HEADER_HINTS], matchkind=MatchKind.LeftmostFirst)
 
 
 def _may_be_header(body: str) -> bool:
