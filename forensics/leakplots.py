@@ -1,31 +1,17 @@
 """PNG plots of flagged caches and meminfo fields: window medians over time and the fitted trend.
 
 matplotlib (Agg backend, no display needed) is imported inside the functions:
-importing this module costs nothing.  Files are written atomically, mode 0600
-(they show kernel memory use).
+importing this module costs nothing.  The delivery step (forensics/delivery.py)
+writes the bytes atomically, mode 0600 (they show kernel memory use).
 """
 
 from __future__ import annotations
 
 import io
-import re
-from pathlib import Path
 from typing import TYPE_CHECKING
-
-from forensics.output import output_directory, write_atomic
-from forensics.types.results import Plot
 
 if TYPE_CHECKING:
     from detectors.leaks.judge import SeriesVerdict
-
-#: At most this many plots per run: the worst series first.
-MAX_PLOTS = 12
-
-
-def plot_file_name(kind: str, name: str) -> str:
-    """A safe file name for a series' plot, e.g. ``cache-kmalloc-64.png``."""
-    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "series"
-    return f"{kind}-{safe}.png"
 
 
 def render_png(verdict: SeriesVerdict, title: str) -> bytes:
@@ -69,17 +55,3 @@ def render_png(verdict: SeriesVerdict, title: str) -> bytes:
     finally:
         plt.close(fig)
     return buffer.getvalue()
-
-
-def write_plots(verdicts: list[tuple[str, SeriesVerdict]], directory: Path) -> list[Plot]:
-    """Write one PNG per (kind, verdict), worst first, at most :data:`MAX_PLOTS`; return what was written."""
-    output_directory(directory)
-    written = []
-    for kind, verdict in verdicts[:MAX_PLOTS]:
-        path = directory / plot_file_name(kind, verdict.name)
-        title = f"{verdict.name}: {verdict.verdict.reason}"
-        if len(title) > 90:
-            title = title[:87] + "..."
-        write_atomic(path, render_png(verdict, title))
-        written.append(Plot(verdict.name, kind, path))
-    return written
