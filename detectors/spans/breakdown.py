@@ -226,7 +226,7 @@ def breakdown(t: KernelTable, span: Span) -> Breakdown:
                 )
                 what, by, extra = "blocked", None, {"state": st, "syscall": syscall}
                 if sc:
-                    cite = (ref, t.ref(sc[1]))
+                    cite = (ref, sc[1])
                     since = ev_ts
                     continue
             since, cite = ev_ts, (ref,)

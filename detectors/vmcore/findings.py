@@ -486,6 +486,11 @@ _SCHED_FRAMES = (
 )
 
 
+def own_function(name: str) -> bool:
+    """A function of the task's own code path, not the scheduler's, a lock's or the kthread machinery."""
+    return not name.startswith(_SCHED_FRAMES)
+
+
 def first_own_frame(task: TaskInfo) -> Frame | None:
     for frame in task.stack:
         name = frame.function

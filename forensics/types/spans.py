@@ -60,6 +60,22 @@ SYSCALL_ENTRY, SYSCALL_EXIT = 100, 101
 WAKES = (WAKING, WAKEUP, WAKEUP_NEW)
 
 
+@dataclass(frozen=True)
+class SyscallTable:
+    """Syscall entry/exit events in time order (an LTTng session recorded with ``--syscall``), beside the kernel table.
+
+    Kept apart from :class:`KernelTable`'s rows: a session recorded with ``--syscall -a`` has five times more
+    of them than scheduling events, and the breakdown only asks which syscall a blocked thread was in.
+    """
+
+    kind: npt.NDArray[np.int8]  # SYSCALL_ENTRY or SYSCALL_EXIT
+    ts: npt.NDArray[np.float64]
+    cpu: npt.NDArray[np.int32]
+    name: npt.NDArray[np.int64]  # the syscall name id (``names``)
+    ref: Callable[[int], Ref]
+    names: Callable[[int], str]
+
+
 @dataclass
 class KernelTable:
     """Kernel events as columns, in time order (see the module docstring); ``ref(i)`` cites row ``i``."""
@@ -71,11 +87,15 @@ class KernelTable:
     prio: npt.NDArray[np.int64]
     next_pid: npt.NDArray[np.int64]
     next_prio: npt.NDArray[np.int64]
-    state: npt.NDArray[np.int64]  # SWITCH: prev_state letter; SYSCALL_*: the syscall name id
+    state: npt.NDArray[np.int64]  # SWITCH: prev_state letter
     ref: Callable[[int], Ref]
     comm: Callable[[int], str]  # tid -> its last comm
-    syscall_name: Callable[[int], str]
-    has_syscalls: bool
+    syscalls: SyscallTable | None = None
+
+    @property
+    def has_syscalls(self) -> bool:
+        """Whether the trace has syscall events."""
+        return self.syscalls is not None and len(self.syscalls.ts) > 0
 
     def __post_init__(self) -> None:
         sw = np.flatnonzero(self.kind == SWITCH)
@@ -87,10 +107,14 @@ class KernelTable:
         self._irq: dict[int, npt.NDArray[np.int64]] = {
             c: irq[self.cpu[irq] == c] for c in np.unique(self.cpu[irq]).tolist()
         }
-        sc = np.flatnonzero((self.kind == SYSCALL_ENTRY) | (self.kind == SYSCALL_EXIT))
-        self._sys: dict[int, npt.NDArray[np.int64]] = {
-            c: sc[self.cpu[sc] == c] for c in np.unique(self.cpu[sc]).tolist()
-        }
+        self._sys: dict[int, tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]] = {}
+        if self.syscalls is not None:
+            sys_cpu = self.syscalls.cpu
+            low = int(sys_cpu.min()) if len(sys_cpu) else 0
+            present = np.flatnonzero(np.bincount(sys_cpu - low)) + low  # CPU numbers: counted, not sorted
+            for c in present.tolist():
+                rows = np.flatnonzero(sys_cpu == c)
+                self._sys[c] = (self.syscalls.ts[rows], rows)
         lost = np.flatnonzero(self.kind == LOST)
         self.lost_ts = self.ts[lost]
 
@@ -155,15 +179,20 @@ class KernelTable:
                     out.append((float(self.ts[e]), float(self.ts[r]), e, r))
         return out
 
-    def syscall_at(self, cpu: int, row: int) -> tuple[str, int] | None:
-        """The syscall open on ``cpu`` at ``row`` (its name and entry row)."""
-        rows = self._sys.get(cpu)
-        if rows is None:
+    def syscall_at(self, cpu: int, row: int) -> tuple[str, Ref] | None:
+        """The syscall open on ``cpu`` at ``row`` (its name and entry event): the last syscall event before it.
+
+        Before means earlier in time: a syscall event at the very time of ``row`` counts as after it (they
+        were ordered so when the two were one table).
+        """
+        got = self._sys.get(cpu)
+        if got is None or self.syscalls is None:
             return None
-        k = int(np.searchsorted(rows, row, side="left")) - 1
-        if k >= 0 and self.kind[int(rows[k])] == SYSCALL_ENTRY:
+        times, rows = got
+        k = int(np.searchsorted(times, self.ts[row], side="left")) - 1
+        if k >= 0 and self.syscalls.kind[int(rows[k])] == SYSCALL_ENTRY:
             r = int(rows[k])
-            return self.syscall_name(int(self.state[r])), r
+            return self.syscalls.names(int(self.syscalls.name[r])), self.syscalls.ref(r)
         return None
 
     def thread_rows(self, tid: int) -> npt.NDArray[np.int64]:

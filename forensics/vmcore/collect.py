@@ -23,7 +23,7 @@ from forensics.types.vmcore import (
     TypeLayout,
     Variable,
 )
-from forensics.vmcore import extract, gaps, slab, spin, system
+from forensics.vmcore import extract, gaps, modlocks, slab, spin, system
 from forensics.vmcore import why as reads
 from forensics.vmcore.pages import page_size
 from forensics.vmcore.program import OpenedDump
@@ -134,6 +134,10 @@ def _collect(
     if isinstance(other, NotAvailable):
         warnings.append(str(other))
         other = ()
+    held = system.attempt("modules' global locks", lambda: modlocks.global_locks(prog, opened.module_symbols))
+    if isinstance(held, NotAvailable):
+        warnings.append(str(held))
+        held = ()
     say("memory and slab caches")
     owners = system.attempt("slab cache owners", lambda: system.cache_owners(prog, opened.module_symbols))
     if isinstance(owners, NotAvailable):
@@ -184,7 +188,7 @@ def _collect(
         modules=mods,
         log=log,
         filtered=opened.header.filtered(),
-        warnings=tuple(warnings),
+        warnings=tuple(gaps.condense(warnings)),
         frame_values=values,
         bug_site=site,
         addresses=addresses,
@@ -193,6 +197,7 @@ def _collect(
         memory_users=users,
         slab_objects=objects,
         spinlock=spinlock,
+        global_locks=held,
     )
 
 

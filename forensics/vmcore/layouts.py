@@ -17,7 +17,8 @@ What differs, and where it is read:
 * stack depot handles (``union handle_parts``): the pool index field renamed in v6.3, offset by one
   since v6.9; every decoded record is checked against the handle it stores (:func:`depot_stack`);
 * mutex and rw-semaphore owners: tagged ``atomic_long_t`` words since v4.10 / v5.3, a reader-owned
-  rwsem names only its last reader (:func:`mutex_owner`, :func:`rwsem_owner`);
+  rwsem names only its last reader (:func:`mutex_owner`, :func:`rwsem_owner`); a mutex's waiters
+  (:func:`mutex_waiters`: a list, not PREEMPT_RT's tree);
 * the qspinlock word: where the pending bit and the queue tail lie (:func:`qspinlock_layout`);
 * vmalloc areas: one list before v6.9, per-node lists since (:func:`vmap_areas`).
 """
@@ -252,6 +253,44 @@ def mutex_owner(lock: drgn.Object) -> drgn.Object | None:
     if lock.owner.type_.unaliased_kind() != drgn.TypeKind.POINTER:
         word &= ~MUTEX_FLAGS
     return drgn.Object(lock.prog_, "struct task_struct *", word) if word else None
+
+
+def mutex_waiters(lock: drgn.Object) -> Iterator[drgn.Object]:
+    """The ``struct mutex_waiter`` entries of a mutex's wait list, in queue order (each on its task's stack).
+
+    ``wait_list`` of ``struct mutex_waiter`` (``list``, ``task``) on every kernel with the owner word
+    (v4.10+).  On PREEMPT_RT a mutex is an rt_mutex (commit bb630f9f7a7d "locking/rtmutex: Add mutex
+    variant for RT", v5.15), whose waiters sit in a tree instead: LookupError, the caller says so.
+    """
+    from drgn.helpers.linux.list import list_for_each_entry
+
+    lock = lock[0] if lock.type_.unaliased_kind() == drgn.TypeKind.POINTER else lock
+    head = lock.member_("wait_list").address_of_()
+    lock.prog_.type("struct mutex_waiter").member("task")
+    return list_for_each_entry("struct mutex_waiter", head, "list")
+
+
+def thread_size(prog: drgn.Program) -> int | None:
+    """THREAD_SIZE, the size (and alignment) of a kernel stack (x86-64: 16 KiB, 32 KiB with KASAN).
+
+    A macro, so not in the debug info; what it sizes is: ``union thread_union`` when a unit uses it,
+    else the init task's stack between the linker symbols that bound it (``INIT_TASK_DATA`` places
+    ``__end_init_stack`` THREAD_SIZE after ``__start_init_stack``; ``__end_init_task`` after
+    ``init_thread_union`` before the symbols' rename to "init_stack" in the v6.x linker scripts).
+    None when neither is there.
+    """
+    try:
+        return int(prog.type("union thread_union").size or 0) or None
+    except LookupError:
+        pass
+    for start, end in (("__start_init_stack", "__end_init_stack"), ("init_thread_union", "__end_init_task")):
+        try:
+            size = int(prog.symbol(end).address) - int(prog.symbol(start).address)
+        except LookupError:
+            continue
+        if size > 0 and size & (size - 1) == 0:
+            return size
+    return None
 
 
 @dataclass(frozen=True)
