@@ -25,7 +25,7 @@ from collectors.ctf.feed import SyscallRows
 from collectors.ctf.reader import K_USER, Session, syscall_name
 from collectors.trace_input import open_trace
 from forensics.errors import InputError
-from forensics.types.spans import KernelTable, Mark, Ref, Span
+from forensics.types.spans import KernelTable, Mark, Ref, Span, SyscallTable
 from forensics.types.trace import TraceEvent
 from forensics.types.trace_batch import EventBatch
 
@@ -77,12 +77,8 @@ class KernelKeeper:
         if feed is not None:
             feed(batch)
 
-    def table(
-        self,
-        extra: tuple[tuple[npt.NDArray[np.int64], ...], npt.NDArray[np.float64], Callable[[int], Ref]] | None = None,
-        syscall_names: Callable[[int], str] | None = None,
-    ) -> KernelTable:
-        """The kept rows as a :class:`KernelTable`; ``extra`` adds rows (syscalls: cols, ts, ref) merged by time."""
+    def table(self, syscalls: SyscallTable | None = None) -> KernelTable:
+        """The kept rows as a :class:`KernelTable` (in time order), with the syscall events when there are."""
         n_cols = 8
         cols = [
             np.concatenate([c[k] for c in self.cols]) if self.cols else np.zeros(0, dtype=np.int64)
@@ -92,19 +88,16 @@ class KernelKeeper:
         n_kernel = len(ts)
         starts = np.array([first for first, _e in self.events] + [n_kernel], dtype=np.int64)
         events = [e for _f, e in self.events]
-        ref_extra = None
-        if extra is not None and len(extra[1]):
-            ecols, ets, ref_extra = extra
-            order, ts, cols = _merge_by_time(ts, ets, cols, list(ecols))
-        else:
-            order, ts, cols = _merge_by_time(ts, ts[:0], cols, [c[:0] for c in cols])
+        if bool(np.any(ts[1:] < ts[:-1])):  # a text trace's CPUs may interleave out of order
+            order = np.argsort(ts, kind="stable")
+            cols = [c[order] for c in cols]
+            ts = ts[order]
+        else:  # an LTTng session's rows are merged in time order by the reader
+            order = np.arange(n_kernel)
         source = self.source
 
         def ref(i: int) -> Ref:
             orig = int(order[i])
-            if orig >= n_kernel:
-                assert ref_extra is not None
-                return ref_extra(orig - n_kernel)
             b = int(np.searchsorted(starts, orig, side="right")) - 1
             ev = events[b](orig - int(starts[b]))
             text = ev.line.decode("utf-8", "replace")
@@ -127,53 +120,12 @@ class KernelKeeper:
             state=cols[6],
             ref=ref,
             comm=lambda tid: comms.get(tid, f"TID {tid}"),
-            syscall_name=syscall_names or (lambda _i: "?"),
-            has_syscalls=extra is not None and len(extra[1]) > 0,
+            syscalls=syscalls,
         )
 
 
-def _merge_by_time(
-    a_ts: npt.NDArray[np.float64],
-    b_ts: npt.NDArray[np.float64],
-    a_cols: list[npt.NDArray[np.int64]],
-    b_cols: list[npt.NDArray[np.int64]],
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], list[npt.NDArray[np.int64]]]:
-    """Rows ``a`` then ``b`` in time order, ``a`` first among equal times (a stable sort): order, times, columns.
-
-    Each side is already in time order on a CTF session (the reader merges its streams): then the two are
-    merged by where each row lands, without sorting 2 M rows again; else sorted.
-    """
-    n, m = len(a_ts), len(b_ts)
-    if bool(np.any(a_ts[1:] < a_ts[:-1])) or bool(np.any(b_ts[1:] < b_ts[:-1])):
-        ts = np.concatenate([a_ts, b_ts])
-        order = np.argsort(ts, kind="stable")
-        return order, ts[order], [np.concatenate([a, b])[order] for a, b in zip(a_cols, b_cols, strict=True)]
-    if not m:
-        return np.arange(n), a_ts, a_cols
-    at_a = np.arange(n) + np.searchsorted(b_ts, a_ts, side="left")
-    at_b = np.arange(m) + np.searchsorted(a_ts, b_ts, side="right")
-    order = np.empty(n + m, dtype=np.int64)
-    order[at_a] = np.arange(n)
-    order[at_b] = np.arange(n, n + m)
-    ts = np.empty(n + m, dtype=np.float64)
-    ts[at_a] = a_ts
-    ts[at_b] = b_ts
-    cols = []
-    for a, b in zip(a_cols, b_cols, strict=True):
-        col = np.empty(n + m, dtype=np.int64)
-        col[at_a] = a
-        col[at_b] = b
-        cols.append(col)
-    return order, ts, cols
-
-
-def ctf_syscalls(
-    session: Session, sys_rows: SyscallRows
-) -> tuple[
-    tuple[tuple[npt.NDArray[np.int64], ...], npt.NDArray[np.float64], Callable[[int], Ref]], Callable[[int], str]
-]:
-    """Syscall entry/exit rows of a CTF session as extra kernel-table rows, and the name of each name id."""
-    n = len(sys_rows.ts)
+def ctf_syscalls(session: Session, sys_rows: SyscallRows) -> SyscallTable:
+    """The syscall entry/exit rows of a CTF session as a :class:`SyscallTable`."""
     width = sys_rows.width
     names: list[str] = []
     ids: dict[str, int] = {}
@@ -187,18 +139,6 @@ def ctf_syscalls(
             ids[name] = len(names)
             names.append(name)
         lookup[key] = ids[name]
-    z = np.zeros(n, dtype=np.int64)
-    cols = (
-        sys_rows.kind.astype(np.int64),
-        sys_rows.cpu.astype(np.int64),
-        z,
-        z,
-        z,
-        z,
-        lookup[sys_rows.key],
-        sys_rows.off,
-    )
-    ts = sys_rows.ts / 1e9
 
     def ref(k: int) -> Ref:
         key = int(sys_rows.key[k])
@@ -206,7 +146,14 @@ def ctf_syscalls(
             session, int(sys_rows.ts[k]), int(sys_rows.cpu[k]), int(sys_rows.off[k]), key % width, key // width
         )
 
-    return (cols, ts, ref), lambda i: names[i] if 0 <= i < len(names) else "?"
+    return SyscallTable(
+        sys_rows.kind,
+        sys_rows.ts / 1e9,
+        sys_rows.cpu,
+        lookup[sys_rows.key],
+        ref,
+        lambda i: names[i] if 0 <= i < len(names) else "?",
+    )
 
 
 def _ctf_ref(session: Session, ts_ns: int, cpu: int, off: int, eid: int, stream: int) -> Ref:

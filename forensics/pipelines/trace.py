@@ -238,12 +238,12 @@ def analyse_trace_file(
     if keeper is not None:
         from forensics.pipelines.spans import run_spans
 
-        extra = names = None
+        syscalls = None
         if ctf is not None:
             from collectors.spans import ctf_syscalls
 
-            extra, names = ctf_syscalls(ctf.session, ctf.syscalls())
-        table = keeper.table(extra, names)
+            syscalls = ctf_syscalls(ctf.session, ctf.syscalls())
+        table = keeper.table(syscalls)
         span_report, span_found, figures = run_spans(trace_file, opts, table, ctf)
         findings = [*findings, *span_found]
     # Threads that serve request spans are latency-sensitive waiters (detectors/sched/harm.py).
