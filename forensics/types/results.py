@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from forensics.types.profile import Profile, ProfileStack
     from forensics.types.sched import ParseSummary, TraceAnalysis
     from forensics.types.spans import GanttChart, SpanReport
-    from forensics.types.vmcore import CrashSnapshot
+    from forensics.types.vmcore import CrashSnapshot, Taint
 
 
 class SourceResult:
@@ -141,6 +141,7 @@ class VmcoreResult:
     reports: tuple[KernelReport, ...]
     incident: Incident
     dmesg_path: str | None
+    taint: Taint | NotAvailable  # the snapshot's taint mask decoded
 
 
 @dataclass(frozen=True)

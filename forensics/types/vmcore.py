@@ -492,3 +492,12 @@ class CrashSnapshot:
             if layout.name == type_name:
                 return layout
         return None
+
+
+@dataclass(frozen=True)
+class Taint:
+    """The crashed kernel's taint: ``tainted_mask``, its letters in the kernel's order and what each means."""
+
+    mask: int
+    letters: str
+    flags: tuple[str, ...]  # "O: externally-built (out-of-tree) module was loaded", ...
