@@ -7,14 +7,13 @@ import json
 from collections import Counter
 from typing import Any
 
-from detectors.vmcore.nullfield import FaultAnalysis, FieldRef
 from forensics.model import NotAvailable
 from forensics.report.document import Block, BulletList, Code, Document, Lines, Paragraph, Section, Table, to_markdown
 from forensics.report.formats import Destination
 from forensics.report.markdown import md_escape, render_markdown
 from forensics.serialize import incident_to_dict, json_value
 from forensics.types.results import VmcoreResult
-from forensics.types.vmcore import CrashSnapshot, Frame, ValueRead
+from forensics.types.vmcore import CrashSnapshot, FaultAnalysis, FieldRef, Frame, ValueRead
 
 VMCORE_SCHEMA = "kforensic.vmcore/1"
 LOG_TAIL = 25
