@@ -56,8 +56,14 @@ lint: $(VENV)/.installed-dev
 typecheck: $(VENV)/.installed-dev
 	$(BIN)/mypy
 
+# pytest-xdist: one worker per core plus one, because the live tests spend minutes waiting on real time
+# (slab-watch windows, a Prometheus scraping): the extra worker keeps both cores busy meanwhile.
+# --dist loadgroup keeps each xdist_group on one worker (the leak tests and their controls, in turn).
+# PYTEST_WORKERS=0 runs everything in one process.
+PYTEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
+
 pytest: $(VENV)/.installed-dev
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadgroup
 
 test: lint typecheck pytest
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from collectors.inputs import open_input
@@ -37,8 +38,25 @@ class LogIdentity:
 def parse_identity(head: bytes) -> LogIdentity:
     """The releases (boot banners) and hosts (syslog prefixes) named in ``head``."""
     releases = dict.fromkeys(m.group(1).decode("utf-8", "replace") for m in _BANNER.finditer(head))
-    hosts = dict.fromkeys(m.group(1).decode("utf-8", "replace") for m in _SYSLOG_HOST.finditer(head))
+    hosts = dict.fromkeys(host.decode("utf-8", "replace") for host in _syslog_hosts(head))
     return LogIdentity(tuple(releases), tuple(hosts))
+
+
+def _syslog_hosts(head: bytes) -> Iterator[bytes]:
+    """The host of each line with a syslog prefix, in order (what ``_SYSLOG_HOST.finditer`` gives).
+
+    Only the lines that say `` kernel: `` are tried: the pattern, anchored at line starts, would otherwise
+    be tried at every byte (~7 ms for the 1 MB head of a console log with no syslog prefix at all).
+    """
+    tried = -1
+    at = head.find(b" kernel: ")
+    while at >= 0:
+        start = head.rfind(b"\n", 0, at) + 1
+        if start != tried:
+            tried = start
+            if (m := _SYSLOG_HOST.match(head, start)) is not None:
+                yield m.group(1)
+        at = head.find(b" kernel: ", at + 1)
 
 
 def read_identity(name: str) -> LogIdentity:

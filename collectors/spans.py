@@ -21,10 +21,11 @@ import numpy as np
 import numpy.typing as npt
 
 from collectors.ctf import decode as d
-from collectors.ctf.reader import K_SYSCALL_ENTRY, K_SYSCALL_EXIT, K_USER, Session, syscall_name
+from collectors.ctf.feed import SyscallRows
+from collectors.ctf.reader import K_USER, Session, syscall_name
 from collectors.trace_input import open_trace
 from forensics.errors import InputError
-from forensics.types.spans import KernelTable, Mark, Ref, Span
+from forensics.types.spans import KernelTable, Mark, Ref, Span, SyscallTable
 from forensics.types.trace import TraceEvent
 from forensics.types.trace_batch import EventBatch
 
@@ -76,12 +77,8 @@ class KernelKeeper:
         if feed is not None:
             feed(batch)
 
-    def table(
-        self,
-        extra: tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], Callable[[int], Ref]] | None = None,
-        syscall_names: Callable[[int], str] | None = None,
-    ) -> KernelTable:
-        """The kept rows as a :class:`KernelTable`; ``extra`` adds rows (syscalls: cols, ts, ref) merged by time."""
+    def table(self, syscalls: SyscallTable | None = None) -> KernelTable:
+        """The kept rows as a :class:`KernelTable` (in time order), with the syscall events when there are."""
         n_cols = 8
         cols = [
             np.concatenate([c[k] for c in self.cols]) if self.cols else np.zeros(0, dtype=np.int64)
@@ -91,21 +88,16 @@ class KernelKeeper:
         n_kernel = len(ts)
         starts = np.array([first for first, _e in self.events] + [n_kernel], dtype=np.int64)
         events = [e for _f, e in self.events]
-        ref_extra = None
-        if extra is not None and len(extra[1]):
-            ecols, ets, ref_extra = extra
-            cols = [np.concatenate([cols[k], ecols[k]]) for k in range(n_cols)]
-            ts = np.concatenate([ts, ets])
-        order = np.argsort(ts, kind="stable")
-        cols = [c[order] for c in cols]
-        ts = ts[order]
+        if bool(np.any(ts[1:] < ts[:-1])):  # a text trace's CPUs may interleave out of order
+            order = np.argsort(ts, kind="stable")
+            cols = [c[order] for c in cols]
+            ts = ts[order]
+        else:  # an LTTng session's rows are merged in time order by the reader
+            order = np.arange(n_kernel)
         source = self.source
 
         def ref(i: int) -> Ref:
             orig = int(order[i])
-            if orig >= n_kernel:
-                assert ref_extra is not None
-                return ref_extra(orig - n_kernel)
             b = int(np.searchsorted(starts, orig, side="right")) - 1
             ev = events[b](orig - int(starts[b]))
             text = ev.line.decode("utf-8", "replace")
@@ -128,55 +120,47 @@ class KernelKeeper:
             state=cols[6],
             ref=ref,
             comm=lambda tid: comms.get(tid, f"TID {tid}"),
-            syscall_name=syscall_names or (lambda _i: "?"),
-            has_syscalls=extra is not None and len(extra[1]) > 0,
+            syscalls=syscalls,
         )
 
 
-def ctf_syscalls(
-    session: Session, rows: npt.NDArray[np.int64], owner: npt.NDArray[np.int64]
-) -> tuple[tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], Callable[[int], Ref]], Callable[[int], str]]:
-    """Syscall entry/exit rows of a CTF session as extra kernel-table rows, and the name of each name id."""
-    sel = np.flatnonzero((rows[:, d.R_KIND] == K_SYSCALL_ENTRY) | (rows[:, d.R_KIND] == K_SYSCALL_EXIT))
-    n = len(sel)
+def ctf_syscalls(session: Session, sys_rows: SyscallRows) -> SyscallTable:
+    """The syscall entry/exit rows of a CTF session as a :class:`SyscallTable`."""
+    width = sys_rows.width
     names: list[str] = []
     ids: dict[str, int] = {}
-    # The name id of each (stream, event id) pair met: one Python step per pair, not per row.
-    width = int(rows[sel, d.R_EID].max()) + 1 if n else 1
-    pair = owner[sel] * width + rows[sel, d.R_EID]
-    uniq, inverse = np.unique(pair, return_inverse=True)
-    lookup = np.empty(len(uniq), dtype=np.int64)
-    for k, key in enumerate(uniq.tolist()):
+    # The name id of each (stream, event id) key met: one Python step per key (in key order), not per row.
+    lookup = np.full(len(session.streams) * width, -1, dtype=np.int64)
+    met = np.zeros(len(lookup), dtype=np.bool_)
+    met[sys_rows.key] = True
+    for key in np.flatnonzero(met).tolist():
         name = syscall_name(session.event_name(key // width, key % width))
         if name not in ids:
             ids[name] = len(names)
             names.append(name)
-        lookup[k] = ids[name]
-    state = lookup[inverse.ravel()] if n else np.zeros(0, dtype=np.int64)
-    z = np.zeros(n, dtype=np.int64)
-    cols = (rows[sel, d.R_KIND].copy(), rows[sel, d.R_CPU].copy(), z, z, z, z, state, rows[sel, d.R_OFF].copy())
-    ts = rows[sel, d.R_TS].astype(np.float64) / 1e9
+        lookup[key] = ids[name]
 
     def ref(k: int) -> Ref:
-        r = int(sel[k])
-        return _ctf_ref(session, rows[r], int(owner[r]))
+        key = int(sys_rows.key[k])
+        return _ctf_ref(
+            session, int(sys_rows.ts[k]), int(sys_rows.cpu[k]), int(sys_rows.off[k]), key % width, key // width
+        )
 
-    return (tuple(cols), ts, ref), lambda i: names[i] if 0 <= i < len(names) else "?"  # type: ignore[return-value]
-
-
-def _ctf_ref(session: Session, row: npt.NDArray[np.int64], stream: int) -> Ref:
-    label = session.stream_label(stream)
-    off = int(row[d.R_OFF])
-    ts = int(row[d.R_TS]) / 1e9
-    name = session.event_name(stream, int(row[d.R_EID]))
-    return Ref(
-        ts,
-        int(row[d.R_CPU]),
-        f"{label}+{off}",
-        f"{label}+{off} [{int(row[d.R_CPU]):03d}] {ts:.9f}: {name}",
-        off,
-        str(session.root),
+    return SyscallTable(
+        sys_rows.kind,
+        sys_rows.ts / 1e9,
+        sys_rows.cpu,
+        lookup[sys_rows.key],
+        ref,
+        lambda i: names[i] if 0 <= i < len(names) else "?",
     )
+
+
+def _ctf_ref(session: Session, ts_ns: int, cpu: int, off: int, eid: int, stream: int) -> Ref:
+    label = session.stream_label(stream)
+    ts = ts_ns / 1e9
+    name = session.event_name(stream, eid)
+    return Ref(ts, cpu, f"{label}+{off}", f"{label}+{off} [{cpu:03d}] {ts:.9f}: {name}", off, str(session.root))
 
 
 def ust_marks(
@@ -208,7 +192,7 @@ def ust_marks(
             no_tid += 1
         text = session.text(stream, v[1], v[2]).decode("utf-8", "replace") if v[2] > 0 else name
         ident = v[3] if has_id[key] else None
-        ref = _ctf_ref(session, row, stream)
+        ref = _ctf_ref(session, int(row[d.R_TS]), int(row[d.R_CPU]), int(row[d.R_OFF]), eid, stream)
         excerpt = f"{ref.text} {text!r}" + (f" id={ident}" if ident is not None else "") + f" vtid={tid}"
         marks.append(Mark(ref.ts, tid, text, ident, Ref(ref.ts, ref.cpu, ref.where, excerpt, ref.line_no, ref.source)))
     if no_tid:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Annotated
 
 import typer
+from typer.models import TyperPath
 
 from forensics import __version__
 from forensics.errors import ExitCode, InputError, KforensicError
@@ -240,14 +241,27 @@ def _sqlite_cause(exc: BaseException, kind: type[BaseException]) -> BaseExceptio
     return None
 
 
+def _reading_for_itself(command: object) -> None:
+    """Leave "may this file be read" to kforensic's readers, not to the option parser.
+
+    Typer's path parameters default to ``readable=True``: the parser then refuses
+    an unreadable input as a bad parameter (exit 2, usage), where a file the user
+    may not read is bad input (exit 3, "cannot access PATH: Permission denied"),
+    as every reader says it. Existence and file/directory checks stay.
+    """
+    for sub in getattr(command, "commands", {}).values():
+        _reading_for_itself(sub)
+    for param in getattr(command, "params", ()):
+        if isinstance(param.type, TyperPath):
+            param.type.readable = False
+
+
 def main() -> None:
     """Entry point of the ``kforensic`` console script.
 
     Every way a run can end goes through here with its documented exit code,
     ``--debug`` only adds the traceback (it never changes the code).
     """
-    import sqlite3
-
     # A run allocates millions of objects (the imports of typer, rich, numpy and numba; the readers' records),
     # next to none in cycles: collecting the young ones every 700 allocations (the default) cost 0.03-0.07 s
     # of CPU per warm `kforensic trace` (240 collections); every 50,000 costs next to nothing.
@@ -256,7 +270,9 @@ def main() -> None:
     debug = "--debug" in argv
     _refill_standard_streams()
     try:
-        code = make_app(_requested(argv))(prog_name="kforensic", standalone_mode=False)
+        command = typer.main.get_command(make_app(_requested(argv)))
+        _reading_for_itself(command)
+        code = command(prog_name="kforensic", standalone_mode=False)
     except KforensicError as exc:
         if debug:
             _show_traceback()
@@ -290,6 +306,8 @@ def main() -> None:
     except Exception as exc:  # the boundary: anything else is a bug, said in one line
         if debug:
             _show_traceback()
+        import sqlite3  # here, not at start-up: most commands never open a store
+
         store_error = _sqlite_cause(exc, sqlite3.DatabaseError)
         if store_error is not None:
             # A damaged store can fail on any query (pandas wraps the error), not only when it is opened.

@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 from pathlib import Path
+from typing import assert_never
 
 from forensics.errors import ExitCode
 from forensics.model import Incident, Severity
 from forensics.report.formats import IncidentRenderer, OutputFormat, render
+from forensics.types.results import (
+    CpuTimelineFigure,
+    Figure,
+    FigureDirectory,
+    SeriesFigure,
+    SpanGanttFigure,
+    SpanHistogramFigure,
+)
 
 
 def _to_stdout(text: str) -> None:
@@ -52,6 +62,33 @@ def deliver(text: str, output: Path | None, *, force: bool | None = None) -> Non
     from forensics.output import write_atomic
 
     write_atomic(output, text, force=force)
+
+
+def write_figures(figures: Iterable[Figure]) -> None:
+    """Draw and write a result's figures in order (PNG, atomically, 0600); make each plot directory first."""
+    from forensics.output import output_directory, write_atomic
+
+    for figure in figures:
+        if isinstance(figure, FigureDirectory):
+            output_directory(figure.path)
+        elif isinstance(figure, SeriesFigure):
+            from forensics.leakplots import render_png
+
+            write_atomic(figure.path, render_png(figure))
+        elif isinstance(figure, SpanHistogramFigure):
+            from forensics.spanplots import histogram_png
+
+            write_atomic(figure.path, histogram_png(figure.report))
+        elif isinstance(figure, SpanGanttFigure):
+            from forensics.spanplots import gantt_png
+
+            write_atomic(figure.path, gantt_png(figure.charts))
+        elif isinstance(figure, CpuTimelineFigure):
+            from forensics.report.cpu_timeline import timeline_png
+
+            write_atomic(figure.path, timeline_png(figure.analysis, figure.runs, figure.title))
+        else:
+            assert_never(figure)
 
 
 def render_for(incident: Incident, fmt: OutputFormat, output: Path | None) -> str:

@@ -1,34 +1,20 @@
 """PNG plots of flagged caches and meminfo fields: window medians over time and the fitted trend.
 
 matplotlib (Agg backend, no display needed) is imported inside the functions:
-importing this module costs nothing.  Files are written atomically, mode 0600
-(they show kernel memory use).
+importing this module costs nothing.  The delivery step (forensics/delivery.py)
+writes the bytes atomically, mode 0600 (they show kernel memory use).
 """
 
 from __future__ import annotations
 
 import io
-import re
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from forensics.output import output_directory, write_atomic
-from forensics.types.results import Plot
-
 if TYPE_CHECKING:
-    from detectors.leaks.judge import SeriesVerdict
-
-#: At most this many plots per run: the worst series first.
-MAX_PLOTS = 12
+    from forensics.types.results import SeriesFigure
 
 
-def plot_file_name(kind: str, name: str) -> str:
-    """A safe file name for a series' plot, e.g. ``cache-kmalloc-64.png``."""
-    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "series"
-    return f"{kind}-{safe}.png"
-
-
-def render_png(verdict: SeriesVerdict, title: str) -> bytes:
+def render_png(figure: SeriesFigure) -> bytes:
     """One series as a PNG: window medians, the judged part's Theil–Sen trend, MiB over UTC time."""
     import datetime as dt
 
@@ -38,24 +24,20 @@ def render_png(verdict: SeriesVerdict, title: str) -> bytes:
     import matplotlib.dates as mdates
     import matplotlib.pyplot as plt
 
-    f = verdict.features
     # matplotlib dates are days since its epoch, 1970-01-01 UTC by default (what date2num computes).
-    times = verdict.grid_walls / 86400.0
+    times = figure.walls / 86400.0
     fig, ax = plt.subplots(figsize=(8, 3.6), dpi=100)
     try:
-        ax.plot(times, verdict.grid_values / 2**20, marker=".", linewidth=1, label="window medians")
-        judged = verdict.grid_walls >= verdict.since_wall
-        hours = (verdict.grid_walls[judged] - verdict.origin_wall) / 3600.0
-        if len(hours):
-            trend = (f.ts_intercept + f.ts_slope * hours) / 2**20
+        ax.plot(times, figure.values / 2**20, marker=".", linewidth=1, label="window medians")
+        if len(figure.trend):
             ax.plot(
-                times[judged],
-                trend,
+                times[figure.judged],
+                figure.trend / 2**20,
                 linestyle="--",
                 color="tab:red",
-                label=f"trend {verdict.rate / 1024:,.0f} KB/h ({verdict.grade.value})",
+                label=figure.trend_label,
             )
-        ax.set_title(title, fontsize=10)
+        ax.set_title(figure.title, fontsize=10)
         ax.set_ylabel("MiB")
         # matplotlib ships no annotation for DateFormatter.__init__.
         ax.xaxis.set_major_formatter(mdates.DateFormatter("%m-%d %H:%M", tz=dt.UTC))  # type: ignore[no-untyped-call]
@@ -69,17 +51,3 @@ def render_png(verdict: SeriesVerdict, title: str) -> bytes:
     finally:
         plt.close(fig)
     return buffer.getvalue()
-
-
-def write_plots(verdicts: list[tuple[str, SeriesVerdict]], directory: Path) -> list[Plot]:
-    """Write one PNG per (kind, verdict), worst first, at most :data:`MAX_PLOTS`; return what was written."""
-    output_directory(directory)
-    written = []
-    for kind, verdict in verdicts[:MAX_PLOTS]:
-        path = directory / plot_file_name(kind, verdict.name)
-        title = f"{verdict.name}: {verdict.verdict.reason}"
-        if len(title) > 90:
-            title = title[:87] + "..."
-        write_atomic(path, render_png(verdict, title))
-        written.append(Plot(verdict.name, kind, path))
-    return written

@@ -236,3 +236,28 @@ def open_program(case: VmcoreCase, modules: bool = False) -> Any:
         with contextlib.suppress(drgn.MissingDebugInfoError):  # modules of the kernel without their .ko
             prog.load_debug_info([str(p) for p in case.module_debug], default=True)
     return prog
+
+
+def without_pages(dump: Path, pfns: set[int], out: Path) -> None:
+    """A copy of a kdump-compressed dump with these page frames filtered out, as makedumpfile excludes a page.
+
+    Each page stays in the first bitmap (RAM) and leaves the second (dumped); its descriptor leaves
+    the table, whose entries are looked up by rank among the dumped pages.  Frames the dump does
+    not hold are skipped.
+    """
+    import struct
+
+    data = bytearray(dump.read_bytes())
+    block_size, sub_hdr_size, bitmap_blocks = struct.unpack_from("<iiI", data, 428)
+    bitmap2 = (1 + sub_hdr_size) * block_size + bitmap_blocks * block_size // 2
+    table = (1 + sub_hdr_size) * block_size + bitmap_blocks * block_size
+    for pfn in sorted(pfns, reverse=True):
+        if not data[bitmap2 + pfn // 8] >> (pfn % 8) & 1:
+            continue
+        rank = int.from_bytes(data[bitmap2 : bitmap2 + pfn // 8], "little").bit_count()
+        rank += bin(data[bitmap2 + pfn // 8] & ((1 << (pfn % 8)) - 1)).count("1")
+        count = int.from_bytes(data[bitmap2:table], "little").bit_count()
+        data[bitmap2 + pfn // 8] &= ~(1 << (pfn % 8)) & 0xFF
+        entries = table + rank * 24
+        data[entries : table + (count - 1) * 24] = data[entries + 24 : table + count * 24]
+    out.write_bytes(bytes(data))

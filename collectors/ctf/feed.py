@@ -11,7 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from collectors.ctf import decode as d
-from collectors.ctf.reader import K_SYSCALL_ENTRY, Session, kernel_batch
+from collectors.ctf.reader import K_SYSCALL_ENTRY, K_SYSCALL_EXIT, K_USER, Session, kernel_batch
 from collectors.prefetch import prefetched
 from collectors.trace_input import TraceStream
 from forensics.model import SourceRecord
@@ -28,6 +28,37 @@ class BatchSink(Protocol):
 
 
 @dataclass
+class SyscallRows:
+    """The syscall entry/exit rows kept for the span breakdown, narrow: what it reads and what a citation needs.
+
+    ``key`` is ``stream * width + event id`` (``width``: the most event ids of a trace), which names the event.
+    A session recorded with ``--syscall -a`` has mostly these rows: kept as 13 int64 columns they were
+    most of the run's memory.
+    """
+
+    kind: npt.NDArray[np.int8]
+    cpu: npt.NDArray[np.int32]
+    ts: npt.NDArray[np.int64]  # ns
+    off: npt.NDArray[np.int64]  # byte offset in the stream file
+    key: npt.NDArray[np.int32]
+    width: int
+
+    @staticmethod
+    def take(
+        rows: npt.NDArray[np.int64], owner: npt.NDArray[np.int64], sel: npt.NDArray[np.intp], width: int
+    ) -> SyscallRows:
+        """The rows ``sel`` of a chunk."""
+        return SyscallRows(
+            rows[sel, d.R_KIND].astype(np.int8),
+            rows[sel, d.R_CPU].astype(np.int32),
+            rows[sel, d.R_TS],
+            rows[sel, d.R_OFF],
+            (owner[sel] * width + rows[sel, d.R_EID]).astype(np.int32),
+            width,
+        )
+
+
+@dataclass
 class CtfRead:
     """What reading a session gave: the stream record, the reader counts, and the rows kept."""
 
@@ -35,18 +66,39 @@ class CtfRead:
     stream: TraceStream
     counts: ParseCounts
     kept: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]] = field(default_factory=list)
+    kept_syscalls: list[SyscallRows] = field(default_factory=list)
 
     def rows(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-        """The kept rows (all kinds, time order) and the stream index of each (joined once, then kept joined)."""
+        """The kept user-space rows (time order) and the stream index of each (joined once, then kept joined)."""
         if not self.kept:
             return np.zeros((0, d.N_ROWCOLS), dtype=np.int64), np.zeros(0, dtype=np.int64)
         if len(self.kept) > 1:
             self.kept = [(np.concatenate([r for r, _o in self.kept]), np.concatenate([o for _r, o in self.kept]))]
         return self.kept[0]
 
+    def syscalls(self) -> SyscallRows:
+        """The kept syscall rows (time order), joined once."""
+        width = self.key_width()
+        parts = self.kept_syscalls
+        if len(parts) != 1:
+            joined = SyscallRows(
+                np.concatenate([p.kind for p in parts]) if parts else np.zeros(0, dtype=np.int8),
+                np.concatenate([p.cpu for p in parts]) if parts else np.zeros(0, dtype=np.int32),
+                np.concatenate([p.ts for p in parts]) if parts else np.zeros(0, dtype=np.int64),
+                np.concatenate([p.off for p in parts]) if parts else np.zeros(0, dtype=np.int64),
+                np.concatenate([p.key for p in parts]) if parts else np.zeros(0, dtype=np.int32),
+                width,
+            )
+            self.kept_syscalls = parts = [joined]
+        return parts[0]
+
+    def key_width(self) -> int:
+        """The ``width`` of :class:`SyscallRows` keys for this session."""
+        return max((t.want.shape[1] for t in self.session.traces), default=1)
+
 
 def feed_session(session: Session, sink: BatchSink, keep: bool = False) -> CtfRead:
-    """Read ``session`` in time order; kernel rows go to ``sink``; ``keep`` keeps every row."""
+    """Read ``session`` in time order; kernel rows go to ``sink``; ``keep`` keeps the user-space and syscall rows."""
     path = str(session.root)
     counts = ParseCounts(layout="ctf")
     _name, major, minor = next((t.meta.tracer for t in session.traces if t.meta.domain == "kernel"), ("", 0, 0))
@@ -55,31 +107,36 @@ def feed_session(session: Session, sink: BatchSink, keep: bool = False) -> CtfRe
     counts.tracer = None
     seen_waking = False
     read = CtfRead(session, TraceStream(path, _kind(session), iter(()), []), counts)
+    width = read.key_width()
     # The files' hashes (evidence) computed meanwhile: hashlib lets the reader and the engine run.
     records: list[list[SourceRecord] | BaseException] = []
     hasher = threading.Thread(
         target=_collect, args=(session.source_records, records), name="kforensic-ctf-hash", daemon=True
     )
     hasher.start()
-    for chunk, chunk_owner in _prefetched(session.rows()):
-        if keep:
-            read.kept.append((chunk, chunk_owner))
+    for rows, owner in _prefetched(session.rows()):
+        kinds = rows[:, d.R_KIND]
+        if keep:  # the span breakdown's rows: user-space marks whole, syscalls narrow
+            user = np.flatnonzero(kinds == K_USER)
+            if len(user):
+                read.kept.append((rows[user], owner[user]))
+            sys_rows = np.flatnonzero((kinds == K_SYSCALL_ENTRY) | (kinds == K_SYSCALL_EXIT))
+            if len(sys_rows):
+                read.kept_syscalls.append(SyscallRows.take(rows, owner, sys_rows, width))
         if sink.done:
             if not keep:  # the window ended: nothing more to analyse
                 break
             continue
-        rows, owner = chunk, chunk_owner
-        kinds = rows[:, d.R_KIND]
+        wanted = kinds < K_SYSCALL_ENTRY  # the engine's rows: kernel events, less the wakeups a waking makes redundant
         if not seen_waking:
             first = np.flatnonzero(kinds == Kind.WAKING)
             if len(first):
                 seen_waking = True
-                drop = (kinds == Kind.WAKEUP) & (np.arange(len(kinds)) > first[0])
-                rows, owner = rows[~drop], owner[~drop]
+                wanted &= (kinds != Kind.WAKEUP) | (np.arange(len(kinds)) <= first[0])
         else:
-            drop = kinds == Kind.WAKEUP
-            rows, owner = rows[~drop], owner[~drop]
-        batch = kernel_batch(session, rows, owner, shift_wakeup)
+            wanted &= kinds != Kind.WAKEUP
+        sel = np.flatnonzero(wanted)
+        batch = kernel_batch(session, rows[sel], owner[sel], shift_wakeup)
         counts.used += len(batch)
         if len(batch):
             sink.feed(batch)
@@ -127,10 +184,3 @@ def _kind(session: Session) -> str:
     domains = sorted({t.meta.domain for t in session.traces})
     tracers = sorted({f"{t.meta.tracer[0]} {t.meta.tracer[1]}.{t.meta.tracer[2]}" for t in session.traces})
     return f"LTTng CTF ({'+'.join(domains)}; {', '.join(tracers)}; clock {session.traces[0].clock.name})"
-
-
-def user_rows(read: CtfRead) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-    """The UST and syscall rows kept (span sources and blocking syscalls)."""
-    rows, owner = read.rows()
-    keep = rows[:, d.R_KIND] >= K_SYSCALL_ENTRY
-    return rows[keep], owner[keep]

@@ -141,6 +141,11 @@ class StreamFile:
     first_ts: int = -1
     last_ts: int = -1
     lost_marks: list[tuple[int, int, int]] = field(default_factory=list)  # (ts ns, cpu, count) to insert
+    # The decoder's output arrays, reused call after call (fresh ones cost a page fault per 4 KB touched).
+    scratch: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros((0, d.N_ROWCOLS), dtype=np.int64))
+    scratch_packets: npt.NDArray[np.int64] = field(
+        default_factory=lambda: np.empty((PACKETS_PER_CALL, d.N_PKTCOLS), dtype=np.int64)
+    )
 
 
 @dataclass
@@ -300,10 +305,12 @@ class Session:
         """Decode the next packets of ``s`` into ``s.pending`` (timestamps in ns)."""
         t = self.traces[s.trace]
         lay = t.layouts
-        cap = ROWS_PER_CALL
+        cap = max(ROWS_PER_CALL, len(s.scratch))
+        packets = s.scratch_packets
         while True:  # np.empty: only the rows written are touched
-            rows = np.empty((cap, d.N_ROWCOLS), dtype=np.int64)
-            packets = np.empty((PACKETS_PER_CALL, d.N_PKTCOLS), dtype=np.int64)
+            if len(s.scratch) < cap:
+                s.scratch = np.empty((cap, d.N_ROWCOLS), dtype=np.int64)
+            rows = s.scratch
             st = np.zeros(d.N_STATE, dtype=np.int64)
             st[0] = cap
             st[7] = s.last_clock

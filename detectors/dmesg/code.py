@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from detectors.dmesg.lines import LogLine
 
-if TYPE_CHECKING:  # imported where a Code: line is decoded (forensics.types.vmcore is a large module to import)
+if TYPE_CHECKING:  # imported where a Code: line is decoded (capstone is a large module to import)
     from detectors.vmcore.disasm import Instruction
-    from forensics.types.vmcore import RegisterSet
+    from forensics.types.registers import RegisterSet
 
 #: Registers a call may change (System V x86-64 ABI): detectors.vmcore.disasm._CALLER_SAVED, not imported for it.
 _CALLER_SAVED = frozenset({"rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11"})
@@ -68,7 +68,7 @@ def registers(lines: Sequence[LogLine]) -> tuple[RegisterSet, int | None]:
     A report may print a second register block for user space after the call trace; only the first
     block of the kernel's own frame counts.
     """
-    from forensics.types.vmcore import RegisterSet
+    from forensics.types.registers import RegisterSet
 
     values: list[tuple[str, int]] = []
     seen: set[str] = set()
@@ -109,7 +109,7 @@ def _x86_bytes(text: str) -> tuple[bytes, int] | None:
 def _decode_x86(data: bytes, mark: int) -> tuple[list[Instruction], int] | None:
     """Instructions before and from the mark, and the index of the faulting one."""
     from detectors.vmcore.disasm import Instruction, decode
-    from forensics.types.vmcore import CodeBytes
+    from forensics.types.registers import CodeBytes
 
     # Only the faulting instruction and those before it are read to their operands and registers: the ones
     # after it are shown, decoded without capstone's detail (which costs ~50 us an instruction).

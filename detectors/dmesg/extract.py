@@ -14,6 +14,8 @@ import hashlib
 import re
 from collections.abc import Sequence
 
+from ahocorasick_rs import AhoCorasick, BytesAhoCorasick, MatchKind
+
 from detectors.dmesg.frames import (
     Frame,
     function_name,
@@ -226,14 +228,18 @@ _HEADER_HINTS = (
 )  # fmt: skip
 
 
-_HEADER_HINT = re.compile("|".join(map(re.escape, _HEADER_HINTS)))
-#: The same on raw bytes, to pass over lines without parsing them.
-HEADER_HINT_BYTES = re.compile("|".join(map(re.escape, _HEADER_HINTS)).encode())
+#: One automaton of the words (a regex alternation of them is tried at every character: ~2 us for a line,
+#: ~0.5 us this way).
+_HEADER_HINT = AhoCorasick(list(_HEADER_HINTS), matchkind=MatchKind.LeftmostFirst)
+#: The same on raw bytes, to pass over lines without parsing them (~170 us for 30 lines as a regex, 3.5 us
+#: this way).  Leftmost-first like the alternation; no word holds a newline, so every line with a word has
+#: a match.
+HEADER_HINT_SEARCH = BytesAhoCorasick([word.encode() for word in _HEADER_HINTS], matchkind=MatchKind.LeftmostFirst)
 
 
 def _may_be_header(body: str) -> bool:
     """Cheap check before trying the whole rule table on a line."""
-    return _HEADER_HINT.search(body) is not None
+    return bool(_HEADER_HINT.find_matches_as_indexes(body))
 
 
 def _follow(lines: Sequence[LogLine], path: tuple[Step, ...]) -> tuple[list[str], list[Frame]]:

@@ -18,24 +18,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from detectors.incident.deliberate import mark
 from detectors.incident.hypotheses import FREE_AT_CRASH
 from detectors.incident.timeline import foreign_sources
 from forensics.model import Fact, Finding, FindingKind, Incident, Severity, Subject, SubjectKind, finding_id
-
-
-@dataclass(frozen=True)
-class Correlation:
-    """Two or more findings found to be one problem (or to contradict each other)."""
-
-    rule: str
-    merged_into: str  # id of the finding that carries the merge
-    finding_ids: tuple[str, ...]
-    statement: str
-    contradiction: bool = False
-
+from forensics.types.incident import Correlation
 
 _EVENT_KINDS = (FindingKind.DMESG_OOM, FindingKind.DMESG_ALLOC_FAILURE)
 _LOCKUP_KINDS = (FindingKind.DMESG_LOCKUP, FindingKind.DMESG_SOFT_LOCKUP)

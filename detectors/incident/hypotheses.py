@@ -15,23 +15,11 @@ Findings of an input that cannot belong to the crashed boot or host (see
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from detectors.incident.deliberate import NEXT_STEPS, REQUESTED, WHO, deliberate_crash, is_deliberate
 from detectors.incident.timeline import foreign_sources
 from forensics.model import PROBLEM, Finding, FindingKind, Severity
-
-
-@dataclass(frozen=True)
-class Hypothesis:
-    """A possible root cause: what, how sure, the evidence for and against, how to confirm."""
-
-    rank: int
-    statement: str
-    confidence: float
-    supporting: tuple[str, ...]  # finding ids and citations
-    against: tuple[str, ...]
-    next_command: str
+from forensics.types.incident import Hypothesis
 
 
 def _cites(finding: Finding, n: int = 2) -> tuple[str, ...]:

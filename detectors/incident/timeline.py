@@ -17,7 +17,6 @@ contradiction finding) and its lane says so.
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
 
 from forensics.model import (
     BootTime,
@@ -30,97 +29,11 @@ from forensics.model import (
     Severity,
     Timestamp,
 )
+from forensics.types.incident import BOOT_LANE, UPTIME_LANE, WALL_LANE, Lane, TimelineEvent
 
-BOOT_LANE = "boot"  # wall times and times since boot, on one axis when the boot time is known
-WALL_LANE = "wall"  # wall times when the boot time is unknown
-UPTIME_LANE = "since boot"  # times since boot when the boot time is unknown
 _TRACE_PREFIX = "trace "
 # A log or dump line can be printed a little after the crash report starts (the panic's own lines).
 _AFTER_CRASH_SLACK = 2.0
-
-
-@dataclass(frozen=True)
-class Lane:
-    """One clock of the timeline: the events that can be ordered against each other."""
-
-    key: str
-    title: str  # a heading, e.g. "Boot (wall clock)" or "Trace t.dat"
-    label: str  # for people: which clock, and how its times were converted
-    converted: bool  # times are on the wall clock
-    contradiction: str | None = None  # why this input cannot belong to the incident's boot
-
-
-@dataclass(frozen=True)
-class TimelineEvent:
-    """One finding on the timeline: from its first to its last timestamped evidence, on one lane's clock."""
-
-    when: Timestamp  # the start, as the source recorded it
-    wall: float | None  # the start on the wall clock, when it can be known
-    uncertainty: float  # seconds, either way (0 for times recorded on the wall clock)
-    finding_id: str
-    title: str
-    cite: str  # the citation of the first evidence (source and locator)
-    excerpt: str  # its first line
-    end: Timestamp | None = None  # the last evidence's time, when it differs from the start
-    wall_end: float | None = None
-    lane: str = BOOT_LANE
-    severity: Severity = Severity.INFO
-    end_cite: str | None = None
-    kind: str = ""  # the finding's kind
-
-    @property
-    def duration(self) -> float:
-        """Seconds from the first to the last evidence (0 for an instant)."""
-        if self.end is None:
-            return 0.0
-        if self.wall is not None and self.wall_end is not None:
-            return self.wall_end - self.wall
-        return self.end.seconds - self.when.seconds
-
-    def when_text(self) -> str:
-        """The start for people: UTC wall time when known, else seconds on the source's clock."""
-        return _point_text(self.when, self.wall, self.uncertainty)
-
-    def end_text(self) -> str:
-        """The end for people ("" for an instant)."""
-        if self.end is None:
-            return ""
-        return _point_text(self.end, self.wall_end, self.uncertainty)
-
-    def start_in_lane(self) -> str:
-        """The start for a lane's table (the lane names the clock)."""
-        return _point_text(self.when, self.wall, self.uncertainty, in_lane=True)
-
-    def end_in_lane(self) -> str:
-        """The end for a lane's table ("" for an instant)."""
-        return "" if self.end is None else _point_text(self.end, self.wall_end, self.uncertainty, in_lane=True)
-
-    def duration_text(self) -> str:
-        """The duration for people ("instant" when the finding has one time)."""
-        return "instant" if self.end is None else _seconds_text(self.duration)
-
-
-def _point_text(ts: Timestamp, wall: float | None, uncertainty: float, *, in_lane: bool = False) -> str:
-    """A time: UTC on the wall clock (with the conversion's uncertainty), else seconds on the source's clock.
-
-    ``in_lane``: for a lane's table, whose heading names the clock (shorter).
-    """
-    if wall is not None:
-        stamp = dt.datetime.fromtimestamp(wall, tz=dt.UTC).isoformat(timespec="seconds")
-        if uncertainty <= 0:
-            return stamp
-        return stamp + (f" ±{uncertainty:.1f} s" if in_lane else f" (±{uncertainty:.1f} s)")
-    return f"{ts.seconds:.6f} s" + ("" if in_lane else " on the source's clock (since boot)")
-
-
-def _seconds_text(seconds: float) -> str:
-    if seconds < 1:
-        return f"{seconds * 1000:.3f} ms"
-    if seconds < 120:
-        return f"{seconds:.1f} s"
-    if seconds < 7200:
-        return f"{seconds / 60:.1f} min"
-    return f"{seconds / 3600:.1f} h"
 
 
 def _is_trace(ev: Evidence) -> bool:

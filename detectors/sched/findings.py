@@ -28,14 +28,10 @@ from forensics.model import (
     Timestamp,
     finding_id,
 )
+from forensics.units import fmt_ms
 
 DETECTOR = "detectors.sched"
 MAX_PER_RULE = 10  # findings per rule, worst first: a busy trace must not bury the report
-
-
-def fmt_ms(seconds: float) -> str:
-    """Seconds as milliseconds with microsecond precision, e.g. ``8.028 ms``."""
-    return f"{seconds * 1e3:.3f} ms"
 
 
 def _evidence(source: str, span: Span) -> tuple[Evidence, ...]:

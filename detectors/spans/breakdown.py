@@ -25,9 +25,8 @@ import re
 
 import numpy as np
 
-from detectors.spans.model import Breakdown, Part
 from forensics.model import NotAvailable
-from forensics.types.spans import IRQ_ENTRY, SWITCH, WAKES, KernelTable, Ref, Span
+from forensics.types.spans import IRQ_ENTRY, SWITCH, WAKES, Breakdown, KernelTable, Part, Ref, Span
 
 CHAIN_DEPTH = 3  # waker levels followed
 
@@ -227,7 +226,7 @@ def breakdown(t: KernelTable, span: Span) -> Breakdown:
                 )
                 what, by, extra = "blocked", None, {"state": st, "syscall": syscall}
                 if sc:
-                    cite = (ref, t.ref(sc[1]))
+                    cite = (ref, sc[1])
                     since = ev_ts
                     continue
             since, cite = ev_ts, (ref,)

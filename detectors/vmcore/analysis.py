@@ -20,6 +20,7 @@ from detectors.vmcore.findings import (
     null_field_finding,
     outsized_cache_findings,
 )
+from detectors.vmcore.heldlocks import held_lock_findings
 from detectors.vmcore.nullfield import FaultAnalysis, analyse_fault
 from detectors.vmcore.slab import slab_title
 from detectors.vmcore.why import spinning_function, why_findings
@@ -147,6 +148,7 @@ def analyse_snapshot(
             findings.append(null)
     findings += why_findings(snap)
     findings += blocked_task_findings(snap)
+    findings += held_lock_findings(snap, reports)
     findings += outsized_cache_findings(snap)
     findings += module_findings(snap, snap.backtrace)
     findings += log_findings

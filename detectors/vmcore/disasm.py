@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from forensics.types.vmcore import CodeBytes, RegisterSet
+from forensics.types.registers import CodeBytes, RegisterSet
 
 # Sub-registers name the 64-bit register they live in: a write to eax or al
 # changes rax as far as tracking a pointer is concerned.

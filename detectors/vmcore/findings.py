@@ -14,7 +14,7 @@ import shlex
 from dataclasses import dataclass
 
 from detectors.dmesg.taint import TAINT_FLAGS
-from detectors.incident.hypotheses import FREE_AT_CRASH, Hypothesis
+from detectors.incident.hypotheses import FREE_AT_CRASH
 from detectors.vmcore.nullfield import FaultAnalysis
 from forensics.model import (
     Clock,
@@ -31,6 +31,7 @@ from forensics.model import (
     Timestamp,
     finding_id,
 )
+from forensics.types.incident import Hypothesis
 from forensics.types.vmcore import CrashSnapshot, Frame, TaskInfo
 
 DETECTOR = "vmcore"
@@ -483,6 +484,11 @@ _SCHED_FRAMES = (
     "kthread",
     "ret_from_fork",
 )
+
+
+def own_function(name: str) -> bool:
+    """A function of the task's own code path, not the scheduler's, a lock's or the kthread machinery."""
+    return not name.startswith(_SCHED_FRAMES)
 
 
 def first_own_frame(task: TaskInfo) -> Frame | None:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from forensics.commands.common import DebugOption, FailOnOption, ForceOption, FormatOption, OutputOption, number_option
-from forensics.delivery import deliver, exit_status
+from forensics.delivery import deliver, exit_status, write_figures
 from forensics.errors import UsageError
 from forensics.pipelines.leaks import analyse_store
 from forensics.report.formats import OutputFormat, render
@@ -150,6 +150,7 @@ def leaks(
             raise UsageError(f"--min-rate {min_rate:g} must be more than 0", hint="give KB per hour, e.g. 256")
         thresholds = dataclasses.replace(thresholds, min_rate=min_rate * 1024)
     result = analyse_store(resolve_store_path(store), run, last_hours, thresholds, plots)
+    write_figures(result.figures)
     deliver(render(LeaksRenderer(), result, fmt, output), output)
     raise typer.Exit(int(exit_status(result.incident, fail_on)))
 

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from forensics.commands.common import DebugOption, FailOnOption, ForceOption, FormatOption, OutputOption
-from forensics.delivery import deliver, exit_status
+from forensics.delivery import deliver, exit_status, write_figures
 from forensics.errors import UsageError
 from forensics.report.formats import OutputFormat, render
 
 if TYPE_CHECKING:
-    from forensics.report.story import IncidentStory
+    from forensics.types.results import IncidentStory, SourceAnalysis
 
 EXAMPLE = """
 Example:
@@ -106,7 +106,7 @@ def report(
             hint="kforensic report --vmcore DUMP --dmesg LOG --store STORE --trace FILE, or --from a.json b.json",
         )
     plots_dir = _plots_dir(output if fmt.links_files else None, html_out)
-    parts: list[analyses.SourceAnalysis] = []
+    parts: list[SourceAnalysis] = []
     if vmcore is not None:
         parts.append(
             analyses.analyse_vmcore(
@@ -119,6 +119,7 @@ def report(
         parts.append(analyses.analyse_store(store, plots_dir))
     parts += [analyses.analyse_trace(t, plots_dir) for t in trace or ()]
     parts += [analyses.analyse_profile(p) for p in profile or ()]
+    write_figures(figure for part in parts for figure in part.figures)
     story = build_story(parts, [load_findings_file(p) for p in files], "kforensic " + shlex.join(sys.argv[1:]))
     _write_extras(story, json_out, html_out, digest, digest_bytes)
     from forensics.report.story import StoryRenderer

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from forensics.commands.common import DebugOption, FailOnOption, ForceOption, FormatOption, OutputOption, number_option
-from forensics.delivery import deliver, exit_status
+from forensics.delivery import deliver, exit_status, write_figures
 from forensics.errors import UsageError
 from forensics.pipelines.spans import KERNEL_CLOCKS, SpanOptions
 from forensics.pipelines.trace import analyse_trace_file
@@ -160,6 +160,7 @@ def trace(
         save_text=save_text,
         span_opts=span_opts,
     )
+    write_figures(result.figures)
     deliver(render(TraceRenderer(top, task is not None), result, fmt, output), output)
     raise typer.Exit(int(exit_status(result.incident, fail_on)))
 

@@ -13,7 +13,7 @@ from forensics.types.results import DmesgResult, SourceResult
 if TYPE_CHECKING:
     from collectors.log_identity import LogIdentity
     from detectors.dmesg.findings import ReportGrouper
-    from detectors.incident.hypotheses import Hypothesis
+    from forensics.types.incident import Hypothesis
 
 
 def scan_chunks(chunks: Iterable[bytes]) -> tuple[ReportGrouper, int]:

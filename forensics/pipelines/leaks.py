@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -10,13 +11,16 @@ from typing import TYPE_CHECKING
 from forensics import __version__
 from forensics.errors import InputError, UsageError
 from forensics.model import Clock, Incident, NotAvailable, SourceRecord, Timestamp, TimeWindow
-from forensics.types.results import LeaksResult
+from forensics.types.results import Figure, FigureDirectory, LeaksResult, Plot, SeriesFigure
 
 if TYPE_CHECKING:
     from collectors.slabstore import SlabStore
     from detectors.leaks.analysis import LeakAnalysis
     from detectors.leaks.decision import LeakThresholds
-    from forensics.types.results import Plot
+    from detectors.leaks.judge import SeriesVerdict
+
+#: At most this many plots per run: the worst series first.
+MAX_PLOTS = 12
 
 
 def _store_record(path: Path) -> SourceRecord:
@@ -60,7 +64,7 @@ def analyse_store(
     thresholds: LeakThresholds | None = None,
     plots_dir: Path | None = None,
 ) -> LeaksResult:
-    """Open the store read-only, analyse it (one run, or all; optionally the last hours), write plots."""
+    """Open the store read-only, analyse it (one run, or all; optionally the last hours); plan the plots."""
     from collectors.slabstore import SlabStore
     from detectors.leaks.analysis import analyse
     from detectors.leaks.decision import LeakThresholds as DefaultThresholds
@@ -80,13 +84,42 @@ def analyse_store(
         analysis = analyse(data, th)
         incident = _incident(store, run_id, analysis)
     plots: tuple[Plot, ...] = ()
+    figures: tuple[Figure, ...] = ()
     if plots_dir is not None:
-        from forensics.leakplots import write_plots
+        plots, series = _plots(analysis, plots_dir)
+        figures = (FigureDirectory(plots_dir), *series)
+    return LeaksResult(store_path, run_id, analysis, th, incident, plots, _explained(analysis), figures)
 
-        meminfo_ids = {id(v) for v in analysis.meminfo}
-        flagged = [("meminfo" if id(v) in meminfo_ids else "cache", v) for v in analysis.flagged()]
-        plots = tuple(write_plots(flagged, plots_dir))
-    return LeaksResult(store_path, run_id, analysis, th, incident, plots, _explained(analysis))
+
+def plot_file_name(kind: str, name: str) -> str:
+    """A safe file name for a series' plot, e.g. ``cache-kmalloc-64.png``."""
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "series"
+    return f"{kind}-{safe}.png"
+
+
+def _plots(analysis: LeakAnalysis, directory: Path) -> tuple[tuple[Plot, ...], tuple[SeriesFigure, ...]]:
+    """One plot per flagged series, worst first, at most :data:`MAX_PLOTS`: what is shown and what to draw."""
+    meminfo_ids = {id(v) for v in analysis.meminfo}
+    plots, figures = [], []
+    for verdict in analysis.flagged()[:MAX_PLOTS]:
+        kind = "meminfo" if id(verdict) in meminfo_ids else "cache"
+        path = directory / plot_file_name(kind, verdict.name)
+        title = f"{verdict.name}: {verdict.verdict.reason}"
+        if len(title) > 90:
+            title = title[:87] + "..."
+        plots.append(Plot(verdict.name, kind, path))
+        figures.append(_series_figure(path, title, verdict))
+    return tuple(plots), tuple(figures)
+
+
+def _series_figure(path: Path, title: str, verdict: SeriesVerdict) -> SeriesFigure:
+    """The plot of a series: its window medians and, over the judged windows, the fitted Theil–Sen line."""
+    f = verdict.features
+    judged = verdict.grid_walls >= verdict.since_wall
+    hours = (verdict.grid_walls[judged] - verdict.origin_wall) / 3600.0
+    trend = f.ts_intercept + f.ts_slope * hours
+    label = f"trend {verdict.rate / 1024:,.0f} KB/h ({verdict.grade.value})"
+    return SeriesFigure(path, title, verdict.grid_walls, verdict.grid_values, judged, trend, label)
 
 
 def _explained(analysis: LeakAnalysis) -> frozenset[str]:

@@ -9,8 +9,8 @@ from pathlib import Path
 from forensics import __version__
 from forensics.errors import InputError
 from forensics.model import Incident
-from forensics.pipelines.sources import SourceAnalysis
-from forensics.report.story import IncidentStory
+from forensics.types.incident import Correlation
+from forensics.types.results import IncidentStory, SourceAnalysis
 
 
 def load_findings_file(path: Path) -> Incident:
@@ -37,8 +37,11 @@ def load_findings_file(path: Path) -> Incident:
     return replace(incident, sources=(*incident.sources, record))
 
 
-#: The title of a command's own ranked hypotheses in its document (forensics/report/vmcore.py, dmesg.py).
-HYPOTHESES = "Hypotheses"
+def host_label(incident: Incident) -> str:
+    """The host for prose: its name, or "the machine" when unknown."""
+    host = incident.host
+    # "(none)" is the kernel's default nodename: nothing set a host name.
+    return host if isinstance(host, str) and host not in ("", "(none)") else "the machine"
 
 
 def build_story(parts: list[SourceAnalysis], loaded: list[Incident], command: str) -> IncidentStory:
@@ -46,11 +49,9 @@ def build_story(parts: list[SourceAnalysis], loaded: list[Incident], command: st
 
     ``command`` is the command line that reproduces the report (last of the story's commands).
     """
-    from detectors.incident.correlate import Correlation, correlate, other_hosts
+    from detectors.incident.correlate import correlate, other_hosts
     from detectors.incident.hypotheses import plain_summary, rank_hypotheses
-    from detectors.incident.timeline import build_timeline
-    from forensics.report.document import Section
-    from forensics.report.story import host_label
+    from detectors.incident.timeline import build_timeline, narrative_sentences, timeline_lanes, verdict
 
     incidents = [p.incident for p in parts] + loaded
     merged = Incident.merge(incidents, tool_version=__version__)
@@ -59,20 +60,19 @@ def build_story(parts: list[SourceAnalysis], loaded: list[Incident], command: st
     findings += tuple(elsewhere)
     correlations += tuple(Correlation("contradiction", f.id, (f.id,), f.title, contradiction=True) for f in elsewhere)
     incident = replace(merged, findings=findings)
+    summary = plain_summary(incident.sorted_findings(), host_label(incident))
+    timeline = build_timeline(incident.sorted_findings(), incident.boot_time)
+    lanes = timeline_lanes(timeline, incident.findings, incident.boot_time)
     return IncidentStory(
         incident=incident,
-        summary=plain_summary(incident.sorted_findings(), host_label(incident)),
-        timeline=build_timeline(incident.sorted_findings(), incident.boot_time),
+        summary=summary,
+        timeline=timeline,
+        lanes=lanes,
+        narrative=tuple(narrative_sentences(timeline, lanes)),
+        story=verdict(summary, timeline, lanes),
         correlations=correlations,
         hypotheses=rank_hypotheses(incident.sorted_findings()),
-        # Each hypothesis once: the report ranks every input's hypotheses together, so an input's own
-        # ranking (kforensic vmcore's, dmesg's) is left out of its details.
-        sections=tuple(
-            Section(
-                p.title, tuple(b for b in p.details.blocks if not (isinstance(b, Section) and b.title == HYPOTHESES))
-            )
-            for p in parts
-        ),
+        details=tuple(parts),
         plots=tuple(plot for p in parts for plot in p.plots),
         commands=(*(p.command for p in parts), command),
     )

@@ -1,30 +1,18 @@
 """Running each analysis the incident report has input for, through the pipeline its own command runs.
 
-Each function returns a :class:`SourceAnalysis`: the incident of that input,
-its details as the document its own command renders (the report nests its
-sections under a heading of its own), the plots it wrote and the command
-line that reproduces it.
+Each function returns a :class:`~forensics.types.results.SourceAnalysis`: the
+incident of that input, its result (the report renders it as its own command's
+document, nested under a heading of its own), the plots it shows (and the
+figures to draw for them) and the command line that reproduces it.
 """
 
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
 from pathlib import Path
 
-from forensics.model import BootTime, Incident, NotAvailable
-from forensics.report.document import Document
-
-
-@dataclass(frozen=True)
-class SourceAnalysis:
-    """One input's analysis, ready to merge into the incident report."""
-
-    incident: Incident
-    title: str  # the heading the report nests the details under
-    details: Document
-    plots: tuple[tuple[str, Path], ...]
-    command: str
+from forensics.model import BootTime, NotAvailable
+from forensics.types.results import DmesgResult, SourceAnalysis
 
 
 def _cmd(*parts: str | Path) -> str:
@@ -40,7 +28,6 @@ def analyse_vmcore(
 ) -> SourceAnalysis:
     """``kforensic vmcore``: the dump, with the kernel log beside it."""
     from forensics.pipelines.vmcore import analyse_dump
-    from forensics.report.vmcore import vmcore_document
     from forensics.vmcore.program import DebugInfoRequest
 
     result = analyse_dump(path, DebugInfoRequest(vmlinux, debug_dirs, module_debug, source_dirs))
@@ -53,20 +40,20 @@ def analyse_vmcore(
         args += ["--debug-dir", d]
     for d in source_dirs:
         args += ["--source-dir", d]
-    return SourceAnalysis(result.incident, f"vmcore {path}", vmcore_document(result), (), _cmd(*args))
+    return SourceAnalysis(result.incident, f"vmcore {path}", result, (), _cmd(*args))
 
 
 def analyse_dmesg(paths: tuple[Path, ...]) -> SourceAnalysis:
     """``kforensic dmesg``: every report in the kernel logs."""
     from forensics.pipelines.dmesg import build_incident, triage_file
-    from forensics.report.dmesg import dmesg_sections
 
     results = [triage_file(str(p)) for p in paths]
     incident = build_incident(results)
     return SourceAnalysis(
         incident,
         "kernel logs " + ", ".join(str(p) for p in paths),
-        Document("kforensic dmesg", dmesg_sections(results)),
+        # No hypotheses of its own: the report ranks every input's findings together.
+        DmesgResult(tuple(results), incident, ()),
         (),
         _cmd("kforensic", "dmesg", *paths),
     )
@@ -90,7 +77,6 @@ def analyse_store(store_path: Path, plots_dir: Path | None) -> SourceAnalysis:
     from dataclasses import replace
 
     from forensics.pipelines.leaks import analyse_store as leaks_of_store
-    from forensics.report.leaks import leaks_document
 
     result = leaks_of_store(store_path, plots_dir=plots_dir)
     incident = replace(result.incident, boot_time=store_boot_time(store_path))
@@ -98,21 +84,20 @@ def analyse_store(store_path: Path, plots_dir: Path | None) -> SourceAnalysis:
     return SourceAnalysis(
         incident,
         f"slab store {store_path}",
-        # The report shows the plots and the findings in sections of its own.
-        leaks_document(result, None, plots=False),
+        result,
         plots,
         _cmd("kforensic", "leaks", "--store", store_path),
+        result.figures,
     )
 
 
 def analyse_trace(path: Path, plots_dir: Path | None) -> SourceAnalysis:
-    """``kforensic trace``: scheduling and latency findings of one trace (text or LTTng directory), its PNGs.
+    """``kforensic trace``: scheduling and latency findings of one trace (text or LTTng directory), its plots.
 
     An LTTng session with user-space events adds its request spans (statistics, slow spans explained).
     """
     from forensics.pipelines.spans import SpanOptions, span_plot_paths
     from forensics.pipelines.trace import analyse_trace_file
-    from forensics.report.trace import trace_document
 
     png = None if plots_dir is None else plots_dir / f"trace-{path.name}.png"
     result = analyse_trace_file(str(path), png=png, span_opts=SpanOptions(plots_dir_if_spans=plots_dir))
@@ -120,17 +105,13 @@ def analyse_trace(path: Path, plots_dir: Path | None) -> SourceAnalysis:
     if result.spans is not None and plots_dir is not None and result.spans.spans:
         hist, gantt = span_plot_paths(plots_dir, str(path))
         plots += ((f"span latency histogram of {path.name}", hist), ("thread states around the slowest spans", gantt))
-    return SourceAnalysis(
-        result.incident, f"trace {path}", trace_document(result, 15), plots, _cmd("kforensic", "trace", path)
-    )
+    command = _cmd("kforensic", "trace", path)
+    return SourceAnalysis(result.incident, f"trace {path}", result, plots, command, result.figures)
 
 
 def analyse_profile(path: Path) -> SourceAnalysis:
     """``kforensic profile``: hotspots of a CPU profile and what they mean."""
     from forensics.pipelines.profile import analyse_profile as profile_of
-    from forensics.report.profile import profile_document
 
     result = profile_of(str(path))
-    return SourceAnalysis(
-        result.incident, f"CPU profile {path}", profile_document(result, 10), (), _cmd("kforensic", "profile", path)
-    )
+    return SourceAnalysis(result.incident, f"CPU profile {path}", result, (), _cmd("kforensic", "profile", path))

@@ -1,4 +1,4 @@
-"""The span part of ``kforensic trace``: gather marks from every source, check the clocks, pair, analyse, draw."""
+"""The span part of ``kforensic trace``: gather marks from every source, check the clocks, pair, analyse."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from forensics.errors import InputError
+from forensics.types.results import Figure, FigureDirectory, SpanGanttFigure, SpanHistogramFigure
 
 if TYPE_CHECKING:
     from collectors.ctf.feed import CtfRead
-    from detectors.spans.model import SpanReport
     from forensics.model import Finding
-    from forensics.types.spans import KernelTable, Mark, Span
+    from forensics.types.spans import KernelTable, Mark, Span, SpanReport
 
 KERNEL_CLOCKS = ("local", "global", "counter", "uptime", "perf", "mono", "mono_raw", "boot", "tai", "x86-tsc")
 
@@ -61,8 +61,8 @@ def run_spans(
     opts: SpanOptions,
     table: KernelTable | None,
     ctf: CtfRead | None,
-) -> tuple[SpanReport, list[Finding]]:
-    """Marks from the kernel input and ``opts.sources``, paired and analysed; the PNGs written when asked."""
+) -> tuple[SpanReport, list[Finding], tuple[Figure, ...]]:
+    """Marks from the kernel input and ``opts.sources``, paired and analysed; the PNGs asked for, to draw."""
     from collectors.spans import marker_marks, table_spans, ust_marks
     from detectors.spans.findings import analyse, span_findings
     from detectors.spans.pairing import pair, parse_span_option
@@ -124,21 +124,18 @@ def run_spans(
     slow = opts.slow_ms / 1e3 if opts.slow_ms is not None else None
     report = analyse(spans, unmatched, table, slow, opts.slowest, sources, notes)
     findings = span_findings(report, slow)
+    figures: list[Figure] = []
     hist, gantt = opts.hist_png, opts.gantt_png
     if opts.plots_dir_if_spans is not None and report.spans:
-        from forensics.output import output_directory
-
-        output_directory(opts.plots_dir_if_spans)
+        figures.append(FigureDirectory(opts.plots_dir_if_spans))
         hist, gantt = span_plot_paths(opts.plots_dir_if_spans, trace_file)
-    if hist is not None or gantt is not None:
-        from forensics.output import write_atomic
-        from forensics.spanplots import gantt_png, histogram_png
+    if hist is not None:
+        figures.append(SpanHistogramFigure(hist, report))
+    if gantt is not None:
+        from detectors.spans.gantt import gantt_charts
 
-        if hist is not None:
-            write_atomic(hist, histogram_png(report))
-        if gantt is not None:
-            write_atomic(gantt, gantt_png(report, table))
-    return report, findings
+        figures.append(SpanGanttFigure(gantt, gantt_charts(report, table)))
+    return report, findings, tuple(figures)
 
 
 def span_plot_paths(plots_dir: Path, trace_file: str) -> tuple[Path, Path]:

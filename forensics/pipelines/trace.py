@@ -13,7 +13,7 @@ from forensics import __version__
 from forensics.errors import InputError, UsageError
 from forensics.model import Clock, Examined, Finding, Incident, NotAvailable, Timestamp, TimeWindow
 from forensics.pipelines.spans import SpanOptions
-from forensics.types.results import TraceResult
+from forensics.types.results import CpuTimelineFigure, Figure, FigureDirectory, TraceResult
 
 if TYPE_CHECKING:
     from detectors.sched.engine import FastAnalyzer
@@ -157,7 +157,7 @@ def analyse_trace_file(
     save_text: Path | None = None,
     span_opts: SpanOptions | None = None,
 ) -> TraceResult:
-    """Read and analyse one trace (what ``kforensic trace`` does before rendering); optionally write the PNG."""
+    """Read and analyse one trace (what ``kforensic trace`` does before rendering); the PNGs asked for, to draw."""
     from forensics.jit import import_numpy
 
     import_numpy()  # first, without OpenBLAS's thread pool
@@ -234,17 +234,17 @@ def analyse_trace_file(
             )
     span_report = None
     findings: list[Finding] = []
+    figures: tuple[Figure, ...] = ()
     if keeper is not None:
         from forensics.pipelines.spans import run_spans
 
-        extra = names = None
+        syscalls = None
         if ctf is not None:
             from collectors.spans import ctf_syscalls
 
-            rows, owner = ctf.rows()
-            extra, names = ctf_syscalls(ctf.session, rows, owner)
-        table = keeper.table(extra, names)
-        span_report, span_found = run_spans(trace_file, opts, table, ctf)
+            syscalls = ctf_syscalls(ctf.session, ctf.syscalls())
+        table = keeper.table(syscalls)
+        span_report, span_found, figures = run_spans(trace_file, opts, table, ctf)
         findings = [*findings, *span_found]
     # Threads that serve request spans are latency-sensitive waiters (detectors/sched/harm.py).
     tids = frozenset(s.tid for s in span_report.spans) if span_report is not None else frozenset()
@@ -262,11 +262,8 @@ def analyse_trace_file(
         examined=(examined_trace(stream.name, analysis, parse),),
     )
     if png is not None:
-        from detectors.sched.timeline import timeline_png
-        from forensics.output import output_directory, write_atomic
-
-        output_directory(png.parent)
-        write_atomic(png, timeline_png(analysis, analyzer.timeline or [], f"kforensic trace {stream.name}"))
+        title = f"kforensic trace {stream.name}"
+        figures += (FigureDirectory(png.parent), CpuTimelineFigure(png, analysis, analyzer.timeline or [], title))
     notes: tuple[str, ...] = ()
     ctf_info = None
     if ctf is not None:
@@ -274,4 +271,4 @@ def analyse_trace_file(
 
         ctf_info = describe(ctf.session)
         notes = tuple(ctf.session.notes())
-    return TraceResult(stream.name, stream.kind, analysis, parse, incident, notes, ctf_info, span_report)
+    return TraceResult(stream.name, stream.kind, analysis, parse, incident, notes, ctf_info, span_report, figures)

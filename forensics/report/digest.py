@@ -12,10 +12,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from detectors.incident.hypotheses import Hypothesis
-from detectors.incident.timeline import TimelineEvent
 from forensics.model import Finding, Incident
 from forensics.serialize import evidence_to_dict
+from forensics.types.incident import Hypothesis, TimelineEvent
 
 DIGEST_SCHEMA = "kforensic.digest/1"
 DEFAULT_DIGEST_BYTES = 8192

@@ -15,7 +15,7 @@ from forensics.types.results import DmesgResult, SourceResult
 if TYPE_CHECKING:
     from detectors.dmesg.findings import ReportGroup
     from detectors.dmesg.why import ReportWhy
-    from detectors.incident.hypotheses import Hypothesis
+    from forensics.types.incident import Hypothesis
 
 
 SCHEMA = "kforensic.dmesg/1"

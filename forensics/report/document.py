@@ -13,7 +13,6 @@ escaped by the renderer for its format.
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -135,7 +134,8 @@ def _inline_html(text: str) -> str:
 
 
 def _block_html(block: Block, level: int) -> str:
-    e = html.escape
+    from html import escape as e  # here: only the HTML format needs it (html.entities is a large table)
+
     match block:
         case Paragraph(text):
             return f"<p>{_inline_html(text)}</p>"

@@ -5,51 +5,80 @@ from __future__ import annotations
 import datetime as dt
 import html
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, assert_never
 
-from detectors.incident.correlate import Correlation
-from detectors.incident.hypotheses import Hypothesis
-from detectors.incident.timeline import Lane, TimelineEvent, narrative_sentences, timeline_lanes
-from detectors.incident.timeline import verdict as verdict_text
 from forensics.model import BootTime, Incident
-from forensics.report.document import Section, blocks_html, blocks_markdown
+from forensics.report.document import Block, Document, Section, blocks_html, blocks_markdown
 from forensics.report.examined import examined_lines
 from forensics.report.formats import Destination, IncidentRenderer
 from forensics.report.markdown import findings_markdown, inputs_markdown, md_escape
 from forensics.serialize import incident_to_dict
+from forensics.types.incident import Lane, TimelineEvent
+from forensics.types.results import (
+    DmesgResult,
+    IncidentStory,
+    LeaksResult,
+    ProfileResult,
+    SourceDetails,
+    TraceResult,
+    VmcoreResult,
+)
 
 REPORT_SCHEMA = "kforensic.report/1"
 
+#: The title of a command's own ranked hypotheses in its document (forensics/report/vmcore.py, dmesg.py).
+HYPOTHESES = "Hypotheses"
 
-@dataclass(frozen=True)
-class IncidentStory:
-    """Everything the incident report shows."""
 
-    incident: Incident  # merged and correlated
-    summary: str  # the first sentence, for non-kernel engineers
-    timeline: tuple[TimelineEvent, ...]
-    correlations: tuple[Correlation, ...]
-    hypotheses: tuple[Hypothesis, ...]
-    sections: tuple[Section, ...]  # the details of each input: its command's document under the input's name
-    plots: tuple[tuple[str, Path], ...]  # (caption, where the PNG was written)
-    commands: tuple[str, ...]  # commands that reproduce the analysis
+def verdict(story: IncidentStory) -> tuple[str, ...]:
+    """The opening paragraph's sentences: the summary, then the story in plain short sentences.
 
-    @property
-    def lanes(self) -> tuple[Lane, ...]:
-        """The timeline's clocks, each with the inputs that cannot belong to the crashed boot flagged."""
-        return timeline_lanes(self.timeline, self.incident.findings, self.incident.boot_time)
+    With no problem among the findings the story is what was examined (and what could not be judged).
+    """
+    if not story.incident.problems():
+        return (story.summary, *(line.strip() for line in examined_lines(story.incident)))
+    return story.story
 
-    @property
-    def verdict(self) -> tuple[str, ...]:
-        """The opening paragraph's sentences: the summary, then the story in plain short sentences.
 
-        With no problem among the findings the story is what was examined (and what could not be judged).
-        """
-        if not self.incident.problems():
-            return (self.summary, *(line.strip() for line in examined_lines(self.incident)))
-        return verdict_text(self.summary, self.timeline, self.lanes)
+def details_document(details: SourceDetails) -> Document:
+    """One input's details: the document its own command renders."""
+    if isinstance(details, VmcoreResult):
+        from forensics.report.vmcore import vmcore_document
+
+        return vmcore_document(details)
+    if isinstance(details, DmesgResult):
+        from forensics.report.dmesg import dmesg_sections
+
+        return Document("kforensic dmesg", dmesg_sections(list(details.sources)))
+    if isinstance(details, LeaksResult):
+        from forensics.report.leaks import leaks_document
+
+        # The report shows the plots and the findings in sections of its own.
+        return leaks_document(details, None, plots=False)
+    if isinstance(details, TraceResult):
+        from forensics.report.trace import trace_document
+
+        return trace_document(details, 15)
+    if isinstance(details, ProfileResult):
+        from forensics.report.profile import profile_document
+
+        return profile_document(details, 10)
+    assert_never(details)
+
+
+def nested_blocks(document: Document) -> tuple[Block, ...]:
+    """An input's document as the report nests it: without the input's own ranked hypotheses.
+
+    Each hypothesis once: the report ranks every input's hypotheses together, so an input's own ranking
+    (kforensic vmcore's, dmesg's) is left out of its details.
+    """
+    return tuple(b for b in document.blocks if not (isinstance(b, Section) and b.title == HYPOTHESES))
+
+
+def detail_sections(story: IncidentStory) -> tuple[Section, ...]:
+    """Each input's document under the input's name."""
+    return tuple(Section(part.title, nested_blocks(details_document(part.details))) for part in story.details)
 
 
 def _boot_text(incident: Incident) -> str:
@@ -100,7 +129,7 @@ def render_story_markdown(story: IncidentStory, base: Path | None = None) -> str
     """The report as markdown (plots linked relative to the directory ``base``)."""
     inc = story.incident
     # One sentence a line: the paragraph renders as one, and reads in a terminal as a list of steps.
-    out = ["# kforensic incident report", "", *story.verdict, "", *_host_table(inc)]
+    out = ["# kforensic incident report", "", *verdict(story), "", *_host_table(inc)]
     out += ["## Timeline", "", *_timeline_markdown(story)]
     out += ["## Hypotheses", ""]
     if not story.hypotheses:
@@ -122,7 +151,7 @@ def render_story_markdown(story: IncidentStory, base: Path | None = None) -> str
     out += findings_markdown(findings) if findings else ["No findings.", ""]
     if story.plots:
         out += ["## Plots", ""] + [f"![{md_escape(cap)}]({_link(path, base)})" for cap, path in story.plots] + [""]
-    for section in story.sections:
+    for section in detail_sections(story):
         details = Section(f"Details: {md_escape(section.title)}", section.blocks)
         out += [blocks_markdown((details,), 2), ""]
     out += ["## Inputs", "", *inputs_markdown(inc), ""]
@@ -197,14 +226,14 @@ def render_story_html(story: IncidentStory, base: Path | None = None) -> str:
     plots = "".join(f'<figure><img src="{e(_link(p, base))}" alt="{e(c)}"><figcaption>{e(c)}</figcaption></figure>'
                     for c, p in story.plots)  # fmt: skip
     details = "".join(
-        f"<details><summary>{e(s.title)}</summary>{blocks_html(s.blocks, 3)}</details>" for s in story.sections
+        f"<details><summary>{e(s.title)}</summary>{blocks_html(s.blocks, 3)}</details>" for s in detail_sections(story)
     )
     correlations = "".join(
         ("<li><b>contradiction</b>: " if c.contradiction else f"<li>{e(c.rule)}: ") + f"{e(c.statement)}</li>"
         for c in story.correlations
     )
     sections = [
-        ("Verdict", f'<p class="summary">{e(" ".join(story.verdict))}</p>{_figure_html(story)}'),
+        ("Verdict", f'<p class="summary">{e(" ".join(verdict(story)))}</p>{_figure_html(story)}'),
         ("Timeline", _timeline_html(story)),
         ("Hypotheses", f"<ol>{hyps}</ol>" if hyps else "<p>No hypothesis.</p>"),
     ]
@@ -223,7 +252,7 @@ def story_to_dict(story: IncidentStory, base: Path | None = None) -> dict[str, A
     return {
         "schema": REPORT_SCHEMA,
         "summary": story.summary,
-        "narrative": " ".join(narrative_sentences(story.timeline, story.lanes)),
+        "narrative": " ".join(story.narrative),
         "lanes": [{"key": lane.key, "label": lane.label, "converted": lane.converted,
                    "contradiction": lane.contradiction} for lane in story.lanes],
         "timeline": [
@@ -249,20 +278,13 @@ def story_to_dict(story: IncidentStory, base: Path | None = None) -> dict[str, A
     }  # fmt: skip
 
 
-def host_label(incident: Incident) -> str:
-    """The host for prose: its name, or "the machine" when unknown."""
-    host = incident.host
-    # "(none)" is the kernel's default nodename: nothing set a host name.
-    return host if isinstance(host, str) and host not in ("", "(none)") else "the machine"
-
-
 class StoryRenderer:
     """``kforensic report``: the verdict then the merged incident on a terminal; the story as markdown (plots linked
     relative to the output, or to the working directory on stdout); the merged incident as kforensic.incident/1
     (``--json`` writes the whole story)."""
 
     def text(self, result: IncidentStory, to: Destination) -> str:
-        return "\n".join(result.verdict) + "\n\n" + IncidentRenderer().text(result.incident, to)
+        return "\n".join(verdict(result)) + "\n\n" + IncidentRenderer().text(result.incident, to)
 
     def markdown(self, result: IncidentStory, to: Destination) -> str:
         return render_story_markdown(result, to.base or Path.cwd())

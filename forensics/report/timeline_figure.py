@@ -11,8 +11,8 @@ from __future__ import annotations
 import datetime as dt
 import io
 
-from detectors.incident.timeline import Lane, TimelineEvent
 from forensics.model import Severity
+from forensics.types.incident import Lane, TimelineEvent
 
 # Severity colours of the HTML page's badges (forensics/report/html.py), so the figure reads like the page.
 SEVERITY_COLOURS = {

@@ -8,6 +8,7 @@ never run an analysis.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,24 +16,30 @@ from typing import TYPE_CHECKING
 from forensics.model import Incident, NotAvailable, SourceRecord
 
 if TYPE_CHECKING:
-    from collectors.slabstore import StoreSummary
+    import numpy as np
+    import numpy.typing as npt
+
+    from collectors.slabstore import CounterPoint, SampleRow, StoreSummary
     from detectors.causes import Cause
     from detectors.dmesg.findings import ReportGroup, ReportGrouper
     from detectors.dmesg.model import KernelReport
     from detectors.dmesg.why import ReportWhy
-    from detectors.incident.hypotheses import Hypothesis
     from detectors.kdump.checklist import Checklist
     from detectors.kdump.plan import Plan
     from detectors.leaks.analysis import LeakAnalysis
     from detectors.leaks.decision import LeakThresholds
+
+    FloatArray = npt.NDArray[np.float64]
+    BoolArray = npt.NDArray[np.bool_]
     from detectors.profile.findings import ClassShare
     from detectors.profile.hotspots import Hotspots
     from detectors.sched.model import ParseSummary, TraceAnalysis
-    from detectors.spans.model import SpanReport
     from detectors.vmcore.findings import VmcoreAnalysis
     from detectors.vmcore.nullfield import FaultAnalysis
+    from forensics.types.incident import Correlation, Hypothesis, Lane, TimelineEvent
     from forensics.types.kdump import AppliedChange, KdumpState
     from forensics.types.profile import Profile, ProfileStack
+    from forensics.types.spans import GanttChart, SpanReport
     from forensics.types.vmcore import CrashSnapshot
 
 
@@ -83,6 +90,7 @@ class LeaksResult:
     plots: tuple[Plot, ...]
     # meminfo series whose growth the leaking caches explain (their kernel-memory-leak finding is info)
     explained: frozenset[str] = frozenset()
+    figures: tuple[Figure, ...] = ()  # the plots to draw and write (forensics/delivery.py)
 
 
 @dataclass(frozen=True)
@@ -120,6 +128,7 @@ class TraceResult:
     notes: tuple[str, ...] = ()  # what the reader could not read or saw lost (CTF traces)
     ctf: dict[str, object] | None = None  # traces, clocks and streams of a CTF session (JSON "input")
     spans: SpanReport | None = None
+    figures: tuple[Figure, ...] = ()  # --png, --span-png, --gantt-png, report's plots (forensics/delivery.py)
 
 
 @dataclass(frozen=True)
@@ -158,11 +167,79 @@ class KdumpCheck:
 
 @dataclass(frozen=True)
 class Plot:
-    """A written plot: the series it shows and where it is."""
+    """A leak plot the result shows: the series it shows and where it is written."""
 
     name: str  # cache or meminfo field
     kind: str  # "cache" or "meminfo"
     path: Path
+
+
+@dataclass(frozen=True)
+class StoreExport:
+    """``slab-export --format prometheus``: the samples to export, their slab rows and their meminfo series."""
+
+    store: Path
+    samples: tuple[SampleRow, ...]  # every sample of the run (or store), oldest first
+    exported: frozenset[int]  # the ids of the samples exported: the last, or all with --all-samples
+    timestamps: bool  # each value with its sample's time (--all-samples)
+    slab_rows: tuple[tuple[object, ...], ...]  # the exported samples' slab rows (SlabStore.iter_slab_rows)
+    meminfo: tuple[tuple[str, str, tuple[CounterPoint, ...]], ...]  # (field, unit, the exported samples' points)
+
+
+# ---------------------------------------------------------------- figures: what the delivery step draws and writes
+#
+# A pipeline does not draw or write: its result holds each PNG it was asked for as the data to draw and the
+# path to write, in order, and forensics/delivery.py's ``write_figures`` draws and writes them.
+
+
+@dataclass(frozen=True)
+class FigureDirectory:
+    """A directory of plots to make (mode 0700) before the figures after it are written."""
+
+    path: Path
+
+
+@dataclass(frozen=True)
+class SeriesFigure:
+    """A flagged leak series: its window medians over time and the fitted trend (forensics/leakplots.py)."""
+
+    path: Path
+    title: str
+    walls: FloatArray  # the windows' wall times (seconds)
+    values: FloatArray  # their medians (bytes)
+    judged: BoolArray  # the windows of the judged part (after a late onset)
+    trend: FloatArray  # the fitted line at the judged windows (bytes); empty when none is judged
+    trend_label: str
+
+
+@dataclass(frozen=True)
+class SpanHistogramFigure:
+    """The span durations per name, with P50/P99 (forensics/spanplots.py)."""
+
+    path: Path
+    report: SpanReport
+
+
+@dataclass(frozen=True)
+class SpanGanttFigure:
+    """The thread states around the slowest spans (detectors/spans/gantt.py, drawn by forensics/spanplots.py)."""
+
+    path: Path
+    charts: tuple[GanttChart, ...]
+
+
+@dataclass(frozen=True)
+class CpuTimelineFigure:
+    """Who ran on each CPU when, hogs and long waits marked (forensics/report/cpu_timeline.py)."""
+
+    path: Path
+    analysis: TraceAnalysis
+    runs: Sequence[tuple[int, float, float, int]]  # (cpu, start, end, pid)
+    title: str
+
+
+#: One step of writing a result's figures.
+Figure = FigureDirectory | SeriesFigure | SpanHistogramFigure | SpanGanttFigure | CpuTimelineFigure
 
 
 @dataclass(frozen=True)
@@ -174,3 +251,38 @@ class RunReport:
     summary: StoreSummary
     incident: Incident
     analysis: str  # what became of the leak analysis, one line
+
+
+# ---------------------------------------------------------------- kforensic report
+
+#: What ``report`` shows of one input: the result its own command renders.
+SourceDetails = VmcoreResult | DmesgResult | LeaksResult | TraceResult | ProfileResult
+
+
+@dataclass(frozen=True)
+class SourceAnalysis:
+    """One input of ``kforensic report``, analysed by its own command's pipeline, ready to merge."""
+
+    incident: Incident
+    title: str  # the heading the report nests the details under
+    details: SourceDetails  # rendered as its command's document (forensics/report/story.py)
+    plots: tuple[tuple[str, Path], ...]  # (caption, path) of the plots the report shows
+    command: str  # the command line that reproduces it
+    figures: tuple[Figure, ...] = ()  # the plots to draw and write (forensics/delivery.py)
+
+
+@dataclass(frozen=True)
+class IncidentStory:
+    """Everything the incident report shows: the merged incident, correlated, timed and ranked."""
+
+    incident: Incident  # merged and correlated
+    summary: str  # the first sentence, for non-kernel engineers
+    timeline: tuple[TimelineEvent, ...]
+    lanes: tuple[Lane, ...]  # the timeline's clocks, the inputs that cannot belong to the crashed boot flagged
+    narrative: tuple[str, ...]  # the timeline told in short sentences
+    story: tuple[str, ...]  # the verdict when a finding is a problem: the summary, then the narrative
+    correlations: tuple[Correlation, ...]
+    hypotheses: tuple[Hypothesis, ...]
+    details: tuple[SourceAnalysis, ...]  # each input, its details nested under its title
+    plots: tuple[tuple[str, Path], ...]  # (caption, where the PNG is written)
+    commands: tuple[str, ...]  # commands that reproduce the analysis

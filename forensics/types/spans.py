@@ -1,4 +1,4 @@
-"""Records shared by the span sources (collectors) and the span analysis (detectors): marks, spans, kernel table."""
+"""The spans' records: marks, spans, the kernel table (sources and analysis share them) and the analysis' report."""
 
 from __future__ import annotations
 
@@ -7,6 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+
+from forensics.model import NotAvailable
+from forensics.units import fmt_ms
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,22 @@ SYSCALL_ENTRY, SYSCALL_EXIT = 100, 101
 WAKES = (WAKING, WAKEUP, WAKEUP_NEW)
 
 
+@dataclass(frozen=True)
+class SyscallTable:
+    """Syscall entry/exit events in time order (an LTTng session recorded with ``--syscall``), beside the kernel table.
+
+    Kept apart from :class:`KernelTable`'s rows: a session recorded with ``--syscall -a`` has five times more
+    of them than scheduling events, and the breakdown only asks which syscall a blocked thread was in.
+    """
+
+    kind: npt.NDArray[np.int8]  # SYSCALL_ENTRY or SYSCALL_EXIT
+    ts: npt.NDArray[np.float64]
+    cpu: npt.NDArray[np.int32]
+    name: npt.NDArray[np.int64]  # the syscall name id (``names``)
+    ref: Callable[[int], Ref]
+    names: Callable[[int], str]
+
+
 @dataclass
 class KernelTable:
     """Kernel events as columns, in time order (see the module docstring); ``ref(i)`` cites row ``i``."""
@@ -68,11 +87,15 @@ class KernelTable:
     prio: npt.NDArray[np.int64]
     next_pid: npt.NDArray[np.int64]
     next_prio: npt.NDArray[np.int64]
-    state: npt.NDArray[np.int64]  # SWITCH: prev_state letter; SYSCALL_*: the syscall name id
+    state: npt.NDArray[np.int64]  # SWITCH: prev_state letter
     ref: Callable[[int], Ref]
     comm: Callable[[int], str]  # tid -> its last comm
-    syscall_name: Callable[[int], str]
-    has_syscalls: bool
+    syscalls: SyscallTable | None = None
+
+    @property
+    def has_syscalls(self) -> bool:
+        """Whether the trace has syscall events."""
+        return self.syscalls is not None and len(self.syscalls.ts) > 0
 
     def __post_init__(self) -> None:
         sw = np.flatnonzero(self.kind == SWITCH)
@@ -84,10 +107,14 @@ class KernelTable:
         self._irq: dict[int, npt.NDArray[np.int64]] = {
             c: irq[self.cpu[irq] == c] for c in np.unique(self.cpu[irq]).tolist()
         }
-        sc = np.flatnonzero((self.kind == SYSCALL_ENTRY) | (self.kind == SYSCALL_EXIT))
-        self._sys: dict[int, npt.NDArray[np.int64]] = {
-            c: sc[self.cpu[sc] == c] for c in np.unique(self.cpu[sc]).tolist()
-        }
+        self._sys: dict[int, tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]] = {}
+        if self.syscalls is not None:
+            sys_cpu = self.syscalls.cpu
+            low = int(sys_cpu.min()) if len(sys_cpu) else 0
+            present = np.flatnonzero(np.bincount(sys_cpu - low)) + low  # CPU numbers: counted, not sorted
+            for c in present.tolist():
+                rows = np.flatnonzero(sys_cpu == c)
+                self._sys[c] = (self.syscalls.ts[rows], rows)
         lost = np.flatnonzero(self.kind == LOST)
         self.lost_ts = self.ts[lost]
 
@@ -152,15 +179,20 @@ class KernelTable:
                     out.append((float(self.ts[e]), float(self.ts[r]), e, r))
         return out
 
-    def syscall_at(self, cpu: int, row: int) -> tuple[str, int] | None:
-        """The syscall open on ``cpu`` at ``row`` (its name and entry row)."""
-        rows = self._sys.get(cpu)
-        if rows is None:
+    def syscall_at(self, cpu: int, row: int) -> tuple[str, Ref] | None:
+        """The syscall open on ``cpu`` at ``row`` (its name and entry event): the last syscall event before it.
+
+        Before means earlier in time: a syscall event at the very time of ``row`` counts as after it (they
+        were ordered so when the two were one table).
+        """
+        got = self._sys.get(cpu)
+        if got is None or self.syscalls is None:
             return None
-        k = int(np.searchsorted(rows, row, side="left")) - 1
-        if k >= 0 and self.kind[int(rows[k])] == SYSCALL_ENTRY:
+        times, rows = got
+        k = int(np.searchsorted(times, self.ts[row], side="left")) - 1
+        if k >= 0 and self.syscalls.kind[int(rows[k])] == SYSCALL_ENTRY:
             r = int(rows[k])
-            return self.syscall_name(int(self.state[r])), r
+            return self.syscalls.names(int(self.syscalls.name[r])), self.syscalls.ref(r)
         return None
 
     def thread_rows(self, tid: int) -> npt.NDArray[np.int64]:
@@ -168,3 +200,99 @@ class KernelTable:
         k = self.kind
         sel = ((k == SWITCH) & ((self.pid == tid) | (self.next_pid == tid))) | (np.isin(k, WAKES) & (self.pid == tid))
         return np.flatnonzero(sel)
+
+
+# ---------------------------------------------------------------- the span analysis (detectors/spans/)
+
+
+@dataclass(frozen=True)
+class SpanStats:
+    """Latency figures of one span name (nearest-rank percentiles: each is the duration of a real span)."""
+
+    name: str
+    count: int
+    p50: float
+    p90: float
+    p99: float
+    p999: float
+    max: float
+    mean: float
+    unmatched_starts: int
+    unmatched_ends: int
+
+
+@dataclass(frozen=True)
+class Part:
+    """One interval of a slow span's time: what the thread was doing, and the events that show it."""
+
+    what: str  # running | irq | preempted | runnable | blocked | unknown
+    start: float
+    end: float
+    cpu: int
+    detail: str  # who preempted it, the state and waker, the IRQ
+    refs: tuple[Ref, ...]
+    by_tid: int | None = None  # the preempting task, or the waker
+    by_comm: str = ""
+    by_prio: int | None = None
+    state: str = ""  # the blocked state (S, D, ...)
+    syscall: str | NotAvailable | None = None
+    chain: tuple[str, ...] = ()  # the waker chain, outermost first
+
+    @property
+    def duration(self) -> float:
+        """Seconds."""
+        return self.end - self.start
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    """Where a slow span's wall time went."""
+
+    span: Span
+    totals: tuple[tuple[str, float], ...]  # what -> seconds (running, irq, preempted, runnable, blocked, unknown)
+    parts: tuple[Part, ...]
+    migrations: int
+    cpus: tuple[int, ...]
+    note: str = ""  # e.g. the kernel trace does not cover the span
+
+
+@dataclass(frozen=True)
+class SpanReport:
+    """Everything the span analysis found."""
+
+    stats: tuple[SpanStats, ...]
+    spans: tuple[Span, ...]
+    slow: tuple[Breakdown, ...]
+    sources: tuple[str, ...]
+    notes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class GanttRow:
+    """One thread of a Gantt chart: its label and what it was doing (nothing without a kernel table)."""
+
+    tid: int
+    label: str
+    parts: tuple[Part, ...]
+
+
+@dataclass(frozen=True)
+class GanttChart:
+    """The threads around one slow span, over the span and a margin either side (trace seconds)."""
+
+    span: Span
+    start: float
+    end: float
+    rows: tuple[GanttRow, ...]
+
+
+def explain(b: Breakdown) -> str:
+    """One sentence: where the time went, largest first."""
+    s = b.span
+    if not b.totals:
+        return f"{s.name} on TID {s.tid} took {fmt_ms(s.duration)} ({b.note or 'no breakdown'})."
+    parts = sorted(b.totals, key=lambda kv: -kv[1])
+    head = ", ".join(f"{what} {fmt_ms(sec)}" for what, sec in parts)
+    worst = sorted((p for p in b.parts if p.what not in ("running",)), key=lambda p: -p.duration)[:2]
+    why = "; ".join(f"{p.what} {fmt_ms(p.duration)}: {p.detail}" for p in worst)
+    return f"{s.name} on TID {s.tid} took {fmt_ms(s.duration)}: {head}" + (f" ({why})" if why else "") + "."

@@ -11,6 +11,12 @@ from dataclasses import dataclass, field
 
 from forensics.model import NotAvailable
 
+# Registers and code bytes live apart so that ``kforensic dmesg`` reads a log's register dump and Code: line
+# without making this module's two dozen records (~20 ms of start-up); they are this module's names too
+# (``X as X``: PEP 484's explicit re-export, which mypy --strict needs).
+from forensics.types.registers import CodeBytes as CodeBytes  # noqa: PLC0414
+from forensics.types.registers import RegisterSet as RegisterSet  # noqa: PLC0414
+
 
 @dataclass(frozen=True)
 class Frame:
@@ -42,24 +48,6 @@ class Frame:
         if self.source_file is None:
             return None
         return f"{self.source_file}:{self.source_line}" if self.source_line else self.source_file
-
-
-@dataclass(frozen=True)
-class RegisterSet:
-    """Register values of a frame, by the names capstone and the kernel use (``rax``, ``rip``)."""
-
-    values: tuple[tuple[str, int], ...]
-
-    def get(self, name: str) -> int | None:
-        """The value of a register, None when the frame does not know it."""
-        for key, value in self.values:
-            if key == name:
-                return value
-        return None
-
-    def as_dict(self) -> dict[str, int]:
-        """The registers as a mapping (a copy)."""
-        return dict(self.values)
 
 
 @dataclass(frozen=True)
@@ -99,17 +87,6 @@ class Variable:
     value: int | None  # the integer or pointer value; None when optimized out or not scalar
     pointee: str | None = None  # for pointers, the pointed-to type's name
     parameter: bool = False
-
-
-@dataclass(frozen=True)
-class CodeBytes:
-    """Machine code read from the dump (not from vmlinux: alternatives and ftrace patch code)."""
-
-    start: int  # address of the first byte (the start of the function's symbol)
-    data: bytes
-    fault_pc: int
-    arch: str  # drgn's architecture name, e.g. ``X86_64`` or ``AARCH64``
-    source_lines: tuple[tuple[int, str], ...] = ()  # (address, "file:line") for instructions
 
 
 @dataclass(frozen=True)
@@ -323,6 +300,42 @@ class SlabObject:
 
 
 @dataclass(frozen=True)
+class LockTaskRef:
+    """A task a sleeping lock names (its owner or a waiter), by the address of its task_struct.
+
+    The address comes from the lock itself (the owner word, the waiter on the wait list), so it is
+    known even when the dump lacks the task_struct; the pid then comes from the PID table (whose
+    struct pid points at the task_struct) and the name and state are None, ``missing`` saying why.
+    """
+
+    address: int
+    pid: int | None
+    comm: str | None = None
+    state: str | None = None
+    missing: str | None = None  # why the task_struct (name, state) could not be read
+    # A waiter's return addresses on its stack above its wait-list entry, innermost first, as
+    # ``func+0x1b`` (crash's ``bt -t``): where it waits, and which of the log's reports is its.
+    stack_text: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class GlobalLock:
+    """A sleeping lock that is a global variable of a module (``static DEFINE_MUTEX(...)``), as held.
+
+    Module data is never slab memory, so a level-31 dump keeps it whatever it filtered; the wait
+    list's entries live on the waiting tasks' stacks (vmalloc'd), which it keeps too.
+    """
+
+    name: str  # the variable: ``kf_dev_lock``
+    module: str
+    kind: str  # ``mutex``
+    address: int
+    owner: LockTaskRef | None  # None: the lock is free
+    waiters: tuple[LockTaskRef, ...] = ()
+    missing: str | None = None  # why the wait list could not be followed to its end
+
+
+@dataclass(frozen=True)
 class SpinLockState:
     """The spinlock a spinning CPU waits for, decoded from its lock word (a qspinlock on x86-64)."""
 
@@ -470,6 +483,7 @@ class CrashSnapshot:
     memory_users: tuple[MemoryUser, ...] | NotAvailable = ()  # top memory users (OOM view)
     slab_objects: tuple[SlabObject, ...] = ()  # objects the addresses point into, with SLUB's tracks
     spinlock: SpinLockState | NotAvailable = field(default=NotAvailable("the crashed CPU spins on no spinlock"))
+    global_locks: tuple[GlobalLock, ...] = ()  # modules' global sleeping locks that are held
     follow_up: FollowUp | NotAvailable = field(default=NotAvailable("not recorded"))  # how to go on by hand
 
     def layout(self, type_name: str) -> TypeLayout | None:

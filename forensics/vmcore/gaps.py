@@ -242,3 +242,28 @@ def explain(prog: drgn.Program, pages: DumpPages, address: int, what: str | None
     if state == "dumped":
         return f"not readable: {label} (page frame {pfn:#x}) is in the dump but its data could not be read"
     return f"not in dump: {label} (page frame {pfn:#x}) was not captured"
+
+
+_HEX = re.compile(r"0x[0-9a-f]+")
+
+
+def condense(notes: list[str]) -> list[str]:
+    """The notes with each said once: repeats dropped, notes that differ only in addresses merged.
+
+    Many objects of one filtered page (the struct pids of a slab page, say) each give the same
+    explanation; it is said once, with how many more there were and the first of their addresses.
+    """
+    groups: dict[str, list[str]] = {}
+    for note in dict.fromkeys(notes):
+        groups.setdefault(_HEX.sub("0x…", note), []).append(note)
+    out = []
+    for same in groups.values():
+        first = same[0]
+        if len(same) == 1:
+            out.append(first)
+            continue
+        seen = set(_HEX.findall(first))
+        others = [a for note in same[1:] for a in _HEX.findall(note) if a not in seen]
+        shown = ", ".join(dict.fromkeys(others[:6]))
+        out.append(f"{first} (and {len(same) - 1} more like it, at {shown}{', …' if len(others) > 6 else ''})")
+    return out

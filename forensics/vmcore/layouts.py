@@ -17,7 +17,8 @@ What differs, and where it is read:
 * stack depot handles (``union handle_parts``): the pool index field renamed in v6.3, offset by one
   since v6.9; every decoded record is checked against the handle it stores (:func:`depot_stack`);
 * mutex and rw-semaphore owners: tagged ``atomic_long_t`` words since v4.10 / v5.3, a reader-owned
-  rwsem names only its last reader (:func:`mutex_owner`, :func:`rwsem_owner`);
+  rwsem names only its last reader (:func:`mutex_owner`, :func:`rwsem_owner`); a mutex's waiters
+  (:func:`mutex_waiters`: a list, not PREEMPT_RT's tree);
 * the qspinlock word: where the pending bit and the queue tail lie (:func:`qspinlock_layout`);
 * vmalloc areas: one list before v6.9, per-node lists since (:func:`vmap_areas`).
 """
@@ -25,6 +26,7 @@ What differs, and where it is read:
 from __future__ import annotations
 
 import re
+import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -226,6 +228,67 @@ def depot_stack(prog: drgn.Program, handle: int) -> DepotRecord | NotAvailable:
     return NotAvailable(f"the stack depot has no record for handle {handle:#x} ({'; '.join(tried)})")
 
 
+# ---------------------------------------------------------------- the crashed CPU's registers
+
+#: ELF note type of a prstatus (the registers of a CPU at the crash).
+NT_PRSTATUS = 1
+
+
+def panic_cpu(prog: drgn.Program) -> int | NotAvailable:
+    """The CPU that panicked or entered kdump: ``panic_cpu``, an ``atomic_t`` since commit 1717f2096b54
+    ("panic, x86: Fix re-entrance problem due to panic on NMI", v4.5); crash_kexec() sets it too."""
+    try:
+        value = int(prog["panic_cpu"].counter.value_())
+    except (LookupError, AttributeError) as exc:
+        return unknown("the crashed CPU", f"no atomic_t panic_cpu ({exc})")
+    if value < 0:
+        return NotAvailable("the crashed CPU: panic_cpu is not set (no CPU panicked or entered kdump)")
+    return value
+
+
+#: The x86-64 NT_PRSTATUS gregset up to ``ss`` (``struct user_regs_struct``'s order; the core file ABI).
+_X86_64_GREGS = ("r15", "r14", "r13", "r12", "bp", "bx", "r11", "r10", "r9", "r8", "ax", "cx", "dx", "si", "di",
+                 "orig_ax", "ip", "cs", "flags", "sp", "ss")  # fmt: skip
+
+
+def crash_registers(prog: drgn.Program, cpu: int) -> drgn.Object | NotAvailable:
+    """The registers crash_save_cpu() stored for ``cpu`` as a ``struct pt_regs``, read from the kernel's memory.
+
+    The kernel writes each CPU's registers at the crash into the per-CPU ``crash_notes`` buffer as an
+    ELF note (``NT_PRSTATUS``, name ``CORE``) whose ``struct elf_prstatus.pr_reg`` is the
+    ``elf_gregset_t`` of ``struct user_regs_struct``.  Per-CPU memory is no slab page: a filtered dump
+    keeps it where it lost the task_struct.  The gregset is taken as a pt_regs only when every member
+    ``struct pt_regs`` names lies at the offset ``struct user_regs_struct`` gives it (x86-64: the first
+    21 words are the same; elf_core_copy_regs() copies them in order).
+    """
+    from drgn.helpers.linux.percpu import per_cpu_ptr
+
+    try:
+        note = int(per_cpu_ptr(prog["crash_notes"], cpu).value_())
+        prstatus = prog.type("struct elf_prstatus")
+        regs = prog.type("struct pt_regs")
+        offset = next(m.offset for m in prstatus.members if m.name == "pr_reg")
+    except (LookupError, StopIteration) as exc:
+        return unknown("the crashed CPU's saved registers", f"no crash_notes or prstatus layout ({exc})")
+    try:
+        user = {m.name: m.bit_offset for m in prog.type("struct user_regs_struct").members if m.name}
+    except LookupError:
+        # A kernel built without ptrace's users of it has no user_regs_struct in its DWARF; the gregset's
+        # order is the core file ABI (what gdb reads), fixed per architecture.
+        if prog.platform is None or prog.platform.arch != drgn.Architecture.X86_64:
+            return unknown("the crashed CPU's saved registers", "no struct user_regs_struct to lay them out")
+        user = {name: 64 * i for i, name in enumerate(_X86_64_GREGS)}
+    if any(m.name and user.get(m.name) != m.bit_offset for m in regs.members):
+        return unknown("the crashed CPU's saved registers", "struct pt_regs is not laid out as user_regs_struct")
+    head = prog.read(note, 12)
+    namesz, _descsz, kind = struct.unpack_from("<III", head)
+    name = prog.read(note + 12, namesz)
+    if kind != NT_PRSTATUS or name.rstrip(b"\0") != b"CORE":
+        return NotAvailable(f"CPU {cpu}'s crash note holds no registers (note type {kind}): it did not save them")
+    desc = note + 12 + ((namesz + 3) & ~3)
+    return drgn.Object.from_bytes_(prog, regs, prog.read(desc + offset, int(regs.size or 0)))
+
+
 # ---------------------------------------------------------------- sleeping locks
 
 #: The low bits of struct mutex::owner that are flags, not the owner: MUTEX_FLAGS (0x07) since commit
@@ -252,6 +315,44 @@ def mutex_owner(lock: drgn.Object) -> drgn.Object | None:
     if lock.owner.type_.unaliased_kind() != drgn.TypeKind.POINTER:
         word &= ~MUTEX_FLAGS
     return drgn.Object(lock.prog_, "struct task_struct *", word) if word else None
+
+
+def mutex_waiters(lock: drgn.Object) -> Iterator[drgn.Object]:
+    """The ``struct mutex_waiter`` entries of a mutex's wait list, in queue order (each on its task's stack).
+
+    ``wait_list`` of ``struct mutex_waiter`` (``list``, ``task``) on every kernel with the owner word
+    (v4.10+).  On PREEMPT_RT a mutex is an rt_mutex (commit bb630f9f7a7d "locking/rtmutex: Add mutex
+    variant for RT", v5.15), whose waiters sit in a tree instead: LookupError, the caller says so.
+    """
+    from drgn.helpers.linux.list import list_for_each_entry
+
+    lock = lock[0] if lock.type_.unaliased_kind() == drgn.TypeKind.POINTER else lock
+    head = lock.member_("wait_list").address_of_()
+    lock.prog_.type("struct mutex_waiter").member("task")
+    return list_for_each_entry("struct mutex_waiter", head, "list")
+
+
+def thread_size(prog: drgn.Program) -> int | None:
+    """THREAD_SIZE, the size (and alignment) of a kernel stack (x86-64: 16 KiB, 32 KiB with KASAN).
+
+    A macro, so not in the debug info; what it sizes is: ``union thread_union`` when a unit uses it,
+    else the init task's stack between the linker symbols that bound it (``INIT_TASK_DATA`` places
+    ``__end_init_stack`` THREAD_SIZE after ``__start_init_stack``; ``__end_init_task`` after
+    ``init_thread_union`` before the symbols' rename to "init_stack" in the v6.x linker scripts).
+    None when neither is there.
+    """
+    try:
+        return int(prog.type("union thread_union").size or 0) or None
+    except LookupError:
+        pass
+    for start, end in (("__start_init_stack", "__end_init_stack"), ("init_thread_union", "__end_init_task")):
+        try:
+            size = int(prog.symbol(end).address) - int(prog.symbol(start).address)
+        except LookupError:
+            continue
+        if size > 0 and size & (size - 1) == 0:
+            return size
+    return None
 
 
 @dataclass(frozen=True)

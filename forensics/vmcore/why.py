@@ -605,7 +605,15 @@ def memory_users(prog: drgn.Program, page_size: int, notes: list[str] | None = N
     out: list[MemoryUser] = []
     seen: set[int] = set()
     lost: list[str] = []
-    for nr, task in pids_and_tasks(prog, lost):
+    # The PID table's gaps are said once, by the task list (system.tasks), which walks it too.
+    unlisted: list[str] = []
+    lost_tasks = 0
+    for nr, task in pids_and_tasks(prog, unlisted):
+        try:
+            task.pid.value_()
+        except drgn.FaultError:
+            lost_tasks += 1  # its task_struct is missing: the task list says which and why
+            continue
         try:
             mm = task.mm
             if not mm or int(mm.value_()) in seen:
@@ -624,8 +632,13 @@ def memory_users(prog: drgn.Program, page_size: int, notes: list[str] | None = N
             lost.append(f"pid {nr}: {not_in_dump(exc)}")
             continue
         out.append(MemoryUser("task", name, max(pages, 0) * page_size, int(task.pid.value_())))
+    if (unlisted or lost_tasks) and notes is not None:
+        notes.append(
+            f"memory users: {len(unlisted) + lost_tasks} tasks not counted: the dump lacks their struct pid or "
+            "task_struct (each said below)"
+        )
     if lost and notes is not None:
-        notes.append(f"memory users: {len(lost)} tasks not counted (" + "; ".join(lost[:3]) + ")")
+        notes += [f"memory users: a task not counted: {note}" for note in lost]
     callers: dict[str, int] = {}
     walk_notes: list[str] = []
     try:

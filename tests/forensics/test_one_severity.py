@@ -45,17 +45,19 @@ def test_the_report_prints_each_hypothesis_once() -> None:
         finding_id,
     )
     from forensics.pipelines.report import build_story
-    from forensics.pipelines.sources import SourceAnalysis
     from forensics.report.document import Document, Paragraph, Section
-    from forensics.report.story import render_story_markdown
+    from forensics.report.story import detail_sections, nested_blocks, render_story_markdown
+    from forensics.types.results import DmesgResult, SourceAnalysis
 
     ev = Evidence("kern.log", Locator(LocatorKind.LINE, 3), "rt hog", timestamp=Timestamp(5.0, Clock.MONOTONIC))
     hog = Finding(finding_id("sched-rt-hog", "spin"), "sched-rt-hog", "RT hog: spin ran 90 ms", Severity.MEDIUM,
                   0.9, "test", "spin ran", (ev,), ("step",), (), "test")  # fmt: skip
     incident = Incident("vm", "6.1", NotAvailable("x"), (), (hog,))
-    own = Section("Hypotheses", (Paragraph("1. CPU starvation: RT hog: spin ran 90 ms"),))
-    part = SourceAnalysis(incident, "trace t", Document("t", (Paragraph("details"), own)), (), "kforensic trace t")
+    part = SourceAnalysis(incident, "kernel logs k", DmesgResult((), incident, ()), (), "kforensic dmesg k")
     story = build_story([part], [], "kforensic report")
     text = render_story_markdown(story)
     assert text.count("CPU starvation: RT hog: spin ran 90 ms") == 1, text
-    assert [b for b in story.sections[0].blocks if isinstance(b, Section)] == []
+    assert [b.title for b in detail_sections(story)] == ["kernel logs k"]
+    # An input's document with its own ranking (vmcore's, dmesg's) is nested without it.
+    own = Section("Hypotheses", (Paragraph("1. CPU starvation: RT hog: spin ran 90 ms"),))
+    assert nested_blocks(Document("t", (Paragraph("details"), own))) == (Paragraph("details"),)

@@ -51,6 +51,7 @@ class Case:
     stdin: bytes | None = None
     fifo_feed: tuple[Path, bytes] | None = None  # a FIFO and what a writer puts into it
     as_nobody: bool = False
+    want_rc: int | None = None  # the one exit code the case must end with, when the contract names it
     cheap: bool = True
     timeout: float = 60.0
 
@@ -286,7 +287,8 @@ def cases(inputs: dict[str, Path], tmp: Path, vmlinux: dict[str, Path] | None = 
             feed = (inputs["fifo"], (inputs["garbage"]).read_bytes()) if kind == "fifo" else None
             cheap = kind not in {"huge-line", "/dev/zero"} and not (slot in heavy_slots and kind == "latin1")
             if kind in ("unreadable.log", "locked-dir-file"):
-                yield Case(name, argv, as_nobody=True, cheap=cheap)
+                # A file the user may not read is bad input (exit 3), not a usage error (docs/cli.md).
+                yield Case(name, argv, as_nobody=True, want_rc=3, cheap=cheap)
             else:
                 yield Case(name, argv, fifo_feed=feed, cheap=cheap, timeout=90)
     # --debug keeps the contract
@@ -785,6 +787,8 @@ def run_case(case: Case, watch: list[Path]) -> Outcome:
     stderr = done.stderr.decode("utf-8", "replace")
     problems = judge_stderr(stderr, done.returncode, "--debug" in case.argv)
     problems += judge_files(case, before, _state(watch + DEVICES), done.returncode)
+    if case.want_rc is not None and done.returncode != case.want_rc:
+        problems.append(f"exit {done.returncode}, the contract says {case.want_rc}")
     return Outcome(case.name, not problems, "; ".join(problems), done.returncode, stderr)
 
 

@@ -35,6 +35,9 @@ SELECTED = [
     "slab-import:locked-dir-file",  # these three were exit 4 too (now the PermissionError boundary in cli.py)
     "leaks:locked-dir-file",
     "slab-export:locked-dir-file",
+    "vmcore:unreadable.log",  # was exit 2: typer's readable=True refused it as usage (forensics/cli.py)
+    "report-dmesg:unreadable.log",
+    "kdump-check:unreadable.log",
     "trace:ctf-no-metadata",
     "profile:mixed-formats",
     "profile:folded-bad",

@@ -31,7 +31,9 @@ from forensics.model import LocatorKind, Severity
 from forensics.pipelines.leaks import analyse_store
 from tests.helpers import assert_evidence_resolves
 
-pytestmark = pytest.mark.live
+# One xdist worker runs every test that leaks or watches for a leak, one after another: a control window
+# beside another test's leaking child would see that leak (pytest -n, Makefile; tests/conftest.py).
+pytestmark = [pytest.mark.live, pytest.mark.xdist_group("live-slab")]
 
 LEAK_PER_SECOND = 1500.0
 SAMPLE_SECONDS = 24.0

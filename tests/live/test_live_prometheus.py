@@ -44,7 +44,9 @@ from forensics.types.slab import CounterTable, SlabTable
 from tests.helpers import assert_evidence_resolves
 from tests.live.test_live_leak import LEAKER
 
-pytestmark = pytest.mark.live
+# One xdist worker runs every test that leaks or watches for a leak, one after another: a control window
+# beside another test's leaking child would see that leak (pytest -n, Makefile; tests/conftest.py).
+pytestmark = [pytest.mark.live, pytest.mark.xdist_group("live-slab")]
 
 LEAK_PER_SECOND = 1500.0
 # Every judged window holds >= 24 points (the detector's power rule) and the leak grows past the 4 MiB

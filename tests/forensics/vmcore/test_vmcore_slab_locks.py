@@ -25,6 +25,7 @@ from tests.vmcore_cases import (
     kernels,
     load_case,
     open_program,
+    without_pages,
 )
 
 drgn = pytest.importorskip("drgn")
@@ -242,28 +243,6 @@ def test_a_read_through_a_non_canonical_pointer_says_so() -> None:
     assert read.missing == "no memory at 0x6b6b6b6b6b6b6b73: not a canonical address (the pointer is bogus)"
 
 
-def _without_page(dump: Path, pfn: int, out: Path) -> None:
-    """A copy of a kdump-compressed dump with one page filtered out, as makedumpfile excludes a page.
-
-    The page stays in the first bitmap (RAM) and leaves the second (dumped); its descriptor leaves
-    the table, whose entries are looked up by rank among the dumped pages.
-    """
-    import struct
-
-    data = bytearray(dump.read_bytes())
-    block_size, sub_hdr_size, bitmap_blocks = struct.unpack_from("<iiI", data, 428)
-    bitmap2 = (1 + sub_hdr_size) * block_size + bitmap_blocks * block_size // 2
-    table = (1 + sub_hdr_size) * block_size + bitmap_blocks * block_size
-    assert data[bitmap2 + pfn // 8] >> (pfn % 8) & 1, "the page is not in the dump to begin with"
-    rank = int.from_bytes(data[bitmap2 : bitmap2 + pfn // 8], "little").bit_count()
-    rank += bin(data[bitmap2 + pfn // 8] & ((1 << (pfn % 8)) - 1)).count("1")
-    count = int.from_bytes(data[bitmap2:table], "little").bit_count()
-    data[bitmap2 + pfn // 8] &= ~(1 << (pfn % 8)) & 0xFF
-    entries = table + rank * 24
-    data[entries : table + (count - 1) * 24] = data[entries + 24 : table + count * 24]
-    out.write_bytes(bytes(data))
-
-
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_a_slab_page_filtered_out_of_the_dump_is_said_plainly(kernel: str, tmp_path: Path) -> None:
     from drgn.helpers.linux.mm import virt_to_pfn
@@ -277,7 +256,7 @@ def test_a_slab_page_filtered_out_of_the_dump_is_said_plainly(kernel: str, tmp_p
     pfn = int(virt_to_pfn(prog, obj.start))
     crash_dir = tmp_path / "crash"
     crash_dir.mkdir()
-    _without_page(case.vmcore, pfn, crash_dir / "vmcore")
+    without_pages(case.vmcore, {pfn}, crash_dir / "vmcore")
     out = tmp_path / "out.json"
     args = ["vmcore", str(crash_dir), "--vmlinux", str(case.vmlinux), "--source-dir", str(FIXTURES_DIR)]
     args += ["--module-debug", str(case.module_debug[0]), "-f", "json", "-o", str(out)]

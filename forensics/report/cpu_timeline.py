@@ -2,7 +2,7 @@
 
 matplotlib is imported inside :func:`timeline_png` (Agg backend, no display),
 so importing this module costs nothing.  The picture is returned as bytes;
-the command writes it (0600, atomically).
+the delivery step writes it (0600, atomically: forensics/delivery.py).
 """
 
 from __future__ import annotations

@@ -1,0 +1,123 @@
+"""The incident's records that cross layers: timeline events and their lanes, correlations, hypotheses.
+
+Made by detectors/incident/ (timeline.py, correlate.py, hypotheses.py), carried by the results
+(forensics/types/results.py) and shown by the renderers (forensics/report/).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from forensics.model import Severity, Timestamp
+
+BOOT_LANE = "boot"  # wall times and times since boot, on one axis when the boot time is known
+WALL_LANE = "wall"  # wall times when the boot time is unknown
+UPTIME_LANE = "since boot"  # times since boot when the boot time is unknown
+
+
+@dataclass(frozen=True)
+class Lane:
+    """One clock of the timeline: the events that can be ordered against each other."""
+
+    key: str
+    title: str  # a heading, e.g. "Boot (wall clock)" or "Trace t.dat"
+    label: str  # for people: which clock, and how its times were converted
+    converted: bool  # times are on the wall clock
+    contradiction: str | None = None  # why this input cannot belong to the incident's boot
+
+
+@dataclass(frozen=True)
+class TimelineEvent:
+    """One finding on the timeline: from its first to its last timestamped evidence, on one lane's clock."""
+
+    when: Timestamp  # the start, as the source recorded it
+    wall: float | None  # the start on the wall clock, when it can be known
+    uncertainty: float  # seconds, either way (0 for times recorded on the wall clock)
+    finding_id: str
+    title: str
+    cite: str  # the citation of the first evidence (source and locator)
+    excerpt: str  # its first line
+    end: Timestamp | None = None  # the last evidence's time, when it differs from the start
+    wall_end: float | None = None
+    lane: str = BOOT_LANE
+    severity: Severity = Severity.INFO
+    end_cite: str | None = None
+    kind: str = ""  # the finding's kind
+
+    @property
+    def duration(self) -> float:
+        """Seconds from the first to the last evidence (0 for an instant)."""
+        if self.end is None:
+            return 0.0
+        if self.wall is not None and self.wall_end is not None:
+            return self.wall_end - self.wall
+        return self.end.seconds - self.when.seconds
+
+    def when_text(self) -> str:
+        """The start for people: UTC wall time when known, else seconds on the source's clock."""
+        return _point_text(self.when, self.wall, self.uncertainty)
+
+    def end_text(self) -> str:
+        """The end for people ("" for an instant)."""
+        if self.end is None:
+            return ""
+        return _point_text(self.end, self.wall_end, self.uncertainty)
+
+    def start_in_lane(self) -> str:
+        """The start for a lane's table (the lane names the clock)."""
+        return _point_text(self.when, self.wall, self.uncertainty, in_lane=True)
+
+    def end_in_lane(self) -> str:
+        """The end for a lane's table ("" for an instant)."""
+        return "" if self.end is None else _point_text(self.end, self.wall_end, self.uncertainty, in_lane=True)
+
+    def duration_text(self) -> str:
+        """The duration for people ("instant" when the finding has one time)."""
+        return "instant" if self.end is None else _seconds_text(self.duration)
+
+
+def _point_text(ts: Timestamp, wall: float | None, uncertainty: float, *, in_lane: bool = False) -> str:
+    """A time: UTC on the wall clock (with the conversion's uncertainty), else seconds on the source's clock.
+
+    ``in_lane``: for a lane's table, whose heading names the clock (shorter).
+    """
+    if wall is not None:
+        stamp = dt.datetime.fromtimestamp(wall, tz=dt.UTC).isoformat(timespec="seconds")
+        if uncertainty <= 0:
+            return stamp
+        return stamp + (f" ±{uncertainty:.1f} s" if in_lane else f" (±{uncertainty:.1f} s)")
+    return f"{ts.seconds:.6f} s" + ("" if in_lane else " on the source's clock (since boot)")
+
+
+def _seconds_text(seconds: float) -> str:
+    if seconds < 1:
+        return f"{seconds * 1000:.3f} ms"
+    if seconds < 120:
+        return f"{seconds:.1f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+@dataclass(frozen=True)
+class Correlation:
+    """Two or more findings found to be one problem (or to contradict each other)."""
+
+    rule: str
+    merged_into: str  # id of the finding that carries the merge
+    finding_ids: tuple[str, ...]
+    statement: str
+    contradiction: bool = False
+
+
+@dataclass(frozen=True)
+class Hypothesis:
+    """A possible root cause: what, how sure, the evidence for and against, how to confirm."""
+
+    rank: int
+    statement: str
+    confidence: float
+    supporting: tuple[str, ...]  # finding ids and citations
+    against: tuple[str, ...]
+    next_command: str

@@ -1,0 +1,38 @@
+"""Registers and machine code of a crash site: read from a dump (:mod:`forensics.types.vmcore`) or a log.
+
+``kforensic dmesg`` reads a report's register dump and ``Code:`` line into these records; they are kept
+apart from the dump snapshot's other records so that reading a log does not make those.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class RegisterSet:
+    """Register values of a frame, by the names capstone and the kernel use (``rax``, ``rip``)."""
+
+    values: tuple[tuple[str, int], ...]
+
+    def get(self, name: str) -> int | None:
+        """The value of a register, None when the frame does not know it."""
+        for key, value in self.values:
+            if key == name:
+                return value
+        return None
+
+    def as_dict(self) -> dict[str, int]:
+        """The registers as a mapping (a copy)."""
+        return dict(self.values)
+
+
+@dataclass(frozen=True)
+class CodeBytes:
+    """Machine code read from the dump (not from vmlinux: alternatives and ftrace patch code) or a Code: line."""
+
+    start: int  # address of the first byte (the start of the function's symbol)
+    data: bytes
+    fault_pc: int
+    arch: str  # drgn's architecture name, e.g. ``X86_64`` or ``AARCH64``
+    source_lines: tuple[tuple[int, str], ...] = ()  # (address, "file:line") for instructions
