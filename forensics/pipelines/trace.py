@@ -17,7 +17,7 @@ from forensics.types.results import CpuTimelineFigure, Figure, FigureDirectory, 
 
 if TYPE_CHECKING:
     from detectors.sched.engine import FastAnalyzer
-    from detectors.sched.model import ParseSummary, Thresholds, TraceAnalysis
+    from forensics.types.sched import ParseSummary, Thresholds, TraceAnalysis
     from forensics.types.trace import ParseCounts
 
 
@@ -173,9 +173,9 @@ def analyse_trace_file(
     from collectors.trace_input import open_trace
     from detectors.sched.analyzer import BatchAnalyzer, SchedAnalyzer
     from detectors.sched.findings import detect
-    from detectors.sched.model import Thresholds as DefaultThresholds
     from detectors.sched.select import select_tasks
     from forensics.jit import compiled_pays
+    from forensics.types.sched import Thresholds as DefaultThresholds
 
     # A small input is read and analysed without compiled code (the same results, no compile to wait for).
     ctf_input = _is_ctf(trace_file)  # its decoder is collectors.ctf's (compiled either way)

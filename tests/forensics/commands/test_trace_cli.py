@@ -22,7 +22,7 @@ def run(*args: str, stdin: bytes | None = None, env: dict[str, str] | None = Non
         [sys.executable, "-m", "forensics", "trace", *args],
         input=stdin,
         capture_output=True,
-        timeout=120,
+        timeout=600,  # a hang, not a slow run: a first compile on a loaded 2-core machine takes minutes
         check=False,
         env=env,
     )
