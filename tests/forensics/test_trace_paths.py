@@ -36,10 +36,10 @@ def _run(monkeypatch: pytest.MonkeyPatch, path: Path, compiled: bool, tmp: Path,
     """The result on one path; the time the input took to read (SourceRecord.seconds) set to 0."""
     monkeypatch.setenv(COMPILED_ENV, "yes" if compiled else "no")
     png = options.pop("png", False)
-    if png:
-        options["png"] = tmp / "timeline.png"  # the same path on both: the result names it
+    if png:  # one path for both runs (the result names it); each drawing is kept under its own name
+        options["png"] = tmp / "timeline.png"
     result = analyse_trace_file(str(path), **options)
-    if png:  # the pipeline gives what to draw; the delivery step draws and writes it
+    if png:
         write_figures(result.figures)
         (tmp / "timeline.png").rename(tmp / f"timeline-{compiled}.png")
     sources = tuple(replace(s, seconds=0.0) for s in result.incident.sources)
