@@ -20,8 +20,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from collectors.binary_formats import binary_format
 from collectors.inputs import TrackedInput, open_input
-from forensics.errors import CollectionError
+from forensics.errors import CollectionError, InputError
 from forensics.model import NotAvailable, SourceRecord
 from forensics.textcodec import TextNormalizer
 
@@ -44,11 +45,25 @@ def log_chunks(tracked: TrackedInput, chunk_size: int = CHUNK_SIZE) -> Iterator[
     # SHA-256 runs at about 1 GB/s here: hashing on the reading thread costs less than handing
     # chunks to a helper thread would.  The record hashes the bytes as read; the engine gets them normalized.
     norm = TextNormalizer()
+    first = True
     for chunk in tracked.read_chunks(chunk_size):
+        if first:
+            _refuse_binary(tracked.source, chunk)
+            first = False
         if out := norm.feed(chunk):
             yield out
     if out := norm.close():
         yield out
+
+
+def _refuse_binary(source: str, head: bytes) -> None:
+    """A file another command reads (perf.data, a dump, trace.dat...) is not a kernel log: exit 3 naming it."""
+    known = binary_format(head)
+    if known is not None:
+        raise InputError(
+            f"{source}: not a kernel log: {known.what} (it starts with {known.magic!r})",
+            hint=f"read it with `{known.reader}`; kforensic dmesg reads dmesg/journalctl -k/console text",
+        )
 
 
 @dataclass

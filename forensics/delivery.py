@@ -74,7 +74,7 @@ def write_figures(figures: Iterable[Figure]) -> None:
         elif isinstance(figure, SeriesFigure):
             from forensics.leakplots import render_png
 
-            write_atomic(figure.path, render_png(figure.verdict, figure.title))
+            write_atomic(figure.path, render_png(figure))
         elif isinstance(figure, SpanHistogramFigure):
             from forensics.spanplots import histogram_png
 
@@ -82,7 +82,7 @@ def write_figures(figures: Iterable[Figure]) -> None:
         elif isinstance(figure, SpanGanttFigure):
             from forensics.spanplots import gantt_png
 
-            write_atomic(figure.path, gantt_png(figure.report, figure.table))
+            write_atomic(figure.path, gantt_png(figure.charts))
         elif isinstance(figure, CpuTimelineFigure):
             from forensics.report.cpu_timeline import timeline_png
 

@@ -11,10 +11,10 @@ import io
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from detectors.leaks.judge import SeriesVerdict
+    from forensics.types.results import SeriesFigure
 
 
-def render_png(verdict: SeriesVerdict, title: str) -> bytes:
+def render_png(figure: SeriesFigure) -> bytes:
     """One series as a PNG: window medians, the judged part's Theil–Sen trend, MiB over UTC time."""
     import datetime as dt
 
@@ -24,24 +24,20 @@ def render_png(verdict: SeriesVerdict, title: str) -> bytes:
     import matplotlib.dates as mdates
     import matplotlib.pyplot as plt
 
-    f = verdict.features
     # matplotlib dates are days since its epoch, 1970-01-01 UTC by default (what date2num computes).
-    times = verdict.grid_walls / 86400.0
+    times = figure.walls / 86400.0
     fig, ax = plt.subplots(figsize=(8, 3.6), dpi=100)
     try:
-        ax.plot(times, verdict.grid_values / 2**20, marker=".", linewidth=1, label="window medians")
-        judged = verdict.grid_walls >= verdict.since_wall
-        hours = (verdict.grid_walls[judged] - verdict.origin_wall) / 3600.0
-        if len(hours):
-            trend = (f.ts_intercept + f.ts_slope * hours) / 2**20
+        ax.plot(times, figure.values / 2**20, marker=".", linewidth=1, label="window medians")
+        if len(figure.trend):
             ax.plot(
-                times[judged],
-                trend,
+                times[figure.judged],
+                figure.trend / 2**20,
                 linestyle="--",
                 color="tab:red",
-                label=f"trend {verdict.rate / 1024:,.0f} KB/h ({verdict.grade.value})",
+                label=figure.trend_label,
             )
-        ax.set_title(title, fontsize=10)
+        ax.set_title(figure.title, fontsize=10)
         ax.set_ylabel("MiB")
         # matplotlib ships no annotation for DateFormatter.__init__.
         ax.xaxis.set_major_formatter(mdates.DateFormatter("%m-%d %H:%M", tz=dt.UTC))  # type: ignore[no-untyped-call]

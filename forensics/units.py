@@ -60,3 +60,8 @@ def iso_utc(wall: float) -> str:
     import datetime as dt
 
     return dt.datetime.fromtimestamp(wall, tz=dt.UTC).isoformat(timespec="seconds")
+
+
+def fmt_ms(seconds: float) -> str:
+    """Seconds as milliseconds with microsecond precision, e.g. ``8.028 ms``."""
+    return f"{seconds * 1e3:.3f} ms"

@@ -14,7 +14,7 @@ import hashlib
 import re
 from collections.abc import Sequence
 
-from ahocorasick_rs import BytesAhoCorasick, MatchKind
+from ahocorasick_rs import AhoCorasick, BytesAhoCorasick, MatchKind
 
 from detectors.dmesg.frames import (
     Frame,
@@ -228,16 +228,18 @@ _HEADER_HINTS = (
 )  # fmt: skip
 
 
-_HEADER_HINT = re.compile("|".join(map(re.escape, _HEADER_HINTS)))
-#: The same on raw bytes, to pass over lines without parsing them: one automaton (a regex alternation of the
-#: words is tried at every byte: ~170 us for 30 lines, 3.5 us this way).  Leftmost-first like the alternation;
-#: no word holds a newline, so every line with a word has a match.
+#: One automaton of the words (a regex alternation of them is tried at every character: ~2 us for a line,
+#: ~0.5 us this way).
+_HEADER_HINT = AhoCorasick(list(_HEADER_HINTS), matchkind=MatchKind.LeftmostFirst)
+#: The same on raw bytes, to pass over lines without parsing them (~170 us for 30 lines as a regex, 3.5 us
+#: this way).  Leftmost-first like the alternation; no word holds a newline, so every line with a word has
+#: a match.
 HEADER_HINT_SEARCH = BytesAhoCorasick([word.encode() for word in _HEADER_HINTS], matchkind=MatchKind.LeftmostFirst)
 
 
 def _may_be_header(body: str) -> bool:
     """Cheap check before trying the whole rule table on a line."""
-    return _HEADER_HINT.search(body) is not None
+    return bool(_HEADER_HINT.find_matches_as_indexes(body))
 
 
 def _follow(lines: Sequence[LogLine], path: tuple[Step, ...]) -> tuple[list[str], list[Frame]]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from detectors.dmesg.lines import LogLine
 
@@ -307,8 +307,8 @@ BASE_SKIP: tuple[str, ...] = (
 class SkipMatcher:
     """The base skip list and a rule's own entries: ``search(name)`` is truthy when either matches.
 
-    The base list (~350 patterns, ~12 ms to compile) is compiled once for all rules, not once per rule
-    with its few entries appended: a log with reports of ten kinds started ~0.1 s later for that.
+    The base list (~350 patterns) is matched once per function name for all rules and stack sections
+    (:func:`_base_skipped`), not once per rule with its few entries appended.
     """
 
     __slots__ = ("_extra",)
@@ -318,14 +318,98 @@ class SkipMatcher:
 
     def search(self, name: str) -> bool:
         """Whether the function ``name`` is infrastructure (a match anywhere in it, as ``re.search``)."""
-        return _base_skip().search(name) is not None or (
-            self._extra is not None and self._extra.search(name) is not None
-        )
+        return _base_skipped(name) or (self._extra is not None and self._extra.search(name) is not None)
+
+
+class _BaseSkip(NamedTuple):
+    """:data:`BASE_SKIP` taken apart: what ``re.search`` of the patterns' alternation says, found faster.
+
+    Of the ~350 patterns, ~290 are plain text: anywhere in the name (one Aho-Corasick pass), at its start
+    (``^text``: ``str.startswith``), at its end (``text$``) or the whole name (``^text$``); function names
+    hold no newline, so ``^`` and ``$`` mean just that.  The other patterns stay regexes: those that begin
+    with ``^`` one ``match`` at the start, the rest one ``search``.  A search of the whole alternation took
+    20-60 us for a name it does not match (every branch is tried at every character), ~2 us now.
+    """
+
+    anywhere: Any  # ahocorasick_rs.AhoCorasick of the plain patterns
+    starts: tuple[str, ...]
+    ends: tuple[str, ...]
+    whole: frozenset[str]
+    at_start: re.Pattern[str]  # the other patterns that begin with ``^``, without it: tried at the start only
+    other: re.Pattern[str]
+
+
+_REGEX_CHARS = frozenset(".^$*+?{}[]\\|()")
 
 
 @functools.cache
-def _base_skip() -> re.Pattern[str]:
-    return re.compile("|".join(f"(?:{p})" for p in BASE_SKIP))
+def _base_skip() -> _BaseSkip:
+    from ahocorasick_rs import AhoCorasick, MatchKind
+
+    anywhere: list[str] = []
+    starts: list[str] = []
+    ends: list[str] = []
+    whole: set[str] = set()
+    at_start: list[str] = []
+    other: list[str] = []
+    for pattern in BASE_SKIP:
+        first = pattern.startswith("^")
+        last = pattern.endswith("$") and not pattern.endswith("\\$")
+        text = pattern[1 if first else 0 : -1 if last else None]
+        if _top_level_bar(pattern):
+            other.append(pattern)  # "^a|b": the anchor holds for the first branch only
+        elif not text or any(c in _REGEX_CHARS for c in text):
+            (at_start if first else other).append(pattern[1:] if first else pattern)
+        elif first and last:
+            whole.add(text)
+        elif first:
+            starts.append(text)
+        elif last:
+            ends.append(text)
+        else:
+            anywhere.append(text)
+    return _BaseSkip(
+        AhoCorasick(anywhere, matchkind=MatchKind.LeftmostFirst),
+        tuple(starts),
+        tuple(ends),
+        frozenset(whole),
+        re.compile("|".join(f"(?:{p})" for p in at_start)),
+        re.compile("|".join(f"(?:{p})" for p in other) or "(?!)"),
+    )
+
+
+def _top_level_bar(pattern: str) -> bool:
+    """Whether a pattern has a ``|`` outside parentheses and classes."""
+    depth = 0
+    escaped = in_class = False
+    for c in pattern:
+        if escaped:
+            escaped = False
+        elif c == "\\":
+            escaped = True
+        elif in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+        elif c in "()":
+            depth += 1 if c == "(" else -1
+        elif c == "|" and depth == 0:
+            return True
+    return False
+
+
+@functools.lru_cache(maxsize=65536)
+def _base_skipped(name: str) -> bool:
+    """Whether a function name matches the base skip list (cached: a name is met in many reports and stacks)."""
+    base = _base_skip()
+    return (
+        name in base.whole
+        or name.startswith(base.starts)
+        or name.endswith(base.ends)
+        or bool(base.anywhere.find_matches_as_indexes(name))
+        or base.at_start.match(name) is not None
+        or base.other.search(name) is not None
+    )
 
 
 @functools.cache

@@ -154,11 +154,14 @@ def decode(raw: bytes) -> str:
 class Window(Sequence[LogLine]):
     """Consecutive raw lines, decoded and parsed on first access (most are never looked at)."""
 
-    def __init__(self, first: int, raw: list[bytes]) -> None:
+    def __init__(self, first: int, raw: list[bytes], seed: Window | None = None) -> None:
         self._first = first
         self._raw = raw
         self._parsed: list[LogLine | None] = [None] * len(raw)
         self._upto = 0  # one past the last line parsed
+        # A shorter window of the same lines, already looked at: its parsed lines are taken instead of
+        # parsing them again (what this window's reader looks at is counted as usual).
+        self._seed = seed._parsed if seed is not None and seed._first == first else None
 
     @property
     def parsed_upto(self) -> int:
@@ -198,7 +201,10 @@ class Window(Sequence[LogLine]):
         line = self._parsed[index]
         if line is None:
             i = index % len(self._raw)
-            line = self._parsed[i] = parse_line(self._first + i, decode(self._raw[i]))
+            seed = self._seed
+            if seed is None or i >= len(seed) or (line := seed[i]) is None:
+                line = parse_line(self._first + i, decode(self._raw[i]))
+            self._parsed[i] = line
             if i >= self._upto:
                 self._upto = i + 1
         return line

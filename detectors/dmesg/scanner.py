@@ -118,10 +118,13 @@ class LogScanner:
         self._count_off, self._count_line = off, line
         return line
 
-    def _window(self, start: int, end: int, limit: int = MAX_REPORT_LINES) -> tuple[Window, bool]:
+    def _window(
+        self, start: int, end: int, limit: int = MAX_REPORT_LINES, seed: Window | None = None
+    ) -> tuple[Window, bool]:
         """Up to ``limit`` lines from byte ``start``, and whether the window is complete.
 
-        Lines are decoded and parsed only when the report builder looks at them.
+        Lines are decoded and parsed only when the report builder looks at them (``seed``: a shorter
+        window from ``start`` whose parsed lines are taken).
         """
         budget = min(end, start + MAX_WINDOW_BYTES)
         stop = min(budget, start + limit * _TYPICAL_LINE)
@@ -135,7 +138,7 @@ class LogScanner:
         parts = parts[:limit]
         if not hit_limit and len(parts) > 1 and (not parts[-1] or stop < end):
             parts.pop()  # the empty rest after the last newline, or a line cut by the byte limit
-        return Window(self._line_at(start), parts), complete
+        return Window(self._line_at(start), parts, seed), complete
 
     def _lookback(self, start: int, number: int) -> Window:
         """Up to LOOKBACK_LINES lines before byte ``start``, the start of line ``number`` (parsed when looked at).
@@ -331,8 +334,9 @@ class LogScanner:
     ) -> tuple[KernelReport, int] | None:
         """The report built from the first window, or from the full one when it may go on past it."""
         if report.end_line >= window.first + len(window) - 2 and len(window) < MAX_REPORT_LINES:
-            # The report may go on past the first window: build it again from the full one.
-            window, complete = self._window(start, end)
+            # The report may go on past the first window: build it again from the full one (the first
+            # window's lines parsed once).
+            window, complete = self._window(start, end, seed=window)
             if not complete and not final:
                 return None
             report, resume = self._report(window, found, kind)
@@ -479,7 +483,7 @@ class LogScanner:
             return None
         got = self._memo.build(short, "event", lambda: build_event(short))
         if short.parsed_upto >= len(short):
-            window, complete = self._window(begin, end)
+            window, complete = self._window(begin, end, seed=short)
             if not complete and not final:
                 self._pos = begin
                 return None

@@ -21,6 +21,8 @@ import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from ahocorasick_rs import BytesAhoCorasick, MatchKind
+
 from detectors.dmesg.frames import function_name, is_skipped
 from detectors.dmesg.lines import LogLine
 
@@ -96,9 +98,14 @@ SECTION_HEADINGS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("call-trace", r"^\s*(?:Call [Tt]race:|Backtrace:)"),
     )
 )
-_HEADING_HINT = re.compile(
-    r"Allocated|Freed|allocated by|freed by|potentially related|Uninit was|created at:|page last|-> #|acktrace|race:"
-)
+#: Words one of which every heading holds (a cheap test before the patterns).
+_HEADING_WORDS = ("Allocated", "Freed", "allocated by", "freed by", "potentially related", "Uninit was", "created at:",
+                  "page last", "-> #", "acktrace", "race:")  # fmt: skip
+_HEADING_HINT = re.compile("|".join(map(re.escape, _HEADING_WORDS)))
+#: The same words in one automaton, to find the lines that may be headings in one pass over a report's bodies
+#: (a regex alternation is tried at every character: ~1.5 us a line).  Leftmost-first, non-overlapping: no word
+#: holds a newline, so every line with a word has a match.
+_HEADING_SEARCH = BytesAhoCorasick([w.encode() for w in _HEADING_WORDS], matchkind=MatchKind.LeftmostFirst)
 
 #: A section's own skips on top of the titles' base list: the machinery that recorded the stack.
 #: The stack depot and track recorders of old kernels (save_stack_trace, set_track) come first in every such stack.
@@ -170,6 +177,18 @@ def first_foreign(frames: Sequence[StackFrame], skip: tuple[str, ...]) -> StackF
     return None
 
 
+def _hinted_lines(lines: Sequence[LogLine]) -> set[int]:
+    """The indices of the lines whose body holds a heading word, by one automaton pass over them all."""
+    blob = "\n".join([line.body for line in lines]).encode()
+    hinted: set[int] = set()
+    line = prev = 0
+    for _, at, _ in _HEADING_SEARCH.find_matches_as_indexes(blob):
+        line += blob.count(b"\n", prev, at)
+        prev = at
+        hinted.add(line)
+    return hinted
+
+
 def stack_sections(lines: Sequence[LogLine], first: int, skip_call_trace: tuple[str, ...] = ()) -> list[StackSection]:
     """Every stack section of a report's lines (``first``: the report's first line number).
 
@@ -189,9 +208,10 @@ def stack_sections(lines: Sequence[LogLine], first: int, skip_call_trace: tuple[
         skip = skip_call_trace if kind == "call-trace" else SECTION_SKIPS.get(kind, ())
         out.append(StackSection(kind, heading, at, task, tuple(frames), first_foreign(frames, skip)))
 
-    for line in lines:
+    hinted = _hinted_lines(lines)
+    for i, line in enumerate(lines):
         body = line.body
-        heading = section_kind(body)
+        heading = section_kind(body) if i in hinted else None
         if heading is not None:
             close()
             current = (heading[0], body.strip(), line.number - first, heading[1])

@@ -14,7 +14,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from detectors.kdump.context import active_config, collector_options, crashkernel_estimate
-from detectors.kdump.crashkernel import Estimate
 from detectors.kdump.kernel_rules import check_boot_config, check_cmdline, check_distro, check_loaded, check_reservation
 from detectors.kdump.service_rules import (
     check_collector,
@@ -26,8 +25,8 @@ from detectors.kdump.service_rules import (
     check_tooling,
 )
 from detectors.kdump.sysctl_rules import check_sysctls
-from detectors.kdump.util import Line, Status
-from forensics.types.kdump import KdumpState
+from detectors.kdump.util import Line
+from forensics.types.kdump import Estimate, KdumpState, Status
 
 __all__ = ["RULES", "Checklist", "Line", "Status", "active_config", "collector_options", "run_checklist"]
 

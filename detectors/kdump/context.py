@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from detectors.kdump.crashkernel import DISTRO_DEFAULTS, Estimate, distro_default, estimate_crashkernel
+from detectors.kdump.crashkernel import DISTRO_DEFAULTS, distro_default, estimate_crashkernel
 from detectors.kdump.makedumpfile import CollectorOptions, parse_collector
 from forensics.model import NotAvailable
-from forensics.types.kdump import DistroFamily, KdumpConfig, KdumpState, TextFile
+from forensics.types.kdump import DistroFamily, Estimate, KdumpConfig, KdumpState, TextFile
 
 #: Debian's kdump-config and RHEL's kdumpctl defaults when the config sets no collector.
 DEFAULT_COLLECTOR = {

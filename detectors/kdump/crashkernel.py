@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from forensics.model import NotAvailable
+from forensics.types.kdump import Estimate
 
 MIB = 1 << 20
 GIB = 1 << 30
@@ -27,14 +28,6 @@ def parse_size(text: str) -> int:
     if match is None:
         raise ValueError(f"{text!r} is not a size such as 256M or 1G")
     return int(match.group(1)) * _UNITS[match.group(2).upper()]
-
-
-def format_size(size: int) -> str:
-    """A byte count the way crashkernel= writes it: the largest whole unit (``512M``, ``2G``)."""
-    for unit in ("G", "M", "K"):
-        if size and size % _UNITS[unit] == 0:
-            return f"{size // _UNITS[unit]}{unit}"
-    return str(size)
 
 
 @dataclass(frozen=True)
@@ -130,22 +123,6 @@ def distro_default(distro_id: str, arch: str | NotAvailable) -> DistroDefault:
     return DISTRO_DEFAULTS[-1]
 
 
-@dataclass(frozen=True)
-class Estimate:
-    """The recommended crash reservation and how it was reached (bytes)."""
-
-    kernel: int | NotAvailable
-    initrd: int | NotAvailable
-    modules: int | NotAvailable
-    runtime: int
-    estimated: int  # sum of the known parts
-    floor: int  # the distro default for this RAM size
-    floor_source: str
-    floor_crashkernel: str
-    recommended: int  # max(estimated, floor), rounded up to 16 MiB
-    complete: bool  # False when a part was not available (the estimate is then low)
-
-
 def estimate_crashkernel(
     ram: int | NotAvailable,
     kernel: int | NotAvailable,
@@ -170,21 +147,4 @@ def estimate_crashkernel(
         floor_crashkernel=default.crashkernel,
         recommended=recommended,
         complete=all(isinstance(p, int) for p in parts),
-    )
-
-
-def describe_estimate(estimate: Estimate) -> str:
-    """One line: recommended size and its parts, e.g. ``256M (kernel 60M + initrd 30M + ...)``."""
-
-    def mib(value: int | NotAvailable) -> str:
-        return f"{-(-value // MIB)}M" if isinstance(value, int) else "?"
-
-    parts = (
-        f"kernel {mib(estimate.kernel)} + initramfs {mib(estimate.initrd)} + modules {mib(estimate.modules)}"
-        f" + run time {mib(estimate.runtime)} = {mib(estimate.estimated)}"
-    )
-    partial = "" if estimate.complete else ", incomplete: ? parts were not found"
-    return (
-        f"{format_size(estimate.recommended)} ({parts}; floor {mib(estimate.floor)} from {estimate.floor_source}"
-        f" {estimate.floor_crashkernel}{partial})"
     )

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from detectors.kdump.checklist import Checklist
-from detectors.kdump.util import Line, Status, file_evidence
+from detectors.kdump.util import Line, file_evidence
 from forensics.model import Evidence, Fact, Finding, FindingKind, finding_id
-from forensics.types.kdump import KdumpState
+from forensics.types.kdump import KdumpState, Status
 
 DETECTOR = "kdump.checklist"
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from detectors.kdump.context import cmdline_crashkernel, tooling_family
-from detectors.kdump.crashkernel import MIB, Estimate, describe_estimate, parse_crashkernel
+from detectors.kdump.crashkernel import MIB, parse_crashkernel
 from detectors.kdump.util import Line, fail, file_evidence, pass_, warn
 from forensics.model import NotAvailable
-from forensics.types.kdump import DistroFamily, KdumpState
+from forensics.types.kdump import DistroFamily, Estimate, KdumpState, describe_estimate
 
 _WHY_RESERVE = "the crash kernel can only boot into memory reserved at boot with crashkernel="
 _WHY_PERSIST = "a crashkernel= set only by hand is lost at the next kernel update or boot loader rewrite"

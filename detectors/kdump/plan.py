@@ -11,14 +11,13 @@ import difflib
 from dataclasses import dataclass
 
 from detectors.kdump.checklist import Checklist, active_config, collector_options
-from detectors.kdump.crashkernel import MIB, format_size, parse_crashkernel
+from detectors.kdump.crashkernel import MIB, parse_crashkernel
 from detectors.kdump.makedumpfile import Compression, compression_flag
 from detectors.kdump.sysctl_rules import Policy
-from detectors.kdump.util import Status
 from forensics.model import NotAvailable
 from forensics.quoting import comment_text, kernel_param_value, shell_double_inner, sysctl_line
 from forensics.types import kdump_paths as paths
-from forensics.types.kdump import DistroFamily, KdumpConfig, KdumpState, TextFile
+from forensics.types.kdump import DistroFamily, KdumpConfig, KdumpState, Status, TextFile, format_size
 
 _MARK = "kforensic"
 

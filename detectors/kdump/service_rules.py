@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from detectors.kdump.context import active_config, collector_options, tooling_family
-from detectors.kdump.crashkernel import MIB, Estimate
+from detectors.kdump.crashkernel import MIB
 from detectors.kdump.makedumpfile import Compression, compression_support, excluded_classes
 from detectors.kdump.util import Line, fail, file_evidence, pass_, warn
 from forensics.model import NotAvailable
-from forensics.types.kdump import DistroFamily, KdumpState, MemInfo, TargetKind, TextFile
+from forensics.types.kdump import DistroFamily, Estimate, KdumpState, MemInfo, TargetKind, TextFile
 
 COMPRESSION_FLOOR = 2  # assume compression at least halves the dump when judging free space
 

@@ -13,8 +13,7 @@ from detectors.kdump.util import Line, file_evidence, pass_, warn
 from forensics.model import NotAvailable, Severity
 
 if TYPE_CHECKING:
-    from detectors.kdump.crashkernel import Estimate
-    from forensics.types.kdump import KdumpState
+    from forensics.types.kdump import Estimate, KdumpState
 
 
 @dataclass(frozen=True)

@@ -2,19 +2,10 @@
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
 
 from forensics.model import Evidence, Locator, LocatorKind, Severity
-from forensics.types.kdump import MaybeFile, TextFile
-
-
-class Status(enum.Enum):
-    """Outcome of one check."""
-
-    PASS = "pass"
-    WARN = "warn"
-    FAIL = "fail"
+from forensics.types.kdump import MaybeFile, Status, TextFile
 
 
 @dataclass(frozen=True)

@@ -2,25 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from detectors.profile.hotspots import Hotspots
-
-
-@dataclass(frozen=True)
-class SymbolDelta:
-    """A symbol's self share in the base and the new profile, in percent of each one's period."""
-
-    symbol: str
-    base: float
-    new: float
-    base_samples: int
-    new_samples: int
-
-    @property
-    def delta(self) -> float:
-        """Change in percentage points (positive: it got hotter)."""
-        return self.new - self.base
+from forensics.types.profile import SymbolDelta
 
 
 def diff_hotspots(base: Hotspots, new: Hotspots, limit: int = 20) -> list[SymbolDelta]:

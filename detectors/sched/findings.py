@@ -12,7 +12,6 @@ from collections.abc import Callable
 
 from detectors.sched import harm
 from detectors.sched.harm import Judgement
-from detectors.sched.model import ClockCheck, EventRef, Span, TaskStats, TraceAnalysis, Wait
 from forensics.model import (
     Baseline,
     Clock,
@@ -28,14 +27,11 @@ from forensics.model import (
     Timestamp,
     finding_id,
 )
+from forensics.types.sched import ClockCheck, EventRef, Span, TaskStats, TraceAnalysis, Wait
+from forensics.units import fmt_ms
 
 DETECTOR = "detectors.sched"
 MAX_PER_RULE = 10  # findings per rule, worst first: a busy trace must not bury the report
-
-
-def fmt_ms(seconds: float) -> str:
-    """Seconds as milliseconds with microsecond precision, e.g. ``8.028 ms``."""
-    return f"{seconds * 1e3:.3f} ms"
 
 
 def _evidence(source: str, span: Span) -> tuple[Evidence, ...]:

@@ -25,9 +25,8 @@ import re
 
 import numpy as np
 
-from detectors.spans.model import Breakdown, Part
 from forensics.model import NotAvailable
-from forensics.types.spans import IRQ_ENTRY, SWITCH, WAKES, KernelTable, Ref, Span
+from forensics.types.spans import IRQ_ENTRY, SWITCH, WAKES, Breakdown, KernelTable, Part, Ref, Span
 
 CHAIN_DEPTH = 3  # waker levels followed
 

@@ -1,13 +1,10 @@
-"""The span analysis as a whole (statistics, slow spans, breakdowns), its findings and its JSON digest."""
+"""The span analysis as a whole (statistics, slow spans, breakdowns) and its findings."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
-from detectors.sched.findings import fmt_ms
 from detectors.spans.breakdown import breakdown
-from detectors.spans.model import Breakdown, SpanReport, SpanStats
 from detectors.spans.pairing import slow_spans, statistics
 from forensics.model import (
     Baseline,
@@ -25,9 +22,8 @@ from forensics.model import (
     Timestamp,
     finding_id,
 )
-from forensics.types.spans import KernelTable, Ref, Span
-
-SPANS_SCHEMA = "kforensic.spans/1"
+from forensics.types.spans import Breakdown, KernelTable, Ref, Span, SpanReport, explain
+from forensics.units import fmt_ms
 
 
 def analyse(
@@ -59,18 +55,6 @@ def _evidence(ref: Ref) -> Evidence:
         timestamp=Timestamp(ref.ts, Clock.MONOTONIC) if ref.ts > 0 else None,
         cpu=ref.cpu if ref.cpu >= 0 else None,
     )
-
-
-def explain(b: Breakdown) -> str:
-    """One sentence: where the time went, largest first."""
-    s = b.span
-    if not b.totals:
-        return f"{s.name} on TID {s.tid} took {fmt_ms(s.duration)} ({b.note or 'no breakdown'})."
-    parts = sorted(b.totals, key=lambda kv: -kv[1])
-    head = ", ".join(f"{what} {fmt_ms(sec)}" for what, sec in parts)
-    worst = sorted((p for p in b.parts if p.what not in ("running",)), key=lambda p: -p.duration)[:2]
-    why = "; ".join(f"{p.what} {fmt_ms(p.duration)}: {p.detail}" for p in worst)
-    return f"{s.name} on TID {s.tid} took {fmt_ms(s.duration)}: {head}" + (f" ({why})" if why else "") + "."
 
 
 def span_findings(report: SpanReport, slow: float | None) -> list[Finding]:
@@ -151,75 +135,3 @@ def _unique(facts: list[Fact]) -> list[Fact]:
             seen.add(f)
             out.append(f)
     return out
-
-
-def _ref_dict(r: Ref) -> dict[str, object]:
-    return {"ts": r.ts, "cpu": r.cpu, "where": r.where}
-
-
-def _num(x: float) -> float | None:
-    return None if math.isnan(x) else round(x * 1e3, 6)
-
-
-def report_to_dict(report: SpanReport, top: int = 20) -> dict[str, object]:
-    """The compact JSON digest: per-name statistics, the slow spans and their breakdowns."""
-
-    def stats(s: SpanStats) -> dict[str, object]:
-        return {
-            "name": s.name,
-            "count": s.count,
-            "p50_ms": _num(s.p50),
-            "p90_ms": _num(s.p90),
-            "p99_ms": _num(s.p99),
-            "p999_ms": _num(s.p999),
-            "max_ms": _num(s.max),
-            "mean_ms": _num(s.mean),
-            "unmatched_starts": s.unmatched_starts,
-            "unmatched_ends": s.unmatched_ends,
-        }
-
-    def part(p: object) -> dict[str, object]:
-        from detectors.spans.model import Part
-
-        assert isinstance(p, Part)
-        return {
-            "what": p.what,
-            "start": p.start,
-            "ms": round(p.duration * 1e3, 6),
-            "cpu": p.cpu,
-            "detail": p.detail,
-            "by_tid": p.by_tid,
-            "by_comm": p.by_comm or None,
-            "by_prio": p.by_prio,
-            "state": p.state or None,
-            "syscall": p.syscall
-            if isinstance(p.syscall, str)
-            else ({"not_available": p.syscall.reason} if isinstance(p.syscall, NotAvailable) else None),
-            "waker_chain": list(p.chain),
-            "events": [_ref_dict(r) for r in p.refs],
-        }
-
-    return {
-        "schema": SPANS_SCHEMA,
-        "sources": list(report.sources),
-        "notes": list(report.notes),
-        "stats": [stats(s) for s in report.stats],
-        "slow": [
-            {
-                "name": b.span.name,
-                "tid": b.span.tid,
-                "id": b.span.key or None,
-                "start": b.span.start,
-                "end": b.span.end,
-                "ms": round(b.span.duration * 1e3, 6),
-                "from": _ref_dict(b.span.begin_ref),
-                "to": _ref_dict(b.span.end_ref),
-                "totals_ms": {k: round(v * 1e3, 6) for k, v in b.totals},
-                "migrations": b.migrations,
-                "cpus": list(b.cpus),
-                "note": b.note or None,
-                "parts": [part(p) for p in b.parts],
-            }
-            for b in report.slow[:top]
-        ],
-    }

@@ -21,8 +21,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from detectors.spans.model import Mark, Span, SpanStats
 from forensics.errors import UsageError
+from forensics.types.spans import Mark, Span, SpanStats
 
 _OPEN = ("start", "begin", "entry")
 

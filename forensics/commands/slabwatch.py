@@ -29,7 +29,7 @@ from forensics.commands.common import (
 from forensics.delivery import deliver, exit_status
 from forensics.errors import InputError, UsageError
 from forensics.model import NotAvailable
-from forensics.pipelines.slabwatch import end_of_run_analysis, systemd_unit
+from forensics.pipelines.slabwatch import end_of_run_analysis, store_export, systemd_unit
 from forensics.report.formats import OutputFormat, render
 from forensics.report.slabwatch import RunReportRenderer, prometheus_text
 from forensics.units import human_bytes, parse_duration
@@ -331,7 +331,7 @@ def slab_export(
             known = ", ".join(str(r.id) for r in reader.runs()) or "none"
             raise UsageError(f"{reader.path}: no run {run}", hint=f"runs in the store: {known}")
         if fmt == "prometheus":
-            deliver(prometheus_text(reader, run, all_samples), output)
+            deliver(prometheus_text(store_export(reader, run, all_samples)), output)
             return
         frame = reader.slab_frame(run) if table == "slab" else reader.counter_frame(run)
         if fmt == "csv":

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from collectors.slabstore import SlabStore
     from detectors.leaks.analysis import LeakAnalysis
     from detectors.leaks.decision import LeakThresholds
+    from detectors.leaks.judge import SeriesVerdict
 
 #: At most this many plots per run: the worst series first.
 MAX_PLOTS = 12
@@ -107,8 +108,18 @@ def _plots(analysis: LeakAnalysis, directory: Path) -> tuple[tuple[Plot, ...], t
         if len(title) > 90:
             title = title[:87] + "..."
         plots.append(Plot(verdict.name, kind, path))
-        figures.append(SeriesFigure(path, verdict, title))
+        figures.append(_series_figure(path, title, verdict))
     return tuple(plots), tuple(figures)
+
+
+def _series_figure(path: Path, title: str, verdict: SeriesVerdict) -> SeriesFigure:
+    """The plot of a series: its window medians and, over the judged windows, the fitted Theil–Sen line."""
+    f = verdict.features
+    judged = verdict.grid_walls >= verdict.since_wall
+    hours = (verdict.grid_walls[judged] - verdict.origin_wall) / 3600.0
+    trend = f.ts_intercept + f.ts_slope * hours
+    label = f"trend {verdict.rate / 1024:,.0f} KB/h ({verdict.grade.value})"
+    return SeriesFigure(path, title, verdict.grid_walls, verdict.grid_values, judged, trend, label)
 
 
 def _explained(analysis: LeakAnalysis) -> frozenset[str]:

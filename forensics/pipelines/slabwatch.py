@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from forensics import __version__
-from forensics.errors import KforensicError
+from forensics.errors import InputError, KforensicError
 from forensics.model import Clock, Finding, Incident, NotAvailable, SourceRecord, Timestamp, TimeWindow
-from forensics.types.results import RunReport
+from forensics.types.results import RunReport, StoreExport
 
 if TYPE_CHECKING:
     from collectors.slabstore import SlabStore
@@ -132,3 +132,18 @@ def systemd_unit(
             "",
         ]
     )
+
+
+def store_export(store: SlabStore, run_id: int | None, all_samples: bool) -> StoreExport:
+    """What ``slab-export --format prometheus`` writes: the last sample of the run (or every one)."""
+    samples = store.samples(run_id)
+    if not samples:
+        raise InputError(f"{store.path}: no samples to export")
+    exported = frozenset(s.id for s in samples) if all_samples else frozenset({samples[-1].id})
+    rows = tuple(r for r in store.iter_slab_rows(run_id) if r[0] in exported)
+    meminfo = tuple(
+        (name, unit, tuple(p for p in store.counter_series(source, name, run_id) if p.sample_id in exported))
+        for source, name, unit in store.counter_names()
+        if source == "meminfo"
+    )
+    return StoreExport(store.path, samples, exported, all_samples, rows, meminfo)

@@ -12,9 +12,8 @@ from forensics.types.results import Figure, FigureDirectory, SpanGanttFigure, Sp
 
 if TYPE_CHECKING:
     from collectors.ctf.feed import CtfRead
-    from detectors.spans.model import SpanReport
     from forensics.model import Finding
-    from forensics.types.spans import KernelTable, Mark, Span
+    from forensics.types.spans import KernelTable, Mark, Span, SpanReport
 
 KERNEL_CLOCKS = ("local", "global", "counter", "uptime", "perf", "mono", "mono_raw", "boot", "tai", "x86-tsc")
 
@@ -134,7 +133,9 @@ def run_spans(
     if hist is not None:
         figures.append(SpanHistogramFigure(hist, report))
     if gantt is not None:
-        figures.append(SpanGanttFigure(gantt, report, table))
+        from detectors.spans.gantt import gantt_charts
+
+        figures.append(SpanGanttFigure(gantt, gantt_charts(report, table)))
     return report, findings, tuple(figures)
 
 

@@ -23,8 +23,8 @@ def _size(value: object) -> object:
 def check_document(check: KdumpCheck) -> dict[str, Any]:
     """The ``kforensic.kdump-check/1`` document."""
     state, checklist = check.state, check.checklist
-    from detectors.kdump.crashkernel import format_size
     from forensics.serialize import evidence_to_dict, incident_to_dict
+    from forensics.types.kdump import format_size
 
     est = checklist.estimate
     return {
@@ -73,8 +73,7 @@ def check_document(check: KdumpCheck) -> dict[str, Any]:
 def render_check(check: KdumpCheck, md: bool) -> str:
     """The checklist as text or markdown."""
     state, checklist = check.state, check.checklist
-    from detectors.kdump.crashkernel import describe_estimate
-    from detectors.kdump.util import Status
+    from forensics.types.kdump import Status, describe_estimate
 
     verdict = "READY: the next crash will be captured" if checklist.ready else "NOT READY: the next crash will be lost"
     counts = ", ".join(f"{checklist.count(s)} {s.value}" for s in Status)

@@ -12,8 +12,7 @@ from forensics.report.formats import Destination, IncidentRenderer
 from forensics.types.results import ProfileResult
 
 if TYPE_CHECKING:
-    from detectors.profile.diff import SymbolDelta
-    from forensics.types.profile import ProfileFrame, ProfileStack
+    from forensics.types.profile import ProfileFrame, ProfileStack, SymbolDelta
 
 
 SCHEMA = "kforensic.profile/1"

@@ -5,17 +5,12 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from forensics.errors import InputError
 from forensics.model import Clock, NotAvailable, Timestamp
 from forensics.report.formats import Destination, IncidentRenderer
-from forensics.types.results import RunReport
+from forensics.types.results import RunReport, StoreExport
 from forensics.units import human_bytes
-
-if TYPE_CHECKING:
-    from collectors.slabstore import SlabStore
-
 
 _SLAB_METRICS = (
     # (node_exporter name, help, column of the slab row)
@@ -119,23 +114,16 @@ def _meminfo_metric(name: str, unit: str) -> str:
     return f"node_memory_{key}_bytes" if unit == "kB" else f"node_memory_{key}"
 
 
-def prometheus_text(store: SlabStore, run_id: int | None, all_samples: bool) -> str:
+def prometheus_text(export: StoreExport) -> str:
     """node_exporter-compatible text exposition of the last sample (or every sample, with timestamps)."""
-    samples = store.samples(run_id)
-    if not samples:
-        raise InputError(f"{store.path}: no samples to export")
-    wanted = {s.id for s in samples} if all_samples else {samples[-1].id}
-    stamp = {s.id: f" {int(s.wall * 1000)}" if all_samples else "" for s in samples}
+    stamp = {s.id: f" {int(s.wall * 1000)}" if export.timestamps else "" for s in export.samples}
     out: list[str] = []
-    rows = [r for r in store.iter_slab_rows(run_id) if r[0] in wanted]
+    rows = export.slab_rows
     for metric, text, column in _SLAB_METRICS:
         out += [f"# HELP {metric} {text}", f"# TYPE {metric} gauge"]
         out += [f'{metric}{{slab="{_prom_label(str(r[3]))}"}} {r[column]}{stamp[int(str(r[0]))]}' for r in rows]
-    for source, name, unit in store.counter_names():
-        if source != "meminfo":
-            continue
+    for name, unit, points in export.meminfo:
         metric = _meminfo_metric(name, unit)
-        points = [p for p in store.counter_series(source, name, run_id) if p.sample_id in wanted]
         if not points:
             continue
         out += [f"# HELP {metric} Memory information field {name}.", f"# TYPE {metric} gauge"]

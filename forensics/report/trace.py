@@ -13,8 +13,8 @@ from forensics.report.formats import Destination, IncidentRenderer, OutputFormat
 from forensics.types.results import TraceResult
 
 if TYPE_CHECKING:
-    from detectors.sched.model import ParseSummary, Span, TraceAnalysis
-    from detectors.spans.model import SpanReport
+    from forensics.types.sched import ParseSummary, Span, TraceAnalysis
+    from forensics.types.spans import SpanReport
 
 
 CLOCK_MARK = " †"  # after a figure that spans a step where a CPU's clock went back
@@ -22,7 +22,7 @@ CLOCK_MARK = " †"  # after a figure that spans a step where a CPU's clock went
 
 def _table_rows(a: TraceAnalysis, top: int) -> list[tuple[str, list[str], list[list[str]]]]:
     """The summary tables (title, header, rows) shared by the text and markdown renderers."""
-    from detectors.sched.findings import fmt_ms
+    from forensics.units import fmt_ms
 
     def mark(span: Span | None) -> str:
         """A dagger on figures that span a step where a CPU's clock went back (see the header)."""
@@ -239,7 +239,7 @@ def render_markdown(result: TraceResult, top: int) -> str:
 
 def _span_rows(report: SpanReport) -> tuple[list[str], list[list[str]], list[str]]:
     """The span statistics table and one line per slow span (shared by text and markdown)."""
-    from detectors.spans.findings import explain
+    from forensics.types.spans import explain
 
     def ms(x: float) -> str:
         return "-" if math.isnan(x) else f"{x * 1e3:.3f}"

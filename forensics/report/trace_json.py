@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from detectors.sched.model import (
+from forensics.model import NotAvailable
+from forensics.types.results import TraceResult
+from forensics.types.sched import (
     Bucket,
     EventRef,
     Figure,
@@ -20,8 +22,6 @@ from detectors.sched.model import (
     TraceAnalysis,
     Wait,
 )
-from forensics.model import NotAvailable
-from forensics.types.results import TraceResult
 
 TRACE_SCHEMA = "kforensic.trace/1"
 
@@ -198,8 +198,8 @@ def analysis_to_dict(a: TraceAnalysis, top: int | None = None) -> JsonDict:
 
 def trace_document(result: TraceResult, top: int | None) -> JsonDict:
     """The ``kforensic.trace/1`` document of one analysed trace (``top``: tasks listed, None for all)."""
-    from detectors.spans.findings import report_to_dict
     from forensics import __version__
+    from forensics.report.spans_json import report_to_dict
     from forensics.serialize import incident_to_dict
 
     return {

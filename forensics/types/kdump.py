@@ -246,3 +246,55 @@ class AppliedChange:
 
     path: str
     backup: str | None
+
+
+# ---------------------------------------------------------------- the crash reservation (made by detectors/kdump/)
+
+
+class Status(enum.Enum):
+    """Outcome of one check."""
+
+    PASS = "pass"
+    WARN = "warn"
+    FAIL = "fail"
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """The recommended crash reservation and how it was reached (bytes)."""
+
+    kernel: int | NotAvailable
+    initrd: int | NotAvailable
+    modules: int | NotAvailable
+    runtime: int
+    estimated: int  # sum of the known parts
+    floor: int  # the distro default for this RAM size
+    floor_source: str
+    floor_crashkernel: str
+    recommended: int  # max(estimated, floor), rounded up to 16 MiB
+    complete: bool  # False when a part was not available (the estimate is then low)
+
+
+def format_size(size: int) -> str:
+    """A byte count the way crashkernel= writes it: the largest whole unit (``512M``, ``2G``)."""
+    for unit, factor in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if size and size % factor == 0:
+            return f"{size // factor}{unit}"
+    return str(size)
+
+
+def describe_estimate(estimate: Estimate) -> str:
+    """One line: recommended size and its parts, e.g. ``256M (kernel 60M + initrd 30M + ...)``."""
+
+    def mib(value: int | NotAvailable) -> str:
+        return f"{-(-value // (1 << 20))}M" if isinstance(value, int) else "?"
+
+    parts = (
+        f"kernel {mib(estimate.kernel)} + initramfs {mib(estimate.initrd)} + modules {mib(estimate.modules)}"
+        f" + run time {mib(estimate.runtime)} = {mib(estimate.estimated)}"
+    )
+    partial = "" if estimate.complete else ", incomplete: ? parts were not found"
+    return (
+        f"{format_size(estimate.recommended)} ({parts}; floor {mib(estimate.floor)} from {estimate.floor_source}"
+        f" {estimate.floor_crashkernel}{partial})"
+    )

@@ -76,3 +76,19 @@ class Profile:
     skipped_lines: int = 0
     first_skipped: tuple[int, str] | None = None
     record: SourceRecord | None = None
+
+
+@dataclass(frozen=True)
+class SymbolDelta:
+    """A symbol's self share in the base and the new profile, in percent of each one's period."""
+
+    symbol: str
+    base: float
+    new: float
+    base_samples: int
+    new_samples: int
+
+    @property
+    def delta(self) -> float:
+        """Change in percentage points (positive: it got hotter)."""
+        return self.new - self.base

@@ -16,7 +16,10 @@ from typing import TYPE_CHECKING
 from forensics.model import Incident, NotAvailable, SourceRecord
 
 if TYPE_CHECKING:
-    from collectors.slabstore import StoreSummary
+    import numpy as np
+    import numpy.typing as npt
+
+    from collectors.slabstore import CounterPoint, SampleRow, StoreSummary
     from detectors.causes import Cause
     from detectors.dmesg.findings import ReportGroup, ReportGrouper
     from detectors.dmesg.model import KernelReport
@@ -25,18 +28,18 @@ if TYPE_CHECKING:
     from detectors.kdump.plan import Plan
     from detectors.leaks.analysis import LeakAnalysis
     from detectors.leaks.decision import LeakThresholds
-    from detectors.leaks.judge import SeriesVerdict
+
+    FloatArray = npt.NDArray[np.float64]
+    BoolArray = npt.NDArray[np.bool_]
     from detectors.profile.findings import ClassShare
     from detectors.profile.hotspots import Hotspots
-    from detectors.sched.model import ParseSummary, TraceAnalysis
-    from detectors.spans.model import SpanReport
     from detectors.vmcore.findings import VmcoreAnalysis
-    from detectors.vmcore.nullfield import FaultAnalysis
     from forensics.types.incident import Correlation, Hypothesis, Lane, TimelineEvent
     from forensics.types.kdump import AppliedChange, KdumpState
     from forensics.types.profile import Profile, ProfileStack
-    from forensics.types.spans import KernelTable
-    from forensics.types.vmcore import CrashSnapshot
+    from forensics.types.sched import ParseSummary, TraceAnalysis
+    from forensics.types.spans import GanttChart, SpanReport
+    from forensics.types.vmcore import CrashSnapshot, FaultAnalysis, Taint
 
 
 class SourceResult:
@@ -137,6 +140,7 @@ class VmcoreResult:
     reports: tuple[KernelReport, ...]
     incident: Incident
     dmesg_path: str | None
+    taint: Taint | NotAvailable  # the snapshot's taint mask decoded
 
 
 @dataclass(frozen=True)
@@ -170,6 +174,18 @@ class Plot:
     path: Path
 
 
+@dataclass(frozen=True)
+class StoreExport:
+    """``slab-export --format prometheus``: the samples to export, their slab rows and their meminfo series."""
+
+    store: Path
+    samples: tuple[SampleRow, ...]  # every sample of the run (or store), oldest first
+    exported: frozenset[int]  # the ids of the samples exported: the last, or all with --all-samples
+    timestamps: bool  # each value with its sample's time (--all-samples)
+    slab_rows: tuple[tuple[object, ...], ...]  # the exported samples' slab rows (SlabStore.iter_slab_rows)
+    meminfo: tuple[tuple[str, str, tuple[CounterPoint, ...]], ...]  # (field, unit, the exported samples' points)
+
+
 # ---------------------------------------------------------------- figures: what the delivery step draws and writes
 #
 # A pipeline does not draw or write: its result holds each PNG it was asked for as the data to draw and the
@@ -188,8 +204,12 @@ class SeriesFigure:
     """A flagged leak series: its window medians over time and the fitted trend (forensics/leakplots.py)."""
 
     path: Path
-    verdict: SeriesVerdict
     title: str
+    walls: FloatArray  # the windows' wall times (seconds)
+    values: FloatArray  # their medians (bytes)
+    judged: BoolArray  # the windows of the judged part (after a late onset)
+    trend: FloatArray  # the fitted line at the judged windows (bytes); empty when none is judged
+    trend_label: str
 
 
 @dataclass(frozen=True)
@@ -202,11 +222,10 @@ class SpanHistogramFigure:
 
 @dataclass(frozen=True)
 class SpanGanttFigure:
-    """The thread states around the slowest spans (forensics/spanplots.py)."""
+    """The thread states around the slowest spans (detectors/spans/gantt.py, drawn by forensics/spanplots.py)."""
 
     path: Path
-    report: SpanReport
-    table: KernelTable | None
+    charts: tuple[GanttChart, ...]
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Records shared by the span sources (collectors) and the span analysis (detectors): marks, spans, kernel table."""
+"""The spans' records: marks, spans, the kernel table (sources and analysis share them) and the analysis' report."""
 
 from __future__ import annotations
 
@@ -7,6 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+
+from forensics.model import NotAvailable
+from forensics.units import fmt_ms
 
 
 @dataclass(frozen=True)
@@ -197,3 +200,99 @@ class KernelTable:
         k = self.kind
         sel = ((k == SWITCH) & ((self.pid == tid) | (self.next_pid == tid))) | (np.isin(k, WAKES) & (self.pid == tid))
         return np.flatnonzero(sel)
+
+
+# ---------------------------------------------------------------- the span analysis (detectors/spans/)
+
+
+@dataclass(frozen=True)
+class SpanStats:
+    """Latency figures of one span name (nearest-rank percentiles: each is the duration of a real span)."""
+
+    name: str
+    count: int
+    p50: float
+    p90: float
+    p99: float
+    p999: float
+    max: float
+    mean: float
+    unmatched_starts: int
+    unmatched_ends: int
+
+
+@dataclass(frozen=True)
+class Part:
+    """One interval of a slow span's time: what the thread was doing, and the events that show it."""
+
+    what: str  # running | irq | preempted | runnable | blocked | unknown
+    start: float
+    end: float
+    cpu: int
+    detail: str  # who preempted it, the state and waker, the IRQ
+    refs: tuple[Ref, ...]
+    by_tid: int | None = None  # the preempting task, or the waker
+    by_comm: str = ""
+    by_prio: int | None = None
+    state: str = ""  # the blocked state (S, D, ...)
+    syscall: str | NotAvailable | None = None
+    chain: tuple[str, ...] = ()  # the waker chain, outermost first
+
+    @property
+    def duration(self) -> float:
+        """Seconds."""
+        return self.end - self.start
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    """Where a slow span's wall time went."""
+
+    span: Span
+    totals: tuple[tuple[str, float], ...]  # what -> seconds (running, irq, preempted, runnable, blocked, unknown)
+    parts: tuple[Part, ...]
+    migrations: int
+    cpus: tuple[int, ...]
+    note: str = ""  # e.g. the kernel trace does not cover the span
+
+
+@dataclass(frozen=True)
+class SpanReport:
+    """Everything the span analysis found."""
+
+    stats: tuple[SpanStats, ...]
+    spans: tuple[Span, ...]
+    slow: tuple[Breakdown, ...]
+    sources: tuple[str, ...]
+    notes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class GanttRow:
+    """One thread of a Gantt chart: its label and what it was doing (nothing without a kernel table)."""
+
+    tid: int
+    label: str
+    parts: tuple[Part, ...]
+
+
+@dataclass(frozen=True)
+class GanttChart:
+    """The threads around one slow span, over the span and a margin either side (trace seconds)."""
+
+    span: Span
+    start: float
+    end: float
+    rows: tuple[GanttRow, ...]
+
+
+def explain(b: Breakdown) -> str:
+    """One sentence: where the time went, largest first."""
+    s = b.span
+    if not b.totals:
+        return f"{s.name} on TID {s.tid} took {fmt_ms(s.duration)} ({b.note or 'no breakdown'})."
+    parts = sorted(b.totals, key=lambda kv: -kv[1])
+    head = ", ".join(f"{what} {fmt_ms(sec)}" for what, sec in parts)
+    worst = sorted((p for p in b.parts if p.what not in ("running",)), key=lambda p: -p.duration)[:2]
+    why = "; ".join(f"{p.what} {fmt_ms(p.duration)}: {p.detail}" for p in worst)
+    return f"{s.name} on TID {s.tid} took {fmt_ms(s.duration)}: {head}" + (f" ({why})" if why else "") + "."

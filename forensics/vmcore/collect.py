@@ -23,7 +23,7 @@ from forensics.types.vmcore import (
     TypeLayout,
     Variable,
 )
-from forensics.vmcore import extract, gaps, modlocks, slab, spin, system
+from forensics.vmcore import extract, gaps, layouts, modlocks, slab, spin, system
 from forensics.vmcore import why as reads
 from forensics.vmcore.pages import page_size
 from forensics.vmcore.program import OpenedDump
@@ -41,6 +41,45 @@ def _crashed(opened: OpenedDump) -> tuple[drgn.Thread | None, str | None]:
         return None, f"the crashed task: {gaps.not_in_dump(exc, 'its task_struct')}"
     except (ValueError, LookupError) as exc:
         return None, str(exc)
+
+
+def _trace_without_task(
+    prog: drgn.Program, why: str, warnings: list[str]
+) -> tuple[drgn.StackTrace | None, int | NotAvailable, int | NotAvailable]:
+    """The crashed CPU's backtrace when the dump lacks the crashed task's task_struct.
+
+    The registers the kernel saved at the crash (``crash_notes``, per-CPU memory the dump keeps) still
+    unwind the stack, which is no slab memory either; the pid comes from the PID table when it has
+    the task (the task_struct itself is not read).
+    """
+    from drgn.helpers.linux.sched import cpu_curr
+
+    cpu = layouts.panic_cpu(prog)
+    if isinstance(cpu, NotAvailable):
+        warnings.append(f"no backtrace for the crashed thread: {why}; {cpu.reason}")
+        return None, cpu, NotAvailable(why)
+    regs = layouts.crash_registers(prog, cpu)
+    if isinstance(regs, NotAvailable):
+        warnings.append(f"no backtrace for the crashed thread: {why}; {regs.reason}")
+        return None, cpu, NotAvailable(why)
+    try:
+        trace = prog.stack_trace(regs)
+    except (ValueError, LookupError, drgn.FaultError) as exc:
+        warnings.append(f"no backtrace for the crashed thread: {why}; from CPU {cpu}'s saved registers: {exc}")
+        return None, cpu, NotAvailable(why)
+    warnings.append(
+        f"{why}: its name is unknown; the backtrace is unwound from the registers CPU {cpu} saved at the crash "
+        "(crash_notes)"
+    )
+    pid: int | NotAvailable = NotAvailable("the crashed task's pid: neither its task_struct nor the PID table has it")
+    try:
+        address = int(cpu_curr(prog, cpu).value_())
+        found = modlocks.task_pids(prog).get(address)
+    except (LookupError, drgn.FaultError):
+        found = None
+    if found is not None:
+        pid = found
+    return trace, cpu, pid
 
 
 def collect_snapshot(
@@ -76,6 +115,7 @@ def _collect(
     polled: tuple[PolledWord, ...] = ()
     loop: LoopSite | NotAvailable = NotAvailable("no exception frame to look for a busy-wait loop")
     spinlock: SpinLockState | NotAvailable = NotAvailable("no exception frame to look for a spinlock wait")
+    trace: drgn.StackTrace | None = None
     if thread is not None:
         task = thread.object
         crashed_pid = int(thread.tid)
@@ -87,28 +127,30 @@ def _collect(
             trace = thread.stack_trace()
         except (ValueError, LookupError, drgn.FaultError) as exc:
             warnings.append(f"no backtrace for the crashed thread: {exc}")
-            trace = None
-        if trace is not None:
-            frames = extract.backtrace(prog, trace)
-            index = extract.fault_frame_index(trace)
-            if index is None:
-                why_not = "no exception frame: the dump was taken at panic time, not at a fault"
-                registers, code = NotAvailable(why_not), NotAvailable(why_not)
-            else:
-                registers = extract.registers_of(trace[index])
-                code = extract.code_of(prog, trace[index].pc)
-                say("variables and types at the fault")
-                variables = extract.variables_of(trace, index)
-            say("BUG/WARN site and frame values")
-            site = reads.bug_site(prog, trace, frames, source_dirs)
-            values = _frame_values(prog, trace, frames, site, source_dirs)
-            if not isinstance(code, NotAvailable):
-                polled = reads.polled_words(prog, code)
-            if index is not None and isinstance(site, NotAvailable):
-                spinlock = spin.spinlock_state(prog, trace, frames, opened.module_symbols)
-                if isinstance(spinlock, NotAvailable):  # a spinlock's slowpath is no busy-wait of its caller's
-                    loop = reads.loop_site(prog, trace, frames, index, code, source_dirs)
-            layouts = extract.layouts_for(prog, variables, tuple(_pointees(values)))
+    elif why is not None and why.startswith("the crashed task: not in dump"):
+        trace, crashed_cpu, crashed_pid = _trace_without_task(prog, why, warnings)
+        crashed_comm = NotAvailable("name unknown: the dump lacks its task_struct (why: see the warnings)")
+    if trace is not None:
+        frames = extract.backtrace(prog, trace)
+        index = extract.fault_frame_index(trace)
+        if index is None:
+            why_not = "no exception frame: the dump was taken at panic time, not at a fault"
+            registers, code = NotAvailable(why_not), NotAvailable(why_not)
+        else:
+            registers = extract.registers_of(trace[index])
+            code = extract.code_of(prog, trace[index].pc)
+            say("variables and types at the fault")
+            variables = extract.variables_of(trace, index)
+        say("BUG/WARN site and frame values")
+        site = reads.bug_site(prog, trace, frames, source_dirs)
+        values = _frame_values(prog, trace, frames, site, source_dirs)
+        if not isinstance(code, NotAvailable):
+            polled = reads.polled_words(prog, code)
+        if index is not None and isinstance(site, NotAvailable):
+            spinlock = spin.spinlock_state(prog, trace, frames, opened.module_symbols)
+            if isinstance(spinlock, NotAvailable):  # a spinlock's slowpath is no busy-wait of its caller's
+                loop = reads.loop_site(prog, trace, frames, index, code, source_dirs)
+        layouts = extract.layouts_for(prog, variables, tuple(_pointees(values)))
     log = system.attempt("kernel log", lambda: system.log_records(prog))
     if isinstance(log, NotAvailable):
         warnings.append(str(log))

@@ -26,6 +26,7 @@ What differs, and where it is read:
 from __future__ import annotations
 
 import re
+import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -225,6 +226,67 @@ def depot_stack(prog: drgn.Program, handle: int) -> DepotRecord | NotAvailable:
         pcs = tuple(int(record.entries[i].value_()) for i in range(min(size, capacity)))
         return DepotRecord(pcs, index, address)
     return NotAvailable(f"the stack depot has no record for handle {handle:#x} ({'; '.join(tried)})")
+
+
+# ---------------------------------------------------------------- the crashed CPU's registers
+
+#: ELF note type of a prstatus (the registers of a CPU at the crash).
+NT_PRSTATUS = 1
+
+
+def panic_cpu(prog: drgn.Program) -> int | NotAvailable:
+    """The CPU that panicked or entered kdump: ``panic_cpu``, an ``atomic_t`` since commit 1717f2096b54
+    ("panic, x86: Fix re-entrance problem due to panic on NMI", v4.5); crash_kexec() sets it too."""
+    try:
+        value = int(prog["panic_cpu"].counter.value_())
+    except (LookupError, AttributeError) as exc:
+        return unknown("the crashed CPU", f"no atomic_t panic_cpu ({exc})")
+    if value < 0:
+        return NotAvailable("the crashed CPU: panic_cpu is not set (no CPU panicked or entered kdump)")
+    return value
+
+
+#: The x86-64 NT_PRSTATUS gregset up to ``ss`` (``struct user_regs_struct``'s order; the core file ABI).
+_X86_64_GREGS = ("r15", "r14", "r13", "r12", "bp", "bx", "r11", "r10", "r9", "r8", "ax", "cx", "dx", "si", "di",
+                 "orig_ax", "ip", "cs", "flags", "sp", "ss")  # fmt: skip
+
+
+def crash_registers(prog: drgn.Program, cpu: int) -> drgn.Object | NotAvailable:
+    """The registers crash_save_cpu() stored for ``cpu`` as a ``struct pt_regs``, read from the kernel's memory.
+
+    The kernel writes each CPU's registers at the crash into the per-CPU ``crash_notes`` buffer as an
+    ELF note (``NT_PRSTATUS``, name ``CORE``) whose ``struct elf_prstatus.pr_reg`` is the
+    ``elf_gregset_t`` of ``struct user_regs_struct``.  Per-CPU memory is no slab page: a filtered dump
+    keeps it where it lost the task_struct.  The gregset is taken as a pt_regs only when every member
+    ``struct pt_regs`` names lies at the offset ``struct user_regs_struct`` gives it (x86-64: the first
+    21 words are the same; elf_core_copy_regs() copies them in order).
+    """
+    from drgn.helpers.linux.percpu import per_cpu_ptr
+
+    try:
+        note = int(per_cpu_ptr(prog["crash_notes"], cpu).value_())
+        prstatus = prog.type("struct elf_prstatus")
+        regs = prog.type("struct pt_regs")
+        offset = next(m.offset for m in prstatus.members if m.name == "pr_reg")
+    except (LookupError, StopIteration) as exc:
+        return unknown("the crashed CPU's saved registers", f"no crash_notes or prstatus layout ({exc})")
+    try:
+        user = {m.name: m.bit_offset for m in prog.type("struct user_regs_struct").members if m.name}
+    except LookupError:
+        # A kernel built without ptrace's users of it has no user_regs_struct in its DWARF; the gregset's
+        # order is the core file ABI (what gdb reads), fixed per architecture.
+        if prog.platform is None or prog.platform.arch != drgn.Architecture.X86_64:
+            return unknown("the crashed CPU's saved registers", "no struct user_regs_struct to lay them out")
+        user = {name: 64 * i for i, name in enumerate(_X86_64_GREGS)}
+    if any(m.name and user.get(m.name) != m.bit_offset for m in regs.members):
+        return unknown("the crashed CPU's saved registers", "struct pt_regs is not laid out as user_regs_struct")
+    head = prog.read(note, 12)
+    namesz, _descsz, kind = struct.unpack_from("<III", head)
+    name = prog.read(note + 12, namesz)
+    if kind != NT_PRSTATUS or name.rstrip(b"\0") != b"CORE":
+        return NotAvailable(f"CPU {cpu}'s crash note holds no registers (note type {kind}): it did not save them")
+    desc = note + 12 + ((namesz + 3) & ~3)
+    return drgn.Object.from_bytes_(prog, regs, prog.read(desc + offset, int(regs.size or 0)))
 
 
 # ---------------------------------------------------------------- sleeping locks

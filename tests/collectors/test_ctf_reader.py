@@ -22,10 +22,10 @@ import pytest
 from collectors.ctf import layouts as d
 from collectors.ctf.metadata import read_metadata_text
 from collectors.ctf.reader import Session
-from detectors.spans.findings import report_to_dict
 from forensics.errors import InputError
 from forensics.pipelines.spans import SpanOptions
 from forensics.pipelines.trace import analyse_trace_file
+from forensics.report.spans_json import report_to_dict
 from tests.forensics.commands.test_trace_cli import run
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "lttng"

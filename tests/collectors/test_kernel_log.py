@@ -83,3 +83,37 @@ def test_missing_kmsg_is_a_collection_error(tmp_path: Path) -> None:
     with pytest.raises(CollectionError, match="cannot read") as caught:
         list(KmsgDumpReader(path=str(tmp_path / "kmsg")).chunks())
     assert caught.value.hint is not None and "no /dev/kmsg" in caught.value.hint
+
+
+def _perf_data(tmp: Path) -> Path | None:
+    import shutil
+    import subprocess
+
+    out = tmp / "perf.data"
+    if shutil.which("perf") is None:
+        return None
+    done = subprocess.run(["perf", "record", "-q", "-o", str(out), "--", "true"], capture_output=True, check=False)
+    return out if done.returncode == 0 and out.is_file() else None
+
+
+def test_another_commands_binary_input_is_refused_naming_it(tmp_path: Path) -> None:
+    """A dump, a vmlinux (compressed: judged after decompression), a store or a perf.data is not a log."""
+    import sqlite3
+
+    root = Path(__file__).resolve().parents[2]
+    store = tmp_path / "slab.db"
+    with sqlite3.connect(store) as db:
+        db.execute("create table t (x)")
+    inputs = {
+        root / "vmcore_fixtures/cases/02-bug-on/vmcore": ("a kdump-compressed crash dump", "kforensic vmcore"),
+        root / "vmcore_fixtures/vmlinux.xz": ("an ELF file", "kforensic vmcore"),
+        store: ("a SQLite database", "kforensic leaks --store"),
+    }
+    if (perf := _perf_data(tmp_path)) is not None:
+        inputs[perf] = ("a perf.data recording", "kforensic profile")
+    for path, (what, reader) in inputs.items():
+        if not path.exists():
+            continue
+        with pytest.raises(InputError) as raised, open_log(str(path)) as tracked:
+            list(log_chunks(tracked))
+        assert f"not a kernel log: {what}" in raised.value.message and reader in (raised.value.hint or "")

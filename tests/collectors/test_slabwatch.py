@@ -234,11 +234,12 @@ def test_signal_finishes_the_sample_and_exits_0(tmp_path: Path, signum: int) -> 
     log = tmp_path / "stderr.txt"
     store = tmp_path / "s.sqlite"
     with open(log, "wb") as err:
-        args = ("slab-watch", "--root", str(tree.root), "--store", str(store), "--interval", "1s", "--no-analysis")
+        # 30 s between samples: the signal lands before a second sample even when a loaded machine delays it.
+        args = ("slab-watch", "--root", str(tree.root), "--store", str(store), "--interval", "30s", "--no-analysis")
         proc = _kforensic(*args, stderr=err)
-        assert _wait_for(log, "sample 1", 10), log.read_text()
+        assert _wait_for(log, "sample 1", 120), log.read_text()
         proc.send_signal(signum)
-        out, _ = proc.communicate(timeout=10)
+        out, _ = proc.communicate(timeout=60)
     assert proc.returncode == 0, log.read_text()
     assert "slab-watch summary" in out.decode()
     assert f"stopped by {signal.Signals(signum).name}" in log.read_text()
@@ -260,13 +261,16 @@ def test_live_sampling_of_this_machine(tmp_path: Path) -> None:
                 Path("/dev/kmsg").write_text(f"<6>{marker}\n")
 
         result = watcher.run(on_sample)
-        assert result.samples == 7
+        # 7 on an idle machine; a busy one makes a sample overrun its slot, which the schedule skips.
+        # Three at least: the marker logged after the second is read by a later one.
+        taken = result.samples
+        assert 3 <= taken <= 7 and len(store.samples()) == taken
         summary = store.summary()
         assert summary.caches > 20
         assert summary.boots == 1
-        assert [s.missing for s in store.samples()] == [None] * 7
+        assert [s.missing for s in store.samples()] == [None] * taken
         costs = [s.cost for s in store.samples() if s.cost is not None]
-        assert len(costs) == 7 and sorted(costs)[3] < 0.05  # median CPU cost far under 50 ms
+        assert len(costs) == taken and sorted(costs)[taken // 2] < 0.05  # median CPU cost far under 50 ms
         assert [r.message for r in store.kmsg() if r.message == marker] == [marker]
         run = store.runs()[0]
         assert run.page_size == os.sysconf("SC_PAGE_SIZE") and run.kernel_release == os.uname().release
@@ -304,7 +308,7 @@ def test_sigkill_at_random_moments_loses_at_most_the_sample_in_flight(tmp_path: 
             if i % 4 == 3:
                 time.sleep(rng.uniform(0.05, 0.5))  # early: while starting, creating or opening the store
             else:
-                assert _wait_for(log, "sample 1", 20), log.read_text()
+                assert _wait_for(log, "sample 1", 120), log.read_text()
                 time.sleep(rng.uniform(0.0, 0.3))
             proc.kill()
             proc.wait(timeout=10)
@@ -314,9 +318,9 @@ def test_sigkill_at_random_moments_loses_at_most_the_sample_in_flight(tmp_path: 
     log = tmp_path / "final.txt"
     with open(log, "wb") as err:
         proc = _python(*args, stderr=err)
-        assert _wait_for(log, "sample 2", 15), log.read_text()
+        assert _wait_for(log, "sample 2", 120), log.read_text()
         proc.terminate()
-        proc.communicate(timeout=10)
+        proc.communicate(timeout=60)
     assert proc.returncode == 0
 
     raw = sqlite3.connect(store)

@@ -14,12 +14,12 @@ from detectors.kdump.crashkernel import (
     RUNTIME_BYTES,
     distro_default,
     estimate_crashkernel,
-    format_size,
     parse_crashkernel,
     parse_size,
 )
 from detectors.kdump.makedumpfile import Compression, compression_support, parse_collector
 from forensics.model import NotAvailable
+from forensics.types.kdump import format_size
 
 UBUNTU = "2G-4G:320M,4G-32G:512M,32G-64G:1024M,64G-128G:2048M,128G-:4096M"
 

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from collectors.kdump.state import collect_kdump_state
-from detectors.kdump.checklist import Status, run_checklist
+from detectors.kdump.checklist import run_checklist
 from detectors.kdump.findings import checklist_findings
+from forensics.types.kdump import Status
 from tests.helpers import assert_evidence_resolves
 
 SYSROOTS = Path(__file__).resolve().parents[3] / "vmcore_fixtures" / "sysroots"

@@ -47,7 +47,8 @@ def failing_dump(tmp_path: Path) -> Iterator[tuple[VmcoreCase, Path]]:
     shutil.copyfile(case.vmcore, source / "vmcore")
     server = subprocess.Popen([python, str(SERVER), str(source), str(mount), *map(str, BAD)], stderr=subprocess.PIPE)
     try:
-        for _ in range(100):
+        deadline = time.monotonic() + 120  # a Python FUSE server starts in seconds, more on a loaded machine
+        while time.monotonic() < deadline:
             if (mount / "vmcore").exists() or server.poll() is not None:
                 break
             time.sleep(0.1)
