@@ -338,43 +338,44 @@ def read_batches(
     """
 
     def produce(put: Callable[[EventBatch], None], stop: threading.Event) -> None:
-        pending: list[bytes] = []
-        size = 0
         with contextlib.closing(_read_ahead(chunks)) as ahead:
-            for chunk in ahead:
-                pending.append(chunk)
-                size += len(chunk)
-                if size >= BATCH_BYTES:
-                    put(parser.feed_batch(pending))
-                    pending, size = [], 0
+            for pieces in ahead:
+                put(parser.feed_batch(pieces))
                 if stop.is_set():
                     return
-        if pending:
-            put(parser.feed_batch(pending))
         put(parser.finish_batch())
 
     return prefetched(produce, stop, "kforensic-trace-reader")
 
 
-READ_AHEAD = 16  # chunks read ahead of the scanner (16 MB of 1 MB reads: two batches)
+READ_AHEAD = 2  # batches of text read ahead of the scanner
 
 
-def _read_ahead(chunks: Iterable[bytes]) -> Generator[bytes, None, None]:
-    """``chunks``, read (copied from the page cache, decompressed, hashed) in a thread of their own.
+def _read_ahead(chunks: Iterable[bytes]) -> Generator[list[bytes], None, None]:
+    """``chunks`` in groups of :data:`BATCH_BYTES`, read (copied from the page cache, decompressed) in a thread.
 
     The scanner's thread is the one the others wait for on two cores; reading 870 MB of text costs
-    about 0.3 s of CPU in the kernel's copy alone (more for gzip), which this moves off it.  When the
-    result is closed early the chunks are closed in their thread (a ``trace-cmd report`` is killed).
+    about 0.3 s of CPU in the kernel's copy alone (more for gzip), which this moves off it.  A group a
+    hand-over (each costs a wait for the GIL when the machine is busy).  When the result is closed
+    early the chunks are closed in their thread (a ``trace-cmd report`` is killed).
     """
 
-    def produce(put: Callable[[bytes], None], stop: threading.Event) -> None:
+    def produce(put: Callable[[list[bytes]], None], stop: threading.Event) -> None:
+        pending: list[bytes] = []
+        size = 0
         for chunk in chunks:
-            put(chunk)
+            pending.append(chunk)
+            size += len(chunk)
+            if size >= BATCH_BYTES:
+                put(pending)
+                pending, size = [], 0
             if stop.is_set():
                 break
         close = getattr(chunks, "close", None)
         if close is not None and stop.is_set():  # a generator: end it now (trace-cmd report is killed)
             close()
+        elif pending:
+            put(pending)
 
     return prefetched(produce, threading.Event(), "kforensic-trace-read", READ_AHEAD)
 
