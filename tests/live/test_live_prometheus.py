@@ -64,7 +64,7 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _wait_http(url: str, seconds: float = 20.0) -> None:
+def _wait_http(url: str, seconds: float = 120.0) -> None:
     deadline = time.monotonic() + seconds
     while True:
         try:
@@ -150,7 +150,8 @@ class Stack:
         )
         _wait_http(f"{self.url}/-/ready")
         client = PromClient(self.url)
-        deadline = time.monotonic() + 20
+        # Generous: on a loaded machine the slab-watch child takes many seconds to start and take its first sample.
+        deadline = time.monotonic() + 120
         while sum(v for _, v in client.query("up", time.time())) < 2 or not client.query(
             "kforensic_slabwatch_sample_timestamp_seconds", time.time()
         ):
@@ -381,7 +382,7 @@ def test_tls_and_basic_auth_as_prometheus_users_expect(tmp_path: Path) -> None:
         secret = tmp_path / "basic"
         secret.write_text("kf:s3cret\n")
         good = PromClient(url, PromAuth(basic_auth_file=secret, ca_file=cert))
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 120
         while True:
             try:
                 good.query("vector(1)", time.time())
