@@ -106,7 +106,39 @@ def _x86_bytes(text: str) -> tuple[bytes, int] | None:
     return (bytes(data), mark) if mark is not None else None
 
 
-def _decode_x86(data: bytes, mark: int) -> tuple[list[Instruction], int] | None:
+class _Decoded:
+    """The instructions of a ``Code:`` line: decoded in full (operands, registers) only where looked at.
+
+    Capstone's detail costs ~50 us an instruction and a listing looks at a few of them (the faulting one,
+    the load of its base register, a trap's compare), so each instruction before the faulting one is
+    decoded in full the first time it is read: x86 decoding of an instruction depends on its bytes alone,
+    so this is what decoding them all at once gave.  The faulting one is decoded in full; those after it
+    are shown only (their operands are never read).
+    """
+
+    def __init__(
+        self, data: bytes, lite: list[tuple[int, int, str, str]], fault: int, after: list[Instruction]
+    ) -> None:
+        self._data = data
+        self.lite = lite  # (address, size, mnemonic, operands) of every instruction, as capstone prints them
+        self._full: list[Instruction | None] = [None] * fault + after
+
+    def __len__(self) -> int:
+        return len(self.lite)
+
+    def __getitem__(self, index: int) -> Instruction:
+        got = self._full[index]
+        if got is None:
+            from detectors.vmcore.disasm import decode
+            from forensics.types.registers import CodeBytes
+
+            address, size, _, _ = self.lite[index]
+            at = address - _BASE
+            got = self._full[index] = decode(CodeBytes(address, self._data[at : at + size], address, "X86_64"), 1)[0]
+        return got
+
+
+def _decode_x86(data: bytes, mark: int) -> tuple[_Decoded, int] | None:
     """Instructions before and from the mark, and the index of the faulting one."""
     from detectors.vmcore.disasm import Instruction, decode
     from forensics.types.registers import CodeBytes
@@ -117,19 +149,18 @@ def _decode_x86(data: bytes, mark: int) -> tuple[list[Instruction], int] | None:
     if not after:
         return None
     rest = _BASE + mark + after[0].size
-    after += [
-        Instruction(a, n, m, o, None, (), (), False)
-        for a, n, m, o in _lite_decoder().disasm_lite(data[rest - _BASE :], rest)
-    ]
+    lite_after = list(_lite_decoder().disasm_lite(data[rest - _BASE :], rest))
+    after += [Instruction(a, n, m, o, None, (), (), False) for a, n, m, o in lite_after]
+    head = after[0]
+    lite_after.insert(0, (head.address, head.size, head.mnemonic, head.op_str))
     # The first start whose instructions end exactly at the mark, found without capstone's detail (~10x
-    # cheaper), then decoded once in full.
+    # cheaper); those before the mark are decoded in full only when read (_Decoded).
     lite = _lite_decoder()
     for start in range(mark):
-        ends = [a + n for a, n, _m, _o in lite.disasm_lite(data[start:mark], _BASE + start)]
-        if ends and ends[-1] == _BASE + mark:
-            before = decode(CodeBytes(_BASE + start, data[start:mark], _BASE + start, "X86_64"))
-            return before + after, len(before)
-    return after, 0
+        before = list(lite.disasm_lite(data[start:mark], _BASE + start))
+        if before and before[-1][0] + before[-1][1] == _BASE + mark:
+            return _Decoded(data, before + lite_after, len(before), after), len(before)
+    return _Decoded(data, lite_after, 0, after), 0
 
 
 @functools.cache
@@ -155,7 +186,7 @@ def _arm64_decoder() -> Any:
     return capstone.Cs(capstone.CS_ARCH_ARM64, capstone.CS_MODE_ARM)
 
 
-def _last_write(insns: Sequence[Instruction], before: int, register: str) -> int | None:
+def _last_write(insns: _Decoded, before: int, register: str) -> int | None:
     for i in range(before - 1, -1, -1):
         insn = insns[i]
         if register in insn.writes or (insn.is_call and register in _CALLER_SAVED):
@@ -163,8 +194,11 @@ def _last_write(insns: Sequence[Instruction], before: int, register: str) -> int
     return None
 
 
-def _written(insns: Sequence[Instruction], start: int, end: int, register: str) -> bool:
-    return any(r in i.writes or (i.is_call and r in _CALLER_SAVED) for i in insns[start:end] for r in (register,))
+def _written(insns: _Decoded, start: int, end: int, register: str) -> bool:
+    return any(
+        register in insn.writes or (insn.is_call and register in _CALLER_SAVED)
+        for insn in map(insns.__getitem__, range(start, end))
+    )
 
 
 def _operand_text(insn: Instruction) -> str | None:
@@ -186,7 +220,7 @@ def _access(data: bytes) -> str | None:
     return None
 
 
-def _compared(insns: Sequence[Instruction], fault: int, regs: RegisterSet) -> tuple[tuple[str, int | None], ...]:
+def _compared(insns: _Decoded, fault: int, regs: RegisterSet) -> tuple[tuple[str, int | None], ...]:
     """For a trap (``ud2``): the registers of the compare that decides it, when they still hold their values."""
     if insns[fault].mnemonic != "ud2":
         return ()
@@ -226,7 +260,9 @@ def _x86_listing(at: int, data: bytes, mark: int, regs: RegisterSet) -> CodeList
         return None
     insns, fault = decoded
     shown = tuple(
-        CodeInstruction(i.address - (_BASE + mark), i.text(), n == fault) for n, i in enumerate(insns) if i.size
+        CodeInstruction(address - (_BASE + mark), f"{mnemonic} {op_str}".strip(), n == fault)
+        for n, (address, size, mnemonic, op_str) in enumerate(insns.lite)
+        if size
     )
     insn = insns[fault]
     memory = insn.memory

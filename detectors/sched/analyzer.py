@@ -28,14 +28,6 @@ from collections.abc import Iterable
 from detectors.sched import rules
 from detectors.sched.buckets import BucketDigest
 from detectors.sched.freeze import freeze_analysis, parse_summary
-from detectors.sched.model import (
-    Blame,
-    ParseSummary,
-    Span,
-    Thresholds,
-    TraceAnalysis,
-    Wait,
-)
 from detectors.sched.rules import (
     IRQ_ENTRY,
     IRQ_EXIT,
@@ -58,6 +50,14 @@ from detectors.sched.rules import (
 )
 from detectors.sched.sanity import ClockMonitor
 from detectors.sched.state import Accumulator, TaskState, span_of
+from forensics.types.sched import (
+    Blame,
+    ParseSummary,
+    Span,
+    Thresholds,
+    TraceAnalysis,
+    Wait,
+)
 from forensics.types.trace import ParseCounts, TraceEvent, gc_paused
 from forensics.types.trace_batch import EventBatch
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from detectors.sched import rules
-from detectors.sched.model import Bucket, BucketTask
+from forensics.types.sched import Bucket, BucketTask
 
 
 class BucketCell:

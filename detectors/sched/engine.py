@@ -28,9 +28,9 @@ from detectors.sched import engine_kernels as k
 from detectors.sched import rules
 from detectors.sched.analyzer import SchedAnalyzer
 from detectors.sched.buckets import BucketDigest
-from detectors.sched.model import Blame, ParseSummary, Thresholds, TraceAnalysis, Wait
 from detectors.sched.sanity import ClockMonitor
 from detectors.sched.state import Accumulator, TaskState, span_of
+from forensics.types.sched import Blame, ParseSummary, Thresholds, TraceAnalysis, Wait
 from forensics.types.trace import ParseCounts, TraceEvent, gc_paused
 from forensics.types.trace_batch import EventBatch
 

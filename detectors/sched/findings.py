@@ -12,7 +12,6 @@ from collections.abc import Callable
 
 from detectors.sched import harm
 from detectors.sched.harm import Judgement
-from detectors.sched.model import ClockCheck, EventRef, Span, TaskStats, TraceAnalysis, Wait
 from forensics.model import (
     Baseline,
     Clock,
@@ -28,6 +27,7 @@ from forensics.model import (
     Timestamp,
     finding_id,
 )
+from forensics.types.sched import ClockCheck, EventRef, Span, TaskStats, TraceAnalysis, Wait
 from forensics.units import fmt_ms
 
 DETECTOR = "detectors.sched"

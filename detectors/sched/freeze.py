@@ -1,4 +1,4 @@
-"""Turning the analyzer's accumulated state into the typed results of :mod:`detectors.sched.model`.
+"""Turning the analyzer's accumulated state into the typed results of :mod:`forensics.types.sched`.
 
 Freezing reads the analyzer and changes nothing in it: the runs still open at
 the end (a task current on a CPU) are closed in copies, so ``result()`` may be
@@ -11,7 +11,10 @@ from typing import Protocol
 
 from detectors.sched import rules
 from detectors.sched.buckets import BucketDigest
-from detectors.sched.model import (
+from detectors.sched.sanity import ClockMonitor
+from detectors.sched.state import Accumulator, TaskState, event_ref
+from forensics.model import NotAvailable
+from forensics.types.sched import (
     Blame,
     Coverage,
     CpuStats,
@@ -30,9 +33,6 @@ from detectors.sched.model import (
     Wait,
     WorkStats,
 )
-from detectors.sched.sanity import ClockMonitor
-from detectors.sched.state import Accumulator, TaskState, event_ref
-from forensics.model import NotAvailable
 from forensics.types.trace import ParseCounts, TraceEvent
 
 

@@ -28,8 +28,8 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-from detectors.sched.model import TaskStats, TraceAnalysis, Wait
 from forensics.model import NotAvailable, Severity
+from forensics.types.sched import TaskStats, TraceAnalysis, Wait
 
 #: An RT task's wakeup latency promise (s): it preempts any CFS task at the next preemption point, tens of
 #: microseconds on a preemptible kernel (Documentation/scheduler/sched-rt-group.rst; cyclictest figures).

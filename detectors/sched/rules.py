@@ -8,7 +8,7 @@ must give *equal* results, so whatever decides a figure lives here once:
   (:data:`HANDLERS`, in dispatch order);
 - the sizes of what is remembered (runs per CPU for blame, timeline runs,
   off-time spans, bucket cells, blames and preemptors kept);
-- the default thresholds (the fields of :class:`~detectors.sched.model.Thresholds`);
+- the default thresholds (the fields of :class:`~forensics.types.sched.Thresholds`);
 - the rules themselves: when a run is a CPU hog, when an irqs-off/preempt-off
   interval is kept among the worst, which disable kind a toggle belongs to,
   and which prev_state letters mean preempted or gone.
@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from typing import Final
 
+# The default thresholds (seconds) are defined with forensics.types.sched.Thresholds (the results carry them).
+from forensics.types.sched import DSTATE, HOG, IRQ, OFFTIME, SOFTIRQ, WAKEUP_LATENCY  # noqa: F401
 from forensics.types.trace import Kind
 
 # -- event kinds (forensics.types.trace.Kind as plain ints) -------------------------------------
@@ -85,15 +87,6 @@ OFF_REPORTED: Final = 10  # off-time spans in the result
 BLAMES: Final = 5  # tasks named as running during a wait, most time first
 PREEMPTORS: Final = 5  # preempting tasks and victims kept per task in the result
 STOP_GAP: Final = 1e-3  # a CPU whose last event is this much (s) before the trace's last "stops reporting"
-
-# -- thresholds (seconds): the defaults of detectors.sched.model.Thresholds ----------------------
-
-HOG: Final = 0.005
-WAKEUP_LATENCY: Final = 0.002
-IRQ: Final = 0.0005
-SOFTIRQ: Final = 0.002
-DSTATE: Final = 0.0005  # total time in D per task
-OFFTIME: Final = 0.001
 
 # -- the rules (plain functions; the compiled engine compiles these same ones) --------------------
 # Each is self-contained (it calls no other function of this module): numba compiles each one alone.

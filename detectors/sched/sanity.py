@@ -12,7 +12,7 @@ the findings can drop figures that overlap them (:mod:`detectors.sched.findings`
 It is fed by both analyzers: per event by the reference
 (:class:`~detectors.sched.analyzer.SchedAnalyzer`), per column batch with
 numpy by the compiled one (:class:`~detectors.sched.engine.FastAnalyzer`), and
-both freeze to the same :class:`~detectors.sched.model.ClockCheck` (merging
+both freeze to the same :class:`~forensics.types.sched.ClockCheck` (merging
 ranges gives one canonical result whatever the order of merges).
 """
 
@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from detectors.sched.model import ClockCheck, ClockStep
 from detectors.sched.rules import LOST
 from detectors.sched.state import event_ref
+from forensics.types.sched import ClockCheck, ClockStep
 from forensics.types.trace import TraceEvent
 
 if TYPE_CHECKING:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from detectors.sched.model import (
+from forensics.types.sched import (
     TraceAnalysis,
 )
 

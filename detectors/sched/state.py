@@ -1,13 +1,13 @@
 """Mutable accumulators of the streaming analysis, and how they become typed results.
 
 They live only while a trace is read: :mod:`detectors.sched.freeze` turns them
-into the NamedTuples of :mod:`detectors.sched.model`.  ``__slots__`` keep them
+into the NamedTuples of :mod:`forensics.types.sched`.  ``__slots__`` keep them
 small and fast (one per task, IRQ, softirq vector, work function).
 """
 
 from __future__ import annotations
 
-from detectors.sched.model import EventRef, Figure, Span, Wait
+from forensics.types.sched import EventRef, Figure, Span, Wait
 from forensics.types.trace import TraceEvent
 
 

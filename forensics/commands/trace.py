@@ -140,7 +140,7 @@ def trace(
     force: ForceOption = False,
 ) -> None:
     """Scheduling and latency forensics from ftrace, trace-cmd, perf and LTTng (CTF) traces, and request spans."""
-    from detectors.sched.model import Thresholds
+    from forensics.types.sched import Thresholds
 
     thresholds = Thresholds(hog_ms / 1e3, latency_ms / 1e3, irq_ms / 1e3, softirq_ms / 1e3, dstate_ms / 1e3)
     if kernel_clock not in KERNEL_CLOCKS:

@@ -17,7 +17,7 @@ from forensics.types.results import CpuTimelineFigure, Figure, FigureDirectory, 
 
 if TYPE_CHECKING:
     from detectors.sched.engine import FastAnalyzer
-    from detectors.sched.model import ParseSummary, Thresholds, TraceAnalysis
+    from forensics.types.sched import ParseSummary, Thresholds, TraceAnalysis
     from forensics.types.trace import ParseCounts
 
 
@@ -28,6 +28,14 @@ NOT_TRACE_SHARE = 0.5
 def check_trace_text(name: str, counts: ParseCounts) -> None:
     """Refuse (exit 3) a text in which most lines are not trace events: a kernel log, a report, a CSV."""
     content = counts.lines - counts.comments
+    if counts.events == 0 and counts.malformed == 0 and content <= 0:
+        # Nothing to judge: "no findings" here would be an absence stated without the power to see anything.
+        said = "an empty file" if counts.lines == 0 else f"{counts.lines:,} lines of headers, comments or blanks only"
+        raise InputError(
+            f"{name}: holds no trace events ({said}): nothing was recorded, or the events were not enabled",
+            hint="enable the events and record again (trace-cmd record -e sched -e irq, or echo 1 > "
+            "/sys/kernel/tracing/events/sched/enable), then give the trace text, a trace.dat or an LTTng directory",
+        )
     if content <= 0 or counts.malformed <= NOT_TRACE_SHARE * content:
         return
     example = (
@@ -165,9 +173,9 @@ def analyse_trace_file(
     from collectors.trace_input import open_trace
     from detectors.sched.analyzer import BatchAnalyzer, SchedAnalyzer
     from detectors.sched.findings import detect
-    from detectors.sched.model import Thresholds as DefaultThresholds
     from detectors.sched.select import select_tasks
     from forensics.jit import compiled_pays
+    from forensics.types.sched import Thresholds as DefaultThresholds
 
     # A small input is read and analysed without compiled code (the same results, no compile to wait for).
     ctf_input = _is_ctf(trace_file)  # its decoder is collectors.ctf's (compiled either way)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import io
 from collections.abc import Sequence
 
-from detectors.sched.model import TraceAnalysis
+from forensics.types.sched import TraceAnalysis
 
 MAX_NAMED = 8  # tasks with their own colour; the rest are grey
 MAX_MARKED = 5  # hog runs and waits marked (the longest)

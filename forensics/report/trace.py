@@ -13,7 +13,7 @@ from forensics.report.formats import Destination, IncidentRenderer, OutputFormat
 from forensics.types.results import TraceResult
 
 if TYPE_CHECKING:
-    from detectors.sched.model import ParseSummary, Span, TraceAnalysis
+    from forensics.types.sched import ParseSummary, Span, TraceAnalysis
     from forensics.types.spans import SpanReport
 
 

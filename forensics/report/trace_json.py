@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from detectors.sched.model import (
+from forensics.model import NotAvailable
+from forensics.types.results import TraceResult
+from forensics.types.sched import (
     Bucket,
     EventRef,
     Figure,
@@ -20,8 +22,6 @@ from detectors.sched.model import (
     TraceAnalysis,
     Wait,
 )
-from forensics.model import NotAvailable
-from forensics.types.results import TraceResult
 
 TRACE_SCHEMA = "kforensic.trace/1"
 

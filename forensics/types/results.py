@@ -33,12 +33,12 @@ if TYPE_CHECKING:
     BoolArray = npt.NDArray[np.bool_]
     from detectors.profile.findings import ClassShare
     from detectors.profile.hotspots import Hotspots
-    from detectors.sched.model import ParseSummary, TraceAnalysis
     from detectors.vmcore.findings import VmcoreAnalysis
     from detectors.vmcore.nullfield import FaultAnalysis
     from forensics.types.incident import Correlation, Hypothesis, Lane, TimelineEvent
     from forensics.types.kdump import AppliedChange, KdumpState
     from forensics.types.profile import Profile, ProfileStack
+    from forensics.types.sched import ParseSummary, TraceAnalysis
     from forensics.types.spans import GanttChart, SpanReport
     from forensics.types.vmcore import CrashSnapshot
 

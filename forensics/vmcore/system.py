@@ -308,19 +308,68 @@ def _lock_wait(prog: drgn.Program, trace: drgn.StackTrace) -> tuple[str | None, 
 
 
 def pids_and_tasks(prog: drgn.Program, notes: list[str]) -> Iterator[tuple[int | None, drgn.Object]]:
-    """(pid, task) of every task in the initial PID namespace, as far as the dump holds the PID table."""
+    """(pid, task) of every task in the initial PID namespace, as far as the dump holds the PID table.
+
+    A struct pid the dump lacks hides its task from the PID table.  Then the list of thread-group
+    leaders (``init_task.tasks``, linked through the task_structs themselves, walked both ways from
+    ``init_task`` so that one missing task_struct costs only the tasks between two gaps) gives the
+    tasks whose task_struct is there; threads other than leaders hidden that way stay unknown.
+    """
     from drgn.helpers.linux.pid import for_each_pid, pid_task
 
     pidtype = prog["PIDTYPE_PID"]
+    seen: set[int] = set()
+    hidden = 0
     for pid in gaps.walk(for_each_pid(prog), "the PID table", notes):
         try:
             nr: int | None = int(pid.numbers[0].nr.value_())
             task = pid_task(pid, pidtype)
         except drgn.FaultError as exc:
             notes.append(f"a task: its struct pid at {int(pid.value_()):#x} {gaps.not_in_dump(exc, 'struct pid')}")
+            hidden += 1
             continue
         if task:
+            seen.add(int(task.value_()))
             yield nr, task
+    if hidden:
+        found = 0
+        for task in _task_list(prog, seen):
+            found += 1
+            yield int(task.pid.value_()), task
+        notes.append(
+            f"the PID table: {hidden} struct pids are not in the dump; the list of tasks (init_task.tasks) "
+            f"gave {found} tasks it hid"
+        )
+
+
+#: Bound on a walk of the task list (a damaged list could cycle without reaching init_task again).
+TASK_LIST_MAX = 1 << 20
+
+
+def _task_list(prog: drgn.Program, seen: set[int]) -> Iterator[drgn.Object]:
+    """Thread-group leaders on ``init_task.tasks`` not in ``seen``, forward then backward to a gap."""
+    from drgn.helpers.linux.list import list_empty
+
+    head = prog["init_task"].tasks.address_of_()
+    if list_empty(head):
+        return
+    visited = {int(head.value_())}
+    for direction in ("next", "prev"):
+        node = head.member_(direction)
+        for _ in range(TASK_LIST_MAX):
+            address = int(node.value_())
+            if address in visited:
+                break
+            visited.add(address)
+            task = drgn.container_of(node, "struct task_struct", "tasks")
+            try:
+                following = node.member_(direction)
+                task.pid.value_()
+            except drgn.FaultError:
+                break  # a task_struct the dump lacks: the other direction goes on from init_task
+            if int(task.value_()) not in seen:
+                yield task
+            node = following
 
 
 def tasks(prog: drgn.Program, with_stacks: set[str], notes: list[str] | None = None) -> tuple[TaskInfo, ...]:

@@ -632,11 +632,8 @@ def memory_users(prog: drgn.Program, page_size: int, notes: list[str] | None = N
             lost.append(f"pid {nr}: {not_in_dump(exc)}")
             continue
         out.append(MemoryUser("task", name, max(pages, 0) * page_size, int(task.pid.value_())))
-    if (unlisted or lost_tasks) and notes is not None:
-        notes.append(
-            f"memory users: {len(unlisted) + lost_tasks} tasks not counted: the dump lacks their struct pid or "
-            "task_struct (each said below)"
-        )
+    if lost_tasks and notes is not None:
+        notes.append(f"memory users: {lost_tasks} tasks not counted: the dump lacks their task_struct (said below)")
     if lost and notes is not None:
         notes += [f"memory users: a task not counted: {note}" for note in lost]
     callers: dict[str, int] = {}

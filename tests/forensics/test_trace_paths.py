@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from collectors.trace_columns import text_size
+from forensics.delivery import write_figures
 from forensics.jit import COMPILED_ENV, SMALL_INPUT_BYTES, compiled_pays
 from forensics.pipelines.spans import SpanOptions
 from forensics.pipelines.trace import analyse_trace_file
@@ -34,9 +35,13 @@ OPTIONS: tuple[dict[str, Any], ...] = (
 def _run(monkeypatch: pytest.MonkeyPatch, path: Path, compiled: bool, tmp: Path, **options: Any) -> TraceResult:
     """The result on one path; the time the input took to read (SourceRecord.seconds) set to 0."""
     monkeypatch.setenv(COMPILED_ENV, "yes" if compiled else "no")
-    if options.pop("png", False):
-        options["png"] = tmp / f"timeline-{compiled}.png"
+    png = options.pop("png", False)
+    if png:  # one path for both runs (the result names it); each drawing is kept under its own name
+        options["png"] = tmp / "timeline.png"
     result = analyse_trace_file(str(path), **options)
+    if png:
+        write_figures(result.figures)
+        (tmp / "timeline.png").rename(tmp / f"timeline-{compiled}.png")
     sources = tuple(replace(s, seconds=0.0) for s in result.incident.sources)
     assert sources and all(s.sha256 for s in sources)
     return replace(result, incident=replace(result.incident, sources=sources))

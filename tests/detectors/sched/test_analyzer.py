@@ -11,9 +11,9 @@ import pytest
 from collectors.trace_text import TraceParser
 from detectors.sched import rules
 from detectors.sched.analyzer import SchedAnalyzer
-from detectors.sched.model import TaskStats, Thresholds, TraceAnalysis
 from forensics.model import NotAvailable
 from forensics.report.trace_json import analysis_to_dict
+from forensics.types.sched import TaskStats, Thresholds, TraceAnalysis
 from forensics.types.trace import ParseCounts, TraceEvent
 from tests.detectors.sched.traces import EXPECTED, LAYOUTS, analyse_path, recorded, scenario_text, write_scenario
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from detectors.sched.model import TraceAnalysis
+from forensics.types.sched import TraceAnalysis
 from tests.detectors.sched.test_input_sanity import _both, _lines, _shift, _write
 from tests.forensics.test_cli import run
 

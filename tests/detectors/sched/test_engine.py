@@ -21,7 +21,7 @@ from collectors.trace_text import TraceParser
 from detectors.sched import engine_kernels, rules
 from detectors.sched.analyzer import SchedAnalyzer
 from detectors.sched.engine import FastAnalyzer
-from detectors.sched.model import Thresholds, TraceAnalysis
+from forensics.types.sched import Thresholds, TraceAnalysis
 from forensics.types.trace import ParseCounts, TraceEvent
 from forensics.types.trace_batch import EventBatch, Interner
 from tests.detectors.sched.traces import DATA, LAYOUTS, RECORDED, scenario_text, write_scenario

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from detectors.sched.findings import RULES, detect
-from detectors.sched.model import Thresholds, TraceAnalysis
 from forensics.model import Finding, LocatorKind, Severity, finding_id
+from forensics.types.sched import Thresholds, TraceAnalysis
 from tests.detectors.sched.traces import RECORDED, analyse_path, recorded, write_scenario
 from tests.helpers import assert_evidence_resolves
 

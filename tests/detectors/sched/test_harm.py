@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from detectors.sched import harm
-from detectors.sched.model import (
+from forensics.model import Severity
+from forensics.types.sched import (
     Blame,
     Coverage,
     EventRef,
@@ -16,7 +17,6 @@ from detectors.sched.model import (
     TraceAnalysis,
     Wait,
 )
-from forensics.model import Severity
 
 LIMIT = Thresholds().wakeup_latency
 

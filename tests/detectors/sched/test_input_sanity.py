@@ -18,8 +18,8 @@ import pytest
 from collectors.trace_text import TraceParser
 from detectors.sched.analyzer import SchedAnalyzer
 from detectors.sched.findings import detect
-from detectors.sched.model import TraceAnalysis
 from forensics.model import Finding
+from forensics.types.sched import TraceAnalysis
 from tests.detectors.sched.traces import analyse_path, recorded
 from tests.forensics.test_cli import run
 from tests.helpers import assert_evidence_resolves

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from detectors.sched import engine_kernels, rules
 from detectors.sched.analyzer import SchedAnalyzer
-from detectors.sched.model import Thresholds
+from forensics.types.sched import Thresholds
 from forensics.types.trace import Kind
 
 

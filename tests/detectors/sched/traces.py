@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 
 from collectors.trace_columns import BatchParser
 from detectors.sched.engine import FastAnalyzer
-from detectors.sched.model import TraceAnalysis
+from forensics.types.sched import TraceAnalysis
 from forensics.types.trace import ParseCounts
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "traces"

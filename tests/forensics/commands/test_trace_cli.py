@@ -116,14 +116,22 @@ def test_stdin(tmp_path: Path) -> None:
     assert res.returncode == 0 and doc["input"]["source"] == "<stdin>" and doc["parse"]["layout"] == "fused"
 
 
-def test_an_empty_trace_is_counted_not_a_traceback(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        (b"", "an empty file"),
+        (b"\n\n  \n", "3 lines of headers, comments or blanks only"),
+        (b"# tracer: nop\n#\n# entries-in-buffer/entries-written: 0/0   #P:2\n#\n", "4 lines of headers"),
+    ],
+)
+def test_a_trace_without_events_is_bad_input(tmp_path: Path, content: bytes, said: str) -> None:
+    # #27: an empty recording (tracing never enabled) was "No findings", exit 0; like an empty profile, it is
+    # bad input, said in one line without a traceback.
     path = tmp_path / "empty.txt"
-    path.write_bytes(b"")
-    res = run(str(path), "-f", "json")
-    assert res.returncode == 0, res.stderr
-    doc = json.loads(res.stdout)
-    assert doc["parse"]["malformed_lines"] == 0 and "not_available" in doc["window"]
-    assert doc["incident"]["findings"] == []
+    path.write_bytes(content)
+    res = run(str(path))
+    assert res.returncode == 3 and not res.stdout, res.stderr
+    assert f"{path}: holds no trace events ({said}" in res.stderr.splitlines()[0] and "Traceback" not in res.stderr
 
 
 @pytest.mark.parametrize(

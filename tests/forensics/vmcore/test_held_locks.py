@@ -150,3 +150,33 @@ def test_the_kernel_stack_size_is_read_from_the_kernel(kernel: str) -> None:
     # x86-64: THREAD_SIZE = PAGE_SIZE << (2 + KASAN_STACK_ORDER) (arch/x86/include/asm/page_64_types.h);
     # no fixture kernel has KASAN
     assert thread_size(open_program(case)) == 16384
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_tasks_the_pid_table_loses_are_found_on_the_task_list(kernel: str, tmp_path: Path) -> None:
+    from drgn.helpers.linux.mm import virt_to_pfn
+
+    from forensics.vmcore import gaps, layouts, system
+    from tests.vmcore_cases import open_program
+
+    case = _need("04-hung-task", kernel)
+    truth: dict[str, Any] = case.expected["lock"]  # type: ignore[assignment]
+    prog = open_program(case, modules=True)
+    lock = prog[truth["name"]]
+    tasks_of_lock = [layouts.mutex_owner(lock), *(w.task for w in layouts.mutex_waiters(lock))]
+    pids = {int(virt_to_pfn(prog, int(t.thread_pid))) for t in tasks_of_lock if t is not None}
+    filtered = tmp_path / "vmcore"
+    without_pages(case.vmcore, pids, filtered)  # their struct pids only: the task_structs stay
+    from forensics.vmcore.dumpfile import read_dump_header
+    from forensics.vmcore.program import DebugInfoRequest, open_dump
+
+    header = read_dump_header(filtered)
+    opened = open_dump(filtered, header, DebugInfoRequest(case.vmlinux, (), case.module_debug))
+    notes: list[str] = []
+    with gaps.explaining(opened.prog, gaps.DumpPages(filtered, header)):
+        tasks = {t.comm: t for t in system.tasks(opened.prog, {"D"}, notes)}
+    waiter, owner = tasks[truth["waiter_comm"]], tasks[truth["owner_comm"]]
+    assert (waiter.state, waiter.blocked_on, waiter.lock_owner_pid) == ("D", f"mutex {truth['name']}", owner.pid)
+    [said] = [n for n in notes if n.startswith("the PID table: ")]
+    assert said.endswith("tasks it hid") and "struct pids are not in the dump" in said
+    assert any("struct pid" in n and FILTERED in n for n in notes)

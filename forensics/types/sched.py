@@ -1,4 +1,4 @@
-"""Typed results of the scheduling analysis: per task, per CPU, per IRQ/softirq/work item, per bucket.
+"""Typed results of the scheduling analysis (detectors/sched/): per task, CPU, IRQ/softirq/work item, bucket.
 
 All records are NamedTuples (immutable values).  Durations and timestamps are
 seconds (floats, the trace's clock); a figure that the trace cannot give is a
@@ -7,9 +7,8 @@ seconds (floats, the trace's clock); a figure that the trace cannot give is a
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
-from detectors.sched import rules
 from forensics.model import NotAvailable
 
 
@@ -229,15 +228,25 @@ class ParseSummary(NamedTuple):
     malformed_examples: tuple[tuple[int, str], ...] = ()  # the first few skipped lines: (line number, text)
 
 
-class Thresholds(NamedTuple):
-    """The limits that make a figure a finding (seconds); the defaults are :mod:`detectors.sched.rules`'."""
+# -- the default thresholds (seconds); detectors/sched/rules.py names them with the engine's other constants
 
-    hog: float = rules.HOG
-    wakeup_latency: float = rules.WAKEUP_LATENCY
-    irq: float = rules.IRQ
-    softirq: float = rules.SOFTIRQ
-    dstate: float = rules.DSTATE  # total time in D per task
-    offtime: float = rules.OFFTIME
+HOG: Final = 0.005
+WAKEUP_LATENCY: Final = 0.002
+IRQ: Final = 0.0005
+SOFTIRQ: Final = 0.002
+DSTATE: Final = 0.0005  # total time in D per task
+OFFTIME: Final = 0.001
+
+
+class Thresholds(NamedTuple):
+    """The limits that make a figure a finding (seconds)."""
+
+    hog: float = HOG
+    wakeup_latency: float = WAKEUP_LATENCY
+    irq: float = IRQ
+    softirq: float = SOFTIRQ
+    dstate: float = DSTATE  # total time in D per task
+    offtime: float = OFFTIME
 
 
 class TraceAnalysis(NamedTuple):
