@@ -45,7 +45,8 @@ from tests.helpers import assert_evidence_resolves
 from tests.live.test_live_leak import LEAKER
 
 # One xdist worker runs every test that leaks or watches for a leak, one after another: a control window
-# beside another test's leaking child would see that leak (pytest -n, Makefile; tests/conftest.py).
+# beside another test's leaking child would see that leak (pytest -n, Makefile; tests/conftest.py).  The
+# leak test also holds the machine-wide lock (tests/live/conftest.py) against other test runs.
 pytestmark = [pytest.mark.live, pytest.mark.xdist_group("live-slab")]
 
 LEAK_PER_SECOND = 1500.0
@@ -218,6 +219,7 @@ def _store_growth(store: Path, field: str, start: float, end: float) -> float:
     return float(rows["value"].iloc[-1] - rows["value"].iloc[0])
 
 
+@pytest.mark.usefixtures("live_slab_lock")
 def test_quiet_then_a_real_vma_leak_through_prometheus(stack: Stack) -> None:
     # The quiet window: nothing at or above medium on either instance; exit 0 with --fail-on medium.
     time.sleep(QUIET_SECONDS + SETTLE_SECONDS)  # the first seconds: the servers themselves still warm up
