@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from collectors.ctf import decode as d
+from collectors.ctf import layouts as ly
 from collectors.ctf.feed import SyscallRows
 from collectors.ctf.reader import K_USER, Session, syscall_name
 from collectors.trace_input import open_trace
@@ -167,7 +167,7 @@ def ust_marks(
     session: Session, rows: npt.NDArray[np.int64], owner: npt.NDArray[np.int64]
 ) -> tuple[list[Mark], list[str]]:
     """Marks from the UST rows of a session (tracef message, or the event name and its ``id`` field)."""
-    sel = np.flatnonzero(rows[:, d.R_KIND] == K_USER)
+    sel = np.flatnonzero(rows[:, ly.R_KIND] == K_USER)
     marks: list[Mark] = []
     notes: list[str] = []
     has_id: dict[tuple[int, int], bool] = {}
@@ -175,8 +175,8 @@ def ust_marks(
     for r in sel.tolist():
         row = rows[r]
         stream = int(owner[r])
-        v = row[d.R_V0 :].tolist()
-        eid = int(row[d.R_EID])
+        v = row[ly.R_V0 :].tolist()
+        eid = int(row[ly.R_EID])
         name = session.event_name(stream, eid)
         trace = session.traces[session.streams[stream].trace]
         key = (session.streams[stream].trace, eid)
@@ -192,7 +192,7 @@ def ust_marks(
             no_tid += 1
         text = session.text(stream, v[1], v[2]).decode("utf-8", "replace") if v[2] > 0 else name
         ident = v[3] if has_id[key] else None
-        ref = _ctf_ref(session, int(row[d.R_TS]), int(row[d.R_CPU]), int(row[d.R_OFF]), eid, stream)
+        ref = _ctf_ref(session, int(row[ly.R_TS]), int(row[ly.R_CPU]), int(row[ly.R_OFF]), eid, stream)
         excerpt = f"{ref.text} {text!r}" + (f" id={ident}" if ident is not None else "") + f" vtid={tid}"
         marks.append(Mark(ref.ts, tid, text, ident, Ref(ref.ts, ref.cpu, ref.where, excerpt, ref.line_no, ref.source)))
     if no_tid:

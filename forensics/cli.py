@@ -325,4 +325,7 @@ def main() -> None:
             "this is a bug in kforensic; rerun with --debug and report the traceback",
             int(ExitCode.INTERNAL),
         )
+    # The run is over: the interpreter's last collection at exit would walk every object left (60 ms of CPU
+    # after a compiled trace run, 20 ms after a profile); outputs are closed already, frozen objects are not walked.
+    gc.freeze()
     sys.exit(code if isinstance(code, int) else 0)

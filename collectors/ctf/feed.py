@@ -10,7 +10,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from collectors.ctf import decode as d
+from collectors.ctf import layouts as ly
 from collectors.ctf.reader import K_SYSCALL_ENTRY, K_SYSCALL_EXIT, K_USER, Session, kernel_batch
 from collectors.prefetch import prefetched
 from collectors.trace_input import TraceStream
@@ -49,11 +49,11 @@ class SyscallRows:
     ) -> SyscallRows:
         """The rows ``sel`` of a chunk."""
         return SyscallRows(
-            rows[sel, d.R_KIND].astype(np.int8),
-            rows[sel, d.R_CPU].astype(np.int32),
-            rows[sel, d.R_TS],
-            rows[sel, d.R_OFF],
-            (owner[sel] * width + rows[sel, d.R_EID]).astype(np.int32),
+            rows[sel, ly.R_KIND].astype(np.int8),
+            rows[sel, ly.R_CPU].astype(np.int32),
+            rows[sel, ly.R_TS],
+            rows[sel, ly.R_OFF],
+            (owner[sel] * width + rows[sel, ly.R_EID]).astype(np.int32),
             width,
         )
 
@@ -71,7 +71,7 @@ class CtfRead:
     def rows(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         """The kept user-space rows (time order) and the stream index of each (joined once, then kept joined)."""
         if not self.kept:
-            return np.zeros((0, d.N_ROWCOLS), dtype=np.int64), np.zeros(0, dtype=np.int64)
+            return np.zeros((0, ly.N_ROWCOLS), dtype=np.int64), np.zeros(0, dtype=np.int64)
         if len(self.kept) > 1:
             self.kept = [(np.concatenate([r for r, _o in self.kept]), np.concatenate([o for _r, o in self.kept]))]
         return self.kept[0]
@@ -115,7 +115,7 @@ def feed_session(session: Session, sink: BatchSink, keep: bool = False) -> CtfRe
     )
     hasher.start()
     for rows, owner in _prefetched(session.rows()):
-        kinds = rows[:, d.R_KIND]
+        kinds = rows[:, ly.R_KIND]
         if keep:  # the span breakdown's rows: user-space marks whole, syscalls narrow
             user = np.flatnonzero(kinds == K_USER)
             if len(user):

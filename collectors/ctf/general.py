@@ -28,7 +28,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from collectors.ctf.decode import MAX_EMPTY, align_of, field_name, min_bits, resolve_path, strip, variant_ranges
+from collectors.ctf.layouts import MAX_EMPTY, align_of, field_name, min_bits, resolve_path, strip, variant_ranges
 from collectors.ctf.metadata import (
     PACKET_MAGIC,
     ArrayType,

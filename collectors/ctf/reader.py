@@ -22,11 +22,12 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import numpy.typing as npt
 
-from collectors.ctf import decode as d
+from collectors.ctf import layouts as ly
 from collectors.ctf.general import DecodeError, GeneralDecoder
 from collectors.ctf.metadata import Clock, Metadata, parse_metadata
 from forensics.errors import InputError
@@ -128,7 +129,7 @@ class StreamFile:
     buf: npt.NDArray[np.uint8]
     pos: int = 0
     done: bool = False
-    pending: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros((0, d.N_ROWCOLS), dtype=np.int64))
+    pending: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros((0, ly.N_ROWCOLS), dtype=np.int64))
     events: int = 0
     packets: int = 0
     discarded: int = 0  # events the tracer discarded (events_discarded grew)
@@ -142,9 +143,9 @@ class StreamFile:
     last_ts: int = -1
     lost_marks: list[tuple[int, int, int]] = field(default_factory=list)  # (ts ns, cpu, count) to insert
     # The decoder's output arrays, reused call after call (fresh ones cost a page fault per 4 KB touched).
-    scratch: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros((0, d.N_ROWCOLS), dtype=np.int64))
+    scratch: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros((0, ly.N_ROWCOLS), dtype=np.int64))
     scratch_packets: npt.NDArray[np.int64] = field(
-        default_factory=lambda: np.empty((PACKETS_PER_CALL, d.N_PKTCOLS), dtype=np.int64)
+        default_factory=lambda: np.empty((PACKETS_PER_CALL, ly.N_PKTCOLS), dtype=np.int64)
     )
 
 
@@ -154,7 +155,7 @@ class CtfTrace:
 
     path: Path
     meta: Metadata
-    layouts: d.Layouts
+    layouts: ly.Layouts
     clock: Clock
     want: npt.NDArray[np.int64]
     emit: npt.NDArray[np.int64]
@@ -165,6 +166,37 @@ class CtfTrace:
     reads: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros((0, 0, 0, 0), dtype=np.int64))
     general: GeneralDecoder | None = None  # made when a packet needs it
     vectors: npt.NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=np.bool_))  # x86 vector ids
+
+
+def _kernels(compiled: bool) -> ModuleType:
+    """The compiled decoder module, or the plain one (importing that imports no numba).
+
+    Both offer ``run``, ``engine_columns`` and ``string_keys`` with the same arguments and results.
+    """
+    if compiled:
+        from collectors.ctf import decode
+
+        return decode
+    from collectors.ctf import plain
+
+    return plain
+
+
+def decoder_kernels() -> tuple[object, ...]:
+    """The compiled decoder's kernels (importing them imports numba, nothing is compiled)."""
+    from collectors.ctf import decode
+
+    return (decode.decode, decode.engine_columns, decode.string_keys)
+
+
+def session_bytes(path: str) -> int:
+    """The bytes of the stream and metadata files at or below ``path`` (what decides the plain decoder)."""
+    root = Path(path)
+    root = root if root.is_dir() else root.parent
+    try:
+        return sum(f.stat().st_size for f in root.rglob("*") if f.is_file())
+    except OSError:
+        return 0  # the reader says what is wrong with it
 
 
 def find_trace_dirs(root: Path) -> list[Path]:
@@ -213,8 +245,10 @@ def _map(path: Path) -> npt.NDArray[np.uint8]:
 class Session:
     """The CTF traces under one directory, ready to be read in time order."""
 
-    def __init__(self, root: str) -> None:
+    def __init__(self, root: str, compiled: bool = True) -> None:
         self.root = Path(root)
+        # The decoder: compiled (numba), or the same in plain Python for a small input (nothing to compile).
+        self.kernels = _kernels(compiled)
         started = time.monotonic()
         self.traces: list[CtfTrace] = []
         self.streams: list[StreamFile] = []
@@ -248,10 +282,11 @@ class Session:
         self.seconds = time.monotonic() - started
         self.interner = Interner()
         self.eid = 0
+        self._labels: dict[int, str] = {}
 
     @staticmethod
     def _prepare(tdir: Path, meta: Metadata) -> CtfTrace:
-        layouts = d.compile_layouts(meta)
+        layouts = ly.compile_layouts(meta)
         if layouts.packet_unsupported:
             raise InputError(
                 f"{tdir}: the packet or event header layout is not one this reader decodes"
@@ -260,7 +295,7 @@ class Session:
             )
         n_streams, n_ids = layouts.event_progs.shape[:2]
         want = np.zeros((n_streams, n_ids), dtype=np.int64)
-        emit = np.full((n_streams, n_ids, d.N_VALUES), -1, dtype=np.int64)
+        emit = np.full((n_streams, n_ids, ly.N_VALUES), -1, dtype=np.int64)
         ust = meta.domain == "ust"
         for (sid, eid), name in layouts.names.items():
             kind = K_USER if ust else kernel_kind(name)
@@ -295,7 +330,7 @@ class Session:
             np.zeros((n_streams, n_ids), dtype=np.int64),
             1_000_000_000 // int(g),
             clock.freq // int(g),
-            reads=d.field_reads(layouts, want, emit),
+            reads=ly.field_reads(layouts, want, emit),
             vectors=vectors,
         )
 
@@ -309,72 +344,78 @@ class Session:
         packets = s.scratch_packets
         while True:  # np.empty: only the rows written are touched
             if len(s.scratch) < cap:
-                s.scratch = np.empty((cap, d.N_ROWCOLS), dtype=np.int64)
+                s.scratch = np.empty((cap, ly.N_ROWCOLS), dtype=np.int64)
             rows = s.scratch
-            st = np.zeros(d.N_STATE, dtype=np.int64)
+            st = np.zeros(ly.N_STATE, dtype=np.int64)
             st[0] = cap
             st[7] = s.last_clock
-            d.run(lay, s.buf, s.pos, t.want, t.emit, t.reads, t.counts, rows, packets, st)
-            if st[3] == d.ST_ROWS_FULL and st[2] == 0:  # one packet needs more rows than one call holds
+            self.kernels.run(lay, s.buf, s.pos, t.want, t.emit, t.reads, t.counts, rows, packets, st)
+            if st[3] == ly.ST_ROWS_FULL and st[2] == 0:  # one packet needs more rows than one call holds
                 cap = int(st[4])
                 continue
             break
         pos, nrows, npk, code, stop_at, nev, back, s.last_clock, bad_eid, bad_sid = st.tolist()
         got = rows[:nrows]
         pks = packets[:npk]
-        if code == d.ST_GENERAL:  # a packet the programs cannot run: decoded whole by the general decoder
+        if code == ly.ST_GENERAL:  # a packet the programs cannot run: decoded whole by the general decoder
             try:
                 g_rows, g_packet, g_back, s.last_clock = self._general_packet(t, s, stop_at)
             except DecodeError as exc:
                 s.problem = f"{s.path}: {exc}; the events after it were not read"
                 s.done = True
-                code = d.ST_END
+                code = ly.ST_END
             else:
                 got = np.concatenate([got, g_rows])
                 pks = np.concatenate([pks, g_packet])
-                nev += int(g_packet[0, d.P_EVENTS])
+                nev += int(g_packet[0, ly.P_EVENTS])
                 npk += 1
                 back += g_back
-                pos = int(g_packet[0, d.P_OFF] + g_packet[0, d.P_SIZE] // 8)
-                code = d.ST_ROWS_FULL if pos < len(s.buf) else d.ST_END  # ROWS_FULL: not done, call again
+                pos = int(g_packet[0, ly.P_OFF] + g_packet[0, ly.P_SIZE] // 8)
+                code = ly.ST_ROWS_FULL if pos < len(s.buf) else ly.ST_END  # ROWS_FULL: not done, call again
         nrows = len(got)
         s.pos = pos
         s.events += nev
         s.packets += npk
         s.time_back += back
         for pk in pks.tolist():
-            disc, seq = pk[d.P_DISC], pk[d.P_SEQ]
-            if pk[d.P_BACK]:  # the clock went back between packets: nothing spans the jump
-                s.lost_marks.append((self._ns(t, pk[d.P_TSB]), pk[d.P_CPU], 0))
+            disc, seq = pk[ly.P_DISC], pk[ly.P_SEQ]
+            if pk[ly.P_BACK]:  # the clock went back between packets: nothing spans the jump
+                s.lost_marks.append((self._ns(t, pk[ly.P_TSB]), pk[ly.P_CPU], 0))
             if disc > s.last_discarded:  # events_discarded is cumulative per stream
-                s.lost_marks.append((self._ns(t, pk[d.P_TSB]), pk[d.P_CPU], disc - s.last_discarded))
+                s.lost_marks.append((self._ns(t, pk[ly.P_TSB]), pk[ly.P_CPU], disc - s.last_discarded))
                 s.discarded += disc - s.last_discarded
                 s.last_discarded = disc
             if seq >= 0:
                 if s.last_seq >= 0 and seq > s.last_seq + 1:
                     s.lost_packets += seq - s.last_seq - 1
-                    s.lost_marks.append((self._ns(t, pk[d.P_TSB]), pk[d.P_CPU], 0))
+                    s.lost_marks.append((self._ns(t, pk[ly.P_TSB]), pk[ly.P_CPU], 0))
                 s.last_seq = seq
-        if code not in (d.ST_END, d.ST_ROWS_FULL):
-            what = d.STOP_TEXT.get(code, f"stop code {code}")
+        if code not in (ly.ST_END, ly.ST_ROWS_FULL):
+            what = ly.STOP_TEXT.get(code, f"stop code {code}")
             name = lay.names.get((bad_sid, bad_eid))
-            if code == d.ST_UNSUPPORTED:
+            if code == ly.ST_UNSUPPORTED:
                 what += f" ({', '.join(sorted(set(lay.unsupported.values())))})" if lay.unsupported else ""
             where = (
-                f"event {name} " if name and code != d.ST_UNKNOWN_ID else f"event id {bad_eid} " if bad_eid >= 0 else ""
+                f"event {name} "
+                if name and code != ly.ST_UNKNOWN_ID
+                else f"event id {bad_eid} "
+                if bad_eid >= 0
+                else ""
             )
             s.problem = f"{s.path}: {what}: {where}at byte {stop_at}; the events after it were not read"
             s.done = True
-        elif code == d.ST_END:
+        elif code == ly.ST_END:
             s.done = True
         if nrows:
-            got[:, d.R_TS] = got[:, d.R_TS] * t.ns_num // t.ns_den if t.ns_den != 1 or t.ns_num != 1 else got[:, d.R_TS]
+            got[:, ly.R_TS] = (
+                got[:, ly.R_TS] * t.ns_num // t.ns_den if t.ns_den != 1 or t.ns_num != 1 else got[:, ly.R_TS]
+            )
             if s.first_ts < 0:
-                s.first_ts = int(got[0, d.R_TS])
-            s.last_ts = int(got[-1, d.R_TS])
+                s.first_ts = int(got[0, ly.R_TS])
+            s.last_ts = int(got[-1, ly.R_TS])
         both = np.concatenate([s.pending, got]) if len(s.pending) else got.copy()
-        if len(both) > 1 and bool(np.any(np.diff(both[:, d.R_TS]) < 0)):  # a clock jump: merge in time order
-            both = both[np.argsort(both[:, d.R_TS], kind="stable")]
+        if len(both) > 1 and bool(np.any(np.diff(both[:, ly.R_TS]) < 0)):  # a clock jump: merge in time order
+            both = both[np.argsort(both[:, ly.R_TS], kind="stable")]
         s.pending = both
 
     @staticmethod
@@ -391,8 +432,8 @@ class Session:
         tsb = head.get("timestamp_begin", 0)
         last = s.last_clock
         back = 1 if tsb < last else 0
-        prow = np.zeros((1, d.N_PKTCOLS), dtype=np.int64)
-        prow[0, [d.P_OFF, d.P_TSB, d.P_TSE, d.P_DISC, d.P_CPU, d.P_CONTENT, d.P_SIZE, d.P_EVENTS]] = (
+        prow = np.zeros((1, ly.N_PKTCOLS), dtype=np.int64)
+        prow[0, [ly.P_OFF, ly.P_TSB, ly.P_TSE, ly.P_DISC, ly.P_CPU, ly.P_CONTENT, ly.P_SIZE, ly.P_EVENTS]] = (
             pk.offset,
             tsb,
             head.get("timestamp_end", 0),
@@ -402,8 +443,8 @@ class Session:
             pk.packet_bits,
             len(pk.events),
         )
-        prow[0, d.P_SEQ] = head.get("packet_seq_num", -1)
-        prow[0, d.P_BACK] = back
+        prow[0, ly.P_SEQ] = head.get("packet_seq_num", -1)
+        prow[0, ly.P_BACK] = back
         out = []
         for ev in pk.events:
             back += ev.cycles < last
@@ -412,16 +453,16 @@ class Session:
             kind = int(t.want[ev.stream_id, ev.id])
             if not kind:
                 continue
-            row = [kind, ev.id, ev.cycles, ev.offset, cpu] + [0] * d.N_VALUES
+            row = [kind, ev.id, ev.cycles, ev.offset, cpu] + [0] * ly.N_VALUES
             for k, fname in enumerate(_VALUES.get(kind, ())):
                 v = ev.flat.get(fname)
                 if v is None and fname == "vtid":
                     v = ev.flat.get("tid")
                 if v is None and fname == "irq":
                     v = ev.flat.get("vector")
-                row[d.R_V0 + k] = 0 if v is None or fname == "id#present" else v
+                row[ly.R_V0 + k] = 0 if v is None or fname == "id#present" else v
             out.append(row)
-        rows = np.array(out, dtype=np.int64).reshape(-1, d.N_ROWCOLS)
+        rows = np.array(out, dtype=np.int64).reshape(-1, ly.N_ROWCOLS)
         return rows, prow, back, last
 
     @staticmethod
@@ -442,24 +483,24 @@ class Session:
                 while not s.done and len(s.pending) < PENDING_ROWS:
                     self._decode_more(s)
                 if s.lost_marks:
-                    marks = np.zeros((len(s.lost_marks), d.N_ROWCOLS), dtype=np.int64)
+                    marks = np.zeros((len(s.lost_marks), ly.N_ROWCOLS), dtype=np.int64)
                     for k, (ts, cpu, n) in enumerate(s.lost_marks):
-                        marks[k, d.R_KIND], marks[k, d.R_TS], marks[k, d.R_CPU], marks[k, d.R_V0] = (
+                        marks[k, ly.R_KIND], marks[k, ly.R_TS], marks[k, ly.R_CPU], marks[k, ly.R_V0] = (
                             Kind.LOST,
                             ts,
                             cpu,
                             n,
                         )
-                        marks[k, d.R_OFF] = -1
+                        marks[k, ly.R_OFF] = -1
                     s.lost_marks.clear()
                     both = np.concatenate([marks, s.pending])
-                    s.pending = both[np.argsort(both[:, d.R_TS], kind="stable")]
+                    s.pending = both[np.argsort(both[:, ly.R_TS], kind="stable")]
             live = [i for i in live if not streams[i].done or len(streams[i].pending)]
             if not live:
                 return
             # Everything up to the earliest "last decoded" time of the streams still reading is final.
             horizon = min(
-                (int(streams[i].pending[-1, d.R_TS]) for i in live if not streams[i].done and len(streams[i].pending)),
+                (int(streams[i].pending[-1, ly.R_TS]) for i in live if not streams[i].done and len(streams[i].pending)),
                 default=None,
             )
             parts, owners = [], []
@@ -467,7 +508,7 @@ class Session:
                 p = streams[i].pending
                 if not len(p):
                     continue
-                n = len(p) if horizon is None else int(np.searchsorted(p[:, d.R_TS], horizon, side="right"))
+                n = len(p) if horizon is None else int(np.searchsorted(p[:, ly.R_TS], horizon, side="right"))
                 if n:
                     parts.append(p[:n])
                     owners.append(np.full(n, i, dtype=np.int64))
@@ -476,7 +517,7 @@ class Session:
                 continue
             rows = np.concatenate(parts)
             owner = np.concatenate(owners)
-            order = np.argsort(rows[:, d.R_TS], kind="stable")
+            order = np.argsort(rows[:, ly.R_TS], kind="stable")
             yield rows[order], owner[order]
 
     # -- records --------------------------------------------------------------------------------
@@ -499,12 +540,14 @@ class Session:
         return by_id.get(eid, f"event {eid}")
 
     def stream_label(self, stream: int) -> str:
-        """The stream file relative to the session root."""
-        p = self.streams[stream].path
-        try:
-            return str(p.relative_to(self.root))
-        except ValueError:
-            return str(p)
+        """The stream file relative to the session root (worked out once per stream: every citation asks)."""
+        if stream not in self._labels:
+            p = self.streams[stream].path
+            try:
+                self._labels[stream] = str(p.relative_to(self.root))
+            except ValueError:
+                self._labels[stream] = str(p)
+        return self._labels[stream]
 
     def source_records(self) -> list[SourceRecord]:
         """One record per stream file and metadata file (size and sha256)."""
@@ -557,30 +600,30 @@ def kernel_batch(
     session: Session, rows: npt.NDArray[np.int64], owner: npt.NDArray[np.int64], prio_shift_wakeup: bool
 ) -> EventBatch:
     """The engine's columns for the kernel rows of one merged chunk (syscall and UST rows are left out)."""
-    kept = np.flatnonzero(rows[:, d.R_KIND] < K_SYSCALL_ENTRY)
+    kept = np.flatnonzero(rows[:, ly.R_KIND] < K_SYSCALL_ENTRY)
     owner = owner[kept]
     n = len(kept)
     cols = np.empty((8, n), dtype=np.int64)
     ts = np.empty(n, dtype=np.float64)
-    d.engine_columns(rows, K_SYSCALL_ENTRY, _LOWEST_LETTER, 100 if prio_shift_wakeup else 0, cols, ts)
+    session.kernels.engine_columns(rows, K_SYSCALL_ENTRY, _LOWEST_LETTER, 100 if prio_shift_wakeup else 0, cols, ts)
     kind, cpu, line_no, pid, prio, next_pid, next_prio, state = cols
     irqs = np.flatnonzero((kind == Kind.IRQ_ENTRY) | (kind == Kind.IRQ_EXIT))
     if len(irqs):  # an x86 vector is IRQ -vector, as in ftrace text (never mistaken for the IRQ line of that number)
         trace_of = np.array([s.trace for s in session.streams], dtype=np.int64)[owner[irqs]]
-        eids = rows[kept[irqs], d.R_EID]
+        eids = rows[kept[irqs], ly.R_EID]
         neg = np.zeros(len(irqs), dtype=np.bool_)
         for k, t in enumerate(session.traces):
             sel = trace_of == k
             neg[sel] = t.vectors[np.clip(eids[sel], 0, len(t.vectors) - 1)]
         pid[irqs[neg]] = -pid[irqs[neg]]
     work = np.zeros(n, dtype=np.int64)
-    v = [rows[kept, d.R_V0 + k] for k in range(3)]  # the values the names below are read from
+    v = [rows[kept, ly.R_V0 + k] for k in range(3)]  # the values the names below are read from
     interner = session.interner
     irq_rows = np.flatnonzero(kind == Kind.IRQ_ENTRY)
     if len(irq_rows):  # names interned once per distinct (stream, text): read the text of one row per group
         keys = _name_keys(session, owner[irq_rows], v[1][irq_rows], v[2][irq_rows])
         # x86 vectors have no name field (empty text): their event tells them apart
-        keys ^= rows[kept[irq_rows], d.R_EID].astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+        keys ^= rows[kept[irq_rows], ly.R_EID].astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
         _uniq, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
         ids = np.array(
             [interner.id(_irq_name(session, rows[kept[irq_rows[i]]], int(owner[irq_rows[i]]))) for i in first.tolist()],
@@ -617,8 +660,8 @@ def kernel_batch(
 
 def _irq_name(session: Session, row: npt.NDArray[np.int64], stream: int) -> bytes:
     """An IRQ entry's handler name, else (x86 vectors have none) the name its event gives."""
-    text = session.text(stream, int(row[d.R_V0 + 1]), int(row[d.R_V0 + 2]))
-    return text or irq_label(session.event_name(stream, int(row[d.R_EID]))).encode()
+    text = session.text(stream, int(row[ly.R_V0 + 1]), int(row[ly.R_V0 + 2]))
+    return text or irq_label(session.event_name(stream, int(row[ly.R_EID]))).encode()
 
 
 def _name_keys(
@@ -631,20 +674,20 @@ def _name_keys(
     keys = np.empty(len(owner), dtype=np.uint64)
     for stream in np.unique(owner).tolist():
         sel = np.flatnonzero(owner == stream)
-        keys[sel] = d.string_keys(session.streams[stream].buf, off[sel], length[sel], stream)
+        keys[sel] = session.kernels.string_keys(session.streams[stream].buf, off[sel], length[sel], stream)
     return keys
 
 
 def _record(session: Session, row: npt.NDArray[np.int64], stream: int, shift: bool) -> TraceEvent:
     """The full record of one kernel row; its ``line`` names the stream file, byte offset and fields."""
     r = row.tolist()
-    kind, ts, cpu, off = r[d.R_KIND], r[d.R_TS] / 1e9, r[d.R_CPU], r[d.R_OFF]
-    v = r[d.R_V0 :]
+    kind, ts, cpu, off = r[ly.R_KIND], r[ly.R_TS] / 1e9, r[ly.R_CPU], r[ly.R_OFF]
+    v = r[ly.R_V0 :]
     label = session.stream_label(stream).encode()
     head = b"%s+%d [%03d] %.9f: " % (label, off, cpu, ts)
     if kind == Kind.LOST:
         return make_event((kind, ts, cpu, 0, head + b"[LOST %d EVENTS]" % v[0], v[0], 0, b"", b"", 0, 0, b""))
-    name = session.event_name(stream, r[d.R_EID]).encode()
+    name = session.event_name(stream, r[ly.R_EID]).encode()
     line_no = max(off, 0)
     if kind == Kind.SWITCH:
         pc = session.text(stream, v[5], 16)

@@ -20,8 +20,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from detectors.dmesg.lines import LogLine
 
 if TYPE_CHECKING:  # imported where a Code: line is decoded (capstone is a large module to import)
-    from detectors.vmcore.disasm import Instruction
-    from forensics.types.registers import RegisterSet
+    from forensics.types.registers import Instruction, RegisterSet
 
 #: Registers a call may change (System V x86-64 ABI): detectors.vmcore.disasm._CALLER_SAVED, not imported for it.
 _CALLER_SAVED = frozenset({"rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11"})
@@ -140,8 +139,8 @@ class _Decoded:
 
 def _decode_x86(data: bytes, mark: int) -> tuple[_Decoded, int] | None:
     """Instructions before and from the mark, and the index of the faulting one."""
-    from detectors.vmcore.disasm import Instruction, decode
-    from forensics.types.registers import CodeBytes
+    from detectors.vmcore.disasm import decode
+    from forensics.types.registers import CodeBytes, Instruction
 
     # Only the faulting instruction and those before it are read to their operands and registers: the ones
     # after it are shown, decoded without capstone's detail (which costs ~50 us an instruction).

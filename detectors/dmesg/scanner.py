@@ -55,6 +55,7 @@ _REBOOT_WORDS = (
 _REACHED_TARGET = len(_REBOOT_WORDS)
 _REBOOT_SEARCH = BytesAhoCorasick([*_REBOOT_WORDS, b"Reached target"], matchkind=MatchKind.LeftmostFirst)
 _REBOOT_TARGET = re.compile(rb"Reached target.*(?:Reboot|Shutdown)")
+_NEAR_BYTES = 1024  # the bytes just above a boot banner, searched first for a reason
 
 
 #: Kinds of report that never start the report of a continuation line found below them.
@@ -436,25 +437,41 @@ class LogScanner:
         return False
 
     def _reboot_reason(self, start: int) -> bool:
-        """Whether the LOOKBACK_LINES lines above byte ``start`` say why the system rebooted."""
-        buf = self._buf
+        """Whether the LOOKBACK_LINES lines above byte ``start`` say why the system rebooted.
+
+        That is whether a reason stands on one of them: the kilobyte just above is searched first (most
+        reasons are the last lines before the banner), then all of them.
+        """
+        near = max(0, start - _NEAR_BYTES)
+        if near > 0 and self._reason_in(near, start) is True:
+            return True
         begin = max(0, start - (LOOKBACK_LINES + 1) * _TYPICAL_LINE)
         while True:
-            with memoryview(buf) as view:
-                found = _REBOOT_SEARCH.find_matches_as_indexes(view[begin:start], overlapping=False)
-            for word, offset, _ in reversed(found):  # nearest first: one word within the lines is enough
-                at = begin + offset
-                if buf.count(b"\n", at, start) > LOOKBACK_LINES:
-                    return False  # above the lines looked at (a match lies on one line: no word holds a newline)
-                if word != _REACHED_TARGET:
-                    return True
-                eol = buf.find(b"\n", at, start)
-                if _REBOOT_TARGET.match(buf, at, start if eol < 0 else eol) is not None:
-                    return True
+            found = self._reason_in(begin, start)
+            if found is not None:
+                return found
             # Nothing here; long lines may leave some of the lines above ``begin``.
-            if begin == 0 or buf.count(b"\n", begin, start) > LOOKBACK_LINES:
+            if begin == 0 or self._buf.count(b"\n", begin, start) > LOOKBACK_LINES:
                 return False
             begin = max(0, begin - LOOKBACK_LINES * _TYPICAL_LINE)
+
+    def _reason_in(self, begin: int, start: int) -> bool | None:
+        """A reboot reason in ``buf[begin:start]``: True, False when the nearest word past them is above the
+        LOOKBACK_LINES lines, None when there is none.  Each match lies on one line (no word holds a newline),
+        and one that overlaps another would be on its line too: a line with a reason always has a match."""
+        buf = self._buf
+        with memoryview(buf) as view:
+            found = _REBOOT_SEARCH.find_matches_as_indexes(view[begin:start], overlapping=False)
+        for word, offset, _ in reversed(found):  # nearest first: one word within the lines is enough
+            at = begin + offset
+            if buf.count(b"\n", at, start) > LOOKBACK_LINES:
+                return False  # above the lines looked at
+            if word != _REACHED_TARGET:
+                return True
+            eol = buf.find(b"\n", at, start)
+            if _REBOOT_TARGET.match(buf, at, start if eol < 0 else eol) is not None:
+                return True
+        return None
 
     def _event(
         self, head: LogLine, start: int, line_end: int, end: int, final: bool, token: bytes

@@ -21,11 +21,11 @@ from detectors.vmcore.findings import (
     outsized_cache_findings,
 )
 from detectors.vmcore.heldlocks import held_lock_findings
-from detectors.vmcore.nullfield import FaultAnalysis, analyse_fault
+from detectors.vmcore.nullfield import analyse_fault
 from detectors.vmcore.slab import slab_title
 from detectors.vmcore.why import spinning_function, why_findings
 from forensics.model import Evidence, Finding, NotAvailable
-from forensics.types.vmcore import CrashSnapshot, LogRecord
+from forensics.types.vmcore import CrashSnapshot, FaultAnalysis, LogRecord
 
 _FAULT_ADDRESS = re.compile(
     r"(?:NULL pointer dereference, address: |unable to handle page fault for address: |CR2: )([0-9a-f]{8,16})"

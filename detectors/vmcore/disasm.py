@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
 from typing import Any
 
-from forensics.types.registers import CodeBytes, RegisterSet
+from forensics.types.registers import CodeBytes, Instruction, MemoryOperand, RegisterSet
 
 # Sub-registers name the 64-bit register they live in: a write to eax or al
 # changes rax as far as tracking a pointer is concerned.
@@ -37,49 +36,6 @@ X86_CALLER_SAVED = frozenset({"rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r1
 def canonical_register(name: str) -> str:
     """The 64-bit register a (sub-)register belongs to: ``eax`` -> ``rax``."""
     return _X86_CANONICAL.get(name, name)
-
-
-@dataclass(frozen=True)
-class MemoryOperand:
-    """A memory operand ``segment:disp(base, index, scale)``."""
-
-    base: str | None
-    index: str | None
-    scale: int
-    disp: int
-    segment: str | None
-
-    def text(self) -> str:
-        """AT&T-like text, e.g. ``0x18(%rbx)``."""
-        inner = f"%{self.base}" if self.base else ""
-        if self.index:
-            inner += f",%{self.index},{self.scale}"
-        disp = f"{self.disp:#x}" if self.disp >= 0 else f"-{-self.disp:#x}"
-        prefix = f"%{self.segment}:" if self.segment else ""
-        return f"{prefix}{disp if self.disp else ''}({inner})"
-
-
-@dataclass(frozen=True)
-class Instruction:
-    """One decoded instruction."""
-
-    address: int
-    size: int
-    mnemonic: str
-    op_str: str
-    memory: MemoryOperand | None
-    reads: tuple[str, ...]  # canonical registers read
-    writes: tuple[str, ...]  # canonical registers written
-    memory_is_source: bool  # the memory operand is read (not only written)
-
-    def text(self) -> str:
-        """``mnemonic operands`` in Intel syntax, as capstone prints it."""
-        return f"{self.mnemonic} {self.op_str}".strip()
-
-    @property
-    def is_call(self) -> bool:
-        """The instruction is a call."""
-        return self.mnemonic.startswith("call")
 
 
 def addresses_named(code: CodeBytes) -> set[int]:

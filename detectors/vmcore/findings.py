@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 from detectors.dmesg.taint import TAINT_FLAGS
 from detectors.incident.hypotheses import FREE_AT_CRASH
-from detectors.vmcore.nullfield import FaultAnalysis
 from forensics.model import (
     Clock,
     Evidence,
@@ -32,7 +31,7 @@ from forensics.model import (
     finding_id,
 )
 from forensics.types.incident import Hypothesis
-from forensics.types.vmcore import CrashSnapshot, Frame, TaskInfo
+from forensics.types.vmcore import CrashSnapshot, FaultAnalysis, Frame, TaskInfo
 
 DETECTOR = "vmcore"
 #: A slab cache holding more than this share of RAM is outsized.

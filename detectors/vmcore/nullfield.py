@@ -13,50 +13,15 @@ reasoning can be checked by hand with ``dis -rl`` and ``struct -o`` in crash.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
-from detectors.vmcore.disasm import (
-    X86_CALLER_SAVED,
-    Instruction,
-    decode,
-    effective_address,
-    instruction_at,
-)
+from detectors.vmcore.disasm import X86_CALLER_SAVED, decode, effective_address, instruction_at
 from forensics.model import NotAvailable
-from forensics.types.vmcore import CodeBytes, MemberInfo, RegisterSet, TypeLayout, Variable
+from forensics.types.registers import Instruction
+from forensics.types.vmcore import CodeBytes, FaultAnalysis, FieldRef, RegisterSet, TypeLayout, Variable
 
 #: Faults below this address are NULL-pointer dereferences (the kernel never maps page 0).
 NULL_PAGE_LIMIT = 0x1000
-
-
-@dataclass(frozen=True)
-class FieldRef:
-    """A member of a struct: ``struct kf_sensor.ops`` at 0x18."""
-
-    struct: str
-    member: MemberInfo
-
-    def __str__(self) -> str:
-        return f"{self.struct}.{self.member.name} (offset {self.member.offset:#x}, {self.member.type_name})"
-
-
-@dataclass(frozen=True)
-class FaultAnalysis:
-    """What the faulting instruction did, and which NULL field it went through."""
-
-    instruction: Instruction
-    window: tuple[Instruction, ...]  # the instructions around the fault, for display
-    base_register: str | None
-    base_value: int | None
-    displacement: int | None
-    effective_address: int | None
-    fault_address: int | None  # CR2 as the log reports it
-    address_agrees: bool | None  # effective address == CR2
-    null_expression: str | NotAvailable  # e.g. ``sensor->ops``
-    null_field: FieldRef | NotAvailable  # the member that held NULL
-    read_member: FieldRef | NotAvailable  # the member read through the NULL pointer
-    confidence: float
-    steps: tuple[str, ...]
 
 
 def _last_write(instructions: list[Instruction], before: int, register: str) -> int | None:

@@ -41,16 +41,17 @@ class SpanOptions:
 
 
 def _ust_session_marks(path: str) -> tuple[list[Mark], list[str], object]:
-    from collectors.ctf.reader import Session
+    from collectors.ctf.reader import Session, decoder_kernels, session_bytes
     from collectors.spans import ust_marks
+    from forensics.jit import compiled_pays
 
-    session = Session(path)
+    session = Session(path, compiled_pays(session_bytes(path), decoder_kernels))
     import numpy as np
 
-    from collectors.ctf import decode as d
+    from collectors.ctf import layouts as ly
 
     parts = list(session.rows())
-    rows = np.concatenate([r for r, _o in parts]) if parts else np.zeros((0, d.N_ROWCOLS), dtype=np.int64)
+    rows = np.concatenate([r for r, _o in parts]) if parts else np.zeros((0, ly.N_ROWCOLS), dtype=np.int64)
     owner = np.concatenate([o for _r, o in parts]) if parts else np.zeros(0, dtype=np.int64)
     marks, notes = ust_marks(session, rows, owner)
     return marks, notes + session.notes(), session

@@ -130,7 +130,7 @@ def examined_trace(name: str, analysis: TraceAnalysis, parse: ParseSummary) -> E
 
 
 def _is_ctf(trace_file: str) -> bool:
-    """collectors.ctf.reader.is_ctf, imported only for a directory or a metadata file: it imports numba (0.5 s)."""
+    """collectors.ctf.reader.is_ctf, imported only for a directory or a metadata file."""
     path = Path(trace_file)
     # os.path.isdir, not Path.is_dir: that raises PermissionError (exit 4) in a directory the user may not enter
     if trace_file == "-" or not (path.name == "metadata" or os.path.isdir(path)):
@@ -178,8 +178,13 @@ def analyse_trace_file(
     from forensics.types.sched import Thresholds as DefaultThresholds
 
     # A small input is read and analysed without compiled code (the same results, no compile to wait for).
-    ctf_input = _is_ctf(trace_file)  # its decoder is collectors.ctf's (compiled either way)
-    compiled = compiled_pays(text_size(trace_file), engine_kernels if ctf_input else trace_kernels)
+    ctf_input = _is_ctf(trace_file)
+    if ctf_input:  # an LTTng session: its size on disk decides for its decoder and the engine both
+        from collectors.ctf.reader import decoder_kernels, session_bytes
+
+        compiled = compiled_pays(session_bytes(trace_file), lambda: (*decoder_kernels(), *engine_kernels()))
+    else:
+        compiled = compiled_pays(text_size(trace_file), trace_kernels)
     options = (thresholds or DefaultThresholds(), span, bucket, png is not None)
     analyzer: BatchAnalyzer | FastAnalyzer
     if compiled:
@@ -197,7 +202,7 @@ def analyse_trace_file(
 
         if save_text is not None:
             raise UsageError("--save-text is for text traces", hint="a CTF trace is cited by stream file and byte")
-        session = Session(trace_file)
+        session = Session(trace_file, compiled)
         spans_on = opts.wanted or any(t.meta.domain == "ust" for t in session.traces)
         sink: object = analyzer
         if spans_on:

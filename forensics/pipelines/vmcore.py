@@ -6,7 +6,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from forensics.model import NotAvailable
 from forensics.types.results import VmcoreResult
+from forensics.types.vmcore import Taint
 
 if TYPE_CHECKING:
     from forensics.vmcore.program import DebugInfoRequest
@@ -58,4 +60,16 @@ def analyse_dump(
         boot_time=boot,
     )
     dmesg = str(extract.dmesg_path) if extract.dmesg_path else None
-    return VmcoreResult(snapshot, analysis, fault, tuple(reports), incident, dmesg)
+    taint: Taint | NotAvailable = (
+        snapshot.taint_mask if isinstance(snapshot.taint_mask, NotAvailable) else _taint(snapshot.taint_mask)
+    )
+    return VmcoreResult(snapshot, analysis, fault, tuple(reports), incident, dmesg, taint)
+
+
+def _taint(mask: int) -> Taint:
+    """The taint mask, its letters and what each means."""
+    from detectors.dmesg.taint import decode_taint
+    from detectors.vmcore.findings import taint_letters_of
+
+    letters = taint_letters_of(mask)
+    return Taint(mask, letters, decode_taint(letters))

@@ -7,16 +7,13 @@ import json
 from collections import Counter
 from typing import Any
 
-from detectors.dmesg.taint import decode_taint
-from detectors.vmcore.findings import taint_letters_of
-from detectors.vmcore.nullfield import FaultAnalysis, FieldRef
 from forensics.model import NotAvailable
 from forensics.report.document import Block, BulletList, Code, Document, Lines, Paragraph, Section, Table, to_markdown
 from forensics.report.formats import Destination
 from forensics.report.markdown import md_escape, render_markdown
 from forensics.serialize import incident_to_dict, json_value
 from forensics.types.results import VmcoreResult
-from forensics.types.vmcore import CrashSnapshot, Frame, ValueRead
+from forensics.types.vmcore import CrashSnapshot, FaultAnalysis, FieldRef, Frame, ValueRead
 
 VMCORE_SCHEMA = "kforensic.vmcore/1"
 LOG_TAIL = 25
@@ -229,11 +226,11 @@ def _follow_up_json(s: CrashSnapshot) -> object:
     }
 
 
-def _taint(snap: CrashSnapshot) -> dict[str, Any]:
-    if isinstance(snap.taint_mask, NotAvailable):
-        return {"not_available": snap.taint_mask.reason}
-    letters = taint_letters_of(snap.taint_mask)
-    return {"mask": snap.taint_mask, "letters": letters, "flags": list(decode_taint(letters))}
+def _taint(result: VmcoreResult) -> dict[str, Any]:
+    taint = result.taint
+    if isinstance(taint, NotAvailable):
+        return {"not_available": taint.reason}
+    return {"mask": taint.mask, "letters": taint.letters, "flags": list(taint.flags)}
 
 
 def to_document(result: VmcoreResult) -> dict[str, Any]:
@@ -261,7 +258,7 @@ def to_document(result: VmcoreResult) -> dict[str, Any]:
                 "pid": json_value(s.crashed_pid),
                 "comm": json_value(s.crashed_comm),
             },
-            "taint": _taint(s),
+            "taint": _taint(result),
             "cpus": json_value(s.cpus),
             "memory_bytes": json_value(s.memory_bytes),
         },
@@ -467,7 +464,7 @@ def vmcore_document(result: VmcoreResult) -> Document:
     blocks: list[Block] = []
     if top is not None:
         blocks.append(Paragraph(f"**{md_escape(top.title)}** — {md_escape(top.summary)}"))
-    taint = _taint(s)
+    taint = _taint(result)
     taint_text = (", ".join(taint["flags"]) or "not tainted") if "mask" in taint else str(s.taint_mask)
     uptime = str(s.uptime) if isinstance(s.uptime, NotAvailable) else f"{s.uptime:.1f} s"
     summary = (

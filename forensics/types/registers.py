@@ -36,3 +36,46 @@ class CodeBytes:
     fault_pc: int
     arch: str  # drgn's architecture name, e.g. ``X86_64`` or ``AARCH64``
     source_lines: tuple[tuple[int, str], ...] = ()  # (address, "file:line") for instructions
+
+
+@dataclass(frozen=True)
+class MemoryOperand:
+    """A memory operand ``segment:disp(base, index, scale)``."""
+
+    base: str | None
+    index: str | None
+    scale: int
+    disp: int
+    segment: str | None
+
+    def text(self) -> str:
+        """AT&T-like text, e.g. ``0x18(%rbx)``."""
+        inner = f"%{self.base}" if self.base else ""
+        if self.index:
+            inner += f",%{self.index},{self.scale}"
+        disp = f"{self.disp:#x}" if self.disp >= 0 else f"-{-self.disp:#x}"
+        prefix = f"%{self.segment}:" if self.segment else ""
+        return f"{prefix}{disp if self.disp else ''}({inner})"
+
+
+@dataclass(frozen=True)
+class Instruction:
+    """One decoded instruction."""
+
+    address: int
+    size: int
+    mnemonic: str
+    op_str: str
+    memory: MemoryOperand | None
+    reads: tuple[str, ...]  # canonical registers read
+    writes: tuple[str, ...]  # canonical registers written
+    memory_is_source: bool  # the memory operand is read (not only written)
+
+    def text(self) -> str:
+        """``mnemonic operands`` in Intel syntax, as capstone prints it."""
+        return f"{self.mnemonic} {self.op_str}".strip()
+
+    @property
+    def is_call(self) -> bool:
+        """The instruction is a call."""
+        return self.mnemonic.startswith("call")

@@ -34,13 +34,12 @@ if TYPE_CHECKING:
     from detectors.profile.findings import ClassShare
     from detectors.profile.hotspots import Hotspots
     from detectors.vmcore.findings import VmcoreAnalysis
-    from detectors.vmcore.nullfield import FaultAnalysis
     from forensics.types.incident import Correlation, Hypothesis, Lane, TimelineEvent
     from forensics.types.kdump import AppliedChange, KdumpState
     from forensics.types.profile import Profile, ProfileStack
     from forensics.types.sched import ParseSummary, TraceAnalysis
     from forensics.types.spans import GanttChart, SpanReport
-    from forensics.types.vmcore import CrashSnapshot
+    from forensics.types.vmcore import CrashSnapshot, FaultAnalysis, Taint
 
 
 class SourceResult:
@@ -141,6 +140,7 @@ class VmcoreResult:
     reports: tuple[KernelReport, ...]
     incident: Incident
     dmesg_path: str | None
+    taint: Taint | NotAvailable  # the snapshot's taint mask decoded
 
 
 @dataclass(frozen=True)

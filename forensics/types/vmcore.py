@@ -15,6 +15,7 @@ from forensics.model import NotAvailable
 # without making this module's two dozen records (~20 ms of start-up); they are this module's names too
 # (``X as X``: PEP 484's explicit re-export, which mypy --strict needs).
 from forensics.types.registers import CodeBytes as CodeBytes  # noqa: PLC0414
+from forensics.types.registers import Instruction
 from forensics.types.registers import RegisterSet as RegisterSet  # noqa: PLC0414
 
 
@@ -492,3 +493,45 @@ class CrashSnapshot:
             if layout.name == type_name:
                 return layout
         return None
+
+
+@dataclass(frozen=True)
+class Taint:
+    """The crashed kernel's taint: ``tainted_mask``, its letters in the kernel's order and what each means."""
+
+    mask: int
+    letters: str
+    flags: tuple[str, ...]  # "O: externally-built (out-of-tree) module was loaded", ...
+
+
+# ---------------------------------------------------------------- the fault analysis (detectors/vmcore/nullfield.py)
+
+
+@dataclass(frozen=True)
+class FieldRef:
+    """A member of a struct: ``struct kf_sensor.ops`` at 0x18."""
+
+    struct: str
+    member: MemberInfo
+
+    def __str__(self) -> str:
+        return f"{self.struct}.{self.member.name} (offset {self.member.offset:#x}, {self.member.type_name})"
+
+
+@dataclass(frozen=True)
+class FaultAnalysis:
+    """What the faulting instruction did, and which NULL field it went through."""
+
+    instruction: Instruction
+    window: tuple[Instruction, ...]  # the instructions around the fault, for display
+    base_register: str | None
+    base_value: int | None
+    displacement: int | None
+    effective_address: int | None
+    fault_address: int | None  # CR2 as the log reports it
+    address_agrees: bool | None  # effective address == CR2
+    null_expression: str | NotAvailable  # e.g. ``sensor->ops``
+    null_field: FieldRef | NotAvailable  # the member that held NULL
+    read_member: FieldRef | NotAvailable  # the member read through the NULL pointer
+    confidence: float
+    steps: tuple[str, ...]

@@ -228,6 +228,24 @@ def depot_stack(prog: drgn.Program, handle: int) -> DepotRecord | NotAvailable:
     return NotAvailable(f"the stack depot has no record for handle {handle:#x} ({'; '.join(tried)})")
 
 
+# ---------------------------------------------------------------- loadable modules
+
+
+def module_ranges(module: drgn.Object) -> list[tuple[int, int]]:
+    """The [start, end) ranges of a ``struct module``'s memory: ``mem[]`` since commit ac3b43283923
+    ("module: replace module_layout with module_memory", v6.4), ``core_layout``/``init_layout`` before."""
+    try:
+        regions = [module.mem[i] for i in range(len(module.mem))]
+    except (LookupError, AttributeError, TypeError):
+        regions = [module.core_layout, module.init_layout]
+    out = []
+    for region in regions:
+        base, size = int(region.base.value_()), int(region.size.value_())
+        if base and size:
+            out.append((base, base + size))
+    return out
+
+
 # ---------------------------------------------------------------- the crashed CPU's registers
 
 #: ELF note type of a prstatus (the registers of a CPU at the crash).

@@ -17,6 +17,7 @@ import drgn
 from forensics.errors import InputError
 from forensics.vmcore.debuginfo import elf_build_id
 from forensics.vmcore.dumpfile import DumpFormat, DumpHeader
+from forensics.vmcore.modplace import place_modules
 
 
 @dataclass(frozen=True)
@@ -295,7 +296,6 @@ def open_dump(
     except drgn.BadDataError as exc:
         raise InputError(f"damaged module debug info ({exc})", hint="copy the --module-debug files again") from None
     warnings += _modules_from_debuginfod(prog, request, progress, notice)
-    warnings += _unused_module_files(prog, request.module_debug)
     # Modules without debug info still have their symbol tables in the dump
     # (CONFIG_KALLSYMS): frames and addresses in them get names from there.
     try:
@@ -307,6 +307,8 @@ def open_dump(
     except (LookupError, ValueError, drgn.FaultError, NotImplementedError) as exc:
         warnings.append(f"module symbols from kallsyms not available: {exc}")
         symbols = ()
+    warnings += place_modules(prog, request.module_debug, symbols)
+    warnings += _unused_module_files(prog, request.module_debug)
     vmlinux_path = main.debug_file_path
     module_files = tuple(
         (m.name, m.debug_file_path)

@@ -1,19 +1,31 @@
-"""Both CTF decoders on one trace, compared event by event (used by the CTF tests; not a test module)."""
+"""The CTF decoders on one trace, compared event by event (used by the CTF tests; not a test module)."""
 
 from __future__ import annotations
 
+import tarfile
 from pathlib import Path
 
 import numpy as np
 
-from collectors.ctf import decode as d
+from collectors.ctf import decode, plain
+from collectors.ctf import layouts as d
 from collectors.ctf.general import Event, decode_stream
 from collectors.ctf.metadata import Metadata
+
+SESSION = Path(__file__).resolve().parents[1] / "data" / "lttng" / "kernel-session.tar.xz"
+
+
+def extract_session(root: Path) -> Path:
+    """The project's LTTng kernel + user-space session (lttng_fixtures/build.sh) unpacked in ``root``."""
+    with tarfile.open(SESSION) as tar:
+        tar.extractall(root, filter="data")
+    return root
 
 
 def compiled_events(meta: Metadata, buf: bytes) -> tuple[np.ndarray, dict[tuple[int, int], list[str]], int, int]:
     """Every event of a stream by the compiled decoder (rows: id, time, offset and up to 8 values), the
-    register paths of each event's values, the stop code and the event id it stopped at."""
+    register paths of each event's values, the stop code and the event id it stopped at; the plain-Python
+    decoder must give the same rows, packets, counts and state."""
     lay = d.compile_layouts(meta)
     n_streams, n_ids = lay.event_progs.shape[:2]
     want = np.ones((n_streams, n_ids), dtype=np.int64)
@@ -25,13 +37,22 @@ def compiled_events(meta: Metadata, buf: bytes) -> tuple[np.ndarray, dict[tuple[
         for k, p in enumerate(chosen):
             emit[key[0], key[1], k] = regs[p]
     arr = np.frombuffer(buf, dtype=np.uint8)
-    rows = np.zeros((len(arr) // 4 + 16, d.N_ROWCOLS), dtype=np.int64)
-    packets = np.zeros((len(arr) // 8 + 16, d.N_PKTCOLS), dtype=np.int64)
-    counts = np.zeros((n_streams, n_ids), dtype=np.int64)
-    st = np.zeros(d.N_STATE, dtype=np.int64)
-    st[0] = len(rows)
-    d.run(lay, arr, 0, want, emit, d.field_reads(lay, want, emit), counts, rows, packets, st)
-    return rows[: st[1]], paths, int(st[3]), int(st[8])
+    reads = d.field_reads(lay, want, emit)
+    outputs = []
+    for kernels in (decode, plain):  # the compiled decoder and its plain-Python mirror: the same outputs
+        rows = np.zeros((len(arr) // 4 + 16, d.N_ROWCOLS), dtype=np.int64)
+        packets = np.zeros((len(arr) // 8 + 16, d.N_PKTCOLS), dtype=np.int64)
+        counts = np.zeros((n_streams, n_ids), dtype=np.int64)
+        st = np.zeros(d.N_STATE, dtype=np.int64)
+        st[0] = len(rows)
+        kernels.run(lay, arr, 0, want, emit, reads, counts, rows, packets, st)
+        outputs.append((rows[: st[1]], packets[: st[2]], counts, st))
+    (rows, packets, counts, st), plain_out = outputs
+    assert st.tolist() == plain_out[3].tolist()
+    assert np.array_equal(rows, plain_out[0])
+    assert np.array_equal(packets, plain_out[1])
+    assert np.array_equal(counts, plain_out[2])
+    return rows, paths, int(st[3]), int(st[8])
 
 
 def general_events(meta: Metadata, buf: bytes) -> list[Event]:

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from collectors.ctf import decode as d
+from collectors.ctf import layouts as d
 from collectors.ctf.metadata import read_metadata_text
 from collectors.ctf.reader import Session
 from forensics.errors import InputError

@@ -12,7 +12,6 @@ import json
 import re
 import shutil
 import subprocess
-import tarfile
 from collections import Counter
 from pathlib import Path
 
@@ -21,19 +20,15 @@ import pytest
 from collectors.ctf.general import Event, decode_stream
 from collectors.ctf.metadata import parse_metadata
 from collectors.ctf.reader import Session
-from tests.collectors.ctf_check import compare
+from tests.collectors.ctf_check import compare, extract_session
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "lttng" / "kernel-session.tar.xz"
 BT2_DUMP = Path(__file__).with_name("bt2_dump.py")
 needs_babeltrace = pytest.mark.skipif(shutil.which("babeltrace2") is None, reason="needs babeltrace2")
 
 
 @pytest.fixture(scope="module")
 def session(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("lttng")
-    with tarfile.open(DATA) as tar:
-        tar.extractall(root, filter="data")
-    return root
+    return extract_session(tmp_path_factory.mktemp("lttng"))
 
 
 def babeltrace_counts(path: Path) -> Counter[str]:
@@ -42,8 +37,9 @@ def babeltrace_counts(path: Path) -> Counter[str]:
 
 
 @needs_babeltrace
-def test_every_event_is_read_as_babeltrace2_counts_it(session: Path) -> None:
-    s = Session(str(session))
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "plain"])
+def test_every_event_is_read_as_babeltrace2_counts_it(session: Path, compiled: bool) -> None:
+    s = Session(str(session), compiled)
     for _rows, _owner in s.rows():
         pass
     assert not s.notes()

@@ -14,15 +14,14 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-import tarfile
 from pathlib import Path
 
 import pytest
 
 from forensics.pipelines.spans import SpanOptions
 from forensics.pipelines.trace import analyse_trace_file
+from tests.collectors.ctf_check import extract_session
 
-DATA = Path(__file__).resolve().parents[2] / "data" / "lttng" / "kernel-session.tar.xz"
 TOLERANCE_MS = 0.1
 pytestmark = pytest.mark.skipif(shutil.which("babeltrace2") is None, reason="needs babeltrace2")
 
@@ -34,10 +33,7 @@ _FIELD = re.compile(r'(\w+) = ("(?:[^"\\]|\\.)*"|-?\d+)')
 
 @pytest.fixture(scope="module")
 def session(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("lttng")
-    with tarfile.open(DATA) as tar:
-        tar.extractall(root, filter="data")
-    return root
+    return extract_session(tmp_path_factory.mktemp("lttng"))
 
 
 def reference(session: Path, tid: int) -> tuple[dict[str, dict[str, float]], dict[str, list[tuple[int, int]]]]:
