@@ -15,6 +15,8 @@ import re
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+from ahocorasick_rs import AhoCorasick, MatchKind
+
 from detectors.dmesg.lines import LogLine
 
 _FRAME = re.compile(
@@ -50,13 +52,14 @@ _STACK_START_WORDS = ("race:", "acktrace", "by task", "potentially", "llocated:"
                       "Local variable")  # fmt: skip
 
 
-_STACK_START_HINT = re.compile("|".join(map(re.escape, _STACK_START_WORDS)))
+#: The words in one automaton (a regex alternation of them is tried at every character: ~2 us for a frame line).
+_STACK_START_HINT = AhoCorasick(list(_STACK_START_WORDS), matchkind=MatchKind.LeftmostFirst)
 
 
 def starts_stack(body: str) -> bool:
     """Whether a line opens a list of frames (``Call Trace:``, ``Allocated by task 1:``, ...)."""
     # Substring checks first: this runs on every line of every report.
-    return _STACK_START_HINT.search(body) is not None and STACK_START.search(body) is not None
+    return bool(_STACK_START_HINT.find_matches_as_indexes(body)) and STACK_START.search(body) is not None
 
 
 class Frame(NamedTuple):
@@ -344,8 +347,6 @@ _REGEX_CHARS = frozenset(".^$*+?{}[]\\|()")
 
 @functools.cache
 def _base_skip() -> _BaseSkip:
-    from ahocorasick_rs import AhoCorasick, MatchKind
-
     anywhere: list[str] = []
     starts: list[str] = []
     ends: list[str] = []
