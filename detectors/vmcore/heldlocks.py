@@ -16,8 +16,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from detectors.causes import LockWaiter, lock_cycle
-from detectors.dmesg.model import KernelReport
 from detectors.vmcore.evidence import root_cause_finding
 from detectors.vmcore.findings import DETECTOR, first_own_frame, log_source, own_function
 from forensics.model import (
@@ -34,6 +32,8 @@ from forensics.model import (
     Timestamp,
     finding_id,
 )
+from forensics.types.causes import LockWaiter, lock_cycle
+from forensics.types.dmesg import KernelReport
 from forensics.types.vmcore import CrashSnapshot, GlobalLock, LockTaskRef
 
 _HUNG_HEADER = re.compile(r"INFO: task (.+):(\d+) blocked for more than")
@@ -92,6 +92,11 @@ def _resolved(ref: LockTaskRef, hung: dict[int, HungReport]) -> tuple[LockTaskRe
         "a return address on this task's stack (the dump has neither its task_struct nor its struct pid)",
     )
     return replace(ref, pid=report.pid), how
+
+
+def _reported(ref: LockTaskRef, hung: dict[int, HungReport]) -> bool:
+    """The kernel reported this task hung: by its pid, or by a trace holding a return address of its stack."""
+    return ref.pid in hung or any(r.returns & set(ref.stack_text) for r in hung.values())
 
 
 def _comm(ref: LockTaskRef, hung: dict[int, HungReport]) -> str | None:
@@ -282,6 +287,11 @@ def held_lock_findings(snap: CrashSnapshot, reports: list[KernelReport]) -> list
         for ref in (lock.owner, *lock.waiters):
             if ref is not None and (ref.address not in resolved or ref.stack_text):
                 resolved[ref.address] = _resolved(ref, hung)
+    # a report names one task: two stacks that both match it (the same code path) name neither
+    matched = [r.pid for r, f in resolved.values() if f is not None]
+    for address, (ref, fact) in list(resolved.items()):
+        if fact is not None and matched.count(ref.pid) > 1:
+            resolved[address] = (replace(ref, pid=None), None)
     pid_of = {a: r.pid for a, (r, _) in resolved.items()}
     how = {a: f for a, (_, f) in resolved.items() if f is not None}
 
@@ -303,6 +313,6 @@ def held_lock_findings(snap: CrashSnapshot, reports: list[KernelReport]) -> list
         _wait_finding(snap, lock, hung, how)
         for lock in locks
         # a wait outside a cycle is a fault only when the kernel itself reported a waiter hung
-        if lock.address not in in_cycle and not _covered(snap, lock) and any(w.pid in hung for w in lock.waiters)
+        if lock.address not in in_cycle and not _covered(snap, lock) and any(_reported(w, hung) for w in lock.waiters)
     ]
     return out

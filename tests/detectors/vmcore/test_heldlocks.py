@@ -85,3 +85,12 @@ def test_a_cycle_is_a_deadlock_even_without_a_report() -> None:
     )
     facts = {f.name: f.value for f in finding.facts}
     assert facts["kf_config (pid 42) waits in"].startswith("kf_config_apply+0x22 (")
+
+
+def test_two_stacks_matching_one_report_name_neither() -> None:
+    stack = ("kf_waiter_update+0x11", "kf_waiter_fn+0x1a")
+    one = LockTaskRef(A, None, missing=GONE, stack_text=stack)
+    two = LockTaskRef(A + 0x4000, None, missing=GONE, stack_text=stack)
+    [finding] = _findings(HUNG, _lock("kf_dev_lock", LockTaskRef(B, 42, "kf_holder", "S"), one, two))
+    waiters = [f.value for f in finding.facts if f.name == "waiter"]
+    assert all("(name unknown)" in w for w in waiters), waiters
