@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 from ahocorasick_rs import AhoCorasick, MatchKind
 
 from detectors.dmesg.lines import LogLine
+from forensics.types.dmesg import Frame
 
 _FRAME = re.compile(
     r"^\s*(?:\[\s*<?(?:0x)?[0-9a-fA-F]+>?\]\s*){0,2}"  # [<ffffffff81000000>] columns (old x86, arm)
@@ -60,24 +61,6 @@ def starts_stack(body: str) -> bool:
     """Whether a line opens a list of frames (``Call Trace:``, ``Allocated by task 1:``, ...)."""
     # Substring checks first: this runs on every line of every report.
     return bool(_STACK_START_HINT.find_matches_as_indexes(body)) and STACK_START.search(body) is not None
-
-
-class Frame(NamedTuple):
-    """One frame of a call trace.
-
-    ``function`` is the symbol without compiler suffixes (``.isra.0``,
-    ``.cold``); ``symbol`` the name as printed; ``stack`` the stack the frame
-    was on (``task``, ``irq``, ``nmi``, ``softirq``, ``exception``).
-    """
-
-    function: str
-    symbol: str
-    offset: int | None  # None when the dump does not print it (arm's callee column)
-    size: int | None
-    module: str | None
-    reliable: bool
-    stack: str
-    line: int
 
 
 #: Mangled C++ (Itanium ``_Z``) and Rust (legacy ``_ZN..E``, v0 ``_R``) symbols; kCFI adds ``__cfi_``.

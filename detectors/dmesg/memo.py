@@ -22,9 +22,8 @@ from itertools import repeat
 from operator import add, itemgetter
 from typing import Any, NamedTuple
 
-from detectors.dmesg.frames import Frame
 from detectors.dmesg.lines import Window, decode, line_time
-from detectors.dmesg.model import KernelReport
+from forensics.types.dmesg import Frame, KernelReport
 
 #: A syslog time without a year (``Nov 30 06:55:30 host kernel:``): it gives no wall-clock time
 #: (:func:`~detectors.dmesg.lines.parse_line` keeps none), so a key leaves it out.

@@ -68,7 +68,7 @@ def _stated(findings: tuple[Finding, ...]) -> list[Hypothesis]:
 def _log_cause(findings: tuple[Finding, ...]) -> list[Hypothesis]:
     """The cause a kernel log report's body establishes (``root cause`` facts of detectors/dmesg/why.py).
 
-    Worded as the dump words the same cause (detectors/causes.py); read from the log alone, so the
+    Worded as the dump words the same cause (forensics/types/causes.py); read from the log alone, so the
     values a dump would confirm are named as not checked.
     """
     out = []

@@ -16,8 +16,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from detectors.causes import LockWaiter, lock_cycle
-from detectors.dmesg.model import KernelReport
 from detectors.vmcore.evidence import root_cause_finding
 from detectors.vmcore.findings import DETECTOR, first_own_frame, log_source, own_function
 from forensics.model import (
@@ -34,6 +32,8 @@ from forensics.model import (
     Timestamp,
     finding_id,
 )
+from forensics.types.causes import LockWaiter, lock_cycle
+from forensics.types.dmesg import KernelReport
 from forensics.types.vmcore import CrashSnapshot, GlobalLock, LockTaskRef
 
 _HUNG_HEADER = re.compile(r"INFO: task (.+):(\d+) blocked for more than")
