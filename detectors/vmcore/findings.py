@@ -13,7 +13,6 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
-from detectors.dmesg.model import KernelReport
 from detectors.dmesg.taint import TAINT_FLAGS
 from detectors.incident.hypotheses import FREE_AT_CRASH
 from forensics.model import (
@@ -31,6 +30,7 @@ from forensics.model import (
     Timestamp,
     finding_id,
 )
+from forensics.types.dmesg import KernelReport
 from forensics.types.incident import Hypothesis
 from forensics.types.vmcore import CrashSnapshot, FaultAnalysis, Frame, TaskInfo
 
