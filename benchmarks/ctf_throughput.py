@@ -1,21 +1,25 @@
-"""Throughput and peak memory of ``kforensic trace`` on an LTTng kernel trace, against ``babeltrace2 DIR``.
+"""Throughput and peak memory of ``kforensic trace`` on an LTTng session, against ``babeltrace2 DIR``, cold and warm.
 
 The input (default: the project's LTTng kernel + user-space session, tests/data/lttng/kernel-session.tar.xz,
 48,103 events with poll/epoll/select layouts; or any session or trace directory, read-only) is copied into
 a temporary folder COPIES times end to end: each stream file is the concatenation of COPIES copies of its
 packets, copy k shifted in time by k * 2**35 ns (longer than the trace, and a multiple of 2**32, so the
 27- and 32-bit event timestamps stay valid: only the 64-bit clock fields, found by the general decoder in
-the packet contexts and extended event headers, are rewritten).  Then, each in its own process (peak
-RSS is its own):
+the packet contexts and extended event headers, are rewritten).  Then, each in its own process, peak RSS
+its own (GNU time), the load average beside each figure:
+
+* cold: a fresh process on an empty compile cache (``NUMBA_CACHE_DIR`` a new directory): the session by
+  the default path (under 10 MB: the plain-Python decoder and engine, nothing compiled), the copies by the
+  default path (compiled code not built: the plain path, said on stderr), the session with compiled code
+  forced (compiles the decoder and the engine into the cache the warm runs use);
+* warm: the session both ways, then --repeat alternating pairs on the copies of
 
   babeltrace2 DIR > /dev/null                      (the baseline: decode and pretty-print every event)
-  kforensic trace DIR --format json -o OUT         (decode, merge, the whole scheduling analysis, JSON)
+  kforensic trace DIR --format json -o OUT         (decode, merge, the scheduling and span analyses, JSON)
 
-and prints wall and CPU seconds, events/s, peak RSS and the ratio.  kforensic runs once before on the
-original trace (numba compiles into its cache on a first run).
-Runs alternate (babeltrace2, kforensic) --repeat times; prints each pair's ratio, then the best and the
-median run of each tool and the min/median/max of the per-pair ratios with the load average.
-Run: .venv/bin/python benchmarks/ctf_throughput.py [--input DIR] [--copies 44] [--repeat 5]
+with each pair's ratio, the best and median run of each tool, the min/median/max ratio (wall and CPU,
+start-up included) and peak RSS against babeltrace2's.
+Run: nice -n 10 .venv/bin/python benchmarks/ctf_throughput.py [--input DIR] [--copies 44] [--repeat 5]
 """
 
 from __future__ import annotations
@@ -38,17 +42,37 @@ DEFAULT_INPUT = ROOT / "tests" / "data" / "lttng" / "kernel-session.tar.xz"
 SHIFT = 1 << 35
 
 
-def run_measured(argv: list[str], stdout: int | None = subprocess.DEVNULL) -> tuple[float, float, int]:
-    """Run a command; wall seconds, CPU seconds and peak RSS in bytes (from wait4)."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=stdout, stderr=subprocess.PIPE)
-    assert proc.stderr is not None
-    err = proc.stderr.read()
-    _pid, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) not in ((0,) if argv[0] == "babeltrace2" else (0, 1)):
-        raise SystemExit(f"{argv[0]} failed: {err.decode(errors='replace')[-500:]}")
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024
+def run_measured(
+    argv: list[str], env: dict[str, str] | None = None, ok: tuple[int, ...] = (0, 1)
+) -> tuple[float, float, int]:
+    """Run a command; wall seconds, CPU seconds and peak RSS in bytes.
+
+    The RSS comes from GNU time (``/usr/bin/time -f %M``) when installed: a child forked from this process
+    inherits its peak RSS across exec (Linux keeps the larger of the two in ru_maxrss), which is how
+    babeltrace2 once showed 163-198 MB here instead of its own 40 MB.
+    """
+    timer = shutil.which("time", path="/usr/bin:/bin")
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as out:
+        wrapped = [timer, "-q", "-f", "%M", "-o", out.name, *argv] if timer else argv
+        start = time.perf_counter()
+        proc = subprocess.Popen(wrapped, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+        assert proc.stderr is not None
+        err = proc.stderr.read()
+        _pid, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        if os.waitstatus_to_exitcode(status) not in ok:
+            raise SystemExit(f"{argv[0]} failed: {err.decode(errors='replace')[-500:]}")
+        rss = int(out.read().split()[-1]) * 1024 if timer else usage.ru_maxrss * 1024
+    return wall, usage.ru_utime + usage.ru_stime, rss
+
+
+def line(label: str, got: tuple[float, float, int]) -> str:
+    """One figure: wall, CPU, peak RSS and the load average now."""
+    wall, cpu, rss = got
+    return (
+        f"  {label:52} {wall:7.2f} s wall ({cpu:6.2f} s CPU)  peak RSS {rss / 2**20:6.0f} MB"
+        f"  (load {os.getloadavg()[0]:.1f})"
+    )
 
 
 def clock_fields(meta_path: Path, stream: Path) -> tuple[list[int], list[int]]:
@@ -101,6 +125,7 @@ def main() -> None:
     ap.add_argument("--input", type=Path, default=DEFAULT_INPUT)
     ap.add_argument("--copies", type=int, default=44)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--no-cold-big", action="store_true", help="skip the cold run on the copied (large) input")
     args = ap.parse_args()
     if shutil.which("babeltrace2") is None:
         raise SystemExit("babeltrace2 is not installed (apt-get install babeltrace2)")
@@ -112,28 +137,50 @@ def main() -> None:
             with tarfile.open(args.input) as tar:
                 tar.extractall(t / "input", filter="data")
             args.input = t / "input"
-        wall, _cpu, _rss = run_measured([*kforensic, str(args.input), "--format", "json", "-o", str(t / "w.json")])
-        print(f"start-up on the original trace: {wall:.2f} s (compiles if the cache is cold)")
         big = t / "big"
         events = make_copies(args.input, big, args.copies)
+        small_size = sum(p.stat().st_size for p in args.input.rglob("*") if p.is_file())
         size = sum(p.stat().st_size for p in big.rglob("*") if p.is_file())
-        print(f"\n{args.input.name} x{args.copies}: {size / 1e6:.0f} MB, {events} events")
+        print(f"{args.input.name}: {small_size / 1e6:.1f} MB; x{args.copies}: {size / 1e6:.0f} MB, {events} events")
+
+        def env(cache: str, compiled: str = "auto") -> dict[str, str]:
+            return {**os.environ, "NUMBA_CACHE_DIR": str(t / cache), "KFORENSIC_COMPILED": compiled}
+
+        def trace(path: Path) -> list[str]:
+            return [*kforensic, str(path), "--format", "json", "-o", str(t / "out.json")]
+
+        print("cold (a fresh process, an empty compile cache each):")
+        print(line("the session, default path (no compile under 10 MB)", run_measured(trace(args.input), env("c1"))))
+        if not args.no_cold_big:
+            print(
+                line(f"x{args.copies}, default path (not built: plain, said so)", run_measured(trace(big), env("c2")))
+            )
+        print(
+            line(
+                "the session, compiled forced (compiles decoder+engine)",
+                run_measured(trace(args.input), env("w", "yes")),
+            )
+        )
+        print("warm (compiled code in the cache of the run above):")
+        print(line("the session, compiled forced", run_measured(trace(args.input), env("w", "yes"))))
+        print(line("the session, default path", run_measured(trace(args.input), env("w"))))
         runs: dict[str, list[tuple[float, float, int]]] = {"babeltrace2": [], "kforensic trace": []}
         ratios: list[tuple[float, float, float]] = []  # per pair of runs: wall ratio, CPU ratio, load average
+        print(f"x{args.copies}, babeltrace2 {big.name} > /dev/null against kforensic trace (warm), alternating:")
         for k in range(args.repeat):
             pair = {}
-            for name, argv in (
-                ("babeltrace2", ["babeltrace2", str(big)]),
-                ("kforensic trace", [*kforensic, str(big), "--format", "json", "-o", str(t / "out.json")]),
+            for name, argv, run_env, ok in (
+                ("babeltrace2", ["babeltrace2", str(big)], None, (0,)),
+                ("kforensic trace", trace(big), env("w"), (0, 1)),
             ):
-                pair[name] = got = run_measured(argv)
+                pair[name] = got = run_measured(argv, run_env, ok)
                 runs[name].append(got)
-            (bw, bc, _), (kw, kc, _) = pair["babeltrace2"], pair["kforensic trace"]
+            (bw, bc, brss), (kw, kc, krss) = pair["babeltrace2"], pair["kforensic trace"]
             load = os.getloadavg()[0]
             ratios.append((bw / kw, bc / kc, load))
             print(
-                f"  run {k + 1}: babeltrace2 {bw:6.2f} s, kforensic {kw:6.2f} s: {bw / kw:.2f}x wall, "
-                f"{bc / kc:.2f}x CPU (load {load:.1f})"
+                f"  run {k + 1}: babeltrace2 {bw:6.2f} s ({bc:5.2f} CPU, {brss / 2**20:4.0f} MB), kforensic {kw:6.2f} s"
+                f" ({kc:5.2f} CPU, {krss / 2**20:4.0f} MB): {bw / kw:.2f}x wall, {bc / kc:.2f}x CPU (load {load:.1f})"
             )
         for label, pick in (("best", min), ("median", statistics.median_low)):
             print(f"{label} of {args.repeat}:")
@@ -146,9 +193,11 @@ def main() -> None:
                 )
         walls = sorted(r[0] for r in ratios)
         cpus = sorted(r[1] for r in ratios)
+        rss_ratio = max(r for _w, _c, r in runs["kforensic trace"]) / max(r for _w, _c, r in runs["babeltrace2"])
         print(
             f"ratio babeltrace2 / kforensic, same run: wall min {walls[0]:.2f}x median {statistics.median(walls):.2f}x"
             f" max {walls[-1]:.2f}x; CPU min {cpus[0]:.2f}x median {statistics.median(cpus):.2f}x;"
+            f" peak RSS kforensic / babeltrace2 {rss_ratio:.1f}x;"
             f" load average {min(r[2] for r in ratios):.1f}-{max(r[2] for r in ratios):.1f}"
         )
 

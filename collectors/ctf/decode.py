@@ -33,7 +33,9 @@ from collectors.ctf.layouts import (
     H_XTSALIGN,
     MAX_EMPTY,
     MAX_LOOPS,
+    N_PKTCOLS,
     N_REGS,
+    N_ROWCOLS,
     N_STATE,
     N_VALUES,
     OP_ALIGN,
@@ -592,3 +594,33 @@ def decode(
     if state.shape[0] >= N_STATE:
         state[8] = bad_eid
         state[9] = bad_sid
+
+
+def warm_up() -> None:
+    """Run each kernel once on empty input of the types the reader passes (compiles them, or loads the cache).
+
+    What ``python -m forensics.pipelines.build`` runs so that the first large LTTng session does not wait.
+    """
+    i64 = np.int64
+    lay = Layouts(
+        ops=np.zeros((0, 8), dtype=i64),
+        stream_progs=np.zeros((1, 6), dtype=i64),
+        event_progs=np.zeros((1, 1, 2), dtype=i64),
+        roles=np.full(11, -1, dtype=i64),
+        names={},
+        regs={},
+        ctx_regs={},
+        unsupported={},
+        packet_unsupported=None,
+        skips=np.zeros((1, 1, 2), dtype=i64),
+        headers=np.zeros((1, 8), dtype=i64),
+        general=np.zeros((1, 1), dtype=i64),
+    )
+    buf = np.frombuffer(b"", dtype=np.uint8)  # read-only, as a mapped stream file
+    two, three = np.zeros((1, 1), dtype=i64), np.zeros((1, 1, N_VALUES), dtype=i64)
+    reads = np.zeros((1, 1, N_VALUES + 1, 4), dtype=i64)
+    state = np.zeros(N_STATE, dtype=i64)
+    rows, packets = np.zeros((1, N_ROWCOLS), dtype=i64), np.zeros((1, N_PKTCOLS), dtype=i64)
+    run(lay, buf, 0, two, three, reads, two.copy(), rows, packets, state)
+    engine_columns(rows[:0], 100, np.zeros(256, dtype=i64), 0, np.zeros((8, 0), dtype=i64), np.zeros(0))
+    string_keys(buf, np.zeros(0, dtype=i64), np.zeros(0, dtype=i64), 0)

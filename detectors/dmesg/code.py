@@ -15,9 +15,10 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from detectors.dmesg.lines import LogLine
+from forensics.types.dmesg import CodeInstruction, CodeListing
 
 if TYPE_CHECKING:  # imported where a Code: line is decoded (capstone is a large module to import)
     from forensics.types.registers import Instruction, RegisterSet
@@ -31,34 +32,6 @@ _X86_REG = re.compile(r"\b(R[A-Z0-9]{1,2}|E[A-Z]{2}):\s*(?:[0-9a-f]{4}:)?([0-9a-
 _X86_KERNEL_RIP = re.compile(r"^\s*(?:RIP|EIP): (?:0010|0060):(\S+)")
 _ARM64_REG = re.compile(r"\b(x\d{1,2}|sp|lr|pc)\s*: ([0-9a-f]{16})\b")
 _BASE = 0x1000  # the synthetic address of the first code byte: capstone needs one; offsets are what count
-
-
-class CodeInstruction(NamedTuple):
-    """One decoded instruction: its offset from the faulting instruction, its text, and whether it faulted."""
-
-    offset: int
-    text: str
-    faulting: bool
-
-
-class CodeListing(NamedTuple):
-    """The ``Code:`` line decoded: the instructions, the faulting one, and what it touched."""
-
-    arch: str
-    at: int  # the Code: line, offset from the report's first line
-    instructions: tuple[CodeInstruction, ...]
-    faulting: str | None  # the faulting instruction's text
-    memory: str | None  # its memory operand, e.g. ``[rax + 8]``
-    access: str | None  # "read", "write" or "read-write" of that operand
-    base: str | None  # the operand's base register
-    base_value: int | None  # its value in the oops's registers
-    index_reg: str | None  # the operand's index register
-    index_value: int | None
-    displacement: int | None
-    loaded_from: str | None  # where that register was loaded from: ``[rdi + 0x20]``
-    loaded_base: str | None  # the load's base register (``rdi``)
-    loaded_value: int | None  # its value: the object the bad pointer was read from
-    compared: tuple[tuple[str, int | None], ...]  # a trap's compare before the ud2: the registers and their values
 
 
 def registers(lines: Sequence[LogLine]) -> tuple[RegisterSet, int | None]:

@@ -13,11 +13,10 @@ import re
 from collections.abc import Iterator, Sequence
 
 from detectors.dmesg.extract import guilty_frame, line_context, report_extent, signature
-from detectors.dmesg.frames import Frame
 from detectors.dmesg.lines import LogLine, Window
-from detectors.dmesg.model import KernelReport
 from detectors.dmesg.rules import CALL_TRACE, TRACE, StackSpec
 from forensics.model import NotAvailable, Severity
+from forensics.types.dmesg import Frame, KernelReport
 
 OOM_INVOKED = re.compile(r"(\S+) invoked oom-killer: gfp_mask=(\S+).*?order=(-?\d+)(?:, oom_score_adj=(-?\d+))?")
 ALLOC_FAILURE = re.compile(r"(\S+): page allocation failure: order:(\d+), mode:(\S+)")

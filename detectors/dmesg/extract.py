@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from ahocorasick_rs import AhoCorasick, BytesAhoCorasick, MatchKind
 
 from detectors.dmesg.frames import (
-    Frame,
     function_name,
     hung_frame,
     is_skipped,
@@ -29,10 +28,11 @@ from detectors.dmesg.frames import (
     title_name,
 )
 from detectors.dmesg.lines import LogLine
-from detectors.dmesg.model import KernelReport, keep_parsed
+from detectors.dmesg.model import keep_parsed
 from detectors.dmesg.rules import IGNORED, RULES, TRIGGERS, Rule, StackSpec, Step
 from detectors.dmesg.taint import decode_taint, taint_letters
 from forensics.model import NotAvailable
+from forensics.types.dmesg import Frame, KernelReport
 
 _END_MARKER = re.compile(r"---\[ end (?:trace|Kernel panic)")
 # dump_stack_print_info(): "Comm: %.20s %s%s ..." where the first %s is "Kdump: loaded " when a crash

@@ -15,7 +15,10 @@ import re
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+from ahocorasick_rs import AhoCorasick, MatchKind
+
 from detectors.dmesg.lines import LogLine
+from forensics.types.dmesg import Frame
 
 _FRAME = re.compile(
     r"^\s*(?:\[\s*<?(?:0x)?[0-9a-fA-F]+>?\]\s*){0,2}"  # [<ffffffff81000000>] columns (old x86, arm)
@@ -50,31 +53,14 @@ _STACK_START_WORDS = ("race:", "acktrace", "by task", "potentially", "llocated:"
                       "Local variable")  # fmt: skip
 
 
-_STACK_START_HINT = re.compile("|".join(map(re.escape, _STACK_START_WORDS)))
+#: The words in one automaton (a regex alternation of them is tried at every character: ~2 us for a frame line).
+_STACK_START_HINT = AhoCorasick(list(_STACK_START_WORDS), matchkind=MatchKind.LeftmostFirst)
 
 
 def starts_stack(body: str) -> bool:
     """Whether a line opens a list of frames (``Call Trace:``, ``Allocated by task 1:``, ...)."""
     # Substring checks first: this runs on every line of every report.
-    return _STACK_START_HINT.search(body) is not None and STACK_START.search(body) is not None
-
-
-class Frame(NamedTuple):
-    """One frame of a call trace.
-
-    ``function`` is the symbol without compiler suffixes (``.isra.0``,
-    ``.cold``); ``symbol`` the name as printed; ``stack`` the stack the frame
-    was on (``task``, ``irq``, ``nmi``, ``softirq``, ``exception``).
-    """
-
-    function: str
-    symbol: str
-    offset: int | None  # None when the dump does not print it (arm's callee column)
-    size: int | None
-    module: str | None
-    reliable: bool
-    stack: str
-    line: int
+    return bool(_STACK_START_HINT.find_matches_as_indexes(body)) and STACK_START.search(body) is not None
 
 
 #: Mangled C++ (Itanium ``_Z``) and Rust (legacy ``_ZN..E``, v0 ``_R``) symbols; kCFI adds ``__cfi_``.
@@ -344,8 +330,6 @@ _REGEX_CHARS = frozenset(".^$*+?{}[]\\|()")
 
 @functools.cache
 def _base_skip() -> _BaseSkip:
-    from ahocorasick_rs import AhoCorasick, MatchKind
-
     anywhere: list[str] = []
     starts: list[str] = []
     ends: list[str] = []

@@ -21,8 +21,8 @@ from detectors.dmesg.events import KILLED, MEM_INFO, build_event, find_event_hea
 from detectors.dmesg.extract import HEADER_HINT_SEARCH, build_report, match_header
 from detectors.dmesg.lines import LogLine, Window, decode, parse_line
 from detectors.dmesg.memo import DIGITS_AS_ZERO, ReportMemo, line_numbers
-from detectors.dmesg.model import KernelReport
 from detectors.dmesg.rules import TRIGGERS, Rule
+from forensics.types.dmesg import KernelReport
 
 MAX_REPORT_LINES = 1000
 FIRST_WINDOW_LINES = 120  # most reports end within this; a longer one gets the full window

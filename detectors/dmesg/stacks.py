@@ -19,12 +19,12 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
-from typing import NamedTuple
 
 from ahocorasick_rs import BytesAhoCorasick, MatchKind
 
 from detectors.dmesg.frames import function_name, is_skipped
 from detectors.dmesg.lines import LogLine
+from forensics.types.dmesg import StackFrame, StackSection
 
 #: A frame line: ``[<addr>]`` columns, ``?``, the symbol, ``+off/size``, ``[module]``, ``file:line``, ``[inline]``.
 #: A frame without an offset counts only with a source position (a symbolized inlined frame).
@@ -46,36 +46,6 @@ _INSIDE = re.compile(
     r"^\s*(?:(?:R[A-Z0-9]{1,3}|[A-Z]{2,3}|CR\d|DR\d|ORIG_RAX|pc|lr|sp|x\d+)\s*:|Code:|PID = \d+|---\s*interrupt|"
     r"Exception stack|\(stack is not available\)|$)"
 )
-
-
-class StackFrame(NamedTuple):
-    """One frame of a stack section.
-
-    ``symbol`` as printed (``.isra.0`` kept), ``function`` the name a title uses; ``source`` the
-    ``file:line`` a symbolized log prints; ``inline`` when the log says the frame was inlined
-    into the next one; ``at`` the frame's line as an offset from the report's first line.
-    """
-
-    function: str
-    symbol: str
-    offset: int | None
-    size: int | None
-    module: str | None
-    source: str | None
-    inline: bool
-    reliable: bool
-    at: int
-
-
-class StackSection(NamedTuple):
-    """A stack of a report: its kind, heading line, the task it names, its frames and its first foreign frame."""
-
-    kind: str
-    heading: str
-    at: int
-    task: int | None
-    frames: tuple[StackFrame, ...]
-    first_foreign: StackFrame | None
 
 
 #: Section headings, most specific first: (kind, pattern).  ``task`` is the group naming the task.

@@ -7,7 +7,7 @@ hung task waits for, the pointers of a corrupted list, the faulting instruction 
 the consumers of memory at an OOM.  :func:`explain` reads them into a :class:`ReportWhy`:
 typed facts (:class:`WhyFact`: name, value, the line it was read from), the stacks
 (:mod:`detectors.dmesg.stacks`), the decoded ``Code:`` bytes (:mod:`detectors.dmesg.code`) and
-the root cause they support (:class:`detectors.causes.Cause`), worded as ``kforensic vmcore``
+the root cause they support (:class:`forensics.types.causes.Cause`), worded as ``kforensic vmcore``
 words the same cause read from a dump.
 
 Rules are ordered data, specific first: :data:`EXTRACTORS` (which reader applies to which
@@ -23,109 +23,26 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from detectors.causes import Cause
-from detectors.dmesg.code import CodeListing, listing
+from detectors.dmesg.code import listing
 from detectors.dmesg.lines import LogLine, parse_line
-from detectors.dmesg.model import KernelReport, parsed_lines
+from detectors.dmesg.model import parsed_lines
 from detectors.dmesg.rules import RULES
-from detectors.dmesg.stacks import StackSection, stack_sections
+from detectors.dmesg.stacks import stack_sections
 from detectors.pointers import LIST_POISON1, LIST_POISON2, ascii_text, classify_value
-
-FactValue = str | int
-
-
-class WhyFact(NamedTuple):
-    """A value read from one line of a report: ``at`` is the line's offset from the report's first line."""
-
-    name: str
-    value: FactValue
-    at: int
-
-
-class LockInfo(NamedTuple):
-    """A lock a report names.
-
-    ``role``: ``acquiring`` (the lock being taken), ``holding`` (the lock already held), ``chain``
-    (a link ``-> #N`` of lockdep's dependency chain, ``number`` N), ``held`` (a "locks held by"
-    list, ``number`` its ``#N``), ``blocked-on`` (a hung task's lock with its likely owner).
-    ``site``: where it was taken (``rtnl_lock+0x17/0x20`` as printed, or a chain link's first
-    foreign frame).
-    """
-
-    role: str
-    name: str
-    number: int | None
-    task: str | None
-    site: str | None
-    at: int
-
-
-class StalledCpu(NamedTuple):
-    """A CPU an RCU stall names, with what the kernel printed about it."""
-
-    cpu: int
-    detail: str
-    at: int
-
-
-class StalledTask(NamedTuple):
-    """A task an RCU stall or a hung-task report names."""
-
-    comm: str | None
-    pid: int
-    detail: str
-    at: int
-
-
-class MemoryConsumer(NamedTuple):
-    """A user of memory at an OOM: a task of the task dump (rss), the page cache, a slab cache."""
-
-    kind: str  # "task", "page-cache", "slab"
-    name: str
-    pid: int | None
-    bytes: int
-    at: int
-
-
-class ZoneFree(NamedTuple):
-    """Free memory of one zone as an OOM or allocation failure prints it (kB)."""
-
-    node: int | None
-    zone: str
-    free_kb: int
-    min_kb: int | None
-    low_kb: int | None
-    high_kb: int | None
-    managed_kb: int | None
-    at: int
-
-
-class ReportWhy(NamedTuple):
-    """What a report says about why: its class, facts, stacks, locks, CPUs, tasks, memory and cause."""
-
-    cls: str | None
-    facts: tuple[WhyFact, ...]
-    stacks: tuple[StackSection, ...]
-    locks: tuple[LockInfo, ...]
-    cpus: tuple[StalledCpu, ...]
-    tasks: tuple[StalledTask, ...]
-    consumers: tuple[MemoryConsumer, ...]
-    zones: tuple[ZoneFree, ...]
-    code: CodeListing | None
-    cause: Cause | None
-    cause_at: tuple[int, ...]  # the lines the cause is read from
-
-    def fact(self, name: str) -> FactValue | None:
-        """The first fact of that name, or None."""
-        return next((f.value for f in self.facts if f.name == name), None)
-
-    def fact_at(self, name: str) -> int | None:
-        """The line offset of the first fact of that name."""
-        return next((f.at for f in self.facts if f.name == name), None)
-
-    def stack(self, kind: str) -> StackSection | None:
-        """The first stack section of that kind."""
-        return next((s for s in self.stacks if s.kind == kind), None)
+from forensics.types.causes import Cause
+from forensics.types.dmesg import (
+    CodeListing,
+    FactValue,
+    KernelReport,
+    LockInfo,
+    MemoryConsumer,
+    ReportWhy,
+    StackSection,
+    StalledCpu,
+    StalledTask,
+    WhyFact,
+    ZoneFree,
+)
 
 
 @dataclass

@@ -15,6 +15,7 @@ Findings of an input that cannot belong to the crashed boot or host (see
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from detectors.incident.deliberate import NEXT_STEPS, REQUESTED, WHO, deliberate_crash, is_deliberate
 from detectors.incident.timeline import foreign_sources
@@ -44,6 +45,7 @@ def why_hypothesis(finding: Finding) -> Hypothesis:
         _cites(finding),
         (),
         finding.fact("next command") or _step(finding, ""),
+        (finding.id,),
     )
 
 
@@ -66,7 +68,7 @@ def _stated(findings: tuple[Finding, ...]) -> list[Hypothesis]:
 def _log_cause(findings: tuple[Finding, ...]) -> list[Hypothesis]:
     """The cause a kernel log report's body establishes (``root cause`` facts of detectors/dmesg/why.py).
 
-    Worded as the dump words the same cause (detectors/causes.py); read from the log alone, so the
+    Worded as the dump words the same cause (forensics/types/causes.py); read from the log alone, so the
     values a dump would confirm are named as not checked.
     """
     out = []
@@ -79,7 +81,7 @@ def _log_cause(findings: tuple[Finding, ...]) -> list[Hypothesis]:
         )[:4] or _cites(f)  # fmt: skip
         out.append(Hypothesis(0, statement, float(f.fact("root cause confidence") or 0.5), cited,
                               ("read from the kernel log alone: no dump was read to confirm the values",),
-                              f.fact("root cause next command") or _step(f, "")))  # fmt: skip
+                              f.fact("root cause next command") or _step(f, ""), (f.id,)))  # fmt: skip
     return out
 
 
@@ -88,13 +90,14 @@ def _requested(findings: tuple[Finding, ...]) -> list[Hypothesis]:
     if crash is None:
         return []
     return [Hypothesis(0, f"the crash was deliberate: {REQUESTED}, by {WHO}", 0.95, _cites(crash),
-                       ("a process may write to /proc/sysrq-trigger by mistake",), NEXT_STEPS[0])]  # fmt: skip
+                       ("a process may write to /proc/sysrq-trigger by mistake",), NEXT_STEPS[0],
+                       (crash.id,))]  # fmt: skip
 
 
 def _null_field(findings: tuple[Finding, ...]) -> list[Hypothesis]:
     return [
         Hypothesis(0, f"{f.title}: a missing NULL check or an object used before it is set up", f.confidence,
-                   _cites(f), (), f.fact("next command") or _step(f, "crash> dis -rl <pc>"))
+                   _cites(f), (), f.fact("next command") or _step(f, "crash> dis -rl <pc>"), (f.id,))
         for f in _of_kind(findings, FindingKind.NULL_FIELD)
     ]  # fmt: skip
 
@@ -112,7 +115,7 @@ def _crash_site(findings: tuple[Finding, ...]) -> list[Hypothesis]:
         ):
             against += ("the log and the dump disagree on the crash",)
         out.append(Hypothesis(0, f"a bug in {func}" + (f" (module {module})" if module else ""),
-                              f.confidence * 0.8, _cites(f), against, _step(f, "crash> bt")))  # fmt: skip
+                              f.confidence * 0.8, _cites(f), against, _step(f, "crash> bt"), (f.id,)))  # fmt: skip
     return out
 
 
@@ -120,7 +123,8 @@ def _module(findings: tuple[Finding, ...]) -> list[Hypothesis]:
     """An out-of-tree or unsigned module in the crashing stack."""
     return [
         Hypothesis(0, f"a bug in an out-of-tree module: {f.title}", 0.6, (f.summary,),
-                   ("the module may only be a victim of memory corruption elsewhere",), _step(f, "crash> mod"))
+                   ("the module may only be a victim of memory corruption elsewhere",), _step(f, "crash> mod"),
+                   (f.id,))
         for f in _of_kind(findings, FindingKind.MODULE)
     ]  # fmt: skip
 
@@ -132,7 +136,7 @@ def _lock_owner(findings: tuple[Finding, ...]) -> list[Hypothesis]:
         if owner:
             # The detector's last step is the owner's backtrace (``crash> bt PID``).
             out.append(Hypothesis(0, f"{owner} holds the lock and never releases it: {f.title}", f.confidence,
-                                  _cites(f), (), _step(f, "crash> bt -a", -1)))  # fmt: skip
+                                  _cites(f), (), _step(f, "crash> bt -a", -1), (f.id,)))  # fmt: skip
     return out
 
 
@@ -147,7 +151,8 @@ def _leak(findings: tuple[Finding, ...]) -> list[Hypothesis]:
         supporting = _cites(f) + tuple(c for o in ooms for c in _cites(o, 1))
         out.append(Hypothesis(0, story, f.confidence * (1.1 if ooms else 1.0), supporting,
                               doubt if f.confidence < 0.7 else (),
-                              _step(f, "kforensic leaks --store STORE")))  # fmt: skip
+                              _step(f, "kforensic leaks --store STORE"),
+                              (f.id, *(o.id for o in ooms))))  # fmt: skip
     return out
 
 
@@ -155,7 +160,7 @@ def _outsized(findings: tuple[Finding, ...]) -> list[Hypothesis]:
     # A cache outsized in a dump (one point in time) is weaker than growth measured over time.
     return [
         Hypothesis(0, f"memory leak: {f.title}", f.confidence * 0.8, (f.summary,),
-                   ("a large cache can also be a legitimate workload",), _step(f, "crash> kmem -s"))
+                   ("a large cache can also be a legitimate workload",), _step(f, "crash> kmem -s"), (f.id,))
         for f in _of_kind(findings, FindingKind.OUTSIZED_SLAB)
     ]  # fmt: skip
 
@@ -166,14 +171,14 @@ def _workload_oom(findings: tuple[Finding, ...]) -> list[Hypothesis]:
         return []
     return [Hypothesis(0, "memory exhaustion by a user-space workload (no kernel leak was measured)", 0.5,
                        _cites(ooms[0]), ("without samples over time a slow kernel leak cannot be ruled out",),
-                       "kforensic slab-watch --hours 24")]  # fmt: skip
+                       "kforensic slab-watch --hours 24", (ooms[0].id,))]  # fmt: skip
 
 
 def _starvation(findings: tuple[Finding, ...]) -> list[Hypothesis]:
     """Only problems (medium and above, docs/severity.md): a long run nobody waited behind starved nobody."""
     return [
         Hypothesis(0, f"CPU starvation: {f.title}", f.confidence * 0.9, _cites(f), (),
-                   _step(f, "kforensic trace FILE --around T"))
+                   _step(f, "kforensic trace FILE --around T"), (f.id,))
         for f in _of_kind(findings, *STARVATION_KINDS) if f.severity >= PROBLEM
     ]  # fmt: skip
 
@@ -189,7 +194,7 @@ def _log_bug(findings: tuple[Finding, ...]) -> list[Hypothesis]:
         statement = f"a kernel bug reported as {f.title}" + (f" (guilty frame {frame})" if frame else "")
         out.append(Hypothesis(0, statement, f.confidence * 0.7, _cites(f),
                               ("only the log was read: no dump to confirm the state",),
-                              _step(f, "kforensic vmcore DUMP")))  # fmt: skip
+                              _step(f, "kforensic vmcore DUMP"), (f.id,)))  # fmt: skip
     return out
 
 
@@ -237,10 +242,7 @@ def rank_hypotheses(findings: tuple[Finding, ...]) -> tuple[Hypothesis, ...]:
         for h in rule(mine):
             out.setdefault(h.statement, h)
     ranked = sorted(out.values(), key=lambda h: -h.confidence)
-    return tuple(
-        Hypothesis(i, h.statement, round(min(h.confidence, 0.99), 2), h.supporting, h.against, h.next_command)
-        for i, h in enumerate(ranked, 1)
-    )
+    return tuple(replace(h, rank=i, confidence=round(min(h.confidence, 0.99), 2)) for i, h in enumerate(ranked, 1))
 
 
 LEAKING = "kernel memory was leaking (growing and never given back)"

@@ -15,7 +15,7 @@ import pandas as pd
 
 from detectors.leaks.attribution import is_reclaimable
 from detectors.leaks.cogrowth import CoGrowth, find_groups
-from detectors.leaks.decision import Grade, LeakThresholds
+from detectors.leaks.decision import LeakThresholds
 from detectors.leaks.findings import (
     Examined,
     FindingContext,
@@ -26,20 +26,13 @@ from detectors.leaks.findings import (
     group_finding,
     meminfo_finding,
 )
-from detectors.leaks.judge import (
-    ExcerptOf,
-    SampleRef,
-    SeriesVerdict,
-    evidence_samples,
-    judge_column,
-    judge_matrix,
-    object_size,
-)
+from detectors.leaks.judge import ExcerptOf, evidence_samples, judge_column, judge_matrix, object_size
 from detectors.leaks.meminfo import MEMINFO_FIELDS, UNACCOUNTED, last_value, with_unaccounted
 from detectors.leaks.power import Power, power_of
 from detectors.leaks.series import SeriesMatrix, counter_matrices, counter_units, slab_extent, slab_matrices
 from forensics import model
 from forensics.model import Finding, NotAvailable
+from forensics.types.leaks import Grade, SampleRef, SeriesVerdict
 from forensics.types.slab import CounterTable, SlabTable
 
 #: Share of SUnreclaim's growth the flagged caches must explain for its finding to drop to info.

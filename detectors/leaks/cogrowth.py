@@ -25,9 +25,8 @@ from typing import NamedTuple
 import numpy as np
 
 from detectors.leaks.attribution import merged_names
-from detectors.leaks.decision import Grade
-from detectors.leaks.judge import SeriesVerdict
 from detectors.leaks.series import FloatArray, SeriesMatrix
+from forensics.types.leaks import Grade, SeriesVerdict
 
 MIN_CORRELATION = 0.95
 MAX_RATIO_DRIFT = 1.5  # first-half ratio / second-half ratio, either way

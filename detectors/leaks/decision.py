@@ -14,26 +14,10 @@ leak; a weaker but consistent rise is suspect.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from detectors.leaks.features import Features
-
-
-class Grade(enum.Enum):
-    """The verdict on a series, worst first."""
-
-    LEAK = "leak"  # high
-    SUSPECT = "suspect"  # medium
-    RECLAIMABLE = "growing but reclaimable"  # info
-    UNDECIDED = "growing, too short to call"  # info: it rises, but the stretch cannot tell a leak yet
-    STABLE = "stable"  # no finding
-
-    @property
-    def rank(self) -> int:
-        """3 for a leak down to 0 for stable."""
-        return {Grade.LEAK: 3, Grade.SUSPECT: 2, Grade.RECLAIMABLE: 1, Grade.UNDECIDED: 1, Grade.STABLE: 0}[self]
+from forensics.types.leaks import Features, Grade, Verdict
 
 
 @dataclass(frozen=True)
@@ -109,15 +93,6 @@ class Context:
     def share_per_day(self) -> float | None:
         """Growth per day as a share of MemTotal, None when MemTotal is unknown."""
         return None if not self.mem_total else self.rate * 24.0 / self.mem_total
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """The grade of a series, the rule that gave it and why (one line)."""
-
-    grade: Grade
-    rule: str
-    reason: str
 
 
 def _kb(value: float) -> str:

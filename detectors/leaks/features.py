@@ -23,61 +23,15 @@ correlated samples makes any test "significant".  The decision
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 from numpy.lib.stride_tricks import sliding_window_view
 from scipy import stats
 
-FloatArray = npt.NDArray[np.float64]
+from forensics.types.leaks import ChangePoint, Features, FloatArray
 
 #: Shape fits and Theil–Sen use at most this many points (medians of neighbouring windows beyond).
 MAX_SHAPE_POINTS = 200
-
-
-@dataclass(frozen=True)
-class ChangePoint:
-    """The best fit of a one-knot model, and how it compares with a straight line."""
-
-    hours: float  # time of the knot, hours from the start
-    rss_ratio: float  # residual sum of squares of the model / of the straight line (lower: better fit)
-    size: float  # step height (bytes) for a step, slope (bytes/h) for a hinge
-
-
-@dataclass(frozen=True)
-class Features:
-    """The features of one series (see the module docstring)."""
-
-    points: int
-    span_hours: float
-    first: float  # first window median
-    last: float  # last window median
-    low: float
-    high: float
-    ols_slope: float  # bytes/h
-    r2: float
-    ts_slope: float  # bytes/h
-    ts_low: float  # 90% confidence interval of the Theil–Sen slope
-    ts_high: float
-    ts_intercept: float
-    tau: float
-    persistence: float | None  # None when the first half does not grow
-    drawdown: float  # 0..1 of the range
-    minima_slope: float  # Theil–Sen slope of the rolling minima, bytes/h
-    minima_tau: float
-    noise: float  # robust standard deviation of the residuals around the Theil–Sen line
-    step: ChangePoint
-    plateau: ChangePoint  # rise then flat
-    fill: ChangePoint  # smooth saturating fill a + b(1 - exp(-t/tau)): hours = tau
-    onset: ChangePoint  # flat then rise
-    step_sides_flat: bool  # both sides of the best step are flat compared with the step
-    daily_cycle: bool
-
-    @property
-    def growth(self) -> float:
-        """Growth from the first to the last window median (bytes)."""
-        return self.last - self.first
 
 
 def _shrink(t: FloatArray, y: FloatArray, limit: int) -> tuple[FloatArray, FloatArray]:

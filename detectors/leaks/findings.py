@@ -9,8 +9,7 @@ from dataclasses import dataclass
 
 from detectors.leaks.attribution import attribution_for, describe_aliases, generic_confirm_steps, merged_names
 from detectors.leaks.cogrowth import CoGrowth
-from detectors.leaks.decision import Grade, duration
-from detectors.leaks.judge import SampleRef, SeriesVerdict
+from detectors.leaks.decision import duration
 from detectors.leaks.meminfo import field_info
 from detectors.leaks.power import Power
 from forensics import model
@@ -29,6 +28,7 @@ from forensics.model import (
     Timestamp,
     finding_id,
 )
+from forensics.types.leaks import Grade, SampleRef, SeriesVerdict
 
 DETECTOR = "leaks"
 SEVERITY = {

@@ -3,55 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 
 import numpy as np
 
-from detectors.leaks.decision import Context, Grade, LeakThresholds, Verdict, decide, late_onset
-from detectors.leaks.features import Features, FloatArray, features, median_slope
+from detectors.leaks.decision import Context, LeakThresholds, decide, late_onset
+from detectors.leaks.features import features, median_slope
 from detectors.leaks.series import SeriesMatrix
-
-
-@dataclass(frozen=True)
-class SampleRef:
-    """A stored sample cited as evidence: which, when, the value, and its stored text."""
-
-    role: str  # first, last, min, max
-    sample_id: int
-    wall: float
-    value: float  # bytes
-    excerpt: str
-
-
-@dataclass(frozen=True)
-class SeriesVerdict:
-    """The judgement of one series (a cache or a meminfo field) within one boot's stretch."""
-
-    name: str
-    boot_id: str
-    verdict: Verdict
-    features: Features
-    rate: float  # bytes/h as judged (Theil–Sen, of the part after a late onset)
-    since_wall: float  # where the judged part starts (a late onset, or the first sample)
-    reclaimable: bool
-    samples: tuple[SampleRef, ...]
-    objects_rate: float | None  # objects/h (caches only)
-    active_rate: float | None  # objects in use per hour (caches only)
-    objsize: int | None
-    grid_walls: FloatArray
-    grid_values: FloatArray
-    origin_wall: float  # time 0 of the fitted line (``features.ts_intercept`` is its value there)
-
-    @property
-    def grade(self) -> Grade:
-        """The grade of the verdict."""
-        return self.verdict.grade
-
-    @property
-    def growth(self) -> float:
-        """Growth of the judged part, first to last window median (bytes)."""
-        return self.features.growth
-
+from forensics.types.leaks import SampleRef, SeriesVerdict
 
 #: Text of a stored sample: (column index, sample row index) -> excerpt.
 ExcerptOf = Callable[[int, int], str]

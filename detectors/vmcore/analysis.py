@@ -6,7 +6,6 @@ import re
 from dataclasses import replace
 
 from detectors.dmesg.findings import group_finding, group_reports
-from detectors.dmesg.model import KernelReport
 from detectors.dmesg.scanner import scan_text
 from detectors.incident.hypotheses import rank_hypotheses
 from detectors.vmcore.findings import (
@@ -25,6 +24,7 @@ from detectors.vmcore.nullfield import analyse_fault
 from detectors.vmcore.slab import slab_title
 from detectors.vmcore.why import spinning_function, why_findings
 from forensics.model import Evidence, Finding, NotAvailable
+from forensics.types.dmesg import KernelReport
 from forensics.types.vmcore import CrashSnapshot, FaultAnalysis, LogRecord
 
 _FAULT_ADDRESS = re.compile(

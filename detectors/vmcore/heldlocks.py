@@ -16,8 +16,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from detectors.causes import LockWaiter, lock_cycle
-from detectors.dmesg.model import KernelReport
 from detectors.vmcore.evidence import root_cause_finding
 from detectors.vmcore.findings import DETECTOR, first_own_frame, log_source, own_function
 from forensics.model import (
@@ -34,6 +32,8 @@ from forensics.model import (
     Timestamp,
     finding_id,
 )
+from forensics.types.causes import LockWaiter, lock_cycle
+from forensics.types.dmesg import KernelReport
 from forensics.types.vmcore import CrashSnapshot, GlobalLock, LockTaskRef
 
 _HUNG_HEADER = re.compile(r"INFO: task (.+):(\d+) blocked for more than")
@@ -92,6 +92,11 @@ def _resolved(ref: LockTaskRef, hung: dict[int, HungReport]) -> tuple[LockTaskRe
         "a return address on this task's stack (the dump has neither its task_struct nor its struct pid)",
     )
     return replace(ref, pid=report.pid), how
+
+
+def _reported(ref: LockTaskRef, hung: dict[int, HungReport]) -> bool:
+    """The kernel reported this task hung: by its pid, or by a trace holding a return address of its stack."""
+    return ref.pid in hung or any(r.returns & set(ref.stack_text) for r in hung.values())
 
 
 def _comm(ref: LockTaskRef, hung: dict[int, HungReport]) -> str | None:
@@ -187,8 +192,17 @@ def _cycles(locks: list[GlobalLock]) -> list[list[GlobalLock]]:
     return out
 
 
-def _evidence(hung: dict[int, HungReport], refs: list[LockTaskRef]) -> list[Evidence | None]:
-    return [hung[r.pid].evidence for r in refs if r.pid in hung]
+def _evidence(
+    snap: CrashSnapshot, locks: list[GlobalLock], hung: dict[int, HungReport], refs: list[LockTaskRef]
+) -> list[Evidence | None]:
+    """Each lock in the dump (its owner word), then the log's hung-task reports of the tasks."""
+    held: list[Evidence | None] = [
+        Evidence(snap.dump_path, Locator(LocatorKind.ADDRESS, lock.address, name=lock.name),
+                 f"{lock.kind} {lock.name}: owner task_struct {lock.owner.address:#x}, {len(lock.waiters)} waiting")
+        for lock in locks
+        if lock.owner is not None
+    ]  # fmt: skip
+    return held + [hung[r.pid].evidence for r in refs if r.pid in hung]
 
 
 def _cycle_finding(
@@ -223,7 +237,7 @@ def _cycle_finding(
         lock_cycle(waiters),
         _next_command(owners, cycle),
         0.9, "owners read from the locks' owner words, waiters from their wait lists (on the waiters' stacks)",
-        _evidence(hung, owners), facts, Severity.CRITICAL,
+        _evidence(snap, cycle, hung, owners), facts, Severity.CRITICAL,
     )  # fmt: skip
 
 
@@ -252,7 +266,7 @@ def _wait_finding(snap: CrashSnapshot, lock: GlobalLock, hung: dict[int, HungRep
         confidence_reason="owner read from the lock's owner word, waiters from its wait list",
         summary=f"{_name(first, hung)} waits on {lock.kind} {lock.name}, which {owner_text} holds "
         "(read from the lock in the module's data: the dump lacks what the task list needs).",
-        evidence=tuple(e for e in _evidence(hung, [*lock.waiters, owner]) if e is not None),
+        evidence=tuple(e for e in _evidence(snap, [lock], hung, [*lock.waiters, owner]) if e is not None),
         next_steps=(_next_command([first, owner], [lock]),),
         subjects=(Subject(SubjectKind.LOCK, f"{lock.kind} {lock.name}"),
                   Subject(SubjectKind.TASK, _comm(first, hung) or "?", first.pid)),
@@ -273,6 +287,11 @@ def held_lock_findings(snap: CrashSnapshot, reports: list[KernelReport]) -> list
         for ref in (lock.owner, *lock.waiters):
             if ref is not None and (ref.address not in resolved or ref.stack_text):
                 resolved[ref.address] = _resolved(ref, hung)
+    # a report names one task: two stacks that both match it (the same code path) name neither
+    matched = [r.pid for r, f in resolved.values() if f is not None]
+    for address, (ref, fact) in list(resolved.items()):
+        if fact is not None and matched.count(ref.pid) > 1:
+            resolved[address] = (replace(ref, pid=None), None)
     pid_of = {a: r.pid for a, (r, _) in resolved.items()}
     how = {a: f for a, (_, f) in resolved.items() if f is not None}
 
@@ -293,6 +312,7 @@ def held_lock_findings(snap: CrashSnapshot, reports: list[KernelReport]) -> list
     out += [
         _wait_finding(snap, lock, hung, how)
         for lock in locks
-        if lock.address not in in_cycle and not _covered(snap, lock)
+        # a wait outside a cycle is a fault only when the kernel itself reported a waiter hung
+        if lock.address not in in_cycle and not _covered(snap, lock) and any(_reported(w, hung) for w in lock.waiters)
     ]
     return out

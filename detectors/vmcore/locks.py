@@ -7,10 +7,10 @@ lock's word decoded, the owner when the kernel records one, and the other CPUs.
 
 from __future__ import annotations
 
-from detectors.causes import LockWaiter, lock_cycle
 from detectors.vmcore.evidence import frame_evidence, log_line_evidence, root_cause_finding
 from detectors.vmcore.findings import crash_frame, culprit_frame, first_own_frame
 from forensics.model import Evidence, Fact, Finding, FindingKind, Locator, LocatorKind, NotAvailable, Severity
+from forensics.types.causes import LockWaiter, lock_cycle
 from forensics.types.vmcore import CrashSnapshot, SpinLockState, TaskInfo
 
 #: Frames of a blocked task's stack that are the lock's own machinery, not its caller.

@@ -10,12 +10,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from detectors import causes
 from detectors.pointers import classify_value
 from detectors.vmcore.disasm import decode
 from detectors.vmcore.evidence import FAULT_LINES, frame_evidence, log_line_evidence, object_state, root_cause_finding
 from detectors.vmcore.findings import crash_frame, culprit_frame
 from forensics.model import Evidence, Fact, Finding, FindingKind, NotAvailable
+from forensics.types import causes
 from forensics.types.vmcore import CrashSnapshot, Frame, SlabObject, SlabTrack
 
 #: How a double free shows, most specific first: (name, test on the snapshot, what it means).

@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from detectors.causes import list_corruption, list_poison_explain, list_text_explain, memory_user
 from detectors.pointers import LIST_POISON1, LIST_POISON2, VALUE_RULES, ValueClass, ascii_text, classify_value
 from detectors.vmcore import cexpr, locks, slab
 from detectors.vmcore.evidence import frame_evidence, log_line_evidence, object_state, root_cause_finding
@@ -28,6 +27,7 @@ from forensics.model import (
     Severity,
     Timestamp,
 )
+from forensics.types.causes import list_corruption, list_poison_explain, list_text_explain, memory_user
 from forensics.types.vmcore import AddressInfo, BugSite, CrashSnapshot, TypeLayout, ValueRead
 
 __all__ = ["LIST_POISON1", "LIST_POISON2", "VALUE_RULES", "ValueClass", "classify_value"]

@@ -39,8 +39,8 @@ if TYPE_CHECKING:
     from collectors.fleet_metrics import InstanceSamples
     from collectors.prometheus import PromAuth, PromClient
     from detectors.leaks.decision import LeakThresholds
-    from detectors.leaks.judge import SeriesVerdict
     from forensics.evidence import Resolver
+    from forensics.types.leaks import SeriesVerdict
 
 
 def _query_of(samples: InstanceSamples, locator_name: str) -> str:
@@ -102,8 +102,8 @@ def analyse_instance(samples: InstanceSamples, url: str, thresholds: LeakThresho
 
 
 def _rows(result: InstanceResult) -> list[FleetRow]:
-    from detectors.leaks.decision import Grade
     from detectors.leaks.findings import SEVERITY
+    from forensics.types.leaks import Grade
 
     rows = []
     a = result.analysis

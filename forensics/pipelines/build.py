@@ -28,10 +28,12 @@ CPU:1 [LOST 3 EVENTS]
 
 def build() -> float:
     """Compile (or load) the trace kernels by running them on :data:`SAMPLE`; the seconds it took."""
+    from collectors.ctf.decode import warm_up
     from collectors.trace_columns import BatchParser
     from detectors.sched.engine import FastAnalyzer
 
     start = time.perf_counter()
+    warm_up()  # the LTTng (CTF) decoder
     parser = BatchParser(compiled=True)
     analyzer = FastAnalyzer()
     analyzer.feed(parser.feed_batch(SAMPLE))

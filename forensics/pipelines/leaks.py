@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from collectors.slabstore import SlabStore
     from detectors.leaks.analysis import LeakAnalysis
     from detectors.leaks.decision import LeakThresholds
-    from detectors.leaks.judge import SeriesVerdict
+    from forensics.types.leaks import SeriesVerdict
 
 #: At most this many plots per run: the worst series first.
 MAX_PLOTS = 12

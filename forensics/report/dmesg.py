@@ -13,8 +13,7 @@ from forensics.report.markdown import md_escape
 from forensics.types.results import DmesgResult, SourceResult
 
 if TYPE_CHECKING:
-    from detectors.dmesg.findings import ReportGroup
-    from detectors.dmesg.why import ReportWhy
+    from forensics.types.dmesg import ReportGroup, ReportWhy
     from forensics.types.incident import Hypothesis
 
 
@@ -53,7 +52,7 @@ def to_document(
     results: list[SourceResult], incident: Incident, hypotheses: tuple[Hypothesis, ...] = ()
 ) -> dict[str, Any]:
     """The ``kforensic.dmesg/1`` JSON document."""
-    from detectors.dmesg.findings import group_to_dict, report_to_dict
+    from forensics.report.dmesg_json import group_to_dict, report_to_dict
     from forensics.serialize import incident_to_dict
 
     sources = []
@@ -119,7 +118,7 @@ def _time(value: object) -> str:
 
 
 def _rows(results: list[SourceResult]) -> list[list[str]]:
-    from detectors.dmesg.findings import group_severity
+    from forensics.types.dmesg import group_severity
 
     rows = []
     for r in results:

@@ -14,7 +14,7 @@ from forensics.report.formats import Destination, IncidentRenderer
 from forensics.types.results import LeaksResult
 
 if TYPE_CHECKING:
-    from detectors.leaks.judge import SeriesVerdict
+    from forensics.types.leaks import SeriesVerdict
 
 
 LEAKS_SCHEMA = "kforensic.leaks/1"

@@ -121,3 +121,4 @@ class Hypothesis:
     supporting: tuple[str, ...]  # finding ids and citations
     against: tuple[str, ...]
     next_command: str
+    finding_ids: tuple[str, ...] = ()  # the findings it rests on, the one it is read from first

@@ -20,14 +20,13 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from collectors.slabstore import CounterPoint, SampleRow, StoreSummary
-    from detectors.causes import Cause
-    from detectors.dmesg.findings import ReportGroup, ReportGrouper
-    from detectors.dmesg.model import KernelReport
-    from detectors.dmesg.why import ReportWhy
+    from detectors.dmesg.findings import ReportGrouper
     from detectors.kdump.checklist import Checklist
     from detectors.kdump.plan import Plan
     from detectors.leaks.analysis import LeakAnalysis
     from detectors.leaks.decision import LeakThresholds
+    from forensics.types.causes import Cause
+    from forensics.types.dmesg import KernelReport, ReportGroup, ReportWhy
 
     FloatArray = npt.NDArray[np.float64]
     BoolArray = npt.NDArray[np.bool_]

@@ -291,8 +291,8 @@ def open_dump(
         )
     try:
         prog.load_debug_info([str(p) for p in request.module_debug], default=True)
-    except drgn.MissingDebugInfoError as exc:
-        warnings.append(f"debug info missing: {str(exc).splitlines()[0][:300]}")
+    except drgn.MissingDebugInfoError:
+        pass  # said below, naming the modules still without it
     except drgn.BadDataError as exc:
         raise InputError(f"damaged module debug info ({exc})", hint="copy the --module-debug files again") from None
     warnings += _modules_from_debuginfod(prog, request, progress, notice)
@@ -309,6 +309,13 @@ def open_dump(
         symbols = ()
     warnings += place_modules(prog, request.module_debug, symbols)
     warnings += _unused_module_files(prog, request.module_debug)
+    lacking = sorted(m.name for m in prog.modules() if isinstance(m, drgn.RelocatableModule) and m.wants_debug_file())
+    if lacking:
+        warnings.append(
+            f"modules without debug info: {', '.join(lacking[:20])}{' and more' if len(lacking) > 20 else ''} "
+            "(their frames are named from the dump's kallsyms, without types or source lines; give "
+            "--module-debug FILE.ko or the distribution's debug package)"
+        )
     vmlinux_path = main.debug_file_path
     module_files = tuple(
         (m.name, m.debug_file_path)

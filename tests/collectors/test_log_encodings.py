@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from detectors.dmesg.findings import group_finding, group_reports
-from detectors.dmesg.model import KernelReport
 from detectors.dmesg.scanner import scan_chunks
 from forensics.pipelines.dmesg import triage_file
 from forensics.textcodec import TextNormalizer, normalize_text, sniff_encoding
+from forensics.types.dmesg import KernelReport
 from tests.helpers import assert_evidence_resolves
 from tests.vmcore_cases import console_logs
 

@@ -167,6 +167,11 @@ def test_second_interrupt_is_not_swallowed(tmp_path: Path) -> None:
 
         def on_sample(p: Progress) -> None:
             os.kill(os.getpid(), signal.SIGINT)  # the first asks for a clean stop
+            # Python runs a handler in the main thread, later when the kernel gave the signal to another thread
+            # (pytest-xdist's): two signals before it runs are one.  The second is sent once the first is handled.
+            deadline = time.monotonic() + 60
+            while signal.getsignal(signal.SIGINT) is not before and time.monotonic() < deadline:
+                time.sleep(0.001)
             os.kill(os.getpid(), signal.SIGINT)  # the second interrupts, as Ctrl-C twice should
 
         with pytest.raises(KeyboardInterrupt):
@@ -188,8 +193,11 @@ def test_duration_ends_the_run_on_schedule(tmp_path: Path) -> None:
     started = time.monotonic()
     with SlabStore.open_for_writing(tmp_path / "s.sqlite", "fakehost") as store:
         result = SlabWatcher(store, plan).run()
-    assert result.samples == 5 and result.stopped_by is None
-    assert 0.15 < time.monotonic() - started < 2.0
+        taken = len(store.samples())
+    # All 5 on an idle machine; a sample that overran its slot on a busy one skips the slot, never adds one.
+    assert 1 <= result.samples <= 5 and result.samples == taken and result.stopped_by is None
+    # Not before the last slot (0.2 s); ended by the duration, not left running (a hang bound, not a timing).
+    assert 0.15 < time.monotonic() - started < 60.0
 
 
 def _kforensic(*args: str, stderr: object = subprocess.PIPE) -> subprocess.Popen[bytes]:

@@ -53,7 +53,9 @@ class Case:
     as_nobody: bool = False
     want_rc: int | None = None  # the one exit code the case must end with, when the contract names it
     cheap: bool = True
-    timeout: float = 60.0
+    # Seconds without an answer that count as a hang: generous, because make test runs beside other jobs on a
+    # 2-core machine (a command that answers in 2 s idle took 18 s at load 8); a real hang is still caught.
+    timeout: float = 300.0
 
 
 @dataclass
@@ -290,7 +292,7 @@ def cases(inputs: dict[str, Path], tmp: Path, vmlinux: dict[str, Path] | None = 
                 # A file the user may not read is bad input (exit 3), not a usage error (docs/cli.md).
                 yield Case(name, argv, as_nobody=True, want_rc=3, cheap=cheap)
             else:
-                yield Case(name, argv, fifo_feed=feed, cheap=cheap, timeout=90)
+                yield Case(name, argv, fifo_feed=feed, cheap=cheap)
     # --debug keeps the contract
     for slot in ("dmesg", "trace", "leaks", "report-from", "vmcore", "slab-export", "kdump-check"):
         for kind in ("garbage", "dir", "missing"):
@@ -446,7 +448,7 @@ def cases(inputs: dict[str, Path], tmp: Path, vmlinux: dict[str, Path] | None = 
             ],
         ),
         Case("vmcore:two-dumps", ["vmcore", str(inputs["two-dumps"]), "--no-debuginfod"]),
-        Case("vmcore:truncated", ["vmcore", str(inputs["vmcore-trunc"]), "--no-debuginfod"], cheap=False, timeout=180),
+        Case("vmcore:truncated", ["vmcore", str(inputs["vmcore-trunc"]), "--no-debuginfod"], cheap=False, timeout=600),
         Case("vmcore:header-only", ["vmcore", str(inputs["vmcore-header"]), "--no-debuginfod"]),
         Case("vmcore:vmlinux-garbage", ["vmcore", str(VMCORE), "--vmlinux", str(inputs["garbage"]), "--no-debuginfod"]),
         Case("vmcore:vmlinux-dir", ["vmcore", str(VMCORE), "--vmlinux", str(inputs["dir"]), "--no-debuginfod"]),

@@ -26,14 +26,15 @@ import pytest
 
 from collectors.slabstore import SlabStore
 from collectors.slabwatch import SlabWatcher, WatchPlan
-from detectors.leaks.decision import Grade
 from forensics.model import LocatorKind, Severity
 from forensics.pipelines.leaks import analyse_store
+from forensics.types.leaks import Grade
 from tests.helpers import assert_evidence_resolves
 
 # One xdist worker runs every test that leaks or watches for a leak, one after another: a control window
-# beside another test's leaking child would see that leak (pytest -n, Makefile; tests/conftest.py).
-pytestmark = [pytest.mark.live, pytest.mark.xdist_group("live-slab")]
+# beside another test's leaking child would see that leak (pytest -n, Makefile; tests/conftest.py).  The
+# machine-wide lock (tests/live/conftest.py) keeps other test runs on this machine out of the windows too.
+pytestmark = [pytest.mark.live, pytest.mark.xdist_group("live-slab"), pytest.mark.usefixtures("live_slab_lock")]
 
 LEAK_PER_SECOND = 1500.0
 SAMPLE_SECONDS = 24.0

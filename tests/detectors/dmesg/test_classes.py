@@ -11,9 +11,9 @@ from __future__ import annotations
 import pytest
 
 from detectors.dmesg.frames import demangle, function_name, title_name
-from detectors.dmesg.model import KernelReport
 from detectors.dmesg.rules import RULES
 from detectors.dmesg.scanner import scan_text
+from forensics.types.dmesg import KernelReport
 
 
 def _log(*bodies: str, start: float = 100.0, context: str | None = None) -> str:

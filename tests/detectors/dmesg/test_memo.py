@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from detectors.dmesg.model import KernelReport
 from detectors.dmesg.scanner import LogScanner
+from forensics.types.dmesg import KernelReport
 from tests.detectors.dmesg.test_golden import CASES
 
 #: A line's first printk time, after whatever prefix (level, dmesg -x, syslog) comes before it.

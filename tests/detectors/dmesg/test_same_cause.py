@@ -6,7 +6,7 @@ json`` are run.  The log's first hypothesis must be of the dump's root-cause cla
 statement with the fields only a dump can know left out: the log's cause fields (the JSON's
 ``why.cause.fields``), completed with the fields the dump's explaining finding states (the slab cache, who
 freed the object, the struct member, the locks each task holds), are worded by the one function of
-detectors/causes.py into exactly the dump's statement.  So the log and the dump agree on every field they
+forensics/types/causes.py into exactly the dump's statement.  So the log and the dump agree on every field they
 both have (the function, the pointer and its register, the object address, the tasks, the top memory user),
 and say it in the same words.
 """
@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from detectors import causes
+from forensics.types import causes
 from tests.forensics.test_cli import run
 from tests.vmcore_cases import FIXTURES_DIR, case_names, load_case
 

@@ -26,7 +26,7 @@ import pytest
 
 from detectors.dmesg.findings import explain_reports, explained_finding, group_reports
 from detectors.dmesg.scanner import scan_chunks
-from detectors.dmesg.why import ReportWhy
+from forensics.types.dmesg import ReportWhy
 from tests.helpers import assert_evidence_resolves
 
 HERE = Path(__file__).parent / "why"

@@ -183,10 +183,13 @@ def test_rule(rule: str, findings: tuple[Finding, ...], statement: str, confiden
     top = rank_hypotheses(findings)[0]
     assert (top.rank, top.statement, top.confidence, top.next_command) == (1, statement, confidence, command)
     assert top.supporting  # each cites the evidence or the summary it stands on
+    # and names the findings it rests on (typed ids, not text to match): each one of the input
+    assert top.finding_ids and set(top.finding_ids) <= {f.id for f in findings}
 
 
 def test_meminfo_leaks_are_hypotheses_and_grow_into_the_oom() -> None:
     ranked = rank_hypotheses((MEMINFO_LEAK, OOM))
+    assert ranked[0].finding_ids == (MEMINFO_LEAK.id, OOM.id)  # the leak, then the OOM it led to
     assert ranked[0].statement == (
         "memory leak: SUnreclaim grows 29,821 KB/h, which exhausted memory and led to the OOM killer"
     )

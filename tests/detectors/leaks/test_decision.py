@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 
 from detectors.leaks.analysis import LeakInput, analyse
-from detectors.leaks.decision import Grade
 from forensics.model import Severity
+from forensics.types.leaks import Grade
 from tests.detectors.leaks.frames_for_tests import slab_frame, two_hours
 
 

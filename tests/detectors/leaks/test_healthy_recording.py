@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from detectors.leaks.decision import Grade
 from forensics.cli import main
 from forensics.model import Severity
 from forensics.pipelines.leaks import analyse_store
+from forensics.types.leaks import Grade
 
 RECORDINGS = Path(__file__).resolve().parents[2] / "data" / "healthy" / "slabwatch"
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from detectors.leaks.analysis import LeakInput, analyse
-from detectors.leaks.decision import Grade
 from detectors.leaks.evidence import frame_text, sample_resolver
 from detectors.leaks.meminfo import UNACCOUNTED, unaccounted
 from detectors.leaks.series import counter_matrices
 from forensics.model import LocatorKind, Severity
+from forensics.types.leaks import Grade
 from tests.detectors.leaks.frames_for_tests import counter_frame, slab_frame, two_hours
 from tests.helpers import assert_evidence_resolves
 

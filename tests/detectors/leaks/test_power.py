@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from detectors.leaks.analysis import LeakInput, analyse
-from detectors.leaks.decision import Grade
 from detectors.leaks.power import plan_warning, planned
 from forensics.cli import main
 from forensics.model import Severity
 from forensics.pipelines.leaks import analyse_store
+from forensics.types.leaks import Grade
 from tests.detectors.leaks.frames_for_tests import START, slab_frame
 from tests.detectors.leaks.storebuild import Cache, write_store
 

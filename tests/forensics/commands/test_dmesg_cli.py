@@ -99,8 +99,8 @@ def test_boot_time_from_dated_lines() -> None:
 
 
 def test_thousands_of_repeats_are_grouped_and_kept_small(tmp_path: Path) -> None:
-    from detectors.dmesg.findings import SAMPLE_REPORTS
     from forensics.pipelines.dmesg import build_incident, triage_file
+    from forensics.types.dmesg import SAMPLE_REPORTS
 
     report = (GOLDEN / "null_deref_x86.log").read_bytes().split(b"\n")[2:30]
     log = tmp_path / "repeats.log"

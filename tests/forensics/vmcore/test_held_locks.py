@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from detectors.causes import LockWaiter, lock_cycle
 from detectors.dmesg.scanner import scan_text
 from detectors.vmcore.analysis import log_as_text
 from detectors.vmcore.heldlocks import held_lock_findings
 from forensics.model import Finding, FindingKind
+from forensics.types.causes import LockWaiter, lock_cycle
 from forensics.types.vmcore import GlobalLock
 from tests.detectors.vmcore.snapshots import snapshot
 from tests.vmcore_cases import VmcoreCase, case_names, kernels, load_case, without_pages

@@ -1,0 +1,149 @@
+"""The dmesg reports as JSON: the ``reports``, ``events`` and ``groups`` items of ``kforensic.dmesg/1``."""
+
+from __future__ import annotations
+
+from itertools import repeat
+from operator import itemgetter
+from typing import Any
+
+from forensics.serialize import json_value
+from forensics.types.causes import Cause
+from forensics.types.dmesg import Frame, KernelReport, ReportGroup, ReportWhy, StackFrame
+
+
+def report_to_dict(report: KernelReport, why: ReportWhy | None = None, cause: Cause | None = None) -> dict[str, Any]:
+    """One report as JSON (the ``reports`` items of ``kforensic.dmesg/1``); ``why``: its reading, ``cause``: the
+    cause it shows with other reports (a lock cycle), in place of its own."""
+    out = {
+        "title": report.title,
+        "type": report.kind,
+        "severity": report.severity.value,
+        "corrupted": report.corrupted,
+        "corrupted_reason": report.corrupted_reason,
+        "frame": json_value(report.frame),
+        "start_line": report.start_line,
+        "end_line": report.end_line,
+        "start_time": json_value(report.start_time),
+        "end_time": json_value(report.end_time),
+        "cpu": json_value(report.cpu),
+        "pid": json_value(report.pid),
+        "comm": json_value(report.comm),
+        "taint": json_value(report.taint),
+        "taint_flags": list(report.taint_flags),
+        "kernel_release": json_value(report.kernel_release),
+        "hardware": json_value(report.hardware),
+        "panicked": report.panicked,
+        "context": report.context,
+        "rule": report.rule,
+        "signature": report.signature,
+        "details": dict(report.details),
+        # function, symbol, offset, size, module, reliable, stack, line: a Frame's fields, in its order.
+        "call_trace": list(map(dict, map(zip, repeat(Frame._fields), report.trace))),
+        "excerpt": "\n".join(map(itemgetter(1), report.lines)),
+    }
+    if why is not None:
+        out["why"] = why_to_dict(report, why, cause)
+    return out
+
+
+def group_to_dict(group: ReportGroup) -> dict[str, Any]:
+    """One group of identical reports as JSON."""
+    return {
+        "signature": group.first.signature,
+        "title": group.first.title,
+        "count": group.count,
+        "first_line": group.first.start_line,
+        "last_line": group.last.start_line,
+        "first_time": json_value(group.first.start_time),
+        "last_time": json_value(group.last.start_time),
+        # The occurrences listed in ``reports`` (first, an even sample, last); the others are only counted.
+        "listed_lines": [r.start_line for r in group.kept],
+    }
+
+
+def _frame_dict(frame: StackFrame, first: int) -> dict[str, Any]:
+    return {
+        "function": frame.function,
+        "symbol": frame.symbol,
+        "offset": frame.offset,
+        "size": frame.size,
+        "module": frame.module,
+        "source": frame.source,
+        "inline": frame.inline,
+        "reliable": frame.reliable,
+        "line": first + frame.at,
+    }
+
+
+def why_to_dict(report: KernelReport, why: ReportWhy, cause: Cause | None = None) -> dict[str, Any]:
+    """A report's reading as JSON (the ``why`` of a ``reports`` item of ``kforensic.dmesg/1``), lines absolute."""
+    first = report.start_line
+    cause = cause or why.cause
+    code = why.code
+    return {
+        "class": why.cls,
+        "facts": [{"name": f.name, "value": f.value, "line": first + f.at} for f in why.facts],
+        "stacks": [
+            {
+                "kind": s.kind,
+                "heading": s.heading,
+                "line": first + s.at,
+                "task": s.task,
+                "first_foreign": _frame_dict(s.first_foreign, first) if s.first_foreign else None,
+                "frames": [_frame_dict(f, first) for f in s.frames],
+            }
+            for s in why.stacks
+        ],
+        "locks": [
+            {"role": k.role, "name": k.name, "number": k.number, "task": k.task, "site": k.site, "line": first + k.at}
+            for k in why.locks
+        ],
+        "cpus": [{"cpu": c.cpu, "detail": c.detail, "line": first + c.at} for c in why.cpus],
+        "tasks": [{"comm": t.comm, "pid": t.pid, "detail": t.detail, "line": first + t.at} for t in why.tasks],
+        "memory_users": [
+            {"kind": c.kind, "name": c.name, "pid": c.pid, "bytes": c.bytes, "line": first + c.at}
+            for c in why.consumers
+        ],
+        "zones": [
+            {
+                "node": z.node,
+                "zone": z.zone,
+                "free_kb": z.free_kb,
+                "min_kb": z.min_kb,
+                "low_kb": z.low_kb,
+                "high_kb": z.high_kb,
+                "managed_kb": z.managed_kb,
+                "line": first + z.at,
+            }
+            for z in why.zones
+        ],
+        "code": None
+        if code is None
+        else {
+            "arch": code.arch,
+            "line": first + code.at,
+            "instructions": [{"offset": i.offset, "text": i.text, "faulting": i.faulting} for i in code.instructions],
+            "faulting": code.faulting,
+            "memory_operand": code.memory,
+            "access": code.access,
+            "base_register": code.base,
+            "base_value": None if code.base_value is None else f"{code.base_value:#x}",
+            "loaded_from": code.loaded_from,
+            "object_register": code.loaded_base,
+            "object_value": None if code.loaded_value is None else f"{code.loaded_value:#x}",
+            "compared": [{"register": n, "value": None if v is None else f"{v:#x}"} for n, v in code.compared],
+        },
+        "cause": None
+        if cause is None
+        else {
+            "class": cause.cls,
+            "statement": cause.statement,
+            "confidence": cause.confidence,
+            "fields": {
+                k: [dict(x) if isinstance(x, dict) else x for x in v] if isinstance(v, tuple) else v
+                for k, v in cause.fields
+            },
+            "next_command": cause.next_command,
+            "lines": [first + at for at in why.cause_at],
+        },
+    }

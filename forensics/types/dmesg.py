@@ -1,0 +1,257 @@
+"""The dmesg engine's records: reports, their groups, frames and stacks, and what a report's body says (why).
+
+Made by detectors/dmesg/ (the engine, the groups of findings.py, why.py), carried by the results and shown
+by the renderers (forensics/report/dmesg.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from forensics.model import NotAvailable, Severity
+from forensics.types.causes import Cause
+
+#: Occurrences of one signature kept between the first and the last (spread evenly over the log).
+SAMPLE_REPORTS = 4
+
+
+FactValue = str | int
+
+
+class Frame(NamedTuple):
+    """One frame of a call trace.
+
+    ``function`` is the symbol without compiler suffixes (``.isra.0``,
+    ``.cold``); ``symbol`` the name as printed; ``stack`` the stack the frame
+    was on (``task``, ``irq``, ``nmi``, ``softirq``, ``exception``).
+    """
+
+    function: str
+    symbol: str
+    offset: int | None  # None when the dump does not print it (arm's callee column)
+    size: int | None
+    module: str | None
+    reliable: bool
+    stack: str
+    line: int
+
+
+@dataclass(frozen=True)
+class KernelReport:
+    """One kernel report (oops, BUG, WARNING, sanitizer, lockdep, stall, panic, ...) in a log.
+
+    Line numbers are 1-based lines of the input; ``excerpt`` holds the lines
+    ``start_line..end_line`` as read (only the report's own CPU or task when the
+    log has caller prefixes, see ``lines``).  ``signature`` identifies the bug
+    (title and guilty frame), the same for repeats of one bug.
+    """
+
+    title: str
+    kind: str
+    severity: Severity
+    rule: str
+    corrupted: bool
+    corrupted_reason: str | None
+    frame: str | NotAvailable
+    trace: tuple[Frame, ...]
+    cpu: int | NotAvailable
+    pid: int | NotAvailable
+    comm: str | NotAvailable
+    taint: str | NotAvailable
+    taint_flags: tuple[str, ...]
+    kernel_release: str | NotAvailable
+    hardware: str | NotAvailable
+    start_time: float | NotAvailable
+    end_time: float | NotAvailable
+    start_line: int
+    end_line: int
+    header: str
+    lines: tuple[tuple[int, str], ...]
+    context: str | None
+    panicked: bool
+    signature: str
+    is_event: bool = False  # a resource event (OOM kill, allocation failure), not a kernel bug
+    details: tuple[tuple[str, str], ...] = ()
+    boot_time: float | None = None  # epoch seconds of boot, from a line with both a wall and a printk time
+    # The lines the kernel printed just above the header that belong to the report (a WARN's message after
+    # "cut here", a list_debug message before its BUG), as (number, text): read by detectors.dmesg.why.
+    preamble: tuple[tuple[int, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class ReportGroup:
+    """Reports of one signature in one log: the first, how many, the last, and an even sample between.
+
+    ``sample`` holds at most :data:`SAMPLE_REPORTS` occurrences other than the
+    first and the last, in log order: a log that repeats a crash a million times
+    keeps a bounded number of reports (memory flat in log size) and still cites
+    occurrences from all over the log.
+    """
+
+    first: KernelReport
+    last: KernelReport
+    count: int
+    sample: tuple[KernelReport, ...] = ()
+
+    @property
+    def kept(self) -> tuple[KernelReport, ...]:
+        """The occurrences kept, in log order: first, sample, last (once each)."""
+        return (self.first, *self.sample, self.last) if self.count > 1 else (self.first,)
+
+
+class StackFrame(NamedTuple):
+    """One frame of a stack section.
+
+    ``symbol`` as printed (``.isra.0`` kept), ``function`` the name a title uses; ``source`` the
+    ``file:line`` a symbolized log prints; ``inline`` when the log says the frame was inlined
+    into the next one; ``at`` the frame's line as an offset from the report's first line.
+    """
+
+    function: str
+    symbol: str
+    offset: int | None
+    size: int | None
+    module: str | None
+    source: str | None
+    inline: bool
+    reliable: bool
+    at: int
+
+
+class StackSection(NamedTuple):
+    """A stack of a report: its kind, heading line, the task it names, its frames and its first foreign frame."""
+
+    kind: str
+    heading: str
+    at: int
+    task: int | None
+    frames: tuple[StackFrame, ...]
+    first_foreign: StackFrame | None
+
+
+class CodeInstruction(NamedTuple):
+    """One decoded instruction: its offset from the faulting instruction, its text, and whether it faulted."""
+
+    offset: int
+    text: str
+    faulting: bool
+
+
+class CodeListing(NamedTuple):
+    """The ``Code:`` line decoded: the instructions, the faulting one, and what it touched."""
+
+    arch: str
+    at: int  # the Code: line, offset from the report's first line
+    instructions: tuple[CodeInstruction, ...]
+    faulting: str | None  # the faulting instruction's text
+    memory: str | None  # its memory operand, e.g. ``[rax + 8]``
+    access: str | None  # "read", "write" or "read-write" of that operand
+    base: str | None  # the operand's base register
+    base_value: int | None  # its value in the oops's registers
+    index_reg: str | None  # the operand's index register
+    index_value: int | None
+    displacement: int | None
+    loaded_from: str | None  # where that register was loaded from: ``[rdi + 0x20]``
+    loaded_base: str | None  # the load's base register (``rdi``)
+    loaded_value: int | None  # its value: the object the bad pointer was read from
+    compared: tuple[tuple[str, int | None], ...]  # a trap's compare before the ud2: the registers and their values
+
+
+class WhyFact(NamedTuple):
+    """A value read from one line of a report: ``at`` is the line's offset from the report's first line."""
+
+    name: str
+    value: FactValue
+    at: int
+
+
+class LockInfo(NamedTuple):
+    """A lock a report names.
+
+    ``role``: ``acquiring`` (the lock being taken), ``holding`` (the lock already held), ``chain``
+    (a link ``-> #N`` of lockdep's dependency chain, ``number`` N), ``held`` (a "locks held by"
+    list, ``number`` its ``#N``), ``blocked-on`` (a hung task's lock with its likely owner).
+    ``site``: where it was taken (``rtnl_lock+0x17/0x20`` as printed, or a chain link's first
+    foreign frame).
+    """
+
+    role: str
+    name: str
+    number: int | None
+    task: str | None
+    site: str | None
+    at: int
+
+
+class StalledCpu(NamedTuple):
+    """A CPU an RCU stall names, with what the kernel printed about it."""
+
+    cpu: int
+    detail: str
+    at: int
+
+
+class StalledTask(NamedTuple):
+    """A task an RCU stall or a hung-task report names."""
+
+    comm: str | None
+    pid: int
+    detail: str
+    at: int
+
+
+class MemoryConsumer(NamedTuple):
+    """A user of memory at an OOM: a task of the task dump (rss), the page cache, a slab cache."""
+
+    kind: str  # "task", "page-cache", "slab"
+    name: str
+    pid: int | None
+    bytes: int
+    at: int
+
+
+class ZoneFree(NamedTuple):
+    """Free memory of one zone as an OOM or allocation failure prints it (kB)."""
+
+    node: int | None
+    zone: str
+    free_kb: int
+    min_kb: int | None
+    low_kb: int | None
+    high_kb: int | None
+    managed_kb: int | None
+    at: int
+
+
+class ReportWhy(NamedTuple):
+    """What a report says about why: its class, facts, stacks, locks, CPUs, tasks, memory and cause."""
+
+    cls: str | None
+    facts: tuple[WhyFact, ...]
+    stacks: tuple[StackSection, ...]
+    locks: tuple[LockInfo, ...]
+    cpus: tuple[StalledCpu, ...]
+    tasks: tuple[StalledTask, ...]
+    consumers: tuple[MemoryConsumer, ...]
+    zones: tuple[ZoneFree, ...]
+    code: CodeListing | None
+    cause: Cause | None
+    cause_at: tuple[int, ...]  # the lines the cause is read from
+
+    def fact(self, name: str) -> FactValue | None:
+        """The first fact of that name, or None."""
+        return next((f.value for f in self.facts if f.name == name), None)
+
+    def fact_at(self, name: str) -> int | None:
+        """The line offset of the first fact of that name."""
+        return next((f.at for f in self.facts if f.name == name), None)
+
+    def stack(self, kind: str) -> StackSection | None:
+        """The first stack section of that kind."""
+        return next((s for s in self.stacks if s.kind == kind), None)
+
+
+def group_severity(group: ReportGroup) -> Severity:
+    """A group's one severity, in its finding and in every table: critical when the kernel panicked on it."""
+    return Severity.CRITICAL if group.first.panicked or group.last.panicked else group.first.severity
