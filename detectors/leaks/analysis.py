@@ -285,3 +285,11 @@ def _findings(
         known = by_id.get(f.id)
         by_id[f.id] = f if known is None else known.merged_with(f)
     return tuple(by_id.values())
+
+
+def end_of_run_findings(data: LeakInput) -> tuple[Finding, ...]:
+    """The leak findings of a run's samples, the last (info) saying what was examined and could have shown."""
+    analysis = analyse(data)
+    if not len(data.slabs):
+        return analysis.findings  # nothing the leak analysis is about was sampled: no statement of coverage
+    return (*analysis.findings, analysis.coverage(data.source))

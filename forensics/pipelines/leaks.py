@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING
 
 from forensics import __version__
 from forensics.errors import InputError, UsageError
-from forensics.model import Clock, Incident, NotAvailable, SourceRecord, Timestamp, TimeWindow
+from forensics.model import Clock, Finding, Incident, NotAvailable, SourceRecord, Timestamp, TimeWindow
 from forensics.types.results import Figure, FigureDirectory, LeaksResult, Plot, SeriesFigure
 
 if TYPE_CHECKING:
     from collectors.slabstore import SlabStore
-    from detectors.leaks.analysis import LeakAnalysis
+    from detectors.leaks.analysis import LeakAnalysis, LeakInput
     from detectors.leaks.decision import LeakThresholds
     from forensics.types.leaks import SeriesVerdict
 
@@ -68,7 +68,6 @@ def analyse_store(
     from collectors.slabstore import SlabStore
     from detectors.leaks.analysis import analyse
     from detectors.leaks.decision import LeakThresholds as DefaultThresholds
-    from detectors.leaks.frames import leak_input
 
     th = thresholds or DefaultThresholds()
     with SlabStore.open(store_path, readonly=True) as store:
@@ -132,3 +131,61 @@ def _explained(analysis: LeakAnalysis) -> frozenset[str]:
         for v in analysis.meminfo
         if severities.get(finding_id(FindingKind.KERNEL_MEMORY_LEAK, v.name)) is Severity.INFO
     )
+
+
+# ---------------------------------------------------------------- reading the store for the leak analysis
+#
+# The slabs and counters are read as matrices (forensics.types.slab's SlabTable, CounterTable), the counters
+# only those the analysis reads (meminfo, and the vmstat counters that show reclaim): a week of 10 s samples
+# of 250 caches never becomes a 15-million-row frame.
+
+
+def _read_by_the_analysis(source: str, name: str) -> bool:
+    """The counters the leak analysis reads: meminfo, and the vmstat counters that show reclaim."""
+    from detectors.leaks.analysis import RECLAIM_COUNTERS
+
+    return source == "meminfo" or (source == "vmstat" and name in RECLAIM_COUNTERS)
+
+
+def leak_input(store: SlabStore, run_id: int | None = None, last_hours: float | None = None) -> LeakInput:
+    """The samples of one run (or the whole store), optionally only the last ``last_hours``.
+
+    Cache attributes come from the runs read: a later run's reclaim_account
+    and aliases win over an earlier one's (caches are created and merged at
+    boot, so they rarely differ).
+    """
+    from detectors.leaks.analysis import LeakInput
+
+    slabs = store.slab_table(run_id)
+    counters = store.counter_table(run_id, _read_by_the_analysis)
+    if last_hours is not None and len(slabs.walls):
+        since = float(slabs.walls.max()) - last_hours * 3600.0
+        slabs = slabs.between(since)
+        counters = counters.between(since)
+    runs = [r for r in store.runs() if run_id is None or r.id == run_id]
+    reclaim: dict[str, bool] = {}
+    aliases: dict[str, str] = {}
+    for run in runs:
+        reclaim.update(store.reclaimable(run.id))
+        aliases.update(store.aliases(run.id))
+    totals = [r.mem_total_bytes for r in runs if r.mem_total_bytes]
+    mem_total: int | NotAvailable = int(totals[-1]) if totals else NotAvailable("the store's runs lack MemTotal")
+    return LeakInput(
+        slabs=slabs,
+        counters=counters,
+        mem_total=mem_total,
+        reclaim_account=reclaim,
+        aliases=aliases,
+        source=str(store.path),
+    )
+
+
+def findings_from_store(store: SlabStore, run_id: int | None = None) -> tuple[Finding, ...]:
+    """The leak findings of a store's run (or of the whole store): the end-of-run hook of slab-watch.
+
+    The last finding (info) says what was examined and what it could have shown; numpy, pandas and scipy are
+    imported here, not when the module is.
+    """
+    from detectors.leaks.analysis import end_of_run_findings
+
+    return end_of_run_findings(leak_input(store, run_id))

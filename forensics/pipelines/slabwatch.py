@@ -20,14 +20,14 @@ def leak_findings(store: SlabStore) -> tuple[tuple[Finding, ...], str]:
     """The leak analysis of the whole store, and one line saying what it did.
 
     This is the plug-in point of the leak detectors:
-    ``detectors.leaks.findings_from_store(store, run_id)`` is called with the
+    ``forensics.pipelines.leaks.findings_from_store(store, run_id)`` is called with the
     open store and ``run_id=None``: the whole store is analysed, not just the
     last run, since a restarted watcher continues one series.  Without that
     function, or when it has nothing to work on, the report is the summary
     alone, with no verdict made up.
     """
     try:
-        from detectors.leaks import findings_from_store as analyse
+        from forensics.pipelines.leaks import findings_from_store as analyse
     except ImportError:  # the package, or its function, is missing from this installation
         return (), "leak analysis: not available in this kforensic"
     try:

@@ -34,10 +34,10 @@ from collectors.prometheus import PromAuth, PromClient
 from collectors.slabstore import SlabStore
 from detectors.leaks.analysis import LeakAnalysis, analyse
 from detectors.leaks.decision import LeakThresholds
-from detectors.leaks.frames import leak_input
 from forensics.errors import InputError, UsageError
 from forensics.fleet.leaks import analyse_fleet, prometheus_resolver
 from forensics.model import LocatorKind, Severity
+from forensics.pipelines.leaks import leak_input
 from forensics.report.fleet_leaks import FleetLeaksRenderer
 from forensics.report.formats import OutputFormat, render
 from forensics.types.leaks import Grade

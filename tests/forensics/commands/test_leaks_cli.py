@@ -202,7 +202,7 @@ def _import_and_analyse(snapshots: Path, tmp_path: Path, run: Callable[..., Ran]
     store = tmp_path / "imported.sqlite"
     imported = run("slab-import", "--store", str(store), "--host", "guest", str(snapshots), "-f", "json")
     assert imported.returncode == 0, imported.stderr
-    # slab-import ends with the same analysis, through detectors.leaks.findings_from_store.
+    # slab-import ends with the same analysis, through forensics.pipelines.leaks.findings_from_store.
     watched = json.loads(imported.stdout)
     assert "finding(s)" in watched["analysis"]
     assert any("kf_leak_obj" in f["title"] for f in watched["incident"]["findings"])
@@ -261,7 +261,7 @@ def test_output_is_written_atomically_and_privately(udp_store: Path, tmp_path: P
 
 
 def test_the_end_of_run_hook_copes_with_a_store_without_slab_samples(tmp_path: Path) -> None:
-    from detectors.leaks import findings_from_store
+    from forensics.pipelines.leaks import findings_from_store
 
     path = tmp_path / "meminfo-only.sqlite"
     write_store(path, [], 30, 60.0)

@@ -12,7 +12,6 @@ import stat
 import subprocess
 import sys
 import threading
-import types
 from pathlib import Path
 from typing import NamedTuple
 
@@ -310,10 +309,10 @@ def test_a_run_ends_with_the_leak_analysis_of_the_store(tmp_path: Path) -> None:
 
 
 def _plug_in(monkeypatch: pytest.MonkeyPatch, hook: object) -> None:
-    """Install ``hook`` as detectors.leaks.findings_from_store for this test only."""
-    module = types.ModuleType("detectors.leaks")
-    module.findings_from_store = hook  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "detectors.leaks", module)
+    """Install ``hook`` as forensics.pipelines.leaks.findings_from_store for this test only."""
+    from forensics.pipelines import leaks
+
+    monkeypatch.setattr(leaks, "findings_from_store", hook)
 
 
 def test_the_hook_passes_the_whole_store_and_its_findings_drive_fail_on(
