@@ -75,6 +75,11 @@ def crash_report(reports: list[KernelReport]) -> KernelReport | None:
     bugs = [r for r in reports if not r.is_event and r.kind != "panic"]
     while len(bugs) > 1 and bugs[0].kind == "warning" and not bugs[0].panicked:
         bugs = bugs[1:]
+    # Any report the kernel survived (a "scheduling while atomic" at insmod, say) is passed over when a
+    # later one of another kind panicked: that one took the dump.  Reports of the panic's own kind stay
+    # (khungtaskd reports every hung task, then panics after the last: the first names the hang).
+    while len(bugs) > 1 and not bugs[0].panicked and any(r.panicked and r.kind != bugs[0].kind for r in bugs[1:]):
+        bugs = bugs[1:]
     if bugs:
         return bugs[0]
     panics = [r for r in reports if r.kind == "panic"]
@@ -140,7 +145,7 @@ def analyse_snapshot(
     else:
         fault = analyse_fault(snap.code, snap.registers, snap.variables, snap.layouts, fault_address_from_log(snap.log))
     crash_evidence, log_findings = _log_findings(snap, reports, report, beside)
-    crash = crash_finding(snap, _title(snap, report), fault)
+    crash = crash_finding(snap, _title(snap, report), fault, report)
     findings = [replace(crash, evidence=crash.evidence + tuple(crash_evidence))]
     if not isinstance(fault, NotAvailable):
         null = null_field_finding(snap, fault)

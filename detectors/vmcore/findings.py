@@ -30,6 +30,7 @@ from forensics.model import (
     Timestamp,
     finding_id,
 )
+from forensics.types.dmesg import KernelReport
 from forensics.types.incident import Hypothesis
 from forensics.types.vmcore import CrashSnapshot, FaultAnalysis, Frame, TaskInfo
 
@@ -230,7 +231,31 @@ def _crash_site(frames: tuple[Frame, ...], frame: Frame | None) -> str:
     return "exception frame"
 
 
-def crash_finding(snap: CrashSnapshot, title: str, fault: FaultAnalysis | NotAvailable) -> Finding:
+def crashed_task_text(snap: CrashSnapshot, report: KernelReport | None = None) -> str:
+    """``sh (pid 151) on CPU 1``; from the crash report's header line when the dump lacks the task_struct.
+
+    The report's ``CPU: 1 ... PID: 151 Comm: sh`` names the task that ran it, which is the crashed
+    task when the report is the crash and its CPU is the crashed CPU.
+    """
+    comm, pid = snap.crashed_comm, snap.crashed_pid
+    if (
+        isinstance(comm, NotAvailable)
+        and report is not None
+        and isinstance(report.comm, str)
+        and isinstance(report.pid, int)
+        and report.cpu == snap.crashed_cpu
+        and (isinstance(pid, NotAvailable) or pid == report.pid)
+    ):
+        return (
+            f"{report.comm} (pid {report.pid}) on CPU {snap.crashed_cpu}, named by the kernel log's report "
+            "(the dump lacks its task_struct)"
+        )
+    return f"{comm} (pid {pid}) on CPU {snap.crashed_cpu}"
+
+
+def crash_finding(
+    snap: CrashSnapshot, title: str, fault: FaultAnalysis | NotAvailable, report: KernelReport | None = None
+) -> Finding:
     """The crash itself: where it happened and in which task."""
     frame = crash_frame(snap.backtrace)
     evidence: list[Evidence] = []
@@ -247,7 +272,7 @@ def crash_finding(snap: CrashSnapshot, title: str, fault: FaultAnalysis | NotAva
     facts = [
         Fact("crashing function", str(func)),
         Fact("source", where or "not available: no line information"),
-        Fact("task", f"{snap.crashed_comm} (pid {snap.crashed_pid}) on CPU {snap.crashed_cpu}"),
+        Fact("task", crashed_task_text(snap, report)),
         Fact("panic message", str(snap.panic_message)),
         Fact("crash site", _crash_site(snap.backtrace, frame)),
     ]
@@ -263,7 +288,7 @@ def crash_finding(snap: CrashSnapshot, title: str, fault: FaultAnalysis | NotAva
     summary = (
         f"The kernel crashed in {func}"
         + (f" ({where})" if where else "")
-        + f" while running {snap.crashed_comm} (pid {snap.crashed_pid}) on CPU {snap.crashed_cpu}."
+        + f" while running {crashed_task_text(snap, report)}."
     )
     return Finding(
         id=finding_id("vmcore-crash", title),

@@ -89,6 +89,35 @@ def test_crash_report_is_not_an_earlier_warning_the_kernel_survived() -> None:
     assert found is not None and found.title.startswith("BUG: soft lockup in ")
 
 
+def test_crash_report_is_not_an_earlier_bug_the_kernel_survived() -> None:
+    """A stock 6.12 spin_deadlock dump: insmod's "scheduling while atomic" (survived), then the soft lockup."""
+    reports = scan_text(
+        log_as_text(
+            log(
+                "kf_buggy: kf_hw_configure returned -19",
+                "BUG: scheduling while atomic: insmod/155/0x00000002",
+                "CPU: 0 UID: 0 PID: 155 Comm: insmod Kdump: loaded Tainted: G           OE      6.12.118 #1",
+                "Call Trace:",
+                " <TASK>",
+                " dump_stack_lvl+0x64/0x80",
+                " __schedule_bug+0x56/0x70",
+                " do_one_initcall+0x283/0x320",
+                " </TASK>",
+                "watchdog: BUG: soft lockup - CPU#1 stuck for 8s! [kf_hw_poll:156]",
+                "CPU: 1 UID: 0 PID: 156 Comm: kf_hw_poll Kdump: loaded Tainted: G        W  OE      6.12.118 #1",
+                "RIP: 0010:native_queued_spin_lock_slowpath+0x60/0x2a0",
+                "Call Trace:",
+                " kf_hw_read_status+0x12/0x2c [kf_buggy]",
+                " kf_hw_poll_fn+0x1a/0x40 [kf_buggy]",
+                "Kernel panic - not syncing: softlockup: hung tasks",
+            )
+        )
+    )
+    assert [r.kind for r in reports][:2] == ["atomic-sleep", "soft-lockup"]
+    found = crash_report(reports)
+    assert found is not None and found.title.startswith("BUG: soft lockup in ")
+
+
 def test_null_member_oops_gives_the_crash_the_null_field_and_the_module() -> None:
     analysis, fault, reports = analyse_snapshot(null_member_snapshot())
     assert [r.title for r in reports] == ["BUG: unable to handle kernel NULL pointer dereference in kf_sensor_read"]
@@ -156,3 +185,25 @@ def test_an_empty_snapshot_still_has_a_crash_finding() -> None:
     assert crash.confidence == 0.5 and crash.confidence_reason == "no backtrace could be read"
     assert [(e.locator.kind, e.locator.start, e.excerpt) for e in crash.evidence] == [(LocatorKind.BYTE, 0, "KDUMP   ")]
     assert analysis.crash_frame is None and analysis.culprit_frame is None
+
+
+def test_a_crashed_task_the_dump_lacks_is_named_by_its_report_on_the_same_cpu() -> None:
+    from dataclasses import replace as changed
+
+    from detectors.vmcore.findings import crashed_task_text
+    from forensics.model import NotAvailable
+
+    [report] = scan_text(
+        log_as_text(
+            log(
+                "Oops: general protection fault, probably for non-canonical address 0x6b6b6b6b6b6b6b73: 0000 [#1]",
+                "CPU: 1 UID: 0 PID: 150 Comm: sh Kdump: loaded Tainted: G           OE      6.12.118 #1",
+                "RIP: 0010:kf_conn_send+0x8/0x20 [kf_buggy]",
+            )
+        )
+    )
+    gone = NotAvailable("name unknown: the dump lacks its task_struct")
+    snap = snapshot(crashed_comm=gone, crashed_pid=NotAvailable("unknown"), crashed_cpu=1)
+    assert crashed_task_text(snap, report).startswith("sh (pid 150) on CPU 1, named by the kernel log's report")
+    # another CPU's report names another task: not taken
+    assert crashed_task_text(changed(snap, crashed_cpu=0), report).startswith("not available: name unknown")
