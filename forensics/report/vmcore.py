@@ -7,7 +7,7 @@ import json
 from collections import Counter
 from typing import Any
 
-from forensics.model import NotAvailable
+from forensics.model import FindingKind, NotAvailable
 from forensics.report.document import Block, BulletList, Code, Document, Lines, Paragraph, Section, Table, to_markdown
 from forensics.report.formats import Destination
 from forensics.report.markdown import md_escape, render_markdown
@@ -70,19 +70,19 @@ def _read(v: ValueRead) -> dict[str, Any]:
 
 
 #: The root-cause class each explaining finding kind stands for (the JSON's ``why.root_cause.class``).
-ROOT_CAUSE_CLASSES = {
-    "bug-condition": "bug_condition",
-    "list-corruption": "list_corruption",
-    "lockup-loop": "busy_wait",
-    "deadlock": "lock_cycle",
-    "oom-users": "oom",
-    "suspicious-values": "corrupted_values",
-    "hung-task": "lock_wait",
-    "null-field": "null_pointer",
-    "outsized-slab": "memory_leak",
-    "double-free": "double_free",
-    "use-after-free": "use_after_free",
-    "spinlock-deadlock": "spinlock_deadlock",
+ROOT_CAUSE_CLASSES: dict[FindingKind, str] = {
+    FindingKind.BUG_CONDITION: "bug_condition",
+    FindingKind.LIST_CORRUPTION: "list_corruption",
+    FindingKind.LOCKUP_LOOP: "busy_wait",
+    FindingKind.DEADLOCK: "lock_cycle",
+    FindingKind.OOM_USERS: "oom",
+    FindingKind.SUSPICIOUS_VALUES: "corrupted_values",
+    FindingKind.HUNG_TASK: "lock_wait",
+    FindingKind.NULL_FIELD: "null_pointer",
+    FindingKind.OUTSIZED_SLAB: "memory_leak",
+    FindingKind.DOUBLE_FREE: "double_free",
+    FindingKind.USE_AFTER_FREE: "use_after_free",
+    FindingKind.SPINLOCK_DEADLOCK: "spinlock_deadlock",
 }
 
 
@@ -96,7 +96,7 @@ def _root_cause(result: VmcoreResult) -> dict[str, Any] | None:
     ) or next((f for f in result.analysis.findings if f.title in top.statement), None)
     kind = source.kind if source is not None else None
     return {
-        "class": ROOT_CAUSE_CLASSES.get(kind or "", kind or "crash_site"),
+        "class": "crash_site" if kind is None else ROOT_CAUSE_CLASSES.get(kind, str(kind)),
         "statement": top.statement,
         "confidence": top.confidence,
         "finding": source.id if source is not None else None,
