@@ -140,18 +140,6 @@ def test_imports_run_downward_only() -> None:
     assert not found, "imports against the layers of docs/architecture.md:\n" + "\n".join(found)
 
 
-def test_every_allowed_import_is_still_made_and_named_in_the_doc() -> None:
-    """An exception that nobody needs any more goes; one that is needed is debt the doc's "Not yet" names."""
-    made = {(importer, imported) for path in _files() for importer in [_module_name(path)]
-            for imported, _line in _imports(path)}  # fmt: skip
-    doc = (ROOT / "docs" / "architecture.md").read_text()
-    not_yet = doc.split("### Not yet", 1)[1].split("\n## ", 1)[0].split("\n### ", 1)[0]
-    for importer, imported in sorted(ALLOWED):
-        assert (importer, imported) in made, f"stale exception: {importer} no longer imports {imported}"
-        path = "`" + imported.replace(".", "/") + ".py`"
-        assert path in not_yet or f"`{imported.rpartition('.')[2]}.py`" in not_yet, f"Not yet does not name {imported}"
-
-
 def test_no_module_under_commands_is_imported_outside_the_cli() -> None:
     users = []
     for path in sorted(ROOT.rglob("*.py")):
