@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import re
@@ -161,8 +162,13 @@ def test_unreadable_slabinfo_continues_unless_required(tmp_path: Path) -> None:
 
 def test_second_interrupt_is_not_swallowed(tmp_path: Path) -> None:
     tree = FakeTree(tmp_path / "root")
+    # Python's own Ctrl-C handler, whatever an earlier test in this process left installed (with pytest-xdist
+    # the tests before this one differ from run to run; one left a handler that does not raise).
+    left = signal.signal(signal.SIGINT, signal.default_int_handler)
     before = signal.getsignal(signal.SIGINT)
-    with SlabStore.open_for_writing(tmp_path / "s.sqlite", "fakehost") as store:
+    with contextlib.ExitStack() as stack:
+        stack.callback(signal.signal, signal.SIGINT, left)
+        store = stack.enter_context(SlabStore.open_for_writing(tmp_path / "s.sqlite", "fakehost"))
         watcher = SlabWatcher(store, WatchPlan(tree.root, 0.01, None))
 
         def on_sample(p: Progress) -> None:
@@ -178,7 +184,7 @@ def test_second_interrupt_is_not_swallowed(tmp_path: Path) -> None:
             watcher.run(on_sample)
         assert len(store.samples()) == 1
         assert store.runs()[0].ended is not None
-    assert signal.getsignal(signal.SIGINT) is before
+        assert signal.getsignal(signal.SIGINT) is before
 
 
 def test_top_movers_orders_by_size_of_change() -> None:
