@@ -7,8 +7,12 @@ from forensics.report.examined import examined_lines, verdict_line
 
 
 def md_escape(text: str) -> str:
-    """Escape text for a markdown table cell or inline use."""
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("`", "'")
+    """Escape text for a markdown table cell or inline use.
+
+    ``*`` is escaped because kernel text is full of it (``*state``, ``struct kf_dev *``): a pair of them
+    turns the words between into emphasis and the asterisks vanish from the rendered report.
+    """
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("`", "'").replace("*", "\\*")
 
 
 def fence(text: str, lang: str = "text") -> str:

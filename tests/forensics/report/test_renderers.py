@@ -56,3 +56,15 @@ def test_terminal_colour_only_when_asked(tmp_path: Path) -> None:
     incident = _incident(tmp_path)
     assert "\x1b[" not in render_incident(incident, OutputFormat.TEXT)
     assert "\x1b[" in render_incident(incident, OutputFormat.TEXT, color=True)
+
+
+def test_markdown_keeps_kernel_text_verbatim_when_rendered() -> None:
+    """Asterisks of kernel text (``*state``, ``struct kf_dev *``) survive a CommonMark renderer (markdown-it)."""
+    from markdown_it import MarkdownIt
+
+    from forensics.report.markdown import md_escape
+
+    title = "WARNING in kf_check: WARN_ON(*state != 2 || dev->ops == (struct kf_ops *)0) | a\\b"
+    html = MarkdownIt().render(f"**{md_escape(title)}**")
+    assert html.count("<strong>") == 1 and "<em>" not in html
+    assert "WARN_ON(*state != 2 || dev-&gt;ops == (struct kf_ops *)0) | a\\b" in html, html
