@@ -220,16 +220,20 @@ def test_a_compressed_perf_data_is_read_like_the_plain_one(recorded: Path, tmp_p
     assert sorted((s.frames, s.samples) for s in profile.stacks) == sorted((s.frames, s.samples) for s in plain.stacks)
 
 
-def test_a_cut_compressed_perf_data_names_the_input(recorded: Path, tmp_path: Path) -> None:
+def test_a_cut_compressed_perf_data_names_the_input(
+    recorded: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     data = recorded.read_bytes()
     start = int.from_bytes(data[40:48], "little")
     cut = tmp_path / "cut.gz"
     cut.write_bytes(gzip.compress(data[: start // 2]))  # inside the attribute section: perf script refuses it
-    spools = set(Path(tempfile.gettempdir()).glob("kforensic-perf-*"))
+    # This test's own temporary directory: with pytest -n, other tests' profile runs spool into the shared /tmp.
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
     done = kforensic("profile", str(cut))
     assert done.returncode == 3, done.stderr
     _one_error_line(done.stderr, f"{cut}: perf script failed")  # not the temporary copy's path
-    assert set(Path(tempfile.gettempdir()).glob("kforensic-perf-*")) == spools  # the copy is gone
+    assert list((tmp_path / "tmp").iterdir()) == []  # the copy is gone
 
 
 def _serve(answers: dict[str, bytes]) -> tuple[http.server.HTTPServer, str]:

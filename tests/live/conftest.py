@@ -8,6 +8,7 @@ this machine's slab caches holds one lock, machine-wide, while it runs (``live_s
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import tempfile
 import time
@@ -24,6 +25,19 @@ WAIT_SECONDS = 1200.0
 @pytest.fixture
 def live_slab_lock() -> Iterator[None]:
     """Hold the machine-wide lock of the live slab tests for the test's duration (wait for another run's)."""
+    with holding_the_lock():
+        yield
+
+
+@pytest.fixture(scope="module")
+def live_slab_lock_module() -> Iterator[None]:
+    """The same lock, for a module whose servers record the machine from their start (test_live_prometheus)."""
+    with holding_the_lock():
+        yield
+
+
+@contextlib.contextmanager
+def holding_the_lock() -> Iterator[None]:
     with LOCK.open("a") as handle:
         deadline = time.monotonic() + WAIT_SECONDS
         while True:
