@@ -344,7 +344,9 @@ def finding_id(kind: str, *parts: str) -> str:
     parts do not matter.
     """
     normal = "\x1f".join(" ".join(p.split()).casefold() for p in (kind, *parts))
-    digest = hashlib.sha256(normal.encode()).hexdigest()[:16]
+    # surrogatepass: a part read from undecodable input bytes (a symbol, a comm decoded with surrogateescape)
+    # still has an identity; a strict encode raised UnicodeEncodeError (exit 4) on one byte 0xb2 in a perf script.
+    digest = hashlib.sha256(normal.encode("utf-8", "surrogatepass")).hexdigest()[:16]
     return f"{kind}:{digest}"
 
 

@@ -358,4 +358,9 @@ class DmesgRenderer:
         )
 
     def json(self, result: DmesgResult, to: Destination) -> str:
-        return document_text(to_document(list(result.sources), result.incident, result.hypotheses))
+        from forensics.types.trace import gc_paused
+
+        # The document of a report-dense log is ~100,000 dicts and lists, none in a cycle: collecting the young
+        # ones while it is built and written walked them all for nothing (~0.02 s of a 16 MB document).
+        with gc_paused():
+            return document_text(to_document(list(result.sources), result.incident, result.hypotheses))
