@@ -301,7 +301,7 @@ def to_document(result: VmcoreResult) -> dict[str, Any]:
         "modules": [{"name": m.name, "taints": m.taints, "debug_info": m.debug_info} for m in s.modules],
         "log": {
             "reports": [
-                {"title": r.title, "type": r.kind, "frame": json_value(r.frame), "line": r.start_line}
+                {"title": r.title, "type": r.kind.value, "frame": json_value(r.frame), "line": r.start_line}
                 for r in result.reports
             ],
             "tail": [f"[{r.seconds:12.6f}] {r.text}" for r in s.log[-LOG_TAIL:]],
