@@ -9,12 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 from forensics import __version__
 from forensics.model import Incident
-from forensics.report.document import Block, BulletList, Code, Paragraph, Section, Table, blocks_markdown
 from forensics.report.formats import Destination, IncidentRenderer
-from forensics.report.markdown import md_escape
 from forensics.types.results import DmesgResult, SourceResult
 
 if TYPE_CHECKING:
+    from forensics.report.document import Block, Section
     from forensics.types.dmesg import ReportGroup, ReportWhy
     from forensics.types.incident import Hypothesis
 
@@ -235,6 +234,9 @@ def _why_parts(group: ReportGroup, why: ReportWhy) -> _WhyParts:
 
 def _why_blocks(group: ReportGroup, why: ReportWhy) -> tuple[Block, ...]:
     """One report's reading: the cause, the facts with their lines, the stacks' first foreign frames, the code."""
+    from forensics.report.document import BulletList, Code, Paragraph, Table
+    from forensics.report.markdown import md_escape
+
     parts = _why_parts(group, why)
     blocks: list[Block] = []
     if parts.cause is not None:
@@ -296,6 +298,8 @@ def hypotheses_text(hypotheses: tuple[Hypothesis, ...]) -> list[str]:
 
 def why_sections(results: list[SourceResult]) -> tuple[Section, ...]:
     """Why each group's first report happened, as far as its body says."""
+    from forensics.report.document import Section
+
     out = []
     for r in results:
         for g in r.groups:
@@ -309,6 +313,9 @@ def why_sections(results: list[SourceResult]) -> tuple[Section, ...]:
 
 def hypotheses_section(hypotheses: tuple[Hypothesis, ...]) -> Section:
     """The ranked hypotheses, as ``kforensic vmcore`` and ``report`` list them."""
+    from forensics.report.document import BulletList, Paragraph, Section
+    from forensics.report.markdown import md_escape
+
     if not hypotheses:
         return Section("Hypotheses", (Paragraph("No hypothesis: the reports do not point at a cause."),))
     items = tuple(
@@ -319,6 +326,8 @@ def hypotheses_section(hypotheses: tuple[Hypothesis, ...]) -> Section:
 
 def dmesg_sections(results: list[SourceResult], hypotheses: tuple[Hypothesis, ...] = ()) -> tuple[Block, ...]:
     """The reports of every input as a document section (what ``report`` nests), then why they happened."""
+    from forensics.report.document import Section, Table
+
     rows = tuple(tuple(r) for r in _rows(results))
     empty = ("(none)", *([""] * (len(_HEADER) - 1)))
     blocks: list[Block] = [Section("Kernel reports", (Table(tuple(_HEADER), rows, empty),))]
@@ -332,6 +341,8 @@ def dmesg_sections(results: list[SourceResult], hypotheses: tuple[Hypothesis, ..
 
 def render_table(results: list[SourceResult], markdown: bool, hypotheses: tuple[Hypothesis, ...] = ()) -> str:
     """The reports of every input as a terminal or markdown table, then why and the hypotheses."""
+    from forensics.report.document import blocks_markdown
+
     rows = _rows(results)
     if markdown:
         return blocks_markdown(dmesg_sections(results, hypotheses), 2) + "\n\n"
