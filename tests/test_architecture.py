@@ -444,11 +444,12 @@ def test_cycles_private_names_and_string_imports_are_caught(tmp_path: Path) -> N
 
 # ---------------------------------------------------------------- one format registry
 
-_FORMAT_NAMES = frozenset({"text", "md", "json", "html"})
+_FORMAT_NAMES = frozenset({"text", "md", "json", "html", "csv", "parquet", "prometheus"})
+_FORMAT_ENUMS = frozenset({"OutputFormat", "ExportFormat"})
 
 
 def format_branches(tree: ast.AST) -> list[int]:
-    """Lines that compare with an output format: ``fmt is OutputFormat.MD``, ``fmt == "json"``."""
+    """Lines that compare with an output or export format: ``fmt is OutputFormat.MD``, ``fmt == "csv"``."""
     out = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Compare):
@@ -456,9 +457,10 @@ def format_branches(tree: ast.AST) -> list[int]:
                 member = (
                     isinstance(operand, ast.Attribute)
                     and isinstance(operand.value, ast.Name)
-                    and operand.value.id == "OutputFormat"
+                    and operand.value.id in _FORMAT_ENUMS
                 )
-                named = isinstance(operand, ast.Constant) and operand.value in _FORMAT_NAMES
+                values = operand.elts if isinstance(operand, (ast.Tuple, ast.List, ast.Set)) else [operand]
+                named = any(isinstance(v, ast.Constant) and v.value in _FORMAT_NAMES for v in values)
                 if member or named:
                     out.append(node.lineno)
                     break
@@ -476,12 +478,18 @@ def test_only_the_format_registry_branches_on_the_format() -> None:
     ]
     assert not found, "a branch on the output format outside the registry (add a Renderer method):\n" + "\n".join(found)
     source = registry.read_text()
-    assert "assert_never(fmt)" in source
+    assert source.count("assert_never(fmt)") == 2  # render() and export()
 
 
 @pytest.mark.parametrize(
     "source",
-    ["if fmt is OutputFormat.JSON:\n    pass", 'x = 1 if fmt == "md" else 2', "y = OutputFormat.MD != fmt"],
+    [
+        "if fmt is OutputFormat.JSON:\n    pass",
+        'x = 1 if fmt == "md" else 2',
+        "y = OutputFormat.MD != fmt",
+        'z = fmt in ("csv", "parquet")',
+        "w = fmt is ExportFormat.PROMETHEUS",
+    ],
 )
 def test_a_format_branch_is_recognised(source: str) -> None:
     assert format_branches(ast.parse(source)) == [1]

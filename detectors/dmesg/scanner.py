@@ -22,7 +22,7 @@ from detectors.dmesg.extract import HEADER_HINT_SEARCH, build_report, match_head
 from detectors.dmesg.lines import LogLine, Window, decode, parse_line
 from detectors.dmesg.memo import DIGITS_AS_ZERO, ReportMemo, line_numbers
 from detectors.dmesg.rules import TRIGGERS, Rule
-from forensics.types.dmesg import KernelReport
+from forensics.types.dmesg import KernelReport, ReportKind
 
 MAX_REPORT_LINES = 1000
 FIRST_WINDOW_LINES = 120  # most reports end within this; a longer one gets the full window
@@ -59,7 +59,7 @@ _NEAR_BYTES = 1024  # the bytes just above a boot banner, searched first for a r
 
 
 #: Kinds of report that never start the report of a continuation line found below them.
-_NOT_ABOVE = ("panic", "reboot")
+_NOT_ABOVE = (ReportKind.PANIC, ReportKind.REBOOT)
 _RAW_STAMP = re.compile(rb"\[\s*(\d+)\.(\d+)\]")
 _TYPICAL_LINE = 160  # bytes per line assumed when cutting a window (grown when lines are longer)
 

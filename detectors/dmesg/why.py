@@ -36,6 +36,7 @@ from forensics.types.dmesg import (
     KernelReport,
     LockInfo,
     MemoryConsumer,
+    ReportKind,
     ReportWhy,
     StackSection,
     StalledCpu,
@@ -668,7 +669,7 @@ _CR2 = re.compile(r"\bCR2: ([0-9a-f]+)")
 
 
 def _fault(r: _Reading) -> None:
-    site = "warning site" if r.report.kind in ("warning", "refcount") else "faulting function"
+    site = "warning site" if r.report.kind in (ReportKind.WARNING, ReportKind.REFCOUNT) else "faulting function"
     for line in r.lines:
         body = line.body
         if "protection fault" in body and (m := _GPF.search(body)) is not None and r.get("fault") is None:
@@ -725,8 +726,9 @@ def _fault(r: _Reading) -> None:
 
 
 #: Report kinds whose RIP and Code: are the faulting (or trapping) instruction's.
-_FAULT_KINDS = frozenset(("gpf", "null-deref", "page-fault", "oops", "trap", "bug", "list-corruption", "stack-overflow",
-                          "usercopy", "warning", "refcount"))  # fmt: skip
+_FAULT_KINDS = frozenset((ReportKind.GPF, ReportKind.NULL_DEREF, ReportKind.PAGE_FAULT, ReportKind.OOPS,
+                          ReportKind.TRAP, ReportKind.BUG, ReportKind.LIST_CORRUPTION, ReportKind.STACK_OVERFLOW,
+                          ReportKind.USERCOPY, ReportKind.WARNING, ReportKind.REFCOUNT))  # fmt: skip
 _PREAMBLE_KNOWN = re.compile(r"corruption|refcount_t:|double add|cut here|kasan: |WARNING:|BUG:")
 _KASAN_GPF_HINT = re.compile(r"kasan: GPF could be caused by (.*?)\s*$")
 
@@ -859,7 +861,7 @@ def _memory(r: _Reading) -> None:
     r.consumers.sort(key=lambda c: -c.bytes)
     if r.get("RAM bytes") is None and (managed := sum(z.managed_kb or 0 for z in r.zones)):
         r.facts.append(WhyFact("RAM bytes", managed * 1024, r.zones[0].at))
-    if r.report.kind == "alloc-failure" and isinstance(r.report.frame, str):
+    if r.report.kind is ReportKind.ALLOC_FAILURE and isinstance(r.report.frame, str):
         r.facts.append(WhyFact("caller", r.report.frame, _frame_at(r, r.report.frame)))
 
 
@@ -878,25 +880,27 @@ class Extractor(NamedTuple):
 #: Every reader, most specific first; the first that applies names the report's class, every one
 #: that applies adds its facts (a list corruption's BUG also has a faulting instruction).
 EXTRACTORS: tuple[Extractor, ...] = (
-    Extractor("kasan", lambda r, t: r.kind == "kasan" and "BUG: KASAN:" in t, _kasan,
+    Extractor("kasan", lambda r, t: r.kind is ReportKind.KASAN and "BUG: KASAN:" in t, _kasan,
               "BUG: KASAN: use-after-free in f+0x1/0x2"),
-    Extractor("kfence", lambda r, t: r.kind == "kfence", _kfence, "BUG: KFENCE: use-after-free read in f+0x1/0x2"),
-    Extractor("kmsan", lambda r, t: r.kind == "kmsan", _kmsan, "BUG: KMSAN: uninit-value in f+0x1/0x2"),
+    Extractor("kfence", lambda r, t: r.kind is ReportKind.KFENCE, _kfence,
+              "BUG: KFENCE: use-after-free read in f+0x1/0x2"),
+    Extractor("kmsan", lambda r, t: r.kind is ReportKind.KMSAN, _kmsan, "BUG: KMSAN: uninit-value in f+0x1/0x2"),
     Extractor("list-corruption", lambda r, t: ("corruption" in t and _LIST_MESSAGE.search(t) is not None)
               or "list_add double add" in t, _list_corruption, "kernel BUG at lib/list_debug.c:53!"),
     Extractor("refcount", lambda r, t: "refcount_t:" in t, _refcount, "WARNING: CPU: 0 PID: 1 at lib/refcount.c:28 f"),
-    Extractor("lockdep", lambda r, t: r.kind == "lockdep" or r.rule in ("bad-unlock", "held-lock-freed", "locks-held",
-              "lock-held-user"), _lockdep, "WARNING: possible circular locking dependency detected"),
-    Extractor("lockup", lambda r, t: r.kind in ("soft-lockup", "lockup"), _lockup,
+    Extractor("lockdep", lambda r, t: r.kind is ReportKind.LOCKDEP
+              or r.rule in ("bad-unlock", "held-lock-freed", "locks-held", "lock-held-user"), _lockdep,
+              "WARNING: possible circular locking dependency detected"),
+    Extractor("lockup", lambda r, t: r.kind in (ReportKind.SOFT_LOCKUP, ReportKind.LOCKUP), _lockup,
               "watchdog: BUG: soft lockup - CPU#1 stuck for 22s! [kworker/1:1:60]"),
-    Extractor("rcu-stall", lambda r, t: r.kind == "rcu-stall", _rcu_stall,
+    Extractor("rcu-stall", lambda r, t: r.kind is ReportKind.RCU_STALL, _rcu_stall,
               "rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:"),
     Extractor("hung-task", lambda r, t: r.rule in ("hung-task", "task-cant-die"), _hung_task,
               "INFO: task kworker/0:1:12 blocked for more than 143 seconds."),
     Extractor("bad-page", lambda r, t: r.rule == "bad-page-state", _bad_page,
               "BUG: Bad page state in process syz-executor  pfn:1a2b3"),
-    Extractor("oom", lambda r, t: r.kind == "oom", _memory, "x invoked oom-killer: gfp_mask=0x0(), order=0"),
-    Extractor("alloc-failure", lambda r, t: r.kind == "alloc-failure", _memory,
+    Extractor("oom", lambda r, t: r.kind is ReportKind.OOM, _memory, "x invoked oom-killer: gfp_mask=0x0(), order=0"),
+    Extractor("alloc-failure", lambda r, t: r.kind is ReportKind.ALLOC_FAILURE, _memory,
               "x: page allocation failure: order:4, mode:0x40dc0(GFP_KERNEL)"),
     Extractor("fault", lambda r, t: r.kind in _FAULT_KINDS, _fault,
               "general protection fault, probably for non-canonical address 0xdffffc0000000000: 0000 [#1] SMP KASAN"),
@@ -1190,7 +1194,7 @@ def _bad_page_cause(r: _Reading) -> Cause | None:
 
 
 def _oom_cause(r: _Reading) -> Cause | None:
-    if r.report.kind != "oom" or not r.consumers:
+    if r.report.kind is not ReportKind.OOM or not r.consumers:
         return None
     top = r.consumers[0]
     total = r.get("RAM bytes")
@@ -1200,7 +1204,7 @@ def _oom_cause(r: _Reading) -> Cause | None:
 
 
 def _alloc_cause(r: _Reading) -> Cause | None:
-    if r.report.kind != "alloc-failure" or r.get("order") is None:
+    if r.report.kind is not ReportKind.ALLOC_FAILURE or r.get("order") is None:
         return None
     order = r.get("order")
     statement = f"allocation failure: {r.get('task')} asked for order {order} ({r.get('mode')}) in {r.func}"
@@ -1228,7 +1232,7 @@ def _lockup_cause(r: _Reading) -> Cause | None:
 def _assertion_cause(r: _Reading) -> Cause | None:
     """A BUG_ON/WARN_ON that trapped: where, and what the trap compared when the registers still hold it."""
     where = r.get("bug at") or r.get("warning at")
-    if where is None or r.report.kind not in ("bug", "warning"):
+    if where is None or r.report.kind not in (ReportKind.BUG, ReportKind.WARNING):
         return None
     what = "BUG" if r.get("bug at") else "WARN"
     site = str(r.get("faulting function") or r.get("warning site") or r.func).split("+")[0].split(".")[0]

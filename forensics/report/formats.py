@@ -16,7 +16,17 @@ from typing import TYPE_CHECKING, Protocol, TypeVar, assert_never
 if TYPE_CHECKING:
     from forensics.model import Incident
 
-__all__ = ["Destination", "IncidentRenderer", "OutputFormat", "Renderer", "render", "render_incident"]
+__all__ = [
+    "Destination",
+    "ExportFormat",
+    "Exporter",
+    "IncidentRenderer",
+    "OutputFormat",
+    "Renderer",
+    "export",
+    "render",
+    "render_incident",
+]
 
 
 class OutputFormat(enum.Enum):
@@ -73,6 +83,37 @@ def render(renderer: Renderer[R], result: R, fmt: OutputFormat, output: Path | N
             return renderer.markdown(result, to)
         case OutputFormat.JSON:
             return renderer.json(result, to)
+        case _:
+            assert_never(fmt)
+
+
+class ExportFormat(enum.Enum):
+    """The formats ``slab-export`` writes a store's samples in: data for other tools, not a report."""
+
+    CSV = "csv"  # one row per sample (and cache)
+    PARQUET = "parquet"  # the same rows, binary (needs pyarrow)
+    PROMETHEUS = "prometheus"  # node_exporter text exposition
+
+
+class Exporter(Protocol):
+    """One store's samples in each :class:`ExportFormat`."""
+
+    def csv(self) -> str: ...
+
+    def parquet(self) -> bytes: ...
+
+    def prometheus(self) -> str: ...
+
+
+def export(exporter: Exporter, fmt: ExportFormat) -> str | bytes:
+    """The samples in the asked export format: text, or bytes for a binary one."""
+    match fmt:
+        case ExportFormat.CSV:
+            return exporter.csv()
+        case ExportFormat.PARQUET:
+            return exporter.parquet()
+        case ExportFormat.PROMETHEUS:
+            return exporter.prometheus()
         case _:
             assert_never(fmt)
 
