@@ -22,6 +22,7 @@ from forensics.model import (
     Evidence,
     Fact,
     Finding,
+    IdFamily,
     Locator,
     LocatorKind,
     NotAvailable,
@@ -197,7 +198,7 @@ def group_finding(source: str, group: ReportGroup) -> Finding:
         where += f"; cited: {', '.join(str(r.start_line) for r in group.kept)}"
     confidence = 0.5 if first.corrupted else 0.9
     return Finding(
-        id=finding_id(DETECTOR, first.kind.value, first.title),
+        id=finding_id(IdFamily.DMESG, first.kind.value, first.title),
         kind=first.kind.finding_kind,
         title=first.title,
         severity=severity,
