@@ -15,17 +15,18 @@ from collections.abc import Iterator, Sequence
 from detectors.dmesg.extract import guilty_frame, line_context, report_extent, signature
 from detectors.dmesg.lines import LogLine, Window
 from detectors.dmesg.rules import CALL_TRACE, TRACE, StackSpec
+from forensics import regexcache as rc
 from forensics.model import NotAvailable, Severity
 from forensics.types.dmesg import Frame, KernelReport, ReportKind
 
-OOM_INVOKED = re.compile(r"(\S+) invoked oom-killer: gfp_mask=(\S+).*?order=(-?\d+)(?:, oom_score_adj=(-?\d+))?")
-ALLOC_FAILURE = re.compile(r"(\S+): page allocation failure: order:(\d+), mode:(\S+)")
-VMALLOC_FAILURE = re.compile(r"(\S+): vmalloc error: size (\d+)|vmalloc: allocation failure: (\d+) bytes")
-KILLED = re.compile(
+OOM_INVOKED = rc.compile(r"(\S+) invoked oom-killer: gfp_mask=(\S+).*?order=(-?\d+)(?:, oom_score_adj=(-?\d+))?")
+ALLOC_FAILURE = rc.compile(r"(\S+): page allocation failure: order:(\d+), mode:(\S+)")
+VMALLOC_FAILURE = rc.compile(r"(\S+): vmalloc error: size (\d+)|vmalloc: allocation failure: (\d+) bytes")
+KILLED = rc.compile(
     r"(?:(Memory cgroup )?[Oo]ut of memory(?: \([a-z_]+\))?: )?Kill(?:ed)? process (\d+) \((.*?)\)"
     r"(?:.*?anon-rss:(\d+)kB)?"
 )
-CONSTRAINT = re.compile(r"oom-kill:constraint=(\w+)")
+CONSTRAINT = rc.compile(r"oom-kill:constraint=(\w+)")
 MEM_INFO = "Mem-Info:"
 _ALLOC_STACK = StackSpec(
     ((CALL_TRACE, TRACE),),

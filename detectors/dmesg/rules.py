@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from forensics import regexcache as rc
 from forensics.model import Severity
 from forensics.types.dmesg import ReportKind
 
@@ -40,7 +41,7 @@ class Step(NamedTuple):
 
 
 def _anchor(pattern: str) -> Step:
-    return Step(re.compile(pattern))
+    return Step(rc.compile(pattern))
 
 
 TRACE = Step(None, trace=True)
@@ -72,8 +73,8 @@ def _stack(*paths: tuple[Step, ...], skip: tuple[str, ...] = (), extractor: str 
 
 # arm's link register: the caller, which is all there is when the PC itself is 0 (a NULL call).
 LR = Step(
-    re.compile(r"(?:LR is at|lr :)\s*(?:\[<[0-9a-f]+>\]\s*)?" + _FUNC),
-    only_if=re.compile(r"pc : \[<0+>\]|PC is at 0x0\b|pc : 0x0\b"),
+    rc.compile(r"(?:LR is at|lr :)\s*(?:\[<[0-9a-f]+>\]\s*)?" + _FUNC),
+    only_if=rc.compile(r"pc : \[<0+>\]|PC is at 0x0\b|pc : 0x0\b"),
 )
 #: The Rust panic machinery between the panicking code and the BUG() that stops the kernel.
 _RUST_SKIP = ("rust_begin_unwind", "^core::", "^alloc::", "^__rustc::", "^rust_helper_", "^std::", "panic_const",
@@ -117,12 +118,12 @@ def _rule(
     report = kw.pop("report", None)
     return Rule(
         name,
-        re.compile(header),
+        rc.compile(header),
         title,
         kind,
         severity,
         example,
-        report=re.compile(str(report)) if report is not None else None,
+        report=rc.compile(str(report)) if report is not None else None,
         **kw,  # type: ignore[arg-type]
     )
 
@@ -475,7 +476,7 @@ RULES: tuple[Rule, ...] = (
 # fmt: on
 
 #: Header lines that look like a report but are not one (printed by tools, or informational).
-IGNORED = re.compile(
+IGNORED = rc.compile(
     r"WARNING: /etc/ssh/moduli does not exist|WARNING: workqueue cpumask: online intersect > possible intersect|"
     r"INFO: lockdep is turned off|INFO: Stall ended before state dump start|INFO: NMI handler|"
     r"INFO: recovery required on readonly filesystem|(?:handler|interrupt).*took too long|_INFO::|"
