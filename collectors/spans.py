@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from collectors.ctf import layouts as ly
-from collectors.ctf.feed import SyscallRows
+from collectors.ctf.feed import OpenSyscalls
 from collectors.ctf.reader import K_USER, Session, syscall_name
 from collectors.trace_input import open_trace
 from forensics.errors import InputError
@@ -92,6 +92,7 @@ class KernelKeeper:
             order = np.argsort(ts, kind="stable")
             cols = [c[order] for c in cols]
             ts = ts[order]
+            syscalls = syscalls.reordered(order) if syscalls is not None else None
         else:  # an LTTng session's rows are merged in time order by the reader
             order = np.arange(n_kernel)
         source = self.source
@@ -124,16 +125,16 @@ class KernelKeeper:
         )
 
 
-def ctf_syscalls(session: Session, sys_rows: SyscallRows) -> SyscallTable:
-    """The syscall entry/exit rows of a CTF session as a :class:`SyscallTable`."""
-    width = sys_rows.width
+def ctf_syscalls(session: Session, opened: OpenSyscalls) -> SyscallTable:
+    """The open syscall of each kernel row of a CTF session as a :class:`SyscallTable`."""
+    width = opened.width
     names: list[str] = []
     ids: dict[str, int] = {}
     # The name id of each (stream, event id) key met: one Python step per key (in key order), not per row.
-    lookup = np.full(len(session.streams) * width, -1, dtype=np.int64)
+    lookup = np.full(len(session.streams) * width + 1, -1, dtype=np.int32)  # the last: key -1, no syscall
     met = np.zeros(len(lookup), dtype=np.bool_)
-    met[sys_rows.key] = True
-    for key in np.flatnonzero(met).tolist():
+    met[opened.key] = True
+    for key in np.flatnonzero(met[:-1]).tolist():
         name = syscall_name(session.event_name(key // width, key % width))
         if name not in ids:
             ids[name] = len(names)
@@ -141,19 +142,10 @@ def ctf_syscalls(session: Session, sys_rows: SyscallRows) -> SyscallTable:
         lookup[key] = ids[name]
 
     def ref(k: int) -> Ref:
-        key = int(sys_rows.key[k])
-        return _ctf_ref(
-            session, int(sys_rows.ts[k]), int(sys_rows.cpu[k]), int(sys_rows.off[k]), key % width, key // width
-        )
+        key = int(opened.key[k])
+        return _ctf_ref(session, int(opened.ts[k]), int(opened.cpu[k]), int(opened.off[k]), key % width, key // width)
 
-    return SyscallTable(
-        sys_rows.kind,
-        sys_rows.ts / 1e9,
-        sys_rows.cpu,
-        lookup[sys_rows.key],
-        ref,
-        lambda i: names[i] if 0 <= i < len(names) else "?",
-    )
+    return SyscallTable(lookup[opened.key], ref, lambda i: names[i] if 0 <= i < len(names) else "?", opened.events)
 
 
 def _ctf_ref(session: Session, ts_ns: int, cpu: int, off: int, eid: int, stream: int) -> Ref:

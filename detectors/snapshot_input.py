@@ -26,7 +26,7 @@ def rejected_rows(rows: Sequence[tuple[str, RejectedLine]]) -> list[Finding]:
     first = "; ".join(f"{source}:{row.line}: {row.reason}" for source, row in rows[:3])
     return [
         Finding(
-            id=finding_id("snapshot-rows-rejected", *files),
+            id=finding_id(FindingKind.SNAPSHOT_ROWS_REJECTED, *files),
             kind=FindingKind.SNAPSHOT_ROWS_REJECTED,
             title=f"{len(rows)} slabinfo/meminfo rows were not imported (they do not parse or hold impossible values)",
             severity=Severity.LOW,
@@ -54,7 +54,7 @@ def times_going_back(order: Sequence[OutOfOrder]) -> list[Finding]:
     first = order[0]
     return [
         Finding(
-            id=finding_id("snapshot-time-order", *sorted({o.later.source for o in order})),
+            id=finding_id(FindingKind.SNAPSHOT_TIME_ORDER, *sorted({o.later.source for o in order})),
             kind=FindingKind.SNAPSHOT_TIME_ORDER,
             title=f"snapshot times go back {len(order)} times within their file (imported in time order)",
             severity=Severity.LOW,
@@ -85,7 +85,7 @@ def partial_samples(parts: Sequence[PartialSample], kept: int) -> list[Finding]:
     where = "; ".join(f"{p.source}:{p.line}" for p in parts[:3])
     return [
         Finding(
-            id=finding_id("snapshot-partial", *sorted({p.source for p in parts})),
+            id=finding_id(FindingKind.SNAPSHOT_PARTIAL, *sorted({p.source for p in parts})),
             kind=FindingKind.SNAPSHOT_PARTIAL,
             title=f"{len(parts)} sample(s) end in the middle of a row (cut short) and were left out",
             severity=Severity.LOW,
@@ -115,7 +115,7 @@ def wall_clock_steps(steps: Sequence[WallClockStep]) -> list[Finding]:
     direction = "back" if first.seconds < 0 else "ahead"
     return [
         Finding(
-            id=finding_id("snapshot-clock-step", *sorted({s.source for s in steps})),
+            id=finding_id(FindingKind.SNAPSHOT_CLOCK_STEP, *sorted({s.source for s in steps})),
             kind=FindingKind.SNAPSHOT_CLOCK_STEP,
             title=(
                 f"the wall clock stepped {direction} {abs(first.seconds):,.0f} s at {first.source}:{first.line} "

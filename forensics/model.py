@@ -336,15 +336,32 @@ class Examined:
     could_not: tuple[str, ...] = ()
 
 
-def finding_id(kind: str, *parts: str) -> str:
-    """Stable identifier of a problem, the same across runs and hosts.
+class IdFamily(enum.StrEnum):
+    """The prefix of a finding's id where it is not the finding's kind.
+
+    Ids minted before the kinds were named as they are now: kept, so that the same problem keeps its id
+    across versions (``report --from`` merges by id; stores and saved JSON hold the old ids).
+    """
+
+    DMESG = "dmesg"  # every kernel log report: its report kind is the first part
+    VMCORE_CRASH = "vmcore-crash"  # FindingKind.CRASH
+    BLOCKED_TASK = "blocked-task"  # FindingKind.HUNG_TASK of a blocked task the dump shows
+    HELD_LOCK = "held-lock"  # FindingKind.HUNG_TASK of a lock whose owner the dump names
+    TAINTING_MODULE = "tainting-module-in-stack"  # FindingKind.MODULE
+    KDUMP = "kdump"  # FindingKind.KDUMP_READINESS
+
+
+def finding_id(kind: FindingKind | IdFamily, *parts: str) -> str:
+    """Stable identifier of a problem, the same across runs and hosts: ``<kind>:<hash>``.
 
     Pass only what identifies the problem (kind, title, guilty function,
     cache name), never addresses, PIDs or times.  Whitespace and case of the
     parts do not matter.
     """
     normal = "\x1f".join(" ".join(p.split()).casefold() for p in (kind, *parts))
-    digest = hashlib.sha256(normal.encode()).hexdigest()[:16]
+    # surrogatepass: a part read from undecodable input bytes (a symbol, a comm decoded with surrogateescape)
+    # still has an identity; a strict encode raised UnicodeEncodeError (exit 4) on one byte 0xb2 in a perf script.
+    digest = hashlib.sha256(normal.encode("utf-8", "surrogatepass")).hexdigest()[:16]
     return f"{kind}:{digest}"
 
 

@@ -6,8 +6,13 @@ real: each excerpt must stand verbatim at its locator in its source.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import contextlib
+import os
+import signal
+import subprocess
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from forensics.evidence import Resolver, check_findings
 from forensics.model import Finding, LocatorKind
@@ -34,9 +39,7 @@ def mount_tmpfs(where: Path, size: str) -> bool:
 
     A small real file system that fills up: the ENOSPC tests write their stores on it.
     """
-    import os
     import shutil
-    import subprocess
 
     where.mkdir(parents=True, exist_ok=True)
     if os.geteuid() != 0 or shutil.which("mount") is None:
@@ -49,7 +52,22 @@ def mount_tmpfs(where: Path, size: str) -> bool:
 
 def fill(where: Path, leave: int) -> None:
     """Fill the file system of ``where`` up to ``leave`` bytes free (a file called ``filler``)."""
-    import os
-
     free = os.statvfs(where).f_bavail * os.statvfs(where).f_frsize
     (where / "filler").write_bytes(b"\0" * max(0, free - leave))
+
+
+@contextlib.contextmanager
+def child(argv: Sequence[str], **popen: Any) -> Iterator[subprocess.Popen[bytes]]:
+    """``subprocess.Popen(argv, **popen)`` in its own process group, killed (SIGKILL, the whole group) and reaped
+    when the block ends however it ends: a failed wait or assertion in the test leaves no process running."""
+    proc = subprocess.Popen(argv, start_new_session=True, **popen)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()  # after SIGKILL: at once; reaps the child and closes its pipes
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()

@@ -28,34 +28,85 @@ class BatchSink(Protocol):
 
 
 @dataclass
-class SyscallRows:
-    """The syscall entry/exit rows kept for the span breakdown, narrow: what it reads and what a citation needs.
+class OpenSyscalls:
+    """Per kernel row fed to the engine (in feed order), the syscall entry its CPU was in just before it.
 
-    ``key`` is ``stream * width + event id`` (``width``: the most event ids of a trace), which names the event.
-    A session recorded with ``--syscall -a`` has mostly these rows: kept as 13 int64 columns they were
-    most of the run's memory.
+    ``key`` is ``stream * width + event id`` of that entry (``width``: the most event ids of a trace), -1
+    when the CPU's last syscall event before the row was an exit, or none was seen; ``ts`` (ns) and ``off``
+    (byte offset in its stream file) cite it.  Worked out chunk by chunk as the events are merged
+    (:class:`SyscallTracker`): a session recorded with ``--syscall -a`` has five times more syscall events
+    than scheduling ones, and keeping them to look this up afterwards was most of the run's memory and
+    a tenth of its time.
     """
 
-    kind: npt.NDArray[np.int8]
-    cpu: npt.NDArray[np.int32]
-    ts: npt.NDArray[np.int64]  # ns
-    off: npt.NDArray[np.int64]  # byte offset in the stream file
     key: npt.NDArray[np.int32]
+    ts: npt.NDArray[np.int64]
+    off: npt.NDArray[np.int64]
+    cpu: npt.NDArray[np.int32]  # the kernel row's CPU (the syscall's)
     width: int
+    events: int  # the syscall events read
 
-    @staticmethod
-    def take(
-        rows: npt.NDArray[np.int64], owner: npt.NDArray[np.int64], sel: npt.NDArray[np.intp], width: int
-    ) -> SyscallRows:
-        """The rows ``sel`` of a chunk."""
-        return SyscallRows(
-            rows[sel, ly.R_KIND].astype(np.int8),
-            rows[sel, ly.R_CPU].astype(np.int32),
-            rows[sel, ly.R_TS],
-            rows[sel, ly.R_OFF],
-            (owner[sel] * width + rows[sel, ly.R_EID]).astype(np.int32),
-            width,
-        )
+
+class SyscallTracker:
+    """The last syscall event of each CPU, carried from merged chunk to merged chunk (time order)."""
+
+    def __init__(self, width: int) -> None:
+        self.width = width
+        self.last: dict[int, tuple[int, int, int, int]] = {}  # cpu -> (kind, key, ts ns, byte offset)
+        self.events = 0
+        self.parts: list[
+            tuple[npt.NDArray[np.int32], npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int32]]
+        ] = []
+
+    def chunk(self, rows: npt.NDArray[np.int64], owner: npt.NDArray[np.int64], fed: npt.NDArray[np.intp]) -> None:
+        """Note the syscall events of a merged chunk, and the open syscall of its rows ``fed`` to the engine.
+
+        "Before" is strictly earlier in time: a syscall event at the very time of a row counts as after it.
+        """
+        kinds = rows[:, ly.R_KIND]
+        calls = np.flatnonzero((kinds == K_SYSCALL_ENTRY) | (kinds == K_SYSCALL_EXIT))
+        self.events += len(calls)
+        key = np.full(len(fed), -1, dtype=np.int32)
+        ts = np.zeros(len(fed), dtype=np.int64)
+        off = np.zeros(len(fed), dtype=np.int64)
+        if len(calls) or self.last:
+            call_cpu = rows[calls, ly.R_CPU]
+            fed_cpu = rows[fed, ly.R_CPU]
+            for c in np.unique(np.concatenate([call_cpu, fed_cpu])).tolist():
+                mine = calls[call_cpu == c]  # this CPU's syscall rows, in time order
+                at = np.flatnonzero(fed_cpu == c)
+                if len(at):
+                    k = np.searchsorted(rows[mine, ly.R_TS], rows[fed[at], ly.R_TS], side="left") - 1
+                    inside = k >= 0
+                    src = mine[k[inside]]
+                    hit = at[inside]
+                    entry = rows[src, ly.R_KIND] == K_SYSCALL_ENTRY
+                    key[hit[entry]] = (owner[src[entry]] * self.width + rows[src[entry], ly.R_EID]).astype(np.int32)
+                    ts[hit[entry]] = rows[src[entry], ly.R_TS]
+                    off[hit[entry]] = rows[src[entry], ly.R_OFF]
+                    prev = self.last.get(c)
+                    if prev is not None and prev[0] == K_SYSCALL_ENTRY:  # before this chunk's first: the carried one
+                        early = at[~inside]
+                        key[early], ts[early], off[early] = prev[1], prev[2], prev[3]
+                if len(mine):
+                    r = int(mine[-1])
+                    kind, eid, t, o = (int(x) for x in rows[r, [ly.R_KIND, ly.R_EID, ly.R_TS, ly.R_OFF]])
+                    self.last[c] = (kind, int(owner[r]) * self.width + eid, t, o)
+        self.parts.append((key, ts, off, rows[fed, ly.R_CPU].astype(np.int32)))
+
+    def result(self) -> OpenSyscalls:
+        """Everything noted, joined."""
+        parts = self.parts
+        if len(parts) != 1:
+            joined = tuple(
+                np.concatenate([p[k] for p in parts])
+                if parts
+                else np.zeros(0, dtype=np.int32 if k in (0, 3) else np.int64)
+                for k in range(4)
+            )
+            parts = self.parts = [joined]  # type: ignore[list-item]
+        key, ts, off, cpu = parts[0]
+        return OpenSyscalls(key, ts, off, cpu, self.width, self.events)
 
 
 @dataclass
@@ -66,7 +117,7 @@ class CtfRead:
     stream: TraceStream
     counts: ParseCounts
     kept: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]] = field(default_factory=list)
-    kept_syscalls: list[SyscallRows] = field(default_factory=list)
+    tracker: SyscallTracker | None = None
 
     def rows(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         """The kept user-space rows (time order) and the stream index of each (joined once, then kept joined)."""
@@ -76,21 +127,11 @@ class CtfRead:
             self.kept = [(np.concatenate([r for r, _o in self.kept]), np.concatenate([o for _r, o in self.kept]))]
         return self.kept[0]
 
-    def syscalls(self) -> SyscallRows:
-        """The kept syscall rows (time order), joined once."""
-        width = self.key_width()
-        parts = self.kept_syscalls
-        if len(parts) != 1:
-            joined = SyscallRows(
-                np.concatenate([p.kind for p in parts]) if parts else np.zeros(0, dtype=np.int8),
-                np.concatenate([p.cpu for p in parts]) if parts else np.zeros(0, dtype=np.int32),
-                np.concatenate([p.ts for p in parts]) if parts else np.zeros(0, dtype=np.int64),
-                np.concatenate([p.off for p in parts]) if parts else np.zeros(0, dtype=np.int64),
-                np.concatenate([p.key for p in parts]) if parts else np.zeros(0, dtype=np.int32),
-                width,
-            )
-            self.kept_syscalls = parts = [joined]
-        return parts[0]
+    def syscalls(self) -> OpenSyscalls:
+        """The open syscall of each kernel row fed (with the rows kept)."""
+        if self.tracker is None:
+            self.tracker = SyscallTracker(self.key_width())
+        return self.tracker.result()
 
     def key_width(self) -> int:
         """The ``width`` of :class:`SyscallRows` keys for this session."""
@@ -98,7 +139,8 @@ class CtfRead:
 
 
 def feed_session(session: Session, sink: BatchSink, keep: bool = False) -> CtfRead:
-    """Read ``session`` in time order; kernel rows go to ``sink``; ``keep`` keeps the user-space and syscall rows."""
+    """Read ``session`` in time order; kernel rows go to ``sink``; ``keep`` keeps the user-space rows and notes the
+    syscall each kernel row's CPU was in."""
     path = str(session.root)
     counts = ParseCounts(layout="ctf")
     _name, major, minor = next((t.meta.tracer for t in session.traces if t.meta.domain == "kernel"), ("", 0, 0))
@@ -107,7 +149,7 @@ def feed_session(session: Session, sink: BatchSink, keep: bool = False) -> CtfRe
     counts.tracer = None
     seen_waking = False
     read = CtfRead(session, TraceStream(path, _kind(session), iter(()), []), counts)
-    width = read.key_width()
+    tracker = read.tracker = SyscallTracker(read.key_width())
     # The files' hashes (evidence) computed meanwhile: hashlib lets the reader and the engine run.
     records: list[list[SourceRecord] | BaseException] = []
     hasher = threading.Thread(
@@ -116,16 +158,14 @@ def feed_session(session: Session, sink: BatchSink, keep: bool = False) -> CtfRe
     hasher.start()
     for rows, owner in _prefetched(session.rows()):
         kinds = rows[:, ly.R_KIND]
-        if keep:  # the span breakdown's rows: user-space marks whole, syscalls narrow
+        if keep:  # the span breakdown's rows: user-space marks whole
             user = np.flatnonzero(kinds == K_USER)
             if len(user):
                 read.kept.append((rows[user], owner[user]))
-            sys_rows = np.flatnonzero((kinds == K_SYSCALL_ENTRY) | (kinds == K_SYSCALL_EXIT))
-            if len(sys_rows):
-                read.kept_syscalls.append(SyscallRows.take(rows, owner, sys_rows, width))
         if sink.done:
             if not keep:  # the window ended: nothing more to analyse
                 break
+            tracker.chunk(rows, owner, np.zeros(0, dtype=np.intp))  # counted: whether the session has any
             continue
         wanted = kinds < K_SYSCALL_ENTRY  # the engine's rows: kernel events, less the wakeups a waking makes redundant
         if not seen_waking:
@@ -136,6 +176,8 @@ def feed_session(session: Session, sink: BatchSink, keep: bool = False) -> CtfRe
         else:
             wanted &= kinds != Kind.WAKEUP
         sel = np.flatnonzero(wanted)
+        if keep:
+            tracker.chunk(rows, owner, sel)
         batch = kernel_batch(session, rows[sel], owner[sel], shift_wakeup)
         counts.used += len(batch)
         if len(batch):

@@ -28,8 +28,9 @@ import numpy as np
 import numpy.typing as npt
 
 from collectors.ctf import layouts as ly
+from collectors.ctf import parsed
 from collectors.ctf.general import DecodeError, GeneralDecoder
-from collectors.ctf.metadata import Clock, Metadata, parse_metadata
+from collectors.ctf.metadata import Clock, Metadata
 from forensics.errors import InputError
 from forensics.model import SourceRecord
 from forensics.output import register_input
@@ -147,6 +148,7 @@ class StreamFile:
     scratch_packets: npt.NDArray[np.int64] = field(
         default_factory=lambda: np.empty((PACKETS_PER_CALL, ly.N_PKTCOLS), dtype=np.int64)
     )
+    mapping: mmap.mmap | None = None  # the file's mapping (None: empty file)
 
 
 @dataclass
@@ -230,16 +232,30 @@ def _stream_files(trace_dir: Path) -> list[Path]:
     )
 
 
-def _map(path: Path) -> npt.NDArray[np.uint8]:
+def _map(trace: int, path: Path) -> StreamFile:
     try:
         size = path.stat().st_size
         if size == 0:
-            return np.zeros(0, dtype=np.uint8)
+            return StreamFile(trace, path, np.zeros(0, dtype=np.uint8))
         with open(path, "rb") as fh:
             mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror}", hint="check the permissions") from None
-    return np.frombuffer(mm, dtype=np.uint8)
+    return StreamFile(trace, path, np.frombuffer(mm, dtype=np.uint8), mapping=mm)
+
+
+def _release(s: StreamFile) -> None:
+    """Give the pages of ``s`` decoded so far back to the page cache (they leave this process's RSS).
+
+    A mapped file's pages count in the peak RSS once read: a 100 MB session would add its 100 MB. The
+    strings a citation or a name quotes are read again later, and each such read maps the pages around
+    it too (the kernel's fault-around, 64 KB): the whole decoded part is given back each time.
+    """
+    done = len(s.buf) if s.done else s.pos
+    upto = done - done % mmap.PAGESIZE
+    if s.mapping is None or upto <= 0 or not hasattr(mmap, "MADV_DONTNEED"):
+        return
+    s.mapping.madvise(mmap.MADV_DONTNEED, 0, upto)
 
 
 class Session:
@@ -257,10 +273,10 @@ class Session:
             for f in tdir.rglob("*"):  # metadata, streams and index/: evidence no output of the run may replace
                 if f.is_file():
                     register_input(f)
-            meta = parse_metadata(tdir / "metadata")
-            self.traces.append(self._prepare(tdir, meta))
+            meta, layouts = parsed.load(tdir / "metadata")
+            self.traces.append(self._prepare(tdir, meta, layouts))
             for f in _stream_files(tdir):
-                self.streams.append(StreamFile(len(self.traces) - 1, f, _map(f)))
+                self.streams.append(_map(len(self.traces) - 1, f))
         clocks = {(t.clock.name, t.clock.uuid) for t in self.traces}
         if len(clocks) > 1:
             names = ", ".join(
@@ -285,8 +301,7 @@ class Session:
         self._labels: dict[int, str] = {}
 
     @staticmethod
-    def _prepare(tdir: Path, meta: Metadata) -> CtfTrace:
-        layouts = ly.compile_layouts(meta)
+    def _prepare(tdir: Path, meta: Metadata, layouts: ly.Layouts) -> CtfTrace:
         if layouts.packet_unsupported:
             raise InputError(
                 f"{tdir}: the packet or event header layout is not one this reader decodes"
@@ -417,6 +432,7 @@ class Session:
         if len(both) > 1 and bool(np.any(np.diff(both[:, ly.R_TS]) < 0)):  # a clock jump: merge in time order
             both = both[np.argsort(both[:, ly.R_TS], kind="stable")]
         s.pending = both
+        _release(s)
 
     @staticmethod
     def _general_packet(
@@ -557,8 +573,13 @@ class Session:
             out.append(
                 SourceRecord(str(t.path / "metadata"), len(data), hashlib.sha256(data).hexdigest(), self.seconds)
             )
-        for s in self.streams:  # hashed from the mapped file (hashlib lets other threads run meanwhile)
-            out.append(SourceRecord(str(s.path), len(s.buf), hashlib.sha256(s.buf.data).hexdigest(), self.seconds))
+        for s in self.streams:  # read, not mapped: no page of it stays in this process (hashlib lets others run)
+            try:
+                with open(s.path, "rb") as fh:
+                    digest = hashlib.file_digest(fh, "sha256").hexdigest()
+            except OSError as exc:
+                raise InputError(f"cannot read {s.path}: {exc.strerror}", hint="check the permissions") from None
+            out.append(SourceRecord(str(s.path), len(s.buf), digest, self.seconds))
         return out
 
     def notes(self) -> list[str]:

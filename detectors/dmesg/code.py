@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from detectors.dmesg.lines import LogLine
+from forensics import regexcache as rc
 from forensics.types.dmesg import CodeInstruction, CodeListing
 
 if TYPE_CHECKING:  # imported where a Code: line is decoded (capstone is a large module to import)
@@ -26,11 +27,11 @@ if TYPE_CHECKING:  # imported where a Code: line is decoded (capstone is a large
 #: Registers a call may change (System V x86-64 ABI): detectors.vmcore.disasm._CALLER_SAVED, not imported for it.
 _CALLER_SAVED = frozenset({"rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11"})
 
-_X86_CODE = re.compile(r"^\s*Code: ((?:<?[0-9a-f]{2}>? )*<?[0-9a-f]{2}>?)\s*$")
-_ARM64_CODE = re.compile(r"^\s*Code: ((?:\(?[0-9a-f]{8}\)? ?)+)\s*$")
-_X86_REG = re.compile(r"\b(R[A-Z0-9]{1,2}|E[A-Z]{2}):\s*(?:[0-9a-f]{4}:)?([0-9a-f]{8,16})\b")
-_X86_KERNEL_RIP = re.compile(r"^\s*(?:RIP|EIP): (?:0010|0060):(\S+)")
-_ARM64_REG = re.compile(r"\b(x\d{1,2}|sp|lr|pc)\s*: ([0-9a-f]{16})\b")
+_X86_CODE = rc.compile(r"^\s*Code: ((?:<?[0-9a-f]{2}>? )*<?[0-9a-f]{2}>?)\s*$")
+_ARM64_CODE = rc.compile(r"^\s*Code: ((?:\(?[0-9a-f]{8}\)? ?)+)\s*$")
+_X86_REG = rc.compile(r"\b(R[A-Z0-9]{1,2}|E[A-Z]{2}):\s*(?:[0-9a-f]{4}:)?([0-9a-f]{8,16})\b")
+_X86_KERNEL_RIP = rc.compile(r"^\s*(?:RIP|EIP): (?:0010|0060):(\S+)")
+_ARM64_REG = rc.compile(r"\b(x\d{1,2}|sp|lr|pc)\s*: ([0-9a-f]{16})\b")
 _BASE = 0x1000  # the synthetic address of the first code byte: capstone needs one; offsets are what count
 
 

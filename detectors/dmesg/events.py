@@ -15,17 +15,18 @@ from collections.abc import Iterator, Sequence
 from detectors.dmesg.extract import guilty_frame, line_context, report_extent, signature
 from detectors.dmesg.lines import LogLine, Window
 from detectors.dmesg.rules import CALL_TRACE, TRACE, StackSpec
+from forensics import regexcache as rc
 from forensics.model import NotAvailable, Severity
-from forensics.types.dmesg import Frame, KernelReport
+from forensics.types.dmesg import Frame, KernelReport, ReportKind
 
-OOM_INVOKED = re.compile(r"(\S+) invoked oom-killer: gfp_mask=(\S+).*?order=(-?\d+)(?:, oom_score_adj=(-?\d+))?")
-ALLOC_FAILURE = re.compile(r"(\S+): page allocation failure: order:(\d+), mode:(\S+)")
-VMALLOC_FAILURE = re.compile(r"(\S+): vmalloc error: size (\d+)|vmalloc: allocation failure: (\d+) bytes")
-KILLED = re.compile(
+OOM_INVOKED = rc.compile(r"(\S+) invoked oom-killer: gfp_mask=(\S+).*?order=(-?\d+)(?:, oom_score_adj=(-?\d+))?")
+ALLOC_FAILURE = rc.compile(r"(\S+): page allocation failure: order:(\d+), mode:(\S+)")
+VMALLOC_FAILURE = rc.compile(r"(\S+): vmalloc error: size (\d+)|vmalloc: allocation failure: (\d+) bytes")
+KILLED = rc.compile(
     r"(?:(Memory cgroup )?[Oo]ut of memory(?: \([a-z_]+\))?: )?Kill(?:ed)? process (\d+) \((.*?)\)"
     r"(?:.*?anon-rss:(\d+)kB)?"
 )
-CONSTRAINT = re.compile(r"oom-kill:constraint=(\w+)")
+CONSTRAINT = rc.compile(r"oom-kill:constraint=(\w+)")
 MEM_INFO = "Mem-Info:"
 _ALLOC_STACK = StackSpec(
     ((CALL_TRACE, TRACE),),
@@ -72,7 +73,7 @@ def build_event(window: Sequence[LogLine]) -> tuple[KernelReport, int] | None:
         order = m.group(2) if m.re is ALLOC_FAILURE else "vmalloc"
         title = f"page allocation failure: order:{order} in {frame or 'corrupted'}"
         details = (("gfp", m.group(3)),) if m.re is ALLOC_FAILURE else ()
-        return _event(title, "alloc-failure", Severity.MEDIUM, own, end, window, frame, details, trace), resume
+        return _event(title, ReportKind.ALLOC_FAILURE, Severity.MEDIUM, own, end, window, frame, details, trace), resume
     return None
 
 
@@ -178,12 +179,12 @@ def _oom(window: Sequence[LogLine], invoked: re.Match[str] | None) -> KernelRepo
     title = f"OOM kill of {victim}" if victim else "OOM killer invoked"
     if invoked is not None:
         title += f" (invoked by {invoked.group(1)})"
-    return _event(title, "oom", Severity.HIGH, own, end, window, None, tuple(details), ())
+    return _event(title, ReportKind.OOM, Severity.HIGH, own, end, window, None, tuple(details), ())
 
 
 def _event(
     title: str,
-    kind: str,
+    kind: ReportKind,
     severity: Severity,
     own: Sequence[LogLine],
     end: int,
@@ -199,7 +200,7 @@ def _event(
         title=title,
         kind=kind,
         severity=severity,
-        rule=kind,
+        rule=kind.value,
         corrupted=False,
         corrupted_reason=None,
         frame=frame if frame else NotAvailable("events have no guilty frame"),

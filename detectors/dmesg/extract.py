@@ -31,22 +31,23 @@ from detectors.dmesg.lines import LogLine
 from detectors.dmesg.model import keep_parsed
 from detectors.dmesg.rules import IGNORED, RULES, TRIGGERS, Rule, StackSpec, Step
 from detectors.dmesg.taint import decode_taint, taint_letters
+from forensics import regexcache as rc
 from forensics.model import NotAvailable
 from forensics.types.dmesg import Frame, KernelReport
 
-_END_MARKER = re.compile(r"---\[ end (?:trace|Kernel panic)")
+_END_MARKER = rc.compile(r"---\[ end (?:trace|Kernel panic)")
 # dump_stack_print_info(): "Comm: %.20s %s%s ..." where the first %s is "Kdump: loaded " when a crash
 # kernel is loaded, then "Tainted: ..." or "Not tainted"; a comm may itself hold spaces.
-_CPU_LINE = re.compile(
+_CPU_LINE = rc.compile(
     r"CPU: (\d+) (?:UID: \d+ )?PID: (\d+) Comm: (.+?)(?: Kdump: loaded)?(?: Not tainted| Tainted:| *$)"
 )
-_RELEASE = re.compile(r"(?:Not tainted|Tainted: [A-Z ]+?)\s+(\d+\.\d+[^\s]*)")
-_HARDWARE = re.compile(r"Hardware name: (.+?)\s*$")
-_TIMESTAMP_IN_TITLE = re.compile(r"\[ *\d+\.\d+\]")
-_OFFSET = re.compile(r"\+0x[0-9a-f]+/0x[0-9a-f]+")
-_ADDRESS = re.compile(r"\b(?:0x[0-9a-fA-F]+|[0-9a-fA-F]{8,})\b")
-_NUMBER = re.compile(r"\b\d+\b")
-_SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_.$]*")
+_RELEASE = rc.compile(r"(?:Not tainted|Tainted: [A-Z ]+?)\s+(\d+\.\d+[^\s]*)")
+_HARDWARE = rc.compile(r"Hardware name: (.+?)\s*$")
+_TIMESTAMP_IN_TITLE = rc.compile(r"\[ *\d+\.\d+\]")
+_OFFSET = rc.compile(r"\+0x[0-9a-f]+/0x[0-9a-f]+")
+_ADDRESS = rc.compile(r"\b(?:0x[0-9a-fA-F]+|[0-9a-fA-F]{8,})\b")
+_NUMBER = rc.compile(r"\b\d+\b")
+_SYMBOL = rc.compile(r"[A-Za-z_][A-Za-z0-9_.$]*")
 
 
 def sanitize(text: str) -> str:
@@ -59,7 +60,7 @@ def sanitize(text: str) -> str:
     return _NUMBER.sub("NUM", text).strip()
 
 
-_STRUCTURAL = re.compile(
+_STRUCTURAL = rc.compile(
     r"^\s*(?:R[A-Z0-9]{1,2}:|[A-Z]{2,3}:|Code:|\? |<|Modules linked in|Hardware name|CPU: |Call [Tt]race|"
     r"Kernel Offset|Dumping ftrace|---\[|\(ftrace buffer|Workqueue:|Allocated by|Freed by|The buggy address|"
     r"Memory state|Disabling lock|irq event stamp|hardirqs|softirqs|\[<|#\d|\s*\d+ locks? held|other info|"

@@ -22,7 +22,7 @@ from forensics.model import (
     Evidence,
     Fact,
     Finding,
-    FindingKind,
+    IdFamily,
     Locator,
     LocatorKind,
     NotAvailable,
@@ -31,7 +31,7 @@ from forensics.model import (
     finding_id,
 )
 from forensics.types.causes import Cause, memory_user
-from forensics.types.dmesg import SAMPLE_REPORTS, KernelReport, ReportGroup, group_severity
+from forensics.types.dmesg import SAMPLE_REPORTS, KernelReport, ReportGroup, ReportKind, group_severity
 
 if TYPE_CHECKING:
     # The reading of report bodies (detectors/dmesg/why.py, its ~80 patterns, capstone's decoder) is imported
@@ -41,13 +41,13 @@ if TYPE_CHECKING:
 DETECTOR = "dmesg"
 _EXCERPT_MAX = 400
 
-_NEXT_STEPS: dict[str, tuple[str, ...]] = {
-    "hang": ("Look at the locks held and the task it waits for (echo w > /proc/sysrq-trigger).",),
-    "rcu-stall": ("Find the looping code in the stall's stack; check for long loops without cond_resched().",),
-    "oom": ("Check which task grew (Tasks state table) and the memory limits (cgroup, overcommit).",),
-    "alloc-failure": ("Check memory fragmentation (/proc/buddyinfo) and the caller's GFP flags and order.",),
-    "lockdep": ("Read both lock chains in the report; fix the lock order or the IRQ safety of the lock.",),
-    "hardware": ("Run the platform's hardware diagnostics; decode the MCE banks with rasdaemon or mcelog.",),
+_NEXT_STEPS: dict[ReportKind, tuple[str, ...]] = {
+    ReportKind.HANG: ("Look at the locks held and the task it waits for (echo w > /proc/sysrq-trigger).",),
+    ReportKind.RCU_STALL: ("Find the looping code in the stall's stack; check for long loops without cond_resched().",),
+    ReportKind.OOM: ("Check which task grew (Tasks state table) and the memory limits (cgroup, overcommit).",),
+    ReportKind.ALLOC_FAILURE: ("Check memory fragmentation (/proc/buddyinfo) and the caller's GFP flags and order.",),
+    ReportKind.LOCKDEP: ("Read both lock chains in the report; fix the lock order or the IRQ safety of the lock.",),
+    ReportKind.HARDWARE: ("Run the platform's hardware diagnostics; decode the MCE banks with rasdaemon or mcelog.",),
 }
 _DEFAULT_STEPS = (
     "Search the title on the kernel mailing lists and syzbot; check the guilty function's recent changes.",
@@ -175,7 +175,7 @@ def group_finding(source: str, group: ReportGroup) -> Finding:
     if group.count > 1:
         evidence += [_occurrence(source, r, f"one of {group.count}") for r in group.sample]
         evidence.append(_occurrence(source, last, f"last of {group.count}"))
-    facts = [Fact("type", first.kind), Fact("occurrences", str(group.count))]
+    facts = [Fact("type", first.kind.value), Fact("occurrences", str(group.count))]
     for name, value in (
         ("guilty frame", first.frame),
         ("cpu", first.cpu),
@@ -198,8 +198,8 @@ def group_finding(source: str, group: ReportGroup) -> Finding:
         where += f"; cited: {', '.join(str(r.start_line) for r in group.kept)}"
     confidence = 0.5 if first.corrupted else 0.9
     return Finding(
-        id=finding_id(DETECTOR, first.kind, first.title),
-        kind=FindingKind(f"dmesg.{first.kind}"),
+        id=finding_id(IdFamily.DMESG, first.kind.value, first.title),
+        kind=first.kind.finding_kind,
         title=first.title,
         severity=severity,
         confidence=confidence,

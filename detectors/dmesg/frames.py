@@ -18,9 +18,10 @@ from typing import Any, NamedTuple
 from ahocorasick_rs import AhoCorasick, MatchKind
 
 from detectors.dmesg.lines import LogLine
+from forensics import regexcache as rc
 from forensics.types.dmesg import Frame
 
-_FRAME = re.compile(
+_FRAME = rc.compile(
     r"^\s*(?:\[\s*<?(?:0x)?[0-9a-fA-F]+>?\]\s*){0,2}"  # [<ffffffff81000000>] columns (old x86, arm)
     r"(\?\s+)?"  # the unwinder's "unreliable" mark
     r"(?:\d+:)?"
@@ -32,16 +33,16 @@ _FRAME = re.compile(
 # return address, in the caller (the callee has a line of its own above).
 #: 32-bit arm's ``[<pc>] (callee) from [<lr>] (caller+off/size)``; symbolized (syzbot) with `` file:line`` before
 #: the parenthesis closes.  A caller without an offset (``(f file:line [inline])``) is not a frame.
-_ARM_FRAME = re.compile(
+_ARM_FRAME = rc.compile(
     r"^\s*\[<[0-9a-f]+>\] \([^)]*\) from \[<[0-9a-f]+>\] \(([A-Za-z_][A-Za-z0-9_.$]*)\+(0x[0-9a-f]+)/(0x[0-9a-f]+)"
     r"(?: [^)]*)?\)"
 )
 _UNRELIABLE_SUFFIX = " (unreliable)"  # powerpc marks unreliable frames at the end
-_MARKER = re.compile(r"^\s*<(/?)(IRQ|NMI|TASK|SOFTIRQ|EOI|#[A-Z]+)>\s*$")
-_EXCEPTION = re.compile(r"^\s*--- interrupt: ([0-9a-fx]+)|^\s*(?:Exception stack|irq event stamp)")
+_MARKER = rc.compile(r"^\s*<(/?)(IRQ|NMI|TASK|SOFTIRQ|EOI|#[A-Z]+)>\s*$")
+_EXCEPTION = rc.compile(r"^\s*--- interrupt: ([0-9a-fx]+)|^\s*(?:Exception stack|irq event stamp)")
 
 #: Lines that start a new list of frames (a new stack inside one report).
-STACK_START = re.compile(
+STACK_START = rc.compile(
     r"Call [Tt]race:|^\s*Backtrace:|Allocated by task \d+:|Freed by task \d+:|Allocated:|Freed:|(?<!stack) backtrace:|"
     r"^\s*backtrace(?: \(crc [0-9a-f]+\))?:|Last potentially related work creation:|Second to last potentially|"
     r"(?:allocated|freed) by task \d+ on cpu \d+|Uninit was stored to memory at|Uninit was created at|"
@@ -64,7 +65,7 @@ def starts_stack(body: str) -> bool:
 
 
 #: Mangled C++ (Itanium ``_Z``) and Rust (legacy ``_ZN..E``, v0 ``_R``) symbols; kCFI adds ``__cfi_``.
-_MANGLED = re.compile(r"^(?:__cfi_)?_[ZR][A-Za-z0-9_$]")
+_MANGLED = rc.compile(r"^(?:__cfi_)?_[ZR][A-Za-z0-9_$]")
 
 
 @functools.lru_cache(maxsize=16384)
@@ -87,7 +88,7 @@ def demangle(symbol: str) -> str:
     return _RUST_HASH.sub("", _strip_params(name))
 
 
-_RUST_HASH = re.compile(r"::h[0-9a-f]{16}$")
+_RUST_HASH = rc.compile(r"::h[0-9a-f]{16}$")
 
 
 def _strip_params(name: str) -> str:
@@ -300,7 +301,7 @@ class SkipMatcher:
     __slots__ = ("_extra",)
 
     def __init__(self, extra: tuple[str, ...]) -> None:
-        self._extra = re.compile("|".join(f"(?:{p})" for p in extra)) if extra else None
+        self._extra = rc.compile("|".join(f"(?:{p})" for p in extra)) if extra else None
 
     def search(self, name: str) -> bool:
         """Whether the function ``name`` is infrastructure (a match anywhere in it, as ``re.search``)."""
@@ -357,8 +358,8 @@ def _base_skip() -> _BaseSkip:
         tuple(starts),
         tuple(ends),
         frozenset(whole),
-        re.compile("|".join(f"(?:{p})" for p in at_start)),
-        re.compile("|".join(f"(?:{p})" for p in other) or "(?!)"),
+        rc.compile("|".join(f"(?:{p})" for p in at_start)),
+        rc.compile("|".join(f"(?:{p})" for p in other) or "(?!)"),
     )
 
 
@@ -412,7 +413,7 @@ def is_skipped(extra: tuple[str, ...], name: str) -> bool:
 # A stall or lockup is caught at a random point of a loop, so the top frame differs between
 # reports of one bug.  The frame just above a known dispatch point (syscall entry, workqueue,
 # timer, softirq) names the operation that loops.
-STALL_ANCHORS = re.compile(
+STALL_ANCHORS = rc.compile(
     r"process_one_work|do_syscall_|do_fast_syscall_|sysenter_dispatch|tracesys_phase2|netif_receive_skb|"
     r"do_softirq|call_timer_fn|_run_timers|run_timer_softirq|run_ksoftirqd|smpboot_thread_fn|^kthread$|"
     r"start_secondary|cpu_startup_entry|ret_from_fork|vfs_write|vfs_read|vfs_iter_read|vfs_iter_write|"
@@ -431,7 +432,7 @@ STALL_ANCHORS = re.compile(
 # Hung tasks wait on someone else; these waits say on what, and group hangs on one cause.
 _HUNG_ANCHORS = (("rtnl_lock", None), ("synchronize_rcu", "synchronize_rcu"), ("synchronize_srcu", "synchronize_rcu"),
                  ("synchronize_net", "synchronize_rcu"), ("synchronize_sched", "synchronize_rcu"))  # fmt: skip
-_HUNG_SKIP = re.compile(
+_HUNG_SKIP = rc.compile(
     # "wait" but not "waiter": a task named for waiting is the code under test, not a wait primitive.
     r"sched|_lock|_slowlock|^_*down|rwsem|completion|^kthread|wait(?!er)|"
     r"synchronize|context_switch|__switch_to|cancel_delayed_work|rcu_barrier|flush_work|"

@@ -14,30 +14,31 @@ from __future__ import annotations
 
 import datetime as _dt
 import functools
-import re
 from collections.abc import Sequence
 from typing import NamedTuple, overload
 
+from forensics import regexcache as rc
+
 # Wrappers that come before the kernel's own prefix, tried in order (first match wins).
-_KMSG = re.compile(r"(\d+),(\d+),(\d+),[^;]*;")
-_SYSLOG = re.compile(
+_KMSG = rc.compile(r"(\d+),(\d+),(\d+),[^;]*;")
+_SYSLOG = rc.compile(
     r"(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?"  # syslog / journalctl short
     r"|\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"  # short-iso, rfc3339
     r"|\[\s*\d+\.\d+\])"  # journalctl short-monotonic
     r" \S+ kernel: ?"
 )
-_DMESG_X = re.compile(
+_DMESG_X = rc.compile(
     r"(?:kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp|local\d)\s*:"
     r"(emerg|alert|crit|err|warn|notice|info|debug)\s*: ?"
 )
-_LEVEL = re.compile(r"<(\d{1,3})>")
-_DROPPED = re.compile(r"\*\* \d+ printk messages dropped \*\* ?")
-_MONO = re.compile(r"\[\s*(\d+)\.(\d+)\]")
-_WALL = re.compile(r"\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\]")
-_CALLER = re.compile(r"\[\s*([TC]\d+)\]")
+_LEVEL = rc.compile(r"<(\d{1,3})>")
+_DROPPED = rc.compile(r"\*\* \d+ printk messages dropped \*\* ?")
+_MONO = rc.compile(r"\[\s*(\d+)\.(\d+)\]")
+_WALL = rc.compile(r"\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\]")
+_CALLER = rc.compile(r"\[\s*([TC]\d+)\]")
 
 # The common case, a bare ``[ sec.usec]`` stamp and maybe a caller, in one match.
-_FAST = re.compile(r"\[\s*(\d+)\.(\d+)\](?:\[\s*([TC]\d+)\])? ?")
+_FAST = rc.compile(r"\[\s*(\d+)\.(\d+)\](?:\[\s*([TC]\d+)\])? ?")
 
 _LEVEL_NAMES = ("emerg", "alert", "crit", "err", "warn", "notice", "info", "debug")
 

@@ -16,30 +16,30 @@ built from scratch, so the memo changes nothing but the cost.
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Callable
 from itertools import repeat
 from operator import add, itemgetter
 from typing import Any, NamedTuple
 
 from detectors.dmesg.lines import Window, decode, line_time
+from forensics import regexcache as rc
 from forensics.types.dmesg import Frame, KernelReport
 
 #: A syslog time without a year (``Nov 30 06:55:30 host kernel:``): it gives no wall-clock time
 #: (:func:`~detectors.dmesg.lines.parse_line` keeps none), so a key leaves it out.
-_SYSLOG_TIME = re.compile(rb"\n[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?(?= \S+ kernel:)")
+_SYSLOG_TIME = rc.compile(rb"\n[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?(?= \S+ kernel:)")
 #: A line's printk time stamp, the other part of a line a key leaves out: at the line's start, or after
 #: the prefixes parse_line takes off before it (a blanked syslog time and host, a ``dmesg -x`` facility
 #: and level, a ``<N>`` level), matched as parse_line matches them, so that a blanked stamp is always
 #: one parse_line reads as the line's time and never part of its message.
-_STAMP = re.compile(
+_STAMP = rc.compile(
     rb"\n((?:\x00 \S+ kernel: ?"
     rb"|(?=[^\n]{0,7}:)(?:kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp|local\d)[^\S\n]*:"
     rb"(?:emerg|alert|crit|err|warn|notice|info|debug)[^\S\n]*: ?)?(?:<\d{1,3}>)?)\[[^\S\n]*\d+\.\d+\]"
 )
 #: _STAMP as it stands in a text before its syslog times are blanked: the NUL that stands for a blanked time
 #: is the time itself (a line has one where _SYSLOG_TIME matched, and _SYSLOG_TIME asks for what follows here).
-_STAMP_RAW = re.compile(_STAMP.pattern.replace(rb"\x00", rb"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?", 1))
+_STAMP_RAW = rc.compile(_STAMP.pattern.replace(rb"\x00", rb"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?", 1))
 #: Every digit as ``0``: two texts with the same layout differ at most in their digits (``bytes.translate``).
 DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
 MAX_KEYS = 512  # distinct header lines remembered (each entry holds a report and its key: ~5-10 KB)
@@ -126,7 +126,7 @@ def _key(blob: bytes) -> bytes | None:
     return b"\x00".join(_STAMP.split(blob))
 
 
-_RAW_TIME = re.compile(rb"\[[^\S\n]*(\d+)\.(\d+)\]")
+_RAW_TIME = rc.compile(rb"\[[^\S\n]*(\d+)\.(\d+)\]")
 
 
 def _stamp_at(line: bytes) -> int:

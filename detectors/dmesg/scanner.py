@@ -22,7 +22,8 @@ from detectors.dmesg.extract import HEADER_HINT_SEARCH, build_report, match_head
 from detectors.dmesg.lines import LogLine, Window, decode, parse_line
 from detectors.dmesg.memo import DIGITS_AS_ZERO, ReportMemo, line_numbers
 from detectors.dmesg.rules import TRIGGERS, Rule
-from forensics.types.dmesg import KernelReport
+from forensics import regexcache as rc
+from forensics.types.dmesg import KernelReport, ReportKind
 
 MAX_REPORT_LINES = 1000
 FIRST_WINDOW_LINES = 120  # most reports end within this; a longer one gets the full window
@@ -37,7 +38,7 @@ _PREAMBLE_WORDS = (b"cut here", b"corruption", b"refcount_t:", b"double add", b"
 #: Whether any of them is above a header: one automaton pass (~2 us for the 2 KB; five ``in`` tests took ~20 us).
 _PREAMBLE_SEARCH = BytesAhoCorasick(list(_PREAMBLE_WORDS), matchkind=MatchKind.LeftmostFirst)
 #: A message printed above its report's header without a "cut here" line between them.
-_PREAMBLE_MESSAGE = re.compile(rb"list_(?:add|del) corruption|list_add double add|refcount_t: |kasan: ")
+_PREAMBLE_MESSAGE = rc.compile(rb"list_(?:add|del) corruption|list_add double add|refcount_t: |kasan: ")
 
 
 #: Every trigger word in one automaton: ahocorasick_rs (Rust's aho-corasick crate, whose SIMD "Teddy" prefilter
@@ -54,13 +55,13 @@ _REBOOT_WORDS = (
 )  # fmt: skip
 _REACHED_TARGET = len(_REBOOT_WORDS)
 _REBOOT_SEARCH = BytesAhoCorasick([*_REBOOT_WORDS, b"Reached target"], matchkind=MatchKind.LeftmostFirst)
-_REBOOT_TARGET = re.compile(rb"Reached target.*(?:Reboot|Shutdown)")
+_REBOOT_TARGET = rc.compile(rb"Reached target.*(?:Reboot|Shutdown)")
 _NEAR_BYTES = 1024  # the bytes just above a boot banner, searched first for a reason
 
 
 #: Kinds of report that never start the report of a continuation line found below them.
-_NOT_ABOVE = ("panic", "reboot")
-_RAW_STAMP = re.compile(rb"\[\s*(\d+)\.(\d+)\]")
+_NOT_ABOVE = (ReportKind.PANIC, ReportKind.REBOOT)
+_RAW_STAMP = rc.compile(rb"\[\s*(\d+)\.(\d+)\]")
 _TYPICAL_LINE = 160  # bytes per line assumed when cutting a window (grown when lines are longer)
 
 

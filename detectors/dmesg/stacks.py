@@ -24,11 +24,12 @@ from ahocorasick_rs import BytesAhoCorasick, MatchKind
 
 from detectors.dmesg.frames import function_name, is_skipped
 from detectors.dmesg.lines import LogLine
+from forensics import regexcache as rc
 from forensics.types.dmesg import StackFrame, StackSection
 
 #: A frame line: ``[<addr>]`` columns, ``?``, the symbol, ``+off/size``, ``[module]``, ``file:line``, ``[inline]``.
 #: A frame without an offset counts only with a source position (a symbolized inlined frame).
-_FRAME = re.compile(
+_FRAME = rc.compile(
     r"^\s*(?:\[\s*<?(?:0x)?[0-9a-fA-F]+>?\]\s*){0,2}(\?\s+)?(?:\d+:)?\.?"
     r"([A-Za-z_][A-Za-z0-9_.$]*)"
     r"(?:\+(0x[0-9a-fA-F]+)/(0x[0-9a-fA-F]+))?"
@@ -37,12 +38,12 @@ _FRAME = re.compile(
     r"(?:\s+\[([A-Za-z0-9_\-]+)\])?"
     r"(\s+\[inline\])?\s*(?:\(unreliable\))?\s*$"
 )
-_ARM_FRAME = re.compile(
+_ARM_FRAME = rc.compile(
     r"^\s*\[<[0-9a-f]+>\] \([^)]*\) from \[<[0-9a-f]+>\] \(([A-Za-z_][A-Za-z0-9_.$]*)\+(0x[0-9a-f]+)/"
 )
-_MARKER = re.compile(r"^\s*<(/?)(IRQ|NMI|TASK|SOFTIRQ|EOI|#[A-Z]+)>\s*$")
+_MARKER = rc.compile(r"^\s*<(/?)(IRQ|NMI|TASK|SOFTIRQ|EOI|#[A-Z]+)>\s*$")
 #: Lines that may stand inside a stack without ending it: register dumps, markers, ``PID = 1``.
-_INSIDE = re.compile(
+_INSIDE = rc.compile(
     r"^\s*(?:(?:R[A-Z0-9]{1,3}|[A-Z]{2,3}|CR\d|DR\d|ORIG_RAX|pc|lr|sp|x\d+)\s*:|Code:|PID = \d+|---\s*interrupt|"
     r"Exception stack|\(stack is not available\)|$)"
 )
@@ -50,7 +51,7 @@ _INSIDE = re.compile(
 
 #: Section headings, most specific first: (kind, pattern).  ``task`` is the group naming the task.
 SECTION_HEADINGS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (kind, re.compile(pattern))
+    (kind, rc.compile(pattern))
     for kind, pattern in (
         ("allocated", r"^\s*(?:Allocated by task (?P<task>\d+)|Allocated):"),
         ("freed", r"^\s*(?:Freed by task (?P<task>\d+)|Freed):"),
@@ -71,7 +72,7 @@ SECTION_HEADINGS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 #: Words one of which every heading holds (a cheap test before the patterns).
 _HEADING_WORDS = ("Allocated", "Freed", "allocated by", "freed by", "potentially related", "Uninit was", "created at:",
                   "page last", "-> #", "acktrace", "race:")  # fmt: skip
-_HEADING_HINT = re.compile("|".join(map(re.escape, _HEADING_WORDS)))
+_HEADING_HINT = rc.compile("|".join(map(re.escape, _HEADING_WORDS)))
 #: The same words in one automaton, to find the lines that may be headings in one pass over a report's bodies
 #: (a regex alternation is tried at every character: ~1.5 us a line).  Leftmost-first, non-overlapping: no word
 #: holds a newline, so every line with a word has a match.

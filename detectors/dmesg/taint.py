@@ -6,7 +6,7 @@ a blank position means the flag is not set.  ``Not tainted`` decodes to nothing.
 
 from __future__ import annotations
 
-import re
+from forensics import regexcache as rc
 
 #: Letter -> meaning, in the kernel's order of taint bits.
 TAINT_FLAGS: tuple[tuple[str, str], ...] = (
@@ -31,7 +31,7 @@ TAINT_FLAGS: tuple[tuple[str, str], ...] = (
     ("N", "an in-kernel test has been run"),
 )
 _MEANING = dict(TAINT_FLAGS)
-_TAINTED = re.compile(r"\bTainted: ([A-Z ]+?)(?=\s+(?:\d|[a-z]|$|\())|\bNot tainted\b")
+_TAINTED = rc.compile(r"\bTainted: ([A-Z ]+?)(?=\s+(?:\d|[a-z]|$|\())|\bNot tainted\b")
 
 
 def taint_letters(text: str) -> str | None:

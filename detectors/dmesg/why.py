@@ -29,6 +29,7 @@ from detectors.dmesg.model import parsed_lines
 from detectors.dmesg.rules import RULES
 from detectors.dmesg.stacks import stack_sections
 from detectors.pointers import LIST_POISON1, LIST_POISON2, ascii_text, classify_value
+from forensics import regexcache as rc
 from forensics.types.causes import Cause
 from forensics.types.dmesg import (
     CodeListing,
@@ -36,6 +37,7 @@ from forensics.types.dmesg import (
     KernelReport,
     LockInfo,
     MemoryConsumer,
+    ReportKind,
     ReportWhy,
     StackSection,
     StalledCpu,
@@ -92,19 +94,19 @@ def _hex(text: str) -> int:
 
 # ---------------------------------------------------------------- sanitizers
 
-_KASAN_HEAD = re.compile(
+_KASAN_HEAD = rc.compile(
     r"BUG: KASAN: ([a-z\-]+(?: or [a-z\-]+)?) (?:in ([^\s+]+)(?:\+0x[0-9a-f]+/0x[0-9a-f]+)?(?: \[[^\]]+\])?"
     r"(?: at addr ([0-9a-f]+))?|on address\s+(\S+)|in range \[(0x[0-9a-f]+)-)"
 )
 # "Read of size 8 at addr X by task t/1"; tag-based KASAN (arm64) prints no size; old kernels no address.
-_KASAN_ACCESS = re.compile(r"(Read|Write) (?:of size (\d+) )?(?:at addr ([0-9a-f]+) )?by task (.+?)/(\d+)\s*$")
-_KASAN_FREE_AT = re.compile(r"Free of addr ([0-9a-f]+) by task (.+?)/(\d+)")
-_KASAN_OBJECT = re.compile(r"The buggy address belongs to the object at ([0-9a-f]+)")
-_KASAN_CACHE = re.compile(r"which belongs to the cache (\S+) of size (\d+)")
-_KASAN_LOCATED = re.compile(r"The buggy address is located (\d+) bytes (inside of|to the right of|to the left of)")
-_KASAN_REGION = re.compile(r"(?:(freed|allocated) )?(\d+)-byte region \[([0-9a-f]+), ([0-9a-f]+)\)")
-_KASAN_OLD_OBJECT = re.compile(r"Object at ([0-9a-f]+), in cache (\S+) size: (\d+)")
-_KASAN_STACK_VAR = re.compile(r"The buggy address (?:is located in stack of task (.+?)/(\d+)(?: at offset (\d+))?|"
+_KASAN_ACCESS = rc.compile(r"(Read|Write) (?:of size (\d+) )?(?:at addr ([0-9a-f]+) )?by task (.+?)/(\d+)\s*$")
+_KASAN_FREE_AT = rc.compile(r"Free of addr ([0-9a-f]+) by task (.+?)/(\d+)")
+_KASAN_OBJECT = rc.compile(r"The buggy address belongs to the object at ([0-9a-f]+)")
+_KASAN_CACHE = rc.compile(r"which belongs to the cache (\S+) of size (\d+)")
+_KASAN_LOCATED = rc.compile(r"The buggy address is located (\d+) bytes (inside of|to the right of|to the left of)")
+_KASAN_REGION = rc.compile(r"(?:(freed|allocated) )?(\d+)-byte region \[([0-9a-f]+), ([0-9a-f]+)\)")
+_KASAN_OLD_OBJECT = rc.compile(r"Object at ([0-9a-f]+), in cache (\S+) size: (\d+)")
+_KASAN_STACK_VAR = rc.compile(r"The buggy address (?:is located in stack of task (.+?)/(\d+)(?: at offset (\d+))?|"
                               r"belongs to (?:the variable|stack of task))")  # fmt: skip
 
 
@@ -192,12 +194,12 @@ def _kasan(r: _Reading) -> None:
     _sanitizer_stacks(r)
 
 
-_KFENCE_HEAD = re.compile(r"BUG: KFENCE: ([a-z\- ]+?)(?: (read|write))?(?: in (\S+?)(?:\+0x\S+)?)?\s*$")
-_KFENCE_AT = re.compile(
+_KFENCE_HEAD = rc.compile(r"BUG: KFENCE: ([a-z\- ]+?)(?: (read|write))?(?: in (\S+?)(?:\+0x\S+)?)?\s*$")
+_KFENCE_AT = rc.compile(
     r"^\s*(?:(Use-after-free|Out-of-bounds|Invalid) (read|write) at|Invalid free of|Corrupted memory at) "
     r"0x([0-9a-f]+)(?: \[[^\]]*\])? \((?:(\d+)B (left|right) of|in) kfence-#(\d+)\)"
 )
-_KFENCE_OBJECT = re.compile(r"kfence-#(\d+) \[0x([0-9a-f]+)-0x([0-9a-f]+), size=(\d+), cache=(\S+?)\]")
+_KFENCE_OBJECT = rc.compile(r"kfence-#(\d+) \[0x([0-9a-f]+)-0x([0-9a-f]+), size=(\d+), cache=(\S+?)\]")
 
 
 def _kfence(r: _Reading) -> None:
@@ -226,11 +228,11 @@ def _kfence(r: _Reading) -> None:
     _sanitizer_stacks(r)
 
 
-_KMSAN_HEAD = re.compile(r"BUG: KMSAN: ([a-z\-]+) in (\S+?)(?:\+0x\S+)?\s*$")
-_KMSAN_BYTES = re.compile(r"Bytes (\d+)-(\d+) of (\d+) are uninitialized")
-_KMSAN_ACCESS = re.compile(r"Memory access of size (\d+) starts at ([0-9a-f]+)")
-_KMSAN_COPIED = re.compile(r"Data copied to user address ([0-9a-fx]+)")
-_KMSAN_VARIABLE = re.compile(r"Local variable (\S+) created at:")
+_KMSAN_HEAD = rc.compile(r"BUG: KMSAN: ([a-z\-]+) in (\S+?)(?:\+0x\S+)?\s*$")
+_KMSAN_BYTES = rc.compile(r"Bytes (\d+)-(\d+) of (\d+) are uninitialized")
+_KMSAN_ACCESS = rc.compile(r"Memory access of size (\d+) starts at ([0-9a-f]+)")
+_KMSAN_COPIED = rc.compile(r"Data copied to user address ([0-9a-fx]+)")
+_KMSAN_VARIABLE = rc.compile(r"Local variable (\S+) created at:")
 
 
 def _kmsan(r: _Reading) -> None:
@@ -255,21 +257,21 @@ def _kmsan(r: _Reading) -> None:
 # ---------------------------------------------------------------- lockdep
 
 _LOCK = r"(?:[0-9a-f]{8,16} )?\((.*)\)\{[^}]*\}(?:-\{[^}]*\})?"
-_LOCK_AT = re.compile(r"^\s*" + _LOCK + r"(?:, at: (?:\[<[0-9a-f]+>\]\s*)?(\S+))?")
-_HELD = re.compile(r"^\s*#(\d+):\s+" + _LOCK + r"(?:, at: (?:\[<[0-9a-f]+>\]\s*)?(\S+))?")
-_HELD_BY = re.compile(r"^\s*(\d+|no) locks? held by (.+?)/(\d+)")
-_CHAIN = re.compile(r"^\s*-> #(\d+) \((.*)\)\{[^}]*\}(?:-\{[^}]*\})?:\s*$")
-_TRYING = re.compile(r"^\s*(.+?)/(\d+)(?: \[.*\])? is trying to acquire(?: lock)?:")
-_RELEASING = re.compile(r"^\s*(.+?)/(\d+) is trying to release lock \((.*)\) at:")
-_SITE = re.compile(r"^\s*(?:\[<[0-9a-f]+>\]\s*)?([A-Za-z_][\w.]*\+0x[0-9a-f]+/0x[0-9a-f]+)")
-_LOCKDEP_KIND = re.compile(
+_LOCK_AT = rc.compile(r"^\s*" + _LOCK + r"(?:, at: (?:\[<[0-9a-f]+>\]\s*)?(\S+))?")
+_HELD = rc.compile(r"^\s*#(\d+):\s+" + _LOCK + r"(?:, at: (?:\[<[0-9a-f]+>\]\s*)?(\S+))?")
+_HELD_BY = rc.compile(r"^\s*(\d+|no) locks? held by (.+?)/(\d+)")
+_CHAIN = rc.compile(r"^\s*-> #(\d+) \((.*)\)\{[^}]*\}(?:-\{[^}]*\})?:\s*$")
+_TRYING = rc.compile(r"^\s*(.+?)/(\d+)(?: \[.*\])? is trying to acquire(?: lock)?:")
+_RELEASING = rc.compile(r"^\s*(.+?)/(\d+) is trying to release lock \((.*)\) at:")
+_SITE = rc.compile(r"^\s*(?:\[<[0-9a-f]+>\]\s*)?([A-Za-z_][\w.]*\+0x[0-9a-f]+/0x[0-9a-f]+)")
+_LOCKDEP_KIND = rc.compile(
     r"(?:WARNING|INFO): (possible circular locking dependency|possible recursive locking|inconsistent lock state|"
     r"possible irq lock inversion dependency|[A-Z]+-safe -> [A-Z]+-unsafe lock order|bad unlock balance|"
     r"held lock freed|nested lock was not taken|suspicious RCU usage|lock held when returning to user space)"
 )
-_SCENARIO = re.compile(r"^(\s*)(lock|unlock|<Interrupt>)\(?(.*?)\)?;?\s*$")
-_CHAIN_EXISTS = re.compile(r"^\s*(\S.* --> .*\S)\s*$")
-_INCONSISTENT = re.compile(r"\{([A-Z\-]+)\} -> \{([A-Z\-]+)\} usage")
+_SCENARIO = rc.compile(r"^(\s*)(lock|unlock|<Interrupt>)\(?(.*?)\)?;?\s*$")
+_CHAIN_EXISTS = rc.compile(r"^\s*(\S.* --> .*\S)\s*$")
+_INCONSISTENT = rc.compile(r"\{([A-Z\-]+)\} -> \{([A-Z\-]+)\} usage")
 
 
 def _lockdep(r: _Reading) -> None:
@@ -358,21 +360,21 @@ def _lockdep(r: _Reading) -> None:
 
 # ---------------------------------------------------------------- RCU stalls and hung tasks
 
-_RCU_HEAD = re.compile(
+_RCU_HEAD = rc.compile(
     r"INFO: (rcu_\w+) (self-detected stall on CPU|detected (?:expedited )?stalls? on (?:CPUs/tasks|tasks))"
 )
 # "\t1-...!: (3 GPs behind) idle=..." (flags since 4.x), "\t0: (104999 ticks this GP) idle=..." (older).
-_RCU_CPU = re.compile(r"^\s*(?:rcu:\s*)?(\d+)(?:-([.O][.o][.N][.D!]?\S*))?:? \((.*?)\)(.*)$")
-_RCU_ALL_QS = re.compile(r"All QSes seen, last (rcu_\w+) kthread activity (\d+)")
-_RCU_TASK_DUMP = re.compile(r"Task dump for CPU (\d+):")
-_RUNNING_TASK = re.compile(r"^\s*(\S+)\s+R\s+running task")
-_RCU_CPU_OLD = re.compile(r"\{\s*([\d ]+)\}")
-_RCU_T = re.compile(r"t=(\d+) jiffies(?:,? g=(-?\d+))?")
-_RCU_DETECTED_BY = re.compile(r"detected by (\d+)")
-_RCU_TASKS_BLOCKED = re.compile(r"Tasks blocked on level-\d+ rcu_node \(CPUs [\d-]+\): (.*)$")
-_RCU_TASK = re.compile(r"P(\d+)(?:/\S+)?")
-_RCU_STARVED = re.compile(r"(rcu_\w+) kthread starved for (\d+) jiffies")
-_RCU_TASKS_TASK = re.compile(r"^\s*task:(\S+)\s+state:(\S+).*?pid:\s*(\d+)")
+_RCU_CPU = rc.compile(r"^\s*(?:rcu:\s*)?(\d+)(?:-([.O][.o][.N][.D!]?\S*))?:? \((.*?)\)(.*)$")
+_RCU_ALL_QS = rc.compile(r"All QSes seen, last (rcu_\w+) kthread activity (\d+)")
+_RCU_TASK_DUMP = rc.compile(r"Task dump for CPU (\d+):")
+_RUNNING_TASK = rc.compile(r"^\s*(\S+)\s+R\s+running task")
+_RCU_CPU_OLD = rc.compile(r"\{\s*([\d ]+)\}")
+_RCU_T = rc.compile(r"t=(\d+) jiffies(?:,? g=(-?\d+))?")
+_RCU_DETECTED_BY = rc.compile(r"detected by (\d+)")
+_RCU_TASKS_BLOCKED = rc.compile(r"Tasks blocked on level-\d+ rcu_node \(CPUs [\d-]+\): (.*)$")
+_RCU_TASK = rc.compile(r"P(\d+)(?:/\S+)?")
+_RCU_STARVED = rc.compile(r"(rcu_\w+) kthread starved for (\d+) jiffies")
+_RCU_TASKS_TASK = rc.compile(r"^\s*task:(\S+)\s+state:(\S+).*?pid:\s*(\d+)")
 
 
 def _rcu_stall(r: _Reading) -> None:
@@ -435,15 +437,15 @@ def _frame_at(r: _Reading, function: str) -> int:
     return 0
 
 
-_HUNG_HEAD = re.compile(r"INFO: task (.+?):(\d+) (?:blocked|can't die) (?:in I/O wait )?for more than (\d+) seconds")
-_TASK_LINE = re.compile(r"^\s*task:(.+?)\s+state:(\S+)")
-_BLOCKED_ON = re.compile(
+_HUNG_HEAD = rc.compile(r"INFO: task (.+?):(\d+) (?:blocked|can't die) (?:in I/O wait )?for more than (\d+) seconds")
+_TASK_LINE = rc.compile(r"^\s*task:(.+?)\s+state:(\S+)")
+_BLOCKED_ON = rc.compile(
     r"INFO: task (.+?):(\d+) is blocked on an? (\S+)(?: at \S+)?, but the owner is task (.+?):(\d+)"
     r"|INFO: task (.+?):(\d+) is blocked on an? (\S+) likely owned by task (.+?):(\d+)"
 )
 #: Wait primitives a hung task's stack shows, most specific first: (frame pattern, what it waits for).
 WAIT_PRIMITIVES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(p), what)
+    (rc.compile(p), what)
     for p, what in (
         (r"^rtnl_lock", "the rtnl mutex"),
         (r"^_*mutex_lock|^mutex_lock", "a mutex"),
@@ -500,8 +502,8 @@ def _hung_task(r: _Reading) -> None:
         r.facts.append(WhyFact("waits in", r.report.frame, _frame_at(r, r.report.frame)))
 
 
-_SOFT_LOCKUP = re.compile(r"BUG: soft lockup - CPU#(\d+) stuck for (\d+)s! \[(.+):(\d+)\]")
-_HARD_LOCKUP = re.compile(r"(?:Watchdog detected hard LOCKUP|BUG: hard lockup) on cpu (\d+)")
+_SOFT_LOCKUP = rc.compile(r"BUG: soft lockup - CPU#(\d+) stuck for (\d+)s! \[(.+):(\d+)\]")
+_HARD_LOCKUP = rc.compile(r"(?:Watchdog detected hard LOCKUP|BUG: hard lockup) on cpu (\d+)")
 
 
 def _lockup(r: _Reading) -> None:
@@ -522,7 +524,7 @@ def _lockup(r: _Reading) -> None:
 
 # ---------------------------------------------------------------- corruption
 
-_LIST_MESSAGE = re.compile(
+_LIST_MESSAGE = rc.compile(
     r"(list_add|list_del) corruption[.,] (?:"
     r"(prev->next|next->prev) should be (?:next|prev)? ?\(?([0-9a-f]+)\)?, but was ([0-9a-f]+|\(null\))"
     r"(?:\. \((prev|next)=([0-9a-f]+)\))?"
@@ -530,7 +532,7 @@ _LIST_MESSAGE = re.compile(
     r"|(next|prev) is NULL"
     r")"
 )
-_LIST_DOUBLE_ADD = re.compile(r"list_add double add: new=([0-9a-f]+), prev=([0-9a-f]+), next=([0-9a-f]+)")
+_LIST_DOUBLE_ADD = rc.compile(r"list_add double add: new=([0-9a-f]+), prev=([0-9a-f]+), next=([0-9a-f]+)")
 
 
 #: Poison values a faulting address is a member offset away from (a pointer read from poisoned memory,
@@ -601,7 +603,7 @@ def _list_corruption(r: _Reading) -> None:
             return
 
 
-_REFCOUNT = re.compile(r"refcount_t: ([a-z0-9 ]+?)(?:; ([a-z\- ]+))?\.?\s*$")
+_REFCOUNT = rc.compile(r"refcount_t: ([a-z0-9 ]+?)(?:; ([a-z\- ]+))?\.?\s*$")
 
 
 def _refcount(r: _Reading) -> None:
@@ -613,11 +615,11 @@ def _refcount(r: _Reading) -> None:
             r.add("consequence", m.group(2), line)
 
 
-_BAD_PAGE = re.compile(r"BUG: Bad page (state|map) in process (\S+)\s+pfn:([0-9a-f]+)")
-_PAGE_LINE = re.compile(r"page:\s*(?:([0-9a-f]+) )?refcount:(-?\d+) mapcount:(-?\d+) mapping:\s*([0-9a-f]+)")
-_PAGE_FLAGS = re.compile(r"^\s*flags: (0x[0-9a-f]+)\(([^)]*)\)")
-_PAGE_REASON = re.compile(r"page dumped because: (.*?)\s*$")
-_BAD_FLAGS = re.compile(r"bad because of flags: (0x[0-9a-f]+)\(([^)]*)\)")
+_BAD_PAGE = rc.compile(r"BUG: Bad page (state|map) in process (\S+)\s+pfn:([0-9a-f]+)")
+_PAGE_LINE = rc.compile(r"page:\s*(?:([0-9a-f]+) )?refcount:(-?\d+) mapcount:(-?\d+) mapping:\s*([0-9a-f]+)")
+_PAGE_FLAGS = rc.compile(r"^\s*flags: (0x[0-9a-f]+)\(([^)]*)\)")
+_PAGE_REASON = rc.compile(r"page dumped because: (.*?)\s*$")
+_BAD_FLAGS = rc.compile(r"bad because of flags: (0x[0-9a-f]+)\(([^)]*)\)")
 
 
 def _bad_page(r: _Reading) -> None:
@@ -646,29 +648,29 @@ def _bad_page(r: _Reading) -> None:
 
 # ---------------------------------------------------------------- faults
 
-_GPF = re.compile(r"general protection fault(?:, probably for non-canonical address (0x[0-9a-f]+))?:? ([0-9a-f]{4})")
-_KASAN_RANGE = re.compile(r"KASAN: ((?:maybe |probably )?[a-z\-]+) in range \[(0x[0-9a-f]+)-(0x[0-9a-f]+)\]")
-_PAGE_FAULT = re.compile(
+_GPF = rc.compile(r"general protection fault(?:, probably for non-canonical address (0x[0-9a-f]+))?:? ([0-9a-f]{4})")
+_KASAN_RANGE = rc.compile(r"KASAN: ((?:maybe |probably )?[a-z\-]+) in range \[(0x[0-9a-f]+)-(0x[0-9a-f]+)\]")
+_PAGE_FAULT = rc.compile(
     r"BUG: (?:unable to handle (?:kernel )?(?:page fault for address|paging request at|NULL pointer dereference at)|"
     r"kernel NULL pointer dereference, address):? ([0-9a-f]+)"
     r"|Unable to handle kernel (?:paging request|NULL pointer dereference) at virtual address ([0-9a-f]+)"
 )
-_PF_ACCESS = re.compile(r"#PF: (supervisor|user) (read|write|instruction fetch) access in (kernel|user) mode")
-_PF_ERROR = re.compile(r"#PF: error_code\((0x[0-9a-f]+)\) - (.*?)\s*$")
-_ARM64_WNR = re.compile(r"^\s*WnR = ([01])")
-_RIP = re.compile(
+_PF_ACCESS = rc.compile(r"#PF: (supervisor|user) (read|write|instruction fetch) access in (kernel|user) mode")
+_PF_ERROR = rc.compile(r"#PF: error_code\((0x[0-9a-f]+)\) - (.*?)\s*$")
+_ARM64_WNR = rc.compile(r"^\s*WnR = ([01])")
+_RIP = rc.compile(
     r"^\s*(?:(?:RIP|EIP): (?:0010|0060):|IP: )(?:\[<[0-9a-f]+>\]\s*)*(\S+)"
     r"|^\s*(?:pc : |PC is at )([A-Za-z_][\w.]*\+0x\S+)"
 )
-_BUG_AT = re.compile(r"kernel BUG at (\S+?)!")
-_WARN_AT = re.compile(r"WARNING: (?:CPU: \d+ PID: \d+ at |\S+:\d+ at )?(\S+\.[a-z]+:\d+)")
+_BUG_AT = rc.compile(r"kernel BUG at (\S+?)!")
+_WARN_AT = rc.compile(r"WARNING: (?:CPU: \d+ PID: \d+ at |\S+:\d+ at )?(\S+\.[a-z]+:\d+)")
 #: KASAN_SHADOW_OFFSET of x86-64: a KASAN kernel checks an address by reading the byte at (address >> 3) + this.
 KASAN_SHADOW_OFFSET = 0xDFFFFC0000000000
-_CR2 = re.compile(r"\bCR2: ([0-9a-f]+)")
+_CR2 = rc.compile(r"\bCR2: ([0-9a-f]+)")
 
 
 def _fault(r: _Reading) -> None:
-    site = "warning site" if r.report.kind in ("warning", "refcount") else "faulting function"
+    site = "warning site" if r.report.kind in (ReportKind.WARNING, ReportKind.REFCOUNT) else "faulting function"
     for line in r.lines:
         body = line.body
         if "protection fault" in body and (m := _GPF.search(body)) is not None and r.get("fault") is None:
@@ -725,10 +727,11 @@ def _fault(r: _Reading) -> None:
 
 
 #: Report kinds whose RIP and Code: are the faulting (or trapping) instruction's.
-_FAULT_KINDS = frozenset(("gpf", "null-deref", "page-fault", "oops", "trap", "bug", "list-corruption", "stack-overflow",
-                          "usercopy", "warning", "refcount"))  # fmt: skip
-_PREAMBLE_KNOWN = re.compile(r"corruption|refcount_t:|double add|cut here|kasan: |WARNING:|BUG:")
-_KASAN_GPF_HINT = re.compile(r"kasan: GPF could be caused by (.*?)\s*$")
+_FAULT_KINDS = frozenset((ReportKind.GPF, ReportKind.NULL_DEREF, ReportKind.PAGE_FAULT, ReportKind.OOPS,
+                          ReportKind.TRAP, ReportKind.BUG, ReportKind.LIST_CORRUPTION, ReportKind.STACK_OVERFLOW,
+                          ReportKind.USERCOPY, ReportKind.WARNING, ReportKind.REFCOUNT))  # fmt: skip
+_PREAMBLE_KNOWN = rc.compile(r"corruption|refcount_t:|double add|cut here|kasan: |WARNING:|BUG:")
+_KASAN_GPF_HINT = rc.compile(r"kasan: GPF could be caused by (.*?)\s*$")
 
 
 def shadow_checked(code: CodeListing) -> tuple[str, int] | None:
@@ -776,26 +779,26 @@ def _code_facts(r: _Reading) -> None:
 
 # ---------------------------------------------------------------- memory
 
-_OOM_INVOKED = re.compile(r"(\S+) invoked oom-killer: gfp_mask=(0x[0-9a-f]+)(\([^)]*\))?, order=(-?\d+)"
+_OOM_INVOKED = rc.compile(r"(\S+) invoked oom-killer: gfp_mask=(0x[0-9a-f]+)(\([^)]*\))?, order=(-?\d+)"
                           r"(?:, oom_score_adj=(-?\d+))?")  # fmt: skip
-_OOM_CONSTRAINT = re.compile(r"oom-kill:constraint=(\w+)(?:,nodemask=([^,]*))?.*?,(global_oom|oom_memcg=[^,]*)"
+_OOM_CONSTRAINT = rc.compile(r"oom-kill:constraint=(\w+)(?:,nodemask=([^,]*))?.*?,(global_oom|oom_memcg=[^,]*)"
                              r"(?:,task_memcg=([^,]*))?")  # fmt: skip
-_OOM_KILLED = re.compile(
+_OOM_KILLED = rc.compile(
     r"(?:(Memory cgroup )?[Oo]ut of memory(?: \(([a-z_]+)\))?: )?Kill(?:ed)? process (\d+) \((.*?)\)"
     r"(?: total-vm:(\d+)kB, anon-rss:(\d+)kB, file-rss:(\d+)kB, shmem-rss:(\d+)kB)?"
 )
-_ALLOC_FAIL = re.compile(r"(\S+): page allocation failure: order:(\d+), mode:(0x[0-9a-f]+)(\([^)]*\))?"
+_ALLOC_FAIL = rc.compile(r"(\S+): page allocation failure: order:(\d+), mode:(0x[0-9a-f]+)(\([^)]*\))?"
                          r"(?:, nodemask=([^,\s]*))?")  # fmt: skip
-_ZONE = re.compile(
+_ZONE = rc.compile(
     r"^\s*(?:Node (\d+) )?(DMA32|DMA|Normal|HighMem|Movable|Device) free:(\d+)kB"
     r"(?:.*? min:(\d+)kB)?(?:.*? low:(\d+)kB)?(?:.*? high:(\d+)kB)?(?:.*? managed:(\d+)kB)?"
 )
-_TASK_ROW = re.compile(r"^\s*\[\s*(\d+)\]\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(-?\d+)\s+(.+?)\s*$")
-_PAGES_RAM = re.compile(r"^\s*(\d+) pages RAM")
-_PAGES_RESERVED = re.compile(r"^\s*(\d+) pages reserved")
-_PAGECACHE = re.compile(r"^\s*(\d+) total pagecache pages")
-_MEMCG_USAGE = re.compile(r"memory: usage (\d+)kB, limit (\d+)kB, failcnt (\d+)")
-_SLAB_ROW = re.compile(r"^\s*(\S+)\s+(\d+)KB\s+(\d+)KB\s*$")
+_TASK_ROW = rc.compile(r"^\s*\[\s*(\d+)\]\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(-?\d+)\s+(.+?)\s*$")
+_PAGES_RAM = rc.compile(r"^\s*(\d+) pages RAM")
+_PAGES_RESERVED = rc.compile(r"^\s*(\d+) pages reserved")
+_PAGECACHE = rc.compile(r"^\s*(\d+) total pagecache pages")
+_MEMCG_USAGE = rc.compile(r"memory: usage (\d+)kB, limit (\d+)kB, failcnt (\d+)")
+_SLAB_ROW = rc.compile(r"^\s*(\S+)\s+(\d+)KB\s+(\d+)KB\s*$")
 PAGE_SIZE = 4096  # the task dump's rss column is in pages ("memory values in pages"); x86 and arm64's default
 
 
@@ -859,7 +862,7 @@ def _memory(r: _Reading) -> None:
     r.consumers.sort(key=lambda c: -c.bytes)
     if r.get("RAM bytes") is None and (managed := sum(z.managed_kb or 0 for z in r.zones)):
         r.facts.append(WhyFact("RAM bytes", managed * 1024, r.zones[0].at))
-    if r.report.kind == "alloc-failure" and isinstance(r.report.frame, str):
+    if r.report.kind is ReportKind.ALLOC_FAILURE and isinstance(r.report.frame, str):
         r.facts.append(WhyFact("caller", r.report.frame, _frame_at(r, r.report.frame)))
 
 
@@ -878,25 +881,27 @@ class Extractor(NamedTuple):
 #: Every reader, most specific first; the first that applies names the report's class, every one
 #: that applies adds its facts (a list corruption's BUG also has a faulting instruction).
 EXTRACTORS: tuple[Extractor, ...] = (
-    Extractor("kasan", lambda r, t: r.kind == "kasan" and "BUG: KASAN:" in t, _kasan,
+    Extractor("kasan", lambda r, t: r.kind is ReportKind.KASAN and "BUG: KASAN:" in t, _kasan,
               "BUG: KASAN: use-after-free in f+0x1/0x2"),
-    Extractor("kfence", lambda r, t: r.kind == "kfence", _kfence, "BUG: KFENCE: use-after-free read in f+0x1/0x2"),
-    Extractor("kmsan", lambda r, t: r.kind == "kmsan", _kmsan, "BUG: KMSAN: uninit-value in f+0x1/0x2"),
+    Extractor("kfence", lambda r, t: r.kind is ReportKind.KFENCE, _kfence,
+              "BUG: KFENCE: use-after-free read in f+0x1/0x2"),
+    Extractor("kmsan", lambda r, t: r.kind is ReportKind.KMSAN, _kmsan, "BUG: KMSAN: uninit-value in f+0x1/0x2"),
     Extractor("list-corruption", lambda r, t: ("corruption" in t and _LIST_MESSAGE.search(t) is not None)
               or "list_add double add" in t, _list_corruption, "kernel BUG at lib/list_debug.c:53!"),
     Extractor("refcount", lambda r, t: "refcount_t:" in t, _refcount, "WARNING: CPU: 0 PID: 1 at lib/refcount.c:28 f"),
-    Extractor("lockdep", lambda r, t: r.kind == "lockdep" or r.rule in ("bad-unlock", "held-lock-freed", "locks-held",
-              "lock-held-user"), _lockdep, "WARNING: possible circular locking dependency detected"),
-    Extractor("lockup", lambda r, t: r.kind in ("soft-lockup", "lockup"), _lockup,
+    Extractor("lockdep", lambda r, t: r.kind is ReportKind.LOCKDEP
+              or r.rule in ("bad-unlock", "held-lock-freed", "locks-held", "lock-held-user"), _lockdep,
+              "WARNING: possible circular locking dependency detected"),
+    Extractor("lockup", lambda r, t: r.kind in (ReportKind.SOFT_LOCKUP, ReportKind.LOCKUP), _lockup,
               "watchdog: BUG: soft lockup - CPU#1 stuck for 22s! [kworker/1:1:60]"),
-    Extractor("rcu-stall", lambda r, t: r.kind == "rcu-stall", _rcu_stall,
+    Extractor("rcu-stall", lambda r, t: r.kind is ReportKind.RCU_STALL, _rcu_stall,
               "rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:"),
     Extractor("hung-task", lambda r, t: r.rule in ("hung-task", "task-cant-die"), _hung_task,
               "INFO: task kworker/0:1:12 blocked for more than 143 seconds."),
     Extractor("bad-page", lambda r, t: r.rule == "bad-page-state", _bad_page,
               "BUG: Bad page state in process syz-executor  pfn:1a2b3"),
-    Extractor("oom", lambda r, t: r.kind == "oom", _memory, "x invoked oom-killer: gfp_mask=0x0(), order=0"),
-    Extractor("alloc-failure", lambda r, t: r.kind == "alloc-failure", _memory,
+    Extractor("oom", lambda r, t: r.kind is ReportKind.OOM, _memory, "x invoked oom-killer: gfp_mask=0x0(), order=0"),
+    Extractor("alloc-failure", lambda r, t: r.kind is ReportKind.ALLOC_FAILURE, _memory,
               "x: page allocation failure: order:4, mode:0x40dc0(GFP_KERNEL)"),
     Extractor("fault", lambda r, t: r.kind in _FAULT_KINDS, _fault,
               "general protection fault, probably for non-canonical address 0xdffffc0000000000: 0000 [#1] SMP KASAN"),
@@ -1190,7 +1195,7 @@ def _bad_page_cause(r: _Reading) -> Cause | None:
 
 
 def _oom_cause(r: _Reading) -> Cause | None:
-    if r.report.kind != "oom" or not r.consumers:
+    if r.report.kind is not ReportKind.OOM or not r.consumers:
         return None
     top = r.consumers[0]
     total = r.get("RAM bytes")
@@ -1200,7 +1205,7 @@ def _oom_cause(r: _Reading) -> Cause | None:
 
 
 def _alloc_cause(r: _Reading) -> Cause | None:
-    if r.report.kind != "alloc-failure" or r.get("order") is None:
+    if r.report.kind is not ReportKind.ALLOC_FAILURE or r.get("order") is None:
         return None
     order = r.get("order")
     statement = f"allocation failure: {r.get('task')} asked for order {order} ({r.get('mode')}) in {r.func}"
@@ -1228,7 +1233,7 @@ def _lockup_cause(r: _Reading) -> Cause | None:
 def _assertion_cause(r: _Reading) -> Cause | None:
     """A BUG_ON/WARN_ON that trapped: where, and what the trap compared when the registers still hold it."""
     where = r.get("bug at") or r.get("warning at")
-    if where is None or r.report.kind not in ("bug", "warning"):
+    if where is None or r.report.kind not in (ReportKind.BUG, ReportKind.WARNING):
         return None
     what = "BUG" if r.get("bug at") else "WARN"
     site = str(r.get("faulting function") or r.get("warning site") or r.func).split("+")[0].split(".")[0]

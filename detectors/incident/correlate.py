@@ -128,7 +128,7 @@ def _contradictions(by_id: dict[str, Finding]) -> list[Finding]:
             other = logs[-1]
             out.append(
                 Finding(
-                    id=finding_id("contradiction", crash.title, other.title),
+                    id=finding_id(FindingKind.CONTRADICTION, crash.title, other.title),
                     kind=FindingKind.CONTRADICTION,
                     title=f"the dump and the log disagree: {crash.title!r} vs {other.title!r}",
                     severity=Severity.MEDIUM,
@@ -156,7 +156,7 @@ def _other_boots(findings: tuple[Finding, ...]) -> list[Finding]:
         crash_ev = next((e for e in crash.evidence if e.timestamp is not None), None) if crash else None
         out.append(
             Finding(
-                id=finding_id("contradiction", "other boot", source),
+                id=finding_id(FindingKind.CONTRADICTION, "other boot", source),
                 kind=FindingKind.CONTRADICTION,
                 title=f"{source} cannot come from the crashed boot: its times start at "
                 f"{ev.timestamp.seconds:.3f} s since boot, after the crash at {end:.3f} s",
@@ -199,7 +199,7 @@ def other_hosts(incidents: tuple[Incident, ...]) -> list[Finding]:
         source = incident.findings[0].evidence[0].source
         out.append(
             Finding(
-                id=finding_id("contradiction", "other host", source, host),
+                id=finding_id(FindingKind.CONTRADICTION, "other host", source, host),
                 kind=FindingKind.CONTRADICTION,
                 title=f"{source} comes from host {host}, not {home}: its findings are not this incident's causes",
                 severity=Severity.MEDIUM,

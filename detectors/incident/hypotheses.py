@@ -322,7 +322,7 @@ def plain_summary(findings: tuple[Finding, ...], host: str) -> str:
             f"kforensic found no problem in the inputs from {host}: no finding at {PROBLEM.value} severity or "
             f"above; {len(findings)} finding(s) below it are information."
         )
-    crash = next((f for f in findings if f.kind == "crash"), None) or next(
+    crash = next((f for f in findings if f.kind is FindingKind.CRASH), None) or next(
         (f for f in findings if f.kind.startswith("dmesg.") and f.severity is Severity.CRITICAL), None
     )
     requested = deliberate_crash(findings)

@@ -53,7 +53,7 @@ def crash_uptime(findings: tuple[Finding, ...]) -> float | None:
     times = [
         ev.timestamp.seconds
         for f in findings
-        if f.kind == "crash" or (f.kind.startswith("dmesg.") and f.severity is Severity.CRITICAL)
+        if f.kind is FindingKind.CRASH or (f.kind.startswith("dmesg.") and f.severity is Severity.CRITICAL)
         for ev in f.evidence
         if ev.timestamp is not None and ev.timestamp.clock is Clock.MONOTONIC and not _is_trace(ev)
     ]
@@ -74,7 +74,7 @@ def foreign_sources(findings: tuple[Finding, ...]) -> dict[str, tuple[Evidence, 
     crash_sources = {
         ev.source
         for f in findings
-        if f.kind == "crash" or (f.kind.startswith("dmesg.") and f.severity is Severity.CRITICAL)
+        if f.kind is FindingKind.CRASH or (f.kind.startswith("dmesg.") and f.severity is Severity.CRITICAL)
         for ev in f.evidence
     }
     earliest: dict[str, Evidence] = {}
@@ -219,7 +219,7 @@ def narrative_sentences(events: tuple[TimelineEvent, ...], lanes: tuple[Lane, ..
     main = [e for e in events if e.lane == first_lane]
     out = []
     # A contradiction is told with its lane, below, not as a step of the story.
-    steps = [e for e in main if e.kind != "contradiction"]
+    steps = [e for e in main if e.kind is not FindingKind.CONTRADICTION]
     for i, e in enumerate(steps[:limit]):
         lead = "First" if i == 0 else "Then"
         out.append(_sentence(f"{lead} ({_brief_time(e, with_date=i == 0)}): {e.title}"))

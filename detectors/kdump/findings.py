@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from detectors.kdump.checklist import Checklist
 from detectors.kdump.util import Line, file_evidence
-from forensics.model import Evidence, Fact, Finding, FindingKind, finding_id
+from forensics.model import Evidence, Fact, Finding, FindingKind, IdFamily, finding_id
 from forensics.types.kdump import KdumpState, Status
 
 DETECTOR = "kdump.checklist"
@@ -31,7 +31,7 @@ def line_finding(line: Line, state: KdumpState) -> Finding | None:
     if not evidence:
         return None
     return Finding(
-        id=finding_id("kdump", line.id),
+        id=finding_id(IdFamily.KDUMP, line.id),
         kind=FindingKind.KDUMP_READINESS,
         title=f"kdump: {line.title}",
         severity=line.severity,

@@ -170,7 +170,7 @@ def cache_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding:
     )
     confidence, reason = _confidence(v)
     return Finding(
-        id=finding_id("slab-leak", v.name),
+        id=finding_id(FindingKind.SLAB_LEAK, v.name),
         kind=FindingKind.SLAB_LEAK,
         title=titles[v.grade],
         severity=SEVERITY[v.grade],
@@ -257,7 +257,7 @@ def group_finding(g: CoGrowth, ctx: FindingContext) -> Finding:
         *generic_confirm_steps(anchor.name),
     )
     return Finding(
-        id=finding_id("slab-leak-group", key),
+        id=finding_id(FindingKind.SLAB_LEAK_GROUP, key),
         kind=FindingKind.SLAB_LEAK_GROUP,
         title=title,
         severity=SEVERITY[grade],
@@ -303,7 +303,7 @@ def meminfo_finding(
     facts = _series_facts(v, ctx)
     confidence, reason = _confidence(v)
     return Finding(
-        id=finding_id("kernel-memory-leak", info.name),
+        id=finding_id(FindingKind.KERNEL_MEMORY_LEAK, info.name),
         kind=FindingKind.KERNEL_MEMORY_LEAK,
         title=title,
         severity=severity,

@@ -103,7 +103,7 @@ def unknown_frames(profile: Profile, stacks: list[ProfileStack]) -> Finding | No
         return None
     samples = sum(s.samples for s in stacks if any(f.name == UNKNOWN for f in s.frames))
     return Finding(
-        id=finding_id("profile", "unknown-frames"),
+        id=finding_id(FindingKind.PROFILE, "unknown-frames"),
         kind=FindingKind.PROFILE,
         title=f"{share:.0f}% of call-chain frames are [unknown]: the call paths cannot be trusted",
         severity=Severity.LOW,
@@ -155,7 +155,7 @@ def profile_findings(
         top = ", ".join(f"{n} {100.0 * p / hot.total_period:.1f}%" for n, p in c.symbols[:3])
         findings.append(
             Finding(
-                id=finding_id("profile", c.rule.name),
+                id=finding_id(FindingKind.PROFILE, c.rule.name),
                 kind=FindingKind.PROFILE,
                 title=f"{c.share:.1f}% of CPU in {c.rule.title}",
                 severity=sev,
@@ -198,7 +198,7 @@ def profile_findings(
             meaning = f"classed as {rule.title}" if rule else "not in a known overhead class: the program's own work"
             findings.append(
                 Finding(
-                    id=finding_id("profile", "top-hotspot", top_row.key),
+                    id=finding_id(FindingKind.PROFILE, "top-hotspot", top_row.key),
                     kind=FindingKind.PROFILE,
                     title=f"Top hotspot: {top_row.key} ({top_row.share:.1f}% self)",
                     severity=Severity.INFO,

@@ -31,6 +31,9 @@ from forensics.types.sched import ClockCheck, EventRef, Span, TaskStats, TraceAn
 from forensics.units import fmt_ms
 
 DETECTOR = "detectors.sched"
+
+#: The finding kind of each interval the irqsoff/preemptoff tracers report (``OffStats.what``).
+_OFF_KINDS = {"irqs-off": FindingKind.SCHED_IRQS_OFF, "preempt-off": FindingKind.SCHED_PREEMPT_OFF}
 MAX_PER_RULE = 10  # findings per rule, worst first: a busy trace must not bury the report
 
 
@@ -129,7 +132,7 @@ def cpu_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
             advice = ""
         out.append(
             Finding(
-                id=finding_id("sched-cpu-hog", task.comm),
+                id=finding_id(FindingKind.SCHED_CPU_HOG, task.comm),
                 kind=FindingKind.SCHED_CPU_HOG,
                 title=title,
                 severity=severity,
@@ -196,7 +199,7 @@ def rt_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
         )
         out.append(
             Finding(
-                id=finding_id("sched-rt-hog", task.comm),
+                id=finding_id(FindingKind.SCHED_RT_HOG, task.comm),
                 kind=FindingKind.SCHED_RT_HOG,
                 title=(
                     f"RT hog: {task.comm} (prio {task.prio}) ran {fmt_ms(run.duration)} on CPU{run.cpu}"
@@ -260,7 +263,7 @@ def wakeup_latency(analysis: TraceAnalysis, source: str) -> list[Finding]:
         culprit = f", behind {wait.behind[0].comm}" if wait.behind else ""
         out.append(
             Finding(
-                id=finding_id("sched-wakeup-latency", task.comm),
+                id=finding_id(FindingKind.SCHED_WAKEUP_LATENCY, task.comm),
                 kind=FindingKind.SCHED_WAKEUP_LATENCY,
                 title=f"Wakeup latency: {task.comm} waited {fmt_ms(wait.span.duration)} to run{culprit}",
                 severity=judged.severity,
@@ -327,7 +330,7 @@ def softirq_starvation(analysis: TraceAnalysis, source: str) -> list[Finding]:
         if wait is not None and judged is not None:
             out.append(
                 Finding(
-                    id=finding_id("sched-softirq-starvation", soft.name),
+                    id=finding_id(FindingKind.SCHED_SOFTIRQ_STARVATION, soft.name),
                     kind=FindingKind.SCHED_SOFTIRQ_STARVATION,
                     title=f"Softirq starvation: {soft.name} waited {fmt_ms(wait.span.duration)} from raise to run",
                     severity=judged.severity,
@@ -356,7 +359,7 @@ def softirq_starvation(analysis: TraceAnalysis, source: str) -> list[Finding]:
         if run is not None and run.duration > limit:
             out.append(
                 Finding(
-                    id=finding_id("sched-softirq-long", soft.name),
+                    id=finding_id(FindingKind.SCHED_SOFTIRQ_LONG, soft.name),
                     kind=FindingKind.SCHED_SOFTIRQ_LONG,
                     title=f"Long softirq: {soft.name} ran {fmt_ms(run.duration)} on CPU{run.cpu}",
                     # Past its budget the kernel hands the rest to ksoftirqd: a run just over it is the kernel's
@@ -393,7 +396,7 @@ def long_irqs(analysis: TraceAnalysis, source: str) -> list[Finding]:
         label = f"IRQ {irq.irq} ({irq.name})" if irq.irq >= 0 else f"vector {-irq.irq} ({irq.name})"
         out.append(
             Finding(
-                id=finding_id("sched-long-irq", irq.name or str(irq.irq)),
+                id=finding_id(FindingKind.SCHED_LONG_IRQ, irq.name or str(irq.irq)),
                 kind=FindingKind.SCHED_LONG_IRQ,
                 title=f"Long IRQ handler: {label} ran {fmt_ms(run.duration)} on CPU{run.cpu}",
                 severity=Severity.HIGH if run.duration > 4 * limit else Severity.MEDIUM,
@@ -441,7 +444,7 @@ def dstate_blocking(analysis: TraceAnalysis, source: str) -> list[Finding]:
         assert worst is not None
         out.append(
             Finding(
-                id=finding_id("sched-dstate", task.comm),
+                id=finding_id(FindingKind.SCHED_DSTATE, task.comm),
                 kind=FindingKind.SCHED_DSTATE,
                 title=f"D-state blocking: {task.comm} blocked {st.n} time(s), {fmt_ms(st.total)} in total",
                 severity=_dstate_severity(worst.duration),
@@ -484,8 +487,8 @@ def offtime(analysis: TraceAnalysis, source: str) -> list[Finding]:
                 continue
             out.append(
                 Finding(
-                    id=finding_id(f"sched-{off.what}", span.begin.text.split("caller=")[-1].split()[0]),
-                    kind=FindingKind(f"sched-{off.what}"),
+                    id=finding_id(_OFF_KINDS[off.what], span.begin.text.split("caller=")[-1].split()[0]),
+                    kind=_OFF_KINDS[off.what],
                     title=f"{off.what} for {fmt_ms(span.duration)} on CPU{span.cpu}",
                     severity=Severity.MEDIUM,
                     confidence=0.9,
@@ -606,7 +609,7 @@ def _clock_finding(clock: ClockCheck, dropped: list[str], source: str) -> Findin
         e for s in clock.examples[:3] for e in (_ref_evidence(source, s.before), _ref_evidence(source, s.after))
     )
     return Finding(
-        id=finding_id("trace-clock", "reversed" if clock.reversed() else "back"),
+        id=finding_id(FindingKind.TRACE_CLOCK, "reversed" if clock.reversed() else "back"),
         kind=FindingKind.TRACE_CLOCK,
         title=title,
         severity=Severity.MEDIUM,
@@ -632,7 +635,7 @@ def _coverage_finding(analysis: TraceAnalysis, source: str, unseen: list[str]) -
     end = analysis.window[1] if isinstance(analysis.window, tuple) else max(r.ts for r in stopped)
     which = ", ".join(f"CPU{r.cpu} at {r.ts:.6f} ({fmt_ms(end - r.ts)} before the end)" for r in stopped)
     return Finding(
-        id=finding_id("trace-coverage", *(str(r.cpu) for r in stopped)),
+        id=finding_id(FindingKind.TRACE_COVERAGE, *(str(r.cpu) for r in stopped)),
         kind=FindingKind.TRACE_COVERAGE,
         title=f"{', '.join(f'CPU{r.cpu}' for r in stopped)} stops reporting before the trace ends",
         severity=Severity.LOW,

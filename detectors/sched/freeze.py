@@ -19,7 +19,7 @@ from forensics.types.sched import (
     Coverage,
     CpuStats,
     EventRef,
-    Figure,
+    IntervalStats,
     IrqStats,
     OffStats,
     ParseSummary,
@@ -224,7 +224,7 @@ def _offtimes(an: SchedAnalyzer, counts: ParseCounts) -> tuple[OffStats, ...]:
         elif counts.tracer in (tracer, "preemptirqsoff") and counts.latency_headers:
             spans = tuple(_tracer_span(n, text) for n, text in counts.latency_headers)
             worst = tuple(sorted(spans, key=lambda s: -s.duration)[: rules.OFF_REPORTED])
-            fig = Figure(len(spans), sum(s.duration for s in spans), worst[0])
+            fig = IntervalStats(len(spans), sum(s.duration for s in spans), worst[0])
             out.append(OffStats(what, f"{counts.tracer} tracer (its maximum only)", fig, worst))
         else:
             why = "the trace has no preemptirq events and no irqsoff/preemptoff tracer output"

@@ -7,7 +7,7 @@ small and fast (one per task, IRQ, softirq vector, work function).
 
 from __future__ import annotations
 
-from forensics.types.sched import EventRef, Figure, Span, Wait
+from forensics.types.sched import EventRef, IntervalStats, Span, Wait
 from forensics.types.trace import TraceEvent
 
 
@@ -60,14 +60,14 @@ class Accumulator:
         out.worst_cpu, out.worst_begin, out.worst_end = self.worst_cpu, self.worst_begin, self.worst_end
         return out
 
-    def freeze(self) -> Figure:
+    def freeze(self) -> IntervalStats:
         """The typed result."""
         worst = None
         if self.worst_begin is not None and self.worst_end is not None:
             worst = span_of(
                 self.worst_start, self.worst_start + self.worst, self.worst_cpu, self.worst_begin, self.worst_end
             )
-        return Figure(self.count, self.total, worst)
+        return IntervalStats(self.count, self.total, worst)
 
 
 class TaskState:

@@ -216,7 +216,7 @@ def breakdown(t: KernelTable, span: Span) -> Breakdown:
             if st == "R":
                 what, by, extra = "preempted", int(t.next_pid[r]), {"by_prio": int(t.next_prio[r])}
             else:
-                sc = t.syscall_at(cpu, r) if t.has_syscalls else None
+                sc = t.syscall_at(r) if t.has_syscalls else None
                 syscall: str | NotAvailable = (
                     sc[0]
                     if sc

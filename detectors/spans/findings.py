@@ -109,7 +109,7 @@ def span_findings(report: SpanReport, slow: float | None) -> list[Finding]:
             baseline = None
         out.append(
             Finding(
-                id=finding_id("span-slow", name),
+                id=finding_id(FindingKind.SPAN_SLOW, name),
                 kind=FindingKind.SPAN_SLOW,
                 title=f"slow {name} span: {fmt_ms(s.duration)}",
                 severity=severity,

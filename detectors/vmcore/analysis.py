@@ -24,7 +24,7 @@ from detectors.vmcore.nullfield import analyse_fault
 from detectors.vmcore.slab import slab_title
 from detectors.vmcore.why import spinning_function, why_findings
 from forensics.model import Evidence, Finding, NotAvailable
-from forensics.types.dmesg import KernelReport
+from forensics.types.dmesg import KernelReport, ReportKind
 from forensics.types.vmcore import CrashSnapshot, FaultAnalysis, LogRecord
 
 _FAULT_ADDRESS = re.compile(
@@ -72,8 +72,8 @@ def crash_report(reports: list[KernelReport]) -> KernelReport | None:
     insmod, then the soft lockup that took the dump) is passed over.  Else the panic itself (an
     OOM or a hung task the kernel chose to panic on); else the first report.
     """
-    bugs = [r for r in reports if not r.is_event and r.kind != "panic"]
-    while len(bugs) > 1 and bugs[0].kind == "warning" and not bugs[0].panicked:
+    bugs = [r for r in reports if not r.is_event and r.kind is not ReportKind.PANIC]
+    while len(bugs) > 1 and bugs[0].kind is ReportKind.WARNING and not bugs[0].panicked:
         bugs = bugs[1:]
     # Any report the kernel survived (a "scheduling while atomic" at insmod, say) is passed over when a
     # later one of another kind panicked: that one took the dump.  Reports of the panic's own kind stay
@@ -82,7 +82,7 @@ def crash_report(reports: list[KernelReport]) -> KernelReport | None:
         bugs = bugs[1:]
     if bugs:
         return bugs[0]
-    panics = [r for r in reports if r.kind == "panic"]
+    panics = [r for r in reports if r.kind is ReportKind.PANIC]
     return panics[0] if panics else (reports[0] if reports else None)
 
 

@@ -21,6 +21,7 @@ from forensics.model import (
     Fact,
     Finding,
     FindingKind,
+    IdFamily,
     Locator,
     LocatorKind,
     NotAvailable,
@@ -291,7 +292,7 @@ def crash_finding(
         + f" while running {crashed_task_text(snap, report)}."
     )
     return Finding(
-        id=finding_id("vmcore-crash", title),
+        id=finding_id(IdFamily.VMCORE_CRASH, title),
         kind=FindingKind.CRASH,
         title=title,
         severity=Severity.CRITICAL,
@@ -357,7 +358,7 @@ def null_field_finding(snap: CrashSnapshot, fault: FaultAnalysis) -> Finding | N
     where = fault_frame.where() if fault_frame else None
     title = f"NULL pointer: {what}" + (f" at {where}" if where else "")
     return Finding(
-        id=finding_id("null-field", key),
+        id=finding_id(FindingKind.NULL_FIELD, key),
         kind=FindingKind.NULL_FIELD,
         title=title.replace("`", ""),
         severity=Severity.HIGH,
@@ -443,7 +444,7 @@ def blocked_task_findings(snap: CrashSnapshot) -> list[Finding]:
             ]
         out.append(
             Finding(
-                id=finding_id("blocked-task", task.comm, lock, top.label().split("+")[0] if top else ""),
+                id=finding_id(IdFamily.BLOCKED_TASK, task.comm, lock, top.label().split("+")[0] if top else ""),
                 kind=FindingKind.HUNG_TASK,
                 title=title,
                 severity=Severity.HIGH if task.blocked_on else Severity.LOW,
@@ -584,7 +585,7 @@ def outsized_cache_findings(snap: CrashSnapshot) -> list[Finding]:
             facts.append(Fact(FREE_AT_CRASH, free))
         out.append(
             Finding(
-                id=finding_id("outsized-slab", cache.name),
+                id=finding_id(FindingKind.OUTSIZED_SLAB, cache.name),
                 kind=FindingKind.OUTSIZED_SLAB,
                 title=f"slab cache {cache.name} is outsized: {size / 2**20:.1f} MiB ({share_txt}, #{i + 1} by size)",
                 severity=Severity.MEDIUM,
@@ -618,7 +619,7 @@ def module_findings(snap: CrashSnapshot, frames: tuple[Frame, ...]) -> list[Find
         frame = next(f for f in frames if f.module == name)
         out.append(
             Finding(
-                id=finding_id("tainting-module-in-stack", module.name),
+                id=finding_id(IdFamily.TAINTING_MODULE, module.name),
                 kind=FindingKind.MODULE,
                 title=f"out-of-tree/unsigned module {module.name} ({module.taints}) is in the crashing stack",
                 severity=Severity.MEDIUM,

@@ -24,6 +24,7 @@ from forensics.model import (
     Fact,
     Finding,
     FindingKind,
+    IdFamily,
     Locator,
     LocatorKind,
     Severity,
@@ -258,7 +259,7 @@ def _wait_finding(snap: CrashSnapshot, lock: GlobalLock, hung: dict[int, HungRep
     if lock.missing:
         facts.append(Fact("wait list", lock.missing))
     return Finding(
-        id=finding_id("held-lock", lock.name, _comm(first, hung) or "?"),
+        id=finding_id(IdFamily.HELD_LOCK, lock.name, _comm(first, hung) or "?"),
         kind=FindingKind.HUNG_TASK,
         title=title,
         severity=Severity.HIGH,

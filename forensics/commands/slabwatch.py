@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -30,11 +30,14 @@ from forensics.delivery import deliver, exit_status
 from forensics.errors import InputError, UsageError
 from forensics.model import NotAvailable
 from forensics.pipelines.slabwatch import end_of_run_analysis, store_export, systemd_unit
-from forensics.report.formats import OutputFormat, render
+from forensics.report.formats import ExportFormat, OutputFormat, export, render
 from forensics.report.slabwatch import RunReportRenderer, prometheus_text
 from forensics.units import human_bytes, parse_duration
 
 if TYPE_CHECKING:
+    import pandas
+
+    from collectors.slabstore import SlabStore
     from collectors.slabwatch import Progress, WatchResult
 
 WATCH_SCHEMA = "kforensic.slab-watch/1"
@@ -305,11 +308,38 @@ def slab_import(
 # ---------------------------------------------------------------- slab-export
 
 
+@dataclass(frozen=True)
+class _StoreExporter:
+    """A store's samples (one run, or all) in each export format (``forensics.report.formats.export``)."""
+
+    reader: SlabStore
+    table: str  # csv/parquet: slab (per cache) or counters
+    run: int | None
+    all_samples: bool  # prometheus: every sample with its timestamp
+
+    def _frame(self) -> pandas.DataFrame:
+        return self.reader.slab_frame(self.run) if self.table == "slab" else self.reader.counter_frame(self.run)
+
+    def csv(self) -> str:
+        return str(self._frame().to_csv(index=False))
+
+    def parquet(self) -> bytes:
+        if importlib.util.find_spec("pyarrow") is None:
+            raise InputError(
+                "parquet export needs pyarrow, which is not installed", hint="pip install pyarrow, or use --format csv"
+            )
+        return bytes(self._frame().to_parquet(index=False))
+
+    def prometheus(self) -> str:
+        return prometheus_text(store_export(self.reader, self.run, self.all_samples))
+
+
 def slab_export(
     store: Annotated[str, typer.Option("--store", help="Store file or directory to export.")],
     fmt: Annotated[
-        str, typer.Option("--format", "-f", help="csv, parquet (needs pyarrow) or prometheus (text exposition).")
-    ] = "csv",
+        ExportFormat,
+        typer.Option("--format", "-f", help="csv, parquet (needs pyarrow) or prometheus (text exposition)."),
+    ] = ExportFormat.CSV,
     table: Annotated[str, typer.Option("--table", help="csv/parquet: slab (per cache) or counters.")] = "slab",
     run: Annotated[int | None, typer.Option("--run", help="Only this run (see the summary); default all.")] = None,
     all_samples: Annotated[
@@ -322,30 +352,21 @@ def slab_export(
     """Export a store as CSV, Parquet or Prometheus text (node_exporter metric names)."""
     from collectors.slabstore import SlabStore, resolve_store_path
 
-    if fmt not in ("csv", "parquet", "prometheus"):
-        raise UsageError(f"--format {fmt} is not one of csv, parquet, prometheus")
     if table not in ("slab", "counters"):
         raise UsageError(f"--table {table} is not one of slab, counters")
     with SlabStore.open(resolve_store_path(store), readonly=True) as reader:
         if run is not None and run not in {r.id for r in reader.runs()}:
             known = ", ".join(str(r.id) for r in reader.runs()) or "none"
             raise UsageError(f"{reader.path}: no run {run}", hint=f"runs in the store: {known}")
-        if fmt == "prometheus":
-            deliver(prometheus_text(store_export(reader, run, all_samples)), output)
-            return
-        frame = reader.slab_frame(run) if table == "slab" else reader.counter_frame(run)
-        if fmt == "csv":
-            deliver(frame.to_csv(index=False), output)
-            return
-        if importlib.util.find_spec("pyarrow") is None:
-            raise InputError(
-                "parquet export needs pyarrow, which is not installed", hint="pip install pyarrow, or use --format csv"
-            )
-        if output is None:
-            raise UsageError("parquet is binary: give -o FILE")
-        from forensics.output import write_atomic
+        data = export(_StoreExporter(reader, table, run, all_samples), fmt)
+    if isinstance(data, str):
+        deliver(data, output)
+        return
+    if output is None:
+        raise UsageError(f"{fmt.value} is binary: give -o FILE")
+    from forensics.output import write_atomic
 
-        write_atomic(output, frame.to_parquet(index=False))
+    write_atomic(output, data)
 
 
 def register(app: typer.Typer) -> None:

@@ -160,7 +160,7 @@ def triage_host(host: str, path: str) -> HostResult:
                 signature=first.signature,
                 title=first.title,
                 frame=first.frame if isinstance(first.frame, str) else None,
-                kind=first.kind,
+                kind=first.kind.value,
                 severity=finding.severity.value,
                 corrupted=first.corrupted,
                 count=g.count,

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from forensics import __version__
-from forensics.model import BootTime, Examined, Incident, NotAvailable, Timestamp, TimeWindow
+from forensics.model import BootTime, Examined, Incident, NotAvailable, SourceRecord, Timestamp, TimeWindow
 from forensics.types.results import DmesgResult, SourceResult
 
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ def triage_file(name: str) -> SourceResult:
     with open_log(name) as tracked:
         grouper, lines = scan_chunks(log_chunks(tracked))
         record = tracked.record()
-    return SourceResult(tracked.source, record, grouper, lines, explain=True)
+    return _explained(tracked.source, record, grouper, lines)
 
 
 def triage_live() -> SourceResult:
@@ -71,7 +71,21 @@ def triage_live() -> SourceResult:
 
     reader = KmsgDumpReader()
     grouper, lines = scan_chunks(reader.chunks())
-    return SourceResult(KMSG_NAME, reader.record(), grouper, lines, explain=True)
+    return _explained(KMSG_NAME, reader.record(), grouper, lines)
+
+
+def _explained(name: str, record: SourceRecord, grouper: ReportGrouper, lines: int) -> SourceResult:
+    """One input's result with every kept report read (``explain``), the cyclic collector paused meanwhile.
+
+    The reading makes ~100,000 short-lived records, tuples and dicts of a report-dense log, none in a cycle:
+    the young collections that walked them cost ~0.04 s of the shared corpus four times over (23 of them).
+    """
+    from forensics.types.trace import gc_paused
+
+    with gc_paused():
+        result = SourceResult(name, record, grouper, lines, explain=True)
+        _age_survivors()
+    return result
 
 
 def _identities(results: list[SourceResult]) -> list[LogIdentity]:

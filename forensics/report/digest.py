@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from forensics.model import Finding, Incident
+from forensics.output import encode_text
 from forensics.serialize import evidence_to_dict
 from forensics.types.incident import Hypothesis, TimelineEvent
 
@@ -21,7 +22,9 @@ DEFAULT_DIGEST_BYTES = 8192
 
 
 def _size(doc: dict[str, Any]) -> int:
-    return len(json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode())
+    # Measured as written (write_atomic's encode_text): a symbol read from undecodable bytes is \udcXX there,
+    # where a strict encode raised UnicodeEncodeError (exit 4).
+    return len(encode_text(json.dumps(doc, ensure_ascii=False, separators=(",", ":"))))
 
 
 def _finding(f: Finding, max_evidence: int, max_excerpt: int) -> dict[str, Any]:

@@ -16,7 +16,7 @@ def report_to_dict(report: KernelReport, why: ReportWhy | None = None, cause: Ca
     cause it shows with other reports (a lock cycle), in place of its own."""
     out = {
         "title": report.title,
-        "type": report.kind,
+        "type": report.kind.value,
         "severity": report.severity.value,
         "corrupted": report.corrupted,
         "corrupted_reason": report.corrupted_reason,

@@ -1,4 +1,4 @@
-"""The one format registry: ``--format`` (text, md, json) of every command goes through :func:`render`.
+"""The one format registry: ``--format`` (text, md, json, html) of every command goes through :func:`render`.
 
 A command's renderer is an object with one method per format (:class:`Renderer`); :func:`render` picks the
 method for the asked :class:`OutputFormat` and ends in ``assert_never``, so a new member fails mypy until
@@ -16,7 +16,17 @@ from typing import TYPE_CHECKING, Protocol, TypeVar, assert_never
 if TYPE_CHECKING:
     from forensics.model import Incident
 
-__all__ = ["Destination", "IncidentRenderer", "OutputFormat", "Renderer", "render", "render_incident"]
+__all__ = [
+    "Destination",
+    "ExportFormat",
+    "Exporter",
+    "IncidentRenderer",
+    "OutputFormat",
+    "Renderer",
+    "export",
+    "render",
+    "render_incident",
+]
 
 
 class OutputFormat(enum.Enum):
@@ -25,11 +35,12 @@ class OutputFormat(enum.Enum):
     TEXT = "text"  # terminal (rich); plain when not a TTY
     MD = "md"  # markdown
     JSON = "json"  # kforensic.incident/1 (or the command's own schema embedding it)
+    HTML = "html"  # one self-contained page: the markdown's content, styled like report --html
 
     @property
     def links_files(self) -> bool:
-        """Whether a page in this format links files written beside it (plots): markdown only."""
-        return self is OutputFormat.MD
+        """Whether a page in this format links files written beside it (plots): markdown and HTML."""
+        return self in (OutputFormat.MD, OutputFormat.HTML)
 
 
 @dataclass(frozen=True)
@@ -62,6 +73,8 @@ class Renderer(Protocol[R_contra]):
 
     def json(self, result: R_contra, to: Destination) -> str: ...
 
+    def html(self, result: R_contra, to: Destination) -> str: ...
+
 
 def render(renderer: Renderer[R], result: R, fmt: OutputFormat, output: Path | None = None) -> str:
     """The result in the asked format, for ``output`` (stdout when None)."""
@@ -73,13 +86,46 @@ def render(renderer: Renderer[R], result: R, fmt: OutputFormat, output: Path | N
             return renderer.markdown(result, to)
         case OutputFormat.JSON:
             return renderer.json(result, to)
+        case OutputFormat.HTML:
+            return renderer.html(result, to)
+        case _:
+            assert_never(fmt)
+
+
+class ExportFormat(enum.Enum):
+    """The formats ``slab-export`` writes a store's samples in: data for other tools, not a report."""
+
+    CSV = "csv"  # one row per sample (and cache)
+    PARQUET = "parquet"  # the same rows, binary (needs pyarrow)
+    PROMETHEUS = "prometheus"  # node_exporter text exposition
+
+
+class Exporter(Protocol):
+    """One store's samples in each :class:`ExportFormat`."""
+
+    def csv(self) -> str: ...
+
+    def parquet(self) -> bytes: ...
+
+    def prometheus(self) -> str: ...
+
+
+def export(exporter: Exporter, fmt: ExportFormat) -> str | bytes:
+    """The samples in the asked export format: text, or bytes for a binary one."""
+    match fmt:
+        case ExportFormat.CSV:
+            return exporter.csv()
+        case ExportFormat.PARQUET:
+            return exporter.parquet()
+        case ExportFormat.PROMETHEUS:
+            return exporter.prometheus()
         case _:
             assert_never(fmt)
 
 
 @dataclass(frozen=True)
 class IncidentRenderer:
-    """An incident alone: terminal text (``color`` forced on or off), markdown, or kforensic.incident/1."""
+    """An incident alone: terminal text (``color`` forced on or off), markdown, kforensic.incident/1, or a page."""
 
     color: bool | None = None  # None: colour for a terminal on stdout
     width: int = 100
@@ -100,6 +146,11 @@ class IncidentRenderer:
         from forensics.serialize import incident_to_dict
 
         return json.dumps(incident_to_dict(result), indent=2, ensure_ascii=False) + "\n"
+
+    def html(self, result: Incident, to: Destination) -> str:
+        from forensics.report.html import render_html
+
+        return render_html(result)
 
 
 def render_incident(incident: Incident, fmt: OutputFormat, *, color: bool = False, width: int = 100) -> str:

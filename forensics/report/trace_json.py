@@ -15,7 +15,7 @@ from forensics.types.results import TraceResult
 from forensics.types.sched import (
     Bucket,
     EventRef,
-    Figure,
+    IntervalStats,
     ParseSummary,
     Span,
     TaskStats,
@@ -54,7 +54,7 @@ def span_to_dict(span: Span | None) -> JsonDict | None:
     }
 
 
-def figure_to_dict(fig: Figure) -> JsonDict:
+def intervals_to_dict(fig: IntervalStats) -> JsonDict:
     """Count, total, mean and worst of a family of intervals."""
     return {"count": fig.n, "total_ms": ms(fig.total), "mean_ms": ms(fig.mean), "worst": span_to_dict(fig.worst)}
 
@@ -78,11 +78,11 @@ def task_to_dict(t: TaskStats) -> JsonDict:
         "prio": t.prio,
         "rt": t.is_rt,
         "runtime_ms": ms(t.runtime),
-        "runs": figure_to_dict(t.runs),
+        "runs": intervals_to_dict(t.runs),
         "hog_runs": t.hog_runs,
-        "wakeup_latency": figure_to_dict(t.wakeup),
+        "wakeup_latency": intervals_to_dict(t.wakeup),
         "worst_wakeup": wait_to_dict(t.worst_wakeup),
-        "preempt_wait": figure_to_dict(t.preempt_wait),
+        "preempt_wait": intervals_to_dict(t.preempt_wait),
         "worst_preempt_wait": wait_to_dict(t.worst_preempt_wait),
         "blocked": {
             s.state: {"count": s.n, "total_ms": ms(s.total), "worst": span_to_dict(s.worst)} for s in t.blocked
@@ -170,23 +170,25 @@ def analysis_to_dict(a: TraceAnalysis, top: int | None = None) -> JsonDict:
             for c in a.cpus
         ],
         "tasks": [task_to_dict(t) for t in (a.tasks if top is None else a.tasks[:top])],
-        "irqs": [{"irq": i.irq, "name": i.name, **figure_to_dict(i.durations)} for i in a.irqs],
+        "irqs": [{"irq": i.irq, "name": i.name, **intervals_to_dict(i.durations)} for i in a.irqs],
         "softirqs": [
             {
                 "vec": s.vec,
                 "name": s.name,
-                "durations": figure_to_dict(s.durations),
-                "raise_to_entry": figure_to_dict(s.raise_latency),
+                "durations": intervals_to_dict(s.durations),
+                "raise_to_entry": intervals_to_dict(s.raise_latency),
                 "worst_raise_wait": wait_to_dict(s.worst_raise_wait),
             }
             for s in a.softirqs
         ],
-        "workqueue": [{"function": w.function, **figure_to_dict(w.durations)} for w in a.works],
+        "workqueue": [{"function": w.function, **intervals_to_dict(w.durations)} for w in a.works],
         "offtime": [
             {
                 "what": o.what,
                 "source": _na(o.source),
-                "intervals": _na(o.intervals) if isinstance(o.intervals, NotAvailable) else figure_to_dict(o.intervals),
+                "intervals": _na(o.intervals)
+                if isinstance(o.intervals, NotAvailable)
+                else intervals_to_dict(o.intervals),
                 "worst": [span_to_dict(s) for s in o.worst],
             }
             for o in a.offtimes

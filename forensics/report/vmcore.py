@@ -83,17 +83,17 @@ ROOT_CAUSE_CLASSES: dict[FindingKind, str] = {
     FindingKind.DOUBLE_FREE: "double_free",
     FindingKind.USE_AFTER_FREE: "use_after_free",
     FindingKind.SPINLOCK_DEADLOCK: "spinlock_deadlock",
+    FindingKind.CRASH: "crash_site",  # the crash itself (the crash-site and deliberate-crash rules)
 }
 
 
 def _root_cause(result: VmcoreResult) -> dict[str, Any] | None:
-    """The class and statement of the first-ranked hypothesis, and the finding it comes from."""
+    """The class and statement of the first-ranked hypothesis, and the finding it is read from first."""
     if not result.analysis.hypotheses:
         return None
     top = result.analysis.hypotheses[0]
-    source = next(
-        (f for f in result.analysis.findings if top.statement in ((f.fact("hypothesis") or ""), f.title)), None
-    ) or next((f for f in result.analysis.findings if f.title in top.statement), None)
+    by_id = {f.id: f for f in result.analysis.findings}
+    source = by_id.get(top.finding_ids[0]) if top.finding_ids else None
     kind = source.kind if source is not None else None
     return {
         "class": "crash_site" if kind is None else ROOT_CAUSE_CLASSES.get(kind, str(kind)),
@@ -301,7 +301,7 @@ def to_document(result: VmcoreResult) -> dict[str, Any]:
         "modules": [{"name": m.name, "taints": m.taints, "debug_info": m.debug_info} for m in s.modules],
         "log": {
             "reports": [
-                {"title": r.title, "type": r.kind, "frame": json_value(r.frame), "line": r.start_line}
+                {"title": r.title, "type": r.kind.value, "frame": json_value(r.frame), "line": r.start_line}
                 for r in result.reports
             ],
             "tail": [f"[{r.seconds:12.6f}] {r.text}" for r in s.log[-LOG_TAIL:]],
@@ -558,3 +558,8 @@ class VmcoreRenderer:
 
     def json(self, result: VmcoreResult, to: Destination) -> str:
         return json.dumps(to_document(result), indent=2, ensure_ascii=False) + "\n"
+
+    def html(self, result: VmcoreResult, to: Destination) -> str:
+        from forensics.report.html import document_page
+
+        return document_page(vmcore_document(result), result.incident)

@@ -6,10 +6,11 @@ by the renderers (forensics/report/dmesg.py).
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from forensics.model import NotAvailable, Severity
+from forensics.model import FindingKind, NotAvailable, Severity
 from forensics.types.causes import Cause
 
 #: Occurrences of one signature kept between the first and the last (spread evenly over the log).
@@ -17,6 +18,62 @@ SAMPLE_REPORTS = 4
 
 
 FactValue = str | int
+
+
+class ReportKind(enum.StrEnum):
+    """What a kernel report is, as the rule table (detectors/dmesg/rules.py) or the event reader names it.
+
+    Its value is the JSON's ``type`` and part of the finding's id; :attr:`finding_kind` is the
+    :class:`FindingKind` of the finding a report of this kind becomes (``dmesg.<value>``).
+    """
+
+    ALLOC_FAILURE = "alloc-failure"
+    ATOMIC_SLEEP = "atomic-sleep"
+    BUG = "bug"
+    FIRMWARE = "firmware"
+    FS = "fs"
+    GPF = "gpf"
+    HANG = "hang"
+    HARDWARE = "hardware"
+    KASAN = "kasan"
+    KCSAN = "kcsan"
+    KFENCE = "kfence"
+    KMSAN = "kmsan"
+    LEAK = "leak"
+    LIST_CORRUPTION = "list-corruption"
+    LOCKDEP = "lockdep"
+    LOCKING = "locking"
+    LOCKUP = "lockup"
+    MM = "mm"
+    NO_ROOT = "no-root"
+    NULL_DEREF = "null-deref"
+    OOM = "oom"
+    OOPS = "oops"
+    PAGE_FAULT = "page-fault"
+    PANIC = "panic"
+    RCU = "rcu"
+    RCU_STALL = "rcu-stall"
+    REBOOT = "reboot"
+    REFCOUNT = "refcount"
+    RUST_PANIC = "rust-panic"
+    SOFT_LOCKUP = "soft-lockup"
+    STACK = "stack"
+    STACK_OVERFLOW = "stack-overflow"
+    STACK_PROTECTOR = "stack-protector"
+    SYZ_FAILURE = "syz-failure"
+    TRAP = "trap"
+    UBSAN = "ubsan"
+    USERCOPY = "usercopy"
+    WARNING = "warning"
+
+    @property
+    def finding_kind(self) -> FindingKind:
+        """The kind of the finding that reports of this kind become."""
+        return _FINDING_KINDS[self]
+
+
+#: Every report kind's finding kind (built at import: a report kind without its member fails here).
+_FINDING_KINDS: dict[ReportKind, FindingKind] = {k: FindingKind(f"dmesg.{k.value}") for k in ReportKind}
 
 
 class Frame(NamedTuple):
@@ -48,7 +105,7 @@ class KernelReport:
     """
 
     title: str
-    kind: str
+    kind: ReportKind
     severity: Severity
     rule: str
     corrupted: bool

@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from forensics.model import Severity, Timestamp
+from forensics.model import FindingKind, Severity, Timestamp
 
 BOOT_LANE = "boot"  # wall times and times since boot, on one axis when the boot time is known
 WALL_LANE = "wall"  # wall times when the boot time is unknown
@@ -43,7 +43,7 @@ class TimelineEvent:
     lane: str = BOOT_LANE
     severity: Severity = Severity.INFO
     end_cite: str | None = None
-    kind: str = ""  # the finding's kind
+    kind: FindingKind | None = None  # the finding's kind
 
     @property
     def duration(self) -> float:

@@ -47,7 +47,7 @@ class Wait(NamedTuple):
     source: str  # the event that started the wait: sched_waking, sched_wakeup, sched_wakeup_new, preemption
 
 
-class Figure(NamedTuple):
+class IntervalStats(NamedTuple):
     """Count, total and worst of a family of intervals."""
 
     n: int
@@ -84,11 +84,11 @@ class TaskStats(NamedTuple):
     comm: str
     prio: int  # kernel prio as traced: < 100 is real-time, -1 deadline
     runtime: float
-    runs: Figure  # worst = the longest single run
+    runs: IntervalStats  # worst = the longest single run
     hog_runs: int  # runs longer than the hog threshold
-    wakeup: Figure  # wakeup latency: waking/wakeup to switch-in
+    wakeup: IntervalStats  # wakeup latency: waking/wakeup to switch-in
     worst_wakeup: Wait | None
-    preempt_wait: Figure  # preempted (left runnable) to switch-in
+    preempt_wait: IntervalStats  # preempted (left runnable) to switch-in
     worst_preempt_wait: Wait | None
     blocked: tuple[StateTime, ...]
     preempted_by: tuple[Preemptor, ...]
@@ -119,7 +119,7 @@ class IrqStats(NamedTuple):
 
     irq: int
     name: str
-    durations: Figure
+    durations: IntervalStats
 
 
 class SoftirqStats(NamedTuple):
@@ -127,8 +127,8 @@ class SoftirqStats(NamedTuple):
 
     vec: int
     name: str
-    durations: Figure
-    raise_latency: Figure
+    durations: IntervalStats
+    raise_latency: IntervalStats
     worst_raise_wait: Wait | None
 
 
@@ -136,7 +136,7 @@ class WorkStats(NamedTuple):
     """Durations of one workqueue function."""
 
     function: str
-    durations: Figure
+    durations: IntervalStats
 
 
 class OffStats(NamedTuple):
@@ -144,7 +144,7 @@ class OffStats(NamedTuple):
 
     what: str  # "irqs-off" or "preempt-off"
     source: str | NotAvailable  # "preemptirq events", "irqsoff tracer", or why not available
-    intervals: Figure | NotAvailable
+    intervals: IntervalStats | NotAvailable
     worst: tuple[Span, ...]
 
 

@@ -62,18 +62,23 @@ WAKES = (WAKING, WAKEUP, WAKEUP_NEW)
 
 @dataclass(frozen=True)
 class SyscallTable:
-    """Syscall entry/exit events in time order (an LTTng session recorded with ``--syscall``), beside the kernel table.
+    """Per row of the kernel table, the syscall its CPU was in just before it (an LTTng session recorded with
+    ``--syscall``).
 
-    Kept apart from :class:`KernelTable`'s rows: a session recorded with ``--syscall -a`` has five times more
-    of them than scheduling events, and the breakdown only asks which syscall a blocked thread was in.
+    The breakdown only asks which syscall a thread was in when it blocked, and a session recorded with
+    ``--syscall -a`` has five times more syscall events than scheduling ones: the reader works this out
+    as it merges the events, and keeps none of them.
     """
 
-    kind: npt.NDArray[np.int8]  # SYSCALL_ENTRY or SYSCALL_EXIT
-    ts: npt.NDArray[np.float64]
-    cpu: npt.NDArray[np.int32]
-    name: npt.NDArray[np.int64]  # the syscall name id (``names``)
-    ref: Callable[[int], Ref]
+    name: npt.NDArray[np.int32]  # per kernel row: the name id of the open syscall (``names``), -1 none
+    ref: Callable[[int], Ref]  # per kernel row: its open syscall's entry event
     names: Callable[[int], str]
+    events: int  # the syscall events of the trace
+
+    def reordered(self, order: npt.NDArray[np.int64]) -> SyscallTable:
+        """The same for the kernel rows taken in ``order``."""
+        ref = self.ref
+        return SyscallTable(self.name[order], lambda i: ref(int(order[i])), self.names, self.events)
 
 
 @dataclass
@@ -95,7 +100,7 @@ class KernelTable:
     @property
     def has_syscalls(self) -> bool:
         """Whether the trace has syscall events."""
-        return self.syscalls is not None and len(self.syscalls.ts) > 0
+        return self.syscalls is not None and self.syscalls.events > 0
 
     def __post_init__(self) -> None:
         sw = np.flatnonzero(self.kind == SWITCH)
@@ -107,14 +112,6 @@ class KernelTable:
         self._irq: dict[int, npt.NDArray[np.int64]] = {
             c: irq[self.cpu[irq] == c] for c in np.unique(self.cpu[irq]).tolist()
         }
-        self._sys: dict[int, tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]] = {}
-        if self.syscalls is not None:
-            sys_cpu = self.syscalls.cpu
-            low = int(sys_cpu.min()) if len(sys_cpu) else 0
-            present = np.flatnonzero(np.bincount(sys_cpu - low)) + low  # CPU numbers: counted, not sorted
-            for c in present.tolist():
-                rows = np.flatnonzero(sys_cpu == c)
-                self._sys[c] = (self.syscalls.ts[rows], rows)
         lost = np.flatnonzero(self.kind == LOST)
         self.lost_ts = self.ts[lost]
 
@@ -179,21 +176,14 @@ class KernelTable:
                     out.append((float(self.ts[e]), float(self.ts[r]), e, r))
         return out
 
-    def syscall_at(self, cpu: int, row: int) -> tuple[str, Ref] | None:
-        """The syscall open on ``cpu`` at ``row`` (its name and entry event): the last syscall event before it.
+    def syscall_at(self, row: int) -> tuple[str, Ref] | None:
+        """The syscall open on the CPU of ``row`` (its name and entry event): the last syscall event before it.
 
-        Before means earlier in time: a syscall event at the very time of ``row`` counts as after it (they
-        were ordered so when the two were one table).
+        Before means earlier in time: a syscall event at the very time of ``row`` counts as after it.
         """
-        got = self._sys.get(cpu)
-        if got is None or self.syscalls is None:
+        if self.syscalls is None or self.syscalls.name[row] < 0:
             return None
-        times, rows = got
-        k = int(np.searchsorted(times, self.ts[row], side="left")) - 1
-        if k >= 0 and self.syscalls.kind[int(rows[k])] == SYSCALL_ENTRY:
-            r = int(rows[k])
-            return self.syscalls.names(int(self.syscalls.name[r])), self.syscalls.ref(r)
-        return None
+        return self.syscalls.names(int(self.syscalls.name[row])), self.syscalls.ref(row)
 
     def thread_rows(self, tid: int) -> npt.NDArray[np.int64]:
         """Rows that change ``tid``'s state: its switches in and out, its wakeups."""

@@ -21,6 +21,7 @@ from collectors.slabstore import SlabStore
 from collectors.slabwatch import Progress, SlabWatcher, WatchPlan, check_slabinfo, require_slabinfo, top_movers
 from forensics.errors import CollectionError
 from tests.collectors.test_procfs import FakeTree, cache
+from tests.helpers import child
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -206,8 +207,9 @@ def test_duration_ends_the_run_on_schedule(tmp_path: Path) -> None:
     assert 0.15 < time.monotonic() - started < 60.0
 
 
-def _kforensic(*args: str, stderr: object = subprocess.PIPE) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-m", "forensics", *args], cwd=REPO, stdout=subprocess.PIPE, stderr=stderr)
+def _kforensic(*args: str, stderr: object) -> contextlib.AbstractContextManager[subprocess.Popen[bytes]]:
+    """The CLI in a child process, killed and reaped when the block ends (however the test ends)."""
+    return child([sys.executable, "-m", "forensics", *args], cwd=REPO, stdout=subprocess.PIPE, stderr=stderr)
 
 
 #: A sampler on the library API, logging each committed sample as slab-watch does.
@@ -229,8 +231,8 @@ print(f"stopped by {result.stopped_by}", file=sys.stderr)
 """
 
 
-def _python(*args: str, stderr: object) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, *args], cwd=REPO, stdout=subprocess.PIPE, stderr=stderr)
+def _python(*args: str, stderr: object) -> contextlib.AbstractContextManager[subprocess.Popen[bytes]]:
+    return child([sys.executable, *args], cwd=REPO, stdout=subprocess.PIPE, stderr=stderr)
 
 
 def _wait_for(path: Path, text: str, timeout: float) -> bool:
@@ -247,10 +249,9 @@ def test_signal_finishes_the_sample_and_exits_0(tmp_path: Path, signum: int) -> 
     tree = FakeTree(tmp_path / "root")
     log = tmp_path / "stderr.txt"
     store = tmp_path / "s.sqlite"
-    with open(log, "wb") as err:
-        # 30 s between samples: the signal lands before a second sample even when a loaded machine delays it.
-        args = ("slab-watch", "--root", str(tree.root), "--store", str(store), "--interval", "30s", "--no-analysis")
-        proc = _kforensic(*args, stderr=err)
+    # 30 s between samples: the signal lands before a second sample even when a loaded machine delays it.
+    args = ("slab-watch", "--root", str(tree.root), "--store", str(store), "--interval", "30s", "--no-analysis")
+    with open(log, "wb") as err, _kforensic(*args, stderr=err) as proc:
         assert _wait_for(log, "sample 1", 120), log.read_text()
         proc.send_signal(signum)
         out, _ = proc.communicate(timeout=60)
@@ -317,8 +318,7 @@ def test_sigkill_at_random_moments_loses_at_most_the_sample_in_flight(tmp_path: 
     for i in range(20):
         log_marker(i)
         log = tmp_path / f"run{i}.txt"
-        with open(log, "wb") as err:
-            proc = _python(*args, stderr=err)
+        with open(log, "wb") as err, _python(*args, stderr=err) as proc:
             if i % 4 == 3:
                 time.sleep(rng.uniform(0.05, 0.5))  # early: while starting, creating or opening the store
             else:
@@ -330,8 +330,7 @@ def test_sigkill_at_random_moments_loses_at_most_the_sample_in_flight(tmp_path: 
             printed[int(match.group(1))] = printed.get(int(match.group(1)), 0) + 1
     log_marker(20)
     log = tmp_path / "final.txt"
-    with open(log, "wb") as err:
-        proc = _python(*args, stderr=err)
+    with open(log, "wb") as err, _python(*args, stderr=err) as proc:
         assert _wait_for(log, "sample 2", 120), log.read_text()
         proc.terminate()
         proc.communicate(timeout=60)

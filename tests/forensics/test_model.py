@@ -158,13 +158,17 @@ def test_finding_kinds_are_an_enum_whose_values_are_the_json_strings() -> None:
 
 
 def test_every_dmesg_rule_and_event_kind_has_its_member() -> None:
+    """The rule table names report kinds by member; each report kind is one finding kind and back."""
     from detectors.dmesg import rules
     from forensics.model import FindingKind
+    from forensics.types.dmesg import ReportKind
 
     kinds = {r.kind for v in vars(rules).values() if isinstance(v, tuple) for r in v if hasattr(r, "kind")}
     assert len(kinds) > 30
-    for kind in (*kinds, "oom", "alloc-failure"):
-        assert FindingKind(f"dmesg.{kind}")
+    assert all(isinstance(kind, ReportKind) for kind in kinds)
+    assert kinds | {ReportKind.OOM, ReportKind.ALLOC_FAILURE} == set(ReportKind)  # the events make the other two
+    assert {k.finding_kind for k in ReportKind} == {k for k in FindingKind if k.value.startswith("dmesg.")}
+    assert ReportKind.SOFT_LOCKUP.finding_kind is FindingKind.DMESG_SOFT_LOCKUP
 
 
 def test_a_kind_nobody_makes_is_refused() -> None:

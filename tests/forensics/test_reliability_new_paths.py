@@ -206,6 +206,24 @@ def test_profile_json_with_an_undecodable_symbol_byte(perf_text: Path, tmp_path:
     assert any(name.startswith("spin_\udced") for name in names), names
 
 
+def test_an_undecodable_byte_in_the_top_hotspot_is_exit_0_in_profile_and_report(
+    perf_text: Path, tmp_path: Path
+) -> None:
+    text = perf_text.read_bytes()
+    head = text[: text.index(b"\n\n") + 2]  # one sample, its leaf symbol with a byte that is not UTF-8
+    damaged = tmp_path / "p.txt"
+    damaged.write_bytes(head.replace(b"spin_math", b"spin_\xb2math"))
+    out = tmp_path / "p.json"
+    done = kforensic("profile", str(damaged), "--format", "json", "-o", str(out))
+    assert done.returncode == 0, done.stderr  # was 4: UnicodeEncodeError in the finding's id (found by the fuzz)
+    (top,) = [f for f in json.loads(out.read_text())["incident"]["findings"] if f["title"].startswith("Top hotspot")]
+    assert "spin_\udcb2math" in top["title"] and re.fullmatch(r"profile:[0-9a-f]{16}", top["id"]), top
+    digest = tmp_path / "digest.json"
+    done = kforensic("report", "--profile", str(damaged), "-o", str(tmp_path / "r.md"), "--digest", str(digest))
+    assert done.returncode == 0, done.stderr  # was 4: UnicodeEncodeError while sizing the digest
+    assert top["id"] in {f["id"] for f in json.loads(digest.read_text())["findings"]}
+
+
 recorded = test_perf_script.recorded  # a perf.data recorded now (skips where perf record is not allowed)
 
 

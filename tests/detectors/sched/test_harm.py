@@ -10,7 +10,7 @@ from forensics.types.sched import (
     Blame,
     Coverage,
     EventRef,
-    Figure,
+    IntervalStats,
     Span,
     TaskStats,
     Thresholds,
@@ -22,7 +22,7 @@ LIMIT = Thresholds().wakeup_latency
 
 
 def _task(pid: int, comm: str, prio: int = 120) -> TaskStats:
-    none = Figure(0, 0.0, None)
+    none = IntervalStats(0, 0.0, None)
     return TaskStats(pid, comm, prio, 0.0, none, 0, none, None, none, None, (), (), 0.0, ())
 
 
@@ -113,7 +113,7 @@ def _runner(pid: int, comm: str, run: float, waiter: TaskStats | None) -> TaskSt
     ref = EventRef(1, 100.0, 0, "x")
     worst = Span(run, 100.0, 0, ref, ref)
     victims = (Blame(waiter.pid, waiter.comm, run),) if waiter else ()
-    return _task(pid, comm)._replace(runs=Figure(1, run, worst), hog_runs=1, delay_caused=run if waiter else 0.0,
+    return _task(pid, comm)._replace(runs=IntervalStats(1, run, worst), hog_runs=1, delay_caused=run if waiter else 0.0,
                                      victims=victims)  # fmt: skip
 
 
@@ -132,7 +132,7 @@ def test_long_runs_are_as_severe_as_the_waits_they_caused(
 
     victim = _task(9, "rcu_preempt")
     runner = _runner(1, comm, 0.5, victim if waited else None)
-    victim = victim._replace(worst_wakeup=_wait(0.5, (runner, 0.5)), wakeup=Figure(1, 0.5, None))
+    victim = victim._replace(worst_wakeup=_wait(0.5, (runner, 0.5)), wakeup=IntervalStats(1, 0.5, None))
     (found,) = cpu_hogs(_analysis(2, runner, victim), "t.txt")
     assert found.title.startswith(kind) and found.baseline is not None
     assert any("cond_resched" in s for s in found.next_steps) is kernel_advice

@@ -22,6 +22,7 @@ from forensics.cli import main
 from forensics.errors import UsageError
 from forensics.units import parse_duration
 from tests.collectors.test_procfs import MEMINFO, FakeTree, cache, slabinfo_text
+from tests.helpers import child
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -271,10 +272,6 @@ def test_progress_bar_on_a_terminal(tmp_path: Path) -> None:
     leader, follower = pty.openpty()
     args = ["slab-watch", "--root", str(tree.root), "--store", str(tmp_path / "s.sqlite")]
     args += ["--interval", "0.05", "--allow-fast-interval", "--duration", "0.2", "--no-analysis"]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "forensics", *args], cwd=REPO, stdout=subprocess.PIPE, stderr=follower
-    )
-    os.close(follower)
     chunks: list[bytes] = []
 
     def drain() -> None:  # read while the child writes, so a full terminal buffer never blocks it
@@ -282,9 +279,13 @@ def test_progress_bar_on_a_terminal(tmp_path: Path) -> None:
             while chunk := os.read(leader, 65536):
                 chunks.append(chunk)
 
-    reader = threading.Thread(target=drain)
-    reader.start()
-    out, _ = proc.communicate(timeout=60)
+    # start_new_session (tests.helpers.child): the pseudo-terminal is not the child's controlling terminal;
+    # what it writes to stderr is the same.
+    with child([sys.executable, "-m", "forensics", *args], cwd=REPO, stdout=subprocess.PIPE, stderr=follower) as proc:
+        os.close(follower)
+        reader = threading.Thread(target=drain)
+        reader.start()
+        out, _ = proc.communicate(timeout=60)
     reader.join(timeout=10)
     os.close(leader)
     screen = b"".join(chunks)

@@ -1,0 +1,47 @@
+"""The ``kforensic.dmesg/1`` text written by orjson is the one the standard library's encoder writes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from forensics.pipelines.dmesg import analyse_logs
+from forensics.report.dmesg import _indented, document_text, to_document
+
+CASES = Path(__file__).resolve().parents[3] / "vmcore_fixtures" / "cases"
+
+
+def stdlib_text(doc: dict[str, Any]) -> str:
+    return _indented(doc, 4, json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode)
+
+
+def test_fixture_consoles_document_is_byte_identical() -> None:
+    logs = sorted(str(p) for p in CASES.glob("*/console.log"))
+    assert len(logs) >= 10
+    result = analyse_logs(logs, live=False)
+    doc = to_document(list(result.sources), result.incident, result.hypotheses)
+    text = document_text(doc)
+    assert sum(len(s["reports"]) for s in doc["sources"]) >= 10
+    assert text == stdlib_text(doc)
+    assert json.loads(text) == doc
+
+
+@pytest.mark.parametrize(
+    "value",
+    [1e-05, 8.271569839591098e-06, -3e-07, 0.0001, 0.5, 1e16, 1e-300, 2**70, 772.918915],
+    ids=repr,
+)
+def test_numbers_orjson_writes_otherwise_take_the_stdlib_path(value: float) -> None:
+    # A float under 1e-4 is written 0.00001 / 1e-6 by orjson, 1e-05 / 1e-06 by json; an int past 64 bits
+    # is refused by orjson.  Stamps inside strings that look like numbers must not change the text.
+    doc = {"a": [{"t": value, "s": "[0.00001] 1e-5, 0.0000"}], "b": value, "c": [value, "x"]}
+    assert document_text(doc) == stdlib_text(doc)
+
+
+def test_number_like_text_in_strings_is_left_as_it_is() -> None:
+    doc = {"reports": [{"excerpt": "[    0.000010] x,0.00001,\n1e-5]", "time": 0.5}]}
+    assert document_text(doc) == stdlib_text(doc)
+    assert json.loads(document_text(doc)) == doc

@@ -1,0 +1,90 @@
+"""Compiled patterns kept between runs (forensics/regexcache.py): the same patterns, a file that may be lost."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import stat
+from pathlib import Path
+
+import pytest
+
+from detectors.dmesg.rules import RULES
+from forensics import regexcache
+
+PATTERNS = [
+    (r"BUG: KASAN: ([a-z\-]+) in (?P<func>\w+)\+0x[0-9a-f]+", 0),
+    (r"^\s*(?:RIP|pc)\s*:.*?(\w+)\+", re.MULTILINE),
+    (rb"\[\s*(\d+)\.(\d+)\]", 0),
+    (r"kasan|lockdep", re.IGNORECASE),
+]
+TEXTS = ["BUG: KASAN: use-after-free in foo_read+0x10/0x20", "x\n RIP: 0010:bar+0x3/0x9", "LOCKDEP kasan"]
+
+
+@pytest.fixture
+def fresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty cache directory and a table not yet loaded; the cache file's path."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(regexcache, "_TABLE", regexcache._Table())
+    return regexcache.cache_file()
+
+
+def _same(a: re.Pattern[str] | re.Pattern[bytes], b: re.Pattern[str] | re.Pattern[bytes]) -> None:
+    assert (a.pattern, a.flags, a.groups, a.groupindex) == (b.pattern, b.flags, b.groups, b.groupindex)
+    for text in TEXTS:
+        subject: str | bytes = text.encode() if isinstance(a.pattern, bytes) else text
+        assert [m.span() for m in a.finditer(subject)] == [m.span() for m in b.finditer(subject)]  # type: ignore[arg-type]
+
+
+def test_patterns_from_the_file_are_the_ones_re_compiles(fresh: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    first = [regexcache.compile(p, f) for p, f in PATTERNS]
+    assert not fresh.exists()  # written at exit (or by save), not at each compile
+    regexcache._TABLE.save()
+    assert stat.S_IMODE(fresh.stat().st_mode) == 0o600
+    monkeypatch.setattr(regexcache, "_TABLE", regexcache._Table())
+    again = [regexcache.compile(p, f) for p, f in PATTERNS]
+    assert regexcache._TABLE.added is False  # every one came from the file
+    for (p, f), a, b in zip(PATTERNS, first, again, strict=True):
+        _same(a, re.compile(p, f))
+        _same(b, re.compile(p, f))
+
+
+def test_the_rule_table_from_the_file_matches_its_examples(fresh: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for rule in RULES:
+        regexcache.compile(rule.header.pattern)
+    regexcache._TABLE.save()
+    monkeypatch.setattr(regexcache, "_TABLE", regexcache._Table())
+    for rule in RULES:
+        cached = regexcache.compile(rule.header.pattern)
+        assert cached.search(rule.example) is not None, rule.name
+        _same(cached, re.compile(rule.header.pattern))
+    assert regexcache._TABLE.added is False
+
+
+@pytest.mark.parametrize("damage", ["truncated", "flipped", "other format", "not marshal"])
+def test_a_damaged_file_is_ignored_and_rewritten(fresh: Path, monkeypatch: pytest.MonkeyPatch, damage: str) -> None:
+    regexcache.compile(PATTERNS[0][0])
+    regexcache._TABLE.save()
+    blob = fresh.read_bytes()
+    damaged = {
+        "truncated": blob[: len(blob) // 2],
+        "flipped": blob[:-10] + bytes([blob[-10] ^ 0xFF]) + blob[-9:],
+        "other format": b"kforensic-regex-0\n" + blob[18:],
+        "not marshal": blob[:18] + hashlib.sha256(b"\xff\x00garbage").digest() + b"\xff\x00garbage",
+    }[damage]
+    fresh.write_bytes(damaged)
+    monkeypatch.setattr(regexcache, "_TABLE", regexcache._Table())
+    _same(regexcache.compile(PATTERNS[0][0]), re.compile(PATTERNS[0][0]))
+    assert regexcache._TABLE.added is True  # compiled again, to be written back
+    regexcache._TABLE.save()
+    assert fresh.read_bytes() == blob
+
+
+def test_no_cache_directory_is_no_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+    monkeypatch.setattr(regexcache, "_TABLE", regexcache._Table())
+    _same(regexcache.compile(PATTERNS[1][0], PATTERNS[1][1]), re.compile(PATTERNS[1][0], PATTERNS[1][1]))
+    regexcache._TABLE.save()  # cannot write: says nothing
+    assert list(tmp_path.iterdir()) == [blocker]
