@@ -7,14 +7,15 @@ its own:
   kforensic trace FILE --format json -o OUT      (the whole analysis, findings and JSON)
   BASELINE: for line in open(FILE): m = REGEX.match(line); float(ts); int(cpu); count event
 
-and prints wall seconds, events/s, peak RSS and the ratio baseline time / kforensic time.
+and prints wall seconds, events/s, peak RSS and the ratio baseline time / kforensic time: the medians of
+--repeat alternating runs of each (the machine may be shared: both see the same load).
 
 First ("cold") runs, each in a fresh process on an empty compile cache (NUMBA_CACHE_DIR a new
 folder): the bundled trace (tests/data/traces/kf.ftrace.txt.gz), the input, and the one-time build of
 the compiled code (``python -m forensics.pipelines.build``, what a large input needs compiled).  The
 "warm" runs after use the built cache.  Every line carries the load average at its start (the
 machine may be shared: CPU seconds are the steadier figure).
-Run: .venv/bin/python benchmarks/trace_throughput.py [--input FILE] [--copies 10] [--repeat 1] [--no-cold]
+Run: .venv/bin/python benchmarks/trace_throughput.py [--input FILE] [--copies 10] [--repeat 3] [--no-cold]
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from statistics import median
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_INPUT = ROOT.parent / "shared" / "traces" / "bench" / "big.ftrace.txt.gz"
@@ -142,37 +144,56 @@ def warm_up(path: Path, out_dir: Path) -> float:
 
 
 def bench(path: Path, out_dir: Path, repeat: int) -> dict[str, float]:
-    """Measure kforensic and the baseline on one file; keep the best of ``repeat`` runs of each."""
+    """Measure kforensic and the baseline on one file, alternating, ``repeat`` runs of each; medians count.
+
+    The median says what a run gives on this machine at this load; the best and worst are printed too.
+    """
     size = path.stat().st_size
     out = out_dir / "trace.json"
-    best: dict[str, float] = {}
+    tool: list[tuple[float, float, int]] = []
+    base: list[tuple[float, float, int]] = []
+    base_events = 0.0
+    loads = [os.getloadavg()[0]]
     for _ in range(repeat):
-        tool_s, tool_cpu, tool_rss, _ = run_measured(trace_argv(path, out), installed_env(out_dir / "pyc"))
-        base_s, base_cpu, base_rss, base_out = run_measured([sys.executable, __file__, "--baseline", str(path)])
-        if not best or tool_s < best["tool_s"]:
-            best.update(tool_s=tool_s, tool_cpu=tool_cpu, tool_rss=tool_rss)
-        if "base_s" not in best or base_s < best["base_s"]:
-            best.update(base_s=base_s, base_cpu=base_cpu, base_rss=base_rss, base_events=float(base_out.strip() or 0))
+        wall, cpu, rss, _ = run_measured(trace_argv(path, out), installed_env(out_dir / "pyc"))
+        tool.append((wall, cpu, rss))
+        wall, cpu, rss, base_out = run_measured([sys.executable, __file__, "--baseline", str(path)])
+        base.append((wall, cpu, rss))
+        base_events = float(base_out.strip() or 0)
+        loads.append(os.getloadavg()[0])
     doc = json.loads(out.read_text())
     events = doc["parse"]["events"]
-    print(f"\n{path.name}: {size / 1e6:.0f} MB, {doc['parse']['lines']} lines, {events} events ({load()})")
+    t_wall, t_cpu = median(r[0] for r in tool), median(r[1] for r in tool)
+    b_wall, b_cpu = median(r[0] for r in base), median(r[1] for r in base)
+    t_rss, b_rss = max(r[2] for r in tool), max(r[2] for r in base)
     print(
-        f"  kforensic trace : {best['tool_s']:7.2f} s ({best['tool_cpu']:6.2f} s CPU)  "
-        f"{events / best['tool_s'] / 1e3:7.0f} k events/s  "
-        f"{size / best['tool_s'] / 1e6:6.1f} MB/s  peak RSS {best['tool_rss'] / 1e6:6.0f} MB"
+        f"\n{path.name}: {size / 1e6:.0f} MB, {doc['parse']['lines']} lines, {events} events; median of {repeat} "
+        f"alternating runs each (load {min(loads):.1f}-{max(loads):.1f})"
     )
     print(
-        f"  regex baseline  : {best['base_s']:7.2f} s ({best['base_cpu']:6.2f} s CPU)  "
-        f"{best['base_events'] / best['base_s'] / 1e3:7.0f} k events/s  "
-        f"{size / best['base_s'] / 1e6:6.1f} MB/s  peak RSS {best['base_rss'] / 1e6:6.0f} MB"
+        f"  kforensic trace : {t_wall:7.2f} s ({t_cpu:6.2f} s CPU)  {events / t_wall / 1e3:7.0f} k events/s  "
+        f"{size / t_wall / 1e6:6.1f} MB/s  peak RSS {t_rss / 1e6:6.0f} MB  (wall {_spread(tool, 0)})"
     )
     print(
-        f"  ratio baseline / kforensic: {best['base_s'] / best['tool_s']:.2f}x wall, "
-        f"{best['base_cpu'] / best['tool_cpu']:.2f}x CPU; per CPU second: kforensic "
-        f"{events / best['tool_cpu'] / 1e3:.0f} k events/s, "
-        f"baseline {best['base_events'] / best['base_cpu'] / 1e3:.0f} k"
+        f"  regex baseline  : {b_wall:7.2f} s ({b_cpu:6.2f} s CPU)  {base_events / b_wall / 1e3:7.0f} k events/s  "
+        f"{size / b_wall / 1e6:6.1f} MB/s  peak RSS {b_rss / 1e6:6.0f} MB  (wall {_spread(base, 0)})"
     )
-    return {**best, "events": float(events), "size": float(size)}
+    print(
+        f"  ratio baseline / kforensic (medians): {b_wall / t_wall:.2f}x wall, {b_cpu / t_cpu:.2f}x CPU; "
+        f"per CPU second: kforensic {events / t_cpu / 1e3:.0f} k events/s, baseline {base_events / b_cpu / 1e3:.0f} k"
+    )
+    best = min(tool)
+    print(
+        f"  best kforensic run: {best[0]:.2f} s ({best[1]:.2f} s CPU), {events / best[0] / 1e3:.0f} k events/s; "
+        f"ratio to the median baseline {b_wall / best[0]:.2f}x wall"
+    )
+    return {"tool_s": t_wall, "tool_cpu": t_cpu, "events": float(events), "size": float(size)}
+
+
+def _spread(runs: list[tuple[float, float, int]], i: int) -> str:
+    """The lowest and highest of field ``i`` of the runs, as text."""
+    values = [r[i] for r in runs]
+    return f"{min(values):.2f}-{max(values):.2f} s"
 
 
 def main() -> None:
@@ -180,7 +201,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--input", type=Path, default=DEFAULT_INPUT, help="trace text or .gz (default: %(default)s)")
     ap.add_argument("--copies", type=int, default=10, help="concatenated copies for the big run (0: skip)")
-    ap.add_argument("--repeat", type=int, default=1, help="runs of each measurement (best is kept)")
+    ap.add_argument("--repeat", type=int, default=3, help="alternating runs of each measurement (medians count)")
     ap.add_argument("--no-cold", action="store_true", help="skip the first runs on an empty compile cache")
     ap.add_argument("--baseline", help=argparse.SUPPRESS)
     args = ap.parse_args()

@@ -53,14 +53,21 @@ from collectors.trace_rows import (
     ST_WAKING,
     STATE,
 )
-from forensics.jit import compiled, njit
+from forensics.jit import compiled, inline, njit, word_intrinsics
 from forensics.types.trace import EVENT_KINDS, PLUGIN_STATE_LETTERS
 
-# The helpers are plain compiled functions.  numba's own inlining
-# (inline="always") made no difference in speed (0.351 s against 0.344 s of CPU for the 87 MB bench
-# trace) but made the first compile take 80-130 s of CPU and 4.4 GB of memory instead of 7 s and 255 MB.
+# Unaligned 8-byte loads (compare texts and look for bytes 8 at a time) and arrays without reference
+# counts (every helper call counted references to each array it was passed: an atomic operation each,
+# 5 % of a run's CPU time).  See forensics.jit.word_intrinsics.
+_word, _borrowed = word_intrinsics()
 
-SCAN_COMPILE_S = 7.0  # compile time of scan() on 2 cores, announced on stderr (forensics.jit)
+# The helpers are plain compiled functions but for the small leaves (_digits, _match, _token_end,
+# _has_byte), which numba inlines: LLVM did not, and a call passes the buffer's 7 fields each time.
+# Measured on 2 MB of the bench trace (min of 150 runs, 2026-12-04): 189 ns per line before the word
+# compares, 164 with them, 145 with the leaves inlined as well (compile 7 -> 10 s of CPU).  Inlining
+# every helper made the first compile take 80-130 s of CPU and 4.4 GB of memory for no more speed.
+
+SCAN_COMPILE_S = 10.0  # compile time of scan() on 2 cores, announced on stderr (forensics.jit)
 _MAX_DIGITS = 15  # an integer of up to 15 digits is an exact double and fits int64
 POW10 = np.array([float(f"1e{k}") for k in range(_MAX_DIGITS + 1)])  # exact doubles
 _NAMES = sorted(EVENT_KINDS.items())
@@ -71,7 +78,7 @@ NAME_KINDS = np.array([kind for _, kind in _NAMES], dtype=np.int64)
 _SPACE, _NL, _COLON, _LBRACKET, _RBRACKET, _DOT, _MINUS, _HASH, _CR = 32, 10, 58, 91, 93, 46, 45, 35, 13
 
 
-@compiled
+@inline
 def _digits(buf: npt.NDArray[np.uint8], i: int, end: int) -> tuple[int, int]:
     """The value of the digits at ``i`` and the position after them (-1, i when none or too many)."""
     value = 0
@@ -106,9 +113,23 @@ def _literal(buf: npt.NDArray[np.uint8], i: int, end: int, text: npt.NDArray[np.
     return True
 
 
-@compiled
+_ONES = np.uint64(0x0101010101010101)
+_HIGHS = np.uint64(0x8080808080808080)
+_SPACES, _LBRACKETS, _RBRACKETS, _COLONS = (np.uint64(0x0101010101010101 * c) for c in (32, 91, 93, 58))
+
+
+@inline
+def _has_byte(x: np.uint64, repeated: np.uint64) -> bool:
+    """True when one of the 8 bytes of ``x`` is the byte ``repeated`` holds 8 times (exact, no false hits)."""
+    y = x ^ repeated
+    return bool(((y - _ONES) & ~y & _HIGHS) != 0)
+
+
+@inline
 def _token_end(buf: npt.NDArray[np.uint8], i: int, end: int) -> int:
     """Position of the first space at or after ``i`` (``end`` when none)."""
+    while i + 8 <= end and not _has_byte(_word(buf, i), _SPACES):
+        i += 8
     while i < end and buf[i] != _SPACE:
         i += 1
     return i
@@ -134,6 +155,37 @@ def _lit(text: bytes) -> npt.NDArray[np.uint8]:
     return np.frombuffer(text, dtype=np.uint8).copy()
 
 
+Lit = tuple[int, np.uint64, np.uint64, np.uint64, np.uint64]
+
+
+def _wlit(text: bytes) -> Lit:
+    """``text`` (at most 16 bytes) as its length and two little-endian words with their masks, for :func:`_match`."""
+    assert len(text) <= 16, text
+    lo, hi = text[:8], text[8:]
+    return (
+        len(text),
+        np.uint64(int.from_bytes(lo, "little")),
+        np.uint64((1 << 8 * len(lo)) - 1),
+        np.uint64(int.from_bytes(hi, "little")),
+        np.uint64((1 << 8 * len(hi)) - 1),
+    )
+
+
+@inline
+def _match(buf: npt.NDArray[np.uint8], i: int, end: int, lit: Lit) -> bool:
+    """True when the text of ``lit`` (see :func:`_wlit`) is at ``i`` (before ``end``): ``_literal`` a word at a time."""
+    n, w0, m0, w1, m1 = lit
+    if i + n > end:
+        return False
+    if i + 16 <= len(buf):
+        return bool(((_word(buf, i) ^ w0) & m0) == 0 and ((_word(buf, i + 8) ^ w1) & m1) == 0)
+    for k in range(n):  # near the end of the buffer: byte by byte
+        w = w0 if k < 8 else w1
+        if buf[i + k] != (w >> np.uint64(8 * (k & 7))) & np.uint64(0xFF):
+            return False
+    return True
+
+
 # The texts the scanner compares, as global arrays: numba compiles them in as constants (passed as
 # arguments, each call would count references to every one of them: most of the time per line).
 SW_HEAD, SW_PID, SW_PRIO, SW_STATE, SW_NEXT = (
@@ -151,6 +203,23 @@ for _old, _new in PLUGIN_STATE_LETTERS.items():
 F_PID, F_PRIO, F_TARGET, F_COMM = _lit(b" pid="), _lit(b" prio="), _lit(b" target_cpu="), _lit(b"comm=")
 F_VECTOR, F_IRQ, F_NAME, F_VEC = _lit(b"vector="), _lit(b"irq="), _lit(b" name="), _lit(b"vec=")
 F_FUNCTION, F_CALLER, F_LB = _lit(b"function "), _lit(b"caller="), _lit(b" [")
+# The same texts for _match (the plugin formats' searches keep the arrays above).
+W_SW_HEAD, W_SW_PID, W_SW_PRIO, W_SW_STATE, W_SW_NEXT, W_SW_NEXT_PID, W_SW_NEXT_PRIO = (
+    _wlit(t)
+    for t in (
+        b"prev_comm=",
+        b" prev_pid=",
+        b" prev_prio=",
+        b" prev_state=",
+        b" ==> next_comm=",
+        b" next_pid=",
+        b" next_prio=",
+    )
+)
+W_SWITCH, W_WAKING, W_WAKEUP = (_wlit(t) for t in (b"sched_switch:", b"sched_waking:", b"sched_wakeup:"))
+W_PID, W_PRIO, W_TARGET, W_COMM = _wlit(b" pid="), _wlit(b" prio="), _wlit(b" target_cpu="), _wlit(b"comm=")
+W_VECTOR, W_IRQ, W_NAME, W_VEC = _wlit(b"vector="), _wlit(b"irq="), _wlit(b" name="), _wlit(b"vec=")
+W_FUNCTION, W_CALLER = _wlit(b"function "), _wlit(b"caller=")
 
 
 @compiled
@@ -176,30 +245,30 @@ def _name_kind(buf: npt.NDArray[np.uint8], s: int, e: int) -> int:
 def _task(buf: Any, a: int, le: int, pid_text: Any, prio_text: Any) -> tuple[int, int, int, int]:
     """``COMM<pid_text>N<prio_text>P`` at ``a`` (no space in COMM): COMM's end, pid, prio, the end (-1: not)."""
     a_end = _token_end(buf, a, le)
-    if not _literal(buf, a_end, le, pid_text):
+    if not _match(buf, a_end, le, pid_text):
         return a_end, 0, 0, -1
-    pid, j = _digits(buf, a_end + len(pid_text), le)
-    if pid < 0 or not _literal(buf, j, le, prio_text):
+    pid, j = _digits(buf, a_end + pid_text[0], le)
+    if pid < 0 or not _match(buf, j, le, prio_text):
         return a_end, 0, 0, -1
-    prio, j, ok = _signed(buf, j + len(prio_text), le)
+    prio, j, ok = _signed(buf, j + prio_text[0], le)
     return a_end, pid, prio, (j if ok else -1)
 
 
 @compiled
 def _switch(buf: Any, i: int, le: int, out: Any, r: int) -> bool:
     """A sched_switch payload in the kernel format, no spaces in comms, ending the line; fills row ``r``."""
-    if not _literal(buf, i, le, SW_HEAD):
+    if not _match(buf, i, le, W_SW_HEAD):
         return False
     a = i + len(SW_HEAD)
-    a_end, pid, prio, j = _task(buf, a, le, SW_PID, SW_PRIO)
-    if j < 0 or not _literal(buf, j, le, SW_STATE):
+    a_end, pid, prio, j = _task(buf, a, le, W_SW_PID, W_SW_PRIO)
+    if j < 0 or not _match(buf, j, le, W_SW_STATE):
         return False
     b = j + len(SW_STATE)
     b_end = _token_end(buf, b, le)
-    if b_end == b or not _literal(buf, b_end, le, SW_NEXT):
+    if b_end == b or not _match(buf, b_end, le, W_SW_NEXT):
         return False
     c = b_end + len(SW_NEXT)
-    c_end, npid, nprio, j = _task(buf, c, le, SW_NEXT_PID, SW_NEXT_PRIO)
+    c_end, npid, nprio, j = _task(buf, c, le, W_SW_NEXT_PID, W_SW_NEXT_PRIO)
     if j != le:
         return False
     _row(out, r, 1, pid, prio, npid, a, a_end)
@@ -228,8 +297,8 @@ def _row(out: Any, r: int, kind: int, pid: int, prio: int, next_pid: int, a_s: i
 def _wake(buf: Any, q: int, le: int, out: Any, r: int, kind: int) -> bool:
     """A wakeup payload in the kernel format (``comm=C pid=N prio=P target_cpu=T``) ending the line."""
     a = q + len(F_COMM)
-    a_end, pid, prio, j = _task(buf, a, le, F_PID, F_PRIO)
-    if j < 0 or not _literal(buf, j, le, F_TARGET):
+    a_end, pid, prio, j = _task(buf, a, le, W_PID, W_PRIO)
+    if j < 0 or not _match(buf, j, le, W_TARGET):
         return False
     target, j = _digits(buf, j + len(F_TARGET), le)
     if target < 0 or j != le:
@@ -377,21 +446,21 @@ def _other(buf: Any, kind: int, p: int, le: int, out: Any, r: int) -> bool:
     if _odd_space(buf, p, le):
         return False
     if kind <= 6:  # IRQ entry/exit, local timer entry/exit
-        if _literal(buf, p, le, F_VECTOR):
+        if _match(buf, p, le, W_VECTOR):
             vector, j = _digits(buf, p + len(F_VECTOR), le)
             if vector < 0 or j != le:
                 return False
             out[PID, r] = -vector
             out[B_S, r] = -2  # the name "local_timer"
         else:
-            if not _literal(buf, p, le, F_IRQ):
+            if not _match(buf, p, le, W_IRQ):
                 return False
             irq, j = _digits(buf, p + len(F_IRQ), le)
             if irq < 0 or (j != le and buf[j] != _SPACE):
                 return False
             out[PID, r] = irq
             if kind == 5 and j != le:
-                if not _literal(buf, j, le, F_NAME):
+                if not _match(buf, j, le, W_NAME):
                     return False
                 out[B_S, r] = j + len(F_NAME)
                 out[B_E, r] = le
@@ -399,7 +468,7 @@ def _other(buf: Any, kind: int, p: int, le: int, out: Any, r: int) -> bool:
                 out[B_S, r] = j
                 out[B_E, r] = j
     elif kind <= 9:  # softirq raise/entry/exit
-        if not _literal(buf, p, le, F_VEC):
+        if not _match(buf, p, le, W_VEC):
             return False
         vec, j = _digits(buf, p + len(F_VEC), le)
         if vec < 0 or (j != le and buf[j] != _SPACE):
@@ -417,7 +486,7 @@ def _other(buf: Any, kind: int, p: int, le: int, out: Any, r: int) -> bool:
         while w > p and buf[w - 1] != _SPACE:
             w -= 1
         f = colon + 2
-        if _literal(buf, f, le, F_FUNCTION):
+        if _match(buf, f, le, W_FUNCTION):
             f += len(F_FUNCTION)
         out[A_S, r] = w
         out[A_E, r] = colon
@@ -425,10 +494,10 @@ def _other(buf: Any, kind: int, p: int, le: int, out: Any, r: int) -> bool:
         out[B_E, r] = _token_end(buf, f, le)
     elif kind <= 15:  # irq/preempt disable/enable: the caller
         e = _token_end(buf, p, le)
-        c = p + len(F_CALLER) if _literal(buf, p, e, F_CALLER) else p
+        c = p + len(F_CALLER) if _match(buf, p, e, W_CALLER) else p
         out[B_S, r] = c
         out[B_E, r] = e
-    elif kind == 16 and not _literal(buf, p, le, F_COMM):  # sched_process_exit, trace-cmd's "comm:pid [prio]"
+    elif kind == 16 and not _match(buf, p, le, W_COMM):  # sched_process_exit, trace-cmd's "comm:pid [prio]"
         pid, prio, colon, ok = _plugin_task(buf, p, le)
         if not ok:
             return False
@@ -438,7 +507,7 @@ def _other(buf: Any, kind: int, p: int, le: int, out: Any, r: int) -> bool:
         out[A_E, r] = colon
     elif kind == 16:  # sched_process_exit: "comm=C pid=N prio=P"
         a = p + len(F_COMM)
-        a_end, pid, prio, j = _task(buf, a, le, F_PID, F_PRIO)
+        a_end, pid, prio, j = _task(buf, a, le, W_PID, W_PRIO)
         if j < 0 or (j != le and buf[j] != _SPACE):
             return False
         out[PID, r] = pid
@@ -465,6 +534,11 @@ def _scan_line(buf: Any, ls: int, le: int, out: Any, r: int, ts_out: Any, waking
     i = ls
     if buf[i] == _HASH:
         return _SLOW_LINE
+    while i + 8 <= le:  # whole words with none of "[", "]", ":" first (the line's end is not in them)
+        x = _word(buf, i)
+        if _has_byte(x, _LBRACKETS) or _has_byte(x, _RBRACKETS) or _has_byte(x, _COLONS):
+            break
+        i += 8
     while i < le and buf[i] != _LBRACKET:
         if buf[i] == _RBRACKET or (buf[i] == _COLON and buf[i + 1] == _SPACE):
             return _SLOW_LINE
@@ -502,13 +576,13 @@ def _scan_line(buf: Any, ls: int, le: int, out: Any, r: int, ts_out: Any, waking
     # the event's name: the frequent ones directly, else word characters and ':' up to ": "
     kind = 0
     q = -1
-    if _literal(buf, e, le, SWITCH):
+    if _match(buf, e, le, W_SWITCH):
         kind, q = 1, e + len(SWITCH)
-    elif _literal(buf, e, le, WAKING):
+    elif _match(buf, e, le, W_WAKING):
         kind, q = 2, e + len(WAKING)
-    elif _literal(buf, e, le, WAKEUP):
+    elif _match(buf, e, le, W_WAKEUP):
         kind, q = 3, e + len(WAKEUP)
-    elif _literal(buf, e, le, WAKEUP_NEW):
+    elif _literal(buf, e, le, WAKEUP_NEW):  # 17 bytes, and rare
         kind, q = 4, e + len(WAKEUP_NEW)
     if kind == 0 or q >= le or buf[q] != _SPACE:
         ne = e
@@ -534,16 +608,14 @@ def _scan_line(buf: Any, ls: int, le: int, out: Any, r: int, ts_out: Any, waking
     if q >= le or buf[q] == 9 or buf[q] == 11 or buf[q] == 12 or buf[q] == _CR:
         return _SLOW_LINE
     if kind == 1:
-        ok = _switch(buf, q, le, out, r) if _literal(buf, q, le, SW_HEAD) else _switch_plugin(buf, q, le, out, r)
+        ok = _switch(buf, q, le, out, r) if _match(buf, q, le, W_SW_HEAD) else _switch_plugin(buf, q, le, out, r)
     elif kind <= 4:
-        ok = _wake(buf, q, le, out, r, kind) if _literal(buf, q, le, F_COMM) else _wake_plugin(buf, q, le, out, r, kind)
+        ok = _wake(buf, q, le, out, r, kind) if _match(buf, q, le, W_COMM) else _wake_plugin(buf, q, le, out, r, kind)
     else:
         ok = _other(buf, kind, q, le, out, r)
     return kind if ok else _SLOW_LINE
 
 
-_ONES = np.uint64(0x0101010101010101)
-_HIGHS = np.uint64(0x8080808080808080)
 _NEWLINES = np.uint64(0x0A0A0A0A0A0A0A0A)
 
 
@@ -598,6 +670,11 @@ def scan(
     Unknown event names are written as spans to ``unknown`` (to be counted
     by name).  Results go to ``status`` (see the ``ST_*`` indexes).
     """
+    buf = _borrowed(buf)
+    words = _borrowed(words)
+    out = _borrowed(out)
+    ts_out = _borrowed(ts_out)
+    unknown = _borrowed(unknown)
     n_unknown = 0
     n_events = 0
     n_used = 0

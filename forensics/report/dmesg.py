@@ -377,3 +377,10 @@ class DmesgRenderer:
         # ones while it is built and written walked them all for nothing (~0.02 s of a 16 MB document).
         with gc_paused():
             return document_text(to_document(list(result.sources), result.incident, result.hypotheses))
+
+    def html(self, result: DmesgResult, to: Destination) -> str:
+        from forensics.report.document import Document
+        from forensics.report.html import document_page
+
+        sections = dmesg_sections(list(result.sources), result.hypotheses)
+        return document_page(Document("kforensic dmesg", sections), result.incident)
