@@ -72,7 +72,9 @@ class SyscallTracker:
         if len(calls) or self.last:
             call_cpu = rows[calls, ly.R_CPU]
             fed_cpu = rows[fed, ly.R_CPU]
-            for c in np.unique(np.concatenate([call_cpu, fed_cpu])).tolist():
+            both = np.concatenate([call_cpu, fed_cpu])
+            low = int(both.min()) if len(both) else 0
+            for c in (np.flatnonzero(np.bincount(both - low)) + low).tolist():  # the CPUs (counted: no sort)
                 mine = calls[call_cpu == c]  # this CPU's syscall rows, in time order
                 at = np.flatnonzero(fed_cpu == c)
                 if len(at):

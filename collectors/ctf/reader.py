@@ -28,8 +28,9 @@ import numpy as np
 import numpy.typing as npt
 
 from collectors.ctf import layouts as ly
+from collectors.ctf import parsed
 from collectors.ctf.general import DecodeError, GeneralDecoder
-from collectors.ctf.metadata import Clock, Metadata, parse_metadata
+from collectors.ctf.metadata import Clock, Metadata
 from forensics.errors import InputError
 from forensics.model import SourceRecord
 from forensics.output import register_input
@@ -272,8 +273,8 @@ class Session:
             for f in tdir.rglob("*"):  # metadata, streams and index/: evidence no output of the run may replace
                 if f.is_file():
                     register_input(f)
-            meta = parse_metadata(tdir / "metadata")
-            self.traces.append(self._prepare(tdir, meta))
+            meta, layouts = parsed.load(tdir / "metadata")
+            self.traces.append(self._prepare(tdir, meta, layouts))
             for f in _stream_files(tdir):
                 self.streams.append(_map(len(self.traces) - 1, f))
         clocks = {(t.clock.name, t.clock.uuid) for t in self.traces}
@@ -300,8 +301,7 @@ class Session:
         self._labels: dict[int, str] = {}
 
     @staticmethod
-    def _prepare(tdir: Path, meta: Metadata) -> CtfTrace:
-        layouts = ly.compile_layouts(meta)
+    def _prepare(tdir: Path, meta: Metadata, layouts: ly.Layouts) -> CtfTrace:
         if layouts.packet_unsupported:
             raise InputError(
                 f"{tdir}: the packet or event header layout is not one this reader decodes"

@@ -558,3 +558,8 @@ class VmcoreRenderer:
 
     def json(self, result: VmcoreResult, to: Destination) -> str:
         return json.dumps(to_document(result), indent=2, ensure_ascii=False) + "\n"
+
+    def html(self, result: VmcoreResult, to: Destination) -> str:
+        from forensics.report.html import document_page
+
+        return document_page(vmcore_document(result), result.incident)
