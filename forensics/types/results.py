@@ -20,8 +20,6 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from collectors.slabstore import CounterPoint, SampleRow, StoreSummary
-    from detectors.kdump.checklist import Checklist
-    from detectors.kdump.plan import Plan
     from detectors.leaks.analysis import LeakAnalysis
     from detectors.leaks.decision import LeakThresholds
     from forensics.types.causes import Cause
@@ -30,7 +28,7 @@ if TYPE_CHECKING:
     FloatArray = npt.NDArray[np.float64]
     BoolArray = npt.NDArray[np.bool_]
     from forensics.types.incident import Correlation, Hypothesis, Lane, TimelineEvent
-    from forensics.types.kdump import AppliedChange, KdumpState
+    from forensics.types.kdump import AppliedChange, Checklist, KdumpState, Plan
     from forensics.types.profile import ClassShare, Hotspots, Profile, ProfileStack
     from forensics.types.sched import ParseSummary, TraceAnalysis
     from forensics.types.spans import GanttChart, SpanReport
