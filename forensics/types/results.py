@@ -29,15 +29,12 @@ if TYPE_CHECKING:
 
     FloatArray = npt.NDArray[np.float64]
     BoolArray = npt.NDArray[np.bool_]
-    from detectors.profile.findings import ClassShare
-    from detectors.profile.hotspots import Hotspots
-    from detectors.vmcore.findings import VmcoreAnalysis
     from forensics.types.incident import Correlation, Hypothesis, Lane, TimelineEvent
     from forensics.types.kdump import AppliedChange, KdumpState
-    from forensics.types.profile import Profile, ProfileStack
+    from forensics.types.profile import ClassShare, Hotspots, Profile, ProfileStack
     from forensics.types.sched import ParseSummary, TraceAnalysis
     from forensics.types.spans import GanttChart, SpanReport
-    from forensics.types.vmcore import CrashSnapshot, FaultAnalysis, Taint
+    from forensics.types.vmcore import CrashSnapshot, FaultAnalysis, Taint, VmcoreAnalysis
 
 
 @dataclass(frozen=True)
