@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from collectors.slabstore import CounterPoint, SampleRow, StoreSummary
     from detectors.leaks.analysis import LeakAnalysis
     from detectors.leaks.decision import LeakThresholds
     from forensics.types.causes import Cause
@@ -31,6 +30,7 @@ if TYPE_CHECKING:
     from forensics.types.kdump import AppliedChange, Checklist, KdumpState, Plan
     from forensics.types.profile import ClassShare, Hotspots, Profile, ProfileStack
     from forensics.types.sched import ParseSummary, TraceAnalysis
+    from forensics.types.slab import CounterPoint, SampleRow, StoreSummary
     from forensics.types.spans import GanttChart, SpanReport
     from forensics.types.vmcore import CrashSnapshot, FaultAnalysis, Taint, VmcoreAnalysis
 
