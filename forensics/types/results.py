@@ -19,10 +19,9 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from detectors.leaks.analysis import LeakAnalysis
-    from detectors.leaks.decision import LeakThresholds
     from forensics.types.causes import Cause
     from forensics.types.dmesg import KernelReport, ReportGroup, ReportWhy
+    from forensics.types.leaks import LeakAnalysis, LeakThresholds
 
     FloatArray = npt.NDArray[np.float64]
     BoolArray = npt.NDArray[np.bool_]
