@@ -13,7 +13,10 @@ one process, the same job three ways and prints them side by side:
 
 Wall time includes starting and stopping the cluster (reported apart too),
 so the per-host cost of the task graph shows.  The groups of every run are
-checked equal to the serial run's.  Run:
+checked equal to the serial run's.  Before them, the serial job runs in a
+fresh process twice, cold (empty bytecode and numba caches: a new
+PYTHONPYCACHEPREFIX and NUMBA_CACHE_DIR) and warm (those caches again), with
+wall and CPU seconds and its own peak RSS (wait4).  Run:
   .venv/bin/python benchmarks/fleet_signatures.py [--hosts 1000] [--size-kb 256]
 """
 
@@ -21,6 +24,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -70,11 +75,29 @@ def _groups(run: object) -> object:
     ]
 
 
+def serial_in_fresh_process(directory: Path, env: dict[str, str]) -> tuple[float, float, float]:
+    """The serial job in a new interpreter (imports included): wall s, CPU s, peak RSS MiB."""
+    argv = [sys.executable, __file__, "--serial-only", str(directory)]
+    started = time.perf_counter()
+    child = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - started
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"benchmark: the serial child exited {os.waitstatus_to_exitcode(status)}")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hosts", type=int, default=1000)
     parser.add_argument("--size-kb", type=int, default=256)
+    parser.add_argument("--serial-only", type=Path, help=argparse.SUPPRESS)  # the child of the cold/warm runs
     args = parser.parse_args()
+    if args.serial_only is not None:
+        from forensics.fleet.signatures import expand_inputs, run_serial
+
+        run_serial(expand_inputs([str(args.serial_only)]))
+        return
 
     from dask.distributed import LocalCluster
 
@@ -89,6 +112,15 @@ def main() -> None:
             f"{len(items)} host logs, {size / 1e6:,.0f} MB, built in {time.perf_counter() - started:.1f} s;"
             f" load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores"
         )
+
+        caches = Path(tempfile.mkdtemp(prefix="kf-fleet-caches-", dir=tmp))
+        cold_env = dict(os.environ, PYTHONPYCACHEPREFIX=str(caches / "pyc"), NUMBA_CACHE_DIR=str(caches / "numba"))
+        for name in ("cold", "warm"):
+            wall, cpu, rss = serial_in_fresh_process(directory, cold_env)
+            print(
+                f"serial, fresh process, {name}: {wall:.2f} s wall, {cpu:.2f} s CPU, peak RSS {rss:.0f} MiB,"
+                f" load {os.getloadavg()[0]:.2f}"
+            )
 
         # The cost of a cluster alone: start and stop, with no work.
         t = time.perf_counter()
@@ -127,6 +159,11 @@ def main() -> None:
         )
         per_host = sum(h.seconds for h in serial.hosts) / len(items)
         print(f"per-host triage (serial, in-process): {per_host * 1000:.2f} ms mean; serial CPU {rows[0][2]:.2f} s")
+        own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        workers = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        print(
+            f"peak RSS: this process {own:.0f} MiB, largest child (a Dask worker or the serial child) {workers:.0f} MiB"
+        )
 
 
 if __name__ == "__main__":

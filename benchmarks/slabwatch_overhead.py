@@ -6,6 +6,11 @@ fresh store, then, in the same process, the baseline people use today: a loop
 copying /proc/slabinfo, /proc/meminfo and /proc/vmstat into one file per
 sample.  Prints the figures and the ratio of slab-watch to the baseline.
 
+Then the command as a user starts it, each in a fresh process so that peak RSS is its own:
+``kforensic slab-watch --duration 3s --interval 1s`` into a new store, cold (empty bytecode and numba
+caches: a new PYTHONPYCACHEPREFIX and NUMBA_CACHE_DIR) and warm (the same caches again), with wall
+and CPU seconds, peak RSS and the load average.
+
 Usage: .venv/bin/python benchmarks/slabwatch_overhead.py [--samples 600] [--interval 0.1] [--root /]
 """
 
@@ -15,6 +20,7 @@ import argparse
 import os
 import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -72,6 +78,20 @@ def run_slab_watch(root: Path, samples: int, interval: float, directory: Path) -
     }
 
 
+def run_command(root: Path, directory: Path, env: dict[str, str], name: str) -> tuple[float, float, float]:
+    """``kforensic slab-watch`` for 3 samples in a fresh process: wall s, CPU s, peak RSS MiB (wait4)."""
+    kforensic = Path(sys.executable).with_name("kforensic")
+    argv = [str(kforensic), "slab-watch", "--duration", "3s", "--interval", "1s", "--root", str(root)]
+    argv += ["--store", str(directory / f"{name}.sqlite"), "--no-analysis", "-o", str(directory / f"{name}.txt")]
+    started = time.perf_counter()
+    child = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - started
+    if os.waitstatus_to_exitcode(status) not in (0, 1):
+        raise SystemExit(f"benchmark: {' '.join(argv)} exited {os.waitstatus_to_exitcode(status)}")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
 def run_baseline(root: Path, samples: int, interval: float, directory: Path) -> dict[str, float]:
     """What people do by hand: copy the three files into one file per sample (no parsing, no database)."""
     out = directory / "copies"
@@ -100,9 +120,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="kforensic-bench-") as tmp:
         watch = run_slab_watch(args.root, args.samples, args.interval, Path(tmp))
         base = run_baseline(args.root, args.samples, args.interval, Path(tmp))
+        cold_env = dict(os.environ, PYTHONPYCACHEPREFIX=f"{tmp}/pyc", NUMBA_CACHE_DIR=f"{tmp}/numba")
+        command = [("cold", run_command(args.root, Path(tmp), cold_env, "cold"), os.getloadavg()[0])]
+        command.append(("warm", run_command(args.root, Path(tmp), cold_env, "warm"), os.getloadavg()[0]))
+    loop_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     day = 24 * 60
     print(f"slab-watch overhead: {args.samples} samples at {args.interval} s on {int(watch['caches'])} caches")
-    print(f"  kernel {os.uname().release}, {os.cpu_count()} CPUs")
+    print(f"  kernel {os.uname().release}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
     print(f"  slab-watch CPU per sample (user+sys, whole loop): {watch['cpu_per_sample'] * 1000:.2f} ms")
     print(f"  slab-watch read+parse CPU per sample (median):    {watch['read_parse_median'] * 1000:.2f} ms")
     print(f"  slab-watch store write CPU per sample (median):   {watch['write_median'] * 1000:.2f} ms")
@@ -114,6 +138,10 @@ def main() -> None:
     bytes_ratio = watch["bytes_per_sample"] / base["bytes_per_sample"]
     print(f"  ratio CPU slab-watch / baseline:                  {cpu_ratio:.2f}")
     print(f"  ratio bytes slab-watch / baseline:                {bytes_ratio:.2f}")
+    print(f"  peak RSS of this process (both loops):            {loop_rss:.0f} MiB")
+    print("kforensic slab-watch --duration 3s --interval 1s (3 samples, start-up included), fresh process:")
+    for name, (wall, cpu, rss), load in command:
+        print(f"  {name}: {wall:5.2f} s wall, {cpu:5.2f} s CPU, peak RSS {rss:4.0f} MiB, load {load:.2f}")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import lzma
+import mmap
 import os
 import stat
 import sys
@@ -114,12 +115,12 @@ class _Sha256:
     def __init__(self) -> None:
         self._hash = hashlib.sha256()
         self._inline = 0
-        self._group: list[bytes] = []
+        self._group: list[bytes | memoryview] = []
         self._group_bytes = 0
-        self._queue: Queue[list[bytes] | None] | None = None
+        self._queue: Queue[list[bytes | memoryview] | None] | None = None
         self._thread: threading.Thread | None = None
 
-    def update(self, chunk: bytes) -> None:
+    def update(self, chunk: bytes | memoryview) -> None:
         if self._queue is None and self._inline < HASH_INLINE_BYTES:
             self._inline += len(chunk)
             self._hash.update(chunk)
@@ -137,7 +138,7 @@ class _Sha256:
         self._queue.put(self._group)
         self._group, self._group_bytes = [], 0
 
-    def _run(self, queue: Queue[list[bytes] | None]) -> None:
+    def _run(self, queue: Queue[list[bytes | memoryview] | None]) -> None:
         while (group := queue.get()) is not None:
             for chunk in group:
                 self._hash.update(chunk)
@@ -193,6 +194,34 @@ class TrackedInput:
                 yield chunk
         finally:
             self._hash.close()
+
+    def mapped(self, min_bytes: int) -> mmap.mmap | None:
+        """The file mapped read-only, when nothing was read yet and it is a regular file of ``min_bytes`` or more.
+
+        A reader that slices the mapping copies nothing (no read() into buffers, no joins); it accounts
+        what it takes with :meth:`take`, so the source record is the same.  None: standard input, a
+        pipe or device, a small file, or a file that cannot be mapped (the chunks are read instead).
+        """
+        if self.size or self.name == STDIN_NAME:
+            return None
+        try:
+            st = os.fstat(self.stream.fileno())
+            if not stat.S_ISREG(st.st_mode) or st.st_size < min_bytes:
+                return None
+            mapped = mmap.mmap(self.stream.fileno(), 0, access=mmap.ACCESS_READ)
+        except (OSError, ValueError):
+            return None
+        mapped.madvise(mmap.MADV_SEQUENTIAL)
+        return mapped
+
+    def take(self, view: memoryview) -> None:
+        """Account bytes of the mapping (:meth:`mapped`) as read: counted and hashed (in a thread past 8 MB)."""
+        self.size += len(view)
+        self._hash.update(view)
+
+    def close_hash(self) -> None:
+        """End the hashing thread (after what was taken); the digest stays readable."""
+        self._hash.close()
 
     def read_chunks(self, chunk_size: int = 1 << 20) -> Iterator[bytes]:
         """Yield the content in chunks (decompressed when the file is gzip, xz or zstd), hashing the file."""

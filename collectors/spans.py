@@ -21,10 +21,11 @@ import numpy as np
 import numpy.typing as npt
 
 from collectors.ctf import layouts as ly
-from collectors.ctf.feed import OpenSyscalls
+from collectors.ctf.feed import CtfRead, OpenSyscalls
 from collectors.ctf.reader import K_USER, Session, syscall_name
 from collectors.trace_input import open_trace
 from forensics.errors import InputError
+from forensics.model import NotAvailable
 from forensics.types.spans import KernelTable, Mark, Ref, Span, SyscallTable
 from forensics.types.trace import TraceEvent
 from forensics.types.trace_batch import EventBatch
@@ -77,8 +78,9 @@ class KernelKeeper:
         if feed is not None:
             feed(batch)
 
-    def table(self, syscalls: SyscallTable | None = None) -> KernelTable:
-        """The kept rows as a :class:`KernelTable` (in time order), with the syscall events when there are."""
+    def table(self, syscalls: SyscallTable | None = None, threads: Statedump | None = None) -> KernelTable:
+        """The kept rows as a :class:`KernelTable` (in time order), with the syscall events when there are, and
+        the names and policies an LTTng statedump gives of the threads that existed when the session started."""
         n_cols = 8
         cols = [
             np.concatenate([c[k] for c in self.cols]) if self.cols else np.zeros(0, dtype=np.int64)
@@ -110,6 +112,7 @@ class KernelKeeper:
             return Ref(ev.ts, ev.cpu, where, text, ev.line_no, source)
 
         comms = self.comms
+        dump = threads or Statedump({}, {}, "the trace does not record scheduling policies")
         return KernelTable(
             kind=cols[0],
             ts=ts,
@@ -120,9 +123,65 @@ class KernelKeeper:
             next_prio=cols[5],
             state=cols[6],
             ref=ref,
-            comm=lambda tid: comms.get(tid, f"TID {tid}"),
+            comm=lambda tid: comms.get(tid) or dump.names.get(tid) or f"TID {tid}",
             syscalls=syscalls,
+            policy=dump.policy,
         )
+
+
+# The kernel's scheduling policies (include/uapi/linux/sched.h), by number.
+_POLICIES = {0: "SCHED_OTHER", 1: "SCHED_FIFO", 2: "SCHED_RR", 3: "SCHED_BATCH", 5: "SCHED_IDLE", 6: "SCHED_DEADLINE"}
+
+
+class Statedump:
+    """What an LTTng session's statedump says of the threads that existed when it started.
+
+    ``names``: tid -> its name (``lttng_statedump_process_state``'s ``name``), for the threads the sched
+    events never name; ``policies``: tid -> scheduling policy, when the statedump records it; ``why``:
+    why a thread's policy is unknown otherwise.  lttng-modules 2.13's statedump has no priority or
+    policy field: priorities come from ``sched_switch`` (``prev_prio``/``next_prio``), policies are
+    "unknown (not in this statedump)".
+    """
+
+    def __init__(self, names: dict[int, str], policies: dict[int, str], why: str) -> None:
+        self.names = names
+        self.policies = policies
+        self.why = why
+
+    def policy(self, tid: int) -> str | NotAvailable:
+        """The thread's scheduling policy, or why it is unknown."""
+        got = self.policies.get(tid)
+        if got is not None:
+            return got
+        if self.policies:
+            return NotAvailable("not in the statedump: the thread started after it")
+        return NotAvailable(self.why)
+
+
+def statedump_threads(ctf: CtfRead) -> Statedump:
+    """The names (and policies, when recorded) of the threads in a CTF session's statedump (first dump wins)."""
+    session = ctf.session
+    names: dict[int, str] = {}
+    policies: dict[int, str] = {}
+    has_policy = False
+    for rows, owner in ctf.kept_statedump:
+        for row, stream in zip(rows.tolist(), owner.tolist(), strict=True):
+            v = row[ly.R_V0 :]
+            tid = v[0]
+            if tid in names:
+                continue
+            names[tid] = session.text(stream, v[1], v[2]).decode("utf-8", "replace")
+            layouts = session.traces[session.streams[stream].trace].layouts
+            if any("policy" in regs for (_s, e), regs in layouts.regs.items() if e == row[ly.R_EID]):
+                has_policy = True
+                policies[tid] = _POLICIES.get(v[3], f"policy {v[3]}")
+    if not names:
+        why = "the session has no statedump (lttng_statedump_process_state was not recorded)"
+    elif not has_policy:
+        why = "not in this statedump"
+    else:
+        why = "not in the statedump"
+    return Statedump(names, policies, why)
 
 
 def ctf_syscalls(session: Session, opened: OpenSyscalls) -> SyscallTable:

@@ -13,8 +13,10 @@ them).  Records are built only for the events that are cited in the end
 from __future__ import annotations
 
 import contextlib
+import mmap
 import stat
 import threading
+from collections import Counter
 from collections.abc import Callable, Generator, Iterable
 from pathlib import Path
 from typing import Any
@@ -25,13 +27,15 @@ import numpy.typing as npt
 from collectors import trace_rows as tr
 from collectors.inputs import sniff_compression
 from collectors.prefetch import prefetched
-from collectors.trace_input import TRACE_DAT_MAGIC
-from collectors.trace_text import MAX_UNKNOWN_NAMES, TraceParser
+from collectors.trace_input import TRACE_DAT_MAGIC, MappedText
+from collectors.trace_text import MAX_UNKNOWN_NAMES, Text, TraceParser
 from forensics.types.trace import TraceEvent, gc_paused, make_event
 from forensics.types.trace_batch import EventBatch, Interner, state_code
 
+_NEWLINE = 10
 _LOCAL_TIMER = -2  # B_S of an IRQ row from irq_vectors:local_timer_* (its name is not in the line)
 _TEXT_KINDS = (5, 6, 10, 11, 12, 13, 14, 15)  # kinds whose state text is interned (see EventBatch)
+_HAS_TEXT = np.isin(np.arange(32), _TEXT_KINDS)  # by kind (the scanner's kinds are 1-16)
 
 
 def _fit(value: int) -> int:
@@ -42,12 +46,14 @@ def _fit(value: int) -> int:
 class _Rows:
     """The rows of one batch while it is built: scanner columns plus records of line-parsed events."""
 
-    def __init__(self, data: bytes, capacity: int) -> None:
+    def __init__(self, data: Text, capacity: int) -> None:
         self.data = data
         self.buf = np.frombuffer(data, dtype=np.uint8)
         self.words = np.frombuffer(data, dtype=np.uint64, count=len(data) // 8)
-        self.out = np.zeros((tr.N_COLS, capacity), dtype=np.int64)  # a row per column: the batch's columns are views
-        self.ts = np.zeros(capacity, dtype=np.float64)
+        # A row per column: the batch's columns are views.  Not zeroed (a page fault and a memset per 8 MB
+        # batch): the scanner writes every column of its rows, add() those the batch's columns show.
+        self.out = np.empty((tr.N_COLS, capacity), dtype=np.int64)
+        self.ts = np.empty(capacity, dtype=np.float64)
         self.work = np.zeros(capacity, dtype=np.int64)  # interned work item of WORK_* rows
         self.n = 0
         self.parsed: dict[int, TraceEvent] = {}  # row -> record, for rows from the line parser
@@ -88,7 +94,7 @@ class _Rows:
         rows = out[:, start : self.n]
         timer = rows[tr.B_S] == _LOCAL_TIMER  # the most frequent: one name for all
         rows[tr.STATE, timer] = interner.id(b"local_timer")
-        for r in (np.flatnonzero(np.isin(rows[tr.KIND], _TEXT_KINDS) & ~timer) + start).tolist():
+        for r in (np.flatnonzero(_HAS_TEXT[rows[tr.KIND]] & ~timer) + start).tolist():
             b_s = int(out[tr.B_S, r])
             if b_s >= 0:
                 out[tr.STATE, r] = interner.id(data[b_s : out[tr.B_E, r]])
@@ -188,16 +194,31 @@ class BatchParser(TraceParser):
             taken = self._take_lines(chunk)
             if taken is None:
                 return self._batch(_Rows(b"", 0))
-            data, start, cut, before = taken
-            # Room for a row per 128 bytes (lines of events are longer); the scanner asks for more when full.
-            rows = _Rows(data, (cut + 1 - start) // 128 + len(before) + 16)
-            rows.add(before, self.interner)
-            if start <= cut:
-                if self.compiled:
-                    self._scan(rows, start, cut)
-                else:
-                    rows.add(self._parse_lines(data[start:cut].split(b"\n")), self.interner)
-            return self._batch(rows)
+            return self._rows_batch(*taken)
+
+    def feed_mapped(self, mapped: mmap.mmap, lo: int, hi: int) -> EventBatch:
+        """``feed_batch(mapped[lo:hi])`` without copying the text: the rows point into the mapping.
+
+        Taken as it is when ``mapped[lo:hi]`` is whole lines with no partial line left before it;
+        else (a line longer than a batch, no newline at the end of the file) it is copied and fed.
+        """
+        if self._tail or self._overlong or hi <= lo or mapped[hi - 1] != _NEWLINE:
+            return self.feed_batch(mapped[lo:hi])
+        with gc_paused():
+            start, before = self._until_layout(mapped, lo, hi - 1)
+            return self._rows_batch(mapped, start, hi - 1, before)
+
+    def _rows_batch(self, data: Text, start: int, cut: int, before: list[TraceEvent]) -> EventBatch:
+        """The batch of the events ``before`` and of the lines ``data[start:cut]`` (``data[cut]`` is a newline)."""
+        # Room for a row per 128 bytes (lines of events are longer); the scanner asks for more when full.
+        rows = _Rows(data, (cut + 1 - start) // 128 + len(before) + 16)
+        rows.add(before, self.interner)
+        if start <= cut:
+            if self.compiled:
+                self._scan(rows, start, cut)
+            else:
+                rows.add(self._parse_lines(data[start:cut].split(b"\n")), self.interner)
+        return self._batch(rows)
 
     def finish_batch(self) -> EventBatch:
         """The last line when the input did not end with a newline."""
@@ -247,7 +268,7 @@ class BatchParser(TraceParser):
         from collectors.trace_scan import scan  # numba: imported only when compiled code runs
 
         status = np.zeros(10, dtype=np.int64)
-        unknown_spans = np.zeros((2, len(rows.ts)), dtype=np.int64)
+        unknown_spans = np.empty((2, len(rows.ts)), dtype=np.int64)
         pos = start
         slow = False
         while pos <= cut:
@@ -298,10 +319,13 @@ class BatchParser(TraceParser):
         data = rows.data
         unknown = counts.unknown
         n_unknown = s[tr.ST_UNKNOWN]
-        for a, b in zip(spans[0, :n_unknown].tolist(), spans[1, :n_unknown].tolist(), strict=True):
-            name = data[a:b]
+        # Counted in C first; names new to ``unknown`` come in the order of their first line, so the names
+        # kept under MAX_UNKNOWN_NAMES are those a count line by line keeps.
+        starts, ends = spans[0, :n_unknown].tolist(), spans[1, :n_unknown].tolist()
+        names = Counter([data[a:b] for a, b in zip(starts, ends, strict=True)])
+        for name, n in names.items():
             if name in unknown or len(unknown) < MAX_UNKNOWN_NAMES:
-                unknown[name] = unknown.get(name, 0) + 1
+                unknown[name] = unknown.get(name, 0) + n
 
     def _batch(self, rows: _Rows) -> EventBatch:
         n = rows.n
@@ -338,6 +362,9 @@ def read_batches(
     """
 
     def produce(put: Callable[[EventBatch], None], stop: threading.Event) -> None:
+        if isinstance(chunks, MappedText):
+            _mapped_batches(chunks, parser, put, stop)
+            return
         with contextlib.closing(_read_ahead(chunks)) as ahead:
             for pieces in ahead:
                 put(parser.feed_batch(pieces))
@@ -346,6 +373,30 @@ def read_batches(
         put(parser.finish_batch())
 
     return prefetched(produce, stop, "kforensic-trace-reader")
+
+
+MAPPED_BEHIND = 6 * BATCH_BYTES  # text of a mapped file kept mapped behind the batch being scanned
+
+
+def _mapped_batches(
+    text: MappedText, parser: BatchParser, put: Callable[[EventBatch], None], stop: threading.Event
+) -> None:
+    """Put the batches of a mapped file: ranges of about :data:`BATCH_BYTES` ending at a newline, not copied."""
+    mapped = text.mapped
+    size = len(mapped)
+    pos = 0
+    while pos < size:
+        hi = min(pos + BATCH_BYTES, size)
+        if hi < size:
+            newline = mapped.rfind(b"\n", pos, hi)
+            hi = newline + 1 if newline >= 0 else hi
+        text.take(pos, hi)
+        put(parser.feed_mapped(mapped, pos, hi))
+        text.release(pos - MAPPED_BEHIND)  # batches that far back are analysed (the queue holds two)
+        pos = hi
+        if stop.is_set():
+            return
+    put(parser.finish_batch())
 
 
 READ_AHEAD = 2  # batches of text read ahead of the scanner

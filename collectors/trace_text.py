@@ -26,6 +26,7 @@ same events (tests compare the two).
 from __future__ import annotations
 
 import contextlib
+import mmap
 
 from collectors.trace_payloads import (
     parse_irq,
@@ -39,6 +40,7 @@ from forensics.types.trace import EVENT_KINDS, Kind, ParseCounts, TraceEvent, gc
 __all__ = ["TraceParser"]
 _make = make_event
 
+Text = bytes | mmap.mmap  # trace text: read into memory, or a file mapped read-only (sliced: bytes)
 MAX_LINE = 1 << 20  # a "line" longer than this is garbage, counted and dropped unread
 MAX_UNKNOWN_NAMES = 256  # distinct unknown event names remembered (the rest are only counted)
 
@@ -106,13 +108,20 @@ class TraceParser:
             cut -= first + 1
             if cut < 0:
                 return None
+        start, out = self._until_layout(data, 0, cut)
+        return data, start, cut, out
+
+    def _until_layout(self, data: Text, start: int, cut: int) -> tuple[int, list[TraceEvent]]:
+        """Parse the lines of ``data`` from ``start`` one by one until an event line tells the layout.
+
+        ``data[cut]`` is the last newline.  Returns where the rest starts and the events parsed.
+        """
         out: list[TraceEvent] = []
-        start = 0
-        while self._fused is None and start <= cut:  # line by line until an event line tells the layout
-            end = data.index(b"\n", start)
+        while self._fused is None and start <= cut:
+            end = data.find(b"\n", start)  # found: data[cut] is a newline
             out += self._parse_lines([data[start:end]])
             start = end + 1
-        return data, start, cut, out
+        return start, out
 
     def finish(self) -> list[TraceEvent]:
         """Parse the last line when the input did not end with a newline."""

@@ -523,7 +523,13 @@ def decode(
                 bad_eid, bad_sid = eid, sid
                 break
             if ctx_e > ctx_s:
-                b = _run(ops, ctx_s, ctx_e, buf, b, limit, regs, clock, stack)
+                if reads[sid, eid, N_VALUES, 1]:  # a fixed-size context nothing of this event reads: stepped over
+                    a = reads[sid, eid, N_VALUES, 2]
+                    b = ((b + a - 1) & -a) + reads[sid, eid, N_VALUES, 3]
+                    if b > limit:
+                        b = -1
+                else:
+                    b = _run(ops, ctx_s, ctx_e, buf, b, limit, regs, clock, stack)
             kind = want[sid, eid]
             base = -1
             if b >= 0:

@@ -11,7 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from collectors.ctf import layouts as ly
-from collectors.ctf.reader import K_SYSCALL_ENTRY, K_SYSCALL_EXIT, K_USER, Session, kernel_batch
+from collectors.ctf.reader import K_STATEDUMP, K_SYSCALL_ENTRY, K_SYSCALL_EXIT, K_USER, Session, kernel_batch
 from collectors.prefetch import prefetched
 from collectors.trace_input import TraceStream
 from forensics.model import SourceRecord
@@ -72,7 +72,9 @@ class SyscallTracker:
         if len(calls) or self.last:
             call_cpu = rows[calls, ly.R_CPU]
             fed_cpu = rows[fed, ly.R_CPU]
-            for c in np.unique(np.concatenate([call_cpu, fed_cpu])).tolist():
+            both = np.concatenate([call_cpu, fed_cpu])
+            low = int(both.min()) if len(both) else 0
+            for c in (np.flatnonzero(np.bincount(both - low)) + low).tolist():  # the CPUs (counted: no sort)
                 mine = calls[call_cpu == c]  # this CPU's syscall rows, in time order
                 at = np.flatnonzero(fed_cpu == c)
                 if len(at):
@@ -118,6 +120,7 @@ class CtfRead:
     counts: ParseCounts
     kept: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]] = field(default_factory=list)
     tracker: SyscallTracker | None = None
+    kept_statedump: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]] = field(default_factory=list)
 
     def rows(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         """The kept user-space rows (time order) and the stream index of each (joined once, then kept joined)."""
@@ -162,6 +165,9 @@ def feed_session(session: Session, sink: BatchSink, keep: bool = False) -> CtfRe
             user = np.flatnonzero(kinds == K_USER)
             if len(user):
                 read.kept.append((rows[user], owner[user]))
+            dump = np.flatnonzero(kinds == K_STATEDUMP)
+            if len(dump):  # the threads that existed when the session started: names (and policies)
+                read.kept_statedump.append((rows[dump], owner[dump]))
         if sink.done:
             if not keep:  # the window ended: nothing more to analyse
                 break

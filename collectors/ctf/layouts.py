@@ -486,10 +486,15 @@ def fixed_fields(prog: list[list[int]]) -> dict[int, tuple[int, int, int, int]]:
 
 def field_reads(lay: Layouts, want: npt.NDArray[np.int64], emit: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     """(n_streams, n_ids, N_VALUES + 1, N_FIXCOLS): how :func:`decode` fills each value column of a wanted
-    fixed-size event straight from the buffer ([.., N_VALUES, 0] 1: it may; else its program runs).
+    fixed-size event straight from the buffer ([.., N_VALUES, 0] 1: it may; else its program runs), and
+    whether it steps over the event context instead of running it ([.., N_VALUES, 1] 1, then [.., 2] and
+    [.., 3] the context's alignment and bits).
 
-    It may when every column it keeps is a field of that layout (read as its program would) or a register
-    of the event context (which always runs).
+    It may read the columns so when every column it keeps is a field of that layout (read as its program
+    would) or a register of the event context.  It may step over the context when the context's size never
+    varies, it maps nothing to the clock, and neither a kept column nor the payload's program reads one of
+    its registers (LTTng kernel contexts: tid, pid, procname, prio on every event, read by nothing the
+    reader keeps but a user-space event's thread id).
     """
     reads = np.zeros((*emit.shape[:2], N_VALUES + 1, N_FIXCOLS), dtype=np.int64)
     for (sid, eid), fields in lay.fixed.items():
@@ -507,7 +512,29 @@ def field_reads(lay: Layouts, want: npt.NDArray[np.int64], emit: npt.NDArray[np.
         if ok:
             reads[sid, eid, :N_VALUES] = cols
             reads[sid, eid, N_VALUES, 0] = 1
+    ops = lay.ops.tolist()
+    for sid, (_a, _b, _c, _d, ctx_s, ctx_e) in enumerate(lay.stream_progs.tolist()):
+        shape = fixed_size(ops[ctx_s:ctx_e]) if ctx_e > ctx_s else None
+        if shape is None:
+            continue
+        for (s, eid), (start, end) in ((k, lay.event_progs[k].tolist()) for k in lay.names if k[0] == sid):
+            kept = emit[s, eid]
+            if bool(np.any((kept >= CTX_BASE) & (kept < PAY_BASE))) or _reads_context(ops[start:end]):
+                continue
+            reads[s, eid, N_VALUES, 1:4] = (1, *shape)
     return reads
+
+
+def _reads_context(prog: list[list[int]]) -> bool:
+    """Whether a payload program reads an event context register (a sequence length, a variant tag)."""
+    for op in prog:
+        kind = op[0]
+        read = (
+            op[2] if kind == OP_SEQ or (kind == OP_LOOP and op[3]) else op[1] if kind in (OP_IFRANGE, OP_FAILIF) else -1
+        )
+        if CTX_BASE <= read < PAY_BASE:
+            return True
+    return False
 
 
 def fixed_size(prog: list[list[int]]) -> tuple[int, int] | None:

@@ -435,16 +435,22 @@ def run(  # noqa: C901 (mirrors collectors.ctf.decode.decode branch for branch)
                 status = ST_GENERAL
                 bad_eid, bad_sid = eid, sid
                 break
+            ev_reads = reads[sid][eid]
             if ctx_e > ctx_s:
                 cf = ctx_fixed[sid]
-                b = (
-                    _run_fixed(cf, buf, b, limit, regs)
-                    if cf is not None
-                    else _run(ops, ctx_s, ctx_e, buf, b, limit, regs, clock)
-                )
+                if ev_reads[N_VALUES][1]:  # a fixed-size context nothing of this event reads: stepped over
+                    a = ev_reads[N_VALUES][2]
+                    b = ((b + a - 1) & -a) + ev_reads[N_VALUES][3]
+                    if b > limit:
+                        b = -1
+                else:
+                    b = (
+                        _run_fixed(cf, buf, b, limit, regs)
+                        if cf is not None
+                        else _run(ops, ctx_s, ctx_e, buf, b, limit, regs, clock)
+                    )
             kind = want[sid][eid]
             base = -1
-            ev_reads = reads[sid][eid]
             if b >= 0:
                 a, bits = skips[sid][eid]
                 if a > 0 and (kind == 0 or ev_reads[N_VALUES][0]):

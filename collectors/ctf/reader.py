@@ -40,6 +40,7 @@ from forensics.types.trace_batch import EventBatch, Interner
 # Row kinds beyond the engine's (forensics.types.trace.Kind).
 K_SYSCALL_ENTRY = 100
 K_SYSCALL_EXIT = 101
+K_STATEDUMP = 110  # lttng_statedump_process_state: a thread that existed when the session started
 K_USER = 200  # a user-space (UST) event: span candidate
 
 _KERNEL_KINDS: dict[str, int] = {
@@ -59,6 +60,7 @@ _KERNEL_KINDS: dict[str, int] = {
     "workqueue_execute_start": Kind.WORK_START,
     "workqueue_execute_end": Kind.WORK_END,
     "exit_syscall": K_SYSCALL_EXIT,
+    "lttng_statedump_process_state": K_STATEDUMP,
 }
 # Value columns per kind: the payload fields each keeps, in order (see decode.N_VALUES).
 _VALUES: dict[int, tuple[str, ...]] = {
@@ -76,6 +78,9 @@ _VALUES: dict[int, tuple[str, ...]] = {
     Kind.WORK_END: ("work", "function"),
     K_SYSCALL_ENTRY: (),
     K_SYSCALL_EXIT: ("ret",),
+    # Its own fields only (the event context's tid and prio are the thread that wrote the statedump).
+    # lttng-modules 2.13 records no scheduling policy: a version that does is read (priorities: sched_switch).
+    K_STATEDUMP: ("tid", "name", "name#len", "policy"),
     # UST: the thread (context), the message of lttng_ust_tracef, an id field.
     K_USER: ("vtid", "msg", "msg#len", "id", "id#present", "vpid", "procname"),
 }
@@ -317,9 +322,10 @@ class Session:
             if not kind:
                 continue
             want[sid, eid] = kind
-            regs = {**layouts.ctx_regs.get(sid, {}), **layouts.regs[(sid, eid)]}
+            own = layouts.regs[(sid, eid)]
+            regs = own if kind == K_STATEDUMP else {**layouts.ctx_regs.get(sid, {}), **own}
             for k, fname in enumerate(_VALUES.get(kind, ())):
-                if fname == "id#present":
+                if fname.endswith("#present"):
                     continue
                 r = regs.get(fname)
                 if r is None and fname == "vtid":
@@ -470,8 +476,9 @@ class Session:
             if not kind:
                 continue
             row = [kind, ev.id, ev.cycles, ev.offset, cpu] + [0] * ly.N_VALUES
+            own = t.layouts.regs[(ev.stream_id, ev.id)] if kind == K_STATEDUMP else ev.flat  # as _prepare's
             for k, fname in enumerate(_VALUES.get(kind, ())):
-                v = ev.flat.get(fname)
+                v = ev.flat.get(fname) if fname in own else None
                 if v is None and fname == "vtid":
                     v = ev.flat.get("tid")
                 if v is None and fname == "irq":

@@ -23,12 +23,16 @@ correlated samples makes any test "significant".  The decision
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 from scipy import stats
 
-from forensics.types.leaks import ChangePoint, Features, FloatArray
+from forensics.types.leaks import ChangePoint, Features
+
+if TYPE_CHECKING:
+    from forensics.types.leaks import FloatArray
 
 #: Shape fits and Theil–Sen use at most this many points (medians of neighbouring windows beyond).
 MAX_SHAPE_POINTS = 200

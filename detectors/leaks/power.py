@@ -14,9 +14,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from detectors.leaks.decision import LeakThresholds, duration
-from detectors.leaks.series import SeriesMatrix
+
+if TYPE_CHECKING:  # only a type here: slab-watch's plan check must not import pandas to warn
+    from detectors.leaks.series import SeriesMatrix
 
 
 def _kb_per_hour(rate: float) -> str:
@@ -139,10 +142,11 @@ def plan_warning(interval: float, seconds: float | None) -> str | None:
     power = planned(interval, seconds)
     if not power.judgeable:
         longest = max(power.needed_seconds, power.needed_samples * interval)
+        shorter = max(1, int(seconds / power.needed_samples))  # slab-watch's shortest interval is 1 s
+        faster = f" or more often (e.g. --interval {shorter}s)" if shorter < interval else ""
         return (
             f"{duration(seconds)} at a {duration(interval)} interval gives {power.samples} samples: "
-            f'kforensic leaks would say "{power.shortfall()}"; sample for >= {duration(longest)} or more often '
-            f"(e.g. --interval {max(1, int(seconds / power.needed_samples))}s)"
+            f'kforensic leaks would say "{power.shortfall()}"; sample for >= {duration(longest)}{faster}'
         )
     if not power.full:
         return (

@@ -192,6 +192,7 @@ def breakdown(t: KernelTable, span: Span) -> Breakdown:
                 by_tid=by,
                 by_comm=t.comm(by) if by else "",
                 by_prio=extra.get("by_prio") if isinstance(extra.get("by_prio"), int) else None,  # type: ignore[arg-type]
+                by_policy=t.policy(by) if by else None,
                 state=str(extra.get("state", "")),
                 syscall=extra.get("syscall") if isinstance(extra.get("syscall"), str | NotAvailable) else None,  # type: ignore[arg-type]
                 chain=tuple(extra.get("chain", ())),  # type: ignore[arg-type]
@@ -251,6 +252,7 @@ def breakdown(t: KernelTable, span: Span) -> Breakdown:
                     p.refs,
                     by_tid=waker,
                     by_comm=t.comm(waker) if waker else who,
+                    by_policy=t.policy(waker) if waker else None,
                     state=p.state,
                     syscall=p.syscall,
                     chain=tuple(chain),

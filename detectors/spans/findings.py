@@ -22,8 +22,17 @@ from forensics.model import (
     Timestamp,
     finding_id,
 )
-from forensics.types.spans import Breakdown, KernelTable, Ref, Span, SpanReport, explain
+from forensics.types.spans import Breakdown, KernelTable, Part, Ref, Span, SpanReport, explain
 from forensics.units import fmt_ms
+
+
+def _policy(p: Part) -> str:
+    """``, policy SCHED_FIFO`` or ``, policy unknown (why)`` of a part's preempting task or waker."""
+    if isinstance(p.by_policy, str):
+        return f", policy {p.by_policy}"
+    if isinstance(p.by_policy, NotAvailable):
+        return f", policy unknown ({p.by_policy.reason})"
+    return ""
 
 
 def analyse(
@@ -85,7 +94,7 @@ def span_findings(report: SpanReport, slow: float | None) -> list[Finding]:
             facts += [Fact("P50", fmt_ms(st.p50)), Fact("P99", fmt_ms(st.p99)), Fact("max", fmt_ms(st.max))]
         for p in b.parts:
             if p.what == "preempted" and p.by_tid is not None:
-                facts.append(Fact("preempted by", f"{p.by_comm} TID {p.by_tid} prio {p.by_prio}"))
+                facts.append(Fact("preempted by", f"{p.by_comm} TID {p.by_tid} prio {p.by_prio}{_policy(p)}"))
             if p.what == "blocked":
                 facts.append(Fact("blocked", f"{p.state} {fmt_ms(p.duration)}: {p.detail}"))
                 if isinstance(p.syscall, str):

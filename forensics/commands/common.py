@@ -14,7 +14,9 @@ from forensics.units import check_number
 
 FormatOption = Annotated[
     OutputFormat,
-    typer.Option("--format", "-f", help="Output format: text (terminal), md (markdown) or json."),
+    typer.Option(
+        "--format", "-f", help="Output format: text (terminal), md (markdown), json or html (one self-contained page)."
+    ),
 ]
 OutputOption = Annotated[
     Path | None,

@@ -251,12 +251,13 @@ def analyse_trace_file(
     if keeper is not None:
         from forensics.pipelines.spans import run_spans
 
-        syscalls = None
+        syscalls = threads = None
         if ctf is not None:
-            from collectors.spans import ctf_syscalls
+            from collectors.spans import ctf_syscalls, statedump_threads
 
             syscalls = ctf_syscalls(ctf.session, ctf.syscalls())
-        table = keeper.table(syscalls)
+            threads = statedump_threads(ctf)
+        table = keeper.table(syscalls, threads)
         span_report, span_found, figures = run_spans(trace_file, opts, table, ctf)
         findings = [*findings, *span_found]
     # Threads that serve request spans are latency-sensitive waiters (detectors/sched/harm.py).

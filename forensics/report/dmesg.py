@@ -37,14 +37,16 @@ def _listed_whys(r: SourceResult) -> dict[int, ReportWhy]:
     """The readings the document lists: each group's first occurrence's, and a repeat's only when it differs.
 
     Repeats of one report read the same (the reading is cached by the report they repeat); listing it once per
-    group keeps the document small for a log that repeats a crash.
+    group keeps the document small for a log that repeats a crash.  Readings are compared by value (their
+    lines are relative to the report's first): a repeat the memo did not hold, built and read again, is
+    listed as one it held would be.
     """
     out = {}
     for g in r.groups:
         first = r.whys.get(g.first.start_line)
         for x in g.kept:
             why = r.whys.get(x.start_line)
-            if why is not None and (x is g.first or why is not first):
+            if why is not None and (x is g.first or why != first):
                 out[x.start_line] = why
     return out
 
@@ -375,3 +377,10 @@ class DmesgRenderer:
         # ones while it is built and written walked them all for nothing (~0.02 s of a 16 MB document).
         with gc_paused():
             return document_text(to_document(list(result.sources), result.incident, result.hypotheses))
+
+    def html(self, result: DmesgResult, to: Destination) -> str:
+        from forensics.report.document import Document
+        from forensics.report.html import document_page
+
+        sections = dmesg_sections(list(result.sources), result.hypotheses)
+        return document_page(Document("kforensic dmesg", sections), result.incident)

@@ -150,3 +150,8 @@ class FleetLeaksRenderer:
 
     def json(self, result: FleetLeaks, to: Destination) -> str:
         return json.dumps(to_dict(result), indent=2, ensure_ascii=False) + "\n"
+
+    def html(self, result: FleetLeaks, to: Destination) -> str:
+        from forensics.report.html import markdown_page
+
+        return markdown_page("kforensic fleet leaks", render_text(result, markdown=True))

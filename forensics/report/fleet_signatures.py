@@ -120,3 +120,8 @@ class SignaturesRenderer:
 
     def json(self, result: SignatureRun, to: Destination) -> str:
         return json.dumps(to_document(result), indent=1, ensure_ascii=False) + "\n"
+
+    def html(self, result: SignatureRun, to: Destination) -> str:
+        from forensics.report.html import markdown_page
+
+        return markdown_page("kforensic fleet signatures", render_text(result, markdown=True))

@@ -1,4 +1,4 @@
-"""The one format registry: ``--format`` (text, md, json) of every command goes through :func:`render`.
+"""The one format registry: ``--format`` (text, md, json, html) of every command goes through :func:`render`.
 
 A command's renderer is an object with one method per format (:class:`Renderer`); :func:`render` picks the
 method for the asked :class:`OutputFormat` and ends in ``assert_never``, so a new member fails mypy until
@@ -35,11 +35,12 @@ class OutputFormat(enum.Enum):
     TEXT = "text"  # terminal (rich); plain when not a TTY
     MD = "md"  # markdown
     JSON = "json"  # kforensic.incident/1 (or the command's own schema embedding it)
+    HTML = "html"  # one self-contained page: the markdown's content, styled like report --html
 
     @property
     def links_files(self) -> bool:
-        """Whether a page in this format links files written beside it (plots): markdown only."""
-        return self is OutputFormat.MD
+        """Whether a page in this format links files written beside it (plots): markdown and HTML."""
+        return self in (OutputFormat.MD, OutputFormat.HTML)
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,8 @@ class Renderer(Protocol[R_contra]):
 
     def json(self, result: R_contra, to: Destination) -> str: ...
 
+    def html(self, result: R_contra, to: Destination) -> str: ...
+
 
 def render(renderer: Renderer[R], result: R, fmt: OutputFormat, output: Path | None = None) -> str:
     """The result in the asked format, for ``output`` (stdout when None)."""
@@ -83,6 +86,8 @@ def render(renderer: Renderer[R], result: R, fmt: OutputFormat, output: Path | N
             return renderer.markdown(result, to)
         case OutputFormat.JSON:
             return renderer.json(result, to)
+        case OutputFormat.HTML:
+            return renderer.html(result, to)
         case _:
             assert_never(fmt)
 
@@ -120,7 +125,7 @@ def export(exporter: Exporter, fmt: ExportFormat) -> str | bytes:
 
 @dataclass(frozen=True)
 class IncidentRenderer:
-    """An incident alone: terminal text (``color`` forced on or off), markdown, or kforensic.incident/1."""
+    """An incident alone: terminal text (``color`` forced on or off), markdown, kforensic.incident/1, or a page."""
 
     color: bool | None = None  # None: colour for a terminal on stdout
     width: int = 100
@@ -141,6 +146,11 @@ class IncidentRenderer:
         from forensics.serialize import incident_to_dict
 
         return json.dumps(incident_to_dict(result), indent=2, ensure_ascii=False) + "\n"
+
+    def html(self, result: Incident, to: Destination) -> str:
+        from forensics.report.html import render_html
+
+        return render_html(result)
 
 
 def render_incident(incident: Incident, fmt: OutputFormat, *, color: bool = False, width: int = 100) -> str:

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from html import escape
+from typing import TYPE_CHECKING
 
 from forensics.model import Finding, Incident, NotAvailable, Severity
 from forensics.report.examined import examined_lines, verdict_line
+
+if TYPE_CHECKING:
+    from forensics.report.document import Document
 
 _CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2rem auto;max-width:72rem;color:#1d1d1f;
@@ -27,7 +31,7 @@ def _sev(severity: Severity) -> str:
 
 
 def _finding_html(n: int, f: Finding) -> str:
-    facts = "".join(f"<tr><th>{escape(x.name)}</th><td>{escape(x.value)}</td></tr>" for x in f.facts)
+    facts = "".join(f"<tr><th>{escape(x.name)}</th><td>{escape(x.value)}</td></tr>" for x in f.shown_facts)
     # Excerpts fold away (<details>): the page reads as a list of claims, the evidence one click below each.
     evidence = "".join(
         f"<li><details><summary><code>{escape(ev.cite())}</code></summary><pre>{escape(ev.excerpt)}</pre></details></li>"
@@ -47,29 +51,32 @@ def _finding_html(n: int, f: Finding) -> str:
     )
 
 
-def render_html(incident: Incident, sections: list[tuple[str, str]] | None = None, title: str = "") -> str:
-    """The incident as one HTML page; ``sections`` are extra (heading, HTML body) blocks shown before the findings."""
-    findings = incident.sorted_findings()
-    head = title or (findings[0].title if findings else "No findings")
+def _page(title: str, body: str) -> str:
+    """One self-contained page: inline CSS, no scripts, no external resources."""
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{escape(title)}</title><style>{_CSS}</style></head><body>{body}</body></html>\n"
+    )
+
+
+def _meta(incident: Incident) -> str:
     window = incident.window
     when = str(window) if isinstance(window, NotAvailable) else f"{window.start} – {window.end}"
+    return (
+        f'<p class="muted">host {escape(str(incident.host))} · kernel '
+        f"{escape(str(incident.kernel_release))} · {escape(when)} · kforensic {escape(incident.tool_version)}</p>"
+    )
+
+
+def _findings(incident: Incident) -> str:
+    """The findings: a table of them, what was examined when none is a problem, then each in full."""
+    findings = incident.sorted_findings()
     rows = "".join(
         f'<tr><td><a href="#finding-{i}">{i}</a></td><td>{_sev(f.severity)}</td><td>{f.confidence:.2f}</td>'
         f"<td>{escape(f.title)}</td><td><code>{escape(f.evidence[0].cite())}</code></td></tr>"
         for i, f in enumerate(findings, 1)
     )
-    sources = "".join(
-        f"<tr><td><code>{escape(s.path)}</code></td><td>{escape(str(s.size))}</td>"
-        f"<td><code>{escape(str(s.sha256))}</code></td><td>{escape(s.error or '')}</td></tr>"
-        for s in incident.sources
-    )
-    extra = "".join(f"<h2>{escape(h)}</h2>{body}" for h, body in sections or [])
     return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>kforensic: {escape(head)}</title><style>{_CSS}</style></head><body>"
-        f'<h1>kforensic incident report</h1><p class="muted">host {escape(str(incident.host))} · kernel '
-        f"{escape(str(incident.kernel_release))} · {escape(when)} · kforensic {escape(incident.tool_version)}</p>"
-        f"{extra}"
         "<h2>Findings</h2>"
         + (
             f"<table><tr><th>#</th><th>severity</th><th>conf</th><th>title</th><th>where</th></tr>{rows}</table>"
@@ -84,6 +91,43 @@ def render_html(incident: Incident, sections: list[tuple[str, str]] | None = Non
             + "</ul>"
         )
         + "".join(_finding_html(i, f) for i, f in enumerate(findings, 1))
-        + "<h2>Inputs</h2><table><tr><th>source</th><th>size</th><th>sha256</th><th>error</th></tr>"
-        f"{sources}</table></body></html>\n"
     )
+
+
+def _inputs(incident: Incident) -> str:
+    sources = "".join(
+        f"<tr><td><code>{escape(s.path)}</code></td><td>{escape(str(s.size))}</td>"
+        f"<td><code>{escape(str(s.sha256))}</code></td><td>{escape(s.error or '')}</td></tr>"
+        for s in incident.sources
+    )
+    return f"<h2>Inputs</h2><table><tr><th>source</th><th>size</th><th>sha256</th><th>error</th></tr>{sources}</table>"
+
+
+def render_html(incident: Incident, sections: list[tuple[str, str]] | None = None, title: str = "") -> str:
+    """The incident as one HTML page; ``sections`` are extra (heading, HTML body) blocks shown before the findings."""
+    findings = incident.sorted_findings()
+    head = title or (findings[0].title if findings else "No findings")
+    extra = "".join(f"<h2>{escape(h)}</h2>{body}" for h, body in sections or [])
+    body = f"<h1>kforensic incident report</h1>{_meta(incident)}{extra}{_findings(incident)}{_inputs(incident)}"
+    return _page(f"kforensic: {head}", body)
+
+
+def document_page(document: Document, incident: Incident | None = None) -> str:
+    """A command's document as one page (``--format html``), then the incident's findings and inputs.
+
+    The same content as the command's markdown: the document's sections, then (with ``incident``) the
+    findings; a command whose markdown is not a document passes it as the document's ``Lines``.
+    """
+    from forensics.report.document import blocks_html
+
+    if incident is None:
+        return _page(document.title, f"<h1>{escape(document.title)}</h1>{blocks_html(document.blocks, 2)}")
+    body = f"<h1>{escape(document.title)}</h1>{_meta(incident)}{blocks_html(document.blocks, 2)}"
+    return _page(document.title, body + _findings(incident) + _inputs(incident))
+
+
+def markdown_page(title: str, markdown: str) -> str:
+    """A command's markdown (which carries its own headings) as one page."""
+    from forensics.report.document import Lines, blocks_html
+
+    return _page(title, blocks_html((Lines(tuple(markdown.splitlines())),), 1))

@@ -192,6 +192,11 @@ class KdumpCheckRenderer:
     def json(self, result: KdumpCheck, to: Destination) -> str:
         return json.dumps(check_document(result), indent=2, ensure_ascii=False) + "\n"
 
+    def html(self, result: KdumpCheck, to: Destination) -> str:
+        from forensics.report.html import markdown_page
+
+        return markdown_page("kforensic kdump check", render_check(result, True))
+
 
 class KdumpSetupRenderer:
     """``kforensic kdump setup``: the plan and what was done; or kforensic.kdump-setup/1."""
@@ -204,3 +209,8 @@ class KdumpSetupRenderer:
 
     def json(self, result: KdumpSetup, to: Destination) -> str:
         return json.dumps(setup_document(result), indent=2, ensure_ascii=False) + "\n"
+
+    def html(self, result: KdumpSetup, to: Destination) -> str:
+        from forensics.report.html import markdown_page
+
+        return markdown_page("kforensic kdump setup", render_setup(result, True))

@@ -208,3 +208,8 @@ class LeaksRenderer:
 
     def json(self, result: LeaksResult, to: Destination) -> str:
         return json.dumps(result_to_dict(result), indent=2, ensure_ascii=False) + "\n"
+
+    def html(self, result: LeaksResult, to: Destination) -> str:
+        from forensics.report.html import document_page
+
+        return document_page(leaks_document(result, to.base), result.incident)

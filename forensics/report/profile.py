@@ -241,3 +241,8 @@ class ProfileRenderer:
     def json(self, result: ProfileResult, to: Destination) -> str:
         document = to_document(result, self.deltas, self.digest_bytes, self.top)
         return json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+    def html(self, result: ProfileResult, to: Destination) -> str:
+        from forensics.report.html import document_page
+
+        return document_page(profile_document(result, self.top, self.deltas), result.incident)

@@ -103,6 +103,11 @@ class RunReportRenderer:
     def json(self, result: RunReport, to: Destination) -> str:
         return json.dumps(report_to_dict(result, self.schema), indent=2) + "\n"
 
+    def html(self, result: RunReport, to: Destination) -> str:
+        from forensics.report.html import markdown_page
+
+        return markdown_page("kforensic slab-watch summary", render_report(result, True))
+
 
 def _prom_label(value: str) -> str:
     return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")

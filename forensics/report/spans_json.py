@@ -45,6 +45,9 @@ def report_to_dict(report: SpanReport, top: int = 20) -> dict[str, object]:
             "by_tid": p.by_tid,
             "by_comm": p.by_comm or None,
             "by_prio": p.by_prio,
+            "by_policy": p.by_policy
+            if isinstance(p.by_policy, str)
+            else ({"not_available": p.by_policy.reason} if isinstance(p.by_policy, NotAvailable) else None),
             "state": p.state or None,
             "syscall": p.syscall
             if isinstance(p.syscall, str)

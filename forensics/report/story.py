@@ -291,3 +291,6 @@ class StoryRenderer:
 
     def json(self, result: IncidentStory, to: Destination) -> str:
         return IncidentRenderer().json(result.incident, to)
+
+    def html(self, result: IncidentStory, to: Destination) -> str:
+        return render_story_html(result, to.base or Path.cwd())

@@ -307,3 +307,8 @@ class TraceRenderer:
 
         document = trace_json(result, None if self.one_task else self.top)
         return json.dumps(document, indent=1, ensure_ascii=False) + "\n"
+
+    def html(self, result: TraceResult, to: Destination) -> str:
+        from forensics.report.html import document_page
+
+        return document_page(trace_document(result, self.top), result.incident)

@@ -94,8 +94,10 @@ class KernelTable:
     next_prio: npt.NDArray[np.int64]
     state: npt.NDArray[np.int64]  # SWITCH: prev_state letter
     ref: Callable[[int], Ref]
-    comm: Callable[[int], str]  # tid -> its last comm
+    comm: Callable[[int], str]  # tid -> its comm (sched events, else an LTTng statedump's name)
     syscalls: SyscallTable | None = None
+    # tid -> its scheduling policy (SCHED_FIFO, ...), or why it is unknown: an LTTng statedump may say
+    policy: Callable[[int], str | NotAvailable] = lambda _tid: NotAvailable("the trace does not record it")
 
     @property
     def has_syscalls(self) -> bool:
@@ -224,6 +226,7 @@ class Part:
     by_tid: int | None = None  # the preempting task, or the waker
     by_comm: str = ""
     by_prio: int | None = None
+    by_policy: str | NotAvailable | None = None  # the preempting task's or the waker's scheduling policy
     state: str = ""  # the blocked state (S, D, ...)
     syscall: str | NotAvailable | None = None
     chain: tuple[str, ...] = ()  # the waker chain, outermost first

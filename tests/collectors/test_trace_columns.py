@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gzip
 import threading
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ from collectors import trace_columns
 from collectors.trace_columns import BatchParser, read_batches
 from collectors.trace_text import TraceParser
 from forensics.errors import InputError
+from forensics.model import SourceRecord
 from forensics.types.trace import TraceEvent
 from forensics.types.trace_batch import EventBatch, Interner, state_code
 from tests.collectors.test_trace_fastpath import FIRST, HEADER, comms, cpus, flags, numbers, stamps, states, trace_line
@@ -258,3 +260,40 @@ def test_stopping_early_ends_the_reader_and_closes_the_input(monkeypatch: pytest
     assert len(first) > 0 and stop.is_set()
     assert closed.wait(10)
     assert not any(t.name.startswith("kforensic-trace-rea") and t.is_alive() for t in threading.enumerate())
+
+
+@pytest.mark.parametrize("end", ["newline", "no newline", "a line longer than a batch"])
+def test_mapped_file_gives_what_reading_it_gives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, end: str) -> None:
+    """A mapped plain file (large files: no copies) gives the same events, counts and source record as reading it."""
+    from collectors import trace_input
+    from collectors.trace_input import MappedText, open_trace
+
+    data = _recorded_text()
+    if end == "no newline":
+        data = data.rstrip(b"\n")
+    elif end == "a line longer than a batch":  # garbage without a newline for several batches, then more events
+        half = data.index(b"\n", len(data) // 2) + 1
+        data = data[:half] + b"x" * 20_000 + b"\n" + data[half:]
+    path = tmp_path / "t.txt"
+    path.write_bytes(data)
+    monkeypatch.setattr(trace_columns, "BATCH_BYTES", 4096)
+
+    def run(min_bytes: int) -> tuple[list[TraceEvent], dict[str, object], object, bool]:
+        monkeypatch.setattr(trace_input, "MAP_MIN_BYTES", min_bytes)
+        parser = BatchParser()
+        got: list[TraceEvent] = []
+        with open_trace(str(path)) as stream:
+            mapped = isinstance(stream.chunks, MappedText)
+            with contextlib.closing(read_batches(stream.chunks, parser, threading.Event())) as batches:
+                for batch in batches:
+                    got += [batch.event(i) for i in range(len(batch))]
+        return got, asdict(parser.counts), dataclasses.replace(stream.records[0], seconds=0.0), mapped
+
+    read, read_counts, read_record, was_mapped = run(1 << 40)
+    assert not was_mapped
+    got, counts, record, was_mapped = run(0)
+    assert was_mapped
+    assert got == read and counts == read_counts and record == read_record
+    assert isinstance(record, SourceRecord) and record.size == len(data)
+    events, ref = reference(data, 1 << 20)
+    assert got == events and counts == asdict(ref.counts)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -84,6 +85,9 @@ def test_slab_watch_plans_are_checked_against_the_power_rule() -> None:
     warning = plan_warning(60.0, 120.0)
     assert warning is not None and "3 samples" in warning and "cannot judge yet" in warning
     assert "needs >= 24 over >= 23 min" in warning
+    assert "or more often (e.g. --interval 5s)" in warning  # 24 samples fit in 120 s at 5 s
+    at_fastest = plan_warning(1.0, 2.0)  # already at slab-watch's shortest interval: only longer helps
+    assert at_fastest is not None and "sample for >= 24 s" in at_fastest and "more often" not in at_fastest
     assert planned(5.0, 600.0).judgeable
     short = plan_warning(5.0, 600.0)
     assert short is not None and "24,576 KB/h or faster" in short and ">= 2.0 h" in short
@@ -130,3 +134,15 @@ def test_slab_watch_warns_at_start_when_the_plan_is_too_short(tmp_path: Path) ->
     first = ran.stderr.splitlines()[0]
     assert first.startswith("kforensic: warning: 2 s at a 1 s interval gives 3 samples"), ran.stderr
     assert 'kforensic leaks would say "cannot judge yet: 3 samples over 2 s, needs >= 24 over >= 23 s' in first
+
+
+def test_the_plan_check_loads_no_numeric_library() -> None:
+    """slab-watch warns about its plan at start: that must not cost a pandas/numpy import (85 -> 29 MB)."""
+    code = (
+        "import sys\n"
+        "from detectors.leaks.power import plan_warning\n"
+        "assert plan_warning(1.0, 2.0)\n"
+        "print(sorted(m for m in ('numpy', 'pandas', 'scipy') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

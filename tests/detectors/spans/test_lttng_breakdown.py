@@ -18,6 +18,10 @@ from pathlib import Path
 
 import pytest
 
+from collectors.ctf.feed import feed_session
+from collectors.ctf.reader import Session
+from collectors.spans import KernelKeeper, statedump_threads
+from forensics.model import NotAvailable
 from forensics.pipelines.spans import SpanOptions
 from forensics.pipelines.trace import analyse_trace_file
 from tests.collectors.ctf_check import extract_session
@@ -103,10 +107,42 @@ def test_each_request_split_matches_babeltrace2_and_names_who_ran(session: Path)
         for p in b.parts:
             if p.what == "preempted":
                 assert f"(TID {p.by_tid}) prio {p.by_prio}" in p.detail
-        causes = set(preempted) | {(p.by_tid, p.syscall) for p in b.parts if p.what == "blocked"}
+                assert p.by_policy == NotAvailable("not in this statedump")  # lttng-modules 2.13 records none
+        causes: set[tuple[int | None, object]] = set(preempted) | {
+            (p.by_tid, p.syscall) for p in b.parts if p.what == "blocked"
+        }
         seen.setdefault(int(rid) % 8, []).append(causes)
     # Each known cause explains at least one request of its kind (under TCG a lock is not always still held).
     assert any((hog, 120) in c for c in seen[1])
     assert any((rt, 49) in c for c in seen[3])  # SCHED_FIFO 50 is kernel priority 99 - 50
     assert any(c & {(disk, "poll"), (disk, "read")} for c in seen[5])
     assert any((holder, "futex") in c for c in seen[7])
+
+
+class _NoEngine:
+    """A batch sink that analyses nothing (the keeper in front of it keeps the columns)."""
+
+    done = False
+
+    def feed(self, batch: object) -> None:
+        pass
+
+
+def test_threads_from_before_the_session_are_named_by_its_statedump(session: Path) -> None:
+    text = subprocess.run(["babeltrace2", str(session)], capture_output=True, text=True, check=True).stdout
+    dumped: dict[int, str] = {}  # tid -> name, from lttng_statedump_process_state's own fields (the last braces)
+    for line in text.splitlines():
+        if " lttng_statedump_process_state: " in line:
+            fields = dict(_FIELD.findall(line.rsplit("{", 1)[1]))
+            dumped.setdefault(int(fields["tid"]), fields["name"].strip('"'))
+    keeper = KernelKeeper(_NoEngine(), str(session))
+    ctf = feed_session(Session(str(session), compiled=False), keeper, keep=True)  # type: ignore[arg-type]
+    threads = statedump_threads(ctf)
+    table = keeper.table(None, threads)
+    assert len(dumped) > 50 and threads.names == dumped
+    quiet = sorted(set(dumped) - set(keeper.comms))  # threads no sched event names: the statedump does
+    assert quiet
+    assert [table.comm(t) for t in quiet] == [dumped[t] for t in quiet]
+    assert all(table.comm(t) == keeper.comms[t] for t in set(dumped) & set(keeper.comms))
+    assert table.comm(999_999) == "TID 999999"
+    assert table.policy(quiet[0]) == NotAvailable("not in this statedump")
