@@ -10,6 +10,7 @@ says how busy the machine is, not whether the code is right.  What an example ch
 
 from __future__ import annotations
 
+import signal
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -86,3 +87,16 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
             "(pyproject.toml's dev extras pin a pair that does)",
             pytrace=False,
         )
+
+
+@pytest.fixture(autouse=True)
+def _sigint_left_as_found() -> Iterator[None]:
+    """A test leaves the SIGINT handler as it found it: a later test in the same process (pytest -n: which one differs
+    from run to run) would otherwise inherit it.  (A run started in the background of a script starts with SIGINT
+    ignored, inherited from the shell: that is the environment's, and stays.)"""
+    before = signal.getsignal(signal.SIGINT)
+    yield
+    after = signal.getsignal(signal.SIGINT)
+    if after is not before:
+        signal.signal(signal.SIGINT, before)
+        pytest.fail(f"the test left SIGINT's handler {after!r} (it found {before!r}); restored")
