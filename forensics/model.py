@@ -366,6 +366,28 @@ def finding_id(kind: FindingKind | IdFamily, *parts: str) -> str:
 
 
 @dataclass(frozen=True)
+class StatedCause:
+    """The root cause a detector establishes from values it read, worded by it, and the command that confirms it.
+
+    Ranked first among equals by the ``stated`` rule of detectors/incident/hypotheses.py. Shown and written
+    (JSON) as the finding's last two facts, ``hypothesis`` and ``next command`` (:attr:`Finding.shown_facts`),
+    and read back from them.
+    """
+
+    statement: str
+    next_command: str
+
+    def as_facts(self) -> tuple[Fact, Fact]:
+        """The two facts it is shown and written as."""
+        return Fact(HYPOTHESIS_FACT, self.statement), Fact(NEXT_COMMAND_FACT, self.next_command)
+
+
+#: The names of the two facts a :class:`StatedCause` is shown and written as, in this order.
+HYPOTHESIS_FACT = "hypothesis"
+NEXT_COMMAND_FACT = "next command"
+
+
+@dataclass(frozen=True)
 class Finding:
     """One problem found in the inputs, with the evidence that shows it."""
 
@@ -382,6 +404,12 @@ class Finding:
     detector: str = "unknown"
     subjects: tuple[Subject, ...] = ()  # what it is about, typed: correlation rules match these
     baseline: Baseline | None = None  # what the figure behind the severity was judged against (docs/severity.md)
+    stated: StatedCause | None = None  # the root cause it establishes itself (a dump's "why" analysis), typed
+
+    @property
+    def shown_facts(self) -> tuple[Fact, ...]:
+        """The facts as shown and written: its own, then the stated cause's two (``hypothesis``, ``next command``)."""
+        return self.facts if self.stated is None else (*self.facts, *self.stated.as_facts())
 
     def subject(self, kind: SubjectKind) -> Subject | None:
         """The first subject of that kind, None when the finding names none."""
@@ -398,8 +426,8 @@ class Finding:
             raise ValueError(f"finding {self.id!r} has no title")
 
     def fact(self, name: str) -> str | None:
-        """The value of the fact called ``name``, None when the finding has none."""
-        return next((f.value for f in self.facts if f.name == name), None)
+        """The value of the fact called ``name`` (a stated cause's too), None when the finding has none."""
+        return next((f.value for f in self.shown_facts if f.name == name), None)
 
     def merged_with(self, other: Finding) -> Finding:
         """Merge another finding with the same id: keep all evidence, the worst severity."""
@@ -423,6 +451,7 @@ class Finding:
             detector=self.detector,
             subjects=_unique(self.subjects + other.subjects),
             baseline=self.baseline or other.baseline,
+            stated=self.stated or other.stated,
         )
 
 

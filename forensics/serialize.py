@@ -12,6 +12,8 @@ from typing import Any
 
 from forensics.errors import InputError
 from forensics.model import (
+    HYPOTHESIS_FACT,
+    NEXT_COMMAND_FACT,
     Baseline,
     BootTime,
     Clock,
@@ -26,6 +28,7 @@ from forensics.model import (
     NotAvailable,
     Severity,
     SourceRecord,
+    StatedCause,
     Subject,
     SubjectKind,
     Timestamp,
@@ -73,7 +76,7 @@ def finding_to_dict(f: Finding) -> JsonDict:
         "summary": f.summary,
         "evidence": [evidence_to_dict(e) for e in f.evidence],
         "next_steps": list(f.next_steps),
-        "facts": [{"name": x.name, "value": x.value} for x in f.facts],
+        "facts": [{"name": x.name, "value": x.value} for x in f.shown_facts],
         "detector": f.detector,
         # Only when there are any: the documents of findings without subjects stay as they were.
         **(
@@ -87,6 +90,13 @@ def finding_to_dict(f: Finding) -> JsonDict:
             else {}
         ),
     }
+
+
+def stated_cause(facts: tuple[Fact, ...]) -> tuple[tuple[Fact, ...], StatedCause | None]:
+    """A finding's own facts and its stated cause, from the facts as written (the cause's two come last)."""
+    if len(facts) >= 2 and (facts[-2].name, facts[-1].name) == (HYPOTHESIS_FACT, NEXT_COMMAND_FACT):
+        return facts[:-2], StatedCause(facts[-2].value, facts[-1].value)
+    return facts, None
 
 
 def incident_to_dict(incident: Incident) -> JsonDict:
@@ -202,6 +212,12 @@ class _Reader:
             raise self.fail(where, "subjects is not a list")
         steps = self.get(obj, "next_steps", list, where)
         severity = self.get(obj, "severity", str, where)
+        own, stated = stated_cause(
+            tuple(
+                Fact(self.get(x, "name", str, f"{where}.facts[{i}]"), self.get(x, "value", str, f"{where}.facts[{i}]"))
+                for i, x in enumerate(facts)
+            )
+        )
         try:
             return Finding(
                 id=self.get(obj, "id", str, where),
@@ -213,13 +229,8 @@ class _Reader:
                 summary=self.get(obj, "summary", str, where),
                 evidence=tuple(self.evidence(e, f"{where}.evidence[{i}]") for i, e in enumerate(evidence)),
                 next_steps=tuple(str(s) for s in steps),
-                facts=tuple(
-                    Fact(
-                        self.get(x, "name", str, f"{where}.facts[{i}]"),
-                        self.get(x, "value", str, f"{where}.facts[{i}]"),
-                    )
-                    for i, x in enumerate(facts)
-                ),
+                facts=own,
+                stated=stated,
                 detector=self.get(obj, "detector", str, where),
                 subjects=tuple(self.subject(x, f"{where}.subjects[{i}]") for i, x in enumerate(subjects)),
                 baseline=self.baseline(obj.get("baseline") if isinstance(obj, dict) else None, where),

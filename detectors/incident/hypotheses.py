@@ -5,7 +5,7 @@ of one dump) and ``kforensic report`` (the merged findings of every input), so
 both rank the same hypotheses from the same findings.  Each rule reads the
 findings only: whatever a rule needs (a lock owner, a module, the crash site)
 is a fact of a finding, and a detector that establishes a cause from values
-states it itself with a ``hypothesis`` fact (rule ``stated``).
+states it itself, typed (``Finding.stated``, rule ``stated``).
 
 Findings of an input that cannot belong to the crashed boot or host (see
 :func:`detectors.incident.timeline.foreign_sources` and the contradictions of
@@ -19,7 +19,7 @@ from dataclasses import replace
 
 from detectors.incident.deliberate import NEXT_STEPS, REQUESTED, WHO, deliberate_crash, is_deliberate
 from detectors.incident.timeline import foreign_sources
-from forensics.model import PROBLEM, Finding, FindingKind, Severity
+from forensics.model import PROBLEM, Finding, FindingKind, Severity, StatedCause
 from forensics.types.incident import Hypothesis
 
 
@@ -36,15 +36,15 @@ def _step(finding: Finding, default: str, index: int = 0) -> str:
     return finding.next_steps[index] if finding.next_steps else default
 
 
-def why_hypothesis(finding: Finding) -> Hypothesis:
-    """The hypothesis a finding states itself (its ``hypothesis`` and ``next command`` facts)."""
+def why_hypothesis(finding: Finding, stated: StatedCause) -> Hypothesis:
+    """The hypothesis a finding states itself (its :class:`StatedCause`)."""
     return Hypothesis(
         0,
-        finding.fact("hypothesis") or finding.title,
+        stated.statement,
         finding.confidence,
         _cites(finding),
         (),
-        finding.fact("next command") or _step(finding, ""),
+        stated.next_command or _step(finding, ""),
         (finding.id,),
     )
 
@@ -62,7 +62,7 @@ def _leaks(findings: tuple[Finding, ...]) -> list[Finding]:
 
 
 def _stated(findings: tuple[Finding, ...]) -> list[Hypothesis]:
-    return [why_hypothesis(f) for f in findings if f.fact("hypothesis")]
+    return [why_hypothesis(f, f.stated) for f in findings if f.stated is not None and f.stated.statement]
 
 
 def _log_cause(findings: tuple[Finding, ...]) -> list[Hypothesis]:

@@ -112,8 +112,7 @@ def _files_under(fs: Any, paths: Iterable[str]) -> list[str]:
 
 def _triage(path: str) -> SourceResult:
     """``kforensic dmesg``'s pipeline on one log: a local path through triage_file, a URL through fsspec."""
-    from forensics.pipelines.dmesg import scan_chunks, triage_file
-    from forensics.types.results import SourceResult
+    from forensics.pipelines.dmesg import scan_chunks, source_result, triage_file
 
     if "://" not in path:
         return triage_file(path)
@@ -126,7 +125,7 @@ def _triage(path: str) -> SourceResult:
         with fsspec.open(path, "rb") as stream:
             tracked = TrackedInput(path, stream)
             grouper, lines = scan_chunks(log_chunks(tracked))
-            return SourceResult(path, tracked.record(), grouper, lines)
+            return source_result(path, tracked.record(), grouper, lines)
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc}") from None
 

@@ -120,3 +120,22 @@ def test_subjects_round_trip_and_are_left_out_when_there_are_none(tmp_path: Path
     doc["findings"][0]["subjects"][0]["kind"] = "planet"
     with pytest.raises(InputError, match="findings"):
         incident_from_dict(doc, "x.json")
+
+
+def test_a_stated_cause_is_written_as_the_last_two_facts_and_read_back_typed(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from forensics.model import Fact, StatedCause
+
+    incident = _incident(tmp_path)
+    stated = StatedCause("dev->sensor was NULL: a missing NULL check", "crash> dis -rl kf_read")
+    finding = replace(incident.findings[0], facts=(Fact("frame", "#0"),), stated=stated)
+    doc = json.loads(json.dumps(incident_to_dict(replace(incident, findings=(finding,)))))
+    assert doc["findings"][0]["facts"] == [
+        {"name": "frame", "value": "#0"},
+        {"name": "hypothesis", "value": stated.statement},
+        {"name": "next command", "value": stated.next_command},
+    ]
+    [back] = incident_from_dict(doc, "x.json").findings
+    assert back.stated == stated and back.facts == (Fact("frame", "#0"),) and back == finding
+    assert back.fact("hypothesis") == stated.statement  # read like any fact

@@ -15,6 +15,7 @@ from forensics.model import (
     Locator,
     LocatorKind,
     Severity,
+    StatedCause,
     Subject,
     SubjectKind,
     Timestamp,
@@ -66,12 +67,9 @@ CASES = [
     (
         "stated",
         (
-            _f(
-                "bug-condition",
-                "BUG_ON held",
-                Fact("hypothesis", "buf->refcount = 0 at kf_put"),
-                Fact("next command", "grep -n refcount kf.c"),
-                confidence=0.95,
+            replace(
+                _f("bug-condition", "BUG_ON held", confidence=0.95),
+                stated=StatedCause("buf->refcount = 0 at kf_put", "grep -n refcount kf.c"),
             ),
         ),
         "buf->refcount = 0 at kf_put",
