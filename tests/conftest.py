@@ -10,6 +10,7 @@ says how busy the machine is, not whether the code is right.  What an example ch
 
 from __future__ import annotations
 
+import signal
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -70,3 +71,32 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The long tests first, the rest in their order: pytest-xdist hands work out in this order (make test runs
     ``pytest -n``), so a minute-long test started last cannot hold the run while the other workers idle."""
     items.sort(key=_order)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Under ``--dist loadgroup`` (make test) each ``xdist_group`` test must be grouped: pytest-xdist marks its node id
+    ``@group`` in the worker.  Where it does not (pytest 9.2 with xdist 3.8, pytest-dev/pytest-xdist#1386), the
+    group's tests run on any worker, beside each other: they fail, saying so, instead of passing by luck."""
+    if (
+        getattr(item.config.option, "loadgroup", False)
+        and item.get_closest_marker("xdist_group")
+        and "@" not in item.nodeid
+    ):
+        pytest.fail(
+            "pytest-xdist did not group this xdist_group test: this pytest and pytest-xdist do not work together "
+            "(pyproject.toml's dev extras pin a pair that does)",
+            pytrace=False,
+        )
+
+
+@pytest.fixture(autouse=True)
+def _sigint_left_as_found() -> Iterator[None]:
+    """A test leaves the SIGINT handler as it found it: a later test in the same process (pytest -n: which one differs
+    from run to run) would otherwise inherit it.  (A run started in the background of a script starts with SIGINT
+    ignored, inherited from the shell: that is the environment's, and stays.)"""
+    before = signal.getsignal(signal.SIGINT)
+    yield
+    after = signal.getsignal(signal.SIGINT)
+    if after is not before:
+        signal.signal(signal.SIGINT, before)
+        pytest.fail(f"the test left SIGINT's handler {after!r} (it found {before!r}); restored")
