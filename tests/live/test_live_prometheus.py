@@ -303,14 +303,14 @@ def test_quiet_then_a_real_vma_leak_through_prometheus(stack: Stack) -> None:
     for r in fleet.rows:
         print(f"prometheus: {r.instance} {r.series} {r.grade} {r.rate / 1024:,.0f} KB/h conf {r.confidence} {r.query}")
     print("\n".join(render(FleetLeaksRenderer(), fleet, OutputFormat.TEXT).split("\n\n")[:2]))
-    verdicts = [(res.samples.instance, v.name, v.grade.value, v.verdict.reason) for res in fleet.results
+    verdicts = [(res.read.instance, v.name, v.grade.value, v.verdict.reason) for res in fleet.results
                 for v in res.analysis.caches if v.name == "vm_area_struct"]  # fmt: skip
     assert set(rows) == {f"127.0.0.1:{stack.node_port}", f"127.0.0.1:{stack.text_port}"}, verdicts
     for row in rows.values():
         assert row.severity >= Severity.MEDIUM
         assert abs(row.rate - stored.rate) <= 0.2 * stored.rate, (row.rate, stored.rate)
         assert row.query.startswith("{__name__=~") and row.instance in row.query
-    families = {res.samples.instance: res.samples.family.name for res in fleet.results}
+    families = {res.read.instance: res.read.family.name for res in fleet.results}
     assert families[f"127.0.0.1:{stack.node_port}"] == "node_exporter"
     assert families[f"127.0.0.1:{stack.text_port}"] == "kforensic"
     # Every cited sample is read back from Prometheus at its timestamp, with the same text.
