@@ -38,9 +38,8 @@ if TYPE_CHECKING:
 
     from collectors.fleet_metrics import InstanceSamples
     from collectors.prometheus import PromAuth, PromClient
-    from detectors.leaks.decision import LeakThresholds
     from forensics.evidence import Resolver
-    from forensics.types.leaks import SeriesVerdict
+    from forensics.types.leaks import LeakThresholds, SeriesVerdict
 
 
 def _query_of(samples: InstanceSamples, locator_name: str) -> str:
@@ -270,7 +269,7 @@ def fetch_and_analyse(
         resolution, chosen = picked.step, picked.reason
         end = math.floor(end / resolution) * resolution
         span = end - math.floor(picked.start / resolution) * resolution
-    from detectors.leaks.decision import LeakThresholds as DefaultThresholds
+    from forensics.types.leaks import LeakThresholds as DefaultThresholds
 
     thresholds = DefaultThresholds()
     if min_rate_kb is not None:

@@ -13,8 +13,7 @@ from forensics.model import Finding, Incident, Severity
 
 if TYPE_CHECKING:
     from collectors.fleet_metrics import InstanceSamples
-    from detectors.leaks.analysis import LeakAnalysis
-    from detectors.leaks.decision import LeakThresholds
+    from forensics.types.leaks import LeakAnalysis, LeakThresholds
 
 
 @dataclass(frozen=True)

@@ -32,15 +32,14 @@ import pytest
 
 from collectors.prometheus import PromAuth, PromClient
 from collectors.slabstore import SlabStore
-from detectors.leaks.analysis import LeakAnalysis, analyse
-from detectors.leaks.decision import LeakThresholds
+from detectors.leaks.analysis import analyse
 from forensics.errors import InputError, UsageError
 from forensics.fleet.leaks import analyse_fleet, prometheus_resolver
 from forensics.model import LocatorKind, Severity
 from forensics.pipelines.leaks import leak_input
 from forensics.report.fleet_leaks import FleetLeaksRenderer
 from forensics.report.formats import OutputFormat, render
-from forensics.types.leaks import Grade
+from forensics.types.leaks import Grade, LeakAnalysis, LeakThresholds
 from forensics.types.slab import CounterTable, SlabTable
 from tests.helpers import assert_evidence_resolves
 from tests.live.test_live_leak import LEAKER
