@@ -15,9 +15,8 @@ from forensics.types.results import Figure, FigureDirectory, LeaksResult, Plot, 
 
 if TYPE_CHECKING:
     from collectors.slabstore import SlabStore
-    from detectors.leaks.analysis import LeakAnalysis, LeakInput
-    from detectors.leaks.decision import LeakThresholds
-    from forensics.types.leaks import SeriesVerdict
+    from detectors.leaks.analysis import LeakInput
+    from forensics.types.leaks import LeakAnalysis, LeakThresholds, SeriesVerdict
 
 #: At most this many plots per run: the worst series first.
 MAX_PLOTS = 12
@@ -40,6 +39,8 @@ def _store_record(path: Path) -> SourceRecord:
 
 
 def _incident(store: SlabStore, run_id: int | None, analysis: LeakAnalysis) -> Incident:
+    from detectors.leaks.findings import examined_record
+
     runs = [r for r in store.runs() if run_id is None or r.id == run_id]
     hosts = {r.host for r in runs if r.host} or ({store.meta("host")} - {None, ""})
     kernels = {r.kernel_release for r in runs if r.kernel_release}
@@ -53,7 +54,7 @@ def _incident(store: SlabStore, run_id: int | None, analysis: LeakAnalysis) -> I
         sources=(_store_record(store.path),),
         findings=analysis.findings,
         tool_version=__version__,
-        examined=(analysis.examined_record(str(store.path)),),
+        examined=(examined_record(analysis.examined, str(store.path)),),
     )
 
 
@@ -67,7 +68,7 @@ def analyse_store(
     """Open the store read-only, analyse it (one run, or all; optionally the last hours); plan the plots."""
     from collectors.slabstore import SlabStore
     from detectors.leaks.analysis import analyse
-    from detectors.leaks.decision import LeakThresholds as DefaultThresholds
+    from forensics.types.leaks import LeakThresholds as DefaultThresholds
 
     th = thresholds or DefaultThresholds()
     with SlabStore.open(store_path, readonly=True) as store:

@@ -12,9 +12,8 @@ from typing import TYPE_CHECKING, Any
 from forensics.model import Finding, Incident, Severity
 
 if TYPE_CHECKING:
-    from collectors.fleet_metrics import InstanceSamples
-    from detectors.leaks.analysis import LeakAnalysis
-    from detectors.leaks.decision import LeakThresholds
+    from forensics.types.leaks import LeakAnalysis, LeakThresholds
+    from forensics.types.prometheus import InstanceRead
 
 
 @dataclass(frozen=True)
@@ -103,7 +102,7 @@ class FleetWindow:
 class InstanceResult:
     """One instance's analysis, with its findings citing Prometheus."""
 
-    samples: InstanceSamples
+    read: InstanceRead
     analysis: LeakAnalysis
     findings: tuple[Finding, ...]
 

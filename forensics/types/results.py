@@ -19,11 +19,9 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from collectors.slabstore import CounterPoint, SampleRow, StoreSummary
-    from detectors.leaks.analysis import LeakAnalysis
-    from detectors.leaks.decision import LeakThresholds
     from forensics.types.causes import Cause
     from forensics.types.dmesg import KernelReport, ReportGroup, ReportWhy
+    from forensics.types.leaks import LeakAnalysis, LeakThresholds
 
     FloatArray = npt.NDArray[np.float64]
     BoolArray = npt.NDArray[np.bool_]
@@ -31,6 +29,7 @@ if TYPE_CHECKING:
     from forensics.types.kdump import AppliedChange, Checklist, KdumpState, Plan
     from forensics.types.profile import ClassShare, Hotspots, Profile, ProfileStack
     from forensics.types.sched import ParseSummary, TraceAnalysis
+    from forensics.types.slab import CounterPoint, SampleRow, StoreSummary
     from forensics.types.spans import GanttChart, SpanReport
     from forensics.types.vmcore import CrashSnapshot, FaultAnalysis, Taint, VmcoreAnalysis
 
