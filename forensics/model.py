@@ -388,6 +388,35 @@ NEXT_COMMAND_FACT = "next command"
 
 
 @dataclass(frozen=True)
+class LogCause:
+    """The root cause a kernel log report's body establishes (detectors/dmesg/why.py), as data.
+
+    ``cls`` is the cause's class (forensics/types/causes.py), ``confidence`` its own (two decimals, as
+    written). Ranked by the ``log-cause`` rule of detectors/incident/hypotheses.py. Shown and written
+    (JSON) as the finding's last four facts (:data:`LOG_CAUSE_FACTS`), and read back from them.
+    """
+
+    cls: str
+    statement: str
+    confidence: float
+    next_command: str
+
+    def as_facts(self) -> tuple[Fact, Fact, Fact, Fact]:
+        """The four facts it is shown and written as."""
+        cls, statement, confidence, command = LOG_CAUSE_FACTS
+        return (
+            Fact(cls, self.cls),
+            Fact(statement, self.statement),
+            Fact(confidence, f"{self.confidence:.2f}"),
+            Fact(command, self.next_command),
+        )
+
+
+#: The names of the four facts a :class:`LogCause` is shown and written as, in this order.
+LOG_CAUSE_FACTS = ("root cause class", "root cause", "root cause confidence", "root cause next command")
+
+
+@dataclass(frozen=True)
 class Finding:
     """One problem found in the inputs, with the evidence that shows it."""
 
@@ -405,11 +434,16 @@ class Finding:
     subjects: tuple[Subject, ...] = ()  # what it is about, typed: correlation rules match these
     baseline: Baseline | None = None  # what the figure behind the severity was judged against (docs/severity.md)
     stated: StatedCause | None = None  # the root cause it establishes itself (a dump's "why" analysis), typed
+    log_cause: LogCause | None = None  # the root cause its kernel log report's body establishes, typed
 
     @property
     def shown_facts(self) -> tuple[Fact, ...]:
-        """The facts as shown and written: its own, then the stated cause's two (``hypothesis``, ``next command``)."""
-        return self.facts if self.stated is None else (*self.facts, *self.stated.as_facts())
+        """The facts as shown and written: its own, then a stated cause's two, then a log cause's four."""
+        if self.stated is None and self.log_cause is None:
+            return self.facts
+        stated = () if self.stated is None else self.stated.as_facts()
+        logged = () if self.log_cause is None else self.log_cause.as_facts()
+        return (*self.facts, *stated, *logged)
 
     def subject(self, kind: SubjectKind) -> Subject | None:
         """The first subject of that kind, None when the finding names none."""
@@ -452,6 +486,7 @@ class Finding:
             subjects=_unique(self.subjects + other.subjects),
             baseline=self.baseline or other.baseline,
             stated=self.stated or other.stated,
+            log_cause=self.log_cause or other.log_cause,
         )
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from forensics.errors import InputError
 from forensics.model import (
     HYPOTHESIS_FACT,
+    LOG_CAUSE_FACTS,
     NEXT_COMMAND_FACT,
     Baseline,
     BootTime,
@@ -25,6 +26,7 @@ from forensics.model import (
     Incident,
     Locator,
     LocatorKind,
+    LogCause,
     NotAvailable,
     Severity,
     SourceRecord,
@@ -92,11 +94,20 @@ def finding_to_dict(f: Finding) -> JsonDict:
     }
 
 
-def stated_cause(facts: tuple[Fact, ...]) -> tuple[tuple[Fact, ...], StatedCause | None]:
-    """A finding's own facts and its stated cause, from the facts as written (the cause's two come last)."""
+def stated_cause(facts: tuple[Fact, ...]) -> tuple[tuple[Fact, ...], StatedCause | None, LogCause | None]:
+    """A finding's own facts, its stated cause and its log cause, from the facts as written (the causes come last)."""
+    logged = None
+    n = len(LOG_CAUSE_FACTS)
+    if len(facts) >= n and tuple(f.name for f in facts[-n:]) == LOG_CAUSE_FACTS:
+        cls, statement, confidence, command = (f.value for f in facts[-n:])
+        try:
+            logged = LogCause(cls, statement, float(confidence), command)
+            facts = facts[:-n]
+        except ValueError:  # not a number: kept as the facts it is
+            pass
     if len(facts) >= 2 and (facts[-2].name, facts[-1].name) == (HYPOTHESIS_FACT, NEXT_COMMAND_FACT):
-        return facts[:-2], StatedCause(facts[-2].value, facts[-1].value)
-    return facts, None
+        return facts[:-2], StatedCause(facts[-2].value, facts[-1].value), logged
+    return facts, None, logged
 
 
 def incident_to_dict(incident: Incident) -> JsonDict:
@@ -212,7 +223,7 @@ class _Reader:
             raise self.fail(where, "subjects is not a list")
         steps = self.get(obj, "next_steps", list, where)
         severity = self.get(obj, "severity", str, where)
-        own, stated = stated_cause(
+        own, stated, logged = stated_cause(
             tuple(
                 Fact(self.get(x, "name", str, f"{where}.facts[{i}]"), self.get(x, "value", str, f"{where}.facts[{i}]"))
                 for i, x in enumerate(facts)
@@ -231,6 +242,7 @@ class _Reader:
                 next_steps=tuple(str(s) for s in steps),
                 facts=own,
                 stated=stated,
+                log_cause=logged,
                 detector=self.get(obj, "detector", str, where),
                 subjects=tuple(self.subject(x, f"{where}.subjects[{i}]") for i, x in enumerate(subjects)),
                 baseline=self.baseline(obj.get("baseline") if isinstance(obj, dict) else None, where),

@@ -66,22 +66,22 @@ def _stated(findings: tuple[Finding, ...]) -> list[Hypothesis]:
 
 
 def _log_cause(findings: tuple[Finding, ...]) -> list[Hypothesis]:
-    """The cause a kernel log report's body establishes (``root cause`` facts of detectors/dmesg/why.py).
+    """The cause a kernel log report's body establishes (its ``LogCause``, read by detectors/dmesg/why.py).
 
     Worded as the dump words the same cause (forensics/types/causes.py); read from the log alone, so the
     values a dump would confirm are named as not checked.
     """
     out = []
     for f in _of_kind(findings, "dmesg."):
-        statement = f.fact("root cause")
-        if not statement:
+        cause = f.log_cause
+        if cause is None or not cause.statement:
             continue
         cited = tuple(
             f"{f.title} — {ev.cite()}" for ev in f.evidence if ev.locator.name in ("report", "cause")
         )[:4] or _cites(f)  # fmt: skip
-        out.append(Hypothesis(0, statement, float(f.fact("root cause confidence") or 0.5), cited,
+        out.append(Hypothesis(0, cause.statement, cause.confidence, cited,
                               ("read from the kernel log alone: no dump was read to confirm the values",),
-                              f.fact("root cause next command") or _step(f, ""), (f.id,)))  # fmt: skip
+                              cause.next_command or _step(f, ""), (f.id,)))  # fmt: skip
     return out
 
 
@@ -188,7 +188,12 @@ def _log_bug(findings: tuple[Finding, ...]) -> list[Hypothesis]:
         return []  # the dump's crash finding carries it
     out = []
     for f in _of_kind(findings, "dmesg."):
-        if f.kind in OOM_KINDS or f.severity < Severity.HIGH or f.fact("root cause") or is_deliberate(f):
+        if (
+            f.kind in OOM_KINDS
+            or f.severity < Severity.HIGH
+            or (f.log_cause and f.log_cause.statement)
+            or is_deliberate(f)
+        ):
             continue  # (a report whose body states its cause has it ranked by the log-cause rule)
         frame = f.fact("guilty frame")
         statement = f"a kernel bug reported as {f.title}" + (f" (guilty frame {frame})" if frame else "")

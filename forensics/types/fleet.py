@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from forensics.model import Finding, Incident, Severity
@@ -49,7 +49,7 @@ class HostResult:
     seconds: float = 0.0
 
 
-@dataclass
+@dataclass(frozen=True)
 class FleetGroup:
     """Reports of one signature across hosts."""
 
@@ -58,11 +58,11 @@ class FleetGroup:
     frame: str | None
     kind: str
     severity: str
-    count: int = 0
-    hosts: set[str] = field(default_factory=set)
-    kernels: set[str] = field(default_factory=set)
-    first: tuple[Any, ...] = ()  # order key, host, HostGroup
-    last: tuple[Any, ...] = ()
+    count: int
+    hosts: frozenset[str]
+    kernels: frozenset[str]
+    first: tuple[Any, ...]  # order key, host, HostGroup: the first seen
+    last: tuple[Any, ...]  # the same of the last seen
 
 
 @dataclass(frozen=True)

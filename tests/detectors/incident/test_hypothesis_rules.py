@@ -14,6 +14,7 @@ from forensics.model import (
     Finding,
     Locator,
     LocatorKind,
+    LogCause,
     Severity,
     StatedCause,
     Subject,
@@ -145,14 +146,18 @@ CASES = [
     (
         "log-cause",
         (
-            _f(
-                "dmesg.kasan",
-                "KASAN: slab-use-after-free Read in kf_read",
-                Fact("root cause class", "use_after_free"),
-                Fact("root cause", "use-after-free: kf_read uses a kf_obj object after it was freed"),
-                Fact("root cause confidence", "0.90"),
-                Fact("root cause next command", "look at the freed-by stack"),
-                evidence=(_ev(1, "BUG: KASAN: slab-use-after-free in kf_read+0x1/0x2"),),
+            replace(
+                _f(
+                    "dmesg.kasan",
+                    "KASAN: slab-use-after-free Read in kf_read",
+                    evidence=(_ev(1, "BUG: KASAN: slab-use-after-free in kf_read+0x1/0x2"),),
+                ),
+                log_cause=LogCause(
+                    "use_after_free",
+                    "use-after-free: kf_read uses a kf_obj object after it was freed",
+                    0.9,
+                    "look at the freed-by stack",
+                ),
             ),
         ),
         "use-after-free: kf_read uses a kf_obj object after it was freed",
