@@ -60,6 +60,27 @@ LONG = (
 )
 
 
+#: The test files whose tests read a fixture case's analysis, cached once per process (tests.vmcore_cases.analysed).
+CASE_GROUPED = ("tests/forensics/vmcore/", "tests/vmcore_fixtures/")
+
+
+@pytest.hookimpl(tryfirst=True)  # at collection: before pytest-xdist reads the xdist_group marks (--dist loadgroup)
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """The tests of one fixture case (``kernel/name``) run on one pytest-xdist worker, which analyses the case once:
+    spread over three workers, each analysed most of the 32 cases again."""
+    from tests.vmcore_cases import PRIMARY_KERNEL, kernel_cases
+
+    callspec = getattr(item, "callspec", None)
+    if callspec is None or item.get_closest_marker("xdist_group") or not item.nodeid.startswith(CASE_GROUPED):
+        return
+    keys = {f"{kernel}/{name}" for kernel, name in kernel_cases()}
+    for value in callspec.params.values():
+        key = value if isinstance(value, str) and "/" in value else f"{PRIMARY_KERNEL}/{value}"
+        if key in keys:
+            item.add_marker(pytest.mark.xdist_group(f"vmcore-case-{key}"))
+            return
+
+
 def _order(item: pytest.Item) -> int:
     if item.get_closest_marker("live"):
         return 0
