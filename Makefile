@@ -62,7 +62,12 @@ typecheck: $(VENV)/.installed-dev
 # PYTEST_WORKERS=0 runs everything in one process.
 PYTEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
 
+# compileall first: the tests start hundreds of `python -m forensics` children, and each compiled the project's
+# modules it imports again where Python writes no bytecode itself (PYTHONDONTWRITEBYTECODE, set in some CI
+# environments): 37 s of CPU instead of 23 s for test_reliability_cli.py and tests/hostile.  Stale files are
+# recompiled by their timestamps, as Python would.
 pytest: $(VENV)/.installed-dev
+	$(BIN)/python -m compileall -q forensics collectors detectors tests
 	$(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadgroup
 
 test: lint typecheck pytest

@@ -32,6 +32,7 @@ import argparse
 import hashlib
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -171,9 +172,10 @@ def figures(mb: float, wall: float, cpu: float, rss: float) -> str:
 def run_one(label: str, log: Path, warm_runs: int) -> None:
     """Run kforensic cold and warm and grep on one log, in this process; print one row.
 
-    Cold: a fresh process whose bytecode and numba caches are empty (``PYTHONPYCACHEPREFIX`` and
-    ``NUMBA_CACHE_DIR`` in a new directory), as the first run after an install.  Warm: the same
-    caches filled by the cold run, the best of ``warm_runs`` (the machine may be shared).
+    Cold: a fresh process whose bytecode, numba and regex caches are empty (``PYTHONPYCACHEPREFIX``,
+    ``NUMBA_CACHE_DIR`` and ``XDG_CACHE_HOME`` in a new directory), as the first run after an install.
+    Warm: the same caches filled by the cold run, the best of ``warm_runs`` by CPU time (the machine may
+    be shared), and the median of their CPU times.
     """
     mb = log.stat().st_size / 1e6
     kf = [sys.executable, "-m", "forensics", "dmesg", "--format", "json", str(log)]
@@ -181,14 +183,17 @@ def run_one(label: str, log: Path, warm_runs: int) -> None:
         env = cold_env(Path(cache))
         cold = measure(kf, env)
         load_cold = os.getloadavg()[0]
-        warm = min((measure(kf, env) for _ in range(warm_runs)), key=lambda r: r[1])
+        runs = [measure(kf, env) for _ in range(warm_runs)]
+        warm = min(runs, key=lambda r: r[1])
+        median_cpu = statistics.median(r[1] for r in runs)
         load_warm = os.getloadavg()[0]
     g_s, g_cpu, g_rss, g_out = measure(["grep", "-cE", "BUG|WARNING|Oops|panic", str(log)])
     h_cpu = sha256_cpu_seconds(log)
     g_cpu = max(g_cpu, 1e-3)  # grep on a small file may report no CPU time at all
     print(
         f"{label:<16} {mb:7.1f} MB | cold {figures(mb, *cold[:3])} load {load_cold:.2f} | "
-        f"warm {figures(mb, *warm[:3])} load {load_warm:.2f} | grep -c {figures(mb, g_s, g_cpu, g_rss)} "
+        f"warm {figures(mb, *warm[:3])} (median {mb / median_cpu:6.1f} MB/s CPU {median_cpu:5.2f} s of "
+        f"{len(runs)}) load {load_warm:.2f} | grep -c {figures(mb, g_s, g_cpu, g_rss)} "
         f"({g_out.decode().strip()} lines) | warm/grep: {warm[0] / g_s:4.1f}x the wall, {warm[1] / g_cpu:4.1f}x "
         f"the CPU | sha256 {h_cpu:.2f} s",
         flush=True,

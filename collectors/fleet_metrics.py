@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from collectors.prometheus import PromClient, Series, escape, selector
+from forensics.types.prometheus import Family, Gap, InstanceRead, Reset
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -65,18 +66,6 @@ READ_AHEAD = 4
 VMSTAT_COUNTERS = ("slabs_scanned", "drop_slab")
 
 
-@dataclass(frozen=True)
-class Family:
-    """The metric names of one exporter."""
-
-    name: str
-    active: str
-    objects: str
-    objsize: str
-    cache_label: str
-    boot: str
-
-
 NODE = Family(
     "node_exporter",
     "node_slabinfo_active_objects",
@@ -101,28 +90,6 @@ def node_meminfo_metric(field_name: str) -> str:
     return "node_memory_" + field_name.replace("(", "_").replace(")", "") + "_bytes"
 
 
-@dataclass(frozen=True)
-class Gap:
-    """Steps of the query window without a sample of this instance."""
-
-    start: float  # last sample before the gap
-    end: float  # first sample after it
-
-    @property
-    def seconds(self) -> float:
-        """Length of the gap."""
-        return self.end - self.start
-
-
-@dataclass(frozen=True)
-class Reset:
-    """A series that started over: a reboot (boot time changed) or a counter that went down."""
-
-    at: float
-    series: str
-    what: str
-
-
 @dataclass
 class InstanceSamples:
     """What Prometheus holds of one instance in the window, as leak-detector frames plus what was odd."""
@@ -136,18 +103,22 @@ class InstanceSamples:
     resets: list[Reset] = field(default_factory=list)
     points: int = 0  # slab points read (kept when the frames are let go after the analysis)
 
-    def slab_query(self, cache: str) -> str:
-        """The PromQL selector of the three series behind a cache's sample text."""
-        names = "|".join((self.family.active, self.family.objects, self.family.objsize))
-        return (
-            f'{{__name__=~"{names}",{INSTANCE}="{escape(self.instance)}",{self.family.cache_label}="{escape(cache)}"}}'
-        )
+    def read(self) -> InstanceRead:
+        """What was read, without the sample frames (what a result keeps after the analysis)."""
+        return InstanceRead(self.instance, self.family, tuple(self.gaps), tuple(self.resets), self.points)
 
-    def meminfo_query(self, field_name: str) -> str:
-        """The PromQL selector of one meminfo field of this instance."""
-        if self.family is NODE:
-            return selector(node_meminfo_metric(field_name), {INSTANCE: self.instance})
-        return selector("kforensic_meminfo_bytes", {INSTANCE: self.instance, "field": field_name})
+
+def slab_query(instance: str, family: Family, cache: str) -> str:
+    """The PromQL selector of the three series behind a cache's sample text."""
+    names = "|".join((family.active, family.objects, family.objsize))
+    return f'{{__name__=~"{names}",{INSTANCE}="{escape(instance)}",{family.cache_label}="{escape(cache)}"}}'
+
+
+def meminfo_query(instance: str, family: Family, field_name: str) -> str:
+    """The PromQL selector of one meminfo field of an instance."""
+    if family is NODE:
+        return selector(node_meminfo_metric(field_name), {INSTANCE: instance})
+    return selector("kforensic_meminfo_bytes", {INSTANCE: instance, "field": field_name})
 
 
 def slab_selector(match: str) -> str:

@@ -58,7 +58,7 @@ from collectors.slabpack import (
 from forensics import __version__
 from forensics.errors import InputError, UsageError
 from forensics.model import Evidence, LocatorKind, NotAvailable, SourceRecord
-from forensics.types.slab import CounterTable, SlabTable
+from forensics.types.slab import CacheGrowth, CounterPoint, CounterTable, SampleRow, SlabTable, StoreSummary
 
 if TYPE_CHECKING:
     import numpy as np
@@ -196,18 +196,6 @@ class RunRow(NamedTuple):
     tool_version: str
 
 
-class SampleRow(NamedTuple):
-    """A sample of the store (without its data)."""
-
-    id: int
-    run_id: int
-    wall: float
-    uptime: float | None
-    boot_id: str | None
-    cost: float | None
-    missing: str | None
-
-
 class CachePoint(NamedTuple):
     """One cache in one sample: the slabinfo columns that move."""
 
@@ -228,15 +216,6 @@ class CachePoint(NamedTuple):
         return self.active_objs * self.objsize
 
 
-class CounterPoint(NamedTuple):
-    """One counter in one sample."""
-
-    sample_id: int
-    wall: float
-    boot_id: str | None
-    value: int
-
-
 class KmsgRow(NamedTuple):
     """A stored kernel log record."""
 
@@ -248,35 +227,6 @@ class KmsgRow(NamedTuple):
     usec: int
     flags: str
     message: str
-
-
-class CacheGrowth(NamedTuple):
-    """How a cache changed between the first and last sample of a series."""
-
-    name: str
-    first_active_bytes: int
-    last_active_bytes: int
-    first_active_objs: int
-    last_active_objs: int
-
-    @property
-    def delta_bytes(self) -> int:
-        """Growth in bytes (negative: shrink)."""
-        return self.last_active_bytes - self.first_active_bytes
-
-
-@dataclass(frozen=True)
-class StoreSummary:
-    """A short account of a run or a whole store: no verdicts, only what was recorded."""
-
-    samples: int
-    caches: int
-    boots: int
-    first_wall: float | NotAvailable
-    last_wall: float | NotAvailable
-    kmsg_records: int
-    kmsg_missing: int
-    top_growers: tuple[CacheGrowth, ...]
 
 
 def check_store_path(path: Path) -> None:

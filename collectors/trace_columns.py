@@ -16,6 +16,7 @@ import contextlib
 import mmap
 import stat
 import threading
+from collections import Counter
 from collections.abc import Callable, Generator, Iterable
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,7 @@ from forensics.types.trace_batch import EventBatch, Interner, state_code
 _NEWLINE = 10
 _LOCAL_TIMER = -2  # B_S of an IRQ row from irq_vectors:local_timer_* (its name is not in the line)
 _TEXT_KINDS = (5, 6, 10, 11, 12, 13, 14, 15)  # kinds whose state text is interned (see EventBatch)
+_HAS_TEXT = np.isin(np.arange(32), _TEXT_KINDS)  # by kind (the scanner's kinds are 1-16)
 
 
 def _fit(value: int) -> int:
@@ -48,8 +50,10 @@ class _Rows:
         self.data = data
         self.buf = np.frombuffer(data, dtype=np.uint8)
         self.words = np.frombuffer(data, dtype=np.uint64, count=len(data) // 8)
-        self.out = np.zeros((tr.N_COLS, capacity), dtype=np.int64)  # a row per column: the batch's columns are views
-        self.ts = np.zeros(capacity, dtype=np.float64)
+        # A row per column: the batch's columns are views.  Not zeroed (a page fault and a memset per 8 MB
+        # batch): the scanner writes every column of its rows, add() those the batch's columns show.
+        self.out = np.empty((tr.N_COLS, capacity), dtype=np.int64)
+        self.ts = np.empty(capacity, dtype=np.float64)
         self.work = np.zeros(capacity, dtype=np.int64)  # interned work item of WORK_* rows
         self.n = 0
         self.parsed: dict[int, TraceEvent] = {}  # row -> record, for rows from the line parser
@@ -90,7 +94,7 @@ class _Rows:
         rows = out[:, start : self.n]
         timer = rows[tr.B_S] == _LOCAL_TIMER  # the most frequent: one name for all
         rows[tr.STATE, timer] = interner.id(b"local_timer")
-        for r in (np.flatnonzero(np.isin(rows[tr.KIND], _TEXT_KINDS) & ~timer) + start).tolist():
+        for r in (np.flatnonzero(_HAS_TEXT[rows[tr.KIND]] & ~timer) + start).tolist():
             b_s = int(out[tr.B_S, r])
             if b_s >= 0:
                 out[tr.STATE, r] = interner.id(data[b_s : out[tr.B_E, r]])
@@ -264,7 +268,7 @@ class BatchParser(TraceParser):
         from collectors.trace_scan import scan  # numba: imported only when compiled code runs
 
         status = np.zeros(10, dtype=np.int64)
-        unknown_spans = np.zeros((2, len(rows.ts)), dtype=np.int64)
+        unknown_spans = np.empty((2, len(rows.ts)), dtype=np.int64)
         pos = start
         slow = False
         while pos <= cut:
@@ -315,10 +319,13 @@ class BatchParser(TraceParser):
         data = rows.data
         unknown = counts.unknown
         n_unknown = s[tr.ST_UNKNOWN]
-        for a, b in zip(spans[0, :n_unknown].tolist(), spans[1, :n_unknown].tolist(), strict=True):
-            name = data[a:b]
+        # Counted in C first; names new to ``unknown`` come in the order of their first line, so the names
+        # kept under MAX_UNKNOWN_NAMES are those a count line by line keeps.
+        starts, ends = spans[0, :n_unknown].tolist(), spans[1, :n_unknown].tolist()
+        names = Counter([data[a:b] for a, b in zip(starts, ends, strict=True)])
+        for name, n in names.items():
             if name in unknown or len(unknown) < MAX_UNKNOWN_NAMES:
-                unknown[name] = unknown.get(name, 0) + 1
+                unknown[name] = unknown.get(name, 0) + n
 
     def _batch(self, rows: _Rows) -> EventBatch:
         n = rows.n

@@ -60,11 +60,15 @@ from forensics.types.trace import EVENT_KINDS, PLUGIN_STATE_LETTERS
 # counts (every helper call counted references to each array it was passed: an atomic operation each,
 # 5 % of a run's CPU time).  See forensics.jit.word_intrinsics.
 _word, _borrowed = word_intrinsics()
+from numba.cpython.unsafe.numbers import trailing_zeros  # noqa: E402 (numba is set up above)
+
+_trailing_zeros: Any = trailing_zeros  # count of trailing zero bits (LLVM's cttz)
 
 # The helpers are plain compiled functions but for the small leaves (_digits, _match, _token_end,
 # _has_byte), which numba inlines: LLVM did not, and a call passes the buffer's 7 fields each time.
 # Measured on 2 MB of the bench trace (min of 150 runs, 2026-12-04): 189 ns per line before the word
-# compares, 164 with them, 145 with the leaves inlined as well (compile 7 -> 10 s of CPU).  Inlining
+# compares, 164 with them, 145 with the leaves inlined as well (compile 7 -> 10 s of CPU), 122-137
+# with _line_end reading unaligned words and taking the newline from the lowest set bit.  Inlining
 # every helper made the first compile take 80-130 s of CPU and 4.4 GB of memory for no more speed.
 
 SCAN_COMPILE_S = 10.0  # compile time of scan() on 2 cores, announced on stderr (forensics.jit)
@@ -623,23 +627,19 @@ _NEWLINES = np.uint64(0x0A0A0A0A0A0A0A0A)
 def _line_end(buf: Any, words: Any, pos: int) -> int:
     """Position of the first newline at or after ``pos`` (there is one), eight bytes at a time.
 
-    ``words`` is ``buf`` seen as little-endian uint64 words; a word holds a newline when
-    ``(x - 0x01..) & ~x & 0x80..`` is not zero for ``x = word ^ 0x0a..`` (the lowest such byte
-    is the first newline; the bytes are then checked one by one).
+    A word holds a newline when ``(x - 0x01..) & ~x & 0x80..`` is not zero for ``x = word ^ 0x0a..``;
+    its lowest set bit is in the first newline's byte (a false hit can only be above a true one), so
+    no byte is checked one by one.  ``words`` (``buf`` as aligned uint64 words) is not needed since
+    the words are read unaligned (:func:`_word`).
     """
     i = pos
-    while i & 7 and buf[i] != _NL:
-        i += 1
-    if buf[i] == _NL:
-        return i
-    w = i >> 3
-    n = len(words)
-    while w < n:
-        x = words[w] ^ _NEWLINES
-        if (x - _ONES) & ~x & _HIGHS:
-            break
-        w += 1
-    i = w << 3
+    n = len(buf)
+    while i + 8 <= n:
+        x = _word(buf, i) ^ _NEWLINES
+        hit = (x - _ONES) & ~x & _HIGHS
+        if hit:
+            return i + (int(_trailing_zeros(hit)) >> 3)
+        i += 8
     while buf[i] != _NL:
         i += 1
     return i

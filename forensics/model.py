@@ -122,6 +122,15 @@ class FindingKind(enum.StrEnum):
     DMESG_USERCOPY = "dmesg.usercopy"
     DMESG_WARNING = "dmesg.warning"
 
+    @property
+    def from_kernel_log(self) -> bool:
+        """A kernel log report or event (``dmesg.<kind>``, detectors/dmesg)."""
+        return self in KERNEL_LOG_KINDS
+
+
+#: The kinds of the kernel log's reports and events (one per ``forensics.types.dmesg.ReportKind``).
+KERNEL_LOG_KINDS = frozenset(k for k in FindingKind if k.value.startswith("dmesg."))
+
 
 class Severity(enum.Enum):
     """How bad a finding is, ordered ``info < low < medium < high < critical``."""
@@ -366,6 +375,57 @@ def finding_id(kind: FindingKind | IdFamily, *parts: str) -> str:
 
 
 @dataclass(frozen=True)
+class StatedCause:
+    """The root cause a detector establishes from values it read, worded by it, and the command that confirms it.
+
+    Ranked first among equals by the ``stated`` rule of detectors/incident/hypotheses.py. Shown and written
+    (JSON) as the finding's last two facts, ``hypothesis`` and ``next command`` (:attr:`Finding.shown_facts`),
+    and read back from them.
+    """
+
+    statement: str
+    next_command: str
+
+    def as_facts(self) -> tuple[Fact, Fact]:
+        """The two facts it is shown and written as."""
+        return Fact(HYPOTHESIS_FACT, self.statement), Fact(NEXT_COMMAND_FACT, self.next_command)
+
+
+#: The names of the two facts a :class:`StatedCause` is shown and written as, in this order.
+HYPOTHESIS_FACT = "hypothesis"
+NEXT_COMMAND_FACT = "next command"
+
+
+@dataclass(frozen=True)
+class LogCause:
+    """The root cause a kernel log report's body establishes (detectors/dmesg/why.py), as data.
+
+    ``cls`` is the cause's class (forensics/types/causes.py), ``confidence`` its own (two decimals, as
+    written). Ranked by the ``log-cause`` rule of detectors/incident/hypotheses.py. Shown and written
+    (JSON) as the finding's last four facts (:data:`LOG_CAUSE_FACTS`), and read back from them.
+    """
+
+    cls: str
+    statement: str
+    confidence: float
+    next_command: str
+
+    def as_facts(self) -> tuple[Fact, Fact, Fact, Fact]:
+        """The four facts it is shown and written as."""
+        cls, statement, confidence, command = LOG_CAUSE_FACTS
+        return (
+            Fact(cls, self.cls),
+            Fact(statement, self.statement),
+            Fact(confidence, f"{self.confidence:.2f}"),
+            Fact(command, self.next_command),
+        )
+
+
+#: The names of the four facts a :class:`LogCause` is shown and written as, in this order.
+LOG_CAUSE_FACTS = ("root cause class", "root cause", "root cause confidence", "root cause next command")
+
+
+@dataclass(frozen=True)
 class Finding:
     """One problem found in the inputs, with the evidence that shows it."""
 
@@ -382,6 +442,17 @@ class Finding:
     detector: str = "unknown"
     subjects: tuple[Subject, ...] = ()  # what it is about, typed: correlation rules match these
     baseline: Baseline | None = None  # what the figure behind the severity was judged against (docs/severity.md)
+    stated: StatedCause | None = None  # the root cause it establishes itself (a dump's "why" analysis), typed
+    log_cause: LogCause | None = None  # the root cause its kernel log report's body establishes, typed
+
+    @property
+    def shown_facts(self) -> tuple[Fact, ...]:
+        """The facts as shown and written: its own, then a stated cause's two, then a log cause's four."""
+        if self.stated is None and self.log_cause is None:
+            return self.facts
+        stated = () if self.stated is None else self.stated.as_facts()
+        logged = () if self.log_cause is None else self.log_cause.as_facts()
+        return (*self.facts, *stated, *logged)
 
     def subject(self, kind: SubjectKind) -> Subject | None:
         """The first subject of that kind, None when the finding names none."""
@@ -398,8 +469,8 @@ class Finding:
             raise ValueError(f"finding {self.id!r} has no title")
 
     def fact(self, name: str) -> str | None:
-        """The value of the fact called ``name``, None when the finding has none."""
-        return next((f.value for f in self.facts if f.name == name), None)
+        """The value of the fact called ``name`` (a stated cause's too), None when the finding has none."""
+        return next((f.value for f in self.shown_facts if f.name == name), None)
 
     def merged_with(self, other: Finding) -> Finding:
         """Merge another finding with the same id: keep all evidence, the worst severity."""
@@ -423,6 +494,8 @@ class Finding:
             detector=self.detector,
             subjects=_unique(self.subjects + other.subjects),
             baseline=self.baseline or other.baseline,
+            stated=self.stated or other.stated,
+            log_cause=self.log_cause or other.log_cause,
         )
 
 

@@ -12,6 +12,9 @@ from typing import Any
 
 from forensics.errors import InputError
 from forensics.model import (
+    HYPOTHESIS_FACT,
+    LOG_CAUSE_FACTS,
+    NEXT_COMMAND_FACT,
     Baseline,
     BootTime,
     Clock,
@@ -23,9 +26,11 @@ from forensics.model import (
     Incident,
     Locator,
     LocatorKind,
+    LogCause,
     NotAvailable,
     Severity,
     SourceRecord,
+    StatedCause,
     Subject,
     SubjectKind,
     Timestamp,
@@ -73,7 +78,7 @@ def finding_to_dict(f: Finding) -> JsonDict:
         "summary": f.summary,
         "evidence": [evidence_to_dict(e) for e in f.evidence],
         "next_steps": list(f.next_steps),
-        "facts": [{"name": x.name, "value": x.value} for x in f.facts],
+        "facts": [{"name": x.name, "value": x.value} for x in f.shown_facts],
         "detector": f.detector,
         # Only when there are any: the documents of findings without subjects stay as they were.
         **(
@@ -87,6 +92,22 @@ def finding_to_dict(f: Finding) -> JsonDict:
             else {}
         ),
     }
+
+
+def stated_cause(facts: tuple[Fact, ...]) -> tuple[tuple[Fact, ...], StatedCause | None, LogCause | None]:
+    """A finding's own facts, its stated cause and its log cause, from the facts as written (the causes come last)."""
+    logged = None
+    n = len(LOG_CAUSE_FACTS)
+    if len(facts) >= n and tuple(f.name for f in facts[-n:]) == LOG_CAUSE_FACTS:
+        cls, statement, confidence, command = (f.value for f in facts[-n:])
+        try:
+            logged = LogCause(cls, statement, float(confidence), command)
+            facts = facts[:-n]
+        except ValueError:  # not a number: kept as the facts it is
+            pass
+    if len(facts) >= 2 and (facts[-2].name, facts[-1].name) == (HYPOTHESIS_FACT, NEXT_COMMAND_FACT):
+        return facts[:-2], StatedCause(facts[-2].value, facts[-1].value), logged
+    return facts, None, logged
 
 
 def incident_to_dict(incident: Incident) -> JsonDict:
@@ -202,6 +223,12 @@ class _Reader:
             raise self.fail(where, "subjects is not a list")
         steps = self.get(obj, "next_steps", list, where)
         severity = self.get(obj, "severity", str, where)
+        own, stated, logged = stated_cause(
+            tuple(
+                Fact(self.get(x, "name", str, f"{where}.facts[{i}]"), self.get(x, "value", str, f"{where}.facts[{i}]"))
+                for i, x in enumerate(facts)
+            )
+        )
         try:
             return Finding(
                 id=self.get(obj, "id", str, where),
@@ -213,13 +240,9 @@ class _Reader:
                 summary=self.get(obj, "summary", str, where),
                 evidence=tuple(self.evidence(e, f"{where}.evidence[{i}]") for i, e in enumerate(evidence)),
                 next_steps=tuple(str(s) for s in steps),
-                facts=tuple(
-                    Fact(
-                        self.get(x, "name", str, f"{where}.facts[{i}]"),
-                        self.get(x, "value", str, f"{where}.facts[{i}]"),
-                    )
-                    for i, x in enumerate(facts)
-                ),
+                facts=own,
+                stated=stated,
+                log_cause=logged,
                 detector=self.get(obj, "detector", str, where),
                 subjects=tuple(self.subject(x, f"{where}.subjects[{i}]") for i, x in enumerate(subjects)),
                 baseline=self.baseline(obj.get("baseline") if isinstance(obj, dict) else None, where),

@@ -10,6 +10,7 @@ says how busy the machine is, not whether the code is right.  What an example ch
 
 from __future__ import annotations
 
+import signal
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -59,6 +60,27 @@ LONG = (
 )
 
 
+#: The test files whose tests read a fixture case's analysis, cached once per process (tests.vmcore_cases.analysed).
+CASE_GROUPED = ("tests/forensics/vmcore/", "tests/vmcore_fixtures/")
+
+
+@pytest.hookimpl(tryfirst=True)  # at collection: before pytest-xdist reads the xdist_group marks (--dist loadgroup)
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """The tests of one fixture case (``kernel/name``) run on one pytest-xdist worker, which analyses the case once:
+    spread over three workers, each analysed most of the 32 cases again."""
+    from tests.vmcore_cases import PRIMARY_KERNEL, kernel_cases
+
+    callspec = getattr(item, "callspec", None)
+    if callspec is None or item.get_closest_marker("xdist_group") or not item.nodeid.startswith(CASE_GROUPED):
+        return
+    keys = {f"{kernel}/{name}" for kernel, name in kernel_cases()}
+    for value in callspec.params.values():
+        key = value if isinstance(value, str) and "/" in value else f"{PRIMARY_KERNEL}/{value}"
+        if key in keys:
+            item.add_marker(pytest.mark.xdist_group(f"vmcore-case-{key}"))
+            return
+
+
 def _order(item: pytest.Item) -> int:
     if item.get_closest_marker("live"):
         return 0
@@ -70,3 +92,32 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The long tests first, the rest in their order: pytest-xdist hands work out in this order (make test runs
     ``pytest -n``), so a minute-long test started last cannot hold the run while the other workers idle."""
     items.sort(key=_order)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Under ``--dist loadgroup`` (make test) each ``xdist_group`` test must be grouped: pytest-xdist marks its node id
+    ``@group`` in the worker.  Where it does not (pytest 9.2 with xdist 3.8, pytest-dev/pytest-xdist#1386), the
+    group's tests run on any worker, beside each other: they fail, saying so, instead of passing by luck."""
+    if (
+        getattr(item.config.option, "loadgroup", False)
+        and item.get_closest_marker("xdist_group")
+        and "@" not in item.nodeid
+    ):
+        pytest.fail(
+            "pytest-xdist did not group this xdist_group test: this pytest and pytest-xdist do not work together "
+            "(pyproject.toml's dev extras pin a pair that does)",
+            pytrace=False,
+        )
+
+
+@pytest.fixture(autouse=True)
+def _sigint_left_as_found() -> Iterator[None]:
+    """A test leaves the SIGINT handler as it found it: a later test in the same process (pytest -n: which one differs
+    from run to run) would otherwise inherit it.  (A run started in the background of a script starts with SIGINT
+    ignored, inherited from the shell: that is the environment's, and stays.)"""
+    before = signal.getsignal(signal.SIGINT)
+    yield
+    after = signal.getsignal(signal.SIGINT)
+    if after is not before:
+        signal.signal(signal.SIGINT, before)
+        pytest.fail(f"the test left SIGINT's handler {after!r} (it found {before!r}); restored")

@@ -2,8 +2,8 @@
 
 The layers are those of docs/architecture.md, lowest first.  A module may import
 modules of its own layer and of the layers below it, never one above, and some
-layers never import some below them (``APART``: renderers no detector or
-collector, pipelines no renderer).  The allowlist is empty: a new exception is a
+layers never import some below them (``APART``: results no detector or
+collector, renderers no detector or collector, pipelines no renderer).  The allowlist is empty: a new exception is a
 design change to make in the doc first.
 """
 
@@ -51,12 +51,17 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 #: (importer, imported) layers that never import each other although the second is below the first:
-#: detectors are pure and read typed snapshots (forensics/types), never the readers that make them; renderers
-#: read results and the types they hold, and run no analysis and read no input (no detector, collector or
-#: drgn adapter); pipelines return results and render nothing (the command renders, the delivery step draws).
+#: detectors are pure and read typed snapshots (forensics/types), never the readers that make them; results
+#: hold records of forensics/types only (a record that crosses a layer lives there, not beside its maker);
+#: renderers read results and the types they hold, and run no analysis and read no input (no detector,
+#: collector or drgn adapter); pipelines return results and render nothing (the command renders, the delivery
+#: step draws).
 APART: frozenset[tuple[str, str]] = frozenset(
     {
         ("detectors", "collectors"),
+        ("results", "collectors"),
+        ("results", "detectors"),
+        ("results", "drgn adapter"),
         ("renderers", "detectors"),
         ("renderers", "collectors"),
         ("renderers", "drgn adapter"),
@@ -65,7 +70,7 @@ APART: frozenset[tuple[str, str]] = frozenset(
 )
 
 #: (importer, imported) module pairs allowed against the layers: none.  A new exception is a design change to
-#: make in docs/architecture.md first (its "Not yet" names what the layers do not hold yet).
+#: make in docs/architecture.md first.
 ALLOWED: frozenset[tuple[str, str]] = frozenset()
 
 

@@ -15,30 +15,13 @@ import shutil
 import stat
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
 
 from collectors.kdump.reader import RootReader
 from forensics.errors import InputError
 from forensics.output import write_atomic
-from forensics.types.kdump import AppliedChange
+from forensics.types.kdump import AppliedChange, FileChange
 
 NEW_FILE_MODE = 0o644  # configuration snippets hold no kernel data; grub and sysctl read them as root anyway
-
-
-class FileChange(Protocol):
-    """A change to write (see :class:`detectors.kdump.plan.FileChange`)."""
-
-    @property
-    def path(self) -> str:
-        """Path on the target system."""
-
-    @property
-    def old(self) -> str | None:
-        """The text the file must still have, None when it must not exist."""
-
-    @property
-    def new(self) -> str:
-        """The text to write."""
 
 
 def _inside(path: Path, root: Path) -> bool:

@@ -25,6 +25,7 @@ from forensics.model import (
     IdFamily,
     Locator,
     LocatorKind,
+    LogCause,
     NotAvailable,
     Severity,
     Timestamp,
@@ -298,14 +299,9 @@ def why_evidence(source: str, report: KernelReport, why: ReportWhy) -> list[Evid
     return out
 
 
-def cause_facts(cause: Cause) -> list[Fact]:
-    """The facts a finding carries for the one hypothesis table (rule ``log-cause``)."""
-    return [
-        Fact("root cause class", cause.cls),
-        Fact("root cause", cause.statement),
-        Fact("root cause confidence", f"{cause.confidence:.2f}"),
-        Fact("root cause next command", cause.next_command),
-    ]
+def log_cause(cause: Cause) -> LogCause:
+    """The typed cause a finding carries for the one hypothesis table (rule ``log-cause``)."""
+    return LogCause(cause.cls, cause.statement, float(f"{cause.confidence:.2f}"), cause.next_command)
 
 
 def explained_finding(source: str, group: ReportGroup, why: ReportWhy | None, cause: Cause | None = None) -> Finding:
@@ -316,10 +312,10 @@ def explained_finding(source: str, group: ReportGroup, why: ReportWhy | None, ca
     cause = cause or why.cause
     have = {f.name for f in finding.facts}
     facts = [*finding.facts, *(f for f in why_facts(why) if f.name not in have)]
-    if cause is not None:
-        facts += cause_facts(cause)
     evidence = (*finding.evidence, *why_evidence(source, group.first, why))
-    return replace(finding, facts=tuple(facts), evidence=evidence)
+    return replace(
+        finding, facts=tuple(facts), evidence=evidence, log_cause=None if cause is None else log_cause(cause)
+    )
 
 
 #: The hung-task reports of one khungtaskd pass come within this many seconds of each other.

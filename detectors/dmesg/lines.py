@@ -155,7 +155,9 @@ def decode(raw: bytes) -> str:
 class Window(Sequence[LogLine]):
     """Consecutive raw lines, decoded and parsed on first access (most are never looked at)."""
 
-    def __init__(self, first: int, raw: list[bytes], seed: Window | None = None) -> None:
+    def __init__(
+        self, first: int, raw: list[bytes], seed: Window | None = None, known: dict[int, LogLine] | None = None
+    ) -> None:
         self._first = first
         self._raw = raw
         self._parsed: list[LogLine | None] = [None] * len(raw)
@@ -163,6 +165,8 @@ class Window(Sequence[LogLine]):
         # A shorter window of the same lines, already looked at: its parsed lines are taken instead of
         # parsing them again (what this window's reader looks at is counted as usual).
         self._seed = seed._parsed if seed is not None and seed._first == first else None
+        # Lines parsed by other windows of the same log, by line number (the scanner's: its windows overlap).
+        self._known = known
 
     @property
     def parsed_upto(self) -> int:
@@ -204,7 +208,12 @@ class Window(Sequence[LogLine]):
             i = index % len(self._raw)
             seed = self._seed
             if seed is None or i >= len(seed) or (line := seed[i]) is None:
-                line = parse_line(self._first + i, decode(self._raw[i]))
+                known = self._known
+                number = self._first + i
+                if known is None:
+                    line = parse_line(number, decode(self._raw[i]))
+                elif (line := known.get(number)) is None:
+                    line = known[number] = parse_line(number, decode(self._raw[i]))
             self._parsed[i] = line
             if i >= self._upto:
                 self._upto = i + 1

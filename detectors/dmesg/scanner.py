@@ -80,6 +80,10 @@ class LogScanner:
         self.lines_seen = 0
         self.bytes_seen = 0
         self._memo = ReportMemo()  # repeats of a report are built once
+        # Lines parsed by a window, by number: the windows of a report-dense log overlap (a report's window
+        # holds the next reports' lines; a long report's full window the first one's), ~1 line in 4 was
+        # parsed again.  Trimmed with the buffer.
+        self._known_lines: dict[int, LogLine] = {}
         # Header lines that started a report directly (not a continuation, a reboot or an event), by their
         # digit layout, with the rule that matched.  A later line of that layout is first looked up in the
         # memo under that rule, which compares its text but for the stamps with a remembered report's: a
@@ -140,7 +144,7 @@ class LogScanner:
         parts = parts[:limit]
         if not hit_limit and len(parts) > 1 and (not parts[-1] or stop < end):
             parts.pop()  # the empty rest after the last newline, or a line cut by the byte limit
-        return Window(self._line_at(start), parts, seed), complete
+        return Window(self._line_at(start), parts, seed, self._known_lines), complete
 
     def _lookback(self, start: int, number: int) -> Window:
         """Up to LOOKBACK_LINES lines before byte ``start``, the start of line ``number`` (parsed when looked at).
@@ -160,7 +164,7 @@ class LogScanner:
             parts.pop(0)  # the slice may begin inside a line
         parts = parts[-LOOKBACK_LINES:]
         # The lines end just before line ``number``: no newline count (the counter would go back and forth).
-        return Window(number - len(parts), parts)
+        return Window(number - len(parts), parts, known=self._known_lines)
 
     def _candidates(self, start: int, end: int) -> list[int]:
         """Sorted offsets in ``buf[start:end]`` where a trigger word starts (at least one on each line with one)."""
@@ -536,6 +540,8 @@ class LogScanner:
         self._count_off, self._count_line = 0, line
         if self._claimed:
             self._claimed = {n for n in self._claimed if n >= line}
+        if self._known_lines:
+            self._known_lines = {n: x for n, x in self._known_lines.items() if n >= line}
 
 
 def scan_chunks(chunks: Iterable[bytes]) -> Iterator[KernelReport]:

@@ -11,7 +11,7 @@ Pure: no file access, no clock.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from detectors.kdump.context import active_config, collector_options, crashkernel_estimate
 from detectors.kdump.kernel_rules import check_boot_config, check_cmdline, check_distro, check_loaded, check_reservation
@@ -25,35 +25,12 @@ from detectors.kdump.service_rules import (
     check_tooling,
 )
 from detectors.kdump.sysctl_rules import check_sysctls
-from detectors.kdump.util import Line
-from forensics.types.kdump import Estimate, KdumpState, Status
+from forensics.types.kdump import CheckLine, Checklist, Estimate, KdumpState
 
-__all__ = ["RULES", "Checklist", "Line", "Status", "active_config", "collector_options", "run_checklist"]
-
-
-@dataclass(frozen=True)
-class Checklist:
-    """All check lines, the verdicts and the crashkernel estimate."""
-
-    lines: tuple[Line, ...]
-    estimate: Estimate
-
-    @property
-    def ready(self) -> bool:
-        """True when nothing fails: the next crash will be captured."""
-        return all(line.status is not Status.FAIL for line in self.lines)
-
-    @property
-    def kernel_ready(self) -> bool:
-        """True when the kernel side alone is ready (reservation made, crash kernel loaded)."""
-        return all(line.status is not Status.FAIL for line in self.lines if line.kernel_side)
-
-    def count(self, status: Status) -> int:
-        """How many lines have ``status``."""
-        return sum(1 for line in self.lines if line.status is status)
+__all__ = ["RULES", "active_config", "collector_options", "run_checklist"]
 
 
-RULES: tuple[Callable[[KdumpState, Estimate], list[Line]], ...] = (
+RULES: tuple[Callable[[KdumpState, Estimate], list[CheckLine]], ...] = (
     check_distro,
     check_cmdline,
     check_boot_config,
@@ -87,7 +64,7 @@ WHY_IT_MATTERS = (
 )
 
 
-def _with_why(line: Line) -> Line:
+def _with_why(line: CheckLine) -> CheckLine:
     if line.why:
         return line
     why = next((text for prefix, text in WHY_IT_MATTERS if line.id.startswith(prefix)), "")

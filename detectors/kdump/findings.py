@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from detectors.kdump.checklist import Checklist
-from detectors.kdump.util import Line, file_evidence
+from detectors.kdump.util import file_evidence
 from forensics.model import Evidence, Fact, Finding, FindingKind, IdFamily, finding_id
-from forensics.types.kdump import KdumpState, Status
+from forensics.types.kdump import CheckLine, Checklist, KdumpState, Status
 
 DETECTOR = "kdump.checklist"
 
@@ -23,7 +22,7 @@ def _fallback_evidence(state: KdumpState) -> tuple[Evidence, ...]:
     return ()
 
 
-def line_finding(line: Line, state: KdumpState) -> Finding | None:
+def line_finding(line: CheckLine, state: KdumpState) -> Finding | None:
     """The finding of a warn or fail line; None for a pass, or when no file read can stand as evidence."""
     if line.status is Status.PASS:
         return None

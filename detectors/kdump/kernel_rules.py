@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from detectors.kdump.context import cmdline_crashkernel, tooling_family
 from detectors.kdump.crashkernel import MIB, parse_crashkernel
-from detectors.kdump.util import Line, fail, file_evidence, pass_, warn
+from detectors.kdump.util import fail, file_evidence, pass_, warn
 from forensics.model import NotAvailable
-from forensics.types.kdump import DistroFamily, Estimate, KdumpState, describe_estimate
+from forensics.types.kdump import CheckLine, DistroFamily, Estimate, KdumpState, describe_estimate
 
 _WHY_RESERVE = "the crash kernel can only boot into memory reserved at boot with crashkernel="
 _WHY_PERSIST = "a crashkernel= set only by hand is lost at the next kernel update or boot loader rewrite"
@@ -18,7 +18,7 @@ _FIX_LOAD = {
 }
 
 
-def check_distro(state: KdumpState, estimate: Estimate) -> list[Line]:
+def check_distro(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     """Which distribution, hence which kdump tooling to expect."""
     distro = state.distro
     evidence = file_evidence(state.os_release, distro.evidence_line)
@@ -37,7 +37,7 @@ def check_distro(state: KdumpState, estimate: Estimate) -> list[Line]:
     return [pass_("distro", "Distribution", f"{distro.name} ({distro.family.value} family, {tooling})", evidence)]
 
 
-def check_cmdline(state: KdumpState, estimate: Estimate) -> list[Line]:
+def check_cmdline(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     """crashkernel= on the running kernel's command line."""
     value = cmdline_crashkernel(state)
     evidence = file_evidence(state.cmdline, 1, f"crashkernel={value}" if value else None)
@@ -88,7 +88,7 @@ def check_cmdline(state: KdumpState, estimate: Estimate) -> list[Line]:
     return [pass_("crashkernel-cmdline", title, f"crashkernel={value}", evidence, kernel=True)]
 
 
-def check_boot_config(state: KdumpState, estimate: Estimate) -> list[Line]:
+def check_boot_config(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     """crashkernel= in the boot loader configuration, so it survives reboots and kernel updates."""
     title = "crashkernel= in the boot configuration"
     if state.boot.crashkernel:
@@ -103,7 +103,7 @@ def check_boot_config(state: KdumpState, estimate: Estimate) -> list[Line]:
     return [warn("crashkernel-boot", title, detail, _WHY_PERSIST, _FIX_CRASHKERNEL, file_evidence(file, 1))]
 
 
-def check_reservation(state: KdumpState, estimate: Estimate) -> list[Line]:
+def check_reservation(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     """Memory actually reserved (/sys/kernel/kexec_crash_size) against the recommended size."""
     title = "Crash kernel memory reserved"
     file = state.crash_size
@@ -130,7 +130,7 @@ def check_reservation(state: KdumpState, estimate: Estimate) -> list[Line]:
     ]
 
 
-def check_loaded(state: KdumpState, estimate: Estimate) -> list[Line]:
+def check_loaded(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     """A crash kernel is loaded into the reservation (/sys/kernel/kexec_crash_loaded)."""
     title = "Crash kernel loaded"
     file = state.crash_loaded

@@ -7,71 +7,27 @@ converges: after the changes are made, a new plan has nothing left to change.
 
 from __future__ import annotations
 
-import difflib
-from dataclasses import dataclass
-
-from detectors.kdump.checklist import Checklist, active_config, collector_options
+from detectors.kdump.checklist import active_config, collector_options
 from detectors.kdump.crashkernel import MIB, parse_crashkernel
 from detectors.kdump.makedumpfile import Compression, compression_flag
 from detectors.kdump.sysctl_rules import Policy
 from forensics.model import NotAvailable
 from forensics.quoting import comment_text, kernel_param_value, shell_double_inner, sysctl_line
 from forensics.types import kdump_paths as paths
-from forensics.types.kdump import DistroFamily, KdumpConfig, KdumpState, Status, TextFile, format_size
+from forensics.types.kdump import (
+    Checklist,
+    Command,
+    DistroFamily,
+    FileChange,
+    KdumpConfig,
+    KdumpState,
+    Plan,
+    Status,
+    TextFile,
+    format_size,
+)
 
 _MARK = "kforensic"
-
-
-@dataclass(frozen=True)
-class FileChange:
-    """Create or rewrite one file of the target."""
-
-    path: str  # path on the target system
-    old: str | None  # current text, None when the file is created
-    new: str
-    reason: str
-
-    def diff(self) -> str:
-        """The change as a unified diff."""
-        before = [] if self.old is None else self.old.splitlines(keepends=True)
-        after = self.new.splitlines(keepends=True)
-        origin = "/dev/null" if self.old is None else f"a{self.path}"
-        return "".join(difflib.unified_diff(before, after, fromfile=origin, tofile=f"b{self.path}"))
-
-
-@dataclass(frozen=True)
-class Command:
-    """A program to run on the target, as an argument list (never a shell string)."""
-
-    argv: tuple[str, ...]
-    reason: str
-
-    def shell_text(self) -> str:
-        """The argument list as a shell would read it (for display only: it is never run by a shell)."""
-        import shlex
-
-        return shlex.join(self.argv)
-
-
-@dataclass(frozen=True)
-class Plan:
-    """Everything ``kforensic kdump setup`` would do."""
-
-    distro: str
-    family: DistroFamily
-    policy: str
-    packages: tuple[str, ...]
-    install: Command | None
-    changes: tuple[FileChange, ...]
-    commands: tuple[Command, ...]
-    manual: tuple[str, ...]  # steps kforensic cannot do for you
-    reboot_needed: bool
-    reboot_reason: str
-
-    @property
-    def empty(self) -> bool:
-        """True when there is nothing to install, change or run."""
-        return not (self.packages or self.changes or self.commands)
 
 
 def _text(file: TextFile) -> str:

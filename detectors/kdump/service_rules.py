@@ -5,9 +5,9 @@ from __future__ import annotations
 from detectors.kdump.context import active_config, collector_options, tooling_family
 from detectors.kdump.crashkernel import MIB
 from detectors.kdump.makedumpfile import Compression, compression_support, excluded_classes
-from detectors.kdump.util import Line, fail, file_evidence, pass_, warn
+from detectors.kdump.util import fail, file_evidence, pass_, warn
 from forensics.model import NotAvailable
-from forensics.types.kdump import DistroFamily, Estimate, KdumpState, MemInfo, TargetKind, TextFile
+from forensics.types.kdump import CheckLine, DistroFamily, Estimate, KdumpState, MemInfo, TargetKind, TextFile
 
 COMPRESSION_FLOOR = 2  # assume compression at least halves the dump when judging free space
 
@@ -24,7 +24,7 @@ _DEBUG_PACKAGE = {
 }
 
 
-def check_tooling(state: KdumpState, estimate: Estimate) -> list[Line]:
+def check_tooling(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     """The distribution's kdump tooling and makedumpfile are installed."""
     title = "kdump tooling installed"
     tools = state.tooling
@@ -43,7 +43,7 @@ def check_tooling(state: KdumpState, estimate: Estimate) -> list[Line]:
     return [pass_("kdump-tooling", title, found, evidence)]
 
 
-def check_config(state: KdumpState, estimate: Estimate) -> list[Line]:
+def check_config(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     """The kdump configuration file parses and enables kdump."""
     title = "kdump configuration"
     config = active_config(state)
@@ -86,7 +86,7 @@ def check_config(state: KdumpState, estimate: Estimate) -> list[Line]:
     return lines
 
 
-def check_service(state: KdumpState, estimate: Estimate) -> list[Line]:
+def check_service(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     """The kdump service starts at boot."""
     title = "kdump service enabled at boot"
     unit = _UNIT[tooling_family(state)]
@@ -127,7 +127,7 @@ def expected_dump_bytes(meminfo: MemInfo, level: int | None) -> int:
     return max(meminfo.total - excluded, 0)
 
 
-def check_space(state: KdumpState, estimate: Estimate) -> list[Line]:
+def check_space(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     """The dump target has room for the expected dump."""
     title = "Room for the dump"
     target = state.dump_target
@@ -163,7 +163,7 @@ def check_space(state: KdumpState, estimate: Estimate) -> list[Line]:
     return [pass_("dump-space", title, detail, evidence)]
 
 
-def check_collector(state: KdumpState, estimate: Estimate) -> list[Line]:
+def check_collector(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     """makedumpfile's dump level, compression and format produce a dump the analysis tools can read."""
     title = "makedumpfile options"
     options, file, number = collector_options(state)
@@ -219,7 +219,7 @@ def check_collector(state: KdumpState, estimate: Estimate) -> list[Line]:
     return [pass_("makedumpfile", title, f"{detail}; readable by {support.readers}", evidence)]
 
 
-def check_debuginfo(state: KdumpState, estimate: Estimate) -> list[Line]:
+def check_debuginfo(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     """Debug info of the running kernel is at hand, or can be fetched."""
     title = "Kernel debug info"
     info = state.debuginfo
@@ -249,7 +249,7 @@ def check_debuginfo(state: KdumpState, estimate: Estimate) -> list[Line]:
     ]
 
 
-def check_read_problems(state: KdumpState, estimate: Estimate) -> list[Line]:
+def check_read_problems(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     """Files that exist but could not be read make the other lines less certain."""
     return [
         warn(

@@ -9,8 +9,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from detectors.kdump.util import Line, file_evidence, pass_, warn
+from detectors.kdump.util import file_evidence, pass_, warn
 from forensics.model import NotAvailable, Severity
+from forensics.types.kdump import CheckLine
 
 if TYPE_CHECKING:
     from forensics.types.kdump import Estimate, KdumpState
@@ -127,7 +128,7 @@ def policy_named(name: str) -> Policy:
     raise ValueError(f"unknown policy {name!r}; choose one of {', '.join(p.name for p in POLICIES)}")
 
 
-def check_sysctls(state: KdumpState, estimate: Estimate) -> list[Line]:
+def check_sysctls(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     """One line per panic sysctl."""
     lines = []
     for rule in SYSCTL_RULES:

@@ -2,25 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from forensics.model import Evidence, Locator, LocatorKind, Severity
-from forensics.types.kdump import MaybeFile, Status, TextFile
-
-
-@dataclass(frozen=True)
-class Line:
-    """One line of the checklist: what was seen, why it matters, the fix, and the evidence."""
-
-    id: str
-    title: str
-    status: Status
-    detail: str
-    why: str
-    fix: str
-    evidence: tuple[Evidence, ...]
-    kernel_side: bool = False  # part of the kernel-side subset (reservation and loaded crash kernel)
-    severity: Severity = Severity.INFO
+from forensics.types.kdump import CheckLine, MaybeFile, Status, TextFile
 
 
 def file_evidence(file: MaybeFile | None, line: int, excerpt: str | None = None) -> tuple[Evidence, ...]:
@@ -34,9 +17,9 @@ def file_evidence(file: MaybeFile | None, line: int, excerpt: str | None = None)
     return (Evidence(source=file.source, locator=Locator(LocatorKind.LINE, line), excerpt=quote),)
 
 
-def pass_(id_: str, title: str, detail: str, evidence: tuple[Evidence, ...], *, kernel: bool = False) -> Line:
+def pass_(id_: str, title: str, detail: str, evidence: tuple[Evidence, ...], *, kernel: bool = False) -> CheckLine:
     """A passing line."""
-    return Line(id_, title, Status.PASS, detail, "", "", evidence, kernel, Severity.INFO)
+    return CheckLine(id_, title, Status.PASS, detail, "", "", evidence, kernel, Severity.INFO)
 
 
 def warn(
@@ -49,9 +32,9 @@ def warn(
     *,
     kernel: bool = False,
     severity: Severity = Severity.MEDIUM,
-) -> Line:
+) -> CheckLine:
     """A line that does not stop the capture but will hurt."""
-    return Line(id_, title, Status.WARN, detail, why, fix, evidence, kernel, severity)
+    return CheckLine(id_, title, Status.WARN, detail, why, fix, evidence, kernel, severity)
 
 
 def fail(
@@ -63,6 +46,6 @@ def fail(
     evidence: tuple[Evidence, ...],
     *,
     kernel: bool = False,
-) -> Line:
+) -> CheckLine:
     """A line that means the next crash will not be captured."""
-    return Line(id_, title, Status.FAIL, detail, why, fix, evidence, kernel, Severity.HIGH)
+    return CheckLine(id_, title, Status.FAIL, detail, why, fix, evidence, kernel, Severity.HIGH)

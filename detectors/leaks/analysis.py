@@ -14,25 +14,28 @@ import numpy as np
 import pandas as pd
 
 from detectors.leaks.attribution import is_reclaimable
-from detectors.leaks.cogrowth import CoGrowth, find_groups
-from detectors.leaks.decision import LeakThresholds
+from detectors.leaks.cogrowth import find_groups
 from detectors.leaks.findings import (
-    Examined,
     FindingContext,
-    absence,
     cache_finding,
     coverage_finding,
-    examined_record,
     group_finding,
     meminfo_finding,
 )
 from detectors.leaks.judge import ExcerptOf, evidence_samples, judge_column, judge_matrix, object_size
 from detectors.leaks.meminfo import MEMINFO_FIELDS, UNACCOUNTED, last_value, with_unaccounted
-from detectors.leaks.power import Power, power_of
+from detectors.leaks.power import power_of
 from detectors.leaks.series import SeriesMatrix, counter_matrices, counter_units, slab_extent, slab_matrices
-from forensics import model
-from forensics.model import Finding, NotAvailable
-from forensics.types.leaks import Grade, SampleRef, SeriesVerdict
+from forensics.model import Finding, FindingKind, NotAvailable, Severity, finding_id
+from forensics.types.leaks import (
+    CoGrowth,
+    ExaminedSeries,
+    Grade,
+    LeakAnalysis,
+    LeakThresholds,
+    SampleRef,
+    SeriesVerdict,
+)
 from forensics.types.slab import CounterTable, SlabTable
 
 #: Share of SUnreclaim's growth the flagged caches must explain for its finding to drop to info.
@@ -56,48 +59,6 @@ class LeakInput:
     reclaim_account: Mapping[str, bool] = field(default_factory=dict)
     aliases: Mapping[str, str] = field(default_factory=dict)
     source: str = "<samples>"
-
-
-@dataclass(frozen=True)
-class LeakAnalysis:
-    """Everything the analysis found, for renderers and plots."""
-
-    caches: tuple[SeriesVerdict, ...]  # every cache judged (the screened ones), all boots
-    groups: tuple[CoGrowth, ...]
-    meminfo: tuple[SeriesVerdict, ...]
-    findings: tuple[Finding, ...]
-    boots: int
-    samples: int
-    cache_names: int
-    first_wall: float | NotAvailable
-    last_wall: float | NotAvailable
-    mem_total: float | None
-    mem_available: float | None
-    interval_seconds: float | NotAvailable
-    window_seconds: float | NotAvailable
-    examined: Examined
-
-    @property
-    def power(self) -> Power:
-        """What the longest boot stretch could have shown."""
-        return self.examined.power
-
-    def absence(self) -> str:
-        """What was examined and what it could have shown (said whenever nothing is leaking or suspect)."""
-        return absence(self.examined)
-
-    def examined_record(self, source: str) -> model.Examined:
-        """What was examined and what it could have shown, for ``Incident.examined``."""
-        return examined_record(self.examined, source)
-
-    def coverage(self, source: str) -> Finding:
-        """The info finding saying what was examined, citing the stretch's first and last sample."""
-        return coverage_finding(self.examined, source)
-
-    def flagged(self) -> tuple[SeriesVerdict, ...]:
-        """Caches and meminfo fields graded above stable, worst first."""
-        found = [v for v in (*self.caches, *self.meminfo) if v.grade is not Grade.STABLE]
-        return tuple(sorted(found, key=lambda v: (-v.grade.rank, -v.rate, v.name)))
 
 
 def cache_excerpt(matrix: SeriesMatrix) -> ExcerptOf:
@@ -203,7 +164,7 @@ def analyse(data: LeakInput, thresholds: LeakThresholds | None = None) -> LeakAn
     every = (*caches, *meminfo)
     refs, cited = _stretch_refs(slab_mats, mem_mats, units)
     samples, cache_names, walls = slab_extent(data.slabs)
-    examined = Examined(
+    examined = ExaminedSeries(
         power=power_of(slab_mats or mem_mats, th, mem_total),
         caches=cache_names,
         judged=len(caches),
@@ -229,6 +190,15 @@ def analyse(data: LeakInput, thresholds: LeakThresholds | None = None) -> LeakAn
         interval_seconds=last.interval_seconds if last else NotAvailable("no slab samples"),
         window_seconds=last.window_seconds if last else NotAvailable("no slab samples"),
         examined=examined,
+        explained=_explained(meminfo, findings),
+    )
+
+
+def _explained(meminfo: list[SeriesVerdict], findings: tuple[Finding, ...]) -> frozenset[str]:
+    """The meminfo series whose growth the leaking caches explain: their kernel-memory-leak finding is info."""
+    severities = {f.id: f.severity for f in findings}
+    return frozenset(
+        v.name for v in meminfo if severities.get(finding_id(FindingKind.KERNEL_MEMORY_LEAK, v.name)) is Severity.INFO
     )
 
 
@@ -292,4 +262,4 @@ def end_of_run_findings(data: LeakInput) -> tuple[Finding, ...]:
     analysis = analyse(data)
     if not len(data.slabs):
         return analysis.findings  # nothing the leak analysis is about was sampled: no statement of coverage
-    return (*analysis.findings, analysis.coverage(data.source))
+    return (*analysis.findings, coverage_finding(analysis.examined, data.source))

@@ -19,35 +19,18 @@ from __future__ import annotations
 import fnmatch
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import NamedTuple
 
 import numpy as np
 
 from detectors.leaks.attribution import merged_names
 from detectors.leaks.series import FloatArray, SeriesMatrix
-from forensics.types.leaks import Grade, SeriesVerdict
+from forensics.types.leaks import CoGrowth, Grade, SeriesVerdict, Signature
 
 MIN_CORRELATION = 0.95
 MAX_RATIO_DRIFT = 1.5  # first-half ratio / second-half ratio, either way
 MIN_RATIO = 0.05  # objects per object of the flagged cache: less is background
 MIN_STEP_CORRELATION = 0.6  # Pearson of the window-to-window increments of two irregular series
 STEADY = 0.3  # increments varying less than this share of their mean carry no timing to compare
-
-
-class Signature(NamedTuple):
-    """A user action recognised by the caches it grows together."""
-
-    subject: str  # "UDP sockets"
-    action: str  # the likely user action, as said in the finding
-    required: tuple[tuple[str, ...], ...]  # every group must match a member (any of its fnmatch patterns)
-    next_steps: tuple[str, ...]
-    companions: tuple[str, ...] = ()  # caches the same action typically grows too (fnmatch patterns)
-
-    def involves(self, cache: str) -> bool:
-        """Whether the action typically grows ``cache``."""
-        patterns = (*(p for group in self.required for p in group), *self.companions)
-        return any(fnmatch.fnmatchcase(cache, p) for p in patterns)
 
 
 _SOCKET_STEPS = (
@@ -175,30 +158,6 @@ SIGNATURES: tuple[Signature, ...] = (
         ("dentry", "kmalloc-*", "kmalloc-cg-*"),
     ),
 )
-
-
-@dataclass(frozen=True)
-class CoGrowth:
-    """Caches growing together: the anchor first, objects per anchor object, and the action recognised."""
-
-    members: tuple[SeriesVerdict, ...]
-    ratios: tuple[float, ...]  # objects of each member per object of the anchor (1.0 for the anchor)
-    signature: Signature | None
-
-    @property
-    def grade(self) -> Grade:
-        """The worst grade among the members."""
-        return max((m.grade for m in self.members), key=lambda g: g.rank)
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        """Member cache names, anchor first."""
-        return tuple(m.name for m in self.members)
-
-    @property
-    def rate(self) -> float:
-        """Bytes per hour of all members together."""
-        return sum(max(m.rate, 0.0) for m in self.members)
 
 
 def match_signature(names: tuple[str, ...]) -> Signature | None:

@@ -17,49 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from forensics.types.leaks import Features, Grade, Verdict
-
-
-@dataclass(frozen=True)
-class LeakThresholds:
-    """The numbers behind the decision (documented in docs/leaks.md)."""
-
-    min_rate: float = 256 * 1024  # bytes/h: slower growth is not worth a finding
-    min_growth: float = 512 * 1024  # bytes over the stretch: less is noise for any cache
-    clear_growth: float = 1024 * 1024  # less than this is within the wander of a busy cache...
-    clear_tau: float = 0.9  # ...unless the growth is this steady (Kendall tau and r²)
-    min_share_per_day: float = 0.0001  # of MemTotal: 0.01%/day
-    min_points: int = 8  # window medians
-    min_samples: int = 24  # raw samples: the ~24 windows the shape rules (step, plateau, onset) are tuned for
-    min_hours: float = 0.0  # a shorter stretch is not judged
-    # Under short_hours a cache warming up or a workload's ramp cannot be told from a leak by its shape (its
-    # plateau lies beyond the stretch): a rise is called only from short_growth, or when it would take
-    # short_share of MemTotal per day (harm: memory the machine's size gone within days).  Baseline: 11
-    # minutes of slab-watch on a freshly booted 2-core 24 GB machine at load 11 (tests/data/healthy/slabwatch)
-    # saw ramps of up to 2.5 MB (SUnreclaim), 0.75% of MemTotal per day; a leak of 100 MB/h grows 4 MiB in
-    # under 3 minutes, and the vmcore fixture's leak (36 MB/h in 143 MiB) takes 600% per day.
-    short_hours: float = 1.0
-    short_growth: float = 4 * 1024 * 1024
-    short_share_per_day: float = 0.1
-    leak_tau: float = 0.7
-    leak_r2: float = 0.8
-    leak_minima_tau: float = 0.5
-    min_persistence: float = 0.33
-    max_leak_drawdown: float = 0.3
-    suspect_tau: float = 0.4
-    reclaim_seen: float = 0.2  # a drawdown of this share of the range means the cache was reclaimed
-    reclaim_hours: float = 1.0  # without vmstat, a stretch this long is taken to have seen reclaim
-    given_back: float = 0.35  # drawdown of a non-reclaimable cache that gives its growth back
-    step_ratio: float = 0.35  # residuals of a one-time step / of a line
-    plateau_ratio: float = 0.5  # residuals of rise-then-flat / of a line
-    plateau_knot: float = 0.8  # the plateau must start before this share of the stretch
-    smooth_fill: float = 1.25  # a fill is smooth when a saturating curve fits within this factor of the hinge
-    onset_ratio: float = 0.5  # residuals of flat-then-rise / of a line
-    onset_knot: float = 0.1  # a late onset starts after this share of the stretch
-    min_in_use_share: float = 0.25  # a leak grows objects in use, not only slabs
-    # False for a series whose min_growth is the amplitude of its noise (the Unaccounted estimate): a rise
-    # below it is noise however long the stretch, not "too short to call".
-    short_rise_undecided: bool = True
+from forensics.types.leaks import Features, Grade, LeakThresholds, Verdict, duration
 
 
 @dataclass(frozen=True)
@@ -97,18 +55,6 @@ class Context:
 
 def _kb(value: float) -> str:
     return f"{value / 1024:,.0f} KB"
-
-
-def duration(seconds: float) -> str:
-    """A duration in the unit a reader expects: 3 s, 10 min, 2.0 h, 1.5 days."""
-    if seconds < 10:
-        return f"{seconds:.2g} s"  # a sub-second interval is not "0 s"
-    if seconds < 120:
-        return f"{seconds:.0f} s"
-    if seconds < 7200:
-        return f"{seconds / 60:.0f} min"
-    hours = seconds / 3600.0
-    return f"{hours:.1f} h" if hours < 48 else f"{hours / 24:.1f} days"
 
 
 def _hours(hours: float) -> str:

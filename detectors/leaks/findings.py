@@ -8,10 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from detectors.leaks.attribution import attribution_for, describe_aliases, generic_confirm_steps, merged_names
-from detectors.leaks.cogrowth import CoGrowth
-from detectors.leaks.decision import duration
 from detectors.leaks.meminfo import field_info
-from detectors.leaks.power import Power
 from forensics import model
 from forensics.model import (
     Clock,
@@ -28,7 +25,7 @@ from forensics.model import (
     Timestamp,
     finding_id,
 )
-from forensics.types.leaks import Grade, SampleRef, SeriesVerdict
+from forensics.types.leaks import CoGrowth, ExaminedSeries, Grade, SampleRef, SeriesVerdict, duration
 
 DETECTOR = "leaks"
 SEVERITY = {
@@ -324,33 +321,7 @@ def _cited_field(name: str) -> str:
     return "MemFree" if name == UNACCOUNTED else name
 
 
-@dataclass(frozen=True)
-class Examined:
-    """What the analysis looked at: the series judged, how many grow too briefly to call, the power."""
-
-    power: Power
-    caches: int  # cache names seen
-    judged: int  # caches that moved enough to be judged
-    meminfo: int  # meminfo series judged
-    flagged: int  # series graded leak or suspect
-    undecided: int  # series graded "growing, too short to call"
-    refs: tuple[SampleRef, ...]  # the first and last sample of the stretch
-    locator_name: str  # what the refs cite (a cache, or meminfo:FIELD)
-
-
-def absence(e: Examined) -> str:
-    """The sentence said when nothing leaks: what was examined, and what it could have shown."""
-    what = f"{e.caches} slab caches ({e.judged} moved enough to judge) and {e.meminfo} meminfo series"
-    if not e.power.judgeable:
-        undecided = f"; {e.undecided} grow, too short to call" if e.undecided else ""
-        return f"Leaks: {e.power.shortfall()}. Examined {what}{undecided}."
-    if e.flagged:
-        return f"Examined {what}: {e.power.reach()}."
-    undecided = f" ({e.undecided} grow, too short to call)" if e.undecided else ""
-    return f"No cache or meminfo field grows like a leak{undecided}: examined {what}; {e.power.reach()}."
-
-
-def examined_record(e: Examined, source: str) -> model.Examined:
+def examined_record(e: ExaminedSeries, source: str) -> model.Examined:
     """What the analysis examined, for the incident (said with "no problem found")."""
     p = e.power
     what = (
@@ -368,7 +339,7 @@ def examined_record(e: Examined, source: str) -> model.Examined:
     )
 
 
-def coverage_finding(e: Examined, source: str) -> Finding:
+def coverage_finding(e: ExaminedSeries, source: str) -> Finding:
     """An info finding saying what the leak analysis examined and what it could have shown."""
     p = e.power
     if not p.judgeable:
@@ -397,7 +368,7 @@ def coverage_finding(e: Examined, source: str) -> Finding:
         severity=Severity.INFO,
         confidence=1.0,
         confidence_reason="counted from the samples read",
-        summary=absence(e),
+        summary=e.absence(),
         evidence=sample_evidence(source, e.locator_name, e.refs),
         next_steps=()
         if p.full

@@ -6,10 +6,10 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
-from detectors.leaks.decision import Context, LeakThresholds, decide, late_onset
+from detectors.leaks.decision import Context, decide, late_onset
 from detectors.leaks.features import features, median_slope
 from detectors.leaks.series import SeriesMatrix
-from forensics.types.leaks import SampleRef, SeriesVerdict
+from forensics.types.leaks import LeakThresholds, SampleRef, SeriesVerdict
 
 #: Text of a stored sample: (column index, sample row index) -> excerpt.
 ExcerptOf = Callable[[int, int], str]

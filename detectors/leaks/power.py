@@ -13,81 +13,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from detectors.leaks.decision import LeakThresholds, duration
+from forensics.types.leaks import LeakThresholds, Power, duration, kb_per_hour
 
 if TYPE_CHECKING:  # only a type here: slab-watch's plan check must not import pandas to warn
     from detectors.leaks.series import SeriesMatrix
-
-
-def _kb_per_hour(rate: float) -> str:
-    return f"{rate / 1024:,.0f} KB/h"
-
-
-@dataclass(frozen=True)
-class Power:
-    """What the longest boot stretch of samples can show.
-
-    ``needed_seconds`` is the span ``needed_samples`` take at the stretch's
-    own interval; ``full_seconds`` the span over which a leak at ``min_rate``
-    grows ``min_growth``.
-    """
-
-    samples: int
-    span_seconds: float
-    interval_seconds: float | None  # None: fewer than two samples
-    needed_samples: int
-    needed_seconds: float
-    full_seconds: float
-    min_rate: float  # bytes/h
-    min_growth: float  # bytes
-    short_seconds: float = 0.0  # under this span a rise is called only from short_growth...
-    short_growth: float = 0.0
-    short_rate: float = math.inf  # ...or from this rate (bytes/h: short_share_per_day of MemTotal)
-
-    @property
-    def judgeable(self) -> bool:
-        """Enough samples over a long enough span for the statistics."""
-        return self.samples >= self.needed_samples and self.span_seconds >= self.needed_seconds
-
-    @property
-    def full(self) -> bool:
-        """The stretch is long enough to show a leak at the slowest rate reported."""
-        return self.judgeable and self.span_seconds >= self.full_seconds
-
-    @property
-    def detectable_rate(self) -> float:
-        """The slowest leak (bytes/h) this stretch can show: ``min_growth`` over the span, at least ``min_rate``."""
-        if self.span_seconds <= 0:
-            return math.inf
-        hours = self.span_seconds / 3600.0
-        rate = self.min_growth / hours
-        if self.span_seconds < self.short_seconds:
-            rate = max(rate, min(self.short_growth / hours, self.short_rate))
-        return max(self.min_rate, rate)
-
-    def seen(self) -> str:
-        """``121 samples over 10 min``."""
-        return f"{self.samples} sample{'s' if self.samples != 1 else ''} over {duration(self.span_seconds)}"
-
-    def shortfall(self) -> str:
-        """``cannot judge yet: 4 samples over 3 s, needs >= 24 over >= 23 s``."""
-        every = f" (at this {duration(self.interval_seconds)} interval)" if self.interval_seconds else ""
-        return (
-            f"cannot judge yet: {self.seen()}, needs >= {self.needed_samples} "
-            f"over >= {duration(self.needed_seconds)}{every}"
-        )
-
-    def reach(self) -> str:
-        """What a judgeable stretch can and cannot show, in one clause."""
-        if self.full:
-            return f"a leak of {_kb_per_hour(self.min_rate)} or faster would show in {self.seen()}"
-        return (
-            f"a leak of {_kb_per_hour(self.detectable_rate)} or faster would show in {self.seen()}; "
-            f"a slower one (down to {_kb_per_hour(self.min_rate)}) needs >= {duration(self.full_seconds)} of samples"
-        )
 
 
 def _short_rate(thresholds: LeakThresholds, mem_total: float | None) -> float:
@@ -150,7 +81,7 @@ def plan_warning(interval: float, seconds: float | None) -> str | None:
         )
     if not power.full:
         return (
-            f"{duration(seconds)} of samples can show a leak of {_kb_per_hour(power.detectable_rate)} or faster; "
-            f"a slower one (down to {_kb_per_hour(power.min_rate)}) needs >= {duration(power.full_seconds)}"
+            f"{duration(seconds)} of samples can show a leak of {kb_per_hour(power.detectable_rate)} or faster; "
+            f"a slower one (down to {kb_per_hour(power.min_rate)}) needs >= {duration(power.full_seconds)}"
         )
     return None

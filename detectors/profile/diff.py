@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from detectors.profile.hotspots import Hotspots
-from forensics.types.profile import SymbolDelta
+from forensics.types.profile import Hotspots, SymbolDelta
 
 
 def diff_hotspots(base: Hotspots, new: Hotspots, limit: int = 20) -> list[SymbolDelta]:

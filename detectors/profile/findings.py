@@ -7,31 +7,16 @@ count and the call chain as facts.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from detectors.profile.hotspots import Hotspots
-from detectors.profile.rules import MIN_SHARE, RULES, Rule, classify
+from detectors.profile.rules import MIN_SHARE, RULES, classify
 from forensics.model import Baseline, Evidence, Fact, Finding, FindingKind, Locator, LocatorKind, Severity, finding_id
-from forensics.types.profile import Profile, ProfileFrame, ProfileStack, frame_names
-
-
-@dataclass(frozen=True)
-class ClassShare:
-    """How much of the profile one rule classes, and its heaviest stack."""
-
-    rule: Rule
-    period: int
-    samples: int
-    share: float
-    heaviest: ProfileStack
-    symbols: tuple[tuple[str, int], ...]  # leaf symbols in the class, by period
+from forensics.types.profile import ClassShare, HotspotRule, Hotspots, Profile, ProfileFrame, ProfileStack, frame_names
 
 
 def class_shares(stacks: list[ProfileStack], total_period: int) -> list[ClassShare]:
     """Every rule's share of the profile (each stack counted once, by its first matching rule)."""
-    acc: dict[str, tuple[Rule, list[int], list[ProfileStack], dict[str, int]]] = {}
+    acc: dict[str, tuple[HotspotRule, list[int], list[ProfileStack], dict[str, int]]] = {}
     # Per frames tuple (equal chains share one); the tuple is kept so that its id stays its own.
-    seen: dict[int, tuple[tuple[ProfileFrame, ...], tuple[str, ...], Rule | None]] = {}
+    seen: dict[int, tuple[tuple[ProfileFrame, ...], tuple[str, ...], HotspotRule | None]] = {}
     for s in stacks:
         got = seen.get(id(s.frames))
         if got is None:

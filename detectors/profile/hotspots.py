@@ -9,50 +9,8 @@ Only the first event of the input is summed (as ``perf report`` shows one event 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
-from forensics.types.profile import Profile, ProfileFrame, ProfileStack, Thread, frame_names
-
-
-@dataclass(frozen=True)
-class Share:
-    """One row of a hotspot table: a key with its period, samples and share of the total period."""
-
-    key: str
-    period: int
-    samples: int
-    share: float  # percent of the total period
-    kernel: bool = False
-    dso: str = ""
-
-
-@dataclass(frozen=True)
-class CallPath:
-    """A call chain (root to leaf) that ends in a hotspot, with its share."""
-
-    frames: tuple[str, ...]
-    period: int
-    samples: int
-    share: float
-    first_line: int
-    first_header: str
-
-
-@dataclass(frozen=True)
-class Hotspots:
-    """Everything the tables and the rules need."""
-
-    event: str
-    total_period: int
-    total_samples: int
-    self_symbols: tuple[Share, ...]
-    total_symbols: tuple[Share, ...]
-    dsos: tuple[Share, ...]
-    threads: tuple[Share, ...]
-    kernel: Share
-    user: Share
-    paths: dict[str, tuple[CallPath, ...]]  # top self symbol -> its heaviest call paths
-    other_events: dict[str, int]
+from forensics.types.profile import CallPath, Hotspots, Profile, ProfileFrame, ProfileStack, Share, Thread, frame_names
 
 
 def selected_stacks(

@@ -10,31 +10,17 @@ classed by that rule, so that no rule is shadowed by an earlier one.
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
 
 from forensics.model import Severity
-
-
-class Rule(NamedTuple):
-    """One class of hotspot: how to recognise it, why it matters, what to look at next."""
-
-    name: str
-    title: str
-    where: str  # "leaf": the sampled frame; "stack": any frame of the chain
-    pattern: re.Pattern[str]
-    why: str
-    next_step: str
-    example: tuple[str, ...]  # a call chain, root to leaf, that this rule classes
-    severity: Severity = Severity.LOW
-    kernel_only: bool = False  # the leaf must be a kernel frame
+from forensics.types.profile import HotspotRule
 
 
 def _p(*alternatives: str) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{a})" for a in alternatives))
 
 
-RULES: tuple[Rule, ...] = (
-    Rule(
+RULES: tuple[HotspotRule, ...] = (
+    HotspotRule(
         "idle",
         "CPU idle or polling",
         "leaf",
@@ -49,7 +35,7 @@ RULES: tuple[Rule, ...] = (
         ("swapper", "secondary_startup_64", "cpu_startup_entry", "do_idle", "default_idle_call", "pv_native_safe_halt"),
         Severity.INFO,
     ),
-    Rule(
+    HotspotRule(
         "spinlock",
         "kernel spinlock contention",
         "leaf",
@@ -72,7 +58,7 @@ RULES: tuple[Rule, ...] = (
         Severity.MEDIUM,
         kernel_only=True,
     ),
-    Rule(
+    HotspotRule(
         "lock",
         "lock and futex contention",
         "leaf",
@@ -99,7 +85,7 @@ RULES: tuple[Rule, ...] = (
         ("contend", "start_thread", "worker", "pthread_mutex_lock@@GLIBC_2.2.5"),
         Severity.MEDIUM,
     ),
-    Rule(
+    HotspotRule(
         "lock",
         "lock and futex contention",
         "stack",
@@ -109,7 +95,7 @@ RULES: tuple[Rule, ...] = (
         ("contend", "__lll_lock_wake", "entry_SYSCALL_64", "do_syscall_64", "__x64_sys_futex", "do_futex", "wake_up_q"),
         Severity.MEDIUM,
     ),
-    Rule(
+    HotspotRule(
         "page-fault",
         "page faults",
         "stack",
@@ -136,7 +122,7 @@ RULES: tuple[Rule, ...] = (
         ),
         Severity.LOW,
     ),
-    Rule(
+    HotspotRule(
         "memcpy",
         "memory copies and fills (memcpy/memmove/memset)",
         "leaf",
@@ -166,7 +152,7 @@ RULES: tuple[Rule, ...] = (
         ("mixed", "main", "__memmove_avx512_unaligned_erms"),
         Severity.LOW,
     ),
-    Rule(
+    HotspotRule(
         "allocator",
         "memory allocator (malloc/free, kmalloc/kfree, page allocator)",
         "leaf",
@@ -204,7 +190,7 @@ RULES: tuple[Rule, ...] = (
         ("mixed", "main", "_int_malloc"),
         Severity.LOW,
     ),
-    Rule(
+    HotspotRule(
         "time",
         "clock reads (clock_gettime, vDSO, gettimeofday)",
         "stack",
@@ -227,7 +213,7 @@ RULES: tuple[Rule, ...] = (
         ("mixed", "main", "cpu_phase", "__GI___clock_gettime", "__vdso_clock_gettime"),
         Severity.LOW,
     ),
-    Rule(
+    HotspotRule(
         "network",
         "network stack",
         "stack",
@@ -253,7 +239,7 @@ RULES: tuple[Rule, ...] = (
         ("nginx", "__libc_send", "entry_SYSCALL_64", "do_syscall_64", "__sys_sendto", "tcp_sendmsg", "tcp_push"),
         Severity.LOW,
     ),
-    Rule(
+    HotspotRule(
         "filesystem",
         "filesystem and journal",
         "stack",
@@ -290,7 +276,7 @@ RULES: tuple[Rule, ...] = (
         ),
         Severity.LOW,
     ),
-    Rule(
+    HotspotRule(
         "interpreter",
         "interpreter loop",
         "leaf",
@@ -325,7 +311,7 @@ RULES: tuple[Rule, ...] = (
         ("python3", "_start", "Py_BytesMain", "_PyEval_EvalFrameDefault"),
         Severity.LOW,
     ),
-    Rule(
+    HotspotRule(
         "syscall",
         "system call entry and exit overhead",
         "stack",
@@ -365,7 +351,7 @@ def _mask(name: str) -> int:
     return m
 
 
-def classify(frames: tuple[str, ...], leaf_kernel: bool | None = None) -> Rule | None:
+def classify(frames: tuple[str, ...], leaf_kernel: bool | None = None) -> HotspotRule | None:
     """The first rule that classes a call chain (root to leaf names), or None (plain user or kernel code)."""
     if not frames:
         return None

@@ -9,7 +9,6 @@ from detectors.dmesg.findings import group_finding, group_reports
 from detectors.dmesg.scanner import scan_text
 from detectors.incident.hypotheses import rank_hypotheses
 from detectors.vmcore.findings import (
-    VmcoreAnalysis,
     blocked_task_findings,
     crash_finding,
     crash_frame,
@@ -25,7 +24,7 @@ from detectors.vmcore.slab import slab_title
 from detectors.vmcore.why import spinning_function, why_findings
 from forensics.model import Evidence, Finding, NotAvailable
 from forensics.types.dmesg import KernelReport, ReportKind
-from forensics.types.vmcore import CrashSnapshot, FaultAnalysis, LogRecord
+from forensics.types.vmcore import CrashSnapshot, FaultAnalysis, LogRecord, VmcoreAnalysis
 
 _FAULT_ADDRESS = re.compile(
     r"(?:NULL pointer dereference, address: |unable to handle page fault for address: |CR2: )([0-9a-f]{8,16})"

@@ -1,6 +1,6 @@
 """The shared pieces of the dump's root-cause findings: evidence from the dump's log and backtrace, and the
-finding every vmcore "why" analysis builds (a ``hypothesis`` fact and a ``next command`` fact that
-``kforensic vmcore`` and ``kforensic report`` rank the same way).
+finding every vmcore "why" analysis builds (its :class:`~forensics.model.StatedCause`: the hypothesis and the
+next command, which ``kforensic vmcore`` and ``kforensic report`` rank the same way).
 
 Used by :mod:`detectors.vmcore.why`, :mod:`detectors.vmcore.locks` and :mod:`detectors.vmcore.slab`.
 """
@@ -10,7 +10,18 @@ from __future__ import annotations
 import re
 
 from detectors.vmcore.findings import DETECTOR, log_source
-from forensics.model import Clock, Evidence, Fact, Finding, FindingKind, Locator, LocatorKind, Severity, Timestamp
+from forensics.model import (
+    Clock,
+    Evidence,
+    Fact,
+    Finding,
+    FindingKind,
+    Locator,
+    LocatorKind,
+    Severity,
+    StatedCause,
+    Timestamp,
+)
 from forensics.model import finding_id as make_id
 from forensics.types.vmcore import CrashSnapshot
 
@@ -69,6 +80,7 @@ def root_cause_finding(
         summary=summary,
         evidence=tuple(e for e in evidence if e is not None),
         next_steps=(next_command,),
-        facts=(*facts, Fact("hypothesis", hypothesis), Fact("next command", next_command)),
+        facts=tuple(facts),
         detector=DETECTOR,
+        stated=StatedCause(hypothesis, next_command),
     )

@@ -11,7 +11,6 @@ in :mod:`forensics.vmcore.resolve` read them back from the dump with drgn.
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
 
 from detectors.dmesg.taint import TAINT_FLAGS
 from detectors.incident.hypotheses import FREE_AT_CRASH
@@ -32,7 +31,6 @@ from forensics.model import (
     finding_id,
 )
 from forensics.types.dmesg import KernelReport
-from forensics.types.incident import Hypothesis
 from forensics.types.vmcore import CrashSnapshot, FaultAnalysis, Frame, TaskInfo
 
 DETECTOR = "vmcore"
@@ -59,16 +57,6 @@ def register_excerpt(name: str, value: int) -> str:
 def taint_letters_of(mask: int) -> str:
     """Taint letters of a ``tainted_mask`` value, in the kernel's order."""
     return "".join(letter for bit, (letter, _) in enumerate(TAINT_FLAGS) if mask >> bit & 1)
-
-
-@dataclass(frozen=True)
-class VmcoreAnalysis:
-    """The detector's result: findings and hypotheses."""
-
-    findings: tuple[Finding, ...]
-    hypotheses: tuple[Hypothesis, ...]
-    crash_frame: Frame | None  # where the crash happened (the exception frame, or the caller of panic)
-    culprit_frame: Frame | None  # the first frame from there that is not generic infrastructure
 
 
 #: Functions on the way from panic into the capture kernel; their saved registers are not the fault's.

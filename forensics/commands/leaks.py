@@ -135,7 +135,7 @@ def leaks(
         deliver(render(FleetLeaksRenderer(), fleet, fmt, output), output)
         raise typer.Exit(int(exit_status(fleet.incident, fail_on)))
     from collectors.slabstore import resolve_store_path
-    from detectors.leaks.decision import LeakThresholds
+    from forensics.types.leaks import LeakThresholds
 
     last_hours = None
     if last is not None:

@@ -31,6 +31,7 @@ from forensics.model import (
     finding_id,
 )
 from forensics.types.fleet import FleetLeaks, FleetRow, FleetWindow, InstanceResult
+from forensics.types.prometheus import InstanceRead
 from forensics.units import iso_utc as iso
 
 if TYPE_CHECKING:
@@ -38,18 +39,19 @@ if TYPE_CHECKING:
 
     from collectors.fleet_metrics import InstanceSamples
     from collectors.prometheus import PromAuth, PromClient
-    from detectors.leaks.decision import LeakThresholds
     from forensics.evidence import Resolver
-    from forensics.types.leaks import SeriesVerdict
+    from forensics.types.leaks import LeakThresholds, SeriesVerdict
 
 
-def _query_of(samples: InstanceSamples, locator_name: str) -> str:
+def _query_of(read: InstanceRead, locator_name: str) -> str:
+    from collectors.fleet_metrics import meminfo_query, slab_query
+
     if locator_name.startswith("meminfo:"):
-        return samples.meminfo_query(locator_name.split(":", 1)[1])
-    return samples.slab_query(locator_name)
+        return meminfo_query(read.instance, read.family, locator_name.split(":", 1)[1])
+    return slab_query(read.instance, read.family, locator_name)
 
 
-def _odd_within(samples: InstanceSamples, start: float, end: float) -> tuple[str, ...]:
+def _odd_within(samples: InstanceRead, start: float, end: float) -> tuple[str, ...]:
     """Scrape gaps and resets between ``start`` and ``end``, said in words."""
     notes = [
         f"scrape gap of {g.seconds:.0f} s ({iso(g.start)} to {iso(g.end)}): the rate is computed across it"
@@ -60,7 +62,7 @@ def _odd_within(samples: InstanceSamples, start: float, end: float) -> tuple[str
     return tuple(notes)
 
 
-def cite_prometheus(finding: Finding, samples: InstanceSamples, url: str) -> Finding:
+def cite_prometheus(finding: Finding, samples: InstanceRead, url: str) -> Finding:
     """The finding with evidence sourced from the PromQL selectors, an id and title per instance, gap notes."""
     evidence = []
     for item in finding.evidence:
@@ -95,10 +97,10 @@ def analyse_instance(samples: InstanceSamples, url: str, thresholds: LeakThresho
         source=url,
     )
     analysis = analyse(data, thresholds)
-    findings = tuple(cite_prometheus(f, samples, url) for f in analysis.findings)
+    read = samples.read()
+    findings = tuple(cite_prometheus(f, read, url) for f in analysis.findings)
     # The frames are let go: a fleet is read one instance at a time, and only the verdicts are kept.
-    kept = dataclasses.replace(samples, slabs=samples.slabs.iloc[:0], counters=samples.counters.iloc[:0])
-    return InstanceResult(kept, analysis, findings)
+    return InstanceResult(read, analysis, findings)
 
 
 def _rows(result: InstanceResult) -> list[FleetRow]:
@@ -115,17 +117,17 @@ def _rows(result: InstanceResult) -> list[FleetRow]:
         walls = [s.wall for s in v.samples] or [v.since_wall]
         rows.append(
             FleetRow(
-                instance=result.samples.instance,
+                instance=result.read.instance,
                 series=name,
                 grade=v.grade.value,
                 severity=SEVERITY[v.grade],
                 rate=v.rate,
                 since=v.since_wall,
                 confidence=_confidence_of(result.findings, v),
-                query=_query_of(result.samples, name),
+                query=_query_of(result.read, name),
                 first_sample=min(walls),
                 last_sample=max(walls),
-                notes=_odd_within(result.samples, v.since_wall, max(walls)),
+                notes=_odd_within(result.read, v.since_wall, max(walls)),
             )
         )
     return rows
@@ -191,7 +193,7 @@ def assemble(
     window: FleetWindow, analysed: list[InstanceResult], url: str, match: str, thresholds: LeakThresholds
 ) -> FleetLeaks:
     """The fleet table and the incident of analysed instances."""
-    results = [r for r in analysed if r.samples.points]
+    results = [r for r in analysed if r.read.points]
     rows = sorted(
         (r for res in results for r in _rows(res)), key=lambda r: (-r.severity.rank, -r.rate, r.instance, r.series)
     )
@@ -201,7 +203,7 @@ def assemble(
         if walls
         else NotAvailable("no samples")
     )
-    hosts = [res.samples.instance for res in results]
+    hosts = [res.read.instance for res in results]
     incident = Incident(
         host=hosts[0] if len(hosts) == 1 else NotAvailable(f"a fleet of {len(hosts)} instances"),
         kernel_release=NotAvailable("Prometheus series do not carry the kernel release"),
@@ -228,7 +230,7 @@ def prometheus_resolver(client: PromClient, result: FleetLeaks) -> Resolver:
     for res in result.results:
         for finding in res.findings:
             for e in finding.evidence:
-                by_source[e.source] = res.samples
+                by_source[e.source] = res.read
 
     def resolve(evidence: Evidence) -> str | None:
         samples = by_source.get(evidence.source)
@@ -270,7 +272,7 @@ def fetch_and_analyse(
         resolution, chosen = picked.step, picked.reason
         end = math.floor(end / resolution) * resolution
         span = end - math.floor(picked.start / resolution) * resolution
-    from detectors.leaks.decision import LeakThresholds as DefaultThresholds
+    from forensics.types.leaks import LeakThresholds as DefaultThresholds
 
     thresholds = DefaultThresholds()
     if min_rate_kb is not None:

@@ -20,6 +20,7 @@ import glob
 import os
 import time
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -112,8 +113,7 @@ def _files_under(fs: Any, paths: Iterable[str]) -> list[str]:
 
 def _triage(path: str) -> SourceResult:
     """``kforensic dmesg``'s pipeline on one log: a local path through triage_file, a URL through fsspec."""
-    from forensics.pipelines.dmesg import scan_chunks, triage_file
-    from forensics.types.results import SourceResult
+    from forensics.pipelines.dmesg import scan_chunks, source_result, triage_file
 
     if "://" not in path:
         return triage_file(path)
@@ -126,7 +126,7 @@ def _triage(path: str) -> SourceResult:
         with fsspec.open(path, "rb") as stream:
             tracked = TrackedInput(path, stream)
             grouper, lines = scan_chunks(log_chunks(tracked))
-            return SourceResult(path, tracked.record(), grouper, lines)
+            return source_result(path, tracked.record(), grouper, lines)
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc}") from None
 
@@ -193,14 +193,33 @@ def triage_batch(batch: Sequence[tuple[str, str]]) -> list[HostResult]:
 # ---------------------------------------------------------------- merging (on the client)
 
 
+@dataclass
+class _Merging:
+    """One signature's fleet group while the hosts' results are merged."""
+
+    first_group: HostGroup
+    count: int = 0
+    hosts: set[str] = field(default_factory=set)
+    kernels: set[str] = field(default_factory=set)
+    first: tuple[Any, ...] = ()  # order key, host, HostGroup
+    last: tuple[Any, ...] = ()
+
+    def group(self) -> FleetGroup:
+        g = self.first_group
+        return FleetGroup(
+            g.signature, g.title, g.frame, g.kind, g.severity, self.count, frozenset(self.hosts),
+            frozenset(self.kernels), self.first, self.last,
+        )  # fmt: skip
+
+
 def merge(results: Iterable[HostResult]) -> list[FleetGroup]:
     """Fleet groups by signature; first/last seen by wall time when the logs date their lines, else by host and line."""
-    groups: dict[str, FleetGroup] = {}
+    groups: dict[str, _Merging] = {}
     for r in results:
         for g in r.groups:
             fg = groups.get(g.signature)
             if fg is None:
-                fg = groups[g.signature] = FleetGroup(g.signature, g.title, g.frame, g.kind, g.severity)
+                fg = groups[g.signature] = _Merging(g)
             fg.count += g.count
             fg.hosts.add(r.host)
             if g.kernel:
@@ -211,7 +230,8 @@ def merge(results: Iterable[HostResult]) -> list[FleetGroup]:
                 fg.first = (first_key, r.host, g)
             if not fg.last or last_key > fg.last[0]:
                 fg.last = (last_key, r.host, g)
-    return sorted(groups.values(), key=lambda x: (-len(x.hosts), -x.count, x.title, x.signature))
+    merged = [m.group() for m in groups.values()]
+    return sorted(merged, key=lambda x: (-len(x.hosts), -x.count, x.title, x.signature))
 
 
 # ---------------------------------------------------------------- running

@@ -14,6 +14,8 @@ from forensics.types.results import DmesgResult, SourceResult
 if TYPE_CHECKING:
     from collectors.log_identity import LogIdentity
     from detectors.dmesg.findings import ReportGrouper
+    from forensics.types.causes import Cause
+    from forensics.types.dmesg import ReportWhy
     from forensics.types.incident import Hypothesis
 
 
@@ -83,9 +85,38 @@ def _explained(name: str, record: SourceRecord, grouper: ReportGrouper, lines: i
     from forensics.types.trace import gc_paused
 
     with gc_paused():
-        result = SourceResult(name, record, grouper, lines, explain=True)
+        result = source_result(name, record, grouper, lines, explain=True)
         _age_survivors()
     return result
+
+
+def source_result(
+    name: str, record: SourceRecord, grouper: ReportGrouper, lines: int, explain: bool = False
+) -> SourceResult:
+    """One input's result from the engine's grouper; with ``explain`` every kept report's body is read (why)."""
+    groups = grouper.groups()
+    kept = sorted((r for g in groups for r in g.kept), key=lambda r: r.start_line)
+    whys: dict[int, ReportWhy] = {}
+    group_causes: dict[str, Cause] = {}
+    if explain:
+        from detectors.dmesg.findings import explain_reports, lock_cycle_causes
+
+        whys = explain_reports(kept)
+        group_causes = lock_cycle_causes(groups, whys)
+    return SourceResult(
+        name,
+        record,
+        groups,
+        [r for r in kept if not r.is_event],
+        [r for r in kept if r.is_event],
+        lines,
+        frozenset(grouper.releases),
+        grouper.first_time,
+        grouper.last_time,
+        grouper.boot_times,
+        whys,
+        group_causes,
+    )
 
 
 def _identities(results: list[SourceResult]) -> list[LogIdentity]:
@@ -104,9 +135,9 @@ def build_incident(results: list[SourceResult]) -> Incident:
         for r in results
         for g in r.groups
     ]
-    releases = {x for r in results for x in r.grouper.releases}
-    firsts = [r.grouper.first_time for r in results if r.grouper.first_time is not None]
-    lasts = [r.grouper.last_time for r in results if r.grouper.last_time is not None]
+    releases = {x for r in results for x in r.releases}
+    firsts = [r.first_time for r in results if r.first_time is not None]
+    lasts = [r.last_time for r in results if r.last_time is not None]
     window: TimeWindow | NotAvailable = (
         TimeWindow(Timestamp(min(firsts)), Timestamp(max(lasts)))
         if firsts
@@ -139,7 +170,7 @@ def build_incident(results: list[SourceResult]) -> Incident:
         sources=tuple(r.record for r in results),
         findings=tuple(findings),
         tool_version=__version__,
-        boot_time=_boot_time([t for r in results for t in r.grouper.boot_times]),
+        boot_time=_boot_time([t for r in results for t in r.boot_times]),
         examined=tuple(
             Examined(
                 f"kernel log {r.name}: {r.lines:,} lines, {len(r.reports)} report(s) and {len(r.events)} event(s) kept",

@@ -14,11 +14,9 @@ if TYPE_CHECKING:
     import datetime as dt
 
     from collectors.kdump.reader import StatvfsProvider
-    from detectors.kdump.checklist import Checklist
-    from detectors.kdump.plan import Command
     from detectors.kdump.sysctl_rules import Policy
     from forensics.model import Incident
-    from forensics.types.kdump import AppliedChange, KdumpState
+    from forensics.types.kdump import AppliedChange, Checklist, Command, KdumpState
 
 
 def collect_check(root: Path, statvfs: StatvfsProvider | None = None) -> KdumpCheck:

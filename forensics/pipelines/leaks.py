@@ -15,9 +15,8 @@ from forensics.types.results import Figure, FigureDirectory, LeaksResult, Plot, 
 
 if TYPE_CHECKING:
     from collectors.slabstore import SlabStore
-    from detectors.leaks.analysis import LeakAnalysis, LeakInput
-    from detectors.leaks.decision import LeakThresholds
-    from forensics.types.leaks import SeriesVerdict
+    from detectors.leaks.analysis import LeakInput
+    from forensics.types.leaks import LeakAnalysis, LeakThresholds, SeriesVerdict
 
 #: At most this many plots per run: the worst series first.
 MAX_PLOTS = 12
@@ -40,6 +39,8 @@ def _store_record(path: Path) -> SourceRecord:
 
 
 def _incident(store: SlabStore, run_id: int | None, analysis: LeakAnalysis) -> Incident:
+    from detectors.leaks.findings import examined_record
+
     runs = [r for r in store.runs() if run_id is None or r.id == run_id]
     hosts = {r.host for r in runs if r.host} or ({store.meta("host")} - {None, ""})
     kernels = {r.kernel_release for r in runs if r.kernel_release}
@@ -53,7 +54,7 @@ def _incident(store: SlabStore, run_id: int | None, analysis: LeakAnalysis) -> I
         sources=(_store_record(store.path),),
         findings=analysis.findings,
         tool_version=__version__,
-        examined=(analysis.examined_record(str(store.path)),),
+        examined=(examined_record(analysis.examined, str(store.path)),),
     )
 
 
@@ -67,7 +68,7 @@ def analyse_store(
     """Open the store read-only, analyse it (one run, or all; optionally the last hours); plan the plots."""
     from collectors.slabstore import SlabStore
     from detectors.leaks.analysis import analyse
-    from detectors.leaks.decision import LeakThresholds as DefaultThresholds
+    from forensics.types.leaks import LeakThresholds as DefaultThresholds
 
     th = thresholds or DefaultThresholds()
     with SlabStore.open(store_path, readonly=True) as store:
@@ -87,7 +88,7 @@ def analyse_store(
     if plots_dir is not None:
         plots, series = _plots(analysis, plots_dir)
         figures = (FigureDirectory(plots_dir), *series)
-    return LeaksResult(store_path, run_id, analysis, th, incident, plots, _explained(analysis), figures)
+    return LeaksResult(store_path, run_id, analysis, th, incident, plots, figures)
 
 
 def plot_file_name(kind: str, name: str) -> str:
@@ -119,18 +120,6 @@ def _series_figure(path: Path, title: str, verdict: SeriesVerdict) -> SeriesFigu
     trend = f.ts_intercept + f.ts_slope * hours
     label = f"trend {verdict.rate / 1024:,.0f} KB/h ({verdict.grade.value})"
     return SeriesFigure(path, title, verdict.grid_walls, verdict.grid_values, judged, trend, label)
-
-
-def _explained(analysis: LeakAnalysis) -> frozenset[str]:
-    """The meminfo series whose growth the leaking caches explain: their kernel-memory-leak finding is info."""
-    from forensics.model import FindingKind, Severity, finding_id
-
-    severities = {f.id: f.severity for f in analysis.findings}
-    return frozenset(
-        v.name
-        for v in analysis.meminfo
-        if severities.get(finding_id(FindingKind.KERNEL_MEMORY_LEAK, v.name)) is Severity.INFO
-    )
 
 
 # ---------------------------------------------------------------- reading the store for the leak analysis

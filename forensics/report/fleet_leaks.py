@@ -27,7 +27,7 @@ def _cells(r: FleetRow) -> tuple[str, ...]:
 def _notes(result: FleetLeaks) -> list[str]:
     out = []
     for res in result.results:
-        s = res.samples
+        s = res.read
         for g in s.gaps:
             out.append(f"{s.instance}: scrape gap of {g.seconds:.0f} s from {iso(g.start)} to {iso(g.end)}")
         for r in s.resets:
@@ -38,7 +38,7 @@ def _notes(result: FleetLeaks) -> list[str]:
 def summary_line(result: FleetLeaks) -> str:
     """How much was read."""
     f = result.fetched
-    points = sum(res.samples.points for res in result.results)
+    points = sum(res.read.points for res in result.results)
     return (
         f"{len(result.results)} instance(s) from {result.url}"
         + (f" matching {{{result.match}}}" if result.match else "")
@@ -68,9 +68,7 @@ def render_text(result: FleetLeaks, markdown: bool = False) -> str:
         lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     flagged = {r.instance for r in result.rows}
     # What each quiet instance's points could have shown, or that they are too few to judge.
-    lines += [
-        f"{x.samples.instance}: {x.analysis.absence()}" for x in result.results if x.samples.instance not in flagged
-    ]
+    lines += [f"{x.read.instance}: {x.analysis.absence()}" for x in result.results if x.read.instance not in flagged]
     for row in result.rows:
         lines += [f"note: {row.instance} {row.series}: {n}" for n in row.notes]
     notes = _notes(result)
@@ -119,8 +117,8 @@ def to_dict(result: FleetLeaks) -> dict[str, Any]:
         ],
         "instances": [
             {
-                "instance": res.samples.instance,
-                "metrics": res.samples.family.name,
+                "instance": res.read.instance,
+                "metrics": res.read.family.name,
                 "samples": res.analysis.samples,
                 "caches_seen": res.analysis.cache_names,
                 "boots": res.analysis.boots,
@@ -129,8 +127,8 @@ def to_dict(result: FleetLeaks) -> dict[str, Any]:
                 else None,
                 "judgeable": res.analysis.power.judgeable,
                 "power": res.analysis.absence(),
-                "gaps": [{"start": g.start, "end": g.end, "seconds": g.seconds} for g in res.samples.gaps],
-                "resets": [{"at": r.at, "series": r.series, "what": r.what} for r in res.samples.resets],
+                "gaps": [{"start": g.start, "end": g.end, "seconds": g.seconds} for g in res.read.gaps],
+                "resets": [{"at": r.at, "series": r.series, "what": r.what} for r in res.read.resets],
             }
             for res in result.results
         ],

@@ -31,7 +31,7 @@ def _sev(severity: Severity) -> str:
 
 
 def _finding_html(n: int, f: Finding) -> str:
-    facts = "".join(f"<tr><th>{escape(x.name)}</th><td>{escape(x.value)}</td></tr>" for x in f.facts)
+    facts = "".join(f"<tr><th>{escape(x.name)}</th><td>{escape(x.value)}</td></tr>" for x in f.shown_facts)
     # Excerpts fold away (<details>): the page reads as a list of claims, the evidence one click below each.
     evidence = "".join(
         f"<li><details><summary><code>{escape(ev.cite())}</code></summary><pre>{escape(ev.excerpt)}</pre></details></li>"

@@ -35,9 +35,9 @@ def _finding_md(n: int, f: Finding, level: int = 3) -> list[str]:
         f.summary,
         "",
     ]
-    if f.facts:
+    if f.shown_facts:
         out += ["| fact | value |", "|---|---|"]
-        out += [f"| {md_escape(x.name)} | {md_escape(x.value)} |" for x in f.facts]
+        out += [f"| {md_escape(x.name)} | {md_escape(x.value)} |" for x in f.shown_facts]
         out.append("")
     out.append("**Evidence**")
     out.append("")

@@ -54,7 +54,7 @@ def render_terminal(incident: Incident, *, color: bool, width: int) -> str:
             console.print(escape(f.summary))
             if f.baseline is not None:
                 console.print(f"  severity {f.severity.value}, judged against {escape(str(f.baseline))}")
-            for fact in f.facts:
+            for fact in f.shown_facts:
                 console.print(f"  {escape(fact.name)}: {escape(fact.value)}")
             for ev in f.evidence:
                 console.print(f"  [dim]{escape(ev.cite())}[/]")

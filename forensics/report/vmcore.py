@@ -179,9 +179,14 @@ def _why(result: VmcoreResult) -> dict[str, Any]:
         "memory_users": users,
         **_objects_and_locks(s),
         "explanations": [
-            {"kind": f.kind, "title": f.title, "confidence": f.confidence, "facts": {x.name: x.value for x in f.facts}}
+            {
+                "kind": f.kind,
+                "title": f.title,
+                "confidence": f.confidence,
+                "facts": {x.name: x.value for x in f.shown_facts},
+            }
             for f in result.analysis.findings
-            if f.fact("hypothesis")
+            if f.stated is not None and f.stated.statement
         ],
     }
 
@@ -402,18 +407,14 @@ def _follow_up_section(result: VmcoreResult) -> Section | None:
 def _why_sections(result: VmcoreResult) -> list[Block]:
     """The explanations (BUG/WARN condition, corruption, loop, locks, OOM) and the frame values."""
     s = result.snapshot
-    why = [f for f in result.analysis.findings if f.fact("hypothesis")]
+    why = [(f, f.stated) for f in result.analysis.findings if f.stated is not None and f.stated.statement]
     out: list[Block] = []
     if why:
         items: list[str] = []
-        for f in why:
+        for f, stated in why:
             items.append(f"- **{md_escape(f.title)}** (confidence {f.confidence:.2f})")
-            items += [
-                f"  - {md_escape(x.name)}: {md_escape(x.value)}"
-                for x in f.facts
-                if x.name not in ("hypothesis", "next command")
-            ]
-            items.append(f"  - next: {_next_md(f.fact('next command') or '')}")
+            items += [f"  - {md_escape(x.name)}: {md_escape(x.value)}" for x in f.facts]
+            items.append(f"  - next: {_next_md(stated.next_command)}")
         out.append(Section("Why", (Lines(tuple(items)),)))
     if not isinstance(s.bug_site, NotAvailable) and isinstance(s.bug_site.source, NotAvailable):
         out.append(Paragraph(f"Source line not available: {md_escape(s.bug_site.source.reason)}"))

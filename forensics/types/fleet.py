@@ -6,15 +6,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from forensics.model import Finding, Incident, Severity
 
 if TYPE_CHECKING:
-    from collectors.fleet_metrics import InstanceSamples
-    from detectors.leaks.analysis import LeakAnalysis
-    from detectors.leaks.decision import LeakThresholds
+    from forensics.types.leaks import LeakAnalysis, LeakThresholds
+    from forensics.types.prometheus import InstanceRead
 
 
 @dataclass(frozen=True)
@@ -50,7 +49,7 @@ class HostResult:
     seconds: float = 0.0
 
 
-@dataclass
+@dataclass(frozen=True)
 class FleetGroup:
     """Reports of one signature across hosts."""
 
@@ -59,11 +58,11 @@ class FleetGroup:
     frame: str | None
     kind: str
     severity: str
-    count: int = 0
-    hosts: set[str] = field(default_factory=set)
-    kernels: set[str] = field(default_factory=set)
-    first: tuple[Any, ...] = ()  # order key, host, HostGroup
-    last: tuple[Any, ...] = ()
+    count: int
+    hosts: frozenset[str]
+    kernels: frozenset[str]
+    first: tuple[Any, ...]  # order key, host, HostGroup: the first seen
+    last: tuple[Any, ...]  # the same of the last seen
 
 
 @dataclass(frozen=True)
@@ -103,7 +102,7 @@ class FleetWindow:
 class InstanceResult:
     """One instance's analysis, with its findings citing Prometheus."""
 
-    samples: InstanceSamples
+    read: InstanceRead
     analysis: LeakAnalysis
     findings: tuple[Finding, ...]
 

@@ -9,10 +9,11 @@ Paths inside records are the paths *on the target system* (``/etc/kdump.conf``);
 
 from __future__ import annotations
 
+import difflib
 import enum
 from dataclasses import dataclass
 
-from forensics.model import NotAvailable, SourceRecord
+from forensics.model import Evidence, NotAvailable, Severity, SourceRecord
 
 
 @dataclass(frozen=True)
@@ -298,3 +299,95 @@ def describe_estimate(estimate: Estimate) -> str:
         f"{format_size(estimate.recommended)} ({parts}; floor {mib(estimate.floor)} from {estimate.floor_source}"
         f" {estimate.floor_crashkernel}{partial})"
     )
+
+
+# ---------------------------------------------------------------- the checklist and the setup plan (detectors/kdump)
+
+
+@dataclass(frozen=True)
+class CheckLine:
+    """One line of the checklist: what was seen, why it matters, the fix, and the evidence."""
+
+    id: str
+    title: str
+    status: Status
+    detail: str
+    why: str
+    fix: str
+    evidence: tuple[Evidence, ...]
+    kernel_side: bool = False  # part of the kernel-side subset (reservation and loaded crash kernel)
+    severity: Severity = Severity.INFO
+
+
+@dataclass(frozen=True)
+class Checklist:
+    """All check lines, the verdicts and the crashkernel estimate."""
+
+    lines: tuple[CheckLine, ...]
+    estimate: Estimate
+
+    @property
+    def ready(self) -> bool:
+        """True when nothing fails: the next crash will be captured."""
+        return all(line.status is not Status.FAIL for line in self.lines)
+
+    @property
+    def kernel_ready(self) -> bool:
+        """True when the kernel side alone is ready (reservation made, crash kernel loaded)."""
+        return all(line.status is not Status.FAIL for line in self.lines if line.kernel_side)
+
+    def count(self, status: Status) -> int:
+        """How many lines have ``status``."""
+        return sum(1 for line in self.lines if line.status is status)
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """Create or rewrite one file of the target."""
+
+    path: str  # path on the target system
+    old: str | None  # current text, None when the file is created
+    new: str
+    reason: str
+
+    def diff(self) -> str:
+        """The change as a unified diff."""
+        before = [] if self.old is None else self.old.splitlines(keepends=True)
+        after = self.new.splitlines(keepends=True)
+        origin = "/dev/null" if self.old is None else f"a{self.path}"
+        return "".join(difflib.unified_diff(before, after, fromfile=origin, tofile=f"b{self.path}"))
+
+
+@dataclass(frozen=True)
+class Command:
+    """A program to run on the target, as an argument list (never a shell string)."""
+
+    argv: tuple[str, ...]
+    reason: str
+
+    def shell_text(self) -> str:
+        """The argument list as a shell would read it (for display only: it is never run by a shell)."""
+        import shlex
+
+        return shlex.join(self.argv)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything ``kforensic kdump setup`` would do."""
+
+    distro: str
+    family: DistroFamily
+    policy: str
+    packages: tuple[str, ...]
+    install: Command | None
+    changes: tuple[FileChange, ...]
+    commands: tuple[Command, ...]
+    manual: tuple[str, ...]  # steps kforensic cannot do for you
+    reboot_needed: bool
+    reboot_reason: str
+
+    @property
+    def empty(self) -> bool:
+        """True when there is nothing to install, change or run."""
+        return not (self.packages or self.changes or self.commands)

@@ -7,8 +7,12 @@ renderers (forensics/report/leaks.py, the fleet's).
 from __future__ import annotations
 
 import enum
+import fnmatch
+import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
+
+from forensics.model import Finding, NotAvailable
 
 if TYPE_CHECKING:  # annotations only: slab-watch imports these records and must not load numpy to do so
     import numpy as np
@@ -124,3 +128,229 @@ class SeriesVerdict:
     def growth(self) -> float:
         """Growth of the judged part, first to last window median (bytes)."""
         return self.features.growth
+
+
+# ---------------------------------------------------------------- the analysis (detectors/leaks)
+
+
+def duration(seconds: float) -> str:
+    """A duration in the unit a reader expects: 3 s, 10 min, 2.0 h, 1.5 days."""
+    if seconds < 10:
+        return f"{seconds:.2g} s"  # a sub-second interval is not "0 s"
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    hours = seconds / 3600.0
+    return f"{hours:.1f} h" if hours < 48 else f"{hours / 24:.1f} days"
+
+
+def kb_per_hour(rate: float) -> str:
+    """A growth rate as read: ``1,024 KB/h``."""
+    return f"{rate / 1024:,.0f} KB/h"
+
+
+@dataclass(frozen=True)
+class LeakThresholds:
+    """The numbers behind the decision (documented in docs/leaks.md)."""
+
+    min_rate: float = 256 * 1024  # bytes/h: slower growth is not worth a finding
+    min_growth: float = 512 * 1024  # bytes over the stretch: less is noise for any cache
+    clear_growth: float = 1024 * 1024  # less than this is within the wander of a busy cache...
+    clear_tau: float = 0.9  # ...unless the growth is this steady (Kendall tau and r²)
+    min_share_per_day: float = 0.0001  # of MemTotal: 0.01%/day
+    min_points: int = 8  # window medians
+    min_samples: int = 24  # raw samples: the ~24 windows the shape rules (step, plateau, onset) are tuned for
+    min_hours: float = 0.0  # a shorter stretch is not judged
+    # Under short_hours a cache warming up or a workload's ramp cannot be told from a leak by its shape (its
+    # plateau lies beyond the stretch): a rise is called only from short_growth, or when it would take
+    # short_share of MemTotal per day (harm: memory the machine's size gone within days).  Baseline: 11
+    # minutes of slab-watch on a freshly booted 2-core 24 GB machine at load 11 (tests/data/healthy/slabwatch)
+    # saw ramps of up to 2.5 MB (SUnreclaim), 0.75% of MemTotal per day; a leak of 100 MB/h grows 4 MiB in
+    # under 3 minutes, and the vmcore fixture's leak (36 MB/h in 143 MiB) takes 600% per day.
+    short_hours: float = 1.0
+    short_growth: float = 4 * 1024 * 1024
+    short_share_per_day: float = 0.1
+    leak_tau: float = 0.7
+    leak_r2: float = 0.8
+    leak_minima_tau: float = 0.5
+    min_persistence: float = 0.33
+    max_leak_drawdown: float = 0.3
+    suspect_tau: float = 0.4
+    reclaim_seen: float = 0.2  # a drawdown of this share of the range means the cache was reclaimed
+    reclaim_hours: float = 1.0  # without vmstat, a stretch this long is taken to have seen reclaim
+    given_back: float = 0.35  # drawdown of a non-reclaimable cache that gives its growth back
+    step_ratio: float = 0.35  # residuals of a one-time step / of a line
+    plateau_ratio: float = 0.5  # residuals of rise-then-flat / of a line
+    plateau_knot: float = 0.8  # the plateau must start before this share of the stretch
+    smooth_fill: float = 1.25  # a fill is smooth when a saturating curve fits within this factor of the hinge
+    onset_ratio: float = 0.5  # residuals of flat-then-rise / of a line
+    onset_knot: float = 0.1  # a late onset starts after this share of the stretch
+    min_in_use_share: float = 0.25  # a leak grows objects in use, not only slabs
+    # False for a series whose min_growth is the amplitude of its noise (the Unaccounted estimate): a rise
+    # below it is noise however long the stretch, not "too short to call".
+    short_rise_undecided: bool = True
+
+
+@dataclass(frozen=True)
+class Power:
+    """What the longest boot stretch of samples can show.
+
+    ``needed_seconds`` is the span ``needed_samples`` take at the stretch's
+    own interval; ``full_seconds`` the span over which a leak at ``min_rate``
+    grows ``min_growth``.
+    """
+
+    samples: int
+    span_seconds: float
+    interval_seconds: float | None  # None: fewer than two samples
+    needed_samples: int
+    needed_seconds: float
+    full_seconds: float
+    min_rate: float  # bytes/h
+    min_growth: float  # bytes
+    short_seconds: float = 0.0  # under this span a rise is called only from short_growth...
+    short_growth: float = 0.0
+    short_rate: float = math.inf  # ...or from this rate (bytes/h: short_share_per_day of MemTotal)
+
+    @property
+    def judgeable(self) -> bool:
+        """Enough samples over a long enough span for the statistics."""
+        return self.samples >= self.needed_samples and self.span_seconds >= self.needed_seconds
+
+    @property
+    def full(self) -> bool:
+        """The stretch is long enough to show a leak at the slowest rate reported."""
+        return self.judgeable and self.span_seconds >= self.full_seconds
+
+    @property
+    def detectable_rate(self) -> float:
+        """The slowest leak (bytes/h) this stretch can show: ``min_growth`` over the span, at least ``min_rate``."""
+        if self.span_seconds <= 0:
+            return math.inf
+        hours = self.span_seconds / 3600.0
+        rate = self.min_growth / hours
+        if self.span_seconds < self.short_seconds:
+            rate = max(rate, min(self.short_growth / hours, self.short_rate))
+        return max(self.min_rate, rate)
+
+    def seen(self) -> str:
+        """``121 samples over 10 min``."""
+        return f"{self.samples} sample{'s' if self.samples != 1 else ''} over {duration(self.span_seconds)}"
+
+    def shortfall(self) -> str:
+        """``cannot judge yet: 4 samples over 3 s, needs >= 24 over >= 23 s``."""
+        every = f" (at this {duration(self.interval_seconds)} interval)" if self.interval_seconds else ""
+        return (
+            f"cannot judge yet: {self.seen()}, needs >= {self.needed_samples} "
+            f"over >= {duration(self.needed_seconds)}{every}"
+        )
+
+    def reach(self) -> str:
+        """What a judgeable stretch can and cannot show, in one clause."""
+        if self.full:
+            return f"a leak of {kb_per_hour(self.min_rate)} or faster would show in {self.seen()}"
+        return (
+            f"a leak of {kb_per_hour(self.detectable_rate)} or faster would show in {self.seen()}; "
+            f"a slower one (down to {kb_per_hour(self.min_rate)}) needs >= {duration(self.full_seconds)} of samples"
+        )
+
+
+class Signature(NamedTuple):
+    """A user action recognised by the caches it grows together."""
+
+    subject: str  # "UDP sockets"
+    action: str  # the likely user action, as said in the finding
+    required: tuple[tuple[str, ...], ...]  # every group must match a member (any of its fnmatch patterns)
+    next_steps: tuple[str, ...]
+    companions: tuple[str, ...] = ()  # caches the same action typically grows too (fnmatch patterns)
+
+    def involves(self, cache: str) -> bool:
+        """Whether the action typically grows ``cache``."""
+        patterns = (*(p for group in self.required for p in group), *self.companions)
+        return any(fnmatch.fnmatchcase(cache, p) for p in patterns)
+
+
+@dataclass(frozen=True)
+class CoGrowth:
+    """Caches growing together: the anchor first, objects per anchor object, and the action recognised."""
+
+    members: tuple[SeriesVerdict, ...]
+    ratios: tuple[float, ...]  # objects of each member per object of the anchor (1.0 for the anchor)
+    signature: Signature | None
+
+    @property
+    def grade(self) -> Grade:
+        """The worst grade among the members."""
+        return max((m.grade for m in self.members), key=lambda g: g.rank)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Member cache names, anchor first."""
+        return tuple(m.name for m in self.members)
+
+    @property
+    def rate(self) -> float:
+        """Bytes per hour of all members together."""
+        return sum(max(m.rate, 0.0) for m in self.members)
+
+
+@dataclass(frozen=True)
+class ExaminedSeries:
+    """What the analysis looked at: the series judged, how many grow too briefly to call, the power."""
+
+    power: Power
+    caches: int  # cache names seen
+    judged: int  # caches that moved enough to be judged
+    meminfo: int  # meminfo series judged
+    flagged: int  # series graded leak or suspect
+    undecided: int  # series graded "growing, too short to call"
+    refs: tuple[SampleRef, ...]  # the first and last sample of the stretch
+    locator_name: str  # what the refs cite (a cache, or meminfo:FIELD)
+
+    def absence(self) -> str:
+        """The sentence said when nothing leaks: what was examined, and what it could have shown."""
+        what = f"{self.caches} slab caches ({self.judged} moved enough to judge) and {self.meminfo} meminfo series"
+        if not self.power.judgeable:
+            undecided = f"; {self.undecided} grow, too short to call" if self.undecided else ""
+            return f"Leaks: {self.power.shortfall()}. Examined {what}{undecided}."
+        if self.flagged:
+            return f"Examined {what}: {self.power.reach()}."
+        undecided = f" ({self.undecided} grow, too short to call)" if self.undecided else ""
+        return f"No cache or meminfo field grows like a leak{undecided}: examined {what}; {self.power.reach()}."
+
+
+@dataclass(frozen=True)
+class LeakAnalysis:
+    """Everything the analysis found, for renderers and plots."""
+
+    caches: tuple[SeriesVerdict, ...]  # every cache judged (the screened ones), all boots
+    groups: tuple[CoGrowth, ...]
+    meminfo: tuple[SeriesVerdict, ...]
+    findings: tuple[Finding, ...]
+    boots: int
+    samples: int
+    cache_names: int
+    first_wall: float | NotAvailable
+    last_wall: float | NotAvailable
+    mem_total: float | None
+    mem_available: float | None
+    interval_seconds: float | NotAvailable
+    window_seconds: float | NotAvailable
+    examined: ExaminedSeries
+    # meminfo series whose growth the flagged caches explain (their finding is info)
+    explained: frozenset[str] = frozenset()
+
+    @property
+    def power(self) -> Power:
+        """What the longest boot stretch could have shown."""
+        return self.examined.power
+
+    def absence(self) -> str:
+        """What was examined and what it could have shown (said whenever nothing is leaking or suspect)."""
+        return self.examined.absence()
+
+    def flagged(self) -> tuple[SeriesVerdict, ...]:
+        """Caches and meminfo fields graded above stable, worst first."""
+        found = [v for v in (*self.caches, *self.meminfo) if v.grade is not Grade.STABLE]
+        return tuple(sorted(found, key=lambda v: (-v.grade.rank, -v.rate, v.name)))

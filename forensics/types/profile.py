@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from operator import itemgetter
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from forensics.model import SourceRecord
+from forensics.model import Severity, SourceRecord
+
+if TYPE_CHECKING:
+    import re
 
 
 class ProfileFrame(NamedTuple):
@@ -92,3 +95,73 @@ class SymbolDelta:
     def delta(self) -> float:
         """Change in percentage points (positive: it got hotter)."""
         return self.new - self.base
+
+
+# ---------------------------------------------------------------- the analysis (detectors/profile)
+
+
+class HotspotRule(NamedTuple):
+    """One class of hotspot: how to recognise it, why it matters, what to look at next."""
+
+    name: str
+    title: str
+    where: str  # "leaf": the sampled frame; "stack": any frame of the chain
+    pattern: re.Pattern[str]
+    why: str
+    next_step: str
+    example: tuple[str, ...]  # a call chain, root to leaf, that this rule classes
+    severity: Severity = Severity.LOW
+    kernel_only: bool = False  # the leaf must be a kernel frame
+
+
+@dataclass(frozen=True)
+class Share:
+    """One row of a hotspot table: a key with its period, samples and share of the total period."""
+
+    key: str
+    period: int
+    samples: int
+    share: float  # percent of the total period
+    kernel: bool = False
+    dso: str = ""
+
+
+@dataclass(frozen=True)
+class CallPath:
+    """A call chain (root to leaf) that ends in a hotspot, with its share."""
+
+    frames: tuple[str, ...]
+    period: int
+    samples: int
+    share: float
+    first_line: int
+    first_header: str
+
+
+@dataclass(frozen=True)
+class Hotspots:
+    """Everything the tables and the rules need."""
+
+    event: str
+    total_period: int
+    total_samples: int
+    self_symbols: tuple[Share, ...]
+    total_symbols: tuple[Share, ...]
+    dsos: tuple[Share, ...]
+    threads: tuple[Share, ...]
+    kernel: Share
+    user: Share
+    paths: dict[str, tuple[CallPath, ...]]  # top self symbol -> its heaviest call paths
+    other_events: dict[str, int]
+
+
+@dataclass(frozen=True)
+class ClassShare:
+    """How much of the profile one rule classes, and its heaviest stack."""
+
+    rule: HotspotRule
+    period: int
+    samples: int
+    share: float
+    heaviest: ProfileStack
+    symbols: tuple[tuple[str, int], ...]  # leaf symbols in the class, by period

@@ -8,7 +8,7 @@ never run an analysis.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,52 +19,44 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from collectors.slabstore import CounterPoint, SampleRow, StoreSummary
-    from detectors.dmesg.findings import ReportGrouper
-    from detectors.kdump.checklist import Checklist
-    from detectors.kdump.plan import Plan
-    from detectors.leaks.analysis import LeakAnalysis
-    from detectors.leaks.decision import LeakThresholds
     from forensics.types.causes import Cause
     from forensics.types.dmesg import KernelReport, ReportGroup, ReportWhy
+    from forensics.types.leaks import LeakAnalysis, LeakThresholds
 
     FloatArray = npt.NDArray[np.float64]
     BoolArray = npt.NDArray[np.bool_]
-    from detectors.profile.findings import ClassShare
-    from detectors.profile.hotspots import Hotspots
-    from detectors.vmcore.findings import VmcoreAnalysis
     from forensics.types.incident import Correlation, Hypothesis, Lane, TimelineEvent
-    from forensics.types.kdump import AppliedChange, KdumpState
-    from forensics.types.profile import Profile, ProfileStack
+    from forensics.types.kdump import AppliedChange, Checklist, KdumpState, Plan
+    from forensics.types.profile import ClassShare, Hotspots, Profile, ProfileStack
     from forensics.types.sched import ParseSummary, TraceAnalysis
+    from forensics.types.slab import CounterPoint, SampleRow, StoreSummary
     from forensics.types.spans import GanttChart, SpanReport
-    from forensics.types.vmcore import CrashSnapshot, FaultAnalysis, Taint
+    from forensics.types.vmcore import CrashSnapshot, FaultAnalysis, Taint, VmcoreAnalysis
 
 
+@dataclass(frozen=True)
 class SourceResult:
-    """``kforensic dmesg``: one input's record, its groups of reports, the reports kept, its number of lines."""
+    """``kforensic dmesg``: one input's record, its groups of reports, the reports kept, its number of lines.
 
-    def __init__(
-        self, name: str, record: SourceRecord, grouper: ReportGrouper, lines: int, explain: bool = False
-    ) -> None:
-        self.name = name
-        self.record = record
-        self.grouper = grouper
-        self.groups: list[ReportGroup] = grouper.groups()
-        # Only the occurrences the groups keep (first, an even sample, last): memory flat in log size.
-        kept = sorted((r for g in self.groups for r in g.kept), key=lambda r: r.start_line)
-        self.reports = [r for r in kept if not r.is_event]
-        self.events = [r for r in kept if r.is_event]
-        self.lines = lines
-        # What each kept report's body says (detectors/dmesg/why.py), by its first line.
-        self.whys: dict[int, ReportWhy] = {}
-        # Causes that several reports show together (a lock cycle of hung tasks), by group signature.
-        self.group_causes: dict[str, Cause] = {}
-        if explain:
-            from detectors.dmesg.findings import explain_reports, lock_cycle_causes
+    Built by :func:`forensics.pipelines.dmesg.source_result` from the engine's grouper.
+    """
 
-            self.whys = explain_reports(kept)
-            self.group_causes = lock_cycle_causes(self.groups, self.whys)
+    name: str
+    record: SourceRecord
+    groups: list[ReportGroup]
+    # Only the occurrences the groups keep (first, an even sample, last): memory flat in log size.
+    reports: list[KernelReport]
+    events: list[KernelReport]
+    lines: int
+    # What the incident needs of every report, not only of the kept ones (ReportGrouper's).
+    releases: frozenset[str]
+    first_time: float | None
+    last_time: float | None
+    boot_times: Sequence[float]
+    # What each kept report's body says (detectors/dmesg/why.py), by its first line.
+    whys: Mapping[int, ReportWhy] = dataclasses.field(default_factory=dict)
+    # Causes that several reports show together (a lock cycle of hung tasks), by group signature.
+    group_causes: Mapping[str, Cause] = dataclasses.field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -86,8 +78,6 @@ class LeaksResult:
     thresholds: LeakThresholds
     incident: Incident
     plots: tuple[Plot, ...]
-    # meminfo series whose growth the leaking caches explain (their kernel-memory-leak finding is info)
-    explained: frozenset[str] = frozenset()
     figures: tuple[Figure, ...] = ()  # the plots to draw and write (forensics/delivery.py)
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
+from forensics.model import NotAvailable
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -193,3 +195,56 @@ class WallClockStep:
     def seconds(self) -> float:
         """How far the wall clock stepped (negative: back)."""
         return self.recorded - self.expected
+
+
+# ---------------------------------------------------------------- what the store gives back (collectors/slabstore.py)
+
+
+class SampleRow(NamedTuple):
+    """A sample of the store (without its data)."""
+
+    id: int
+    run_id: int
+    wall: float
+    uptime: float | None
+    boot_id: str | None
+    cost: float | None
+    missing: str | None
+
+
+class CounterPoint(NamedTuple):
+    """One counter in one sample."""
+
+    sample_id: int
+    wall: float
+    boot_id: str | None
+    value: int
+
+
+class CacheGrowth(NamedTuple):
+    """How a cache changed between the first and last sample of a series."""
+
+    name: str
+    first_active_bytes: int
+    last_active_bytes: int
+    first_active_objs: int
+    last_active_objs: int
+
+    @property
+    def delta_bytes(self) -> int:
+        """Growth in bytes (negative: shrink)."""
+        return self.last_active_bytes - self.first_active_bytes
+
+
+@dataclass(frozen=True)
+class StoreSummary:
+    """A short account of a run or a whole store: no verdicts, only what was recorded."""
+
+    samples: int
+    caches: int
+    boots: int
+    first_wall: float | NotAvailable
+    last_wall: float | NotAvailable
+    kmsg_records: int
+    kmsg_missing: int
+    top_growers: tuple[CacheGrowth, ...]

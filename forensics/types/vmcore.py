@@ -8,8 +8,9 @@ build them from any source.  Importing this module never imports drgn.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from forensics.model import NotAvailable
+from forensics.model import Finding, NotAvailable
 
 # Registers and code bytes live apart so that ``kforensic dmesg`` reads a log's register dump and Code: line
 # without making this module's two dozen records (~20 ms of start-up); they are this module's names too
@@ -17,6 +18,9 @@ from forensics.model import NotAvailable
 from forensics.types.registers import CodeBytes as CodeBytes  # noqa: PLC0414
 from forensics.types.registers import Instruction
 from forensics.types.registers import RegisterSet as RegisterSet  # noqa: PLC0414
+
+if TYPE_CHECKING:
+    from forensics.types.incident import Hypothesis
 
 
 @dataclass(frozen=True)
@@ -535,3 +539,13 @@ class FaultAnalysis:
     read_member: FieldRef | NotAvailable  # the member read through the NULL pointer
     confidence: float
     steps: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class VmcoreAnalysis:
+    """detectors/vmcore's result: the dump's findings, their ranked hypotheses, the crash and culprit frames."""
+
+    findings: tuple[Finding, ...]
+    hypotheses: tuple[Hypothesis, ...]
+    crash_frame: Frame | None  # where the crash happened (the exception frame, or the caller of panic)
+    culprit_frame: Frame | None  # the first frame from there that is not generic infrastructure

@@ -120,3 +120,42 @@ def test_subjects_round_trip_and_are_left_out_when_there_are_none(tmp_path: Path
     doc["findings"][0]["subjects"][0]["kind"] = "planet"
     with pytest.raises(InputError, match="findings"):
         incident_from_dict(doc, "x.json")
+
+
+def test_a_stated_cause_is_written_as_the_last_two_facts_and_read_back_typed(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from forensics.model import Fact, StatedCause
+
+    incident = _incident(tmp_path)
+    stated = StatedCause("dev->sensor was NULL: a missing NULL check", "crash> dis -rl kf_read")
+    finding = replace(incident.findings[0], facts=(Fact("frame", "#0"),), stated=stated)
+    doc = json.loads(json.dumps(incident_to_dict(replace(incident, findings=(finding,)))))
+    assert doc["findings"][0]["facts"] == [
+        {"name": "frame", "value": "#0"},
+        {"name": "hypothesis", "value": stated.statement},
+        {"name": "next command", "value": stated.next_command},
+    ]
+    [back] = incident_from_dict(doc, "x.json").findings
+    assert back.stated == stated and back.facts == (Fact("frame", "#0"),) and back == finding
+    assert back.fact("hypothesis") == stated.statement  # read like any fact
+
+
+def test_a_log_cause_is_written_as_the_last_four_facts_and_read_back_typed(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from forensics.model import Fact, LogCause
+
+    incident = _incident(tmp_path)
+    cause = LogCause("use_after_free", "use-after-free: kf_read uses a kf_obj object after it was freed", 0.9, "bt")
+    finding = replace(incident.findings[0], facts=(Fact("type", "kasan"),), log_cause=cause)
+    doc = json.loads(json.dumps(incident_to_dict(replace(incident, findings=(finding,)))))
+    assert [(x["name"], x["value"]) for x in doc["findings"][0]["facts"]] == [
+        ("type", "kasan"),
+        ("root cause class", "use_after_free"),
+        ("root cause", cause.statement),
+        ("root cause confidence", "0.90"),
+        ("root cause next command", "bt"),
+    ]
+    [back] = incident_from_dict(doc, "x.json").findings
+    assert back.log_cause == cause and back == finding

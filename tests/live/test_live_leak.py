@@ -26,10 +26,9 @@ import pytest
 
 from collectors.slabstore import SlabStore
 from collectors.slabwatch import SlabWatcher, WatchPlan
-from detectors.leaks.decision import duration
 from forensics.model import LocatorKind, Severity
 from forensics.pipelines.leaks import analyse_store
-from forensics.types.leaks import Grade
+from forensics.types.leaks import Grade, duration
 from tests.helpers import assert_evidence_resolves
 
 # One xdist worker runs every test that leaks or watches for a leak, one after another: a control window

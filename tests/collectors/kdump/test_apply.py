@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from collectors.kdump.apply import apply_changes, backup_name
-from detectors.kdump.plan import FileChange
 from forensics.errors import InputError
+from forensics.types.kdump import FileChange
 from tests.detectors.kdump.test_golden import tree_digest
 
 WHEN = dt.datetime(2026, 3, 4, 5, 6, 7, tzinfo=dt.UTC)

@@ -14,7 +14,9 @@ from forensics.model import (
     Finding,
     Locator,
     LocatorKind,
+    LogCause,
     Severity,
+    StatedCause,
     Subject,
     SubjectKind,
     Timestamp,
@@ -66,12 +68,9 @@ CASES = [
     (
         "stated",
         (
-            _f(
-                "bug-condition",
-                "BUG_ON held",
-                Fact("hypothesis", "buf->refcount = 0 at kf_put"),
-                Fact("next command", "grep -n refcount kf.c"),
-                confidence=0.95,
+            replace(
+                _f("bug-condition", "BUG_ON held", confidence=0.95),
+                stated=StatedCause("buf->refcount = 0 at kf_put", "grep -n refcount kf.c"),
             ),
         ),
         "buf->refcount = 0 at kf_put",
@@ -147,14 +146,18 @@ CASES = [
     (
         "log-cause",
         (
-            _f(
-                "dmesg.kasan",
-                "KASAN: slab-use-after-free Read in kf_read",
-                Fact("root cause class", "use_after_free"),
-                Fact("root cause", "use-after-free: kf_read uses a kf_obj object after it was freed"),
-                Fact("root cause confidence", "0.90"),
-                Fact("root cause next command", "look at the freed-by stack"),
-                evidence=(_ev(1, "BUG: KASAN: slab-use-after-free in kf_read+0x1/0x2"),),
+            replace(
+                _f(
+                    "dmesg.kasan",
+                    "KASAN: slab-use-after-free Read in kf_read",
+                    evidence=(_ev(1, "BUG: KASAN: slab-use-after-free in kf_read+0x1/0x2"),),
+                ),
+                log_cause=LogCause(
+                    "use_after_free",
+                    "use-after-free: kf_read uses a kf_obj object after it was freed",
+                    0.9,
+                    "look at the freed-by stack",
+                ),
             ),
         ),
         "use-after-free: kf_read uses a kf_obj object after it was freed",

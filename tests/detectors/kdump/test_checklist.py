@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 
 from collectors.kdump.state import collect_kdump_state
-from detectors.kdump.checklist import Checklist, run_checklist
+from detectors.kdump.checklist import run_checklist
 from detectors.kdump.findings import checklist_findings
 from detectors.kdump.plan import make_plan
 from detectors.kdump.sysctl_rules import POLICIES, policy_named
 from forensics.model import Severity
-from forensics.types.kdump import KdumpState, Status
+from forensics.types.kdump import Checklist, KdumpState, Status
 from tests.collectors.kdump.roots import SCENARIOS, build
 from tests.helpers import assert_evidence_resolves
 

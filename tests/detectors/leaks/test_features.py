@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from detectors.leaks.decision import RULES, Context, LeakThresholds, decide
+from detectors.leaks.decision import RULES, Context, decide
 from detectors.leaks.features import features, median_slope, rolling_minima
-from forensics.types.leaks import Grade
+from forensics.types.leaks import Grade, LeakThresholds
 
 HOURS = np.linspace(0.0, 2.0, 25)
 MB = 2.0**20

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from detectors.leaks.findings import coverage_finding
 from forensics.cli import main
 from forensics.model import Severity
 from forensics.pipelines.leaks import analyse_store
@@ -54,7 +55,7 @@ def test_the_healthy_recording_has_nothing_at_medium_and_says_what_was_examined(
     [examined] = result.incident.examined
     assert "133 samples over 11 min every 5 s, 235 slab caches" in examined.what
     assert examined.could_find[0].startswith("leaks of ") and "need >= 2.0 h of samples" in examined.could_not[0]
-    coverage = result.analysis.coverage(str(store))
+    coverage = coverage_finding(result.analysis.examined, str(store))
     assert coverage.severity is Severity.INFO and coverage.title.startswith("No leak of ")
     code, out = _cli(monkeypatch, capsys, "leaks", "--store", str(store), "-f", "md", "--fail-on", "medium")
     assert code == 0 and "examined 235 slab caches" in out and "No problem found" in out

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from detectors.leaks.analysis import LeakInput, analyse
+from detectors.leaks.findings import coverage_finding
 from detectors.leaks.power import plan_warning, planned
 from forensics.cli import main
 from forensics.model import Severity
@@ -37,7 +38,7 @@ def test_a_three_sample_store_cannot_be_judged_and_says_so(tmp_path: Path) -> No
     [examined] = result.incident.examined
     assert examined.what.startswith(f"slab samples {store}: 3 samples over 2 min every 60 s, 2 slab caches")
     assert examined.could_find == () and examined.could_not == (f"any leak: {power.shortfall()}",)
-    assert result.analysis.coverage(str(store)).title == f"Leak analysis {power.shortfall()}"
+    assert coverage_finding(result.analysis.examined, str(store)).title == f"Leak analysis {power.shortfall()}"
     assert all(f.severity < Severity.MEDIUM for f in result.incident.findings)
 
 

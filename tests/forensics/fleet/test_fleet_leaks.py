@@ -16,13 +16,13 @@ import pytest
 from collectors.fleet_metrics import KFORENSIC, NODE, build_instance, instance_queries, node_meminfo_metric
 from collectors.prometheus import PromClient, Series, parse_match, selector
 from collectors.slabwatch import take_sample
-from detectors.leaks.decision import LeakThresholds
 from forensics.errors import UsageError
 from forensics.fleet.exposition import sample_exposition
 from forensics.fleet.leaks import analyse_fetched
 from forensics.report.fleet_leaks import FleetLeaksRenderer, to_dict
 from forensics.report.formats import OutputFormat, render
 from forensics.types.fleet import FleetWindow
+from forensics.types.leaks import LeakThresholds
 from tests.collectors.test_procfs import FakeTree
 
 STEP = 30.0
