@@ -54,10 +54,11 @@ class Run:
 def run(argv: list[str], env: dict[str, str], cwd: Path) -> Run:
     """Run ``argv`` with stdout and stderr discarded; measure it with wait4.
 
-    ``slab-import`` starts from no store each time (the ``leaks`` runs after it read that store).
+    ``slab-import`` and ``slab-watch`` start from no store each time (``leaks`` reads slab-import's).
     """
-    if argv[1:2] == ["slab-import"]:
-        for leftover in cwd.glob("slab.db*"):
+    fresh = {"slab-import": "slab.db*", "slab-watch": "w.db*"}.get(argv[1], "")
+    if fresh:
+        for leftover in cwd.glob(fresh):
             leftover.unlink()
     started = time.perf_counter()
     child = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -86,6 +87,16 @@ def inputs(work: Path) -> dict[str, list[str]]:
         "profile": [kf, "profile", str(PERF)],
         "vmcore": [kf, "vmcore", str(CASE), "--vmlinux", str(vmlinux), "--module-debug", module],
         "kdump check": [kf, "kdump", "check"],
+        "slab-watch (3 samples)": [
+            kf,
+            "slab-watch",
+            "--duration",
+            "2s",
+            "--interval",
+            "1s",
+            "--store",
+            str(work / "w.db"),
+        ],
         "report": [
             kf,
             "report",

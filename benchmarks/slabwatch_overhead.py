@@ -120,7 +120,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="kforensic-bench-") as tmp:
         watch = run_slab_watch(args.root, args.samples, args.interval, Path(tmp))
         base = run_baseline(args.root, args.samples, args.interval, Path(tmp))
-        cold_env = dict(os.environ, PYTHONPYCACHEPREFIX=f"{tmp}/pyc", NUMBA_CACHE_DIR=f"{tmp}/numba")
+        cold_env = dict(
+            os.environ, PYTHONPYCACHEPREFIX=f"{tmp}/pyc", NUMBA_CACHE_DIR=f"{tmp}/numba", XDG_CACHE_HOME=f"{tmp}/xdg"
+        )
         command = [("cold", run_command(args.root, Path(tmp), cold_env, "cold"), os.getloadavg()[0])]
         command.append(("warm", run_command(args.root, Path(tmp), cold_env, "warm"), os.getloadavg()[0]))
     loop_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -5,7 +5,7 @@ For every fixture kernel (6.1: vmcore_fixtures/; 5.10 and 6.12: vmcore_fixtures/
 each of its cases, in fresh processes:
 
 * cold: empty compile caches: a new ``PYTHONPYCACHEPREFIX`` (no ``.pyc``: every module compiled)
-  and a new ``NUMBA_CACHE_DIR``;
+  and new ``NUMBA_CACHE_DIR`` and ``XDG_CACHE_HOME`` (kforensic's regex cache);
 * warm: the same again ``--repeat`` times (``.pyc`` written by the cold run), the median counts;
 * the baseline in the same run: ``crash -s VMLINUX VMCORE -i CMDS`` with ``sys``, ``bt``, ``log``,
   ``kmem -i`` and ``ps`` (Debian package ``crash``), ``--repeat`` times.
@@ -83,7 +83,12 @@ def main() -> int:
                 options = [str(case.vmcore), "--vmlinux", str(case.vmlinux), *modules]
                 options += ["--source-dir", str(FIXTURES_DIR), "--format", "json", "-o", f"{tmp}/out.json"]
                 caches = Path(tempfile.mkdtemp(dir=tmp))
-                env = dict(os.environ, PYTHONPYCACHEPREFIX=str(caches / "pyc"), NUMBA_CACHE_DIR=str(caches / "numba"))
+                env = dict(
+                    os.environ,
+                    PYTHONPYCACHEPREFIX=str(caches / "pyc"),
+                    NUMBA_CACHE_DIR=str(caches / "numba"),
+                    XDG_CACHE_HOME=str(caches / "xdg"),  # kforensic's own caches (the regex cache)
+                )
                 env.pop("PYTHONDONTWRITEBYTECODE", None)  # the cold run writes the .pyc a first run writes
                 argv = [sys.executable, "-m", "forensics", "vmcore", *options]
                 cold = _run(argv, env)

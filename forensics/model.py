@@ -122,6 +122,15 @@ class FindingKind(enum.StrEnum):
     DMESG_USERCOPY = "dmesg.usercopy"
     DMESG_WARNING = "dmesg.warning"
 
+    @property
+    def from_kernel_log(self) -> bool:
+        """A kernel log report or event (``dmesg.<kind>``, detectors/dmesg)."""
+        return self in KERNEL_LOG_KINDS
+
+
+#: The kinds of the kernel log's reports and events (one per ``forensics.types.dmesg.ReportKind``).
+KERNEL_LOG_KINDS = frozenset(k for k in FindingKind if k.value.startswith("dmesg."))
+
 
 class Severity(enum.Enum):
     """How bad a finding is, ordered ``info < low < medium < high < critical``."""

@@ -184,7 +184,7 @@ def feed_session(session: Session, sink: BatchSink, keep: bool = False) -> CtfRe
         sel = np.flatnonzero(wanted)
         if keep:
             tracker.chunk(rows, owner, sel)
-        batch = kernel_batch(session, rows[sel], owner[sel], shift_wakeup)
+        batch = kernel_batch(session, np.take(rows, sel, axis=0), owner[sel], shift_wakeup)  # (rows: see rows())
         counts.used += len(batch)
         if len(batch):
             sink.feed(batch)

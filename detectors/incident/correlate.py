@@ -60,7 +60,7 @@ def merge_into(base: Finding, other: Finding, why: str) -> Finding:
 
 
 def _is_log_crash(f: Finding) -> bool:
-    return f.kind.startswith("dmesg.") and f.kind not in _EVENT_KINDS and f.severity >= Severity.HIGH
+    return f.kind.from_kernel_log and f.kind not in _EVENT_KINDS and f.severity >= Severity.HIGH
 
 
 Rule = Callable[[dict[str, Finding]], list[tuple[str, str, str]]]

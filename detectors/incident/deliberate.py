@@ -37,7 +37,7 @@ NEXT_STEPS = (
 
 def is_deliberate(finding: Finding) -> bool:
     """Whether a crash finding (dump or log) is a crash requested with sysrq."""
-    if not (finding.kind is FindingKind.CRASH or finding.kind.startswith("dmesg.")):
+    if not (finding.kind is FindingKind.CRASH or finding.kind.from_kernel_log):
         return False
     texts = [finding.title, *(f.value for f in finding.facts if f.name in ("crashing function", "panic message"))]
     texts += [e.excerpt for e in finding.evidence[:3]]

@@ -19,7 +19,7 @@ from dataclasses import replace
 
 from detectors.incident.deliberate import NEXT_STEPS, REQUESTED, WHO, deliberate_crash, is_deliberate
 from detectors.incident.timeline import foreign_sources
-from forensics.model import PROBLEM, Finding, FindingKind, Severity, StatedCause
+from forensics.model import KERNEL_LOG_KINDS, PROBLEM, Finding, FindingKind, Severity, StatedCause
 from forensics.types.incident import Hypothesis
 
 
@@ -27,9 +27,10 @@ def _cites(finding: Finding, n: int = 2) -> tuple[str, ...]:
     return tuple(f"{finding.title} — {ev.cite()}" for ev in finding.evidence[:n])
 
 
-def _of_kind(findings: tuple[Finding, ...], *kinds: str) -> list[Finding]:
-    """Findings of these kinds (a member, or a family prefix such as ``"dmesg."``)."""
-    return [f for f in findings if f.kind.startswith(kinds)]
+def _of_kind(findings: tuple[Finding, ...], *kinds: FindingKind | frozenset[FindingKind]) -> list[Finding]:
+    """Findings of these kinds (members, or sets of them such as ``KERNEL_LOG_KINDS``)."""
+    wanted = {k for x in kinds for k in (x if isinstance(x, frozenset) else (x,))}
+    return [f for f in findings if f.kind in wanted]
 
 
 def _step(finding: Finding, default: str, index: int = 0) -> str:
@@ -72,7 +73,7 @@ def _log_cause(findings: tuple[Finding, ...]) -> list[Hypothesis]:
     values a dump would confirm are named as not checked.
     """
     out = []
-    for f in _of_kind(findings, "dmesg."):
+    for f in _of_kind(findings, KERNEL_LOG_KINDS):
         cause = f.log_cause
         if cause is None or not cause.statement:
             continue
@@ -187,7 +188,7 @@ def _log_bug(findings: tuple[Finding, ...]) -> list[Hypothesis]:
     if any(x.kind is FindingKind.CRASH for x in findings):
         return []  # the dump's crash finding carries it
     out = []
-    for f in _of_kind(findings, "dmesg."):
+    for f in _of_kind(findings, KERNEL_LOG_KINDS):
         if (
             f.kind in OOM_KINDS
             or f.severity < Severity.HIGH
@@ -294,22 +295,23 @@ def _memory_text(main: Finding, findings: tuple[Finding, ...]) -> str:
     return f"{LEAKING}; whether memory ran out is unknown (no OOM report, MemAvailable not sampled)"
 
 
-_PLAIN = (
-    ("double-free", "the kernel freed the same memory twice (a double free)"),
-    ("use-after-free", "the kernel used memory after it had been freed (a use-after-free)"),
-    ("deadlock", "tasks waited forever for locks the other held (a deadlock)"),
-    ("spinlock-deadlock", "a CPU spun forever on a lock that was never released"),
-    ("null-field", "the kernel followed a pointer that was never set (a NULL pointer)"),
-    ("hung-task", "a task waited forever for a lock another task never released"),
-    ("dmesg.hang", "a task was stuck and stopped making progress"),
-    ("slab-leak", LEAKING),
-    ("kernel-memory-leak", LEAKING),
-    ("dmesg.oom", "the machine ran out of memory"),
-    ("dmesg.soft-lockup", "one CPU was stuck in the kernel and stopped responding"),
-    ("sched-rt-hog", "a high-priority task kept a CPU busy and starved other work"),
-    ("sched-cpu-hog", "a task kept a CPU busy for too long"),
-    ("crash", "the kernel hit a fatal error"),
-    ("dmesg.", "the kernel reported an error"),
+K = FindingKind
+_PLAIN: tuple[tuple[frozenset[FindingKind], str], ...] = (
+    (frozenset({K.DOUBLE_FREE}), "the kernel freed the same memory twice (a double free)"),
+    (frozenset({K.USE_AFTER_FREE}), "the kernel used memory after it had been freed (a use-after-free)"),
+    (frozenset({K.DEADLOCK}), "tasks waited forever for locks the other held (a deadlock)"),
+    (frozenset({K.SPINLOCK_DEADLOCK}), "a CPU spun forever on a lock that was never released"),
+    (frozenset({K.NULL_FIELD}), "the kernel followed a pointer that was never set (a NULL pointer)"),
+    (frozenset({K.HUNG_TASK}), "a task waited forever for a lock another task never released"),
+    (frozenset({K.DMESG_HANG}), "a task was stuck and stopped making progress"),
+    (frozenset({K.SLAB_LEAK, K.SLAB_LEAK_GROUP}), LEAKING),
+    (frozenset({K.KERNEL_MEMORY_LEAK}), LEAKING),
+    (frozenset({K.DMESG_OOM}), "the machine ran out of memory"),
+    (frozenset({K.DMESG_SOFT_LOCKUP}), "one CPU was stuck in the kernel and stopped responding"),
+    (frozenset({K.SCHED_RT_HOG}), "a high-priority task kept a CPU busy and starved other work"),
+    (frozenset({K.SCHED_CPU_HOG}), "a task kept a CPU busy for too long"),
+    (frozenset({K.CRASH}), "the kernel hit a fatal error"),
+    (KERNEL_LOG_KINDS, "the kernel reported an error"),
 )
 
 
@@ -328,7 +330,7 @@ def plain_summary(findings: tuple[Finding, ...], host: str) -> str:
             f"above; {len(findings)} finding(s) below it are information."
         )
     crash = next((f for f in findings if f.kind is FindingKind.CRASH), None) or next(
-        (f for f in findings if f.kind.startswith("dmesg.") and f.severity is Severity.CRITICAL), None
+        (f for f in findings if f.kind.from_kernel_log and f.severity is Severity.CRITICAL), None
     )
     requested = deliberate_crash(findings)
     crashed = (
@@ -338,11 +340,11 @@ def plain_summary(findings: tuple[Finding, ...], host: str) -> str:
         if crash is not None
         else ""
     )
-    for kind, text in _PLAIN:
+    for kinds, text in _PLAIN:
         hits = [
             f
             for f in findings
-            if f.kind.startswith(kind) and f.severity >= Severity.MEDIUM and (requested is None or f.id != requested.id)
+            if f.kind in kinds and f.severity >= Severity.MEDIUM and (requested is None or f.id != requested.id)
         ]
         if not hits:
             continue

@@ -53,7 +53,7 @@ def crash_uptime(findings: tuple[Finding, ...]) -> float | None:
     times = [
         ev.timestamp.seconds
         for f in findings
-        if f.kind is FindingKind.CRASH or (f.kind.startswith("dmesg.") and f.severity is Severity.CRITICAL)
+        if f.kind is FindingKind.CRASH or (f.kind.from_kernel_log and f.severity is Severity.CRITICAL)
         for ev in f.evidence
         if ev.timestamp is not None and ev.timestamp.clock is Clock.MONOTONIC and not _is_trace(ev)
     ]
@@ -74,7 +74,7 @@ def foreign_sources(findings: tuple[Finding, ...]) -> dict[str, tuple[Evidence, 
     crash_sources = {
         ev.source
         for f in findings
-        if f.kind is FindingKind.CRASH or (f.kind.startswith("dmesg.") and f.severity is Severity.CRITICAL)
+        if f.kind is FindingKind.CRASH or (f.kind.from_kernel_log and f.severity is Severity.CRITICAL)
         for ev in f.evidence
     }
     earliest: dict[str, Evidence] = {}

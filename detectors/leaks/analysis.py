@@ -26,7 +26,7 @@ from detectors.leaks.judge import ExcerptOf, evidence_samples, judge_column, jud
 from detectors.leaks.meminfo import MEMINFO_FIELDS, UNACCOUNTED, last_value, with_unaccounted
 from detectors.leaks.power import power_of
 from detectors.leaks.series import SeriesMatrix, counter_matrices, counter_units, slab_extent, slab_matrices
-from forensics.model import Finding, NotAvailable
+from forensics.model import Finding, FindingKind, NotAvailable, Severity, finding_id
 from forensics.types.leaks import (
     CoGrowth,
     ExaminedSeries,
@@ -190,6 +190,15 @@ def analyse(data: LeakInput, thresholds: LeakThresholds | None = None) -> LeakAn
         interval_seconds=last.interval_seconds if last else NotAvailable("no slab samples"),
         window_seconds=last.window_seconds if last else NotAvailable("no slab samples"),
         examined=examined,
+        explained=_explained(meminfo, findings),
+    )
+
+
+def _explained(meminfo: list[SeriesVerdict], findings: tuple[Finding, ...]) -> frozenset[str]:
+    """The meminfo series whose growth the leaking caches explain: their kernel-memory-leak finding is info."""
+    severities = {f.id: f.severity for f in findings}
+    return frozenset(
+        v.name for v in meminfo if severities.get(finding_id(FindingKind.KERNEL_MEMORY_LEAK, v.name)) is Severity.INFO
     )
 
 

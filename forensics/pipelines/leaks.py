@@ -88,7 +88,7 @@ def analyse_store(
     if plots_dir is not None:
         plots, series = _plots(analysis, plots_dir)
         figures = (FigureDirectory(plots_dir), *series)
-    return LeaksResult(store_path, run_id, analysis, th, incident, plots, _explained(analysis), figures)
+    return LeaksResult(store_path, run_id, analysis, th, incident, plots, figures)
 
 
 def plot_file_name(kind: str, name: str) -> str:
@@ -120,18 +120,6 @@ def _series_figure(path: Path, title: str, verdict: SeriesVerdict) -> SeriesFigu
     trend = f.ts_intercept + f.ts_slope * hours
     label = f"trend {verdict.rate / 1024:,.0f} KB/h ({verdict.grade.value})"
     return SeriesFigure(path, title, verdict.grid_walls, verdict.grid_values, judged, trend, label)
-
-
-def _explained(analysis: LeakAnalysis) -> frozenset[str]:
-    """The meminfo series whose growth the leaking caches explain: their kernel-memory-leak finding is info."""
-    from forensics.model import FindingKind, Severity, finding_id
-
-    severities = {f.id: f.severity for f in analysis.findings}
-    return frozenset(
-        v.name
-        for v in analysis.meminfo
-        if severities.get(finding_id(FindingKind.KERNEL_MEMORY_LEAK, v.name)) is Severity.INFO
-    )
 
 
 # ---------------------------------------------------------------- reading the store for the leak analysis

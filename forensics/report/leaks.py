@@ -134,7 +134,7 @@ def _rows(result: LeaksResult) -> list[tuple[str, str, str, str, str, str, str]]
     for v in a.flagged():
         f = v.features
         grade = v.grade.value
-        explained = v.name in result.explained
+        explained = v.name in result.analysis.explained
         if id(v) in meminfo_ids and explained and v.grade.rank >= 2:
             grade = f"{grade} (explained by caches)"
         rows.append(

@@ -338,6 +338,8 @@ class LeakAnalysis:
     interval_seconds: float | NotAvailable
     window_seconds: float | NotAvailable
     examined: ExaminedSeries
+    # meminfo series whose growth the flagged caches explain (their finding is info)
+    explained: frozenset[str] = frozenset()
 
     @property
     def power(self) -> Power:

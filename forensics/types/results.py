@@ -78,8 +78,6 @@ class LeaksResult:
     thresholds: LeakThresholds
     incident: Incident
     plots: tuple[Plot, ...]
-    # meminfo series whose growth the leaking caches explain (their kernel-memory-leak finding is info)
-    explained: frozenset[str] = frozenset()
     figures: tuple[Figure, ...] = ()  # the plots to draw and write (forensics/delivery.py)
 
 

@@ -99,6 +99,7 @@ def test_sunreclaim_explained_by_a_flagged_cache_is_info() -> None:
     sunreclaim = next(f for f in result.findings if f.title.startswith("SUnreclaim"))
     assert sunreclaim.severity is Severity.INFO
     assert "explained by foo_cache" in sunreclaim.title
+    assert "SUnreclaim" in result.explained  # the analysis says so itself: renderers look it up by name
     cache = next(f for f in result.findings if "foo_cache" in f.title and f.kind == "slab-leak")
     assert cache.severity is Severity.HIGH
 
