@@ -39,6 +39,7 @@ from forensics.types.dmesg import (
     MemoryConsumer,
     ReportKind,
     ReportWhy,
+    StackKind,
     StackSection,
     StalledCpu,
     StalledTask,
@@ -79,8 +80,8 @@ class _Reading:
                 return line, m
         return None
 
-    def stack(self, kind: str) -> StackSection | None:
-        return next((s for s in self.stacks if s.kind == kind), None)
+    def stack(self, kind: StackKind) -> StackSection | None:
+        return next((s for s in self.stacks if s.kind is kind), None)
 
     @property
     def func(self) -> str:
@@ -112,8 +113,9 @@ _KASAN_STACK_VAR = rc.compile(r"The buggy address (?:is located in stack of task
 
 def _sanitizer_stacks(r: _Reading) -> None:
     """Who allocated, who freed, the work that was queued: each stack's first foreign frame and task."""
-    for kind, name in (("allocated", "allocated by"), ("freed", "freed by"), ("aux-work", "work creation"),
-                       ("uninit-stored", "uninit stored by"), ("uninit-created", "uninit created by")):  # fmt: skip
+    for kind, name in ((StackKind.ALLOCATED, "allocated by"), (StackKind.FREED, "freed by"),
+                       (StackKind.AUX_WORK, "work creation"), (StackKind.UNINIT_STORED, "uninit stored by"),
+                       (StackKind.UNINIT_CREATED, "uninit created by")):  # fmt: skip
         section = r.stack(kind)
         if section is None:
             continue
@@ -277,7 +279,7 @@ _INCONSISTENT = rc.compile(r"\{([A-Z\-]+)\} -> \{([A-Z\-]+)\} usage")
 def _lockdep(r: _Reading) -> None:
     role = None  # which lock the next lock line names
     scenario_cpu_column: int | None = None
-    chain_sections = [s for s in r.stacks if s.kind == "lock-chain"]
+    chain_sections = [s for s in r.stacks if s.kind is StackKind.LOCK_CHAIN]
     for line in r.lines:
         body = line.body
         if (
@@ -487,7 +489,7 @@ def _hung_task(r: _Reading) -> None:
             owner = r.tasks[-1]
             r.locks.append(LockInfo("held", m.group(2), int(m.group(1)), f"{owner.comm}/{owner.pid}", m.group(3),
                                     line.number - r.first))  # fmt: skip
-    trace = r.stack("call-trace")
+    trace = r.stack(StackKind.CALL_TRACE)
     if trace is None:
         return
     for frame in trace.frames:
@@ -640,7 +642,7 @@ def _bad_page(r: _Reading) -> None:
             r.add("reason", m.group(1), line)
         elif (m := _BAD_FLAGS.search(body)) is not None:
             r.add("bad flags", f"{m.group(1)}({m.group(2)})", line)
-    for kind, name in (("page-alloc", "page allocated by"), ("page-free", "page freed by")):
+    for kind, name in ((StackKind.PAGE_ALLOC, "page allocated by"), (StackKind.PAGE_FREE, "page freed by")):
         section = r.stack(kind)
         if section is not None and section.first_foreign is not None:
             r.facts.append(WhyFact(name, section.first_foreign.function, section.first_foreign.at))
