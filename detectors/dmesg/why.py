@@ -28,7 +28,7 @@ from detectors.dmesg.lines import LogLine, parse_line
 from detectors.dmesg.model import parsed_lines
 from detectors.dmesg.rules import RULES
 from detectors.dmesg.stacks import stack_sections
-from detectors.pointers import LIST_POISON1, LIST_POISON2, ascii_text, classify_value
+from detectors.pointers import LIST_POISON1, LIST_POISON2, SLAB_POISONS, ValueKind, ascii_text, classify_value
 from forensics import regexcache as rc
 from forensics.types.causes import Cause
 from forensics.types.dmesg import (
@@ -972,7 +972,7 @@ def _poison_use_after_free(r: _Reading) -> Cause | None:
     if code is None or code.base_value is None or code.base is None or shadow_checked(code) is not None:
         return None
     cls = classify_value(code.base_value)
-    if cls is None or cls.kind not in ("slab-poison-free", "slab-poison-end"):
+    if cls is None or cls.kind not in (ValueKind.SLAB_POISON_FREE, ValueKind.SLAB_POISON_END):
         return None
     if code.loaded_base and code.loaded_value is not None:
         pointer = f"{code.loaded_base} = {code.loaded_value:#x}"
@@ -995,7 +995,7 @@ def _list_cause(r: _Reading) -> Cause | None:
     if value is not None and (text := ascii_text(value)) is not None:
         return _cause("list_corruption", r, 0.85, command, at, func=r.func, value=value, text=text)
     what = str(r.get("found is") or "")
-    if value is not None and (cls := classify_value(value)) is not None and cls.kind.startswith("slab-poison"):
+    if value is not None and (cls := classify_value(value)) is not None and cls.kind in SLAB_POISONS:
         explain = f"{r.get('pointer')} holds {value:#x}, {cls.meaning}: the entry or its neighbour was freed"
     elif value == 0:
         explain = f"{r.get('pointer')} is NULL: the entry was never initialised (INIT_LIST_HEAD) or was cleared"
@@ -1104,6 +1104,13 @@ def _null_cause(r: _Reading) -> Cause | None:
                   statement=f"NULL pointer dereference in {r.func}: {where}")  # fmt: skip
 
 
+#: Value kinds a register's value can be without memory being corrupted: a NULL member read, a user pointer, and
+#: the slab poisons of a use-after-free (said by their own causes).
+_NOT_CORRUPTION = frozenset(
+    {ValueKind.NULL_OFFSET, ValueKind.USER_ADDRESS, ValueKind.SLAB_POISON_FREE, ValueKind.SLAB_POISON_END}
+)
+
+
 def _corrupted_values(r: _Reading) -> Cause | None:
     """A fault through a value no pointer can have (text, poison other than a freed object's, a bogus address)."""
     code = r.code
@@ -1111,7 +1118,7 @@ def _corrupted_values(r: _Reading) -> Cause | None:
         return None
     checked = shadow_checked(code)
     cls = classify_value(checked[1] if checked is not None else code.base_value)
-    if cls is None or cls.kind in ("null-offset", "user-address", "slab-poison-free", "slab-poison-end"):
+    if cls is None or cls.kind in _NOT_CORRUPTION:
         return None
     return _cause("corrupted_values", r, 0.7, "crash> bt -FF; crash> rd -SS <address> 8", code.at,
                   statement=f"memory corruption: {cls.meaning}")  # fmt: skip
