@@ -8,20 +8,53 @@ KASAN's addresses), so that one value gets one meaning whichever input showed it
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["LIST_POISON1", "LIST_POISON2", "VALUE_RULES", "ValueClass", "ascii_text", "classify_value"]
+__all__ = [
+    "LIST_POISON1",
+    "LIST_POISON2",
+    "SLAB_FILLS",
+    "SLAB_POISONS",
+    "VALUE_RULES",
+    "ValueClass",
+    "ValueKind",
+    "ascii_text",
+    "classify_value",
+]
 
 LIST_POISON1 = 0xDEAD000000000100
 LIST_POISON2 = 0xDEAD000000000122
+
+
+class ValueKind(enum.StrEnum):
+    """The kinds of :data:`VALUE_RULES`: what a suspicious value is."""
+
+    LIST_POISON1 = "list-poison1"
+    LIST_POISON2 = "list-poison2"
+    SLAB_POISON_FREE = "slab-poison-free"
+    SLAB_POISON_END = "slab-poison-end"
+    SLAB_POISON_INUSE = "slab-poison-inuse"
+    SLAB_REDZONE_INACTIVE = "slab-redzone-inactive"
+    SLAB_REDZONE_ACTIVE = "slab-redzone-active"
+    NULL_OFFSET = "null-offset"
+    ASCII = "ascii"
+    NON_CANONICAL = "non-canonical"
+    USER_ADDRESS = "user-address"
+
+
+#: The slab allocator's poison fills (a freed object, its end, an object never initialised).
+SLAB_POISONS = frozenset({ValueKind.SLAB_POISON_FREE, ValueKind.SLAB_POISON_END, ValueKind.SLAB_POISON_INUSE})
+#: Every fill SLUB writes: the poisons and the red zones.
+SLAB_FILLS = SLAB_POISONS | {ValueKind.SLAB_REDZONE_INACTIVE, ValueKind.SLAB_REDZONE_ACTIVE}
 
 
 @dataclass(frozen=True)
 class ValueClass:
     """What a suspicious 64-bit value is."""
 
-    kind: str
+    kind: ValueKind
     meaning: str
 
 
@@ -63,33 +96,34 @@ def _repeated(value: int, byte: int) -> bool:
 
 
 #: Suspicious values, most specific first; each rule: (kind, test, meaning, example).
-VALUE_RULES: tuple[tuple[str, Callable[[int], bool], str, int], ...] = (
-    ("list-poison1", lambda v: v == LIST_POISON1,
+K = ValueKind
+VALUE_RULES: tuple[tuple[ValueKind, Callable[[int], bool], str, int], ...] = (
+    (K.LIST_POISON1, lambda v: v == LIST_POISON1,
      "LIST_POISON1: the ->next of an entry list_del() already removed", LIST_POISON1),
-    ("list-poison2", lambda v: v == LIST_POISON2,
+    (K.LIST_POISON2, lambda v: v == LIST_POISON2,
      "LIST_POISON2: the ->prev of an entry list_del() already removed", LIST_POISON2),
-    ("slab-poison-free", lambda v: _repeated(v, 0x6B),
+    (K.SLAB_POISON_FREE, lambda v: _repeated(v, 0x6B),
      "slab poison 0x6b (POISON_FREE): memory of a freed object, read after kfree (use-after-free)",
      0x6B6B6B6B6B6B6B6B),
-    ("slab-poison-end", lambda v: _filled(v, 0x6B, last=0xA5),
+    (K.SLAB_POISON_END, lambda v: _filled(v, 0x6B, last=0xA5),
      "slab poison end 0xa5 (POISON_END): the last byte of a freed object", 0xA56B6B6B6B6B6B6B),
-    ("slab-poison-inuse", lambda v: _repeated(v, 0x5A),
+    (K.SLAB_POISON_INUSE, lambda v: _repeated(v, 0x5A),
      "slab poison 0x5a (POISON_INUSE): allocated memory never initialised", 0x5A5A5A5A5A5A5A5A),
-    ("slab-redzone-inactive", lambda v: _repeated(v, 0xBB),
+    (K.SLAB_REDZONE_INACTIVE, lambda v: _repeated(v, 0xBB),
      "SLUB red zone 0xbb (inactive): the padding around a free object", 0xBBBBBBBBBBBBBBBB),
-    ("slab-redzone-active", lambda v: _repeated(v, 0xCC),
+    (K.SLAB_REDZONE_ACTIVE, lambda v: _repeated(v, 0xCC),
      "SLUB red zone 0xcc (active): the padding around an allocated object — an overflow reached it",
      0xCCCCCCCCCCCCCCCC),
-    ("null-offset", lambda v: 0 < v < 0x1000,
+    (K.NULL_OFFSET, lambda v: 0 < v < 0x1000,
      "NULL plus an offset: a member read through a NULL pointer", 0x30),
     # Text only where no pointer can be: a canonical value that happens to spell text (0x286a5920, a
     # user buffer, reads " Yj(") is an address, not text.
-    ("ascii", lambda v: ascii_text(v) is not None and not _canonical(v),
+    (K.ASCII, lambda v: ascii_text(v) is not None and not _canonical(v),
      "printable ASCII: text overwrote a pointer", 0x746E65696C632D66),
-    ("non-canonical", lambda v: not _canonical(v),
+    (K.NON_CANONICAL, lambda v: not _canonical(v),
      "non-canonical address: not a pointer at all (a general protection fault when used)", 0x0DEAD00000000000),
     # From 4 MiB (the lowest ELF mapping; below it sit per-CPU offsets such as s->cpu_slab and counts).
-    ("user-address", lambda v: 0x400000 <= v < 0x0000800000000000,
+    (K.USER_ADDRESS, lambda v: 0x400000 <= v < 0x0000800000000000,
      "a user-space address where the kernel expects a kernel pointer", 0x7FFD12345678),
 )  # fmt: skip
 
@@ -102,6 +136,6 @@ def classify_value(value: int) -> ValueClass | None:
         if test(value):
             text = ascii_text(value)
             return ValueClass(
-                kind, f"printable ASCII {text!r}: text overwrote a pointer" if kind == "ascii" else meaning
+                kind, f"printable ASCII {text!r}: text overwrote a pointer" if kind is ValueKind.ASCII else meaning
             )
     return None

@@ -32,7 +32,7 @@ from forensics.model import (
     finding_id,
 )
 from forensics.types.causes import Cause, memory_user
-from forensics.types.dmesg import SAMPLE_REPORTS, KernelReport, ReportGroup, ReportKind, group_severity
+from forensics.types.dmesg import SAMPLE_REPORTS, KernelReport, ReportGroup, ReportKind, StackKind, group_severity
 
 if TYPE_CHECKING:
     # The reading of report bodies (detectors/dmesg/why.py, its ~80 patterns, capstone's decoder) is imported
@@ -266,7 +266,7 @@ def why_facts(why: ReportWhy) -> list[Fact]:
         for z in why.zones
     ]
     for section in why.stacks:
-        if section.first_foreign is not None and section.kind != "call-trace":
+        if section.first_foreign is not None and section.kind is not StackKind.CALL_TRACE:
             facts.append(Fact(f"stack {section.kind}", section.first_foreign.function))
     if why.code is not None and why.code.faulting:
         facts.append(Fact("code", " ; ".join(("=> " if i.faulting else "") + i.text for i in why.code.instructions)))
@@ -286,7 +286,9 @@ def why_evidence(source: str, report: KernelReport, why: ReportWhy) -> list[Evid
     seen = {first}
     wanted = [(at, "cause") for at in why.cause_at[:_CAUSE_EVIDENCE]]
     wanted += [
-        (s.first_foreign.at, f"stack {s.kind}") for s in why.stacks if s.first_foreign and s.kind != "call-trace"
+        (s.first_foreign.at, f"stack {s.kind}")
+        for s in why.stacks
+        if s.first_foreign and s.kind is not StackKind.CALL_TRACE
     ]
     wanted += [(f.at, f.name) for f in why.facts if f.name != "root cause"]
     for at, name in wanted:

@@ -25,7 +25,7 @@ from ahocorasick_rs import BytesAhoCorasick, MatchKind
 from detectors.dmesg.frames import function_name, is_skipped
 from detectors.dmesg.lines import LogLine
 from forensics import regexcache as rc
-from forensics.types.dmesg import StackFrame, StackSection
+from forensics.types.dmesg import StackFrame, StackKind, StackSection
 
 #: A frame line: ``[<addr>]`` columns, ``?``, the symbol, ``+off/size``, ``[module]``, ``file:line``, ``[inline]``.
 #: A frame without an offset counts only with a source position (a symbolized inlined frame).
@@ -50,23 +50,23 @@ _INSIDE = rc.compile(
 
 
 #: Section headings, most specific first: (kind, pattern).  ``task`` is the group naming the task.
-SECTION_HEADINGS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+SECTION_HEADINGS: tuple[tuple[StackKind, re.Pattern[str]], ...] = tuple(
     (kind, rc.compile(pattern))
     for kind, pattern in (
-        ("allocated", r"^\s*(?:Allocated by task (?P<task>\d+)|Allocated):"),
-        ("freed", r"^\s*(?:Freed by task (?P<task>\d+)|Freed):"),
+        (StackKind.ALLOCATED, r"^\s*(?:Allocated by task (?P<task>\d+)|Allocated):"),
+        (StackKind.FREED, r"^\s*(?:Freed by task (?P<task>\d+)|Freed):"),
         # KFENCE: "kfence-#69 [...] allocated by task 9997:", "freed by task 9997:".
-        ("allocated", r"allocated by task (?P<task>\d+)(?: on cpu \d+ at [\d.]+s)?(?: \(age: [\d.]+s\))?:\s*$"),
-        ("freed", r"^\s*freed by task (?P<task>\d+)(?: on cpu \d+ at [\d.]+s)?(?: \(age: [\d.]+s\))?:\s*$"),
-        ("aux-work", r"^\s*Last potentially related work creation:"),
-        ("aux-work-2", r"^\s*Second to last potentially related work creation:"),
-        ("uninit-stored", r"^\s*Uninit was stored to memory at:"),
-        ("uninit-created", r"^\s*(?:Uninit was created at:|Local variable .* created at:)"),
-        ("page-alloc", r"^\s*page last allocated via .*pid (?P<task>\d+)"),
-        ("page-free", r"^\s*page last free (?:pid (?P<task>\d+) .*)?stack trace:"),
-        ("lock-chain", r"^\s*-> #\d+ \(.*\)(?:\{[^}]*\})*(?:-\{[^}]*\})?:\s*$"),
-        ("leak-backtrace", r"^\s*backtrace(?: \(crc [0-9a-f]+\))?:"),
-        ("call-trace", r"^\s*(?:Call [Tt]race:|Backtrace:)"),
+        (StackKind.ALLOCATED, r"allocated by task (?P<task>\d+)(?: on cpu \d+ at [\d.]+s)?(?: \(age: [\d.]+s\))?:\s*$"),
+        (StackKind.FREED, r"^\s*freed by task (?P<task>\d+)(?: on cpu \d+ at [\d.]+s)?(?: \(age: [\d.]+s\))?:\s*$"),
+        (StackKind.AUX_WORK, r"^\s*Last potentially related work creation:"),
+        (StackKind.AUX_WORK_2, r"^\s*Second to last potentially related work creation:"),
+        (StackKind.UNINIT_STORED, r"^\s*Uninit was stored to memory at:"),
+        (StackKind.UNINIT_CREATED, r"^\s*(?:Uninit was created at:|Local variable .* created at:)"),
+        (StackKind.PAGE_ALLOC, r"^\s*page last allocated via .*pid (?P<task>\d+)"),
+        (StackKind.PAGE_FREE, r"^\s*page last free (?:pid (?P<task>\d+) .*)?stack trace:"),
+        (StackKind.LOCK_CHAIN, r"^\s*-> #\d+ \(.*\)(?:\{[^}]*\})*(?:-\{[^}]*\})?:\s*$"),
+        (StackKind.LEAK_BACKTRACE, r"^\s*backtrace(?: \(crc [0-9a-f]+\))?:"),
+        (StackKind.CALL_TRACE, r"^\s*(?:Call [Tt]race:|Backtrace:)"),
     )
 )
 #: Words one of which every heading holds (a cheap test before the patterns).
@@ -85,21 +85,21 @@ _RECORDERS = ("^_*save_stack", "^set_track", "^depot_", "^_*kasan", "kfence_")
 _CALLBACKS = ("rcu_do_batch", "rcu_core", "^_*rcu_", "^_*do_softirq", "^handle_softirqs", "^run_ksoftirqd", "^irq_exit",
               "^smpboot_thread_fn", "^_*irq_exit_rcu")  # fmt: skip
 
-SECTION_SKIPS: dict[str, tuple[str, ...]] = {
-    "allocated": (*_RECORDERS, "kmem_cache_alloc", "kmalloc", "^_*alloc_pages", "slab_alloc"),
-    "freed": (*_RECORDERS, *_CALLBACKS, "kmem_cache_free", "^_*kfree", "slab_free"),
-    "aux-work": (*_RECORDERS, "call_rcu", "^_*queue_work", "insert_work", "task_work_add", "kvfree_call_rcu",
+SECTION_SKIPS: dict[StackKind, tuple[str, ...]] = {
+    StackKind.ALLOCATED: (*_RECORDERS, "kmem_cache_alloc", "kmalloc", "^_*alloc_pages", "slab_alloc"),
+    StackKind.FREED: (*_RECORDERS, *_CALLBACKS, "kmem_cache_free", "^_*kfree", "slab_free"),
+    StackKind.AUX_WORK: (*_RECORDERS, "call_rcu", "^_*queue_work", "insert_work", "task_work_add", "kvfree_call_rcu",
                  "^_*call_rcu_common", "^_*schedule_work", "^_*queue_delayed_work", "irq_work_queue"),
-    "aux-work-2": (*_RECORDERS, "call_rcu", "^_*queue_work", "insert_work", "task_work_add", "kvfree_call_rcu",
+    StackKind.AUX_WORK_2: (*_RECORDERS, "call_rcu", "^_*queue_work", "insert_work", "task_work_add", "kvfree_call_rcu",
                    "^_*call_rcu_common", "^_*schedule_work", "^_*queue_delayed_work", "irq_work_queue"),
-    "page-alloc": ("get_page_from_freelist", "new_slab", "_slab_alloc", "allocate_slab", "alloc_pages_mpol",
+    StackKind.PAGE_ALLOC: ("get_page_from_freelist", "new_slab", "_slab_alloc", "allocate_slab", "alloc_pages_mpol",
                    "alloc_slab_page", "folio_alloc", "_noprof$"),
-    "page-free": ("^_*free_", "free_pcp", "free_unref", "put_partials", "qlist_free_all", "kasan_quarantine",
+    StackKind.PAGE_FREE: ("^_*free_", "free_pcp", "free_unref", "put_partials", "qlist_free_all", "kasan_quarantine",
                   "discard_slab", "__slab_free", "release_pages", "folios_put"),
-    "lock-chain": ("lock_sock", "lock_acquire", "^_*down_", "^_*mutex_lock", "rtnl_lock$"),
-    "uninit-stored": ("^_*msan", "kmsan", "^memcpy", "^memmove"),
-    "uninit-created": ("^_*msan", "kmsan", "slab_post_alloc_hook", "slab_alloc"),
-    "leak-backtrace": ("kmemleak", "kmalloc", "kzalloc", "kcalloc", "kmem_cache_alloc", "slab_post_alloc_hook"),
+    StackKind.LOCK_CHAIN: ("lock_sock", "lock_acquire", "^_*down_", "^_*mutex_lock", "rtnl_lock$"),
+    StackKind.UNINIT_STORED: ("^_*msan", "kmsan", "^memcpy", "^memmove"),
+    StackKind.UNINIT_CREATED: ("^_*msan", "kmsan", "slab_post_alloc_hook", "slab_alloc"),
+    StackKind.LEAK_BACKTRACE: ("kmemleak", "kmalloc", "kzalloc", "kcalloc", "kmem_cache_alloc", "slab_post_alloc_hook"),
 }  # fmt: skip
 
 
@@ -128,7 +128,7 @@ def parse_stack_frame(body: str) -> tuple[str, str, int | None, int | None, str 
     )
 
 
-def section_kind(body: str) -> tuple[str, int | None] | None:
+def section_kind(body: str) -> tuple[StackKind, int | None] | None:
     """The kind of stack a heading line opens, and the task it names; None for other lines."""
     if _HEADING_HINT.search(body) is None:
         return None
@@ -168,7 +168,7 @@ def stack_sections(lines: Sequence[LogLine], first: int, skip_call_trace: tuple[
     register dumps).  ``skip_call_trace``: the report rule's own skips for its call trace.
     """
     out: list[StackSection] = []
-    current: tuple[str, str, int, int | None] | None = None
+    current: tuple[StackKind, str, int, int | None] | None = None
     frames: list[StackFrame] = []
     pending = 0  # lines since the heading before any frame
 
@@ -176,7 +176,7 @@ def stack_sections(lines: Sequence[LogLine], first: int, skip_call_trace: tuple[
         if current is None:
             return
         kind, heading, at, task = current
-        skip = skip_call_trace if kind == "call-trace" else SECTION_SKIPS.get(kind, ())
+        skip = skip_call_trace if kind is StackKind.CALL_TRACE else SECTION_SKIPS.get(kind, ())
         out.append(StackSection(kind, heading, at, task, tuple(frames), first_foreign(frames, skip)))
 
     hinted = _hinted_lines(lines)

@@ -28,7 +28,7 @@ from detectors.dmesg.lines import LogLine, parse_line
 from detectors.dmesg.model import parsed_lines
 from detectors.dmesg.rules import RULES
 from detectors.dmesg.stacks import stack_sections
-from detectors.pointers import LIST_POISON1, LIST_POISON2, ascii_text, classify_value
+from detectors.pointers import LIST_POISON1, LIST_POISON2, SLAB_POISONS, ValueKind, ascii_text, classify_value
 from forensics import regexcache as rc
 from forensics.types.causes import Cause
 from forensics.types.dmesg import (
@@ -39,6 +39,7 @@ from forensics.types.dmesg import (
     MemoryConsumer,
     ReportKind,
     ReportWhy,
+    StackKind,
     StackSection,
     StalledCpu,
     StalledTask,
@@ -79,8 +80,8 @@ class _Reading:
                 return line, m
         return None
 
-    def stack(self, kind: str) -> StackSection | None:
-        return next((s for s in self.stacks if s.kind == kind), None)
+    def stack(self, kind: StackKind) -> StackSection | None:
+        return next((s for s in self.stacks if s.kind is kind), None)
 
     @property
     def func(self) -> str:
@@ -112,8 +113,9 @@ _KASAN_STACK_VAR = rc.compile(r"The buggy address (?:is located in stack of task
 
 def _sanitizer_stacks(r: _Reading) -> None:
     """Who allocated, who freed, the work that was queued: each stack's first foreign frame and task."""
-    for kind, name in (("allocated", "allocated by"), ("freed", "freed by"), ("aux-work", "work creation"),
-                       ("uninit-stored", "uninit stored by"), ("uninit-created", "uninit created by")):  # fmt: skip
+    for kind, name in ((StackKind.ALLOCATED, "allocated by"), (StackKind.FREED, "freed by"),
+                       (StackKind.AUX_WORK, "work creation"), (StackKind.UNINIT_STORED, "uninit stored by"),
+                       (StackKind.UNINIT_CREATED, "uninit created by")):  # fmt: skip
         section = r.stack(kind)
         if section is None:
             continue
@@ -277,7 +279,7 @@ _INCONSISTENT = rc.compile(r"\{([A-Z\-]+)\} -> \{([A-Z\-]+)\} usage")
 def _lockdep(r: _Reading) -> None:
     role = None  # which lock the next lock line names
     scenario_cpu_column: int | None = None
-    chain_sections = [s for s in r.stacks if s.kind == "lock-chain"]
+    chain_sections = [s for s in r.stacks if s.kind is StackKind.LOCK_CHAIN]
     for line in r.lines:
         body = line.body
         if (
@@ -487,7 +489,7 @@ def _hung_task(r: _Reading) -> None:
             owner = r.tasks[-1]
             r.locks.append(LockInfo("held", m.group(2), int(m.group(1)), f"{owner.comm}/{owner.pid}", m.group(3),
                                     line.number - r.first))  # fmt: skip
-    trace = r.stack("call-trace")
+    trace = r.stack(StackKind.CALL_TRACE)
     if trace is None:
         return
     for frame in trace.frames:
@@ -640,7 +642,7 @@ def _bad_page(r: _Reading) -> None:
             r.add("reason", m.group(1), line)
         elif (m := _BAD_FLAGS.search(body)) is not None:
             r.add("bad flags", f"{m.group(1)}({m.group(2)})", line)
-    for kind, name in (("page-alloc", "page allocated by"), ("page-free", "page freed by")):
+    for kind, name in ((StackKind.PAGE_ALLOC, "page allocated by"), (StackKind.PAGE_FREE, "page freed by")):
         section = r.stack(kind)
         if section is not None and section.first_foreign is not None:
             r.facts.append(WhyFact(name, section.first_foreign.function, section.first_foreign.at))
@@ -970,7 +972,7 @@ def _poison_use_after_free(r: _Reading) -> Cause | None:
     if code is None or code.base_value is None or code.base is None or shadow_checked(code) is not None:
         return None
     cls = classify_value(code.base_value)
-    if cls is None or cls.kind not in ("slab-poison-free", "slab-poison-end"):
+    if cls is None or cls.kind not in (ValueKind.SLAB_POISON_FREE, ValueKind.SLAB_POISON_END):
         return None
     if code.loaded_base and code.loaded_value is not None:
         pointer = f"{code.loaded_base} = {code.loaded_value:#x}"
@@ -993,7 +995,7 @@ def _list_cause(r: _Reading) -> Cause | None:
     if value is not None and (text := ascii_text(value)) is not None:
         return _cause("list_corruption", r, 0.85, command, at, func=r.func, value=value, text=text)
     what = str(r.get("found is") or "")
-    if value is not None and (cls := classify_value(value)) is not None and cls.kind.startswith("slab-poison"):
+    if value is not None and (cls := classify_value(value)) is not None and cls.kind in SLAB_POISONS:
         explain = f"{r.get('pointer')} holds {value:#x}, {cls.meaning}: the entry or its neighbour was freed"
     elif value == 0:
         explain = f"{r.get('pointer')} is NULL: the entry was never initialised (INIT_LIST_HEAD) or was cleared"
@@ -1102,6 +1104,13 @@ def _null_cause(r: _Reading) -> Cause | None:
                   statement=f"NULL pointer dereference in {r.func}: {where}")  # fmt: skip
 
 
+#: Value kinds a register's value can be without memory being corrupted: a NULL member read, a user pointer, and
+#: the slab poisons of a use-after-free (said by their own causes).
+_NOT_CORRUPTION = frozenset(
+    {ValueKind.NULL_OFFSET, ValueKind.USER_ADDRESS, ValueKind.SLAB_POISON_FREE, ValueKind.SLAB_POISON_END}
+)
+
+
 def _corrupted_values(r: _Reading) -> Cause | None:
     """A fault through a value no pointer can have (text, poison other than a freed object's, a bogus address)."""
     code = r.code
@@ -1109,7 +1118,7 @@ def _corrupted_values(r: _Reading) -> Cause | None:
         return None
     checked = shadow_checked(code)
     cls = classify_value(checked[1] if checked is not None else code.base_value)
-    if cls is None or cls.kind in ("null-offset", "user-address", "slab-poison-free", "slab-poison-end"):
+    if cls is None or cls.kind in _NOT_CORRUPTION:
         return None
     return _cause("corrupted_values", r, 0.7, "crash> bt -FF; crash> rd -SS <address> 8", code.at,
                   statement=f"memory corruption: {cls.meaning}")  # fmt: skip

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from detectors.pointers import classify_value
+from detectors.pointers import SLAB_FILLS, SLAB_POISONS, classify_value
 from detectors.vmcore.disasm import decode
 from detectors.vmcore.evidence import FAULT_LINES, frame_evidence, log_line_evidence, object_state, root_cause_finding
 from detectors.vmcore.findings import crash_frame, culprit_frame
@@ -174,7 +174,7 @@ def _poisoned_members(snap: CrashSnapshot, obj: SlabObject) -> list[Fact]:
     for fv in snap.frame_values:
         for read in fv.members:
             cls = classify_value(read.value) if read.value is not None else None
-            if cls is None or not cls.kind.startswith("slab-poison"):
+            if cls is None or cls.kind not in SLAB_POISONS:
                 continue
             where = ""
             if read.address is not None and obj.start <= read.address < obj.start + obj.object_size:
@@ -224,7 +224,7 @@ def freed_object_findings(snap: CrashSnapshot) -> list[Finding]:
             facts += [Fact("object", f"{where} of {a.object_size} bytes in cache {cache}: FREE"),
                       Fact("alloc/free stacks", "not read: the object's slab could not be read again")]  # fmt: skip
         facts.append(Fact("first words", ", ".join(f"{w:#x}" for w in a.words[:4]) or "not in dump"))
-        poisoned = any((c := classify_value(w)) is not None and c.kind.startswith("slab-") for w in a.words)
+        poisoned = any((c := classify_value(w)) is not None and c.kind in SLAB_FILLS for w in a.words)
         freer = obj.track("free") if obj is not None else None
         hypothesis = causes.use_after_free(
             func, a.cache, f"{a.origin} = {a.address:#x}",

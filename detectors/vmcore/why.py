@@ -11,7 +11,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from detectors.pointers import LIST_POISON1, LIST_POISON2, VALUE_RULES, ValueClass, ascii_text, classify_value
+from detectors.pointers import (
+    LIST_POISON1,
+    LIST_POISON2,
+    VALUE_RULES,
+    ValueClass,
+    ValueKind,
+    ascii_text,
+    classify_value,
+)
 from detectors.vmcore import cexpr, locks, slab
 from detectors.vmcore.evidence import frame_evidence, log_line_evidence, object_state, root_cause_finding
 from detectors.vmcore.findings import crash_frame, culprit_frame, log_source, register_excerpt
@@ -179,7 +187,7 @@ def suspicious_value_findings(snap: CrashSnapshot) -> list[Finding]:
         if name in ("rip", "rsp", "rbp", "rflags", "cs", "ss", "fs_base", "gs_base"):
             continue
         cls = classify_value(value)
-        if cls is None or cls.kind in ("user-address", "null-offset", "non-canonical"):
+        if cls is None or cls.kind in (ValueKind.USER_ADDRESS, ValueKind.NULL_OFFSET, ValueKind.NON_CANONICAL):
             continue  # small counts and user pointers are common in registers; only poison and text count
         ev = None
         if fault_frame is not None:
@@ -194,7 +202,7 @@ def suspicious_value_findings(snap: CrashSnapshot) -> list[Finding]:
             cls = classify_value(read.value)
             # A pointer variable may be a __user buffer or a small cookie: only members of kernel
             # structs are judged on that; poison, text and list poison count everywhere.
-            if cls is not None and cls.kind in ("user-address", "null-offset") and read in fv.variables:
+            if cls is not None and cls.kind in (ValueKind.USER_ADDRESS, ValueKind.NULL_OFFSET) and read in fv.variables:
                 continue
             if cls is not None and not any(h[1] == read.value and h[0].startswith(read.expression) for h in hits):
                 hits.append((f"{read.expression} (frame #{fv.frame} {fv.function})", read.value, cls, None))
@@ -297,8 +305,8 @@ def list_corruption_finding(snap: CrashSnapshot) -> Finding | None:
                 if before:
                     neighbour = max(before, key=lambda m: m.offset)
                     facts.append(Fact("member before it", f"{neighbour.name} ({neighbour.type_name})"))
-                    if any(c.kind == "ascii" for _, c in bad) or any(
-                        (c := classify_value(w)) is not None and c.kind == "ascii" for w in entry.words[:2]
+                    if any(c.kind is ValueKind.ASCII for _, c in bad) or any(
+                        (c := classify_value(w)) is not None and c.kind is ValueKind.ASCII for w in entry.words[:2]
                     ):
                         spelled = [v for v in (*(a for a, _ in bad), *entry.words[:2]) if _ascii(v) is not None]
                         explain = list_text_explain(spelled[0], str(_ascii(spelled[0])), member_text,

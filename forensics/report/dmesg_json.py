@@ -85,7 +85,7 @@ def why_to_dict(report: KernelReport, why: ReportWhy, cause: Cause | None = None
         "facts": [{"name": f.name, "value": f.value, "line": first + f.at} for f in why.facts],
         "stacks": [
             {
-                "kind": s.kind,
+                "kind": s.kind.value,
                 "heading": s.heading,
                 "line": first + s.at,
                 "task": s.task,

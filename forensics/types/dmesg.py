@@ -176,10 +176,27 @@ class StackFrame(NamedTuple):
     at: int
 
 
+class StackKind(enum.StrEnum):
+    """What a stack section of a report is, as detectors/dmesg/stacks.py's heading table names it (its value is
+    the JSON's ``kind`` and the ``stack <kind>`` fact's)."""
+
+    ALLOCATED = "allocated"
+    FREED = "freed"
+    AUX_WORK = "aux-work"
+    AUX_WORK_2 = "aux-work-2"
+    UNINIT_STORED = "uninit-stored"
+    UNINIT_CREATED = "uninit-created"
+    PAGE_ALLOC = "page-alloc"
+    PAGE_FREE = "page-free"
+    LOCK_CHAIN = "lock-chain"
+    LEAK_BACKTRACE = "leak-backtrace"
+    CALL_TRACE = "call-trace"
+
+
 class StackSection(NamedTuple):
     """A stack of a report: its kind, heading line, the task it names, its frames and its first foreign frame."""
 
-    kind: str
+    kind: StackKind
     heading: str
     at: int
     task: int | None
@@ -304,7 +321,7 @@ class ReportWhy(NamedTuple):
         """The line offset of the first fact of that name."""
         return next((f.at for f in self.facts if f.name == name), None)
 
-    def stack(self, kind: str) -> StackSection | None:
+    def stack(self, kind: StackKind) -> StackSection | None:
         """The first stack section of that kind."""
         return next((s for s in self.stacks if s.kind == kind), None)
 
