@@ -346,6 +346,8 @@ def coverage_finding(e: ExaminedSeries, source: str) -> Finding:
         title = f"Leak analysis {p.shortfall()}"
     elif e.flagged:
         title = f"Leak analysis examined {p.seen()}"
+    elif e.undecided:
+        title = f"Leak analysis: {e.undecided} series growing, too short to call, in {p.seen()}"
     elif p.full:
         title = f"No leak of {kb(p.min_rate)}/h or faster in {p.seen()}"
     else:

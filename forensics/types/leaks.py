@@ -316,8 +316,12 @@ class ExaminedSeries:
             return f"Leaks: {self.power.shortfall()}. Examined {what}{undecided}."
         if self.flagged:
             return f"Examined {what}: {self.power.reach()}."
-        undecided = f" ({self.undecided} grow, too short to call)" if self.undecided else ""
-        return f"No cache or meminfo field grows like a leak{undecided}: examined {what}; {self.power.reach()}."
+        if self.undecided:  # growth too brief to call is not absence: said first, never as "no leak"
+            return (
+                f"Growing, too short to call: {self.undecided} series grow, not yet long enough to tell a leak from"
+                f" a ramp; nothing else grows like a leak: examined {what}; {self.power.reach()}."
+            )
+        return f"No cache or meminfo field grows like a leak: examined {what}; {self.power.reach()}."
 
 
 @dataclass(frozen=True)
