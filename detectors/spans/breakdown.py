@@ -55,6 +55,14 @@ def _meanwhile(t: KernelTable, cpu: int, start: float, end: float) -> str:
     )
 
 
+def _irq_label(t: KernelTable, row: int) -> str:
+    """``IRQ 4`` or ``softirq 7``; an x86 vector event (stored as IRQ -vector, as in ftrace text) is ``vector 236``."""
+    if t.kind[row] != IRQ_ENTRY:
+        return f"softirq {int(t.pid[row])}"
+    number = int(t.pid[row])
+    return f"IRQ {number}" if number >= 0 else f"vector {-number}"
+
+
 def _waker(t: KernelTable, wake_row: int) -> tuple[str, int | None, tuple[Ref, ...]]:
     """Who woke: the IRQ/softirq open on the waking CPU, else the task running there.
 
@@ -65,8 +73,7 @@ def _waker(t: KernelTable, wake_row: int) -> tuple[str, int | None, tuple[Ref, .
     cpu = int(t.cpu[wake_row])
     irq = t.irq_at(cpu, wake_row)
     if irq is not None:
-        what = "IRQ" if t.kind[irq] == IRQ_ENTRY else "softirq"
-        return f"{what} {int(t.pid[irq])} on CPU{cpu}", None, (t.ref(irq),)
+        return f"{_irq_label(t, irq)} on CPU{cpu}", None, (t.ref(irq),)
     m = _HEADER.match(t.ref(wake_row).text)
     if m:
         flags = m.group("flags")
@@ -166,8 +173,7 @@ def breakdown(t: KernelTable, span: Span) -> Breakdown:
                     parts.append(Part("running", pos, a, cpu, f"on CPU{cpu}", refs))
                 entry = t.ref(e)
                 named = _IRQ_NAME.search(entry.text)
-                irq_kind = "IRQ" if t.kind[e] == IRQ_ENTRY else "softirq"
-                label = f"{irq_kind} {int(t.pid[e])}" + (f" ({named.group(1)})" if named else "")
+                label = _irq_label(t, e) + (f" ({named.group(1)})" if named else "")
                 parts.append(Part("irq", a, b, cpu, f"{label} on CPU{cpu}", (entry, t.ref(x))))
                 pos = b
             if end > pos:
