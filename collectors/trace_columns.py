@@ -432,13 +432,17 @@ def _read_ahead(chunks: Iterable[bytes]) -> Generator[list[bytes], None, None]:
 
 
 _TEXT_PER_BYTE = {"xz": 30, "zstd": 30, "trace.dat": 4, "ctf": 4}  # trace text per input byte, about (generous)
+#: Deflate's largest ratio (zlib's technical notes: 1032:1): no gzip member gives more text per byte.  A cut or damaged
+#: gzip's last 4 bytes are not its size; unbounded, a 4 KB file "held" 2 GB and started the minutes-long compile.
+_GZIP_MAX_RATIO = 1032
 
 
 def text_size(path: str) -> int | None:
     """About how many bytes of trace text ``path`` gives (None: unknown, as standard input).
 
-    For gzip the size is in the file (its last 4 bytes, modulo 4 GiB); for the other compressions,
-    trace.dat and CTF streams it is estimated from the ratios of :data:`_TEXT_PER_BYTE`.
+    For gzip the size is in the file (its last 4 bytes, modulo 4 GiB), at most what deflate can give
+    (:data:`_GZIP_MAX_RATIO`); for the other compressions, trace.dat and CTF streams it is estimated from
+    the ratios of :data:`_TEXT_PER_BYTE`.
     """
     if path == "-":
         return None
@@ -454,9 +458,9 @@ def text_size(path: str) -> int | None:
         with p.open("rb") as f:
             head = f.read(16)
             kind = sniff_compression(head)
-            if kind == "gzip" and size >= 4:
-                f.seek(-4, 2)
-                return max(int.from_bytes(f.read(4), "little"), size)
+            if kind == "gzip":  # (under 4 bytes: no trailer; was a KeyError, exit 4, on a 2-byte b"\x1f\x8b")
+                f.seek(-min(size, 4), 2)
+                return min(max(int.from_bytes(f.read(4), "little"), size), _GZIP_MAX_RATIO * size)
     except OSError:
         return None  # the reader says what is wrong with it
     if kind is not None:
