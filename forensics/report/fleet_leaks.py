@@ -55,7 +55,12 @@ def render_text(result: FleetLeaks, markdown: bool = False) -> str:
     rows = [_cells(r) for r in result.rows]
     lines = ["# kforensic leaks (fleet)", ""] if markdown else ["kforensic leaks --prometheus"]
     lines += [summary_line(result), ""]
-    if not rows:
+    undecided = sum(1 for x in result.results if x.analysis.examined.undecided)
+    if not rows and undecided:  # growth too brief to call is not absence (#27): said, with the lines below
+        lines.append(
+            f"No instance has a leaking or suspect series; {undecided} have series growing, too short to call."
+        )
+    elif not rows:
         lines.append("No instance has a cache or meminfo field that grows like a leak.")
     elif markdown:
         from forensics.report.markdown import md_escape

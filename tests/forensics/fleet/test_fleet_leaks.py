@@ -130,3 +130,34 @@ def test_systemd_unit_keeps_the_textfile_dir_writable() -> None:
     unit = systemd_unit(Path("/var/lib/kforensic/s.sqlite"), "15s", None, False, Path("/var/lib/node-exporter"))
     assert "--textfile-dir /var/lib/node-exporter" in unit
     assert "ReadWritePaths=/var/lib/node-exporter" in unit and "ProtectSystem=strict" in unit
+
+
+def test_growth_too_brief_to_call_is_not_said_as_no_leak() -> None:
+    """60 one-second points of a cache rising 540 KB: growing, too short to call, never 'no leak' (#27)."""
+    n, step = 60, 1.0
+    points = {START + i * step: 5000.0 + 50 * i for i in range(n)}  # 50 objects/s of 184 B: 540 KB in a minute
+    flat = {START + i * step: 700.0 for i in range(n)}
+    fam = NODE
+    inst = build_instance(
+        INSTANCE,
+        fam,
+        [_series(fam.active, points, slab="vm_area_struct"), _series(fam.active, flat, slab="dentry")],
+        [_series(fam.objects, points, slab="vm_area_struct"), _series(fam.objects, flat, slab="dentry")],
+        [
+            _series(fam.objsize, {t: 184.0 for t in flat}, slab="vm_area_struct"),
+            _series(fam.objsize, {t: 192.0 for t in flat}, slab="dentry"),
+        ],
+        [_series(node_meminfo_metric("MemTotal"), {t: 8 * 2.0**30 for t in flat})],
+        [_series(fam.boot, {t: START - 3600 for t in flat})],
+        [],
+        START,
+        step,
+    )
+    window = FleetWindow(START, START + (n - 1) * step, step, tuple(instance_queries("", "$instance")), 0)
+    result = analyse_fetched(window, [inst], "http://prom:9090", "", LeakThresholds())  # type: ignore[list-item]
+    [res] = result.results
+    assert res.analysis.power.judgeable and res.analysis.examined.undecided >= 1 and not result.rows
+    text = render(FleetLeaksRenderer(), result, OutputFormat.TEXT)
+    assert "No instance has a leaking or suspect series; 1 have series growing, too short to call." in text
+    assert "grows like a leak." not in text.split("\n")[2]  # the fleet line does not say absence
+    assert f"{INSTANCE}: Growing, too short to call: " in text
