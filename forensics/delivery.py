@@ -5,19 +5,14 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import assert_never
+from typing import TYPE_CHECKING, assert_never
 
 from forensics.errors import ExitCode
 from forensics.model import Incident, Severity
 from forensics.report.formats import IncidentRenderer, OutputFormat, render
-from forensics.types.results import (
-    CpuTimelineFigure,
-    Figure,
-    FigureDirectory,
-    SeriesFigure,
-    SpanGanttFigure,
-    SpanHistogramFigure,
-)
+
+if TYPE_CHECKING:
+    from forensics.types.results import Figure
 
 
 def _to_stdout(text: str) -> None:
@@ -67,6 +62,13 @@ def deliver(text: str, output: Path | None, *, force: bool | None = None) -> Non
 def write_figures(figures: Iterable[Figure]) -> None:
     """Draw and write a result's figures in order (PNG, atomically, 0600); make each plot directory first."""
     from forensics.output import output_directory, write_atomic
+    from forensics.types.results import (  # here: a command without figures (profile) never loads every result type
+        CpuTimelineFigure,
+        FigureDirectory,
+        SeriesFigure,
+        SpanGanttFigure,
+        SpanHistogramFigure,
+    )
 
     for figure in figures:
         if isinstance(figure, FigureDirectory):

@@ -14,7 +14,7 @@ from forensics.errors import UsageError
 from forensics.pipelines.profile import analyse_profile
 from forensics.report.formats import OutputFormat, render
 from forensics.report.profile import ProfileRenderer, render_flamegraph
-from forensics.types.results import ProfileFilters
+from forensics.types.profile_result import ProfileFilters
 
 if TYPE_CHECKING:
     pass

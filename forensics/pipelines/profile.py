@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from forensics import __version__
 from forensics.errors import UsageError
 from forensics.model import Clock, Examined, Incident, NotAvailable, Timestamp, TimeWindow
-from forensics.types.results import ProfileFilters, ProfileResult
+from forensics.types.profile_result import ProfileFilters, ProfileResult
 
 if TYPE_CHECKING:
     from forensics.types.profile import Profile, ProfileStack

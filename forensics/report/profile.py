@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from forensics import __version__
 from forensics.report.formats import Destination, IncidentRenderer
-from forensics.types.results import ProfileResult
+from forensics.types.profile_result import ProfileResult
 
 if TYPE_CHECKING:
     from forensics.report.document import Document

@@ -15,11 +15,11 @@ from forensics.report.formats import Destination, IncidentRenderer
 from forensics.report.markdown import findings_markdown, inputs_markdown, md_escape
 from forensics.serialize import incident_to_dict
 from forensics.types.incident import Lane, TimelineEvent
+from forensics.types.profile_result import ProfileResult
 from forensics.types.results import (
     DmesgResult,
     IncidentStory,
     LeaksResult,
-    ProfileResult,
     SourceDetails,
     TraceResult,
     VmcoreResult,

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from forensics.model import Incident, NotAvailable, SourceRecord
+from forensics.types.profile_result import ProfileResult
 
 if TYPE_CHECKING:
     import numpy as np
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
     BoolArray = npt.NDArray[np.bool_]
     from forensics.types.incident import Correlation, Hypothesis, Lane, TimelineEvent
     from forensics.types.kdump import AppliedChange, Checklist, KdumpState, Plan
-    from forensics.types.profile import ClassShare, Hotspots, Profile, ProfileStack
     from forensics.types.sched import ParseSummary, TraceAnalysis
     from forensics.types.slab import CounterPoint, SampleRow, StoreSummary
     from forensics.types.spans import GanttChart, SpanReport
@@ -79,29 +79,6 @@ class LeaksResult:
     incident: Incident
     plots: tuple[Plot, ...]
     figures: tuple[Figure, ...] = ()  # the plots to draw and write (forensics/delivery.py)
-
-
-@dataclass(frozen=True)
-class ProfileFilters:
-    """Which samples to keep: a time window, a thread, kernel or user frames only."""
-
-    window: tuple[float, float] | None = None
-    comm: str | None = None
-    pid: int | None = None
-    tid: int | None = None
-    space: str | None = None  # "kernel", "user" or None for both
-    event: str | None = None  # None: the first event, as stackcollapse-perf.pl does
-
-
-@dataclass(frozen=True)
-class ProfileResult:
-    """One analysed profile: what was read, the kept stacks, hotspots, classes and findings."""
-
-    profile: Profile
-    stacks: list[ProfileStack]
-    hot: Hotspots
-    classes: list[ClassShare]
-    incident: Incident
 
 
 @dataclass(frozen=True)
