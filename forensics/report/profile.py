@@ -7,11 +7,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from forensics import __version__
-from forensics.report.document import Block, Document, Lines, Paragraph, Section, Table, to_markdown
 from forensics.report.formats import Destination, IncidentRenderer
 from forensics.types.results import ProfileResult
 
 if TYPE_CHECKING:
+    from forensics.report.document import Document
     from forensics.types.profile import ProfileFrame, ProfileStack, SymbolDelta
 
 
@@ -124,6 +124,9 @@ def _tables(
 
 def profile_document(result: ProfileResult, top: int, deltas: list[SymbolDelta] | None = None) -> Document:
     """The hotspot tables of one profile as a document."""
+    # Here, not at import: the text and JSON formats never build a document (its module costs ~5 ms of start-up).
+    from forensics.report.document import Block, Document, Lines, Paragraph, Section, Table
+
     blocks: list[Block] = [Paragraph(_head(result))]
     if result.profile.notes:
         blocks.append(Lines(tuple("> " + note for note in result.profile.notes)))
@@ -136,6 +139,8 @@ def profile_document(result: ProfileResult, top: int, deltas: list[SymbolDelta] 
 def render_tables(result: ProfileResult, markdown: bool, top: int, deltas: list[SymbolDelta] | None = None) -> str:
     """The hotspot tables of one profile as text or markdown."""
     if markdown:
+        from forensics.report.document import to_markdown
+
         return to_markdown(profile_document(result, top, deltas)) + "\n"
     out = [_head(result) + "\n\n"]
     out += ["note: " + note + "\n" for note in result.profile.notes]
