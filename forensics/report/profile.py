@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -164,6 +163,7 @@ def _shares(rows: Any, n: int, extra: bool = False) -> list[dict[str, Any]]:
 
 def to_document(result: ProfileResult, deltas: list[SymbolDelta] | None, budget: int, top: int = 15) -> dict[str, Any]:
     """The ``kforensic.profile/1`` JSON digest, cut until it fits in ``budget`` bytes."""
+    import json  # here: only the JSON format needs it (text runs never load the json package)
     from dataclasses import replace
 
     from forensics.output import encode_text
@@ -244,6 +244,8 @@ class ProfileRenderer:
         return render_tables(result, True, self.top, self.deltas) + IncidentRenderer().markdown(result.incident, to)
 
     def json(self, result: ProfileResult, to: Destination) -> str:
+        import json
+
         document = to_document(result, self.deltas, self.digest_bytes, self.top)
         return json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n"
 
