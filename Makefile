@@ -59,8 +59,6 @@ typecheck: $(VENV)/.installed-dev
 # pytest-xdist: one worker per core plus one, because the live tests spend minutes waiting on real time
 # (slab-watch windows, a Prometheus scraping): the extra worker keeps both cores busy meanwhile.
 # --dist loadgroup keeps each xdist_group on one worker (the leak tests and their controls, in turn).
-# --no-loadscope-reorder: work goes out in tests/conftest.py's order (the live tests' minutes of real time first);
-# by default xdist hands out the groups with most tests first, and the live group (6 tests) went after 33 others.
 # PYTEST_WORKERS=0 runs everything in one process.
 PYTEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
 
@@ -70,7 +68,7 @@ PYTEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
 # recompiled by their timestamps, as Python would.
 pytest: $(VENV)/.installed-dev
 	$(BIN)/python -m compileall -q forensics collectors detectors tests
-	$(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadgroup --no-loadscope-reorder
+	$(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadgroup
 
 test: lint typecheck pytest
 
