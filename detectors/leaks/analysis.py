@@ -24,8 +24,9 @@ from detectors.leaks.findings import (
 )
 from detectors.leaks.judge import ExcerptOf, evidence_samples, judge_column, judge_matrix, object_size
 from detectors.leaks.meminfo import MEMINFO_FIELDS, UNACCOUNTED, last_value, with_unaccounted
+from detectors.leaks.pagecache import page_cache_on
 from detectors.leaks.power import power_of
-from detectors.leaks.series import SeriesMatrix, counter_matrices, counter_units, slab_extent, slab_matrices
+from detectors.leaks.series import FloatArray, SeriesMatrix, counter_matrices, counter_units, slab_extent, slab_matrices
 from forensics.model import Finding, FindingKind, NotAvailable, Severity, finding_id
 from forensics.types.leaks import (
     CoGrowth,
@@ -128,12 +129,18 @@ def analyse(data: LeakInput, thresholds: LeakThresholds | None = None) -> LeakAn
     for matrix in slab_mats:
         excerpt = cache_excerpt(matrix)
         ran = reclaim_ran(data.counters, matrix.boot_id)
-        verdicts = judge_matrix(matrix, reclaimable, mem_total, th, excerpt, reclaim_ran=ran)
+        same_boot = next((m for m in mem_mats if m.boot_id == matrix.boot_id), None)
+        cached = None if same_boot is None else page_cache_on(same_boot, matrix.grid_walls)
+        verdicts = judge_matrix(matrix, reclaimable, mem_total, th, excerpt, reclaim_ran=ran, page_cache=cached)
 
         def judge(
-            column: int, m: SeriesMatrix = matrix, ex: ExcerptOf = excerpt, r: bool | None = ran
+            column: int,
+            m: SeriesMatrix = matrix,
+            ex: ExcerptOf = excerpt,
+            r: bool | None = ran,
+            pc: FloatArray | None = cached,
         ) -> SeriesVerdict | None:
-            return judge_column(m, column, reclaimable(m.names[column]), mem_total, th, ex, r)
+            return judge_column(m, column, reclaimable(m.names[column]), mem_total, th, ex, r, pc)
 
         found = find_groups(matrix, verdicts, judge, data.aliases)
         known = {v.name for v in verdicts}
@@ -146,6 +153,7 @@ def analyse(data: LeakInput, thresholds: LeakThresholds | None = None) -> LeakAn
     for plain in mem_mats:
         matrix, _missing = with_unaccounted(plain)
         excerpt = counter_excerpt(matrix, units)
+        own_cache = page_cache_on(matrix, matrix.grid_walls)
         for info in MEMINFO_FIELDS:
             if info.name in matrix.names:
                 field_th = dataclasses.replace(
@@ -155,7 +163,9 @@ def analyse(data: LeakInput, thresholds: LeakThresholds | None = None) -> LeakAn
                     min_hours=max(th.min_hours, info.min_hours),
                     short_rise_undecided=th.short_rise_undecided and not info.min_growth,
                 )
-                judged = judge_column(matrix, matrix.column(info.name), False, mem_total, field_th, excerpt)
+                judged = judge_column(
+                    matrix, matrix.column(info.name), False, mem_total, field_th, excerpt, page_cache=own_cache
+                )
                 if judged is not None:
                     meminfo.append(judged)
 

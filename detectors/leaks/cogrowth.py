@@ -11,7 +11,8 @@ stretch, correlate (Pearson >= 0.95 on window medians), the ratio of their
 growths is the same in the first and the second half (within a factor 1.5),
 and either one known action grows both (a signature names both caches) or
 their increments correlate (they grow at the same moments).  Two steady ramps
-alone are not tied: any two independent leaks look like that.
+alone are not tied: any two independent leaks look like that.  A cache growing
+with the page cache (detectors/leaks/pagecache.py) is nobody's partner.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from detectors.leaks.attribution import merged_names
+from detectors.leaks.decision import WITH_PAGE_CACHE
 from detectors.leaks.series import FloatArray, SeriesMatrix
 from forensics.types.leaks import CoGrowth, Grade, SeriesVerdict, Signature
 
@@ -280,6 +282,8 @@ def find_groups(
                 if judged is None:
                     continue
                 by_name[name] = judged
+            if by_name[name].verdict.rule == WITH_PAGE_CACHE:
+                continue  # its growth is the page cache's metadata: a leak's steady ramp correlates with any ramp
             parent[root(name)] = root(v.name)
     components: dict[str, list[str]] = {}
     for name in parent:

@@ -7,6 +7,8 @@ a stretch too short for the statistics, or too short for a rising series to
 show the growth that tells a leak from a busy cache's wander, is "growing, too
 short to call" (never "stable": absence needs the power to see a leak);
 one-time steps, caches filling to a plateau and daily cycles are not leaks;
+growth in step with a much larger growth of the page cache is file I/O's
+metadata until the page cache stops growing (detectors/leaks/pagecache.py);
 reclaimable caches (reclaim_account, or known to be freed under pressure) are
 judged on the floor they return to; a steady, monotonic, persistent ramp is a
 leak; a weaker but consistent rise is suspect.
@@ -17,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from forensics.types.leaks import Features, Grade, LeakThresholds, Verdict, duration
+from forensics.types.leaks import Features, Grade, LeakThresholds, PageCacheTie, Verdict, duration
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,7 @@ class Context:
     in_use_share: float | None = None  # growth of the bytes of objects in use / growth of the cache (caches only)
     reclaim_ran: bool | None = None  # the shrinkers ran during the stretch (vmstat), None when not recorded
     samples: int | None = None  # raw samples behind the window medians, None when not known
+    page_cache: PageCacheTie | None = None  # how the page cache grew beside it, None when not recorded
 
     @property
     def rate(self) -> float:
@@ -103,6 +106,19 @@ def _rise_below_growth(c: Context) -> str | None:
             f"{_hours(needed)} at this rate: growing, too short to call"
         )
     return None
+
+
+def _grows_with_page_cache(c: Context) -> str | None:
+    tie, th = c.page_cache, c.thresholds
+    if tie is None or not tie.in_step or tie.ratio < th.page_cache_ratio or not _rising(c):
+        return None
+    # File I/O grows the page cache's metadata with it (buffer heads, xarray nodes, per-folio state), and
+    # reclaim frees it with the pages: while the page cache grows, the ramp cannot tell a leak.
+    return (
+        f"grows {_kb(c.growth)} in step with the page cache, which grew {_kb(tie.growth)} ({tie.ratio:,.0f} times "
+        f"as much, r {tie.correlation:.2f}): file I/O grows the page cache's metadata with it and reclaim frees "
+        "it with the pages; growing, too short to call until the page cache stops growing or is reclaimed"
+    )
 
 
 def _short_ramp(c: Context) -> str | None:
@@ -255,6 +271,9 @@ def _otherwise(c: Context) -> str | None:
 
 Rule = tuple[str, Grade, Callable[[Context], str | None]]
 
+#: The rule that names growth beside the page cache (findings say so in their titles).
+WITH_PAGE_CACHE = "grows-with-page-cache"
+
 #: The ordered rules: the first whose test returns a reason decides.
 RULES: tuple[Rule, ...] = (
     ("growing-too-short", Grade.UNDECIDED, _growing_too_short),
@@ -269,6 +288,7 @@ RULES: tuple[Rule, ...] = (
     ("floor-rises-through-reclaim", Grade.SUSPECT, _floor_rises_through_reclaim),
     ("reclaimable", Grade.RECLAIMABLE, _reclaimable),
     ("given-back", Grade.RECLAIMABLE, _given_back),
+    (WITH_PAGE_CACHE, Grade.UNDECIDED, _grows_with_page_cache),
     ("slabs-not-objects", Grade.SUSPECT, _slabs_not_objects),
     ("steady-ramp", Grade.LEAK, _steady_ramp),
     ("consistent-rise", Grade.SUSPECT, _consistent_rise),

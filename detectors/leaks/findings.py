@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from detectors.leaks.attribution import attribution_for, describe_aliases, generic_confirm_steps, merged_names
+from detectors.leaks.decision import WITH_PAGE_CACHE
 from detectors.leaks.meminfo import field_info
 from forensics import model
 from forensics.model import (
@@ -139,6 +140,11 @@ def _confidence(v: SeriesVerdict) -> tuple[float, str]:
     return round(min(max(value, 0.0), 1.0), 2), reason
 
 
+def _beside(v: SeriesVerdict) -> str:
+    """The words " with the page cache" when that is why the growth is not called yet."""
+    return " with the page cache" if v.verdict.rule == WITH_PAGE_CACHE else ""
+
+
 def cache_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding:
     """The finding for one flagged slab cache."""
     who = attribution_for(v.name)
@@ -148,7 +154,7 @@ def cache_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding:
         Grade.LEAK: f"Slab cache {v.name} leaks {rate} ({who.subject})",
         Grade.SUSPECT: f"Slab cache {v.name} grows {rate}: leak suspected ({who.subject})",
         Grade.RECLAIMABLE: f"Slab cache {v.name} grows {rate} but is reclaimable ({who.subject})",
-        Grade.UNDECIDED: f"Slab cache {v.name} grows {rate}, too short to call ({who.subject})",
+        Grade.UNDECIDED: f"Slab cache {v.name} grows {rate}{_beside(v)}, too short to call ({who.subject})",
     }
     facts = _series_facts(v, ctx)
     if v.objects_rate is not None and v.objsize:
@@ -286,7 +292,7 @@ def meminfo_finding(
     }[v.grade]
     title = f"{info.name} ({info.subject}) {word} {rate}"
     if v.grade is Grade.UNDECIDED:
-        title = f"{info.name} ({info.subject}) grows {rate}, too short to call"
+        title = f"{info.name} ({info.subject}) grows {rate}{_beside(v)}, too short to call"
     if explained_by:
         title = f"{info.name} ({info.subject}) grows {rate}, explained by {', '.join(explained_by)}"
     summary = (

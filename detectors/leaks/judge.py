@@ -8,7 +8,8 @@ import numpy as np
 
 from detectors.leaks.decision import Context, decide, late_onset
 from detectors.leaks.features import features, median_slope
-from detectors.leaks.series import SeriesMatrix
+from detectors.leaks.pagecache import tie
+from detectors.leaks.series import FloatArray, SeriesMatrix
 from forensics.types.leaks import LeakThresholds, SampleRef, SeriesVerdict
 
 #: Text of a stored sample: (column index, sample row index) -> excerpt.
@@ -60,10 +61,12 @@ def judge_column(
     thresholds: LeakThresholds,
     excerpt_of: ExcerptOf,
     reclaim_ran: bool | None = None,
+    page_cache: FloatArray | None = None,
 ) -> SeriesVerdict | None:
     """Grade one series of a matrix; None when it has fewer than two window medians.
 
-    ``reclaim_ran``: whether the shrinkers ran during the stretch (None: not recorded).
+    ``reclaim_ran``: whether the shrinkers ran during the stretch (None: not recorded);
+    ``page_cache``: the page cache's window medians on the matrix's grid (None: not recorded).
     """
     y = matrix.grid[:, column]
     walls = matrix.grid_walls
@@ -95,7 +98,11 @@ def judge_column(
         share = active_rate * objsize / feats.ts_slope
     raw = matrix.raw[:, column]
     samples = int(np.count_nonzero(~np.isnan(raw) & (matrix.walls >= since)))
-    verdict = decide(Context(feats, reclaimable, mem_total, thresholds, share, reclaim_ran, samples))
+    beside = None
+    if page_cache is not None:
+        part = keep & (walls >= since)
+        beside = tie(matrix.names[column], y[part], page_cache[part])
+    verdict = decide(Context(feats, reclaimable, mem_total, thresholds, share, reclaim_ran, samples, beside))
     return SeriesVerdict(
         name=matrix.names[column],
         boot_id=matrix.boot_id,
@@ -132,6 +139,7 @@ def judge_matrix(
     excerpt_of: ExcerptOf,
     always: Mapping[str, bool] | None = None,
     reclaim_ran: bool | None = None,
+    page_cache: FloatArray | None = None,
 ) -> list[SeriesVerdict]:
     """Judge the screened columns of a matrix (and the columns named in ``always``)."""
     columns = set(screen(matrix, thresholds))
@@ -141,7 +149,14 @@ def judge_matrix(
     out = []
     for column in sorted(columns):
         judged = judge_column(
-            matrix, column, reclaimable(matrix.names[column]), mem_total, thresholds, excerpt_of, reclaim_ran
+            matrix,
+            column,
+            reclaimable(matrix.names[column]),
+            mem_total,
+            thresholds,
+            excerpt_of,
+            reclaim_ran,
+            page_cache,
         )
         if judged is not None:
             out.append(judged)

@@ -81,6 +81,16 @@ class Grade(enum.Enum):
 
 
 @dataclass(frozen=True)
+class PageCacheTie:
+    """How a series grew beside the page cache (meminfo Cached + Buffers) over its judged stretch."""
+
+    growth: float  # bytes the page cache grew over the stretch (window medians, last minus first)
+    ratio: float  # page-cache growth per byte of the series' growth
+    in_step: bool  # they grow at the same moments (correlated increments), or both ramp and the series is generic
+    correlation: float  # Pearson of the two series' window medians
+
+
+@dataclass(frozen=True)
 class Verdict:
     """The grade of a series, the rule that gave it and why (one line)."""
 
@@ -190,6 +200,12 @@ class LeakThresholds:
     # False for a series whose min_growth is the amplitude of its noise (the Unaccounted estimate): a rise
     # below it is noise however long the stretch, not "too short to call".
     short_rise_undecided: bool = True
+    # A series that grows in step with a page cache growing this many times more (bytes) is not called a
+    # leak while the page cache grows: page-cache metadata (buffer heads, xarray nodes, and kmalloc'ed
+    # per-folio state) is freed with it.  Baseline: writing files on ext4 (Linux 6.18) grew kmalloc-512 by
+    # 1 byte per 297-316 of page cache, buffer_head by 1 per 37, radix_tree_node by 1 per 417
+    # (tests/data/pagecache); a real leak beside the copy is judged on its own (detectors/leaks/pagecache.py).
+    page_cache_ratio: float = 10.0
 
 
 @dataclass(frozen=True)

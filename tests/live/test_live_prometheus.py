@@ -42,7 +42,7 @@ from forensics.report.formats import OutputFormat, render
 from forensics.types.leaks import Grade, LeakAnalysis, LeakThresholds
 from forensics.types.slab import CounterTable, SlabTable
 from tests.helpers import assert_evidence_resolves
-from tests.live.test_live_leak import LEAKER
+from tests.live.workloads import LEAKER
 
 # One xdist worker runs every test that leaks or watches for a leak, one after another: a control window
 # beside another test's leaking child would see that leak (pytest -n, Makefile; tests/conftest.py).  The

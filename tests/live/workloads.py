@@ -1,0 +1,73 @@
+"""The workloads live tests and recordings run beside slab-watch: a real leak, and file writes that are not one.
+
+Each is a Python program run in a child process (``python -c PROGRAM ARGS``), so the child's
+memory and files are its own and a kill ends it.  ``python -m tests.live.workloads leak|write ARGS``
+runs one from a shell (tests/data/pagecache/record.sh).
+
+* :data:`LEAKER` maps 4 KiB anonymous regions at a fixed rate with alternating protections
+  (PROT_READ, PROT_READ|PROT_WRITE) so neighbouring VMAs cannot merge: every mapping costs one
+  ``vm_area_struct``, held until the child is killed.  Args: mappings per second, seconds.
+* :data:`FILE_WRITER` writes new files at a fixed rate (1 MiB writes, 64 MiB per file) into a
+  directory, growing the page cache and the objects that describe its pages (buffer heads, xarray
+  nodes, per-folio state) as a copy or a log-heavy service does; nothing leaks.  Args: directory,
+  MiB per second, seconds.  The caller removes the directory.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+LEAKER = r"""
+import ctypes, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+rate, seconds = float(sys.argv[1]), float(sys.argv[2])
+PROT_READ, PROT_WRITE, MAP_PRIVATE, MAP_ANONYMOUS = 1, 2, 0x02, 0x20
+failed = ctypes.c_void_p(-1).value
+done = 0
+start = time.monotonic()
+print("ready", flush=True)
+while (elapsed := time.monotonic() - start) < seconds:
+    while done < int(rate * elapsed):
+        prot = PROT_READ if done % 2 else PROT_READ | PROT_WRITE
+        if libc.mmap(None, 4096, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) in (None, failed):
+            sys.exit(f"mmap failed after {done} mappings: errno {ctypes.get_errno()}")
+        done += 1
+    time.sleep(0.002)
+print("done", done, flush=True)
+sys.stdin.read()  # hold the mappings until the test lets go
+"""
+
+FILE_WRITER = r"""
+import os, sys, time
+directory, rate, seconds = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+chunk = b"\xa5" * (1 << 20)
+written = 0
+start = time.monotonic()
+print("ready", flush=True)
+while (elapsed := time.monotonic() - start) < seconds:
+    if written < rate * elapsed:
+        with open(os.path.join(directory, f"file-{written // 64:04d}"), "ab") as out:
+            out.write(chunk)
+        written += 1
+    else:
+        time.sleep(0.005)
+print("done", written, flush=True)
+"""
+
+PROGRAMS = {"leak": LEAKER, "write": FILE_WRITER}
+
+
+def main(argv: list[str]) -> int:
+    """Run one workload in the foreground: ``leak RATE SECONDS`` or ``write DIR MIB_PER_S SECONDS``."""
+    if not argv or argv[0] not in PROGRAMS:
+        print(f"usage: python -m tests.live.workloads {{{'|'.join(PROGRAMS)}}} ARGS...", file=sys.stderr)
+        return 2
+    # Replaced by the program, so that a kill of this process ends the workload.
+    os.execv(sys.executable, [sys.executable, "-c", PROGRAMS[argv[0]], *argv[1:]])
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
