@@ -95,6 +95,7 @@ _LOWEST_LETTER = np.zeros(256, dtype=np.int64)
 for _v in range(1, 256):
     _LOWEST_LETTER[_v] = _STATE_LETTERS[(_v & -_v).bit_length() - 1]
 _LOWEST_LETTER[0] = ord("R")
+_LETTER_BYTES = [bytes((c,)) for c in _LOWEST_LETTER.tolist()]
 
 
 def kernel_kind(name: str) -> int:
@@ -304,6 +305,8 @@ class Session:
         self.interner = Interner()
         self.eid = 0
         self._labels: dict[int, str] = {}
+        self._label_bytes: dict[int, bytes] = {}
+        self._name_bytes: dict[tuple[int, int], bytes] = {}
 
     @staticmethod
     def _prepare(tdir: Path, meta: Metadata, layouts: ly.Layouts) -> CtfTrace:
@@ -548,10 +551,12 @@ class Session:
 
     def text(self, stream: int, off: int, length: int) -> bytes:
         """Bytes of a string field (NUL-trimmed)."""
-        buf = self.streams[stream].buf
+        s = self.streams[stream]
         if off < 0 or length <= 0:
             return b""
-        return bytes(buf[off : off + length]).split(b"\0", 1)[0]
+        # Sliced from the mapping itself when there is one (bytes at once; a numpy slice then bytes() costs 3x).
+        got = s.mapping[off : off + length] if s.mapping is not None else bytes(s.buf[off : off + length])
+        return got.split(b"\0", 1)[0]
 
     def event_name(self, stream: int, eid: int) -> str:
         """The event's name."""
@@ -562,6 +567,20 @@ class Session:
                 if t.want[sid, e] or e not in by_id:
                     by_id[e] = name
         return by_id.get(eid, f"event {eid}")
+
+    def name_bytes(self, stream: int, eid: int) -> bytes:
+        """:meth:`event_name` encoded (kept: every record of a kernel row asks)."""
+        got = self._name_bytes.get((stream, eid))
+        if got is None:
+            got = self._name_bytes[(stream, eid)] = self.event_name(stream, eid).encode()
+        return got
+
+    def label_bytes(self, stream: int) -> bytes:
+        """:meth:`stream_label` encoded (kept)."""
+        got = self._label_bytes.get(stream)
+        if got is None:
+            got = self._label_bytes[stream] = self.stream_label(stream).encode()
+        return got
 
     def stream_label(self, stream: int) -> str:
         """The stream file relative to the session root (worked out once per stream: every citation asks)."""
@@ -712,16 +731,16 @@ def _record(session: Session, row: npt.NDArray[np.int64], stream: int, shift: bo
     r = row.tolist()
     kind, ts, cpu, off = r[ly.R_KIND], r[ly.R_TS] / 1e9, r[ly.R_CPU], r[ly.R_OFF]
     v = r[ly.R_V0 :]
-    label = session.stream_label(stream).encode()
+    label = session.label_bytes(stream)
     head = b"%s+%d [%03d] %.9f: " % (label, off, cpu, ts)
     if kind == Kind.LOST:
         return make_event((kind, ts, cpu, 0, head + b"[LOST %d EVENTS]" % v[0], v[0], 0, b"", b"", 0, 0, b""))
-    name = session.event_name(stream, r[ly.R_EID]).encode()
+    name = session.name_bytes(stream, r[ly.R_EID])
     line_no = max(off, 0)
     if kind == Kind.SWITCH:
         pc = session.text(stream, v[5], 16)
         nc = session.text(stream, v[6], 16)
-        st = bytes((int(state_letters(np.array([v[2]]))[0]),))
+        st = _LETTER_BYTES[v[2] & 0xFF]  # as state_letters
         line = (
             head
             + b"%s: prev_comm=%s prev_tid=%d prev_prio=%d prev_state=%d next_comm=%s next_tid=%d next_prio=%d"
@@ -738,7 +757,7 @@ def _record(session: Session, row: npt.NDArray[np.int64], stream: int, shift: bo
         return make_event((kind, ts, cpu, line_no, line, v[0], v[1] + (100 if shift else 0), comm, b"", 0, 0, b""))
     irq = -v[0] if name.startswith(b"x86_irq_vectors_") else v[0]  # a vector is IRQ -vector (kernel_batch)
     if kind == Kind.IRQ_ENTRY:
-        irq_name = _irq_name(session, row, stream)
+        irq_name = session.text(stream, v[1], v[2]) or irq_label(name.decode()).encode()  # as _irq_name
         line = head + b"%s: irq=%d name=%s" % (name, irq, irq_name)
         return make_event((kind, ts, cpu, line_no, line, irq, 0, b"", irq_name, 0, 0, b""))
     if kind in (Kind.WORK_START, Kind.WORK_END):

@@ -59,6 +59,9 @@ def test_file_writes_are_not_a_leak_but_growth_with_the_page_cache(
         "Slab cache kmalloc-512 grows 472,320 KB/h with the page cache, too short to call (generic kmalloc)" in titles
     )
     assert a.absence().startswith("Growing, too short to call: 2 series grow")
+    # The interval as read (samples 0.999995 s apart on average), not as float noise.
+    [examined] = result.incident.examined
+    assert "41 samples over 40 s every 1 s, 235 slab caches" in examined.what, examined.what
 
 
 def test_a_real_leak_beside_the_same_writes_is_still_a_leak_without_the_page_cache_caches(
