@@ -74,7 +74,7 @@ def test_numpy_tables_equal_the_stack_by_stack_ones(
     workload: str, space: str | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Large profiles are summed with numpy: the same hotspots, rows, order and call paths as stack by stack."""
-    import detectors.profile.hotspots as hotspots
+    from detectors.profile import hotspots
 
     profile = read_profile(str(DATA / f"{workload}.perf.txt.gz"))
     stacks = selected_stacks(profile, space=space)
