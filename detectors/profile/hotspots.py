@@ -302,15 +302,22 @@ def folded_lines(stacks: Iterable[ProfileStack]) -> list[str]:
     Counts are period sums (the script's count when perf printed a period, else samples); lines are
     sorted by their bytes, as Perl's ``sort`` sorts them.
     """
-    out: dict[str, int] = {}
-    # Per frames tuple (equal chains share one); the tuple is kept so that its id stays its own.
-    joined: dict[int, tuple[tuple[ProfileFrame, ...], str]] = {}
+    # Summed per (command, frames tuple) first: equal chains share one tuple, and a command has many
+    # threads, so each line's text is made once.  The tuples are kept so that their ids stay their own.
+    merged: dict[tuple[str, int], list[Any]] = {}
     for s in stacks:
-        got = joined.get(id(s.frames))
-        if got is None:
-            got = joined[id(s.frames)] = (s.frames, ";".join(frame_names(s.frames)))
-        chain = got[1]
-        comm = s.thread.comm
+        key = (s.thread.comm, id(s.frames))
+        slot = merged.get(key)
+        if slot is None:
+            merged[key] = [s.frames, s.period]
+        else:
+            slot[1] += s.period
+    out: dict[str, int] = {}
+    joined: dict[int, str] = {}
+    for (comm, ident), (frames, period) in merged.items():
+        chain = joined.get(ident)
+        if chain is None:
+            chain = joined[ident] = ";".join(frame_names(frames))
         key = (comm.replace(" ", "_") + ";" + chain if chain else comm.replace(" ", "_")) if comm else chain
-        out[key] = out.get(key, 0) + s.period
+        out[key] = out.get(key, 0) + period
     return [f"{k} {v}" for k, v in sorted(out.items(), key=lambda kv: kv[0].encode("utf-8", "surrogateescape"))]
