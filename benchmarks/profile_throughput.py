@@ -13,7 +13,11 @@ the ratios of the medians of --repeat alternating runs (wall and CPU: on a share
 depends on the load of the moment), the best runs, the load average before and after, and checks the two
 folded outputs are byte-identical.  Note: repeating one
 recording repeats its stacks; a longer recording has more distinct stacks (kforensic's memory
-grows with distinct stacks, not with samples).
+grows with distinct stacks, not with samples).  The hard case, a fresh recording of a busy machine where
+most samples are distinct stacks, is made by benchmarks/record_varied_profile.py (Python, find and gcc
+running under perf record -a -g -F 999; about 50 MB of text, not kept in git):
+  .venv/bin/python benchmarks/record_varied_profile.py --out /tmp/fresh.perf.txt
+  .venv/bin/python benchmarks/profile_throughput.py --input /tmp/fresh.perf.txt --mb 50 --repeat 5
 Run: .venv/bin/python benchmarks/profile_throughput.py [--input FILE] [--mb 200] [--seconds 15] [--repeat 3]
 """
 

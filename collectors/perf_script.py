@@ -109,31 +109,57 @@ def _symbol_frames(raw_b: bytes, dso_b: bytes, java: bool, high: bool) -> tuple[
     return tuple(frames)
 
 
-def _frames_of(
-    body: bytes, java: bool, cache: dict[bytes, tuple[ProfileFrame, ...] | None]
-) -> tuple[tuple[ProfileFrame, ...], int]:
-    """Root-to-leaf frames of a call chain text, and its number of lines that are not frames.
+def _line_frames(line: bytes, java: bool) -> tuple[ProfileFrame, ...] | None:
+    """The frames of one line of a call chain text: empty for blank and comment lines, None if not a frame."""
+    if not line or line[:1] == b"#":
+        return ()
+    if line[:1].isspace():
+        return parse_frame_line(line, java)
+    return None
 
-    ``cache`` maps a line to its frames (empty for blank and comment lines, None for a line that is
-    not a frame); it holds lines of one ``java`` value.  The same frame line (same address) recurs in
-    many chains, so most lines are one look-up.
+
+def _chains_of(
+    bodies: list[bytes], java: bool, cache: dict[bytes, tuple[ProfileFrame, ...] | None]
+) -> tuple[list[tuple[ProfileFrame, ...]], list[int]]:
+    """Root-to-leaf frames of each call chain text, and its number of lines that are not frames.
+
+    All texts are split in one pass (joined, then split at every newline), their lines looked up in
+    ``cache`` in one C-level map (the same frame line recurs in many chains: only lines not met
+    before are parsed), and the list reversed once: each text's frames are then one slice of it,
+    leaf-last.  ``cache`` maps a line to its frames (see :func:`_line_frames`) for one ``java`` value.
     """
-    lines = body.split(b"\n")
-    got = list(map(cache.get, lines, repeat(_NOT_PARSED)))
-    if _NOT_PARSED in got:
-        for i, (line, cached) in enumerate(zip(lines, got, strict=True)):
-            if cached is _NOT_PARSED:
-                parsed: tuple[ProfileFrame, ...] | None = None
-                if not line or line[:1] == b"#":
-                    parsed = ()
-                elif line[:1].isspace():
-                    parsed = parse_frame_line(line, java)
-                got[i] = cache[line] = parsed
-    bad = got.count(None)
-    if bad:
-        got = [g for g in got if g is not None]
-    got.reverse()
-    return tuple(chain.from_iterable(got)), bad  # type: ignore[arg-type]
+    if not bodies:
+        return [], []
+    lines = b"\n".join(bodies).split(b"\n")
+    for line in set(lines).difference(cache):
+        cache[line] = _line_frames(line, java)
+    got = list(map(cache.__getitem__, lines))
+    got.reverse()  # the last text first, each one leaf first... reversed: root first
+    sizes = list(map(bytes.count, bodies, repeat(b"\n")))
+    sizes.reverse()
+    out: list[tuple[ProfileFrame, ...]] = []
+    bad: list[int] = []
+    at = 0
+    if None not in got:
+        flat = chain.from_iterable
+        for size in sizes:
+            nxt = at + size + 1
+            out.append(tuple(flat(got[at:nxt])))  # type: ignore[arg-type]
+            at = nxt
+        bad = [0] * len(bodies)
+    else:
+        for size in sizes:
+            nxt = at + size + 1
+            part = got[at:nxt]
+            n_bad = part.count(None)
+            if n_bad:
+                part = [g for g in part if g is not None]
+            out.append(tuple(chain.from_iterable(part)))  # type: ignore[arg-type]
+            bad.append(n_bad)
+            at = nxt
+    out.reverse()
+    bad.reverse()
+    return out, bad
 
 
 _NOT_BULK = object()
@@ -640,23 +666,31 @@ class ScriptParser:
         threads: dict[tuple[bytes, bytes, bytes | None], Thread] = {}
         chains: dict[tuple[ProfileFrame, ...], tuple[ProfileFrame, ...]] = {}
         names = {e: e.decode("utf-8", "replace") for e in self._events_raw}
-        for (comm, a, b, event, body), sc in self._counts.items():
+        items = list(self._counts.items())
+        java_of: list[bool] = []
+        for comm, a, b, _event, _body in self._counts:
             thread = threads.get((comm, a, b))
             if thread is None:
                 comm_s = comm.decode("utf-8", "surrogateescape")
                 # stackcollapse-perf.pl: one number is the tid (perf's default), two are pid/tid.
                 thread = Thread(comm_s, None, int(a)) if b is None else Thread(comm_s, int(a), int(b))
                 threads[(comm, a, b)] = thread
-            java = thread.comm.startswith("java")
-            got = parsed.get((body, java))
-            if got is None:
-                frames, bad = _frames_of(body, java, line_caches[java])
-                got = parsed[(body, java)] = (chains.setdefault(frames, frames), bad)
-            frames, bad = got
+            java_of.append(thread.comm.startswith("java"))
+        # Each distinct (body, java) parsed once, all of them in one batch per java value.
+        for java in (False, True):
+            todo = list(dict.fromkeys(k[4] for k, j in zip(self._counts, java_of, strict=True) if j is java))
+            if todo:
+                frames_list, bads = _chains_of(todo, java, line_caches[java])
+                for body, frames, bad in zip(todo, frames_list, bads, strict=True):
+                    parsed[(body, java)] = (chains.setdefault(frames, frames), bad)
+        for ((comm, a, b, event, body), sc), java in zip(items, java_of, strict=True):
+            frames, bad = parsed[(body, java)]
             if bad:
                 bad_bodies += sc.samples
             stacks.append(
-                ProfileStack(thread, names[event], frames, sc.samples, sc.period, sc.first_line, sc.first_header)
+                ProfileStack(
+                    threads[(comm, a, b)], names[event], frames, sc.samples, sc.period, sc.first_line, sc.first_header
+                )
             )
         notes: list[str] = []
         if len([e for e in events if e]) > 1 and first is not None:

@@ -10,7 +10,9 @@ LTTng session and on random layouts.  Importing this module imports no numba.
 
 from __future__ import annotations
 
+import mmap
 import struct
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -75,6 +77,7 @@ from collectors.ctf.layouts import (
 from forensics.types.trace import Kind
 
 _U64 = (1 << 64) - 1
+_I64_MAX = (1 << 63) - 1
 _CODES = {8: "b", 16: "h", 32: "i", 64: "q"}  # signed; upper case unsigned (64 bits: int64 as compiled)
 
 
@@ -90,6 +93,79 @@ class _Fixed:
     arrays: tuple[tuple[int, int, int, int], ...]  # (position register, bit offset, length register, length)
     struct: struct.Struct | None  # every integer at once, when all are whole bytes at byte offsets
     struct_regs: tuple[int, ...]
+
+
+def _data(buf: npt.NDArray[np.uint8]) -> bytes | mmap.mmap:
+    """The bytes ``buf`` views: the stream file's mapping (or bytes) itself when it views all of it, else a copy.
+
+    The reader's streams are mapped files (:func:`collectors.ctf.reader._map`): copying one whole on every
+    call (``tobytes``) read the 50 MB file again per call, 4 GB of page faults for a 100 MB session.
+    """
+    base = buf.base
+    if isinstance(base, memoryview):  # np.frombuffer(mapping) views a memoryview of it
+        base = base.obj
+    if isinstance(base, (bytes, mmap.mmap)) and buf.ndim == 1 and len(base) == buf.nbytes:
+        return base  # a uint8 view of all of ``base`` (np.frombuffer): the same bytes
+    return buf.tobytes()
+
+
+@dataclass(frozen=True)
+class _RowReads:
+    """How the value columns of a wanted fixed-size event are filled (``field_reads`` of one event, worked out once).
+
+    Indices are into the row (value column k is row index R_V0 + k).  ``consts``: the columns as they start
+    (F_CONST values, 0 for an unmapped register); ``ints``: (index, bit offset, bits, flags) of the fields read
+    from the payload, or all at once by ``packed`` (a struct from the payload's first byte, into
+    ``packed_cols``) when the payload starts on a byte and every field is a whole byte-aligned integer of one
+    byte order; ``regs``: (index, register) from the event context; ``bytepos``: (index, bit offset) of arrays.
+    """
+
+    consts: tuple[int, ...]
+    ints: tuple[tuple[int, int, int, int], ...]
+    packed: struct.Struct | None
+    packed_cols: tuple[int, ...]
+    regs: tuple[tuple[int, int], ...]
+    bytepos: tuple[tuple[int, int], ...]
+
+
+def _row_reads(ev_reads: list[list[int]], ev_emit: list[int]) -> _RowReads:
+    """The :class:`_RowReads` of one event from its ``field_reads`` rows and ``emit`` registers."""
+    consts = [0] * N_VALUES
+    ints, regs, bytepos = [], [], []
+    for k in range(N_VALUES):
+        how, at, bits, flags = ev_reads[k]
+        if how == F_REG:
+            if ev_emit[k] >= 0:
+                regs.append((R_V0 + k, ev_emit[k]))
+        elif how == F_INT:
+            ints.append((R_V0 + k, at, bits, flags))
+        elif how == F_BYTEPOS:
+            bytepos.append((R_V0 + k, at))
+        else:
+            consts[k] = at
+    packed = None
+    in_order = sorted(ints, key=lambda x: x[1])
+    if (
+        ints
+        and all(at % 8 == 0 and bits in _CODES for _k, at, bits, _f in ints)
+        and len({f >> 1 for *_x, f in ints}) == 1
+    ):
+        fmt, pos = (">" if ints[0][3] >> 1 else "<"), 0
+        for _k, at, bits, flags in in_order:
+            if at // 8 < pos:  # overlapping fields: read one by one
+                fmt = ""
+                break
+            fmt += "x" * (at // 8 - pos) + (_CODES[bits] if flags & 1 or bits == 64 else _CODES[bits].upper())
+            pos = (at + bits) // 8
+        packed = struct.Struct(fmt) if fmt else None
+    return _RowReads(
+        tuple(consts),
+        tuple(ints),
+        packed,
+        tuple(k for k, *_x in in_order),
+        tuple(regs),
+        tuple(bytepos),
+    )
 
 
 def _fixed_program(ops: list[list[int]], start: int, end: int) -> _Fixed | None:
@@ -122,7 +198,7 @@ def _fixed_program(ops: list[list[int]], start: int, end: int) -> _Fixed | None:
     return _Fixed(got[0], got[1], last_end, tuple(ints), tuple(arrays), packed, tuple(r for r, *_x in ints))
 
 
-def _run_fixed(f: _Fixed, buf: bytes, pos: int, limit: int, regs: list[int]) -> int:
+def _run_fixed(f: _Fixed, buf: bytes | mmap.mmap, pos: int, limit: int, regs: list[int]) -> int:
     """What :func:`_run` gives for the program ``f`` (the same registers, position and -1 past ``limit``)."""
     a = f.align
     base = (pos + a - 1) & -a
@@ -146,7 +222,7 @@ def _wrap64(v: int) -> int:
     return v - (1 << 64) if v >> 63 else v
 
 
-def _read(buf: bytes, bitpos: int, size: int, signed: int, big: int) -> int:
+def _read(buf: bytes | mmap.mmap, bitpos: int, size: int, signed: int, big: int) -> int:
     """The integer of ``size`` bits at ``bitpos`` (as :func:`collectors.ctf.decode._read`: 64 bits are int64)."""
     byte = bitpos >> 3
     shift = bitpos & 7
@@ -180,7 +256,7 @@ def _run(  # noqa: C901 (mirrors collectors.ctf.decode._run op for op)
     ops: list[list[int]],
     start: int,
     end: int,
-    buf: bytes,
+    buf: bytes | mmap.mmap,
     pos: int,
     limit: int,
     regs: list[int],
@@ -262,7 +338,7 @@ def _run(  # noqa: C901 (mirrors collectors.ctf.decode._run op for op)
     return pos
 
 
-def _header(buf: bytes, pos: int, limit: int, hdr: list[int], clock: list[int]) -> tuple[int, int]:
+def _header(buf: bytes | mmap.mmap, pos: int, limit: int, hdr: list[int], clock: list[int]) -> tuple[int, int]:
     """The LTTng event header at bit ``pos``: (new position or -1, event id), as the compiled one."""
     a = hdr[H_ALIGN]
     pos = (pos + a - 1) & -a
@@ -308,7 +384,7 @@ def run(  # noqa: C901 (mirrors collectors.ctf.decode.decode branch for branch)
     state: npt.NDArray[np.int64],
 ) -> None:
     """:func:`collectors.ctf.decode.run` in Python: the same arguments, the same rows, packets, counts, state."""
-    buf = buf_array.tobytes()
+    buf = _data(buf_array)
     ops: list[list[int]] = lay.ops.tolist()
     stream_progs: list[list[int]] = lay.stream_progs.tolist()
     event_progs: list[list[list[int]]] = lay.event_progs.tolist()
@@ -324,6 +400,8 @@ def run(  # noqa: C901 (mirrors collectors.ctf.decode.decode branch for branch)
     out: list[list[int]] = []  # rows written, copied into ``rows`` at the end
     out_packets: list[list[int]] = []
     seen: dict[tuple[int, int], int] = {}
+    row_reads: dict[tuple[int, int], _RowReads] = {}
+    infos: dict[int, list[tuple[int, ...]]] = {}
     bad_eid = bad_sid = -1
     cap = int(state[0])
     nev = back = 0
@@ -387,6 +465,19 @@ def run(  # noqa: C901 (mirrors collectors.ctf.decode.decode branch for branch)
         hdr_s, hdr_e, ctx_s, ctx_e = stream_progs[sid][2:6]
         hdr = headers[sid]
         fast = hdr[H_FAST]
+        info = infos.get(sid)
+        if info is None:  # what the loop asks of each event id of this stream class, in one tuple
+            info = infos[sid] = [
+                (
+                    event_progs[sid][e][0] >= 0,
+                    general[sid][e],
+                    want[sid][e],
+                    *skips[sid][e],
+                    reads[sid][e][N_VALUES][0],
+                    *reads[sid][e][N_VALUES][1:4],
+                )
+                for e in range(max_id)
+            ]
         # LTTng's compact and large headers: byte-aligned, the time right after the id (no padding between).
         word_bits = 0
         hdr_align = hdr[H_ALIGN] or 1
@@ -396,6 +487,7 @@ def run(  # noqa: C901 (mirrors collectors.ctf.decode.decode branch for branch)
             word_bits = id_bits + ts_bits
             word_bytes = (word_bits + 7) >> 3
             id_mask, ts_mask = (1 << id_bits) - 1, (1 << ts_bits) - 1
+            ts_high = ~ts_mask
         status = 0
         nrows0 = len(out)
         packet_ids: list[int] = []
@@ -407,8 +499,13 @@ def run(  # noqa: C901 (mirrors collectors.ctf.decode.decode branch for branch)
                 # The compact header (id and time in one little-endian word) read at once, as _header would.
                 w = int.from_bytes(buf[at >> 3 : (at >> 3) + word_bytes], "little")
                 eid = w & id_mask
-                if eid < ext:
-                    _clock_extend(clock, (w >> id_bits) & ts_mask, ts_bits)
+                if eid < ext:  # _clock_extend inlined (once per event)
+                    v = (w >> id_bits) & ts_mask
+                    cur = clock[0]
+                    new = (cur & ts_high) | v
+                    if v < (cur & ts_mask):
+                        new += ts_mask + 1
+                    clock[0] = new if 0 <= new <= _I64_MAX else _wrap64(new)
                     b = at + word_bits
                 else:
                     b, eid = _header(buf, bit, limit, hdr, clock)
@@ -427,33 +524,34 @@ def run(  # noqa: C901 (mirrors collectors.ctf.decode.decode branch for branch)
             if clock[0] < prev:
                 back += 1
             last_ev = clock[0]
-            if eid < 0 or eid >= max_id or event_progs[sid][eid][0] < 0:
+            if eid < 0 or eid >= max_id:
                 status = ST_UNKNOWN_ID
                 bad_eid, bad_sid = eid, sid
                 break
-            if general[sid][eid]:
+            known, gen, kind, a, bits, fixed_reads, ctx_skip, ctx_a, ctx_bits = info[eid]
+            if not known:
+                status = ST_UNKNOWN_ID
+                bad_eid, bad_sid = eid, sid
+                break
+            if gen:
                 status = ST_GENERAL
                 bad_eid, bad_sid = eid, sid
                 break
-            ev_reads = reads[sid][eid]
             if ctx_e > ctx_s:
-                cf = ctx_fixed[sid]
-                if ev_reads[N_VALUES][1]:  # a fixed-size context nothing of this event reads: stepped over
-                    a = ev_reads[N_VALUES][2]
-                    b = ((b + a - 1) & -a) + ev_reads[N_VALUES][3]
+                if ctx_skip:  # a fixed-size context nothing of this event reads: stepped over
+                    b = ((b + ctx_a - 1) & -ctx_a) + ctx_bits
                     if b > limit:
                         b = -1
                 else:
+                    cf = ctx_fixed[sid]
                     b = (
                         _run_fixed(cf, buf, b, limit, regs)
                         if cf is not None
                         else _run(ops, ctx_s, ctx_e, buf, b, limit, regs, clock)
                     )
-            kind = want[sid][eid]
             base = -1
             if b >= 0:
-                a, bits = skips[sid][eid]
-                if a > 0 and (kind == 0 or ev_reads[N_VALUES][0]):
+                if a > 0 and (kind == 0 or fixed_reads):
                     base = (b + a - 1) & -a
                     b = base + bits
                     if b > limit:
@@ -471,27 +569,29 @@ def run(  # noqa: C901 (mirrors collectors.ctf.decode.decode branch for branch)
                 row = [kind, eid, clock[0], ev_start >> 3, cpu]
                 if base < 0:  # every value from the registers its program set
                     row += [regs[r] if r >= 0 else 0 for r in emit[sid][eid]]
-                else:
-                    ev_emit = emit[sid][eid]
-                    for k in range(N_VALUES):
-                        how, at, bits, flags = ev_reads[k]
-                        if how == F_REG:
-                            r = ev_emit[k]
-                            row.append(regs[r] if r >= 0 else 0)
-                        elif how == F_INT:
-                            row.append(_read(buf, base + at, bits, flags & 1, flags >> 1))
-                        elif how == F_BYTEPOS:
-                            row.append((base + at) >> 3)
-                        else:
-                            row.append(at)
+                else:  # the value columns read as field_reads says (see _RowReads)
+                    rr = row_reads.get((sid, eid))
+                    if rr is None:
+                        rr = row_reads[(sid, eid)] = _row_reads(reads[sid][eid], emit[sid][eid])
+                    row += rr.consts
+                    if rr.packed is not None and not base & 7:
+                        for k, v in zip(rr.packed_cols, rr.packed.unpack_from(buf, base >> 3), strict=True):
+                            row[k] = v
+                    else:
+                        for k, at, bits, flags in rr.ints:
+                            row[k] = _read(buf, base + at, bits, flags & 1, flags >> 1)
+                    for k, r in rr.regs:
+                        row[k] = regs[r]
+                    for k, at in rr.bytepos:
+                        row[k] = (base + at) >> 3
                 out.append(row)
         if status == ST_GENERAL:  # undo this packet: the caller decodes it whole, then calls again after it
             del out[nrows0:]
             back, last_ev = back0, last0
             code, stop_at = status, pos
             break
-        for eid in packet_ids:
-            seen[(sid, eid)] = seen.get((sid, eid), 0) + 1
+        for eid, n in Counter(packet_ids).items():  # counted in C, not one Python step per event
+            seen[(sid, eid)] = seen.get((sid, eid), 0) + n
         pk[7] = len(packet_ids)
         pk[8] = status
         out_packets.append(pk)
@@ -574,7 +674,7 @@ def string_keys(
     """:func:`collectors.ctf.decode.string_keys` in Python (FNV-1a, the same 64-bit keys)."""
     out = np.empty(len(off), dtype=np.uint64)
     prime = 0x100000001B3
-    data = buf.tobytes() if len(off) else b""
+    data = _data(buf) if len(off) else b""
     for i, (o, n) in enumerate(zip(off.tolist(), length.tolist(), strict=True)):
         h = ((salt * 0x9E3779B97F4A7C15) & _U64) ^ (n & _U64)
         for byte in data[o : min(o + n, len(data))] if n > 0 else b"":

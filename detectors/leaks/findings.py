@@ -332,7 +332,7 @@ def examined_record(e: ExaminedSeries, source: str) -> model.Examined:
     p = e.power
     what = (
         f"slab samples {source}: {p.seen()}"
-        + (f" every {p.interval_seconds:g} s" if p.interval_seconds else "")
+        + (f" every {duration(p.interval_seconds)}" if p.interval_seconds else "")
         + f", {e.caches} slab caches ({e.judged} moved enough to judge), {e.meminfo} meminfo series"
     )
     if not p.judgeable:
@@ -360,7 +360,7 @@ def coverage_finding(e: ExaminedSeries, source: str) -> Finding:
         title = f"No leak of {kb(p.detectable_rate)}/h or faster in {p.seen()}; slower ones need more samples"
     facts = [
         Fact("examined", f"{e.caches} slab caches ({e.judged} moved enough to judge), {e.meminfo} meminfo series"),
-        Fact("samples", p.seen() + (f" every {p.interval_seconds:g} s" if p.interval_seconds else "")),
+        Fact("samples", p.seen() + (f" every {duration(p.interval_seconds)}" if p.interval_seconds else "")),
         Fact("statistics need", f">= {p.needed_samples} samples over >= {duration(p.needed_seconds)}"),
         Fact(
             "could have shown",

@@ -8,9 +8,19 @@ Only the first event of the input is summed (as ``perf report`` shows one event 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from itertools import chain, count
+from operator import attrgetter, itemgetter
+from typing import Any, NamedTuple
 
 from forensics.types.profile import CallPath, Hotspots, Profile, ProfileFrame, ProfileStack, Share, Thread, frame_names
+
+_NAME = itemgetter(0)  # a ProfileFrame's name
+_FRAMES = attrgetter("frames")
+_PERIOD = attrgetter("period")
+_SAMPLES = attrgetter("samples")
+_THREAD = attrgetter("thread")
+_NO_FRAMES = "[no frames]"
 
 
 def selected_stacks(
@@ -79,11 +89,30 @@ def _add(table: dict[str, list[int]], key: str, period: int, samples: int) -> No
         slot[1] += samples
 
 
-def compute_hotspots(
-    profile: Profile, stacks: Iterable[ProfileStack], top_paths: int = 5, per_path: int = 3, event: str | None = None
-) -> Hotspots:
-    """Self/total shares per symbol, per DSO, per thread, kernel vs user, and the paths to the top symbols."""
-    stacks = list(stacks)
+#: Stacks from which the tables are summed with numpy (below, importing it costs more than it saves).
+VECTOR_FROM = 4096
+
+
+class _Tables(NamedTuple):
+    """The sums of one pass over the stacks: totals, the tables by key, and the stacks of each self symbol."""
+
+    total_period: int
+    total_samples: int
+    self_t: dict[str, list[int]]
+    total_t: dict[str, list[int]]
+    dso_t: dict[str, list[int]]
+    thread_t: dict[str, list[int]]
+    meta: dict[str, tuple[bool, str]]  # self symbol -> kernel, DSO of its first stack
+    space: dict[str, list[int]]
+    by_leaf: Callable[[str], list[ProfileStack]]  # the stacks of a self symbol, in their order
+
+
+def _label(th: Thread) -> str:
+    return th.comm + (f"/{th.tid}" if th.tid is not None else "")
+
+
+def _tables_python(stacks: list[ProfileStack]) -> _Tables:
+    """:class:`_Tables` stack by stack (small profiles)."""
     self_t: dict[str, list[int]] = {}
     total_t: dict[str, list[int]] = {}
     dso_t: dict[str, list[int]] = {}
@@ -102,7 +131,7 @@ def compute_hotspots(
         total_period += period
         total_samples += samples
         leaf = _leaf(s.frames)
-        name = leaf.name if leaf else "[no frames]"
+        name = leaf.name if leaf else _NO_FRAMES
         _add(self_t, name, period, samples)
         group = by_leaf.get(name)
         if group is None:
@@ -129,14 +158,111 @@ def compute_hotspots(
         th = s.thread
         labelled = labels.get(id(th))
         if labelled is None:
-            labelled = labels[id(th)] = (th, th.comm + (f"/{th.tid}" if th.tid is not None else ""))
+            labelled = labels[id(th)] = (th, _label(th))
         _add(thread_t, labelled[1], period, samples)
+    return _Tables(
+        total_period, total_samples, self_t, total_t, dso_t, thread_t, meta, space, lambda name: by_leaf[name]
+    )
+
+
+def _tables_numpy(stacks: list[ProfileStack]) -> _Tables:
+    """:class:`_Tables` with numpy: Python once per distinct call chain and thread, never per frame.
+
+    Chains and threads are numbered by identity (equal chains share one tuple, a thread's stacks one
+    Thread), the names of all chains in one C-level pass; each (chain, name) pair is kept once (a
+    recursive symbol counts once per stack) and the sums are numpy's, in exact integers.
+    """
+    from forensics.jit import import_numpy
+
+    import_numpy()  # without OpenBLAS's thread pool
+    import numpy as np
+
+    n = len(stacks)
+    period = np.fromiter(map(_PERIOD, stacks), np.int64, n)
+    samples = np.fromiter(map(_SAMPLES, stacks), np.int64, n)
+
+    def numbered(objects: list[Any]) -> tuple[list[Any], Any]:
+        """The distinct objects (by identity, in first-seen order) and each one's number."""
+        first: dict[int, int] = {}
+        at = np.fromiter(map(first.setdefault, map(id, objects), count()), np.int64, n)
+        distinct, number = np.unique(at, return_inverse=True)
+        return list(map(objects.__getitem__, distinct.tolist())), number
+
+    def sums(keys: list[str], of: Any, where: Any = None) -> dict[str, list[int]]:
+        """Period and samples per key (``of``: each stack's key number; ``where``: the stacks counted)."""
+        p, s = (period, samples) if where is None else (period[where], samples[where])
+        per_p = np.zeros(len(keys), np.int64)
+        per_s = np.zeros(len(keys), np.int64)
+        np.add.at(per_p, of, p)
+        np.add.at(per_s, of, s)
+        return {k: [a, b] for k, a, b in zip(keys, per_p.tolist(), per_s.tolist(), strict=True)}
+
+    def numbers(values: list[str]) -> tuple[list[str], Any]:
+        index = {v: i for i, v in enumerate(dict.fromkeys(values))}
+        return list(index), np.fromiter(map(index.__getitem__, values), np.int64, len(values))
+
+    chains, chain_of = numbered(list(map(_FRAMES, stacks)))
+    threads, thread_of = numbered(list(map(_THREAD, stacks)))
+    # Totals: every (chain, name) pair once.
+    names = list(map(_NAME, chain.from_iterable(chains)))
+    all_names, ids = numbers(names)
+    lens = np.fromiter(map(len, chains), np.int64, len(chains))
+    pairs = np.unique(np.repeat(np.arange(len(chains), dtype=np.int64), lens) * len(all_names) + ids)
+    owner, name_of_pair = np.divmod(pairs, len(all_names))
+    chain_p = np.zeros(len(chains), np.int64)
+    chain_s = np.zeros(len(chains), np.int64)
+    np.add.at(chain_p, chain_of, period)
+    np.add.at(chain_s, chain_of, samples)
+    tot_p = np.zeros(len(all_names), np.int64)
+    tot_s = np.zeros(len(all_names), np.int64)
+    np.add.at(tot_p, name_of_pair, chain_p[owner])
+    np.add.at(tot_s, name_of_pair, chain_s[owner])
+    total_t = {k: [a, b] for k, a, b in zip(all_names, tot_p.tolist(), tot_s.tolist(), strict=True)}
+    # Self: the leaf of each chain.
+    leaf_names, leaf_of_chain = numbers([c[-1].name if c else _NO_FRAMES for c in chains])
+    leaf_of = leaf_of_chain[chain_of]
+    self_t = sums(leaf_names, leaf_of)
+    has_leaf = np.fromiter(map(bool, chains), bool, len(chains))[chain_of]
+    leafed = np.flatnonzero(has_leaf)
+    kernel = np.fromiter((bool(c) and c[-1].kernel for c in chains), bool, len(chains))[chain_of]
+    dso_names, dso_of_chain = numbers([(c[-1].dso or "[unknown]") if c else "" for c in chains])
+    dso_t = sums(dso_names, dso_of_chain[chain_of][leafed], leafed)
+    dso_t.pop("", None)  # the key of chains without frames, which count in no DSO
+    meta: dict[str, tuple[bool, str]] = {}
+    if len(leafed):
+        named, first = np.unique(leaf_of[leafed], return_index=True)
+        for name_i, at in zip(named.tolist(), leafed[first].tolist(), strict=True):
+            leaf = stacks[at].frames[-1]
+            meta[leaf_names[name_i]] = (leaf.kernel, leaf.dso)
+    k_rows = has_leaf & kernel
+    u_rows = has_leaf & ~kernel
+    space = {
+        "kernel": [int(period[k_rows].sum()), int(samples[k_rows].sum())],
+        "user": [int(period[u_rows].sum()), int(samples[u_rows].sum())],
+    }
+    labels, label_of_thread = numbers(list(map(_label, threads)))
+    thread_t = sums(labels, label_of_thread[thread_of])
+    number_of = {name: i for i, name in enumerate(leaf_names)}
+
+    def by_leaf(name: str) -> list[ProfileStack]:
+        return list(map(stacks.__getitem__, np.flatnonzero(leaf_of == number_of[name]).tolist()))
+
+    return _Tables(int(period.sum()), int(samples.sum()), self_t, total_t, dso_t, thread_t, meta, space, by_leaf)
+
+
+def compute_hotspots(
+    profile: Profile, stacks: Iterable[ProfileStack], top_paths: int = 5, per_path: int = 3, event: str | None = None
+) -> Hotspots:
+    """Self/total shares per symbol, per DSO, per thread, kernel vs user, and the paths to the top symbols."""
+    stacks = list(stacks)
+    tables = _tables_numpy(stacks) if len(stacks) >= VECTOR_FROM else _tables_python(stacks)
+    total_period, total_samples, self_t, total_t, dso_t, thread_t, meta, space, by_leaf = tables
     self_rows = _rows(self_t, total_period, meta)
     total_rows = _rows(total_t, total_period)
     paths: dict[str, tuple[CallPath, ...]] = {}
     for row in self_rows[:top_paths]:
         by_path: dict[tuple[str, ...], list[int | str]] = {}
-        for s in by_leaf[row.key]:
+        for s in by_leaf(row.key):
             key = frame_names(s.frames)
             slot = by_path.get(key)
             if slot is None:

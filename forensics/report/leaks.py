@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from forensics import __version__
 from forensics.report.document import Block, Document, Image, Paragraph, Section, Table, image_link, to_markdown
 from forensics.report.formats import Destination, IncidentRenderer
+from forensics.types.leaks import duration
 from forensics.types.results import LeaksResult
 
 if TYPE_CHECKING:
@@ -148,8 +149,8 @@ _HEADERS = ("grade", "series", "KB/h", "growth KB", "r²", "tau", "MemAvailable 
 
 def _summary_line(result: LeaksResult) -> str:
     a = result.analysis
-    interval = f"{a.interval_seconds:g} s" if isinstance(a.interval_seconds, float) else "?"
-    window = f"{a.window_seconds:g} s" if isinstance(a.window_seconds, float) else "?"
+    interval = duration(a.interval_seconds) if isinstance(a.interval_seconds, float) else "?"
+    window = duration(a.window_seconds) if isinstance(a.window_seconds, float) else "?"
     leaks = sum(1 for v in a.flagged() if v.grade.rank >= 2)
     return (
         f"{a.samples} samples every {interval} (medians of {window} windows), {a.boots} boot(s), "

@@ -59,3 +59,26 @@ def test_first_compile_is_announced_and_cached_per_user(tmp_path: Path) -> None:
     assert list((tmp_path / "xdg" / "kforensic" / "numba").rglob("kernel_user.add_one-*.nbi"))
     assert not (src / "__pycache__").exists()
     assert "compiling" in other_user.stderr  # another cache (user) compiles for itself
+
+
+def test_nothing_cached_is_told_without_numba(tmp_path: Path) -> None:
+    """An empty or not yet made cache holds nothing (no numba import to find out); an index file means maybe."""
+    from forensics.jit import nothing_cached
+
+    env = {"NUMBA_CACHE_DIR": str(tmp_path / "not" / "made")}
+    assert nothing_cached(env)
+    (tmp_path / "c" / "ctf-metadata").mkdir(parents=True)  # other files of ours: still no compiled code
+    assert nothing_cached({"NUMBA_CACHE_DIR": str(tmp_path / "c")})
+    (tmp_path / "c" / "decode_x").mkdir()
+    (tmp_path / "c" / "decode_x" / "decode-410.py311.nbi").write_bytes(b"")
+    assert not nothing_cached({"NUMBA_CACHE_DIR": str(tmp_path / "c")})
+
+
+def test_an_input_past_its_cold_size_compiles(tmp_path: Path) -> None:
+    """Nothing cached: under ``cold_bytes`` the plain path runs (said on stderr), from it the compile does."""
+    from forensics.jit import SMALL_INPUT_BYTES, compiled_pays
+
+    env = {"NUMBA_CACHE_DIR": str(tmp_path / "empty")}
+    size = 3 * SMALL_INPUT_BYTES
+    assert not compiled_pays(size, lambda: [], environ=env, cold_bytes=size + 1)
+    assert compiled_pays(size, lambda: [], environ=env, cold_bytes=size)

@@ -68,6 +68,23 @@ def test_diff_puts_the_largest_change_first() -> None:
     assert abs(deltas[0].delta) >= abs(deltas[-1].delta)
 
 
+@pytest.mark.parametrize("workload", ["mixed", "contend", "kernel", "interp", "jit", "events", "flat", "lost"])
+@pytest.mark.parametrize("space", [None, "kernel", "user"])
+def test_numpy_tables_equal_the_stack_by_stack_ones(
+    workload: str, space: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Large profiles are summed with numpy: the same hotspots, rows, order and call paths as stack by stack."""
+    from detectors.profile import hotspots
+
+    profile = read_profile(str(DATA / f"{workload}.perf.txt.gz"))
+    stacks = selected_stacks(profile, space=space)
+    monkeypatch.setattr(hotspots, "VECTOR_FROM", 1 << 60)
+    by_stack = compute_hotspots(profile, stacks)
+    monkeypatch.setattr(hotspots, "VECTOR_FROM", 0)
+    assert compute_hotspots(profile, stacks) == by_stack
+    assert by_stack.self_symbols and by_stack.total_symbols
+
+
 @pytest.mark.skipif(find_perf() is None, reason="perf is not installed")
 def test_shares_agree_with_perf_report_on_a_recording_made_now(tmp_path: Path) -> None:
     perf = find_perf()
