@@ -36,13 +36,26 @@ _MARKER = re.compile(
 )
 
 
+_KEPT = ("kind", "cpu", "pid", "prio", "next_pid", "next_prio", "state", "line_no")  # the batch columns kept
+_I32 = np.iinfo(np.int32)
+
+
+def _narrow(col: npt.NDArray[np.int64]) -> npt.NDArray[np.signedinteger]:
+    """A copy of ``col``, as int32 when every value fits (kinds, CPUs, pids, priorities, interned names; byte
+    offsets under 2 GB), else as it is."""
+    if len(col) and (int(col.min()) < _I32.min or int(col.max()) > _I32.max):
+        return col.copy()
+    return col.astype(np.int32)
+
+
 class KernelKeeper:
     """A batch sink that keeps the kernel columns and comms, then feeds the engine (``inner``)."""
 
     def __init__(self, inner: object, source: str) -> None:
         self.inner = inner
         self.source = source
-        self.cols: list[tuple[npt.NDArray[np.int64], ...]] = []
+        # Per column, the chunks kept (int32 when the chunk's values fit: half the memory; see _narrow).
+        self.cols: list[list[npt.NDArray[np.signedinteger]]] = [[] for _ in _KEPT]
         self.ts: list[npt.NDArray[np.float64]] = []
         self.events: list[tuple[int, Callable[[int], TraceEvent]]] = []
         self.comms: dict[int, str] = {0: "<idle>"}
@@ -54,18 +67,8 @@ class KernelKeeper:
 
     def feed(self, batch: EventBatch) -> None:
         """Keep the columns, learn new comms, pass on."""
-        self.cols.append(
-            (
-                batch.kind.copy(),
-                batch.cpu.copy(),
-                batch.pid.copy(),
-                batch.prio.copy(),
-                batch.next_pid.copy(),
-                batch.next_prio.copy(),
-                batch.state.copy(),
-                batch.line_no.copy(),
-            )
-        )
+        for kept, name in zip(self.cols, _KEPT, strict=True):
+            kept.append(_narrow(getattr(batch, name)))
         self.ts.append(batch.ts.copy())
         self.events.append((batch.first_eid, batch.event))
         sw = np.flatnonzero(batch.kind == 1)
@@ -81,12 +84,15 @@ class KernelKeeper:
     def table(self, syscalls: SyscallTable | None = None, threads: Statedump | None = None) -> KernelTable:
         """The kept rows as a :class:`KernelTable` (in time order), with the syscall events when there are, and
         the names and policies an LTTng statedump gives of the threads that existed when the session started."""
-        n_cols = 8
-        cols = [
-            np.concatenate([c[k] for c in self.cols]) if self.cols else np.zeros(0, dtype=np.int64)
-            for k in range(n_cols)
-        ]
         ts = np.concatenate(self.ts) if self.ts else np.zeros(0)
+        self.ts = [ts]
+        cols = []
+        for chunks in self.cols:  # joined as int64 one column at a time, each column's chunks let go once joined
+            col = np.empty(len(ts), dtype=np.int64)
+            if chunks:
+                np.concatenate(chunks, out=col)
+            chunks[:] = [col]
+            cols.append(col)
         n_kernel = len(ts)
         starts = np.array([first for first, _e in self.events] + [n_kernel], dtype=np.int64)
         events = [e for _f, e in self.events]

@@ -269,13 +269,14 @@ def compiled_pays(
     text_bytes: int | None,
     kernels: Callable[[], Iterable[Any]] | None = None,
     environ: dict[str, str] | os._Environ[str] = os.environ,
+    cold_bytes: int = COLD_INPUT_BYTES,
 ) -> bool:
     """True when an input of about ``text_bytes`` of trace text (None: unknown) should run compiled code.
 
     ``$KFORENSIC_COMPILED`` forces it (``yes``/``no``).  By default inputs under
     :data:`SMALL_INPUT_BYTES` run without; larger ones run compiled when ``kernels()`` (imported only
-    then) are in the cache, or when the input is too large (:data:`COLD_INPUT_BYTES`) to be worth
-    reading without: a compile is announced (:func:`njit`).
+    then) are in the cache, or when the input is too large (``cold_bytes``, by default
+    :data:`COLD_INPUT_BYTES`) to be worth reading without: a compile is announced (:func:`njit`).
     """
     forced = environ.get(COMPILED_ENV, "auto").strip().lower()
     if forced in {"yes", "1", "true"}:
@@ -286,7 +287,7 @@ def compiled_pays(
         return False
     if kernels is None or (not nothing_cached(environ) and is_cached(kernels())):
         return True
-    if text_bytes is not None and text_bytes < COLD_INPUT_BYTES:
+    if text_bytes is not None and text_bytes < cold_bytes:
         print(
             f"kforensic: analysing without compiled code (not built for this install yet; `{BUILD_HINT}` "
             "builds it once, then inputs this large run about 4x faster)",

@@ -249,12 +249,19 @@ def _findings(
         if v.name == "SUnreclaim":
             # Flagged caches, and every member of a flagged group (small partners included).
             in_groups = {(m.boot_id, m.name) for g in groups if g.grade.rank >= Grade.SUSPECT.rank for m in g.members}
+            # Growth too brief to call is explained by caches growing too briefly to call (TIME_WAIT sockets
+            # filling), not left to a looser reading.
+            brief = v.grade is Grade.UNDECIDED
             flagged = [
                 c
                 for c in caches
                 if c.boot_id == v.boot_id
                 and not c.reclaimable
-                and (c.grade.rank >= Grade.SUSPECT.rank or (c.boot_id, c.name) in in_groups)
+                and (
+                    c.grade.rank >= Grade.SUSPECT.rank
+                    or (c.boot_id, c.name) in in_groups
+                    or (brief and c.grade is Grade.UNDECIDED)
+                )
             ]
             share = sum(max(c.rate, 0.0) for c in flagged) / v.rate if v.rate > 0 else 0.0
             if flagged and share >= EXPLAINED_SHARE:

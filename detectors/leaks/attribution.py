@@ -18,6 +18,13 @@ from collections.abc import Mapping
 from typing import NamedTuple
 
 
+class Lifetime(NamedTuple):
+    """Objects the kernel frees on a timer: their count levels off at (creation rate x seconds)."""
+
+    seconds: float
+    why: str  # the timer, as the kernel source names it
+
+
 class Attribution(NamedTuple):
     """What typically allocates the objects of a cache, and how to confirm it."""
 
@@ -26,6 +33,7 @@ class Attribution(NamedTuple):
     allocated_by: str  # the user action / kernel path that allocates these objects
     reclaimable: bool  # the kernel frees these under memory pressure (shrinkers, page cache)
     confirm: tuple[str, ...]  # what to read or run to confirm, specific to this cache
+    lifetime: Lifetime | None = None  # freed on a timer: growth within the first lifetime is the fill
 
 
 _PROCESSES_CONFIRM = (
@@ -87,6 +95,9 @@ ATTRIBUTIONS: tuple[Attribution, ...] = (
         "half-open TCP connections (SYN received)",
         False,
         ("ss -tn state syn-recv | wc -l",),
+        # Dropped when the SYN-ACK retransmissions run out: 1 + 2 + ... + 32 s with the default
+        # net.ipv4.tcp_synack_retries = 5 and TCP_TIMEOUT_INIT of 1 s (include/net/tcp.h).
+        Lifetime(63.0, "a SYN_RECV request is dropped after 5 SYN-ACK retries, 63 s (tcp_synack_retries)"),
     ),
     Attribution(
         "tw_sock_TCP*",
@@ -94,6 +105,8 @@ ATTRIBUTIONS: tuple[Attribution, ...] = (
         "closed TCP connections in TIME_WAIT",
         False,
         ("ss -tan state time-wait | wc -l",),
+        # TCP_TIMEWAIT_LEN (60 * HZ, include/net/tcp.h): a busy client or server holds rate x 60 s of them.
+        Lifetime(60.0, "TIME_WAIT ends after 60 s (TCP_TIMEWAIT_LEN)"),
     ),
     Attribution("UDP*", "UDP sockets", "UDP sockets (socket(AF_INET*, SOCK_DGRAM))", False, _SOCKETS_CONFIRM),
     Attribution("UNIX*", "UNIX sockets", "AF_UNIX sockets (socket(), socketpair(), accept())", False, _SOCKETS_CONFIRM),

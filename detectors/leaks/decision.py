@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from detectors.leaks.attribution import Lifetime
 from forensics.types.leaks import Features, Grade, LeakThresholds, PageCacheTie, Verdict, duration
 
 
@@ -34,6 +35,7 @@ class Context:
     reclaim_ran: bool | None = None  # the shrinkers ran during the stretch (vmstat), None when not recorded
     samples: int | None = None  # raw samples behind the window medians, None when not known
     page_cache: PageCacheTie | None = None  # how the page cache grew beside it, None when not recorded
+    filling: Lifetime | None = None  # objects freed on a timer, and the stretch too short to see past their fill
 
     @property
     def rate(self) -> float:
@@ -121,17 +123,31 @@ def _grows_with_page_cache(c: Context) -> str | None:
     )
 
 
+def _timer_fill(c: Context) -> str | None:
+    life = c.filling
+    if life is None or not _rising(c):
+        return None
+    return (
+        f"{life.why}: their count rises to the creation rate x {duration(life.seconds)} and levels off there; "
+        f"{_hours(c.features.span_hours)} of samples cannot show past that fill (needs >= "
+        f"{duration(3 * life.seconds)}): growing, too short to call"
+    )
+
+
 def _short_ramp(c: Context) -> str | None:
     th = c.thresholds
     share = c.share_per_day
-    harmful = share is not None and share >= th.short_share_per_day
+    # Harm is memory already gone, not a rate extrapolated from seconds: both must hold.
+    harmful = (
+        share is not None and share >= th.short_share_per_day and c.growth >= th.short_share * float(c.mem_total or 0.0)
+    )
     if c.features.span_hours < th.short_hours and c.growth < th.short_growth and not harmful and _rising(c):
-        of_memory = "" if share is None else f", {share:.1%} of MemTotal a day"
+        of_memory = "" if not c.mem_total else f" ({c.growth / c.mem_total:.2%} of MemTotal, {share:.1%} a day)"
         return (
             f"grew {_kb(c.growth)} in {_hours(c.features.span_hours)}{of_memory}: under {_hours(th.short_hours)} "
             f"a cache warming up or a workload's ramp grows this much; a leak is called from {_kb(th.short_growth)} "
-            f"of growth or {th.short_share_per_day:.0%} of MemTotal a day, or over >= {_hours(th.short_hours)}: "
-            "growing, too short to call"
+            f"of growth, or from {th.short_share:.2%} of MemTotal grown at {th.short_share_per_day:.0%} of it a day, "
+            f"or over >= {_hours(th.short_hours)}: growing, too short to call"
         )
     return None
 
@@ -284,6 +300,7 @@ RULES: tuple[Rule, ...] = (
     ("one-time-step", Grade.STABLE, _one_time_step),
     ("plateau", Grade.STABLE, _plateau),
     ("no-consistent-trend", Grade.STABLE, _no_consistent_trend),
+    ("timer-fill", Grade.UNDECIDED, _timer_fill),
     ("short-ramp", Grade.UNDECIDED, _short_ramp),
     ("floor-rises-through-reclaim", Grade.SUSPECT, _floor_rises_through_reclaim),
     ("reclaimable", Grade.RECLAIMABLE, _reclaimable),

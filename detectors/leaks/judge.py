@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
+from detectors.leaks.attribution import attribution_for
 from detectors.leaks.decision import Context, decide, late_onset
 from detectors.leaks.features import features, median_slope
 from detectors.leaks.pagecache import tie
@@ -84,6 +85,18 @@ def judge_column(
         if int(part.sum()) >= thresholds.min_points:
             feats = features(hours[part], y[part])
             since = float(walls[part][0]) - matrix.window_seconds / 2.0 - 1e-6
+    lifetime = attribution_for(matrix.names[column]).lifetime
+    filling = None
+    if lifetime is not None:
+        # Objects freed on a timer fill to (rate x lifetime) in their first lifetime: judge what follows,
+        # and only when it spans two lifetimes more (a fill, then a level, needs that to be seen).
+        fill_end = since + lifetime.seconds
+        part = keep & (walls >= fill_end)
+        if int(part.sum()) >= thresholds.min_points and float(walls[part][-1]) - fill_end >= 2 * lifetime.seconds:
+            feats = features(hours[part], y[part])
+            since = fill_end
+        else:
+            filling = lifetime
     objects_rate = None
     active_rate = None
     objsize: int | None = None
@@ -102,7 +115,7 @@ def judge_column(
     if page_cache is not None:
         part = keep & (walls >= since)
         beside = tie(matrix.names[column], y[part], page_cache[part])
-    verdict = decide(Context(feats, reclaimable, mem_total, thresholds, share, reclaim_ran, samples, beside))
+    verdict = decide(Context(feats, reclaimable, mem_total, thresholds, share, reclaim_ran, samples, beside, filling))
     return SeriesVerdict(
         name=matrix.names[column],
         boot_id=matrix.boot_id,

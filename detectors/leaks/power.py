@@ -25,6 +25,10 @@ def _short_rate(thresholds: LeakThresholds, mem_total: float | None) -> float:
     return math.inf if not mem_total else thresholds.short_share_per_day * mem_total / 24.0
 
 
+def _short_memory(thresholds: LeakThresholds, mem_total: float | None) -> float:
+    return math.inf if not mem_total else thresholds.short_share * mem_total
+
+
 def power_of(matrices: Sequence[SeriesMatrix], thresholds: LeakThresholds, mem_total: float | None = None) -> Power:
     """The power of the longest boot stretch among ``matrices`` (none: zero samples); ``mem_total`` in bytes."""
     longest = max(matrices, key=lambda m: (len(m.walls), m.span_hours), default=None)
@@ -44,6 +48,7 @@ def power_of(matrices: Sequence[SeriesMatrix], thresholds: LeakThresholds, mem_t
         short_seconds=thresholds.short_hours * 3600.0,
         short_growth=thresholds.short_growth,
         short_rate=_short_rate(thresholds, mem_total),
+        short_memory=_short_memory(thresholds, mem_total),
     )
 
 

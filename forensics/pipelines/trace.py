@@ -180,9 +180,13 @@ def analyse_trace_file(
     # A small input is read and analysed without compiled code (the same results, no compile to wait for).
     ctf_input = _is_ctf(trace_file)
     if ctf_input:  # an LTTng session: its size on disk decides for its decoder and the engine both
-        from collectors.ctf.reader import decoder_kernels, session_bytes
+        from collectors.ctf.reader import COLD_SESSION_BYTES, decoder_kernels, session_bytes
 
-        compiled = compiled_pays(session_bytes(trace_file), lambda: (*decoder_kernels(), *engine_kernels()))
+        compiled = compiled_pays(
+            session_bytes(trace_file),
+            lambda: (*decoder_kernels(), *engine_kernels()),
+            cold_bytes=COLD_SESSION_BYTES,
+        )
     else:
         compiled = compiled_pays(text_size(trace_file), trace_kernels)
     options = (thresholds or DefaultThresholds(), span, bucket, png is not None)

@@ -173,14 +173,18 @@ class LeakThresholds:
     min_samples: int = 24  # raw samples: the ~24 windows the shape rules (step, plateau, onset) are tuned for
     min_hours: float = 0.0  # a shorter stretch is not judged
     # Under short_hours a cache warming up or a workload's ramp cannot be told from a leak by its shape (its
-    # plateau lies beyond the stretch): a rise is called only from short_growth, or when it would take
-    # short_share of MemTotal per day (harm: memory the machine's size gone within days).  Baseline: 11
+    # plateau lies beyond the stretch): a rise is called only from short_growth, or when it is harmful: it
+    # would take short_share_per_day of MemTotal a day AND has already taken short_share of it within the
+    # stretch (on a small guest 4 MiB is a lot; a rate extrapolated from seconds alone is not harm: 40 s of
+    # a busy epoll cache growing 1.2 MB is 10% of a 24 GB machine a day, tests/data/workloads).  Baseline: 11
     # minutes of slab-watch on a freshly booted 2-core 24 GB machine at load 11 (tests/data/healthy/slabwatch)
     # saw ramps of up to 2.5 MB (SUnreclaim), 0.75% of MemTotal per day; a leak of 100 MB/h grows 4 MiB in
-    # under 3 minutes, and the vmcore fixture's leak (36 MB/h in 143 MiB) takes 600% per day.
+    # under 3 minutes; the vmcore fixture's leak (36 MB/h in a 143 MiB guest) takes 600% per day and 0.54%
+    # of the guest's memory in its 94 s.
     short_hours: float = 1.0
     short_growth: float = 4 * 1024 * 1024
     short_share_per_day: float = 0.1
+    short_share: float = 0.0025
     leak_tau: float = 0.7
     leak_r2: float = 0.8
     leak_minima_tau: float = 0.5
@@ -204,7 +208,7 @@ class LeakThresholds:
     # leak while the page cache grows: page-cache metadata (buffer heads, xarray nodes, and kmalloc'ed
     # per-folio state) is freed with it.  Baseline: writing files on ext4 (Linux 6.18) grew kmalloc-512 by
     # 1 byte per 297-316 of page cache, buffer_head by 1 per 37, radix_tree_node by 1 per 417
-    # (tests/data/pagecache); a real leak beside the copy is judged on its own (detectors/leaks/pagecache.py).
+    # (tests/data/workloads); a real leak beside the copy is judged on its own (detectors/leaks/pagecache.py).
     page_cache_ratio: float = 10.0
 
 
@@ -227,7 +231,8 @@ class Power:
     min_growth: float  # bytes
     short_seconds: float = 0.0  # under this span a rise is called only from short_growth...
     short_growth: float = 0.0
-    short_rate: float = math.inf  # ...or from this rate (bytes/h: short_share_per_day of MemTotal)
+    short_rate: float = math.inf  # ...or from this rate (bytes/h: short_share_per_day of MemTotal)...
+    short_memory: float = math.inf  # ...once grown this much (bytes: short_share of MemTotal)
 
     @property
     def judgeable(self) -> bool:
@@ -247,7 +252,8 @@ class Power:
         hours = self.span_seconds / 3600.0
         rate = self.min_growth / hours
         if self.span_seconds < self.short_seconds:
-            rate = max(rate, min(self.short_growth / hours, self.short_rate))
+            harmful = max(self.short_rate, self.short_memory / hours)
+            rate = max(rate, min(self.short_growth / hours, harmful))
         return max(self.min_rate, rate)
 
     def seen(self) -> str:

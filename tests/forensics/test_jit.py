@@ -72,3 +72,13 @@ def test_nothing_cached_is_told_without_numba(tmp_path: Path) -> None:
     (tmp_path / "c" / "decode_x").mkdir()
     (tmp_path / "c" / "decode_x" / "decode-410.py311.nbi").write_bytes(b"")
     assert not nothing_cached({"NUMBA_CACHE_DIR": str(tmp_path / "c")})
+
+
+def test_an_input_past_its_cold_size_compiles(tmp_path: Path) -> None:
+    """Nothing cached: under ``cold_bytes`` the plain path runs (said on stderr), from it the compile does."""
+    from forensics.jit import SMALL_INPUT_BYTES, compiled_pays
+
+    env = {"NUMBA_CACHE_DIR": str(tmp_path / "empty")}
+    size = 3 * SMALL_INPUT_BYTES
+    assert not compiled_pays(size, lambda: [], environ=env, cold_bytes=size + 1)
+    assert compiled_pays(size, lambda: [], environ=env, cold_bytes=size)

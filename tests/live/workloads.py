@@ -2,7 +2,7 @@
 
 Each is a Python program run in a child process (``python -c PROGRAM ARGS``), so the child's
 memory and files are its own and a kill ends it.  ``python -m tests.live.workloads leak|write ARGS``
-runs one from a shell (tests/data/pagecache/record.sh).
+runs one from a shell (tests/data/workloads/record.sh).
 
 * :data:`LEAKER` maps 4 KiB anonymous regions at a fixed rate with alternating protections
   (PROT_READ, PROT_READ|PROT_WRITE) so neighbouring VMAs cannot merge: every mapping costs one
@@ -11,6 +11,10 @@ runs one from a shell (tests/data/pagecache/record.sh).
   directory, growing the page cache and the objects that describe its pages (buffer heads, xarray
   nodes, per-folio state) as a copy or a log-heavy service does; nothing leaks.  Args: directory,
   MiB per second, seconds.  The caller removes the directory.
+* :data:`TCP_CLIENT` connects to its own loopback server at a fixed rate and closes first, as a
+  web client or a health checker does: every connection leaves a ``tw_sock_TCP`` in TIME_WAIT for
+  60 s, so the cache fills for a minute and levels off; nothing leaks.  Args: connections per second,
+  seconds.
 """
 
 from __future__ import annotations
@@ -57,11 +61,38 @@ while (elapsed := time.monotonic() - start) < seconds:
 print("done", written, flush=True)
 """
 
-PROGRAMS = {"leak": LEAKER, "write": FILE_WRITER}
+TCP_CLIENT = r"""
+import socket, sys, threading, time
+rate, seconds = float(sys.argv[1]), float(sys.argv[2])
+server = socket.create_server(("127.0.0.1", 0), backlog=1024)
+port = server.getsockname()[1]
+
+def serve():
+    while True:
+        conn, _ = server.accept()
+        conn.sendall(b"HTTP/1.0 200 OK\r\n\r\nok")
+        conn.recv(1)  # wait for the client's close, so that the client side closes first
+        conn.close()
+
+threading.Thread(target=serve, daemon=True).start()
+done = 0
+start = time.monotonic()
+print("ready", flush=True)
+while (elapsed := time.monotonic() - start) < seconds:
+    if done < rate * elapsed:
+        with socket.create_connection(("127.0.0.1", port)) as client:
+            client.recv(64)
+        done += 1
+    else:
+        time.sleep(0.002)
+print("done", done, flush=True)
+"""
+
+PROGRAMS = {"leak": LEAKER, "write": FILE_WRITER, "tcp": TCP_CLIENT}
 
 
 def main(argv: list[str]) -> int:
-    """Run one workload in the foreground: ``leak RATE SECONDS`` or ``write DIR MIB_PER_S SECONDS``."""
+    """Run one workload in the foreground: ``leak RATE SECS``, ``write DIR MIB_PER_S SECS``, ``tcp RATE SECS``."""
     if not argv or argv[0] not in PROGRAMS:
         print(f"usage: python -m tests.live.workloads {{{'|'.join(PROGRAMS)}}} ARGS...", file=sys.stderr)
         return 2

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import re
+from pathlib import Path
 
 import numpy as np
 from hypothesis import given, settings
@@ -96,6 +98,13 @@ def test_every_rule_can_decide() -> None:
     names = [rule[0] for rule in RULES]
     assert len(set(names)) == len(names)
     assert names[-1] == "no-trend"
+
+
+def test_the_documented_rules_are_the_rules_in_their_order() -> None:
+    doc = (Path(__file__).resolve().parents[3] / "docs" / "leaks.md").read_text()
+    documented = re.findall(r"^\| (\d+) \| ([a-z-]+) \|", doc, flags=re.MULTILINE)
+    assert [int(n) for n, _ in documented] == list(range(1, len(RULES) + 1))
+    assert [name for _, name in documented] == [rule[0] for rule in RULES]
 
 
 finite = st.floats(min_value=-1e12, max_value=1e12, allow_nan=False, allow_infinity=False)

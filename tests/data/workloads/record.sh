@@ -1,0 +1,53 @@
+#!/bin/sh
+# Record slab-watch beside ordinary workloads (and one real leak), kept as slab-import snapshots (the
+# store's schema changes between versions; the snapshot text is read whatever the schema).  Run from
+# anywhere, as root (/proc/slabinfo is mode 0400), with the project's venv made (make .venv/.installed-dev).
+# The workloads are tests/live/workloads.py's.
+#
+#   ./record.sh file-writes         40 s of `kforensic slab-watch --interval 1s` while a child writes new
+#                                   files at 40 MiB/s (FILE_WRITER): the page cache grows ~1.5 GiB, and
+#                                   with it buffer_head, radix_tree_node and, on ext4, kmalloc-512.
+#                                   Nothing leaks.
+#   ./record.sh leak-beside-writes  the same, while a second child leaks 1,500 vm_area_structs a second
+#                                   (LEAKER).
+#   ./record.sh tcp-time-wait       40 s while a child makes 300 loopback TCP connections a second and
+#                                   closes them first (TCP_CLIENT): tw_sock_TCP fills for the 60 s of
+#                                   TIME_WAIT.  Nothing leaks.
+#   ./record.sh tcp-time-wait-4min  the same for 4 minutes at a 2 s interval: the fill, then the level.
+#
+# Recorded 2026-12-04 on the project's 2-core, 24 GB VM (Linux 6.18.44, ext4 root, load 1-5);
+# tests/detectors/leaks/test_ordinary_workloads.py says what `kforensic leaks` must say on each.
+set -eu
+name=${1:?usage: record.sh file-writes|leak-beside-writes|tcp-time-wait|tcp-time-wait-4min}
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../../.." && pwd)
+tmp=$(mktemp -d)
+children=""
+stop() {
+    for p in $children; do kill "$p" 2>/dev/null || true; done
+    wait || true
+    rm -rf "$tmp"
+}
+trap stop EXIT INT TERM
+cd "$repo"
+workload() {  # run one of tests/live/workloads.py's programs in the background
+    .venv/bin/python -m tests.live.workloads "$@" < /dev/null > /dev/null &
+    children="$children $!"
+}
+interval=1s duration=40s
+case "$name" in
+file-writes | leak-beside-writes)
+    mkdir "$tmp/files"
+    sync && echo 1 > /proc/sys/vm/drop_caches  # start from a small page cache, as after a reboot
+    workload write "$tmp/files" 40 45
+    [ "$name" = file-writes ] || workload leak 1500 45
+    ;;
+tcp-time-wait) workload tcp 300 45 ;;
+tcp-time-wait-4min) workload tcp 300 250; interval=2s duration=4m ;;
+*) echo "record.sh: unknown workload $name" >&2; exit 2 ;;
+esac
+sleep 2
+.venv/bin/kforensic slab-watch --interval $interval --duration $duration --store "$tmp/store" --no-analysis \
+    -o "$tmp/summary.txt"
+.venv/bin/python tests/data/healthy/slabwatch/to_snapshots.py "$tmp/store" | xz -9 -T1 > "$tmp/snapshots.txt.xz"
+mv "$tmp/snapshots.txt.xz" "$here/$name.txt.xz"
