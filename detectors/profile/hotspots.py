@@ -13,7 +13,17 @@ from itertools import chain, count
 from operator import attrgetter, itemgetter
 from typing import Any, NamedTuple
 
-from forensics.types.profile import CallPath, Hotspots, Profile, ProfileFrame, ProfileStack, Share, Thread, frame_names
+from forensics.types.profile import (
+    CallPath,
+    Hotspots,
+    Profile,
+    ProfileFrame,
+    ProfileStack,
+    Share,
+    Thread,
+    frame_names,
+    periods_by_command,
+)
 
 _NAME = itemgetter(0)  # a ProfileFrame's name
 _FRAMES = attrgetter("frames")
@@ -302,22 +312,12 @@ def folded_lines(stacks: Iterable[ProfileStack]) -> list[str]:
     Counts are period sums (the script's count when perf printed a period, else samples); lines are
     sorted by their bytes, as Perl's ``sort`` sorts them.
     """
-    # Summed per (command, frames tuple) first: equal chains share one tuple, and a command has many
-    # threads, so each line's text is made once.  The tuples are kept so that their ids stay their own.
-    merged: dict[tuple[str, int], list[Any]] = {}
-    for s in stacks:
-        key = (s.thread.comm, id(s.frames))
-        slot = merged.get(key)
-        if slot is None:
-            merged[key] = [s.frames, s.period]
-        else:
-            slot[1] += s.period
     out: dict[str, int] = {}
     joined: dict[int, str] = {}
-    for (comm, ident), (frames, period) in merged.items():
+    for (comm, ident), (frames, period) in periods_by_command(stacks).items():
         chain = joined.get(ident)
         if chain is None:
             chain = joined[ident] = ";".join(frame_names(frames))
-        key = (comm.replace(" ", "_") + ";" + chain if chain else comm.replace(" ", "_")) if comm else chain
-        out[key] = out.get(key, 0) + period
+        line = (comm.replace(" ", "_") + ";" + chain if chain else comm.replace(" ", "_")) if comm else chain
+        out[line] = out.get(line, 0) + period
     return [f"{k} {v}" for k, v in sorted(out.items(), key=lambda kv: kv[0].encode("utf-8", "surrogateescape"))]
