@@ -13,6 +13,7 @@ import functools
 import hashlib
 import re
 from collections.abc import Sequence
+from itertools import islice
 
 from ahocorasick_rs import AhoCorasick, BytesAhoCorasick, MatchKind
 
@@ -154,8 +155,7 @@ def report_extent(
     cpu_traceback = False
     seen_trace = False
     quiet = 0  # lines since the last one with report structure
-    for i in range(1, len(window)):
-        line = window[i]
+    for i, line in enumerate(islice(window, 1, None), 1):
         context = line.context if line.prefixed else _NO_PREFIX  # line_context(), inlined: every line
         if context != header_context and not _same_context(header_context, context, cpu_traceback):
             if resume is None:

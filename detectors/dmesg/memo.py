@@ -53,8 +53,7 @@ MAX_ENTRIES = 4 * MAX_KEYS  # reports remembered in all: the memory bound of 512
 class _Entry(NamedTuple):
     lines: int  # how many window lines the builder read
     window_len: int  # the window's length when the builder read it to the end, else -1
-    text: bytes  # those lines as read
-    key: bytes  # those lines, stamps blanked
+    text: bytes  # those lines as read (without a NUL byte: see _key)
     report: KernelReport
     resume: int
     own: tuple[int, ...]  # window index of each report line
@@ -194,6 +193,20 @@ def _same_but_stamps(text: bytes, shape: _Shape | None) -> bool:
     )
 
 
+def _surely_other(entry: _Entry, buf: bytes, start: int, end: int, max_bytes: int) -> bool:
+    """Whether the lines at ``buf[start]`` that the usual path would compare with the entry (as many as it
+    read) surely do not have its key: their text without digits and blanks differs (see :func:`_bare`),
+    which :meth:`ReportMemo._same_key` checks first.  False when it cannot tell (too few lines yet)."""
+    if entry.shape is None:
+        return False
+    at = start
+    for _ in range(entry.lines):
+        at = buf.find(b"\n", at, end) + 1
+        if not at:
+            return False
+    return at - start <= max_bytes and _bare(buf[start : at - 1]) != entry.shape.bare
+
+
 def _time_at(line: bytes, at: int) -> float | None:
     """The time of a line (as parse_line reads it), from the stamp at byte ``at`` (-1: parse the line)."""
     if at >= 0 and (m := _RAW_TIME.match(line, at)) is not None:
@@ -220,6 +233,9 @@ class ReportMemo:
         # The entries of a slot by the digit layout of their header line, for fast_lookup.
         self._by_layout: dict[tuple[str, bytes], list[_Entry]] = {}
         self._count = 0  # entries in all
+        # Each entry's key (its text with the stamps blanked: _key), made when a compare first needs it: a log
+        # repeated byte for byte, or with only the stamps' digits changed, never does.
+        self._keys: dict[int, bytes | None] = {}
         self.hits = 0
         self.fast_hits = 0  # of them, found by fast_lookup
 
@@ -245,18 +261,15 @@ class ReportMemo:
         raw = window.raw
         read = window.parsed_upto
         text = b"\n".join(raw[:read])
-        key = _key(text)
-        if key is None:
-            return report, resume
+        if b"\x00" in text:
+            return report, resume  # no key can be made of it (see _key)
         first = window.first
         own = tuple(number - first for number, _ in report.lines)
-
-        stamped = [i for i in own if window[i].timestamp is not None]
+        stamped = [i for i, line in zip(own, window.parsed(own), strict=True) if line.timestamp is not None]
         entry = _Entry(
             read,
             len(raw) if read >= len(raw) else -1,
             text,
-            key,
             report,
             resume,
             own,
@@ -328,49 +341,99 @@ class ReportMemo:
         the caller then takes the usual path.  No window is cut, no line split: the remembered text's
         length tells how many bytes to compare, and a hit has its lines where the remembered one had them.
         """
-        entries = self._by_layout.get((kind, layout))
+        if (kind, layout) not in self._by_layout:
+            return None
+        # The entries the usual path compares: those of the header's slot.  Headers of one layout may differ
+        # in digits outside their stamps (a hung task's pid, a lock's address): other slots.
+        nl = buf.find(b"\n", start, end)
+        entries = self._entries.get((kind, _slot_key(buf[start : end if nl < 0 else nl])))
         if not entries:
             return None
         need = max((e.lines for e in entries if e.window_len == -1), default=0)
-        if not need or need + 2 > max_lines:
+        if not need:
+            return self._fast_window(entries, buf, start, end, first, max_lines, max_bytes)
+        if need + 2 > max_lines:
             return None
         for entry in entries:
             if entry.window_len != -1:
                 if entry.window_len == need + 2:
                     return None  # the usual window could match it
                 continue
-            # As long as the text the entry's shape holds (a stamp may have grown since the entry was made).
-            stop = start + len(entry.text if entry.shape is None else entry.shape.layout)
-            text = buf[start:stop]
-            exact = text == entry.text
-            if buf[stop : stop + 1] != b"\n" or not (exact or _same_but_stamps(text, entry.shape)):
-                return None  # this entry might still match by key, before any later one
-            if entry.resume_at < 0:
-                return None
             # The usual path waits for a window of need + 2 whole lines: the text holds ``entry.lines`` of
             # them (its newlines stand where the entry's do), the newline after it ends the last.
-            at = stop + 1
-            for _ in range(need + 2 - entry.lines):
-                at = buf.find(b"\n", at, end) + 1
-                if not at:
-                    return None
-            if at - start > max_bytes:
-                return None
-            self.hits += 1
-            self.fast_hits += 1
-            if exact:
-                return _moved(entry, first, None, None), entry.resume_at, entry.claims
-            # Equal but for the stamps' digits, maybe of a wider stamp than the entry's own text: its lines.
-            raw = text.split(b"\n")
-            resume_at = sum(map(len, raw[: entry.resume])) + entry.resume
-            return _moved(entry, first, raw, text), resume_at, entry.claims
+            found = self._fast_compare(entry, buf, start, end, need + 2 - entry.lines, max_bytes)
+            if found is not None:
+                return self._fast_hit(entry, first, *found)
+            if not _surely_other(entry, buf, start, end, max_bytes):
+                return None  # this entry might still match by key, before any later one
         return None
+
+    def _fast_window(
+        self, entries: list[_Entry], buf: bytes, start: int, end: int, first: int, max_lines: int, max_bytes: int
+    ) -> tuple[KernelReport, int, tuple[int, ...]] | None:
+        """:meth:`fast_lookup` when every entry read its window to the end.
+
+        The usual path then cuts a window of ``max_lines`` lines (the scanner's first window) and compares
+        the entries that read all of one that long, in order; the others it passes over.  A hit whose report
+        ends within two lines of the window's end is left to the usual path, which builds it again from a
+        longer window.  In a fuzzer's log these are most repeats: the console lines of other programs
+        after a report are read to the window's end.
+        """
+        for entry in entries:
+            if entry.window_len != max_lines:
+                continue
+            # The window's lines are the text's (its newlines stand where the entry's do), ended by a newline.
+            found = self._fast_compare(entry, buf, start, end, 0, max_bytes)
+            if found is not None:
+                return None if entry.own[-1] >= max_lines - 2 else self._fast_hit(entry, first, *found)
+            if not _surely_other(entry, buf, start, end, max_bytes):
+                return None  # this entry might still match by key, before any later one
+        return None
+
+    @staticmethod
+    def _fast_compare(
+        entry: _Entry, buf: bytes, start: int, end: int, more: int, max_bytes: int
+    ) -> tuple[bytes, bool] | None:
+        """The entry's text as it stands at ``buf[start]`` (the same bytes, or the same but for the stamps'
+        digits) and whether byte for byte, when ``more`` whole lines follow it, all within ``max_bytes``."""
+        # As long as the text the entry's shape holds (a stamp may have grown since the entry was made).
+        stop = start + len(entry.text if entry.shape is None else entry.shape.layout)
+        text = buf[start:stop]
+        exact = text == entry.text
+        if buf[stop : stop + 1] != b"\n" or not (exact or _same_but_stamps(text, entry.shape)):
+            return None
+        if entry.resume_at < 0:
+            return None
+        at = stop + 1
+        for _ in range(more):
+            at = buf.find(b"\n", at, end) + 1
+            if not at:
+                return None
+        if at - start > max_bytes or at > end:
+            return None
+        return text, exact
+
+    def _fast_hit(
+        self, entry: _Entry, first: int, text: bytes, exact: bool
+    ) -> tuple[KernelReport, int, tuple[int, ...]]:
+        """A fast look-up's hit: the report moved to line ``first``, where scanning resumes, the lines to claim."""
+        self.hits += 1
+        self.fast_hits += 1
+        if exact:
+            return _moved(entry, first, None, None), entry.resume_at, entry.claims
+        # Equal but for the stamps' digits, maybe of a wider stamp than the entry's own text: its lines.
+        raw = text.split(b"\n")
+        resume_at = sum(map(len, raw[: entry.resume])) + entry.resume
+        return _moved(entry, first, raw, text), resume_at, entry.claims
 
     def _same_key(self, text: bytes, entry: _Entry, kind: str, entries: list[_Entry] | None) -> bool:
         """Whether ``text`` has the entry's key; if so, the next compare of a repeat is made with its shape."""
         if entry.shape is not None and _bare(text) != entry.shape.bare:
             return False
-        if _key(text) != entry.key:
+        key = self._keys.get(id(entry))
+        if key is None:
+            key = self._keys[id(entry)] = _key(entry.text)
+        if _key(text) != key:
             return False
         if entry.shape is not None:
             # Same key, other layout: a stamp grew wider.  The later repeats will look like this one, their

@@ -522,7 +522,8 @@ class LogScanner:
         # Lines the report took after the resume point must not start reports of their own.
         if resume < len(window):
             first = window.first + resume  # not window[resume]: that would parse the line
-            self._claimed.update(number for number, _ in report.lines if number >= first)
+            # Line numbers only: a repeat of a remembered report makes its lines when they are read.
+            self._claimed.update(number for number in line_numbers(report) if number >= first)
 
     def _trim(self) -> None:
         """Drop what is behind the scan position, keeping the look-back lines."""

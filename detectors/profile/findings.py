@@ -74,19 +74,25 @@ def unknown_frames(profile: Profile, stacks: list[ProfileStack]) -> Finding | No
     (``-fomit-frame-pointer``, the default of most distributions' Python and libc) unwinds to
     ``[unknown]``, and so does JIT code without a perf map.
     """
-    total = unknown = 0
+    total = unknown = samples = 0
     worst: ProfileStack | None = None
     worst_unknown = 0
+    # Per frames tuple (equal chains share one); the tuple is kept so that its id stays its own.
+    counted: dict[int, tuple[tuple[ProfileFrame, ...], int]] = {}
     for s in stacks:
-        n = sum(1 for f in s.frames if f.name == UNKNOWN)
+        got = counted.get(id(s.frames))
+        if got is None:
+            got = counted[id(s.frames)] = (s.frames, frame_names(s.frames).count(UNKNOWN))
+        n = got[1]
         total += len(s.frames) * s.period
-        unknown += n * s.period
-        if n * s.period > worst_unknown:
-            worst, worst_unknown = s, n * s.period
+        if n:
+            unknown += n * s.period
+            samples += s.samples
+            if n * s.period > worst_unknown:
+                worst, worst_unknown = s, n * s.period
     share = 100.0 * unknown / total if total else 0.0
     if worst is None or share <= UNKNOWN_SHARE:
         return None
-    samples = sum(s.samples for s in stacks if any(f.name == UNKNOWN for f in s.frames))
     return Finding(
         id=finding_id(FindingKind.PROFILE, "unknown-frames"),
         kind=FindingKind.PROFILE,

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from operator import itemgetter
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from forensics.model import Severity, SourceRecord
 
 if TYPE_CHECKING:
     import re
+    from collections.abc import Iterable
 
 
 class ProfileFrame(NamedTuple):
@@ -28,6 +29,23 @@ _NAME = itemgetter(0)  # a ProfileFrame's name (a tuple field: read in C, no Pyt
 def frame_names(frames: tuple[ProfileFrame, ...]) -> tuple[str, ...]:
     """The names of a call chain's frames, root first."""
     return tuple(map(_NAME, frames))
+
+
+def periods_by_command(stacks: Iterable[ProfileStack]) -> dict[tuple[str, int], list[Any]]:
+    """The period of the stacks summed per command name and call chain: (comm, id(frames)) -> [frames, period].
+
+    Equal chains share one frames tuple and a command has many threads, so a picture or a text made per
+    key is made once per chain and command, not per stack.  The tuples are kept so their ids stay their own.
+    """
+    merged: dict[tuple[str, int], list[Any]] = {}
+    for s in stacks:
+        key = (s.thread.comm, id(s.frames))
+        slot = merged.get(key)
+        if slot is None:
+            merged[key] = [s.frames, s.period]
+        else:
+            slot[1] += s.period
+    return merged
 
 
 @dataclass
