@@ -8,7 +8,7 @@ This runs a varied load for --seconds while ``perf record -a -g -F 999`` records
   - ``find /usr`` reading every directory and hashing small files (VFS, page cache, ext4/overlay paths);
   - ``gcc -O2`` compiling a generated C file of many functions, over and over.
 
-then writes ``perf script`` text of it, cut at a sample boundary to at most --mb megabytes
+then writes ``perf script`` text of it, cut at the first sample boundary past --mb megabytes
 (``profile_throughput.py --input OUT --mb 50`` then repeats it only if it is shorter).  The text is
 not kept in git (tens of MB); re-record it to measure.
 Run: .venv/bin/python benchmarks/record_varied_profile.py --out /tmp/fresh.perf.txt [--seconds 75] [--mb 50]
@@ -74,7 +74,7 @@ def main() -> None:
     ap.add_argument(
         "--seconds", type=int, default=75, help="length of the recording (default 75: about 50 MB of text on 2 CPUs)"
     )
-    ap.add_argument("--mb", type=int, default=50, help="cut the text to at most this many MB (default 50)")
+    ap.add_argument("--mb", type=int, default=50, help="cut the text just past this many MB (default 50)")
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT))
     from collectors.perf_script import find_perf
@@ -111,8 +111,9 @@ def main() -> None:
             subprocess.run([perf, "script", "-i", str(data)], check=True, stdout=out, stderr=subprocess.DEVNULL)
         body = text.read_bytes()
     limit = args.mb * 1_000_000
-    if len(body) > limit:
-        body = body[: body.rfind(b"\n\n", 0, limit) + 2]
+    cut = body.find(b"\n\n", limit)
+    if cut >= 0:  # the first sample boundary at or after --mb MB
+        body = body[: cut + 2]
     args.out.write_bytes(body)
     samples = body.split(b"\n\n")
     chains = {s.partition(b"\n")[2] for s in samples}

@@ -13,7 +13,17 @@ from itertools import chain, count
 from operator import attrgetter, itemgetter
 from typing import Any, NamedTuple
 
-from forensics.types.profile import CallPath, Hotspots, Profile, ProfileFrame, ProfileStack, Share, Thread, frame_names
+from forensics.types.profile import (
+    CallPath,
+    Hotspots,
+    Profile,
+    ProfileFrame,
+    ProfileStack,
+    Share,
+    Thread,
+    frame_names,
+    periods_by_command,
+)
 
 _NAME = itemgetter(0)  # a ProfileFrame's name
 _FRAMES = attrgetter("frames")
@@ -303,14 +313,11 @@ def folded_lines(stacks: Iterable[ProfileStack]) -> list[str]:
     sorted by their bytes, as Perl's ``sort`` sorts them.
     """
     out: dict[str, int] = {}
-    # Per frames tuple (equal chains share one); the tuple is kept so that its id stays its own.
-    joined: dict[int, tuple[tuple[ProfileFrame, ...], str]] = {}
-    for s in stacks:
-        got = joined.get(id(s.frames))
-        if got is None:
-            got = joined[id(s.frames)] = (s.frames, ";".join(frame_names(s.frames)))
-        chain = got[1]
-        comm = s.thread.comm
-        key = (comm.replace(" ", "_") + ";" + chain if chain else comm.replace(" ", "_")) if comm else chain
-        out[key] = out.get(key, 0) + s.period
+    joined: dict[int, str] = {}
+    for (comm, ident), (frames, period) in periods_by_command(stacks).items():
+        chain = joined.get(ident)
+        if chain is None:
+            chain = joined[ident] = ";".join(frame_names(frames))
+        line = (comm.replace(" ", "_") + ";" + chain if chain else comm.replace(" ", "_")) if comm else chain
+        out[line] = out.get(line, 0) + period
     return [f"{k} {v}" for k, v in sorted(out.items(), key=lambda kv: kv[0].encode("utf-8", "surrogateescape"))]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import re
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,6 +24,9 @@ if TYPE_CHECKING:
 
 #: A text input where more than this share of the non-comment lines are not events is not a trace.
 NOT_TRACE_SHARE = 0.5
+
+#: A `perf script` sample header: ``comm pid [cpu] time: period event:`` (a sampling event, not a tracepoint).
+PERF_SAMPLE_HEADER = re.compile(r"\[\d+\]\s+\d+\.\d+:\s+\d+\s+[\w.-]+(?::[A-Za-z]*)?:\s*$")
 
 
 def check_trace_text(name: str, counts: ParseCounts) -> None:
@@ -43,6 +47,13 @@ def check_trace_text(name: str, counts: ParseCounts) -> None:
         if counts.first_malformed
         else ""
     )
+    if any(PERF_SAMPLE_HEADER.search(line) for _, line in counts.first_malformed):
+        raise InputError(
+            f"{name}: `perf script` text of samples{example}, not of trace events: the scheduler analysis "
+            "needs sched events",
+            hint=f"for its hotspots and flame graph: kforensic profile {name}; for `trace`, record the scheduler: "
+            "perf record -e 'sched:*' -a (or trace-cmd record -e sched -e irq), then perf script",
+        )
     raise InputError(
         f"{name}: {counts.malformed:,} of {content:,} lines are not trace events{example}: not an ftrace, trace-cmd "
         "report or perf script text",

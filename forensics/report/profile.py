@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from forensics import __version__
 from forensics.report.formats import Destination, IncidentRenderer
+from forensics.types.profile import periods_by_command
 from forensics.types.profile_result import ProfileResult
 
 if TYPE_CHECKING:
@@ -25,14 +26,7 @@ def svg_stacks(stacks: list[ProfileStack]) -> list[tuple[tuple[tuple[str, str], 
     """Stacks as (name, kind) frames with the command name first, as the folded output has them."""
     # Threads of one command share their frames in the picture.  Stacks are grouped by the identity
     # of their frames tuple first (equal chains share one), so each chain is converted once.
-    merged: dict[tuple[str, int], list[Any]] = {}
-    for s in stacks:
-        key = (s.thread.comm, id(s.frames))
-        slot = merged.get(key)
-        if slot is None:
-            merged[key] = [s.frames, s.period]
-        else:
-            slot[1] += s.period
+    merged = periods_by_command(stacks)
     converted: dict[int, tuple[tuple[str, str], ...]] = {}
     out: dict[tuple[tuple[str, str], ...], int] = {}
     # Each distinct frame's (name, kind) is made once; a chain is then one C-level map over its frames.

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from operator import itemgetter
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from forensics.model import Severity, SourceRecord
 
 if TYPE_CHECKING:
     import re
+    from collections.abc import Iterable
 
 
 class ProfileFrame(NamedTuple):
@@ -30,7 +31,24 @@ def frame_names(frames: tuple[ProfileFrame, ...]) -> tuple[str, ...]:
     return tuple(map(_NAME, frames))
 
 
-@dataclass
+def periods_by_command(stacks: Iterable[ProfileStack]) -> dict[tuple[str, int], list[Any]]:
+    """The period of the stacks summed per command name and call chain: (comm, id(frames)) -> [frames, period].
+
+    Equal chains share one frames tuple and a command has many threads, so a picture or a text made per
+    key is made once per chain and command, not per stack.  The tuples are kept so their ids stay their own.
+    """
+    merged: dict[tuple[str, int], list[Any]] = {}
+    for s in stacks:
+        key = (s.thread.comm, id(s.frames))
+        slot = merged.get(key)
+        if slot is None:
+            merged[key] = [s.frames, s.period]
+        else:
+            slot[1] += s.period
+    return merged
+
+
+@dataclass(slots=True)
 class StackCount:
     """How often one thread was sampled in one call chain, and where it was first seen."""
 
@@ -40,7 +58,7 @@ class StackCount:
     first_header: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Thread:
     """Who was sampled: command name as perf printed it, pid (None when perf printed only the tid), tid."""
 
@@ -49,7 +67,7 @@ class Thread:
     tid: int | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ProfileStack:
     """A distinct (thread, event, call chain) with its counts; frames from root to leaf."""
 

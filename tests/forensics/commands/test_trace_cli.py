@@ -156,6 +156,17 @@ def test_a_file_of_mostly_non_trace_lines_is_bad_input(tmp_path: Path, content: 
     assert not saved.exists() and [p.name for p in tmp_path.iterdir()] == ["bad.txt"]  # nothing left behind
 
 
+def test_perf_samples_given_to_trace_are_sent_to_profile() -> None:
+    # `perf script` text of cpu-clock samples is perf script text, but not of trace events: say which command reads it.
+    samples = Path(__file__).resolve().parents[2] / "data" / "healthy" / "perf.txt.gz"
+    res = run(str(samples))
+    assert res.returncode == 3 and not res.stdout and "Traceback" not in res.stderr
+    error, hint = res.stderr.splitlines()[:2]
+    assert error.startswith(f"kforensic: error: {samples}: `perf script` text of samples (line 1: ")
+    assert "cpu-clock" in error and "needs sched events" in error
+    assert f"kforensic profile {samples}" in hint and "perf record -e 'sched:*'" in hint
+
+
 def test_a_window_outside_the_trace_is_a_usage_error_naming_its_range(tmp_path: Path) -> None:
     ftrace = recorded("kf.ftrace.txt", tmp_path)
     for option in (["--around", "9999:100"], ["--window", "1:2"]):
