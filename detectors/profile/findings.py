@@ -7,30 +7,39 @@ count and the call chain as facts.
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 from detectors.profile.rules import MIN_SHARE, RULES, classify
 from forensics.model import Baseline, Evidence, Fact, Finding, FindingKind, Locator, LocatorKind, Severity, finding_id
 from forensics.types.profile import ClassShare, HotspotRule, Hotspots, Profile, ProfileFrame, ProfileStack, frame_names
+
+_FRAMES = attrgetter("frames")
+_PERIOD = attrgetter("period")
 
 
 def class_shares(stacks: list[ProfileStack], total_period: int) -> list[ClassShare]:
     """Every rule's share of the profile (each stack counted once, by its first matching rule)."""
     acc: dict[str, tuple[HotspotRule, list[int], list[ProfileStack], dict[str, int]]] = {}
-    # Per frames tuple (equal chains share one); the tuple is kept so that its id stays its own.
-    seen: dict[int, tuple[tuple[ProfileFrame, ...], tuple[str, ...], HotspotRule | None]] = {}
-    for s in stacks:
-        got = seen.get(id(s.frames))
-        if got is None:
-            names = frame_names(s.frames)
-            got = seen[id(s.frames)] = (s.frames, names, classify(names, s.frames[-1].kernel if s.frames else None))
-        _, names, rule = got
+    # Per frames tuple (equal chains share one): its leaf name and rule; the tuple is kept so that its
+    # id stays its own.  The loop over the stacks reads three attributes each, through C-level maps.
+    seen: dict[int, tuple[tuple[ProfileFrame, ...], str, HotspotRule | None]] = {}
+    for frames in map(_FRAMES, stacks):
+        if id(frames) not in seen:
+            names = frame_names(frames)
+            rule = classify(names, frames[-1].kernel if frames else None)
+            seen[id(frames)] = (frames, names[-1] if names else "", rule)
+    for s, ident, period in zip(stacks, map(id, map(_FRAMES, stacks)), map(_PERIOD, stacks), strict=True):
+        _, leaf, rule = seen[ident]
         if rule is None:
             continue
-        slot = acc.setdefault(rule.name, (rule, [0, 0], [s], {}))
-        slot[1][0] += s.period
+        slot = acc.get(rule.name)
+        if slot is None:
+            slot = acc[rule.name] = (rule, [0, 0], [s], {})
+        slot[1][0] += period
         slot[1][1] += s.samples
-        if s.period > slot[2][0].period:
+        if period > slot[2][0].period:
             slot[2][0] = s
-        slot[3][names[-1]] = slot[3].get(names[-1], 0) + s.period
+        slot[3][leaf] = slot[3].get(leaf, 0) + period
     out = [
         ClassShare(
             rule,

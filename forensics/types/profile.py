@@ -48,7 +48,7 @@ def periods_by_command(stacks: Iterable[ProfileStack]) -> dict[tuple[str, int], 
     return merged
 
 
-@dataclass
+@dataclass(slots=True)
 class StackCount:
     """How often one thread was sampled in one call chain, and where it was first seen."""
 
@@ -58,7 +58,7 @@ class StackCount:
     first_header: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Thread:
     """Who was sampled: command name as perf printed it, pid (None when perf printed only the tid), tid."""
 
@@ -67,7 +67,7 @@ class Thread:
     tid: int | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ProfileStack:
     """A distinct (thread, event, call chain) with its counts; frames from root to leaf."""
 
