@@ -16,6 +16,7 @@ kforensic's warm run to grep's.  Start-up is included everywhere (a new process 
                ../shared/corpus/syzkaller-linux-dev when it exists), each file's log (not its KEY: value
                header) one after the other, the whole concatenated four times (issue 28's report-dense
                input: 7.4 MB, ~2,200 reports of ~560 kinds); read at run time, never copied into the project.
+               Also the corpus once ("corpus x1", 1.8 MB): no repeats, the cost of reports read for the first time.
 In (a) and (b) every copy of the block has its printk times moved on by ``copy × span`` seconds (span:
 the block's last time, rounded up), the stamp's width kept: real repeats of a crash differ in their
 times, never byte for byte.  ``--verbatim`` adds rows (labelled ``verbatim``) for the same inputs
@@ -222,7 +223,9 @@ def main() -> None:
     ]
     if args.corpus.is_dir():
         corpus = corpus_block(args.corpus)
-        # Four times the corpus, byte for byte (write_repeated writes whole copies up to the size).
+        # The corpus once (every report distinct: what the report memo cannot save), then four times, byte for
+        # byte (write_repeated writes whole copies up to the size): the repeats are what the memo saves.
+        inputs.append(("corpus x1", -(-len(corpus[0]) // (1 << 20)), lambda: corpus, False))
         inputs.append(("corpus x4", -(-4 * len(corpus[0]) // (1 << 20)), lambda: corpus, False))
     if args.verbatim:
         inputs[2:2] = [
@@ -238,7 +241,7 @@ def main() -> None:
                 continue
             log = Path(tmp) / f"{label.replace('/', '-').replace(' ', '-')}.log"
             block, _ = make()
-            size = 4 * len(block) if label == "corpus x4" else size_mb << 20
+            size = {"corpus x1": len(block), "corpus x4": 4 * len(block)}.get(label, size_mb << 20)
             write_repeated(log, size, block, shift)
             run_one(label, log, args.warm_runs)
             log.unlink()

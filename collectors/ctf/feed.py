@@ -165,7 +165,10 @@ def feed_session(session: Session, sink: BatchSink, keep: bool = False) -> CtfRe
         target=_collect, args=(session.source_records, records), name="kforensic-ctf-hash", daemon=True
     )
     hasher.start()
-    for rows, owner in _prefetched(session.rows()):
+    # The compiled decoder releases the GIL: it runs ahead in a thread while this one analyses. The plain one
+    # holds it: a thread would only add switches between the two.
+    chunks = _prefetched(session.rows()) if session.compiled else session.rows()
+    for rows, owner in chunks:
         kinds = np.ascontiguousarray(rows[:, ly.R_KIND])  # read once from the 104-byte rows, masked six times
         if keep:  # the span breakdown's rows: user-space marks whole
             user = np.flatnonzero(kinds == K_USER)

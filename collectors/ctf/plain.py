@@ -32,6 +32,7 @@ from collectors.ctf.layouts import (
     H_XTSALIGN,
     MAX_EMPTY,
     N_REGS,
+    N_ROWCOLS,
     N_STATE,
     N_VALUES,
     OP_ALIGN,
@@ -121,6 +122,7 @@ class _RowReads:
     """
 
     consts: tuple[int, ...]
+    constant: bool  # no column is read: the row is ``consts`` after the header columns
     ints: tuple[tuple[int, int, int, int], ...]
     packed: struct.Struct | None
     packed_cols: tuple[int, ...]
@@ -160,6 +162,7 @@ def _row_reads(ev_reads: list[list[int]], ev_emit: list[int]) -> _RowReads:
         packed = struct.Struct(fmt) if fmt else None
     return _RowReads(
         tuple(consts),
+        not (ints or regs or bytepos),
         tuple(ints),
         packed,
         tuple(k for k, *_x in in_order),
@@ -397,7 +400,10 @@ def run(  # noqa: C901 (mirrors collectors.ctf.decode.decode branch for branch)
     reads: list[list[list[list[int]]]] = reads_array.tolist()
     regs = [0] * N_REGS
     clock = [0]
-    out: list[list[int]] = []  # rows written, copied into ``rows`` at the end
+    # The rows written, flat (N_ROWCOLS values a row), copied into ``rows`` at the end: extending one list and
+    # converting it at once costs half of building and converting a list per row.
+    out: list[int] = []
+    put = out.extend
     out_packets: list[list[int]] = []
     seen: dict[tuple[int, int], int] = {}
     row_reads: dict[tuple[int, int], _RowReads] = {}
@@ -438,7 +444,7 @@ def run(  # noqa: C901 (mirrors collectors.ctf.decode.decode branch for branch)
             code, stop_at = ST_TRUNCATED, pos
             break
         need = psize // 32 + 1
-        if len(out) + need > cap:
+        if len(out) // N_ROWCOLS + need > cap:
             code, stop_at = ST_ROWS_FULL, need
             break
         tsb = regs[roles[ROLE_TSB]] if roles[ROLE_TSB] >= 0 else 0
@@ -573,6 +579,10 @@ def run(  # noqa: C901 (mirrors collectors.ctf.decode.decode branch for branch)
                     rr = row_reads.get((sid, eid))
                     if rr is None:
                         rr = row_reads[(sid, eid)] = _row_reads(reads[sid][eid], emit[sid][eid])
+                    if rr.constant:  # nothing read (a syscall entry: most events of a --syscall -a session)
+                        put(row)
+                        put(rr.consts)
+                        continue
                     row += rr.consts
                     if rr.packed is not None and not base & 7:
                         for k, v in zip(rr.packed_cols, rr.packed.unpack_from(buf, base >> 3), strict=True):
@@ -584,7 +594,7 @@ def run(  # noqa: C901 (mirrors collectors.ctf.decode.decode branch for branch)
                         row[k] = regs[r]
                     for k, at in rr.bytepos:
                         row[k] = (base + at) >> 3
-                out.append(row)
+                put(row)
         if status == ST_GENERAL:  # undo this packet: the caller decodes it whole, then calls again after it
             del out[nrows0:]
             back, last_ev = back0, last0
@@ -604,11 +614,11 @@ def run(  # noqa: C901 (mirrors collectors.ctf.decode.decode branch for branch)
     for (sid, eid), n in seen.items():
         counts[sid, eid] += n
     if out:
-        rows[: len(out)] = out
+        rows[: len(out) // N_ROWCOLS] = np.array(out, dtype=np.int64).reshape(-1, N_ROWCOLS)
     if out_packets:
         packets[: len(out_packets)] = out_packets
     state[0] = pos
-    state[1] = len(out)
+    state[1] = len(out) // N_ROWCOLS
     state[2] = len(out_packets)
     state[3] = code
     state[4] = stop_at

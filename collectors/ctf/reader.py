@@ -278,6 +278,7 @@ class Session:
         self.root = Path(root)
         # The decoder: compiled (numba), or the same in plain Python for a small input (nothing to compile).
         self.kernels = _kernels(compiled)
+        self.compiled = compiled
         started = time.monotonic()
         self.traces: list[CtfTrace] = []
         self.streams: list[StreamFile] = []

@@ -197,9 +197,9 @@ class Window(Sequence[LogLine]):
     def __iter__(self) -> Iterator[LogLine]:
         # Sequence's own __iter__ calls __getitem__ for each line; the lines looked at already are taken as
         # they are (the report builder walks a window line by line: ~50,000 lines of the shared corpus).
-        have = self._parsed
-        for i, line in enumerate(have):
-            yield self[i] if line is None else line
+        load = self._load
+        for i, line in enumerate(self._parsed):
+            yield load(i) if line is None else line
 
     def parsed(self, indices: Sequence[int]) -> list[LogLine]:
         """The lines at ``indices`` (from 0), as ``self[i]`` gives them: the ones looked at already without a
@@ -217,17 +217,19 @@ class Window(Sequence[LogLine]):
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self._raw)))]
         line = self._parsed[index]
-        if line is None:
-            i = index % len(self._raw)
-            seed = self._seed
-            if seed is None or i >= len(seed) or (line := seed[i]) is None:
-                known = self._known
-                number = self._first + i
-                if known is None:
-                    line = parse_line(number, decode(self._raw[i]))
-                elif (line := known.get(number)) is None:
-                    line = known[number] = parse_line(number, decode(self._raw[i]))
-            self._parsed[i] = line
-            if i >= self._upto:
-                self._upto = i + 1
+        return self._load(index % len(self._raw)) if line is None else line
+
+    def _load(self, i: int) -> LogLine:
+        """Line ``i`` (from 0), not looked at before through this window: a seed's, a known one or parsed."""
+        seed = self._seed
+        if seed is None or i >= len(seed) or (line := seed[i]) is None:
+            known = self._known
+            number = self._first + i
+            if known is None:
+                line = parse_line(number, decode(self._raw[i]))
+            elif (line := known.get(number)) is None:
+                line = known[number] = parse_line(number, decode(self._raw[i]))
+        self._parsed[i] = line
+        if i >= self._upto:
+            self._upto = i + 1
         return line

@@ -20,12 +20,12 @@ from ahocorasick_rs import BytesAhoCorasick, MatchKind
 from detectors.dmesg.events import KILLED, MEM_INFO, build_event, find_event_header
 from detectors.dmesg.extract import HEADER_HINT_SEARCH, build_report, match_header
 from detectors.dmesg.lines import LogLine, Window, decode, parse_line
-from detectors.dmesg.memo import DIGITS_AS_ZERO, ReportMemo, line_numbers
+from detectors.dmesg.memo import DIGITS_AS_ZERO, MAX_FULL_LINES, ReportMemo, line_numbers
 from detectors.dmesg.rules import TRIGGERS, Rule
 from forensics import regexcache as rc
 from forensics.types.dmesg import KernelReport, ReportKind
 
-MAX_REPORT_LINES = 1000
+MAX_REPORT_LINES = MAX_FULL_LINES  # 1000: the full window, which the memo's look-up in place knows too
 FIRST_WINDOW_LINES = 120  # most reports end within this; a longer one gets the full window
 MAX_WINDOW_BYTES = 512 * 1024
 MAX_LINE_BYTES = 64 * 1024

@@ -137,23 +137,28 @@ def test_a_repeat_is_made_whole_when_read_and_pickles_as_the_plain_record() -> N
 def test_repeats_of_reports_read_to_their_window_end_equal_built_ones() -> None:
     # A fuzzer's console: a report without an end marker, then the output of other programs without the
     # kernel's prefix, which the builder reads to the end of its first window.  Two such reports under one
-    # header line (another Comm): the memo compares both in turn.  Their repeats are read off the buffer.
+    # header line (another Comm): the memo compares both in turn.  And a report longer than the first window
+    # (a deep call trace), built again from the full one.  Their repeats are read off the buffer.
     golden = next(p for p in CASES if p.stem == "null_deref_x86").read_bytes()
     text = b"".join(line for line in golden.splitlines(keepends=True) if b"---[ end" not in line)
     tail = b"".join(b"executing program %d\n" % (i % 10) for i in range(130))
     other = text.replace(b"Comm: sh", b"Comm: sx")
-    assert other != text
-    block = text + tail + other + tail
+    deep = b"[   12.345990]  vfs_write+0xc9/0x3f0\n" * 150
+    long = text.replace(b"[   12.346009]  ksys_write", deep + b"[   12.346009]  ksys_write").replace(
+        b"Comm: sh", b"Comm: sy"
+    )
+    quiet = b"".join(b"[   12.400000] eth0: link up %d\n" % i for i in range(30))
+    block = text + tail + other + tail + long + quiet + tail
     later = block.replace(b"[   12.", b"[   13.")  # a second later, the stamps as wide
-    copies = [block, block, later, block.replace(b"+0x", b"+0x1", 1)]
+    copies = [block, block, later, block.replace(b"+0x", b"+0x1", 1), block, block]
     data = b"".join(copies)
     built, _ = _scan(data, memo=False)
     memoised, _ = _scan(data, memo=True)
     assert memoised == built
-    assert len(built) == 4 * 2
-    assert built[4].start_time == pytest.approx(built[0].start_time + 1)  # type: ignore[operator]
+    assert len(built) == len(copies) * 3
+    assert built[6].start_time == pytest.approx(built[0].start_time + 1)  # type: ignore[operator]
+    assert len(built[2].trace) > 150
     scanner = LogScanner()
     assert scanner.feed(data) + scanner.close() == built
-    assert all(e.window_len == 120 for entries in scanner._memo._entries.values() for e in entries)
-    # Both reports of the second and third copies: whole first windows compared in place, no window cut.
-    assert scanner._memo.fast_hits >= 4
+    # The second and third copies' reports: first (and full) windows compared in place, no window cut.
+    assert scanner._memo.fast_hits >= 12
