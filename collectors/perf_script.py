@@ -184,6 +184,7 @@ _Header = tuple[bytes, bytes, bytes | None, bytes, int]  # comm, pid, tid, event
 # exactly one per sample.  It starts with a literal space, which keeps the regex engine's scan fast.
 _BULK_TIME = re.compile(rb" (\d+\.\d+): ")
 _NOT_PARSED: Any = object()  # a cache miss (None is cached: "not a frame")
+_ELSEWHERE: Any = object()  # a masked header without exactly one time: parse the original text
 
 
 def _strip_leading(block: bytes, start_line: int) -> tuple[bytes, int]:
@@ -243,6 +244,8 @@ class ScriptParser:
         self._bulk = bulk
         self._fed = 0
         self._shapes: dict[bytes, tuple[bytes, bytes, bytes | None, bytes, int] | None] = {}
+        # The numpy path's header cache: a masked header -> its parsed fields (or _ELSEWHERE: not one time).
+        self._masked_shapes: dict[bytes, Any] = {}
         self._start: float | None = None
         self._end: float | None = None
         self._flat = 0
@@ -457,14 +460,33 @@ class ScriptParser:
         if not (times == 1).all():
             return None
         lines = (self._line + np.cumsum(newlines + 2) - newlines - 2)[at].tolist()
-        # The original texts: masking moves no blank line, so they split into the same pieces.
-        originals = (rest + view.tobytes()).split(b"\n\n")
-        if len(originals) != len(pieces):
-            return None
+        originals: list[bytes] | None = None
         parsed: list[tuple[bytes, int, bytes, object]] = []
-        for block, line, i in zip(first, lines, first.values(), strict=True):
-            piece = originals[i]
-            got = self._bulk_parse_piece(piece, line)
+        masked_shapes = self._masked_shapes
+        for block, line, i, lo in zip(first, lines, first.values(), starts[at].tolist(), strict=True):
+            # The masked text's header is the key: its time is the only difference between samples of
+            # one thread on one CPU, and the body is the original's (the text's one time is in the header).
+            nl = block.find(b"\n")
+            head = block if nl < 0 else block[:nl]
+            h = masked_shapes.get(head, _NOT_PARSED) if block[:1] != b"#" and nl != 0 else _ELSEWHERE
+            if h is _NOT_PARSED:
+                shape, times = _BULK_TIME.subn(b" 0.0: ", head)
+                h = masked_shapes[head] = self._shape_header(shape) if times == 1 else _ELSEWHERE
+            if h is _ELSEWHERE:
+                if originals is None:
+                    # The original texts: masking moves no blank line, so they split into the same pieces.
+                    originals = (rest + view.tobytes()).split(b"\n\n")
+                    if len(originals) != len(pieces):
+                        return None
+                piece = originals[i]
+                got = self._bulk_parse_piece(piece, line)
+            else:
+                body = b"" if nl < 0 else block[nl + 1 :]
+                if h is None or h is _TIMED or (body and not body[:1].isspace()):
+                    got = _NOT_BULK if h is not _TIMED else _TIMED
+                else:
+                    got = (line, body, h)
+                piece = _original(rest, view, lo, lo + len(head))  # the header as it is, for the evidence
             if got is _NOT_BULK or got is None:  # None: all comments, its time would count in the span
                 return None
             parsed.append((block, line, piece, got))
@@ -521,6 +543,13 @@ class ScriptParser:
             self._events_raw[event] += n
         self._slot_counts[:] = 0
 
+    def _shape_header(self, shape: bytes) -> _Header | None:
+        """:meth:`_header` of a header with its time as ``0.0``, cached per shape."""
+        h = self._shapes.get(shape, _NOT_PARSED)
+        if h is _NOT_PARSED:
+            h = self._shapes[shape] = self._header(shape)
+        return h  # type: ignore[no-any-return]
+
     def _bulk_parse_piece(self, piece: bytes, start_line: int) -> tuple[int, bytes, _Header] | object | None:
         """:meth:`_bulk_parse` of an original text (its one time not masked yet).
 
@@ -531,9 +560,7 @@ class ScriptParser:
             head, _, body = piece.partition(b"\n")
             shape, times = _BULK_TIME.subn(b" 0.0: ", head)
             if times == 1:
-                h = self._shapes.get(shape, _NOT_PARSED)
-                if h is _NOT_PARSED:
-                    h = self._shapes[shape] = self._header(shape)
+                h = self._shape_header(shape)
                 if h is None or h is _TIMED or (body and not body[:1].isspace()):
                     return _NOT_BULK if h is not _TIMED else _TIMED
                 return (start_line, body, h)
