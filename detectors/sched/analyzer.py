@@ -199,6 +199,8 @@ class SchedAnalyzer:
                 # exceed their window (#32: 602 ms of runtime in a 191 ms window).
                 self.barrier = max(self.barrier, *(e.ts for e in last.values()))
             clock.fed += 1
+            if ts > clock.top_ts:  # the whole trace jumped forward? (detectors.sched.sanity.JUMP_S)
+                clock.saw(ev)
             last[cpu] = ev
             if kind == SWITCH:  # dispatch as rules.HANDLERS
                 self._switch(ev, ts, cpu)

@@ -548,6 +548,7 @@ def screen(findings: list[Finding], analysis: TraceAnalysis, source: str) -> lis
     """Apply the input checks of the analysis to ``findings`` (see :func:`detect`); add the input findings."""
     clock, stopped = analysis.clock, analysis.coverage.stopped
     dropped: list[str] = []
+    jumped: list[str] = []  # of which across a jump forward
     unseen: list[str] = []
     out: list[Finding] = []
     for found in findings:
@@ -556,8 +557,10 @@ def screen(findings: list[Finding], analysis: TraceAnalysis, source: str) -> lis
             out.append(found)
             continue
         start, end, cpus = span
-        if clock.disputed and any(clock.disputes(cpu, start, end) for cpu in cpus):
+        if (clock.disputed or clock.jumps) and any(clock.disputes(cpu, start, end) for cpu in cpus):
             dropped.append(found.title)
+            if any(start < j.after.ts and end > j.before.ts for j in clock.jumps):
+                jumped.append(found.title)
             continue
         gone = [ref for ref in stopped if end > ref.ts + STOP_SLACK]
         if gone:  # what ran on the silent CPU meanwhile is not known: not a finding (named in the coverage one)
@@ -565,7 +568,9 @@ def screen(findings: list[Finding], analysis: TraceAnalysis, source: str) -> lis
             continue
         out.append(found)
     if clock.back:
-        out.append(_clock_finding(clock, dropped, source))
+        out.append(_clock_finding(clock, [t for t in dropped if t not in jumped], source))
+    if clock.jumps:
+        out.append(_jump_finding(clock, jumped, source))
     if stopped:
         out.append(_coverage_finding(analysis, source, unseen))
     return out
@@ -625,6 +630,48 @@ def _clock_finding(clock: ClockCheck, dropped: list[str], source: str) -> Findin
         next_steps=(
             "check how the file was made (concatenated or sorted traces, a copy that damaged it) and record again",
             "a reversed file can be put back in order with: tac FILE > FILE.fixed",
+        ),
+        detector=DETECTOR,
+    )
+
+
+def _jump_finding(clock: ClockCheck, dropped: list[str], source: str) -> Finding:
+    """The trace jumps forward: no event on any CPU for longer than a busy kernel ever stays silent."""
+    from detectors.sched.sanity import JUMP_S
+
+    worst = max(clock.jumps, key=lambda j: j.after.ts - j.before.ts)
+    longest = worst.after.ts - worst.before.ts
+    gaps = "; ".join(
+        f"line {j.before.line_no} at {j.before.ts:.6f}, then line {j.after.line_no} at {j.after.ts:.6f}"
+        f" ({j.after.ts - j.before.ts:.3f} s later)"
+        for j in clock.jumps[:3]
+    )
+    not_reported = (
+        f" {len(dropped)} figures that span a jump are not reported: {'; '.join(dropped[:5])}"
+        + (" ..." if len(dropped) > 5 else "")
+        if dropped
+        else " No finding spanned one."
+    )
+    return Finding(
+        id=finding_id(FindingKind.TRACE_CLOCK, "jump"),
+        kind=FindingKind.TRACE_CLOCK,
+        title=f"the trace jumps forward {len(clock.jumps)} times (longest {longest:.3f} s with no event on any CPU)",
+        severity=Severity.MEDIUM,
+        confidence=0.8,
+        confidence_reason=f"no event on any CPU for more than {JUMP_S:g} s between two cited events",
+        summary=f"a kernel's tick, RCU and workers write events every few ms, so a silence of every CPU this long "
+        f"is a suspend, a clock set forward or a missing stretch of the file (e.g. {gaps}); runs and waits measured "
+        f"across it would last the whole silence.{not_reported}",
+        evidence=tuple(
+            e for j in clock.jumps[:3] for e in (_ref_evidence(source, j.before), _ref_evidence(source, j.after))
+        ),
+        facts=(
+            Fact("jumps", str(len(clock.jumps))),
+            Fact("longest", f"{longest:.6f} s"),
+        ),
+        next_steps=(
+            "check whether the machine was suspended or its clock set while recording (journalctl -k: PM: suspend)",
+            "analyse each side on its own with --window FROM:TO",
         ),
         detector=DETECTOR,
     )

@@ -9,6 +9,12 @@ across the step are meaningless: a run "ending" at a timestamp that jumped
 first few as evidence and the time ranges each CPU passed twice (merged), so
 the findings can drop figures that overlap them (:mod:`detectors.sched.findings`).
 
+It also notes where the whole trace jumps forward: no event on any CPU for more than :data:`JUMP_S`
+between two events.  A busy kernel's tick, RCU and kworkers write sched events every few
+milliseconds, so such a silence is a suspend (the trace clock kept counting), a clock set forward,
+or a missing stretch of the file; a run or a wait measured across it would be presented as lasting
+the whole silence ("python3 ran 3600000 ms"), so figures that span a jump are flagged and dropped too.
+
 It is fed by both analyzers: per event by the reference
 (:class:`~detectors.sched.analyzer.SchedAnalyzer`), per column batch with
 numpy by the compiled one (:class:`~detectors.sched.engine.FastAnalyzer`), and
@@ -18,6 +24,7 @@ ranges gives one canonical result whatever the order of merges).
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 from detectors.sched.rules import LOST
@@ -29,6 +36,7 @@ if TYPE_CHECKING:
     from forensics.types.trace_batch import EventBatch
 
 EXAMPLES = 5  # back steps kept as evidence
+JUMP_S = 5.0  # seconds with no event on any CPU that count as a jump of the trace clock, not a quiet spell
 _MERGE_AT = 4096  # ranges per CPU before they are merged (bounds memory on a reversed file)
 
 
@@ -53,6 +61,17 @@ class ClockMonitor:
         self.examples: list[tuple[TraceEvent, TraceEvent]] = []
         self.ranges: dict[int, list[tuple[float, float]]] = {}
         self.last: dict[int, TraceEvent] = {}  # the compiled path's last event per CPU (the reference has its own)
+        self.top: TraceEvent | None = None  # the latest event so far, any CPU
+        self.top_ts = -math.inf
+        self.jumps: list[tuple[TraceEvent, TraceEvent]] = []
+
+    def saw(self, ev: TraceEvent) -> None:
+        """Note ``ev`` (trace order, any CPU) for the jump check (the reference calls this per event)."""
+        top = self.top
+        if top is None or ev.ts > top.ts:
+            if top is not None and ev.ts - top.ts > JUMP_S:
+                self.jumps.append((top, ev))
+            self.top, self.top_ts = ev, ev.ts
 
     def went_back(self, before: TraceEvent, after: TraceEvent) -> None:
         """``after`` follows ``before`` on the same CPU but is earlier (the reference calls this per step)."""
@@ -77,6 +96,7 @@ class ClockMonitor:
             return
         self.fed += len(idx)
         cpu, ts = batch.cpu[idx], batch.ts[idx]
+        self._jumps_in(batch, idx, ts)
         # By CPU, each CPU's events in trace order; CPU numbers as int16 make numpy's stable sort a radix sort.
         narrow = len(cpu) and int(cpu.min()) >= 0 and int(cpu.max()) < 1 << 15
         order = np.argsort(cpu.astype(np.int16) if narrow else cpu, kind="stable")
@@ -103,8 +123,24 @@ class ClockMonitor:
         for e in ends.tolist():
             self.last[int(c[e])] = batch.event(int(row[e]))
 
+    def _jumps_in(self, batch: EventBatch, idx: Any, ts: Any) -> None:
+        """Jumps forward inside a batch (rows ``idx``, times ``ts``) and from the batch before it."""
+        import numpy as np
+
+        top = self.top.ts if self.top is not None else float(ts[0])
+        peak = np.maximum.accumulate(np.concatenate(([top], ts)))  # the latest time before each row, and after
+        for j in np.flatnonzero(ts - peak[:-1] > JUMP_S).tolist():
+            k = int(np.argmax(ts[:j])) if j else -1
+            before = self.top if k < 0 or float(ts[k]) <= top else batch.event(int(idx[k]))
+            if before is not None:
+                self.jumps.append((before, batch.event(int(idx[j]))))
+        if self.top is None or float(peak[-1]) > self.top.ts:
+            self.top = batch.event(int(idx[int(np.argmax(ts))]))
+            self.top_ts = self.top.ts
+
     def freeze(self, cpus: int) -> ClockCheck:
         """The result; ``cpus`` is the number of CPUs that had events (one step fewer each)."""
         disputed = tuple((cpu, lo, hi) for cpu in sorted(self.ranges) for lo, hi in merge_ranges(self.ranges[cpu]))
         examples = tuple(ClockStep(event_ref(b), event_ref(a)) for b, a in self.examples)
-        return ClockCheck(max(0, self.fed - cpus), self.back, examples, disputed)
+        jumps = tuple(ClockStep(event_ref(b), event_ref(a)) for b, a in self.jumps)
+        return ClockCheck(max(0, self.fed - cpus), self.back, examples, disputed, jumps)

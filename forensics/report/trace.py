@@ -30,8 +30,8 @@ def _table_rows(a: TraceAnalysis, top: int) -> list[tuple[str, list[str], list[l
 
     def blocked(t: object, state: str) -> str:
         for s in getattr(t, "blocked", ()):
-            if s.state == state:
-                return fmt_ms(s.total)
+            if s.state == state:  # a total holding a sleep across a clock step holds that step's longest sleep
+                return fmt_ms(s.total) + mark(s.worst)
         return "-"
 
     tasks = []
@@ -61,6 +61,8 @@ def _table_rows(a: TraceAnalysis, top: int) -> list[tuple[str, list[str], list[l
             ]
         )
     stepped = {c for c, _lo, _hi in a.clock.disputed}  # CPUs whose totals hold intervals across a clock step
+    if a.clock.jumps:  # every CPU's totals span the jump
+        stepped |= {c.cpu for c in a.cpus}
     cpus = [
         [
             f"CPU{c.cpu}",
@@ -187,6 +189,14 @@ def _header_lines(a: TraceAnalysis, parse: ParseSummary, source: str, notes: tup
             f"across a step is left out of the totals, which count {counted * 1e3:.3f} ms of the {spanned * 1e3:.3f} "
             f"ms the CPUs span; figures marked{CLOCK_MARK} span such a step and are not reliable (see the "
             "trace-clock finding)"
+        )
+    if a.clock.jumps:
+        j = max(a.clock.jumps, key=lambda j: j.after.ts - j.before.ts)
+        lines.append(
+            f"clock: the trace jumps forward {len(a.clock.jumps)} times with no event on any CPU (longest "
+            f"{j.after.ts - j.before.ts:.3f} s, from line {j.before.line_no} at {j.before.ts:.6f} to line "
+            f"{j.after.line_no} at {j.after.ts:.6f}: a suspend, a clock change or a missing stretch); totals include "
+            f"the silence, figures marked{CLOCK_MARK} span it and are not reliable (see the trace-clock finding)"
         )
     lines += [f"warning: {note}" for note in notes]
     return lines

@@ -154,6 +154,10 @@ def analysis_to_dict(a: TraceAnalysis, top: int | None = None) -> JsonDict:
                     for x in a.clock.examples
                 ],
                 "disputed": [{"cpu": c, "from": lo, "to": hi} for c, lo, hi in a.clock.disputed[:100]],
+                "jumps": [
+                    {"from_line": j.before.line_no, "from": j.before.ts, "to_line": j.after.line_no, "to": j.after.ts}
+                    for j in a.clock.jumps[:100]
+                ],
             },
         },
         "cpus": [

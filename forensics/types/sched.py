@@ -175,19 +175,30 @@ class ClockCheck(NamedTuple):
     back: int  # of which the second event is earlier
     examples: tuple[ClockStep, ...]  # the first few, in trace order
     disputed: tuple[tuple[int, float, float], ...]  # (cpu, from, to): times a CPU's clock passed twice, merged
+    # (before, after): consecutive events of the trace with no event on any CPU between them for longer than
+    # detectors.sched.sanity.JUMP_S: a suspend, a clock set forward or a missing stretch of the recording
+    jumps: tuple[ClockStep, ...] = ()
+
+    def suspect(self) -> bool:
+        """Whether some figures may span a step back or a jump forward (so the totals carry a warning)."""
+        return bool(self.back or self.jumps)
 
     def reversed(self) -> bool:
         """Most steps go back: the file is in reverse order (``tac``, a sort gone wrong)."""
         return self.back > self.steps // 2 and self.back > 1
 
     def disputes(self, cpu: int, start: float, end: float) -> bool:
-        """Whether ``[start, end]`` on ``cpu`` overlaps a time its clock passed twice."""
-        return any(c == cpu and start <= hi and end >= lo for c, lo, hi in self.disputed)
+        """Whether ``[start, end]`` on ``cpu`` overlaps a time its clock passed twice, or spans a jump forward."""
+        return any(c == cpu and start <= hi and end >= lo for c, lo, hi in self.disputed) or any(
+            start < j.after.ts and end > j.before.ts for j in self.jumps
+        )
 
     def disputes_span(self, span: Span) -> bool:
         """Whether an interval (on its CPU or the CPUs of its two events) overlaps a time passed twice."""
         cpus = {span.cpu, span.begin.cpu, span.end.cpu}
-        return bool(self.disputed) and any(self.disputes(c, span.start, span.start + span.duration) for c in cpus)
+        return bool(self.disputed or self.jumps) and any(
+            self.disputes(c, span.start, span.start + span.duration) for c in cpus
+        )
 
 
 NO_CLOCK_PROBLEM = ClockCheck(0, 0, (), ())

@@ -95,6 +95,31 @@ def test_a_timestamp_jumping_ahead_is_not_a_500ms_hog_or_irq(tmp_path: Path) -> 
     assert "clock: 2 of" in table.stdout
 
 
+@pytest.mark.parametrize("chunk", [1 << 8, 1 << 16])
+def test_the_whole_trace_jumping_an_hour_ahead_is_flagged_not_an_hour_long_hog(tmp_path: Path, chunk: int) -> None:
+    """A suspend or a clock set forward mid-recording: every CPU silent for an hour, then events again."""
+    head, body = _lines(tmp_path)
+    mid = len(body) // 2
+    body = body[:mid] + [_shift(line, 3600.0) for line in body[mid:]]
+    path = _write(tmp_path, "suspend.txt", head, body)
+    fast, _counts = analyse_path(path, chunk=chunk)
+    assert fast.clock == _reference(path).clock
+    analysis, findings = _both(path)
+    assert analysis.clock.back == 0 and len(analysis.clock.jumps) == 1
+    jump = analysis.clock.jumps[0]
+    assert (jump.before.line_no, jump.after.line_no) == (len(head) + mid, len(head) + mid + 1)
+    assert max(_durations_ms(findings)) < 1000, [f.title for f in findings]  # no hour-long run, IRQ or wait
+    clock = [f for f in findings if f.kind == "trace-clock"]
+    assert len(clock) == 1 and "jumps forward" in clock[0].title and "not reported" in clock[0].summary
+    assert_evidence_resolves(findings)
+    table = run("trace", path, "--format", "md")
+    assert table.returncode in (0, 1), table.stderr
+    assert "clock: the trace jumps forward 1 times" in table.stdout
+    rows = "\n".join(line for line in table.stdout.splitlines() if line.startswith("|"))
+    hour = re.findall(r"36\d\d\d\d\d\.\d{3} ms( †)?", rows)
+    assert hour and all(hour), hour  # the totals that include the silence are marked
+
+
 def test_a_reversed_trace_says_so(tmp_path: Path) -> None:
     head, body = _lines(tmp_path)
     path = _write(tmp_path, "reversed.txt", head, body[::-1])
@@ -135,7 +160,7 @@ def test_a_cpu_that_stops_halfway_is_a_coverage_note_and_drops_what_spans_it(tmp
 
 def test_an_intact_trace_has_no_input_findings(tmp_path: Path) -> None:
     analysis, findings = _both(recorded("kf.ftrace.txt", tmp_path))
-    assert analysis.clock.back == 0 and not analysis.coverage.stopped
+    assert analysis.clock.back == 0 and not analysis.coverage.stopped and not analysis.clock.jumps
     assert not [f for f in findings if f.kind in ("trace-clock", "trace-coverage")]
 
 
