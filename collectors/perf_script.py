@@ -119,6 +119,10 @@ def _line_frames(line: bytes, java: bool) -> tuple[ProfileFrame, ...] | None:
     return None
 
 
+#: Call chain texts split and looked up at a time by :func:`_chains_of`.
+CHAIN_BATCH = 4096
+
+
 def _chains_of(
     bodies: list[bytes], java: bool, cache: dict[bytes, tuple[ProfileFrame, ...] | None]
 ) -> tuple[list[tuple[ProfileFrame, ...]], list[int]]:
@@ -129,6 +133,14 @@ def _chains_of(
     before are parsed), and the list reversed once: each text's frames are then one slice of it,
     leaf-last.  ``cache`` maps a line to its frames (see :func:`_line_frames`) for one ``java`` value.
     """
+    if len(bodies) > CHAIN_BATCH:  # in batches: the lists of lines stay small (RSS), the speed is the same
+        out: list[tuple[ProfileFrame, ...]] = []
+        bad: list[int] = []
+        for at in range(0, len(bodies), CHAIN_BATCH):
+            got_out, got_bad = _chains_of(bodies[at : at + CHAIN_BATCH], java, cache)
+            out += got_out
+            bad += got_bad
+        return out, bad
     if not bodies:
         return [], []
     lines = b"\n".join(bodies).split(b"\n")
@@ -138,8 +150,8 @@ def _chains_of(
     got.reverse()  # the last text first, each one leaf first... reversed: root first
     sizes = list(map(bytes.count, bodies, repeat(b"\n")))
     sizes.reverse()
-    out: list[tuple[ProfileFrame, ...]] = []
-    bad: list[int] = []
+    out = []
+    bad = []
     at = 0
     if None not in got:
         flat = chain.from_iterable

@@ -363,3 +363,11 @@ def test_one_chain_text_reads_as_java_frames_only_in_a_java_thread(bulk: bool) -
     parser.feed(_JAVA_AND_NOT)
     stacks = parser.close().stacks
     assert folded_lines(stacks) == ["java;do_syscall_64;com/x/Y:.run 2", "python;do_syscall_64;Lcom/x/Y:.run 1"]
+
+
+def test_call_chains_parsed_in_small_batches_read_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    from collectors import perf_script
+
+    expected = gzip.decompress((DATA / "mixed.folded.gz").read_bytes()).decode()
+    monkeypatch.setattr(perf_script, "CHAIN_BATCH", 3)
+    assert _folded(DATA / "mixed.perf.txt.gz") == expected
