@@ -8,10 +8,11 @@ packets, copy k shifted in time by k * 2**35 ns (longer than the trace, and a mu
 the packet contexts and extended event headers, are rewritten).  Then, each in its own process, peak RSS
 its own (GNU time), the load average beside each figure:
 
-* cold: a fresh process on an empty compile cache (``NUMBA_CACHE_DIR`` a new directory): the session by
-  the default path (under 10 MB: the plain-Python decoder and engine, nothing compiled), the copies by the
-  default path (compiled code not built: the plain path, said on stderr), the session with compiled code
-  forced (compiles the decoder and the engine into the cache the warm runs use);
+* cold: a fresh process on an empty compile cache (``NUMBA_CACHE_DIR`` and ``XDG_CACHE_HOME`` new
+  directories): the session by the default path (under 10 MB: the plain-Python decoder and engine,
+  nothing compiled), the copies by the default path (compiled code not built, under 250 MB: the plain
+  path, said on stderr), the session with compiled code forced (compiles the decoder and the engine into
+  the cache the warm runs use);
 * warm: the session both ways, then --repeat alternating pairs on the copies of
 
   babeltrace2 DIR > /dev/null                      (the baseline: decode and pretty-print every event)
@@ -144,7 +145,13 @@ def main() -> None:
         print(f"{args.input.name}: {small_size / 1e6:.1f} MB; x{args.copies}: {size / 1e6:.0f} MB, {events} events")
 
         def env(cache: str, compiled: str = "auto") -> dict[str, str]:
-            return {**os.environ, "NUMBA_CACHE_DIR": str(t / cache), "KFORENSIC_COMPILED": compiled}
+            """A compile cache of its own (cold: a new directory), XDG_CACHE_HOME beside it (no other cache)."""
+            return {
+                **os.environ,
+                "NUMBA_CACHE_DIR": str(t / cache),
+                "XDG_CACHE_HOME": str(t / f"{cache}-xdg"),
+                "KFORENSIC_COMPILED": compiled,
+            }
 
         def trace(path: Path) -> list[str]:
             return [*kforensic, str(path), "--format", "json", "-o", str(t / "out.json")]

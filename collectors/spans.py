@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from collectors.ctf import layouts as ly
-from collectors.ctf.feed import CtfRead, OpenSyscalls
+from collectors.ctf.feed import CtfRead, OpenSyscalls, give_back_freed_memory
 from collectors.ctf.reader import K_USER, Session, syscall_name
 from collectors.trace_input import open_trace
 from forensics.errors import InputError
@@ -93,6 +93,7 @@ class KernelKeeper:
                 np.concatenate(chunks, out=col)
             chunks[:] = [col]
             cols.append(col)
+        give_back_freed_memory()  # the narrow chunks just let go
         n_kernel = len(ts)
         starts = np.array([first for first, _e in self.events] + [n_kernel], dtype=np.int64)
         events = [e for _f, e in self.events]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import threading
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
@@ -207,7 +208,23 @@ def feed_session(session: Session, sink: BatchSink, keep: bool = False) -> CtfRe
     if isinstance(records[0], BaseException):
         raise records[0]
     read.stream.records.extend(records[0])
+    give_back_freed_memory()  # the chunks read are gone: what the analyses allocate next starts lower
     return read
+
+
+def give_back_freed_memory() -> None:
+    """Return the C heap's freed memory to the system (glibc's ``malloc_trim``; nothing where there is none).
+
+    numpy's chunk arrays come from the heap once glibc has raised its mmap threshold (it does after the
+    first large free), and memory freed there stays in the process: after reading the x44 benchmark
+    session 27 MB of it, 21 MB more once the span table was joined, all counted in the peak RSS that the
+    allocations after them add to.  One call walks the heap once (milliseconds).
+    """
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):  # not glibc (musl, macOS): its allocator keeps to itself
+        return
+    trim(0)
 
 
 def _collect(make: Callable[[], list[SourceRecord]], into: list[list[SourceRecord] | BaseException]) -> None:

@@ -94,7 +94,10 @@ def test_a_live_read_cut_short_is_left_out_and_said(tmp_path: Path) -> None:
     store = SlabStore.open_for_writing(tmp_path / "s.sqlite", "host")
     with store:
         result = SlabWatcher(store, WatchPlan(tree.root, 0.01, 0.03)).run()
-    assert result.samples == 0 and len(result.partial) >= 3
+    # Every sample the plan took was cut (how many it took in 0.03 s depends on the machine's load: CI at load 7
+    # took two), none was stored, and each is said with where its read ended.
+    assert result.samples == 0 and len(result.partial) >= 1
+    assert len({(p.source, p.line, p.text) for p in result.partial}) == 1
     first = result.partial[0]
     assert first.source.endswith("proc/slabinfo") and first.text.startswith("kmalloc-64")
     assert first.line == whole.count("\n", 0, whole.index("kmalloc-64")) + 1
