@@ -19,7 +19,8 @@ import re
 import shutil
 import subprocess
 from collections.abc import Iterable, Iterator
-from itertools import chain, repeat
+from itertools import chain, compress, repeat
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -118,6 +119,10 @@ def _line_frames(line: bytes, java: bool) -> tuple[ProfileFrame, ...] | None:
     return None
 
 
+#: Call chain texts split and looked up at a time by :func:`_chains_of`.
+CHAIN_BATCH = 4096
+
+
 def _chains_of(
     bodies: list[bytes], java: bool, cache: dict[bytes, tuple[ProfileFrame, ...] | None]
 ) -> tuple[list[tuple[ProfileFrame, ...]], list[int]]:
@@ -128,6 +133,14 @@ def _chains_of(
     before are parsed), and the list reversed once: each text's frames are then one slice of it,
     leaf-last.  ``cache`` maps a line to its frames (see :func:`_line_frames`) for one ``java`` value.
     """
+    if len(bodies) > CHAIN_BATCH:  # in batches: the lists of lines stay small (RSS), the speed is the same
+        out: list[tuple[ProfileFrame, ...]] = []
+        bad: list[int] = []
+        for at in range(0, len(bodies), CHAIN_BATCH):
+            got_out, got_bad = _chains_of(bodies[at : at + CHAIN_BATCH], java, cache)
+            out += got_out
+            bad += got_bad
+        return out, bad
     if not bodies:
         return [], []
     lines = b"\n".join(bodies).split(b"\n")
@@ -137,8 +150,8 @@ def _chains_of(
     got.reverse()  # the last text first, each one leaf first... reversed: root first
     sizes = list(map(bytes.count, bodies, repeat(b"\n")))
     sizes.reverse()
-    out: list[tuple[ProfileFrame, ...]] = []
-    bad: list[int] = []
+    out = []
+    bad = []
     at = 0
     if None not in got:
         flat = chain.from_iterable
@@ -161,6 +174,9 @@ def _chains_of(
     bad.reverse()
     return out, bad
 
+
+_FIRST_THREE = itemgetter(0, 1, 2)  # comm, pid, tid of a counter's key
+_BODY = itemgetter(4)  # its call chain text
 
 _NOT_BULK = object()
 # A header whose command name or pid holds the time (see ScriptParser._header); told by identity.
@@ -707,7 +723,6 @@ class ScriptParser:
         # stackcollapse-perf.pl keeps the first event it meets (and samples whose header names none).
         first = next((e for e in events if e), None)
         stacks: list[ProfileStack] = []
-        parsed: dict[tuple[bytes, bool], tuple[tuple[ProfileFrame, ...], int]] = {}
         line_caches: dict[bool, dict[bytes, tuple[ProfileFrame, ...] | None]] = {False: {}, True: {}}
         bad_bodies = 0
         # Stacks of one thread share its Thread, equal call chains share one frames tuple (chains that
@@ -715,31 +730,38 @@ class ScriptParser:
         threads: dict[tuple[bytes, bytes, bytes | None], Thread] = {}
         chains: dict[tuple[ProfileFrame, ...], tuple[ProfileFrame, ...]] = {}
         names = {e: e.decode("utf-8", "replace") for e in self._events_raw}
-        items = list(self._counts.items())
-        java_of: list[bool] = []
-        for comm, a, b, _event, _body in self._counts:
-            thread = threads.get((comm, a, b))
-            if thread is None:
-                comm_s = comm.decode("utf-8", "surrogateescape")
-                # stackcollapse-perf.pl: one number is the tid (perf's default), two are pid/tid.
-                thread = Thread(comm_s, None, int(a)) if b is None else Thread(comm_s, int(a), int(b))
-                threads[(comm, a, b)] = thread
-            java_of.append(thread.comm.startswith("java"))
+        keys = list(self._counts)
+        # The thread of each counter: per (comm, pid, tid) first, so that a thread's texts share it.
+        by_ids = {k[:3]: None for k in keys}
+        for ids in by_ids:
+            comm, a, b = ids
+            comm_s = comm.decode("utf-8", "surrogateescape")
+            # stackcollapse-perf.pl: one number is the tid (perf's default), two are pid/tid.
+            threads[ids] = Thread(comm_s, None, int(a)) if b is None else Thread(comm_s, int(a), int(b))
+        thread_of = list(map(threads.__getitem__, map(_FIRST_THREE, keys)))
+        java_of = [th.comm.startswith("java") for th in thread_of]
+        bodies = list(map(_BODY, keys))
         # Each distinct (body, java) parsed once, all of them in one batch per java value.
-        for java in (False, True):
-            todo = list(dict.fromkeys(k[4] for k, j in zip(self._counts, java_of, strict=True) if j is java))
+        frames_of: dict[bytes, tuple[tuple[ProfileFrame, ...], int]] = {}
+        java_frames_of: dict[bytes, tuple[tuple[ProfileFrame, ...], int]] = {}
+        for java, out in ((False, frames_of), (True, java_frames_of)):
+            todo = list(dict.fromkeys(bodies if not any(java_of) else compress(bodies, (j is java for j in java_of))))
             if todo:
                 frames_list, bads = _chains_of(todo, java, line_caches[java])
-                for body, frames, bad in zip(todo, frames_list, bads, strict=True):
-                    parsed[(body, java)] = (chains.setdefault(frames, frames), bad)
-        for ((comm, a, b, event, body), sc), java in zip(items, java_of, strict=True):
-            frames, bad = parsed[(body, java)]
+                setdefault = chains.setdefault
+                out.update(zip(todo, zip(map(setdefault, frames_list, frames_list), bads, strict=True), strict=True))
+            if not any(java_of):
+                break
+        got = (
+            list(map(frames_of.__getitem__, bodies))
+            if not java_frames_of
+            else [(java_frames_of if j else frames_of)[body] for body, j in zip(bodies, java_of, strict=True)]
+        )
+        for thread, key, sc, (frames, bad) in zip(thread_of, keys, self._counts.values(), got, strict=True):
             if bad:
                 bad_bodies += sc.samples
             stacks.append(
-                ProfileStack(
-                    threads[(comm, a, b)], names[event], frames, sc.samples, sc.period, sc.first_line, sc.first_header
-                )
+                ProfileStack(thread, names[key[3]], frames, sc.samples, sc.period, sc.first_line, sc.first_header)
             )
         notes: list[str] = []
         if len([e for e in events if e]) > 1 and first is not None:

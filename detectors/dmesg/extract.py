@@ -20,8 +20,8 @@ from ahocorasick_rs import AhoCorasick, BytesAhoCorasick, MatchKind
 from detectors.dmesg.frames import (
     function_name,
     hung_frame,
+    is_frame,
     is_skipped,
-    parse_frame,
     parse_trace,
     skip_matcher,
     stall_frame,
@@ -205,7 +205,7 @@ def _line_kind(body: str) -> tuple[int, bool, bool, bool, bool, bool]:
         header,
         "Sending NMI from CPU" in body or "NMI backtrace for cpu" in body,
         "---[" in body and _END_MARKER.search(body) is not None,
-        "+0x" in body and parse_frame(body) is not None,
+        "+0x" in body and is_frame(body),
         starts_stack(body),
         _STRUCTURAL.match(body) is not None,
     )
@@ -312,7 +312,7 @@ def _corruption(
         and "Call trace" not in text
         and "acktrace" not in text
         # 32-bit arm prints its frames ("[<pc>] (f) from [<lr>] (g+0x1/0x2)") with no heading.
-        and not any(") from [<" in line.body and parse_frame(line.body) for line in lines)
+        and not any(") from [<" in line.body and is_frame(line.body) for line in lines)
     ):
         return "no call trace in the report"
     kinds = [_line_kind(line.body) for line in lines]  # cached per distinct line
@@ -500,7 +500,7 @@ def _all_frames(lines: Sequence[LogLine]) -> list[Frame]:
             return parse_trace(lines, i + 1)[0]
     for i, line in enumerate(lines):
         # 32-bit arm prints its frames with no heading after the stack dump.
-        if ") from [<" in line.body and parse_frame(line.body) is not None:
+        if ") from [<" in line.body and is_frame(line.body):
             return parse_trace(lines, i)[0]
     return []
 

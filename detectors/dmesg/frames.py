@@ -133,7 +133,16 @@ def title_name(function: str) -> str:
 def parse_frame(body: str, line: int = 0, stack: str = "task") -> Frame | None:
     """Parse one frame line (message body), or None when the line is not a frame."""
     fields = _frame_fields(body)
-    return None if fields is None else Frame(*fields, stack=stack, line=line)
+    # tuple.__new__: the named tuple's own constructor is a Python function with keywords (~1 us a frame more).
+    return None if fields is None else _new_tuple(Frame, (*fields, stack, line))
+
+
+def is_frame(body: str) -> bool:
+    """Whether a line (message body) is a frame: ``parse_frame(body) is not None``, no frame made."""
+    return _frame_fields(body) is not None
+
+
+_new_tuple = tuple.__new__
 
 
 @functools.lru_cache(maxsize=16384)

@@ -195,18 +195,69 @@ def _same_but_stamps(text: bytes, shape: _Shape | None) -> bool:
     )
 
 
-def _surely_other(entry: _Entry, buf: bytes, start: int, end: int, max_bytes: int) -> bool:
-    """Whether the lines at ``buf[start]`` that the usual path would compare with the entry (as many as it
-    read) surely do not have its key: their text without digits and blanks differs (see :func:`_bare`),
-    which :meth:`ReportMemo._same_key` checks first.  False when it cannot tell (too few lines yet)."""
-    if entry.shape is None:
+class _Ahead:
+    """The bytes from ``buf[start]`` that the scanner's windows may take (its byte budget, and no further than
+    ``end``), for one fast look-up: lines are counted there with ``bytes.count`` (in C; a ``find`` per line is
+    a Python loop)."""
+
+    __slots__ = ("_stop", "buf", "end", "max_bytes", "start")
+
+    def __init__(self, buf: bytes, start: int, end: int, max_bytes: int) -> None:
+        self.buf, self.start, self.end, self.max_bytes = buf, start, end, max_bytes
+        self._stop = min(end, start + max_bytes)  # the usual path's window ends there at the latest
+
+    def has_lines(self, lines: int) -> bool:
+        """Whether ``lines`` whole lines (each with its newline) fit the budget."""
+        near = min(self._stop, self.start + 160 * lines)  # most lines are shorter: most counts stop here
+        if self.buf.count(b"\n", self.start, near) >= lines:
+            return True
+        return near < self._stop and self.buf.count(b"\n", self.start, self._stop) >= lines
+
+    def full_window_is(self, lines: int) -> bool:
+        """Whether the scanner's full window here (complete) has ``lines`` lines: MAX_FULL_LINES, or the whole
+        lines within the budget (at least one: a line cut by the budget is dropped, not the only one)."""
+        if lines >= MAX_FULL_LINES:
+            return self.has_lines(MAX_FULL_LINES)
+        if self.has_lines(lines + 1):
+            return False  # more lines than that fit: the window has more
+        return max(self.buf.count(b"\n", self.start, self._stop), 1) == lines
+
+    def surely_other(self, entry: _Entry) -> bool:
+        """Whether the lines here that the usual path would compare with the entry (as many as it read) surely
+        do not have its key: their text without digits and blanks differs (see :func:`_bare`), which
+        :meth:`ReportMemo._same_key` checks first.  False when it cannot tell (too few lines yet)."""
+        shape = entry.shape
+        if shape is None:
+            return False
+        # Bytes enough for the lines (stamps may have grown; else all the budget): the bare text of the first
+        # lines is the bare text of the entry's, so that of the bytes starts with it.
+        for stop in (min(self._stop, self.start + 2 * len(shape.layout) + 256), self._stop):
+            chunk = self.buf[self.start : stop]
+            if chunk.count(b"\n") >= entry.lines:
+                return not _bare(chunk).startswith(shape.bare)
         return False
-    at = start
-    for _ in range(entry.lines):
+
+
+def _fast_compare(entry: _Entry, ahead: _Ahead, more: int) -> tuple[bytes, bool] | None:
+    """The entry's text as it stands at ``ahead.start`` (the same bytes, or the same but for the stamps' digits)
+    and whether byte for byte, when ``more`` whole lines follow it, all within the byte budget."""
+    # As long as the text the entry's shape holds (a stamp may have grown since the entry was made).
+    buf, start, end = ahead.buf, ahead.start, ahead.end
+    stop = start + len(entry.text if entry.shape is None else entry.shape.layout)
+    text = buf[start:stop]
+    exact = text == entry.text
+    if buf[stop : stop + 1] != b"\n" or not (exact or _same_but_stamps(text, entry.shape)):
+        return None
+    if entry.resume_at < 0:
+        return None
+    at = stop + 1  # the text's lines end there: its newlines stand where the entry's do
+    for _ in range(more):
         at = buf.find(b"\n", at, end) + 1
         if not at:
-            return False
-    return at - start <= max_bytes and _bare(buf[start : at - 1]) != entry.shape.bare
+            return None
+    if at - start > ahead.max_bytes:
+        return None
+    return text, exact
 
 
 def _time_at(line: bytes, at: int) -> float | None:
@@ -355,38 +406,38 @@ class ReportMemo:
         # own slot, and so are the entries passed over before it.  Headers of one layout may differ in digits
         # outside their stamps (a hung task's pid, a lock's address), other slots: without a hit, the
         # header's own slot (a regex split, ~2 us, only then).
-        found = self._fast_in(listed, buf, start, end, first, max_lines, max_bytes)
+        ahead = _Ahead(buf, start, end, max_bytes)
+        found = self._fast_in(listed, ahead, first, max_lines)
         if found is not None:
             return found
         nl = buf.find(b"\n", start, end)
         entries = self._entries.get((kind, _slot_key(buf[start : end if nl < 0 else nl])))
         if not entries or entries is listed:
             return None
-        return self._fast_in(entries, buf, start, end, first, max_lines, max_bytes)
+        return self._fast_in(entries, ahead, first, max_lines)
 
     def _fast_in(
-        self, entries: list[_Entry], buf: bytes, start: int, end: int, first: int, max_lines: int, max_bytes: int
+        self, entries: list[_Entry], ahead: _Ahead, first: int, max_lines: int
     ) -> tuple[KernelReport, int, tuple[int, ...]] | None:
         """:meth:`fast_lookup` among the entries of one memo slot."""
         need = self._need.get(id(entries), 0)
         if not need or need + 2 > max_lines:
-            return self._fast_window(entries, buf, start, end, first, max_lines, max_bytes)
+            return self._fast_window(entries, ahead, first, max_lines)
         for entry in entries:
             if entry.window_len != -1:
                 if entry.window_len == need + 2:
                     return None  # the usual window could match it
                 continue
-            # The usual path waits for a window of need + 2 whole lines: the text holds ``entry.lines`` of
-            # them (its newlines stand where the entry's do), the newline after it ends the last.
-            found = self._fast_compare(entry, buf, start, end, need + 2 - entry.lines, max_bytes)
+            # The usual path waits for a window of need + 2 whole lines.
+            found = _fast_compare(entry, ahead, need + 2 - entry.lines)
             if found is not None:
                 return self._fast_hit(entry, first, *found)
-            if not _surely_other(entry, buf, start, end, max_bytes):
+            if not ahead.surely_other(entry):
                 return None  # this entry might still match by key, before any later one
         return None
 
     def _fast_window(
-        self, entries: list[_Entry], buf: bytes, start: int, end: int, first: int, max_lines: int, max_bytes: int
+        self, entries: list[_Entry], ahead: _Ahead, first: int, max_lines: int
     ) -> tuple[KernelReport, int, tuple[int, ...]] | None:
         """:meth:`fast_lookup` when no remembered report fits a window shorter than the first one.
 
@@ -397,68 +448,39 @@ class ReportMemo:
         programs after a report are read to the window's end, and long reports (lockdep's) need the full one.
         """
         for entry in entries:
-            if entry.window_len == max_lines:
-                more = 0  # the window's lines are the text's (its newlines stand where the entry's do)
-            elif entry.window_len == -1 and entry.lines <= max_lines:
-                more = max_lines - entry.lines  # and the rest of the window
-            else:
+            if entry.window_len != max_lines and (entry.window_len != -1 or entry.lines > max_lines):
                 continue
-            found = self._fast_compare(entry, buf, start, end, more, max_bytes)
+            found = _fast_compare(entry, ahead, max_lines - entry.lines)
             if found is None:
-                if _surely_other(entry, buf, start, end, max_bytes):
+                if ahead.surely_other(entry):
                     continue
                 return None  # this entry might still match by key, before any later one
             if entry.own[-1] < max_lines - 2:
                 return self._fast_hit(entry, first, *found)
-            return self._fast_full(entries, buf, start, end, first, max_bytes)
+            return self._fast_full(entries, ahead, first)
         return None
 
     def _fast_full(
-        self, entries: list[_Entry], buf: bytes, start: int, end: int, first: int, max_bytes: int
+        self, entries: list[_Entry], ahead: _Ahead, first: int
     ) -> tuple[KernelReport, int, tuple[int, ...]] | None:
         """:meth:`fast_lookup` for a report that goes on past the first window: the entries of the full window
-        (up to MAX_FULL_LINES lines within ``max_bytes``, complete: the scanner waits for more input otherwise),
-        compared as the usual path compares them."""
-        budget = min(end, start + max_bytes)
-        newlines = buf.count(b"\n", start, budget)
-        if newlines >= MAX_FULL_LINES:
-            full = MAX_FULL_LINES
-        elif start + max_bytes < end:
-            full = max(newlines, 1)  # the lines within the bytes (a line cut by them is dropped)
-        else:
+        (up to MAX_FULL_LINES lines within the byte budget, complete: the scanner waits for more input
+        otherwise), compared as the usual path compares them."""
+        if ahead.start + ahead.max_bytes >= ahead.end and not ahead.has_lines(MAX_FULL_LINES):
             return None  # not complete: the usual path waits for more input, or reads the end of the log
         for entry in entries:
-            if entry.window_len not in (-1, full) or full < entry.lines:
+            if entry.window_len != -1:
+                if not ahead.full_window_is(entry.window_len):
+                    continue
+            elif entry.lines > MAX_FULL_LINES:
                 continue
-            found = self._fast_compare(entry, buf, start, end, 0, max_bytes)
+            # A hit's lines are within the budget: the full window holds them all.
+            found = _fast_compare(entry, ahead, 0)
             if found is not None:
                 return self._fast_hit(entry, first, *found)
-            if not _surely_other(entry, buf, start, end, max_bytes):
+            if not ahead.surely_other(entry):
                 return None
         return None
-
-    @staticmethod
-    def _fast_compare(
-        entry: _Entry, buf: bytes, start: int, end: int, more: int, max_bytes: int
-    ) -> tuple[bytes, bool] | None:
-        """The entry's text as it stands at ``buf[start]`` (the same bytes, or the same but for the stamps'
-        digits) and whether byte for byte, when ``more`` whole lines follow it, all within ``max_bytes``."""
-        # As long as the text the entry's shape holds (a stamp may have grown since the entry was made).
-        stop = start + len(entry.text if entry.shape is None else entry.shape.layout)
-        text = buf[start:stop]
-        exact = text == entry.text
-        if buf[stop : stop + 1] != b"\n" or not (exact or _same_but_stamps(text, entry.shape)):
-            return None
-        if entry.resume_at < 0:
-            return None
-        at = stop + 1
-        for _ in range(more):
-            at = buf.find(b"\n", at, end) + 1
-            if not at:
-                return None
-        if at - start > max_bytes or at > end:
-            return None
-        return text, exact
 
     def _fast_hit(
         self, entry: _Entry, first: int, text: bytes, exact: bool

@@ -128,6 +128,9 @@ def parse_stack_frame(body: str) -> tuple[str, str, int | None, int | None, str 
     )
 
 
+_new_tuple = tuple.__new__
+
+
 def section_kind(body: str) -> tuple[StackKind, int | None] | None:
     """The kind of stack a heading line opens, and the task it names; None for other lines."""
     if _HEADING_HINT.search(body) is None:
@@ -193,7 +196,8 @@ def stack_sections(lines: Sequence[LogLine], first: int, skip_call_trace: tuple[
             continue
         parsed = parse_stack_frame(body) if ("+0x" in body or ":" in body or ") from [<" in body) else None
         if parsed is not None:
-            frames.append(StackFrame(*parsed, at=line.number - first))
+            # tuple.__new__: the named tuple's own constructor is a Python function with keywords.
+            frames.append(_new_tuple(StackFrame, (*parsed, line.number - first)))
             continue
         if _MARKER.match(body) or _INSIDE.match(body):
             continue

@@ -57,8 +57,15 @@ def when(wall: float) -> str:
     return dt.datetime.fromtimestamp(wall, tz=dt.UTC).isoformat(timespec="seconds")
 
 
-def exhaustion(rate: float, mem_available: float | None) -> str | NotAvailable:
-    """How long until MemAvailable runs out at ``rate`` bytes/h."""
+#: Grades whose growth is projected to MemAvailable's end: a leak's.  A reclaimable cache is given back
+#: before that (MemAvailable counts it), and a ramp too brief to call extrapolated is not a figure to act on.
+PROJECTED = (Grade.LEAK, Grade.SUSPECT)
+
+
+def exhaustion(rate: float, mem_available: float | None, grade: Grade = Grade.LEAK) -> str | NotAvailable:
+    """How long until MemAvailable runs out at ``rate`` bytes/h (projected for leaking or suspect growth only)."""
+    if grade not in PROJECTED:
+        return NotAvailable(f"not projected: {grade.value}")
     if mem_available is None:
         return NotAvailable("MemAvailable was not sampled")
     if rate <= 0:
@@ -112,7 +119,7 @@ def _series_facts(v: SeriesVerdict, ctx: FindingContext) -> list[Fact]:
     ]
     if ctx.mem_total:
         facts.append(Fact("share of MemTotal", f"{v.rate * 24 / ctx.mem_total:.3%} per day"))
-    facts.append(Fact("MemAvailable runs out in", str(exhaustion(v.rate, ctx.mem_available))))
+    facts.append(Fact("MemAvailable runs out in", str(exhaustion(v.rate, ctx.mem_available, v.grade))))
     facts.append(Fact("memory exhausted", exhausted(ctx)))
     facts.append(
         Fact(
@@ -169,7 +176,7 @@ def cache_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding:
         f"{v.name} grew {kb(v.growth)} in {v.features.span_hours:.2f} h, {rate}: {v.verdict.reason}. "
         f"Its objects are typically allocated by {who.allocated_by}."
         + (f" The cache is {alias}: any of them may be the one growing." if alias else "")
-        + f" MemAvailable runs out in: {exhaustion(v.rate, ctx.mem_available)}."
+        + f" MemAvailable runs out in: {exhaustion(v.rate, ctx.mem_available, v.grade)}."
     )
     confidence, reason = _confidence(v)
     return Finding(
@@ -230,7 +237,7 @@ def group_finding(g: CoGrowth, ctx: FindingContext) -> Finding:
             ", ".join(f"{m.name} {_ratio_text(r)}" for m, r in zip(g.members, g.ratios, strict=True)),
         ),
         Fact("growth rate (all caches)", f"{kb(g.rate)}/h"),
-        Fact("MemAvailable runs out in", str(exhaustion(g.rate, ctx.mem_available))),
+        Fact("MemAvailable runs out in", str(exhaustion(g.rate, ctx.mem_available, g.grade))),
     ]
     evidence: list[Evidence] = []
     for m in g.members:
@@ -300,7 +307,7 @@ def meminfo_finding(
         f"It is grown by {info.grown_by}."
     )
     if explained_by:
-        summary += f" The flagged caches {', '.join(explained_by)} account for {explained_share:.0%} of it."
+        summary += f" The caches {', '.join(explained_by)} account for {explained_share:.0%} of it."
     elif explained_share > 0:
         summary += f" The flagged caches account for only {explained_share:.0%} of it: look beyond them."
     facts = _series_facts(v, ctx)

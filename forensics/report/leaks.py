@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from forensics import __version__
 from forensics.report.document import Block, Document, Image, Paragraph, Section, Table, image_link, to_markdown
 from forensics.report.formats import Destination, IncidentRenderer
-from forensics.types.leaks import duration
+from forensics.types.leaks import Grade, duration
 from forensics.types.results import LeaksResult
 
 if TYPE_CHECKING:
@@ -26,8 +26,11 @@ def _number(value: float | None) -> float | None:
     return None if value is None or not math.isfinite(value) else round(float(value), 6)
 
 
-def _hours_left(rate: float, available: float | None) -> float | None:
-    return None if available is None or rate <= 0 else available / rate
+def _hours_left(v: SeriesVerdict, available: float | None) -> float | None:
+    # Projected for leaking or suspect growth only (detectors.leaks.findings.PROJECTED).
+    if available is None or v.rate <= 0 or v.grade not in (Grade.LEAK, Grade.SUSPECT):
+        return None
+    return available / v.rate
 
 
 def series_to_dict(kind: str, v: SeriesVerdict, mem_available: float | None) -> dict[str, Any]:
@@ -56,7 +59,7 @@ def series_to_dict(kind: str, v: SeriesVerdict, mem_available: float | None) -> 
         "objects_in_use_per_hour": _number(v.active_rate),
         "object_size": v.objsize,
         "since": _number(v.since_wall),
-        "hours_until_memavailable_exhausted": _number(_hours_left(v.rate, mem_available)),
+        "hours_until_memavailable_exhausted": _number(_hours_left(v, mem_available)),
         "samples": [
             {"role": s.role, "sample_id": s.sample_id, "wall": s.wall, "value_bytes": _number(s.value)}
             for s in v.samples
@@ -122,7 +125,7 @@ def _kb(value: float) -> str:
 
 
 def _left(v: SeriesVerdict, available: float | None) -> str:
-    hours = _hours_left(v.rate, available)
+    hours = _hours_left(v, available)
     if hours is None:
         return "-"
     return f"{hours:,.1f} h" if hours < 48 else f"{hours / 24:,.1f} d"

@@ -345,3 +345,29 @@ def test_the_bulk_paths_equal_the_per_sample_path(text: bytes, sizes: list[int])
     for size in [len(text) + 1, *sizes]:
         assert _result(ScriptParser("x", bulk=True), text, size) == reference
         assert _result(ScriptParser("x"), text, size) == reference
+
+
+_JAVA_AND_NOT = b"".join(
+    comm + b" [000] 1.00000" + str(i).encode() + b": 1 cycles: \n"
+    b"\t    1234 Lcom/x/Y;.run(I)V+0x4 (/tmp/perf-7.map)\n"
+    b"\t    ffffffff81000000 do_syscall_64+0x10 ([kernel.kallsyms])\n\n"
+    for i, comm in enumerate([b"java 7/8", b"python 9/9", b"java 7/8"])
+)
+
+
+@pytest.mark.parametrize("bulk", [False, True])
+def test_one_chain_text_reads_as_java_frames_only_in_a_java_thread(bulk: bool) -> None:
+    # stackcollapse-perf.pl drops the L of Java class names in threads named java*, and only there
+    # (its output on this text, checked by hand against the script).
+    parser = ScriptParser("x", bulk=bulk)
+    parser.feed(_JAVA_AND_NOT)
+    stacks = parser.close().stacks
+    assert folded_lines(stacks) == ["java;do_syscall_64;com/x/Y:.run 2", "python;do_syscall_64;Lcom/x/Y:.run 1"]
+
+
+def test_call_chains_parsed_in_small_batches_read_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    from collectors import perf_script
+
+    expected = gzip.decompress((DATA / "mixed.folded.gz").read_bytes()).decode()
+    monkeypatch.setattr(perf_script, "CHAIN_BATCH", 3)
+    assert _folded(DATA / "mixed.perf.txt.gz") == expected

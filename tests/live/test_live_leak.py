@@ -119,7 +119,11 @@ def test_the_same_sampling_without_a_leak_flags_nothing(tmp_path: Path) -> None:
     assert power.judgeable, power.shortfall()
     leak_rate = LEAK_PER_SECOND * _objsize("vm_area_struct") * 3600.0
     assert power.detectable_rate < 0.8 * leak_rate, (power.detectable_rate, leak_rate)
-    assert result.analysis.absence().startswith("No cache or meminfo field grows like a leak")
+    # Other tests' files and processes grow caches meanwhile: said as too short to call, never as a leak.
+    text = result.analysis.absence()
+    assert text.startswith("No cache or meminfo field grows like a leak") or (
+        text.startswith("Growing, too short to call: ") and "; nothing else grows like a leak: examined " in text
+    ), text
 
 
 def test_file_writes_during_the_same_sampling_flag_nothing(tmp_path: Path) -> None:

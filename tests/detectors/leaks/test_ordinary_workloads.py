@@ -63,6 +63,10 @@ def test_file_writes_are_not_a_leak_but_growth_with_the_page_cache(
         "Slab cache kmalloc-512 grows 472,320 KB/h with the page cache, too short to call (generic kmalloc)" in titles
     )
     assert a.absence().startswith("Growing, too short to call: 2 series grow")
+    # A 40 s ramp is not projected to MemAvailable's end (it would say 2.1 days); a leak's is.
+    finding = next(f for f in result.incident.findings if "kmalloc-512" in f.title)
+    [left] = [x.value for x in finding.facts if x.name == "MemAvailable runs out in"]
+    assert left == "not available: not projected: growing, too short to call"
     # The interval as read (samples 0.999995 s apart on average), not as float noise.
     [examined] = result.incident.examined
     assert "41 samples over 40 s every 1 s, 235 slab caches" in examined.what, examined.what
@@ -78,6 +82,8 @@ def test_a_real_leak_beside_the_same_writes_is_still_a_leak_without_the_page_cac
     [high] = [f for f in result.incident.findings if f.severity >= Severity.MEDIUM]
     assert high.severity is Severity.HIGH and high.title.startswith("Memory mappings leak: vm_area_struct, maple_node")
     assert "kmalloc-512" not in high.title
+    [left] = [x.value for x in high.facts if x.name == "MemAvailable runs out in"]
+    assert left.endswith(" h at this rate (MemAvailable 23,579 MiB)"), left
     sunreclaim = next(f for f in result.incident.findings if f.title.startswith("SUnreclaim"))
     assert sunreclaim.title.endswith("explained by kmalloc-512, maple_node, vm_area_struct")
 
