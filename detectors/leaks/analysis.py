@@ -183,6 +183,7 @@ def analyse(data: LeakInput, thresholds: LeakThresholds | None = None) -> LeakAn
         undecided=sum(1 for v in every if v.grade is Grade.UNDECIDED),
         refs=refs,
         locator_name=cited,
+        gaps=sampling_gaps(slab_mats or mem_mats),
     )
     last = slab_mats[-1] if slab_mats else None
     return LeakAnalysis(
@@ -210,6 +211,22 @@ def _explained(meminfo: list[SeriesVerdict], findings: tuple[Finding, ...]) -> f
     return frozenset(
         v.name for v in meminfo if severities.get(finding_id(FindingKind.KERNEL_MEMORY_LEAK, v.name)) is Severity.INFO
     )
+
+
+#: A hole in one boot's samples longer than this many typical intervals (and than GAP_MIN_SECONDS) is a gap.
+GAP_INTERVALS = 10.0
+GAP_MIN_SECONDS = 300.0
+
+
+def sampling_gaps(matrices: list[SeriesMatrix]) -> tuple[tuple[int, int, float], ...]:
+    """(sample before, sample after, seconds) of each hole in a boot's samples: a suspend or a stopped sampler."""
+    out: list[tuple[int, int, float]] = []
+    for m in matrices:
+        steps = np.diff(m.walls)
+        limit = max(GAP_INTERVALS * m.interval_seconds, GAP_MIN_SECONDS)
+        for i in np.flatnonzero(steps > limit).tolist():
+            out.append((int(m.sample_ids[i]), int(m.sample_ids[i + 1]), float(steps[i])))
+    return tuple(out)
 
 
 def _stretch_refs(

@@ -341,6 +341,7 @@ def examined_record(e: ExaminedSeries, source: str) -> model.Examined:
         f"slab samples {source}: {p.seen()}"
         + (f" every {duration(p.interval_seconds)}" if p.interval_seconds else "")
         + f", {e.caches} slab caches ({e.judged} moved enough to judge), {e.meminfo} meminfo series"
+        + (f"; {e.gap_note()}" if e.gaps else "")
     )
     if not p.judgeable:
         return model.Examined(what, (), (f"any leak: {p.shortfall()}",))
@@ -365,6 +366,9 @@ def coverage_finding(e: ExaminedSeries, source: str) -> Finding:
         title = f"No leak of {kb(p.min_rate)}/h or faster in {p.seen()}"
     else:
         title = f"No leak of {kb(p.detectable_rate)}/h or faster in {p.seen()}; slower ones need more samples"
+    if e.gaps:
+        before, after, seconds = max(e.gaps, key=lambda g: g[2])
+        title += f" (with a {duration(seconds)} gap in the samples, {before} to {after}: not observed)"
     facts = [
         Fact("examined", f"{e.caches} slab caches ({e.judged} moved enough to judge), {e.meminfo} meminfo series"),
         Fact("samples", p.seen() + (f" every {duration(p.interval_seconds)}" if p.interval_seconds else "")),
@@ -376,6 +380,8 @@ def coverage_finding(e: ExaminedSeries, source: str) -> Finding:
         Fact("leaking or suspect", str(e.flagged)),
         Fact("growing, too short to call", str(e.undecided)),
     ]
+    if e.gaps:
+        facts.append(Fact("gaps in the samples", e.gap_note()))
     return Finding(
         id=finding_id(FindingKind.LEAK_COVERAGE, source),
         kind=FindingKind.LEAK_COVERAGE,

@@ -329,6 +329,19 @@ class ExaminedSeries:
     undecided: int  # series graded "growing, too short to call"
     refs: tuple[SampleRef, ...]  # the first and last sample of the stretch
     locator_name: str  # what the refs cite (a cache, or meminfo:FIELD)
+    # (sample before, sample after, seconds): holes in the sampling of one boot (a suspend, a stopped sampler)
+    gaps: tuple[tuple[int, int, float], ...] = ()
+
+    def gap_note(self) -> str:
+        """What the gaps in the samples mean for the figures ("" without gaps)."""
+        if not self.gaps:
+            return ""
+        before, after, seconds = max(self.gaps, key=lambda g: g[2])
+        return (
+            f"the samples have {len(self.gaps)} gap(s) (longest {seconds / 3600:.2f} h, between samples {before} and "
+            f"{after}: a suspend, a stopped sampler or a clock step); growth during a gap was not observed, so rates "
+            "and spans measured across one are not facts and a leak may be missed"
+        )
 
     def absence(self) -> str:
         """The sentence said when nothing leaks: what was examined, and what it could have shown."""
@@ -343,7 +356,8 @@ class ExaminedSeries:
                 f"Growing, too short to call: {self.undecided} series grow, not yet long enough to tell a leak from"
                 f" a ramp; nothing else grows like a leak: examined {what}; {self.power.reach()}."
             )
-        return f"No cache or meminfo field grows like a leak: examined {what}; {self.power.reach()}."
+        said = f"No cache or meminfo field grows like a leak: examined {what}; {self.power.reach()}."
+        return f"{said} But {self.gap_note()}." if self.gaps else said
 
 
 @dataclass(frozen=True)
