@@ -114,7 +114,8 @@ def judge_column(
     beside = None
     if page_cache is not None:
         part = keep & (walls >= since)
-        beside = tie(matrix.names[column], y[part], page_cache[part])
+        short = feats.span_hours < thresholds.short_hours
+        beside = tie(matrix.names[column], y[part], page_cache[part], by_level=short)
     verdict = decide(Context(feats, reclaimable, mem_total, thresholds, share, reclaim_ran, samples, beside, filling))
     return SeriesVerdict(
         name=matrix.names[column],

@@ -61,10 +61,12 @@ def is_generic(name: str) -> bool:
     return any(fnmatch.fnmatchcase(name, p) for p in GENERIC_SERIES)
 
 
-def tie(name: str, series: FloatArray, page_cache: FloatArray) -> PageCacheTie | None:
+def tie(name: str, series: FloatArray, page_cache: FloatArray, by_level: bool = True) -> PageCacheTie | None:
     """How ``series`` grew beside the page cache (both window medians on one grid); None when unknown.
 
-    ``None`` also when either did not grow: a tie explains growth only.
+    ``None`` also when either did not grow: a tie explains growth only.  ``by_level``: a generic series may
+    be tied by its level alone (the caller allows it only under an hour: over hours any two monotonic series
+    correlate, and a slow kmalloc leak beside a day of log writes must still be judged).
     """
     keep = ~(np.isnan(series) | np.isnan(page_cache))
     if int(keep.sum()) < 6:
@@ -74,5 +76,5 @@ def tie(name: str, series: FloatArray, page_cache: FloatArray) -> PageCacheTie |
     if grown <= 0 or cached <= 0 or float(np.ptp(y)) == 0.0 or float(np.ptp(p)) == 0.0:
         return None
     correlation = float(np.corrcoef(y, p)[0, 1])
-    in_step = moves_together(y, p) or (is_generic(name) and correlation >= MIN_LEVEL_CORRELATION)
+    in_step = moves_together(y, p) or (by_level and is_generic(name) and correlation >= MIN_LEVEL_CORRELATION)
     return PageCacheTie(cached, cached / grown, in_step, correlation)

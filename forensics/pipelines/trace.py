@@ -132,6 +132,16 @@ def examined_trace(name: str, analysis: TraceAnalysis, parse: ParseSummary) -> E
         could.append("irqs-off/preempt-off sections")
     else:
         could_not.append("irqs-off/preempt-off sections: needs preemptirq events or the irqsoff tracer")
+    cov = analysis.coverage
+    if cov.lost_events or cov.lost_markers:
+        # An absence is stated only for what was recorded: the tracer's gaps hide whatever ran in them.
+        lost = f"{cov.lost_events:,} events" if cov.lost_events else "events"
+        share = cov.lost_events / (cov.lost_events + parse.events) if cov.lost_events else 0.0
+        of_all = f" ({share:.0%} of what was traced)" if share >= 0.005 else ""
+        could_not.append(
+            f"anything inside the tracer's {cov.lost_markers:,} gap(s): {lost} lost{of_all} (ring buffer full); "
+            "record with larger buffers (trace-cmd record -b, lttng enable-channel --subbuf-size) or fewer events"
+        )
     return Examined(
         f"trace {name}: {parse.events:,} events ({parse.used:,} analysed) on {cpus} CPU(s) over {span}; "
         f"event kinds: {', '.join(present) or 'none the analysis uses'}",

@@ -208,3 +208,17 @@ def test_nothing_found_says_what_could_not_be_judged(tmp_path: Path) -> None:
     assert "2 CPU(s)" in examined["what"] and "sched_switch" in examined["what"]
     assert "wakeup latency: needs sched_waking or sched_wakeup events" in examined["could_not"]
     assert not any(f["kind"] == "sched-wakeup-latency" for f in doc["incident"]["findings"])
+
+
+def test_the_tracers_gaps_are_said_among_what_could_not_be_judged(tmp_path: Path) -> None:
+    # "No problem found" on a trace whose ring buffer overflowed must say that the gaps were not seen.
+    lines = recorded("kf.ftrace.txt", tmp_path).read_text().splitlines()
+    middle = len(lines) // 2
+    lines[middle:middle] = ["CPU:1 [LOST 1500 EVENTS]", "CPU:0 [LOST 500 EVENTS]"]
+    path = tmp_path / "lost.txt"
+    path.write_text("\n".join(lines) + "\n")
+    doc = json.loads(run(str(path), "-f", "json").stdout)
+    (examined,) = doc["incident"]["examined"]
+    [gaps] = [line for line in examined["could_not"] if "gap" in line]
+    assert gaps.startswith("anything inside the tracer's 2 gap(s): 2,000 events lost (")
+    assert "of what was traced) (ring buffer full)" in gaps
