@@ -106,10 +106,17 @@ class KernelKeeper:
             order = np.arange(n_kernel)
         source = self.source
 
-        def ref(i: int) -> Ref:
+        def event(i: int) -> TraceEvent:
             orig = int(order[i])
             b = int(np.searchsorted(starts, orig, side="right")) - 1
-            ev = events[b](orig - int(starts[b]))
+            return events[b](orig - int(starts[b]))
+
+        def switch_names(i: int) -> tuple[str, str]:
+            ev = event(i)
+            return ev.comm.decode("utf-8", "replace"), ev.next_comm.decode("utf-8", "replace")
+
+        def ref(i: int) -> Ref:
+            ev = event(i)
             text = ev.line.decode("utf-8", "replace")
             where = (
                 text.split(" ", 1)[0]
@@ -133,6 +140,7 @@ class KernelKeeper:
             comm=lambda tid: comms.get(tid) or dump.names.get(tid) or f"TID {tid}",
             syscalls=syscalls,
             policy=dump.policy,
+            switch_names=switch_names,
         )
 
 

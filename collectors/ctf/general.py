@@ -254,6 +254,34 @@ class GeneralDecoder:
         and event headers): what a tool that shifts a trace in time rewrites.
         """
         data = buf if isinstance(buf, bytes) else bytes(buf)
+        pk, cur = self._open(data, offset, clock_fields)
+        while cur.pos < cur.limit:
+            ev = self._event(cur, pk.stream_id)
+            if ev is None:
+                break
+            pk.events.append(ev)
+        return pk
+
+    def first_clock(self, buf: Buffer, offset: int) -> int | None:
+        """The clock value of the first event of the packet at byte ``offset`` of ``buf``, read from its header
+        alone (events without a header are at the packet's ``timestamp_begin``); None when it holds no event."""
+        data = buf if isinstance(buf, bytes) else bytes(buf)
+        pk, cur = self._open(data, offset, None)
+        sc = self.meta.streams[pk.stream_id]
+        start = cur.pos
+        if start >= cur.limit:
+            return None
+        if sc.header is not None:
+            try:
+                _Walker(cur, {}).value(sc.header, "")
+            except DecodeError as exc:
+                if cur.limit - start < 64:
+                    return None  # only the padding at the end of the content
+                raise DecodeError(f"event header: {exc.what}", exc.offset) from None
+        return cur.clock
+
+    def _open(self, data: bytes, offset: int, clock_fields: list[tuple[int, int]] | None) -> tuple[Packet, _Cursor]:
+        """The packet at ``offset``: its header and context read, the cursor at its first event."""
         meta = self.meta
         size_bits = len(data) * 8
         cur = _Cursor(data, offset * 8, size_bits)
@@ -283,12 +311,7 @@ class GeneralDecoder:
         pk = Packet(offset, sid, dict(flat), content_bits, packet_bits)
         cur.limit = offset * 8 + content_bits
         cur.clock = flat.get("timestamp_begin", 0)
-        while cur.pos < cur.limit:
-            ev = self._event(cur, sid)
-            if ev is None:
-                break
-            pk.events.append(ev)
-        return pk
+        return pk, cur
 
     def _event(self, cur: _Cursor, sid: int) -> Event | None:
         meta = self.meta

@@ -32,7 +32,7 @@ from collectors.ctf import parsed
 from collectors.ctf.general import DecodeError, GeneralDecoder
 from collectors.ctf.metadata import Clock, Metadata
 from forensics.errors import InputError
-from forensics.model import SourceRecord
+from forensics.model import NotAvailable, SourceRecord
 from forensics.output import register_input
 from forensics.types.trace import Kind, TraceEvent, make_event
 from forensics.types.trace_batch import EventBatch, Interner
@@ -438,18 +438,32 @@ class Session:
             s.done = True
         elif code == ly.ST_END:
             s.done = True
+        if nev:  # the stream's first and last events, of any kind (as babeltrace2 lists them), not only kept ones
+            if s.first_ts < 0:
+                s.first_ts = self._first_event_ns(t, s, pks)
+            s.last_ts = self._ns(t, s.last_clock)
         if nrows:
             got[:, ly.R_TS] = (
                 got[:, ly.R_TS] * t.ns_num // t.ns_den if t.ns_den != 1 or t.ns_num != 1 else got[:, ly.R_TS]
             )
-            if s.first_ts < 0:
-                s.first_ts = int(got[0, ly.R_TS])
-            s.last_ts = int(got[-1, ly.R_TS])
         both = np.concatenate([s.pending, got]) if len(s.pending) else got.copy()
         if len(both) > 1 and bool(np.any(np.diff(both[:, ly.R_TS]) < 0)):  # a clock jump: merge in time order
             both = both[np.argsort(both[:, ly.R_TS], kind="stable")]
         s.pending = both
         _release(s)
+
+    def _first_event_ns(self, t: CtfTrace, s: StreamFile, pks: npt.NDArray[np.int64]) -> int:
+        """The time of the first event of the first of ``pks`` that holds one (its header read by the general
+        decoder from a copy of that packet alone; the decoders keep only the times of the events they keep)."""
+        pk = pks[np.flatnonzero(pks[:, ly.P_EVENTS] > 0)[0]]
+        off, size = int(pk[ly.P_OFF]), int(pk[ly.P_SIZE]) // 8
+        if t.general is None:
+            t.general = GeneralDecoder(t.meta)
+        try:
+            got = t.general.first_clock(bytes(s.buf[off : off + size]), 0)
+        except DecodeError:  # decoded by the programs, so not expected: the packet's start then
+            got = None
+        return self._ns(t, int(pk[ly.P_TSB]) if got is None else got)
 
     @staticmethod
     def _general_packet(
@@ -808,6 +822,33 @@ def _record(session: Session, r: list[int], stream: int, shift: bool) -> TraceEv
         return make_event((kind, ts, cpu, line_no, line, 0, 0, work, func, 0, 0, b""))
     line = head + b"%s: %d" % (name, irq)
     return make_event((kind, ts, cpu, line_no, line, irq, 0, b"", b"", 0, 0, b""))
+
+
+def named_system(session: Session) -> tuple[str | NotAvailable, str | NotAvailable]:
+    """The host and kernel release the traces' ``env`` names (LTTng writes ``hostname``, and ``kernel_release``
+    in a kernel trace), or why not: none named, a user-space session, or traces that disagree."""
+
+    def one(values: set[str], what: str, why: str) -> str | NotAvailable:
+        if len(values) == 1:
+            return values.pop()
+        if values:
+            return NotAvailable(f"the traces name different {what}s: {', '.join(sorted(values))}")
+        return NotAvailable(why)
+
+    hosts = {str(h) for t in session.traces if (h := t.meta.env.get("hostname")) not in (None, "", "(none)")}
+    unnamed = any(t.meta.env.get("hostname") == "(none)" for t in session.traces)
+    kernels = {str(k) for t in session.traces if (k := t.meta.env.get("kernel_release")) not in (None, "")}
+    kernel_why = (
+        "the kernel trace's metadata does not name it (env.kernel_release)"
+        if any(t.meta.domain == "kernel" for t in session.traces)
+        else "a user-space trace does not name the kernel"
+    )
+    host_why = (
+        "the trace names the host '(none)': nothing set a host name"
+        if unnamed
+        else "the trace's metadata does not name it (env.hostname)"
+    )
+    return one(hosts, "host", host_why), one(kernels, "kernel release", kernel_why)
 
 
 def describe(session: Session) -> dict[str, object]:

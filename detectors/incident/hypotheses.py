@@ -334,7 +334,7 @@ def plain_summary(findings: tuple[Finding, ...], host: str) -> str:
     )
     requested = deliberate_crash(findings)
     crashed = (
-        f"was crashed on purpose ({requested.title}), with sysrq: a kdump test, an operator or a watchdog"
+        f"was crashed on purpose with sysrq ({requested.title}): a kdump test, an operator or a watchdog"
         if requested is not None
         else f"crashed ({crash.title})"
         if crash is not None

@@ -313,7 +313,7 @@ RULES: tuple[HotspotRule, ...] = (
     ),
     HotspotRule(
         "syscall",
-        "system call entry and exit overhead",
+        "system calls: entry, exit and kernel work no other class names",
         "stack",
         _p(
             r"^entry_SYSCALL_64",
@@ -325,8 +325,9 @@ RULES: tuple[HotspotRule, ...] = (
             r"^__arm64_sys_",
             r"^syscall_return_via_sysret",
         ),
-        "many small system calls: each one pays the kernel entry and exit (and mitigations such as page table "
-        "isolation) for little work",
+        "kernel code run for system calls that no more specific class names: the entry and exit path (and "
+        "mitigations such as page table isolation), which many small calls each pay for little work, and the "
+        "calls' own work (path lookups, /proc and sysfs text, mapping changes); the heaviest symbols say which",
         "count them with `perf trace -s -p PID` or `strace -c -f -p PID`; batch the work (bigger reads and "
         "writes, writev, io_uring) so fewer calls do more each",
         ("mixed", "main", "__GI___libc_write", "entry_SYSCALL_64_after_hwframe", "do_syscall_64", "ksys_write"),

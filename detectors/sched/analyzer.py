@@ -145,25 +145,33 @@ class SchedAnalyzer:
         if cpu is not None:
             self._queue(cpu, ts, -1)
 
-    def _behind(self, cpu: int, t0: float, t1: float, victim: int) -> tuple[Blame, ...]:
-        """Who ran on ``cpu`` during ``[t0, t1]``, most time first; list task ``victim`` as theirs.
+    def _behind(self, cpu: int, t0: float, t1: float, victim: int) -> tuple[tuple[Blame, ...], float]:
+        """Who ran on ``cpu`` during ``[t0, t1]``, most time first; list task ``victim`` as theirs.  With it, the
+        seconds from ``t0`` that the ring of recent runs no longer covers (0 when it reaches back to ``t0``).
 
         ``victim`` < 0: the waiter is not a task (a softirq).
         """
         share: dict[int, float] = {}
-        for pid, start, end in reversed(self.recent.get(cpu, ())):
+        recent = self.recent.get(cpu, ())
+        unseen = 0.0
+        oldest = t1
+        for pid, start, end in reversed(recent):
             if end <= t0:
                 break
+            oldest = start
             overlap = (end if end < t1 else t1) - (start if start > t0 else t0)
             if overlap > 0 and pid != victim:
                 share[pid] = share.get(pid, 0.0) + overlap
+        else:  # the whole ring is within the wait: when it is full, older runs were dropped from it
+            if len(recent) == rules.RECENT_RUNS and oldest > t0:
+                unseen = (oldest if oldest < t1 else t1) - t0
         blames = []
         for pid, seconds in sorted(share.items(), key=lambda kv: -kv[1])[: rules.BLAMES]:
             culprit = self.tasks.get(pid)
             if culprit is not None and pid != 0 and victim >= 0:
                 culprit.victims[victim] = culprit.victims.get(victim, 0.0) + seconds
             blames.append(Blame(pid, self.comm(pid), seconds))
-        return tuple(blames)
+        return tuple(blames), unseen
 
     # -- event handlers ------------------------------------------------------------------------
 
@@ -392,7 +400,8 @@ class SchedAnalyzer:
         """A task's new worst wait (wakeup or preemption, told by ``fig``): record it and who ran meanwhile."""
         fig.set_worst(start, ts, cpu, since, ev)
         source = "preemption" if fig is task.preempt_wait else WAKE_SOURCES[since.kind]
-        wait = Wait(span_of(start, ts, cpu, since, ev), self._behind(cpu, start, ts, pid), source)
+        behind, unseen = self._behind(cpu, start, ts, pid)
+        wait = Wait(span_of(start, ts, cpu, since, ev), behind, source, unseen)
         if source == "preemption":
             task.worst_preempt_wait = wait
         else:
@@ -491,8 +500,8 @@ class SchedAnalyzer:
             if fig is None:
                 fig = self.soft_raise[vec] = Accumulator()
             if fig.add(start, ts, cpu, raised, ev):
-                behind = self._behind(cpu, start, ts, -1)
-                self.soft_raise_wait[vec] = Wait(span_of(start, ts, cpu, raised, ev), behind, "softirq_raise")
+                behind, unseen = self._behind(cpu, start, ts, -1)
+                self.soft_raise_wait[vec] = Wait(span_of(start, ts, cpu, raised, ev), behind, "softirq_raise", unseen)
             return
         entry = self.soft_cur.pop(cpu, None)
         if entry is None or entry.pid != vec:

@@ -81,7 +81,7 @@ class _Tables:
         self.ti = _table(256, k.TI_DEFAULT, np.int64)
         self.tf = _table(256, k.TF_DEFAULT, np.float64)
         self.wb_i = np.zeros((512, 5, 3), dtype=np.int64)
-        self.wb_f = np.zeros((512, 5))
+        self.wb_f = np.zeros((512, rules.BLAMES + 1))  # seconds, then Wait.unseen
         self.wb_n = np.zeros(512, dtype=np.int64)
         self.oi = _table(256, k.OI_DEFAULT, np.int64)
         self.of = _table(256, k.ACC_F_DEFAULT, np.float64)
@@ -90,7 +90,7 @@ class _Tables:
         self.raised_eid = np.full((8, 16), -1, dtype=np.int64)
         self.raised_ts = np.zeros((8, 16))
         self.sw_i = np.zeros((16, 5, 3), dtype=np.int64)
-        self.sw_f = np.zeros((16, 5))
+        self.sw_f = np.zeros((16, rules.BLAMES + 1))
         self.sw_n = np.zeros(16, dtype=np.int64)
         self.ow_i = np.zeros((2, rules.OFF_KEEP + 1, 3), dtype=np.int64)
         self.ow_f = np.zeros((2, rules.OFF_KEEP + 1, 2))
@@ -400,7 +400,7 @@ class FastAnalyzer:
                     blames[0][:n].tolist(), blames[1][:n].tolist(), comms, strict=True
                 )
             )
-            return Wait(span, behind, source)
+            return Wait(span, behind, source, float(blames[1][rules.BLAMES]))
 
         tasks: list[TaskState] = []
         nslots = si[k.S_NSLOTS]

@@ -281,12 +281,14 @@ def behind(
     """SchedAnalyzer._behind: who ran on CPU slot ``s`` during [t0, t1]; blames into ``blames`` row ``row``.
 
     A blame is (pid, comm reference at this time (-1 idle, -2 no task), slot) and seconds.  A run in the
-    ring is of pid 0 (slot -1) or of a task (its slot): ``pos[slot + 1]`` finds a pid's share.
+    ring is of pid 0 (slot -1) or of a task (its slot): ``pos[slot + 1]`` finds a pid's share.  Column
+    ``BLAMES`` of the row's seconds is the wait's unseen start (``Wait.unseen``).
     """
     ring_i, ring_f, ring_h, pos = rings
     bi, bf, bn = blames
     vic_map, vic_i, vic_f = vic
     bn[row] = 0
+    bf[row, BLAMES] = 0.0
     r = ci[s, C_RING]
     if r < 0:
         return
@@ -296,12 +298,16 @@ def behind(
     slots = np.empty(cnt, np.int64)
     secs = np.empty(cnt, np.float64)
     m = 0
+    reached = False  # a run ending by t0 was met: the ring covers the whole wait
+    oldest = t1
     for k in range(cnt):
         j = (h - 1 - k + RING) % RING
         end = ring_f[r, j, 1]
         if end <= t0:
+            reached = True
             break
         start = ring_f[r, j, 0]
+        oldest = start
         overlap = (end if end < t1 else t1) - (start if start > t0 else t0)
         p = ring_i[r, j, 0]
         if overlap > 0 and p != victim:
@@ -315,6 +321,8 @@ def behind(
                 slots[m] = key - 1
                 secs[m] = overlap
                 m += 1
+    if not reached and cnt == RING and oldest > t0:
+        bf[row, BLAMES] = (oldest if oldest < t1 else t1) - t0
     for q in range(m):
         pos[slots[q] + 1] = -1
     order = np.arange(m)

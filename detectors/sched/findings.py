@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from detectors.sched import harm
+from detectors.sched import harm, rules
 from detectors.sched.harm import Judgement
 from forensics.model import (
     Baseline,
@@ -58,11 +58,28 @@ def _confidence(analysis: TraceAnalysis) -> tuple[float, str]:
     return 0.95, "measured between the trace events that open and close the interval"
 
 
+def _unseen_text(wait: Wait) -> str:
+    kept = rules.RECENT_RUNS
+    return f"who ran in its first {fmt_ms(wait.unseen)} is not known: the analysis keeps a CPU's last {kept} runs"
+
+
 def _behind_text(wait: Wait) -> str:
+    unseen = f"; {_unseen_text(wait)}" if wait.unseen > 0 else ""
     if not wait.behind:
+        if unseen:
+            return _unseen_text(wait)
         return "no other task ran on that CPU meanwhile (IRQs, softirqs or the CPU was idle)"
     parts = [f"{b.comm} (pid {b.pid}) {fmt_ms(b.seconds)}" for b in wait.behind[:3]]
-    return "meanwhile the CPU ran " + ", ".join(parts)
+    lead = "in the rest of the wait" if unseen else "meanwhile"
+    return f"{lead} the CPU ran " + ", ".join(parts) + unseen
+
+
+def _behind_facts(wait: Wait) -> tuple[Fact, ...]:
+    ran = tuple(Fact("ran meanwhile", f"{b.comm} (pid {b.pid}) {fmt_ms(b.seconds)}") for b in wait.behind[:3])
+    if wait.unseen <= 0:
+        return ran
+    kept = f"the first {fmt_ms(wait.unseen)} of the wait (the analysis keeps a CPU's last {rules.RECENT_RUNS} runs)"
+    return (*ran, Fact("not attributed", kept))
 
 
 def _task_label(task: TaskStats) -> str:
@@ -112,7 +129,7 @@ def cpu_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
             severity = worst
             title = f"CPU hog: {task.comm} ran {fmt_ms(run.duration)} without a break on CPU{run.cpu}"
             baseline = _baseline(judged[0][2])
-            verdict = f"Tasks waited behind it: {victims}; the worst wait is {judged[0][2].why}."
+            verdict = f"Tasks waited behind it: {victims}; the worst wait: {judged[0][2].why}."
             advice = f"a trace does not tell user from kernel mode: perf record -g -p {task.pid} shows where it runs"
         else:
             severity = Severity.INFO
@@ -280,7 +297,7 @@ def wakeup_latency(analysis: TraceAnalysis, source: str) -> list[Finding]:
                     Fact("worst wakeup latency", fmt_ms(wait.span.duration)),
                     Fact("measured from", wait.source),
                     Fact("trace mean (CFS tasks)", f"{fmt_ms(mean)} over {count} wakeups"),
-                    *(Fact("ran meanwhile", f"{b.comm} (pid {b.pid}) {fmt_ms(b.seconds)}") for b in wait.behind[:3]),
+                    *_behind_facts(wait),
                 ),
                 next_steps=(f"kforensic trace --around {wait.span.start + wait.span.duration:.6f}:20 <trace>",),
                 detector=DETECTOR,
@@ -345,10 +362,7 @@ def softirq_starvation(analysis: TraceAnalysis, source: str) -> list[Finding]:
                     facts=(
                         Fact("worst raise-to-entry", fmt_ms(wait.span.duration)),
                         Fact("mean raise-to-entry", fmt_ms(soft.raise_latency.mean)),
-                        *(
-                            Fact("ran meanwhile", f"{b.comm} (pid {b.pid}) {fmt_ms(b.seconds)}")
-                            for b in wait.behind[:3]
-                        ),
+                        *_behind_facts(wait),
                     ),
                     next_steps=("check RT tasks on that CPU and ksoftirqd's wakeup latency in the task table",),
                     detector=DETECTOR,

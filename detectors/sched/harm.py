@@ -150,6 +150,25 @@ def rt_share(wait: Wait, by_pid: dict[int, TaskStats]) -> float:
     return sum(b.seconds for b in wait.behind if b.pid in by_pid and is_rt(by_pid[b.pid].prio))
 
 
+def weight_scale(task: TaskStats, wait: Wait, by_pid: dict[int, TaskStats]) -> float:
+    """How many CFS periods ``task`` may wait for one: the CFS weight of the tasks that ran during ``wait``,
+    each counted for the time it ran, over the waiter's own (never below 1).
+
+    Each counts for its time: a nice -20 kworker (kworker/1:1H) that ran 30 us of a 450 ms wait was not the
+    load the waiter shared the CPU with; counted as one task of five it made a nice-0 waiter's period 18 times
+    longer.  RT tasks are not CFS load (their time is :func:`rt_share`'s); their prio has no CFS weight.
+    """
+    ran = [
+        (weight(by_pid[b.pid].prio), b.seconds)
+        for b in wait.behind
+        if b.pid in by_pid and b.pid != 0 and not is_rt(by_pid[b.pid].prio) and b.seconds > 0
+    ]
+    seconds = sum(s for _, s in ran)
+    if seconds <= 0:
+        return 1.0
+    return max(1.0, sum(w * s for w, s in ran) / seconds / weight(task.prio))
+
+
 def _rank(ratio: float, sensitive: bool) -> Severity:
     """Severity of a starved wait ``ratio`` times the reporting threshold: high for a latency-sensitive waiter
     kept more than 4 times it, else medium."""
@@ -197,8 +216,7 @@ def judge_wait(
         )
     others = [by_pid[b.pid] for b in wait.behind if b.pid in by_pid and b.pid != 0]
     nr = 1 + len(others)
-    heavier = sum(weight(t.prio) for t in others) / len(others) if others else 0.0
-    scale = max(1.0, heavier / weight(task.prio))
+    scale = weight_scale(task, wait, by_pid)
     cpus = cpu_count(analysis)
     period = cfs_period(nr, cpus) * scale
     if seconds <= period:
@@ -210,7 +228,7 @@ def judge_wait(
         sev = Severity.HIGH if ratio > STALL_PERIODS else Severity.MEDIUM
     elif ratio > STALL_PERIODS:
         sev = Severity.MEDIUM
-    weighted = f", x{scale:.1f} for its weight (prio {task.prio})" if scale > 1 else ""
+    weighted = f", x{scale:.1f} for its weight (prio {task.prio})" if round(scale, 1) > 1 else ""
     return Judgement(
         sev,
         f"CFS latency period for {nr} runnable task(s) on {cpus} CPU(s){weighted}",

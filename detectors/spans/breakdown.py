@@ -31,12 +31,13 @@ from forensics.types.spans import IRQ_ENTRY, SWITCH, WAKES, Breakdown, KernelTab
 CHAIN_DEPTH = 3  # waker levels followed
 
 
-def _who(t: KernelTable, tid: int | None) -> str:
+def _who(t: KernelTable, tid: int | None, at: float) -> str:
+    """The task named as the trace named it at time ``at`` (a thread that exec'd is named by its name then)."""
     if tid is None:
         return "an unknown task"
     if tid == 0:
         return "the idle task"
-    return f"{t.comm(tid)} (TID {tid})"
+    return f"{t.name_at(tid, at)} (TID {tid})"
 
 
 _HEADER = re.compile(r"^\s*(?P<comm>.+)-(?P<pid>\d+)\s+(?:\(\s*\S+\)\s+)?\[\d+\]\s+(?P<flags>[^\s]{4,7})\s+\d")
@@ -51,7 +52,7 @@ def _meanwhile(t: KernelTable, cpu: int, start: float, end: float) -> str:
     if not ran:
         return ""
     return f"; ran meanwhile on CPU{cpu}: " + ", ".join(
-        f"{_who(t, tid)} prio {prio} {secs * 1e3:.3f} ms" for tid, prio, secs in ran[:3]
+        f"{_who(t, tid, start)} prio {prio} {secs * 1e3:.3f} ms" for tid, prio, secs in ran[:3]
     )
 
 
@@ -71,6 +72,7 @@ def _waker(t: KernelTable, wake_row: int) -> tuple[str, int | None, tuple[Ref, .
     preferred to the table (whose switches may be incomplete).
     """
     cpu = int(t.cpu[wake_row])
+    at = float(t.ts[wake_row])
     irq = t.irq_at(cpu, wake_row)
     if irq is not None:
         return f"{_irq_label(t, irq)} on CPU{cpu}", None, (t.ref(irq),)
@@ -82,9 +84,9 @@ def _waker(t: KernelTable, wake_row: int) -> tuple[str, int | None, tuple[Ref, .
         if len(flags) > 2 and flags[2] == "s":
             return f"a softirq on CPU{cpu} (interrupting {m.group('comm')}-{m.group('pid')})", None, ()
         pid = int(m.group("pid"))
-        return _who(t, pid), pid, ()
-    cur = t.current(cpu, float(t.ts[wake_row]))
-    return _who(t, cur), cur, ()
+        return _who(t, pid, at), pid, ()
+    cur = t.current(cpu, at)
+    return _who(t, cur, at), cur, ()
 
 
 def _chain(t: KernelTable, waker: int | None, t0: float, t1: float, depth: int) -> list[str]:
@@ -111,7 +113,7 @@ def _chain(t: KernelTable, waker: int | None, t0: float, t1: float, depth: int) 
     if r is not None and t.kind[r] in WAKES:
         who, tid, _refs = _waker(t, r)
     line = (
-        f"{_who(t, waker)} was itself blocked {len(sleeps)} time(s), {total * 1e3:.3f} ms in all, during the wait; "
+        f"{_who(t, waker, t0)} was itself blocked {len(sleeps)} time(s), {total * 1e3:.3f} ms in all, during the wait; "
         f"the longest: {state} {secs * 1e3:.3f} ms from {t.ts[o]:.6f} ({t.ref(o).where}) until {who}"
         f" at {t.ts[r]:.6f} ({t.ref(r).where})"
     )
@@ -161,7 +163,7 @@ def breakdown(t: KernelTable, span: Span) -> Breakdown:
     cpus = {cpu} if cpu >= 0 else set()
 
     def close(end: float, end_refs: tuple[Ref, ...]) -> None:
-        if end <= since and what != "unknown":
+        if end <= since and (what != "unknown" or end < t1):  # nothing to say of no time (but of a whole unknown span)
             return
         refs = cite + end_refs
         start = max(since, t0)
@@ -182,7 +184,7 @@ def breakdown(t: KernelTable, span: Span) -> Breakdown:
         detail = {
             "unknown": "the kernel trace does not say (no event of the thread before)",
             "runnable": "woken, waiting for a CPU" + _meanwhile(t, cpu, start, end),
-            "preempted": f"preempted by {_who(t, by)}"
+            "preempted": f"preempted by {_who(t, by, start)}"
             + (f" prio {extra['by_prio']}" if "by_prio" in extra else "")
             + _meanwhile(t, cpu, start, end),
             "blocked": f"blocked in {extra.get('state', '?')}",
@@ -196,7 +198,7 @@ def breakdown(t: KernelTable, span: Span) -> Breakdown:
                 detail,
                 refs,
                 by_tid=by,
-                by_comm=t.comm(by) if by else "",
+                by_comm=t.name_at(by, start) if by else "",
                 by_prio=extra.get("by_prio") if isinstance(extra.get("by_prio"), int) else None,  # type: ignore[arg-type]
                 by_policy=t.policy(by) if by else None,
                 state=str(extra.get("state", "")),
@@ -257,7 +259,7 @@ def breakdown(t: KernelTable, span: Span) -> Breakdown:
                     f"blocked in {blocked_state}{sys_part}, woken by {who}",
                     p.refs,
                     by_tid=waker,
-                    by_comm=t.comm(waker) if waker else who,
+                    by_comm=t.name_at(waker, ev_ts) if waker else who,
                     by_policy=t.policy(waker) if waker else None,
                     state=p.state,
                     syscall=p.syscall,

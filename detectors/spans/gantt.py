@@ -44,5 +44,5 @@ def _chart(b: Breakdown, table: KernelTable | None) -> GanttChart:
             rows.append(GanttRow(tid, f"TID {tid}", ()))
             continue
         probe = Span(s.name, tid, "", w0, w1, s.begin_ref, s.end_ref)
-        rows.append(GanttRow(tid, f"{table.comm(tid)} {tid}", breakdown(table, probe).parts))
+        rows.append(GanttRow(tid, f"{table.name_at(tid, s.start)} {tid}", breakdown(table, probe).parts))
     return GanttChart(s, w0, w1, tuple(rows))

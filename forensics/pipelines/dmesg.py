@@ -141,7 +141,7 @@ def build_incident(results: list[SourceResult]) -> Incident:
     window: TimeWindow | NotAvailable = (
         TimeWindow(Timestamp(min(firsts)), Timestamp(max(lasts)))
         if firsts
-        else NotAvailable("no report has a timestamp")
+        else NotAvailable("no report has a timestamp" if findings else "no report was found")
     )
     named = _identities(results)
     if not releases:

@@ -289,9 +289,15 @@ def analyse_trace_file(
     tids = frozenset(s.tid for s in span_report.spans) if span_report is not None else frozenset()
     findings = [*detect(analysis._replace(span_tids=tids), stream.name), *findings]
     win = analysis.window
+    host: str | NotAvailable = NotAvailable("a trace does not name its host")
+    kernel: str | NotAvailable = NotAvailable("a trace does not name its kernel")
+    if ctf is not None:  # an LTTng trace's metadata names both (env.hostname, env.kernel_release)
+        from collectors.ctf.reader import named_system
+
+        host, kernel = named_system(ctf.session)
     incident = Incident(
-        host=NotAvailable("a trace does not name its host"),
-        kernel_release=NotAvailable("a trace does not name its kernel"),
+        host=host,
+        kernel_release=kernel,
         window=win
         if isinstance(win, NotAvailable)
         else TimeWindow(Timestamp(win[0], Clock.TRACE), Timestamp(win[1], Clock.TRACE)),

@@ -67,6 +67,7 @@ def wait_to_dict(wait: Wait | None) -> JsonDict | None:
         **(span_to_dict(wait.span) or {}),
         "source": wait.source,
         "behind": [{"pid": b.pid, "comm": b.comm, "ms": ms(b.seconds)} for b in wait.behind],
+        "unseen_ms": ms(wait.unseen),
     }
 
 

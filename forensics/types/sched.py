@@ -45,6 +45,9 @@ class Wait(NamedTuple):
     span: Span
     behind: tuple[Blame, ...]
     source: str  # the event that started the wait: sched_waking, sched_wakeup, sched_wakeup_new, preemption
+    # Seconds at the wait's start whose runs were no longer kept (the CPU's last rules.RECENT_RUNS runs began
+    # later): ``behind`` names who ran in the rest only.
+    unseen: float = 0.0
 
 
 class IntervalStats(NamedTuple):

@@ -98,6 +98,23 @@ class KernelTable:
     syscalls: SyscallTable | None = None
     # tid -> its scheduling policy (SCHED_FIFO, ...), or why it is unknown: an LTTng statedump may say
     policy: Callable[[int], str | NotAvailable] = lambda _tid: NotAvailable("the trace does not record it")
+    # a sched_switch row -> the names it gives its previous and next task (None: names not kept)
+    switch_names: Callable[[int], tuple[str, str]] | None = None
+
+    def name_at(self, tid: int, at: float) -> str:
+        """The thread's name at time ``at``: as its last sched_switch at or before then names it (its first one
+        before that), else :attr:`comm`.  A thread that exec'd is ``sudo`` before and ``tcpdump`` after."""
+        if tid == 0 or self.switch_names is None:
+            return self.comm(tid)
+        rows = self._named.get(tid)
+        if rows is None:
+            sw = self._switches
+            rows = self._named[tid] = sw[(self.pid[sw] == tid) | (self.next_pid[sw] == tid)]
+        if not len(rows):
+            return self.comm(tid)
+        r = int(rows[max(int(np.searchsorted(self.ts[rows], at, side="right")) - 1, 0)])
+        prev, nxt = self.switch_names(r)
+        return (nxt if self.next_pid[r] == tid else prev) or self.comm(tid)
 
     @property
     def has_syscalls(self) -> bool:
@@ -106,6 +123,8 @@ class KernelTable:
 
     def __post_init__(self) -> None:
         sw = np.flatnonzero(self.kind == SWITCH)
+        self._switches = sw
+        self._named: dict[int, npt.NDArray[np.int64]] = {}  # tid -> the switch rows that name it (name_at)
         self._cpus: dict[int, tuple[npt.NDArray[np.float64], npt.NDArray[np.int64], npt.NDArray[np.int64]]] = {}
         for c in np.unique(self.cpu[sw]).tolist():
             rows = sw[self.cpu[sw] == c]

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from collectors.ctf.general import DecodeError, decode_stream
 from collectors.ctf.metadata import parse_metadata
-from collectors.ctf.reader import Session
+from collectors.ctf.reader import Session, describe
 from tests.collectors import ctf_encoder as enc
 from tests.collectors.ctf_check import compare
 
@@ -56,6 +56,27 @@ def test_random_layouts_decode_back_by_both_decoders(
     got = [(ev.id, ev.cycles, ev.fields) for pk in decode_stream(meta, trace.stream) for ev in pk.events]
     assert got == trace.events
     assert compare(meta, trace.stream) == len(trace.events)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(trace=traces(), kernel=st.booleans())
+def test_a_stream_is_said_to_span_its_first_to_its_last_event(
+    tmp_path_factory: pytest.TempPathFactory, trace: enc.Trace, kernel: bool
+) -> None:
+    """Its first and last event of any kind, as babeltrace2 lists them: in a kernel trace these events are of
+    kinds the analysis does not keep (they were the first and last events kept: bug446190's CPU1 was said to
+    start 26.6 us after its first event)."""
+    if kernel:
+        trace = enc.Trace(trace.metadata.replace('domain = "ust"', 'domain = "kernel"'), trace.stream, trace.events)
+    path = write(tmp_path_factory.mktemp("ctf"), trace)
+    s = Session(str(path))
+    for _rows, _owner in s.rows():
+        pass
+    (stream,) = s.streams
+    assert stream.events == len(trace.events)
+    assert (stream.first_ts, stream.last_ts) == (trace.events[0][1], trace.events[-1][1])  # 1 GHz, no offset
+    (described,) = describe(s)["traces"][0]["streams"]  # type: ignore[index]
+    assert described["first_ts"] == trace.events[0][1] / 1e9
 
 
 def _bitfield_trace(big: bool) -> enc.Trace:

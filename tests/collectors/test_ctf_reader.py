@@ -23,9 +23,11 @@ from collectors.ctf import layouts as d
 from collectors.ctf.metadata import read_metadata_text
 from collectors.ctf.reader import Session
 from forensics.errors import InputError
+from forensics.model import NotAvailable
 from forensics.pipelines.spans import SpanOptions
 from forensics.pipelines.trace import analyse_trace_file
 from forensics.report.spans_json import report_to_dict
+from tests.collectors import ctf_encoder as enc
 from tests.forensics.commands.test_trace_cli import run
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "lttng"
@@ -96,6 +98,8 @@ def test_lost_events_are_counted_and_flagged(session: Path) -> None:
     # Every recorded event is still read; the packet's discarded counter adds one marker of 7 lost events.
     coverage = result.analysis.coverage
     assert (result.parse.events, coverage.lost_markers, coverage.lost_events) == (240, 1, 7)
+    # A UST session: no event is analysed, and the marker is not one (hello-lost: "32300 events (562 analysed)").
+    assert result.parse.used == 0
     assert result.ctf is not None
     doc = json.loads(json.dumps(result.ctf))
     assert sum(st["discarded_events"] for t in doc["traces"] for st in t["streams"]) == 7
@@ -157,3 +161,24 @@ def test_csv_spans_and_a_bad_row(tmp_path: Path) -> None:
     with pytest.raises(InputError) as err:
         analyse_trace_file(str(ftrace), span_opts=SpanOptions(sources=(str(bad),), kernel_clock="mono"))
     assert err.value.args[0] == f"{bad}:2: not a span row (tid, name, start_ns, end_ns)"
+
+
+@pytest.mark.parametrize(
+    ("env", "host", "kernel"),
+    [
+        ('domain = "kernel"; hostname = "box1"; kernel_release = "6.6.1";', "box1", "6.6.1"),
+        ('domain = "ust"; hostname = "box1";', "box1", "a user-space trace does not name the kernel"),
+        ('domain = "kernel"; hostname = "(none)";', "nothing set a host name", "does not name it (env.kernel_release)"),
+    ],
+)
+def test_the_incident_names_the_host_and_kernel_the_metadata_names(
+    tmp_path: Path, env: str, host: str, kernel: str
+) -> None:
+    """bug446190's metadata names host lager and kernel 3.10.31-ltsi; its report said "host not available: a trace
+    does not name its host" (and its kernel)."""
+    trace = enc.make_trace(False, True, [enc.TStruct((("v", enc.TInt(32, 8)),))], [(0, 10, {"v": 1})], 1)
+    (tmp_path / "metadata").write_text(trace.metadata.replace('domain = "ust";', env))
+    (tmp_path / "channel0_0").write_bytes(trace.stream)
+    incident = analyse_trace_file(str(tmp_path)).incident
+    for got, want in ((incident.host, host), (incident.kernel_release, kernel)):
+        assert got == want if not isinstance(got, NotAvailable) else want in got.reason

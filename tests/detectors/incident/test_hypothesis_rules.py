@@ -265,7 +265,9 @@ def test_a_sysrq_crash_is_deliberate_in_the_log_alone_and_after_correlation() ->
         assert not any("mailing lists" in s for s in f.next_steps)
         assert "not a kernel bug" in f.summary
     plain = plain_summary(merged, "db7")
-    assert plain.startswith("The Linux kernel on db7 was crashed on purpose (kernel panic: sysrq triggered crash)")
+    assert plain.startswith(
+        "The Linux kernel on db7 was crashed on purpose with sysrq (kernel panic: sysrq triggered crash)"
+    )
     assert "No other problem at medium or above" in plain
 
 

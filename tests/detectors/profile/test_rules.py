@@ -83,3 +83,18 @@ def test_findings_of_folded_input_cite_its_lines(tmp_path: Path) -> None:
     findings = profile_findings(profile, stacks, compute_hotspots(profile, stacks))
     assert any(f.fact("class") == "lock" for f in findings)
     assert_evidence_resolves(findings)
+
+
+def test_the_syscall_class_does_not_call_the_calls_own_work_entry_overhead() -> None:
+    # The project's healthy recording (tests/data/healthy, record.sh): ps, ls and find in system calls. Under 10%
+    # of that class is the entry and exit path itself (do_syscall_64 ...); the rest is the calls' own work (path
+    # lookups, /proc text, unmapping), which the class's title and meaning must not call entry and exit overhead.
+    profile = read_profile(str(DATA.parent / "healthy" / "perf.txt.gz"))
+    stacks = selected_stacks(profile)
+    (syscall,) = (
+        c for c in class_shares(stacks, compute_hotspots(profile, stacks).total_period) if c.rule.name == "syscall"
+    )
+    entry = sum(p for leaf, p in syscall.symbols if classify((leaf,), leaf_kernel=True) is syscall.rule)
+    assert entry < 0.1 * sum(p for _leaf, p in syscall.symbols)
+    assert "overhead" not in syscall.rule.title and "kernel work" in syscall.rule.title
+    assert "the calls' own work" in syscall.rule.why

@@ -24,7 +24,7 @@ from detectors.sched.engine import FastAnalyzer
 from forensics.types.sched import Thresholds, TraceAnalysis
 from forensics.types.trace import ParseCounts, TraceEvent
 from forensics.types.trace_batch import EventBatch, Interner
-from tests.detectors.sched.traces import DATA, LAYOUTS, RECORDED, scenario_text, write_scenario
+from tests.detectors.sched.traces import DATA, LAYOUTS, RECORDED, busy_wait_text, scenario_text, write_scenario
 
 SHARED = Path(__file__).resolve().parents[4] / "shared" / "traces" / "wl"
 
@@ -137,6 +137,19 @@ def test_lost_markers_and_nowaking(tmp_path: Path) -> None:
         lists, counts = parse(("\n".join(text) + "\n").encode(), 300)
         compare(lists, counts)
         compare(lists, counts, bucket=0.001, timeline=True)
+
+
+def test_a_wait_longer_than_the_kept_runs_says_how_much_is_not_known() -> None:
+    lists, counts = parse(busy_wait_text(rules.RECENT_RUNS + 100).encode(), 1 << 14)
+    got = compare(lists, counts)
+    (waiter,) = (t for t in got.tasks if t.comm == "waiter")
+    wait = waiter.worst_wakeup
+    assert wait is not None and {b.comm for b in wait.behind} == {"ping", "pong"}
+    assert wait.unseen > 0.01  # about 100 turns of 0.2 ms were no longer kept
+    assert sum(b.seconds for b in wait.behind) + wait.unseen == pytest.approx(wait.span.duration)
+    lists, counts = parse(busy_wait_text(rules.RECENT_RUNS - 100).encode(), 1 << 14)
+    (short,) = (t for t in compare(lists, counts).tasks if t.comm == "waiter")
+    assert short.worst_wakeup is not None and short.worst_wakeup.unseen == 0.0
 
 
 def test_preemptirq_events() -> None:

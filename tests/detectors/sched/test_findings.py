@@ -10,7 +10,7 @@ import pytest
 from detectors.sched.findings import RULES, detect
 from forensics.model import Finding, LocatorKind, Severity, finding_id
 from forensics.types.sched import Thresholds, TraceAnalysis
-from tests.detectors.sched.traces import RECORDED, analyse_path, recorded, write_scenario
+from tests.detectors.sched.traces import RECORDED, analyse_path, busy_wait_text, recorded, write_scenario
 from tests.helpers import assert_evidence_resolves
 
 
@@ -87,6 +87,23 @@ def test_scenario_findings_and_evidence(tmp_path: Path) -> None:
     soft = _by_kind(findings, "sched-softirq-starvation")[0]
     assert "rt task (pid 200) 7.510 ms" in soft.summary
     assert _by_kind(findings, "sched-rt-hog")[0].title.startswith("RT hog: rt task (prio 49) ran 8.000 ms")
+
+
+def test_who_ran_in_a_wait_is_not_claimed_beyond_the_kept_runs(tmp_path: Path) -> None:
+    # waiter waits 122.4 ms while ping and pong take 611 turns of 0.2 ms: the analysis keeps a CPU's last 512
+    # runs, so the first 20 ms of the wait are not attributed, and the finding says so instead of giving partial
+    # figures as who ran meanwhile
+    path = tmp_path / "busy.txt"
+    path.write_text(busy_wait_text(611))
+    (found,) = (f for f in _findings(path) if f.title.startswith("Wakeup latency: waiter"))
+    assert found.summary.startswith(
+        "waiter (pid 700) was woken (sched_waking) at 10.000000 and switched in on CPU0 122.400 ms later; in the "
+        "rest of the wait the CPU ran ping (pid 710) 51.200 ms, pong (pid 720) 51.200 ms; who ran in its first "
+        "20.000 ms is not known: the analysis keeps a CPU's last 512 runs. "
+    )
+    assert (
+        _fact(found, "not attributed") == "the first 20.000 ms of the wait (the analysis keeps a CPU's last 512 runs)"
+    )
 
 
 def test_thresholds_silence_findings(tmp_path: Path) -> None:

@@ -102,6 +102,23 @@ def test_a_low_weight_waiter_is_judged_against_a_longer_period() -> None:
     assert harm.weight(120) == 1024 and harm.weight(130) == 110
 
 
+def test_a_brief_heavy_or_rt_run_does_not_stretch_the_period() -> None:
+    # A healthy 2-CPU machine: ksoftirqd/1 waited 300 ms behind gzip (nice 0); meanwhile a highpri kworker
+    # (nice -20) ran 30 us and migration/1 (RT) 15 us. Counted as tasks, not for their time, they made the
+    # period 58 times longer (696 ms: no finding); each for its time, the waiter shared the CPU with nice 0.
+    ksoftirqd, hog = _task(1, "ksoftirqd/1"), _task(2, "gzip")
+    highpri, migration = _task(3, "kworker/1:1H", 100), _task(4, "migration/1", 0)
+    wait = _wait(300e-3, (hog, 299.955e-3), (highpri, 30e-6), (migration, 15e-6))
+    judged = _judge(ksoftirqd, wait, 2, hog, highpri, migration)
+    assert judged is not None and judged.severity is Severity.MEDIUM  # 25 periods of 12 ms, as behind gzip alone
+    assert judged.value == pytest.approx(12e-3, rel=0.01) and "weight" not in judged.baseline
+    by_pid = {t.pid: t for t in (ksoftirqd, hog, highpri, migration)}
+    assert harm.weight_scale(ksoftirqd, wait, by_pid) == pytest.approx(1.0, abs=0.01)
+    # A waiter that shared the CPU with heavier tasks for most of the wait is still given their weight.
+    niced = _task(5, "cc1", 130)
+    assert harm.weight_scale(niced, wait, by_pid) == pytest.approx(1024 / 110, rel=0.01)
+
+
 def test_kernel_threads_and_latency_sensitive_tasks() -> None:
     assert harm.kernel_thread("kworker/0:1") and harm.kernel_thread("jbd2/vda1-8")
     assert not harm.kernel_thread("python3")

@@ -119,3 +119,9 @@ def test_thousands_of_repeats_are_grouped_and_kept_small(tmp_path: Path) -> None
     (finding,) = incident.findings
     occurrences = [e for e in finding.evidence if (e.locator.name or "").startswith(("report", "one of", "last of"))]
     assert [e.locator.start for e in occurrences] == kept
+
+
+def test_a_log_without_reports_says_so_not_that_its_reports_lack_timestamps() -> None:
+    log = b"[    0.000000] Linux version 6.1.0 (gcc 12)\n[    1.250000] EXT4-fs (vda1): mounted filesystem\n"
+    doc = json.loads(run("--format", "json", "-", stdin=log).stdout)
+    assert doc["incident"]["window"] == {"not_available": "no report was found"}
