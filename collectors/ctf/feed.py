@@ -195,7 +195,7 @@ def feed_session(session: Session, sink: BatchSink, keep: bool = False) -> CtfRe
         if keep:
             tracker.chunk(rows, owner, sel, kinds)
         batch = kernel_batch(session, np.take(rows, sel, axis=0), owner[sel], shift_wakeup)  # (rows: see rows())
-        counts.used += len(batch)
+        counts.used += len(batch) - int(np.count_nonzero(batch.kind == Kind.LOST))  # markers are not events
         if len(batch):
             sink.feed(batch)
     counts.events = sum(s.events for s in session.streams)

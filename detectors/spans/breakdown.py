@@ -163,7 +163,7 @@ def breakdown(t: KernelTable, span: Span) -> Breakdown:
     cpus = {cpu} if cpu >= 0 else set()
 
     def close(end: float, end_refs: tuple[Ref, ...]) -> None:
-        if end <= since and what != "unknown":
+        if end <= since and (what != "unknown" or end < t1):  # nothing to say of no time (but of a whole unknown span)
             return
         refs = cite + end_refs
         start = max(since, t0)

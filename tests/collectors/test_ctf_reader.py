@@ -98,6 +98,8 @@ def test_lost_events_are_counted_and_flagged(session: Path) -> None:
     # Every recorded event is still read; the packet's discarded counter adds one marker of 7 lost events.
     coverage = result.analysis.coverage
     assert (result.parse.events, coverage.lost_markers, coverage.lost_events) == (240, 1, 7)
+    # A UST session: no event is analysed, and the marker is not one (hello-lost: "32300 events (562 analysed)").
+    assert result.parse.used == 0
     assert result.ctf is not None
     doc = json.loads(json.dumps(result.ctf))
     assert sum(st["discarded_events"] for t in doc["traces"] for st in t["streams"]) == 7
