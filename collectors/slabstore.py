@@ -398,6 +398,11 @@ class SlabStore:
         if not path.is_file():
             raise InputError(f"{path}: no such store", hint="record one with kforensic slab-watch --store PATH")
         register_input(path)
+        if not os.access(path, os.R_OK):  # SQLite would say only "unable to open database file"
+            raise InputError(
+                f"cannot read store {path}: permission denied",
+                hint="run as the store's owner (or root), or give a copy you may read",
+            )
         scratch: str | None = None
         try:
             if readonly:

@@ -6,19 +6,42 @@ where tracebacks are shown (with ``--debug`` only).
 
 from __future__ import annotations
 
-import errno
+import contextlib
 import gc
 import io
 import os
 import sys
 from collections.abc import Callable
+from types import TracebackType
 from typing import Annotated
 
-import typer
-from typer.models import TyperPath
+#: What a run interrupted by SIGINT (Ctrl-C) says, wherever the signal lands (exit 130, docs/cli.md).
+INTERRUPTED = "interrupted (SIGINT, Ctrl-C) before the run was over"
+INTERRUPTED_HINT = "run it again; an output file is complete or as it was before, never half-written"
 
-from forensics import __version__
-from forensics.errors import ExitCode, InputError, KforensicError
+
+def _interrupted_at_start_up(kind: type[BaseException], value: BaseException, tb: TracebackType | None) -> None:
+    """Ctrl-C while the interpreter still imports this module (typer, click: the first ~0.2 s of every run).
+
+    main() is not running yet, so nothing catches the KeyboardInterrupt: Python printed its traceback and
+    died by SIGINT (the hostile battery's signal cases). Said as every other interrupt is, exit 130.
+    """
+    if not issubclass(kind, KeyboardInterrupt):
+        sys.__excepthook__(kind, value, tb)
+        return
+    with contextlib.suppress(OSError, ValueError, AttributeError):  # stderr may be closed (None)
+        sys.stderr.write(f"kforensic: error: {INTERRUPTED}\nkforensic: hint: {INTERRUPTED_HINT}\n")
+        sys.stderr.flush()
+    os._exit(130)
+
+
+sys.excepthook = _interrupted_at_start_up  # before the slow imports below; main() catches what comes later
+
+import typer  # noqa: E402 (after the hook: importing typer is most of the start-up)
+from typer.models import TyperPath  # noqa: E402
+
+from forensics import __version__  # noqa: E402
+from forensics.errors import ExitCode, InputError, KforensicError  # noqa: E402
 
 
 # Each command module is imported only when its command runs (start-up time): one registrar per module,
@@ -168,7 +191,9 @@ class _ClosedOutput(io.TextIOBase):
         return True
 
     def write(self, text: str) -> int:
-        raise OSError(errno.EBADF, "standard output is closed")
+        # An InputError, not an OSError: click's help and --version write here themselves, outside the
+        # delivery that turns an OSError into exit 3 (`kforensic --help >&-` was exit 4, an internal error).
+        raise InputError("cannot write to standard output: standard output is closed", hint="give -o FILE")
 
 
 class _ClosedInput(io.TextIOBase):
@@ -273,12 +298,14 @@ def main() -> None:
         command = typer.main.get_command(make_app(_requested(argv)))
         _reading_for_itself(command)
         code = command(prog_name="kforensic", standalone_mode=False)
+        if code == 130:  # typer turns a KeyboardInterrupt inside the command into a silent Exit(130)
+            raise KeyboardInterrupt
     except KforensicError as exc:
         if debug:
             _show_traceback()
         _fail(exc.message, exc.hint, int(exc.exit_code))
     except typer.Abort:
-        _fail("interrupted", None, 130)
+        _fail(INTERRUPTED, INTERRUPTED_HINT, 130)
     except typer.TyperException as exc:
         # Bad option values and unknown options: the same one-line format as every other error.
         message = exc.format_message()
@@ -286,11 +313,19 @@ def main() -> None:
             message = f"{_command_name(argv)}: a command is missing"
         _fail(message, f"{_command_name(argv)} -h shows the options", int(ExitCode.USAGE))
     except KeyboardInterrupt:
-        _fail("interrupted", None, 130)
+        _fail(INTERRUPTED, INTERRUPTED_HINT, 130)
     except BrokenPipeError:
         from forensics.output import reader_went_away
 
         reader_went_away()
+    except SystemExit as exc:
+        # click ends `--help`/`--version` into a pipe whose reader has gone with sys.exit(1), as if a finding
+        # reached --fail-on (`kforensic -h | true` was exit 1); the contract is a quiet exit 0.
+        if exc.code == 1 and isinstance(exc.__context__, BrokenPipeError):
+            from forensics.output import reader_went_away
+
+            reader_went_away()
+        raise
     except MemoryError:
         _fail("out of memory", "give a smaller input or more memory", int(ExitCode.BAD_INPUT))
     except PermissionError as exc:

@@ -125,6 +125,17 @@ def latency_sensitive(task: TaskStats, span_tids: frozenset[int] = frozenset()) 
     return is_rt(task.prio) or task.comm.startswith(LATENCY_SENSITIVE) or task.pid in span_tids
 
 
+def softirqs_measured(task: TaskStats, analysis: TraceAnalysis) -> bool:
+    """A ksoftirqd thread in a trace that measures softirqs from raise to entry.
+
+    ksoftirqd's delay hurts through the softirqs it would run; when the trace times each softirq from its
+    raise to its entry, that harm is measured directly (and judged, ``sched-softirq-starvation``), so a
+    fair-share wait of ksoftirqd itself is judged as an ordinary task's, not again as a latency-sensitive
+    one's: softirqs also run at interrupt exit while it waits (kernel/softirq.c ``irq_exit_rcu``).
+    """
+    return task.comm.startswith("ksoftirqd/") and any(s.raise_latency.n > 0 for s in analysis.softirqs)
+
+
 def weight(prio: int) -> int:
     """The CFS load weight of a task of kernel prio 100..139 (nice -20..19)."""
     return _WEIGHTS[min(max(prio - 100, 0), len(_WEIGHTS) - 1)]
@@ -221,7 +232,8 @@ def judge_wait(
     period = cfs_period(nr, cpus) * scale
     if seconds <= period:
         return None
-    sensitive = latency_sensitive(task, analysis.span_tids)
+    judged_by_softirqs = softirqs_measured(task, analysis)
+    sensitive = latency_sensitive(task, analysis.span_tids) and not judged_by_softirqs
     ratio = seconds / period
     sev = Severity.LOW
     if sensitive and ratio > SENSITIVE_PERIODS:
@@ -236,7 +248,12 @@ def judge_wait(
         "sched_latency_ns 6 ms x (1 + log2 CPUs), or nr_running x min_granularity "
         "(Documentation/scheduler/sched-design-CFS.rst)",
         f"only CFS tasks ran meanwhile: a fair share on a busy CPU, {ratio:.1f} times the period"
-        + ("" if sev >= Severity.MEDIUM else " (load, not a fault)"),
+        + ("" if sev >= Severity.MEDIUM else " (load, not a fault)")
+        + (
+            "; the softirqs it runs are judged by their own raise-to-entry wait (sched-softirq-starvation)"
+            if judged_by_softirqs
+            else ""
+        ),
     )
 
 

@@ -77,6 +77,21 @@ def test_heavy_libraries_are_not_imported_at_start_up() -> None:
     assert result.stdout.strip() == "[]"
 
 
+@pytest.mark.parametrize(
+    ("raised", "code", "said"),
+    [("KeyboardInterrupt", 130, "kforensic: error: interrupted"), ("ValueError('x')", 1, "Traceback")],
+)
+def test_ctrl_c_while_starting_up_is_exit_130_in_one_line(raised: str, code: int, said: str) -> None:
+    # Ctrl-C in the first ~0.2 s lands while the interpreter imports typer, before main() can catch it: it was a
+    # traceback and a death by SIGINT (tests/hostile/battery.py, signal cases). Anything else keeps its traceback.
+    result = subprocess.run(
+        [sys.executable, "-c", f"import forensics.cli\nraise {raised}"], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == code, result.stderr
+    assert said in result.stderr
+    assert ("Traceback" in result.stderr) == (code != 130), result.stderr
+
+
 def _findings_files(tmp_path: Path) -> tuple[Path, Path, Path]:
     log = write_log(tmp_path)
     ev1 = line_evidence(log, 2, "BUG: kernel NULL pointer dereference, address: 0000000000000018", 12.345678)

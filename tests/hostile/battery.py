@@ -12,17 +12,21 @@ symbolic links still pointing where they did); nothing new appears but the named
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import json
 import lzma
 import os
+import re
 import shutil
+import signal
 import stat
 import subprocess
 import sys
 import tarfile
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,6 +56,15 @@ class Case:
     fifo_feed: tuple[Path, bytes] | None = None  # a FIFO and what a writer puts into it
     as_nobody: bool = False
     want_rc: int | None = None  # the one exit code the case must end with, when the contract names it
+    want_out: str | None = None  # text stdout must hold (a figure across a gap or a clock jump is flagged)
+    want_err: str | None = None  # text the error line must hold (it says what is wrong)
+    # "pipe"; "closed" (fd 1 closed, `>&-`); "broken" (a pipe whose reader went before the first write, as
+    # `| head -1` is once it has its line: the run must meet EPIPE, whatever the size of its output)
+    stdout: str = "pipe"
+    # (seconds, signal): sent that long after the run has taken all but the last pipeful of ``stdin`` (give
+    # more than 64 KB: the run is then past start-up and reading, whatever the load); SIGINT must end it
+    # with exit 130 and one error line, any signal must leave no file behind
+    signal_after: tuple[float, int] | None = None
     cheap: bool = True
     # Seconds without an answer that count as a hang: generous, because make test runs beside other jobs on a
     # 2-core machine (a command that answers in 2 s idle took 18 s at load 8); a real hang is still caught.
@@ -76,6 +89,51 @@ def _bytes_of(path: Path) -> bytes:
     if data[:2] == b"\x1f\x8b":
         return gzip.decompress(data)
     return data
+
+
+_TS = re.compile(rb"(\s)(\d+)\.(\d{6})(: )")
+_SNAP_HEAD = re.compile(rb"date=(\d+) uptime=([\d.]+)")
+_DMESG_TS = re.compile(rb"^(<\d>)?\[\s*(\d+)\.(\d+)\]")
+
+
+def _shift_ts(line: bytes, delta: float) -> bytes:
+    """An ftrace line with its timestamp moved by ``delta`` seconds (a suspend, a clock step)."""
+
+    def moved(m: re.Match[bytes]) -> bytes:
+        return m[1] + b"%.6f" % max(0.0, float(m[2] + b"." + m[3]) + delta) + m[4]
+
+    return _TS.sub(moved, line, count=1)
+
+
+def _dmesg_back(line: bytes, back: bool) -> bytes:
+    """A console line whose timestamp, in the second half, is 2 s earlier (a clock reset after a resume)."""
+    if not back:
+        return line
+    return _DMESG_TS.sub(lambda m: (m[1] or b"") + b"[%5d.%s]" % (max(0, int(m[2]) - 2), m[3]), line, count=1)
+
+
+def _cut_packet(stream: Path, _meta: Path) -> None:
+    stream.write_bytes(stream.read_bytes()[: stream.stat().st_size // 2 + 37])
+
+
+def _empty_stream(stream: Path, _meta: Path) -> None:
+    stream.write_bytes(b"")
+
+
+def _cut_metadata(_stream: Path, meta: Path) -> None:
+    meta.write_bytes(meta.read_bytes()[: meta.stat().st_size // 2])
+
+
+def _garbage_metadata(_stream: Path, meta: Path) -> None:
+    meta.write_bytes(b"/* CTF 1.8 */\ntrace { major = 1; minor = 8; byte_order = le; }; event { name = ")
+
+
+_CTF_DAMAGE: dict[str, Callable[[Path, Path], None]] = {
+    "ctf-cut-packet": _cut_packet,
+    "ctf-empty-stream": _empty_stream,
+    "ctf-cut-metadata": _cut_metadata,
+    "ctf-unparsable-metadata": _garbage_metadata,
+}
 
 
 def make_inputs(base: Path) -> dict[str, Path]:
@@ -114,6 +172,21 @@ def make_inputs(base: Path) -> dict[str, Path]:
     put("json-list", b"[1, 2, 3]")
     put("json-nan", b'{"schema": "kforensic.dmesg/1", "incident": {"findings": [{"severity": NaN}]}}')
     put("folded-bad", b"a;b;c notanumber\n;;; 5\nx -3\n" + b"y " + b"9" * 400 + b"\n")
+    put("crlf-log", log.replace(b"\n", b"\r\n"))
+    put("log-bom-nul-latin1", b"\xef\xbb\xbf" + log.replace(b"\n", b"\r\n", 40).replace(b"Call Trace", b"Call\0Trace"))
+    body = trace.splitlines(keepends=True)
+    half = len(body) // 2
+    put("clock-jump", b"".join(body[:half] + [_shift_ts(line, 3600.0) for line in body[half:]]))
+    put("clock-back", b"".join(body[:half] + [_shift_ts(line, -0.2) for line in body[half:]]))
+    put(
+        "dmesg-back",
+        b"".join(_dmesg_back(line, i > log.count(b"\n") // 2) for i, line in enumerate(log.splitlines(True))),
+    )
+    put(
+        "perf-nosyms",
+        perf.replace(b" critical+0x1a (/tmp/profile-workload/contend)", b" [unknown] ([unknown])")
+        + b"contend 12796   362.000000:          1 sched:sched_switch: prev_comm=contend prev_pid=12796\n\n",
+    )
     (base / "a dir").mkdir()
     made["dir"] = base / "a dir"
     fifo = base / "fifo"
@@ -174,6 +247,21 @@ def make_inputs(base: Path) -> dict[str, Path]:
     for meta in ctf.rglob("metadata"):
         meta.unlink()
     made["ctf-no-metadata"] = ctf
+    for name, damage in _CTF_DAMAGE.items():
+        where = base / name
+        where.mkdir()
+        with tarfile.open(UST) as tar:
+            tar.extractall(where, filter="data")
+        damage(sorted(where.rglob("channel*_*"))[0], next(where.rglob("metadata")))
+        made[name] = where
+    gap = base / "snaps-gap"  # the slab-leak samples with a two-hour hole (a suspend) in the middle
+    gap.mkdir()
+    for i, snap in enumerate(snaps):
+        text = snap.read_bytes()
+        if i >= len(snaps) // 2:
+            text = _SNAP_HEAD.sub(lambda m: b"date=%d uptime=%.2f" % (int(m[1]) + 7200, float(m[2]) + 7200), text, 1)
+        (gap / snap.name).write_bytes(text)
+    made["snaps-gap"] = gap
     ctf_empty = base / "ctf-empty"
     (ctf_empty / "kernel").mkdir(parents=True)
     (ctf_empty / "kernel" / "metadata").write_bytes(b"/* CTF 1.8 */\ntrace { major = 1; };\n")
@@ -268,6 +356,11 @@ HOSTILE_FILES = [
 ]
 
 
+def _short(argv: list[str]) -> str:
+    """An argv as a case name: paths by their last part."""
+    return " ".join(Path(a).name if a.startswith("/") else a for a in argv)
+
+
 def cases(inputs: dict[str, Path], tmp: Path, vmlinux: dict[str, Path] | None = None) -> Iterator[Case]:
     """Every case of the battery; ``tmp`` is where a case may put its output."""
 
@@ -324,6 +417,14 @@ def cases(inputs: dict[str, Path], tmp: Path, vmlinux: dict[str, Path] | None = 
         Case("report-from:json-list", ["report", "--from", str(inputs["json-list"])]),
         Case("report-from:json-nan", ["report", "--from", str(inputs["json-nan"])]),
         Case("leaks:store-corrupt", ["leaks", "--store", str(inputs["store-corrupt.sqlite"])]),
+        # was "not a slab-watch store (unable to open database file)": now says permission (collectors/slabstore.py)
+        Case(
+            "leaks:store-unreadable",
+            ["leaks", "--store", str(inputs["store"])],
+            as_nobody=True,
+            want_rc=3,
+            want_err="permission denied",
+        ),
         Case("leaks:store-trunc", ["leaks", "--store", str(inputs["store-trunc.sqlite"])]),
         Case("leaks:store-header-only", ["leaks", "--store", str(inputs["store-header-only.sqlite"])]),
         Case("slab-export:store-corrupt", ["slab-export", "--store", str(inputs["store-corrupt.sqlite"])]),
@@ -475,6 +576,66 @@ def cases(inputs: dict[str, Path], tmp: Path, vmlinux: dict[str, Path] | None = 
             json_output=True,
         ),
         Case("kdump-test:root-garbage", ["kdump", "test", "--root", str(inputs["garbage"])]),
+        # time going backwards or jumping: the figures across it are flagged (†), the jump is named
+        Case("trace:clock-jump", ["trace", str(inputs["clock-jump"])], want_out="ms †"),
+        Case("trace:clock-back", ["trace", str(inputs["clock-back"])], want_out="ms †"),
+        Case("report-trace:clock-jump", ["report", "--trace", str(inputs["clock-jump"])], want_out="jumps forward"),
+        Case("dmesg:timestamps-back", ["dmesg", str(inputs["dmesg-back"])], want_out="kernel BUG"),
+        Case(
+            "slab-import:samples-gap",
+            ["slab-import", str(inputs["snaps-gap"]), "--store", str(tmp / "imp.sqlite")],
+            want_out="gap(s)",
+        ),
+        # line ends, bytes and names
+        Case("dmesg:crlf", ["dmesg", str(inputs["crlf-log"])], want_out="kernel BUG"),
+        Case("dmesg:bom-nul-crlf", ["dmesg", str(inputs["log-bom-nul-latin1"])]),
+        Case("trace:stdin-empty", ["trace", "-"], stdin=b"", want_rc=3),
+        Case("trace:stdin-binary", ["trace", "-"], stdin=bytes(range(256)) * 40, want_rc=3),
+        Case("profile:stdin-binary", ["profile", "-"], stdin=bytes(range(256)) * 40, want_rc=3),
+        Case("profile:perf-nosyms-mixed-events", ["profile", str(inputs["perf-nosyms"])]),
+        # LTTng CTF directories damaged as copies get damaged
+        *(Case(f"trace:{name}", ["trace", str(inputs[name])]) for name in _CTF_DAMAGE),
+        # where the output goes: closed (exit 3), a reader gone (quiet exit 0), interrupted (130, nothing left)
+        *(
+            Case(f"stdout:{_short(argv)}:closed", argv, stdout="closed", want_rc=3, want_err="standard output")
+            for argv in (
+                ["dmesg", str(inputs["log"])],
+                ["leaks", "--store", str(inputs["store"])],
+                ["--help"],  # was exit 4: click's help met the closed stdout (forensics/cli.py)
+                ["dmesg", "-h"],
+                ["--version"],
+            )
+        ),
+        *(
+            Case(f"stdout:{_short(argv)}:broken-pipe", argv, stdout="broken", want_rc=0, cheap=argv[0] != "trace")
+            for argv in (
+                ["dmesg", str(inputs["log"])],
+                ["dmesg", str(inputs["log"]), "-f", "json"],
+                ["report", "--dmesg", str(inputs["log"]), "-f", "html"],
+                ["profile", str(inputs["perf"])],
+                ["trace", str(inputs["ftrace"])],
+                ["--help"],  # was exit 1, as if a finding reached --fail-on (forensics/cli.py)
+                ["trace", "-h"],
+                ["--version"],
+            )
+        ),
+        *(
+            Case(
+                f"signal:{sig.name}:{argv[0]}",
+                [*argv, "-f", "json", "-o", str(out)],  # no `output`: an interrupted run may leave no file at all
+                stdin=feed,
+                signal_after=(0.2, sig),
+                want_rc=130 if sig == signal.SIGINT else None,
+                want_err="interrupted" if sig == signal.SIGINT else None,
+            )
+            for sig in (signal.SIGINT, signal.SIGTERM)
+            for argv, feed in (
+                (["dmesg", "-"], _bytes_of(CONSOLE) * 4),  # was exit 130 in silence (forensics/cli.py)
+                (["report", "--dmesg", "-"], _bytes_of(CONSOLE) * 4),
+                (["profile", "-"], _bytes_of(PERF)),
+                (["trace", "-"], _bytes_of(FTRACE)),
+            )
+        ),
     ]
     if vmlinux:
         specific += [
@@ -707,15 +868,19 @@ def _helper_for(case: Case, stop: threading.Event) -> threading.Thread | None:
     return None
 
 
-def judge_stderr(stderr: str, returncode: int, debug: bool) -> list[str]:
-    """What is wrong with a run's exit code and messages (docs/cli.md, "Exit codes")."""
+def judge_stderr(stderr: str, returncode: int, debug: bool, interrupted: bool = False) -> list[str]:
+    """What is wrong with a run's exit code and messages (docs/cli.md, "Exit codes").
+
+    ``interrupted``: the run was sent SIGINT, so 130 is its code, said in one error line as 2 and 3 are.
+    """
     problems: list[str] = []
-    if returncode not in (0, 1, 2, 3):
+    said = (2, 3, 130) if interrupted else (2, 3)
+    if returncode not in (0, 1, *said):
         problems.append(f"exit {returncode}")
     lines = [line for line in stderr.splitlines() if line.strip()]
     if "Traceback" in stderr and not debug:
         problems.append("traceback without --debug")
-    if returncode not in (2, 3):
+    if returncode not in said:
         return problems
     errors = [i for i, line in enumerate(lines) if line.startswith("kforensic: error: ")]
     if len(errors) != 1:
@@ -771,15 +936,7 @@ def run_case(case: Case, watch: list[Path]) -> Outcome:
         helper.start()
     env = dict(os.environ, NO_COLOR="1", COLUMNS="120", DEBUGINFOD_URLS="")
     try:
-        done = subprocess.run(
-            argv,
-            input=case.stdin if case.stdin is not None else b"",
-            capture_output=True,
-            timeout=case.timeout,
-            check=False,
-            env=env,
-            cwd=watch[0],
-        )
+        done, ran_until_signal = _run(case, argv, env, watch[0])
     except subprocess.TimeoutExpired:
         return Outcome(case.name, False, f"no answer in {case.timeout:.0f} s (hangs)")
     finally:
@@ -787,11 +944,64 @@ def run_case(case: Case, watch: list[Path]) -> Outcome:
         if helper is not None:
             helper.join(2)
     stderr = done.stderr.decode("utf-8", "replace")
-    problems = judge_stderr(stderr, done.returncode, "--debug" in case.argv)
-    problems += judge_files(case, before, _state(watch + DEVICES), done.returncode)
+    returncode = done.returncode
+    sent = case.signal_after[1] if case.signal_after is not None else None
+    problems: list[str] = []
+    if not ran_until_signal:
+        problems.append("the run ended before the signal: nothing was interrupted")
+    if sent not in (None, signal.SIGINT) and returncode == -sent:
+        # Killed by a signal the contract leaves to its default action (SIGTERM, like SIGKILL, docs/cli.md
+        # "Output files"): judged by what it left, as a shell shows 128+N.
+        returncode = 0
+    problems += judge_stderr(stderr, returncode, "--debug" in case.argv, interrupted=sent == signal.SIGINT)
+    if case.want_out is not None and case.want_out not in (done.stdout or b"").decode("utf-8", "replace"):
+        problems.append(f"stdout does not say {case.want_out!r}")
+    if case.want_err is not None and case.want_err not in stderr:
+        problems.append(f"the error does not say {case.want_err!r}")
+    problems += judge_files(case, before, _state(watch + DEVICES), returncode)
     if case.want_rc is not None and done.returncode != case.want_rc:
         problems.append(f"exit {done.returncode}, the contract says {case.want_rc}")
     return Outcome(case.name, not problems, "; ".join(problems), done.returncode, stderr)
+
+
+def _run(
+    case: Case, argv: list[str], env: dict[str, str], cwd: Path
+) -> tuple[subprocess.CompletedProcess[bytes], bool]:
+    """Run the case's command, its stdout as the case says, interrupted when it says.
+
+    Also returns whether the run was still going when its signal was due (True when none is).
+    """
+    stdout: int = subprocess.PIPE
+    if case.stdout == "closed":  # started by a shell as with `>&-`
+        argv = ["/bin/sh", "-c", 'exec "$@" >&-', "sh", *argv]
+    if case.stdout == "broken":
+        reader, stdout = os.pipe()
+        os.close(reader)  # the reader has gone: the run's first write to stdout meets EPIPE
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=stdout, stderr=subprocess.PIPE, env=env, cwd=cwd)
+    finally:
+        if stdout >= 0:  # the run's end of the broken pipe
+            os.close(stdout)
+    ran_until_signal = True
+    feed = case.stdin or b""
+    if case.signal_after is not None:
+        seconds, sig = case.signal_after
+        assert proc.stdin is not None
+        with contextlib.suppress(BrokenPipeError):
+            proc.stdin.write(feed)  # returns once the run has read all but the pipe's last 64 KB
+            proc.stdin.flush()
+        feed = b""
+        time.sleep(seconds)
+        ran_until_signal = proc.poll() is None
+        if ran_until_signal:
+            proc.send_signal(sig)
+    try:
+        out, err = proc.communicate(feed, timeout=case.timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err), ran_until_signal
 
 
 def _reset_scratch(tmp: Path) -> None:

@@ -2,7 +2,7 @@
 
 Each case is a real run of ``kforensic`` on a hostile input made here; it must be clean by the contract
 of docs/cli.md (exit 0-3, one error line, no traceback, nothing clobbered, no half-written output).
-The whole battery (some 450 runs, a few minutes): ``.venv/bin/python -m tests.hostile.battery``.
+The whole battery (some 520 runs, about 15 minutes): ``.venv/bin/python -m tests.hostile.battery``.
 """
 
 from __future__ import annotations
@@ -65,6 +65,14 @@ SELECTED = [
     "output:slab-export:foreign",
     "output:leaks:dev-full",
     "side-output:profile perf --folded perf",
+    "leaks:store-unreadable",  # said "not a slab-watch store (unable to open database file)" (collectors/slabstore.py)
+    "trace:clock-jump",
+    "trace:ctf-cut-metadata",
+    "stdout:dmesg log:broken-pipe",
+    "stdout:--help:broken-pipe",  # was exit 1, as if a finding reached --fail-on (forensics/cli.py)
+    "stdout:--help:closed",  # was exit 4: click's help met the closed stdout (forensics/cli.py)
+    "signal:SIGINT:dmesg",  # was exit 130 in silence (forensics/cli.py)
+    "signal:SIGTERM:report",
 ]
 
 
@@ -109,6 +117,18 @@ def test_hostile_input_is_handled_cleanly(name: str, battery_cases: tuple[dict[s
 )
 def test_the_judge_catches_what_is_not_clean(stderr: str, code: int, debug: bool, wrong: str) -> None:
     assert any(wrong in problem for problem in battery.judge_stderr(stderr, code, debug))
+
+
+@pytest.mark.parametrize(
+    ("stderr", "interrupted", "wrong"),
+    [
+        ("", False, "exit 130"),  # 130 only for a run that was sent SIGINT
+        ("", True, "0 error lines"),  # and then said in one line, as 2 and 3 are
+        ("Traceback (most recent call last):\nKeyboardInterrupt\n", True, "traceback"),
+    ],
+)
+def test_the_judge_catches_an_unclean_interrupt(stderr: str, interrupted: bool, wrong: str) -> None:
+    assert any(wrong in problem for problem in battery.judge_stderr(stderr, 130, False, interrupted=interrupted))
 
 
 def test_the_judge_lets_a_debug_traceback_come_first() -> None:

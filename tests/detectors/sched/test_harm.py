@@ -11,6 +11,7 @@ from forensics.types.sched import (
     Coverage,
     EventRef,
     IntervalStats,
+    SoftirqStats,
     Span,
     TaskStats,
     Thresholds,
@@ -93,6 +94,28 @@ def test_a_latency_sensitive_kernel_thread_kept_an_order_of_magnitude_too_long_i
     assert plain is not None and plain.severity is Severity.LOW  # an ordinary task: load
     stalled = _judge(_task(3, "bash"), _wait(1.5, (hog, 1.5)), 2, hog)
     assert stalled is not None and stalled.severity is Severity.MEDIUM  # 125 periods: no fair share explains it
+
+
+def test_ksoftirqd_is_judged_by_its_softirqs_when_the_trace_times_them() -> None:
+    # ksoftirqd/1 kept 29 CFS periods (352 ms) while gzip and find took turns on a loaded 2-CPU machine: without
+    # softirq events its wait is the only sign of deferred softirqs (medium, as above); with softirq_raise/entry
+    # traced, the softirqs' own raise-to-entry wait says what the delay cost (they also run at interrupt exit).
+    ksoftirqd, gzip, find = _task(1, "ksoftirqd/1"), _task(2, "gzip"), _task(3, "find")
+    wait = _wait(352e-3, (gzip, 225e-3), (find, 127e-3))
+    blind = _judge(ksoftirqd, wait, 2, gzip, find)
+    assert blind is not None and blind.severity is Severity.MEDIUM
+    ref = EventRef(1, 100.0, 0, "x")
+    timed = SoftirqStats(
+        4, "BLOCK", IntervalStats(9, 1e-3, None), IntervalStats(9, 9e-3, Span(4e-3, 100.0, 0, ref, ref)), None
+    )
+    analysis = _analysis(2, ksoftirqd, gzip, find)._replace(softirqs=(timed,))
+    judged = harm.judge_wait(ksoftirqd, wait, analysis, {t.pid: t for t in analysis.tasks}, LIMIT)
+    assert judged is not None and judged.severity is Severity.LOW and "raise-to-entry" in judged.why
+    rcu = _task(4, "rcu_preempt")  # other latency-sensitive threads are judged as before
+    kept = harm.judge_wait(
+        rcu, wait, analysis._replace(tasks=(*analysis.tasks, rcu)), {1: ksoftirqd, 2: gzip, 3: find, 4: rcu}, LIMIT
+    )
+    assert kept is not None and kept.severity is Severity.MEDIUM
 
 
 def test_a_low_weight_waiter_is_judged_against_a_longer_period() -> None:
