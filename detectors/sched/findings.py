@@ -356,7 +356,7 @@ def softirq_starvation(analysis: TraceAnalysis, source: str) -> list[Finding]:
                     summary=(
                         f"Softirq {soft.name} (vec {soft.vec}) was raised on CPU{wait.span.cpu} at "
                         f"{wait.span.start:.6f} and entered {fmt_ms(wait.span.duration)} later; {_behind_text(wait)}."
-                        f" {judged.why}."
+                        f" Judged: {judged.why}."
                     ),
                     evidence=_evidence(source, wait.span),
                     facts=(
@@ -698,7 +698,8 @@ def _coverage_finding(analysis: TraceAnalysis, source: str, unseen: list[str]) -
     return Finding(
         id=finding_id(FindingKind.TRACE_COVERAGE, *(str(r.cpu) for r in stopped)),
         kind=FindingKind.TRACE_COVERAGE,
-        title=f"{', '.join(f'CPU{r.cpu}' for r in stopped)} stops reporting before the trace ends",
+        title=f"{', '.join(f'CPU{r.cpu}' for r in stopped)} {'stop' if len(stopped) > 1 else 'stops'} reporting"
+        " before the trace ends",
         severity=Severity.LOW,
         confidence=0.9,
         confidence_reason="the last event of each CPU, cited; an idle CPU can also be silent",

@@ -11,6 +11,7 @@ from forensics.types.sched import (
     Coverage,
     EventRef,
     IntervalStats,
+    SoftirqStats,
     Span,
     TaskStats,
     Thresholds,
@@ -60,6 +61,27 @@ def test_an_rt_task_is_promised_microseconds() -> None:
     assert medium.value == harm.RT_PROMISE and "sched-rt-group" in medium.source
 
 
+def test_an_rt_task_on_a_kernel_without_preemption_waits_for_the_next_scheduling_point() -> None:
+    # A healthy PREEMPT_NONE machine (dmesg: "Dynamic Preempt: none"): migration/1 woke while cc1 ran in the
+    # kernel and ran 1.368 ms later, when cc1 blocked. A preemptible kernel promises 100 us (medium, as above);
+    # this one preempts kernel code only at explicit points, up to the kernel's own warning bound (100 ms).
+    stopper, cc1 = _task(1, "migration/1", 0), _task(2, "cc1")
+    wait = _wait(1.368e-3, (cc1, 1.368e-3))
+    analysis = _analysis(2, stopper, cc1)
+    by_pid = {t.pid: t for t in analysis.tasks}
+    preemptible = harm.judge_wait(stopper, wait, analysis, by_pid, LIMIT)
+    assert preemptible is not None and preemptible.severity is Severity.MEDIUM
+    assert harm.judge_wait(stopper, wait, analysis._replace(preemption="full"), by_pid, LIMIT) == preemptible
+    for model in ("none", "voluntary", "none or voluntary"):
+        unpreempted = analysis._replace(preemption=model)
+        low = harm.judge_wait(stopper, wait, unpreempted, by_pid, LIMIT)
+        assert low is not None and low.severity is Severity.LOW and low.value == harm.RESCHED_LATENCY_WARN
+        assert f"preemption model: {model}" in low.baseline and "does not preempt kernel code" in low.why
+        stuck = harm.judge_wait(stopper, _wait(0.15, (cc1, 0.15)), unpreempted, by_pid, LIMIT)
+        assert stuck is not None and stuck.severity is Severity.MEDIUM  # beyond the kernel's bound
+        assert harm.judge_wait(stopper, _wait(1.5, (cc1, 1.5)), unpreempted, by_pid, LIMIT).severity is Severity.HIGH  # type: ignore[union-attr]
+
+
 def test_an_rt_task_behind_a_higher_priority_rt_task_is_the_class_working() -> None:
     rt, higher = _task(1, "worker", 89), _task(2, "watchdog", 0)
     judged = _judge(rt, _wait(5e-3, (higher, 5e-3)), 2, higher)
@@ -93,6 +115,28 @@ def test_a_latency_sensitive_kernel_thread_kept_an_order_of_magnitude_too_long_i
     assert plain is not None and plain.severity is Severity.LOW  # an ordinary task: load
     stalled = _judge(_task(3, "bash"), _wait(1.5, (hog, 1.5)), 2, hog)
     assert stalled is not None and stalled.severity is Severity.MEDIUM  # 125 periods: no fair share explains it
+
+
+def test_ksoftirqd_is_judged_by_its_softirqs_when_the_trace_times_them() -> None:
+    # ksoftirqd/1 kept 29 CFS periods (352 ms) while gzip and find took turns on a loaded 2-CPU machine: without
+    # softirq events its wait is the only sign of deferred softirqs (medium, as above); with softirq_raise/entry
+    # traced, the softirqs' own raise-to-entry wait says what the delay cost (they also run at interrupt exit).
+    ksoftirqd, gzip, find = _task(1, "ksoftirqd/1"), _task(2, "gzip"), _task(3, "find")
+    wait = _wait(352e-3, (gzip, 225e-3), (find, 127e-3))
+    blind = _judge(ksoftirqd, wait, 2, gzip, find)
+    assert blind is not None and blind.severity is Severity.MEDIUM
+    ref = EventRef(1, 100.0, 0, "x")
+    timed = SoftirqStats(
+        4, "BLOCK", IntervalStats(9, 1e-3, None), IntervalStats(9, 9e-3, Span(4e-3, 100.0, 0, ref, ref)), None
+    )
+    analysis = _analysis(2, ksoftirqd, gzip, find)._replace(softirqs=(timed,))
+    judged = harm.judge_wait(ksoftirqd, wait, analysis, {t.pid: t for t in analysis.tasks}, LIMIT)
+    assert judged is not None and judged.severity is Severity.LOW and "raise-to-entry" in judged.why
+    rcu = _task(4, "rcu_preempt")  # other latency-sensitive threads are judged as before
+    kept = harm.judge_wait(
+        rcu, wait, analysis._replace(tasks=(*analysis.tasks, rcu)), {1: ksoftirqd, 2: gzip, 3: find, 4: rcu}, LIMIT
+    )
+    assert kept is not None and kept.severity is Severity.MEDIUM
 
 
 def test_a_low_weight_waiter_is_judged_against_a_longer_period() -> None:

@@ -147,6 +147,7 @@ def test_a_cpu_that_stops_halfway_is_a_coverage_note_and_drops_what_spans_it(tmp
     stop = analysis.coverage.stopped[0].ts
     coverage = [f for f in findings if f.kind == "trace-coverage"]
     assert len(coverage) == 1 and coverage[0].evidence[0].cpu == 0
+    assert coverage[0].title == "CPU0 stops reporting before the trace ends"  # 'CPU0, CPU2 stop …' for several
     late = [
         f
         for f in findings
