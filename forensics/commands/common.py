@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from forensics.errors import UsageError
 from forensics.model import Severity
 from forensics.report import OutputFormat
 from forensics.units import check_number
@@ -42,6 +44,20 @@ def force_outputs(value: bool) -> bool:
 
     set_force(bool(value))
     return value
+
+
+def stdin_read_once(*given: tuple[str, Iterable[object] | None]) -> None:
+    """Refuse ``-`` given to more than one option: standard input can be read only once.
+
+    The second reader found it drained and said the input was empty (`report --dmesg - --trace -`: "<stdin>:
+    holds no trace events (an empty file)"), which sends the user looking for a fault in a good trace.
+    """
+    users = [option for option, values in given for value in values or () if str(value) == "-"]
+    if len(users) > 1:
+        raise UsageError(
+            f"standard input ('-') is given {len(users)} times ({', '.join(users)}); it can be read only once",
+            hint="save it to a file and give that file's path to all but one of them",
+        )
 
 
 ForceOption = Annotated[

@@ -10,7 +10,14 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from forensics.commands.common import DebugOption, FailOnOption, ForceOption, FormatOption, OutputOption
+from forensics.commands.common import (
+    DebugOption,
+    FailOnOption,
+    ForceOption,
+    FormatOption,
+    OutputOption,
+    stdin_read_once,
+)
 from forensics.delivery import deliver, exit_status, write_figures
 from forensics.errors import UsageError
 from forensics.report.formats import OutputFormat, render
@@ -105,6 +112,7 @@ def report(
             "report needs at least one input",
             hint="kforensic report --vmcore DUMP --dmesg LOG --store STORE --trace FILE, or --from a.json b.json",
         )
+    stdin_read_once(("--dmesg", dmesg), ("--trace", trace), ("--profile", profile), ("--from", files))
     plots_dir = _plots_dir(output if fmt.links_files else None, html_out)
     parts: list[SourceAnalysis] = []
     if vmcore is not None:

@@ -8,7 +8,15 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from forensics.commands.common import DebugOption, FailOnOption, ForceOption, FormatOption, OutputOption, number_option
+from forensics.commands.common import (
+    DebugOption,
+    FailOnOption,
+    ForceOption,
+    FormatOption,
+    OutputOption,
+    number_option,
+    stdin_read_once,
+)
 from forensics.delivery import deliver, exit_status, write_figures
 from forensics.errors import UsageError
 from forensics.pipelines.spans import KERNEL_CLOCKS, SpanOptions
@@ -161,6 +169,7 @@ def trace(
         raise UsageError(
             f"--preempt {preempt!r} is not a preemption model", hint=f"one of {', '.join(PREEMPTION_MODELS)}"
         )
+    stdin_read_once(("TRACE", [trace_file]), ("--spans", span_sources))
     span_opts = SpanOptions(
         tuple(span_patterns or ()), tuple(span_sources or ()), slow_ms, slowest, kernel_clock, span_png, gantt_png
     )

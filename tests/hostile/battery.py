@@ -637,6 +637,16 @@ def cases(inputs: dict[str, Path], tmp: Path, vmlinux: dict[str, Path] | None = 
                 (["trace", "-"], _bytes_of(FTRACE)),
             )
         ),
+        # standard input named twice: the second reader found it drained and said "an empty file" (now exit 2,
+        # forensics/commands/common.stdin_read_once)
+        *(
+            Case(f"stdin:{_short(argv)}", argv, stdin=_bytes_of(CONSOLE), want_rc=2, want_err="read only once")
+            for argv in (
+                ["report", "--dmesg", "-", "--trace", "-"],
+                ["report", "--dmesg", "-", "--profile", "-", "--dmesg", str(inputs["log"])],
+                ["trace", "-", "--spans", "-"],
+            )
+        ),
         # standard error's reader gone (`2>&1 | logger`, the logger dead): the exit code the run earns, results
         # delivered (was exit 1 for an error and exit 0 at slab-watch's first warning, recording nothing:
         # forensics/cli.py)
