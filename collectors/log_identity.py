@@ -22,6 +22,10 @@ from collectors.inputs import open_input
 HEAD_BYTES = 1 << 20
 
 _BANNER = re.compile(rb"Linux version (\S+) \(")
+#: The build line of the banner, after ``#N``: ``SMP PREEMPT_DYNAMIC ...``, ``SMP PREEMPT ...``, ``SMP PREEMPT_RT ...``.
+_BUILD = re.compile(rb"Linux version \S+ \(.*\) #\d+ ([^\n]*)")
+#: kernel/sched/core.c prints the boot's choice of a PREEMPT_DYNAMIC kernel (preempt= on the command line).
+_DYNAMIC = re.compile(rb"Dynamic Preempt: (\w+)")
 _SYSLOG_HOST = re.compile(
     rb"^(?:<\d+>)?(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S*) (\S+) kernel: ", re.M
 )
@@ -33,13 +37,31 @@ class LogIdentity:
 
     releases: tuple[str, ...]
     hosts: tuple[str, ...]
+    preemption: tuple[str, ...] = ()  # the kernel's preemption model per boot (preemption_model)
 
 
 def parse_identity(head: bytes) -> LogIdentity:
     """The releases (boot banners) and hosts (syslog prefixes) named in ``head``."""
     releases = dict.fromkeys(m.group(1).decode("utf-8", "replace") for m in _BANNER.finditer(head))
     hosts = dict.fromkeys(host.decode("utf-8", "replace") for host in _syslog_hosts(head))
-    return LogIdentity(tuple(releases), tuple(hosts))
+    return LogIdentity(tuple(releases), tuple(hosts), tuple(dict.fromkeys(preemption_model(head))))
+
+
+def preemption_model(head: bytes) -> Iterator[str]:
+    """The preemption model of each boot ``head`` shows: ``Dynamic Preempt: none`` of a PREEMPT_DYNAMIC kernel,
+    else the banner's build flags (``PREEMPT_RT``: rt; ``PREEMPT``: full; neither: none or voluntary)."""
+    dynamic = [m.group(1).decode("ascii", "replace").lower() for m in _DYNAMIC.finditer(head)]
+    for m in _BUILD.finditer(head):
+        flags = m.group(1).split()
+        if b"PREEMPT_DYNAMIC" in flags:
+            if dynamic:
+                yield dynamic.pop(0)
+        elif b"PREEMPT_RT" in flags:
+            yield "rt"
+        elif b"PREEMPT" in flags:
+            yield "full"
+        else:
+            yield "none or voluntary"
 
 
 def _syslog_hosts(head: bytes) -> Iterator[bytes]:

@@ -152,6 +152,11 @@ class SchedAnalyzer:
         ``victim`` < 0: the waiter is not a task (a softirq).
         """
         share: dict[int, float] = {}
+        cur = self.cur.get(cpu)  # the run still current (a wait that ends without a switch: a softirq's)
+        if cur is not None and cur[1] < t1:
+            overlap = t1 - (cur[1] if cur[1] > t0 else t0)
+            if overlap > 0 and cur[0] != victim:
+                share[cur[0]] = overlap
         recent = self.recent.get(cpu, ())
         unseen = 0.0
         oldest = t1

@@ -276,13 +276,25 @@ def new_task(p: int, ref: int, prio: int, si: Any, pid_slot: Any, pid_map: Any, 
 
 @njit
 def behind(
-    ci: Any, si: Any, rings: Any, ti: Any, s: int, t0: float, t1: float, victim: int, blames: Any, row: int, vic: Any
+    ci: Any,
+    si: Any,
+    rings: Any,
+    ti: Any,
+    s: int,
+    t0: float,
+    t1: float,
+    victim: int,
+    blames: Any,
+    row: int,
+    vic: Any,
+    since: float = np.inf,
 ) -> None:
     """SchedAnalyzer._behind: who ran on CPU slot ``s`` during [t0, t1]; blames into ``blames`` row ``row``.
 
     A blame is (pid, comm reference at this time (-1 idle, -2 no task), slot) and seconds.  A run in the
     ring is of pid 0 (slot -1) or of a task (its slot): ``pos[slot + 1]`` finds a pid's share.  Column
-    ``BLAMES`` of the row's seconds is the wait's unseen start (``Wait.unseen``).
+    ``BLAMES`` of the row's seconds is the wait's unseen start (``Wait.unseen``).  ``since``: the start of
+    the run still current on the CPU (a wait that ends without a switch: a softirq's), +inf for none.
     """
     ring_i, ring_f, ring_h, pos = rings
     bi, bf, bn = blames
@@ -290,14 +302,21 @@ def behind(
     bn[row] = 0
     bf[row, BLAMES] = 0.0
     r = ci[s, C_RING]
-    if r < 0:
-        return
-    cnt = ring_h[r, 1]
-    h = ring_h[r, 0]
-    pids = np.empty(cnt, np.int64)
-    slots = np.empty(cnt, np.int64)
-    secs = np.empty(cnt, np.float64)
+    cnt = ring_h[r, 1] if r >= 0 else 0
+    h = ring_h[r, 0] if r >= 0 else 0
+    pids = np.empty(cnt + 1, np.int64)
+    slots = np.empty(cnt + 1, np.int64)
+    secs = np.empty(cnt + 1, np.float64)
     m = 0
+    if since < t1:  # the current run: the newest, counted first as SchedAnalyzer._behind does
+        overlap = t1 - (since if since > t0 else t0)
+        p = ci[s, C_CUR_PID]
+        if overlap > 0 and p != victim:
+            pos[ci[s, C_CUR_SLOT] + 1] = 0
+            pids[0] = p
+            slots[0] = ci[s, C_CUR_SLOT]
+            secs[0] = overlap
+            m = 1
     reached = False  # a run ending by t0 was met: the ring covers the whole wait
     oldest = t1
     for k in range(cnt):
@@ -807,7 +826,8 @@ def run_batch(
             if soft_i[v, 2] < 0:
                 soft_i[v, 2] = new_oacc(si, oi, I64(K_RAISE), vec, I64(0))
             if acc_add(oi, of, soft_i[v, 2], start, ts, c, r_eid, eid):
-                behind(ci, si, rings, ti, s, start, ts, I64(-1), sblames, v, vic)
+                cur = cf[s, F_SINCE] if ci[s, C_CUR_SEQ] >= 0 else np.inf
+                behind(ci, si, rings, ti, s, start, ts, I64(-1), sblames, v, vic, cur)
             return
         e_eid = ci[s, C_SOFT_EID]
         if e_eid < 0:

@@ -356,7 +356,7 @@ def softirq_starvation(analysis: TraceAnalysis, source: str) -> list[Finding]:
                     summary=(
                         f"Softirq {soft.name} (vec {soft.vec}) was raised on CPU{wait.span.cpu} at "
                         f"{wait.span.start:.6f} and entered {fmt_ms(wait.span.duration)} later; {_behind_text(wait)}."
-                        f" {judged.why}."
+                        f" Judged: {judged.why}."
                     ),
                     evidence=_evidence(source, wait.span),
                     facts=(

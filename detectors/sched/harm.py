@@ -29,7 +29,7 @@ import math
 from typing import NamedTuple
 
 from forensics.model import NotAvailable, Severity
-from forensics.types.sched import TaskStats, TraceAnalysis, Wait
+from forensics.types.sched import NOT_PREEMPTIBLE, TaskStats, TraceAnalysis, Wait
 
 #: An RT task's wakeup latency promise (s): it preempts any CFS task at the next preemption point, tens of
 #: microseconds on a preemptible kernel (Documentation/scheduler/sched-rt-group.rst; cyclictest figures).
@@ -46,6 +46,9 @@ MAX_SOFTIRQ_TIME = 2e-3
 DSTATE_STALL = 1.0
 #: kernel.hung_task_timeout_secs default: the kernel itself reports a task in D this long.
 HUNG_TASK = 120.0
+#: The kernel's own bound for need_resched left unserved (kernel/sched/core.c resched_latency_warn_ms, 100 ms):
+#: on a kernel that does not preempt kernel code, an RT task woken behind a task in the kernel waits up to it.
+RESCHED_LATENCY_WARN = 0.1
 #: How far beyond its promise a wait must go before it is more than noise (an order of magnitude).
 ORDER = 10.0
 #: A fair-share wait (only CFS tasks ran) is load: the kernel made these threads CFS tasks on purpose. It is a
@@ -180,6 +183,24 @@ def weight_scale(task: TaskStats, wait: Wait, by_pid: dict[int, TaskStats]) -> f
     return max(1.0, sum(w * s for w, s in ran) / seconds / weight(task.prio))
 
 
+def _judge_unpreempted(seconds: float, top: TaskStats | None, model: str) -> Judgement:
+    """An RT task's wait on a kernel that does not preempt kernel code (preempt=none/voluntary): it runs at the
+    running task's next scheduling point (return to user space, a sleep, cond_resched()), which kernel paths
+    reach within the kernel's own warning bound; beyond the RT promise it is the configuration, not a fault."""
+    ratio = seconds / RESCHED_LATENCY_WARN
+    sev = Severity.HIGH if ratio > ORDER else Severity.MEDIUM if ratio > 1 else Severity.LOW
+    held = f"{top.comm} (prio {top.prio})" if top is not None else "the running task"
+    return Judgement(
+        sev,
+        f"next scheduling point of a kernel that does not preempt kernel code (preemption model: {model})",
+        RESCHED_LATENCY_WARN,
+        "kernel code is preempted only at explicit points (Kconfig PREEMPT_NONE/VOLUNTARY); the kernel warns "
+        "when need_resched stays set longer (kernel/sched/core.c resched_latency_warn_ms)",
+        f"an RT task waited {seconds / RT_PROMISE:.0f} times what a preemptible kernel promises, behind {held}"
+        + (": this kernel does not preempt kernel code" if sev is Severity.LOW else ", beyond the kernel's bound"),
+    )
+
+
 def _rank(ratio: float, sensitive: bool) -> Severity:
     """Severity of a starved wait ``ratio`` times the reporting threshold: high for a latency-sensitive waiter
     kept more than 4 times it, else medium."""
@@ -204,6 +225,8 @@ def judge_wait(
                 "SCHED_FIFO/RR run by priority, FIFO within one (Documentation/scheduler/sched-rt-group.rst)",
                 f"it waited behind {top.comm} (prio {top.prio}), which its class lets run first",
             )
+        if analysis.preemption in NOT_PREEMPTIBLE:
+            return _judge_unpreempted(seconds, top, analysis.preemption)
         sev = Severity.HIGH if ratio > 100 else Severity.MEDIUM if ratio > ORDER else Severity.LOW
         return Judgement(
             sev,

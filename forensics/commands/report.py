@@ -117,7 +117,9 @@ def report(
         parts.append(analyses.analyse_dmesg(tuple(dmesg)))
     if store is not None:
         parts.append(analyses.analyse_store(store, plots_dir))
-    parts += [analyses.analyse_trace(t, plots_dir) for t in trace or ()]
+    # The kernel log beside a trace says the kernel's preemption model, which sets an RT task's promise.
+    preemption = analyses.log_preemption(tuple(dmesg)) if dmesg and trace else ""
+    parts += [analyses.analyse_trace(t, plots_dir, preemption) for t in trace or ()]
     parts += [analyses.analyse_profile(p) for p in profile or ()]
     write_figures(figure for part in parts for figure in part.figures)
     story = build_story(parts, [load_findings_file(p) for p in files], "kforensic " + shlex.join(sys.argv[1:]))

@@ -15,6 +15,7 @@ from forensics.pipelines.spans import KERNEL_CLOCKS, SpanOptions
 from forensics.pipelines.trace import analyse_trace_file
 from forensics.report.formats import OutputFormat, render
 from forensics.report.trace import TraceRenderer
+from forensics.types.sched import PREEMPTION_MODELS
 from forensics.units import check_number
 
 if TYPE_CHECKING:
@@ -126,6 +127,15 @@ def trace(
     kernel_clock: Annotated[
         str, typer.Option("--kernel-clock", help="The ftrace trace_clock of TRACE (mono joins with LTTng UST).")
     ] = "local",
+    preempt: Annotated[
+        str | None,
+        typer.Option(
+            "--preempt",
+            help="The traced kernel's preemption model (none, voluntary, full, lazy, rt; dmesg says "
+            "'Dynamic Preempt: none'): without kernel preemption an RT task waits for the next scheduling point.",
+            metavar="MODEL",
+        ),
+    ] = None,
     span_png: Annotated[
         Path | None, typer.Option("--span-png", help="Write the span latency histogram PNG here.", metavar="FILE")
     ] = None,
@@ -147,6 +157,10 @@ def trace(
         raise UsageError(
             f"--kernel-clock {kernel_clock!r} is not an ftrace clock", hint=f"one of {', '.join(KERNEL_CLOCKS)}"
         )
+    if preempt is not None and preempt not in PREEMPTION_MODELS:
+        raise UsageError(
+            f"--preempt {preempt!r} is not a preemption model", hint=f"one of {', '.join(PREEMPTION_MODELS)}"
+        )
     span_opts = SpanOptions(
         tuple(span_patterns or ()), tuple(span_sources or ()), slow_ms, slowest, kernel_clock, span_png, gantt_png
     )
@@ -159,6 +173,7 @@ def trace(
         png=png,
         save_text=save_text,
         span_opts=span_opts,
+        preemption=preempt or "",
     )
     write_figures(result.figures)
     deliver(render(TraceRenderer(top, task is not None), result, fmt, output), output)

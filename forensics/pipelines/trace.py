@@ -128,6 +128,13 @@ def examined_trace(name: str, analysis: TraceAnalysis, parse: ParseSummary) -> E
     (could if analysis.softirqs else could_not).append(
         "softirq starvation" + ("" if analysis.softirqs else ": needs softirq_raise/entry/exit events")
     )
+    if switches and analysis.preemption:
+        could.append(f"RT wakeup latency on a kernel of preemption model {analysis.preemption}")
+    elif switches:
+        could_not.append(
+            "the kernel's preemption model: RT waits are judged as on a preemptible kernel "
+            "(--preempt none|voluntary|full|lazy|rt, or its kernel log beside the trace in kforensic report)"
+        )
     if offs:
         could.append("irqs-off/preempt-off sections")
     else:
@@ -185,6 +192,7 @@ def analyse_trace_file(
     png: Path | None = None,
     save_text: Path | None = None,
     span_opts: SpanOptions | None = None,
+    preemption: str = "",
 ) -> TraceResult:
     """Read and analyse one trace (what ``kforensic trace`` does before rendering); the PNGs asked for, to draw."""
     from forensics.jit import import_numpy
@@ -287,6 +295,8 @@ def analyse_trace_file(
         findings = [*findings, *span_found]
     # Threads that serve request spans are latency-sensitive waiters (detectors/sched/harm.py).
     tids = frozenset(s.tid for s in span_report.spans) if span_report is not None else frozenset()
+    # The kernel's preemption model (declared, or from the kernel log beside the trace) sets an RT task's promise.
+    analysis = analysis._replace(preemption=preemption)
     findings = [*detect(analysis._replace(span_tids=tids), stream.name), *findings]
     win = analysis.window
     host: str | NotAvailable = NotAvailable("a trace does not name its host")

@@ -252,6 +252,14 @@ DSTATE: Final = 0.0005  # total time in D per task
 OFFTIME: Final = 0.001
 
 
+#: The preemption models a kernel runs (Kconfig PREEMPT_NONE/VOLUNTARY/PREEMPT/LAZY/RT, ``preempt=``), as
+#: ``kforensic trace --preempt`` takes them and a kernel log names them (collectors/log_identity.py).
+PREEMPTION_MODELS: Final = ("none", "voluntary", "full", "lazy", "rt")
+#: The models under which kernel code is not preempted: a task it wakes waits for the running task's next
+#: scheduling point ("none or voluntary": a banner without PREEMPT, which does not say which of the two).
+NOT_PREEMPTIBLE: Final = ("none", "voluntary", "none or voluntary")
+
+
 class Thresholds(NamedTuple):
     """The limits that make a figure a finding (seconds)."""
 
@@ -280,3 +288,6 @@ class TraceAnalysis(NamedTuple):
     thresholds: Thresholds
     clock: ClockCheck = NO_CLOCK_PROBLEM
     span_tids: frozenset[int] = frozenset()  # threads that served request spans: latency-sensitive (harm.py)
+    # The traced kernel's preemption model when known (--preempt, or the kernel log beside it in a report):
+    # none, voluntary, "none or voluntary", full, lazy, rt; "" unknown (judged as preemptible).
+    preemption: str = ""

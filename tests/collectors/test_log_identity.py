@@ -57,3 +57,19 @@ def test_dmesg_reads_the_release_from_the_first_line_and_the_host_from_syslog(tm
     incident = _dmesg_json(packed)["incident"]
     assert isinstance(incident, dict)
     assert (incident["host"], incident["kernel_release"]) == ("db7", "6.1.0-28-amd64")
+
+
+def test_the_preemption_model_of_each_boot() -> None:
+    # A PREEMPT_DYNAMIC kernel prints its boot's choice (kernel/sched/core.c); otherwise the banner's build
+    # flags say it: PREEMPT_RT, PREEMPT (full), or neither (PREEMPT_NONE or PREEMPT_VOLUNTARY, not told apart).
+    dynamic = BANNER + "[    0.148429] Dynamic Preempt: none\n[    0.148500] rcu: Preemptible hierarchical RCU\n"
+    assert parse_identity(dynamic.encode()).preemption == ("none",)
+    assert parse_identity(BANNER.encode()).preemption == ()  # dynamic, its choice not in the log
+    full = BANNER.replace("SMP PREEMPT_DYNAMIC @0", "SMP PREEMPT Wed Dec  3 12:00:00 UTC 2026")
+    rt = BANNER.replace("SMP PREEMPT_DYNAMIC @0", "SMP PREEMPT_RT @0")
+    plain = BANNER.replace("SMP PREEMPT_DYNAMIC @0", "SMP Debian 5.10.226-1 (2024-10-03)")
+    assert [parse_identity(b.encode()).preemption for b in (full, rt, plain)] == [
+        ("full",),
+        ("rt",),
+        ("none or voluntary",),
+    ]

@@ -24,7 +24,15 @@ from detectors.sched.engine import FastAnalyzer
 from forensics.types.sched import Thresholds, TraceAnalysis
 from forensics.types.trace import ParseCounts, TraceEvent
 from forensics.types.trace_batch import EventBatch, Interner
-from tests.detectors.sched.traces import DATA, LAYOUTS, RECORDED, busy_wait_text, scenario_text, write_scenario
+from tests.detectors.sched.traces import (
+    DATA,
+    LAYOUTS,
+    RECORDED,
+    busy_wait_text,
+    scenario_text,
+    softirq_behind_task_text,
+    write_scenario,
+)
 
 SHARED = Path(__file__).resolve().parents[4] / "shared" / "traces" / "wl"
 
@@ -150,6 +158,13 @@ def test_a_wait_longer_than_the_kept_runs_says_how_much_is_not_known() -> None:
     lists, counts = parse(busy_wait_text(rules.RECENT_RUNS - 100).encode(), 1 << 14)
     (short,) = (t for t in compare(lists, counts).tasks if t.comm == "waiter")
     assert short.worst_wakeup is not None and short.worst_wakeup.unseen == 0.0
+
+
+def test_a_softirq_wait_counts_the_run_still_current() -> None:
+    lists, counts = parse(softirq_behind_task_text().encode(), 1 << 14)
+    (net_rx,) = compare(lists, counts).softirqs
+    assert net_rx.worst_raise_wait is not None
+    assert [(b.comm, round(b.seconds, 6)) for b in net_rx.worst_raise_wait.behind] == [("hog", 0.014)]
 
 
 def test_preemptirq_events() -> None:

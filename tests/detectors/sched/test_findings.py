@@ -10,7 +10,14 @@ import pytest
 from detectors.sched.findings import RULES, detect
 from forensics.model import Finding, LocatorKind, Severity, finding_id
 from forensics.types.sched import Thresholds, TraceAnalysis
-from tests.detectors.sched.traces import RECORDED, analyse_path, busy_wait_text, recorded, write_scenario
+from tests.detectors.sched.traces import (
+    RECORDED,
+    analyse_path,
+    busy_wait_text,
+    recorded,
+    softirq_behind_task_text,
+    write_scenario,
+)
 from tests.helpers import assert_evidence_resolves
 
 
@@ -104,6 +111,17 @@ def test_who_ran_in_a_wait_is_not_claimed_beyond_the_kept_runs(tmp_path: Path) -
     assert (
         _fact(found, "not attributed") == "the first 20.000 ms of the wait (the analysis keeps a CPU's last 512 runs)"
     )
+
+
+def test_a_softirq_wait_names_the_task_that_ran_through_it(tmp_path: Path) -> None:
+    # Held-out healthy recording: "BLOCK ... entered 12.384 ms later; no other task ran on that CPU meanwhile
+    # (IRQs, softirqs or the CPU was idle). no RT task held the CPU: the softirq waited its turn behind CFS
+    # tasks": the task running through the whole wait had not been switched out, so no kept run named it.
+    path = tmp_path / "soft.txt"
+    path.write_text(softirq_behind_task_text())
+    (found,) = _by_kind(_findings(path), "sched-softirq-starvation")
+    assert "entered 14.000 ms later; meanwhile the CPU ran hog (pid 500) 14.000 ms. Judged: no RT task" in found.summary
+    assert _fact(found, "ran meanwhile") == "hog (pid 500) 14.000 ms"
 
 
 def test_thresholds_silence_findings(tmp_path: Path) -> None:

@@ -61,6 +61,27 @@ def test_an_rt_task_is_promised_microseconds() -> None:
     assert medium.value == harm.RT_PROMISE and "sched-rt-group" in medium.source
 
 
+def test_an_rt_task_on_a_kernel_without_preemption_waits_for_the_next_scheduling_point() -> None:
+    # A healthy PREEMPT_NONE machine (dmesg: "Dynamic Preempt: none"): migration/1 woke while cc1 ran in the
+    # kernel and ran 1.368 ms later, when cc1 blocked. A preemptible kernel promises 100 us (medium, as above);
+    # this one preempts kernel code only at explicit points, up to the kernel's own warning bound (100 ms).
+    stopper, cc1 = _task(1, "migration/1", 0), _task(2, "cc1")
+    wait = _wait(1.368e-3, (cc1, 1.368e-3))
+    analysis = _analysis(2, stopper, cc1)
+    by_pid = {t.pid: t for t in analysis.tasks}
+    preemptible = harm.judge_wait(stopper, wait, analysis, by_pid, LIMIT)
+    assert preemptible is not None and preemptible.severity is Severity.MEDIUM
+    assert harm.judge_wait(stopper, wait, analysis._replace(preemption="full"), by_pid, LIMIT) == preemptible
+    for model in ("none", "voluntary", "none or voluntary"):
+        unpreempted = analysis._replace(preemption=model)
+        low = harm.judge_wait(stopper, wait, unpreempted, by_pid, LIMIT)
+        assert low is not None and low.severity is Severity.LOW and low.value == harm.RESCHED_LATENCY_WARN
+        assert f"preemption model: {model}" in low.baseline and "does not preempt kernel code" in low.why
+        stuck = harm.judge_wait(stopper, _wait(0.15, (cc1, 0.15)), unpreempted, by_pid, LIMIT)
+        assert stuck is not None and stuck.severity is Severity.MEDIUM  # beyond the kernel's bound
+        assert harm.judge_wait(stopper, _wait(1.5, (cc1, 1.5)), unpreempted, by_pid, LIMIT).severity is Severity.HIGH  # type: ignore[union-attr]
+
+
 def test_an_rt_task_behind_a_higher_priority_rt_task_is_the_class_working() -> None:
     rt, higher = _task(1, "worker", 89), _task(2, "watchdog", 0)
     judged = _judge(rt, _wait(5e-3, (higher, 5e-3)), 2, higher)

@@ -214,3 +214,18 @@ def busy_wait_text(switches: int, step: float = 0.2e-3) -> str:
     end = 10.0 + (switches + 1) * step
     events += [_switch(end, 0, cur, "R", waiter), _switch(end, 1, SLEEPER, "S", IDLE1)]
     return "".join(format_event(e, "ftrace") + "\n" for e in sorted(events, key=lambda e: e.ts))
+
+
+def softirq_behind_task_text() -> str:
+    """A raw tracefs trace in which NET_RX is raised while ``hog`` runs on CPU0 and entered 14 ms later, with no
+    switch between: who ran during that wait is the run still current on the CPU, not one the ring holds."""
+    events = [
+        _switch(9.999, 0, IDLE0, "R", HOG),
+        _switch(9.999, 1, IDLE1, "R", SLEEPER),
+        Ev(10.001, 0, HOG[0], HOG[1], "softirq_raise", (3, "NET_RX")),
+        Ev(10.015, 0, HOG[0], HOG[1], "softirq_entry", (3, "NET_RX")),
+        Ev(10.0151, 0, HOG[0], HOG[1], "softirq_exit", (3, "NET_RX")),
+        _switch(10.02, 0, HOG, "S", IDLE0),
+        _switch(10.02, 1, SLEEPER, "S", IDLE1),
+    ]
+    return "".join(format_event(e, "ftrace") + "\n" for e in events)

@@ -222,3 +222,33 @@ def test_the_tracers_gaps_are_said_among_what_could_not_be_judged(tmp_path: Path
     [gaps] = [line for line in examined["could_not"] if "gap" in line]
     assert gaps.startswith("anything inside the tracer's 2 gap(s): 2,000 events lost (")
     assert "of what was traced) (ring buffer full)" in gaps
+
+
+def test_the_kernels_preemption_model_is_declared_or_read_from_its_log(ftrace: Path, tmp_path: Path) -> None:
+    bad = run(str(ftrace), "--preempt", "sometimes")
+    assert bad.returncode == 2 and "not a preemption model" in bad.stderr
+    unknown = json.loads(run(str(ftrace), "-f", "json").stdout)["incident"]
+    declared = json.loads(run(str(ftrace), "--preempt", "none", "-f", "json").stdout)["incident"]
+    assert any("preemption model" in x for x in unknown["examined"][0]["could_not"])
+    assert "RT wakeup latency on a kernel of preemption model none" in declared["examined"][0]["could_find"]
+    # The fixture's RT task waited 2.4 ms behind a CFS task: a preemptible kernel's fault (medium), the next
+    # scheduling point of one that does not preempt kernel code (low); the RT hog and the CPU hog keep theirs.
+    severities = {f["title"]: f["severity"] for f in unknown["findings"]}
+    rt_wait = "Wakeup latency: kf_rthog waited 2.445 ms to run, behind kf_victim"
+    assert severities[rt_wait] == "medium"
+    assert {f["title"]: f["severity"] for f in declared["findings"]} == {**severities, rt_wait: "low"}
+    assert any(t.startswith("RT hog: kf_rthog") and s == "high" for t, s in severities.items())
+    log = tmp_path / "dmesg.txt"
+    log.write_text(
+        "[    0.000000] Linux version 6.18.44 (b@h) (gcc 15) #1 SMP PREEMPT_DYNAMIC @0\n"
+        "[    0.148429] Dynamic Preempt: none\n"
+    )
+    out = tmp_path / "report.json"
+    ran = subprocess.run(
+        [sys.executable, "-m", "forensics", "report", "--dmesg", str(log), "--trace", str(ftrace), "--json", str(out)],
+        capture_output=True,
+        timeout=600,
+        check=False,
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert f"kforensic trace {ftrace} --preempt none" in out.read_text()
