@@ -751,6 +751,9 @@ _ARM64_IABT = rc.compile(r"^\s*EC = 0x2[01]: IABT")
 _RIP = rc.compile(
     r"^\s*(?:(?:RIP|EIP): (?:0010|0060):|IP: )(?:\[<[0-9a-f]+>\]\s*)*(\S+)"
     r"|^\s*(?:pc : |PC is at )([A-Za-z_][\w.]*\+0x\S+)"
+    # A symbolized arm64 log's "pc : check_mem_cache kernel/bpf/memalloc.c:649 [inline]": the inlined function
+    # the pc is in, as x86's "RIP: 0010:__alloc_pages_slowpath mm/page_alloc.c:4619 [inline]" gives it.
+    r"|^\s*pc : ([A-Za-z_][\w.]*) \S+:\d+ \[inline\]"
     # powerpc's "NIP [c000000008068dfc] .eeh_dev_check_failure+0x27c/0x390" (the dot of ELFv1 symbols dropped)
     # and s390's "Krnl PSW : 0704f00180000000 000003ff8086d03a (will_oops_init+0x3a/0x1000 [will_oops])".
     r"|^\s*NIP:? +\[[0-9a-f]+\] \.?([A-Za-z_][\w.]*\+0x[0-9a-f]+/0x[0-9a-f]+)"
@@ -820,7 +823,25 @@ def _fault(r: _Reading) -> None:
         if not _PREAMBLE_KNOWN.search(line.body) and line.body.strip():
             r.add("message", line.body.strip(), line)
             break
+    _arm64_address(r)
     _code_facts(r)
+    if r.get("access") == "write":
+        # The pointer table's "a member read through a NULL pointer" is worded for a read; this access wrote.
+        r.facts = [f._replace(value=f.value.replace("a member read through", "a member written through"))
+                   if f.name in ("address is", "base register is") and isinstance(f.value, str) else f
+                   for f in r.facts]  # fmt: skip
+
+
+def _arm64_address(r: _Reading) -> None:
+    """ "Non-canonical" and its general protection fault are x86's: an arm64 abort ("Mem abort info:", "ESR = ")
+    at such an address is a translation fault the kernel words "address between user and kernel address ranges"."""
+    if not str(r.get("address is") or "").startswith("non-canonical") or not any("ESR = " in x.body for x in r.lines):
+        return
+    r.facts = [
+        f._replace(value="between the user and kernel address ranges: not a pointer at all")
+        if f.name == "address is" else f
+        for f in r.facts
+    ]  # fmt: skip
 
 
 #: Report kinds whose RIP and Code: are the faulting (or trapping) instruction's.
@@ -1347,7 +1368,9 @@ def _assertion_cause(r: _Reading) -> Cause | None:
         return None
     what = "BUG" if r.get("bug at") else "WARN"
     site = str(r.get("faulting function") or r.get("warning site") or r.func).split("+")[0].split(".")[0]
-    statement = f"an assertion failed: a {what}_ON at {where} in {site} held" + (
+    # "kernel BUG at" and "WARNING: at" are printed by BUG()/WARN() as well as by BUG_ON()/WARN_ON() (skb_panic's
+    # BUG() is unconditional): the log does not say a condition held, only that the assertion fired.
+    statement = f"an assertion failed: a {what}_ON (or {what}) at {where} in {site}" + (
         f", on the way from {r.func}" if site != r.func else ""
     )
     compared = [str(f.value) for f in r.facts if f.name == "compared"]

@@ -246,6 +246,12 @@ def test_held_out_values_checked_by_hand() -> None:
     assert held == [["held", 0, "rcu_read_lock", "debug_show_all_locks+0x55/0x2a0"],
                     ["held", 6, "rtnl_mutex", "register_nexthop_notifier+0x84/0x290"],
                     ["held", 0, "rtnl_mutex", "rtnl_lock"]]  # fmt: skip
+    # The hung task's own entry "#0: (rtnl_mutex), at: rtnl_lock ... [inline]", a frame of its stack.
+    assert got["syzbot/08-hung-register_nexthop_notifier.log"][1]["facts"]["waits for lock"] == "rtnl_mutex"
+    # arm64 "EC = 0x21: IABT" with "pc : 0x0": the CPU jumped to NULL.
+    null_call = first("syzbot/09-arm64-null-read_cache_folio.log")
+    assert null_call["facts"]["access"] == "instruction fetch"
+    assert "a call or jump through a NULL function pointer" in null_call["cause"][1]
     inversion = first("syzbot/12-irq-inversion-writeout_period.log")["facts"]
     assert inversion.items() >= {"changed lock": "&p->sequence", "changed at": "writeout_period+0x94/0x11c",
                                  "other lock": "&xa->xa_lock#10"}.items()  # fmt: skip
