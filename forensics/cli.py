@@ -13,7 +13,7 @@ import os
 import sys
 from collections.abc import Callable
 from types import TracebackType
-from typing import Annotated
+from typing import Annotated, TextIO
 
 #: What a run interrupted by SIGINT (Ctrl-C) says, wherever the signal lands (exit 130, docs/cli.md).
 INTERRUPTED = "interrupted (SIGINT, Ctrl-C) before the run was over"
@@ -196,6 +196,55 @@ class _ClosedOutput(io.TextIOBase):
         raise InputError("cannot write to standard output: standard output is closed", hint="give -o FILE")
 
 
+class _ErrorsMayGoNowhere(io.TextIOBase):
+    """Standard error that goes quiet, as a closed one does, once its reader has gone (EPIPE).
+
+    ``2>&1 | logger`` with the logger dead, a supervisor's log pipe gone: the first message (a warning, the
+    error line) raised BrokenPipeError, which ended the run as if stdout's reader had gone: `slab-watch`
+    exit 0 having recorded nothing, `dmesg missing` exit 1 instead of 3 (the hostile battery's stderr cases).
+    """
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def _gone(self) -> None:
+        # What is still buffered then goes to /dev/null, so that the interpreter's last flush cannot fail.
+        with contextlib.suppress(OSError):
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, 2)
+            os.close(null)
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._gone()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._gone()
+
+    def writable(self) -> bool:
+        return True
+
+    def isatty(self) -> bool:
+        return self._stream.isatty()
+
+    def fileno(self) -> int:
+        return self._stream.fileno()
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]  # read-only, as on the stream it wraps
+        return self._stream.encoding
+
+    @property
+    def errors(self) -> str | None:  # type: ignore[override]
+        return self._stream.errors
+
+
 class _ClosedInput(io.TextIOBase):
     """Standard input when the process started with it closed (``<&-``): reading it is exit 3 in one line.
 
@@ -234,7 +283,7 @@ def _refill_standard_streams() -> None:
     message meant for stderr (or a result meant for stdout) would be written
     into the store or the report.  A closed stdin reads as "closed" (exit 3),
     a closed stdout refuses the result (exit 3, ``-o FILE`` still works), and
-    a closed stderr swallows messages without changing the exit code.
+    a closed stderr (or one whose reader goes) swallows messages without changing the exit code.
     """
     closed: list[int] = []
     for fd in (0, 1, 2):
@@ -252,6 +301,8 @@ def _refill_standard_streams() -> None:
         sys.stdout = _ClosedOutput()
     if 2 in closed or sys.stderr is None:
         sys.stderr = open(2, "w", closefd=False, errors="backslashreplace")  # noqa: SIM115 (lives as long as the process)
+    else:
+        sys.stderr = _ErrorsMayGoNowhere(sys.stderr)
 
 
 def _sqlite_cause(exc: BaseException, kind: type[BaseException]) -> BaseException | None:

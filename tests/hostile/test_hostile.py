@@ -73,6 +73,7 @@ SELECTED = [
     "stdout:--help:closed",  # was exit 4: click's help met the closed stdout (forensics/cli.py)
     "signal:SIGINT:dmesg",  # was exit 130 in silence (forensics/cli.py)
     "signal:SIGTERM:report",
+    "stderr:dmesg missing:broken-pipe",  # was exit 1: the error line met EPIPE (forensics/cli.py)
 ]
 
 
