@@ -32,6 +32,12 @@ _ARM64_CODE = rc.compile(r"^\s*Code: ((?:\(?[0-9a-f]{8}\)? ?)+)\s*$")
 _X86_REG = rc.compile(r"\b(R[A-Z0-9]{1,2}|E[A-Z]{2}):\s*(?:[0-9a-f]{4}:)?([0-9a-f]{8,16})\b")
 _X86_KERNEL_RIP = rc.compile(r"^\s*(?:RIP|EIP): (?:0010|0060):(\S+)")
 _ARM64_REG = rc.compile(r"\b(x\d{1,2}|sp|lr|pc)\s*: ([0-9a-f]{16})\b")
+# 32-bit arm's "r10: e89fa198  r9 : 00000001 ... fp : 00000000" (its "pc : [<c0333330>]" marks the register block).
+_ARM_REG = rc.compile(r"\b(r\d{1,2}|fp|ip|sp)\s*: ([0-9a-f]{8})\b")
+_ARM32_PC = rc.compile(r"^\s*pc : \[<[0-9a-f]{8}>\]")
+# Where the kernel's own frame ends: user space's register block ("RIP: 0033:", with its own Code: line), or the
+# backtrace of another CPU.
+_CODE_STOP = rc.compile(r"^\s*(?:RIP: 00(?:33|2b|23):|NMI backtrace for cpu)")
 _BASE = 0x1000  # the synthetic address of the first code byte: capstone needs one; offsets are what count
 
 
@@ -61,7 +67,7 @@ def registers(lines: Sequence[LogLine]) -> tuple[RegisterSet, int | None]:
             if name not in seen and name != "rip":
                 seen.add(name)
                 values.append((name, int(m.group(2), 16)))
-        for m in _ARM64_REG.finditer(body):
+        for m in (*_ARM64_REG.finditer(body), *_ARM_REG.finditer(body)):
             if m.group(1) not in seen:
                 seen.add(m.group(1))
                 values.append((m.group(1), int(m.group(2), 16)))
@@ -215,14 +221,18 @@ def listing(lines: Sequence[LogLine], first: int) -> CodeListing | None:
     regs, rip_at = registers(lines)
     if rip_at is None:
         return None  # no kernel RIP: a Code: line is user space's (an OOM's or a hung task's register dump)
-    for line in lines[rip_at : rip_at + 24]:
+    arm32 = _ARM32_PC.match(lines[rip_at].body) is not None
+    # Not only the lines just after the RIP: an old kernel (3.x) prints Code: after its stack words and call trace.
+    for line in lines[rip_at:]:
         body = line.body
+        if _CODE_STOP.match(body):
+            return None
         if not body.lstrip().startswith("Code:"):
             continue
         if (m := _X86_CODE.match(body)) is not None and (got := _x86_bytes(m.group(1))) is not None:
             return _x86_listing(line.number - first, *got, regs)
         if (m := _ARM64_CODE.match(body)) is not None:
-            return _arm64_listing(line.number - first, m.group(1))
+            return _arm_listing(line.number - first, m.group(1), regs, "arm" if arm32 else "arm64")
         return None
     return None
 
@@ -261,7 +271,20 @@ def _x86_listing(at: int, data: bytes, mark: int, regs: RegisterSet) -> CodeList
     )  # fmt: skip
 
 
-def _arm64_listing(at: int, words: str) -> CodeListing | None:
+def _arm_access(mnemonic: str) -> str | None:
+    """What an arm or arm64 load/store does to its memory operand (ldr/ldp/ldm/pop read, str/stp/stm/push write)."""
+    if mnemonic.startswith(("ld", "pop")):
+        return "read"
+    if mnemonic.startswith(("st", "push")):
+        return "write"
+    return None
+
+
+_ARM_MEM = rc.compile(r"\[(\w+)(?:, #(-?(?:0x[0-9a-f]+|\d+)))?")
+
+
+def _arm_listing(at: int, words: str, regs: RegisterSet, arch: str) -> CodeListing | None:
+    """arm64's (and 32-bit arm's) Code: words, the faulting one in parentheses, with its operand's base register."""
     data = bytearray()
     mark = None
     for token in words.split():
@@ -270,27 +293,27 @@ def _arm64_listing(at: int, words: str) -> CodeListing | None:
         data += int(token.strip("()"), 16).to_bytes(4, "little")
     if mark is None:
         return None
-    md = _arm64_decoder()
+    md = _arm64_decoder() if arch == "arm64" else _arm32_decoder()
+    decoded = list(md.disasm_lite(bytes(data), _BASE))
     shown = tuple(
         CodeInstruction(address - (_BASE + mark), f"{mnemonic} {ops}".strip(), address == _BASE + mark)
-        for address, _size, mnemonic, ops in md.disasm_lite(bytes(data), _BASE)
+        for address, _size, mnemonic, ops in decoded
     )
     fault = next((i.text for i in shown if i.faulting), None)
-    mem = re.search(r"\[[^\]]+\]", fault) if fault else None
+    mnemonic = next((m for a, _s, m, _o in decoded if a == _BASE + mark), "")
+    mem = _ARM_MEM.search(fault) if fault else None
+    base = mem.group(1) if mem and mem.group(1) != "pc" else None
+    disp = int(mem.group(2), 0) if mem and mem.group(2) else None
+    operand = re.search(r"\[[^\]]+\]", fault) if mem and fault else None
     return CodeListing(
-        "arm64",
-        at,
-        shown,
-        fault,
-        mem.group(0) if mem else None,
-        None,
-        None,
-        None,
-        None,
-        None,
-        None,
-        None,
-        None,
-        None,
-        (),
-    )
+        arch, at, shown, fault, operand.group(0) if operand else None,
+        _arm_access(mnemonic) if mem else None, base, regs.get(base) if base else None, None, None, disp,
+        None, None, None, (),
+    )  # fmt: skip
+
+
+@functools.cache
+def _arm32_decoder() -> Any:
+    import capstone
+
+    return capstone.Cs(capstone.CS_ARCH_ARM, capstone.CS_MODE_ARM)

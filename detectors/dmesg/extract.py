@@ -65,7 +65,10 @@ _STRUCTURAL = rc.compile(
     r"^\s*(?:R[A-Z0-9]{1,2}:|[A-Z]{2,3}:|Code:|\? |<|Modules linked in|Hardware name|CPU: |Call [Tt]race|"
     r"Kernel Offset|Dumping ftrace|---\[|\(ftrace buffer|Workqueue:|Allocated by|Freed by|The buggy address|"
     r"Memory state|Disabling lock|irq event stamp|hardirqs|softirqs|\[<|#\d|\s*\d+ locks? held|other info|"
-    r"Possible unsafe|stack backtrace|Showing all locks|task:|pc :|lr :|sp :|x\d+:)"
+    r"Possible unsafe|stack backtrace|Showing all locks|task:|pc :|lr :|sp :|x\d+:|"
+    # KASAN's object lines after its stacks ("which belongs to the cache kmalloc-64 of size 64", "allocated
+    # 64-byte region [...)"): a report cut after them still ends with them, the cache and size are read there.
+    r"which belongs to the cache|(?:freed |allocated )?\d+-byte region)"
 )
 #: After the call trace, this many lines without report structure end the report.
 _TAIL_SLACK = 20

@@ -36,15 +36,22 @@ _FRAME = rc.compile(
     r"(?:\s+\[([A-Za-z0-9_\-]+)\])?"
     r"(?:\s+([A-Za-z0-9_\-./]+\.[A-Za-z]+:\d+(?::\d+)?))?"
     r"(?:\s+\[([A-Za-z0-9_\-]+)\])?"
-    r"(\s+\[inline\])?\s*(?:\(unreliable\))?\s*$"
+    # arm64 (6.13+) marks where each frame's pc came from: "(P)" pt_regs, "(C)" the current frame, "(L)" lr.
+    r"(\s+\[inline\])?\s*(?:\(unreliable\)|\([PCLKTUF]\))?\s*$"
 )
+# arm's "[<pc>] (callee) from [<lr>] (caller+0x18/0x1c)"; symbolized, "(caller+0x18/0x1c file.c:256)" or, for
+# an inlined caller, "(__dump_stack lib/dump_stack.c:88 [inline])".
 _ARM_FRAME = rc.compile(
-    r"^\s*\[<[0-9a-f]+>\] \([^)]*\) from \[<[0-9a-f]+>\] \(([A-Za-z_][A-Za-z0-9_.$]*)\+(0x[0-9a-f]+)/"
+    r"^\s*\[<[0-9a-f]+>\] \([^)]*\) from \[<[0-9a-f]+>\] \(([A-Za-z_][A-Za-z0-9_.$]*)"
+    r"(?:\+(0x[0-9a-f]+)/(0x[0-9a-f]+))?(?: ([A-Za-z0-9_\-./]+\.[A-Za-z]+:\d+))?( \[inline\])?\)"
 )
 _MARKER = rc.compile(r"^\s*<(/?)(IRQ|NMI|TASK|SOFTIRQ|EOI|#[A-Z]+)>\s*$")
 #: Lines that may stand inside a stack without ending it: register dumps, markers, ``PID = 1``.
 _INSIDE = rc.compile(
-    r"^\s*(?:(?:R[A-Z0-9]{1,3}|[A-Z]{2,3}|CR\d|DR\d|ORIG_RAX|pc|lr|sp|x\d+)\s*:|Code:|PID = \d+|---\s*interrupt|"
+    # arm's backtrace prints the registers a frame saved ("r7:00000000 r6:826229c4") and an exception stack's
+    # words ("1fa0: 00000000 ...") between its frames.
+    r"^\s*(?:(?:R[A-Z0-9]{1,3}|[A-Z]{2,3}|CR\d|DR\d|ORIG_RAX|pc|lr|sp|x\d+|r\d+|[0-9a-f]{4})\s*:|Code:|PID = \d+|"
+    r"---\s*interrupt|"
     r"Exception stack|\(stack is not available\)|$)"
 )
 
@@ -103,6 +110,11 @@ SECTION_SKIPS: dict[StackKind, tuple[str, ...]] = {
 }  # fmt: skip
 
 
+#: Every call trace's own skips: arm64's tag-based KASAN reports from its fault handler (kasan_report <-
+#: report_tag_fault <- do_tag_recovery <- __do_kernel_fault ...); the frames above the exception entry are KASAN's.
+_CALL_TRACE_SKIPS = ("^report_tag_fault$", "^do_tag_recovery$")
+
+
 @functools.lru_cache(maxsize=16384)
 def parse_stack_frame(body: str) -> tuple[str, str, int | None, int | None, str | None, str | None, bool, bool] | None:
     """Function, symbol, offset, size, module, source, inline and reliability of a frame line, or None."""
@@ -111,7 +123,11 @@ def parse_stack_frame(body: str) -> tuple[str, str, int | None, int | None, str 
         arm = _ARM_FRAME.match(body)
         if arm is None:
             return None
-        return (function_name(arm.group(1)), arm.group(1), int(arm.group(2), 16), None, None, None, False, True)
+        symbol, off, size, source, inline = arm.groups()
+        if off is None and source is None:
+            return None
+        return (function_name(symbol), symbol, int(off, 16) if off else None, int(size, 16) if size else None, None,
+                source, inline is not None, True)  # fmt: skip
     unreliable, symbol, off, size, module, source, module2, inline = m.groups()
     if off is None and source is None:
         return None  # a bare word is not a frame
@@ -179,7 +195,7 @@ def stack_sections(lines: Sequence[LogLine], first: int, skip_call_trace: tuple[
         if current is None:
             return
         kind, heading, at, task = current
-        skip = skip_call_trace if kind is StackKind.CALL_TRACE else SECTION_SKIPS.get(kind, ())
+        skip = (*skip_call_trace, *_CALL_TRACE_SKIPS) if kind is StackKind.CALL_TRACE else SECTION_SKIPS.get(kind, ())
         out.append(StackSection(kind, heading, at, task, tuple(frames), first_foreign(frames, skip)))
 
     hinted = _hinted_lines(lines)
@@ -207,3 +223,25 @@ def stack_sections(lines: Sequence[LogLine], first: int, skip_call_trace: tuple[
             current = None
     close()
     return out
+
+
+def headless_call_trace(
+    trace: Sequence[tuple[str, str, int | None, int | None, str | None, bool, str, int]],
+    first: int,
+    skip_call_trace: tuple[str, ...] = (),
+) -> StackSection | None:
+    """The call trace of a report that prints it without a heading, from the frames the scanner read.
+
+    KMSAN prints its stack right under "BUG: KMSAN: ...", 32-bit arm's oops without "Backtrace:" (its frames
+    are "[<pc>] (f) from [<lr>] (g+0x.../0x...)"): no heading opens a section, yet the report has a call trace.
+    ``trace``: the report's frames (:class:`forensics.types.dmesg.Frame`: function, symbol, offset, size,
+    module, reliable, stack, line).
+    """
+    if not trace:
+        return None
+    frames = tuple(
+        StackFrame(function, symbol, offset, size, module, None, False, reliable, line - first)
+        for function, symbol, offset, size, module, reliable, _stack, line in trace
+    )
+    skip = (*skip_call_trace, *_CALL_TRACE_SKIPS)
+    return StackSection(StackKind.CALL_TRACE, "", frames[0].at, None, frames, first_foreign(frames, skip))

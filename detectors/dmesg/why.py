@@ -27,7 +27,7 @@ from detectors.dmesg.code import listing
 from detectors.dmesg.lines import LogLine, parse_line
 from detectors.dmesg.model import parsed_lines
 from detectors.dmesg.rules import RULES
-from detectors.dmesg.stacks import stack_sections
+from detectors.dmesg.stacks import headless_call_trace, stack_sections
 from detectors.pointers import LIST_POISON1, LIST_POISON2, SLAB_POISONS, ValueKind, ascii_text, classify_value
 from forensics import regexcache as rc
 from forensics.types.causes import Cause
@@ -193,10 +193,21 @@ def _kasan(r: _Reading) -> None:
             r.add("memory", "stack" if "stack" in body else "global variable", line)
             if m.group(3):
                 r.add("offset", int(m.group(3)), line)
+    address, obj = r.get("address"), r.get("object")
+    if r.get("offset") is None and isinstance(address, str) and isinstance(obj, str) and r.get("cache"):
+        # A report cut before "The buggy address is located N bytes ..." still gives both addresses; tag-based
+        # KASAN (arm64) keeps a tag in the top byte of each (0xf3f0..., 0xfff0...), which is not the address.
+        untagged = (1 << 56) - 1
+        at = r.at("object")
+        r.facts.append(WhyFact("offset", (_hex(address) & untagged) - (_hex(obj) & untagged), at or 0))
     _sanitizer_stacks(r)
 
 
-_KFENCE_HEAD = rc.compile(r"BUG: KFENCE: ([a-z\- ]+?)(?: (read|write))?(?: in (\S+?)(?:\+0x\S+)?)?\s*$")
+# A symbolized log (syzbot's) ends the header with the source position, "in f+0x1/0x2 mm/x.c:12 [inline]".
+_SOURCE_TAIL = r"(?: \S+\.[a-zA-Z]+:\d+)?(?: \[inline\])?"
+_KFENCE_HEAD = rc.compile(
+    r"BUG: KFENCE: ([a-z\- ]+?)(?: (read|write))?(?: in (\S+?)(?:\+0x\S+)?" + _SOURCE_TAIL + r")?\s*$"
+)
 _KFENCE_AT = rc.compile(
     r"^\s*(?:(Use-after-free|Out-of-bounds|Invalid) (read|write) at|Invalid free of|Corrupted memory at) "
     r"0x([0-9a-f]+)(?: \[[^\]]*\])? \((?:(\d+)B (left|right) of|in) kfence-#(\d+)\)"
@@ -230,7 +241,7 @@ def _kfence(r: _Reading) -> None:
     _sanitizer_stacks(r)
 
 
-_KMSAN_HEAD = rc.compile(r"BUG: KMSAN: ([a-z\-]+) in (\S+?)(?:\+0x\S+)?\s*$")
+_KMSAN_HEAD = rc.compile(r"BUG: KMSAN: ([a-z\-]+) in (\S+?)(?:\+0x\S+)?" + _SOURCE_TAIL + r"\s*$")
 _KMSAN_BYTES = rc.compile(r"Bytes (\d+)-(\d+) of (\d+) are uninitialized")
 _KMSAN_ACCESS = rc.compile(r"Memory access of size (\d+) starts at ([0-9a-f]+)")
 _KMSAN_COPIED = rc.compile(r"Data copied to user address ([0-9a-fx]+)")
@@ -261,7 +272,8 @@ def _kmsan(r: _Reading) -> None:
 _LOCK = r"(?:[0-9a-f]{8,16} )?\((.*)\)\{[^}]*\}(?:-\{[^}]*\})?"
 _LOCK_AT = rc.compile(r"^\s*" + _LOCK + r"(?:, at: (?:\[<[0-9a-f]+>\]\s*)?(\S+))?")
 _HELD = rc.compile(r"^\s*#(\d+):\s+" + _LOCK + r"(?:, at: (?:\[<[0-9a-f]+>\]\s*)?(\S+))?")
-_HELD_BY = rc.compile(r"^\s*(\d+|no) locks? held by (.+?)/(\d+)")
+# The task's name may hold a "/" ("5 locks held by kworker/1:1/44:"): the pid is the last "/N".
+_HELD_BY = rc.compile(r"^\s*(\d+|no) locks? held by (.+)/(\d+)[:.]?\s*$")  # "no locks held by t/4648."
 _CHAIN = rc.compile(r"^\s*-> #(\d+) \((.*)\)\{[^}]*\}(?:-\{[^}]*\})?:\s*$")
 _TRYING = rc.compile(r"^\s*(.+?)/(\d+)(?: \[.*\])? is trying to acquire(?: lock)?:")
 _RELEASING = rc.compile(r"^\s*(.+?)/(\d+) is trying to release lock \((.*)\) at:")
@@ -269,11 +281,63 @@ _SITE = rc.compile(r"^\s*(?:\[<[0-9a-f]+>\]\s*)?([A-Za-z_][\w.]*\+0x[0-9a-f]+/0x
 _LOCKDEP_KIND = rc.compile(
     r"(?:WARNING|INFO): (possible circular locking dependency|possible recursive locking|inconsistent lock state|"
     r"possible irq lock inversion dependency|[A-Z]+-safe -> [A-Z]+-unsafe lock order|bad unlock balance|"
-    r"held lock freed|nested lock was not taken|suspicious RCU usage|lock held when returning to user space)"
+    r"held lock freed|nested lock was not taken|suspicious RCU usage|lock held when returning to user space|"
+    r"trying to register non-static key)"
 )
 _SCENARIO = rc.compile(r"^(\s*)(lock|unlock|<Interrupt>)\(?(.*?)\)?;?\s*$")
 _CHAIN_EXISTS = rc.compile(r"^\s*(\S.* --> .*\S)\s*$")
 _INCONSISTENT = rc.compile(r"\{([A-Z\-]+)\} -> \{([A-Z\-]+)\} usage")
+
+
+def _held_by(m: re.Match[str], at: int) -> StalledTask:
+    """A "N locks held by task/pid:" line: the task, and how many locks it holds (worded as the kernel words it)."""
+    count = m.group(1)
+    return StalledTask(m.group(2), int(m.group(3)), f"{count} {'lock' if count == '1' else 'locks'} held", at)
+
+
+def _add_held(r: _Reading, m: re.Match[str], task: str | None, line: LogLine) -> None:
+    """A "#N: addr (lock){..}, at: site" line of a locks-held list.
+
+    A symbolized log prints one such line per inlined function of the site ("at: rcu_lock_acquire ... [inline]",
+    then "at: debug_show_all_locks+0x55/0x2a0"): the same lock #N of the same task, not another lock.  Its site
+    is the last line's, the function that took it (the inlined ones are in it).
+    """
+    at = line.number - r.first
+    held = LockInfo("held", m.group(2), int(m.group(1)), task, m.group(3), at)
+    last = r.locks[-1] if r.locks else None
+    if (
+        last is not None
+        and last.role == "held"
+        and (last.number, last.name, last.task) == (held.number, held.name, task)
+    ):
+        r.locks[-1] = held
+    else:
+        r.locks.append(held)
+
+
+#: Lines that name the task and the lock the next lock line is: (a word of the line, pattern, role).
+#: An irq lock inversion says "task/pid just changed the state of lock:" (that lock and where).
+_ROLE_TASK_LINES = (
+    ("trying to acquire", _TRYING, "acquiring"),
+    (" takes:", rc.compile(r"^\s*(.+?)/(\d+) \["), "acquiring"),
+    ("just changed the state of lock", rc.compile(r"^\s*(.+)/(\d+) just changed"), "changed"),
+)
+
+
+def _lockdep_role(r: _Reading, body: str, line: LogLine) -> str | None:
+    """The role of the lock the next lock line names, when this line announces one (and the task it names)."""
+    for word, pattern, role in _ROLE_TASK_LINES:
+        if word in body and (m := pattern.search(body)) is not None:
+            r.add("task", m.group(1), line)
+            r.add("pid", int(m.group(2)), line)
+            return role
+    if "already holding" in body and body.rstrip().endswith(":"):
+        return "holding"
+    if "but this lock " in body and "in the past" in body:
+        # An irq lock inversion's other lock: "but this lock took another, HARDIRQ-unsafe lock in the past:" or
+        # "... was taken by another, HARDIRQ-safe lock in the past:".
+        return "other"
+    return None
 
 
 def _lockdep(r: _Reading) -> None:
@@ -289,13 +353,8 @@ def _lockdep(r: _Reading) -> None:
         ):
             r.add("lockdep", m.group(1), line)
             continue
-        if "trying to acquire" in body and (m := _TRYING.search(body)) is not None:
-            r.add("task", m.group(1), line)
-            r.add("pid", int(m.group(2)), line)
-            role = "acquiring"
-            continue
-        if "already holding" in body and body.rstrip().endswith(":"):
-            role = "holding"
+        if (opened := _lockdep_role(r, body, line)) is not None:
+            role = opened
             continue
         if "trying to release" in body and (m := _RELEASING.search(body)) is not None:
             r.add("task", m.group(1), line)
@@ -312,13 +371,9 @@ def _lockdep(r: _Reading) -> None:
         if "usage" in body and (m := _INCONSISTENT.search(body)) is not None:
             r.add("usage", f"{m.group(1)} -> {m.group(2)}", line)
             continue
-        if " takes:" in body and (t := re.search(r"^\s*(.+?)/(\d+) \[", body)):
-            r.add("task", t.group(1), line)
-            r.add("pid", int(t.group(2)), line)
-            role = "acquiring"
-            continue
         if role is not None and (m := _LOCK_AT.match(body)) is not None:
-            task = f"{r.get('task')}/{r.get('pid')}" if r.get("task") else None
+            # The "other" lock of an irq inversion was taken by some context in the past, not by this task now.
+            task = f"{r.get('task')}/{r.get('pid')}" if r.get("task") and role != "other" else None
             r.locks.append(LockInfo(role, m.group(1), None, task, m.group(2), line.number - r.first))
             r.add(f"{role} lock", m.group(1), line)
             if m.group(2):
@@ -331,12 +386,11 @@ def _lockdep(r: _Reading) -> None:
             r.locks.append(LockInfo("chain", m.group(2), int(m.group(1)), None, site, line.number - r.first))
             continue
         if "held by" in body and (m := _HELD_BY.search(body)) is not None:
-            r.tasks.append(StalledTask(m.group(2), int(m.group(3)), f"{m.group(1)} locks held", line.number - r.first))
+            r.tasks.append(_held_by(m, line.number - r.first))
             continue
         if "#" in body and (m := _HELD.match(body)) is not None:
             owner = r.tasks[-1] if r.tasks else None
-            task = f"{owner.comm}/{owner.pid}" if owner is not None else None
-            r.locks.append(LockInfo("held", m.group(2), int(m.group(1)), task, m.group(3), line.number - r.first))
+            _add_held(r, m, f"{owner.comm}/{owner.pid}" if owner is not None else None, line)
             continue
         if "Chain exists of:" in body:
             role = "chain-exists"
@@ -369,7 +423,8 @@ _RCU_HEAD = rc.compile(
 _RCU_CPU = rc.compile(r"^\s*(?:rcu:\s*)?(\d+)(?:-([.O][.o][.N][.D!]?\S*))?:? \((.*?)\)(.*)$")
 _RCU_ALL_QS = rc.compile(r"All QSes seen, last (rcu_\w+) kthread activity (\d+)")
 _RCU_TASK_DUMP = rc.compile(r"Task dump for CPU (\d+):")
-_RUNNING_TASK = rc.compile(r"^\s*(\S+)\s+R\s+running task")
+# "syz-executor R  running task" (older) and "task:syz-executor    state:R  running task" (5.x on).
+_RUNNING_TASK = rc.compile(r"^\s*(?:task:)?(\S+)\s+(?:state:)?R\s+running task")
 _RCU_CPU_OLD = rc.compile(r"\{\s*([\d ]+)\}")
 _RCU_T = rc.compile(r"t=(\d+) jiffies(?:,? g=(-?\d+))?")
 _RCU_DETECTED_BY = rc.compile(r"detected by (\d+)")
@@ -422,12 +477,24 @@ def _rcu_stall(r: _Reading) -> None:
             r.add("task dump for CPU", int(m.group(1)), line)
         if "running task" in body and (m := _RUNNING_TASK.match(body)) is not None and r.get("running task") is None:
             r.add("running task", m.group(1), line)
+    _name_rcu_tasks(r)
     if r.cpus:
         r.facts.append(WhyFact("stalled CPUs", ",".join(str(c.cpu) for c in r.cpus), r.cpus[0].at))
     if r.tasks:
         r.facts.append(WhyFact("stalled tasks", ",".join(str(t.pid) for t in r.tasks), r.tasks[0].at))
     if isinstance(r.report.frame, str):
         r.facts.append(WhyFact("running", r.report.frame, _frame_at(r, r.report.frame)))
+
+
+def _name_rcu_tasks(r: _Reading) -> None:
+    """Name the tasks "Tasks blocked on level-0 rcu_node (CPUs 0-1): P5930" gives by pid, from their dump's
+    "task:syz-executor state:R ... pid:5930" line."""
+    if not any(t.comm is None for t in r.tasks):
+        return
+    for line in r.lines:
+        if "task:" in line.body and (m := _RCU_TASKS_TASK.search(line.body)) is not None:
+            pid = int(m.group(3))
+            r.tasks = [t._replace(comm=m.group(1)) if t.pid == pid and t.comm is None else t for t in r.tasks]
 
 
 def _frame_at(r: _Reading, function: str) -> int:
@@ -484,11 +551,10 @@ def _hung_task(r: _Reading) -> None:
             r.add("lock owner pid", int(pid), line)
             r.locks.append(LockInfo("blocked-on", lock, None, f"{owner}/{pid}", None, line.number - r.first))
         elif "held by" in body and (m := _HELD_BY.search(body)) is not None:
-            r.tasks.append(StalledTask(m.group(2), int(m.group(3)), f"{m.group(1)} locks held", line.number - r.first))
+            r.tasks.append(_held_by(m, line.number - r.first))
         elif "#" in body and (m := _HELD.match(body)) is not None and r.tasks:
             owner = r.tasks[-1]
-            r.locks.append(LockInfo("held", m.group(2), int(m.group(1)), f"{owner.comm}/{owner.pid}", m.group(3),
-                                    line.number - r.first))  # fmt: skip
+            _add_held(r, m, f"{owner.comm}/{owner.pid}", line)
     trace = r.stack(StackKind.CALL_TRACE)
     if trace is None:
         return
@@ -502,6 +568,25 @@ def _hung_task(r: _Reading) -> None:
             break
     if isinstance(r.report.frame, str):
         r.facts.append(WhyFact("waits in", r.report.frame, _frame_at(r, r.report.frame)))
+    _lock_waited_on(r, trace)
+
+
+def _lock_waited_on(r: _Reading, trace: StackSection) -> None:
+    """The lock the hung task waits for, when "Showing all locks held" lists the task itself.
+
+    lockdep records a sleeping lock as held when it is requested, before the task sleeps for it: the task's own
+    entry whose site ("at: hugetlb_fault+0x56f/0x3770") is a frame of its stack (the same offset) is the lock it
+    waits for.  Only a frame with the site's offset counts, or the inlined frame a symbolized site names.
+    """
+    own = f"{r.get('task')}/{r.get('pid')}"
+    frames = {(f.symbol, f.offset) for f in trace.frames if f.reliable}
+    for lock in r.locks:
+        if lock.role != "held" or lock.task != own or not lock.site:
+            continue
+        symbol, _, offset = lock.site.partition("+")
+        if (symbol, int(offset.split("/")[0], 16) if offset else None) in frames:
+            r.facts.append(WhyFact("waits for lock", lock.name, lock.at))
+            return
 
 
 _SOFT_LOCKUP = rc.compile(r"BUG: soft lockup - CPU#(\d+) stuck for (\d+)s! \[(.+):(\d+)\]")
@@ -659,13 +744,24 @@ _PAGE_FAULT = rc.compile(
 )
 _PF_ACCESS = rc.compile(r"#PF: (supervisor|user) (read|write|instruction fetch) access in (kernel|user) mode")
 _PF_ERROR = rc.compile(r"#PF: error_code\((0x[0-9a-f]+)\) - (.*?)\s*$")
-_ARM64_WNR = rc.compile(r"^\s*WnR = ([01])")
+# arm64's data abort: "  CM = 0, WnR = 0, TnD = 0, ..." (6.x prints WnR amid other bits); an instruction abort
+# ("EC = 0x21: IABT (current EL)") faulted fetching the instruction: a jump to a bad address.
+_ARM64_WNR = rc.compile(r"(?:^\s*|, )WnR = ([01])")
+_ARM64_IABT = rc.compile(r"^\s*EC = 0x2[01]: IABT")
 _RIP = rc.compile(
     r"^\s*(?:(?:RIP|EIP): (?:0010|0060):|IP: )(?:\[<[0-9a-f]+>\]\s*)*(\S+)"
     r"|^\s*(?:pc : |PC is at )([A-Za-z_][\w.]*\+0x\S+)"
+    # A symbolized arm64 log's "pc : check_mem_cache kernel/bpf/memalloc.c:649 [inline]": the inlined function
+    # the pc is in, as x86's "RIP: 0010:__alloc_pages_slowpath mm/page_alloc.c:4619 [inline]" gives it.
+    r"|^\s*pc : ([A-Za-z_][\w.]*) \S+:\d+ \[inline\]"
+    # powerpc's "NIP [c000000008068dfc] .eeh_dev_check_failure+0x27c/0x390" (the dot of ELFv1 symbols dropped)
+    # and s390's "Krnl PSW : 0704f00180000000 000003ff8086d03a (will_oops_init+0x3a/0x1000 [will_oops])".
+    r"|^\s*NIP:? +\[[0-9a-f]+\] \.?([A-Za-z_][\w.]*\+0x[0-9a-f]+/0x[0-9a-f]+)"
+    r"|^\s*Krnl PSW : [0-9a-f]+ [0-9a-f]+ \(([A-Za-z_][\w.]*\+0x[0-9a-f]+/0x[0-9a-f]+)"
 )
 _BUG_AT = rc.compile(r"kernel BUG at (\S+?)!")
-_WARN_AT = rc.compile(r"WARNING: (?:CPU: \d+ PID: \d+ at |\S+:\d+ at )?(\S+\.[a-z]+:\d+)")
+# "WARNING: CPU: 1 PID: 5 at f.c:9 ...", 6.x's "WARNING: f.c:9 at ...", and 3.x's "WARNING: at f.c:9".
+_WARN_AT = rc.compile(r"WARNING: (?:CPU: \d+ PID: \d+ at |\S+:\d+ at |at )?(\S+\.[a-z]+:\d+)")
 #: KASAN_SHADOW_OFFSET of x86-64: a KASAN kernel checks an address by reading the byte at (address >> 3) + this.
 KASAN_SHADOW_OFFSET = 0xDFFFFC0000000000
 _CR2 = rc.compile(r"\bCR2: ([0-9a-f]+)")
@@ -701,12 +797,14 @@ def _fault(r: _Reading) -> None:
             r.add("page", m.group(2), line)
         elif "WnR" in body and (m := _ARM64_WNR.search(body)) is not None and r.get("access") is None:
             r.add("access", "write" if m.group(1) == "1" else "read", line)
+        elif "IABT" in body and _ARM64_IABT.match(body) is not None and r.get("access") is None:
+            r.add("access", "instruction fetch", line)
         elif (
-            ("IP" in body or "pc" in body or "PC" in body)
+            ("IP" in body or "pc" in body or "PC" in body or "PSW" in body)
             and (m := _RIP.search(body)) is not None
             and r.get(site) is None
         ):
-            r.add(site, m.group(1) or m.group(2), line)
+            r.add(site, next(g for g in m.groups() if g), line)
         elif "WARNING:" in body and (m := _WARN_AT.search(body)) is not None and r.get("warning at") is None:
             r.add("warning at", m.group(1), line)
         elif "BUG at" in body and (m := _BUG_AT.search(body)) is not None and r.get("bug at") is None:
@@ -725,14 +823,33 @@ def _fault(r: _Reading) -> None:
         if not _PREAMBLE_KNOWN.search(line.body) and line.body.strip():
             r.add("message", line.body.strip(), line)
             break
+    _arm64_address(r)
     _code_facts(r)
+    if r.get("access") == "write":
+        # The pointer table's "a member read through a NULL pointer" is worded for a read; this access wrote.
+        r.facts = [f._replace(value=f.value.replace("a member read through", "a member written through"))
+                   if f.name in ("address is", "base register is") and isinstance(f.value, str) else f
+                   for f in r.facts]  # fmt: skip
+
+
+def _arm64_address(r: _Reading) -> None:
+    """ "Non-canonical" and its general protection fault are x86's: an arm64 abort ("Mem abort info:", "ESR = ")
+    at such an address is a translation fault the kernel words "address between user and kernel address ranges"."""
+    if not str(r.get("address is") or "").startswith("non-canonical") or not any("ESR = " in x.body for x in r.lines):
+        return
+    r.facts = [
+        f._replace(value="between the user and kernel address ranges: not a pointer at all")
+        if f.name == "address is" else f
+        for f in r.facts
+    ]  # fmt: skip
 
 
 #: Report kinds whose RIP and Code: are the faulting (or trapping) instruction's.
 _FAULT_KINDS = frozenset((ReportKind.GPF, ReportKind.NULL_DEREF, ReportKind.PAGE_FAULT, ReportKind.OOPS,
                           ReportKind.TRAP, ReportKind.BUG, ReportKind.LIST_CORRUPTION, ReportKind.STACK_OVERFLOW,
                           ReportKind.USERCOPY, ReportKind.WARNING, ReportKind.REFCOUNT))  # fmt: skip
-_PREAMBLE_KNOWN = rc.compile(r"corruption|refcount_t:|double add|cut here|kasan: |WARNING:|BUG:")
+# "\bBUG:": debugobjects' "ODEBUG: assert_init not available ..." is the WARN's message, not a report header.
+_PREAMBLE_KNOWN = rc.compile(r"corruption|refcount_t:|double add|cut here|kasan: |\bWARNING:|\bBUG:")
 _KASAN_GPF_HINT = rc.compile(r"kasan: GPF could be caused by (.*?)\s*$")
 
 
@@ -1086,7 +1203,12 @@ def _null_cause(r: _Reading) -> Cause | None:
     if kasan is not None and "null-ptr-deref" in str(kasan):
         where = f"KASAN names the address range {str(kasan).split(' in ', 1)[-1]} (NULL plus an offset)"
     elif r.get("fault") == "page fault" and value is not None and value < 0x1000:
-        where = f"address {value:#x} is NULL plus {value:#x}"
+        # "NULL plus 0x0" says nothing: an address of 0 is NULL itself.
+        where = f"address {value:#x} is NULL plus {value:#x}" if value else "address 0x0 is NULL"
+        if r.get("access") == "instruction fetch":
+            # The CPU fetched its next instruction from there (x86's "#PF: supervisor instruction fetch", arm64's
+            # IABT): a call or jump through a NULL function pointer, not a data access.
+            where += ", fetched as an instruction: a call or jump through a NULL function pointer"
     elif checked is not None and checked[1] < 0x1000:
         where = f"the address KASAN checks is NULL plus {checked[1]:#x}"
     else:
@@ -1246,7 +1368,9 @@ def _assertion_cause(r: _Reading) -> Cause | None:
         return None
     what = "BUG" if r.get("bug at") else "WARN"
     site = str(r.get("faulting function") or r.get("warning site") or r.func).split("+")[0].split(".")[0]
-    statement = f"an assertion failed: a {what}_ON at {where} in {site} held" + (
+    # "kernel BUG at" and "WARNING: at" are printed by BUG()/WARN() as well as by BUG_ON()/WARN_ON() (skb_panic's
+    # BUG() is unconditional): the log does not say a condition held, only that the assertion fired.
+    statement = f"an assertion failed: a {what}_ON (or {what}) at {where} in {site}" + (
         f", on the way from {r.func}" if site != r.func else ""
     )
     compared = [str(f.value) for f in r.facts if f.name == "compared"]
@@ -1288,7 +1412,16 @@ def explain(report: KernelReport) -> ReportWhy:
     own = lines[len(report.preamble) :]
     rule = next((x for x in RULES if x.name == report.rule), None)
     skip = rule.stack.skip if rule is not None and rule.stack is not None else ()
-    r = _Reading(report, lines, first, stacks=stack_sections(own, first, skip))
+    stacks = stack_sections(own, first, skip)
+    # A report without a "Call Trace:" heading (KMSAN, 32-bit arm) still has the scanner's frames; not lockdep's,
+    # whose frames without the "stack backtrace:" are where a lock was taken in the past, not the report's stack.
+    if (
+        report.kind is not ReportKind.LOCKDEP
+        and not any(s.kind is StackKind.CALL_TRACE for s in stacks)
+        and (headless := headless_call_trace(report.trace, first, skip))
+    ):
+        stacks.insert(0, headless)
+    r = _Reading(report, lines, first, stacks=stacks)
     text = "\n".join(line.body for line in lines)
     cls = None
     if "Code:" in text:

