@@ -11,6 +11,7 @@ marker (a cut file) is read up to the cut and its record says so.
 from __future__ import annotations
 
 import hashlib
+import io
 import lzma
 import mmap
 import os
@@ -293,7 +294,15 @@ def open_input(name: str, *, decompress: bool = True) -> Iterator[TrackedInput]:
     and other OS errors.
     """
     if name == "-":
-        yield TrackedInput(STDIN_NAME, sys.stdin.buffer, decompress=decompress)
+        stdin = sys.stdin.buffer
+        # `kforensic dmesg < /dev/zero` read for ever, as `dmesg /dev/zero` did before its path was checked
+        try:
+            st: os.stat_result | None = os.fstat(stdin.fileno())
+        except (OSError, ValueError, io.UnsupportedOperation):  # not a descriptor (a test's BytesIO)
+            st = None
+        if st is not None:
+            _refuse_endless_device(Path("standard input"), st)
+        yield TrackedInput(STDIN_NAME, stdin, decompress=decompress)
         return
     path = Path(name)
     register_input(path)

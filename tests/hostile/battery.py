@@ -53,6 +53,7 @@ class Case:
     output: Path | None = None  # the one path the run may create or replace
     json_output: bool = False
     stdin: bytes | None = None
+    stdin_from: str | None = None  # a path opened as the run's standard input instead (`< /dev/zero`)
     fifo_feed: tuple[Path, bytes] | None = None  # a FIFO and what a writer puts into it
     as_nobody: bool = False
     want_rc: int | None = None  # the one exit code the case must end with, when the contract names it
@@ -637,6 +638,11 @@ def cases(inputs: dict[str, Path], tmp: Path, vmlinux: dict[str, Path] | None = 
                 (["trace", "-"], _bytes_of(FTRACE)),
             )
         ),
+        # standard input an endless device: read for ever (collectors/inputs.open_input now checks it, as for a path)
+        *(
+            Case(f"stdin-zero:{_short(argv)}", argv, stdin_from="/dev/zero", want_rc=3, want_err="never ends")
+            for argv in (["dmesg"], ["trace", "-"], ["profile", "-"], ["report", "--dmesg", "-"])
+        ),
         # standard input named twice: the second reader found it drained and said "an empty file" (now exit 2,
         # forensics/commands/common.stdin_read_once)
         *(
@@ -1022,11 +1028,12 @@ def _run(
         argv = [sys.executable, "-c", _SIGINT_AS_AT_A_TERMINAL, *argv]
     stdout = _reader_gone() if case.stdout == "broken" else subprocess.PIPE
     stderr = _reader_gone() if case.stderr == "broken" else subprocess.PIPE
+    stdin = os.open(case.stdin_from, os.O_RDONLY) if case.stdin_from else subprocess.PIPE
     try:
-        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=stdout, stderr=stderr, env=env, cwd=cwd)
+        proc = subprocess.Popen(argv, stdin=stdin, stdout=stdout, stderr=stderr, env=env, cwd=cwd)
     finally:
-        for fd in (stdout, stderr):
-            if fd >= 0:  # the run's end of a broken pipe
+        for fd in (stdin, stdout, stderr):
+            if fd >= 0:  # the run's end of a broken pipe, or its input file
                 os.close(fd)
     ran_until_signal = True
     feed = case.stdin or b""
