@@ -7,6 +7,7 @@ where tracebacks are shown (with ``--debug`` only).
 from __future__ import annotations
 
 import contextlib
+import errno
 import gc
 import io
 import os
@@ -392,6 +393,15 @@ def main() -> None:
     except Exception as exc:  # the boundary: anything else is a bug, said in one line
         if debug:
             _show_traceback()
+        if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:
+            # Path.is_file()/is_dir() raise it (Python 3.11 swallows only ENOENT, ENOTDIR, EBADF, ELOOP): a path
+            # longer than the system allows is the user's input, not a bug (`leaks --store`, `vmcore`, `kdump
+            # check --root` with a 300-byte name were exit 4; the hostile battery's long-name cases).
+            _fail(
+                f"cannot access {exc.filename or 'a path'}: {exc.strerror or exc}",
+                "give a shorter path: at most 255 bytes per name and 4096 in all",
+                int(ExitCode.BAD_INPUT),
+            )
         import sqlite3  # here, not at start-up: most commands never open a store
 
         store_error = _sqlite_cause(exc, sqlite3.DatabaseError)

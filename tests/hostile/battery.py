@@ -640,6 +640,11 @@ def cases(inputs: dict[str, Path], tmp: Path, vmlinux: dict[str, Path] | None = 
                 (["trace", "-"], _bytes_of(FTRACE)),
             )
         ),
+        # a name longer than the file system allows (ENAMETOOLONG): was exit 4 where Path.is_file() met it first
+        *(
+            Case(f"long-name:{slot}", fill(FILE_SLOTS[slot](str(tmp / ("n" * 300)))), want_rc=3, want_err="too long")
+            for slot in FILE_SLOTS
+        ),
         # standard input an endless device: read for ever (collectors/inputs.open_input now checks it, as for a path)
         *(
             Case(f"stdin-zero:{_short(argv)}", argv, stdin_from="/dev/zero", want_rc=3, want_err="never ends")
