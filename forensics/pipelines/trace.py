@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import math
 import os
 import re
@@ -17,6 +18,9 @@ from forensics.pipelines.spans import SpanOptions
 from forensics.types.results import CpuTimelineFigure, Figure, FigureDirectory, TraceResult
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from detectors.sched.analyzer import BatchAnalyzer
     from detectors.sched.engine import FastAnalyzer
     from forensics.types.sched import ParseSummary, Thresholds, TraceAnalysis
     from forensics.types.trace import ParseCounts
@@ -183,6 +187,38 @@ def trace_kernels() -> tuple[object, ...]:
     return (scan, *engine_kernels())
 
 
+def _unsized(chunks: Iterable[bytes]) -> tuple[Iterable[bytes], bool]:
+    """Standard input or a FIFO, whose size is known once read: the same chunks, and whether to run compiled.
+
+    What ends under the small-input bound runs without compiled code, as a file of its size would (a first
+    `trace -` of a few lines compiled for 34 s); only a longer stream is judged as one of unknown size.
+    """
+    from forensics.jit import SMALL_INPUT_BYTES, compiled_pays
+
+    rest = iter(chunks)
+    head: list[bytes] = []
+    size = 0
+    for chunk in rest:
+        head.append(chunk)
+        size += len(chunk)
+        if size >= SMALL_INPUT_BYTES:
+            return itertools.chain(head, rest), compiled_pays(None, trace_kernels)
+    return head, compiled_pays(size, trace_kernels)
+
+
+def _analyzer(
+    compiled: bool, options: tuple[Thresholds, tuple[float, float], float | None, bool]
+) -> BatchAnalyzer | FastAnalyzer:
+    """The engine: compiled, or the reference analyzer fed in batches (the same results)."""
+    if compiled:
+        from detectors.sched.engine import FastAnalyzer
+
+        return FastAnalyzer(*options)
+    from detectors.sched.analyzer import BatchAnalyzer, SchedAnalyzer
+
+    return BatchAnalyzer(SchedAnalyzer(*options))
+
+
 def analyse_trace_file(
     trace_file: str,
     *,
@@ -201,7 +237,6 @@ def analyse_trace_file(
     import_numpy()  # first, without OpenBLAS's thread pool
     from collectors.trace_columns import BatchParser, read_batches, text_size
     from collectors.trace_input import open_trace
-    from detectors.sched.analyzer import BatchAnalyzer, SchedAnalyzer
     from detectors.sched.findings import detect
     from detectors.sched.select import select_tasks
     from forensics.jit import compiled_pays
@@ -218,15 +253,10 @@ def analyse_trace_file(
             cold_bytes=COLD_SESSION_BYTES,
         )
     else:
-        compiled = compiled_pays(text_size(trace_file), trace_kernels)
+        size = text_size(trace_file)
+        compiled = compiled_pays(size, trace_kernels) if size is not None else False  # unsized: decided below
     options = (thresholds or DefaultThresholds(), span, bucket, png is not None)
-    analyzer: BatchAnalyzer | FastAnalyzer
-    if compiled:
-        from detectors.sched.engine import FastAnalyzer
-
-        analyzer = FastAnalyzer(*options)
-    else:
-        analyzer = BatchAnalyzer(SchedAnalyzer(*options))
+    analyzer = _analyzer(compiled, options)
     opts = span_opts or SpanOptions()
     ctf = None
     keeper = None
@@ -247,14 +277,18 @@ def analyse_trace_file(
         stream = ctf.stream
         counts = ctf.counts
     else:
-        parser = BatchParser(compiled=compiled)
-        if opts.wanted:
-            from collectors.spans import KernelKeeper
-
-            keeper = KernelKeeper(analyzer, trace_file)
         with open_trace(trace_file, save_text) as stream:
+            chunks: Iterable[bytes] = stream.chunks
+            if size is None:
+                chunks, compiled = _unsized(chunks)
+                analyzer = _analyzer(compiled, options)
+            parser = BatchParser(compiled=compiled)
+            if opts.wanted:
+                from collectors.spans import KernelKeeper
+
+                keeper = KernelKeeper(analyzer, trace_file)
             stop = threading.Event()
-            with contextlib.closing(read_batches(stream.chunks, parser, stop)) as batches:
+            with contextlib.closing(read_batches(chunks, parser, stop)) as batches:
                 for batch in batches:
                     (keeper or analyzer).feed(batch)
                     if analyzer.done:

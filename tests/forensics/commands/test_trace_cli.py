@@ -257,3 +257,24 @@ def test_the_kernels_preemption_model_is_declared_or_read_from_its_log(ftrace: P
     )
     assert ran.returncode == 0, ran.stderr
     assert f"kforensic trace {ftrace} --preempt none" in out.read_text()
+
+
+def test_a_small_trace_on_standard_input_runs_without_compiling_on_a_cold_cache(ftrace: Path, tmp_path: Path) -> None:
+    # Its size is unknown until read: it was judged as a large input, and a first `trace -` of 300 KB compiled
+    # the scanner and the engine (tens of seconds); read to its end under the small-input bound, it runs as its
+    # file does.
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "NUMBA_CACHE_DIR": str(tmp_path / "numba")}
+    env.pop("KFORENSIC_COMPILED", None)
+    with ftrace.open("rb") as text:
+        piped = subprocess.run(
+            [sys.executable, "-m", "forensics", "trace", "-", "-f", "json"],
+            stdin=text,
+            capture_output=True,
+            env=env,
+            timeout=600,
+            check=False,
+        )
+    assert piped.returncode == 0 and piped.stderr == b"", piped.stderr
+    assert not (tmp_path / "numba").exists()  # nothing compiled, nothing cached
+    by_path = json.loads(run(str(ftrace), "-f", "json").stdout)["incident"]["findings"]
+    assert [f["title"] for f in json.loads(piped.stdout)["incident"]["findings"]] == [f["title"] for f in by_path]
