@@ -10,9 +10,12 @@ import contextlib
 import os
 import signal
 import subprocess
+import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from forensics.evidence import Resolver, check_findings
 from forensics.model import Finding, LocatorKind
@@ -71,3 +74,14 @@ def child(argv: Sequence[str], **popen: Any) -> Iterator[subprocess.Popen[bytes]
         for stream in (proc.stdin, proc.stdout, proc.stderr):
             if stream is not None:
                 stream.close()
+
+
+def cli_in_process(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    """``kforensic ARGS`` run in this process (no interpreter start-up): its exit code and standard output."""
+    from forensics.cli import main
+
+    monkeypatch.setattr(sys, "argv", ["kforensic", *args])
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as ended:
+        main()
+    return int(ended.value.code or 0), capsys.readouterr().out

@@ -9,26 +9,17 @@ leaks these samples could and could not have shown.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
 from detectors.leaks.findings import coverage_finding
-from forensics.cli import main
 from forensics.model import Severity
 from forensics.pipelines.leaks import analyse_store
 from forensics.types.leaks import Grade
+from tests.helpers import cli_in_process
 
 RECORDINGS = Path(__file__).resolve().parents[2] / "data" / "healthy" / "slabwatch"
-
-
-def _cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
-    monkeypatch.setattr(sys, "argv", ["kforensic", *args])
-    capsys.readouterr()
-    with pytest.raises(SystemExit) as ended:
-        main()
-    return int(ended.value.code or 0), capsys.readouterr().out
 
 
 @pytest.mark.parametrize("recording", ["snapshots.txt.xz", "snapshots-2.txt.xz"])
@@ -37,7 +28,7 @@ def test_the_healthy_recording_has_nothing_at_medium_and_says_what_was_examined(
 ) -> None:
     store = tmp_path / "healthy.sqlite"
     path = RECORDINGS / recording
-    code, _ = _cli(monkeypatch, capsys, "slab-import", "--store", str(store), "--host", "vm", str(path))
+    code, _ = cli_in_process(monkeypatch, capsys, "slab-import", "--store", str(store), "--host", "vm", str(path))
     assert code == 0
     result = analyse_store(store)
     a = result.analysis
@@ -61,5 +52,5 @@ def test_the_healthy_recording_has_nothing_at_medium_and_says_what_was_examined(
     assert coverage.severity is Severity.INFO and coverage.title.startswith(
         f"Leak analysis: {len(undecided)} series growing, too short to call, in 133 samples"
     )
-    code, out = _cli(monkeypatch, capsys, "leaks", "--store", str(store), "-f", "md", "--fail-on", "medium")
+    code, out = cli_in_process(monkeypatch, capsys, "leaks", "--store", str(store), "-f", "md", "--fail-on", "medium")
     assert code == 0 and "examined 235 slab caches" in out and "No problem found" in out

@@ -8,23 +8,14 @@ the two hours would be a figure computed across a gap presented as fact.
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
-from forensics.cli import main
+from tests.helpers import cli_in_process
 
 SNAPSHOTS = Path(__file__).resolve().parents[3] / "vmcore_fixtures/cases/08-slab-leak/snapshots"
 _HEAD = re.compile(r"date=(\d+) uptime=([\d.]+)")
-
-
-def _cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
-    monkeypatch.setattr(sys, "argv", ["kforensic", *args])
-    capsys.readouterr()
-    with pytest.raises(SystemExit) as ended:
-        main()
-    return int(ended.value.code or 0), capsys.readouterr().out
 
 
 def test_a_two_hour_hole_in_the_samples_is_named_with_its_samples(
@@ -40,13 +31,13 @@ def test_a_two_hour_hole_in_the_samples_is_named_with_its_samples(
             text = _HEAD.sub(lambda m: f"date={int(m[1]) + 7200} uptime={float(m[2]) + 7200:.2f}", text, count=1)
         (snaps / snap.name).write_text(text)
     store = tmp_path / "gap.sqlite"
-    code, _ = _cli(monkeypatch, capsys, "slab-import", str(snaps), "--store", str(store), "--no-analysis")
+    code, _ = cli_in_process(monkeypatch, capsys, "slab-import", str(snaps), "--store", str(store), "--no-analysis")
     assert code == 0
-    code, out = _cli(monkeypatch, capsys, "leaks", "--store", str(store), "-f", "md")
+    code, out = cli_in_process(monkeypatch, capsys, "leaks", "--store", str(store), "-f", "md")
     assert code in (0, 1)
     assert f"between samples {half} and {half + 1}" in out, out  # sample ids count from 1
     assert "not observed" in out and "2.00 h" in out
     # without the hole: nothing said about gaps
-    code, _ = _cli(monkeypatch, capsys, "slab-import", str(SNAPSHOTS), "--store", str(tmp_path / "ok.sqlite"))
-    code, out = _cli(monkeypatch, capsys, "leaks", "--store", str(tmp_path / "ok.sqlite"), "-f", "md")
+    code, _ = cli_in_process(monkeypatch, capsys, "slab-import", str(SNAPSHOTS), "--store", str(tmp_path / "ok.sqlite"))
+    code, out = cli_in_process(monkeypatch, capsys, "leaks", "--store", str(tmp_path / "ok.sqlite"), "-f", "md")
     assert "gap" not in out
