@@ -51,6 +51,10 @@ class Run:
     status: int
 
 
+#: Commands that take a set time by design (``--duration``): the seconds they record for.
+RECORDING_S = {"slab-watch (3 samples)": 2.0}
+
+
 def run(argv: list[str], env: dict[str, str], cwd: Path) -> Run:
     """Run ``argv`` with stdout and stderr discarded; measure it with wait4.
 
@@ -91,7 +95,7 @@ def inputs(work: Path) -> dict[str, list[str]]:
             kf,
             "slab-watch",
             "--duration",
-            "2s",
+            f"{RECORDING_S['slab-watch (3 samples)']:g}s",
             "--interval",
             "1s",
             "--store",
@@ -139,17 +143,22 @@ def main() -> None:
         )
         head = f"{'cold s':>7} {'CPU s':>6} {'RSS MiB':>8}"
         print(f"{'command':<24} {head}  {head.replace('cold', 'warm')}  rc  load")
-        worst = 0.0
+        worst = (0.0, "")
         for name, argv in commands.items():
             cold = run(argv, env, work)
             warm = [run(argv, env, work) for _ in range(args.repeat)]
             mid = sorted(warm, key=lambda r: r.wall)[len(warm) // 2]
-            worst = max(worst, cold.wall)
+            # slab-watch records for a set time: its wall time less that time is what the user waits for.
+            worst = max(worst, (cold.wall - RECORDING_S.get(name, 0.0), name))
             print(
                 f"{name:<24} {cold.wall:7.2f} {cold.cpu:6.2f} {cold.rss:8.0f}  {mid.wall:7.2f} {mid.cpu:6.2f}"
                 f" {statistics.median(r.rss for r in warm):8.0f}  {cold.status:>2}  {os.getloadavg()[0]:.1f}"
             )
-        print(f"slowest cold run: {worst:.2f} s wall (target <= 3 s for inputs under 10 MB, <= 20 s for any)")
+        waits = ", ".join(f"{name} less its {s:.0f} s of recording" for name, s in RECORDING_S.items())
+        print(
+            f"slowest cold run: {worst[0]:.2f} s wall, {worst[1]} ({waits};"
+            " target <= 3 s for inputs under 10 MB, <= 20 s for any)"
+        )
 
 
 if __name__ == "__main__":

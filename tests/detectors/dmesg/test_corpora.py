@@ -38,6 +38,14 @@ SYZBOT_MISSES = {
     # syzbot takes the return address after the noreturn panic(), print_tainted+0x0; the rules skip
     # print_tainted as reporting code (the shared corpus needs that) and name the WARN's caller, vma_merge.
     "syzbot/06-arm-print_tainted.log": "titled WARNING in vma_merge",
+    # An arm64 KASAN null-ptr-deref ("Unable to handle kernel paging request at virtual address dfff8000...")
+    # is titled as syzkaller parses it; syzbot's bug had been opened by another crash of the same alt title
+    # ("bad-access in ext4_acquire_dquot"), presumably an x86 general protection fault, and keeps its title.
+    # The same kernel's arm64 null-ptr-deref in txBegin was filed as "KASAN: null-ptr-deref Read in txBegin":
+    # no rule of the text can tell which.
+    "syzbot/43-arm64-gpf-ext4_acquire_dquot.log": (
+        "titled BUG: unable to handle kernel paging request in ext4_acquire_dquot"
+    ),
 }
 
 
@@ -73,4 +81,4 @@ def test_held_out_syzbot_figures() -> None:
     firsts = {name: [r for r in scan_chunks([(CORPORA / name).read_bytes()]) if not r.is_event] for name in SYZBOT}
     exact = sum(bool(reps) and reps[0].title == SYZBOT[name] for name, reps in firsts.items())
     assert all(firsts.values())  # every one detected
-    assert (exact, len(SYZBOT)) == (33, 34)
+    assert (exact, len(SYZBOT)) == (77, 79)

@@ -256,6 +256,12 @@ def test_held_out_values_checked_by_hand() -> None:
     assert inversion.items() >= {"changed lock": "&p->sequence", "changed at": "writeout_period+0x94/0x11c",
                                  "other lock": "&xa->xa_lock#10"}.items()  # fmt: skip
     assert first("syzbot/04-kmsan-stack_depot.log")["facts"]["uninit created by"] == "stack_depot_save_flags"
+    # "BUG: KASAN: double-free in dev_free", "Free of addr ...", the 16-byte kmalloc-16 object freed at offset 0.
+    double_free = first("syzbot/39-kasan-double-free-dev_free.log")["facts"]
+    assert double_free.items() >= {"bug": "double-free", "access": "free", "cache": "kmalloc-16", "offset": 0}.items()
+    # Six "BUG: KASAN: ..." header lines (inlined refcount helpers), then "Read of size 4"; 228 bytes into 240.
+    skb = first("syzbot/52-kasan-hci_req_sync_complete.log")["facts"]
+    assert skb.items() >= {"size": 4, "cache": "skbuff_head_cache", "object size": 240, "offset": 228}.items()
 
 
 def update() -> None:
