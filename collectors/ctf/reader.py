@@ -550,7 +550,10 @@ class Session:
                     both = np.concatenate([marks, s.pending])
                     s.pending = both[np.argsort(both[:, ly.R_TS], kind="stable")]
             live = [i for i in live if not streams[i].done or len(streams[i].pending)]
-            if not live:
+            if not live:  # the decoder's rows and the last pending arrays (held by empty views) let go
+                self.scratch = np.zeros((0, ly.N_ROWCOLS), dtype=np.int64)
+                for s in streams:
+                    s.pending = np.zeros((0, ly.N_ROWCOLS), dtype=np.int64)
                 return
             # Everything up to the earliest "last decoded" time of the streams still reading is final.
             horizon = min(
@@ -566,7 +569,8 @@ class Session:
                 if n:
                     parts.append(p[:n])
                     owners.append(np.full(n, i, dtype=np.int64))
-                    streams[i].pending = p[n:]
+                    # (a view while rows remain; none once all are taken: the whole array goes)
+                    streams[i].pending = p[n:] if n < len(p) else np.zeros((0, ly.N_ROWCOLS), dtype=np.int64)
             if not parts:
                 continue
             rows = np.concatenate(parts)
