@@ -24,10 +24,11 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from detectors.dmesg.code import listing
+from detectors.dmesg.frames import function_name, is_skipped
 from detectors.dmesg.lines import LogLine, parse_line
 from detectors.dmesg.model import parsed_lines
 from detectors.dmesg.rules import RULES
-from detectors.dmesg.stacks import headless_call_trace, stack_sections
+from detectors.dmesg.stacks import LOCK_PRIMITIVES, headless_call_trace, stack_sections
 from detectors.pointers import LIST_POISON1, LIST_POISON2, SLAB_POISONS, ValueKind, ascii_text, classify_value
 from forensics import regexcache as rc
 from forensics.types.causes import Cause
@@ -340,12 +341,35 @@ def _lockdep_role(r: _Reading, body: str, line: LogLine) -> str | None:
     return None
 
 
+def _lock_site_continued(r: _Reading, run: tuple[str, str] | None, body: str, line: LogLine) -> bool:
+    """Whether a line continues the "at:" lines of the lock just read, choosing the site that took it.
+
+    A symbolized log prints one "at:" line per inlined function of the site, innermost first ("at: spin_lock
+    ... [inline]", "at: class_spinlock_irqsave_constructor ... [inline]", "at: snd_timer_interrupt+0x31/0xd80"):
+    the site is the first that is not a lock primitive or wrapper (the lock-chain stacks' skips), else the last
+    line's, the function the wrappers were inlined into.  ``run``: the role and the name of the lock just read.
+    """
+    if run is None or "at: " not in body or (m := _LOCK_AT.match(body)) is None or m.group(1) != run[1]:
+        return False
+    role, _ = run
+    lock = r.locks[-1]
+    if m.group(2) and lock.site and is_skipped(LOCK_PRIMITIVES, function_name(lock.site.split("+")[0])):
+        at = line.number - r.first
+        r.locks[-1] = lock._replace(site=m.group(2), at=at)
+        r.facts = [WhyFact(f.name, m.group(2), at) if f.name == f"{role} at" else f for f in r.facts]
+    return True
+
+
 def _lockdep(r: _Reading) -> None:
     role = None  # which lock the next lock line names
+    run: tuple[str, str] | None = None  # the role and name of the lock whose "at:" lines are being read
     scenario_cpu_column: int | None = None
     chain_sections = [s for s in r.stacks if s.kind is StackKind.LOCK_CHAIN]
     for line in r.lines:
         body = line.body
+        if _lock_site_continued(r, run, body, line):
+            continue
+        run = None
         if (
             ("WARNING:" in body or "INFO:" in body)
             and (m := _LOCKDEP_KIND.search(body)) is not None
@@ -378,6 +402,7 @@ def _lockdep(r: _Reading) -> None:
             r.add(f"{role} lock", m.group(1), line)
             if m.group(2):
                 r.add(f"{role} at", m.group(2), line)
+            run = (role, m.group(1))
             role = None
             continue
         if "-> #" in body and (m := _CHAIN.match(body)) is not None:

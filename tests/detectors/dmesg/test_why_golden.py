@@ -262,6 +262,16 @@ def test_held_out_values_checked_by_hand() -> None:
     # Six "BUG: KASAN: ..." header lines (inlined refcount helpers), then "Read of size 4"; 228 bytes into 240.
     skb = first("syzbot/52-kasan-hci_req_sync_complete.log")["facts"]
     assert skb.items() >= {"size": 4, "cache": "skbuff_head_cache", "object size": 240, "offset": 228}.items()
+    # "at: class_spinlock_irqsave_constructor ... [inline]" then "at: snd_timer_interrupt.part.0+0x31/0xd80": the
+    # guard() wrapper is not where the lock was taken; nor "at: spin_lock ... [inline]" (PREEMPT_RT's softirq lock).
+    assert first("syzbot/57-inconsistent-lock-state-snd_timer_interrupt.log")["facts"]["acquiring at"] == (
+        "snd_timer_interrupt.part.0+0x31/0xd80"
+    )
+    deadlock = first("syzbot/56-deadlock-snd_pcm_drop.log")["facts"]
+    assert (deadlock["acquiring at"], deadlock["holding at"]) == ("__local_bh_disable_ip+0x264/0x400",
+                                                                  "snd_pcm_group_lock_irq")  # fmt: skip
+    # slab_post_alloc_hook, slab_alloc_node, __do_kmalloc_node, __kmalloc, kmalloc: io_alloc_async_data allocated.
+    assert first("syzbot/67-kmsan-io_rw_fail.log")["facts"]["uninit created by"] == "io_alloc_async_data"
 
 
 def update() -> None:

@@ -1,0 +1,127 @@
+"""The report readers of detectors/dmesg/why.py on project-written reports, one format each.
+
+The golden tests (test_why_golden.py) hold the values of real reports; these reports are written here, in the
+kernels' formats, to pin each reading down on its own: where a lock was taken when a symbolized log prints a
+lock's inline wrappers as "at:" lines of their own, who allocated when the allocator's internals are frames of
+their own, KCSAN's two accesses, kmemleak's leaked object.
+"""
+
+from __future__ import annotations
+
+from detectors.dmesg.findings import explain_reports
+from detectors.dmesg.scanner import scan_chunks
+from forensics.types.dmesg import ReportWhy
+
+
+def read(text: str) -> list[ReportWhy]:
+    """Every report of a log, read."""
+    reports = list(scan_chunks([text.encode()]))
+    whys = explain_reports(reports)
+    return [whys[r.start_line] for r in reports]
+
+
+def facts(why: ReportWhy) -> dict[str, object]:
+    return {f.name: f.value for f in reversed(why.facts)}
+
+
+# ---------------------------------------------------------------- lockdep: where the lock was taken
+
+INCONSISTENT_GUARD = """\
+================================
+WARNING: inconsistent lock state
+6.8.0-kf #1 Not tainted
+--------------------------------
+inconsistent {SOFTIRQ-ON-W} -> {IN-SOFTIRQ-W} usage.
+kf-worker/77 [HC0[0]:SC1[1]:HE0:SE0] takes:
+ffff888029d3e948 (&kf->lock){+.?.}-{2:2}, at: class_spinlock_irqsave_constructor include/linux/spinlock.h:574 [inline]
+ffff888029d3e948 (&kf->lock){+.?.}-{2:2}, at: kf_timer_fn+0x31/0xd80 drivers/kf/kf.c:818
+{SOFTIRQ-ON-W} state was registered at:
+  lock_acquire+0x1b1/0x540 kernel/locking/lockdep.c:5719
+  _raw_spin_lock+0x2e/0x40 kernel/locking/spinlock.c:154
+  kf_close+0x65/0xbd0 drivers/kf/kf.c:412
+"""
+
+CIRCULAR_WRAPPERS = """\
+======================================================
+WARNING: possible circular locking dependency detected
+6.12.0-kf #1 Not tainted
+------------------------------------------------------
+kf-worker/77 is trying to acquire lock:
+ffff8880b8823d90 (&kf->stats_lock){+.+.}-{3:3}, at: spin_lock include/linux/spinlock.h:351 [inline]
+ffff8880b8823d90 (&kf->stats_lock){+.+.}-{3:3}, at: class_spinlock_constructor include/linux/spinlock.h:561 [inline]
+ffff8880b8823d90 (&kf->stats_lock){+.+.}-{3:3}, at: kf_stats_update+0x264/0x400 drivers/kf/kf.c:168
+
+but task is already holding lock:
+ffff8880302d0150 (&kf->config_lock){+.+.}-{3:3}, at: spin_lock_irq include/linux/spinlock.h:376 [inline]
+ffff8880302d0150 (&kf->config_lock){+.+.}-{3:3}, at: class_spinlock_irq_constructor include/linux/spinlock.h:567
+ffff8880302d0150 (&kf->config_lock){+.+.}-{3:3}, at: kf_config_apply+0x10d/0x270 drivers/kf/kf.c:2223
+
+which lock already depends on the new lock.
+
+"""
+
+
+def test_a_lock_taken_through_a_guard_is_taken_in_the_function_the_guard_is_in() -> None:
+    (why,) = read(INCONSISTENT_GUARD)
+    assert why.cls == "lockdep"
+    assert facts(why)["acquiring at"] == "kf_timer_fn+0x31/0xd80"
+    assert [(k.role, k.site, k.at) for k in why.locks if k.role == "acquiring"] == [
+        ("acquiring", "kf_timer_fn+0x31/0xd80", 6)
+    ]
+    assert why.cause is not None and "in kf_timer_fn+0x31/0xd80:" in why.cause.statement
+
+
+def test_lock_sites_skip_every_inline_lock_wrapper() -> None:
+    (why,) = read(CIRCULAR_WRAPPERS)
+    got = facts(why)
+    assert (got["acquiring at"], got["holding at"]) == ("kf_stats_update+0x264/0x400", "kf_config_apply+0x10d/0x270")
+    # The fact is read from the line that names the site (the 11th after the header).
+    assert next(f.at for f in why.facts if f.name == "holding at") == 11
+
+
+def test_an_unsymbolized_lock_site_is_kept_as_printed() -> None:
+    text = CIRCULAR_WRAPPERS.replace(
+        "at: spin_lock include/linux/spinlock.h:351 [inline]\n", "at: _raw_spin_lock+0x2e/0x40\n"
+    )
+    text = "\n".join(x for x in text.splitlines() if "class_spinlock_constructor" not in x and "kf_stats" not in x)
+    (why,) = read(text)
+    # One "at:" line: nothing better is printed than the primitive itself.
+    assert facts(why)["acquiring at"] == "_raw_spin_lock+0x2e/0x40"
+
+
+# ---------------------------------------------------------------- who allocated: the allocator's internals
+
+KMSAN_NOPROF = """\
+=====================================================
+BUG: KMSAN: uninit-value in kf_parse+0x1a7/0x1b0 drivers/kf/kf.c:311
+ kf_parse+0x1a7/0x1b0 drivers/kf/kf.c:311
+ kf_ioctl+0x217/0x3e0 drivers/kf/kf.c:1065
+ __x64_sys_ioctl+0x11b/0x1a0 fs/ioctl.c:893
+ do_syscall_64+0x6d/0x140 arch/x86/entry/common.c:83
+ entry_SYSCALL_64_after_hwframe+0x63/0x6b
+
+Uninit was created at:
+ slab_post_alloc_hook mm/slub.c:4975 [inline]
+ slab_alloc_node mm/slub.c:5280 [inline]
+ __do_kmalloc_node mm/slub.c:5641 [inline]
+ __kmalloc_noprof+0x3e3/0x6b0 mm/slub.c:5654
+ kmalloc_noprof include/linux/slab.h:961 [inline]
+ kmalloc_array_noprof include/linux/slab.h:1003 [inline]
+ kf_alloc_table drivers/kf/kf.c:1780 [inline]
+ kf_open+0x384/0x5a0 drivers/kf/kf.c:1801
+ do_syscall_64+0x6d/0x140 arch/x86/entry/common.c:83
+
+CPU: 0 PID: 5401 Comm: kf-worker Not tainted 6.12.0-kf #0
+=====================================================
+"""
+
+
+def test_uninit_created_by_the_caller_of_the_allocator_internals() -> None:
+    (why,) = read(KMSAN_NOPROF)
+    assert why.cls == "kmsan"
+    assert facts(why)["uninit created by"] == "kf_alloc_table"
+    internals = ("__do_kmalloc_node", "__kmem_cache_alloc_node", "__kmalloc_cache_noprof", "kmem_cache_alloc_noprof",
+                 "alloc_pages_noprof", "slab_alloc_node", "kmalloc_node_track_caller_noprof")  # fmt: skip
+    for internal in internals:
+        (other,) = read(KMSAN_NOPROF.replace(" __do_kmalloc_node ", f" {internal} "))
+        assert facts(other)["uninit created by"] == "kf_alloc_table", internal
