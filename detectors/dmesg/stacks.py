@@ -201,6 +201,40 @@ def stack_sections(lines: Sequence[LogLine], first: int, skip_call_trace: tuple[
     frames that is neither a frame nor a line that may stand inside a stack (markers,
     register dumps).  ``skip_call_trace``: the report rule's own skips for its call trace.
     """
+    hinted = _hinted_lines(lines)
+    headings = {i: heading for i in sorted(hinted) if (heading := section_kind(lines[i].body)) is not None}
+    return _sections(lines, first, headings, skip_call_trace)
+
+
+#: KCSAN's access line (kernel/kcsan/report.c): the access type with its marks ("read (marked)", "write (scoped)",
+#: "read-write", "assert no writes (reordered)"), the address and size, by a task or an interrupt, on which CPU.
+#: A race whose other access KCSAN did not see (the value changed while it watched) prints "race at unknown origin,
+#: with read to ...".
+RACE_ACCESS = rc.compile(
+    r"^\s*(?P<unknown>race at unknown origin, with )?"
+    r"(?P<type>read-write|read|write|assert no (?:accesses|writes))(?P<marks>(?: \([a-z, ]+\))*) "
+    r"to (?P<address>0x[0-9a-f]+) of (?P<size>\d+) bytes by (?:task (?P<pid>\d+)|(?P<interrupt>interrupt)) "
+    r"on cpu (?P<cpu>\d+):\s*$"
+)
+
+
+def race_sections(lines: Sequence[LogLine], first: int) -> list[StackSection]:
+    """KCSAN's accesses, each with its stack: the first printed, then the reporting task's (a KCSAN report only)."""
+    headings: dict[int, tuple[StackKind, int | None]] = {}
+    for i, line in enumerate(lines):
+        if " bytes by " in line.body and (m := RACE_ACCESS.match(line.body)) is not None:
+            kind = StackKind.RACE_ACCESS_2 if headings else StackKind.RACE_ACCESS_1
+            headings[i] = (kind, int(m.group("pid")) if m.group("pid") else None)
+    return _sections(lines, first, headings, ())
+
+
+def _sections(
+    lines: Sequence[LogLine],
+    first: int,
+    headings: dict[int, tuple[StackKind, int | None]],
+    skip_call_trace: tuple[str, ...],
+) -> list[StackSection]:
+    """The sections that open at ``headings`` (a line's index: the kind it opens and the task it names)."""
     out: list[StackSection] = []
     current: tuple[StackKind, str, int, int | None] | None = None
     frames: list[StackFrame] = []
@@ -213,10 +247,9 @@ def stack_sections(lines: Sequence[LogLine], first: int, skip_call_trace: tuple[
         skip = (*skip_call_trace, *_CALL_TRACE_SKIPS) if kind is StackKind.CALL_TRACE else SECTION_SKIPS.get(kind, ())
         out.append(StackSection(kind, heading, at, task, tuple(frames), first_foreign(frames, skip)))
 
-    hinted = _hinted_lines(lines)
     for i, line in enumerate(lines):
         body = line.body
-        heading = section_kind(body) if i in hinted else None
+        heading = headings.get(i)
         if heading is not None:
             close()
             current = (heading[0], body.strip(), line.number - first, heading[1])

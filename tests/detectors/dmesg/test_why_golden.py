@@ -46,6 +46,7 @@ SHARED_CASES = {
               "740"),
     "kfence": ("590", "592", "594", "596", "598"),
     "kmsan": ("626", "632", "634"),
+    "data-race": ("428", "750"),
     "lockdep": ("26", "30", "116", "186", "188", "190", "234", "250", "466", "558", "666"),
     "rcu-stall": ("58", "268", "270", "276", "298", "612", "720", "1002"),
     "hung-task": ("70", "72", "176", "386", "432", "526", "692"),
@@ -270,6 +271,15 @@ def test_held_out_values_checked_by_hand() -> None:
     deadlock = first("syzbot/56-deadlock-snd_pcm_drop.log")["facts"]
     assert (deadlock["acquiring at"], deadlock["holding at"]) == ("__local_bh_disable_ip+0x264/0x400",
                                                                   "snd_pcm_group_lock_irq")  # fmt: skip
+    # KCSAN: "write to 0xffff88812ed8b730 of 8 bytes by task 16157 on cpu 1:" under strscpy from __set_task_comm,
+    # "read to 0xffff88812ed8b733 of 1 bytes by task 16161 on cpu 0:", "value changed: 0x72 -> 0x34".
+    race = first("syzbot/42-kcsan-strscpy.log")
+    assert race["class"] == "data-race"
+    assert race["facts"].items() >= {
+        "access 1": "write", "access 1 size": 8, "access 1 by": "task 16157", "access 1 in": "strscpy",
+        "access 1 caller": "__set_task_comm", "access 2": "read", "access 2 address": "0xffff88812ed8b733",
+        "access 2 size": 1, "access 2 cpu": 0, "value changed": "0x72 -> 0x34", "pid": 16161, "task": "ext4lazyinit",
+    }.items()  # fmt: skip
     # slab_post_alloc_hook, slab_alloc_node, __do_kmalloc_node, __kmalloc, kmalloc: io_alloc_async_data allocated.
     assert first("syzbot/67-kmsan-io_rw_fail.log")["facts"]["uninit created by"] == "io_alloc_async_data"
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from detectors.dmesg.findings import explain_reports
 from detectors.dmesg.scanner import scan_chunks
-from forensics.types.dmesg import ReportWhy
+from forensics.types.dmesg import ReportWhy, StackKind
 
 
 def read(text: str) -> list[ReportWhy]:
@@ -125,3 +125,70 @@ def test_uninit_created_by_the_caller_of_the_allocator_internals() -> None:
     for internal in internals:
         (other,) = read(KMSAN_NOPROF.replace(" __do_kmalloc_node ", f" {internal} "))
         assert facts(other)["uninit created by"] == "kf_alloc_table", internal
+
+
+# ---------------------------------------------------------------- KCSAN: the two accesses
+
+KCSAN_RACE = """\
+==================================================================
+BUG: KCSAN: data-race in kf_stats_read / kf_stats_update
+
+read-write (marked) to 0xffff88812ed8b730 of 8 bytes by interrupt on cpu 1:
+ kf_stats_update+0xa9/0x170 drivers/kf/kf.c:165
+ kf_irq+0x27/0x80 drivers/kf/kf.c:835
+ __handle_irq_event_percpu+0x46/0x140 kernel/irq/handle.c:158
+
+read to 0xffff88812ed8b730 of 8 bytes by task 4242 on cpu 0:
+ strscpy+0xde/0x170 lib/string.c:174
+ kf_name kf/kf.c:260 [inline]
+ kf_stats_read+0x45/0x70 drivers/kf/kf.c:252
+ vfs_read+0x281/0x3050 fs/read_write.c:1822
+
+value changed: 0x0000000000000001 -> 0x0000000000000002
+
+Reported by Kernel Concurrency Sanitizer on:
+CPU: 0 UID: 0 PID: 4242 Comm: kf reader Not tainted 6.12.0-kf #0
+==================================================================
+"""
+
+
+def test_kcsan_reads_both_accesses_and_the_value_change() -> None:
+    (why,) = read(KCSAN_RACE)
+    assert why.cls == "data-race"
+    got = facts(why)
+    assert got.items() >= {
+        "bug": "data-race", "reported in": "kf_stats_read / kf_stats_update",
+        "access 1": "read-write (marked)", "access 1 address": "0xffff88812ed8b730", "access 1 size": 8,
+        "access 1 by": "interrupt", "access 1 cpu": 1, "access 1 in": "kf_stats_update",
+        "access 2": "read", "access 2 by": "task 4242", "access 2 cpu": 0, "access 2 in": "strscpy",
+        "access 2 caller": "kf_name", "value changed": "0x0000000000000001 -> 0x0000000000000002",
+        "CPU": 0, "pid": 4242, "task": "kf reader",
+    }.items()  # fmt: skip
+    assert "access 1 caller" not in got  # the function itself is foreign
+    assert [(s.kind, s.task, len(s.frames)) for s in why.stacks] == [
+        (StackKind.RACE_ACCESS_1, None, 3),
+        (StackKind.RACE_ACCESS_2, 4242, 4),
+    ]
+    assert why.cause is not None and why.cause.cls == "data_race"
+    assert why.cause.statement == (
+        "data race: kf_stats_update reads and writes 8 bytes at 0xffff88812ed8b730 (marked) in an interrupt while "
+        "strscpy (from kf_name) reads 8 bytes at 0xffff88812ed8b730, with no lock in common and not both marked "
+        "(READ_ONCE/WRITE_ONCE); the value changed 0x0000000000000001 -> 0x0000000000000002"
+    )
+
+
+def test_kcsan_race_of_unknown_origin_and_assertions() -> None:
+    text = KCSAN_RACE.replace(
+        "data-race in kf_stats_read / kf_stats_update", "assert: race in kf_stats_update+0x6df/0x760"
+    )
+    text = text.replace("read-write (marked) to", "race at unknown origin, with assert no writes (scoped) to")
+    head, _, tail = text.partition("\nread to ")
+    (why,) = read(head + "\nvalue changed: 0x0 -> 0x1\n" + tail.split("value changed: ", 1)[1].split("\n", 1)[1])
+    got = facts(why)
+    assert got.items() >= {"bug": "assert: race", "reported in": "kf_stats_update", "other access": "unknown origin",
+                           "access 1": "assert no writes (scoped)"}.items()  # fmt: skip
+    assert "access 2" not in got
+    assert why.cause is not None and why.cause.statement == (
+        "data race: kf_stats_update asserts no concurrent writes to 8 bytes at 0xffff88812ed8b730 (scoped) in an "
+        "interrupt while an access KCSAN did not see (unknown origin) changes it; the value changed 0x0 -> 0x1"
+    )
