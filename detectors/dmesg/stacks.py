@@ -199,7 +199,8 @@ def stack_sections(lines: Sequence[LogLine], first: int, skip_call_trace: tuple[
 
     A section runs from its heading to the next heading, or to the first line after its
     frames that is neither a frame nor a line that may stand inside a stack (markers,
-    register dumps).  ``skip_call_trace``: the report rule's own skips for its call trace.
+    register dumps).  ``skip_call_trace``: the report rule's own skips for the stack it titles the report from
+    (the call trace; kmemleak's backtrace).
     """
     hinted = _hinted_lines(lines)
     headings = {i: heading for i in sorted(hinted) if (heading := section_kind(lines[i].body)) is not None}
@@ -244,7 +245,14 @@ def _sections(
         if current is None:
             return
         kind, heading, at, task = current
-        skip = (*skip_call_trace, *_CALL_TRACE_SKIPS) if kind is StackKind.CALL_TRACE else SECTION_SKIPS.get(kind, ())
+        if kind is StackKind.CALL_TRACE:
+            skip = (*skip_call_trace, *_CALL_TRACE_SKIPS)
+        elif kind is StackKind.LEAK_BACKTRACE:
+            # kmemleak's backtrace is the stack the memory-leak rule titles the report from: who allocated the
+            # leaked object is named as the title names it, past the allocation wrappers (sk_prot_alloc, idr_*).
+            skip = (*SECTION_SKIPS[kind], *skip_call_trace)
+        else:
+            skip = SECTION_SKIPS.get(kind, ())
         out.append(StackSection(kind, heading, at, task, tuple(frames), first_foreign(frames, skip)))
 
     for i, line in enumerate(lines):

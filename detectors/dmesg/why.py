@@ -315,6 +315,30 @@ def _kcsan(r: _Reading) -> None:
             r.facts.append(WhyFact(f"access {number} caller", section.first_foreign.function, section.first_foreign.at))
 
 
+_LEAK_OBJECT = rc.compile(r"unreferenced object (0x[0-9a-f]+) \(size (\d+)\):")
+# '  comm "syz-executor1", pid 8262, jiffies 4294976807 (age 33.830s)' (no age from 6.7 on).
+_LEAK_COMM = rc.compile(r'^\s*comm "(.*)", pid (\d+), jiffies (\d+)(?: \(age (\d+)\.(\d{3})s\))?')
+
+
+def _kmemleak(r: _Reading) -> None:
+    """kmemleak: the unreferenced object (address, size), the task that allocated it and when, and who allocated
+    it: its backtrace's first foreign frame, past the allocator and the rule's allocation wrappers."""
+    for line in r.lines:
+        body = line.body
+        if "unreferenced object" in body and (m := _LEAK_OBJECT.search(body)) is not None and r.get("object") is None:
+            r.add("object", m.group(1), line)
+            r.add("object size", int(m.group(2)), line)
+        elif "comm " in body and (m := _LEAK_COMM.match(body)) is not None and r.get("task") is None:
+            r.add("task", m.group(1), line)
+            r.add("pid", int(m.group(2)), line)
+            r.add("jiffies", int(m.group(3)), line)
+            if m.group(4):
+                r.add("age ms", int(m.group(4)) * 1000 + int(m.group(5)), line)
+    section = r.stack(StackKind.LEAK_BACKTRACE)
+    if section is not None and section.first_foreign is not None:
+        r.facts.append(WhyFact("allocated by", section.first_foreign.function, section.first_foreign.at))
+
+
 # ---------------------------------------------------------------- lockdep
 
 _LOCK = r"(?:[0-9a-f]{8,16} )?\((.*)\)\{[^}]*\}(?:-\{[^}]*\})?"
@@ -1078,6 +1102,7 @@ EXTRACTORS: tuple[Extractor, ...] = (
               "BUG: KFENCE: use-after-free read in f+0x1/0x2"),
     Extractor("kmsan", lambda r, t: r.kind is ReportKind.KMSAN, _kmsan, "BUG: KMSAN: uninit-value in f+0x1/0x2"),
     Extractor("data-race", lambda r, t: r.kind is ReportKind.KCSAN, _kcsan, "BUG: KCSAN: data-race in f / g"),
+    Extractor("memory-leak", lambda r, t: r.kind is ReportKind.LEAK, _kmemleak, "BUG: memory leak"),
     Extractor("list-corruption", lambda r, t: ("corruption" in t and _LIST_MESSAGE.search(t) is not None)
               or "list_add double add" in t, _list_corruption, "kernel BUG at lib/list_debug.c:53!"),
     Extractor("refcount", lambda r, t: "refcount_t:" in t, _refcount, "WARNING: CPU: 0 PID: 1 at lib/refcount.c:28 f"),
@@ -1287,6 +1312,19 @@ def _race_cause(r: _Reading) -> Cause | None:
                   r.at("access 1"), accesses=tuple(accesses), value_change=r.get("value changed"))  # fmt: skip
 
 
+def _leak_cause(r: _Reading) -> Cause | None:
+    """kmemleak: who allocated the object nothing references any more."""
+    who = r.get("allocated by")
+    if r.report.kind is not ReportKind.LEAK or who is None:
+        return None
+    address, size, pid = r.get("object"), r.get("object size"), r.get("pid")
+    return _cause("memory_leak", r, 0.7, f"look for the path of {who}'s object that drops it without a free "
+                  "(echo scan > /sys/kernel/debug/kmemleak to confirm)", r.at("object") or r.at("allocated by"),
+                  func=str(who), size=size if isinstance(size, int) else None,
+                  address=_hex(address) if isinstance(address, str) else None,
+                  task=r.get("task"), pid=pid if isinstance(pid, int) else None)  # fmt: skip
+
+
 def _null_cause(r: _Reading) -> Cause | None:
     kasan = r.get("KASAN range")
     address = r.get("address")
@@ -1485,6 +1523,7 @@ CAUSE_RULES: tuple[tuple[str, Callable[[_Reading], Cause | None]], ...] = (
     ("poison-use-after-free", _poison_use_after_free),
     ("refcount", _refcount_cause),
     ("data-race", _race_cause),
+    ("memory-leak", _leak_cause),
     ("sanitizer-other", _sanitizer_other),
     ("null-pointer", _null_cause),
     ("corrupted-values", _corrupted_values),

@@ -27,6 +27,7 @@ __all__ = [
     "list_poison_explain",
     "list_text_explain",
     "lock_cycle",
+    "memory_leak",
     "memory_user",
     "object_words",
     "oom",
@@ -195,6 +196,24 @@ def data_race(accesses: Sequence[Mapping[str, Any]], value_change: str | None = 
     return text
 
 
+def memory_leak(
+    func: str,
+    size: int | None = None,
+    address: int | None = None,
+    task: str | None = None,
+    pid: int | None = None,
+) -> str:
+    """``memory leak: f allocated the 32-byte object 0x... (task t, pid 1), and nothing points at it any more``."""
+    what = f"the {size}-byte object" if size is not None else "an object"
+    if address is not None:
+        what += f" {address:#x}"
+    text = f"memory leak: {func} allocated {what}"
+    if task or pid is not None:
+        text += " (" + ", ".join(x for x in (f"task {task}" if task else "", f"pid {pid}" if pid is not None else "")
+                                 if x) + ")"  # fmt: skip
+    return text + ", and nothing points at it any more: a path drops its last pointer without freeing it"
+
+
 def _list_corruption(**fields: Any) -> str:
     func = fields["func"]
     member = fields.get("member")
@@ -215,6 +234,7 @@ WORDINGS: dict[str, Callable[..., str]] = {
     "lock_cycle": lock_cycle,
     "oom": oom,
     "data_race": data_race,
+    "memory_leak": memory_leak,
 }
 
 

@@ -47,6 +47,7 @@ SHARED_CASES = {
     "kfence": ("590", "592", "594", "596", "598"),
     "kmsan": ("626", "632", "634"),
     "data-race": ("428", "750"),
+    "memory-leak": ("310", "312", "52", "54", "752"),
     "lockdep": ("26", "30", "116", "186", "188", "190", "234", "250", "466", "558", "666"),
     "rcu-stall": ("58", "268", "270", "276", "298", "612", "720", "1002"),
     "hung-task": ("70", "72", "176", "386", "432", "526", "692"),
@@ -280,6 +281,13 @@ def test_held_out_values_checked_by_hand() -> None:
         "access 1 caller": "__set_task_comm", "access 2": "read", "access 2 address": "0xffff88812ed8b733",
         "access 2 size": 1, "access 2 cpu": 0, "value changed": "0x72 -> 0x34", "pid": 16161, "task": "ext4lazyinit",
     }.items()  # fmt: skip
+    # kmemleak: "unreferenced object 0xffff88812638cc40 (size 32):", 'comm "syz.0.17", pid 6104, jiffies 4294942640',
+    # the backtrace past kmemleak, the slab internals and kmalloc_array_noprof: iovec_from_user (the title's).
+    leak = got["syzbot/66-memory-leak-iovec_from_user.log"][1]
+    assert leak["facts"] == {
+        "object": "0xffff88812638cc40", "object size": 32, "task": "syz.0.17", "pid": 6104, "jiffies": 4294942640,
+        "allocated by": "iovec_from_user", "root cause": "memory_leak",
+    }  # fmt: skip
     # slab_post_alloc_hook, slab_alloc_node, __do_kmalloc_node, __kmalloc, kmalloc: io_alloc_async_data allocated.
     assert first("syzbot/67-kmsan-io_rw_fail.log")["facts"]["uninit created by"] == "io_alloc_async_data"
 
