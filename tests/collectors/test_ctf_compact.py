@@ -63,6 +63,25 @@ def test_compact_records_give_back_every_value(session: Path) -> None:
         assert one(0) == _record(s, rows[2].tolist(), 0, shift)
 
 
+def test_compact_records_of_events_with_strings(session: Path) -> None:
+    s = Session(str(session), compiled=False)
+    rows = np.zeros((6, ly.N_ROWCOLS), dtype=np.int64)
+    rows[:, ly.R_KIND] = [Kind.SWITCH, Kind.WAKING, Kind.IRQ_ENTRY, Kind.IRQ_ENTRY, Kind.PROCESS_EXIT, Kind.LOST]
+    rows[:, ly.R_OFF] = [1000, 2000, 3000, 4000, 5000, -1]
+    rows[:, ly.R_TS] = [10, 20, 30, 40, 50, 60]
+    v = ly.R_V0
+    rows[0, v : v + 7] = [11, 20, 1, 12, 20, 1030, 1046]  # prev_comm and next_comm a few bytes into the event
+    rows[1, v : v + 5] = [13, 20, 1, 2024, 4]  # comm at 2024, 4 bytes
+    rows[2, v : v + 3] = [9, 3020, 6]  # an IRQ's name
+    rows[3, v : v + 3] = [236, 0, 0]  # an x86 vector: no name field (0)
+    rows[4, v : v + 4] = [14, 20, 5030, 7]
+    rows[5, v] = 7  # a lost-events marker: no offset
+    owner = np.zeros(len(rows), dtype=np.int64)
+    event = _records(s, rows, np.arange(len(rows)), owner, False)
+    for i in range(len(rows)):
+        assert event(i) == _record(s, rows[i].tolist(), 0, False)
+
+
 def _row(kind: int, ts: int, cpu: int, eid: int = 0, off: int = 0) -> list[int]:
     row = [0] * ly.N_ROWCOLS
     row[ly.R_KIND], row[ly.R_TS], row[ly.R_CPU], row[ly.R_EID], row[ly.R_OFF] = kind, ts, cpu, eid, off
