@@ -455,8 +455,13 @@ _HUNG_SKIP = rc.compile(
 #: such a stack that is the task's own).
 SWITCHED_OUT = ("^__switch_to", "^context_switch$", "^_*schedule(?:_loop|_timeout|_preempt_disabled)?$",
                 "^preempt_schedule", "^schedule_hrtimeout")  # fmt: skip
-#: A hung task's stack: the switch and the waits, the frames a hung task's title skips (as one skip pattern).
-HUNG_SKIPS = (*SWITCHED_OUT, _HUNG_SKIP.pattern)
+#: The NMI backtrace machinery a CPU's dump starts with (khungtaskd's "NMI backtrace for cpu N"): the dumping
+#: CPU's own frame is the one that asked for the dump (check_hung_uninterruptible_tasks).
+NMI_BACKTRACE = ("^nmi_cpu_backtrace$", "^nmi_trigger_cpumask_backtrace$", "^_*trigger_(?:all|single)_cpu_backtrace",
+                 "^arch_trigger_cpumask_backtrace$")  # fmt: skip
+#: A hung task's report: the switch and the waits, the frames a hung task's title skips (as one skip pattern), and
+#: khungtaskd's own NMI backtrace.
+HUNG_SKIPS = (*SWITCHED_OUT, _HUNG_SKIP.pattern, *NMI_BACKTRACE)
 
 
 def stall_frame(functions: Sequence[str]) -> str | None:

@@ -125,14 +125,12 @@ def header_inline(inline: bool, source: str | None) -> bool:
     return inline and source is not None and (source.startswith("include/") or "/include/" in source)
 
 
-def first_lock_taker(frames: Sequence[StackFrame]) -> StackFrame | None:
-    """A lock chain link's first foreign frame: past the lock primitives and the header helpers inlined above it."""
+def first_lock_taker(frames: Sequence[StackFrame], skip: tuple[str, ...] = ()) -> StackFrame | None:
+    """A lock chain link's first foreign frame: past the lock primitives (and ``skip``) and the header helpers
+    inlined above it."""
+    skips = (*LOCK_PRIMITIVES, *skip)
     for frame in frames:
-        if (
-            frame.reliable
-            and not header_inline(frame.inline, frame.source)
-            and not is_skipped(LOCK_PRIMITIVES, frame.function)
-        ):
+        if frame.reliable and not header_inline(frame.inline, frame.source) and not is_skipped(skips, frame.function):
             return frame
     return None
 

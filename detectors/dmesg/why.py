@@ -31,6 +31,7 @@ from detectors.dmesg.rules import RULES
 from detectors.dmesg.stacks import (
     LOCK_PRIMITIVES,
     RACE_ACCESS,
+    first_lock_taker,
     header_inline,
     headless_call_trace,
     race_sections,
@@ -369,6 +370,49 @@ _CHAIN_EXISTS = rc.compile(r"^\s*(\S.* --> .*\S)\s*$")
 _INCONSISTENT = rc.compile(r"\{([A-Z\-]+)\} -> \{([A-Z\-]+)\} usage")
 
 
+_BARE_HELD = rc.compile(r"^\s*#(\d+):\s*$")
+_AT_ONLY = rc.compile(r"^\s*, at: ")
+#: How many console lines one split "#N:" entry may take (address, "(", name, "){..}", the "at:" lines).
+_SPLIT_PIECES = 8
+
+
+def _held_lines(lines: list[LogLine]) -> list[LogLine]:
+    """The lines with each "#N:" entry of a locks-held list that the console split over several lines joined.
+
+    Lines printed by other CPUs at the same time cut an entry where printk continued it (pr_cont): "#0: " alone, then
+    "ffff888021e92948", " (", "(wq_completion)usb_hub_wq){+.+.}-{0:0}, at: process_one_work+0x1277/0x1b40"; the
+    inlined sites follow as ", at: rcu_read_lock ... [inline]" or "ffff... (&dev->mutex){....}-{3:3}, at: ..." without
+    their "#N:".  Each is read as the whole "#N: addr (lock){..}, at: site" line it was, on the site's line.
+    """
+    if not any(_BARE_HELD.match(x.body) for x in lines if "#" in x.body):
+        return lines
+    out: list[LogLine] = []
+    pending: tuple[str, str, int] | None = None  # the entry being joined: its number, its text, its pieces
+    last: tuple[str, str] | None = None  # the entry just joined: its number and its text before ", at:"
+    for line in lines:
+        body = line.body
+        if "#" in body and (bare := _BARE_HELD.match(body)) is not None:
+            pending, last = (bare.group(1), "", 0), None
+            continue
+        if pending is not None:
+            number, text, pieces = pending
+            text = text + body if text else body.lstrip()
+            if ", at: " in text and _HELD.match(f"#{number}: {text}") is not None:
+                out.append(line._replace(body=f" #{number}: {text}"))
+                pending, last = None, (number, text.partition(", at: ")[0])
+            else:
+                pending = (number, text, pieces + 1) if pieces + 1 < _SPLIT_PIECES else None
+            continue
+        if last is not None and ", at: " in body:
+            number, lock = last
+            if _AT_ONLY.match(body) or body.partition(", at: ")[0].strip() == lock.strip():
+                out.append(line._replace(body=f" #{number}: {lock}, at: {body.partition(', at: ')[2]}"))
+                continue
+        last = None
+        out.append(line)
+    return out
+
+
 def _held_by(m: re.Match[str], at: int) -> StalledTask:
     """A "N locks held by task/pid:" line: the task, and how many locks it holds (worded as the kernel words it)."""
     count = m.group(1)
@@ -460,7 +504,7 @@ def _lockdep(r: _Reading) -> None:
     run: _Run | None = None  # the lock whose "at:" lines are being read
     scenario_cpu_column: int | None = None
     chain_sections = [s for s in r.stacks if s.kind is StackKind.LOCK_CHAIN]
-    for line in r.lines:
+    for line in _held_lines(r.lines):
         body = line.body
         if (run := _lock_site_continued(r, run, body, line)) is not None:
             continue
@@ -678,7 +722,7 @@ WAIT_PRIMITIVES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 
 
 def _hung_task(r: _Reading) -> None:
-    for line in r.lines:
+    for line in _held_lines(r.lines):
         body = line.body
         if "INFO: task" in body and (m := _HUNG_HEAD.search(body)) is not None and r.get("task") is None:
             r.add("task", m.group(1), line)
@@ -940,7 +984,11 @@ _CR2 = rc.compile(r"\bCR2: ([0-9a-f]+)")
 
 
 def _fault(r: _Reading) -> None:
-    site = "warning site" if r.report.kind in (ReportKind.WARNING, ReportKind.REFCOUNT) else "faulting function"
+    site = (
+        "warning site"
+        if r.report.kind in (ReportKind.WARNING, ReportKind.REFCOUNT, ReportKind.LOCKDEP)
+        else "faulting function"
+    )
     for line in r.lines:
         body = line.body
         if "protection fault" in body and (m := _GPF.search(body)) is not None and r.get("fault") is None:
@@ -1203,12 +1251,18 @@ EXTRACTORS: tuple[Extractor, ...] = (
     Extractor("oom", lambda r, t: r.kind is ReportKind.OOM, _memory, "x invoked oom-killer: gfp_mask=0x0(), order=0"),
     Extractor("alloc-failure", lambda r, t: r.kind is ReportKind.ALLOC_FAILURE, _memory,
               "x: page allocation failure: order:4, mode:0x40dc0(GFP_KERNEL)"),
-    Extractor("fault", lambda r, t: r.kind in _FAULT_KINDS, _fault,
+    Extractor("fault", lambda r, t: r.kind in _FAULT_KINDS or _lockdep_warn(r, t), _fault,
               "general protection fault, probably for non-canonical address 0xdffffc0000000000: 0000 [#1] SMP KASAN"),
 )  # fmt: skip
 
 
 # -- causes: each rule reads the facts and returns the cause they establish, or None.
+
+
+def _lockdep_warn(report: KernelReport, text: str) -> bool:
+    """A lockdep report that is lockdep's own WARN (``DEBUG_LOCKS_WARN_ON(1)`` in __lock_acquire: "WARNING: locking
+    bug"): no lock chain to read, but a WARN's site and message."""
+    return report.kind is ReportKind.LOCKDEP and "DEBUG_LOCKS_WARN_ON" in text
 
 
 def _cause(cls: str, r: _Reading, confidence: float, command: str, *at: int | None, **fields: object) -> Cause:
@@ -1592,7 +1646,7 @@ def _lockup_cause(r: _Reading) -> Cause | None:
 def _assertion_cause(r: _Reading) -> Cause | None:
     """A BUG_ON/WARN_ON that trapped: where, and what the trap compared when the registers still hold it."""
     where = r.get("bug at") or r.get("warning at")
-    if where is None or r.report.kind not in (ReportKind.BUG, ReportKind.WARNING):
+    if where is None or r.report.kind not in (ReportKind.BUG, ReportKind.WARNING, ReportKind.LOCKDEP):
         return None
     what = "BUG" if r.get("bug at") else "WARN"
     site = str(r.get("faulting function") or r.get("warning site") or r.func).split("+")[0].split(".")[0]
@@ -1648,6 +1702,14 @@ def explain(report: KernelReport) -> ReportWhy:
     if report.rule in ("hung-task", "task-cant-die"):
         skip = (*skip, *HUNG_SKIPS)  # the hung task's own frame is past the switch and the waits, as its title's
     stacks = stack_sections(own, first, skip)
+    if report.kind is ReportKind.LOCKDEP:
+        # Where the lock is taken (or released) now: past the lock primitives and the header helpers, as each link.
+        stacks = [
+            s._replace(first_foreign=first_lock_taker(s.frames, skip) or s.first_foreign)
+            if s.kind is StackKind.CALL_TRACE
+            else s
+            for s in stacks
+        ]
     # A report without a "Call Trace:" heading (KMSAN, 32-bit arm) still has the scanner's frames; not lockdep's,
     # whose frames without the "stack backtrace:" are where a lock was taken in the past, not the report's stack.
     if (

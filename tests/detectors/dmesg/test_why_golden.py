@@ -64,7 +64,7 @@ _FACTS = {
     "kfence": ("bug", "access", "address", "cache", "object size", "offset"),
     "kmsan": ("bug", "uninitialized bytes", "local variable", "uninit created by", "uninit stored by"),
     "lockdep": ("lockdep", "task", "acquiring lock", "acquiring at", "holding lock", "holding at", "chain",
-                "releasing lock", "releasing at", "usage", "changed lock", "changed at", "other lock"),
+                "releasing lock", "releasing at", "usage", "changed lock", "changed at", "other lock", "warning at"),
     "rcu-stall": ("flavour", "stall", "stalled CPUs", "stalled tasks", "stalled jiffies", "running",
                   "all quiescent states seen", "running task", "running pid"),
     "hung-task": ("task", "pid", "blocked seconds", "state", "waits for", "waits for lock", "wait primitive",

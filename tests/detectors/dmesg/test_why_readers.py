@@ -516,3 +516,99 @@ def test_a_socket_is_allocated_and_freed_by_the_protocol_past_the_socket_layer()
     (other,) = read(skb)
     allocated = next(s for s in other.stacks if s.kind is StackKind.ALLOCATED)
     assert allocated.first_foreign is not None and allocated.first_foreign.function == "kf_sock_alloc"
+
+
+def test_a_lockdep_call_trace_names_the_function_past_the_header_helper() -> None:
+    text = CIRCULAR_HEADER_HELPERS + (
+        "stack backtrace:\n"
+        "CPU: 1 PID: 77 Comm: kf-worker Not tainted 6.2.0-kf #1\n"
+        "Call trace:\n"
+        " dump_backtrace+0x1c4/0x1f0 arch/arm64/kernel/stacktrace.c:156\n"
+        " check_noncircular+0x2cc/0x378 kernel/locking/lockdep.c:2178\n"
+        " lock_acquire+0x100/0x1f8 kernel/locking/lockdep.c:5668\n"
+        " down_write+0x5c/0x88 kernel/locking/rwsem.c:1562\n"
+        " filemap_invalidate_lock include/linux/fs.h:801 [inline]\n"
+        " kf_setattr+0x804/0xb38 fs/kf/inode.c:5545\n"
+        " do_syscall_64+0x6d/0x140 arch/x86/entry/common.c:83\n"
+    )
+    (why,) = read(text)
+    trace = next(s for s in why.stacks if s.kind is StackKind.CALL_TRACE)
+    assert trace.first_foreign is not None and trace.first_foreign.function == "kf_setattr"
+
+
+LOCKDEP_OWN_WARN = """\
+------------[ cut here ]------------
+DEBUG_LOCKS_WARN_ON(1)
+WARNING: CPU: 0 PID: 11 at kernel/locking/lockdep.c:232 __lock_acquire+0x573/0x1fd0 kernel/locking/lockdep.c:5087
+Modules linked in:
+CPU: 0 PID: 11 Comm: kf-worker Not tainted 6.9.0-kf #0
+RIP: 0010:__lock_acquire+0x573/0x1fd0 kernel/locking/lockdep.c:5087
+Call Trace:
+ <TASK>
+ lock_acquire+0x1ed/0x550 kernel/locking/lockdep.c:5754
+ _raw_spin_lock_nested+0x31/0x40 kernel/locking/spinlock.c:378
+ kf_lock_queue+0x1e1/0x670 drivers/kf/kf.c:1942
+ kf_work+0x13f/0x7f0 drivers/kf/kf.c:2075
+ </TASK>
+"""
+
+
+def test_lockdeps_own_warning_gives_its_site_and_message() -> None:
+    (why,) = read(LOCKDEP_OWN_WARN)
+    assert why.cls == "lockdep"
+    got = facts(why)
+    assert (got["warning at"], got["message"]) == ("kernel/locking/lockdep.c:232", "DEBUG_LOCKS_WARN_ON(1)")
+    assert why.cause is not None and why.cause.cls == "bug_condition"
+    assert "the message: DEBUG_LOCKS_WARN_ON(1)" in why.cause.statement
+
+
+def test_khungtaskds_own_backtrace_names_the_hung_task_check() -> None:
+    text = HUNG_SRCU + (
+        "NMI backtrace for cpu 0\n"
+        "CPU: 0 PID: 30 Comm: khungtaskd Not tainted 6.11.0-kf #0\n"
+        "Call Trace:\n"
+        " <TASK>\n"
+        " dump_stack_lvl+0x116/0x1f0 lib/dump_stack.c:120\n"
+        " nmi_cpu_backtrace+0x27b/0x390 lib/nmi_backtrace.c:113\n"
+        " nmi_trigger_cpumask_backtrace+0x29c/0x300 lib/nmi_backtrace.c:62\n"
+        " trigger_all_cpu_backtrace include/linux/nmi.h:162 [inline]\n"
+        " check_hung_uninterruptible_tasks kernel/hung_task.c:223 [inline]\n"
+        " watchdog+0xf0c/0x1240 kernel/hung_task.c:379\n"
+        " </TASK>\n"
+    )
+    why = read(text)[0]
+    firsts = [s.first_foreign.function for s in why.stacks if s.first_foreign is not None]
+    assert firsts == ["kf_release_notifiers", "check_hung_uninterruptible_tasks"]
+
+
+def test_a_locks_held_entry_the_console_split_is_read_whole() -> None:
+    text = HUNG_SRCU + (
+        "\nShowing all locks held in the system:\n"
+        "3 locks held by kf-worker/25:\n"
+        " #0: \n"
+        "ffff888021e92948\n"
+        " (\n"
+        "(wq_completion)kf_wq){+.+.}-{0:0}, at: process_one_work+0x1277/0x1b40 kernel/workqueue.c:3206\n"
+        " #1: ffffc900001f7d80 ((work_completion)(&kf->work)){+.+.}-{0:0}, at: process_one_work+0x921/0x1b40\n"
+        " #2: \n"
+        "ffff8880254ed190 (&kf->mutex){....}-{3:3}, at: device_lock include/linux/device.h:1009 [inline]\n"
+        "ffff8880254ed190 (&kf->mutex){....}-{3:3}, at: kf_attach+0x7f/0x4b0 drivers/kf/kf.c:1004\n"
+        "1 lock held by khungtaskd/30:\n"
+        " #0: \n"
+        "ffffffff8ddb9fe0\n"
+        " (rcu_read_lock\n"
+        "){....}-{1:2}\n"
+        ", at: rcu_lock_acquire include/linux/rcupdate.h:326 [inline]\n"
+        ", at: debug_show_all_locks+0x75/0x340 kernel/locking/lockdep.c:6626\n"
+        "1 lock held by kf-reader/31:\n"
+        " #0: ffff8880254ed190 (&kf->mutex){....}-{3:3}, at: kf_read+0x7f/0x4b0 drivers/kf/kf.c:104\n"
+        "\n=============================================\n"
+    )
+    why = read(text)[0]
+    assert [(k.number, k.name, k.task, k.site) for k in why.locks if k.role == "held"] == [
+        (0, "(wq_completion)kf_wq", "kf-worker/25", "process_one_work+0x1277/0x1b40"),
+        (1, "(work_completion)(&kf->work)", "kf-worker/25", "process_one_work+0x921/0x1b40"),
+        (2, "&kf->mutex", "kf-worker/25", "kf_attach+0x7f/0x4b0"),
+        (0, "rcu_read_lock", "khungtaskd/30", "debug_show_all_locks+0x75/0x340"),
+        (0, "&kf->mutex", "kf-reader/31", "kf_read+0x7f/0x4b0"),
+    ]
