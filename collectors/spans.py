@@ -36,16 +36,18 @@ _MARKER = re.compile(
 )
 
 
-_KEPT = ("kind", "cpu", "pid", "prio", "next_pid", "next_prio", "state", "line_no")  # the batch columns kept
-_I32 = np.iinfo(np.int32)
+# The batch columns kept: what KernelTable reads (a row's line number comes with its record, ``ref``).
+_KEPT = ("kind", "cpu", "pid", "prio", "next_pid", "next_prio", "state")
+_SIGNED = (np.int8, np.int16, np.int32, np.int64)
 
 
 def _narrow(col: npt.NDArray[np.int64]) -> npt.NDArray[np.signedinteger]:
-    """A copy of ``col``, as int32 when every value fits (kinds, CPUs, pids, priorities, interned names; byte
-    offsets under 2 GB), else as it is."""
-    if len(col) and (int(col.min()) < _I32.min or int(col.max()) > _I32.max):
-        return col.copy()
-    return col.astype(np.int32)
+    """A copy of ``col`` in the fewest bytes that hold every value: kinds, CPUs and state letters in one,
+    priorities in two, pids in two or four (the x176 benchmark session: 11 bytes a row of the seven columns
+    kept, instead of 28 as int32)."""
+    low, high = (int(col.min()), int(col.max())) if len(col) else (0, 0)
+    kind = next(t for t in _SIGNED if np.iinfo(t).min <= low and high <= np.iinfo(t).max)
+    return col.astype(kind)
 
 
 class KernelKeeper:
@@ -54,7 +56,7 @@ class KernelKeeper:
     def __init__(self, inner: object, source: str) -> None:
         self.inner = inner
         self.source = source
-        # Per column, the chunks kept (int32 when the chunk's values fit: half the memory; see _narrow).
+        # Per column, the chunks kept, each in the fewest bytes that hold its values (see _narrow).
         self.cols: list[list[npt.NDArray[np.signedinteger]]] = [[] for _ in _KEPT]
         self.ts: list[npt.NDArray[np.float64]] = []
         self.events: list[tuple[int, Callable[[int], TraceEvent]]] = []
@@ -86,28 +88,29 @@ class KernelKeeper:
         the names and policies an LTTng statedump gives of the threads that existed when the session started."""
         ts = np.concatenate(self.ts) if self.ts else np.zeros(0)
         self.ts = [ts]
-        cols = []
-        for chunks in self.cols:  # joined as int64 one column at a time, each column's chunks let go once joined
-            col = np.empty(len(ts), dtype=np.int64)
-            if chunks:
-                np.concatenate(chunks, out=col)
+        cols: list[npt.NDArray[np.signedinteger]] = []
+        for chunks in self.cols:  # each column joined as narrow as its widest chunk, then let go
+            col = np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.int64)
             chunks[:] = [col]
             cols.append(col)
-        give_back_freed_memory()  # the narrow chunks just let go
+            # The chunks just let go are small blocks of the C heap, stranded there until trimmed: trimmed
+            # column by column, the join holds one column twice at most, not every column (the x176
+            # benchmark session's table peaked 86 MB above the end of reading when joined as int64).
+            give_back_freed_memory()
         n_kernel = len(ts)
         starts = np.array([first for first, _e in self.events] + [n_kernel], dtype=np.int64)
         events = [e for _f, e in self.events]
+        order: npt.NDArray[np.intp] | None = None  # row i of the table is kept row order[i] (None: row i)
         if bool(np.any(ts[1:] < ts[:-1])):  # a text trace's CPUs may interleave out of order
             order = np.argsort(ts, kind="stable")
             cols = [c[order] for c in cols]
             ts = ts[order]
             syscalls = syscalls.reordered(order) if syscalls is not None else None
-        else:  # an LTTng session's rows are merged in time order by the reader
-            order = np.arange(n_kernel)
+        # else an LTTng session's rows, merged in time order by the reader (an identity order: 8 bytes a row)
         source = self.source
 
         def event(i: int) -> TraceEvent:
-            orig = int(order[i])
+            orig = i if order is None else int(order[i])
             b = int(np.searchsorted(starts, orig, side="right")) - 1
             return events[b](orig - int(starts[b]))
 
@@ -205,21 +208,25 @@ def ctf_syscalls(session: Session, opened: OpenSyscalls) -> SyscallTable:
     names: list[str] = []
     ids: dict[str, int] = {}
     # The name id of each (stream, event id) key met: one Python step per key (in key order), not per row.
-    lookup = np.full(len(session.streams) * width + 1, -1, dtype=np.int32)  # the last: key -1, no syscall
+    lookup = np.full(len(session.streams) * width, -1, dtype=np.int32)
     met = np.zeros(len(lookup), dtype=np.bool_)
     met[opened.key] = True
-    for key in np.flatnonzero(met[:-1]).tolist():
+    for key in np.flatnonzero(met).tolist():
         name = syscall_name(session.event_name(key // width, key % width))
         if name not in ids:
             ids[name] = len(names)
             names.append(name)
         lookup[key] = ids[name]
+    # Per entry its name id, and one more (index -1: the rows in no syscall) for none.
+    entry_name = np.append(lookup[opened.key], np.int32(-1))
+    entry = opened.entry
 
-    def ref(k: int) -> Ref:
-        key = int(opened.key[k])
-        return _ctf_ref(session, int(opened.ts[k]), int(opened.cpu[k]), int(opened.off[k]), key % width, key // width)
+    def ref(k: int) -> Ref:  # (a row in a syscall: name >= 0)
+        e = int(entry[k])
+        key = int(opened.key[e])
+        return _ctf_ref(session, int(opened.ts[e]), int(opened.cpu[e]), int(opened.off[e]), key % width, key // width)
 
-    return SyscallTable(lookup[opened.key], ref, lambda i: names[i] if 0 <= i < len(names) else "?", opened.events)
+    return SyscallTable(entry_name[entry], ref, lambda i: names[i] if 0 <= i < len(names) else "?", opened.events)
 
 
 def _ctf_ref(session: Session, ts_ns: int, cpu: int, off: int, eid: int, stream: int) -> Ref:

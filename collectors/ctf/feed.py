@@ -32,18 +32,21 @@ class BatchSink(Protocol):
 class OpenSyscalls:
     """Per kernel row fed to the engine (in feed order), the syscall entry its CPU was in just before it.
 
-    ``key`` is ``stream * width + event id`` of that entry (``width``: the most event ids of a trace), -1
-    when the CPU's last syscall event before the row was an exit, or none was seen; ``ts`` (ns) and ``off``
-    (byte offset in its stream file) cite it.  Worked out chunk by chunk as the events are merged
-    (:class:`SyscallTracker`): a session recorded with ``--syscall -a`` has five times more syscall events
-    than scheduling ones, and keeping them to look this up afterwards was most of the run's memory and
-    a tenth of its time.
+    ``entry`` is that entry's index in the entry columns, -1 when the CPU's last syscall event before the
+    row was an exit, or none was seen.  Per entry: ``key`` is ``stream * width + event id`` (``width``: the
+    most event ids of a trace); ``ts`` (ns), ``off`` (byte offset in its stream file) and ``cpu`` cite it.
+    Worked out chunk by chunk as the events are merged (:class:`SyscallTracker`): a session recorded with
+    ``--syscall -a`` has five times more syscall events than scheduling ones, and keeping them to look
+    this up afterwards was most of the run's memory and a tenth of its time.  The rows that one syscall
+    entry is open for share it: 4 bytes a kernel row, and 24 per entry met (x176 benchmark session: 1.17 M
+    kernel rows, 105 K entries, 7.2 MB instead of 28 MB as four columns a row).
     """
 
+    entry: npt.NDArray[np.int32]
     key: npt.NDArray[np.int32]
     ts: npt.NDArray[np.int64]
     off: npt.NDArray[np.int64]
-    cpu: npt.NDArray[np.int32]  # the kernel row's CPU (the syscall's)
+    cpu: npt.NDArray[np.int32]
     width: int
     events: int  # the syscall events read
 
@@ -53,11 +56,22 @@ class SyscallTracker:
 
     def __init__(self, width: int) -> None:
         self.width = width
-        self.last: dict[int, tuple[int, int, int, int]] = {}  # cpu -> (kind, key, ts ns, byte offset)
+        # cpu -> (kind, key, ts ns, byte offset, its entry index: -1 until a row cites it)
+        self.last: dict[int, tuple[int, int, int, int, int]] = {}
         self.events = 0
-        self.parts: list[
-            tuple[npt.NDArray[np.int32], npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int32]]
-        ] = []
+        self.rows: list[npt.NDArray[np.int32]] = []  # per chunk, the entry of each fed row
+        # The entries cited, (key, ts, off, cpu) columns per CPU and chunk: joined by result().
+        self.entries: list[tuple[npt.NDArray[np.signedinteger], ...]] = []
+        self.n_entries = 0
+
+    def _add_entries(
+        self, key: npt.NDArray[np.int64], ts: npt.NDArray[np.int64], off: npt.NDArray[np.int64], cpu: int
+    ) -> int:
+        """Note entries (one CPU's); the index of the first."""
+        first = self.n_entries
+        self.entries.append((key, ts, off, np.full(len(key), cpu, dtype=np.int64)))
+        self.n_entries += len(key)
+        return first
 
     def chunk(
         self,
@@ -73,9 +87,7 @@ class SyscallTracker:
         """
         calls = np.flatnonzero((kinds == K_SYSCALL_ENTRY) | (kinds == K_SYSCALL_EXIT))
         self.events += len(calls)
-        key = np.full(len(fed), -1, dtype=np.int32)
-        ts = np.zeros(len(fed), dtype=np.int64)
-        off = np.zeros(len(fed), dtype=np.int64)
+        entry = np.full(len(fed), -1, dtype=np.int32)
         if len(calls) or self.last:
             call_cpu = rows[calls, ly.R_CPU]
             fed_cpu = rows[fed, ly.R_CPU]
@@ -89,33 +101,43 @@ class SyscallTracker:
                     inside = k >= 0
                     src = mine[k[inside]]
                     hit = at[inside]
-                    entry = rows[src, ly.R_KIND] == K_SYSCALL_ENTRY
-                    key[hit[entry]] = (owner[src[entry]] * self.width + rows[src[entry], ly.R_EID]).astype(np.int32)
-                    ts[hit[entry]] = rows[src[entry], ly.R_TS]
-                    off[hit[entry]] = rows[src[entry], ly.R_OFF]
+                    is_entry = rows[src, ly.R_KIND] == K_SYSCALL_ENTRY
+                    if bool(is_entry.any()):  # each entry cited noted once (src is in time order)
+                        cited, which = np.unique(src[is_entry], return_inverse=True)
+                        first = self._add_entries(
+                            owner[cited] * self.width + rows[cited, ly.R_EID],
+                            rows[cited, ly.R_TS],
+                            rows[cited, ly.R_OFF],
+                            c,
+                        )
+                        entry[hit[is_entry]] = first + which.ravel()
                     prev = self.last.get(c)
-                    if prev is not None and prev[0] == K_SYSCALL_ENTRY:  # before this chunk's first: the carried one
-                        early = at[~inside]
-                        key[early], ts[early], off[early] = prev[1], prev[2], prev[3]
+                    early = at[~inside]
+                    if prev is not None and prev[0] == K_SYSCALL_ENTRY and len(early):  # the carried one
+                        index = prev[4]
+                        if index < 0:
+                            one = [np.array([v], dtype=np.int64) for v in prev[1:4]]
+                            index = self._add_entries(one[0], one[1], one[2], c)
+                            self.last[c] = (*prev[:4], index)
+                        entry[early] = index
                 if len(mine):
                     r = int(mine[-1])
                     kind, eid, t, o = (int(x) for x in rows[r, [ly.R_KIND, ly.R_EID, ly.R_TS, ly.R_OFF]])
-                    self.last[c] = (kind, int(owner[r]) * self.width + eid, t, o)
-        self.parts.append((key, ts, off, rows[fed, ly.R_CPU].astype(np.int32)))
+                    self.last[c] = (kind, int(owner[r]) * self.width + eid, t, o, -1)
+        self.rows.append(entry)
 
     def result(self) -> OpenSyscalls:
         """Everything noted, joined."""
-        parts = self.parts
-        if len(parts) != 1:
-            joined = tuple(
-                np.concatenate([p[k] for p in parts])
-                if parts
-                else np.zeros(0, dtype=np.int32 if k in (0, 3) else np.int64)
-                for k in range(4)
-            )
-            parts = self.parts = [joined]  # type: ignore[list-item]
-        key, ts, off, cpu = parts[0]
-        return OpenSyscalls(key, ts, off, cpu, self.width, self.events)
+        if len(self.rows) != 1:
+            self.rows = [np.concatenate(self.rows) if self.rows else np.zeros(0, dtype=np.int32)]
+        key, ts, off, cpu = (
+            np.concatenate([e[k] for e in self.entries]).astype(dt, copy=False)
+            if self.entries
+            else np.zeros(0, dtype=dt)
+            for k, dt in enumerate((np.int32, np.int64, np.int64, np.int32))
+        )
+        self.entries = [(key, ts, off, cpu)] if self.entries else []
+        return OpenSyscalls(self.rows[0], key, ts, off, cpu, self.width, self.events)
 
 
 @dataclass

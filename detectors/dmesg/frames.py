@@ -251,12 +251,14 @@ SKIP_LISTS = ("list_add", "list_del", "list_replace", "list_move", "list_splice"
               "^xas_", "^xa_", "^idr_", "^test_and_(?:set|clear)_bit", "^crc", "^skb_(?:put|push|pull)$",
               "^skb_(?:over|under)_panic")  # fmt: skip
 #: Generic helpers that check their callers' use (a WARN in drop_nlink is a bug of the file system calling it).
+#: arm64's el1_* exception entry is fault plumbing, but not el1_interrupt: the IRQ entry a hung task was preempted
+#: in is where syzbot names it ("INFO: task hung in el1_interrupt").
 SKIP_HELPERS = ("^(?:drop|inc|clear|set)_nlink$", "^mark_buffer_dirty", "^(?:fast_)?dput$", "^iput", "ref_tracker",
                 "assert_?fail", "^folio_(?:unlock|put|lock)$", "^warn_", "dump_backtrace", "walk_stackframe",
                 "stack_trace_", "arch_stack_walk", "^unwind_", "print_report", "show_regs", "^_*queue_work",
                 "^insert_work", "atomic_dec_and", "lock_timer_base", "mutex_optimistic_spin", "find_lock_entries",
                 "copy_page_(?:to|from)_iter", "^_*do_kernel_fault", "^do_mem_abort", "^do_tag_check_fault",
-                "^do_bad_area", "^do_translation_fault", "^do_debug_exception", "^do_slb_fault", "^el1_",
+                "^do_bad_area", "^do_translation_fault", "^do_debug_exception", "^do_slb_fault", "^el1_(?!interrupt)",
                 "fortify", "queue_delayed_work", "truncate_inode_pages", "mod_timer", "^add_timer",
                 "task_rq_lock", "_common$", "^logic_(?:in|out)", "^ihold$", "cleanup_srcu_struct",
                 "rhashtable_lookup", "extract_(?:user|iter)_to_sg", "__phys_addr", "seqprop_assert",

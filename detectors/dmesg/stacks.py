@@ -87,26 +87,41 @@ _HEADING_SEARCH = BytesAhoCorasick([w.encode() for w in _HEADING_WORDS], matchki
 
 #: A section's own skips on top of the titles' base list: the machinery that recorded the stack.
 #: The stack depot and track recorders of old kernels (save_stack_trace, set_track) come first in every such stack.
-_RECORDERS = ("^_*save_stack", "^set_track", "^depot_", "^_*kasan", "kfence_")
+#: KASAN's inlined helpers print as frames of their own in a symbolized stack (poison_kmalloc_redzone).
+_RECORDERS = ("^_*save_stack", "^set_track", "^depot_", "^_*kasan", "kfence_", "^_*(?:un)?poison_")
 #: Softirq and RCU callback machinery: a free from an RCU callback is the callback's (i_callback), not theirs.
 _CALLBACKS = ("rcu_do_batch", "rcu_core", "^_*rcu_", "^_*do_softirq", "^handle_softirqs", "^run_ksoftirqd", "^irq_exit",
               "^smpboot_thread_fn", "^_*irq_exit_rcu")  # fmt: skip
 
+#: The slab and page allocator's entry points and internals, old and new: 6.10's memory allocation profiling
+#: renamed them ``*_noprof`` (``__kmalloc_cache_noprof``, ``kmem_cache_alloc_noprof``, ``alloc_pages_noprof``),
+#: and ``__do_kmalloc_node``, ``slab_alloc_node``, ``slab_post_alloc_hook`` are inlined into them (a symbolized
+#: stack prints them as frames of their own).  Who allocated is the caller of the first of them.
+_ALLOCATOR = ("^_*kmem_cache_alloc", "^_*kmalloc", "^_*do_kmalloc", "^_*k[vzc]alloc", "^_*kvmalloc", "^_*vmalloc",
+              "krealloc", "slab_alloc", "slab_post_alloc_hook", "^_*alloc_pages", "^_*alloc_frozen_pages",
+              "_noprof$")  # fmt: skip
+#: The lock primitives and the inline wrappers a symbolized log prints as frames of their own: spin_lock,
+#: _raw_spin_lock_irqsave, mutex_lock_nested (the base skip list has them), and 6.x's guard()/scoped_guard()
+#: cleanup classes, ``class_spinlock_irqsave_constructor``, ``class_mutex_destructor``, whatever the lock.
+LOCK_PRIMITIVES = ("lock_sock", "lock_acquire", "^_*down_", "^_*mutex_lock", "rtnl_lock$", "^percpu_down_", "seqlock",
+                   r"^class_\w+_(?:constructor|destructor)$", "^_*local_lock")  # fmt: skip
+
 SECTION_SKIPS: dict[StackKind, tuple[str, ...]] = {
-    StackKind.ALLOCATED: (*_RECORDERS, "kmem_cache_alloc", "kmalloc", "^_*alloc_pages", "slab_alloc"),
+    StackKind.ALLOCATED: (*_RECORDERS, *_ALLOCATOR),
     StackKind.FREED: (*_RECORDERS, *_CALLBACKS, "kmem_cache_free", "^_*kfree", "slab_free"),
     StackKind.AUX_WORK: (*_RECORDERS, "call_rcu", "^_*queue_work", "insert_work", "task_work_add", "kvfree_call_rcu",
                  "^_*call_rcu_common", "^_*schedule_work", "^_*queue_delayed_work", "irq_work_queue"),
     StackKind.AUX_WORK_2: (*_RECORDERS, "call_rcu", "^_*queue_work", "insert_work", "task_work_add", "kvfree_call_rcu",
                    "^_*call_rcu_common", "^_*schedule_work", "^_*queue_delayed_work", "irq_work_queue"),
     StackKind.PAGE_ALLOC: ("get_page_from_freelist", "new_slab", "_slab_alloc", "allocate_slab", "alloc_pages_mpol",
-                   "alloc_slab_page", "folio_alloc", "_noprof$"),
+                   "alloc_slab_page", "folio_alloc", *_ALLOCATOR),
     StackKind.PAGE_FREE: ("^_*free_", "free_pcp", "free_unref", "put_partials", "qlist_free_all", "kasan_quarantine",
                   "discard_slab", "__slab_free", "release_pages", "folios_put"),
-    StackKind.LOCK_CHAIN: ("lock_sock", "lock_acquire", "^_*down_", "^_*mutex_lock", "rtnl_lock$"),
+    StackKind.LOCK_CHAIN: LOCK_PRIMITIVES,
     StackKind.UNINIT_STORED: ("^_*msan", "kmsan", "^memcpy", "^memmove"),
-    StackKind.UNINIT_CREATED: ("^_*msan", "kmsan", "slab_post_alloc_hook", "slab_alloc"),
-    StackKind.LEAK_BACKTRACE: ("kmemleak", "kmalloc", "kzalloc", "kcalloc", "kmem_cache_alloc", "slab_post_alloc_hook"),
+    StackKind.UNINIT_CREATED: ("^_*msan", "kmsan", *_ALLOCATOR),
+    # kmemleak's own create_object records the allocation (2.6-era backtraces start with it).
+    StackKind.LEAK_BACKTRACE: ("kmemleak", "^create_object$", *_ALLOCATOR),
 }  # fmt: skip
 
 
@@ -184,8 +199,43 @@ def stack_sections(lines: Sequence[LogLine], first: int, skip_call_trace: tuple[
 
     A section runs from its heading to the next heading, or to the first line after its
     frames that is neither a frame nor a line that may stand inside a stack (markers,
-    register dumps).  ``skip_call_trace``: the report rule's own skips for its call trace.
+    register dumps).  ``skip_call_trace``: the report rule's own skips for the stack it titles the report from
+    (the call trace; kmemleak's backtrace).
     """
+    hinted = _hinted_lines(lines)
+    headings = {i: heading for i in sorted(hinted) if (heading := section_kind(lines[i].body)) is not None}
+    return _sections(lines, first, headings, skip_call_trace)
+
+
+#: KCSAN's access line (kernel/kcsan/report.c): the access type with its marks ("read (marked)", "write (scoped)",
+#: "read-write", "assert no writes (reordered)"), the address and size, by a task or an interrupt, on which CPU.
+#: A race whose other access KCSAN did not see (the value changed while it watched) prints "race at unknown origin,
+#: with read to ...".
+RACE_ACCESS = rc.compile(
+    r"^\s*(?P<unknown>race at unknown origin, with )?"
+    r"(?P<type>read-write|read|write|assert no (?:accesses|writes))(?P<marks>(?: \([a-z, ]+\))*) "
+    r"to (?P<address>0x[0-9a-f]+) of (?P<size>\d+) bytes by (?:task (?P<pid>\d+)|(?P<interrupt>interrupt)) "
+    r"on cpu (?P<cpu>\d+):\s*$"
+)
+
+
+def race_sections(lines: Sequence[LogLine], first: int) -> list[StackSection]:
+    """KCSAN's accesses, each with its stack: the first printed, then the reporting task's (a KCSAN report only)."""
+    headings: dict[int, tuple[StackKind, int | None]] = {}
+    for i, line in enumerate(lines):
+        if " bytes by " in line.body and (m := RACE_ACCESS.match(line.body)) is not None:
+            kind = StackKind.RACE_ACCESS_2 if headings else StackKind.RACE_ACCESS_1
+            headings[i] = (kind, int(m.group("pid")) if m.group("pid") else None)
+    return _sections(lines, first, headings, ())
+
+
+def _sections(
+    lines: Sequence[LogLine],
+    first: int,
+    headings: dict[int, tuple[StackKind, int | None]],
+    skip_call_trace: tuple[str, ...],
+) -> list[StackSection]:
+    """The sections that open at ``headings`` (a line's index: the kind it opens and the task it names)."""
     out: list[StackSection] = []
     current: tuple[StackKind, str, int, int | None] | None = None
     frames: list[StackFrame] = []
@@ -195,13 +245,19 @@ def stack_sections(lines: Sequence[LogLine], first: int, skip_call_trace: tuple[
         if current is None:
             return
         kind, heading, at, task = current
-        skip = (*skip_call_trace, *_CALL_TRACE_SKIPS) if kind is StackKind.CALL_TRACE else SECTION_SKIPS.get(kind, ())
+        if kind is StackKind.CALL_TRACE:
+            skip = (*skip_call_trace, *_CALL_TRACE_SKIPS)
+        elif kind is StackKind.LEAK_BACKTRACE:
+            # kmemleak's backtrace is the stack the memory-leak rule titles the report from: who allocated the
+            # leaked object is named as the title names it, past the allocation wrappers (sk_prot_alloc, idr_*).
+            skip = (*SECTION_SKIPS[kind], *skip_call_trace)
+        else:
+            skip = SECTION_SKIPS.get(kind, ())
         out.append(StackSection(kind, heading, at, task, tuple(frames), first_foreign(frames, skip)))
 
-    hinted = _hinted_lines(lines)
     for i, line in enumerate(lines):
         body = line.body
-        heading = section_kind(body) if i in hinted else None
+        heading = headings.get(i)
         if heading is not None:
             close()
             current = (heading[0], body.strip(), line.number - first, heading[1])

@@ -24,10 +24,11 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from detectors.dmesg.code import listing
+from detectors.dmesg.frames import function_name, is_skipped
 from detectors.dmesg.lines import LogLine, parse_line
 from detectors.dmesg.model import parsed_lines
 from detectors.dmesg.rules import RULES
-from detectors.dmesg.stacks import headless_call_trace, stack_sections
+from detectors.dmesg.stacks import LOCK_PRIMITIVES, RACE_ACCESS, headless_call_trace, race_sections, stack_sections
 from detectors.pointers import LIST_POISON1, LIST_POISON2, SLAB_POISONS, ValueKind, ascii_text, classify_value
 from forensics import regexcache as rc
 from forensics.types.causes import Cause
@@ -267,6 +268,77 @@ def _kmsan(r: _Reading) -> None:
     _sanitizer_stacks(r)
 
 
+_KCSAN_HEAD = rc.compile(r"BUG: KCSAN: (.+?) in (\S+?)(?:\+0x[0-9a-f]+/0x[0-9a-f]+)?(?: / (\S+?)(?:\+0x\S+)?)?\s*$")
+_KCSAN_CHANGED = rc.compile(r"^\s*value changed: (0x[0-9a-f]+) -> (0x[0-9a-f]+)")
+# The line after "Reported by Kernel Concurrency Sanitizer on:"; 6.11+ print the UID.
+_KCSAN_ON = rc.compile(r"^\s*CPU: (\d+) (?:UID: \d+ )?PID: (\d+) Comm: (.+?)(?: Not tainted| Tainted:|\s*$)")
+
+
+def _kcsan(r: _Reading) -> None:
+    """KCSAN: the two accesses (type, address, size, task or interrupt, CPU, the function and its first foreign
+    caller), the value change, and the reporting task.  The accesses' stacks are read here, for KCSAN only."""
+    r.stacks.extend(race_sections(r.lines[len(r.report.preamble) :], r.first))
+    accesses = 0
+    reported_on = False
+    for line in r.lines:
+        body = line.body
+        if "KCSAN:" in body and (m := _KCSAN_HEAD.search(body)) is not None and r.get("tool") is None:
+            r.add("tool", "KCSAN", line)
+            r.add("bug", m.group(1), line)
+            r.add("reported in", " / ".join(g for g in m.groups()[1:] if g), line)
+        elif " bytes by " in body and (m := RACE_ACCESS.match(body)) is not None:
+            accesses += 1
+            name = f"access {accesses}"
+            r.add(name, m.group("type") + m.group("marks"), line)
+            r.add(f"{name} address", m.group("address"), line)
+            r.add(f"{name} size", int(m.group("size")), line)
+            r.add(f"{name} by", "interrupt" if m.group("interrupt") else f"task {m.group('pid')}", line)
+            r.add(f"{name} cpu", int(m.group("cpu")), line)
+            if m.group("unknown"):
+                r.add("other access", "unknown origin", line)
+        elif "value changed" in body and (m := _KCSAN_CHANGED.match(body)) is not None:
+            r.add("value changed", f"{m.group(1)} -> {m.group(2)}", line)
+        elif "Reported by Kernel Concurrency Sanitizer" in body:
+            reported_on = True
+        elif reported_on and (m := _KCSAN_ON.match(body)) is not None:
+            r.add("CPU", int(m.group(1)), line)
+            r.add("pid", int(m.group(2)), line)
+            r.add("task", m.group(3).strip(), line)
+            reported_on = False
+    for number, kind in enumerate((StackKind.RACE_ACCESS_1, StackKind.RACE_ACCESS_2), 1):
+        section = r.stack(kind)
+        top = next((f for f in section.frames if f.reliable), None) if section is not None else None
+        if section is None or top is None:
+            continue
+        r.facts.append(WhyFact(f"access {number} in", top.function, top.at))
+        if section.first_foreign is not None and section.first_foreign.function != top.function:
+            r.facts.append(WhyFact(f"access {number} caller", section.first_foreign.function, section.first_foreign.at))
+
+
+_LEAK_OBJECT = rc.compile(r"unreferenced object (0x[0-9a-f]+) \(size (\d+)\):")
+# '  comm "syz-executor1", pid 8262, jiffies 4294976807 (age 33.830s)' (no age from 6.7 on).
+_LEAK_COMM = rc.compile(r'^\s*comm "(.*)", pid (\d+), jiffies (\d+)(?: \(age (\d+)\.(\d{3})s\))?')
+
+
+def _kmemleak(r: _Reading) -> None:
+    """kmemleak: the unreferenced object (address, size), the task that allocated it and when, and who allocated
+    it: its backtrace's first foreign frame, past the allocator and the rule's allocation wrappers."""
+    for line in r.lines:
+        body = line.body
+        if "unreferenced object" in body and (m := _LEAK_OBJECT.search(body)) is not None and r.get("object") is None:
+            r.add("object", m.group(1), line)
+            r.add("object size", int(m.group(2)), line)
+        elif "comm " in body and (m := _LEAK_COMM.match(body)) is not None and r.get("task") is None:
+            r.add("task", m.group(1), line)
+            r.add("pid", int(m.group(2)), line)
+            r.add("jiffies", int(m.group(3)), line)
+            if m.group(4):
+                r.add("age ms", int(m.group(4)) * 1000 + int(m.group(5)), line)
+    section = r.stack(StackKind.LEAK_BACKTRACE)
+    if section is not None and section.first_foreign is not None:
+        r.facts.append(WhyFact("allocated by", section.first_foreign.function, section.first_foreign.at))
+
+
 # ---------------------------------------------------------------- lockdep
 
 _LOCK = r"(?:[0-9a-f]{8,16} )?\((.*)\)\{[^}]*\}(?:-\{[^}]*\})?"
@@ -340,12 +412,35 @@ def _lockdep_role(r: _Reading, body: str, line: LogLine) -> str | None:
     return None
 
 
+def _lock_site_continued(r: _Reading, run: tuple[str, str] | None, body: str, line: LogLine) -> bool:
+    """Whether a line continues the "at:" lines of the lock just read, choosing the site that took it.
+
+    A symbolized log prints one "at:" line per inlined function of the site, innermost first ("at: spin_lock
+    ... [inline]", "at: class_spinlock_irqsave_constructor ... [inline]", "at: snd_timer_interrupt+0x31/0xd80"):
+    the site is the first that is not a lock primitive or wrapper (the lock-chain stacks' skips), else the last
+    line's, the function the wrappers were inlined into.  ``run``: the role and the name of the lock just read.
+    """
+    if run is None or "at: " not in body or (m := _LOCK_AT.match(body)) is None or m.group(1) != run[1]:
+        return False
+    role, _ = run
+    lock = r.locks[-1]
+    if m.group(2) and lock.site and is_skipped(LOCK_PRIMITIVES, function_name(lock.site.split("+")[0])):
+        at = line.number - r.first
+        r.locks[-1] = lock._replace(site=m.group(2), at=at)
+        r.facts = [WhyFact(f.name, m.group(2), at) if f.name == f"{role} at" else f for f in r.facts]
+    return True
+
+
 def _lockdep(r: _Reading) -> None:
     role = None  # which lock the next lock line names
+    run: tuple[str, str] | None = None  # the role and name of the lock whose "at:" lines are being read
     scenario_cpu_column: int | None = None
     chain_sections = [s for s in r.stacks if s.kind is StackKind.LOCK_CHAIN]
     for line in r.lines:
         body = line.body
+        if _lock_site_continued(r, run, body, line):
+            continue
+        run = None
         if (
             ("WARNING:" in body or "INFO:" in body)
             and (m := _LOCKDEP_KIND.search(body)) is not None
@@ -378,6 +473,7 @@ def _lockdep(r: _Reading) -> None:
             r.add(f"{role} lock", m.group(1), line)
             if m.group(2):
                 r.add(f"{role} at", m.group(2), line)
+            run = (role, m.group(1))
             role = None
             continue
         if "-> #" in body and (m := _CHAIN.match(body)) is not None:
@@ -1005,6 +1101,8 @@ EXTRACTORS: tuple[Extractor, ...] = (
     Extractor("kfence", lambda r, t: r.kind is ReportKind.KFENCE, _kfence,
               "BUG: KFENCE: use-after-free read in f+0x1/0x2"),
     Extractor("kmsan", lambda r, t: r.kind is ReportKind.KMSAN, _kmsan, "BUG: KMSAN: uninit-value in f+0x1/0x2"),
+    Extractor("data-race", lambda r, t: r.kind is ReportKind.KCSAN, _kcsan, "BUG: KCSAN: data-race in f / g"),
+    Extractor("memory-leak", lambda r, t: r.kind is ReportKind.LEAK, _kmemleak, "BUG: memory leak"),
     Extractor("list-corruption", lambda r, t: ("corruption" in t and _LIST_MESSAGE.search(t) is not None)
               or "list_add double add" in t, _list_corruption, "kernel BUG at lib/list_debug.c:53!"),
     Extractor("refcount", lambda r, t: "refcount_t:" in t, _refcount, "WARNING: CPU: 0 PID: 1 at lib/refcount.c:28 f"),
@@ -1192,6 +1290,39 @@ def _sanitizer_other(r: _Reading) -> Cause | None:
             statement=f"NULL pointer dereference in {r.func}: " + (_pointer_words(r) or "an access"),
         )
     return None
+
+
+def _race_cause(r: _Reading) -> Cause | None:
+    """KCSAN: what the two functions race on, each side worded as KCSAN prints it, and the value change."""
+    if r.get("tool") != "KCSAN" or r.get("access 1") is None:
+        return None
+    accesses = []
+    for n in (1, 2):
+        access = r.get(f"access {n}")
+        if access is None:
+            continue
+        address = r.get(f"access {n} address")
+        size = r.get(f"access {n} size")
+        accesses.append({"func": str(r.get(f"access {n} in") or r.func), "access": str(access),
+                         "size": size if isinstance(size, int) else None,
+                         "address": _hex(address) if isinstance(address, str) else None,
+                         "caller": r.get(f"access {n} caller"),
+                         "interrupt": r.get(f"access {n} by") == "interrupt"})  # fmt: skip
+    return _cause("data_race", r, 0.75, "mark the accesses (READ_ONCE/WRITE_ONCE, data_race()) or take a common lock",
+                  r.at("access 1"), accesses=tuple(accesses), value_change=r.get("value changed"))  # fmt: skip
+
+
+def _leak_cause(r: _Reading) -> Cause | None:
+    """kmemleak: who allocated the object nothing references any more."""
+    who = r.get("allocated by")
+    if r.report.kind is not ReportKind.LEAK or who is None:
+        return None
+    address, size, pid = r.get("object"), r.get("object size"), r.get("pid")
+    return _cause("memory_leak", r, 0.7, f"look for the path of {who}'s object that drops it without a free "
+                  "(echo scan > /sys/kernel/debug/kmemleak to confirm)", r.at("object") or r.at("allocated by"),
+                  func=str(who), size=size if isinstance(size, int) else None,
+                  address=_hex(address) if isinstance(address, str) else None,
+                  task=r.get("task"), pid=pid if isinstance(pid, int) else None)  # fmt: skip
 
 
 def _null_cause(r: _Reading) -> Cause | None:
@@ -1391,6 +1522,8 @@ CAUSE_RULES: tuple[tuple[str, Callable[[_Reading], Cause | None]], ...] = (
     ("list-corruption", _list_cause),
     ("poison-use-after-free", _poison_use_after_free),
     ("refcount", _refcount_cause),
+    ("data-race", _race_cause),
+    ("memory-leak", _leak_cause),
     ("sanitizer-other", _sanitizer_other),
     ("null-pointer", _null_cause),
     ("corrupted-values", _corrupted_values),

@@ -21,14 +21,17 @@ __all__ = [
     "WORDINGS",
     "Cause",
     "LockWaiter",
+    "data_race",
     "double_free",
     "list_corruption",
     "list_poison_explain",
     "list_text_explain",
     "lock_cycle",
+    "memory_leak",
     "memory_user",
     "object_words",
     "oom",
+    "race_access",
     "render",
     "use_after_free",
 ]
@@ -144,6 +147,73 @@ def oom(kind: str, name: str, size: int, pid: int | None = None, total: int | No
     return f"memory exhausted by {memory_user(kind, name, size, pid, total)}"
 
 
+#: How a KCSAN access type reads as a verb (kernel/kcsan/report.c's get_access_type, without the marks).
+_RACE_VERBS = {"read": "reads", "write": "writes", "read-write": "reads and writes",
+               "assert no writes": "asserts no concurrent writes to",
+               "assert no accesses": "asserts exclusive access to"}  # fmt: skip
+
+
+def race_access(
+    func: str,
+    access: str,
+    size: int | None = None,
+    address: int | None = None,
+    caller: str | None = None,
+    interrupt: bool = False,
+) -> str:
+    """``strscpy (from __set_task_comm) writes 8 bytes at 0xffff...``: one side of a data race.
+
+    ``access``: KCSAN's type with its marks (``read``, ``write (marked)``, ``assert no writes``); ``caller``: the
+    first frame of the stack outside the helpers (strscpy, xas_*), named when it is not ``func`` itself.
+    """
+    kind, _, marks = access.partition(" (")
+    text = func + (f" (from {caller})" if caller and caller != func else "")
+    text += f" {_RACE_VERBS.get(kind, kind)}"
+    if size is not None:
+        text += f" {size} byte{'s' if size != 1 else ''}"
+    if address is not None:
+        text += f" at {address:#x}"
+    if marks:
+        text += f" ({marks}"  # "marked", "scoped", "reordered": what KCSAN knows of the access
+    return text + (" in an interrupt" if interrupt else "")
+
+
+def data_race(accesses: Sequence[Mapping[str, Any]], value_change: str | None = None) -> str:
+    """``data race: A writes 8 bytes at 0x... while B reads 8 bytes at 0x...; the value changed 0x1 -> 0x2``.
+
+    ``accesses``: each side's :func:`race_access` fields, as KCSAN prints them (one when the other access is of
+    unknown origin: the value changed while KCSAN watched, no access of its own was seen).
+    """
+    sides = [race_access(**a) for a in accesses]
+    if len(sides) >= 2:
+        text = (
+            f"data race: {sides[0]} while {sides[1]}, with no lock in common and not both marked (READ_ONCE/WRITE_ONCE)"
+        )
+    else:
+        text = f"data race: {sides[0]} while an access KCSAN did not see (unknown origin) changes it"
+    if value_change:
+        text += f"; the value changed {value_change}"
+    return text
+
+
+def memory_leak(
+    func: str,
+    size: int | None = None,
+    address: int | None = None,
+    task: str | None = None,
+    pid: int | None = None,
+) -> str:
+    """``memory leak: f allocated the 32-byte object 0x... (task t, pid 1), and nothing points at it any more``."""
+    what = f"the {size}-byte object" if size is not None else "an object"
+    if address is not None:
+        what += f" {address:#x}"
+    text = f"memory leak: {func} allocated {what}"
+    if task or pid is not None:
+        text += " (" + ", ".join(x for x in (f"task {task}" if task else "", f"pid {pid}" if pid is not None else "")
+                                 if x) + ")"  # fmt: skip
+    return text + ", and nothing points at it any more: a path drops its last pointer without freeing it"
+
+
 def _list_corruption(**fields: Any) -> str:
     func = fields["func"]
     member = fields.get("member")
@@ -163,6 +233,8 @@ WORDINGS: dict[str, Callable[..., str]] = {
     "list_corruption": _list_corruption,
     "lock_cycle": lock_cycle,
     "oom": oom,
+    "data_race": data_race,
+    "memory_leak": memory_leak,
 }
 
 

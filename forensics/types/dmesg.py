@@ -190,6 +190,8 @@ class StackKind(enum.StrEnum):
     PAGE_FREE = "page-free"
     LOCK_CHAIN = "lock-chain"
     LEAK_BACKTRACE = "leak-backtrace"
+    RACE_ACCESS_1 = "race-access-1"  # KCSAN's first access ("write to 0x... of 8 bytes by task 1 on cpu 0:")
+    RACE_ACCESS_2 = "race-access-2"  # and the second, the reporting task's
     CALL_TRACE = "call-trace"
 
 

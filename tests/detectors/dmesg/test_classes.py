@@ -470,6 +470,28 @@ def test_arm64_stack_overflow() -> None:
     assert reports[0].kind == "stack-overflow"
 
 
+def test_arm64_irq_entry_names_a_hung_task_preempted_there() -> None:
+    # arm64's el1_* exception entry is skipped as fault plumbing, but el1_interrupt, the IRQ entry a
+    # task was preempted in, is named for a hung task caught there (syzbot: "INFO: task hung in
+    # el1_interrupt"); the frames below the interrupt are what it interrupted.
+    text = _log(
+        "INFO: task kworker/u8:2:91 blocked for more than 143 seconds.",
+        "      Not tainted 6.16.0 #1",
+        "task:kworker/u8:2    state:D stack:0     pid:91    tgid:91    ppid:2      flags:0x00000010",
+        "Call trace:",
+        " __switch_to+0x414/0x834 (T)",
+        " __schedule+0x1414/0x2a28",
+        " preempt_schedule_irq+0x80/0x188",
+        " arm64_preempt_schedule_irq+0x44/0x58",
+        " el1_interrupt+0x3c/0x54",
+        " el1h_64_irq_handler+0x18/0x24",
+        " el1h_64_irq+0x6c/0x70",
+        " mydrv_poll+0x154/0x1c0 (P)",
+        " process_one_work+0x7e8/0x155c",
+    )
+    assert _only(text).title == "INFO: task hung in el1_interrupt"
+
+
 def test_trusty_tee_panics() -> None:
     assertion = _only(
         _log(

@@ -81,4 +81,4 @@ def test_held_out_syzbot_figures() -> None:
     firsts = {name: [r for r in scan_chunks([(CORPORA / name).read_bytes()]) if not r.is_event] for name in SYZBOT}
     exact = sum(bool(reps) and reps[0].title == SYZBOT[name] for name, reps in firsts.items())
     assert all(firsts.values())  # every one detected
-    assert (exact, len(SYZBOT)) == (57, 59)
+    assert (exact, len(SYZBOT)) == (77, 79)

@@ -46,6 +46,8 @@ SHARED_CASES = {
               "740"),
     "kfence": ("590", "592", "594", "596", "598"),
     "kmsan": ("626", "632", "634"),
+    "data-race": ("428", "750"),
+    "memory-leak": ("310", "312", "52", "54", "752"),
     "lockdep": ("26", "30", "116", "186", "188", "190", "234", "250", "466", "558", "666"),
     "rcu-stall": ("58", "268", "270", "276", "298", "612", "720", "1002"),
     "hung-task": ("70", "72", "176", "386", "432", "526", "692"),
@@ -262,6 +264,32 @@ def test_held_out_values_checked_by_hand() -> None:
     # Six "BUG: KASAN: ..." header lines (inlined refcount helpers), then "Read of size 4"; 228 bytes into 240.
     skb = first("syzbot/52-kasan-hci_req_sync_complete.log")["facts"]
     assert skb.items() >= {"size": 4, "cache": "skbuff_head_cache", "object size": 240, "offset": 228}.items()
+    # "at: class_spinlock_irqsave_constructor ... [inline]" then "at: snd_timer_interrupt.part.0+0x31/0xd80": the
+    # guard() wrapper is not where the lock was taken; nor "at: spin_lock ... [inline]" (PREEMPT_RT's softirq lock).
+    assert first("syzbot/57-inconsistent-lock-state-snd_timer_interrupt.log")["facts"]["acquiring at"] == (
+        "snd_timer_interrupt.part.0+0x31/0xd80"
+    )
+    deadlock = first("syzbot/56-deadlock-snd_pcm_drop.log")["facts"]
+    assert (deadlock["acquiring at"], deadlock["holding at"]) == ("__local_bh_disable_ip+0x264/0x400",
+                                                                  "snd_pcm_group_lock_irq")  # fmt: skip
+    # KCSAN: "write to 0xffff88812ed8b730 of 8 bytes by task 16157 on cpu 1:" under strscpy from __set_task_comm,
+    # "read to 0xffff88812ed8b733 of 1 bytes by task 16161 on cpu 0:", "value changed: 0x72 -> 0x34".
+    race = first("syzbot/42-kcsan-strscpy.log")
+    assert race["class"] == "data-race"
+    assert race["facts"].items() >= {
+        "access 1": "write", "access 1 size": 8, "access 1 by": "task 16157", "access 1 in": "strscpy",
+        "access 1 caller": "__set_task_comm", "access 2": "read", "access 2 address": "0xffff88812ed8b733",
+        "access 2 size": 1, "access 2 cpu": 0, "value changed": "0x72 -> 0x34", "pid": 16161, "task": "ext4lazyinit",
+    }.items()  # fmt: skip
+    # kmemleak: "unreferenced object 0xffff88812638cc40 (size 32):", 'comm "syz.0.17", pid 6104, jiffies 4294942640',
+    # the backtrace past kmemleak, the slab internals and kmalloc_array_noprof: iovec_from_user (the title's).
+    leak = got["syzbot/66-memory-leak-iovec_from_user.log"][1]
+    assert leak["facts"] == {
+        "object": "0xffff88812638cc40", "object size": 32, "task": "syz.0.17", "pid": 6104, "jiffies": 4294942640,
+        "allocated by": "iovec_from_user", "root cause": "memory_leak",
+    }  # fmt: skip
+    # slab_post_alloc_hook, slab_alloc_node, __do_kmalloc_node, __kmalloc, kmalloc: io_alloc_async_data allocated.
+    assert first("syzbot/67-kmsan-io_rw_fail.log")["facts"]["uninit created by"] == "io_alloc_async_data"
 
 
 def update() -> None:
