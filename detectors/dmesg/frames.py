@@ -451,6 +451,14 @@ _HUNG_SKIP = rc.compile(
 )
 
 
+#: A switched-out task's stack starts in the scheduler: the frames of the switch itself (skips, for the first frame of
+#: such a stack that is the task's own).
+SWITCHED_OUT = ("^__switch_to", "^context_switch$", "^_*schedule(?:_loop|_timeout|_preempt_disabled)?$",
+                "^preempt_schedule", "^schedule_hrtimeout")  # fmt: skip
+#: A hung task's stack: the switch and the waits, the frames a hung task's title skips (as one skip pattern).
+HUNG_SKIPS = (*SWITCHED_OUT, _HUNG_SKIP.pattern)
+
+
 def stall_frame(functions: Sequence[str]) -> str | None:
     """The frame just above the first dispatch point, or None when there is none."""
     if not functions:

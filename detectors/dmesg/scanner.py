@@ -34,11 +34,15 @@ MAX_DIRECT = 4096  # header layouts remembered for the memo's fast look-up
 HEADER_LOOKBACK = 30  # lines above a continuation (Oops:, a panic) searched for its header
 PREAMBLE_BYTES = 2048  # bytes above a header searched for the lines that belong to it (KernelReport.preamble)
 PREAMBLE_LINES = 6
-_PREAMBLE_WORDS = (b"cut here", b"corruption", b"refcount_t:", b"double add", b"kasan: GPF")
+_PREAMBLE_WORDS = (b"cut here", b"corruption", b"refcount_t:", b"double add", b"kasan: GPF", b"ssertion failed: ")
 #: Whether any of them is above a header: one automaton pass (~2 us for the 2 KB; five ``in`` tests took ~20 us).
 _PREAMBLE_SEARCH = BytesAhoCorasick(list(_PREAMBLE_WORDS), matchkind=MatchKind.LeftmostFirst)
 #: A message printed above its report's header without a "cut here" line between them.
-_PREAMBLE_MESSAGE = rc.compile(rb"list_(?:add|del) corruption|list_add double add|refcount_t: |kasan: ")
+#: A filesystem's ASSERT() prints its condition, then BUG()s: btrfs "assertion failed: cond, in file.c:436" (above
+#: "cut here"), XFS "XFS: Assertion failed: cond, file: fs/xfs/x.c, line: 42".
+_PREAMBLE_MESSAGE = rc.compile(
+    rb"list_(?:add|del) corruption|list_add double add|refcount_t: |kasan: |[Aa]ssertion failed: "
+)
 
 
 #: Every trigger word in one automaton: ahocorasick_rs (Rust's aho-corasick crate, whose SIMD "Teddy" prefilter

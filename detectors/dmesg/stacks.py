@@ -100,15 +100,46 @@ _CALLBACKS = ("rcu_do_batch", "rcu_core", "^_*rcu_", "^_*do_softirq", "^handle_s
 _ALLOCATOR = ("^_*kmem_cache_alloc", "^_*kmalloc", "^_*do_kmalloc", "^_*k[vzc]alloc", "^_*kvmalloc", "^_*vmalloc",
               "krealloc", "slab_alloc", "slab_post_alloc_hook", "^_*alloc_pages", "^_*alloc_frozen_pages",
               "_noprof$")  # fmt: skip
+#: The socket and packet layers' own allocation wrappers: a socket is allocated by sk_alloc through sk_prot_alloc for
+#: whichever protocol called sk_alloc (bt_sock_alloc), an skb by skb_clone or alloc_skb for its caller; a socket is
+#: freed by the last sock_put through sk_free and the destructors, whoever dropped that reference (l2cap_sock_kill).
+_NET_ALLOCATORS = ("^sk_prot_alloc$", "^sk_alloc$", "^skb_clone$", "^_*alloc_skb", "^_*(?:netdev|napi)_alloc_skb",
+                   "^skb_copy$", "^_*pskb_copy")  # fmt: skip
+_NET_FREERS = ("^sk_prot_free$", "^_*sk_destruct$", "^_*sk_free$", "^sock_put$", "^skb_release_", "^kfree_skbmem$",
+               "^skb_free_head$", "^consume_skb$")  # fmt: skip
 #: The lock primitives and the inline wrappers a symbolized log prints as frames of their own: spin_lock,
 #: _raw_spin_lock_irqsave, mutex_lock_nested (the base skip list has them), and 6.x's guard()/scoped_guard()
 #: cleanup classes, ``class_spinlock_irqsave_constructor``, ``class_mutex_destructor``, whatever the lock.
+#: fs_reclaim_acquire takes lockdep's fs_reclaim map for an allocation that may reclaim: the allocating caller took it.
 LOCK_PRIMITIVES = ("lock_sock", "lock_acquire", "^_*down_", "^_*mutex_lock", "rtnl_lock$", "^percpu_down_", "seqlock",
-                   r"^class_\w+_(?:constructor|destructor)$", "^_*local_lock")  # fmt: skip
+                   r"^class_\w+_(?:constructor|destructor)$", "^_*local_lock", "^_*fs_reclaim_acquire$")  # fmt: skip
+
+
+def header_inline(inline: bool, source: str | None) -> bool:
+    """Whether a frame is a helper inlined from a header (``inode_lock include/linux/fs.h:756 [inline]``).
+
+    Where a lock was taken, such helpers are the generic wrappers around the lock (inode_lock,
+    filemap_invalidate_lock, device_lock, might_alloc, xa_insert): the function that took the lock is the first
+    frame after them, as a title names it.
+    """
+    return inline and source is not None and (source.startswith("include/") or "/include/" in source)
+
+
+def first_lock_taker(frames: Sequence[StackFrame]) -> StackFrame | None:
+    """A lock chain link's first foreign frame: past the lock primitives and the header helpers inlined above it."""
+    for frame in frames:
+        if (
+            frame.reliable
+            and not header_inline(frame.inline, frame.source)
+            and not is_skipped(LOCK_PRIMITIVES, frame.function)
+        ):
+            return frame
+    return None
+
 
 SECTION_SKIPS: dict[StackKind, tuple[str, ...]] = {
-    StackKind.ALLOCATED: (*_RECORDERS, *_ALLOCATOR),
-    StackKind.FREED: (*_RECORDERS, *_CALLBACKS, "kmem_cache_free", "^_*kfree", "slab_free"),
+    StackKind.ALLOCATED: (*_RECORDERS, *_ALLOCATOR, *_NET_ALLOCATORS),
+    StackKind.FREED: (*_RECORDERS, *_CALLBACKS, "kmem_cache_free", "^_*kfree", "slab_free", *_NET_FREERS),
     StackKind.AUX_WORK: (*_RECORDERS, "call_rcu", "^_*queue_work", "insert_work", "task_work_add", "kvfree_call_rcu",
                  "^_*call_rcu_common", "^_*schedule_work", "^_*queue_delayed_work", "irq_work_queue"),
     StackKind.AUX_WORK_2: (*_RECORDERS, "call_rcu", "^_*queue_work", "insert_work", "task_work_add", "kvfree_call_rcu",
@@ -147,6 +178,11 @@ def parse_stack_frame(body: str) -> tuple[str, str, int | None, int | None, str 
     if off is None and source is None:
         return None  # a bare word is not a frame
     reliable = unreliable is None and not body.rstrip().endswith("(unreliable)")
+    if (module or module2) == "inline" and inline is None:
+        # A frame without an offset ("inode_lock include/linux/fs.h:756 [inline]"): its "[inline]" is the mark, not
+        # a module's name in brackets.
+        module = module2 = None
+        inline = "[inline]"
     return (
         function_name(symbol),
         symbol,
@@ -251,6 +287,9 @@ def _sections(
             # kmemleak's backtrace is the stack the memory-leak rule titles the report from: who allocated the
             # leaked object is named as the title names it, past the allocation wrappers (sk_prot_alloc, idr_*).
             skip = (*SECTION_SKIPS[kind], *skip_call_trace)
+        elif kind is StackKind.LOCK_CHAIN:
+            out.append(StackSection(kind, heading, at, task, tuple(frames), first_lock_taker(frames)))
+            return
         else:
             skip = SECTION_SKIPS.get(kind, ())
         out.append(StackSection(kind, heading, at, task, tuple(frames), first_foreign(frames, skip)))

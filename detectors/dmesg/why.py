@@ -24,11 +24,18 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from detectors.dmesg.code import listing
-from detectors.dmesg.frames import function_name, is_skipped
+from detectors.dmesg.frames import HUNG_SKIPS, function_name, is_skipped
 from detectors.dmesg.lines import LogLine, parse_line
 from detectors.dmesg.model import parsed_lines
 from detectors.dmesg.rules import RULES
-from detectors.dmesg.stacks import LOCK_PRIMITIVES, RACE_ACCESS, headless_call_trace, race_sections, stack_sections
+from detectors.dmesg.stacks import (
+    LOCK_PRIMITIVES,
+    RACE_ACCESS,
+    header_inline,
+    headless_call_trace,
+    race_sections,
+    stack_sections,
+)
 from detectors.pointers import LIST_POISON1, LIST_POISON2, SLAB_POISONS, ValueKind, ascii_text, classify_value
 from forensics import regexcache as rc
 from forensics.types.causes import Cause
@@ -40,6 +47,7 @@ from forensics.types.dmesg import (
     MemoryConsumer,
     ReportKind,
     ReportWhy,
+    StackFrame,
     StackKind,
     StackSection,
     StalledCpu,
@@ -412,35 +420,50 @@ def _lockdep_role(r: _Reading, body: str, line: LogLine) -> str | None:
     return None
 
 
-def _lock_site_continued(r: _Reading, run: tuple[str, str] | None, body: str, line: LogLine) -> bool:
-    """Whether a line continues the "at:" lines of the lock just read, choosing the site that took it.
+#: A lock line's site inlined from a header: "at: inode_lock include/linux/fs.h:756 [inline]".
+_AT_INLINE = rc.compile(r", at: \S+ (\S+):\d+ \[inline\]\s*$")
+
+#: The lock whose "at:" lines are being read: its role, its name, and whether its site so far is a header helper.
+_Run = tuple[str, str, bool]
+
+
+def _run_of(role: str, name: str, body: str) -> _Run:
+    """The run a lock line opens: whether its site is a helper inlined from a header (a lock wrapper)."""
+    m = _AT_INLINE.search(body) if "[inline]" in body else None
+    return role, name, m is not None and header_inline(True, m.group(1))
+
+
+def _lock_site_continued(r: _Reading, run: _Run | None, body: str, line: LogLine) -> _Run | None:
+    """The run, when a line continues the "at:" lines of the lock just read, choosing the site that took it.
 
     A symbolized log prints one "at:" line per inlined function of the site, innermost first ("at: spin_lock
     ... [inline]", "at: class_spinlock_irqsave_constructor ... [inline]", "at: snd_timer_interrupt+0x31/0xd80"):
-    the site is the first that is not a lock primitive or wrapper (the lock-chain stacks' skips), else the last
-    line's, the function the wrappers were inlined into.  ``run``: the role and the name of the lock just read.
+    the site is the first that is not a lock primitive or wrapper (the lock-chain stacks' skips, and the helpers
+    inlined from a header: "at: filemap_invalidate_lock include/linux/fs.h:801 [inline]" then "at:
+    ext4_setattr+0x804/0xb38"), else the last line's, the function the wrappers were inlined into.  ``run``: the
+    role and the name of the lock just read, and whether its site is such a header helper.
     """
     if run is None or "at: " not in body or (m := _LOCK_AT.match(body)) is None or m.group(1) != run[1]:
-        return False
-    role, _ = run
+        return None
+    role, name, header = run
     lock = r.locks[-1]
-    if m.group(2) and lock.site and is_skipped(LOCK_PRIMITIVES, function_name(lock.site.split("+")[0])):
+    if m.group(2) and lock.site and (header or is_skipped(LOCK_PRIMITIVES, function_name(lock.site.split("+")[0]))):
         at = line.number - r.first
         r.locks[-1] = lock._replace(site=m.group(2), at=at)
         r.facts = [WhyFact(f.name, m.group(2), at) if f.name == f"{role} at" else f for f in r.facts]
-    return True
+        return _run_of(role, name, body)
+    return role, name, False
 
 
 def _lockdep(r: _Reading) -> None:
     role = None  # which lock the next lock line names
-    run: tuple[str, str] | None = None  # the role and name of the lock whose "at:" lines are being read
+    run: _Run | None = None  # the lock whose "at:" lines are being read
     scenario_cpu_column: int | None = None
     chain_sections = [s for s in r.stacks if s.kind is StackKind.LOCK_CHAIN]
     for line in r.lines:
         body = line.body
-        if _lock_site_continued(r, run, body, line):
+        if (run := _lock_site_continued(r, run, body, line)) is not None:
             continue
-        run = None
         if (
             ("WARNING:" in body or "INFO:" in body)
             and (m := _LOCKDEP_KIND.search(body)) is not None
@@ -473,7 +496,7 @@ def _lockdep(r: _Reading) -> None:
             r.add(f"{role} lock", m.group(1), line)
             if m.group(2):
                 r.add(f"{role} at", m.group(2), line)
-            run = (role, m.group(1))
+            run = _run_of(role, m.group(1), body)
             role = None
             continue
         if "-> #" in body and (m := _CHAIN.match(body)) is not None:
@@ -527,6 +550,7 @@ _RCU_DETECTED_BY = rc.compile(r"detected by (\d+)")
 _RCU_TASKS_BLOCKED = rc.compile(r"Tasks blocked on level-\d+ rcu_node \(CPUs [\d-]+\): (.*)$")
 _RCU_TASK = rc.compile(r"P(\d+)(?:/\S+)?")
 _RCU_STARVED = rc.compile(r"(rcu_\w+) kthread starved for (\d+) jiffies")
+_CPU_COMM = rc.compile(r"CPU: (\d+) (?:UID: \d+ )?PID: (\d+) Comm: (\S+)")
 _RCU_TASKS_TASK = rc.compile(r"^\s*task:(\S+)\s+state:(\S+).*?pid:\s*(\d+)")
 
 
@@ -571,8 +595,7 @@ def _rcu_stall(r: _Reading) -> None:
             r.add("kthread inactive jiffies", int(m.group(2)), line)
         if "Task dump" in body and (m := _RCU_TASK_DUMP.search(body)) is not None:
             r.add("task dump for CPU", int(m.group(1)), line)
-        if "running task" in body and (m := _RUNNING_TASK.match(body)) is not None and r.get("running task") is None:
-            r.add("running task", m.group(1), line)
+    _rcu_running_task(r)
     _name_rcu_tasks(r)
     if r.cpus:
         r.facts.append(WhyFact("stalled CPUs", ",".join(str(c.cpu) for c in r.cpus), r.cpus[0].at))
@@ -580,6 +603,27 @@ def _rcu_stall(r: _Reading) -> None:
         r.facts.append(WhyFact("stalled tasks", ",".join(str(t.pid) for t in r.tasks), r.tasks[0].at))
     if isinstance(r.report.frame, str):
         r.facts.append(WhyFact("running", r.report.frame, _frame_at(r, r.report.frame)))
+
+
+def _rcu_running_task(r: _Reading) -> None:
+    """The task that ran: a stalled CPU's "task:X state:R running task" dump, or the task on the CPU where a starved
+    grace-period kthread last ran ("Stack dump where RCU GP kthread last ran:", then that CPU's NMI backtrace).
+
+    The kthread's own dump ("task:rcu_preempt state:R running task") is not it: runnable, it did not run.
+    """
+    last_ran = False
+    for line in r.lines:
+        body = line.body
+        if "running task" in body and (m := _RUNNING_TASK.match(body)) is not None and m.group(1) != r.get("flavour"):
+            r.add("running task", m.group(1), line)
+            return
+        if "GP kthread last ran" in body:
+            last_ran = True
+        elif last_ran and "Comm:" in body and (m := _CPU_COMM.search(body)) is not None:
+            r.add("running task", m.group(3), line)
+            r.add("running pid", int(m.group(2)), line)
+            r.add("running on CPU", int(m.group(1)), line)
+            return
 
 
 def _name_rcu_tasks(r: _Reading) -> None:
@@ -623,7 +667,10 @@ WAIT_PRIMITIVES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
             r"^(?:io_schedule|folio_wait_bit|wait_on_page_bit|__folio_lock|__lock_page|bit_wait_io)",
             "I/O or a page lock",
         ),
-        (r"^(?:flush_work|__flush_work|flush_workqueue|__flush_workqueue|drain_workqueue)", "work to finish"),
+        (
+            r"^(?:flush_work|__flush_work|flush_delayed_work|flush_workqueue|__flush_workqueue|drain_workqueue)",
+            "work to finish",
+        ),
         (r"^rt_mutex|^__rt_mutex", "an rt-mutex"),
         (r"^percpu_down_write|^percpu_rwsem_wait", "a per-CPU rw-semaphore"),
     )
@@ -654,17 +701,46 @@ def _hung_task(r: _Reading) -> None:
     trace = r.stack(StackKind.CALL_TRACE)
     if trace is None:
         return
+    if (wait := _wait_of(trace)) is not None:
+        what, frame = wait
+        r.facts.append(WhyFact("waits for", what, frame.at))
+        r.facts.append(WhyFact("wait primitive", frame.function, frame.at))
+    titled = r.report.frame
+    if isinstance(titled, str) and any(f.function == titled for f in trace.frames):
+        r.facts.append(WhyFact("waits in", titled, _frame_at(r, titled)))
+    elif wait is not None and (caller := _caller_of(trace, wait[1])) is not None:
+        # The title names a function the stack does not hold (a hung task "in synchronize_rcu" whose stack waits
+        # in __synchronize_srcu): the caller of the wait is where it waits.
+        r.facts.append(WhyFact("waits in", caller.function, caller.at))
+    _lock_waited_on(r, trace)
+
+
+def _wait_of(trace: StackSection) -> tuple[str, StackFrame] | None:
+    """What a hung task waits for and the primitive it waits in: the innermost wait primitive of its stack.
+
+    A completion is how other waits are built (synchronize_srcu, flush_work wait for one): when the frames right
+    above it are wait primitives of another kind, the outermost of them says what the completion stands for
+    (``__wait_for_common`` <- ``__synchronize_srcu``: an RCU grace period).
+    """
+    found: tuple[str, StackFrame] | None = None
     for frame in trace.frames:
         if not frame.reliable:
             continue
         what = next((w for p, w in WAIT_PRIMITIVES if p.search(frame.function)), None)
-        if what is not None:
-            r.facts.append(WhyFact("waits for", what, frame.at))
-            r.facts.append(WhyFact("wait primitive", frame.function, frame.at))
-            break
-    if isinstance(r.report.frame, str):
-        r.facts.append(WhyFact("waits in", r.report.frame, _frame_at(r, r.report.frame)))
-    _lock_waited_on(r, trace)
+        if found is None:
+            found = (what, frame) if what is not None else None
+        elif what is None:
+            break  # the run of wait primitives ended at their caller
+        elif found[0] == "a completion" and what != found[0]:
+            found = (what, frame)
+    return found
+
+
+def _caller_of(trace: StackSection, primitive: StackFrame) -> StackFrame | None:
+    """The first reliable frame above the run of wait primitives that ``primitive`` is part of."""
+    frames = [f for f in trace.frames if f.reliable]
+    start = frames.index(primitive)
+    return next((f for f in frames[start:] if not any(p.search(f.function) for p, _ in WAIT_PRIMITIVES)), None)
 
 
 def _lock_waited_on(r: _Reading, trace: StackSection) -> None:
@@ -915,6 +991,10 @@ def _fault(r: _Reading) -> None:
         elif "kasan: GPF" in body and (m := _KASAN_GPF_HINT.search(body)) is not None:
             r.add("KASAN hint", m.group(1), line)
     for line in r.lines[: len(r.report.preamble)]:
+        if "ssertion failed" in line.body and (m := _ASSERTION.search(line.body)) is not None:
+            r.add("condition", m.group(1), line)
+            r.add("assertion at", m.group(2) or f"{m.group(3)}:{m.group(4)}", line)
+            continue
         # A WARN's own message, printed between "cut here" and the WARNING line.
         if not _PREAMBLE_KNOWN.search(line.body) and line.body.strip():
             r.add("message", line.body.strip(), line)
@@ -946,6 +1026,9 @@ _FAULT_KINDS = frozenset((ReportKind.GPF, ReportKind.NULL_DEREF, ReportKind.PAGE
                           ReportKind.USERCOPY, ReportKind.WARNING, ReportKind.REFCOUNT))  # fmt: skip
 # "\bBUG:": debugobjects' "ODEBUG: assert_init not available ..." is the WARN's message, not a report header.
 _PREAMBLE_KNOWN = rc.compile(r"corruption|refcount_t:|double add|cut here|kasan: |\bWARNING:|\bBUG:")
+#: A filesystem's ASSERT(): btrfs "assertion failed: cond, in fs/btrfs/space-info.c:436", XFS "Assertion failed:
+#: cond, file: fs/xfs/libxfs/xfs_bmap.c, line: 1234".
+_ASSERTION = rc.compile(r"[Aa]ssertion failed: (.+?), (?:in (\S+:\d+)|file: (\S+), line: (\d+))\s*$")
 _KASAN_GPF_HINT = rc.compile(r"kasan: GPF could be caused by (.*?)\s*$")
 
 
@@ -1367,6 +1450,19 @@ _NOT_CORRUPTION = frozenset(
 def _corrupted_values(r: _Reading) -> Cause | None:
     """A fault through a value no pointer can have (text, poison other than a freed object's, a bogus address)."""
     code = r.code
+    kasan = str(r.get("KASAN range") or "")
+    if "wild-memory-access" in kasan and isinstance(bad := r.get("bad address"), str):
+        # KASAN's shadow check names the address the code used; "wild" is an address no object has: the pointer
+        # was a bogus value (read from corrupted memory, or computed from one).
+        cls = classify_value(_hex(bad))
+        if cls is not None and cls.kind not in _NOT_CORRUPTION:
+            # The pointer table words a non-canonical value for x86's general protection fault; arm64 faults too.
+            meaning = ("an address outside both the user and the kernel ranges: not a pointer at all"
+                       if cls.kind is ValueKind.NON_CANONICAL else cls.meaning)  # fmt: skip
+            kind, _, where = kasan.partition(" in ")
+            return _cause("corrupted_values", r, 0.6, "crash> bt -FF; crash> rd -SS <address> 8", r.at("KASAN range"),
+                          statement=f"memory corruption: KASAN names the address range {where} ({kind}): "
+                          f"{meaning}")  # fmt: skip
     if code is None or code.base_value is None:
         return None
     checked = shadow_checked(code)
@@ -1436,7 +1532,8 @@ def _rcu_cause(r: _Reading) -> Cause | None:
         statement = (f"RCU stall: every CPU passed a quiescent state, but the {r.get('flavour')} kthread did not "
                      f"run for {idle} jiffies: it was starved of CPU")  # fmt: skip
         if r.get("running task"):
-            statement += f" ({r.get('running task')} ran instead)"
+            running = f", in {r.get('running')}" if r.get("running") else ""
+            statement += f" ({r.get('running task')} ran instead{running})"
         return _cause("rcu_stall", r, 0.65, "look at what kept the CPU busy (the running task's stack)",
                       r.at("all quiescent states seen"), statement=statement)  # fmt: skip
     statement = f"RCU stall: {who} did not pass a quiescent state" + (f" for {jiffies} jiffies" if jiffies else "")
@@ -1501,7 +1598,10 @@ def _assertion_cause(r: _Reading) -> Cause | None:
     site = str(r.get("faulting function") or r.get("warning site") or r.func).split("+")[0].split(".")[0]
     # "kernel BUG at" and "WARNING: at" are printed by BUG()/WARN() as well as by BUG_ON()/WARN_ON() (skb_panic's
     # BUG() is unconditional): the log does not say a condition held, only that the assertion fired.
-    statement = f"an assertion failed: a {what}_ON (or {what}) at {where} in {site}" + (
+    # A filesystem's ASSERT() printed the condition that was false before its BUG().
+    asserted = r.get("condition") if r.get("assertion at") == where else None
+    check = f"`{asserted}` was false" if asserted else f"a {what}_ON (or {what})"
+    statement = f"an assertion failed: {check} at {where} in {site}" + (
         f", on the way from {r.func}" if site != r.func else ""
     )
     compared = [str(f.value) for f in r.facts if f.name == "compared"]
@@ -1545,6 +1645,8 @@ def explain(report: KernelReport) -> ReportWhy:
     own = lines[len(report.preamble) :]
     rule = next((x for x in RULES if x.name == report.rule), None)
     skip = rule.stack.skip if rule is not None and rule.stack is not None else ()
+    if report.rule in ("hung-task", "task-cant-die"):
+        skip = (*skip, *HUNG_SKIPS)  # the hung task's own frame is past the switch and the waits, as its title's
     stacks = stack_sections(own, first, skip)
     # A report without a "Call Trace:" heading (KMSAN, 32-bit arm) still has the scanner's frames; not lockdep's,
     # whose frames without the "stack backtrace:" are where a lock was taken in the past, not the report's stack.

@@ -250,3 +250,269 @@ unreferenced object 0xc625e000 (size 2048):
     (why,) = read(text)
     assert facts(why).items() >= {"object size": 2048, "task": "swapper", "allocated by": "kf_rx_fill"}.items()
     assert "age ms" not in facts(why)
+
+
+# ---------------------------------------------------------------- lockdep: header helpers around a lock
+
+CIRCULAR_HEADER_HELPERS = """\
+======================================================
+WARNING: possible circular locking dependency detected
+6.2.0-kf #1 Not tainted
+------------------------------------------------------
+kf-worker/77 is trying to acquire lock:
+ffff0000cb1ae540 (mapping.invalidate_lock){++++}-{3:3}, at: filemap_invalidate_lock include/linux/fs.h:801 [inline]
+ffff0000cb1ae540 (mapping.invalidate_lock){++++}-{3:3}, at: kf_setattr+0x804/0xb38 fs/kf/inode.c:5545
+
+but task is already holding lock:
+ffff0000cb1ae3a0 (&kf->i_rwsem){+.+.}-{3:3}, at: inode_lock include/linux/fs.h:756 [inline]
+ffff0000cb1ae3a0 (&kf->i_rwsem){+.+.}-{3:3}, at: kf_truncate+0xf8/0x154 fs/kf/open.c:63
+
+which lock already depends on the new lock.
+
+
+the existing dependency chain (in reverse order) is:
+
+-> #2 (&kf->i_rwsem){+.+.}-{3:3}:
+       down_write+0x5c/0x88 kernel/locking/rwsem.c:1562
+       inode_lock include/linux/fs.h:756 [inline]
+       kf_xattr_create fs/kf/xattr.c:1457 [inline]
+       kf_xattr_set+0x3d0/0x1404 fs/kf/xattr.c:1975
+       do_syscall_64+0x6d/0x140 arch/x86/entry/common.c:83
+
+-> #1 (fs_reclaim){+.+.}-{0:0}:
+       __fs_reclaim_acquire mm/page_alloc.c:3853 [inline]
+       fs_reclaim_acquire+0x102/0x150 mm/page_alloc.c:3867
+       might_alloc include/linux/sched/mm.h:318 [inline]
+       xa_insert include/linux/xarray.h:783 [inline]
+       kf_init_ctx fs/kf/ctx.c:3924 [inline]
+       kf_alloc_ctx+0x503/0x11c0 fs/kf/ctx.c:4457
+       do_syscall_64+0x6d/0x140 arch/x86/entry/common.c:83
+
+-> #0 (mapping.invalidate_lock){++++}-{3:3}:
+       lock_acquire+0x100/0x1f8 kernel/locking/lockdep.c:5668
+       down_write+0x5c/0x88 kernel/locking/rwsem.c:1562
+       filemap_invalidate_lock include/linux/fs.h:801 [inline]
+       kf_setattr+0x804/0xb38 fs/kf/inode.c:5545
+       do_syscall_64+0x6d/0x140 arch/x86/entry/common.c:83
+
+other info that might help us debug this:
+"""
+
+
+def test_a_lock_taken_through_a_header_helper_is_taken_in_the_function_that_called_it() -> None:
+    (why,) = read(CIRCULAR_HEADER_HELPERS)
+    got = facts(why)
+    assert (got["acquiring at"], got["holding at"]) == ("kf_setattr+0x804/0xb38", "kf_truncate+0xf8/0x154")
+    # Each link of the chain: past the lock primitives, fs_reclaim's lockdep map and the helpers inlined from headers
+    # (inode_lock, might_alloc, xa_insert); a helper of the driver's own inlined there (kf_init_ctx) is its taker.
+    assert [(k.number, k.name, k.site) for k in why.locks if k.role == "chain"] == [
+        (2, "&kf->i_rwsem", "kf_xattr_create"),
+        (1, "fs_reclaim", "kf_init_ctx"),
+        (0, "mapping.invalidate_lock", "kf_setattr"),
+    ]
+    assert why.cause is not None and "takes mapping.invalidate_lock in kf_setattr+0x804/0xb38 while" in (
+        why.cause.statement
+    )
+
+
+def test_an_inline_frame_without_an_offset_is_inline_not_of_a_module() -> None:
+    (why,) = read(CIRCULAR_HEADER_HELPERS)
+    chain = next(s for s in why.stacks if s.kind is StackKind.LOCK_CHAIN)
+    inode_lock = next(f for f in chain.frames if f.function == "inode_lock")
+    assert (inode_lock.inline, inode_lock.module, inode_lock.source) == (True, None, "include/linux/fs.h:756")
+
+
+# ---------------------------------------------------------------- hung tasks: what a completion stands for
+
+HUNG_SRCU = """\
+INFO: task kf-worker:5290 blocked for more than 143 seconds.
+      Not tainted 6.11.0-kf #0
+"echo 0 > /proc/sys/kernel/hung_task_timeout_secs" disables this message.
+task:kf-worker       state:D stack:22080 pid:5290  tgid:5290  ppid:2      flags:0x00004000
+Call Trace:
+ <TASK>
+ context_switch kernel/sched/core.c:5188 [inline]
+ __schedule+0xe37/0x5490 kernel/sched/core.c:6529
+ schedule+0xe7/0x350 kernel/sched/core.c:6621
+ schedule_timeout+0x258/0x2a0 kernel/time/timer.c:2557
+ do_wait_for_common kernel/sched/completion.c:95 [inline]
+ __wait_for_common+0x3de/0x5f0 kernel/sched/completion.c:116
+ __synchronize_srcu+0x1bd/0x2a0 kernel/rcu/srcutree.c:1398
+ kf_release_notifiers drivers/kf/kf.c:345 [inline]
+ kf_release+0x28b/0x660 drivers/kf/kf.c:357
+ do_exit+0x9bf/0x2bb0 kernel/exit.c:869
+ </TASK>
+"""
+
+
+def test_a_hung_task_waiting_on_a_completion_of_srcu_waits_for_a_grace_period() -> None:
+    (why,) = read(HUNG_SRCU)
+    got = facts(why)
+    assert (got["waits for"], got["wait primitive"]) == ("an RCU grace period", "__synchronize_srcu")
+    # The title names the grouped wait (synchronize_rcu), not a frame of the stack: the wait's caller is where.
+    assert got["waits in"] == "kf_release_notifiers"
+    # The stack's own frame is past the switch and the waits.
+    trace = next(s for s in why.stacks if s.kind is StackKind.CALL_TRACE)
+    assert trace.first_foreign is not None and trace.first_foreign.function == "kf_release_notifiers"
+
+
+def test_a_hung_task_flushing_work_waits_for_the_work_and_a_mutex_stays_a_mutex() -> None:
+    flush = HUNG_SRCU.replace(" __synchronize_srcu+0x1bd/0x2a0 kernel/rcu/srcutree.c:1398\n",
+                              " wait_for_completion+0x2bf/0x5d0 kernel/sched/completion.c:153\n"
+                              " __flush_work+0x9b9/0xbc0 kernel/workqueue.c:4247\n"
+                              " flush_delayed_work+0x13e/0x190 kernel/workqueue.c:4290\n")  # fmt: skip
+    got = facts(read(flush)[0])
+    assert (got["waits for"], got["wait primitive"]) == ("work to finish", "__flush_work")
+    mutex = HUNG_SRCU.replace(" __synchronize_srcu+0x1bd/0x2a0 kernel/rcu/srcutree.c:1398\n",
+                              " __mutex_lock+0x724/0xe80 kernel/locking/mutex.c:747\n"
+                              " mutex_lock_nested+0x2c/0x38 kernel/locking/mutex.c:804\n")  # fmt: skip
+    mutex = mutex.replace(" __wait_for_common+0x3de/0x5f0 kernel/sched/completion.c:116\n", "")
+    got = facts(read(mutex)[0])
+    assert (got["waits for"], got["wait primitive"]) == ("a mutex", "__mutex_lock")
+
+
+# ---------------------------------------------------------------- RCU: who ran while the kthread starved
+
+RCU_STARVED = """\
+rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:
+rcu: 	(detected by 1, t=10502 jiffies, g=14269, q=1142 ncpus=2)
+rcu: All QSes seen, last rcu_preempt kthread activity 10500 (4294965239-4294954739), jiffies_till_next_fqs=1
+rcu: rcu_preempt kthread starved for 10500 jiffies! g14269 f0x2 RCU_GP_WAIT_FQS(5) ->state=0x0 ->cpu=0
+rcu: RCU grace-period kthread stack dump:
+task:rcu_preempt     state:R  running task     stack:27128 pid:16    tgid:16    ppid:2      flags:0x00080000
+Call Trace:
+ <TASK>
+ __schedule+0x150e/0x5070 kernel/sched/core.c:6866
+ schedule+0x165/0x360 kernel/sched/core.c:6963
+ rcu_gp_kthread+0x99/0x390 kernel/rcu/tree.c:2285
+ </TASK>
+rcu: Stack dump where RCU GP kthread last ran:
+Sending NMI from CPU 1 to CPUs 0:
+NMI backtrace for cpu 0
+CPU: 0 UID: 0 PID: 6253 Comm: kf-spin Not tainted 6.18.0-kf #0
+RIP: 0010:kf_spin+0x4b/0x110 drivers/kf/kf.c:193
+Call Trace:
+ <TASK>
+ kf_spin+0x4b/0x110 drivers/kf/kf.c:193
+ kf_ioctl+0x99a/0xed0 drivers/kf/kf.c:4492
+ do_syscall_64+0x6d/0x140 arch/x86/entry/common.c:83
+ </TASK>
+"""
+
+
+def test_a_starved_grace_period_kthread_names_the_task_that_ran_on_its_cpu() -> None:
+    (why,) = read(RCU_STARVED)
+    got = facts(why)
+    # The kthread's own dump says it was runnable ("R running task"): it is not the task that ran instead.
+    assert (got["running task"], got["running pid"], got["running on CPU"]) == ("kf-spin", 6253, 0)
+    assert why.cause is not None and "(kf-spin ran instead" in why.cause.statement
+
+
+# ---------------------------------------------------------------- faults: a wild address, a failed ASSERT()
+
+WILD_GPF = """\
+Oops: general protection fault, probably for non-canonical address 0xe003fbfffff80000: 0000 [#1] PREEMPT SMP KASAN
+KASAN: maybe wild-memory-access in range [0x001fffffffc00000-0x001fffffffc00007]
+CPU: 1 PID: 5570 Comm: kworker/1:5 Not tainted 6.10.0-kf #0
+RIP: 0010:kf_get_pool+0xcb/0x1c0 drivers/kf/kf.c:887
+Call Trace:
+ <TASK>
+ kf_queue+0x200/0x1020 drivers/kf/kf.c:2301
+ </TASK>
+"""
+
+
+def test_a_wild_memory_access_is_a_corrupted_pointer() -> None:
+    (why,) = read(WILD_GPF)
+    assert why.cause is not None and why.cause.cls == "corrupted_values"
+    assert "[0x001fffffffc00000-0x001fffffffc00007] (maybe wild-memory-access)" in why.cause.statement
+    # A NULL-based range stays a NULL pointer dereference.
+    null = WILD_GPF.replace("maybe wild-memory-access in range [0x001fffffffc00000-0x001fffffffc00007]",
+                            "null-ptr-deref in range [0x0000000000000028-0x000000000000002f]")  # fmt: skip
+    (other,) = read(null)
+    assert other.cause is not None and other.cause.cls == "null_pointer"
+
+
+ASSERTION_BUG = """\
+assertion failed: kf->reserved >= ticket->bytes, in fs/kf/space.c:436
+------------[ cut here ]------------
+kernel BUG at fs/kf/space.c:436!
+Oops: invalid opcode: 0000 [#1] PREEMPT SMP KASAN
+CPU: 0 PID: 25603 Comm: kf-worker Not tainted 6.6.0-kf #0
+RIP: 0010:kf_remove_ticket fs/kf/space.c:436 [inline]
+RIP: 0010:kf_grant_tickets+0x59f/0x5d0 fs/kf/space.c:468
+Call Trace:
+ <TASK>
+ kf_release_bytes+0x506/0x5f0 fs/kf/rsv.c:295
+ </TASK>
+"""
+
+
+def test_a_filesystem_assert_names_the_condition_that_was_false() -> None:
+    (why,) = read(ASSERTION_BUG)
+    got = facts(why)
+    assert (got["condition"], got["assertion at"]) == ("kf->reserved >= ticket->bytes", "fs/kf/space.c:436")
+    assert why.cause is not None
+    assert why.cause.statement.startswith("an assertion failed: `kf->reserved >= ticket->bytes` was false at ")
+    xfs = ASSERTION_BUG.replace(
+        "assertion failed: kf->reserved >= ticket->bytes, in fs/kf/space.c:436",
+        "XFS: Assertion failed: kf->reserved >= ticket->bytes, file: fs/kf/space.c, line: 436",
+    )
+    assert facts(read(xfs)[0])["assertion at"] == "fs/kf/space.c:436"
+    # An assertion of another place does not word this BUG's condition.
+    elsewhere = ASSERTION_BUG.replace("in fs/kf/space.c:436\n", "in fs/kf/other.c:12\n")
+    (other,) = read(elsewhere)
+    assert other.cause is not None and "a BUG_ON (or BUG) at fs/kf/space.c:436" in other.cause.statement
+
+
+# ---------------------------------------------------------------- who allocated and freed a socket
+
+KASAN_SOCKET = """\
+==================================================================
+BUG: KASAN: slab-use-after-free in kf_accept+0x3f/0x50 net/kf/af_kf.c:300
+Read of size 8 at addr ffff8880336f0500 by task kf-worker/2839
+
+Call Trace:
+ <TASK>
+ kf_accept+0x3f/0x50 net/kf/af_kf.c:300
+ </TASK>
+
+Allocated by task 9307:
+ kasan_save_stack+0x33/0x60 mm/kasan/common.c:47
+ __kasan_kmalloc+0xaa/0xb0 mm/kasan/common.c:387
+ __kmalloc_noprof+0x1e8/0x400 mm/slub.c:4174
+ sk_prot_alloc+0x1a8/0x2a0 net/core/sock.c:2096
+ sk_alloc+0x36/0xb90 net/core/sock.c:2149
+ kf_sock_alloc+0x3b/0x3a0 net/kf/af_kf.c:148
+ do_syscall_64+0x6d/0x140 arch/x86/entry/common.c:83
+
+Freed by task 11681:
+ kasan_save_stack+0x33/0x60 mm/kasan/common.c:47
+ __kasan_slab_free+0x32/0x50 mm/kasan/common.c:256
+ kfree+0x12a/0x3b0 mm/slub.c:4598
+ sk_prot_free net/core/sock.c:2132 [inline]
+ __sk_destruct+0x5eb/0x720 net/core/sock.c:2224
+ sk_destruct+0xc2/0xf0 net/core/sock.c:2239
+ __sk_free+0xf4/0x3e0 net/core/sock.c:2250
+ sk_free+0x6a/0x90 net/core/sock.c:2261
+ sock_put include/net/sock.h:1884 [inline]
+ kf_sock_kill+0x171/0x2d0 net/kf/af_kf.c:1235
+ do_syscall_64+0x6d/0x140 arch/x86/entry/common.c:83
+
+The buggy address belongs to the object at ffff8880336f0000
+ which belongs to the cache kmalloc-2k of size 2048
+The buggy address is located 1280 bytes inside of
+ freed 2048-byte region [ffff8880336f0000, ffff8880336f0800)
+==================================================================
+"""
+
+
+def test_a_socket_is_allocated_and_freed_by_the_protocol_past_the_socket_layer() -> None:
+    (why,) = read(KASAN_SOCKET)
+    first = {s.kind: s.first_foreign.function for s in why.stacks if s.first_foreign is not None}
+    assert (first[StackKind.ALLOCATED], first[StackKind.FREED]) == ("kf_sock_alloc", "kf_sock_kill")
+    socket_layer = " sk_prot_alloc+0x1a8/0x2a0 net/core/sock.c:2096\n sk_alloc+0x36/0xb90 net/core/sock.c:2149\n"
+    skb = KASAN_SOCKET.replace(socket_layer, " skb_clone+0x20c/0x390 net/core/skbuff.c:2052\n")
+    (other,) = read(skb)
+    allocated = next(s for s in other.stacks if s.kind is StackKind.ALLOCATED)
+    assert allocated.first_foreign is not None and allocated.first_foreign.function == "kf_sock_alloc"
