@@ -18,14 +18,15 @@ import gzip
 import re
 import shutil
 import subprocess
+from collections import Counter
 from collections.abc import Iterable, Iterator
-from itertools import chain, compress, repeat
-from operator import itemgetter
+from itertools import accumulate, chain, compress, repeat
+from operator import add, attrgetter, is_, itemgetter
 from pathlib import Path
 from typing import Any
 
 from forensics.errors import InputError, UsageError
-from forensics.types.profile import Profile, ProfileFrame, ProfileStack, StackCount, Thread
+from forensics.types.profile import Profile, ProfileFrame, ProfileStack, StackCount, Thread, made_stacks
 
 #: ``perf.data`` files start with this magic (perf's own header, version 2).
 PERF_DATA_MAGIC = b"PERFILE2"
@@ -119,12 +120,43 @@ def _line_frames(line: bytes, java: bool) -> tuple[ProfileFrame, ...] | None:
     return None
 
 
+#: New frame lines from which a batch is keyed by numpy (:mod:`collectors.perf_frames`), not parsed line by line.
+KEYED_FROM = 1024
+# A frame key (collectors.perf_frames: flags, symbol, NUL, DSO) -> its frames; bounded as _SYMBOLS is.
+_KEYED: dict[bytes, tuple[ProfileFrame, ...]] = {}
+
+
+def _parse_keyed(lines: list[bytes], java: bool, cache: dict[bytes, tuple[ProfileFrame, ...] | None]) -> None:
+    """:func:`_line_frames` of each line into ``cache``, each distinct symbol parsed once.
+
+    Lines that differ only in their address and offset share one key (see
+    :func:`collectors.perf_frames.frame_keys`); lines without a key are parsed one by one.
+    """
+    from collectors.perf_frames import frame_keys, key_flag
+
+    keys = frame_keys(lines, java)
+    high_flag = key_flag(java, True)
+    fresh = {}
+    for key in set(keys).difference(_KEYED):
+        if key is not None:
+            raw, _, dso = key[1:].partition(b"\0")
+            fresh[key] = _symbol_frames(raw, dso, java, key[0] == high_flag)
+    table: dict[Any, tuple[ProfileFrame, ...]] = _KEYED
+    if len(_KEYED) + len(fresh) <= 1 << 20:  # bounded: a profile has far fewer distinct symbols
+        _KEYED.update(fresh)
+    else:
+        table = {**_KEYED, **fresh}
+    cache.update(zip(lines, map(table.get, keys), strict=True))
+    for line in compress(lines, map(is_, keys, repeat(None))):
+        cache[line] = _line_frames(line, java)
+
+
 #: Call chain texts split and looked up at a time by :func:`_chains_of`.
 CHAIN_BATCH = 4096
 
 
 def _chains_of(
-    bodies: list[bytes], java: bool, cache: dict[bytes, tuple[ProfileFrame, ...] | None]
+    bodies: list[bytes], java: bool, cache: dict[bytes, tuple[ProfileFrame, ...] | None], keyed: bool = False
 ) -> tuple[list[tuple[ProfileFrame, ...]], list[int]]:
     """Root-to-leaf frames of each call chain text, and its number of lines that are not frames.
 
@@ -132,20 +164,26 @@ def _chains_of(
     ``cache`` in one C-level map (the same frame line recurs in many chains: only lines not met
     before are parsed), and the list reversed once: each text's frames are then one slice of it,
     leaf-last.  ``cache`` maps a line to its frames (see :func:`_line_frames`) for one ``java`` value.
+    ``keyed``: parse the lines not met before through :func:`_parse_keyed` when there are many (numpy
+    is loaded: the reader took its numpy path).
     """
     if len(bodies) > CHAIN_BATCH:  # in batches: the lists of lines stay small (RSS), the speed is the same
         out: list[tuple[ProfileFrame, ...]] = []
         bad: list[int] = []
         for at in range(0, len(bodies), CHAIN_BATCH):
-            got_out, got_bad = _chains_of(bodies[at : at + CHAIN_BATCH], java, cache)
+            got_out, got_bad = _chains_of(bodies[at : at + CHAIN_BATCH], java, cache, keyed)
             out += got_out
             bad += got_bad
         return out, bad
     if not bodies:
         return [], []
     lines = b"\n".join(bodies).split(b"\n")
-    for line in set(lines).difference(cache):
-        cache[line] = _line_frames(line, java)
+    new = set(lines).difference(cache)
+    if keyed and len(new) >= KEYED_FROM:
+        _parse_keyed(list(new), java, cache)
+    else:
+        for line in new:
+            cache[line] = _line_frames(line, java)
     got = list(map(cache.__getitem__, lines))
     got.reverse()  # the last text first, each one leaf first... reversed: root first
     sizes = list(map(bytes.count, bodies, repeat(b"\n")))
@@ -154,11 +192,10 @@ def _chains_of(
     bad = []
     at = 0
     if None not in got:
-        flat = chain.from_iterable
-        for size in sizes:
-            nxt = at + size + 1
-            out.append(tuple(flat(got[at:nxt])))  # type: ignore[arg-type]
-            at = nxt
+        # Each text's slice of the lines, joined into one tuple: C-level maps, no Python per text.
+        ends = list(accumulate(map(_PLUS_ONE, sizes)))
+        parts = map(got.__getitem__, map(slice, chain((0,), ends), ends))
+        out = list(map(tuple, map(chain.from_iterable, parts)))  # type: ignore[arg-type]
         bad = [0] * len(bodies)
     else:
         for size in sizes:
@@ -175,8 +212,44 @@ def _chains_of(
     return out, bad
 
 
+_PLUS_ONE = (1).__add__
+# Parts of a text partitioned at its first newline, and fields of a parsed header (_Header).
+_HEAD_OF, _BODY_OF = itemgetter(0), itemgetter(2)
+_FIRST_BYTE = itemgetter(slice(0, 1))
+_IDS_OF, _EVENT_OF, _PERIOD_OF = itemgetter(0, 1, 2, 3), itemgetter(3), itemgetter(4)
+
+
+def _count_first(
+    counts: dict[Any, StackCount], keys: list[Any], periods: list[int], lines: list[int], headers: list[bytes]
+) -> list[StackCount]:
+    """Count one sample of each key (thread, event, chain) in ``counts``; the counter of each.
+
+    A key not counted before gets a counter made from its first line and header here, all of them in
+    C-level maps; keys met before (or twice here: two CPUs) are added to one by one.
+    """
+    found = list(map(counts.get, keys))
+    todo = dict.fromkeys(compress(keys, map(is_, found, repeat(None))))  # keys to make, in the order met
+    made_at: list[int] = []
+    if todo:
+        first_at = dict(zip(reversed(keys), range(len(keys) - 1, -1, -1), strict=True))
+        made_at = list(map(first_at.__getitem__, todo))
+        decoded = map(bytes.decode, map(headers.__getitem__, made_at), repeat("utf-8"), repeat("replace"))
+        made = map(StackCount, repeat(1), map(periods.__getitem__, made_at), map(lines.__getitem__, made_at), decoded)
+        counts.update(zip(todo, made, strict=True))
+    if len(made_at) < len(keys):
+        for i in set(range(len(keys))).difference(made_at):
+            sc = counts[keys[i]]
+            sc.samples += 1
+            sc.period += periods[i]
+    return list(map(counts.__getitem__, keys))
+
+
 _FIRST_THREE = itemgetter(0, 1, 2)  # comm, pid, tid of a counter's key
 _BODY = itemgetter(4)  # its call chain text
+_EVENT_KEY = itemgetter(3)  # its event
+_FIRST, _SECOND = itemgetter(0), itemgetter(1)
+_SAMPLES_OF, _PERIOD_OF_COUNT = attrgetter("samples"), attrgetter("period")  # of a StackCount
+_LINE_OF, _HEADER_OF = attrgetter("first_line"), attrgetter("first_header")
 
 _NOT_BULK = object()
 # A header whose command name or pid holds the time (see ScriptParser._header); told by identity.
@@ -334,7 +407,6 @@ class ScriptParser:
 
     def _blocks_counted(self, data: bytes) -> None:
         """:meth:`_blocks_bulk` without numpy: times masked by ``re.subn``, ``Counter`` counts."""
-        from collections import Counter
 
         shaped, replaced = _BULK_TIME.subn(b" 0.0: ", data)
         pieces = shaped.split(b"\n\n")
@@ -461,25 +533,103 @@ class ScriptParser:
 
         at_missing = missing.tolist()
         new = list(map(pieces.__getitem__, at_missing))
-        first: dict[bytes, int] = {}  # each new text's first piece in this chunk
-        for i, block in zip(at_missing, new, strict=True):
-            first.setdefault(block, i)
+        # Each new text once, in the order met, and its first piece in this chunk (C-level maps: a
+        # dictionary of the reversed pairs keeps each text's first index).
+        blocks = list(dict.fromkeys(new))
+        first_at = dict(zip(reversed(new), reversed(at_missing), strict=True))
         lengths = self._slot_length[slots]  # index -1 for the new ones: overwritten next
         lengths[missing] = np.fromiter(map(len, new), np.int64, len(new))
         newlines = self._slot_lines[slots]
         newlines[missing] = np.fromiter(map(bytes.count, new, repeat(b"\n")), np.int64, len(new))
         ends = np.cumsum(lengths + 2) - 2  # where each piece ends (its blank line follows)
         starts = ends - lengths
-        at = np.fromiter(first.values(), np.int64, len(first))
+        at = np.fromiter(map(first_at.__getitem__, blocks), np.int64, len(blocks))
         # Exactly one time in each new text (known ones had theirs checked when they were new).
         times = np.searchsorted(colons, ends[at]) - np.searchsorted(colons, starts[at])
         if not (times == 1).all():
             return None
         lines = (self._line + np.cumsum(newlines + 2) - newlines - 2)[at].tolist()
+        base = len(self._slots)
+        ids, stacks = self._ids, self._slots
+        counted = self._count_new_at_once(blocks, lines, starts[at].tolist(), rest, view)
+        timed: list[int] = []
+        if counted is None:
+            parsed = self._parse_new(blocks, lines, at.tolist(), starts[at].tolist(), pieces, rest, view)
+            if parsed is None:
+                return None
+            counted = []
+            for block, line, piece, got in parsed:
+                slot = ids[block] = len(stacks)
+                if got is _TIMED:
+                    stacks.append(None)  # read sample by sample, every time
+                    timed.append(slot)
+                else:
+                    stacks.append(self._bulk_count(got, piece, line))  # type: ignore[arg-type]
+                    counted.append(slot)
+        self._grow_slots(len(stacks))
+        self._slot_length[base : len(stacks)] = lengths[at]
+        self._slot_lines[base : len(stacks)] = newlines[at]
+        if timed:
+            self._slot_timed[timed] = True
+            self._any_timed = True
+        slots[missing] = np.fromiter(map(ids.__getitem__, new), np.int64, len(new))
+        return counted
+
+    def _count_new_at_once(
+        self, blocks: list[bytes], lines: list[int], starts: list[int], rest: bytes, view: memoryview
+    ) -> list[int] | None:
+        """Slot and count the new ``blocks`` as :meth:`_parse_new` and :meth:`_bulk_count` do, with C-level maps.
+
+        For the usual chunk, where every new text is a header with its one time and a call chain:
+        None (nothing changed) when one is not, for the text-by-text way.  ``starts``: where each
+        text starts in ``rest + view``; ``lines``: its line number.
+        """
+        parts = list(map(bytes.partition, blocks, repeat(b"\n")))
+        heads = list(map(_HEAD_OF, parts))
+        masked_shapes = self._masked_shapes
+        for head in set(heads).difference(masked_shapes):
+            if not head or head[:1] == b"#":
+                masked_shapes[head] = _ELSEWHERE  # as _parse_new: such a text is parsed from its original
+            else:
+                shape, times = _BULK_TIME.subn(b" 0.0: ", head)
+                masked_shapes[head] = self._shape_header(shape) if times == 1 else _ELSEWHERE
+        hs = list(map(masked_shapes.__getitem__, heads))
+        # Sentinels and tuples compare unequal (a parsed header is never _TIMED's empty command).
+        if None in hs or _ELSEWHERE in hs or _TIMED in hs:
+            return None
+        bodies = list(map(_BODY_OF, parts))
+        firsts = list(map(_FIRST_BYTE, bodies))
+        if sum(map(bytes.isspace, firsts)) + firsts.count(b"") != len(firsts):
+            return None  # a line in column 0 after the header: not a call chain
+        data = rest + view.tobytes()
+        # The headers as they are (not masked), for the evidence.
+        headers = list(map(data.__getitem__, map(slice, starts, map(add, starts, map(len, heads)))))
+        periods = list(map(_PERIOD_OF, hs))
+        events = list(map(_EVENT_OF, hs))
+        scs = _count_first(self._counts, list(map(add, map(_IDS_OF, hs), zip(bodies))), periods, lines, headers)
+        raw = self._events_raw
+        for event, n in Counter(events).items():  # in the order first met, as one by one
+            raw[event] = raw.get(event, 0) + n
+        base = len(self._slots)
+        self._ids.update(zip(blocks, range(base, base + len(blocks)), strict=True))
+        self._slots.extend(zip(scs, periods, events, strict=True))
+        return list(range(base, base + len(blocks)))
+
+    def _parse_new(
+        self,
+        blocks: list[bytes],
+        lines: list[int],
+        at: list[int],
+        starts: list[int],
+        pieces: list[bytes],
+        rest: bytes,
+        view: memoryview,
+    ) -> list[tuple[bytes, int, bytes, object]] | None:
+        """Each new text's line, verbatim header and parse, one by one; None if one is odd."""
         originals: list[bytes] | None = None
         parsed: list[tuple[bytes, int, bytes, object]] = []
         masked_shapes = self._masked_shapes
-        for block, line, i, lo in zip(first, lines, first.values(), starts[at].tolist(), strict=True):
+        for block, line, i, lo in zip(blocks, lines, at, starts, strict=True):
             # The masked text's header is the key: its time is the only difference between samples of
             # one thread on one CPU, and the body is the original's (the text's one time is in the header).
             nl = block.find(b"\n")
@@ -506,26 +656,7 @@ class ScriptParser:
             if got is _NOT_BULK or got is None:  # None: all comments, its time would count in the span
                 return None
             parsed.append((block, line, piece, got))
-        counted: list[int] = []
-        timed: list[int] = []
-        base = len(self._slots)
-        ids, stacks = self._ids, self._slots
-        for block, line, piece, got in parsed:
-            slot = ids[block] = len(stacks)
-            if got is _TIMED:
-                stacks.append(None)  # read sample by sample, every time
-                timed.append(slot)
-            else:
-                stacks.append(self._bulk_count(got, piece, line))  # type: ignore[arg-type]
-                counted.append(slot)
-        self._grow_slots(len(stacks))
-        self._slot_length[base : len(stacks)] = lengths[at]
-        self._slot_lines[base : len(stacks)] = newlines[at]
-        if timed:
-            self._slot_timed[timed] = True
-            self._any_timed = True
-        slots[missing] = np.fromiter(map(ids.__getitem__, new), np.int64, len(new))
-        return counted
+        return parsed
 
     def _start_bulk(self) -> None:
         """The per-slot arrays of the numpy path (slot 0: the empty text, which counts nothing)."""
@@ -722,9 +853,7 @@ class ScriptParser:
         events = {e.decode("utf-8", "replace"): n for e, n in self._events_raw.items()}
         # stackcollapse-perf.pl keeps the first event it meets (and samples whose header names none).
         first = next((e for e in events if e), None)
-        stacks: list[ProfileStack] = []
         line_caches: dict[bool, dict[bytes, tuple[ProfileFrame, ...] | None]] = {False: {}, True: {}}
-        bad_bodies = 0
         # Stacks of one thread share its Thread, equal call chains share one frames tuple (chains that
         # differ only in addresses parse to equal frames): later stages may group by identity.
         threads: dict[tuple[bytes, bytes, bytes | None], Thread] = {}
@@ -747,7 +876,7 @@ class ScriptParser:
         for java, out in ((False, frames_of), (True, java_frames_of)):
             todo = list(dict.fromkeys(bodies if not any(java_of) else compress(bodies, (j is java for j in java_of))))
             if todo:
-                frames_list, bads = _chains_of(todo, java, line_caches[java])
+                frames_list, bads = _chains_of(todo, java, line_caches[java], self._bulk)
                 setdefault = chains.setdefault
                 out.update(zip(todo, zip(map(setdefault, frames_list, frames_list), bads, strict=True), strict=True))
             if not any(java_of):
@@ -757,12 +886,20 @@ class ScriptParser:
             if not java_frames_of
             else [(java_frames_of if j else frames_of)[body] for body, j in zip(bodies, java_of, strict=True)]
         )
-        for thread, key, sc, (frames, bad) in zip(thread_of, keys, self._counts.values(), got, strict=True):
-            if bad:
-                bad_bodies += sc.samples
-            stacks.append(
-                ProfileStack(thread, names[key[3]], frames, sc.samples, sc.period, sc.first_line, sc.first_header)
-            )
+        # One stack per counter, each field through a C-level map (no Python per stack).
+        counters = list(self._counts.values())
+        samples = list(map(_SAMPLES_OF, counters))
+        bad_bodies = sum(compress(samples, map(_SECOND, got)))
+        stacks = made_stacks(
+            len(keys),
+            thread_of,
+            map(names.__getitem__, map(_EVENT_KEY, keys)),
+            map(_FIRST, got),
+            samples,
+            map(_PERIOD_OF_COUNT, counters),
+            map(_LINE_OF, counters),
+            map(_HEADER_OF, counters),
+        )
         notes: list[str] = []
         if len([e for e in events if e]) > 1 and first is not None:
             others = ", ".join(f"{e or '(unnamed)'}: {n} samples" for e, n in events.items() if e != first)

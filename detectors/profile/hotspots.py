@@ -30,6 +30,7 @@ _FRAMES = attrgetter("frames")
 _PERIOD = attrgetter("period")
 _SAMPLES = attrgetter("samples")
 _THREAD = attrgetter("thread")
+_EVENT = attrgetter("event")
 _NO_FRAMES = "[no frames]"
 
 
@@ -47,6 +48,11 @@ def selected_stacks(
     """
     out: list[ProfileStack] = []
     event = event or profile.first_event
+    if comm is None and pid is None and tid is None and space is None:
+        # No thread or space filter: the stacks as they are when all are of the event (or name none).
+        events = set(map(_EVENT, profile.stacks))
+        if event is None or events <= {event, ""}:
+            return list(profile.stacks)
     for s in profile.stacks:
         if event is not None and s.event and s.event != event:
             continue

@@ -114,20 +114,26 @@ def profile(
     filters = ProfileFilters(
         parse_window(window), comm, pid, tid, "kernel" if kernel_only else "user" if user_only else None, event
     )
-    result = analyse_profile(source, filters)
-    base = deltas = None
-    if diff is not None:
-        from detectors.profile.diff import diff_hotspots
+    from forensics.types.trace import gc_paused
 
-        base = analyse_profile(diff, filters)
-        deltas = diff_hotspots(base.hot, result.hot, top)
-    if folded is not None:
-        from detectors.profile.hotspots import folded_lines
+    # The cyclic collector paused for the whole command, not only the reader: the tables, the flame
+    # graph's tree and the texts make no cycles, and each full collection they set off walked every
+    # object of the profile (about 0.1-0.2 s of CPU on a recording of 100k distinct stacks).
+    with gc_paused():
+        result = analyse_profile(source, filters)
+        base = deltas = None
+        if diff is not None:
+            from detectors.profile.diff import diff_hotspots
 
-        write_atomic(folded, "".join(line + "\n" for line in folded_lines(result.stacks)))
-    if svg is not None:
-        write_atomic(svg, render_flamegraph(result, base))
-    deliver(render(ProfileRenderer(top, deltas, digest_bytes), result, fmt, output), output)
+            base = analyse_profile(diff, filters)
+            deltas = diff_hotspots(base.hot, result.hot, top)
+        if folded is not None:
+            from detectors.profile.hotspots import folded_lines
+
+            write_atomic(folded, "".join(line + "\n" for line in folded_lines(result.stacks)))
+        if svg is not None:
+            write_atomic(svg, render_flamegraph(result, base))
+        deliver(render(ProfileRenderer(top, deltas, digest_bytes), result, fmt, output), output)
     raise typer.Exit(int(exit_status(result.incident, fail_on)))
 
 

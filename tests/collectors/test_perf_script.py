@@ -355,10 +355,17 @@ _JAVA_AND_NOT = b"".join(
 )
 
 
-@pytest.mark.parametrize("bulk", [False, True])
-def test_one_chain_text_reads_as_java_frames_only_in_a_java_thread(bulk: bool) -> None:
+@pytest.mark.parametrize(("bulk", "keyed_from"), [(False, 1024), (True, 1024), (True, 1)])
+def test_one_chain_text_reads_as_java_frames_only_in_a_java_thread(
+    bulk: bool, keyed_from: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # stackcollapse-perf.pl drops the L of Java class names in threads named java*, and only there
-    # (its output on this text, checked by hand against the script).
+    # (its output on this text, checked by hand against the script); also with the frame lines keyed
+    # by numpy (collectors.perf_frames), which a bulk reader does from KEYED_FROM new lines.
+    from collectors import perf_script
+
+    monkeypatch.setattr(perf_script, "KEYED_FROM", keyed_from)
+    perf_script._KEYED.clear()
     parser = ScriptParser("x", bulk=bulk)
     parser.feed(_JAVA_AND_NOT)
     stacks = parser.close().stacks
