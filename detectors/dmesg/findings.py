@@ -241,7 +241,39 @@ def explain_reports(reports: Iterable[KernelReport]) -> dict[int, ReportWhy]:
         if why is None:
             why = cache[key] = explain(report)
         out[report.start_line] = why
+    _read_hung_passes(reports, out)
     return out
+
+
+def _read_hung_passes(reports: list[KernelReport], whys: dict[int, ReportWhy]) -> None:
+    """Each khungtaskd pass read across its reports (:func:`detectors.dmesg.why.read_hung_pass`), in ``whys``.
+
+    A pass: the hung-task reports that follow each other (no other report between them, within
+    :data:`_HUNG_PASS_SECONDS` when timed) up to the one whose lines hold the "Showing all locks held" list
+    khungtaskd prints once, after the last of them.  Other classes are not touched.
+    """
+    from detectors.dmesg.why import read_hung_pass
+
+    members: list[KernelReport] = []
+    for report in sorted(reports, key=lambda r: r.start_line):
+        if report.rule not in _HUNG_RULES:
+            members = []
+            continue
+        last = members[-1].start_time if members else None
+        t = report.start_time
+        if isinstance(t, float) and isinstance(last, float) and t - last > _HUNG_PASS_SECONDS:
+            members = []
+        members.append(report)
+        if any("Showing all locks held" in text for _, text in report.lines):
+            pass_whys = read_hung_pass([(m, whys[m.start_line]) for m in members])
+            whys.update((m.start_line, w) for m, w in zip(members, pass_whys, strict=True))
+            members = []
+
+
+#: The hung-task reports of one khungtaskd pass come within this many seconds of each other.
+_HUNG_PASS_SECONDS = 2.0
+#: The rules of khungtaskd's reports.
+_HUNG_RULES = ("hung-task", "task-cant-die")
 
 
 #: Facts of the report itself that a why fact of the same name would only repeat.
@@ -320,8 +352,6 @@ def explained_finding(source: str, group: ReportGroup, why: ReportWhy | None, ca
     )
 
 
-#: The hung-task reports of one khungtaskd pass come within this many seconds of each other.
-_HUNG_PASS_SECONDS = 2.0
 #: Waits that take a sleeping lock a task may hold while it waits for another (the stuff of lock cycles).
 _LOCK_WAITS = ("a mutex", "an rw-semaphore (read)", "an rw-semaphore (write)", "a semaphore", "an rt-mutex")
 

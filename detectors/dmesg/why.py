@@ -756,7 +756,6 @@ def _hung_task(r: _Reading) -> None:
         # The title names a function the stack does not hold (a hung task "in synchronize_rcu" whose stack waits
         # in __synchronize_srcu): the caller of the wait is where it waits.
         r.facts.append(WhyFact("waits in", caller.function, caller.at))
-    _lock_waited_on(r, trace)
 
 
 def _wait_of(trace: StackSection) -> tuple[str, StackFrame] | None:
@@ -787,22 +786,117 @@ def _caller_of(trace: StackSection, primitive: StackFrame) -> StackFrame | None:
     return next((f for f in frames[start:] if not any(p.search(f.function) for p, _ in WAIT_PRIMITIVES)), None)
 
 
-def _lock_waited_on(r: _Reading, trace: StackSection) -> None:
-    """The lock the hung task waits for, when "Showing all locks held" lists the task itself.
+class _Held(NamedTuple):
+    """One "#N:" entry of a "Showing all locks held in the system:" list (``line``: its absolute line number)."""
+
+    task: str  # "comm/pid", as "N locks held by comm/pid:" names it
+    number: int
+    address: str | None  # the lock's address (its instance); None when the console lost it
+    name: str
+    site: str | None
+    line: int
+
+
+_HELD_ADDRESS = rc.compile(r"^\s*#\d+:\s+([0-9a-f]{8,16}) \(")
+
+
+def _locks_list(report: KernelReport) -> list[_Held]:
+    """The "Showing all locks held in the system:" list of a report, each entry with its task and address.
+
+    A symbolized log prints one line per inlined function of a site: the last of them is the entry (its site is the
+    function that took the lock), as :func:`_add_held` keeps it.
+    """
+    if not any("Showing all locks held" in text for _, text in report.lines):
+        return []
+    lines = _held_lines(list(parsed_lines(report)))
+    start = next(i for i, x in enumerate(lines) if "Showing all locks held" in x.body)
+    out: list[_Held] = []
+    task: str | None = None
+    for line in lines[start + 1 :]:
+        body = line.body
+        if "=====" in body:
+            break
+        if "held by" in body and (m := _HELD_BY.search(body)) is not None:
+            task = f"{m.group(2)}/{m.group(3)}"
+        elif task is not None and "#" in body and (m := _HELD.match(body)) is not None:
+            address = _HELD_ADDRESS.match(body)
+            held = _Held(task, int(m.group(1)), address.group(1) if address else None, m.group(2), m.group(3),
+                         line.number)  # fmt: skip
+            if out and (out[-1].task, out[-1].number, out[-1].name) == (task, held.number, held.name):
+                out[-1] = held
+            else:
+                out.append(held)
+    return out
+
+
+def _entry_waited_on(listed: Sequence[_Held], own: str, trace: StackSection) -> _Held | None:
+    """The lock a hung task waits for: its own entry of the locks list taken at a frame of its stack.
 
     lockdep records a sleeping lock as held when it is requested, before the task sleeps for it: the task's own
     entry whose site ("at: hugetlb_fault+0x56f/0x3770") is a frame of its stack (the same offset) is the lock it
     waits for.  Only a frame with the site's offset counts, or the inlined frame a symbolized site names.
     """
-    own = f"{r.get('task')}/{r.get('pid')}"
     frames = {(f.symbol, f.offset) for f in trace.frames if f.reliable}
-    for lock in r.locks:
-        if lock.role != "held" or lock.task != own or not lock.site:
+    for held in listed:
+        if held.task != own or not held.site:
             continue
-        symbol, _, offset = lock.site.partition("+")
+        symbol, _, offset = held.site.partition("+")
         if (symbol, int(offset.split("/")[0], 16) if offset else None) in frames:
-            r.facts.append(WhyFact("waits for lock", lock.name, lock.at))
-            return
+            return held
+    return None
+
+
+def _holder_of(listed: Sequence[_Held], waited: _Held, waiters: set[str]) -> _Held | None:
+    """The one other task whose entry is the same lock (name and address), not a known waiter of it; else None.
+
+    Several such tasks are the holder and waiters not yet reported (lockdep lists a waiter's lock too): no guess.
+    A running holder's entries are not printed ("N locks held by t/p:" alone): no holder either.
+    """
+    if waited.address is None:
+        return None
+    lock = (waited.name, waited.address)
+    others = {
+        h.task: h for h in listed if h.task != waited.task and h.task not in waiters and (h.name, h.address) == lock
+    }
+    return next(iter(others.values())) if len(others) == 1 else None
+
+
+def read_hung_pass(members: Sequence[tuple[KernelReport, ReportWhy]]) -> list[ReportWhy]:
+    """The hung tasks of one khungtaskd pass read across its reports: each one's lock and who holds it.
+
+    khungtaskd prints each hung task's report, then one "Showing all locks held in the system:" list after the
+    last of them (in that report's lines).  For each task of the pass: its own entry of the list that is the lock it
+    waits for (``waits for lock``) and the other task whose entry is the same lock (``lock holder``: the task, its
+    pid and the function that took it), each fact at its own line of the list (an offset past the end of an earlier
+    report's own lines).  The cause of a task whose holder is known names it.
+    """
+    listed = _locks_list(members[-1][0])
+    if not listed:
+        return [why for _, why in members]
+    waited: list[_Held | None] = []
+    for _report, why in members:
+        trace = next((s for s in why.stacks if s.kind is StackKind.CALL_TRACE), None)
+        own = f"{why.fact('task')}/{why.fact('pid')}"
+        waited.append(None if trace is None else _entry_waited_on(listed, own, trace))
+    out: list[ReportWhy] = []
+    for (report, why), entry in zip(members, waited, strict=True):
+        if entry is None:
+            out.append(why)
+            continue
+        at = entry.line - report.start_line
+        facts = [*why.facts, WhyFact("waits for lock", entry.name, at)]
+        waiters = {w.task for w in waited if w is not None and (w.name, w.address) == (entry.name, entry.address)}
+        holder = _holder_of(listed, entry, waiters)
+        if holder is not None:
+            comm, _, pid = holder.task.rpartition("/")
+            held_at = holder.line - report.start_line
+            facts += [WhyFact("lock holder", comm, held_at), WhyFact("lock holder pid", int(pid), held_at)]
+            if holder.site:
+                facts.append(WhyFact("lock held since", function_name(holder.site.partition("+")[0]), held_at))
+        r = _Reading(report, [], report.start_line, [f for f in facts if f.name != "root cause"], list(why.stacks))
+        cause, cause_at = _conclude(r)
+        out.append(why._replace(facts=tuple(r.facts), cause=cause, cause_at=cause_at))
+    return out
 
 
 _SOFT_LOCKUP = rc.compile(r"BUG: soft lockup - CPU#(\d+) stuck for (\d+)s! \[(.+):(\d+)\]")
@@ -1562,6 +1656,16 @@ def _hung_cause(r: _Reading) -> Cause | None:
         statement = f"{owner} (pid {r.get('lock owner pid')}) holds the {what} {r.get('task')} waits for in {where}"
         return _cause("lock_wait", r, 0.75, f"look at what {owner} does (its stack: echo t > /proc/sysrq-trigger)",
                       r.at("lock owner"), statement=statement)  # fmt: skip
+    holder = r.get("lock holder")
+    if holder is not None:
+        # The one other task of the locks list whose entry is the lock this task waits for (read_hung_pass).
+        since = f" since {r.get('lock held since')}" if r.get("lock held since") else ""
+        held = f"held by {holder} (pid {r.get('lock holder pid')}){since}"
+        statement = f"{r.get('task')} (pid {r.get('pid')}) waited {r.get('blocked seconds')} s for " + (
+            f"{r.get('waits for lock')} in {where}, {held}"
+        )
+        return _cause("lock_wait", r, 0.7, f"look at what {holder} does (its stack: echo t > /proc/sysrq-trigger)",
+                      r.at("lock holder"), statement=statement)  # fmt: skip
     if what == "something":
         what = "a wait the stack does not name"
     statement = f"{r.get('task')} (pid {r.get('pid')}) waited {r.get('blocked seconds')} s for {what} in {where}"
@@ -1692,6 +1796,16 @@ CAUSE_RULES: tuple[tuple[str, Callable[[_Reading], Cause | None]], ...] = (
 )
 
 
+def _conclude(r: _Reading) -> tuple[Cause | None, tuple[int, ...]]:
+    """The first cause the facts establish (:data:`CAUSE_RULES`) and the lines it is read from."""
+    cause = None
+    for _name, make in CAUSE_RULES:
+        cause = make(r)
+        if cause is not None:
+            break
+    return cause, tuple(sorted({f.at for f in r.facts if f.name == "root cause"}))
+
+
 def explain(report: KernelReport) -> ReportWhy:
     """Read a report's lines (and the lines just above its header) into facts, stacks and a cause."""
     first = report.start_line
@@ -1727,12 +1841,7 @@ def explain(report: KernelReport) -> ReportWhy:
         if extractor.applies(report, text):
             cls = cls or extractor.name
             extractor.read(r)
-    cause = None
-    for _name, make in CAUSE_RULES:
-        cause = make(r)
-        if cause is not None:
-            break
-    cause_at = tuple(sorted({f.at for f in r.facts if f.name == "root cause"}))
+    cause, cause_at = _conclude(r)
     return ReportWhy(
         cls, tuple(r.facts), tuple(r.stacks), tuple(r.locks), tuple(r.cpus), tuple(r.tasks), tuple(r.consumers),
         tuple(r.zones), r.code, cause, cause_at,
@@ -1759,4 +1868,5 @@ __all__ = [
     "explain",
     "lock_cycle_cause",
     "pointer_class",
+    "read_hung_pass",
 ]

@@ -68,7 +68,7 @@ _FACTS = {
     "rcu-stall": ("flavour", "stall", "stalled CPUs", "stalled tasks", "stalled jiffies", "running",
                   "all quiescent states seen", "running task", "running pid"),
     "hung-task": ("task", "pid", "blocked seconds", "state", "waits for", "waits for lock", "wait primitive",
-                  "waits in", "blocked on", "lock owner"),
+                  "waits in", "blocked on", "lock owner", "lock holder", "lock holder pid", "lock held since"),
     "list-corruption": ("operation", "pointer", "expected", "found", "found is", "entry"),
     "refcount": ("refcount event", "consequence", "warning at"),
     "bad-page": ("bad page", "process", "pfn", "refcount", "mapcount", "flags", "reason", "page allocated by"),

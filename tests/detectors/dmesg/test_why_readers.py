@@ -371,6 +371,84 @@ def test_a_hung_task_flushing_work_waits_for_the_work_and_a_mutex_stays_a_mutex(
     assert (got["waits for"], got["wait primitive"]) == ("a mutex", "__mutex_lock")
 
 
+# ---------------------------------------------------------------- hung tasks: one khungtaskd pass, one locks list
+
+
+def _hung(comm: str, pid: int, frames: str) -> str:
+    return (f"INFO: task {comm}:{pid} blocked for more than 143 seconds.\n"
+            "      Not tainted 6.16.0 #0\n"
+            f"task:{comm}     state:D stack:21240 pid:{pid}     tgid:{pid}     ppid:2\n"
+            "Call Trace:\n <TASK>\n"
+            " __schedule+0x16f5/0x4d00 kernel/sched/core.c:6696\n"
+            " schedule+0x165/0x360 kernel/sched/core.c:6789\n"
+            " schedule_preempt_disabled+0x13/0x30 kernel/sched/core.c:6846\n"
+            " __mutex_lock+0x724/0xe80 kernel/locking/mutex.c:747\n"
+            f"{frames}"
+            " kthread+0x70e/0x8a0 kernel/kthread.c:463\n"
+            " ret_from_fork+0x3fc/0x770 arch/x86/kernel/process.c:148\n"
+            " </TASK>\n")  # fmt: skip
+
+
+#: Two hung tasks of one pass, then the one list: the first waits for a device's mutex that a third task holds
+#: (listed with the same address), the second for the rtnl mutex whose holder is not listed (a running task).
+_RTNL_FRAMES = " rtnl_lock+0x17/0x20 net/core/rtnetlink.c:80\n do_setlink+0x10/0x200 net/core/rtnetlink.c:900\n"
+HUNG_PASS = (
+    _hung("kworker/0:0", 9, " hub_activate+0xb7/0x1ea0 drivers/usb/core/hub.c:1096\n")
+    + _hung("syz.1.2", 77, _RTNL_FRAMES)
+    + """
+Showing all locks held in the system:
+3 locks held by kworker/0:0/9:
+ #0: ffff88801a882148 ((wq_completion)events){+.+.}-{0:0}, at: process_scheduled_works+0x9b4/0x17b0
+ #1: ffff888023888198 (&dev->mutex){....}-{4:4}, at: device_lock include/linux/device.h:884 [inline]
+ #1: ffff888023888198 (&dev->mutex){....}-{4:4}, at: hub_activate+0xb7/0x1ea0 drivers/usb/core/hub.c:1096
+2 locks held by kworker/1:0/24:
+ #0: ffff888023888198 (&dev->mutex){....}-{4:4}, at: usb_disconnect+0x10/0x950 drivers/usb/core/hub.c:2300
+ #1: ffff888023999198 (&dev->mutex){....}-{4:4}, at: usb_disconnect+0x10/0x950 drivers/usb/core/hub.c:2300
+1 lock held by syz.1.2/77:
+ #0: ffffffff8f3798c8 (rtnl_mutex){+.+.}-{3:3}, at: rtnl_lock+0x17/0x20 net/core/rtnetlink.c:80
+3 locks held by kworker/u8:1/30:
+1 lock held by khungtaskd/31:
+ #0: ffffffff8e33bee0 (rcu_read_lock){....}-{1:3}, at: debug_show_all_locks+0x2e/0x180 kernel/locking/lockdep.c:6770
+
+=============================================
+"""
+)
+
+
+def test_the_hung_tasks_of_one_pass_read_their_locks_and_holders_from_the_one_list() -> None:
+    first, second = read(HUNG_PASS)
+    got = facts(first)
+    # The first task's lock is in the list printed after the second task's report; its holder is the other task
+    # whose entry is the same lock at the same address (not kworker/1:0's other &dev->mutex).
+    assert (got["waits for lock"], got["lock holder"], got["lock holder pid"], got["lock held since"]) == (
+        "&dev->mutex",
+        "kworker/1:0",
+        24,
+        "usb_disconnect",
+    )
+    lines = HUNG_PASS.splitlines()
+    assert "(&dev->mutex)" in lines[first.fact_at("waits for lock") or 0]
+    assert "hub_activate" in lines[first.fact_at("waits for lock") or 0]
+    assert "usb_disconnect" in lines[first.fact_at("lock holder") or 0]
+    assert first.cause is not None and first.cause.cls == "lock_wait"
+    assert "&dev->mutex in hub_activate, held by kworker/1:0 (pid 24) since usb_disconnect" in first.cause.statement
+    # The rtnl mutex's holder prints no entry (a running task): the lock is named, no holder guessed.
+    got = facts(second)
+    assert got["waits for lock"] == "rtnl_mutex"
+    assert "lock holder" not in got
+
+
+def test_a_lock_listed_by_two_other_tasks_has_no_holder_named() -> None:
+    # The holder and a waiter not yet reported both list a sleeping lock: which one holds it is not known.
+    two = HUNG_PASS.replace("2 locks held by kworker/1:0/24:\n",
+                            "1 lock held by udevd/40:\n"
+                            " #0: ffff888023888198 (&dev->mutex){....}-{4:4}, at: usb_reset+0x10/0x90 a.c:1\n"
+                            "2 locks held by kworker/1:0/24:\n")  # fmt: skip
+    got = facts(read(two)[0])
+    assert got["waits for lock"] == "&dev->mutex"
+    assert "lock holder" not in got
+
+
 # ---------------------------------------------------------------- RCU: who ran while the kthread starved
 
 RCU_STARVED = """\
