@@ -66,6 +66,8 @@ _STRUCTURAL = rc.compile(
     r"Kernel Offset|Dumping ftrace|---\[|\(ftrace buffer|Workqueue:|Allocated by|Freed by|The buggy address|"
     r"Memory state|Disabling lock|irq event stamp|hardirqs|softirqs|\[<|#\d|\s*\d+ locks? held|other info|"
     r"Possible unsafe|stack backtrace|Showing all locks|task:|pc :|lr :|sp :|x\d+:|"
+    # The last piece of a "#N:" lock entry the console split over lines (", at: debug_show_all_locks+0x75/0x340").
+    r", at: |"
     # KASAN's object lines after its stacks ("which belongs to the cache kmalloc-64 of size 64", "allocated
     # 64-byte region [...)"): a report cut after them still ends with them, the cache and size are read there.
     r"which belongs to the cache|(?:freed |allocated )?\d+-byte region)"

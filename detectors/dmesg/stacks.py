@@ -273,6 +273,7 @@ def _sections(
     out: list[StackSection] = []
     current: tuple[StackKind, str, int, int | None] | None = None
     frames: list[StackFrame] = []
+    cut: list[int] = []  # the frame lines the console cut short, skipped
     pending = 0  # lines since the heading before any frame
 
     def close() -> None:
@@ -286,11 +287,11 @@ def _sections(
             # leaked object is named as the title names it, past the allocation wrappers (sk_prot_alloc, idr_*).
             skip = (*SECTION_SKIPS[kind], *skip_call_trace)
         elif kind is StackKind.LOCK_CHAIN:
-            out.append(StackSection(kind, heading, at, task, tuple(frames), first_lock_taker(frames)))
+            out.append(StackSection(kind, heading, at, task, tuple(frames), first_lock_taker(frames), tuple(cut)))
             return
         else:
             skip = SECTION_SKIPS.get(kind, ())
-        out.append(StackSection(kind, heading, at, task, tuple(frames), first_foreign(frames, skip)))
+        out.append(StackSection(kind, heading, at, task, tuple(frames), first_foreign(frames, skip), tuple(cut)))
 
     for i, line in enumerate(lines):
         body = line.body
@@ -298,7 +299,7 @@ def _sections(
         if heading is not None:
             close()
             current = (heading[0], body.strip(), line.number - first, heading[1])
-            frames = []
+            frames, cut = [], []
             pending = 0
             continue
         if current is None:
@@ -310,12 +311,26 @@ def _sections(
             continue
         if _MARKER.match(body) or _INSIDE.match(body):
             continue
+        if frames and "+0x" in body and _CUT_FRAME.match(body) and _frame_follows(lines, i):
+            # A frame line the console cut short ("el1_interrupt+0x3c/0x", the rest lost or printed later): the
+            # stack goes on at the next line, as an engineer reads past it.
+            cut.append(line.number - first)
+            continue
         pending += 1
         if frames or pending > 3:
             close()
             current = None
     close()
     return out
+
+
+#: The start of a frame line cut short: a symbol and an offset that stops before its end ("+0x3c/0x", "+0x3").
+_CUT_FRAME = rc.compile(r"^\s*(?:\?\s+)?[A-Za-z_][A-Za-z0-9_.$]*\+0x[0-9a-fA-F]*(?:/(?:0x[0-9a-fA-F]*)?)?\s*$")
+
+
+def _frame_follows(lines: Sequence[LogLine], i: int) -> bool:
+    """Whether the line after ``lines[i]`` is a frame (a cut line inside a stack, not at its end)."""
+    return i + 1 < len(lines) and parse_stack_frame(lines[i + 1].body) is not None
 
 
 def headless_call_trace(

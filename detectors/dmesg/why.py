@@ -696,6 +696,13 @@ _BLOCKED_ON = rc.compile(
     r"INFO: task (.+?):(\d+) is blocked on an? (\S+)(?: at \S+)?, but the owner is task (.+?):(\d+)"
     r"|INFO: task (.+?):(\d+) is blocked on an? (\S+) likely owned by task (.+?):(\d+)"
 )
+_PREEMPTED = "the CPU (preempted in an interrupt)"
+#: The interrupt entry and the irqflags helpers between a preemption in an interrupt and the function the interrupt
+#: hit (arm64's el1h_64_irq <- el1_interrupt <- __el1_irq, x86's asm_sysvec_* and irqentry_exit).
+_IRQ_ENTRY = rc.compile(
+    r"^_*el1h?_64_irq|^_*el1_irq$|^el1_interrupt$|^irqentry_exit|^(?:asm_)?sysvec_|^(?:asm_)?common_interrupt$|"
+    r"^_*(?:daif_|arch_)?local_irq_restore$"
+)
 #: Wait primitives a hung task's stack shows, most specific first: (frame pattern, what it waits for).
 WAIT_PRIMITIVES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (rc.compile(p), what)
@@ -716,6 +723,9 @@ WAIT_PRIMITIVES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
             "work to finish",
         ),
         (r"^rt_mutex|^__rt_mutex", "an rt-mutex"),
+        # Preempted on the way out of an interrupt, with its state already set to sleep: the task waits for
+        # nothing but to run again (its CPU was kept busy, or the wakeup it set up for was lost).
+        (r"^(?:arm64_)?preempt_schedule_irq$", _PREEMPTED),
         (r"^percpu_down_write|^percpu_rwsem_wait", "a per-CPU rw-semaphore"),
     )
 )
@@ -750,7 +760,10 @@ def _hung_task(r: _Reading) -> None:
         r.facts.append(WhyFact("waits for", what, frame.at))
         r.facts.append(WhyFact("wait primitive", frame.function, frame.at))
     titled = r.report.frame
-    if isinstance(titled, str) and any(f.function == titled for f in trace.frames):
+    if wait is not None and wait[0] == _PREEMPTED and (hit := _interrupted(trace, wait[1])) is not None:
+        # Where it was preempted: the function the interrupt hit, not the interrupt entry a title names.
+        r.facts.append(WhyFact("waits in", hit.function, hit.at))
+    elif isinstance(titled, str) and any(f.function == titled for f in trace.frames):
         r.facts.append(WhyFact("waits in", titled, _frame_at(r, titled)))
     elif wait is not None and (caller := _caller_of(trace, wait[1])) is not None:
         # The title names a function the stack does not hold (a hung task "in synchronize_rcu" whose stack waits
@@ -777,6 +790,20 @@ def _wait_of(trace: StackSection) -> tuple[str, StackFrame] | None:
         elif found[0] == "a completion" and what != found[0]:
             found = (what, frame)
     return found
+
+
+def _interrupted(trace: StackSection, primitive: StackFrame) -> StackFrame | None:
+    """The function an interrupt hit: the first reliable frame past the preemption and the interrupt entry."""
+    frames = [f for f in trace.frames if f.reliable]
+    past = frames[frames.index(primitive) + 1 :]
+    return next(
+        (
+            f
+            for f in past
+            if not _IRQ_ENTRY.search(f.function) and not any(p.search(f.function) for p, _ in WAIT_PRIMITIVES)
+        ),
+        None,
+    )
 
 
 def _caller_of(trace: StackSection, primitive: StackFrame) -> StackFrame | None:
@@ -1833,6 +1860,10 @@ def explain(report: KernelReport) -> ReportWhy:
     ):
         stacks.insert(0, headless)
     r = _Reading(report, lines, first, stacks=stacks)
+    texts = dict(report.lines)
+    for section in stacks:
+        for at in section.skipped:  # noted: the reading went on past a frame line the console cut short
+            r.facts.append(WhyFact("frame line cut", texts.get(first + at, "").strip(), at))
     text = "\n".join(line.body for line in lines)
     cls = None
     if "Code:" in text:

@@ -196,7 +196,11 @@ class StackKind(enum.StrEnum):
 
 
 class StackSection(NamedTuple):
-    """A stack of a report: its kind, heading line, the task it names, its frames and its first foreign frame."""
+    """A stack of a report: its kind, heading line, the task it names, its frames and its first foreign frame.
+
+    ``skipped``: the lines of frames the console cut short ("el1_interrupt+0x3c/0x"), skipped as the stack
+    goes on past them (offsets from the report's first line).
+    """
 
     kind: StackKind
     heading: str
@@ -204,6 +208,7 @@ class StackSection(NamedTuple):
     task: int | None
     frames: tuple[StackFrame, ...]
     first_foreign: StackFrame | None
+    skipped: tuple[int, ...] = ()
 
 
 class CodeInstruction(NamedTuple):

@@ -449,6 +449,54 @@ def test_a_lock_listed_by_two_other_tasks_has_no_holder_named() -> None:
     assert "lock holder" not in got
 
 
+def test_the_last_split_lock_entry_of_a_report_stays_in_it() -> None:
+    # The console split khungtaskd's own "#0:" entry, the report's last lines, into pieces without report structure.
+    site = ", at: debug_show_all_locks+0x2e/0x180 kernel/locking/lockdep.c:6770\n"
+    whole = " #0: ffffffff8e33bee0 (rcu_read_lock){....}-{1:3}" + site
+    pieces = " #0: \nffffffff8e33bee0\n (rcu_read_lock\n){....}-{1:3}\n" + site
+    split = HUNG_PASS.replace(whole, pieces).replace("\n=============================================\n", "")
+    lock = read(split)[-1].locks[-1]
+    assert [lock.name, lock.task, lock.site] == ["rcu_read_lock", "khungtaskd/31", "debug_show_all_locks+0x2e/0x180"]
+
+
+#: A task preempted on its way out of an interrupt whose stack has a frame line the console cut short.
+HUNG_PREEMPTED = """\
+INFO: task kworker/u8:7:279 blocked for more than 143 seconds.
+      Not tainted 6.16.0 #0
+task:kworker/u8:7    state:D stack:0     pid:279   tgid:279   ppid:2      task_flags:0x4208060 flags:0x00000010
+Call trace:
+ __switch_to+0x414/0x834 arch/arm64/kernel/process.c:742 (T)
+ __schedule+0x1414/0x2a28 kernel/sched/core.c:6790
+ preempt_schedule_irq+0x80/0x188 kernel/sched/core.c:7113
+ arm64_preempt_schedule_irq+0x44/0x58 arch/arm64/kernel/entry-common.c:305
+ el1_interrupt+0x3c/0x
+ el1_interrupt+0x3c/0x54 arch/arm64/kernel/entry-common.c:668
+ el1h_64_irq_handler+0x18/0x24 arch/arm64/kernel/entry-common.c:673
+ el1h_64_irq+0x6c/0x70 arch/arm64/kernel/entry.S:592
+ arch_local_irq_restore arch/arm64/include/asm/irqflags.h:195 [inline] (P)
+ put_cpu_partial+0x154/0x1c0 mm/slub.c:3258 (P)
+ __slab_free+0x1b0/0x280 mm/slub.c:4513
+ crda_timeout_work+0x38/0x68 net/wireless/reg.c:543
+ process_one_work+0x7e8/0x155c kernel/workqueue.c:3238
+ kthread+0x5fc/0x75c kernel/kthread.c:464
+ ret_from_fork+0x10/0x20 arch/arm64/kernel/entry.S:843
+"""
+
+
+def test_a_frame_line_cut_short_is_skipped_and_the_stack_goes_on() -> None:
+    (why,) = read(HUNG_PREEMPTED)
+    (trace,) = why.stacks
+    assert [f.function for f in trace.frames][-3:] == ["process_one_work", "kthread", "ret_from_fork"]
+    assert trace.skipped == (8,)
+    got = facts(why)
+    assert (got["frame line cut"], why.fact_at("frame line cut")) == ("el1_interrupt+0x3c/0x", 8)
+    # Preempted in an interrupt: it waits to run again, where the interrupt hit (past the entry and irqflags).
+    assert (got["waits for"], got["waits in"]) == ("the CPU (preempted in an interrupt)", "put_cpu_partial")
+    # A line that only looks cut, at a stack's end, still ends it.
+    (why,) = read(HUNG_PREEMPTED.split(" el1_interrupt+0x3c/0x54", maxsplit=1)[0])
+    assert why.stacks[0].skipped == ()
+
+
 # ---------------------------------------------------------------- RCU: who ran while the kthread starved
 
 RCU_STARVED = """\
