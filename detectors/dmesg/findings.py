@@ -280,6 +280,8 @@ _HUNG_RULES = ("hung-task", "task-cant-die")
 _REPORT_FACTS = frozenset(("type", "occurrences", "guilty frame", "cpu", "pid", "comm", "kernel", "hardware", "taint"))
 _CAUSE_EVIDENCE = 4  # lines cited for the cause
 _WHY_EVIDENCE = 8  # lines cited for the other facts and the stacks
+#: Facts cited right after the cause, before the stacks and the other facts: a hung task's lock and its holder.
+_FIRST_FACTS = frozenset(("waits for lock", "lock holder"))
 
 
 def why_facts(why: ReportWhy) -> list[Fact]:
@@ -305,24 +307,27 @@ def why_facts(why: ReportWhy) -> list[Fact]:
     return facts
 
 
-def _line_texts(report: KernelReport) -> dict[int, str]:
-    return dict((*report.preamble, *report.lines))
+def _line_texts(report: KernelReport, why: ReportWhy) -> dict[int, str]:
+    """The lines a reading may cite: the report's preamble and own lines, and those read past them."""
+    first = report.start_line
+    return dict((*report.preamble, *report.lines, *((first + at, text) for at, text in why.read_past)))
 
 
 def why_evidence(source: str, report: KernelReport, why: ReportWhy) -> list[Evidence]:
-    """The lines the cause and the main facts were read from, cited verbatim."""
-    texts = _line_texts(report)
+    """The lines the cause and the main facts were read from, cited verbatim, wherever in the log they lie."""
+    texts = _line_texts(report, why)
     first = report.start_line
     cpu = report.cpu if isinstance(report.cpu, int) else None
     out: list[Evidence] = []
     seen = {first}
     wanted = [(at, "cause") for at in why.cause_at[:_CAUSE_EVIDENCE]]
+    wanted += [(f.at, f.name) for f in why.facts if f.name in _FIRST_FACTS]
     wanted += [
         (s.first_foreign.at, f"stack {s.kind}")
         for s in why.stacks
         if s.first_foreign and s.kind is not StackKind.CALL_TRACE
     ]
-    wanted += [(f.at, f.name) for f in why.facts if f.name != "root cause"]
+    wanted += [(f.at, f.name) for f in why.facts if f.name != "root cause" and f.name not in _FIRST_FACTS]
     for at, name in wanted:
         number = first + at
         if number in seen or number not in texts or len(out) >= _CAUSE_EVIDENCE + _WHY_EVIDENCE:

@@ -895,11 +895,13 @@ def read_hung_pass(members: Sequence[tuple[KernelReport, ReportWhy]]) -> list[Re
     last of them (in that report's lines).  For each task of the pass: its own entry of the list that is the lock it
     waits for (``waits for lock``) and the other task whose entry is the same lock (``lock holder``: the task, its
     pid and the function that took it), each fact at its own line of the list (an offset past the end of an earlier
-    report's own lines).  The cause of a task whose holder is known names it.
+    report's own lines, whose texts ``read_past`` carries for the finding's evidence).  The cause of a task whose
+    holder is known names it.
     """
     listed = _locks_list(members[-1][0])
     if not listed:
         return [why for _, why in members]
+    list_texts = dict(members[-1][0].lines)
     waited: list[_Held | None] = []
     for _report, why in members:
         trace = next((s for s in why.stacks if s.kind is StackKind.CALL_TRACE), None)
@@ -922,7 +924,11 @@ def read_hung_pass(members: Sequence[tuple[KernelReport, ReportWhy]]) -> list[Re
                 facts.append(WhyFact("lock held since", function_name(holder.site.partition("+")[0]), held_at))
         r = _Reading(report, [], report.start_line, [f for f in facts if f.name != "root cause"], list(why.stacks))
         cause, cause_at = _conclude(r)
-        out.append(why._replace(facts=tuple(r.facts), cause=cause, cause_at=cause_at))
+        # The texts of the list lines cited past this report's own (every task's but the last's), for its evidence.
+        own_lines = {n for n, _ in report.lines}
+        cited = sorted({entry.line, *([holder.line] if holder is not None else [])} - own_lines)
+        read_past = tuple((n - report.start_line, list_texts[n]) for n in cited if n in list_texts)
+        out.append(why._replace(facts=tuple(r.facts), cause=cause, cause_at=cause_at, read_past=read_past))
     return out
 
 

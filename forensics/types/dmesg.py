@@ -319,6 +319,9 @@ class ReportWhy(NamedTuple):
     code: CodeListing | None
     cause: Cause | None
     cause_at: tuple[int, ...]  # the lines the cause is read from
+    #: The lines past the report's own that facts were read from, (offset, text): a hung task's lock and its
+    #: holder in the locks list printed after the last report of its khungtaskd pass; empty for the others.
+    read_past: tuple[tuple[int, str], ...] = ()
 
     def fact(self, name: str) -> FactValue | None:
         """The first fact of that name, or None."""

@@ -8,7 +8,7 @@ their own, KCSAN's two accesses, kmemleak's leaked object.
 
 from __future__ import annotations
 
-from detectors.dmesg.findings import explain_reports
+from detectors.dmesg.findings import explain_reports, explained_finding, group_reports
 from detectors.dmesg.scanner import scan_chunks
 from forensics.types.dmesg import ReportWhy, StackKind
 
@@ -436,6 +436,24 @@ def test_the_hung_tasks_of_one_pass_read_their_locks_and_holders_from_the_one_li
     got = facts(second)
     assert got["waits for lock"] == "rtnl_mutex"
     assert "lock holder" not in got
+
+
+def test_the_finding_of_an_earlier_task_of_a_pass_cites_its_lock_and_holder_lines_past_its_report() -> None:
+    # The first task's lock and holder are read from the list in the second task's report: its finding cites them.
+    reports = list(scan_chunks([HUNG_PASS.encode()]))
+    whys = explain_reports(reports)
+    first = next(g for g in group_reports(reports) if g.first.start_line == 1)
+    lines = HUNG_PASS.splitlines()
+    lock = 1 + next(i for i, t in enumerate(lines) if "(&dev->mutex)" in t and "hub_activate+" in t)
+    holder = 1 + next(i for i, t in enumerate(lines) if "usb_disconnect" in t)
+    assert lock > first.first.end_line and holder > first.first.end_line
+    evidence = explained_finding("pass.log", first, whys[1]).evidence
+    cited = {e.locator.start: (e.locator.name, e.excerpt) for e in evidence}
+    assert cited[holder] == ("cause", lines[holder - 1])  # the cause names the holder, read there
+    assert cited[lock] == ("waits for lock", lines[lock - 1])
+    # Only the lines read past a report are carried with its reading: the last task's list is its own.
+    assert [at for at, _ in whys[1].read_past] == [lock - 1, holder - 1]
+    assert whys[reports[-1].start_line].read_past == ()
 
 
 def test_a_lock_listed_by_two_other_tasks_has_no_holder_named() -> None:
