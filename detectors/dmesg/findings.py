@@ -245,29 +245,55 @@ def explain_reports(reports: Iterable[KernelReport]) -> dict[int, ReportWhy]:
     return out
 
 
-def _read_hung_passes(reports: list[KernelReport], whys: dict[int, ReportWhy]) -> None:
-    """Each khungtaskd pass read across its reports (:func:`detectors.dmesg.why.read_hung_pass`), in ``whys``.
+def hung_passes(reports: Iterable[KernelReport]) -> list[list[KernelReport]]:
+    """The khungtaskd passes of a log's reports, each its hung-task reports in log order: the one definition.
 
-    A pass: the hung-task reports that follow each other (no other report between them, within
-    :data:`_HUNG_PASS_SECONDS` when timed) up to the one whose lines hold the "Showing all locks held" list
-    khungtaskd prints once, after the last of them.  Other classes are not touched.
+    A pass: reports of khungtaskd's classes (:data:`_HUNG_RULES`) one after another, no other report between
+    them, each within :data:`_HUNG_PASS_SECONDS` of the one before when both are timed; it ends at the report
+    whose lines hold the "Showing all locks held in the system:" list khungtaskd prints once, after the last
+    task of the pass.  Both the reading across a pass (:func:`_read_hung_passes`) and the lock cycles among
+    its tasks (:func:`lock_cycle_causes`) use it, so a cycle is never claimed across two passes nor a lock
+    read from another pass's list.
     """
-    from detectors.dmesg.why import read_hung_pass
-
+    passes: list[list[KernelReport]] = []
     members: list[KernelReport] = []
     for report in sorted(reports, key=lambda r: r.start_line):
         if report.rule not in _HUNG_RULES:
+            if members:
+                passes.append(members)
             members = []
             continue
         last = members[-1].start_time if members else None
         t = report.start_time
-        if isinstance(t, float) and isinstance(last, float) and t - last > _HUNG_PASS_SECONDS:
+        if members and isinstance(t, float) and isinstance(last, float) and t - last > _HUNG_PASS_SECONDS:
+            passes.append(members)
             members = []
         members.append(report)
-        if any("Showing all locks held" in text for _, text in report.lines):
+        if _holds_locks_list(report):
+            passes.append(members)
+            members = []
+    if members:
+        passes.append(members)
+    return passes
+
+
+def _holds_locks_list(report: KernelReport) -> bool:
+    """Whether the lines of a report hold khungtaskd's "Showing all locks held in the system:" list."""
+    return any("Showing all locks held" in text for _, text in report.lines)
+
+
+def _read_hung_passes(reports: list[KernelReport], whys: dict[int, ReportWhy]) -> None:
+    """Each khungtaskd pass (:func:`hung_passes`) that ends with its locks list read across its reports, in ``whys``.
+
+    The reading is :func:`detectors.dmesg.why.read_hung_pass`; a pass without the list (a kernel without
+    lockdep, a log cut short) has none to read.  Other classes are not touched.
+    """
+    from detectors.dmesg.why import read_hung_pass
+
+    for members in hung_passes(reports):
+        if _holds_locks_list(members[-1]):
             pass_whys = read_hung_pass([(m, whys[m.start_line]) for m in members])
             whys.update((m.start_line, w) for m, w in zip(members, pass_whys, strict=True))
-            members = []
 
 
 #: The hung-task reports of one khungtaskd pass come within this many seconds of each other.
@@ -361,28 +387,19 @@ def explained_finding(source: str, group: ReportGroup, why: ReportWhy | None, ca
 _LOCK_WAITS = ("a mutex", "an rw-semaphore (read)", "an rw-semaphore (write)", "a semaphore", "an rt-mutex")
 
 
-def lock_cycle_causes(groups: Sequence[ReportGroup], whys: dict[int, ReportWhy]) -> dict[str, Cause]:
-    """A possible lock cycle among the hung tasks of one khungtaskd pass, by the signature of each group in it.
+def lock_cycle_causes(reports: Sequence[KernelReport], whys: dict[int, ReportWhy]) -> dict[str, Cause]:
+    """A possible lock cycle among the hung tasks of one khungtaskd pass, by the signature of each report in it.
 
-    Two to four tasks reported together, each blocked on a sleeping lock in a different function
-    and none on the rtnl mutex (whose waiters queue behind one holder, not in a cycle): their locks
-    may be taken in opposite orders.  The log names no lock without lockdep, so the cycle is
-    possible, not shown (:func:`detectors.dmesg.why.lock_cycle_cause`).
+    ``reports``: those read into ``whys`` (:func:`explain_reports`), so that the passes (:func:`hung_passes`)
+    are the ones read there.  Two to four tasks reported together, each blocked on a sleeping lock in a
+    different function and none on the rtnl mutex (whose waiters queue behind one holder, not in a cycle):
+    their locks may be taken in opposite orders.  The log names no lock without lockdep, so the cycle is
+    possible, not shown (:func:`detectors.dmesg.why.lock_cycle_cause`).  A signature in several passes keeps
+    the cause of its first.
     """
-    hung = [(g, whys.get(g.first.start_line)) for g in groups if g.first.rule == "hung-task"]
-    if len(hung) < 2:
-        return {}
     from detectors.dmesg.why import lock_cycle_cause
 
-    passes: list[list[tuple[ReportGroup, ReportWhy]]] = []
-    for group, why in sorted(((g, w) for g, w in hung if w is not None), key=lambda x: x[0].first.start_line):
-        t = group.first.start_time
-        last = passes[-1][-1][0].first.start_time if passes else None
-        close = isinstance(t, float) and isinstance(last, float) and t - last <= _HUNG_PASS_SECONDS
-        if passes and close:
-            passes[-1].append((group, why))
-        else:
-            passes.append([(group, why)])
+    passes = [[(m, whys[m.start_line]) for m in members] for members in hung_passes(reports) if len(members) >= 2]
     out: dict[str, Cause] = {}
     for members in passes:
         waiting = [(g, w) for g, w in members if w.fact("waits for") in _LOCK_WAITS]
@@ -393,6 +410,6 @@ def lock_cycle_causes(groups: Sequence[ReportGroup], whys: dict[int, ReportWhy])
         cause = lock_cycle_cause(
             [(str(w.fact("task")), str(w.fact("waits for")), str(w.fact("waits in"))) for _, w in ordered]
         )
-        for g, _ in ordered:
-            out[g.first.signature] = cause
+        for report, _ in ordered:
+            out.setdefault(report.signature, cause)
     return out

@@ -102,7 +102,7 @@ def source_result(
         from detectors.dmesg.findings import explain_reports, lock_cycle_causes
 
         whys = explain_reports(kept)
-        group_causes = lock_cycle_causes(groups, whys)
+        group_causes = lock_cycle_causes(kept, whys)
     return SourceResult(
         name,
         record,

@@ -8,8 +8,9 @@ their own, KCSAN's two accesses, kmemleak's leaked object.
 
 from __future__ import annotations
 
-from detectors.dmesg.findings import explain_reports, explained_finding, group_reports
+from detectors.dmesg.findings import explain_reports, explained_finding, group_reports, hung_passes, lock_cycle_causes
 from detectors.dmesg.scanner import scan_chunks
+from forensics.types.causes import Cause
 from forensics.types.dmesg import ReportWhy, StackKind
 
 
@@ -756,3 +757,35 @@ def test_a_locks_held_entry_the_console_split_is_read_whole() -> None:
         (0, "rcu_read_lock", "khungtaskd/30", "debug_show_all_locks+0x75/0x340"),
         (0, "&kf->mutex", "kf-reader/31", "kf_read+0x7f/0x4b0"),
     ]
+
+
+def _timed(text: str, seconds: float) -> str:
+    """``text`` with every line printed at ``seconds`` of printk time."""
+    return "".join(f"[{seconds:12.6f}] {line}\n" for line in text.splitlines())
+
+
+_LIST = ("Showing all locks held in the system:\n1 lock held by khungtaskd/31:\n"
+         " #0: ffffffff8e33bee0 (rcu_read_lock){....}-{1:3}, at: debug_show_all_locks+0x2e/0x180\n")  # fmt: skip
+_IN_A = " ext4_file_write+0x10/0x90 fs/ext4/file.c:100\n"
+_IN_B = " xfs_file_read+0x10/0x90 fs/xfs/xfs_file.c:200\n"
+
+
+def _cycles(text: str) -> tuple[list[list[int]], dict[str, Cause]]:
+    """The passes (their reports' first lines) and the lock-cycle causes of a log."""
+    reports = list(scan_chunks([text.encode()]))
+    whys = explain_reports(reports)
+    return [[r.start_line for r in p] for p in hung_passes(reports)], lock_cycle_causes(reports, whys)
+
+
+def test_two_passes_a_second_apart_are_two_passes_for_the_locks_and_the_lock_cycles_alike() -> None:
+    # Each pass ends with its own list: the two tasks, 1 s apart, were not reported together, so no cycle of them
+    # (the time alone, within the 2 s of a pass, put them in one before).
+    two = _timed(_hung("a.task", 10, _IN_A) + _LIST, 100.0) + _timed(_hung("b.task", 11, _IN_B) + _LIST, 101.0)
+    passes, causes = _cycles(two)
+    assert len(passes) == 2 and all(len(p) == 1 for p in passes)
+    assert causes == {}
+    # One pass, one list after both: the two tasks on mutexes in different functions may be a cycle.
+    one = _timed(_hung("a.task", 10, _IN_A), 100.0) + _timed(_hung("b.task", 11, _IN_B) + _LIST, 101.0)
+    passes, causes = _cycles(one)
+    assert len(passes) == 1 and len(passes[0]) == 2
+    assert len(causes) == 2 and {c.cls for c in causes.values()} == {"lock_cycle"}
