@@ -80,6 +80,7 @@ def why_to_dict(report: KernelReport, why: ReportWhy, cause: Cause | None = None
     first = report.start_line
     cause = cause or why.cause
     code = why.code
+    texts = dict(report.lines)  # the text of each skipped frame line, as the log printed it
     return {
         "class": why.cls,
         "facts": [{"name": f.name, "value": f.value, "line": first + f.at} for f in why.facts],
@@ -91,6 +92,8 @@ def why_to_dict(report: KernelReport, why: ReportWhy, cause: Cause | None = None
                 "task": s.task,
                 "first_foreign": _frame_dict(s.first_foreign, first) if s.first_foreign else None,
                 "frames": [_frame_dict(f, first) for f in s.frames],
+                # The frame lines the console cut short, skipped as the stack went on past them (fact "frame line cut").
+                "skipped": [{"line": first + at, "text": texts.get(first + at, "").strip()} for at in s.skipped],
             }
             for s in why.stacks
         ],

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from detectors.dmesg.findings import explain_reports, explained_finding, group_reports, hung_passes, lock_cycle_causes
 from detectors.dmesg.scanner import scan_chunks
+from forensics.report.dmesg_json import why_to_dict
 from forensics.types.causes import Cause
 from forensics.types.dmesg import ReportWhy, StackKind
 
@@ -789,3 +790,13 @@ def test_two_passes_a_second_apart_are_two_passes_for_the_locks_and_the_lock_cyc
     passes, causes = _cycles(one)
     assert len(passes) == 1 and len(passes[0]) == 2
     assert len(causes) == 2 and {c.cls for c in causes.values()} == {"lock_cycle"}
+
+
+def test_the_json_stack_lists_the_frame_lines_it_skipped() -> None:
+    # A reader of the JSON sees which frame line the stack went on past: its absolute line and its text.
+    (report,) = scan_chunks([HUNG_PREEMPTED.encode()])
+    (stack,) = why_to_dict(report, explain_reports([report])[report.start_line])["stacks"]
+    assert stack["skipped"] == [{"line": 9, "text": "el1_interrupt+0x3c/0x"}]
+    assert HUNG_PREEMPTED.splitlines()[9 - 1].strip() == "el1_interrupt+0x3c/0x"
+    (whole,) = read(HUNG_PREEMPTED.replace(" el1_interrupt+0x3c/0x\n", ""))
+    assert whole.stacks[0].skipped == ()
