@@ -39,6 +39,7 @@ from detectors.dmesg.stacks import (
 )
 from detectors.pointers import LIST_POISON1, LIST_POISON2, SLAB_POISONS, ValueKind, ascii_text, classify_value
 from forensics import regexcache as rc
+from forensics.model import NotAvailable
 from forensics.types.causes import Cause
 from forensics.types.dmesg import (
     CodeListing,
@@ -79,7 +80,7 @@ class _Reading:
             self.facts.append(WhyFact(name, value, line.number - self.first))
 
     def get(self, name: str) -> FactValue | None:
-        return next((f.value for f in self.facts if f.name == name), None)
+        return next((f.value for f in self.facts if f.name == name and not isinstance(f.value, NotAvailable)), None)
 
     def at(self, name: str) -> int | None:
         return next((f.at for f in self.facts if f.name == name), None)
@@ -1874,15 +1875,59 @@ def explain(report: KernelReport) -> ReportWhy:
     cls = None
     if "Code:" in text:
         r.code = listing(own, first)
+    noted = len(r.facts)
     for extractor in EXTRACTORS:
         if extractor.applies(report, text):
             cls = cls or extractor.name
             extractor.read(r)
     cause, cause_at = _conclude(r)
+    if cls is not None and cause is None and _nothing_read(r, noted):
+        r.facts.append(_not_read(report, cls))
     return ReportWhy(
         cls, tuple(r.facts), tuple(r.stacks), tuple(r.locks), tuple(r.cpus), tuple(r.tasks), tuple(r.consumers),
         tuple(r.zones), r.code, cause, cause_at,
     )  # fmt: skip
+
+
+#: What the reader of each class reads from a report's body, named when it found none of it.
+_CLASS_READS = {
+    "kasan": "the bad access (its address, size and object)",
+    "kfence": "the bad access (its address and object)",
+    "kmsan": "the uninitialized value's use and origin",
+    "data-race": "the two racing accesses",
+    "memory-leak": "its unreferenced object and backtrace",
+    "list-corruption": "the corrupted list pointers",
+    "refcount": "the refcount's misuse",
+    "lockdep": "its locks and tasks",
+    "lockup": "the stuck CPU and task",
+    "rcu-stall": "the stalled CPUs and tasks",
+    "hung-task": "the blocked task and its stack",
+    "bad-page": "the page's state",
+    "oom": "the memory state and the task killed",
+    "alloc-failure": "the failed allocation's order and memory state",
+    "fault": "the faulting address and instruction",
+}
+
+
+def _nothing_read(r: _Reading, noted: int) -> bool:
+    """Whether the readers found none of a report's values: no fact past the ``noted`` ones (cut frame lines),
+    no lock, CPU, task, memory user, zone or code listing."""
+    return len(r.facts) == noted and not (r.locks or r.cpus or r.tasks or r.consumers or r.zones or r.code)
+
+
+def _not_read(report: KernelReport, cls: str) -> WhyFact:
+    """The fact that a report of a known class has none of its values read: where it ends, and what is missing.
+
+    Said rather than left silent: a class with no facts and no cause reads as nothing to say, when the body
+    was cut (a console that stopped, a log rotated), its lines garbled, or the report of a class that prints
+    them otherwise (a fault-class BUG without a faulting address).  The reason states only what was read:
+    where the report ends, not why it has none.  ``at``: the report's last line with text.
+    """
+    # Its last line with text past the printk prefix: a report may end on a blank line, which cites nothing.
+    last = next((n for n, text in reversed(report.lines) if parse_line(n, text).body.strip()), report.start_line)
+    what = _CLASS_READS.get(cls, "the values its class prints")
+    reason = f"the report ends at line {last} with none of {what} read"
+    return WhyFact("body read", NotAvailable(reason), last - report.start_line)
 
 
 def lock_cycle_cause(waiters: Sequence[tuple[str, str | None, str | None]]) -> Cause:

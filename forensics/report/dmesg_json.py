@@ -83,7 +83,7 @@ def why_to_dict(report: KernelReport, why: ReportWhy, cause: Cause | None = None
     texts = dict(report.lines)  # the text of each skipped frame line, as the log printed it
     return {
         "class": why.cls,
-        "facts": [{"name": f.name, "value": f.value, "line": first + f.at} for f in why.facts],
+        "facts": [{"name": f.name, "value": json_value(f.value), "line": first + f.at} for f in why.facts],
         "stacks": [
             {
                 "kind": s.kind.value,

@@ -240,10 +240,15 @@ class CodeListing(NamedTuple):
 
 
 class WhyFact(NamedTuple):
-    """A value read from one line of a report: ``at`` is the line's offset from the report's first line."""
+    """A value read from one line of a report: ``at`` is the line's offset from the report's first line.
+
+    ``value`` is :class:`~forensics.model.NotAvailable` when the report's class is known but its reader found
+    none of its values (the body ends early, its lines cut): the reason names what is missing, ``at`` the
+    report's last line.
+    """
 
     name: str
-    value: FactValue
+    value: FactValue | NotAvailable
     at: int
 
 
@@ -324,8 +329,8 @@ class ReportWhy(NamedTuple):
     read_past: tuple[tuple[int, str], ...] = ()
 
     def fact(self, name: str) -> FactValue | None:
-        """The first fact of that name, or None."""
-        return next((f.value for f in self.facts if f.name == name), None)
+        """The first value read of that name, or None (a fact not available is no value)."""
+        return next((f.value for f in self.facts if f.name == name and not isinstance(f.value, NotAvailable)), None)
 
     def fact_at(self, name: str) -> int | None:
         """The line offset of the first fact of that name."""

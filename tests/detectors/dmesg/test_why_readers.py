@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from detectors.dmesg.findings import explain_reports, explained_finding, group_reports, hung_passes, lock_cycle_causes
 from detectors.dmesg.scanner import scan_chunks
+from forensics.model import NotAvailable
 from forensics.report.dmesg_json import why_to_dict
 from forensics.types.causes import Cause
 from forensics.types.dmesg import ReportWhy, StackKind
@@ -800,3 +801,49 @@ def test_the_json_stack_lists_the_frame_lines_it_skipped() -> None:
     assert HUNG_PREEMPTED.splitlines()[9 - 1].strip() == "el1_interrupt+0x3c/0x"
     (whole,) = read(HUNG_PREEMPTED.replace(" el1_interrupt+0x3c/0x\n", ""))
     assert whole.stacks[0].skipped == ()
+
+
+# ---------------------------------------------------------------- a known class with nothing read says so
+
+#: A kmemleak report cut off after its header: no unreferenced object, no backtrace.
+LEAK_CUT = """\
+[  300.100000] kmemleak: 1 new suspected memory leaks (see /sys/kernel/debug/kmemleak)
+[  300.200000] BUG: memory leak
+[  300.200001]
+"""
+
+
+def test_a_known_class_with_nothing_read_says_what_is_missing_and_states_no_cause() -> None:
+    reports = list(scan_chunks([LEAK_CUT.encode()]))
+    whys = explain_reports(reports)
+    (report,) = reports
+    why = whys[report.start_line]
+    assert why.cls == "memory-leak" and why.cause is None
+    (fact,) = why.facts
+    assert fact.name == "body read" and isinstance(fact.value, NotAvailable)
+    last = report.start_line + fact.at  # the last line with text (the header), not the blank line after it
+    assert LEAK_CUT.splitlines()[last - 1].endswith("BUG: memory leak")
+    assert str(fact.value) == (
+        f"not available: the report ends at line {last} with none of its unreferenced object and backtrace read"
+    )
+    assert why.fact("body read") is None  # a value not available is no value
+    # Rendered as the other values not available are: in the JSON an object with the reason, in the text the
+    # reason after "not available:"; the finding cites the line.
+    assert why_to_dict(report, why)["facts"] == [
+        {"name": "body read", "value": {"not_available": fact.value.reason}, "line": last}
+    ]
+    (group,) = group_reports(reports)
+    finding = explained_finding("leak.log", group, why)
+    assert any(f.name == "body read" and f.value == str(fact.value) for f in finding.facts)
+    assert any(e.locator.start == last for e in finding.evidence)  # here the header, cited once
+
+
+def test_a_report_with_its_values_read_has_no_body_read_fact() -> None:
+    whole = LEAK_CUT.replace(
+        "[  300.200001]\n",
+        "[  300.200001] unreferenced object 0xffff888012345678 (size 32):\n"
+        '[  300.200002]   comm "syz-executor", pid 5000, jiffies 4294967296\n',
+    )
+    (why,) = read(whole)
+    assert why.cls == "memory-leak" and why.fact("object size") == 32
+    assert all(f.name != "body read" for f in why.facts)
