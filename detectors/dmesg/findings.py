@@ -290,10 +290,9 @@ def _read_hung_passes(reports: list[KernelReport], whys: dict[int, ReportWhy]) -
     """
     from detectors.dmesg.why import read_hung_pass
 
-    for members in hung_passes(reports):
-        if _holds_locks_list(members[-1]):
-            pass_whys = read_hung_pass([(m, whys[m.start_line]) for m in members])
-            whys.update((m.start_line, w) for m, w in zip(members, pass_whys, strict=True))
+    for members in hung_passes(reports):  # (read_hung_pass leaves a pass without the list as it is)
+        pass_whys = read_hung_pass([(m, whys[m.start_line]) for m in members])
+        whys.update((m.start_line, w) for m, w in zip(members, pass_whys, strict=True))
 
 
 #: The hung-task reports of one khungtaskd pass come within this many seconds of each other.

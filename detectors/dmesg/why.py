@@ -1350,37 +1350,53 @@ class Extractor(NamedTuple):
     applies: Callable[[KernelReport, str], bool]  # the report, and its text (preamble and lines) joined
     read: Callable[[_Reading], None]
     example: str  # a header of a report it applies to (checked by the tests)
+    reads: str  # what it reads from a report's body, named when it found none of it
 
 
 #: Every reader, most specific first; the first that applies names the report's class, every one
 #: that applies adds its facts (a list corruption's BUG also has a faulting instruction).
 EXTRACTORS: tuple[Extractor, ...] = (
     Extractor("kasan", lambda r, t: r.kind is ReportKind.KASAN and "BUG: KASAN:" in t, _kasan,
-              "BUG: KASAN: use-after-free in f+0x1/0x2"),
+              "BUG: KASAN: use-after-free in f+0x1/0x2",
+              "the bad access (its address, size and object)"),
     Extractor("kfence", lambda r, t: r.kind is ReportKind.KFENCE, _kfence,
-              "BUG: KFENCE: use-after-free read in f+0x1/0x2"),
-    Extractor("kmsan", lambda r, t: r.kind is ReportKind.KMSAN, _kmsan, "BUG: KMSAN: uninit-value in f+0x1/0x2"),
-    Extractor("data-race", lambda r, t: r.kind is ReportKind.KCSAN, _kcsan, "BUG: KCSAN: data-race in f / g"),
-    Extractor("memory-leak", lambda r, t: r.kind is ReportKind.LEAK, _kmemleak, "BUG: memory leak"),
+              "BUG: KFENCE: use-after-free read in f+0x1/0x2",
+              "the bad access (its address and object)"),
+    Extractor("kmsan", lambda r, t: r.kind is ReportKind.KMSAN, _kmsan, "BUG: KMSAN: uninit-value in f+0x1/0x2",
+              "the uninitialized value's use and origin"),
+    Extractor("data-race", lambda r, t: r.kind is ReportKind.KCSAN, _kcsan, "BUG: KCSAN: data-race in f / g",
+              "the two racing accesses"),
+    Extractor("memory-leak", lambda r, t: r.kind is ReportKind.LEAK, _kmemleak, "BUG: memory leak",
+              "its unreferenced object and backtrace"),
     Extractor("list-corruption", lambda r, t: ("corruption" in t and _LIST_MESSAGE.search(t) is not None)
-              or "list_add double add" in t, _list_corruption, "kernel BUG at lib/list_debug.c:53!"),
-    Extractor("refcount", lambda r, t: "refcount_t:" in t, _refcount, "WARNING: CPU: 0 PID: 1 at lib/refcount.c:28 f"),
+              or "list_add double add" in t, _list_corruption, "kernel BUG at lib/list_debug.c:53!",
+              "the corrupted list pointers"),
+    Extractor("refcount", lambda r, t: "refcount_t:" in t, _refcount, "WARNING: CPU: 0 PID: 1 at lib/refcount.c:28 f",
+              "the refcount's misuse"),
     Extractor("lockdep", lambda r, t: r.kind is ReportKind.LOCKDEP
               or r.rule in ("bad-unlock", "held-lock-freed", "locks-held", "lock-held-user"), _lockdep,
-              "WARNING: possible circular locking dependency detected"),
+              "WARNING: possible circular locking dependency detected",
+              "its locks and tasks"),
     Extractor("lockup", lambda r, t: r.kind in (ReportKind.SOFT_LOCKUP, ReportKind.LOCKUP), _lockup,
-              "watchdog: BUG: soft lockup - CPU#1 stuck for 22s! [kworker/1:1:60]"),
+              "watchdog: BUG: soft lockup - CPU#1 stuck for 22s! [kworker/1:1:60]",
+              "the stuck CPU and task"),
     Extractor("rcu-stall", lambda r, t: r.kind is ReportKind.RCU_STALL, _rcu_stall,
-              "rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:"),
+              "rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:",
+              "the stalled CPUs and tasks"),
     Extractor("hung-task", lambda r, t: r.rule in ("hung-task", "task-cant-die"), _hung_task,
-              "INFO: task kworker/0:1:12 blocked for more than 143 seconds."),
+              "INFO: task kworker/0:1:12 blocked for more than 143 seconds.",
+              "the blocked task and its stack"),
     Extractor("bad-page", lambda r, t: r.rule == "bad-page-state", _bad_page,
-              "BUG: Bad page state in process syz-executor  pfn:1a2b3"),
-    Extractor("oom", lambda r, t: r.kind is ReportKind.OOM, _memory, "x invoked oom-killer: gfp_mask=0x0(), order=0"),
+              "BUG: Bad page state in process syz-executor  pfn:1a2b3",
+              "the page's state"),
+    Extractor("oom", lambda r, t: r.kind is ReportKind.OOM, _memory, "x invoked oom-killer: gfp_mask=0x0(), order=0",
+              "the memory state and the task killed"),
     Extractor("alloc-failure", lambda r, t: r.kind is ReportKind.ALLOC_FAILURE, _memory,
-              "x: page allocation failure: order:4, mode:0x40dc0(GFP_KERNEL)"),
+              "x: page allocation failure: order:4, mode:0x40dc0(GFP_KERNEL)",
+              "the failed allocation's order and memory state"),
     Extractor("fault", lambda r, t: r.kind in _FAULT_KINDS or _lockdep_warn(r, t), _fault,
-              "general protection fault, probably for non-canonical address 0xdffffc0000000000: 0000 [#1] SMP KASAN"),
+              "general protection fault, probably for non-canonical address 0xdffffc0000000000: 0000 [#1] SMP KASAN",
+              "the faulting address and instruction"),
 )  # fmt: skip
 
 
@@ -1872,41 +1888,22 @@ def explain(report: KernelReport) -> ReportWhy:
         for at in section.skipped:  # noted: the reading went on past a frame line the console cut short
             r.facts.append(WhyFact("frame line cut", texts.get(first + at, "").strip(), at))
     text = "\n".join(line.body for line in lines)
-    cls = None
+    found: Extractor | None = None
     if "Code:" in text:
         r.code = listing(own, first)
     noted = len(r.facts)
     for extractor in EXTRACTORS:
         if extractor.applies(report, text):
-            cls = cls or extractor.name
+            found = found or extractor
             extractor.read(r)
     cause, cause_at = _conclude(r)
-    if cls is not None and cause is None and _nothing_read(r, noted):
-        r.facts.append(_not_read(report, cls))
+    if found is not None and cause is None and _nothing_read(r, noted):
+        r.facts.append(_not_read(report, found.reads))
+    cls = None if found is None else found.name
     return ReportWhy(
         cls, tuple(r.facts), tuple(r.stacks), tuple(r.locks), tuple(r.cpus), tuple(r.tasks), tuple(r.consumers),
         tuple(r.zones), r.code, cause, cause_at,
     )  # fmt: skip
-
-
-#: What the reader of each class reads from a report's body, named when it found none of it.
-_CLASS_READS = {
-    "kasan": "the bad access (its address, size and object)",
-    "kfence": "the bad access (its address and object)",
-    "kmsan": "the uninitialized value's use and origin",
-    "data-race": "the two racing accesses",
-    "memory-leak": "its unreferenced object and backtrace",
-    "list-corruption": "the corrupted list pointers",
-    "refcount": "the refcount's misuse",
-    "lockdep": "its locks and tasks",
-    "lockup": "the stuck CPU and task",
-    "rcu-stall": "the stalled CPUs and tasks",
-    "hung-task": "the blocked task and its stack",
-    "bad-page": "the page's state",
-    "oom": "the memory state and the task killed",
-    "alloc-failure": "the failed allocation's order and memory state",
-    "fault": "the faulting address and instruction",
-}
 
 
 def _nothing_read(r: _Reading, noted: int) -> bool:
@@ -1915,17 +1912,17 @@ def _nothing_read(r: _Reading, noted: int) -> bool:
     return len(r.facts) == noted and not (r.locks or r.cpus or r.tasks or r.consumers or r.zones or r.code)
 
 
-def _not_read(report: KernelReport, cls: str) -> WhyFact:
+def _not_read(report: KernelReport, what: str) -> WhyFact:
     """The fact that a report of a known class has none of its values read: where it ends, and what is missing.
 
     Said rather than left silent: a class with no facts and no cause reads as nothing to say, when the body
     was cut (a console that stopped, a log rotated), its lines garbled, or the report of a class that prints
     them otherwise (a fault-class BUG without a faulting address).  The reason states only what was read:
-    where the report ends, not why it has none.  ``at``: the report's last line with text.
+    where the report ends, not why it has none.  ``what``: what the class's reader reads (:attr:`Extractor.reads`);
+    ``at``: the report's last line with text.
     """
     # Its last line with text past the printk prefix: a report may end on a blank line, which cites nothing.
     last = next((n for n, text in reversed(report.lines) if parse_line(n, text).body.strip()), report.start_line)
-    what = _CLASS_READS.get(cls, "the values its class prints")
     reason = f"the report ends at line {last} with none of {what} read"
     return WhyFact("body read", NotAvailable(reason), last - report.start_line)
 
