@@ -15,8 +15,9 @@ if TYPE_CHECKING:
     from forensics.types.results import Figure
 
 
-def _to_stdout(text: str) -> None:
-    """Write to standard output; a full or closed one is exit 3 in one line, a closed pipe ends quietly."""
+def _to_stdout(text: str | bytes) -> None:
+    """Write to standard output (bytes as they are); a full or closed one is exit 3 in one line, a closed pipe
+    ends quietly."""
     import errno
     import os
 
@@ -29,10 +30,10 @@ def _to_stdout(text: str) -> None:
     try:
         buffer = getattr(stream, "buffer", None)
         if buffer is None:
-            stream.write(text)
+            stream.write(text.decode() if isinstance(text, bytes) else text)
         else:
             stream.flush()
-            buffer.write(encode_text(text))
+            buffer.write(text if isinstance(text, bytes) else encode_text(text))
         stream.flush()
     except BrokenPipeError:
         from forensics.output import reader_went_away
@@ -49,8 +50,9 @@ def _to_stdout(text: str) -> None:
         raise InputError(f"cannot write to standard output: {exc.strerror or exc}", hint=hint) from None
 
 
-def deliver(text: str, output: Path | None, *, force: bool | None = None) -> None:
-    """Write the rendered result to ``output`` (by the rules of :mod:`forensics.output`), or to stdout."""
+def deliver(text: str | bytes, output: Path | None, *, force: bool | None = None) -> None:
+    """Write the rendered result (text, or bytes already encoded) to ``output`` (by the rules of
+    :mod:`forensics.output`), or to stdout."""
     if output is None:
         _to_stdout(text)
         return

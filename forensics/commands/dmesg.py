@@ -12,7 +12,7 @@ from forensics.delivery import deliver, exit_status
 from forensics.errors import UsageError
 from forensics.pipelines.dmesg import analyse_logs
 from forensics.report.dmesg import DmesgRenderer
-from forensics.report.formats import OutputFormat, render
+from forensics.report.formats import OutputFormat, render, render_encoded
 
 if TYPE_CHECKING:
     pass
@@ -92,7 +92,7 @@ def dmesg(
             )
         names = ["-"]
     result = analyse_logs(names, live)
-    deliver(render(DmesgRenderer(), result, fmt, output), output)
+    deliver(render_encoded(DmesgRenderer(), result, fmt, output), output)
     raise typer.Exit(int(exit_status(result.incident, fail_on)))
 
 

@@ -84,86 +84,91 @@ def to_document(
 #: Where orjson and the standard library may write a number differently: a float under 1e-4 (orjson's
 #: ``0.00001`` and ``1e-6`` are ``1e-05`` and ``1e-06`` to ``json``).  Two literal searches (~15 ms each over
 #: 16 MB: an alternation of the two would be tried at every character); each hit is then looked at.
-_SMALL_FLOAT_HINTS = (re.compile(r"0\.0000\d"), re.compile(r"e-\d"))
-_NUMBER_CHARS = frozenset("0123456789.-+e")
+_SMALL_FLOAT_HINTS = (re.compile(rb"0\.0000\d"), re.compile(rb"e-\d"))
+_NUMBER_CHARS = frozenset(b"0123456789.-+e")
 
 
-def document_text(doc: dict[str, Any], depth: int = 4) -> str:
-    """The document as JSON text: containers indented down to ``depth``, each deeper item on one line.
+def document_bytes(doc: dict[str, Any], depth: int = 4) -> bytes:
+    """The document as UTF-8 JSON: containers indented down to ``depth``, each deeper item on one line.
 
     A report, a group or a finding on one line each keeps it readable and greppable.  The items are
     written by orjson (~10x the standard library's C encoder: 0.03 s instead of 0.27 s for the 16 MB
     document of the shared corpus four times over, a fifth of that run), the same bytes as ``json`` with
-    ``ensure_ascii=False`` and compact separators; where orjson would write a float under 1e-4 otherwise,
-    or cannot write a value (an integer past 64 bits, a key that is not a string), the whole document is
-    written by the standard library.  NaN and infinities, which no field holds (times are parsed from
-    digits), would be ``null`` (the standard library writes ``NaN``, which is not JSON).
+    ``ensure_ascii=False`` and compact separators, encoded as :func:`forensics.output.encode_text` encodes
+    text; where orjson would write a float under 1e-4 otherwise, or cannot write a value (an integer past
+    64 bits, a key that is not a string, a surrogate escape), the whole document is written by the standard
+    library.  NaN and infinities, which no field holds (times are parsed from digits), would be ``null`` (the
+    standard library writes ``NaN``, which is not JSON).  Bytes, not text: orjson writes UTF-8, and the text
+    of a report-dense log's document (one replacement character makes it two bytes a character) was only
+    made to be encoded again (~0.05 s of the corpus x4's 16 MB).
     """
     import orjson
 
-    dumps = orjson.dumps
     try:
-        text = _indented(doc, depth, lambda obj: dumps(obj).decode())
+        data = _indented(doc, depth, orjson.dumps)
     except TypeError:  # orjson.JSONEncodeError
-        text = None
-    if text is None or _small_float_differs(text):
+        data = None
+    if data is None or _small_float_differs(data):
         import json
 
-        text = _indented(doc, depth, json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode)
-    return text
+        from forensics.output import encode_text
+
+        encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+        data = _indented(doc, depth, lambda obj: encode_text(encoder(obj)))
+    return data
 
 
-def _small_float_differs(text: str) -> bool:
-    """Whether a number of the JSON ``text`` (by its place: after a separator or an indent, before the next)
+def _small_float_differs(data: bytes) -> bool:
+    """Whether a number of the JSON ``data`` (by its place: after a separator or an indent, before the next)
     is written otherwise by ``json``.  A number-like run inside a string that happens to stand so counts too:
     the document is then only written more slowly."""
     import json
 
     for hint in _SMALL_FLOAT_HINTS:
-        for m in hint.finditer(text):
+        for m in hint.finditer(data):
             a, b = m.start(), m.end()
-            while a and text[a - 1] in _NUMBER_CHARS:
+            while a and data[a - 1] in _NUMBER_CHARS:
                 a -= 1
-            while b < len(text) and text[b] in _NUMBER_CHARS:
+            while b < len(data) and data[b] in _NUMBER_CHARS:
                 b += 1
             c = a
-            while c and text[c - 1] == " ":
+            while c and data[c - 1 : c] == b" ":
                 c -= 1
-            after_separator = text[c - 1 : c] in (":", "\n") or text[a - 1 : a] in (",", "[")
-            if after_separator and text[b : b + 1] in (",", "}", "]", "\n"):
+            after_separator = data[c - 1 : c] in (b":", b"\n") or data[a - 1 : a] in (b",", b"[")
+            if after_separator and data[b : b + 1] in (b",", b"}", b"]", b"\n"):
                 try:
-                    if json.dumps(float(text[a:b])) != text[a:b]:
+                    if json.dumps(float(data[a:b])).encode() != data[a:b]:
                         return True
                 except ValueError:
                     continue
     return False
 
 
-def _indented(doc: dict[str, Any], depth: int, encode: Callable[[Any], str]) -> str:
-    """:func:`document_text` with ``encode`` writing each item below ``depth`` (and each key)."""
-    parts: list[str] = []  # joined once: no level copies the text of the levels below it
+def _indented(doc: dict[str, Any], depth: int, encode: Callable[[Any], bytes]) -> bytes:
+    """:func:`document_bytes` with ``encode`` writing each item below ``depth`` (and each key)."""
+    parts: list[bytes] = []  # joined once: no level copies the text of the levels below it
     put = parts.append
 
     def emit(obj: Any, level: int) -> None:
-        pad = "\n" + " " * (level + 1)
+        pad = b"\n" + b" " * (level + 1)
         if level < depth and isinstance(obj, dict) and obj:
-            put("{")
+            put(b"{")
             for n, (k, v) in enumerate(obj.items()):
-                put(("," if n else "") + pad + encode(k) + ": ")
+                put((b"," if n else b"") + pad + encode(k) + b": ")
                 emit(v, level + 1)
-            put("\n" + " " * level + "}")
+            put(b"\n" + b" " * level + b"}")
         elif level < depth and isinstance(obj, list) and obj:
-            put("[")
+            put(b"[")
             for n, v in enumerate(obj):
-                put(("," if n else "") + pad)
+                put((b"," if n else b"") + pad)
                 emit(v, level + 1)
-            put("\n" + " " * level + "]")
+            put(b"\n" + b" " * level + b"]")
         else:
             put(encode(obj))
 
     emit(doc, 0)
-    put("\n")
-    return "".join(parts)
+    put(b"\n")
+    return b"".join(parts)
 
 
 def _time(value: object) -> str:
@@ -371,12 +376,16 @@ class DmesgRenderer:
         )
 
     def json(self, result: DmesgResult, to: Destination) -> str:
+        return self.json_bytes(result).decode()
+
+    def json_bytes(self, result: DmesgResult) -> bytes:
+        """The ``kforensic.dmesg/1`` document as UTF-8 (what ``kforensic dmesg --format json`` writes)."""
         from forensics.types.trace import gc_paused
 
         # The document of a report-dense log is ~100,000 dicts and lists, none in a cycle: collecting the young
         # ones while it is built and written walked them all for nothing (~0.02 s of a 16 MB document).
         with gc_paused():
-            return document_text(to_document(list(result.sources), result.incident, result.hypotheses))
+            return document_bytes(to_document(list(result.sources), result.incident, result.hypotheses))
 
     def html(self, result: DmesgResult, to: Destination) -> str:
         from forensics.report.document import Document

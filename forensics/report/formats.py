@@ -11,7 +11,7 @@ import enum
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, TypeVar, assert_never
+from typing import TYPE_CHECKING, Protocol, TypeVar, assert_never, runtime_checkable
 
 if TYPE_CHECKING:
     from forensics.model import Incident
@@ -21,10 +21,12 @@ __all__ = [
     "ExportFormat",
     "Exporter",
     "IncidentRenderer",
+    "JsonBytesRenderer",
     "OutputFormat",
     "Renderer",
     "export",
     "render",
+    "render_encoded",
     "render_incident",
 ]
 
@@ -90,6 +92,25 @@ def render(renderer: Renderer[R], result: R, fmt: OutputFormat, output: Path | N
             return renderer.html(result, to)
         case _:
             assert_never(fmt)
+
+
+@runtime_checkable
+class JsonBytesRenderer(Protocol[R_contra]):
+    """A renderer that also writes its JSON as UTF-8 bytes, the same bytes as its ``json`` text encoded."""
+
+    def json_bytes(self, result: R_contra) -> bytes: ...
+
+
+def render_encoded(renderer: Renderer[R], result: R, fmt: OutputFormat, output: Path | None = None) -> str | bytes:
+    """:func:`render`, or the JSON as bytes from a renderer that writes them (:class:`JsonBytesRenderer`).
+
+    A JSON encoder writes UTF-8: a large document (``kforensic dmesg``'s of a report-dense log, 16 MB) is then
+    not made text only to be encoded again.
+    """
+    if fmt is OutputFormat.JSON and isinstance(renderer, JsonBytesRenderer):
+        data: bytes = renderer.json_bytes(result)
+        return data
+    return render(renderer, result, fmt, output)
 
 
 class ExportFormat(enum.Enum):

@@ -1,4 +1,4 @@
-"""The ``kforensic.dmesg/1`` text written by orjson is the one the standard library's encoder writes."""
+"""The ``kforensic.dmesg/1`` bytes written by orjson are the ones the standard library's encoder writes."""
 
 from __future__ import annotations
 
@@ -8,14 +8,18 @@ from typing import Any
 
 import pytest
 
+from forensics.output import encode_text
 from forensics.pipelines.dmesg import analyse_logs
-from forensics.report.dmesg import _indented, document_text, to_document
+from forensics.report.dmesg import DmesgRenderer, _indented, document_bytes, to_document
+from forensics.report.formats import OutputFormat, render, render_encoded
 
 CASES = Path(__file__).resolve().parents[3] / "vmcore_fixtures" / "cases"
 
 
-def stdlib_text(doc: dict[str, Any]) -> str:
-    return _indented(doc, 4, json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode)
+def stdlib_text(doc: dict[str, Any]) -> bytes:
+    """The document as the standard library's encoder writes each item, encoded as kforensic writes text."""
+    encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+    return _indented(doc, 4, lambda obj: encode_text(encode(obj)))
 
 
 def test_fixture_consoles_document_is_byte_identical() -> None:
@@ -23,7 +27,7 @@ def test_fixture_consoles_document_is_byte_identical() -> None:
     assert len(logs) >= 10
     result = analyse_logs(logs, live=False)
     doc = to_document(list(result.sources), result.incident, result.hypotheses)
-    text = document_text(doc)
+    text = document_bytes(doc)
     assert sum(len(s["reports"]) for s in doc["sources"]) >= 10
     assert text == stdlib_text(doc)
     assert json.loads(text) == doc
@@ -38,10 +42,28 @@ def test_numbers_orjson_writes_otherwise_take_the_stdlib_path(value: float) -> N
     # A float under 1e-4 is written 0.00001 / 1e-6 by orjson, 1e-05 / 1e-06 by json; an int past 64 bits
     # is refused by orjson.  Stamps inside strings that look like numbers must not change the text.
     doc = {"a": [{"t": value, "s": "[0.00001] 1e-5, 0.0000"}], "b": value, "c": [value, "x"]}
-    assert document_text(doc) == stdlib_text(doc)
+    assert document_bytes(doc) == stdlib_text(doc)
 
 
 def test_number_like_text_in_strings_is_left_as_it_is() -> None:
     doc = {"reports": [{"excerpt": "[    0.000010] x,0.00001,\n1e-5]", "time": 0.5}]}
-    assert document_text(doc) == stdlib_text(doc)
-    assert json.loads(document_text(doc)) == doc
+    assert document_bytes(doc) == stdlib_text(doc)
+    assert json.loads(document_bytes(doc)) == doc
+
+
+def test_text_orjson_refuses_takes_the_stdlib_path() -> None:
+    # A surrogate escape (an undecodable byte of a path name) is refused by orjson; the standard library writes
+    # it and kforensic's text encoding shows it as \udcXX, as for every other output.
+    doc = {"sources": [{"path": "/logs/k\udcffern.log", "lines": 3}]}
+    assert document_bytes(doc) == stdlib_text(doc)
+    assert b'"/logs/k\\udcffern.log"' in document_bytes(doc)
+
+
+def test_the_command_writes_the_document_as_bytes_equal_to_its_text() -> None:
+    result = analyse_logs(sorted(str(p) for p in CASES.glob("*/console.log"))[:3], live=False)
+    data = render_encoded(DmesgRenderer(), result, OutputFormat.JSON)
+    assert isinstance(data, bytes)
+    assert data == encode_text(render(DmesgRenderer(), result, OutputFormat.JSON))
+    assert render_encoded(DmesgRenderer(), result, OutputFormat.TEXT) == render(
+        DmesgRenderer(), result, OutputFormat.TEXT
+    )
