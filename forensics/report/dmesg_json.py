@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from itertools import repeat
-from operator import itemgetter
 from typing import Any
 
 from forensics.serialize import json_value
@@ -39,7 +38,7 @@ def report_to_dict(report: KernelReport, why: ReportWhy | None = None, cause: Ca
         "details": dict(report.details),
         # function, symbol, offset, size, module, reliable, stack, line: a Frame's fields, in its order.
         "call_trace": list(map(dict, map(zip, repeat(Frame._fields), report.trace))),
-        "excerpt": "\n".join(map(itemgetter(1), report.lines)),
+        "excerpt": report.excerpt(),
     }
     if why is not None:
         out["why"] = why_to_dict(report, why, cause)
