@@ -23,12 +23,13 @@ def class_shares(stacks: list[ProfileStack], total_period: int) -> list[ClassSha
     # Per frames tuple (equal chains share one): its leaf name and rule; the tuple is kept so that its
     # id stays its own.  The loop over the stacks reads three attributes each, through C-level maps.
     seen: dict[int, tuple[tuple[ProfileFrame, ...], str, HotspotRule | None]] = {}
-    for frames in map(_FRAMES, stacks):
-        if id(frames) not in seen:
-            names = frame_names(frames)
-            rule = classify(names, frames[-1].kernel if frames else None)
-            seen[id(frames)] = (frames, names[-1] if names else "", rule)
-    for s, ident, period in zip(stacks, map(id, map(_FRAMES, stacks)), map(_PERIOD, stacks), strict=True):
+    all_frames = list(map(_FRAMES, stacks))
+    ids = list(map(id, all_frames))
+    for ident, frames in dict(zip(ids, all_frames, strict=True)).items():  # each chain once, in C
+        names = frame_names(frames)
+        rule = classify(names, frames[-1].kernel if frames else None)
+        seen[ident] = (frames, names[-1] if names else "", rule)
+    for s, ident, period in zip(stacks, ids, map(_PERIOD, stacks), strict=True):
         _, leaf, rule = seen[ident]
         if rule is None:
             continue

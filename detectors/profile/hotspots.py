@@ -312,15 +312,16 @@ def _pct(part: int, total: int) -> float:
     return 100.0 * part / total if total else 0.0
 
 
-def folded_lines(stacks: Iterable[ProfileStack]) -> list[str]:
+def folded_lines(stacks: Iterable[ProfileStack], merged: dict[tuple[str, int], list[Any]] | None = None) -> list[str]:
     """Brendan Gregg's folded format, as ``stackcollapse-perf.pl`` prints it: ``comm;root;..;leaf count``.
 
     Counts are period sums (the script's count when perf printed a period, else samples); lines are
-    sorted by their bytes, as Perl's ``sort`` sorts them.
+    sorted by their bytes, as Perl's ``sort`` sorts them.  ``merged``: :func:`periods_by_command` of
+    ``stacks`` when the caller has it (the flame graph uses it too).
     """
     out: dict[str, int] = {}
     joined: dict[int, str] = {}
-    for (comm, ident), (frames, period) in periods_by_command(stacks).items():
+    for (comm, ident), (frames, period) in (periods_by_command(stacks) if merged is None else merged).items():
         chain = joined.get(ident)
         if chain is None:
             chain = joined[ident] = ";".join(frame_names(frames))

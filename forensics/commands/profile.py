@@ -130,7 +130,7 @@ def profile(
         if folded is not None:
             from detectors.profile.hotspots import folded_lines
 
-            write_atomic(folded, "".join(line + "\n" for line in folded_lines(result.stacks)))
+            write_atomic(folded, "".join(line + "\n" for line in folded_lines(result.stacks, result.by_command)))
         if svg is not None:
             write_atomic(svg, render_flamegraph(result, base))
         deliver(render(ProfileRenderer(top, deltas, digest_bytes), result, fmt, output), output)

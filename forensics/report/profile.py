@@ -22,11 +22,18 @@ def _frame_kind(kernel: bool, jit: bool, inlined: bool) -> str:
     return "jit" if jit else "inlined" if inlined else "kernel" if kernel else "user"
 
 
-def svg_stacks(stacks: list[ProfileStack]) -> list[tuple[tuple[tuple[str, str], ...], int]]:
-    """Stacks as (name, kind) frames with the command name first, as the folded output has them."""
+def svg_stacks(
+    stacks: list[ProfileStack], merged: dict[tuple[str, int], list[Any]] | None = None
+) -> list[tuple[tuple[tuple[str, str], ...], int]]:
+    """Stacks as (name, kind) frames with the command name first, as the folded output has them.
+
+    ``merged``: :func:`periods_by_command` of ``stacks`` when the caller has it (see
+    :attr:`ProfileResult.by_command`).
+    """
     # Threads of one command share their frames in the picture.  Stacks are grouped by the identity
     # of their frames tuple first (equal chains share one), so each chain is converted once.
-    merged = periods_by_command(stacks)
+    if merged is None:
+        merged = periods_by_command(stacks)
     converted: dict[int, tuple[tuple[str, str], ...]] = {}
     out: dict[tuple[tuple[str, str], ...], int] = {}
     # Each distinct frame's (name, kind) is made once; a chain is then one C-level map over its frames.
@@ -51,14 +58,14 @@ def render_flamegraph(result: ProfileResult, base: ProfileResult | None = None) 
     """The flame graph SVG (differential against ``base`` when given)."""
     from forensics.report.flamegraph import add_base, build_tree, render_svg
 
-    tree = build_tree(svg_stacks(result.stacks))
+    tree = build_tree(svg_stacks(result.stacks, result.by_command))
     p = result.profile
     unit = "samples" if result.hot.total_period == result.hot.total_samples else "period"
     sub = f"{p.source}: {result.hot.total_samples:,} samples of {result.hot.event or 'the profile'}"
     if base is None:
         return render_svg(tree, "Flame graph", sub, unit)
     scale = result.hot.total_period / base.hot.total_period if base.hot.total_period else 0.0
-    add_base(tree, svg_stacks(base.stacks), scale)
+    add_base(tree, svg_stacks(base.stacks, base.by_command), scale)
     sub += f"; red grew, blue shrank against {base.profile.source}"
     return render_svg(tree, "Differential flame graph", sub, unit, differential=True)
 

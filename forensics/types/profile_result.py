@@ -7,7 +7,8 @@ classes without the ~17 other results' dataclasses (their creation cost ~9 ms of
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from forensics.model import Incident
@@ -35,3 +36,13 @@ class ProfileResult:
     hot: Hotspots
     classes: list[ClassShare]
     incident: Incident
+
+    @cached_property
+    def by_command(self) -> dict[tuple[str, int], list[Any]]:
+        """:func:`forensics.types.profile.periods_by_command` of the kept stacks, made once.
+
+        The folded lines and the flame graph both start from it (0.07 s each on 100k distinct stacks).
+        """
+        from forensics.types.profile import periods_by_command
+
+        return periods_by_command(self.stacks)

@@ -378,3 +378,25 @@ def test_call_chains_parsed_in_small_batches_read_the_same(monkeypatch: pytest.M
     expected = gzip.decompress((DATA / "mixed.folded.gz").read_bytes()).decode()
     monkeypatch.setattr(perf_script, "CHAIN_BATCH", 3)
     assert _folded(DATA / "mixed.perf.txt.gz") == expected
+
+
+@pytest.mark.parametrize("workload", [*WORKLOADS, "events", "lost"])
+@pytest.mark.parametrize("batch", [4096, 7])
+def test_the_numpy_reader_makes_the_frames_of_the_per_sample_one(
+    workload: str, batch: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stacks made once per run of line results (the numpy path) equal the stacks made text by text.
+
+    Equal frames are one tuple either way (later stages group stacks by its identity); batches of 7
+    texts carry the runs met in one batch into the next.
+    """
+    from collectors import perf_script
+
+    monkeypatch.setattr(perf_script, "CHAIN_BATCH", batch)
+    text = read_gzip_text(DATA / f"{workload}.perf.txt.gz")
+    reference = _result(ScriptParser("x"), text, len(text) + 1)
+    assert _result(ScriptParser("x", bulk=True), text, len(text) + 1) == reference
+    bulk = ScriptParser("x", bulk=True)
+    bulk.feed(text)
+    frames = [s.frames for s in bulk.close().stacks]
+    assert len({id(f) for f in frames}) == len(set(frames)) < len(frames)
