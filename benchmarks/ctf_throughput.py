@@ -11,9 +11,12 @@ its own (GNU time), the load average beside each figure:
 * cold: a fresh process on an empty compile cache (``NUMBA_CACHE_DIR`` and ``XDG_CACHE_HOME`` new
   directories): the session by the default path (under 10 MB: the plain-Python decoder and engine,
   nothing compiled), the copies by the default path (compiled code not built, under 250 MB: the plain
-  path, said on stderr), the session with compiled code forced (compiles the decoder and the engine into
-  the cache the warm runs use);
-* warm: the session both ways, then --repeat alternating pairs on the copies of
+  path, said on stderr), the session with compiled code forced (builds the decoder and the engine ahead of
+  time, forensics/aot.py, into the cache the warm runs use: those load no numba), and the copies with
+  numba's JIT forced (``KFORENSIC_AOT=no``: compiles into its own cache); each
+  compiled run's peak RSS beside babeltrace2's on the copies, as a ratio;
+* warm: the session both ways, the copies by the JIT and by the code built ahead of time (RSS ratios),
+  then --repeat alternating pairs on the copies of
 
   babeltrace2 DIR > /dev/null                      (the baseline: decode and pretty-print every event)
   kforensic trace DIR --format json -o OUT         (decode, merge, the scheduling and span analyses, JSON)
@@ -144,13 +147,15 @@ def main() -> None:
         size = sum(p.stat().st_size for p in big.rglob("*") if p.is_file())
         print(f"{args.input.name}: {small_size / 1e6:.1f} MB; x{args.copies}: {size / 1e6:.0f} MB, {events} events")
 
-        def env(cache: str, compiled: str = "auto") -> dict[str, str]:
+        def env(cache: str, compiled: str = "auto", aot: str = "") -> dict[str, str]:
             """A compile cache of its own (cold: a new directory), XDG_CACHE_HOME beside it (no other cache)."""
+            base = {k: v for k, v in os.environ.items() if k != "KFORENSIC_AOT"}
             return {
-                **os.environ,
+                **base,
                 "NUMBA_CACHE_DIR": str(t / cache),
                 "XDG_CACHE_HOME": str(t / f"{cache}-xdg"),
                 "KFORENSIC_COMPILED": compiled,
+                **({"KFORENSIC_AOT": aot} if aot else {}),
             }
 
         def trace(path: Path) -> list[str]:
@@ -162,15 +167,31 @@ def main() -> None:
             print(
                 line(f"x{args.copies}, default path (not built: plain, said so)", run_measured(trace(big), env("c2")))
             )
+        bt_rss = run_measured(["babeltrace2", str(big)], None, (0,))[2]
+        print(f"  babeltrace2 on x{args.copies} (for the RSS ratios below): peak RSS {bt_rss / 2**20:.0f} MB")
+
+        def vs_bt(label: str, got: tuple[float, float, int]) -> str:
+            return f"{line(label, got)}  {got[2] / bt_rss:.1f}x babeltrace2's RSS"
+
         print(
-            line(
-                "the session, compiled forced (compiles decoder+engine)",
+            vs_bt(
+                "the session, compiled forced (builds decoder+engine ahead of time)",
                 run_measured(trace(args.input), env("w", "yes")),
             )
         )
-        print("warm (compiled code in the cache of the run above):")
-        print(line("the session, compiled forced", run_measured(trace(args.input), env("w", "yes"))))
+        if not args.no_cold_big:
+            print(
+                vs_bt(
+                    f"x{args.copies}, compiled forced, JIT (KFORENSIC_AOT=no: numba compiles)",
+                    run_measured(trace(big), env("c3", "yes", "no")),
+                )
+            )
+        print("warm (compiled code in the cache of the runs above):")
+        print(line("the session, compiled forced (ahead of time)", run_measured(trace(args.input), env("w", "yes"))))
         print(line("the session, default path", run_measured(trace(args.input), env("w"))))
+        if not args.no_cold_big:
+            print(vs_bt(f"x{args.copies}, JIT (KFORENSIC_AOT=no)", run_measured(trace(big), env("c3", "yes", "no"))))
+            print(vs_bt(f"x{args.copies}, ahead of time (the default once built)", run_measured(trace(big), env("w"))))
         runs: dict[str, list[tuple[float, float, int]]] = {"babeltrace2": [], "kforensic trace": []}
         ratios: list[tuple[float, float, float]] = []  # per pair of runs: wall ratio, CPU ratio, load average
         print(f"x{args.copies}, babeltrace2 {big.name} > /dev/null against kforensic trace (warm), alternating:")

@@ -47,6 +47,7 @@ def cache_dir(environ: dict[str, str] | os._Environ[str] = os.environ) -> Path:
     return base / "kforensic" / "numba"
 
 
+quiet = False  # True while forensics.aot builds (its own notice covers the compiles it causes)
 _expected: dict[object, tuple[str, float]] = {}  # python function -> (what it is, seconds to compile)
 _numba: Any = None  # numba, once set up (:func:`_setup`): importing it costs 0.5 s, small inputs never do
 
@@ -119,7 +120,7 @@ def _setup() -> Any:
                 return
             dispatcher = ev.data.get("dispatcher") if isinstance(ev.data, dict) else None
             found = _expected.get(getattr(dispatcher, "py_func", None))
-            if found is None or found[1] < NOTICE_MIN_SECONDS:
+            if found is None or found[1] < NOTICE_MIN_SECONDS or quiet:
                 return
             what, seconds = found
             print(
@@ -270,12 +271,14 @@ def compiled_pays(
     kernels: Callable[[], Iterable[Any]] | None = None,
     environ: dict[str, str] | os._Environ[str] = os.environ,
     cold_bytes: int = COLD_INPUT_BYTES,
+    built: Callable[[], bool] | None = None,
 ) -> bool:
     """True when an input of about ``text_bytes`` of trace text (None: unknown) should run compiled code.
 
     ``$KFORENSIC_COMPILED`` forces it (``yes``/``no``).  By default inputs under
     :data:`SMALL_INPUT_BYTES` run without; larger ones run compiled when ``kernels()`` (imported only
-    then) are in the cache, or when the input is too large (``cold_bytes``, by default
+    then) are in the cache or ``built()`` says its kernels compiled ahead of time are (:mod:`forensics.aot`,
+    told without numba), or when the input is too large (``cold_bytes``, by default
     :data:`COLD_INPUT_BYTES`) to be worth reading without: a compile is announced (:func:`njit`).
     """
     forced = environ.get(COMPILED_ENV, "auto").strip().lower()
@@ -285,6 +288,8 @@ def compiled_pays(
         return False
     if text_bytes is not None and text_bytes < SMALL_INPUT_BYTES:
         return False
+    if built is not None and built():
+        return True
     if kernels is None or (not nothing_cached(environ) and is_cached(kernels())):
         return True
     if text_bytes is not None and text_bytes < cold_bytes:

@@ -10,6 +10,7 @@ says how busy the machine is, not whether the code is right.  What an example ch
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 from collections.abc import Callable, Iterator
@@ -19,6 +20,11 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from tests.helpers import mount_tmpfs
+
+# The LTTng decoder and engine built ahead of time (forensics/aot.py) are built and checked against the JIT and
+# plain paths by tests/collectors/test_ctf_aot.py, in a directory of its own; every other test runs the JIT path
+# as before, so that a test forcing the compiled path does not build them (45 s of CPU) into the user's cache.
+os.environ.setdefault("KFORENSIC_AOT", "no")
 
 settings.register_profile("long", max_examples=500, deadline=None)
 settings.register_profile("kforensic", deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -296,24 +296,7 @@ def run(
     state: npt.NDArray[np.int64],
 ) -> None:
     """:func:`decode` with the programs of ``lay``."""
-    decode(
-        buf,
-        pos,
-        lay.ops,
-        lay.stream_progs,
-        lay.event_progs,
-        lay.roles,
-        lay.skips,
-        lay.headers,
-        lay.general,
-        want,
-        emit,
-        reads,
-        counts,
-        rows,
-        packets,
-        state,
-    )
+    decode(buf, pos, *lay.programs(), want, emit, reads, counts, rows, packets, state)
 
 
 _SWITCH, _WAKING, _WAKEUP_NEW, _PROCESS_EXIT = (

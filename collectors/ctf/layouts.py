@@ -300,6 +300,9 @@ def _resolve(p: _Program, path: str, name: str) -> int:
     return p.regs[found] if found is not None else -1
 
 
+_I64s = npt.NDArray[np.int64]
+
+
 @dataclass
 class Layouts:
     """The compiled programs of one trace (see the module docstring)."""
@@ -323,6 +326,10 @@ class Layouts:
     clock_bits: int = 64
     # (n_streams, max_id + 1): 1 where the payload goes to the general decoder (see ``unsupported``)
     general: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros((0, 0), dtype=np.int64))
+
+    def programs(self) -> tuple[_I64s, _I64s, _I64s, _I64s, _I64s, _I64s, _I64s]:
+        """What the decoder kernel takes of these layouts, in its order (ops ... general)."""
+        return (self.ops, self.stream_progs, self.event_progs, self.roles, self.skips, self.headers, self.general)
 
 
 def compile_layouts(meta: Metadata) -> Layouts:

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -36,6 +37,9 @@ from forensics.model import NotAvailable, SourceRecord
 from forensics.output import register_input
 from forensics.types.trace import Kind, TraceEvent, make_event
 from forensics.types.trace_batch import EventBatch, Interner
+
+if TYPE_CHECKING:
+    from collectors.ctf.decode_aot import AotDecoder
 
 # Row kinds beyond the engine's (forensics.types.trace.Kind).
 K_SYSCALL_ENTRY = 100
@@ -178,12 +182,19 @@ class CtfTrace:
     vectors: npt.NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=np.bool_))  # x86 vector ids
 
 
-def _kernels(compiled: bool) -> ModuleType:
-    """The compiled decoder module, or the plain one (importing that imports no numba).
+def _kernels(compiled: bool) -> ModuleType | AotDecoder:
+    """The compiled decoder, or the plain one (importing that imports no numba).
 
-    Both offer ``run``, ``engine_columns`` and ``string_keys`` with the same arguments and results.
+    Compiled: the decoder built ahead of time (:mod:`collectors.ctf.decode_aot`, loaded without numba;
+    built now, announced, on the first run that needs it), else numba's (:mod:`collectors.ctf.decode`).
+    All offer ``run``, ``engine_columns`` and ``string_keys`` with the same arguments and results.
     """
     if compiled:
+        from collectors.ctf import decode_aot
+
+        aot = decode_aot.kernels(build=True)
+        if aot is not None:
+            return aot
         from collectors.ctf import decode
 
         return decode

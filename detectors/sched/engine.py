@@ -19,12 +19,13 @@ into a SchedAnalyzer and frozen by the same code (:mod:`detectors.sched.freeze`)
 from __future__ import annotations
 
 import math
+import weakref
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from detectors.sched import engine_kernels as k
+from detectors.sched import engine_layout as k
 from detectors.sched import rules
 from detectors.sched.analyzer import SchedAnalyzer
 from detectors.sched.buckets import BucketDigest
@@ -60,14 +61,18 @@ def _table(rows: int, default: tuple[Any, ...], dtype: type) -> Array:
 class _Tables:
     """The arrays and typed dicts the kernel works on, and their growth."""
 
-    def __init__(self, sc: Array, timeline: bool, digest: bool) -> None:
+    def __init__(self, sc: Array, timeline: bool, digest: bool, kernels: Any) -> None:
+        self.kernels = kernels
         self.sc = sc
         self.si = np.zeros(k.NSI, dtype=np.int64)
         self.si[k.S_OFFACC : k.S_OFFACC + 2] = -1
         self.si[k.S_TLON] = timeline
         self.si[k.S_DGON] = digest
         self.si[k.S_TLMAX] = rules.TIMELINE_MAX_RUNS
-        self.maps = k.new_maps()
+        self.maps = kernels.new_maps()
+        free = getattr(kernels, "free", None)
+        if free is not None:  # handles of typed dicts made ahead-of-time code: given back with the tables
+            weakref.finalize(self, free, self.maps)
         self.ci = _table(8, k.CI_DEFAULT, np.int64)
         self.ci[:, k.C_CPU] = np.arange(8)
         self.cf = np.zeros((8, k.NCF))
@@ -144,7 +149,7 @@ class _Tables:
 
     def refs(self) -> Array:
         """Every event id the state refers to."""
-        return k.state_refs(  # type: ignore[no-any-return]
+        return self.kernels.state_refs(  # type: ignore[no-any-return]
             self.si, self.ci, self.stk_i, self.ti, self.oi, self.raised_eid, self.maps[5], self.ow_i
         )
 
@@ -206,7 +211,9 @@ class FastAnalyzer:
 
     ``window`` limits what is counted to ``[t0, t1]``; ``bucket`` (seconds)
     enables the per-bucket digest; ``timeline`` keeps the runs for the PNG
-    timeline (:attr:`timeline`, as SchedAnalyzer's).
+    timeline (:attr:`timeline`, as SchedAnalyzer's).  ``kernels`` runs the state machine:
+    :mod:`detectors.sched.engine_kernels` (numba, the default) or the same kernels compiled ahead of
+    time (:func:`detectors.sched.engine_aot.kernels`: no numba loaded).
     """
 
     def __init__(
@@ -215,6 +222,7 @@ class FastAnalyzer:
         window: tuple[float, float] = (-math.inf, math.inf),
         bucket: float | None = None,
         timeline: bool = False,
+        kernels: Any = None,
     ) -> None:
         self.thresholds = thresholds or Thresholds()
         self.w0, self.w1 = window
@@ -226,7 +234,9 @@ class FastAnalyzer:
         sc[k.X_FIRSTTS] = math.inf
         sc[k.X_W0], sc[k.X_W1] = self.w0, self.w1
         sc[k.X_HOG], sc[k.X_OFFT] = self.thresholds.hog, self.thresholds.offtime
-        self._t = _Tables(sc, timeline, self.digest is not None)
+        if kernels is None:
+            from detectors.sched import engine_kernels as kernels
+        self._t = _Tables(sc, timeline, self.digest is not None, kernels)
         self._events: dict[int, TraceEvent] = {}  # kept events by id
         self._keep_limit = _KEEP_MIN
         self._comm: list[bytes] = []  # per task slot, its last comm
@@ -255,7 +265,7 @@ class FastAnalyzer:
         t = self._t
         row = 0
         while True:
-            code, row = k.run_batch(row, batch.first_eid, *cols, *t.args())
+            code, row = t.kernels.run_batch(row, batch.first_eid, *cols, *t.args())
             self._flush()
             if code != k.GROW:
                 break

@@ -57,6 +57,122 @@ from numba import types
 from numba.typed import Dict
 
 from detectors.sched import rules
+from detectors.sched.engine_layout import (
+    A_BEGIN,
+    A_COUNT,
+    A_CPU,
+    A_END,
+    A_PREEMPT,
+    A_START,
+    A_TOTAL,
+    A_WAKE,
+    A_WORST,
+    C_CPU,
+    C_CUR_EID,
+    C_CUR_PID,
+    C_CUR_SEQ,
+    C_CUR_SLOT,
+    C_DEPTH,
+    C_FIRST,
+    C_LAST,
+    C_OFF,
+    C_ORDER,
+    C_QPRES,
+    C_RING,
+    C_SOFT_EID,
+    C_SOFT_VEC,
+    C_SWITCHES,
+    CPU_DIRECT,
+    DONE,
+    F_AREA,
+    F_BUSY,
+    F_IDLE,
+    F_IRQ,
+    F_LAST_TS,
+    F_OFF_TS,
+    F_QAREA,
+    F_QN,
+    F_QSINCE,
+    F_SINCE,
+    F_SOFT,
+    F_SOFT_TS,
+    FINISHED,
+    GROW,
+    K_BLOCKED,
+    K_IRQ,
+    K_OFF,
+    K_RAISE,
+    K_SOFT,
+    K_WORK,
+    N_CPU,
+    N_DEPTH,
+    N_DG,
+    N_IRQ,
+    N_OACC,
+    N_PB,
+    N_PID,
+    N_RING,
+    N_SLOTS,
+    N_SOFT,
+    N_TL,
+    N_VIC,
+    O_K1,
+    O_K2,
+    O_KIND,
+    PID_DIRECT,
+    RING,
+    S_CPUHI,
+    S_CURSEQ,
+    S_DG,
+    S_DGON,
+    S_EPOCH,
+    S_LOSTE,
+    S_LOSTM,
+    S_NEED,
+    S_NEED_CPU,
+    S_NEED_DEPTH,
+    S_NEED_PID,
+    S_NIRQ,
+    S_NOACC,
+    S_NPB,
+    S_NRING,
+    S_NSEEN,
+    S_NSLOTS,
+    S_NSOFT,
+    S_NVIC,
+    S_OFFACC,
+    S_OWN,
+    S_SEENWAKING,
+    S_TL,
+    S_TLMAX,
+    S_TLON,
+    S_TLTOTAL,
+    S_WS,
+    T_ACC,
+    T_BLK,
+    T_BLK_CPU,
+    T_BLK_STATE,
+    T_COMM,
+    T_HOG,
+    T_PEND,
+    T_PID,
+    T_PRE,
+    T_PRIO,
+    T_WCPU,
+    T_WEP,
+    TF_ACC,
+    TF_BLK_TS,
+    TF_DELAY,
+    TF_PEND_TS,
+    TF_PRE_TS,
+    TF_RUNTIME,
+    X_BARRIER,
+    X_FIRSTTS,
+    X_HOG,
+    X_OFFT,
+    X_W0,
+    X_W1,
+)
 from detectors.sched.rules import (
     BLAMES,
     BUCKET_IRQ,
@@ -89,10 +205,6 @@ I64: Callable[[int], int] = cast(
 
 njit = compiled
 RUN_BATCH_COMPILE_S = 20.0  # compile time of run_batch() on 2 cores, announced on stderr (forensics.jit)
-RING = rules.RECENT_RUNS  # the per-CPU ring of runs (SchedAnalyzer.recent's deque)
-CPU_DIRECT = 1024  # CPUs below this are their own slot
-PID_DIRECT = 1 << 20  # pids below this map to slots through an array, others through a dict
-DONE, FINISHED, GROW = 1, 0, 2
 _Z, _X = rules.GONE_LETTERS
 
 # The rules, compiled from their one source.
@@ -101,46 +213,6 @@ keeps_offtime = njit(rules.keeps_offtime)
 off_index = njit(rules.off_index)
 off_base = njit(rules.off_base)
 opens_offtime = njit(rules.opens_offtime)
-
-# si: integer scalars
-(S_NSLOTS, S_NOACC, S_NIRQ, S_NSOFT, S_NVIC, S_NPB, S_NRING, S_TL, S_DG, S_TLTOTAL, S_TLMAX, S_TLON, S_DGON,
- S_EPOCH, S_CURSEQ, S_NSEEN, S_CPUHI, S_SEENWAKING, S_LOSTM, S_LOSTE, S_WS, S_OFFACC, S_OWN, S_NEED, S_NEED_CPU,
- S_NEED_PID, S_NEED_DEPTH) = (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 25, 27, 29,
-                              30, 31, 32)  # fmt: skip
-NSI = 33  # S_WS: 5 counters indexed by kind; S_OFFACC, S_OWN: 2 each (irqs-off, preempt-off)
-# sc: float scalars
-X_BARRIER, X_FIRSTTS, X_W0, X_W1, X_HOG, X_OFFT = 0, 1, 2, 3, 4, 5
-NSC = 6
-# growth flags (si[S_NEED])
-N_SLOTS, N_OACC, N_IRQ, N_SOFT, N_VIC, N_PB, N_RING, N_TL, N_DG, N_CPU, N_PID, N_DEPTH = (
-    1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048
-)  # fmt: skip
-
-# per-CPU ints (ci) and floats (cf)
-(C_CUR_PID, C_CUR_SLOT, C_CUR_EID, C_CUR_SEQ, C_QPRES, C_RING, C_FIRST, C_LAST, C_SWITCHES, C_DEPTH, C_SOFT_EID,
- C_SOFT_VEC, C_OFF, C_CPU, C_ORDER) = (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 14, 15)  # fmt: skip
-NCI = 16  # C_OFF: 2 columns; C_ORDER: row k holds the slot of the k-th CPU seen
-CI_DEFAULT = (0, -1, -1, -1, 0, -1, -1, -1, 0, 0, -1, 0, -1, -1, 0, -1)
-(F_SINCE, F_AREA, F_QN, F_QAREA, F_QSINCE, F_LAST_TS, F_BUSY, F_IDLE, F_IRQ, F_SOFT, F_SOFT_TS, F_OFF_TS) = range(12)
-NCF = 14  # F_OFF_TS: 2 columns
-
-# per-task ints (ti) and floats (tf); T_ACC/TF_ACC: runs, wakeup, preempt_wait accumulators
-(T_PID, T_PRIO, T_COMM, T_HOG, T_WCPU, T_WEP, T_PEND, T_PRE, T_BLK, T_BLK_CPU, T_BLK_STATE, T_ACC) = range(12)
-NTI = 24
-TI_DEFAULT = (0, 0, -1, 0, -1, 0, -1, -1, -1, 0, 0) + (0, -1, -1, -1) * 3
-TF_RUNTIME, TF_DELAY, TF_PEND_TS, TF_PRE_TS, TF_BLK_TS, TF_ACC = range(6)
-NTF = 14
-TF_DEFAULT = (0.0, 0.0, 0.0, 0.0, 0.0) + (0.0, -1.0, 0.0) * 3
-A_RUNS, A_WAKE, A_PREEMPT = 0, 1, 2
-# accumulator columns: ints count, worst_cpu, worst_begin eid, worst_end eid; floats total, worst, worst_start
-A_COUNT, A_CPU, A_BEGIN, A_END = 0, 1, 2, 3
-A_TOTAL, A_WORST, A_START = 0, 1, 2
-ACC_F_DEFAULT = (0.0, -1.0, 0.0)
-# other accumulators (oi: the 4 accumulator ints, then kind, key1, key2)
-O_KIND, O_K1, O_K2 = 4, 5, 6
-NOI = 7
-OI_DEFAULT = (0, -1, -1, -1, -1, 0, 0)
-K_BLOCKED, K_IRQ, K_SOFT, K_RAISE, K_WORK, K_OFF = 0, 1, 2, 3, 4, 5  # key1/key2: slot/letter, irq, vec, vec, fn, kind
 
 
 _I64 = types.int64

@@ -206,13 +206,30 @@ def _unsized(chunks: Iterable[bytes]) -> tuple[Iterable[bytes], bool]:
     return head, compiled_pays(size, trace_kernels)
 
 
+def _ctf_built() -> bool:
+    """True when the LTTng decoder and the engine are compiled ahead of time for these sources (no numba)."""
+    from collectors.ctf import decode_aot
+    from detectors.sched import engine_aot
+    from forensics.aot import load
+
+    return load(decode_aot.GROUP) is not None and load(engine_aot.GROUP) is not None
+
+
 def _analyzer(
-    compiled: bool, options: tuple[Thresholds, tuple[float, float], float | None, bool]
+    compiled: bool, options: tuple[Thresholds, tuple[float, float], float | None, bool], aot: bool = False
 ) -> BatchAnalyzer | FastAnalyzer:
-    """The engine: compiled, or the reference analyzer fed in batches (the same results)."""
+    """The engine: compiled, or the reference analyzer fed in batches (the same results).
+
+    ``aot``: compiled ahead of time when it can be (built now, announced, when it is not yet: an LTTng
+    session, whose columns are of the types it is built for), else by numba.
+    """
     if compiled:
         from detectors.sched.engine import FastAnalyzer
 
+        if aot:
+            from detectors.sched import engine_aot
+
+            return FastAnalyzer(*options, kernels=engine_aot.kernels(build=True))
         return FastAnalyzer(*options)
     from detectors.sched.analyzer import BatchAnalyzer, SchedAnalyzer
 
@@ -251,12 +268,13 @@ def analyse_trace_file(
             session_bytes(trace_file),
             lambda: (*decoder_kernels(), *engine_kernels()),
             cold_bytes=COLD_SESSION_BYTES,
+            built=_ctf_built,
         )
     else:
         size = text_size(trace_file)
         compiled = compiled_pays(size, trace_kernels) if size is not None else False  # unsized: decided below
     options = (thresholds or DefaultThresholds(), span, bucket, png is not None)
-    analyzer = _analyzer(compiled, options)
+    analyzer = _analyzer(compiled, options, aot=ctf_input)
     opts = span_opts or SpanOptions()
     ctf = None
     keeper = None

@@ -1,0 +1,178 @@
+"""The LTTng decoder and the engine compiled ahead of time give what numba's JIT and the plain path give.
+
+``kforensic trace`` on an LTTng session runs the kernels built by ``numba.pycc`` (forensics/aot.py,
+collectors/ctf/decode_aot.py, detectors/sched/engine_aot.py) when they are built, without numba
+loaded.  Here they are built once into a new cache directory (a subprocess, as ``make compile`` does:
+about 45 s of CPU on 2 cores, the one cost CI pays for them; the other tests run with
+``KFORENSIC_AOT=no``, see tests/conftest.py), and the whole result on the project's session must be
+equal three ways: ahead of time, JIT, plain.  Also: a run on the built code imports neither numba nor
+llvmlite and writes the JIT run's JSON; a call with other types goes to the JIT kernel; a changed source
+keys another module; a failed build is noted and not tried again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from collectors.ctf import decode_aot
+from detectors.sched import engine_aot
+from forensics import aot
+from forensics.jit import COMPILED_ENV
+from forensics.pipelines.spans import SpanOptions
+from forensics.pipelines.trace import analyse_trace_file
+from forensics.types.results import TraceResult
+from tests.collectors.ctf_check import extract_session
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("gcc") is None and shutil.which("cc") is None, reason="building ahead of time needs a C compiler"
+)
+
+
+@pytest.fixture(scope="module")
+def session(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return extract_session(tmp_path_factory.mktemp("lttng"))
+
+
+def _env(cache: Path, **more: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in (aot.AOT_ENV, COMPILED_ENV)}
+    return {**env, "NUMBA_CACHE_DIR": str(cache), **more}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A new cache directory with the decoder and the engine built ahead of time (``make compile``'s step)."""
+    cache = tmp_path_factory.mktemp("cache")
+    code = "from forensics.pipelines.build import build_ahead\nbuild_ahead()\n"
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=_env(cache), capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "ahead of time for this machine" in done.stderr  # the build says so, with its expected time
+    modules = sorted(p.name for p in (cache / "aot").glob("*.so"))
+    assert [m.split("-")[0] for m in modules] == ["kforensic_ctf_decode", "kforensic_sched_engine"], done.stderr
+    return cache
+
+
+def _run(monkeypatch: pytest.MonkeyPatch, path: Path, compiled: bool, **options: Any) -> TraceResult:
+    monkeypatch.setenv(COMPILED_ENV, "yes" if compiled else "no")
+    result = analyse_trace_file(str(path), **options)
+    sources = tuple(replace(s, seconds=0.0) for s in result.incident.sources)
+    return replace(result, incident=replace(result.incident, sources=sources))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("part", ["", "kernel"], ids=["session", "kernel-only"])
+def test_ahead_of_time_equals_jit_and_plain(
+    monkeypatch: pytest.MonkeyPatch, session: Path, built: Path, part: str
+) -> None:
+    path = session / part if part else session
+    options = {"span_opts": SpanOptions(slow_ms=2.0), "bucket": 0.01}  # the span breakdown and the buckets too
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(built))
+    monkeypatch.delenv(aot.AOT_ENV, raising=False)
+    ahead = _run(monkeypatch, path, True, **options)
+    used = [p for p in aot.loaded() if p.parent == built / "aot"]
+    assert len(used) == 2, "the run did not load the modules built ahead of time"
+    monkeypatch.setenv(aot.AOT_ENV, "no")
+    jit = _run(monkeypatch, path, True, **options)
+    plain = _run(monkeypatch, path, False, **options)
+    assert ahead.parse.events > 40_000
+    if not part:
+        assert ahead.spans is not None and len(ahead.spans.spans) >= 48  # the spans were compared
+    assert ahead == jit == plain
+    assert repr(ahead) == repr(jit) == repr(plain)
+
+
+def _without_timings(text: str) -> Any:
+    out = json.loads(text)
+    for source in out["incident"]["sources"]:
+        source.pop("seconds")
+    return out
+
+
+@pytest.mark.slow
+def test_a_run_on_code_built_ahead_of_time_loads_no_numba(session: Path, built: Path, tmp_path: Path) -> None:
+    outs = {}
+    for name, more in (("ahead", {}), ("jit", {aot.AOT_ENV: "no"})):
+        out = tmp_path / f"{name}.json"
+        code = (
+            "import sys\n"
+            "from forensics.cli import main\n"
+            f"sys.argv = ['kforensic', 'trace', {str(session)!r}, '--format', 'json', '-o', {str(out)!r}]\n"
+            "try:\n    main()\nexcept SystemExit as e:\n    assert e.code in (0, 1, None), e.code\n"
+            "print(sorted(m for m in ('numba', 'llvmlite') if m in sys.modules))\n"
+        )
+        env = _env(built, **{COMPILED_ENV: "yes"}, **more)
+        done = subprocess.run(
+            [sys.executable, "-c", code], check=False, cwd=ROOT, env=env, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert done.stdout.strip() == ("[]" if name == "ahead" else "['llvmlite', 'numba']"), done.stdout
+        if name == "ahead":
+            assert "compiling" not in done.stderr  # built already: nothing to build or compile
+        outs[name] = _without_timings(out.read_text())
+    assert outs["ahead"]["parse"]["events"] > 40_000
+    assert outs["ahead"] == outs["jit"]
+
+
+@pytest.mark.slow
+def test_a_call_of_other_types_runs_the_jit_kernel(monkeypatch: pytest.MonkeyPatch, built: Path) -> None:
+    from collectors.ctf import decode
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(built))
+    monkeypatch.delenv(aot.AOT_ENV, raising=False)
+    k = decode_aot.kernels()
+    assert k is not None
+    buf = np.frombuffer(b"comm\x00swapper/0\x00kworker", dtype=np.uint8)
+    off, length = np.array([0, 5, 15]), np.array([4, 9, 7])
+    expected = decode.string_keys(buf, off, length, 3)
+    assert k.string_keys(buf, off, length, 3).tolist() == expected.tolist()  # built types
+    assert k.string_keys(buf, off.astype(np.int32), length.astype(np.int32), 3).tolist() == expected.tolist()
+    assert k.string_keys(buf, off[::-1][::-1], length, 3).tolist() == expected.tolist()
+    engine = engine_aot.kernels()
+    assert engine is not None
+    maps = engine.new_maps()
+    with pytest.raises(TypeError, match="not of the types it was built for"):  # no JIT kernel takes handles
+        engine.state_refs(*([np.zeros(1, dtype=np.int32)] * 6), maps[5], np.zeros((1, 1, 1), dtype=np.int64))
+    engine.free(maps)
+
+
+def test_a_changed_source_keys_another_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "aot_probe_src.py").write_text("X = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
+    group = replace(decode_aot.GROUP, sources=("aot_probe_src",))
+    before = aot.module_path(group)
+    assert before == aot.module_path(group)  # stable
+    (tmp_path / "aot_probe_src.py").write_text("X = 2\n")
+    after = aot.module_path(group)
+    assert after != before and after.parent == before.parent == tmp_path / "cache" / "aot"
+
+
+def test_a_failed_build_is_noted_and_not_tried_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv(aot.AOT_ENV, raising=False)
+
+    def no_toolchain() -> dict[str, Any]:
+        raise FileNotFoundError("gcc")  # what a machine without a C compiler raises
+
+    group = replace(decode_aot.GROUP, name="kforensic_probe", functions=no_toolchain)
+    assert aot.ensure(group) is None
+    err = capsys.readouterr().err
+    assert "could not compile" in err and "numba compiles it at run time instead" in err
+    assert aot.failed(group)
+    assert aot.ensure(group) is None
+    assert capsys.readouterr().err == ""  # not tried again: nothing said
