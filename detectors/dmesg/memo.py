@@ -525,6 +525,7 @@ class ReportMemo:
         return report.boot_time is None
 
 
+_EXCERPT = "_excerpt"  # a remembered report's excerpt (an instance attribute, not a field: never compared nor pickled)
 #: The fields of a moved report made only when something reads them (most repeats are only counted).
 _LAZY = frozenset(("header", "lines", "trace", "end_time"))
 _FIELDS = tuple(f.name for f in dataclasses.fields(KernelReport))
@@ -544,6 +545,15 @@ class _Repeat(KernelReport):
         if name not in _LAZY:
             raise AttributeError(name)
         fields = self.__dict__
+        entry, first, _, text = fields["_source"]
+        if text is None and name != "lines":
+            # A repeat of the same bytes: its header and end time are the remembered report's, its frames
+            # theirs moved, each made alone as _moved_rest makes it; its lines, ~70 a report, only when read
+            # (a kept repeat is listed with its frames and excerpt, see excerpt(), and cited by its header).
+            old = entry.report
+            value = old.lines[0][1] if name == "header" else old.end_time if name == "end_time" else None
+            fields[name] = _moved_trace(entry, first) if name == "trace" else value
+            return fields[name]
         fields.update(_moved_rest(*fields.pop("_source")))
         return fields[name]
 
@@ -554,6 +564,18 @@ class _Repeat(KernelReport):
         return all(getattr(self, f) == getattr(other, f) for f in _FIELDS)
 
     __hash__ = KernelReport.__hash__
+
+    def excerpt(self) -> str:
+        source = self.__dict__.get("_source")
+        if source is None or source[3] is not None:
+            return super().excerpt()
+        # A repeat of the same bytes: the remembered report's texts, joined once for all its repeats.
+        old = source[0].report
+        joined: str | None = old.__dict__.get(_EXCERPT)
+        if joined is None:
+            joined = old.excerpt()
+            object.__setattr__(old, _EXCERPT, joined)
+        return joined
 
     def __reduce__(self) -> tuple[type[KernelReport], tuple[object, ...]]:
         # Pickled (a Dask worker's result) or copied as the plain record, every field made.
@@ -594,6 +616,7 @@ def _moved(entry: _Entry, first: int, raw: list[bytes] | None, text: bytes | Non
     fields.update(old.__dict__)
     for name in _LAZY:
         del fields[name]
+    fields.pop(_EXCERPT, None)  # the remembered report's own, not the repeat's (whose texts may differ)
     if entry.timed is not None and text is not None:
         assert raw is not None
         fields["start_time"] = _time_at(raw[entry.timed[0]], entry.stamps[0])
@@ -607,7 +630,6 @@ def _moved(entry: _Entry, first: int, raw: list[bytes] | None, text: bytes | Non
 def _moved_rest(entry: _Entry, first: int, raw: list[bytes] | None, text: bytes | None) -> dict[str, object]:
     """The lazy fields of a moved report (see :func:`_moved`): header, lines, frames, end time."""
     old = entry.report
-    delta = first - old.start_line
     own = entry.own
     lo, hi = own[0], own[-1]
     lines: tuple[tuple[int, str], ...]
@@ -634,10 +656,16 @@ def _moved_rest(entry: _Entry, first: int, raw: list[bytes] | None, text: bytes 
         at_a, at_b = entry.stamps
         assert raw is not None
         end_time = _time_at(raw[b], at_b) if a != b else _time_at(raw[a], at_a)
-    trace = old.trace
-    if delta and entry.frames:
-        # Each frame with its line moved, all in C: (head + (line + delta,)), made a Frame by tuple.__new__
-        # (not the named tuple's Python-level constructor).
-        heads, at = entry.frames
-        trace = tuple(map(tuple.__new__, repeat(Frame), map(add, heads, zip(map(delta.__add__, at)))))
-    return {"header": lines[0][1], "lines": lines, "trace": trace, "end_time": end_time}
+    return {"header": lines[0][1], "lines": lines, "trace": _moved_trace(entry, first), "end_time": end_time}
+
+
+def _moved_trace(entry: _Entry, first: int) -> tuple[Frame, ...]:
+    """The frames of a moved report (see :func:`_moved`): the memoised report's, their lines moved."""
+    old = entry.report
+    delta = first - old.start_line
+    if not delta or not entry.frames:
+        return old.trace
+    # Each frame with its line moved, all in C: (head + (line + delta,)), made a Frame by tuple.__new__
+    # (not the named tuple's Python-level constructor).
+    heads, at = entry.frames
+    return tuple(map(tuple.__new__, repeat(Frame), map(add, heads, zip(map(delta.__add__, at)))))

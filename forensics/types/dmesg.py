@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import NamedTuple
 
 from forensics.model import FindingKind, NotAvailable, Severity
@@ -134,6 +135,11 @@ class KernelReport:
     # The lines the kernel printed just above the header that belong to the report (a WARN's message after
     # "cut here", a list_debug message before its BUG), as (number, text): read by detectors.dmesg.why.
     preamble: tuple[tuple[int, str], ...] = ()
+
+    def excerpt(self) -> str:
+        """The texts of the report's lines, one a line (the JSON's ``excerpt``).  A repeat the report memo
+        made (detectors/dmesg/memo.py) gives it without making its lines when they are those it repeats."""
+        return "\n".join(map(itemgetter(1), self.lines))
 
 
 @dataclass(frozen=True)

@@ -162,3 +162,21 @@ def test_repeats_of_reports_read_to_their_window_end_equal_built_ones() -> None:
     assert scanner.feed(data) + scanner.close() == built
     # The second and third copies' reports: first (and full) windows compared in place, no window cut.
     assert scanner._memo.fast_hits >= 12
+
+
+@pytest.mark.parametrize("log", CASES, ids=[p.stem for p in CASES])
+def test_a_repeats_header_excerpt_and_frames_are_its_built_ones_without_its_lines(log: Path) -> None:
+    data = _repeated(log)
+    built, _ = _scan(data, memo=False)
+    memoised, _ = _scan(data, memo=True)
+    verbatim = 0
+    for got, want in zip(memoised, built, strict=True):
+        source = got.__dict__.get("_source")
+        header, excerpt, trace, end_time = got.header, got.excerpt(), got.trace, got.end_time
+        if source is not None and source[3] is None:
+            verbatim += 1  # a repeat of the same bytes: none of them made its lines
+            assert "lines" not in got.__dict__
+        assert (header, excerpt) == (want.header, "\n".join(text for _, text in want.lines))
+        assert (trace, end_time) == (want.trace, want.end_time)
+        assert excerpt == got.excerpt() == "\n".join(text for _, text in got.lines)
+    assert verbatim or not built  # the log's second copy is its first byte for byte

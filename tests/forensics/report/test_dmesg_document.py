@@ -12,6 +12,7 @@ from forensics.output import encode_text
 from forensics.pipelines.dmesg import analyse_logs
 from forensics.report.dmesg import DmesgRenderer, _indented, document_bytes, to_document
 from forensics.report.formats import OutputFormat, render, render_encoded
+from forensics.types.dmesg import Frame
 
 CASES = Path(__file__).resolve().parents[3] / "vmcore_fixtures" / "cases"
 
@@ -67,3 +68,17 @@ def test_the_command_writes_the_document_as_bytes_equal_to_its_text() -> None:
     assert render_encoded(DmesgRenderer(), result, OutputFormat.TEXT) == render(
         DmesgRenderer(), result, OutputFormat.TEXT
     )
+
+
+def test_each_call_trace_entry_is_its_frame_by_field_name() -> None:
+    result = analyse_logs(sorted(str(p) for p in CASES.glob("*/console.log")), live=False)
+    doc = to_document(list(result.sources), result.incident, result.hypotheses)
+    listed = [
+        (r, x)
+        for s, d in zip(result.sources, doc["sources"], strict=True)
+        for r, x in zip(s.reports, d["reports"], strict=True)
+    ]
+    assert sum(len(r.trace) for r, _ in listed) >= 100
+    for report, item in listed:
+        assert item["call_trace"] == [dict(zip(Frame._fields, frame, strict=True)) for frame in report.trace]
+        assert all(list(entry) == list(Frame._fields) for entry in item["call_trace"])
