@@ -155,17 +155,8 @@ def _parse_keyed(lines: list[bytes], java: bool, cache: dict[bytes, tuple[Profil
 CHAIN_BATCH = 4096
 
 
-#: A text's run of line results (the ids of its lines' frames tuples, see :func:`_chains_by_run`) -> its
-#: frames and number of lines that are not frames.
-_Runs = dict[bytes, tuple[tuple[ProfileFrame, ...], int]]
-
-
 def _chains_of(
-    bodies: list[bytes],
-    java: bool,
-    cache: dict[bytes, tuple[ProfileFrame, ...] | None],
-    chains: dict[tuple[ProfileFrame, ...], tuple[ProfileFrame, ...]],
-    runs: _Runs | None = None,
+    bodies: list[bytes], java: bool, cache: dict[bytes, tuple[ProfileFrame, ...] | None], keyed: bool = False
 ) -> tuple[list[tuple[ProfileFrame, ...]], list[int]]:
     """Root-to-leaf frames of each call chain text, and its number of lines that are not frames.
 
@@ -173,94 +164,52 @@ def _chains_of(
     ``cache`` in one C-level map (the same frame line recurs in many chains: only lines not met
     before are parsed), and the list reversed once: each text's frames are then one slice of it,
     leaf-last.  ``cache`` maps a line to its frames (see :func:`_line_frames`) for one ``java`` value.
-    Equal frames are returned as one tuple, the one kept in ``chains``.  ``runs``: numpy is loaded
-    (the reader took its numpy path): parse the lines not met before through :func:`_parse_keyed` when
-    there are many, and make each text's frames once per run of line results (:func:`_chains_by_run`;
-    ``runs`` holds them from batch to batch and must not outlive ``cache``).
+    ``keyed``: parse the lines not met before through :func:`_parse_keyed` when there are many (numpy
+    is loaded: the reader took its numpy path).
     """
     if len(bodies) > CHAIN_BATCH:  # in batches: the lists of lines stay small (RSS), the speed is the same
         out: list[tuple[ProfileFrame, ...]] = []
         bad: list[int] = []
         for at in range(0, len(bodies), CHAIN_BATCH):
-            got_out, got_bad = _chains_of(bodies[at : at + CHAIN_BATCH], java, cache, chains, runs)
+            got_out, got_bad = _chains_of(bodies[at : at + CHAIN_BATCH], java, cache, keyed)
             out += got_out
             bad += got_bad
         return out, bad
     if not bodies:
         return [], []
     lines = b"\n".join(bodies).split(b"\n")
-    # Looked up first, the lines not met before parsed and looked up again (no set of all the lines).
-    got = list(map(cache.get, lines, repeat(_NOT_PARSED)))
-    if _NOT_PARSED in got:
-        new = list(dict.fromkeys(compress(lines, map(is_, got, repeat(_NOT_PARSED)))))
-        if runs is not None and len(new) >= KEYED_FROM:
-            _parse_keyed(new, java, cache)
-        else:
-            for line in new:
-                cache[line] = _line_frames(line, java)
-        got = list(map(cache.__getitem__, lines))
+    new = set(lines).difference(cache)
+    if keyed and len(new) >= KEYED_FROM:
+        _parse_keyed(list(new), java, cache)
+    else:
+        for line in new:
+            cache[line] = _line_frames(line, java)
+    got = list(map(cache.__getitem__, lines))
     got.reverse()  # the last text first, each one leaf first... reversed: root first
     sizes = list(map(bytes.count, bodies, repeat(b"\n")))
     sizes.reverse()
-    if runs is not None:
-        out, bad = _chains_by_run(got, sizes, chains, runs)
-    elif None not in got:
+    out = []
+    bad = []
+    at = 0
+    if None not in got:
         # Each text's slice of the lines, joined into one tuple: C-level maps, no Python per text.
         ends = list(accumulate(map(_PLUS_ONE, sizes)))
         parts = map(got.__getitem__, map(slice, chain((0,), ends), ends))
-        made = list(map(tuple, map(chain.from_iterable, parts)))  # type: ignore[arg-type]
-        out = list(map(chains.setdefault, made, made))
+        out = list(map(tuple, map(chain.from_iterable, parts)))  # type: ignore[arg-type]
         bad = [0] * len(bodies)
     else:
-        out, bad = [], []
-        at = 0
         for size in sizes:
             nxt = at + size + 1
             part = got[at:nxt]
             n_bad = part.count(None)
             if n_bad:
                 part = [g for g in part if g is not None]
-            frames = tuple(chain.from_iterable(part))  # type: ignore[arg-type]
-            out.append(chains.setdefault(frames, frames))
+            out.append(tuple(chain.from_iterable(part)))  # type: ignore[arg-type]
             bad.append(n_bad)
             at = nxt
     out.reverse()
     bad.reverse()
     return out, bad
-
-
-def _chains_by_run(
-    got: list[tuple[ProfileFrame, ...] | None],
-    sizes: list[int],
-    chains: dict[tuple[ProfileFrame, ...], tuple[ProfileFrame, ...]],
-    runs: _Runs,
-) -> tuple[list[tuple[ProfileFrame, ...]], list[int]]:
-    """:func:`_chains_of`'s frames and bad-line counts of texts of ``sizes`` newlines from their line results.
-
-    Texts that differ only in addresses give the same line results (the same cached tuples), so a
-    recording of 89k distinct chain texts has about 15k distinct runs of them.  Each text's run is
-    written as the ids of its results (one numpy pass over all lines; ids are stable while the line
-    cache holds the tuples) and sliced as bytes, a dictionary key: each distinct run is joined into
-    a frames tuple (and hashed into ``chains``) once, not once per text.
-    """
-    import numpy as np
-
-    ids = np.fromiter(map(id, got), np.int64, len(got))
-    raw = ids.tobytes()
-    ends = (np.cumsum(np.array(sizes, np.int64) + 1) * ids.itemsize).tolist()
-    keys = list(map(raw.__getitem__, map(slice, chain((0,), ends), ends)))
-    missing = set(keys).difference(runs)
-    if missing:
-        result_of = dict(zip(ids.tolist(), got, strict=True))
-        for key in missing:
-            part = list(map(result_of.__getitem__, memoryview(key).cast("q").tolist()))
-            n_bad = part.count(None)
-            if n_bad:
-                part = [g for g in part if g is not None]
-            frames = tuple(chain.from_iterable(part))
-            runs[key] = (chains.setdefault(frames, frames), n_bad)
-    found = list(map(runs.__getitem__, keys))
-    return list(map(_FIRST, found)), list(map(_SECOND, found))
 
 
 _PLUS_ONE = (1).__add__
@@ -905,8 +854,6 @@ class ScriptParser:
         # stackcollapse-perf.pl keeps the first event it meets (and samples whose header names none).
         first = next((e for e in events if e), None)
         line_caches: dict[bool, dict[bytes, tuple[ProfileFrame, ...] | None]] = {False: {}, True: {}}
-        # The runs of line results of the numpy path, per java value; they live as long as line_caches.
-        runs: dict[bool, _Runs | None] = {False: {}, True: {}} if self._bulk else {False: None, True: None}
         # Stacks of one thread share its Thread, equal call chains share one frames tuple (chains that
         # differ only in addresses parse to equal frames): later stages may group by identity.
         threads: dict[tuple[bytes, bytes, bytes | None], Thread] = {}
@@ -929,8 +876,9 @@ class ScriptParser:
         for java, out in ((False, frames_of), (True, java_frames_of)):
             todo = list(dict.fromkeys(bodies if not any(java_of) else compress(bodies, (j is java for j in java_of))))
             if todo:
-                frames_list, bads = _chains_of(todo, java, line_caches[java], chains, runs[java])
-                out.update(zip(todo, zip(frames_list, bads, strict=True), strict=True))
+                frames_list, bads = _chains_of(todo, java, line_caches[java], self._bulk)
+                setdefault = chains.setdefault
+                out.update(zip(todo, zip(map(setdefault, frames_list, frames_list), bads, strict=True), strict=True))
             if not any(java_of):
                 break
         got = (

@@ -66,7 +66,7 @@ GROUP = Group(
     ),
     functions=functions,
     sources=("collectors.ctf.decode_aot", "collectors.ctf.decode", "collectors.ctf.layouts", "forensics.types.trace"),
-    seconds=15.0,
+    seconds=12.0,
     jit=_jit,
     what="the LTTng (CTF) decoder",
 )

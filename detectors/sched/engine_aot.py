@@ -168,6 +168,6 @@ GROUP = Group(
         "detectors.sched.engine_layout",
         "detectors.sched.rules",
     ),
-    seconds=60.0,
+    seconds=30.0,
     what="the scheduling analysis",
 )

@@ -385,10 +385,10 @@ def test_call_chains_parsed_in_small_batches_read_the_same(monkeypatch: pytest.M
 def test_the_numpy_reader_makes_the_frames_of_the_per_sample_one(
     workload: str, batch: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Stacks made once per run of line results (the numpy path) equal the stacks made text by text.
+    """The numpy path (masked texts, keyed frame lines) reads the stacks the per-sample path reads.
 
-    Equal frames are one tuple either way (later stages group stacks by its identity); batches of 7
-    texts carry the runs met in one batch into the next.
+    Equal frames are one tuple (later stages group stacks by its identity), also when the call
+    chains are parsed in batches of 7 texts.
     """
     from collectors import perf_script
 
