@@ -146,8 +146,11 @@ def _small_float_differs(data: bytes) -> bool:
 
 def _indented(doc: dict[str, Any], depth: int, encode: Callable[[Any], bytes]) -> bytes:
     """:func:`document_bytes` with ``encode`` writing each item below ``depth`` (and each key)."""
-    parts: list[bytes] = []  # joined once: no level copies the text of the levels below it
-    put = parts.append
+    # One buffer, each item appended as it is written: no level copies the text of the levels below it, and
+    # orjson's buffer of each item is freed at once (held as a list of 10,000 bytes objects to be joined, they
+    # took 19 MB more of peak memory than the 7 MB document of the corpus x1).
+    out = bytearray()
+    put = out.extend
 
     def emit(obj: Any, level: int) -> None:
         pad = b"\n" + b" " * (level + 1)
@@ -168,7 +171,7 @@ def _indented(doc: dict[str, Any], depth: int, encode: Callable[[Any], bytes]) -
 
     emit(doc, 0)
     put(b"\n")
-    return b"".join(parts)
+    return bytes(out)
 
 
 def _time(value: object) -> str:
