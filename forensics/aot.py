@@ -230,7 +230,10 @@ def build(group: Group, announce: bool = True) -> Path | None:
     from forensics import jit
 
     path = module_path(group)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError:  # nowhere to keep it (a read-only home, no home): numba's JIT and its own fallbacks run
+        return None
     if announce:
         print(
             f"kforensic: compiling {group.what or group.name} ahead of time for this machine (once per install; "

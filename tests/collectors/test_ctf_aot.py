@@ -176,3 +176,12 @@ def test_a_failed_build_is_noted_and_not_tried_again(
     assert aot.failed(group)
     assert aot.ensure(group) is None
     assert capsys.readouterr().err == ""  # not tried again: nothing said
+
+
+def test_nowhere_to_keep_it_runs_the_jit_path_quietly(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("NUMBA_CACHE_DIR", "/proc/kforensic-no-such-dir")  # not even root can make it
+    monkeypatch.delenv(aot.AOT_ENV, raising=False)
+    assert decode_aot.kernels(build=True) is None
+    assert capsys.readouterr().err == ""
