@@ -95,11 +95,13 @@ V_OFF = 100  # value index meaning "the field is present" (1) for the '#present'
 # could need more grows its rows to that once (the project's session: 1 MB kernel sub-buffers, 262 K rows,
 # 26 MB of address space), and its calls then decode about one packet each, touching only the rows it
 # has.  The rows are the stream's own buffer (StreamFile.rowbuf), written after its pending rows: the
-# resident part is the most pending + decoded rows it ever held (about 3.4 MB per kernel stream of the x44
-# benchmark session), and no decoded row is copied into a new pending array.
+# resident part is the most pending + decoded rows it ever held, and no decoded row is copied into a new
+# pending array.  A stream decodes again only once every pending row of it is merged (PENDING_ROWS = 1), so
+# its buffer holds about one packet's rows (3.4 MB per kernel stream of the x44 benchmark session; 16 K
+# rows decoded ahead made it 5 MB, and the merged chunks in flight larger: peak RSS 83-85 against 89-90 MiB).
 ROWS_PER_CALL = 1 << 14
 PACKETS_PER_CALL = 1 << 14
-PENDING_ROWS = 1 << 14  # rows decoded ahead per stream before a merge step
+PENDING_ROWS = 1  # decode a stream's next packets when fewer rows than this are pending
 # prev_state bits to the kernel's letters (TASK_REPORT order; 0 is running).
 _STATE_LETTERS = b"SDTtXZPI"
 _LOWEST_LETTER = np.zeros(256, dtype=np.int64)
