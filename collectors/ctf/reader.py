@@ -35,6 +35,7 @@ from collectors.ctf.metadata import Clock, Metadata
 from forensics.errors import InputError
 from forensics.model import NotAvailable, SourceRecord
 from forensics.output import register_input
+from forensics.types.arrays import distinct
 from forensics.types.trace import Kind, TraceEvent, make_event
 from forensics.types.trace_batch import EventBatch, Interner
 
@@ -923,7 +924,7 @@ def _name_keys(
     Two different names in one trace would have to collide in a 64-bit hash to be merged.
     """
     keys = np.empty(len(owner), dtype=np.uint64)
-    for stream in np.unique(owner).tolist():
+    for stream in distinct(owner).tolist():
         sel = np.flatnonzero(owner == stream)
         keys[sel] = session.kernels.string_keys(session.streams[stream].buf, off[sel], length[sel], stream)
     return keys

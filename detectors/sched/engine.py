@@ -31,6 +31,7 @@ from detectors.sched.analyzer import SchedAnalyzer
 from detectors.sched.buckets import BucketDigest
 from detectors.sched.sanity import ClockMonitor
 from detectors.sched.state import Accumulator, TaskState, span_of
+from forensics.types.arrays import distinct
 from forensics.types.sched import Blame, ParseSummary, Thresholds, TraceAnalysis, Wait
 from forensics.types.trace import ParseCounts, TraceEvent, gc_paused
 from forensics.types.trace_batch import EventBatch
@@ -343,7 +344,7 @@ class FastAnalyzer:
         for row in state:
             kept[first + row] = events[row]
         if len(kept) > self._keep_limit:
-            self._events = {e: kept[e] for e in np.unique(refs).tolist()}
+            self._events = {e: kept[e] for e in distinct(refs).tolist()}
             self._keep_limit = max(_KEEP_MIN, 2 * len(self._events))
 
     def _blame_comms(self, blames: list[list[int]], first: int, events: dict[int, TraceEvent]) -> tuple[Comm, ...]:

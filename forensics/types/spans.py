@@ -9,6 +9,7 @@ import numpy as np
 import numpy.typing as npt
 
 from forensics.model import NotAvailable
+from forensics.types.arrays import distinct
 from forensics.units import fmt_ms
 
 
@@ -138,12 +139,12 @@ class KernelTable:
         self._switches = sw
         self._named: dict[int, npt.NDArray[np.int64]] = {}  # tid -> the switch rows that name it (name_at)
         self._cpus: dict[int, tuple[npt.NDArray[np.float64], npt.NDArray[np.int64], npt.NDArray[np.int64]]] = {}
-        for c in np.unique(self.cpu[sw]).tolist():
+        for c in distinct(self.cpu[sw]).tolist():
             rows = sw[self.cpu[sw] == c]
             self._cpus[c] = (self.ts[rows], self.next_pid[rows], rows)
         irq = np.flatnonzero(_one_of(self.kind, (IRQ_ENTRY, IRQ_EXIT, SOFTIRQ_ENTRY, SOFTIRQ_EXIT)))
         self._irq: dict[int, npt.NDArray[np.int64]] = {
-            c: irq[self.cpu[irq] == c] for c in np.unique(self.cpu[irq]).tolist()
+            c: irq[self.cpu[irq] == c] for c in distinct(self.cpu[irq]).tolist()
         }
         lost = np.flatnonzero(self.kind == LOST)
         self.lost_ts = self.ts[lost]
