@@ -12,7 +12,15 @@ import numpy as np
 import numpy.typing as npt
 
 from collectors.ctf import layouts as ly
-from collectors.ctf.reader import K_STATEDUMP, K_SYSCALL_ENTRY, K_SYSCALL_EXIT, K_USER, Session, kernel_batch
+from collectors.ctf.reader import (
+    K_STATEDUMP,
+    K_SYSCALL_ENTRY,
+    K_SYSCALL_EXIT,
+    K_USER,
+    Session,
+    SplitChunk,
+    kernel_batch,
+)
 from collectors.prefetch import prefetched
 from collectors.trace_input import TraceStream
 from forensics.model import SourceRecord
@@ -190,16 +198,17 @@ def feed_session(session: Session, sink: BatchSink, keep: bool = False) -> CtfRe
     hasher.start()
     # The compiled decoder releases the GIL: it runs ahead in a thread while this one analyses. The plain one
     # holds it: a thread would only add switches between the two.
-    chunks = _prefetched(session.rows()) if session.compiled else session.rows()
-    for rows, owner in chunks:
-        kinds = np.ascontiguousarray(rows[:, ly.R_KIND])  # read once from the 104-byte rows, masked six times
+    chunks = _prefetched(session.split_rows()) if session.compiled else session.split_rows()
+    for chunk in chunks:
+        rows, owner = chunk.head, chunk.owner  # (syscall rows narrowed: the tracker reads no more columns)
+        kinds = np.ascontiguousarray(rows[:, ly.R_KIND])  # read once, masked six times
         if keep:  # the span breakdown's rows: user-space marks whole
             user = np.flatnonzero(kinds == K_USER)
             if len(user):
-                read.kept.append((rows[user], owner[user]))
+                read.kept.append((chunk.full(user), owner[user]))
             dump = np.flatnonzero(kinds == K_STATEDUMP)
             if len(dump):  # the threads that existed when the session started: names (and policies)
-                read.kept_statedump.append((rows[dump], owner[dump]))
+                read.kept_statedump.append((chunk.full(dump), owner[dump]))
         if sink.done:
             if not keep:  # the window ended: nothing more to analyse
                 break
@@ -216,7 +225,7 @@ def feed_session(session: Session, sink: BatchSink, keep: bool = False) -> CtfRe
         sel = np.flatnonzero(wanted)
         if keep:
             tracker.chunk(rows, owner, sel, kinds)
-        batch = kernel_batch(session, np.take(rows, sel, axis=0), owner[sel], shift_wakeup)  # (rows: see rows())
+        batch = kernel_batch(session, chunk.full(sel), owner[sel], shift_wakeup)
         counts.used += len(batch) - int(np.count_nonzero(batch.kind == Kind.LOST))  # markers are not events
         if len(batch):
             sink.feed(batch)
@@ -257,17 +266,14 @@ def _collect(make: Callable[[], list[SourceRecord]], into: list[list[SourceRecor
         into.append(exc)
 
 
-_Rows = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]  # a chunk of decoded rows and their owners
-
-
-def _prefetched(rows: Iterator[_Rows]) -> Generator[_Rows, None, None]:
+def _prefetched(rows: Iterator[SplitChunk]) -> Generator[SplitChunk, None, None]:
     """``rows`` produced in a background thread (decoding releases the GIL) while the caller analyses.
 
     At most two chunks wait (bounded memory); an error of the reader is raised in the caller's
     thread; closing this generator early (a window ended) stops the reader.
     """
 
-    def produce(put: Callable[[_Rows], None], stop: threading.Event) -> None:
+    def produce(put: Callable[[SplitChunk], None], stop: threading.Event) -> None:
         for item in rows:
             if stop.is_set():
                 return

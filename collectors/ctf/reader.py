@@ -92,13 +92,16 @@ V_OFF = 100  # value index meaning "the field is present" (1) for the '#present'
 
 # The rows one decode call may write (np.empty: untouched rows cost nothing).  A call decodes whole packets
 # while the rows could hold the next one at one row per 32 bits (its worst case): a stream whose packets
-# could need more grows the rows to that once (the project's session: 1 MB kernel sub-buffers, 262 K rows,
+# could need more grows its rows to that once (the project's session: 1 MB kernel sub-buffers, 262 K rows,
 # 26 MB of address space), and its calls then decode about one packet each, touching only the rows it
-# has.  The rows are one array for all streams (Session.scratch): 3.6 MB resident after the x44 benchmark
-# session, against 7.5 MB as one array per stream at 1 << 16 rows.
+# has.  The rows are the stream's own buffer (StreamFile.rowbuf), written after its pending rows: the
+# resident part is the most pending + decoded rows it ever held, and no decoded row is copied into a new
+# pending array.  A stream decodes again only once every pending row of it is merged (PENDING_ROWS = 1), so
+# its buffer holds about one packet's rows (3.4 MB per kernel stream of the x44 benchmark session; 16 K
+# rows decoded ahead made it 5 MB, and the merged chunks in flight larger: peak RSS 83-85 against 89-90 MiB).
 ROWS_PER_CALL = 1 << 14
 PACKETS_PER_CALL = 1 << 14
-PENDING_ROWS = 1 << 14  # rows decoded ahead per stream before a merge step
+PENDING_ROWS = 1  # decode a stream's next packets when fewer rows than this are pending
 # prev_state bits to the kernel's letters (TASK_REPORT order; 0 is running).
 _STATE_LETTERS = b"SDTtXZPI"
 _LOWEST_LETTER = np.zeros(256, dtype=np.int64)
@@ -161,6 +164,9 @@ class StreamFile:
     lost_marks: list[tuple[int, int, int]] = field(default_factory=list)  # (ts ns, cpu, count) to insert
     mapping: mmap.mmap | None = None  # the file's mapping (None: empty file)
     rows_needed: int = 0  # the rows a decode call needs to hold one packet of this stream (0: not known yet)
+    # The decoder writes into this array right after the pending rows (``pending`` is its head while it is a
+    # view of it): reused call after call, so a decoded row is not copied before the merge takes it.
+    rowbuf: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros((0, ly.N_ROWCOLS), dtype=np.int64))
 
 
 @dataclass
@@ -284,6 +290,85 @@ def _release(s: StreamFile) -> None:
     s.mapping.madvise(mmap.MADV_DONTNEED, 0, upto)
 
 
+def _room(s: StreamFile, cap: int) -> npt.NDArray[np.int64]:
+    """``cap`` rows of ``s.rowbuf`` right after the pending rows, which are moved to its head first (grown once to
+    what a call of ``cap`` rows needs: np.empty, so the rows never written are never resident)."""
+    n = len(s.pending)
+    buf = s.rowbuf
+    if len(buf) < n + cap:
+        buf = s.rowbuf = np.empty((max(n, PENDING_ROWS) + cap, ly.N_ROWCOLS), dtype=np.int64)
+        buf[:n] = s.pending
+    elif n and s.pending.ctypes.data != buf.ctypes.data:  # a view further on (or another array): to the head
+        buf[:n] = s.pending  # (numpy copies overlapping rows through a temporary)
+    s.pending = buf[:n]
+    return buf[n : n + cap]
+
+
+_ROW = np.dtype((np.void, ly.N_ROWCOLS * 8))  # one whole row as an opaque item: copied with one memcpy
+
+
+def _merged(parts: list[npt.NDArray[np.int64]], order: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
+    """The rows of ``parts`` (C-contiguous) in ``order`` (indices into their concatenation), written straight from
+    them: each part's rows scattered to where they go (whole rows as one opaque item, a memcpy each), so the
+    concatenation is never made (a 104-byte row copied once instead of twice; 3.6x faster measured on two
+    23 k-row parts)."""
+    n = len(order)
+    where = np.empty(n, dtype=np.intp)
+    where[order] = np.arange(n)
+    out = np.empty((n, ly.N_ROWCOLS), dtype=np.int64)
+    items = out.view(_ROW).reshape(n)
+    at = 0
+    for p in parts:
+        items[where[at : at + len(p)]] = np.ascontiguousarray(p).view(_ROW).reshape(len(p))
+        at += len(p)
+    return out
+
+
+# The columns a syscall row is used for (the open-syscall tracker: kind, event id, time, offset, CPU).
+NARROW = ly.R_CPU + 1
+_HEAD = np.dtype({"names": ["h"], "formats": [(np.void, NARROW * 8)], "offsets": [0], "itemsize": ly.N_ROWCOLS * 8})
+
+
+@dataclass
+class SplitChunk:
+    """A merged chunk with syscall rows narrowed: the engine and the span breakdown read every column of kernel,
+    user-space and statedump rows but only :data:`NARROW` of a syscall entry or exit (83 % of the x44 benchmark
+    session's rows), so a chunk in flight holds 40 bytes for those instead of 104."""
+
+    head: npt.NDArray[np.int64]  # every row's first NARROW columns, time order
+    wide: npt.NDArray[np.int64]  # every column of the rows that are not syscall events, time order
+    wide_at: npt.NDArray[np.intp]  # the row index of each of ``wide``
+    owner: npt.NDArray[np.int64]  # the stream of each row
+
+    def full(self, at: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
+        """Every column of rows ``at`` (row indices, ascending; none of them a syscall row)."""
+        return np.take(self.wide, np.searchsorted(self.wide_at, at), axis=0)
+
+
+def _split(parts: list[npt.NDArray[np.int64]], order: npt.NDArray[np.intp], owner: npt.NDArray[np.int64]) -> SplitChunk:
+    """The rows of ``parts`` in ``order`` (as :func:`_merged`) as a :class:`SplitChunk`, written from the parts."""
+    n = len(order)
+    where = np.empty(n, dtype=np.intp)
+    where[order] = np.arange(n)
+    kinds = np.concatenate([p[:, ly.R_KIND] for p in parts])[order]
+    is_wide = (kinds != K_SYSCALL_ENTRY) & (kinds != K_SYSCALL_EXIT)
+    wide_at = np.flatnonzero(is_wide)
+    rank = np.cumsum(is_wide) - 1  # a wide row's index in ``wide``
+    head = np.empty((n, NARROW), dtype=np.int64)
+    wide = np.empty((len(wide_at), ly.N_ROWCOLS), dtype=np.int64)
+    head_items = head.view(np.dtype((np.void, NARROW * 8))).reshape(n)
+    wide_items = wide.view(_ROW).reshape(len(wide_at))
+    at = 0
+    for part in parts:
+        p = np.ascontiguousarray(part)
+        pos = where[at : at + len(p)]
+        head_items[pos] = p.view(_HEAD).reshape(len(p))["h"]
+        w = is_wide[pos]
+        wide_items[rank[pos[w]]] = p.view(_ROW).reshape(len(p))[w]
+        at += len(p)
+    return SplitChunk(head, wide, wide_at, owner)
+
+
 class Session:
     """The CTF traces under one directory, ready to be read in time order."""
 
@@ -323,9 +408,8 @@ class Session:
                 hint="was the session started and stopped (`lttng start` ... `lttng stop`) before `lttng destroy`?",
             )
         self.seconds = time.monotonic() - started
-        # The decoder's output arrays, reused call after call and stream after stream (fresh ones cost a page
-        # fault per 4 KB touched; the rows are copied out before the next call): one set, not one per stream.
-        self.scratch = np.zeros((0, ly.N_ROWCOLS), dtype=np.int64)
+        # The decoder's packet rows, reused call after call and stream after stream (fresh ones cost a page
+        # fault per 4 KB touched; they are read before the next call). Its event rows: StreamFile.rowbuf.
         self.scratch_packets = np.empty((PACKETS_PER_CALL, ly.N_PKTCOLS), dtype=np.int64)
         self.interner = Interner()
         self.eid = 0
@@ -391,10 +475,9 @@ class Session:
         lay = t.layouts
         cap = max(ROWS_PER_CALL, s.rows_needed)
         packets = self.scratch_packets
+        n = len(s.pending)
         while True:  # np.empty: only the rows written are touched
-            if len(self.scratch) < cap:
-                self.scratch = np.empty((cap, ly.N_ROWCOLS), dtype=np.int64)
-            rows = self.scratch
+            rows = _room(s, cap)
             st = np.zeros(ly.N_STATE, dtype=np.int64)
             st[0] = cap
             st[7] = s.last_clock
@@ -405,6 +488,7 @@ class Session:
             break
         pos, nrows, npk, code, stop_at, nev, back, s.last_clock, bad_eid, bad_sid = st.tolist()
         got = rows[:nrows]
+        in_place = True  # got follows the pending rows in s.rowbuf
         pks = packets[:npk]
         if code == ly.ST_GENERAL:  # a packet the programs cannot run: decoded whole by the general decoder
             try:
@@ -415,6 +499,7 @@ class Session:
                 code = ly.ST_END
             else:
                 got = np.concatenate([got, g_rows])
+                in_place = False
                 pks = np.concatenate([pks, g_packet])
                 nev += int(g_packet[0, ly.P_EVENTS])
                 npk += 1
@@ -463,7 +548,7 @@ class Session:
             got[:, ly.R_TS] = (
                 got[:, ly.R_TS] * t.ns_num // t.ns_den if t.ns_den != 1 or t.ns_num != 1 else got[:, ly.R_TS]
             )
-        both = np.concatenate([s.pending, got]) if len(s.pending) else got.copy()
+        both = s.rowbuf[: n + nrows] if in_place else np.concatenate([s.pending, got])
         if len(both) > 1 and bool(np.any(np.diff(both[:, ly.R_TS]) < 0)):  # a clock jump: merge in time order
             both = both[np.argsort(both[:, ly.R_TS], kind="stable")]
         s.pending = both
@@ -540,6 +625,19 @@ class Session:
         Lost-event markers (``Kind.LOST``, value 0 = count) are inserted at the
         start of the packet whose ``events_discarded`` grew.
         """
+        for parts, order, owner in self._steps():
+            yield _merged(parts, order), owner
+
+    def split_rows(self) -> Iterator[SplitChunk]:
+        """:meth:`rows` with only the first :data:`NARROW` columns of syscall rows (see :class:`SplitChunk`)."""
+        for parts, order, owner in self._steps():
+            yield _split(parts, order, owner)
+
+    def _steps(
+        self,
+    ) -> Iterator[tuple[list[npt.NDArray[np.int64]], npt.NDArray[np.intp], npt.NDArray[np.int64]]]:
+        """The merge steps of :meth:`rows`: the parts (views of the streams' buffers, good until the next step),
+        the time order of their concatenation and the stream of each row in that order."""
         streams = self.streams
         live = list(range(len(streams)))
         while live:
@@ -562,16 +660,15 @@ class Session:
                     s.pending = both[np.argsort(both[:, ly.R_TS], kind="stable")]
             live = [i for i in live if not streams[i].done or len(streams[i].pending)]
             if not live:  # the decoder's rows and the last pending arrays (held by empty views) let go
-                self.scratch = np.zeros((0, ly.N_ROWCOLS), dtype=np.int64)
                 for s in streams:
-                    s.pending = np.zeros((0, ly.N_ROWCOLS), dtype=np.int64)
+                    s.pending = s.rowbuf = np.zeros((0, ly.N_ROWCOLS), dtype=np.int64)
                 return
             # Everything up to the earliest "last decoded" time of the streams still reading is final.
             horizon = min(
                 (int(streams[i].pending[-1, ly.R_TS]) for i in live if not streams[i].done and len(streams[i].pending)),
                 default=None,
             )
-            parts, owners = [], []
+            parts, owners = [], []  # (the parts are views of the streams' buffers, read before they decode again)
             for i in live:
                 p = streams[i].pending
                 if not len(p):
@@ -580,15 +677,12 @@ class Session:
                 if n:
                     parts.append(p[:n])
                     owners.append(np.full(n, i, dtype=np.int64))
-                    # (a view while rows remain; none once all are taken: the whole array goes)
-                    streams[i].pending = p[n:] if n < len(p) else np.zeros((0, ly.N_ROWCOLS), dtype=np.int64)
+                    streams[i].pending = p[n:]  # (a view: the next decode moves it to its buffer's head)
             if not parts:
                 continue
-            rows = np.concatenate(parts)
             owner = np.concatenate(owners)
-            order = np.argsort(rows[:, ly.R_TS], kind="stable")
-            # np.take copies whole rows (memcpy of 104 bytes each): 6x faster than rows[order]'s fancy indexing
-            yield np.take(rows, order, axis=0), owner[order]
+            order = np.argsort(np.concatenate([p[:, ly.R_TS] for p in parts]), kind="stable")
+            yield parts, order, owner[order]
 
     # -- records --------------------------------------------------------------------------------
 

@@ -15,11 +15,13 @@ import subprocess
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from collectors.ctf import layouts as d
 from collectors.ctf.general import Event, decode_stream
 from collectors.ctf.metadata import parse_metadata
-from collectors.ctf.reader import Session
+from collectors.ctf.reader import K_SYSCALL_ENTRY, K_SYSCALL_EXIT, NARROW, Session
 from tests.collectors.ctf_check import compare, extract_session
 
 BT2_DUMP = Path(__file__).with_name("bt2_dump.py")
@@ -53,6 +55,26 @@ def test_every_event_is_read_as_babeltrace2_counts_it(session: Path, compiled: b
     assert sum(expected.values()) == sum(st.events for st in s.streams) > 40_000
     for name in ("syscall_exit_poll", "syscall_exit_epoll_wait", "syscall_exit_pselect6", "lttng_ust_tracef:event"):
         assert ours[name] > 0, name  # the layouts of issue 33 are in the session
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "plain"])
+def test_split_chunks_hold_the_merged_rows(session: Path, compiled: bool) -> None:
+    """Session.split_rows (what the analyses read) gives the rows of Session.rows: every row's first NARROW
+    columns, every column of the rows that are not syscall events, the same streams, in the same time order."""
+    rows, owner = (np.concatenate(x) for x in zip(*Session(str(session), compiled).rows(), strict=True))
+    chunks = list(Session(str(session), compiled).split_rows())
+    head = np.concatenate([c.head for c in chunks])
+    assert np.array_equal(head, rows[:, :NARROW])
+    assert np.array_equal(np.concatenate([c.owner for c in chunks]), owner)
+    wide = (rows[:, d.R_KIND] != K_SYSCALL_ENTRY) & (rows[:, d.R_KIND] != K_SYSCALL_EXIT)
+    assert 0 < int(wide.sum()) < len(rows) // 2  # the session is mostly syscalls: both kinds of row are there
+    assert np.array_equal(np.concatenate([c.wide for c in chunks]), rows[wide])
+    at, start = [], 0
+    for c in chunks:
+        assert np.array_equal(c.full(c.wide_at), c.wide)
+        at.append(c.wide_at + start)
+        start += len(c.head)
+    assert np.array_equal(np.concatenate(at), np.flatnonzero(wide))
 
 
 def test_both_decoders_agree_on_every_stream(session: Path) -> None:
