@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 DEMO   := demo-out
 
-.PHONY: demo test lint typecheck pytest clean check-python compile
+.PHONY: demo test lint typecheck pytest clean check-python compile jit
 
 check-python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "kforensic needs Python >= 3.11; set PYTHON=python3.11 (or newer)")'
@@ -19,8 +19,10 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e .
 	@touch $@
 
+# --no-compile: pip byte-compiles every module of every package it installs (scipy, pandas, dask, mypy, ...), 28 of
+# the 44 s of CPU of this step on a fresh clone; the tests compile only what they import, once (make pytest).
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --no-compile -e '.[dev]'
 	@touch $@ $(VENV)/.installed
 
 # The main job on data bundled in the repository: a real kdump of the fixture kernel
@@ -65,12 +67,23 @@ PYTEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
 # compileall first: the tests start hundreds of `python -m forensics` children, and each compiled the project's
 # modules it imports again where Python writes no bytecode itself (PYTHONDONTWRITEBYTECODE, set in some CI
 # environments): 37 s of CPU instead of 23 s for test_reliability_cli.py and tests/hostile.  Stale files are
-# recompiled by their timestamps, as Python would.
+# recompiled by their timestamps, as Python would.  The tests run without PYTHONDONTWRITEBYTECODE for the same
+# reason: the installed packages' modules (pip installs them uncompiled, above) are compiled at their first import
+# into the venv, not again in every child.
 pytest: $(VENV)/.installed-dev
 	$(BIN)/python -m compileall -q forensics collectors detectors tests
-	$(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadgroup
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadgroup
 
-test: lint typecheck pytest
+# The numba kernels of the trace path compiled into the per-user cache once (forensics.pipelines.build, without the
+# ahead-of-time modules, which tests/collectors/test_ctf_aot.py builds in a directory of its own).  numba keys its
+# cache on the source file's path, so on a fresh clone each pytest-xdist worker compiled them, all at once: three
+# times 50 s of CPU.  make test runs this beside mypy (one core each), then pytest.
+jit: $(VENV)/.installed-dev
+	$(BIN)/python -c 'from forensics.pipelines.build import build; build()'
+
+test: lint
+	@$(MAKE) --no-print-directory --output-sync=target -j2 typecheck jit
+	@$(MAKE) --no-print-directory pytest
 
 clean:
 	rm -rf $(VENV) $(DEMO) demo-report.md demo-report.html demo-report-plots .mypy_cache .ruff_cache .pytest_cache

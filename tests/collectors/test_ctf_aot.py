@@ -35,9 +35,14 @@ from tests.collectors.ctf_check import extract_session
 
 ROOT = Path(__file__).resolve().parents[2]
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("gcc") is None and shutil.which("cc") is None, reason="building ahead of time needs a C compiler"
-)
+# One xdist group: the module's ``built`` fixture (45 s of CPU) is built once, on one pytest-xdist worker; spread
+# over the workers (make test), each worker that ran one of its tests built it again (2-3 times, 70 s of CPU each).
+pytestmark = [
+    pytest.mark.skipif(
+        shutil.which("gcc") is None and shutil.which("cc") is None, reason="building ahead of time needs a C compiler"
+    ),
+    pytest.mark.xdist_group("ctf-aot"),
+]
 
 
 @pytest.fixture(scope="module")
