@@ -124,3 +124,16 @@ def test_build_fills_the_cache() -> None:
 
     assert build() > 0
     assert is_cached(trace_kernels())
+
+
+def test_build_parts_are_the_build_and_an_unknown_part_is_refused() -> None:
+    """make test runs build()'s three compiles side by side (forensics.pipelines.build.build_part)."""
+    from forensics.jit import is_cached
+    from forensics.pipelines.build import build_part
+    from forensics.pipelines.trace import trace_kernels
+
+    for part in ("ctf", "scanner", "engine"):
+        build_part(part)
+    assert is_cached(trace_kernels())
+    with pytest.raises(ValueError, match="no part 'all'"):
+        build_part("all")
