@@ -135,6 +135,8 @@ class _Rows:
         )
 
 
+#: The scanner's signature (:func:`collectors.trace_scan.scan`).
+Scan = Callable[..., None]
 SPLIT_BYTES = 1 << 20  # ranges of text from this size are scanned in two halves at once (BatchParser._scan)
 
 
@@ -145,8 +147,9 @@ class _Ahead(threading.Thread):
     first line it does not take or when its rows are full, and the caller goes on from there.
     """
 
-    def __init__(self, rows: _Rows, start: int, cut: int, waking_seen: bool, skip_wakeup: bool) -> None:
+    def __init__(self, rows: _Rows, start: int, cut: int, waking_seen: bool, skip_wakeup: bool, scan: Scan) -> None:
         super().__init__(name="kforensic-trace-scan", daemon=True)
+        self.scan = scan
         self.rows, self.start_pos, self.cut = rows, start, cut
         self.waking_seen, self.skip_wakeup = waking_seen, skip_wakeup
         capacity = (cut + 1 - start) // 128 + 16
@@ -158,10 +161,8 @@ class _Ahead(threading.Thread):
         self.n = 0
 
     def run(self) -> None:
-        from collectors.trace_scan import scan
-
         rows = self.rows
-        scan(
+        self.scan(
             rows.buf,
             rows.words,
             self.start_pos,
@@ -181,12 +182,24 @@ class _Ahead(threading.Thread):
 class BatchParser(TraceParser):
     """A :class:`TraceParser` that gives an :class:`EventBatch` per chunk (see the module docstring)."""
 
-    def __init__(self, *, skip_wakeup_after_waking: bool = True, compiled: bool = True) -> None:
+    def __init__(
+        self, *, skip_wakeup_after_waking: bool = True, compiled: bool = True, scan: Scan | None = None
+    ) -> None:
         super().__init__(skip_wakeup_after_waking=skip_wakeup_after_waking)
         self.interner = Interner()
         self.eid = 0  # events given so far (the next batch's first event id)
         # False: every line goes through the line parser (nothing to compile; the same events and counts).
         self.compiled = compiled
+        # The scanner: collectors.trace_scan.scan (numba, imported at the first scan) unless given, e.g. the
+        # one compiled ahead of time (collectors.trace_scan_aot: no numba loaded).
+        self._scanner = scan
+
+    def _scan_kernel(self) -> Scan:
+        if self._scanner is None:
+            from collectors.trace_scan import scan  # numba: imported only when compiled code runs
+
+            self._scanner = scan
+        return self._scanner
 
     def feed_batch(self, chunk: bytes | list[bytes]) -> EventBatch:
         """Parse the complete lines of ``chunk`` (or of pieces read in a row), after the partial line left before."""
@@ -244,7 +257,7 @@ class BatchParser(TraceParser):
         if mid < 0:
             self._scan_from(rows, start, cut)
             return
-        ahead = _Ahead(rows, mid + 1, cut, self._seen_waking, self._skip_wakeup)
+        ahead = _Ahead(rows, mid + 1, cut, self._seen_waking, self._skip_wakeup, self._scan_kernel())
         ahead.start()
         before = (self._fused, self._cpu_col, self._seen_waking, self.counts.malformed, self.counts.comments)
         slow = self._scan_from(rows, start, mid)
@@ -265,8 +278,7 @@ class BatchParser(TraceParser):
 
     def _scan_from(self, rows: _Rows, start: int, cut: int) -> bool:
         """Scan ``rows.data[start:cut]`` in order; True when a line went to the line parser."""
-        from collectors.trace_scan import scan  # numba: imported only when compiled code runs
-
+        scan = self._scan_kernel()
         status = np.zeros(10, dtype=np.int64)
         unknown_spans = np.empty((2, len(rows.ts)), dtype=np.int64)
         pos = start

@@ -1,7 +1,7 @@
 """Compile every kernel of ``kforensic trace`` into the cache once: ``python -m forensics.pipelines.build``.
 
-numba's JIT cache for every kernel, and for LTTng sessions the decoder and the engine compiled ahead of
-time (:mod:`forensics.aot`: loaded without numba).
+numba's JIT cache for every kernel, and the LTTng decoder, the ftrace text scanner and the engine compiled
+ahead of time (:mod:`forensics.aot`: loaded without numba).
 
 What an install or ``make compile`` runs so that the first large trace does
 not wait for the compile (small traces never do: they run without compiled
@@ -72,15 +72,19 @@ def build_part(part: str) -> None:
 
 
 def build_ahead() -> float:
-    """Build the LTTng decoder and the engine ahead of time (:mod:`forensics.aot`) unless built; the seconds it took.
+    """Build the LTTng decoder, the ftrace text scanner and the engine ahead of time (:mod:`forensics.aot`) unless
+    built; the seconds it took.
 
-    What lets ``kforensic trace`` on an LTTng session run without numba loaded (docs/trace.md, "Peak RSS").
+    What lets ``kforensic trace`` on an LTTng session or a text trace run without numba loaded (docs/trace.md,
+    "Peak RSS").
     """
+    from collectors import trace_scan_aot
     from collectors.ctf import decode_aot
     from detectors.sched import engine_aot
 
     start = time.perf_counter()
     decode_aot.kernels(build=True)
+    trace_scan_aot.kernels(build=True)
     engine_aot.kernels(build=True)
     return time.perf_counter() - start
 

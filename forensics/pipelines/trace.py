@@ -20,6 +20,7 @@ from forensics.types.results import CpuTimelineFigure, Figure, FigureDirectory, 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from collectors.trace_columns import Scan
     from detectors.sched.analyzer import BatchAnalyzer
     from detectors.sched.engine import FastAnalyzer
     from forensics.types.sched import ParseSummary, Thresholds, TraceAnalysis
@@ -202,8 +203,8 @@ def _unsized(chunks: Iterable[bytes]) -> tuple[Iterable[bytes], bool]:
         head.append(chunk)
         size += len(chunk)
         if size >= SMALL_INPUT_BYTES:
-            return itertools.chain(head, rest), compiled_pays(None, trace_kernels)
-    return head, compiled_pays(size, trace_kernels)
+            return itertools.chain(head, rest), compiled_pays(None, trace_kernels, built=_text_built)
+    return head, compiled_pays(size, trace_kernels, built=_text_built)
 
 
 def _ctf_built() -> bool:
@@ -215,13 +216,32 @@ def _ctf_built() -> bool:
     return load(decode_aot.GROUP) is not None and load(engine_aot.GROUP) is not None
 
 
+def _text_built() -> bool:
+    """True when the ftrace text scanner and the engine are compiled ahead of time for these sources (no numba)."""
+    from collectors import trace_scan_aot
+    from detectors.sched import engine_aot
+    from forensics.aot import load
+
+    return load(trace_scan_aot.GROUP) is not None and load(engine_aot.GROUP) is not None
+
+
+def _text_scanner(compiled: bool) -> Scan | None:
+    """The text scanner compiled ahead of time (built now, announced, when it is not yet) for a compiled run;
+    None: numba's (not compiled, or the build failed)."""
+    if not compiled:
+        return None
+    from collectors import trace_scan_aot
+
+    return trace_scan_aot.kernels(build=True)
+
+
 def _analyzer(
     compiled: bool, options: tuple[Thresholds, tuple[float, float], float | None, bool], aot: bool = False
 ) -> BatchAnalyzer | FastAnalyzer:
     """The engine: compiled, or the reference analyzer fed in batches (the same results).
 
     ``aot``: compiled ahead of time when it can be (built now, announced, when it is not yet: an LTTng
-    session, whose columns are of the types it is built for), else by numba.
+    session or a text trace, whose columns are of the types it is built for), else by numba.
     """
     if compiled:
         from detectors.sched.engine import FastAnalyzer
@@ -272,9 +292,11 @@ def analyse_trace_file(
         )
     else:
         size = text_size(trace_file)
-        compiled = compiled_pays(size, trace_kernels) if size is not None else False  # unsized: decided below
+        compiled = (
+            compiled_pays(size, trace_kernels, built=_text_built) if size is not None else False
+        )  # unsized: below
     options = (thresholds or DefaultThresholds(), span, bucket, png is not None)
-    analyzer = _analyzer(compiled, options, aot=ctf_input)
+    analyzer = _analyzer(compiled, options, aot=True)
     opts = span_opts or SpanOptions()
     ctf = None
     keeper = None
@@ -299,8 +321,8 @@ def analyse_trace_file(
             chunks: Iterable[bytes] = stream.chunks
             if size is None:
                 chunks, compiled = _unsized(chunks)
-                analyzer = _analyzer(compiled, options)
-            parser = BatchParser(compiled=compiled)
+                analyzer = _analyzer(compiled, options, aot=True)
+            parser = BatchParser(compiled=compiled, scan=_text_scanner(compiled))
             if opts.wanted:
                 from collectors.spans import KernelKeeper
 

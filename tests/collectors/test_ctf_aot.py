@@ -1,13 +1,15 @@
-"""The LTTng decoder and the engine compiled ahead of time give what numba's JIT and the plain path give.
+"""The LTTng decoder, the text scanner and the engine compiled ahead of time give what numba's JIT and the plain
+path give.
 
-``kforensic trace`` on an LTTng session runs the kernels built by ``numba.pycc`` (forensics/aot.py,
-collectors/ctf/decode_aot.py, detectors/sched/engine_aot.py) when they are built, without numba
-loaded.  Here they are built once into a new cache directory (a subprocess, as ``make compile`` does:
-about 45 s of CPU on 2 cores, the one cost CI pays for them; the other tests run with
-``KFORENSIC_AOT=no``, see tests/conftest.py), and the whole result on the project's session must be
-equal three ways: ahead of time, JIT, plain.  Also: a run on the built code imports neither numba nor
-llvmlite and writes the JIT run's JSON; a call with other types goes to the JIT kernel; a changed source
-keys another module; a failed build is noted and not tried again.
+``kforensic trace`` on an LTTng session or an ftrace text runs the kernels built by ``numba.pycc``
+(forensics/aot.py, collectors/ctf/decode_aot.py, collectors/trace_scan_aot.py, detectors/sched/engine_aot.py)
+when they are built, without numba loaded.  Here they are built once into a new cache directory (a
+subprocess, as ``make compile`` does: about 70 s of CPU on 2 cores, the one cost CI pays for them; the
+other tests run with ``KFORENSIC_AOT=no``, see tests/conftest.py), and the whole result on the project's
+session and on its bundled text traces must be equal three ways: ahead of time, JIT, plain.  Also: a run
+on the built code imports neither numba nor llvmlite and writes the JIT run's JSON; a call with other
+types goes to the JIT kernel; a changed source keys another module; a failed build is noted and not
+tried again.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ from forensics.types.results import TraceResult
 from tests.collectors.ctf_check import extract_session
 
 ROOT = Path(__file__).resolve().parents[2]
+TRACES = ROOT / "tests" / "data" / "traces"
+TEXTS = sorted(p.name for p in TRACES.glob("kf.*.txt.gz"))  # ftrace, trace-cmd report (3 forms), perf script
 
 # One xdist group: the module's ``built`` fixture (45 s of CPU) is built once, on one pytest-xdist worker; spread
 # over the workers (make test), each worker that ran one of its tests built it again (2-3 times, 70 s of CPU each).
@@ -57,7 +61,8 @@ def _env(cache: Path, **more: str) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A new cache directory with the decoder and the engine built ahead of time (``make compile``'s step)."""
+    """A new cache directory with the decoder, the scanner and the engine built ahead of time (``make compile``'s
+    step)."""
     cache = tmp_path_factory.mktemp("cache")
     code = "from forensics.pipelines.build import build_ahead\nbuild_ahead()\n"
     done = subprocess.run(
@@ -66,7 +71,8 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert done.returncode == 0, done.stderr[-3000:]
     assert "ahead of time for this machine" in done.stderr  # the build says so, with its expected time
     modules = sorted(p.name for p in (cache / "aot").glob("*.so"))
-    assert [m.split("-")[0] for m in modules] == ["kforensic_ctf_decode", "kforensic_sched_engine"], done.stderr
+    names = [m.split("-")[0] for m in modules]
+    assert names == ["kforensic_ctf_decode", "kforensic_sched_engine", "kforensic_trace_scan"], done.stderr
     return cache
 
 
@@ -99,6 +105,23 @@ def test_ahead_of_time_equals_jit_and_plain(
     assert repr(ahead) == repr(jit) == repr(plain)
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("name", TEXTS)
+def test_text_ahead_of_time_equals_jit_and_plain(monkeypatch: pytest.MonkeyPatch, built: Path, name: str) -> None:
+    path = TRACES / name
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(built))
+    monkeypatch.delenv(aot.AOT_ENV, raising=False)
+    ahead = _run(monkeypatch, path, True, bucket=0.01)
+    used = sorted(p.name.split("-")[0] for p in aot.loaded() if p.parent == built / "aot")
+    assert "kforensic_trace_scan" in used and "kforensic_sched_engine" in used, used
+    monkeypatch.setenv(aot.AOT_ENV, "no")
+    jit = _run(monkeypatch, path, True, bucket=0.01)
+    plain = _run(monkeypatch, path, False, bucket=0.01)
+    assert ahead.parse.events > 2_000
+    assert ahead == jit == plain
+    assert repr(ahead) == repr(jit) == repr(plain)
+
+
 def _without_timings(text: str) -> Any:
     out = json.loads(text)
     for source in out["incident"]["sources"]:
@@ -107,14 +130,18 @@ def _without_timings(text: str) -> Any:
 
 
 @pytest.mark.slow
-def test_a_run_on_code_built_ahead_of_time_loads_no_numba(session: Path, built: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("text", [False, True], ids=["lttng", "ftrace-text"])
+def test_a_run_on_code_built_ahead_of_time_loads_no_numba(
+    session: Path, built: Path, tmp_path: Path, text: bool
+) -> None:
+    trace = TRACES / "kf.ftrace.txt.gz" if text else session
     outs = {}
     for name, more in (("ahead", {}), ("jit", {aot.AOT_ENV: "no"})):
         out = tmp_path / f"{name}.json"
         code = (
             "import sys\n"
             "from forensics.cli import main\n"
-            f"sys.argv = ['kforensic', 'trace', {str(session)!r}, '--format', 'json', '-o', {str(out)!r}]\n"
+            f"sys.argv = ['kforensic', 'trace', {str(trace)!r}, '--format', 'json', '-o', {str(out)!r}]\n"
             "try:\n    main()\nexcept SystemExit as e:\n    assert e.code in (0, 1, None), e.code\n"
             "print(sorted(m for m in ('numba', 'llvmlite') if m in sys.modules))\n"
         )
@@ -127,7 +154,7 @@ def test_a_run_on_code_built_ahead_of_time_loads_no_numba(session: Path, built: 
         if name == "ahead":
             assert "compiling" not in done.stderr  # built already: nothing to build or compile
         outs[name] = _without_timings(out.read_text())
-    assert outs["ahead"]["parse"]["events"] > 40_000
+    assert outs["ahead"]["parse"]["events"] > (2_000 if text else 40_000)
     assert outs["ahead"] == outs["jit"]
 
 
