@@ -180,6 +180,34 @@ def test_a_call_of_other_types_runs_the_jit_kernel(monkeypatch: pytest.MonkeyPat
     engine.free(maps)
 
 
+@pytest.mark.parametrize("damage", ["cut", "flipped", "no note"])
+def test_a_damaged_module_is_not_loaded(built: Path, tmp_path: Path, damage: str) -> None:
+    """A module cut short (a full disk), changed, or without its digest note is built again, never mapped.
+
+    Loading a cut module ended the process with SIGBUS (exit 135) on every later run.  Asked in a child
+    process, so that a regression kills the child, not the test run.
+    """
+    source = tmp_path / "intact"
+    shutil.copytree(built / "aot", source / "aot")
+    damaged = tmp_path / "damaged"
+    shutil.copytree(built / "aot", damaged / "aot")
+    module = next((damaged / "aot").glob("kforensic_trace_scan-*.so"))
+    if damage == "cut":
+        module.write_bytes(module.read_bytes()[: module.stat().st_size // 2])
+    elif damage == "flipped":
+        data = bytearray(module.read_bytes())
+        data[len(data) // 2] ^= 0xFF
+        module.write_bytes(bytes(data))
+    else:
+        module.with_suffix(".sha256").unlink()
+    code = "from collectors import trace_scan_aot\nprint(trace_scan_aot.kernels() is not None)\n"
+    for cache, loads in ((source, "True"), (damaged, "False")):
+        done = subprocess.run(
+            [sys.executable, "-c", code], cwd=ROOT, env=_env(cache), capture_output=True, text=True, check=False
+        )
+        assert (done.returncode, done.stdout.strip()) == (0, loads), done.stderr[-2000:]
+
+
 def test_a_changed_source_keys_another_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "aot_probe_src.py").write_text("X = 1\n")
     monkeypatch.syspath_prepend(str(tmp_path))
