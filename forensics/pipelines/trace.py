@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from collectors.trace_columns import Scan
     from detectors.sched.analyzer import BatchAnalyzer
     from detectors.sched.engine import FastAnalyzer
+    from forensics.aot import Group
     from forensics.types.sched import ParseSummary, Thresholds, TraceAnalysis
     from forensics.types.trace import ParseCounts
 
@@ -207,22 +208,27 @@ def _unsized(chunks: Iterable[bytes]) -> tuple[Iterable[bytes], bool]:
     return head, compiled_pays(size, trace_kernels, built=_text_built)
 
 
-def _ctf_built() -> bool:
-    """True when the LTTng decoder and the engine are compiled ahead of time for these sources (no numba)."""
-    from collectors.ctf import decode_aot
-    from detectors.sched import engine_aot
+def _built(*groups: Group) -> bool:
+    """True when all these groups are compiled ahead of time for the current sources (a run needs no numba)."""
     from forensics.aot import load
 
-    return load(decode_aot.GROUP) is not None and load(engine_aot.GROUP) is not None
+    return all(load(group) is not None for group in groups)
+
+
+def _ctf_built() -> bool:
+    """The LTTng decoder and the engine are built ahead of time."""
+    from collectors.ctf import decode_aot
+    from detectors.sched import engine_aot
+
+    return _built(decode_aot.GROUP, engine_aot.GROUP)
 
 
 def _text_built() -> bool:
-    """True when the ftrace text scanner and the engine are compiled ahead of time for these sources (no numba)."""
+    """The ftrace text scanner and the engine are built ahead of time."""
     from collectors import trace_scan_aot
     from detectors.sched import engine_aot
-    from forensics.aot import load
 
-    return load(trace_scan_aot.GROUP) is not None and load(engine_aot.GROUP) is not None
+    return _built(trace_scan_aot.GROUP, engine_aot.GROUP)
 
 
 def _text_scanner(compiled: bool) -> Scan | None:
@@ -236,21 +242,17 @@ def _text_scanner(compiled: bool) -> Scan | None:
 
 
 def _analyzer(
-    compiled: bool, options: tuple[Thresholds, tuple[float, float], float | None, bool], aot: bool = False
+    compiled: bool, options: tuple[Thresholds, tuple[float, float], float | None, bool]
 ) -> BatchAnalyzer | FastAnalyzer:
     """The engine: compiled, or the reference analyzer fed in batches (the same results).
 
-    ``aot``: compiled ahead of time when it can be (built now, announced, when it is not yet: an LTTng
-    session or a text trace, whose columns are of the types it is built for), else by numba.
+    Compiled: ahead of time when it can be (built now, announced, when it is not yet), else by numba.
     """
     if compiled:
+        from detectors.sched import engine_aot
         from detectors.sched.engine import FastAnalyzer
 
-        if aot:
-            from detectors.sched import engine_aot
-
-            return FastAnalyzer(*options, kernels=engine_aot.kernels(build=True))
-        return FastAnalyzer(*options)
+        return FastAnalyzer(*options, kernels=engine_aot.kernels(build=True))
     from detectors.sched.analyzer import BatchAnalyzer, SchedAnalyzer
 
     return BatchAnalyzer(SchedAnalyzer(*options))
@@ -296,7 +298,7 @@ def analyse_trace_file(
             compiled_pays(size, trace_kernels, built=_text_built) if size is not None else False
         )  # unsized: below
     options = (thresholds or DefaultThresholds(), span, bucket, png is not None)
-    analyzer = _analyzer(compiled, options, aot=True)
+    analyzer = _analyzer(compiled, options)
     opts = span_opts or SpanOptions()
     ctf = None
     keeper = None
@@ -321,7 +323,7 @@ def analyse_trace_file(
             chunks: Iterable[bytes] = stream.chunks
             if size is None:
                 chunks, compiled = _unsized(chunks)
-                analyzer = _analyzer(compiled, options, aot=True)
+                analyzer = _analyzer(compiled, options)
             parser = BatchParser(compiled=compiled, scan=_text_scanner(compiled))
             if opts.wanted:
                 from collectors.spans import KernelKeeper
