@@ -32,6 +32,7 @@ from collectors.ctf import layouts as ly
 from collectors.ctf import parsed
 from collectors.ctf.general import DecodeError, GeneralDecoder
 from collectors.ctf.metadata import Clock, Metadata
+from collectors.mapping import map_file
 from forensics.errors import InputError
 from forensics.model import NotAvailable, SourceRecord
 from forensics.output import register_input
@@ -273,7 +274,7 @@ def _map(trace: int, path: Path) -> StreamFile:
         if size == 0:
             return StreamFile(trace, path, np.zeros(0, dtype=np.uint8))
         with open(path, "rb") as fh:
-            mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+            mm = map_file(fh.fileno(), str(path))  # (cut short by another process while read: one line, exit 3)
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror}", hint="check the permissions") from None
     return StreamFile(trace, path, np.frombuffer(mm, dtype=np.uint8), mapping=mm)
