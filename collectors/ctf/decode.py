@@ -446,11 +446,12 @@ def decode(
             code = ST_BAD_MAGIC
             stop_at = pos
             break
-        if pos * 8 + psize > size * 8:
-            code = ST_TRUNCATED
-            stop_at = pos
-            break
-        need = psize // 32 + 1  # an event takes at least 32 bits (the smallest LTTng header): rows never overflow
+        # A packet the file ends inside (a stream file cut short): its events that end before the cut are still
+        # read (limit: the file's end), then the stream stops there with ST_TRUNCATED.
+        cut = pos * 8 + psize > size * 8
+        # An event takes at least 32 bits (the smallest LTTng header): rows never overflow (a cut packet: the bits
+        # in the file).
+        need = (psize if not cut else size * 8 - pos * 8) // 32 + 1
         if nrows + need > cap:
             code = ST_ROWS_FULL
             stop_at = need  # with no row written: the caller grows the rows to this and calls again
@@ -471,7 +472,7 @@ def decode(
         back0, last0 = back, last_ev
         pk[P_BACK] = 1 if tsb < last_ev else 0  # the packet starts before the last event of the one before
         back += pk[P_BACK]
-        limit = pos * 8 + csize
+        limit = min(pos * 8 + csize, size * 8)
         bit = end
         events = 0
         hdr_s, hdr_e = stream_progs[sid, 2], stream_progs[sid, 3]
@@ -567,6 +568,9 @@ def decode(
             code = status
             stop_at = pos
             break
+        if cut and status in (0, ST_OVERRUN):  # the last event (or the next header) runs past the cut
+            status = ST_TRUNCATED
+            bad_eid, bad_sid = -1, -1
         for k in range(events):
             counts[sid, seen[k]] += 1
         pk[P_EVENTS] = events
@@ -576,7 +580,7 @@ def decode(
         if status:
             code = status
             stop_at = bit >> 3
-            pos += psize // 8
+            pos = min(pos + psize // 8, size)
             break
         pos += psize // 8
     state[0] = pos

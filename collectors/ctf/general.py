@@ -82,6 +82,9 @@ class Packet:
     content_bits: int
     packet_bits: int
     events: list[Event] = field(default_factory=list)
+    # A packet the file ends inside, read with ``salvage``: the byte where its first event not read starts
+    # (its events that end before the cut are ``events``); -1: the whole packet is in the file.
+    cut_at: int = -1
 
     @property
     def next_offset(self) -> int:
@@ -247,26 +250,39 @@ class GeneralDecoder:
     def __init__(self, meta: Metadata) -> None:
         self.meta = meta
 
-    def packet(self, buf: Buffer, offset: int, clock_fields: list[tuple[int, int]] | None = None) -> Packet:
+    def packet(
+        self, buf: Buffer, offset: int, clock_fields: list[tuple[int, int]] | None = None, salvage: bool = False
+    ) -> Packet:
         """The packet at byte ``offset`` of ``buf`` (a whole stream file), all its events decoded.
 
         ``clock_fields`` receives the bit position and size of every clock value read (packet context
-        and event headers): what a tool that shifts a trace in time rewrites.
+        and event headers): what a tool that shifts a trace in time rewrites.  ``salvage``: a packet the
+        file ends inside gives the events that end before the cut, and ``cut_at`` (else DecodeError).
         """
         data = buf if isinstance(buf, bytes) else bytes(buf)
-        pk, cur = self._open(data, offset, clock_fields)
+        pk, cur = self._open(data, offset, clock_fields, salvage)
         while cur.pos < cur.limit:
-            ev = self._event(cur, pk.stream_id)
+            start = cur.pos
+            try:
+                ev = self._event(cur, pk.stream_id)
+            except DecodeError:
+                if pk.cut_at < 0:
+                    raise
+                cur.pos = start  # the event the cut goes through: not read (as the compiled decoder)
+                break
             if ev is None:
                 break
             pk.events.append(ev)
+        if pk.cut_at >= 0:
+            pk.cut_at = cur.pos // 8
         return pk
 
     def first_clock(self, buf: Buffer, offset: int) -> int | None:
         """The clock value of the first event of the packet at byte ``offset`` of ``buf``, read from its header
-        alone (events without a header are at the packet's ``timestamp_begin``); None when it holds no event."""
+        alone (events without a header are at the packet's ``timestamp_begin``); None when it holds no event.
+        A packet the file ends inside is read up to the cut."""
         data = buf if isinstance(buf, bytes) else bytes(buf)
-        pk, cur = self._open(data, offset, None)
+        pk, cur = self._open(data, offset, None, salvage=True)
         sc = self.meta.streams[pk.stream_id]
         start = cur.pos
         if start >= cur.limit:
@@ -280,8 +296,11 @@ class GeneralDecoder:
                 raise DecodeError(f"event header: {exc.what}", exc.offset) from None
         return cur.clock
 
-    def _open(self, data: bytes, offset: int, clock_fields: list[tuple[int, int]] | None) -> tuple[Packet, _Cursor]:
-        """The packet at ``offset``: its header and context read, the cursor at its first event."""
+    def _open(
+        self, data: bytes, offset: int, clock_fields: list[tuple[int, int]] | None, salvage: bool = False
+    ) -> tuple[Packet, _Cursor]:
+        """The packet at ``offset``: its header and context read, the cursor at its first event (``salvage``: a
+        packet the file ends inside is read up to the cut, ``cut_at`` set, instead of a DecodeError)."""
         meta = self.meta
         size_bits = len(data) * 8
         cur = _Cursor(data, offset * 8, size_bits)
@@ -306,10 +325,11 @@ class GeneralDecoder:
         content_bits = flat.get("content_size", packet_bits)
         if packet_bits <= 0 or content_bits > packet_bits:
             raise DecodeError("a packet's sizes are inconsistent", offset)
-        if offset * 8 + packet_bits > size_bits:
+        cut = offset * 8 + packet_bits > size_bits
+        if cut and not salvage:
             raise DecodeError("the file ends inside a packet (truncated stream file)", offset)
-        pk = Packet(offset, sid, dict(flat), content_bits, packet_bits)
-        cur.limit = offset * 8 + content_bits
+        pk = Packet(offset, sid, dict(flat), content_bits, packet_bits, cut_at=offset if cut else -1)
+        cur.limit = min(offset * 8 + content_bits, size_bits)
         cur.clock = flat.get("timestamp_begin", 0)
         return pk, cur
 

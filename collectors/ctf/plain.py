@@ -440,10 +440,8 @@ def run(  # noqa: C901 (mirrors collectors.ctf.decode.decode branch for branch)
         if psize <= 0 or csize > psize:
             code, stop_at = ST_BAD_MAGIC, pos
             break
-        if pos * 8 + psize > size * 8:
-            code, stop_at = ST_TRUNCATED, pos
-            break
-        need = psize // 32 + 1
+        cut = pos * 8 + psize > size * 8  # the file ends inside it: the events before the cut are read (as decode)
+        need = (psize if not cut else size * 8 - pos * 8) // 32 + 1
         if len(out) // N_ROWCOLS + need > cap:
             code, stop_at = ST_ROWS_FULL, need
             break
@@ -466,7 +464,7 @@ def run(  # noqa: C901 (mirrors collectors.ctf.decode.decode branch for branch)
         ]
         back0, last0 = back, last_ev
         back += pk_back
-        limit = pos * 8 + csize
+        limit = min(pos * 8 + csize, size * 8)
         bit = end
         hdr_s, hdr_e, ctx_s, ctx_e = stream_progs[sid][2:6]
         hdr = headers[sid]
@@ -600,13 +598,16 @@ def run(  # noqa: C901 (mirrors collectors.ctf.decode.decode branch for branch)
             back, last_ev = back0, last0
             code, stop_at = status, pos
             break
+        if cut and status in (0, ST_OVERRUN):  # the last event (or the next header) runs past the cut
+            status = ST_TRUNCATED
+            bad_eid = bad_sid = -1
         for eid, n in Counter(packet_ids).items():  # counted in C, not one Python step per event
             seen[(sid, eid)] = seen.get((sid, eid), 0) + n
         pk[7] = len(packet_ids)
         pk[8] = status
         out_packets.append(pk)
         nev += len(packet_ids)
-        pos += psize // 8
+        pos = min(pos + psize // 8, size)
         if status:
             code = status
             stop_at = bit >> 3

@@ -32,6 +32,7 @@ from collectors.ctf import layouts as ly
 from collectors.ctf import parsed
 from collectors.ctf.general import DecodeError, GeneralDecoder
 from collectors.ctf.metadata import Clock, Metadata
+from collectors.mapping import map_file
 from forensics.errors import InputError
 from forensics.model import NotAvailable, SourceRecord
 from forensics.output import register_input
@@ -273,7 +274,7 @@ def _map(trace: int, path: Path) -> StreamFile:
         if size == 0:
             return StreamFile(trace, path, np.zeros(0, dtype=np.uint8))
         with open(path, "rb") as fh:
-            mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+            mm = map_file(fh.fileno(), str(path))  # (cut short by another process while read: one line, exit 3)
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror}", hint="check the permissions") from None
     return StreamFile(trace, path, np.frombuffer(mm, dtype=np.uint8), mapping=mm)
@@ -495,7 +496,7 @@ class Session:
         pks = packets[:npk]
         if code == ly.ST_GENERAL:  # a packet the programs cannot run: decoded whole by the general decoder
             try:
-                g_rows, g_packet, g_back, s.last_clock = self._general_packet(t, s, stop_at)
+                g_rows, g_packet, g_back, s.last_clock, cut_at = self._general_packet(t, s, stop_at)
             except DecodeError as exc:
                 s.problem = f"{s.path}: {exc}; the events after it were not read"
                 s.done = True
@@ -507,8 +508,10 @@ class Session:
                 nev += int(g_packet[0, ly.P_EVENTS])
                 npk += 1
                 back += g_back
-                pos = int(g_packet[0, ly.P_OFF] + g_packet[0, ly.P_SIZE] // 8)
+                pos = min(int(g_packet[0, ly.P_OFF] + g_packet[0, ly.P_SIZE] // 8), len(s.buf))
                 code = ly.ST_ROWS_FULL if pos < len(s.buf) else ly.ST_END  # ROWS_FULL: not done, call again
+                if cut_at >= 0:  # the file ends inside it: its events before the cut were read, as run() reads them
+                    code, stop_at, bad_eid, bad_sid = ly.ST_TRUNCATED, cut_at, -1, -1
         nrows = len(got)
         s.pos = pos
         s.events += nev
@@ -539,7 +542,11 @@ class Session:
                 if bad_eid >= 0
                 else ""
             )
-            s.problem = f"{s.path}: {what}: {where}at byte {stop_at}; the events after it were not read"
+            kept = ""
+            if code == ly.ST_TRUNCATED:  # the events of the cut packet that end before the cut were decoded
+                cut = int(pks[-1, ly.P_EVENTS]) if npk and pks[-1, ly.P_STATUS] == ly.ST_TRUNCATED else 0
+                kept = f"; the {cut} event{'s' * (cut != 1)} of the cut packet before it were read" if cut else ""
+            s.problem = f"{s.path}: {what}: {where}at byte {stop_at}{kept}; the events after it were not read"
             s.done = True
         elif code == ly.ST_END:
             s.done = True
@@ -573,12 +580,13 @@ class Session:
     @staticmethod
     def _general_packet(
         t: CtfTrace, s: StreamFile, offset: int
-    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], int, int]:
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], int, int, int]:
         """The packet at ``offset`` by the general decoder: its rows (as the compiled decoder writes them),
-        its packet row, the timestamps that went back and the last event time (DecodeError when damaged)."""
+        its packet row, the timestamps that went back, the last event time and where the file cuts it (-1: it
+        does not; DecodeError when damaged)."""
         if t.general is None:
             t.general = GeneralDecoder(t.meta)
-        pk = t.general.packet(s.buf, offset)
+        pk = t.general.packet(s.buf, offset, salvage=True)
         head = pk.header
         cpu = head.get("cpu_id", -1)
         tsb = head.get("timestamp_begin", 0)
@@ -597,6 +605,7 @@ class Session:
         )
         prow[0, ly.P_SEQ] = head.get("packet_seq_num", -1)
         prow[0, ly.P_BACK] = back
+        prow[0, ly.P_STATUS] = ly.ST_TRUNCATED if pk.cut_at >= 0 else 0
         out = []
         for ev in pk.events:
             back += ev.cycles < last
@@ -616,7 +625,7 @@ class Session:
                 row[ly.R_V0 + k] = 0 if v is None or fname == "id#present" else v
             out.append(row)
         rows = np.array(out, dtype=np.int64).reshape(-1, ly.N_ROWCOLS)
-        return rows, prow, back, last
+        return rows, prow, back, last, pk.cut_at
 
     @staticmethod
     def _ns(t: CtfTrace, cycles: int) -> int:

@@ -390,10 +390,18 @@ def _format_title(rule: Rule, header: re.Match[str], text: str, frame: str | Non
         return None, None
 
 
-def build_report(window: Sequence[LogLine], rule: Rule, header: re.Match[str]) -> tuple[KernelReport, int]:
-    """The report that starts at ``window[0]``, and the index in ``window`` where scanning resumes."""
+def build_report(
+    window: Sequence[LogLine], rule: Rule, header: re.Match[str], past: int | None = None
+) -> tuple[KernelReport, int] | None:
+    """The report that starts at ``window[0]``, and the index in ``window`` where scanning resumes.
+
+    None when the report reaches line ``past`` of the window: it may go on after the window's end, and the
+    caller builds it from a longer window (the frames, title and fields of the short one would be thrown away).
+    """
     head = window[0]
     own, end, resume = report_extent(window, line_context(head))
+    if past is not None and end >= past:
+        return None
     text = "\n".join(line.body for line in own)
     corrupted_reason: str | None = None
     frame: str | None = None

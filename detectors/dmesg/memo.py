@@ -446,9 +446,14 @@ class ReportMemo:
         A hit whose report ends within two lines of that window's end is built again from the full window
         (:meth:`_fast_full`).  In a fuzzer's log these are most repeats: the console lines of other
         programs after a report are read to the window's end, and long reports (lockdep's) need the full one.
+        The builder of a long report stops at the first window's end (nothing is remembered of it there): when
+        no entry of the first window matches, one built from the full window that does (it read more than
+        ``max_lines`` lines) says that the first window's builder would stop, and is the hit.
         """
+        long = False
         for entry in entries:
             if entry.window_len != max_lines and (entry.window_len != -1 or entry.lines > max_lines):
+                long = long or entry.lines > max_lines
                 continue
             found = _fast_compare(entry, ahead, max_lines - entry.lines)
             if found is None:
@@ -458,14 +463,14 @@ class ReportMemo:
             if entry.own[-1] < max_lines - 2:
                 return self._fast_hit(entry, first, *found)
             return self._fast_full(entries, ahead, first)
-        return None
+        return self._fast_full(entries, ahead, first, past=max_lines) if long else None
 
     def _fast_full(
-        self, entries: list[_Entry], ahead: _Ahead, first: int
+        self, entries: list[_Entry], ahead: _Ahead, first: int, past: int = 0
     ) -> tuple[KernelReport, int, tuple[int, ...]] | None:
         """:meth:`fast_lookup` for a report that goes on past the first window: the entries of the full window
         (up to MAX_FULL_LINES lines within the byte budget, complete: the scanner waits for more input
-        otherwise), compared as the usual path compares them."""
+        otherwise), compared as the usual path compares them.  A hit must have read more than ``past`` lines."""
         if ahead.start + ahead.max_bytes >= ahead.end and not ahead.has_lines(MAX_FULL_LINES):
             return None  # not complete: the usual path waits for more input, or reads the end of the log
         for entry in entries:
@@ -477,7 +482,7 @@ class ReportMemo:
             # A hit's lines are within the budget: the full window holds them all.
             found = _fast_compare(entry, ahead, 0)
             if found is not None:
-                return self._fast_hit(entry, first, *found)
+                return self._fast_hit(entry, first, *found) if entry.lines > past else None
             if not ahead.surely_other(entry):
                 return None
         return None

@@ -106,6 +106,26 @@ def test_ahead_of_time_equals_jit_and_plain(
 
 
 @pytest.mark.slow
+def test_a_cut_stream_ahead_of_time_equals_jit_and_plain(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, built: Path
+) -> None:
+    """A stream file that ends inside a packet: the three decoders keep the same events before the cut."""
+    root = extract_session(tmp_path)
+    stream = root / "kernel" / "kch_1"  # one packet: every event kept is one before the cut
+    stream.write_bytes(stream.read_bytes()[: stream.stat().st_size // 2])
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(built))
+    monkeypatch.delenv(aot.AOT_ENV, raising=False)
+    ahead = _run(monkeypatch, root, True)
+    assert any(p.parent == built / "aot" for p in aot.loaded()), "the run did not load the modules built ahead of time"
+    monkeypatch.setenv(aot.AOT_ENV, "no")
+    jit = _run(monkeypatch, root, True)
+    plain = _run(monkeypatch, root, False)
+    assert any("kch_1" in n and "events of the cut packet before it were read" in n for n in ahead.notes)
+    assert ahead == jit == plain
+    assert repr(ahead) == repr(jit) == repr(plain)
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("name", TEXTS)
 def test_text_ahead_of_time_equals_jit_and_plain(monkeypatch: pytest.MonkeyPatch, built: Path, name: str) -> None:
     path = TRACES / name

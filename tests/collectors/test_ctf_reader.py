@@ -14,12 +14,15 @@ import shutil
 import struct
 import subprocess
 import tarfile
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from collectors.ctf import layouts as d
+from collectors.ctf import parsed
+from collectors.ctf.general import decode_stream
 from collectors.ctf.metadata import read_metadata_text
 from collectors.ctf.reader import Session
 from forensics.errors import InputError
@@ -28,6 +31,7 @@ from forensics.pipelines.spans import SpanOptions
 from forensics.pipelines.trace import analyse_trace_file
 from forensics.report.spans_json import report_to_dict
 from tests.collectors import ctf_encoder as enc
+from tests.collectors.ctf_check import extract_session
 from tests.forensics.commands.test_trace_cli import run
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "lttng"
@@ -85,6 +89,47 @@ def test_truncated_stream_file_is_a_warning(session: Path) -> None:
     result = analyse_trace_file(str(session))
     assert any("truncated stream file" in n and "channel0_0" in n for n in result.notes)
     assert result.parse.events < 240  # the cut packet is not read
+
+
+def _stream_rows(root: Path, stream: Path, decoder: str) -> tuple[np.ndarray, Session]:
+    """The rows of one stream file of the session at ``root`` read by ``decoder``: "plain", "compiled" (numba's
+    JIT under the tests, tests/conftest.py), or "general" (every packet of the kernel trace handed to the general
+    decoder, as a packet holding an event the layout programs cannot express is)."""
+    s = Session(str(root), compiled=decoder == "compiled")
+    if decoder == "general":
+        for t in s.traces:
+            if t.meta.domain == "kernel":
+                t.layouts = replace(t.layouts, general=np.ones_like(t.layouts.general))
+    at = next(i for i, st in enumerate(s.streams) if st.path == stream)
+    got = [rows[owner == at] for rows, owner in s.rows()]
+    return np.concatenate(got), s
+
+
+@pytest.mark.parametrize("decoder", ["plain", "compiled", "general"])
+def test_a_cut_packet_keeps_the_events_before_the_cut(tmp_path: Path, decoder: str) -> None:
+    """A stream file that ends inside a packet (a copy cut short, a full disk) keeps the events that end before the
+    cut, and its note says how many; they were all lost (the kernel session's kch_1 is one 770 KB packet: cut in
+    half, none of its 16 397 events was read, only "at byte 0; the events after it were not read")."""
+    whole = extract_session(tmp_path / "whole")
+    root = extract_session(tmp_path / "cut")
+    stream = root / "kernel" / "kch_1"
+    data = stream.read_bytes()
+    cut = len(data) // 2
+    meta, _lay = parsed.load(root / "kernel" / "metadata")
+    kept = [ev for pk in decode_stream(meta, data) for ev in pk.events if ev.end <= cut * 8]
+    assert len(kept) > 8000
+    stream.write_bytes(data[:cut])
+    rows, s = _stream_rows(root, stream, decoder)
+    full, _s = _stream_rows(whole, whole / "kernel" / "kch_1", decoder)
+    stop = kept[-1].end // 8
+    assert np.array_equal(rows, full[full[:, d.R_OFF] < stop])  # the same rows as the whole file's, up to the cut
+    cut_stream = next(st for st in s.streams if st.path == stream)
+    assert cut_stream.events == len(kept)
+    assert cut_stream.problem == (
+        f"{stream}: the file ends inside a packet (truncated stream file): at byte {stop}; "
+        f"the {len(kept)} events of the cut packet before it were read; the events after it were not read"
+    )
+    assert cut_stream.problem in s.notes()
 
 
 def test_lost_events_are_counted_and_flagged(session: Path) -> None:

@@ -48,11 +48,13 @@ def test_memoised_reports_equal_built_ones(log: Path) -> None:
 def test_repeats_are_memoised_with_their_own_lines_and_times() -> None:
     log = next(p for p in CASES if p.stem == "null_deref_x86")
     text = log.read_bytes().rstrip(b"\n") + b"\n"
-    data = text + text + _shifted(text, 1000)
+    # A last copy after the repeats: the report of a log's last copy reaches its end, and is built (a window
+    # shorter than the one the memo knows).
+    data = text + text + _shifted(text, 1000) + _shifted(text, 2000)
     reports, hits = _scan(data, memo=True)
     assert hits >= 2
     read = data.decode().split("\n")
-    per_copy = len(reports) // 3
+    per_copy = len(reports) // 4
     first = reports[0]
     for copy, seconds in ((1, 0), (2, 1000)):
         again = reports[copy * per_copy]
@@ -87,7 +89,9 @@ def test_prefixed_stamps_are_keyed_and_timed_as_parsed(line: bytes) -> None:
     memoised, hits = _scan(data, memo=True)
     assert memoised == built
     assert len(built) == 4
-    assert hits >= 1  # the memo was used
+    # The memo was used: the copies but the last (its report reaches the end of the log) are repeats, unless
+    # the time that differs is the kernel's after journalctl's (a key blanks a line's first stamp only).
+    assert hits >= (0 if line.startswith(b"[ 7.") else 1)
 
 
 def _same_width_shift(text: bytes, seconds: int) -> bytes:
@@ -122,14 +126,14 @@ def test_a_repeat_is_made_whole_when_read_and_pickles_as_the_plain_record() -> N
     import pickle
 
     text = next(p for p in CASES if p.stem == "null_deref_x86").read_bytes().rstrip(b"\n") + b"\n"
-    data = text + _shifted(text, 1000)
+    data = text + _shifted(text, 1000) + _shifted(text, 2000)  # the last copy's report is built: see above
     reports, _ = _scan(data, memo=True)
     built, _ = _scan(data, memo=False)
-    again = reports[len(reports) // 2]
+    again = reports[len(reports) // 3]
     assert type(again) is not KernelReport  # a repeat: its lines are made when first read
     assert "lines" not in vars(again)
-    assert again == built[len(built) // 2] and built[len(built) // 2] == again
-    assert hash(again) == hash(built[len(built) // 2])
+    assert again == built[len(built) // 3] and built[len(built) // 3] == again
+    assert hash(again) == hash(built[len(built) // 3])
     plain = pickle.loads(pickle.dumps(again))
     assert type(plain) is KernelReport and plain == again
 
@@ -166,7 +170,9 @@ def test_repeats_of_reports_read_to_their_window_end_equal_built_ones() -> None:
 
 @pytest.mark.parametrize("log", CASES, ids=[p.stem for p in CASES])
 def test_a_repeats_header_excerpt_and_frames_are_its_built_ones_without_its_lines(log: Path) -> None:
-    data = _repeated(log)
+    # Three copies byte for byte first: the second's builder reads what the first's read (up to the next
+    # copy's first lines), the same bytes.
+    data = log.read_bytes().rstrip(b"\n") + b"\n" + _repeated(log)
     built, _ = _scan(data, memo=False)
     memoised, _ = _scan(data, memo=True)
     verbatim = 0
@@ -179,4 +185,4 @@ def test_a_repeats_header_excerpt_and_frames_are_its_built_ones_without_its_line
         assert (header, excerpt) == (want.header, "\n".join(text for _, text in want.lines))
         assert (trace, end_time) == (want.trace, want.end_time)
         assert excerpt == got.excerpt() == "\n".join(text for _, text in got.lines)
-    assert verbatim or not built  # the log's second copy is its first byte for byte
+    assert verbatim or not built  # the log's second copy is its first byte for byte, and so is what follows it
