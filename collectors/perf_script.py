@@ -80,13 +80,7 @@ def parse_frame_line(line: bytes, java: bool) -> tuple[ProfileFrame, ...] | None
     pc = m.group(1)
     # The kernel half of the address space matters only when the DSO does not say (an unknown one).
     high = len(pc) == 16 and pc.startswith(b"ffff")
-    key = (raw_b, dso_b, java, high)
-    frames = _SYMBOLS.get(key)
-    if frames is None:
-        frames = _symbol_frames(raw_b, dso_b, java, high)
-        if len(_SYMBOLS) < 1 << 20:  # bounded: a profile has far fewer distinct symbols
-            _SYMBOLS[key] = frames
-    return frames
+    return _cached_symbol(raw_b, dso_b, java, high)
 
 
 def _symbol_frames(raw_b: bytes, dso_b: bytes, java: bool, high: bool) -> tuple[ProfileFrame, ...]:
@@ -151,6 +145,9 @@ def _parse_keyed(lines: list[bytes], java: bool, cache: dict[bytes, tuple[Profil
         cache[line] = _line_frames(line, java)
 
 
+#: Distinct (thread, event, call chain text) from which a bulk reader reads the texts through the compiled
+#: interner (:mod:`collectors.perf_chains`); below, loading it costs more than it saves.
+COMPILED_FROM = 4096
 #: Call chain texts split and looked up at a time by :func:`_chains_of`.
 CHAIN_BATCH = 4096
 
@@ -210,6 +207,39 @@ def _chains_of(
     out.reverse()
     bad.reverse()
     return out, bad
+
+
+def _chain_interner() -> Any:
+    """The compiled call chain interner (:mod:`collectors.perf_chains_aot`), built now when it is not yet; None
+    when it cannot be (no C compiler, ``KFORENSIC_AOT=no``): the Python path then reads the same."""
+    from collectors.perf_chains_aot import kernels
+
+    return kernels(build=True)
+
+
+def _cached_symbol(raw: bytes, dso: bytes, java: bool, high: bool) -> tuple[ProfileFrame, ...]:
+    """:func:`_symbol_frames` through the cache :func:`parse_frame_line` keeps."""
+    key = (raw, dso, java, high)
+    frames = _SYMBOLS.get(key)
+    if frames is None:
+        frames = _symbol_frames(raw, dso, java, high)
+        if len(_SYMBOLS) < 1 << 20:  # bounded: a profile has far fewer distinct symbols
+            _SYMBOLS[key] = frames
+    return frames
+
+
+def _chains_compiled(
+    bodies: list[bytes], java: bool, run: Any, cache: dict[bytes, tuple[ProfileFrame, ...] | None]
+) -> tuple[list[tuple[ProfileFrame, ...]], list[int]]:
+    """:func:`_chains_of` (keyed) through the compiled interner ``run`` (:mod:`collectors.perf_chains`)."""
+    from collectors.perf_chains import chains_compiled
+
+    return chains_compiled(
+        bodies,
+        run,
+        lambda raw, dso, high: _cached_symbol(raw, dso, java, high),
+        lambda odd: _chains_of(odd, java, cache, True),
+    )
 
 
 _PLUS_ONE = (1).__add__
@@ -873,10 +903,15 @@ class ScriptParser:
         # Each distinct (body, java) parsed once, all of them in one batch per java value.
         frames_of: dict[bytes, tuple[tuple[ProfileFrame, ...], int]] = {}
         java_frames_of: dict[bytes, tuple[tuple[ProfileFrame, ...], int]] = {}
+        run = _chain_interner() if self._bulk and len(self._counts) >= COMPILED_FROM else None
         for java, out in ((False, frames_of), (True, java_frames_of)):
             todo = list(dict.fromkeys(bodies if not any(java_of) else compress(bodies, (j is java for j in java_of))))
             if todo:
-                frames_list, bads = _chains_of(todo, java, line_caches[java], self._bulk)
+                frames_list, bads = (
+                    _chains_compiled(todo, java, run, line_caches[java])
+                    if run is not None
+                    else _chains_of(todo, java, line_caches[java], self._bulk)
+                )
                 setdefault = chains.setdefault
                 out.update(zip(todo, zip(map(setdefault, frames_list, frames_list), bads, strict=True), strict=True))
             if not any(java_of):

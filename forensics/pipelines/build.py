@@ -78,7 +78,7 @@ def build_ahead() -> float:
     What lets ``kforensic trace`` on an LTTng session or a text trace run without numba loaded (docs/trace.md,
     "Peak RSS").
     """
-    from collectors import trace_scan_aot
+    from collectors import perf_chains_aot, trace_scan_aot
     from collectors.ctf import decode_aot
     from detectors.sched import engine_aot
 
@@ -86,6 +86,7 @@ def build_ahead() -> float:
     decode_aot.kernels(build=True)
     trace_scan_aot.kernels(build=True)
     engine_aot.kernels(build=True)
+    perf_chains_aot.kernels(build=True)  # the profile reader's call chain interner
     return time.perf_counter() - start
 
 

@@ -1,0 +1,100 @@
+"""Call chain texts to frames through the compiled interner (:mod:`collectors.perf_chain_kernel`).
+
+What :func:`collectors.perf_script._chains_of` gives, for many texts at once: the texts are joined
+into one buffer, the kernel numbers each line's frame key and each text's chain, and Python then
+parses each distinct key once (the reader's symbol parse, through its cache) and makes each distinct
+chain's frames tuple once; a text is then one look-up.  Texts holding a line the kernel does not key
+are read by the reader, line by line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from itertools import chain, compress
+from typing import Any
+
+from forensics.types.profile import ProfileFrame
+
+Frames = tuple[ProfileFrame, ...]
+
+#: Keys and chains the first tables have room for besides a share of the lines and texts (a call that
+#: finds them too small is run again with four times the room).
+ROOM = 1024
+
+
+def _tables(n_lines: int, n_bodies: int, keys: int, chains: int) -> tuple[Any, ...]:
+    """Zeroed output arrays for :func:`collectors.perf_chain_kernel.intern_chains` with this much room."""
+    import numpy as np
+
+    from collectors.perf_chain_kernel import KEY_COLUMNS
+
+    def table(n: int) -> Any:
+        return np.zeros(1 << (2 * n).bit_length(), np.int64)
+
+    return (
+        np.zeros(n_lines, np.int64),
+        np.zeros(n_bodies, np.int64),
+        np.zeros(n_bodies, np.int64),
+        np.zeros(n_bodies, np.int64),
+        np.zeros((keys, KEY_COLUMNS), np.int64),
+        table(keys),
+        np.zeros(chains, np.int64),
+        table(chains),
+    )
+
+
+def chains_compiled(
+    bodies: list[bytes],
+    run: Any,
+    symbol: Callable[[bytes, bytes, bool], Frames],
+    line_by_line: Callable[[list[bytes]], tuple[list[Frames], list[int]]],
+) -> tuple[list[Frames], list[int]]:
+    """Root-to-leaf frames of each call chain text and its number of lines that are not frames.
+
+    ``run``: the kernel (compiled ahead of time, or numba's JIT); ``symbol(raw, dso, high)``: the
+    frames of a symbol (the reader's ``_symbol_frames`` for one java value, cached); ``line_by_line``:
+    the reader's own reading of texts, for those holding a line the kernel does not key.
+    """
+    import numpy as np
+
+    if not bodies:
+        return [], []
+    joined = b"\n".join(bodies)
+    buf = np.frombuffer(joined, np.uint8)
+    ends = np.cumsum(np.fromiter(map(len, bodies), np.int64, len(bodies)) + 1) - 1
+    n_lines = joined.count(b"\n") + 1
+    keys, chains = ROOM + n_lines // 16, ROOM + len(bodies) // 4
+    while True:
+        line_ids, first, count, body_chain, key_rows, _, chain_first, _ = out = _tables(
+            n_lines, len(bodies), keys, chains
+        )
+        n_keys, n_chains = run(buf, ends, *out)
+        if n_keys >= 0 and n_chains >= 0:
+            break
+        keys, chains = (keys * 4 if n_keys < 0 else keys), (chains * 4 if n_chains < 0 else chains)
+    # Each key's frames, parsed once.
+    frames_of = [symbol(joined[a:b], joined[c:d], bool(high)) for a, b, c, d, high in key_rows[:n_keys, :5].tolist()]
+    # Each chain's frames: its keys' frames, last line first (the text is leaf first).
+    ids = line_ids.tolist()
+    made: list[Frames] = []
+    for at, n in zip(first[chain_first[:n_chains]].tolist(), count[chain_first[:n_chains]].tolist(), strict=True):
+        part = ids[at : at + n]
+        part.reverse()
+        made.append(tuple(chain.from_iterable(map(frames_of.__getitem__, part))))
+    of_body = body_chain.tolist()
+    if -1 not in of_body:
+        return list(map(made.__getitem__, of_body)), [0] * len(bodies)
+    out_frames: list[Frames] = [()] * len(bodies)
+    bad = [0] * len(bodies)
+    odd = [c < 0 for c in of_body]
+    for i, c in enumerate(of_body):
+        if c >= 0:
+            out_frames[i] = made[c]
+    got_frames, got_bad = line_by_line(list(compress(bodies, odd)))
+    for i, f, nb in zip(compress(range(len(bodies)), odd), got_frames, got_bad, strict=True):
+        out_frames[i] = f
+        bad[i] = nb
+    return out_frames, bad
+
+
+__all__ = ["chains_compiled"]

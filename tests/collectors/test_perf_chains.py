@@ -1,0 +1,132 @@
+"""The compiled call chain interner of the profile reader, against the line-by-line reading it stands in for.
+
+:func:`collectors.perf_chains.chains_compiled` runs :func:`collectors.perf_chain_kernel.intern_chains`
+(numba's JIT here; ahead of time in ``kforensic profile``, on inputs the reader's numpy path reads) and must give
+what
+:func:`collectors.perf_script._chains_of` gives: the frames of every call chain text and its lines that
+are not frames, on every bundled recording, on the edges of the frame line's regular expression and on
+random texts.  The module built ahead of time (in a directory of its own) must make ``kforensic profile``
+write what it writes without it, byte for byte, without numba loaded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from collectors import perf_chains, perf_script
+from collectors.perf_chains_aot import jitted
+from collectors.perf_script import _chains_compiled, _chains_of, read_gzip_text
+from forensics import aot
+from forensics.jit import COMPILED_ENV
+from tests.collectors.test_perf_frames import EDGES
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "tests" / "data" / "profile"
+
+
+def _bodies(path: Path) -> list[bytes]:
+    """The distinct call chain texts of a recording (what follows each sample's header line)."""
+    return list(dict.fromkeys(p.partition(b"\n")[2] for p in read_gzip_text(path).split(b"\n\n")))
+
+
+def _same(bodies: list[bytes]) -> int:
+    """Both readings of ``bodies`` are equal, either java; the texts whose chain the kernel numbered."""
+    numbered = 0
+    for java in (False, True):
+        perf_script._SYMBOLS.clear()
+        got = _chains_compiled(bodies, java, jitted(), {})
+        assert got == _chains_of(bodies, java, {}, False)
+        numbered += sum(bad == 0 for bad in got[1])
+    return numbered
+
+
+@pytest.mark.parametrize("path", sorted(DATA.glob("*.perf.txt.gz")), ids=lambda p: p.name.split(".")[0])
+def test_chains_are_read_as_line_by_line_on_every_recording(path: Path) -> None:
+    bodies = _bodies(path)
+    assert _same(bodies) == 2 * len(bodies)  # no text of a recording has a line that is not a frame
+
+
+def test_edge_lines_are_read_as_line_by_line() -> None:
+    frame = b"\t ffffffff81000000 sym+0x1f ([kernel.kallsyms])"
+    bodies = [*EDGES, *(frame + b"\n" + e for e in EDGES), *(e + b"\n#c\n" + frame for e in EDGES), b"\n".join(EDGES)]
+    _same(bodies)
+    # Texts that differ only in addresses and offsets are one chain; a blank line is no frame.
+    perf_script._SYMBOLS.clear()
+    texts = [b"\t 1 a+0x1 (x)\n\t 2 b+0x2 (y)", b"\t 3 a+0x9 (x)\n\n\t 4 b+0xf (y)", b"\t 3 b (x)\n\t 4 b (y)"]
+    (first, second, third), bad = _chains_compiled(texts, False, jitted(), {})
+    assert first is second and first != third and [f.name for f in first] == ["b", "a"] and bad == [0, 0, 0]
+
+
+def test_tables_too_small_are_grown(monkeypatch: pytest.MonkeyPatch) -> None:
+    bodies = _bodies(DATA / "mixed.perf.txt.gz")
+    monkeypatch.setattr(perf_chains, "ROOM", 1)
+    assert _same(bodies) == 2 * len(bodies)
+
+
+_PARTS = st.sampled_from(
+    [b" ", b"\t", b"ff", b"ffff", b"(", b")", b" (", b"+0x", b"1a", b"g", b"s", b"->", b"\xff", b"#"]
+)
+_LINE = st.lists(_PARTS, max_size=12).map(b"".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(_LINE, min_size=1, max_size=6).map(b"\n".join), min_size=1, max_size=20))
+def test_any_text_is_read_as_line_by_line(bodies: list[bytes]) -> None:
+    _same(bodies)
+
+
+def _profile(cache: Path, text: Path, out: Path, **env: str) -> list[bytes]:
+    """``kforensic profile`` of ``text``: its folded stacks, SVG, text and JSON (without the time it took)."""
+    run_env = {k: v for k, v in os.environ.items() if k not in (aot.AOT_ENV, COMPILED_ENV)}
+    run_env |= {"NUMBA_CACHE_DIR": str(cache), **env}
+    got = []
+    for fmt in ("text", "json"):
+        argv = [sys.executable, "-m", "forensics", "profile", str(text), "--folded", str(out / "f"), "--svg"]
+        argv += [str(out / "s"), "--format", fmt, "-o", str(out / "o")]
+        done = subprocess.run(argv, env=run_env, capture_output=True, check=False)
+        assert done.returncode == 0, done.stderr
+        got += [(out / name).read_bytes() for name in ("f", "s", "o")]
+    digest = json.loads(got[-1])
+    for source in digest["incident"]["sources"]:
+        source.pop("seconds")  # how long the reading took
+    got[-1] = json.dumps(digest).encode()
+    return got
+
+
+@pytest.mark.skipif(
+    shutil.which("gcc") is None and shutil.which("cc") is None, reason="building ahead of time needs a C compiler"
+)
+def test_the_module_built_ahead_of_time_writes_what_the_python_path_writes(tmp_path: Path) -> None:
+    # A recording repeated past the reader's numpy bound and its COMPILED_FROM stacks, each copy with its command.
+    one = read_gzip_text(DATA / "mixed.perf.txt.gz").rstrip(b"\n") + b"\n\n"
+    text = tmp_path / "big.perf.txt"
+    with text.open("wb") as f:
+        for i in range(max(perf_script.NUMPY_FROM // len(one) + 2, 2 * perf_script.COMPILED_FROM // 60)):
+            f.write(one.replace(b"mixed ", b"m%d " % i))
+    cache = tmp_path / "cache"
+    env = {"NUMBA_CACHE_DIR": str(cache)}
+    probe = (
+        "import sys; from collectors.perf_script import read_profile; from forensics import aot; "
+        f"p = read_profile({str(text)!r}); print(len(p.stacks), len(aot.loaded()), 'numba' in sys.modules)"
+    )
+    build = subprocess.run([sys.executable, "-c", probe], env={**os.environ, **env, aot.AOT_ENV: ""}, check=False,
+                           capture_output=True, text=True)  # fmt: skip
+    assert build.returncode == 0 and "ahead of time" in build.stderr, build.stderr
+    again = subprocess.run([sys.executable, "-c", probe], env={**os.environ, **env, aot.AOT_ENV: ""}, check=True,
+                           capture_output=True, text=True)  # fmt: skip
+    stacks, loaded, numba = again.stdout.split()
+    assert int(stacks) >= perf_script.COMPILED_FROM and loaded == "1" and numba == "False" and not again.stderr
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    assert _profile(cache, text, tmp_path / "a", **{aot.AOT_ENV: ""}) == _profile(
+        cache, text, tmp_path / "b", **{aot.AOT_ENV: "no"}
+    )
