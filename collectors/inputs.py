@@ -27,6 +27,7 @@ from pathlib import Path
 from queue import Queue
 from typing import BinaryIO, Protocol
 
+from collectors.mapping import map_file
 from forensics.errors import InputError
 from forensics.model import NotAvailable, SourceRecord
 from forensics.output import register_input
@@ -209,7 +210,7 @@ class TrackedInput:
             st = os.fstat(self.stream.fileno())
             if not stat.S_ISREG(st.st_mode) or st.st_size < min_bytes:
                 return None
-            mapped = mmap.mmap(self.stream.fileno(), 0, access=mmap.ACCESS_READ)
+            mapped = map_file(self.stream.fileno(), self.name)  # cut short while read: one line, exit 3
         except (OSError, ValueError):
             return None
         mapped.madvise(mmap.MADV_SEQUENTIAL)

@@ -38,7 +38,7 @@ class MappedText:
     Iterating gives its text in :data:`CHUNK` pieces (copies), like a read file; :meth:`take` accounts a
     range a reader used without copying it.  Either way the bytes are counted and hashed for the source
     record.  The mapping is never closed here (batches may still view it): it goes with its last user.
-    A file cut shorter while it is read ends the process (SIGBUS), as it would any program mapping it.
+    A file cut shorter while it is read ends the run with one line, exit 3 (:mod:`collectors.mapping`).
     """
 
     def __init__(self, mapped: mmap.mmap, tracked: TrackedInput) -> None:
