@@ -37,11 +37,11 @@ _MARKER = re.compile(
 
 
 # The batch columns kept: what KernelTable reads (a row's line number comes with its record, ``ref``).
-_KEPT = ("kind", "cpu", "pid", "prio", "next_pid", "next_prio", "state")
+KEPT = ("kind", "cpu", "pid", "prio", "next_pid", "next_prio", "state")
 _SIGNED = (np.int8, np.int16, np.int32, np.int64)
 
 
-def _narrow(col: npt.NDArray[np.int64]) -> npt.NDArray[np.signedinteger]:
+def narrow(col: npt.NDArray[np.int64]) -> npt.NDArray[np.signedinteger]:
     """A copy of ``col`` in the fewest bytes that hold every value: kinds, CPUs and state letters in one,
     priorities in two, pids in two or four (the x176 benchmark session: 11 bytes a row of the seven columns
     kept, instead of 28 as int32)."""
@@ -50,14 +50,68 @@ def _narrow(col: npt.NDArray[np.int64]) -> npt.NDArray[np.signedinteger]:
     return col.astype(kind)
 
 
+def kernel_table(
+    cols: list[npt.NDArray[np.signedinteger]],
+    ts: npt.NDArray[np.float64],
+    event: Callable[[int], TraceEvent],
+    source: str,
+    comms: dict[int, str],
+    syscalls: SyscallTable | None,
+    threads: Statedump | None,
+    open_irqs: tuple[tuple[int, dict[int, tuple[int, ...]]], ...] | None = None,
+) -> KernelTable:
+    """The :class:`KernelTable` of kept rows: their KEPT columns and times, the record of each (``event``), the
+    comms learnt, the open syscalls and the statedump's names and policies."""
+
+    def switch_names(i: int) -> tuple[str, str]:
+        ev = event(i)
+        return ev.comm.decode("utf-8", "replace"), ev.next_comm.decode("utf-8", "replace")
+
+    dump = threads or Statedump({}, {}, "the trace does not record scheduling policies")
+    return KernelTable(
+        kind=cols[0],
+        ts=ts,
+        cpu=cols[1],
+        pid=cols[2],
+        prio=cols[3],
+        next_pid=cols[4],
+        next_prio=cols[5],
+        state=cols[6],
+        ref=lambda i: cite(event(i), source),
+        comm=lambda tid: comms.get(tid) or dump.names.get(tid) or f"TID {tid}",
+        syscalls=syscalls,
+        policy=dump.policy,
+        switch_names=switch_names,
+        open_irqs=open_irqs,
+    )
+
+
+def learn_comms(comms: dict[int, str], batch: EventBatch) -> None:
+    """The comm of each thread a batch's ``sched_switch`` rows name first (the next task's, then the previous')."""
+    sw = np.flatnonzero(batch.kind == 1)
+    for col, attr in ((batch.next_pid, "next_comm"), (batch.pid, "comm")):
+        pids, first = np.unique(col[sw], return_index=True)
+        for p, i in zip(pids.tolist(), first.tolist(), strict=True):
+            if p not in comms:
+                comms[p] = getattr(batch.event(int(sw[i])), attr).decode("utf-8", "replace")
+
+
+def cite(ev: TraceEvent, source: str) -> Ref:
+    """The citation of a kernel row's record: ``stream+byte`` for an LTTng event, ``file:line`` for a text line."""
+    text = ev.line.decode("utf-8", "replace")
+    head = text.split(" ", 1)[0]
+    where = head if head.count("+") == 1 and "[" not in head else f"{source}:{ev.line_no}"
+    return Ref(ev.ts, ev.cpu, where, text, ev.line_no, source)
+
+
 class KernelKeeper:
     """A batch sink that keeps the kernel columns and comms, then feeds the engine (``inner``)."""
 
     def __init__(self, inner: object, source: str) -> None:
         self.inner = inner
         self.source = source
-        # Per column, the chunks kept, each in the fewest bytes that hold its values (see _narrow).
-        self.cols: list[list[npt.NDArray[np.signedinteger]]] = [[] for _ in _KEPT]
+        # Per column, the chunks kept, each in the fewest bytes that hold its values (see narrow).
+        self.cols: list[list[npt.NDArray[np.signedinteger]]] = [[] for _ in KEPT]
         self.ts: list[npt.NDArray[np.float64]] = []
         self.events: list[tuple[int, Callable[[int], TraceEvent]]] = []
         self.comms: dict[int, str] = {0: "<idle>"}
@@ -69,16 +123,11 @@ class KernelKeeper:
 
     def feed(self, batch: EventBatch) -> None:
         """Keep the columns, learn new comms, pass on."""
-        for kept, name in zip(self.cols, _KEPT, strict=True):
-            kept.append(_narrow(getattr(batch, name)))
+        for kept, name in zip(self.cols, KEPT, strict=True):
+            kept.append(narrow(getattr(batch, name)))
         self.ts.append(batch.ts.copy())
         self.events.append((batch.first_eid, batch.event))
-        sw = np.flatnonzero(batch.kind == 1)
-        for col, attr in ((batch.next_pid, "next_comm"), (batch.pid, "comm")):
-            pids, first = np.unique(col[sw], return_index=True)
-            for p, i in zip(pids.tolist(), first.tolist(), strict=True):
-                if p not in self.comms:
-                    self.comms[p] = getattr(batch.event(int(sw[i])), attr).decode("utf-8", "replace")
+        learn_comms(self.comms, batch)
         feed = getattr(self.inner, "feed", None)
         if feed is not None:
             feed(batch)
@@ -114,37 +163,7 @@ class KernelKeeper:
             b = int(np.searchsorted(starts, orig, side="right")) - 1
             return events[b](orig - int(starts[b]))
 
-        def switch_names(i: int) -> tuple[str, str]:
-            ev = event(i)
-            return ev.comm.decode("utf-8", "replace"), ev.next_comm.decode("utf-8", "replace")
-
-        def ref(i: int) -> Ref:
-            ev = event(i)
-            text = ev.line.decode("utf-8", "replace")
-            where = (
-                text.split(" ", 1)[0]
-                if text.split(" ", 1)[0].count("+") == 1 and "[" not in text.split(" ", 1)[0]
-                else f"{source}:{ev.line_no}"
-            )
-            return Ref(ev.ts, ev.cpu, where, text, ev.line_no, source)
-
-        comms = self.comms
-        dump = threads or Statedump({}, {}, "the trace does not record scheduling policies")
-        return KernelTable(
-            kind=cols[0],
-            ts=ts,
-            cpu=cols[1],
-            pid=cols[2],
-            prio=cols[3],
-            next_pid=cols[4],
-            next_prio=cols[5],
-            state=cols[6],
-            ref=ref,
-            comm=lambda tid: comms.get(tid) or dump.names.get(tid) or f"TID {tid}",
-            syscalls=syscalls,
-            policy=dump.policy,
-            switch_names=switch_names,
-        )
+        return kernel_table(cols, ts, event, source, self.comms, syscalls, threads)
 
 
 # The kernel's scheduling policies (include/uapi/linux/sched.h), by number.

@@ -178,9 +178,10 @@ class CtfRead:
         return max((t.want.shape[1] for t in self.session.traces), default=1)
 
 
-def feed_session(session: Session, sink: BatchSink, keep: bool = False) -> CtfRead:
-    """Read ``session`` in time order; kernel rows go to ``sink``; ``keep`` keeps the user-space rows and notes the
-    syscall each kernel row's CPU was in."""
+def feed_session(session: Session, sink: BatchSink, keep: bool = False, user: bool = True) -> CtfRead:
+    """Read ``session`` in time order; kernel rows go to ``sink``; ``keep`` keeps the user-space rows (unless not
+    ``user``: read before, Session.ust_rows) and the statedump's, and notes the syscall each kernel row's CPU was
+    in: of every row, or of the rows in the windows of a sink that has ``inside(ts)`` (collectors/span_windows.py)."""
     path = str(session.root)
     counts = ParseCounts(layout="ctf")
     _name, major, minor = next((t.meta.tracer for t in session.traces if t.meta.domain == "kernel"), ("", 0, 0))
@@ -190,6 +191,7 @@ def feed_session(session: Session, sink: BatchSink, keep: bool = False) -> CtfRe
     seen_waking = False
     read = CtfRead(session, TraceStream(path, _kind(session), iter(()), []), counts)
     tracker = read.tracker = SyscallTracker(read.key_width())
+    inside = getattr(sink, "inside", None)  # a WindowSink: the open syscall of its rows only
     # The files' hashes (evidence) computed meanwhile: hashlib lets the reader and the engine run.
     records: list[list[SourceRecord] | BaseException] = []
     hasher = threading.Thread(
@@ -203,9 +205,9 @@ def feed_session(session: Session, sink: BatchSink, keep: bool = False) -> CtfRe
         rows, owner = chunk.head, chunk.owner  # (syscall rows narrowed: the tracker reads no more columns)
         kinds = np.ascontiguousarray(rows[:, ly.R_KIND])  # read once, masked six times
         if keep:  # the span breakdown's rows: user-space marks whole
-            user = np.flatnonzero(kinds == K_USER)
-            if len(user):
-                read.kept.append((chunk.full(user), owner[user]))
+            marks = np.flatnonzero((kinds == K_USER) & user)
+            if len(marks):
+                read.kept.append((chunk.full(marks), owner[marks]))
             dump = np.flatnonzero(kinds == K_STATEDUMP)
             if len(dump):  # the threads that existed when the session started: names (and policies)
                 read.kept_statedump.append((chunk.full(dump), owner[dump]))
@@ -223,9 +225,9 @@ def feed_session(session: Session, sink: BatchSink, keep: bool = False) -> CtfRe
         else:
             wanted &= kinds != Kind.WAKEUP
         sel = np.flatnonzero(wanted)
-        if keep:
-            tracker.chunk(rows, owner, sel, kinds)
         batch = kernel_batch(session, chunk.full(sel), owner[sel], shift_wakeup)
+        if keep:
+            tracker.chunk(rows, owner, sel if inside is None else sel[inside(batch.ts)], kinds)
         counts.used += len(batch) - int(np.count_nonzero(batch.kind == Kind.LOST))  # markers are not events
         if len(batch):
             sink.feed(batch)

@@ -640,6 +640,32 @@ class Session:
         for parts, order, owner in self._steps():
             yield _merged(parts, order), owner
 
+    def ust_rows(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """The rows of the user-space traces alone, in time order, and the stream of each, read before the session.
+
+        The span breakdown needs the spans (from these rows) before the kernel events go by, to keep only the
+        kernel rows it will read.  The streams are read by fresh states of their own (the session's, its event
+        counts and its notes are left as they were) and give the rows, in the order, the merge of every
+        stream gives them: by time, then stream.
+        """
+        ust = {k for k, t in enumerate(self.traces) if t.meta.domain == "ust"}
+        saved, counts = self.streams, [t.counts for t in self.traces]
+        self.streams = [
+            _map(s.trace, s.path) if s.trace in ust else StreamFile(s.trace, s.path, s.buf[:0], done=True)
+            for s in saved
+        ]
+        for t in self.traces:
+            t.counts = t.counts.copy()
+        try:
+            parts = list(self.rows()) if ust else []
+        finally:
+            self.streams = saved
+            for t, c in zip(self.traces, counts, strict=True):
+                t.counts = c
+        if not parts:
+            return np.zeros((0, ly.N_ROWCOLS), dtype=np.int64), np.zeros(0, dtype=np.int64)
+        return np.concatenate([r for r, _o in parts]), np.concatenate([o for _r, o in parts])
+
     def split_rows(self) -> Iterator[SplitChunk]:
         """:meth:`rows` with only the first :data:`NARROW` columns of syscall rows (see :class:`SplitChunk`)."""
         for parts, order, owner in self._steps():

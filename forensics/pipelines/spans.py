@@ -57,13 +57,36 @@ def _ust_session_marks(path: str) -> tuple[list[Mark], list[str], object]:
     return marks, notes + session.notes(), session
 
 
+def span_windows(marks: list[Mark], opts: SpanOptions) -> list[tuple[float, float, int]] | None:
+    """(start, end, tid) of the spans :func:`run_spans` will break down, from an LTTng session's own marks
+    (Session.ust_rows) before its kernel events are read; None when other sources or a Gantt chart (which
+    reads around other threads) take part: then every kernel row is kept."""
+    from detectors.spans.pairing import slow_spans
+
+    if opts.sources or opts.gantt_png is not None or opts.plots_dir_if_spans is not None:
+        return None
+    spans, _unmatched = _paired(sorted(marks, key=lambda m: m.ts), opts)
+    spans.sort(key=lambda s: (s.start, s.tid))
+    slow = opts.slow_ms / 1e3 if opts.slow_ms is not None else None
+    return [(s.start, s.end, s.tid) for s in slow_spans(spans, slow, opts.slowest)]
+
+
+def _paired(marks: list[Mark], opts: SpanOptions) -> tuple[list[Span], dict[str, tuple[int, int]]]:
+    """Spans of time-ordered ``marks`` by the --span patterns, and the unmatched ends per name."""
+    from detectors.spans.pairing import pair, parse_span_option
+
+    return pair(marks, [parse_span_option(p) for p in opts.patterns])
+
+
 def run_spans(
     trace_file: str,
     opts: SpanOptions,
     table: KernelTable | None,
     ctf: CtfRead | None,
+    ust: tuple[list[Mark], list[str]] | None = None,
 ) -> tuple[SpanReport, list[Finding], tuple[Figure, ...]]:
-    """Marks from the kernel input and ``opts.sources``, paired and analysed; the PNGs asked for, to draw."""
+    """Marks from the kernel input (an LTTng session's: ``ust``, when read before) and ``opts.sources``, paired and
+    analysed; the PNGs asked for, to draw."""
     from collectors.spans import marker_marks, table_spans, ust_marks
     from detectors.spans.findings import analyse, span_findings
     from detectors.spans.pairing import pair, parse_span_option
@@ -75,8 +98,7 @@ def run_spans(
     sources = [trace_file]
     kernel_clock = None
     if ctf is not None:
-        rows, owner = ctf.rows()
-        got, n = ust_marks(ctf.session, rows, owner)
+        got, n = ust if ust is not None else ust_marks(ctf.session, *ctf.rows())
         marks += got
         notes += n
         kernel_clock = (ctf.session.traces[0].clock.name, ctf.session.traces[0].clock.uuid)
@@ -112,7 +134,7 @@ def run_spans(
                 hint="record ftrace with `echo mono > trace_clock` and pass --kernel-clock mono",
             )
     marks.sort(key=lambda m: m.ts)
-    spans, unmatched = pair(marks, patterns)
+    spans, unmatched = _paired(marks, opts)
     if markers:  # paired on their own: the same request may be marked in UST and trace_marker both
         got_spans, got_unmatched = pair(markers, patterns)
         suffix = " (trace_marker)" if marks or direct else ""

@@ -20,11 +20,15 @@ from forensics.types.results import CpuTimelineFigure, Figure, FigureDirectory, 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from collectors.ctf.reader import Session
+    from collectors.span_windows import WindowKeeper
+    from collectors.spans import KernelKeeper
     from collectors.trace_columns import Scan
     from detectors.sched.analyzer import BatchAnalyzer
     from detectors.sched.engine import FastAnalyzer
     from forensics.aot import Group
     from forensics.types.sched import ParseSummary, Thresholds, TraceAnalysis
+    from forensics.types.spans import Mark
     from forensics.types.trace import ParseCounts
 
 
@@ -258,6 +262,27 @@ def _analyzer(
     return BatchAnalyzer(SchedAnalyzer(*options))
 
 
+def _ctf_keeper(
+    analyzer: BatchAnalyzer | FastAnalyzer, trace_file: str, session: Session, opts: SpanOptions
+) -> tuple[KernelKeeper | WindowKeeper, tuple[list[Mark], list[str]] | None]:
+    """What keeps an LTTng session's kernel rows for the span breakdown, and the session's marks when read first.
+
+    The spans from the session's own marks first: then only the kernel rows their breakdown reads are kept
+    (collectors/span_windows.py), not every row (about 50 bytes a kernel row).  With other span sources or
+    a Gantt chart, every row.
+    """
+    from collectors.spans import KernelKeeper, ust_marks
+    from forensics.pipelines.spans import span_windows
+
+    ust = ust_marks(session, *session.ust_rows())
+    windows = span_windows(ust[0], opts)
+    if windows is None:
+        return KernelKeeper(analyzer, trace_file), None
+    from collectors.span_windows import WindowKeeper
+
+    return WindowKeeper(analyzer, trace_file, windows), ust
+
+
 def analyse_trace_file(
     trace_file: str,
     *,
@@ -301,7 +326,8 @@ def analyse_trace_file(
     analyzer = _analyzer(compiled, options)
     opts = span_opts or SpanOptions()
     ctf = None
-    keeper = None
+    keeper: KernelKeeper | WindowKeeper | None = None
+    ust: tuple[list[Mark], list[str]] | None = None
     if ctf_input:
         from collectors.ctf.feed import feed_session
         from collectors.ctf.reader import Session
@@ -310,12 +336,9 @@ def analyse_trace_file(
             raise UsageError("--save-text is for text traces", hint="a CTF trace is cited by stream file and byte")
         session = Session(trace_file, compiled)
         spans_on = opts.wanted or any(t.meta.domain == "ust" for t in session.traces)
-        sink: object = analyzer
         if spans_on:
-            from collectors.spans import KernelKeeper
-
-            sink = keeper = KernelKeeper(analyzer, trace_file)
-        ctf = feed_session(session, sink, keep=spans_on)  # type: ignore[arg-type]
+            keeper, ust = _ctf_keeper(analyzer, trace_file, session, opts)
+        ctf = feed_session(session, keeper or analyzer, keep=spans_on, user=ust is None)  # type: ignore[arg-type]
         stream = ctf.stream
         counts = ctf.counts
     else:
@@ -368,7 +391,7 @@ def analyse_trace_file(
             syscalls = ctf_syscalls(ctf.session, ctf.syscalls())
             threads = statedump_threads(ctf)
         table = keeper.table(syscalls, threads)
-        span_report, span_found, figures = run_spans(trace_file, opts, table, ctf)
+        span_report, span_found, figures = run_spans(trace_file, opts, table, ctf, ust)
         findings = [*findings, *span_found]
     # Threads that serve request spans are latency-sensitive waiters (detectors/sched/harm.py).
     tids = frozenset(s.tid for s in span_report.spans) if span_report is not None else frozenset()

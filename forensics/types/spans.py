@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import numpy.typing as npt
@@ -113,6 +115,9 @@ class KernelTable:
     policy: Callable[[int], str | NotAvailable] = lambda _tid: NotAvailable("the trace does not record it")
     # a sched_switch row -> the names it gives its previous and next task (None: names not kept)
     switch_names: Callable[[int], tuple[str, str]] | None = None
+    # A table of the rows in windows only (collectors/span_windows.py): per window, its first row and, per CPU,
+    # the rows of the IRQ/softirq entries open at its start (innermost last). None: every row is here.
+    open_irqs: tuple[tuple[int, dict[int, tuple[int, ...]]], ...] | None = None
 
     def name_at(self, tid: int, at: float) -> str:
         """The thread's name at time ``at``: as its last sched_switch at or before then names it (its first one
@@ -179,9 +184,14 @@ class KernelTable:
         rows = self._irq.get(cpu)
         if rows is None:
             return None
+        floor, held = 0, cast("tuple[int, ...]", ())
+        if self.open_irqs is not None:  # back to the start of the row's window, then the handlers open there
+            w = bisect.bisect_right([first for first, _o in self.open_irqs], row) - 1
+            if w >= 0:
+                floor, held = self.open_irqs[w][0], self.open_irqs[w][1].get(cpu, ())
         k = int(np.searchsorted(rows, row, side="left")) - 1
         depth = 0
-        while k >= 0:  # the innermost open handler: walk back over closed pairs
+        while k >= 0 and rows[k] >= floor:  # the innermost open handler: walk back over closed pairs
             r = int(rows[k])
             if self.kind[r] in (IRQ_EXIT, SOFTIRQ_EXIT):
                 depth += 1
@@ -190,7 +200,7 @@ class KernelTable:
             else:
                 return r
             k -= 1
-        return None
+        return held[-1 - depth] if depth < len(held) else None
 
     def irqs_between(self, cpu: int, t0: float, t1: float) -> list[tuple[float, float, int, int]]:
         """IRQ/softirq handlers on ``cpu`` clipped to [t0, t1]: (start, end, entry row, exit row)."""
