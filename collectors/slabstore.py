@@ -58,6 +58,7 @@ from collectors.slabpack import (
 from forensics import __version__
 from forensics.errors import InputError, UsageError
 from forensics.model import Evidence, LocatorKind, NotAvailable, SourceRecord
+from forensics.output import signals_held
 from forensics.types.slab import CacheGrowth, CounterPoint, CounterTable, SampleRow, SlabTable, StoreSummary
 
 if TYPE_CHECKING:
@@ -467,37 +468,42 @@ class SlabStore:
         another watcher is writing is refused.
         """
         check_store_path(path)
-        try:
-            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            try:  # O_EXCL: only a file this run made is ever removed again
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-                made = True
-            except FileExistsError:
-                check_store_path(path)  # (it appeared meanwhile: the same rules)
-                fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
-                made = False
-            st = os.fstat(fd)
-            os.close(fd)
-        except OSError as exc:
-            raise InputError(
-                f"cannot create store {path}: {exc.strerror or exc}", hint="choose a writable --store PATH"
-            ) from None
-        if not stat.S_ISREG(st.st_mode):  # swapped for a device between the check and the open
-            raise UsageError(f"--store {path} is not a regular file", hint="give a new path or an existing store file")
-        empty = st.st_size == 0
-        if empty:
+        # A signal between the new file and its committed tables left a store without tables (the next slab-watch
+        # refused it: "not a slab-watch store"): held until they are there, then it acts as it would have.
+        with signals_held():
             try:
-                _create(path, host)
-            except (sqlite3.DatabaseError, OSError) as exc:
-                # A full disk or a failing device: nothing was committed; leave no empty store behind
-                # (only what this run created: an empty file someone else made stays).
-                leftovers = [Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}-journal")]
-                for leftover in [path, *leftovers] if made else leftovers:
-                    with contextlib.suppress(OSError):
-                        leftover.unlink()
+                path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+                try:  # O_EXCL: only a file this run made is ever removed again
+                    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+                    made = True
+                except FileExistsError:
+                    check_store_path(path)  # (it appeared meanwhile: the same rules)
+                    fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+                    made = False
+                st = os.fstat(fd)
+                os.close(fd)
+            except OSError as exc:
                 raise InputError(
-                    f"cannot create store {path}: {exc}", hint="free some space, or choose another --store"
+                    f"cannot create store {path}: {exc.strerror or exc}", hint="choose a writable --store PATH"
                 ) from None
+            if not stat.S_ISREG(st.st_mode):  # swapped for a device between the check and the open
+                raise UsageError(
+                    f"--store {path} is not a regular file", hint="give a new path or an existing store file"
+                )
+            empty = st.st_size == 0
+            if empty:
+                try:
+                    _create(path, host)
+                except (sqlite3.DatabaseError, OSError) as exc:
+                    # A full disk or a failing device: nothing was committed; leave no empty store behind
+                    # (only what this run created: an empty file someone else made stays).
+                    leftovers = [Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}-journal")]
+                    for leftover in [path, *leftovers] if made else leftovers:
+                        with contextlib.suppress(OSError):
+                            leftover.unlink()
+                    raise InputError(
+                        f"cannot create store {path}: {exc}", hint="free some space, or choose another --store"
+                    ) from None
         store = cls.open(path, readonly=False)
         store._lock()
         if not empty:

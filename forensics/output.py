@@ -8,8 +8,8 @@ The rules (documented in docs/cli.md, "Output files"):
   unnamed ``O_TMPFILE`` in the target's directory (a ``mkstemp`` file where
   the file system has none), flushed to disk and linked into place with a
   rename: readers see the old file or the whole new one, and a run that fails
-  (full disk, error, Ctrl-C, SIGKILL) leaves the previous file as it was and
-  no temporary file behind (with ``mkstemp``, SIGKILL can leave one).
+  (full disk, error, Ctrl-C, SIGTERM, SIGKILL) leaves the previous file as it was and
+  no temporary file behind (with ``mkstemp``, SIGKILL can leave one; SIGTERM and SIGHUP remove it first).
 * A character device (``/dev/null``, a terminal) or a FIFO is written
   through, never replaced: ``-o /dev/null`` as root leaves ``/dev/null`` a
   device.  ``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N`` and
@@ -32,6 +32,7 @@ import contextlib
 import errno
 import os
 import re
+import signal
 import stat
 import sys
 import tempfile
@@ -262,34 +263,114 @@ def _replace(path: Path, mode: int) -> Iterator[BinaryIO]:
     """
     directory = path.parent if str(path.parent) else Path(".")
     tmp: str | None = None
-    try:
-        fd = _anonymous(directory, mode)
-        if fd is None:
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    except OSError as exc:
-        raise InputError(f"cannot write {path}: {exc.strerror or exc}", hint="choose a writable output path") from None
-    try:
-        with os.fdopen(fd, "wb") as out:
-            os.fchmod(out.fileno(), mode)
-            yield out
-            out.flush()
-            os.fsync(out.fileno())
-            if tmp is None:
-                _link_into_place(out.fileno(), directory, path)
-        if tmp is not None:
-            os.replace(tmp, path)
-    except BaseException as exc:
-        if tmp is not None:
-            Path(tmp).unlink(missing_ok=True)
-        if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):
-            raise _write_error(path, exc) from None
-        raise
+    with contextlib.ExitStack() as named:
+        try:
+            fd = _anonymous(directory, mode)
+            if fd is None:
+                # A named file until its rename: SIGTERM, whose default action runs no cleanup, left it behind.
+                named.enter_context(_removed_before_termination())
+                fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+        except OSError as exc:
+            raise InputError(
+                f"cannot write {path}: {exc.strerror or exc}", hint="choose a writable output path"
+            ) from None
+        try:
+            with os.fdopen(fd, "wb") as out:
+                os.fchmod(out.fileno(), mode)
+                yield out
+                out.flush()
+                os.fsync(out.fileno())
+                if tmp is None:
+                    with signals_held():  # (a signal between its link and its rename would leave the link's name)
+                        _link_into_place(out.fileno(), directory, path)
+            if tmp is not None:
+                os.replace(tmp, path)
+        except BaseException as exc:
+            if tmp is not None:
+                Path(tmp).unlink(missing_ok=True)
+            if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):
+                raise _write_error(path, exc) from None
+            raise
     with contextlib.suppress(OSError):  # the rename is durable once the directory is on disk
         dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
         try:
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
+
+
+#: The signals that end a run by default (SIGINT: KeyboardInterrupt), held by :func:`signals_held`.
+HELD_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+
+@contextlib.contextmanager
+def signals_held() -> Iterator[list[int]]:
+    """Hold SIGTERM, SIGINT and SIGHUP while a file is half made, then let the first that came act as it would have.
+
+    For the few steps a signal must not cut (a store's tables created, a named temporary file until it is
+    renamed): the default action of SIGTERM kills at once, with no ``finally`` run, and left a store
+    without its tables (which the next ``slab-watch`` refused: "not a slab-watch store") or a named
+    temporary output.  Yields the signals that arrived.  Outside the main thread (where Python handles
+    signals) it holds nothing.
+    """
+    import threading
+
+    arrived: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield arrived
+        return
+
+    def hold(signum: int, _frame: object) -> None:
+        arrived.append(signum)
+
+    saved: dict[signal.Signals, signal._HANDLER] = {}
+    try:
+        for held in HELD_SIGNALS:
+            saved[held] = signal.signal(held, hold)
+        yield arrived
+    finally:
+        for held, before in saved.items():
+            # (None: a handler not set from Python; the default is what a Python program has then)
+            signal.signal(held, before if before is not None else signal.SIG_DFL)
+        if arrived:  # now, with the action it had: the process ends (SIGINT: KeyboardInterrupt) or ignores it
+            os.kill(os.getpid(), arrived[0])
+
+
+class _Terminated(BaseException):
+    """SIGTERM or SIGHUP arrived while a named temporary output was open (see :func:`_removed_before_termination`)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def _removed_before_termination() -> Iterator[None]:
+    """SIGTERM and SIGHUP (where their action is the default, in the main thread) raise inside the block, so that
+    the cleanup of a named temporary file runs; then the signal is sent again and ends the process as it would
+    have (exit 143 from a shell).  Not held: a long write still ends when told to, only after its cleanup."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, _frame: object) -> None:
+        raise _Terminated(signum)
+
+    caught = [sig for sig in (signal.SIGTERM, signal.SIGHUP) if signal.getsignal(sig) == signal.SIG_DFL]
+    for sig in caught:
+        signal.signal(sig, stop)
+    try:
+        yield
+    except _Terminated as exc:
+        for sig in caught:
+            signal.signal(sig, signal.SIG_DFL)
+        os.kill(os.getpid(), exc.signum)
+        raise  # (not reached: the default action ends the process)
+    finally:
+        for sig in caught:
+            signal.signal(sig, signal.SIG_DFL)
 
 
 def encode_text(data: str) -> bytes:

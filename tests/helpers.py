@@ -53,6 +53,40 @@ def mount_tmpfs(where: Path, size: str) -> bool:
     return done.returncode == 0
 
 
+def fuse_python() -> str | None:
+    """A Python that can import fusepy (the venv's, or Debian's python3-fusepy), or None."""
+    for python in (sys.executable, "/usr/bin/python3"):
+        check = "import importlib.util as u, sys; sys.exit(0 if u.find_spec('fuse') or u.find_spec('fusepy') else 1)"
+        if Path(python).exists() and subprocess.run([python, "-c", check], check=False).returncode == 0:
+            return python
+    return None
+
+
+@contextlib.contextmanager
+def fuse_mounted(server: Path, source: Path, mount: Path, *args: str, ready: str) -> Iterator[Path]:
+    """``mount`` served by the FUSE script ``server`` (fusepy) over ``source``, once ``mount/ready`` shows; unmounted
+    when the block ends.  Skips the test where /dev/fuse, fusermount or fusepy are missing, or the mount fails."""
+    import shutil
+    import time
+
+    python = fuse_python()
+    if not os.access("/dev/fuse", os.R_OK | os.W_OK) or python is None or shutil.which("fusermount") is None:
+        pytest.skip("needs /dev/fuse, fusermount (fuse3/libfuse2) and fusepy (python3-fusepy)")
+    mount.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.Popen([python, str(server), str(source), str(mount), *args], stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120  # a Python FUSE server starts in seconds, more on a loaded machine
+        while time.monotonic() < deadline and not (mount / ready).exists() and proc.poll() is None:
+            time.sleep(0.1)
+        if not (mount / ready).exists():
+            pytest.skip(f"the FUSE mount did not come up: {proc.stderr.read().decode() if proc.stderr else ''}")
+        yield mount
+    finally:
+        subprocess.run(["fusermount", "-u", str(mount)], check=False, capture_output=True)
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
 def fill(where: Path, leave: int) -> None:
     """Fill the file system of ``where`` up to ``leave`` bytes free (a file called ``filler``)."""
     free = os.statvfs(where).f_bavail * os.statvfs(where).f_frsize

@@ -43,7 +43,15 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("collectors", ("collectors",)),
     ("detectors", ("detectors",)),
     ("drgn adapter", ("forensics.vmcore",)),
-    ("results", ("forensics.types.results", "forensics.types.profile_result", "forensics.types.fleet")),
+    (
+        "results",
+        (
+            "forensics.types.results",
+            "forensics.types.profile_result",
+            "forensics.types.dmesg_result",
+            "forensics.types.fleet",
+        ),
+    ),
     ("renderers", ("forensics.report", "forensics.leakplots", "forensics.spanplots", "forensics.delivery")),
     ("pipelines", ("forensics.pipelines", "forensics.fleet")),
     ("commands", ("forensics.commands",)),

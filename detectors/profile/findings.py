@@ -11,14 +11,32 @@ from operator import attrgetter
 
 from detectors.profile.rules import MIN_SHARE, RULES, classify
 from forensics.model import Baseline, Evidence, Fact, Finding, FindingKind, Locator, LocatorKind, Severity, finding_id
-from forensics.types.profile import ClassShare, HotspotRule, Hotspots, Profile, ProfileFrame, ProfileStack, frame_names
+from forensics.types.profile import (
+    VECTOR_FROM,
+    ClassShare,
+    HotspotRule,
+    Hotspots,
+    Profile,
+    ProfileFrame,
+    ProfileStack,
+    StackTable,
+    frame_names,
+    stack_table,
+    sums,
+)
 
 _FRAMES = attrgetter("frames")
 _PERIOD = attrgetter("period")
 
 
-def class_shares(stacks: list[ProfileStack], total_period: int) -> list[ClassShare]:
-    """Every rule's share of the profile (each stack counted once, by its first matching rule)."""
+def class_shares(stacks: list[ProfileStack], total_period: int, table: StackTable | None = None) -> list[ClassShare]:
+    """Every rule's share of the profile (each stack counted once, by its first matching rule).
+
+    From :data:`VECTOR_FROM` stacks, summed per chain by number (``table``: the stacks' :func:`stack_table`,
+    made here when not given); the same shares, heaviest stacks and order as stack by stack.
+    """
+    if len(stacks) >= VECTOR_FROM:
+        return _class_shares_table(stacks, total_period, table or stack_table(stacks))
     acc: dict[str, tuple[HotspotRule, list[int], list[ProfileStack], dict[str, int]]] = {}
     # Per frames tuple (equal chains share one): its leaf name and rule; the tuple is kept so that its
     # id stays its own.  The loop over the stacks reads three attributes each, through C-level maps.
@@ -55,6 +73,60 @@ def class_shares(stacks: list[ProfileStack], total_period: int) -> list[ClassSha
     return sorted(out, key=lambda c: -c.period)
 
 
+def _class_shares_table(stacks: list[ProfileStack], total_period: int, table: StackTable) -> list[ClassShare]:
+    """:func:`class_shares` by numbers: each chain classed once, the sums numpy's, no loop over the stacks.
+
+    The heaviest stack of a class is its first stack of the largest period (the loop keeps the first it
+    meets); classes come in the order their first stack is met, then by period (a stable sort), as the loop's.
+    """
+    import numpy as np
+
+    chains = table.chains
+    rule_at: dict[str, int] = {}
+    rules: list[HotspotRule] = []
+    rule_of_chain = np.full(len(chains), -1, np.int64)
+    leaves: list[str] = []
+    for c, frames in enumerate(chains):
+        names = frame_names(frames)
+        rule = classify(names, frames[-1].kernel if frames else None)
+        leaves.append(names[-1] if names else "")
+        if rule is not None:
+            at = rule_at.get(rule.name)
+            if at is None:
+                at = rule_at[rule.name] = len(rules)
+                rules.append(rule)
+            rule_of_chain[c] = at
+    rule_of = rule_of_chain[table.chain_of]
+    classed = np.flatnonzero(rule_of >= 0)
+    if not len(classed):
+        return []
+    of, period = rule_of[classed], table.period[classed]
+    periods = sums(of, len(rules), period).tolist()
+    samples = sums(of, len(rules), table.samples[classed]).tolist()
+    chain_period = sums(table.chain_of, len(chains), table.period).tolist()
+    symbols: list[dict[str, int]] = [{} for _ in rules]
+    for c in np.flatnonzero(rule_of_chain >= 0).tolist():
+        syms = symbols[rule_of_chain[c]]
+        syms[leaves[c]] = syms.get(leaves[c], 0) + chain_period[c]
+    # Each class's first stack, and its first stack of the largest period.
+    order = np.lexsort((classed, -period, of))  # by class, then the largest period, then the first met
+    starts = np.flatnonzero(np.r_[True, of[order][1:] != of[order][:-1]])
+    heaviest = dict(zip(of[order][starts].tolist(), classed[order][starts].tolist(), strict=True))
+    first_met = np.unique(of, return_index=True)[1]
+    out = [
+        ClassShare(
+            rules[r],
+            periods[r],
+            samples[r],
+            100.0 * periods[r] / total_period if total_period else 0.0,
+            stacks[heaviest[r]],
+            tuple(sorted(symbols[r].items(), key=lambda kv: (-kv[1], kv[0]))),
+        )
+        for r in np.argsort(first_met, kind="stable").tolist()
+    ]
+    return sorted(out, key=lambda c: -c.period)
+
+
 def _evidence(profile: Profile, stack: ProfileStack) -> Evidence:
     if profile.kind == "perf.data":
         # The lines are those of `perf script -i FILE`, not of the binary file itself.
@@ -77,16 +149,41 @@ UNKNOWN_SHARE = 50.0
 UNKNOWN = "[unknown]"
 
 
-def unknown_frames(profile: Profile, stacks: list[ProfileStack]) -> Finding | None:
+def _unknown_table(stacks: list[ProfileStack], table: StackTable) -> tuple[int, int, int, ProfileStack | None]:
+    """:func:`unknown_frames`'s sums by numbers: all frames and unknown ones (by period), samples, worst stack."""
+    import numpy as np
+
+    unknown_of = np.array([frame_names(f).count(UNKNOWN) for f in table.chains], np.int64)[table.chain_of]
+    length_of = np.fromiter(map(len, table.chains), np.int64, len(table.chains))[table.chain_of]
+    weighted = unknown_of * table.period
+    worst_at = int(weighted.argmax())  # the first of the largest, as the loop keeps
+    worst = stacks[worst_at] if weighted[worst_at] > 0 else None
+    total = int((length_of * table.period).sum())
+    return total, int(weighted.sum()), int(table.samples[unknown_of > 0].sum()), worst
+
+
+#: Bound of the period sums counted in int64 by :func:`_unknown_table` (the loop's Python integers beyond it).
+_INT64_SAFE = 1 << 62
+
+
+def unknown_frames(profile: Profile, stacks: list[ProfileStack], table: StackTable | None = None) -> Finding | None:
     """A finding when most frames of the call chains are ``[unknown]``: the chains cannot be trusted.
 
     perf unwinds user stacks by frame pointers unless told otherwise; code built without them
     (``-fomit-frame-pointer``, the default of most distributions' Python and libc) unwinds to
-    ``[unknown]``, and so does JIT code without a perf map.
+    ``[unknown]``, and so does JIT code without a perf map.  From :data:`VECTOR_FROM` stacks, summed by
+    chain number (``table``, made here when not given) when the sums fit in int64.
     """
     total = unknown = samples = 0
     worst: ProfileStack | None = None
     worst_unknown = 0
+    if len(stacks) >= VECTOR_FROM:
+        table = table or stack_table(stacks)
+        longest = max(map(len, table.chains), default=0)
+        periods = table.period.tolist()
+        if sum(periods) * max(longest, 1) < _INT64_SAFE and min(periods, default=0) >= 0:
+            total, unknown, samples, worst = _unknown_table(stacks, table)
+            stacks = []  # counted
     # Per frames tuple (equal chains share one); the tuple is kept so that its id stays its own.
     counted: dict[int, tuple[tuple[ProfileFrame, ...], int]] = {}
     for s in stacks:
@@ -137,15 +234,22 @@ def unknown_frames(profile: Profile, stacks: list[ProfileStack]) -> Finding | No
 
 
 def profile_findings(
-    profile: Profile, stacks: list[ProfileStack], hot: Hotspots, classes: list[ClassShare] | None = None
+    profile: Profile,
+    stacks: list[ProfileStack],
+    hot: Hotspots,
+    classes: list[ClassShare] | None = None,
+    table: StackTable | None = None,
 ) -> list[Finding]:
-    """A finding per rule class with at least :data:`MIN_SHARE` percent, and one for the top hotspot."""
+    """A finding per rule class with at least :data:`MIN_SHARE` percent, and one for the top hotspot.
+
+    ``table``: the stacks' :func:`forensics.types.profile.stack_table` when the caller has it.
+    """
     findings: list[Finding] = []
     event = hot.event or "samples"
-    unknown = unknown_frames(profile, stacks)
+    unknown = unknown_frames(profile, stacks, table)
     if unknown is not None:
         findings.append(unknown)
-    for c in classes if classes is not None else class_shares(stacks, hot.total_period):
+    for c in classes if classes is not None else class_shares(stacks, hot.total_period, table):
         if c.share < MIN_SHARE:
             continue
         # Where the CPU went is information (low); only waste, CPUs spinning or waiting on locks without

@@ -9,20 +9,23 @@ Only the first event of the input is summed (as ``perf report`` shows one event 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from itertools import chain, count
+from itertools import chain
 from operator import attrgetter, itemgetter
 from typing import Any, NamedTuple
 
 from forensics.types.profile import (
+    VECTOR_FROM,
     CallPath,
     Hotspots,
     Profile,
     ProfileFrame,
     ProfileStack,
     Share,
+    StackTable,
     Thread,
     frame_names,
     periods_by_command,
+    stack_table,
 )
 
 _NAME = itemgetter(0)  # a ProfileFrame's name
@@ -105,10 +108,6 @@ def _add(table: dict[str, list[int]], key: str, period: int, samples: int) -> No
         slot[1] += samples
 
 
-#: Stacks from which the tables are summed with numpy (below, importing it costs more than it saves).
-VECTOR_FROM = 4096
-
-
 class _Tables(NamedTuple):
     """The sums of one pass over the stacks: totals, the tables by key, and the stacks of each self symbol."""
 
@@ -181,28 +180,20 @@ def _tables_python(stacks: list[ProfileStack]) -> _Tables:
     )
 
 
-def _tables_numpy(stacks: list[ProfileStack]) -> _Tables:
+def _tables_numpy(stacks: list[ProfileStack], table: StackTable | None = None) -> _Tables:
     """:class:`_Tables` with numpy: Python once per distinct call chain and thread, never per frame.
 
-    Chains and threads are numbered by identity (equal chains share one tuple, a thread's stacks one
-    Thread), the names of all chains in one C-level pass; each (chain, name) pair is kept once (a
-    recursive symbol counts once per stack) and the sums are numpy's, in exact integers.
+    Chains and threads are numbered by identity (:class:`StackTable`: equal chains share one tuple, a
+    thread's stacks one Thread), the names of all chains in one C-level pass; each (chain, name) pair is
+    kept once (a recursive symbol counts once per stack) and the sums are numpy's, in exact integers.
     """
     from forensics.jit import import_numpy
 
     import_numpy()  # without OpenBLAS's thread pool
     import numpy as np
 
-    n = len(stacks)
-    period = np.fromiter(map(_PERIOD, stacks), np.int64, n)
-    samples = np.fromiter(map(_SAMPLES, stacks), np.int64, n)
-
-    def numbered(objects: list[Any]) -> tuple[list[Any], Any]:
-        """The distinct objects (by identity, in first-seen order) and each one's number."""
-        first: dict[int, int] = {}
-        at = np.fromiter(map(first.setdefault, map(id, objects), count()), np.int64, n)
-        distinct, number = np.unique(at, return_inverse=True)
-        return list(map(objects.__getitem__, distinct.tolist())), number
+    table = table or stack_table(stacks)
+    period, samples = table.period, table.samples
 
     def sums(keys: list[str], of: Any, where: Any = None) -> dict[str, list[int]]:
         """Period and samples per key (``of``: each stack's key number; ``where``: the stacks counted)."""
@@ -217,13 +208,15 @@ def _tables_numpy(stacks: list[ProfileStack]) -> _Tables:
         index = {v: i for i, v in enumerate(dict.fromkeys(values))}
         return list(index), np.fromiter(map(index.__getitem__, values), np.int64, len(values))
 
-    chains, chain_of = numbered(list(map(_FRAMES, stacks)))
-    threads, thread_of = numbered(list(map(_THREAD, stacks)))
+    chains, chain_of = table.chains, table.chain_of
+    threads, thread_of = table.threads, table.thread_of
     # Totals: every (chain, name) pair once.
     names = list(map(_NAME, chain.from_iterable(chains)))
     all_names, ids = numbers(names)
     lens = np.fromiter(map(len, chains), np.int64, len(chains))
-    pairs = np.unique(np.repeat(np.arange(len(chains), dtype=np.int64), lens) * len(all_names) + ids)
+    pairs = np.sort(np.repeat(np.arange(len(chains), dtype=np.int64), lens) * len(all_names) + ids)
+    # Each pair once: sorted, then the first of each run (np.unique's hash table took 30x longer on 190k pairs).
+    pairs = pairs[np.r_[True, pairs[1:] != pairs[:-1]]] if len(pairs) else pairs
     owner, name_of_pair = np.divmod(pairs, len(all_names))
     chain_p = np.zeros(len(chains), np.int64)
     chain_s = np.zeros(len(chains), np.int64)
@@ -267,11 +260,19 @@ def _tables_numpy(stacks: list[ProfileStack]) -> _Tables:
 
 
 def compute_hotspots(
-    profile: Profile, stacks: Iterable[ProfileStack], top_paths: int = 5, per_path: int = 3, event: str | None = None
+    profile: Profile,
+    stacks: Iterable[ProfileStack],
+    top_paths: int = 5,
+    per_path: int = 3,
+    event: str | None = None,
+    table: StackTable | None = None,
 ) -> Hotspots:
-    """Self/total shares per symbol, per DSO, per thread, kernel vs user, and the paths to the top symbols."""
+    """Self/total shares per symbol, per DSO, per thread, kernel vs user, and the paths to the top symbols.
+
+    ``table``: the stacks' :func:`stack_table` when the caller has it (a large profile's tables start from it).
+    """
     stacks = list(stacks)
-    tables = _tables_numpy(stacks) if len(stacks) >= VECTOR_FROM else _tables_python(stacks)
+    tables = _tables_numpy(stacks, table) if len(stacks) >= VECTOR_FROM else _tables_python(stacks)
     total_period, total_samples, self_t, total_t, dso_t, thread_t, meta, space, by_leaf = tables
     self_rows = _rows(self_t, total_period, meta)
     total_rows = _rows(total_t, total_period)

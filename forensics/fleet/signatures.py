@@ -30,7 +30,7 @@ from forensics.model import Incident, NotAvailable
 from forensics.types.fleet import Engine, FleetGroup, HostGroup, HostResult, SignatureRun
 
 if TYPE_CHECKING:
-    from forensics.types.results import SourceResult
+    from forensics.types.dmesg_result import SourceResult
 
 #: Hosts per Dask task at most: a task per host costs the scheduler ~1 ms, as much as a small log's triage.
 MAX_BATCH = 32

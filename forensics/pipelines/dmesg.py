@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from forensics import __version__
 from forensics.model import BootTime, Examined, Incident, NotAvailable, SourceRecord, Timestamp, TimeWindow
-from forensics.types.results import DmesgResult, SourceResult
+from forensics.types.dmesg_result import DmesgResult, SourceResult
 
 if TYPE_CHECKING:
     from collectors.log_identity import LogIdentity

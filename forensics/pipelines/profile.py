@@ -35,6 +35,7 @@ def analyse_profile(name: str, filters: ProfileFilters | None = None) -> Profile
     from detectors.profile.findings import class_shares, profile_findings
     from detectors.profile.hotspots import compute_hotspots, selected_stacks
     from forensics.errors import InputError
+    from forensics.types.profile import VECTOR_FROM, stack_table
 
     filters = filters or ProfileFilters()
     profile = read_profile(name, filters.window)
@@ -54,9 +55,11 @@ def analyse_profile(name: str, filters: ProfileFilters | None = None) -> Profile
             f"{profile.source}: no samples left after the filters (--comm/--pid/--tid/--kernel-only/--user-only)",
             hint="check the names and ids in the per-thread table of an unfiltered run",
         )
-    hot = compute_hotspots(profile, stacks, event=filters.event)
-    classes = class_shares(stacks, hot.total_period)
-    findings = profile_findings(profile, stacks, hot, classes)
+    # A large profile's tables are sums over its stacks numbered by chain and thread, numbered once here.
+    table = stack_table(stacks) if len(stacks) >= VECTOR_FROM else None
+    hot = compute_hotspots(profile, stacks, event=filters.event, table=table)
+    classes = class_shares(stacks, hot.total_period, table)
+    findings = profile_findings(profile, stacks, hot, classes, table)
     window: TimeWindow | NotAvailable = (
         TimeWindow(Timestamp(profile.start, Clock.TRACE), Timestamp(profile.end, Clock.TRACE))
         if profile.start is not None and profile.end is not None
@@ -72,4 +75,4 @@ def analyse_profile(name: str, filters: ProfileFilters | None = None) -> Profile
         tool_version=__version__,
         examined=(examined_profile(profile, stacks),),
     )
-    return ProfileResult(profile, stacks, hot, classes, incident)
+    return ProfileResult(profile, stacks, hot, classes, incident, table)

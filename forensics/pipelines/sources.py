@@ -12,7 +12,8 @@ import shlex
 from pathlib import Path
 
 from forensics.model import BootTime, NotAvailable
-from forensics.types.results import DmesgResult, SourceAnalysis
+from forensics.types.dmesg_result import DmesgResult
+from forensics.types.results import SourceAnalysis
 
 
 def _cmd(*parts: str | Path) -> str:

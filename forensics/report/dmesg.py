@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from forensics import __version__
 from forensics.model import Incident
 from forensics.report.formats import Destination, IncidentRenderer
-from forensics.types.results import DmesgResult, SourceResult
+from forensics.types.dmesg_result import DmesgResult, SourceResult
 
 if TYPE_CHECKING:
     from forensics.report.document import Block, Section

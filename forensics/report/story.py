@@ -14,10 +14,10 @@ from forensics.report.examined import examined_lines
 from forensics.report.formats import Destination, IncidentRenderer
 from forensics.report.markdown import findings_markdown, inputs_markdown, md_escape
 from forensics.serialize import incident_to_dict
+from forensics.types.dmesg_result import DmesgResult
 from forensics.types.incident import Lane, TimelineEvent
 from forensics.types.profile_result import ProfileResult
 from forensics.types.results import (
-    DmesgResult,
     IncidentStory,
     LeaksResult,
     SourceDetails,

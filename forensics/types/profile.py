@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field, fields
 from itertools import repeat
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from forensics.model import Severity, SourceRecord
@@ -26,6 +26,8 @@ class ProfileFrame(NamedTuple):
 
 
 _NAME = itemgetter(0)  # a ProfileFrame's name (a tuple field: read in C, no Python call per frame)
+_FRAMES_OF, _THREAD_OF = attrgetter("frames"), attrgetter("thread")
+_PERIOD_OF, _SAMPLES_OF = attrgetter("period"), attrgetter("samples")
 
 
 def frame_names(frames: tuple[ProfileFrame, ...]) -> tuple[str, ...]:
@@ -33,12 +35,95 @@ def frame_names(frames: tuple[ProfileFrame, ...]) -> tuple[str, ...]:
     return tuple(map(_NAME, frames))
 
 
-def periods_by_command(stacks: Iterable[ProfileStack]) -> dict[tuple[str, int], list[Any]]:
+class StackTable(NamedTuple):
+    """Stacks numbered by call chain and by thread, with their periods and samples as int64 arrays.
+
+    Numbered by identity, in the order first met: equal chains share one frames tuple and a thread's
+    stacks one :class:`Thread` (the reader makes them so), so a table per chain or thread is a sum over
+    numbers, not a loop over stacks.  What the tables of a large profile start from (:func:`stack_table`).
+    """
+
+    chains: list[tuple[ProfileFrame, ...]]
+    chain_of: Any  # each stack's chain number
+    threads: list[Thread]
+    thread_of: Any  # each stack's thread number
+    period: Any
+    samples: Any
+
+
+#: Stacks from which the tables are summed with numpy (below, importing it costs more than it saves).
+VECTOR_FROM = 4096
+
+
+def _numbered(objects: list[Any]) -> tuple[list[Any], list[int]]:
+    """The distinct objects (by identity, in first-seen order) and each one's number, in C-level maps."""
+    ids = list(map(id, objects))
+    distinct = dict(zip(ids, objects, strict=True))  # first-seen order; one object per id
+    number = dict(zip(distinct, range(len(distinct)), strict=True))
+    return list(distinct.values()), list(map(number.__getitem__, ids))
+
+
+def stack_table(stacks: list[ProfileStack]) -> StackTable:
+    """:class:`StackTable` of ``stacks`` (numpy is imported)."""
+    from forensics.jit import import_numpy
+
+    import_numpy()  # without OpenBLAS's thread pool
+    import numpy as np
+
+    n = len(stacks)
+    chains, chain_of = _numbered(list(map(_FRAMES_OF, stacks)))
+    threads, thread_of = _numbered(list(map(_THREAD_OF, stacks)))
+    return StackTable(
+        chains,
+        np.array(chain_of, np.int64),
+        threads,
+        np.array(thread_of, np.int64),
+        np.fromiter(map(_PERIOD_OF, stacks), np.int64, n),
+        np.fromiter(map(_SAMPLES_OF, stacks), np.int64, n),
+    )
+
+
+def sums(of: Any, size: int, values: Any) -> Any:
+    """``values`` summed per number ``of`` (0..size-1), in exact int64."""
+    import numpy as np
+
+    out = np.zeros(size, np.int64)
+    np.add.at(out, of, values)
+    return out
+
+
+def _by_command_table(table: StackTable) -> dict[tuple[str, int], list[Any]]:
+    """:func:`periods_by_command` from a :class:`StackTable`: numbers, not a loop over the stacks."""
+    import numpy as np
+
+    comms = [th.comm for th in table.threads]
+    comm_names = list(dict.fromkeys(comms))
+    number = dict(zip(comm_names, range(len(comm_names)), strict=True))
+    comm_of_thread = np.array(list(map(number.__getitem__, comms)), np.int64)
+    n_chains = len(table.chains)
+    key = comm_of_thread[table.thread_of] * n_chains + table.chain_of
+    keys, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    totals = sums(inverse, len(keys), table.period)
+    order = np.argsort(first, kind="stable")  # the order the stacks first met each key, as the loop
+    chains = table.chains
+    merged: dict[tuple[str, int], list[Any]] = {}
+    for k, p in zip(keys[order].tolist(), totals[order].tolist(), strict=True):
+        frames = chains[k % n_chains]
+        merged[(comm_names[k // n_chains], id(frames))] = [frames, p]
+    return merged
+
+
+def periods_by_command(
+    stacks: Iterable[ProfileStack], table: StackTable | None = None
+) -> dict[tuple[str, int], list[Any]]:
     """The period of the stacks summed per command name and call chain: (comm, id(frames)) -> [frames, period].
 
     Equal chains share one frames tuple and a command has many threads, so a picture or a text made per
     key is made once per chain and command, not per stack.  The tuples are kept so their ids stay their own.
+    ``table``: the stacks' :class:`StackTable`, when the caller has it (summed by number, the same result).
     """
+    if table is not None:
+        return _by_command_table(table)
     merged: dict[tuple[str, int], list[Any]] = {}
     for s in stacks:
         key = (s.thread.comm, id(s.frames))

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from forensics.model import Incident
-    from forensics.types.profile import ClassShare, Hotspots, Profile, ProfileStack
+    from forensics.types.profile import ClassShare, Hotspots, Profile, ProfileStack, StackTable
 
 
 @dataclass(frozen=True)
@@ -36,6 +36,7 @@ class ProfileResult:
     hot: Hotspots
     classes: list[ClassShare]
     incident: Incident
+    table: StackTable | None = None  # the stacks numbered by chain and thread (large profiles)
 
     @cached_property
     def by_command(self) -> dict[tuple[str, int], list[Any]]:
@@ -45,4 +46,4 @@ class ProfileResult:
         """
         from forensics.types.profile import periods_by_command
 
-        return periods_by_command(self.stacks)
+        return periods_by_command(self.stacks, self.table)

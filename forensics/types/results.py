@@ -8,20 +8,20 @@ never run an analysis.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from forensics.model import Incident, NotAvailable, SourceRecord
+from forensics.model import Incident, NotAvailable
+from forensics.types.dmesg_result import DmesgResult  # a module of its own: see there
 from forensics.types.profile_result import ProfileResult
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from forensics.types.causes import Cause
-    from forensics.types.dmesg import KernelReport, ReportGroup, ReportWhy
+    from forensics.types.dmesg import KernelReport
     from forensics.types.leaks import LeakAnalysis, LeakThresholds
 
     FloatArray = npt.NDArray[np.float64]
@@ -32,40 +32,6 @@ if TYPE_CHECKING:
     from forensics.types.slab import CounterPoint, SampleRow, StoreSummary
     from forensics.types.spans import GanttChart, SpanReport
     from forensics.types.vmcore import CrashSnapshot, FaultAnalysis, Taint, VmcoreAnalysis
-
-
-@dataclass(frozen=True)
-class SourceResult:
-    """``kforensic dmesg``: one input's record, its groups of reports, the reports kept, its number of lines.
-
-    Built by :func:`forensics.pipelines.dmesg.source_result` from the engine's grouper.
-    """
-
-    name: str
-    record: SourceRecord
-    groups: list[ReportGroup]
-    # Only the occurrences the groups keep (first, an even sample, last): memory flat in log size.
-    reports: list[KernelReport]
-    events: list[KernelReport]
-    lines: int
-    # What the incident needs of every report, not only of the kept ones (ReportGrouper's).
-    releases: frozenset[str]
-    first_time: float | None
-    last_time: float | None
-    boot_times: Sequence[float]
-    # What each kept report's body says (detectors/dmesg/why.py), by its first line.
-    whys: Mapping[int, ReportWhy] = dataclasses.field(default_factory=dict)
-    # Causes that several reports show together (a lock cycle of hung tasks), by group signature.
-    group_causes: Mapping[str, Cause] = dataclasses.field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class DmesgResult:
-    """``kforensic dmesg``: every input's reports, the incident of them all, its ranked hypotheses."""
-
-    sources: tuple[SourceResult, ...]
-    incident: Incident
-    hypotheses: tuple[Hypothesis, ...]
 
 
 @dataclasses.dataclass(frozen=True)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import signal
 import sqlite3
 import stat
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -222,6 +225,48 @@ def test_full_disk_is_a_one_line_input_error_and_keeps_earlier_samples(tmp_path:
         assert len(store.samples()) == 1
     raw = sqlite3.connect(path)
     assert raw.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+#: A child that creates a store and sends itself a signal just before its K-th SQLite execute() (a signal that lands
+#: while the tables are made: the profile hook picks the step, the signal is real and acts as it would).
+_SIGNAL_AT = """
+import os, sys
+from pathlib import Path
+from collectors.slabstore import SlabStore
+path, sig, k = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+calls = [0]
+def profile(frame, event, arg):
+    if event == "c_call" and getattr(arg, "__name__", "") == "execute":
+        calls[0] += 1
+        if calls[0] == k:
+            os.kill(os.getpid(), sig)
+sys.setprofile(profile)
+SlabStore.open_for_writing(path, "h1").close()
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.parametrize("step", [1, 2, 6, 14])
+def test_a_signal_while_the_store_is_created_leaves_a_whole_store(tmp_path: Path, sig: int, step: int) -> None:
+    """SIGTERM (systemd stopping slab-watch as it starts) or Ctrl-C while a new store's tables are made: the tables are
+    finished, then the signal ends the run; the next slab-watch continues the store.  Before, the run died with
+    the file made and no tables (SIGINT: an empty file kept), and every later slab-watch on that path said
+    "not a slab-watch store (no meta/slab tables)"."""
+    path = tmp_path / "s.sqlite"
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-c", _SIGNAL_AT, str(path), str(int(sig)), str(step)],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == -sig, done.stderr[-2000:]  # ended by the signal, as before
+    with SlabStore.open_for_writing(path, "h1") as store:  # what the next slab-watch does
+        run = store.begin_run(run_info())
+        store.append_sample(run, sample(1.0, BOOT_A, {"a": 1}))
+    assert len(SlabStore.open(path).samples()) == 1
 
 
 def _expected_frame(written: list[tuple[int, int, Sample]]) -> pd.DataFrame:

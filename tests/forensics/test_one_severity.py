@@ -47,7 +47,8 @@ def test_the_report_prints_each_hypothesis_once() -> None:
     from forensics.pipelines.report import build_story
     from forensics.report.document import Document, Paragraph, Section
     from forensics.report.story import detail_sections, nested_blocks, render_story_markdown
-    from forensics.types.results import DmesgResult, SourceAnalysis
+    from forensics.types.dmesg_result import DmesgResult
+    from forensics.types.results import SourceAnalysis
 
     ev = Evidence("kern.log", Locator(LocatorKind.LINE, 3), "rt hog", timestamp=Timestamp(5.0, Clock.MONOTONIC))
     hog = Finding(finding_id("sched-rt-hog", "spin"), "sched-rt-hog", "RT hog: spin ran 90 ms", Severity.MEDIUM,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import re
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ import pytest
 from collectors.perf_script import find_perf, read_profile
 from detectors.profile.diff import diff_hotspots
 from detectors.profile.hotspots import compute_hotspots, selected_stacks
+from forensics.types.profile import ProfileStack, Thread
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "profile"
 _ROW = re.compile(r"^\s+(\d+\.\d+)%\s+\[([.k])\]\s+(.+?)\s*$")
@@ -127,3 +129,48 @@ def test_shares_agree_with_perf_report_on_a_recording_made_now(tmp_path: Path) -
     top = [s for s in sorted(shares, key=lambda k: -shares[k]) if not s.startswith("0x")][:3]
     for sym in top:
         assert abs(mine.get(sym, 0.0) - shares[sym]) <= 1.0, (sym, mine.get(sym), shares[sym])
+
+
+@pytest.mark.parametrize("workload", ["mixed", "contend", "kernel", "interp", "jit", "events", "flat", "lost"])
+@pytest.mark.parametrize("space", [None, "kernel", "user"])
+def test_classes_unknown_frames_and_command_sums_by_number_equal_the_stack_by_stack_ones(
+    workload: str, space: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Large profiles are summed over their stacks numbered by chain: the same classes (order, heaviest stack),
+    unknown-frame finding and per-command sums as stack by stack."""
+    from detectors.profile import findings
+    from forensics.types.profile import periods_by_command, stack_table
+
+    profile = read_profile(str(DATA / f"{workload}.perf.txt.gz"))
+    stacks = selected_stacks(profile, space=space)
+    # Every stack's thread made its own command: the sums per (command, chain) have many keys.
+    stacks += [replace(s, thread=Thread(f"c{i % 7}", 1, i)) for i, s in enumerate(stacks)]
+    total = compute_hotspots(profile, stacks).total_period
+    monkeypatch.setattr(findings, "VECTOR_FROM", 1 << 60)
+    by_stack = (findings.class_shares(stacks, total), findings.unknown_frames(profile, stacks))
+    monkeypatch.setattr(findings, "VECTOR_FROM", 0)
+    table = stack_table(stacks)
+    assert (findings.class_shares(stacks, total, table), findings.unknown_frames(profile, stacks, table)) == by_stack
+    assert findings.class_shares(stacks, total) == by_stack[0]  # the table made when not given
+    merged = periods_by_command(stacks)
+    assert periods_by_command(stacks, table) == merged and list(periods_by_command(stacks, table)) == list(merged)
+    assert by_stack[0] or space is not None or workload in ("flat", "jit")  # the classes are compared, not empty
+
+
+def test_unknown_frames_by_number_find_the_first_worst_stack(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Most frames [unknown]: the finding cites the first stack of the largest unknown weight, either way."""
+    from detectors.profile import findings
+    from forensics.types.profile import ProfileFrame
+
+    unknown = ProfileFrame("[unknown]", "[unknown]", False, False, False)
+    named = ProfileFrame("main", "/bin/app", False, False, False)
+    chains = [(named, unknown, unknown), (unknown,), (named,)]
+    stacks = [
+        ProfileStack(Thread("app", 1, 1), "cycles", chains[i % 3], 1, 10 * (i % 5), i, f"app {i}") for i in range(30)
+    ]
+    profile = read_profile(str(DATA / "mixed.perf.txt.gz"))
+    monkeypatch.setattr(findings, "VECTOR_FROM", 1 << 60)
+    by_stack = findings.unknown_frames(profile, stacks)
+    monkeypatch.setattr(findings, "VECTOR_FROM", 0)
+    assert by_stack is not None and findings.unknown_frames(profile, stacks) == by_stack
+    assert by_stack.evidence[0].excerpt == "app 9"  # two unknown frames, period 40: the first such stack

@@ -19,11 +19,11 @@ except ImportError:  # Debian names the module fusepy
     from fusepy import FUSE, FuseOSError, Operations  # type: ignore[import-not-found,no-redef]
 
 
-class EioFs(Operations):  # type: ignore[misc]
-    """Pass-through of ``root`` (read only); ``vmcore`` reads overlapping the bad range fail."""
+class PassThrough(Operations):  # type: ignore[misc]
+    """What every pass-through of ``root`` offers: attributes and listings (loopback_fs.py adds the writes)."""
 
-    def __init__(self, root: str, start: int, end: int) -> None:
-        self.root, self.start, self.end = root, start, end
+    def __init__(self, root: str) -> None:
+        self.root = root
 
     def _path(self, path: str) -> str:
         return os.path.join(self.root, path.lstrip("/"))
@@ -35,6 +35,14 @@ class EioFs(Operations):  # type: ignore[misc]
 
     def readdir(self, path: str, fh: Any) -> list[str]:
         return [".", "..", *os.listdir(self._path(path))]
+
+
+class EioFs(PassThrough):
+    """Pass-through of ``root`` (read only); ``vmcore`` reads overlapping the bad range fail."""
+
+    def __init__(self, root: str, start: int, end: int) -> None:
+        super().__init__(root)
+        self.start, self.end = start, end
 
     def open(self, path: str, flags: int) -> int:
         if flags & (os.O_WRONLY | os.O_RDWR):

@@ -11,54 +11,27 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.forensics.test_cli import run
+from tests.helpers import fuse_mounted
 from tests.vmcore_cases import VmcoreCase, load_case
 
 SERVER = Path(__file__).with_name("eio_fs.py")
 BAD = (2_000_000, 2_065_536)  # inside the 4.3 MB dump's page data
 
 
-def _fuse_python() -> str | None:
-    """A Python that can import fusepy (the venv's, or Debian's python3-fusepy), or None."""
-    for python in (sys.executable, "/usr/bin/python3"):
-        check = "import importlib.util as u, sys; sys.exit(0 if u.find_spec('fuse') or u.find_spec('fusepy') else 1)"
-        if Path(python).exists() and subprocess.run([python, "-c", check], check=False).returncode == 0:
-            return python
-    return None
-
-
 @pytest.fixture
 def failing_dump(tmp_path: Path) -> Iterator[tuple[VmcoreCase, Path]]:
     case = load_case("02-bug-on")
-    python = _fuse_python()
-    if not os.access("/dev/fuse", os.R_OK | os.W_OK) or python is None or shutil.which("fusermount") is None:
-        pytest.skip("needs /dev/fuse, fusermount (fuse3/libfuse2) and fusepy (python3-fusepy)")
-    source, mount = tmp_path / "source", tmp_path / "mnt"
+    source = tmp_path / "source"
     source.mkdir()
-    mount.mkdir()
     shutil.copyfile(case.vmcore, source / "vmcore")
-    server = subprocess.Popen([python, str(SERVER), str(source), str(mount), *map(str, BAD)], stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 120  # a Python FUSE server starts in seconds, more on a loaded machine
-        while time.monotonic() < deadline:
-            if (mount / "vmcore").exists() or server.poll() is not None:
-                break
-            time.sleep(0.1)
-        if not (mount / "vmcore").exists():
-            pytest.skip(f"the FUSE mount did not come up: {server.stderr.read().decode() if server.stderr else ''}")
+    with fuse_mounted(SERVER, source, tmp_path / "mnt", *map(str, BAD), ready="vmcore") as mount:
         yield case, mount / "vmcore"
-    finally:
-        subprocess.run(["fusermount", "-u", str(mount)], check=False, capture_output=True)
-        server.terminate()
-        server.wait(timeout=30)
 
 
 def test_an_unreadable_range_is_named_and_the_analysis_goes_on(failing_dump: tuple[VmcoreCase, Path]) -> None:
