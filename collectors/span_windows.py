@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from collectors.spans import KEPT, Statedump, kernel_table, learn_comms, narrow
+from forensics.types.arrays import distinct
 from forensics.types.spans import (
     IRQ_ENTRY,
     IRQ_EXIT,
@@ -172,7 +173,7 @@ class WindowKeeper:
             for tid, r in _last_per_key(tids, np.concatenate(mine)).items():
                 self.thread_last[tid] = self._row(batch, lo + r)
         irq = np.flatnonzero(np.isin(kind, _IRQ_KINDS))
-        for c in np.unique(cpu[irq]).tolist():
+        for c in distinct(cpu[irq]).tolist():
             self._irqs(batch, lo, irq[cpu[irq] == c], c)
 
     def _irqs(self, batch: EventBatch, lo: int, rows: npt.NDArray[np.intp], cpu: int) -> None:

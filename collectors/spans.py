@@ -252,7 +252,7 @@ def _ctf_ref(session: Session, ts_ns: int, cpu: int, off: int, eid: int, stream:
     label = session.stream_label(stream)
     ts = ts_ns / 1e9
     name = session.event_name(stream, eid)
-    return Ref(ts, cpu, f"{label}+{off}", f"{label}+{off} [{cpu:03d}] {ts:.9f}: {name}", off, str(session.root))
+    return Ref(ts, cpu, f"{label}+{off}", f"{label}+{off} [{cpu:03d}] {ts:.9f}: {name}", off, session.source)
 
 
 def ust_marks(

@@ -378,6 +378,7 @@ class Session:
 
     def __init__(self, root: str, compiled: bool = True) -> None:
         self.root = Path(root)
+        self.source = str(self.root)  # what citations name as their source: one string, not one per citation
         # The decoder: compiled (numba), or the same in plain Python for a small input (nothing to compile).
         self.kernels = _kernels(compiled)
         self.compiled = compiled

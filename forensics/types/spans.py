@@ -15,7 +15,7 @@ from forensics.types.arrays import distinct
 from forensics.units import fmt_ms
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Ref:
     """One cited event: its time (trace seconds), CPU, where it stands (file:line or stream+byte) and its text."""
 
@@ -27,7 +27,7 @@ class Ref:
     source: str = ""  # the file the locator points into
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Mark:
     """A user-space event that may open or close a span: a UST event, a trace_marker write, a CSV row's edge."""
 
@@ -38,7 +38,7 @@ class Mark:
     ref: Ref
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Span:
     """One request: opened and closed on one thread."""
 
