@@ -209,12 +209,37 @@ def _chains_of(
     return out, bad
 
 
-def _chain_interner() -> Any:
-    """The compiled call chain interner (:mod:`collectors.perf_chains_aot`), built now when it is not yet; None
-    when it cannot be (no C compiler, ``KFORENSIC_AOT=no``): the Python path then reads the same."""
-    from collectors.perf_chains_aot import kernels
+def _chain_interner(size: int) -> Any:
+    """The compiled call chain interner (:mod:`collectors.perf_chains_aot`) for ``size`` bytes of text, or None:
+    the Python path then reads the same.
 
-    return kernels(build=True)
+    Loaded when built (``make compile``, :data:`forensics.jit.BUILD_HINT`).  Not built yet, it is built now only
+    for an input whose reading the build pays for (:data:`forensics.jit.COLD_INPUT_BYTES`, as the trace
+    kernels; the build takes 8-15 s of CPU and saves about 0.5 s per 50 MB of distinct stacks) or when
+    ``KFORENSIC_COMPILED=yes``; otherwise stderr says once how to build it (unless a build failed before or
+    ``KFORENSIC_AOT=no``/``KFORENSIC_COMPILED=no``).
+    """
+    import os
+    import sys
+
+    from collectors.perf_chains_aot import GROUP, kernels
+    from forensics import aot
+    from forensics.jit import BUILD_HINT, COLD_INPUT_BYTES, COMPILED_ENV
+
+    forced = os.environ.get(COMPILED_ENV, "auto").strip().lower()
+    if forced in {"no", "0", "false"}:
+        return None
+    found = kernels()
+    if found is not None or forced in {"yes", "1", "true"} or size >= COLD_INPUT_BYTES:
+        return found if found is not None else kernels(build=True)
+    if os.environ.get(aot.AOT_ENV, "").strip().lower() not in {"no", "0", "false"} and not aot.failed(GROUP):
+        print(
+            f"kforensic: reading the call chains without compiled code (not built for this install yet; "
+            f"`{BUILD_HINT}` builds it once, then inputs of many distinct stacks read faster)",
+            file=sys.stderr,
+            flush=True,
+        )
+    return None
 
 
 def _cached_symbol(raw: bytes, dso: bytes, java: bool, high: bool) -> tuple[ProfileFrame, ...]:
@@ -903,7 +928,7 @@ class ScriptParser:
         # Each distinct (body, java) parsed once, all of them in one batch per java value.
         frames_of: dict[bytes, tuple[tuple[ProfileFrame, ...], int]] = {}
         java_frames_of: dict[bytes, tuple[tuple[ProfileFrame, ...], int]] = {}
-        run = _chain_interner() if self._bulk and len(self._counts) >= COMPILED_FROM else None
+        run = _chain_interner(self._fed) if self._bulk and len(self._counts) >= COMPILED_FROM else None
         for java, out in ((False, frames_of), (True, java_frames_of)):
             todo = list(dict.fromkeys(bodies if not any(java_of) else compress(bodies, (j is java for j in java_of))))
             if todo:

@@ -113,16 +113,23 @@ def test_the_module_built_ahead_of_time_writes_what_the_python_path_writes(tmp_p
         for i in range(max(perf_script.NUMPY_FROM // len(one) + 2, 2 * perf_script.COMPILED_FROM // 60)):
             f.write(one.replace(b"mixed ", b"m%d " % i))
     cache = tmp_path / "cache"
-    env = {"NUMBA_CACHE_DIR": str(cache)}
     probe = (
         "import sys; from collectors.perf_script import read_profile; from forensics import aot; "
         f"p = read_profile({str(text)!r}); print(len(p.stacks), len(aot.loaded()), 'numba' in sys.modules)"
     )
-    build = subprocess.run([sys.executable, "-c", probe], env={**os.environ, **env, aot.AOT_ENV: ""}, check=False,
-                           capture_output=True, text=True)  # fmt: skip
-    assert build.returncode == 0 and "ahead of time" in build.stderr, build.stderr
-    again = subprocess.run([sys.executable, "-c", probe], env={**os.environ, **env, aot.AOT_ENV: ""}, check=True,
-                           capture_output=True, text=True)  # fmt: skip
+
+    def run(**more: str) -> subprocess.CompletedProcess[str]:
+        env = {k: v for k, v in os.environ.items() if k not in (aot.AOT_ENV, COMPILED_ENV)}
+        env |= {"NUMBA_CACHE_DIR": str(cache), **more}
+        return subprocess.run([sys.executable, "-c", probe], env=env, check=True, capture_output=True, text=True)
+
+    # Not built: an input this small (under COLD_INPUT_BYTES) is read by the Python path, and stderr says how to build.
+    first = run()
+    assert "without compiled code" in first.stderr and first.stdout.split()[1] == "0"
+    assert not (cache / "aot").exists()
+    built = run(**{COMPILED_ENV: "yes"})  # forced: built now, announced
+    assert "ahead of time" in built.stderr, built.stderr
+    again = run()
     stacks, loaded, numba = again.stdout.split()
     assert int(stacks) >= perf_script.COMPILED_FROM and loaded == "1" and numba == "False" and not again.stderr
     (tmp_path / "a").mkdir()
