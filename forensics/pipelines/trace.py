@@ -298,8 +298,6 @@ def analyse_trace_file(
     from forensics.jit import import_numpy
 
     import_numpy()  # first, without OpenBLAS's thread pool
-    from collectors.trace_columns import BatchParser, read_batches, text_size
-    from collectors.trace_input import open_trace
     from detectors.sched.findings import detect
     from detectors.sched.select import select_tasks
     from forensics.jit import compiled_pays
@@ -317,6 +315,8 @@ def analyse_trace_file(
             built=_ctf_built,
         )
     else:
+        from collectors.trace_columns import text_size  # (the text reader: not imported for an LTTng session)
+
         size = text_size(trace_file)
         compiled = (
             compiled_pays(size, trace_kernels, built=_text_built) if size is not None else False
@@ -342,6 +342,9 @@ def analyse_trace_file(
         stream = ctf.stream
         counts = ctf.counts
     else:
+        from collectors.trace_columns import BatchParser, read_batches
+        from collectors.trace_input import open_trace
+
         with open_trace(trace_file, save_text) as stream:
             chunks: Iterable[bytes] = stream.chunks
             if size is None:
