@@ -338,14 +338,15 @@ def _context_fields(lines: Sequence[LogLine]) -> dict[str, object]:
     fields: dict[str, object] = {}
     for line in lines:
         body = line.body
-        if "cpu" not in fields and (m := _CPU_LINE.search(body)):
+        # The substring each pattern needs, first: a report's other lines are tested without a regex search.
+        if "cpu" not in fields and "CPU: " in body and (m := _CPU_LINE.search(body)):
             fields["cpu"], fields["pid"], fields["comm"] = int(m.group(1)), int(m.group(2)), m.group(3).strip()
             taint = taint_letters(body)
             if taint is not None:
                 fields["taint"] = taint
             if r := _RELEASE.search(body):
                 fields["release"] = r.group(1)
-        if "hardware" not in fields and (m := _HARDWARE.search(body)):
+        if "hardware" not in fields and "Hardware name: " in body and (m := _HARDWARE.search(body)):
             fields["hardware"] = m.group(1)
     return fields
 

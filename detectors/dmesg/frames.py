@@ -169,20 +169,35 @@ def parse_trace(lines: Sequence[LogLine], start: int) -> tuple[list[Frame], int]
     stack = "task"
     i = start
     while i < len(lines):
-        body = lines[i].body
-        if starts_stack(body):
+        line = lines[i]
+        what, value = _trace_line(line.body)
+        if what is _STOP:
             break
-        if (m := _MARKER.match(body)) is not None:
-            opening, name = m.group(1) == "", m.group(2).lower()
-            stack = (name if name != "eoi" else "task") if opening else "task"
-            if name == "eoi":
-                stack = "task"
-        elif _EXCEPTION.match(body):
-            stack = "exception"
-        elif (frame := parse_frame(body, lines[i].number, stack)) is not None:
-            frames.append(frame)
+        if what is _STACK:
+            stack = value
+        elif what is _FRAME_LINE:
+            frames.append(_new_tuple(Frame, (*value, stack, line.number)))
         i += 1
     return frames, i
+
+
+_STOP, _STACK, _FRAME_LINE, _OTHER = "stop", "stack", "frame", "other"  # what a line is to parse_trace
+
+
+@functools.lru_cache(maxsize=16384)
+def _trace_line(body: str) -> tuple[str, Any]:
+    """What a line is inside a trace, and its value: the start of another stack, a marker or exception line and
+    the stack it opens, a frame and its fields (:func:`_frame_fields`), or another line.  Cached: frame lines
+    recur from report to report (one look-up a line instead of a stack-start test, two matches and a parse)."""
+    if starts_stack(body):
+        return _STOP, None
+    if (m := _MARKER.match(body)) is not None:
+        opening, name = m.group(1) == "", m.group(2).lower()
+        return _STACK, (name if name != "eoi" else "task") if opening else "task"
+    if _EXCEPTION.match(body):
+        return _STACK, "exception"
+    fields = _frame_fields(body)
+    return (_OTHER, None) if fields is None else (_FRAME_LINE, fields)
 
 
 # --- skip lists -------------------------------------------------------------------------------
