@@ -83,10 +83,12 @@ def run_spans(
     opts: SpanOptions,
     table: KernelTable | None,
     ctf: CtfRead | None,
-    ust: tuple[list[Mark], list[str]] | None = None,
+    ust_again: bool = False,
 ) -> tuple[SpanReport, list[Finding], tuple[Figure, ...]]:
-    """Marks from the kernel input (an LTTng session's: ``ust``, when read before) and ``opts.sources``, paired and
-    analysed; the PNGs asked for, to draw."""
+    """Marks from the kernel input and ``opts.sources``, paired and analysed; the PNGs asked for, to draw.
+
+    ``ust_again``: an LTTng session's user-space rows are read again (Session.ust_rows), not kept by its read.
+    """
     from collectors.spans import marker_marks, table_spans, ust_marks
     from detectors.spans.findings import analyse, span_findings
     from detectors.spans.pairing import pair, parse_span_option
@@ -98,7 +100,7 @@ def run_spans(
     sources = [trace_file]
     kernel_clock = None
     if ctf is not None:
-        got, n = ust if ust is not None else ust_marks(ctf.session, *ctf.rows())
+        got, n = ust_marks(ctf.session, *(ctf.session.ust_rows() if ust_again else ctf.rows()))
         marks += got
         notes += n
         kernel_clock = (ctf.session.traces[0].clock.name, ctf.session.traces[0].clock.uuid)

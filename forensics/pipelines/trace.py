@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     from detectors.sched.engine import FastAnalyzer
     from forensics.aot import Group
     from forensics.types.sched import ParseSummary, Thresholds, TraceAnalysis
-    from forensics.types.spans import Mark
     from forensics.types.trace import ParseCounts
 
 
@@ -264,23 +263,23 @@ def _analyzer(
 
 def _ctf_keeper(
     analyzer: BatchAnalyzer | FastAnalyzer, trace_file: str, session: Session, opts: SpanOptions
-) -> tuple[KernelKeeper | WindowKeeper, tuple[list[Mark], list[str]] | None]:
-    """What keeps an LTTng session's kernel rows for the span breakdown, and the session's marks when read first.
+) -> KernelKeeper | WindowKeeper:
+    """What keeps an LTTng session's kernel rows for the span breakdown.
 
-    The spans from the session's own marks first: then only the kernel rows their breakdown reads are kept
-    (collectors/span_windows.py), not every row (about 50 bytes a kernel row).  With other span sources or
-    a Gantt chart, every row.
+    The spans from the session's own marks first (its user-space streams alone): then only the kernel rows
+    their breakdown reads are kept (collectors/span_windows.py), not every row (about 50 bytes a kernel
+    row).  With other span sources or a Gantt chart, every row.  The marks are let go before the kernel
+    events are read (about 500 bytes a mark: 8 MB for the x176 benchmark session) and made again after.
     """
     from collectors.spans import KernelKeeper, ust_marks
     from forensics.pipelines.spans import span_windows
 
-    ust = ust_marks(session, *session.ust_rows())
-    windows = span_windows(ust[0], opts)
+    windows = span_windows(ust_marks(session, *session.ust_rows())[0], opts)
     if windows is None:
-        return KernelKeeper(analyzer, trace_file), None
+        return KernelKeeper(analyzer, trace_file)
     from collectors.span_windows import WindowKeeper
 
-    return WindowKeeper(analyzer, trace_file, windows), ust
+    return WindowKeeper(analyzer, trace_file, windows)
 
 
 def analyse_trace_file(
@@ -299,8 +298,6 @@ def analyse_trace_file(
     from forensics.jit import import_numpy
 
     import_numpy()  # first, without OpenBLAS's thread pool
-    from collectors.trace_columns import BatchParser, read_batches, text_size
-    from collectors.trace_input import open_trace
     from detectors.sched.findings import detect
     from detectors.sched.select import select_tasks
     from forensics.jit import compiled_pays
@@ -318,6 +315,8 @@ def analyse_trace_file(
             built=_ctf_built,
         )
     else:
+        from collectors.trace_columns import text_size  # (the text reader: not imported for an LTTng session)
+
         size = text_size(trace_file)
         compiled = (
             compiled_pays(size, trace_kernels, built=_text_built) if size is not None else False
@@ -327,7 +326,7 @@ def analyse_trace_file(
     opts = span_opts or SpanOptions()
     ctf = None
     keeper: KernelKeeper | WindowKeeper | None = None
-    ust: tuple[list[Mark], list[str]] | None = None
+    windowed = False  # the LTTng session's kernel rows kept in the spans' windows only, its marks read again
     if ctf_input:
         from collectors.ctf.feed import feed_session
         from collectors.ctf.reader import Session
@@ -337,11 +336,15 @@ def analyse_trace_file(
         session = Session(trace_file, compiled)
         spans_on = opts.wanted or any(t.meta.domain == "ust" for t in session.traces)
         if spans_on:
-            keeper, ust = _ctf_keeper(analyzer, trace_file, session, opts)
-        ctf = feed_session(session, keeper or analyzer, keep=spans_on, user=ust is None)  # type: ignore[arg-type]
+            keeper = _ctf_keeper(analyzer, trace_file, session, opts)
+            windowed = hasattr(keeper, "inside")  # a WindowKeeper (as feed_session tells it)
+        ctf = feed_session(session, keeper or analyzer, keep=spans_on, user=not windowed)  # type: ignore[arg-type]
         stream = ctf.stream
         counts = ctf.counts
     else:
+        from collectors.trace_columns import BatchParser, read_batches
+        from collectors.trace_input import open_trace
+
         with open_trace(trace_file, save_text) as stream:
             chunks: Iterable[bytes] = stream.chunks
             if size is None:
@@ -391,7 +394,7 @@ def analyse_trace_file(
             syscalls = ctf_syscalls(ctf.session, ctf.syscalls())
             threads = statedump_threads(ctf)
         table = keeper.table(syscalls, threads)
-        span_report, span_found, figures = run_spans(trace_file, opts, table, ctf, ust)
+        span_report, span_found, figures = run_spans(trace_file, opts, table, ctf, windowed)
         findings = [*findings, *span_found]
     # Threads that serve request spans are latency-sensitive waiters (detectors/sched/harm.py).
     tids = frozenset(s.tid for s in span_report.spans) if span_report is not None else frozenset()
