@@ -61,8 +61,8 @@ def _env(cache: Path, **more: str) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A new cache directory with the decoder, the scanner and the engine built ahead of time (``make compile``'s
-    step)."""
+    """A new cache directory with the decoder, the scanner, the engine and the profile's interner built ahead of time
+    (``make compile``'s step)."""
     cache = tmp_path_factory.mktemp("cache")
     code = "from forensics.pipelines.build import build_ahead\nbuild_ahead()\n"
     done = subprocess.run(
@@ -72,7 +72,12 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert "ahead of time for this machine" in done.stderr  # the build says so, with its expected time
     modules = sorted(p.name for p in (cache / "aot").glob("*.so"))
     names = [m.split("-")[0] for m in modules]
-    assert names == ["kforensic_ctf_decode", "kforensic_sched_engine", "kforensic_trace_scan"], done.stderr
+    assert names == [
+        "kforensic_ctf_decode",
+        "kforensic_perf_chains",
+        "kforensic_sched_engine",
+        "kforensic_trace_scan",
+    ], done.stderr
     return cache
 
 

@@ -230,9 +230,12 @@ def test_full_disk_is_a_one_line_input_error_and_keeps_earlier_samples(tmp_path:
 #: A child that creates a store and sends itself a signal just before its K-th SQLite execute() (a signal that lands
 #: while the tables are made: the profile hook picks the step, the signal is real and acts as it would).
 _SIGNAL_AT = """
-import os, sys
+import os, signal, sys
 from pathlib import Path
 from collectors.slabstore import SlabStore
+# Ctrl-C as on a terminal: a run started in the background of a shell (CI, nohup) inherits SIGINT ignored, and
+# Python then installs no KeyboardInterrupt handler; the test is about the signal arriving.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 path, sig, k = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 calls = [0]
 def profile(frame, event, arg):
