@@ -15,8 +15,10 @@ one symbol byte) matches, it is the match.  A text holding any other line (one t
 expression to give back bytes, or no frame at all) is not numbered: the caller reads it line by line.
 Blank and comment lines (``#``) are no frames, as in the reader.
 
-Plain Python over numpy arrays, one function (pycc compiles it alone: no helpers; ``x == 32 or 9 <= x <= 13``
-is the bytes ``\\s``); only run compiled.
+Plain Python over numpy arrays, one function without numba's import: a run on the module built ahead of time
+imports this one for :data:`KEY_COLUMNS` (collectors/perf_chains.py) and must not load numba (0.3 s of CPU,
+~110 MB), so there are no ``@compiled`` helpers and its three element-by-element compares stay written out
+(``x == 32 or 9 <= x <= 13`` is the bytes ``\\s``); only run compiled.
 """
 
 from __future__ import annotations
