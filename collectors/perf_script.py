@@ -373,6 +373,7 @@ class ScriptParser:
         self.window = window
         self._rest = b""
         self._line = 1  # line number of the first line of ``_rest``
+        self._cut_at: int | None = None  # the line of a last sample without its blank line (a cut input)
         self._counts: dict[tuple[bytes, bytes, bytes | None, bytes, bytes], StackCount] = {}
         self._events_raw: dict[bytes, int] = {}
         self._seen: dict[bytes, tuple[StackCount, int, bytes] | None] = {}
@@ -845,7 +846,9 @@ class ScriptParser:
                 self._flat_block(block, start_line)
                 continue
             if last:
-                # The sample had no blank line after it: stackcollapse-perf.pl never counts it.
+                # The sample had no blank line after it: stackcollapse-perf.pl never counts it.  perf script ends
+                # every sample with one, so the input was cut there: said (a note), not dropped silently.
+                self._cut_at = start_line
                 break
             comm, pid, tid, event, period = h
             events[event] = events.get(event, 0) + 1
@@ -983,6 +986,11 @@ class ScriptParser:
             notes.append(f"{self._outside} samples outside the --window were left out")
         if self._untimed:
             notes.append(f"{self._untimed} samples without a timestamp were left out by --window")
+        if self._cut_at is not None:
+            notes.append(
+                f"the input ends inside the sample at line {self._cut_at} (no blank line after it: a cut file?); "
+                "that sample is not counted, as stackcollapse-perf.pl does not count it"
+            )
         return Profile(
             source=self.source,
             kind=self.kind,

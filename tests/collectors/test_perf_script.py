@@ -400,3 +400,23 @@ def test_the_numpy_reader_makes_the_frames_of_the_per_sample_one(
     bulk.feed(text)
     frames = [s.frames for s in bulk.close().stacks]
     assert len({id(f) for f in frames}) == len(set(frames)) < len(frames)
+
+
+def test_a_recording_cut_inside_its_last_sample_says_so(tmp_path: Path) -> None:
+    """perf script ends every sample with a blank line: a text cut inside the last one (a copy cut short, an
+    interrupted ``perf script > file``) leaves it out, as stackcollapse-perf.pl does, and says where."""
+    whole = read_gzip_text(DATA / "mixed.perf.txt.gz")
+    cut = whole[: whole.rindex(b"\n\n") - 5]  # inside the last sample's last frame line
+    path = tmp_path / "cut.perf.txt"
+    path.write_bytes(cut)
+    last_header = (
+        cut[: cut.rindex(b"\n\n")].count(b"\n") + 3
+    )  # the line after the blank one that ends the sample before
+    profile = read_profile(str(path))
+    whole_profile = read_profile(str(DATA / "mixed.perf.txt.gz"))
+    assert sum(s.samples for s in profile.stacks) == sum(s.samples for s in whole_profile.stacks) - 1
+    assert [n for n in profile.notes if "ends inside" in n] == [
+        f"the input ends inside the sample at line {last_header} (no blank line after it: a cut file?); "
+        "that sample is not counted, as stackcollapse-perf.pl does not count it"
+    ]
+    assert not [n for n in whole_profile.notes if "ends inside" in n]
