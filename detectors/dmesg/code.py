@@ -55,7 +55,7 @@ def registers(lines: Sequence[LogLine]) -> tuple[RegisterSet, int | None]:
     for i, line in enumerate(lines):
         body = line.body
         if rip_at is None:
-            # The substring each test needs, first: most lines above the RIP hold neither (6,251 tested in the corpus x1).
+            # The substring each test needs, first: most lines above the RIP hold neither (6,251 in the corpus x1).
             if ("IP: 00" in body and _X86_KERNEL_RIP.match(body)) or (
                 "pc :" in body and body.lstrip().startswith("pc :")
             ):
