@@ -5,7 +5,11 @@ tool as UTF-16 (with or without a byte-order mark), or captured from a
 terminal with ANSI colour codes (``dmesg --color=always``, ``journalctl``
 piped through ``script``).  :class:`TextNormalizer` streams such bytes into
 plain UTF-8 with the escape sequences removed; newlines are kept, so line
-numbers are those of the file.  The evidence check (:mod:`forensics.evidence`)
+numbers are those of the file.  A file whose lines end in a lone carriage
+return (classic Mac, some serial-console captures: no ``\n`` at all in its
+first 512 bytes, two or more ``\r``) has each ``\r`` read as a newline, as an
+editor shows its lines; otherwise it read as one line, and a report in it was
+cited at line 1 and time 0.  The evidence check (:mod:`forensics.evidence`)
 reads sources through :func:`normalize_text`, the same transformation, so an
 excerpt cited from a UTF-16 or coloured log resolves at its line.
 
@@ -64,6 +68,7 @@ class TextNormalizer:
         self._decoder: codecs.IncrementalDecoder | None = None
         self._tail = b""  # an escape sequence that may continue in the next chunk
         self._bom = 0  # bytes of byte-order mark at the start, dropped
+        self._cr_only = False  # lines end in a lone \r (see the module docstring)
 
     def feed(self, chunk: bytes) -> bytes:
         """The normalized bytes of ``chunk`` (possibly fewer: some are held until the next call)."""
@@ -74,7 +79,7 @@ class TextNormalizer:
             chunk, self._head = self._head, b""
             self._start(chunk)
             chunk = chunk[self._bom :]
-        return self._strip(self._decode(chunk, final=False))
+        return self._lines(self._strip(self._decode(chunk, final=False)))
 
     def close(self) -> bytes:
         """What is held back, at the end of the input."""
@@ -85,11 +90,13 @@ class TextNormalizer:
             out = self._decode(head[self._bom :], final=False)
         out = self._strip(out + self._decode(b"", final=True))
         tail, self._tail = self._tail, b""
-        return out + self._strip_all(tail)
+        return self._lines(out + self._strip_all(tail))
 
     def _start(self, head: bytes) -> None:
         name, self._bom = sniff_encoding(head)
         self.encoding = name or "utf-8"
+        # Raw bytes suffice: in UTF-16 too a CR or LF code unit holds the byte 0x0D or 0x0A.
+        self._cr_only = b"\n" not in head[:_SNIFF] and head[:_SNIFF].count(b"\r") >= 2
         if name is not None:
             self._decoder = codecs.getincrementaldecoder(name)(errors="replace")
 
@@ -107,6 +114,9 @@ class TextNormalizer:
         if cut >= 0 and _ANSI.match(data, cut) is None:  # an escape cut by the chunk boundary: finish it next time
             data, self._tail = data[:cut], data[cut:]
         return self._strip_all(data)
+
+    def _lines(self, data: bytes) -> bytes:
+        return data.replace(b"\r", b"\n") if self._cr_only else data
 
     def _strip_all(self, data: bytes) -> bytes:
         if b"\x1b" not in data:

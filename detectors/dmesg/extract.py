@@ -262,8 +262,12 @@ def _follow(lines: Sequence[LogLine], path: tuple[Step, ...]) -> tuple[list[str]
         assert step.anchor is not None
         if step.only_if is not None and not any(step.only_if.search(x.body) for x in lines):
             break
+        search, hint = step.anchor.search, step.hint
         for j in range(pos, len(lines)):
-            m = step.anchor.search(lines[j].body)
+            body = lines[j].body
+            if hint and not any(map(body.__contains__, hint)):
+                continue  # no word every match holds: the search would find nothing
+            m = search(body)
             if m is not None:
                 if m.lastindex and m.group(1):
                     names.append(function_name(m.group(1)))

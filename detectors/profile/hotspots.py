@@ -291,7 +291,7 @@ def compute_hotspots(
                     slot[2], slot[3] = s.first_line, s.first_header
         best = sorted(by_path.items(), key=lambda kv: (-int(kv[1][0]), kv[0]))[:per_path]
         paths[row.key] = tuple(
-            CallPath(k, int(v[0]), int(v[1]), 100.0 * int(v[0]) / total_period, int(v[2]), str(v[3])) for k, v in best
+            CallPath(k, int(v[0]), int(v[1]), _pct(int(v[0]), total_period), int(v[2]), str(v[3])) for k, v in best
         )
     first = event or profile.first_event
     return Hotspots(

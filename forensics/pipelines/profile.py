@@ -58,6 +58,13 @@ def analyse_profile(name: str, filters: ProfileFilters | None = None) -> Profile
     # A large profile's tables are sums over its stacks numbered by chain and thread, numbered once here.
     table = stack_table(stacks) if len(stacks) >= VECTOR_FROM else None
     hot = compute_hotspots(profile, stacks, event=filters.event, table=table)
+    if hot.total_period == 0:
+        # Folded stacks counted 0 (`a;b 0`), perf samples of period 0: there is no CPU time to share out, and
+        # every share would be 0/0 (was exit 4, a ZeroDivisionError in the call paths).
+        raise InputError(
+            f"{profile.source}: every sample counts 0 (its period or folded count): no CPU time to share out",
+            hint="give the profile as recorded (perf script output or folded stacks with positive counts)",
+        )
     classes = class_shares(stacks, hot.total_period, table)
     findings = profile_findings(profile, stacks, hot, classes, table)
     window: TimeWindow | NotAvailable = (

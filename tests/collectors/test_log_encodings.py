@@ -39,6 +39,10 @@ def _coloured(data: bytes) -> bytes:
     return b"\x1b]0;serial console\x07" + data.replace(b"\n", b"\x1b[0m\n")
 
 
+def _cr_only(data: bytes) -> bytes:
+    return re.sub(rb"\r*\n", b"\r", data)
+
+
 VARIANTS: dict[str, Callable[[bytes], bytes]] = {
     "utf-16-le-bom": lambda d: codecs.BOM_UTF16_LE + d.decode("utf-8", "replace").encode("utf-16-le"),
     "utf-16-be-bom": lambda d: codecs.BOM_UTF16_BE + d.decode("utf-8", "replace").encode("utf-16-be"),
@@ -46,6 +50,9 @@ VARIANTS: dict[str, Callable[[bytes], bytes]] = {
     "utf-16-be": lambda d: d.decode("utf-8", "replace").encode("utf-16-be"),
     "ansi": _coloured,
     "ansi-utf-16-le-bom": lambda d: codecs.BOM_UTF16_LE + _coloured(d).decode("utf-8", "replace").encode("utf-16-le"),
+    # lines ended by a lone carriage return (classic Mac, a serial capture that dropped the LF): was one line
+    "cr-only": _cr_only,
+    "cr-only-utf-16-le-bom": lambda d: codecs.BOM_UTF16_LE + _cr_only(d).decode("utf-8", "replace").encode("utf-16-le"),
 }
 
 
@@ -65,6 +72,26 @@ def test_encoded_log_gives_the_plain_title_and_resolvable_evidence(tmp_path: Pat
     assert [r.comm for r in got] == [r.comm for r in want]
     assert not any("corrupted" in r.title for r in got)
     assert_evidence_resolves([group_finding(str(log), g) for g in group_reports(got)])
+
+
+def test_a_cr_only_log_is_cited_at_the_lines_of_the_plain_one(tmp_path: Path) -> None:
+    """Each lone ``\\r`` ends a line: the report starts where it starts in the plain log, at its time.
+
+    Before, the whole file was line 1: the BUG was cited at line 1, time 0, its title "[corrupted]".
+    """
+    plain = _plain()
+    log = tmp_path / "console.cr.log"
+    log.write_bytes(_cr_only(plain.read_bytes()))
+    want, got = _reports(plain), _reports(log)
+    assert [(r.start_line, r.start_time) for r in got] == [(r.start_line, r.start_time) for r in want]
+    assert got[0].start_line > 1
+
+
+def test_a_stray_cr_in_a_log_with_newlines_is_no_line_end() -> None:
+    """Only a head with no newline and two or more ``\\r`` turns each ``\\r`` into a line end."""
+    assert normalize_text(b"a\rb\rc\nd\r\n") == b"a\rb\rc\nd\r\n"
+    assert normalize_text(b"[ 1.0] x\r[ 2.0] y\r") == b"[ 1.0] x\n[ 2.0] y\n"
+    assert normalize_text(b"one\rline") == b"one\rline"
 
 
 def test_raw_utf16_bytes_hide_the_oops_without_decoding(tmp_path: Path) -> None:

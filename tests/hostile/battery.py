@@ -174,6 +174,8 @@ def make_inputs(base: Path) -> dict[str, Path]:
     put("json-list", b"[1, 2, 3]")
     put("json-nan", b'{"schema": "kforensic.dmesg/1", "incident": {"findings": [{"severity": NaN}]}}')
     put("folded-bad", b"a;b;c notanumber\n;;; 5\nx -3\n" + b"y " + b"9" * 400 + b"\n")
+    put("folded-zero", b"a;b;c 0\nd;e 0\n")  # valid-looking, but no CPU time to share out
+    put("perf-period0", b"contend 12796   361.339342:          0 cpu-clock:ppp: \n\t126a critical+0x1a (/x)\n\n")
     put("crlf-log", log.replace(b"\n", b"\r\n"))
     put("log-bom-nul-latin1", b"\xef\xbb\xbf" + log.replace(b"\n", b"\r\n", 40).replace(b"Call Trace", b"Call\0Trace"))
     body = trace.splitlines(keepends=True)
@@ -405,6 +407,14 @@ def cases(inputs: dict[str, Path], tmp: Path, vmlinux: dict[str, Path] | None = 
         Case("trace:mixed-formats", ["trace", str(inputs["mixed-trace"])], cheap=False),
         Case("profile:mixed-formats", ["profile", str(inputs["mixed-trace"])]),
         Case("profile:folded-bad", ["profile", str(inputs["folded-bad"])]),
+        # every count 0: each share was 0/0 (exit 4, forensics/pipelines/profile.py)
+        Case("profile:folded-zero", ["profile", str(inputs["folded-zero"])], want_rc=3, want_err="counts 0"),
+        Case("profile:perf-period0", ["profile", str(inputs["perf-period0"])], want_rc=3, want_err="counts 0"),
+        Case(
+            "profile-diff:folded-zero",
+            ["profile", str(inputs["perf"]), "--diff", str(inputs["folded-zero"])],
+            want_rc=3,
+        ),
         Case("trace:truncated-gz", ["trace", str(inputs["trace-trunc.gz"])], cheap=False),
         Case("trace:ctf-no-metadata", ["trace", str(inputs["ctf-no-metadata"])]),
         Case("trace:ctf-bad-metadata", ["trace", str(inputs["ctf-bad-metadata"])]),

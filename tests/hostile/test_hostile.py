@@ -41,6 +41,8 @@ SELECTED = [
     "trace:ctf-no-metadata",
     "profile:mixed-formats",
     "profile:folded-bad",
+    "profile:folded-zero",  # was exit 4: every share 0/0 (forensics/pipelines/profile.py)
+    "profile-diff:folded-zero",
     "profile-diff:dir",
     "slab-import:snaps-cut",
     "slab-import:store-is-null",
