@@ -472,29 +472,36 @@ class Finding:
         return next((f.value for f in self.shown_facts if f.name == name), None)
 
     def merged_with(self, other: Finding) -> Finding:
-        """Merge another finding with the same id: keep all evidence, the worst severity."""
+        """Merge another finding with the same id: keep all evidence, the worst severity.
+
+        The worse of the two leads (``self`` on a tie): its title, summary and baseline, its evidence, facts
+        and next steps first.  The severity must be the one its words and baseline judged: a task's info
+        "Long run ... others waited within their fair share" of one trace merged with its low "CPU hog" of
+        another was shown low under the info finding's "none exceeded".
+        """
         if other.id != self.id:
             raise ValueError(f"cannot merge finding {other.id!r} into {self.id!r}")
-        evidence = _unique(self.evidence + other.evidence)
-        facts = _unique(self.facts + other.facts)
-        steps = _unique(self.next_steps + other.next_steps)
+        lead, rest = (other, self) if other.severity > self.severity else (self, other)
+        evidence = _unique(lead.evidence + rest.evidence)
+        facts = _unique(lead.facts + rest.facts)
+        steps = _unique(lead.next_steps + rest.next_steps)
         best = self if self.confidence >= other.confidence else other
         return Finding(
             id=self.id,
-            kind=self.kind,
-            title=self.title,
-            severity=max(self.severity, other.severity),
+            kind=lead.kind,
+            title=lead.title,
+            severity=lead.severity,
             confidence=best.confidence,
             confidence_reason=best.confidence_reason,
-            summary=self.summary,
+            summary=lead.summary,
             evidence=evidence,
             next_steps=steps,
             facts=facts,
-            detector=self.detector,
-            subjects=_unique(self.subjects + other.subjects),
-            baseline=self.baseline or other.baseline,
-            stated=self.stated or other.stated,
-            log_cause=self.log_cause or other.log_cause,
+            detector=lead.detector,
+            subjects=_unique(lead.subjects + rest.subjects),
+            baseline=lead.baseline or (rest.baseline if rest.severity == lead.severity else None),
+            stated=lead.stated or rest.stated,
+            log_cause=lead.log_cause or rest.log_cause,
         )
 
 

@@ -14,7 +14,7 @@ forensics/pipelines/leaks.py's ``leak_input``): no file I/O, no clock.  Entry po
 * :mod:`~detectors.leaks.findings`: verdicts as findings with evidence;
 * :mod:`~detectors.leaks.evidence`: resolving SAMPLE evidence against sample tables.
 
-Importing this package imports numpy, pandas and scipy: commands import it
+Importing this package imports numpy and pandas: commands import it
 inside their functions only.
 """
 

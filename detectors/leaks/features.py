@@ -5,10 +5,10 @@ with times in hours, values in bytes.  None of them is a p-value: a day of
 correlated samples makes any test "significant".  The decision
 (:mod:`detectors.leaks.decision`) weighs effect size first and shape second.
 
-* OLS slope and r² (``scipy.stats.linregress``): linearity;
-* Theil–Sen slope with a 90% confidence interval (``scipy.stats.theilslopes``):
+* OLS slope and r² (SciPy's ``linregress`` arithmetic): linearity;
+* Theil–Sen slope with a 90% confidence interval (SciPy's ``theilslopes``):
   the growth rate, robust to bursts and outliers;
-* Kendall tau: how monotonic the growth is;
+* Kendall tau-b: how monotonic the growth is;
 * persistence: the Theil–Sen slope of the second half over the first (a cache
   warming up to a plateau has persistence near 0, a leak near 1);
 * maximum drawdown relative to the range: how much of its growth the cache
@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
-from scipy import stats
 
+from detectors.leaks.trend_stats import kendall_tau_b, ols_slope_r, theil_sen_90
 from forensics.types.leaks import ChangePoint, Features
 
 if TYPE_CHECKING:
@@ -137,14 +137,14 @@ def theil_sen(t: FloatArray, y: FloatArray) -> tuple[float, float, float, float]
     """Theil–Sen slope, intercept and the 90% confidence interval of the slope (zeros when undefined)."""
     if len(y) < 3 or float(np.ptp(t)) == 0.0:
         return 0.0, float(y.mean()) if len(y) else 0.0, 0.0, 0.0
-    res = stats.theilslopes(y, t, alpha=0.90)
-    return float(res.slope), float(res.intercept), float(res.low_slope), float(res.high_slope)
+    res = theil_sen_90(y, t)
+    return res.slope, res.intercept, res.low_slope, res.high_slope
 
 
 def _tau(t: FloatArray, y: FloatArray) -> float:
     if len(y) < 3 or float(np.ptp(y)) == 0.0:
         return 0.0
-    value = float(stats.kendalltau(t, y).statistic)
+    value = kendall_tau_b(t, y)
     return 0.0 if math.isnan(value) else value
 
 
@@ -218,8 +218,8 @@ def features(t: FloatArray, y: FloatArray) -> Features:
         slope, intercept, lo, hi = theil_sen(st, sy)
     m = len(sy)
     if m >= 3 and float(np.ptp(st)) > 0:
-        ols = stats.linregress(st, sy)
-        ols_slope, r2 = float(ols.slope), float(ols.rvalue) ** 2
+        ols_slope, r = ols_slope_r(st, sy)
+        r2 = r**2
         r2 = 0.0 if math.isnan(r2) else r2
     else:
         ols_slope, r2 = 0.0, 0.0

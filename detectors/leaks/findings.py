@@ -238,6 +238,8 @@ def group_finding(g: CoGrowth, ctx: FindingContext) -> Finding:
         ),
         Fact("growth rate (all caches)", f"{kb(g.rate)}/h"),
         Fact("MemAvailable runs out in", str(exhaustion(g.rate, ctx.mem_available, g.grade))),
+        # The report's story reads it: without it a group leak was told "MemAvailable not sampled".
+        Fact("memory exhausted", exhausted(ctx)),
     ]
     evidence: list[Evidence] = []
     for m in g.members:

@@ -172,7 +172,7 @@ def leak_input(store: SlabStore, run_id: int | None = None, last_hours: float | 
 def findings_from_store(store: SlabStore, run_id: int | None = None) -> tuple[Finding, ...]:
     """The leak findings of a store's run (or of the whole store): the end-of-run hook of slab-watch.
 
-    The last finding (info) says what was examined and what it could have shown; numpy, pandas and scipy are
+    The last finding (info) says what was examined and what it could have shown; numpy and pandas are
     imported here, not when the module is.
     """
     from detectors.leaks.analysis import end_of_run_findings

@@ -82,3 +82,26 @@ def test_report_on_the_healthy_recordings_says_no_problem_and_what_was_examined(
     assert "No hypothesis" in res.stdout  # nothing at medium or above points at a cause
     doc = json.loads((tmp_path / "report.json").read_text())
     assert _incident(doc)["problems"] == 0
+
+
+def test_a_finding_of_two_traces_is_told_by_the_worse_of_them(tmp_path: Path) -> None:
+    """The same task's hog, info in one healthy trace and low in another, merges under the low one's words.
+
+    python's and crash's longest runs are info in ftrace.txt.gz ("Long run ... others waited within their fair
+    share", judged "none exceeded") and low in the LTTng workload's ftrace (a wait past the CFS period), pytest's
+    the other way round: the report showed python and crash low under the info finding's title, summary and
+    "none exceeded" baseline (the first input's words, the worst severity).
+    """
+    lttng_kernel = HEALTHY.parent / "lttng" / "kernel.ftrace.txt.gz"
+    out = tmp_path / "report.json"
+    res = run("report", "--trace", str(HEALTHY / "ftrace.txt.gz"), "--trace", str(lttng_kernel), "--json", str(out))
+    assert res.returncode == 0, res.stderr
+    hogs = [f for f in _incident(json.loads(out.read_text()))["findings"] if f["kind"] == "sched-cpu-hog"]
+    merged = [f for f in hogs if len({e["source"] for e in f["evidence"]}) == 2]
+    assert {f["title"].split(":")[1].split()[0] for f in merged} >= {"python", "crash", "pytest"}, hogs
+    for f in merged:  # python, crash, pytest: info ("Long run") in one trace, low ("CPU hog") in the other
+        assert f["severity"] == "low" and f["title"].startswith("CPU hog: "), f["title"]
+        assert "none exceeded" not in f["baseline"]["value"], f["baseline"]
+        task = f["title"].split(":")[1].split()[0]
+        lead = lttng_kernel if task in ("python", "crash") else HEALTHY / "ftrace.txt.gz"  # low there (first on a tie)
+        assert f["evidence"][0]["source"].startswith(str(lead)), f["evidence"][0]
