@@ -88,6 +88,10 @@ def _symbol_frames(raw_b: bytes, dso_b: bytes, java: bool, high: bool) -> tuple[
     dso = dso_b.decode("utf-8", "surrogateescape")
     if raw.startswith("("):
         return ()
+    if dso == "deleted)" and " (" in raw:
+        # perf's "(/path (deleted))" for an unlinked file: the frame rule, as stackcollapse-perf.pl's, cuts at
+        # the inner " (" (the symbol keeps its "(/path" tail, as the Perl script's does); the DSO is the path.
+        dso = raw.rsplit(" (", 1)[1] + " (deleted)"
     kernel = _kernel_dso(dso, "ffff000000000000" if high else "")
     jit = _jit_dso(dso)
     frames: list[ProfileFrame] = []
