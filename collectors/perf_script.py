@@ -88,6 +88,10 @@ def _symbol_frames(raw_b: bytes, dso_b: bytes, java: bool, high: bool) -> tuple[
     dso = dso_b.decode("utf-8", "surrogateescape")
     if raw.startswith("("):
         return ()
+    if dso == "deleted)" and " (" in raw:
+        # perf's "(/path (deleted))" for an unlinked file: the frame rule, as stackcollapse-perf.pl's, cuts at
+        # the inner " (" (the symbol keeps its "(/path" tail, as the Perl script's does); the DSO is the path.
+        dso = raw.rsplit(" (", 1)[1] + " (deleted)"
     kernel = _kernel_dso(dso, "ffff000000000000" if high else "")
     jit = _jit_dso(dso)
     frames: list[ProfileFrame] = []
@@ -306,9 +310,12 @@ def _count_first(
     found = list(map(counts.get, keys))
     todo = dict.fromkeys(compress(keys, map(is_, found, repeat(None))))  # keys to make, in the order met
     made_at: list[int] = []
-    if todo:
+    if len(todo) == len(keys):
+        made_at = list(range(len(keys)))  # every key new and met once (a recording of distinct stacks): in order
+    elif todo:
         first_at = dict(zip(reversed(keys), range(len(keys) - 1, -1, -1), strict=True))
         made_at = list(map(first_at.__getitem__, todo))
+    if made_at:
         decoded = map(bytes.decode, map(headers.__getitem__, made_at), repeat("utf-8"), repeat("replace"))
         made = map(StackCount, repeat(1), map(periods.__getitem__, made_at), map(lines.__getitem__, made_at), decoded)
         counts.update(zip(todo, made, strict=True))
@@ -779,7 +786,7 @@ class ScriptParser:
         firsts = list(map(_FIRST_BYTE, bodies))
         if sum(map(bytes.isspace, firsts)) + firsts.count(b"") != len(firsts):
             return None  # a line in column 0 after the header: not a call chain
-        data = rest + view.tobytes()
+        data = b"".join((rest, view))  # one copy
         # The headers as they are (not masked), for the evidence.
         headers = list(map(data.__getitem__, map(slice, starts, map(add, starts, map(len, heads)))))
         periods = list(map(_PERIOD_OF, hs))
