@@ -310,9 +310,12 @@ def _count_first(
     found = list(map(counts.get, keys))
     todo = dict.fromkeys(compress(keys, map(is_, found, repeat(None))))  # keys to make, in the order met
     made_at: list[int] = []
-    if todo:
+    if len(todo) == len(keys):
+        made_at = list(range(len(keys)))  # every key new and met once (a recording of distinct stacks): in order
+    elif todo:
         first_at = dict(zip(reversed(keys), range(len(keys) - 1, -1, -1), strict=True))
         made_at = list(map(first_at.__getitem__, todo))
+    if made_at:
         decoded = map(bytes.decode, map(headers.__getitem__, made_at), repeat("utf-8"), repeat("replace"))
         made = map(StackCount, repeat(1), map(periods.__getitem__, made_at), map(lines.__getitem__, made_at), decoded)
         counts.update(zip(todo, made, strict=True))
@@ -783,7 +786,7 @@ class ScriptParser:
         firsts = list(map(_FIRST_BYTE, bodies))
         if sum(map(bytes.isspace, firsts)) + firsts.count(b"") != len(firsts):
             return None  # a line in column 0 after the header: not a call chain
-        data = rest + view.tobytes()
+        data = b"".join((rest, view))  # one copy
         # The headers as they are (not masked), for the evidence.
         headers = list(map(data.__getitem__, map(slice, starts, map(add, starts, map(len, heads)))))
         periods = list(map(_PERIOD_OF, hs))
