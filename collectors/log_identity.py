@@ -26,6 +26,11 @@ _BANNER = re.compile(rb"Linux version (\S+) \(")
 _BUILD = re.compile(rb"Linux version \S+ \(.*\) #\d+ ([^\n]*)")
 #: kernel/sched/core.c prints the boot's choice of a PREEMPT_DYNAMIC kernel (preempt= on the command line).
 _DYNAMIC = re.compile(rb"Dynamic Preempt: (\w+)")
+#: The first printk time prefix of the head, ``[ 3606.301759]`` (seconds since boot), and the rest of its line.
+_STAMP = re.compile(rb"\[\s*(\d+\.\d+)\]([^\n]*)")
+#: A log whose first stamped line is later than this after boot and is not the boot banner does not hold its
+#: boot's start: the kernel prints the banner first, at 0.000000 (init/main.c start_kernel).
+CUT_AFTER_SECONDS = 1.0
 _SYSLOG_HOST = re.compile(
     rb"^(?:<\d+>)?(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S*) (\S+) kernel: ", re.M
 )
@@ -38,13 +43,25 @@ class LogIdentity:
     releases: tuple[str, ...]
     hosts: tuple[str, ...]
     preemption: tuple[str, ...] = ()  # the kernel's preemption model per boot (preemption_model)
+    # Seconds after its boot of the log's first line, when that line is not the boot banner: the log was cut
+    # or its ring buffer wrapped, so reports before it are not in it (None: starts at boot, or no time stamp).
+    starts_after: float | None = None
 
 
 def parse_identity(head: bytes) -> LogIdentity:
     """The releases (boot banners) and hosts (syslog prefixes) named in ``head``."""
     releases = dict.fromkeys(m.group(1).decode("utf-8", "replace") for m in _BANNER.finditer(head))
     hosts = dict.fromkeys(host.decode("utf-8", "replace") for host in _syslog_hosts(head))
-    return LogIdentity(tuple(releases), tuple(hosts), tuple(dict.fromkeys(preemption_model(head))))
+    return LogIdentity(tuple(releases), tuple(hosts), tuple(dict.fromkeys(preemption_model(head))), _starts_after(head))
+
+
+def _starts_after(head: bytes) -> float | None:
+    """When after its boot the log's first stamped line was printed, if it is not the boot's start."""
+    m = _STAMP.search(head)
+    if m is None or b"Linux version " in m.group(2):
+        return None
+    seconds = float(m.group(1))
+    return seconds if seconds > CUT_AFTER_SECONDS else None
 
 
 def preemption_model(head: bytes) -> Iterator[str]:

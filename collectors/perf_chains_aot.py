@@ -1,8 +1,9 @@
-"""The call chain interner compiled ahead of time (:mod:`forensics.aot`): the profile reader runs it without numba.
+"""The profile reader's kernels compiled ahead of time (:mod:`forensics.aot`): the reader runs them without numba.
 
-:func:`collectors.perf_chain_kernel.intern_chains`, built by numba's ``pycc`` for the arrays
-:func:`collectors.perf_chains.chains_compiled` passes.  A call with other types runs numba's JIT of the
-same function (:class:`forensics.aot.Kernels`).
+:func:`collectors.perf_chain_kernel.intern_chains` (the call chain interner) and
+:func:`collectors.perf_chunk_kernel.scan_chunk` (the chunk pass), built by numba's ``pycc`` into one module for
+the arrays :func:`collectors.perf_chains.chains_compiled` and :class:`collectors.perf_chunks.ChunkSlots` pass.
+A call with other types runs numba's JIT of the same function (:class:`forensics.aot.Kernels`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,12 @@ def kernels(build: bool = False) -> Any:
     return None if found is None else found.intern_chains
 
 
+def chunk_kernel(build: bool = False) -> Any:
+    """The chunk pass built ahead of time (built now, announced, when ``build`` and not built yet); None without."""
+    found: Any = ensure(GROUP) if build else load(GROUP)
+    return None if found is None else found.scan_chunk
+
+
 class _Jit:
     """numba's JIT of the interner (imports numba): for calls of other types, and for the tests."""
 
@@ -25,19 +32,33 @@ class _Jit:
     def intern_chains(*args: Any) -> tuple[int, int]:
         return jitted()(*args)  # type: ignore[no-any-return]
 
+    @staticmethod
+    def scan_chunk(*args: Any) -> int:
+        return jitted_scan()(*args)  # type: ignore[no-any-return]
 
-_jitted: Any = None
+
+_jitted: dict[str, Any] = {}
+
+
+def _jit_of(name: str, what: str) -> Any:
+    """The kernel ``name`` of its module compiled by numba's JIT (cached per user), once per process."""
+    if name not in _jitted:
+        from collectors import perf_chain_kernel, perf_chunk_kernel
+        from forensics.jit import njit
+
+        module = perf_chain_kernel if name == "intern_chains" else perf_chunk_kernel
+        _jitted[name] = njit(what, 3.0)(getattr(module, name))
+    return _jitted[name]
 
 
 def jitted() -> Any:
-    """:func:`collectors.perf_chain_kernel.intern_chains` compiled by numba's JIT (cached per user)."""
-    global _jitted  # noqa: PLW0603 (compiled once)
-    if _jitted is None:
-        from collectors.perf_chain_kernel import intern_chains
-        from forensics.jit import njit
+    """:func:`collectors.perf_chain_kernel.intern_chains` compiled by numba's JIT."""
+    return _jit_of("intern_chains", "the profile's call chain interner")
 
-        _jitted = njit("the profile's call chain interner", 3.0)(intern_chains)
-    return _jitted
+
+def jitted_scan() -> Any:
+    """:func:`collectors.perf_chunk_kernel.scan_chunk` compiled by numba's JIT."""
+    return _jit_of("scan_chunk", "the profile's chunk pass")
 
 
 def _jit() -> Any:
@@ -45,10 +66,11 @@ def _jit() -> Any:
 
 
 def functions() -> dict[str, Any]:
-    """The exported function, for :func:`forensics.aot.build` (imports numba)."""
+    """The exported functions, for :func:`forensics.aot.build` (imports numba)."""
     from collectors.perf_chain_kernel import intern_chains
+    from collectors.perf_chunk_kernel import scan_chunk
 
-    return {"intern_chains": intern_chains}
+    return {"intern_chains": intern_chains, "scan_chunk": scan_chunk}
 
 
 GROUP = Group(
@@ -59,10 +81,15 @@ GROUP = Group(
             ("u1:1:r", "i8:1:r", "i8:1", "i8:1", "i8:1", "i8:1", "i8:2", "i8:1", "i8:1", "i8:1"),
             "(i8, i8)",
         ),
+        Export(
+            "scan_chunk",
+            ("u1:1", "i8:1:r", "i8:1:r", *("i8:1",) * 5, "u1:1", *("i8:1",) * 7, "f8:1"),
+            "i8",
+        ),
     ),
     functions=functions,
-    sources=("collectors.perf_chains_aot", "collectors.perf_chain_kernel"),
-    seconds=8.0,
+    sources=("collectors.perf_chains_aot", "collectors.perf_chain_kernel", "collectors.perf_chunk_kernel"),
+    seconds=12.0,
     jit=_jit,
-    what="the profile's call chain interner",
+    what="the profile reader's chunk pass and call chain interner",
 )

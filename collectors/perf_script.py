@@ -88,6 +88,10 @@ def _symbol_frames(raw_b: bytes, dso_b: bytes, java: bool, high: bool) -> tuple[
     dso = dso_b.decode("utf-8", "surrogateescape")
     if raw.startswith("("):
         return ()
+    if dso == "deleted)" and " (" in raw:
+        # perf's "(/path (deleted))" for an unlinked file: the frame rule, as stackcollapse-perf.pl's, cuts at
+        # the inner " (" (the symbol keeps its "(/path" tail, as the Perl script's does); the DSO is the path.
+        dso = raw.rsplit(" (", 1)[1] + " (deleted)"
     kernel = _kernel_dso(dso, "ffff000000000000" if high else "")
     jit = _jit_dso(dso)
     frames: list[ProfileFrame] = []
@@ -242,6 +246,27 @@ def _chain_interner(size: int) -> Any:
     return None
 
 
+_AUTO: Any = object()  # ScriptParser's scanner: the one built ahead of time, when it is
+
+
+def _chunk_kernel() -> Any:
+    """The compiled chunk pass (:mod:`collectors.perf_chunk_kernel`) when built, or None: the numpy passes run.
+
+    Never built here unless ``KFORENSIC_COMPILED=yes`` (the call chain interner of the same module is built,
+    or its absence said, when the reader closes: :func:`_chain_interner`); ``KFORENSIC_AOT=no`` or
+    ``KFORENSIC_COMPILED=no``: never loaded.
+    """
+    import os
+
+    from collectors.perf_chains_aot import chunk_kernel
+    from forensics.jit import COMPILED_ENV
+
+    forced = os.environ.get(COMPILED_ENV, "auto").strip().lower()
+    if forced in {"no", "0", "false"}:
+        return None
+    return chunk_kernel(build=forced in {"yes", "1", "true"})
+
+
 def _cached_symbol(raw: bytes, dso: bytes, java: bool, high: bool) -> tuple[ProfileFrame, ...]:
     """:func:`_symbol_frames` through the cache :func:`parse_frame_line` keeps."""
     key = (raw, dso, java, high)
@@ -285,9 +310,12 @@ def _count_first(
     found = list(map(counts.get, keys))
     todo = dict.fromkeys(compress(keys, map(is_, found, repeat(None))))  # keys to make, in the order met
     made_at: list[int] = []
-    if todo:
+    if len(todo) == len(keys):
+        made_at = list(range(len(keys)))  # every key new and met once (a recording of distinct stacks): in order
+    elif todo:
         first_at = dict(zip(reversed(keys), range(len(keys) - 1, -1, -1), strict=True))
         made_at = list(map(first_at.__getitem__, todo))
+    if made_at:
         decoded = map(bytes.decode, map(headers.__getitem__, made_at), repeat("utf-8"), repeat("replace"))
         made = map(StackCount, repeat(1), map(periods.__getitem__, made_at), map(lines.__getitem__, made_at), decoded)
         counts.update(zip(todo, made, strict=True))
@@ -365,9 +393,20 @@ class ScriptParser:
     """Streaming parser of ``perf script`` text; feed bytes, then :meth:`close`."""
 
     def __init__(
-        self, source: str, window: tuple[float, float] | None = None, kind: str = "perf script", bulk: bool = False
+        self,
+        source: str,
+        window: tuple[float, float] | None = None,
+        kind: str = "perf script",
+        bulk: bool = False,
+        scanner: Any = _AUTO,
+        expected: int = 0,
     ) -> None:
-        """``bulk``: use the numpy path from the first byte (the input is known to be large)."""
+        """``bulk``: use the numpy path from the first byte (the input is known to be large); ``expected``: its
+        size, when known.
+
+        ``scanner``: the compiled chunk pass of that path (:mod:`collectors.perf_chunk_kernel`); by default the
+        one built ahead of time when it is (:func:`_chunk_kernel`); None: the numpy passes (the same results).
+        """
         self.source = source
         self.kind = kind
         self.window = window
@@ -387,6 +426,9 @@ class ScriptParser:
         self._slot_timed: Any = None
         self._any_timed = False
         self._bulk = bulk
+        self._scanner = scanner
+        self._chunk_slots: Any = None  # collectors.perf_chunks.ChunkSlots, when the compiled chunk pass runs
+        self._expected = expected
         self._fed = 0
         self._shapes: dict[bytes, tuple[bytes, bytes, bytes | None, bytes, int] | None] = {}
         # The numpy path's header cache: a masked header -> its parsed fields (or _ELSEWHERE: not one time).
@@ -531,6 +573,16 @@ class ScriptParser:
             from forensics.jit import import_numpy
 
             import_numpy()  # without OpenBLAS's thread pool
+            if self._scanner is _AUTO:
+                self._scanner = _chunk_kernel()
+            if self._scanner is not None:
+                from collectors.perf_chunks import ChunkSlots
+
+                self._chunk_slots = ChunkSlots(self._scanner, self._expected)
+                self._start_bulk()
+        if self._chunk_slots is not None:
+            self._blocks_scanned(rest, view)
+            return
         import numpy as np
 
         from collectors.perf_scan import mask_times
@@ -606,16 +658,43 @@ class ScriptParser:
             return None
         lines = (self._line + np.cumsum(newlines + 2) - newlines - 2)[at].tolist()
         base = len(self._slots)
-        ids, stacks = self._ids, self._slots
-        counted = self._count_new_at_once(blocks, lines, starts[at].tolist(), rest, view)
+        counted = self._slot_new(blocks, lines, at.tolist(), starts[at].tolist(), len(pieces), rest, view, True)
+        if counted is None:
+            return None
+        self._slot_length[base : len(self._slots)] = lengths[at]
+        self._slot_lines[base : len(self._slots)] = newlines[at]
+        slots[missing] = np.fromiter(map(self._ids.__getitem__, new), np.int64, len(new))
+        return counted
+
+    def _slot_new(
+        self,
+        blocks: list[bytes],
+        lines: list[int],
+        at: list[int],
+        starts: list[int],
+        n_pieces: int,
+        rest: bytes,
+        view: memoryview,
+        register: bool,
+    ) -> list[int] | None:
+        """Give the new ``blocks`` the next slots, in order; the slots counted (None: nothing changed, one is odd).
+
+        ``at``, ``starts`` and ``lines``: each one's first piece, where it starts in ``rest + view`` and its
+        line.  ``register``: key the slots by their texts in ``_ids`` (the numpy path; the compiled chunk pass
+        keeps its own table).
+        """
+        stacks = self._slots
+        counted = self._count_new_at_once(blocks, lines, starts, rest, view, register)
         timed: list[int] = []
         if counted is None:
-            parsed = self._parse_new(blocks, lines, at.tolist(), starts[at].tolist(), pieces, rest, view)
+            parsed = self._parse_new(blocks, lines, at, starts, n_pieces, rest, view)
             if parsed is None:
                 return None
             counted = []
             for block, line, piece, got in parsed:
-                slot = ids[block] = len(stacks)
+                slot = len(stacks)
+                if register:
+                    self._ids[block] = slot
                 if got is _TIMED:
                     stacks.append(None)  # read sample by sample, every time
                     timed.append(slot)
@@ -623,22 +702,72 @@ class ScriptParser:
                     stacks.append(self._bulk_count(got, piece, line))  # type: ignore[arg-type]
                     counted.append(slot)
         self._grow_slots(len(stacks))
-        self._slot_length[base : len(stacks)] = lengths[at]
-        self._slot_lines[base : len(stacks)] = newlines[at]
         if timed:
             self._slot_timed[timed] = True
             self._any_timed = True
-        slots[missing] = np.fromiter(map(ids.__getitem__, new), np.int64, len(new))
         return counted
 
+    def _blocks_scanned(self, rest: bytes, view: memoryview) -> None:
+        """:meth:`_blocks_bulk` through the compiled chunk pass (:mod:`collectors.perf_chunks`): the same counts.
+
+        The kernel masks the times, splits the text and gives each piece its slot; only the texts not seen
+        before are made as bytes and parsed (:meth:`_slot_new`), as on the numpy path.
+        """
+        import numpy as np
+
+        got = self._chunk_slots.scan(rest, view)
+        counted: list[int] | None = []
+        if got is not None and got.new_texts:
+            at = got.new_at
+            # Exactly one time in each new text (known ones had theirs checked when they were new).
+            if (got.times[at] == 1).all():
+                lines = (self._line + np.cumsum(got.lines + 2) - got.lines - 2)[at].tolist()
+                starts = got.starts[at].tolist()
+                counted = self._slot_new(got.new_texts, lines, at.tolist(), starts, len(got.slots), rest, view, False)
+            else:
+                counted = None
+            if counted is None:
+                self._chunk_slots.forget()
+        if got is None or counted is None:
+            self._blocks(rest + view.tobytes())
+            return
+        slots = got.slots
+        if self._any_timed:
+            timed = np.flatnonzero(self._slot_timed[slots])
+            if len(timed):
+                # Samples whose header fields hold their time: each is its own stack, as in the script.
+                lines_of = (self._line + np.cumsum(got.lines + 2) - got.lines - 2)[timed].tolist()
+                los = got.starts[timed]
+                his = los + got.lengths[timed] + 2  # each with its blank line
+                line0 = self._line
+                for line, lo, hi in zip(lines_of, los.tolist(), his.tolist(), strict=True):
+                    self._line = line
+                    self._blocks(_original(rest, view, lo, hi))
+                self._line = line0
+        self._line += int(got.lines.sum()) + 2 * (len(slots) - 1)
+        counts = np.bincount(slots, minlength=len(self._slots))
+        counts[counted] -= 1  # first occurrences, counted when their text was parsed
+        self._slot_counts[: len(counts)] += counts
+        if got.lo is not None and got.hi is not None:
+            if self._start is None or got.lo < self._start:
+                self._start = got.lo
+            if self._end is None or got.hi > self._end:
+                self._end = got.hi
+
     def _count_new_at_once(
-        self, blocks: list[bytes], lines: list[int], starts: list[int], rest: bytes, view: memoryview
+        self,
+        blocks: list[bytes],
+        lines: list[int],
+        starts: list[int],
+        rest: bytes,
+        view: memoryview,
+        register: bool = True,
     ) -> list[int] | None:
         """Slot and count the new ``blocks`` as :meth:`_parse_new` and :meth:`_bulk_count` do, with C-level maps.
 
         For the usual chunk, where every new text is a header with its one time and a call chain:
         None (nothing changed) when one is not, for the text-by-text way.  ``starts``: where each
-        text starts in ``rest + view``; ``lines``: its line number.
+        text starts in ``rest + view``; ``lines``: its line number; ``register``: as :meth:`_slot_new`.
         """
         parts = list(map(bytes.partition, blocks, repeat(b"\n")))
         heads = list(map(_HEAD_OF, parts))
@@ -657,7 +786,7 @@ class ScriptParser:
         firsts = list(map(_FIRST_BYTE, bodies))
         if sum(map(bytes.isspace, firsts)) + firsts.count(b"") != len(firsts):
             return None  # a line in column 0 after the header: not a call chain
-        data = rest + view.tobytes()
+        data = b"".join((rest, view))  # one copy
         # The headers as they are (not masked), for the evidence.
         headers = list(map(data.__getitem__, map(slice, starts, map(add, starts, map(len, heads)))))
         periods = list(map(_PERIOD_OF, hs))
@@ -667,7 +796,8 @@ class ScriptParser:
         for event, n in Counter(events).items():  # in the order first met, as one by one
             raw[event] = raw.get(event, 0) + n
         base = len(self._slots)
-        self._ids.update(zip(blocks, range(base, base + len(blocks)), strict=True))
+        if register:
+            self._ids.update(zip(blocks, range(base, base + len(blocks)), strict=True))
         self._slots.extend(zip(scs, periods, events, strict=True))
         return list(range(base, base + len(blocks)))
 
@@ -677,7 +807,7 @@ class ScriptParser:
         lines: list[int],
         at: list[int],
         starts: list[int],
-        pieces: list[bytes],
+        n_pieces: int,
         rest: bytes,
         view: memoryview,
     ) -> list[tuple[bytes, int, bytes, object]] | None:
@@ -698,7 +828,7 @@ class ScriptParser:
                 if originals is None:
                     # The original texts: masking moves no blank line, so they split into the same pieces.
                     originals = (rest + view.tobytes()).split(b"\n\n")
-                    if len(originals) != len(pieces):
+                    if len(originals) != n_pieces:
                         return None
                 piece = originals[i]
                 got = self._bulk_parse_piece(piece, line)
@@ -1199,7 +1329,8 @@ def read_profile(name: str, window: tuple[float, float] | None = None, perf: str
     with open_input(name) as tracked, _collector_paused():
         # A large file is read by the numpy path from its first byte (the switch at NUMPY_FROM would
         # parse its first distinct texts twice: the two paths key samples differently).
-        bulk = _stored_size(tracked.stream) >= NUMPY_FROM
+        stored = _stored_size(tracked.stream)
+        bulk = stored >= NUMPY_FROM
         chunks = tracked.read_chunks(CHUNK)
         first = next(chunks, b"")
         if first.startswith(PERF_DATA_MAGIC):
@@ -1259,7 +1390,8 @@ def read_profile(name: str, window: tuple[float, float] | None = None, perf: str
         if _is_folded(head):
             profile = parse_folded(all_chunks(), tracked.name)
         else:
-            parser = ScriptParser(tracked.name, window, bulk=bulk)
+            # The stored size bounds the text only when it is not compressed.
+            parser = ScriptParser(tracked.name, window, bulk=bulk, expected=stored * (tracked.compression is None))
             for chunk in all_chunks():
                 parser.feed(chunk)
             profile = parser.close()

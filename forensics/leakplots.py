@@ -14,6 +14,10 @@ if TYPE_CHECKING:
     from forensics.types.results import SeriesFigure
 
 
+#: matplotlib's date range in its days since 1970-01-01: 0001-01-01 and 9999-12-31.
+_DAYS_FIRST, _DAYS_LAST = -719162.0, 2932896.0
+
+
 def render_png(figure: SeriesFigure) -> bytes:
     """One series as a PNG: window medians, the judged part's Theil–Sen trend, MiB over UTC time."""
     import datetime as dt
@@ -26,6 +30,11 @@ def render_png(figure: SeriesFigure) -> bytes:
 
     # matplotlib dates are days since its epoch, 1970-01-01 UTC by default (what date2num computes).
     times = figure.walls / 86400.0
+    # A store's wall times beyond the years 1-9999 (an imported `date=` gone wrong) are no dates: matplotlib
+    # raises on them (was exit 4), so such a plot is drawn over the seconds since its first sample.
+    dated = bool(len(times)) and float(times.min()) >= _DAYS_FIRST and float(times.max()) <= _DAYS_LAST
+    if not dated:
+        times = figure.walls - (figure.walls[0] if len(figure.walls) else 0.0)
     fig, ax = plt.subplots(figsize=(8, 3.6), dpi=100)
     try:
         ax.plot(times, figure.values / 2**20, marker=".", linewidth=1, label="window medians")
@@ -39,12 +48,15 @@ def render_png(figure: SeriesFigure) -> bytes:
             )
         ax.set_title(figure.title, fontsize=10)
         ax.set_ylabel("MiB")
-        # matplotlib ships no annotation for DateFormatter.__init__.
-        ax.xaxis.set_major_formatter(mdates.DateFormatter("%m-%d %H:%M", tz=dt.UTC))  # type: ignore[no-untyped-call]
+        if dated:
+            # matplotlib ships no annotation for DateFormatter.__init__.
+            ax.xaxis.set_major_formatter(mdates.DateFormatter("%m-%d %H:%M", tz=dt.UTC))  # type: ignore[no-untyped-call]
+            ax.set_xlabel("UTC")
+            fig.autofmt_xdate()
+        else:
+            ax.set_xlabel("seconds since the first sample (its wall time is not a date)")
         ax.grid(True, alpha=0.3)
         ax.legend(loc="upper left", fontsize=8)
-        ax.set_xlabel("UTC")
-        fig.autofmt_xdate()
         fig.tight_layout()
         buffer = io.BytesIO()
         fig.savefig(buffer, format="png")

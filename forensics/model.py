@@ -247,10 +247,9 @@ class Timestamp:
             return f"[{self.seconds:12.6f}]"
         if self.clock is Clock.TRACE:
             return f"{self.seconds:.6f} (trace clock)"
-        import datetime as _dt  # only needed when a wall clock time is shown
+        from forensics.units import iso_utc  # only needed when a wall clock time is shown
 
-        when = _dt.datetime.fromtimestamp(self.seconds, tz=_dt.UTC)
-        return when.isoformat(timespec="seconds")
+        return iso_utc(self.seconds)
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import math
 import re
+from typing import TYPE_CHECKING
 
 from forensics.errors import UsageError
+
+if TYPE_CHECKING:
+    import datetime as dt
 
 
 def check_number(
@@ -55,11 +59,26 @@ def human_bytes(value: int) -> str:
     return f"{sign}{size:.1f} GiB"
 
 
-def iso_utc(wall: float) -> str:
-    """An epoch time as UTC ISO 8601, to the second."""
+def utc_datetime(wall: float) -> dt.datetime | None:
+    """An epoch time as an aware UTC datetime, or None when no calendar date has it.
+
+    Inputs carry such times (a snapshot's ``date=100000000000000000000``, a dump's or a trace's
+    clock field gone wrong, a NaN): ``datetime`` raises on them beyond the years 1-9999.
+    """
     import datetime as dt
 
-    return dt.datetime.fromtimestamp(wall, tz=dt.UTC).isoformat(timespec="seconds")
+    try:
+        return dt.datetime.fromtimestamp(wall, tz=dt.UTC)
+    except (OverflowError, ValueError, OSError):
+        return None
+
+
+def iso_utc(wall: float, timespec: str = "seconds") -> str:
+    """An epoch time as UTC ISO 8601, to the second; the number itself when no date has it."""
+    when = utc_datetime(wall)
+    if when is None:
+        return f"{wall:.0f} s since the epoch (not a date)"
+    return when.isoformat(timespec=timespec)
 
 
 def fmt_ms(seconds: float) -> str:

@@ -80,8 +80,12 @@ def pytest_itemcollected(item: pytest.Item) -> None:
     if callspec is None or item.get_closest_marker("xdist_group") or not item.nodeid.startswith(CASE_GROUPED):
         return
     keys = {f"{kernel}/{name}" for kernel, name in kernel_cases()}
+    # A case named alone is the primary kernel's, unless the test also takes a ``kernel`` (e.g. test_vmcore_slab_locks):
+    # grouped under the primary kernel's case, those analysed the other kernel's case on another worker again.
+    kernel = callspec.params.get("kernel")
+    kernel = kernel if isinstance(kernel, str) else PRIMARY_KERNEL
     for value in callspec.params.values():
-        key = value if isinstance(value, str) and "/" in value else f"{PRIMARY_KERNEL}/{value}"
+        key = value if isinstance(value, str) and "/" in value else f"{kernel}/{value}"
         if key in keys:
             item.add_marker(pytest.mark.xdist_group(f"vmcore-case-{key}"))
             return

@@ -1039,13 +1039,13 @@ def named_system(session: Session) -> tuple[str | NotAvailable, str | NotAvailab
 
 def describe(session: Session) -> dict[str, object]:
     """The session's traces, clocks and streams for the JSON ``input`` section (wall time shown, monotonic kept)."""
-    import datetime
+    from forensics.units import iso_utc
 
     def wall(t: CtfTrace, ns: int) -> str | None:
         if ns < 0:
             return None
         epoch = t.clock.epoch_offset_ns + ns
-        return datetime.datetime.fromtimestamp(epoch / 1e9, tz=datetime.UTC).isoformat(timespec="microseconds")
+        return iso_utc(epoch / 1e9, "microseconds")
 
     traces = []
     for k, t in enumerate(session.traces):

@@ -16,8 +16,6 @@ contradiction finding) and its lane says so.
 
 from __future__ import annotations
 
-import datetime as dt
-
 from forensics.model import (
     BootTime,
     Clock,
@@ -30,6 +28,7 @@ from forensics.model import (
     Timestamp,
 )
 from forensics.types.incident import BOOT_LANE, UPTIME_LANE, WALL_LANE, Lane, TimelineEvent
+from forensics.units import iso_utc, utc_datetime
 
 _TRACE_PREFIX = "trace "
 # A log or dump line can be printed a little after the crash report starts (the panic's own lines).
@@ -105,7 +104,7 @@ def _lane_of(key: str, boot: BootTime | NotAvailable, foreign: dict[str, tuple[E
         return Lane(key, f"Trace {source}", label, False, why)
     if key == BOOT_LANE:
         assert isinstance(boot, BootTime)
-        when = dt.datetime.fromtimestamp(boot.wall, tz=dt.UTC).isoformat(timespec="seconds")
+        when = iso_utc(boot.wall)
         return Lane(key, "Boot (wall clock)", f"wall clock (UTC); times since boot converted with the boot at {when} ±"
                     f"{boot.uncertainty:.1f} s ({boot.basis})", True)  # fmt: skip
     if key == WALL_LANE:
@@ -190,8 +189,12 @@ def build_timeline(findings: tuple[Finding, ...], boot: BootTime | NotAvailable)
 def _brief_time(e: TimelineEvent, with_date: bool) -> str:
     """A time for a sentence: the time of day (UTC) on the wall clock, with the duration of an interval."""
     if e.wall is not None:
-        stamp = dt.datetime.fromtimestamp(e.wall, tz=dt.UTC)
-        text = stamp.strftime("%Y-%m-%d %H:%M:%S UTC" if with_date else "%H:%M:%S UTC")
+        stamp = utc_datetime(e.wall)
+        text = (
+            iso_utc(e.wall)
+            if stamp is None
+            else stamp.strftime("%Y-%m-%d %H:%M:%S UTC" if with_date else "%H:%M:%S UTC")
+        )
         text += f" ±{e.uncertainty:.1f} s" if e.uncertainty > 0 else ""
     else:
         text = f"{e.when.seconds:.3f} s since boot"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ from forensics.model import (
     finding_id,
 )
 from forensics.types.leaks import CoGrowth, ExaminedSeries, Grade, SampleRef, SeriesVerdict, duration
+from forensics.units import iso_utc
 
 DETECTOR = "leaks"
 SEVERITY = {
@@ -54,7 +54,7 @@ def kb(value: float) -> str:
 
 def when(wall: float) -> str:
     """A wall clock time as ISO 8601 UTC."""
-    return dt.datetime.fromtimestamp(wall, tz=dt.UTC).isoformat(timespec="seconds")
+    return iso_utc(wall)
 
 
 #: Grades whose growth is projected to MemAvailable's end: a leak's.  A reclaimable cache is given back
@@ -238,6 +238,8 @@ def group_finding(g: CoGrowth, ctx: FindingContext) -> Finding:
         ),
         Fact("growth rate (all caches)", f"{kb(g.rate)}/h"),
         Fact("MemAvailable runs out in", str(exhaustion(g.rate, ctx.mem_available, g.grade))),
+        # The report's story reads it: without it a group leak was told "MemAvailable not sampled".
+        Fact("memory exhausted", exhausted(ctx)),
     ]
     evidence: list[Evidence] = []
     for m in g.members:

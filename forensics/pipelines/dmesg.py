@@ -119,11 +119,23 @@ def source_result(
     )
 
 
-def _identities(results: list[SourceResult]) -> list[LogIdentity]:
-    """What the heads of the log files say of their kernel and host (the live ring buffer is no file)."""
+def _identities(results: list[SourceResult]) -> list[LogIdentity | None]:
+    """What the heads of the log files say of their kernel and host, by result (None: the live ring buffer)."""
     from collectors.log_identity import read_identity
 
-    return [read_identity(r.record.path) for r in results if Path(r.record.path).is_file()]
+    return [read_identity(r.record.path) if Path(r.record.path).is_file() else None for r in results]
+
+
+def _could_not(r: SourceResult, identity: LogIdentity | None) -> tuple[str, ...]:
+    """What a log could not show: anything when empty; reports before its first line when it starts after boot."""
+    if not r.lines:
+        return ("anything: the log is empty",)
+    if identity is None or identity.starts_after is None:
+        return ()
+    return (
+        f"reports before [{identity.starts_after:12.6f}]: the log starts {identity.starts_after:,.0f} s after its "
+        "boot, without the boot banner (its ring buffer wrapped, or it was cut)",
+    )
 
 
 def build_incident(results: list[SourceResult]) -> Incident:
@@ -143,7 +155,8 @@ def build_incident(results: list[SourceResult]) -> Incident:
         if firsts
         else NotAvailable("no report has a timestamp" if findings else "no report was found")
     )
-    named = _identities(results)
+    identities = _identities(results)
+    named = [i for i in identities if i is not None]
     if not releases:
         releases = {r for i in named for r in i.releases}  # the boot banner, when no report names it
     hosts = {h for i in named for h in i.hosts}
@@ -175,9 +188,9 @@ def build_incident(results: list[SourceResult]) -> Incident:
             Examined(
                 f"kernel log {r.name}: {r.lines:,} lines, {len(r.reports)} report(s) and {len(r.events)} event(s) kept",
                 ("kernel reports: oopses, BUGs, warnings, lockups, hung tasks, OOM kills, RCU stalls, sanitizers",),
-                () if r.lines else ("anything: the log is empty",),
+                _could_not(r, identity),
             )
-            for r in results
+            for r, identity in zip(results, identities, strict=True)
         ),
     )
 

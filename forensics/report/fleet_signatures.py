@@ -65,9 +65,9 @@ def _when(entry: tuple[Any, ...], last: bool) -> str:
     _, host, g = entry
     wall = g.last_wall if last else g.first_wall
     if wall is not None:
-        import datetime as dt
+        from forensics.units import iso_utc
 
-        return dt.datetime.fromtimestamp(wall, tz=dt.UTC).isoformat(timespec="seconds") + f" {host}"
+        return iso_utc(wall) + f" {host}"
     return f"{host}:{g.last_line if last else g.first_line}"
 
 

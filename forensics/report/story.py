@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import html
 import os
 from pathlib import Path
@@ -24,6 +23,7 @@ from forensics.types.results import (
     TraceResult,
     VmcoreResult,
 )
+from forensics.units import iso_utc
 
 REPORT_SCHEMA = "kforensic.report/1"
 
@@ -84,7 +84,7 @@ def detail_sections(story: IncidentStory) -> tuple[Section, ...]:
 def _boot_text(incident: Incident) -> str:
     boot = incident.boot_time
     if isinstance(boot, BootTime):
-        when = dt.datetime.fromtimestamp(boot.wall, tz=dt.UTC).isoformat(timespec="seconds")
+        when = iso_utc(boot.wall)
         return f"{when} ±{boot.uncertainty:.1f} s ({boot.basis})"
     return str(boot)
 

@@ -8,11 +8,11 @@ matplotlib is imported inside the function: the CLI does not pay for it.
 
 from __future__ import annotations
 
-import datetime as dt
 import io
 
 from forensics.model import Severity
 from forensics.types.incident import Lane, TimelineEvent
+from forensics.units import iso_utc
 
 # Severity colours of the HTML page's badges (forensics/report/html.py), so the figure reads like the page.
 SEVERITY_COLOURS = {
@@ -28,7 +28,7 @@ _MAX_TITLE = 58
 
 def _origin_text(lane: Lane, first: TimelineEvent) -> str:
     if first.wall is not None:
-        return dt.datetime.fromtimestamp(first.wall, tz=dt.UTC).isoformat(timespec="seconds") + " UTC"
+        return iso_utc(first.wall) + " UTC"
     return f"{first.when.seconds:.6f} s on {'the trace' if lane.key.startswith('trace ') else 'its'} clock"
 
 

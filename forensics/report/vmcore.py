@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from collections import Counter
 from typing import Any
@@ -14,6 +13,7 @@ from forensics.report.markdown import md_escape, render_markdown
 from forensics.serialize import incident_to_dict, json_value
 from forensics.types.results import VmcoreResult
 from forensics.types.vmcore import CrashSnapshot, FaultAnalysis, FieldRef, Frame, ValueRead
+from forensics.units import iso_utc
 
 VMCORE_SCHEMA = "kforensic.vmcore/1"
 LOG_TAIL = 25
@@ -331,7 +331,7 @@ def to_document(result: VmcoreResult) -> dict[str, Any]:
 def _when(value: float | NotAvailable) -> str:
     if isinstance(value, NotAvailable):
         return str(value)
-    return dt.datetime.fromtimestamp(value, tz=dt.UTC).isoformat(timespec="seconds")
+    return iso_utc(value)
 
 
 def _mib(value: int | NotAvailable | None) -> str:

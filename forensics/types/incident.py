@@ -6,10 +6,10 @@ Made by detectors/incident/ (timeline.py, correlate.py, hypotheses.py), carried 
 
 from __future__ import annotations
 
-import datetime as dt
 from dataclasses import dataclass
 
 from forensics.model import FindingKind, Severity, Timestamp
+from forensics.units import iso_utc
 
 BOOT_LANE = "boot"  # wall times and times since boot, on one axis when the boot time is known
 WALL_LANE = "wall"  # wall times when the boot time is unknown
@@ -83,7 +83,7 @@ def _point_text(ts: Timestamp, wall: float | None, uncertainty: float, *, in_lan
     ``in_lane``: for a lane's table, whose heading names the clock (shorter).
     """
     if wall is not None:
-        stamp = dt.datetime.fromtimestamp(wall, tz=dt.UTC).isoformat(timespec="seconds")
+        stamp = iso_utc(wall)
         if uncertainty <= 0:
             return stamp
         return stamp + (f" ±{uncertainty:.1f} s" if in_lane else f" (±{uncertainty:.1f} s)")

@@ -179,3 +179,10 @@ def test_a_kind_nobody_makes_is_refused() -> None:
     assert made.kind is FindingKind.CRASH
     with pytest.raises(ValueError, match="'meminfo' is not a valid FindingKind"):
         Finding("a", "meminfo", "t", Severity.LOW, 0.5, "r", "s", (ev,))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("wall", [253402300800.0, 1e20, -1e20, float("nan"), float("inf")])
+def test_a_wall_time_no_calendar_has_is_said_as_a_number(wall: float) -> None:
+    """A snapshot's `date=` of year 10000, NaN or inf: was a ValueError/OverflowError (exit 4) in every report."""
+    assert str(Timestamp(wall, Clock.WALL)).endswith("s since the epoch (not a date)")
+    assert str(Timestamp(1700000000.0, Clock.WALL)) == "2023-11-14T22:13:20+00:00"

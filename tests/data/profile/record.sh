@@ -6,8 +6,24 @@
 # Each *.folded.gz is what FlameGraph's stackcollapse-perf.pl (not part of kforensic) makes of the
 # text: `./record.sh folded PATH/TO/stackcollapse-perf.pl` remakes them. lost.perf.txt.gz is an excerpt
 # of a `perf record -a -g -F 999 -- sleep 15` recording: samples of tasks perf lost (`:-1    -1`).
+# `./record.sh deleted` remakes only deleted.perf.txt.gz: one second of the mixed workload whose binary
+# was unlinked while it ran (perf names its DSO `(/path (deleted))`), and deleted.report.txt.gz, its
+# `perf report --stdio --no-children --sort dso -g none`.
 set -eu
 cd "$(dirname "$0")"
+if [ "${1:-}" = deleted ]; then
+  out=$(mktemp -d)
+  gcc -O2 -g -fno-omit-frame-pointer -o "$out/mixed" src/mixed.c
+  "$out/mixed" 3 > /dev/null & pid=$!
+  sleep 0.2
+  rm "$out/mixed"
+  perf record -q -g -F 499 -p "$pid" -o "$out/deleted.data" -- sleep 1 > /dev/null 2>&1
+  wait "$pid"
+  perf script -i "$out/deleted.data" 2> /dev/null | sed "s#$out/#/tmp/profile-workload/#g" | gzip -9n > deleted.perf.txt.gz
+  perf report -i "$out/deleted.data" --stdio --no-children --sort dso -g none 2> /dev/null | gzip -9n > deleted.report.txt.gz
+  rm -rf "$out"
+  exit 0
+fi
 if [ "${1:-}" = folded ]; then
   for w in mixed contend kernel interp jit lost; do zcat "$w.perf.txt.gz" | perl "$2" | gzip -9n > "$w.folded.gz"; done
   exit 0

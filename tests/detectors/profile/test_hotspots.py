@@ -174,3 +174,19 @@ def test_unknown_frames_by_number_find_the_first_worst_stack(monkeypatch: pytest
     monkeypatch.setattr(findings, "VECTOR_FROM", 0)
     assert by_stack is not None and findings.unknown_frames(profile, stacks) == by_stack
     assert by_stack.evidence[0].excerpt == "app 9"  # two unknown frames, period 40: the first such stack
+
+
+def test_an_unlinked_binary_is_the_dso_perf_report_names() -> None:
+    """perf prints an unlinked file's DSO as ``(/path (deleted))``: the per-DSO table showed ``deleted)``.
+
+    Found in a ``perf record -a -g`` of the project's machine (a ``/memfd:sealed-... (deleted)`` JIT
+    region); the stored recording is the mixed workload with its binary removed while it ran.
+    """
+    report = gzip.decompress((DATA / "deleted.report.txt.gz").read_bytes()).decode()
+    theirs = {m[2]: float(m[1]) for m in re.finditer(r"^\s+(\d+\.\d+)%\s+(\S.*?)\s*$", report, re.M)}
+    assert "mixed (deleted)" in theirs
+    profile = read_profile(str(DATA / "deleted.perf.txt.gz"))
+    mine = {r.key.rsplit("/", 1)[-1]: r.share for r in compute_hotspots(profile, selected_stacks(profile)).dsos}
+    assert mine.keys() == theirs.keys()
+    for dso, share in theirs.items():
+        assert abs(mine[dso] - share) <= 1.0, (dso, mine[dso], share)

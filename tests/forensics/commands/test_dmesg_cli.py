@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import subprocess
@@ -14,6 +15,7 @@ from forensics.serialize import incident_from_dict
 from tests.helpers import assert_evidence_resolves
 
 GOLDEN = Path(__file__).resolve().parents[2] / "detectors" / "dmesg" / "golden"
+HEALTHY = Path(__file__).resolve().parents[2] / "data" / "healthy"
 KFORENSIC = [sys.executable, "-m", "forensics"]
 
 
@@ -125,3 +127,23 @@ def test_a_log_without_reports_says_so_not_that_its_reports_lack_timestamps() ->
     log = b"[    0.000000] Linux version 6.1.0 (gcc 12)\n[    1.250000] EXT4-fs (vda1): mounted filesystem\n"
     doc = json.loads(run("--format", "json", "-", stdin=log).stdout)
     assert doc["incident"]["window"] == {"not_available": "no report was found"}
+
+
+def test_a_log_that_starts_after_boot_says_what_it_cannot_show(tmp_path: Path) -> None:
+    """'No problem found' on a log whose ring buffer wrapped names the time before which it shows nothing.
+
+    The machine's own dmesg (tests/data/healthy) from its 400th line on, as `dmesg` prints a ring buffer that
+    has wrapped: it starts 1,937 s after boot, and nothing said that reports before then were not examined.
+    """
+    lines = gzip.decompress((HEALTHY / "dmesg.txt.gz").read_bytes()).splitlines(keepends=True)
+    cut = tmp_path / "wrapped.log"
+    cut.write_bytes(b"".join(lines[399:]))
+    for log, starts in ((HEALTHY / "dmesg.txt.gz", None), (cut, "[ 1936.940941]")):
+        proc = run("--format", "json", str(log))
+        assert proc.returncode == 0, proc.stderr
+        (examined,) = json.loads(proc.stdout)["incident"]["examined"]
+        if starts is None:
+            assert examined["could_not"] == [], examined  # it starts with the boot banner
+        else:
+            assert len(examined["could_not"]) == 1 and examined["could_not"][0].startswith(f"reports before {starts}")
+            assert "starts 1,937 s after its boot" in examined["could_not"][0], examined

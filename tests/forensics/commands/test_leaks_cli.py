@@ -272,3 +272,26 @@ def test_the_end_of_run_hook_copes_with_a_store_without_slab_samples(tmp_path: P
     write_store(path, [], 30, 60.0)
     with SlabStore.open(path) as store:
         assert findings_from_store(store, None) == ()
+
+
+def test_report_of_a_group_leak_says_whether_memory_ran_out(
+    udp_store: Path, tmp_path: Path, run: Callable[..., Ran]
+) -> None:
+    """A leak of caches growing together tells the report MemAvailable at the last sample.
+
+    The group finding had no "memory exhausted" fact, so the report said "whether memory ran out is unknown
+    (no OOM report, MemAvailable not sampled)" though MemAvailable was sampled: found on a real socketpair
+    leak on the project's machine (UNIX sockets, 22,977 MiB available at the last sample); here the UDP store.
+    """
+    doc = tmp_path / "report.json"
+    res = run("report", "--store", str(udp_store), "--json", str(doc))
+    assert res.returncode == 0, res.stderr
+    report = json.loads(doc.read_text())
+    group = next(f for f in report["incident"]["findings"] if f["kind"] == "slab-leak-group")
+    exhausted = {x["name"]: x["value"] for x in group["facts"]}.get("memory exhausted", "")
+    assert exhausted.startswith("no: MemAvailable ") and exhausted.endswith(" at the last sample"), exhausted
+    said = report["summary"]  # the report's opening story
+    assert "MemAvailable not sampled" not in said, said
+    assert f"memory was not used up: {exhausted.removeprefix('no: ')}" in said, said
+    # ... and the leak is its hypothesis (it said "No hypothesis: the findings do not point at a cause").
+    assert [h["statement"] for h in report["hypotheses"]] == [f"memory leak: {group['title']}"], report["hypotheses"]

@@ -1,0 +1,132 @@
+"""The compiled chunk pass of the profile reader, against the numpy passes it stands in for.
+
+:class:`collectors.perf_script.ScriptParser` on its numpy path reads each chunk either with
+:func:`collectors.perf_chunk_kernel.scan_chunk` (numba's JIT here; built ahead of time in ``kforensic profile``)
+or with :func:`collectors.perf_scan.mask_times`, a split and a dictionary; both must give the same profile
+(stacks, counts, first lines and headers, events, span, lines, notes) on every bundled recording, fed in large
+and small chunks, on texts that send a chunk to the per-sample code (a time too long, a new text with two
+times, a header holding its time, garbage) and on random texts.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from collectors.perf_chains_aot import jitted_scan
+from collectors.perf_chunks import ChunkSlots
+from collectors.perf_script import CHUNK, ScriptParser, read_gzip_text
+from forensics.types.profile import Profile
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "profile"
+
+
+def _read(text: bytes, compiled: bool, chunk: int = CHUNK) -> Profile:
+    parser = ScriptParser("x", bulk=True, scanner=jitted_scan() if compiled else None)
+    for at in range(0, len(text), chunk):
+        parser.feed(text[at : at + chunk])
+    return parser.close()
+
+
+def _same(text: bytes, chunk: int = CHUNK) -> Profile:
+    """The profile both ways (equal: every field of every stack, the events, span, lines and notes)."""
+    got = _read(text, True, chunk)
+    assert got == _read(text, False, chunk)
+    return got
+
+
+@pytest.mark.parametrize("path", sorted(DATA.glob("*.perf.txt.gz")), ids=lambda p: p.name.split(".")[0])
+def test_every_recording_reads_as_with_the_numpy_passes(path: Path) -> None:
+    text = read_gzip_text(path)
+    # Each copy of the recording under its own command names: known texts, new ones and stacks in every chunk.
+    copies = b"".join(re.sub(rb"(?m)^(?=[A-Za-z])", b"c%d" % i, text) for i in range(3)) + text
+    samples = None
+    for chunk in (CHUNK, 4096, 997):
+        got = _same(copies, chunk)
+        assert samples in (None, sum(s.samples for s in got.stacks))
+        samples = sum(s.samples for s in got.stacks)
+    if b"\n\n" in text:  # samples with call chains (the flat recording's go to the per-sample code at the end)
+        assert samples and len({s.thread.comm[:2] for s in got.stacks}) >= 4
+
+
+def test_chunks_the_per_sample_code_reads() -> None:
+    head = b"app 10 [001] %s: 1 cpu-clock:ppp: \n\tffffffff81000000 sym+0x1f ([kernel.kallsyms])\n"
+    head += b"\t 4005 main+0x3 (/bin/app)\n\n"
+    ok = b"".join(head % (b"%d.%06d" % (5 + i, i)) for i in range(40))
+    long_time = head % b"1234567890.1234567"  # 17 digits: not read exactly
+    two_times = head.replace(b"main+0x3", b"main 7.5: x") % b"9.5"  # a new text with two times
+    lost = b":-1    -1 [000]  12.5: 1 cpu-clock: \n\tffffffff81000000 sym+0x1 ([kernel.kallsyms])\n\n"
+    garbage = b"not a sample\n\n#comment\n\n"
+    cut = head.rstrip(b"\n") % b"99.5"  # a last sample without its blank line
+    for middle in (long_time, two_times, lost, garbage, lost + two_times):
+        text = ok + middle + ok + middle + ok + cut
+        for chunk in (CHUNK, 300, 61):
+            got = _same(text, chunk)
+            assert sum(s.samples for s in got.stacks) >= 120
+    assert len(_same(ok + two_times + ok + two_times, 200).stacks) == 2  # the times masked: one text, and the odd one
+
+
+def test_a_chunk_forgotten_leaves_no_trace() -> None:
+    slots = ChunkSlots(jitted_scan())
+    one = b"a 1 [0] 1.5: 1 c: \n\t 1 f (x)\n\n"
+    two = b"b 2 [0] 2.5: 1 c: \n\t 2 g (y)\n\n"
+    first = slots.scan(b"", memoryview(one))
+    assert first is not None and first.new_texts == [b"a 1 [0] 0.0: 1 c: \n\t 1 f (x)"] and first.base == 1
+    got = slots.scan(one, memoryview(two))
+    assert got is not None and got.slots.tolist() == [1, 2, 0] and got.base == 2 and len(got.new_texts) == 1
+    slots.forget()  # the reader read that chunk another way: the second text is new again, with the same slot
+    again = slots.scan(two, memoryview(one))
+    assert again is not None and again.slots.tolist() == [2, 1, 0] and again.new_texts == got.new_texts
+    assert (again.lo, again.hi) == (1.5, 2.5) and again.lines.tolist() == [1, 1, 0]
+    assert int(np.count_nonzero(slots.table)) == 2
+    # A time of 16 digits is not read exactly (mask_times gives up too): nothing interned, the chunk goes elsewhere.
+    assert slots.scan(b"", memoryview(b"c 3 [0] 123456789.1234567: 1 c: \n\n")) is None
+    assert slots.scan(b"", memoryview(b"c 3 [0] 12345678.1234567: 1 c: \n\n")) is not None
+
+
+def test_the_table_rehashed_keeps_every_slot() -> None:
+    slots = ChunkSlots(jitted_scan())
+    text = read_gzip_text(DATA / "kernel.perf.txt.gz")
+    text = text[: text.rfind(b"\n\n") + 2]
+    first = slots.scan(b"", memoryview(text))
+    assert first is not None and first.new_texts
+    size = len(slots.table)
+    slots._room(0, len(slots.table))  # room for as many new texts again: the table doubles
+    assert len(slots.table) > size
+    again = slots.scan(text[:100], memoryview(text)[100:])
+    assert again is not None and not again.new_texts
+    assert again.slots.tolist() == first.slots.tolist()
+    assert int(np.count_nonzero(slots.table)) == len(first.new_texts)
+
+
+_PARTS = st.sampled_from(
+    [
+        b"app 10 [001] ",
+        b"x/7 ",
+        b"5.25: ",
+        b"12.000001: ",
+        b" 3.5: ",
+        b"1 cpu-clock: ",
+        b"\n\t ffffffff81000000 k+0x1 ([kernel.kallsyms])",
+        b"\n\t 4005 u (/bin/a)",
+        b"\n",
+        b"\n\n",
+        b" ",
+        b":",
+        b"7",
+        b"#",
+        b"123456789012345678.5: ",
+    ]
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_PARTS, max_size=40).map(b"".join), st.integers(7, 200))
+def test_any_text_reads_as_with_the_numpy_passes(text: bytes, chunk: int) -> None:
+    for parser_text in (text, text * 3):
+        _same(parser_text, chunk)
