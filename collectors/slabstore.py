@@ -431,7 +431,40 @@ class SlabStore:
         if "slab_packed" not in tables:
             store._read_schema_1()
         store._load_ids()
+        if readonly:
+            store._check_values()
         return store
+
+    def _check_values(self) -> None:
+        """Refuse (exit 3) a store whose columns hold what no writer puts there: a time that is no number,
+        a negative count of packed values (were exit 4 in numpy: a text ``wall``, ``caches = -1``).
+
+        A wall time beyond 1e100 s is no clock's either: the window arithmetic overflowed into numpy warnings.
+        One scan of the samples and of the packed tables' count columns (the blobs after them are not read).
+        """
+        try:
+            bad = self.db.execute(
+                "SELECT id, quote(wall), quote(uptime) FROM samples WHERE typeof(wall) NOT IN ('real', 'integer')"
+                " OR abs(wall) > 1e100 OR typeof(uptime) NOT IN ('real', 'integer', 'null') LIMIT 1"
+            ).fetchone()
+            counts = [
+                self.db.execute(f"SELECT sample_id, quote({count}) FROM {table} WHERE {check} LIMIT 1").fetchone()
+                for table, count in (("slab_packed", "caches"), ("counter_packed", "counters"))
+                for check in (f"typeof({count}) != 'integer' OR {count} < 0",)
+            ]
+        except sqlite3.DatabaseError as exc:
+            raise InputError(f"{self.path}: damaged store ({exc})") from None
+        hint = "salvage it with sqlite3 STORE .recover, or record a new store"
+        if bad is not None:
+            raise InputError(
+                f"{self.path}: damaged store: sample {bad[0]} has time {bad[1]}, uptime {bad[2]}: no clock gives that",
+                hint=hint,
+            )
+        for table, row in zip(("slab_packed", "counter_packed"), counts, strict=True):
+            if row is not None:
+                raise InputError(
+                    f"{self.path}: damaged store: {table} of sample {row[0]} counts {row[1]} values", hint=hint
+                )
 
     def _read_schema_1(self) -> None:
         """Make a schema-1 store readable: migrate it in place (writing) or into a private temporary database."""

@@ -52,8 +52,10 @@ def why_hypothesis(finding: Finding, stated: StatedCause) -> Hypothesis:
 
 #: Oom-shaped findings: the memory ran out (a consequence, never a cause by itself).
 OOM_KINDS = (FindingKind.DMESG_OOM, FindingKind.DMESG_ALLOC_FAILURE)
-#: Findings of memory that grew and was not given back: slab caches and the meminfo counters.
-LEAK_KINDS = (FindingKind.SLAB_LEAK, FindingKind.KERNEL_MEMORY_LEAK)
+#: Findings of memory that grew and was not given back: slab caches (alone or growing together) and the meminfo
+#: counters.  Without the group, a report of caches leaking together said "No hypothesis", and an OOM beside it
+#: "no kernel leak was measured".
+LEAK_KINDS = (FindingKind.SLAB_LEAK, FindingKind.SLAB_LEAK_GROUP, FindingKind.KERNEL_MEMORY_LEAK)
 #: Findings of a CPU kept from other work.
 STARVATION_KINDS = (FindingKind.SCHED_RT_HOG, FindingKind.SCHED_CPU_HOG, FindingKind.SCHED_SOFTIRQ_STARVATION)
 

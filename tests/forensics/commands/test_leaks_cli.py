@@ -293,3 +293,5 @@ def test_report_of_a_group_leak_says_whether_memory_ran_out(
     said = report["summary"]  # the report's opening story
     assert "MemAvailable not sampled" not in said, said
     assert f"memory was not used up: {exhausted.removeprefix('no: ')}" in said, said
+    # ... and the leak is its hypothesis (it said "No hypothesis: the findings do not point at a cause").
+    assert [h["statement"] for h in report["hypotheses"]] == [f"memory leak: {group['title']}"], report["hypotheses"]
