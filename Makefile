@@ -45,7 +45,7 @@ demo: $(VENV)/.installed $(DEMO)/vmlinux
 		-o demo-report.md --html demo-report.html --json $(DEMO)/report.json --digest $(DEMO)/digest.json
 	@echo "wrote demo-report.md and demo-report.html (inputs and intermediate files in $(DEMO)/)"
 
-# Optional, once per install: compiles the trace reader and engine, and the profile reader's call chain interner,
+# Optional, once per install: compiles the trace reader and engine, and the profile reader's chunk pass and call chain interner,
 # into the per-user cache (~/.cache/kforensic/numba), so that traces over 10 MB and profiles of many distinct
 # stacks read compiled from their first run.
 # Small traces (the demo's) never need it. Prints what it compiles and how long it is expected to take.

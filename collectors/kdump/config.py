@@ -64,6 +64,22 @@ def _shell_value(raw: str) -> tuple[str, str | None]:
     return value, None
 
 
+def _encoding_problem(file: TextFile, number: int, text: str) -> str | None:
+    """What makes a line unreadable to the tooling although it looks right: a BOM, NUL bytes, a CR line end.
+
+    A file saved by a Windows editor (UTF-8 with a byte-order mark, UTF-16, CRLF line ends) reads fine here
+    but not to the shell or kdumpctl: ``USE_KDUMP=1\\r`` is not 1, ``KDUMP_COREDIR=/var/crash\\r`` another
+    directory. Before, such a file was "2 settings, no errors" (CRLF) or "not a NAME=value assignment" (BOM).
+    """
+    if number == 1 and text.startswith("\ufeff"):
+        return "the file starts with a byte-order mark (U+FEFF): the tooling reads it as part of the first word"
+    if "\x00" in text:
+        return "NUL bytes (the file is UTF-16 or binary?): the tooling reads it as plain ASCII/UTF-8 text"
+    if number in file.cr_lines:
+        return "ends in a carriage return (Windows line end): the tooling keeps it in the value (run dos2unix on it)"
+    return None
+
+
 def parse_kdump_tools(file: TextFile) -> KdumpConfig:
     """Parse ``/etc/default/kdump-tools`` (shell assignments; comments and blank lines skipped)."""
     entries: list[ConfigEntry] = []
@@ -72,6 +88,10 @@ def parse_kdump_tools(file: TextFile) -> KdumpConfig:
         stripped = text.strip()
         if not stripped or stripped.startswith("#"):
             continue
+        if (encoding := _encoding_problem(file, number, text)) is not None:
+            problems.append(ConfigProblem(number, text, encoding))
+            if number not in file.cr_lines:  # a BOM or NULs: the line means nothing to the shell
+                continue
         match = _ASSIGNMENT.match(stripped)
         if match is None:
             problems.append(ConfigProblem(number, text, "not a NAME=value assignment"))
@@ -92,6 +112,10 @@ def parse_kdump_conf(file: TextFile) -> KdumpConfig:
         stripped = re.split(r"(?:^|\s)#", text, maxsplit=1)[0].strip()
         if not stripped:
             continue
+        if (encoding := _encoding_problem(file, number, text)) is not None:
+            problems.append(ConfigProblem(number, text, encoding))
+            if number not in file.cr_lines:  # a BOM or NULs: the line means nothing to kdumpctl
+                continue
         directive, _, value = stripped.partition(" ")
         directive = directive.split("\t", 1)[0]
         value = stripped[len(directive) :].strip()

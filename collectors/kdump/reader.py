@@ -162,7 +162,10 @@ class RootReader:
         lines = list(iter_text_lines(data))
         if lines and lines[-1] == "" and data.endswith(b"\n"):
             lines.pop()  # the empty string after the final newline is not a line
-        return TextFile(path=target, source=str(self.host_path(target)), lines=tuple(lines))
+        cr = (
+            frozenset(i for i, raw in enumerate(data.split(b"\n"), 1) if raw.endswith(b"\r")) if b"\r" in data else None
+        )
+        return TextFile(path=target, source=str(self.host_path(target)), lines=tuple(lines), cr_lines=cr or frozenset())
 
     def _problem(self, target: str, path: Path, exc: OSError) -> NotAvailable:
         reason = exc.strerror or str(exc)

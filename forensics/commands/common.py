@@ -60,6 +60,34 @@ def stdin_read_once(*given: tuple[str, Iterable[object] | None]) -> None:
         )
 
 
+def distinct_outputs(*given: tuple[str, Path | None]) -> None:
+    """Refuse (exit 2) two output options naming one file, before anything is written.
+
+    The second write silently replaced the first (`report --html r --json r` left only the JSON, exit 0). Devices
+    and FIFOs, written through, may be named twice (`--html /dev/null --json /dev/null`).
+    """
+    import os
+    import stat
+
+    seen: dict[str, str] = {}
+    for option, path in given:
+        if path is None:
+            continue
+        try:
+            st = os.stat(path)
+        except OSError:
+            st = None
+        if st is not None and (stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode)):
+            continue
+        key = f"{st.st_dev}:{st.st_ino}" if st is not None else os.path.abspath(path)
+        if key in seen:
+            raise UsageError(
+                f"{seen[key]} and {option} both name {path}: the second output would replace the first",
+                hint="give each output its own path",
+            )
+        seen[key] = option
+
+
 ForceOption = Annotated[
     bool,
     typer.Option(

@@ -8,7 +8,14 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from forensics.commands.common import DebugOption, FailOnOption, ForceOption, FormatOption, OutputOption
+from forensics.commands.common import (
+    DebugOption,
+    FailOnOption,
+    ForceOption,
+    FormatOption,
+    OutputOption,
+    distinct_outputs,
+)
 from forensics.delivery import deliver, exit_status
 from forensics.errors import UsageError
 from forensics.pipelines.profile import analyse_profile
@@ -111,6 +118,7 @@ def profile(
 
     if kernel_only and user_only:
         raise UsageError("--kernel-only and --user-only exclude each other", hint="give one of them")
+    distinct_outputs(("-o", output), ("--folded", folded), ("--svg", svg))
     filters = ProfileFilters(
         parse_window(window), comm, pid, tid, "kernel" if kernel_only else "user" if user_only else None, event
     )

@@ -16,6 +16,7 @@ from forensics.commands.common import (
     ForceOption,
     FormatOption,
     OutputOption,
+    distinct_outputs,
     stdin_read_once,
 )
 from forensics.delivery import deliver, exit_status, write_figures
@@ -113,6 +114,7 @@ def report(
             hint="kforensic report --vmcore DUMP --dmesg LOG --store STORE --trace FILE, or --from a.json b.json",
         )
     stdin_read_once(("--dmesg", dmesg), ("--trace", trace), ("--profile", profile), ("--from", files))
+    distinct_outputs(("-o", output), ("--json", json_out), ("--html", html_out), ("--digest", digest))
     plots_dir = _plots_dir(output if fmt.links_files else None, html_out)
     parts: list[SourceAnalysis] = []
     if vmcore is not None:

@@ -14,6 +14,7 @@ from forensics.commands.common import (
     ForceOption,
     FormatOption,
     OutputOption,
+    distinct_outputs,
     number_option,
     stdin_read_once,
 )
@@ -170,6 +171,9 @@ def trace(
             f"--preempt {preempt!r} is not a preemption model", hint=f"one of {', '.join(PREEMPTION_MODELS)}"
         )
     stdin_read_once(("TRACE", [trace_file]), ("--spans", span_sources))
+    distinct_outputs(
+        ("-o", output), ("--png", png), ("--save-text", save_text), ("--span-png", span_png), ("--gantt-png", gantt_png)
+    )
     span_opts = SpanOptions(
         tuple(span_patterns or ()), tuple(span_sources or ()), slow_ms, slowest, kernel_clock, span_png, gantt_png
     )

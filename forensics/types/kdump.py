@@ -23,6 +23,9 @@ class TextFile:
     path: str  # path on the target system, e.g. /proc/cmdline
     source: str  # the file actually opened (root joined), cited by evidence
     lines: tuple[str, ...]
+    # numbers of the lines that ended in a carriage return (removed from ``lines``, as evidence reads them):
+    # a shell that sources the file keeps it in the value
+    cr_lines: frozenset[int] = frozenset()
 
     def first_line(self) -> str:
         """The first line, stripped (sysfs and procfs values are one line)."""

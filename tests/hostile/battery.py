@@ -894,6 +894,11 @@ def cases(inputs: dict[str, Path], tmp: Path, vmlinux: dict[str, Path] | None = 
         ["leaks", "--store", store, "-o", store],
         ["slab-export", "--store", store, "-o", store],
         ["slab-import", str(SNAPSHOTS), "--store", str(tmp / "n.sqlite"), "-o", str(tmp / "n.sqlite")],
+        # two outputs of one run naming one file: the second replaced the first, exit 0 (forensics/commands/common.py)
+        ["report", "--dmesg", log, "--html", str(tmp / "both"), "--json", str(tmp / "both")],
+        ["report", "--dmesg", log, "-o", str(tmp / "both"), "--digest", str(tmp / "both")],
+        ["trace", trace, "--png", str(tmp / "both"), "--save-text", str(tmp / "both")],
+        ["profile", perf, "--svg", str(tmp / "both"), "--folded", str(tmp / "both")],
     ):
         yield Case(
             "side-output:" + " ".join(Path(a).name if a.startswith("/") else a for a in flag_argv),

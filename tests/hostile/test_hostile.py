@@ -69,6 +69,8 @@ SELECTED = [
     "output:slab-export:foreign",
     "output:leaks:dev-full",
     "side-output:profile perf --folded perf",
+    "side-output:report --dmesg log --html both --json both",  # the page was lost, exit 0 (commands/common.py)
+    "side-output:profile perf --svg both --folded both",
     "leaks:store-unreadable",  # said "not a slab-watch store (unable to open database file)" (collectors/slabstore.py)
     "trace:clock-jump",
     "slab-import:year-10000",  # was exit 4: datetime met a wall time of year 10000 (forensics/units.py)

@@ -194,3 +194,23 @@ def test_a_derivative_gets_the_family_and_default_of_its_parent(tmp_path: Path) 
     state = collect_kdump_state(root, system.statvfs)
     assert (state.distro.family, state.distro.like) == (DistroFamily.DEBIAN, ("ubuntu", "debian"))
     assert run_checklist(state).estimate.floor_source == "Ubuntu kdump-tools"
+
+
+@pytest.mark.parametrize(
+    ("data", "path", "reason"),
+    [
+        (b"USE_KDUMP=1\r\nKDUMP_COREDIR=/var/crash\r\n", "/etc/default/kdump-tools", "carriage return"),
+        (b"\xef\xbb\xbfUSE_KDUMP=1\nKDUMP_COREDIR=/var/crash\n", "/etc/default/kdump-tools", "byte-order mark"),
+        ("USE_KDUMP=1\n".encode("utf-16-le"), "/etc/default/kdump-tools", "NUL bytes"),
+        (b"path /var/crash\r\ncore_collector makedumpfile -l\r\n", "/etc/kdump.conf", "carriage return"),
+    ],
+)
+def test_a_config_saved_the_windows_way_is_a_problem(tmp_path: Path, data: bytes, path: str, reason: str) -> None:
+    """CRLF, a BOM, UTF-16: read fine here, not by the shell or kdumpctl (CRLF was '2 settings, no errors')."""
+    (tmp_path / path.lstrip("/")).parent.mkdir(parents=True)
+    (tmp_path / path.lstrip("/")).write_bytes(data)
+    file = RootReader(tmp_path).read_text(path)
+    assert isinstance(file, TextFile)
+    config = (parse_kdump_tools if path.endswith("kdump-tools") else parse_kdump_conf)(file)
+    assert config.problems and reason in config.problems[0].reason
+    assert config.problems[0].line == 1
