@@ -14,6 +14,8 @@ from typing import Any, NamedTuple
 from collectors.perf_chunk_kernel import NEW, SLOTS, TIMES, USED
 
 _NEWLINE, _COLON = 10, 58
+#: The most bytes reserved at once for the store of masked texts (it grows by doubling past that).
+STORE_RESERVED = 256 << 20
 
 
 class Scanned(NamedTuple):
@@ -56,8 +58,9 @@ class ChunkSlots:
         self.slot_len = np.zeros(1 << 10, np.int64)
         self.slot_hash = np.zeros(1 << 10, np.int64)
         # Room for the whole input at once: its pages are taken only as texts are stored (a copy per doubling
-        # would touch twice the store's size).
-        self.store = np.empty(max(1 << 20, expected), np.uint8)
+        # would touch twice the store's size).  Bounded: a kernel refuses a reservation much larger than its
+        # memory (heuristic overcommit), and the distinct texts of a large input are a fraction of it.
+        self.store = np.empty(max(1 << 20, min(expected, STORE_RESERVED)), np.uint8)
         self.state = np.zeros(4, np.int64)
         self.state[SLOTS] = 1
         self.span = np.zeros(2, np.float64)
