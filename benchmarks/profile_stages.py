@@ -6,7 +6,7 @@ pass (reading, hashing, masking, slots, the new sample texts) and its closing (t
 the stack table, the hotspot tables, the rule classes, the findings, the folded lines, the flame graph and the
 report; the imports each stage makes on first use count in it (numpy in the chunk pass).  The floors, each a
 fresh process too: the interpreter alone, ``import numpy``, ``kforensic profile`` of a 506-sample recording
-(everything but the volume), and reading and hashing the input as the input layer does; and
+(everything but the volume), the input layer imported, then reading and hashing the input as it does; and
 ``stackcollapse-perf.pl`` on the same input, for the ratio.  Medians of --repeat runs (CPU seconds of the
 process: user + system), alternated, with the load average before and after.
 
@@ -123,7 +123,8 @@ def main() -> None:
             str(small),
             *outputs,
         ],
-        f"reading and hashing {args.input.name} (input layer, 512 KiB chunks)": [
+        "python -c 'import collectors.inputs' (the input layer)": [py, "-c", "import collectors.inputs"],
+        f"the same, then reading and hashing {args.input.name} (512 KiB chunks)": [
             py,
             "-c",
             read.format(str(args.input)),

@@ -259,6 +259,11 @@ def _coverage(an: SchedAnalyzer, counts: ParseCounts, reversed_trace: bool = Fal
         if reversed_trace
         else tuple(event_ref(an.last[c]) for c in seen if an.last[c].ts < max(ends) - rules.STOP_GAP)
     )
+    started = (
+        ()
+        if reversed_trace
+        else tuple(event_ref(an.first[c]) for c in seen if an.first[c].ts > min(starts) + rules.STOP_GAP)
+    )
     if stopped:
         which = ", ".join(f"CPU{r.cpu} at {r.ts:.6f} (line {r.line_no})" for r in stopped)
         notes.append(
@@ -276,7 +281,7 @@ def _coverage(an: SchedAnalyzer, counts: ParseCounts, reversed_trace: bool = Fal
             "no interval spanning a loss is counted"
         )
     return Coverage(
-        declared, seen, common_start, common_end, an.lost_markers, an.lost_events, "; ".join(notes), stopped
+        declared, seen, common_start, common_end, an.lost_markers, an.lost_events, "; ".join(notes), stopped, started
     )
 
 

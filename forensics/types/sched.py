@@ -162,6 +162,7 @@ class Coverage(NamedTuple):
     lost_events: int
     note: str  # "" when all CPUs are covered from the start; otherwise what to keep in mind
     stopped: tuple[EventRef, ...] = ()  # the last event of each CPU that stops reporting before the trace ends
+    started: tuple[EventRef, ...] = ()  # the first event of each CPU that starts reporting after the trace begins
 
 
 class ClockStep(NamedTuple):

@@ -354,4 +354,19 @@ def read_dump_header(path: Path) -> DumpHeader:
             f"{path}: corrupt dump header ({exc})", hint="the dump is damaged; copy it again or re-run makedumpfile"
         ) from None
     what = "an empty file" if size == 0 else "not a kernel crash dump (no kdump, flattened or ELF core signature)"
-    raise InputError(f"{path}: {what}", hint="give the vmcore that kdump wrote, e.g. /var/crash/<stamp>/dump.<stamp>")
+    hint = "give the vmcore that kdump wrote, e.g. /var/crash/<stamp>/dump.<stamp>"
+    for magic, (kind, tool) in _COMPRESSED.items():
+        if head.startswith(magic):  # a dump compressed for the copy: said, instead of "not a dump"
+            what, hint = f"{kind}-compressed (not a dump as it is)", f"decompress it first: {tool} -k {path.name}"
+    if size and not head.strip(b"\0"):
+        what += f"; its first {len(head)} bytes are all zero (a sparse or wiped file?)"
+    raise InputError(f"{path}: {what}", hint=hint)
+
+
+#: Compressed files people copy dumps as, by magic bytes: what they are and the tool that undoes them.
+_COMPRESSED = {
+    b"\x1f\x8b": ("gzip", "gunzip"),
+    b"\xfd7zXZ\x00": ("xz", "unxz"),
+    b"\x28\xb5\x2f\xfd": ("zstd", "unzstd"),
+    b"BZh": ("bzip2", "bunzip2"),
+}

@@ -237,6 +237,14 @@ def open_dump(
         if header.format is DumpFormat.FLATTENED:
             hint = f"convert it first: makedumpfile -R {path.name}.kdump < {path.name}"
         raise InputError(f"{path}: drgn cannot open this dump: {exc}", hint=hint) from None
+    if not prog.flags & drgn.ProgramFlags.IS_LINUX_KERNEL:
+        # An ELF core without the kernel's VMCOREINFO note: a process's core (gcore, systemd-coredump, a
+        # crashed program's `core`). drgn took it for one: exit 4 "core file is missing NT_AUXV", or a hunt
+        # for the debug info of a kernel "<release>" under the program's build ID.
+        raise InputError(
+            f"{path}: an ELF core of a user process, not a kernel crash dump (no VMCOREINFO note)",
+            hint="give the vmcore kdump wrote (/var/crash/...); a program's core is for gdb or coredumpctl",
+        )
     # Downloads go through kforensic's client only (progress, cache, one-line errors):
     # drgn's libdebuginfod finder, which drgn keeps on for Fedora kernels, is turned off.
     with contextlib.suppress(AttributeError, ValueError):

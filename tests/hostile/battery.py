@@ -308,6 +308,9 @@ def make_inputs(base: Path) -> dict[str, Path]:
     # a truncated vmcore, a directory with two dumps
     put("vmcore-trunc", VMCORE.read_bytes()[: 1 << 20])
     put("vmcore-header", VMCORE.read_bytes()[:4096])
+    # a process's core (ET_CORE, x86-64, no VMCOREINFO note), and a dump copied compressed
+    put("user-core", b"\x7fELF\x02\x01\x01" + b"\0" * 9 + b"\x04\x00\x3e\x00\x01" + b"\0" * 4139)
+    put("vmcore.gz", gzip.compress(VMCORE.read_bytes()[: 1 << 20], 1))
     two = base / "two-dumps"
     two.mkdir()
     (two / "vmcore").write_bytes(VMCORE.read_bytes()[:8192])
@@ -597,6 +600,9 @@ def cases(inputs: dict[str, Path], tmp: Path, vmlinux: dict[str, Path] | None = 
         Case("vmcore:two-dumps", ["vmcore", str(inputs["two-dumps"]), "--no-debuginfod"]),
         Case("vmcore:truncated", ["vmcore", str(inputs["vmcore-trunc"]), "--no-debuginfod"], cheap=False, timeout=600),
         Case("vmcore:header-only", ["vmcore", str(inputs["vmcore-header"]), "--no-debuginfod"]),
+        # was exit 4 (drgn: "core file is missing NT_AUXV"): forensics/vmcore/program.py
+        Case("vmcore:user-core", ["vmcore", str(inputs["user-core"]), "--no-debuginfod"], want_err="user process"),
+        Case("vmcore:gzipped", ["vmcore", str(inputs["vmcore.gz"]), "--no-debuginfod"], want_err="gunzip"),
         Case("vmcore:vmlinux-garbage", ["vmcore", str(VMCORE), "--vmlinux", str(inputs["garbage"]), "--no-debuginfod"]),
         Case("vmcore:vmlinux-dir", ["vmcore", str(VMCORE), "--vmlinux", str(inputs["dir"]), "--no-debuginfod"]),
         Case(

@@ -55,6 +55,7 @@ SELECTED = [
     "report-from:json-deep",
     "report-from:json-nan",
     "vmcore:header-only",
+    "vmcore:user-core",  # was exit 4: drgn took a process's core for a dump (forensics/vmcore/program.py)
     "vmcore:vmlinux-garbage",
     "kdump-check:hostile-root",
     "kdump-setup:hostile-root",

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import gzip
+import lzma
 import os
 import shutil
+import struct
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -42,6 +46,28 @@ def test_empty_file(tmp_path: Path) -> None:
 def test_elf_that_is_not_a_core() -> None:
     exe = Path(sys.executable).resolve()
     _assert_one_clear_line(run("vmcore", str(exe)), "not a core dump")
+
+
+def _user_core() -> bytes:
+    """The ELF header of a core as a process's core starts (x86-64, ET_CORE), and no VMCOREINFO note."""
+    header = struct.pack("<HHIQQQIHHHHHH", 4, 62, 1, 0, 0, 0, 0, 64, 56, 0, 64, 0, 0)
+    return b"\x7fELF\x02\x01\x01" + b"\0" * 9 + header + b"\0" * 4096
+
+
+def test_a_user_process_core_is_said_to_be_one(tmp_path: Path) -> None:
+    """Was exit 4 (drgn: "core file is missing NT_AUXV"); a gcore of a program asked for a kernel's debug info."""
+    dump = tmp_path / "core.1234"
+    dump.write_bytes(_user_core())
+    _assert_one_clear_line(run("vmcore", str(dump)), "user process", "VMCOREINFO")
+
+
+@pytest.mark.parametrize(("compress", "tool"), [(gzip.compress, "gunzip"), (lzma.compress, "unxz")])
+def test_a_compressed_dump_says_how_to_decompress_it(tmp_path: Path, compress: Any, tool: str) -> None:
+    dump = tmp_path / "vmcore.copy"
+    dump.write_bytes(compress(_user_core()))
+    result = run("vmcore", str(dump))
+    _assert_one_clear_line(result, "compressed")
+    assert f"{tool} -k vmcore.copy" in result.stderr
 
 
 def test_directory_without_a_dump(tmp_path: Path) -> None:
