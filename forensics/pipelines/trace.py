@@ -15,7 +15,8 @@ from forensics import __version__
 from forensics.errors import InputError, UsageError
 from forensics.model import Clock, Examined, Finding, Incident, NotAvailable, Timestamp, TimeWindow
 from forensics.pipelines.spans import SpanOptions
-from forensics.types.results import CpuTimelineFigure, Figure, FigureDirectory, TraceResult
+from forensics.types.figures import CpuTimelineFigure, Figure, FigureDirectory
+from forensics.types.trace_result import TraceResult
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
