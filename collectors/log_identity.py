@@ -26,8 +26,10 @@ _BANNER = re.compile(rb"Linux version (\S+) \(")
 _BUILD = re.compile(rb"Linux version \S+ \(.*\) #\d+ ([^\n]*)")
 #: kernel/sched/core.c prints the boot's choice of a PREEMPT_DYNAMIC kernel (preempt= on the command line).
 _DYNAMIC = re.compile(rb"Dynamic Preempt: (\w+)")
-#: The first printk time prefix of the head, ``[ 3606.301759]`` (seconds since boot), and the rest of its line.
-_STAMP = re.compile(rb"\[\s*(\d+\.\d+)\]([^\n]*)")
+#: The first printk time prefix of the head, ``[ 3606.301759]`` (seconds since boot), and the rest of its line: the
+#: line's first ``[`` (after a ``<6>``, ``kern  :info  :`` or syslog prefix), so that a ``dmesg -T`` line's
+#: message text holding ``[1.5]`` is not taken for one.
+_STAMP = re.compile(rb"^[^\[\n]*\[\s*(\d+\.\d+)\]([^\n]*)", re.M)
 #: A log whose first stamped line is later than this after boot and is not the boot banner does not hold its
 #: boot's start: the kernel prints the banner first, at 0.000000 (init/main.c start_kernel).
 CUT_AFTER_SECONDS = 1.0

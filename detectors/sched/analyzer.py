@@ -50,6 +50,7 @@ from detectors.sched.rules import (
 )
 from detectors.sched.sanity import ClockMonitor
 from detectors.sched.state import Accumulator, TaskState, span_of
+from forensics.gcpause import gc_paused
 from forensics.types.sched import (
     Blame,
     ParseSummary,
@@ -58,7 +59,7 @@ from forensics.types.sched import (
     TraceAnalysis,
     Wait,
 )
-from forensics.types.trace import ParseCounts, TraceEvent, gc_paused
+from forensics.types.trace import ParseCounts, TraceEvent
 from forensics.types.trace_batch import EventBatch
 
 

@@ -15,7 +15,8 @@ from forensics import __version__
 from forensics.errors import InputError, UsageError
 from forensics.model import Clock, Examined, Finding, Incident, NotAvailable, Timestamp, TimeWindow
 from forensics.pipelines.spans import SpanOptions
-from forensics.types.results import CpuTimelineFigure, Figure, FigureDirectory, TraceResult
+from forensics.types.figures import CpuTimelineFigure, Figure, FigureDirectory
+from forensics.types.trace_result import TraceResult
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from detectors.sched.engine import FastAnalyzer
     from forensics.aot import Group
     from forensics.types.sched import ParseSummary, Thresholds, TraceAnalysis
+    from forensics.types.spans import SpanReport
     from forensics.types.trace import ParseCounts
 
 
@@ -56,6 +58,12 @@ def check_trace_text(name: str, counts: ParseCounts) -> None:
         if counts.first_malformed
         else ""
     )
+    if counts.first_malformed and counts.first_malformed[0][1].startswith("PERFILE2"):  # perf's own file format
+        raise InputError(
+            f"{name}: a perf.data file: kforensic trace reads the text perf script makes of it",
+            hint=f"perf script -i {name} > trace.txt, then kforensic trace trace.txt (a recording of the scheduler: "
+            f"perf record -e 'sched:*' -a); for CPU samples: kforensic profile {name}",
+        )
     if any(PERF_SAMPLE_HEADER.search(line) for _, line in counts.first_malformed):
         raise InputError(
             f"{name}: `perf script` text of samples{example}, not of trace events: the scheduler analysis "
@@ -107,8 +115,24 @@ def check_window(
     )
 
 
-def examined_trace(name: str, analysis: TraceAnalysis, parse: ParseSummary) -> Examined:
-    """What the trace let the analysis see, and what it could not judge for lack of events."""
+#: A CPU whose first event is this much after the trace's start (seconds, and share of the trace) is named in
+#: what the trace could not judge.
+LATE_START_S = 0.01
+LATE_START_SHARE = 0.01
+
+
+def examined_trace(
+    name: str,
+    analysis: TraceAnalysis,
+    parse: ParseSummary,
+    spans: SpanReport | None = None,
+    slow_ms: float | None = None,
+) -> Examined:
+    """What the trace let the analysis see, and what it could not judge for lack of events.
+
+    ``spans``: the request spans analysed beside it (an LTTng UST session's marks, ``--span``, ``--spans``):
+    "no problem found" on a user-space session listed only the kernel figures it could not judge.
+    """
     win = analysis.window
     span = f"{win[1] - win[0]:.3f} s ({win[0]:.6f} .. {win[1]:.6f})" if isinstance(win, tuple) else str(win)
     cpus = len(analysis.coverage.cpus_seen)
@@ -149,7 +173,25 @@ def examined_trace(name: str, analysis: TraceAnalysis, parse: ParseSummary) -> E
         could.append("irqs-off/preempt-off sections")
     else:
         could_not.append("irqs-off/preempt-off sections: needs preemptirq events or the irqsoff tracer")
+    if spans is not None and spans.stats:
+        names = ", ".join(f"{st.count:,} {st.name!r}" for st in spans.stats[:5]) + (
+            " ..." if len(spans.stats) > 5 else ""
+        )
+        against = f"over --slow-ms {slow_ms:g} ms" if slow_ms is not None else "against their name's median"
+        could.append(f"slow request spans ({names}; judged {against})")
     cov = analysis.coverage
+    # A ring buffer read after it wrapped keeps each CPU's latest events: before them nothing is known.  Said
+    # when it matters (10 ms and 1% of the trace): an idle CPU is often silent for the first few milliseconds.
+    late = ", ".join(
+        f"CPU{r.cpu} before {r.ts:.6f}"
+        for r in cov.started
+        if isinstance(win, tuple) and r.ts - win[0] > max(LATE_START_S, LATE_START_SHARE * (win[1] - win[0]))
+    )
+    if late:
+        could_not.append(
+            f"anything on {late}: its buffer starts there (overwritten, or the CPU was silent); figures that "
+            "begin earlier are not findings"
+        )
     if cov.lost_events or cov.lost_markers:
         # An absence is stated only for what was recorded: the tracer's gaps hide whatever ran in them.
         lost = f"{cov.lost_events:,} events" if cov.lost_events else "events"
@@ -417,7 +459,7 @@ def analyse_trace_file(
         sources=tuple(stream.records),
         findings=tuple(findings),
         tool_version=__version__,
-        examined=(examined_trace(stream.name, analysis, parse),),
+        examined=(examined_trace(stream.name, analysis, parse, span_report, opts.slow_ms),),
     )
     if png is not None:
         title = f"kforensic trace {stream.name}"

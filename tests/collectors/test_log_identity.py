@@ -73,3 +73,18 @@ def test_the_preemption_model_of_each_boot() -> None:
         ("rt",),
         ("none or voluntary",),
     ]
+
+
+def test_a_log_that_does_not_start_at_boot_says_when_it_starts() -> None:
+    """The first time-stamped line, when it is not the banner: how long after boot the log begins."""
+    wrapped = "[ 1936.940941] kforensic-kill-test-9\n[ 1937.000001] eth0: link up\n"
+    assert parse_identity(wrapped.encode()).starts_after == 1936.940941
+    assert parse_identity(("<6>" + wrapped).encode()).starts_after == 1936.940941  # dmesg -r
+    assert parse_identity(("kern  :info  : " + wrapped).encode()).starts_after == 1936.940941  # dmesg -x
+    assert parse_identity(SYSLOG.split("\n", 1)[1].encode()).starts_after is None  # 1.000000: within a second
+    assert parse_identity(SYSLOG.split("\n", 2)[2].encode()).starts_after == 2.0  # a rotated kern.log
+    for head in (BANNER, SYSLOG, "[    0.512000] microcode: updated early\n" + BANNER):
+        assert parse_identity(head.encode()).starts_after is None  # at boot (a line before the banner: < 1 s)
+    # dmesg -T: no seconds-since-boot stamp at all; a bracketed number in a message is not one.
+    human = "[Fri Dec  4 09:27:25 2026] Linux version 6.18.44\n[Fri Dec  4 09:30:00 2026] x: [ 12.500000] y\n"
+    assert parse_identity(human.encode()).starts_after is None

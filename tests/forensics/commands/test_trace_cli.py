@@ -167,6 +167,25 @@ def test_perf_samples_given_to_trace_are_sent_to_profile() -> None:
     assert f"kforensic profile {samples}" in hint and "perf record -e 'sched:*'" in hint
 
 
+def test_a_perf_data_file_given_to_trace_says_how_to_read_it(tmp_path: Path) -> None:
+    # perf record -e 'sched:*' writes perf.data: the error quoted its binary header as "not trace events".
+    data = tmp_path / "perf.data"
+    made = subprocess.run(
+        ["perf", "record", "-q", "-e", "sched:sched_switch", "-o", str(data), "--", "true"],
+        capture_output=True,
+        check=False,
+    )
+    if made.returncode != 0 or not data.is_file():
+        pytest.skip(f"perf record -e sched:sched_switch cannot run here: {made.stderr[-200:]!r}")
+    res = run(str(data))
+    assert res.returncode == 3 and not res.stdout and "Traceback" not in res.stderr
+    error, hint = res.stderr.splitlines()[:2]
+    assert (
+        error == f"kforensic: error: {data}: a perf.data file: kforensic trace reads the text perf script makes of it"
+    )
+    assert f"perf script -i {data} > trace.txt" in hint and f"kforensic profile {data}" in hint
+
+
 def test_a_window_outside_the_trace_is_a_usage_error_naming_its_range(tmp_path: Path) -> None:
     ftrace = recorded("kf.ftrace.txt", tmp_path)
     for option in (["--around", "9999:100"], ["--window", "1:2"]):
@@ -222,6 +241,25 @@ def test_the_tracers_gaps_are_said_among_what_could_not_be_judged(tmp_path: Path
     [gaps] = [line for line in examined["could_not"] if "gap" in line]
     assert gaps.startswith("anything inside the tracer's 2 gap(s): 2,000 events lost (")
     assert "of what was traced) (ring buffer full)" in gaps
+
+
+def test_an_overwritten_buffer_is_said_among_what_could_not_be_judged(ftrace: Path, tmp_path: Path) -> None:
+    # A tracefs buffer read after it wrapped keeps a CPU's latest events only: "no problem found" must not claim
+    # the time before them (this machine's 256 KB instance after 10 s of load kept CPU1 from 4.1 s on).
+    lines = ftrace.read_text().splitlines()
+    body = [i for i, line in enumerate(lines) if not line.startswith("#")]
+    cut = lines[body[len(body) // 2]].split(": ", 1)[0].split()[-1]  # the middle event's timestamp
+    kept = [x for x in lines if "[001]" not in x or x.split(": ", 1)[0].split()[-1] >= cut]
+    path = tmp_path / "cpu1-overwritten.txt"
+    path.write_text("\n".join(kept) + "\n")
+    examined = json.loads(run(str(path), "-f", "json").stdout)["incident"]["examined"][0]
+    first = min(x.split(": ", 1)[0].split()[-1] for x in kept if "[001]" in x)
+    assert [x for x in examined["could_not"] if x.startswith("anything on")] == [
+        f"anything on CPU1 before {first}: its buffer starts there (overwritten, or the CPU was silent); figures "
+        "that begin earlier are not findings"
+    ]
+    intact = json.loads(run(str(ftrace), "-f", "json").stdout)["incident"]["examined"][0]  # CPU0 from +3.7 ms
+    assert not [x for x in intact["could_not"] if x.startswith("anything on")]
 
 
 def test_the_kernels_preemption_model_is_declared_or_read_from_its_log(ftrace: Path, tmp_path: Path) -> None:

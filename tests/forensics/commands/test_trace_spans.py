@@ -211,3 +211,17 @@ def test_report_merges_span_findings_of_an_lttng_session(recording: Path, tmp_pa
     assert "slow infer span" in text and "## Spans" in text
     kinds = {f["kind"] for f in json.loads(out.read_text())["incident"]["findings"]}
     assert "span-slow" in kinds
+
+
+def test_what_was_examined_names_the_spans(doc: dict[str, object], recording: Path) -> None:
+    """'No problem found' on a user-space session listed only the kernel figures it could not judge, not its spans."""
+    incident = doc["incident"]
+    assert isinstance(incident, dict)
+    spans = doc["spans"]
+    assert isinstance(spans, dict)
+    named = ", ".join(f"{s['count']:,} {s['name']!r}" for s in spans["stats"][:5])
+    assert f"slow request spans ({named}; judged over --slow-ms 2.5 ms)" in incident["examined"][0]["could_find"]
+    alone = json.loads(run(str(recording / "ust"), "--format", "json").stdout)["incident"]["examined"][0]
+    assert [x for x in alone["could_find"] if x.startswith("slow request spans (")] == [
+        "slow request spans (60 'infer', 60 'infer:request'; judged against their name's median)"
+    ], alone
