@@ -330,9 +330,10 @@ class SchedAnalyzer:
                 q[1] += q[0] * (ts - q[2])
             q[2] = ts
             q[0] = max(0.0, q[0] + 1)
-            preempted_by = task.preempted_by
-            nxt = ev.next_pid
-            preempted_by[nxt] = preempted_by.get(nxt, 0) + 1
+            if ts >= self.w0:  # counted in the window only: --around showed the preemptions before it too
+                preempted_by = task.preempted_by
+                nxt = ev.next_pid
+                preempted_by[nxt] = preempted_by.get(nxt, 0) + 1
         elif state not in rules.GONE_STATES:
             self.blocked[prev] = ev
 

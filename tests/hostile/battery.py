@@ -23,6 +23,7 @@ import shutil
 import signal
 import sqlite3
 import stat
+import struct
 import subprocess
 import sys
 import tarfile
@@ -131,11 +132,40 @@ def _garbage_metadata(_stream: Path, meta: Path) -> None:
     meta.write_bytes(b"/* CTF 1.8 */\ntrace { major = 1; minor = 8; byte_order = le; }; event { name = ")
 
 
+def _plain_metadata(meta: Path) -> str:
+    """The TSDL text of a packetized metadata file (each packet: a 37-byte header, then its content)."""
+    data, text, at = meta.read_bytes(), b"", 0
+    while at + 37 <= len(data):
+        content, packet = struct.unpack_from("<II", data, at + 24)
+        text += data[at + 37 : at + content // 8]
+        at += max(packet // 8, 37)
+    return text.decode()
+
+
+def _metadata_saying(old: str, new: str) -> Callable[[Path, Path], None]:
+    """A damage that rewrites the metadata as plain TSDL with ``old`` replaced by ``new`` (valid-looking, absurd)."""
+
+    def damage(_stream: Path, meta: Path) -> None:
+        text = _plain_metadata(meta)
+        assert old in text, old
+        meta.write_text(text.replace(old, new, 1))
+
+    return damage
+
+
 _CTF_DAMAGE: dict[str, Callable[[Path, Path], None]] = {
     "ctf-cut-packet": _cut_packet,
     "ctf-empty-stream": _empty_stream,
     "ctf-cut-metadata": _cut_metadata,
     "ctf-unparsable-metadata": _garbage_metadata,
+    # sizes and numbers no tracer writes (were exit 4: a negative shift, int64 overflow, a division by 0 Hz;
+    # an event id of 99999999999 asked for terabytes of tables): collectors/ctf/metadata.py
+    "ctf-negative-int-size": _metadata_saying(
+        "size = 32; align = 8; signed = false; }", "size = -8; align = 8; signed = false; }"
+    ),
+    "ctf-huge-array": _metadata_saying("_procname[17]", "_procname[99999999999999999999999]"),
+    "ctf-clock-0-hz": _metadata_saying("freq = 1000000000;", "freq = 0;"),
+    "ctf-huge-event-id": _metadata_saying("\tid = 0;\n\tstream_id = 0;", "\tid = 99999999999;\n\tstream_id = 0;"),
 }
 
 

@@ -77,6 +77,8 @@ SELECTED = [
     "slab-import:year-10000",  # was exit 4: datetime met a wall time of year 10000 (forensics/units.py)
     "report:store-year-10000",  # was exit 4: matplotlib met it in the leak plots (forensics/leakplots.py)
     "trace:ctf-cut-metadata",
+    "trace:ctf-negative-int-size",  # was exit 4: a negative shift (collectors/ctf/metadata.py)
+    "trace:ctf-clock-0-hz",  # was exit 4: a division by the clock's 0 Hz
     "stdout:dmesg log:broken-pipe",
     "stdout:--help:broken-pipe",  # was exit 1, as if a finding reached --fail-on (forensics/cli.py)
     "stdout:--help:closed",  # was exit 4: click's help met the closed stdout (forensics/cli.py)
