@@ -249,8 +249,9 @@ class SchedAnalyzer:
 
     def _switch(self, ev: TraceEvent, ts: float, cpu: int) -> None:
         """A sched_switch: the run that ends on ``cpu``, the task switched out, the task switched in."""
-        switches = self.switches
-        switches[cpu] = switches.get(cpu, 0) + 1
+        if ts >= self.w0:  # the window's switches (--window, --around): --around counted them from the start
+            switches = self.switches
+            switches[cpu] = switches.get(cpu, 0) + 1
         cur = self.cur.get(cpu)
         if cur is not None and cur[0] == ev.pid:
             self._run_ends(ev, ts, cpu, cur)

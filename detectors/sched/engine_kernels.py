@@ -793,7 +793,8 @@ def run_batch(
     def switch(i: int, eid: int, ts: float, c: int, s: int) -> None:
         """SchedAnalyzer._switch: the run that ends on CPU slot ``s``, the task switched out, the task in."""
         prev = pidcol[i]
-        ci[s, C_SWITCHES] += 1
+        if ts >= w0:  # the window's switches (--window, --around), as its busy and idle time
+            ci[s, C_SWITCHES] += 1
         if ci[s, C_CUR_SEQ] >= 0 and ci[s, C_CUR_PID] == prev:
             run_ends(eid, ts, c, s, prev, priocol[i])
         if prev != 0:

@@ -323,7 +323,8 @@ def test_kept_events_stay_bounded() -> None:
 
 
 def test_preemptors_are_counted_in_the_window_only() -> None:
-    """Who preempted a task counts the preemptions of the window (--window, --around), as its waits do.
+    """Who preempted a task counts the preemptions of the window (--window, --around), as its waits do; and
+    each CPU's switches are those of the window.
 
     ``kforensic trace --task 32114 --around 43610.763843:51`` on this machine's ftrace showed the python task
     preempted 90 times by one task in a 51 ms window where it was switched out preempted 3 times: the count
@@ -343,3 +344,9 @@ def test_preemptors_are_counted_in_the_window_only() -> None:
     assert shown, "the window holds preemptions"
     for pid, n in shown.items():
         assert n <= preempted.get(pid, 0), (pid, n, preempted.get(pid, 0))
+    # So are each CPU's switches (the same --around run showed 1,131 on CPU0 where the window holds 5).
+    switches: dict[int, int] = {}
+    for m in re.finditer(rb"\[(\d+)\] \S+ +(\d+\.\d+): sched_switch: ", data):
+        if w0 <= float(m[2]) <= w1:
+            switches[int(m[1])] = switches.get(int(m[1]), 0) + 1
+    assert switches and {c.cpu: c.switches for c in inside.cpus if c.switches} == switches
