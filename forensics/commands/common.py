@@ -1,7 +1,5 @@
 """Options and output handling shared by every command."""
 
-from __future__ import annotations
-
 import math
 from collections.abc import Iterable
 from pathlib import Path

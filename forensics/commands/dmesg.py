@@ -1,7 +1,5 @@
 """``kforensic dmesg``: find, classify and title every kernel report in kernel logs."""
 
-from __future__ import annotations
-
 import sys
 from typing import TYPE_CHECKING, Annotated
 

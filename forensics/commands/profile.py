@@ -1,7 +1,5 @@
 """``kforensic profile``: hotspots of a CPU profile, what they mean, folded stacks and flame graphs."""
 
-from __future__ import annotations
-
 import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated

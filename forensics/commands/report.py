@@ -1,7 +1,5 @@
 """``kforensic report``: every analysis the inputs allow, merged into one incident report."""
 
-from __future__ import annotations
-
 import json
 import shlex
 import sys
@@ -160,7 +158,7 @@ def report(
 
 
 def _write_extras(
-    story: IncidentStory, json_out: Path | None, html_out: Path | None, digest: Path | None, digest_bytes: int
+    story: "IncidentStory", json_out: Path | None, html_out: Path | None, digest: Path | None, digest_bytes: int
 ) -> None:
     from forensics.output import write_atomic
     from forensics.report.digest import build_digest

@@ -12,6 +12,8 @@ CHECK_SCHEMA = "kforensic.kdump-check/1"
 
 
 SETUP_SCHEMA = "kforensic.kdump-setup/1"
+#: The statuses the summary line always counts.
+CORE_STATUSES = frozenset({"pass", "warn", "fail"})
 
 
 def _size(value: object) -> object:
@@ -24,7 +26,7 @@ def check_document(check: KdumpCheck) -> dict[str, Any]:
     """The ``kforensic.kdump-check/1`` document."""
     state, checklist = check.state, check.checklist
     from forensics.serialize import evidence_to_dict, incident_to_dict
-    from forensics.types.kdump import format_size
+    from forensics.types.kdump import Status, format_size
 
     est = checklist.estimate
     return {
@@ -38,7 +40,7 @@ def check_document(check: KdumpCheck) -> dict[str, Any]:
         },
         "ready": checklist.ready,
         "kernel_ready": checklist.kernel_ready,
-        "counts": {s: sum(1 for x in checklist.lines if x.status.value == s) for s in ("pass", "warn", "fail")},
+        "counts": {s.value: checklist.count(s) for s in Status},
         "crashkernel": {
             "recommended": format_size(est.recommended),
             "recommended_bytes": est.recommended,
@@ -76,7 +78,10 @@ def render_check(check: KdumpCheck, md: bool) -> str:
     from forensics.types.kdump import Status, describe_estimate
 
     verdict = "READY: the next crash will be captured" if checklist.ready else "NOT READY: the next crash will be lost"
-    counts = ", ".join(f"{checklist.count(s)} {s.value}" for s in Status)
+    # pass, warn and fail always; the other states only when a line has them
+    counts = ", ".join(
+        f"{checklist.count(s)} {s.value}" for s in Status if s.value in CORE_STATUSES or checklist.count(s)
+    )
     kernel = "ready" if checklist.kernel_ready else "not ready"
     out = [
         f"{'# ' if md else ''}kforensic kdump check: {state.distro.name} (root {state.root})",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -320,6 +319,8 @@ class TraceRenderer:
         )
 
     def json(self, result: TraceResult, to: Destination) -> str:
+        import json  # here: the text format does not need it (~2 ms of start-up)
+
         from forensics.report.trace_json import trace_document as trace_json
 
         document = trace_json(result, None if self.one_task else self.top)

@@ -261,6 +261,8 @@ class Status(enum.Enum):
     PASS = "pass"
     WARN = "warn"
     FAIL = "fail"
+    # The value the check needs was never read (file absent or unreadable): neither a pass nor a fault.
+    UNKNOWN = "unknown"
 
 
 @dataclass(frozen=True)
