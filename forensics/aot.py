@@ -28,6 +28,7 @@ import importlib.util
 import os
 import sys
 import sysconfig
+import tempfile
 import time
 import warnings
 from collections.abc import Callable, Iterator
@@ -322,8 +323,6 @@ def _compile(group: Group, path: Path) -> None:
 
         types: Any = numba_types  # numba has no type information
         pycc: Any = numba.pycc
-
-        import tempfile  # here: only a build needs it (2 ms of every run that loads a built module)
 
         with tempfile.TemporaryDirectory(dir=path.parent) as tmp:
             cc = pycc.CC(group.name)

@@ -18,9 +18,30 @@ FormatOption = Annotated[
         "--format", "-f", help="Output format: text (terminal), md (markdown), json or html (one self-contained page)."
     ),
 ]
+
+
+def output_path(value: str) -> Path:
+    """``-o``'s value as a path; one ending in ``/`` names a directory, refused (exit 2) as a directory is.
+
+    ``Path`` drops the slash: ``-o reports/`` with no ``reports`` directory wrote a file named ``reports``.
+    ``-`` is standard output, as for every tool that takes ``-o -`` (it wrote a file named ``-``).
+    """
+    if value == "-":
+        return Path("/dev/stdout")
+    if value.endswith("/") and value.strip("/"):
+        raise typer.BadParameter(f"{value} ends in '/': it names a directory, not a file (give e.g. {value}report)")
+    return Path(value)
+
+
 OutputOption = Annotated[
     Path | None,
-    typer.Option("--output", "-o", help="Write to FILE (atomically, mode 0600) instead of stdout.", metavar="FILE"),
+    typer.Option(
+        "--output",
+        "-o",
+        help="Write to FILE (atomically, mode 0600) instead of stdout.",
+        metavar="FILE",
+        parser=output_path,
+    ),
 ]
 FailOnOption = Annotated[
     Severity | None,

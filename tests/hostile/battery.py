@@ -659,6 +659,12 @@ def cases(inputs: dict[str, Path], tmp: Path, vmlinux: dict[str, Path] | None = 
         ),
         Case("kdump-test:root-garbage", ["kdump", "test", "--root", str(inputs["garbage"])]),
         # time going backwards or jumping: the figures across it are flagged (†), the jump is named
+        # a page written through: its plots go inline (was a directory /dev/stdout-plots: forensics/commands/report.py)
+        Case(
+            "output:report-html-store:dev-stdout",
+            ["report", "--store", str(inputs["store"]), "-f", "html", "-o", "/dev/stdout"],
+            want_rc=0,
+        ),
         # wall times no calendar has (year 10000): were exit 4 in datetime and in matplotlib (forensics/units.py)
         Case(
             "slab-import:year-10000",
@@ -887,6 +893,9 @@ def cases(inputs: dict[str, Path], tmp: Path, vmlinux: dict[str, Path] | None = 
         ("sys-file", ["-o", "/sys/kernel/profiling"], None),
         ("newline-name", ["-o", str(tmp / "out\nput.json")], tmp / "out\nput.json"),
         ("ro-dir", ["-o", str(inputs["ro-dir"] / "out.json")], None),
+        # were a file named `newdir` and a file named `-` (forensics/commands/common.output_path)
+        ("dir-slash-missing", ["-o", str(tmp / "newdir") + "/"], None),
+        ("dash", ["-o", "-"], None),
     ]
     producers: dict[str, list[str]] = {
         "dmesg": ["dmesg", log, "-f", "json"],
@@ -972,6 +981,8 @@ def _state(paths: list[Path]) -> dict[str, tuple[object, ...]]:
 
 
 DEVICES = [Path("/dev/null"), Path("/dev/full"), Path("/dev/zero"), Path("/dev/sda"), Path("/proc/version")]
+# what a page written through once left beside it (report -f html -o /dev/stdout: its plots directory)
+DEVICES += [Path("/dev/stdout-plots")]
 
 
 def _feed_fifo(fifo: Path, data: bytes, stop: threading.Event) -> None:

@@ -69,6 +69,9 @@ SELECTED = [
     "output:report:evidence",
     "output:slab-export:foreign",
     "output:leaks:dev-full",
+    "output:dmesg:dir-slash-missing",  # wrote a file named after the directory (commands/common.py)
+    "output:dmesg:dash",  # wrote a file named '-'
+    "output:report-html-store:dev-stdout",  # made the directory /dev/stdout-plots (commands/report.py)
     "side-output:profile perf --folded perf",
     "side-output:report --dmesg log --html both --json both",  # the page was lost, exit 0 (commands/common.py)
     "side-output:profile perf --svg both --folded both",
