@@ -64,6 +64,9 @@ def check_document(check: KdumpCheck) -> dict[str, Any]:
                 "fix": line.fix,
                 "kernel_side": line.kernel_side,
                 "severity": line.severity.value,
+                "blocked_by": None
+                if line.blocked_by is None
+                else {"check": line.blocked_by.line_id, "reason": line.blocked_by.reason},
                 "evidence": [evidence_to_dict(e) for e in line.evidence],
             }
             for line in checklist.lines
@@ -94,6 +97,8 @@ def render_check(check: KdumpCheck, md: bool) -> str:
         out.append(f"- **{mark}** {line.title}: {line.detail}" if md else f"[{mark}] {line.title}: {line.detail}")
         if line.status.value != "pass":
             indent = "  - " if md else "       "
+            if line.blocked_by is not None:
+                out.append(f"{indent}blocked by: {line.blocked_by.reason} ({line.blocked_by.title})")
             out.append(f"{indent}why: {line.why}")
             out.append(f"{indent}fix: {line.fix}")
             out.extend(f"{indent}seen: {e.cite()}: {e.excerpt}" for e in line.evidence)
