@@ -79,6 +79,37 @@ def stdin_read_once(*given: tuple[str, Iterable[object] | None]) -> None:
         )
 
 
+def distinct_inputs(option: str, names: Iterable[object] | None) -> None:
+    """Refuse (exit 2) one file given twice to ``option`` (by path, link or hard link): its reports counted twice.
+
+    (``dmesg kern.log kern.log``, ``report --dmesg a --dmesg link-to-a``: every report listed twice, as if the
+    machine had crashed twice.) Standard input twice is refused as by :func:`stdin_read_once`.
+    """
+    import os
+    import stat
+
+    seen: dict[object, str] = {}
+    for name in names or ():
+        text = str(name)
+        key: object = text
+        if text != "-":
+            try:
+                st = os.stat(text)
+            except OSError:
+                continue  # said by the reader, with its own words
+            if not stat.S_ISREG(st.st_mode):
+                continue  # a FIFO or device reads differently each time
+            key = (st.st_dev, st.st_ino)
+        if key == "-" and key in seen:
+            raise UsageError(f"standard input ('-') is given twice to {option}; it can be read only once")
+        if key in seen:
+            raise UsageError(
+                f"{option}: {seen[key]} and {text} are the same file: its reports would be counted twice",
+                hint="give each log once",
+            )
+        seen[key] = text
+
+
 def distinct_outputs(*given: tuple[str, Path | None]) -> None:
     """Refuse (exit 2) two output options naming one file, before anything is written.
 

@@ -14,6 +14,7 @@ from forensics.commands.common import (
     ForceOption,
     FormatOption,
     OutputOption,
+    distinct_inputs,
     distinct_outputs,
     stdin_read_once,
 )
@@ -132,6 +133,8 @@ def report(
         )
     stdin_read_once(("--dmesg", dmesg), ("--trace", trace), ("--profile", profile), ("--from", files))
     distinct_outputs(("-o", output), ("--json", json_out), ("--html", html_out), ("--digest", digest))
+    distinct_inputs("--dmesg", dmesg)
+    distinct_inputs("--from", files)
     plots_dir = _plots_dir(output if fmt.links_files else None, html_out)
     parts: list[SourceAnalysis] = []
     if vmcore is not None:

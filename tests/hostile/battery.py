@@ -463,6 +463,15 @@ def cases(inputs: dict[str, Path], tmp: Path, vmlinux: dict[str, Path] | None = 
         Case("dmesg:space-name", ["dmesg", str(inputs["sp ace.log"])]),
         Case("dmesg:stdin-garbage", ["dmesg", "-"], stdin=inputs["garbage"].read_bytes()),
         Case("dmesg:stdin-empty", ["dmesg"], stdin=b""),
+        # one log given twice (by a link too): every report was listed twice (forensics/commands/common.py)
+        Case("dmesg:same-log-twice", ["dmesg", str(inputs["log"]), str(inputs["link-to-log"])], want_rc=2),
+        Case(
+            "report-dmesg:same-log-twice",
+            ["report", "--dmesg", str(inputs["log"]), "--dmesg", str(inputs["log"])],
+            want_rc=2,
+            want_err="same file",
+        ),
+        Case("dmesg:stdin-twice", ["dmesg", "-", "-"], stdin=_bytes_of(CONSOLE), want_rc=2, want_err="read only once"),
         Case("trace:mixed-formats", ["trace", str(inputs["mixed-trace"])], cheap=False),
         Case("profile:mixed-formats", ["profile", str(inputs["mixed-trace"])]),
         Case("profile:folded-bad", ["profile", str(inputs["folded-bad"])]),

@@ -28,6 +28,7 @@ SELECTED = [
     "dmesg:loop",
     "dmesg:newline-name",
     "dmesg:leading-dash-bare",
+    "dmesg:same-log-twice",  # every report listed twice (forensics/commands/common.distinct_inputs)
     "trace:corrupt.gz",
     "trace:unreadable.log",  # was exit 4: numba found no cache directory for user nobody (forensics/jit.py)
     "trace:locked-dir-file",  # was exit 4: Path.is_dir raised PermissionError (forensics/pipelines/trace.py)
