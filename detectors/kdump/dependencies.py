@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from detectors.kdump.context import active_config, tooling_family
+from detectors.kdump.kernel_rules import no_crash_support
 from forensics.model import NotAvailable, Severity
 from forensics.types.kdump import Blocker, CheckLine, DistroFamily, KdumpState, Status
 
@@ -30,12 +31,6 @@ class Dependency:
     holds: Callable[[KdumpState], bool]  # the cause line fails for this reason (read from the state)
     reason: str
     blocks: Callable[[KdumpState, CheckLine], bool]  # a line (not a pass) that this cause makes impossible
-
-
-def _no_crash_support(state: KdumpState) -> bool:
-    # The file is absent, not unreadable: the kernel was built without it (an unreadable one proves nothing).
-    size = state.crash_size
-    return isinstance(size, NotAvailable) and "does not exist" in size.reason
 
 
 def _no_tooling(state: KdumpState) -> bool:
@@ -69,7 +64,7 @@ def _blocked_by_tooling(state: KdumpState, line: CheckLine) -> bool:
 DEPENDENCIES = (
     Dependency(
         "crash-reservation",
-        _no_crash_support,
+        no_crash_support,
         "the kernel has no kexec crash support",
         _blocked_by_kernel,
     ),

@@ -81,11 +81,14 @@ def render_check(check: KdumpCheck, md: bool) -> str:
     from forensics.types.kdump import Status, describe_estimate
 
     verdict = "READY: the next crash will be captured" if checklist.ready else "NOT READY: the next crash will be lost"
+    if checklist.unknown:
+        verdict = "NOT KNOWN TO BE READY: the kernel side could not be read"
     # pass, warn and fail always; the other states only when a line has them
     counts = ", ".join(
         f"{checklist.count(s)} {s.value}" for s in Status if s.value in CORE_STATUSES or checklist.count(s)
     )
-    kernel = "ready" if checklist.kernel_ready else "not ready"
+    kernel_fails = any(x.kernel_side and x.status is Status.FAIL for x in checklist.lines)
+    kernel = "ready" if checklist.kernel_ready else "not ready" if kernel_fails else "unknown"
     out = [
         f"{'# ' if md else ''}kforensic kdump check: {state.distro.name} (root {state.root})",
         "",

@@ -345,13 +345,18 @@ class Checklist:
 
     @property
     def ready(self) -> bool:
-        """True when nothing fails: the next crash will be captured."""
-        return all(line.status is not Status.FAIL for line in self.lines)
+        """True when nothing fails and the kernel side was read: the next crash will be captured."""
+        return all(line.status is not Status.FAIL for line in self.lines) and self.kernel_ready
 
     @property
     def kernel_ready(self) -> bool:
-        """True when the kernel side alone is ready (reservation made, crash kernel loaded)."""
-        return all(line.status is not Status.FAIL for line in self.lines if line.kernel_side)
+        """True when the kernel side alone is ready (reservation made, crash kernel loaded), read, not assumed."""
+        return all(line.status not in (Status.FAIL, Status.UNKNOWN) for line in self.lines if line.kernel_side)
+
+    @property
+    def unknown(self) -> bool:
+        """True when nothing fails but the verdict rests on kernel-side values that could not be read."""
+        return not self.ready and self.count(Status.FAIL) == 0
 
     def count(self, status: Status) -> int:
         """How many lines have ``status``."""
