@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from detectors.kdump.context import cmdline_crashkernel, tooling_family
 from detectors.kdump.crashkernel import MIB, parse_crashkernel
-from detectors.kdump.util import fail, file_evidence, pass_, warn
-from forensics.model import NotAvailable
+from detectors.kdump.util import fail, file_evidence, pass_, unknown, warn
+from forensics.model import NotAvailable, Severity
 from forensics.types.kdump import CheckLine, DistroFamily, Estimate, KdumpState, describe_estimate
 
 _WHY_RESERVE = "the crash kernel can only boot into memory reserved at boot with crashkernel="
@@ -14,6 +16,7 @@ _FIX_CRASHKERNEL = "kforensic kdump setup --apply (adds crashkernel= to the boot
 #: A kernel without kexec crash support (no /sys/kernel/kexec_crash_size) can neither reserve nor load a crash
 #: kernel: no crashkernel= and no service restart helps until another kernel is booted.
 _FIX_KERNEL = "boot a distribution kernel, or one built with CONFIG_KEXEC, CONFIG_CRASH_DUMP and CONFIG_PROC_VMCORE"
+_FIX_UNREAD = "run as root, or on a --root tree copy the file from the running system"
 _FIX_LOAD = {
     DistroFamily.DEBIAN: "kdump-config load (and check kdump-config show)",
     DistroFamily.RHEL: "systemctl restart kdump (and check kdumpctl status)",
@@ -40,11 +43,22 @@ def check_distro(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     return [pass_("distro", "Distribution", f"{distro.name} ({distro.family.value} family, {tooling})", evidence)]
 
 
+def no_crash_support(state: KdumpState) -> bool:
+    """/sys/kernel/kexec_crash_size is absent: the kernel has no crash support (unreadable proves nothing)."""
+    return isinstance(state.crash_size, NotAvailable) and "does not exist" in state.crash_size.reason
+
+
 def _fix_crashkernel(state: KdumpState) -> str:
     """How to get crashkernel= in place: on a kernel without crash support, another kernel first."""
-    if isinstance(state.crash_size, NotAvailable):
+    if no_crash_support(state):
         return f"{_FIX_KERNEL}; then {_FIX_CRASHKERNEL}"
     return _FIX_CRASHKERNEL
+
+
+def _unread_kernel_file(line_id: str, title: str, file: NotAvailable, why: str) -> CheckLine:
+    # An unreadable sysfs file says nothing about the kernel: no verdict, and not "built without crash support".
+    line = unknown(line_id, title, file.reason, why, _FIX_UNREAD, (), severity=Severity.MEDIUM)
+    return replace(line, kernel_side=True)
 
 
 def check_cmdline(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
@@ -123,6 +137,8 @@ def check_reservation(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     """Memory actually reserved (/sys/kernel/kexec_crash_size) against the recommended size."""
     title = "Crash kernel memory reserved"
     file = state.crash_size
+    if isinstance(file, NotAvailable) and not no_crash_support(state):
+        return [_unread_kernel_file("crash-reservation", title, file, _WHY_RESERVE)]
     if isinstance(file, NotAvailable):
         detail = f"{file.reason}: the kernel was built without kexec crash support (CONFIG_CRASH_DUMP)"
         return [fail("crash-reservation", title, detail, _WHY_RESERVE, _FIX_KERNEL, (), kernel=True)]
@@ -151,6 +167,8 @@ def check_loaded(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     file = state.crash_loaded
     why = "without a loaded crash kernel a panic reboots or hangs and memory is lost"
     fix = _FIX_LOAD.get(tooling_family(state), _FIX_LOAD[DistroFamily.UNKNOWN])
+    if isinstance(file, NotAvailable) and "does not exist" not in file.reason:
+        return [_unread_kernel_file("crash-loaded", title, file, why)]
     if isinstance(file, NotAvailable):  # no service can load one into this kernel: another kernel first
         detail = f"{file.reason}: kexec crash support missing"
         return [fail("crash-loaded", title, detail, why, f"{_FIX_KERNEL}; then {fix}", (), kernel=True)]

@@ -7,6 +7,7 @@ from detectors.kdump.crashkernel import MIB
 from detectors.kdump.makedumpfile import Compression, compression_support, excluded_classes
 from detectors.kdump.util import fail, file_evidence, pass_, unknown, warn
 from forensics.model import NotAvailable, Severity
+from forensics.types import kdump_paths as paths
 from forensics.types.kdump import (
     CheckLine,
     DiskSpace,
@@ -107,6 +108,15 @@ def check_service(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
         return [pass_("kdump-service", title, f"{unit} enabled ({links[0]})", ())]
     if state.services.sysv_links:
         return [pass_("kdump-service", title, f"SysV start link {state.services.sysv_links[0]}", ())]
+    unread = [p for p in state.problems if p.path.startswith(paths.SYSTEMD_UNIT_DIR)]
+    if state.services.systemd and unread:
+        # No link seen in a directory not read is not "no link": the unit may well be enabled.
+        reason = f"cannot read {unread[0].path}: {unread[0].reason}"
+        return [
+            unknown(
+                "kdump-service", title, reason, why, "run as root, or fix the directory", (), severity=Severity.MEDIUM
+            )
+        ]
     if not state.services.systemd:
         detail = "no systemd and no SysV start link found: cannot tell whether kdump starts at boot"
         return [

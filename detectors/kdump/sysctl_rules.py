@@ -141,7 +141,8 @@ def _unread(rule: SysctlRule, line_id: str, title: str, reason: str, evidence: t
     # is bad is that of a bad value (one class of failure not dumped: low), and so is the severity.
     why = f"if it is not set so: {rule.why}" if rule.why else "the panic policy of the running kernel cannot be told"
     fix = rule.fix or f"read it with sysctl {rule.name} on the running system"
-    return unknown(line_id, title, reason, why, fix, evidence, severity=Severity.LOW)
+    # panic_on_warn is a policy choice, never warned about: its value unread costs nothing.
+    return unknown(line_id, title, reason, why, fix, evidence, severity=Severity.LOW if rule.why else Severity.INFO)
 
 
 def check_sysctls(state: KdumpState, estimate: Estimate) -> list[CheckLine]:

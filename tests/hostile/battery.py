@@ -208,6 +208,11 @@ def make_inputs(base: Path) -> dict[str, Path]:
     put("folded-zero", b"a;b;c 0\nd;e 0\n")  # valid-looking, but no CPU time to share out
     put("perf-period0", b"contend 12796   361.339342:          0 cpu-clock:ppp: \n\t126a critical+0x1a (/x)\n\n")
     put("crlf-log", log.replace(b"\n", b"\r\n"))
+    put("trace-cr-only", trace.replace(b"\n", b"\r"))  # lines ended by a lone CR: one line to a reader
+    put(
+        "trace-cr-only-events",
+        b"".join(line for line in trace.splitlines(True) if not line.startswith(b"#")).replace(b"\n", b"\r"),
+    )
     put("log-bom-nul-latin1", b"\xef\xbb\xbf" + log.replace(b"\n", b"\r\n", 40).replace(b"Call Trace", b"Call\0Trace"))
     body = trace.splitlines(keepends=True)
     half = len(body) // 2
@@ -463,6 +468,15 @@ def cases(inputs: dict[str, Path], tmp: Path, vmlinux: dict[str, Path] | None = 
         Case("dmesg:space-name", ["dmesg", str(inputs["sp ace.log"])]),
         Case("dmesg:stdin-garbage", ["dmesg", "-"], stdin=inputs["garbage"].read_bytes()),
         Case("dmesg:stdin-empty", ["dmesg"], stdin=b""),
+        # one log given twice (by a link too): every report was listed twice (forensics/commands/common.py)
+        Case("dmesg:same-log-twice", ["dmesg", str(inputs["log"]), str(inputs["link-to-log"])], want_rc=2),
+        Case(
+            "report-dmesg:same-log-twice",
+            ["report", "--dmesg", str(inputs["log"]), "--dmesg", str(inputs["log"])],
+            want_rc=2,
+            want_err="same file",
+        ),
+        Case("dmesg:stdin-twice", ["dmesg", "-", "-"], stdin=_bytes_of(CONSOLE), want_rc=2, want_err="read only once"),
         Case("trace:mixed-formats", ["trace", str(inputs["mixed-trace"])], cheap=False),
         Case("profile:mixed-formats", ["profile", str(inputs["mixed-trace"])]),
         Case("profile:folded-bad", ["profile", str(inputs["folded-bad"])]),
@@ -659,6 +673,12 @@ def cases(inputs: dict[str, Path], tmp: Path, vmlinux: dict[str, Path] | None = 
         ),
         Case("kdump-test:root-garbage", ["kdump", "test", "--root", str(inputs["garbage"])]),
         # time going backwards or jumping: the figures across it are flagged (†), the jump is named
+        # a page written through: its plots go inline (was a directory /dev/stdout-plots: forensics/commands/report.py)
+        Case(
+            "output:report-html-store:dev-stdout",
+            ["report", "--store", str(inputs["store"]), "-f", "html", "-o", "/dev/stdout"],
+            want_rc=0,
+        ),
         # wall times no calendar has (year 10000): were exit 4 in datetime and in matplotlib (forensics/units.py)
         Case(
             "slab-import:year-10000",
@@ -686,6 +706,12 @@ def cases(inputs: dict[str, Path], tmp: Path, vmlinux: dict[str, Path] | None = 
         Case("dmesg:crlf", ["dmesg", str(inputs["crlf-log"])], want_out="kernel BUG"),
         Case("dmesg:bom-nul-crlf", ["dmesg", str(inputs["log-bom-nul-latin1"])]),
         Case("trace:stdin-empty", ["trace", "-"], stdin=b"", want_rc=3),
+        # was "enable the events and record again", and without a header its first event analysed, the rest dropped
+        # in silence with "No problem found" (forensics/pipelines/trace.py)
+        *(
+            Case(f"trace:{name}", ["trace", str(inputs[name])], want_rc=3, want_err="carriage return")
+            for name in ("trace-cr-only", "trace-cr-only-events")
+        ),
         Case("trace:stdin-binary", ["trace", "-"], stdin=bytes(range(256)) * 40, want_rc=3),
         Case("profile:stdin-binary", ["profile", "-"], stdin=bytes(range(256)) * 40, want_rc=3),
         # not judged on its figures: a tracepoint sample (payload after its event) is kept with the first event, as
@@ -887,6 +913,9 @@ def cases(inputs: dict[str, Path], tmp: Path, vmlinux: dict[str, Path] | None = 
         ("sys-file", ["-o", "/sys/kernel/profiling"], None),
         ("newline-name", ["-o", str(tmp / "out\nput.json")], tmp / "out\nput.json"),
         ("ro-dir", ["-o", str(inputs["ro-dir"] / "out.json")], None),
+        # were a file named `newdir` and a file named `-` (forensics/commands/common.output_path)
+        ("dir-slash-missing", ["-o", str(tmp / "newdir") + "/"], None),
+        ("dash", ["-o", "-"], None),
     ]
     producers: dict[str, list[str]] = {
         "dmesg": ["dmesg", log, "-f", "json"],
@@ -972,6 +1001,8 @@ def _state(paths: list[Path]) -> dict[str, tuple[object, ...]]:
 
 
 DEVICES = [Path("/dev/null"), Path("/dev/full"), Path("/dev/zero"), Path("/dev/sda"), Path("/proc/version")]
+# what a page written through once left beside it (report -f html -o /dev/stdout: its plots directory)
+DEVICES += [Path("/dev/stdout-plots")]
 
 
 def _feed_fifo(fifo: Path, data: bytes, stop: threading.Event) -> None:

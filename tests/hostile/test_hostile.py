@@ -28,6 +28,7 @@ SELECTED = [
     "dmesg:loop",
     "dmesg:newline-name",
     "dmesg:leading-dash-bare",
+    "dmesg:same-log-twice",  # every report listed twice (forensics/commands/common.distinct_inputs)
     "trace:corrupt.gz",
     "trace:unreadable.log",  # was exit 4: numba found no cache directory for user nobody (forensics/jit.py)
     "trace:locked-dir-file",  # was exit 4: Path.is_dir raised PermissionError (forensics/pipelines/trace.py)
@@ -69,11 +70,15 @@ SELECTED = [
     "output:report:evidence",
     "output:slab-export:foreign",
     "output:leaks:dev-full",
+    "output:dmesg:dir-slash-missing",  # wrote a file named after the directory (commands/common.py)
+    "output:dmesg:dash",  # wrote a file named '-'
+    "output:report-html-store:dev-stdout",  # made the directory /dev/stdout-plots (commands/report.py)
     "side-output:profile perf --folded perf",
     "side-output:report --dmesg log --html both --json both",  # the page was lost, exit 0 (commands/common.py)
     "side-output:profile perf --svg both --folded both",
     "leaks:store-unreadable",  # said "not a slab-watch store (unable to open database file)" (collectors/slabstore.py)
     "trace:clock-jump",
+    "trace:trace-cr-only-events",  # one event analysed, the rest dropped in silence (forensics/pipelines/trace.py)
     "slab-import:year-10000",  # was exit 4: datetime met a wall time of year 10000 (forensics/units.py)
     "report:store-year-10000",  # was exit 4: matplotlib met it in the leak plots (forensics/leakplots.py)
     "trace:ctf-cut-metadata",

@@ -92,3 +92,41 @@ def test_collector_and_space_are_unknown_when_the_config_was_not_read(tmp_path: 
         assert line.fix.startswith("make the kdump configuration readable")
     assert "51200 MiB free at /var/crash" in lines["dump-space"].detail  # what was measured is still said
     assert lines["kdump-config"].status is Status.FAIL
+
+
+@pytest.mark.parametrize(
+    ("relative", "line_id"),
+    [("sys/kernel/kexec_crash_size", "crash-reservation"), ("sys/kernel/kexec_crash_loaded", "crash-loaded")],
+)
+def test_an_unreadable_kernel_file_is_unknown_not_a_kernel_without_crash_support(
+    tmp_path: Path, relative: str, line_id: str
+) -> None:
+    """It said "the kernel was built without kexec crash support" of a file it could not read."""
+    from tests.forensics.commands.test_kdump_cli import invoke
+
+    lines = _lines(tmp_path / "lines", "debian12-ready", _directory_instead(relative))
+    line = lines[line_id]
+    assert line.status is Status.UNKNOWN and line.kernel_side, line
+    assert line.detail == f"unknown (cannot read /{relative}: Is a directory)"
+    assert "without" not in line.fix and line.blocked_by is None
+    assert all(x.blocked_by is None for x in lines.values())  # an unread file is no root cause
+    # Everything else of this system is ready: the verdict says it is not known, and exits 1.
+    system = replace(SCENARIOS["debian12-ready"], extra=_directory_instead(relative))
+    checklist = run_checklist(collect_kdump_state(build(tmp_path / "root", system), system.statvfs))
+    assert not checklist.ready and not checklist.kernel_ready and checklist.unknown
+    result = invoke("kdump", "check", "--root", str(tmp_path / "root"))
+    assert result.returncode == 1
+    assert "NOT KNOWN TO BE READY: the kernel side could not be read" in result.stdout
+    assert "kernel side unknown" in result.stdout and "NOT READY" not in result.stdout
+
+
+def test_an_unreadable_unit_directory_is_unknown_not_a_disabled_service(tmp_path: Path) -> None:
+    def loop(root: Path) -> None:
+        # A link to itself: listing it fails with ELOOP, as an unreadable directory fails with EACCES.
+        wants = root / "etc/systemd/system/multi-user.target.wants"
+        shutil.rmtree(wants)
+        wants.symlink_to("multi-user.target.wants")
+
+    line = _lines(tmp_path, "debian12-ready", loop)["kdump-service"]
+    assert line.status is Status.UNKNOWN, line
+    assert line.detail.startswith("unknown (cannot read /etc/systemd/system/multi-user.target.wants: "), line.detail
