@@ -17,23 +17,24 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from collectors.inputs import open_input
+from forensics import regexcache as rc  # the compiled patterns kept between runs
 
 #: How much of the log is read: the banner and the host show in its first lines.
 HEAD_BYTES = 1 << 20
 
-_BANNER = re.compile(rb"Linux version (\S+) \(")
+_BANNER = rc.compile(rb"Linux version (\S+) \(")
 #: The build line of the banner, after ``#N``: ``SMP PREEMPT_DYNAMIC ...``, ``SMP PREEMPT ...``, ``SMP PREEMPT_RT ...``.
-_BUILD = re.compile(rb"Linux version \S+ \(.*\) #\d+ ([^\n]*)")
+_BUILD = rc.compile(rb"Linux version \S+ \(.*\) #\d+ ([^\n]*)")
 #: kernel/sched/core.c prints the boot's choice of a PREEMPT_DYNAMIC kernel (preempt= on the command line).
-_DYNAMIC = re.compile(rb"Dynamic Preempt: (\w+)")
+_DYNAMIC = rc.compile(rb"Dynamic Preempt: (\w+)")
 #: The first printk time prefix of the head, ``[ 3606.301759]`` (seconds since boot), and the rest of its line: the
 #: line's first ``[`` (after a ``<6>``, ``kern  :info  :`` or syslog prefix), so that a ``dmesg -T`` line's
 #: message text holding ``[1.5]`` is not taken for one.
-_STAMP = re.compile(rb"^[^\[\n]*\[\s*(\d+\.\d+)\]([^\n]*)", re.M)
+_STAMP = rc.compile(rb"^[^\[\n]*\[\s*(\d+\.\d+)\]([^\n]*)", re.M)
 #: A log whose first stamped line is later than this after boot and is not the boot banner does not hold its
 #: boot's start: the kernel prints the banner first, at 0.000000 (init/main.c start_kernel).
 CUT_AFTER_SECONDS = 1.0
-_SYSLOG_HOST = re.compile(
+_SYSLOG_HOST = rc.compile(
     rb"^(?:<\d+>)?(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S*) (\S+) kernel: ", re.M
 )
 

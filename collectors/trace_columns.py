@@ -29,7 +29,8 @@ from collectors.inputs import sniff_compression
 from collectors.prefetch import prefetched
 from collectors.trace_input import TRACE_DAT_MAGIC, MappedText
 from collectors.trace_text import MAX_UNKNOWN_NAMES, Text, TraceParser
-from forensics.types.trace import TraceEvent, gc_paused, make_event
+from forensics.gcpause import gc_paused
+from forensics.types.trace import TraceEvent, make_event
 from forensics.types.trace_batch import EventBatch, Interner, state_code
 
 _NEWLINE = 10

@@ -35,7 +35,8 @@ from collectors.trace_payloads import (
     parse_work,
     pid_prio_comm,
 )
-from forensics.types.trace import EVENT_KINDS, Kind, ParseCounts, TraceEvent, gc_paused, make_event
+from forensics.gcpause import gc_paused
+from forensics.types.trace import EVENT_KINDS, Kind, ParseCounts, TraceEvent, make_event
 
 __all__ = ["TraceParser"]
 _make = make_event

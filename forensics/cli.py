@@ -4,8 +4,6 @@ This is the only place where errors become messages and exit statuses, and
 where tracebacks are shown (with ``--debug`` only).
 """
 
-from __future__ import annotations
-
 import contextlib
 import errno
 import gc

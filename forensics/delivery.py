@@ -12,7 +12,7 @@ from forensics.model import Incident, Severity
 from forensics.report.formats import IncidentRenderer, OutputFormat, render
 
 if TYPE_CHECKING:
-    from forensics.types.results import Figure
+    from forensics.types.figures import Figure
 
 
 def _to_stdout(text: str | bytes) -> None:
@@ -64,7 +64,7 @@ def deliver(text: str | bytes, output: Path | None, *, force: bool | None = None
 def write_figures(figures: Iterable[Figure]) -> None:
     """Draw and write a result's figures in order (PNG, atomically, 0600); make each plot directory first."""
     from forensics.output import output_directory, write_atomic
-    from forensics.types.results import (  # here: a command without figures (profile) never loads every result type
+    from forensics.types.figures import (  # here: a command without figures (profile) never loads them
         CpuTimelineFigure,
         FigureDirectory,
         SeriesFigure,

@@ -11,7 +11,7 @@ import io
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from forensics.types.results import SeriesFigure
+    from forensics.types.figures import SeriesFigure
 
 
 #: matplotlib's date range in its days since 1970-01-01: 0001-01-01 and 9999-12-31.

@@ -35,7 +35,6 @@ import re
 import signal
 import stat
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
@@ -269,6 +268,8 @@ def _replace(path: Path, mode: int) -> Iterator[BinaryIO]:
             if fd is None:
                 # A named file until its rename: SIGTERM, whose default action runs no cleanup, left it behind.
                 named.enter_context(_removed_before_termination())
+                import tempfile  # here: only file systems without O_TMPFILE need it (2-3 ms of every start-up)
+
                 fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
         except OSError as exc:
             raise InputError(

@@ -22,6 +22,13 @@ METADATA_MAGIC = 0x75D11D57  # a metadata packet (CTF 1.8 section 7.1)
 PACKET_MAGIC = 0xC1FC1FC1  # a stream packet
 
 
+#: The largest ids and fixed array length the metadata may declare (LTTng numbers events and streams from 0, a
+#: few thousand at most; an array is a field of a record, bytes of it at most a packet's).
+_MAX_EVENT_ID = (1 << 20) - 1
+_MAX_STREAM_ID = (1 << 16) - 1
+_MAX_ARRAY = 1 << 32
+
+
 @dataclass(frozen=True)
 class IntType:
     """An integer field (also the base of enums; ``clock`` names the clock it maps to)."""
@@ -378,6 +385,8 @@ class _Parser:
             meta.env.update(attrs)
         elif kind == "clock":
             name = str(attrs.get("name", "clock"))
+            if int(attrs.get("freq", 1_000_000_000)) < 1:  # every timestamp is cycles / freq (was exit 4)
+                self.fail(f"clock {name} has frequency {attrs.get('freq')} Hz")
             meta.clocks[name] = Clock(
                 name=name,
                 freq=int(attrs.get("freq", 1_000_000_000)),
@@ -387,7 +396,7 @@ class _Parser:
                 description=str(attrs.get("description", "")),
             )
         elif kind == "stream":
-            sid = int(attrs.get("id", 0))
+            sid = self.numbered("stream id", attrs.get("id", 0), _MAX_STREAM_ID)
             meta.streams[sid] = StreamClass(
                 sid,
                 self.opt_struct(types.get("event.header")),
@@ -395,12 +404,27 @@ class _Parser:
                 self.opt_struct(types.get("event.context")),
             )
         elif kind == "event":
-            eid = int(attrs.get("id", 0))
-            sid = int(attrs.get("stream_id", 0))
+            eid = self.numbered("event id", attrs.get("id", 0), _MAX_EVENT_ID)
+            sid = self.numbered("stream id", attrs.get("stream_id", 0), _MAX_STREAM_ID)
             fields = self.opt_struct(types.get("fields")) or StructType(())
             meta.events[(sid, eid)] = EventClass(
                 eid, str(attrs.get("name", f"event {eid}")), sid, fields, self.opt_struct(types.get("context"))
             )
+
+    def numbered(self, what: str, value: object, most: int) -> int:
+        """An id the decoder indexes tables by: 0 to ``most``, else a metadata error.
+
+        Its tables hold a row per id (16 bytes per stream and id): an id of 99999999999 asked for terabytes
+        ("out of memory"), a negative one wrote another id's row.
+        """
+        try:
+            number: int = int(str(value))
+        except ValueError:
+            self.fail(f"{what} {value!r} is not a number")
+            raise
+        if not 0 <= number <= most:
+            self.fail(f"{what} {number} (this reader takes 0 to {most})")
+        return number
 
     def opt_struct(self, typ: CtfType | None) -> StructType | None:
         return None if typ is None else self.as_struct(typ)
@@ -466,6 +490,8 @@ class _Parser:
 
     def integer(self, a: dict[str, str | int]) -> IntType:
         size = int(a.get("size", 32))
+        if not 1 <= size <= 64:  # the decoders read at most 64 bits (a negative size was exit 4)
+            self.fail(f"an integer of {size} bits (CTF readers take 1 to 64)")
         signed = a.get("signed", 0) in (1, "true", "TRUE")
         mapped = a.get("map")
         clock = None
@@ -584,6 +610,8 @@ class _Parser:
                 length = self.next()
                 self.expect("]")
                 if re.fullmatch(r"\d+|0[xX][0-9a-fA-F]+", length):
+                    if int(length, 0) > _MAX_ARRAY:  # (one past int64 was exit 4 in numpy)
+                        self.fail(f"an array of {length} elements")
                     typ = ArrayType(typ, int(length, 0))
                 else:
                     typ = SequenceType(typ, length)

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from detectors.kdump.context import active_config, collector_options, crashkernel_estimate
+from detectors.kdump.dependencies import apply_dependencies
 from detectors.kdump.kernel_rules import check_boot_config, check_cmdline, check_distro, check_loaded, check_reservation
 from detectors.kdump.service_rules import (
     check_collector,
@@ -75,4 +76,4 @@ def run_checklist(state: KdumpState) -> Checklist:
     """Run every rule over the state."""
     estimate = crashkernel_estimate(state)
     lines = [_with_why(line) for rule in RULES for line in rule(state, estimate)]
-    return Checklist(tuple(lines), estimate)
+    return Checklist(tuple(apply_dependencies(state, lines)), estimate)

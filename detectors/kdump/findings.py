@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from detectors.kdump.util import file_evidence
-from forensics.model import Evidence, Fact, Finding, FindingKind, IdFamily, finding_id
+from forensics.model import Baseline, Evidence, Fact, Finding, FindingKind, IdFamily, finding_id
 from forensics.types.kdump import CheckLine, Checklist, KdumpState, Status
 
 DETECTOR = "kdump.checklist"
@@ -29,6 +29,15 @@ def line_finding(line: CheckLine, state: KdumpState) -> Finding | None:
     evidence = line.evidence or _fallback_evidence(state)
     if not evidence:
         return None
+    summary = f"{line.detail}. {line.why}." if line.why else line.detail
+    facts: tuple[Fact, ...] = (Fact("status", line.status.value), Fact("check", line.id))
+    baseline = None
+    blocker = line.blocked_by
+    if blocker is not None:
+        summary = f"Blocked by: {blocker.reason}. {summary}"
+        facts += (Fact("blocked_by", blocker.line_id),)
+        # Info, not its own harm: the harm is counted once, on the cause's finding.
+        baseline = Baseline("the root cause, counted once", f"{blocker.title} (high)", "kdump check dependencies")
     return Finding(
         id=finding_id(IdFamily.KDUMP, line.id),
         kind=FindingKind.KDUMP_READINESS,
@@ -36,11 +45,12 @@ def line_finding(line: CheckLine, state: KdumpState) -> Finding | None:
         severity=line.severity,
         confidence=0.9,
         confidence_reason="read directly from the system's configuration, /proc and /sys",
-        summary=f"{line.detail}. {line.why}." if line.why else line.detail,
+        summary=summary,
         evidence=evidence,
         next_steps=(line.fix,) if line.fix else (),
-        facts=(Fact("status", line.status.value), Fact("check", line.id)),
+        facts=facts,
         detector=DETECTOR,
+        baseline=baseline,
     )
 
 

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from detectors.kdump.context import cmdline_crashkernel, tooling_family
 from detectors.kdump.crashkernel import MIB, parse_crashkernel
-from detectors.kdump.util import fail, file_evidence, pass_, warn
-from forensics.model import NotAvailable
+from detectors.kdump.util import fail, file_evidence, pass_, unknown, warn
+from forensics.model import NotAvailable, Severity
 from forensics.types.kdump import CheckLine, DistroFamily, Estimate, KdumpState, describe_estimate
 
 _WHY_RESERVE = "the crash kernel can only boot into memory reserved at boot with crashkernel="
 _WHY_PERSIST = "a crashkernel= set only by hand is lost at the next kernel update or boot loader rewrite"
 _FIX_CRASHKERNEL = "kforensic kdump setup --apply (adds crashkernel= to the boot configuration), then reboot"
+#: A kernel without kexec crash support (no /sys/kernel/kexec_crash_size) can neither reserve nor load a crash
+#: kernel: no crashkernel= and no service restart helps until another kernel is booted.
+_FIX_KERNEL = "boot a distribution kernel, or one built with CONFIG_KEXEC, CONFIG_CRASH_DUMP and CONFIG_PROC_VMCORE"
+_FIX_UNREAD = "run as root, or on a --root tree copy the file from the running system"
 _FIX_LOAD = {
     DistroFamily.DEBIAN: "kdump-config load (and check kdump-config show)",
     DistroFamily.RHEL: "systemctl restart kdump (and check kdumpctl status)",
@@ -37,13 +43,35 @@ def check_distro(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     return [pass_("distro", "Distribution", f"{distro.name} ({distro.family.value} family, {tooling})", evidence)]
 
 
+def no_crash_support(state: KdumpState) -> bool:
+    """/sys/kernel/kexec_crash_size is absent: the kernel has no crash support (unreadable proves nothing)."""
+    return isinstance(state.crash_size, NotAvailable) and "does not exist" in state.crash_size.reason
+
+
+def _fix_crashkernel(state: KdumpState) -> str:
+    """How to get crashkernel= in place: on a kernel without crash support, another kernel first."""
+    if no_crash_support(state):
+        return f"{_FIX_KERNEL}; then {_FIX_CRASHKERNEL}"
+    return _FIX_CRASHKERNEL
+
+
+def _unread_kernel_file(line_id: str, title: str, file: NotAvailable, why: str) -> CheckLine:
+    # An unreadable sysfs file says nothing about the kernel: no verdict, and not "built without crash support".
+    line = unknown(line_id, title, file.reason, why, _FIX_UNREAD, (), severity=Severity.MEDIUM)
+    return replace(line, kernel_side=True)
+
+
 def check_cmdline(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     """crashkernel= on the running kernel's command line."""
     value = cmdline_crashkernel(state)
     evidence = file_evidence(state.cmdline, 1, f"crashkernel={value}" if value else None)
     title = "crashkernel= on the kernel command line"
     if isinstance(state.cmdline, NotAvailable):
-        return [fail("crashkernel-cmdline", title, str(state.cmdline), _WHY_RESERVE, _FIX_CRASHKERNEL, (), kernel=True)]
+        return [
+            fail(
+                "crashkernel-cmdline", title, str(state.cmdline), _WHY_RESERVE, _fix_crashkernel(state), (), kernel=True
+            )
+        ]
     if value is None:
         return [
             fail(
@@ -51,7 +79,7 @@ def check_cmdline(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
                 title,
                 "no crashkernel= parameter",
                 _WHY_RESERVE,
-                _FIX_CRASHKERNEL,
+                _fix_crashkernel(state),
                 evidence,
                 kernel=True,
             )
@@ -65,7 +93,7 @@ def check_cmdline(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
                 title,
                 f"crashkernel={value}: {exc}",
                 _WHY_RESERVE,
-                _FIX_CRASHKERNEL,
+                _fix_crashkernel(state),
                 evidence,
                 kernel=True,
             )
@@ -75,7 +103,9 @@ def check_cmdline(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
         size = parsed.size_for(ram)
         if size == 0:
             detail = f"crashkernel={value} reserves nothing for {ram // MIB} MiB of RAM (no range matches)"
-            return [fail("crashkernel-cmdline", title, detail, _WHY_RESERVE, _FIX_CRASHKERNEL, evidence, kernel=True)]
+            return [
+                fail("crashkernel-cmdline", title, detail, _WHY_RESERVE, _fix_crashkernel(state), evidence, kernel=True)
+            ]
         return [
             pass_(
                 "crashkernel-cmdline",
@@ -107,10 +137,11 @@ def check_reservation(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     """Memory actually reserved (/sys/kernel/kexec_crash_size) against the recommended size."""
     title = "Crash kernel memory reserved"
     file = state.crash_size
+    if isinstance(file, NotAvailable) and not no_crash_support(state):
+        return [_unread_kernel_file("crash-reservation", title, file, _WHY_RESERVE)]
     if isinstance(file, NotAvailable):
         detail = f"{file.reason}: the kernel was built without kexec crash support (CONFIG_CRASH_DUMP)"
-        fix = "boot a distribution kernel, or one built with CONFIG_KEXEC, CONFIG_CRASH_DUMP and CONFIG_PROC_VMCORE"
-        return [fail("crash-reservation", title, detail, _WHY_RESERVE, fix, (), kernel=True)]
+        return [fail("crash-reservation", title, detail, _WHY_RESERVE, _FIX_KERNEL, (), kernel=True)]
     text = file.first_line()
     evidence = file_evidence(file, 1, text)
     if not text.isdigit() or int(text) == 0:
@@ -136,8 +167,11 @@ def check_loaded(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     file = state.crash_loaded
     why = "without a loaded crash kernel a panic reboots or hangs and memory is lost"
     fix = _FIX_LOAD.get(tooling_family(state), _FIX_LOAD[DistroFamily.UNKNOWN])
-    if isinstance(file, NotAvailable):
-        return [fail("crash-loaded", title, f"{file.reason}: kexec crash support missing", why, fix, (), kernel=True)]
+    if isinstance(file, NotAvailable) and "does not exist" not in file.reason:
+        return [_unread_kernel_file("crash-loaded", title, file, why)]
+    if isinstance(file, NotAvailable):  # no service can load one into this kernel: another kernel first
+        detail = f"{file.reason}: kexec crash support missing"
+        return [fail("crash-loaded", title, detail, why, f"{_FIX_KERNEL}; then {fix}", (), kernel=True)]
     text = file.first_line()
     if text != "1":
         return [

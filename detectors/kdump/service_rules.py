@@ -5,9 +5,19 @@ from __future__ import annotations
 from detectors.kdump.context import active_config, collector_options, tooling_family
 from detectors.kdump.crashkernel import MIB
 from detectors.kdump.makedumpfile import Compression, compression_support, excluded_classes
-from detectors.kdump.util import fail, file_evidence, pass_, warn
-from forensics.model import NotAvailable
-from forensics.types.kdump import CheckLine, DistroFamily, Estimate, KdumpState, MemInfo, TargetKind, TextFile
+from detectors.kdump.util import fail, file_evidence, pass_, unknown, warn
+from forensics.model import NotAvailable, Severity
+from forensics.types import kdump_paths as paths
+from forensics.types.kdump import (
+    CheckLine,
+    DiskSpace,
+    DistroFamily,
+    Estimate,
+    KdumpState,
+    MemInfo,
+    TargetKind,
+    TextFile,
+)
 
 COMPRESSION_FLOOR = 2  # assume compression at least halves the dump when judging free space
 
@@ -98,6 +108,15 @@ def check_service(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
         return [pass_("kdump-service", title, f"{unit} enabled ({links[0]})", ())]
     if state.services.sysv_links:
         return [pass_("kdump-service", title, f"SysV start link {state.services.sysv_links[0]}", ())]
+    unread = [p for p in state.problems if p.path.startswith(paths.SYSTEMD_UNIT_DIR)]
+    if state.services.systemd and unread:
+        # No link seen in a directory not read is not "no link": the unit may well be enabled.
+        reason = f"cannot read {unread[0].path}: {unread[0].reason}"
+        return [
+            unknown(
+                "kdump-service", title, reason, why, "run as root, or fix the directory", (), severity=Severity.MEDIUM
+            )
+        ]
     if not state.services.systemd:
         detail = "no systemd and no SysV start link found: cannot tell whether kdump starts at boot"
         return [
@@ -127,6 +146,13 @@ def expected_dump_bytes(meminfo: MemInfo, level: int | None) -> int:
     return max(meminfo.total - excluded, 0)
 
 
+def _unread_config_fix(config: NotAvailable) -> str:
+    """What brings the unread configuration: the package when it is absent, access when it is not readable."""
+    if config.reason.startswith("cannot read"):
+        return "make the kdump configuration readable (see above), then check again"
+    return "install the kdump tooling (see above), then check again"
+
+
 def check_space(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     """The dump target has room for the expected dump."""
     title = "Room for the dump"
@@ -135,6 +161,25 @@ def check_space(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     options, _, _ = collector_options(state)
     space = state.dump_space
     why = "makedumpfile stops when the disk fills: the dump is truncated or missing"
+    config = active_config(state)
+    if isinstance(config, NotAvailable):
+        # The target (local directory, device, NFS, SSH) is set in the configuration: free space of the
+        # default directory says nothing about where an unread configuration sends the dump.
+        measured = (
+            f"; {space.free_bytes // MIB} MiB free at {space.measured_at}" if isinstance(space, DiskSpace) else ""
+        )
+        reason = f"the dump target is set in a configuration not read: {config.reason}{measured}"
+        return [
+            unknown(
+                "dump-space",
+                title,
+                reason,
+                why,
+                _unread_config_fix(config),
+                evidence,
+                severity=Severity.MEDIUM,
+            )
+        ]
     if isinstance(space, NotAvailable):
         fix = "check the target's free space by hand" if target.kind is not TargetKind.LOCAL else "check the path"
         return [warn("dump-space", title, space.reason, why, fix, evidence)]
@@ -171,6 +216,21 @@ def check_collector(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     source = f"{file.path} line {number}" if file else "the tooling's default"
     why = "the dump must be complete enough and in a format crash/drgn can open"
     fix = "kforensic kdump setup --apply sets makedumpfile -d 31 with zlib or lzo"
+    config = active_config(state)
+    if isinstance(config, NotAvailable):
+        # The tooling's default applies only to a configuration that sets no collector; one not read may set any.
+        reason = f"the core collector is set in a configuration not read: {config.reason}"
+        return [
+            unknown(
+                "makedumpfile",
+                title,
+                reason,
+                why,
+                _unread_config_fix(config),
+                (),
+                severity=Severity.MEDIUM,
+            )
+        ]
     if options.problems:
         return [fail("makedumpfile", title, f"{source}: {'; '.join(options.problems)}", why, fix, evidence)]
     if options.dmesg_only:

@@ -9,11 +9,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from detectors.kdump.util import file_evidence, pass_, warn
+from detectors.kdump.util import file_evidence, pass_, unknown, warn
 from forensics.model import NotAvailable, Severity
 from forensics.types.kdump import CheckLine
 
 if TYPE_CHECKING:
+    from forensics.model import Evidence
     from forensics.types.kdump import Estimate, KdumpState
 
 
@@ -128,6 +129,22 @@ def policy_named(name: str) -> Policy:
     raise ValueError(f"unknown policy {name!r}; choose one of {', '.join(p.name for p in POLICIES)}")
 
 
+def _absent_reason(file: NotAvailable) -> str:
+    """Why a sysctl was not read; an absent file has two causes that nothing read tells apart."""
+    if "does not exist" in file.reason:
+        return f"{file.reason}: a kernel built without the option, or no /proc under the root"
+    return file.reason
+
+
+def _unread(rule: SysctlRule, line_id: str, title: str, reason: str, evidence: tuple[Evidence, ...]) -> CheckLine:
+    # A value never read gives no verdict: the setting may well be the one that loses the dump.  The harm if it
+    # is bad is that of a bad value (one class of failure not dumped: low), and so is the severity.
+    why = f"if it is not set so: {rule.why}" if rule.why else "the panic policy of the running kernel cannot be told"
+    fix = rule.fix or f"read it with sysctl {rule.name} on the running system"
+    # panic_on_warn is a policy choice, never warned about: its value unread costs nothing.
+    return unknown(line_id, title, reason, why, fix, evidence, severity=Severity.LOW if rule.why else Severity.INFO)
+
+
 def check_sysctls(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     """One line per panic sysctl."""
     lines = []
@@ -136,17 +153,14 @@ def check_sysctls(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
         line_id = f"sysctl:{rule.name}"
         title = f"sysctl {rule.name}"
         if isinstance(file, NotAvailable):
-            if "does not exist" in file.reason:
-                lines.append(pass_(line_id, title, "not present in this kernel", ()))
-            else:
-                lines.append(warn(line_id, title, file.reason, rule.why, rule.fix, (), severity=Severity.LOW))
+            lines.append(_unread(rule, line_id, title, _absent_reason(file), ()))
             continue
         text = file.first_line()
         evidence = file_evidence(file, 1, text)
         try:
             value = int(text.split()[0])
         except (ValueError, IndexError):
-            lines.append(warn(line_id, title, f"{text!r} is not a number", rule.why, rule.fix, evidence))
+            lines.append(_unread(rule, line_id, title, f"{file.path} holds {text!r}, not a number", evidence))
             continue
         if rule.good(value):
             note = rule.good_note if value else "off (default)"

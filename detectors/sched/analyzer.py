@@ -50,6 +50,7 @@ from detectors.sched.rules import (
 )
 from detectors.sched.sanity import ClockMonitor
 from detectors.sched.state import Accumulator, TaskState, span_of
+from forensics.gcpause import gc_paused
 from forensics.types.sched import (
     Blame,
     ParseSummary,
@@ -58,7 +59,7 @@ from forensics.types.sched import (
     TraceAnalysis,
     Wait,
 )
-from forensics.types.trace import ParseCounts, TraceEvent, gc_paused
+from forensics.types.trace import ParseCounts, TraceEvent
 from forensics.types.trace_batch import EventBatch
 
 
@@ -248,8 +249,9 @@ class SchedAnalyzer:
 
     def _switch(self, ev: TraceEvent, ts: float, cpu: int) -> None:
         """A sched_switch: the run that ends on ``cpu``, the task switched out, the task switched in."""
-        switches = self.switches
-        switches[cpu] = switches.get(cpu, 0) + 1
+        if ts >= self.w0:  # the window's switches (--window, --around): --around counted them from the start
+            switches = self.switches
+            switches[cpu] = switches.get(cpu, 0) + 1
         cur = self.cur.get(cpu)
         if cur is not None and cur[0] == ev.pid:
             self._run_ends(ev, ts, cpu, cur)
@@ -329,9 +331,10 @@ class SchedAnalyzer:
                 q[1] += q[0] * (ts - q[2])
             q[2] = ts
             q[0] = max(0.0, q[0] + 1)
-            preempted_by = task.preempted_by
-            nxt = ev.next_pid
-            preempted_by[nxt] = preempted_by.get(nxt, 0) + 1
+            if ts >= self.w0:  # counted in the window only: --around showed the preemptions before it too
+                preempted_by = task.preempted_by
+                nxt = ev.next_pid
+                preempted_by[nxt] = preempted_by.get(nxt, 0) + 1
         elif state not in rules.GONE_STATES:
             self.blocked[prev] = ev
 

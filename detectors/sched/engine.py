@@ -31,9 +31,10 @@ from detectors.sched.analyzer import SchedAnalyzer
 from detectors.sched.buckets import BucketDigest
 from detectors.sched.sanity import ClockMonitor
 from detectors.sched.state import Accumulator, TaskState, span_of
+from forensics.gcpause import gc_paused
 from forensics.types.arrays import distinct
 from forensics.types.sched import Blame, ParseSummary, Thresholds, TraceAnalysis, Wait
-from forensics.types.trace import ParseCounts, TraceEvent, gc_paused
+from forensics.types.trace import ParseCounts, TraceEvent
 from forensics.types.trace_batch import EventBatch
 
 Array = npt.NDArray[Any]

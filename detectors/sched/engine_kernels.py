@@ -724,16 +724,17 @@ def run_batch(
             ti[ps, T_WCPU] = s
             ti[ps, T_WEP] = epoch
             queue(s, ts, 1.0)
-            key = (ps, nxt)
-            b = pb_map.get(key, -1) + 0
-            if b < 0:
-                b = si[S_NPB]
-                si[S_NPB] += 1
-                pb_map[key] = b
-                pb_i[b, 0] = ps
-                pb_i[b, 1] = nxt
-                pb_i[b, 2] = 0
-            pb_i[b, 2] += 1
+            if ts >= w0:  # who preempted it, counted in the window only (--window, --around)
+                key = (ps, nxt)
+                b = pb_map.get(key, -1) + 0
+                if b < 0:
+                    b = si[S_NPB]
+                    si[S_NPB] += 1
+                    pb_map[key] = b
+                    pb_i[b, 0] = ps
+                    pb_i[b, 1] = nxt
+                    pb_i[b, 2] = 0
+                pb_i[b, 2] += 1
         elif st != _Z and st != _X:  # noqa: PLR1714 (not gone: blocked)
             ti[ps, T_BLK] = eid
             tf[ps, TF_BLK_TS] = ts
@@ -792,7 +793,8 @@ def run_batch(
     def switch(i: int, eid: int, ts: float, c: int, s: int) -> None:
         """SchedAnalyzer._switch: the run that ends on CPU slot ``s``, the task switched out, the task in."""
         prev = pidcol[i]
-        ci[s, C_SWITCHES] += 1
+        if ts >= w0:  # the window's switches (--window, --around), as its busy and idle time
+            ci[s, C_SWITCHES] += 1
         if ci[s, C_CUR_SEQ] >= 0 and ci[s, C_CUR_PID] == prev:
             run_ends(eid, ts, c, s, prev, priocol[i])
         if prev != 0:

@@ -1,7 +1,5 @@
 """Options and output handling shared by every command."""
 
-from __future__ import annotations
-
 import math
 from collections.abc import Iterable
 from pathlib import Path
@@ -20,9 +18,30 @@ FormatOption = Annotated[
         "--format", "-f", help="Output format: text (terminal), md (markdown), json or html (one self-contained page)."
     ),
 ]
+
+
+def output_path(value: str) -> Path:
+    """``-o``'s value as a path; one ending in ``/`` names a directory, refused (exit 2) as a directory is.
+
+    ``Path`` drops the slash: ``-o reports/`` with no ``reports`` directory wrote a file named ``reports``.
+    ``-`` is standard output, as for every tool that takes ``-o -`` (it wrote a file named ``-``).
+    """
+    if value == "-":
+        return Path("/dev/stdout")
+    if value.endswith("/") and value.strip("/"):
+        raise typer.BadParameter(f"{value} ends in '/': it names a directory, not a file (give e.g. {value}report)")
+    return Path(value)
+
+
 OutputOption = Annotated[
     Path | None,
-    typer.Option("--output", "-o", help="Write to FILE (atomically, mode 0600) instead of stdout.", metavar="FILE"),
+    typer.Option(
+        "--output",
+        "-o",
+        help="Write to FILE (atomically, mode 0600) instead of stdout.",
+        metavar="FILE",
+        parser=output_path,
+    ),
 ]
 FailOnOption = Annotated[
     Severity | None,
@@ -58,6 +77,37 @@ def stdin_read_once(*given: tuple[str, Iterable[object] | None]) -> None:
             f"standard input ('-') is given {len(users)} times ({', '.join(users)}); it can be read only once",
             hint="save it to a file and give that file's path to all but one of them",
         )
+
+
+def distinct_inputs(option: str, names: Iterable[object] | None) -> None:
+    """Refuse (exit 2) one file given twice to ``option`` (by path, link or hard link): its reports counted twice.
+
+    (``dmesg kern.log kern.log``, ``report --dmesg a --dmesg link-to-a``: every report listed twice, as if the
+    machine had crashed twice.) Standard input twice is refused as by :func:`stdin_read_once`.
+    """
+    import os
+    import stat
+
+    seen: dict[object, str] = {}
+    for name in names or ():
+        text = str(name)
+        key: object = text
+        if text != "-":
+            try:
+                st = os.stat(text)
+            except OSError:
+                continue  # said by the reader, with its own words
+            if not stat.S_ISREG(st.st_mode):
+                continue  # a FIFO or device reads differently each time
+            key = (st.st_dev, st.st_ino)
+        if key == "-" and key in seen:
+            raise UsageError(f"standard input ('-') is given twice to {option}; it can be read only once")
+        if key in seen:
+            raise UsageError(
+                f"{option}: {seen[key]} and {text} are the same file: its reports would be counted twice",
+                hint="give each log once",
+            )
+        seen[key] = text
 
 
 def distinct_outputs(*given: tuple[str, Path | None]) -> None:

@@ -1,13 +1,18 @@
 """``kforensic dmesg``: find, classify and title every kernel report in kernel logs."""
 
-from __future__ import annotations
-
 import sys
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from forensics.commands.common import DebugOption, FailOnOption, ForceOption, FormatOption, OutputOption
+from forensics.commands.common import (
+    DebugOption,
+    FailOnOption,
+    ForceOption,
+    FormatOption,
+    OutputOption,
+    distinct_inputs,
+)
 from forensics.delivery import deliver, exit_status
 from forensics.errors import UsageError
 from forensics.pipelines.dmesg import analyse_logs
@@ -91,6 +96,7 @@ def dmesg(
                 "dmesg needs a log file, '-' for stdin, or --live", hint="kforensic dmesg /var/log/kern.log"
             )
         names = ["-"]
+    distinct_inputs("LOG", names)
     result = analyse_logs(names, live)
     deliver(render_encoded(DmesgRenderer(), result, fmt, output), output)
     raise typer.Exit(int(exit_status(result.incident, fail_on)))

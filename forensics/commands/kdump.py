@@ -1,7 +1,5 @@
 """``kforensic kdump``: will the next crash be captured? Check, set up and test crash dumps."""
 
-from __future__ import annotations
-
 import os
 import sys
 from pathlib import Path

@@ -8,8 +8,6 @@ confirm it.  ``--format json`` writes a ``kforensic.leaks/1`` document that
 embeds the findings as an incident for ``kforensic report --from``.
 """
 
-from __future__ import annotations
-
 import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated

@@ -1,7 +1,5 @@
 """``kforensic profile``: hotspots of a CPU profile, what they mean, folded stacks and flame graphs."""
 
-from __future__ import annotations
-
 import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -122,7 +120,7 @@ def profile(
     filters = ProfileFilters(
         parse_window(window), comm, pid, tid, "kernel" if kernel_only else "user" if user_only else None, event
     )
-    from forensics.types.trace import gc_paused
+    from forensics.gcpause import gc_paused
 
     # The cyclic collector paused for the whole command, not only the reader: the tables, the flame
     # graph's tree and the texts make no cycles, and each full collection they set off walked every

@@ -1,7 +1,5 @@
 """``kforensic report``: every analysis the inputs allow, merged into one incident report."""
 
-from __future__ import annotations
-
 import json
 import shlex
 import sys
@@ -16,6 +14,7 @@ from forensics.commands.common import (
     ForceOption,
     FormatOption,
     OutputOption,
+    distinct_inputs,
     distinct_outputs,
     stdin_read_once,
 )
@@ -36,9 +35,28 @@ Example:
 
 
 def _plots_dir(*pages: Path | None) -> Path | None:
-    """Plots go next to the first page written to a file (markdown, else HTML); none on stdout only."""
+    """Plots go next to the first page written to a file (markdown, else HTML); none on stdout only.
+
+    A page written through (``/dev/stdout``, ``/dev/null``, a FIFO, ``/dev/fd/N``) has no directory to put
+    them beside: they go inline, as on stdout (before, ``-o /dev/stdout`` made ``/dev/stdout-plots``).
+    """
     page = next((p for p in pages if p is not None), None)
-    return None if page is None else page.parent / f"{page.stem}-plots"
+    if page is None or _written_through(page):
+        return None
+    return page.parent / f"{page.stem}-plots"
+
+
+def _written_through(page: Path) -> bool:
+    """Whether the output writer writes ``page`` through (forensics/output.py): a stream or a device, no file."""
+    import os
+    import stat
+
+    if os.fspath(page).startswith(("/dev/", "/proc/self/fd/")):
+        return True
+    try:
+        return not stat.S_ISREG(os.stat(page).st_mode)
+    except OSError:
+        return False  # a new path: a file
 
 
 def _base(path: Path | None) -> Path | None:
@@ -115,6 +133,8 @@ def report(
         )
     stdin_read_once(("--dmesg", dmesg), ("--trace", trace), ("--profile", profile), ("--from", files))
     distinct_outputs(("-o", output), ("--json", json_out), ("--html", html_out), ("--digest", digest))
+    distinct_inputs("--dmesg", dmesg)
+    distinct_inputs("--from", files)
     plots_dir = _plots_dir(output if fmt.links_files else None, html_out)
     parts: list[SourceAnalysis] = []
     if vmcore is not None:
@@ -141,7 +161,7 @@ def report(
 
 
 def _write_extras(
-    story: IncidentStory, json_out: Path | None, html_out: Path | None, digest: Path | None, digest_bytes: int
+    story: "IncidentStory", json_out: Path | None, html_out: Path | None, digest: Path | None, digest_bytes: int
 ) -> None:
     from forensics.output import write_atomic
     from forensics.report.digest import build_digest

@@ -6,8 +6,6 @@ counts and the kernel log into a SQLite store (see docs/slab-watch.md);
 turns a store into CSV, Parquet or Prometheus text.
 """
 
-from __future__ import annotations
-
 import importlib.util
 import sys
 from collections.abc import Callable
@@ -81,7 +79,7 @@ NoAnalysisOption = Annotated[
 class _PlainProgress:
     """One log line per sample, for journals and pipes."""
 
-    def __call__(self, p: Progress) -> None:
+    def __call__(self, p: "Progress") -> None:
         movers = ", ".join(
             f"{m.name} {'+' if m.delta_bytes >= 0 else ''}{human_bytes(m.delta_bytes)}" for m in p.movers
         )
@@ -99,7 +97,7 @@ class _PlainProgress:
         )
 
 
-def _exporting(show: Callable[[Progress], None], textfile_dir: Path | None) -> Callable[[Progress], None]:
+def _exporting(show: Callable[["Progress"], None], textfile_dir: Path | None) -> Callable[["Progress"], None]:
     """``show`` that first writes the sample to the textfile directory (when given)."""
     if textfile_dir is None:
         return show
@@ -107,7 +105,7 @@ def _exporting(show: Callable[[Progress], None], textfile_dir: Path | None) -> C
 
     write = textfile_writer(textfile_dir)
 
-    def both(p: Progress) -> None:
+    def both(p: "Progress") -> None:
         if p.sample is not None:
             write(p.sample)
         show(p)
@@ -123,7 +121,7 @@ def _watch(
     require: bool,
     force: bool,
     textfile_dir: Path | None = None,
-) -> WatchResult:
+) -> "WatchResult":
     from collectors import procfs
     from collectors.slabstore import SlabStore
     from collectors.slabwatch import SlabWatcher, WatchPlan, check_slabinfo, require_slabinfo
@@ -150,7 +148,7 @@ def _watch(
             with RichProgress(*columns, console=Console(stderr=True), transient=False) as bar:
                 task = bar.add_task("slab-watch: starting", total=plan.expected_samples())
 
-                def show(p: Progress) -> None:
+                def show(p: "Progress") -> None:
                     movers = ", ".join(f"{m.name} {human_bytes(m.delta_bytes)}" for m in p.movers[:2])
                     bar.update(task, completed=p.index, description=f"sample {p.index} {movers}".strip())
                     for note in p.doubtful[:3]:
@@ -312,12 +310,12 @@ def slab_import(
 class _StoreExporter:
     """A store's samples (one run, or all) in each export format (``forensics.report.formats.export``)."""
 
-    reader: SlabStore
+    reader: "SlabStore"
     table: str  # csv/parquet: slab (per cache) or counters
     run: int | None
     all_samples: bool  # prometheus: every sample with its timestamp
 
-    def _frame(self) -> pandas.DataFrame:
+    def _frame(self) -> "pandas.DataFrame":
         return self.reader.slab_frame(self.run) if self.table == "slab" else self.reader.counter_frame(self.run)
 
     def csv(self) -> str:

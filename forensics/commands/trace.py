@@ -1,7 +1,5 @@
 """``kforensic trace``: scheduling and latency forensics from ftrace, trace-cmd and perf traces."""
 
-from __future__ import annotations
-
 import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated

@@ -1,7 +1,5 @@
 """``kforensic vmcore``: automatic post-mortem analysis of a kernel crash dump."""
 
-from __future__ import annotations
-
 import os
 import sys
 from pathlib import Path

@@ -23,7 +23,7 @@ def scan_chunks(chunks: Iterable[bytes]) -> tuple[ReportGrouper, int]:
     """Every report and event of one input, grouped as they come, and its number of lines."""
     from detectors.dmesg.findings import ReportGrouper
     from detectors.dmesg.scanner import LogScanner
-    from forensics.types.trace import gc_paused
+    from forensics.gcpause import gc_paused
 
     scanner = LogScanner()
     grouper = ReportGrouper()
@@ -82,7 +82,7 @@ def _explained(name: str, record: SourceRecord, grouper: ReportGrouper, lines: i
     The reading makes ~100,000 short-lived records, tuples and dicts of a report-dense log, none in a cycle:
     the young collections that walked them cost ~0.04 s of the shared corpus four times over (23 of them).
     """
-    from forensics.types.trace import gc_paused
+    from forensics.gcpause import gc_paused
 
     with gc_paused():
         result = source_result(name, record, grouper, lines, explain=True)
@@ -197,7 +197,7 @@ def build_incident(results: list[SourceResult]) -> Incident:
 
 def analyse_logs(names: list[str], live: bool) -> DmesgResult:
     """``kforensic dmesg``: triage each log (and the live ring buffer), merge them, rank the hypotheses."""
-    from forensics.types.trace import gc_paused
+    from forensics.gcpause import gc_paused
 
     results = [triage_file(n) for n in names]
     if live:

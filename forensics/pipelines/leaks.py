@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 from forensics import __version__
 from forensics.errors import InputError, UsageError
 from forensics.model import Clock, Finding, Incident, NotAvailable, SourceRecord, Timestamp, TimeWindow
-from forensics.types.results import Figure, FigureDirectory, LeaksResult, Plot, SeriesFigure
+from forensics.types.figures import Figure, FigureDirectory, SeriesFigure
+from forensics.types.results import LeaksResult, Plot
 
 if TYPE_CHECKING:
     from collectors.slabstore import SlabStore

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from forensics.errors import InputError
-from forensics.types.results import Figure, FigureDirectory, SpanGanttFigure, SpanHistogramFigure
+from forensics.types.figures import Figure, FigureDirectory, SpanGanttFigure, SpanHistogramFigure
 
 if TYPE_CHECKING:
     from collectors.ctf.feed import CtfRead

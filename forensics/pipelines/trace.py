@@ -15,7 +15,8 @@ from forensics import __version__
 from forensics.errors import InputError, UsageError
 from forensics.model import Clock, Examined, Finding, Incident, NotAvailable, Timestamp, TimeWindow
 from forensics.pipelines.spans import SpanOptions
-from forensics.types.results import CpuTimelineFigure, Figure, FigureDirectory, TraceResult
+from forensics.types.figures import CpuTimelineFigure, Figure, FigureDirectory
+from forensics.types.trace_result import TraceResult
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -57,6 +58,12 @@ def check_trace_text(name: str, counts: ParseCounts) -> None:
         if counts.first_malformed
         else ""
     )
+    if counts.first_malformed and counts.first_malformed[0][1].startswith("PERFILE2"):  # perf's own file format
+        raise InputError(
+            f"{name}: a perf.data file: kforensic trace reads the text perf script makes of it",
+            hint=f"perf script -i {name} > trace.txt, then kforensic trace trace.txt (a recording of the scheduler: "
+            f"perf record -e 'sched:*' -a); for CPU samples: kforensic profile {name}",
+        )
     if any(PERF_SAMPLE_HEADER.search(line) for _, line in counts.first_malformed):
         raise InputError(
             f"{name}: `perf script` text of samples{example}, not of trace events: the scheduler analysis "

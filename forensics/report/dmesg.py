@@ -351,10 +351,11 @@ def dmesg_sections(results: list[SourceResult], hypotheses: tuple[Hypothesis, ..
 
 def render_table(results: list[SourceResult], markdown: bool, hypotheses: tuple[Hypothesis, ...] = ()) -> str:
     """The reports of every input as a terminal or markdown table, then why and the hypotheses."""
-    from forensics.report.document import blocks_markdown
-
     rows = _rows(results)
     if markdown:
+        # Here: the text format builds no document (its module costs ~5 ms of start-up).
+        from forensics.report.document import blocks_markdown
+
         return blocks_markdown(dmesg_sections(results, hypotheses), 2) + "\n\n"
     widths = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h) for i, h in enumerate(_HEADER)]
     lines = ["  ".join(h.ljust(w) for h, w in zip(_HEADER, widths, strict=True))]
@@ -383,7 +384,7 @@ class DmesgRenderer:
 
     def json_bytes(self, result: DmesgResult) -> bytes:
         """The ``kforensic.dmesg/1`` document as UTF-8 (what ``kforensic dmesg --format json`` writes)."""
-        from forensics.types.trace import gc_paused
+        from forensics.gcpause import gc_paused
 
         # The document of a report-dense log is ~100,000 dicts and lists, none in a cycle: collecting the young
         # ones while it is built and written walked them all for nothing (~0.02 s of a 16 MB document).

@@ -12,6 +12,8 @@ CHECK_SCHEMA = "kforensic.kdump-check/1"
 
 
 SETUP_SCHEMA = "kforensic.kdump-setup/1"
+#: The statuses the summary line always counts.
+CORE_STATUSES = frozenset({"pass", "warn", "fail"})
 
 
 def _size(value: object) -> object:
@@ -24,7 +26,7 @@ def check_document(check: KdumpCheck) -> dict[str, Any]:
     """The ``kforensic.kdump-check/1`` document."""
     state, checklist = check.state, check.checklist
     from forensics.serialize import evidence_to_dict, incident_to_dict
-    from forensics.types.kdump import format_size
+    from forensics.types.kdump import Status, format_size
 
     est = checklist.estimate
     return {
@@ -38,7 +40,7 @@ def check_document(check: KdumpCheck) -> dict[str, Any]:
         },
         "ready": checklist.ready,
         "kernel_ready": checklist.kernel_ready,
-        "counts": {s: sum(1 for x in checklist.lines if x.status.value == s) for s in ("pass", "warn", "fail")},
+        "counts": {s.value: checklist.count(s) for s in Status},
         "crashkernel": {
             "recommended": format_size(est.recommended),
             "recommended_bytes": est.recommended,
@@ -62,6 +64,9 @@ def check_document(check: KdumpCheck) -> dict[str, Any]:
                 "fix": line.fix,
                 "kernel_side": line.kernel_side,
                 "severity": line.severity.value,
+                "blocked_by": None
+                if line.blocked_by is None
+                else {"check": line.blocked_by.line_id, "reason": line.blocked_by.reason},
                 "evidence": [evidence_to_dict(e) for e in line.evidence],
             }
             for line in checklist.lines
@@ -76,8 +81,14 @@ def render_check(check: KdumpCheck, md: bool) -> str:
     from forensics.types.kdump import Status, describe_estimate
 
     verdict = "READY: the next crash will be captured" if checklist.ready else "NOT READY: the next crash will be lost"
-    counts = ", ".join(f"{checklist.count(s)} {s.value}" for s in Status)
-    kernel = "ready" if checklist.kernel_ready else "not ready"
+    if checklist.unknown:
+        verdict = "NOT KNOWN TO BE READY: the kernel side could not be read"
+    # pass, warn and fail always; the other states only when a line has them
+    counts = ", ".join(
+        f"{checklist.count(s)} {s.value}" for s in Status if s.value in CORE_STATUSES or checklist.count(s)
+    )
+    kernel_fails = any(x.kernel_side and x.status is Status.FAIL for x in checklist.lines)
+    kernel = "ready" if checklist.kernel_ready else "not ready" if kernel_fails else "unknown"
     out = [
         f"{'# ' if md else ''}kforensic kdump check: {state.distro.name} (root {state.root})",
         "",
@@ -89,6 +100,8 @@ def render_check(check: KdumpCheck, md: bool) -> str:
         out.append(f"- **{mark}** {line.title}: {line.detail}" if md else f"[{mark}] {line.title}: {line.detail}")
         if line.status.value != "pass":
             indent = "  - " if md else "       "
+            if line.blocked_by is not None:
+                out.append(f"{indent}blocked by: {line.blocked_by.reason} ({line.blocked_by.title})")
             out.append(f"{indent}why: {line.why}")
             out.append(f"{indent}fix: {line.fix}")
             out.extend(f"{indent}seen: {e.cite()}: {e.excerpt}" for e in line.evidence)

@@ -20,9 +20,9 @@ from forensics.types.results import (
     IncidentStory,
     LeaksResult,
     SourceDetails,
-    TraceResult,
     VmcoreResult,
 )
+from forensics.types.trace_result import TraceResult
 from forensics.units import iso_utc
 
 REPORT_SCHEMA = "kforensic.report/1"

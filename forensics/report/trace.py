@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from forensics.model import NotAvailable
-from forensics.report.document import Block, BulletList, Document, Section, Table, to_markdown
 from forensics.report.formats import Destination, IncidentRenderer, OutputFormat, render
-from forensics.types.results import TraceResult
+from forensics.types.trace_result import TraceResult
 
 if TYPE_CHECKING:
+    from forensics.report.document import Block, Document
     from forensics.types.sched import ParseSummary, Span, TraceAnalysis
     from forensics.types.spans import SpanReport
 
@@ -230,6 +229,9 @@ def render_text(
 
 def trace_document(result: TraceResult, top: int) -> Document:
     """The header lines, the summary tables and the span section of one analysed trace."""
+    # Here, not at import: the text and JSON formats never build a document (its module costs ~5 ms of start-up).
+    from forensics.report.document import BulletList, Document, Section, Table
+
     a = result.analysis
     lines = _header_lines(a, result.parse, result.source, result.notes)
     blocks: list[Block] = [BulletList(tuple(line.replace("|", "\\|") for line in lines))]
@@ -244,6 +246,8 @@ def trace_document(result: TraceResult, top: int) -> Document:
 
 def render_markdown(result: TraceResult, top: int) -> str:
     """Markdown tables of the analysis, and the spans when there are any."""
+    from forensics.report.document import to_markdown
+
     return to_markdown(trace_document(result, top)) + "\n"
 
 
@@ -287,6 +291,8 @@ def span_sections(report: SpanReport | None) -> tuple[Block, ...]:
     """The span section: statistics and one line per slow span (none without a span analysis)."""
     if report is None:
         return ()
+    from forensics.report.document import BulletList, Section, Table
+
     header, rows, lines = _span_rows(report)
     slow = Section("Slow spans", (BulletList(tuple(lines)),) if lines else ())
     return (Section("Spans", (Table(tuple(header), tuple(tuple(r) for r in rows)), slow)),)
@@ -313,6 +319,8 @@ class TraceRenderer:
         )
 
     def json(self, result: TraceResult, to: Destination) -> str:
+        import json  # here: the text format does not need it (~2 ms of start-up)
+
         from forensics.report.trace_json import trace_document as trace_json
 
         document = trace_json(result, None if self.one_task else self.top)

@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 from forensics.model import NotAvailable
-from forensics.types.results import TraceResult
 from forensics.types.sched import (
     Bucket,
     EventRef,
@@ -22,6 +21,7 @@ from forensics.types.sched import (
     TraceAnalysis,
     Wait,
 )
+from forensics.types.trace_result import TraceResult
 
 TRACE_SCHEMA = "kforensic.trace/1"
 

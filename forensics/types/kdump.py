@@ -261,6 +261,19 @@ class Status(enum.Enum):
     PASS = "pass"
     WARN = "warn"
     FAIL = "fail"
+    # The value the check needs was never read (file absent or unreadable): neither a pass nor a fault.
+    UNKNOWN = "unknown"
+    # Made impossible by another line's failure (its root cause): shown under that cause, not counted as a fault.
+    BLOCKED = "blocked"
+
+
+@dataclass(frozen=True)
+class Blocker:
+    """The failed line that makes another impossible, and the root cause in words."""
+
+    line_id: str  # id of the failed line, e.g. crash-reservation
+    title: str  # its title, e.g. Crash kernel memory reserved
+    reason: str  # e.g. the kernel has no kexec crash support
 
 
 @dataclass(frozen=True)
@@ -320,6 +333,7 @@ class CheckLine:
     evidence: tuple[Evidence, ...]
     kernel_side: bool = False  # part of the kernel-side subset (reservation and loaded crash kernel)
     severity: Severity = Severity.INFO
+    blocked_by: Blocker | None = None  # set with Status.BLOCKED
 
 
 @dataclass(frozen=True)
@@ -331,13 +345,18 @@ class Checklist:
 
     @property
     def ready(self) -> bool:
-        """True when nothing fails: the next crash will be captured."""
-        return all(line.status is not Status.FAIL for line in self.lines)
+        """True when nothing fails and the kernel side was read: the next crash will be captured."""
+        return all(line.status is not Status.FAIL for line in self.lines) and self.kernel_ready
 
     @property
     def kernel_ready(self) -> bool:
-        """True when the kernel side alone is ready (reservation made, crash kernel loaded)."""
-        return all(line.status is not Status.FAIL for line in self.lines if line.kernel_side)
+        """True when the kernel side alone is ready (reservation made, crash kernel loaded), read, not assumed."""
+        return all(line.status not in (Status.FAIL, Status.UNKNOWN) for line in self.lines if line.kernel_side)
+
+    @property
+    def unknown(self) -> bool:
+        """True when nothing fails but the verdict rests on kernel-side values that could not be read."""
+        return not self.ready and self.count(Status.FAIL) == 0
 
     def count(self, status: Status) -> int:
         """How many lines have ``status``."""

@@ -8,7 +8,6 @@ never run an analysis.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,21 +15,15 @@ from typing import TYPE_CHECKING
 from forensics.model import Incident, NotAvailable
 from forensics.types.dmesg_result import DmesgResult  # a module of its own: see there
 from forensics.types.profile_result import ProfileResult
+from forensics.types.trace_result import TraceResult  # a module of its own, as dmesg's: see there
 
 if TYPE_CHECKING:
-    import numpy as np
-    import numpy.typing as npt
-
     from forensics.types.dmesg import KernelReport
-    from forensics.types.leaks import LeakAnalysis, LeakThresholds
-
-    FloatArray = npt.NDArray[np.float64]
-    BoolArray = npt.NDArray[np.bool_]
+    from forensics.types.figures import Figure
     from forensics.types.incident import Correlation, Hypothesis, Lane, TimelineEvent
     from forensics.types.kdump import AppliedChange, Checklist, KdumpState, Plan
-    from forensics.types.sched import ParseSummary, TraceAnalysis
+    from forensics.types.leaks import LeakAnalysis, LeakThresholds
     from forensics.types.slab import CounterPoint, SampleRow, StoreSummary
-    from forensics.types.spans import GanttChart, SpanReport
     from forensics.types.vmcore import CrashSnapshot, FaultAnalysis, Taint, VmcoreAnalysis
 
 
@@ -45,21 +38,6 @@ class LeaksResult:
     incident: Incident
     plots: tuple[Plot, ...]
     figures: tuple[Figure, ...] = ()  # the plots to draw and write (forensics/delivery.py)
-
-
-@dataclass(frozen=True)
-class TraceResult:
-    """One analysed trace, ready to render."""
-
-    source: str  # the input's name as findings cite it
-    kind: str  # the input's format
-    analysis: TraceAnalysis
-    parse: ParseSummary
-    incident: Incident
-    notes: tuple[str, ...] = ()  # what the reader could not read or saw lost (CTF traces)
-    ctf: dict[str, object] | None = None  # traces, clocks and streams of a CTF session (JSON "input")
-    spans: SpanReport | None = None
-    figures: tuple[Figure, ...] = ()  # --png, --span-png, --gantt-png, report's plots (forensics/delivery.py)
 
 
 @dataclass(frozen=True)
@@ -116,62 +94,6 @@ class StoreExport:
     timestamps: bool  # each value with its sample's time (--all-samples)
     slab_rows: tuple[tuple[object, ...], ...]  # the exported samples' slab rows (SlabStore.iter_slab_rows)
     meminfo: tuple[tuple[str, str, tuple[CounterPoint, ...]], ...]  # (field, unit, the exported samples' points)
-
-
-# ---------------------------------------------------------------- figures: what the delivery step draws and writes
-#
-# A pipeline does not draw or write: its result holds each PNG it was asked for as the data to draw and the
-# path to write, in order, and forensics/delivery.py's ``write_figures`` draws and writes them.
-
-
-@dataclass(frozen=True)
-class FigureDirectory:
-    """A directory of plots to make (mode 0700) before the figures after it are written."""
-
-    path: Path
-
-
-@dataclass(frozen=True)
-class SeriesFigure:
-    """A flagged leak series: its window medians over time and the fitted trend (forensics/leakplots.py)."""
-
-    path: Path
-    title: str
-    walls: FloatArray  # the windows' wall times (seconds)
-    values: FloatArray  # their medians (bytes)
-    judged: BoolArray  # the windows of the judged part (after a late onset)
-    trend: FloatArray  # the fitted line at the judged windows (bytes); empty when none is judged
-    trend_label: str
-
-
-@dataclass(frozen=True)
-class SpanHistogramFigure:
-    """The span durations per name, with P50/P99 (forensics/spanplots.py)."""
-
-    path: Path
-    report: SpanReport
-
-
-@dataclass(frozen=True)
-class SpanGanttFigure:
-    """The thread states around the slowest spans (detectors/spans/gantt.py, drawn by forensics/spanplots.py)."""
-
-    path: Path
-    charts: tuple[GanttChart, ...]
-
-
-@dataclass(frozen=True)
-class CpuTimelineFigure:
-    """Who ran on each CPU when, hogs and long waits marked (forensics/report/cpu_timeline.py)."""
-
-    path: Path
-    analysis: TraceAnalysis
-    runs: Sequence[tuple[int, float, float, int]]  # (cpu, start, end, pid)
-    title: str
-
-
-#: One step of writing a result's figures.
-Figure = FigureDirectory | SeriesFigure | SpanHistogramFigure | SpanGanttFigure | CpuTimelineFigure
 
 
 @dataclass(frozen=True)

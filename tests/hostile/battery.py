@@ -23,6 +23,7 @@ import shutil
 import signal
 import sqlite3
 import stat
+import struct
 import subprocess
 import sys
 import tarfile
@@ -131,11 +132,40 @@ def _garbage_metadata(_stream: Path, meta: Path) -> None:
     meta.write_bytes(b"/* CTF 1.8 */\ntrace { major = 1; minor = 8; byte_order = le; }; event { name = ")
 
 
+def _plain_metadata(meta: Path) -> str:
+    """The TSDL text of a packetized metadata file (each packet: a 37-byte header, then its content)."""
+    data, text, at = meta.read_bytes(), b"", 0
+    while at + 37 <= len(data):
+        content, packet = struct.unpack_from("<II", data, at + 24)
+        text += data[at + 37 : at + content // 8]
+        at += max(packet // 8, 37)
+    return text.decode()
+
+
+def _metadata_saying(old: str, new: str) -> Callable[[Path, Path], None]:
+    """A damage that rewrites the metadata as plain TSDL with ``old`` replaced by ``new`` (valid-looking, absurd)."""
+
+    def damage(_stream: Path, meta: Path) -> None:
+        text = _plain_metadata(meta)
+        assert old in text, old
+        meta.write_text(text.replace(old, new, 1))
+
+    return damage
+
+
 _CTF_DAMAGE: dict[str, Callable[[Path, Path], None]] = {
     "ctf-cut-packet": _cut_packet,
     "ctf-empty-stream": _empty_stream,
     "ctf-cut-metadata": _cut_metadata,
     "ctf-unparsable-metadata": _garbage_metadata,
+    # sizes and numbers no tracer writes (were exit 4: a negative shift, int64 overflow, a division by 0 Hz;
+    # an event id of 99999999999 asked for terabytes of tables): collectors/ctf/metadata.py
+    "ctf-negative-int-size": _metadata_saying(
+        "size = 32; align = 8; signed = false; }", "size = -8; align = 8; signed = false; }"
+    ),
+    "ctf-huge-array": _metadata_saying("_procname[17]", "_procname[99999999999999999999999]"),
+    "ctf-clock-0-hz": _metadata_saying("freq = 1000000000;", "freq = 0;"),
+    "ctf-huge-event-id": _metadata_saying("\tid = 0;\n\tstream_id = 0;", "\tid = 99999999999;\n\tstream_id = 0;"),
 }
 
 
@@ -433,6 +463,15 @@ def cases(inputs: dict[str, Path], tmp: Path, vmlinux: dict[str, Path] | None = 
         Case("dmesg:space-name", ["dmesg", str(inputs["sp ace.log"])]),
         Case("dmesg:stdin-garbage", ["dmesg", "-"], stdin=inputs["garbage"].read_bytes()),
         Case("dmesg:stdin-empty", ["dmesg"], stdin=b""),
+        # one log given twice (by a link too): every report was listed twice (forensics/commands/common.py)
+        Case("dmesg:same-log-twice", ["dmesg", str(inputs["log"]), str(inputs["link-to-log"])], want_rc=2),
+        Case(
+            "report-dmesg:same-log-twice",
+            ["report", "--dmesg", str(inputs["log"]), "--dmesg", str(inputs["log"])],
+            want_rc=2,
+            want_err="same file",
+        ),
+        Case("dmesg:stdin-twice", ["dmesg", "-", "-"], stdin=_bytes_of(CONSOLE), want_rc=2, want_err="read only once"),
         Case("trace:mixed-formats", ["trace", str(inputs["mixed-trace"])], cheap=False),
         Case("profile:mixed-formats", ["profile", str(inputs["mixed-trace"])]),
         Case("profile:folded-bad", ["profile", str(inputs["folded-bad"])]),
@@ -629,6 +668,12 @@ def cases(inputs: dict[str, Path], tmp: Path, vmlinux: dict[str, Path] | None = 
         ),
         Case("kdump-test:root-garbage", ["kdump", "test", "--root", str(inputs["garbage"])]),
         # time going backwards or jumping: the figures across it are flagged (†), the jump is named
+        # a page written through: its plots go inline (was a directory /dev/stdout-plots: forensics/commands/report.py)
+        Case(
+            "output:report-html-store:dev-stdout",
+            ["report", "--store", str(inputs["store"]), "-f", "html", "-o", "/dev/stdout"],
+            want_rc=0,
+        ),
         # wall times no calendar has (year 10000): were exit 4 in datetime and in matplotlib (forensics/units.py)
         Case(
             "slab-import:year-10000",
@@ -857,6 +902,9 @@ def cases(inputs: dict[str, Path], tmp: Path, vmlinux: dict[str, Path] | None = 
         ("sys-file", ["-o", "/sys/kernel/profiling"], None),
         ("newline-name", ["-o", str(tmp / "out\nput.json")], tmp / "out\nput.json"),
         ("ro-dir", ["-o", str(inputs["ro-dir"] / "out.json")], None),
+        # were a file named `newdir` and a file named `-` (forensics/commands/common.output_path)
+        ("dir-slash-missing", ["-o", str(tmp / "newdir") + "/"], None),
+        ("dash", ["-o", "-"], None),
     ]
     producers: dict[str, list[str]] = {
         "dmesg": ["dmesg", log, "-f", "json"],
@@ -942,6 +990,8 @@ def _state(paths: list[Path]) -> dict[str, tuple[object, ...]]:
 
 
 DEVICES = [Path("/dev/null"), Path("/dev/full"), Path("/dev/zero"), Path("/dev/sda"), Path("/proc/version")]
+# what a page written through once left beside it (report -f html -o /dev/stdout: its plots directory)
+DEVICES += [Path("/dev/stdout-plots")]
 
 
 def _feed_fifo(fifo: Path, data: bytes, stop: threading.Event) -> None:

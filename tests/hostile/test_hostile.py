@@ -28,6 +28,7 @@ SELECTED = [
     "dmesg:loop",
     "dmesg:newline-name",
     "dmesg:leading-dash-bare",
+    "dmesg:same-log-twice",  # every report listed twice (forensics/commands/common.distinct_inputs)
     "trace:corrupt.gz",
     "trace:unreadable.log",  # was exit 4: numba found no cache directory for user nobody (forensics/jit.py)
     "trace:locked-dir-file",  # was exit 4: Path.is_dir raised PermissionError (forensics/pipelines/trace.py)
@@ -69,6 +70,9 @@ SELECTED = [
     "output:report:evidence",
     "output:slab-export:foreign",
     "output:leaks:dev-full",
+    "output:dmesg:dir-slash-missing",  # wrote a file named after the directory (commands/common.py)
+    "output:dmesg:dash",  # wrote a file named '-'
+    "output:report-html-store:dev-stdout",  # made the directory /dev/stdout-plots (commands/report.py)
     "side-output:profile perf --folded perf",
     "side-output:report --dmesg log --html both --json both",  # the page was lost, exit 0 (commands/common.py)
     "side-output:profile perf --svg both --folded both",
@@ -77,6 +81,8 @@ SELECTED = [
     "slab-import:year-10000",  # was exit 4: datetime met a wall time of year 10000 (forensics/units.py)
     "report:store-year-10000",  # was exit 4: matplotlib met it in the leak plots (forensics/leakplots.py)
     "trace:ctf-cut-metadata",
+    "trace:ctf-negative-int-size",  # was exit 4: a negative shift (collectors/ctf/metadata.py)
+    "trace:ctf-clock-0-hz",  # was exit 4: a division by the clock's 0 Hz
     "stdout:dmesg log:broken-pipe",
     "stdout:--help:broken-pipe",  # was exit 1, as if a finding reached --fail-on (forensics/cli.py)
     "stdout:--help:closed",  # was exit 4: click's help met the closed stdout (forensics/cli.py)

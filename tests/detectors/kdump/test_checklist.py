@@ -29,7 +29,7 @@ EXPECTED: dict[str, tuple[bool, bool, dict[str, Status]]] = {
         False,
         {"crash-loaded": Status.FAIL, "kdump-enabled": Status.FAIL, "kdump-service": Status.FAIL},
     ),
-    "debian12-no-tooling": (False, False, {"kdump-tooling": Status.FAIL, "kdump-config": Status.FAIL}),
+    "debian12-no-tooling": (False, False, {"kdump-tooling": Status.FAIL, "kdump-config": Status.BLOCKED}),
     "debian12-unreadable-config": (
         False,
         True,
@@ -51,7 +51,7 @@ EXPECTED: dict[str, tuple[bool, bool, dict[str, Status]]] = {
             "kdump-config:directive 'ext4' needs a value": Status.FAIL,
         },
     ),
-    "rhel9-no-kexec-kernel": (False, False, {"crash-reservation": Status.FAIL, "crash-loaded": Status.FAIL}),
+    "rhel9-no-kexec-kernel": (False, False, {"crash-reservation": Status.FAIL, "crash-loaded": Status.BLOCKED}),
     "fedora41-zstd": (True, True, {"makedumpfile": Status.WARN}),
     "fedora41-dump-level-0": (True, True, {"makedumpfile": Status.WARN}),
     "unknown-distro": (False, False, {"distro": Status.WARN, "kdump-tooling": Status.FAIL}),
@@ -257,3 +257,25 @@ def test_a_low_companion_does_not_hide_the_main_reservation(tmp_path: Path) -> N
     assert line.status is Status.PASS
     assert line.detail.startswith("crashkernel=512M,high (512 MiB")
     assert line.evidence[0].excerpt == "crashkernel=512M,high"
+
+
+def test_a_kernel_without_crash_support_is_fixed_by_another_kernel_first(tmp_path: Path) -> None:
+    """No /sys/kernel/kexec_crash_size: no service restart loads a crash kernel, and crashkernel= alone reserves none.
+
+    This machine's kernel (6.18.44, no CONFIG_CRASH_DUMP) was told "fix: kdump-config load" for the crash kernel
+    not loaded, and "kdump setup --apply, then reboot" for the missing crashkernel=, into the same kernel.
+    """
+    from dataclasses import replace
+
+    kernel = "boot a distribution kernel, or one built with CONFIG_KEXEC, CONFIG_CRASH_DUMP and CONFIG_PROC_VMCORE"
+    for name in ("rhel9-no-kexec-kernel", "debian12-no-crashkernel"):
+        system = replace(SCENARIOS[name], crash_size=None, loaded=None)
+        lines = {line.id: line for line in run_checklist(collect_kdump_state(build(tmp_path / name, system))).lines}
+        for line_id in ("crash-reservation", "crash-loaded"):
+            assert lines[line_id].fix.startswith(kernel), lines[line_id]
+        assert lines["crash-reservation"].status is Status.FAIL
+        assert lines["crash-loaded"].status is Status.BLOCKED  # a consequence of the reservation's cause
+        cmdline = lines["crashkernel-cmdline"]
+        assert cmdline.status is Status.PASS or cmdline.fix.startswith(f"{kernel}; then kforensic kdump setup"), cmdline
+    with_kexec = {line.id: line for line in _run(tmp_path / "ready", "debian12-not-loaded")[1].lines}
+    assert with_kexec["crash-loaded"].fix.startswith("kdump-config load")  # a capable kernel: load it

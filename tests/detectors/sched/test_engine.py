@@ -320,3 +320,33 @@ def test_kept_events_stay_bounded() -> None:
     ref = SchedAnalyzer()
     ref.feed(events)
     assert fast.result(ParseCounts()) == ref.result(ParseCounts())
+
+
+def test_preemptors_are_counted_in_the_window_only() -> None:
+    """Who preempted a task counts the preemptions of the window (--window, --around), as its waits do; and
+    each CPU's switches are those of the window.
+
+    ``kforensic trace --task 32114 --around 43610.763843:51`` on this machine's ftrace showed the python task
+    preempted 90 times by one task in a 51 ms window where it was switched out preempted 3 times: the count
+    ran from the trace's start to the window's end.  Both analyzers (compare), on the recorded trace.
+    """
+    import re
+
+    data = gzip.decompress((DATA / "kf.ftrace.txt.gz").read_bytes())
+    lists, counts = parse(data, 1 << 16)
+    w0, w1 = middle_third(compare(lists, counts))
+    inside = compare(lists, counts, window=(w0, w1))
+    preempted: dict[int, int] = {}
+    for m in re.finditer(rb" (\d+\.\d+): sched_switch: .*?prev_pid=(\d+) .*?prev_state=R", data):
+        if w0 <= float(m[1]) <= w1:
+            preempted[int(m[2])] = preempted.get(int(m[2]), 0) + 1
+    shown = {t.pid: sum(p.times for p in t.preempted_by) for t in inside.tasks if t.preempted_by}
+    assert shown, "the window holds preemptions"
+    for pid, n in shown.items():
+        assert n <= preempted.get(pid, 0), (pid, n, preempted.get(pid, 0))
+    # So are each CPU's switches (the same --around run showed 1,131 on CPU0 where the window holds 5).
+    switches: dict[int, int] = {}
+    for m in re.finditer(rb"\[(\d+)\] \S+ +(\d+\.\d+): sched_switch: ", data):
+        if w0 <= float(m[2]) <= w1:
+            switches[int(m[1])] = switches.get(int(m[1]), 0) + 1
+    assert switches and {c.cpu: c.switches for c in inside.cpus if c.switches} == switches

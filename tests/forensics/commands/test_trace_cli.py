@@ -167,6 +167,25 @@ def test_perf_samples_given_to_trace_are_sent_to_profile() -> None:
     assert f"kforensic profile {samples}" in hint and "perf record -e 'sched:*'" in hint
 
 
+def test_a_perf_data_file_given_to_trace_says_how_to_read_it(tmp_path: Path) -> None:
+    # perf record -e 'sched:*' writes perf.data: the error quoted its binary header as "not trace events".
+    data = tmp_path / "perf.data"
+    made = subprocess.run(
+        ["perf", "record", "-q", "-e", "sched:sched_switch", "-o", str(data), "--", "true"],
+        capture_output=True,
+        check=False,
+    )
+    if made.returncode != 0 or not data.is_file():
+        pytest.skip(f"perf record -e sched:sched_switch cannot run here: {made.stderr[-200:]!r}")
+    res = run(str(data))
+    assert res.returncode == 3 and not res.stdout and "Traceback" not in res.stderr
+    error, hint = res.stderr.splitlines()[:2]
+    assert (
+        error == f"kforensic: error: {data}: a perf.data file: kforensic trace reads the text perf script makes of it"
+    )
+    assert f"perf script -i {data} > trace.txt" in hint and f"kforensic profile {data}" in hint
+
+
 def test_a_window_outside_the_trace_is_a_usage_error_naming_its_range(tmp_path: Path) -> None:
     ftrace = recorded("kf.ftrace.txt", tmp_path)
     for option in (["--around", "9999:100"], ["--window", "1:2"]):

@@ -1,0 +1,96 @@
+"""Which failed check makes which others impossible, so that one root cause is counted once.
+
+A kernel without kexec crash support fails the reservation check; the crash
+kernel cannot be loaded and the crashkernel= of the running kernel reserves
+nothing, whatever they say.  Missing kdump tooling leaves no configuration
+and no unit to enable.  Without this, one missing feature was six high
+findings on this machine (6.18.44, no CONFIG_CRASH_DUMP, no kdump-tools):
+the count of high findings then says nothing about how many things to fix.
+
+A consequence keeps its own detail, fix and evidence; its status becomes
+``blocked`` with the cause named, at info severity.  The cause stays a
+``fail``, so the verdict (and the exit status) is unchanged.  Pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from detectors.kdump.context import active_config, tooling_family
+from detectors.kdump.kernel_rules import no_crash_support
+from forensics.model import NotAvailable, Severity
+from forensics.types.kdump import Blocker, CheckLine, DistroFamily, KdumpState, Status
+
+
+@dataclass(frozen=True)
+class Dependency:
+    """A root cause: the line that fails, when it fails for this reason, and the lines it makes impossible."""
+
+    cause: str  # line id of the root cause
+    holds: Callable[[KdumpState], bool]  # the cause line fails for this reason (read from the state)
+    reason: str
+    blocks: Callable[[KdumpState, CheckLine], bool]  # a line (not a pass) that this cause makes impossible
+
+
+def _no_tooling(state: KdumpState) -> bool:
+    # The distribution's kdump program is missing: its package brings the configuration and the unit.
+    tools = state.tooling
+    family = tooling_family(state)
+    if family is DistroFamily.DEBIAN:
+        return tools.kdump_config is None
+    if family is DistroFamily.RHEL:
+        return tools.kdumpctl is None
+    return tools.kdump_config is None and tools.kdumpctl is None
+
+
+def _config_absent(state: KdumpState) -> bool:
+    # Absent, not unreadable: an unreadable configuration is a fault of its own, not the package's.
+    config = active_config(state)
+    return isinstance(config, NotAvailable) and not config.reason.startswith("cannot read")
+
+
+def _blocked_by_kernel(state: KdumpState, line: CheckLine) -> bool:
+    return line.id in ("crashkernel-cmdline", "crash-loaded")
+
+
+def _blocked_by_tooling(state: KdumpState, line: CheckLine) -> bool:
+    if line.id == "kdump-service":
+        return True
+    # The configuration and what it sets (collector, dump target) arrive with the package.
+    return line.id in ("kdump-config", "makedumpfile", "dump-space") and _config_absent(state)
+
+
+DEPENDENCIES = (
+    Dependency(
+        "crash-reservation",
+        no_crash_support,
+        "the kernel has no kexec crash support",
+        _blocked_by_kernel,
+    ),
+    Dependency("kdump-tooling", _no_tooling, "the kdump tooling is not installed", _blocked_by_tooling),
+)
+
+
+def apply_dependencies(state: KdumpState, lines: list[CheckLine]) -> list[CheckLine]:
+    """The lines with every consequence of a failed root cause marked blocked by it."""
+    failed = {line.id: line for line in lines if line.status is Status.FAIL}
+    blockers = [
+        (dep, Blocker(dep.cause, failed[dep.cause].title, dep.reason))
+        for dep in DEPENDENCIES
+        if dep.cause in failed and dep.holds(state)
+    ]
+    out = []
+    for line in lines:
+        found = next(
+            (
+                b
+                for dep, b in blockers
+                if line.status is not Status.PASS and line.id != dep.cause and dep.blocks(state, line)
+            ),
+            None,
+        )
+        out.append(
+            line if found is None else replace(line, status=Status.BLOCKED, severity=Severity.INFO, blocked_by=found)
+        )
+    return out

@@ -1,0 +1,31 @@
+"""The typed result of ``kforensic trace``: one analysed trace, ready to render.
+
+A module of its own, re-exported by :mod:`forensics.types.results` (``report`` nests it): the trace command
+imports it without the other results' dataclasses (see :mod:`forensics.types.figures`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from forensics.model import Incident
+    from forensics.types.figures import Figure
+    from forensics.types.sched import ParseSummary, TraceAnalysis
+    from forensics.types.spans import SpanReport
+
+
+@dataclass(frozen=True)
+class TraceResult:
+    """One analysed trace, ready to render."""
+
+    source: str  # the input's name as findings cite it
+    kind: str  # the input's format
+    analysis: TraceAnalysis
+    parse: ParseSummary
+    incident: Incident
+    notes: tuple[str, ...] = ()  # what the reader could not read or saw lost (CTF traces)
+    ctf: dict[str, object] | None = None  # traces, clocks and streams of a CTF session (JSON "input")
+    spans: SpanReport | None = None
+    figures: tuple[Figure, ...] = ()  # --png, --span-png, --gantt-png, report's plots (forensics/delivery.py)

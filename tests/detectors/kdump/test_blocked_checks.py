@@ -1,0 +1,84 @@
+"""One root cause is one high finding; the checks it makes impossible are listed under it as blocked.
+
+This machine (6.18.44, no CONFIG_CRASH_DUMP, no kdump-tools) had six high
+findings: the reservation, the loaded crash kernel and crashkernel= (all the
+missing kernel feature), the tooling, its configuration and its service (all
+the missing package).  Two things must be fixed, so two are high.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from collectors.kdump.state import collect_kdump_state
+from detectors.kdump.checklist import run_checklist
+from detectors.kdump.findings import checklist_findings
+from forensics.model import Severity
+from forensics.types.kdump import Status
+from tests.collectors.kdump.roots import SCENARIOS, FakeSystem, build
+from tests.forensics.commands.test_kdump_cli import invoke
+from tests.helpers import assert_evidence_resolves
+
+#: This machine's shape: a kernel without kexec crash support, no crashkernel=, no kdump tooling.
+THIS_MACHINE = replace(
+    SCENARIOS["debian12-no-tooling"], cmdline_crashkernel=None, crash_size=None, loaded=None, service_enabled=False
+)
+KERNEL = "the kernel has no kexec crash support"
+TOOLING = "the kdump tooling is not installed"
+
+
+def _check(tmp_path: Path, system: FakeSystem) -> tuple[Path, dict[str, Status], dict[str, str]]:
+    root = build(tmp_path / "root", system)
+    state = collect_kdump_state(root, system.statvfs)
+    checklist = run_checklist(state)
+    findings = checklist_findings(checklist, state)
+    assert_evidence_resolves(findings)
+    high = {f.facts[1].value for f in findings if f.severity is Severity.HIGH}
+    blocked = {line.id: line.blocked_by.reason for line in checklist.lines if line.blocked_by is not None}
+    # Every blocked line is still a finding, at info, citing its evidence and naming its cause.
+    for finding in findings:
+        check = finding.facts[1].value
+        if check in blocked:
+            assert finding.severity is Severity.INFO and finding.summary.startswith(f"Blocked by: {blocked[check]}")
+            assert finding.baseline is not None and "(high)" in finding.baseline.value
+    assert {f.facts[1].value for f in findings} >= set(blocked)
+    assert not checklist.ready  # the causes still fail: kdump cannot work
+    return root, {line.id: line.status for line in checklist.lines}, {"high": ",".join(sorted(high)), **blocked}
+
+
+def test_this_machine_has_two_high_findings_and_their_consequences(tmp_path: Path) -> None:
+    root, status, seen = _check(tmp_path, THIS_MACHINE)
+    assert seen["high"] == "crash-reservation,kdump-tooling"
+    assert {k: v for k, v in seen.items() if k != "high"} == {
+        "crashkernel-cmdline": KERNEL,
+        "crash-loaded": KERNEL,
+        "kdump-config": TOOLING,
+        "kdump-service": TOOLING,
+        "makedumpfile": TOOLING,
+        "dump-space": TOOLING,
+    }
+    assert status["crash-reservation"] is Status.FAIL and status["kdump-tooling"] is Status.FAIL
+    # --fail-on keeps its meaning: exit 1 while kdump cannot work, whatever the threshold.
+    for flags in ((), ("--fail-on", "high"), ("--fail-on", "critical")):
+        result = invoke("kdump", "check", "--root", str(root), *flags)
+        assert result.returncode == 1, (flags, result.stdout)
+    text = invoke("kdump", "check", "--root", str(root)).stdout
+    assert "[BLOCKED] Crash kernel loaded: /sys/kernel/kexec_crash_loaded does not exist" in text
+    assert f"       blocked by: {KERNEL} (Crash kernel memory reserved)" in text
+    assert "2 fail" in text and "6 blocked" in text
+
+
+def test_a_kernel_with_crash_support_blocks_nothing(tmp_path: Path) -> None:
+    """Same system on a capable kernel: no reservation and no loaded crash kernel are faults of their own."""
+    _root, status, seen = _check(tmp_path, replace(THIS_MACHINE, crash_size=0, loaded=0))
+    assert status["crash-loaded"] is Status.FAIL and status["crashkernel-cmdline"] is Status.FAIL
+    assert KERNEL not in seen.values()
+
+
+def test_a_broken_configuration_is_not_blamed_on_missing_tooling(tmp_path: Path) -> None:
+    """Tooling missing but the configuration present and wrong: the configuration is a fault of its own."""
+    system = replace(SCENARIOS["rhel9-malformed-conf"], tooling=False)
+    _root, status, seen = _check(tmp_path, system)
+    assert any(k.startswith("kdump-config:") and v is Status.FAIL for k, v in status.items()), status
+    assert not any(k.startswith("kdump-config") for k in seen), seen

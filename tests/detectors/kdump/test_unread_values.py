@@ -1,0 +1,132 @@
+"""A check whose value was never read (file absent, unreadable, garbled) is ``unknown (why)``, never a pass.
+
+This machine's kernel has no /proc/sys/kernel/sysrq, and ``kdump check`` showed
+``[PASS] sysctl kernel.sysrq: not present in this kernel``: a verdict from a
+value it never read.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from collectors.kdump.state import collect_kdump_state
+from detectors.kdump.checklist import run_checklist
+from detectors.kdump.findings import checklist_findings
+from forensics.model import Severity
+from forensics.types.kdump import CheckLine, Status
+from tests.collectors.kdump.roots import SCENARIOS, build
+
+
+def _remove(relative: str) -> Callable[[Path], None]:
+    def edit(root: Path) -> None:
+        path = root / relative
+        shutil.rmtree(path) if path.is_dir() else path.unlink()
+
+    return edit
+
+
+def _directory_instead(relative: str) -> Callable[[Path], None]:
+    # A directory where the file should be: reading it fails with EISDIR, even as root.
+    def edit(root: Path) -> None:
+        path = root / relative
+        path.unlink()
+        path.mkdir()
+
+    return edit
+
+
+def _lines(tmp_path: Path, scenario: str, edit: Callable[[Path], None]) -> dict[str, CheckLine]:
+    system = replace(SCENARIOS[scenario], extra=edit)
+    state = collect_kdump_state(build(tmp_path / "root", system), system.statvfs)
+    checklist = run_checklist(state)
+    # Unknown lines reach the incident too, with their status, so `kforensic report` does not drop them.
+    statuses = {f.facts[0].value for f in checklist_findings(checklist, state)}
+    assert ("unknown" in statuses) is (checklist.count(Status.UNKNOWN) > 0)
+    return {line.id: line for line in checklist.lines}
+
+
+@pytest.mark.parametrize(
+    ("edit", "reason"),
+    [
+        (_remove("proc/sys/kernel/sysrq"), "/proc/sys/kernel/sysrq does not exist"),
+        (_directory_instead("proc/sys/kernel/sysrq"), "cannot read /proc/sys/kernel/sysrq: Is a directory"),
+    ],
+    ids=["absent", "unreadable"],
+)
+def test_a_sysctl_not_read_is_unknown(tmp_path: Path, edit: Callable[[Path], None], reason: str) -> None:
+    line = _lines(tmp_path, "debian12-ready", edit)["sysctl:kernel.sysrq"]
+    assert line.status is Status.UNKNOWN, line
+    assert line.detail.startswith(f"unknown ({reason}"), line.detail
+    assert line.severity is Severity.LOW and line.why and line.fix
+    assert line.evidence == ()  # nothing read, nothing quoted
+
+
+def test_a_sysctl_that_is_not_a_number_is_unknown(tmp_path: Path) -> None:
+    def garble(root: Path) -> None:
+        (root / "proc/sys/kernel/panic_on_oops").write_text("on\n")
+
+    line = _lines(tmp_path, "debian12-ready", garble)["sysctl:kernel.panic_on_oops"]
+    assert line.status is Status.UNKNOWN and "'on', not a number" in line.detail, line
+    assert line.evidence[0].excerpt == "on"
+
+
+def test_a_root_without_proc_sys_passes_no_sysctl(tmp_path: Path) -> None:
+    lines = _lines(tmp_path, "rhel9-ready", _remove("proc/sys/kernel"))
+    sysctls = [line for line_id, line in lines.items() if line_id.startswith("sysctl:")]
+    assert len(sysctls) == 8
+    assert all(line.status is Status.UNKNOWN for line in sysctls), [(x.id, x.status) for x in sysctls]
+
+
+def test_collector_and_space_are_unknown_when_the_config_was_not_read(tmp_path: Path) -> None:
+    """The tooling's default collector and the default dump directory stand only for a config that sets neither."""
+    lines = _lines(tmp_path, "debian12-ready", _directory_instead("etc/default/kdump-tools"))
+    for line_id in ("makedumpfile", "dump-space"):
+        line = lines[line_id]
+        assert line.status is Status.UNKNOWN, line
+        assert "cannot read /etc/default/kdump-tools: Is a directory" in line.detail
+        assert line.fix.startswith("make the kdump configuration readable")
+    assert "51200 MiB free at /var/crash" in lines["dump-space"].detail  # what was measured is still said
+    assert lines["kdump-config"].status is Status.FAIL
+
+
+@pytest.mark.parametrize(
+    ("relative", "line_id"),
+    [("sys/kernel/kexec_crash_size", "crash-reservation"), ("sys/kernel/kexec_crash_loaded", "crash-loaded")],
+)
+def test_an_unreadable_kernel_file_is_unknown_not_a_kernel_without_crash_support(
+    tmp_path: Path, relative: str, line_id: str
+) -> None:
+    """It said "the kernel was built without kexec crash support" of a file it could not read."""
+    from tests.forensics.commands.test_kdump_cli import invoke
+
+    lines = _lines(tmp_path / "lines", "debian12-ready", _directory_instead(relative))
+    line = lines[line_id]
+    assert line.status is Status.UNKNOWN and line.kernel_side, line
+    assert line.detail == f"unknown (cannot read /{relative}: Is a directory)"
+    assert "without" not in line.fix and line.blocked_by is None
+    assert all(x.blocked_by is None for x in lines.values())  # an unread file is no root cause
+    # Everything else of this system is ready: the verdict says it is not known, and exits 1.
+    system = replace(SCENARIOS["debian12-ready"], extra=_directory_instead(relative))
+    checklist = run_checklist(collect_kdump_state(build(tmp_path / "root", system), system.statvfs))
+    assert not checklist.ready and not checklist.kernel_ready and checklist.unknown
+    result = invoke("kdump", "check", "--root", str(tmp_path / "root"))
+    assert result.returncode == 1
+    assert "NOT KNOWN TO BE READY: the kernel side could not be read" in result.stdout
+    assert "kernel side unknown" in result.stdout and "NOT READY" not in result.stdout
+
+
+def test_an_unreadable_unit_directory_is_unknown_not_a_disabled_service(tmp_path: Path) -> None:
+    def loop(root: Path) -> None:
+        # A link to itself: listing it fails with ELOOP, as an unreadable directory fails with EACCES.
+        wants = root / "etc/systemd/system/multi-user.target.wants"
+        shutil.rmtree(wants)
+        wants.symlink_to("multi-user.target.wants")
+
+    line = _lines(tmp_path, "debian12-ready", loop)["kdump-service"]
+    assert line.status is Status.UNKNOWN, line
+    assert line.detail.startswith("unknown (cannot read /etc/systemd/system/multi-user.target.wants: "), line.detail
