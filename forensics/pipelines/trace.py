@@ -40,9 +40,26 @@ NOT_TRACE_SHARE = 0.5
 PERF_SAMPLE_HEADER = re.compile(r"\[\d+\]\s+\d+\.\d+:\s+\d+\s+[\w.-]+(?::[A-Za-z]*)?:\s*$")
 
 
+def _cr_only(name: str) -> bool:
+    """Whether the file ``name`` starts with lines ended by a lone CR (none by LF); False for stdin or unreadable."""
+    try:
+        with open(name, "rb") as f:
+            head = f.read(1 << 16)
+    except OSError:
+        return False
+    return b"\n" not in head and head.count(b"\r") >= 2
+
+
 def check_trace_text(name: str, counts: ParseCounts) -> None:
     """Refuse (exit 3) a text in which most lines are not trace events: a kernel log, a report, a CSV."""
     content = counts.lines - counts.comments
+    if counts.lines <= 2 and _cr_only(name):
+        # Lines ended by a lone CR are one line to the reader: "enable the events" misled, or its first event
+        # was analysed and the rest dropped in silence ("1 events", "No problem found").
+        raise InputError(
+            f"{name}: its lines end in a carriage return alone (\\r, no \\n), so it reads as one line",
+            hint=f"convert the line ends: tr '\\r' '\\n' < {name} > trace.txt, then kforensic trace trace.txt",
+        )
     if counts.events == 0 and counts.malformed == 0 and content <= 0:
         # Nothing to judge: "no findings" here would be an absence stated without the power to see anything.
         said = "an empty file" if counts.lines == 0 else f"{counts.lines:,} lines of headers, comments or blanks only"

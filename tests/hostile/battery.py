@@ -208,6 +208,11 @@ def make_inputs(base: Path) -> dict[str, Path]:
     put("folded-zero", b"a;b;c 0\nd;e 0\n")  # valid-looking, but no CPU time to share out
     put("perf-period0", b"contend 12796   361.339342:          0 cpu-clock:ppp: \n\t126a critical+0x1a (/x)\n\n")
     put("crlf-log", log.replace(b"\n", b"\r\n"))
+    put("trace-cr-only", trace.replace(b"\n", b"\r"))  # lines ended by a lone CR: one line to a reader
+    put(
+        "trace-cr-only-events",
+        b"".join(line for line in trace.splitlines(True) if not line.startswith(b"#")).replace(b"\n", b"\r"),
+    )
     put("log-bom-nul-latin1", b"\xef\xbb\xbf" + log.replace(b"\n", b"\r\n", 40).replace(b"Call Trace", b"Call\0Trace"))
     body = trace.splitlines(keepends=True)
     half = len(body) // 2
@@ -701,6 +706,12 @@ def cases(inputs: dict[str, Path], tmp: Path, vmlinux: dict[str, Path] | None = 
         Case("dmesg:crlf", ["dmesg", str(inputs["crlf-log"])], want_out="kernel BUG"),
         Case("dmesg:bom-nul-crlf", ["dmesg", str(inputs["log-bom-nul-latin1"])]),
         Case("trace:stdin-empty", ["trace", "-"], stdin=b"", want_rc=3),
+        # was "enable the events and record again", and without a header its first event analysed, the rest dropped
+        # in silence with "No problem found" (forensics/pipelines/trace.py)
+        *(
+            Case(f"trace:{name}", ["trace", str(inputs[name])], want_rc=3, want_err="carriage return")
+            for name in ("trace-cr-only", "trace-cr-only-events")
+        ),
         Case("trace:stdin-binary", ["trace", "-"], stdin=bytes(range(256)) * 40, want_rc=3),
         Case("profile:stdin-binary", ["profile", "-"], stdin=bytes(range(256)) * 40, want_rc=3),
         # not judged on its figures: a tracepoint sample (payload after its event) is kept with the first event, as

@@ -78,6 +78,7 @@ SELECTED = [
     "side-output:profile perf --svg both --folded both",
     "leaks:store-unreadable",  # said "not a slab-watch store (unable to open database file)" (collectors/slabstore.py)
     "trace:clock-jump",
+    "trace:trace-cr-only-events",  # one event analysed, the rest dropped in silence (forensics/pipelines/trace.py)
     "slab-import:year-10000",  # was exit 4: datetime met a wall time of year 10000 (forensics/units.py)
     "report:store-year-10000",  # was exit 4: matplotlib met it in the leak plots (forensics/leakplots.py)
     "trace:ctf-cut-metadata",
