@@ -2,7 +2,9 @@
 
 A kernel without kexec crash support fails the reservation check; the crash
 kernel cannot be loaded and the crashkernel= of the running kernel reserves
-nothing, whatever they say.  Missing kdump tooling leaves no configuration
+nothing, whatever they say.  A kernel booted without crashkernel= reserves
+nothing, so nothing can be loaded: one fix (crashkernel=, then a reboot),
+not three high findings.  Missing kdump tooling leaves no configuration
 and no unit to enable.  Without this, one missing feature was six high
 findings on this machine (6.18.44, no CONFIG_CRASH_DUMP, no kdump-tools):
 the count of high findings then says nothing about how many things to fix.
@@ -54,6 +56,31 @@ def _blocked_by_kernel(state: KdumpState, line: CheckLine) -> bool:
     return line.id in ("crashkernel-cmdline", "crash-loaded")
 
 
+def _no_crashkernel(state: KdumpState) -> bool:
+    # The command line was read and reserves nothing (no crashkernel=, or none that fits this RAM): the
+    # reservation and the loaded crash kernel cannot be there.  A kernel without crash support is the deeper
+    # cause (above); an unread command line says nothing.
+    return not no_crash_support(state) and not isinstance(state.cmdline, NotAvailable)
+
+
+def _blocked_by_crashkernel(state: KdumpState, line: CheckLine) -> bool:
+    # Only failures: memory reserved all the same (another mechanism) passes and is not blocked.
+    return line.id in ("crash-reservation", "crash-loaded") and line.status is Status.FAIL
+
+
+def _nothing_reserved(state: KdumpState) -> bool:
+    # The reservation was read and is empty (with crashkernel= asked for: where it is not, the cause above comes first).
+    size = state.crash_size
+    if isinstance(size, NotAvailable):
+        return False
+    text = size.first_line()
+    return not text.isdigit() or int(text) == 0
+
+
+def _blocked_by_reservation(state: KdumpState, line: CheckLine) -> bool:
+    return line.id == "crash-loaded" and line.status is Status.FAIL
+
+
 def _blocked_by_tooling(state: KdumpState, line: CheckLine) -> bool:
     if line.id == "kdump-service":
         return True
@@ -67,6 +94,18 @@ DEPENDENCIES = (
         no_crash_support,
         "the kernel has no kexec crash support",
         _blocked_by_kernel,
+    ),
+    Dependency(
+        "crashkernel-cmdline",
+        _no_crashkernel,
+        "the running kernel was booted without a crashkernel= that reserves memory",
+        _blocked_by_crashkernel,
+    ),
+    Dependency(
+        "crash-reservation",
+        _nothing_reserved,
+        "no memory is reserved for a crash kernel",
+        _blocked_by_reservation,
     ),
     Dependency("kdump-tooling", _no_tooling, "the kdump tooling is not installed", _blocked_by_tooling),
 )

@@ -185,7 +185,10 @@ def make_plan(state: KdumpState, checklist: Checklist, policy: Policy) -> Plan:
     if family is not DistroFamily.UNKNOWN and state.services.systemd:
         if status.get("kdump-service") is not Status.PASS:
             commands.append(Command(("systemctl", "enable", unit), "start kdump at every boot"))
-        reserved = status.get("crash-reservation") is not Status.FAIL
+        reserved = status.get("crash-reservation") not in (
+            Status.FAIL,
+            Status.BLOCKED,
+        )  # blocked: nothing reserved either
         reload = any(c.path in (paths.DEBIAN_CONFIG, paths.RHEL_CONFIG) for c in changes)
         if reserved and (reload or status.get("crash-loaded") is not Status.PASS):
             commands.append(Command(("systemctl", "restart", unit), "load the crash kernel now"))

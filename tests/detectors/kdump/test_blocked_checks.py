@@ -69,11 +69,41 @@ def test_this_machine_has_two_high_findings_and_their_consequences(tmp_path: Pat
     assert "2 fail" in text and "6 blocked" in text
 
 
-def test_a_kernel_with_crash_support_blocks_nothing(tmp_path: Path) -> None:
-    """Same system on a capable kernel: no reservation and no loaded crash kernel are faults of their own."""
+CRASHKERNEL = "the running kernel was booted without a crashkernel= that reserves memory"
+
+
+def test_a_kernel_with_crash_support_blames_the_missing_crashkernel(tmp_path: Path) -> None:
+    """Same system on a capable kernel: no crashkernel= is the cause; nothing reserved and nothing loaded follow."""
     _root, status, seen = _check(tmp_path, replace(THIS_MACHINE, crash_size=0, loaded=0))
-    assert status["crash-loaded"] is Status.FAIL and status["crashkernel-cmdline"] is Status.FAIL
     assert KERNEL not in seen.values()
+    assert status["crashkernel-cmdline"] is Status.FAIL
+    assert seen["high"] == "crashkernel-cmdline,kdump-tooling"
+    assert seen["crash-reservation"] == CRASHKERNEL and seen["crash-loaded"] == CRASHKERNEL
+
+
+def test_no_crashkernel_is_one_high_finding(tmp_path: Path) -> None:
+    """Everything installed, the kernel booted without crashkernel=: one thing to fix (then reboot), not three."""
+    root, status, seen = _check(tmp_path, SCENARIOS["debian12-no-crashkernel"])
+    assert seen["high"] == "crashkernel-cmdline"
+    assert status["crash-reservation"] is Status.BLOCKED and status["crash-loaded"] is Status.BLOCKED
+    text = invoke("kdump", "check", "--root", str(root)).stdout
+    assert f"       blocked by: {CRASHKERNEL} (crashkernel= on the kernel command line)" in text
+
+
+def test_a_crashkernel_given_but_not_reserved_is_its_own_fault(tmp_path: Path) -> None:
+    """crashkernel= on the command line and nothing reserved (too large for low memory): the reservation is the
+    cause, and nothing can be loaded into it."""
+    system = replace(SCENARIOS["debian12-no-crashkernel"], cmdline_crashkernel="512M")
+    _root, status, seen = _check(tmp_path, system)
+    assert status["crashkernel-cmdline"] is Status.PASS and status["crash-reservation"] is Status.FAIL
+    assert seen["high"] == "crash-reservation"
+    assert seen == {"high": "crash-reservation", "crash-loaded": "no memory is reserved for a crash kernel"}
+
+
+def test_a_reservation_with_nothing_loaded_is_its_own_fault(tmp_path: Path) -> None:
+    """Memory reserved, nothing loaded (the service did not run): the loaded check fails on its own."""
+    _root, status, seen = _check(tmp_path, SCENARIOS["debian12-not-loaded"])
+    assert status["crash-loaded"] is Status.FAIL and "crash-loaded" not in seen
 
 
 def test_a_broken_configuration_is_not_blamed_on_missing_tooling(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ EXPECTED: dict[str, tuple[bool, bool, dict[str, Status]]] = {
     "debian12-no-crashkernel": (
         False,
         False,
-        {"crashkernel-cmdline": Status.FAIL, "crash-reservation": Status.FAIL, "crashkernel-boot": Status.WARN},
+        {"crashkernel-cmdline": Status.FAIL, "crash-reservation": Status.BLOCKED, "crashkernel-boot": Status.WARN},
     ),
     "debian12-not-loaded": (
         False,
