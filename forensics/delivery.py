@@ -63,8 +63,11 @@ def deliver(text: str | bytes, output: Path | None, *, force: bool | None = None
 
 def write_figures(figures: Iterable[Figure]) -> None:
     """Draw and write a result's figures in order (PNG, atomically, 0600); make each plot directory first."""
+    figures = tuple(figures)
+    if not figures:  # most runs: nothing to draw, and the figure records' module not to import (~3 ms)
+        return
     from forensics.output import output_directory, write_atomic
-    from forensics.types.figures import (  # here: a command without figures (profile) never loads them
+    from forensics.types.figures import (  # here: a command without figures never loads them
         CpuTimelineFigure,
         FigureDirectory,
         SeriesFigure,

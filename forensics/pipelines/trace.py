@@ -15,7 +15,6 @@ from forensics import __version__
 from forensics.errors import InputError, UsageError
 from forensics.model import Clock, Examined, Finding, Incident, NotAvailable, Timestamp, TimeWindow
 from forensics.pipelines.spans import SpanOptions
-from forensics.types.figures import CpuTimelineFigure, Figure, FigureDirectory
 from forensics.types.trace_result import TraceResult
 
 if TYPE_CHECKING:
@@ -28,6 +27,7 @@ if TYPE_CHECKING:
     from detectors.sched.analyzer import BatchAnalyzer
     from detectors.sched.engine import FastAnalyzer
     from forensics.aot import Group
+    from forensics.types.figures import Figure
     from forensics.types.sched import ParseSummary, Thresholds, TraceAnalysis
     from forensics.types.spans import SpanReport
     from forensics.types.trace import ParseCounts
@@ -479,6 +479,8 @@ def analyse_trace_file(
         examined=(examined_trace(stream.name, analysis, parse, span_report, opts.slow_ms),),
     )
     if png is not None:
+        from forensics.types.figures import CpuTimelineFigure, FigureDirectory  # here: only --png draws one
+
         title = f"kforensic trace {stream.name}"
         figures += (FigureDirectory(png.parent), CpuTimelineFigure(png, analysis, analyzer.timeline or [], title))
     notes: tuple[str, ...] = ()
