@@ -99,6 +99,19 @@ def _std_fd(path: Path) -> int | None:
     return int(match.group(1)) if match else None
 
 
+def written_through(path: Path) -> bool:
+    """Whether :func:`open_output` writes ``path`` through (a standard stream, ``/dev/fd/N``, a character device or a
+    FIFO, also behind a link) instead of replacing a file: such a path has no directory for files beside it, and
+    two outputs may name it."""
+    if _std_fd(path) is not None:
+        return True
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False  # a new path: a file
+    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)
+
+
 def _write_error(path: Path | str, exc: OSError) -> InputError:
     hint = "free some space, or write elsewhere" if exc.errno == errno.ENOSPC else "choose a writable output path"
     return InputError(f"cannot write {path}: {exc.strerror or exc}", hint=hint)

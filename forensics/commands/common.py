@@ -83,25 +83,22 @@ def distinct_inputs(option: str, names: Iterable[object] | None) -> None:
     """Refuse (exit 2) one file given twice to ``option`` (by path, link or hard link): its reports counted twice.
 
     (``dmesg kern.log kern.log``, ``report --dmesg a --dmesg link-to-a``: every report listed twice, as if the
-    machine had crashed twice.) Standard input twice is refused as by :func:`stdin_read_once`.
+    machine had crashed twice.) Standard input twice is refused by :func:`stdin_read_once`.
     """
     import os
     import stat
 
-    seen: dict[object, str] = {}
+    stdin_read_once((option, names))
+    seen: dict[tuple[int, int], str] = {}
     for name in names or ():
         text = str(name)
-        key: object = text
-        if text != "-":
-            try:
-                st = os.stat(text)
-            except OSError:
-                continue  # said by the reader, with its own words
-            if not stat.S_ISREG(st.st_mode):
-                continue  # a FIFO or device reads differently each time
-            key = (st.st_dev, st.st_ino)
-        if key == "-" and key in seen:
-            raise UsageError(f"standard input ('-') is given twice to {option}; it can be read only once")
+        try:
+            st = os.stat(text) if text != "-" else None
+        except OSError:
+            continue  # said by the reader, with its own words
+        if st is None or not stat.S_ISREG(st.st_mode):
+            continue  # a FIFO or device reads differently each time
+        key = (st.st_dev, st.st_ino)
         if key in seen:
             raise UsageError(
                 f"{option}: {seen[key]} and {text} are the same file: its reports would be counted twice",
@@ -113,23 +110,23 @@ def distinct_inputs(option: str, names: Iterable[object] | None) -> None:
 def distinct_outputs(*given: tuple[str, Path | None]) -> None:
     """Refuse (exit 2) two output options naming one file, before anything is written.
 
-    The second write silently replaced the first (`report --html r --json r` left only the JSON, exit 0). Devices
-    and FIFOs, written through, may be named twice (`--html /dev/null --json /dev/null`).
+    The second write silently replaced the first (`report --html r --json r` left only the JSON, exit 0). Paths
+    written through (:func:`forensics.output.written_through`: devices, FIFOs) may be named twice
+    (`--html /dev/null --json /dev/null`).
     """
     import os
-    import stat
+
+    from forensics.output import written_through
 
     seen: dict[str, str] = {}
     for option, path in given:
-        if path is None:
+        if path is None or written_through(path):
             continue
         try:
             st = os.stat(path)
+            key = f"{st.st_dev}:{st.st_ino}"
         except OSError:
-            st = None
-        if st is not None and (stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode)):
-            continue
-        key = f"{st.st_dev}:{st.st_ino}" if st is not None else os.path.abspath(path)
+            key = os.path.abspath(path)
         if key in seen:
             raise UsageError(
                 f"{seen[key]} and {option} both name {path}: the second output would replace the first",

@@ -41,22 +41,11 @@ def _plots_dir(*pages: Path | None) -> Path | None:
     them beside: they go inline, as on stdout (before, ``-o /dev/stdout`` made ``/dev/stdout-plots``).
     """
     page = next((p for p in pages if p is not None), None)
-    if page is None or _written_through(page):
+    from forensics.output import written_through
+
+    if page is None or written_through(page):
         return None
     return page.parent / f"{page.stem}-plots"
-
-
-def _written_through(page: Path) -> bool:
-    """Whether the output writer writes ``page`` through (forensics/output.py): a stream or a device, no file."""
-    import os
-    import stat
-
-    if os.fspath(page).startswith(("/dev/", "/proc/self/fd/")):
-        return True
-    try:
-        return not stat.S_ISREG(os.stat(page).st_mode)
-    except OSError:
-        return False  # a new path: a file
 
 
 def _base(path: Path | None) -> Path | None:
