@@ -1312,7 +1312,7 @@ def _collector_paused() -> Iterator[None]:
     """
     import gc
 
-    from forensics.types.trace import gc_paused
+    from forensics.gcpause import gc_paused
 
     with gc_paused():
         try:

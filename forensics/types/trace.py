@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 # Re-exported for collectors/perf_script.py, which imports it from here (its own change, another engineer's file).
-from forensics.gcpause import gc_paused as gc_paused  # noqa: PLC0414
 
 
 class Kind(enum.IntEnum):
