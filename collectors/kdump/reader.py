@@ -170,7 +170,7 @@ class RootReader:
     def _problem(self, target: str, path: Path, exc: OSError) -> NotAvailable:
         reason = exc.strerror or str(exc)
         if all(p.path != target for p in self.problems):  # a file read twice is one problem
-            self.problems.append(ReadProblem(target, reason))
+            self.problems.append(ReadProblem(target, reason, errno.errorcode.get(exc.errno or 0, "")))
         self.sources.append(
             SourceRecord(
                 path=str(path), size=NotAvailable(reason), sha256=NotAvailable(reason), seconds=0.0, error=reason

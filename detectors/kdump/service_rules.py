@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from detectors.kdump.context import active_config, collector_options, tooling_family
+from detectors.kdump.context import active_config, collector_options, config_problem, tooling_family
 from detectors.kdump.crashkernel import MIB
 from detectors.kdump.makedumpfile import Compression, compression_support, excluded_classes
 from detectors.kdump.util import fail, file_evidence, pass_, unknown, warn
@@ -59,7 +59,7 @@ def check_config(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     config = active_config(state)
     why = "kdump-config and kdumpctl refuse to load the crash kernel when their configuration is wrong"
     if isinstance(config, NotAvailable):
-        return [fail("kdump-config", title, config.reason, why, "install the kdump tooling (see above)", ())]
+        return [_unread_config(state, title, config, why)]
     lines = []
     for problem in config.problems:
         detail = f"{config.file.path} line {problem.line}: {problem.reason}"
@@ -94,6 +94,22 @@ def check_config(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
             )
         )
     return lines
+
+
+def _unread_config(state: KdumpState, title: str, config: NotAvailable, why: str) -> CheckLine:
+    """The configuration's line when it was not read: absent (the package brings it) or unreadable (why, the errno)."""
+    problem = config_problem(state)
+    if problem is None:
+        return fail("kdump-config", title, config.reason, why, "install the kdump tooling (see above)", ())
+    cause = f"cannot read {problem.path}: {problem.reason}" + (f" ({problem.errno_name})" if problem.errno_name else "")
+    unread = "whether it enables kdump, where the dump goes and how makedumpfile runs are not known"
+    if problem.denied:
+        # This reader's rights, not the system's fault: the tooling reads it as root.
+        fix = f"run the check as root, or let this user read {problem.path}"
+        return unknown("kdump-config", title, f"{cause}: {unread}", why, fix, (), severity=Severity.MEDIUM)
+    # Any reader fails so (a directory, an I/O error, a link loop): the tooling cannot read it either.
+    fix = f"make {problem.path} a readable configuration file again, then check again"
+    return fail("kdump-config", title, f"{cause}: the kdump tooling cannot read it either", why, fix, ())
 
 
 def check_service(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
