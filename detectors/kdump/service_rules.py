@@ -47,6 +47,16 @@ def check_tooling(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
         DistroFamily.UNKNOWN: ("kdump-config or kdumpctl", tools.kdump_config or tools.kdumpctl, "install kexec-tools"),
     }[family]
     missing = [name for name, path in ((needed[0], needed[1]), ("makedumpfile", tools.makedumpfile)) if not path]
+    if missing and tools.unsearched:
+        # Not found in the directories looked into, and one could not be: the programs may well be there.
+        dirs = "; ".join(
+            f"cannot look in {p.path}: {p.reason}" + (f" ({p.errno_name})" if p.errno_name else "")
+            for p in tools.unsearched
+        )
+        reason = f"{', '.join(missing)} not found in the directories read; {dirs}"
+        names = ", ".join(p.path for p in tools.unsearched)
+        fix = f"run the check as root, or let this user search {names}"
+        return [unknown("kdump-tooling", title, reason, why, fix, evidence, severity=Severity.MEDIUM)]
     if missing:
         return [fail("kdump-tooling", title, f"missing: {', '.join(missing)}", why, needed[2], evidence)]
     found = ", ".join(p for p in (needed[1], tools.makedumpfile, tools.kexec) if p)
