@@ -53,6 +53,21 @@ def mount_tmpfs(where: Path, size: str) -> bool:
     return done.returncode == 0
 
 
+def as_plain_reader(argv: Sequence[str]) -> list[str]:
+    """``argv`` run as a reader that file permissions bind: root without the capabilities that bypass them.
+
+    Unchanged when not root (permissions bind already); skips the test where root cannot drop them (no capsh).
+    """
+    import shutil
+
+    if os.geteuid() != 0:
+        return list(argv)
+    if shutil.which("capsh") is None:
+        pytest.skip("root reads every file, and capsh is missing to drop cap_dac_override")
+    drop = "--drop=cap_dac_override,cap_dac_read_search"
+    return ["capsh", drop, "--", "-c", 'exec "$@"', "reader", *argv]
+
+
 def fuse_python() -> str | None:
     """A Python that can import fusepy (the venv's, or Debian's python3-fusepy), or None."""
     for python in (sys.executable, "/usr/bin/python3"):

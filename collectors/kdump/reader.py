@@ -95,6 +95,21 @@ class RootReader:
         """Whether ``target`` exists on the target system (following links inside the root)."""
         return self.host_path(target).exists()
 
+    def look_up(self, target: str) -> bool | NotAvailable:
+        """Whether ``target`` exists; NotAvailable (a read problem of its directory) when it cannot be looked up.
+
+        :meth:`exists` raises or answers False where the directory cannot be searched (EACCES, ELOOP): a program
+        there would be called absent.
+        """
+        try:
+            self.host_path(target).stat()
+        except (FileNotFoundError, NotADirectoryError):
+            return False
+        except OSError as exc:
+            directory = target.rsplit("/", 1)[0] or "/"
+            return self._problem(directory, self.root / directory.lstrip("/"), exc)
+        return True
+
     def link_exists(self, target: str) -> bool:
         """Whether ``target`` exists as a name, even a dangling link (unit enablement links)."""
         return os.path.lexists(self.host_path_parent(target))
@@ -170,7 +185,7 @@ class RootReader:
     def _problem(self, target: str, path: Path, exc: OSError) -> NotAvailable:
         reason = exc.strerror or str(exc)
         if all(p.path != target for p in self.problems):  # a file read twice is one problem
-            self.problems.append(ReadProblem(target, reason))
+            self.problems.append(ReadProblem(target, reason, errno.errorcode.get(exc.errno or 0, "")))
         self.sources.append(
             SourceRecord(
                 path=str(path), size=NotAvailable(reason), sha256=NotAvailable(reason), seconds=0.0, error=reason

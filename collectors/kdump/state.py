@@ -168,19 +168,22 @@ def _system_ram(iomem: MaybeFile, meminfo: MemInfo | NotAvailable) -> int | NotA
 def _which(reader: RootReader, name: str) -> str | None:
     for directory in paths.BIN_DIRS:
         candidate = f"{directory}/{name}"
-        if reader.exists(candidate):
+        if reader.look_up(candidate) is True:
             return candidate
     return None
 
 
 def _tooling(reader: RootReader) -> Tooling:
+    found = {name: _which(reader, name) for name in paths.TOOLS}
+    unsearched = tuple(p for p in reader.problems if p.path in paths.BIN_DIRS)
     return Tooling(
-        kdump_config=_which(reader, "kdump-config"),
-        kdumpctl=_which(reader, "kdumpctl"),
-        makedumpfile=_which(reader, "makedumpfile"),
-        kexec=_which(reader, "kexec"),
-        grubby=_which(reader, "grubby"),
-        update_grub=_which(reader, "update-grub"),
+        kdump_config=found["kdump-config"],
+        kdumpctl=found["kdumpctl"],
+        makedumpfile=found["makedumpfile"],
+        kexec=found["kexec"],
+        grubby=found["grubby"],
+        update_grub=found["update-grub"],
+        unsearched=unsearched,
     )
 
 

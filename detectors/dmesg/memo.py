@@ -582,6 +582,13 @@ class _Repeat(KernelReport):
             object.__setattr__(old, _EXCERPT, joined)
         return joined
 
+    def repeats(self) -> tuple[KernelReport, int] | None:
+        source = self.__dict__.get("_source")
+        if source is None or source[3] is not None:
+            return None  # its lines made already, or texts that differ in their times
+        old = source[0].report
+        return old, source[1] - old.start_line
+
     def __reduce__(self) -> tuple[type[KernelReport], tuple[object, ...]]:
         # Pickled (a Dask worker's result) or copied as the plain record, every field made.
         return KernelReport, tuple(getattr(self, f) for f in _FIELDS)

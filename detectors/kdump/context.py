@@ -5,7 +5,8 @@ from __future__ import annotations
 from detectors.kdump.crashkernel import DISTRO_DEFAULTS, distro_default, estimate_crashkernel
 from detectors.kdump.makedumpfile import CollectorOptions, parse_collector
 from forensics.model import NotAvailable
-from forensics.types.kdump import DistroFamily, Estimate, KdumpConfig, KdumpState, TextFile
+from forensics.types import kdump_paths as paths
+from forensics.types.kdump import DistroFamily, Estimate, KdumpConfig, KdumpState, ReadProblem, TextFile
 
 #: Debian's kdump-config and RHEL's kdumpctl defaults when the config sets no collector.
 DEFAULT_COLLECTOR = {
@@ -34,6 +35,15 @@ def active_config(state: KdumpState) -> KdumpConfig | NotAvailable:
     if family is DistroFamily.RHEL:
         return state.rhel_config
     return NotAvailable("no kdump configuration file was found")
+
+
+def config_problem(state: KdumpState) -> ReadProblem | None:
+    """Why the configuration the tooling reads exists but could not be read (None when read, or absent)."""
+    family = tooling_family(state)
+    path = paths.RHEL_CONFIG if family is DistroFamily.RHEL else paths.DEBIAN_CONFIG
+    if family is DistroFamily.UNKNOWN or not isinstance(active_config(state), NotAvailable):
+        return None
+    return next((p for p in state.problems if p.path == path), None)
 
 
 def collector_options(state: KdumpState) -> tuple[CollectorOptions, TextFile | None, int]:

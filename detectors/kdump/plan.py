@@ -145,6 +145,16 @@ def _sysctl_plan(state: KdumpState, policy: Policy) -> list[FileChange]:
 
 
 def _packages(state: KdumpState) -> tuple[tuple[str, ...], Command | None, list[str]]:
+    packages, install, manual = _packages_missing(state)
+    unsearched = state.tooling.unsearched
+    if not packages or not unsearched:
+        return packages, install, manual
+    # Not found where it could be looked for, and a directory could not be: not known to be missing.
+    where = "; ".join(f"cannot look in {p.path}: {p.reason}" for p in unsearched)
+    return (), None, [*manual, f"check as root whether {', '.join(packages)} is installed ({where})"]
+
+
+def _packages_missing(state: KdumpState) -> tuple[tuple[str, ...], Command | None, list[str]]:
     tools = state.tooling
     family = state.distro.family
     if family is DistroFamily.DEBIAN:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from detectors.kdump.context import active_config, collector_options, tooling_family
+from detectors.kdump.context import active_config, collector_options, config_problem, tooling_family
 from detectors.kdump.crashkernel import MIB
 from detectors.kdump.makedumpfile import Compression, compression_support, excluded_classes
 from detectors.kdump.util import fail, file_evidence, pass_, unknown, warn
@@ -47,6 +47,16 @@ def check_tooling(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
         DistroFamily.UNKNOWN: ("kdump-config or kdumpctl", tools.kdump_config or tools.kdumpctl, "install kexec-tools"),
     }[family]
     missing = [name for name, path in ((needed[0], needed[1]), ("makedumpfile", tools.makedumpfile)) if not path]
+    if missing and tools.unsearched:
+        # Not found in the directories looked into, and one could not be: the programs may well be there.
+        dirs = "; ".join(
+            f"cannot look in {p.path}: {p.reason}" + (f" ({p.errno_name})" if p.errno_name else "")
+            for p in tools.unsearched
+        )
+        reason = f"{', '.join(missing)} not found in the directories read; {dirs}"
+        names = ", ".join(p.path for p in tools.unsearched)
+        fix = f"run the check as root, or let this user search {names}"
+        return [unknown("kdump-tooling", title, reason, why, fix, evidence, severity=Severity.MEDIUM)]
     if missing:
         return [fail("kdump-tooling", title, f"missing: {', '.join(missing)}", why, needed[2], evidence)]
     found = ", ".join(p for p in (needed[1], tools.makedumpfile, tools.kexec) if p)
@@ -59,7 +69,7 @@ def check_config(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     config = active_config(state)
     why = "kdump-config and kdumpctl refuse to load the crash kernel when their configuration is wrong"
     if isinstance(config, NotAvailable):
-        return [fail("kdump-config", title, config.reason, why, "install the kdump tooling (see above)", ())]
+        return [_unread_config(state, title, config, why)]
     lines = []
     for problem in config.problems:
         detail = f"{config.file.path} line {problem.line}: {problem.reason}"
@@ -94,6 +104,22 @@ def check_config(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
             )
         )
     return lines
+
+
+def _unread_config(state: KdumpState, title: str, config: NotAvailable, why: str) -> CheckLine:
+    """The configuration's line when it was not read: absent (the package brings it) or unreadable (why, the errno)."""
+    problem = config_problem(state)
+    if problem is None:
+        return fail("kdump-config", title, config.reason, why, "install the kdump tooling (see above)", ())
+    cause = f"cannot read {problem.path}: {problem.reason}" + (f" ({problem.errno_name})" if problem.errno_name else "")
+    unread = "whether it enables kdump, where the dump goes and how makedumpfile runs are not known"
+    if problem.denied:
+        # This reader's rights, not the system's fault: the tooling reads it as root.
+        fix = f"run the check as root, or let this user read {problem.path}"
+        return unknown("kdump-config", title, f"{cause}: {unread}", why, fix, (), severity=Severity.MEDIUM)
+    # Any reader fails so (a directory, an I/O error, a link loop): the tooling cannot read it either.
+    fix = f"make {problem.path} a readable configuration file again, then check again"
+    return fail("kdump-config", title, f"{cause}: the kdump tooling cannot read it either", why, fix, ())
 
 
 def check_service(state: KdumpState, estimate: Estimate) -> list[CheckLine]:

@@ -52,23 +52,30 @@ def _listed_whys(r: SourceResult) -> dict[int, ReportWhy]:
 
 
 def to_document(
-    results: list[SourceResult], incident: Incident, hypotheses: tuple[Hypothesis, ...] = ()
+    results: list[SourceResult],
+    incident: Incident,
+    hypotheses: tuple[Hypothesis, ...] = (),
+    moved_repeats: bool = False,
 ) -> dict[str, Any]:
-    """The ``kforensic.dmesg/1`` JSON document."""
-    from forensics.report.dmesg_json import group_to_dict, report_to_dict
+    """The ``kforensic.dmesg/1`` JSON document.
+
+    ``moved_repeats``: a listed repeat of another report's bytes without a reading of its own is a
+    :class:`~forensics.report.dmesg_json.ListedRepeat` (the other's JSON, line numbers moved), which
+    :func:`document_bytes` writes as its dict would be written; otherwise every item is a dict.
+    """
+    from forensics.report.dmesg_json import RepeatItems, group_to_dict, report_to_dict
     from forensics.serialize import incident_to_dict
 
     sources = []
+    item = RepeatItems().item if moved_repeats else report_to_dict
     for r in results:
         whys = _listed_whys(r)
         sources.append(
             {
                 "path": r.name,
                 "lines": r.lines,
-                "reports": [
-                    report_to_dict(x, whys.get(x.start_line), r.group_causes.get(x.signature)) for x in r.reports
-                ],
-                "events": [report_to_dict(x, whys.get(x.start_line)) for x in r.events],
+                "reports": [item(x, whys.get(x.start_line), r.group_causes.get(x.signature)) for x in r.reports],
+                "events": [item(x, whys.get(x.start_line)) for x in r.events],
                 "groups": [group_to_dict(g) for g in r.groups],
             }
         )
@@ -102,10 +109,19 @@ def document_bytes(doc: dict[str, Any], depth: int = 4) -> bytes:
     of a report-dense log's document (one replacement character makes it two bytes a character) was only
     made to be encoded again (~0.05 s of the corpus x4's 16 MB).
     """
+    import functools
+
     import orjson
 
+    from forensics.report.dmesg_json import ListedRepeat
+
+    def written(obj: object) -> orjson.Fragment:
+        if isinstance(obj, ListedRepeat):
+            return orjson.Fragment(obj.json_bytes())
+        raise TypeError(f"{type(obj).__name__} is not JSON")
+
     try:
-        data = _indented(doc, depth, orjson.dumps)
+        data = _indented(doc, depth, functools.partial(orjson.dumps, default=written))
     except TypeError:  # orjson.JSONEncodeError
         data = None
     if data is None or _small_float_differs(data):
@@ -113,7 +129,12 @@ def document_bytes(doc: dict[str, Any], depth: int = 4) -> bytes:
 
         from forensics.output import encode_text
 
-        encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+        def as_dict(obj: object) -> object:
+            if isinstance(obj, ListedRepeat):
+                return obj.as_dict()
+            raise TypeError(f"{type(obj).__name__} is not JSON")
+
+        encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=as_dict).encode
         data = _indented(doc, depth, lambda obj: encode_text(encoder(obj)))
     return data
 
@@ -151,13 +172,34 @@ def _indented(doc: dict[str, Any], depth: int, encode: Callable[[Any], bytes]) -
     # took 19 MB more of peak memory than the 7 MB document of the corpus x1).
     out = bytearray()
     put = out.extend
+    keys: dict[str, bytes] = {}  # each key as written (a document of a report-dense log writes ~10,000)
+
+    def key(k: Any) -> bytes:
+        got = keys.get(k) if type(k) is str else None
+        if got is None:
+            got = encode(k)
+            if type(k) is str:
+                keys[k] = got
+        return got
 
     def emit(obj: Any, level: int) -> None:
         pad = b"\n" + b" " * (level + 1)
-        if level < depth and isinstance(obj, dict) and obj:
+        if level + 1 == depth and isinstance(obj, dict) and obj:
+            # Every value is an item: written here, not by a call each (a finding's ~15 values).
+            put(b"{" + b",".join([pad + key(k) + b": " + encode(v) for k, v in obj.items()]))
+            put(b"\n" + b" " * level + b"}")
+        elif level + 1 == depth and isinstance(obj, list) and obj:
+            # Each item appended as it is written (the reports of a log: a list of them would be held at once).
+            sep = b"[" + pad
+            for v in obj:
+                put(sep)
+                put(encode(v))
+                sep = b"," + pad
+            put(b"\n" + b" " * level + b"]")
+        elif level < depth and isinstance(obj, dict) and obj:
             put(b"{")
             for n, (k, v) in enumerate(obj.items()):
-                put((b"," if n else b"") + pad + encode(k) + b": ")
+                put((b"," if n else b"") + pad + key(k) + b": ")
                 emit(v, level + 1)
             put(b"\n" + b" " * level + b"}")
         elif level < depth and isinstance(obj, list) and obj:
@@ -389,7 +431,9 @@ class DmesgRenderer:
         # The document of a report-dense log is ~100,000 dicts and lists, none in a cycle: collecting the young
         # ones while it is built and written walked them all for nothing (~0.02 s of a 16 MB document).
         with gc_paused():
-            return document_bytes(to_document(list(result.sources), result.incident, result.hypotheses))
+            return document_bytes(
+                to_document(list(result.sources), result.incident, result.hypotheses, moved_repeats=True)
+            )
 
     def html(self, result: DmesgResult, to: Destination) -> str:
         from forensics.report.document import Document

@@ -82,7 +82,10 @@ def render_check(check: KdumpCheck, md: bool) -> str:
 
     verdict = "READY: the next crash will be captured" if checklist.ready else "NOT READY: the next crash will be lost"
     if checklist.unknown:
-        verdict = "NOT KNOWN TO BE READY: the kernel side could not be read"
+        unread = [line.title for line in checklist.unread_needed() if not line.kernel_side]
+        kernel_unread = not checklist.kernel_ready
+        parts = (["the kernel side"] if kernel_unread else []) + ([", ".join(unread)] if unread else [])
+        verdict = f"NOT KNOWN TO BE READY: {' and '.join(parts)} could not be read"
     # pass, warn and fail always; the other states only when a line has them
     counts = ", ".join(
         f"{checklist.count(s)} {s.value}" for s in Status if s.value in CORE_STATUSES or checklist.count(s)

@@ -141,6 +141,16 @@ class KernelReport:
         made (detectors/dmesg/memo.py) gives it without making its lines when they are those it repeats."""
         return "\n".join(map(itemgetter(1), self.lines))
 
+    def repeats(self) -> tuple[KernelReport, int] | None:
+        """The report this one repeats byte for byte and how many lines after it this one stands, or None.
+
+        Such a repeat (made by the report memo, detectors/dmesg/memo.py) is that report with every line
+        number moved on by the same count: its start and end line and its frames' lines; its times, texts and
+        every other field are the same.  None for a report built from its own lines (or one whose lines differ
+        from those it repeats, in their times).
+        """
+        return None
+
 
 @dataclass(frozen=True)
 class ReportGroup:

@@ -93,6 +93,20 @@ class KdumpConfig:
 
 
 @dataclass(frozen=True)
+class ReadProblem:
+    """A file that exists but could not be read."""
+
+    path: str
+    reason: str
+    errno_name: str = ""  # EACCES, EISDIR, ... ("" when the error carried no errno)
+
+    @property
+    def denied(self) -> bool:
+        """The reader lacked the right to read it: another user (root, the kdump tooling) may read it fine."""
+        return self.errno_name in ("EACCES", "EPERM")
+
+
+@dataclass(frozen=True)
 class Tooling:
     """Which kdump programs are installed under the root."""
 
@@ -102,6 +116,8 @@ class Tooling:
     kexec: str | None
     grubby: str | None
     update_grub: str | None
+    # Program directories that could not be looked into (EACCES, ELOOP): a program not found may be there.
+    unsearched: tuple[ReadProblem, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -190,14 +206,6 @@ class DebugInfo:
     vmlinux: tuple[str, ...]  # target paths of vmlinux files with debug info that exist
     debuginfod_urls: tuple[str, ...]
     debuginfod_file: TextFile | None  # the file naming the first URL, for evidence
-
-
-@dataclass(frozen=True)
-class ReadProblem:
-    """A file that exists but could not be read."""
-
-    path: str
-    reason: str
 
 
 @dataclass(frozen=True)
@@ -345,8 +353,20 @@ class Checklist:
 
     @property
     def ready(self) -> bool:
-        """True when nothing fails and the kernel side was read: the next crash will be captured."""
-        return all(line.status is not Status.FAIL for line in self.lines) and self.kernel_ready
+        """True when nothing fails and what capture rests on was read: the next crash will be captured.
+
+        A line not read whose fault would stop or damage the capture (medium or above: the kernel side, the
+        configuration, the service, the dump target) leaves the verdict unknown; a low one (a sysctl) does not.
+        """
+        return (
+            all(line.status is not Status.FAIL for line in self.lines)
+            and self.kernel_ready
+            and not self.unread_needed()
+        )
+
+    def unread_needed(self) -> tuple[CheckLine, ...]:
+        """The lines not read (unknown) whose fault would stop or damage the capture."""
+        return tuple(line for line in self.lines if line.status is Status.UNKNOWN and line.severity >= Severity.MEDIUM)
 
     @property
     def kernel_ready(self) -> bool:

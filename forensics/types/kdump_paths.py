@@ -29,6 +29,7 @@ SYSCTL_SNIPPET = "/etc/sysctl.d/90-kforensic-kdump.conf"
 SYSRQ_TRIGGER = "/proc/sysrq-trigger"
 
 BIN_DIRS = ("/usr/sbin", "/usr/bin", "/sbin", "/bin")
+TOOLS = ("kdump-config", "kdumpctl", "makedumpfile", "kexec", "grubby", "update-grub")  # looked up in BIN_DIRS
 SYSTEMD_MARKERS = ("/usr/lib/systemd/systemd", "/lib/systemd/systemd", "/run/systemd/system")
 SYSTEMD_UNIT_DIR = "/etc/systemd/system"
 DEBUGINFOD_DIR = "/etc/debuginfod"

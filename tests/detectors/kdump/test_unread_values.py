@@ -130,3 +130,88 @@ def test_an_unreadable_unit_directory_is_unknown_not_a_disabled_service(tmp_path
     line = _lines(tmp_path, "debian12-ready", loop)["kdump-service"]
     assert line.status is Status.UNKNOWN, line
     assert line.detail.startswith("unknown (cannot read /etc/systemd/system/multi-user.target.wants: "), line.detail
+
+
+def test_a_configuration_this_reader_may_not_read_is_unknown_not_missing_tooling(tmp_path: Path) -> None:
+    """Mode 000 under a reader bound by permissions: it said "install the kdump tooling" of an installed tooling.
+
+    The file is there and kdump-tools reads it as root: the reader's rights are the cause, and what the file
+    decides (kdump enabled, the dump target, the collector) is unknown, never a fault nor a pass.
+    """
+    import json
+    import subprocess
+    import sys
+
+    from tests.helpers import as_plain_reader
+
+    root = build(tmp_path / "root", SCENARIOS["debian12-ready"])  # everything else of this system is ready
+    (root / "etc/default/kdump-tools").chmod(0)
+    argv = [sys.executable, "-m", "forensics", "kdump", "check", "--root", str(root)]
+    done = subprocess.run(as_plain_reader([*argv, "--format", "json"]), capture_output=True, text=True, check=False)
+    assert done.stderr == "" and done.returncode == 1, done.stderr
+    doc = json.loads(done.stdout)
+    lines = {line["id"]: line for line in doc["checks"]}
+    config = lines["kdump-config"]
+    assert config["status"] == "unknown", config
+    assert "cannot read /etc/default/kdump-tools: Permission denied (EACCES)" in config["detail"]
+    assert config["fix"] == "run the check as root, or let this user read /etc/default/kdump-tools"
+    assert config["severity"] == "medium"
+    assert lines["kdump-tooling"]["status"] == "pass"
+    assert not any("install" in line["fix"] for line in doc["checks"]), [x["fix"] for x in doc["checks"]]
+    for line_id in ("makedumpfile", "dump-space"):
+        assert lines[line_id]["status"] == "unknown", lines[line_id]
+    # Not "READY": whether the configuration enables kdump was never read.
+    assert doc["ready"] is False and doc["kernel_ready"] is True
+    text = subprocess.run(as_plain_reader(argv), capture_output=True, text=True, check=False).stdout
+    assert "NOT KNOWN TO BE READY: kdump configuration, Room for the dump, makedumpfile options could not be read" in (
+        text
+    )
+
+
+def test_a_program_directory_this_reader_may_not_search_is_unknown_not_missing_tooling(tmp_path: Path) -> None:
+    """/usr/sbin of mode 000 under a reader bound by permissions: the whole check ended in exit 3 (where Python's
+    ``Path.exists`` says False instead, kdump-config was "missing: apt-get install kdump-tools")."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.helpers import as_plain_reader
+
+    root = build(tmp_path / "root", SCENARIOS["debian12-ready"])
+    (root / "usr/sbin").chmod(0)
+    try:
+        argv = [sys.executable, "-m", "forensics", "kdump"]
+        check = [*argv, "check", "--root", str(root), "--format", "json"]
+        done = subprocess.run(as_plain_reader(check), capture_output=True, text=True, check=False)
+        plan = as_plain_reader([*argv, "setup", "--root", str(root)])
+        setup = subprocess.run(plan, capture_output=True, text=True, check=False)
+    finally:
+        (root / "usr/sbin").chmod(0o755)
+    assert done.stderr == "" and done.returncode == 1, done.stderr
+    doc = json.loads(done.stdout)
+    lines = {line["id"]: line for line in doc["checks"]}
+    tooling = lines["kdump-tooling"]
+    assert tooling["status"] == "unknown", tooling
+    assert tooling["detail"] == (
+        "unknown (kdump-config, makedumpfile not found in the directories read;"
+        " cannot look in /usr/sbin: Permission denied (EACCES))"
+    )
+    assert tooling["fix"] == "run the check as root, or let this user search /usr/sbin"
+    assert not any(line["blocked_by"] for line in doc["checks"])  # an unknown is no root cause
+    assert doc["ready"] is False
+    assert setup.returncode == 0 and "apt-get install" not in setup.stdout, setup.stdout
+    assert "manual: check as root whether kdump-tools, makedumpfile is installed (cannot look in /usr/sbin" in (
+        setup.stdout
+    )
+
+
+def test_a_program_directory_in_a_link_loop_is_unknown_not_missing_tooling(tmp_path: Path) -> None:
+    """A link loop fails every reader alike (ELOOP), root too: ``Path.exists`` said False, the tooling "missing"."""
+
+    def loop(root: Path) -> None:
+        shutil.rmtree(root / "usr/sbin")
+        (root / "usr/sbin").symlink_to("sbin")
+
+    line = _lines(tmp_path, "debian12-ready", loop)["kdump-tooling"]
+    assert line.status is Status.UNKNOWN, line
+    assert "cannot look in /usr/sbin: Too many levels of symbolic links (ELOOP)" in line.detail, line.detail

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -82,3 +83,41 @@ def test_each_call_trace_entry_is_its_frame_by_field_name() -> None:
     for report, item in listed:
         assert item["call_trace"] == [dict(zip(Frame._fields, frame, strict=True)) for frame in report.trace]
         assert all(list(entry) == list(Frame._fields) for entry in item["call_trace"])
+
+
+def _repeated_log(tmp_path: Path, text: str, copies: int) -> str:
+    path = tmp_path / "repeated.log"
+    path.write_text(text * copies)
+    return str(path)
+
+
+def _listed_repeats(doc: dict[str, Any]) -> int:
+    from forensics.report.dmesg_json import ListedRepeat
+
+    return sum(isinstance(x, ListedRepeat) for s in doc["sources"] for x in [*s["reports"], *s["events"]])
+
+
+def test_listed_repeats_written_from_the_report_they_repeat_are_the_same_bytes(tmp_path: Path) -> None:
+    # Fixture consoles repeated byte for byte: every copy after the first is the memo's repeats, listed (first,
+    # sample, last) without a reading of their own, each written from its first occurrence's JSON.
+    text = "".join(p.read_text() for p in sorted(CASES.glob("*/console.log"))[:4])
+    result = analyse_logs([_repeated_log(tmp_path, text, 4)], live=False)
+    plain = to_document(list(result.sources), result.incident, result.hypotheses)
+    moved = to_document(list(result.sources), result.incident, result.hypotheses, moved_repeats=True)
+    assert _listed_repeats(moved) >= 8
+    assert _listed_repeats(plain) == 0
+    assert document_bytes(moved) == document_bytes(plain) == stdlib_text(plain)
+    assert render_encoded(DmesgRenderer(), result, OutputFormat.JSON) == document_bytes(plain)
+
+
+def test_listed_repeats_take_the_stdlib_path_with_the_rest(tmp_path: Path) -> None:
+    # Times under 1e-4 s, which orjson writes otherwise (1.2e-5 for 1.2e-05): the whole document, the repeats
+    # written from another report's JSON too, is written by the standard library, as their dicts would be.
+    golden = Path(__file__).resolve().parents[2] / "detectors" / "dmesg" / "golden" / "null_deref_x86.log"
+    text = re.sub(r"^\[\s*\d+\.\d+\]", "[    0.000012]", golden.read_text(), flags=re.MULTILINE)
+    result = analyse_logs([_repeated_log(tmp_path, text, 4)], live=False)
+    plain = to_document(list(result.sources), result.incident, result.hypotheses)
+    moved = to_document(list(result.sources), result.incident, result.hypotheses, moved_repeats=True)
+    assert _listed_repeats(moved) >= 2
+    assert b'"start_time":1.2e-05' in document_bytes(plain)
+    assert document_bytes(moved) == document_bytes(plain) == stdlib_text(plain)
