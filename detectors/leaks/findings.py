@@ -25,7 +25,7 @@ from forensics.model import (
     Timestamp,
     finding_id,
 )
-from forensics.types.leaks import CoGrowth, ExaminedSeries, Grade, SampleRef, SeriesVerdict, duration
+from forensics.types.leaks import CoGrowth, ExaminedSeries, Grade, Power, SampleRef, SeriesVerdict, duration
 from forensics.units import iso_utc
 
 DETECTOR = "leaks"
@@ -355,6 +355,16 @@ def examined_record(e: ExaminedSeries, source: str) -> model.Examined:
     )
 
 
+def _keep_sampling(p: Power) -> str:
+    """The next step of a stretch short of full power: how long, for what, said once (``Power.advice``)."""
+    if not p.judgeable:
+        return f"keep kforensic slab-watch sampling and run kforensic leaks again: {p.advice()}"
+    return (
+        f"keep kforensic slab-watch sampling for >= {duration(max(p.needed_seconds, p.full_seconds))} "
+        "(e.g. --interval 60s --hours 24) and run kforensic leaks again"
+    )
+
+
 def coverage_finding(e: ExaminedSeries, source: str) -> Finding:
     """An info finding saying what the leak analysis examined and what it could have shown."""
     p = e.power
@@ -393,12 +403,7 @@ def coverage_finding(e: ExaminedSeries, source: str) -> Finding:
         confidence_reason="counted from the samples read",
         summary=e.absence(),
         evidence=sample_evidence(source, e.locator_name, e.refs),
-        next_steps=()
-        if p.full
-        else (
-            f"keep kforensic slab-watch sampling for >= {duration(max(p.needed_seconds, p.full_seconds))} "
-            "(e.g. --interval 60s --hours 24) and run kforensic leaks again",
-        ),
+        next_steps=() if p.full else (_keep_sampling(p),),
         facts=tuple(facts),
         detector=DETECTOR,
     )

@@ -77,12 +77,11 @@ def plan_warning(interval: float, seconds: float | None) -> str | None:
         return None
     power = planned(interval, seconds)
     if not power.judgeable:
-        longest = max(power.needed_seconds, power.needed_samples * interval)
         shorter = max(1, int(seconds / power.needed_samples))  # slab-watch's shortest interval is 1 s
-        faster = f" or more often (e.g. --interval {shorter}s)" if shorter < interval else ""
+        faster = f"; or sample more often (e.g. --interval {shorter}s)" if shorter < interval else ""
         return (
             f"{duration(seconds)} at a {duration(interval)} interval gives {power.samples} samples: "
-            f'kforensic leaks would say "{power.shortfall()}"; sample for >= {duration(longest)}{faster}'
+            f'kforensic leaks would say "{power.shortfall()}"; sample longer: {power.advice()}{faster}'
         )
     if not power.full:
         return (

@@ -9,7 +9,7 @@ from __future__ import annotations
 import enum
 import fnmatch
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, NamedTuple
 
 from forensics.model import Finding, NotAvailable
@@ -266,6 +266,29 @@ class Power:
         return (
             f"cannot judge yet: {self.seen()}, needs >= {self.needed_samples} "
             f"over >= {duration(self.needed_seconds)}{every}"
+        )
+
+    def advice(self) -> str:
+        """How long to sample for which power, in one clause, from the figures the other lines say.
+
+        ``>= 115 s (24 samples at this 5 s interval) shows a leak of 131,072 KB/h or faster, >= 2.0 h one down
+        to 256 KB/h``: the span that judges at all and what it can show, then the span of full power.
+        """
+        slowest = f"{kb_per_hour(self.min_rate)}"
+        if self.interval_seconds is None:
+            full = duration(self.full_seconds)
+            return f"{self.needed_samples} samples judge at all, over >= {full} a leak down to {slowest}"
+        judged = (
+            f">= {duration(self.needed_seconds)} ({self.needed_samples} samples at this"
+            f" {duration(self.interval_seconds)} interval)"
+        )
+        if self.needed_seconds >= self.full_seconds:
+            return f"{judged} shows a leak down to {slowest}"
+        # Two figures: a plan (the interval asked for) and a store (the interval measured) say the same.
+        first = float(f"{replace(self, span_seconds=self.needed_seconds).detectable_rate / 1024:.2g}") * 1024
+        return (
+            f"{judged} shows a leak of {kb_per_hour(first)} or faster,"
+            f" >= {duration(self.full_seconds)} one down to {slowest}"
         )
 
     def reach(self) -> str:
