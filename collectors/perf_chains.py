@@ -60,14 +60,32 @@ def chains_compiled(
     if not bodies:
         return [], []
     joined = b"\n".join(bodies)
-    buf = np.frombuffer(joined, np.uint8)
     ends = np.cumsum(np.fromiter(map(len, bodies), np.int64, len(bodies)) + 1) - 1
+    return chains_joined(joined, ends, run, symbol, lambda odd: line_by_line(list(map(bodies.__getitem__, odd))))
+
+
+def chains_joined(
+    joined: bytes,
+    ends: Any,
+    run: Any,
+    symbol: Callable[[bytes, bytes, bool], Frames],
+    line_by_line: Callable[[list[int]], tuple[list[Frames], list[int]]],
+) -> tuple[list[Frames], list[int]]:
+    """:func:`chains_compiled` of texts already joined by newlines (text ``b`` ends at ``ends[b]``, exclusive).
+
+    ``line_by_line(numbers)``: the reader's reading of the texts of those numbers, for those the kernel does
+    not key.
+    """
+    import numpy as np
+
+    n_bodies = len(ends)
+    if not n_bodies:
+        return [], []
+    buf = np.frombuffer(joined, np.uint8)
     n_lines = joined.count(b"\n") + 1
-    keys, chains = ROOM + n_lines // 16, ROOM + len(bodies) // 4
+    keys, chains = ROOM + n_lines // 16, ROOM + n_bodies // 4
     while True:
-        line_ids, first, count, body_chain, key_rows, _, chain_first, _ = out = _tables(
-            n_lines, len(bodies), keys, chains
-        )
+        line_ids, first, count, body_chain, key_rows, _, chain_first, _ = out = _tables(n_lines, n_bodies, keys, chains)
         n_keys, n_chains = run(buf, ends, *out)
         if n_keys >= 0 and n_chains >= 0:
             break
@@ -83,18 +101,19 @@ def chains_compiled(
         made.append(tuple(chain.from_iterable(map(frames_of.__getitem__, part))))
     of_body = body_chain.tolist()
     if -1 not in of_body:
-        return list(map(made.__getitem__, of_body)), [0] * len(bodies)
-    out_frames: list[Frames] = [()] * len(bodies)
-    bad = [0] * len(bodies)
+        return list(map(made.__getitem__, of_body)), [0] * n_bodies
+    out_frames: list[Frames] = [()] * n_bodies
+    bad = [0] * n_bodies
     odd = [c < 0 for c in of_body]
     for i, c in enumerate(of_body):
         if c >= 0:
             out_frames[i] = made[c]
-    got_frames, got_bad = line_by_line(list(compress(bodies, odd)))
-    for i, f, nb in zip(compress(range(len(bodies)), odd), got_frames, got_bad, strict=True):
+    at_odd = list(compress(range(n_bodies), odd))
+    got_frames, got_bad = line_by_line(at_odd)
+    for i, f, nb in zip(at_odd, got_frames, got_bad, strict=True):
         out_frames[i] = f
         bad[i] = nb
     return out_frames, bad
 
 
-__all__ = ["chains_compiled"]
+__all__ = ["chains_compiled", "chains_joined"]

@@ -1,7 +1,8 @@
 """The profile reader's kernels compiled ahead of time (:mod:`forensics.aot`): the reader runs them without numba.
 
-:func:`collectors.perf_chain_kernel.intern_chains` (the call chain interner) and
-:func:`collectors.perf_chunk_kernel.scan_chunk` (the chunk pass), built by numba's ``pycc`` into one module for
+:func:`collectors.perf_chain_kernel.intern_chains` (the call chain interner),
+:func:`collectors.perf_chunk_kernel.scan_chunk` (the chunk pass) and :func:`collectors.perf_chunk_kernel.intern_ranges`
+(numbering header lines and call chain texts), built by numba's ``pycc`` into one module for
 the arrays :func:`collectors.perf_chains.chains_compiled` and :class:`collectors.perf_chunks.ChunkSlots` pass.
 A call with other types runs numba's JIT of the same function (:class:`forensics.aot.Kernels`).
 """
@@ -25,6 +26,12 @@ def chunk_kernel(build: bool = False) -> Any:
     return None if found is None else found.scan_chunk
 
 
+def range_kernel() -> Any:
+    """:func:`collectors.perf_chunk_kernel.intern_ranges` built ahead of time when it is, else numba's JIT of it."""
+    found: Any = load(GROUP)
+    return jitted_ranges() if found is None else found.intern_ranges
+
+
 class _Jit:
     """numba's JIT of the interner (imports numba): for calls of other types, and for the tests."""
 
@@ -35,6 +42,10 @@ class _Jit:
     @staticmethod
     def scan_chunk(*args: Any) -> int:
         return jitted_scan()(*args)  # type: ignore[no-any-return]
+
+    @staticmethod
+    def intern_ranges(*args: Any) -> int:
+        return jitted_ranges()(*args)  # type: ignore[no-any-return]
 
 
 _jitted: dict[str, Any] = {}
@@ -61,6 +72,11 @@ def jitted_scan() -> Any:
     return _jit_of("scan_chunk", "the profile's chunk pass")
 
 
+def jitted_ranges() -> Any:
+    """:func:`collectors.perf_chunk_kernel.intern_ranges` compiled by numba's JIT."""
+    return _jit_of("intern_ranges", "the profile's text interner")
+
+
 def _jit() -> Any:
     return _Jit
 
@@ -68,9 +84,9 @@ def _jit() -> Any:
 def functions() -> dict[str, Any]:
     """The exported functions, for :func:`forensics.aot.build` (imports numba)."""
     from collectors.perf_chain_kernel import intern_chains
-    from collectors.perf_chunk_kernel import scan_chunk
+    from collectors.perf_chunk_kernel import intern_ranges, scan_chunk
 
-    return {"intern_chains": intern_chains, "scan_chunk": scan_chunk}
+    return {"intern_chains": intern_chains, "scan_chunk": scan_chunk, "intern_ranges": intern_ranges}
 
 
 GROUP = Group(
@@ -83,7 +99,12 @@ GROUP = Group(
         ),
         Export(
             "scan_chunk",
-            ("u1:1", "i8:1:r", "i8:1:r", *("i8:1",) * 5, "u1:1", *("i8:1",) * 7, "f8:1"),
+            ("u1:1", "i8:1:r", "i8:1:r", *("i8:1",) * 6, "u1:1", *("i8:1",) * 7, "f8:1"),
+            "i8",
+        ),
+        Export(
+            "intern_ranges",
+            ("u1:1:r", "i8:1:r", "i8:1:r", *("i8:1",) * 4, "u1:1", "i8:1", "i8:1", "i8"),
             "i8",
         ),
     ),

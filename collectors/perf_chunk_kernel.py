@@ -32,6 +32,7 @@ def scan_chunk(
     newlines: Any,
     cands: Any,
     colons: Any,
+    wholes: Any,
     table: Any,
     slot_start: Any,
     slot_len: Any,
@@ -51,13 +52,14 @@ def scan_chunk(
     -1 (nothing interned) when a time has more than :data:`MAX_DIGITS` digits.  ``newlines`` and ``cands``:
     the offsets of every newline and every colon of ``buf``, ascending (numpy finds them a vector at a time;
     the loops here then step from one to the next, not byte by byte); ``colons``: room for the offset of each
-    time's colon (``len(cands)``).  ``table`` (open addressing, slot + 1 per entry, a power of
-    two more than twice the slots it may hold), ``slot_start``/``slot_len``/``slot_hash`` (each slot's masked
-    text in ``store``) and ``store`` persist between chunks; the caller gives them room for every piece of
-    ``buf`` being new.  ``state``: see :data:`SLOTS` (``state[SLOTS]`` and ``state[USED]`` in and out).
-    Out per piece: its slot (0: empty), start, newlines and times; per new slot (``state[NEW]`` of them, in
-    slot order): its first piece and its entry in ``table`` (to forget it); ``span``: the smallest and
-    largest time (when ``state[TIMES]``).
+    time's colon (``len(cands)``) and ``wholes`` for its digits read as one integer (the dot left out: the
+    time's text is these digits, zero-padded to the digits of the masked text).  ``table`` (open addressing,
+    slot + 1 per entry, a power of two more than twice the slots it may hold), ``slot_start``/``slot_len``/
+    ``slot_hash`` (each slot's masked text in ``store``) and ``store`` persist between chunks; the caller gives
+    them room for every piece of ``buf`` being new.  ``state``: see :data:`SLOTS` (``state[SLOTS]`` and
+    ``state[USED]`` in and out).  Out per piece: its slot (0: empty), start, newlines and times; per new slot
+    (``state[NEW]`` of them, in slot order): its first piece and its entry in ``table`` (to forget it);
+    ``span``: the smallest and largest time (when ``state[TIMES]``).
     """
     n = len(buf)
     # Pass 1: the times, as mask_times finds them (a colon, a space after, digits, a dot, digits, a space).
@@ -95,6 +97,7 @@ def scan_chunk(
         if n_times == 0 or t > hi:
             hi = t
         colons[n_times] = c
+        wholes[n_times] = whole
         n_times += 1
     span[0] = lo
     span[1] = hi
@@ -186,4 +189,84 @@ def scan_chunk(
     return n_pieces
 
 
-__all__ = ["MAX_DIGITS", "scan_chunk"]
+def intern_ranges(
+    buf: Any,
+    starts: Any,
+    ends: Any,
+    table: Any,
+    ent_start: Any,
+    ent_len: Any,
+    ent_hash: Any,
+    store: Any,
+    state: Any,
+    out_ids: Any,
+    sep: int,
+) -> int:
+    """Give each range ``buf[starts[i]:ends[i]]`` the number of its text, the texts not met before the next ones;
+    the number of new texts.
+
+    The texts met so far are kept in ``store`` (each followed by the byte ``sep`` when it is 0-255), entry ``k``
+    at ``ent_start[k]`` for ``ent_len[k]`` bytes, hashed ``ent_hash[k]`` (the hash :func:`scan_chunk` gives a
+    text), found through ``table`` (open addressing, entry + 1 per place, a power of two more than twice the
+    entries); ``state``: entries made and store bytes used, in and out.  The caller gives room for every range
+    being new.  Out: ``out_ids[i]``.  What the reader numbers the masked header lines of new sample texts and
+    the call chain texts with.
+    """
+    mask = len(table) - 1
+    n_ent = state[0]
+    used = state[1]
+    for i in range(len(starts)):
+        pos = starts[i]
+        end = ends[i]
+        h0 = _FNV_OFFSET
+        h1 = _FNV_OFFSET
+        h2 = _FNV_OFFSET
+        h3 = _FNV_OFFSET
+        j = pos
+        while j + 4 <= end:
+            h0 = (h0 ^ buf[j]) * _FNV_PRIME
+            h1 = (h1 ^ buf[j + 1]) * _FNV_PRIME
+            h2 = (h2 ^ buf[j + 2]) * _FNV_PRIME
+            h3 = (h3 ^ buf[j + 3]) * _FNV_PRIME
+            j += 4
+        while j < end:
+            h0 = (h0 ^ buf[j]) * _FNV_PRIME
+            j += 1
+        h = ((((h0 * _FNV_PRIME) ^ h1) * _FNV_PRIME ^ h2) * _FNV_PRIME) ^ h3
+        size = end - pos
+        at = h & mask
+        found = -1
+        while table[at] != 0:
+            k = table[at] - 1
+            if ent_hash[k] == h and ent_len[k] == size:
+                other = ent_start[k]
+                same = True
+                for j in range(size):
+                    if store[other + j] != buf[pos + j]:
+                        same = False
+                        break
+                if same:
+                    found = k
+                    break
+            at = (at + 1) & mask
+        if found < 0:
+            found = n_ent
+            n_ent += 1
+            for j in range(size):
+                store[used + j] = buf[pos + j]
+            ent_start[found] = used
+            ent_len[found] = size
+            ent_hash[found] = h
+            used += size
+            if 0 <= sep <= 255:
+                store[used] = sep
+                used += 1
+            table[at] = found + 1
+        out_ids[i] = found
+    made = n_ent - state[0]
+    state[0] = n_ent
+    state[1] = used
+    return int(made)
+
+
+__all__ = ["MAX_DIGITS", "intern_ranges", "scan_chunk"]

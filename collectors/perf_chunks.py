@@ -9,7 +9,9 @@ as the Python path leaves its dictionary unchanged.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
 
 from collectors.perf_chunk_kernel import NEW, SLOTS, TIMES, USED
 
@@ -18,7 +20,8 @@ _NEWLINE, _COLON = 10, 58
 STORE_RESERVED = 256 << 20
 
 
-class Scanned(NamedTuple):
+@dataclass
+class Scanned:
     """One chunk: per piece its slot, start, length, newlines and times; the new slots' first pieces and texts."""
 
     slots: Any
@@ -27,10 +30,47 @@ class Scanned(NamedTuple):
     lines: Any
     times: Any
     new_at: Any  # the first piece of each new slot, in slot order
-    new_texts: list[bytes]  # their masked texts
     base: int  # the first new slot
     lo: float | None
     hi: float | None
+    masked: Any  # the chunk with its times masked (uint8)
+    newlines: Any  # the offsets of its newlines
+    colons: Any  # the colon of each time, in order
+    wholes: Any  # the digits of each time as one integer (the dot left out)
+
+    @cached_property
+    def new_texts(self) -> list[bytes]:
+        """The masked texts of the new slots, as bytes (made only when asked for)."""
+        if not len(self.new_at):
+            return []
+        masked = self.masked.tobytes()
+        at = self.new_at
+        return list(
+            map(masked.__getitem__, map(slice, self.starts[at].tolist(), (self.starts + self.lengths)[at].tolist()))
+        )
+
+
+def _rehashed(size: int, hashes: Any, first: int) -> Any:
+    """A zeroed open-addressing table of a power of two above ``2 * size`` places holding entries ``first..`` of
+    ``hashes`` (entry + 1 per place), as the kernels' linear probing places them.
+
+    All entries at once, a round per probe step (each free place goes to the first entry that wants it, the
+    others step on): every place between an entry's home and where it lands is taken, as linear probing needs.
+    """
+    import numpy as np
+
+    table = np.zeros(1 << (2 * size).bit_length(), np.int64)
+    mask = len(table) - 1
+    todo = np.arange(first, len(hashes), dtype=np.int64)
+    at = hashes[todo] & mask
+    while len(todo):
+        free = np.flatnonzero(table[at] == 0)
+        won = free[np.unique(at[free], return_index=True)[1]]
+        table[at[won]] = todo[won] + 1
+        left = np.ones(len(todo), bool)
+        left[won] = False
+        todo, at = todo[left], (at[left] + 1) & mask
+    return table
 
 
 def _grown(array: Any, size: int) -> Any:
@@ -66,10 +106,10 @@ class ChunkSlots:
         self.span = np.zeros(2, np.float64)
         self._undo: tuple[Any, int, int] | None = None
         self._scratch = np.empty(0, np.int64)  # the per-piece outputs of a chunk, six of them
+        self._wholes = np.empty(0, np.int64)  # the digits of each time of a chunk
 
     def _room(self, size: int, pieces: int) -> None:
         """Room for every one of ``pieces`` pieces of ``size`` bytes being a new text."""
-        import numpy as np
 
         slots = int(self.state[SLOTS]) + pieces
         if len(self.slot_start) < slots:
@@ -77,21 +117,8 @@ class ChunkSlots:
             self.slot_len = _grown(self.slot_len, slots)
             self.slot_hash = _grown(self.slot_hash, slots)
         if len(self.table) < 2 * slots:
-            # Rehash: the table grows by a power of two and every slot goes to its place in it, all slots at
-            # once, a round per probe step (each free place goes to the first slot that wants it, the others
-            # step on): every place between a slot's home and where it lands is taken, as linear probing needs.
-            table = np.zeros(1 << (2 * slots).bit_length(), np.int64)
-            mask = len(table) - 1
-            todo = np.arange(1, int(self.state[SLOTS]), dtype=np.int64)
-            at = self.slot_hash[todo] & mask
-            while len(todo):
-                free = np.flatnonzero(table[at] == 0)
-                won = free[np.unique(at[free], return_index=True)[1]]
-                table[at[won]] = todo[won] + 1
-                left = np.ones(len(todo), bool)
-                left[won] = False
-                todo, at = todo[left], (at[left] + 1) & mask
-            self.table = table
+            # Rehash: the table grows by a power of two and every slot goes to its place in it.
+            self.table = _rehashed(slots, self.slot_hash[: int(self.state[SLOTS])], 1)
         used = int(self.state[USED]) + size
         if len(self.store) < used:
             self.store = _grown(self.store, used)
@@ -115,11 +142,15 @@ class ChunkSlots:
             self._scratch = np.empty(12 * most, np.int64)
         slots, starts, lines, times, new_at, new_pos = (self._scratch[i * most : (i + 1) * most] for i in range(6))
         before = int(self.state[SLOTS]), int(self.state[USED])
+        colons = np.empty(len(cands), np.int64)
+        if len(self._wholes) < len(cands):
+            self._wholes = np.empty(2 * len(cands), np.int64)
         n = self.run(
             buf,
             newlines,
             cands,
-            np.empty(len(cands), np.int64),
+            colons,
+            self._wholes,
             self.table,
             self.slot_start,
             self.slot_len,
@@ -144,11 +175,7 @@ class ChunkSlots:
         lengths = np.empty(n, np.int64)
         lengths[:-1] = starts[1:] - 2 - starts[:-1]
         lengths[-1] = size - starts[-1]
-        masked = buf.tobytes() if n_new else b""
-        new_texts = list(
-            map(masked.__getitem__, map(slice, starts[new_at].tolist(), (starts + lengths)[new_at].tolist()))
-        )
-        timed = int(self.state[TIMES]) > 0
+        n_times = int(self.state[TIMES])
         lo, hi = self.span.tolist()
         return Scanned(
             slots,
@@ -157,10 +184,13 @@ class ChunkSlots:
             lines,
             times,
             new_at,
-            new_texts,
             before[0],
-            lo if timed else None,
-            hi if timed else None,
+            lo if n_times else None,
+            hi if n_times else None,
+            buf,
+            newlines,
+            colons[:n_times],
+            self._wholes[:n_times].copy(),
         )
 
     def forget(self) -> None:
@@ -176,4 +206,53 @@ class ChunkSlots:
         self._undo = None
 
 
-__all__ = ["ChunkSlots", "Scanned"]
+class Interned:
+    """Texts numbered by :func:`collectors.perf_chunk_kernel.intern_ranges` (the kernel ``run``), in the order met.
+
+    Each text is kept once in :attr:`store`, followed by ``sep`` when it is a byte (0-255): with ``sep`` 10 the
+    store is the texts joined by newlines, as the call chain interner reads them.
+    """
+
+    def __init__(self, run: Any, sep: int = -1, reserve: int = 1 << 16) -> None:
+        import numpy as np
+
+        self.run = run
+        self.sep = sep
+        self.table = np.zeros(1 << 10, np.int64)
+        self.start = np.zeros(1 << 8, np.int64)
+        self.length = np.zeros(1 << 8, np.int64)
+        self.hash = np.zeros(1 << 8, np.int64)
+        self.store = np.empty(max(reserve, 1 << 10), np.uint8)
+        self.state = np.zeros(2, np.int64)
+
+    def __len__(self) -> int:
+        return int(self.state[0])
+
+    def number(self, buf: Any, starts: Any, ends: Any) -> Any:
+        """The number of each text ``buf[starts[i]:ends[i]]`` (int64 array); texts not met before get the next ones."""
+        import numpy as np
+
+        n = len(starts)
+        entries = int(self.state[0]) + n
+        if len(self.start) < entries:
+            self.start = _grown(self.start, entries)
+            self.length = _grown(self.length, entries)
+            self.hash = _grown(self.hash, entries)
+        if len(self.table) < 2 * entries:
+            self.table = _rehashed(entries, self.hash[: int(self.state[0])], 0)
+        used = int(self.state[1]) + int((ends - starts).sum()) + n
+        if len(self.store) < used:
+            self.store = _grown(self.store, used)
+        out = np.empty(n, np.int64)
+        self.run(
+            buf, starts, ends, self.table, self.start, self.length, self.hash, self.store, self.state, out, self.sep
+        )
+        return out
+
+    def text(self, k: int) -> bytes:
+        """Text ``k`` as bytes."""
+        at = int(self.start[k])
+        return self.store[at : at + int(self.length[k])].tobytes()
+
+
+__all__ = ["ChunkSlots", "Interned", "Scanned"]

@@ -23,10 +23,10 @@ from collections.abc import Iterable, Iterator
 from itertools import accumulate, chain, compress, repeat
 from operator import add, attrgetter, is_, itemgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from forensics.errors import InputError, UsageError
-from forensics.types.profile import Profile, ProfileFrame, ProfileStack, StackCount, Thread, made_stacks
+from forensics.types.profile import Profile, ProfileFrame, ProfileStack, StackCount, Thread, made_stacks, sums
 
 #: ``perf.data`` files start with this magic (perf's own header, version 2).
 PERF_DATA_MAGIC = b"PERFILE2"
@@ -292,6 +292,20 @@ def _chains_compiled(
     )
 
 
+class _FastCounters(NamedTuple):
+    """The counters of the slots counted by number (:meth:`ScriptParser._fast_counters`), in their order."""
+
+    te_keys: list[tuple[bytes, bytes, bytes | None, bytes]]  # comm, pid, tid, event of each (thread, event) number
+    te: list[int]  # each counter's (thread, event) number
+    body: list[int]  # its call chain text's number in ``bodies``
+    samples: list[int]
+    period: list[int]
+    lines: list[int]  # its first sample's line
+    headers: list[str]  # and header line, verbatim
+    slots: list[int]  # its first slot
+    bodies: Any  # collectors.perf_chunks.Interned: the call chain texts, joined by newlines in its store
+
+
 _PLUS_ONE = (1).__add__
 # Parts of a text partitioned at its first newline, and fields of a parsed header (_Header).
 _HEAD_OF, _BODY_OF = itemgetter(0), itemgetter(2)
@@ -335,6 +349,9 @@ _SAMPLES_OF, _PERIOD_OF_COUNT = attrgetter("samples"), attrgetter("period")  # o
 _LINE_OF, _HEADER_OF = attrgetter("first_line"), attrgetter("first_header")
 
 _NOT_BULK = object()
+#: Periods below this are counted as int64 numbers by the compiled chunk pass (sums of 2**32 samples fit); a
+#: header with a larger one is counted as a Python integer, the other way.
+_FAST_PERIOD = 1 << 31
 # A header whose command name or pid holds the time (see ScriptParser._header); told by identity.
 _TIMED: tuple[bytes, bytes, bytes | None, bytes, int] = (b"", b"", None, b"", -1)
 
@@ -428,6 +445,21 @@ class ScriptParser:
         self._bulk = bulk
         self._scanner = scanner
         self._chunk_slots: Any = None  # collectors.perf_chunks.ChunkSlots, when the compiled chunk pass runs
+        # The compiled chunk pass's counters as numbers (_fast_new): per slot its masked header's number + 1 (0:
+        # a slot counted in _counts), the length of that header, its first line and its time's digits; per
+        # header number its fields and event number.  The counters are made from them when the reader closes.
+        self._headers: Any = None  # collectors.perf_chunks.Interned, the masked header lines
+        self._slot_hdr1: Any = None
+        self._slot_hlen: Any = None
+        self._slot_first: Any = None
+        self._slot_whole: Any = None
+        self._hdr_fields: list[_Header | None] = []
+        self._hdr_ok: Any = None
+        self._hdr_event: list[int] = []
+        self._hdr_period: list[int] = []
+        self._event_ids: dict[bytes, int] = {}
+        # (the first slot of a batch of counted-by-number slots, len(_counts) then): orders them among _counts.
+        self._fast_batches: list[tuple[int, int]] = []
         self._expected = expected
         self._fed = 0
         self._shapes: dict[bytes, tuple[bytes, bytes, bytes | None, bytes, int] | None] = {}
@@ -576,9 +608,11 @@ class ScriptParser:
             if self._scanner is _AUTO:
                 self._scanner = _chunk_kernel()
             if self._scanner is not None:
-                from collectors.perf_chunks import ChunkSlots
+                from collectors.perf_chains_aot import range_kernel
+                from collectors.perf_chunks import ChunkSlots, Interned
 
                 self._chunk_slots = ChunkSlots(self._scanner, self._expected)
+                self._headers = Interned(range_kernel())
                 self._start_bulk()
         if self._chunk_slots is not None:
             self._blocks_scanned(rest, view)
@@ -717,13 +751,17 @@ class ScriptParser:
 
         got = self._chunk_slots.scan(rest, view)
         counted: list[int] | None = []
-        if got is not None and got.new_texts:
+        if got is not None and len(got.new_at):
             at = got.new_at
             # Exactly one time in each new text (known ones had theirs checked when they were new).
             if (got.times[at] == 1).all():
-                lines = (self._line + np.cumsum(got.lines + 2) - got.lines - 2)[at].tolist()
-                starts = got.starts[at].tolist()
-                counted = self._slot_new(got.new_texts, lines, at.tolist(), starts, len(got.slots), rest, view, False)
+                lines_at = (self._line + np.cumsum(got.lines + 2) - got.lines - 2)[at]
+                counted = self._fast_new(got, lines_at)
+                if counted is None:
+                    starts = got.starts[at].tolist()
+                    counted = self._slot_new(
+                        got.new_texts, lines_at.tolist(), at.tolist(), starts, len(got.slots), rest, view, False
+                    )
             else:
                 counted = None
             if counted is None:
@@ -753,6 +791,79 @@ class ScriptParser:
                 self._start = got.lo
             if self._end is None or got.hi > self._end:
                 self._end = got.hi
+
+    def _fast_new(self, got: Any, lines_at: Any) -> list[int] | None:
+        """Slot the new texts of a scanned chunk as numbers, counted when the reader closes; None (nothing slotted)
+        when one is not a header with its one time and a call chain (:meth:`_count_new_at_once`'s test).
+
+        Each new text's masked header line is numbered (:class:`collectors.perf_chunks.Interned`, in the kernel)
+        and each header parsed once; per slot only numbers are kept (its header, the header's length, its
+        first line, its time's digits): no object per sample text.  ``lines_at``: the first line of each.
+        """
+        import numpy as np
+
+        at = got.new_at
+        starts = got.starts[at]
+        ends = starts + got.lengths[at]
+        nl = got.newlines
+        nxt = np.append(nl, np.int64(1 << 62))[np.searchsorted(nl, starts)]
+        hend = np.minimum(nxt, ends)
+        before = len(self._headers)
+        ids = self._headers.number(got.masked, starts, hend)
+        if len(self._headers) > before:
+            self._new_headers(before, len(self._headers))
+        if not self._hdr_ok[ids].all():
+            return None
+        # After the header line, a call chain: nothing, or a line starting with whitespace (bytes.isspace).
+        first = got.masked[np.minimum(hend + 1, len(got.masked) - 1)]
+        if not ((hend + 1 >= ends) | (first == 32) | ((first >= 9) & (first <= 13))).all():
+            return None
+        base = len(self._slots)
+        n = len(at)
+        self._slots.extend(repeat(None, n))
+        self._grow_slots(base + n)
+        self._slot_hdr1[base : base + n] = ids + 1
+        self._slot_hlen[base : base + n] = hend - starts
+        self._slot_first[base : base + n] = lines_at
+        self._slot_whole[base : base + n] = got.wholes[(np.cumsum(got.times) - got.times)[at]]
+        if not self._fast_batches or self._fast_batches[-1][1] != len(self._counts):
+            self._fast_batches.append((base, len(self._counts)))
+        # The events in the order first met (their counts are added when the reader closes).
+        raw = self._events_raw
+        names = list(self._event_ids)
+        _, first_at = np.unique(ids, return_index=True)
+        for hid in ids[np.sort(first_at)].tolist():
+            raw.setdefault(names[self._hdr_event[hid]], 0)
+        return []
+
+    def _new_headers(self, lo: int, hi: int) -> None:
+        """Parse the masked header lines numbered ``lo..hi-1`` as :meth:`_count_new_at_once` parses them."""
+        import numpy as np
+
+        masked_shapes = self._masked_shapes
+        ok = []
+        for k in range(lo, hi):
+            head = self._headers.text(k)
+            h = masked_shapes.get(head, _NOT_PARSED)
+            if h is _NOT_PARSED:
+                if not head or head[:1] == b"#":
+                    h = _ELSEWHERE
+                else:
+                    shape, times = _BULK_TIME.subn(b" 0.0: ", head)
+                    h = self._shape_header(shape) if times == 1 else _ELSEWHERE
+                masked_shapes[head] = h
+            fine = type(h) is tuple and h is not _TIMED and h[4] < _FAST_PERIOD
+            self._hdr_fields.append(h if fine else None)
+            ok.append(fine)
+            if fine:
+                event = h[3]
+                self._hdr_event.append(self._event_ids.setdefault(event, len(self._event_ids)))
+                self._hdr_period.append(h[4])
+            else:
+                self._hdr_event.append(-1)
+                self._hdr_period.append(0)
+        old = self._hdr_ok if self._hdr_ok is not None else np.zeros(0, bool)
+        self._hdr_ok = np.concatenate((old, np.array(ok, bool)))
 
     def _count_new_at_once(
         self,
@@ -852,6 +963,11 @@ class ScriptParser:
         self._slot_lines = np.zeros(1024, np.int64)  # its newlines
         self._slot_timed = np.zeros(1024, bool)  # read sample by sample (see _TIMED)
         self._slot_counts = np.zeros(1024, np.int64)  # repeats not yet added to the slot's counter
+        if self._headers is not None:
+            self._slot_hdr1 = np.zeros(1024, np.int64)
+            self._slot_hlen = np.zeros(1024, np.int64)
+            self._slot_first = np.zeros(1024, np.int64)
+            self._slot_whole = np.zeros(1024, np.int64)
 
     def _grow_slots(self, size: int) -> None:
         """Make the per-slot arrays hold at least ``size`` slots (doubling, so that growth is amortised)."""
@@ -862,6 +978,11 @@ class ScriptParser:
         self._slot_lines = _grown(self._slot_lines, new)
         self._slot_timed = _grown(self._slot_timed, new)
         self._slot_counts = _grown(self._slot_counts, new)
+        if self._slot_hdr1 is not None:
+            self._slot_hdr1 = _grown(self._slot_hdr1, new)
+            self._slot_hlen = _grown(self._slot_hlen, new)
+            self._slot_first = _grown(self._slot_first, new)
+            self._slot_whole = _grown(self._slot_whole, new)
 
     def _flush_slots(self) -> None:
         """Add the bulk reader's counts of repeated samples to their stacks and events."""
@@ -1036,8 +1157,144 @@ class ScriptParser:
                 sc.samples += 1
                 sc.period += period
 
+    def _fast_counters(self) -> _FastCounters | None:
+        """The counters of the slots counted by number (:meth:`_fast_new`), summed with numpy; None when none is.
+
+        A counter is a (thread, event, call chain text): the slots' call chain texts (after their header line,
+        in the chunk pass's store of masked texts: a text's one time is in its header) are numbered by the
+        kernel, the slots grouped by (header's thread and event, text number), in the order of their first
+        slots (the order the samples first met them).  The verbatim header of each counter's first sample is
+        its masked header with the time's digits written back.
+        """
+        import numpy as np
+
+        from collectors.perf_chains_aot import range_kernel
+        from collectors.perf_chunks import Interned
+
+        if self._slot_hdr1 is None:
+            return None
+        n = len(self._slots)
+        fast = np.flatnonzero(self._slot_hdr1[:n])
+        if not len(fast):
+            return None
+        hdr = self._slot_hdr1[fast] - 1
+        count = self._slot_counts[fast].copy()
+        self._slot_counts[fast] = 0
+        te_ids: dict[tuple[bytes, bytes, bytes | None, bytes], int] = {}
+        hdr_te = np.array([-1 if h is None else te_ids.setdefault(h[:4], len(te_ids)) for h in self._hdr_fields])
+        te = hdr_te[hdr]
+        period = np.array(self._hdr_period, np.int64)[hdr] * count
+        per_event = sums(np.array(self._hdr_event, np.int64)[hdr], len(self._event_ids), count).tolist()
+        for event, c in zip(self._event_ids, per_event, strict=True):
+            self._events_raw[event] += c
+        cs = self._chunk_slots
+        start, end = cs.slot_start[fast], cs.slot_start[fast] + cs.slot_len[fast]
+        body_start = np.minimum(start + self._slot_hlen[fast] + 1, end)
+        bodies = Interned(range_kernel(), 10, int((end - body_start).sum()) + len(fast) + 1)
+        body = bodies.number(cs.store, body_start, end)
+        _, first, inverse = np.unique(te * len(bodies) + body, return_index=True, return_inverse=True)
+        order = np.argsort(first, kind="stable")  # the counters in the order of their first slots
+        rank = np.empty(len(order), np.int64)
+        rank[order] = np.arange(len(order), dtype=np.int64)
+        of = rank[inverse.reshape(-1)]
+        first = first[order]
+        at = fast[first]
+        heads = hdr[first].tolist()
+        parts = {}
+        for h in set(heads):
+            text = self._headers.text(h)
+            m = _BULK_TIME.search(text)
+            assert m is not None  # the header's one time (checked when it was numbered)
+            dot = m.group(1).index(b".")
+            parts[h] = (
+                text[: m.start(1)].decode("utf-8", "replace"),
+                dot,
+                len(m.group(1)) - 1,
+                text[m.end(1) :].decode("utf-8", "replace"),
+            )
+        headers = []
+        for h, whole in zip(heads, self._slot_whole[at].tolist(), strict=True):
+            before, dot, digits, after = parts[h]
+            d = str(whole).zfill(digits)
+            headers.append(before + d[:dot] + "." + d[dot:] + after)
+        return _FastCounters(
+            list(te_ids),
+            te[first].tolist(),
+            body[first].tolist(),
+            sums(of, len(order), count).tolist(),
+            sums(of, len(order), period).tolist(),
+            self._slot_first[at].tolist(),
+            headers,
+            at.tolist(),
+            bodies,
+        )
+
+    def _with_counted(self, fast: _FastCounters) -> _FastCounters:
+        """``fast`` with the counters of :attr:`_counts` put among its own, in the order the samples met them.
+
+        A counter made by number from a first slot of a batch (:attr:`_fast_batches`) comes after the counters
+        of ``_counts`` made before that batch; a key met both ways is one counter, where it was first met (its
+        counts summed).  The call chain texts of ``_counts`` are numbered in ``fast.bodies`` with the others.
+        """
+        import numpy as np
+
+        keys = list(self._counts)
+        counters = list(self._counts.values())
+        te_keys = list(fast.te_keys)
+        te_ids = {k: i for i, k in enumerate(te_keys)}
+        te_more = [te_ids.setdefault(k[:4], len(te_ids)) for k in keys]
+        te_keys += list(te_ids)[len(te_keys) :]
+        texts = list(map(_BODY, keys))
+        joined = b"".join(texts)
+        ends = np.cumsum(np.fromiter(map(len, texts), np.int64, len(texts)))
+        body_more = fast.bodies.number(
+            np.frombuffer(joined, np.uint8), ends - np.fromiter(map(len, texts), np.int64, len(texts)), ends
+        )
+        n = len(fast.te)
+        te = np.array(fast.te + te_more, np.int64)
+        body = np.concatenate((np.array(fast.body, np.int64), body_more))
+        # The order the samples met them: (len(_counts) when made, then by number, then by first slot).
+        bases = np.array([b for b, _ in self._fast_batches], np.int64)
+        made = np.array([c for _, c in self._fast_batches], np.int64)
+        slots = np.array(fast.slots, np.int64)
+        before = np.concatenate((made[np.searchsorted(bases, slots, side="right") - 1], np.arange(len(keys))))
+        way = np.concatenate((np.zeros(n, np.int64), np.ones(len(keys), np.int64)))
+        order = np.lexsort((np.concatenate((slots, np.zeros(len(keys), np.int64))), way, before))
+        _, first, inverse = np.unique((te * len(fast.bodies) + body)[order], return_index=True, return_inverse=True)
+        ranked = np.argsort(first, kind="stable")
+        rank = np.empty(len(ranked), np.int64)
+        rank[ranked] = np.arange(len(ranked), dtype=np.int64)
+        group = rank[inverse.reshape(-1)]  # each counter's group (in ``order``), groups in the order first met
+        keep = order[first[ranked]].tolist()  # each group's first counter
+        samples = fast.samples + list(map(_SAMPLES_OF, counters))
+        period = fast.period + list(map(_PERIOD_OF_COUNT, counters))
+        got_samples = list(map(samples.__getitem__, keep))
+        got_period = list(map(period.__getitem__, keep))
+        if len(keep) < len(order):  # keys met both ways: their counts summed (Python integers: no bound)
+            kept = set(keep)
+            for g, c in zip(group.tolist(), order.tolist(), strict=True):
+                if c not in kept:
+                    got_samples[g] += samples[c]
+                    got_period[g] += period[c]
+        lines = fast.lines + list(map(_LINE_OF, counters))
+        headers = fast.headers + list(map(_HEADER_OF, counters))
+        return _FastCounters(
+            te_keys,
+            te[keep].tolist(),
+            body[keep].tolist(),
+            got_samples,
+            got_period,
+            list(map(lines.__getitem__, keep)),
+            list(map(headers.__getitem__, keep)),
+            [],
+            fast.bodies,
+        )
+
     def _profile(self) -> Profile:
+        fast = self._fast_counters()
         self._flush_slots()
+        if fast is not None and self._counts:
+            fast = self._with_counted(fast)
         events = {e.decode("utf-8", "replace"): n for e, n in self._events_raw.items()}
         # stackcollapse-perf.pl keeps the first event it meets (and samples whose header names none).
         first = next((e for e in events if e), None)
@@ -1047,6 +1304,8 @@ class ScriptParser:
         threads: dict[tuple[bytes, bytes, bytes | None], Thread] = {}
         chains: dict[tuple[ProfileFrame, ...], tuple[ProfileFrame, ...]] = {}
         names = {e: e.decode("utf-8", "replace") for e in self._events_raw}
+        if fast is not None:
+            return self._profile_of(self._fast_stacks(fast, names, line_caches), events, first, 0)
         keys = list(self._counts)
         # The thread of each counter: per (comm, pid, tid) first, so that a thread's texts share it.
         by_ids = {k[:3]: None for k in keys}
@@ -1093,6 +1352,90 @@ class ScriptParser:
             map(_LINE_OF, counters),
             map(_HEADER_OF, counters),
         )
+        return self._profile_of(stacks, events, first, bad_bodies)
+
+    def _fast_stacks(
+        self,
+        fast: _FastCounters,
+        names: dict[bytes, str],
+        line_caches: dict[bool, dict[bytes, tuple[ProfileFrame, ...] | None]],
+    ) -> tuple[list[ProfileStack], int]:
+        """The stacks of the counters counted by number, and the samples whose chains hold lines that are not frames.
+
+        The distinct call chain texts are already joined by newlines in ``fast.bodies``' store: the compiled
+        interner reads them there (no bytes object per text); threads and events are per (thread, event) number.
+        """
+        threads: dict[tuple[bytes, bytes, bytes | None], Thread] = {}
+        te_thread = []
+        for comm, a, b, _ in fast.te_keys:
+            th = threads.get((comm, a, b))
+            if th is None:
+                comm_s = comm.decode("utf-8", "surrogateescape")
+                # stackcollapse-perf.pl: one number is the tid (perf's default), two are pid/tid.
+                th = threads[(comm, a, b)] = (
+                    Thread(comm_s, None, int(a)) if b is None else Thread(comm_s, int(a), int(b))
+                )
+            te_thread.append(th)
+        java_te = [th.comm.startswith("java") for th in te_thread]
+        bodies = fast.bodies
+        n_bodies = len(bodies)
+        chains: dict[tuple[ProfileFrame, ...], tuple[ProfileFrame, ...]] = {}
+        setdefault = chains.setdefault
+        run = _chain_interner(self._fed) if len(fast.te) >= COMPILED_FROM else None
+        if run is not None:
+            from collectors.perf_chains import chains_joined
+
+            used = int(bodies.state[1])
+            joined = bodies.store[: used - 1].tobytes()  # each text followed by a newline: the last one left out
+            frames_list, bads = chains_joined(
+                joined,
+                bodies.start[:n_bodies] + bodies.length[:n_bodies],
+                run,
+                lambda raw, dso, high: _cached_symbol(raw, dso, False, high),
+                lambda odd: _chains_of(list(map(bodies.text, odd)), False, line_caches[False], True),
+            )
+        else:
+            frames_list, bads = _chains_of(list(map(bodies.text, range(n_bodies))), False, line_caches[False], True)
+        of_body = list(zip(map(setdefault, frames_list, frames_list), bads, strict=True))
+        got = list(map(of_body.__getitem__, fast.body))
+        if any(java_te):
+            java_at = [i for i, te in enumerate(fast.te) if java_te[te]]
+            todo = list(dict.fromkeys(fast.body[i] for i in java_at))
+            texts = list(map(bodies.text, todo))
+            frames_java, bads_java = (
+                _chains_compiled(texts, True, run, line_caches[True])
+                if run is not None
+                else _chains_of(texts, True, line_caches[True], True)
+            )
+            java_of = dict(
+                zip(todo, zip(map(setdefault, frames_java, frames_java), bads_java, strict=True), strict=True)
+            )
+            for i in java_at:
+                got[i] = java_of[fast.body[i]]
+        event_te = [names[e] for *_, e in fast.te_keys]
+        bad_bodies = sum(compress(fast.samples, map(_SECOND, got)))
+        stacks = made_stacks(
+            len(fast.te),
+            map(te_thread.__getitem__, fast.te),
+            map(event_te.__getitem__, fast.te),
+            map(_FIRST, got),
+            fast.samples,
+            fast.period,
+            fast.lines,
+            fast.headers,
+        )
+        return stacks, bad_bodies
+
+    def _profile_of(
+        self,
+        stacks: list[ProfileStack] | tuple[list[ProfileStack], int],
+        events: dict[str, int],
+        first: str | None,
+        bad_bodies: int,
+    ) -> Profile:
+        """The profile of ``stacks`` (or ``(stacks, bad_bodies)``) with the reader's notes."""
+        if isinstance(stacks, tuple):
+            stacks, bad_bodies = stacks
         notes: list[str] = []
         if len([e for e in events if e]) > 1 and first is not None:
             others = ", ".join(f"{e or '(unnamed)'}: {n} samples" for e, n in events.items() if e != first)

@@ -590,9 +590,12 @@ def screen(findings: list[Finding], analysis: TraceAnalysis, source: str) -> lis
         out.append(_clock_finding(clock, [t for t in dropped if t not in jumped], source))
     if clock.jumps:
         out.append(_jump_finding(clock, jumped, source))
-    if stopped:
+    # Each coverage finding is said only when it leaves figures out; the header's coverage note says when each
+    # CPU starts and stops.  A CPU is silent at the end of a healthy trace as often as not (idle, or one task
+    # running on), so said always it was a finding on every such trace (12.461 ms on this VM's own 7.5 s one).
+    if unseen:
         out.append(_gap_finding(analysis, source, False, unseen))
-    if before:  # said only when it leaves figures out: the header's coverage note says when each CPU starts
+    if before:
         out.append(_gap_finding(analysis, source, True, before))
     return out
 

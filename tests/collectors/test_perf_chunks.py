@@ -18,8 +18,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from collectors.perf_chains_aot import jitted_scan
-from collectors.perf_chunks import ChunkSlots
+from collectors.perf_chains_aot import jitted_ranges, jitted_scan
+from collectors.perf_chunks import ChunkSlots, Interned
 from collectors.perf_script import CHUNK, ScriptParser, read_gzip_text
 from forensics.types.profile import Profile
 
@@ -43,8 +43,10 @@ def _same(text: bytes, chunk: int = CHUNK) -> Profile:
 @pytest.mark.parametrize("path", sorted(DATA.glob("*.perf.txt.gz")), ids=lambda p: p.name.split(".")[0])
 def test_every_recording_reads_as_with_the_numpy_passes(path: Path) -> None:
     text = read_gzip_text(path)
-    # Each copy of the recording under its own command names: known texts, new ones and stacks in every chunk.
-    copies = b"".join(re.sub(rb"(?m)^(?=[A-Za-z])", b"c%d" % i, text) for i in range(3)) + text
+    # Each copy of the recording under its own command names: known texts, new ones and stacks in every chunk;
+    # one copy's threads are java ones (their frames are named another way).
+    copies = b"".join(re.sub(rb"(?m)^(?=[A-Za-z])", (b"java%d" if i == 1 else b"c%d") % i, text) for i in range(3))
+    copies += text
     samples = None
     for chunk in (CHUNK, 4096, 997):
         got = _same(copies, chunk)
@@ -52,6 +54,36 @@ def test_every_recording_reads_as_with_the_numpy_passes(path: Path) -> None:
         samples = sum(s.samples for s in got.stacks)
     if b"\n\n" in text:  # samples with call chains (the flat recording's go to the per-sample code at the end)
         assert samples and len({s.thread.comm[:2] for s in got.stacks}) >= 4
+
+
+def test_a_first_header_is_written_back_verbatim() -> None:
+    # Times with leading zeros, 6 and 9 fraction digits, 15 digits in all: the counters' first headers are the
+    # texts' own (the compiled pass keeps each text's masked header and its time's digits as one integer).
+    chain = b"\n\tffffffff81000000 sym+0x1f ([kernel.kallsyms])\n\n"
+    times = [b"0.000001", b"0007.5", b"123456.000000009", b"99.000000001"]
+    text = b"".join(b"app %d [00%d] %s: 1 cpu-clock: " % (i, i % 2, t) + chain for i, t in enumerate(times))
+    got = _same(text * 2, 61)
+    assert [s.first_header for s in got.stacks] == [
+        f"app {i} [00{i % 2}] {t.decode()}: 1 cpu-clock: " for i, t in enumerate(times)
+    ]
+    assert [s.samples for s in got.stacks] == [2, 2, 2, 2]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.lists(st.sampled_from([b"", b"a", b"ab", b"abc", b"\n", b"b\0", b"abcd" * 9]), max_size=30), max_size=6)
+)
+def test_texts_are_numbered_in_the_order_met(calls: list[list[bytes]]) -> None:
+    texts = Interned(jitted_ranges(), 10, 1)
+    expected: dict[bytes, int] = {}
+    for call in calls:
+        joined = b"".join(call)
+        sizes = np.array([len(t) for t in call], np.int64)
+        got = texts.number(np.frombuffer(joined, np.uint8), np.cumsum(sizes) - sizes, np.cumsum(sizes))
+        assert got.tolist() == [expected.setdefault(t, len(expected)) for t in call]
+    assert len(texts) == len(expected)
+    assert [texts.text(k) for k in range(len(texts))] == list(expected)
+    assert texts.store[: int(texts.state[1])].tobytes() == b"".join(t + b"\n" for t in expected)
 
 
 def test_chunks_the_per_sample_code_reads() -> None:
