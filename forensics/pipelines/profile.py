@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from operator import is_
 from typing import TYPE_CHECKING
 
 from forensics import __version__
@@ -65,7 +66,11 @@ def analyse_profile(name: str, filters: ProfileFilters | None = None) -> Profile
             hint="check the names and ids in the per-thread table of an unfiltered run",
         )
     # A large profile's tables are sums over its stacks numbered by chain and thread, numbered once here.
-    table = stack_table(stacks) if len(stacks) >= VECTOR_FROM else None
+    table = None
+    if len(stacks) >= VECTOR_FROM:
+        # The reader's own table when the stacks kept are all of its stacks, unchanged.
+        whole = len(stacks) == len(profile.stacks) and all(map(is_, stacks, profile.stacks))
+        table = profile.table if whole and profile.table is not None else stack_table(stacks)
     hot = compute_hotspots(profile, stacks, event=filters.event, table=table)
     if hot.total_period == 0:
         # Folded stacks counted 0 (`a;b 0`), perf samples of period 0: there is no CPU time to share out, and
