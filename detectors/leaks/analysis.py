@@ -7,13 +7,13 @@ test) and gets back everything the renderers and plots need.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from detectors.leaks.attribution import is_reclaimable
+from detectors.leaks.attribution import in_sreclaimable, is_reclaimable
 from detectors.leaks.cogrowth import find_groups
 from detectors.leaks.findings import (
     FindingContext,
@@ -170,7 +170,7 @@ def analyse(data: LeakInput, thresholds: LeakThresholds | None = None) -> LeakAn
                     meminfo.append(judged)
 
     ctx = FindingContext(data.source, mem_total, mem_available, data.aliases)
-    findings = _findings(caches, groups, meminfo, ctx)
+    findings = _findings(caches, groups, meminfo, ctx, lambda name: in_sreclaimable(name, data.reclaim_account))
     every = (*caches, *meminfo)
     refs, cited = _stretch_refs(slab_mats, mem_mats, units)
     samples, cache_names, walls = slab_extent(data.slabs)
@@ -253,7 +253,11 @@ def _stretch_refs(
 
 
 def _findings(
-    caches: list[SeriesVerdict], groups: list[CoGrowth], meminfo: list[SeriesVerdict], ctx: FindingContext
+    caches: list[SeriesVerdict],
+    groups: list[CoGrowth],
+    meminfo: list[SeriesVerdict],
+    ctx: FindingContext,
+    in_sreclaimable: Callable[[str], bool],
 ) -> tuple[Finding, ...]:
     grouped = {(m.boot_id, m.name) for g in groups for m in g.members}
     out = [group_finding(g, ctx) for g in groups]
@@ -273,7 +277,7 @@ def _findings(
                 c
                 for c in caches
                 if c.boot_id == v.boot_id
-                and not c.reclaimable
+                and not in_sreclaimable(c.name)  # counted where the kernel counts it, reclaimable or not
                 and (
                     c.grade.rank >= Grade.SUSPECT.rank
                     or (c.boot_id, c.name) in in_groups

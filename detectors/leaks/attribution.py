@@ -34,6 +34,9 @@ class Attribution(NamedTuple):
     reclaimable: bool  # the kernel frees these under memory pressure (shrinkers, page cache)
     confirm: tuple[str, ...]  # what to read or run to confirm, specific to this cache
     lifetime: Lifetime | None = None  # freed on a timer: growth within the first lifetime is the fill
+    # What holds the objects so that no shrinker can free them until their owner lets go ("" when nothing
+    # does): a reclaimable cache frees only its unused objects; one that is not is freed only by the owner.
+    pinned_by: str = ""
 
 
 _PROCESSES_CONFIRM = (
@@ -48,6 +51,8 @@ _FILES_CONFIRM = (
     "cat /proc/sys/fs/file-nr (open files)",
     'for p in /proc/[0-9]*; do echo "$(ls $p/fd 2>/dev/null | wc -l) $p"; done | sort -n | tail',
 )
+
+_INODES = "open files pin their inodes; only unused ones are freed under pressure"
 
 #: Ordered rules: the first pattern that matches a cache name wins.
 ATTRIBUTIONS: tuple[Attribution, ...] = (
@@ -86,7 +91,13 @@ ATTRIBUTIONS: tuple[Attribution, ...] = (
     Attribution("files_cache", "processes", "fork() of processes (file tables)", False, _PROCESSES_CONFIRM),
     Attribution("fs_cache", "processes", "fork() of processes (cwd/root)", False, _PROCESSES_CONFIRM),
     Attribution(
-        "sock_inode_cache", "sockets", "socket()/accept()/socketpair(): one per socket", False, _SOCKETS_CONFIRM
+        "sock_inode_cache",
+        "sockets",
+        "socket()/accept()/socketpair(): one per socket",
+        # SLAB_RECLAIM_ACCOUNT (counted in SReclaimable) is accounting only: no shrinker frees a live socket.
+        False,
+        _SOCKETS_CONFIRM,
+        pinned_by="open sockets: a socket's inode is freed when the socket is closed, never by reclaim",
     ),
     Attribution("TCP*", "TCP sockets", "TCP sockets (socket(), accept())", False, _SOCKETS_CONFIRM),
     Attribution(
@@ -131,9 +142,11 @@ ATTRIBUTIONS: tuple[Attribution, ...] = (
     Attribution(
         "dentry",
         "path lookups",
-        "path lookups and file creation (the dcache; reclaimed under pressure)",
+        "path lookups and file creation (the dcache; unused dentries reclaimed under pressure)",
         True,
         ("cat /proc/sys/fs/dentry-state (unused and negative dentries are reclaimable)",),
+        pinned_by="open files, sockets and working directories pin theirs; only unused and negative dentries are"
+        " freed under pressure",
     ),
     Attribution(
         "names_cache",
@@ -146,15 +159,19 @@ ATTRIBUTIONS: tuple[Attribution, ...] = (
         "shmem_inode_cache",
         "tmpfs/shm files",
         "files created in tmpfs, shm and memfd",
-        True,
+        # Not SLAB_RECLAIM_ACCOUNT: a tmpfs file has no backing store to be written to and dropped.
+        False,
         ("df -h /dev/shm /tmp /run", "ls -l /proc/[0-9]*/fd | grep memfd | wc -l"),
+        pinned_by="tmpfs, shm and memfd files: an inode lives as long as its file (until deleted and closed),"
+        " never freed by reclaim",
     ),
     Attribution(
         "proc_inode_cache",
         "procfs lookups",
-        "lookups in /proc (reclaimed under pressure)",
+        "lookups in /proc (unused ones reclaimed under pressure)",
         True,
         ("cat /proc/sys/fs/inode-nr",),
+        pinned_by=_INODES,
     ),
     Attribution(
         "inode_cache",
@@ -162,20 +179,23 @@ ATTRIBUTIONS: tuple[Attribution, ...] = (
         "pseudo-filesystem inodes: pipes, anon inodes, sockfs",
         True,
         ("cat /proc/sys/fs/inode-nr",),
+        pinned_by=_INODES,
     ),
     Attribution(
         "*inode_cache",
         "file inodes",
-        "files opened or looked up on that filesystem (reclaimed under pressure)",
+        "files opened or looked up on that filesystem (unused ones reclaimed under pressure)",
         True,
         ("cat /proc/sys/fs/inode-nr",),
+        pinned_by=_INODES,
     ),
     Attribution(
         "xfs_inode",
         "file inodes",
-        "files looked up on XFS (reclaimed under pressure)",
+        "files looked up on XFS (unused ones reclaimed under pressure)",
         True,
         ("cat /proc/sys/fs/inode-nr",),
+        pinned_by=_INODES,
     ),
     Attribution(
         "buffer_head",
@@ -283,9 +303,25 @@ def is_reclaimable(cache: str, reclaim_account: Mapping[str, bool]) -> bool:
     """Whether the kernel frees the cache's objects under pressure.
 
     The cache's own reclaim_account (SLAB_RECLAIM_ACCOUNT, counted in
-    SReclaimable) when it was read, else the table's knowledge of the name.
+    SReclaimable) when it was read, else the table's knowledge of the name;
+    never a cache the table knows its objects' owners hold (``pinned_by``, not
+    reclaimable): ``sock_inode_cache`` is SLAB_RECLAIM_ACCOUNT, yet only closing
+    a socket frees its inode.
     """
+    rule = attribution_for(cache)
+    if rule.pinned_by and not rule.reclaimable:
+        return False  # held by their owners (open sockets, existing files): reclaim_account is accounting only
     known = reclaim_account.get(cache)
     if known is not None:
-        return known or attribution_for(cache).reclaimable
-    return attribution_for(cache).reclaimable
+        return known or rule.reclaimable
+    return rule.reclaimable
+
+
+def in_sreclaimable(cache: str, reclaim_account: Mapping[str, bool]) -> bool:
+    """Whether the kernel counts the cache's slabs in SReclaimable (SLAB_RECLAIM_ACCOUNT), not SUnreclaim.
+
+    Its own reclaim_account when read, else the table's guess.  Not :func:`is_reclaimable`: the
+    kernel counts ``sock_inode_cache`` as reclaimable though only closing a socket frees it.
+    """
+    known = reclaim_account.get(cache)
+    return attribution_for(cache).reclaimable if known is None else known

@@ -36,6 +36,7 @@ class Context:
     samples: int | None = None  # raw samples behind the window medians, None when not known
     page_cache: PageCacheTie | None = None  # how the page cache grew beside it, None when not recorded
     filling: Lifetime | None = None  # objects freed on a timer, and the stretch too short to see past their fill
+    pinned_by: str = ""  # what holds the objects a reclaimable cache cannot free (its unused ones it can)
 
     @property
     def rate(self) -> float:
@@ -236,6 +237,8 @@ def _reclaimable(c: Context) -> str | None:
         seen = f"gave back {f.drawdown:.0%} of its range" if f.drawdown > 0.05 else "not yet reclaimed"
         if c.reclaim_ran is False:
             seen += "; the shrinkers did not run during the stretch"
+        if c.pinned_by:
+            return f"reclaimable only where unused, growing {_kb(c.rate)}/h ({seen}): {c.pinned_by}"
         return f"reclaimable cache growing {_kb(c.rate)}/h ({seen}); the kernel frees it under memory pressure"
     return None
 

@@ -104,6 +104,11 @@ def sample_evidence(source: str, locator_name: str, refs: tuple[SampleRef, ...])
     )
 
 
+def _reclaim_note(v: SeriesVerdict) -> str:
+    """What reclaim can free of a reclaimable series: all of it, or only its unused objects."""
+    return " (reclaimable only where unused)" if attribution_for(v.name).pinned_by else " (reclaimable)"
+
+
 def _series_facts(v: SeriesVerdict, ctx: FindingContext) -> list[Fact]:
     f = v.features
     persistence = "n/a (first half flat)" if f.persistence is None else f"{f.persistence:.2f}"
@@ -114,7 +119,7 @@ def _series_facts(v: SeriesVerdict, ctx: FindingContext) -> list[Fact]:
         Fact(
             "reclaim",
             f"largest drawdown {f.drawdown:.0%} of the range; rolling minima grow {kb(f.minima_slope)}/h"
-            + (" (reclaimable)" if v.reclaimable else ""),
+            + (_reclaim_note(v) if v.reclaimable else ""),
         ),
     ]
     if ctx.mem_total:
@@ -152,6 +157,15 @@ def _beside(v: SeriesVerdict) -> str:
     return " with the page cache" if v.verdict.rule == WITH_PAGE_CACHE else ""
 
 
+def _member_grade(m: SeriesVerdict, g: CoGrowth) -> str:
+    """A member's grade in its group: a cache that would be reclaimable when unused, growing in step with a leak,
+    is held by the leak's objects (a leaked socket's dentry), not "growing but reclaimable"."""
+    pinned = attribution_for(m.name).pinned_by
+    if m.grade is Grade.RECLAIMABLE and pinned and g.grade in (Grade.LEAK, Grade.SUSPECT):
+        return f"grows in step with the group, held by its objects ({pinned})"
+    return m.grade.value
+
+
 def cache_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding:
     """The finding for one flagged slab cache."""
     who = attribution_for(v.name)
@@ -160,7 +174,9 @@ def cache_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding:
     titles = {
         Grade.LEAK: f"Slab cache {v.name} leaks {rate} ({who.subject})",
         Grade.SUSPECT: f"Slab cache {v.name} grows {rate}: leak suspected ({who.subject})",
-        Grade.RECLAIMABLE: f"Slab cache {v.name} grows {rate} but is reclaimable ({who.subject})",
+        Grade.RECLAIMABLE: f"Slab cache {v.name} grows {rate} but is reclaimable"
+        + (" where unused" if who.pinned_by else "")
+        + f" ({who.subject})",
         Grade.UNDECIDED: f"Slab cache {v.name} grows {rate}{_beside(v)}, too short to call ({who.subject})",
     }
     facts = _series_facts(v, ctx)
@@ -168,6 +184,8 @@ def cache_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding:
         in_use = f", {v.active_rate:,.0f}/h in use" if v.active_rate is not None else ""
         facts.insert(1, Fact("objects", f"{v.objects_rate:,.0f} objects/h of {v.objsize} bytes{in_use}"))
     facts.append(Fact("typically allocated by", who.allocated_by))
+    if who.pinned_by:
+        facts.append(Fact("held by", who.pinned_by))
     others = merged_names(v.name, ctx.aliases)
     if alias:
         facts.append(Fact("merged caches", alias))
@@ -247,7 +265,7 @@ def group_finding(g: CoGrowth, ctx: FindingContext) -> Finding:
         facts.append(
             Fact(
                 f"{m.name}",
-                f"{m.grade.value}: {kb(m.rate)}/h"
+                f"{_member_grade(m, g)}: {kb(m.rate)}/h"
                 + (f", {m.objects_rate:,.0f} objects/h" if m.objects_rate is not None else "")
                 + f", r² {f.r2:.2f}, tau {f.tau:.2f}, total {kb(m.growth)}",
             )

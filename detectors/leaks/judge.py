@@ -85,7 +85,8 @@ def judge_column(
         if int(part.sum()) >= thresholds.min_points:
             feats = features(hours[part], y[part])
             since = float(walls[part][0]) - matrix.window_seconds / 2.0 - 1e-6
-    lifetime = attribution_for(matrix.names[column]).lifetime
+    who = attribution_for(matrix.names[column])
+    lifetime = who.lifetime
     filling = None
     if lifetime is not None:
         # Objects freed on a timer fill to (rate x lifetime) in their first lifetime: judge what follows,
@@ -116,7 +117,9 @@ def judge_column(
         part = keep & (walls >= since)
         short = feats.span_hours < thresholds.short_hours
         beside = tie(matrix.names[column], y[part], page_cache[part], by_level=short)
-    verdict = decide(Context(feats, reclaimable, mem_total, thresholds, share, reclaim_ran, samples, beside, filling))
+    pinned = who.pinned_by if reclaimable else ""
+    context = Context(feats, reclaimable, mem_total, thresholds, share, reclaim_ran, samples, beside, filling, pinned)
+    verdict = decide(context)
     return SeriesVerdict(
         name=matrix.names[column],
         boot_id=matrix.boot_id,

@@ -11,6 +11,9 @@ runs one from a shell (tests/data/workloads/record.sh).
   directory, growing the page cache and the objects that describe its pages (buffer heads, xarray
   nodes, per-folio state) as a copy or a log-heavy service does; nothing leaks.  Args: directory,
   MiB per second, seconds.  The caller removes the directory.
+* :data:`UDP_LEAKER` opens UDP sockets at a fixed rate and never closes them (a real socket leak: one
+  ``UDP``, ``sock_inode_cache``, ``dentry`` and ``filp`` each, held until the child ends).  Args: sockets
+  per second, seconds.
 * :data:`TCP_CLIENT` connects to its own loopback server at a fixed rate and closes first, as a
   web client or a health checker does: every connection leaves a ``tw_sock_TCP`` in TIME_WAIT for
   60 s, so the cache fills for a minute and levels off; nothing leaks.  Args: connections per second,
@@ -88,11 +91,27 @@ while (elapsed := time.monotonic() - start) < seconds:
 print("done", done, flush=True)
 """
 
-PROGRAMS = {"leak": LEAKER, "write": FILE_WRITER, "tcp": TCP_CLIENT}
+UDP_LEAKER = r"""
+import resource, socket, sys, time
+rate, seconds = float(sys.argv[1]), float(sys.argv[2])
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, int(rate * seconds) + 64)), hard))
+held = []
+start = time.monotonic()
+print("ready", flush=True)
+while (elapsed := time.monotonic() - start) < seconds:
+    while len(held) < int(rate * elapsed):
+        held.append(socket.socket(socket.AF_INET, socket.SOCK_DGRAM))  # never closed
+    time.sleep(0.01)
+print("done", len(held), flush=True)
+"""
+
+PROGRAMS = {"leak": LEAKER, "write": FILE_WRITER, "tcp": TCP_CLIENT, "udp": UDP_LEAKER}
 
 
 def main(argv: list[str]) -> int:
-    """Run one workload in the foreground: ``leak RATE SECS``, ``write DIR MIB_PER_S SECS``, ``tcp RATE SECS``."""
+    """Run one workload in the foreground: ``leak RATE SECS``, ``write DIR MIB_PER_S SECS``, ``tcp RATE SECS``,
+    ``udp RATE SECS``."""
     if not argv or argv[0] not in PROGRAMS:
         print(f"usage: python -m tests.live.workloads {{{'|'.join(PROGRAMS)}}} ARGS...", file=sys.stderr)
         return 2

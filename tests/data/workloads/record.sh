@@ -14,11 +14,16 @@
 #                                   closes them first (TCP_CLIENT): tw_sock_TCP fills for the 60 s of
 #                                   TIME_WAIT.  Nothing leaks.
 #   ./record.sh tcp-time-wait-4min  the same for 4 minutes at a 2 s interval: the fill, then the level.
+#   ./record.sh udp-socket-leak     2 minutes at a 1 s interval while a child opens 40 UDP sockets a second
+#                                   and never closes them (UDP_LEAKER): a real socket leak.  This kernel
+#                                   marks sock_inode_cache, dentry and proc_inode_cache reclaim_account 1
+#                                   (/sys/kernel/slab): the snapshot text does not keep it, so the flags
+#                                   slab-watch read are kept beside it (udp-socket-leak.reclaim_account.txt).
 #
 # Recorded 2026-12-04 on the project's 2-core, 24 GB VM (Linux 6.18.44, ext4 root, load 1-5);
 # tests/detectors/leaks/test_ordinary_workloads.py says what `kforensic leaks` must say on each.
 set -eu
-name=${1:?usage: record.sh file-writes|leak-beside-writes|tcp-time-wait|tcp-time-wait-4min}
+name=${1:?usage: record.sh file-writes|leak-beside-writes|tcp-time-wait|tcp-time-wait-4min|udp-socket-leak}
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../../.." && pwd)
 tmp=$(mktemp -d)
@@ -44,6 +49,7 @@ file-writes | leak-beside-writes)
     ;;
 tcp-time-wait) workload tcp 300 45 ;;
 tcp-time-wait-4min) workload tcp 300 250; interval=2s duration=4m ;;
+udp-socket-leak) workload udp 40 130; duration=2m ;;
 *) echo "record.sh: unknown workload $name" >&2; exit 2 ;;
 esac
 sleep 2
@@ -51,3 +57,9 @@ sleep 2
     -o "$tmp/summary.txt"
 .venv/bin/python tests/data/healthy/slabwatch/to_snapshots.py "$tmp/store" | xz -9 -T1 > "$tmp/snapshots.txt.xz"
 mv "$tmp/snapshots.txt.xz" "$here/$name.txt.xz"
+if [ "$name" = udp-socket-leak ]; then  # what slab-watch read of /sys/kernel/slab: "cache reclaim_account" lines
+    .venv/bin/python -c 'import sys; from pathlib import Path; from collectors.slabstore import SlabStore
+with SlabStore.open(Path(sys.argv[1]), readonly=True) as s:
+    [print(n, int(v)) for run in s.runs() for n, v in sorted(s.reclaimable(run.id).items())]' \
+        "$tmp/store" > "$here/$name.reclaim_account.txt"
+fi

@@ -139,3 +139,41 @@ def test_four_minutes_of_time_wait_are_judged_after_the_fill_and_flag_nothing(
     tw = [v for v in result.analysis.caches if v.name == "tw_sock_TCP"]
     # Judged from +60 s on (the level): not the fill's verdict, and nothing above "too short to call".
     assert all(v.verdict.rule != "timer-fill" and v.grade.rank <= Grade.UNDECIDED.rank for v in tw), tw
+
+
+def test_a_real_udp_socket_leak_is_a_group_and_no_pinned_cache_is_called_reclaimable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sockets held open pin their inodes and dentries: the kernel counts sock_inode_cache as reclaimable
+    (SLAB_RECLAIM_ACCOUNT) and leaks said "sock_inode_cache: growing but reclaimable" of a socket leak.
+
+    With the flags slab-watch read on the recording kernel: sock_inode_cache is judged with the leak (only
+    closing a socket frees it), a dentry or inode cache growing in step is said held by the leak's objects,
+    and the SUnreclaim explanation still leaves out what the kernel counts in SReclaimable.
+    """
+    from dataclasses import replace
+
+    from collectors.slabstore import SlabStore
+    from detectors.leaks.analysis import analyse
+    from detectors.leaks.attribution import is_reclaimable
+    from forensics.pipelines.leaks import leak_input
+
+    flags = (RECORDINGS / "udp-socket-leak.reclaim_account.txt").read_text().split("\n")
+    kernel = {name: value == "1" for name, value in (line.split() for line in flags if line)}
+    assert kernel["sock_inode_cache"] and kernel["dentry"]  # what this kernel says of them
+    _imported("udp-socket-leak", tmp_path, monkeypatch)
+    with SlabStore.open(tmp_path / "udp-socket-leak.sqlite", readonly=True) as store:
+        data = replace(leak_input(store), reclaim_account=kernel)
+    result = analyse(data)
+    [group] = result.groups
+    assert group.signature is not None and group.signature.subject == "UDP sockets"
+    assert {"UDP", "sock_inode_cache"} <= set(group.names) and group.grade.rank >= Grade.SUSPECT.rank
+    assert not is_reclaimable("sock_inode_cache", kernel)
+    by_name = {v.name: v for v in result.caches}
+    assert by_name["sock_inode_cache"].grade is not Grade.RECLAIMABLE
+    [finding] = [f for f in result.findings if f.kind.value == "slab-leak-group"]
+    assert finding.severity >= Severity.MEDIUM
+    said = [f"{fact.name}: {fact.value}" for f in result.findings for fact in f.facts]
+    assert not [s for s in said if s.startswith(("sock_inode_cache:", "dentry:")) and "reclaimable" in s], said
+    sunreclaim = [f for f in result.findings if f.title.startswith("SUnreclaim")]
+    assert all("sock_inode_cache" not in f.title for f in sunreclaim)  # counted in SReclaimable by this kernel
