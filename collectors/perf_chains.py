@@ -10,7 +10,7 @@ are read by the reader, line by line.
 from __future__ import annotations
 
 from collections.abc import Callable
-from itertools import chain, compress
+from itertools import chain
 from typing import Any
 
 from forensics.types.profile import ProfileFrame
@@ -76,11 +76,32 @@ def chains_joined(
     ``line_by_line(numbers)``: the reader's reading of the texts of those numbers, for those the kernel does
     not key.
     """
+    made, of_body, odd = chains_numbered(joined, ends, run, symbol, line_by_line)
+    if not odd:
+        return list(map(made.__getitem__, of_body.tolist())), [0] * len(of_body)
+    out_frames: list[Frames] = []
+    bad: list[int] = []
+    for i, c in enumerate(of_body.tolist()):
+        frames, n_bad = (made[c], 0) if c >= 0 else odd[i]
+        out_frames.append(frames)
+        bad.append(n_bad)
+    return out_frames, bad
+
+
+def chains_numbered(
+    joined: bytes,
+    ends: Any,
+    run: Any,
+    symbol: Callable[[bytes, bytes, bool], Frames],
+    line_by_line: Callable[[list[int]], tuple[list[Frames], list[int]]],
+) -> tuple[list[Frames], Any, dict[int, tuple[Frames, int]]]:
+    """:func:`chains_joined` as numbers: each chain's frames, each text's chain number (an int64 array; -1 for a
+    text the kernel does not key) and, for those texts, their frames and lines that are not frames."""
     import numpy as np
 
     n_bodies = len(ends)
     if not n_bodies:
-        return [], []
+        return [], np.zeros(0, np.int64), {}
     buf = np.frombuffer(joined, np.uint8)
     n_lines = joined.count(b"\n") + 1
     keys, chains = ROOM + n_lines // 16, ROOM + n_bodies // 4
@@ -99,21 +120,12 @@ def chains_joined(
         part = ids[at : at + n]
         part.reverse()
         made.append(tuple(chain.from_iterable(map(frames_of.__getitem__, part))))
-    of_body = body_chain.tolist()
-    if -1 not in of_body:
-        return list(map(made.__getitem__, of_body)), [0] * n_bodies
-    out_frames: list[Frames] = [()] * n_bodies
-    bad = [0] * n_bodies
-    odd = [c < 0 for c in of_body]
-    for i, c in enumerate(of_body):
-        if c >= 0:
-            out_frames[i] = made[c]
-    at_odd = list(compress(range(n_bodies), odd))
-    got_frames, got_bad = line_by_line(at_odd)
-    for i, f, nb in zip(at_odd, got_frames, got_bad, strict=True):
-        out_frames[i] = f
-        bad[i] = nb
-    return out_frames, bad
+    at_odd = np.flatnonzero(body_chain < 0).tolist()
+    odd: dict[int, tuple[Frames, int]] = {}
+    if at_odd:
+        got_frames, got_bad = line_by_line(at_odd)
+        odd = dict(zip(at_odd, zip(got_frames, got_bad, strict=True), strict=True))
+    return made, body_chain, odd
 
 
-__all__ = ["chains_compiled", "chains_joined"]
+__all__ = ["chains_compiled", "chains_joined", "chains_numbered"]

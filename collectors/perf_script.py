@@ -26,7 +26,16 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from forensics.errors import InputError, UsageError
-from forensics.types.profile import Profile, ProfileFrame, ProfileStack, StackCount, Thread, made_stacks, sums
+from forensics.types.profile import (
+    Profile,
+    ProfileFrame,
+    ProfileStack,
+    StackCount,
+    StackTable,
+    Thread,
+    made_stacks,
+    sums,
+)
 
 #: ``perf.data`` files start with this magic (perf's own header, version 2).
 PERF_DATA_MAGIC = b"PERFILE2"
@@ -292,6 +301,44 @@ def _chains_compiled(
     )
 
 
+def _first_met(raw: Any) -> tuple[Any, Any]:
+    """Numbers ``raw`` renumbered in the order first met (0, 1, ...), and the raw number of each new one."""
+    import numpy as np
+
+    values, first, inverse = np.unique(raw, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty(len(order), np.int64)
+    rank[order] = np.arange(len(order), dtype=np.int64)
+    return rank[inverse.reshape(-1)], values[order]
+
+
+def _numbered_table(
+    fast: _FastCounters, chain_of: Any, chains: list[tuple[ProfileFrame, ...]], te: Any, te_thread: list[Thread]
+) -> StackTable | None:
+    """:func:`forensics.types.profile.stack_table` of the stacks of ``fast`` made from numbers (``chain_of``: each
+    one's frames tuple in ``chains``; ``te``: its (thread, event) number, whose thread ``te_thread`` gives); None
+    when a sum may not fit int64.  Chains and threads are numbered in the order the stacks first meet them, as
+    ``stack_table`` numbers them.
+    """
+    import numpy as np
+
+    if max(fast.period, default=0) >= 1 << 62 or min(fast.period, default=0) < 0:
+        return None
+    number: dict[int, int] = {}
+    of_te = np.fromiter((number.setdefault(id(th), len(number)) for th in te_thread), np.int64, len(te_thread))
+    by_number = list({id(th): th for th in te_thread}.values())
+    chain_no, chain_at = _first_met(chain_of)
+    thread_no, thread_at = _first_met(of_te[te])
+    return StackTable(
+        list(map(chains.__getitem__, chain_at.tolist())),
+        chain_no,
+        list(map(by_number.__getitem__, thread_at.tolist())),
+        thread_no,
+        np.array(fast.period, np.int64),
+        np.array(fast.samples, np.int64),
+    )
+
+
 class _FastCounters(NamedTuple):
     """The counters of the slots counted by number (:meth:`ScriptParser._fast_counters`), in their order."""
 
@@ -460,6 +507,8 @@ class ScriptParser:
         self._event_ids: dict[bytes, int] = {}
         # (the first slot of a batch of counted-by-number slots, len(_counts) then): orders them among _counts.
         self._fast_batches: list[tuple[int, int]] = []
+        self._table: StackTable | None = None  # the stacks numbered by chain and thread, when counted by number
+        self._chains: dict[tuple[ProfileFrame, ...], tuple[ProfileFrame, ...]] = {}  # one tuple per equal chain
         self._expected = expected
         self._fed = 0
         self._shapes: dict[bytes, tuple[bytes, bytes, bytes | None, bytes, int] | None] = {}
@@ -1363,8 +1412,12 @@ class ScriptParser:
         """The stacks of the counters counted by number, and the samples whose chains hold lines that are not frames.
 
         The distinct call chain texts are already joined by newlines in ``fast.bodies``' store: the compiled
-        interner reads them there (no bytes object per text); threads and events are per (thread, event) number.
+        interner reads them there (no bytes object per text) and numbers their chains; threads and events are per
+        (thread, event) number, and the stacks' :class:`forensics.types.profile.StackTable` is made from those
+        numbers (:attr:`_table`).
         """
+        import numpy as np
+
         threads: dict[tuple[bytes, bytes, bytes | None], Thread] = {}
         te_thread = []
         for comm, a, b, _ in fast.te_keys:
@@ -1379,46 +1432,67 @@ class ScriptParser:
         java_te = [th.comm.startswith("java") for th in te_thread]
         bodies = fast.bodies
         n_bodies = len(bodies)
-        chains: dict[tuple[ProfileFrame, ...], tuple[ProfileFrame, ...]] = {}
-        setdefault = chains.setdefault
+        # Each text's chain: an index into ``made`` (the chains' frames, then those of texts read line by line).
         run = _chain_interner(self._fed) if len(fast.te) >= COMPILED_FROM else None
         if run is not None:
-            from collectors.perf_chains import chains_joined
+            from collectors.perf_chains import chains_numbered
 
             used = int(bodies.state[1])
             joined = bodies.store[: used - 1].tobytes()  # each text followed by a newline: the last one left out
-            frames_list, bads = chains_joined(
+            made, body_chain, odd = chains_numbered(
                 joined,
                 bodies.start[:n_bodies] + bodies.length[:n_bodies],
                 run,
                 lambda raw, dso, high: _cached_symbol(raw, dso, False, high),
-                lambda odd: _chains_of(list(map(bodies.text, odd)), False, line_caches[False], True),
+                lambda at: _chains_of(list(map(bodies.text, at)), False, line_caches[False], True),
             )
+            body_bad = np.zeros(n_bodies, np.int64)
+            for text_at, (frames, n_bad) in odd.items():
+                body_chain[text_at] = len(made)
+                made.append(frames)
+                body_bad[text_at] = n_bad
         else:
-            frames_list, bads = _chains_of(list(map(bodies.text, range(n_bodies))), False, line_caches[False], True)
-        of_body = list(zip(map(setdefault, frames_list, frames_list), bads, strict=True))
-        got = list(map(of_body.__getitem__, fast.body))
+            made, bads = _chains_of(list(map(bodies.text, range(n_bodies))), False, line_caches[False], True)
+            body_chain = np.arange(n_bodies, dtype=np.int64)
+            body_bad = np.array(bads, np.int64)
+        te = np.array(fast.te, np.int64)
+        body = np.array(fast.body, np.int64)
+        chain_raw = body_chain[body]
+        bad = body_bad[body]
         if any(java_te):
-            java_at = [i for i, te in enumerate(fast.te) if java_te[te]]
-            todo = list(dict.fromkeys(fast.body[i] for i in java_at))
+            java_at = np.flatnonzero(np.array(java_te, bool)[te])
+            todo = list(dict.fromkeys(body[java_at].tolist()))
             texts = list(map(bodies.text, todo))
             frames_java, bads_java = (
                 _chains_compiled(texts, True, run, line_caches[True])
                 if run is not None
                 else _chains_of(texts, True, line_caches[True], True)
             )
-            java_of = dict(
-                zip(todo, zip(map(setdefault, frames_java, frames_java), bads_java, strict=True), strict=True)
-            )
-            for i in java_at:
-                got[i] = java_of[fast.body[i]]
+            java_chain = dict(zip(todo, range(len(made), len(made) + len(todo)), strict=True))
+            made += frames_java
+            java_bad = dict(zip(todo, bads_java, strict=True))
+            for i in java_at.tolist():
+                text_at = int(body[i])
+                chain_raw[i] = java_chain[text_at]
+                bad[i] = java_bad[text_at]
+        # Equal chains share one frames tuple (chains that differ only in addresses parse to equal frames).
+        setdefault = self._chains.setdefault
+        canonical = list(map(setdefault, made, made))
+        number: dict[int, int] = {}
+        objects: list[tuple[ProfileFrame, ...]] = []
+        for c in canonical:
+            if number.setdefault(id(c), len(number)) == len(objects):
+                objects.append(c)
+        of_made = np.fromiter(map(number.__getitem__, map(id, canonical)), np.int64, len(canonical))
+        chain_of = of_made[chain_raw]  # each stack's frames tuple, by number
         event_te = [names[e] for *_, e in fast.te_keys]
-        bad_bodies = sum(compress(fast.samples, map(_SECOND, got)))
+        bad_bodies = sum(compress(fast.samples, bad.tolist()))
+        self._table = _numbered_table(fast, chain_of, objects, te, te_thread)
         stacks = made_stacks(
             len(fast.te),
             map(te_thread.__getitem__, fast.te),
             map(event_te.__getitem__, fast.te),
-            map(_FIRST, got),
+            map(objects.__getitem__, chain_of.tolist()),
             fast.samples,
             fast.period,
             fast.lines,
@@ -1477,6 +1551,7 @@ class ScriptParser:
             flat_samples=self._flat,
             skipped_lines=self._skipped,
             first_skipped=self._first_skipped,
+            table=self._table,
         )
 
 

@@ -7,9 +7,10 @@ count and the call chain as facts.
 
 from __future__ import annotations
 
-from operator import attrgetter
+from itertools import chain
+from operator import attrgetter, itemgetter
 
-from detectors.profile.rules import MIN_SHARE, RULES, classify
+from detectors.profile.rules import MIN_SHARE, RULES, cache_masks, classify
 from forensics.model import Baseline, Evidence, Fact, Finding, FindingKind, Locator, LocatorKind, Severity, finding_id
 from forensics.types.profile import (
     VECTOR_FROM,
@@ -26,6 +27,7 @@ from forensics.types.profile import (
 )
 
 _FRAMES = attrgetter("frames")
+_NAME = itemgetter(0)  # a ProfileFrame's name
 _PERIOD = attrgetter("period")
 
 
@@ -82,6 +84,7 @@ def _class_shares_table(stacks: list[ProfileStack], total_period: int, table: St
     import numpy as np
 
     chains = table.chains
+    cache_masks(map(_NAME, chain.from_iterable(chains)))  # each distinct name once, then C-level look-ups
     rule_at: dict[str, int] = {}
     rules: list[HotspotRule] = []
     rule_of_chain = np.full(len(chains), -1, np.int64)

@@ -10,6 +10,7 @@ classed by that rule, so that no rule is shadowed by an earlier one.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from functools import reduce
 from itertools import repeat
 from operator import or_
@@ -356,6 +357,13 @@ def _mask(name: str) -> int:
         if len(_MASKS) < 1 << 20:  # bounded: a profile has far fewer distinct names
             _MASKS[name] = m
     return m
+
+
+def cache_masks(names: Iterable[str]) -> None:
+    """:func:`_mask` of each of ``names`` not cached yet (each distinct name once): :func:`classify` then finds
+    every mask of their chains through its C-level look-up."""
+    for name in set(names).difference(_MASKS):
+        _mask(name)
 
 
 def classify(frames: tuple[str, ...], leaf_kernel: bool | None = None) -> HotspotRule | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from operator import is_
 from typing import TYPE_CHECKING
 
 from forensics import __version__
@@ -10,14 +11,23 @@ from forensics.model import Clock, Examined, Incident, NotAvailable, Timestamp, 
 from forensics.types.profile_result import ProfileFilters, ProfileResult
 
 if TYPE_CHECKING:
-    from forensics.types.profile import Profile, ProfileStack
+    from forensics.types.profile import Profile, ProfileStack, StackTable
 
 
-def examined_profile(profile: Profile, stacks: list[ProfileStack]) -> Examined:
-    """What the profile let the analysis see: samples, events, time, call chains."""
-    samples = sum(s.samples for s in stacks)
+def examined_profile(profile: Profile, stacks: list[ProfileStack], table: StackTable | None = None) -> Examined:
+    """What the profile let the analysis see: samples, events, time, call chains.
+
+    ``table``: the stacks' :func:`forensics.types.profile.stack_table` when the caller has it (summed by number).
+    """
     span = f" over {profile.end - profile.start:.3f} s" if profile.start is not None and profile.end is not None else ""
-    chained = sum(s.samples for s in stacks if len(s.frames) > 1)
+    if table is not None:
+        import numpy as np
+
+        long_chain = np.fromiter(map(len, table.chains), np.int64, len(table.chains))[table.chain_of] > 1
+        samples, chained = int(table.samples.sum()), int(table.samples[long_chain].sum())
+    else:
+        samples = sum(s.samples for s in stacks)
+        chained = sum(s.samples for s in stacks if len(s.frames) > 1)
     could_not = ["who waited for the CPU: a profile shows where the CPU went, not harm (kforensic trace shows waits)"]
     if chained < samples / 2:
         could_not.append("call paths: most samples carry no call chain (record with perf record -g)")
@@ -56,7 +66,11 @@ def analyse_profile(name: str, filters: ProfileFilters | None = None) -> Profile
             hint="check the names and ids in the per-thread table of an unfiltered run",
         )
     # A large profile's tables are sums over its stacks numbered by chain and thread, numbered once here.
-    table = stack_table(stacks) if len(stacks) >= VECTOR_FROM else None
+    table = None
+    if len(stacks) >= VECTOR_FROM:
+        # The reader's own table when the stacks kept are all of its stacks, unchanged.
+        whole = len(stacks) == len(profile.stacks) and all(map(is_, stacks, profile.stacks))
+        table = profile.table if whole and profile.table is not None else stack_table(stacks)
     hot = compute_hotspots(profile, stacks, event=filters.event, table=table)
     if hot.total_period == 0:
         # Folded stacks counted 0 (`a;b 0`), perf samples of period 0: there is no CPU time to share out, and
@@ -80,6 +94,6 @@ def analyse_profile(name: str, filters: ProfileFilters | None = None) -> Profile
         sources=(profile.record,),
         findings=tuple(findings),
         tool_version=__version__,
-        examined=(examined_profile(profile, stacks),),
+        examined=(examined_profile(profile, stacks, table),),
     )
     return ProfileResult(profile, stacks, hot, classes, incident, table)

@@ -132,7 +132,8 @@ def document_bytes(doc: dict[str, Any], depth: int = 4) -> bytes:
         def as_dict(obj: object) -> object:
             if isinstance(obj, ListedRepeat):
                 return obj.as_dict()
-            raise TypeError(f"{type(obj).__name__} is not JSON")
+            # What json.JSONEncoder.default says of any other type (no field holds one).
+            raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
 
         encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=as_dict).encode
         data = _indented(doc, depth, lambda obj: encode_text(encoder(obj)))

@@ -11,7 +11,10 @@ from forensics.types.profile import periods_by_command
 from forensics.types.profile_result import ProfileResult
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from forensics.report.document import Document
+    from forensics.report.flamegraph import Node
     from forensics.types.profile import ProfileFrame, ProfileStack, SymbolDelta
 
 
@@ -22,21 +25,16 @@ def _frame_kind(kernel: bool, jit: bool, inlined: bool) -> str:
     return "jit" if jit else "inlined" if inlined else "kernel" if kernel else "user"
 
 
-def svg_stacks(
-    stacks: list[ProfileStack], merged: dict[tuple[str, int], list[Any]] | None = None
-) -> list[tuple[tuple[tuple[str, str], ...], int]]:
-    """Stacks as (name, kind) frames with the command name first, as the folded output has them.
+def _named_chains(
+    merged: dict[tuple[str, int], list[Any]],
+) -> Iterator[tuple[str, tuple[tuple[str, str], ...], int]]:
+    """Each (command, chain) of ``merged`` as its command, its (name, kind) frames and its period.
 
-    ``merged``: :func:`periods_by_command` of ``stacks`` when the caller has it (see
-    :attr:`ProfileResult.by_command`).
+    Threads of one command share their frames in the picture; equal chains share one frames tuple, so each
+    chain is converted once (by its identity), and each distinct frame's (name, kind) is made once: a chain
+    is then one C-level map over its frames.
     """
-    # Threads of one command share their frames in the picture.  Stacks are grouped by the identity
-    # of their frames tuple first (equal chains share one), so each chain is converted once.
-    if merged is None:
-        merged = periods_by_command(stacks)
     converted: dict[int, tuple[tuple[str, str], ...]] = {}
-    out: dict[tuple[tuple[str, str], ...], int] = {}
-    # Each distinct frame's (name, kind) is made once; a chain is then one C-level map over its frames.
     pairs: dict[ProfileFrame, tuple[str, str]] = {}
     for (comm, ident), (frames, period) in merged.items():
         named = converted.get(ident)
@@ -49,16 +47,61 @@ def svg_stacks(
                         pairs[f] = (f.name, _frame_kind(f.kernel, f.jit, f.inlined))
                 named = tuple(map(pairs.__getitem__, frames))
             converted[ident] = named
+        yield comm, named, period
+
+
+def svg_stacks(
+    stacks: list[ProfileStack], merged: dict[tuple[str, int], list[Any]] | None = None
+) -> list[tuple[tuple[tuple[str, str], ...], int]]:
+    """Stacks as (name, kind) frames with the command name first, as the folded output has them.
+
+    ``merged``: :func:`periods_by_command` of ``stacks`` when the caller has it (see
+    :attr:`ProfileResult.by_command`).
+    """
+    out: dict[tuple[tuple[str, str], ...], int] = {}
+    for comm, named, period in _named_chains(periods_by_command(stacks) if merged is None else merged):
         path = ((comm.replace(" ", "_"), "comm"),) * bool(comm) + named
         out[path] = out.get(path, 0) + period
     return list(out.items())
 
 
+def svg_tree(merged: dict[tuple[str, int], list[Any]]) -> Node:
+    """``build_tree(svg_stacks(stacks, merged))`` without the stacks' paths made and merged first.
+
+    Each (command, chain) of ``merged`` (:func:`periods_by_command`) is walked down the tree as it is: equal
+    paths add up in the nodes they share, as their merged sum would (the same integers; children are sorted
+    when drawn).
+    """
+    from forensics.report.flamegraph import Node
+
+    root = Node("all", "root")
+    comms: dict[str, tuple[str, str]] = {}
+    for comm, named, period in _named_chains(merged):
+        root.value += period
+        node = root
+        if comm:  # the command name first, as the folded output has it
+            head = comms.get(comm)
+            if head is None:
+                head = comms[comm] = (comm.replace(" ", "_"), "comm")
+            child = node.children.get(head)
+            if child is None:
+                child = node.children[head] = Node(head[0], head[1])
+            child.value += period
+            node = child
+        for key in named:
+            child = node.children.get(key)
+            if child is None:
+                child = node.children[key] = Node(key[0], key[1])
+            child.value += period
+            node = child
+    return root
+
+
 def render_flamegraph(result: ProfileResult, base: ProfileResult | None = None) -> str:
     """The flame graph SVG (differential against ``base`` when given)."""
-    from forensics.report.flamegraph import add_base, build_tree, render_svg
+    from forensics.report.flamegraph import add_base, render_svg
 
-    tree = build_tree(svg_stacks(result.stacks, result.by_command))
+    tree = svg_tree(result.by_command)
     p = result.profile
     unit = "samples" if result.hot.total_period == result.hot.total_samples else "period"
     sub = f"{p.source}: {result.hot.total_samples:,} samples of {result.hot.event or 'the profile'}"

@@ -201,6 +201,8 @@ class Profile:
     skipped_lines: int = 0
     first_skipped: tuple[int, str] | None = None
     record: SourceRecord | None = None
+    # ``stack_table(stacks)``, when the reader made it from its own numbers (large inputs read compiled).
+    table: StackTable | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

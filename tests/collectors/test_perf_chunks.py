@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from collectors.perf_chains_aot import jitted_ranges, jitted_scan
 from collectors.perf_chunks import ChunkSlots, Interned
 from collectors.perf_script import CHUNK, ScriptParser, read_gzip_text
-from forensics.types.profile import Profile
+from forensics.types.profile import Profile, stack_table
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "profile"
 
@@ -34,9 +34,18 @@ def _read(text: bytes, compiled: bool, chunk: int = CHUNK) -> Profile:
 
 
 def _same(text: bytes, chunk: int = CHUNK) -> Profile:
-    """The profile both ways (equal: every field of every stack, the events, span, lines and notes)."""
+    """The profile both ways (equal: every field of every stack, the events, span, lines and notes).
+
+    The table the compiled reader makes from its numbers, when it makes one, is ``stack_table`` of its stacks.
+    """
     got = _read(text, True, chunk)
     assert got == _read(text, False, chunk)
+    if got.table is not None:
+        want = stack_table(got.stacks)
+        assert list(map(id, got.table.chains)) == list(map(id, want.chains))
+        assert list(map(id, got.table.threads)) == list(map(id, want.threads))
+        for field in ("chain_of", "thread_of", "period", "samples"):
+            assert getattr(got.table, field).tolist() == getattr(want, field).tolist()
     return got
 
 
@@ -54,6 +63,7 @@ def test_every_recording_reads_as_with_the_numpy_passes(path: Path) -> None:
         samples = sum(s.samples for s in got.stacks)
     if b"\n\n" in text:  # samples with call chains (the flat recording's go to the per-sample code at the end)
         assert samples and len({s.thread.comm[:2] for s in got.stacks}) >= 4
+        assert got.table is not None  # counted by number
 
 
 def test_a_first_header_is_written_back_verbatim() -> None:

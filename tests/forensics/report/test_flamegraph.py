@@ -15,7 +15,7 @@ import pytest
 from collectors.perf_script import read_profile
 from forensics.pipelines.profile import analyse_profile
 from forensics.report.flamegraph import MIN_WIDTH, WIDTH, Node, build_tree, render_svg
-from forensics.report.profile import render_flamegraph, svg_stacks
+from forensics.report.profile import render_flamegraph, svg_stacks, svg_tree
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "profile"
 SVG = "{http://www.w3.org/2000/svg}"
@@ -50,6 +50,26 @@ def test_one_rectangle_per_frame_and_escaped_names() -> None:
     assert jit.get("data-k") == "jit"
     title = jit.find(f"{SVG}title")
     assert title is not None and title.text is not None and title.text.startswith("jit::loop<int&, q> (")
+
+
+def _same_tree(a: Node, b: Node) -> bool:
+    return (
+        (a.name, a.kind, a.value, a.base) == (b.name, b.kind, b.value, b.base)
+        and a.children.keys() == b.children.keys()
+        and all(_same_tree(c, b.children[k]) for k, c in a.children.items())
+    )
+
+
+@pytest.mark.parametrize("name", ["kernel", "contend", "mixed", "jit", "interp"])
+def test_the_tree_is_made_from_the_merged_chains_as_from_the_paths(name: str) -> None:
+    # Walked per (command, chain), equal paths adding up in the nodes they share: the tree of the merged paths.
+    # Commands varied (some the same name with spaces, some empty) so that paths of several chains merge.
+    result = analyse_profile(str(DATA / f"{name}.perf.txt.gz"))
+    merged = dict(result.by_command)
+    for i, ((comm, ident), (frames, period)) in enumerate(list(merged.items())):
+        merged[(["", "a b", "a_b", comm][i % 4], ident)] = [frames, period + 1]
+    assert _same_tree(svg_tree(merged), build_tree(svg_stacks(result.stacks, merged)))
+    assert render_svg(svg_tree(result.by_command), "t") == render_svg(build_tree(svg_stacks(result.stacks)), "t")
 
 
 def test_widths_are_the_shares() -> None:
