@@ -86,6 +86,16 @@ def _task_label(task: TaskStats) -> str:
     return f"{task.comm} (pid {task.pid})"
 
 
+def _task_id(kind: FindingKind, task: TaskStats) -> str:
+    """A task's finding id: its name and pid, so that ``report`` merges a finding of two traces only when it is
+    about the same task (a process of another run that has the same name is another task)."""
+    return finding_id(kind, task.comm, str(task.pid))
+
+
+def _task_subject(task: TaskStats) -> Subject:
+    return Subject(SubjectKind.TASK, task.comm, task.pid)
+
+
 def _baseline(j: Judgement) -> Baseline:
     return Baseline(j.baseline, fmt_ms(j.value), j.source)
 
@@ -149,7 +159,7 @@ def cpu_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
             advice = ""
         out.append(
             Finding(
-                id=finding_id(FindingKind.SCHED_CPU_HOG, task.comm),
+                id=_task_id(FindingKind.SCHED_CPU_HOG, task),
                 kind=FindingKind.SCHED_CPU_HOG,
                 title=title,
                 severity=severity,
@@ -173,7 +183,7 @@ def cpu_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
                     *((advice,) if advice else ()),
                 ),
                 detector=DETECTOR,
-                subjects=(Subject(SubjectKind.TASK, task.comm, task.pid), Subject(SubjectKind.CPU, str(run.cpu))),
+                subjects=(_task_subject(task), Subject(SubjectKind.CPU, str(run.cpu))),
                 baseline=baseline,
             )
         )
@@ -216,7 +226,7 @@ def rt_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
         )
         out.append(
             Finding(
-                id=finding_id(FindingKind.SCHED_RT_HOG, task.comm),
+                id=_task_id(FindingKind.SCHED_RT_HOG, task),
                 kind=FindingKind.SCHED_RT_HOG,
                 title=(
                     f"RT hog: {task.comm} (prio {task.prio}) ran {fmt_ms(run.duration)} on CPU{run.cpu}"
@@ -243,7 +253,7 @@ def rt_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
                     f"kforensic trace --task {task.pid} <trace>",
                 ),
                 detector=DETECTOR,
-                subjects=(Subject(SubjectKind.TASK, task.comm, task.pid), Subject(SubjectKind.CPU, str(run.cpu))),
+                subjects=(_task_subject(task), Subject(SubjectKind.CPU, str(run.cpu))),
                 baseline=Baseline(
                     "waiting behind an RT task (CFS gets no CPU meanwhile); a problem above --hog-ms",
                     fmt_ms(limit),
@@ -280,7 +290,7 @@ def wakeup_latency(analysis: TraceAnalysis, source: str) -> list[Finding]:
         culprit = f", behind {wait.behind[0].comm}" if wait.behind else ""
         out.append(
             Finding(
-                id=finding_id(FindingKind.SCHED_WAKEUP_LATENCY, task.comm),
+                id=_task_id(FindingKind.SCHED_WAKEUP_LATENCY, task),
                 kind=FindingKind.SCHED_WAKEUP_LATENCY,
                 title=f"Wakeup latency: {task.comm} waited {fmt_ms(wait.span.duration)} to run{culprit}",
                 severity=judged.severity,
@@ -302,6 +312,7 @@ def wakeup_latency(analysis: TraceAnalysis, source: str) -> list[Finding]:
                 next_steps=(f"kforensic trace --around {wait.span.start + wait.span.duration:.6f}:20 <trace>",),
                 detector=DETECTOR,
                 baseline=_baseline(judged),
+                subjects=(_task_subject(task),),
             )
         )
         if len(out) == MAX_PER_RULE:
@@ -458,7 +469,7 @@ def dstate_blocking(analysis: TraceAnalysis, source: str) -> list[Finding]:
         assert worst is not None
         out.append(
             Finding(
-                id=finding_id(FindingKind.SCHED_DSTATE, task.comm),
+                id=_task_id(FindingKind.SCHED_DSTATE, task),
                 kind=FindingKind.SCHED_DSTATE,
                 title=f"D-state blocking: {task.comm} blocked {st.n} time(s), {fmt_ms(st.total)} in total",
                 severity=_dstate_severity(worst.duration),
@@ -486,6 +497,7 @@ def dstate_blocking(analysis: TraceAnalysis, source: str) -> list[Finding]:
                     fmt_ms(harm.DSTATE_STALL),
                     "kernel.hung_task_timeout_secs (Documentation/admin-guide/sysctl/kernel.rst)",
                 ),
+                subjects=(_task_subject(task),),
             )
         )
     return out
@@ -537,18 +549,20 @@ RULES: tuple[tuple[str, Rule], ...] = (
 def detect(analysis: TraceAnalysis, source: str) -> list[Finding]:
     """All findings of the analysis; ``source`` names the trace file the evidence cites.
 
-    Tasks that share a comm share a finding id; each rule lists the worst
-    first, so the first finding of an id is kept.  Then the input checks:
+    Tasks that share a comm share a finding (threads of one program); each rule lists the worst first, so
+    the first finding of a comm is kept, its id naming that task's pid too (:func:`_task_id`).  Then the
+    input checks:
     figures across a step where a CPU's clock went back are dropped (and named
     in a ``trace-clock`` finding), and so are figures that reach past the time
     a CPU stopped reporting (named in a ``trace-coverage`` finding that cites
     that CPU's last event): what ran there meanwhile is not known.  So are figures that begin before a CPU
     started reporting (its buffer overwritten, or silent): a task woken there may have run there unseen.
     """
-    found: dict[str, Finding] = {}
+    found: dict[tuple[str, str], Finding] = {}
     for _name, rule in RULES:
         for finding in rule(analysis, source):
-            found.setdefault(finding.id, finding)
+            task = finding.subject(SubjectKind.TASK)
+            found.setdefault((finding.kind.value, task.name) if task is not None else ("", finding.id), finding)
     return screen(list(found.values()), analysis, source)
 
 

@@ -40,7 +40,7 @@ def test_recorded_run_1_in_each_text_variant(tmp_path: Path, name: str) -> None:
     findings = _findings(recorded(name, tmp_path))
     assert_evidence_resolves(findings)
     rt = _by_kind(findings, "sched-rt-hog")
-    assert [f.id for f in rt] == [finding_id("sched-rt-hog", "kf_rthog")]
+    assert [f.id for f in rt] == [finding_id("sched-rt-hog", "kf_rthog", "15892")]
     assert rt[0].severity is Severity.HIGH and _fact(rt[0], "longest run") == "8.090 ms"
     assert "kf_victim (pid" in rt[0].summary  # its worst wakeup is attributed to the RT hog
     assert rt[0].baseline is not None and "RT task" in rt[0].baseline.name
@@ -129,11 +129,18 @@ def test_thresholds_silence_findings(tmp_path: Path) -> None:
     assert _findings(write_scenario(tmp_path, "ftrace"), thresholds=quiet) == []
 
 
-def test_finding_ids_do_not_depend_on_pids_or_times(tmp_path: Path) -> None:
+def test_finding_ids_name_the_task_not_the_time(tmp_path: Path) -> None:
+    """Run 1 (ftrace, tc-report) and run 2 (perf) of the workload: its tasks have the same names, other pids.
+
+    Ids named the task by name alone, so ``report`` merged run 2's kf_rthog (pid 16882) into run 1's (15892):
+    one finding, one pid in its words, both runs' figures and evidence.  The same buffer read twice is one task.
+    """
     a = {f.id for f in _findings(recorded("kf.ftrace.txt", tmp_path))}
+    same = {f.id for f in _findings(recorded("kf.tc-report.txt", tmp_path))}
     b = {f.id for f in _findings(recorded("kf.perf-script.txt", tmp_path))}
-    assert finding_id("sched-rt-hog", "kf_rthog") in a & b
-    assert finding_id("sched-dstate", "kf_blocker") in a & b
+    run_1 = {finding_id("sched-rt-hog", "kf_rthog", "15892"), finding_id("sched-dstate", "kf_blocker", "15894")}
+    run_2 = {finding_id("sched-rt-hog", "kf_rthog", "16882"), finding_id("sched-dstate", "kf_blocker", "16884")}
+    assert run_1 <= a & same and run_2 <= b and not a & b
 
 
 def test_rules_are_named_once() -> None:

@@ -84,24 +84,42 @@ def test_report_on_the_healthy_recordings_says_no_problem_and_what_was_examined(
     assert _incident(doc)["problems"] == 0
 
 
-def test_a_finding_of_two_traces_is_told_by_the_worse_of_them(tmp_path: Path) -> None:
-    """The same task's hog, info in one healthy trace and low in another, merges under the low one's words.
+def test_tasks_of_two_traces_that_share_a_name_stay_apart_and_a_merge_is_told_by_the_worse(tmp_path: Path) -> None:
+    """python's, crash's and pytest's longest runs are info in ftrace.txt.gz and low in the LTTng workload's ftrace
+    (or the other way round): other processes of other runs, merged into one finding by name (one pid's words,
+    the other's figures and evidence).  A finding of two traces is merged only for the same task (name and pid).
 
-    python's and crash's longest runs are info in ftrace.txt.gz ("Long run ... others waited within their fair
-    share", judged "none exceeded") and low in the LTTng workload's ftrace (a wait past the CFS period), pytest's
-    the other way round: the report showed python and crash low under the info finding's title, summary and
-    "none exceeded" baseline (the first input's words, the worst severity).
+    Where one task's findings do merge, the worse one's words lead: the report showed a low finding under the
+    info one's title, summary and "none exceeded" baseline (the first input's words, the worst severity).
     """
+    from dataclasses import replace
+
+    from forensics.model import Incident, Severity, SubjectKind
+    from forensics.serialize import incident_from_dict
+
     lttng_kernel = HEALTHY.parent / "lttng" / "kernel.ftrace.txt.gz"
     out = tmp_path / "report.json"
     res = run("report", "--trace", str(HEALTHY / "ftrace.txt.gz"), "--trace", str(lttng_kernel), "--json", str(out))
     assert res.returncode == 0, res.stderr
-    hogs = [f for f in _incident(json.loads(out.read_text()))["findings"] if f["kind"] == "sched-cpu-hog"]
-    merged = [f for f in hogs if len({e["source"] for e in f["evidence"]}) == 2]
-    assert {f["title"].split(":")[1].split()[0] for f in merged} >= {"python", "crash", "pytest"}, hogs
-    for f in merged:  # python, crash, pytest: info ("Long run") in one trace, low ("CPU hog") in the other
-        assert f["severity"] == "low" and f["title"].startswith("CPU hog: "), f["title"]
-        assert "none exceeded" not in f["baseline"]["value"], f["baseline"]
-        task = f["title"].split(":")[1].split()[0]
-        lead = lttng_kernel if task in ("python", "crash") else HEALTHY / "ftrace.txt.gz"  # low there (first on a tie)
-        assert f["evidence"][0]["source"].startswith(str(lead)), f["evidence"][0]
+    incident = incident_from_dict(_incident(json.loads(out.read_text())), str(out))
+    hogs = [f for f in incident.findings if f.kind == "sched-cpu-hog"]
+    assert all(len({e.source for e in f.evidence}) == 1 for f in hogs), [f.title for f in hogs]
+    by_name: dict[str, list[Any]] = {}
+    for f in hogs:
+        task = f.subject(SubjectKind.TASK)
+        assert task is not None and f"{task.name} (pid {task.pid})" in f.summary
+        by_name.setdefault(task.name, []).append(f)
+    for name in ("python", "crash", "pytest"):
+        pair = by_name[name]  # one of each trace, each its own task
+        assert len(pair) == 2 and len({f.subject(SubjectKind.TASK).pid for f in pair}) == 2, name
+        assert {f.severity for f in pair} == {Severity.INFO, Severity.LOW}, name
+        # The same two findings under one id (one task's): the low one leads, whichever came first.
+        info, low = sorted(pair, key=lambda f: f.severity.rank)
+        for first, second in ((info, low), (low, info)):
+            merged = Incident.merge(
+                [replace(incident, findings=(first,)), replace(incident, findings=(replace(second, id=first.id),))],
+                "test",
+            ).findings
+            assert len(merged) == 1 and merged[0].severity is Severity.LOW
+            assert merged[0].title.startswith("CPU hog: ") and merged[0].summary == low.summary
+            assert merged[0].baseline is not None and "none exceeded" not in merged[0].baseline.value

@@ -56,7 +56,10 @@ def test_json_document_embeds_an_incident_that_report_merges(ftrace: Path, tmp_p
     )
     assert merged.returncode == 0, merged.stderr
     ids = {f["id"] for f in json.loads(merged.stdout)["findings"]}
-    assert finding_id("sched-rt-hog", "kf_rthog") in ids and finding_id("sched-dstate", "kf_blocker") in ids
+    assert (
+        finding_id("sched-rt-hog", "kf_rthog", "15892") in ids
+        and finding_id("sched-dstate", "kf_blocker", "15894") in ids
+    )
 
 
 def _softirq_runs_in_recording(path: Path) -> dict[str, int]:
@@ -316,3 +319,27 @@ def test_a_small_trace_on_standard_input_runs_without_compiling_on_a_cold_cache(
     assert not (tmp_path / "numba").exists()  # nothing compiled, nothing cached
     by_path = json.loads(run(str(ftrace), "-f", "json").stdout)["incident"]["findings"]
     assert [f["title"] for f in json.loads(piped.stdout)["incident"]["findings"]] == [f["title"] for f in by_path]
+
+
+def test_report_merges_a_task_of_two_traces_only_when_it_is_the_same_task(tmp_path: Path) -> None:
+    """Run 1 and run 2 of the workload have a kf_rthog each (pids 15892 and 16882): report made them one finding,
+    run 1's pid in its words beside both runs' figures ("longest run" 8.090 ms and 8.076 ms) and evidence.
+    The same buffer read as ftrace and as trace-cmd report is one task: merged, with the evidence of both."""
+    run_1, run_2, same = (recorded(n, tmp_path) for n in ("kf.ftrace.txt", "kf.perf-script.txt", "kf.tc-report.txt"))
+
+    def rt_hogs(*traces: Path) -> list[dict[str, object]]:
+        argv = ["report", *(a for t in traces for a in ("--trace", str(t))), "--format", "json"]
+        done = subprocess.run([sys.executable, "-m", "forensics", *argv], capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stderr
+        return [f for f in json.loads(done.stdout)["findings"] if f["kind"] == "sched-rt-hog"]
+
+    apart = rt_hogs(run_1, run_2)
+    assert sorted((s["name"], s["pid"]) for f in apart for s in f["subjects"] if s["kind"] == "task") == [
+        ("kf_rthog", 15892),
+        ("kf_rthog", 16882),
+    ]
+    for f in apart:
+        assert len({e["source"] for e in f["evidence"]}) == 1
+        assert [x["value"] for x in f["facts"] if x["name"] == "longest run"] in (["8.090 ms"], ["8.076 ms"])
+    [merged] = rt_hogs(run_1, same)
+    assert {e["source"] for e in merged["evidence"]} == {str(run_1), str(same)}
