@@ -206,12 +206,29 @@ def test_a_program_directory_this_reader_may_not_search_is_unknown_not_missing_t
 
 
 def test_a_program_directory_in_a_link_loop_is_unknown_not_missing_tooling(tmp_path: Path) -> None:
-    """A link loop fails every reader alike (ELOOP), root too: ``Path.exists`` said False, the tooling "missing"."""
+    """A link loop fails every reader alike (ELOOP), root too: ``Path.exists`` said False, the tooling "missing".
+
+    Its fix is the directory's repair: "run the check as root" (the fix of a directory only this reader may not
+    search) was said to root of a loop that root cannot look into either, and ``kdump setup`` said "check as root".
+    """
+    from detectors.kdump.plan import make_plan
+    from detectors.kdump.sysctl_rules import policy_named
 
     def loop(root: Path) -> None:
         shutil.rmtree(root / "usr/sbin")
         (root / "usr/sbin").symlink_to("sbin")
 
-    line = _lines(tmp_path, "debian12-ready", loop)["kdump-tooling"]
+    line = _lines(tmp_path / "lines", "debian12-ready", loop)["kdump-tooling"]
     assert line.status is Status.UNKNOWN, line
     assert "cannot look in /usr/sbin: Too many levels of symbolic links (ELOOP)" in line.detail, line.detail
+    assert (
+        line.fix == "make /usr/sbin a directory that can be searched again (no user can look in it), then check again"
+    )
+    system = replace(SCENARIOS["debian12-ready"], extra=loop)
+    state = collect_kdump_state(build(tmp_path / "root", system), system.statvfs)
+    plan = make_plan(state, run_checklist(state), policy_named("none"))
+    assert not plan.packages and plan.install is None
+    assert plan.manual == (
+        "make /usr/sbin a directory that can be searched again (cannot look in /usr/sbin: Too many levels of"
+        " symbolic links), then run kforensic kdump setup again",
+    ), plan.manual
