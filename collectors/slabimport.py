@@ -27,7 +27,7 @@ from pathlib import Path
 
 from collectors.inputs import open_input
 from collectors.procfs import Counters, HostIdentity, Slabinfo, parse_meminfo, parse_slabinfo
-from collectors.slabstore import RunInfo, Sample, SlabStore
+from collectors.slabstore import RunInfo, Sample, SlabStore, StoreClashError
 from forensics.errors import InputError, UsageError
 from forensics.model import NotAvailable
 from forensics.types.slab import OutOfOrder, PartialSample, RejectedLine, WallClockStep
@@ -498,7 +498,9 @@ def import_snapshots(
                 f"up to {snapshots[kept - 1].source}:{snapshots[kept - 1].line})"
                 if kept
                 else f"{exc.message}; the store keeps none of the {len(snapshots)} samples (run {run_id})",
-                hint=f"free some space and import again with --force, or import into another --store ({exc.hint})",
+                hint=exc.hint
+                if isinstance(exc, StoreClashError)
+                else f"free some space and import again with --force, or import into another --store ({exc.hint})",
             ) from None
     store.end_run(run_id)
     return run_id

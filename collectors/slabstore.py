@@ -115,6 +115,10 @@ CREATE TABLE cache_attrs (
 """ + PACKED_DDL.format(schema="")
 
 
+class StoreClashError(InputError):
+    """A write refused by the store's keys (rows of deleted samples hold the new one's): no space would help."""
+
+
 def default_store_path() -> Path:
     """/var/lib/kforensic/slab-watch.sqlite for root, ~/.local/share/kforensic/slab-watch.sqlite otherwise."""
     base = Path("/var/lib/kforensic") if os.geteuid() == 0 else Path.home() / ".local/share/kforensic"
@@ -544,6 +548,7 @@ class SlabStore:
         store._lock()
         if not empty:
             store._check_integrity()
+            store._check_orphans()
         try:
             store.db.execute("PRAGMA journal_mode=WAL")
             # FULL: a commit is on disk before the next sample, so a power loss or a reboot keeps it.
@@ -579,6 +584,33 @@ class SlabStore:
                 hint=f"salvage what is left: sqlite3 {self.path} .recover | sqlite3 NEW.sqlite"
                 " (then analyse NEW.sqlite), and record into a new --store",
             )
+
+    #: Tables keyed by the sample a row belongs to: a row there past the last sample takes the next one's number.
+    _BY_SAMPLE = ("slab_packed", "counter_packed", "slab_stats")
+
+    def _check_orphans(self) -> None:
+        """Refuse to append (exit 3) to a store holding rows of samples past its last one (their sample rows were
+        deleted): the next sample takes the number they hold, and its write fails on their key (SQLite's "UNIQUE
+        constraint failed: slab_packed.sample_id", told to free disk space).  Index lookups only."""
+        last = int(self.db.execute("SELECT coalesce(max(id), 0) FROM samples").fetchone()[0])
+        found = [
+            (table, int(row[0]))
+            for table in self._BY_SAMPLE
+            if (row := self.db.execute(f"SELECT min(sample_id) FROM {table} WHERE sample_id > ?", (last,)).fetchone())[
+                0
+            ]
+            is not None
+        ]
+        if not found:
+            return
+        self.close()
+        where = ", ".join(f"{table} from sample {first}" for table, first in found)
+        delete = "; ".join(f"DELETE FROM {table} WHERE sample_id > {last}" for table, _ in found)
+        raise InputError(
+            f"store {self.path} holds rows of samples it does not have ({where}; its last sample is {last}):"
+            " a new sample would take their number, so nothing was added",
+            hint=f"record into another --store, or delete them: sqlite3 {self.path} '{delete}'",
+        )
 
     def _lock(self) -> None:
         # flock is independent of SQLite's POSIX locks: it only keeps two watchers apart.
@@ -766,6 +798,11 @@ class SlabStore:
                 raise self._error(error) from None
 
         def _error(self, exc: sqlite3.Error) -> InputError:
+            if isinstance(exc, sqlite3.IntegrityError):  # not space: rows already there hold the new one's key
+                return StoreClashError(
+                    f"cannot write store {self.path}: {exc}: it holds rows that clash with the new sample's",
+                    hint="record into another --store",
+                )
             return InputError(f"cannot write store {self.path}: {exc}", hint="free disk space, or give another --store")
 
     def _transaction(self) -> SlabStore._Tx:

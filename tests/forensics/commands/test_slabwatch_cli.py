@@ -374,3 +374,36 @@ def test_systemd_accepts_the_unit(tmp_path: Path) -> None:
     done = subprocess.run([analyze, "verify", str(unit)], check=False, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "kforensic-slab-watch.service" not in done.stderr  # no warning about our unit
+
+
+def test_a_store_holding_rows_of_deleted_samples_is_refused_in_one_line_that_says_what_to_do(tmp_path: Path) -> None:
+    """Samples deleted from the end of a store (by hand, to trim it) leave their slab and counter rows: the next
+    sample takes their number.  slab-import --force said "UNIQUE constraint failed: slab_packed.sample_id" with
+    the hint "free some space" (and left an empty run behind)."""
+    import lzma
+    import sqlite3
+
+    recording = REPO / "tests" / "data" / "healthy" / "slabwatch" / "snapshots.txt.xz"
+    text = lzma.decompress(recording.read_bytes()).decode()
+    fourth = text.index("date=", text.index("date=", text.index("date=", text.index("date=") + 1) + 1) + 1)
+    snapshots = tmp_path / "three.txt"
+    snapshots.write_text(text[:fourth])
+    store = tmp_path / "s.sqlite"
+    assert kforensic("slab-import", "--store", str(store), "--host", "vm", str(snapshots), "--no-analysis")[0] == 0
+    with contextlib.closing(sqlite3.connect(store)) as db, db:
+        db.execute("DELETE FROM samples WHERE id = 3")
+    again = kforensic("slab-import", "--store", str(store), "--host", "vm", str(snapshots), "--force")
+    assert again.returncode == 3, again
+    message, hint = again.stderr.splitlines()
+    assert message == (
+        f"kforensic: error: store {store} holds rows of samples it does not have (slab_packed from sample 3,"
+        " counter_packed from sample 3; its last sample is 2): a new sample would take their number, so nothing"
+        " was added"
+    )
+    delete = "DELETE FROM slab_packed WHERE sample_id > 2; DELETE FROM counter_packed WHERE sample_id > 2"
+    assert hint == f"kforensic: hint: record into another --store, or delete them: sqlite3 {store} '{delete}'"
+    with contextlib.closing(sqlite3.connect(store)) as db:
+        assert db.execute("SELECT count(*) FROM runs").fetchone() == (1,)  # nothing was added, no empty run
+        with db:
+            db.executescript(delete)  # what the hint says
+    assert kforensic("slab-import", "--store", str(store), "--host", "vm", str(snapshots), "--force")[0] == 0
