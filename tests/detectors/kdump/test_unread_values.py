@@ -232,3 +232,24 @@ def test_a_program_directory_in_a_link_loop_is_unknown_not_missing_tooling(tmp_p
         "make /usr/sbin a directory that can be searched again (cannot look in /usr/sbin: Too many levels of"
         " symbolic links), then run kforensic kdump setup again",
     ), plan.manual
+
+
+@pytest.mark.parametrize(
+    ("scenario", "edit", "held"),
+    [
+        ("debian12-ready", _directory_instead("sys/kernel/kexec_crash_loaded"), ["crash-loaded"]),
+        ("debian12-unreadable-config", None, ["kdump-config", "dump-space", "makedumpfile"]),
+        ("debian12-no-tooling", None, ["crashkernel-cmdline", "kdump-tooling"]),
+        ("debian12-ready", None, []),
+    ],
+    ids=["kernel-side-unknown", "config-a-directory", "no-tooling", "ready"],
+)
+def test_the_lines_holding_the_verdict_back_are_named(
+    tmp_path: Path, scenario: str, edit: Callable[[Path], None] | None, held: list[str]
+) -> None:
+    """``kdump test`` refuses to crash a machine whose check is not READY and lists why: it listed the failed
+    lines only, so a check held back by lines not read (no failure) refused with an empty list."""
+    system = SCENARIOS[scenario] if edit is None else replace(SCENARIOS[scenario], extra=edit)
+    checklist = run_checklist(collect_kdump_state(build(tmp_path / "root", system), system.statvfs))
+    assert [line.id for line in checklist.holding_back()] == held
+    assert bool(checklist.holding_back()) is not checklist.ready
