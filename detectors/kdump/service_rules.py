@@ -15,6 +15,7 @@ from forensics.types.kdump import (
     Estimate,
     KdumpState,
     MemInfo,
+    ReadProblem,
     TargetKind,
     TextFile,
 )
@@ -54,13 +55,23 @@ def check_tooling(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
             for p in tools.unsearched
         )
         reason = f"{', '.join(missing)} not found in the directories read; {dirs}"
-        names = ", ".join(p.path for p in tools.unsearched)
-        fix = f"run the check as root, or let this user search {names}"
+        fix = _unsearched_fix(tools.unsearched)
         return [unknown("kdump-tooling", title, reason, why, fix, evidence, severity=Severity.MEDIUM)]
     if missing:
         return [fail("kdump-tooling", title, f"missing: {', '.join(missing)}", why, needed[2], evidence)]
     found = ", ".join(p for p in (needed[1], tools.makedumpfile, tools.kexec) if p)
     return [pass_("kdump-tooling", title, found, evidence)]
+
+
+def _unsearched_fix(unsearched: tuple[ReadProblem, ...]) -> str:
+    """What lets the programs be looked for: this reader's rights (EACCES, EPERM: root may look), or the
+    directory itself (a link loop, EIO: no user can look, root neither, so "run as root" would not help)."""
+    denied = ", ".join(p.path for p in unsearched if p.denied)
+    broken = ", ".join(p.path for p in unsearched if not p.denied)
+    fixes = [f"run the check as root, or let this user search {denied}"] if denied else []
+    if broken:
+        fixes.append(f"make {broken} a directory that can be searched again (no user can look in it), then check again")
+    return "; ".join(fixes)
 
 
 def check_config(state: KdumpState, estimate: Estimate) -> list[CheckLine]:

@@ -7,10 +7,9 @@ count and the call chain as facts.
 
 from __future__ import annotations
 
-from itertools import chain
 from operator import attrgetter, itemgetter
 
-from detectors.profile.rules import MIN_SHARE, RULES, cache_masks, classify
+from detectors.profile.rules import MIN_SHARE, RULES, classify, classify_chains
 from forensics.model import Baseline, Evidence, Fact, Finding, FindingKind, Locator, LocatorKind, Severity, finding_id
 from forensics.types.profile import (
     VECTOR_FROM,
@@ -84,21 +83,24 @@ def _class_shares_table(stacks: list[ProfileStack], total_period: int, table: St
     import numpy as np
 
     chains = table.chains
-    cache_masks(map(_NAME, chain.from_iterable(chains)))  # each distinct name once, then C-level look-ups
-    rule_at: dict[str, int] = {}
-    rules: list[HotspotRule] = []
-    rule_of_chain = np.full(len(chains), -1, np.int64)
-    leaves: list[str] = []
-    for c, frames in enumerate(chains):
-        names = frame_names(frames)
-        rule = classify(names, frames[-1].kernel if frames else None)
-        leaves.append(names[-1] if names else "")
-        if rule is not None:
-            at = rule_at.get(rule.name)
-            if at is None:
-                at = rule_at[rule.name] = len(rules)
-                rules.append(rule)
-            rule_of_chain[c] = at
+    names = table.names
+    # Each chain's rule (classify_chains: the same rule as classify, all chains at once), the rules numbered in
+    # the order their first chains are met.
+    # A class is a rule's name (two rules share "lock"), held by the first rule of that name met.
+    by_index = classify_chains(names, np.fromiter((bool(c) and c[-1].kernel for c in chains), bool, len(chains)))
+    name_no = {name: i for i, name in enumerate(dict.fromkeys(r.name for r in RULES))}
+    name_of = np.array([*(name_no[r.name] for r in RULES), -1], np.int64)  # index -1 (no rule): -1
+    met = np.flatnonzero(by_index >= 0)
+    found, first = np.unique(name_of[by_index[met]], return_index=True)
+    order = np.argsort(first, kind="stable")
+    rules: list[HotspotRule] = [RULES[i] for i in by_index[met[first[order]]].tolist()]
+    at_of = np.full(len(name_no) + 1, -1, np.int64)
+    at_of[found[order]] = np.arange(len(order), dtype=np.int64)
+    rule_of_chain = at_of[name_of[by_index]]  # -1 (no rule) reads the last entry, -1
+    leaf_of = np.full(len(chains), -1, np.int64)
+    full = names.lengths > 0
+    leaf_of[full] = names.flat[names.starts[full] + names.lengths[full] - 1]
+    leaves = [names.names[i] if i >= 0 else "" for i in leaf_of.tolist()]
     rule_of = rule_of_chain[table.chain_of]
     classed = np.flatnonzero(rule_of >= 0)
     if not len(classed):
@@ -156,7 +158,14 @@ def _unknown_table(stacks: list[ProfileStack], table: StackTable) -> tuple[int, 
     """:func:`unknown_frames`'s sums by numbers: all frames and unknown ones (by period), samples, worst stack."""
     import numpy as np
 
-    unknown_of = np.array([frame_names(f).count(UNKNOWN) for f in table.chains], np.int64)[table.chain_of]
+    names = table.names
+    per_chain = np.zeros(len(table.chains), np.int64)
+    full = np.flatnonzero(names.lengths > 0)
+    if UNKNOWN in names.names and len(full):
+        per_chain[full] = np.add.reduceat(
+            (names.flat == names.names.index(UNKNOWN)).astype(np.int64), names.starts[full]
+        )
+    unknown_of = per_chain[table.chain_of]
     length_of = np.fromiter(map(len, table.chains), np.int64, len(table.chains))[table.chain_of]
     weighted = unknown_of * table.period
     worst_at = int(weighted.argmax())  # the first of the largest, as the loop keeps

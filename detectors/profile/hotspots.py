@@ -9,7 +9,6 @@ Only the first event of the input is summed (as ``perf report`` shows one event 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from itertools import chain
 from operator import attrgetter, itemgetter
 from typing import Any, NamedTuple
 
@@ -211,9 +210,7 @@ def _tables_numpy(stacks: list[ProfileStack], table: StackTable | None = None) -
     chains, chain_of = table.chains, table.chain_of
     threads, thread_of = table.threads, table.thread_of
     # Totals: every (chain, name) pair once.
-    names = list(map(_NAME, chain.from_iterable(chains)))
-    all_names, ids = numbers(names)
-    lens = np.fromiter(map(len, chains), np.int64, len(chains))
+    all_names, ids, _, lens = table.names
     pairs = np.sort(np.repeat(np.arange(len(chains), dtype=np.int64), lens) * len(all_names) + ids)
     # Each pair once: sorted, then the first of each run (np.unique's hash table took 30x longer on 190k pairs).
     pairs = pairs[np.r_[True, pairs[1:] != pairs[:-1]]] if len(pairs) else pairs

@@ -364,6 +364,16 @@ class Checklist:
             and not self.unread_needed()
         )
 
+    def holding_back(self) -> tuple[CheckLine, ...]:
+        """The lines that keep the verdict from READY (empty exactly when :attr:`ready`): each failure, each
+        kernel-side line not read, and each other line not read whose fault would stop the capture."""
+        unread = {id(line) for line in self.unread_needed()}
+        return tuple(
+            line
+            for line in self.lines
+            if line.status is Status.FAIL or (line.status is Status.UNKNOWN and line.kernel_side) or id(line) in unread
+        )
+
     def unread_needed(self) -> tuple[CheckLine, ...]:
         """The lines not read (unknown) whose fault would stop or damage the capture."""
         return tuple(line for line in self.lines if line.status is Status.UNKNOWN and line.severity >= Severity.MEDIUM)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field, fields
-from itertools import repeat
+from functools import cached_property
+from itertools import chain, repeat
 from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -35,7 +36,17 @@ def frame_names(frames: tuple[ProfileFrame, ...]) -> tuple[str, ...]:
     return tuple(map(_NAME, frames))
 
 
-class StackTable(NamedTuple):
+class ChainNames(NamedTuple):
+    """The frame names of a table's chains as numbers: each distinct name once, each chain a run of numbers."""
+
+    names: list[str]  # the distinct names, in the order the chains first name them
+    flat: Any  # the number of each frame's name, chain after chain, root to leaf (int64)
+    starts: Any  # where each chain's run starts in ``flat``
+    lengths: Any  # its frames
+
+
+@dataclass(frozen=True)
+class StackTable:
     """Stacks numbered by call chain and by thread, with their periods and samples as int64 arrays.
 
     Numbered by identity, in the order first met: equal chains share one frames tuple and a thread's
@@ -49,6 +60,22 @@ class StackTable(NamedTuple):
     thread_of: Any  # each stack's thread number
     period: Any
     samples: Any
+
+    @cached_property
+    def names(self) -> ChainNames:
+        """The chains' frame names as numbers (made once; the hotspot tables, rule classes and unknown-frame
+        count read them)."""
+        import numpy as np
+
+        names = list(map(_NAME, chain.from_iterable(self.chains)))
+        index = {name: i for i, name in enumerate(dict.fromkeys(names))}
+        lengths = np.fromiter(map(len, self.chains), np.int64, len(self.chains))
+        return ChainNames(
+            list(index),
+            np.fromiter(map(index.__getitem__, names), np.int64, len(names)),
+            np.cumsum(lengths) - lengths,
+            lengths,
+        )
 
 
 #: Stacks from which the tables are summed with numpy (below, importing it costs more than it saves).

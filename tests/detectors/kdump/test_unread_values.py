@@ -206,12 +206,50 @@ def test_a_program_directory_this_reader_may_not_search_is_unknown_not_missing_t
 
 
 def test_a_program_directory_in_a_link_loop_is_unknown_not_missing_tooling(tmp_path: Path) -> None:
-    """A link loop fails every reader alike (ELOOP), root too: ``Path.exists`` said False, the tooling "missing"."""
+    """A link loop fails every reader alike (ELOOP), root too: ``Path.exists`` said False, the tooling "missing".
+
+    Its fix is the directory's repair: "run the check as root" (the fix of a directory only this reader may not
+    search) was said to root of a loop that root cannot look into either, and ``kdump setup`` said "check as root".
+    """
+    from detectors.kdump.plan import make_plan
+    from detectors.kdump.sysctl_rules import policy_named
 
     def loop(root: Path) -> None:
         shutil.rmtree(root / "usr/sbin")
         (root / "usr/sbin").symlink_to("sbin")
 
-    line = _lines(tmp_path, "debian12-ready", loop)["kdump-tooling"]
+    line = _lines(tmp_path / "lines", "debian12-ready", loop)["kdump-tooling"]
     assert line.status is Status.UNKNOWN, line
     assert "cannot look in /usr/sbin: Too many levels of symbolic links (ELOOP)" in line.detail, line.detail
+    assert (
+        line.fix == "make /usr/sbin a directory that can be searched again (no user can look in it), then check again"
+    )
+    system = replace(SCENARIOS["debian12-ready"], extra=loop)
+    state = collect_kdump_state(build(tmp_path / "root", system), system.statvfs)
+    plan = make_plan(state, run_checklist(state), policy_named("none"))
+    assert not plan.packages and plan.install is None
+    assert plan.manual == (
+        "make /usr/sbin a directory that can be searched again (cannot look in /usr/sbin: Too many levels of"
+        " symbolic links), then run kforensic kdump setup again",
+    ), plan.manual
+
+
+@pytest.mark.parametrize(
+    ("scenario", "edit", "held"),
+    [
+        ("debian12-ready", _directory_instead("sys/kernel/kexec_crash_loaded"), ["crash-loaded"]),
+        ("debian12-unreadable-config", None, ["kdump-config", "dump-space", "makedumpfile"]),
+        ("debian12-no-tooling", None, ["crashkernel-cmdline", "kdump-tooling"]),
+        ("debian12-ready", None, []),
+    ],
+    ids=["kernel-side-unknown", "config-a-directory", "no-tooling", "ready"],
+)
+def test_the_lines_holding_the_verdict_back_are_named(
+    tmp_path: Path, scenario: str, edit: Callable[[Path], None] | None, held: list[str]
+) -> None:
+    """``kdump test`` refuses to crash a machine whose check is not READY and lists why: it listed the failed
+    lines only, so a check held back by lines not read (no failure) refused with an empty list."""
+    system = SCENARIOS[scenario] if edit is None else replace(SCENARIOS[scenario], extra=edit)
+    checklist = run_checklist(collect_kdump_state(build(tmp_path / "root", system), system.statvfs))
+    assert [line.id for line in checklist.holding_back()] == held
+    assert bool(checklist.holding_back()) is not checklist.ready

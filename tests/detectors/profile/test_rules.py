@@ -9,7 +9,7 @@ import pytest
 from collectors.perf_script import read_profile
 from detectors.profile.findings import class_shares, profile_findings
 from detectors.profile.hotspots import compute_hotspots, selected_stacks
-from detectors.profile.rules import RULES, classify
+from detectors.profile.rules import RULES, classify, classify_chains
 from forensics.model import LocatorKind
 from tests.helpers import assert_evidence_resolves
 
@@ -98,3 +98,26 @@ def test_the_syscall_class_does_not_call_the_calls_own_work_entry_overhead() -> 
     assert entry < 0.1 * sum(p for _leaf, p in syscall.symbols)
     assert "overhead" not in syscall.rule.title and "kernel work" in syscall.rule.title
     assert "the calls' own work" in syscall.rule.why
+
+
+def test_chains_classed_at_once_get_the_rule_classify_gives() -> None:
+    """classify_chains (a table's chains, masks ORed with numpy) gives each chain classify's rule: the rule
+    examples with kernel and user leaves, their leaves alone, their roots, no frames, and every chain of the
+    bundled recordings."""
+    import numpy as np
+
+    from forensics.types.profile import ProfileFrame, StackTable
+
+    chains: list[tuple[ProfileFrame, ...]] = [()]
+    for rule in RULES:
+        for kernel in (False, True):
+            frames = tuple(ProfileFrame(n, "x", kernel, False, False) for n in rule.example)
+            chains += [frames, frames[-1:], frames[:1], frames[:-1]]
+    for path in sorted(DATA.glob("*.perf.txt.gz")):
+        chains += list({id(s.frames): s.frames for s in read_profile(str(path)).stacks}.values())
+    empty = np.zeros(0, np.int64)
+    table = StackTable(chains, empty, [], empty, empty, empty)
+    got = classify_chains(table.names, np.array([bool(c) and c[-1].kernel for c in chains], bool))
+    want = [classify(tuple(f.name for f in c), c[-1].kernel if c else None) for c in chains]
+    assert [RULES[i] if i >= 0 else None for i in got.tolist()] == want
+    assert sum(w is not None for w in want) > 50
