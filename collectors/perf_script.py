@@ -322,8 +322,8 @@ def _numbered_table(
     """
     import numpy as np
 
-    if max(fast.period, default=0) >= 1 << 62 or min(fast.period, default=0) < 0:
-        return None
+    if fast.period.dtype != np.int64 or fast.samples.dtype != np.int64:
+        return None  # counts as Python integers: stack_table of the stacks says what it says of them
     number: dict[int, int] = {}
     of_te = np.fromiter((number.setdefault(id(th), len(number)) for th in te_thread), np.int64, len(te_thread))
     by_number = list({id(th): th for th in te_thread}.values())
@@ -334,8 +334,8 @@ def _numbered_table(
         chain_no,
         list(map(by_number.__getitem__, thread_at.tolist())),
         thread_no,
-        np.array(fast.period, np.int64),
-        np.array(fast.samples, np.int64),
+        fast.period,
+        fast.samples,
     )
 
 
@@ -343,13 +343,13 @@ class _FastCounters(NamedTuple):
     """The counters of the slots counted by number (:meth:`ScriptParser._fast_counters`), in their order."""
 
     te_keys: list[tuple[bytes, bytes, bytes | None, bytes]]  # comm, pid, tid, event of each (thread, event) number
-    te: list[int]  # each counter's (thread, event) number
-    body: list[int]  # its call chain text's number in ``bodies``
-    samples: list[int]
-    period: list[int]
-    lines: list[int]  # its first sample's line
+    te: Any  # each counter's (thread, event) number (int64 array, as the next ones)
+    body: Any  # its call chain text's number in ``bodies``
+    samples: Any  # (int64, or Python integers in an object array)
+    period: Any
+    lines: Any  # its first sample's line
     headers: list[str]  # and header line, verbatim
-    slots: list[int]  # its first slot
+    slots: Any  # its first slot
     bodies: Any  # collectors.perf_chunks.Interned: the call chain texts, joined by newlines in its store
 
 
@@ -399,6 +399,8 @@ _NOT_BULK = object()
 #: Periods below this are counted as int64 numbers by the compiled chunk pass (sums of 2**32 samples fit); a
 #: header with a larger one is counted as a Python integer, the other way.
 _FAST_PERIOD = 1 << 31
+#: Counts of the per-sample code's counters below this are summed as int64 with the others (a sum of two fits).
+_FAST_SUM = 1 << 60
 # A header whose command name or pid holds the time (see ScriptParser._header); told by identity.
 _TIMED: tuple[bytes, bytes, bytes | None, bytes, int] = (b"", b"", None, b"", -1)
 
@@ -1268,13 +1270,13 @@ class ScriptParser:
             headers.append(before + d[:dot] + "." + d[dot:] + after)
         return _FastCounters(
             list(te_ids),
-            te[first].tolist(),
-            body[first].tolist(),
-            sums(of, len(order), count).tolist(),
-            sums(of, len(order), period).tolist(),
-            self._slot_first[at].tolist(),
+            te[first],
+            body[first],
+            sums(of, len(order), count),
+            sums(of, len(order), period),
+            self._slot_first[at],
             headers,
-            at.tolist(),
+            at,
             bodies,
         )
 
@@ -1300,12 +1302,12 @@ class ScriptParser:
             np.frombuffer(joined, np.uint8), ends - np.fromiter(map(len, texts), np.int64, len(texts)), ends
         )
         n = len(fast.te)
-        te = np.array(fast.te + te_more, np.int64)
-        body = np.concatenate((np.array(fast.body, np.int64), body_more))
+        te = np.concatenate((fast.te, np.array(te_more, np.int64)))
+        body = np.concatenate((fast.body, body_more))
         # The order the samples met them: (len(_counts) when made, then by number, then by first slot).
         bases = np.array([b for b, _ in self._fast_batches], np.int64)
         made = np.array([c for _, c in self._fast_batches], np.int64)
-        slots = np.array(fast.slots, np.int64)
+        slots = fast.slots
         before = np.concatenate((made[np.searchsorted(bases, slots, side="right") - 1], np.arange(len(keys))))
         way = np.concatenate((np.zeros(n, np.int64), np.ones(len(keys), np.int64)))
         order = np.lexsort((np.concatenate((slots, np.zeros(len(keys), np.int64))), way, before))
@@ -1314,28 +1316,31 @@ class ScriptParser:
         rank = np.empty(len(ranked), np.int64)
         rank[ranked] = np.arange(len(ranked), dtype=np.int64)
         group = rank[inverse.reshape(-1)]  # each counter's group (in ``order``), groups in the order first met
-        keep = order[first[ranked]].tolist()  # each group's first counter
-        samples = fast.samples + list(map(_SAMPLES_OF, counters))
-        period = fast.period + list(map(_PERIOD_OF_COUNT, counters))
-        got_samples = list(map(samples.__getitem__, keep))
-        got_period = list(map(period.__getitem__, keep))
-        if len(keep) < len(order):  # keys met both ways: their counts summed (Python integers: no bound)
-            kept = set(keep)
-            for g, c in zip(group.tolist(), order.tolist(), strict=True):
-                if c not in kept:
-                    got_samples[g] += samples[c]
-                    got_period[g] += period[c]
-        lines = fast.lines + list(map(_LINE_OF, counters))
+        keep = order[first[ranked]]  # each group's first counter
+        more_samples = list(map(_SAMPLES_OF, counters))
+        more_period = list(map(_PERIOD_OF_COUNT, counters))
+        # Python integers (an object array) when a count of _counts may not add up in int64.
+        bounded = all(0 <= v < _FAST_SUM for v in chain(more_samples, more_period))
+        kind: Any = np.int64 if bounded else object
+        samples = np.concatenate((fast.samples.astype(kind), np.array(more_samples, kind)))
+        period = np.concatenate((fast.period.astype(kind), np.array(more_period, kind)))
+        got_samples, got_period = samples[keep], period[keep]
+        others = np.ones(len(order), bool)
+        others[first] = False
+        for at in np.flatnonzero(others).tolist():  # keys met both ways: their counts summed
+            g, c = group[at], order[at]
+            got_samples[g] += samples[c]
+            got_period[g] += period[c]
         headers = fast.headers + list(map(_HEADER_OF, counters))
         return _FastCounters(
             te_keys,
-            te[keep].tolist(),
-            body[keep].tolist(),
+            te[keep],
+            body[keep],
             got_samples,
             got_period,
-            list(map(lines.__getitem__, keep)),
-            list(map(headers.__getitem__, keep)),
-            [],
+            np.concatenate((fast.lines, np.array(list(map(_LINE_OF, counters)), np.int64)))[keep],
+            list(map(headers.__getitem__, keep.tolist())),
+            np.zeros(0, np.int64),
             fast.bodies,
         )
 
@@ -1455,8 +1460,7 @@ class ScriptParser:
             made, bads = _chains_of(list(map(bodies.text, range(n_bodies))), False, line_caches[False], True)
             body_chain = np.arange(n_bodies, dtype=np.int64)
             body_bad = np.array(bads, np.int64)
-        te = np.array(fast.te, np.int64)
-        body = np.array(fast.body, np.int64)
+        te, body = fast.te, fast.body
         chain_raw = body_chain[body]
         bad = body_bad[body]
         if any(java_te):
@@ -1486,16 +1490,18 @@ class ScriptParser:
         of_made = np.fromiter(map(number.__getitem__, map(id, canonical)), np.int64, len(canonical))
         chain_of = of_made[chain_raw]  # each stack's frames tuple, by number
         event_te = [names[e] for *_, e in fast.te_keys]
-        bad_bodies = sum(compress(fast.samples, bad.tolist()))
+        samples = fast.samples.tolist()  # Python integers, as the stacks hold them
+        bad_bodies = sum(compress(samples, bad.tolist()))
         self._table = _numbered_table(fast, chain_of, objects, te, te_thread)
+        te_list = te.tolist()
         stacks = made_stacks(
-            len(fast.te),
-            map(te_thread.__getitem__, fast.te),
-            map(event_te.__getitem__, fast.te),
+            len(te_list),
+            map(te_thread.__getitem__, te_list),
+            map(event_te.__getitem__, te_list),
             map(objects.__getitem__, chain_of.tolist()),
-            fast.samples,
-            fast.period,
-            fast.lines,
+            samples,
+            fast.period.tolist(),
+            fast.lines.tolist(),
             fast.headers,
         )
         return stacks, bad_bodies
