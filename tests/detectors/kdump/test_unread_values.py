@@ -156,6 +156,7 @@ def test_a_configuration_this_reader_may_not_read_is_unknown_not_missing_tooling
     assert "cannot read /etc/default/kdump-tools: Permission denied (EACCES)" in config["detail"]
     assert config["fix"] == "run the check as root, or let this user read /etc/default/kdump-tools"
     assert config["severity"] == "medium"
+    assert lines["unreadable:/etc/default/kdump-tools"]["fix"] == "run the check as root, or let this user read it"
     assert lines["kdump-tooling"]["status"] == "pass"
     assert not any("install" in line["fix"] for line in doc["checks"]), [x["fix"] for x in doc["checks"]]
     for line_id in ("makedumpfile", "dump-space"):
@@ -230,7 +231,9 @@ def test_a_program_directory_in_a_link_loop_is_unknown_not_missing_tooling(tmp_p
         shutil.rmtree(root / "usr/sbin")
         (root / "usr/sbin").symlink_to("sbin")
 
-    line = _lines(tmp_path / "lines", "debian12-ready", loop)["kdump-tooling"]
+    lines = _lines(tmp_path / "lines", "debian12-ready", loop)
+    line = lines["kdump-tooling"]
+    assert "as root" not in lines["unreadable:/usr/sbin"].fix  # root cannot look in either
     assert line.status is Status.UNKNOWN, line
     assert "cannot look in /usr/sbin: Too many levels of symbolic links (ELOOP)" in line.detail, line.detail
     assert (
