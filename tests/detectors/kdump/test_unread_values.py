@@ -167,6 +167,14 @@ def test_a_configuration_this_reader_may_not_read_is_unknown_not_missing_tooling
     assert "NOT KNOWN TO BE READY: kdump configuration, Room for the dump, makedumpfile options could not be read" in (
         text
     )
+    # Nor does the setup plan say "Nothing to do" over a configuration it never read.
+    argv[argv.index("check")] = "setup"
+    plan = subprocess.run(as_plain_reader(argv), capture_output=True, text=True, check=False).stdout
+    assert "Nothing to do" not in plan, plan
+    assert (
+        "Not read, so not planned: cannot read /etc/default/kdump-tools: Permission denied (run the setup as root)."
+        in (plan)
+    )
 
 
 def test_a_program_directory_this_reader_may_not_search_is_unknown_not_missing_tooling(tmp_path: Path) -> None:
@@ -201,6 +209,10 @@ def test_a_program_directory_this_reader_may_not_search_is_unknown_not_missing_t
     assert not any(line["blocked_by"] for line in doc["checks"])  # an unknown is no root cause
     assert doc["ready"] is False
     assert setup.returncode == 0 and "apt-get install" not in setup.stdout, setup.stdout
+    assert "Nothing to do" not in setup.stdout
+    assert "Not read, so not planned: cannot look in /usr/sbin: Permission denied (run the setup as root)." in (
+        setup.stdout
+    )
     assert "manual: check as root whether kdump-tools, makedumpfile is installed (cannot look in /usr/sbin" in (
         setup.stdout
     )
