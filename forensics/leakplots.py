@@ -22,11 +22,10 @@ def render_png(figure: SeriesFigure) -> bytes:
     """One series as a PNG: window medians, the judged part's Theil–Sen trend, MiB over UTC time."""
     import datetime as dt
 
-    import matplotlib
+    from forensics.report.mpl import pyplot
 
-    matplotlib.use("Agg")
+    plt = pyplot()
     import matplotlib.dates as mdates
-    import matplotlib.pyplot as plt
 
     # matplotlib dates are days since its epoch, 1970-01-01 UTC by default (what date2num computes).
     times = figure.walls / 86400.0

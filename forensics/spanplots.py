@@ -27,10 +27,9 @@ COLOURS = {
 
 def histogram_png(report: SpanReport) -> bytes:
     """Span durations per name (ms), with P50/P99 lines."""
-    import matplotlib
+    from forensics.report.mpl import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     names = [s for s in report.stats if s.count]
     fig, axes = plt.subplots(max(1, len(names)), 1, figsize=(8, 2.6 * max(1, len(names))), dpi=100, squeeze=False)
@@ -56,10 +55,9 @@ def histogram_png(report: SpanReport) -> bytes:
 
 def gantt_png(charts: tuple[GanttChart, ...]) -> bytes:
     """Thread states around the slowest spans (detectors/spans/gantt.py chose the spans and the threads)."""
-    import matplotlib
+    from forensics.report.mpl import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     from matplotlib.patches import Patch
 
     fig, axes = plt.subplots(max(1, len(charts)), 1, figsize=(10, 3.4 * max(1, len(charts))), dpi=100, squeeze=False)

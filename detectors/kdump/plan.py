@@ -8,6 +8,7 @@ converges: after the changes are made, a new plan has nothing left to change.
 from __future__ import annotations
 
 from detectors.kdump.checklist import active_config, collector_options
+from detectors.kdump.context import config_problem
 from detectors.kdump.crashkernel import MIB, parse_crashkernel
 from detectors.kdump.makedumpfile import Compression, compression_flag
 from detectors.kdump.sysctl_rules import Policy
@@ -22,6 +23,7 @@ from forensics.types.kdump import (
     KdumpConfig,
     KdumpState,
     Plan,
+    ReadProblem,
     Status,
     TextFile,
     format_size,
@@ -192,6 +194,12 @@ def _packages_missing(state: KdumpState) -> tuple[tuple[str, ...], Command | Non
     return (), None, []
 
 
+def _unread(what: str, problem: ReadProblem, good: str) -> str:
+    """What the plan could not read, and what lets it: another reader's rights, or a repair of the file."""
+    remedy = "run the setup as root" if problem.denied else f"make {problem.path} {good} again"
+    return f"{what}: {problem.reason} ({remedy})"
+
+
 def make_plan(state: KdumpState, checklist: Checklist, policy: Policy) -> Plan:
     """Decide what to install, change and run so that the checklist passes."""
     family = state.distro.family
@@ -221,6 +229,8 @@ def make_plan(state: KdumpState, checklist: Checklist, policy: Policy) -> Plan:
         # An unknown line has no fault to fix by hand: what keeps it unknown is fixed above.
         if line.status in (Status.WARN, Status.FAIL) and line.id in ("dump-space", "debuginfo"):
             manual.append(f"{line.title}: {line.fix}")
+    unread = [_unread(f"cannot read {p.path}", p, "a readable file") for p in (config_problem(state),) if p is not None]
+    unread += [_unread(f"cannot look in {p.path}", p, "a directory it can search") for p in state.tooling.unsearched]
     return Plan(
         distro=state.distro.name,
         family=family,
@@ -232,4 +242,5 @@ def make_plan(state: KdumpState, checklist: Checklist, policy: Policy) -> Plan:
         manual=tuple(manual),
         reboot_needed=bool(reboot_reason),
         reboot_reason=reboot_reason,
+        unread=tuple(unread),
     )

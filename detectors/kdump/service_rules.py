@@ -354,7 +354,11 @@ def check_read_problems(state: KdumpState, estimate: Estimate) -> list[CheckLine
             f"Could not read {p.path}",
             p.reason,
             "the checks that need it are incomplete",
-            "run as root, or fix the file",
+            # Root reads what this reader may not; what no reader can read (a directory, a link loop, EIO) root
+            # cannot either, and the line of the check that needs it says how to repair it.
+            "run the check as root, or let this user read it"
+            if p.denied
+            else "repair it: no reader can read it, root neither",
             (),
         )
         for p in state.problems

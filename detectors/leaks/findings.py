@@ -402,7 +402,7 @@ def coverage_finding(e: ExaminedSeries, source: str) -> Finding:
     facts = [
         Fact("examined", f"{e.caches} slab caches ({e.judged} moved enough to judge), {e.meminfo} meminfo series"),
         Fact("samples", p.seen() + (f" every {duration(p.interval_seconds)}" if p.interval_seconds else "")),
-        Fact("statistics need", f">= {p.needed_samples} samples over >= {duration(p.needed_seconds)}"),
+        Fact("statistics need", f">= {p.needed_samples} samples{p.needed_span()}"),
         Fact(
             "could have shown",
             p.reach() if p.judgeable else "nothing yet: " + p.shortfall(),

@@ -20,10 +20,9 @@ def timeline_png(
     analysis: TraceAnalysis, runs: Sequence[tuple[int, float, float, int]], title: str, width_px: int = 1600
 ) -> bytes:
     """Draw ``runs`` (cpu, start, end, pid) per CPU; mark hog runs and the worst waits."""
-    import matplotlib
+    from forensics.report.mpl import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     from matplotlib.patches import Patch
 
     comm = {t.pid: t.comm for t in analysis.tasks}

@@ -155,6 +155,7 @@ def setup_document(setup: KdumpSetup) -> dict[str, Any]:
             for c in commands
         ],
         "manual": list(plan.manual),
+        "unread": list(plan.unread),
         "reboot_needed": plan.reboot_needed,
         "reboot_reason": plan.reboot_reason,
         "incident": incident_to_dict(check.incident),
@@ -167,7 +168,10 @@ def render_setup(setup: KdumpSetup, md: bool) -> str:
     head = "# " if md else ""
     done = doc["applied"]
     out = [f"{head}kforensic kdump setup: {doc['distro']} (root {doc['root']}, policy {doc['policy']})", ""]
-    if not (doc["packages"] or doc["changes"] or doc["commands"]):
+    if doc["unread"]:
+        # What was not read may need changes of its own: never "nothing to do" over it.
+        out.append(f"Not read, so not planned: {'; '.join(doc['unread'])}.")
+    elif not (doc["packages"] or doc["changes"] or doc["commands"]):
         out.append("Nothing to do: the configuration is already as the plan wants it.")
     if doc["packages"]:
         out.append(f"{'## ' if md else ''}Packages to install: {' '.join(doc['packages'])}")

@@ -40,10 +40,9 @@ def _x(e: TimelineEvent) -> tuple[float, float]:
 
 def timeline_png(events: tuple[TimelineEvent, ...], lanes: tuple[Lane, ...]) -> bytes:
     """The figure as PNG bytes: a panel per lane, a bar per finding (a diamond for an instant)."""
-    import matplotlib
+    from forensics.report.mpl import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     groups = [(lane, [e for e in events if e.lane == lane.key][:_MAX_ROWS]) for lane in lanes]
     groups = [(lane, evs) for lane, evs in groups if evs]

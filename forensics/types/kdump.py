@@ -438,6 +438,9 @@ class Plan:
     manual: tuple[str, ...]  # steps kforensic cannot do for you
     reboot_needed: bool
     reboot_reason: str
+    # What the plan could not read, so that it cannot tell all there is to do (an unreadable configuration,
+    # a program directory it could not look into): never "nothing to do" while one is left.
+    unread: tuple[str, ...] = ()
 
     @property
     def empty(self) -> bool:

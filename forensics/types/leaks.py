@@ -260,13 +260,17 @@ class Power:
         """``121 samples over 10 min``."""
         return f"{self.samples} sample{'s' if self.samples != 1 else ''} over {duration(self.span_seconds)}"
 
+    def needed_span(self) -> str:
+        """`` over >= 23 s``: the span the samples needed take; "" where no interval was measured (one sample) and
+        no least span is set, so that "over >= 0 s" is never said of an interval not read."""
+        if self.interval_seconds is None and self.needed_seconds <= 0:
+            return ""
+        return f" over >= {duration(self.needed_seconds)}"
+
     def shortfall(self) -> str:
         """``cannot judge yet: 4 samples over 3 s, needs >= 24 over >= 23 s``."""
         every = f" (at this {duration(self.interval_seconds)} interval)" if self.interval_seconds else ""
-        return (
-            f"cannot judge yet: {self.seen()}, needs >= {self.needed_samples} "
-            f"over >= {duration(self.needed_seconds)}{every}"
-        )
+        return f"cannot judge yet: {self.seen()}, needs >= {self.needed_samples}{self.needed_span()}{every}"
 
     def advice(self) -> str:
         """How long to sample for which power, in one clause, from the figures the other lines say.

@@ -156,6 +156,7 @@ def test_a_configuration_this_reader_may_not_read_is_unknown_not_missing_tooling
     assert "cannot read /etc/default/kdump-tools: Permission denied (EACCES)" in config["detail"]
     assert config["fix"] == "run the check as root, or let this user read /etc/default/kdump-tools"
     assert config["severity"] == "medium"
+    assert lines["unreadable:/etc/default/kdump-tools"]["fix"] == "run the check as root, or let this user read it"
     assert lines["kdump-tooling"]["status"] == "pass"
     assert not any("install" in line["fix"] for line in doc["checks"]), [x["fix"] for x in doc["checks"]]
     for line_id in ("makedumpfile", "dump-space"):
@@ -165,6 +166,14 @@ def test_a_configuration_this_reader_may_not_read_is_unknown_not_missing_tooling
     text = subprocess.run(as_plain_reader(argv), capture_output=True, text=True, check=False).stdout
     assert "NOT KNOWN TO BE READY: kdump configuration, Room for the dump, makedumpfile options could not be read" in (
         text
+    )
+    # Nor does the setup plan say "Nothing to do" over a configuration it never read.
+    argv[argv.index("check")] = "setup"
+    plan = subprocess.run(as_plain_reader(argv), capture_output=True, text=True, check=False).stdout
+    assert "Nothing to do" not in plan, plan
+    assert (
+        "Not read, so not planned: cannot read /etc/default/kdump-tools: Permission denied (run the setup as root)."
+        in (plan)
     )
 
 
@@ -200,6 +209,10 @@ def test_a_program_directory_this_reader_may_not_search_is_unknown_not_missing_t
     assert not any(line["blocked_by"] for line in doc["checks"])  # an unknown is no root cause
     assert doc["ready"] is False
     assert setup.returncode == 0 and "apt-get install" not in setup.stdout, setup.stdout
+    assert "Nothing to do" not in setup.stdout
+    assert "Not read, so not planned: cannot look in /usr/sbin: Permission denied (run the setup as root)." in (
+        setup.stdout
+    )
     assert "manual: check as root whether kdump-tools, makedumpfile is installed (cannot look in /usr/sbin" in (
         setup.stdout
     )
@@ -218,7 +231,9 @@ def test_a_program_directory_in_a_link_loop_is_unknown_not_missing_tooling(tmp_p
         shutil.rmtree(root / "usr/sbin")
         (root / "usr/sbin").symlink_to("sbin")
 
-    line = _lines(tmp_path / "lines", "debian12-ready", loop)["kdump-tooling"]
+    lines = _lines(tmp_path / "lines", "debian12-ready", loop)
+    line = lines["kdump-tooling"]
+    assert "as root" not in lines["unreadable:/usr/sbin"].fix  # root cannot look in either
     assert line.status is Status.UNKNOWN, line
     assert "cannot look in /usr/sbin: Too many levels of symbolic links (ELOOP)" in line.detail, line.detail
     assert (

@@ -88,3 +88,19 @@ def test_five_seconds_of_it_say_once_how_long_to_sample_for_what(
         " interval) shows a leak of 130,000 KB/h or faster, >= 2.0 h one down to 256 KB/h\n"
     ) in out
     assert out.count("2.0 h") == 1
+
+
+def test_its_first_sample_alone_states_no_span_from_an_interval_not_measured(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One sample has no interval: "needs >= 24 over >= 0 s" was a span made of an interval never read."""
+    import lzma
+
+    text = lzma.decompress((RECORDINGS / "snapshots.txt.xz").read_bytes()).decode()
+    (tmp_path / "one.txt").write_text(text[: text.index("date=", text.index("date=") + 1)])
+    store = tmp_path / "one.sqlite"
+    argv = ("slab-import", "--store", str(store), "--host", "vm", str(tmp_path / "one.txt"), "-f", "md")
+    code, out = cli_in_process(monkeypatch, capsys, *argv)
+    assert code == 0 and "cannot judge yet: 1 sample over 0 s, needs >= 24." in out
+    assert "| statistics need | >= 24 samples |" in out
+    assert "over >= 0 s" not in out

@@ -295,3 +295,31 @@ def test_report_of_a_group_leak_says_whether_memory_ran_out(
     assert f"memory was not used up: {exhausted.removeprefix('no: ')}" in said, said
     # ... and the leak is its hypothesis (it said "No hypothesis: the findings do not point at a cause").
     assert [h["statement"] for h in report["hypotheses"]] == [f"memory leak: {group['title']}"], report["hypotheses"]
+
+
+@pytest.mark.parametrize("home", ["a file", "read-only"])
+def test_plots_with_a_home_matplotlib_cannot_write_keep_stderr_clean(tmp_path: Path, home: str) -> None:
+    """With a home where ~/.config/matplotlib cannot be made, `leaks --plots` drew its PNGs, exited 0 and printed
+    matplotlib's "mkdir -p failed ... Matplotlib created a temporary cache directory ..." on stderr."""
+    from tests.helpers import as_plain_reader
+
+    recording = Path(__file__).resolve().parents[2] / "data" / "workloads" / "udp-socket-leak.txt.xz"
+    store = tmp_path / "s.sqlite"
+    made = run_subprocess("slab-import", "--store", str(store), "--host", "vm", str(recording), "--no-analysis")
+    assert made.returncode == 0, made.stderr
+    where = tmp_path / "home"
+    if home == "a file":
+        where.write_text("")  # not a directory: no reader can make ~/.config there
+    else:
+        where.mkdir(mode=0o555)  # readable, not writable: binds a reader without cap_dac_override
+    plots, scratch = tmp_path / "plots", tmp_path / "tmp"
+    scratch.mkdir(mode=0o777)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "MPL"))}
+    env.update(HOME=str(where), TMPDIR=str(scratch))
+    plots.mkdir(mode=0o777)
+    argv = [sys.executable, "-m", "forensics", "leaks", "--store", str(store), "--plots", str(plots), "-o", "/dev/null"]
+    store.chmod(0o644)
+    done = subprocess.run(as_plain_reader(argv), capture_output=True, text=True, env=env, check=False, timeout=120)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert sorted(p.name for p in plots.glob("*.png")), "no plot drawn"
+    assert list(scratch.iterdir()) == []  # the private directory is gone at exit
