@@ -4,7 +4,7 @@ Rules, most specific first (each a function over the findings):
 
 1. the hung task of the log is a D-state task of the dump, whose lock owner the dump names;
 2. a slab cache that leaks in the samples is outsized in the dump;
-3. a CPU hog of a trace is the task a soft lockup report names;
+3. a CPU hog of a trace is the task (name and pid) a soft lockup report names;
 4. the dump's crash and the log's report have the same title (same crash, two views).
 
 Correlated findings are merged into one (the richer one's id), keeping the
@@ -103,10 +103,16 @@ def _hung_task(by_id: dict[str, Finding]) -> list[tuple[str, str, str]]:
 def _hog_lockup(by_id: dict[str, Finding]) -> list[tuple[str, str, str]]:
     out = []
     for log in (f for f in by_id.values() if f.kind in _LOCKUP_KINDS):
-        names = {m.group(1) for ev in log.evidence if (m := _LOCKUP_TASK.search(ev.excerpt))}
+        # The report names the task as NAME:PID: another process of the same name (another run, another host)
+        # is not the task that locked up.
+        tasks = {
+            Subject(SubjectKind.TASK, m.group(1), int(m.group(2)))
+            for ev in log.evidence
+            if (m := _LOCKUP_TASK.search(ev.excerpt))
+        }
         for hog in (f for f in by_id.values() if f.kind in (FindingKind.SCHED_CPU_HOG, FindingKind.SCHED_RT_HOG)):
             task = hog.subject(SubjectKind.TASK)
-            if task is not None and task.name in names:
+            if task is not None and task in tasks:
                 out.append((log.id, hog.id, f"the trace's CPU hog is the task the soft lockup names ({hog.title})"))
     return out
 

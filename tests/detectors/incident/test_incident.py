@@ -119,10 +119,15 @@ def test_leak_outsized_and_hog_lockup(tmp_path: Path) -> None:
     titled = _finding("sched-cpu-hog", "CPU hog: kworker ran 50 ms after kf_spinner",
                       (_ev(trace, 1, "sched_switch", 797.707624, LocatorKind.EVENT),),
                       subjects=(Subject(SubjectKind.TASK, "kworker/1:1", 77),))  # fmt: skip
-    merged, correlations = correlate((leak, outsized, lockup, hog, other, titled))
+    # Another process of the same name (another run, another host) is not the task that locked up: this
+    # machine's kf_spinner (pid 14883) was merged into the fixture guest's soft lockup of kf_spinner:41.
+    namesake = _finding("sched-cpu-hog", "CPU hog: kf_spinner ran 20 ms without a break on CPU1",
+                        (_ev(trace, 1, "sched_switch", 797.707624, LocatorKind.EVENT),),
+                        subjects=(Subject(SubjectKind.TASK, "kf_spinner", 14883),))  # fmt: skip
+    merged, correlations = correlate((leak, outsized, lockup, hog, other, titled, namesake))
     assert [(c.rule, c.finding_ids) for c in correlations] == [
         ("leak-outsized", (leak.id, outsized.id)), ("hog-lockup", (lockup.id, hog.id))]  # fmt: skip
-    assert {f.id for f in merged} == {leak.id, lockup.id, other.id, titled.id}
+    assert {f.id for f in merged} == {leak.id, lockup.id, other.id, titled.id, namesake.id}
     leaked = next(f for f in merged if f.id == leak.id)
     assert leaked.subjects == cache
     assert_evidence_resolves(merged)
