@@ -104,7 +104,12 @@ def _symbol_frames(raw_b: bytes, dso_b: bytes, java: bool, high: bool) -> tuple[
     kernel = _kernel_dso(dso, "ffff000000000000" if high else "")
     jit = _jit_dso(dso)
     frames: list[ProfileFrame] = []
-    for part in raw.split("->"):
+    parts = raw.split("->")
+    while parts and not parts[-1]:
+        # Perl's split, which stackcollapse-perf.pl splits inlined frames with, drops trailing empty fields: a C++
+        # ``operator->`` is one frame ``operator``, not ``operator`` and an empty one.
+        parts.pop()
+    for part in parts:
         name = part
         if name == "[unknown]":
             name = "[" + (dso.rsplit("/", 1)[-1] if dso != "[unknown]" else "unknown") + "]"

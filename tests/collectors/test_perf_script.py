@@ -88,6 +88,30 @@ def test_chunk_size_and_window_path_do_not_change_the_result(
         assert got == ref
 
 
+def test_inlined_frames_split_as_perls_split_does() -> None:
+    """stackcollapse-perf.pl splits ``a->b`` (perf's inlined frames) with Perl's split, which drops trailing empty
+    fields: ``operator->`` (a C++ operator, met in a recording of a busy machine: llvmlite) is one frame."""
+    from collectors.perf_script import parse_frame_line
+
+    def names(symbol: bytes) -> list[str]:
+        got = parse_frame_line(b"\t 4b5218 " + symbol + b"+0x18 (/lib/libllvmlite.so)", False)
+        assert got is not None
+        return [f.name for f in got]
+
+    assert names(b"llvm::Value::use_iterator_impl<llvm::Use>::operator->") == [
+        "llvm::Value::use_iterator_impl<llvm::Use>::operator"
+    ]
+    assert names(b"inner->outer") == ["inner", "outer"]
+    assert names(b"a->->b") == ["a", "", "b"]  # inner empty fields stay, as Perl keeps them
+    assert names(b"->") == []
+    text = (
+        b"python 10 [000] 5.5: 1 cpu-clock: \n\t 4b5218 X::operator->+0x18 (/lib/a.so)\n\t 4005 main+0x3 (/bin/a)\n\n"
+    )
+    parser = ScriptParser("x")
+    parser.feed(text)
+    assert folded_lines(parser.close().stacks) == ["python;main;X::operator 1"]
+
+
 def test_kinds_of_frames_kernel_jit_unknown() -> None:
     profile = read_profile(str(DATA / "jit.perf.txt.gz"))
     frames = {f.name: f for s in profile.stacks for f in s.frames}
