@@ -477,12 +477,17 @@ def page_size_of(root: Path) -> int | NotAvailable:
     return NotAvailable("a copied /proc tree does not record the page size")
 
 
+def mem_total_of(meminfo: Counters | NotAvailable) -> int | NotAvailable:
+    """MemTotal in bytes from parsed /proc/meminfo."""
+    if not isinstance(meminfo, Counters):
+        return NotAvailable("meminfo was not read")
+    found = meminfo.get("MemTotal")
+    return found if isinstance(found, NotAvailable) else (found.in_bytes() or found.value)
+
+
 def read_identity(root: Path, meminfo: Counters | NotAvailable) -> HostIdentity:
     """Read hostname, kernel release and boot id below ``root``; page size and MemTotal."""
-    mem_total: int | NotAvailable = NotAvailable("meminfo was not read")
-    if isinstance(meminfo, Counters):
-        found = meminfo.get("MemTotal")
-        mem_total = found if isinstance(found, NotAvailable) else (found.in_bytes() or found.value)
+    mem_total = mem_total_of(meminfo)
     return HostIdentity(
         hostname=_text(read_file(root, HOSTNAME)),
         kernel_release=_text(read_file(root, OSRELEASE)),

@@ -52,8 +52,14 @@ def power_of(matrices: Sequence[SeriesMatrix], thresholds: LeakThresholds, mem_t
     )
 
 
-def planned(interval: float, seconds: float, thresholds: LeakThresholds | None = None) -> Power:
-    """The power a slab-watch plan will have: samples every ``interval`` for ``seconds``."""
+def planned(
+    interval: float, seconds: float, thresholds: LeakThresholds | None = None, mem_total: float | None = None
+) -> Power:
+    """The power a slab-watch plan will have: samples every ``interval`` for ``seconds``.
+
+    ``mem_total``: the machine's MemTotal in bytes, which the store will hold and :func:`power_of` judges with
+    (a short stretch calls a rise that is harmful on this machine: on a small one a slower leak shows).
+    """
     th = thresholds or LeakThresholds()
     samples = int(seconds / interval) + 1
     needed = max(th.min_samples, th.min_points)
@@ -68,14 +74,18 @@ def planned(interval: float, seconds: float, thresholds: LeakThresholds | None =
         min_growth=th.min_growth,
         short_seconds=th.short_hours * 3600.0,
         short_growth=th.short_growth,
+        short_rate=_short_rate(th, mem_total),
+        short_memory=_short_memory(th, mem_total),
     )
 
 
-def plan_warning(interval: float, seconds: float | None) -> str | None:
-    """What slab-watch says at start when its plan cannot give ``kforensic leaks`` enough to judge (None: it can)."""
+def plan_warning(interval: float, seconds: float | None, mem_total: float | None = None) -> str | None:
+    """What slab-watch says at start when its plan cannot give ``kforensic leaks`` enough to judge (None: it can);
+    ``mem_total``: the machine's MemTotal in bytes (None: not known), so that the rates it says are those
+    ``kforensic leaks`` will say of the store."""
     if seconds is None:
         return None
-    power = planned(interval, seconds)
+    power = planned(interval, seconds, mem_total=mem_total)
     if not power.judgeable:
         shorter = max(1, int(seconds / power.needed_samples))  # slab-watch's shortest interval is 1 s
         faster = f"; or sample more often (e.g. --interval {shorter}s)" if shorter < interval else ""

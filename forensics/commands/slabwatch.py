@@ -241,9 +241,9 @@ def slab_watch(
             f"--textfile-dir {textfile_dir} is not a directory",
             hint="give node_exporter's --collector.textfile.directory",
         )
-    from detectors.leaks.power import plan_warning
+    from forensics.pipelines.slabwatch import plan_warning
 
-    if (warning := plan_warning(seconds, length)) is not None:
+    if (warning := plan_warning(root, seconds, length)) is not None:
         print(f"kforensic: warning: {warning}", file=sys.stderr)
     from detectors.snapshot_input import partial_samples
 

@@ -16,6 +16,25 @@ if TYPE_CHECKING:
     from collectors.slabstore import SlabStore
 
 
+def plan_warning(root: Path, interval: float, seconds: float | None) -> str | None:
+    """What slab-watch says at start of a plan that cannot give ``kforensic leaks`` full power (None: it can),
+    with the MemTotal of the machine under ``root``: the rates it says are those leaks will say of the store.
+    An unreadable MemTotal is judged as leaks judges a store without one."""
+    from detectors.leaks.power import plan_warning as warning
+
+    if seconds is None:
+        return None
+    from collectors.procfs import MEMINFO, Counters, mem_total_of, parse_meminfo, read_file
+
+    read = read_file(root, MEMINFO)
+    try:
+        meminfo: Counters | NotAvailable = parse_meminfo(read.data or b"", str(root / MEMINFO))
+    except InputError as exc:  # no counters: the watch itself says so when it samples
+        meminfo = NotAvailable(exc.message)
+    mem_total = mem_total_of(meminfo)
+    return warning(interval, seconds, mem_total if isinstance(mem_total, int) and mem_total > 0 else None)
+
+
 def leak_findings(store: SlabStore) -> tuple[tuple[Finding, ...], str]:
     """The leak analysis of the whole store, and one line saying what it did.
 

@@ -268,3 +268,20 @@ def test_the_lines_holding_the_verdict_back_are_named(
     checklist = run_checklist(collect_kdump_state(build(tmp_path / "root", system), system.statvfs))
     assert [line.id for line in checklist.holding_back()] == held
     assert bool(checklist.holding_back()) is not checklist.ready
+
+
+def test_a_program_that_is_a_link_loop_is_its_own_problem_not_its_directorys(tmp_path: Path) -> None:
+    """/usr/sbin/kdump-config a link to itself: /usr/sbin was searched and the name is there, but it cannot be run.
+    It was "cannot look in /usr/sbin: Too many levels of symbolic links", UNKNOWN, with the fix "make /usr/sbin a
+    directory that can be searched again": a directory that was searched fine."""
+
+    def loop(root: Path) -> None:
+        program = root / "usr/sbin/kdump-config"
+        program.unlink()
+        program.symlink_to("kdump-config")
+
+    lines = _lines(tmp_path, "debian12-ready", loop)
+    tooling = lines["kdump-tooling"]
+    assert tooling.status is Status.FAIL and tooling.detail == "missing: kdump-config", tooling
+    assert "unreadable:/usr/sbin" not in lines
+    assert lines["unreadable:/usr/sbin/kdump-config"].detail == "Too many levels of symbolic links"

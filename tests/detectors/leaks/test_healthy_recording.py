@@ -104,3 +104,31 @@ def test_its_first_sample_alone_states_no_span_from_an_interval_not_measured(
     assert code == 0 and "cannot judge yet: 1 sample over 0 s, needs >= 24." in out
     assert "| statistics need | >= 24 samples |" in out
     assert "over >= 0 s" not in out
+
+
+def test_slab_watch_plans_with_this_machines_memory_as_leaks_judges_its_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Its first 5 s as if recorded on a 1 GiB guest: leaks says a leak of 82,000 KB/h or faster shows in 115 s
+    (on a small machine a smaller rise is harm), and slab-watch's start warning for the same plan said
+    130,000 KB/h: the plan was judged without the machine's MemTotal, the store with it."""
+    import lzma
+
+    from forensics.pipelines.slabwatch import plan_warning
+
+    text = lzma.decompress((RECORDINGS / "snapshots.txt.xz").read_bytes()).decode()
+    third = text.index("date=", text.index("date=", text.index("date=") + 1) + 1)
+    small = text[:third].replace("MemTotal:       24683792 kB", "MemTotal:        1048576 kB")
+    (tmp_path / "five.txt").write_text(small)
+    argv = ("slab-import", "--store", str(tmp_path / "five.sqlite"), "--host", "vm", str(tmp_path / "five.txt"))
+    code, out = cli_in_process(monkeypatch, capsys, *argv, "-f", "md")
+    advice = ">= 115 s (24 samples at this 5 s interval) shows a leak of 82,000 KB/h or faster, >= 2.0 h one down"
+    assert code == 0 and advice in out
+    root = tmp_path / "root"
+    (root / "proc").mkdir(parents=True)
+    (root / "proc/meminfo").write_text("MemTotal:        1048576 kB\nMemFree:          524288 kB\n")
+    warning = plan_warning(root, 5.0, 5.0)
+    assert warning is not None and advice in warning, warning
+    # Where MemTotal cannot be read, the plan is judged as leaks judges a store without one.
+    (root / "proc/meminfo").unlink()
+    assert "130,000 KB/h" in (plan_warning(root, 5.0, 5.0) or "")
