@@ -1222,13 +1222,13 @@ class ScriptParser:
         slots (the order the samples first met them).  The verbatim header of each counter's first sample is
         its masked header with the time's digits written back.
         """
+        if self._slot_hdr1 is None:
+            return None  # not read by the compiled chunk pass (nothing imported: a small input runs without numpy)
         import numpy as np
 
         from collectors.perf_chains_aot import range_kernel
         from collectors.perf_chunks import Interned
 
-        if self._slot_hdr1 is None:
-            return None
         n = len(self._slots)
         fast = np.flatnonzero(self._slot_hdr1[:n])
         if not len(fast):

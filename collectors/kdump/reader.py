@@ -96,18 +96,24 @@ class RootReader:
         return self.host_path(target).exists()
 
     def look_up(self, target: str) -> bool | NotAvailable:
-        """Whether ``target`` exists; NotAvailable (a read problem of its directory) when it cannot be looked up.
+        """Whether ``target`` exists; NotAvailable (a read problem of its directory, or of ``target`` itself) when
+        it cannot be looked up.
 
         :meth:`exists` raises or answers False where the directory cannot be searched (EACCES, ELOOP): a program
-        there would be called absent.
+        there would be called absent.  Where the directory was searched and the name is there, the error is the
+        name's own (a link that loops): a problem of ``target``, not of its directory.
         """
         try:
             self.host_path(target).stat()
         except (FileNotFoundError, NotADirectoryError):
             return False
         except OSError as exc:
-            directory = target.rsplit("/", 1)[0] or "/"
-            return self._problem(directory, self.root / directory.lstrip("/"), exc)
+            try:
+                self.host_path_parent(target).lstat()  # needs only the directory searched
+            except OSError:
+                directory = target.rsplit("/", 1)[0] or "/"
+                return self._problem(directory, self.root / directory.lstrip("/"), exc)
+            return self._problem(target, self.host_path_parent(target), exc)
         return True
 
     def link_exists(self, target: str) -> bool:

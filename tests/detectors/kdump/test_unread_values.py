@@ -213,9 +213,12 @@ def test_a_program_directory_this_reader_may_not_search_is_unknown_not_missing_t
     assert "Not read, so not planned: cannot look in /usr/sbin: Permission denied (run the setup as root)." in (
         setup.stdout
     )
-    assert "manual: check as root whether kdump-tools, makedumpfile is installed (cannot look in /usr/sbin" in (
+    # Said once, in the plan's "unread": the manual steps said it again in other words ("check as root whether
+    # kdump-tools, makedumpfile is installed") beside "run the setup as root".
+    assert "Not read, so not planned: cannot look in /usr/sbin: Permission denied (run the setup as root)." in (
         setup.stdout
     )
+    assert "/usr/sbin" not in "".join(line for line in setup.stdout.splitlines() if line.startswith("manual:"))
 
 
 def test_a_program_directory_in_a_link_loop_is_unknown_not_missing_tooling(tmp_path: Path) -> None:
@@ -243,10 +246,10 @@ def test_a_program_directory_in_a_link_loop_is_unknown_not_missing_tooling(tmp_p
     state = collect_kdump_state(build(tmp_path / "root", system), system.statvfs)
     plan = make_plan(state, run_checklist(state), policy_named("none"))
     assert not plan.packages and plan.install is None
-    assert plan.manual == (
-        "make /usr/sbin a directory that can be searched again (cannot look in /usr/sbin: Too many levels of"
-        " symbolic links), then run kforensic kdump setup again",
-    ), plan.manual
+    assert plan.unread == (
+        "cannot look in /usr/sbin: Too many levels of symbolic links (make /usr/sbin a directory it can search again)",
+    ), plan.unread
+    assert not [step for step in plan.manual if "/usr/sbin" in step], plan.manual  # said once, in unread
 
 
 @pytest.mark.parametrize(
@@ -268,3 +271,20 @@ def test_the_lines_holding_the_verdict_back_are_named(
     checklist = run_checklist(collect_kdump_state(build(tmp_path / "root", system), system.statvfs))
     assert [line.id for line in checklist.holding_back()] == held
     assert bool(checklist.holding_back()) is not checklist.ready
+
+
+def test_a_program_that_is_a_link_loop_is_its_own_problem_not_its_directorys(tmp_path: Path) -> None:
+    """/usr/sbin/kdump-config a link to itself: /usr/sbin was searched and the name is there, but it cannot be run.
+    It was "cannot look in /usr/sbin: Too many levels of symbolic links", UNKNOWN, with the fix "make /usr/sbin a
+    directory that can be searched again": a directory that was searched fine."""
+
+    def loop(root: Path) -> None:
+        program = root / "usr/sbin/kdump-config"
+        program.unlink()
+        program.symlink_to("kdump-config")
+
+    lines = _lines(tmp_path, "debian12-ready", loop)
+    tooling = lines["kdump-tooling"]
+    assert tooling.status is Status.FAIL and tooling.detail == "missing: kdump-config", tooling
+    assert "unreadable:/usr/sbin" not in lines
+    assert lines["unreadable:/usr/sbin/kdump-config"].detail == "Too many levels of symbolic links"
