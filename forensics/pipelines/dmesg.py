@@ -120,10 +120,18 @@ def source_result(
 
 
 def _identities(results: list[SourceResult], live: LogIdentity | None) -> list[LogIdentity | None]:
-    """What the heads of the log files say of their kernel and host, by result (``live``: the ring buffer's)."""
+    """What the heads of the log files say of their kernel and host, by result (None: not a file).
+
+    ``live``: the ring buffer's, the last result's (:func:`analyse_logs` appends the live read last).  Only its
+    own: another input that is no file (standard input, a pipe) said this machine's kernel, and "the log starts
+    N s after its boot" where the ring buffer had wrapped.
+    """
     from collectors.log_identity import read_identity
 
-    return [read_identity(r.record.path) if Path(r.record.path).is_file() else live for r in results]
+    out = [read_identity(r.record.path) if Path(r.record.path).is_file() else None for r in results]
+    if live is not None:
+        out[-1] = live
+    return out
 
 
 def _could_not(r: SourceResult, identity: LogIdentity | None) -> tuple[str, ...]:
@@ -139,7 +147,8 @@ def _could_not(r: SourceResult, identity: LogIdentity | None) -> tuple[str, ...]
 
 
 def build_incident(results: list[SourceResult], live: LogIdentity | None = None) -> Incident:
-    """All findings of all inputs as one incident (``live``: what the ring buffer read says of its kernel)."""
+    """All findings of all inputs as one incident (``live``: what the ring buffer read, the last of ``results``,
+    says of its kernel)."""
     from detectors.dmesg.findings import explained_finding
 
     findings = [

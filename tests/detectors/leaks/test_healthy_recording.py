@@ -9,6 +9,7 @@ leaks these samples could and could not have shown.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -104,6 +105,12 @@ def test_its_first_sample_alone_states_no_span_from_an_interval_not_measured(
     assert code == 0 and "cannot judge yet: 1 sample over 0 s, needs >= 24." in out
     assert "| statistics need | >= 24 samples |" in out
     assert "over >= 0 s" not in out
+    # Nor an interval: it said "1 samples every 1 s (medians of 1 s windows)" and "interval_seconds": 1.0.
+    code, out = cli_in_process(monkeypatch, capsys, "leaks", "--store", str(store))
+    assert code == 0 and "1 samples (interval unknown: a single sample has none), 1 boot(s)" in out
+    code, out = cli_in_process(monkeypatch, capsys, "leaks", "--store", str(store), "-f", "json")
+    doc = json.loads(out)
+    assert code == 0 and doc["interval_seconds"] is None and doc["window_seconds"] is None
 
 
 def test_slab_watch_plans_with_this_machines_memory_as_leaks_judges_its_store(
