@@ -17,14 +17,18 @@ import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from collectors.binary_formats import binary_format
 from collectors.inputs import TrackedInput, open_input
 from forensics.errors import CollectionError, InputError
 from forensics.model import NotAvailable, SourceRecord
 from forensics.textcodec import TextNormalizer
+
+if TYPE_CHECKING:
+    from collectors.log_identity import LogIdentity
 
 CHUNK_SIZE = 1 << 20
 KMSG_PATH = "/dev/kmsg"
@@ -75,6 +79,7 @@ class KmsgDumpReader:
     size: int = 0
     started: float = field(default_factory=time.monotonic)
     lost: int = 0  # records overwritten before they could be read (EPIPE)
+    head: bytearray = field(default_factory=bytearray)  # the first records (HEAD_BYTES): the boot banner's
 
     def record(self) -> SourceRecord:
         """The source record of the live read (the ring buffer has no stable digest)."""
@@ -86,6 +91,24 @@ class KmsgDumpReader:
             error=f"{self.lost} records were overwritten while reading" if self.lost else None,
         )
 
+    def identity(self) -> LogIdentity:
+        """What the records read say of their kernel and host (after :meth:`chunks`).
+
+        The ring buffer is the running kernel's: its release and host are this machine's (``/proc/sys/kernel``),
+        whether or not the boot banner is still in the buffer; the head gives the preemption model and,
+        when the buffer wrapped, how long after boot its first record was logged.
+        """
+        from collectors.log_identity import parse_identity  # imported by live runs only
+        from collectors.procfs import HOSTNAME, OSRELEASE, read_file
+
+        said = parse_identity(bytes(self.head))
+        release, host = (read_file(Path("/"), f).data for f in (OSRELEASE, HOSTNAME))
+        return replace(
+            said,
+            releases=(release.decode("utf-8", "replace").strip(),) if release else said.releases,
+            hosts=(host.decode("utf-8", "replace").strip(),) if host else said.hosts,
+        )
+
     def chunks(self) -> Iterator[bytes]:
         """Every record now in the ring buffer, one ``prio,seq,usec,flags;text`` line each.
 
@@ -93,6 +116,8 @@ class KmsgDumpReader:
         are dropped: they describe the device, not the message.  Raises
         :class:`CollectionError` when the kernel does not let us read.
         """
+        from collectors.log_identity import HEAD_BYTES
+
         try:
             fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK)
         except OSError as exc:
@@ -113,6 +138,8 @@ class KmsgDumpReader:
                 text = data.split(b"\n", 1)[0]
                 self.records += 1
                 self.size += len(text) + 1
+                if len(self.head) < HEAD_BYTES:
+                    self.head += text + b"\n"
                 yield text + b"\n"
         finally:
             os.close(fd)

@@ -34,6 +34,9 @@ _STAMP = rc.compile(rb"^[^\[\n]*\[\s*(\d+\.\d+)\]([^\n]*)", re.M)
 #: A log whose first stamped line is later than this after boot and is not the boot banner does not hold its
 #: boot's start: the kernel prints the banner first, at 0.000000 (init/main.c start_kernel).
 CUT_AFTER_SECONDS = 1.0
+#: A ``/dev/kmsg`` record at the head (``--live``, or a file saved from it): ``6,1204,9500120,-;text``, its time
+#: since boot in microseconds and its text.
+_KMSG_RECORD = rc.compile(rb"\d+,\d+,(\d+),[^;\n]*;([^\n]*)")
 _SYSLOG_HOST = rc.compile(
     rb"^(?:<\d+>)?(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S*) (\S+) kernel: ", re.M
 )
@@ -60,10 +63,11 @@ def parse_identity(head: bytes) -> LogIdentity:
 
 def _starts_after(head: bytes) -> float | None:
     """When after its boot the log's first stamped line was printed, if it is not the boot's start."""
-    m = _STAMP.search(head)
+    kmsg = _KMSG_RECORD.match(head)
+    m = kmsg or _STAMP.search(head)
     if m is None or b"Linux version " in m.group(2):
         return None
-    seconds = float(m.group(1))
+    seconds = int(m.group(1)) / 1e6 if kmsg else float(m.group(1))
     return seconds if seconds > CUT_AFTER_SECONDS else None
 
 

@@ -148,23 +148,11 @@ def _sysctl_plan(state: KdumpState, policy: Policy) -> list[FileChange]:
 
 def _packages(state: KdumpState) -> tuple[tuple[str, ...], Command | None, list[str]]:
     packages, install, manual = _packages_missing(state)
-    unsearched = state.tooling.unsearched
-    if not packages or not unsearched:
-        return packages, install, manual
-    # Not found where it could be looked for, and a directory could not be: not known to be missing.  A directory
-    # only this reader may not search (EACCES) root can; one no user can (a link loop, EIO) is repaired first.
-    steps = list(manual)
-    broken = [p for p in unsearched if not p.denied]
-    if broken:
-        where = "; ".join(f"cannot look in {p.path}: {p.reason}" for p in broken)
-        dirs = ", ".join(p.path for p in broken)
-        steps.append(
-            f"make {dirs} a directory that can be searched again ({where}), then run kforensic kdump setup again"
-        )
-    if len(broken) < len(unsearched):
-        where = "; ".join(f"cannot look in {p.path}: {p.reason}" for p in unsearched if p.denied)
-        steps.append(f"check as root whether {', '.join(packages)} is installed ({where})")
-    return (), None, steps
+    if packages and state.tooling.unsearched:
+        # Not found where it could be looked for, and a directory could not be: not known to be missing, so no
+        # install.  The plan's ``unread`` names each directory and its remedy (:func:`_unread`), once.
+        return (), None, manual
+    return packages, install, manual
 
 
 def _packages_missing(state: KdumpState) -> tuple[tuple[str, ...], Command | None, list[str]]:

@@ -198,8 +198,9 @@ def analyse(data: LeakInput, thresholds: LeakThresholds | None = None) -> LeakAn
         last_wall=float(walls.max()) if len(walls) else NotAvailable("no slab samples"),
         mem_total=mem_total,
         mem_available=mem_available,
-        interval_seconds=last.interval_seconds if last else NotAvailable("no slab samples"),
-        window_seconds=last.window_seconds if last else NotAvailable("no slab samples"),
+        # One sample has no interval (sampling_interval's 1 s is a stand-in for the windows, not a measurement).
+        interval_seconds=last.interval_seconds if last and len(last.walls) > 1 else _no_interval(last),
+        window_seconds=last.window_seconds if last and len(last.walls) > 1 else _no_interval(last),
         examined=examined,
         explained=_explained(meminfo, findings),
     )
@@ -227,6 +228,10 @@ def sampling_gaps(matrices: list[SeriesMatrix]) -> tuple[tuple[int, int, float],
         for i in np.flatnonzero(steps > limit).tolist():
             out.append((int(m.sample_ids[i]), int(m.sample_ids[i + 1]), float(steps[i])))
     return tuple(out)
+
+
+def _no_interval(last: SeriesMatrix | None) -> NotAvailable:
+    return NotAvailable("no slab samples" if last is None else "a single sample has none")
 
 
 def _stretch_refs(

@@ -67,13 +67,13 @@ def triage_file(name: str) -> SourceResult:
     return _explained(tracked.source, record, grouper, lines)
 
 
-def triage_live() -> SourceResult:
-    """Triage what the kernel ring buffer holds now."""
+def triage_live() -> tuple[SourceResult, LogIdentity]:
+    """Triage what the kernel ring buffer holds now; with what it says of its kernel and host."""
     from collectors.kernel_log import KMSG_NAME, KmsgDumpReader
 
     reader = KmsgDumpReader()
     grouper, lines = scan_chunks(reader.chunks())
-    return _explained(KMSG_NAME, reader.record(), grouper, lines)
+    return _explained(KMSG_NAME, reader.record(), grouper, lines), reader.identity()
 
 
 def _explained(name: str, record: SourceRecord, grouper: ReportGrouper, lines: int) -> SourceResult:
@@ -119,11 +119,19 @@ def source_result(
     )
 
 
-def _identities(results: list[SourceResult]) -> list[LogIdentity | None]:
-    """What the heads of the log files say of their kernel and host, by result (None: the live ring buffer)."""
+def _identities(results: list[SourceResult], live: LogIdentity | None) -> list[LogIdentity | None]:
+    """What the heads of the log files say of their kernel and host, by result (None: not a file).
+
+    ``live``: the ring buffer's, the last result's (:func:`analyse_logs` appends the live read last).  Only its
+    own: another input that is no file (standard input, a pipe) said this machine's kernel, and "the log starts
+    N s after its boot" where the ring buffer had wrapped.
+    """
     from collectors.log_identity import read_identity
 
-    return [read_identity(r.record.path) if Path(r.record.path).is_file() else None for r in results]
+    out = [read_identity(r.record.path) if Path(r.record.path).is_file() else None for r in results]
+    if live is not None:
+        out[-1] = live
+    return out
 
 
 def _could_not(r: SourceResult, identity: LogIdentity | None) -> tuple[str, ...]:
@@ -138,8 +146,9 @@ def _could_not(r: SourceResult, identity: LogIdentity | None) -> tuple[str, ...]
     )
 
 
-def build_incident(results: list[SourceResult]) -> Incident:
-    """All findings of all inputs as one incident."""
+def build_incident(results: list[SourceResult], live: LogIdentity | None = None) -> Incident:
+    """All findings of all inputs as one incident (``live``: what the ring buffer read, the last of ``results``,
+    says of its kernel)."""
     from detectors.dmesg.findings import explained_finding
 
     findings = [
@@ -155,7 +164,7 @@ def build_incident(results: list[SourceResult]) -> Incident:
         if firsts
         else NotAvailable("no report has a timestamp" if findings else "no report was found")
     )
-    identities = _identities(results)
+    identities = _identities(results, live)
     named = [i for i in identities if i is not None]
     if not releases:
         releases = {r for i in named for r in i.releases}  # the boot banner, when no report names it
@@ -200,13 +209,15 @@ def analyse_logs(names: list[str], live: bool) -> DmesgResult:
     from forensics.gcpause import gc_paused
 
     results = [triage_file(n) for n in names]
+    live_identity = None
     if live:
-        results.append(triage_live())
+        result, live_identity = triage_live()
+        results.append(result)
     # The findings read the kept reports' lines: a remembered report's repeat makes them now (~1,000 of the
     # shared corpus four times over, some 100,000 tuples, none in a cycle); a collection of the oldest
     # generation they set off walked every object of the run for nothing (~0.1 s).
     with gc_paused():
-        incident = build_incident(results)
+        incident = build_incident(results, live_identity)
         hypotheses = dmesg_hypotheses(incident)
     return DmesgResult(tuple(results), incident, hypotheses)
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from forensics import __version__
+from forensics.model import NotAvailable
 from forensics.report.document import Block, Document, Image, Paragraph, Section, Table, image_link, to_markdown
 from forensics.report.formats import Destination, IncidentRenderer
 from forensics.types.leaks import Grade, duration
@@ -151,11 +152,14 @@ _HEADERS = ("grade", "series", "KB/h", "growth KB", "r²", "tau", "MemAvailable 
 
 def _summary_line(result: LeaksResult) -> str:
     a = result.analysis
-    interval = duration(a.interval_seconds) if isinstance(a.interval_seconds, float) else "?"
-    window = duration(a.window_seconds) if isinstance(a.window_seconds, float) else "?"
+    if isinstance(a.interval_seconds, float) and isinstance(a.window_seconds, float):
+        cadence = f"every {duration(a.interval_seconds)} (medians of {duration(a.window_seconds)} windows)"
+    else:  # never a made-up interval: one sample has none
+        reason = a.interval_seconds.reason if isinstance(a.interval_seconds, NotAvailable) else "not known"
+        cadence = f"(interval unknown: {reason})"
     leaks = sum(1 for v in a.flagged() if v.grade.rank >= 2)
     return (
-        f"{a.samples} samples every {interval} (medians of {window} windows), {a.boots} boot(s), "
+        f"{a.samples} samples {cadence}, {a.boots} boot(s), "
         f"{a.cache_names} caches ({len(a.caches)} moved enough to judge), {len(a.meminfo)} meminfo series; "
         f"{leaks} leaking or suspect, "
         f"{len(a.groups)} co-growth group(s)"

@@ -275,7 +275,7 @@ class Power:
     def advice(self) -> str:
         """How long to sample for which power, in one clause, from the figures the other lines say.
 
-        ``>= 115 s (24 samples at this 5 s interval) shows a leak of 131,072 KB/h or faster, >= 2.0 h one down
+        ``>= 115 s (24 samples at this 5 s interval) shows a leak of 130,000 KB/h or faster, >= 2.0 h one down
         to 256 KB/h``: the span that judges at all and what it can show, then the span of full power.
         """
         slowest = f"{kb_per_hour(self.min_rate)}"

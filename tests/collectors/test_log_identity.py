@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from collectors.log_identity import parse_identity
 
 BANNER = (
@@ -88,3 +90,44 @@ def test_a_log_that_does_not_start_at_boot_says_when_it_starts() -> None:
     # dmesg -T: no seconds-since-boot stamp at all; a bracketed number in a message is not one.
     human = "[Fri Dec  4 09:27:25 2026] Linux version 6.18.44\n[Fri Dec  4 09:30:00 2026] x: [ 12.500000] y\n"
     assert parse_identity(human.encode()).starts_after is None
+
+
+def _live_records() -> list[bytes]:
+    from collectors.kernel_log import KmsgDumpReader, kmsg_available
+
+    if not kmsg_available():
+        pytest.skip("this machine does not let the tests read /dev/kmsg")
+    return list(KmsgDumpReader().chunks())
+
+
+@pytest.mark.live
+def test_dmesg_live_names_the_running_kernel_and_host() -> None:
+    """The ring buffer is the running kernel's: ``dmesg --live`` said "no report or boot banner names the release"
+    and "no syslog prefixes naming the host" of this machine, with the banner in the buffer it read."""
+    _live_records()
+    ran = subprocess.run(
+        [sys.executable, "-m", "forensics", "dmesg", "--live", "-f", "json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert ran.returncode == 0, ran.stderr
+    incident = json.loads(ran.stdout)["incident"]
+    release = Path("/proc/sys/kernel/osrelease").read_text().strip()
+    host = Path("/proc/sys/kernel/hostname").read_text().strip()
+    assert (incident["kernel_release"], incident["host"]) == (release, host)
+
+
+@pytest.mark.live
+def test_a_wrapped_kmsg_buffer_says_when_after_boot_it_starts() -> None:
+    """Records of /dev/kmsg (``--live``, or a file saved from it) carry microseconds since boot, not ``[ s.us]``:
+    a head without the banner was not seen to start late (its first reports might be gone)."""
+    records = _live_records()
+    if records[0].split(b";", 1)[1].startswith(b"Linux version "):
+        assert parse_identity(b"".join(records)).starts_after is None  # the whole buffer: it starts at boot
+    late = next((i for i, r in enumerate(records) if int(r.split(b",", 3)[2]) > 2_000_000), None)
+    if late is None:
+        pytest.skip("the ring buffer holds no record logged 2 s after boot")
+    usec = int(records[late].split(b",", 3)[2])
+    assert parse_identity(b"".join(records[late:])).starts_after == usec / 1e6

@@ -9,6 +9,7 @@ leaks these samples could and could not have shown.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -104,6 +105,12 @@ def test_its_first_sample_alone_states_no_span_from_an_interval_not_measured(
     assert code == 0 and "cannot judge yet: 1 sample over 0 s, needs >= 24." in out
     assert "| statistics need | >= 24 samples |" in out
     assert "over >= 0 s" not in out
+    # Nor an interval: it said "1 samples every 1 s (medians of 1 s windows)" and "interval_seconds": 1.0.
+    code, out = cli_in_process(monkeypatch, capsys, "leaks", "--store", str(store))
+    assert code == 0 and "1 samples (interval unknown: a single sample has none), 1 boot(s)" in out
+    code, out = cli_in_process(monkeypatch, capsys, "leaks", "--store", str(store), "-f", "json")
+    doc = json.loads(out)
+    assert code == 0 and doc["interval_seconds"] is None and doc["window_seconds"] is None
 
 
 def test_slab_watch_plans_with_this_machines_memory_as_leaks_judges_its_store(
@@ -132,3 +139,21 @@ def test_slab_watch_plans_with_this_machines_memory_as_leaks_judges_its_store(
     # Where MemTotal cannot be read, the plan is judged as leaks judges a store without one.
     (root / "proc/meminfo").unlink()
     assert "130,000 KB/h" in (plan_warning(root, 5.0, 5.0) or "")
+
+
+def test_a_series_too_short_to_call_says_it_saw_the_growth_it_saw(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The verdict "grows R KB/h (N KB seen)" said the slope times the span as seen: PageTables "grows 158,028 KB/h
+    (28,368 KB seen)" in a finding whose total growth is 19,828 KB (what the samples show)."""
+    from detectors.leaks.findings import kb
+
+    store = tmp_path / "healthy.sqlite"
+    path = RECORDINGS / "snapshots.txt.xz"
+    code, _ = cli_in_process(monkeypatch, capsys, "slab-import", "--store", str(store), "--no-analysis", str(path))
+    assert code == 0
+    a = analyse_store(store).analysis
+    said = {v.name: v for v in (*a.caches, *a.meminfo) if " seen), but " in v.verdict.reason}
+    assert "PageTables" in said
+    for v in said.values():
+        assert f"({kb(v.growth)} seen)" in v.verdict.reason, (v.name, v.verdict.reason)

@@ -147,3 +147,22 @@ def test_a_log_that_starts_after_boot_says_what_it_cannot_show(tmp_path: Path) -
         else:
             assert len(examined["could_not"]) == 1 and examined["could_not"][0].startswith(f"reports before {starts}")
             assert "starts 1,937 s after its boot" in examined["could_not"][0], examined
+
+
+def test_the_ring_buffers_identity_is_its_own_not_standard_inputs() -> None:
+    """``kforensic dmesg - --live``: what the live read says of its kernel (this machine's; a wrapped buffer
+    starting N s after boot) is the live result's alone.  Every input that is no file took it: standard input
+    was said to start "120 s after its boot" because the ring buffer did."""
+    from dataclasses import replace
+
+    from collectors.log_identity import LogIdentity
+    from forensics.pipelines.dmesg import build_incident, triage_file
+
+    piped = triage_file(str(GOLDEN / "null_deref_x86.log"))
+    piped = replace(piped, record=replace(piped.record, path="<stdin>"))
+    ring = triage_file(str(GOLDEN / "null_deref_x86.log"))
+    ring = replace(ring, record=replace(ring.record, path="/dev/kmsg"))
+    live = LogIdentity(releases=("6.18.44",), hosts=("vm",), starts_after=120.0)
+    examined = build_incident([piped, ring], live).examined
+    assert examined[0].could_not == ()
+    assert examined[1].could_not and "starts 120 s after its boot" in examined[1].could_not[0]
