@@ -88,7 +88,8 @@ def _rising(c: Context) -> bool:
 def _growing_too_short(c: Context) -> str | None:
     short = _short_of_power(c)
     if short is not None and _rising(c):
-        return f"grows {_kb(c.rate)}/h ({_kb(c.growth)} seen), but {short}: growing, too short to call"
+        # Seen: the net growth of the window medians (the finding's "total growth"), not the slope times the span.
+        return f"grows {_kb(c.rate)}/h ({_kb(c.features.growth)} seen), but {short}: growing, too short to call"
     return None
 
 

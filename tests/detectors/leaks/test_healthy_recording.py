@@ -139,3 +139,21 @@ def test_slab_watch_plans_with_this_machines_memory_as_leaks_judges_its_store(
     # Where MemTotal cannot be read, the plan is judged as leaks judges a store without one.
     (root / "proc/meminfo").unlink()
     assert "130,000 KB/h" in (plan_warning(root, 5.0, 5.0) or "")
+
+
+def test_a_series_too_short_to_call_says_it_saw_the_growth_it_saw(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The verdict "grows R KB/h (N KB seen)" said the slope times the span as seen: PageTables "grows 158,028 KB/h
+    (28,368 KB seen)" in a finding whose total growth is 19,828 KB (what the samples show)."""
+    from detectors.leaks.findings import kb
+
+    store = tmp_path / "healthy.sqlite"
+    path = RECORDINGS / "snapshots.txt.xz"
+    code, _ = cli_in_process(monkeypatch, capsys, "slab-import", "--store", str(store), "--no-analysis", str(path))
+    assert code == 0
+    a = analyse_store(store).analysis
+    said = {v.name: v for v in (*a.caches, *a.meminfo) if " seen), but " in v.verdict.reason}
+    assert "PageTables" in said
+    for v in said.values():
+        assert f"({kb(v.growth)} seen)" in v.verdict.reason, (v.name, v.verdict.reason)
