@@ -59,13 +59,18 @@ def scan_chunk(
     them room for every piece of ``buf`` being new.  ``state``: see :data:`SLOTS` (``state[SLOTS]`` and
     ``state[USED]`` in and out).  Out per piece: its slot (0: empty), start, newlines and times; per new slot
     (``state[NEW]`` of them, in slot order): its first piece and its entry in ``table`` (to forget it);
-    ``span``: the smallest and largest time (when ``state[TIMES]``).
+    ``span``: the smallest and largest time, the first and the last, the largest step back and the largest step
+    forward from one time to the next (when ``state[TIMES]``).
     """
     n = len(buf)
     # Pass 1: the times, as mask_times finds them (a colon, a space after, digits, a dot, digits, a space).
     n_times = 0
     lo = 0.0
     hi = 0.0
+    first = 0.0
+    prev = 0.0
+    back = 0.0
+    gap = 0.0
     for k in range(len(cands)):
         c = cands[k]
         if c < 1 or c > n - 2 or buf[c + 1] != 32 or not 48 <= buf[c - 1] <= 57:
@@ -96,11 +101,22 @@ def scan_chunk(
             lo = t
         if n_times == 0 or t > hi:
             hi = t
+        if n_times == 0:
+            first = t
+        elif t < prev:
+            back = max(back, prev - t)
+        else:
+            gap = max(gap, t - prev)
+        prev = t
         colons[n_times] = c
         wholes[n_times] = whole
         n_times += 1
     span[0] = lo
     span[1] = hi
+    span[2] = first
+    span[3] = prev
+    span[4] = back
+    span[5] = gap
     state[TIMES] = n_times
     # Pass 2: the pieces between blank lines (bytes.split(b"\n\n"): leftmost, not overlapping), each looked up.
     mask = len(table) - 1

@@ -33,6 +33,7 @@ class Scanned:
     base: int  # the first new slot
     lo: float | None
     hi: float | None
+    steps: tuple[float, float, float, float] | None  # the first and last time, the largest steps back and forward
     masked: Any  # the chunk with its times masked (uint8)
     newlines: Any  # the offsets of its newlines
     colons: Any  # the colon of each time, in order
@@ -103,7 +104,7 @@ class ChunkSlots:
         self.store = np.empty(max(1 << 20, min(expected, STORE_RESERVED)), np.uint8)
         self.state = np.zeros(4, np.int64)
         self.state[SLOTS] = 1
-        self.span = np.zeros(2, np.float64)
+        self.span = np.zeros(6, np.float64)
         self._undo: tuple[Any, int, int] | None = None
         self._scratch = np.empty(0, np.int64)  # the per-piece outputs of a chunk, six of them
         self._wholes = np.empty(0, np.int64)  # the digits of each time of a chunk
@@ -176,7 +177,7 @@ class ChunkSlots:
         lengths[:-1] = starts[1:] - 2 - starts[:-1]
         lengths[-1] = size - starts[-1]
         n_times = int(self.state[TIMES])
-        lo, hi = self.span.tolist()
+        lo, hi, first, last, back, gap = self.span.tolist()
         return Scanned(
             slots,
             starts,
@@ -187,6 +188,7 @@ class ChunkSlots:
             before[0],
             lo if n_times else None,
             hi if n_times else None,
+            (first, last, back, gap) if n_times else None,
             buf,
             newlines,
             colons[:n_times],

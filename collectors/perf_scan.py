@@ -43,6 +43,8 @@ class Masked(NamedTuple):
     colons: npt.NDArray[np.int64]  # offset of the colon after each time, ascending
     lo: float | None
     hi: float | None
+    # The first and the last time, the largest step back and forward from one time to the next (in order).
+    steps: tuple[float, float, float, float] | None = None
 
 
 def _digits_stepwise(a: npt.NDArray[np.uint8], end: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], ...]:
@@ -128,7 +130,12 @@ def mask_times(*parts: bytes | memoryview) -> Masked | None:
     offsets = np.repeat(space + 1 - np.concatenate(([0], np.cumsum(lens)[:-1])), lens) + np.arange(int(lens.sum()))
     b[offsets] = _ZERO
     b[dot] = _DOT
-    return Masked(b.tobytes(), colons, float(times.min()), float(times.max()))
+    step = np.diff(times)
+    back = float(max(-step.min(), 0.0)) if len(step) else 0.0
+    gap = float(max(step.max(), 0.0)) if len(step) else 0.0
+    return Masked(
+        b.tobytes(), colons, float(times.min()), float(times.max()), (float(times[0]), float(times[-1]), back, gap)
+    )
 
 
 __all__ = ["Masked", "mask_times"]

@@ -21,7 +21,7 @@ import subprocess
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from itertools import accumulate, chain, compress, repeat
-from operator import add, attrgetter, is_, itemgetter
+from operator import add, attrgetter, is_, itemgetter, sub
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -417,6 +417,12 @@ def _parse_header(text: bytes, m: re.Match[bytes]) -> _Header:
     return (m.group(1), m.group(2), m.group(3), e.group(2), int(e.group(1)) if e.group(1) else 1)
 
 
+#: A step back of the sample times this large (seconds) or larger says the span is not the recording's length.
+BACK_SECONDS = 0.001
+#: A step forward between two samples this large (seconds) or larger, and :data:`GAP_TIMES` their usual interval,
+#: says the span counts a gap (a recording of a process that slept a while has steps of seconds, not of days).
+GAP_SECONDS = 1.0
+GAP_TIMES = 1000.0
 #: Bytes read at a time: large enough that per-chunk work (numpy calls) is small, small enough that the
 #: passes over a chunk (mask, split, hash) find it in the CPU cache (4 MiB chunks were 20% slower).
 CHUNK = 512 << 10
@@ -458,6 +464,47 @@ def _grown(array: Any, size: int) -> Any:
     out = np.zeros(size, array.dtype)
     out[: len(array)] = array
     return out
+
+
+class _Steps:
+    """The times of the samples counted, in the order the text gives them: how many, the last one, and the largest
+    step back and forward from one to the next (what says a span was measured across a clock step or a gap)."""
+
+    __slots__ = ("back", "count", "gap", "last")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.last = 0.0
+        self.back = 0.0
+        self.gap = 0.0
+
+    def one(self, t: float) -> None:
+        """One more time."""
+        if self.count:
+            if t < self.last:
+                self.back = max(self.back, self.last - t)
+            else:
+                self.gap = max(self.gap, t - self.last)
+        self.count += 1
+        self.last = t
+
+    def run(self, count: int, steps: tuple[float, float, float, float]) -> None:
+        """``count`` more times, whose first, last, largest step back and forward are ``steps``."""
+        first, last, back, gap = steps
+        self.one(first)
+        self.count += count - 1
+        self.back = max(self.back, back)
+        self.gap = max(self.gap, gap)
+        self.last = last
+
+    def of(self, times: list[float]) -> None:
+        """The times of a chunk, in order."""
+        if len(times) > 1:
+            step = list(map(sub, times[1:], times[:-1]))
+            back, forward = -min(step), max(step)
+            self.run(len(times), (times[0], times[-1], max(back, 0.0), max(forward, 0.0)))
+        elif times:
+            self.one(times[0])
 
 
 class ScriptParser:
@@ -528,6 +575,7 @@ class ScriptParser:
         self._first_skipped: tuple[int, str] | None = None
         self._outside = 0
         self._untimed = 0
+        self._steps = _Steps()
 
     def feed(self, chunk: bytes) -> None:
         """Parse every whole sample in ``chunk`` (plus what was left of the previous one)."""
@@ -625,10 +673,11 @@ class ScriptParser:
                 seen[block] = None if got is None else self._bulk_count(got, originals[i], line)  # type: ignore[arg-type]
                 counted[block] -= 1  # the first occurrence was counted when it was parsed
         self._line += shaped.count(b"\n")
-        times = _BULK_TIME.findall(data)
+        times = list(map(float, _BULK_TIME.findall(data)))
+        self._steps.of(times)
         if times:
-            lo = min(map(float, times))
-            hi = max(map(float, times))
+            lo = min(times)
+            hi = max(times)
             if self._start is None or lo < self._start:
                 self._start = lo
             if self._end is None or hi > self._end:
@@ -707,12 +756,14 @@ class ScriptParser:
                 line0 = self._line
                 for line, lo, hi in zip(lines, (ends - lengths[timed] - 2).tolist(), ends.tolist(), strict=True):
                     self._line = line
-                    self._blocks(_original(rest, view, lo, hi))
+                    self._blocks(_original(rest, view, lo, hi), steps=False)
                 self._line = line0
         self._line += int(newlines.sum()) + 2 * (n - 1)
         counts = np.bincount(slots, minlength=len(self._slots))
         counts[counted] -= 1  # first occurrences, counted when their text was parsed
         self._slot_counts[: len(counts)] += counts
+        if masked.steps is not None:
+            self._steps.run(len(masked.colons), masked.steps)
         if masked.lo is not None and masked.hi is not None:
             if self._start is None or masked.lo < self._start:
                 self._start = masked.lo
@@ -836,12 +887,14 @@ class ScriptParser:
                 line0 = self._line
                 for line, lo, hi in zip(lines_of, los.tolist(), his.tolist(), strict=True):
                     self._line = line
-                    self._blocks(_original(rest, view, lo, hi))
+                    self._blocks(_original(rest, view, lo, hi), steps=False)
                 self._line = line0
         self._line += int(got.lines.sum()) + 2 * (len(slots) - 1)
         counts = np.bincount(slots, minlength=len(self._slots))
         counts[counted] -= 1  # first occurrences, counted when their text was parsed
         self._slot_counts[: len(counts)] += counts
+        if got.steps is not None:
+            self._steps.run(len(got.colons), got.steps)
         if got.lo is not None and got.hi is not None:
             if self._start is None or got.lo < self._start:
                 self._start = got.lo
@@ -1110,7 +1163,9 @@ class ScriptParser:
             sc.period += period
         return (sc, period, event)
 
-    def _blocks(self, data: bytes, last: bool = False) -> None:
+    def _blocks(self, data: bytes, last: bool = False, steps: bool = True) -> None:
+        """Count the samples of ``data`` one by one (``last``: it ends without its blank line; ``steps``: its times
+        join the sequence of times, False for samples re-read after the chunk that held them counted their times)."""
         # The hot loop: per sample, one search for the time, two dictionary look-ups.  Headers differ
         # only in their time (and CPU), so they are parsed once per shape, with the time as "0.0".
         counts = self._counts
@@ -1164,6 +1219,8 @@ class ScriptParser:
                 if window is not None and not window[0] <= ts <= window[1]:
                     self._outside += 1
                     continue
+                if steps:
+                    self._steps.one(ts)
                 if self._start is None or ts < self._start:
                     self._start = ts
                 if self._end is None or ts > self._end:
@@ -1200,6 +1257,7 @@ class ScriptParser:
                 if self.window is not None and not self.window[0] <= ts <= self.window[1]:
                     self._outside += 1
                     continue
+                self._steps.one(ts)
                 self._start = ts if self._start is None else min(self._start, ts)
                 self._end = ts if self._end is None else max(self._end, ts)
             p = re.search(rb":\s*(\d+)\s+\S+:\s+\w+\s", text)
@@ -1549,6 +1607,7 @@ class ScriptParser:
                 f"the input ends inside the sample at line {self._cut_at} (no blank line after it: a cut file?); "
                 "that sample is not counted, as stackcollapse-perf.pl does not count it"
             )
+        doubt = self._span_doubt(notes)
         return Profile(
             source=self.source,
             kind=self.kind,
@@ -1563,7 +1622,36 @@ class ScriptParser:
             skipped_lines=self._skipped,
             first_skipped=self._first_skipped,
             table=self._table,
+            span_doubt=doubt,
         )
+
+    def _span_doubt(self, notes: list[str]) -> str | None:
+        """What makes the span of the times no measure of the recording's length, said in ``notes``; None if nothing.
+
+        perf script prints the samples in time order, so a time before the previous one is a clock set back (or
+        texts joined); a step forward of :data:`GAP_SECONDS` and more, and :data:`GAP_TIMES` the samples' usual
+        interval, is a stretch where nothing was sampled or the clock jumped (a system clock set forward, a
+        suspended machine).  Either way the span counts what the recording did not see.
+        """
+        steps, start, end = self._steps, self._start, self._end
+        if start is None or end is None or steps.count < 2:
+            return None
+        doubts = []
+        if steps.back >= BACK_SECONDS:
+            notes.append(
+                f"the sample times step back by {steps.back:.6f} s at one point (the clock was set back, or recordings "
+                f"were joined): the span {start:.6f}-{end:.6f} s is not the length of the recording"
+            )
+            doubts.append(f"a step back of {steps.back:.3f} s")
+        usual = max(end - start - steps.gap, 0.0) / max(steps.count - 2, 1)
+        if steps.gap >= GAP_SECONDS and steps.gap >= GAP_TIMES * usual:
+            notes.append(
+                f"two successive samples are {steps.gap:.3f} s apart, the others {1000 * usual:.3f} ms on average "
+                f"(nothing sampled in between, or the clock jumped forward): the span of {end - start:.3f} s counts "
+                "that gap"
+            )
+            doubts.append(f"a gap of {steps.gap:.3f} s")
+        return " and ".join(doubts) or None
 
 
 def parse_folded(chunks: Iterable[bytes], source: str) -> Profile:

@@ -37,6 +37,9 @@ class Attribution(NamedTuple):
     # What holds the objects so that no shrinker can free them until their owner lets go ("" when nothing
     # does): a reclaimable cache frees only its unused objects; one that is not is freed only by the owner.
     pinned_by: str = ""
+    # Whether the kernel counts its slabs in SReclaimable (SLAB_RECLAIM_ACCOUNT), where that is not ``reclaimable``
+    # (None: the same): the guess :func:`in_sreclaimable` makes when a store did not record the cache's flag.
+    reclaim_account: bool | None = None
 
 
 _PROCESSES_CONFIRM = (
@@ -98,6 +101,7 @@ ATTRIBUTIONS: tuple[Attribution, ...] = (
         False,
         _SOCKETS_CONFIRM,
         pinned_by="open sockets: a socket's inode is freed when the socket is closed, never by reclaim",
+        reclaim_account=True,  # net/socket.c; /sys/kernel/slab/sock_inode_cache/reclaim_account is 1
     ),
     Attribution("TCP*", "TCP sockets", "TCP sockets (socket(), accept())", False, _SOCKETS_CONFIRM),
     Attribution(
@@ -320,8 +324,12 @@ def is_reclaimable(cache: str, reclaim_account: Mapping[str, bool]) -> bool:
 def in_sreclaimable(cache: str, reclaim_account: Mapping[str, bool]) -> bool:
     """Whether the kernel counts the cache's slabs in SReclaimable (SLAB_RECLAIM_ACCOUNT), not SUnreclaim.
 
-    Its own reclaim_account when read, else the table's guess.  Not :func:`is_reclaimable`: the
+    Its own reclaim_account when read, else the table's guess (``Attribution.reclaim_account``, else
+    ``reclaimable``: a store imported from snapshots holds no flags).  Not :func:`is_reclaimable`: the
     kernel counts ``sock_inode_cache`` as reclaimable though only closing a socket frees it.
     """
     known = reclaim_account.get(cache)
-    return attribution_for(cache).reclaimable if known is None else known
+    if known is not None:
+        return known
+    rule = attribution_for(cache)
+    return rule.reclaimable if rule.reclaim_account is None else rule.reclaim_account

@@ -20,6 +20,8 @@ def examined_profile(profile: Profile, stacks: list[ProfileStack], table: StackT
     ``table``: the stacks' :func:`forensics.types.profile.stack_table` when the caller has it (summed by number).
     """
     span = f" over {profile.end - profile.start:.3f} s" if profile.start is not None and profile.end is not None else ""
+    if span and profile.span_doubt:
+        span += f" (across {profile.span_doubt}: see the notes)"
     if table is not None:
         import numpy as np
 

@@ -230,6 +230,8 @@ class Profile:
     record: SourceRecord | None = None
     # ``stack_table(stacks)``, when the reader made it from its own numbers (large inputs read compiled).
     table: StackTable | None = field(default=None, compare=False, repr=False)
+    # Why start..end is not the recording's length (the times step back, or jump over a gap; a note says it).
+    span_doubt: str | None = None
 
 
 @dataclass(frozen=True)

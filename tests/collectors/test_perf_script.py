@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import gzip
+import json
+import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -444,3 +447,47 @@ def test_a_recording_cut_inside_its_last_sample_says_so(tmp_path: Path) -> None:
         "that sample is not counted, as stackcollapse-perf.pl does not count it"
     ]
     assert not [n for n in whole_profile.notes if "ends inside" in n]
+
+
+def _shifted(text: bytes, after: int, by: float) -> bytes:
+    """``text`` with the times of its samples after the first ``after`` moved by ``by`` seconds (6 decimals)."""
+    pieces = text.split(b"\n\n")
+    for i in range(after, len(pieces)):
+        pieces[i] = re.sub(rb" (\d+\.\d+): ", lambda m: b" %.6f: " % (float(m.group(1)) + by), pieces[i], count=1)
+    return b"\n\n".join(pieces)
+
+
+@pytest.mark.parametrize(("by", "says"), [(432000.0, "two successive samples are 432000."), (-1.5, "step back by 1.4")])
+def test_a_span_across_a_clock_jump_or_a_gap_is_flagged(by: float, says: str, tmp_path: Path) -> None:
+    """The mixed recording with its clock moved forward 5 days (or back 1.5 s) after its 200th sample: the span
+    (432,002 s, 'over 432002.043 s') is not presented as the recording's length: a note says why, on every
+    reading path (the regular expression's, per sample with --window, numpy's, the compiled pass's)."""
+    from collectors.perf_chains_aot import jitted_scan
+
+    text = _shifted(read_gzip_text(DATA / "mixed.perf.txt.gz"), 200, by)
+    path = tmp_path / "jumped.perf.txt"
+    path.write_bytes(text)
+    plain = read_profile(str(path))
+    assert plain.span_doubt is not None and [n for n in plain.notes if says in n]
+    windowed = read_profile(str(path), window=(0.0, 1e9))
+    assert windowed.span_doubt == plain.span_doubt and [n for n in windowed.notes if says in n]
+    for scanner in (None, jitted_scan()):
+        parser = ScriptParser("x", bulk=True, scanner=scanner)
+        for at in range(0, len(text), 4096):
+            parser.feed(text[at : at + 4096])
+        got = parser.close()
+        assert got.span_doubt == plain.span_doubt and [n for n in got.notes if says in n]
+    out = subprocess.run(
+        [sys.executable, "-m", "forensics", "profile", str(path), "--format", "json"], capture_output=True, check=False
+    )
+    doc = json.loads(out.stdout)
+    assert out.returncode in (0, 1) and any(says in n for n in doc["notes"])
+    assert "see the notes" in json.dumps(doc["incident"])
+
+
+@pytest.mark.parametrize("path", sorted(DATA.glob("*.perf.txt.gz")), ids=lambda p: p.name.split(".")[0])
+def test_recordings_without_a_jump_say_nothing_of_their_span(path: Path) -> None:
+    # lost.perf.txt: a 9.7 s step in 10.5 s, the others 24 ms apart on average: not a jump by the bounds.
+    profile = read_profile(str(path))
+    assert profile.span_doubt is None
+    assert not [n for n in profile.notes if "step back" in n or "successive samples" in n]
