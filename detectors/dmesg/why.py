@@ -1267,7 +1267,11 @@ _ZONE = rc.compile(
     r"^\s*(?:Node (\d+) )?(DMA32|DMA|Normal|HighMem|Movable|Device) free:(\d+)kB"
     r"(?:.*? min:(\d+)kB)?(?:.*? low:(\d+)kB)?(?:.*? high:(\d+)kB)?(?:.*? managed:(\d+)kB)?"
 )
-_TASK_ROW = rc.compile(r"^\s*\[\s*(\d+)\]\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(-?\d+)\s+(.+?)\s*$")
+#: A row of the OOM killer's task dump: ``[  pid  ] uid tgid total_vm rss [rss_anon rss_file rss_shmem]
+#: pgtables_bytes swapents oom_score_adj name`` (newer kernels split rss: the 6.12 fixture guest prints it).
+_TASK_ROW = rc.compile(
+    r"^\s*\[\s*(\d+)\]\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)(?:\s+\d+\s+\d+\s+\d+)?\s+(\d+)\s+(\d+)\s+(-?\d+)\s+(.+?)\s*$"
+)
 _PAGES_RAM = rc.compile(r"^\s*(\d+) pages RAM")
 _PAGES_RESERVED = rc.compile(r"^\s*(\d+) pages reserved")
 _PAGECACHE = rc.compile(r"^\s*(\d+) total pagecache pages")

@@ -10,8 +10,9 @@ Rules, most specific first (each a function over the findings):
 Correlated findings are merged into one (the richer one's id), keeping the
 evidence of both, with the confidence raised and the reason given.  A dump
 and a log that disagree on the crash are reported as a contradiction, and so
-is an input whose times since boot lie past the crash (another boot), and
-an input that names another host (:func:`other_hosts`).
+is an input whose times since boot lie past the crash (another boot), an input
+that names another host (:func:`other_hosts`), and one that names another kernel
+release than the dump (:func:`other_kernels`: another boot).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from dataclasses import replace
 from detectors.incident.deliberate import mark
 from detectors.incident.hypotheses import FREE_AT_CRASH
 from detectors.incident.timeline import foreign_sources
-from forensics.model import Fact, Finding, FindingKind, Incident, Severity, Subject, SubjectKind, finding_id
+from forensics.model import Evidence, Fact, Finding, FindingKind, Incident, Severity, Subject, SubjectKind, finding_id
 from forensics.types.incident import Correlation
 
 _EVENT_KINDS = (FindingKind.DMESG_OOM, FindingKind.DMESG_ALLOC_FAILURE)
@@ -182,6 +183,31 @@ def _other_boots(findings: tuple[Finding, ...]) -> list[Finding]:
     return out
 
 
+def _elsewhere(
+    key: tuple[str, ...],
+    title: str,
+    reason: str,
+    summary: str,
+    evidence: tuple[Evidence, ...],
+    next_step: str,
+    facts: tuple[Fact, ...],
+) -> Finding:
+    """A contradiction naming an input of another host or kernel: its findings are not this incident's causes."""
+    return Finding(
+        id=finding_id(FindingKind.CONTRADICTION, *key),
+        kind=FindingKind.CONTRADICTION,
+        title=title,
+        severity=Severity.MEDIUM,
+        confidence=0.9,
+        confidence_reason=reason,
+        summary=summary,
+        evidence=evidence,
+        next_steps=(next_step,),
+        facts=facts,
+        detector="incident",
+    )
+
+
 def _named_host(incident: Incident) -> str | None:
     host = incident.host
     # "(none)" is the kernel's default nodename: nothing set a host name.
@@ -204,19 +230,52 @@ def other_hosts(incidents: tuple[Incident, ...]) -> list[Finding]:
             continue
         source = incident.findings[0].evidence[0].source
         out.append(
-            Finding(
-                id=finding_id(FindingKind.CONTRADICTION, "other host", source, host),
-                kind=FindingKind.CONTRADICTION,
-                title=f"{source} comes from host {host}, not {home}: its findings are not this incident's causes",
-                severity=Severity.MEDIUM,
-                confidence=0.9,
-                confidence_reason="the inputs name two different host names",
-                summary=f"The input {source} was recorded on {host}, the others on {home}. Its findings are "
+            _elsewhere(
+                ("other host", source, host),
+                f"{source} comes from host {host}, not {home}: its findings are not this incident's causes",
+                "the inputs name two different host names",
+                f"The input {source} was recorded on {host}, the others on {home}. Its findings are "
                 "listed but not ordered against the crash nor ranked as its causes.",
-                evidence=(incident.findings[0].evidence[0],),
-                next_steps=("check that every input was copied from the crashed machine",),
-                facts=(Fact("other host", source), Fact("host", host), Fact("crashed host", home)),
-                detector="incident",
+                (incident.findings[0].evidence[0],),
+                "check that every input was copied from the crashed machine",
+                (Fact("other host", source), Fact("host", host), Fact("crashed host", home)),
+            )
+        )
+    return out
+
+
+def other_kernels(incidents: tuple[Incident, ...], known: frozenset[str] = frozenset()) -> list[Finding]:
+    """Inputs that name another kernel release than the dump: recorded in another boot, a contradiction.
+
+    A running kernel's release changes only with a boot, so an input whose one release is not the dump's
+    holds nothing of the crashed boot (a store that also holds the crashed boot names both releases, or the
+    dump's).  ``known``: sources already said to be elsewhere (another host), not said twice.
+    """
+    dump = next((i for i in incidents if any(f.kind is FindingKind.CRASH for f in i.findings)), None)
+    if dump is None or not isinstance(home := dump.kernel_release, str):
+        return []
+    crash = next(f for f in dump.findings if f.kind is FindingKind.CRASH)
+    # Cited beside the input's first evidence, so that the contradiction stands on the crashed boot's lane.
+    crash_ev = next((e for e in crash.evidence if e.timestamp is not None), crash.evidence[0])
+    out = []
+    for incident in incidents:
+        release = incident.kernel_release
+        if incident is dump or not isinstance(release, str) or release == home or not incident.findings:
+            continue
+        first = incident.findings[0].evidence[0]
+        if first.source in known:
+            continue
+        out.append(
+            _elsewhere(
+                ("other kernel", first.source, release),
+                f"{first.source} cannot come from the crashed boot: it names kernel {release}, the dump {home}",
+                "a running kernel's release changes only with a boot",
+                f"The input {first.source} was recorded under kernel {release}; the dump's kernel is {home}: "
+                "it belongs to another boot (or another host). Its findings are listed but not ordered against the "
+                "crash nor ranked as its causes.",
+                (crash_ev, first),
+                "check that every input was copied from the crashed machine and boot (boot_id, uname -r)",
+                (Fact("other boot", first.source), Fact("kernel", release), Fact("crashed kernel", home)),
             )
         )
     return out

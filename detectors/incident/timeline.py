@@ -11,7 +11,9 @@ Each finding is one row: an interval from its first to its last timestamped
 evidence on its lane's clock.  An input whose times since boot lie after the
 crash of the boot the dump and log describe cannot come from that boot: it is
 named by :func:`foreign_sources` (the correlator turns that into a
-contradiction finding) and its lane says so.
+contradiction finding) and its lane says so; so is any other input a contradiction
+names (another host, another kernel release: :func:`elsewhere_inputs`), on a lane
+of its own, never a step of the crashed boot's story.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ from forensics.types.incident import BOOT_LANE, UPTIME_LANE, WALL_LANE, Lane, Ti
 from forensics.units import iso_utc, utc_datetime
 
 _TRACE_PREFIX = "trace "
+# The lane of an input that is not of the crashed boot (another boot, host or kernel), unless a trace.
+_INPUT_PREFIX = "input "
 # A log or dump line can be printed a little after the crash report starts (the panic's own lines).
 _AFTER_CRASH_SLACK = 2.0
 
@@ -39,9 +43,11 @@ def _is_trace(ev: Evidence) -> bool:
     return ev.locator.kind is LocatorKind.EVENT or (ev.timestamp is not None and ev.timestamp.clock is Clock.TRACE)
 
 
-def _lane_key(ev: Evidence, ts: Timestamp, boot: BootTime | NotAvailable) -> str:
+def _lane_key(ev: Evidence, ts: Timestamp, boot: BootTime | NotAvailable, elsewhere: dict[str, str]) -> str:
     if _is_trace(ev):
         return _TRACE_PREFIX + ev.source
+    if ev.source in elsewhere:
+        return _INPUT_PREFIX + ev.source
     if isinstance(boot, BootTime):
         return BOOT_LANE
     return WALL_LANE if ts.clock is Clock.WALL else UPTIME_LANE
@@ -92,16 +98,33 @@ def foreign_sources(findings: tuple[Finding, ...]) -> dict[str, tuple[Evidence, 
     }
 
 
-def _lane_of(key: str, boot: BootTime | NotAvailable, foreign: dict[str, tuple[Evidence, float]]) -> Lane:
+def elsewhere_inputs(findings: tuple[Finding, ...]) -> dict[str, str]:
+    """Inputs that cannot belong to the crashed boot, with why: their times since boot lie after the crash
+    (:func:`foreign_sources`), or a contradiction names them (``other host``, ``other boot``: another kernel)."""
+    out = {}
+    for source, (ev, end) in foreign_sources(findings).items():
+        assert ev.timestamp is not None
+        out[source] = f"its times start at {ev.timestamp.seconds:.3f} s since boot, after the crash at {end:.3f} s"
+    for f in findings:
+        if f.kind is not FindingKind.CONTRADICTION:
+            continue
+        if (host := f.fact("other host")) is not None and f.fact("host") is not None:
+            out.setdefault(str(host), f"it comes from host {f.fact('host')}, not {f.fact('crashed host')}")
+        elif (other := f.fact("other boot")) is not None and f.fact("kernel") is not None:
+            out.setdefault(str(other), f"it names kernel {f.fact('kernel')}, the dump {f.fact('crashed kernel')}")
+    return out
+
+
+def _lane_of(key: str, boot: BootTime | NotAvailable, elsewhere: dict[str, str], on_wall: bool) -> Lane:
     if key.startswith(_TRACE_PREFIX):
         source = key.removeprefix(_TRACE_PREFIX)
-        why = None
-        if source in foreign:
-            ev, end = foreign[source]
-            assert ev.timestamp is not None
-            why = f"its times start at {ev.timestamp.seconds:.3f} s since boot, after the crash at {end:.3f} s"
         label = f"trace {source}: its own clock (seconds since boot of the traced kernel)"
-        return Lane(key, f"Trace {source}", label, False, why)
+        return Lane(key, f"Trace {source}", label, False, elsewhere.get(source))
+    if key.startswith(_INPUT_PREFIX):
+        source = key.removeprefix(_INPUT_PREFIX)
+        clock = "wall clock (UTC)" if on_wall else "seconds since boot of its kernel"
+        label = f"{source}: its own times ({clock}), not ordered against the crashed boot's"
+        return Lane(key, f"Input {source}", label, on_wall, elsewhere.get(source))
     if key == BOOT_LANE:
         assert isinstance(boot, BootTime)
         when = iso_utc(boot.wall)
@@ -117,8 +140,9 @@ def _lane_of(key: str, boot: BootTime | NotAvailable, foreign: dict[str, tuple[E
 def timeline_lanes(events: tuple[TimelineEvent, ...], findings: tuple[Finding, ...], boot: BootTime | NotAvailable
                    ) -> tuple[Lane, ...]:  # fmt: skip
     """The lanes the events use, in the timeline's order."""
-    foreign = foreign_sources(findings)
-    return tuple(_lane_of(key, boot, foreign) for key in dict.fromkeys(e.lane for e in events))
+    elsewhere = elsewhere_inputs(findings)
+    keys = dict.fromkeys(e.lane for e in events)
+    return tuple(_lane_of(k, boot, elsewhere, any(e.wall is not None for e in events if e.lane == k)) for k in keys)
 
 
 def _lane_rank(key: str) -> tuple[int, str]:
@@ -126,14 +150,14 @@ def _lane_rank(key: str) -> tuple[int, str]:
     return (order.get(key, 3), key)
 
 
-def _event(finding: Finding, boot: BootTime | NotAvailable) -> TimelineEvent | None:
+def _event(finding: Finding, boot: BootTime | NotAvailable, elsewhere: dict[str, str]) -> TimelineEvent | None:
     """The finding as one interval on the lane of its first timestamped evidence that can be converted."""
     by_lane: dict[str, list[tuple[float, Timestamp, Evidence]]] = {}
     for ev in finding.evidence:
         ts = ev.timestamp
         if ts is None:
             continue
-        key = _lane_key(ev, ts, boot)
+        key = _lane_key(ev, ts, boot, elsewhere)
         # One axis: wall seconds on the boot lane, the source's own seconds elsewhere.
         at = boot.to_wall(ts) if key == BOOT_LANE and isinstance(boot, BootTime) else ts.seconds
         by_lane.setdefault(key, []).append((at, ts, ev))
@@ -144,7 +168,7 @@ def _event(finding: Finding, boot: BootTime | NotAvailable) -> TimelineEvent | N
     points = by_lane[key]
     first = min(points, key=lambda p: p[0])
     last = max(points, key=lambda p: p[0])
-    converted = key in (BOOT_LANE, WALL_LANE)
+    converted = key in (BOOT_LANE, WALL_LANE) or (key.startswith(_INPUT_PREFIX) and first[1].clock is Clock.WALL)
     unc = 0.0
     if key == BOOT_LANE and isinstance(boot, BootTime):
         unc = boot.uncertainty if any(ts.clock is Clock.MONOTONIC for _, ts, _ in points) else 0.0
@@ -181,7 +205,8 @@ def build_timeline(findings: tuple[Finding, ...], boot: BootTime | NotAvailable)
     (no boot time, a trace's clock) follow, each in its own order.  What an
     analysis examined (:data:`NOT_EVENTS`) is not an event.
     """
-    events = [e for f in findings if f.kind not in NOT_EVENTS and (e := _event(f, boot)) is not None]
+    elsewhere = elsewhere_inputs(findings)
+    events = [e for f in findings if f.kind not in NOT_EVENTS and (e := _event(f, boot, elsewhere)) is not None]
     return tuple(sorted(events, key=lambda e: (_lane_rank(e.lane), e.when.seconds if e.wall is None else e.wall,
                                                e.title)))  # fmt: skip
 
@@ -218,7 +243,8 @@ def narrative_sentences(events: tuple[TimelineEvent, ...], lanes: tuple[Lane, ..
     if not events:
         return ["No input carries times to order the events."]
     by_key = {lane.key: lane for lane in lanes}
-    first_lane = events[0].lane  # events come lane by lane, the boot's lane first
+    # Events come lane by lane, the boot's lane first; an input of another boot or host is never the story.
+    first_lane = next((e.lane for e in events if not e.lane.startswith(_INPUT_PREFIX)), events[0].lane)
     main = [e for e in events if e.lane == first_lane]
     out = []
     # A contradiction is told with its lane, below, not as a step of the story.
@@ -231,6 +257,12 @@ def narrative_sentences(events: tuple[TimelineEvent, ...], lanes: tuple[Lane, ..
     for key in dict.fromkeys(e.lane for e in events if e.lane != first_lane):
         lane = by_key.get(key)
         n = sum(1 for e in events if e.lane == key)
+        if key.startswith(_INPUT_PREFIX):
+            name = key.removeprefix(_INPUT_PREFIX)
+            why = f": {lane.contradiction}" if lane is not None and lane.contradiction else ""
+            out.append(f"The input {name} cannot come from the crashed boot{why}.")
+            out.append(f"Its {n} finding(s) are shown on its own clock, apart from the crash.")
+            continue
         if not key.startswith(_TRACE_PREFIX):
             out.append(f"{n} finding(s) carry times since boot only; without the boot time they are not ordered "
                        "against the wall-clock ones.")  # fmt: skip

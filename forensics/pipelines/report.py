@@ -44,22 +44,49 @@ def host_label(incident: Incident) -> str:
     return host if isinstance(host, str) and host not in ("", "(none)") else "the machine"
 
 
+def _crashed_boot(incident: Incident, incidents: list[Incident], elsewhere: frozenset[str]) -> Incident:
+    """``incident`` with the host, kernel, boot time and window of the inputs of the crashed boot only.
+
+    An input of another boot or host (``elsewhere``: every source of its findings is) does not name the machine
+    that crashed: a store recorded two days later on "vm" made the verdict "The Linux kernel on vm crashed" of a
+    dump that names no host, and its boot time made the dump's "inputs come from different boots".
+    """
+    ours = [
+        i for i in incidents if not (i.findings and all(e.source in elsewhere for f in i.findings for e in f.evidence))
+    ]
+    if not elsewhere or len(ours) == len(incidents) or not ours:
+        return incident
+    home = Incident.merge(ours, tool_version=incident.tool_version)
+    return replace(
+        incident, host=home.host, kernel_release=home.kernel_release, boot_time=home.boot_time, window=home.window
+    )
+
+
 def build_story(parts: list[SourceAnalysis], loaded: list[Incident], command: str) -> IncidentStory:
     """The story of the analysed inputs and the findings files: merged, correlated, timed and ranked.
 
     ``command`` is the command line that reproduces the report (last of the story's commands).
     """
-    from detectors.incident.correlate import correlate, other_hosts
+    from detectors.incident.correlate import correlate, other_hosts, other_kernels
     from detectors.incident.hypotheses import plain_summary, rank_hypotheses
-    from detectors.incident.timeline import build_timeline, narrative_sentences, timeline_lanes, verdict
+    from detectors.incident.timeline import (
+        build_timeline,
+        elsewhere_inputs,
+        narrative_sentences,
+        timeline_lanes,
+        verdict,
+    )
 
     incidents = [p.incident for p in parts] + loaded
     merged = Incident.merge(incidents, tool_version=__version__)
     findings, correlations = correlate(merged.findings)
-    elsewhere = other_hosts(tuple(incidents))  # another host is a contradiction, like another boot
+    # Another host, or another kernel release than the dump's (another boot), is a contradiction, like a later uptime.
+    elsewhere = other_hosts(tuple(incidents))
+    hosts_said = frozenset(str(f.fact("other host")) for f in elsewhere)
+    elsewhere += other_kernels(tuple(incidents), hosts_said)
     findings += tuple(elsewhere)
     correlations += tuple(Correlation("contradiction", f.id, (f.id,), f.title, contradiction=True) for f in elsewhere)
-    incident = replace(merged, findings=findings)
+    incident = _crashed_boot(replace(merged, findings=findings), incidents, frozenset(elsewhere_inputs(findings)))
     summary = plain_summary(incident.sorted_findings(), host_label(incident))
     timeline = build_timeline(incident.sorted_findings(), incident.boot_time)
     lanes = timeline_lanes(timeline, incident.findings, incident.boot_time)

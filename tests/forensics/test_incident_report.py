@@ -128,6 +128,34 @@ def test_hung_task_story_names_the_lock_owner(tmp_path: Path) -> None:
     _check_evidence(doc, case, tmp_path)
 
 
+def test_a_log_of_another_kernel_is_not_a_step_of_the_crash_nor_a_cause(tmp_path: Path) -> None:
+    """A 6.12.118 guest's log beside the 6.1.192 dump: the story said "First: OOM killer invoked (invoked by
+    kf_memhog). Then: kernel panic: Out of memory ..." before the dump's hung task, and ranked the log's OOM as a
+    cause; a kernel's release changes only with a boot, so the log is of another boot."""
+    case = _need("04-hung-task")
+    log = Path(case.directory).parents[1] / "kernels" / "6.12" / "cases" / "09-oom" / "console.log"
+    if not log.is_file():
+        pytest.skip(f"{log} is absent (vmcore_fixtures/build.sh)")
+    result = run(
+        "report", "--vmcore", case.directory, "--vmlinux", case.vmlinux,
+        *(a for m in case.module_debug for a in ("--module-debug", m)),
+        "--dmesg", log, "-o", tmp_path / "incident.md", "--json", tmp_path / "incident.json",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    doc = json.loads((tmp_path / "incident.json").read_text())
+    said = f"{log} cannot come from the crashed boot: it names kernel 6.12.118, the dump 6.1.192"
+    assert said in [c["statement"] for c in doc["correlations"] if c["contradiction"]]
+    assert doc["incident"]["kernel_release"] == "6.1.192"
+    # The story is the dump's; the log is told apart, on a lane of its own.
+    assert doc["narrative"].startswith("First (2026-12-02 20:15:58 UTC ±2.0 s, for 3.285 ms): INFO: task hung in")
+    assert f"The input {log} cannot come from the crashed boot: it names kernel 6.12.118" in doc["narrative"]
+    assert {e["lane"] for e in doc["timeline"] if "kf_memhog" in e["title"]} == {f"input {log}"}
+    assert [h["statement"].split(":")[0] for h in doc["hypotheses"]] == [
+        "kf_holder (pid 42, state S) holds the lock and never releases it"
+    ]
+    _check_evidence(doc, case, tmp_path)
+
+
 def test_report_html_renders_in_chromium(tmp_path: Path) -> None:
     """The demo's inputs: the page opens with the verdict, the figure, then one timeline row per finding."""
     import re

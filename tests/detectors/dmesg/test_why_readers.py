@@ -847,3 +847,25 @@ def test_a_report_with_its_values_read_has_no_body_read_fact() -> None:
     (why,) = read(whole)
     assert why.cls == "memory-leak" and why.fact("object size") == 32
     assert all(f.name != "body read" for f in why.facts)
+
+
+def test_the_oom_task_dump_with_the_rss_split_names_the_task() -> None:
+    """A 6.12 kernel's task dump has rss_anon, rss_file and rss_shmem after rss: the memory user was named
+    "278528        0             0 kf_memhog" (pgtables_bytes, swapents and oom_score_adj read as its name)."""
+    from pathlib import Path
+
+    log = (
+        Path(__file__).resolve().parents[3]
+        / "vmcore_fixtures"
+        / "kernels"
+        / "6.12"
+        / "cases"
+        / "09-oom"
+        / "console.log"
+    )
+    text = log.read_text()
+    assert "rss_anon rss_file rss_shmem" in text
+    [oom] = [w for w in read(text) if w.consumers]
+    top = oom.consumers[0]
+    assert (top.kind, top.name, top.pid, top.bytes) == ("task", "kf_memhog", 50, 29666 * 4096)
+    assert oom.cause is not None and oom.cause.statement.startswith("memory exhausted by task kf_memhog (pid 50)")
