@@ -9,6 +9,7 @@ Only the first event of the input is summed (as ``perf report`` shows one event 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from itertools import repeat
 from operator import attrgetter, itemgetter
 from typing import Any, NamedTuple
 
@@ -23,14 +24,17 @@ from forensics.types.profile import (
     StackTable,
     Thread,
     frame_names,
+    made_records,
     periods_by_command,
     stack_table,
 )
 
 _NAME = itemgetter(0)  # a ProfileFrame's name
+_FIRST, _SECOND = itemgetter(0), itemgetter(1)
 _FRAMES = attrgetter("frames")
 _PERIOD = attrgetter("period")
 _SAMPLES = attrgetter("samples")
+_LINE = attrgetter("first_line")
 _THREAD = attrgetter("thread")
 _EVENT = attrgetter("event")
 _NO_FRAMES = "[no frames]"
@@ -85,17 +89,21 @@ def _leaf(frames: tuple[ProfileFrame, ...]) -> ProfileFrame | None:
 def _rows(
     table: dict[str, list[int]], total: int, meta: dict[str, tuple[bool, str]] | None = None
 ) -> tuple[Share, ...]:
-    rows = sorted(table.items(), key=lambda kv: (-kv[1][0], kv[0]))
-    return tuple(
-        Share(
-            k,
-            v[0],
-            v[1],
-            100.0 * v[0] / total if total else 0.0,
-            *(meta.get(k, (False, "")) if meta else (False, "")),
-        )
-        for k, v in rows
-    )
+    """The rows of ``table`` (key -> [period, samples]), the largest period first, then by key.
+
+    Sorted by key (C-level: the keys are distinct strings), then stably by period, largest first (the same
+    order as by ``(-period, key)``); the rows made through C-level maps (:func:`made_records`).
+    """
+    items = sorted(table.items())
+    values = list(map(_SECOND, items))
+    periods = list(map(_FIRST, values))
+    order = sorted(range(len(items)), key=periods.__getitem__, reverse=True)  # stable: equal periods keep key order
+    keys = [items[i][0] for i in order]
+    periods = list(map(periods.__getitem__, order))
+    samples = [values[i][1] for i in order]
+    shares = [100.0 * p / total if total else 0.0 for p in periods]
+    got: list[tuple[bool, str]] = list(map((meta or {}).get, keys, repeat((False, ""))))
+    return tuple(made_records(Share, len(keys), keys, periods, samples, shares, map(_FIRST, got), map(_SECOND, got)))
 
 
 def _add(table: dict[str, list[int]], key: str, period: int, samples: int) -> None:
@@ -118,7 +126,8 @@ class _Tables(NamedTuple):
     thread_t: dict[str, list[int]]
     meta: dict[str, tuple[bool, str]]  # self symbol -> kernel, DSO of its first stack
     space: dict[str, list[int]]
-    by_leaf: Callable[[str], list[ProfileStack]]  # the stacks of a self symbol, in their order
+    # The call paths of a self symbol's stacks: names root to leaf -> [period, samples, first line, its header].
+    paths_of: Callable[[str], dict[tuple[str, ...], list[Any]]]
 
 
 def _label(th: Thread) -> str:
@@ -175,8 +184,24 @@ def _tables_python(stacks: list[ProfileStack]) -> _Tables:
             labelled = labels[id(th)] = (th, _label(th))
         _add(thread_t, labelled[1], period, samples)
     return _Tables(
-        total_period, total_samples, self_t, total_t, dso_t, thread_t, meta, space, lambda name: by_leaf[name]
+        total_period, total_samples, self_t, total_t, dso_t, thread_t, meta, space, lambda name: _paths(by_leaf[name])
     )
+
+
+def _paths(stacks: list[ProfileStack]) -> dict[tuple[str, ...], list[Any]]:
+    """The call paths of ``stacks``: their names root to leaf -> [period, samples, first line, header of that line]."""
+    by_path: dict[tuple[str, ...], list[Any]] = {}
+    for s in stacks:
+        key = frame_names(s.frames)
+        slot = by_path.get(key)
+        if slot is None:
+            by_path[key] = [s.period, s.samples, s.first_line, s.first_header]
+        else:
+            slot[0] += s.period
+            slot[1] += s.samples
+            if s.first_line < slot[2]:
+                slot[2], slot[3] = s.first_line, s.first_header
+    return by_path
 
 
 def _tables_numpy(stacks: list[ProfileStack], table: StackTable | None = None) -> _Tables:
@@ -250,10 +275,34 @@ def _tables_numpy(stacks: list[ProfileStack], table: StackTable | None = None) -
     thread_t = sums(labels, label_of_thread[thread_of])
     number_of = {name: i for i, name in enumerate(leaf_names)}
 
-    def by_leaf(name: str) -> list[ProfileStack]:
-        return list(map(stacks.__getitem__, np.flatnonzero(leaf_of == number_of[name]).tolist()))
+    def paths_of(name: str) -> dict[tuple[str, ...], list[Any]]:
+        """:func:`_paths` of the symbol's stacks by chain number: sums per chain, each chain's names once, the
+        first line of each chain's stacks the smallest (a stack's first line is its own: one sample a line)."""
+        at = np.flatnonzero(leaf_of == number_of[name])
+        distinct, inverse = np.unique(chain_of[at], return_inverse=True)
+        inverse = inverse.reshape(-1)
+        per_p = np.zeros(len(distinct), np.int64)
+        per_s = np.zeros(len(distinct), np.int64)
+        np.add.at(per_p, inverse, period[at])
+        np.add.at(per_s, inverse, samples[at])
+        lines = np.fromiter(map(_LINE, map(stacks.__getitem__, at.tolist())), np.int64, len(at))
+        order = np.lexsort((lines, inverse))  # by chain, then by first line
+        lowest = order[np.r_[True, inverse[order][1:] != inverse[order][:-1]]] if len(order) else order
+        by_path: dict[tuple[str, ...], list[Any]] = {}
+        for c, p, n, k in zip(distinct.tolist(), per_p.tolist(), per_s.tolist(), lowest.tolist(), strict=True):
+            key = frame_names(chains[c])
+            line = int(lines[k])
+            slot = by_path.get(key)
+            if slot is None:
+                by_path[key] = [p, n, line, stacks[int(at[k])].first_header]
+            else:
+                slot[0] += p
+                slot[1] += n
+                if line < slot[2]:
+                    slot[2], slot[3] = line, stacks[int(at[k])].first_header
+        return by_path
 
-    return _Tables(int(period.sum()), int(samples.sum()), self_t, total_t, dso_t, thread_t, meta, space, by_leaf)
+    return _Tables(int(period.sum()), int(samples.sum()), self_t, total_t, dso_t, thread_t, meta, space, paths_of)
 
 
 def compute_hotspots(
@@ -270,22 +319,12 @@ def compute_hotspots(
     """
     stacks = list(stacks)
     tables = _tables_numpy(stacks, table) if len(stacks) >= VECTOR_FROM else _tables_python(stacks)
-    total_period, total_samples, self_t, total_t, dso_t, thread_t, meta, space, by_leaf = tables
+    total_period, total_samples, self_t, total_t, dso_t, thread_t, meta, space, paths_of = tables
     self_rows = _rows(self_t, total_period, meta)
     total_rows = _rows(total_t, total_period)
     paths: dict[str, tuple[CallPath, ...]] = {}
     for row in self_rows[:top_paths]:
-        by_path: dict[tuple[str, ...], list[int | str]] = {}
-        for s in by_leaf(row.key):
-            key = frame_names(s.frames)
-            slot = by_path.get(key)
-            if slot is None:
-                by_path[key] = [s.period, s.samples, s.first_line, s.first_header]
-            else:
-                slot[0] = int(slot[0]) + s.period
-                slot[1] = int(slot[1]) + s.samples
-                if s.first_line < int(slot[2]):
-                    slot[2], slot[3] = s.first_line, s.first_header
+        by_path = paths_of(row.key)
         best = sorted(by_path.items(), key=lambda kv: (-int(kv[1][0]), kv[0]))[:per_path]
         paths[row.key] = tuple(
             CallPath(k, int(v[0]), int(v[1]), _pct(int(v[0]), total_period), int(v[2]), str(v[3])) for k, v in best

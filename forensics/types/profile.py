@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, fields
 from functools import cached_property
 from itertools import chain, repeat
 from operator import attrgetter, itemgetter
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from forensics.model import Severity, SourceRecord
 
@@ -194,7 +194,7 @@ class ProfileStack:
     first_header: str
 
 
-_STACK_FIELDS = tuple(f.name for f in fields(ProfileStack))
+_R = TypeVar("_R")
 
 
 def made_stacks(count: int, *columns: Iterable[Any]) -> list[ProfileStack]:
@@ -205,9 +205,15 @@ def made_stacks(count: int, *columns: Iterable[Any]) -> list[ProfileStack]:
     stacks is set by one C-level map over its slot's descriptor (half the time); the stacks are the
     same objects as ``__init__`` makes (equal, hashable, frozen).
     """
-    made = list(map(object.__new__, repeat(ProfileStack, count)))
-    for name, column in zip(_STACK_FIELDS, columns, strict=True):
-        deque(map(getattr(ProfileStack, name).__set__, made, column), maxlen=0)
+    return made_records(ProfileStack, count, *columns)
+
+
+def made_records(cls: type[_R], count: int, *columns: Iterable[Any]) -> list[_R]:
+    """``count`` instances of the frozen, slotted dataclass ``cls`` from one iterable per field, in the order of its
+    fields (see :func:`made_stacks`): the same objects as its ``__init__`` makes."""
+    made = list(map(object.__new__, repeat(cls, count)))
+    for f, column in zip(fields(cls), columns, strict=True):  # type: ignore[arg-type]
+        deque(map(getattr(cls, f.name).__set__, made, column), maxlen=0)
     return made
 
 
@@ -267,7 +273,7 @@ class HotspotRule(NamedTuple):
     kernel_only: bool = False  # the leaf must be a kernel frame
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Share:
     """One row of a hotspot table: a key with its period, samples and share of the total period."""
 

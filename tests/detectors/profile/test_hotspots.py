@@ -80,6 +80,22 @@ def test_numpy_tables_equal_the_stack_by_stack_ones(
 
     profile = read_profile(str(DATA / f"{workload}.perf.txt.gz"))
     stacks = selected_stacks(profile, space=space)
+    # Copies in other DSOs (chains of their own with the same names: call paths merge across chains), some of
+    # them first met earlier than the stacks they copy.
+    stacks += [
+        replace(
+            s,
+            frames=tuple(f._replace(dso=f.dso + "x") for f in s.frames),
+            first_line=s.first_line + (-(10**6) if i % 3 else 10**6),
+            first_header=f"copy {i}",
+        )
+        for i, s in enumerate(stacks)
+    ]
+    # And copies in other threads (the same chains: several stacks per chain), some first met earlier.
+    stacks += [
+        replace(s, thread=Thread(f"t{i % 5}", 1, i), first_line=s.first_line + (-(10**7) + i if i % 2 else 10**7))
+        for i, s in enumerate(stacks)
+    ]
     monkeypatch.setattr(hotspots, "VECTOR_FROM", 1 << 60)
     by_stack = compute_hotspots(profile, stacks)
     monkeypatch.setattr(hotspots, "VECTOR_FROM", 0)
@@ -190,3 +206,21 @@ def test_an_unlinked_binary_is_the_dso_perf_report_names() -> None:
     assert mine.keys() == theirs.keys()
     for dso, share in theirs.items():
         assert abs(mine[dso] - share) <= 1.0, (dso, mine[dso], share)
+
+
+def test_rows_are_the_largest_period_first_then_by_key() -> None:
+    """_rows sorts by key, then stably by period (C-level sorts): the order of (-period, key), with ties and
+    the meta of each key, and the same Share objects as Share(...) makes."""
+    from detectors.profile.hotspots import _rows
+    from forensics.types.profile import Share
+
+    table = {k: [p, s] for k, p, s in [("b", 5, 1), ("a", 5, 2), ("c", 9, 3), ("é", 5, 4), ("A", 0, 0), ("", 9, 1)]}
+    meta = {"c": (True, "[kernel.kallsyms]"), "a": (False, "/bin/a")}
+    want = tuple(
+        Share(k, v[0], v[1], 100.0 * v[0] / 33, *meta.get(k, (False, "")))
+        for k, v in sorted(table.items(), key=lambda kv: (-kv[1][0], kv[0]))
+    )
+    assert _rows(table, 33, meta) == want
+    assert [r.key for r in want] == ["", "c", "a", "b", "é", "A"]
+    assert _rows(table, 0)[0] == Share("", 9, 1, 0.0)
+    assert _rows({}, 10) == ()
