@@ -23,6 +23,42 @@ def fence(text: str, lang: str = "text") -> str:
     return f"{ticks}{lang}\n{text}\n{ticks}"
 
 
+def code_span(text: str) -> str:
+    """``text`` as an inline code span, fenced with more backticks than it holds in a row."""
+    ticks = "`"
+    while ticks in text:
+        ticks += "`"
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def next_commands(step: str) -> tuple[tuple[str, ...], str]:
+    """(the commands, the prose) of a next step: ``crash> A; crash> B  # why`` -> (("crash> A", "crash> B"), "why").
+
+    A step is one shell command, or commands at the ``crash>`` / ``>>>`` prompt of the follow-up
+    sessions, separated by ``; ``; what follows ``  # `` is prose, not part of any command.
+    """
+    command, _, comment = step.partition("  # ")
+    parts: list[str] = []
+    for piece in command.split("; "):
+        if parts and not piece.startswith(("crash> ", ">>> ")):
+            parts[-1] += "; " + piece  # a shell command's own ';' (or a crash argument): not a new command
+        else:
+            parts.append(piece)
+    return tuple(p.strip() for p in parts if p.strip()), comment.strip()
+
+
+def next_step_md(step: str) -> str:
+    """A next step as markdown: each command in its own code span, the prose after them.
+
+    Never bare: ``>>> %crash bt 42`` is a blockquote in markdown (a terminal showed "▌ ▌ ▌ %crash bt 42") and
+    ``<trace>`` an HTML tag a markdown viewer drops.
+    """
+    commands, comment = next_commands(step)
+    text = ", then ".join(code_span(c) for c in commands)
+    return text + (f" — {md_escape(comment)}" if comment else "")
+
+
 def _finding_md(n: int, f: Finding, level: int = 3) -> list[str]:
     out = [
         f"{'#' * level} {n}. {md_escape(f.title)}",
@@ -46,7 +82,7 @@ def _finding_md(n: int, f: Finding, level: int = 3) -> list[str]:
     if f.next_steps:
         out.append("**Next steps**")
         out.append("")
-        out += [f"- {step}" for step in f.next_steps]
+        out += [f"- {next_step_md(step)}" for step in f.next_steps]
         out.append("")
     return out
 

@@ -8,7 +8,7 @@ from typing import Any
 from forensics.model import FindingKind, NotAvailable
 from forensics.report.document import Block, BulletList, Code, Document, Lines, Paragraph, Section, Table, to_markdown
 from forensics.report.formats import Destination
-from forensics.report.markdown import md_escape, render_markdown
+from forensics.report.markdown import md_escape, next_step_md, render_markdown
 from forensics.serialize import incident_to_dict, json_value
 from forensics.types.results import VmcoreResult
 from forensics.types.vmcore import CrashSnapshot, FaultAnalysis, FieldRef, Frame, ValueRead
@@ -353,29 +353,6 @@ def _disassembly(result: VmcoreResult) -> Block:
     return Code("\n".join(body))
 
 
-def next_commands(step: str) -> tuple[tuple[str, ...], str]:
-    """(the commands, the prose) of a next step: ``crash> A; crash> B  # why`` -> (("crash> A", "crash> B"), "why").
-
-    A step is one shell command, or commands at the ``crash>`` / ``>>>`` prompt of the follow-up
-    sessions, separated by ``; ``; what follows ``  # `` is prose, not part of any command.
-    """
-    command, _, comment = step.partition("  # ")
-    parts: list[str] = []
-    for piece in command.split("; "):
-        if parts and not piece.startswith(("crash> ", ">>> ")):
-            parts[-1] += "; " + piece  # a shell command's own ';' (or a crash argument): not a new command
-        else:
-            parts.append(piece)
-    return tuple(p.strip() for p in parts if p.strip()), comment.strip()
-
-
-def _next_md(step: str) -> str:
-    """A next step as markdown: each command in its own code span, the prose after them."""
-    commands, comment = next_commands(step)
-    text = ", then ".join(f"`{c}`" for c in commands)
-    return text + (f" — {md_escape(comment)}" if comment else "")
-
-
 def _continued(parts: tuple[str, ...]) -> str:
     """A shell command written over lines (``\\`` continuations): short lines that paste as one command."""
     return " \\\n    ".join(parts)
@@ -413,7 +390,7 @@ def _why_sections(result: VmcoreResult) -> list[Block]:
         for f, stated in why:
             items.append(f"- **{md_escape(f.title)}** (confidence {f.confidence:.2f})")
             items += [f"  - {md_escape(x.name)}: {md_escape(x.value)}" for x in f.facts]
-            items.append(f"  - next: {_next_md(stated.next_command)}")
+            items.append(f"  - next: {next_step_md(stated.next_command)}")
         out.append(Section("Why", (Lines(tuple(items)),)))
     if not isinstance(s.bug_site, NotAvailable) and isinstance(s.bug_site.source, NotAvailable):
         out.append(Paragraph(f"Source line not available: {md_escape(s.bug_site.source.reason)}"))
@@ -430,9 +407,8 @@ def _why_sections(result: VmcoreResult) -> list[Block]:
 def _hypotheses_lines(result: VmcoreResult) -> Lines:
     out = []
     for h in result.analysis.hypotheses:
-        out.append(
-            f"{h.rank}. **{md_escape(h.statement)}** (confidence {h.confidence:.2f}) — next: {_next_md(h.next_command)}"
-        )
+        next_md = next_step_md(h.next_command)
+        out.append(f"{h.rank}. **{md_escape(h.statement)}** (confidence {h.confidence:.2f}) — next: {next_md}")
         out += [f"   - for: {md_escape(x)}" for x in h.supporting]
         out += [f"   - against: {md_escape(x)}" for x in h.against]
     return Lines(tuple(out))

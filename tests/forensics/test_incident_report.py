@@ -126,6 +126,14 @@ def test_hung_task_story_names_the_lock_owner(tmp_path: Path) -> None:
     assert lock["owner_comm"] in doc["hypotheses"][0]["statement"]
     assert {c["rule"] for c in doc["correlations"]} >= {"hung-task", "same-crash"}
     _check_evidence(doc, case, tmp_path)
+    # Next steps are code: '- >>> %crash bt 42' was a blockquote ("▌ ▌ ▌ %crash bt 42" on a terminal), and the
+    # trace's '--around 797.702480:20 <trace>' an HTML tag that markdown viewers drop.
+    from markdown_it import MarkdownIt
+
+    page = MarkdownIt("commonmark").render((tmp_path / "incident.md").read_text())
+    assert "<blockquote>" not in page
+    assert "<code>&gt;&gt;&gt; %crash bt 42</code>" in page
+    assert "--around 797.702480:20 &lt;trace&gt;</code>" in page
 
 
 def test_a_log_of_another_kernel_is_not_a_step_of_the_crash_nor_a_cause(tmp_path: Path) -> None:

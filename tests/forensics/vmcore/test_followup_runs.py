@@ -207,6 +207,6 @@ def test_the_harness_sees_a_command_fail(tmp_path: Path) -> None:
     ],
 )  # fmt: skip
 def test_a_next_step_is_split_into_commands_and_prose(step: str, commands: tuple[str, ...], prose: str) -> None:
-    from forensics.report.vmcore import next_commands
+    from forensics.report.markdown import next_commands
 
     assert next_commands(step) == (commands, prose)
