@@ -147,6 +147,9 @@ def triage_host(host: str, path: str) -> HostResult:
     except Exception as exc:  # a bug on one log must not cost the other hosts' results
         return HostResult(host, path, error=f"internal error: {type(exc).__name__}: {exc}")
     groups = []
+    # A report that does not print the release (a hung task's, an OOM's) is of the kernel the log names when it
+    # names one: "kernels" said "-" (not named in the logs) of the 11-abba-deadlock guest's hung task.
+    named = next(iter(result.releases)) if len(result.releases) == 1 else None
     for g in result.groups:
         first, last = g.first, g.last
         finding = group_finding(result.name, g)
@@ -164,7 +167,7 @@ def triage_host(host: str, path: str) -> HostResult:
                 severity=finding.severity.value,
                 corrupted=first.corrupted,
                 count=g.count,
-                kernel=first.kernel_release if isinstance(first.kernel_release, str) else None,
+                kernel=first.kernel_release if isinstance(first.kernel_release, str) else named,
                 first_line=first.start_line,
                 last_line=last.start_line,
                 first_time=_number(first.start_time),

@@ -127,3 +127,13 @@ def test_fsspec_urls_give_the_same_groups_as_paths(tmp_path: Path) -> None:
     assert all(h.error is None for h in by_url.hosts)
     missing = run_serial([("gone", f"file://{tmp_path}/gone.log")])
     assert missing.hosts[0].error and "gone.log" in missing.hosts[0].error
+
+
+def test_a_report_that_prints_no_release_is_of_the_kernel_its_log_names() -> None:
+    """The 11-abba-deadlock guest's log: its first hung task prints no "CPU: ... 6.1.192" line, and its group
+    said kernels "-" ("not named in the logs") though the log's other reports name 6.1.192."""
+    from forensics.fleet.signatures import triage_host
+
+    host = triage_host("abba", str(CASES / "11-abba-deadlock" / "console.log"))
+    assert host.error is None and len(host.groups) >= 2
+    assert {g.kernel for g in host.groups} == {"6.1.192"}
