@@ -151,8 +151,13 @@ def examined_trace(
     "no problem found" on a user-space session listed only the kernel figures it could not judge.
     """
     win = analysis.window
-    span = f"{win[1] - win[0]:.3f} s ({win[0]:.6f} .. {win[1]:.6f})" if isinstance(win, tuple) else str(win)
     cpus = len(analysis.coverage.cpus_seen)
+    # Without a window there is no span to state: "on 0 CPU(s) over not available: ..." read as broken English.
+    span = (
+        f" on {cpus} CPU(s) over {win[1] - win[0]:.3f} s ({win[0]:.6f} .. {win[1]:.6f})"
+        if isinstance(win, tuple)
+        else f", no time span ({win.reason})"
+    )
     switches = sum(c.switches for c in analysis.cpus)
     kinds = [
         ("sched_switch", switches > 0),
@@ -219,7 +224,7 @@ def examined_trace(
             "record with larger buffers (trace-cmd record -b, lttng enable-channel --subbuf-size) or fewer events"
         )
     return Examined(
-        f"trace {name}: {parse.events:,} events ({parse.used:,} analysed) on {cpus} CPU(s) over {span}; "
+        f"trace {name}: {parse.events:,} events ({parse.used:,} analysed){span}; "
         f"event kinds: {', '.join(present) or 'none the analysis uses'}",
         tuple(could),
         tuple(could_not),

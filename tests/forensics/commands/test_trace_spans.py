@@ -225,3 +225,9 @@ def test_what_was_examined_names_the_spans(doc: dict[str, object], recording: Pa
     assert [x for x in alone["could_find"] if x.startswith("slow request spans (")] == [
         "slow request spans (60 'infer', 60 'infer:request'; judged against their name's median)"
     ], alone
+    # A session without kernel events has no time span to state: it said "on 0 CPU(s) over not available: ...".
+    assert (
+        alone["what"].startswith(f"trace {recording / 'ust'}: ")
+        and ", no time span (the trace has no " in alone["what"]
+    )
+    assert "CPU(s) over" not in alone["what"]
