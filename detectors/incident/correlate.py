@@ -23,9 +23,22 @@ from dataclasses import replace
 
 from detectors.incident.deliberate import mark
 from detectors.incident.hypotheses import FREE_AT_CRASH
-from detectors.incident.timeline import foreign_sources
-from forensics.model import Evidence, Fact, Finding, FindingKind, Incident, Severity, Subject, SubjectKind, finding_id
+from detectors.incident.timeline import crash_uptime, foreign_sources
+from forensics.model import (
+    BootTime,
+    Clock,
+    Evidence,
+    Fact,
+    Finding,
+    FindingKind,
+    Incident,
+    Severity,
+    Subject,
+    SubjectKind,
+    finding_id,
+)
 from forensics.types.incident import Correlation
+from forensics.units import iso_utc
 
 _EVENT_KINDS = (FindingKind.DMESG_OOM, FindingKind.DMESG_ALLOC_FAILURE)
 _LOCKUP_KINDS = (FindingKind.DMESG_LOCKUP, FindingKind.DMESG_SOFT_LOCKUP)
@@ -244,6 +257,23 @@ def other_hosts(incidents: tuple[Incident, ...]) -> list[Finding]:
     return out
 
 
+#: What a contradiction of another boot says of the input's findings.
+_NOT_OURS = (
+    "it belongs to another boot (or another host). Its findings are listed but not ordered against the crash nor "
+    "ranked as its causes."
+)
+
+
+def _dump_of(incidents: tuple[Incident, ...]) -> tuple[Incident, Evidence] | None:
+    """The dump's incident and its crash's first timestamped evidence (cited beside an input of another boot, so
+    that the contradiction stands on the crashed boot's lane); None without a dump."""
+    dump = next((i for i in incidents if any(f.kind is FindingKind.CRASH for f in i.findings)), None)
+    if dump is None:
+        return None
+    crash = next(f for f in dump.findings if f.kind is FindingKind.CRASH)
+    return dump, next((e for e in crash.evidence if e.timestamp is not None), crash.evidence[0])
+
+
 def other_kernels(incidents: tuple[Incident, ...], known: frozenset[str] = frozenset()) -> list[Finding]:
     """Inputs that name another kernel release than the dump: recorded in another boot, a contradiction.
 
@@ -251,12 +281,10 @@ def other_kernels(incidents: tuple[Incident, ...], known: frozenset[str] = froze
     holds nothing of the crashed boot (a store that also holds the crashed boot names both releases, or the
     dump's).  ``known``: sources already said to be elsewhere (another host), not said twice.
     """
-    dump = next((i for i in incidents if any(f.kind is FindingKind.CRASH for f in i.findings)), None)
-    if dump is None or not isinstance(home := dump.kernel_release, str):
+    found = _dump_of(incidents)
+    if found is None or not isinstance(home := found[0].kernel_release, str):
         return []
-    crash = next(f for f in dump.findings if f.kind is FindingKind.CRASH)
-    # Cited beside the input's first evidence, so that the contradiction stands on the crashed boot's lane.
-    crash_ev = next((e for e in crash.evidence if e.timestamp is not None), crash.evidence[0])
+    dump, crash_ev = found
     out = []
     for incident in incidents:
         release = incident.kernel_release
@@ -271,11 +299,54 @@ def other_kernels(incidents: tuple[Incident, ...], known: frozenset[str] = froze
                 f"{first.source} cannot come from the crashed boot: it names kernel {release}, the dump {home}",
                 "a running kernel's release changes only with a boot",
                 f"The input {first.source} was recorded under kernel {release}; the dump's kernel is {home}: "
-                "it belongs to another boot (or another host). Its findings are listed but not ordered against the "
-                "crash nor ranked as its causes.",
+                + _NOT_OURS,
                 (crash_ev, first),
                 "check that every input was copied from the crashed machine and boot (boot_id, uname -r)",
                 (Fact("other boot", first.source), Fact("kernel", release), Fact("crashed kernel", home)),
+            )
+        )
+    return out
+
+
+#: Seconds past the crash's wall time (beyond the uncertainty of the dump's boot time) a sample may still be of it.
+_AFTER_CRASH_WALL_SLACK = 2.0
+
+
+def after_the_crash(incidents: tuple[Incident, ...], known: frozenset[str] = frozenset()) -> list[Finding]:
+    """Inputs on the wall clock whose every time lies after the dump's crash: recorded in a later boot.
+
+    The wall-clock twin of a later uptime: a kernel that crashed at 20:15:58 took no sample at 20:16:30, so a
+    store whose samples all come after the crash was recorded in another boot (or on another machine), even
+    on the same kernel release.  ``known``: sources already said to be elsewhere, not said twice.
+    """
+    found = _dump_of(incidents)
+    if found is None or not isinstance(boot := found[0].boot_time, BootTime):
+        return []
+    dump, crash_ev = found
+    if (end := crash_uptime(dump.findings)) is None:
+        return []
+    crash_wall = boot.wall + end
+    out = []
+    for incident in incidents:
+        stamped = [e for f in incident.findings for e in f.evidence if e.timestamp is not None]
+        if incident is dump or not stamped or any(e.timestamp.clock is not Clock.WALL for e in stamped if e.timestamp):
+            continue
+        first = min(stamped, key=lambda e: e.timestamp.seconds if e.timestamp else 0.0)
+        assert first.timestamp is not None
+        if first.source in known or first.timestamp.seconds <= crash_wall + boot.uncertainty + _AFTER_CRASH_WALL_SLACK:
+            continue
+        starts, crashed = iso_utc(first.timestamp.seconds), f"{iso_utc(crash_wall)} ±{boot.uncertainty:.1f} s"
+        out.append(
+            _elsewhere(
+                ("later boot", first.source),
+                f"{first.source} cannot come from the crashed boot: its times start at {starts}, after the crash "
+                f"at {crashed}",
+                "a kernel that crashed recorded nothing after its crash",
+                f"The input {first.source} starts {first.timestamp.seconds - crash_wall:,.0f} s after the crashed "
+                "kernel died: " + _NOT_OURS,
+                (crash_ev, first),
+                "compare the boot ids (/proc/sys/kernel/random/boot_id) and host names of the inputs",
+                (Fact("other boot", first.source), Fact("starts at", starts), Fact("crash at", crashed)),
             )
         )
     return out

@@ -67,7 +67,7 @@ def build_story(parts: list[SourceAnalysis], loaded: list[Incident], command: st
 
     ``command`` is the command line that reproduces the report (last of the story's commands).
     """
-    from detectors.incident.correlate import correlate, other_hosts, other_kernels
+    from detectors.incident.correlate import after_the_crash, correlate, other_hosts, other_kernels
     from detectors.incident.hypotheses import plain_summary, rank_hypotheses
     from detectors.incident.timeline import (
         build_timeline,
@@ -84,6 +84,7 @@ def build_story(parts: list[SourceAnalysis], loaded: list[Incident], command: st
     elsewhere = other_hosts(tuple(incidents))
     hosts_said = frozenset(str(f.fact("other host")) for f in elsewhere)
     elsewhere += other_kernels(tuple(incidents), hosts_said)
+    elsewhere += after_the_crash(tuple(incidents), hosts_said | {str(f.fact("other boot")) for f in elsewhere})
     findings += tuple(elsewhere)
     correlations += tuple(Correlation("contradiction", f.id, (f.id,), f.title, contradiction=True) for f in elsewhere)
     incident = _crashed_boot(replace(merged, findings=findings), incidents, frozenset(elsewhere_inputs(findings)))

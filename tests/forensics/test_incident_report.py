@@ -164,6 +164,22 @@ def test_a_log_of_another_kernel_is_not_a_step_of_the_crash_nor_a_cause(tmp_path
     _check_evidence(doc, case, tmp_path)
 
 
+def test_samples_taken_after_the_crash_are_not_its_story_nor_its_cause(tmp_path: Path) -> None:
+    """The 08-slab-leak guest's samples (20:16:30-20:18:03) beside the 04-hung-task dump (crashed 20:15:58 on the
+    same kernel release): the story began "First (20:16:30 UTC, for 93.0 s): SUnreclaim grows ..." and the first
+    hypothesis was the leak, from samples a dead kernel could not have taken."""
+    case = _need("04-hung-task")
+    store = _leak_store(tmp_path)
+    doc = _report(case, tmp_path, "--store", store)
+    said = [c["statement"] for c in doc["correlations"] if c["contradiction"]]
+    late = "its times start at 2026-12-02T20:16:30+00:00, after the crash at 2026-12-02T20:15:58+00:00 ±2.0 s"
+    assert f"{store} cannot come from the crashed boot: {late}" in said
+    assert doc["narrative"].startswith("First (2026-12-02 20:15:58 UTC ±2.0 s, for 3.285 ms): INFO: task hung in")
+    assert {e["lane"] for e in doc["timeline"] if "kf_leak_obj" in e["title"]} == {f"input {store}"}
+    assert not any("leak" in h["statement"] for h in doc["hypotheses"]), doc["hypotheses"]
+    _check_evidence(doc, case, tmp_path, store)
+
+
 def test_report_html_renders_in_chromium(tmp_path: Path) -> None:
     """The demo's inputs: the page opens with the verdict, the figure, then one timeline row per finding."""
     import re
