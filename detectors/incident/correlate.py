@@ -11,8 +11,9 @@ Correlated findings are merged into one (the richer one's id), keeping the
 evidence of both, with the confidence raised and the reason given.  A dump
 and a log that disagree on the crash are reported as a contradiction, and so
 is an input whose times since boot lie past the crash (another boot), an input
-that names another host (:func:`other_hosts`), and one that names another kernel
-release than the dump (:func:`other_kernels`: another boot).
+that names another host (:func:`other_hosts`), one that names another kernel
+release than the dump (:func:`other_kernels`: another boot), and one whose
+wall-clock times all lie after the dump's crash (:func:`after_the_crash`).
 """
 
 from __future__ import annotations
