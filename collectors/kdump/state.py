@@ -65,9 +65,9 @@ def collect_kdump_state(root: Path, statvfs: StatvfsProvider = real_statvfs) -> 
         distro=distro,
         os_release=os_release,
         hostname=reader.read_text(paths.HOSTNAME),
-        cmdline=reader.read_text(paths.CMDLINE),
-        crash_size=reader.read_text(paths.KEXEC_CRASH_SIZE),
-        crash_loaded=reader.read_text(paths.KEXEC_CRASH_LOADED),
+        cmdline=_running_kernel_file(reader, paths.CMDLINE),
+        crash_size=_running_kernel_file(reader, paths.KEXEC_CRASH_SIZE),
+        crash_loaded=_running_kernel_file(reader, paths.KEXEC_CRASH_LOADED),
         osrelease=osrelease,
         arch=arch_file.first_line() if isinstance(arch_file, TextFile) else arch_file,
         meminfo=meminfo,
@@ -85,6 +85,30 @@ def collect_kdump_state(root: Path, statvfs: StatvfsProvider = real_statvfs) -> 
         managed_files=tuple((path, reader.read_text(path)) for path in paths.MANAGED_FILES),
         problems=tuple(reader.problems),
         sources=tuple(reader.sources),
+    )
+
+
+def _running_kernel_file(reader: RootReader, target: str) -> MaybeFile:
+    """A file of the running kernel's /proc or /sys; in a root tree whose /proc or /sys is absent or empty (an
+    installed system mounted at /mnt/sysimage), not read, rather than absent.
+
+    An absent /sys/kernel/kexec_crash_size means a kernel without crash support; an offline tree's empty /sys
+    says nothing about any kernel (it was "the kernel was built without kexec crash support", a FAIL).
+    """
+    read = reader.read_text(target)
+    pseudo = "/" + target.strip("/").split("/", 1)[0]  # /proc or /sys
+    if reader.root == Path("/") or not isinstance(read, NotAvailable) or "does not exist" not in read.reason:
+        return read
+    where = reader.host_path(pseudo)
+    try:
+        holds = where.is_dir() and any(where.iterdir())
+    except OSError:
+        return read
+    if holds:
+        return read
+    return NotAvailable(
+        f"{target} not read: {pseudo} under the root {reader.root} is {'empty' if where.is_dir() else 'absent'} "
+        "(not a running system's, nor a copy of it)"
     )
 
 

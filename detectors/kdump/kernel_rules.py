@@ -66,6 +66,8 @@ def check_cmdline(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     value = cmdline_crashkernel(state)
     evidence = file_evidence(state.cmdline, 1, f"crashkernel={value}" if value else None)
     title = "crashkernel= on the kernel command line"
+    if isinstance(state.cmdline, NotAvailable) and "does not exist" not in state.cmdline.reason:
+        return [_unread_kernel_file("crashkernel-cmdline", title, state.cmdline, _WHY_RESERVE)]
     if isinstance(state.cmdline, NotAvailable):
         return [
             fail(

@@ -56,6 +56,29 @@ def test_check_not_ready_exits_1(tmp_path: Path, scenario: str) -> None:
     assert "[FAIL] crashkernel= on the kernel command line: no crashkernel= parameter" in result.stdout
 
 
+def test_an_installed_tree_without_a_running_kernel_is_not_judged_on_its_kernel(tmp_path: Path) -> None:
+    """The ready Debian tree as an installed system mounted for inspection (/proc and /sys empty): it was
+    "NOT READY" with "/sys/kernel/kexec_crash_size does not exist: the kernel was built without kexec crash support"
+    and crashkernel= BLOCKED by it, of a tree that holds no running kernel at all."""
+    import shutil
+
+    root = build(tmp_path / "root", SCENARIOS["debian12-ready"])
+    for pseudo in ("proc", "sys"):
+        shutil.rmtree(root / pseudo)
+        (root / pseudo).mkdir()
+    result = invoke("kdump", "check", "--root", str(root), "--format", "json")
+    assert result.returncode == 1, result.stderr
+    doc = json.loads(result.stdout)
+    kernel = {
+        c["id"]: c for c in doc["checks"] if c["id"] in ("crashkernel-cmdline", "crash-reservation", "crash-loaded")
+    }
+    assert {c["status"] for c in kernel.values()} == {"unknown"}, kernel
+    assert all("is empty (not a running system's, nor a copy of it)" in c["detail"] for c in kernel.values())
+    assert not any("without kexec crash support" in c["detail"] for c in doc["checks"])
+    text = invoke("kdump", "check", "--root", str(root)).stdout
+    assert "NOT KNOWN TO BE READY: the kernel side could not be read" in text
+
+
 def test_fail_on_makes_warnings_count(tmp_path: Path) -> None:
     root = build(tmp_path / "root", SCENARIOS["fedora41-zstd"])
     assert invoke("kdump", "check", "--root", str(root)).returncode == 0
