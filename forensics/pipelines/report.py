@@ -32,9 +32,41 @@ def load_findings_file(path: Path) -> Incident:
             f"{path}: JSON nested too deeply to be a kforensic findings file",
             hint="give files written by kforensic ... --format json",
         ) from None
+    _refuse_fleet(doc, path)
     incident = incident_from_dict(doc, str(path))
     # The findings file itself is an input of the merged report.
     return replace(incident, sources=(*incident.sources, record))
+
+
+def _refuse_fleet(doc: object, path: Path) -> None:
+    """A fleet document of several hosts is refused: a report tells one machine's incident.
+
+    ``dmesg --signatures`` over the 14 fixture guests' logs, given to ``report --from``, was told as one machine's
+    story: 'First (2.207 s since boot): general protection fault ... Then: kernel BUG ...', each from another
+    guest, and 'The Linux kernel on the machine was crashed on purpose with sysrq'.
+    """
+    from forensics.types.fleet import FLEET_LEAKS_SCHEMA, SIGNATURES_SCHEMA
+
+    if not isinstance(doc, dict):
+        return
+    schema = doc.get("schema")
+    if schema == SIGNATURES_SCHEMA:
+        hosts = doc.get("hosts")
+        command = "kforensic dmesg LOG --format json"
+    elif schema == FLEET_LEAKS_SCHEMA:
+        instances = doc.get("instances")
+        hosts = len(instances) if isinstance(instances, list) else None
+        command = "kforensic leaks --prometheus URL --match '{instance=\"NAME\"}' --format json"
+    else:
+        return
+    if isinstance(hosts, int) and not isinstance(hosts, bool) and hosts <= 1:
+        return
+    many = f"{hosts} hosts" if isinstance(hosts, int) and not isinstance(hosts, bool) else "many hosts"
+    raise InputError(
+        f"{path}: a fleet document ({schema}) of {many}: a report tells one machine's incident, and their findings"
+        " are not one story",
+        hint=f"give one host's findings ({command}), or read the fleet as its own command renders it (-f md or html)",
+    )
 
 
 def host_label(incident: Incident) -> str:

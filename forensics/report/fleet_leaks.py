@@ -10,10 +10,9 @@ from typing import Any
 
 from forensics import __version__
 from forensics.report.formats import Destination
+from forensics.types.fleet import FLEET_LEAKS_SCHEMA as SCHEMA
 from forensics.types.fleet import FleetLeaks, FleetRow
 from forensics.units import iso_utc as iso
-
-SCHEMA = "kforensic.fleet-leaks/1"
 
 _HEADERS = ("instance", "series", "grade", "KB/h", "since", "confidence", "evidence")
 

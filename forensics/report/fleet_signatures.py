@@ -7,9 +7,8 @@ from typing import Any
 
 from forensics import __version__
 from forensics.report.formats import Destination
+from forensics.types.fleet import SIGNATURES_SCHEMA as SCHEMA
 from forensics.types.fleet import FleetGroup, HostGroup, SignatureRun
-
-SCHEMA = "kforensic.dmesg-signatures/1"
 
 
 def _seen(entry: tuple[Any, ...]) -> dict[str, Any]:

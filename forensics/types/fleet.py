@@ -15,6 +15,10 @@ if TYPE_CHECKING:
     from forensics.types.leaks import LeakAnalysis, LeakThresholds
     from forensics.types.prometheus import InstanceRead
 
+#: The JSON documents of the fleet commands: many hosts' findings, not one machine's incident.
+SIGNATURES_SCHEMA = "kforensic.dmesg-signatures/1"
+FLEET_LEAKS_SCHEMA = "kforensic.fleet-leaks/1"
+
 
 @dataclass(frozen=True)
 class HostGroup:

@@ -161,3 +161,26 @@ def test_growth_too_brief_to_call_is_not_said_as_no_leak() -> None:
     assert "No instance has a leaking or suspect series; 1 have series growing, too short to call." in text
     assert "grows like a leak." not in text.split("\n")[2]  # the fleet line does not say absence
     assert f"{INSTANCE}: Growing, too short to call: " in text
+
+
+def test_report_refuses_a_fleet_document_of_several_instances(tmp_path: Path) -> None:
+    """``leaks --prometheus`` over several instances is a fleet, not one machine: ``report --from`` refuses it."""
+    import json
+
+    from forensics.errors import InputError
+    from forensics.pipelines.report import load_findings_file
+
+    window = FleetWindow(START, START + (N - 1) * STEP, STEP, tuple(instance_queries("", "$instance")), 0)
+    for count in (2, 1):
+        result = analyse_fetched(window, [_instance()] * count, "http://prom:9090", "", LeakThresholds())  # type: ignore[list-item]
+        path = tmp_path / f"fleet{count}.json"
+        path.write_text(json.dumps(to_dict(result)))
+        if count == 1:
+            assert any("vm_area_struct" in f.title for f in load_findings_file(path).findings)
+            continue
+        with pytest.raises(InputError) as refused:
+            load_findings_file(path)
+        assert refused.value.message == (
+            f"{path}: a fleet document (kforensic.fleet-leaks/1) of 2 hosts: a report tells one machine's incident,"
+            " and their findings are not one story"
+        )

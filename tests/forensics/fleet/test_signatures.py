@@ -137,3 +137,38 @@ def test_a_report_that_prints_no_release_is_of_the_kernel_its_log_names() -> Non
     host = triage_host("abba", str(CASES / "11-abba-deadlock" / "console.log"))
     assert host.error is None and len(host.groups) >= 2
     assert {g.kernel for g in host.groups} == {"6.1.192"}
+
+
+def test_report_refuses_a_fleet_document_of_several_hosts(tmp_path: Path) -> None:
+    """Many hosts' findings are not one machine's story: ``report --from`` refuses such a document (exit 3).
+
+    The signatures of the fixture guests' consoles, each its own host, were told as one machine's incident:
+    'First: general protection fault in kf_conn_send. Then: kernel BUG in kf_buffer_put', each from another guest.
+    A document of one host is that host's findings, and is read.
+    """
+    hosts = tmp_path / "h"
+    for name in ("01-null-member", "02-bug-on"):
+        (hosts / name).mkdir(parents=True)
+        shutil.copy(CASES / name / "console.log", hosts / name / "kern.log")
+    for pattern, count in ((str(hosts / "*" / "kern.log"), 2), (str(hosts / "02-bug-on" / "kern.log"), 1)):
+        out = tmp_path / f"fleet{count}.json"
+        made = _cli("--signatures", pattern, "--workers", "0", "-f", "json", "-o", str(out))
+        assert made.returncode == 0 and json.loads(out.read_text())["hosts"] == count, made.stderr
+        report = subprocess.run(
+            [sys.executable, "-m", "forensics", "report", "--from", str(out), "-o", str(tmp_path / f"r{count}.md")],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        if count == 1:
+            assert report.returncode == 0, report.stderr
+            assert "kernel BUG in kf_buffer_put" in (tmp_path / "r1.md").read_text()
+            continue
+        assert report.returncode == 3 and not (tmp_path / "r2.md").exists()
+        [error, hint] = report.stderr.splitlines()
+        assert error == (
+            f"kforensic: error: {out}: a fleet document (kforensic.dmesg-signatures/1) of 2 hosts: a report tells"
+            " one machine's incident, and their findings are not one story"
+        )
+        assert "kforensic dmesg LOG --format json" in hint
