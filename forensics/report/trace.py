@@ -171,11 +171,16 @@ def _table_rows(a: TraceAnalysis, top: int) -> list[tuple[str, list[str], list[l
 
 def _header_lines(a: TraceAnalysis, parse: ParseSummary, source: str, notes: tuple[str, ...] = ()) -> list[str]:
     window = a.window
+    # A CTF trace is binary: its events are decoded, not lines (the reader counts one "line" per event, and no
+    # malformed ones): "31556 lines, 31556 events" said of LTTng's stream files read as text nowhere.
+    text = parse.layout != "ctf"
     lines = [
-        f"trace {source}: {parse.lines} lines, {parse.events} events ({parse.used} analysed), layout {parse.layout}",
+        f"trace {source}: {f'{parse.lines} lines, ' if text else ''}{parse.events} events ({parse.used} analysed), "
+        f"layout {parse.layout}",
         f"window {window}" if isinstance(window, NotAvailable) else f"window {window[0]:.6f} .. {window[1]:.6f}",
         f"wakeup latency measured from: {a.latency_source}",
-        f"skipped: {parse.malformed} malformed lines, {sum(n for _k, n in parse.unknown)} events of other kinds, "
+        f"skipped: {f'{parse.malformed} malformed lines, ' if text else ''}"
+        f"{sum(n for _k, n in parse.unknown)} events of other kinds, "
         f"{a.coverage.lost_markers} lost-event markers ({a.coverage.lost_events} events lost)",
     ]
     if a.coverage.note:

@@ -343,3 +343,21 @@ def test_report_merges_a_task_of_two_traces_only_when_it_is_the_same_task(tmp_pa
         assert [x["value"] for x in f["facts"] if x["name"] == "longest run"] in (["8.090 ms"], ["8.076 ms"])
     [merged] = rt_hogs(run_1, same)
     assert {e["source"] for e in merged["evidence"]} == {str(run_1), str(same)}
+
+
+def test_a_ctf_session_is_counted_in_events_not_lines(tmp_path: Path) -> None:
+    """An LTTng session is binary: its header counts events, never "lines" or "malformed lines" (it said
+    "31556 lines, 31556 events" of the shared bug446190 session, whose streams hold no line at all).  Here the
+    project's own UST recording."""
+    import tarfile
+
+    with tarfile.open(Path(__file__).resolve().parents[2] / "data" / "lttng" / "ust.tar.gz") as tar:
+        tar.extractall(tmp_path, filter="data")
+    session = tmp_path / "ust"
+    out = run(str(session))
+    assert out.returncode == 0, out.stderr
+    head, _window, _latency, skipped = out.stdout.splitlines()[:4]
+    assert re.fullmatch(rf"trace {re.escape(str(session))}: \d+ events \(\d+ analysed\), layout ctf", head), head
+    assert re.fullmatch(r"skipped: \d+ events of other kinds, \d+ lost-event markers \(\d+ events lost\)", skipped)
+    text = run(str(recorded("kf.ftrace.txt", tmp_path))).stdout.splitlines()  # a text trace keeps its lines
+    assert re.match(r"trace .*: 2592 lines, 2580 events", text[0]) and text[3].startswith("skipped: 0 malformed lines")
