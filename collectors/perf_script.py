@@ -1810,6 +1810,50 @@ def perf_script_chunks(
         warnings.append(f"perf script said: {reason}" + (f" (+{len(said) - 1} more lines)" if len(said) > 1 else ""))
 
 
+#: The lines of perf's header (``perf report --header-only``, ``perf script --header``) that name the system.
+_SYSTEM_LINE = re.compile(rb"^# (hostname|os release) : (.*\S)\s*$", re.MULTILINE)
+
+
+def header_system(text: bytes) -> tuple[str | None, str | None, tuple[str, ...]]:
+    """The host and kernel release a perf header names, and the header lines that name them.
+
+    ``text``: perf's header lines (``# hostname : vm``, ``# os release : 6.1.0``), read up to the first line
+    that is not a comment (in ``perf script --header`` text, the first sample).
+    """
+    found: dict[bytes, bytes] = {}
+    lines: list[str] = []
+    end = re.search(rb"^[^#\n]", text, re.MULTILINE)
+    for m in _SYSTEM_LINE.finditer(text, 0, end.start() if end else len(text)):
+        if m.group(1) not in found:
+            found[m.group(1)] = m.group(2)
+            lines.append(m.group(0).decode("utf-8", "replace").strip())
+    host, kernel = found.get(b"hostname"), found.get(b"os release")
+    return (
+        host.decode("utf-8", "replace") if host is not None else None,
+        kernel.decode("utf-8", "replace") if kernel is not None else None,
+        tuple(lines),
+    )
+
+
+def perf_data_system(path: Path, perf: str | None = None) -> tuple[str | None, str | None, tuple[str, ...]]:
+    """:func:`header_system` of ``perf report --header-only -i PATH`` (an argument list, no shell); nothing when
+    perf cannot read it."""
+    binary = perf or find_perf()
+    if binary is None:
+        return None, None, ()
+    try:
+        proc = subprocess.run(
+            [binary, "report", "--header-only", "-i", str(path)],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None, None, ()
+    return header_system(proc.stdout) if proc.returncode == 0 else (None, None, ())
+
+
 def _is_folded(head: bytes) -> bool:
     parts = head.split(b"\n", 50)  # the first 50 lines (and the rest): the head may be a whole chunk
     lines = [x for x in parts[:50] if x.strip() and not x.startswith(b"#")]
@@ -1880,7 +1924,9 @@ def read_profile(name: str, window: tuple[float, float] | None = None, perf: str
                 warnings: list[str] = []
                 for chunk in perf_script_chunks(data_path, perf, warnings, tracked.name):
                     parser.feed(chunk)
+                system = perf_data_system(data_path, perf)
             profile = parser.close()
+            profile.host, profile.kernel_release, profile.header = system
             profile.notes[:0] = warnings + perf_data_notes(first, size) + tracked.notes
             profile.record = record
             return _checked(profile, window)
@@ -1912,6 +1958,8 @@ def read_profile(name: str, window: tuple[float, float] | None = None, perf: str
             for chunk in all_chunks():
                 parser.feed(chunk)
             profile = parser.close()
+            # `perf script --header` text starts with the perf.data header.
+            profile.host, profile.kernel_release, profile.header = header_system(head)
         profile.record = tracked.record()
         profile.notes.extend(tracked.notes)  # a compressed stream cut short: read up to the cut, and said
     return _checked(profile, window)

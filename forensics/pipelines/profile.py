@@ -33,12 +33,18 @@ def examined_profile(profile: Profile, stacks: list[ProfileStack], table: StackT
     could_not = ["who waited for the CPU: a profile shows where the CPU went, not harm (kforensic trace shows waits)"]
     if chained < samples / 2:
         could_not.append("call paths: most samples carry no call chain (record with perf record -g)")
+    named = f"; its header names the system: {', '.join(repr(h) for h in profile.header)}" if profile.header else ""
     return Examined(
         f"profile {profile.source} ({profile.kind}): {samples:,} samples of "
-        f"{', '.join(e for e in profile.events if e) or 'one event'}{span}",
+        f"{', '.join(e for e in profile.events if e) or 'one event'}{span}{named}",
         ("hotspots and overhead classes (lock contention, page faults, syscalls, copies, allocation)",),
         tuple(could_not),
     )
+
+
+def _unnamed(profile: Profile) -> str:
+    """What did not name the host or kernel: the perf.data header (perf report --header-only) or the text."""
+    return "the perf.data header (perf report --header-only)" if profile.kind == "perf.data" else "perf script text"
 
 
 def analyse_profile(name: str, filters: ProfileFilters | None = None) -> ProfileResult:
@@ -90,8 +96,8 @@ def analyse_profile(name: str, filters: ProfileFilters | None = None) -> Profile
     )
     assert profile.record is not None
     incident = Incident(
-        host=NotAvailable("perf script text does not name the host"),
-        kernel_release=NotAvailable("perf script text does not name the kernel release"),
+        host=profile.host or NotAvailable(f"{_unnamed(profile)} does not name the host"),
+        kernel_release=profile.kernel_release or NotAvailable(f"{_unnamed(profile)} does not name the kernel release"),
         window=window,
         sources=(profile.record,),
         findings=tuple(findings),

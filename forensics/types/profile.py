@@ -238,6 +238,10 @@ class Profile:
     table: StackTable | None = field(default=None, compare=False, repr=False)
     # Why start..end is not the recording's length (the times step back, or jump over a gap; a note says it).
     span_doubt: str | None = None
+    # The host and kernel release the perf.data header names (``# hostname : vm``), and those header lines.
+    host: str | None = None
+    kernel_release: str | None = None
+    header: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

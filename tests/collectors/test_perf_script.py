@@ -257,6 +257,32 @@ def test_perf_data_is_read_through_perf_script(recorded: Path) -> None:
     assert any(s.thread.comm == "dd" for s in profile.stacks)
 
 
+def test_perf_data_header_names_the_host_and_kernel(recorded: Path, tmp_path: Path) -> None:
+    """perf.data's header (perf report --header-only) names the host and kernel; text without it does not."""
+    import os
+
+    from forensics.model import NotAvailable
+    from forensics.pipelines.profile import analyse_profile
+
+    me = os.uname()
+    result = analyse_profile(str(recorded))
+    assert (result.incident.host, result.incident.kernel_release) == (me.nodename, me.release)
+    what = result.incident.examined[0].what
+    assert f"'# hostname : {me.nodename}'" in what and f"'# os release : {me.release}'" in what
+    assert PERF is not None
+    plain, headed = tmp_path / "plain.perf.txt", tmp_path / "headed.perf.txt"
+    for out, extra in ((plain, []), (headed, ["--header"])):
+        with open(out, "wb") as f:
+            subprocess.run(
+                [PERF, "script", *extra, "-i", str(recorded)], stdout=f, stderr=subprocess.DEVNULL, check=True
+            )
+    named = analyse_profile(str(headed)).incident
+    assert (named.host, named.kernel_release) == (me.nodename, me.release)
+    unnamed = analyse_profile(str(plain)).incident
+    assert unnamed.host == NotAvailable("perf script text does not name the host")
+    assert unnamed.kernel_release == NotAvailable("perf script text does not name the kernel release")
+
+
 def test_truncated_perf_data_is_an_error_or_a_note(recorded: Path, tmp_path: Path) -> None:
     data = recorded.read_bytes()
     assert read_profile(str(recorded)).notes == []  # the whole file: nothing to say
