@@ -12,6 +12,7 @@ from operator import attrgetter, itemgetter
 from detectors.profile.rules import MIN_SHARE, RULES, classify, classify_chains
 from forensics.model import Baseline, Evidence, Fact, Finding, FindingKind, Locator, LocatorKind, Severity, finding_id
 from forensics.types.profile import (
+    UNKNOWN_FRAME,
     VECTOR_FROM,
     ClassShare,
     HotspotRule,
@@ -151,7 +152,7 @@ def _chain(stack: ProfileStack, limit: int = 8) -> str:
 WASTE_HIGH = 30.0
 #: A profile whose call chains are mostly ``[unknown]`` frames (weighted by period) says so.
 UNKNOWN_SHARE = 50.0
-UNKNOWN = "[unknown]"
+UNKNOWN = UNKNOWN_FRAME
 
 
 def _unknown_table(stacks: list[ProfileStack], table: StackTable) -> tuple[int, int, int, ProfileStack | None]:

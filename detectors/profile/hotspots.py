@@ -14,6 +14,7 @@ from operator import attrgetter, itemgetter
 from typing import Any, NamedTuple
 
 from forensics.types.profile import (
+    UNKNOWN_FRAME,
     VECTOR_FROM,
     CallPath,
     Hotspots,
@@ -321,6 +322,9 @@ def compute_hotspots(
     tables = _tables_numpy(stacks, table) if len(stacks) >= VECTOR_FROM else _tables_python(stacks)
     total_period, total_samples, self_t, total_t, dso_t, thread_t, meta, space, paths_of = tables
     self_rows = _rows(self_t, total_period, meta)
+    # perf report --children ranks [unknown] with the callers, but it is no caller anyone can look at (on a
+    # system-wide recording without frame pointers it tops the table): left out, and said in a note.
+    unknown = total_t.pop(UNKNOWN_FRAME, None)
     total_rows = _rows(total_t, total_period)
     paths: dict[str, tuple[CallPath, ...]] = {}
     for row in self_rows[:top_paths]:
@@ -342,6 +346,9 @@ def compute_hotspots(
         user=Share("user", space["user"][0], space["user"][1], _pct(space["user"][0], total_period)),
         paths=paths,
         other_events={e: n for e, n in profile.events.items() if first is not None and e != first},
+        unresolved=None
+        if unknown is None
+        else Share(UNKNOWN_FRAME, unknown[0], unknown[1], _pct(unknown[0], total_period)),
     )
 
 

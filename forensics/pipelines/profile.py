@@ -11,7 +11,7 @@ from forensics.model import Clock, Examined, Incident, NotAvailable, Timestamp, 
 from forensics.types.profile_result import ProfileFilters, ProfileResult
 
 if TYPE_CHECKING:
-    from forensics.types.profile import Profile, ProfileStack, StackTable
+    from forensics.types.profile import Profile, ProfileStack, Share, StackTable
 
 
 def examined_profile(profile: Profile, stacks: list[ProfileStack], table: StackTable | None = None) -> Examined:
@@ -39,6 +39,14 @@ def examined_profile(profile: Profile, stacks: list[ProfileStack], table: StackT
         f"{', '.join(e for e in profile.events if e) or 'one event'}{span}{named}",
         ("hotspots and overhead classes (lock contention, page faults, syscalls, copies, allocation)",),
         tuple(could_not),
+    )
+
+
+def unresolved_note(row: Share) -> str:
+    """The note for the stacks through an [unknown] frame, which the total (with callees) table leaves out."""
+    return (
+        f"{row.samples:,} samples ({row.share:.2f}% of the period) passed through [unknown] frames (perf could not "
+        "name them: no frame pointers or symbols); the total (with callees) table leaves [unknown] out"
     )
 
 
@@ -87,6 +95,8 @@ def analyse_profile(name: str, filters: ProfileFilters | None = None) -> Profile
             f"{profile.source}: every sample counts 0 (its period or folded count): no CPU time to share out",
             hint="give the profile as recorded (perf script output or folded stacks with positive counts)",
         )
+    if hot.unresolved is not None:
+        profile.notes.append(unresolved_note(hot.unresolved))
     classes = class_shares(stacks, hot.total_period, table)
     findings = profile_findings(profile, stacks, hot, classes, table)
     window: TimeWindow | NotAvailable = (

@@ -81,6 +81,9 @@ class StackTable:
 #: Stacks from which the tables are summed with numpy (below, importing it costs more than it saves).
 VECTOR_FROM = 4096
 
+#: The name perf gives a frame it could not resolve (no symbol, or an unwind without frame pointers).
+UNKNOWN_FRAME = "[unknown]"
+
 
 def _numbered(objects: list[Any]) -> tuple[list[Any], list[int]]:
     """The distinct objects (by identity, in first-seen order) and each one's number, in C-level maps."""
@@ -316,6 +319,8 @@ class Hotspots:
     user: Share
     paths: dict[str, tuple[CallPath, ...]]  # top self symbol -> its heaviest call paths
     other_events: dict[str, int]
+    # The stacks through an [unknown] frame, left out of ``total_symbols``: a caller nobody can name is no hotspot.
+    unresolved: Share | None = None
 
 
 @dataclass(frozen=True)

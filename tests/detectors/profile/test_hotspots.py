@@ -224,3 +224,24 @@ def test_rows_are_the_largest_period_first_then_by_key() -> None:
     assert [r.key for r in want] == ["", "c", "a", "b", "é", "A"]
     assert _rows(table, 0)[0] == Share("", 9, 1, 0.0)
     assert _rows({}, 10) == ()
+
+
+def test_unknown_frames_are_left_out_of_the_total_table_and_said_in_a_note() -> None:
+    """[unknown] (a caller perf could not name) is no hotspot: out of the with-callees ranking, counted in a note
+    whose samples are the unknown-frames finding's."""
+    from forensics.pipelines.profile import analyse_profile
+
+    result = analyse_profile(str(DATA / "interp.perf.txt.gz"))  # a Python without frame pointers
+    hot = result.hot
+    assert "[unknown]" not in [r.key for r in hot.total_symbols]
+    assert hot.unresolved is not None and hot.unresolved.share > 50
+    through = [s for s in result.stacks if any(f.name == "[unknown]" for f in s.frames)]
+    assert hot.unresolved.samples == sum(s.samples for s in through)
+    assert hot.unresolved.period == sum(s.period for s in through)
+    [finding] = [f for f in result.incident.findings if "[unknown]" in f.title]
+    [samples] = [fact.value for fact in finding.facts if fact.name == "samples"]
+    assert samples == str(hot.unresolved.samples)
+    note = f"{hot.unresolved.samples:,} samples ({hot.unresolved.share:.2f}% of the period) passed through [unknown]"
+    assert any(n.startswith(note) for n in result.profile.notes)
+    clean = analyse_profile(str(DATA / "contend.perf.txt.gz"))  # no [unknown] frame: no note
+    assert clean.hot.unresolved is None and not any("[unknown]" in n for n in clean.profile.notes)
