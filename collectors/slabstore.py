@@ -35,6 +35,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import shlex
 import sqlite3
 import stat
 import time
@@ -606,10 +607,12 @@ class SlabStore:
         self.close()
         where = ", ".join(f"{table} from sample {first}" for table, first in found)
         delete = "; ".join(f"DELETE FROM {table} WHERE sample_id > {last}" for table, _ in found)
+        # Quoted for a POSIX shell: the path is the user's (a space or a quote in it broke the command).
+        command = f"sqlite3 {shlex.quote(str(self.path))} {shlex.quote(delete)}"
         raise InputError(
             f"store {self.path} holds rows of samples it does not have ({where}; its last sample is {last}):"
             " a new sample would take their number, so nothing was added",
-            hint=f"record into another --store, or delete them: sqlite3 {self.path} '{delete}'",
+            hint=f"record into another --store, or delete them: {command}",
         )
 
     def _lock(self) -> None:
