@@ -753,22 +753,36 @@ class ScriptParser:
                 lines = (self._line + np.cumsum(newlines + 2) - newlines - 2)[timed].tolist()
                 lengths = self._slot_length[slots]
                 ends = (np.cumsum(lengths + 2))[timed]  # each with its blank line
-                line0 = self._line
-                for line, lo, hi in zip(lines, (ends - lengths[timed] - 2).tolist(), ends.tolist(), strict=True):
-                    self._line = line
-                    self._blocks(_original(rest, view, lo, hi), steps=False)
-                self._line = line0
-        self._line += int(newlines.sum()) + 2 * (n - 1)
+                self._timed_again(lines, (ends - lengths[timed] - 2).tolist(), ends.tolist(), rest, view)
+        self._count_chunk(slots, counted, int(newlines.sum()), len(masked.colons), masked.steps, masked.lo, masked.hi)
+
+    def _timed_again(self, lines: list[int], los: list[int], his: list[int], rest: bytes, view: memoryview) -> None:
+        """Read again, each as its own stack at its own line, the samples whose header fields hold their time
+        (``rest`` + ``view`` bytes ``los[i]:his[i]``, from line ``lines[i]``), as the script makes them."""
+        line0 = self._line
+        for line, lo, hi in zip(lines, los, his, strict=True):
+            self._line = line
+            self._blocks(_original(rest, view, lo, hi), steps=False)
+        self._line = line0
+
+    def _count_chunk(
+        self, slots: Any, counted: list[int], newlines: int, colons: int, steps: Any, lo: float | None, hi: float | None
+    ) -> None:
+        """Count a chunk's slotted samples (those in ``counted`` were counted when their text was parsed), its
+        lines (``newlines`` and a blank line between samples), clock steps and time span."""
+        import numpy as np
+
+        self._line += newlines + 2 * (len(slots) - 1)
         counts = np.bincount(slots, minlength=len(self._slots))
         counts[counted] -= 1  # first occurrences, counted when their text was parsed
         self._slot_counts[: len(counts)] += counts
-        if masked.steps is not None:
-            self._steps.run(len(masked.colons), masked.steps)
-        if masked.lo is not None and masked.hi is not None:
-            if self._start is None or masked.lo < self._start:
-                self._start = masked.lo
-            if self._end is None or masked.hi > self._end:
-                self._end = masked.hi
+        if steps is not None:
+            self._steps.run(colons, steps)
+        if lo is not None and hi is not None:
+            if self._start is None or lo < self._start:
+                self._start = lo
+            if self._end is None or hi > self._end:
+                self._end = hi
 
     def _new_texts(
         self, pieces: list[bytes], slots: Any, missing: Any, colons: Any, rest: bytes, view: memoryview
@@ -884,22 +898,8 @@ class ScriptParser:
                 lines_of = (self._line + np.cumsum(got.lines + 2) - got.lines - 2)[timed].tolist()
                 los = got.starts[timed]
                 his = los + got.lengths[timed] + 2  # each with its blank line
-                line0 = self._line
-                for line, lo, hi in zip(lines_of, los.tolist(), his.tolist(), strict=True):
-                    self._line = line
-                    self._blocks(_original(rest, view, lo, hi), steps=False)
-                self._line = line0
-        self._line += int(got.lines.sum()) + 2 * (len(slots) - 1)
-        counts = np.bincount(slots, minlength=len(self._slots))
-        counts[counted] -= 1  # first occurrences, counted when their text was parsed
-        self._slot_counts[: len(counts)] += counts
-        if got.steps is not None:
-            self._steps.run(len(got.colons), got.steps)
-        if got.lo is not None and got.hi is not None:
-            if self._start is None or got.lo < self._start:
-                self._start = got.lo
-            if self._end is None or got.hi > self._end:
-                self._end = got.hi
+                self._timed_again(lines_of, los.tolist(), his.tolist(), rest, view)
+        self._count_chunk(slots, counted, int(got.lines.sum()), len(got.colons), got.steps, got.lo, got.hi)
 
     def _fast_new(self, got: Any, lines_at: Any) -> list[int] | None:
         """Slot the new texts of a scanned chunk as numbers, counted when the reader closes; None (nothing slotted)
