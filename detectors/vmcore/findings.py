@@ -14,6 +14,7 @@ import shlex
 
 from detectors.dmesg.taint import TAINT_FLAGS
 from detectors.incident.hypotheses import FREE_AT_CRASH
+from detectors.vmcore.faultaddr import fault_address_record
 from forensics.model import (
     Clock,
     Evidence,
@@ -186,6 +187,22 @@ def _log_evidence(snap: CrashSnapshot, needle: str) -> Evidence | None:
     return None
 
 
+def _fault_address_evidence(snap: CrashSnapshot) -> Evidence | None:
+    """The log line the fault address (CR2) was read from: the last page fault's, not the first ``CR2:`` line of
+    the log (a register dump's CR2 is whatever the last page fault left there: ``CR2: ffffffffc018efef`` in the
+    oops of a NULL dereference at 0x30, whose ``CR2: 0000000000000030`` comes at its end)."""
+    found = fault_address_record(snap.log)
+    if found is None:
+        return None
+    record = snap.log[found[1]]
+    return Evidence(
+        log_source(snap.dump_path),
+        Locator(LocatorKind.LINE, found[1] + 1),
+        record.text.split("\n", 1)[0],
+        timestamp=Timestamp(record.seconds, Clock.MONOTONIC),
+    )
+
+
 def _fault_facts(fault: FaultAnalysis) -> list[Fact]:
     facts = [Fact("faulting instruction", f"{fault.instruction.address:#x}: {fault.instruction.text()}")]
     if fault.base_register is not None and fault.base_value is not None:
@@ -328,7 +345,7 @@ def null_field_finding(snap: CrashSnapshot, fault: FaultAnalysis) -> Finding | N
         ),
         Evidence(snap.dump_path, Locator(LocatorKind.ADDRESS, fault.instruction.address), fault.instruction.text()),
     ]
-    cr2 = _log_evidence(snap, "CR2: ") or _log_evidence(snap, "NULL pointer dereference, address")
+    cr2 = _fault_address_evidence(snap)
     if cr2 is not None:
         evidence.append(cr2)
     if not isinstance(fault.null_field, NotAvailable) and not isinstance(fault.read_member, NotAvailable):
