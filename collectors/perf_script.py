@@ -2000,11 +2000,13 @@ def read_profile(name: str, window: tuple[float, float] | None = None, perf: str
             yield head
             yield from stream
 
+        # A compressed text is named as its findings cite it: lines count in the decompressed text (`PATH (gunzipped)`,
+        # as kforensic dmesg and trace name theirs; collectors.inputs.SOURCE_SUFFIX).
         if _is_folded(head):
-            profile = parse_folded(all_chunks(), tracked.name)
+            profile = parse_folded(all_chunks(), tracked.source)
         else:
             # The stored size bounds the text only when it is not compressed.
-            parser = ScriptParser(tracked.name, window, bulk=bulk, expected=stored * (tracked.compression is None))
+            parser = ScriptParser(tracked.source, window, bulk=bulk, expected=stored * (tracked.compression is None))
             for chunk in all_chunks():
                 parser.feed(chunk)
             profile = parser.close()

@@ -305,9 +305,17 @@ def group_finding(g: CoGrowth, ctx: FindingContext) -> Finding:
 
 
 def meminfo_finding(
-    v: SeriesVerdict, ctx: FindingContext, explained_by: tuple[str, ...] = (), explained_share: float = 0.0
+    v: SeriesVerdict,
+    ctx: FindingContext,
+    explained_by: tuple[str, ...] = (),
+    explained_share: float = 0.0,
+    flagged_rate: float = 0.0,
 ) -> Finding:
-    """The finding for a growing meminfo field (``explained_by``: flagged caches that account for most of it)."""
+    """The finding for a growing meminfo field (``explained_by``: flagged caches that account for most of it).
+
+    ``explained_share`` is the flagged caches' summed rate (``flagged_rate``) over the field's; over 1 it is no
+    share (Theil-Sen rates, medians, do not add up; other caches shrank): the caches are said to grow faster.
+    """
     info = field_info(v.name)
     rate = f"{kb(v.rate)}/h"
     severity = Severity.INFO if explained_by else SEVERITY[v.grade]
@@ -326,7 +334,13 @@ def meminfo_finding(
         f"{info.name} grew {kb(v.growth)} in {v.features.span_hours:.2f} h, {rate}: {v.verdict.reason}. "
         f"It is grown by {info.grown_by}."
     )
-    if explained_by:
+    if explained_by and explained_share > 1.0:
+        summary += (
+            f" The caches {', '.join(explained_by)} grow {kb(flagged_rate)}/h, more than {info.name}'s {rate}: "
+            f"not a share of it (other caches {info.name} counts shrank meanwhile, or the rates were fitted over "
+            "different stretches)."
+        )
+    elif explained_by:
         summary += f" The caches {', '.join(explained_by)} account for {explained_share:.0%} of it."
     elif explained_share > 0:
         summary += f" The flagged caches account for only {explained_share:.0%} of it: look beyond them."

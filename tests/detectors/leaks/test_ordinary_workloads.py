@@ -141,6 +141,24 @@ def test_four_minutes_of_time_wait_are_judged_after_the_fill_and_flag_nothing(
     assert all(v.verdict.rule != "timer-fill" and v.grade.rank <= Grade.UNDECIDED.rank for v in tw), tw
 
 
+def test_caches_growing_faster_than_sunreclaim_are_no_share_of_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A share over 100% is no figure: on the file-writes recording kmalloc-512 grows 472,320 KB/h and SUnreclaim
+    470,331 KB/h, and the finding said "The caches kmalloc-512 account for 100% of it" (100.4%, rounded)."""
+    result = _imported("file-writes", tmp_path, monkeypatch)
+    finding = next(f for f in result.incident.findings if f.title.startswith("SUnreclaim"))
+    assert "account for" not in finding.summary
+    assert (
+        "The caches kmalloc-512 grow 472,320 KB/h, more than SUnreclaim's 470,331 KB/h: not a share of it (other "
+        "caches SUnreclaim counts shrank meanwhile, or the rates were fitted over different stretches)."
+    ) in finding.summary
+    # Below 100% it is a share, as before (the UDP leak: 97%).
+    udp = _imported("udp-socket-leak", tmp_path, monkeypatch)
+    finding = next(f for f in udp.incident.findings if f.title.startswith("SUnreclaim"))
+    assert "The caches UDP, filp, kmalloc-64 account for 97% of it." in finding.summary
+
+
 def test_a_reason_says_which_growth_it_judged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The rules judge the larger of the fitted rate x the span and the medians' net growth; "grew X" is read as what
     the samples show.  On 4 min of TIME_WAIT kmalloc-512's finding said "grew 2,216 KB" and its rule "grew 2,398 KB":
