@@ -122,7 +122,8 @@ def test_thousands_of_repeats_are_grouped_and_kept_small(tmp_path: Path) -> None
     occurrences = [e for e in finding.evidence if (e.locator.name or "").startswith(("report", "one of", "last of"))]
     assert [e.locator.start for e in occurrences] == kept
     # Each repeat is cited whole, as the first: the CPU its evidence carries is named in the lines it cites.
-    assert [(e.locator.start, e.locator.end) for e in occurrences] == [(r.start_line, r.end_line) for r in result.reports]
+    spans = [(r.start_line, r.end_line) for r in result.reports]
+    assert [(e.locator.start, e.locator.end) for e in occurrences] == spans
     lines = log.read_text().split("\n")
     for e in occurrences:
         assert e.cpu is not None and e.locator.end is not None
