@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from detectors.leaks.attribution import attribution_for, describe_aliases, generic_confirm_steps, merged_names
 from detectors.leaks.decision import WITH_PAGE_CACHE
@@ -45,6 +45,7 @@ class FindingContext:
     mem_total: float | None
     mem_available: float | None  # last MemAvailable of the latest boot, bytes
     aliases: Mapping[str, str]
+    reclaim_account: Mapping[str, bool] = field(default_factory=dict)  # the flags read (/sys/kernel/slab)
 
 
 def kb(value: float) -> str:
@@ -107,6 +108,20 @@ def sample_evidence(source: str, locator_name: str, refs: tuple[SampleRef, ...])
 def _reclaim_note(v: SeriesVerdict) -> str:
     """What reclaim can free of a reclaimable series: all of it, or only its unused objects."""
     return " (reclaimable only where unused)" if attribution_for(v.name).pinned_by else " (reclaimable)"
+
+
+def _flag_unknown(v: SeriesVerdict) -> str:
+    """What is said of a cache whose reclaim_account flag was not read: unknown, why, and what was judged instead."""
+    who = attribution_for(v.name)
+    judged = (
+        ("reclaimable" if v.reclaimable else "not reclaimable") + f" ({who.subject}, by its name)"
+        if who.known
+        else "not reclaimable (a cache of no known kind)"
+    )
+    return (
+        "unknown: the samples carry no flag for it (snapshots imported by slab-import and node_exporter's series "
+        f"do not hold /sys/kernel/slab); judged {judged}"
+    )
 
 
 def _series_facts(v: SeriesVerdict, ctx: FindingContext) -> list[Fact]:
@@ -186,6 +201,8 @@ def cache_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding:
     facts.append(Fact("typically allocated by", who.allocated_by))
     if who.pinned_by:
         facts.append(Fact("held by", who.pinned_by))
+    if v.name not in ctx.reclaim_account:
+        facts.append(Fact("reclaim_account", _flag_unknown(v)))
     others = merged_names(v.name, ctx.aliases)
     if alias:
         facts.append(Fact("merged caches", alias))
