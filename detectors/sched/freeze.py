@@ -189,7 +189,7 @@ def _cpu_stats(an: SchedAnalyzer, busy: dict[int, float]) -> tuple[CpuStats, ...
     return tuple(
         CpuStats(
             cpu,
-            an.first[cpu].ts,
+            an.first_in.get(cpu, an.first[cpu]).ts,  # in the window (--window, --around), as the other figures
             an.last[cpu].ts,
             busy.get(cpu, 0.0),
             an.idle.get(cpu, 0.0),
