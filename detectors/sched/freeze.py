@@ -46,6 +46,7 @@ class SchedAnalyzer(Protocol):
     tasks: dict[int, TaskState]
     cur: dict[int, tuple[int, float, TraceEvent, float]]
     first: dict[int, TraceEvent]
+    first_in: dict[int, TraceEvent]
     last: dict[int, TraceEvent]
     busy: dict[int, float]
     idle: dict[int, float]
