@@ -181,8 +181,7 @@ def scan_chunk(
             if slot < 0:
                 slot = n_slots
                 n_slots += 1
-                for j in range(size):
-                    store[used + j] = buf[pos + j]
+                store[used : used + size] = buf[pos : pos + size]  # (a slice: LLVM's copy, not a byte loop)
                 slot_start[slot] = used
                 slot_len[slot] = size
                 slot_hash[slot] = h
@@ -268,8 +267,7 @@ def intern_ranges(
         if found < 0:
             found = n_ent
             n_ent += 1
-            for j in range(size):
-                store[used + j] = buf[pos + j]
+            store[used : used + size] = buf[pos : pos + size]  # (a slice: LLVM's copy, not a byte loop)
             ent_start[found] = used
             ent_len[found] = size
             ent_hash[found] = h
