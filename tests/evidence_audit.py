@@ -17,7 +17,8 @@
   ``-l``'s ``1d..2.``) or in those of the report the line belongs to (the finding's ``report`` evidence); on a
   dump, it is one of the dump's CPUs;
 - the facts that repeat a value read from the input (``FACT_CHECKS``: the fault address, the base register, the
-  faulting instruction) repeat a value one of the finding's own evidence shows;
+  faulting instruction, memory words: a lock word, a list entry, an object's first words) repeat a value one of
+  the finding's own evidence shows;
 - the timeline's and the hypotheses' citations (``report``, ``vmcore``) are evidence of the findings they name.
 
 Text sources are found by their names: a path as given, ``PATH (gunzipped)`` (and the other decompressed
@@ -93,12 +94,25 @@ def _shows_instruction(value: str, ev: Evidence) -> bool:
     return ev.locator.kind is LocatorKind.ADDRESS and ev.locator.start == int(address, 16) and ev.excerpt == text
 
 
-#: A fact that repeats a value read from the input, the kind of evidence that shows it, and the test of one such
-#: evidence.  A finding that states the fact must cite one evidence of that kind, and one that shows it.
+def _shows_words(value: str, ev: Evidence) -> bool:
+    """Memory words (``0x101: locked, ...``; ``0xdead000000000100, 0xdead000000000122``) read at a cited address."""
+    if ev.locator.kind is not LocatorKind.ADDRESS or not re.fullmatch(r"u(32|64)(x\d+)?", ev.locator.name or ""):
+        return False
+    stated = [int(w, 16) for w in re.findall(r"0x[0-9a-f]+", value.split(":", maxsplit=1)[0])]
+    return stated == [int(w, 16) for w in ev.excerpt.split()]
+
+
+#: A fact that repeats a value read from the input, the kind of evidence a finding must cite for it to be checked
+#: (None: always), and the test of one evidence that shows it.  A finding that states the fact must cite one
+#: evidence that shows it.
 FACT_CHECKS: dict[str, tuple[LocatorKind | None, Callable[[str, Evidence], bool]]] = {
     "fault address (CR2)": (None, _shows_address),
     "base register": (LocatorKind.REGISTER, lambda value, ev: ev.excerpt == value),
+    # A kernel log's report decodes its Code: line: the dump's finding cites the instruction's address.
     "faulting instruction": (LocatorKind.ADDRESS, _shows_instruction),
+    "lock word": (None, _shows_words),
+    "entry words (next, prev)": (None, _shows_words),
+    "first words": (None, lambda value, ev: value == "not in dump" or _shows_words(value, ev)),
 }
 
 

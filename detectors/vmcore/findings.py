@@ -10,6 +10,7 @@ in :mod:`forensics.vmcore.resolve` read them back from the dump with drgn.
 
 from __future__ import annotations
 
+import re
 import shlex
 
 from detectors.dmesg.taint import TAINT_FLAGS
@@ -53,6 +54,20 @@ def log_source(dump_path: str) -> str:
 def register_excerpt(name: str, value: int) -> str:
     """How a register value is cited: ``rax=0x0000000000000000``."""
     return f"{name}={value:#018x}"
+
+
+#: The name of an ADDRESS locator of memory words: ``u32`` (one 32-bit word), ``u64x2`` (two 64-bit words), ...
+MEMORY_WORDS = re.compile(r"u(32|64)(?:x(\d+))?")
+
+
+def memory_locator_name(width: int, count: int) -> str:
+    """The ADDRESS locator's name of ``count`` little-endian words of ``width`` bytes: ``u32``, ``u64x4``."""
+    return f"u{width * 8}" + (f"x{count}" if count > 1 else "")
+
+
+def memory_excerpt(words: tuple[int, ...] | list[int], width: int) -> str:
+    """How memory words read from a dump are cited (``crash> rd -64 ADDR N`` shows the same values)."""
+    return " ".join(f"{w:#0{2 + 2 * width}x}" for w in words)
 
 
 def taint_letters_of(mask: int) -> str:

@@ -1,5 +1,5 @@
-"""Reading evidence back from a dump: resolvers for frame, register and address locators (an instruction, a slab
-cache, a module's held global mutex).
+"""Reading evidence back from a dump: resolvers for frame, register and address locators (an instruction, memory
+words, a slab cache, a module's held global mutex).
 
 They open nothing themselves: give them a drgn program on the dump (opened
 independently of the analysis, so a check does not trust the analysis).
@@ -12,7 +12,7 @@ import itertools
 import drgn
 
 from detectors.vmcore.disasm import decode
-from detectors.vmcore.findings import register_excerpt
+from detectors.vmcore.findings import MEMORY_WORDS, memory_excerpt, register_excerpt
 from forensics.evidence import Resolver
 from forensics.model import Evidence, LocatorKind
 from forensics.types.vmcore import CodeBytes
@@ -78,6 +78,16 @@ def dump_resolvers(prog: drgn.Program) -> dict[LocatorKind, Resolver]:
             usage = slab_cache_usage(cache)
             name = cache.name.string_().decode(errors="replace")
             return f"{name} {usage.active_objs} {usage.num_objs} {int(cache.object_size.value_())}"
+        words = MEMORY_WORDS.fullmatch(ev.locator.name or "")
+        if words is not None:  # memory words a finding states (a lock word, a list entry, an object's first words)
+            width, count = int(words.group(1)) // 8, int(words.group(2) or 1)
+            try:
+                data = prog.read(start, width * count)
+            except drgn.FaultError:
+                return None
+            return memory_excerpt(
+                [int.from_bytes(data[k : k + width], "little") for k in range(0, len(data), width)], width
+            )
         if ev.locator.name is not None:  # a module's global lock, named by its variable
             return _global_mutex(prog, start, ev.locator.name)
         try:
