@@ -19,6 +19,8 @@
 - the facts that repeat a value read from the input (``FACT_CHECKS``: the fault address, the base register, the
   faulting instruction, memory words: a lock word, a list entry, an object's first words) repeat a value one of
   the finding's own evidence shows;
+- a trace finding's duration (``SPAN_FACTS``: the longest run, the worst wakeup latency, the longest D sleep, an
+  IRQ handler's or a softirq's, a slow span's) is the time between two of its cited events;
 - the timeline's and the hypotheses' citations (``report``, ``vmcore``) are evidence of the findings they name.
 
 Text sources are found by their names: a path as given, ``PATH (gunzipped)`` (and the other decompressed
@@ -245,6 +247,30 @@ def _cpu_problem(ev: Evidence, finding: Finding, inputs: Inputs) -> str | None:
     return None if 0 <= ev.cpu < count else f"CPU {ev.cpu} does not exist in the input ({count} CPUs)"
 
 
+#: A trace finding's durations: the time between two of its cited events (a run's switch in and out, a wakeup and
+#: the switch that ran the task, a D sleep's switch out and wakeup, a handler's entry and exit, a softirq's raise
+#: and entry, a span's start and end), to the microsecond the events print.
+SPAN_FACTS = (
+    "longest run",
+    "worst wakeup latency",
+    "longest D sleep",
+    "longest handler run",
+    "worst raise-to-entry",
+    "duration",
+)
+
+
+def _span_problems(finding: Finding) -> Iterable[str]:
+    times = [ev.timestamp.seconds for ev in finding.evidence if ev.timestamp is not None]
+    for fact in finding.shown_facts:
+        m = re.fullmatch(r"(\d+\.\d+) ms", fact.value) if fact.name in SPAN_FACTS else None
+        if m is None:
+            continue
+        stated = float(m.group(1)) / 1e3
+        if not any(abs((b - a) - stated) <= 1.5e-6 for a in times for b in times if b > a):
+            yield f"{finding.id}: fact {fact.name!r} = {fact.value!r} is the time between none of its cited events"
+
+
 def _fact_problems(finding: Finding) -> Iterable[str]:
     for fact in finding.shown_facts:
         kind, test = FACT_CHECKS.get(fact.name, (None, None))
@@ -322,6 +348,7 @@ def audit_findings(findings: Iterable[Finding], inputs: Inputs) -> list[str]:
             if reason is not None:
                 problems.append(f"{finding.id} ({finding.severity.value}): {ev.cite()}: {reason}")
         problems += _fact_problems(finding)
+        problems += _span_problems(finding)
     return problems
 
 

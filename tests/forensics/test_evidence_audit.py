@@ -106,6 +106,18 @@ def test_the_audit_fails_on_a_timeline_or_hypothesis_citing_other_evidence(kfore
     assert audit(bad, Inputs(tmp_path))
 
 
+def test_the_audit_fails_on_a_duration_its_events_do_not_span(kforensic: Any, tmp_path: Path) -> None:
+    doc = kforensic("trace", TRACES[0])
+    _clean(doc, Inputs(tmp_path))
+    facts = [x for f in _findings(doc) for x in f["facts"] if x["name"] in ("longest run", "worst wakeup latency")]
+    assert facts
+    for fact in facts:
+        stated = fact["value"]
+        fact["value"] = f"{float(stated.split()[0]) + 0.002:.3f} ms"
+        assert audit(doc, Inputs(tmp_path)), fact
+        fact["value"] = stated
+
+
 # ------------------------------------------------------------------ every command on the bundled inputs
 
 
