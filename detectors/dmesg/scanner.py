@@ -214,9 +214,10 @@ class LogScanner:
                 if isinstance(got, KernelReport):
                     yield got
                 continue
-            if head.body.startswith("Linux version ") and (banner := _BANNER.match(head.body)) is not None:
-                if banner[1] != self._banner:  # kept where the release changes: bounded by the kernels, not the boots
-                    self.banners[number] = self._banner = banner[1]
+            # A banner is kept where the release changes: bounded by the kernels, not the boots.
+            banner = _BANNER.match(head.body) if head.body.startswith("Linux version ") else None
+            if banner is not None and banner[1] != self._banner:
+                self.banners[number] = self._banner = banner[1]
             found = match_header(head.body)
             if found is None or (found[0].name == "unexpected-reboot" and not self._unexpected_reboot(start, head)):
                 self._pos = line_end + 1
