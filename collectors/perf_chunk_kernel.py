@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 _FNV_OFFSET = -3750763034362895579  # 0xcbf29ce484222325 as int64: the arithmetic stays in int64 (wraps)
 _FNV_PRIME = 1099511628211
 #: A time with more digits than this is not read exactly by ``mask_times``: the chunk goes to the per-sample code.
@@ -169,20 +171,16 @@ def scan_chunk(
                 k = table[at] - 1
                 if slot_hash[k] == h and slot_len[k] == size:
                     other = slot_start[k]
-                    same = True
-                    for j in range(size):
-                        if store[other + j] != buf[pos + j]:
-                            same = False
-                            break
-                    if same:
+                    # (numba's array_equal of the two slices: 0.136 -> 0.112 s for kernel.perf.txt x175, whose
+                    # samples are nearly all known texts, against a compare loop written out)
+                    if np.array_equal(store[other : other + size], buf[pos : pos + size]):
                         slot = k
                         break
                 at = (at + 1) & mask
             if slot < 0:
                 slot = n_slots
                 n_slots += 1
-                for j in range(size):
-                    store[used + j] = buf[pos + j]
+                store[used : used + size] = buf[pos : pos + size]  # (a slice: LLVM's copy, not a byte loop)
                 slot_start[slot] = used
                 slot_len[slot] = size
                 slot_hash[slot] = h
@@ -256,20 +254,14 @@ def intern_ranges(
             k = table[at] - 1
             if ent_hash[k] == h and ent_len[k] == size:
                 other = ent_start[k]
-                same = True
-                for j in range(size):
-                    if store[other + j] != buf[pos + j]:
-                        same = False
-                        break
-                if same:
+                if np.array_equal(store[other : other + size], buf[pos : pos + size]):  # (as scan_chunk's)
                     found = k
                     break
             at = (at + 1) & mask
         if found < 0:
             found = n_ent
             n_ent += 1
-            for j in range(size):
-                store[used + j] = buf[pos + j]
+            store[used : used + size] = buf[pos : pos + size]  # (a slice: LLVM's copy, not a byte loop)
             ent_start[found] = used
             ent_len[found] = size
             ent_hash[found] = h

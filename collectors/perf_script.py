@@ -19,7 +19,7 @@ import re
 import shutil
 import subprocess
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import accumulate, chain, compress, repeat
 from operator import add, attrgetter, is_, itemgetter, sub
 from pathlib import Path
@@ -30,6 +30,7 @@ from forensics.types.profile import (
     Profile,
     ProfileFrame,
     ProfileStack,
+    StackColumns,
     StackCount,
     StackTable,
     Thread,
@@ -353,9 +354,50 @@ class _FastCounters(NamedTuple):
     samples: Any  # (int64, or Python integers in an object array)
     period: Any
     lines: Any  # its first sample's line
-    headers: list[str]  # and header line, verbatim
+    headers: _Headers  # and header line, verbatim
     slots: Any  # its first slot
     bodies: Any  # collectors.perf_chunks.Interned: the call chain texts, joined by newlines in its store
+
+
+class _Headers:
+    """The verbatim first header lines of counters, each written when it is read (:meth:`text`) or all at once.
+
+    A counter of the compiled chunk pass keeps its masked header's number and its time's digits (one integer):
+    the header is written back from the header's parts around the time (:meth:`ScriptParser._fast_counters`);
+    the others (``more``: counters of the per-sample code) are strings already.  ``of``: counter ``i``'s entry
+    (the first ``len(heads)`` entries those of the compiled pass, then ``more``); None: ``i`` itself.
+    """
+
+    __slots__ = ("heads", "more", "of", "parts", "wholes")
+
+    def __init__(
+        self, parts: dict[int, tuple[str, int, int, str]], heads: Any, wholes: Any, more: list[str], of: Any = None
+    ) -> None:
+        self.parts, self.heads, self.wholes, self.more, self.of = parts, heads, wholes, more, of
+
+    def __len__(self) -> int:
+        return len(self.heads) + len(self.more) if self.of is None else len(self.of)
+
+    def _write(self, head: int, whole: int) -> str:
+        before, dot, digits, after = self.parts[head]
+        d = str(whole).zfill(digits)
+        return before + d[:dot] + "." + d[dot:] + after
+
+    def text(self, i: int) -> str:
+        """Counter ``i``'s header."""
+        at = i if self.of is None else int(self.of[i])
+        n = len(self.heads)
+        return self._write(int(self.heads[at]), int(self.wholes[at])) if at < n else self.more[at - n]
+
+    def every(self) -> list[str]:
+        """Every counter's header, in order."""
+        written = list(map(self._write, self.heads.tolist(), self.wholes.tolist())) + self.more
+        return written if self.of is None else list(map(written.__getitem__, self.of.tolist()))
+
+    def picked(self, more: list[str], of: Any) -> _Headers:
+        """These headers and ``more`` after them (entries numbered on), counter ``i`` being entry ``of[i]``."""
+        assert self.of is None and not self.more
+        return _Headers(self.parts, self.heads, self.wholes, more, of)
 
 
 _PLUS_ONE = (1).__add__
@@ -1313,9 +1355,8 @@ class ScriptParser:
         of = rank[inverse.reshape(-1)]
         first = first[order]
         at = fast[first]
-        heads = hdr[first].tolist()
         parts = {}
-        for h in set(heads):
+        for h in set(hdr[first].tolist()):  # (np.unique of one array imports numpy.ma: 10-20 ms)
             text = self._headers.text(h)
             m = _BULK_TIME.search(text)
             assert m is not None  # the header's one time (checked when it was numbered)
@@ -1326,11 +1367,6 @@ class ScriptParser:
                 len(m.group(1)) - 1,
                 text[m.end(1) :].decode("utf-8", "replace"),
             )
-        headers = []
-        for h, whole in zip(heads, self._slot_whole[at].tolist(), strict=True):
-            before, dot, digits, after = parts[h]
-            d = str(whole).zfill(digits)
-            headers.append(before + d[:dot] + "." + d[dot:] + after)
         return _FastCounters(
             list(te_ids),
             te[first],
@@ -1338,7 +1374,7 @@ class ScriptParser:
             sums(of, len(order), count),
             sums(of, len(order), period),
             self._slot_first[at],
-            headers,
+            _Headers(parts, hdr[first], self._slot_whole[at], []),
             at,
             bodies,
         )
@@ -1394,7 +1430,6 @@ class ScriptParser:
             g, c = group[at], order[at]
             got_samples[g] += samples[c]
             got_period[g] += period[c]
-        headers = fast.headers + list(map(_HEADER_OF, counters))
         return _FastCounters(
             te_keys,
             te[keep],
@@ -1402,7 +1437,7 @@ class ScriptParser:
             got_samples,
             got_period,
             np.concatenate((fast.lines, np.array(list(map(_LINE_OF, counters)), np.int64)))[keep],
-            list(map(headers.__getitem__, keep.tolist())),
+            fast.headers.picked(list(map(_HEADER_OF, counters)), keep),
             np.zeros(0, np.int64),
             fast.bodies,
         )
@@ -1422,7 +1457,8 @@ class ScriptParser:
         chains: dict[tuple[ProfileFrame, ...], tuple[ProfileFrame, ...]] = {}
         names = {e: e.decode("utf-8", "replace") for e in self._events_raw}
         if fast is not None:
-            return self._profile_of(self._fast_stacks(fast, names, line_caches), events, first, 0)
+            columns, bad = self._fast_stacks(fast, names, line_caches)
+            return self._profile_of(columns, events, first, bad)
         keys = list(self._counts)
         # The thread of each counter: per (comm, pid, tid) first, so that a thread's texts share it.
         by_ids = {k[:3]: None for k in keys}
@@ -1476,7 +1512,7 @@ class ScriptParser:
         fast: _FastCounters,
         names: dict[bytes, str],
         line_caches: dict[bool, dict[bytes, tuple[ProfileFrame, ...] | None]],
-    ) -> tuple[list[ProfileStack], int]:
+    ) -> tuple[StackColumns, int]:
         """The stacks of the counters counted by number, and the samples whose chains hold lines that are not frames.
 
         The distinct call chain texts are already joined by newlines in ``fast.bodies``' store: the compiled
@@ -1553,32 +1589,46 @@ class ScriptParser:
         of_made = np.fromiter(map(number.__getitem__, map(id, canonical)), np.int64, len(canonical))
         chain_of = of_made[chain_raw]  # each stack's frames tuple, by number
         event_te = [names[e] for *_, e in fast.te_keys]
-        samples = fast.samples.tolist()  # Python integers, as the stacks hold them
-        bad_bodies = sum(compress(samples, bad.tolist()))
+        bad_bodies = sum(compress(fast.samples.tolist(), bad.tolist()))  # Python integers, as the stacks hold them
         self._table = _numbered_table(fast, chain_of, objects, te, te_thread)
-        te_list = te.tolist()
-        stacks = made_stacks(
-            len(te_list),
-            map(te_thread.__getitem__, te_list),
-            map(event_te.__getitem__, te_list),
-            map(objects.__getitem__, chain_of.tolist()),
-            samples,
-            fast.period.tolist(),
-            fast.lines.tolist(),
-            fast.headers,
-        )
-        return stacks, bad_bodies
+        headers = fast.headers
+
+        def one(i: int) -> ProfileStack:
+            t = int(te[i])
+            return ProfileStack(
+                te_thread[t],
+                event_te[t],
+                objects[int(chain_of[i])],
+                int(fast.samples[i]),
+                int(fast.period[i]),
+                int(fast.lines[i]),
+                headers.text(i),
+            )
+
+        def every() -> list[ProfileStack]:
+            te_list = te.tolist()
+            return made_stacks(
+                len(te_list),
+                map(te_thread.__getitem__, te_list),
+                map(event_te.__getitem__, te_list),
+                map(objects.__getitem__, chain_of.tolist()),
+                fast.samples.tolist(),
+                fast.period.tolist(),
+                fast.lines.tolist(),
+                headers.every(),
+            )
+
+        events = frozenset(map(event_te.__getitem__, np.flatnonzero(np.bincount(te, minlength=len(event_te))).tolist()))
+        return StackColumns(len(te), one, every, events, fast.lines), bad_bodies
 
     def _profile_of(
         self,
-        stacks: list[ProfileStack] | tuple[list[ProfileStack], int],
+        stacks: Sequence[ProfileStack],
         events: dict[str, int],
         first: str | None,
         bad_bodies: int,
     ) -> Profile:
-        """The profile of ``stacks`` (or ``(stacks, bad_bodies)``) with the reader's notes."""
-        if isinstance(stacks, tuple):
-            stacks, bad_bodies = stacks
+        """The profile of ``stacks`` with the reader's notes."""
         notes: list[str] = []
         if len([e for e in events if e]) > 1 and first is not None:
             others = ", ".join(f"{e or '(unnamed)'}: {n} samples" for e, n in events.items() if e != first)
@@ -1950,11 +2000,13 @@ def read_profile(name: str, window: tuple[float, float] | None = None, perf: str
             yield head
             yield from stream
 
+        # A compressed text is named as its findings cite it: lines count in the decompressed text (`PATH (gunzipped)`,
+        # as kforensic dmesg and trace name theirs; collectors.inputs.SOURCE_SUFFIX).
         if _is_folded(head):
-            profile = parse_folded(all_chunks(), tracked.name)
+            profile = parse_folded(all_chunks(), tracked.source)
         else:
             # The stored size bounds the text only when it is not compressed.
-            parser = ScriptParser(tracked.name, window, bulk=bulk, expected=stored * (tracked.compression is None))
+            parser = ScriptParser(tracked.source, window, bulk=bulk, expected=stored * (tracked.compression is None))
             for chunk in all_chunks():
                 parser.feed(chunk)
             profile = parser.close()

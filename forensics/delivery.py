@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, assert_never
 
 from forensics.errors import ExitCode
-from forensics.model import Incident, Severity
+from forensics.model import FindingKind, Incident, Severity
 from forensics.report.formats import IncidentRenderer, OutputFormat, render
 
 if TYPE_CHECKING:
@@ -103,9 +103,16 @@ def render_for(incident: Incident, fmt: OutputFormat, output: Path | None) -> st
     return render(IncidentRenderer(), incident, fmt, output)
 
 
+#: Findings that state what an analysis examined and could have shown (slab-watch's and slab-import's coverage of
+#: the leak analysis): a statement about the samples, not a finding about the kernel.  They never set the exit
+#: status, so the same store gives the same status to ``slab-import``, ``slab-watch`` and ``leaks`` (which
+#: states its coverage apart, as "examined").
+COVERAGE_KINDS = frozenset({FindingKind.LEAK_COVERAGE})
+
+
 def exit_status(incident: Incident, fail_on: Severity | None) -> ExitCode:
-    """0, or 1 when ``--fail-on`` was given and a finding reaches it."""
-    worst = incident.worst_severity()
+    """0, or 1 when ``--fail-on`` was given and a finding (not a statement of coverage) reaches it."""
+    worst = max((f.severity for f in incident.findings if f.kind not in COVERAGE_KINDS), default=None)
     if fail_on is not None and worst is not None and worst >= fail_on:
         return ExitCode.FINDINGS
     return ExitCode.OK

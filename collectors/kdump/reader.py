@@ -57,6 +57,15 @@ def missing(path: str) -> NotAvailable:
     return NotAvailable(f"{path} does not exist")
 
 
+def _is_link(path: Path) -> bool:
+    """Whether ``path`` is a symbolic link; False where a directory above it cannot be searched (a /usr of mode 000
+    under --root): the read that follows meets the same error and says the path unknown, with why."""
+    try:
+        return path.is_symlink()
+    except OSError:
+        return False
+
+
 class RootReader:
     """Reads target paths under ``root``; keeps a :class:`SourceRecord` per file and the read problems."""
 
@@ -81,7 +90,7 @@ class RootReader:
                     resolved.pop()
                 continue
             candidate = self.root.joinpath(*resolved, name)
-            if candidate.is_symlink() and hops < _MAX_SYMLINKS:
+            if _is_link(candidate) and hops < _MAX_SYMLINKS:
                 hops += 1
                 link = os.readlink(candidate)
                 if link.startswith("/"):
@@ -92,8 +101,9 @@ class RootReader:
         return self.root.joinpath(*resolved)
 
     def exists(self, target: str) -> bool:
-        """Whether ``target`` exists on the target system (following links inside the root)."""
-        return self.host_path(target).exists()
+        """Whether ``target`` exists on the target system (following links inside the root); False, with the read
+        problem recorded, where it cannot be looked up (a directory above it that cannot be searched)."""
+        return self.look_up(target) is True
 
     def look_up(self, target: str) -> bool | NotAvailable:
         """Whether ``target`` exists; NotAvailable (a read problem of its directory, or of ``target`` itself) when

@@ -96,6 +96,7 @@ class ReportGrouper:
         self.first_time: float | None = None
         self.last_time: float | None = None
         self.boot_times = array("d")
+        self.banners: dict[int, str] = {}  # the log's boot banners, line -> release (the scanner's)
 
     def add(self, report: KernelReport) -> None:
         """Count one more report."""
@@ -158,10 +159,11 @@ def _evidence(source: str, report: KernelReport) -> list[Evidence]:
 
 
 def _occurrence(source: str, report: KernelReport, name: str) -> Evidence:
-    """The header line of one repeat of a report."""
+    """One repeat of a report: its header line, citing the repeat's lines as the first report's evidence does
+    (the CPU it names stands in them: a hung task's ``CPU: 1`` is khungtaskd's, dozens of lines on)."""
     return Evidence(
         source,
-        Locator(LocatorKind.LINE, report.start_line, name=name),
+        Locator(LocatorKind.LINE, report.start_line, report.end_line, name=name),
         _excerpt(report.header),
         timestamp=_when(report),
         cpu=report.cpu if isinstance(report.cpu, int) else None,

@@ -19,7 +19,7 @@ wall-clock times all lie after the dump's crash (:func:`after_the_crash`).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import replace
 
 from detectors.incident.deliberate import mark
@@ -353,14 +353,25 @@ def after_the_crash(incidents: tuple[Incident, ...], known: frozenset[str] = fro
     return out
 
 
-def correlate(findings: tuple[Finding, ...]) -> tuple[tuple[Finding, ...], tuple[Correlation, ...]]:
+def correlate(
+    findings: tuple[Finding, ...], elsewhere: Collection[str] = ()
+) -> tuple[tuple[Finding, ...], tuple[Correlation, ...]]:
     """Merge findings that show one problem; add contradictions; say what was merged and why.
 
     Rules match on the findings as the inputs gave them, so a log report can
     corroborate both the dump's crash and the dump's hung task; a finding
-    merged away is represented by the one that absorbed it.
+    merged away is represented by the one that absorbed it.  A finding of an
+    input of another boot or host (``elsewhere``, and the inputs whose times
+    since boot lie past the crash) corroborates nothing: it is a contradiction,
+    never a cause (a store recorded in another boot made the dump's outsized
+    cache "corroborated" and its leak the first hypothesis).
     """
     original = {f.id: f for f in findings}
+    apart = frozenset(elsewhere) | frozenset(foreign_sources(findings))
+
+    def away(f: Finding) -> bool:
+        return bool(f.evidence) and all(e.source in apart for e in f.evidence)
+
     current = dict(original)
     holder: dict[str, str] = {}
     correlations: list[Correlation] = []
@@ -372,6 +383,8 @@ def correlate(findings: tuple[Finding, ...]) -> tuple[tuple[Finding, ...], tuple
 
     for rule, find in RULES:
         for keep, drop, why in find(original):
+            if away(original[keep]) or away(original[drop]):
+                continue
             keep_at = home(keep)
             if keep_at == home(drop) or keep_at not in current:
                 continue

@@ -169,7 +169,7 @@ def analyse(data: LeakInput, thresholds: LeakThresholds | None = None) -> LeakAn
                 if judged is not None:
                     meminfo.append(judged)
 
-    ctx = FindingContext(data.source, mem_total, mem_available, data.aliases)
+    ctx = FindingContext(data.source, mem_total, mem_available, data.aliases, data.reclaim_account)
     findings = _findings(caches, groups, meminfo, ctx, lambda name: in_sreclaimable(name, data.reclaim_account))
     every = (*caches, *meminfo)
     refs, cited = _stretch_refs(slab_mats, mem_mats, units)
@@ -272,6 +272,7 @@ def _findings(
             continue
         explained: tuple[str, ...] = ()
         share = 0.0
+        flagged_rate = 0.0
         if v.name == "SUnreclaim":
             # Flagged caches, and every member of a flagged group (small partners included).
             in_groups = {(m.boot_id, m.name) for g in groups if g.grade.rank >= Grade.SUSPECT.rank for m in g.members}
@@ -289,10 +290,11 @@ def _findings(
                     or (brief and c.grade is Grade.UNDECIDED)
                 )
             ]
-            share = sum(max(c.rate, 0.0) for c in flagged) / v.rate if v.rate > 0 else 0.0
+            flagged_rate = sum(max(c.rate, 0.0) for c in flagged)
+            share = flagged_rate / v.rate if v.rate > 0 else 0.0
             if flagged and share >= EXPLAINED_SHARE:
                 explained = tuple(c.name for c in flagged)
-        out.append(meminfo_finding(v, ctx, explained, share))
+        out.append(meminfo_finding(v, ctx, explained, share, flagged_rate))
     by_id: dict[str, Finding] = {}
     for f in out:
         known = by_id.get(f.id)

@@ -41,6 +41,11 @@ class Attribution(NamedTuple):
     # (None: the same): the guess :func:`in_sreclaimable` makes when a store did not record the cache's flag.
     reclaim_account: bool | None = None
 
+    @property
+    def known(self) -> bool:
+        """Whether the rule knows the cache (not the catch-all, whose reclaim and accounting are a guess)."""
+        return self.pattern != "*"
+
 
 _PROCESSES_CONFIRM = (
     "count tasks and zombies: ps -eLo stat,comm | sort | uniq -c | sort -n | tail",
@@ -170,6 +175,27 @@ ATTRIBUTIONS: tuple[Attribution, ...] = (
         " never freed by reclaim",
     ),
     Attribution(
+        "hugetlbfs_inode_cache",
+        "hugetlbfs files",
+        "files created in hugetlbfs mounts, and memfd_create(MFD_HUGETLB)",
+        # Not SLAB_RECLAIM_ACCOUNT (fs/hugetlbfs/inode.c: SLAB_ACCOUNT; reclaim_account 0 read on 6.18): a hugetlbfs
+        # file, like a tmpfs one, has no backing store.
+        False,
+        ("grep -i huge /proc/meminfo", "findmnt -t hugetlbfs"),
+        pinned_by="hugetlbfs files: an inode lives as long as its file (until deleted and closed), never freed by"
+        " reclaim",
+    ),
+    Attribution(
+        "mqueue_inode_cache",
+        "POSIX message queues",
+        "mq_open(O_CREAT) of queues never mq_unlink()ed",
+        # Not SLAB_RECLAIM_ACCOUNT (ipc/mqueue.c: SLAB_ACCOUNT; reclaim_account 0 read on 6.18).
+        False,
+        ("ls /dev/mqueue | wc -l (mount -t mqueue none /dev/mqueue)", "cat /proc/sys/fs/mqueue/queues_max"),
+        pinned_by="POSIX message queues: a queue's inode lives until it is mq_unlink()ed and closed, never freed by"
+        " reclaim",
+    ),
+    Attribution(
         "proc_inode_cache",
         "procfs lookups",
         "lookups in /proc (unused ones reclaimed under pressure)",
@@ -200,6 +226,18 @@ ATTRIBUTIONS: tuple[Attribution, ...] = (
         True,
         ("cat /proc/sys/fs/inode-nr",),
         pinned_by=_INODES,
+    ),
+    # The inode caches of overlayfs, FUSE, btrfs and EROFS: SLAB_RECLAIM_ACCOUNT (reclaim_account 1 read on 6.18).
+    *(
+        Attribution(
+            name,
+            "file inodes",
+            "files opened or looked up on that filesystem (unused ones reclaimed under pressure)",
+            True,
+            ("cat /proc/sys/fs/inode-nr",),
+            pinned_by=_INODES,
+        )
+        for name in ("ovl_inode", "fuse_inode", "btrfs_inode", "erofs_inode")
     ),
     Attribution(
         "buffer_head",

@@ -67,6 +67,20 @@ def _hours(hours: float) -> str:
     return duration(hours * 3600.0)
 
 
+def _grown(c: Context) -> str:
+    """The growth judged (:attr:`Context.growth`), said as what it is.
+
+    The net growth of the window medians is what the samples show (the finding's "grew" and "total growth");
+    where the fitted rate times the span is more (the medians' growth is the smaller figure), the judged figure
+    is that one and is named so: "2,216 KB (2,398 KB at its fitted rate)".
+    """
+    seen = c.features.growth
+    fitted = c.rate * c.features.span_hours
+    if fitted <= seen or _kb(fitted) == _kb(seen):
+        return _kb(seen)
+    return f"{_kb(seen)} ({_kb(fitted)} at its fitted rate)"
+
+
 def _short_of_power(c: Context) -> str | None:
     """Why the stretch is too short for the statistics (samples, window medians, hours), None when it is not."""
     f, th = c.features, c.thresholds
@@ -105,7 +119,7 @@ def _rise_below_growth(c: Context) -> str | None:
         # busy cache: that is no evidence of absence.
         needed = th.min_growth / c.rate
         return (
-            f"grows {_kb(c.rate)}/h but only {_kb(c.growth)} in {_hours(c.features.span_hours)}; "
+            f"grows {_kb(c.rate)}/h but only {_grown(c)} in {_hours(c.features.span_hours)}; "
             f"a leak is told from a busy cache's wander from {_kb(th.min_growth)} of growth, "
             f"{_hours(needed)} at this rate: growing, too short to call"
         )
@@ -119,7 +133,7 @@ def _grows_with_page_cache(c: Context) -> str | None:
     # File I/O grows the page cache's metadata with it (buffer heads, xarray nodes, per-folio state), and
     # reclaim frees it with the pages: while the page cache grows, the ramp cannot tell a leak.
     return (
-        f"grows {_kb(c.growth)} in step with the page cache, which grew {_kb(tie.growth)} ({tie.ratio:,.0f} times "
+        f"grows {_grown(c)} in step with the page cache, which grew {_kb(tie.growth)} ({tie.ratio:,.0f} times "
         f"as much, r {tie.correlation:.2f}): file I/O grows the page cache's metadata with it and reclaim frees "
         "it with the pages; growing, too short to call until the page cache stops growing or is reclaimed"
     )
@@ -146,7 +160,7 @@ def _short_ramp(c: Context) -> str | None:
     if c.features.span_hours < th.short_hours and c.growth < th.short_growth and not harmful and _rising(c):
         of_memory = "" if not c.mem_total else f" ({c.growth / c.mem_total:.2%} of MemTotal, {share:.1%} a day)"
         return (
-            f"grew {_kb(c.growth)} in {_hours(c.features.span_hours)}{of_memory}: under {_hours(th.short_hours)} "
+            f"grew {_grown(c)} in {_hours(c.features.span_hours)}{of_memory}: under {_hours(th.short_hours)} "
             f"a cache warming up or a workload's ramp grows this much; a leak is called from {_kb(th.short_growth)} "
             f"of growth, or from {th.short_share:.2%} of MemTotal grown at {th.short_share_per_day:.0%} of it a day, "
             f"or over >= {_hours(th.short_hours)}: growing, too short to call"
@@ -159,7 +173,7 @@ def _no_effect(c: Context) -> str | None:
     if c.rate < th.min_rate:
         return f"grows {_kb(c.rate)}/h, below {_kb(th.min_rate)}/h"
     if c.growth < th.min_growth:
-        return f"grows {_kb(c.growth)} over the stretch, below {_kb(th.min_growth)}"
+        return f"grows {_grown(c)} over the stretch, below {_kb(th.min_growth)}"
     share = c.share_per_day
     if share is not None and share < th.min_share_per_day:
         return f"grows {share:.4%} of MemTotal per day, below {th.min_share_per_day:.3%}"
@@ -171,7 +185,7 @@ def _small_growth(c: Context) -> str | None:
     growth = c.growth
     if growth < th.clear_growth and not (f.tau >= th.clear_tau and f.r2 >= th.clear_tau):
         return (
-            f"grows {_kb(growth)} over the stretch, within the wander of a busy cache "
+            f"grows {_grown(c)} over the stretch, within the wander of a busy cache "
             f"(not steady enough to tell: Kendall tau {f.tau:.2f}, r² {f.r2:.2f})"
         )
     return None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from detectors.leaks.attribution import attribution_for, describe_aliases, generic_confirm_steps, merged_names
 from detectors.leaks.decision import WITH_PAGE_CACHE
@@ -45,6 +45,7 @@ class FindingContext:
     mem_total: float | None
     mem_available: float | None  # last MemAvailable of the latest boot, bytes
     aliases: Mapping[str, str]
+    reclaim_account: Mapping[str, bool] = field(default_factory=dict)  # the flags read (/sys/kernel/slab)
 
 
 def kb(value: float) -> str:
@@ -107,6 +108,20 @@ def sample_evidence(source: str, locator_name: str, refs: tuple[SampleRef, ...])
 def _reclaim_note(v: SeriesVerdict) -> str:
     """What reclaim can free of a reclaimable series: all of it, or only its unused objects."""
     return " (reclaimable only where unused)" if attribution_for(v.name).pinned_by else " (reclaimable)"
+
+
+def _flag_unknown(v: SeriesVerdict) -> str:
+    """What is said of a cache whose reclaim_account flag was not read: unknown, why, and what was judged instead."""
+    who = attribution_for(v.name)
+    judged = (
+        ("reclaimable" if v.reclaimable else "not reclaimable") + f" ({who.subject}, by its name)"
+        if who.known
+        else "not reclaimable (a cache of no known kind)"
+    )
+    return (
+        "unknown: the samples carry no flag for it (snapshots imported by slab-import and node_exporter's series "
+        f"do not hold /sys/kernel/slab); judged {judged}"
+    )
 
 
 def _series_facts(v: SeriesVerdict, ctx: FindingContext) -> list[Fact]:
@@ -186,6 +201,8 @@ def cache_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding:
     facts.append(Fact("typically allocated by", who.allocated_by))
     if who.pinned_by:
         facts.append(Fact("held by", who.pinned_by))
+    if v.name not in ctx.reclaim_account:
+        facts.append(Fact("reclaim_account", _flag_unknown(v)))
     others = merged_names(v.name, ctx.aliases)
     if alias:
         facts.append(Fact("merged caches", alias))
@@ -305,9 +322,17 @@ def group_finding(g: CoGrowth, ctx: FindingContext) -> Finding:
 
 
 def meminfo_finding(
-    v: SeriesVerdict, ctx: FindingContext, explained_by: tuple[str, ...] = (), explained_share: float = 0.0
+    v: SeriesVerdict,
+    ctx: FindingContext,
+    explained_by: tuple[str, ...] = (),
+    explained_share: float = 0.0,
+    flagged_rate: float = 0.0,
 ) -> Finding:
-    """The finding for a growing meminfo field (``explained_by``: flagged caches that account for most of it)."""
+    """The finding for a growing meminfo field (``explained_by``: flagged caches that account for most of it).
+
+    ``explained_share`` is the flagged caches' summed rate (``flagged_rate``) over the field's; over 1 it is no
+    share (Theil-Sen rates, medians, do not add up; other caches shrank): the caches are said to grow faster.
+    """
     info = field_info(v.name)
     rate = f"{kb(v.rate)}/h"
     severity = Severity.INFO if explained_by else SEVERITY[v.grade]
@@ -326,7 +351,13 @@ def meminfo_finding(
         f"{info.name} grew {kb(v.growth)} in {v.features.span_hours:.2f} h, {rate}: {v.verdict.reason}. "
         f"It is grown by {info.grown_by}."
     )
-    if explained_by:
+    if explained_by and explained_share > 1.0:
+        summary += (
+            f" The caches {', '.join(explained_by)} grow {kb(flagged_rate)}/h, more than {info.name}'s {rate}: "
+            f"not a share of it (other caches {info.name} counts shrank meanwhile, or the rates were fitted over "
+            "different stretches)."
+        )
+    elif explained_by:
         summary += f" The caches {', '.join(explained_by)} account for {explained_share:.0%} of it."
     elif explained_share > 0:
         summary += f" The flagged caches account for only {explained_share:.0%} of it: look beyond them."

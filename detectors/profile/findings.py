@@ -7,6 +7,7 @@ count and the call chain as facts.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from operator import attrgetter, itemgetter
 
 from detectors.profile.rules import MIN_SHARE, RULES, classify, classify_chains
@@ -20,6 +21,7 @@ from forensics.types.profile import (
     Profile,
     ProfileFrame,
     ProfileStack,
+    StackColumns,
     StackTable,
     frame_names,
     stack_table,
@@ -31,7 +33,9 @@ _NAME = itemgetter(0)  # a ProfileFrame's name
 _PERIOD = attrgetter("period")
 
 
-def class_shares(stacks: list[ProfileStack], total_period: int, table: StackTable | None = None) -> list[ClassShare]:
+def class_shares(
+    stacks: Sequence[ProfileStack], total_period: int, table: StackTable | None = None
+) -> list[ClassShare]:
     """Every rule's share of the profile (each stack counted once, by its first matching rule).
 
     From :data:`VECTOR_FROM` stacks, summed per chain by number (``table``: the stacks' :func:`stack_table`,
@@ -75,7 +79,7 @@ def class_shares(stacks: list[ProfileStack], total_period: int, table: StackTabl
     return sorted(out, key=lambda c: -c.period)
 
 
-def _class_shares_table(stacks: list[ProfileStack], total_period: int, table: StackTable) -> list[ClassShare]:
+def _class_shares_table(stacks: Sequence[ProfileStack], total_period: int, table: StackTable) -> list[ClassShare]:
     """:func:`class_shares` by numbers: each chain classed once, the sums numpy's, no loop over the stacks.
 
     The heaviest stack of a class is its first stack of the largest period (the loop keeps the first it
@@ -133,6 +137,17 @@ def _class_shares_table(stacks: list[ProfileStack], total_period: int, table: St
     return sorted(out, key=lambda c: -c.period)
 
 
+def _of_line(stacks: Sequence[ProfileStack], line: int | None) -> Iterable[ProfileStack]:
+    """The stacks whose first line is ``line``, in order (of the reader's columns, only those are made)."""
+    if line is None:
+        return ()
+    if isinstance(stacks, StackColumns):
+        import numpy as np
+
+        return map(stacks.__getitem__, np.flatnonzero(stacks.first_lines == line).tolist())
+    return (s for s in stacks if s.first_line == line)
+
+
 def _evidence(profile: Profile, stack: ProfileStack) -> Evidence:
     if profile.kind == "perf.data":
         # The lines are those of `perf script -i FILE`, not of the binary file itself.
@@ -155,7 +170,7 @@ UNKNOWN_SHARE = 50.0
 UNKNOWN = UNKNOWN_FRAME
 
 
-def _unknown_table(stacks: list[ProfileStack], table: StackTable) -> tuple[int, int, int, ProfileStack | None]:
+def _unknown_table(stacks: Sequence[ProfileStack], table: StackTable) -> tuple[int, int, int, ProfileStack | None]:
     """:func:`unknown_frames`'s sums by numbers: all frames and unknown ones (by period), samples, worst stack."""
     import numpy as np
 
@@ -179,7 +194,7 @@ def _unknown_table(stacks: list[ProfileStack], table: StackTable) -> tuple[int, 
 _INT64_SAFE = 1 << 62
 
 
-def unknown_frames(profile: Profile, stacks: list[ProfileStack], table: StackTable | None = None) -> Finding | None:
+def unknown_frames(profile: Profile, stacks: Sequence[ProfileStack], table: StackTable | None = None) -> Finding | None:
     """A finding when most frames of the call chains are ``[unknown]``: the chains cannot be trusted.
 
     perf unwinds user stacks by frame pointers unless told otherwise; code built without them
@@ -248,7 +263,7 @@ def unknown_frames(profile: Profile, stacks: list[ProfileStack], table: StackTab
 
 def profile_findings(
     profile: Profile,
-    stacks: list[ProfileStack],
+    stacks: Sequence[ProfileStack],
     hot: Hotspots,
     classes: list[ClassShare] | None = None,
     table: StackTable | None = None,
@@ -306,8 +321,8 @@ def profile_findings(
         heaviest = next(
             (
                 s
-                for s in stacks
-                if s.frames and s.frames[-1].name == top_row.key and paths and s.first_line == paths[0].first_line
+                for s in _of_line(stacks, paths[0].first_line if paths else None)
+                if s.frames and s.frames[-1].name == top_row.key
             ),
             None,
         )

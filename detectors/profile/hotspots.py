@@ -8,7 +8,7 @@ Only the first event of the input is summed (as ``perf report`` shows one event 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from itertools import repeat
 from operator import attrgetter, itemgetter
 from typing import Any, NamedTuple
@@ -22,6 +22,7 @@ from forensics.types.profile import (
     ProfileFrame,
     ProfileStack,
     Share,
+    StackColumns,
     StackTable,
     Thread,
     frame_names,
@@ -48,7 +49,7 @@ def selected_stacks(
     tid: int | None = None,
     space: str | None = None,
     event: str | None = None,
-) -> list[ProfileStack]:
+) -> Sequence[ProfileStack]:
     """The stacks of one event (the first by default) that pass the thread filters, cut to one space.
 
     ``space`` "kernel" keeps kernel frames only, "user" user frames only (stacks left empty drop out).
@@ -56,10 +57,12 @@ def selected_stacks(
     out: list[ProfileStack] = []
     event = event or profile.first_event
     if comm is None and pid is None and tid is None and space is None:
-        # No thread or space filter: the stacks as they are when all are of the event (or name none).
-        events = set(map(_EVENT, profile.stacks))
+        # No thread or space filter: the stacks as they are when all are of the event (or name none); the
+        # reader's columns kept as they are (a stack made only when one is read).
+        columns = profile.stacks if isinstance(profile.stacks, StackColumns) else None
+        events = set(map(_EVENT, profile.stacks)) if columns is None else columns.events
         if event is None or events <= {event, ""}:
-            return list(profile.stacks)
+            return list(profile.stacks) if columns is None else columns
     for s in profile.stacks:
         if event is not None and s.event and s.event != event:
             continue
@@ -135,7 +138,7 @@ def _label(th: Thread) -> str:
     return th.comm + (f"/{th.tid}" if th.tid is not None else "")
 
 
-def _tables_python(stacks: list[ProfileStack]) -> _Tables:
+def _tables_python(stacks: Sequence[ProfileStack]) -> _Tables:
     """:class:`_Tables` stack by stack (small profiles)."""
     self_t: dict[str, list[int]] = {}
     total_t: dict[str, list[int]] = {}
@@ -189,7 +192,7 @@ def _tables_python(stacks: list[ProfileStack]) -> _Tables:
     )
 
 
-def _paths(stacks: list[ProfileStack]) -> dict[tuple[str, ...], list[Any]]:
+def _paths(stacks: Sequence[ProfileStack]) -> dict[tuple[str, ...], list[Any]]:
     """The call paths of ``stacks``: their names root to leaf -> [period, samples, first line, header of that line]."""
     by_path: dict[tuple[str, ...], list[Any]] = {}
     for s in stacks:
@@ -205,7 +208,7 @@ def _paths(stacks: list[ProfileStack]) -> dict[tuple[str, ...], list[Any]]:
     return by_path
 
 
-def _tables_numpy(stacks: list[ProfileStack], table: StackTable | None = None) -> _Tables:
+def _tables_numpy(stacks: Sequence[ProfileStack], table: StackTable | None = None) -> _Tables:
     """:class:`_Tables` with numpy: Python once per distinct call chain and thread, never per frame.
 
     Chains and threads are numbered by identity (:class:`StackTable`: equal chains share one tuple, a
@@ -264,7 +267,7 @@ def _tables_numpy(stacks: list[ProfileStack], table: StackTable | None = None) -
     if len(leafed):
         named, first = np.unique(leaf_of[leafed], return_index=True)
         for name_i, at in zip(named.tolist(), leafed[first].tolist(), strict=True):
-            leaf = stacks[at].frames[-1]
+            leaf = chains[int(chain_of[at])][-1]  # the stack's own frames (the table numbers them by identity)
             meta[leaf_names[name_i]] = (leaf.kernel, leaf.dso)
     k_rows = has_leaf & kernel
     u_rows = has_leaf & ~kernel
@@ -286,7 +289,11 @@ def _tables_numpy(stacks: list[ProfileStack], table: StackTable | None = None) -
         per_s = np.zeros(len(distinct), np.int64)
         np.add.at(per_p, inverse, period[at])
         np.add.at(per_s, inverse, samples[at])
-        lines = np.fromiter(map(_LINE, map(stacks.__getitem__, at.tolist())), np.int64, len(at))
+        lines = (
+            stacks.first_lines[at]
+            if isinstance(stacks, StackColumns)
+            else np.fromiter(map(_LINE, map(stacks.__getitem__, at.tolist())), np.int64, len(at))
+        )
         order = np.lexsort((lines, inverse))  # by chain, then by first line
         lowest = order[np.r_[True, inverse[order][1:] != inverse[order][:-1]]] if len(order) else order
         by_path: dict[tuple[str, ...], list[Any]] = {}
@@ -318,7 +325,7 @@ def compute_hotspots(
 
     ``table``: the stacks' :func:`stack_table` when the caller has it (a large profile's tables start from it).
     """
-    stacks = list(stacks)
+    stacks = stacks if isinstance(stacks, (list, StackColumns)) else list(stacks)
     tables = _tables_numpy(stacks, table) if len(stacks) >= VECTOR_FROM else _tables_python(stacks)
     total_period, total_samples, self_t, total_t, dso_t, thread_t, meta, space, paths_of = tables
     self_rows = _rows(self_t, total_period, meta)

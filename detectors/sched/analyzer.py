@@ -91,6 +91,9 @@ class SchedAnalyzer:
         self.wait_cpu: dict[int, int] = {}  # pid -> CPU it waits on
         self.recent: dict[int, deque[tuple[int, float, float]]] = {}
         self.first: dict[int, TraceEvent] = {}
+        # The first event of each CPU in the window (--window, --around): events before it are read for the state
+        # they set, so ``first`` is the trace's.  Kept only when a window starts the analysis.
+        self.first_in: dict[int, TraceEvent] = {}
         self.last: dict[int, TraceEvent] = {}
         self.busy: dict[int, float] = {}
         self.idle: dict[int, float] = {}
@@ -189,8 +192,10 @@ class SchedAnalyzer:
     def _feed(self, events: Iterable[TraceEvent]) -> None:
         if self.digest is not None and len(self.digest.cells) > rules.MAX_BUCKET_CELLS:
             self.digest.bound()
-        w1 = self.w1
+        w0, w1 = self.w0, self.w1
+        windowed = w0 > -math.inf
         last = self.last
+        first_in = self.first_in
         clock = self.clock
         for ev in events:
             kind = ev.kind
@@ -202,6 +207,8 @@ class SchedAnalyzer:
                 self.done = True
                 return
             cpu = ev.cpu
+            if windowed and ts >= w0 and cpu not in first_in:
+                first_in[cpu] = ev
             prev = last.get(cpu)
             if prev is None:
                 self.first[cpu] = ev

@@ -245,6 +245,7 @@ class FastAnalyzer:
         self._irq_name: list[bytes] = []  # per IRQ row, its last name
         self._blames: dict[tuple[int, int], tuple[Comm, ...]] = {}  # (0, task wait row) / (1, softirq row) -> comms
         self.clock = ClockMonitor()  # per-CPU timestamps going back, from the columns (detectors.sched.sanity)
+        self.first_in: dict[int, TraceEvent] = {}  # SchedAnalyzer.first_in: each CPU's first event in the window
 
     def feed(self, batch: EventBatch) -> None:
         """Process a batch (trace order); stops (sets ``done``) at the first event after the window."""
@@ -275,7 +276,18 @@ class FastAnalyzer:
         if code == k.DONE:
             self.done = True
         self.clock.feed_batch(batch, row if code == k.DONE else len(batch))
+        if self.w0 > -math.inf:
+            self._first_in(batch, row if code == k.DONE else len(batch))
         self._keep(batch)
+
+    def _first_in(self, batch: EventBatch, fed: int) -> None:
+        """Each CPU's first event at or after the window's start among the ``fed`` first rows of ``batch``."""
+        ts, cpu = np.asarray(batch.ts[:fed]), np.asarray(batch.cpu[:fed])
+        rows = np.flatnonzero((ts >= self.w0) & (np.asarray(batch.kind[:fed]) != rules.LOST))
+        cpus, at = np.unique(cpu[rows], return_index=True)
+        for c, row in zip(cpus.tolist(), rows[at].tolist(), strict=True):
+            if c not in self.first_in:
+                self.first_in[c] = batch.event(row)
 
     def _flush(self) -> None:
         """Hand the logged timeline runs and digest calls to their Python owners, in order."""
@@ -388,6 +400,7 @@ class FastAnalyzer:
         an.clock = self.clock
         an.barrier = sc[k.X_BARRIER]
         an.first_ts = sc[k.X_FIRSTTS]
+        an.first_in = dict(self.first_in)
         an.seen_waking = bool(si[k.S_SEENWAKING])
         an.lost_markers, an.lost_events = si[k.S_LOSTM], si[k.S_LOSTE]
         an.wake_sources = {kind: si[k.S_WS + kind] for kind in rules.WAKE_SOURCES if si[k.S_WS + kind]}

@@ -46,6 +46,7 @@ class SchedAnalyzer(Protocol):
     tasks: dict[int, TaskState]
     cur: dict[int, tuple[int, float, TraceEvent, float]]
     first: dict[int, TraceEvent]
+    first_in: dict[int, TraceEvent]
     last: dict[int, TraceEvent]
     busy: dict[int, float]
     idle: dict[int, float]
@@ -189,7 +190,7 @@ def _cpu_stats(an: SchedAnalyzer, busy: dict[int, float]) -> tuple[CpuStats, ...
     return tuple(
         CpuStats(
             cpu,
-            an.first[cpu].ts,
+            an.first_in.get(cpu, an.first[cpu]).ts,  # in the window (--window, --around), as the other figures
             an.last[cpu].ts,
             busy.get(cpu, 0.0),
             an.idle.get(cpu, 0.0),

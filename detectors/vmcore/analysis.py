@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 
 from detectors.dmesg.findings import group_finding, group_reports
 from detectors.dmesg.scanner import scan_text
 from detectors.incident.hypotheses import rank_hypotheses
+from detectors.vmcore.faultaddr import fault_address_record
 from detectors.vmcore.findings import (
     blocked_task_findings,
     crash_finding,
@@ -26,35 +26,11 @@ from forensics.model import Evidence, Finding, NotAvailable
 from forensics.types.dmesg import KernelReport, ReportKind
 from forensics.types.vmcore import CrashSnapshot, FaultAnalysis, LogRecord, VmcoreAnalysis
 
-_FAULT_ADDRESS = re.compile(
-    r"(?:NULL pointer dereference, address: |unable to handle page fault for address: |CR2: )([0-9a-f]{8,16})"
-)
-#: The headers of a page-fault oops: only in its report is the CR2 line the faulting address.
-_PAGE_FAULT_HEADER = re.compile(r"BUG: (?:kernel NULL pointer dereference|unable to handle page fault)|#PF: ")
-#: Headers of reports that are no page fault: their register dump's CR2 is whatever the last page
-#: fault (often a user-space one) left there.
-_OTHER_HEADER = re.compile(
-    r"general protection fault|kernel BUG at|invalid opcode|stack segment|WARNING: CPU|double fault"
-    r"|soft lockup|hard LOCKUP|Kernel panic - not syncing"
-)
-
 
 def fault_address_from_log(log: tuple[LogRecord, ...]) -> int | None:
-    """The faulting address (CR2) of the last page fault the log reports, None when it reports none.
-
-    The CR2 line of a general protection fault, a BUG or a lockup is not read: those do not set CR2.
-    """
-    found = None
-    page_fault = False
-    for record in log:
-        if _PAGE_FAULT_HEADER.search(record.text):
-            page_fault = True
-        elif _OTHER_HEADER.search(record.text):
-            page_fault = False
-        m = _FAULT_ADDRESS.search(record.text)
-        if m and (page_fault or not m.group(0).startswith("CR2")):
-            found = int(m.group(1), 16)
-    return found
+    """The faulting address (CR2) of the last page fault the log reports, None when it reports none."""
+    found = fault_address_record(log)
+    return None if found is None else found[0]
 
 
 def log_as_text(log: tuple[LogRecord, ...]) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from detectors.vmcore.findings import DETECTOR, log_source
+from detectors.vmcore.findings import DETECTOR, log_source, memory_excerpt, memory_locator_name
 from forensics.model import (
     Clock,
     Evidence,
@@ -25,7 +25,14 @@ from forensics.model import (
 from forensics.model import finding_id as make_id
 from forensics.types.vmcore import CrashSnapshot
 
-__all__ = ["FAULT_LINES", "frame_evidence", "log_line_evidence", "object_state", "root_cause_finding"]
+__all__ = [
+    "FAULT_LINES",
+    "frame_evidence",
+    "log_line_evidence",
+    "memory_evidence",
+    "object_state",
+    "root_cause_finding",
+]
 
 #: The kernel log lines of a fault report (an oops, a GPF, a BUG, a corruption report).
 FAULT_LINES = re.compile(r"unable to handle|general protection fault|kernel BUG at|corruption")
@@ -48,6 +55,15 @@ def log_line_evidence(snap: CrashSnapshot, needle: str) -> Evidence | None:
                 timestamp=Timestamp(record.seconds, Clock.MONOTONIC),
             )
     return None
+
+
+def memory_evidence(snap: CrashSnapshot, address: int, words: tuple[int, ...], width: int = 8) -> Evidence | None:
+    """The memory words a finding states, read from the dump at ``address`` (``crash> rd``); None when none were
+    read."""
+    if not words:
+        return None
+    where = Locator(LocatorKind.ADDRESS, address, name=memory_locator_name(width, len(words)))
+    return Evidence(snap.dump_path, where, memory_excerpt(words, width))
 
 
 def frame_evidence(snap: CrashSnapshot, index: int) -> Evidence | None:

@@ -10,10 +10,12 @@ in :mod:`forensics.vmcore.resolve` read them back from the dump with drgn.
 
 from __future__ import annotations
 
+import re
 import shlex
 
 from detectors.dmesg.taint import TAINT_FLAGS
 from detectors.incident.hypotheses import FREE_AT_CRASH
+from detectors.vmcore.faultaddr import fault_address_record
 from forensics.model import (
     Clock,
     Evidence,
@@ -52,6 +54,20 @@ def log_source(dump_path: str) -> str:
 def register_excerpt(name: str, value: int) -> str:
     """How a register value is cited: ``rax=0x0000000000000000``."""
     return f"{name}={value:#018x}"
+
+
+#: The name of an ADDRESS locator of memory words: ``u32`` (one 32-bit word), ``u64x2`` (two 64-bit words), ...
+MEMORY_WORDS = re.compile(r"u(32|64)(?:x(\d+))?")
+
+
+def memory_locator_name(width: int, count: int) -> str:
+    """The ADDRESS locator's name of ``count`` little-endian words of ``width`` bytes: ``u32``, ``u64x4``."""
+    return f"u{width * 8}" + (f"x{count}" if count > 1 else "")
+
+
+def memory_excerpt(words: tuple[int, ...] | list[int], width: int) -> str:
+    """How memory words read from a dump are cited (``crash> rd -64 ADDR N`` shows the same values)."""
+    return " ".join(f"{w:#0{2 + 2 * width}x}" for w in words)
 
 
 def taint_letters_of(mask: int) -> str:
@@ -184,6 +200,22 @@ def _log_evidence(snap: CrashSnapshot, needle: str) -> Evidence | None:
                 timestamp=Timestamp(record.seconds, Clock.MONOTONIC),
             )
     return None
+
+
+def _fault_address_evidence(snap: CrashSnapshot) -> Evidence | None:
+    """The log line the fault address (CR2) was read from: the last page fault's, not the first ``CR2:`` line of
+    the log (a register dump's CR2 is whatever the last page fault left there: ``CR2: ffffffffc018efef`` in the
+    oops of a NULL dereference at 0x30, whose ``CR2: 0000000000000030`` comes at its end)."""
+    found = fault_address_record(snap.log)
+    if found is None:
+        return None
+    record = snap.log[found[1]]
+    return Evidence(
+        log_source(snap.dump_path),
+        Locator(LocatorKind.LINE, found[1] + 1),
+        record.text.split("\n", 1)[0],
+        timestamp=Timestamp(record.seconds, Clock.MONOTONIC),
+    )
 
 
 def _fault_facts(fault: FaultAnalysis) -> list[Fact]:
@@ -328,7 +360,7 @@ def null_field_finding(snap: CrashSnapshot, fault: FaultAnalysis) -> Finding | N
         ),
         Evidence(snap.dump_path, Locator(LocatorKind.ADDRESS, fault.instruction.address), fault.instruction.text()),
     ]
-    cr2 = _log_evidence(snap, "CR2: ") or _log_evidence(snap, "NULL pointer dereference, address")
+    cr2 = _fault_address_evidence(snap)
     if cr2 is not None:
         evidence.append(cr2)
     if not isinstance(fault.null_field, NotAvailable) and not isinstance(fault.read_member, NotAvailable):

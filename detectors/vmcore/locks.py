@@ -7,7 +7,7 @@ lock's word decoded, the owner when the kernel records one, and the other CPUs.
 
 from __future__ import annotations
 
-from detectors.vmcore.evidence import frame_evidence, log_line_evidence, root_cause_finding
+from detectors.vmcore.evidence import frame_evidence, log_line_evidence, memory_evidence, root_cause_finding
 from detectors.vmcore.findings import crash_frame, culprit_frame, first_own_frame
 from forensics.model import Evidence, Fact, Finding, FindingKind, Locator, LocatorKind, NotAvailable, Severity
 from forensics.types.causes import LockWaiter, lock_cycle
@@ -141,6 +141,7 @@ def spinlock_finding(snap: CrashSnapshot) -> Finding | None:
         log_line_evidence(snap, "soft lockup")
         or log_line_evidence(snap, "hard LOCKUP")
         or log_line_evidence(snap, "rcu_sched self-detected"),
+        memory_evidence(snap, lock.address, (lock.word,), 4) if lock.word is not None else None,
     ]
     return root_cause_finding(
         FindingKind.SPINLOCK_DEADLOCK, f"{func}:{name}",

@@ -12,7 +12,14 @@ from collections.abc import Callable
 
 from detectors.pointers import SLAB_FILLS, SLAB_POISONS, classify_value
 from detectors.vmcore.disasm import decode
-from detectors.vmcore.evidence import FAULT_LINES, frame_evidence, log_line_evidence, object_state, root_cause_finding
+from detectors.vmcore.evidence import (
+    FAULT_LINES,
+    frame_evidence,
+    log_line_evidence,
+    memory_evidence,
+    object_state,
+    root_cause_finding,
+)
 from detectors.vmcore.findings import crash_frame, culprit_frame
 from forensics.model import Evidence, Fact, Finding, FindingKind, NotAvailable
 from forensics.types import causes
@@ -235,6 +242,7 @@ def freed_object_findings(snap: CrashSnapshot) -> list[Finding]:
         evidence.append(
             log_line_evidence(snap, "general protection fault") or log_line_evidence(snap, "unable to handle")
         )
+        evidence.append(memory_evidence(snap, a.address, a.words[:4]))
         out.append(
             root_cause_finding(
                 FindingKind.USE_AFTER_FREE, f"{a.cache}:{a.origin}",

@@ -21,7 +21,13 @@ from detectors.pointers import (
     classify_value,
 )
 from detectors.vmcore import cexpr, locks, slab
-from detectors.vmcore.evidence import frame_evidence, log_line_evidence, object_state, root_cause_finding
+from detectors.vmcore.evidence import (
+    frame_evidence,
+    log_line_evidence,
+    memory_evidence,
+    object_state,
+    root_cause_finding,
+)
 from detectors.vmcore.findings import crash_frame, culprit_frame, log_source, register_excerpt
 from forensics.model import (
     Clock,
@@ -322,6 +328,8 @@ def list_corruption_finding(snap: CrashSnapshot) -> Finding | None:
     title = f"list corruption in {func}: {where}— " + explain.split(":")[0].split(",")[0]
     hypothesis = list_corruption(func, explain, member_text or None)
     evidence: list[Evidence | None] = [log_ev, frame_evidence(snap, culprit.index) if culprit else None]
+    if entry is not None:
+        evidence.append(memory_evidence(snap, entry.address, entry.words[:2]))
     return root_cause_finding(
         FindingKind.LIST_CORRUPTION,
         member_text or message[:60], title, f"{message.splitlines()[0]} — {explain}.", hypothesis,

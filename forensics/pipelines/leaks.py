@@ -158,6 +158,11 @@ def leak_input(store: SlabStore, run_id: int | None = None, last_hours: float | 
     for run in runs:
         reclaim.update(store.reclaimable(run.id))
         aliases.update(store.aliases(run.id))
+    # A merged cache (slabinfo's lsm_inode_cache, a symlink to /sys/kernel/slab/:0000032) has the flag of the
+    # directory it shares: SLUB merges only caches of the same flags.  Read there, not guessed from the name.
+    for name, target in aliases.items():
+        if name not in reclaim and target in reclaim:
+            reclaim[name] = reclaim[target]
     totals = [r.mem_total_bytes for r in runs if r.mem_total_bytes]
     mem_total: int | NotAvailable = int(totals[-1]) if totals else NotAvailable("the store's runs lack MemTotal")
     return LeakInput(

@@ -11,10 +11,12 @@ from forensics.model import Clock, Examined, Incident, NotAvailable, Timestamp, 
 from forensics.types.profile_result import ProfileFilters, ProfileResult
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from forensics.types.profile import Profile, ProfileStack, Share, StackTable
 
 
-def examined_profile(profile: Profile, stacks: list[ProfileStack], table: StackTable | None = None) -> Examined:
+def examined_profile(profile: Profile, stacks: Sequence[ProfileStack], table: StackTable | None = None) -> Examined:
     """What the profile let the analysis see: samples, events, time, call chains.
 
     ``table``: the stacks' :func:`forensics.types.profile.stack_table` when the caller has it (summed by number).
@@ -85,7 +87,9 @@ def analyse_profile(name: str, filters: ProfileFilters | None = None) -> Profile
     table = None
     if len(stacks) >= VECTOR_FROM:
         # The reader's own table when the stacks kept are all of its stacks, unchanged.
-        whole = len(stacks) == len(profile.stacks) and all(map(is_, stacks, profile.stacks))
+        whole = stacks is profile.stacks or (
+            len(stacks) == len(profile.stacks) and all(map(is_, stacks, profile.stacks))
+        )
         table = profile.table if whole and profile.table is not None else stack_table(stacks)
     hot = compute_hotspots(profile, stacks, event=filters.event, table=table)
     if hot.total_period == 0:

@@ -111,12 +111,13 @@ def build_story(parts: list[SourceAnalysis], loaded: list[Incident], command: st
 
     incidents = [p.incident for p in parts] + loaded
     merged = Incident.merge(incidents, tool_version=__version__)
-    findings, correlations = correlate(merged.findings)
-    # Another host, or another kernel release than the dump's (another boot), is a contradiction, like a later uptime.
+    # Another host, or another kernel release than the dump's (another boot), is a contradiction, like a later uptime;
+    # found first, so that no finding of such an input corroborates one of the crashed boot (correlate).
     elsewhere = other_hosts(tuple(incidents))
     hosts_said = frozenset(str(f.fact("other host")) for f in elsewhere)
     elsewhere += other_kernels(tuple(incidents), hosts_said)
     elsewhere += after_the_crash(tuple(incidents), hosts_said | {str(f.fact("other boot")) for f in elsewhere})
+    findings, correlations = correlate(merged.findings, elsewhere_inputs(tuple(elsewhere)))
     findings += tuple(elsewhere)
     correlations += tuple(Correlation("contradiction", f.id, (f.id,), f.title, contradiction=True) for f in elsewhere)
     incident = _crashed_boot(replace(merged, findings=findings), incidents, frozenset(elsewhere_inputs(findings)))

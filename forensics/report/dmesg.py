@@ -367,12 +367,13 @@ def why_sections(results: list[SourceResult]) -> tuple[Section, ...]:
 def hypotheses_section(hypotheses: tuple[Hypothesis, ...]) -> Section:
     """The ranked hypotheses, as ``kforensic vmcore`` and ``report`` list them."""
     from forensics.report.document import BulletList, Paragraph, Section
-    from forensics.report.markdown import md_escape
+    from forensics.report.markdown import md_escape, next_step_md
 
     if not hypotheses:
         return Section("Hypotheses", (Paragraph("No hypothesis: the reports do not point at a cause."),))
     items = tuple(
-        f"{md_escape(h.statement)} (confidence {h.confidence:.2f}; next: `{h.next_command}`)" for h in hypotheses
+        f"{md_escape(h.statement)} (confidence {h.confidence:.2f}; next: {next_step_md(h.next_command)})"
+        for h in hypotheses
     )
     return Section("Hypotheses", (BulletList(items, ordered=True),))
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from forensics.model import Finding, Incident, NotAvailable, Severity
 from forensics.report.examined import examined_lines, verdict_line
+from forensics.report.markdown import next_step_pieces
 
 if TYPE_CHECKING:
     from forensics.report.document import Document
@@ -30,6 +31,13 @@ def _sev(severity: Severity) -> str:
     return f'<span class="sev {severity.value}">{severity.value}</span>'
 
 
+def next_step_html(step: str) -> str:
+    """A next step as HTML: its commands in ``<code>``, its prose as text (``next_step_pieces``)."""
+    return "".join(
+        f"<code>{escape(text)}</code>" if command else escape(text) for text, command in next_step_pieces(step)
+    )
+
+
 def _finding_html(n: int, f: Finding) -> str:
     facts = "".join(f"<tr><th>{escape(x.name)}</th><td>{escape(x.value)}</td></tr>" for x in f.shown_facts)
     # Excerpts fold away (<details>): the page reads as a list of claims, the evidence one click below each.
@@ -37,7 +45,7 @@ def _finding_html(n: int, f: Finding) -> str:
         f"<li><details><summary><code>{escape(ev.cite())}</code></summary><pre>{escape(ev.excerpt)}</pre></details></li>"
         for ev in f.evidence
     )
-    steps = "".join(f"<li><code>{escape(s)}</code></li>" for s in f.next_steps)
+    steps = "".join(f"<li>{next_step_html(s)}</li>" for s in f.next_steps)
     return (
         f'<div class="finding" id="finding-{n}"><h3>{n}. {escape(f.title)}</h3>'
         f"<p>{_sev(f.severity)} confidence {f.confidence:.2f} — {escape(f.confidence_reason)}"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from forensics.model import Finding, Incident, NotAvailable
 from forensics.report.examined import examined_lines, verdict_line
 
@@ -48,15 +50,61 @@ def next_commands(step: str) -> tuple[tuple[str, ...], str]:
     return tuple(p.strip() for p in parts if p.strip()), comment.strip()
 
 
-def next_step_md(step: str) -> str:
-    """A next step as markdown: each command in its own code span, the prose after them.
+#: The programs a shell next step starts with (what tells a command from prose: "read the condition at ...",
+#: "boot with slub_debug=U,X (...)", "Search the title on the kernel mailing lists" are advice, not commands).
+#: English verbs that are also programs (find, read, install, test) are left out: a step starting with one is prose.
+SHELL_COMMANDS = frozenset(
+    {
+        "apt", "apt-get", "awk", "bpftrace", "cat", "conntrack", "crash", "df", "dmesg", "dnf", "drgn", "echo",
+        "findmnt", "gdb", "grep", "head", "journalctl", "kdump-config", "kdumpctl", "kforensic", "ls", "lsof",
+        "makedumpfile", "modinfo", "modprobe", "perf", "ps", "slabtop", "sort", "ss", "sudo", "sysctl", "systemctl",
+        "tail", "trace-cmd", "uname", "wc", "yum", "zcat",
+    }
+)  # fmt: skip
+_PROMPTS = ("crash> ", ">>> ")
+#: A command followed by a note in parentheses: ``ps -eLf | wc -l (threads)``.
+_NOTE = re.compile(r"(.*\S) \(([^()$`]*)\)")
 
-    Never bare: ``>>> %crash bt 42`` is a blockquote in markdown (a terminal showed "▌ ▌ ▌ %crash bt 42") and
-    ``<trace>`` an HTML tag a markdown viewer drops.
-    """
+
+def _is_command(text: str) -> bool:
+    words = text.split(maxsplit=1)
+    return bool(words) and words[0] in SHELL_COMMANDS
+
+
+def _shell_pieces(text: str) -> list[tuple[str, bool]]:
+    if _is_command(text):
+        note = _NOTE.fullmatch(text)
+        return [(note[1], True), (f" ({note[2]})", False)] if note else [(text, True)]
+    head, sep, tail = text.partition(": ")
+    if sep and _is_command(tail):  # "count VMAs per process: wc -l ..."
+        return [(head + sep, False), *_shell_pieces(tail)]
+    return [(text, False)]
+
+
+def next_step_pieces(step: str) -> tuple[tuple[str, bool], ...]:
+    """A next step as (text, is a command) pieces, in order: the commands (a shell one, or those at the ``crash>`` /
+    ``>>>`` prompts), the prose between and after them; a step of advice is one piece of prose."""
     commands, comment = next_commands(step)
-    text = ", then ".join(code_span(c) for c in commands)
-    return text + (f" — {md_escape(comment)}" if comment else "")
+    pieces: list[tuple[str, bool]] = []
+    if len(commands) == 1 and not commands[0].startswith(_PROMPTS):
+        pieces = _shell_pieces(commands[0])
+    else:
+        for i, command in enumerate(commands):
+            pieces += [(", then ", False)] if i else []
+            pieces.append((command, True))
+    if comment:
+        pieces.append((f" — {comment}", False))
+    return tuple(pieces)
+
+
+def next_step_md(step: str) -> str:
+    """A next step as markdown: each command in its own code span, prose as prose.
+
+    A command is never bare: ``>>> %crash bt 42`` is a blockquote in markdown (a terminal showed "▌ ▌ ▌ %crash
+    bt 42") and ``<trace>`` an HTML tag a markdown viewer drops.  Prose is not a code span: "boot with
+    slub_debug=U,X (also stops merging it), then read ..." in code font reads as a command to paste.
+    """
+    return "".join(code_span(text) if command else md_escape(text) for text, command in next_step_pieces(step))
 
 
 def _finding_md(n: int, f: Finding, level: int = 3) -> list[str]:

@@ -11,7 +11,7 @@ from forensics.types.profile import periods_by_command
 from forensics.types.profile_result import ProfileResult
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Sequence
 
     from forensics.report.document import Document
     from forensics.report.flamegraph import Node
@@ -51,7 +51,7 @@ def _named_chains(
 
 
 def svg_stacks(
-    stacks: list[ProfileStack], merged: dict[tuple[str, int], list[Any]] | None = None
+    stacks: Sequence[ProfileStack], merged: dict[tuple[str, int], list[Any]] | None = None
 ) -> list[tuple[tuple[tuple[str, str], ...], int]]:
     """Stacks as (name, kind) frames with the command name first, as the folded output has them.
 

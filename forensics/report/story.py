@@ -11,7 +11,8 @@ from forensics.model import BootTime, Incident
 from forensics.report.document import Block, Document, Section, blocks_html, blocks_markdown
 from forensics.report.examined import examined_lines
 from forensics.report.formats import Destination, IncidentRenderer
-from forensics.report.markdown import findings_markdown, inputs_markdown, md_escape
+from forensics.report.html import next_step_html
+from forensics.report.markdown import findings_markdown, inputs_markdown, md_escape, next_step_md
 from forensics.serialize import incident_to_dict
 from forensics.types.dmesg_result import DmesgResult
 from forensics.types.incident import Lane, TimelineEvent
@@ -135,9 +136,8 @@ def render_story_markdown(story: IncidentStory, base: Path | None = None) -> str
     if not story.hypotheses:
         out.append("No hypothesis: the findings do not point at a cause.")
     for h in story.hypotheses:
-        out.append(
-            f"{h.rank}. **{md_escape(h.statement)}** — confidence {h.confidence:.2f}; confirm: `{h.next_command}`"
-        )
+        confirm = next_step_md(h.next_command)
+        out.append(f"{h.rank}. **{md_escape(h.statement)}** — confidence {h.confidence:.2f}; confirm: {confirm}")
         out += [f"   - for: {md_escape(x)}" for x in h.supporting]
         out += [f"   - against: {md_escape(x)}" for x in h.against]
     out.append("")
@@ -217,7 +217,7 @@ def render_story_html(story: IncidentStory, base: Path | None = None) -> str:
 
     e = html.escape
     hyps = "".join(
-        f"<li><b>{e(h.statement)}</b> — confidence {h.confidence:.2f}; confirm: <code>{e(h.next_command)}</code>"
+        f"<li><b>{e(h.statement)}</b> — confidence {h.confidence:.2f}; confirm: {next_step_html(h.next_command)}"
         + "".join(f"<br>for: {e(x)}" for x in h.supporting)
         + "".join(f"<br>against: {e(x)}" for x in h.against)
         + "</li>"

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, fields
 from functools import cached_property
 from itertools import chain, repeat
-from operator import attrgetter, itemgetter
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+from operator import attrgetter, index, itemgetter
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, overload
 
 from forensics.model import Severity, SourceRecord
 
@@ -93,7 +94,7 @@ def _numbered(objects: list[Any]) -> tuple[list[Any], list[int]]:
     return list(distinct.values()), list(map(number.__getitem__, ids))
 
 
-def stack_table(stacks: list[ProfileStack]) -> StackTable:
+def stack_table(stacks: Sequence[ProfileStack]) -> StackTable:
     """:class:`StackTable` of ``stacks`` (numpy is imported)."""
     from forensics.jit import import_numpy
 
@@ -220,13 +221,93 @@ def made_records(cls: type[_R], count: int, *columns: Iterable[Any]) -> list[_R]
     return made
 
 
+class StackColumns(Sequence[ProfileStack]):
+    """The stacks a reader counted by number, as columns: a :class:`ProfileStack` made only when one is read.
+
+    A recording of a busy machine has ~100k distinct stacks, and a run's tables, rule classes, folded lines and
+    flame graph read their numbers (:class:`StackTable`), not the stacks: only the few a finding or a call path
+    cites are read one by one (``stacks[i]``: made by ``one(i)`` then kept, the same object each time).  Iterating
+    (or a slice, or comparing) makes them all at once with ``every()``, keeping those made before: a list of the
+    same stacks in the same order.  ``events``: the stacks' events; ``first_lines``: their first lines (int64).
+    """
+
+    __slots__ = ("_all", "_count", "_every", "_made", "_one", "events", "first_lines")
+
+    def __init__(
+        self,
+        count: int,
+        one: Callable[[int], ProfileStack],
+        every: Callable[[], list[ProfileStack]],
+        events: frozenset[str],
+        first_lines: Any,
+    ) -> None:
+        self._count = count
+        self._one: Callable[[int], ProfileStack] | None = one
+        self._every: Callable[[], list[ProfileStack]] | None = every
+        self._made: dict[int, ProfileStack] = {}
+        self._all: list[ProfileStack] | None = None
+        self.events = events
+        self.first_lines = first_lines
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, at: int) -> ProfileStack: ...
+
+    @overload
+    def __getitem__(self, at: slice) -> list[ProfileStack]: ...
+
+    def __getitem__(self, at: int | slice) -> ProfileStack | list[ProfileStack]:
+        if self._all is not None or isinstance(at, slice):
+            return self.made()[at]
+        i = index(at)
+        if i < 0:
+            i += self._count
+        if not 0 <= i < self._count:
+            raise IndexError("stack index out of range")
+        got = self._made.get(i)
+        if got is None:
+            assert self._one is not None
+            got = self._made[i] = self._one(i)
+        return got
+
+    @property
+    def made_so_far(self) -> int:
+        """How many stacks are made."""
+        return self._count if self._all is not None else len(self._made)
+
+    def made(self) -> list[ProfileStack]:
+        """Every stack, in order (made once; those read before are the same objects)."""
+        if self._all is None:
+            assert self._every is not None
+            every = self._every()
+            for i, s in self._made.items():
+                every[i] = s
+            self._all, self._made, self._one, self._every = every, {}, None, None
+        return self._all
+
+    def __iter__(self) -> Iterator[ProfileStack]:
+        return iter(self.made())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, StackColumns):
+            other = other.made()
+        return self.made() == other if isinstance(other, list) else NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # as a list's
+
+    def __repr__(self) -> str:
+        return f"StackColumns({self._count} stacks, {self.made_so_far} made)"
+
+
 @dataclass
 class Profile:
     """Everything read from one profile input."""
 
     source: str
     kind: str  # "perf.data", "perf script" or "folded"
-    stacks: list[ProfileStack]
+    stacks: Sequence[ProfileStack]  # a list, or the reader's StackColumns (large inputs read compiled)
     events: dict[str, int]  # samples per event, in first-seen order
     first_event: str | None
     start: float | None

@@ -11,6 +11,8 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from forensics.model import Incident
     from forensics.types.profile import ClassShare, Hotspots, Profile, ProfileStack, StackTable
 
@@ -32,7 +34,7 @@ class ProfileResult:
     """One analysed profile: what was read, the kept stacks, hotspots, classes and findings."""
 
     profile: Profile
-    stacks: list[ProfileStack]
+    stacks: Sequence[ProfileStack]  # a list, or the reader's StackColumns
     hot: Hotspots
     classes: list[ClassShare]
     incident: Incident

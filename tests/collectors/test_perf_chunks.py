@@ -11,6 +11,8 @@ times, a header holding its time, garbage) and on random texts.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
+from operator import is_
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +23,10 @@ from hypothesis import strategies as st
 from collectors.perf_chains_aot import jitted_ranges, jitted_scan
 from collectors.perf_chunks import ChunkSlots, Interned
 from collectors.perf_script import CHUNK, ScriptParser, read_gzip_text
-from forensics.types.profile import Profile, stack_table
+from detectors.profile.findings import class_shares, profile_findings
+from detectors.profile.hotspots import compute_hotspots, selected_stacks
+from forensics.model import Finding
+from forensics.types.profile import VECTOR_FROM, ClassShare, Hotspots, Profile, StackColumns, stack_table
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "profile"
 
@@ -40,6 +45,10 @@ def _same(text: bytes, chunk: int = CHUNK) -> Profile:
     """
     got = _read(text, True, chunk)
     assert got == _read(text, False, chunk)
+    lazy = _read(text, True, chunk).stacks
+    if isinstance(lazy, StackColumns):  # counted by number: each stack made alone is the one made with all others
+        one_by_one = [lazy[i] for i in range(-len(lazy), 0)]
+        assert lazy.made_so_far == len(lazy) and one_by_one == list(got.stacks) and all(map(is_, one_by_one, lazy))
     if got.table is not None:
         want = stack_table(got.stacks)
         assert list(map(id, got.table.chains)) == list(map(id, want.chains))
@@ -66,7 +75,37 @@ def test_every_recording_reads_as_with_the_numpy_passes(path: Path) -> None:
         assert got.table is not None  # counted by number
 
 
-def test_a_first_header_is_written_back_verbatim() -> None:
+def _analysed(profile: Profile) -> tuple[Hotspots, list[ClassShare], list[Finding]]:
+    """The hotspots, rule classes and findings of ``profile``, as ``kforensic profile`` makes them."""
+    stacks = selected_stacks(profile)
+    table = profile.table if stacks is profile.stacks and profile.table is not None else stack_table(stacks)
+    hot = compute_hotspots(profile, stacks, table=table)
+    classes = class_shares(stacks, hot.total_period, table)
+    return hot, classes, profile_findings(profile, stacks, hot, classes, table)
+
+
+def test_the_analysis_makes_only_the_stacks_it_cites() -> None:
+    # Bundled recordings, each sample its own thread (a busy machine's distinct stacks): read by number, the
+    # stacks are columns, and the tables, rule classes and findings made from their numbers make a ProfileStack
+    # only for the stacks they cite (first lines, evidence, the heaviest of each class); the same results as from
+    # every stack made.
+    samples = [
+        sample
+        for copy in range(3)
+        for name in ("kernel", "mixed", "contend", "jit")
+        for sample in read_gzip_text(DATA / f"{name}.perf.txt.gz").split(b"\n\n")
+    ]
+    text = b"".join(
+        re.sub(rb"^(\S+) \d+ ", b"\\1 %d " % (100 + i), sample, count=1) + b"\n\n" for i, sample in enumerate(samples)
+    )
+    got = _read(text, True)
+    assert isinstance(got.stacks, StackColumns) and len(got.stacks) >= VECTOR_FROM and got.table is not None
+    lazy = _analysed(got)
+    assert 0 < got.stacks.made_so_far <= 50  # of 5,000
+    assert any(f.title.startswith("Top hotspot") for f in lazy[2])  # its stack found by its first line
+    every = list(got.stacks)
+    assert _analysed(replace(got, stacks=every, table=None)) == lazy
+
     # Times with leading zeros, 6 and 9 fraction digits, 15 digits in all: the counters' first headers are the
     # texts' own (the compiled pass keeps each text's masked header and its time's digits as one integer).
     chain = b"\n\tffffffff81000000 sym+0x1f ([kernel.kallsyms])\n\n"

@@ -14,6 +14,10 @@ runs one from a shell (tests/data/workloads/record.sh).
 * :data:`UDP_LEAKER` opens UDP sockets at a fixed rate and never closes them (a real socket leak: one
   ``UDP``, ``sock_inode_cache``, ``dentry`` and ``filp`` each, held until the child ends).  Args: sockets
   per second, seconds.
+* :data:`FILE_CREATOR` creates empty files at a fixed rate in a directory and keeps them: on an overlayfs over
+  tmpfs (record.sh's overlay-files) each costs an ``ovl_inode`` (reclaimable: overlayfs drops unused ones
+  under pressure, SLAB_RECLAIM_ACCOUNT) and a ``shmem_inode_cache`` (held as long as the tmpfs file).
+  Args: directory, files per second, seconds.
 * :data:`TCP_CLIENT` connects to its own loopback server at a fixed rate and closes first, as a
   web client or a health checker does: every connection leaves a ``tw_sock_TCP`` in TIME_WAIT for
   60 s, so the cache fills for a minute and levels off; nothing leaks.  Args: connections per second,
@@ -106,12 +110,26 @@ while (elapsed := time.monotonic() - start) < seconds:
 print("done", len(held), flush=True)
 """
 
-PROGRAMS = {"leak": LEAKER, "write": FILE_WRITER, "tcp": TCP_CLIENT, "udp": UDP_LEAKER}
+FILE_CREATOR = r"""
+import os, sys, time
+directory, rate, seconds = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+made = 0
+start = time.monotonic()
+print("ready", flush=True)
+while (elapsed := time.monotonic() - start) < seconds:
+    while made < int(rate * elapsed):
+        open(os.path.join(directory, f"f{made}"), "w").close()
+        made += 1
+    time.sleep(0.01)
+print("done", made, flush=True)
+"""
+
+PROGRAMS = {"leak": LEAKER, "write": FILE_WRITER, "tcp": TCP_CLIENT, "udp": UDP_LEAKER, "create": FILE_CREATOR}
 
 
 def main(argv: list[str]) -> int:
     """Run one workload in the foreground: ``leak RATE SECS``, ``write DIR MIB_PER_S SECS``, ``tcp RATE SECS``,
-    ``udp RATE SECS``."""
+    ``udp RATE SECS``, ``create DIR RATE SECS``."""
     if not argv or argv[0] not in PROGRAMS:
         print(f"usage: python -m tests.live.workloads {{{'|'.join(PROGRAMS)}}} ARGS...", file=sys.stderr)
         return 2

@@ -19,11 +19,15 @@
 #                                   marks sock_inode_cache, dentry and proc_inode_cache reclaim_account 1
 #                                   (/sys/kernel/slab): the snapshot text does not keep it, so the flags
 #                                   slab-watch read are kept beside it (udp-socket-leak.reclaim_account.txt).
+#   ./record.sh overlay-files       3 minutes at a 1 s interval while a child creates 150 empty files a second
+#                                   in an overlayfs over tmpfs (FILE_CREATOR): ovl_inode (reclaim_account 1,
+#                                   unused ones dropped under pressure) and shmem_inode_cache (held by the
+#                                   files) grow; the flags are kept beside it (overlay-files.reclaim_account.txt).
 #
 # Recorded 2026-12-04 on the project's 2-core, 24 GB VM (Linux 6.18.44, ext4 root, load 1-5);
 # tests/detectors/leaks/test_ordinary_workloads.py says what `kforensic leaks` must say on each.
 set -eu
-name=${1:?usage: record.sh file-writes|leak-beside-writes|tcp-time-wait|tcp-time-wait-4min|udp-socket-leak}
+name=${1:?usage: record.sh file-writes|leak-beside-writes|tcp-time-wait|tcp-time-wait-4min|udp-socket-leak|overlay-files}
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../../.." && pwd)
 tmp=$(mktemp -d)
@@ -31,6 +35,7 @@ children=""
 stop() {
     for p in $children; do kill "$p" 2>/dev/null || true; done
     wait || true
+    if [ -d "$tmp/fs" ]; then umount "$tmp/fs/merged" "$tmp/fs" 2>/dev/null || true; fi  # overlay-files' mounts
     rm -rf "$tmp"
 }
 trap stop EXIT INT TERM
@@ -50,6 +55,10 @@ file-writes | leak-beside-writes)
 tcp-time-wait) workload tcp 300 45 ;;
 tcp-time-wait-4min) workload tcp 300 250; interval=2s duration=4m ;;
 udp-socket-leak) workload udp 40 130; duration=2m ;;
+overlay-files)
+    mkdir "$tmp/fs" && mount -t tmpfs tmpfs "$tmp/fs" && mkdir "$tmp/fs/lower" "$tmp/fs/upper" "$tmp/fs/work" "$tmp/fs/merged"
+    mount -t overlay overlay -o "lowerdir=$tmp/fs/lower,upperdir=$tmp/fs/upper,workdir=$tmp/fs/work" "$tmp/fs/merged"
+    workload create "$tmp/fs/merged" 150 200; duration=3m ;;
 *) echo "record.sh: unknown workload $name" >&2; exit 2 ;;
 esac
 sleep 2
@@ -57,7 +66,7 @@ sleep 2
     -o "$tmp/summary.txt"
 .venv/bin/python tests/data/healthy/slabwatch/to_snapshots.py "$tmp/store" | xz -9 -T1 > "$tmp/snapshots.txt.xz"
 mv "$tmp/snapshots.txt.xz" "$here/$name.txt.xz"
-if [ "$name" = udp-socket-leak ]; then  # what slab-watch read of /sys/kernel/slab: "cache reclaim_account" lines
+if [ "$name" = udp-socket-leak ] || [ "$name" = overlay-files ]; then  # what slab-watch read of /sys/kernel/slab: "cache reclaim_account" lines
     .venv/bin/python -c 'import sys; from pathlib import Path; from collectors.slabstore import SlabStore
 with SlabStore.open(Path(sys.argv[1]), readonly=True) as s:
     [print(n, int(v)) for run in s.runs() for n, v in sorted(s.reclaimable(run.id).items())]' \

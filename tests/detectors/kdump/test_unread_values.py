@@ -288,3 +288,27 @@ def test_a_program_that_is_a_link_loop_is_its_own_problem_not_its_directorys(tmp
     assert tooling.status is Status.FAIL and tooling.detail == "missing: kdump-config", tooling
     assert "unreadable:/usr/sbin" not in lines
     assert lines["unreadable:/usr/sbin/kdump-config"].detail == "Too many levels of symbolic links"
+
+
+def test_a_usr_this_reader_may_not_search_is_unknown_not_bad_input(tmp_path: Path) -> None:
+    """/usr of mode 000 under a reader bound by permissions: the check ended in exit 3 ("cannot access
+    .../usr/lib: Permission denied"), as if the user's input were bad; what lives under /usr is unknown, with why."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.helpers import as_plain_reader
+
+    root = build(tmp_path / "root", SCENARIOS["debian12-ready"])
+    (root / "usr").chmod(0)
+    try:
+        check = [sys.executable, "-m", "forensics", "kdump", "check", "--root", str(root), "--format", "json"]
+        done = subprocess.run(as_plain_reader(check), capture_output=True, text=True, check=False)
+    finally:
+        (root / "usr").chmod(0o755)
+    assert done.stderr == "" and done.returncode == 1, done.stderr
+    doc = json.loads(done.stdout)
+    lines = {line["id"]: line for line in doc["checks"]}
+    assert lines["kdump-tooling"]["status"] == "unknown", lines["kdump-tooling"]
+    assert lines["unreadable:/usr/sbin"]["detail"] == "Permission denied", lines["unreadable:/usr/sbin"]
+    assert doc["ready"] is False

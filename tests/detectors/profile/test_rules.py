@@ -67,7 +67,10 @@ def test_findings_cite_the_heaviest_sample_header_at_its_line(workload: str, tmp
     hot = compute_hotspots(profile, stacks)
     findings = profile_findings(profile, stacks, hot)
     assert all(e.locator.kind is LocatorKind.LINE for f in findings for e in f.evidence)
-    assert_evidence_resolves(findings, {str(path): plain})
+    # Lines of the decompressed text, named so (as kforensic dmesg and trace name theirs): `grep -n` of the .gz
+    # finds nothing at them, `zcat | sed -n Np` does.
+    assert {e.source for f in findings for e in f.evidence} == {f"{path} (gunzipped)"}
+    assert_evidence_resolves(findings, {f"{path} (gunzipped)": plain})
     for f in findings:
         assert f.next_steps and f.fact("samples") and f.fact("stack")
 
@@ -83,6 +86,12 @@ def test_findings_of_folded_input_cite_its_lines(tmp_path: Path) -> None:
     findings = profile_findings(profile, stacks, compute_hotspots(profile, stacks))
     assert any(f.fact("class") == "lock" for f in findings)
     assert_evidence_resolves(findings)
+    gz = tmp_path / "contend.folded.gz"
+    gz.write_bytes(gzip.compress(path.read_bytes()))
+    profile = read_profile(str(gz))
+    findings = profile_findings(profile, selected_stacks(profile), compute_hotspots(profile, selected_stacks(profile)))
+    assert {e.source for f in findings for e in f.evidence} == {f"{gz} (gunzipped)"}
+    assert_evidence_resolves(findings, {f"{gz} (gunzipped)": path})
 
 
 def test_the_syscall_class_does_not_call_the_calls_own_work_entry_overhead() -> None:

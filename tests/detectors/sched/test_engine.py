@@ -350,3 +350,23 @@ def test_preemptors_are_counted_in_the_window_only() -> None:
         if w0 <= float(m[2]) <= w1:
             switches[int(m[1])] = switches.get(int(m[1]), 0) + 1
     assert switches and {c.cpu: c.switches for c in inside.cpus if c.switches} == switches
+
+
+def test_a_cpus_first_event_is_the_first_of_the_window() -> None:
+    """--window's CPU table: its "first event" was the CPU's first of the whole trace (the events before the window
+    are read for the state they set), beside a "last event" and figures of the window: ``kforensic trace
+    kf.ftrace.txt.gz --window 797.70:797.75`` said CPU0's first event was at 797.542779.  Both analyzers, the
+    compiled scanner's batches too; the events found again in the text."""
+    import re
+
+    data = gzip.decompress((DATA / "kf.ftrace.txt.gz").read_bytes())
+    lists, counts = parse(data, 1 << 16)
+    w0, w1 = middle_third(compare(lists, counts))
+    inside = compare(lists, counts, window=(w0, w1))
+    compare_scanned(data, 1 << 13, window=(w0, w1))
+    first: dict[int, float] = {}
+    for m in re.finditer(rb"\[(\d+)\] \S+ +(\d+\.\d+): ", data):
+        if float(m[2]) >= w0:
+            first.setdefault(int(m[1]), float(m[2]))
+    assert len(first) >= 2 and {c.cpu: c.first_ts for c in inside.cpus} == first
+    assert all(w0 <= c.first_ts <= c.last_ts <= w1 for c in inside.cpus)

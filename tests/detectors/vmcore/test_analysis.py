@@ -6,6 +6,7 @@ from dataclasses import replace
 
 from detectors.dmesg.scanner import scan_text
 from detectors.vmcore.analysis import analyse_snapshot, crash_report, fault_address_from_log, log_as_text
+from detectors.vmcore.faultaddr import fault_address_record
 from forensics.model import LocatorKind, NotAvailable
 from tests.detectors.vmcore.snapshots import (
     DUMP,
@@ -41,6 +42,19 @@ def test_the_cr2_of_a_report_that_is_no_page_fault_is_not_a_fault_address() -> N
     page_fault = log("BUG: kernel NULL pointer dereference, address: 0000000000000030", "#PF: error_code(0x0000)",
                      "Oops: Oops: 0000 [#1] SMP", "CR2: 0000000000000030")  # fmt: skip
     assert fault_address_from_log(page_fault) == 0x30
+
+
+def test_the_null_field_cites_the_log_line_its_fault_address_was_read_from() -> None:
+    """The register dump's CR2 comes first and may hold another address; the evidence is the line read."""
+    lines = list(NULL_OOPS_LOG)
+    lines[lines.index("CR2: 0000000000000030")] = "CR2: ffffffffc018efef CR3: 0000000000a3a000 CR4: 00000000000006a0"
+    last = lines.index("Kernel panic - not syncing: Fatal exception")
+    lines.insert(last, "CR2: 0000000000000030")  # as 6.1 prints it at the end of the oops (fixture 01, line 283)
+    snap = null_member_snapshot(log=log(*lines))
+    assert fault_address_record(snap.log) == (0x30, last)
+    null = next(f for f in analyse_snapshot(snap)[0].findings if f.kind == "null-field")
+    cited = [(e.locator.start, e.excerpt) for e in null.evidence if e.locator.kind is LocatorKind.LINE]
+    assert cited == [(last + 1, "CR2: 0000000000000030")]
 
 
 def test_log_as_text_is_one_dmesg_line_per_record() -> None:

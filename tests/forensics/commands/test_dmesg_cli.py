@@ -121,6 +121,13 @@ def test_thousands_of_repeats_are_grouped_and_kept_small(tmp_path: Path) -> None
     (finding,) = incident.findings
     occurrences = [e for e in finding.evidence if (e.locator.name or "").startswith(("report", "one of", "last of"))]
     assert [e.locator.start for e in occurrences] == kept
+    # Each repeat is cited whole, as the first: the CPU its evidence carries is named in the lines it cites.
+    spans = [(r.start_line, r.end_line) for r in result.reports]
+    assert [(e.locator.start, e.locator.end) for e in occurrences] == spans
+    lines = log.read_text().split("\n")
+    for e in occurrences:
+        assert e.cpu is not None and e.locator.end is not None
+        assert any(f"CPU: {e.cpu} " in line for line in lines[e.locator.start - 1 : e.locator.end]), e
 
 
 def test_a_log_without_reports_says_so_not_that_its_reports_lack_timestamps() -> None:

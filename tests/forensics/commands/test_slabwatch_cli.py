@@ -410,3 +410,20 @@ def test_a_store_holding_rows_of_deleted_samples_is_refused_in_one_line_that_say
         with db:
             db.executescript(delete)  # what the hint says
     assert kforensic("slab-import", "--store", str(store), "--host", "vm", str(snapshots), "--force")[0] == 0
+
+
+def test_a_statement_of_coverage_does_not_set_the_exit_status(tmp_path: Path) -> None:
+    """One real snapshot (the first of the bundled healthy recording): slab-import's only finding is the leak
+    analysis's coverage ("cannot judge yet: 1 sample"), a statement about the samples.  With --fail-on info it
+    exited 1, and ``leaks`` on the same store (which states its coverage apart) 0."""
+    import lzma
+
+    text = lzma.decompress((REPO / "tests/data/healthy/slabwatch/snapshots.txt.xz").read_bytes()).decode()
+    first = text[: text.index("\ndate=", 1) + 1]
+    (tmp_path / "one.txt").write_text(first)
+    store = str(tmp_path / "one.sqlite")
+    done = kforensic("slab-import", str(tmp_path / "one.txt"), "--store", store, "-f", "json", "--fail-on", "info")
+    assert done.returncode == 0, done.stderr
+    kinds = [f["kind"] for f in json.loads(done.stdout)["incident"]["findings"]]
+    assert kinds == ["leak-coverage"]  # still said
+    assert kforensic("leaks", "--store", store, "--fail-on", "info").returncode == 0

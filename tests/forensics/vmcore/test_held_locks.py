@@ -18,10 +18,11 @@ import pytest
 from detectors.dmesg.scanner import scan_text
 from detectors.vmcore.analysis import log_as_text
 from detectors.vmcore.heldlocks import held_lock_findings
-from forensics.model import Finding, FindingKind
+from forensics.model import Finding, FindingKind, LocatorKind
 from forensics.types.causes import LockWaiter, lock_cycle
 from forensics.types.vmcore import GlobalLock
 from tests.detectors.vmcore.snapshots import snapshot
+from tests.helpers import assert_evidence_resolves
 from tests.vmcore_cases import VmcoreCase, case_names, kernels, load_case, without_pages
 
 drgn = pytest.importorskip("drgn")
@@ -67,6 +68,19 @@ def _findings(dump: Path, locks: tuple[GlobalLock, ...], log: Any) -> list[Findi
     return held_lock_findings(snap, scan_text(log_as_text(log)))
 
 
+def _resolve(findings: list[Finding], case: VmcoreCase, dump: Path, log: Any) -> None:
+    """Each lock's evidence (its owner word, its waiters) read again from the dump by a fresh program, the log's
+    hung-task lines from the dump's log."""
+    from detectors.vmcore.findings import log_source
+    from forensics.vmcore.resolve import dump_resolvers
+
+    _, prog, _ = _read(case, dump)
+    text = dump.with_name("log.txt")
+    text.write_text(log_as_text(log))
+    assert any(e.locator.kind is LocatorKind.ADDRESS for f in findings for e in f.evidence)
+    assert_evidence_resolves(findings, {log_source(str(dump)): text}, dump_resolvers(prog))
+
+
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_an_abba_deadlock_whose_tasks_the_dump_lacks_is_read_from_the_locks(kernel: str, tmp_path: Path) -> None:
     case = _need("11-abba-deadlock", kernel)
@@ -85,6 +99,7 @@ def test_an_abba_deadlock_whose_tasks_the_dump_lacks_is_read_from_the_locks(kern
 
     [finding] = _findings(filtered, locks, log)
     assert finding.kind is FindingKind.DEADLOCK
+    _resolve([finding], case, filtered, log)
     facts = {f.name: f.value for f in finding.facts}
     holders = {name.removesuffix(" holds"): value for name, value in facts.items() if name.endswith(" holds")}
     assert len(holders) == len(truth)
@@ -129,6 +144,7 @@ def test_a_hung_task_whose_tasks_the_dump_lacks_names_the_owner_it_can(kernel: s
     locks, _, log = _read(case, filtered)
     [finding] = _findings(filtered, locks, log)
     assert finding.kind is FindingKind.HUNG_TASK
+    _resolve([finding], case, filtered, log)
     facts = {f.name: f.value for f in finding.facts}
     assert facts["lock"].startswith(f"mutex {truth['name']} ")
     assert facts["waiter"].startswith(f"{truth['waiter_comm']} (pid ")

@@ -108,6 +108,10 @@ def test_null_member_names_register_struct_and_member(kernel: str) -> None:
     assert len(null) == 1
     assert "dev->sensor" in null[0].title
     assert null[0].confidence >= 0.85
+    # The log line cited for the fault address shows it: the oops's last CR2 line, not its register dump's
+    # (``CR2: ffffffffc018efef`` on 6.1: whatever the last page fault before the printing left there).
+    cited = [e.excerpt for e in null[0].evidence if e.locator.kind is LocatorKind.LINE]
+    assert cited == [f"CR2: {fault.fault_address:016x}"], cited
 
 
 @pytest.mark.parametrize("kernel", KERNELS)

@@ -1,0 +1,446 @@
+"""Audit of a command's JSON output against its inputs: is every claim checkable, and does it check out?
+
+``audit(doc, inputs)`` reads the findings of a command's JSON document back (``incident_from_dict``: what
+``report --from`` and any user reads) and, for every finding at every severity:
+
+- it has evidence (a finding without evidence is a bug);
+- each evidence resolves where it points (``forensics.evidence.check_evidence``): a line (or event) holds the
+  quoted text, its first line at the cited line number; a frame, register or address of a dump is what a fresh
+  drgn program reads there (``forensics.vmcore.resolve.dump_resolvers``, ``add_dump``); a sample is what the
+  store holds (``add_store``) or the line ``perf script`` prints for a perf.data (``add_perf_data``); an event of
+  an LTTng trace directory stands at its offset of its stream file, and babeltrace2 (when installed) prints that
+  event at that time on that CPU;
+- a timestamp it carries is one the cited lines print (printk ``[ s.us]``, ``/dev/kmsg``'s microseconds, a
+  trace's or ``perf script``'s ``s.us:``), to their precision; a sample's is the store's time of that sample; on
+  a dump's frames it lies within the span of the dump's log;
+- a CPU it carries is named in the cited lines (``[001]``, ``CPU: 1``, ``on cpu 1``, ``CPU#1``, trace-cmd
+  ``-l``'s ``1d..2.``) or in those of the report the line belongs to (the finding's ``report`` evidence); on a
+  dump, it is one of the dump's CPUs;
+- the facts that repeat a value read from the input (``FACT_CHECKS``: the fault address, the base register, the
+  faulting instruction, memory words: a lock word, a list entry, an object's first words) repeat a value one of
+  the finding's own evidence shows;
+- a trace finding's duration (``SPAN_FACTS``: the longest run, the worst wakeup latency, the longest D sleep, an
+  IRQ handler's or a softirq's, a slow span's) is the time between two of its cited events;
+- the timeline's and the hypotheses' citations (``report``, ``vmcore``) are evidence of the findings they name.
+
+Text sources are found by their names: a path as given, ``PATH (gunzipped)`` (and the other decompressed
+forms, whose lines count in the decompressed text) decompressed into ``workdir``, ``PATH (trace-cmd report)``
+made by trace-cmd; other names (``<stdin>``, a
+dump's ``#log``) through ``Inputs.texts``.  The audit returns the problems as lines; none is a pass.
+tests/forensics/test_evidence_audit.py runs it over every command on the bundled inputs.
+"""
+
+from __future__ import annotations
+
+import gzip
+import lzma
+import math
+import re
+import shutil
+import subprocess
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from forensics.evidence import Resolver, check_evidence, iter_text_lines
+from forensics.model import Clock, Evidence, Finding, LocatorKind
+from forensics.serialize import incident_from_dict
+from forensics.textcodec import normalize_text
+
+TEXT_KINDS = (LocatorKind.LINE, LocatorKind.EVENT)
+
+#: How the lines of a kernel log, a trace and a profile print a time, in seconds.
+_PRINTK = re.compile(r"\[\s*(\d+\.\d+)\]")
+_KMSG = re.compile(r"^\s*\d+,\d+,(\d+),")
+_TRACE = re.compile(r"(?:^|\s)(\d+\.\d{3,9}):(?:\s|$)")
+#: How a line names a CPU.
+_CPU = re.compile(
+    r"\[(\d{3})\]|\bCPU:\s*(\d+)|\b[Cc][Pp][Uu]#(\d+)|\bon [Cc][Pp][Uu]\s*(\d+)|\b[Cc][Pp][Uu]\s?(\d+)\b"
+    r"|(?:^|\s)(\d{1,4})[.a-zA-Z][\w.]{3,5}\s+\d+\.\d+:"  # trace-cmd report -l: the CPU fused with the flags
+)
+
+
+def _unzstd(data: bytes) -> bytes:
+    import zstandard  # a runtime dependency of kforensic
+
+    return zstandard.ZstdDecompressor().decompressobj().decompress(data)
+
+
+def _trace_cmd_report(data: bytes) -> bytes:
+    """``trace-cmd report -i FILE`` of a trace.dat, as collectors/trace_input.py reads it."""
+    import tempfile
+
+    with tempfile.NamedTemporaryFile(suffix=".dat") as dat:
+        dat.write(data)
+        dat.flush()
+        return subprocess.run(["trace-cmd", "report", "-i", dat.name], capture_output=True, check=True).stdout
+
+
+#: The suffixes of the sources whose text is made from the file named: decompressed, or a trace.dat's report.
+_DECOMPRESSED = {
+    " (gunzipped)": gzip.decompress,
+    " (decompressed xz)": lzma.decompress,
+    " (decompressed zstd)": _unzstd,
+    " (trace-cmd report)": _trace_cmd_report,
+}
+
+
+def _shows_address(value: str, ev: Evidence) -> bool:
+    m = re.search(r"(?:CR2: |address: |address )(?:0x)?([0-9a-f]+)", ev.excerpt)
+    return m is not None and int(m.group(1), 16) == int(value, 16)
+
+
+def _shows_instruction(value: str, ev: Evidence) -> bool:
+    address, _, text = value.partition(": ")
+    return ev.locator.kind is LocatorKind.ADDRESS and ev.locator.start == int(address, 16) and ev.excerpt == text
+
+
+def _shows_words(value: str, ev: Evidence) -> bool:
+    """Memory words (``0x101: locked, ...``; ``0xdead000000000100, 0xdead000000000122``) read at a cited address."""
+    if ev.locator.kind is not LocatorKind.ADDRESS or not re.fullmatch(r"u(32|64)(x\d+)?", ev.locator.name or ""):
+        return False
+    stated = [int(w, 16) for w in re.findall(r"0x[0-9a-f]+", value.split(":", maxsplit=1)[0])]
+    return stated == [int(w, 16) for w in ev.excerpt.split()]
+
+
+#: A fact that repeats a value read from the input, the kind of evidence a finding must cite for it to be checked
+#: (None: always), and the test of one evidence that shows it.  A finding that states the fact must cite one
+#: evidence that shows it.
+FACT_CHECKS: dict[str, tuple[LocatorKind | None, Callable[[str, Evidence], bool]]] = {
+    "fault address (CR2)": (None, _shows_address),
+    "base register": (LocatorKind.REGISTER, lambda value, ev: ev.excerpt == value),
+    # A kernel log's report decodes its Code: line: the dump's finding cites the instruction's address.
+    "faulting instruction": (LocatorKind.ADDRESS, _shows_instruction),
+    "lock word": (None, _shows_words),
+    "entry words (next, prev)": (None, _shows_words),
+    "first words": (None, lambda value, ev: value == "not in dump" or _shows_words(value, ev)),
+}
+
+
+def line_times(line: str) -> list[float]:
+    """The times (seconds) a text line prints: printk's, /dev/kmsg's, a trace's or perf script's."""
+    found = [float(m.group(1)) for m in _PRINTK.finditer(line)]
+    kmsg = _KMSG.match(line)
+    if kmsg:
+        found.append(int(kmsg.group(1)) / 1e6)
+    found += [float(m.group(1)) for m in _TRACE.finditer(line)]
+    return found
+
+
+def line_cpus(line: str) -> set[int]:
+    """The CPU numbers a text line names."""
+    return {int(next(g for g in m.groups() if g is not None)) for m in _CPU.finditer(line)}
+
+
+@dataclass
+class Inputs:
+    """What the audit reads the evidence against."""
+
+    workdir: Path  # decompressed copies go here
+    texts: dict[str, Path] = field(default_factory=dict)  # source name -> a file with its text
+    resolvers: dict[LocatorKind, Resolver] = field(default_factory=dict)  # a dump's frames, registers, addresses
+    #: a non-text source -> the resolver of its locators (a store's or a perf.data's samples), before ``resolvers``
+    source_resolvers: dict[str, Resolver] = field(default_factory=dict)
+    cpus: dict[str, int] = field(default_factory=dict)  # non-text source -> how many CPUs it has
+    spans: dict[str, tuple[float, float]] = field(default_factory=dict)  # non-text source -> its time span
+    #: a store -> its samples' times by sample id: (wall, uptime) as the store holds them
+    sample_times: dict[str, dict[int, tuple[float, float | None]]] = field(default_factory=dict)
+    #: CTF traces: what babeltrace2 prints at the cited times (None: babeltrace2 is not installed)
+    ctf_printed: dict[str, list[str]] | None = None
+    _lines: dict[str, list[str] | None] = field(default_factory=dict)
+
+    def text_path(self, source: str) -> Path | None:
+        """The file holding the text of ``source``, decompressed if its name says so; None when none."""
+        if source in self.texts:
+            return self.texts[source]
+        for suffix, decompress in _DECOMPRESSED.items():
+            if source.endswith(suffix):
+                original = Path(source.removesuffix(suffix))
+                plain = self.workdir / f"{len(self.texts)}-{original.name}.txt"
+                plain.write_bytes(decompress(original.read_bytes()))
+                self.texts[source] = plain
+                return plain
+        path = Path(source)
+        return path if path.is_file() else None
+
+    def lines(self, source: str) -> list[str] | None:
+        """The lines of a text source, read as the evidence check reads them."""
+        if source not in self._lines:
+            path = self.text_path(source)
+            self._lines[source] = None if path is None else list(iter_text_lines(normalize_text(path.read_bytes())))
+        return self._lines[source]
+
+
+def findings_of(doc: Mapping[str, Any], origin: str = "output") -> list[Finding]:
+    """The findings of a command's JSON document, read back as ``report --from`` reads them."""
+    incident = doc.get("incident", doc)
+    return list(incident_from_dict(incident, origin).findings)
+
+
+def _cited_lines(ev: Evidence, inputs: Inputs) -> list[str] | None:
+    lines = inputs.lines(ev.source)
+    if lines is None:
+        return None
+    end = ev.locator.end if ev.locator.end is not None else ev.locator.start
+    return lines[ev.locator.start - 1 : end]
+
+
+def _time_problem(ev: Evidence, inputs: Inputs) -> str | None:
+    ts = ev.timestamp
+    if ts is None or (ts.clock is Clock.WALL and ev.locator.kind in TEXT_KINDS):
+        return None
+    if ev.locator.kind in TEXT_KINDS:
+        cited = _cited_lines(ev, inputs) or []
+        # The time of the cited event (its first line), or of a line of the cited report.
+        printed = [t for line in cited for t in line_times(line)]
+        if not any(abs(t - ts.seconds) < 1.0000001e-6 for t in printed):
+            return f"timestamp {ts.seconds} is not printed in the cited lines (they print {printed[:4]})"
+        return None
+    times = inputs.sample_times.get(ev.source)
+    if ev.locator.kind is LocatorKind.SAMPLE and times is not None:
+        wall, uptime = times.get(ev.locator.start, (math.nan, None))
+        held = wall if ts.clock is Clock.WALL else uptime
+        if held is None or not abs(held - ts.seconds) < 1e-6:
+            return f"timestamp {ts.seconds} is not sample {ev.locator.start}'s time ({held})"
+        return None
+    span = inputs.spans.get(ev.source)
+    if span is None:
+        return f"timestamp {ts.seconds}: the span of {ev.source} is not known to the audit"
+    if not span[0] - 1e-6 <= ts.seconds <= span[1] + 1e-6:
+        return f"timestamp {ts.seconds} is outside the input's span {span[0]}..{span[1]}"
+    return None
+
+
+#: How many lines before its header a report's reading may cite (its preamble: a ``list_del corruption`` line).
+_PREAMBLE = 12
+
+
+def _cpu_lines(ev: Evidence, finding: Finding, inputs: Inputs) -> list[str]:
+    """The lines that may name the CPU of a line evidence: its own, and those of the report it is a line of.
+
+    A report (``name`` "report", a repeat "one of N" / "last of N") names its CPU in its lines; a line its reading
+    cites (its guilty frame, its cause, a line of its preamble) has the report's CPU.
+    """
+    lines = inputs.lines(ev.source) or []
+    start = ev.locator.start
+    end = ev.locator.end if ev.locator.end is not None else start
+    spans = [(start, end)]
+    for other in finding.evidence:
+        if other.source == ev.source and other.locator.kind in TEXT_KINDS and other.locator.name == "report":
+            o_end = other.locator.end if other.locator.end is not None else other.locator.start
+            if other.locator.start - _PREAMBLE <= start and end <= o_end:
+                spans.append((other.locator.start, o_end))
+    return [line for a, b in spans for line in lines[a - 1 : b]]
+
+
+def _cpu_problem(ev: Evidence, finding: Finding, inputs: Inputs) -> str | None:
+    if ev.cpu is None:
+        return None
+    if ev.locator.kind in TEXT_KINDS:
+        cited = _cpu_lines(ev, finding, inputs)
+        named = set().union(*(line_cpus(line) for line in cited)) if cited else set()
+        return None if ev.cpu in named else f"CPU {ev.cpu} is not named in the cited lines (they name {sorted(named)})"
+    count = inputs.cpus.get(ev.source)
+    if count is None:
+        return f"CPU {ev.cpu}: how many CPUs {ev.source} has is not known to the audit"
+    return None if 0 <= ev.cpu < count else f"CPU {ev.cpu} does not exist in the input ({count} CPUs)"
+
+
+#: A trace finding's durations: the time between two of its cited events (a run's switch in and out, a wakeup and
+#: the switch that ran the task, a D sleep's switch out and wakeup, a handler's entry and exit, a softirq's raise
+#: and entry, a span's start and end), to the microsecond the events print.
+SPAN_FACTS = (
+    "longest run",
+    "worst wakeup latency",
+    "longest D sleep",
+    "longest handler run",
+    "worst raise-to-entry",
+    "duration",
+)
+
+
+def _span_problems(finding: Finding) -> Iterable[str]:
+    times = [ev.timestamp.seconds for ev in finding.evidence if ev.timestamp is not None]
+    for fact in finding.shown_facts:
+        m = re.fullmatch(r"(\d+\.\d+) ms", fact.value) if fact.name in SPAN_FACTS else None
+        if m is None:
+            continue
+        stated = float(m.group(1)) / 1e3
+        if not any(abs((b - a) - stated) <= 1.5e-6 for a in times for b in times if b > a):
+            yield f"{finding.id}: fact {fact.name!r} = {fact.value!r} is the time between none of its cited events"
+
+
+def _fact_problems(finding: Finding) -> Iterable[str]:
+    for fact in finding.shown_facts:
+        kind, test = FACT_CHECKS.get(fact.name, (None, None))
+        if test is None or (kind is not None and all(ev.locator.kind is not kind for ev in finding.evidence)):
+            continue
+        if not any(test(fact.value, ev) for ev in finding.evidence):
+            yield f"{finding.id}: fact {fact.name!r} = {fact.value!r} is shown by none of its evidence"
+
+
+#: How a CTF event is cited (docs/trace.md, "Evidence"): ``STREAM+OFFSET [CPU] SECONDS: NAME ...``.
+_CTF_EXCERPT = re.compile(r"^(\S+)\+(\d+) \[(\d{3})\] (\d+\.\d{9}): (\S+)")
+
+
+def _ctf_printed(doc: Mapping[str, Any], findings: list[Finding]) -> dict[str, list[str]]:
+    """What babeltrace2 prints at each time a CTF evidence cites (``[SECONDS] ...`` lines, by SECONDS).
+
+    babeltrace2 is told each trace's clock offset (``input.traces[].clock.offset_ns``) so that it prints the
+    trace clock's seconds, as the excerpts do; only the lines at the cited times are kept.
+    """
+    wanted = {m.group(4) for f in findings for ev in f.evidence if (m := _CTF_EXCERPT.match(ev.excerpt))}
+    printed: dict[str, list[str]] = {}
+    if not wanted or shutil.which("babeltrace2") is None:
+        return printed
+    for trace in (doc.get("input") or {}).get("traces") or ():
+        offset = int(trace["clock"]["offset_ns"])
+        argv = ["babeltrace2", "--clock-seconds", f"--clock-offset-ns={-offset}", trace["path"]]
+        with subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, errors="replace") as proc:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                at = line[1 : line.find("]")]
+                if at in wanted:
+                    printed.setdefault(at, []).append(line.rstrip("\n"))
+    return printed
+
+
+def _ctf_problem(ev: Evidence, printed: dict[str, list[str]] | None) -> str | None:
+    """An event of a CTF trace directory: its stream file holds the offset, babeltrace2 prints the event then."""
+    m = _CTF_EXCERPT.match(ev.excerpt)
+    if m is None:
+        return f"excerpt {ev.excerpt[:60]!r} is not a CTF event citation (STREAM+OFFSET [CPU] SECONDS: NAME)"
+    stream, offset, cpu, seconds, name = m.groups()
+    path = Path(ev.source) / stream
+    if not path.is_file() or not int(offset) < path.stat().st_size or int(offset) != ev.locator.start:
+        return f"{stream}+{offset} is not an offset of a stream file of {ev.source} (locator {ev.locator.start})"
+    if (ev.cpu is not None and ev.cpu != int(cpu)) or (
+        ev.timestamp and abs(ev.timestamp.seconds - float(seconds)) > 1e-9
+    ):
+        return f"its CPU/time ({ev.cpu}, {ev.timestamp}) is not the excerpt's ({cpu}, {seconds})"
+    if printed is None:
+        return None  # babeltrace2 is not installed: the stream and the offset were checked
+    lines = printed.get(seconds, [])
+    event = name.removesuffix(":")
+    if not any(f" {event}: " in line and f"cpu_id = {int(cpu)} " in line for line in lines):
+        return f"babeltrace2 prints no {event} on CPU {int(cpu)} at {seconds} (it prints {lines[:2]})"
+    return None
+
+
+def audit_findings(findings: Iterable[Finding], inputs: Inputs) -> list[str]:
+    """The problems of these findings' evidence against the inputs, one line each."""
+    problems: list[str] = []
+    for finding in findings:
+        if not finding.evidence:
+            problems.append(f"{finding.id}: no evidence")
+        for ev in finding.evidence:
+            if ev.locator.kind is LocatorKind.EVENT and Path(ev.source).is_dir():
+                reason = _ctf_problem(ev, inputs.ctf_printed)
+                if reason is not None:
+                    problems.append(f"{finding.id} ({finding.severity.value}): {ev.cite()}: {reason}")
+                continue
+            path = inputs.text_path(ev.source) if ev.locator.kind in (*TEXT_KINDS, LocatorKind.BYTE) else None
+            own = inputs.source_resolvers.get(ev.source)
+            resolvers = inputs.resolvers if own is None else {**inputs.resolvers, ev.locator.kind: own}
+            reason = check_evidence(ev, {ev.source: path} if path else None, resolvers)
+            reason = reason or _time_problem(ev, inputs) or _cpu_problem(ev, finding, inputs)
+            if reason is not None:
+                problems.append(f"{finding.id} ({finding.severity.value}): {ev.cite()}: {reason}")
+        problems += _fact_problems(finding)
+        problems += _span_problems(finding)
+    return problems
+
+
+def _link_problems(doc: Mapping[str, Any], findings: list[Finding]) -> Iterable[str]:
+    """The timeline's and the hypotheses' citations (``report``, ``vmcore``) that are no evidence of the finding.
+
+    A timeline entry cites one evidence of its finding (``cite``, ``excerpt``; ``end_cite`` another); a
+    hypothesis's ``supporting`` and ``against`` lines are ``<finding title> — <citation of its evidence>``.
+    """
+    by_id = {f.id: f for f in findings}
+    for entry in doc.get("timeline") or ():
+        finding = by_id.get(entry.get("finding"))
+        if finding is None:
+            yield f"timeline {entry.get('title')!r}: its finding {entry.get('finding')!r} is not in the incident"
+            continue
+        cites = {ev.cite(): ev for ev in finding.evidence}
+        for key in ("cite", "end_cite"):
+            if entry.get(key) is not None and entry[key] not in cites:
+                yield f"timeline {entry['title']!r}: {key} {entry[key]!r} is no evidence of {finding.id}"
+        cited = cites.get(entry.get("cite") or "")
+        if cited is not None and entry.get("excerpt") not in (None, cited.excerpt):
+            yield f"timeline {entry['title']!r}: excerpt {entry['excerpt']!r} is not that of {cited.cite()}"
+    by_cite = {(f.title, ev.cite()) for f in findings for ev in f.evidence}
+    for hypothesis in doc.get("hypotheses") or ():
+        for line in (*hypothesis.get("supporting", ()), *hypothesis.get("against", ())):
+            title, dash, cite = line.rpartition(" \u2014 ")
+            if dash and (title, cite) not in by_cite:
+                yield f"hypothesis {hypothesis.get('rank')}: {line!r} cites no evidence of a finding titled so"
+
+
+def audit(doc: Mapping[str, Any], inputs: Inputs) -> list[str]:
+    """The problems of a command's JSON document against its inputs; an empty list is a pass.
+
+    A finding without evidence in the JSON itself is reported, not raised (``incident_from_dict`` refuses it).
+    """
+    incident = doc.get("incident", doc)
+    bare = [f.get("id", "?") for f in incident.get("findings", []) if not f.get("evidence")]
+    if bare:
+        return [f"{i}: no evidence" for i in bare]
+    findings = findings_of(doc)
+    if inputs.ctf_printed is None and shutil.which("babeltrace2") is not None:
+        inputs.ctf_printed = _ctf_printed(doc, findings)
+    return audit_findings(findings, inputs) + list(_link_problems(doc, findings))
+
+
+def add_dump(inputs: Inputs, vmcore: Path, vmlinux: Path, module_debug: Iterable[Path] = (), name: str = "") -> None:
+    """Read a dump's evidence with a fresh drgn program (not the analysis's): its frames, registers and
+    addresses, its log (``DUMP#log``), its CPUs and the span of its log's times; ``name`` is the dump's path as
+    the findings cite it (``vmcore`` by default)."""
+    import contextlib
+
+    import drgn
+    from drgn.helpers.linux.cpumask import for_each_online_cpu
+
+    from detectors.vmcore.analysis import log_as_text
+    from detectors.vmcore.findings import log_source
+    from forensics.vmcore.resolve import dump_resolvers
+    from forensics.vmcore.system import log_records
+
+    prog = drgn.Program()
+    prog.set_core_dump(str(vmcore))
+    prog.load_debug_info([str(vmlinux)], main=True)
+    with contextlib.suppress(drgn.MissingDebugInfoError):  # modules of the kernel without their .ko
+        prog.load_debug_info([str(p) for p in module_debug], default=True)
+    records = log_records(prog)
+    log = inputs.workdir / f"{len(inputs.texts)}-{vmcore.parent.name}-log.txt"
+    log.write_text(log_as_text(records))
+    name = name or str(vmcore)
+    inputs.texts[log_source(name)] = log
+    inputs.resolvers.update(dump_resolvers(prog))
+    inputs.cpus[name] = len(list(for_each_online_cpu(prog)))
+    inputs.spans[name] = (records[0].seconds, records[-1].seconds)
+
+
+def add_store(inputs: Inputs, store: Path, name: str | None = None) -> None:
+    """Read a slab-watch store's samples (cited as ``name``, the path as given by default)."""
+    from collectors.slabstore import SlabStore
+
+    opened = SlabStore.open(store, readonly=True)
+    source = name or str(store)
+    inputs.source_resolvers[source] = opened.resolve_evidence
+    inputs.sample_times[source] = {s.id: (s.wall, s.uptime) for s in opened.samples()}
+
+
+def add_perf_data(inputs: Inputs, perf_data: Path) -> None:
+    """Read a perf.data's samples: the lines of its ``perf script`` text (the product's own reading of it)."""
+    from collectors.perf_script import perf_script_lines
+
+    lines = perf_script_lines(perf_data)
+
+    def resolve(ev: Evidence) -> str | None:
+        n = ev.locator.start
+        return lines[n - 1] if 0 < n <= len(lines) else None
+
+    inputs.source_resolvers[str(perf_data)] = resolve

@@ -1,0 +1,230 @@
+"""Every command's JSON on the project's own inputs: every finding at every severity cites evidence that checks out.
+
+tests/evidence_audit.py is the checker (what it checks: its docstring). Here it reads the output of each command
+run in this process on the bundled inputs (the golden logs, the traces and the LTTng session, the profiles, the
+slab-watch recordings, the kdump sysroots, fixture dumps, the demo's report and a ``report --from`` merge), and
+first shows on those inputs that it fails on each kind of mismatch it is meant to catch.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import tarfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.evidence_audit import Inputs, add_dump, add_store, audit
+from tests.helpers import cli_in_process
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "tests" / "data"
+GOLDEN = ROOT / "tests" / "detectors" / "dmesg" / "golden"
+TRACES = [
+    *sorted((DATA / "traces").glob("kf.*.txt.gz")),
+    DATA / "lttng" / "kernel.ftrace.txt.gz",
+    DATA / "healthy" / "ftrace.txt.gz",
+]
+PROFILES = [
+    *(p for p in sorted((DATA / "profile").glob("*.gz")) if ".report." not in p.name),
+    DATA / "healthy" / "perf.txt.gz",
+]
+WORKLOADS = [DATA / "workloads" / "tcp-time-wait-4min.txt.xz"]
+SYSROOTS = sorted((ROOT / "vmcore_fixtures" / "sysroots").iterdir())
+
+
+@pytest.fixture
+def kforensic(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> Any:  # the command's JSON document
+    def run(*args: str | Path, json_option: str = "") -> dict[str, Any]:
+        out = tmp_path / "out.json"
+        where = (json_option, str(out), "-o", str(tmp_path / "out.md")) if json_option else ("--format", "json")
+        tail = () if json_option else ("-o", str(out))
+        code, _ = cli_in_process(monkeypatch, capsys, *map(str, args), *where, *tail)
+        assert code in (0, 1), (args, code)
+        doc: dict[str, Any] = json.loads(out.read_text())
+        return doc
+
+    return run
+
+
+def _findings(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    return doc.get("incident", doc)["findings"]  # type: ignore[no-any-return]
+
+
+def _clean(doc: dict[str, Any], inputs: Inputs) -> None:
+    assert _findings(doc), "no findings: nothing was checked"
+    problems = audit(doc, inputs)
+    assert not problems, "\n".join(problems)
+
+
+# ------------------------------------------------------------------ the checker fails on each mismatch
+
+
+def _mutated(doc: dict[str, Any], change: str) -> dict[str, Any]:
+    """A copy of ``doc`` with its first finding's first evidence changed as a buggy command would."""
+    bad = copy.deepcopy(doc)
+    finding = _findings(bad)[0]
+    ev = finding["evidence"][0]
+    if change == "line off by one":
+        ev["locator"]["start"] += 1
+        ev["locator"]["end"] = None
+    elif change == "time not in the file":
+        ev["timestamp"]["seconds"] += 0.5
+    elif change == "other CPU":
+        ev["cpu"] += 1
+    elif change == "other file":
+        ev["source"] = str(GOLDEN / "warning_syslog.log")
+    elif change == "no evidence":
+        finding["evidence"] = []
+    return bad
+
+
+@pytest.mark.parametrize(
+    "change", ["line off by one", "time not in the file", "other CPU", "other file", "no evidence"]
+)
+def test_the_audit_fails_on_a_mismatch(kforensic: Any, tmp_path: Path, change: str) -> None:
+    doc = kforensic("dmesg", GOLDEN / "hard_lockup_kmsg.log")
+    _clean(doc, Inputs(tmp_path))
+    assert audit(_mutated(doc, change), Inputs(tmp_path)), change
+
+
+def test_the_audit_fails_on_a_timeline_or_hypothesis_citing_other_evidence(kforensic: Any, tmp_path: Path) -> None:
+    log = ROOT / "vmcore_fixtures" / "cases" / "02-bug-on" / "console.log"
+    doc = kforensic("report", "--dmesg", log, "--dmesg", GOLDEN / "null_deref_x86.log", json_option="--json")
+    _clean(doc, Inputs(tmp_path))
+    assert doc["timeline"] and doc["hypotheses"]
+    bad = copy.deepcopy(doc)
+    bad["timeline"][0]["cite"] = bad["timeline"][0]["cite"].replace(str(log), str(GOLDEN / "null_deref_x86.log"))
+    assert audit(bad, Inputs(tmp_path))
+    bad = copy.deepcopy(doc)
+    first = bad["hypotheses"][0]["supporting"][0]
+    bad["hypotheses"][0]["supporting"][0] = first.replace(" line ", " line 1", 1)
+    assert audit(bad, Inputs(tmp_path))
+
+
+def test_the_audit_fails_on_a_duration_its_events_do_not_span(kforensic: Any, tmp_path: Path) -> None:
+    doc = kforensic("trace", TRACES[0])
+    _clean(doc, Inputs(tmp_path))
+    facts = [x for f in _findings(doc) for x in f["facts"] if x["name"] in ("longest run", "worst wakeup latency")]
+    assert facts
+    for fact in facts:
+        stated = fact["value"]
+        fact["value"] = f"{float(stated.split()[0]) + 0.002:.3f} ms"
+        assert audit(doc, Inputs(tmp_path)), fact
+        fact["value"] = stated
+
+
+# ------------------------------------------------------------------ every command on the bundled inputs
+
+
+def test_dmesg_on_every_golden_log(kforensic: Any, tmp_path: Path) -> None:
+    logs = sorted(GOLDEN.glob("*.log"))
+    for log in logs:
+        doc = kforensic("dmesg", log)
+        if _findings(doc):
+            problems = audit(doc, Inputs(tmp_path))
+            assert not problems, "\n".join(problems)
+    doc = kforensic("dmesg", *logs, ROOT / "vmcore_fixtures" / "cases" / "11-abba-deadlock" / "console.log")
+    _clean(doc, Inputs(tmp_path))
+
+
+@pytest.mark.parametrize("trace", TRACES, ids=lambda p: p.name)
+def test_trace(kforensic: Any, tmp_path: Path, trace: Path) -> None:
+    _clean(kforensic("trace", trace), Inputs(tmp_path))
+
+
+def test_trace_of_an_lttng_session(kforensic: Any, tmp_path: Path) -> None:
+    """Events of a CTF directory: the stream file holds the offset, and babeltrace2 (when installed) prints the
+    event at that time on that CPU."""
+    session = tmp_path / "ust"
+    with tarfile.open(DATA / "lttng" / "ust.tar.gz") as tar:
+        tar.extractall(session, filter="data")
+    doc = kforensic("trace", session)
+    inputs = Inputs(tmp_path)
+    _clean(doc, inputs)
+    assert inputs.ctf_printed is None or inputs.ctf_printed  # babeltrace2 read the cited times
+
+
+@pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
+def test_profile(kforensic: Any, tmp_path: Path, profile: Path) -> None:
+    _clean(kforensic("profile", profile), Inputs(tmp_path))
+
+
+@pytest.mark.parametrize("snapshots", WORKLOADS, ids=lambda p: p.name)
+def test_slab_import_and_leaks(kforensic: Any, tmp_path: Path, snapshots: Path) -> None:
+    store = tmp_path / "slab.db"
+    imported = kforensic("slab-import", snapshots, "--store", store)
+    inputs = Inputs(tmp_path)
+    add_store(inputs, store)
+    _clean(imported, inputs)
+    _clean(kforensic("leaks", "--store", store), inputs)
+
+
+@pytest.mark.parametrize("sysroot", SYSROOTS, ids=lambda p: p.name)
+def test_kdump_check(kforensic: Any, tmp_path: Path, sysroot: Path) -> None:
+    _clean(kforensic("kdump", "check", "--root", sysroot), Inputs(tmp_path))
+
+
+def _case(name: str) -> Any:
+    pytest.importorskip("drgn")
+    from tests.vmcore_cases import case_names, load_case
+
+    if name not in case_names():
+        pytest.skip(f"vmcore fixture {name} is absent (vmcore_fixtures/build.sh)")
+    return load_case(name)
+
+
+@pytest.mark.parametrize(
+    "name", ["01-null-member", "06-list-corrupt", "10-use-after-free", "11-abba-deadlock", "14-spin-deadlock"]
+)
+def test_vmcore(kforensic: Any, tmp_path: Path, name: str) -> None:
+    """Frames, registers, instructions and memory words as a fresh drgn program reads them (the fault address, a
+    list entry, a freed object's words, a lock word: each stated fact's value cited where it was read); the dump's
+    log lines, times and CPUs."""
+    case = _case(name)
+    debug = [a for m in case.module_debug for a in ("--module-debug", m)]
+    doc = kforensic("vmcore", case.directory, "--vmlinux", case.vmlinux, *debug)
+    inputs = Inputs(tmp_path)
+    add_dump(inputs, case.vmcore, case.vmlinux, case.module_debug)
+    _clean(doc, inputs)
+    # A frame, register or address the dump does not hold there fails: another frame, value or instruction.
+    dump_kinds = {"frame", "register", "address"}
+    cited = [(i, j) for i, f in enumerate(_findings(doc)) for j, e in enumerate(f["evidence"])
+             if e["locator"]["kind"] in dump_kinds]  # fmt: skip
+    assert cited
+    for i, j in cited:
+        bad = copy.deepcopy(doc)
+        ev = _findings(bad)[i]["evidence"][j]
+        if ev["locator"]["kind"] == "register":
+            ev["excerpt"] = "rax=0x0000000000000bad"
+        elif (ev["locator"]["name"] or "").startswith("u"):  # memory words (a freed object's poison is uniform)
+            ev["excerpt"] = ev["excerpt"].replace("0x", "0x1", 1)
+        else:
+            ev["locator"]["start"] += 1
+        assert audit(bad, inputs), ev
+
+
+def test_report_of_the_demo_and_report_from(kforensic: Any, tmp_path: Path) -> None:
+    """The demo's inputs (a dump, its log, slab samples, a trace) and a profile in one report, then the command's
+    JSON merged again with another log's by ``report --from``: each evidence still points at its own input."""
+    case = _case("08-slab-leak")
+    store = tmp_path / "slab.db"
+    kforensic("slab-import", case.directory / "snapshots", "--store", store, "--no-analysis")
+    doc = kforensic(
+        "report", "--vmcore", case.directory, "--vmlinux", case.vmlinux, "--module-debug", case.module_debug[0],
+        "--dmesg", case.console_log, "--store", store, "--trace", TRACES[0], "--profile", PROFILES[0],
+        json_option="--json",
+    )  # fmt: skip
+    inputs = Inputs(tmp_path)
+    add_dump(inputs, case.vmcore, case.vmlinux, case.module_debug)
+    add_store(inputs, store)
+    _clean(doc, inputs)
+    saved = tmp_path / "report.json"
+    saved.write_text(json.dumps(doc))
+    other = tmp_path / "dmesg.json"
+    other.write_text(json.dumps(kforensic("dmesg", GOLDEN / "lockdep_kasan_interleaved.log")))
+    _clean(kforensic("report", "--from", saved, other, json_option="--json"), inputs)
