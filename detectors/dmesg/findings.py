@@ -96,6 +96,7 @@ class ReportGrouper:
         self.first_time: float | None = None
         self.last_time: float | None = None
         self.boot_times = array("d")
+        self.banners: dict[int, str] = {}  # the log's boot banners, line -> release (the scanner's)
 
     def add(self, report: KernelReport) -> None:
         """Count one more report."""

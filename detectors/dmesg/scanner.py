@@ -69,6 +69,10 @@ _RAW_STAMP = rc.compile(rb"\[\s*(\d+)\.(\d+)\]")
 _TYPICAL_LINE = 160  # bytes per line assumed when cutting a window (grown when lines are longer)
 
 
+#: A boot banner's release: ``Linux version 6.1.192 (builder@host) (gcc ...) #1 SMP ...``.
+_BANNER = rc.compile(r"Linux version (\S+) \(")
+
+
 class LogScanner:
     """Incremental report finder: :meth:`feed` chunks, then :meth:`close`; both return reports."""
 
@@ -93,6 +97,8 @@ class LogScanner:
         # memo under that rule, which compares its text but for the stamps with a remembered report's: a
         # hit means the same header text, so the same rule and the same checks on the way here.
         self._direct: dict[bytes, str] = {}
+        self.banners: dict[int, str] = {}  # boot banners where the release changes: line -> the release it names
+        self._banner: str | None = None  # the release of the last banner
 
     def feed(self, chunk: bytes) -> list[KernelReport]:
         """Add the next piece of the log; return the reports completed so far."""
@@ -208,6 +214,10 @@ class LogScanner:
                 if isinstance(got, KernelReport):
                     yield got
                 continue
+            # A banner is kept where the release changes: bounded by the kernels, not the boots.
+            banner = _BANNER.match(head.body) if head.body.startswith("Linux version ") else None
+            if banner is not None and banner[1] != self._banner:
+                self.banners[number] = self._banner = banner[1]
             found = match_header(head.body)
             if found is None or (found[0].name == "unexpected-reboot" and not self._unexpected_reboot(start, head)):
                 self._pos = line_end + 1

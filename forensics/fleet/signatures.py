@@ -147,9 +147,12 @@ def triage_host(host: str, path: str) -> HostResult:
     except Exception as exc:  # a bug on one log must not cost the other hosts' results
         return HostResult(host, path, error=f"internal error: {type(exc).__name__}: {exc}")
     groups = []
-    # A report that does not print the release (a hung task's, an OOM's) is of the kernel the log names when it
-    # names one: "kernels" said "-" (not named in the logs) of the 11-abba-deadlock guest's hung task.
-    named = next(iter(result.releases)) if len(result.releases) == 1 else None
+    # A report that does not print the release (a hung task's, an OOM's) is of the kernel of the boot banner above it,
+    # else of the kernel the log names when it names one: "kernels" said "-" (not named in the logs) of the
+    # 11-abba-deadlock guest's hung task.  Not of the other reports' kernel in a log of several boots of different
+    # kernels: a 6.1 boot's OOM was counted under the 6.12 boot's release.
+    named = result.releases | {release for _, release in result.banners}
+    only = next(iter(named)) if len(named) == 1 else None
     for g in result.groups:
         first, last = g.first, g.last
         finding = group_finding(result.name, g)
@@ -167,7 +170,9 @@ def triage_host(host: str, path: str) -> HostResult:
                 severity=finding.severity.value,
                 corrupted=first.corrupted,
                 count=g.count,
-                kernel=first.kernel_release if isinstance(first.kernel_release, str) else named,
+                kernel=first.kernel_release
+                if isinstance(first.kernel_release, str)
+                else result.release_at(first.start_line) or only,
                 first_line=first.start_line,
                 last_line=last.start_line,
                 first_time=_number(first.start_time),

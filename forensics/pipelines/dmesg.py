@@ -39,6 +39,7 @@ def scan_chunks(chunks: Iterable[bytes]) -> tuple[ReportGrouper, int]:
         for report in scanner.close():
             grouper.add(report)
         _age_survivors()
+    grouper.banners.update(scanner.banners)
     return grouper, scanner.lines_seen
 
 
@@ -116,6 +117,7 @@ def source_result(
         grouper.boot_times,
         whys,
         group_causes,
+        tuple(sorted(grouper.banners.items())),
     )
 
 
@@ -157,6 +159,10 @@ def build_incident(results: list[SourceResult], live: LogIdentity | None = None)
         for g in r.groups
     ]
     releases = {x for r in results for x in r.releases}
+    reported = len(releases)
+    # A log of two boots of different kernels (a release per boot banner) names no one kernel, even where only one
+    # boot's reports print their release: its OOM was said to be of the other boot's kernel.
+    releases |= {release for r in results for _, release in r.banners}
     firsts = [r.first_time for r in results if r.first_time is not None]
     lasts = [r.last_time for r in results if r.last_time is not None]
     window: TimeWindow | NotAvailable = (
@@ -173,7 +179,11 @@ def build_incident(results: list[SourceResult], live: LogIdentity | None = None)
         releases.pop()
         if len(releases) == 1
         else NotAvailable(
-            "the reports disagree on the kernel release" if releases else "no report or boot banner names the release"
+            "the reports disagree on the kernel release"
+            if reported > 1
+            else f"the log holds boots of {len(releases)} kernel releases ({', '.join(sorted(releases))})"
+            if releases
+            else "no report or boot banner names the release"
         )
     )
     host: str | NotAvailable = (

@@ -7,6 +7,7 @@ classes without the ~17 other results' dataclasses (their creation cost ~20 ms o
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -42,6 +43,14 @@ class SourceResult:
     whys: Mapping[int, ReportWhy] = dataclasses.field(default_factory=dict)
     # Causes that several reports show together (a lock cycle of hung tasks), by group signature.
     group_causes: Mapping[str, Cause] = dataclasses.field(default_factory=dict)
+    # The boot banners ("Linux version X (...") of the log: (line, release), in log order.  A report that does not
+    # print its release is of the kernel of the banner above it: a log may hold boots of several kernels.
+    banners: tuple[tuple[int, str], ...] = ()
+
+    def release_at(self, line: int) -> str | None:
+        """The release of the last boot banner at or before ``line`` (None when no banner precedes it)."""
+        at = bisect.bisect_right(self.banners, (line, "\uffff"))
+        return self.banners[at - 1][1] if at else None
 
 
 @dataclass(frozen=True)

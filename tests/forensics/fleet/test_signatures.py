@@ -139,6 +139,33 @@ def test_a_report_that_prints_no_release_is_of_the_kernel_its_log_names() -> Non
     assert {g.kernel for g in host.groups} == {"6.1.192"}
 
 
+def test_a_report_that_prints_no_release_is_of_its_boots_kernel(tmp_path: Path) -> None:
+    """A log of two boots of different kernels: the 6.12 guest's 02-bug-on console, then the 6.1 guest's 09-oom
+    console up to its OOM report (cut before the panic, which names 6.1.192).  The OOM, which prints no release,
+    was counted under 6.12.118 (the only release the log's reports print), and the log's kernel said 6.12.118
+    though its second boot banner says 6.1.192."""
+    from forensics.fleet.signatures import triage_host
+    from forensics.pipelines.dmesg import build_incident, triage_file
+
+    bug = (CASES.parent / "kernels" / "6.12" / "cases" / "02-bug-on" / "console.log").read_text()
+    oom = (CASES / "09-oom" / "console.log").read_text().splitlines(keepends=True)
+    cut = next(i for i, line in enumerate(oom) if "Kernel panic - not syncing" in line)
+    assert "6.1.192" in oom[0] and not any("Kernel panic" in line for line in oom[:cut])
+    log = tmp_path / "two-boots.log"
+    log.write_text(bug + "".join(oom[:cut]))
+    host = triage_host("vm", str(log))
+    kernels = {g.title: g.kernel for g in host.groups}
+    assert kernels == {
+        "kernel BUG in kf_buffer_put": "6.12.118",
+        "OOM killer invoked (invoked by kf_memhog)": "6.1.192",
+    }, kernels
+    result = triage_file(str(log))
+    assert result.releases == {"6.12.118"}  # the reports alone name one kernel
+    assert str(build_incident([result]).kernel_release) == (
+        "not available: the log holds boots of 2 kernel releases (6.1.192, 6.12.118)"
+    )
+
+
 def test_report_refuses_a_fleet_document_of_several_hosts(tmp_path: Path) -> None:
     """Many hosts' findings are not one machine's story: ``report --from`` refuses such a document (exit 3).
 
