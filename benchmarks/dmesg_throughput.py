@@ -165,6 +165,21 @@ def cold_env(cache: Path) -> dict[str, str]:
     return env
 
 
+def link_compiled(cache: Path) -> str:
+    """Give the warm runs this user's modules compiled by ``make compile`` (forensics/native.py), as a machine
+    where it ran has them: ``compiled`` when they are built for the current sources, else ``source``."""
+    import detectors.dmesg
+    from forensics import native
+    from forensics.jit import cache_dir
+
+    built = native.group_dir(detectors.dmesg.NATIVE)
+    if not built.is_dir():
+        return "source"
+    (cache / "numba").mkdir(parents=True, exist_ok=True)
+    (cache / "numba" / "native").symlink_to(cache_dir() / "native", target_is_directory=True)
+    return "compiled"
+
+
 def figures(mb: float, wall: float, cpu: float, rss: float) -> str:
     """One run's figures: throughput by wall and CPU time, the times, peak RSS."""
     return f"{mb / wall:6.1f} MB/s wall {wall:6.2f} s {mb / cpu:6.1f} MB/s CPU {cpu:5.2f} s RSS {rss:4.0f} MB"
@@ -176,7 +191,8 @@ def run_one(label: str, log: Path, warm_runs: int) -> None:
     Cold: a fresh process whose bytecode, numba and regex caches are empty (``PYTHONPYCACHEPREFIX``,
     ``NUMBA_CACHE_DIR`` and ``XDG_CACHE_HOME`` in a new directory), as the first run after an install.
     Warm: the same caches filled by the cold run, the best of ``warm_runs`` by CPU time (the machine may
-    be shared), and the median of their CPU times.
+    be shared), and the median of their CPU times; with the modules ``make compile`` built when it ran
+    (:func:`link_compiled`: ``compiled`` in the row, else ``source``).
     """
     mb = log.stat().st_size / 1e6
     kf = [sys.executable, "-m", "forensics", "dmesg", "--format", "json", str(log)]
@@ -184,6 +200,7 @@ def run_one(label: str, log: Path, warm_runs: int) -> None:
         env = cold_env(Path(cache))
         cold = measure(kf, env)
         load_cold = os.getloadavg()[0]
+        code = link_compiled(Path(cache))
         runs = [measure(kf, env) for _ in range(warm_runs)]
         warm = min(runs, key=lambda r: r[1])
         median_cpu = statistics.median(r[1] for r in runs)
@@ -193,7 +210,7 @@ def run_one(label: str, log: Path, warm_runs: int) -> None:
     g_cpu = max(g_cpu, 1e-3)  # grep on a small file may report no CPU time at all
     print(
         f"{label:<16} {mb:7.1f} MB | cold {figures(mb, *cold[:3])} load {load_cold:.2f} | "
-        f"warm {figures(mb, *warm[:3])} (median {mb / median_cpu:6.1f} MB/s CPU {median_cpu:5.2f} s of "
+        f"warm ({code}) {figures(mb, *warm[:3])} (median {mb / median_cpu:6.1f} MB/s CPU {median_cpu:5.2f} s of "
         f"{len(runs)}) load {load_warm:.2f} | grep -c {figures(mb, g_s, g_cpu, g_rss)} "
         f"({g_out.decode().strip()} lines) | warm/grep: {warm[0] / g_s:4.1f}x the wall, {warm[1] / g_cpu:4.1f}x "
         f"the CPU | sha256 {h_cpu:.2f} s",

@@ -7,3 +7,24 @@ groups repeated reports and turns them into findings with evidence.  Reading
 files, standard input and ``/dev/kmsg`` is the job of
 :mod:`collectors.kernel_log`.
 """
+
+from forensics import native
+
+#: The scanner, the line parser, the report builder and the reading of a report compiled to C when built
+#: (``make compile``; see :mod:`forensics.native`): installed before any module of the package is imported.
+#: Not memo.py (mypyc cannot compile its ``_Repeat``'s ``__getattr__``).
+NATIVE = native.Group(
+    name="kforensic_dmesg",
+    modules=(
+        "detectors.dmesg.lines",
+        "detectors.dmesg.extract",
+        "detectors.dmesg.frames",
+        "detectors.dmesg.stacks",
+        "detectors.dmesg.scanner",
+        "detectors.dmesg.why",
+        "detectors.dmesg.code",
+    ),
+    seconds=120.0,
+    what="the kernel log's scanner, line parser, report builder and reader",
+)
+native.install(NATIVE)

@@ -1,0 +1,235 @@
+"""Python modules compiled to C by mypyc, loaded in place of their source when built (``make compile``).
+
+Why: ``kforensic dmesg`` spends most of a report-dense log in per-line Python (the line parser, the report
+builder's walk over a window): each step is a regex match, a few conversions and a tuple, at the
+interpreter's floor.  numba's compiled code (:mod:`forensics.aot`) cannot take them: its modules import numpy,
+354 M instructions (~0.1 s) before a byte is read, more than the whole line parse of the shared corpus; and its
+kernels take arrays, not the strings and tuples these steps are made of.  mypyc compiles the same typed source
+to C (no numpy, no LLVM): the loops, calls and attribute reads run without the interpreter (docs/dmesg.md,
+"ninth part").
+
+What: a :class:`Group` names modules of one package built together into one directory of extension modules
+(mypyc's group library and one module per source), under ``cache_dir()/native`` of :mod:`forensics.jit` (per
+user, outside the install).  The directory name carries a key over the sources, this module and the
+interpreter, so a changed source is never run compiled from an old build.  A ``MANIFEST`` written last (once
+the files are on disk) holds each file's size and modification time, checked before anything is loaded: a file
+cut short (a full disk) or written over since is not mapped (see :func:`forensics.aot._intact`).  Not its
+SHA-256, as :mod:`forensics.aot` checks: the modules are ~3 MB, 2.5 ms of every run with the CPU's SHA
+instructions (100 M instructions without them, under valgrind), against a ``stat`` a file.
+
+:func:`install` (called by the package's ``__init__``) puts a finder in front of the import system that gives
+the built modules for their names; without a build, with ``KFORENSIC_AOT=no``, or with anything unexpected,
+nothing is installed and the Python source runs, as before: it stays the meaning, and
+tests/detectors/dmesg/test_native.py checks that both give the same output on the bundled logs.
+
+Building needs mypyc (installed with mypy, a dev dependency), a C compiler and Python's headers; it runs in a
+subprocess (mypyc's setuptools build), 1-3 min on 2 cores, announced on stderr; a failure is said, and the
+Python source runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.machinery
+import importlib.util
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from types import ModuleType
+
+AOT_ENV = "KFORENSIC_AOT"  # "no": never load or build compiled code (the same switch as forensics.aot's)
+_MANIFEST = "MANIFEST"
+_SUFFIX = importlib.machinery.EXTENSION_SUFFIXES[0]  # this interpreter's (".cpython-311-x86_64-linux-gnu.so")
+
+
+class Group:
+    """Modules compiled together: ``modules`` by name (one package's), ``seconds`` the expected build time.
+
+    A plain class, not a dataclass: it is made at the import of the package, in every run (a dataclass compiles
+    its methods then).
+    """
+
+    __slots__ = ("modules", "name", "seconds", "what")
+
+    def __init__(self, name: str, modules: tuple[str, ...], seconds: float, what: str) -> None:
+        self.name, self.modules, self.seconds, self.what = name, modules, seconds, what
+
+
+def _disabled(environ: dict[str, str] | os._Environ[str]) -> bool:
+    return environ.get(AOT_ENV, "").strip().lower() in {"no", "0", "false"}
+
+
+def _source(module: str) -> Path:
+    """The source file of ``module`` (found without importing it: its package is being imported)."""
+    package, _, leaf = module.rpartition(".")
+    parent = sys.modules.get(package)
+    paths = getattr(parent, "__path__", None)
+    if paths is None:
+        raise RuntimeError(f"{package} is not an imported package")
+    for directory in paths:
+        path = Path(directory) / f"{leaf}.py"
+        if path.is_file():
+            return path
+    raise RuntimeError(f"no source for {module}")
+
+
+def group_dir(group: Group, environ: dict[str, str] | os._Environ[str] = os.environ) -> Path:
+    """Where ``group`` is (or would be) built for the current sources and interpreter."""
+    h = hashlib.sha256()
+    parts = [Path(__file__).read_bytes(), _SUFFIX.encode(), sys.version.encode()]
+    parts += [m.encode() + b"\0" + _source(m).read_bytes() for m in group.modules]
+    for part in parts:
+        h.update(len(part).to_bytes(8, "little"))
+        h.update(part)
+    from forensics.jit import cache_dir  # not imported by a run that compiles nothing (KFORENSIC_AOT=no)
+
+    return cache_dir(environ) / "native" / f"{group.name}-{h.hexdigest()[:20]}"
+
+
+def _stamp(path: Path) -> str:
+    """What the manifest says of a file: its size and modification time (nanoseconds)."""
+    st = path.stat()
+    return f"{st.st_size}:{st.st_mtime_ns}"
+
+
+def _files(where: Path) -> dict[str, Path] | None:
+    """The built modules by name, each checked against the manifest; None when any is missing or differs."""
+    try:
+        listed = (where / _MANIFEST).read_text().splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    files: dict[str, Path] = {}
+    for entry in listed:
+        stamp, _, relative = entry.partition("  ")
+        path = where / relative
+        if not relative.endswith(_SUFFIX) or ".." in Path(relative).parts:
+            return None
+        try:
+            if _stamp(path) != stamp:
+                return None
+        except OSError:
+            return None
+        files[relative[: -len(_SUFFIX)].replace("/", ".")] = path
+    return files or None
+
+
+class _Finder:
+    """Gives the built extension module for each name of a group (and its runtime library); None for others."""
+
+    def __init__(self, files: dict[str, Path]) -> None:
+        self.files = files
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        found = self.files.get(fullname)
+        if found is None:
+            return None
+        return importlib.util.spec_from_file_location(fullname, found)
+
+
+_installed: dict[str, Path] = {}  # group name -> the directory its modules are loaded from
+
+
+def install(group: Group, environ: dict[str, str] | os._Environ[str] = os.environ) -> bool:
+    """Make ``group``'s modules import compiled when they are built for the current sources; whether they will.
+
+    Called by the package's ``__init__`` before any of its modules is imported (a module imported already
+    stays what it is).
+    """
+    if group.name in _installed:
+        return True
+    if _disabled(environ):
+        return False
+    try:
+        where = group_dir(group, environ)
+    except (OSError, RuntimeError):  # no home directory, an unreadable source
+        return False
+    files = _files(where)
+    if files is None or not set(group.modules) <= set(files) or any(m in sys.modules for m in group.modules):
+        return False
+    sys.meta_path.insert(0, _Finder(files))
+    _installed[group.name] = where
+    return True
+
+
+def loaded() -> dict[str, Path]:
+    """The groups this process loads compiled, by name (what a test asks to know which path ran)."""
+    return dict(_installed)
+
+
+#: What the build subprocess runs: mypyc's setuptools build of the given sources, its C files and objects in the
+#: working directory, the extension modules in ``--build-lib`` (not beside the sources).
+_BUILD = """
+import sys
+from setuptools import setup
+from mypyc.build import mypycify
+name, out, sources = sys.argv[1], sys.argv[2], sys.argv[3:]
+setup(
+    name=name,
+    ext_modules=mypycify(["--ignore-missing-imports", *sources], group_name=name, debug_level="0"),
+    script_args=["build_ext", "--build-lib", out, "--build-temp", "objects"],
+)
+"""
+
+
+def build(group: Group, announce: bool = True) -> Path | None:
+    """Compile ``group`` (announced with its expected time); the directory, None when it could not be built.
+
+    Built in a temporary directory beside the final one and renamed into place with its manifest, so that a
+    concurrent run never loads half a build.
+    """
+    import shutil
+    import subprocess
+    import tempfile
+    import time
+
+    where = group_dir(group)
+    if _files(where) is not None:
+        return where
+    try:
+        where.parent.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    if announce:
+        print(
+            f"kforensic: compiling {group.what} to C for this interpreter (once per install; about "
+            f"{group.seconds:.0f} s on 2 cores), kept in {where.parent}",
+            file=sys.stderr,
+            flush=True,
+        )
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(dir=where.parent) as tmp:
+        out = Path(tmp) / "out"
+        sources = [str(_source(m)) for m in group.modules]
+        done = subprocess.run(
+            [sys.executable, "-c", _BUILD, group.name, str(out), *sources],
+            cwd=tmp,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        built = sorted(p for p in out.rglob(f"*{_SUFFIX}")) if done.returncode == 0 else []
+        if not built:
+            reason = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no module built"]
+            print(
+                f"kforensic: could not compile {group.what} ({reason[0][:200]}); the Python source runs instead",
+                file=sys.stderr,
+                flush=True,
+            )
+            return None
+        for path in built:  # on disk before the manifest that vouches for them (a crash leaves no empty file)
+            with open(path, "rb+") as f:
+                os.fsync(f.fileno())
+        lines = [f"{_stamp(p)}  {p.relative_to(out).as_posix()}" for p in built]
+        (out / _MANIFEST).write_text("\n".join(lines) + "\n")
+        try:
+            os.rename(out, where)
+        except OSError:  # built meanwhile by another run: that one is kept
+            if _files(where) is None:
+                shutil.rmtree(where, ignore_errors=True)
+                os.rename(out, where)
+    if announce:
+        print(f"kforensic: built in {time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
+    return where
