@@ -33,12 +33,12 @@ import os
 import shutil
 import statistics
 import struct
-import subprocess
 import sys
 import tarfile
 import tempfile
-import time
 from pathlib import Path
+
+from child_usage import mib, run_child
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -49,25 +49,17 @@ SHIFT = 1 << 35
 def run_measured(
     argv: list[str], env: dict[str, str] | None = None, ok: tuple[int, ...] = (0, 1)
 ) -> tuple[float, float, int]:
-    """Run a command; wall seconds, CPU seconds and peak RSS in bytes.
+    """Run a command; wall seconds, CPU seconds and its own peak RSS in bytes (child_usage: GNU time).
 
-    The RSS comes from GNU time (``/usr/bin/time -f %M``) when installed: a child forked from this process
-    inherits its peak RSS across exec (Linux keeps the larger of the two in ru_maxrss), which is how
-    babeltrace2 once showed 163-198 MB here instead of its own 40 MB.
+    The RSS ratio to babeltrace2 is one of issue #28's lines, so a figure that could be this process's
+    own (no GNU time) stops the benchmark rather than print a ratio of the wrong peaks.
     """
-    timer = shutil.which("time", path="/usr/bin:/bin")
-    with tempfile.NamedTemporaryFile("r", suffix=".time") as out:
-        wrapped = [timer, "-q", "-f", "%M", "-o", out.name, *argv] if timer else argv
-        start = time.perf_counter()
-        proc = subprocess.Popen(wrapped, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-        assert proc.stderr is not None
-        err = proc.stderr.read()
-        _pid, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - start
-        if os.waitstatus_to_exitcode(status) not in ok:
-            raise SystemExit(f"{argv[0]} failed: {err.decode(errors='replace')[-500:]}")
-        rss = int(out.read().split()[-1]) * 1024 if timer else usage.ru_maxrss * 1024
-    return wall, usage.ru_utime + usage.ru_stime, rss
+    run = run_child(argv, env=env)
+    if run.exit_code not in ok:
+        raise SystemExit(f"{argv[0]} failed: {run.stderr.decode(errors='replace')[-500:]}")
+    if run.rss_mib is None:
+        raise SystemExit(f"peak RSS of {argv[0]} unknown: {mib(None)}")
+    return run.wall, run.cpu, int(run.rss_mib * 2**20)
 
 
 def line(label: str, got: tuple[float, float, int]) -> str:

@@ -3,7 +3,7 @@
 Issue #28's first-run target: every command, on an empty compile cache, finishes in <= 20 s wall
 with <= 1 GB peak RSS on a 2-core machine, and on inputs under 10 MB in <= 3 s.  This script runs
 each command the way a new user would, on the inputs the project bundles (all under 10 MB), each in
-a fresh process (so peak RSS is its own, from wait4):
+a fresh process (its own peak RSS, through GNU time: see child_usage.py):
 
 * cold: empty compile caches, as the issue defines them: a new ``NUMBA_CACHE_DIR`` and
   ``XDG_CACHE_HOME`` (kforensic's own caches).  Python's bytecode is the installed one (pip writes
@@ -29,9 +29,10 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from child_usage import mib, run_child
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -47,7 +48,7 @@ class Run:
 
     wall: float
     cpu: float
-    rss: float
+    rss: float | None  # MiB, None where it could not be told from this benchmark's own (child_usage)
     status: int
 
 
@@ -56,7 +57,7 @@ RECORDING_S = {"slab-watch (3 samples)": 2.0}
 
 
 def run(argv: list[str], env: dict[str, str], cwd: Path) -> Run:
-    """Run ``argv`` with stdout and stderr discarded; measure it with wait4.
+    """Run ``argv`` with stdout and stderr discarded; measure it (child_usage: its own peak RSS).
 
     ``slab-import`` and ``slab-watch`` start from no store each time (``leaks`` reads slab-import's).
     """
@@ -64,11 +65,19 @@ def run(argv: list[str], env: dict[str, str], cwd: Path) -> Run:
     if fresh:
         for leftover in cwd.glob(fresh):
             leftover.unlink()
-    started = time.perf_counter()
-    child = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(child.pid, 0)
-    wall = time.perf_counter() - started
-    return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status))
+    child = run_child(argv, env=env, cwd=cwd, stderr=subprocess.DEVNULL)
+    return Run(child.wall, child.cpu, child.rss_mib, child.exit_code)
+
+
+def _median_rss(runs: list[Run]) -> float | None:
+    """The median of the runs' peaks; None when any is unknown."""
+    values = [r.rss for r in runs]
+    return None if None in values else statistics.median(v for v in values if v is not None)
+
+
+def _column(rss: float | None) -> str:
+    """A peak RSS in the table's 8-wide MiB column."""
+    return f"{rss:8.0f}" if rss is not None else f"{'unknown':>8}"
 
 
 def inputs(work: Path) -> dict[str, list[str]]:
@@ -137,7 +146,7 @@ def main() -> None:
         python = run([sys.executable, "-c", "pass"], env, work)
         zcat = run(["zcat", str(TRACE)], env, work)
         bt2 = run(["babeltrace2", str(work / "lttng")], env, work) if shutil.which("babeltrace2") else None
-        print(f"{os.cpu_count()} CPUs; baselines: python -c pass {python.wall:.2f} s wall / {python.rss:.0f} MiB;")
+        print(f"{os.cpu_count()} CPUs; baselines: python -c pass {python.wall:.2f} s wall / {mib(python.rss)};")
         print(
             f"  zcat kf.ftrace.txt.gz {zcat.wall:.2f} s; babeltrace2 session " + (f"{bt2.wall:.2f} s" if bt2 else "n/a")
         )
@@ -151,8 +160,8 @@ def main() -> None:
             # slab-watch records for a set time: its wall time less that time is what the user waits for.
             worst = max(worst, (cold.wall - RECORDING_S.get(name, 0.0), name))
             print(
-                f"{name:<24} {cold.wall:7.2f} {cold.cpu:6.2f} {cold.rss:8.0f}  {mid.wall:7.2f} {mid.cpu:6.2f}"
-                f" {statistics.median(r.rss for r in warm):8.0f}  {cold.status:>2}  {os.getloadavg()[0]:.1f}"
+                f"{name:<24} {cold.wall:7.2f} {cold.cpu:6.2f} {_column(cold.rss)}  {mid.wall:7.2f} {mid.cpu:6.2f}"
+                f" {_column(_median_rss(warm))}  {cold.status:>2}  {os.getloadavg()[0]:.1f}"
             )
         waits = ", ".join(f"{name} less its {s:.0f} s of recording" for name, s in RECORDING_S.items())
         print(

@@ -25,11 +25,12 @@ from __future__ import annotations
 import argparse
 import os
 import resource
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from child_usage import mib, run_child
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -75,16 +76,13 @@ def _groups(run: object) -> object:
     ]
 
 
-def serial_in_fresh_process(directory: Path, env: dict[str, str]) -> tuple[float, float, float]:
+def serial_in_fresh_process(directory: Path, env: dict[str, str]) -> tuple[float, float, float | None]:
     """The serial job in a new interpreter (imports included): wall s, CPU s, peak RSS MiB."""
     argv = [sys.executable, __file__, "--serial-only", str(directory)]
-    started = time.perf_counter()
-    child = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL)
-    _, status, usage = os.wait4(child.pid, 0)
-    wall = time.perf_counter() - started
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"benchmark: the serial child exited {os.waitstatus_to_exitcode(status)}")
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+    run = run_child(argv, env=env, stderr=None)
+    if run.exit_code != 0:
+        raise SystemExit(f"benchmark: the serial child exited {run.exit_code}")
+    return run.wall, run.cpu, run.rss_mib
 
 
 def main() -> None:
@@ -123,7 +121,7 @@ def main() -> None:
         for name in ("cold", "warm"):
             wall, cpu, rss = serial_in_fresh_process(directory, cold_env)
             print(
-                f"serial, fresh process, {name}: {wall:.2f} s wall, {cpu:.2f} s CPU, peak RSS {rss:.0f} MiB,"
+                f"serial, fresh process, {name}: {wall:.2f} s wall, {cpu:.2f} s CPU, peak RSS {mib(rss)},"
                 f" load {os.getloadavg()[0]:.2f}"
             )
 

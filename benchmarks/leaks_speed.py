@@ -21,13 +21,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+from child_usage import mib, run_child
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -114,23 +114,14 @@ def build_store(path: Path, days: float, interval: float, caches: int) -> None:
     partial.rename(path)
 
 
-def run_leaks(store: Path, numba_cache: Path, out: Path) -> tuple[float, float, float, dict[str, object]]:
+def run_leaks(store: Path, numba_cache: Path, out: Path) -> tuple[float, float, float | None, dict[str, object]]:
     """``kforensic leaks --store STORE -f json`` in a fresh process: wall s, CPU s, peak RSS MiB, the document."""
     env = dict(os.environ, NUMBA_CACHE_DIR=str(numba_cache))
-    started = time.perf_counter()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "forensics", "leaks", "--store", str(store), "-f", "json", "-o", str(out)],
-        cwd=ROOT,
-        env=env,
-        stderr=subprocess.PIPE,
-    )
-    assert proc.stderr is not None
-    err = proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - started
-    if os.waitstatus_to_exitcode(status) not in (0, 1):
-        sys.exit(f"kforensic leaks failed: {err.decode(errors='replace')[-800:]}")
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, json.loads(out.read_text())
+    argv = [sys.executable, "-m", "forensics", "leaks", "--store", str(store), "-f", "json", "-o", str(out)]
+    run = run_child(argv, stdout=None, cwd=ROOT, env=env)
+    if run.exit_code not in (0, 1):
+        sys.exit(f"kforensic leaks failed: {run.stderr.decode(errors='replace')[-800:]}")
+    return run.wall, run.cpu, run.rss_mib, json.loads(out.read_text())
 
 
 def naive(store_path: Path) -> tuple[float, int]:
@@ -174,7 +165,7 @@ def main() -> None:
             figures[name] = wall
             leaks = [f for f in doc["incident"]["findings"] if f["severity"] not in ("info", "low")]
             print(
-                f"kforensic leaks --store, {name}: {wall:.2f} s wall, {cpu:.2f} s CPU, peak RSS {rss:,.0f} MiB; "
+                f"kforensic leaks --store, {name}: {wall:.2f} s wall, {cpu:.2f} s CPU, peak RSS {mib(rss)}; "
                 f"{len(doc['incident']['findings'])} findings ({len(leaks)} at medium or above)"
             )
     baseline, flagged = naive(store)

@@ -26,31 +26,28 @@ Run: .venv/bin/python benchmarks/profile_throughput.py [--input FILE] [--mb 200]
 from __future__ import annotations
 
 import argparse
+import gzip
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from statistics import median
+
+from child_usage import mib, peak, run_child
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_PERL = ROOT.parent / "shared" / "tools" / "flamegraph" / "stackcollapse-perf.pl"
 
 
-def run_measured(argv: list[str], stdout: Path, env: dict[str, str] | None = None) -> tuple[float, float, int]:
-    """Run a command with stdout to a file; return wall seconds, CPU seconds and peak RSS in bytes (wait4)."""
-    start = time.perf_counter()
+def run_measured(argv: list[str], stdout: Path, env: dict[str, str] | None = None) -> tuple[float, float, float | None]:
+    """Run a command with stdout to a file; return wall seconds, CPU seconds and its own peak RSS in MiB (or None)."""
     with stdout.open("wb") as out:
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.PIPE, env=env)
-        assert proc.stderr is not None
-        err = proc.stderr.read()
-        _pid, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) not in (0, 1):
-        sys.exit(f"{argv[0]} failed: {err.decode(errors='replace')[-500:]}")
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024
+        run = run_child(argv, stdout=out, env=env)
+    if run.exit_code not in (0, 1):
+        sys.exit(f"{argv[0]} failed: {run.stderr.decode(errors='replace')[-500:]}")
+    return run.wall, run.cpu, run.rss_mib
 
 
 def make_input(tmp: Path, given: Path | None, mb: int, seconds: int) -> Path:
@@ -74,7 +71,8 @@ def make_input(tmp: Path, given: Path | None, mb: int, seconds: int) -> Path:
     else:
         one = given
     big = tmp / "big.perf.txt"
-    piece = one.read_bytes()
+    # A .gz input is read decompressed: its bytes repeated are not one gzip stream kforensic can read.
+    piece = gzip.decompress(one.read_bytes()) if one.suffix == ".gz" else one.read_bytes()
     if not piece.endswith(b"\n\n"):
         piece = piece.rstrip(b"\n") + b"\n\n"
     copies = max(1, -(-mb * 1_000_000 // len(piece)))
@@ -108,7 +106,7 @@ def main() -> None:
         c_wall, c_cpu, c_rss = run_measured(cold, tmp / "c.txt", cold_env)
         print(
             f"{'kforensic profile, cold (empty caches)':47s} wall {c_wall:7.2f} s {size / c_wall:7.1f} MB/s"
-            f"   CPU {c_cpu:7.2f} s {size / c_cpu:7.1f} MB/s   peak RSS {c_rss / 2**20:6.1f} MiB"
+            f"   CPU {c_cpu:7.2f} s {size / c_cpu:7.1f} MB/s   peak RSS {mib(c_rss)}"
         )
         # The profile reader's call chain interner built ahead of time into that cache, as `make compile` builds it
         # (a run does not build it for an input under 2 GB: it reads without it and says so on stderr).
@@ -141,20 +139,20 @@ def main() -> None:
         kw, kc = median(r[0] for r in runs_k), median(r[1] for r in runs_k)
         pw, pc = median(r[0] for r in runs_p), median(r[1] for r in runs_p)
         for name, wall, cpu, rss in (
-            ("kforensic profile (hotspots+rules+folded+SVG)", kw, kc, max(r[2] for r in runs_k)),
-            ("stackcollapse-perf.pl (folded only)", pw, pc, max(r[2] for r in runs_p)),
+            ("kforensic profile (hotspots+rules+folded+SVG)", kw, kc, peak(r[2] for r in runs_k)),
+            ("stackcollapse-perf.pl (folded only)", pw, pc, peak(r[2] for r in runs_p)),
         ):
             print(
                 f"{name:47s} wall {wall:7.2f} s {size / wall:7.1f} MB/s   CPU {cpu:7.2f} s {size / cpu:7.1f} MB/s"
-                f"   peak RSS {rss / 2**20:6.1f} MiB"
+                f"   peak RSS {mib(rss)}"
             )
         # On a shared machine the wall time depends on the load at the moment; CPU time much less.
         print(
             f"ratio of the medians of {args.repeat} (stackcollapse time / kforensic time): "
             f"wall {pw / kw:.2f}x, CPU {pc / kc:.2f}x"
         )
-        k_wall, k_cpu, _ = min(runs_k)
-        p_wall, p_cpu, _ = min(runs_p)
+        k_wall, k_cpu, _ = min(runs_k, key=lambda r: r[0])
+        p_wall, p_cpu, _ = min(runs_p, key=lambda r: r[0])
         print(
             f"best runs: kforensic wall {k_wall:.2f} s CPU {k_cpu:.2f} s, stackcollapse wall {p_wall:.2f} s"
             f" CPU {p_cpu:.2f} s; ratio wall {p_wall / k_wall:.2f}x, CPU {p_cpu / k_cpu:.2f}x"

@@ -26,6 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from child_usage import mib, run_child
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from collectors import procfs
@@ -78,18 +80,15 @@ def run_slab_watch(root: Path, samples: int, interval: float, directory: Path) -
     }
 
 
-def run_command(root: Path, directory: Path, env: dict[str, str], name: str) -> tuple[float, float, float]:
-    """``kforensic slab-watch`` for 3 samples in a fresh process: wall s, CPU s, peak RSS MiB (wait4)."""
+def run_command(root: Path, directory: Path, env: dict[str, str], name: str) -> tuple[float, float, float | None]:
+    """``kforensic slab-watch`` for 3 samples in a fresh process: wall s, CPU s, its own peak RSS MiB (child_usage)."""
     kforensic = Path(sys.executable).with_name("kforensic")
     argv = [str(kforensic), "slab-watch", "--duration", "3s", "--interval", "1s", "--root", str(root)]
     argv += ["--store", str(directory / f"{name}.sqlite"), "--no-analysis", "-o", str(directory / f"{name}.txt")]
-    started = time.perf_counter()
-    child = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(child.pid, 0)
-    wall = time.perf_counter() - started
-    if os.waitstatus_to_exitcode(status) not in (0, 1):
-        raise SystemExit(f"benchmark: {' '.join(argv)} exited {os.waitstatus_to_exitcode(status)}")
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+    run = run_child(argv, env=env, stderr=subprocess.DEVNULL)
+    if run.exit_code not in (0, 1):
+        raise SystemExit(f"benchmark: {' '.join(argv)} exited {run.exit_code}")
+    return run.wall, run.cpu, run.rss_mib
 
 
 def run_baseline(root: Path, samples: int, interval: float, directory: Path) -> dict[str, float]:
@@ -143,7 +142,7 @@ def main() -> None:
     print(f"  peak RSS of this process (both loops):            {loop_rss:.0f} MiB")
     print("kforensic slab-watch --duration 3s --interval 1s (3 samples, start-up included), fresh process:")
     for name, (wall, cpu, rss), load in command:
-        print(f"  {name}: {wall:5.2f} s wall, {cpu:5.2f} s CPU, peak RSS {rss:4.0f} MiB, load {load:.2f}")
+        print(f"  {name}: {wall:5.2f} s wall, {cpu:5.2f} s CPU, peak RSS {mib(rss)}, load {load:.2f}")
 
 
 if __name__ == "__main__":

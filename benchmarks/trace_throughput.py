@@ -26,12 +26,12 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from statistics import median
+
+from child_usage import mib, peak, run_child
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_INPUT = ROOT.parent / "shared" / "traces" / "bench" / "big.ftrace.txt.gz"
@@ -63,19 +63,12 @@ def load() -> str:
     return f"load {os.getloadavg()[0]:.1f}"
 
 
-def run_measured(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float, int, str]:
-    """Run a command; return wall seconds, CPU seconds, peak RSS in bytes (from wait4) and its stdout."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    assert proc.stdout is not None and proc.stderr is not None
-    out = proc.stdout.read()
-    err = proc.stderr.read()
-    _pid, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode not in (0, 1):
-        sys.exit(f"{' '.join(argv[:5])} failed ({proc.returncode}): {err.decode(errors='replace')[:500]}")
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, out.decode()
+def run_measured(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float, float | None, str]:
+    """Run a command; return wall seconds, CPU seconds, its own peak RSS in MiB (or None) and its stdout."""
+    run = run_child(argv, env=env, capture_stdout=True)
+    if run.exit_code not in (0, 1):
+        sys.exit(f"{' '.join(argv[:5])} failed ({run.exit_code}): {run.stderr.decode(errors='replace')[:500]}")
+    return run.wall, run.cpu, run.rss_mib, run.stdout.decode()
 
 
 def trace_argv(path: Path, out: Path) -> list[str]:
@@ -83,9 +76,9 @@ def trace_argv(path: Path, out: Path) -> list[str]:
     return [sys.executable, "-m", "forensics", "trace", str(path), "--format", "json", "-o", str(out)]
 
 
-def figure(label: str, wall: float, cpu: float, rss: int, at: str) -> None:
+def figure(label: str, wall: float, cpu: float, rss: float | None, at: str) -> None:
     """One measured line."""
-    print(f"  {label:<44} {wall:7.2f} s wall ({cpu:6.2f} s CPU)  peak RSS {rss / 1e6:6.0f} MB  ({at})")
+    print(f"  {label:<44} {wall:7.2f} s wall ({cpu:6.2f} s CPU)  peak RSS {mib(rss)}  ({at})")
 
 
 def installed_env(pyc: Path, **extra: str) -> dict[str, str]:
@@ -150,8 +143,8 @@ def bench(path: Path, out_dir: Path, repeat: int) -> dict[str, float]:
     """
     size = path.stat().st_size
     out = out_dir / "trace.json"
-    tool: list[tuple[float, float, int]] = []
-    base: list[tuple[float, float, int]] = []
+    tool: list[tuple[float, float, float | None]] = []
+    base: list[tuple[float, float, float | None]] = []
     base_events = 0.0
     loads = [os.getloadavg()[0]]
     for _ in range(repeat):
@@ -165,24 +158,24 @@ def bench(path: Path, out_dir: Path, repeat: int) -> dict[str, float]:
     events = doc["parse"]["events"]
     t_wall, t_cpu = median(r[0] for r in tool), median(r[1] for r in tool)
     b_wall, b_cpu = median(r[0] for r in base), median(r[1] for r in base)
-    t_rss, b_rss = max(r[2] for r in tool), max(r[2] for r in base)
+    t_rss, b_rss = peak(r[2] for r in tool), peak(r[2] for r in base)
     print(
         f"\n{path.name}: {size / 1e6:.0f} MB, {doc['parse']['lines']} lines, {events} events; median of {repeat} "
         f"alternating runs each (load {min(loads):.1f}-{max(loads):.1f})"
     )
     print(
         f"  kforensic trace : {t_wall:7.2f} s ({t_cpu:6.2f} s CPU)  {events / t_wall / 1e3:7.0f} k events/s  "
-        f"{size / t_wall / 1e6:6.1f} MB/s  peak RSS {t_rss / 1e6:6.0f} MB  (wall {_spread(tool, 0)})"
+        f"{size / t_wall / 1e6:6.1f} MB/s  peak RSS {mib(t_rss)}  (wall {_spread(tool, 0)})"
     )
     print(
         f"  regex baseline  : {b_wall:7.2f} s ({b_cpu:6.2f} s CPU)  {base_events / b_wall / 1e3:7.0f} k events/s  "
-        f"{size / b_wall / 1e6:6.1f} MB/s  peak RSS {b_rss / 1e6:6.0f} MB  (wall {_spread(base, 0)})"
+        f"{size / b_wall / 1e6:6.1f} MB/s  peak RSS {mib(b_rss)}  (wall {_spread(base, 0)})"
     )
     print(
         f"  ratio baseline / kforensic (medians): {b_wall / t_wall:.2f}x wall, {b_cpu / t_cpu:.2f}x CPU; "
         f"per CPU second: kforensic {events / t_cpu / 1e3:.0f} k events/s, baseline {base_events / b_cpu / 1e3:.0f} k"
     )
-    best = min(tool)
+    best = min(tool, key=lambda r: r[0])
     print(
         f"  best kforensic run: {best[0]:.2f} s ({best[1]:.2f} s CPU), {events / best[0] / 1e3:.0f} k events/s; "
         f"ratio to the median baseline {b_wall / best[0]:.2f}x wall"
@@ -190,7 +183,7 @@ def bench(path: Path, out_dir: Path, repeat: int) -> dict[str, float]:
     return {"tool_s": t_wall, "tool_cpu": t_cpu, "events": float(events), "size": float(size)}
 
 
-def _spread(runs: list[tuple[float, float, int]], i: int) -> str:
+def _spread(runs: list[tuple[float, float, float | None]], i: int) -> str:
     """The lowest and highest of field ``i`` of the runs, as text."""
     values = [r[i] for r in runs]
     return f"{min(values):.2f}-{max(values):.2f} s"

@@ -19,6 +19,9 @@
 - the facts that repeat a value read from the input (``FACT_CHECKS``: the fault address, the base register, the
   faulting instruction, memory words: a lock word, a list entry, an object's first words) repeat a value one of
   the finding's own evidence shows;
+- a kernel log report's facts read from its lines (``REPORT_FACTS``: the guilty frame, the CPU, pid, comm, kernel,
+  hardware) stand in the lines its report evidence cites;
+- a leak's ``first``/``last``/``max sample`` figure is its cited sample's time and bytes;
 - a trace finding's duration (``SPAN_FACTS``: the longest run, the worst wakeup latency, the longest D sleep, an
   IRQ handler's or a softirq's, a slow span's) is the time between two of its cited events;
 - the timeline's and the hypotheses' citations (``report``, ``vmcore``) are evidence of the findings they name.
@@ -271,6 +274,68 @@ def _span_problems(finding: Finding) -> Iterable[str]:
             yield f"{finding.id}: fact {fact.name!r} = {fact.value!r} is the time between none of its cited events"
 
 
+#: The facts a kernel log report's finding reads from its own lines (detectors/dmesg/findings.py group_finding):
+#: each must stand in the lines its evidence cites (the CPU named there as the CPU check reads it).
+REPORT_FACTS = ("guilty frame", "cpu", "pid", "comm", "kernel", "hardware")
+
+
+def _report_fact_problems(finding: Finding, inputs: Inputs) -> Iterable[str]:
+    if not finding.kind.from_kernel_log:
+        return
+    cited = [
+        line
+        for ev in finding.evidence
+        if ev.locator.kind in TEXT_KINDS and ev.locator.name == "report"
+        for line in _cited_lines(ev, inputs) or []
+    ]
+    for fact in finding.shown_facts:
+        if fact.name not in REPORT_FACTS or not cited:
+            continue
+        if fact.name == "cpu":
+            shown = any(int(fact.value) in line_cpus(line) for line in cited)
+        elif fact.name == "guilty frame":  # named as syzkaller titles it: __se_sys_memfd_secret is memfd_secret
+            shown = any(fact.value in line for line in cited)
+        else:
+            shown = any(re.search(rf"(?<![\w.-]){re.escape(fact.value)}(?![\w-])", line) for line in cited)
+        if not shown:
+            yield f"{finding.id}: fact {fact.name!r} = {fact.value!r} stands in none of the lines of its report"
+
+
+_SAMPLE_FACT = re.compile(r"(\S+): ([\d,]+) KB \(sample (\d+)\)")
+_SLABINFO = re.compile(r"\S+\s+\d+\s+(\d+)\s+(\d+)")  # name active_objs num_objs objsize
+_COUNTER = re.compile(r"\S+: (\d+) kB")
+
+
+def _sample_fact_problems(finding: Finding) -> Iterable[str]:
+    """A leak's ``first sample`` / ``last sample`` (``TIME: N KB (sample ID)``) is its cited sample: that time, and
+    N KB (a cache's bytes, ``num_objs x objsize`` as docs/leaks.md defines them, or a meminfo counter's value).
+
+    The Unaccounted estimate (MemTotal minus the counted fields) cites MemFree, where the memory went from
+    (docs/leaks.md): its time is checked, not its figure, which no one counter shows.
+    """
+    from forensics.units import iso_utc
+
+    derived = finding.title.startswith("Unaccounted ")
+    samples = {ev.locator.start: ev for ev in finding.evidence if ev.locator.kind is LocatorKind.SAMPLE}
+    for fact in finding.shown_facts:
+        m = _SAMPLE_FACT.fullmatch(fact.value) if fact.name in ("first sample", "last sample", "max sample") else None
+        if m is None:
+            continue
+        when, kb, sample = m.group(1), int(m.group(2).replace(",", "")), int(m.group(3))
+        ev = samples.get(sample)
+        slab, counter = (_SLABINFO.match(ev.excerpt), _COUNTER.fullmatch(ev.excerpt)) if ev else (None, None)
+        held = (
+            round(int(slab.group(1)) * int(slab.group(2)) / 1024)
+            if slab
+            else int(counter.group(1))
+            if counter
+            else None
+        )
+        at = iso_utc(ev.timestamp.seconds) if ev is not None and ev.timestamp is not None else None
+        if ev is None or at != when or (held != kb and not derived):
+            yield f"{finding.id}: fact {fact.name!r} = {fact.value!r}: its sample's evidence shows {at}, {held} KB"
+
+
 def _fact_problems(finding: Finding) -> Iterable[str]:
     for fact in finding.shown_facts:
         kind, test = FACT_CHECKS.get(fact.name, (None, None))
@@ -349,6 +414,8 @@ def audit_findings(findings: Iterable[Finding], inputs: Inputs) -> list[str]:
                 problems.append(f"{finding.id} ({finding.severity.value}): {ev.cite()}: {reason}")
         problems += _fact_problems(finding)
         problems += _span_problems(finding)
+        problems += _report_fact_problems(finding, inputs)
+        problems += _sample_fact_problems(finding)
     return problems
 
 

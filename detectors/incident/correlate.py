@@ -5,7 +5,8 @@ Rules, most specific first (each a function over the findings):
 1. the hung task of the log is a D-state task of the dump, whose lock owner the dump names;
 2. a slab cache that leaks in the samples is outsized in the dump;
 3. a CPU hog of a trace is the task (name and pid) a soft lockup report names;
-4. the dump's crash and the log's report have the same title (same crash, two views).
+4. the dump's crash and the log's report have the same title, or the log's report is a line the dump's own
+   log prints at the same time since boot (same crash, two views, titled by two conventions).
 
 Correlated findings are merged into one (the richer one's id), keeping the
 evidence of both, with the confidence raised and the reason given.  A dump
@@ -33,6 +34,7 @@ from forensics.model import (
     Finding,
     FindingKind,
     Incident,
+    LocatorKind,
     Severity,
     Subject,
     SubjectKind,
@@ -45,6 +47,7 @@ _EVENT_KINDS = (FindingKind.DMESG_OOM, FindingKind.DMESG_ALLOC_FAILURE)
 _LOCKUP_KINDS = (FindingKind.DMESG_LOCKUP, FindingKind.DMESG_SOFT_LOCKUP)
 _HUNG_TASK = re.compile(r"INFO: task (.+?):(\d+) blocked for more than")
 _LOCKUP_TASK = re.compile(r"soft lockup - CPU#\d+ stuck for \d+s! \[(.+?):(\d+)\]")
+_PRINTK_TIME = re.compile(r"^\[\s*\d+\.\d+\]\s?")
 
 
 def _combined(a: float, b: float) -> float:
@@ -81,6 +84,25 @@ def _is_log_crash(f: Finding) -> bool:
 Rule = Callable[[dict[str, Finding]], list[tuple[str, str, str]]]
 
 
+def _message(ev: Evidence) -> tuple[float, str] | None:
+    """A cited log line as (time since boot to the microsecond, its text without the printk time), or None."""
+    if ev.timestamp is None or ev.timestamp.clock is not Clock.MONOTONIC or ev.locator.kind is not LocatorKind.LINE:
+        return None
+    return round(ev.timestamp.seconds, 6), _PRINTK_TIME.sub("", ev.excerpt.splitlines()[0], count=1)
+
+
+def _one_message(a: Finding, b: Finding) -> Evidence | None:
+    """``b``'s evidence that is a line ``a`` also cites: the same text printed at the same microsecond since boot.
+
+    The dump's crash and a log's report are titled by different conventions (the dump by the first frame past
+    the lock and scheduler helpers, the log as syzbot titles it: a stall by the frame before the kthread or
+    syscall entry), so a soft lockup in kf_hw_read_status called from kf_hw_poll_fn is "in kf_hw_read_status"
+    in one and "in kf_hw_poll_fn" in the other.  The kernel's own line at one printk time is one event.
+    """
+    seen = {m for e in a.evidence if (m := _message(e)) is not None}
+    return next((e for e in b.evidence if _message(e) in seen), None)
+
+
 def _same_crash(by_id: dict[str, Finding]) -> list[tuple[str, str, str]]:
     out = []
     for crash in (f for f in by_id.values() if f.kind is FindingKind.CRASH):
@@ -88,6 +110,11 @@ def _same_crash(by_id: dict[str, Finding]) -> list[tuple[str, str, str]]:
             if log.title == crash.title:
                 where = log.evidence[0].cite()
                 out.append((crash.id, log.id, f"the dump's crash is the report at {where}"))
+            elif (line := _one_message(crash, log)) is not None:
+                out.append(
+                    (crash.id, log.id, f"the dump's crash is the report at {line.cite()} (titled {log.title!r}): "
+                     "the dump's log prints the same line at the same time since boot")
+                )  # fmt: skip
     return out
 
 
@@ -145,7 +172,7 @@ def _contradictions(by_id: dict[str, Finding]) -> list[Finding]:
     logs = [f for f in by_id.values() if _is_log_crash(f) and f.severity is Severity.CRITICAL]
     out = []
     for crash in crashes:
-        if logs and not any(log.title == crash.title for log in logs):
+        if logs and not any(log.title == crash.title or _one_message(crash, log) for log in logs):
             other = logs[-1]
             out.append(
                 Finding(

@@ -118,6 +118,29 @@ def test_the_audit_fails_on_a_duration_its_events_do_not_span(kforensic: Any, tm
         fact["value"] = stated
 
 
+def test_the_audit_fails_on_a_report_fact_or_a_sample_figure_its_evidence_does_not_show(
+    kforensic: Any, tmp_path: Path
+) -> None:
+    doc = kforensic("dmesg", GOLDEN / "hard_lockup_kmsg.log")
+    for name, other in (("cpu", "3"), ("pid", "4242"), ("comm", "kf_other"), ("guilty frame", "kf_elsewhere")):
+        bad = copy.deepcopy(doc)
+        (fact,) = [x for x in _findings(bad)[0]["facts"] if x["name"] == name]
+        fact["value"] = other
+        assert audit(bad, Inputs(tmp_path)), name
+    store = tmp_path / "slab.db"
+    doc = kforensic("slab-import", WORKLOADS[0], "--store", store)
+    inputs = Inputs(tmp_path)
+    add_store(inputs, store)
+    _clean(doc, inputs)
+    figures = [x for f in _findings(doc) for x in f["facts"] if x["name"] in ("first sample", "last sample")]
+    assert figures
+    for fact in figures[:2]:
+        stated = fact["value"]
+        fact["value"] = stated.replace(" KB (", "1 KB (")  # ten times the figure and one more
+        assert audit(doc, inputs), stated
+        fact["value"] = stated
+
+
 # ------------------------------------------------------------------ every command on the bundled inputs
 
 

@@ -136,6 +136,21 @@ def test_hung_task_story_names_the_lock_owner(tmp_path: Path) -> None:
     assert "--around 797.702480:20 &lt;trace&gt;</code>" in page
 
 
+def test_a_soft_lockup_titled_two_ways_is_one_crash_not_a_contradiction(tmp_path: Path) -> None:
+    """The dump titles the lockup by the frame past the lock helpers (kf_hw_read_status), the console log as
+    syzbot does, by the frame before kthread (kf_hw_poll_fn): one line at one printk time, one crash.  The
+    report said "the dump and the log disagree" (medium) and listed the lockup twice, both critical."""
+    case = _need("14-spin-deadlock")
+    doc = _report(case, tmp_path)
+    kinds = [f["kind"] for f in doc["incident"]["findings"]]
+    assert "contradiction" not in kinds, doc["correlations"]
+    assert kinds.count("crash") == 1 and "dmesg.soft-lockup" not in kinds, kinds
+    same = [c for c in doc["correlations"] if c["rule"] == "same-crash"]
+    assert same and "titled 'BUG: soft lockup in kf_hw_poll_fn'" in same[0]["statement"], doc["correlations"]
+    assert "kf_hw_lock" in doc["hypotheses"][0]["statement"], doc["hypotheses"][0]
+    _check_evidence(doc, case, tmp_path)
+
+
 def test_a_log_of_another_kernel_is_not_a_step_of_the_crash_nor_a_cause(tmp_path: Path) -> None:
     """A 6.12.118 guest's log beside the 6.1.192 dump: the story said "First: OOM killer invoked (invoked by
     kf_memhog). Then: kernel panic: Out of memory ..." before the dump's hung task, and ranked the log's OOM as a

@@ -83,10 +83,10 @@ def test_five_seconds_of_it_say_once_how_long_to_sample_for_what(
         "md",
     )
     assert code == 0 and "2 samples over 5 s, needs >= 24 over >= 115 s (at this 5 s interval)" in out
-    assert "- `keep kforensic slab-watch sampling" in out  # said once (a next step, in a code span: 3ab7d16), as:
+    # Said once, as a next step (3ab7d16): advice, so prose, not a code span (1afc071).
     assert (
-        "- `keep kforensic slab-watch sampling and run kforensic leaks again: >= 115 s (24 samples at this 5 s"
-        " interval) shows a leak of 130,000 KB/h or faster, >= 2.0 h one down to 256 KB/h`\n"
+        "- keep kforensic slab-watch sampling and run kforensic leaks again: >= 115 s (24 samples at this 5 s"
+        " interval) shows a leak of 130,000 KB/h or faster, >= 2.0 h one down to 256 KB/h\n"
     ) in out
     assert out.count("2.0 h") == 1
 
