@@ -81,9 +81,28 @@ def _shell_pieces(text: str) -> list[tuple[str, bool]]:
     return [(text, False)]
 
 
+#: A command the step's prose quotes in backticks: "record sched_switch (`perf sched record`, ...)".
+_QUOTED = re.compile(r"`([^`]+)`")
+
+
+def _quoted_pieces(text: str) -> list[tuple[str, bool]]:
+    """Prose, with the commands it quotes in backticks as commands (they were shown as 'perf sched record' prose)."""
+    pieces: list[tuple[str, bool]] = []
+    at = 0
+    for m in _QUOTED.finditer(text):
+        if m.start() > at:
+            pieces.append((text[at : m.start()], False))
+        pieces.append((m[1], True))
+        at = m.end()
+    if at < len(text):
+        pieces.append((text[at:], False))
+    return pieces
+
+
 def next_step_pieces(step: str) -> tuple[tuple[str, bool], ...]:
-    """A next step as (text, is a command) pieces, in order: the commands (a shell one, or those at the ``crash>`` /
-    ``>>>`` prompts), the prose between and after them; a step of advice is one piece of prose."""
+    """A next step as (text, is a command) pieces, in order: the commands (a shell one, those at the ``crash>`` /
+    ``>>>`` prompts, or those its prose quotes in backticks), the prose between and after them; a step of advice
+    is one piece of prose."""
     commands, comment = next_commands(step)
     pieces: list[tuple[str, bool]] = []
     if len(commands) == 1 and not commands[0].startswith(_PROMPTS):
@@ -94,7 +113,7 @@ def next_step_pieces(step: str) -> tuple[tuple[str, bool], ...]:
             pieces.append((command, True))
     if comment:
         pieces.append((f" — {comment}", False))
-    return tuple(pieces)
+    return tuple(split for text, command in pieces for split in ([(text, True)] if command else _quoted_pieces(text)))
 
 
 def next_step_md(step: str) -> str:

@@ -51,3 +51,23 @@ def test_the_markdown_of_a_real_log_shows_advice_as_prose(tmp_path: Path) -> Non
     assert "next: read the condition at kf_buggy/kf_buggy.c:156; kforensic vmcore DUMP" in text
     assert "- Search the title on the kernel mailing lists and syzbot;" in text
     assert "`read the condition" not in text and "`Search the title" not in text
+
+
+def test_the_commands_a_steps_prose_quotes_stay_code(tmp_path: Path) -> None:
+    """kforensic profile -f md on the bundled lock-contention recording: its steps quote commands in backticks
+    ("record sched_switch (`perf sched record`, ...)", "`perf annotate --stdio -s critical` shows the hot
+    instructions").  Taken for prose, their backticks were escaped to quotes: "'perf sched record'", and HTML
+    showed the backticks as text."""
+    from tests.forensics.test_cli import run
+
+    recording = Path(__file__).resolve().parents[2] / "data" / "profile" / "contend.perf.txt.gz"
+    done = run("profile", recording, "-f", "md", "-o", tmp_path / "out.md")
+    assert done.returncode == 0, done.stderr
+    text = (tmp_path / "out.md").read_text()
+    assert "- `perf annotate --stdio -s critical` shows the hot instructions;" in text
+    assert "record sched_switch (`perf sched record`, `perf record -e sched:sched_switch -g`) or run " in text
+    assert "'perf" not in text
+    step = "count them with `perf trace -s -p PID` or `strace -c -f -p PID`; batch the work"
+    assert next_step_html(step) == (
+        "count them with <code>perf trace -s -p PID</code> or <code>strace -c -f -p PID</code>; batch the work"
+    )
