@@ -258,8 +258,15 @@ def _dump_space(reader: RootReader, target: DumpTarget, statvfs: StatvfsProvider
         return NotAvailable(f"the dump goes to {target.kind.value} target {target.location}")
     # The dump directory may not exist yet (created at dump time): measure its nearest existing parent.
     # kdump tools take relative paths from the root too.
+    # A directory above it that cannot be searched (/var of mode 000 under --root) makes the space unknown, the
+    # directory's read problem recorded: Path.is_dir raised there (exit 3, "cannot access .../var/crash").
     probe = "/" + target.location.strip("/")
-    while probe != "/" and not reader.host_path(probe).is_dir():
+    while probe != "/":
+        found = reader.look_up(probe)
+        if isinstance(found, NotAvailable):
+            return NotAvailable(f"cannot measure free space for {target.location}: {found.reason}")
+        if found and reader.host_path(probe).is_dir():
+            break
         probe = probe.rsplit("/", 1)[0] or "/"
     try:
         vfs = statvfs(str(reader.host_path(probe)))

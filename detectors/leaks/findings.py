@@ -110,18 +110,30 @@ def _reclaim_note(v: SeriesVerdict) -> str:
     return " (reclaimable only where unused)" if attribution_for(v.name).pinned_by else " (reclaimable)"
 
 
-def _flag_unknown(v: SeriesVerdict) -> str:
-    """What is said of a cache whose reclaim_account flag was not read: unknown, why, and what was judged instead."""
+def _flag_unknown(v: SeriesVerdict, read: int) -> str:
+    """What is said of a cache whose reclaim_account flag was not read: unknown, why, and what was judged instead.
+
+    ``read``: how many caches' flags the samples carry.  None at all: the samples hold no /sys/kernel/slab
+    (slab-import, node_exporter); some: slab-watch read /sys/kernel/slab when its run started, and this cache
+    was not there then (a module loaded or a filesystem mounted since) or its flag could not be read.
+    """
     who = attribution_for(v.name)
     judged = (
         ("reclaimable" if v.reclaimable else "not reclaimable") + f" ({who.subject}, by its name)"
         if who.known
         else "not reclaimable (a cache of no known kind)"
     )
-    return (
-        "unknown: the samples carry no flag for it (snapshots imported by slab-import and node_exporter's series "
-        f"do not hold /sys/kernel/slab); judged {judged}"
-    )
+    if read:
+        why = (
+            f"no flag was recorded for it, though the samples carry {read:,} caches' flags (slab-watch reads "
+            "/sys/kernel/slab when its run starts: a cache created since, or whose flag could not be read, has none)"
+        )
+    else:
+        why = (
+            "the samples carry no flag for it (snapshots imported by slab-import and node_exporter's series do not "
+            "hold /sys/kernel/slab)"
+        )
+    return f"unknown: {why}; judged {judged}"
 
 
 def _series_facts(v: SeriesVerdict, ctx: FindingContext) -> list[Fact]:
@@ -202,7 +214,7 @@ def cache_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding:
     if who.pinned_by:
         facts.append(Fact("held by", who.pinned_by))
     if v.name not in ctx.reclaim_account:
-        facts.append(Fact("reclaim_account", _flag_unknown(v)))
+        facts.append(Fact("reclaim_account", _flag_unknown(v, len(ctx.reclaim_account))))
     others = merged_names(v.name, ctx.aliases)
     if alias:
         facts.append(Fact("merged caches", alias))

@@ -7,7 +7,10 @@ value it never read.
 
 from __future__ import annotations
 
+import json
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -290,25 +293,40 @@ def test_a_program_that_is_a_link_loop_is_its_own_problem_not_its_directorys(tmp
     assert lines["unreadable:/usr/sbin/kdump-config"].detail == "Too many levels of symbolic links"
 
 
-def test_a_usr_this_reader_may_not_search_is_unknown_not_bad_input(tmp_path: Path) -> None:
-    """/usr of mode 000 under a reader bound by permissions: the check ended in exit 3 ("cannot access
-    .../usr/lib: Permission denied"), as if the user's input were bad; what lives under /usr is unknown, with why."""
-    import json
-    import subprocess
-    import sys
-
+def _check_with_unsearchable(tmp_path: Path, directory: str) -> subprocess.CompletedProcess[str]:
+    """``kdump check --format json`` of the debian12-ready root with ``directory`` of mode 000, run by a reader
+    that file permissions bind."""
     from tests.helpers import as_plain_reader
 
     root = build(tmp_path / "root", SCENARIOS["debian12-ready"])
-    (root / "usr").chmod(0)
+    (root / directory).chmod(0)
     try:
         check = [sys.executable, "-m", "forensics", "kdump", "check", "--root", str(root), "--format", "json"]
-        done = subprocess.run(as_plain_reader(check), capture_output=True, text=True, check=False)
+        return subprocess.run(as_plain_reader(check), capture_output=True, text=True, check=False)
     finally:
-        (root / "usr").chmod(0o755)
+        (root / directory).chmod(0o755)
+
+
+def test_a_usr_this_reader_may_not_search_is_unknown_not_bad_input(tmp_path: Path) -> None:
+    """/usr of mode 000 under a reader bound by permissions: the check ended in exit 3 ("cannot access
+    .../usr/lib: Permission denied"), as if the user's input were bad; what lives under /usr is unknown, with why."""
+    done = _check_with_unsearchable(tmp_path, "usr")
     assert done.stderr == "" and done.returncode == 1, done.stderr
     doc = json.loads(done.stdout)
     lines = {line["id"]: line for line in doc["checks"]}
     assert lines["kdump-tooling"]["status"] == "unknown", lines["kdump-tooling"]
     assert lines["unreadable:/usr/sbin"]["detail"] == "Permission denied", lines["unreadable:/usr/sbin"]
     assert doc["ready"] is False
+
+
+def test_a_var_this_reader_may_not_search_leaves_the_room_for_the_dump_unknown(tmp_path: Path) -> None:
+    """/var of mode 000 under a reader bound by permissions: the free-space probe's walk up from /var/crash
+    (Path.is_dir) raised, and the check ended in exit 3 ("cannot access .../var/crash: Permission denied"), as
+    ed10de4 fixed for /usr.  The room for the dump is unknown, with why, and /var is said unread."""
+    done = _check_with_unsearchable(tmp_path, "var")
+    assert done.stderr == "" and done.returncode == 0, done.stderr  # the crash kernel is loaded: READY, warned
+    lines = {line["id"]: line for line in json.loads(done.stdout)["checks"]}
+    room = lines["dump-space"]
+    assert room["status"] == "warn", room
+    assert "cannot measure free space for /var/crash: cannot read /var: Permission denied" in room["detail"], room
+    assert lines["unreadable:/var"]["detail"] == "Permission denied", lines["unreadable:/var"]
