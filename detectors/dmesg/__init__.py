@@ -10,7 +10,7 @@ files, standard input and ``/dev/kmsg`` is the job of
 
 from forensics import native
 
-#: The scanner, the line parser, the report builder and the reading of a report compiled to C when built
+#: The scanner, the line parser, the report builder, the reading of a report and the grouping compiled to C when built
 #: (``make compile``; see :mod:`forensics.native`): installed before any module of the package is imported.
 #: Not memo.py (mypyc cannot compile its ``_Repeat``'s ``__getattr__``).
 NATIVE = native.Group(
@@ -23,6 +23,8 @@ NATIVE = native.Group(
         "detectors.dmesg.scanner",
         "detectors.dmesg.why",
         "detectors.dmesg.code",
+        "detectors.dmesg.findings",
+        "detectors.dmesg.events",
     ),
     seconds=120.0,
     what="the kernel log's scanner, line parser, report builder and reader",
