@@ -121,11 +121,20 @@ def check_window(
     window: tuple[float, float] | NotAvailable,
     ctf: bool,
 ) -> None:
-    """A --window/--around that misses the trace is a usage error (exit 2) naming the trace's time range."""
+    """A --window/--around that misses the trace's events is a usage error (exit 2) naming the trace's time range.
+
+    A window inside that range between two events is not "outside" the trace: it holds none of its events.
+    """
     if isinstance(window, tuple) and window[0] <= window[1]:
         return
     held = None if ctf or trace_file == "-" else trace_range(trace_file)
     where = f"it holds {held[0]:.6f} .. {held[1]:.6f} (trace seconds)" if held else "it holds no events there"
+    if held and held[0] <= span[1] and span[0] <= held[1]:
+        raise UsageError(
+            f"the window {span[0]:.6f} .. {span[1]:.6f} holds no event of {name}: it lies between two of its events "
+            f"(it holds {held[0]:.6f} .. {held[1]:.6f}, trace seconds)",
+            hint="widen the window: --around TS:MS with more milliseconds, or --window T0:T1 further apart",
+        )
     raise UsageError(
         f"the window {span[0]:.6f} .. {span[1]:.6f} is outside {name}: {where}",
         hint="give --around TS[:MS] or --window T0:T1 inside the trace's time range",

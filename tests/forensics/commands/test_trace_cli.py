@@ -197,6 +197,21 @@ def test_a_window_outside_the_trace_is_a_usage_error_naming_its_range(tmp_path: 
         assert "outside" in res.stderr and "797.539093 .. 797.780534" in res.stderr
 
 
+def test_a_window_between_two_events_is_not_said_to_be_outside_the_trace(tmp_path: Path) -> None:
+    """A window inside the trace's range that no event falls in (797.700010 .. 797.700020 of kf.ftrace.txt: CPU0's
+    events at 797.700024 and before 797.700000) was "outside kf.ftrace.txt: it holds 797.539093 .. 797.780534",
+    a range that holds it.  It is said to hold no event, and how to widen it."""
+    ftrace = recorded("kf.ftrace.txt", tmp_path)
+    times = [float(t) for t in re.findall(r" (\d+\.\d{6}): ", ftrace.read_text())]
+    assert not [t for t in times if 797.70001 <= t <= 797.70002] and min(times) < 797.70001 < max(times)
+    for option in (["--window", "797.70001:797.70002"], ["--around", "797.700015:0.004"]):
+        res = run(str(ftrace), *option)
+        assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
+        error, hint = res.stderr.splitlines()[:2]
+        assert "outside" not in error and " holds no event of " in error and "797.539093 .. 797.780534" in error
+        assert "widen the window" in hint
+
+
 def test_usage_and_input_errors(tmp_path: Path) -> None:
     res = run(str(tmp_path / "missing.txt"))
     assert (
