@@ -75,7 +75,8 @@ def _env(cache: Path, **more: str) -> dict[str, str]:
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A new cache directory with the dmesg modules compiled (``make compile``'s step); their directory."""
     cache = tmp_path_factory.mktemp("cache")
-    code = "import detectors.dmesg as d\nfrom forensics import native\nassert native.build(d.NATIVE)\n"
+    # At the C compiler's -O0: the same C mypyc generates for make compile, built in 56 s of CPU instead of 88 s.
+    code = "import detectors.dmesg as d\nfrom forensics import native\nassert native.build(d.NATIVE, opt_level='0')\n"
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, env=_env(cache), capture_output=True, text=True, check=False
     )
