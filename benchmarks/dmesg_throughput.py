@@ -41,6 +41,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from child_usage import mib, run_child
+
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "detectors" / "dmesg" / "golden"
 CONSOLES = ROOT / "vmcore_fixtures" / "cases"
@@ -132,17 +134,14 @@ def write_repeated(path: Path, size: int, block: bytes, shift: bool) -> None:
             copy += 1
 
 
-def measure(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float, float, bytes]:
-    """Wall seconds, CPU seconds and peak RSS (MB) of one child process, and its first output bytes."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
-    assert proc.stdout is not None
-    head = proc.stdout.read(200)
-    for _ in iter(lambda: proc.stdout.read(1 << 20), b""):  # type: ignore[union-attr]
-        pass
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return time.perf_counter() - start, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, head
+def measure(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float, float | None, bytes]:
+    """Wall seconds, CPU seconds and its own peak RSS (MiB, None if unknown: child_usage) of one child process,
+    and its first output bytes (the output goes to a file: the JSON of a large log is tens of MB)."""
+    with tempfile.TemporaryFile() as out:
+        run = run_child(cmd, stdout=out, stderr=subprocess.DEVNULL, env=env)
+        out.seek(0)
+        head = out.read(200)
+    return run.wall, run.cpu, run.rss_mib, head
 
 
 def sha256_cpu_seconds(path: Path) -> float:
@@ -180,9 +179,9 @@ def link_compiled(cache: Path) -> str:
     return "compiled"
 
 
-def figures(mb: float, wall: float, cpu: float, rss: float) -> str:
-    """One run's figures: throughput by wall and CPU time, the times, peak RSS."""
-    return f"{mb / wall:6.1f} MB/s wall {wall:6.2f} s {mb / cpu:6.1f} MB/s CPU {cpu:5.2f} s RSS {rss:4.0f} MB"
+def figures(mb: float, wall: float, cpu: float, rss: float | None) -> str:
+    """One run's figures: throughput by wall and CPU time, the times, the command's own peak RSS."""
+    return f"{mb / wall:6.1f} MB/s wall {wall:6.2f} s {mb / cpu:6.1f} MB/s CPU {cpu:5.2f} s RSS {mib(rss)}"
 
 
 def run_one(label: str, log: Path, warm_runs: int) -> None:
