@@ -238,20 +238,19 @@ def _chain_interner(size: int) -> Any:
     ``KFORENSIC_COMPILED=yes``; otherwise stderr says once how to build it (unless a build failed before or
     ``KFORENSIC_AOT=no``/``KFORENSIC_COMPILED=no``).
     """
-    import os
     import sys
 
     from collectors.perf_chains_aot import GROUP, kernels
     from forensics import aot
-    from forensics.jit import BUILD_HINT, COLD_INPUT_BYTES, COMPILED_ENV
+    from forensics.jit import AOT_ENV, BUILD_HINT, COLD_INPUT_BYTES, COMPILED_ENV, switch
 
-    forced = os.environ.get(COMPILED_ENV, "auto").strip().lower()
-    if forced in {"no", "0", "false"}:
+    forced = switch(COMPILED_ENV)
+    if forced is False:
         return None
     found = kernels()
-    if found is not None or forced in {"yes", "1", "true"} or size >= COLD_INPUT_BYTES:
+    if found is not None or forced or size >= COLD_INPUT_BYTES:
         return found if found is not None else kernels(build=True)
-    if os.environ.get(aot.AOT_ENV, "").strip().lower() not in {"no", "0", "false"} and not aot.failed(GROUP):
+    if switch(AOT_ENV) is not False and not aot.failed(GROUP):
         print(
             f"kforensic: reading the call chains without compiled code (not built for this install yet; "
             f"`{BUILD_HINT}` builds it once, then inputs of many distinct stacks read faster)",
@@ -271,15 +270,13 @@ def _chunk_kernel() -> Any:
     or its absence said, when the reader closes: :func:`_chain_interner`); ``KFORENSIC_AOT=no`` or
     ``KFORENSIC_COMPILED=no``: never loaded.
     """
-    import os
-
     from collectors.perf_chains_aot import chunk_kernel
-    from forensics.jit import COMPILED_ENV
+    from forensics.jit import COMPILED_ENV, switch
 
-    forced = os.environ.get(COMPILED_ENV, "auto").strip().lower()
-    if forced in {"no", "0", "false"}:
+    forced = switch(COMPILED_ENV)
+    if forced is False:
         return None
-    return chunk_kernel(build=forced in {"yes", "1", "true"})
+    return chunk_kernel(build=forced is True)
 
 
 def _cached_symbol(raw: bytes, dso: bytes, java: bool, high: bool) -> tuple[ProfileFrame, ...]:

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from forensics.jit import cache_dir, import_numpy
+from forensics.jit import AOT_ENV, cache_dir, import_numpy, switch
 
 #: The argument and result types, in a notation that needs no numba: ``i8``, ``f8`` (scalars), ``h``
 #: (a handle: an int64 the kernels made, e.g. a typed dict's address), ``DT:N`` (a C-contiguous
@@ -166,12 +166,9 @@ class Kernels:
 _loaded: dict[Path, Kernels] = {}
 
 
-AOT_ENV = "KFORENSIC_AOT"  # "no": never load or build ahead-of-time code (numba's JIT runs, as before it)
-
-
 def load(group: Group, environ: dict[str, str] | os._Environ[str] = os.environ) -> Kernels | None:
     """``group``'s module built for the current sources, imported without numba; None when not built."""
-    if environ.get(AOT_ENV, "").strip().lower() in {"no", "0", "false"}:
+    if switch(AOT_ENV, environ) is False:  # never load or build ahead-of-time code (numba's JIT runs, as before it)
         return None
     import_numpy()
     try:
@@ -345,6 +342,6 @@ def _compile(group: Group, path: Path) -> None:
 def ensure(group: Group) -> Kernels | None:
     """``group``'s kernels: loaded, or built now when no build of these sources failed before; None otherwise."""
     found = load(group)
-    if found is not None or failed(group) or os.environ.get(AOT_ENV, "").strip().lower() in {"no", "0", "false"}:
+    if found is not None or failed(group) or switch(AOT_ENV) is False:
         return found
     return load(group) if build(group) is not None else None

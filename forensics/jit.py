@@ -239,6 +239,15 @@ SMALL_INPUT_BYTES = 10_000_000
 #: and gigabytes of memory (docs/trace.md, "First run").  Larger inputs compile (announced).
 COLD_INPUT_BYTES = 2_000_000_000
 COMPILED_ENV = "KFORENSIC_COMPILED"  # "auto" (default), "yes" (always compiled), "no" (never)
+AOT_ENV = "KFORENSIC_AOT"  # "no": never load or build code compiled ahead of time (forensics.aot, forensics.native)
+
+
+def switch(name: str, environ: dict[str, str] | os._Environ[str] = os.environ) -> bool | None:
+    """An environment switch: True for yes/1/true, False for no/0/false, None (automatic) for anything else."""
+    value = environ.get(name, "").strip().lower()
+    return True if value in {"yes", "1", "true"} else False if value in {"no", "0", "false"} else None
+
+
 BUILD_HINT = "python -m forensics.pipelines.build"  # compiles every kernel into the cache once
 
 
@@ -281,11 +290,9 @@ def compiled_pays(
     told without numba), or when the input is too large (``cold_bytes``, by default
     :data:`COLD_INPUT_BYTES`) to be worth reading without: a compile is announced (:func:`njit`).
     """
-    forced = environ.get(COMPILED_ENV, "auto").strip().lower()
-    if forced in {"yes", "1", "true"}:
-        return True
-    if forced in {"no", "0", "false"}:
-        return False
+    forced = switch(COMPILED_ENV, environ)
+    if forced is not None:
+        return forced
     if text_bytes is not None and text_bytes < SMALL_INPUT_BYTES:
         return False
     if built is not None and built():

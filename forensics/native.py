@@ -38,7 +38,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 
-AOT_ENV = "KFORENSIC_AOT"  # "no": never load or build compiled code (the same switch as forensics.aot's)
+from forensics.jit import AOT_ENV, cache_dir, switch
+
 _MANIFEST = "MANIFEST"
 _SUFFIX = importlib.machinery.EXTENSION_SUFFIXES[0]  # this interpreter's (".cpython-311-x86_64-linux-gnu.so")
 
@@ -54,10 +55,6 @@ class Group:
 
     def __init__(self, name: str, modules: tuple[str, ...], seconds: float, what: str) -> None:
         self.name, self.modules, self.seconds, self.what = name, modules, seconds, what
-
-
-def _disabled(environ: dict[str, str] | os._Environ[str]) -> bool:
-    return environ.get(AOT_ENV, "").strip().lower() in {"no", "0", "false"}
 
 
 def _source(module: str) -> Path:
@@ -82,8 +79,6 @@ def group_dir(group: Group, environ: dict[str, str] | os._Environ[str] = os.envi
     for part in parts:
         h.update(len(part).to_bytes(8, "little"))
         h.update(part)
-    from forensics.jit import cache_dir  # not imported by a run that compiles nothing (KFORENSIC_AOT=no)
-
     return cache_dir(environ) / "native" / f"{group.name}-{h.hexdigest()[:20]}"
 
 
@@ -140,7 +135,7 @@ def install(group: Group, environ: dict[str, str] | os._Environ[str] = os.enviro
     """
     if group.name in _installed:
         return True
-    if _disabled(environ):
+    if switch(AOT_ENV, environ) is False:
         return False
     try:
         where = group_dir(group, environ)
