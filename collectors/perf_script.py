@@ -1539,7 +1539,7 @@ class ScriptParser:
             from collectors.perf_chains import chains_numbered
 
             used = int(bodies.state[1])
-            joined = bodies.store[: used - 1].tobytes()  # each text followed by a newline: the last one left out
+            joined = bodies.store[: used - 1]  # each text followed by a newline: the last one left out
             made, body_chain, odd = chains_numbered(
                 joined,
                 bodies.start[:n_bodies] + bodies.length[:n_bodies],
