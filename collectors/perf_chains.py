@@ -88,22 +88,40 @@ def chains_joined(
     return out_frames, bad
 
 
+def _newlines(buf: Any) -> int:
+    """The newlines of a uint8 array, counted a block at a time (no comparison array as large as ``buf``)."""
+    import numpy as np
+
+    return sum(int(np.count_nonzero(buf[at : at + _BLOCK] == 10)) for at in range(0, len(buf), _BLOCK))
+
+
+#: Bytes of a uint8 array compared at once when its newlines are counted.
+_BLOCK = 1 << 20
+
+
 def chains_numbered(
-    joined: bytes,
+    joined: bytes | Any,
     ends: Any,
     run: Any,
     symbol: Callable[[bytes, bytes, bool], Frames],
     line_by_line: Callable[[list[int]], tuple[list[Frames], list[int]]],
 ) -> tuple[list[Frames], Any, dict[int, tuple[Frames, int]]]:
     """:func:`chains_joined` as numbers: each chain's frames, each text's chain number (an int64 array; -1 for a
-    text the kernel does not key) and, for those texts, their frames and lines that are not frames."""
+    text the kernel does not key) and, for those texts, their frames and lines that are not frames.
+
+    ``joined``: bytes, or a uint8 numpy array (read where it is: the reader's store of chain texts, 25 MB on a
+    recording of distinct stacks, is not copied into a bytes object).
+    """
     import numpy as np
 
     n_bodies = len(ends)
     if not n_bodies:
         return [], np.zeros(0, np.int64), {}
-    buf = np.frombuffer(joined, np.uint8)
-    n_lines = joined.count(b"\n") + 1
+    if isinstance(joined, bytes):
+        buf, n_lines = np.frombuffer(joined, np.uint8), joined.count(b"\n") + 1
+    else:
+        buf, n_lines = joined, _newlines(joined) + 1
+    view = memoryview(joined)  # a key's symbol and DSO are sliced from it (bytes of bytes: no copy)
     keys, chains = ROOM + n_lines // 16, ROOM + n_bodies // 4
     while True:
         line_ids, first, count, body_chain, key_rows, _, chain_first, _ = out = _tables(n_lines, n_bodies, keys, chains)
@@ -112,7 +130,9 @@ def chains_numbered(
             break
         keys, chains = (keys * 4 if n_keys < 0 else keys), (chains * 4 if n_chains < 0 else chains)
     # Each key's frames, parsed once.
-    frames_of = [symbol(joined[a:b], joined[c:d], bool(high)) for a, b, c, d, high in key_rows[:n_keys, :5].tolist()]
+    frames_of = [
+        symbol(bytes(view[a:b]), bytes(view[c:d]), bool(high)) for a, b, c, d, high in key_rows[:n_keys, :5].tolist()
+    ]
     # Each chain's frames: its keys' frames, last line first (the text is leaf first).
     ids = line_ids.tolist()
     made: list[Frames] = []

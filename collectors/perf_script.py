@@ -1539,7 +1539,7 @@ class ScriptParser:
             from collectors.perf_chains import chains_numbered
 
             used = int(bodies.state[1])
-            joined = bodies.store[: used - 1].tobytes()  # each text followed by a newline: the last one left out
+            joined = bodies.store[: used - 1]  # each text followed by a newline: the last one left out
             made, body_chain, odd = chains_numbered(
                 joined,
                 bodies.start[:n_bodies] + bodies.length[:n_bodies],
@@ -1930,11 +1930,16 @@ def _collector_paused() -> Iterator[None]:
             gc.unfreeze()
 
 
-def read_profile(name: str, window: tuple[float, float] | None = None, perf: str | None = None) -> Profile:
-    """Read one profile input (a path, or ``-`` for stdin), told from its content."""
+def read_profile(
+    name: str, window: tuple[float, float] | None = None, perf: str | None = None, *, hashed: bool = True
+) -> Profile:
+    """Read one profile input (a path, or ``-`` for stdin), told from its content.
+
+    ``hashed=False``: no sha256 of the input in its source record (the folded stacks alone cite nothing).
+    """
     from collectors.inputs import open_input
 
-    with open_input(name) as tracked, _collector_paused():
+    with open_input(name, hashed=hashed) as tracked, _collector_paused():
         # A large file is read by the numpy path from its first byte (the switch at NUMPY_FROM would
         # parse its first distinct texts twice: the two paths key samples differently).
         stored = _stored_size(tracked.stream)

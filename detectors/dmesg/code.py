@@ -29,11 +29,15 @@ _CALLER_SAVED = frozenset({"rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10",
 
 _X86_CODE = rc.compile(r"^\s*Code: ((?:<?[0-9a-f]{2}>? )*<?[0-9a-f]{2}>?)\s*$")
 _ARM64_CODE = rc.compile(r"^\s*Code: ((?:\(?[0-9a-f]{8}\)? ?)+)\s*$")
-_X86_REG = rc.compile(r"\b(R[A-Z0-9]{1,2}|E[A-Z]{2}):\s*(?:[0-9a-f]{4}:)?([0-9a-f]{8,16})\b")
+# The register patterns are searched in every line of an oops's register block.  Each name's word boundary is
+# asserted just after its first letter, as in ``R(?<=\bR)``, rather than by a leading ``\b``: the same matches (a
+# boundary before the letter), but a pattern that starts with its letters lets the regex engine skip to them
+# (a leading ``\b`` is tried at every character: the three searches were ~3% of the shared corpus's run).
+_X86_REG = rc.compile(r"(R(?<=\bR)[A-Z0-9]{1,2}|E(?<=\bE)[A-Z]{2}):\s*(?:[0-9a-f]{4}:)?([0-9a-f]{8,16})\b")
 _X86_KERNEL_RIP = rc.compile(r"^\s*(?:RIP|EIP): (?:0010|0060):(\S+)")
-_ARM64_REG = rc.compile(r"\b(x\d{1,2}|sp|lr|pc)\s*: ([0-9a-f]{16})\b")
+_ARM64_REG = rc.compile(r"(x(?<=\bx)\d{1,2}|s(?<=\bs)p|l(?<=\bl)r|p(?<=\bp)c)\s*: ([0-9a-f]{16})\b")
 # 32-bit arm's "r10: e89fa198  r9 : 00000001 ... fp : 00000000" (its "pc : [<c0333330>]" marks the register block).
-_ARM_REG = rc.compile(r"\b(r\d{1,2}|fp|ip|sp)\s*: ([0-9a-f]{8})\b")
+_ARM_REG = rc.compile(r"(r(?<=\br)\d{1,2}|f(?<=\bf)p|i(?<=\bi)p|s(?<=\bs)p)\s*: ([0-9a-f]{8})\b")
 _ARM32_PC = rc.compile(r"^\s*pc : \[<[0-9a-f]{8}>\]")
 # Where the kernel's own frame ends: user space's register block ("RIP: 0033:", with its own Code: line), or the
 # backtrace of another CPU.

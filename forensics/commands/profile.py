@@ -14,11 +14,8 @@ from forensics.commands.common import (
     OutputOption,
     distinct_outputs,
 )
-from forensics.delivery import deliver, exit_status
 from forensics.errors import UsageError
-from forensics.pipelines.profile import analyse_profile
-from forensics.report.formats import OutputFormat, render
-from forensics.report.profile import ProfileRenderer, render_flamegraph
+from forensics.report.formats import OutputFormat
 from forensics.types.profile_result import ProfileFilters
 
 if TYPE_CHECKING:
@@ -90,7 +87,12 @@ def profile(
     ] = None,
     folded: Annotated[
         Path | None,
-        typer.Option("--folded", help="Write folded stacks (stackcollapse-perf.pl format).", metavar="FILE"),
+        typer.Option(
+            "--folded",
+            help="Write folded stacks (stackcollapse-perf.pl format); '-': to stdout, in place of the report"
+            " (which -o FILE still writes), and alone they skip the analysis.",
+            metavar="FILE",
+        ),
     ] = None,
     diff: Annotated[
         str | None,
@@ -116,11 +118,25 @@ def profile(
 
     if kernel_only and user_only:
         raise UsageError("--kernel-only and --user-only exclude each other", hint="give one of them")
-    distinct_outputs(("-o", output), ("--folded", folded), ("--svg", svg))
+    folded_out = folded is not None and str(folded) == "-"  # the folded stacks to stdout, not the report
+    distinct_outputs(("-o", output), ("--folded", None if folded_out else folded), ("--svg", svg))
     filters = ProfileFilters(
         parse_window(window), comm, pid, tid, "kernel" if kernel_only else "user" if user_only else None, event
     )
+    from forensics.delivery import deliver
     from forensics.gcpause import gc_paused
+
+    if folded_out and output is None and svg is None and diff is None and fail_on is None:
+        # Only the folded stacks asked for (what stackcollapse-perf.pl gives): no tables, findings or report.
+        from forensics.pipelines.profile import folded_profile
+
+        with gc_paused():
+            deliver("".join(line + "\n" for line in folded_profile(source, filters)), None)
+        return
+    from forensics.delivery import exit_status
+    from forensics.pipelines.profile import analyse_profile
+    from forensics.report.formats import render
+    from forensics.report.profile import ProfileRenderer, render_flamegraph
 
     # The cyclic collector paused for the whole command, not only the reader: the tables, the flame
     # graph's tree and the texts make no cycles, and each full collection they set off walked every
@@ -136,10 +152,15 @@ def profile(
         if folded is not None:
             from detectors.profile.hotspots import folded_lines
 
-            write_atomic(folded, "".join(line + "\n" for line in folded_lines(result.stacks, result.by_command)))
+            lines = "".join(line + "\n" for line in folded_lines(result.stacks, result.by_command))
+            if folded_out:
+                deliver(lines, None)
+            else:
+                write_atomic(folded, lines)
         if svg is not None:
             write_atomic(svg, render_flamegraph(result, base))
-        deliver(render(ProfileRenderer(top, deltas, digest_bytes), result, fmt, output), output)
+        if not folded_out or output is not None:  # stdout holds the folded stacks: the report only with -o FILE
+            deliver(render(ProfileRenderer(top, deltas, digest_bytes), result, fmt, output), output)
     raise typer.Exit(int(exit_status(result.incident, fail_on)))
 
 

@@ -13,6 +13,7 @@ from forensics.types.profile_result import ProfileFilters, ProfileResult
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from forensics.errors import InputError
     from forensics.types.profile import Profile, ProfileStack, Share, StackTable
 
 
@@ -57,16 +58,19 @@ def _unnamed(profile: Profile) -> str:
     return "the perf.data header (perf report --header-only)" if profile.kind == "perf.data" else "perf script text"
 
 
-def analyse_profile(name: str, filters: ProfileFilters | None = None) -> ProfileResult:
-    """Read one profile input and analyse it (used by this command and by ``kforensic report``)."""
+def _kept(
+    name: str, filters: ProfileFilters, hashed: bool = True
+) -> tuple[Profile, Sequence[ProfileStack], StackTable | None]:
+    """Read one profile input; the stacks the filters keep, and their table when the profile is large.
+
+    ``hashed=False``: the input's sha256 not computed (an output that cites no source record).
+    """
     from collectors.perf_script import read_profile
-    from detectors.profile.findings import class_shares, profile_findings
-    from detectors.profile.hotspots import compute_hotspots, selected_stacks
+    from detectors.profile.hotspots import selected_stacks
     from forensics.errors import InputError
     from forensics.types.profile import VECTOR_FROM, stack_table
 
-    filters = filters or ProfileFilters()
-    profile = read_profile(name, filters.window)
+    profile = read_profile(name, filters.window, hashed=hashed)
     if filters.event is not None and filters.event not in profile.events:
         raise UsageError(
             f"{profile.source} has no samples of event {filters.event!r}",
@@ -91,14 +95,47 @@ def analyse_profile(name: str, filters: ProfileFilters | None = None) -> Profile
             len(stacks) == len(profile.stacks) and all(map(is_, stacks, profile.stacks))
         )
         table = profile.table if whole and profile.table is not None else stack_table(stacks)
+    return profile, stacks, table
+
+
+def _no_time(profile: Profile) -> InputError:
+    """The error of a profile whose samples all count 0."""
+    from forensics.errors import InputError
+
+    # Folded stacks counted 0 (`a;b 0`), perf samples of period 0: there is no CPU time to share out, and
+    # every share would be 0/0 (was exit 4, a ZeroDivisionError in the call paths).
+    return InputError(
+        f"{profile.source}: every sample counts 0 (its period or folded count): no CPU time to share out",
+        hint="give the profile as recorded (perf script output or folded stacks with positive counts)",
+    )
+
+
+def folded_profile(name: str, filters: ProfileFilters | None = None) -> list[str]:
+    """The folded stacks of one profile input and nothing else (``kforensic profile --folded -``).
+
+    What ``stackcollapse-perf.pl`` gives, and what ``--folded FILE`` writes beside the report: the same reader and
+    filters, the same lines, without the tables, rule classes, findings and report the analysis makes, and without
+    the input's sha256 (the lines cite no source record).
+    """
+    from detectors.profile.hotspots import folded_lines
+    from forensics.types.profile import periods_by_command
+
+    profile, stacks, table = _kept(name, filters or ProfileFilters(), hashed=False)
+    if (int(table.period.sum()) if table is not None else sum(s.period for s in stacks)) == 0:
+        raise _no_time(profile)
+    return folded_lines(stacks, periods_by_command(stacks, table))
+
+
+def analyse_profile(name: str, filters: ProfileFilters | None = None) -> ProfileResult:
+    """Read one profile input and analyse it (used by this command and by ``kforensic report``)."""
+    from detectors.profile.findings import class_shares, profile_findings
+    from detectors.profile.hotspots import compute_hotspots
+
+    filters = filters or ProfileFilters()
+    profile, stacks, table = _kept(name, filters)
     hot = compute_hotspots(profile, stacks, event=filters.event, table=table)
     if hot.total_period == 0:
-        # Folded stacks counted 0 (`a;b 0`), perf samples of period 0: there is no CPU time to share out, and
-        # every share would be 0/0 (was exit 4, a ZeroDivisionError in the call paths).
-        raise InputError(
-            f"{profile.source}: every sample counts 0 (its period or folded count): no CPU time to share out",
-            hint="give the profile as recorded (perf script output or folded stacks with positive counts)",
-        )
+        raise _no_time(profile)
     if hot.unresolved is not None:
         profile.notes.append(unresolved_note(hot.unresolved))
     classes = class_shares(stacks, hot.total_period, table)

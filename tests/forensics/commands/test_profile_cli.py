@@ -149,3 +149,33 @@ def test_a_small_profile_runs_without_numpy(tmp_path: Path) -> None:
     got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
     assert got.stdout.strip().splitlines()[-1] == "False"
     assert (tmp_path / "s.svg").stat().st_size and (tmp_path / "f").stat().st_size
+
+
+@pytest.mark.parametrize("workload", ["mixed", "contend", "kernel", "interp", "jit", "lost"])
+def test_folded_to_stdout_alone_is_the_stored_stackcollapse_output(workload: str) -> None:
+    """``--folded -`` alone writes the folded stacks to stdout and nothing else (no report, no analysis)."""
+    proc = run("profile", str(DATA / f"{workload}.perf.txt.gz"), "--folded", "-")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == gzip.decompress((DATA / f"{workload}.folded.gz").read_bytes())
+
+
+@pytest.mark.parametrize("args", [["--kernel-only"], ["--user-only"], ["--comm", "mixed"], ["--window", "358:359"]])
+def test_folded_to_stdout_is_what_folded_file_writes(tmp_path: Path, args: list[str]) -> None:
+    """With the filters too: the folded-only run gives the lines the analysed run writes to --folded FILE."""
+    folded = tmp_path / "f.folded"
+    full = run("profile", str(DATA / "mixed.perf.txt.gz"), "--folded", str(folded), *args)
+    alone = run("profile", str(DATA / "mixed.perf.txt.gz"), "--folded", "-", *args)
+    assert full.returncode == alone.returncode == 0, alone.stderr
+    assert alone.stdout == folded.read_bytes() and b"Hotspots" in full.stdout
+
+
+def test_folded_to_stdout_with_a_report_file_and_fail_on(tmp_path: Path) -> None:
+    """``--folded -`` with ``-o FILE``: the report goes to the file; with ``--fail-on`` the analysis runs for the
+    exit status, the report written nowhere (stdout holds the folded stacks)."""
+    expected = gzip.decompress((DATA / "contend.folded.gz").read_bytes())
+    report = tmp_path / "r.txt"
+    both = run("profile", str(DATA / "contend.perf.txt.gz"), "--folded", "-", "-o", str(report))
+    assert both.returncode == 0 and both.stdout == expected and b"Hotspots (self)" in report.read_bytes()
+    failed = run("profile", str(DATA / "contend.perf.txt.gz"), "--folded", "-", "--fail-on", "medium")
+    assert failed.returncode == 1 and failed.stdout == expected
+    assert not (Path.cwd() / "-").exists()
