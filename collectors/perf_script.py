@@ -1930,11 +1930,16 @@ def _collector_paused() -> Iterator[None]:
             gc.unfreeze()
 
 
-def read_profile(name: str, window: tuple[float, float] | None = None, perf: str | None = None) -> Profile:
-    """Read one profile input (a path, or ``-`` for stdin), told from its content."""
+def read_profile(
+    name: str, window: tuple[float, float] | None = None, perf: str | None = None, *, hashed: bool = True
+) -> Profile:
+    """Read one profile input (a path, or ``-`` for stdin), told from its content.
+
+    ``hashed=False``: no sha256 of the input in its source record (the folded stacks alone cite nothing).
+    """
     from collectors.inputs import open_input
 
-    with open_input(name) as tracked, _collector_paused():
+    with open_input(name, hashed=hashed) as tracked, _collector_paused():
         # A large file is read by the numpy path from its first byte (the switch at NUMPY_FROM would
         # parse its first distinct texts twice: the two paths key samples differently).
         stored = _stored_size(tracked.stream)

@@ -111,6 +111,11 @@ class WindowKeeper:
         """The engine has seen enough (a window ended)."""
         return bool(getattr(self.inner, "done", False))
 
+    @property
+    def past(self) -> bool:
+        """The window (--window, --around) ended: the engine reads on only for each CPU's next event."""
+        return bool(getattr(self.inner, "past", False))
+
     def inside(self, ts: npt.NDArray[np.float64]) -> npt.NDArray[np.bool_]:
         """Which rows of times ``ts`` lie in a window (the rows whose open syscall the reader notes)."""
         at = np.searchsorted(self.starts, ts, side="right") - 1
@@ -120,6 +125,9 @@ class WindowKeeper:
 
     def feed(self, batch: EventBatch) -> None:
         """Keep the batch's rows in windows and the state before the windows it starts; pass it on."""
+        if self.past:  # nothing after the window is kept (the engine's reading on is not the breakdown's)
+            self.inner.feed(batch)  # type: ignore[attr-defined]
+            return
         learn_comms(self.comms, batch)
         n = len(batch)
         if n and self.first is None:

@@ -121,8 +121,16 @@ class KernelKeeper:
         """The engine has seen enough (a window ended)."""
         return bool(getattr(self.inner, "done", False))
 
+    @property
+    def past(self) -> bool:
+        """The window (--window, --around) ended: the engine reads on only for each CPU's next event."""
+        return bool(getattr(self.inner, "past", False))
+
     def feed(self, batch: EventBatch) -> None:
         """Keep the columns, learn new comms, pass on."""
+        if self.past:  # nothing after the window is kept (the engine's reading on is not the breakdown's)
+            self.inner.feed(batch)  # type: ignore[attr-defined]
+            return
         for kept, name in zip(self.cols, KEPT, strict=True):
             kept.append(narrow(getattr(batch, name)))
         self.ts.append(batch.ts.copy())

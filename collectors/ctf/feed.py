@@ -31,7 +31,8 @@ from forensics.types.trace_batch import EventBatch
 class BatchSink(Protocol):
     """What consumes the kernel batches (``detectors.sched.engine.FastAnalyzer``)."""
 
-    done: bool
+    done: bool  # and, when it has a window (--window, --around), ``past``: the window ended, the engine reads on
+    # only for each CPU's next event, and no row is kept any more (a sink without it never has a window)
 
     def feed(self, batch: EventBatch) -> None: ...
 
@@ -227,7 +228,8 @@ def feed_session(session: Session, sink: BatchSink, keep: bool = False, user: bo
         sel = np.flatnonzero(wanted)
         batch = kernel_batch(session, chunk.full(sel), owner[sel], shift_wakeup)
         if keep:
-            tracker.chunk(rows, owner, sel if inside is None else sel[inside(batch.ts)], kinds)
+            noted = sel if inside is None else sel[inside(batch.ts)]
+            tracker.chunk(rows, owner, np.zeros(0, dtype=np.intp) if getattr(sink, "past", False) else noted, kinds)
         counts.used += len(batch) - int(np.count_nonzero(batch.kind == Kind.LOST))  # markers are not events
         if len(batch):
             sink.feed(batch)

@@ -81,7 +81,14 @@ class SchedAnalyzer:
         self.thresholds = thresholds or Thresholds()
         self.w0, self.w1 = window
         self.digest = BucketDigest(bucket) if bucket else None
-        self.done = False  # True once an event after the window was seen
+        self.done = False  # True once nothing more is to be read (see past)
+        # Past the window's end (--window, --around) the reading goes on only until each CPU seen has an event (or
+        # a lost-event marker) after it: a CPU's first event after the window (``after``) says the task current
+        # there at the window's end still ran then (its run is closed at the window's end, not at the CPU's last
+        # event in the window), and a CPU without one stops reporting.  ``end_ts``: the latest time read past it.
+        self.past = False
+        self.after: dict[int, TraceEvent] = {}
+        self.end_ts = -math.inf
         self.tasks: dict[int, TaskState] = {}
         self.cur: dict[int, tuple[int, float, TraceEvent, float]] = {}  # cpu -> (pid, since, switch-in, wait area)
         # Tasks waiting to run, per CPU, integrated over time: a run's share of the integral is
@@ -185,7 +192,7 @@ class SchedAnalyzer:
     # -- event handlers ------------------------------------------------------------------------
 
     def feed(self, events: Iterable[TraceEvent]) -> None:
-        """Process events in trace order; stops (sets ``done``) at the first event after the window."""
+        """Process events in trace order; past the window, only each CPU's next event (``after``), then ``done``."""
         with gc_paused():
             self._feed(events)
 
@@ -197,15 +204,22 @@ class SchedAnalyzer:
         last = self.last
         first_in = self.first_in
         clock = self.clock
+        past = self.past
         for ev in events:
             kind = ev.kind
             ts = ev.ts
+            if past:
+                if self._after_window(ev):
+                    return
+                continue
             if kind == LOST:
                 self._lost(ev)
                 continue
-            if ts > w1:
-                self.done = True
-                return
+            if ts > w1:  # the window's end: from here on only each CPU's next event is looked for
+                past = self.past = True
+                if self._after_window(ev):
+                    return
+                continue
             cpu = ev.cpu
             if windowed and ts >= w0 and cpu not in first_in:
                 first_in[cpu] = ev
@@ -239,6 +253,21 @@ class SchedAnalyzer:
                 self._exit(ev, ts)
         if events:
             self.last_ts = max(self.last_ts, max((e.ts for e in last.values()), default=-math.inf))
+
+    def _after_window(self, ev: TraceEvent) -> bool:
+        """An event (or lost-event marker) read past the window's end: each CPU's first is kept in ``after``;
+        True (and ``done``) once every CPU seen up to the window's end has one."""
+        after, last = self.after, self.last
+        if ev.kind == LOST:
+            for cpu in list(last) if ev.cpu < 0 else [ev.cpu]:
+                if cpu in last and cpu not in after:
+                    after[cpu] = ev
+        else:
+            self.end_ts = max(self.end_ts, ev.ts)
+            if ev.cpu in last and ev.cpu not in after:
+                after[ev.cpu] = ev
+        self.done = len(after) == len(last)
+        return self.done
 
     def _lost(self, ev: TraceEvent) -> None:
         """Events were lost: forget what was in progress, count nothing that spans the gap."""
@@ -610,8 +639,13 @@ class BatchAnalyzer:
 
     @property
     def done(self) -> bool:
-        """True once an event after the window was seen."""
+        """True once nothing more is to be read (SchedAnalyzer.done)."""
         return self.reference.done
+
+    @property
+    def past(self) -> bool:
+        """True once an event after the window was seen (SchedAnalyzer.past)."""
+        return self.reference.past
 
     @property
     def timeline(self) -> list[tuple[int, float, float, int]] | None:

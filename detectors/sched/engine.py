@@ -229,7 +229,11 @@ class FastAnalyzer:
         self.thresholds = thresholds or Thresholds()
         self.w0, self.w1 = window
         self.digest = BucketDigest(bucket) if bucket else None
-        self.done = False  # True once an event after the window was seen
+        self.done = False  # True once nothing more is to be read (SchedAnalyzer.done)
+        self.past = False  # SchedAnalyzer.past, after and end_ts: past the window, each CPU's next event
+        self.after: dict[int, TraceEvent] = {}
+        self.end_ts = -math.inf
+        self._seen: set[int] = set()  # the CPUs seen up to the window's end (SchedAnalyzer.last's)
         self.timeline: list[tuple[int, float, float, int]] | None = [] if timeline else None
         sc = np.zeros(k.NSC)
         sc[k.X_BARRIER] = -math.inf
@@ -248,7 +252,10 @@ class FastAnalyzer:
         self.first_in: dict[int, TraceEvent] = {}  # SchedAnalyzer.first_in: each CPU's first event in the window
 
     def feed(self, batch: EventBatch) -> None:
-        """Process a batch (trace order); stops (sets ``done``) at the first event after the window."""
+        """Process a batch (trace order); past the window, only each CPU's next event (``after``), then ``done``."""
+        if self.past:
+            self._after_window(batch, 0)
+            return
         if self.digest is not None and len(self.digest.cells) > rules.MAX_BUCKET_CELLS:
             self.digest.bound()
         cols = tuple(
@@ -273,12 +280,41 @@ class FastAnalyzer:
             if code != k.GROW:
                 break
             t.grow(int(t.si[k.S_NEED]) & ~(k.N_TL | k.N_DG))
-        if code == k.DONE:
-            self.done = True
         self.clock.feed_batch(batch, row if code == k.DONE else len(batch))
         if self.w0 > -math.inf:
             self._first_in(batch, row if code == k.DONE else len(batch))
         self._keep(batch)
+        if code == k.DONE:  # the window's end: from here on only each CPU's next event is looked for
+            self.past = True
+            t = self._t
+            order = t.ci[: int(t.si[k.S_NSEEN]), k.C_ORDER]
+            self._seen = set(t.ci[order, k.C_CPU].tolist())
+            self._after_window(batch, row)
+
+    def _after_window(self, batch: EventBatch, start: int) -> None:
+        """SchedAnalyzer._after_window over the rows ``start..`` of ``batch``: each CPU's first event or lost-event
+        marker past the window (``after``), the latest time read (``end_ts``), ``done`` once every CPU has one."""
+        kind = np.asarray(batch.kind[start:])
+        cpu = np.asarray(batch.cpu[start:])
+        seen, after = self._seen, self.after
+        events = np.flatnonzero(kind != rules.LOST)
+        found: dict[int, int] = {}  # cpu -> its row (from start)
+        cpus, at = np.unique(cpu[events], return_index=True)
+        for c, row in zip(cpus.tolist(), events[at].tolist(), strict=True):
+            if c in seen and c not in after:
+                found[c] = row
+        for row in np.flatnonzero(kind == rules.LOST).tolist():
+            c = int(cpu[row])
+            for one in seen if c < 0 else (c,) if c in seen else ():
+                if one not in after and found.get(one, row + 1) > row:
+                    found[one] = row
+        self.done = len(after) + len(found) == len(seen)
+        end = max(found.values(), default=0) + 1 if self.done else len(kind)
+        ts = np.asarray(batch.ts[start:])[events[events < end]]
+        if len(ts):
+            self.end_ts = max(self.end_ts, float(ts.max()))
+        for c, row in found.items():
+            after[c] = batch.event(start + row)
 
     def _first_in(self, batch: EventBatch, fed: int) -> None:
         """Each CPU's first event at or after the window's start among the ``fed`` first rows of ``batch``."""
@@ -396,7 +432,7 @@ class FastAnalyzer:
         an = SchedAnalyzer(self.thresholds, (self.w0, self.w1), None, False)
         an.digest = self.digest
         an.timeline = self.timeline
-        an.done = self.done
+        an.done, an.past, an.after, an.end_ts = self.done, self.past, dict(self.after), self.end_ts
         an.clock = self.clock
         an.barrier = sc[k.X_BARRIER]
         an.first_ts = sc[k.X_FIRSTTS]
@@ -485,6 +521,9 @@ class FastAnalyzer:
         for _seq, s in cur:
             c, f = ci[s], cf[s]
             an.cur[c[k.C_CPU]] = (c[k.C_CUR_PID], f[k.F_SINCE], ev[c[k.C_CUR_EID]], f[k.F_AREA])
+        for c, f in zip(ci[: si[k.S_CPUHI]], cf, strict=False):  # the waiting tasks per CPU (SchedAnalyzer.queues)
+            if c[k.C_QPRES]:
+                an.queues[c[k.C_CPU]] = [f[k.F_QN], f[k.F_QAREA], f[k.F_QSINCE]]
         for j in range(si[k.S_NSEEN]):
             s = ci[j][k.C_ORDER]
             c, f = ci[s], cf[s]

@@ -7,6 +7,7 @@ called again (after more events, or twice) without counting them twice.
 
 from __future__ import annotations
 
+import math
 from typing import Protocol
 
 from detectors.sched import rules
@@ -45,9 +46,13 @@ class SchedAnalyzer(Protocol):
     digest: BucketDigest | None
     tasks: dict[int, TaskState]
     cur: dict[int, tuple[int, float, TraceEvent, float]]
+    queues: dict[int, list[float]]
     first: dict[int, TraceEvent]
     first_in: dict[int, TraceEvent]
     last: dict[int, TraceEvent]
+    past: bool
+    after: dict[int, TraceEvent]
+    end_ts: float
     busy: dict[int, float]
     idle: dict[int, float]
     switches: dict[int, int]
@@ -73,40 +78,78 @@ class SchedAnalyzer(Protocol):
     def comm(self, pid: int) -> str: ...
 
 
-def _close_open_runs(an: SchedAnalyzer) -> tuple[dict[int, TaskState], dict[int, float]]:
-    """The tasks and busy times with the open runs ended at their CPU's last event, in copies.
+def _window_end(an: SchedAnalyzer, cpu: int) -> TraceEvent | None:
+    """The CPU's first event after the window (--window, --around) when it shows that what ran there at the
+    window's end still ran then: an event, not a lost-event marker, and later than the window's end."""
+    ev = an.after.get(cpu)
+    return ev if ev is not None and ev.kind != rules.LOST and ev.ts > an.w1 else None
+
+
+Run = tuple[int, float, float, int]  # (cpu, start, end, pid): a run of the timeline
+
+
+def _close_open_runs(
+    an: SchedAnalyzer,
+) -> tuple[dict[int, TaskState], dict[int, float], dict[int, float], tuple[Run, ...]]:
+    """The tasks, busy and idle times with the open runs ended, in copies: at the window's end when the CPU
+    reports after it (the run, idle ones too, is cited up to the CPU's first event after the window, and the
+    delay it caused is counted as at a switch), else at the CPU's last event (a run still open at the end of the
+    trace; idle and delay not counted).  With them, the runs closed at the window's end (for the digest and the
+    timeline, as SchedAnalyzer._run_ends gives a run to them).
 
     The arithmetic is the one SchedAnalyzer._switch does for a run (the same additions in the
     same order), on copies of what it changes: the analyzer itself is left as it was.
     """
     tasks = dict(an.tasks)
     busy = dict(an.busy)
-    for cpu, (pid, since, ev, _area) in list(an.cur.items()):
-        end_ev = an.last.get(cpu)
-        if pid == 0 or end_ev is None or end_ev.ts <= since:
+    idle = dict(an.idle)
+    closed: list[Run] = []
+    for cpu, (pid, since, ev, area) in list(an.cur.items()):
+        end_ev = _window_end(an, cpu)
+        end = an.w1
+        delay = 0.0
+        at_window_end = end_ev is not None
+        if end_ev is not None:  # the delay it caused to the tasks waiting on the CPU meanwhile (_run_ends')
+            q = an.queues.get(cpu)
+            delay = (0.0 if q is None else (q[1] + q[0] * (end - q[2]) if end > q[2] else q[1])) - area
+        else:
+            end_ev = an.last.get(cpu)
+            if pid == 0 or end_ev is None:
+                continue
+            end = end_ev.ts
+        if end <= since:
             continue
-        start = an.clip(since, end_ev.ts)
-        if start is not None:
-            task = tasks[pid]
-            if task is an.tasks[pid]:
-                task = tasks[pid] = task.copy()
-            task.runtime += end_ev.ts - start
-            busy[cpu] = busy.get(cpu, 0.0) + (end_ev.ts - start)
-            task.runs.add(start, end_ev.ts, cpu, ev, end_ev)
-            if rules.is_hog(end_ev.ts - start, an.thresholds.hog):
-                task.hog_runs += 1
-    return tasks, busy
+        start = an.clip(since, end)
+        if start is None:
+            continue
+        if at_window_end:
+            closed.append((cpu, start, end, pid))
+        if pid == 0:
+            idle[cpu] = idle.get(cpu, 0.0) + (end - start)
+            continue
+        task = tasks[pid]
+        if task is an.tasks[pid]:
+            task = tasks[pid] = task.copy()
+        task.runtime += end - start
+        busy[cpu] = busy.get(cpu, 0.0) + (end - start)
+        task.runs.add(start, end, cpu, ev, end_ev)
+        if delay > 0:
+            task.delay_caused += delay
+        if rules.is_hog(end - start, an.thresholds.hog):
+            task.hog_runs += 1
+    return tasks, busy, idle, tuple(closed)
 
 
 def freeze_analysis(an: SchedAnalyzer, counts: ParseCounts) -> TraceAnalysis:
     """Freeze the analyzer's state into a :class:`TraceAnalysis`; open runs end at their CPU's last event."""
-    tasks, busy = _close_open_runs(an)
+    tasks, busy, idle, closed = _close_open_runs(an)
+    digest = an.digest.with_runs(tuple(r for r in closed if r[3])) if an.digest is not None and closed else an.digest
     clock = an.clock.freeze(len(an.first))
     return TraceAnalysis(
         window=_window(an),
         latency_source=_latency_source(an),
         tasks=tuple(_freeze_task(an, pid, t) for pid, t in sorted(tasks.items(), key=lambda kv: -kv[1].runtime)),
-        cpus=_cpu_stats(an, busy),
+        cpus=_cpu_stats(an, busy, idle),
         irqs=tuple(
             IrqStats(irq, an.irq_names.get(irq, b"").decode("utf-8", "replace"), fig.freeze())
             for irq, fig in sorted(an.irqs.items())
@@ -118,10 +161,11 @@ def freeze_analysis(an: SchedAnalyzer, counts: ParseCounts) -> TraceAnalysis:
         ),
         offtimes=_offtimes(an, counts),
         coverage=_coverage(an, counts, clock.reversed()),
-        buckets=an.digest.freeze(an.comm) if an.digest is not None else (),
-        bucket_seconds=an.digest.size if an.digest is not None else None,
+        buckets=digest.freeze(an.comm) if digest is not None else (),
+        bucket_seconds=digest.size if digest is not None else None,
         thresholds=an.thresholds,
         clock=clock,
+        window_runs=closed,
     )
 
 
@@ -144,8 +188,12 @@ def parse_summary(counts: ParseCounts) -> ParseSummary:
 
 
 def _window(an: SchedAnalyzer) -> tuple[float, float] | NotAvailable:
+    """The window asked for (--window, --around; what the trace does not cover of it is a coverage note), else the
+    first and last analysed events."""
     if not an.last:
         return NotAvailable("the trace has no scheduling, IRQ or workqueue events")
+    if an.w0 > -math.inf:
+        return (an.w0, an.w1)
     start = max(an.first_ts, an.w0)
     end = min(max(e.ts for e in an.last.values()), an.w1)
     return (start, end)
@@ -186,14 +234,17 @@ def _freeze_task(an: SchedAnalyzer, pid: int, t: TaskState) -> TaskStats:
     )
 
 
-def _cpu_stats(an: SchedAnalyzer, busy: dict[int, float]) -> tuple[CpuStats, ...]:
+def _cpu_stats(an: SchedAnalyzer, busy: dict[int, float], idle: dict[int, float]) -> tuple[CpuStats, ...]:
+    windowed = an.w0 > -math.inf
+    none = NotAvailable("no event in the window")  # a CPU quiet all through it: its figures are what was running
     return tuple(
         CpuStats(
             cpu,
-            an.first_in.get(cpu, an.first[cpu]).ts,  # in the window (--window, --around), as the other figures
-            an.last[cpu].ts,
+            # in the window (--window, --around), as the other figures
+            none if windowed and cpu not in an.first_in else an.first_in.get(cpu, an.first[cpu]).ts,
+            none if windowed and cpu not in an.first_in else an.last[cpu].ts,
             busy.get(cpu, 0.0),
-            an.idle.get(cpu, 0.0),
+            idle.get(cpu, 0.0),
             an.irq_time.get(cpu, 0.0),
             an.softirq_time.get(cpu, 0.0),
             an.switches.get(cpu, 0),
@@ -243,8 +294,10 @@ def _coverage(an: SchedAnalyzer, counts: ParseCounts, reversed_trace: bool = Fal
         na = NotAvailable("no events")
         return Coverage(declared, seen, na, na, an.lost_markers, an.lost_events, "no events")
     starts = [an.first[c].ts for c in seen]
-    ends = [an.last[c].ts for c in seen]
+    # A CPU that reports after the window (--window, --around) is covered past it: its first event there.
+    ends = [max(an.last[c].ts, an.after[c].ts) if c in an.after else an.last[c].ts for c in seen]
     common_start, common_end = max(starts), min(ends)
+    trace_end = max(*ends, an.end_ts)
     notes = []
     if isinstance(declared, int) and len(seen) < declared:
         missing = sorted(set(range(declared)) - set(seen))
@@ -258,7 +311,9 @@ def _coverage(an: SchedAnalyzer, counts: ParseCounts, reversed_trace: bool = Fal
     stopped = (
         ()
         if reversed_trace
-        else tuple(event_ref(an.last[c]) for c in seen if an.last[c].ts < max(ends) - rules.STOP_GAP)
+        else tuple(
+            event_ref(an.last[c]) for c in seen if c not in an.after and an.last[c].ts < trace_end - rules.STOP_GAP
+        )
     )
     started = (
         ()
@@ -268,9 +323,11 @@ def _coverage(an: SchedAnalyzer, counts: ParseCounts, reversed_trace: bool = Fal
     if stopped:
         which = ", ".join(f"CPU{r.cpu} at {r.ts:.6f} (line {r.line_no})" for r in stopped)
         notes.append(
-            f"CPUs stop reporting before the trace ends ({which}); after {common_end:.6f} only some CPUs are "
+            f"CPUs stop reporting before the trace ends ({which}); after {min(r.ts for r in stopped):.6f} only "
+            "some CPUs are "
             "covered, so figures that span that time may miss what those CPUs did"
         )
+    notes += _window_notes(an)
     if counts.overwritten:
         notes.append(
             f"the ring buffer overwrote {counts.overwritten} events before it was read, so the trace starts "
@@ -284,6 +341,25 @@ def _coverage(an: SchedAnalyzer, counts: ParseCounts, reversed_trace: bool = Fal
     return Coverage(
         declared, seen, common_start, common_end, an.lost_markers, an.lost_events, "; ".join(notes), stopped, started
     )
+
+
+def _window_notes(an: SchedAnalyzer) -> list[str]:
+    """What the trace does not cover of the window asked for (--window, --around)."""
+    if an.w0 == -math.inf:
+        return []
+    notes = []
+    if an.first_ts > an.w0:
+        notes.append(
+            f"the trace begins at {an.first_ts:.6f}, {(an.first_ts - an.w0) * 1e3:.3f} ms after the window's start "
+            f"{an.w0:.6f}: what happened before it is not known"
+        )
+    end = max(e.ts for e in an.last.values())
+    if not an.past and end < an.w1:
+        notes.append(
+            f"the trace's analysed events end at {end:.6f}, {(an.w1 - end) * 1e3:.3f} ms before the window's end "
+            f"{an.w1:.6f}: what happened after it is not known"
+        )
+    return notes
 
 
 def _tracer_span(line_no: int, text: str) -> Span:

@@ -90,7 +90,14 @@ def trace(
         float | None,
         number_option("--bucket-ms", "Per-bucket digest of this many ms per CPU.", "milliseconds", above=True),
     ] = None,
-    window: Annotated[str | None, typer.Option("--window", help="Only T0:T1 (trace seconds).", metavar="T0:T1")] = None,
+    window: Annotated[
+        str | None,
+        typer.Option(
+            "--window",
+            help="Only T0:T1 (trace seconds): state at T0 carried in, runs open at T1 end there.",
+            metavar="T0:T1",
+        ),
+    ] = None,
     around: Annotated[
         str | None, typer.Option("--around", help="Only the MS ms (default 100) before TIMESTAMP.", metavar="TS[:MS]")
     ] = None,

@@ -58,14 +58,19 @@ def _unnamed(profile: Profile) -> str:
     return "the perf.data header (perf report --header-only)" if profile.kind == "perf.data" else "perf script text"
 
 
-def _kept(name: str, filters: ProfileFilters) -> tuple[Profile, Sequence[ProfileStack], StackTable | None]:
-    """Read one profile input; the stacks the filters keep, and their table when the profile is large."""
+def _kept(
+    name: str, filters: ProfileFilters, hashed: bool = True
+) -> tuple[Profile, Sequence[ProfileStack], StackTable | None]:
+    """Read one profile input; the stacks the filters keep, and their table when the profile is large.
+
+    ``hashed=False``: the input's sha256 not computed (an output that cites no source record).
+    """
     from collectors.perf_script import read_profile
     from detectors.profile.hotspots import selected_stacks
     from forensics.errors import InputError
     from forensics.types.profile import VECTOR_FROM, stack_table
 
-    profile = read_profile(name, filters.window)
+    profile = read_profile(name, filters.window, hashed=hashed)
     if filters.event is not None and filters.event not in profile.events:
         raise UsageError(
             f"{profile.source} has no samples of event {filters.event!r}",
@@ -109,12 +114,13 @@ def folded_profile(name: str, filters: ProfileFilters | None = None) -> list[str
     """The folded stacks of one profile input and nothing else (``kforensic profile --folded -``).
 
     What ``stackcollapse-perf.pl`` gives, and what ``--folded FILE`` writes beside the report: the same reader and
-    filters, the same lines, without the tables, rule classes, findings and report the analysis makes.
+    filters, the same lines, without the tables, rule classes, findings and report the analysis makes, and without
+    the input's sha256 (the lines cite no source record).
     """
     from detectors.profile.hotspots import folded_lines
     from forensics.types.profile import periods_by_command
 
-    profile, stacks, table = _kept(name, filters or ProfileFilters())
+    profile, stacks, table = _kept(name, filters or ProfileFilters(), hashed=False)
     if (int(table.period.sum()) if table is not None else sum(s.period for s in stacks)) == 0:
         raise _no_time(profile)
     return folded_lines(stacks, periods_by_command(stacks, table))

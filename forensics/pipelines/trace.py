@@ -118,15 +118,15 @@ def check_window(
     trace_file: str,
     name: str,
     span: tuple[float, float],
-    window: tuple[float, float] | NotAvailable,
+    analysis: TraceAnalysis,
     ctf: bool,
 ) -> None:
     """A --window/--around that misses the trace's events is a usage error (exit 2) naming the trace's time range.
 
     A window inside that range between two events is not "outside" the trace: it holds none of its events.
     """
-    if isinstance(window, tuple) and window[0] <= window[1]:
-        return
+    if isinstance(analysis.window, tuple) and any(isinstance(c.first_ts, float) for c in analysis.cpus):
+        return  # some CPU has an event in the window
     held = None if ctf or trace_file == "-" else trace_range(trace_file)
     where = f"it holds {held[0]:.6f} .. {held[1]:.6f} (trace seconds)" if held else "it holds no events there"
     if held and held[0] <= span[1] and span[0] <= held[1]:
@@ -440,13 +440,13 @@ def analyse_trace_file(
             check_trace_text(shown, counts)
             analysis = analyzer.result(counts)
             if math.isfinite(span[0]) or math.isfinite(span[1]):
-                check_window(trace_file, shown, span, analysis.window, False)
+                check_window(trace_file, shown, span, analysis, False)
         if keeper is not None:
             keeper.source = stream.name
     if ctf is not None:
         analysis = analyzer.result(counts)
         if math.isfinite(span[0]) or math.isfinite(span[1]):
-            check_window(trace_file, trace_file, span, analysis.window, True)
+            check_window(trace_file, trace_file, span, analysis, True)
     parse = analyzer.summary(counts)
     if task:
         analysis = select_tasks(analysis, task)
@@ -496,7 +496,10 @@ def analyse_trace_file(
         from forensics.types.figures import CpuTimelineFigure, FigureDirectory  # here: only --png draws one
 
         title = f"kforensic trace {stream.name}"
-        figures += (FigureDirectory(png.parent), CpuTimelineFigure(png, analysis, analyzer.timeline or [], title))
+        figures += (
+            FigureDirectory(png.parent),
+            CpuTimelineFigure(png, analysis, [*(analyzer.timeline or []), *analysis.window_runs], title),
+        )
     notes: tuple[str, ...] = ()
     ctf_info = None
     if ctf is not None:

@@ -65,8 +65,7 @@ def _table_rows(a: TraceAnalysis, top: int) -> list[tuple[str, list[str], list[l
     cpus = [
         [
             f"CPU{c.cpu}",
-            f"{c.first_ts:.6f}",
-            f"{c.last_ts:.6f}",
+            *(ts.reason if isinstance(ts, NotAvailable) else f"{ts:.6f}" for ts in (c.first_ts, c.last_ts)),
             *(
                 fmt_ms(v) + (CLOCK_MARK if c.cpu in stepped else "")
                 for v in (c.busy, c.idle, c.irq_time, c.softirq_time)
@@ -187,7 +186,11 @@ def _header_lines(a: TraceAnalysis, parse: ParseSummary, source: str, notes: tup
         lines.append(f"coverage: {a.coverage.note}")
     if a.clock.back:
         counted = sum(c.busy + c.idle for c in a.cpus)  # run and idle time in the totals, all CPUs
-        spanned = sum(c.last_ts - c.first_ts for c in a.cpus if c.last_ts > c.first_ts)
+        spanned = sum(
+            c.last_ts - c.first_ts
+            for c in a.cpus
+            if isinstance(c.first_ts, float) and isinstance(c.last_ts, float) and c.last_ts > c.first_ts
+        )
         lines.append(
             f"clock: {a.clock.back} of {a.clock.steps} steps between events of one CPU go back in time; what falls "
             f"across a step is left out of the totals, which count {counted * 1e3:.3f} ms of the {spanned * 1e3:.3f} "

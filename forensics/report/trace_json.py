@@ -164,8 +164,8 @@ def analysis_to_dict(a: TraceAnalysis, top: int | None = None) -> JsonDict:
         "cpus": [
             {
                 "cpu": c.cpu,
-                "first_ts": c.first_ts,
-                "last_ts": c.last_ts,
+                "first_ts": _na(c.first_ts),
+                "last_ts": _na(c.last_ts),
                 "busy_ms": ms(c.busy),
                 "idle_ms": ms(c.idle),
                 "irq_ms": ms(c.irq_time),

@@ -108,8 +108,8 @@ class CpuStats(NamedTuple):
     """Per CPU: coverage, busy/idle time, IRQ and softirq time."""
 
     cpu: int
-    first_ts: float
-    last_ts: float
+    first_ts: float | NotAvailable  # with a window: the CPU's first event in it; none when it is quiet all through
+    last_ts: float | NotAvailable
     busy: float
     idle: float
     irq_time: float
@@ -275,7 +275,9 @@ class Thresholds(NamedTuple):
 class TraceAnalysis(NamedTuple):
     """The whole result of analysing one trace."""
 
-    window: tuple[float, float] | NotAvailable  # first and last analysed event
+    window: (
+        tuple[float, float] | NotAvailable
+    )  # the window asked for (--window, --around), else first and last analysed event
     latency_source: str | NotAvailable  # which event wakeup latency is measured from
     tasks: tuple[TaskStats, ...]
     cpus: tuple[CpuStats, ...]
@@ -292,3 +294,6 @@ class TraceAnalysis(NamedTuple):
     # The traced kernel's preemption model when known (--preempt, or the kernel log beside it in a report):
     # none, voluntary, "none or voluntary", full, lazy, rt; "" unknown (judged as preemptible).
     preemption: str = ""
+    # The runs still open at the window's end (--window, --around), closed there: (cpu, start, end, pid), idle as
+    # pid 0; the --png timeline draws them after the runs the analysis logged (they end no switch).
+    window_runs: tuple[tuple[int, float, float, int], ...] = ()

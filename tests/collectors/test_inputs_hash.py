@@ -49,3 +49,23 @@ def test_abandoned_reading_ends_its_hashing_thread(tmp_path: Path, monkeypatch: 
         chunks.close()  # the consumer stopped early (a window ended)
         assert tracked.record().sha256 == hashlib.sha256(first).hexdigest()
     assert not _hashing_threads()
+
+
+@pytest.mark.parametrize("inline", [0, 1 << 30])
+def test_an_input_read_unhashed_says_so_and_reads_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, inline: int
+) -> None:
+    """``hashed=False`` (``kforensic profile --folded -``: its output cites no input): the same bytes and size,
+    no digest and no hashing thread; the record says the digest was not computed."""
+    from forensics.model import NotAvailable
+
+    monkeypatch.setattr(inputs, "HASH_INLINE_BYTES", inline)
+    data = os.urandom(300_001)
+    path = tmp_path / "in.bin"
+    path.write_bytes(data)
+    with open_input(str(path), hashed=False) as tracked:
+        read = b"".join(tracked.raw_chunks(65_536))
+        assert not _hashing_threads()
+        record = tracked.record()
+    assert read == data and record.size == len(data)
+    assert record.sha256 == NotAvailable(inputs.UNHASHED)

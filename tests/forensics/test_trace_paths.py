@@ -9,6 +9,7 @@ spans) must be equal (but for the seconds the input took to read), with the opti
 
 from __future__ import annotations
 
+import gzip
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -17,11 +18,13 @@ from typing import Any
 import pytest
 
 from collectors.trace_columns import text_size
+from collectors.trace_text import TraceParser
 from forensics.delivery import write_figures
 from forensics.jit import COMPILED_ENV, SMALL_INPUT_BYTES, compiled_pays
 from forensics.pipelines.spans import SpanOptions
 from forensics.pipelines.trace import analyse_trace_file
 from forensics.types.results import TraceResult
+from tests.detectors.sched.traces import quiet_window
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 BUNDLED = sorted([*(DATA / "traces").glob("*.txt.gz"), *(DATA / "lttng").glob("*.txt.gz")])
@@ -29,7 +32,17 @@ OPTIONS: tuple[dict[str, Any], ...] = (
     {},
     {"bucket": 0.01, "png": True},
     {"span": (0.0, 0.0), "span_opts": SpanOptions(slow_ms=1.0)},  # span filled in below: a window inside
+    {"span": "quiet", "bucket": 0.001, "png": True},  # a window in which a CPU has no event: its state carried in
 )
+
+
+def _quiet(path: Path) -> tuple[float, float]:
+    """A window of the trace in which one CPU has no event while another has some (tests.detectors.sched.traces)."""
+    parser = TraceParser()
+    events = [*parser.feed(gzip.decompress(path.read_bytes())), *parser.finish()]
+    window = quiet_window(events)
+    assert window is not None, path
+    return window
 
 
 def _run(monkeypatch: pytest.MonkeyPatch, path: Path, compiled: bool, tmp: Path, **options: Any) -> TraceResult:
@@ -57,7 +70,9 @@ def test_small_input_path_equals_compiled_path(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, path: Path, which: int
 ) -> None:
     options = dict(OPTIONS[which])
-    if "span" in options:  # a window in the middle of the trace: clipping and the stop after it
+    if options.get("span") == "quiet":
+        options["span"] = _quiet(path)
+    elif "span" in options:  # a window in the middle of the trace: clipping and the stop after it
         whole = _run(monkeypatch, path, False, tmp_path)
         t0, t1 = whole.analysis.window if isinstance(whole.analysis.window, tuple) else (0.0, 1.0)
         options["span"] = (t0 + (t1 - t0) / 3, t0 + 2 * (t1 - t0) / 3)

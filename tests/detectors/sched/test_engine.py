@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from collectors.trace_text import TraceParser
 from detectors.sched import engine_kernels, rules
 from detectors.sched.analyzer import SchedAnalyzer
 from detectors.sched.engine import FastAnalyzer
+from forensics.model import NotAvailable
 from forensics.types.sched import Thresholds, TraceAnalysis
 from forensics.types.trace import ParseCounts, TraceEvent
 from forensics.types.trace_batch import EventBatch, Interner
@@ -29,6 +31,7 @@ from tests.detectors.sched.traces import (
     LAYOUTS,
     RECORDED,
     busy_wait_text,
+    quiet_window,
     scenario_text,
     softirq_behind_task_text,
     write_scenario,
@@ -111,6 +114,11 @@ def check_file(data: bytes) -> None:
     compare(small, small_counts, window=window, bucket=0.0001, timeline=True)
     compare_scanned(data, 1 << 16)
     compare_scanned(data, 1 << 13, window=window, bucket=0.001, timeline=True)
+    quiet = quiet_window(e for events in lists for e in events)  # a CPU with no event in it: state carried in
+    assert quiet is not None
+    compare(lists, counts, window=quiet)
+    compare(small, small_counts, window=quiet, bucket=0.0001, timeline=True)
+    compare_scanned(data, 1 << 12, window=quiet)
 
 
 @pytest.mark.parametrize("name", RECORDED)
@@ -330,7 +338,6 @@ def test_preemptors_are_counted_in_the_window_only() -> None:
     preempted 90 times by one task in a 51 ms window where it was switched out preempted 3 times: the count
     ran from the trace's start to the window's end.  Both analyzers (compare), on the recorded trace.
     """
-    import re
 
     data = gzip.decompress((DATA / "kf.ftrace.txt.gz").read_bytes())
     lists, counts = parse(data, 1 << 16)
@@ -357,7 +364,6 @@ def test_a_cpus_first_event_is_the_first_of_the_window() -> None:
     are read for the state they set), beside a "last event" and figures of the window: ``kforensic trace
     kf.ftrace.txt.gz --window 797.70:797.75`` said CPU0's first event was at 797.542779.  Both analyzers, the
     compiled scanner's batches too; the events found again in the text."""
-    import re
 
     data = gzip.decompress((DATA / "kf.ftrace.txt.gz").read_bytes())
     lists, counts = parse(data, 1 << 16)
@@ -370,3 +376,109 @@ def test_a_cpus_first_event_is_the_first_of_the_window() -> None:
             first.setdefault(int(m[1]), float(m[2]))
     assert len(first) >= 2 and {c.cpu: c.first_ts for c in inside.cpus} == first
     assert all(w0 <= c.first_ts <= c.last_ts <= w1 for c in inside.cpus)
+
+
+QUIET = (797.7070, 797.7097)  # kf.ftrace.txt: CPU0 has no event in it; kf_hog runs there from before to after it
+
+
+def _hog_lines(data: bytes) -> tuple[int, int, float, float]:
+    """kf.ftrace.txt: the line numbers of CPU0's last sched_switch before QUIET (kf_hog switched in) and of its
+    first event after QUIET, and CPU0's last event before QUIET and first after, read from the text."""
+    switch_in = before = after = 0
+    last_ts = first_after = math.nan
+    payload = b""
+    for n, line in enumerate(data.splitlines(), 1):
+        m = re.match(rb"\s*(\S+)-(\d+)\s+\[000\] \S+\s+(\d+\.\d+): (\w+): (.*)", line)
+        if not m:
+            continue
+        ts = float(m[3])
+        assert not QUIET[0] <= ts <= QUIET[1], "CPU0 has an event in the window"
+        if ts < QUIET[0]:
+            before, last_ts = n, ts
+            if m[4] == b"sched_switch":
+                switch_in, payload = n, m[5]
+        elif not after:
+            after, first_after = n, ts
+            assert m[1] == b"kf_hog" and m[2] == b"15891", "kf_hog still runs on CPU0 after the window"
+    assert switch_in and before and after
+    assert b"next_comm=kf_hog next_pid=15891" in payload, "kf_hog is switched in on CPU0 before the window"
+    return switch_in, after, last_ts, first_after
+
+
+def test_a_cpu_quiet_in_the_window_runs_its_task_through_it() -> None:
+    """``kforensic trace kf.ftrace.txt.gz --window 797.7070:797.7097``: CPU0 has no event in the window, and kf_hog
+    runs there from its switch-in at 797.705242 to its switch-out at 797.714786.  The CPU row said first/last
+    events 797.542779/797.706785 (outside the window) and busy 0.000 ms, kf_hog was not in the task table, the
+    coverage note said CPU0 "stops reporting" at 797.706785 (it reports again at 797.710776), and the window was
+    printed as ending at 797.709090 (the last event read).  Now: the run open at the window's start is carried
+    in and the run open at its end is closed there (cited up to CPU0's first event after it), CPU0 is busy the
+    whole window with kf_hog, it does not stop reporting, and the window is the one asked for.  Both analyzers,
+    on the line parser's records and the compiled scanner's batches."""
+    data = gzip.decompress((DATA / "kf.ftrace.txt.gz").read_bytes())
+    switch_in, after, _last, first_after = _hog_lines(data)
+    w0, w1 = QUIET
+    for chunk in (1 << 16, 1 << 10):
+        lists, counts = parse(data, chunk)
+        inside = compare(lists, counts, window=QUIET)
+        compare_scanned(data, chunk, window=QUIET)
+    assert inside.window == QUIET
+    cpu0 = next(c for c in inside.cpus if c.cpu == 0)
+    assert isinstance(cpu0.first_ts, NotAvailable) and isinstance(cpu0.last_ts, NotAvailable)
+    assert cpu0.busy == w1 - w0 and cpu0.idle == 0.0 and cpu0.switches == 0
+    hog = next(t for t in inside.tasks if t.comm == "kf_hog")
+    assert hog.runtime == w1 - w0 and hog.runs.n == 1
+    run = hog.runs.worst
+    assert run is not None and (run.start, run.duration, run.cpu) == (w0, w1 - w0, 0)
+    assert (run.begin.line_no, run.end.line_no, run.end.ts) == (switch_in, after, first_after)
+    assert inside.coverage.stopped == () and "stop reporting" not in inside.coverage.note
+    assert "window" not in inside.coverage.note  # the trace covers the whole window
+    # The other CPU's busy and idle time add up to no more than the window either.
+    assert all(c.busy + c.idle <= w1 - w0 for c in inside.cpus)
+    # The --bucket-ms digest and the --png timeline have that run too (they had nothing of CPU0).
+    digest = compare(lists, counts, window=QUIET, bucket=0.001, timeline=True)
+    assert (0, w0, w1, 15891) in digest.window_runs
+    cpu0_cells = [b for b in digest.buckets if b.cpu == 0]
+    assert cpu0_cells and all([t.comm for t in b.top] == ["kf_hog"] for b in cpu0_cells)
+    assert math.isclose(sum(t.runtime for b in cpu0_cells for t in b.top), w1 - w0)
+
+
+def test_a_cpu_stops_reporting_only_when_it_has_no_later_event() -> None:
+    """The same window with every CPU0 event after it removed (a CPU whose buffer stopped: its events end at
+    797.706785 while CPU1's go on): CPU0 stops reporting there, its run is closed at its last event (what ran
+    later is not known), and figures reaching past it are held back as before.  A window that ends before that
+    event does not say so."""
+    data = gzip.decompress((DATA / "kf.ftrace.txt.gz").read_bytes())
+    _switch_in, _after, last_ts, _first_after = _hog_lines(data)
+    cut = b"\n".join(
+        line
+        for line in data.split(b"\n")
+        if not ((m := re.match(rb"\s*\S+-\d+\s+\[000\] \S+\s+(\d+\.\d+): ", line)) and float(m[1]) > QUIET[1])
+    )
+    lists, counts = parse(cut, 1 << 12)
+    inside = compare(lists, counts, window=QUIET)
+    compare_scanned(cut, 1 << 12, window=QUIET)
+    assert [(r.cpu, r.ts) for r in inside.coverage.stopped] == [(0, last_ts)]
+    assert "CPUs stop reporting before the trace ends (CPU0 at 797.706785" in inside.coverage.note
+    cpu0 = next(c for c in inside.cpus if c.cpu == 0)
+    hog = next((t for t in inside.tasks if t.comm == "kf_hog"), None)
+    assert cpu0.busy == 0.0 and (hog is None or hog.runtime == 0.0)  # its run ended unseen before the window
+    earlier = compare(lists, counts, window=(797.7060, 797.7065))  # CPU0 reports after this one
+    assert earlier.coverage.stopped == () and "stop reporting" not in earlier.coverage.note
+
+
+def test_the_window_printed_is_the_one_asked_for_and_what_the_trace_misses_of_it_is_said() -> None:
+    """A window that reaches past the trace's end or before its start is printed as asked, and the coverage note
+    says from when or until when the trace covers it (it was printed as the span of the events read)."""
+    data = gzip.decompress((DATA / "kf.ftrace.txt.gz").read_bytes())
+    lists, counts = parse(data, 1 << 16)
+    full = compare(lists, counts)
+    assert isinstance(full.window, tuple)
+    t0, t1 = full.window
+    late = compare(lists, counts, window=(t1 - 0.01, t1 + 1.0))
+    assert late.window == (t1 - 0.01, t1 + 1.0)
+    assert f"the trace's analysed events end at {t1:.6f}, 1000.000 ms before the window's end" in late.coverage.note
+    early = compare(lists, counts, window=(t0 - 0.5, t0 + 0.01))
+    assert early.window == (t0 - 0.5, t0 + 0.01)
+    assert f"the trace begins at {t0:.6f}, 500.000 ms after the window's start" in early.coverage.note
+    inside = compare(lists, counts, window=QUIET)
+    assert inside.window == QUIET and "window" not in inside.coverage.note

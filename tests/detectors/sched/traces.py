@@ -6,14 +6,17 @@ way tracefs, ``trace-cmd report`` (default, ``-l``, ``-N``) and ``perf script`` 
 
 from __future__ import annotations
 
+import bisect
 import gzip
+import itertools
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from collectors.trace_columns import BatchParser
 from detectors.sched.engine import FastAnalyzer
 from forensics.types.sched import TraceAnalysis
-from forensics.types.trace import ParseCounts
+from forensics.types.trace import Kind, ParseCounts, TraceEvent
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "traces"
 RECORDED = ("kf.ftrace.txt", "kf.tc-report.txt", "kf.tc-report-l.txt", "kf.tc-report-N.txt", "kf.perf-script.txt")
@@ -229,3 +232,28 @@ def softirq_behind_task_text() -> str:
         _switch(10.02, 1, SLEEPER, "S", IDLE1),
     ]
     return "".join(format_event(e, "ftrace") + "\n" for e in events)
+
+
+def quiet_window(events: Iterable[TraceEvent]) -> tuple[float, float] | None:
+    """A window in which one CPU has no event while another has some: the middle half of the longest gap between
+    two consecutive events of one CPU that holds events of another there (None when there is none).
+
+    What ran on the quiet CPU then is only known from the state before the window (and ``--window`` once said
+    "busy 0.000 ms" of a CPU that ran one task all through it).
+    """
+    times: dict[int, list[float]] = {}
+    for ev in events:
+        if ev.kind != Kind.LOST:
+            times.setdefault(ev.cpu, []).append(ev.ts)
+    for ts in times.values():
+        ts.sort()
+    best: tuple[float, float] | None = None
+    for cpu, ts in times.items():
+        others = [t for c, t in times.items() if c != cpu]
+        for a, b in itertools.pairwise(ts):
+            lo, hi = a + (b - a) / 4, b - (b - a) / 4
+            if (best is None or hi - lo > best[1] - best[0]) and any(
+                bisect.bisect_right(t, hi) > bisect.bisect_left(t, lo) for t in others
+            ):
+                best = (lo, hi)
+    return best

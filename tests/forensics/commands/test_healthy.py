@@ -123,3 +123,28 @@ def test_tasks_of_two_traces_that_share_a_name_stay_apart_and_a_merge_is_told_by
             assert len(merged) == 1 and merged[0].severity is Severity.LOW
             assert merged[0].title.startswith("CPU hog: ") and merged[0].summary == low.summary
             assert merged[0].baseline is not None and "none exceeded" not in merged[0].baseline.value
+
+
+def test_no_finding_at_medium_or_above_in_windows_of_the_healthy_trace() -> None:
+    """Windows of the healthy ftrace (its thirds, and one in which a CPU has no event: what ran there is carried in
+    from before the window and closed at its end) find nothing at medium or above either."""
+    import gzip
+
+    from collectors.trace_text import TraceParser
+    from tests.detectors.sched.traces import quiet_window
+
+    trace = HEALTHY / "ftrace.txt.gz"
+    whole = json.loads(run("trace", str(trace), "--format", "json").stdout)
+    t0, t1 = whole["window"]["start"], whole["window"]["end"]
+    parser = TraceParser()
+    quiet = quiet_window([*parser.feed(gzip.decompress(trace.read_bytes())), *parser.finish()])
+    assert quiet is not None
+    windows = [(t0 + (t1 - t0) * i / 3, t0 + (t1 - t0) * (i + 1) / 3) for i in range(3)] + [quiet]
+    for w0, w1 in windows:
+        res = run("trace", str(trace), "--window", f"{w0:.6f}:{w1:.6f}", "--format", "json", "--fail-on", "medium")
+        assert res.returncode == 0, (w0, w1, res.stderr)
+        doc = json.loads(res.stdout)
+        problems = [f"{f['severity']}: {f['title']}" for f in _incident(doc)["findings"] if f["severity"] in PROBLEM]
+        assert problems == [], (w0, w1, problems)
+        assert doc["window"] == {"start": round(w0, 6), "end": round(w1, 6)}
+        assert all(c["busy_ms"] + c["idle_ms"] <= round((w1 - w0) * 1e3, 3) + 0.001 for c in doc["cpus"])

@@ -376,3 +376,24 @@ def test_a_ctf_session_is_counted_in_events_not_lines(tmp_path: Path) -> None:
     assert re.fullmatch(r"skipped: \d+ events of other kinds, \d+ lost-event markers \(\d+ events lost\)", skipped)
     text = run(str(recorded("kf.ftrace.txt", tmp_path))).stdout.splitlines()  # a text trace keeps its lines
     assert re.match(r"trace .*: 2592 lines, 2580 events", text[0]) and text[3].startswith("skipped: 0 malformed lines")
+
+
+def test_a_window_carries_in_the_task_running_on_a_quiet_cpu(ftrace: Path) -> None:
+    """``kforensic trace kf.ftrace.txt.gz --window 797.7070:797.7097``: CPU0 has no event in the window and kf_hog
+    runs there all through it (switched in at 797.705242, out at 797.714786).  The CPU table said "797.542779
+    797.706785 0.000 ms" for CPU0, the task table had no kf_hog, the coverage note said CPU0 stops reporting at
+    797.706785 (it reports again at 797.710776) and the window ended at 797.709090 (the last event read)."""
+    res = run(str(ftrace), "--window", "797.7070:797.7097")
+    assert res.returncode == 0, res.stderr
+    text = res.stdout
+    assert "window 797.707000 .. 797.709700" in text and "stop reporting" not in text
+    assert re.search(r"│ CPU0 │ no event in the window │ no event in the window │ 2\.700 ms │ 0\.000 ms │", text)
+    assert re.search(r"│ kf_hog\s+│ 15891 │ 120\s+│ 2\.700 ms │ 1\s+│ 2\.700 ms\s+│", text)
+    assert "@797.707000 CPU0" in text
+    doc = json.loads(run(str(ftrace), "--window", "797.7070:797.7097", "-f", "json").stdout)
+    assert doc["window"] == {"start": 797.707, "end": 797.7097} and doc["coverage"]["stopped"] == []
+    cpu0 = next(c for c in doc["cpus"] if c["cpu"] == 0)
+    none = {"not_available": "no event in the window"}
+    assert (cpu0["first_ts"], cpu0["last_ts"], cpu0["busy_ms"]) == (none, none, 2.7)
+    hog = next(t for t in doc["tasks"] if t["comm"] == "kf_hog")
+    assert hog["runtime_ms"] == 2.7
