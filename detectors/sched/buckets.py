@@ -25,6 +25,13 @@ class BucketCell:
         self.latency = -1.0
         self.latency_pid = 0
 
+    def copy(self) -> BucketCell:
+        """An independent copy."""
+        out = BucketCell()
+        out.runtime = dict(self.runtime)
+        out.irq, out.softirq, out.latency, out.latency_pid = self.irq, self.softirq, self.latency, self.latency_pid
+        return out
+
 
 class BucketDigest:
     """Accumulates runtime, IRQ/softirq time and worst latency per (bucket, CPU)."""
@@ -51,6 +58,18 @@ class BucketDigest:
                 cell.softirq += part
             start = edge
             b += 1
+
+    def with_runs(self, runs: tuple[tuple[int, float, float, int], ...]) -> BucketDigest:
+        """A copy with the runs ``(cpu, start, end, pid)`` added (the cells they touch copied: this one unchanged)."""
+        out = BucketDigest(self.size)
+        out.cells = dict(self.cells)
+        for cpu, start, end, pid in runs:
+            for b in range(int(start // self.size), int(end // self.size) + 1):
+                cell = self.cells.get((b, cpu))
+                if cell is not None and out.cells[(b, cpu)] is cell:
+                    out.cells[(b, cpu)] = cell.copy()
+            out.add(cpu, start, end, pid, rules.BUCKET_RUN)
+        return out
 
     def latency(self, cpu: int, ts: float, latency: float, pid: int) -> None:
         """A wait of ``pid`` that ended at ``ts`` on ``cpu``; keep the bucket's worst."""

@@ -85,11 +85,17 @@ def _window_end(an: SchedAnalyzer, cpu: int) -> TraceEvent | None:
     return ev if ev is not None and ev.kind != rules.LOST and ev.ts > an.w1 else None
 
 
-def _close_open_runs(an: SchedAnalyzer) -> tuple[dict[int, TaskState], dict[int, float], dict[int, float]]:
+Run = tuple[int, float, float, int]  # (cpu, start, end, pid): a run of the timeline
+
+
+def _close_open_runs(
+    an: SchedAnalyzer,
+) -> tuple[dict[int, TaskState], dict[int, float], dict[int, float], tuple[Run, ...]]:
     """The tasks, busy and idle times with the open runs ended, in copies: at the window's end when the CPU
     reports after it (the run, idle ones too, is cited up to the CPU's first event after the window, and the
     delay it caused is counted as at a switch), else at the CPU's last event (a run still open at the end of the
-    trace; idle and delay not counted).
+    trace; idle and delay not counted).  With them, the runs closed at the window's end (for the digest and the
+    timeline, as SchedAnalyzer._run_ends gives a run to them).
 
     The arithmetic is the one SchedAnalyzer._switch does for a run (the same additions in the
     same order), on copies of what it changes: the analyzer itself is left as it was.
@@ -97,10 +103,12 @@ def _close_open_runs(an: SchedAnalyzer) -> tuple[dict[int, TaskState], dict[int,
     tasks = dict(an.tasks)
     busy = dict(an.busy)
     idle = dict(an.idle)
+    closed: list[Run] = []
     for cpu, (pid, since, ev, area) in list(an.cur.items()):
         end_ev = _window_end(an, cpu)
         end = an.w1
         delay = 0.0
+        at_window_end = end_ev is not None
         if end_ev is not None:  # the delay it caused to the tasks waiting on the CPU meanwhile (_run_ends')
             q = an.queues.get(cpu)
             delay = (0.0 if q is None else (q[1] + q[0] * (end - q[2]) if end > q[2] else q[1])) - area
@@ -114,6 +122,8 @@ def _close_open_runs(an: SchedAnalyzer) -> tuple[dict[int, TaskState], dict[int,
         start = an.clip(since, end)
         if start is None:
             continue
+        if at_window_end:
+            closed.append((cpu, start, end, pid))
         if pid == 0:
             idle[cpu] = idle.get(cpu, 0.0) + (end - start)
             continue
@@ -127,12 +137,13 @@ def _close_open_runs(an: SchedAnalyzer) -> tuple[dict[int, TaskState], dict[int,
             task.delay_caused += delay
         if rules.is_hog(end - start, an.thresholds.hog):
             task.hog_runs += 1
-    return tasks, busy, idle
+    return tasks, busy, idle, tuple(closed)
 
 
 def freeze_analysis(an: SchedAnalyzer, counts: ParseCounts) -> TraceAnalysis:
     """Freeze the analyzer's state into a :class:`TraceAnalysis`; open runs end at their CPU's last event."""
-    tasks, busy, idle = _close_open_runs(an)
+    tasks, busy, idle, closed = _close_open_runs(an)
+    digest = an.digest.with_runs(tuple(r for r in closed if r[3])) if an.digest is not None and closed else an.digest
     clock = an.clock.freeze(len(an.first))
     return TraceAnalysis(
         window=_window(an),
@@ -150,10 +161,11 @@ def freeze_analysis(an: SchedAnalyzer, counts: ParseCounts) -> TraceAnalysis:
         ),
         offtimes=_offtimes(an, counts),
         coverage=_coverage(an, counts, clock.reversed()),
-        buckets=an.digest.freeze(an.comm) if an.digest is not None else (),
-        bucket_seconds=an.digest.size if an.digest is not None else None,
+        buckets=digest.freeze(an.comm) if digest is not None else (),
+        bucket_seconds=digest.size if digest is not None else None,
         thresholds=an.thresholds,
         clock=clock,
+        window_runs=closed,
     )
 
 

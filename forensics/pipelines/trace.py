@@ -496,7 +496,10 @@ def analyse_trace_file(
         from forensics.types.figures import CpuTimelineFigure, FigureDirectory  # here: only --png draws one
 
         title = f"kforensic trace {stream.name}"
-        figures += (FigureDirectory(png.parent), CpuTimelineFigure(png, analysis, analyzer.timeline or [], title))
+        figures += (
+            FigureDirectory(png.parent),
+            CpuTimelineFigure(png, analysis, [*(analyzer.timeline or []), *analysis.window_runs], title),
+        )
     notes: tuple[str, ...] = ()
     ctf_info = None
     if ctf is not None:

@@ -294,3 +294,6 @@ class TraceAnalysis(NamedTuple):
     # The traced kernel's preemption model when known (--preempt, or the kernel log beside it in a report):
     # none, voluntary, "none or voluntary", full, lazy, rt; "" unknown (judged as preemptible).
     preemption: str = ""
+    # The runs still open at the window's end (--window, --around), closed there: (cpu, start, end, pid), idle as
+    # pid 0; the --png timeline draws them after the runs the analysis logged (they end no switch).
+    window_runs: tuple[tuple[int, float, float, int], ...] = ()

@@ -434,6 +434,12 @@ def test_a_cpu_quiet_in_the_window_runs_its_task_through_it() -> None:
     assert "window" not in inside.coverage.note  # the trace covers the whole window
     # The other CPU's busy and idle time add up to no more than the window either.
     assert all(c.busy + c.idle <= w1 - w0 for c in inside.cpus)
+    # The --bucket-ms digest and the --png timeline have that run too (they had nothing of CPU0).
+    digest = compare(lists, counts, window=QUIET, bucket=0.001, timeline=True)
+    assert (0, w0, w1, 15891) in digest.window_runs
+    cpu0_cells = [b for b in digest.buckets if b.cpu == 0]
+    assert cpu0_cells and all([t.comm for t in b.top] == ["kf_hog"] for b in cpu0_cells)
+    assert math.isclose(sum(t.runtime for b in cpu0_cells for t in b.top), w1 - w0)
 
 
 def test_a_cpu_stops_reporting_only_when_it_has_no_later_event() -> None:
