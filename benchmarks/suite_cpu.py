@@ -40,16 +40,37 @@ def _cpu() -> tuple[float, float]:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, Any, None]:
-    """One row per test: own CPU, children's CPU, wall, node id (setup, call and teardown together)."""
+    """One row per test: own CPU, children's CPU, wall, node id (setup, call and teardown together), its end on the
+    monotonic clock (shared by the workers: the run's timeline)."""
     where = os.environ.get(OUT_ENV)
     own0, children0 = _cpu()
     start = time.monotonic()
     yield
     if where:
         own1, children1 = _cpu()
-        row = f"{own1 - own0:.3f}\t{children1 - children0:.3f}\t{time.monotonic() - start:.3f}\t{item.nodeid}\n"
+        end = time.monotonic()
+        row = f"{own1 - own0:.3f}\t{children1 - children0:.3f}\t{end - start:.3f}\t{item.nodeid}\t{end:.3f}\n"
         with open(Path(where) / f"{os.getpid()}.tsv", "a", encoding="utf-8") as out:
             out.write(row)
+
+
+def _print_timeline(per_worker: dict[str, list[list[str]]], start: float, wall: float) -> None:
+    """When each worker ran its first and last test (seconds after pytest started) and the last tests of the run:
+    a worker that ends early leaves a core idle while the others finish (the run's tail)."""
+    print("\nworker timeline (s after pytest started; collection and start-up before the first test)")
+    ends = []
+    for worker, rows in sorted(per_worker.items()):
+        times = [(float(r[4]) - start - float(r[2]), float(r[4]) - start, r[3]) for r in rows]
+        busy = sum(end - begin for begin, end, _ in times)
+        print(
+            f"  {worker}: {len(rows)} tests, first at {min(t[0] for t in times):.0f}, last ended at "
+            f"{max(t[1] for t in times):.0f}, running tests {busy:.0f} s"
+        )
+        ends += times
+    print(f"  pytest ended at {wall:.0f}; the tests still running in its last 60 s:")
+    for begin, end, node in sorted(ends, key=lambda t: t[1])[-400:]:
+        if end > wall - 60 and end - begin > 5:
+            print(f"    {begin:6.0f} -> {end:6.0f}  {node}")
 
 
 def main() -> None:
@@ -81,11 +102,14 @@ def main() -> None:
         )
         wall = time.monotonic() - start
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        rows = [line.split("\t") for f in sorted(Path(where).glob("*.tsv")) for line in f.read_text().splitlines()]
+        per_worker = {
+            f.stem: [line.split("\t") for line in f.read_text().splitlines()] for f in Path(where).glob("*.tsv")
+        }
+        rows = [row for worker in per_worker.values() for row in worker]
     summary = done.stdout.strip().splitlines()[-1:] or ["(no pytest summary)"]
     total = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     tests = sorted(
-        ((float(own) + float(kids), float(own), float(kids), node) for own, kids, _, node in rows), reverse=True
+        ((float(own) + float(kids), float(own), float(kids), node) for own, kids, _, node, _ in rows), reverse=True
     )
     by_file: dict[str, float] = defaultdict(float)
     for cpu, _, _, node in tests:
@@ -101,6 +125,7 @@ def main() -> None:
     print(f"\n{'CPU s':>7}  largest files")
     for name, cpu in sorted(by_file.items(), key=lambda kv: -kv[1])[: args.top]:
         print(f"{cpu:7.1f}  {name}")
+    _print_timeline(per_worker, start, wall)
     if done.returncode not in (0, 1):
         print(done.stdout[-2000:], done.stderr[-2000:], sep="\n", file=sys.stderr)
     sys.exit(done.returncode)

@@ -12,7 +12,11 @@ calling test with a clear reason when the payload is absent.  Without a
 there were several.
 
 Cache directory: ``$KFORENSIC_FIXTURE_CACHE`` if set, else
-``~/.cache/kforensic/fixtures``; the vmlinux lands in ``<cache>/<sha256>/vmlinux``.
+``~/.cache/kforensic/fixtures``; the vmlinux lands in ``<cache>/<sha256>/vmlinux``; the first kernel's in
+``<cache>/<sha256>-gdb-index/vmlinux``, with a ``.gdb_index`` section added by gdb's ``gdb-add-index`` where it
+is installed.  The index is what distributions' debug packages often carry; it changes no byte the kernel's
+tools read (DWARF, symbols, build ID) and lets ``crash`` open a dump in 0.9 s of CPU instead of 2.1 s (the
+fixture kernel, 2026-12-05): the follow-up test starts one crash session per case.
 """
 
 from __future__ import annotations
@@ -22,7 +26,9 @@ import json
 import lzma
 import os
 import shutil
+import subprocess
 import tempfile
+import warnings
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -141,7 +147,9 @@ def _unpacked_vmlinux(kernel: str = PRIMARY_KERNEL) -> Path:
         pytest.skip(f"the {kernel} MANIFEST is absent or lists no vmlinux.xz: vmcore fixtures not generated")
     if not xz.is_file() or xz.stat().st_size < _MIN_VMLINUX_XZ:
         pytest.skip(f"{xz} is absent or a pointer file (not fetched); vmcore fixture payload unavailable")
-    target = cache_dir() / str(entry["sha256"]) / "vmlinux"
+    # Only where crash runs (the follow-up test: the first kernel's cases); 2.3 s of CPU each elsewhere for nothing.
+    indexer = shutil.which("gdb-add-index") if kernel == PRIMARY_KERNEL else None
+    target = cache_dir() / (str(entry["sha256"]) + ("-gdb-index" if indexer else "")) / "vmlinux"
     if target.is_file():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -151,11 +159,22 @@ def _unpacked_vmlinux(kernel: str = PRIMARY_KERNEL) -> Path:
     try:
         with os.fdopen(fd, "wb") as out, lzma.open(xz) as src:
             shutil.copyfileobj(src, out, 1 << 22)
+        if indexer is not None:
+            _add_gdb_index(indexer, Path(tmp))
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
     return target
+
+
+def _add_gdb_index(indexer: str, vmlinux: Path) -> None:
+    """Add gdb's symbol index to ``vmlinux`` in place (2.3 s once); a failure leaves it without one."""
+    done = subprocess.run(
+        [indexer, str(vmlinux)], capture_output=True, text=True, timeout=600, check=False, stdin=subprocess.DEVNULL
+    )
+    if done.returncode != 0:
+        warnings.warn(f"gdb-add-index {vmlinux} failed: {done.stderr.strip()[-300:]}", stacklevel=2)
 
 
 def load_case(name: str, kernel: str = PRIMARY_KERNEL) -> VmcoreCase:

@@ -50,12 +50,13 @@ STACK_START = rc.compile(
 )
 
 
-_STACK_START_WORDS = ("race:", "acktrace", "by task", "potentially", "llocated:", "reed:", "Uninit was",
-                      "Local variable")  # fmt: skip
+#: Words one of which every line STACK_START finds holds.
+STACK_START_WORDS = ("race:", "acktrace", "by task", "potentially", "llocated:", "reed:", "Uninit was",
+                     "Local variable")  # fmt: skip
 
 
 #: The words in one automaton (a regex alternation of them is tried at every character: ~2 us for a frame line).
-_STACK_START_HINT = AhoCorasick(list(_STACK_START_WORDS), matchkind=MatchKind.LeftmostFirst)
+_STACK_START_HINT = AhoCorasick(list(STACK_START_WORDS), matchkind=MatchKind.LeftmostFirst)
 
 
 def starts_stack(body: str) -> bool:
@@ -191,10 +192,11 @@ def _trace_line(body: str) -> tuple[str, Any]:
     recur from report to report (one look-up a line instead of a stack-start test, two matches and a parse)."""
     if starts_stack(body):
         return _STOP, None
-    if (m := _MARKER.match(body)) is not None:
+    # Each pattern is tried only on a line holding the text every match of it holds.
+    if "<" in body and (m := _MARKER.match(body)) is not None:
         opening, name = m.group(1) == "", m.group(2).lower()
         return _STACK, (name if name != "eoi" else "task") if opening else "task"
-    if _EXCEPTION.match(body):
+    if ("--- interrupt: " in body or "Exception stack" in body or "irq event stamp" in body) and _EXCEPTION.match(body):
         return _STACK, "exception"
     fields = _frame_fields(body)
     return (_OTHER, None) if fields is None else (_FRAME_LINE, fields)

@@ -14,6 +14,7 @@ tried again.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -29,7 +30,7 @@ import pytest
 from collectors.ctf import decode_aot
 from detectors.sched import engine_aot
 from forensics import aot
-from forensics.jit import COMPILED_ENV
+from forensics.jit import COMPILED_ENV, cache_dir
 from forensics.pipelines.spans import SpanOptions
 from forensics.pipelines.trace import analyse_trace_file
 from forensics.types.results import TraceResult
@@ -63,11 +64,29 @@ def _jit_env(**more: str) -> dict[str, str]:
     return {**{k: v for k, v in os.environ.items() if k not in (aot.AOT_ENV, COMPILED_ENV)}, **more}
 
 
+def _seed_jit_cache(cache: Path) -> None:
+    """Copy this checkout's JIT kernels from the per-user cache into ``cache``, as ``make compile`` builds ahead of
+    time after its JIT step (forensics.pipelines.build.main): pycc's build compiles the kernels' JIT callees on the
+    way and finds them there.  make test's prelude compiled them (``make jit``): the build takes 19-20 s of CPU
+    instead of 45-47 s (2026-12-05, load 4-5).  Where the prelude did not run, nothing is copied and the build
+    compiles them itself.
+
+    numba keeps a source file's kernels in ``<cache>/<its directory's name>_<sha1 of the directory's path>``
+    (numba.core.caching._CacheLocator.get_suitable_cache_subpath); only this checkout's directories are copied.
+    """
+    user = cache_dir(os.environ)
+    for package in {p.parent for top in ("collectors", "detectors", "forensics") for p in (ROOT / top).rglob("*.py")}:
+        name = f"{package.name}_{hashlib.sha1(str(package).encode()).hexdigest()}"
+        if (user / name).is_dir():
+            shutil.copytree(user / name, cache / name)
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A new cache directory with the decoder, the scanner, the engine and the profile's interner built ahead of time
     (``make compile``'s step)."""
     cache = tmp_path_factory.mktemp("cache")
+    _seed_jit_cache(cache)
     code = "from forensics.pipelines.build import build_ahead\nbuild_ahead()\n"
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, env=_env(cache), capture_output=True, text=True, check=False
