@@ -120,6 +120,11 @@ def profile(
         raise UsageError("--kernel-only and --user-only exclude each other", hint="give one of them")
     folded_out = folded is not None and str(folded) == "-"  # the folded stacks to stdout, not the report
     distinct_outputs(("-o", output), ("--folded", None if folded_out else folded), ("--svg", svg))
+    if folded_out and output is None and fmt is not OutputFormat.TEXT:  # it would be dropped without a word
+        raise UsageError(
+            f"--format {fmt.value} has nowhere to go: --folded - writes the folded stacks to stdout",
+            hint="give -o FILE for the report, or --folded FILE",
+        )
     filters = ProfileFilters(
         parse_window(window), comm, pid, tid, "kernel" if kernel_only else "user" if user_only else None, event
     )
