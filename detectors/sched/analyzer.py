@@ -50,6 +50,7 @@ from detectors.sched.rules import (
 )
 from detectors.sched.sanity import ClockMonitor
 from detectors.sched.state import Accumulator, TaskState, span_of
+from detectors.sched.window import scan_after
 from forensics.gcpause import gc_paused
 from forensics.types.sched import (
     Blame,
@@ -653,7 +654,13 @@ class BatchAnalyzer:
         return self.reference.timeline
 
     def feed(self, batch: EventBatch) -> None:
-        """Process a batch (trace order): its records, one by one, through SchedAnalyzer."""
+        """Process a batch (trace order): its records, one by one, through SchedAnalyzer; past the window, only
+        each CPU's next event, over the columns (detectors.sched.window: the records are not made)."""
+        ref = self.reference
+        if ref.past:
+            ref.done, latest = scan_after(batch, 0, ref.last, ref.after)
+            ref.end_ts = max(ref.end_ts, latest)
+            return
         event = batch.event
         self.reference.feed([event(i) for i in range(len(batch))])
 

@@ -31,6 +31,7 @@ from detectors.sched.analyzer import SchedAnalyzer
 from detectors.sched.buckets import BucketDigest
 from detectors.sched.sanity import ClockMonitor
 from detectors.sched.state import Accumulator, TaskState, span_of
+from detectors.sched.window import scan_after
 from forensics.gcpause import gc_paused
 from forensics.types.arrays import distinct
 from forensics.types.sched import Blame, ParseSummary, Thresholds, TraceAnalysis, Wait
@@ -292,29 +293,9 @@ class FastAnalyzer:
             self._after_window(batch, row)
 
     def _after_window(self, batch: EventBatch, start: int) -> None:
-        """SchedAnalyzer._after_window over the rows ``start..`` of ``batch``: each CPU's first event or lost-event
-        marker past the window (``after``), the latest time read (``end_ts``), ``done`` once every CPU has one."""
-        kind = np.asarray(batch.kind[start:])
-        cpu = np.asarray(batch.cpu[start:])
-        seen, after = self._seen, self.after
-        events = np.flatnonzero(kind != rules.LOST)
-        found: dict[int, int] = {}  # cpu -> its row (from start)
-        cpus, at = np.unique(cpu[events], return_index=True)
-        for c, row in zip(cpus.tolist(), events[at].tolist(), strict=True):
-            if c in seen and c not in after:
-                found[c] = row
-        for row in np.flatnonzero(kind == rules.LOST).tolist():
-            c = int(cpu[row])
-            for one in seen if c < 0 else (c,) if c in seen else ():
-                if one not in after and found.get(one, row + 1) > row:
-                    found[one] = row
-        self.done = len(after) + len(found) == len(seen)
-        end = max(found.values(), default=0) + 1 if self.done else len(kind)
-        ts = np.asarray(batch.ts[start:])[events[events < end]]
-        if len(ts):
-            self.end_ts = max(self.end_ts, float(ts.max()))
-        for c, row in found.items():
-            after[c] = batch.event(start + row)
+        """SchedAnalyzer._after_window over the rows ``start..`` of ``batch`` (detectors.sched.window)."""
+        self.done, latest = scan_after(batch, start, self._seen, self.after)
+        self.end_ts = max(self.end_ts, latest)
 
     def _first_in(self, batch: EventBatch, fed: int) -> None:
         """Each CPU's first event at or after the window's start among the ``fed`` first rows of ``batch``."""

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from collectors.trace_columns import BatchParser
 from collectors.trace_text import TraceParser
 from detectors.sched import engine_kernels, rules
-from detectors.sched.analyzer import SchedAnalyzer
+from detectors.sched.analyzer import BatchAnalyzer, SchedAnalyzer
 from detectors.sched.engine import FastAnalyzer
 from forensics.model import NotAvailable
 from forensics.types.sched import Thresholds, TraceAnalysis
@@ -70,6 +70,15 @@ def compare(lists: list[list[TraceEvent]], counts: ParseCounts, **options: Any) 
     assert repr(got) == repr(expected)  # also tells -0.0 from 0.0
     assert fast.timeline == ref.timeline
     assert fast.summary(counts) == ref.summary(counts)
+    # The small-input path: the reference fed batches (past a window's end, each CPU's next event over columns).
+    plain = BatchAnalyzer(SchedAnalyzer(**options))
+    interner, eid = Interner(), 0
+    for events in lists:
+        plain.feed(EventBatch.from_events(events, eid, interner))
+        eid += len(events)
+        if plain.done:
+            break
+    assert plain.done == ref.done and repr(plain.result(counts)) == repr(expected)
     return expected
 
 
