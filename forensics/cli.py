@@ -39,7 +39,7 @@ sys.excepthook = _interrupted_at_start_up  # before the slow imports below; main
 import typer  # noqa: E402 (after the hook: importing typer is most of the start-up)
 from typer.models import TyperPath  # noqa: E402
 
-from forensics import __version__  # noqa: E402
+from forensics import __version__, codecache  # noqa: E402
 from forensics.errors import ExitCode, InputError, KforensicError  # noqa: E402
 
 
@@ -343,9 +343,12 @@ def main() -> None:
     gc.set_threshold(50_000, 10, 10)
     argv = sys.argv[1:]
     debug = "--debug" in argv
+    requested = _requested(argv)
+    # Before the command's modules make their dataclasses and named tuples: their generated code from the cache.
+    codecache.install(requested[0] if requested else "kforensic")
     _refill_standard_streams()
     try:
-        command = typer.main.get_command(make_app(_requested(argv)))
+        command = typer.main.get_command(make_app(requested))
         _reading_for_itself(command)
         code = command(prog_name="kforensic", standalone_mode=False)
         if code == 130:  # typer turns a KeyboardInterrupt inside the command into a silent Exit(130)

@@ -59,6 +59,7 @@ def parse_window(text: str | None) -> tuple[float, float] | None:
 
 
 def profile(
+    ctx: typer.Context,
     source: Annotated[
         str,
         typer.Argument(
@@ -120,6 +121,12 @@ def profile(
         raise UsageError("--kernel-only and --user-only exclude each other", hint="give one of them")
     folded_out = folded is not None and str(folded) == "-"  # the folded stacks to stdout, not the report
     distinct_outputs(("-o", output), ("--folded", None if folded_out else folded), ("--svg", svg))
+    given = ctx.get_parameter_source("fmt")  # click's ParameterSource: COMMANDLINE when --format was typed
+    if folded_out and output is None and given is not None and given.name == "COMMANDLINE":
+        raise UsageError(  # the report in that format would be dropped without a word
+            f"--format {fmt.value} has nowhere to go: --folded - writes the folded stacks to stdout",
+            hint="give -o FILE for the report, or --folded FILE",
+        )
     filters = ProfileFilters(
         parse_window(window), comm, pid, tid, "kernel" if kernel_only else "user" if user_only else None, event
     )

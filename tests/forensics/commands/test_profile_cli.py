@@ -179,3 +179,15 @@ def test_folded_to_stdout_with_a_report_file_and_fail_on(tmp_path: Path) -> None
     failed = run("profile", str(DATA / "contend.perf.txt.gz"), "--folded", "-", "--fail-on", "medium")
     assert failed.returncode == 1 and failed.stdout == expected
     assert not (Path.cwd() / "-").exists()
+
+
+def test_folded_to_stdout_with_a_report_format_and_no_file_is_a_usage_error(tmp_path: Path) -> None:
+    """The report's format asked for with stdout taken by the folded stacks: said, not dropped silently."""
+    proc = run("profile", str(DATA / "contend.perf.txt.gz"), "--folded", "-", "--format", "json")
+    assert proc.returncode == 2 and not proc.stdout, proc.stdout[:200]
+    lines = proc.stderr.decode().strip().splitlines()
+    assert len(lines) <= 2 and "--format json" in lines[0] and "-o FILE" in proc.stderr.decode(), lines
+    report = tmp_path / "r.json"
+    both = run("profile", str(DATA / "contend.perf.txt.gz"), "--folded", "-", "--format", "json", "-o", str(report))
+    assert both.returncode == 0 and both.stdout == gzip.decompress((DATA / "contend.folded.gz").read_bytes())
+    assert json.loads(report.read_text())["self"]

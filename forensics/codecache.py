@@ -1,0 +1,112 @@
+"""The code of the functions dataclasses and named tuples generate, kept between runs: no parser at start-up.
+
+A dataclass writes the source of its ``__init__``, ``__repr__``, ``__eq__``, ``__hash__``, ``__setattr__``...
+and ``exec``s it when its class is created; ``collections.namedtuple`` ``eval``s its ``__new__``, and
+``typing.ForwardRef`` compiles each string annotation it is given.  A run of ``kforensic dmesg`` created ~60
+dataclasses and named tuples that way: 195 ``exec`` and 68 ``eval``/``compile`` calls, whose parsing and
+compiling were 118 M of the 532 M instructions of its start-up (~0.02 s of every run of every command).  The
+code an ``exec`` of a string runs is ``compile(source, "<string>", mode)``'s, a function of the source text and
+the interpreter alone: kept in a file (:mod:`forensics.runcache`,
+``$XDG_CACHE_HOME/kforensic/code-<command>-<interpreter>.marshal``), it is taken from there by its source text,
+as Python takes a module's code from its ``__pycache__`` file.
+
+:func:`install` (called by the CLI's ``main`` with the command's name, not at the import of any module) gives
+the three modules a name ``exec``, ``eval`` and ``compile`` of their own (a module's globals come before the
+builtins): functions that do what the builtins do, with a code object from the table in place of the source
+text; any other call goes to the builtin unchanged.  The code is compiled as the builtins compile it there: no
+``__future__`` flags (the three modules have none) and no optimization.  One table per command (each command's
+runs make their own classes; one table of all would be read whole by every run).  The file is the user's, mode
+0600, read only by this user's runs, checked against its SHA-256 and keyed by the interpreter's version and
+bytecode magic number: the same trust as the bytecode Python caches for every module it imports.
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import importlib.util
+import marshal
+import os
+import sys
+from pathlib import Path
+from types import CodeType
+from typing import Any
+
+from forensics.runcache import MarshalTable, cache_path
+
+MAX_ENTRIES = 1024  # per command: a run of kforensic dmesg makes ~260
+_FORMAT = b"kforensic-code-1\n"
+_MODES = ("exec", "eval")
+
+
+def cache_file(command: str = "kforensic", environ: dict[str, str] | os._Environ[str] = os.environ) -> Path:
+    """Where this user's generated code of ``command``'s runs is kept for this interpreter."""
+    tag = f"{sys.implementation.cache_tag}-{sys.hexversion:x}-{importlib.util.MAGIC_NUMBER.hex()}-{marshal.version}"
+    return cache_path(f"code-{command}", tag, environ)
+
+
+def _decode(stored: Any) -> dict[tuple[str, str], CodeType]:
+    if not isinstance(stored, dict):
+        raise TypeError("not a table of code")
+    for (source, mode), code in stored.items():
+        if type(source) is not str or mode not in _MODES or type(code) is not CodeType:
+            raise TypeError("not a table of code")
+    return stored
+
+
+def _encode(entries: dict[tuple[str, str], CodeType]) -> Any:
+    return entries
+
+
+def new_table(command: str = "kforensic") -> MarshalTable[tuple[str, str], CodeType]:
+    """The table of ``command``'s cache file, not yet read."""
+    return MarshalTable(functools.partial(cache_file, command), _FORMAT, MAX_ENTRIES, _encode, _decode)
+
+
+_TABLE = new_table()
+
+
+def code(source: str, mode: str) -> CodeType:
+    """``compile(source, "<string>", mode)`` as the three modules' own calls compile it, from the table when held."""
+    key = (source, mode)
+    compiled = _TABLE.load().get(key)
+    if compiled is None:
+        compiled = builtins.compile(source, "<string>", mode, dont_inherit=True)
+        _TABLE.add(key, compiled)
+    return compiled
+
+
+def _exec(source: Any, globals: Any = None, locals: Any = None, /) -> None:
+    """``exec``, with a string's code from the table."""
+    if type(source) is str:
+        source = code(source, "exec")
+    builtins.exec(source, globals, locals)
+
+
+def _eval(source: Any, globals: Any = None, locals: Any = None, /) -> Any:
+    """``eval``, with a string's code from the table."""
+    if type(source) is str:
+        source = code(source, "eval")
+    return builtins.eval(source, globals, locals)
+
+
+def _compile(
+    source: Any, filename: Any, mode: str, flags: int = 0, dont_inherit: bool = False, optimize: int = -1
+) -> Any:
+    """``compile``, from the table for a string compiled as ``<string>`` without flags (typing's string annotations)."""
+    if type(source) is str and filename == "<string>" and mode in _MODES and flags == 0 and optimize == -1:
+        return code(source, mode)
+    return builtins.compile(source, filename, mode, flags, True, optimize)
+
+
+def install(command: str) -> None:
+    """Give dataclasses, collections (named tuples) and typing (string annotations) the cached exec/eval/compile,
+    with the table of ``command``."""
+    import collections
+    import dataclasses
+    import typing
+
+    _TABLE.path = functools.partial(cache_file, command)  # read at the first class made, after this
+    setattr(dataclasses, "exec", _exec)  # noqa: B010 (a module global named as the builtin it stands for)
+    setattr(collections, "eval", _eval)  # noqa: B010
+    setattr(typing, "compile", _compile)  # noqa: B010
