@@ -405,6 +405,13 @@ class FastAnalyzer:
 
         return parse_summary(counts)
 
+    def _export_waits(self, an: SchedAnalyzer, nslots: int) -> None:
+        """The tasks woken, or preempted, that have not run since (SchedAnalyzer.pending_wake, preempted)."""
+        rows = self._t.ti[:nslots]
+        for col, into in ((k.T_PEND, an.pending_wake), (k.T_PRE, an.preempted)):
+            for pid, eid in rows[rows[:, col] >= 0][:, [k.T_PID, col]].tolist():
+                into[pid] = self._events[eid]
+
     def export(self) -> SchedAnalyzer:
         """A SchedAnalyzer holding this state (what :func:`freeze_analysis` reads); a new one per call."""
         t = self._t
@@ -464,6 +471,7 @@ class FastAnalyzer:
                     ts.worst_wakeup = found
             tasks.append(ts)
             an.tasks[ints[k.T_PID]] = ts
+        self._export_waits(an, nslots)
         for owner, pid, times in t.pb_i[: si[k.S_NPB]].tolist():
             tasks[owner].preempted_by[pid] = times
         for (owner, pid), seconds in zip(

@@ -46,6 +46,8 @@ class SchedAnalyzer(Protocol):
     digest: BucketDigest | None
     tasks: dict[int, TaskState]
     cur: dict[int, tuple[int, float, TraceEvent, float]]
+    pending_wake: dict[int, TraceEvent]
+    preempted: dict[int, TraceEvent]
     queues: dict[int, list[float]]
     first: dict[int, TraceEvent]
     first_in: dict[int, TraceEvent]
@@ -148,7 +150,11 @@ def freeze_analysis(an: SchedAnalyzer, counts: ParseCounts) -> TraceAnalysis:
     return TraceAnalysis(
         window=_window(an),
         latency_source=_latency_source(an),
-        tasks=tuple(_freeze_task(an, pid, t) for pid, t in sorted(tasks.items(), key=lambda kv: -kv[1].runtime)),
+        tasks=tuple(
+            _freeze_task(an, pid, t)
+            for pid, t in sorted(tasks.items(), key=lambda kv: -kv[1].runtime)
+            if an.w0 == -math.inf or _active(an, pid, t)
+        ),
         cpus=_cpu_stats(an, busy, idle),
         irqs=tuple(
             IrqStats(irq, an.irq_names.get(irq, b"").decode("utf-8", "replace"), fig.freeze())
@@ -206,6 +212,24 @@ def _events_read(an: SchedAnalyzer) -> tuple[float, float] | None:
     if an.last:
         return (an.first_ts, max(*(e.ts for e in an.last.values()), an.end_ts))
     return (an.end_ts, an.end_ts) if an.end_ts > -math.inf else None
+
+
+def _active(an: SchedAnalyzer, pid: int, t: TaskState) -> bool:
+    """Whether a task did anything in the window (--window, --around): ran, ended a wait or a sleep there, was
+    preempted or delayed others there, or waits to run at its end (woken, or preempted: waiting through it).  The
+    events before the window are read for the state they set: a task seen only there is not in the window's table."""
+    return bool(
+        t.runtime
+        or t.runs.count
+        or t.wakeup.count
+        or t.preempt_wait.count
+        or t.blocked
+        or t.preempted_by
+        or t.delay_caused
+        or t.victims
+        or pid in an.pending_wake
+        or pid in an.preempted
+    )
 
 
 def _latency_source(an: SchedAnalyzer) -> str | NotAvailable:

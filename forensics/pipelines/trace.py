@@ -462,8 +462,12 @@ def analyse_trace_file(
     if task:
         analysis = select_tasks(analysis, task)
         if not analysis.tasks:
+            windowed = math.isfinite(span[0]) or math.isfinite(span[1])
             raise UsageError(
-                f"--task {task!r} matches no task in {trace_file}", hint="give a comm or pid from the task table"
+                f"--task {task!r} matches no task "
+                + (f"active in the window {span[0]:.6f} .. {span[1]:.6f} of" if windowed else "in")
+                + f" {trace_file}",
+                hint="give a comm or pid from the task table" + (" (or widen the window)" if windowed else ""),
             )
     span_report = None
     findings: list[Finding] = []

@@ -179,4 +179,5 @@ def test_ctf_columns_and_records_give_the_reference_analysis(options: dict[str, 
     assert got == expected
     assert repr(got) == repr(expected)
     assert both.fast.timeline == both.ref.timeline
-    assert len(expected.tasks) >= 20
+    # (a window's table lists only the tasks active in it: 14 of the trace's tasks in 7634.0 .. 7636.5)
+    assert len(expected.tasks) >= (10 if "window" in options else 20)

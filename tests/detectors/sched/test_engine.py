@@ -504,3 +504,25 @@ def test_the_window_printed_is_the_one_asked_for_and_what_the_trace_misses_of_it
     assert f"the trace begins at {t0:.6f}, 500.000 ms after the window's start" in early.coverage.note
     inside = compare(lists, counts, window=QUIET)
     assert inside.window == QUIET and "window" not in inside.coverage.note
+
+
+def test_a_windowed_task_table_lists_only_the_tasks_active_in_the_window() -> None:
+    """``kforensic trace kf.ftrace.txt.gz --window 797.7070:797.7097`` listed 59 tasks, 53 of them seen only before
+    the window in all-zero rows (python3, record.sh, bash, readlink...).  A windowed table lists the tasks that ran
+    there, ended a wait or a sleep there, were preempted there, or wait to run at its end: kf_hog and kf_rthog ran;
+    kf_victim was preempted by kf_rthog, qemu-system-x86 15563 and kf_blocker were woken (their sleeps end there);
+    qemu-system-x86 15566, preempted on CPU0 at 797.702790, waits behind kf_hog all through it.  Both analyzers;
+    the whole trace still lists every task."""
+    data = gzip.decompress((DATA / "kf.ftrace.txt.gz").read_bytes())
+    lists, counts = parse(data, 1 << 16)
+    inside = compare(lists, counts, window=QUIET)
+    compare_scanned(data, 1 << 12, window=QUIET)
+    assert {t.pid for t in inside.tasks} == {15891, 15892, 15893, 15563, 15894, 15566}
+    python3 = [line for line in data.splitlines() if b"-15850 " in line or b"pid=15850 " in line]
+    assert python3 and not [x for x in python3 if QUIET[0] <= float(x.split(b": ")[0].split()[-1]) <= QUIET[1]]
+    preempted = re.search(
+        rb"\[000\] \S+\s+797\.702790: sched_switch: prev_comm=qemu-system-x86 prev_pid=15566 .*R", data
+    )
+    assert preempted is not None  # the waiter, switched out runnable before the window
+    whole = compare(lists, counts)
+    assert {15850, 15845} <= {t.pid for t in whole.tasks} and len(whole.tasks) > 50

@@ -435,3 +435,26 @@ def test_a_window_carries_in_the_task_running_on_a_quiet_cpu(ftrace: Path) -> No
     assert (cpu0["first_ts"], cpu0["last_ts"], cpu0["busy_ms"]) == (none, none, 2.7)
     hog = next(t for t in doc["tasks"] if t["comm"] == "kf_hog")
     assert hog["runtime_ms"] == 2.7
+
+
+def test_a_windowed_task_table_has_no_task_seen_only_before_the_window(ftrace: Path) -> None:
+    """``--window 797.7070:797.7097`` listed python3, record.sh, bash, readlink... in all-zero rows: tasks seen only
+    before the window.  Now the table lists the six tasks active in it; ``--task`` naming one seen only before the
+    window says it is not active there (it said "matches no task" of a task the trace has)."""
+    doc = json.loads(run(str(ftrace), "--window", "797.7070:797.7097", "-f", "json", "--top", "100").stdout)
+    assert sorted(t["comm"] for t in doc["tasks"]) == [
+        "kf_blocker",
+        "kf_hog",
+        "kf_rthog",
+        "kf_victim",
+        "qemu-system-x86",
+        "qemu-system-x86",
+    ]
+    res = run(str(ftrace), "--window", "797.7070:797.7097", "--task", "python3")
+    assert res.returncode == 2 and "Traceback" not in res.stderr and not res.stdout
+    error, hint = res.stderr.splitlines()
+    assert error == (
+        f"kforensic: error: --task 'python3' matches no task active in the window 797.707000 .. 797.709700 of {ftrace}"
+    )
+    assert "widen the window" in hint
+    assert run(str(ftrace), "--task", "python3").returncode == 0  # the whole trace has it
