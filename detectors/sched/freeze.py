@@ -166,6 +166,7 @@ def freeze_analysis(an: SchedAnalyzer, counts: ParseCounts) -> TraceAnalysis:
         thresholds=an.thresholds,
         clock=clock,
         window_runs=closed,
+        events_read=_events_read(an),
     )
 
 
@@ -197,6 +198,14 @@ def _window(an: SchedAnalyzer) -> tuple[float, float] | NotAvailable:
     start = max(an.first_ts, an.w0)
     end = min(max(e.ts for e in an.last.values()), an.w1)
     return (start, end)
+
+
+def _events_read(an: SchedAnalyzer) -> tuple[float, float] | None:
+    """The first and the latest time of the events read (past a window's end only each CPU's next one is read: a
+    window before the trace's first event read only that one); None when no event was read."""
+    if an.last:
+        return (an.first_ts, max(*(e.ts for e in an.last.values()), an.end_ts))
+    return (an.end_ts, an.end_ts) if an.end_ts > -math.inf else None
 
 
 def _latency_source(an: SchedAnalyzer) -> str | NotAvailable:
@@ -348,6 +357,11 @@ def _window_notes(an: SchedAnalyzer) -> list[str]:
     if an.w0 == -math.inf:
         return []
     notes = []
+    if an.past and not an.first_in:  # inside the trace (events before and after it), none in it
+        notes.append(
+            "no event falls in the window on any CPU: its figures are each CPU's state at the window's start (the "
+            "task running there, or idle) carried through it"
+        )
     if an.first_ts > an.w0:
         notes.append(
             f"the trace begins at {an.first_ts:.6f}, {(an.first_ts - an.w0) * 1e3:.3f} ms after the window's start "

@@ -121,22 +121,27 @@ def check_window(
     analysis: TraceAnalysis,
     ctf: bool,
 ) -> None:
-    """A --window/--around that misses the trace's events is a usage error (exit 2) naming the trace's time range.
+    """A --window/--around entirely outside the trace is a usage error (exit 2) naming the trace's time range.
 
-    A window inside that range between two events is not "outside" the trace: it holds none of its events.
+    One inside that range is answered even when no event falls in it: each CPU's state at its start (the task
+    running there, or idle) is carried through it, and the coverage note says that no event fell in it.
     """
-    if isinstance(analysis.window, tuple) and any(isinstance(c.first_ts, float) for c in analysis.cpus):
-        return  # some CPU has an event in the window
-    held = None if ctf or trace_file == "-" else trace_range(trace_file)
-    where = f"it holds {held[0]:.6f} .. {held[1]:.6f} (trace seconds)" if held else "it holds no events there"
-    if held and held[0] <= span[1] and span[0] <= held[1]:
-        raise UsageError(
-            f"the window {span[0]:.6f} .. {span[1]:.6f} holds no event of {name}: it lies between two of its events "
-            f"(it holds {held[0]:.6f} .. {held[1]:.6f}, trace seconds)",
-            hint="widen the window: --around TS:MS with more milliseconds, or --window T0:T1 further apart",
-        )
+    read = analysis.events_read
+    if read is not None and read[0] <= span[1] and span[0] <= read[1]:
+        return  # inside the trace (the reading went past the window's end, or ended in it)
+    before = read is not None and span[1] < read[0]
+    held = read if read is not None and not before else None  # after the window: the trace was read to its end
+    if held is None and not ctf and trace_file != "-":  # before it: the reading stopped at its first event
+        held = trace_range(trace_file)
+    if held is not None:
+        where = f"the trace holds {held[0]:.6f} .. {held[1]:.6f} (trace seconds)"
+    elif read is not None:  # an LTTng session or standard input, read only up to its first event
+        where = f"the trace's first event is at {read[0]:.6f} (trace seconds)"
+    else:
+        where = "it holds no scheduling, IRQ or workqueue events"
+    side = "it ends before the trace begins; " if before else "it starts after the trace ends; " if read else ""
     raise UsageError(
-        f"the window {span[0]:.6f} .. {span[1]:.6f} is outside {name}: {where}",
+        f"the window {span[0]:.6f} .. {span[1]:.6f} is outside {name}: {side}{where}",
         hint="give --around TS[:MS] or --window T0:T1 inside the trace's time range",
     )
 
@@ -177,8 +182,10 @@ def examined_trace(
     ]
     offs = [o for o in analysis.offtimes if not isinstance(o.source, NotAvailable)]
     present = [k for k, seen in kinds if seen] + [str(o.source) for o in offs]
+    # A window in which no CPU has an event: what ran there is the state carried in (runs from earlier switches).
+    quiet = isinstance(win, tuple) and all(isinstance(c.first_ts, NotAvailable) for c in analysis.cpus)
     could, could_not = [], []
-    if switches:
+    if switches or any(c.busy or c.idle for c in analysis.cpus):
         could.append("CPU hogs, RT hogs and D-state blocking (sched_switch)")
     else:
         could_not.append("runs, hogs and D state: needs sched_switch events")
@@ -233,8 +240,12 @@ def examined_trace(
             "record with larger buffers (trace-cmd record -b, lttng enable-channel --subbuf-size) or fewer events"
         )
     return Examined(
-        f"trace {name}: {parse.events:,} events ({parse.used:,} analysed){span}; "
-        f"event kinds: {', '.join(present) or 'none the analysis uses'}",
+        f"trace {name}: {parse.events:,} events ({parse.used:,} analysed){span}"
+        + (
+            "; no event falls in the window: each CPU's state at its start carried through it"
+            if quiet and analysis.cpus
+            else f"; event kinds: {', '.join(present) or 'none the analysis uses'}"
+        ),
         tuple(could),
         tuple(could_not),
     )

@@ -297,3 +297,7 @@ class TraceAnalysis(NamedTuple):
     # The runs still open at the window's end (--window, --around), closed there: (cpu, start, end, pid), idle as
     # pid 0; the --png timeline draws them after the runs the analysis logged (they end no switch).
     window_runs: tuple[tuple[int, float, float, int], ...] = ()
+    # The first and the latest time of the events the analysis read (None: none): with a window the reading stops
+    # once each CPU has an event past its end, so the latest is the trace's last only when it read to the end.
+    # It tells a window outside the trace (a usage error) from one inside it in which no event falls.
+    events_read: tuple[float, float] | None = None

@@ -24,7 +24,7 @@ from forensics.jit import COMPILED_ENV, SMALL_INPUT_BYTES, compiled_pays
 from forensics.pipelines.spans import SpanOptions
 from forensics.pipelines.trace import analyse_trace_file
 from forensics.types.results import TraceResult
-from tests.detectors.sched.traces import quiet_window
+from tests.detectors.sched.traces import quiet_window, silent_window
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 BUNDLED = sorted([*(DATA / "traces").glob("*.txt.gz"), *(DATA / "lttng").glob("*.txt.gz")])
@@ -33,14 +33,16 @@ OPTIONS: tuple[dict[str, Any], ...] = (
     {"bucket": 0.01, "png": True},
     {"span": (0.0, 0.0), "span_opts": SpanOptions(slow_ms=1.0)},  # span filled in below: a window inside
     {"span": "quiet", "bucket": 0.001, "png": True},  # a window in which a CPU has no event: its state carried in
+    {"span": "silent", "bucket": 0.001, "png": True},  # one in which no CPU has an event: answered all the same
 )
 
 
-def _quiet(path: Path) -> tuple[float, float]:
-    """A window of the trace in which one CPU has no event while another has some (tests.detectors.sched.traces)."""
+def _quiet(path: Path, silent: bool = False) -> tuple[float, float]:
+    """A window of the trace in which one CPU has no event while another has some, or (``silent``) no CPU has
+    any (tests.detectors.sched.traces)."""
     parser = TraceParser()
     events = [*parser.feed(gzip.decompress(path.read_bytes())), *parser.finish()]
-    window = quiet_window(events)
+    window = silent_window(events) if silent else quiet_window(events)
     assert window is not None, path
     return window
 
@@ -70,15 +72,16 @@ def test_small_input_path_equals_compiled_path(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, path: Path, which: int
 ) -> None:
     options = dict(OPTIONS[which])
-    if options.get("span") == "quiet":
-        options["span"] = _quiet(path)
+    if options.get("span") in ("quiet", "silent"):
+        options["span"] = _quiet(path, options["span"] == "silent")
     elif "span" in options:  # a window in the middle of the trace: clipping and the stop after it
         whole = _run(monkeypatch, path, False, tmp_path)
         t0, t1 = whole.analysis.window if isinstance(whole.analysis.window, tuple) else (0.0, 1.0)
         options["span"] = (t0 + (t1 - t0) / 3, t0 + 2 * (t1 - t0) / 3)
     plain = _run(monkeypatch, path, False, tmp_path, **options)
     fast = _run(monkeypatch, path, True, tmp_path, **options)
-    assert plain.analysis.tasks, "the trace gave no task: nothing was compared"
+    assert plain.analysis.tasks or OPTIONS[which].get("span") == "silent", "the trace gave no task: nothing compared"
+    assert plain.analysis.cpus, "the trace gave no CPU: nothing was compared"
     assert fast == plain
     assert repr(fast) == repr(plain)  # also tells -0.0 from 0.0
     if "png" in OPTIONS[which]:

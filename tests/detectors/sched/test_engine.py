@@ -33,6 +33,7 @@ from tests.detectors.sched.traces import (
     busy_wait_text,
     quiet_window,
     scenario_text,
+    silent_window,
     softirq_behind_task_text,
     write_scenario,
 )
@@ -128,6 +129,18 @@ def check_file(data: bytes) -> None:
     compare(lists, counts, window=quiet)
     compare(small, small_counts, window=quiet, bucket=0.0001, timeline=True)
     compare_scanned(data, 1 << 12, window=quiet)
+    silent = silent_window(e for events in lists for e in events)  # no CPU has an event in it: answered all the same
+    assert silent is not None
+    for got in (
+        compare(lists, counts, window=silent),
+        compare(small, small_counts, window=silent, bucket=0.0001, timeline=True),
+    ):
+        assert got.window == silent and got.cpus and got.events_read is not None
+        assert got.events_read[0] < silent[0] and silent[1] < got.events_read[1]  # inside the trace
+        assert all(isinstance(c.first_ts, NotAvailable) for c in got.cpus)
+        assert "no event falls in the window on any CPU" in got.coverage.note
+        assert all(c.busy + c.idle <= silent[1] - silent[0] for c in got.cpus)
+    compare_scanned(data, 1 << 12, window=silent)
 
 
 @pytest.mark.parametrize("name", RECORDED)

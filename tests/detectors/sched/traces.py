@@ -257,3 +257,16 @@ def quiet_window(events: Iterable[TraceEvent]) -> tuple[float, float] | None:
             ):
                 best = (lo, hi)
     return best
+
+
+def silent_window(events: Iterable[TraceEvent]) -> tuple[float, float] | None:
+    """A window inside the trace in which no CPU has an event: the middle half of the longest gap between two
+    consecutive events of the trace (None when it has fewer than two distinct times).
+
+    ``--window`` over it was a usage error ("holds no event"); what ran there is the state carried in.
+    """
+    times = sorted({ev.ts for ev in events if ev.kind != Kind.LOST})
+    if len(times) < 2:
+        return None
+    a, b = max(itertools.pairwise(times), key=lambda ab: ab[1] - ab[0])
+    return (a + (b - a) / 4, b - (b - a) / 4)
