@@ -557,3 +557,20 @@ def test_a_run_from_a_bucket_edge_adds_nothing_to_the_bucket_before() -> None:
         ]
         assert cells == [(797.707, [("kf_hog", 1.0)]), (797.708, [("kf_hog", 1.0)]), (797.709, [("kf_hog", 0.7)])]
     assert all(b.start >= QUIET[0] - 1e-9 for b in inside.buckets)
+
+
+def test_the_buffers_start_note_is_said_only_when_it_affects_the_window() -> None:
+    """kf.ftrace.txt's CPU0 buffer starts at 797.542779, 3.7 ms after CPU1's: the whole trace says so.  A window
+    from 797.7070 said it too ("before 797.542779 only some CPUs are covered"), of a time 164 ms before the
+    window, and lowered every finding's confidence for it.  Now only a window that begins before 797.542779
+    says it.  Both analyzers."""
+    data = gzip.decompress((DATA / "kf.ftrace.txt.gz").read_bytes())
+    lists, counts = parse(data, 1 << 16)
+    said = "CPU buffers start at different times (CPU0 from 797.542779)"
+    assert said in compare(lists, counts).coverage.note
+    assert said in compare(lists, counts, window=(797.540, 797.550)).coverage.note
+    assert said in compare(lists, counts, window=(797.5427, 797.550)).coverage.note
+    for window in (QUIET, (797.542779, 797.550), (797.60, 797.70)):
+        assert said not in compare(lists, counts, window=window).coverage.note, window
+    compare_scanned(data, 1 << 12, window=QUIET)
+    assert compare(lists, counts, window=QUIET).coverage.note == ""  # nothing else to say of it
