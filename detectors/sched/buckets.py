@@ -7,10 +7,15 @@ coarser digest instead of an unbounded one.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 from detectors.sched import rules
 from forensics.types.sched import Bucket, BucketTask
+
+#: A time within this many units in the last place of a bucket's edge is on the edge (float rounding: 100.07 is
+#: 100070 * 0.001 less 1.4e-14, one unit): no cell is given the sliver between them.
+EDGE_ULPS = 4
 
 
 class BucketCell:
@@ -41,11 +46,22 @@ class BucketDigest:
         self.cells: dict[tuple[int, int], BucketCell] = {}
 
     def add(self, cpu: int, start: float, end: float, pid: int, what: int) -> None:
-        """Spread an interval over the buckets it covers (``what``: rules.BUCKET_RUN of ``pid``, _IRQ, _SOFTIRQ)."""
+        """Spread an interval over the buckets it covers (``what``: rules.BUCKET_RUN of ``pid``, _IRQ, _SOFTIRQ).
+
+        An interval that starts or ends on a bucket's edge gives the bucket on the other side nothing: where the
+        edge's float (``(b + 1) * size``) and the time differ by rounding only (EDGE_ULPS), the time is taken as on
+        the edge.  A run from the window's start 797.707 with 1 ms buckets put "0.000 ms" in the
+        bucket of 797.706 (797.707 // 0.001 is 797706, and 797707 * 0.001 is 797.707 again).
+        """
         size = self.size
+        noise = EDGE_ULPS * math.ulp(max(abs(start), abs(end)))
         b = int(start // size)
+        if (b + 1) * size - start <= noise:  # on (or a rounding error before) the next bucket's start
+            b += 1
         while start < end:
-            edge = min(end, (b + 1) * size)
+            edge = (b + 1) * size
+            if end - edge <= noise:  # ends in this bucket, or on its end's edge
+                edge = end
             cell = self.cells.get((b, cpu))
             if cell is None:
                 cell = self.cells[(b, cpu)] = BucketCell()
@@ -64,7 +80,7 @@ class BucketDigest:
         out = BucketDigest(self.size)
         out.cells = dict(self.cells)
         for cpu, start, end, pid in runs:
-            for b in range(int(start // self.size), int(end // self.size) + 1):
+            for b in range(int(start // self.size), int(end // self.size) + 2):  # (+1: add's edges, rounded)
                 cell = self.cells.get((b, cpu))
                 if cell is not None and out.cells[(b, cpu)] is cell:
                     out.cells[(b, cpu)] = cell.copy()

@@ -335,7 +335,8 @@ def _coverage(an: SchedAnalyzer, counts: ParseCounts, reversed_trace: bool = Fal
     if isinstance(declared, int) and len(seen) < declared:
         missing = sorted(set(range(declared)) - set(seen))
         notes.append(f"no events at all from CPU {', '.join(map(str, missing))} (idle or buffer empty)")
-    if common_start - min(starts) > 1e-3:
+    # With a window (--window, --around): said only when the window begins before every CPU is covered.
+    if common_start - min(starts) > 1e-3 and common_start > an.w0:
         late = ", ".join(f"CPU{c} from {an.first[c].ts:.6f}" for c in seen if an.first[c].ts > min(starts) + 1e-3)
         notes.append(
             f"CPU buffers start at different times ({late}); before {common_start:.6f} only some CPUs are "

@@ -80,7 +80,18 @@ def compare(lists: list[list[TraceEvent]], counts: ParseCounts, **options: Any) 
         if plain.done:
             break
     assert plain.done == ref.done and repr(plain.result(counts)) == repr(expected)
+    assert no_empty_cells(expected)
     return expected
+
+
+def no_empty_cells(analysis: TraceAnalysis) -> bool:
+    """The --bucket-ms digest has no zero-length cell: every task in a cell ran there, and every cell holds
+    something (an interval that starts or ends on a bucket's edge gave the bucket beyond it "0.000 ms")."""
+    return all(
+        all(t.runtime > 0 for t in b.top)
+        and (b.top or b.irq_time > 0 or b.softirq_time > 0 or b.worst_latency is not None)
+        for b in analysis.buckets
+    )
 
 
 def compare_scanned(data: bytes, chunk: int, **options: Any) -> None:
@@ -526,3 +537,40 @@ def test_a_windowed_task_table_lists_only_the_tasks_active_in_the_window() -> No
     assert preempted is not None  # the waiter, switched out runnable before the window
     whole = compare(lists, counts)
     assert {15850, 15845} <= {t.pid for t in whole.tasks} and len(whole.tasks) > 50
+
+
+def test_a_run_from_a_bucket_edge_adds_nothing_to_the_bucket_before() -> None:
+    """``--window 797.7070:797.7097 --bucket-ms 1`` of kf.ftrace.txt: kf_hog's run carried in from 797.707000 (the
+    window's start, a bucket's edge) put "kf_hog 0.000 ms" in a cell at 797.706000 (797.707 // 0.001 is 797706;
+    797707 * 0.001 is 797.707 again): a bucket before the window.  Now CPU0's cells are those of the window, kf_hog
+    1.000, 1.000 and 0.700 ms.  Both analyzers; the compiled scanner's batches; the same window's edges a hair
+    off (rounding only) give the same cells."""
+    data = gzip.decompress((DATA / "kf.ftrace.txt.gz").read_bytes())
+    lists, counts = parse(data, 1 << 16)
+    for window in (QUIET, (797.707 - 1e-13, 797.7097), (797.707 + 1e-13, 797.7097)):
+        inside = compare(lists, counts, window=window, bucket=0.001, timeline=True)
+        compare_scanned(data, 1 << 12, window=window, bucket=0.001)
+        cells = [
+            (round(b.start, 6), [(t.comm, round(t.runtime * 1e3, 6)) for t in b.top])
+            for b in inside.buckets
+            if b.cpu == 0
+        ]
+        assert cells == [(797.707, [("kf_hog", 1.0)]), (797.708, [("kf_hog", 1.0)]), (797.709, [("kf_hog", 0.7)])]
+    assert all(b.start >= QUIET[0] - 1e-9 for b in inside.buckets)
+
+
+def test_the_buffers_start_note_is_said_only_when_it_affects_the_window() -> None:
+    """kf.ftrace.txt's CPU0 buffer starts at 797.542779, 3.7 ms after CPU1's: the whole trace says so.  A window
+    from 797.7070 said it too ("before 797.542779 only some CPUs are covered"), of a time 164 ms before the
+    window, and lowered every finding's confidence for it.  Now only a window that begins before 797.542779
+    says it.  Both analyzers."""
+    data = gzip.decompress((DATA / "kf.ftrace.txt.gz").read_bytes())
+    lists, counts = parse(data, 1 << 16)
+    said = "CPU buffers start at different times (CPU0 from 797.542779)"
+    assert said in compare(lists, counts).coverage.note
+    assert said in compare(lists, counts, window=(797.540, 797.550)).coverage.note
+    assert said in compare(lists, counts, window=(797.5427, 797.550)).coverage.note
+    for window in (QUIET, (797.542779, 797.550), (797.60, 797.70)):
+        assert said not in compare(lists, counts, window=window).coverage.note, window
+    compare_scanned(data, 1 << 12, window=QUIET)
+    assert compare(lists, counts, window=QUIET).coverage.note == ""  # nothing else to say of it

@@ -458,3 +458,13 @@ def test_a_windowed_task_table_has_no_task_seen_only_before_the_window(ftrace: P
     )
     assert "widen the window" in hint
     assert run(str(ftrace), "--task", "python3").returncode == 0  # the whole trace has it
+
+
+def test_a_window_long_after_every_buffer_starts_has_no_note_of_the_start(ftrace: Path) -> None:
+    """``--window 797.7070:797.7097`` printed "coverage: CPU buffers start at different times (CPU0 from
+    797.542779); before 797.542779 only some CPUs are covered", of a time 164 ms before the window."""
+    note = "coverage: CPU buffers start at different times (CPU0 from 797.542779)"
+    assert note in run(str(ftrace)).stdout
+    assert note in run(str(ftrace), "--window", "797.5400:797.5500").stdout
+    windowed = run(str(ftrace), "--window", "797.7070:797.7097")
+    assert windowed.returncode == 0 and "coverage:" not in windowed.stdout
