@@ -64,6 +64,7 @@ from forensics.errors import InputError, UsageError
 from forensics.model import Evidence, LocatorKind, NotAvailable, SourceRecord
 from forensics.output import signals_held
 from forensics.types.slab import CacheGrowth, CounterPoint, CounterTable, SampleRow, SlabTable, StoreSummary
+from forensics.userdirs import NoHomeError, home
 
 if TYPE_CHECKING:
     import numpy as np
@@ -121,9 +122,14 @@ class StoreClashError(InputError):
 
 
 def default_store_path() -> Path:
-    """/var/lib/kforensic/slab-watch.sqlite for root, ~/.local/share/kforensic/slab-watch.sqlite otherwise."""
-    base = Path("/var/lib/kforensic") if os.geteuid() == 0 else Path.home() / ".local/share/kforensic"
-    return base / STORE_FILE_NAME
+    """/var/lib/kforensic/slab-watch.sqlite for root, ~/.local/share/kforensic/slab-watch.sqlite otherwise; a user
+    without a home (forensics.userdirs) is told to name the store."""
+    if os.geteuid() == 0:
+        return Path("/var/lib/kforensic") / STORE_FILE_NAME
+    try:
+        return home() / ".local/share/kforensic" / STORE_FILE_NAME
+    except NoHomeError as exc:
+        raise UsageError(f"no default slab store: {exc}", hint="give --store PATH") from None
 
 
 def resolve_store_path(path: str | Path | None) -> Path:

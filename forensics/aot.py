@@ -251,8 +251,8 @@ def build(group: Group, announce: bool = True) -> Path | None:
     """
     from forensics import jit
 
-    path = module_path(group)
     try:
+        path = module_path(group)  # NoHomeError (an OSError) for a user without a home
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError:  # nowhere to keep it (a read-only home, no home): numba's JIT and its own fallbacks run
         return None

@@ -32,23 +32,25 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
+from forensics.userdirs import cache_home
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 NOTICE_MIN_SECONDS = 2.0  # compiles expected to take less than this run without a notice
 
 
 def cache_dir(environ: dict[str, str] | os._Environ[str] = os.environ) -> Path:
-    """Where compiled code is cached for this user (see the module docstring)."""
+    """Where compiled code is cached for this user (see the module docstring); :class:`NoHomeError` where there is
+    no such place."""
     given = environ.get("NUMBA_CACHE_DIR")
     if given:
         return Path(given)
-    xdg = environ.get("XDG_CACHE_HOME")
-    base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".cache"
-    return base / "kforensic" / "numba"
+    return cache_home(environ) / "kforensic" / "numba"  # NoHomeError (an OSError) for a user without a home
 
 
 quiet = False  # True while forensics.aot builds (its own notice covers the compiles it causes)
 _expected: dict[object, tuple[str, float]] = {}  # python function -> (what it is, seconds to compile)
+_uncached = False  # True when the user has no home (forensics.userdirs): kernels compiled every run, kept nowhere
 _numba: Any = None  # numba, once set up (:func:`_setup`): importing it costs 0.5 s, small inputs never do
 
 
@@ -103,8 +105,11 @@ def _setup() -> Any:
     from numba.core import event
 
     config: Any = numba.config  # numba has no type information
-    with contextlib.suppress(RuntimeError):  # no home directory to expand: numba's own fallbacks apply
+    global _uncached  # noqa: PLW0603 (set once, with _numba)
+    try:
         config.CACHE_DIR = str(cache_dir())
+    except OSError:  # no home: numba's user-wide fallback would expand "~" into the current directory
+        _uncached = True
     _load_numba_target(numba)
 
     class Notice(event.Listener):
@@ -123,12 +128,14 @@ def _setup() -> Any:
             if found is None or found[1] < NOTICE_MIN_SECONDS or quiet:
                 return
             what, seconds = found
-            print(
-                f"kforensic: compiling {what} for this machine (once per install; about {seconds:.0f} s on 2 "
-                f"cores), cached in {config.CACHE_DIR or 'numba default location'}",
-                file=sys.stderr,
-                flush=True,
+            kept = (
+                f"once per install; about {seconds:.0f} s on 2 cores), cached in "
+                f"{config.CACHE_DIR or 'numba default location'}"
+                if not _uncached
+                else f"about {seconds:.0f} s on 2 cores; at every run: no home directory to cache it in, set "
+                "XDG_CACHE_HOME)"
             )
+            print(f"kforensic: compiling {what} for this machine ({kept}", file=sys.stderr, flush=True)
 
         def on_end(self, ev: Any) -> None:
             self.depth.n = max(0, getattr(self.depth, "n", 1) - 1)
@@ -158,13 +165,15 @@ def _compiled(fn: F, **options: Any) -> F:
 
     numba raises RuntimeError ("no locator available") at decoration when neither the cache directory nor
     ``__pycache__`` beside the source can be written: a user without a home (nobody, a service account)
-    running a read-only install. The run then compiles every time instead of failing (exit 4).
+    running a read-only install. The run then compiles every time instead of failing (exit 4).  A user with no
+    home at all (:mod:`forensics.userdirs`) is not offered to numba's cache: its user-wide fallback would expand
+    "~" into the current directory.
     """
     numba = _setup()
-    try:
-        return cast(F, numba.njit(cache=True, nogil=True, **options)(fn))
-    except RuntimeError:
-        return cast(F, numba.njit(nogil=True, **options)(fn))
+    if not _uncached:
+        with contextlib.suppress(RuntimeError):
+            return cast(F, numba.njit(cache=True, nogil=True, **options)(fn))
+    return cast(F, numba.njit(nogil=True, **options)(fn))
 
 
 def word_intrinsics() -> tuple[Any, Any]:
@@ -263,7 +272,10 @@ def nothing_cached(environ: dict[str, str] | os._Environ[str] = os.environ) -> b
     """True when the cache numba would use (:func:`cache_dir`) certainly holds no compiled code: no index file
     in it, and numba can write it (else it falls back to ``__pycache__``).  Told without importing numba
     (0.3 s of CPU and 110 MB of peak RSS, which a first run without compiled code then never pays)."""
-    d = cache_dir(environ)
+    try:
+        d = cache_dir(environ)
+    except OSError:  # NoHomeError: no cache at all (kernels would be compiled at every run), so nothing in it
+        return True
     try:
         if d.is_dir():
             return os.access(d, os.W_OK) and next(d.rglob("*.nbi"), None) is None

@@ -183,10 +183,10 @@ def build(group: Group, announce: bool = True, opt_level: str = "3") -> Path | N
     import tempfile
     import time
 
-    where = group_dir(group)
-    if _files(where) is not None:
-        return where
     try:
+        where = group_dir(group)  # NoHomeError (an OSError): nowhere to keep a build
+        if _files(where) is not None:
+            return where
         where.parent.mkdir(parents=True, exist_ok=True)
     except OSError:
         return None

@@ -22,6 +22,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+from forensics.userdirs import cache_home
+
 K = TypeVar("K")
 V = TypeVar("V")
 _DIGEST = 32  # bytes of the SHA-256 after the format line
@@ -29,9 +31,7 @@ _DIGEST = 32  # bytes of the SHA-256 after the format line
 
 def cache_path(name: str, tag: str, environ: dict[str, str] | os._Environ[str] = os.environ) -> Path:
     """Where this user's table ``name`` is kept for the interpreter ``tag`` names."""
-    xdg = environ.get("XDG_CACHE_HOME")
-    base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".cache"
-    return base / "kforensic" / f"{name}-{tag}.marshal"
+    return cache_home(environ) / "kforensic" / f"{name}-{tag}.marshal"  # NoHomeError (an OSError) without one
 
 
 class MarshalTable(Generic[K, V]):
@@ -77,7 +77,10 @@ class MarshalTable(Generic[K, V]):
         if self.entries is None or not self.added:
             return
         self.added = False
-        path = self.path()
+        try:
+            path = self.path()  # NoHomeError (an OSError): nowhere to keep it
+        except OSError:
+            return
         payload = marshal.dumps(self.encode(self.entries))
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         try:

@@ -49,7 +49,10 @@ def entry_path(metadata: Path) -> Path | None:
     except OSError:
         return None  # parse_metadata says what is wrong with it
     key = hashlib.sha256(_code() + data).hexdigest()
-    return cache_dir() / "ctf-metadata" / f"{key}.pickle"
+    try:
+        return cache_dir() / "ctf-metadata" / f"{key}.pickle"
+    except OSError:  # NoHomeError: a user without a home keeps no cache, the metadata is parsed every run
+        return None
 
 
 def load(metadata: Path) -> tuple[md.Metadata, ly.Layouts]:

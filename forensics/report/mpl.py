@@ -19,13 +19,15 @@ import tempfile
 from pathlib import Path
 from types import ModuleType
 
+from forensics.userdirs import home
+
 
 def _usable(base: str, fallback: str) -> bool:
     """Whether matplotlib's directory under ``$base`` (default ``~/fallback``) can be made and written."""
     try:
-        directory = Path(os.environ.get(base) or Path.home() / fallback) / "matplotlib"
+        directory = Path(os.environ.get(base) or home() / fallback) / "matplotlib"
         directory.mkdir(parents=True, exist_ok=True)
-    except (OSError, RuntimeError):  # RuntimeError: no home directory to be found
+    except OSError:  # NoHomeError: no home directory to be found
         return False
     return directory.is_dir() and os.access(directory, os.W_OK)
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from forensics.errors import InputError
+from forensics.userdirs import NoHomeError
 from forensics.vmcore.debuginfod import kforensic_cache
 
 #: The standard places of a kernel's vmlinux with DWARF, relative to the root, and who puts a file there.
@@ -192,9 +193,13 @@ def decompressed(path: Path, notice: Callable[[str], None] | None = None) -> tup
         name = path.name
         for suffix in (".xz", ".gz", ".zst", ".zstd"):
             name = name.removesuffix(suffix)
-        target = kforensic_cache() / "decompressed" / _cache_key(path) / name
+        key = _cache_key(path)
     except OSError as exc:
         return path, f"cannot read {path}: {exc.strerror or exc}"
+    try:
+        target = kforensic_cache() / "decompressed" / key / name
+    except NoHomeError as exc:
+        return path, f"no cache directory to decompress {path} into ({exc}); set XDG_CACHE_HOME"
     if target.is_file():
         return target, None
     if notice is not None:

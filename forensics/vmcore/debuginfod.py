@@ -29,17 +29,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from forensics.errors import InputError, UsageError
+from forensics.userdirs import NoHomeError, cache_home
 
 _BUILD_ID = re.compile(r"[0-9a-f]{16,128}")
 _CHUNK = 1 << 20
 #: Seconds without progress before a transfer is given up (libdebuginfod's DEBUGINFOD_TIMEOUT default).
 DEFAULT_TIMEOUT = 90.0
-
-
-def cache_home() -> Path:
-    """``$XDG_CACHE_HOME`` or ``~/.cache``: where per-user caches live."""
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache"
 
 
 def kforensic_cache() -> Path:
@@ -130,8 +125,12 @@ def describe(build_id: str, attempts: tuple[Attempt, ...]) -> str:
 def cached(build_id: str) -> Path | None:
     """A debug file for ``build_id`` already in kforensic's or the standard client cache."""
     hexid = check_build_id(build_id)
-    for root in (kforensic_cache() / "debuginfod", client_cache()):
-        path = root / hexid / "debuginfo"
+    roots: tuple[Callable[[], Path], ...] = (lambda: kforensic_cache() / "debuginfod", client_cache)
+    for root in roots:
+        try:
+            path = root() / hexid / "debuginfo"
+        except NoHomeError:  # a user without a home keeps no cache
+            continue
         if path.is_file() and path.stat().st_size > 0:
             return path
     return None
@@ -246,7 +245,13 @@ def fetch(
         return have
     say = progress or (lambda _m: None)
     tell = notice or (lambda _m: None)
-    target = kforensic_cache() / "debuginfod" / hexid / "debuginfo"
+    try:
+        target = kforensic_cache() / "debuginfod" / hexid / "debuginfo"
+    except NoHomeError as exc:
+        raise InputError(
+            f"no directory to download the debug info of {what} into: {exc}",
+            hint="set XDG_CACHE_HOME (or HOME) to a writable directory, or give --vmlinux",
+        ) from None
     attempts: list[Attempt] = []
     for server in urls:
         url = f"{server}/buildid/{hexid}/debuginfo"
