@@ -126,6 +126,9 @@ class SchedAnalyzer:
         self.off_worst: dict[int, list[Span]] = {}
         self.wake_sources: dict[int, int] = {}
         self.seen_waking = False
+        # The kinds (Kind values) of the events read, before, in and past the window until ``done`` (lost-event
+        # markers too): whether the trace can show a kind of problem is judged on them, not on the window's.
+        self.kinds: set[int] = set()
         self.barrier = -math.inf  # no interval starting before this is counted (lost events)
         self.lost_markers = 0
         self.lost_events = 0
@@ -206,9 +209,11 @@ class SchedAnalyzer:
         first_in = self.first_in
         clock = self.clock
         past = self.past
+        kinds = self.kinds
         for ev in events:
             kind = ev.kind
             ts = ev.ts
+            kinds.add(kind)
             if past:
                 if self._after_window(ev):
                     return
@@ -658,7 +663,7 @@ class BatchAnalyzer:
         each CPU's next event, over the columns (detectors.sched.window: the records are not made)."""
         ref = self.reference
         if ref.past:
-            ref.done, latest = scan_after(batch, 0, ref.last, ref.after)
+            ref.done, latest = scan_after(batch, 0, ref.last, ref.after, ref.kinds)
             ref.end_ts = max(ref.end_ts, latest)
             return
         event = batch.event

@@ -31,7 +31,7 @@ from detectors.sched.analyzer import SchedAnalyzer
 from detectors.sched.buckets import BucketDigest
 from detectors.sched.sanity import ClockMonitor
 from detectors.sched.state import Accumulator, TaskState, span_of
-from detectors.sched.window import scan_after
+from detectors.sched.window import kinds_of, scan_after
 from forensics.gcpause import gc_paused
 from forensics.types.arrays import distinct
 from forensics.types.sched import Blame, ParseSummary, Thresholds, TraceAnalysis, Wait
@@ -235,6 +235,7 @@ class FastAnalyzer:
         self.after: dict[int, TraceEvent] = {}
         self.end_ts = -math.inf
         self._seen: set[int] = set()  # the CPUs seen up to the window's end (SchedAnalyzer.last's)
+        self.kinds: set[int] = set()  # SchedAnalyzer.kinds: the kinds of the events read
         self.timeline: list[tuple[int, float, float, int]] | None = [] if timeline else None
         sc = np.zeros(k.NSC)
         sc[k.X_BARRIER] = -math.inf
@@ -284,6 +285,7 @@ class FastAnalyzer:
         self.clock.feed_batch(batch, row if code == k.DONE else len(batch))
         if self.w0 > -math.inf:
             self._first_in(batch, row if code == k.DONE else len(batch))
+            self.kinds.update(kinds_of(batch.kind[: row if code == k.DONE else len(batch)]))
         self._keep(batch)
         if code == k.DONE:  # the window's end: from here on only each CPU's next event is looked for
             self.past = True
@@ -294,7 +296,7 @@ class FastAnalyzer:
 
     def _after_window(self, batch: EventBatch, start: int) -> None:
         """SchedAnalyzer._after_window over the rows ``start..`` of ``batch`` (detectors.sched.window)."""
-        self.done, latest = scan_after(batch, start, self._seen, self.after)
+        self.done, latest = scan_after(batch, start, self._seen, self.after, self.kinds)
         self.end_ts = max(self.end_ts, latest)
 
     def _first_in(self, batch: EventBatch, fed: int) -> None:
@@ -426,6 +428,7 @@ class FastAnalyzer:
         an.first_ts = sc[k.X_FIRSTTS]
         an.first_in = dict(self.first_in)
         an.seen_waking = bool(si[k.S_SEENWAKING])
+        an.kinds = set(self.kinds)
         an.lost_markers, an.lost_events = si[k.S_LOSTM], si[k.S_LOSTE]
         an.wake_sources = {kind: si[k.S_WS + kind] for kind in rules.WAKE_SOURCES if si[k.S_WS + kind]}
 

@@ -70,6 +70,7 @@ class SchedAnalyzer(Protocol):
     off_worst: dict[int, list[Span]]
     wake_sources: dict[int, int]
     seen_waking: bool
+    kinds: set[int]
     lost_markers: int
     lost_events: int
     first_ts: float
@@ -173,6 +174,7 @@ def freeze_analysis(an: SchedAnalyzer, counts: ParseCounts) -> TraceAnalysis:
         clock=clock,
         window_runs=closed,
         events_read=_events_read(an),
+        kinds_read=tuple(sorted(an.kinds - {rules.LOST})) if an.w0 > -math.inf else (),
     )
 
 

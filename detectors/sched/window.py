@@ -19,13 +19,18 @@ from forensics.types.trace import TraceEvent
 from forensics.types.trace_batch import EventBatch
 
 
+def kinds_of(kind: object) -> list[int]:
+    """The distinct values of a batch's kind column (or a slice of it)."""
+    return np.flatnonzero(np.bincount(np.asarray(kind, dtype=np.intp), minlength=1)).tolist()
+
+
 def scan_after(
-    batch: EventBatch, start: int, seen: Collection[int], after: dict[int, TraceEvent]
+    batch: EventBatch, start: int, seen: Collection[int], after: dict[int, TraceEvent], kinds: set[int]
 ) -> tuple[bool, float]:
     """Rows ``start..`` of ``batch``, all past the window: each CPU of ``seen`` without an entry in ``after`` gets
     its first event or lost-event marker (a marker for no CPU counts for all).  Returns whether every CPU of
     ``seen`` has one now (``done``: the rows after the one that completed it are not looked at), and the latest
-    time of the events looked at (-inf when none)."""
+    time of the events looked at (-inf when none); ``kinds`` gets the kinds of the rows looked at."""
     kind = np.asarray(batch.kind[start:])
     cpu = np.asarray(batch.cpu[start:])
     events = np.flatnonzero(kind != rules.LOST)
@@ -42,6 +47,7 @@ def scan_after(
     done = len(after) + len(found) == len(seen)
     end = max(found.values(), default=0) + 1 if done else len(kind)
     ts = np.asarray(batch.ts[start:])[events[events < end]]
+    kinds.update(kinds_of(kind[:end]))
     for c, row in found.items():
         after[c] = batch.event(start + row)
     return done, float(ts.max()) if len(ts) else -math.inf

@@ -15,6 +15,7 @@ from forensics import __version__
 from forensics.errors import InputError, UsageError
 from forensics.model import Clock, Examined, Finding, Incident, NotAvailable, Timestamp, TimeWindow
 from forensics.pipelines.spans import SpanOptions
+from forensics.types.trace import Kind
 from forensics.types.trace_result import TraceResult
 
 if TYPE_CHECKING:
@@ -185,20 +186,34 @@ def examined_trace(
     # A window in which no CPU has an event: what ran there is the state carried in (runs from earlier switches).
     quiet = isinstance(win, tuple) and all(isinstance(c.first_ts, NotAvailable) for c in analysis.cpus)
     could, could_not = [], []
+    # With a window, whether the trace can show a kind of problem is judged on the kinds of all the events read
+    # (a window without an IRQ in a trace that has them found no long IRQ handler: it could have).
+    read = frozenset(analysis.kinds_read)
     if switches or any(isinstance(v, float) and v for c in analysis.cpus for v in (c.busy, c.idle)):
         could.append("CPU hogs, RT hogs and D-state blocking (sched_switch)")
+    elif Kind.SWITCH in read:
+        could_not.append("runs, hogs and D state: no sched_switch before or in the window")
     else:
         could_not.append("runs, hogs and D state: needs sched_switch events")
     if isinstance(analysis.latency_source, NotAvailable):
         could_not.append("wakeup latency: needs sched_waking or sched_wakeup events")
     else:
         could.append(f"wakeup latency (from {analysis.latency_source})")
-    (could if analysis.irqs else could_not).append(
-        "long IRQ handlers" + ("" if analysis.irqs else ": needs irq_handler_entry/exit events")
-    )
-    (could if analysis.softirqs else could_not).append(
-        "softirq starvation" + ("" if analysis.softirqs else ": needs softirq_raise/entry/exit events")
-    )
+    for what, found, needs, shown_by in (
+        ("long IRQ handlers", analysis.irqs, "irq_handler_entry/exit", (Kind.IRQ_ENTRY, Kind.IRQ_EXIT)),
+        (
+            "softirq starvation",
+            analysis.softirqs,
+            "softirq_raise/entry/exit",
+            (Kind.SOFTIRQ_RAISE, Kind.SOFTIRQ_ENTRY, Kind.SOFTIRQ_EXIT),
+        ),
+    ):
+        if found:
+            could.append(what)
+        elif read.intersection(shown_by):
+            could.append(f"{what} (none in the window)")
+        else:
+            could_not.append(f"{what}: needs {needs} events")
     if switches and analysis.preemption:
         could.append(f"RT wakeup latency on a kernel of preemption model {analysis.preemption}")
     elif switches:

@@ -301,3 +301,6 @@ class TraceAnalysis(NamedTuple):
     # once each CPU has an event past its end, so the latest is the trace's last only when it read to the end.
     # It tells a window outside the trace (a usage error) from one inside it in which no event falls.
     events_read: tuple[float, float] | None = None
+    # With a window (--window, --around; empty without one), the kinds of the events read, before and after it too
+    # (Kind values, lost-event markers left out): what the trace can show is judged on them, not on the window's.
+    kinds_read: tuple[int, ...] = ()  # sorted

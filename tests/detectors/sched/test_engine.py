@@ -24,7 +24,7 @@ from detectors.sched.analyzer import BatchAnalyzer, SchedAnalyzer
 from detectors.sched.engine import FastAnalyzer
 from forensics.model import NotAvailable
 from forensics.types.sched import Thresholds, TraceAnalysis
-from forensics.types.trace import ParseCounts, TraceEvent
+from forensics.types.trace import Kind, ParseCounts, TraceEvent
 from forensics.types.trace_batch import EventBatch, Interner
 from tests.detectors.sched.traces import (
     DATA,
@@ -595,3 +595,19 @@ def test_a_cpu_with_no_switch_before_or_in_the_window_has_unknown_busy_and_idle_
     assert (cpus[0].busy, cpus[0].idle, cpus[0].switches) == (unknown, unknown, 0)
     assert (cpus[1].busy, cpus[1].idle) == (0.0, window[1] - window[0])
     assert not any(r[0] == 0 for r in got.window_runs)  # no run of CPU0 derived either
+
+
+def test_a_window_keeps_the_kinds_of_the_events_read_before_and_after_it() -> None:
+    """``--window 797.5450:797.5465`` of kf.ftrace.txt.gz has no IRQ or softirq event, the trace has them before
+    it (797.542795) and after it: what the trace can show is judged on the kinds read, not on the window's
+    figures (which have no IRQ and no softirq).  Both analyzers, both readers, equal; none without a window."""
+    data = gzip.decompress((DATA / "kf.ftrace.txt.gz").read_bytes())
+    window = (797.5450, 797.5465)
+    for chunk in (1 << 16, 1 << 10):
+        lists, counts = parse(data, chunk)
+        got = compare(lists, counts, window=window)
+        compare_scanned(data, chunk, window=window)
+        assert compare(lists, counts).kinds_read == ()
+    assert not got.irqs and not got.softirqs
+    assert {rules.SWITCH, rules.WAKING, Kind.IRQ_ENTRY, Kind.IRQ_EXIT, Kind.SOFTIRQ_RAISE} <= set(got.kinds_read)
+    assert rules.LOST not in got.kinds_read

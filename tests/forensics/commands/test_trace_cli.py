@@ -487,3 +487,21 @@ def test_a_cpu_with_no_switch_before_or_in_the_window_says_its_busy_and_idle_tim
     cpus = {c["cpu"]: c for c in doc["cpus"]}
     assert (cpus[0]["busy_ms"], cpus[0]["idle_ms"]) == ({"not_available": why}, {"not_available": why})
     assert (cpus[1]["busy_ms"], cpus[1]["idle_ms"]) == (0.0, 1.5)
+
+
+def test_a_window_without_irqs_of_a_trace_with_them_says_none_in_the_window(ftrace: Path, tmp_path: Path) -> None:
+    """``--window 797.5450:797.5465``: no IRQ or softirq event falls in it, the trace has them around it.  The
+    report said "could not judge: long IRQ handlers: needs irq_handler_entry/exit events" (softirqs alike); the
+    trace can show them: it says there were none in the window.  A trace without them still says what it needs."""
+    doc = json.loads(run(str(ftrace), "--window", "797.5450:797.5465", "-f", "json").stdout)
+    (examined,) = doc["incident"]["examined"]
+    assert "long IRQ handlers (none in the window)" in examined["could_find"]
+    assert "softirq starvation (none in the window)" in examined["could_find"]
+    assert not any("irq_handler" in line or "softirq_raise" in line for line in examined["could_not"])
+    path = tmp_path / "no-irqs.txt"
+    irq = re.compile(r"irq_|: \w+_(entry|exit): vector=")  # local_timer_entry and other vectors are IRQs too
+    path.write_text("".join(line for line in ftrace.read_text().splitlines(True) if not irq.search(line)))
+    doc = json.loads(run(str(path), "--window", "797.5450:797.5465", "-f", "json").stdout)
+    (examined,) = doc["incident"]["examined"]
+    assert "long IRQ handlers: needs irq_handler_entry/exit events" in examined["could_not"]
+    assert "softirq starvation: needs softirq_raise/entry/exit events" in examined["could_not"]
