@@ -276,14 +276,25 @@ def _cpu_stats(an: SchedAnalyzer, busy: dict[int, float], idle: dict[int, float]
             # in the window (--window, --around), as the other figures
             none if windowed and cpu not in an.first_in else an.first_in.get(cpu, an.first[cpu]).ts,
             none if windowed and cpu not in an.first_in else an.last[cpu].ts,
-            busy.get(cpu, 0.0),
-            idle.get(cpu, 0.0),
+            *_busy_idle(an, cpu, busy, idle),
             an.irq_time.get(cpu, 0.0),
             an.softirq_time.get(cpu, 0.0),
             an.switches.get(cpu, 0),
         )
         for cpu in sorted(an.last)
     )
+
+
+def _busy_idle(
+    an: SchedAnalyzer, cpu: int, busy: dict[int, float], idle: dict[int, float]
+) -> tuple[float | NotAvailable, float | NotAvailable]:
+    """A CPU's busy and idle time; in a window, unknown on a CPU with no sched_switch before or in it (nothing known
+    running there at its end, no switch in it): what ran there is not known, so neither is how long."""
+    if an.w0 == -math.inf or cpu in an.cur or an.switches.get(cpu, 0):
+        return busy.get(cpu, 0.0), idle.get(cpu, 0.0)
+    lost = " since events were lost" if an.lost_markers else ""
+    unknown = NotAvailable(f"no sched_switch on CPU{cpu} before or in the window{lost}")
+    return unknown, unknown
 
 
 def _softirq_stats(an: SchedAnalyzer) -> tuple[SoftirqStats, ...]:

@@ -185,7 +185,7 @@ def examined_trace(
     # A window in which no CPU has an event: what ran there is the state carried in (runs from earlier switches).
     quiet = isinstance(win, tuple) and all(isinstance(c.first_ts, NotAvailable) for c in analysis.cpus)
     could, could_not = [], []
-    if switches or any(c.busy or c.idle for c in analysis.cpus):
+    if switches or any(isinstance(v, float) and v for c in analysis.cpus for v in (c.busy, c.idle)):
         could.append("CPU hogs, RT hogs and D-state blocking (sched_switch)")
     else:
         could_not.append("runs, hogs and D state: needs sched_switch events")

@@ -67,7 +67,9 @@ def _table_rows(a: TraceAnalysis, top: int) -> list[tuple[str, list[str], list[l
             f"CPU{c.cpu}",
             *(ts.reason if isinstance(ts, NotAvailable) else f"{ts:.6f}" for ts in (c.first_ts, c.last_ts)),
             *(
-                fmt_ms(v) + (CLOCK_MARK if c.cpu in stepped else "")
+                f"unknown ({v.reason})"
+                if isinstance(v, NotAvailable)
+                else fmt_ms(v) + (CLOCK_MARK if c.cpu in stepped else "")
                 for v in (c.busy, c.idle, c.irq_time, c.softirq_time)
             ),
             str(c.switches),
@@ -185,7 +187,9 @@ def _header_lines(a: TraceAnalysis, parse: ParseSummary, source: str, notes: tup
     if a.coverage.note:
         lines.append(f"coverage: {a.coverage.note}")
     if a.clock.back:
-        counted = sum(c.busy + c.idle for c in a.cpus)  # run and idle time in the totals, all CPUs
+        counted = sum(
+            v for c in a.cpus for v in (c.busy, c.idle) if isinstance(v, float)
+        )  # run and idle time in the totals
         spanned = sum(
             c.last_ts - c.first_ts
             for c in a.cpus

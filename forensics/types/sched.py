@@ -110,8 +110,8 @@ class CpuStats(NamedTuple):
     cpu: int
     first_ts: float | NotAvailable  # with a window: the CPU's first event in it; none when it is quiet all through
     last_ts: float | NotAvailable
-    busy: float
-    idle: float
+    busy: float | NotAvailable  # unknown when the CPU had no sched_switch before or in the window
+    idle: float | NotAvailable
     irq_time: float
     softirq_time: float
     switches: int

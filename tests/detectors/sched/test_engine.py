@@ -150,7 +150,8 @@ def check_file(data: bytes) -> None:
         assert got.events_read[0] < silent[0] and silent[1] < got.events_read[1]  # inside the trace
         assert all(isinstance(c.first_ts, NotAvailable) for c in got.cpus)
         assert "no event falls in the window on any CPU" in got.coverage.note
-        assert all(c.busy + c.idle <= silent[1] - silent[0] for c in got.cpus)
+        # (a CPU with no sched_switch before the window has neither: unknown)
+        assert all(sum(v for v in (c.busy, c.idle) if isinstance(v, float)) <= silent[1] - silent[0] for c in got.cpus)
     compare_scanned(data, 1 << 12, window=silent)
 
 
@@ -574,3 +575,23 @@ def test_the_buffers_start_note_is_said_only_when_it_affects_the_window() -> Non
         assert said not in compare(lists, counts, window=window).coverage.note, window
     compare_scanned(data, 1 << 12, window=QUIET)
     assert compare(lists, counts, window=QUIET).coverage.note == ""  # nothing else to say of it
+
+
+def test_a_cpu_with_no_switch_before_or_in_the_window_has_unknown_busy_and_idle_time() -> None:
+    """``kforensic trace kf.ftrace.txt.gz --window 797.5450:797.5465``: CPU0 has no sched_switch before the
+    window nor in it, so what ran there is not known.  Its row said busy 0.000 ms and idle 0.000 ms, figures
+    nothing was read for; now both are unknown with the reason, and CPU1 (idle since its last switch before the
+    window) keeps its figures.  Both analyzers, on the line parser's records and the compiled scanner's batches."""
+    data = gzip.decompress((DATA / "kf.ftrace.txt.gz").read_bytes())
+    window = (797.5450, 797.5465)
+    cpu0_switches = re.findall(rb"\[000\] \S+\s+(\d+\.\d+): sched_switch:", data)
+    assert cpu0_switches and float(min(cpu0_switches)) > window[1]  # the trace's own record of it
+    for chunk in (1 << 16, 1 << 10):
+        lists, counts = parse(data, chunk)
+        got = compare(lists, counts, window=window)
+        compare_scanned(data, chunk, window=window)
+    cpus = {c.cpu: c for c in got.cpus}
+    unknown = NotAvailable("no sched_switch on CPU0 before or in the window")
+    assert (cpus[0].busy, cpus[0].idle, cpus[0].switches) == (unknown, unknown, 0)
+    assert (cpus[1].busy, cpus[1].idle) == (0.0, window[1] - window[0])
+    assert not any(r[0] == 0 for r in got.window_runs)  # no run of CPU0 derived either

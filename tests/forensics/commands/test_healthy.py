@@ -126,20 +126,22 @@ def test_tasks_of_two_traces_that_share_a_name_stay_apart_and_a_merge_is_told_by
 
 
 def test_no_finding_at_medium_or_above_in_windows_of_the_healthy_trace() -> None:
-    """Windows of the healthy ftrace (its thirds, and one in which a CPU has no event: what ran there is carried in
-    from before the window and closed at its end) find nothing at medium or above either."""
+    """Windows of the healthy ftrace (its thirds, one in which a CPU has no event: what ran there is carried in
+    from before the window and closed at its end, and one in which no CPU has any) find nothing at medium or
+    above either."""
     import gzip
 
     from collectors.trace_text import TraceParser
-    from tests.detectors.sched.traces import quiet_window
+    from tests.detectors.sched.traces import quiet_window, silent_window
 
     trace = HEALTHY / "ftrace.txt.gz"
     whole = json.loads(run("trace", str(trace), "--format", "json").stdout)
     t0, t1 = whole["window"]["start"], whole["window"]["end"]
     parser = TraceParser()
-    quiet = quiet_window([*parser.feed(gzip.decompress(trace.read_bytes())), *parser.finish()])
-    assert quiet is not None
-    windows = [(t0 + (t1 - t0) * i / 3, t0 + (t1 - t0) * (i + 1) / 3) for i in range(3)] + [quiet]
+    events = [*parser.feed(gzip.decompress(trace.read_bytes())), *parser.finish()]
+    quiet, silent = quiet_window(events), silent_window(events)  # silent: no CPU has an event in it (answered)
+    assert quiet is not None and silent is not None
+    windows = [(t0 + (t1 - t0) * i / 3, t0 + (t1 - t0) * (i + 1) / 3) for i in range(3)] + [quiet, silent]
     for w0, w1 in windows:
         res = run("trace", str(trace), "--window", f"{w0:.6f}:{w1:.6f}", "--format", "json", "--fail-on", "medium")
         assert res.returncode == 0, (w0, w1, res.stderr)

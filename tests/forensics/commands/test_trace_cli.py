@@ -468,3 +468,22 @@ def test_a_window_long_after_every_buffer_starts_has_no_note_of_the_start(ftrace
     assert note in run(str(ftrace), "--window", "797.5400:797.5500").stdout
     windowed = run(str(ftrace), "--window", "797.7070:797.7097")
     assert windowed.returncode == 0 and "coverage:" not in windowed.stdout
+
+
+def test_a_cpu_with_no_switch_before_or_in_the_window_says_its_busy_and_idle_time_are_unknown(ftrace: Path) -> None:
+    """``--window 797.5450:797.5465``: CPU0 has no sched_switch before or in it.  Its row said "0.000 ms" busy and
+    idle (text, md) and 0.0 (JSON); now each says why it is not known, and CPU1 keeps its figures."""
+    why = "no sched_switch on CPU0 before or in the window"
+    res = run(str(ftrace), "--window", "797.5450:797.5465", "-f", "md")
+    assert res.returncode == 0, res.stderr
+    assert (
+        f"| CPU0 | no event in the window | no event in the window | unknown ({why}) | unknown ({why}) |" in res.stdout
+    )
+    assert "| CPU1 | no event in the window | no event in the window | 0.000 ms | 1.500 ms |" in res.stdout
+    text = run(str(ftrace), "--window", "797.5450:797.5465").stdout
+    row = next(line for line in text.splitlines() if line.startswith("│ CPU0 │"))  # the cells wrap after it
+    assert row.count("│ unknown (no sched_switch") == 2 and "0.000 ms │ 0.000 ms │ 0.000 ms │ 0.000 ms" not in row
+    doc = json.loads(run(str(ftrace), "--window", "797.5450:797.5465", "-f", "json").stdout)
+    cpus = {c["cpu"]: c for c in doc["cpus"]}
+    assert (cpus[0]["busy_ms"], cpus[0]["idle_ms"]) == ({"not_available": why}, {"not_available": why})
+    assert (cpus[1]["busy_ms"], cpus[1]["idle_ms"]) == (0.0, 1.5)
