@@ -20,7 +20,8 @@
   faulting instruction, memory words: a lock word, a list entry, an object's first words) repeat a value one of
   the finding's own evidence shows;
 - a kernel log report's facts read from its lines (``REPORT_FACTS``: the guilty frame, the CPU, pid, comm, kernel,
-  hardware) stand in the lines its report evidence cites;
+  hardware) stand in the lines its report evidence cites (the guilty frame, named as syzkaller titles it, there
+  or in the line cited as the guilty frame);
 - a leak's ``first``/``last``/``max sample`` figure is its cited sample's time and bytes;
 - a trace finding's duration (``SPAN_FACTS``: the longest run, the worst wakeup latency, the longest D sleep, an
   IRQ handler's or a softirq's, a slow span's) is the time between two of its cited events;
@@ -279,6 +280,23 @@ def _span_problems(finding: Finding) -> Iterable[str]:
 REPORT_FACTS = ("guilty frame", "cpu", "pid", "comm", "kernel", "hardware")
 
 
+#: The frames syzkaller's titles name for others a stack shows (pkg/report's hung-task anchors: a task hung in
+#: synchronize_sched, _srcu or _net is titled "in synchronize_rcu").
+_SYZKALLER_FRAMES = {"synchronize_rcu": ("synchronize_sched", "synchronize_srcu", "synchronize_net")}
+#: A mangled Rust (v0 ``_R``, legacy ``_ZN``) or C++ symbol in a line: its title names it demangled.
+_MANGLED = re.compile(r"\b_(?:R|ZN?)[A-Za-z0-9_$]+")
+
+
+def shows_frame(frame: str, line: str) -> bool:
+    """Whether a line shows a guilty frame as syzkaller titles it: within a longer symbol (memfd_secret in
+    __se_sys_memfd_secret, smp_call_function in smp_call_function_single), one it stands for, or demangled."""
+    if any(name in line for name in (frame, *_SYZKALLER_FRAMES.get(frame, ()))):
+        return True
+    import pydemumble  # a runtime dependency of kforensic (LLVM's demanglers)
+
+    return any(frame in pydemumble.demangle(m.group(0)) for m in _MANGLED.finditer(line))
+
+
 def _report_fact_problems(finding: Finding, inputs: Inputs) -> Iterable[str]:
     if not finding.kind.from_kernel_log:
         return
@@ -288,13 +306,21 @@ def _report_fact_problems(finding: Finding, inputs: Inputs) -> Iterable[str]:
         if ev.locator.kind in TEXT_KINDS and ev.locator.name == "report"
         for line in _cited_lines(ev, inputs) or []
     ]
+    # The line a guilty frame was read from is cited as such when it is not one of the report's (a caller-
+    # prefixed log: the report's CPU's lines after another report's header).
+    frame_lines = [
+        line
+        for ev in finding.evidence
+        if ev.locator.kind in TEXT_KINDS and ev.locator.name == "guilty frame"
+        for line in _cited_lines(ev, inputs) or []
+    ]
     for fact in finding.shown_facts:
         if fact.name not in REPORT_FACTS or not cited:
             continue
         if fact.name == "cpu":
             shown = any(int(fact.value) in line_cpus(line) for line in cited)
-        elif fact.name == "guilty frame":  # named as syzkaller titles it: __se_sys_memfd_secret is memfd_secret
-            shown = any(fact.value in line for line in cited)
+        elif fact.name == "guilty frame":
+            shown = any(shows_frame(fact.value, line) for line in (*cited, *frame_lines))
         else:
             shown = any(re.search(rf"(?<![\w.-]){re.escape(fact.value)}(?![\w-])", line) for line in cited)
         if not shown:

@@ -429,11 +429,13 @@ def build_report(
     corrupted_reason: str | None = None
     frame: str | None = None
     trace: list[Frame] = []
+    rest: Sequence[LogLine] = ()
     if rule.stack is not None:
         frame, trace = guilty_frame(own, rule.stack)
         if frame is None and head.context is not None:
             # With caller prefixes the lines of this CPU or task that follow another report's header
-            # still belong to this report's stack (the other report is another CPU's or interleaved).
+            # still belong to this report's stack (the other report is another CPU's or interleaved), as
+            # syzkaller's pkg/report reads them: the report of a context runs on past a second report.
             rest, _, _ = report_extent(window, line_context(head), stop_at_headers=False)
             frame, trace = guilty_frame(rest, rule.stack)
         if not trace:
@@ -450,6 +452,7 @@ def build_report(
             rule, header = candidate, match
             if rule.stack is not None:
                 frame, trace = guilty_frame(own, rule.stack)
+                rest = ()  # the frame is read from the report's own lines
         title, frame = _format_title(rule, header, text, frame)
         break
     if title is None:
@@ -473,6 +476,7 @@ def build_report(
     panicked = any("Kernel panic - not syncing" in line.body for line in own)
     taint = fields.get("taint")
     times = [line.timestamp for line in own if line.timestamp is not None]
+    culprit = _culprit(own, rule, frame)
     report = KernelReport(
         title=title,
         kind=rule.kind,
@@ -480,7 +484,7 @@ def build_report(
         rule=rule.name,
         corrupted=corrupted_reason is not None,
         corrupted_reason=corrupted_reason,
-        frame=_culprit(own, rule, frame) or NotAvailable("no trustworthy frame in the report"),
+        frame=culprit or NotAvailable("no trustworthy frame in the report"),
         trace=tuple(trace),
         cpu=_int_or_na(fields.get("cpu"), "no CPU: line in the report"),
         pid=_int_or_na(fields.get("pid"), "no PID in the report"),
@@ -499,9 +503,29 @@ def build_report(
         panicked=panicked,
         signature=signature(title, frame),
         boot_time=next((x.wall - x.timestamp for x in own if x.wall is not None and x.timestamp is not None), None),
+        frame_past=_frame_past(rest, own, culprit),
     )
     keep_parsed(report, own)
     return report, resume
+
+
+def _frame_past(rest: Sequence[LogLine], own: Sequence[LogLine], frame: str | None) -> tuple[int, str] | None:
+    """The line past the report's own lines its guilty frame was read from, as ``KernelReport.frame_past``.
+
+    ``rest``: the lines of the report's CPU or task read past another report's header when its own lines gave
+    no frame (empty otherwise): the first of them, not one of its own, that prints the frame as it is named
+    (``__x64_sys_X+0x``, ``X.part.0+0x``), else within a longer name the title shortens
+    (``smp_call_function_single+0x``).
+    """
+    if frame is None or not rest:
+        return None
+    first, mine = own[0].number, {line.number for line in own}
+    past = [(line.number, line.body, line.body.find(frame)) for line in rest if line.number not in mine]
+    for exact in (True, False):
+        for number, body, at in past:
+            if at >= 0 and (body.startswith(("+0x", "."), at + len(frame)) if exact else "+0x" in body[at:]):
+                return number - first, body
+    return None
 
 
 def _culprit(lines: Sequence[LogLine], rule: Rule, titled: str | None) -> str | None:

@@ -155,6 +155,12 @@ def _evidence(source: str, report: KernelReport) -> list[Evidence]:
                 where = Locator(LocatorKind.LINE, number, name="guilty frame")
                 items.append(Evidence(source, where, _excerpt(text), cpu=cpu))
                 break
+        else:
+            if report.frame_past is not None:
+                # Read past its own lines (after another report's header): that line, the CPU it does not name.
+                at, body = report.frame_past
+                where = Locator(LocatorKind.LINE, report.start_line + at, name="guilty frame")
+                items.append(Evidence(source, where, _excerpt(body)))
     return items
 
 

@@ -135,6 +135,10 @@ class KernelReport:
     # The lines the kernel printed just above the header that belong to the report (a WARN's message after
     # "cut here", a list_debug message before its BUG), as (number, text): read by detectors.dmesg.why.
     preamble: tuple[tuple[int, str], ...] = ()
+    # The line its guilty frame was read from when that is past its own lines (a caller-prefixed log: its
+    # CPU's or task's lines after another report's header, detectors.dmesg.extract), as (offset from the
+    # header, text without the line's time and prefixes): the same for every repeat of the report.
+    frame_past: tuple[int, str] | None = None
 
     def excerpt(self) -> str:
         """The texts of the report's lines, one a line (the JSON's ``excerpt``).  A repeat the report memo

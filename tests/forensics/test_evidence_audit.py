@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.evidence_audit import Inputs, add_dump, add_store, audit
+from tests.evidence_audit import Inputs, add_dump, add_store, audit, shows_frame
 from tests.helpers import cli_in_process
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -153,6 +153,31 @@ def test_dmesg_on_every_golden_log(kforensic: Any, tmp_path: Path) -> None:
             assert not problems, "\n".join(problems)
     doc = kforensic("dmesg", *logs, ROOT / "vmcore_fixtures" / "cases" / "11-abba-deadlock" / "console.log")
     _clean(doc, Inputs(tmp_path))
+
+
+def test_dmesg_cites_a_guilty_frame_read_past_an_interleaved_report(kforensic: Any, tmp_path: Path) -> None:
+    # An RCU stall on CPU 0 of a log with caller prefixes, a WARNING of the same CPU printed into it
+    # (panic_on_warn): the stall's own lines end at the WARNING's header and hold no frame; its CPU's stack past
+    # them names the system call it loops in (line 29), the frame its title names, as syzkaller's pkg/report
+    # reads such a log (a report of a caller context runs on past a second report).
+    doc = kforensic("dmesg", GOLDEN / "rcu_stall_into_warning_caller.log")
+    (stall,) = [f for f in _findings(doc) if f["title"] == "INFO: rcu detected stall in sys_kf_spin"]
+    assert {"name": "guilty frame", "value": "sys_kf_spin"} in [
+        {"name": x["name"], "value": x["value"]} for x in stall["facts"]
+    ]
+    report = [e["locator"] for e in stall["evidence"] if e["locator"]["name"] == "report"]
+    assert report == [{"kind": "line", "start": 1, "end": 4, "name": "report"}]
+    cited = [(e["locator"]["start"], e["excerpt"]) for e in stall["evidence"] if e["locator"]["name"] == "guilty frame"]
+    assert cited == [(29, " __x64_sys_kf_spin+0x40/0x80")]
+    _clean(doc, Inputs(tmp_path))
+
+
+def test_the_audit_reads_a_guilty_frame_as_syzkaller_titles_it() -> None:
+    assert shows_frame("synchronize_rcu", "[  1.0]  [<ffffffff81000010>] synchronize_sched+0x10/0x20")
+    rust = "_RNvMNtCs1a2b3c_2kf7spinnerNtB2_7Spinner4spin+0x10/0x20"  # <kf::spinner::Spinner>::spin
+    assert shows_frame("<kf::spinner::Spinner>::spin", f"[  2.0][  T1]  {rust}")
+    assert not shows_frame("<kf::spinner::Spinner>::stop", f"[  2.0][  T1]  {rust}")
+    assert not shows_frame("synchronize_rcu", "[  1.0]  rcu_barrier+0x10/0x20")
 
 
 @pytest.mark.parametrize("trace", TRACES, ids=lambda p: p.name)
