@@ -13,7 +13,7 @@ from typing import Protocol
 from detectors.sched import rules
 from detectors.sched.buckets import BucketDigest
 from detectors.sched.sanity import ClockMonitor
-from detectors.sched.state import Accumulator, TaskState, event_ref
+from detectors.sched.state import Accumulator, TaskState, event_ref, span_of
 from forensics.model import NotAvailable
 from forensics.types.sched import (
     Blame,
@@ -143,9 +143,69 @@ def _close_open_runs(
     return tasks, busy, idle, tuple(closed)
 
 
+def _close_open_waits(an: SchedAnalyzer, tasks: dict[int, TaskState]) -> None:
+    """With a window, the waits to run still open at its end (woken or preempted, not switched in since) ended
+    there as a run is, in copies of the tasks: clipped to the window and counted with the wakeup or preemption
+    waits, cited up to the waited-on CPU's first event after the window (a wait is not counted when that CPU
+    has none: how long it lasted is not known).  Who ran meanwhile is told from the run current on that CPU at
+    the window's end; the time before that run began is ``unseen`` (the ring of recent runs is not read here).
+    A task that waited all through a window had an all-zero row."""
+    if an.w0 == -math.inf:
+        return
+    fresh: set[int] = set()  # the tasks whose victims were copied here
+    waits = sorted(an.pending_wake.items()) + sorted(
+        (pid, ev) for pid, ev in an.preempted.items() if pid not in an.pending_wake
+    )
+    running = {cur[0] for cur in an.cur.values()}  # woken while it ran: no wait
+    for pid, since in waits:
+        if pid in running:
+            continue
+        preempted = pid not in an.pending_wake
+        cpu = since.cpu if preempted or since.next_pid < 0 else since.next_pid  # where it waits (_wake's target)
+        end_ev = _window_end(an, cpu)
+        task = tasks.get(pid)
+        start = an.clip(since.ts, an.w1)
+        if end_ev is None or task is None or start is None or not an.w1 > start:
+            continue
+        if task is an.tasks.get(pid):
+            task = tasks[pid] = task.copy()
+        if preempted:
+            fig = task.preempt_wait = task.preempt_wait.copy()
+        else:
+            fig = task.wakeup = task.wakeup.copy()
+        waited = an.w1 - start
+        fig.count += 1
+        fig.total += waited
+        if waited <= fig.worst:
+            continue
+        fig.set_worst(start, an.w1, cpu, since, end_ev)
+        cur = an.cur.get(cpu)
+        behind: tuple[Blame, ...] = ()
+        unseen = waited
+        if cur is not None and cur[1] < an.w1:
+            unseen = cur[1] - start if cur[1] > start else 0.0
+            ran = an.w1 - (cur[1] if cur[1] > start else start)
+            if cur[0] != pid and ran > 0:
+                behind = (Blame(cur[0], an.comm(cur[0]), ran),)
+                culprit = tasks.get(cur[0])
+                if culprit is not None and cur[0] != 0:
+                    if cur[0] not in fresh:
+                        if culprit is an.tasks.get(cur[0]):
+                            culprit = tasks[cur[0]] = culprit.copy()
+                        culprit.victims = dict(culprit.victims)
+                        fresh.add(cur[0])
+                    culprit.victims[pid] = culprit.victims.get(pid, 0.0) + ran
+        wait = Wait(span_of(start, an.w1, cpu, since, end_ev), behind, "preemption" if preempted else "", unseen)
+        if preempted:
+            task.worst_preempt_wait = wait
+        else:
+            task.worst_wakeup = wait._replace(source=rules.WAKE_SOURCES[since.kind])
+
+
 def freeze_analysis(an: SchedAnalyzer, counts: ParseCounts) -> TraceAnalysis:
     """Freeze the analyzer's state into a :class:`TraceAnalysis`; open runs end at their CPU's last event."""
     tasks, busy, idle, closed = _close_open_runs(an)
+    _close_open_waits(an, tasks)
     digest = an.digest.with_runs(tuple(r for r in closed if r[3])) if an.digest is not None and closed else an.digest
     clock = an.clock.freeze(len(an.first))
     return TraceAnalysis(
@@ -217,9 +277,10 @@ def _events_read(an: SchedAnalyzer) -> tuple[float, float] | None:
 
 
 def _active(an: SchedAnalyzer, pid: int, t: TaskState) -> bool:
-    """Whether a task did anything in the window (--window, --around): ran, ended a wait or a sleep there, was
-    preempted or delayed others there, or waits to run at its end (woken, or preempted: waiting through it).  The
-    events before the window are read for the state they set: a task seen only there is not in the window's table."""
+    """Whether a task did anything in the window (--window, --around): ran, waited to run (a wait open at its end
+    is counted when its length can be told: _close_open_waits), slept there, was preempted or delayed others
+    there.  The events before the window are read for the state they set: a task seen only there is not in the
+    window's table, nor one whose wait at its end cannot be told (it had an all-zero row)."""
     return bool(
         t.runtime
         or t.runs.count
@@ -229,8 +290,6 @@ def _active(an: SchedAnalyzer, pid: int, t: TaskState) -> bool:
         or t.preempted_by
         or t.delay_caused
         or t.victims
-        or pid in an.pending_wake
-        or pid in an.preempted
     )
 
 

@@ -412,6 +412,16 @@ def test_a_cpus_first_event_is_the_first_of_the_window() -> None:
     assert all(w0 <= c.first_ts <= c.last_ts <= w1 for c in inside.cpus)
 
 
+def windowed(data: bytes, window: tuple[float, float]) -> TraceAnalysis:
+    """Both analyzers over ``window`` of ``data``, on the line parser's records (two chunk sizes) and on the
+    compiled scanner's batches: asserted equal; the result."""
+    for chunk in (1 << 16, 1 << 10):
+        lists, counts = parse(data, chunk)
+        got = compare(lists, counts, window=window)
+        compare_scanned(data, chunk, window=window)
+    return got
+
+
 QUIET = (797.7070, 797.7097)  # kf.ftrace.txt: CPU0 has no event in it; kf_hog runs there from before to after it
 
 
@@ -451,10 +461,8 @@ def test_a_cpu_quiet_in_the_window_runs_its_task_through_it() -> None:
     data = gzip.decompress((DATA / "kf.ftrace.txt.gz").read_bytes())
     switch_in, after, _last, first_after = _hog_lines(data)
     w0, w1 = QUIET
-    for chunk in (1 << 16, 1 << 10):
-        lists, counts = parse(data, chunk)
-        inside = compare(lists, counts, window=QUIET)
-        compare_scanned(data, chunk, window=QUIET)
+    inside = windowed(data, QUIET)
+    lists, counts = parse(data, 1 << 10)
     assert inside.window == QUIET
     cpu0 = next(c for c in inside.cpus if c.cpu == 0)
     assert isinstance(cpu0.first_ts, NotAvailable) and isinstance(cpu0.last_ts, NotAvailable)
@@ -586,10 +594,7 @@ def test_a_cpu_with_no_switch_before_or_in_the_window_has_unknown_busy_and_idle_
     window = (797.5450, 797.5465)
     cpu0_switches = re.findall(rb"\[000\] \S+\s+(\d+\.\d+): sched_switch:", data)
     assert cpu0_switches and float(min(cpu0_switches)) > window[1]  # the trace's own record of it
-    for chunk in (1 << 16, 1 << 10):
-        lists, counts = parse(data, chunk)
-        got = compare(lists, counts, window=window)
-        compare_scanned(data, chunk, window=window)
+    got = windowed(data, window)
     cpus = {c.cpu: c for c in got.cpus}
     unknown = NotAvailable("no sched_switch on CPU0 before or in the window")
     assert (cpus[0].busy, cpus[0].idle, cpus[0].switches) == (unknown, unknown, 0)
@@ -603,11 +608,38 @@ def test_a_window_keeps_the_kinds_of_the_events_read_before_and_after_it() -> No
     figures (which have no IRQ and no softirq).  Both analyzers, both readers, equal; none without a window."""
     data = gzip.decompress((DATA / "kf.ftrace.txt.gz").read_bytes())
     window = (797.5450, 797.5465)
-    for chunk in (1 << 16, 1 << 10):
-        lists, counts = parse(data, chunk)
-        got = compare(lists, counts, window=window)
-        compare_scanned(data, chunk, window=window)
-        assert compare(lists, counts).kinds_read == ()
+    got = windowed(data, window)
+    assert compare(*parse(data, 1 << 10)).kinds_read == ()
     assert not got.irqs and not got.softirqs
     assert {rules.SWITCH, rules.WAKING, Kind.IRQ_ENTRY, Kind.IRQ_EXIT, Kind.SOFTIRQ_RAISE} <= set(got.kinds_read)
     assert rules.LOST not in got.kinds_read
+
+
+def test_a_task_waiting_all_through_a_window_has_its_wait_counted_up_to_the_end() -> None:
+    """``--window 797.7070:797.7097``: qemu-system-x86 15566 was preempted on CPU0 at 797.702790 (line 1603) and
+    waits behind kf_hog until 797.714786, after the window.  Its row was all zeros (no run, no wait); now its
+    preemption wait is counted clipped to the window (2.700 ms from its start), cited up to CPU0's first event
+    after it (line 1732), with kf_hog named as who ran meanwhile (and 15566 among kf_hog's victims).  When the
+    CPU it waits on reports nothing after the window the wait's length is not known: it is not counted and the
+    task (doing nothing else in the window) has no row.  Both analyzers, both readers."""
+    data = gzip.decompress((DATA / "kf.ftrace.txt.gz").read_bytes())
+    _switch_in, after, last_ts, first_after = _hog_lines(data)
+    w0, w1 = QUIET
+    got = windowed(data, QUIET)
+    qemu = next(t for t in got.tasks if t.pid == 15566)
+    assert (qemu.runtime, qemu.runs.n, qemu.preempt_wait.n, qemu.preempt_wait.total) == (0.0, 0, 1, w1 - w0)
+    wait = qemu.worst_preempt_wait
+    assert wait is not None and wait.source == "preemption" and wait.unseen == 0.0
+    assert (wait.span.start, wait.span.cpu, wait.span.begin.line_no, wait.span.end.line_no) == (w0, 0, 1603, after)
+    assert wait.span.end.ts == first_after and [(b.comm, b.seconds) for b in wait.behind] == [("kf_hog", w1 - w0)]
+    hog = next(t for t in got.tasks if t.comm == "kf_hog")
+    assert [(v.pid, v.seconds) for v in hog.victims] == [(15566, w1 - w0)]
+    cut = b"\n".join(
+        line
+        for line in data.split(b"\n")
+        if not ((m := re.match(rb"\s*\S+-\d+\s+\[000\] \S+\s+(\d+\.\d+): ", line)) and float(m[1]) > w1)
+    )
+    lists, counts = parse(cut, 1 << 12)
+    stopped = compare(lists, counts, window=QUIET)
+    compare_scanned(cut, 1 << 12, window=QUIET)
+    assert last_ts < w0 and 15566 not in {t.pid for t in stopped.tasks}

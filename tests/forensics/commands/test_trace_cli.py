@@ -505,3 +505,17 @@ def test_a_window_without_irqs_of_a_trace_with_them_says_none_in_the_window(ftra
     (examined,) = doc["incident"]["examined"]
     assert "long IRQ handlers: needs irq_handler_entry/exit events" in examined["could_not"]
     assert "softirq starvation: needs softirq_raise/entry/exit events" in examined["could_not"]
+
+
+def test_a_task_waiting_all_through_the_window_has_its_wait_in_its_row(ftrace: Path) -> None:
+    """``--window 797.7070:797.7097``: qemu-system-x86 15566 is preempted before the window and waits behind
+    kf_hog all through it; kf_victim 15893 is preempted by kf_rthog in it and still waits at its end.  Their rows
+    said "-" for the worst preemption wait (15566's row was all zeros); the waits open at the window's end are
+    counted up to it, as a run is."""
+    res = run(str(ftrace), "--window", "797.7070:797.7097", "-f", "md")
+    assert res.returncode == 0, res.stderr
+    assert "| qemu-system-x86 | 15566 | 120 | 0.000 ms | 0 | - | 0 | - | 2.700 ms | - | - | - |" in res.stdout
+    assert "| kf_victim | 15893 | 120 | 0.000 ms | 0 | - | 0 | - | 2.076 ms | 0.331 ms | - | kf_rthogx1 |" in res.stdout
+    doc = json.loads(run(str(ftrace), "--window", "797.7070:797.7097", "-f", "json").stdout)
+    qemu = next(t for t in doc["tasks"] if t["pid"] == 15566)
+    assert qemu["worst_preempt_wait"]["behind"] == [{"pid": 15891, "comm": "kf_hog", "ms": 2.7}]
