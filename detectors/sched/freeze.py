@@ -349,12 +349,16 @@ def _cpu_stats(an: SchedAnalyzer, busy: dict[int, float], idle: dict[int, float]
 def _busy_idle(
     an: SchedAnalyzer, cpu: int, busy: dict[int, float], idle: dict[int, float]
 ) -> tuple[float | NotAvailable, float | NotAvailable]:
-    """A CPU's busy and idle time; in a window, unknown on a CPU with no sched_switch before or in it (nothing known
-    running there at its end, no switch in it): what ran there is not known, so neither is how long."""
-    if an.w0 == -math.inf or cpu in an.cur or an.switches.get(cpu, 0):
+    """A CPU's busy and idle time; unknown on a CPU with no sched_switch in the trace, or in a window with none
+    before or in it (nothing known running there at its end, no switch in it): what ran there is not known, so
+    neither is how long (an RT task spinning on a nohz_full CPU never switches: "busy 0.000 ms" would hide it)."""
+    windowed = an.w0 > -math.inf
+    if (windowed and cpu in an.cur) or an.switches.get(cpu, 0):
         return busy.get(cpu, 0.0), idle.get(cpu, 0.0)
     lost = " since events were lost" if an.lost_markers else ""
-    unknown = NotAvailable(f"no sched_switch on CPU{cpu} before or in the window{lost}")
+    unknown = NotAvailable(
+        f"no sched_switch on CPU{cpu} {'before or in the window' if windowed else 'in the trace'}{lost}"
+    )
     return unknown, unknown
 
 

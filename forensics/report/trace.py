@@ -190,10 +190,11 @@ def _header_lines(a: TraceAnalysis, parse: ParseSummary, source: str, notes: tup
         counted = sum(
             v for c in a.cpus for v in (c.busy, c.idle) if isinstance(v, float)
         )  # run and idle time in the totals
-        spanned = sum(
+        spanned = sum(  # of the CPUs whose run and idle time is known: an unknown one is no time left out
             c.last_ts - c.first_ts
             for c in a.cpus
             if isinstance(c.first_ts, float) and isinstance(c.last_ts, float) and c.last_ts > c.first_ts
+            if isinstance(c.busy, float)
         )
         lines.append(
             f"clock: {a.clock.back} of {a.clock.steps} steps between events of one CPU go back in time; what falls "

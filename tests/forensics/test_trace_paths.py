@@ -21,6 +21,7 @@ from collectors.trace_columns import text_size
 from collectors.trace_text import TraceParser
 from forensics.delivery import write_figures
 from forensics.jit import COMPILED_ENV, SMALL_INPUT_BYTES, compiled_pays
+from forensics.model import NotAvailable
 from forensics.pipelines.spans import SpanOptions
 from forensics.pipelines.trace import analyse_trace_file
 from forensics.types.results import TraceResult
@@ -155,3 +156,18 @@ def test_build_parts_are_the_build_and_an_unknown_part_is_refused() -> None:
     assert is_cached(trace_kernels())
     with pytest.raises(ValueError, match="no part 'all'"):
         build_part("all")
+
+
+@pytest.mark.parametrize("which", range(2))
+def test_both_paths_agree_on_a_cpu_with_no_switch_in_the_trace(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, which: int
+) -> None:
+    """kf.ftrace.txt.gz without CPU1's sched_switch lines: both paths say its busy and idle time are unknown."""
+    lines = gzip.decompress((DATA / "traces" / "kf.ftrace.txt.gz").read_bytes()).splitlines(keepends=True)
+    cut = tmp_path / "no-switch-on-cpu1.txt.gz"
+    cut.write_bytes(gzip.compress(b"".join(x for x in lines if not (b"[001]" in x and b" sched_switch:" in x))))
+    plain = _run(monkeypatch, cut, False, tmp_path, **OPTIONS[which])
+    fast = _run(monkeypatch, cut, True, tmp_path, **OPTIONS[which])
+    assert repr(fast) == repr(plain)
+    cpu1 = next(c for c in plain.analysis.cpus if c.cpu == 1)
+    assert isinstance(cpu1.busy, NotAvailable) and isinstance(cpu1.idle, NotAvailable) and cpu1.irq_time > 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from forensics.model import NotAvailable
 from forensics.types.sched import TraceAnalysis
 from tests.detectors.sched.test_input_sanity import _both, _lines, _shift, _write
 from tests.forensics.test_cli import run
@@ -68,3 +69,21 @@ def test_a_clean_trace_keeps_its_totals(tmp_path: Path) -> None:
     assert analysis.clock.back == 0
     busiest = analysis.tasks[0]
     assert busiest.runtime > 0.05  # the recorded qemu thread ran for most of the trace
+
+
+def test_a_cpu_with_unknown_run_and_idle_time_is_no_time_left_out(tmp_path: Path) -> None:
+    """The stepped trace without CPU1's sched_switch lines: CPU1's run and idle time are unknown, so its span is
+    no time the totals left out (the clock line counted its whole span among what they left out)."""
+    head, body = _lines(tmp_path)
+    shifted = [_shift(line, -STEP) if (i // BLOCK) % 2 else line for i, line in enumerate(body)]
+    cut = _write(tmp_path, "cut.txt", head, [x for x in shifted if not ("[001]" in x and " sched_switch:" in x)])
+    analysis, _findings = _both(cut)
+    cpu0, cpu1 = analysis.cpus
+    assert analysis.clock.back and isinstance(cpu1.busy, NotAvailable) and cpu1.last_ts > cpu1.first_ts
+    assert isinstance(cpu0.busy, float) and isinstance(cpu0.idle, float) and isinstance(cpu0.first_ts, float)
+    assert isinstance(cpu0.last_ts, float)
+    done = run("trace", cut)
+    assert done.returncode == 0, done.stderr
+    text = " ".join(done.stdout.split())
+    said = f"which count {(cpu0.busy + cpu0.idle) * 1e3:.3f} ms of the {(cpu0.last_ts - cpu0.first_ts) * 1e3:.3f} ms"
+    assert said in text, text[:2000]

@@ -643,3 +643,23 @@ def test_a_task_waiting_all_through_a_window_has_its_wait_counted_up_to_the_end(
     stopped = compare(lists, counts, window=QUIET)
     compare_scanned(cut, 1 << 12, window=QUIET)
     assert last_ts < w0 and 15566 not in {t.pid for t in stopped.tasks}
+
+
+def test_a_cpu_with_no_switch_in_the_trace_has_unknown_busy_and_idle_time() -> None:
+    """kf.ftrace.txt.gz without CPU1's sched_switch lines (as an RT task spinning on a nohz_full CPU never
+    switches): CPU1's row said busy 0.000 ms and idle 0.000 ms, figures nothing was read for; now both are unknown
+    with the reason, its IRQ and softirq time (read from its own events) are kept, and CPU0's figures are those
+    of the whole trace.  Both analyzers, on the line parser's records and the compiled scanner's batches."""
+    data = gzip.decompress((DATA / "kf.ftrace.txt.gz").read_bytes())
+    cut = b"".join(line for line in data.splitlines(keepends=True) if not re.search(rb"\[001\] .*sched_switch:", line))
+    assert len(cut) < len(data) and b"[001]" in cut  # CPU1 keeps its other events
+    whole = {c.cpu: c for c in compare(*parse(data, 1 << 16)).cpus}
+    for chunk in (1 << 16, 1 << 10):
+        got = compare(*parse(cut, chunk))
+        compare_scanned(cut, chunk)
+    cpus = {c.cpu: c for c in got.cpus}
+    unknown = NotAvailable("no sched_switch on CPU1 in the trace")
+    assert (cpus[1].busy, cpus[1].idle, cpus[1].switches) == (unknown, unknown, 0)
+    assert cpus[1].irq_time == whole[1].irq_time > 0 and cpus[1].softirq_time == whole[1].softirq_time > 0
+    assert cpus[0] == whole[0]
+    assert isinstance(whole[1].busy, float) and whole[1].switches  # the whole trace's CPU1 has its figures

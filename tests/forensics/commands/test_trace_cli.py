@@ -519,3 +519,28 @@ def test_a_task_waiting_all_through_the_window_has_its_wait_in_its_row(ftrace: P
     doc = json.loads(run(str(ftrace), "--window", "797.7070:797.7097", "-f", "json").stdout)
     qemu = next(t for t in doc["tasks"] if t["pid"] == 15566)
     assert qemu["worst_preempt_wait"]["behind"] == [{"pid": 15891, "comm": "kf_hog", "ms": 2.7}]
+
+
+def test_a_cpu_with_no_switch_in_the_trace_says_its_busy_and_idle_time_are_unknown(
+    ftrace: Path, tmp_path: Path
+) -> None:
+    """kf.ftrace.txt without CPU1's sched_switch lines (an RT task spinning on a nohz_full CPU never switches): its
+    row said "0.000 ms" busy and idle (text, md, HTML) and 0.0 (JSON), hiding such a hog; now each says why it is
+    not known, and its IRQ and softirq time, read from its own events, are kept."""
+    cut = tmp_path / "no-switch-on-cpu1.txt"
+    lines = ftrace.read_bytes().splitlines(keepends=True)
+    cut.write_bytes(b"".join(x for x in lines if not (b"[001]" in x and b" sched_switch:" in x)))
+    why = "no sched_switch on CPU1 in the trace"
+    md = run(str(cut), "-f", "md")
+    assert md.returncode == 0, md.stderr
+    row = next(line for line in md.stdout.splitlines() if line.startswith("| CPU1 |"))
+    assert f"| unknown ({why}) | unknown ({why}) | 1.634 ms | 1.423 ms | 0 |" in row
+    text = run(str(cut)).stdout
+    row = next(line for line in text.splitlines() if line.startswith("│ CPU1 │"))  # the cells wrap after it
+    assert row.count("│ unknown (no sched_switch") == 2 and "0.000 ms" not in row
+    assert "could have found: CPU hogs" in text  # CPU0's switches
+    html = run(str(cut), "-f", "html").stdout
+    assert html.count(f"unknown ({why})") == 2
+    doc = json.loads(run(str(cut), "-f", "json").stdout)
+    cpu1 = next(c for c in doc["cpus"] if c["cpu"] == 1)
+    assert (cpu1["busy_ms"], cpu1["idle_ms"], cpu1["irq_ms"]) == ({"not_available": why}, {"not_available": why}, 1.634)
