@@ -106,6 +106,7 @@ class SchedAnalyzer:
         self.busy: dict[int, float] = {}
         self.idle: dict[int, float] = {}
         self.switches: dict[int, int] = {}
+        self.switched: set[int] = set()  # the CPUs with a sched_switch read (before, in or after a window)
         self.irq_time: dict[int, float] = {}
         self.softirq_time: dict[int, float] = {}
         self.pending_wake: dict[int, TraceEvent] = {}
@@ -294,6 +295,7 @@ class SchedAnalyzer:
         if ts >= self.w0:  # the window's switches (--window, --around): --around counted them from the start
             switches = self.switches
             switches[cpu] = switches.get(cpu, 0) + 1
+        self.switched.add(cpu)
         cur = self.cur.get(cpu)
         if cur is not None and cur[0] == ev.pid:
             self._run_ends(ev, ts, cpu, cur)
@@ -408,6 +410,12 @@ class SchedAnalyzer:
         since_ev = self.pending_wake.pop(nxt, None)
         if since_ev is not None:
             fig = task.wakeup
+            target = since_ev.next_pid if since_ev.next_pid >= 0 else since_ev.cpu  # the CPU it was woken onto
+            if target != cpu and target not in self.switched:  # its switch-in there could not be seen: not counted
+                if self.clip(since_ev.ts, ts) is not None:
+                    task.unseen_wakes += 1
+                    task.unseen_cpu = target
+                since_ev = None
         else:
             since_ev = self.preempted.pop(nxt, None)
             fig = task.preempt_wait

@@ -460,6 +460,7 @@ class FastAnalyzer:
             ts = TaskState(self._comm[slot], ints[k.T_PRIO])
             ts.runtime, ts.delay_caused = floats[k.TF_RUNTIME], floats[k.TF_DELAY]
             ts.hog_runs = ints[k.T_HOG]
+            ts.unseen_wakes, ts.unseen_cpu = ints[k.T_UNSEEN], ints[k.T_UNSEEN_CPU]
             figs = [acc(ints[k.T_ACC + 4 * a : k.T_ACC + 4 * a + 4], floats[k.TF_ACC + 3 * a : k.TF_ACC + 3 * a + 3])
                     for a in range(3)]  # fmt: skip
             ts.runs, ts.wakeup, ts.preempt_wait = figs
@@ -524,4 +525,5 @@ class FastAnalyzer:
             an.busy[cpu], an.idle[cpu] = f[k.F_BUSY], f[k.F_IDLE]
             an.irq_time[cpu], an.softirq_time[cpu] = f[k.F_IRQ], f[k.F_SOFT]
             an.switches[cpu] = c[k.C_SWITCHES]
+        an.switched = {c[k.C_CPU] for c in ci[: si[k.S_CPUHI]] if c[k.C_SWITCHED]}
         return an

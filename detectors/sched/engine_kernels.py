@@ -81,6 +81,7 @@ from detectors.sched.engine_layout import (
     C_RING,
     C_SOFT_EID,
     C_SOFT_VEC,
+    C_SWITCHED,
     C_SWITCHES,
     CPU_DIRECT,
     DONE,
@@ -155,9 +156,12 @@ from detectors.sched.engine_layout import (
     T_COMM,
     T_HOG,
     T_PEND,
+    T_PEND_SLOT,
     T_PID,
     T_PRE,
     T_PRIO,
+    T_UNSEEN,
+    T_UNSEEN_CPU,
     T_WCPU,
     T_WEP,
     TF_ACC,
@@ -769,6 +773,12 @@ def run_batch(
             b_eid = ti[ns, T_PEND]
             b_ts = tf[ns, TF_PEND_TS]
             ti[ns, T_PEND] = -1
+            target = ti[ns, T_PEND_SLOT]
+            if target != s and not ci[target, C_SWITCHED]:  # its switch-in there could not be seen: not counted
+                if clip(b_ts, ts, sc[X_BARRIER], w0)[0]:
+                    ti[ns, T_UNSEEN] += 1
+                    ti[ns, T_UNSEEN_CPU] = ci[target, C_CPU]
+                fig = 0
         elif ti[ns, T_PRE] >= 0:
             fig = A_PREEMPT
             b_eid = ti[ns, T_PRE]
@@ -795,6 +805,7 @@ def run_batch(
         prev = pidcol[i]
         if ts >= w0:  # the window's switches (--window, --around), as its busy and idle time
             ci[s, C_SWITCHES] += 1
+        ci[s, C_SWITCHED] = 1
         if ci[s, C_CUR_SEQ] >= 0 and ci[s, C_CUR_PID] == prev:
             run_ends(eid, ts, c, s, prev, priocol[i])
         if prev != 0:
@@ -816,6 +827,7 @@ def run_batch(
         epoch = si[S_EPOCH]
         if ti[ps, T_PEND] < 0:
             ti[ps, T_PEND] = eid
+            ti[ps, T_PEND_SLOT] = t
             tf[ps, TF_PEND_TS] = ts
             si[S_WS + k] += 1
             if not (ti[ps, T_WCPU] >= 0 and ti[ps, T_WEP] == epoch):

@@ -32,15 +32,18 @@ N_SLOTS, N_OACC, N_IRQ, N_SOFT, N_VIC, N_PB, N_RING, N_TL, N_DG, N_CPU, N_PID, N
 # per-CPU ints (ci) and floats (cf)
 (C_CUR_PID, C_CUR_SLOT, C_CUR_EID, C_CUR_SEQ, C_QPRES, C_RING, C_FIRST, C_LAST, C_SWITCHES, C_DEPTH, C_SOFT_EID,
  C_SOFT_VEC, C_OFF, C_CPU, C_ORDER) = (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 14, 15)  # fmt: skip
-NCI = 16  # C_OFF: 2 columns; C_ORDER: row k holds the slot of the k-th CPU seen
-CI_DEFAULT = (0, -1, -1, -1, 0, -1, -1, -1, 0, 0, -1, 0, -1, -1, 0, -1)
+C_SWITCHED = 16  # 1 once a sched_switch of the CPU was read (before, in or after a window): SchedAnalyzer.switched
+NCI = 17  # C_OFF: 2 columns; C_ORDER: row k holds the slot of the k-th CPU seen
+CI_DEFAULT = (0, -1, -1, -1, 0, -1, -1, -1, 0, 0, -1, 0, -1, -1, 0, -1, 0)
 (F_SINCE, F_AREA, F_QN, F_QAREA, F_QSINCE, F_LAST_TS, F_BUSY, F_IDLE, F_IRQ, F_SOFT, F_SOFT_TS, F_OFF_TS) = range(12)
 NCF = 14  # F_OFF_TS: 2 columns
 
 # per-task ints (ti) and floats (tf); T_ACC/TF_ACC: runs, wakeup, preempt_wait accumulators
 (T_PID, T_PRIO, T_COMM, T_HOG, T_WCPU, T_WEP, T_PEND, T_PRE, T_BLK, T_BLK_CPU, T_BLK_STATE, T_ACC) = range(12)
-NTI = 24
-TI_DEFAULT = (0, 0, -1, 0, -1, 0, -1, -1, -1, 0, 0) + (0, -1, -1, -1) * 3
+# after the accumulators: the CPU slot a pending wakeup woke the task onto; TaskState.unseen_wakes, unseen_cpu
+T_PEND_SLOT, T_UNSEEN, T_UNSEEN_CPU = 23, 24, 25  # T_ACC + 12
+NTI = 26
+TI_DEFAULT = (0, 0, -1, 0, -1, 0, -1, -1, -1, 0, 0) + (0, -1, -1, -1) * 3 + (-1, 0, -1)
 TF_RUNTIME, TF_DELAY, TF_PEND_TS, TF_PRE_TS, TF_BLK_TS, TF_ACC = range(6)
 NTF = 14
 TF_DEFAULT = (0.0, 0.0, 0.0, 0.0, 0.0) + (0.0, -1.0, 0.0) * 3

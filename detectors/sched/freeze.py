@@ -58,6 +58,7 @@ class SchedAnalyzer(Protocol):
     busy: dict[int, float]
     idle: dict[int, float]
     switches: dict[int, int]
+    switched: set[int]
     irq_time: dict[int, float]
     softirq_time: dict[int, float]
     irqs: dict[int, Accumulator]
@@ -165,8 +166,8 @@ def _close_open_waits(an: SchedAnalyzer, tasks: dict[int, TaskState]) -> None:
         end_ev = _window_end(an, cpu)
         task = tasks.get(pid)
         start = an.clip(since.ts, an.w1)
-        if end_ev is None or task is None or start is None or not an.w1 > start:
-            continue
+        if end_ev is None or task is None or start is None or not an.w1 > start or cpu not in an.switched:
+            continue  # cpu not switched: whether it was switched in there could not be seen
         if task is an.tasks.get(pid):
             task = tasks[pid] = task.copy()
         if preempted:
@@ -325,7 +326,16 @@ def _freeze_task(an: SchedAnalyzer, pid: int, t: TaskState) -> TaskStats:
         victims=tuple(
             Blame(p, an.comm(p), s) for p, s in sorted(t.victims.items(), key=lambda kv: -kv[1])[: rules.PREEMPTORS]
         ),
+        wakeups_unknown=t.unseen_wakes,
+        wakeup_unknown_why=_unseen_why(an, t.unseen_cpu) if t.unseen_wakes else None,
     )
+
+
+def _unseen_why(an: SchedAnalyzer, cpu: int) -> NotAvailable:
+    """Why a task's wakeups onto ``cpu`` are not counted: its switch-in there could not be seen."""
+    if cpu not in an.switched and an.w0 == -math.inf:
+        return NotAvailable(f"no sched_switch on CPU{cpu} in the trace")
+    return NotAvailable(f"no sched_switch on CPU{cpu} before the task was switched in elsewhere")
 
 
 def _cpu_stats(an: SchedAnalyzer, busy: dict[int, float], idle: dict[int, float]) -> tuple[CpuStats, ...]:

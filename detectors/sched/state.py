@@ -83,6 +83,8 @@ class TaskState:
         "prio",
         "runs",
         "runtime",
+        "unseen_cpu",
+        "unseen_wakes",
         "victims",
         "wakeup",
         "worst_preempt_wait",
@@ -103,6 +105,10 @@ class TaskState:
         self.preempted_by: dict[int, int] = {}
         self.delay_caused = 0.0
         self.victims: dict[int, float] = {}
+        # Wakeups whose switch-in on the CPU they were woken onto could not be seen (no sched_switch of that CPU
+        # read before the task was switched in elsewhere): not counted; the last such CPU, for the reason.
+        self.unseen_wakes = 0
+        self.unseen_cpu = -1
 
     def copy(self) -> TaskState:
         """A copy whose run figures can change without changing this one (freeze closes open runs in it)."""
@@ -112,4 +118,5 @@ class TaskState:
         out.wakeup, out.worst_wakeup = self.wakeup, self.worst_wakeup
         out.preempt_wait, out.worst_preempt_wait = self.preempt_wait, self.worst_preempt_wait
         out.blocked, out.preempted_by, out.victims = self.blocked, self.preempted_by, self.victims
+        out.unseen_wakes, out.unseen_cpu = self.unseen_wakes, self.unseen_cpu
         return out

@@ -12,7 +12,7 @@ from forensics.types.trace_result import TraceResult
 
 if TYPE_CHECKING:
     from forensics.report.document import Block, Document
-    from forensics.types.sched import ParseSummary, Span, TraceAnalysis
+    from forensics.types.sched import ParseSummary, Span, TaskStats, TraceAnalysis
     from forensics.types.spans import SpanReport
 
 
@@ -51,7 +51,10 @@ def _table_rows(a: TraceAnalysis, top: int) -> list[tuple[str, list[str], list[l
                     if wake.behind
                     else fmt_ms(wake.span.duration) + mark(wake.span)
                 )
+                + _unknown_wakeups(t)
                 if wake
+                else f"unknown: {t.wakeup_unknown_why.reason}"
+                if t.wakeup_unknown_why
                 else "-",
                 fmt_ms(t.preempt_wait.worst.duration) + mark(t.preempt_wait.worst) if t.preempt_wait.worst else "-",
                 blocked(t, "S"),
@@ -168,6 +171,12 @@ def _table_rows(a: TraceAnalysis, top: int) -> list[tuple[str, list[str], list[l
             )
         )
     return out
+
+
+def _unknown_wakeups(t: TaskStats) -> str:
+    """The wakeups not counted beside the worst counted one: their switch-in could not be seen."""
+    why = t.wakeup_unknown_why
+    return f" ({t.wakeups_unknown} more unknown: {why.reason})" if why else ""
 
 
 def _header_lines(a: TraceAnalysis, parse: ParseSummary, source: str, notes: tuple[str, ...] = ()) -> list[str]:

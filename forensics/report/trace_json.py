@@ -91,7 +91,12 @@ def task_to_dict(t: TaskStats) -> JsonDict:
         "preempted_by": [{"pid": p.pid, "comm": p.comm, "count": p.times} for p in t.preempted_by],
         "delay_caused_ms": ms(t.delay_caused),
         "victims": [{"pid": b.pid, "comm": b.comm, "ms": ms(b.seconds)} for b in t.victims],
-    }
+    } | (
+        # only when some wakeup's switch-in could not be seen (documents of whole traces are as they were)
+        {"wakeups_unknown": {"count": t.wakeups_unknown, "not_available": t.wakeup_unknown_why.reason}}
+        if t.wakeup_unknown_why
+        else {}
+    )
 
 
 def bucket_to_dict(b: Bucket) -> JsonDict:

@@ -97,6 +97,10 @@ class TaskStats(NamedTuple):
     preempted_by: tuple[Preemptor, ...]
     delay_caused: float  # task-seconds other tasks spent waiting for its CPU while it ran
     victims: tuple[Blame, ...]  # tasks whose worst wait it ran through, most time first
+    # Wakeups not counted in ``wakeup``: the task's switch-in on the CPU it was woken onto could not be seen (no
+    # sched_switch of that CPU read before it was switched in elsewhere), so how long it waited is not known.
+    wakeups_unknown: int = 0
+    wakeup_unknown_why: NotAvailable | None = None
 
     @property
     def is_rt(self) -> bool:

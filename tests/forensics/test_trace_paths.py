@@ -162,7 +162,8 @@ def test_build_parts_are_the_build_and_an_unknown_part_is_refused() -> None:
 def test_both_paths_agree_on_a_cpu_with_no_switch_in_the_trace(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, which: int
 ) -> None:
-    """kf.ftrace.txt.gz without CPU1's sched_switch lines: both paths say its busy and idle time are unknown."""
+    """kf.ftrace.txt.gz without CPU1's sched_switch lines: both paths say its busy and idle time are unknown, and
+    count no wakeup whose switch-in on CPU1 could not be seen (python3's measured 217 ms to its switch-in on CPU0)."""
     lines = gzip.decompress((DATA / "traces" / "kf.ftrace.txt.gz").read_bytes()).splitlines(keepends=True)
     cut = tmp_path / "no-switch-on-cpu1.txt.gz"
     cut.write_bytes(gzip.compress(b"".join(x for x in lines if not (b"[001]" in x and b" sched_switch:" in x))))
@@ -171,3 +172,5 @@ def test_both_paths_agree_on_a_cpu_with_no_switch_in_the_trace(
     assert repr(fast) == repr(plain)
     cpu1 = next(c for c in plain.analysis.cpus if c.cpu == 1)
     assert isinstance(cpu1.busy, NotAvailable) and isinstance(cpu1.idle, NotAvailable) and cpu1.irq_time > 0
+    python3 = next(t for t in plain.analysis.tasks if t.pid == 15850)
+    assert python3.wakeups_unknown == 1 and python3.worst_wakeup and python3.worst_wakeup.span.duration < 0.001

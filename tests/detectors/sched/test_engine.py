@@ -663,3 +663,22 @@ def test_a_cpu_with_no_switch_in_the_trace_has_unknown_busy_and_idle_time() -> N
     assert cpus[1].irq_time == whole[1].irq_time > 0 and cpus[1].softirq_time == whole[1].softirq_time > 0
     assert cpus[0] == whole[0]
     assert isinstance(whole[1].busy, float) and whole[1].switches  # the whole trace's CPU1 has its figures
+
+
+def test_a_wakeup_whose_switch_in_on_its_cpu_could_not_be_seen_is_not_counted() -> None:
+    """kf.ftrace.txt.gz without CPU1's sched_switch lines: python3, woken onto CPU1, is never seen switched in
+    there, and its wakeup latency was measured to its next switch-in on CPU0, 217 ms later (0.2 ms in the whole
+    trace).  Such a wakeup is not counted (nor in the --bucket-ms digest) and the task says why; the whole
+    trace's figures are as they were.  Both analyzers, on the line parser's records and the scanner's batches."""
+    data = gzip.decompress((DATA / "kf.ftrace.txt.gz").read_bytes())
+    cut = b"".join(line for line in data.splitlines(keepends=True) if not re.search(rb"\[001\] .*sched_switch:", line))
+    whole = compare(*parse(data, 1 << 16), bucket=0.01)
+    assert not any(t.wakeups_unknown or t.wakeup_unknown_why for t in whole.tasks)
+    for chunk in (1 << 16, 1 << 10):
+        got = compare(*parse(cut, chunk), bucket=0.01)
+        compare_scanned(cut, chunk, bucket=0.01)
+    python3 = next(t for t in got.tasks if t.pid == 15850)
+    assert python3.wakeups_unknown == 1
+    assert python3.wakeup_unknown_why == NotAvailable("no sched_switch on CPU1 in the trace")
+    assert all(t.worst_wakeup is None or t.worst_wakeup.span.duration < 0.015 for t in got.tasks)
+    assert max(c.worst_latency or 0.0 for c in got.buckets) < 0.015

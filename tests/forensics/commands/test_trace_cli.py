@@ -563,3 +563,26 @@ def test_the_examined_line_of_a_window_names_the_kinds_read_and_those_with_figur
         "; event kinds: sched_switch, sched_waking, irq_handler_entry/exit, softirq_raise/entry/exit, "
         "workqueue_execute_start/end"
     )
+
+
+def test_a_wakeup_whose_switch_in_could_not_be_seen_is_said_unknown_and_raises_nothing(
+    ftrace: Path, tmp_path: Path
+) -> None:
+    """kf.ftrace.txt without CPU1's sched_switch lines: python3, woken onto CPU1, had a worst wakeup latency of
+    217.067 ms (measured to its next switch-in on CPU0; 0.2 ms in the whole trace) and kf_hog 5.009 ms, a
+    wakeup-latency finding.  Such wakeups are not counted: the row says why, and no finding comes of them."""
+    cut = tmp_path / "no-switch-on-cpu1.txt"
+    lines = ftrace.read_bytes().splitlines(keepends=True)
+    cut.write_bytes(b"".join(x for x in lines if not (b"[001]" in x and b" sched_switch:" in x)))
+    md = run(str(cut), "-f", "md", "--bucket-ms", "10")
+    assert md.returncode == 0, md.stderr
+    row = next(line for line in md.stdout.splitlines() if line.startswith("| python3 | 15850 |"))
+    assert "| 0.011 ms behind qemu-system-x86 (1 more unknown: no sched_switch on CPU1 in the trace) |" in row
+    assert "217.067" not in md.stdout and "5.009 ms" not in md.stdout
+    doc = json.loads(run(str(cut), "-f", "json").stdout)
+    python3 = next(t for t in doc["tasks"] if t["pid"] == 15850)
+    assert python3["wakeups_unknown"] == {"count": 1, "not_available": "no sched_switch on CPU1 in the trace"}
+    titles = [f["title"] for f in doc["incident"]["findings"] if f["kind"] == "sched-wakeup-latency"]
+    assert titles == ["Wakeup latency: qemu-system-x86 waited 14.742 ms to run, behind kf_hog"]
+    whole = json.loads(run(str(ftrace), "-f", "json").stdout)
+    assert not any("wakeups_unknown" in t for t in whole["tasks"])
