@@ -254,16 +254,52 @@ def examined_trace(
             f"anything inside the tracer's {cov.lost_markers:,} gap(s): {lost} lost{of_all} (ring buffer full); "
             "record with larger buffers (trace-cmd record -b, lttng enable-channel --subbuf-size) or fewer events"
         )
+    kinds_said = f"; event kinds: {', '.join(present) or 'none the analysis uses'}"
+    if read:  # a window: the kinds read in the trace, and which of them give figures in the window
+        in_window = [
+            k
+            for k, seen in kinds
+            if seen and (k != str(analysis.latency_source) or any(t.wakeup.n for t in analysis.tasks))
+        ] + [str(o.source) for o in offs]
+        kinds_said = (
+            f"; event kinds read: {', '.join(_kinds_named(read, analysis)) or 'none the analysis uses'} "
+            f"(with figures in the window: {', '.join(in_window) or 'none'})"
+        )
     return Examined(
         f"trace {name}: {parse.events:,} events ({parse.used:,} analysed){span}"
         + (
             "; no event falls in the window: each CPU's state at its start carried through it"
             if quiet and analysis.cpus
-            else f"; event kinds: {', '.join(present) or 'none the analysis uses'}"
+            else kinds_said
         ),
         tuple(could),
         tuple(could_not),
     )
+
+
+#: The kinds of events read, named in the "examined" line as its kinds with figures are (the wakeups by the
+#: latency source), in that order.
+_KIND_NAMES: tuple[tuple[str, frozenset[int]], ...] = (
+    ("sched_switch", frozenset({Kind.SWITCH})),
+    ("", frozenset({Kind.WAKING, Kind.WAKEUP, Kind.WAKEUP_NEW})),
+    ("irq_handler_entry/exit", frozenset({Kind.IRQ_ENTRY, Kind.IRQ_EXIT})),
+    ("softirq_raise/entry/exit", frozenset({Kind.SOFTIRQ_RAISE, Kind.SOFTIRQ_ENTRY, Kind.SOFTIRQ_EXIT})),
+    ("workqueue_execute_start/end", frozenset({Kind.WORK_START, Kind.WORK_END})),
+    ("preemptirq events", frozenset({Kind.IRQ_DISABLE, Kind.IRQ_ENABLE, Kind.PREEMPT_DISABLE, Kind.PREEMPT_ENABLE})),
+)
+
+
+def _kinds_named(read: frozenset[int], analysis: TraceAnalysis) -> list[str]:
+    """The names of the kinds of events read (``TraceAnalysis.kinds_read``) and of the tracer's own output."""
+    source = analysis.latency_source
+    named = [
+        (name or (source if isinstance(source, str) else "sched_waking/sched_wakeup"))
+        for name, kinds in _KIND_NAMES
+        if read & kinds
+    ]
+    return named + [
+        str(o.source) for o in analysis.offtimes if isinstance(o.source, str) and o.source != "preemptirq events"
+    ]
 
 
 def _is_ctf(trace_file: str) -> bool:

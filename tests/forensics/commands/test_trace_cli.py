@@ -544,3 +544,22 @@ def test_a_cpu_with_no_switch_in_the_trace_says_its_busy_and_idle_time_are_unkno
     doc = json.loads(run(str(cut), "-f", "json").stdout)
     cpu1 = next(c for c in doc["cpus"] if c["cpu"] == 1)
     assert (cpu1["busy_ms"], cpu1["idle_ms"], cpu1["irq_ms"]) == ({"not_available": why}, {"not_available": why}, 1.634)
+
+
+def test_the_examined_line_of_a_window_names_the_kinds_read_and_those_with_figures_in_it(ftrace: Path) -> None:
+    """``--window 797.7070:797.7097``: its "examined" line said "event kinds: sched_switch, sched_waking,
+    irq_handler_entry/exit", the kinds with figures in the window, though softirq and workqueue events were read
+    (and judged on: "softirq starvation (none in the window)").  It names the kinds read, then those with figures
+    in the window; without a window the line is as it was."""
+    doc = json.loads(run(str(ftrace), "--window", "797.7070:797.7097", "-f", "json").stdout)
+    (examined,) = doc["incident"]["examined"]
+    assert examined["what"].endswith(
+        "; event kinds read: sched_switch, sched_waking, irq_handler_entry/exit, softirq_raise/entry/exit, "
+        "workqueue_execute_start/end (with figures in the window: sched_switch, sched_waking, irq_handler_entry/exit)"
+    )
+    assert "softirq starvation (none in the window)" in examined["could_find"]
+    whole = json.loads(run(str(ftrace), "-f", "json").stdout)["incident"]["examined"][0]["what"]
+    assert whole.endswith(
+        "; event kinds: sched_switch, sched_waking, irq_handler_entry/exit, softirq_raise/entry/exit, "
+        "workqueue_execute_start/end"
+    )
