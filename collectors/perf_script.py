@@ -613,6 +613,7 @@ class ScriptParser:
         self._skipped = 0
         self._first_skipped: tuple[int, str] | None = None
         self._outside = 0
+        self._outside_span: tuple[float, float] | None = None  # the times of the samples --window left out
         self._untimed = 0
         self._steps = _Steps()
 
@@ -1257,6 +1258,7 @@ class ScriptParser:
                 ts = float(t.group(1))
                 if window is not None and not window[0] <= ts <= window[1]:
                     self._outside += 1
+                    self._left_out(ts)
                     continue
                 if steps:
                     self._steps.one(ts)
@@ -1277,6 +1279,11 @@ class ScriptParser:
         # The last piece is what follows the last blank line: the next chunk's text starts there.
         self._line = start_line
 
+    def _left_out(self, ts: float) -> None:
+        """Widen the span of the samples --window left out to ``ts`` (what an empty window is told against)."""
+        span = self._outside_span
+        self._outside_span = (ts, ts) if span is None else (min(span[0], ts), max(span[1], ts))
+
     def _flat_block(self, block: bytes, start_line: int) -> None:
         """Samples printed one per line (no ``-g``): count them with a one-frame stack."""
         for i, text in enumerate(block.split(b"\n")):
@@ -1295,6 +1302,7 @@ class ScriptParser:
                 ts = float(t.group(1))
                 if self.window is not None and not self.window[0] <= ts <= self.window[1]:
                     self._outside += 1
+                    self._left_out(ts)
                     continue
                 self._steps.one(ts)
                 self._start = ts if self._start is None else min(self._start, ts)
@@ -1670,6 +1678,7 @@ class ScriptParser:
             first_skipped=self._first_skipped,
             table=self._table,
             span_doubt=doubt,
+            outside_span=self._outside_span,
         )
 
     def _span_doubt(self, notes: list[str]) -> str | None:
@@ -2036,9 +2045,17 @@ def _checked(profile: Profile, window: tuple[float, float] | None) -> Profile:
     if profile.stacks:
         return profile
     if window is not None and any("--window" in n for n in profile.notes):
-        raise InputError(
-            f"{profile.source}: no samples in the --window {window[0]:g}:{window[1]:g}",
-            hint="times are perf's seconds, as perf script prints them after the pid; widen the window",
+        # The recording is fine, the selection is empty: usage, told against the times the recording has.
+        asked = f"--window {window[0]:g}:{window[1]:g}"
+        if profile.outside_span is None:
+            raise UsageError(
+                f"{asked} keeps no sample of {profile.source}: its samples carry no timestamps",
+                hint="leave out --window, or give perf script text printed with the time field",
+            )
+        lo, hi = profile.outside_span
+        raise UsageError(
+            f"{asked} keeps no sample of {profile.source}: its samples span {lo:.6f} to {hi:.6f} s",
+            hint="give T0:T1 within that span (perf's seconds, as perf script prints them after the pid)",
         )
     where = f" (line {profile.first_skipped[0]}: {profile.first_skipped[1][:60]!r})" if profile.first_skipped else ""
     raise InputError(

@@ -21,7 +21,7 @@
   the finding's own evidence shows;
 - a kernel log report's facts read from its lines (``REPORT_FACTS``: the guilty frame, the CPU, pid, comm, kernel,
   hardware) stand in the lines its report evidence cites (the guilty frame, named as syzkaller titles it, there
-  or in the line cited as the guilty frame);
+  or in the line cited as the guilty frame; the kernel also in the line cited as the boot banner);
 - a leak's ``first``/``last``/``max sample`` figure is its cited sample's time and bytes;
 - a trace finding's duration (``SPAN_FACTS``: the longest run, the worst wakeup latency, the longest D sleep, an
   IRQ handler's or a softirq's, a slow span's) is the time between two of its cited events;
@@ -314,6 +314,13 @@ def _report_fact_problems(finding: Finding, inputs: Inputs) -> Iterable[str]:
         if ev.locator.kind in TEXT_KINDS and ev.locator.name == "guilty frame"
         for line in _cited_lines(ev, inputs) or []
     ]
+    # A report that prints no release is of the kernel its boot's banner names, cited as the "boot banner".
+    banner_lines = [
+        line
+        for ev in finding.evidence
+        if ev.locator.kind in TEXT_KINDS and ev.locator.name == "boot banner"
+        for line in _cited_lines(ev, inputs) or []
+    ]
     for fact in finding.shown_facts:
         if fact.name not in REPORT_FACTS or not cited:
             continue
@@ -322,7 +329,8 @@ def _report_fact_problems(finding: Finding, inputs: Inputs) -> Iterable[str]:
         elif fact.name == "guilty frame":
             shown = any(shows_frame(fact.value, line) for line in (*cited, *frame_lines))
         else:
-            shown = any(re.search(rf"(?<![\w.-]){re.escape(fact.value)}(?![\w-])", line) for line in cited)
+            lines = (*cited, *banner_lines) if fact.name == "kernel" else cited
+            shown = any(re.search(rf"(?<![\w.-]){re.escape(fact.value)}(?![\w-])", line) for line in lines)
         if not shown:
             yield f"{finding.id}: fact {fact.name!r} = {fact.value!r} stands in none of the lines of its report"
 

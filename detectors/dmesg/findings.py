@@ -176,6 +176,9 @@ def _occurrence(source: str, report: KernelReport, name: str) -> Evidence:
     )
 
 
+_BANNER = "boot banner"  # the name of the evidence citing the banner of a report's boot
+
+
 def group_finding(source: str, group: ReportGroup) -> Finding:
     """The finding of one report group, with evidence from the log."""
     first, last = group.first, group.last
@@ -185,12 +188,19 @@ def group_finding(source: str, group: ReportGroup) -> Finding:
         evidence += [_occurrence(source, r, f"one of {group.count}") for r in group.sample]
         evidence.append(_occurrence(source, last, f"last of {group.count}"))
     facts = [Fact("type", first.kind.value), Fact("occurrences", str(group.count))]
+    release = first.kernel_release
+    banner = first.boot_banner
+    if isinstance(release, NotAvailable) and banner is not None and first.kind is not ReportKind.REBOOT:
+        # A report that prints no release of its own is of the kernel its boot's banner names, cited last (a
+        # hypothesis cites a finding's first two).  A reboot report is a banner: of the boot that died, or the next?
+        release = banner[2]
+        evidence.append(Evidence(source, Locator(LocatorKind.LINE, banner[0], name=_BANNER), _excerpt(banner[1])))
     for name, value in (
         ("guilty frame", first.frame),
         ("cpu", first.cpu),
         ("pid", first.pid),
         ("comm", first.comm),
-        ("kernel", first.kernel_release),
+        ("kernel", release),
         ("hardware", first.hardware),
         ("taint", first.taint),
     ):
@@ -384,7 +394,9 @@ def explained_finding(source: str, group: ReportGroup, why: ReportWhy | None, ca
     cause = cause or why.cause
     have = {f.name for f in finding.facts}
     facts = [*finding.facts, *(f for f in why_facts(why) if f.name not in have)]
-    evidence = (*finding.evidence, *why_evidence(source, group.first, why))
+    own = finding.evidence
+    cut = len(own) - 1 if own and own[-1].locator.name == _BANNER else len(own)  # the boot banner stays last
+    evidence = (*own[:cut], *why_evidence(source, group.first, why), *own[cut:])
     return replace(
         finding, facts=tuple(facts), evidence=evidence, log_cause=None if cause is None else log_cause(cause)
     )

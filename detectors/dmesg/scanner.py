@@ -99,6 +99,9 @@ class LogScanner:
         self._direct: dict[bytes, str] = {}
         self.banners: dict[int, str] = {}  # boot banners where the release changes: line -> the release it names
         self._banner: str | None = None  # the release of the last banner
+        # The last two banners, as (line, text, release): a report's boot is that of the last banner above its
+        # first line (the one before the last when its header, found below, is past the last banner).
+        self._boots: tuple[tuple[int, str, str], ...] = ()
 
     def feed(self, chunk: bytes) -> list[KernelReport]:
         """Add the next piece of the log; return the reports completed so far."""
@@ -203,6 +206,7 @@ class LogScanner:
                 report, resume_at = built
                 self._pos = max(resume_at, line_end + 1) if resume_at <= start else resume_at
                 self._preamble(report, start)
+                self._boot(report)
                 self._last_end = max(self._last_end, report.end_line)
                 yield report
                 continue
@@ -212,12 +216,15 @@ class LogScanner:
                 if got is None:
                     return  # wait for more input
                 if isinstance(got, KernelReport):
+                    self._boot(got)
                     yield got
                 continue
             # A banner is kept where the release changes: bounded by the kernels, not the boots.
             banner = _BANNER.match(head.body) if head.body.startswith("Linux version ") else None
-            if banner is not None and banner[1] != self._banner:
-                self.banners[number] = self._banner = banner[1]
+            if banner is not None:
+                self._boots = (*self._boots[-1:], (number, head.text, banner[1]))
+                if banner[1] != self._banner:
+                    self.banners[number] = self._banner = banner[1]
             found = match_header(head.body)
             if found is None or (found[0].name == "unexpected-reboot" and not self._unexpected_reboot(start, head)):
                 self._pos = line_end + 1
@@ -245,9 +252,22 @@ class LogScanner:
             report, resume_at = built
             self._pos = max(resume_at, line_end + 1) if resume_at <= start else resume_at
             self._preamble(report, start)
+            self._boot(report)
             self._last_end = max(self._last_end, report.end_line)
             yield report
         self._pos = max(self._pos, end)
+
+    def _boot(self, report: KernelReport) -> None:
+        """Set the banner of the report's boot (``KernelReport.boot_banner``): the last banner above its first
+        line, None when no banner precedes it.  Set in place on every report yielded, as its preamble is: a repeat
+        the memo made carries the banner of the report it repeats, maybe of another boot."""
+        banner = None
+        for boot in reversed(self._boots):
+            if boot[0] < report.start_line:
+                banner = boot
+                break
+        if banner != report.boot_banner:
+            object.__setattr__(report, "boot_banner", banner)
 
     def _preamble(self, report: KernelReport, start: int) -> None:
         """Set the lines just above the header at ``start`` that belong to the report (``KernelReport.preamble``).

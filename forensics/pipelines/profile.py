@@ -11,7 +11,7 @@ from forensics.model import Clock, Examined, Incident, NotAvailable, Timestamp, 
 from forensics.types.profile_result import ProfileFilters, ProfileResult
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from forensics.errors import InputError
     from forensics.types.profile import Profile, ProfileStack, Share, StackTable
@@ -67,7 +67,6 @@ def _kept(
     """
     from collectors.perf_script import read_profile
     from detectors.profile.hotspots import selected_stacks
-    from forensics.errors import InputError
     from forensics.types.profile import VECTOR_FROM, stack_table
 
     profile = read_profile(name, filters.window, hashed=hashed)
@@ -83,10 +82,7 @@ def _kept(
             profile.notes.append(f"--event {filters.event}: left out {', '.join(others)}")
     stacks = selected_stacks(profile, filters.comm, filters.pid, filters.tid, filters.space, filters.event)
     if not stacks:
-        raise InputError(
-            f"{profile.source}: no samples left after the filters (--comm/--pid/--tid/--kernel-only/--user-only)",
-            hint="check the names and ids in the per-thread table of an unfiltered run",
-        )
+        raise _empty_selection(profile, filters)
     # A large profile's tables are sums over its stacks numbered by chain and thread, numbered once here.
     table = None
     if len(stacks) >= VECTOR_FROM:
@@ -96,6 +92,74 @@ def _kept(
         )
         table = profile.table if whole and profile.table is not None else stack_table(stacks)
     return profile, stacks, table
+
+
+def _most_sampled(counts: dict[str, int], shown: int = 5) -> str:
+    """The keys of ``counts``, most samples first, shortened to ``shown`` and how many more."""
+    ranked = sorted(counts, key=lambda k: (-counts[k], k))
+    more = f" and {len(ranked) - shown:,} more" if len(ranked) > shown else ""
+    return ", ".join(ranked[:shown]) + more
+
+
+def _empty_selection(profile: Profile, filters: ProfileFilters) -> UsageError:
+    """The error of filters that leave no sample of a profile that has some: the option, what it was matched
+    against (the commands, pids or threads the profile has, shortened), and what to do.
+
+    The recording is fine, the selection is empty (``perf report --comm nosuch``): usage, exit 2, not bad input.
+    """
+    from detectors.profile.hotspots import selected_stacks
+
+    every = selected_stacks(profile, event=filters.event)  # the event's stacks, no thread or space filter
+    where = f"{profile.source}{' in the --window' if filters.window is not None else ''}"
+
+    def tally(key: Callable[[ProfileStack], str | None]) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for s in every:
+            k = key(s)
+            if k is not None:
+                counts[k] = counts.get(k, 0) + s.samples
+        return counts
+
+    def pid_of(s: ProfileStack) -> str | None:
+        pid = s.thread.pid if s.thread.pid is not None else s.thread.tid
+        return None if pid is None else str(pid)
+
+    hint = "give one of them (the per-thread table of a run without the filter lists them)"
+    checks: list[tuple[str, Callable[[ProfileStack], str | None], str | None, str]] = [
+        (f"--comm {filters.comm!r}", lambda s: s.thread.comm, filters.comm, "commands"),
+        (f"--pid {filters.pid}", pid_of, None if filters.pid is None else str(filters.pid), "pids"),
+        (
+            f"--tid {filters.tid}",
+            lambda s: None if s.thread.tid is None else str(s.thread.tid),
+            None if filters.tid is None else str(filters.tid),
+            "tids",
+        ),
+    ]
+    for option, key, wanted, what in checks:
+        if wanted is None:
+            continue
+        counts = tally(key)
+        if wanted not in counts:
+            has = f"its {what}: {_most_sampled(counts)}" if counts else f"it names no {what}"
+            return UsageError(f"{option} matches no sample of {where}; {has}", hint=hint)
+    given = [o for o, _, w, _ in checks if w is not None]
+    if filters.space is not None and selected_stacks(
+        profile, filters.comm, filters.pid, filters.tid, None, filters.event
+    ):
+        # The threads asked for (or all) have samples, and none of them holds a frame of the space asked for.
+        other = "user" if filters.space == "kernel" else "kernel"
+        with_ = f" with {' '.join(given)}" if given else ""
+        return UsageError(
+            f"--{filters.space}-only keeps no sample of {where}{with_}: their call chains hold only {other} frames",
+            hint=f"leave out --{filters.space}-only (--{other}-only keeps their frames)",
+        )
+    given += [f"--{filters.space}-only"] if filters.space else []
+    threads = tally(lambda s: f"{s.thread.comm} {pid_of(s)}/{s.thread.tid}")
+    return UsageError(
+        f"{' '.join(given)} together keep no sample of {where} (each alone keeps some); "
+        f"its threads (comm pid/tid): {_most_sampled(threads)}",
+        hint="give filters that name one thread, as the per-thread table of a run without them lists it",
+    )
 
 
 def _no_time(profile: Profile) -> InputError:

@@ -139,6 +139,9 @@ class KernelReport:
     # CPU's or task's lines after another report's header, detectors.dmesg.extract), as (offset from the
     # header, text without the line's time and prefixes): the same for every repeat of the report.
     frame_past: tuple[int, str] | None = None
+    # The boot banner ("Linux version X (...") of the boot the report was printed in, as (line, text, release):
+    # the last banner above its first line (detectors.dmesg.scanner); None when no banner precedes it.
+    boot_banner: tuple[int, str, str] | None = None
 
     def excerpt(self) -> str:
         """The texts of the report's lines, one a line (the JSON's ``excerpt``).  A repeat the report memo

@@ -322,6 +322,8 @@ class Profile:
     table: StackTable | None = field(default=None, compare=False, repr=False)
     # Why start..end is not the recording's length (the times step back, or jump over a gap; a note says it).
     span_doubt: str | None = None
+    # The first and last time of the samples --window left out (None: it left out none with a time).
+    outside_span: tuple[float, float] | None = None
     # The host and kernel release the perf.data header names (``# hostname : vm``), and those header lines.
     host: str | None = None
     kernel_release: str | None = None

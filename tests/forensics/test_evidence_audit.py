@@ -172,6 +172,51 @@ def test_dmesg_cites_a_guilty_frame_read_past_an_interleaved_report(kforensic: A
     _clean(doc, Inputs(tmp_path))
 
 
+def _kernel_of(doc: dict[str, Any], title: str) -> tuple[str | None, list[tuple[int, str]]]:
+    """The kernel fact of the finding titled ``title`` and the lines it cites as its boot banner."""
+    (finding,) = [f for f in _findings(doc) if f["title"] == title]
+    kernel = next((x["value"] for x in finding["facts"] if x["name"] == "kernel"), None)
+    banners = [
+        (e["locator"]["start"], e["excerpt"]) for e in finding["evidence"] if e["locator"]["name"] == "boot banner"
+    ]
+    return kernel, banners
+
+
+def test_dmesg_names_the_kernel_of_a_reports_boot_banner(kforensic: Any, tmp_path: Path) -> None:
+    # warning_syslog.log's WARNING without its "CPU: ... 6.1.0-13-amd64 #1" line prints no release: the kernel is
+    # the one the banner of its boot names (null_deref_x86.log's first line), cited; its own release line wins.
+    syslog = "Nov 30 06:55:29 host1 kernel: "
+    banner = syslog + (GOLDEN / "null_deref_x86.log").read_text().splitlines()[0]
+    other = banner.replace("6.1.0-kf", "6.6.0-kf")
+    warning = (GOLDEN / "warning_syslog.log").read_text().splitlines()[1:-1]  # cut here .. end trace
+    bare = [line for line in warning if " Comm: " not in line]
+    assert len(bare) == len(warning) - 1
+    title = "WARNING in e1000e_update_stats"
+    second = [line.replace("e1000e_update_stats", "e1000e_read_stats") for line in bare]
+    third = [line.replace("e1000e_update_stats", "e1000e_get_stats") for line in warning]
+
+    one = tmp_path / "one-boot.log"
+    one.write_text("\n".join([banner, *bare]) + "\n")
+    doc = kforensic("dmesg", one)
+    assert _kernel_of(doc, title) == ("6.1.0-kf", [(1, banner)])
+    _clean(doc, Inputs(tmp_path))
+
+    # Two boots of two kernels: each report is of its own boot's kernel, never the previous boot's.
+    two = tmp_path / "two-boots.log"
+    boot2 = 2 + len(bare)
+    two.write_text("\n".join([banner, *bare, other, *second, *third]) + "\n")
+    doc = kforensic("dmesg", two)
+    assert _kernel_of(doc, title) == ("6.1.0-kf", [(1, banner)])
+    assert _kernel_of(doc, "WARNING in e1000e_read_stats") == ("6.6.0-kf", [(boot2, other)])
+    assert _kernel_of(doc, "WARNING in e1000e_get_stats") == ("6.1.0-13-amd64", [])
+    _clean(doc, Inputs(tmp_path))
+
+    # No banner: the kernel stays unknown, nothing cited.
+    none = tmp_path / "no-banner.log"
+    none.write_text("\n".join(bare) + "\n")
+    assert _kernel_of(kforensic("dmesg", none), title) == (None, [])
+
+
 def test_the_audit_reads_a_guilty_frame_as_syzkaller_titles_it() -> None:
     assert shows_frame("synchronize_rcu", "[  1.0]  [<ffffffff81000010>] synchronize_sched+0x10/0x20")
     rust = "_RNvMNtCs1a2b3c_2kf7spinnerNtB2_7Spinner4spin+0x10/0x20"  # <kf::spinner::Spinner>::spin

@@ -483,6 +483,18 @@ def cases(inputs: dict[str, Path], tmp: Path, vmlinux: dict[str, Path] | None = 
         # every count 0: each share was 0/0 (exit 4, forensics/pipelines/profile.py)
         Case("profile:folded-zero", ["profile", str(inputs["folded-zero"])], want_rc=3, want_err="counts 0"),
         Case("profile:perf-period0", ["profile", str(inputs["perf-period0"])], want_rc=3, want_err="counts 0"),
+        # a filter that keeps no sample of a sound recording: usage, naming the option (was exit 3, as if the
+        # input were bad: forensics/pipelines/profile._empty_selection, collectors/perf_script._checked)
+        *(
+            Case(f"profile:empty-selection:{label}", ["profile", str(inputs["perf"]), *args], want_rc=2, want_err=err)
+            for label, args, err in (
+                ("comm", ["--comm", "nosuch"], "--comm 'nosuch' matches no sample"),
+                ("pid", ["--pid", "999999"], "--pid 999999 matches no sample"),
+                ("window", ["--window", "1:2"], "--window 1:2 keeps no sample"),
+                ("folded-alone", ["--comm", "nosuch", "--folded", "-"], "--comm 'nosuch' matches no sample"),
+                ("diff-base", ["--diff", str(inputs["perf"]), "--tid", "1"], "--tid 1 matches no sample"),
+            )
+        ),
         Case(
             "profile-diff:folded-zero",
             ["profile", str(inputs["perf"]), "--diff", str(inputs["folded-zero"])],

@@ -43,6 +43,9 @@ SELECTED = [
     "profile:mixed-formats",
     "profile:folded-bad",
     "profile:folded-zero",  # was exit 4: every share 0/0 (forensics/pipelines/profile.py)
+    "profile:empty-selection:comm",  # was exit 3, as if the input were bad (forensics/pipelines/profile.py)
+    "profile:empty-selection:window",  # was exit 3 too (collectors/perf_script._checked)
+    "profile:empty-selection:diff-base",
     "profile-diff:folded-zero",
     "profile-diff:dir",
     "slab-import:snaps-cut",
