@@ -25,6 +25,8 @@ not before: a small input never imports it).
 from __future__ import annotations
 
 import contextlib
+import functools
+import hashlib
 import os
 import sys
 import threading
@@ -46,6 +48,38 @@ def cache_dir(environ: dict[str, str] | os._Environ[str] = os.environ) -> Path:
     if given:
         return Path(given)
     return cache_home(environ) / "kforensic" / "numba"  # NoHomeError (an OSError) for a user without a home
+
+
+#: The directories whose modules the kernels read constants and layouts from (engine_layout's column numbers,
+#: rules' thresholds, the trace kinds...), besides their own source file.
+_KEYED_SOURCES = ("collectors", "collectors/ctf", "detectors/sched", "forensics/types")
+
+
+def jit_cache_dir(environ: dict[str, str] | os._Environ[str] = os.environ) -> Path:
+    """numba's cache directory: :func:`cache_dir` / ``jit-<key>``, the key over the sources the kernels read.
+
+    numba keys a cached kernel on its own source file's time stamp and size only: the module-level constants it
+    was compiled with, imported from other files, are not part of it.  A change to
+    detectors/sched/engine_layout.py alone (2026-12-05) left the engine's cached kernels writing one column past
+    the end of the task table, and the ahead-of-time build reused them under its new key.  Keyed on those
+    files' contents, a changed source (an upgrade, a checkout) compiles into a directory of its own.
+    """
+    return cache_dir(environ) / f"jit-{_sources_key()}"
+
+
+@functools.cache
+def _sources_key() -> str:
+    return sources_key(Path(__file__).resolve().parent.parent)
+
+
+def sources_key(root: Path) -> str:
+    """The key of :func:`jit_cache_dir` for the checkout or install at ``root``."""
+    digest = hashlib.sha256((root / "forensics" / "jit.py").read_bytes())
+    for directory in _KEYED_SOURCES:
+        for path in sorted((root / directory).glob("*.py")):
+            digest.update(f"{directory}/{path.name}\0{path.stat().st_size}\0".encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 quiet = False  # True while forensics.aot builds (its own notice covers the compiles it causes)
@@ -107,7 +141,7 @@ def _setup() -> Any:
     config: Any = numba.config  # numba has no type information
     global _uncached  # noqa: PLW0603 (set once, with _numba)
     try:
-        config.CACHE_DIR = str(cache_dir())
+        config.CACHE_DIR = str(jit_cache_dir())
     except OSError:  # no home: numba's user-wide fallback would expand "~" into the current directory
         _uncached = True
     _load_numba_target(numba)
@@ -273,7 +307,7 @@ def nothing_cached(environ: dict[str, str] | os._Environ[str] = os.environ) -> b
     in it, and numba can write it (else it falls back to ``__pycache__``).  Told without importing numba
     (0.3 s of CPU and 110 MB of peak RSS, which a first run without compiled code then never pays)."""
     try:
-        d = cache_dir(environ)
+        d = jit_cache_dir(environ)
     except OSError:  # NoHomeError: no cache at all (kernels would be compiled at every run), so nothing in it
         return True
     try:

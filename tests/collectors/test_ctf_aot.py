@@ -30,7 +30,7 @@ import pytest
 from collectors.ctf import decode_aot
 from detectors.sched import engine_aot
 from forensics import aot
-from forensics.jit import COMPILED_ENV, cache_dir
+from forensics.jit import COMPILED_ENV, jit_cache_dir
 from forensics.pipelines.spans import SpanOptions
 from forensics.pipelines.trace import analyse_trace_file
 from forensics.types.results import TraceResult
@@ -71,14 +71,15 @@ def _seed_jit_cache(cache: Path) -> None:
     instead of 45-47 s (2026-12-05, load 4-5).  Where the prelude did not run, nothing is copied and the build
     compiles them itself.
 
-    numba keeps a source file's kernels in ``<cache>/<its directory's name>_<sha1 of the directory's path>``
+    numba keeps a source file's kernels in ``<jit cache>/<its directory's name>_<sha1 of the directory's path>``
     (numba.core.caching._CacheLocator.get_suitable_cache_subpath); only this checkout's directories are copied.
     """
-    user = cache_dir(os.environ)
+    user = jit_cache_dir(os.environ)
+    new = jit_cache_dir({"NUMBA_CACHE_DIR": str(cache)})  # the same key: the same sources
     for package in {p.parent for top in ("collectors", "detectors", "forensics") for p in (ROOT / top).rglob("*.py")}:
         name = f"{package.name}_{hashlib.sha1(str(package).encode()).hexdigest()}"
         if (user / name).is_dir():
-            shutil.copytree(user / name, cache / name)
+            shutil.copytree(user / name, new / name)
 
 
 @pytest.fixture(scope="module")

@@ -63,14 +63,18 @@ def test_first_compile_is_announced_and_cached_per_user(tmp_path: Path) -> None:
 
 def test_nothing_cached_is_told_without_numba(tmp_path: Path) -> None:
     """An empty or not yet made cache holds nothing (no numba import to find out); an index file means maybe."""
-    from forensics.jit import nothing_cached
+    from forensics.jit import jit_cache_dir, nothing_cached
 
     env = {"NUMBA_CACHE_DIR": str(tmp_path / "not" / "made")}
     assert nothing_cached(env)
     (tmp_path / "c" / "ctf-metadata").mkdir(parents=True)  # other files of ours: still no compiled code
     assert nothing_cached({"NUMBA_CACHE_DIR": str(tmp_path / "c")})
-    (tmp_path / "c" / "decode_x").mkdir()
-    (tmp_path / "c" / "decode_x" / "decode-410.py311.nbi").write_bytes(b"")
+    (tmp_path / "c" / "jit-0123456789abcdef" / "decode_x").mkdir(parents=True)  # other sources' kernels
+    (tmp_path / "c" / "jit-0123456789abcdef" / "decode_x" / "decode-410.py311.nbi").write_bytes(b"")
+    assert nothing_cached({"NUMBA_CACHE_DIR": str(tmp_path / "c")})
+    these = jit_cache_dir({"NUMBA_CACHE_DIR": str(tmp_path / "c")}) / "decode_x"
+    these.mkdir(parents=True)
+    (these / "decode-410.py311.nbi").write_bytes(b"")
     assert not nothing_cached({"NUMBA_CACHE_DIR": str(tmp_path / "c")})
 
 
@@ -82,3 +86,25 @@ def test_an_input_past_its_cold_size_compiles(tmp_path: Path) -> None:
     size = 3 * SMALL_INPUT_BYTES
     assert not compiled_pays(size, lambda: [], environ=env, cold_bytes=size + 1)
     assert compiled_pays(size, lambda: [], environ=env, cold_bytes=size)
+
+
+def test_the_jit_cache_is_keyed_on_the_sources_kernels_read_constants_from(tmp_path: Path) -> None:
+    """numba keys a kernel on its own file only: a layout changed elsewhere must compile into another directory."""
+    import shutil
+
+    from forensics import jit
+
+    root = Path(jit.__file__).resolve().parent.parent
+    copy = tmp_path / "src"
+    for directory in (*jit._KEYED_SOURCES, "forensics"):
+        (copy / directory).mkdir(parents=True, exist_ok=True)
+        for path in (root / directory).glob("*.py"):
+            shutil.copy(path, copy / directory / path.name)
+    key = jit.sources_key(copy)
+    assert key == jit.sources_key(root) and jit.jit_cache_dir({"NUMBA_CACHE_DIR": "/n"}) == Path(f"/n/jit-{key}")
+    layout = copy / "detectors" / "sched" / "engine_layout.py"
+    layout.write_text(layout.read_text().replace("= 0", "= 00", 1))  # a constant's text, not the kernel's file
+    assert jit.sources_key(copy) != key
+    (copy / "forensics" / "cli.py").write_text("# not read by any kernel\n")
+    layout.write_text((root / "detectors" / "sched" / "engine_layout.py").read_text())
+    assert jit.sources_key(copy) == key
