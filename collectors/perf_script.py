@@ -595,6 +595,7 @@ class ScriptParser:
         self._slot_whole: Any = None
         self._hdr_fields: list[_Header | None] = []
         self._hdr_ok: Any = None
+        self._hdr_timed: Any = None  # per header number: its fields hold the time (_TIMED: read sample by sample)
         self._hdr_event: list[int] = []
         self._hdr_period: list[int] = []
         self._event_ids: dict[bytes, int] = {}
@@ -943,11 +944,14 @@ class ScriptParser:
 
     def _fast_new(self, got: Any, lines_at: Any) -> list[int] | None:
         """Slot the new texts of a scanned chunk as numbers, counted when the reader closes; None (nothing slotted)
-        when one is not a header with its one time and a call chain (:meth:`_count_new_at_once`'s test).
+        when one is not a header with its one time and a call chain (:meth:`_count_new_at_once`'s test) or a
+        header whose fields hold the time (:data:`_TIMED`).
 
         Each new text's masked header line is numbered (:class:`collectors.perf_chunks.Interned`, in the kernel)
         and each header parsed once; per slot only numbers are kept (its header, the header's length, its
-        first line, its time's digits): no object per sample text.  ``lines_at``: the first line of each.
+        first line, its time's digits): no object per sample text.  ``lines_at``: the first line of each.  A
+        :data:`_TIMED` text's slot is read sample by sample (:attr:`_slot_timed`), as :meth:`_slot_new` slots it:
+        a lost task's few samples (``:-1    -1``) no longer send their whole chunk the per-text way.
         """
         import numpy as np
 
@@ -961,17 +965,22 @@ class ScriptParser:
         ids = self._headers.number(got.masked, starts, hend)
         if len(self._headers) > before:
             self._new_headers(before, len(self._headers))
-        if not self._hdr_ok[ids].all():
+        timed = self._hdr_timed[ids]
+        if not (self._hdr_ok[ids] | timed).all():
             return None
         # After the header line, a call chain: nothing, or a line starting with whitespace (bytes.isspace).
         first = got.masked[np.minimum(hend + 1, len(got.masked) - 1)]
-        if not ((hend + 1 >= ends) | (first == 32) | ((first >= 9) & (first <= 13))).all():
+        if not ((hend + 1 >= ends) | (first == 32) | ((first >= 9) & (first <= 13)) | timed).all():
             return None
         base = len(self._slots)
         n = len(at)
         self._slots.extend(repeat(None, n))
         self._grow_slots(base + n)
-        self._slot_hdr1[base : base + n] = ids + 1
+        self._slot_hdr1[base : base + n] = np.where(timed, 0, ids + 1)  # 0: not counted by number
+        if timed.any():
+            self._slot_timed[base + np.flatnonzero(timed)] = True
+            self._any_timed = True
+            ids = ids[~timed]
         self._slot_hlen[base : base + n] = hend - starts
         self._slot_first[base : base + n] = lines_at
         self._slot_whole[base : base + n] = got.wholes[(np.cumsum(got.times) - got.times)[at]]
@@ -991,6 +1000,7 @@ class ScriptParser:
 
         masked_shapes = self._masked_shapes
         ok = []
+        timed = []
         for k in range(lo, hi):
             head = self._headers.text(k)
             h = masked_shapes.get(head, _NOT_PARSED)
@@ -1004,6 +1014,7 @@ class ScriptParser:
             fine = type(h) is tuple and h is not _TIMED and h[4] < _FAST_PERIOD
             self._hdr_fields.append(h if fine else None)
             ok.append(fine)
+            timed.append(h is _TIMED)
             if fine:
                 event = h[3]
                 self._hdr_event.append(self._event_ids.setdefault(event, len(self._event_ids)))
@@ -1013,6 +1024,8 @@ class ScriptParser:
                 self._hdr_period.append(0)
         old = self._hdr_ok if self._hdr_ok is not None else np.zeros(0, bool)
         self._hdr_ok = np.concatenate((old, np.array(ok, bool)))
+        old = self._hdr_timed if self._hdr_timed is not None else np.zeros(0, bool)
+        self._hdr_timed = np.concatenate((old, np.array(timed, bool)))
 
     def _count_new_at_once(
         self,

@@ -211,3 +211,20 @@ _PARTS = st.sampled_from(
 def test_any_text_reads_as_with_the_numpy_passes(text: bytes, chunk: int) -> None:
     for parser_text in (text, text * 3):
         _same(parser_text, chunk)
+
+
+def test_a_lost_task_keeps_its_chunk_counted_by_number() -> None:
+    # perf prints a task it lost as `:-1    -1 [000]  12.5: ...`: the script's header rule takes the time into the
+    # command name, so each such sample is its own stack, read sample by sample; the other new texts of its chunk
+    # are still counted by number (not parsed text by text), with the same profile as the numpy passes give.
+    head = b"app %d [001] %d.%06d: 1 cpu-clock:ppp: \n\tffffffff81000000 sym+0x%x ([kernel.kallsyms])\n\n"
+    lost = b":-1    -1 [000]  %d.5: 1 cpu-clock: \n\tffffffff81000000 sym+0x1 ([kernel.kallsyms])\n\n"
+    text = b"".join(head % (i % 7, 5 + i, i, i % 11) + (lost % i if i % 50 == 3 else b"") for i in range(400))
+    for chunk in (CHUNK, 4096, 997):
+        got = _same(text, chunk)
+        assert sum(s.samples for s in got.stacks) == 408
+        assert sum(s.thread.comm.startswith(":-1") for s in got.stacks) == 8  # each lost sample its own stack
+        parser = ScriptParser("x", bulk=True, scanner=jitted_scan())
+        for at in range(0, len(text), chunk):
+            parser.feed(text[at : at + chunk])
+        assert len(parser._counts) == 8  # only the lost samples went the per-sample way
