@@ -27,6 +27,7 @@ from typing import Any, NamedTuple
 
 from forensics.errors import InputError, UsageError
 from forensics.types.profile import (
+    EXITED_COMM,
     Profile,
     ProfileFrame,
     ProfileStack,
@@ -447,6 +448,21 @@ _FAST_PERIOD = 1 << 31
 _FAST_SUM = 1 << 60
 # A header whose command name or pid holds the time (see ScriptParser._header); told by identity.
 _TIMED: tuple[bytes, bytes, bytes | None, bytes, int] = (b"", b"", None, b"", -1)
+
+
+#: The start of what :data:`_HEADER` reads as the command name of an exited task's sample: perf prints comm ``:-1``
+#: and pid (or pid/tid) ``-1``, which the rule cannot read as a number, so it reads on to the period.
+_EXITED = re.compile(rb":-1\s+(-1)(/-1)?\s")
+
+
+def _thread(comm: bytes, a: bytes, b: bytes | None) -> Thread:
+    """The thread of a header's comm and numbers as :data:`_HEADER` reads them (stackcollapse-perf.pl's rule: one
+    number is the tid, perf's default; two are pid/tid); an exited task's is comm ``:-1``, tid -1, with the
+    rule's name kept for the folded stacks."""
+    comm_s = comm.decode("utf-8", "surrogateescape")
+    if comm[:4] == b":-1 " and (m := _EXITED.match(comm)) is not None:
+        return Thread(EXITED_COMM, -1 if m[2] else None, -1, folded=comm_s)
+    return Thread(comm_s, None, int(a)) if b is None else Thread(comm_s, int(a), int(b))
 
 
 def _parse_header(text: bytes, m: re.Match[bytes]) -> _Header:
@@ -1473,10 +1489,7 @@ class ScriptParser:
         # The thread of each counter: per (comm, pid, tid) first, so that a thread's texts share it.
         by_ids = {k[:3]: None for k in keys}
         for ids in by_ids:
-            comm, a, b = ids
-            comm_s = comm.decode("utf-8", "surrogateescape")
-            # stackcollapse-perf.pl: one number is the tid (perf's default), two are pid/tid.
-            threads[ids] = Thread(comm_s, None, int(a)) if b is None else Thread(comm_s, int(a), int(b))
+            threads[ids] = _thread(*ids)
         thread_of = list(map(threads.__getitem__, map(_FIRST_THREE, keys)))
         java_of = [th.comm.startswith("java") for th in thread_of]
         bodies = list(map(_BODY, keys))
@@ -1537,11 +1550,7 @@ class ScriptParser:
         for comm, a, b, _ in fast.te_keys:
             th = threads.get((comm, a, b))
             if th is None:
-                comm_s = comm.decode("utf-8", "surrogateescape")
-                # stackcollapse-perf.pl: one number is the tid (perf's default), two are pid/tid.
-                th = threads[(comm, a, b)] = (
-                    Thread(comm_s, None, int(a)) if b is None else Thread(comm_s, int(a), int(b))
-                )
+                th = threads[(comm, a, b)] = _thread(comm, a, b)
             te_thread.append(th)
         java_te = [th.comm.startswith("java") for th in te_thread]
         bodies = fast.bodies

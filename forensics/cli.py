@@ -1,7 +1,7 @@
 """The ``kforensic`` command line: typer app, error boundary and exit codes.
 
 This is the only place where errors become messages and exit statuses, and
-where tracebacks are shown (with ``--debug`` only).
+where tracebacks are shown (with ``--debug``, on an internal error only).
 """
 
 import contextlib
@@ -161,18 +161,52 @@ def __getattr__(name: str) -> typer.Typer:
     raise AttributeError(name)
 
 
-def _fail(message: str, hint: str | None, code: int) -> None:
+def _fail(message: str, hint: str | None, code: int, debug: str | None = None) -> None:
     # stderr escapes what it cannot encode (a path's non-UTF-8 byte becomes \xNN), it never fails on it.
     print(f"kforensic: error: {message}", file=sys.stderr)
     if hint:
         print(f"kforensic: hint: {hint}", file=sys.stderr)
+    if debug:  # --debug on exit 2 or 3: where it was raised, one line (the traceback is for bugs, exit 4)
+        print(f"kforensic: debug: {debug}", file=sys.stderr)
     sys.exit(code)
 
 
 def _show_traceback() -> None:
+    """``--debug`` on an internal error (exit 4, a bug): the whole traceback, for the bug report."""
     import traceback
 
     traceback.print_exc()
+
+
+def _where_raised(exc: BaseException) -> str | None:
+    """Where ``exc`` was raised, as ``--debug`` tells it for exit 2 and 3: one line, never a traceback.
+
+    The innermost frame, relative to the checkout (``collectors/inputs.py:330 (open_input)``); one outside
+    kforensic's code (the standard library, click) is named by its last two path parts, with the innermost
+    frame of kforensic's own code below it (the one that called in).
+    """
+    import traceback
+
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames:
+        return None
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+    def ours(frame: traceback.FrameSummary) -> bool:
+        return os.path.abspath(frame.filename).startswith(root + os.sep) and "site-packages" not in frame.filename
+
+    def said(frame: traceback.FrameSummary) -> str:
+        path = os.path.abspath(frame.filename)
+        shown = os.path.relpath(path, root) if ours(frame) else os.sep.join(path.split(os.sep)[-2:])
+        return f"{shown}:{frame.lineno} ({frame.name})"
+
+    innermost = frames[-1]
+    where = f"raised at {said(innermost)}"
+    if not ours(innermost):
+        own = [f for f in frames if ours(f)]
+        if own and own[-1] is not frames[0]:  # below main() itself: the code that called in
+            where += f", called from {said(own[-1])}"
+    return f"{type(exc).__name__} {where}"
 
 
 def _command_name(argv: list[str]) -> str:
@@ -334,8 +368,9 @@ def _reading_for_itself(command: object) -> None:
 def main() -> None:
     """Entry point of the ``kforensic`` console script.
 
-    Every way a run can end goes through here with its documented exit code,
-    ``--debug`` only adds the traceback (it never changes the code).
+    Every way a run can end goes through here with its documented exit code. ``--debug`` never changes the
+    code: it adds the traceback to an internal error (exit 4, a bug) and one ``kforensic: debug:`` line, where
+    the error was raised, to exit 2 and 3 (never a traceback for bad input or usage, docs/cli.md).
     """
     # A run allocates millions of objects (the imports of typer, rich, numpy and numba; the readers' records),
     # next to none in cycles: collecting the young ones every 700 allocations (the default) cost 0.03-0.07 s
@@ -354,9 +389,7 @@ def main() -> None:
         if code == 130:  # typer turns a KeyboardInterrupt inside the command into a silent Exit(130)
             raise KeyboardInterrupt
     except KforensicError as exc:
-        if debug:
-            _show_traceback()
-        _fail(exc.message, exc.hint, int(exc.exit_code))
+        _fail(exc.message, exc.hint, int(exc.exit_code), _where_raised(exc) if debug else None)
     except typer.Abort:
         _fail(INTERRUPTED, INTERRUPTED_HINT, 130)
     except typer.TyperException as exc:
@@ -364,7 +397,8 @@ def main() -> None:
         message = exc.format_message()
         if "\n" in message:  # a group without its command: click's NoArgsIsHelpError carries the whole help
             message = f"{_command_name(argv)}: a command is missing"
-        _fail(message, f"{_command_name(argv)} -h shows the options", int(ExitCode.USAGE))
+        hint = f"{_command_name(argv)} -h shows the options"
+        _fail(message, hint, int(ExitCode.USAGE), _where_raised(exc) if debug else None)
     except KeyboardInterrupt:
         _fail(INTERRUPTED, INTERRUPTED_HINT, 130)
     except BrokenPipeError:
@@ -379,21 +413,23 @@ def main() -> None:
 
             reader_went_away()
         raise
-    except MemoryError:
-        _fail("out of memory", "give a smaller input or more memory", int(ExitCode.BAD_INPUT))
+    except MemoryError as exc:
+        _fail(
+            "out of memory",
+            "give a smaller input or more memory",
+            int(ExitCode.BAD_INPUT),
+            _where_raised(exc) if debug else None,
+        )
     except PermissionError as exc:
-        if debug:
-            _show_traceback()
         # A path the user may not reach, met before its reader could say so (Python 3.11's Path.is_dir raises
         # on EACCES): the user's environment, not a bug in kforensic.
         _fail(
             f"cannot access {exc.filename or 'a file'}: {exc.strerror or exc}",
             "check the permissions of the path and of the directories above it, or run as a user who may read it",
             int(ExitCode.BAD_INPUT),
+            _where_raised(exc) if debug else None,
         )
     except Exception as exc:  # the boundary: anything else is a bug, said in one line
-        if debug:
-            _show_traceback()
         if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:
             # Path.is_file()/is_dir() raise it (Python 3.11 swallows only ENOENT, ENOTDIR, EBADF, ELOOP): a path
             # longer than the system allows is the user's input, not a bug (`leaks --store`, `vmcore`, `kdump
@@ -402,6 +438,7 @@ def main() -> None:
                 f"cannot access {exc.filename or 'a path'}: {exc.strerror or exc}",
                 "give a shorter path: at most 255 bytes per name and 4096 in all",
                 int(ExitCode.BAD_INPUT),
+                _where_raised(exc) if debug else None,
             )
         import sqlite3  # here, not at start-up: most commands never open a store
 
@@ -416,7 +453,10 @@ def main() -> None:
                 "the store is damaged or unreadable; salvage what is left with"
                 " `sqlite3 STORE .recover | sqlite3 NEW.sqlite` and analyse NEW.sqlite",
                 int(ExitCode.BAD_INPUT),
+                _where_raised(exc) if debug else None,
             )
+        if debug:  # a bug: the whole traceback is what its report needs
+            _show_traceback()
         _fail(
             f"internal error: {type(exc).__name__}: {exc}",
             "this is a bug in kforensic; rerun with --debug and report the traceback",

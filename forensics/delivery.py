@@ -9,15 +9,15 @@ from typing import TYPE_CHECKING, assert_never
 
 from forensics.errors import ExitCode
 from forensics.model import FindingKind, Incident, Severity
-from forensics.report.formats import IncidentRenderer, OutputFormat, render
+from forensics.report.formats import IncidentRenderer, OutputFormat, Streamed, render
 
 if TYPE_CHECKING:
     from forensics.types.figures import Figure
 
 
-def _to_stdout(text: str | bytes) -> None:
-    """Write to standard output (bytes as they are); a full or closed one is exit 3 in one line, a closed pipe
-    ends quietly."""
+def _to_stdout(text: str | bytes | Streamed) -> None:
+    """Write to standard output (bytes as they are, a streamed result piece by piece); a full or closed one is
+    exit 3 in one line, a closed pipe ends quietly."""
     import errno
     import os
 
@@ -29,7 +29,15 @@ def _to_stdout(text: str | bytes) -> None:
         raise InputError("standard output is closed", hint="give -o FILE, or run with a standard output")
     try:
         buffer = getattr(stream, "buffer", None)
-        if buffer is None:
+        if isinstance(text, Streamed):
+            if buffer is None:
+                whole = bytearray()
+                text.write_to(whole.extend)
+                stream.write(whole.decode())
+            else:
+                stream.flush()
+                text.write_to(buffer.write)
+        elif buffer is None:
             stream.write(text.decode() if isinstance(text, bytes) else text)
         else:
             stream.flush()
@@ -50,11 +58,17 @@ def _to_stdout(text: str | bytes) -> None:
         raise InputError(f"cannot write to standard output: {exc.strerror or exc}", hint=hint) from None
 
 
-def deliver(text: str | bytes, output: Path | None, *, force: bool | None = None) -> None:
-    """Write the rendered result (text, or bytes already encoded) to ``output`` (by the rules of
-    :mod:`forensics.output`), or to stdout."""
+def deliver(text: str | bytes | Streamed, output: Path | None, *, force: bool | None = None) -> None:
+    """Write the rendered result (text, bytes already encoded, or pieces written as they are made) to ``output``
+    (by the rules of :mod:`forensics.output`), or to stdout."""
     if output is None:
         _to_stdout(text)
+        return
+    if isinstance(text, Streamed):
+        from forensics.output import open_output
+
+        with open_output(output, force=force) as out:
+            text.write_to(out.write)
         return
     from forensics.output import write_atomic
 

@@ -120,6 +120,65 @@ def parse_line(number: int, text: str) -> LogLine:
     return LogLine(number, text, text[pos:], timestamp, context, level, pos > 0, wall)
 
 
+#: 10**k for the fractions :func:`parse_raw` reads (at most 15 digits: every such numerator and 10**k are exact
+#: doubles, so that their quotient is the correctly rounded one a division of two Python ints gives, compiled or not).
+_POW10 = tuple(10**k for k in range(16))
+
+
+def _ascii_digits(raw: bytes, i: int, n: int) -> tuple[int, int]:
+    """The number the ASCII digits from ``raw[i]`` (before ``n``) write, and where they end."""
+    value = 0
+    while i < n and 48 <= (c := raw[i]) <= 57:
+        value = value * 10 + (c - 48)
+        i += 1
+    return value, i
+
+
+def parse_raw(number: int, raw: bytes) -> LogLine:
+    """``parse_line(number, decode(raw))``: the common ``[ sec.usec]`` stamp read from the line's bytes.
+
+    A stamp of spaces, 1-15 digits, a dot and 1-15 digits, maybe a caller (``[``, spaces, ``T`` or ``C``,
+    digits, ``]``), and no `` kernel:`` in the line, is read here, byte by byte (its bytes are ASCII: their
+    offsets are the text's); any other line, and any byte the stamp's pattern might take otherwise (a tab,
+    another digit, another ``[``), goes to :func:`parse_line`.  Compiled, the digits are read without a regex
+    match, its groups or ``int`` of each.
+    """
+    text = decode(raw)
+    n = len(raw)
+    if n > 4 and raw[0] == 91:  # "["
+        i = 1
+        while i < n and raw[i] == 32:
+            i += 1
+        start = i
+        sec, i = _ascii_digits(raw, i, n)
+        if start < i <= start + 15 and i < n and raw[i] == 46:  # "."
+            start = i + 1
+            frac, i = _ascii_digits(raw, start, n)
+            digits = i - start
+            if 0 < digits <= 15 and i < n and raw[i] == 93:  # "]"
+                i += 1
+                caller: str | None = None
+                if i < n and raw[i] == 91:  # "[": a caller ("[ T1234]", "[    C2]"), else the pattern's way
+                    j = i + 1
+                    while j < n and raw[j] == 32:
+                        j += 1
+                    k = j + 1
+                    if j < n and raw[j] in (67, 84):  # "C", "T"
+                        while k < n and 48 <= raw[k] <= 57:
+                            k += 1
+                    if not (j + 1 < k < n and raw[k] == 93):
+                        return parse_line(number, text)
+                    caller = text[j:k]
+                    i = k + 1
+                if i < n and raw[i] == 32:
+                    i += 1
+                if " kernel:" not in text:
+                    return _new_tuple(
+                        LogLine, (number, text, text[i:], sec + frac / _POW10[digits], caller, None, True, None)
+                    )
+    return parse_line(number, text)
+
+
 def line_time(text: str) -> float | None:
     """``parse_line(n, text).timestamp``: the same value, without taking the rest of the line apart."""
     if text[:1] == "[" and (m := _FAST.match(text)) is not None and " kernel:" not in text:
@@ -226,9 +285,9 @@ class Window(Sequence[LogLine]):
             known = self._known
             number = self._first + i
             if known is None:
-                line = parse_line(number, decode(self._raw[i]))
+                line = parse_raw(number, self._raw[i])
             elif (line := known.get(number)) is None:
-                line = known[number] = parse_line(number, decode(self._raw[i]))
+                line = known[number] = parse_raw(number, self._raw[i])
         self._parsed[i] = line
         if i >= self._upto:
             self._upto = i + 1

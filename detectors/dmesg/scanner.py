@@ -19,7 +19,7 @@ from ahocorasick_rs import BytesAhoCorasick, MatchKind
 
 from detectors.dmesg.events import KILLED, MEM_INFO, build_event, find_event_header
 from detectors.dmesg.extract import HEADER_HINT_SEARCH, build_report, match_header
-from detectors.dmesg.lines import LogLine, Window, decode, parse_line
+from detectors.dmesg.lines import LogLine, Window, parse_raw
 from detectors.dmesg.memo import DIGITS_AS_ZERO, MAX_FULL_LINES, ReportMemo, line_numbers
 from detectors.dmesg.rules import TRIGGERS, Rule
 from forensics import regexcache as rc
@@ -210,7 +210,7 @@ class LogScanner:
                 self._last_end = max(self._last_end, report.end_line)
                 yield report
                 continue
-            head = parse_line(number, decode(buf[start:line_end]))
+            head = parse_raw(number, buf[start:line_end])
             if MEM_INFO in head.body or "Killed process" in head.body:
                 got = self._event(head, start, line_end, end, final, b"Mem-Info:" if MEM_INFO in head.body else b"")
                 if got is None:
@@ -304,7 +304,7 @@ class LogScanner:
                 if not _PREAMBLE_MESSAGE.search(raw[i]):
                     break
                 chosen.insert(0, i)
-        lines = (parse_line(first + i, decode(raw[i])) for i in chosen if first + i > self._last_end)
+        lines = (parse_raw(first + i, raw[i]) for i in chosen if first + i > self._last_end)
         return tuple((x.number, x.text) for x in lines if report.context is None or x.context in (None, report.context))
 
     def _build(
@@ -409,7 +409,7 @@ class LogScanner:
             if nxt < 0:
                 return False
             number += 1
-            line = parse_line(number, decode(self._buf[at:nxt]))
+            line = parse_raw(number, self._buf[at:nxt])
             found = match_header(line.body) if line.context == head.context else None
             if found is None or found[0].name != rule.name:
                 return False

@@ -134,7 +134,13 @@ class _Tables(NamedTuple):
     paths_of: Callable[[str], dict[tuple[str, ...], list[Any]]]
 
 
+#: How the per-thread table names the samples of tasks that exited before perf read their comm (perf: ``:-1``, -1).
+EXITED_LABEL = ":-1/-1 (exited task, comm unknown)"
+
+
 def _label(th: Thread) -> str:
+    if th.exited:
+        return EXITED_LABEL
     return th.comm + (f"/{th.tid}" if th.tid is not None else "")
 
 

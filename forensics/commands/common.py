@@ -53,7 +53,7 @@ FailOnOption = Annotated[
 ]
 DebugOption = Annotated[
     bool,
-    typer.Option("--debug", help="Show tracebacks and internal details on errors."),
+    typer.Option("--debug", help="On an error, say where it was raised (a bug, exit 4: its traceback)."),
 ]
 
 

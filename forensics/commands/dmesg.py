@@ -17,7 +17,7 @@ from forensics.delivery import deliver, exit_status
 from forensics.errors import UsageError
 from forensics.pipelines.dmesg import analyse_logs
 from forensics.report.dmesg import DmesgRenderer
-from forensics.report.formats import OutputFormat, render, render_encoded
+from forensics.report.formats import OutputFormat, render, render_streamed
 
 if TYPE_CHECKING:
     pass
@@ -98,7 +98,7 @@ def dmesg(
         names = ["-"]
     distinct_inputs("LOG", names)
     result = analyse_logs(names, live)
-    deliver(render_encoded(DmesgRenderer(), result, fmt, output), output)
+    deliver(render_streamed(DmesgRenderer(), result, fmt, output), output)
     raise typer.Exit(int(exit_status(result.incident, fail_on)))
 
 

@@ -73,7 +73,14 @@ def profile(
     comm: Annotated[
         str | None, typer.Option("--comm", help="Only samples of this command name.", metavar="NAME")
     ] = None,
-    pid: Annotated[int | None, typer.Option("--pid", help="Only samples of this process id.", metavar="PID")] = None,
+    pid: Annotated[
+        int | None,
+        typer.Option(
+            "--pid",
+            help="Only samples of this process id (-1: tasks that exited before perf read their comm).",
+            metavar="PID",
+        ),
+    ] = None,
     tid: Annotated[int | None, typer.Option("--tid", help="Only samples of this thread id.", metavar="TID")] = None,
     event: Annotated[
         str | None,

@@ -94,11 +94,12 @@ def _kept(
     return profile, stacks, table
 
 
-def _most_sampled(counts: dict[str, int], shown: int = 5) -> str:
-    """The keys of ``counts``, most samples first, shortened to ``shown`` and how many more."""
+def _most_sampled(counts: dict[str, int], shown: int = 5, exited: frozenset[str] = frozenset()) -> str:
+    """The keys of ``counts``, most samples first, shortened to ``shown`` and how many more; those of ``exited``
+    said to be the samples of tasks that exited before perf read their comm (perf printed ``:-1``, -1)."""
     ranked = sorted(counts, key=lambda k: (-counts[k], k))
     more = f" and {len(ranked) - shown:,} more" if len(ranked) > shown else ""
-    return ", ".join(ranked[:shown]) + more
+    return ", ".join(f"{k} (exited task, comm unknown)" if k in exited else k for k in ranked[:shown]) + more
 
 
 def _empty_selection(profile: Profile, filters: ProfileFilters) -> UsageError:
@@ -112,13 +113,17 @@ def _empty_selection(profile: Profile, filters: ProfileFilters) -> UsageError:
     every = selected_stacks(profile, event=filters.event)  # the event's stacks, no thread or space filter
     where = f"{profile.source}{' in the --window' if filters.window is not None else ''}"
 
-    def tally(key: Callable[[ProfileStack], str | None]) -> dict[str, int]:
+    def tally(key: Callable[[ProfileStack], str | None]) -> tuple[dict[str, int], frozenset[str]]:
+        """Samples per key, and the keys of exited tasks' samples."""
         counts: dict[str, int] = {}
+        exited: set[str] = set()
         for s in every:
             k = key(s)
             if k is not None:
                 counts[k] = counts.get(k, 0) + s.samples
-        return counts
+                if s.thread.exited:
+                    exited.add(k)
+        return counts, frozenset(exited)
 
     def pid_of(s: ProfileStack) -> str | None:
         pid = s.thread.pid if s.thread.pid is not None else s.thread.tid
@@ -138,9 +143,9 @@ def _empty_selection(profile: Profile, filters: ProfileFilters) -> UsageError:
     for option, key, wanted, what in checks:
         if wanted is None:
             continue
-        counts = tally(key)
+        counts, exited = tally(key)
         if wanted not in counts:
-            has = f"its {what}: {_most_sampled(counts)}" if counts else f"it names no {what}"
+            has = f"its {what}: {_most_sampled(counts, exited=exited)}" if counts else f"it names no {what}"
             return UsageError(f"{option} matches no sample of {where}; {has}", hint=hint)
     given = [o for o, _, w, _ in checks if w is not None]
     if filters.space is not None and selected_stacks(
@@ -154,10 +159,10 @@ def _empty_selection(profile: Profile, filters: ProfileFilters) -> UsageError:
             hint=f"leave out --{filters.space}-only (--{other}-only keeps their frames)",
         )
     given += [f"--{filters.space}-only"] if filters.space else []
-    threads = tally(lambda s: f"{s.thread.comm} {pid_of(s)}/{s.thread.tid}")
+    threads, exited = tally(lambda s: f"{s.thread.comm} {pid_of(s)}/{s.thread.tid}")
     return UsageError(
         f"{' '.join(given)} together keep no sample of {where} (each alone keeps some); "
-        f"its threads (comm pid/tid): {_most_sampled(threads)}",
+        f"its threads (comm pid/tid): {_most_sampled(threads, exited=exited)}",
         hint="give filters that name one thread, as the per-thread table of a run without them lists it",
     )
 

@@ -64,6 +64,12 @@ class ListedRepeat:
         self._pieces, self._numbers = template
         self._delta = delta
 
+    @property
+    def pieces(self) -> tuple[bytes, ...]:
+        """The repeated report's JSON cut where its line numbers stand (shared by all its listed repeats): the
+        item is these with a number between each two."""
+        return self._pieces
+
     def as_dict(self) -> dict[str, Any]:
         """The item as :func:`report_to_dict` makes it."""
         return report_to_dict(self.report)

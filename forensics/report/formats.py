@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar, assert_never, runtime_checkable
@@ -22,12 +23,15 @@ __all__ = [
     "Exporter",
     "IncidentRenderer",
     "JsonBytesRenderer",
+    "JsonWriter",
     "OutputFormat",
     "Renderer",
+    "Streamed",
     "export",
     "render",
     "render_encoded",
     "render_incident",
+    "render_streamed",
 ]
 
 
@@ -111,6 +115,38 @@ def render_encoded(renderer: Renderer[R], result: R, fmt: OutputFormat, output: 
         data: bytes = renderer.json_bytes(result)
         return data
     return render(renderer, result, fmt, output)
+
+
+@runtime_checkable
+class JsonWriter(Protocol[R_contra]):
+    """A renderer that hands its JSON to a writer in pieces of UTF-8 as they are made: the same bytes as its
+    ``json`` text encoded, never held whole."""
+
+    def write_json(self, result: R_contra, write: Callable[[bytearray], object]) -> None: ...
+
+
+@dataclass(frozen=True)
+class Streamed:
+    """A rendered result to be written in pieces: ``write_to(write)`` calls ``write`` with each piece of UTF-8
+    (a buffer it reuses: ``write`` must not keep it)."""
+
+    write_to: Callable[[Callable[[bytearray], object]], None]
+
+
+def render_streamed(
+    renderer: Renderer[R], result: R, fmt: OutputFormat, output: Path | None = None
+) -> str | bytes | Streamed:
+    """:func:`render_encoded`, or the JSON of a renderer that writes it in pieces (:class:`JsonWriter`), to be
+    written as it is made (:func:`forensics.delivery.deliver`): a large document (``kforensic dmesg``'s of a
+    report-dense log, 16 MB) is then never held whole, nor copied."""
+    if fmt is OutputFormat.JSON and isinstance(renderer, JsonWriter):
+        writer = renderer
+
+        def write_to(write: Callable[[bytearray], object]) -> None:
+            writer.write_json(result, write)
+
+        return Streamed(write_to)
+    return render_encoded(renderer, result, fmt, output)
 
 
 class ExportFormat(enum.Enum):

@@ -127,7 +127,7 @@ def _by_command_table(table: StackTable) -> dict[tuple[str, int], list[Any]]:
     """:func:`periods_by_command` from a :class:`StackTable`: numbers, not a loop over the stacks."""
     import numpy as np
 
-    comms = [th.comm for th in table.threads]
+    comms = [th.folded_name for th in table.threads]
     comm_names = list(dict.fromkeys(comms))
     number = dict(zip(comm_names, range(len(comm_names)), strict=True))
     comm_of_thread = np.array(list(map(number.__getitem__, comms)), np.int64)
@@ -157,7 +157,7 @@ def periods_by_command(
         return _by_command_table(table)
     merged: dict[tuple[str, int], list[Any]] = {}
     for s in stacks:
-        key = (s.thread.comm, id(s.frames))
+        key = (s.thread.folded_name, id(s.frames))
         slot = merged.get(key)
         if slot is None:
             merged[key] = [s.frames, s.period]
@@ -176,13 +176,34 @@ class StackCount:
     first_header: str
 
 
+#: The command name perf prints for a task that exited before perf could read its comm (pid and tid -1).
+EXITED_COMM = ":-1"
+
+
 @dataclass(frozen=True, slots=True)
 class Thread:
-    """Who was sampled: command name as perf printed it, pid (None when perf printed only the tid), tid."""
+    """Who was sampled: command name as perf printed it, pid (None when perf printed only the tid), tid.
+
+    ``folded``: the command name stackcollapse-perf.pl gives the thread's samples, where it is not ``comm``: an
+    exited task's header (``:-1    -1 [001]  4456.121700:    1001001 cpu-clock:``) is read by its rule with the
+    time in the name and the period as the pid; the folded stacks and the flame graph keep its name, the tables
+    comm ``:-1``, tid -1 (:attr:`exited`).
+    """
 
     comm: str
     pid: int | None
     tid: int | None
+    folded: str | None = None
+
+    @property
+    def exited(self) -> bool:
+        """A task that exited before perf could read its comm: perf printed comm ``:-1``, tid -1."""
+        return self.tid == -1 and self.comm == EXITED_COMM
+
+    @property
+    def folded_name(self) -> str:
+        """Its command name in the folded stacks (stackcollapse-perf.pl's)."""
+        return self.comm if self.folded is None else self.folded
 
 
 @dataclass(frozen=True, slots=True)

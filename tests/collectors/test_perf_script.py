@@ -63,6 +63,31 @@ def test_headers_whose_command_name_holds_the_time_are_read_as_the_script_reads_
         assert "".join(line + "\n" for line in folded_lines(selected_stacks(parser.close()))) == expected
 
 
+@pytest.mark.parametrize("vectorised", [False, True], ids=["counted", "numpy"])
+def test_samples_of_exited_tasks_are_comm_minus_one_tid_minus_one(
+    vectorised: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # perf prints comm ``:-1`` and tid -1 for a task that exited before perf read its comm.  They were read as
+    # comm ``:-1    -1 [001]  4456.121700:`` and tid 1001001 (the period), which the per-thread table, the JSON
+    # and --pid's lists showed; the folded stacks keep that name (stackcollapse-perf.pl's, the test above).
+    import collectors.perf_script as ps
+
+    monkeypatch.setattr(ps, "NUMPY_FROM", 0 if vectorised else 1 << 40)
+    parser = ScriptParser("x")
+    parser.feed(read_gzip_text(DATA / "lost.perf.txt.gz"))
+    stacks = parser.close().stacks
+    exited = [s for s in stacks if s.thread.exited]
+    assert {(s.thread.comm, s.thread.pid, s.thread.tid) for s in exited} == {(":-1", None, -1)}
+    assert sum(s.samples for s in exited) == 4
+    assert sorted(s.thread.folded_name for s in exited)[0] == ":-1    -1 [000]  4465.794124:"
+    assert not any(s.thread.comm.startswith(":-1 ") or s.thread.tid == 1001001 for s in stacks)
+    two = ScriptParser("x")  # perf script -F comm,pid,tid,...: pid/tid -1/-1
+    two.feed(b":-1    -1/-1    [001]  12.5:    250 cpu-clock: \n\tffffffff81000000 sym+0x1 ([kernel.kallsyms])\n\n")
+    (only,) = two.close().stacks
+    assert (only.thread.comm, only.thread.pid, only.thread.tid, only.thread.exited) == (":-1", -1, -1, True)
+    assert folded_lines([only]) == [":-1____-1/-1____[001]__12.5:;sym 250"]  # as stackcollapse-perf.pl
+
+
 def test_first_line_and_header_of_each_stack_stand_in_the_text() -> None:
     lines = read_gzip_text(DATA / "contend.perf.txt.gz").decode().split("\n")
     profile = read_profile(str(DATA / "contend.perf.txt.gz"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -154,10 +155,74 @@ def test_unreadable_input_exits_3_with_one_line_naming_it(tmp_path: Path, kind: 
     assert "Traceback" not in result.stderr
 
 
-def test_debug_shows_the_traceback(tmp_path: Path) -> None:
-    result = run("report", "--from", str(tmp_path / "nope.json"), "--debug")
-    assert result.returncode != 0
-    assert "Traceback" in result.stderr
+LOG = "vmcore_fixtures/cases/02-bug-on/console.log"
+PERF = "tests/data/profile/lost.perf.txt.gz"
+
+# Every command with bad input (exit 3) or a usage error (exit 2): "{missing}" is a path that does not exist.
+DEBUG_CASES = [
+    ("dmesg", "{missing}"),
+    ("dmesg", LOG, "--fail-on", "bogus"),
+    ("dmesg", LOG, "--no-such-option"),
+    ("vmcore", "{missing}", "--no-debuginfod"),
+    ("trace", "{missing}"),
+    ("trace", LOG, "--bucket-ms", "0"),
+    ("profile", "README.md"),
+    ("profile", PERF, "--pid", "abc"),
+    ("profile", PERF, "--comm", "nosuch"),
+    ("leaks", "--store", "{missing}"),
+    ("slab-watch", "--interval", "nan", "--store", "{missing}"),
+    ("slab-import", "{missing}", "--store", "{missing}.sqlite"),
+    ("slab-export", "--store", "{missing}"),
+    ("kdump", "check", "--root", "{missing}"),
+    ("kdump", "setup", "--root", "{missing}"),
+    ("report", "--from", "{missing}"),
+    ("report", "--dmesg", LOG, "--fail-on", "nope"),
+    ("report",),
+]
+
+
+@pytest.mark.parametrize("args", DEBUG_CASES, ids=[" ".join(a) for a in DEBUG_CASES])
+def test_debug_tells_where_bad_input_was_raised_never_a_traceback(args: tuple[str, ...], tmp_path: Path) -> None:
+    # The developers' guide: bad input and usage errors are one clear line, also under --debug (a traceback
+    # was printed before the line). --debug adds one line: where the error was raised, in kforensic's code.
+    argv = [a.replace("{missing}", str(tmp_path / "missing")) for a in args]
+    plain = run(*argv)
+    debug = run(*argv, "--debug")
+    assert plain.returncode in (2, 3), plain.stderr
+    assert debug.returncode == plain.returncode, debug.stderr
+    assert "Traceback" not in debug.stderr and "Traceback" not in plain.stderr, debug.stderr
+    told = debug.stderr.splitlines()
+    assert told[:-1] == plain.stderr.splitlines(), debug.stderr
+    said = re.fullmatch(r"kforensic: debug: (\w+) raised at (\S+):(\d+) \((\w+)\)(, called from .*)?", told[-1])
+    assert said, told[-1]
+    where = Path(said[2])
+    if where.parts[0] in ("forensics", "collectors", "detectors"):  # kforensic's own code: the raising line
+        source = where.read_text().splitlines()[int(said[3]) - 1]
+        assert "raise" in source or "fail" in source, source
+
+
+def test_debug_keeps_the_traceback_of_an_internal_error(tmp_path: Path) -> None:
+    # Exit 4 is a bug in kforensic: --debug is there for its traceback. A command planted for the test raises.
+    code = (
+        "import sys, typer, forensics.cli as cli\n"
+        "def register(app):\n"
+        "    @app.command('boom')\n"
+        "    def boom(debug: bool = typer.Option(False, '--debug')) -> None:\n"
+        "        raise ZeroDivisionError('planted')\n"
+        "cli.COMMANDS['boom'] = register\n"
+        "sys.argv = ['kforensic', *sys.argv[1:]]\n"
+        "cli.main()\n"
+    )
+    for debug in (False, True):
+        done = subprocess.run(
+            [sys.executable, "-c", code, "boom", *(["--debug"] if debug else [])],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 4, done.stderr
+        assert "kforensic: error: internal error: ZeroDivisionError: planted" in done.stderr
+        assert ("Traceback (most recent call last)" in done.stderr) == debug, done.stderr
 
 
 def test_bad_option_and_missing_arguments_exit_2(tmp_path: Path) -> None:

@@ -1,7 +1,8 @@
 """A battery of hostile but realistic inputs for every command, and the check that each run is clean.
 
 Clean (docs/cli.md, "Conventions"): exit 0, 1, 2 or 3; on 2 or 3 one ``kforensic: error:`` line (and an
-optional ``kforensic: hint:``), a traceback only under ``--debug`` and only before that line; every file,
+optional ``kforensic: hint:``), never a traceback for exit 2/3, also under ``--debug`` (which adds one
+``kforensic: debug:`` line after them, where the error was raised); every file,
 link and node that existed before the run is as it was (evidence byte-identical, devices still devices,
 symbolic links still pointing where they did); nothing new appears but the named output, which is complete
 (valid JSON for ``--format json``) or absent.
@@ -454,10 +455,10 @@ def cases(inputs: dict[str, Path], tmp: Path, vmlinux: dict[str, Path] | None = 
                 yield Case(name, argv, as_nobody=True, want_rc=3, cheap=cheap)
             else:
                 yield Case(name, argv, fifo_feed=feed, cheap=cheap)
-    # --debug keeps the contract
-    for slot in ("dmesg", "trace", "leaks", "report-from", "vmcore", "slab-export", "kdump-check"):
+    # --debug keeps the contract, on every command: no traceback for exit 2/3, one line where it was raised
+    for slot, build in FILE_SLOTS.items():
         for kind in ("garbage", "dir", "missing"):
-            yield Case(f"{slot}:{kind}:--debug", [*fill(FILE_SLOTS[slot](path_of(kind))), "--debug"])
+            yield Case(f"{slot}:{kind}:--debug", [*fill(build(path_of(kind))), "--debug"])
     # specific hostile inputs
     out = tmp / "out.json"
     specific: list[Case] = [
@@ -907,7 +908,8 @@ def cases(inputs: dict[str, Path], tmp: Path, vmlinux: dict[str, Path] | None = 
         ["kdump", "nope"],
     ]
     for argv in bad_options:
-        yield Case("options:" + " ".join(a if not a.startswith("/") else Path(a).name for a in argv), argv)
+        yield Case(f"options:{_short(argv)}", argv)
+        yield Case(f"options:{_short(argv)} --debug", [*argv, "--debug"])
     # output paths
     outputs: list[tuple[str, list[str], Path | None]] = [
         ("dev-null", ["-o", "/dev/null"], None),
@@ -1072,19 +1074,21 @@ def judge_stderr(stderr: str, returncode: int, debug: bool, interrupted: bool = 
     if returncode not in (0, 1, *said):
         problems.append(f"exit {returncode}")
     lines = [line for line in stderr.splitlines() if line.strip()]
-    if "Traceback" in stderr and not debug:
-        problems.append("traceback without --debug")
+    if "Traceback" in stderr and (not debug or returncode in said):  # --debug: a traceback for a bug (exit 4) only
+        problems.append("traceback" + ("" if debug else " without --debug"))
     if returncode not in said:
         return problems
     errors = [i for i, line in enumerate(lines) if line.startswith("kforensic: error: ")]
     if len(errors) != 1:
         return [*problems, f"{len(errors)} error lines"]
     after = lines[errors[0] + 1 :]
+    if debug and after and after[-1].startswith("kforensic: debug: "):  # where it was raised: one line at most
+        after = after[:-1]
     if any(not line.startswith("kforensic: hint: ") for line in after):
         problems.append("more after the error line")
     # warnings and notices ("kforensic: analysing without compiled code ...") may come first
     noise = [line for line in lines[: errors[0]] if not line.startswith("kforensic: ")]
-    if noise and not debug:
+    if noise:
         problems.append(f"noise before the error: {noise[0][:80]!r}")
     if len(lines[errors[0]]) < 30:
         problems.append("error line too short to say what and where")

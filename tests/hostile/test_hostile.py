@@ -154,6 +154,15 @@ def test_the_judge_catches_an_unclean_interrupt(stderr: str, interrupted: bool, 
     assert any(wrong in problem for problem in battery.judge_stderr(stderr, 130, False, interrupted=interrupted))
 
 
-def test_the_judge_lets_a_debug_traceback_come_first() -> None:
+def test_the_judge_catches_a_traceback_under_debug_for_bad_input() -> None:
     stderr = "Traceback (most recent call last):\n  File x\nkforensic: error: cannot read /x/y.log: denied\n"
+    assert any("traceback" in problem for problem in battery.judge_stderr(stderr, 3, debug=True))
+
+
+def test_the_judge_lets_debug_tell_where_it_was_raised() -> None:
+    stderr = (
+        "kforensic: error: cannot read /x/y.log: denied\nkforensic: hint: check the path\n"
+        "kforensic: debug: InputError raised at collectors/inputs.py:330 (open_input)\n"
+    )
     assert battery.judge_stderr(stderr, 3, debug=True) == []
+    assert any("more after" in problem for problem in battery.judge_stderr(stderr, 3, debug=False))

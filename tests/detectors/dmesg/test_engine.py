@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from detectors.dmesg.extract import match_header
 from detectors.dmesg.frames import parse_frame
-from detectors.dmesg.lines import parse_line
+from detectors.dmesg.lines import decode, parse_line, parse_raw
 from detectors.dmesg.rules import RULES
 from detectors.dmesg.scanner import LogScanner, scan_chunks, scan_text
 from detectors.dmesg.taint import decode_taint, taint_letters
@@ -68,6 +68,57 @@ def test_line_prefixes_of_every_tool() -> None:
     for text, (body, ts, ctx, level) in cases.items():
         line = parse_line(1, text)
         assert (line.body, line.timestamp, line.context, line.level) == (body, ts, ctx, level), text
+
+
+#: Pieces of lines that reach the corners of parse_raw's stamp: tabs and other whitespace the pattern's ``\\s``
+#: takes, Arabic-Indic digits its ``\\d`` takes, callers, a ``\\r`` (taken off by decode), `` kernel:``, undecodable
+#: bytes, fractions and seconds past 15 digits.
+_PIECES = [
+    *(b"[", b"]", b" ", b"  ", b"\t", b".", b"0", b"7", b"12345", b"[T12]", b"[ C3]", b"[T", b"\r", b"\xd9\xa1"),
+    *(b"\xe2", b" kernel:", b"<4>", b"x", b"\xef\xbf\xbd", b"\x0b", b"\x1c", b"\xc2\xa0", b"1234567890123456"),
+]
+
+
+def _same_line(raw: bytes) -> None:
+    got, want = parse_raw(9, raw), parse_line(9, decode(raw))
+    assert got == want and repr(got.timestamp) == repr(want.timestamp), raw
+
+
+def test_a_line_read_from_its_bytes_is_the_line_parsed_from_its_text() -> None:
+    made = [
+        *(
+            b"[   12.345678] BUG: x",
+            b"[0.5]",
+            b"[ 1.5]\r",
+            b"[ 1.5] \r",
+            b"[ 1.5]\r\r",
+            b"[ 1.5][T1] y",
+            b"[ 1.5] [T1]",
+        ),
+        *(b"[ 000012.000100]  two spaces", b"[ 999999999999999.999999999999999] z", b"[ 1234567890123456.5] z"),
+        *(b"[ 1.1234567890123456] z", b"[\t1.5] z", b"[ 1\xd9\xa1.5] z", b"[ 1.5] host kernel: BUG"),
+        *(b"[ 1.5] \xe2\x80 bad utf-8", b"[ 1.]", b"[ .5]", b"[1.5", b"1.5]", b""),
+    ]
+    for raw in made:
+        _same_line(raw)
+    for line in b"".join(p.read_bytes() for p in GOLDEN).split(b"\n"):
+        _same_line(line)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.integers(0, 10**17),
+    st.integers(0, 10**17),
+    st.integers(0, 17),
+    st.integers(0, 5),
+    st.lists(st.sampled_from(_PIECES), max_size=8),
+)
+def test_any_stamp_read_from_bytes_is_the_stamp_parsed(
+    sec: int, frac: int, zeros: int, spaces: int, rest: list[bytes]
+) -> None:
+    stamp = b"[%s%d.%s%d]" % (b" " * spaces, sec, b"0" * zeros, frac)
+    _same_line(stamp + b"".join(rest))
+    _same_line(b"".join(rest) + stamp)
 
 
 def test_frames_are_structured() -> None:

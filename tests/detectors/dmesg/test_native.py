@@ -56,12 +56,14 @@ for log in logs:
     out[log] = [mask.sub(rb"\1X", data[0]).decode(), data[1].decode()]
 rnd = random.Random(28)
 made = ["[ 1.%s] x" % "1234567890123456789"[:n] for n in range(1, 20)]
+made += ["[%s.%s] w" % ("98765432109876543"[:n], "1234567890123456789"[:k]) for n in range(1, 18) for k in range(1, 18)]
 made += ["[%d.%d][T%d] y" % (rnd.randrange(10 ** rnd.randrange(1, 20)), rnd.randrange(10 ** rnd.randrange(1, 20)),
          rnd.randrange(99999)) for _ in range(3000)]
 made += ["<%d>[%8d.%06d] z" % (rnd.randrange(8), rnd.randrange(10 ** 8), rnd.randrange(10 ** 6)) for _ in range(500)]
 made += ["%d,%d,%d,-;m" % (rnd.randrange(8), rnd.randrange(99), rnd.randrange(10 ** rnd.randrange(1, 20)))
          for _ in range(500)]
 parsed = [[repr(v) for v in lines.parse_line(7, text)] for text in made]
+parsed += [[repr(v) for v in lines.parse_raw(7, text.encode())] for text in made]
 print(json.dumps({"outputs": out, "parsed": parsed, "native": sorted(native.loaded()), "lines": lines.__file__}))
 """
 

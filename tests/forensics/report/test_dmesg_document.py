@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
+from forensics.delivery import deliver
 from forensics.output import encode_text
 from forensics.pipelines.dmesg import analyse_logs
-from forensics.report.dmesg import DmesgRenderer, _indented, document_bytes, to_document
-from forensics.report.formats import OutputFormat, render, render_encoded
+from forensics.report.dmesg import DmesgRenderer, _indented, document_bytes, to_document, write_document
+from forensics.report.formats import OutputFormat, Streamed, render, render_encoded, render_streamed
 from forensics.types.dmesg import Frame
 
 CASES = Path(__file__).resolve().parents[3] / "vmcore_fixtures" / "cases"
@@ -121,3 +122,37 @@ def test_listed_repeats_take_the_stdlib_path_with_the_rest(tmp_path: Path) -> No
     assert _listed_repeats(moved) >= 2
     assert b'"start_time":1.2e-05' in document_bytes(plain)
     assert document_bytes(moved) == document_bytes(plain) == stdlib_text(plain)
+
+
+def test_the_document_is_written_in_pieces_of_the_bytes_the_standard_library_writes() -> None:
+    # ~3 MB of items: handed to the writer in pieces of ~1 MiB (a buffer it reuses), each item whole; an item
+    # with a float under 1e-4 and one with a surrogate escape in the middle are written by the standard library,
+    # every other by orjson: the same bytes as the whole document written by the standard library.
+    items: list[Any] = [{"n": n, "text": f"line {n} " + "x" * 1000, "t": 12.5 + n} for n in range(3000)]
+    items[1500]["t"] = 1.2e-05
+    items[2200]["text"] = "k\udcffern"
+    doc = {"schema": "s", "sources": [{"reports": items, "lines": 3}], "b": 3e-07, "c": [8e-06, "x"]}
+    pieces: list[bytes] = []
+    write_document(doc, lambda piece: pieces.append(bytes(piece)))
+    assert len(pieces) >= 3
+    assert all(p.endswith(b"}") for p in pieces[:-1])  # cut after an item, never inside one
+    whole = b"".join(pieces)
+    assert whole == document_bytes(doc) == stdlib_text(doc)
+    assert b'"t":1.2e-05' in whole and b'"b": 3e-07' in whole and b"k\\udcffern" in whole
+
+
+def test_the_command_streams_the_document_it_would_render(
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    result = analyse_logs(sorted(str(p) for p in CASES.glob("*/console.log"))[:3], live=False)
+    streamed = render_streamed(DmesgRenderer(), result, OutputFormat.JSON)
+    assert isinstance(streamed, Streamed)
+    expected = DmesgRenderer().json_bytes(result)
+    out = tmp_path / "doc.json"
+    deliver(streamed, out)
+    assert out.read_bytes() == expected
+    deliver(streamed, None)
+    assert capsysbinary.readouterr().out == expected
+    assert render_streamed(DmesgRenderer(), result, OutputFormat.TEXT) == render(
+        DmesgRenderer(), result, OutputFormat.TEXT
+    )
