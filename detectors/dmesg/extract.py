@@ -476,7 +476,8 @@ def build_report(
     panicked = any("Kernel panic - not syncing" in line.body for line in own)
     taint = fields.get("taint")
     times = [line.timestamp for line in own if line.timestamp is not None]
-    culprit = _culprit(own, rule, frame)
+    # A stall's culprit from the lines its frame was read from: past another report's header, its CPU's.
+    culprit = _culprit(rest or own, rule, frame)
     report = KernelReport(
         title=title,
         kind=rule.kind,

@@ -683,12 +683,14 @@ def _name_rcu_tasks(r: _Reading) -> None:
 
 
 def _frame_at(r: _Reading, function: str) -> int:
-    """The line of the first frame of ``function`` in the report (the header when none)."""
+    """The line of the first frame of ``function`` in the report; else, for the report's frame read past its own
+    lines (a stall's CPU after another report's header), that line; else the header."""
     for section in r.stacks:
         for frame in section.frames:
             if frame.function == function:
                 return frame.at
-    return 0
+    past = r.report.frame_past
+    return past[0] if past is not None and function == r.report.frame else 0
 
 
 _HUNG_HEAD = rc.compile(r"INFO: task (.+?):(\d+) (?:blocked|can't die) (?:in I/O wait )?for more than (\d+) seconds")

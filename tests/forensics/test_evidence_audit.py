@@ -159,16 +159,17 @@ def test_dmesg_cites_a_guilty_frame_read_past_an_interleaved_report(kforensic: A
     # An RCU stall on CPU 0 of a log with caller prefixes, a WARNING of the same CPU printed into it
     # (panic_on_warn): the stall's own lines end at the WARNING's header and hold no frame; its CPU's stack past
     # them names the system call it loops in (line 29), the frame its title names, as syzkaller's pkg/report
-    # reads such a log (a report of a caller context runs on past a second report).
+    # reads such a log (a report of a caller context runs on past a second report).  The guilty frame is where
+    # the CPU was caught (line 28), as for a stall whose own lines hold its stack (it was the title's frame).
     doc = kforensic("dmesg", GOLDEN / "rcu_stall_into_warning_caller.log")
     (stall,) = [f for f in _findings(doc) if f["title"] == "INFO: rcu detected stall in sys_kf_spin"]
-    assert {"name": "guilty frame", "value": "sys_kf_spin"} in [
+    assert {"name": "guilty frame", "value": "kf_spin_loop"} in [
         {"name": x["name"], "value": x["value"]} for x in stall["facts"]
     ]
     report = [e["locator"] for e in stall["evidence"] if e["locator"]["name"] == "report"]
     assert report == [{"kind": "line", "start": 1, "end": 4, "name": "report"}]
     cited = [(e["locator"]["start"], e["excerpt"]) for e in stall["evidence"] if e["locator"]["name"] == "guilty frame"]
-    assert cited == [(29, " __x64_sys_kf_spin+0x40/0x80")]
+    assert cited == [(28, "RIP: 0010:kf_spin_loop+0x2a/0x60")]
     _clean(doc, Inputs(tmp_path))
 
 

@@ -869,3 +869,49 @@ def test_the_oom_task_dump_with_the_rss_split_names_the_task() -> None:
     top = oom.consumers[0]
     assert (top.kind, top.name, top.pid, top.bytes) == ("task", "kf_memhog", 50, 29666 * 4096)
     assert oom.cause is not None and oom.cause.statement.startswith("memory exhausted by task kf_memhog (pid 50)")
+
+
+# ---------------------------------------------------------------- a stall's CPU read past another report
+
+# Written here in the format of a syzkaller console (caller prefixes): the stalled CPU's own dump follows the
+# WARNING its stall check hit, so the stall's frame is read past that report's header.  syzbot titles it by the
+# operation (smp_call_function), the CPU was caught in smp_call_function_single.
+STALL_PAST_A_WARNING = """\
+[  100.000001][    C0] rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:
+[  100.000002][    C0] rcu: \tTasks blocked on level-0 rcu_node (CPUs 0-1):
+[  100.000003][    C0] ------------[ cut here ]------------
+[  100.000004][    C0] WARNING: CPU: 0 PID: 321 at kernel/sched/core.c:1000 kf_checker+0x10/0x80
+[  100.000005][    C0] CPU: 0 PID: 321 Comm: kf-test Not tainted 6.1.0 #1
+[  100.000006][    C0] Call Trace:
+[  100.000007][    C0]  <IRQ>
+[  100.000008][    C0]  dump_stack+0x10/0x20
+[  100.000009][    C0]  __warn+0x20/0x30
+[  100.000010][    C0] RIP: 0010:kf_checker+0x10/0x80
+[  100.000011][    C0]  rcu_sched_clock_irq+0x100/0x200
+[  100.000012][    C0]  update_process_times+0x10/0x20
+[  100.000013][    C0]  </IRQ>
+[  100.000014][    C0]  asm_sysvec_apic_timer_interrupt+0x12/0x20
+[  100.000015][    C0] RIP: 0010:smp_call_function_single+0x123/0x456
+[  100.000016][    C0]  on_each_cpu_cond_mask+0x40/0x90
+[  100.000017][    C0]  kf_sync_all+0x18/0x20
+[  100.000018][    C0]  __x64_sys_ioctl+0x17e/0x210
+[  100.000019][    C0]  do_syscall_64+0x73/0xe0
+[  100.000020][    C0]  entry_SYSCALL_64_after_hwframe+0x44/0xa9
+"""
+
+
+def test_a_stalls_guilty_frame_is_where_its_cpu_was_caught_also_past_another_report() -> None:
+    # The fact said the title's frame (smp_call_function) and cited the line of smp_call_function_single: a stall
+    # whose own lines have it says where the CPU was caught, and one read past another report's header now too.
+    reports = list(scan_chunks([STALL_PAST_A_WARNING.encode()]))
+    stall = reports[0]
+    assert stall.title == "INFO: rcu detected stall in smp_call_function"  # syzbot's title, unchanged
+    assert stall.frame == "smp_call_function_single"
+    whys = explain_reports(reports)
+    assert facts(whys[1])["running"] == "smp_call_function_single"
+    assert next(f.at for f in whys[1].facts if f.name == "running") == 14  # line 15, not the header
+    (group, *_) = group_reports(reports)
+    finding = explained_finding("stall.log", group, whys[1])
+    assert finding.fact("guilty frame") == "smp_call_function_single"
+    (cited,) = (e for e in finding.evidence if e.locator.name == "guilty frame")
+    assert (cited.locator.start, cited.excerpt) == (15, "RIP: 0010:smp_call_function_single+0x123/0x456")
