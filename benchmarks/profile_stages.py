@@ -44,10 +44,18 @@ STAGES = (
 FOLDED_SKIPS = ("detectors.profile.findings", "forensics.report.profile", "forensics.report.formats")
 #: Parts of the stages above, printed with them but not counted again in "the rest".
 PARTS = (
-    ("  of the chunk pass: the compiled scan (numpy's finds, the kernel)", "collectors.perf_chunks", "ChunkSlots.scan"),
+    (
+        "  of the chunk pass: the compiled scan (the kernel, its tables grown)",
+        "collectors.perf_chunks",
+        "ChunkSlots.scan",
+    ),
     ("  of the chunk pass: the new texts' headers and slots", "collectors.perf_script", "ScriptParser._fast_new"),
-    ("  of the closing: the chain texts numbered, counters", "collectors.perf_script", "ScriptParser._fast_counters"),
-    ("  of the closing: the call chain interner, symbols, chains", "collectors.perf_chains", "chains_numbered"),
+    (
+        "  of the closing: the counters (slots by thread, event, text)",
+        "collectors.perf_script",
+        "ScriptParser._fast_counters",
+    ),
+    ("  of the closing: the keys parsed, the chains made", "collectors.perf_chunks", "Bodies.frames"),
     ("  of the folded lines: sums per command and chain", "forensics.types.profile", "periods_by_command"),
 )
 

@@ -13,7 +13,7 @@ report's (kforensic also makes the tables, rule classes, findings, text report a
 
 A first run is cold (fresh process, empty compile caches: a new PYTHONPYCACHEPREFIX and
 NUMBA_CACHE_DIR, so nothing compiled ahead of time: the call chains are read by the Python path); the
-measured runs are warm, with the reader's call chain interner built ahead of time into that cache first
+measured runs are warm, with the reader's chunk pass built ahead of time into that cache first
 (as ``make compile`` builds it). It prints wall and CPU seconds, MB/s, peak RSS,
 the ratios of the medians of --repeat alternating runs (wall and CPU: on a shared machine the wall time
 depends on the load of the moment), the best runs, the load average before and after, and checks the two
@@ -112,13 +112,14 @@ def main() -> None:
             f"{'kforensic profile, cold (empty caches)':47s} wall {c_wall:7.2f} s {size / c_wall:7.1f} MB/s"
             f"   CPU {c_cpu:7.2f} s {size / c_cpu:7.1f} MB/s   peak RSS {mib(c_rss)}"
         )
-        # The profile reader's call chain interner built ahead of time into that cache, as `make compile` builds it
-        # (a run does not build it for an input under 2 GB: it reads without it and says so on stderr).
+        # The profile reader's chunk pass built ahead of time into that cache, as `make compile` builds it (a run
+        # does not build it for an input under 2 GB: it reads without it and says so on stderr).  Checked: without
+        # it the warm runs would measure the numpy path.
         subprocess.run(
-            [sys.executable, "-c", "from collectors.perf_chains_aot import kernels; kernels(build=True)"],
+            [sys.executable, "-c", "from collectors.perf_chains_aot import chunk_kernel; assert chunk_kernel(True)"],
             env=cold_env,
             cwd=ROOT,
-            check=False,
+            check=True,
             stderr=subprocess.DEVNULL,
         )
         # A first small run, so that both measured programs start with the files and bytecode cached.

@@ -2,16 +2,29 @@
 
 What :meth:`collectors.perf_script.ScriptParser._blocks_bulk` does per 512 KiB of ``perf script`` text with
 numpy and dictionaries (:func:`collectors.perf_scan.mask_times`, the split at blank lines, one look-up of each
-sample text as a bytes object, its length and newlines), with no object per sample: numpy finds the newlines
-and colons (:mod:`collectors.perf_chunks`), :func:`scan_chunk` steps from one to the next to mask every time
-exactly as ``mask_times`` does (the same candidates, the same bounds, the same doubles for the span), to split
-the masked text where ``bytes.split(b"\n\n")`` splits it, and gives each piece its slot from a table of the
-masked texts seen before (kept in one byte store, compared exactly, not by hash alone); a text not seen before
-gets the next slot, in the order met, as the dictionary of the Python path gives them.  Python then parses
-only the new texts, as on the numpy path.
+sample text as a bytes object, its length and newlines), with no object per sample: :func:`scan_chunk` finds the
+newlines and colons (eight bytes at a time), steps from one to the next to mask every time exactly as
+``mask_times`` does (the same candidates, the same bounds, the same doubles for the span), splits the masked text
+where ``bytes.split(b"\n\n")`` splits it, and gives each piece its slot: a text not seen before gets the next
+slot, in the order met, as the dictionary of the Python path gives them.
 
-Plain Python over numpy arrays, without numba's import (see :mod:`collectors.perf_chain_kernel`: a run on the
-module built ahead of time must not load numba); only run compiled.
+One pass, no text read twice (issue #28): a piece is numbered as its two parts, its masked header line and its
+call chain text (each kept once, compared exactly, not by hash alone), and a call chain text met for the first
+time has its lines keyed there and gets the number of its chain.  A recording of a busy machine has ~90k distinct
+call chain texts (they differ in addresses and offsets) of ~500k lines, but they name only ~15k chains of ~9k
+keys: a line's key is what :func:`collectors.perf_script.parse_frame_line` reads of it (its symbol without the
+``+0x`` offset, its DSO, whether its address is in the kernel half), so Python parses each key and makes each
+chain's frames once.  A line is keyed only where the reader's regular expression ``^\\s*(\\w+)\\s*(.+) \\((.*)\\)``
+is certain to match it the way it is read here: the expression tries the longest address, the longest run of
+spaces and the longest symbol first, so when that way (the last `` (`` before the last ``)``, after at least one
+symbol byte) matches, it is the match.  A text holding any other line (one that needs the expression to give back
+bytes, or no frame at all) has no chain: the caller reads it line by line.  Blank and comment lines (``#``) are no
+frames, as in the reader.
+
+Plain Python over numpy arrays, without numba's import: a run on the module built ahead of time imports this one
+for its constants and must not load numba (0.3 s of CPU, ~110 MB), so there are no ``@compiled`` helpers and the
+element-by-element compares stay written out (``x == 32 or 9 <= x <= 13`` is the bytes ``\\s``); only run
+compiled.
 """
 
 from __future__ import annotations
@@ -20,26 +33,59 @@ from typing import Any
 
 import numpy as np
 
+# The has-zero-byte test's constants (uint64: numba keeps the arithmetic unsigned).
+_ONES8 = np.uint64(0x0101010101010101)
+_HIGHS8 = np.uint64(0x8080808080808080)
+_NEWLINES8 = np.uint64(0x0A0A0A0A0A0A0A0A)
+_COLONS8 = np.uint64(0x3A3A3A3A3A3A3A3A)
+
 _FNV_OFFSET = -3750763034362895579  # 0xcbf29ce484222325 as int64: the arithmetic stays in int64 (wraps)
 _FNV_PRIME = 1099511628211
 #: A time with more digits than this is not read exactly by ``mask_times``: the chunk goes to the per-sample code.
 MAX_DIGITS = 15
 
-#: Fields of the ``state`` array: slots made, store bytes used, new slots of this chunk, times found.
-SLOTS, USED, NEW, TIMES = 0, 1, 2, 3
+#: Fields of the ``state`` array: slots made; headers made and their store's bytes used; call chain texts made
+#: and their store's bytes used; frame keys made and their store's bytes used; chains made and their keys' store
+#: used; then per call: new slots, times found.
+SLOTS, HEADERS, HEADER_USED, BODIES, BODY_USED, KEYS, KEY_USED, CHAINS, KEYS_USED, NEW, TIMES = range(11)
+#: ... and the newlines and colons found (:func:`scan_chunk` finds them first).
+NEWLINES, COLONS = 11, 12
+STATE_SIZE = 13
+#: What a line is when it is no frame key's: a blank or comment line (no frame, left out of the chain), or a
+#: line the kernel does not key (its text is read line by line: the chain is -1).
+NOT_FRAME, ODD = -2, -1
+#: Columns of the key table: symbol start and end (offset removed), DSO start and end (in ``key_store``), kernel
+#: half, hash.
+KEY_COLUMNS = 6
+#: ``mode``: the pieces of a chunk of perf script text (a header line, then its call chain), or call chain texts
+#: alone (given as ranges).
+CHUNK_MODE, BODY_MODE = 0, 1
 
 
 def scan_chunk(
     buf: Any,
+    words: Any,
     newlines: Any,
     cands: Any,
     colons: Any,
     wholes: Any,
-    table: Any,
-    slot_start: Any,
-    slot_len: Any,
-    slot_hash: Any,
-    store: Any,
+    mode: int,
+    given_start: Any,
+    given_end: Any,
+    slot_table: Any,
+    slot_meta: Any,
+    header_table: Any,
+    header_meta: Any,
+    header_store: Any,
+    body_table: Any,
+    body_meta: Any,
+    body_store: Any,
+    key_table: Any,
+    keys: Any,
+    key_store: Any,
+    chain_table: Any,
+    chain_meta: Any,
+    key_ids: Any,
     state: Any,
     piece_slot: Any,
     piece_start: Any,
@@ -51,21 +97,89 @@ def scan_chunk(
 ) -> int:
     """Mask the times of ``buf`` in place, split it into pieces and give each its slot; the number of pieces.
 
-    -1 (nothing interned) when a time has more than :data:`MAX_DIGITS` digits.  ``newlines`` and ``cands``:
-    the offsets of every newline and every colon of ``buf``, ascending (numpy finds them a vector at a time;
-    the loops here then step from one to the next, not byte by byte); ``colons``: room for the offset of each
-    time's colon (``len(cands)``) and ``wholes`` for its digits read as one integer (the dot left out: the
-    time's text is these digits, zero-padded to the digits of the masked text).  ``table`` (open addressing,
-    slot + 1 per entry, a power of two more than twice the slots it may hold), ``slot_start``/``slot_len``/
-    ``slot_hash`` (each slot's masked text in ``store``) and ``store`` persist between chunks; the caller gives
-    them room for every piece of ``buf`` being new.  ``state``: see :data:`SLOTS` (``state[SLOTS]`` and
-    ``state[USED]`` in and out).  Out per piece: its slot (0: empty), start, newlines and times; per new slot
-    (``state[NEW]`` of them, in slot order): its first piece and its entry in ``table`` (to forget it);
+    ``words``: ``buf``'s memory as uint64 (its first ``len(buf) // 8`` words).  -1 (nothing interned) when a time
+    has more than :data:`MAX_DIGITS` digits; -2 (nothing done) when ``newlines`` or ``cands`` is too small, or a
+    table, store or output has no room for every piece and line of the chunk being new (``state[NEWLINES]`` and
+    ``state[COLONS]`` say how many there are: call again with more room).  The offsets of every newline and every
+    colon of ``buf`` are found first, in one pass, into ``newlines`` and ``cands`` (ascending; the loops then step
+    from one to the next, not byte by byte); ``colons``: room for the offset of each time's colon (as many as
+    ``cands``) and ``wholes`` for its digits read as one integer (the dot left out: the time's text is these
+    digits, zero-padded to the digits of the masked text).
+
+    A piece (a masked sample text, split where ``bytes.split(b"\\n\\n")`` splits) is numbered as its two parts:
+    its first line (the masked header) among the headers, the rest (its call chain text) among the bodies, and
+    the pair among the slots; two pieces have one slot exactly when their texts are equal (each part kept once
+    in its store, compared exactly, not by hash alone).  A body met for the first time has its lines keyed
+    there (the symbol without its offset, the DSO, the address's half: see the module's text; the keys' bytes kept
+    in ``key_store``), and gets the number of its chain (its
+    keys, leaf first, blank and comment lines left out; -1 when a line is not keyed): the call chains are
+    numbered as the samples are read, no text read twice.  Everything is numbered in the order met.
+
+    ``mode`` :data:`BODY_MODE`: no times, no headers, no slots: the texts ``buf[given_start[i]:given_end[i]]``
+    are numbered as bodies (``piece_slot[i]``: the body's number); ``newlines`` and ``cands`` are then not used.
+
+    Tables (open addressing, entry + 1 per place, a power of two more than twice the entries they may hold) and
+    the ``*_meta`` and store arrays persist between calls; the caller gives them room for every piece, line and
+    byte of ``buf`` being new.  ``slot_meta``: header, body, hash per slot; ``header_meta``: start, length,
+    hash; ``body_meta``: start, length, hash, chain; ``keys``: symbol start and end, DSO start and end (in
+    ``key_store``), kernel half, hash; ``chain_meta``: first key (in ``key_ids``), count, hash.  ``state``: see
+    :data:`SLOTS` (in and out).  Out per piece: its slot (0: empty), start, newlines and times; per new slot
+    (``state[NEW]`` of them, in slot order): its first piece and its place in ``slot_table`` (to forget it);
     ``span``: the smallest and largest time, the first and the last, the largest step back and the largest step
     forward from one time to the next (when ``state[TIMES]``).
     """
     n = len(buf)
-    # Pass 1: the times, as mask_times finds them (a colon, a space after, digits, a dot, digits, a space).
+    n_nl = 0
+    n_cands = 0
+    if mode == CHUNK_MODE:
+        # Pass 0: the newlines and colons.
+        room_nl = len(newlines)
+        room_cands = len(cands)
+        # Eight bytes at a time (``words``: the same memory as uint64): a word holds a newline or a colon when
+        # one of its bytes XORed with it is zero (the has-zero-byte test); only those words are read byte by byte.
+        whole = n // 8
+        for w in range((n + 7) // 8):
+            if w < whole:
+                x = words[w]
+                t = x ^ _NEWLINES8
+                u = x ^ _COLONS8
+                if not ((t - _ONES8) & ~t & _HIGHS8) | ((u - _ONES8) & ~u & _HIGHS8):
+                    continue
+            for j in range(8 * w, min(8 * w + 8, n)):
+                c = buf[j]
+                if c == 10:
+                    if n_nl < room_nl:
+                        newlines[n_nl] = j
+                    n_nl += 1
+                elif c == 58:
+                    if n_cands < room_cands:
+                        cands[n_cands] = j
+                    n_cands += 1
+        state[NEWLINES] = n_nl
+        state[COLONS] = n_cands
+        if n_nl > room_nl or n_cands > room_cands or n_cands > len(colons) or n_cands > len(wholes):
+            return -2
+        # Room for every piece (two newlines between two) and every line being new.
+        most = n_nl // 2 + 2
+        lines_most = n_nl + 1
+        for made, room, table in (
+            (state[SLOTS], len(slot_meta), len(slot_table)),
+            (state[HEADERS], len(header_meta), len(header_table)),
+            (state[BODIES], len(body_meta), len(body_table)),
+            (state[CHAINS], len(chain_meta), len(chain_table)),
+        ):
+            if made + most > room or 2 * (made + most) > table:
+                return -2
+        if state[KEYS] + lines_most > len(keys) or 2 * (state[KEYS] + lines_most) > len(key_table):
+            return -2
+        if state[KEYS_USED] + lines_most > len(key_ids) or len(piece_slot) < most or len(new_first) < most:
+            return -2
+        if (
+            state[HEADER_USED] + n > len(header_store)
+            or state[BODY_USED] + n > len(body_store)
+            or state[KEY_USED] + n > len(key_store)
+        ):
+            return -2
     n_times = 0
     lo = 0.0
     hi = 0.0
@@ -73,46 +187,48 @@ def scan_chunk(
     prev = 0.0
     back = 0.0
     gap = 0.0
-    for k in range(len(cands)):
-        c = cands[k]
-        if c < 1 or c > n - 2 or buf[c + 1] != 32 or not 48 <= buf[c - 1] <= 57:
-            continue
-        dot = c - 1
-        while dot >= 0 and 48 <= buf[dot] <= 57:
-            dot -= 1
-        if dot < 1 or buf[dot] != 46:
-            continue
-        space = dot - 1
-        while space >= 0 and 48 <= buf[space] <= 57:
-            space -= 1
-        if space == dot - 1 or space < 0 or buf[space] != 32:
-            continue
-        if c - dot - 1 + dot - space - 1 > MAX_DIGITS:
-            return -1
-        whole = 0
-        for j in range(space + 1, dot):
-            whole = whole * 10 + (buf[j] - 48)
-            buf[j] = 48
-        scale = 1
-        for j in range(dot + 1, c):
-            whole = whole * 10 + (buf[j] - 48)
-            scale *= 10
-            buf[j] = 48
-        t = whole / float(scale)  # (S * 10**len(F) + F) / 10**len(F): exact below 2**53, as mask_times reads it
-        if n_times == 0 or t < lo:
-            lo = t
-        if n_times == 0 or t > hi:
-            hi = t
-        if n_times == 0:
-            first = t
-        elif t < prev:
-            back = max(back, prev - t)
-        else:
-            gap = max(gap, t - prev)
-        prev = t
-        colons[n_times] = c
-        wholes[n_times] = whole
-        n_times += 1
+    if mode == CHUNK_MODE:
+        # Pass 1: the times, as mask_times finds them (a colon, a space after, digits, a dot, digits, a space).
+        for k in range(n_cands):
+            c = cands[k]
+            if c < 1 or c > n - 2 or buf[c + 1] != 32 or not 48 <= buf[c - 1] <= 57:
+                continue
+            dot = c - 1
+            while dot >= 0 and 48 <= buf[dot] <= 57:
+                dot -= 1
+            if dot < 1 or buf[dot] != 46:
+                continue
+            space = dot - 1
+            while space >= 0 and 48 <= buf[space] <= 57:
+                space -= 1
+            if space == dot - 1 or space < 0 or buf[space] != 32:
+                continue
+            if c - dot - 1 + dot - space - 1 > MAX_DIGITS:
+                return -1
+            whole = 0
+            for j in range(space + 1, dot):
+                whole = whole * 10 + (buf[j] - 48)
+                buf[j] = 48
+            scale = 1
+            for j in range(dot + 1, c):
+                whole = whole * 10 + (buf[j] - 48)
+                scale *= 10
+                buf[j] = 48
+            t = whole / float(scale)  # (S * 10**len(F) + F) / 10**len(F): exact below 2**53, as mask_times reads it
+            if n_times == 0 or t < lo:
+                lo = t
+            if n_times == 0 or t > hi:
+                hi = t
+            if n_times == 0:
+                first = t
+            elif t < prev:
+                back = max(back, prev - t)
+            else:
+                gap = max(gap, t - prev)
+            prev = t
+            colons[n_times] = c
+            wholes[n_times] = whole
+            n_times += 1
     span[0] = lo
     span[1] = hi
     span[2] = first
@@ -120,161 +236,334 @@ def scan_chunk(
     span[4] = back
     span[5] = gap
     state[TIMES] = n_times
-    # Pass 2: the pieces between blank lines (bytes.split(b"\n\n"): leftmost, not overlapping), each looked up.
-    mask = len(table) - 1
+    # Pass 2: the pieces between blank lines (bytes.split(b"\n\n"): leftmost, not overlapping), each numbered.
+    slot_mask = len(slot_table) - 1
+    header_mask = len(header_table) - 1
+    body_mask = len(body_table) - 1
+    key_mask = len(key_table) - 1
+    chain_mask = len(chain_table) - 1
     n_slots = state[SLOTS]
-    used = state[USED]
+    n_headers = state[HEADERS]
+    header_used = state[HEADER_USED]
+    n_bodies = state[BODIES]
+    body_used = state[BODY_USED]
+    n_keys = state[KEYS]
+    key_used = state[KEY_USED]
+    n_chains = state[CHAINS]
+    keys_used = state[KEYS_USED]
     n_new = 0
     n_pieces = 0
     ci = 0
     pos = 0
-    n_lines = len(newlines)
     li = 0
     while True:
-        # The piece ends at the next newline followed by another (the newlines before it are its lines).
-        end = n
-        lines = 0
-        while li < n_lines:
-            if li + 1 < n_lines and newlines[li + 1] == newlines[li] + 1:
-                end = newlines[li]
+        hid = -1
+        li0 = 0
+        if mode == CHUNK_MODE:
+            # The piece ends at the next newline followed by another (the newlines before it are its lines).
+            end = n
+            lines = 0
+            li0 = li
+            while li < n_nl:
+                if li + 1 < n_nl and newlines[li + 1] == newlines[li] + 1:
+                    end = newlines[li]
+                    break
+                lines += 1
+                li += 1
+            li += 2  # the blank line's two newlines
+            times = 0
+            while ci < n_times and colons[ci] < end:
+                ci += 1
+                times += 1
+            if end == pos:  # the empty text: slot 0, nothing numbered
+                piece_slot[n_pieces] = 0
+                piece_start[n_pieces] = pos
+                piece_lines[n_pieces] = 0
+                piece_times[n_pieces] = times
+                n_pieces += 1
+                if end >= n:
+                    break
+                pos = end + 2
+                continue
+            hend = newlines[li0] if lines > 0 else end  # the header: the piece's first line
+            bpos = min(hend + 1, end)  # the body (the call chain text): the rest
+        else:
+            if n_pieces == len(given_start):
                 break
-            lines += 1
-            li += 1
-        li += 2  # the blank line's two newlines
-        # FNV-1a over four interleaved lanes (bytes 4k, 4k + 1, ... of the text): four multiplications in flight
-        # instead of one chain of them; counted from the text's start, so equal texts hash alike anywhere.
-        h0 = _FNV_OFFSET
-        h1 = _FNV_OFFSET
-        h2 = _FNV_OFFSET
-        h3 = _FNV_OFFSET
-        j = pos
-        while j + 4 <= end:
-            h0 = (h0 ^ buf[j]) * _FNV_PRIME
-            h1 = (h1 ^ buf[j + 1]) * _FNV_PRIME
-            h2 = (h2 ^ buf[j + 2]) * _FNV_PRIME
-            h3 = (h3 ^ buf[j + 3]) * _FNV_PRIME
-            j += 4
-        while j < end:
-            h0 = (h0 ^ buf[j]) * _FNV_PRIME
-            j += 1
-        h = ((((h0 * _FNV_PRIME) ^ h1) * _FNV_PRIME ^ h2) * _FNV_PRIME) ^ h3
-        times = 0
-        while ci < n_times and colons[ci] < end:
-            ci += 1
-            times += 1
-        size = end - pos
-        slot = 0
-        if size:
-            at = h & mask
-            slot = -1
-            while table[at] != 0:
-                k = table[at] - 1
-                if slot_hash[k] == h and slot_len[k] == size:
-                    other = slot_start[k]
-                    # (numba's array_equal of the two slices: 0.136 -> 0.112 s for kernel.perf.txt x175, whose
-                    # samples are nearly all known texts, against a compare loop written out)
-                    if np.array_equal(store[other : other + size], buf[pos : pos + size]):
-                        slot = k
+            pos = given_start[n_pieces]
+            end = given_end[n_pieces]
+            lines = 0
+            times = 0
+            hend = pos  # no header
+            bpos = pos
+        # The header's and the body's hashes: FNV-1a over four interleaved lanes (bytes 4k, 4k + 1, ... of the
+        # text: four multiplications in flight instead of one chain of them), counted from the text's start.
+        hh = 0
+        h = 0
+        for part in range(2):
+            j = pos if part == 0 else bpos
+            stop = hend if part == 0 else end
+            h0 = _FNV_OFFSET
+            h1 = _FNV_OFFSET
+            h2 = _FNV_OFFSET
+            h3 = _FNV_OFFSET
+            while j + 4 <= stop:
+                h0 = (h0 ^ buf[j]) * _FNV_PRIME
+                h1 = (h1 ^ buf[j + 1]) * _FNV_PRIME
+                h2 = (h2 ^ buf[j + 2]) * _FNV_PRIME
+                h3 = (h3 ^ buf[j + 3]) * _FNV_PRIME
+                j += 4
+            while j < stop:
+                h0 = (h0 ^ buf[j]) * _FNV_PRIME
+                j += 1
+            h = ((((h0 * _FNV_PRIME) ^ h1) * _FNV_PRIME ^ h2) * _FNV_PRIME) ^ h3
+            if part == 0:
+                hh = h
+        if mode == CHUNK_MODE:
+            size = hend - pos
+            at = hh & header_mask
+            while header_table[at] != 0:
+                k = header_table[at] - 1
+                if header_meta[k, 2] == hh and header_meta[k, 1] == size:
+                    other = header_meta[k, 0] - pos
+                    same = True
+                    for j in range(pos, hend):
+                        if header_store[other + j] != buf[j]:
+                            same = False
+                            break
+                    if same:
+                        hid = k
                         break
-                at = (at + 1) & mask
+                at = (at + 1) & header_mask
+            if hid < 0:
+                hid = n_headers
+                n_headers += 1
+                header_store[header_used : header_used + size] = buf[pos : pos + size]
+                header_meta[hid, 0] = header_used
+                header_meta[hid, 1] = size
+                header_meta[hid, 2] = hh
+                header_used += size
+                header_table[at] = hid + 1
+        size = end - bpos
+        at = h & body_mask
+        bid = -1
+        while body_table[at] != 0:
+            k = body_table[at] - 1
+            if body_meta[k, 2] == h and body_meta[k, 1] == size:
+                other = body_meta[k, 0]
+                if np.array_equal(body_store[other : other + size], buf[bpos : bpos + size]):
+                    bid = k
+                    break
+            at = (at + 1) & body_mask
+        if bid < 0:
+            bid = n_bodies
+            n_bodies += 1
+            body_store[body_used : body_used + size] = buf[bpos : bpos + size]
+            body_meta[bid, 0] = body_used
+            body_meta[bid, 1] = size
+            body_meta[bid, 2] = h
+            body_used += size
+            body_table[at] = bid + 1
+            # Its chain: the keys of its lines, leaf first (blank and comment lines left out; none when a line is
+            # not keyed), each line keyed here while its bytes are at hand.
+            count = 0
+            ch = _FNV_OFFSET
+            odd = False
+            lp = bpos
+            b = 0
+            while size > 0:
+                if mode == CHUNK_MODE:
+                    le = newlines[li0 + b + 1] if b + 1 < lines else end
+                else:
+                    le = lp
+                    while le < end and buf[le] != 10:
+                        le += 1
+                b += 1
+                kid = NOT_FRAME
+                if le > lp and buf[lp] != 35:  # not blank, not a comment
+                    kid = ODD
+                    i = lp
+                    if buf[i] == 32 or 9 <= buf[i] <= 13:
+                        while i < le and (buf[i] == 32 or 9 <= buf[i] <= 13):
+                            i += 1
+                        c0 = buf[i] if i < le else 0
+                        if 48 <= c0 <= 57 or 65 <= c0 <= 90 or 97 <= c0 <= 122 or c0 == 95:
+                            i0 = i
+                            while i < le:
+                                c = buf[i]
+                                if not (48 <= c <= 57 or 65 <= c <= 90 or 97 <= c <= 122 or c == 95):
+                                    break
+                                i += 1
+                            i1 = i
+                            while i < le and (buf[i] == 32 or 9 <= buf[i] <= 13):
+                                i += 1
+                            i2 = i
+                            close = le - 1
+                            while close >= lp and buf[close] != 41:
+                                close -= 1
+                            e = close - 2
+                            while e >= i2 + 1 and not (buf[e] == 32 and buf[e + 1] == 40):
+                                e -= 1
+                            if close >= lp and e >= i2 + 1:
+                                # The offset: the symbol's last "+0x", removed when something follows it and all
+                                # of that is hex.
+                                raw_end = e
+                                p3 = e - 3
+                                while p3 >= i2 and not (buf[p3] == 43 and buf[p3 + 1] == 48 and buf[p3 + 2] == 120):
+                                    p3 -= 1
+                                if p3 > i2 and e > p3 + 3:
+                                    hexed = True
+                                    for j in range(p3 + 3, e):
+                                        c = buf[j]
+                                        if not (48 <= c <= 57 or 97 <= c <= 102):
+                                            hexed = False
+                                            break
+                                    if hexed:
+                                        raw_end = p3
+                                high = 0
+                                if (
+                                    i1 - i0 == 16
+                                    and buf[i0] == 102
+                                    and buf[i0 + 1] == 102
+                                    and buf[i0 + 2] == 102
+                                    and buf[i0 + 3] == 102
+                                ):
+                                    high = 1
+                                n_sym = raw_end - i2
+                                n_dso = close - e - 2
+                                # Hashed from the lengths, the kernel half and the first and last 8 bytes of the
+                                # symbol and of the DSO, in four lanes (the compare reads all of them): a key is
+                                # looked up per call chain line, and hashing every byte cost more than the rest.
+                                h0 = (_FNV_OFFSET ^ n_sym) * _FNV_PRIME
+                                h1 = (_FNV_OFFSET ^ n_dso) * _FNV_PRIME
+                                h2 = (_FNV_OFFSET ^ high) * _FNV_PRIME
+                                h3 = _FNV_OFFSET
+                                for j in range(min(8, n_sym)):
+                                    h0 = (h0 ^ buf[i2 + j]) * _FNV_PRIME
+                                    h1 = (h1 ^ buf[raw_end - 1 - j]) * _FNV_PRIME
+                                for j in range(min(8, n_dso)):
+                                    h2 = (h2 ^ buf[e + 2 + j]) * _FNV_PRIME
+                                    h3 = (h3 ^ buf[close - 1 - j]) * _FNV_PRIME
+                                kh = ((((h0 * _FNV_PRIME) ^ h1) * _FNV_PRIME ^ h2) * _FNV_PRIME) ^ h3
+                                kat = kh & key_mask
+                                while key_table[kat] != 0:
+                                    k = key_table[kat] - 1
+                                    if (
+                                        keys[k, 5] == kh
+                                        and keys[k, 4] == high
+                                        and keys[k, 1] - keys[k, 0] == n_sym
+                                        and keys[k, 3] - keys[k, 2] == n_dso
+                                    ):
+                                        # (written out: numba's array_equal makes an array per call)
+                                        same = True
+                                        other = keys[k, 0] - i2
+                                        for j in range(i2, raw_end):
+                                            if key_store[other + j] != buf[j]:
+                                                same = False
+                                                break
+                                        if same:
+                                            other = keys[k, 2] - e - 2
+                                            for j in range(e + 2, close):
+                                                if key_store[other + j] != buf[j]:
+                                                    same = False
+                                                    break
+                                        if same:
+                                            kid = k
+                                            break
+                                    kat = (kat + 1) & key_mask
+                                if kid < 0:
+                                    # A new key: its symbol and DSO kept together (a few hundred KiB: the compares
+                                    # read them from the CPU's caches).
+                                    kid = n_keys
+                                    n_keys += 1
+                                    key_store[key_used : key_used + n_sym] = buf[i2:raw_end]
+                                    keys[kid, 0] = key_used
+                                    key_used += n_sym
+                                    keys[kid, 1] = key_used
+                                    key_store[key_used : key_used + n_dso] = buf[e + 2 : close]
+                                    keys[kid, 2] = key_used
+                                    key_used += n_dso
+                                    keys[kid, 3] = key_used
+                                    keys[kid, 4] = high
+                                    keys[kid, 5] = kh
+                                    key_table[kat] = kid + 1
+                if kid == ODD:
+                    odd = True
+                    break
+                if kid != NOT_FRAME:
+                    key_ids[keys_used + count] = kid
+                    count += 1
+                    ch = (ch ^ kid) * _FNV_PRIME
+                if le >= end:
+                    break
+                lp = le + 1
+            cid = -1
+            if not odd:
+                at = ch & chain_mask
+                while chain_table[at] != 0:
+                    k = chain_table[at] - 1
+                    if chain_meta[k, 2] == ch and chain_meta[k, 1] == count:
+                        other = chain_meta[k, 0]
+                        same = True
+                        for j in range(count):
+                            if key_ids[other + j] != key_ids[keys_used + j]:
+                                same = False
+                                break
+                        if same:
+                            cid = k
+                            break
+                    at = (at + 1) & chain_mask
+                if cid < 0:
+                    cid = n_chains
+                    n_chains += 1
+                    chain_meta[cid, 0] = keys_used
+                    chain_meta[cid, 1] = count
+                    chain_meta[cid, 2] = ch
+                    chain_table[at] = cid + 1
+                    keys_used += count
+            body_meta[bid, 3] = cid
+        if mode == CHUNK_MODE:
+            sh = (((_FNV_OFFSET ^ hid) * _FNV_PRIME) ^ bid) * _FNV_PRIME
+            at = sh & slot_mask
+            slot = -1
+            while slot_table[at] != 0:
+                k = slot_table[at] - 1
+                if slot_meta[k, 0] == hid and slot_meta[k, 1] == bid:
+                    slot = k
+                    break
+                at = (at + 1) & slot_mask
             if slot < 0:
                 slot = n_slots
                 n_slots += 1
-                store[used : used + size] = buf[pos : pos + size]  # (a slice: LLVM's copy, not a byte loop)
-                slot_start[slot] = used
-                slot_len[slot] = size
-                slot_hash[slot] = h
-                used += size
-                table[at] = slot + 1
+                slot_meta[slot, 0] = hid
+                slot_meta[slot, 1] = bid
+                slot_meta[slot, 2] = sh
+                slot_table[at] = slot + 1
                 new_first[n_new] = n_pieces
                 new_pos[n_new] = at
                 n_new += 1
-        piece_slot[n_pieces] = slot
+            piece_slot[n_pieces] = slot
+        else:
+            piece_slot[n_pieces] = bid
         piece_start[n_pieces] = pos
         piece_lines[n_pieces] = lines
         piece_times[n_pieces] = times
         n_pieces += 1
-        if end >= n:
-            break
-        pos = end + 2
+        if mode == CHUNK_MODE:
+            if end >= n:
+                break
+            pos = end + 2
     state[SLOTS] = n_slots
-    state[USED] = used
+    state[HEADERS] = n_headers
+    state[HEADER_USED] = header_used
+    state[BODIES] = n_bodies
+    state[BODY_USED] = body_used
+    state[KEYS] = n_keys
+    state[KEY_USED] = key_used
+    state[CHAINS] = n_chains
+    state[KEYS_USED] = keys_used
     state[NEW] = n_new
     return n_pieces
 
 
-def intern_ranges(
-    buf: Any,
-    starts: Any,
-    ends: Any,
-    table: Any,
-    ent_start: Any,
-    ent_len: Any,
-    ent_hash: Any,
-    store: Any,
-    state: Any,
-    out_ids: Any,
-    sep: int,
-) -> int:
-    """Give each range ``buf[starts[i]:ends[i]]`` the number of its text, the texts not met before the next ones;
-    the number of new texts.
-
-    The texts met so far are kept in ``store`` (each followed by the byte ``sep`` when it is 0-255), entry ``k``
-    at ``ent_start[k]`` for ``ent_len[k]`` bytes, hashed ``ent_hash[k]`` (the hash :func:`scan_chunk` gives a
-    text), found through ``table`` (open addressing, entry + 1 per place, a power of two more than twice the
-    entries); ``state``: entries made and store bytes used, in and out.  The caller gives room for every range
-    being new.  Out: ``out_ids[i]``.  What the reader numbers the masked header lines of new sample texts and
-    the call chain texts with.
-    """
-    mask = len(table) - 1
-    n_ent = state[0]
-    used = state[1]
-    for i in range(len(starts)):
-        pos = starts[i]
-        end = ends[i]
-        h0 = _FNV_OFFSET
-        h1 = _FNV_OFFSET
-        h2 = _FNV_OFFSET
-        h3 = _FNV_OFFSET
-        j = pos
-        while j + 4 <= end:
-            h0 = (h0 ^ buf[j]) * _FNV_PRIME
-            h1 = (h1 ^ buf[j + 1]) * _FNV_PRIME
-            h2 = (h2 ^ buf[j + 2]) * _FNV_PRIME
-            h3 = (h3 ^ buf[j + 3]) * _FNV_PRIME
-            j += 4
-        while j < end:
-            h0 = (h0 ^ buf[j]) * _FNV_PRIME
-            j += 1
-        h = ((((h0 * _FNV_PRIME) ^ h1) * _FNV_PRIME ^ h2) * _FNV_PRIME) ^ h3
-        size = end - pos
-        at = h & mask
-        found = -1
-        while table[at] != 0:
-            k = table[at] - 1
-            if ent_hash[k] == h and ent_len[k] == size:
-                other = ent_start[k]
-                if np.array_equal(store[other : other + size], buf[pos : pos + size]):  # (as scan_chunk's)
-                    found = k
-                    break
-            at = (at + 1) & mask
-        if found < 0:
-            found = n_ent
-            n_ent += 1
-            store[used : used + size] = buf[pos : pos + size]  # (a slice: LLVM's copy, not a byte loop)
-            ent_start[found] = used
-            ent_len[found] = size
-            ent_hash[found] = h
-            used += size
-            if 0 <= sep <= 255:
-                store[used] = sep
-                used += 1
-            table[at] = found + 1
-        out_ids[i] = found
-    made = n_ent - state[0]
-    state[0] = n_ent
-    state[1] = used
-    return int(made)
-
-
-__all__ = ["MAX_DIGITS", "intern_ranges", "scan_chunk"]
+__all__ = ["BODY_MODE", "CHUNK_MODE", "KEY_COLUMNS", "MAX_DIGITS", "NOT_FRAME", "ODD", "STATE_SIZE", "scan_chunk"]

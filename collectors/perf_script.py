@@ -165,8 +165,8 @@ def _parse_keyed(lines: list[bytes], java: bool, cache: dict[bytes, tuple[Profil
         cache[line] = _line_frames(line, java)
 
 
-#: Distinct (thread, event, call chain text) from which a bulk reader reads the texts through the compiled
-#: interner (:mod:`collectors.perf_chains`); below, loading it costs more than it saves.
+#: Distinct (thread, event, call chain text) from which a bulk reader that counted them text by text reads the
+#: texts through the compiled chunk pass (:mod:`collectors.perf_chains`); below, loading it costs more than it saves.
 COMPILED_FROM = 4096
 #: Call chain texts split and looked up at a time by :func:`_chains_of`.
 CHAIN_BATCH = 4096
@@ -230,8 +230,8 @@ def _chains_of(
 
 
 def _chain_interner(size: int) -> Any:
-    """The compiled call chain interner (:mod:`collectors.perf_chains_aot`) for ``size`` bytes of text, or None:
-    the Python path then reads the same.
+    """The compiled chunk pass (:mod:`collectors.perf_chains_aot`), to read call chain texts counted text by text
+    (``size`` bytes of input), or None: the Python path then reads the same.
 
     Loaded when built (``make compile``, :data:`forensics.jit.BUILD_HINT`).  Not built yet, it is built now only
     for an input whose reading the build pays for (:data:`forensics.jit.COLD_INPUT_BYTES`, as the trace
@@ -241,16 +241,16 @@ def _chain_interner(size: int) -> Any:
     """
     import sys
 
-    from collectors.perf_chains_aot import GROUP, kernels
+    from collectors.perf_chains_aot import GROUP, chunk_kernel
     from forensics import aot
     from forensics.jit import AOT_ENV, BUILD_HINT, COLD_INPUT_BYTES, COMPILED_ENV, switch
 
     forced = switch(COMPILED_ENV)
     if forced is False:
         return None
-    found = kernels()
+    found = chunk_kernel()
     if found is not None or forced or size >= COLD_INPUT_BYTES:
-        return found if found is not None else kernels(build=True)
+        return found if found is not None else chunk_kernel(build=True)
     if switch(AOT_ENV) is not False and not aot.failed(GROUP):
         print(
             f"kforensic: reading the call chains without compiled code (not built for this install yet; "
@@ -267,8 +267,8 @@ _AUTO: Any = object()  # ScriptParser's scanner: the one built ahead of time, wh
 def _chunk_kernel() -> Any:
     """The compiled chunk pass (:mod:`collectors.perf_chunk_kernel`) when built, or None: the numpy passes run.
 
-    Never built here unless ``KFORENSIC_COMPILED=yes`` (the call chain interner of the same module is built,
-    or its absence said, when the reader closes: :func:`_chain_interner`); ``KFORENSIC_AOT=no`` or
+    Never built here unless ``KFORENSIC_COMPILED=yes`` (the module is built, or its absence said,
+    when a reader that counted its samples text by text closes: :func:`_chain_interner`); ``KFORENSIC_AOT=no`` or
     ``KFORENSIC_COMPILED=no``: never loaded.
     """
     from collectors.perf_chains_aot import chunk_kernel
@@ -294,7 +294,7 @@ def _cached_symbol(raw: bytes, dso: bytes, java: bool, high: bool) -> tuple[Prof
 def _chains_compiled(
     bodies: list[bytes], java: bool, run: Any, cache: dict[bytes, tuple[ProfileFrame, ...] | None]
 ) -> tuple[list[tuple[ProfileFrame, ...]], list[int]]:
-    """:func:`_chains_of` (keyed) through the compiled interner ``run`` (:mod:`collectors.perf_chains`)."""
+    """:func:`_chains_of` (keyed) through the compiled chunk pass ``run`` (:mod:`collectors.perf_chains`)."""
     from collectors.perf_chains import chains_compiled
 
     return chains_compiled(
@@ -354,7 +354,7 @@ class _FastCounters(NamedTuple):
     lines: Any  # its first sample's line
     headers: _Headers  # and header line, verbatim
     slots: Any  # its first slot
-    bodies: Any  # collectors.perf_chunks.Interned: the call chain texts, joined by newlines in its store
+    bodies: Any  # collectors.perf_chunks.Bodies: the call chain texts numbered by the chunk pass, with their chains
 
 
 class _Headers:
@@ -604,11 +604,10 @@ class ScriptParser:
         # The compiled chunk pass's counters as numbers (_fast_new): per slot its masked header's number + 1 (0:
         # a slot counted in _counts), the length of that header, its first line and its time's digits; per
         # header number its fields and event number.  The counters are made from them when the reader closes.
-        self._headers: Any = None  # collectors.perf_chunks.Interned, the masked header lines
         self._slot_hdr1: Any = None
-        self._slot_hlen: Any = None
         self._slot_first: Any = None
         self._slot_whole: Any = None
+        self._slot_body: Any = None  # per slot its call chain text's number (ChunkSlots' bodies)
         self._hdr_fields: list[_Header | None] = []
         self._hdr_ok: Any = None
         self._hdr_timed: Any = None  # per header number: its fields hold the time (_TIMED: read sample by sample)
@@ -770,11 +769,9 @@ class ScriptParser:
             if self._scanner is _AUTO:
                 self._scanner = _chunk_kernel()
             if self._scanner is not None:
-                from collectors.perf_chains_aot import range_kernel
-                from collectors.perf_chunks import ChunkSlots, Interned
+                from collectors.perf_chunks import ChunkSlots
 
                 self._chunk_slots = ChunkSlots(self._scanner, self._expected)
-                self._headers = Interned(range_kernel())
                 self._start_bulk()
         if self._chunk_slots is not None:
             self._blocks_scanned(rest, view)
@@ -963,9 +960,10 @@ class ScriptParser:
         when one is not a header with its one time and a call chain (:meth:`_count_new_at_once`'s test) or a
         header whose fields hold the time (:data:`_TIMED`).
 
-        Each new text's masked header line is numbered (:class:`collectors.perf_chunks.Interned`, in the kernel)
-        and each header parsed once; per slot only numbers are kept (its header, the header's length, its
-        first line, its time's digits): no object per sample text.  ``lines_at``: the first line of each.  A
+        Each new text's masked header line and call chain text were numbered by the kernel
+        (:class:`collectors.perf_chunks.ChunkSlots`); each header is parsed once; per slot only numbers are kept
+        (its header, the header's length, its call chain text, its first line, its time's digits): no object per
+        sample text.  ``lines_at``: the first line of each.  A
         :data:`_TIMED` text's slot is read sample by sample (:attr:`_slot_timed`), as :meth:`_slot_new` slots it:
         a lost task's few samples (``:-1    -1``) no longer send their whole chunk the per-text way.
         """
@@ -977,10 +975,9 @@ class ScriptParser:
         nl = got.newlines
         nxt = np.append(nl, np.int64(1 << 62))[np.searchsorted(nl, starts)]
         hend = np.minimum(nxt, ends)
-        before = len(self._headers)
-        ids = self._headers.number(got.masked, starts, hend)
-        if len(self._headers) > before:
-            self._new_headers(before, len(self._headers))
+        if self._chunk_slots.headers > len(self._hdr_fields):  # (those of forgotten chunks too: all in order)
+            self._new_headers(len(self._hdr_fields), self._chunk_slots.headers)
+        ids = got.headers
         timed = self._hdr_timed[ids]
         if not (self._hdr_ok[ids] | timed).all():
             return None
@@ -997,9 +994,9 @@ class ScriptParser:
             self._slot_timed[base + np.flatnonzero(timed)] = True
             self._any_timed = True
             ids = ids[~timed]
-        self._slot_hlen[base : base + n] = hend - starts
         self._slot_first[base : base + n] = lines_at
         self._slot_whole[base : base + n] = got.wholes[(np.cumsum(got.times) - got.times)[at]]
+        self._slot_body[base : base + n] = got.bodies
         if not self._fast_batches or self._fast_batches[-1][1] != len(self._counts):
             self._fast_batches.append((base, len(self._counts)))
         # The events in the order first met (their counts are added when the reader closes).
@@ -1018,7 +1015,7 @@ class ScriptParser:
         ok = []
         timed = []
         for k in range(lo, hi):
-            head = self._headers.text(k)
+            head = self._chunk_slots.header_text(k)
             h = masked_shapes.get(head, _NOT_PARSED)
             if h is _NOT_PARSED:
                 if not head or head[:1] == b"#":
@@ -1141,11 +1138,11 @@ class ScriptParser:
         self._slot_lines = np.zeros(1024, np.int64)  # its newlines
         self._slot_timed = np.zeros(1024, bool)  # read sample by sample (see _TIMED)
         self._slot_counts = np.zeros(1024, np.int64)  # repeats not yet added to the slot's counter
-        if self._headers is not None:
+        if self._chunk_slots is not None:
             self._slot_hdr1 = np.zeros(1024, np.int64)
-            self._slot_hlen = np.zeros(1024, np.int64)
             self._slot_first = np.zeros(1024, np.int64)
             self._slot_whole = np.zeros(1024, np.int64)
+            self._slot_body = np.zeros(1024, np.int64)
 
     def _grow_slots(self, size: int) -> None:
         """Make the per-slot arrays hold at least ``size`` slots (doubling, so that growth is amortised)."""
@@ -1158,16 +1155,22 @@ class ScriptParser:
         self._slot_counts = _grown(self._slot_counts, new)
         if self._slot_hdr1 is not None:
             self._slot_hdr1 = _grown(self._slot_hdr1, new)
-            self._slot_hlen = _grown(self._slot_hlen, new)
             self._slot_first = _grown(self._slot_first, new)
             self._slot_whole = _grown(self._slot_whole, new)
+            self._slot_body = _grown(self._slot_body, new)
 
     def _flush_slots(self) -> None:
         """Add the bulk reader's counts of repeated samples to their stacks and events."""
         if self._slot_counts is None:
             return
-        for slot, n in zip(self._slots, self._slot_counts.tolist(), strict=False):
-            if slot is None or not n:
+        import numpy as np
+
+        slots = self._slots
+        counts = self._slot_counts[: len(slots)]
+        at = np.flatnonzero(counts)  # (those counted by number were taken: a recording of distinct stacks has few)
+        for i, n in zip(at.tolist(), counts[at].tolist(), strict=True):
+            slot = slots[i]
+            if slot is None:
                 continue
             sc, period, event = slot
             sc.samples += n
@@ -1350,18 +1353,15 @@ class ScriptParser:
     def _fast_counters(self) -> _FastCounters | None:
         """The counters of the slots counted by number (:meth:`_fast_new`), summed with numpy; None when none is.
 
-        A counter is a (thread, event, call chain text): the slots' call chain texts (after their header line,
-        in the chunk pass's store of masked texts: a text's one time is in its header) are numbered by the
-        kernel, the slots grouped by (header's thread and event, text number), in the order of their first
-        slots (the order the samples first met them).  The verbatim header of each counter's first sample is
-        its masked header with the time's digits written back.
+        A counter is a (thread, event, call chain text): the slots' call chain texts (after their header line: a
+        text's one time is in its header) were numbered by the chunk pass, the slots are grouped by (header's
+        thread and event, text number), in the order of their first slots (the order the samples first met them).
+        The verbatim header of each counter's first sample is its masked header with the time's digits written
+        back.
         """
         if self._slot_hdr1 is None:
             return None  # not read by the compiled chunk pass (nothing imported: a small input runs without numpy)
         import numpy as np
-
-        from collectors.perf_chains_aot import range_kernel
-        from collectors.perf_chunks import Interned
 
         n = len(self._slots)
         fast = np.flatnonzero(self._slot_hdr1[:n])
@@ -1378,10 +1378,8 @@ class ScriptParser:
         for event, c in zip(self._event_ids, per_event, strict=True):
             self._events_raw[event] += c
         cs = self._chunk_slots
-        start, end = cs.slot_start[fast], cs.slot_start[fast] + cs.slot_len[fast]
-        body_start = np.minimum(start + self._slot_hlen[fast] + 1, end)
-        bodies = Interned(range_kernel(), 10, int((end - body_start).sum()) + len(fast) + 1)
-        body = bodies.number(cs.store, body_start, end)
+        bodies = cs.bodies()
+        body = self._slot_body[fast]
         _, first, inverse = np.unique(te * len(bodies) + body, return_index=True, return_inverse=True)
         order = np.argsort(first, kind="stable")  # the counters in the order of their first slots
         rank = np.empty(len(order), np.int64)
@@ -1391,7 +1389,7 @@ class ScriptParser:
         at = fast[first]
         parts = {}
         for h in set(hdr[first].tolist()):  # (np.unique of one array imports numpy.ma: 10-20 ms)
-            text = self._headers.text(h)
+            text = cs.header_text(h)
             m = _BULK_TIME.search(text)
             assert m is not None  # the header's one time (checked when it was numbered)
             dot = m.group(1).index(b".")
@@ -1546,10 +1544,10 @@ class ScriptParser:
     ) -> tuple[StackColumns, int]:
         """The stacks of the counters counted by number, and the samples whose chains hold lines that are not frames.
 
-        The distinct call chain texts are already joined by newlines in ``fast.bodies``' store: the compiled
-        interner reads them there (no bytes object per text) and numbers their chains; threads and events are per
-        (thread, event) number, and the stacks' :class:`forensics.types.profile.StackTable` is made from those
-        numbers (:attr:`_table`).
+        The chunk pass numbered the distinct call chain texts' chains as it read them (``fast.bodies``): each key is
+        parsed and each chain's frames made once here, and only the texts holding a line it does not key are read
+        (line by line); threads and events are per (thread, event) number, and the stacks'
+        :class:`forensics.types.profile.StackTable` is made from those numbers (:attr:`_table`).
         """
         import numpy as np
 
@@ -1564,47 +1562,42 @@ class ScriptParser:
         bodies = fast.bodies
         n_bodies = len(bodies)
         # Each text's chain: an index into ``made`` (the chains' frames, then those of texts read line by line).
-        run = _chain_interner(self._fed) if len(fast.te) >= COMPILED_FROM else None
-        if run is not None:
-            from collectors.perf_chains import chains_numbered
-
-            used = int(bodies.state[1])
-            joined = bodies.store[: used - 1]  # each text followed by a newline: the last one left out
-            made, body_chain, odd = chains_numbered(
-                joined,
-                bodies.start[:n_bodies] + bodies.length[:n_bodies],
-                run,
-                lambda raw, dso, high: _cached_symbol(raw, dso, False, high),
-                lambda at: _chains_of(list(map(bodies.text, at)), False, line_caches[False], True),
-            )
-            body_bad = np.zeros(n_bodies, np.int64)
-            for text_at, (frames, n_bad) in odd.items():
-                body_chain[text_at] = len(made)
-                made.append(frames)
-                body_bad[text_at] = n_bad
-        else:
-            made, bads = _chains_of(list(map(bodies.text, range(n_bodies))), False, line_caches[False], True)
-            body_chain = np.arange(n_bodies, dtype=np.int64)
-            body_bad = np.array(bads, np.int64)
+        # The chunk pass numbered the chains as it read the texts (each line keyed once); the keys' frames are
+        # parsed here, each once, and each chain's frames made once.
+        keyed = bodies.chains()
+        n_chains = int(keyed.max(initial=-1)) + 1
+        made = bodies.frames(lambda raw, dso, high: _cached_symbol(raw, dso, False, high), np.arange(n_chains))
+        body_chain = keyed.copy()
+        body_bad = np.zeros(n_bodies, np.int64)
+        at_odd = np.flatnonzero(keyed < 0).tolist()
+        if at_odd:  # texts holding a line the kernel does not key: read line by line
+            got_frames, got_bad = _chains_of(list(map(bodies.text, at_odd)), False, line_caches[False], True)
+            body_chain[at_odd] = np.arange(len(made), len(made) + len(at_odd))
+            made += got_frames
+            body_bad[at_odd] = got_bad
         te, body = fast.te, fast.body
         chain_raw = body_chain[body]
         bad = body_bad[body]
         if any(java_te):
             java_at = np.flatnonzero(np.array(java_te, bool)[te])
             todo = list(dict.fromkeys(body[java_at].tolist()))
-            texts = list(map(bodies.text, todo))
-            frames_java, bads_java = (
-                _chains_compiled(texts, True, run, line_caches[True])
-                if run is not None
-                else _chains_of(texts, True, line_caches[True], True)
-            )
-            java_chain = dict(zip(todo, range(len(made), len(made) + len(todo)), strict=True))
+            # Java threads name their frames another way: the same keys parsed with java=True.
+            of_todo = keyed[todo]
+            ok = of_todo >= 0
+            java_keyed = list(dict.fromkeys(of_todo[ok].tolist()))
+            frames_java = bodies.frames(lambda raw, dso, high: _cached_symbol(raw, dso, True, high), java_keyed)
+            java_chain_of = dict(zip(java_keyed, range(len(made), len(made) + len(java_keyed)), strict=True))
             made += frames_java
-            java_bad = dict(zip(todo, bads_java, strict=True))
+            odd_todo = [t for t, k in zip(todo, ok.tolist(), strict=True) if not k]
+            odd_frames, odd_bad = _chains_of(list(map(bodies.text, odd_todo)), True, line_caches[True], True)
+            odd_chain = dict(zip(odd_todo, range(len(made), len(made) + len(odd_todo)), strict=True))
+            odd_bads = dict(zip(odd_todo, odd_bad, strict=True))
+            made += odd_frames
             for i in java_at.tolist():
                 text_at = int(body[i])
-                chain_raw[i] = java_chain[text_at]
-                bad[i] = java_bad[text_at]
+                k = int(keyed[text_at])
+                chain_raw[i] = java_chain_of[k] if k >= 0 else odd_chain[text_at]
+                bad[i] = 0 if k >= 0 else odd_bads[text_at]
         # Equal chains share one frames tuple (chains that differ only in addresses parse to equal frames).
         setdefault = self._chains.setdefault
         canonical = list(map(setdefault, made, made))

@@ -1,8 +1,8 @@
-"""The compiled call chain interner of the profile reader, against the line-by-line reading it stands in for.
+"""The call chains the profile reader's compiled chunk pass numbers, against the line-by-line reading they stand for.
 
-:func:`collectors.perf_chains.chains_compiled` runs :func:`collectors.perf_chain_kernel.intern_chains`
-(numba's JIT here; ahead of time in ``kforensic profile``, on inputs the reader's numpy path reads) and must give
-what
+:func:`collectors.perf_chains.chains_compiled` numbers call chain texts given whole as
+:func:`collectors.perf_chunk_kernel.scan_chunk` numbers those of the samples it reads (numba's JIT here; ahead of
+time in ``kforensic profile``) and must give what
 :func:`collectors.perf_script._chains_of` gives: the frames of every call chain text and its lines that
 are not frames, on every bundled recording, on the edges of the frame line's regular expression and on
 random texts.  The module built ahead of time (in a directory of its own) must make ``kforensic profile``
@@ -22,8 +22,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from collectors import perf_chains, perf_script
-from collectors.perf_chains_aot import jitted
+from collectors import perf_script
+from collectors.perf_chains_aot import jitted_scan
 from collectors.perf_script import _chains_compiled, _chains_of, read_gzip_text
 from forensics import aot
 from forensics.jit import COMPILED_ENV
@@ -43,7 +43,7 @@ def _same(bodies: list[bytes]) -> int:
     numbered = 0
     for java in (False, True):
         perf_script._SYMBOLS.clear()
-        got = _chains_compiled(bodies, java, jitted(), {})
+        got = _chains_compiled(bodies, java, jitted_scan(), {})
         assert got == _chains_of(bodies, java, {}, False)
         numbered += sum(bad == 0 for bad in got[1])
     return numbered
@@ -62,41 +62,8 @@ def test_edge_lines_are_read_as_line_by_line() -> None:
     # Texts that differ only in addresses and offsets are one chain; a blank line is no frame.
     perf_script._SYMBOLS.clear()
     texts = [b"\t 1 a+0x1 (x)\n\t 2 b+0x2 (y)", b"\t 3 a+0x9 (x)\n\n\t 4 b+0xf (y)", b"\t 3 b (x)\n\t 4 b (y)"]
-    (first, second, third), bad = _chains_compiled(texts, False, jitted(), {})
+    (first, second, third), bad = _chains_compiled(texts, False, jitted_scan(), {})
     assert first is second and first != third and [f.name for f in first] == ["b", "a"] and bad == [0, 0, 0]
-
-
-def test_tables_too_small_are_grown(monkeypatch: pytest.MonkeyPatch) -> None:
-    bodies = _bodies(DATA / "mixed.perf.txt.gz")
-    monkeypatch.setattr(perf_chains, "ROOM", 1)
-    assert _same(bodies) == 2 * len(bodies)
-
-
-def test_texts_in_a_numpy_store_read_as_in_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The reader hands its store of chain texts over as a uint8 array (no 25 MB copy into bytes): the same
-    chains, numbers and odd texts as from bytes, newlines counted across blocks too."""
-    import numpy as np
-
-    from collectors.perf_chains import chains_numbered
-
-    bodies = [b for path in sorted(DATA.glob("*.perf.txt.gz")) for b in _bodies(path)] + list(EDGES)
-    joined = b"\n".join(bodies)
-    ends = np.cumsum(np.fromiter(map(len, bodies), np.int64, len(bodies)) + 1) - 1
-    monkeypatch.setattr(perf_chains, "_BLOCK", 4099)  # blocks ending inside texts and lines
-
-    def read(texts: bytes | object) -> tuple[object, ...]:
-        perf_script._SYMBOLS.clear()
-        made, of_body, odd = chains_numbered(
-            texts,
-            ends,
-            jitted(),
-            lambda raw, dso, high: perf_script._cached_symbol(raw, dso, False, high),
-            lambda at: _chains_of([bodies[i] for i in at], False, {}, True),
-        )
-        return made, of_body.tolist(), odd
-
-    from_bytes = read(joined)
-    assert from_bytes == read(np.frombuffer(joined, np.uint8).copy()) and from_bytes[2]  # odd texts among them
 
 
 _PARTS = st.sampled_from(

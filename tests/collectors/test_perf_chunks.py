@@ -20,19 +20,21 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from collectors.perf_chains_aot import jitted_ranges, jitted_scan
-from collectors.perf_chunks import ChunkSlots, Interned
+from collectors.perf_chains_aot import jitted_scan
+from collectors.perf_chunks import ChunkSlots
 from collectors.perf_script import CHUNK, ScriptParser, read_gzip_text
 from detectors.profile.findings import class_shares, profile_findings
 from detectors.profile.hotspots import compute_hotspots, selected_stacks
 from forensics.model import Finding
 from forensics.types.profile import VECTOR_FROM, ClassShare, Hotspots, Profile, StackColumns, stack_table
+from tests.collectors.test_perf_chains import _LINE as _CHAIN_LINE
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "profile"
 
 
 def _read(text: bytes, compiled: bool, chunk: int = CHUNK) -> Profile:
-    parser = ScriptParser("x", bulk=True, scanner=jitted_scan() if compiled else None)
+    # (the input's size given, as read_profile gives it: the compiled pass's tables presized from it)
+    parser = ScriptParser("x", bulk=True, scanner=jitted_scan() if compiled else None, expected=len(text))
     for at in range(0, len(text), chunk):
         parser.feed(text[at : at + chunk])
     return parser.close()
@@ -120,10 +122,18 @@ def test_the_analysis_makes_only_the_stacks_it_cites() -> None:
 
 @settings(max_examples=100, deadline=None)
 @given(
-    st.lists(st.lists(st.sampled_from([b"", b"a", b"ab", b"abc", b"\n", b"b\0", b"abcd" * 9]), max_size=30), max_size=6)
+    st.lists(
+        st.lists(
+            st.sampled_from([b"", b"a", b"ab", b"\n", b"a\n", b"\nb", b"b\0", b"\t 1 f (x)\n\t 2 g+0x1 (y)"]),
+            max_size=30,
+        ),
+        max_size=6,
+    )
 )
 def test_texts_are_numbered_in_the_order_met(calls: list[list[bytes]]) -> None:
-    texts = Interned(jitted_ranges(), 10, 1)
+    # Call chain texts given whole (the per-sample code's counters) are numbered as the chunk pass numbers them
+    # (each kept as its lines' numbers): equal texts one number, in the order met, each text given back as it was.
+    texts = ChunkSlots(jitted_scan()).bodies()
     expected: dict[bytes, int] = {}
     for call in calls:
         joined = b"".join(call)
@@ -132,7 +142,6 @@ def test_texts_are_numbered_in_the_order_met(calls: list[list[bytes]]) -> None:
         assert got.tolist() == [expected.setdefault(t, len(expected)) for t in call]
     assert len(texts) == len(expected)
     assert [texts.text(k) for k in range(len(texts))] == list(expected)
-    assert texts.store[: int(texts.state[1])].tobytes() == b"".join(t + b"\n" for t in expected)
 
 
 def test_chunks_the_per_sample_code_reads() -> None:
@@ -170,19 +179,22 @@ def test_a_chunk_forgotten_leaves_no_trace() -> None:
     assert slots.scan(b"", memoryview(b"c 3 [0] 12345678.1234567: 1 c: \n\n")) is not None
 
 
-def test_the_table_rehashed_keeps_every_slot() -> None:
+def test_the_tables_rehashed_keep_every_entry() -> None:
     slots = ChunkSlots(jitted_scan())
     text = read_gzip_text(DATA / "kernel.perf.txt.gz")
     text = text[: text.rfind(b"\n\n") + 2]
     first = slots.scan(b"", memoryview(text))
     assert first is not None and first.new_texts
-    size = len(slots.table)
-    slots._room(0, len(slots.table))  # room for as many new texts again: the table doubles
-    assert len(slots.table) > size
+    tables = ("table", "header_table", "body_table", "key_table", "chain_table")
+    sizes = [len(getattr(slots, t)) for t in tables]
+    made = [int(np.count_nonzero(getattr(slots, t))) for t in tables]
+    assert all(made)
+    slots._room(0, max(sizes), max(sizes))  # room for as many new pieces and lines again: every table doubles
+    assert all(len(getattr(slots, t)) > size for t, size in zip(tables, sizes, strict=True))
     again = slots.scan(text[:100], memoryview(text)[100:])
     assert again is not None and not again.new_texts
     assert again.slots.tolist() == first.slots.tolist()
-    assert int(np.count_nonzero(slots.table)) == len(first.new_texts)
+    assert [int(np.count_nonzero(getattr(slots, t))) for t in tables] == made
 
 
 _PARTS = st.sampled_from(
@@ -228,3 +240,45 @@ def test_a_lost_task_keeps_its_chunk_counted_by_number() -> None:
         for at in range(0, len(text), chunk):
             parser.feed(text[at : at + chunk])
         assert len(parser._counts) == 8  # only the lost samples went the per-sample way
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(-(1 << 63), (1 << 63) - 1), max_size=300), st.integers(0, 2))
+def test_a_rehashed_table_is_one_linear_probing_makes(hashes: list[int], first: int) -> None:
+    # Every entry is found from its home place without crossing a free place (what the kernels' look-ups need),
+    # and each place holds one entry: the table the kernels would make inserting them one by one.
+    from collectors.perf_chunks import _rehashed
+
+    values = np.array(hashes, np.int64)
+    table = _rehashed(len(values), values, first)
+    mask = len(table) - 1
+    assert sorted(table[table > 0].tolist()) == list(range(first + 1, len(values) + 1))
+    for entry in range(first, len(values)):
+        place = int(values[entry]) & mask
+        while table[place] != entry + 1:
+            assert table[place] != 0
+            place = (place + 1) & mask
+    # Homes crowded at the table's end: runs that go on at its start.
+    crowded = np.full(40, 127, np.int64)
+    table = _rehashed(40, crowded, 0)
+    assert len(table) == 128 and sorted(table[table > 0].tolist()) == list(range(1, 41))
+
+
+def test_edge_lines_in_samples_read_as_with_the_numpy_passes() -> None:
+    # The keyer's edge lines in the samples of a chunk (keyed in the chunk pass itself, as tests/collectors/
+    # test_perf_chains.py checks texts given whole): the profile both ways.
+    from tests.collectors.test_perf_frames import EDGES
+
+    frame = b"\t ffffffff81000000 sym+0x1f ([kernel.kallsyms])"
+    bodies = [*EDGES, *(frame + b"\n" + e for e in EDGES), *(e + b"\n#c\n" + frame for e in EDGES), b"\n".join(EDGES)]
+    head = b"app %d [001] %d.5: 1 cpu-clock: \n"
+    text = b"".join(head % (i % 5, i) + body + b"\n\n" for i, body in enumerate(bodies * 3) if b"\n\n" not in body)
+    for chunk in (CHUNK, 997):
+        _same(text, chunk)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(_CHAIN_LINE, min_size=1, max_size=6).map(b"\n".join), min_size=1, max_size=20))
+def test_any_chain_reads_as_with_the_numpy_passes(bodies: list[bytes]) -> None:
+    head = b"app 7 [001] %d.5: 1 cpu-clock: \n"
+    _same(b"".join(head % i + b + b"\n\n" for i, b in enumerate(bodies) if b"\n\n" not in b and b[:1] != b"\n"), 61)
