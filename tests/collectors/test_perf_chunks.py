@@ -24,7 +24,7 @@ from collectors.perf_chains_aot import jitted_scan
 from collectors.perf_chunks import ChunkSlots
 from collectors.perf_script import CHUNK, ScriptParser, read_gzip_text
 from detectors.profile.findings import class_shares, profile_findings
-from detectors.profile.hotspots import compute_hotspots, selected_stacks
+from detectors.profile.hotspots import compute_hotspots, folded_lines, folded_rows, selected_stacks
 from forensics.model import Finding
 from forensics.types.profile import VECTOR_FROM, ClassShare, Hotspots, Profile, StackColumns, stack_table
 from tests.collectors.test_perf_chains import _LINE as _CHAIN_LINE
@@ -32,9 +32,10 @@ from tests.collectors.test_perf_chains import _LINE as _CHAIN_LINE
 DATA = Path(__file__).resolve().parents[1] / "data" / "profile"
 
 
-def _read(text: bytes, compiled: bool, chunk: int = CHUNK) -> Profile:
+def _read(text: bytes, compiled: bool, chunk: int = CHUNK, folded: bool = False) -> Profile:
     # (the input's size given, as read_profile gives it: the compiled pass's tables presized from it)
-    parser = ScriptParser("x", bulk=True, scanner=jitted_scan() if compiled else None, expected=len(text))
+    scanner = jitted_scan() if compiled else None
+    parser = ScriptParser("x", bulk=True, scanner=scanner, expected=len(text), folded=folded)
     for at in range(0, len(text), chunk):
         parser.feed(text[at : at + chunk])
     return parser.close()
@@ -57,7 +58,20 @@ def _same(text: bytes, chunk: int = CHUNK) -> Profile:
         assert list(map(id, got.table.threads)) == list(map(id, want.threads))
         for field in ("chain_of", "thread_of", "period", "samples"):
             assert getattr(got.table, field).tolist() == getattr(want, field).tolist()
+    _folded_same(text, got, chunk)
     return got
+
+
+def _folded_same(text: bytes, got: Profile, chunk: int) -> bool:
+    """Read with the folded sums asked for: the same profile (its stacks made when read), and, when the reader
+    summed them by number, the folded lines of all its stacks; whether it did."""
+    summed = _read(text, True, chunk, folded=True)
+    assert summed == got  # (the stacks made from the numbers when first read)
+    if summed.folded is None:
+        return False
+    assert summed.table is None  # no table made for the folded lines
+    assert folded_rows(summed.folded) == folded_lines(selected_stacks(got))
+    return True
 
 
 @pytest.mark.parametrize("path", sorted(DATA.glob("*.perf.txt.gz")), ids=lambda p: p.name.split(".")[0])
@@ -75,6 +89,11 @@ def test_every_recording_reads_as_with_the_numpy_passes(path: Path) -> None:
     if b"\n\n" in text:  # samples with call chains (the flat recording's go to the per-sample code at the end)
         assert samples and len({s.thread.comm[:2] for s in got.stacks}) >= 4
         assert got.table is not None  # counted by number
+    # Without the Java copy (its frames are named another way: the stacks' way), the folded lines summed by number,
+    # but for the samples without call chains and those of a second event (the stacks' way).
+    plain = copies.replace(b"java1", b"c1")
+    summed = _folded_same(plain, _read(plain, True), CHUNK)
+    assert summed == (path.name.split(".")[0] not in ("flat", "events"))
 
 
 def _analysed(profile: Profile) -> tuple[Hotspots, list[ClassShare], list[Finding]]:
@@ -282,3 +301,19 @@ def test_edge_lines_in_samples_read_as_with_the_numpy_passes() -> None:
 def test_any_chain_reads_as_with_the_numpy_passes(bodies: list[bytes]) -> None:
     head = b"app 7 [001] %d.5: 1 cpu-clock: \n"
     _same(b"".join(head % i + b + b"\n\n" for i, b in enumerate(bodies) if b"\n\n" not in b and b[:1] != b"\n"), 61)
+
+
+def test_folded_sums_leave_out_the_lines_of_no_frame() -> None:
+    # A line whose symbol starts with "(" names no frame (left out of its chain, as the script leaves it out), and
+    # inlined frames split at "->" may name an empty one (kept): the folded lines summed by number are the stacks'.
+    head = b"app %d [001] %d.5: 1 cpu-clock: \n"
+    bodies = [
+        b"\t ffffffff81000000 k+0x1 ([kernel.kallsyms])\n\t 4005 (unknown) (/bin/a)\n\t 4006 main+0x2 (/bin/a)",
+        b"\t 4007 (anon) (/bin/a)\n\t 4006 main+0x2 (/bin/a)",
+        b"\t 4008 a->->b+0x3 (/bin/a)\n\t 4005 (unknown) (/bin/a)",
+        b"\t 4009 ->c (/bin/a)",
+    ]
+    text = b"".join(head % (i % 3, i) + body + b"\n\n" for i, body in enumerate(bodies * 4))
+    got = _same(text)
+    assert _folded_same(text, got, CHUNK)
+    assert any(";;" in line for line in folded_lines(selected_stacks(got)))  # the empty inlined frame, kept
