@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property, partial
 from itertools import chain
-from operator import is_not, itemgetter
+from operator import is_not
 from typing import Any
 
 from collectors.perf_chunk_kernel import (
@@ -38,7 +38,6 @@ from collectors.perf_chunk_kernel import (
 )
 
 _NEWLINE, _COLON = 10, 58
-_NAME = itemgetter(0)  # a frame's name (forensics.types.profile.ProfileFrame)
 #: The most bytes reserved at once for the store of call chain texts (it grows by doubling past that).
 STORE_RESERVED = 256 << 20
 #: Input bytes per text the slots' and texts' tables have room for at first (:class:`ChunkSlots`).
@@ -366,9 +365,9 @@ class Bodies:
         """Each text's chain (its frame keys' sequence) by number; -1 for a text holding a line that is not keyed."""
         return self.slots.body_meta[: len(self), 3].copy()
 
-    def _keys(self, symbol: Any, chains: Any) -> tuple[list[Any], list[list[int]]]:
-        """Each key's ``symbol(raw, dso, high)`` (None for a key no chain of ``chains`` holds; each parsed once),
-        and the keys of each of those chains, leaf first."""
+    def frames(self, symbol: Any, chains: Any) -> list[Any]:
+        """The root-to-leaf frames of the chains numbered ``chains``: each key's ``symbol(raw, dso, high)`` (each
+        key parsed once), last line first (a chain's keys are leaf first)."""
         import numpy as np
 
         s = self.slots
@@ -384,29 +383,42 @@ class Bodies:
         frames_of: list[Any] = [None] * n_keys
         for k, (a, b, c, d, high) in zip(used.tolist(), s.keys[used, :5].tolist(), strict=True):
             frames_of[k] = symbol(bytes(view[a:b]), bytes(view[c:d]), bool(high))
-        return frames_of, [key_ids[at : at + n] for at, n in spans]
-
-    def frames(self, symbol: Any, chains: Any) -> list[Any]:
-        """The root-to-leaf frames of the chains numbered ``chains``: each key's ``symbol(raw, dso, high)`` (each
-        key parsed once), last line first (a chain's keys are leaf first)."""
-        frames_of, parts = self._keys(symbol, chains)
         made = []
-        for part in parts:
+        for at, n in spans:
+            part = key_ids[at : at + n]
             part.reverse()
             made.append(tuple(chain.from_iterable(map(frames_of.__getitem__, part))))
         return made
 
-    def joined(self, symbol: Any, chains: Any) -> list[str]:
+    def key_texts(self) -> tuple[list[str], list[str], list[bool]]:
+        """Each key's symbol and DSO decoded as the reader decodes them (UTF-8, an undecodable byte kept as a lone
+        surrogate), and whether its address is in the kernel half."""
+        s = self.slots
+        n_keys = int(s.state[KEYS])
+        spans = s.keys[:n_keys, :5].tolist()
+        store = s.key_store[: int(s.state[KEY_USED])].tobytes()
+        if store.isascii():  # (most are: all decoded at once, each key's texts slices of that one text)
+            text = store.decode("ascii")
+            syms = [text[a:b] for a, b, _, _, _ in spans]
+            dsos = [text[c:d] for _, _, c, d, _ in spans]
+        else:
+            syms = [store[a:b].decode("utf-8", "surrogateescape") for a, b, _, _, _ in spans]
+            dsos = [store[c:d].decode("utf-8", "surrogateescape") for _, _, c, d, _ in spans]
+        return syms, dsos, [high == 1 for _, _, _, _, high in spans]
+
+    def joined(self, names: list[str | None], chains: Any) -> list[str]:
         """The frame names of the chains numbered ``chains``, root to leaf, joined by ``;`` (the folded stacks'
-        form): each key's names joined once, then each chain's keys' (a key of no frame left out)."""
-        frames_of, parts = self._keys(symbol, chains)
-        texts = [None if not f else ";".join(map(_NAME, f)) for f in frames_of]
+        form), from each key's ``names`` (its frames' names joined by ``;``; None: a key of no frame, left out)."""
+        s = self.slots
+        spans = s.chain_meta[chains, :2].tolist()
+        key_ids = s.key_ids[: int(s.state[KEYS_USED])].tolist()
         some = partial(is_not, None)
-        none = any(f is not None and not f for f in frames_of)  # a key of no frame (``(...)``): left out
+        none = None in names  # a key of no frame (``(...)``)
         made = []
-        for part in parts:
+        for at, n in spans:
+            part = key_ids[at : at + n]
             part.reverse()
-            got = map(texts.__getitem__, part)
+            got = map(names.__getitem__, part)
             made.append(";".join(filter(some, got) if none else got))  # type: ignore[arg-type]
         return made
 

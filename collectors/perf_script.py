@@ -280,6 +280,22 @@ def _chunk_kernel() -> Any:
     return chunk_kernel(build=forced is True)
 
 
+#: A symbol without any of these is its frame's one name (:func:`_symbol_frames`: no inlined frames ``a->b``, no
+#: arguments or ``(...)``, no ``;`` or quotes to replace, not ``[unknown]``, not the ``(deleted)`` form).
+_NOT_PLAIN = re.compile(r"[-(;\"'\[]")
+
+
+def _key_names(symbol: str, dso: str, high: bool) -> str | None:
+    """The names of the frames of a frame key (decoded; not a Java thread's) joined by ``;``, as the folded stacks
+    join them; None when it names no frame.  :func:`_cached_symbol`'s names, without frames made where the symbol
+    is its one name (most are)."""
+    if _NOT_PLAIN.search(symbol) is None:
+        return symbol
+    raw, dso_b = symbol.encode("utf-8", "surrogateescape"), dso.encode("utf-8", "surrogateescape")
+    frames = _cached_symbol(raw, dso_b, False, high)
+    return ";".join(f.name for f in frames) if frames else None
+
+
 def _cached_symbol(raw: bytes, dso: bytes, java: bool, high: bool) -> tuple[ProfileFrame, ...]:
     """:func:`_symbol_frames` through the cache :func:`parse_frame_line` keeps."""
     key = (raw, dso, java, high)
@@ -1678,7 +1694,7 @@ class ScriptParser:
         n_chains = int(keyed.max()) + 1  # every chain the chunk pass numbered (those of no counter are few)
         pairs, inverse = np.unique(comm_no[fast.te] * n_chains + chain_of, return_inverse=True)
         total = sums(inverse.reshape(-1), len(pairs), fast.period)
-        joined = bodies.joined(lambda raw, dso, high: _cached_symbol(raw, dso, False, high), np.arange(n_chains))
+        joined = bodies.joined(list(map(_key_names, *bodies.key_texts())), np.arange(n_chains))
         comm_names = list(comms)
         return list(
             zip(

@@ -317,3 +317,33 @@ def test_folded_sums_leave_out_the_lines_of_no_frame() -> None:
     got = _same(text)
     assert _folded_same(text, got, CHUNK)
     assert any(";;" in line for line in folded_lines(selected_stacks(got)))  # the empty inlined frame, kept
+
+
+@pytest.mark.parametrize(
+    ("symbol", "dso"),
+    [
+        ("do_syscall_64", "[kernel.kallsyms]"),
+        ("[unknown]", "/usr/lib/gcc/x86_64-linux-gnu/12/cc1"),
+        ("[unknown]", "[unknown]"),
+        ("a->b->c", "/bin/a"),
+        ("std::vector<int>::operator->", "/bin/a"),
+        ("->c", "/bin/a"),
+        ("(anon)", "/bin/a"),
+        ("f(int, char*)", "/bin/a"),
+        ("(anonymous namespace)::g(int)", "/bin/a"),
+        ("x;y", "/bin/a"),
+        ("say\"'hi'", "/bin/a"),
+        ("''", "/bin/a"),
+        ("/tmp/old (deleted", "deleted)"),
+        ("caf\u00e9", "/bin/\u00e9"),
+        ("bad\udcff", "/bin/a"),
+    ],
+)
+def test_a_key_names_its_frames_as_the_frames_made_of_it_do(symbol: str, dso: str) -> None:
+    # The folded sums name each key without making its frames where its symbol is its one name: the same names.
+    from collectors.perf_script import _key_names, _symbol_frames
+
+    for high in (False, True):
+        raw, dso_b = symbol.encode("utf-8", "surrogateescape"), dso.encode("utf-8", "surrogateescape")
+        frames = _symbol_frames(raw, dso_b, False, high)
+        assert _key_names(symbol, dso, high) == (";".join(f.name for f in frames) if frames else None)
