@@ -38,6 +38,8 @@ _ONES8 = np.uint64(0x0101010101010101)
 _HIGHS8 = np.uint64(0x8080808080808080)
 _NEWLINES8 = np.uint64(0x0A0A0A0A0A0A0A0A)
 _COLONS8 = np.uint64(0x3A3A3A3A3A3A3A3A)
+_BITS64 = np.uint64(64)
+_ZERO64 = np.uint64(0)
 
 _FNV_OFFSET = -3750763034362895579  # 0xcbf29ce484222325 as int64: the arithmetic stays in int64 (wraps)
 _FNV_PRIME = 1099511628211
@@ -296,27 +298,44 @@ def scan_chunk(
             times = 0
             hend = pos  # no header
             bpos = pos
-        # The header's and the body's hashes: FNV-1a over four interleaved lanes (bytes 4k, 4k + 1, ... of the
-        # text: four multiplications in flight instead of one chain of them), counted from the text's start.
+        # The header's and the body's hashes, from the text's start: its length, then its 8-byte words in two lanes
+        # (a word at any offset: two aligned words of ``words`` shifted together; in BODY_MODE, which has no
+        # ``words``, the same little-endian word made of its bytes: numba's targets are little-endian), the bytes
+        # past the last 16 one by one, then mixed so that every byte reaches the low bits the tables' places use.
+        # One multiplication per 8 bytes, not per byte (every byte of the input is hashed).
         hh = 0
         h = 0
         for part in range(2):
             j = pos if part == 0 else bpos
             stop = hend if part == 0 else end
-            h0 = _FNV_OFFSET
+            h0 = _FNV_OFFSET ^ (stop - j)
             h1 = _FNV_OFFSET
-            h2 = _FNV_OFFSET
-            h3 = _FNV_OFFSET
-            while j + 4 <= stop:
-                h0 = (h0 ^ buf[j]) * _FNV_PRIME
-                h1 = (h1 ^ buf[j + 1]) * _FNV_PRIME
-                h2 = (h2 ^ buf[j + 2]) * _FNV_PRIME
-                h3 = (h3 ^ buf[j + 3]) * _FNV_PRIME
-                j += 4
+            while j + 16 <= stop:
+                if mode == CHUNK_MODE:
+                    q = j >> 3
+                    r = np.uint64((j & 7) * 8)
+                    if r == 0:
+                        w0 = words[q]
+                        w1 = words[q + 1]
+                    else:
+                        w0 = (words[q] >> r) | (words[q + 1] << (_BITS64 - r))
+                        w1 = (words[q + 1] >> r) | (words[q + 2] << (_BITS64 - r))
+                else:
+                    w0 = _ZERO64
+                    w1 = _ZERO64
+                    for t in range(8):
+                        w0 |= np.uint64(buf[j + t]) << np.uint64(8 * t)
+                        w1 |= np.uint64(buf[j + 8 + t]) << np.uint64(8 * t)
+                h0 = (h0 ^ int(np.int64(w0))) * _FNV_PRIME
+                h1 = (h1 ^ int(np.int64(w1))) * _FNV_PRIME
+                j += 16
             while j < stop:
                 h0 = (h0 ^ buf[j]) * _FNV_PRIME
                 j += 1
-            h = ((((h0 * _FNV_PRIME) ^ h1) * _FNV_PRIME ^ h2) * _FNV_PRIME) ^ h3
+            h = (h0 ^ (h1 >> 29)) * _FNV_PRIME
+            h = h ^ (h >> 32) ^ h1
+            h = (h ^ (h >> 29)) * _FNV_PRIME
+            h = h ^ (h >> 32)
             if part == 0:
                 hh = h
         if mode == CHUNK_MODE:

@@ -163,6 +163,27 @@ def test_texts_are_numbered_in_the_order_met(calls: list[list[bytes]]) -> None:
     assert [texts.text(k) for k in range(len(texts))] == list(expected)
 
 
+@pytest.mark.parametrize("shift", range(8))
+def test_texts_given_whole_get_the_numbers_the_chunk_pass_gave_them(shift: int) -> None:
+    # The chunk pass hashes a text's 8-byte words read at any offset of its chunk; texts given whole hash the same
+    # words made of their bytes: one text, one number, whichever way and at whichever offset it came.
+    frame = b"\t ffffffff81000000 sym+0x1f ([kernel.kallsyms])\n\t 4005 main+0x3 (/bin/app)"
+    texts = [frame[:n] for n in range(1, len(frame) + 1) if frame[n - 1] != 10]  # (a text ends before a newline)
+    head = b"a" + b"p" * shift + b" 10 [001] 5.%06d: 1 cpu-clock: \n"
+    chunk = b"".join(head % i + t + b"\n\n" for i, t in enumerate(texts))
+    slots = ChunkSlots(jitted_scan())
+    assert slots.scan(b"", memoryview(chunk)) is not None
+    bodies = slots.bodies()
+    assert sorted(map(bodies.text, range(len(bodies)))) == sorted(texts)
+    met = len(bodies)
+    for pad in range(8):
+        joined = b"x" * pad + b"".join(texts)
+        sizes = np.array([pad, *map(len, texts)], np.int64)
+        got = bodies.number(np.frombuffer(joined, np.uint8), np.cumsum(sizes) - sizes, np.cumsum(sizes))[1:]
+        assert list(map(bodies.text, got.tolist())) == texts  # the chunk pass's numbers, no new one
+    assert len(bodies) == met + 8  # only the pads ("" and "x" to "xxxxxxx") are new
+
+
 def test_chunks_the_per_sample_code_reads() -> None:
     head = b"app 10 [001] %s: 1 cpu-clock:ppp: \n\tffffffff81000000 sym+0x1f ([kernel.kallsyms])\n"
     head += b"\t 4005 main+0x3 (/bin/app)\n\n"
