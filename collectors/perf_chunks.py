@@ -39,6 +39,8 @@ from collectors.perf_chunk_kernel import (
 _NEWLINE, _COLON = 10, 58
 #: The most bytes reserved at once for the store of call chain texts (it grows by doubling past that).
 STORE_RESERVED = 256 << 20
+#: Input bytes per text the slots' and texts' tables have room for at first (:class:`ChunkSlots`).
+PRESIZE = 256
 
 
 @dataclass
@@ -123,13 +125,17 @@ class ChunkSlots:
         import numpy as np
 
         self.run = run
-        self.table = np.zeros(1 << 12, np.int64)  # the slots
-        self.slot_meta = np.zeros((1 << 10, 3), np.int64)
+        # Room at first for a text per PRESIZE bytes of the input (about a sample's length: a recording of distinct
+        # stacks), so that its tables are neither grown nor rehashed; np.zeros takes pages only as they are written,
+        # so an input of repeated stacks pays for what it uses.
+        rows = 1 << max(10, (min(expected, STORE_RESERVED) // PRESIZE).bit_length())
+        self.table = np.zeros(2 * rows, np.int64)  # the slots
+        self.slot_meta = np.zeros((rows, 3), np.int64)
         self.header_table = np.zeros(1 << 10, np.int64)
         self.header_meta = np.zeros((1 << 8, 3), np.int64)
         self.header_store = np.empty(1 << 16, np.uint8)
-        self.body_table = np.zeros(1 << 12, np.int64)
-        self.body_meta = np.zeros((1 << 10, 4), np.int64)
+        self.body_table = np.zeros(2 * rows, np.int64)
+        self.body_meta = np.zeros((rows, 4), np.int64)
         # Room for the whole input at once: its pages are taken only as texts are stored (a copy per doubling
         # would touch twice the store's size).  Bounded: a kernel refuses a reservation much larger than its
         # memory (heuristic overcommit), and the distinct texts of a large input are a fraction of it.

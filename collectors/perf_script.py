@@ -1163,8 +1163,14 @@ class ScriptParser:
         """Add the bulk reader's counts of repeated samples to their stacks and events."""
         if self._slot_counts is None:
             return
-        for slot, n in zip(self._slots, self._slot_counts.tolist(), strict=False):
-            if slot is None or not n:
+        import numpy as np
+
+        slots = self._slots
+        counts = self._slot_counts[: len(slots)]
+        at = np.flatnonzero(counts)  # (those counted by number were taken: a recording of distinct stacks has few)
+        for i, n in zip(at.tolist(), counts[at].tolist(), strict=True):
+            slot = slots[i]
+            if slot is None:
                 continue
             sc, period, event = slot
             sc.samples += n

@@ -33,7 +33,8 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "profile"
 
 
 def _read(text: bytes, compiled: bool, chunk: int = CHUNK) -> Profile:
-    parser = ScriptParser("x", bulk=True, scanner=jitted_scan() if compiled else None)
+    # (the input's size given, as read_profile gives it: the compiled pass's tables presized from it)
+    parser = ScriptParser("x", bulk=True, scanner=jitted_scan() if compiled else None, expected=len(text))
     for at in range(0, len(text), chunk):
         parser.feed(text[at : at + chunk])
     return parser.close()
