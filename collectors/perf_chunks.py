@@ -57,12 +57,12 @@ class Scanned:
     lo: float | None
     hi: float | None
     steps: tuple[float, float, float, float] | None  # the first and last time, the largest steps back and forward
-    masked: Any  # the chunk with its times masked (uint8)
-    newlines: Any  # the offsets of its newlines
+    masked: Any  # the chunk with its times masked (uint8; the scanner's buffer: valid until its next scan)
+    newlines: Any  # the offsets of its newlines (as valid)
     colons: Any  # the colon of each time, in order
     wholes: Any  # the digits of each time as one integer (the dot left out)
     headers: Any  # the masked header's number of each new slot (ChunkSlots.header_text)
-    bodies: Any  # its call chain text's number (ChunkSlots.body_text)
+    bodies: Any  # its call chain text's number (Bodies.text)
 
     @cached_property
     def new_texts(self) -> list[bytes]:

@@ -1544,10 +1544,10 @@ class ScriptParser:
     ) -> tuple[StackColumns, int]:
         """The stacks of the counters counted by number, and the samples whose chains hold lines that are not frames.
 
-        The distinct call chain texts are already joined by newlines in ``fast.bodies``' store: the compiled
-        interner reads them there (no bytes object per text) and numbers their chains; threads and events are per
-        (thread, event) number, and the stacks' :class:`forensics.types.profile.StackTable` is made from those
-        numbers (:attr:`_table`).
+        The chunk pass numbered the distinct call chain texts' chains as it read them (``fast.bodies``): each key is
+        parsed and each chain's frames made once here, and only the texts holding a line it does not key are read
+        (line by line); threads and events are per (thread, event) number, and the stacks'
+        :class:`forensics.types.profile.StackTable` is made from those numbers (:attr:`_table`).
         """
         import numpy as np
 
