@@ -322,8 +322,8 @@ def _report_fact_problems(finding: Finding, inputs: Inputs) -> Iterable[str]:
         for line in _cited_lines(ev, inputs) or []
     ]
     for fact in finding.shown_facts:
-        if fact.name not in REPORT_FACTS or not cited:
-            continue
+        if fact.name not in REPORT_FACTS or not cited or fact.value.startswith("unknown ("):
+            continue  # "unknown (why)" reads no value from a line
         if fact.name == "cpu":
             shown = any(int(fact.value) in line_cpus(line) for line in cited)
         elif fact.name == "guilty frame":

@@ -511,7 +511,8 @@ def build_report(
 
 
 def _frame_past(rest: Sequence[LogLine], own: Sequence[LogLine], frame: str | None) -> tuple[int, str] | None:
-    """The line past the report's own lines its guilty frame was read from, as ``KernelReport.frame_past``.
+    """The line past the report's own lines its guilty frame was read from, as ``KernelReport.frame_past`` (its
+    offset from the header and its text as printed, time stamp and prefixes included, as a report's own lines).
 
     ``rest``: the lines of the report's CPU or task read past another report's header when its own lines gave
     no frame (empty otherwise): the first of them, not one of its own, that prints the frame as it is named
@@ -521,11 +522,12 @@ def _frame_past(rest: Sequence[LogLine], own: Sequence[LogLine], frame: str | No
     if frame is None or not rest:
         return None
     first, mine = own[0].number, {line.number for line in own}
-    past = [(line.number, line.body, line.body.find(frame)) for line in rest if line.number not in mine]
+    past = [(line, line.body.find(frame)) for line in rest if line.number not in mine]
     for exact in (True, False):
-        for number, body, at in past:
+        for line, at in past:
+            body = line.body
             if at >= 0 and (body.startswith(("+0x", "."), at + len(frame)) if exact else "+0x" in body[at:]):
-                return number - first, body
+                return line.number - first, line.text  # as printed: its time stamp cited with it
     return None
 
 

@@ -188,13 +188,18 @@ def group_finding(source: str, group: ReportGroup) -> Finding:
         evidence += [_occurrence(source, r, f"one of {group.count}") for r in group.sample]
         evidence.append(_occurrence(source, last, f"last of {group.count}"))
     facts = [Fact("type", first.kind.value), Fact("occurrences", str(group.count))]
-    release = first.kernel_release
+    release: str | NotAvailable = first.kernel_release
     banner = first.boot_banner
-    if isinstance(release, NotAvailable) and banner is not None and first.kind is not ReportKind.REBOOT:
+    if isinstance(release, NotAvailable) and banner is not None:
         # A report that prints no release of its own is of the kernel its boot's banner names, cited last (a
-        # hypothesis cites a finding's first two).  A reboot report is a banner: of the boot that died, or the next?
+        # hypothesis cites a finding's first two).  An unexpected reboot's header is the next boot's banner: the
+        # kernel that died is the one the banner above it names (its boot's, the scanner's boot_banner).
         release = banner[2]
         evidence.append(Evidence(source, Locator(LocatorKind.LINE, banner[0], name=_BANNER), _excerpt(banner[1])))
+    elif isinstance(release, NotAvailable) and first.bannerless_boot is not None:
+        # Its boot's start is in the log, its banner is not: the banner above is another boot's.
+        which = "the boot that died" if first.kind is ReportKind.REBOOT else "this boot"
+        release = f"unknown (no boot banner for {which}, which starts at line {first.bannerless_boot})"
     for name, value in (
         ("guilty frame", first.frame),
         ("cpu", first.cpu),

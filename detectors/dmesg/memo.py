@@ -533,7 +533,7 @@ class ReportMemo:
 
 _EXCERPT = "_excerpt"  # a remembered report's excerpt (an instance attribute, not a field: never compared nor pickled)
 #: The fields of a moved report made only when something reads them (most repeats are only counted).
-_LAZY = frozenset(("header", "lines", "trace", "end_time"))
+_LAZY = frozenset(("header", "lines", "trace", "end_time", "frame_past"))
 _FIELDS = tuple(f.name for f in dataclasses.fields(KernelReport))
 
 
@@ -557,7 +557,7 @@ class _Repeat(KernelReport):
             # theirs moved, each made alone as _moved_rest makes it; its lines, ~70 a report, only when read
             # (a kept repeat is listed with its frames and excerpt, see excerpt(), and cited by its header).
             old = entry.report
-            value = old.lines[0][1] if name == "header" else old.end_time if name == "end_time" else None
+            value = old.lines[0][1] if name == "header" else old.end_time if name == "end_time" else old.frame_past
             fields[name] = _moved_trace(entry, first) if name == "trace" else value
             return fields[name]
         fields.update(_moved_rest(*fields.pop("_source")))
@@ -669,7 +669,18 @@ def _moved_rest(entry: _Entry, first: int, raw: list[bytes] | None, text: bytes 
         at_a, at_b = entry.stamps
         assert raw is not None
         end_time = _time_at(raw[b], at_b) if a != b else _time_at(raw[a], at_a)
-    return {"header": lines[0][1], "lines": lines, "trace": _moved_trace(entry, first), "end_time": end_time}
+    past = old.frame_past
+    if past is not None and text is not None:
+        # The line past the report's own its frame was read from, as it stands here (its time stamp).
+        assert raw is not None
+        past = (past[0], decode(raw[lo + past[0]]))
+    return {
+        "header": lines[0][1],
+        "lines": lines,
+        "trace": _moved_trace(entry, first),
+        "end_time": end_time,
+        "frame_past": past,
+    }
 
 
 def _moved_trace(entry: _Entry, first: int) -> tuple[Frame, ...]:

@@ -13,6 +13,7 @@ it is dropped) and the window never holds more than :data:`MAX_WINDOW_BYTES`.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Iterable, Iterator
 
 from ahocorasick_rs import BytesAhoCorasick, MatchKind
@@ -71,6 +72,10 @@ _TYPICAL_LINE = 160  # bytes per line assumed when cutting a window (grown when 
 
 #: A boot banner's release: ``Linux version 6.1.192 (builder@host) (gcc ...) #1 SMP ...``.
 _BANNER = rc.compile(r"Linux version (\S+) \(")
+#: The printk time of a boot's first lines: start_kernel prints the banner, then the early setup, at 0.000000.
+#: A run of such lines after a line with a later time starts a boot, whether or not the log holds its banner.
+_BOOT_STAMP = b"[    0.000000]"  # printk pads the seconds to five places
+_BOOT_STAMP_WITHIN = 96  # bytes from a line's start its printk time may stand at (after a syslog or level prefix)
 
 
 class LogScanner:
@@ -102,6 +107,14 @@ class LogScanner:
         # The last two banners, as (line, text, release): a report's boot is that of the last banner above its
         # first line (the one before the last when its header, found below, is past the last banner).
         self._boots: tuple[tuple[int, str, str], ...] = ()
+        # Where boots start (see _BOOT_STAMP), line numbers in log order: a report whose boot started after the
+        # last banner above it is of a boot whose banner the log lacks.  Found by one search of the bytes per
+        # scan, apart from the per-line scan: the bytes searched end at _starts_at; the last 0.000000 line found
+        # ends at _zero_end (None: none yet); _starts_line is the number of the line at _starts_off.
+        self._starts: list[int] = []
+        self._starts_at = 0
+        self._zero_end: int | None = None
+        self._starts_off, self._starts_line = 0, 1
 
     def feed(self, chunk: bytes) -> list[KernelReport]:
         """Add the next piece of the log; return the reports completed so far."""
@@ -185,9 +198,29 @@ class LogScanner:
             found = _TRIGGER_SEARCH.find_matches_as_indexes(view[start:end], overlapping=False)
         return [start + at for _, at, _ in found]
 
+    def _boot_starts(self, end: int) -> None:
+        """Note where boots start in ``buf[_starts_at:end]``: the first of each run of lines printed at 0.000000
+        that has a later printk time (or nothing) above it.  The log's few runs are of some dozens of lines."""
+        buf = self._buf
+        at = buf.find(_BOOT_STAMP, self._starts_at, end)
+        while at >= 0:
+            start = buf.rfind(b"\n", 0, at) + 1
+            line_end = buf.find(b"\n", at, end)
+            line_end = end if line_end < 0 else line_end
+            if at - start <= _BOOT_STAMP_WITHIN:
+                if self._zero_end is None or _RAW_STAMP.search(buf, self._zero_end, start) is not None:
+                    self._starts_line += buf.count(b"\n", self._starts_off, start)
+                    self._starts_off = start
+                    self._starts.append(self._starts_line)
+                self._zero_end = line_end + 1
+            at = buf.find(_BOOT_STAMP, line_end, end)
+        self._starts_at = end
+
     def _scan(self, final: bool) -> Iterator[KernelReport]:
         buf = self._buf
         end = len(buf) if final else buf.rfind(b"\n") + 1
+        if self._starts_at < end:
+            self._boot_starts(end)
         for hit in self._candidates(self._pos, end):
             if hit < self._pos:
                 continue  # inside a report already built
@@ -222,7 +255,8 @@ class LogScanner:
             # A banner is kept where the release changes: bounded by the kernels, not the boots.
             banner = _BANNER.match(head.body) if head.body.startswith("Linux version ") else None
             if banner is not None:
-                self._boots = (*self._boots[-1:], (number, head.text, banner[1]))
+                if not self._boots or self._boots[-1][0] != number:  # not a line scanned again (more input awaited)
+                    self._boots = (*self._boots[-1:], (number, head.text, banner[1]))
                 if banner[1] != self._banner:
                     self.banners[number] = self._banner = banner[1]
             found = match_header(head.body)
@@ -259,15 +293,23 @@ class LogScanner:
 
     def _boot(self, report: KernelReport) -> None:
         """Set the banner of the report's boot (``KernelReport.boot_banner``): the last banner above its first
-        line, None when no banner precedes it.  Set in place on every report yielded, as its preamble is: a repeat
-        the memo made carries the banner of the report it repeats, maybe of another boot."""
+        line, None when no banner precedes it or when a boot starts between that banner and the report (then
+        ``KernelReport.bannerless_boot`` is that boot's first line).  Set in place on every report yielded, as its
+        preamble is: a repeat the memo made carries the banner of the report it repeats, maybe of another boot."""
         banner = None
         for boot in reversed(self._boots):
             if boot[0] < report.start_line:
                 banner = boot
                 break
+        starts = self._starts
+        at = bisect_left(starts, report.start_line)  # the boots that start above the report's first line
+        bannerless = starts[at - 1] if at and (banner is None or banner[0] < starts[at - 1]) else None
+        if bannerless is not None:
+            banner = None
         if banner != report.boot_banner:
             object.__setattr__(report, "boot_banner", banner)
+        if bannerless != report.bannerless_boot:
+            object.__setattr__(report, "bannerless_boot", bannerless)
 
     def _preamble(self, report: KernelReport, start: int) -> None:
         """Set the lines just above the header at ``start`` that belong to the report (``KernelReport.preamble``).
@@ -578,6 +620,13 @@ class LogScanner:
         self._pos -= keep
         self._line0 = line
         self._count_off, self._count_line = 0, line
+        self._starts_at -= keep
+        if self._zero_end is not None:
+            self._zero_end = max(0, self._zero_end - keep)
+        if self._starts_off >= keep:
+            self._starts_off -= keep
+        else:
+            self._starts_off, self._starts_line = 0, line
         if self._claimed:
             self._claimed = {n for n in self._claimed if n >= line}
         if self._known_lines:

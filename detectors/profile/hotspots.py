@@ -378,10 +378,32 @@ def folded_lines(stacks: Iterable[ProfileStack], merged: dict[tuple[str, int], l
     """
     out: dict[str, int] = {}
     joined: dict[int, str] = {}
+    heads: dict[str, str] = {}  # a command name as the script prints it (spaces as underscores), made once
     for (comm, ident), (frames, period) in (periods_by_command(stacks) if merged is None else merged).items():
         chain = joined.get(ident)
         if chain is None:
-            chain = joined[ident] = ";".join(frame_names(frames))
-        line = (comm.replace(" ", "_") + ";" + chain if chain else comm.replace(" ", "_")) if comm else chain
+            chain = joined[ident] = ";".join(map(_NAME, frames))
+        if comm:
+            head = heads.get(comm)
+            if head is None:
+                head = heads[comm] = comm.replace(" ", "_")
+            line = head + ";" + chain if chain else head
+        else:
+            line = chain
         out[line] = out.get(line, 0) + period
-    return [f"{k} {v}" for k, v in sorted(out.items(), key=lambda kv: kv[0].encode("utf-8", "surrogateescape"))]
+    return [f"{k} {out[k]}" for k in byte_sorted(list(out))]
+
+
+def byte_sorted(texts: list[str]) -> list[str]:
+    """``texts`` sorted by their bytes (UTF-8, undecodable bytes as they were read), as Perl's ``sort`` sorts them.
+
+    UTF-8 keeps the order of code points, so texts without a lone surrogate (the undecodable bytes that
+    ``surrogateescape`` keeps) sort as strings, in C, with no bytes made; the others by their bytes.
+    """
+    if not all(map(str.isascii, texts)):  # (a string knows whether it is ASCII: no scan)
+        try:
+            "".join(texts).encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: its byte sorts where its code point does not
+            return sorted(texts, key=lambda t: t.encode("utf-8", "surrogateescape"))
+    texts.sort()
+    return texts

@@ -137,11 +137,14 @@ class KernelReport:
     preamble: tuple[tuple[int, str], ...] = ()
     # The line its guilty frame was read from when that is past its own lines (a caller-prefixed log: its
     # CPU's or task's lines after another report's header, detectors.dmesg.extract), as (offset from the
-    # header, text without the line's time and prefixes): the same for every repeat of the report.
+    # header, the line as printed, its time stamp and prefixes included): a repeat's own line (detectors.dmesg.memo).
     frame_past: tuple[int, str] | None = None
     # The boot banner ("Linux version X (...") of the boot the report was printed in, as (line, text, release):
     # the last banner above its first line (detectors.dmesg.scanner); None when no banner precedes it.
     boot_banner: tuple[int, str, str] | None = None
+    # The first line of the report's boot when the log holds that boot's start (its lines printed at 0.000000,
+    # after later ones) and no banner of it: its kernel is not known (the previous boot's banner is not its).
+    bannerless_boot: int | None = None
 
     def excerpt(self) -> str:
         """The texts of the report's lines, one a line (the JSON's ``excerpt``).  A repeat the report memo

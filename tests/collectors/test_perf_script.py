@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from collectors.perf_script import ScriptParser, find_perf, read_gzip_text, read_profile
-from detectors.profile.hotspots import folded_lines, selected_stacks
+from detectors.profile.hotspots import byte_sorted, folded_lines, selected_stacks
 from forensics.errors import InputError
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "profile"
@@ -41,6 +41,19 @@ def test_folded_equals_stackcollapse_perf_pl_run_now(workload: str) -> None:
     text = read_gzip_text(DATA / f"{workload}.perf.txt.gz")
     perl = subprocess.run(["perl", str(STACKCOLLAPSE)], input=text, capture_output=True, check=True, timeout=60)
     assert _folded(DATA / f"{workload}.perf.txt.gz") == perl.stdout.decode()
+
+
+def test_folded_lines_sort_by_their_bytes_where_undecodable_bytes_sort_apart_from_their_code_points() -> None:
+    # b"\xff" (kept as the lone surrogate U+DCFF) sorts after U+E000's three bytes, though its code point is lower.
+    texts = ["b", "\udcff", "\ue000", "a\u00e9", "a"]
+    assert byte_sorted(list(texts)) == ["a", "a\u00e9", "b", "\ue000", "\udcff"]
+    assert byte_sorted(["\u00e9", "z"]) == ["z", "\u00e9"]  # no surrogate: sorted as strings, the same order
+
+
+@given(st.lists(st.binary(max_size=6), unique=True))
+def test_folded_lines_sort_as_perl_sorts_bytes(raw: list[bytes]) -> None:
+    texts = [b.decode("utf-8", "surrogateescape") for b in raw]
+    assert [t.encode("utf-8", "surrogateescape") for t in byte_sorted(texts)] == sorted(raw)
 
 
 @pytest.mark.parametrize("vectorised", [False, True], ids=["counted", "numpy"])

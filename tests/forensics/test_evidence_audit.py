@@ -169,7 +169,7 @@ def test_dmesg_cites_a_guilty_frame_read_past_an_interleaved_report(kforensic: A
     report = [e["locator"] for e in stall["evidence"] if e["locator"]["name"] == "report"]
     assert report == [{"kind": "line", "start": 1, "end": 4, "name": "report"}]
     cited = [(e["locator"]["start"], e["excerpt"]) for e in stall["evidence"] if e["locator"]["name"] == "guilty frame"]
-    assert cited == [(28, "RIP: 0010:kf_spin_loop+0x2a/0x60")]
+    assert cited == [(28, "[  100.002800][    C0] RIP: 0010:kf_spin_loop+0x2a/0x60")]  # with its time stamp (was not)
     _clean(doc, Inputs(tmp_path))
 
 
@@ -216,6 +216,31 @@ def test_dmesg_names_the_kernel_of_a_reports_boot_banner(kforensic: Any, tmp_pat
     none = tmp_path / "no-banner.log"
     none.write_text("\n".join(bare) + "\n")
     assert _kernel_of(kforensic("dmesg", none), title) == (None, [])
+
+    # A second boot whose banner the log lacks (its start, printed at 0.000000, is there): its report was said to
+    # be of the first boot's kernel; it is unknown, and says why and where that boot starts.
+    start = syslog + "[    0.000000] Command line: BOOT_IMAGE=/vmlinuz root=/dev/vda1 console=ttyS0"
+    lacking = tmp_path / "bannerless-boot.log"
+    lacking.write_text("\n".join([banner, *bare, start, *second]) + "\n")
+    doc = kforensic("dmesg", lacking)
+    assert _kernel_of(doc, title) == ("6.1.0-kf", [(1, banner)])
+    unknown = f"unknown (no boot banner for this boot, which starts at line {boot2})"
+    assert _kernel_of(doc, "WARNING in e1000e_read_stats") == (unknown, [])
+    _clean(doc, Inputs(tmp_path))
+
+    # An unexpected reboot (a banner after a later time, no panic or reboot request above it): its header is the
+    # next boot's banner; the kernel that died is the one its own boot's banner names, cited (it had no kernel).
+    reboot = tmp_path / "reboot.log"
+    link_up = (GOLDEN / "warning_syslog.log").read_text().splitlines()[0]  # [  101.000001] ... NIC Link is Up
+    reboot.write_text("\n".join([banner, link_up, other]) + "\n")
+    doc = kforensic("dmesg", reboot)
+    assert _kernel_of(doc, "unexpected kernel reboot") == ("6.1.0-kf", [(1, banner)])
+    _clean(doc, Inputs(tmp_path))
+    reboot.write_text("\n".join([start, link_up, other]) + "\n")  # the boot that died without its banner
+    doc = kforensic("dmesg", reboot)
+    died = "unknown (no boot banner for the boot that died, which starts at line 1)"
+    assert _kernel_of(doc, "unexpected kernel reboot") == (died, [])
+    _clean(doc, Inputs(tmp_path))
 
 
 def test_the_audit_reads_a_guilty_frame_as_syzkaller_titles_it() -> None:

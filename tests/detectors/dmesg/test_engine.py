@@ -245,3 +245,30 @@ def test_oom_dump_ends_at_the_panic_it_caused() -> None:
     assert oom.title == "OOM killer invoked (invoked by kf_memhog)"  # before: "OOM kill of other"
     assert "killed" not in dict(oom.details) and oom.end_line < 4
     assert any(r.kind == "panic" and r.start_line == 4 for r in reports)
+
+
+def test_a_boot_without_its_banner_is_told_apart_from_the_boot_above_in_any_chunking() -> None:
+    # A boot starts at a run of lines printed at 0.000000 after later ones: the report of a boot whose banner the
+    # log lacks is not of the banner above (another boot's); the runs are found apart from the per-line scan, so
+    # they are checked across chunks and trimming too.
+    banner = "[    0.000000] Linux version 6.1.0-kf (builder@kf) (gcc 12.2.0) #1 SMP PREEMPT_DYNAMIC"
+    boot = [banner, "[    0.000000] Command line: console=ttyS0", "[    0.000000] x86/fpu: x87 registers"]
+    noise = [f"[   {5 + i}.000000] kf: line {i}" for i in range(150)]  # more than the scanner keeps to look back
+    warning = [
+        "[  200.000001] ------------[ cut here ]------------",
+        "[  200.000002] WARNING: CPU: 0 PID: 7 at drivers/kf/kf.c:10 kf_check+0x10/0x20",
+        "[  200.000003] Call Trace:",
+        "[  200.000004]  kf_run+0x10/0x20",
+        "[  200.000005] ---[ end trace 0000000000000000 ]---",
+    ]
+    second = boot[1:]  # the second boot's first lines, without its banner
+    lines = [*boot, *noise, *warning, *second, *noise, *warning]
+    data = ("\n".join(lines) + "\n").encode()
+    boot2 = len(boot) + len(noise) + len(warning) + 1
+    for size in (len(data), 4096, 97, 7):
+        scanner = LogScanner()
+        reports = [r for i in range(0, len(data), size) for r in scanner.feed(data[i : i + size])] + scanner.close()
+        assert [(r.start_line, r.boot_banner[0] if r.boot_banner else None, r.bannerless_boot) for r in reports] == [
+            (len(boot) + len(noise) + 2, 1, None),  # the WARNING: line (its "cut here" is its preamble)
+            (boot2 + len(second) + len(noise) + 1, None, boot2),
+        ], size

@@ -186,3 +186,22 @@ def test_a_repeats_header_excerpt_and_frames_are_its_built_ones_without_its_line
         assert (trace, end_time) == (want.trace, want.end_time)
         assert excerpt == got.excerpt() == "\n".join(text for _, text in got.lines)
     assert verbatim or not built  # the log's second copy is its first byte for byte, and so is what follows it
+
+
+def test_a_repeat_cites_its_own_line_past_its_report() -> None:
+    # A stall whose frame is read past another report's header (tests/detectors/dmesg/test_why_readers.py) cites
+    # that line as printed, its time stamp included: a repeat the memo made cites its own line, not the first's.
+    from tests.detectors.dmesg.test_why_readers import STALL_PAST_A_WARNING
+
+    text = STALL_PAST_A_WARNING.encode()
+    data = text + b"".join(_shifted(text, 1000 * k) for k in range(1, 10))
+    built, _ = _scan(data, memo=False)
+    memoised, _ = _scan(data, memo=True)
+    assert memoised == built
+    stalls = [r for r in memoised if r.kind == "rcu-stall"]
+    assert len(stalls) == 10 and any(type(r) is not KernelReport for r in stalls)  # some are the memo's repeats
+    for k, stall in enumerate(stalls):
+        assert stall.frame_past == (
+            14,
+            f"[{100 + 1000 * k:5d}.000015][    C0] RIP: 0010:smp_call_function_single+0x123/0x456",
+        )

@@ -914,4 +914,5 @@ def test_a_stalls_guilty_frame_is_where_its_cpu_was_caught_also_past_another_rep
     finding = explained_finding("stall.log", group, whys[1])
     assert finding.fact("guilty frame") == "smp_call_function_single"
     (cited,) = (e for e in finding.evidence if e.locator.name == "guilty frame")
-    assert (cited.locator.start, cited.excerpt) == (15, "RIP: 0010:smp_call_function_single+0x123/0x456")
+    excerpt = "[  100.000015][    C0] RIP: 0010:smp_call_function_single+0x123/0x456"  # with its time stamp
+    assert (cited.locator.start, cited.excerpt) == (15, excerpt)
