@@ -165,6 +165,8 @@ def _stamp_mask(text: bytes) -> int:
     return int.from_bytes(mask, "big")
 
 
+#: The first piece of bytes :meth:`_Ahead.surely_other` compares without digits and blanks (then 4 times as many).
+_PIECE_BYTES = 512
 #: What a stamp is made of besides its brackets and dot: digits and the blanks that pad it.
 _STAMP_FILL = b"0123456789 \t"
 
@@ -230,6 +232,21 @@ class _Ahead:
         shape = entry.shape
         if shape is None:
             return False
+        bare = shape.bare
+        # Most entries passed over differ within their first bytes: the bare text of a short piece of the bytes
+        # here (within the budget) that is no prefix of the entry's, nor has it as a prefix, rules the entry out
+        # whatever follows (the bare text of any longer run of these bytes starts with the piece's), with no
+        # copy, count and translation of kilobytes (9.8 MB of them in the shared corpus x4, ~1,200 look-ups).
+        size = _PIECE_BYTES
+        while True:
+            stop = min(self._stop, self.start + size)
+            piece = _bare(self.buf[self.start : stop])
+            common = min(len(piece), len(bare))
+            if piece[:common] != bare[:common]:
+                return True
+            if common == len(bare) or stop == self._stop:
+                break
+            size *= 4
         # Bytes enough for the lines (stamps may have grown; else all the budget): the bare text of the first
         # lines is the bare text of the entry's, so that of the bytes starts with it.
         for stop in (min(self._stop, self.start + 2 * len(shape.layout) + 256), self._stop):
