@@ -29,5 +29,23 @@ NATIVE = native.Group(
     ),
     seconds=120.0,
     what="the kernel log's scanner, line parser, report builder and reader",
+    # what they import, directly or not, of the project's other modules (checked by test_native.py)
+    reads=(
+        "detectors.dmesg.memo",
+        "detectors.dmesg.model",
+        "detectors.dmesg.rules",
+        "detectors.dmesg.taint",
+        "detectors.pointers",
+        "detectors.vmcore.disasm",
+        "forensics.errors",
+        "forensics.model",
+        "forensics.regexcache",
+        "forensics.runcache",
+        "forensics.types.causes",
+        "forensics.types.dmesg",
+        "forensics.types.registers",
+        "forensics.units",
+        "forensics.userdirs",
+    ),
 )
 native.install(NATIVE)
