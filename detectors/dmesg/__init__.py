@@ -31,8 +31,8 @@ NATIVE = native.Group(
     what="the kernel log's scanner, line parser, report builder and reader",
     # what they import, directly or not, of the project's other modules (checked by test_native.py)
     reads=(
-        "detectors.dmesg.memo",
         "detectors.dmesg.model",
+        "detectors.dmesg.repeat",
         "detectors.dmesg.rules",
         "detectors.dmesg.taint",
         "detectors.pointers",
