@@ -13,11 +13,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from detectors.dmesg.findings import group_finding, group_reports
 from detectors.dmesg.scanner import scan_chunks
 from forensics.pipelines.dmesg import triage_file
-from forensics.textcodec import TextNormalizer, normalize_text, sniff_encoding
+from forensics.textcodec import _ANSI, TextNormalizer, normalize_text, sniff_encoding
 from forensics.types.dmesg import KernelReport
 from tests.helpers import assert_evidence_resolves
 from tests.vmcore_cases import console_logs
@@ -118,3 +120,18 @@ def test_plain_utf8_passes_unchanged() -> None:
     assert sniff_encoding(data) == (None, 0)
     assert sniff_encoding(b"\x00a\x00b\x00c\x00d") == ("utf-16-be", 0)
     assert sniff_encoding(b"a\x00b\x00c\x00d\x00") == ("utf-16-le", 0)
+
+
+_ESCAPE_PIECES = [b"\x1b", b"[", b"0", b"1;", b"m", b"?25l", b"]", b"title", b"\x07", b"\\", b"x", b"\x1b[32m", b" ok "]
+_ESCAPE_PIECES += [b"\x1b7", b"A", b"~", b"/", b"\n", b"\x1b\x1b[", b"\x1b]2;t\x1b\\"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(_ESCAPE_PIECES), max_size=16))
+def test_escapes_are_stripped_as_the_pattern_strips_them_everywhere(pieces: list[bytes]) -> None:
+    # The pattern is tried only where an escape byte stands: the same text and count as its subn over every byte.
+    data = b"".join(pieces)
+    norm = TextNormalizer()
+    got = norm._strip_all(data)
+    assert (got, norm.escapes) == _ANSI.subn(b"", data)
+    assert type(got) is bytes
