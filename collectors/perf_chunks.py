@@ -12,9 +12,8 @@ counts).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property, partial
+from functools import cached_property
 from itertools import chain
-from operator import is_not
 from typing import Any
 
 from collectors.perf_chunk_kernel import (
@@ -409,18 +408,25 @@ class Bodies:
     def joined(self, names: list[str | None], chains: Any) -> list[str]:
         """The frame names of the chains numbered ``chains``, root to leaf, joined by ``;`` (the folded stacks'
         form), from each key's ``names`` (its frames' names joined by ``;``; None: a key of no frame, left out)."""
+        import numpy as np
+
         s = self.slots
-        spans = s.chain_meta[chains, :2].tolist()
-        key_ids = s.key_ids[: int(s.state[KEYS_USED])].tolist()
-        some = partial(is_not, None)
-        none = None in names  # a key of no frame (``(...)``)
-        made = []
-        for at, n in spans:
-            part = key_ids[at : at + n]
-            part.reverse()
-            got = map(names.__getitem__, part)
-            made.append(";".join(filter(some, got) if none else got))  # type: ignore[arg-type]
-        return made
+        at, count = s.chain_meta[chains, :2].T
+        # All the chains' keys in one array, each chain's root first (its keys are leaf first), keys of no frame
+        # left out: then each chain's names are a slice of one list.
+        ends = np.cumsum(count)
+        starts = ends - count
+        total = int(ends[-1]) if len(ends) else 0
+        keys = s.key_ids[: int(s.state[KEYS_USED])][np.repeat(at + count - 1 + starts, count) - np.arange(total)]
+        named = np.fromiter((n is not None for n in names), bool, len(names))
+        if not named.all():
+            kept = np.concatenate(([0], np.cumsum(named[keys])))
+            keys = keys[named[keys]]
+            starts, ends = kept[starts], kept[ends]
+        texts = [n or "" for n in names]  # (those of no frame are no chain's now)
+        flat = list(map(texts.__getitem__, keys.tolist()))
+        join = ";".join
+        return [join(flat[a:b]) for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
 
 
 __all__ = ["Bodies", "ChunkSlots", "Scanned"]
