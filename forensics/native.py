@@ -10,8 +10,9 @@ to C (no numpy, no LLVM): the loops, calls and attribute reads run without the i
 
 What: a :class:`Group` names modules of one package built together into one directory of extension modules
 (mypyc's group library and one module per source), under ``cache_dir()/native`` of :mod:`forensics.jit` (per
-user, outside the install).  The directory name carries a key over the sources, this module and the
-interpreter, so a changed source is never run compiled from an old build.  A ``MANIFEST`` written last (once
+user, outside the install).  The directory name carries a key over the sources, those of the project's modules
+they import (``Group.reads``), this module and the interpreter, so a changed source is never run compiled from
+an old build.  A ``MANIFEST`` written last (once
 the files are on disk) holds each file's size and modification time, checked before anything is loaded: a file
 cut short (a full disk) or written over since is not mapped (see :func:`forensics.aot._intact`).  Not its
 SHA-256, as :mod:`forensics.aot` checks: the modules are ~3 MB, 2.5 ms of every run with the CPU's SHA
@@ -45,16 +46,25 @@ _SUFFIX = importlib.machinery.EXTENSION_SUFFIXES[0]  # this interpreter's (".cpy
 
 
 class Group:
-    """Modules compiled together: ``modules`` by name (one package's), ``seconds`` the expected build time.
+    """Modules compiled together: ``modules`` by name (one package's), ``seconds`` the expected build time;
+    ``reads``: the project's modules they import, directly or through one another, that are not compiled.
+
+    ``reads`` are in the build's key with the group's own sources: mypyc compiles a module against the types (and
+    ``Final`` constants, inlined) of everything it imports, so a build made before one of those changed could
+    raise a TypeError or use an old constant after an upgrade that changed only that file.  The list is declared,
+    not found at run time (an import graph walk costs tens of ms a run); tests/detectors/dmesg/test_native.py
+    checks it against the group's imports.
 
     A plain class, not a dataclass: it is made at the import of the package, in every run (a dataclass compiles
     its methods then).
     """
 
-    __slots__ = ("modules", "name", "seconds", "what")
+    __slots__ = ("modules", "name", "reads", "seconds", "what")
 
-    def __init__(self, name: str, modules: tuple[str, ...], seconds: float, what: str) -> None:
-        self.name, self.modules, self.seconds, self.what = name, modules, seconds, what
+    def __init__(
+        self, name: str, modules: tuple[str, ...], seconds: float, what: str, reads: tuple[str, ...] = ()
+    ) -> None:
+        self.name, self.modules, self.seconds, self.what, self.reads = name, modules, seconds, what, reads
 
 
 def _source(module: str) -> Path:
@@ -71,11 +81,23 @@ def _source(module: str) -> Path:
     raise RuntimeError(f"no source for {module}")
 
 
+_ROOT = Path(__file__).parent.parent  # the install's root, where forensics and the other packages are
+
+
+def _read_source(module: str) -> Path:
+    """The source file of ``module``, one the group reads (its package may not be imported yet): found from
+    the install's root (a package's ``__init__.py`` when the name is a package's)."""
+    base = _ROOT / module.replace(".", "/")
+    return base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
+
+
 def group_dir(group: Group, environ: dict[str, str] | os._Environ[str] = os.environ) -> Path:
-    """Where ``group`` is (or would be) built for the current sources and interpreter."""
+    """Where ``group`` is (or would be) built for the current sources (its own and those it reads) and
+    interpreter."""
     h = hashlib.sha256()
     parts = [Path(__file__).read_bytes(), _SUFFIX.encode(), sys.version.encode()]
     parts += [m.encode() + b"\0" + _source(m).read_bytes() for m in group.modules]
+    parts += [m.encode() + b"\0" + _read_source(m).read_bytes() for m in group.reads]
     for part in parts:
         h.update(len(part).to_bytes(8, "little"))
         h.update(part)

@@ -12,11 +12,12 @@ from forensics import native
 
 #: The scanner, the line parser, the report builder, the reading of a report and the grouping compiled to C when built
 #: (``make compile``; see :mod:`forensics.native`): installed before any module of the package is imported.
-#: Not memo.py (mypyc cannot compile its ``_Repeat``'s ``__getattr__``).
+#: The report memo too; not the repeats it makes (repeat.py: mypyc cannot compile ``_Repeat``'s ``__getattr__``).
 NATIVE = native.Group(
     name="kforensic_dmesg",
     modules=(
         "detectors.dmesg.lines",
+        "detectors.dmesg.memo",
         "detectors.dmesg.extract",
         "detectors.dmesg.frames",
         "detectors.dmesg.stacks",
@@ -28,5 +29,23 @@ NATIVE = native.Group(
     ),
     seconds=120.0,
     what="the kernel log's scanner, line parser, report builder and reader",
+    # what they import, directly or not, of the project's other modules (checked by test_native.py)
+    reads=(
+        "detectors.dmesg.model",
+        "detectors.dmesg.repeat",
+        "detectors.dmesg.rules",
+        "detectors.dmesg.taint",
+        "detectors.pointers",
+        "detectors.vmcore.disasm",
+        "forensics.errors",
+        "forensics.model",
+        "forensics.regexcache",
+        "forensics.runcache",
+        "forensics.types.causes",
+        "forensics.types.dmesg",
+        "forensics.types.registers",
+        "forensics.units",
+        "forensics.userdirs",
+    ),
 )
 native.install(NATIVE)

@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from detectors.dmesg.lines import parse_line
-from detectors.dmesg.memo import origin
+from detectors.dmesg.repeat import origin
 from forensics.model import (
     Clock,
     Evidence,
@@ -247,7 +247,7 @@ def group_finding(source: str, group: ReportGroup) -> Finding:
 def explain_reports(reports: Iterable[KernelReport]) -> dict[int, ReportWhy]:
     """:func:`detectors.dmesg.why.explain` of each report, by its first line; repeats of one report read once.
 
-    A repeat (:func:`detectors.dmesg.memo.origin`) has the text of the report it repeats but for the
+    A repeat (:func:`detectors.dmesg.repeat.origin`) has the text of the report it repeats but for the
     printk times, and the reading keeps lines as offsets: it holds for every repeat with the same lines
     above its header.
     """

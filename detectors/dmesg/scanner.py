@@ -21,7 +21,8 @@ from ahocorasick_rs import BytesAhoCorasick, MatchKind
 from detectors.dmesg.events import KILLED, MEM_INFO, build_event, find_event_header
 from detectors.dmesg.extract import HEADER_HINT_SEARCH, build_report, match_header
 from detectors.dmesg.lines import LogLine, Window, parse_raw
-from detectors.dmesg.memo import DIGITS_AS_ZERO, MAX_FULL_LINES, ReportMemo, line_numbers
+from detectors.dmesg.memo import DIGITS_AS_ZERO, MAX_FULL_LINES, ReportMemo
+from detectors.dmesg.repeat import line_numbers
 from detectors.dmesg.rules import TRIGGERS, Rule
 from forensics import regexcache as rc
 from forensics.types.dmesg import KernelReport, ReportKind

@@ -138,11 +138,8 @@ def test_a_repeat_is_made_whole_when_read_and_pickles_as_the_plain_record() -> N
     assert type(plain) is KernelReport and plain == again
 
 
-def test_repeats_of_reports_read_to_their_window_end_equal_built_ones() -> None:
-    # A fuzzer's console: a report without an end marker, then the output of other programs without the
-    # kernel's prefix, which the builder reads to the end of its first window.  Two such reports under one
-    # header line (another Comm): the memo compares both in turn.  And a report longer than the first window
-    # (a deep call trace), built again from the full one.  Their repeats are read off the buffer.
+def _fuzzer_copies() -> tuple[bytes, list[bytes]]:
+    """Copies of a fuzzer's console block (see below), some at a later time, one with a digit changed."""
     golden = next(p for p in CASES if p.stem == "null_deref_x86").read_bytes()
     text = b"".join(line for line in golden.splitlines(keepends=True) if b"---[ end" not in line)
     tail = b"".join(b"executing program %d\n" % (i % 10) for i in range(130))
@@ -155,7 +152,15 @@ def test_repeats_of_reports_read_to_their_window_end_equal_built_ones() -> None:
     block = text + tail + other + tail + long + quiet + tail
     later = block.replace(b"[   12.", b"[   13.")  # a second later, the stamps as wide
     copies = [block, block, later, block.replace(b"+0x", b"+0x1", 1), block, block]
-    data = b"".join(copies)
+    return b"".join(copies), copies
+
+
+def test_repeats_of_reports_read_to_their_window_end_equal_built_ones() -> None:
+    # A fuzzer's console: a report without an end marker, then the output of other programs without the
+    # kernel's prefix, which the builder reads to the end of its first window.  Two such reports under one
+    # header line (another Comm): the memo compares both in turn.  And a report longer than the first window
+    # (a deep call trace), built again from the full one.  Their repeats are read off the buffer.
+    data, copies = _fuzzer_copies()
     built, _ = _scan(data, memo=False)
     memoised, _ = _scan(data, memo=True)
     assert memoised == built
@@ -205,3 +210,16 @@ def test_a_repeat_cites_its_own_line_past_its_report() -> None:
             14,
             f"[{100 + 1000 * k:5d}.000015][    C0] RIP: 0010:smp_call_function_single+0x123/0x456",
         )
+
+
+def test_repeats_fed_in_small_pieces_equal_built_ones() -> None:
+    # The memo's look-up in place rules out a remembered report by the first bytes that differ from its text,
+    # also when its lines are not all in the buffer yet: pieces of odd sizes cut the reports and their lines
+    # anywhere, and every report is still the one built from its own lines.
+    data, _ = _fuzzer_copies()
+    built, _ = _scan(data, memo=False)
+    for size in (777, 4093):
+        scanner = LogScanner()
+        reports = [r for at in range(0, len(data), size) for r in scanner.feed(data[at : at + size])]
+        assert reports + scanner.close() == built
+        assert scanner._memo.fast_hits >= 12  # the other entries of a header ruled out in place, as a whole log

@@ -11,6 +11,7 @@ otherwise).  Also: a damaged or changed build is not loaded, and ``KFORENSIC_AOT
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import shutil
@@ -147,3 +148,42 @@ def test_no_build_or_switched_off_runs_the_source(built: Path, tmp_path: Path) -
         )
         assert done.returncode == 0, done.stderr
         assert done.stdout.split()[0].endswith("detectors/dmesg/lines.py") and "{}" in done.stdout
+
+
+_PACKAGES = ("collectors", "detectors", "forensics")
+
+
+def _project_imports(module: str) -> set[str]:
+    """The project's modules ``module`` imports (at its top or in a function), by name."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(native._read_source(module).read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module.split(".")[0] in _PACKAGES:
+                for alias in node.names:  # `from forensics import regexcache` names a module
+                    name = f"{node.module}.{alias.name}"
+                    found.add(name if native._read_source(name).is_file() else node.module)
+        elif isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names if alias.name.split(".")[0] in _PACKAGES}
+    return {name for name in found if native._read_source(name).is_file()}
+
+
+def test_the_build_key_covers_every_module_the_group_imports() -> None:
+    """What the compiled modules import, directly or through another module, is in the key (NATIVE.reads): a build
+    made before such a file changed is not loaded (mypyc compiled against its types and Final constants)."""
+    group = detectors.dmesg.NATIVE
+    reached, todo = set(group.modules), list(group.modules)
+    while todo:
+        for name in _project_imports(todo.pop()) - reached:
+            reached.add(name)
+            todo.append(name)
+    assert sorted(reached - set(group.modules)) == list(group.reads)
+
+
+def test_a_changed_module_the_group_reads_keys_another_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    env = {"NUMBA_CACHE_DIR": str(tmp_path)}
+    before = native.group_dir(detectors.dmesg.NATIVE, env)
+    source = native._read_source
+    changed = tmp_path / "rules.py"
+    changed.write_bytes(source("detectors.dmesg.rules").read_bytes() + b"\n# changed\n")
+    monkeypatch.setattr(native, "_read_source", lambda m: changed if m == "detectors.dmesg.rules" else source(m))
+    assert native.group_dir(detectors.dmesg.NATIVE, env) != before

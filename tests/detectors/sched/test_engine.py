@@ -449,6 +449,14 @@ def _hog_lines(data: bytes) -> tuple[int, int, float, float]:
     return switch_in, after, last_ts, first_after
 
 
+def _uncovered(note: str) -> bool:
+    """Whether a coverage note says the trace does not cover part of the window (its start, its end, no event in it;
+    freeze._window_notes): the note may still say, over the window, what no switch accounts for (_unattributed)."""
+    return any(
+        said in note for said in ("after the window's start", "before the window's end", "no event falls in the window")
+    )
+
+
 def test_a_cpu_quiet_in_the_window_runs_its_task_through_it() -> None:
     """``kforensic trace kf.ftrace.txt.gz --window 797.7070:797.7097``: CPU0 has no event in the window, and kf_hog
     runs there from its switch-in at 797.705242 to its switch-out at 797.714786.  The CPU row said first/last
@@ -473,7 +481,7 @@ def test_a_cpu_quiet_in_the_window_runs_its_task_through_it() -> None:
     assert run is not None and (run.start, run.duration, run.cpu) == (w0, w1 - w0, 0)
     assert (run.begin.line_no, run.end.line_no, run.end.ts) == (switch_in, after, first_after)
     assert inside.coverage.stopped == () and "stop reporting" not in inside.coverage.note
-    assert "window" not in inside.coverage.note  # the trace covers the whole window
+    assert not _uncovered(inside.coverage.note)  # the trace covers the whole window
     # The other CPU's busy and idle time add up to no more than the window either.
     assert all(c.busy + c.idle <= w1 - w0 for c in inside.cpus)
     # The --bucket-ms digest and the --png timeline have that run too (they had nothing of CPU0).
@@ -523,7 +531,7 @@ def test_the_window_printed_is_the_one_asked_for_and_what_the_trace_misses_of_it
     assert early.window == (t0 - 0.5, t0 + 0.01)
     assert f"the trace begins at {t0:.6f}, 500.000 ms after the window's start" in early.coverage.note
     inside = compare(lists, counts, window=QUIET)
-    assert inside.window == QUIET and "window" not in inside.coverage.note
+    assert inside.window == QUIET and not _uncovered(inside.coverage.note)
 
 
 def test_a_windowed_task_table_lists_only_the_tasks_active_in_the_window() -> None:
@@ -582,7 +590,11 @@ def test_the_buffers_start_note_is_said_only_when_it_affects_the_window() -> Non
     for window in (QUIET, (797.542779, 797.550), (797.60, 797.70)):
         assert said not in compare(lists, counts, window=window).coverage.note, window
     compare_scanned(data, 1 << 12, window=QUIET)
-    assert compare(lists, counts, window=QUIET).coverage.note == ""  # nothing else to say of it
+    # nothing else to say of it but what CPU1's missing switches leave out (797.706981 to idle, 797.707035 out of
+    # kf_blocker: its switch in is not recorded, nor that to kf_victim before 797.707624)
+    assert compare(lists, counts, window=QUIET).coverage.note.startswith(
+        "time in the window counted neither busy nor idle (CPU1 0.624 ms of its 2.700 ms)"
+    )
 
 
 def test_a_cpu_with_no_switch_before_or_in_the_window_has_unknown_busy_and_idle_time() -> None:
