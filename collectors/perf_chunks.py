@@ -389,5 +389,44 @@ class Bodies:
             made.append(tuple(chain.from_iterable(map(frames_of.__getitem__, part))))
         return made
 
+    def key_texts(self) -> tuple[list[str], list[str], list[bool]]:
+        """Each key's symbol and DSO decoded as the reader decodes them (UTF-8, an undecodable byte kept as a lone
+        surrogate), and whether its address is in the kernel half."""
+        s = self.slots
+        n_keys = int(s.state[KEYS])
+        spans = s.keys[:n_keys, :5].tolist()
+        store = s.key_store[: int(s.state[KEY_USED])].tobytes()
+        if store.isascii():  # (most are: all decoded at once, each key's texts slices of that one text)
+            text = store.decode("ascii")
+            syms = [text[a:b] for a, b, _, _, _ in spans]
+            dsos = [text[c:d] for _, _, c, d, _ in spans]
+        else:
+            syms = [store[a:b].decode("utf-8", "surrogateescape") for a, b, _, _, _ in spans]
+            dsos = [store[c:d].decode("utf-8", "surrogateescape") for _, _, c, d, _ in spans]
+        return syms, dsos, [high == 1 for _, _, _, _, high in spans]
+
+    def joined(self, names: list[str | None], chains: Any) -> list[str]:
+        """The frame names of the chains numbered ``chains``, root to leaf, joined by ``;`` (the folded stacks'
+        form), from each key's ``names`` (its frames' names joined by ``;``; None: a key of no frame, left out)."""
+        import numpy as np
+
+        s = self.slots
+        at, count = s.chain_meta[chains, :2].T
+        # All the chains' keys in one array, each chain's root first (its keys are leaf first), keys of no frame
+        # left out: then each chain's names are a slice of one list.
+        ends = np.cumsum(count)
+        starts = ends - count
+        total = int(ends[-1]) if len(ends) else 0
+        keys = s.key_ids[: int(s.state[KEYS_USED])][np.repeat(at + count - 1 + starts, count) - np.arange(total)]
+        named = np.fromiter((n is not None for n in names), bool, len(names))
+        if not named.all():
+            kept = np.concatenate(([0], np.cumsum(named[keys])))
+            keys = keys[named[keys]]
+            starts, ends = kept[starts], kept[ends]
+        texts = [n or "" for n in names]  # (those of no frame are no chain's now)
+        flat = list(map(texts.__getitem__, keys.tolist()))
+        join = ";".join
+        return [join(flat[a:b]) for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
+
 
 __all__ = ["Bodies", "ChunkSlots", "Scanned"]

@@ -295,6 +295,22 @@ def _chunk_kernel() -> Any:
     return chunk_kernel(build=forced is True)
 
 
+#: A symbol without any of these is its frame's one name (:func:`_symbol_frames`: no inlined frames ``a->b``, no
+#: arguments or ``(...)``, no ``;`` or quotes to replace, not ``[unknown]``, not the ``(deleted)`` form).
+_NOT_PLAIN = re.compile(r"[-(;\"'\[]")
+
+
+def _key_names(symbol: str, dso: str, high: bool) -> str | None:
+    """The names of the frames of a frame key (decoded; not a Java thread's) joined by ``;``, as the folded stacks
+    join them; None when it names no frame.  :func:`_cached_symbol`'s names, without frames made where the symbol
+    is its one name (most are)."""
+    if _NOT_PLAIN.search(symbol) is None:
+        return symbol
+    raw, dso_b = symbol.encode("utf-8", "surrogateescape"), dso.encode("utf-8", "surrogateescape")
+    frames = _cached_symbol(raw, dso_b, False, high)
+    return ";".join(f.name for f in frames) if frames else None
+
+
 def _cached_symbol(raw: bytes, dso: bytes, java: bool, high: bool) -> tuple[ProfileFrame, ...]:
     """:func:`_symbol_frames` through the cache :func:`parse_frame_line` keeps."""
     key = (raw, dso, java, high)
@@ -588,9 +604,11 @@ class ScriptParser:
         bulk: bool = False,
         scanner: Any = _AUTO,
         expected: int = 0,
+        folded: bool = False,
     ) -> None:
         """``bulk``: use the numpy path from the first byte (the input is known to be large); ``expected``: its
-        size, when known.
+        size, when known; ``folded``: the folded stacks' sums wanted (:attr:`Profile.folded`: made from numbers
+        when the stacks were counted by number, the stacks themselves then made only when read).
 
         ``scanner``: the compiled chunk pass of that path (:mod:`collectors.perf_chunk_kernel`); by default the
         one built ahead of time when it is (:func:`_chunk_kernel`); None: the numpy passes (the same results).
@@ -635,6 +653,7 @@ class ScriptParser:
         self._table: StackTable | None = None  # the stacks numbered by chain and thread, when counted by number
         self._chains: dict[tuple[ProfileFrame, ...], tuple[ProfileFrame, ...]] = {}  # one tuple per equal chain
         self._expected = expected
+        self._folded = folded
         self._fed = 0
         self._shapes: dict[bytes, tuple[bytes, bytes, bytes | None, bytes, int] | None] = {}
         # The numpy path's header cache: a masked header -> its parsed fields (or _ELSEWHERE: not one time).
@@ -1516,6 +1535,11 @@ class ScriptParser:
         chains: dict[tuple[ProfileFrame, ...], tuple[ProfileFrame, ...]] = {}
         names = {e: e.decode("utf-8", "replace") for e in self._events_raw}
         if fast is not None:
+            folded = self._fast_folded(fast, names, first) if self._folded else None
+            if folded is not None:
+                profile = self._profile_of(self._stacks_when_read(fast, names, line_caches), events, first, 0)
+                profile.folded = folded
+                return profile
             columns, bad = self._fast_stacks(fast, names, line_caches)
             return self._profile_of(columns, events, first, bad)
         keys = list(self._counts)
@@ -1667,6 +1691,66 @@ class ScriptParser:
 
         events = frozenset(map(event_te.__getitem__, np.flatnonzero(np.bincount(te, minlength=len(event_te))).tolist()))
         return StackColumns(len(te), one, every, events, fast.lines), bad_bodies
+
+    def _fast_folded(
+        self, fast: _FastCounters, names: dict[bytes, str], first: str | None
+    ) -> list[tuple[str, str, int]] | None:
+        """The folded stacks' sums of the counters counted by number (:attr:`Profile.folded`), from their numbers:
+        per (command, chain) with numpy, each key's names and each chain's joined once, no frames tuple, stack or
+        table made; None where the stacks are needed (samples without a call chain, counts that may not fit
+        int64, a Java thread, a text the chunk pass did not key, an event other than the first: the stacks' way).
+        """
+        import numpy as np
+
+        if self._flat or fast.period.dtype != np.int64:
+            return None
+        bodies = fast.bodies
+        keyed = bodies.chains()
+        chain_of = keyed[fast.body]
+        if not len(chain_of) or int(chain_of.min()) < 0:
+            return None
+        used = np.flatnonzero(np.bincount(fast.te, minlength=len(fast.te_keys))).tolist()
+        comm_no = np.zeros(len(fast.te_keys), np.int64)
+        comms: dict[str, int] = {}
+        for t in used:
+            comm, a, b, event = fast.te_keys[t]
+            th = _thread(comm, a, b)
+            if th.comm.startswith("java") or names[event] not in (first, ""):
+                return None
+            comm_no[t] = comms.setdefault(th.folded_name, len(comms))
+        n_chains = int(keyed.max()) + 1  # every chain the chunk pass numbered (those of no counter are few)
+        pairs, inverse = np.unique(comm_no[fast.te] * n_chains + chain_of, return_inverse=True)
+        total = sums(inverse.reshape(-1), len(pairs), fast.period)
+        joined = bodies.joined(list(map(_key_names, *bodies.key_texts())), np.arange(n_chains))
+        comm_names = list(comms)
+        return list(
+            zip(
+                map(comm_names.__getitem__, (pairs // n_chains).tolist()),
+                map(joined.__getitem__, (pairs % n_chains).tolist()),
+                total.tolist(),
+                strict=True,
+            )
+        )
+
+    def _stacks_when_read(
+        self,
+        fast: _FastCounters,
+        names: dict[bytes, str],
+        line_caches: dict[bool, dict[bytes, tuple[ProfileFrame, ...] | None]],
+    ) -> StackColumns:
+        """The stacks of :meth:`_fast_stacks`, made when one is first read (the folded sums did not need them)."""
+        import numpy as np
+
+        made: list[StackColumns] = []
+
+        def columns() -> StackColumns:
+            if not made:
+                made.append(self._fast_stacks(fast, names, line_caches)[0])
+            return made[0]
+
+        event_te = [names[e] for *_, e in fast.te_keys]
+        events = frozenset(map(event_te.__getitem__, np.flatnonzero(np.bincount(fast.te)).tolist()))
+        return StackColumns(len(fast.te), lambda i: columns()[i], lambda: list(columns()), events, fast.lines)
 
     def _profile_of(
         self,
@@ -1993,11 +2077,17 @@ def _collector_paused() -> Iterator[None]:
 
 
 def read_profile(
-    name: str, window: tuple[float, float] | None = None, perf: str | None = None, *, hashed: bool = True
+    name: str,
+    window: tuple[float, float] | None = None,
+    perf: str | None = None,
+    *,
+    hashed: bool = True,
+    folded: bool = False,
 ) -> Profile:
     """Read one profile input (a path, or ``-`` for stdin), told from its content.
 
-    ``hashed=False``: no sha256 of the input in its source record (the folded stacks alone cite nothing).
+    ``hashed=False``: no sha256 of the input in its source record (the folded stacks alone cite nothing);
+    ``folded``: the folded stacks' sums wanted (:attr:`Profile.folded`, when the reader can sum them by number).
     """
     from collectors.inputs import open_input
 
@@ -2034,7 +2124,7 @@ def read_profile(
                 record = tracked.record()
                 size = data_path.stat().st_size  # of the perf.data itself, decompressed
                 # perf script's text is larger than the perf.data it comes from.
-                parser = ScriptParser(tracked.name, window, kind="perf.data", bulk=size >= NUMPY_FROM)
+                parser = ScriptParser(tracked.name, window, kind="perf.data", bulk=size >= NUMPY_FROM, folded=folded)
                 warnings: list[str] = []
                 for chunk in perf_script_chunks(data_path, perf, warnings, tracked.name):
                     parser.feed(chunk)
@@ -2071,7 +2161,9 @@ def read_profile(
             profile = parse_folded(all_chunks(), tracked.source)
         else:
             # The stored size bounds the text only when it is not compressed.
-            parser = ScriptParser(tracked.source, window, bulk=bulk, expected=stored * (tracked.compression is None))
+            parser = ScriptParser(
+                tracked.source, window, bulk=bulk, expected=stored * (tracked.compression is None), folded=folded
+            )
             for chunk in all_chunks():
                 parser.feed(chunk)
             profile = parser.close()

@@ -8,16 +8,33 @@ attributes in their ``__dict__``.  The memo calls :func:`moved` for each repeat 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from itertools import repeat
 from operator import add, itemgetter
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from detectors.dmesg.lines import decode, line_time
 from forensics import regexcache as rc
 from forensics.types.dmesg import Frame, KernelReport
 
-if TYPE_CHECKING:
-    from detectors.dmesg.memo import _Entry
+
+class Remembered(Protocol):
+    """What a repeat reads of the memo's entry for the report it repeats (``memo._Entry``; a protocol, so that
+    this module, below the memo, does not import it)."""
+
+    @property
+    def report(self) -> KernelReport: ...  # the report built from the remembered text
+    @property
+    def own(self) -> tuple[int, ...]: ...  # window index of each report line
+    @property
+    def timed(self) -> tuple[int, int] | None: ...  # window index of the first and last report lines with a time
+    @property
+    def stamps(self) -> tuple[int, int]: ...  # where in those lines their time stands, -1: not known
+    @property
+    def picks(self) -> Callable[[list[str]], tuple[str, ...]] | None: ...  # the report's lines among the window's
+    @property
+    def frames(self) -> tuple[tuple[tuple[object, ...], ...], tuple[int, ...]] | None: ...  # all fields but the line
+
 
 _RAW_TIME = rc.compile(rb"\[[^\S\n]*(\d+)\.(\d+)\]")
 
@@ -114,7 +131,7 @@ def line_numbers(report: KernelReport) -> list[int]:
     return [number for number, _ in report.lines]
 
 
-def moved(entry: _Entry, first: int, raw: list[bytes] | None, text: bytes | None) -> KernelReport:
+def moved(entry: Remembered, first: int, raw: list[bytes] | None, text: bytes | None) -> KernelReport:
     """The memoised report as it stands in ``window``: its line numbers, texts and times.
 
     ``text``: the window's first ``entry.lines`` lines joined (they hold the report's lines), None when
@@ -140,7 +157,7 @@ def moved(entry: _Entry, first: int, raw: list[bytes] | None, text: bytes | None
     return moved
 
 
-def _moved_rest(entry: _Entry, first: int, raw: list[bytes] | None, text: bytes | None) -> dict[str, object]:
+def _moved_rest(entry: Remembered, first: int, raw: list[bytes] | None, text: bytes | None) -> dict[str, object]:
     """The lazy fields of a moved report (see :func:`moved`): header, lines, frames, end time."""
     old = entry.report
     own = entry.own
@@ -183,7 +200,7 @@ def _moved_rest(entry: _Entry, first: int, raw: list[bytes] | None, text: bytes 
     }
 
 
-def _moved_trace(entry: _Entry, first: int) -> tuple[Frame, ...]:
+def _moved_trace(entry: Remembered, first: int) -> tuple[Frame, ...]:
     """The frames of a moved report (see :func:`moved`): the memoised report's, their lines moved."""
     old = entry.report
     delta = first - old.start_line

@@ -376,13 +376,22 @@ def folded_lines(stacks: Iterable[ProfileStack], merged: dict[tuple[str, int], l
     sorted by their bytes, as Perl's ``sort`` sorts them.  ``merged``: :func:`periods_by_command` of
     ``stacks`` when the caller has it (the flame graph uses it too).
     """
-    out: dict[str, int] = {}
     joined: dict[int, str] = {}
-    heads: dict[str, str] = {}  # a command name as the script prints it (spaces as underscores), made once
+    rows = []
     for (comm, ident), (frames, period) in (periods_by_command(stacks) if merged is None else merged).items():
         chain = joined.get(ident)
         if chain is None:
             chain = joined[ident] = ";".join(map(_NAME, frames))
+        rows.append((comm, chain, period))
+    return folded_rows(rows)
+
+
+def folded_rows(rows: Iterable[tuple[str, str, int]]) -> list[str]:
+    """The folded lines of (command name, frame names joined by ``;``, period) rows: equal lines summed, sorted by
+    their bytes (:func:`folded_lines`; the reader's sums, :attr:`forensics.types.profile.Profile.folded`)."""
+    out: dict[str, int] = {}
+    heads: dict[str, str] = {}  # a command name as the script prints it (spaces as underscores), made once
+    for comm, chain, period in rows:
         if comm:
             head = heads.get(comm)
             if head is None:

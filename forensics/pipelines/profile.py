@@ -59,17 +59,18 @@ def _unnamed(profile: Profile) -> str:
 
 
 def _kept(
-    name: str, filters: ProfileFilters, hashed: bool = True
+    name: str, filters: ProfileFilters, hashed: bool = True, folded: bool = False
 ) -> tuple[Profile, Sequence[ProfileStack], StackTable | None]:
     """Read one profile input; the stacks the filters keep, and their table when the profile is large.
 
-    ``hashed=False``: the input's sha256 not computed (an output that cites no source record).
+    ``hashed=False``: the input's sha256 not computed (an output that cites no source record); ``folded``: the
+    reader's folded sums wanted (no filter given): when it made them (:attr:`Profile.folded`), no table.
     """
     from collectors.perf_script import read_profile
     from detectors.profile.hotspots import selected_stacks
     from forensics.types.profile import VECTOR_FROM, stack_table
 
-    profile = read_profile(name, filters.window, hashed=hashed)
+    profile = read_profile(name, filters.window, hashed=hashed, folded=folded)
     if filters.event is not None and filters.event not in profile.events:
         raise UsageError(
             f"{profile.source} has no samples of event {filters.event!r}",
@@ -85,7 +86,7 @@ def _kept(
         raise _empty_selection(profile, filters)
     # A large profile's tables are sums over its stacks numbered by chain and thread, numbered once here.
     table = None
-    if len(stacks) >= VECTOR_FROM:
+    if len(stacks) >= VECTOR_FROM and profile.folded is None:
         # The reader's own table when the stacks kept are all of its stacks, unchanged.
         whole = stacks is profile.stacks or (
             len(stacks) == len(profile.stacks) and all(map(is_, stacks, profile.stacks))
@@ -186,10 +187,16 @@ def folded_profile(name: str, filters: ProfileFilters | None = None) -> list[str
     filters, the same lines, without the tables, rule classes, findings and report the analysis makes, and without
     the input's sha256 (the lines cite no source record).
     """
-    from detectors.profile.hotspots import folded_lines
+    from detectors.profile.hotspots import folded_lines, folded_rows
     from forensics.types.profile import periods_by_command
 
-    profile, stacks, table = _kept(name, filters or ProfileFilters(), hashed=False)
+    filters = filters or ProfileFilters()
+    # No filter: the reader's own sums when it made them (all the stacks of the first event, as kept below).
+    profile, stacks, table = _kept(name, filters, hashed=False, folded=filters == ProfileFilters())
+    if profile.folded is not None:
+        if sum(period for _, _, period in profile.folded) == 0:
+            raise _no_time(profile)
+        return folded_rows(profile.folded)
     if (int(table.period.sum()) if table is not None else sum(s.period for s in stacks)) == 0:
         raise _no_time(profile)
     return folded_lines(stacks, periods_by_command(stacks, table))

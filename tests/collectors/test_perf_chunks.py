@@ -24,7 +24,7 @@ from collectors.perf_chains_aot import jitted_scan
 from collectors.perf_chunks import ChunkSlots
 from collectors.perf_script import CHUNK, ScriptParser, read_gzip_text
 from detectors.profile.findings import class_shares, profile_findings
-from detectors.profile.hotspots import compute_hotspots, selected_stacks
+from detectors.profile.hotspots import compute_hotspots, folded_lines, folded_rows, selected_stacks
 from forensics.model import Finding
 from forensics.types.profile import VECTOR_FROM, ClassShare, Hotspots, Profile, StackColumns, stack_table
 from tests.collectors.test_perf_chains import _LINE as _CHAIN_LINE
@@ -32,9 +32,10 @@ from tests.collectors.test_perf_chains import _LINE as _CHAIN_LINE
 DATA = Path(__file__).resolve().parents[1] / "data" / "profile"
 
 
-def _read(text: bytes, compiled: bool, chunk: int = CHUNK) -> Profile:
+def _read(text: bytes, compiled: bool, chunk: int = CHUNK, folded: bool = False) -> Profile:
     # (the input's size given, as read_profile gives it: the compiled pass's tables presized from it)
-    parser = ScriptParser("x", bulk=True, scanner=jitted_scan() if compiled else None, expected=len(text))
+    scanner = jitted_scan() if compiled else None
+    parser = ScriptParser("x", bulk=True, scanner=scanner, expected=len(text), folded=folded)
     for at in range(0, len(text), chunk):
         parser.feed(text[at : at + chunk])
     return parser.close()
@@ -57,7 +58,20 @@ def _same(text: bytes, chunk: int = CHUNK) -> Profile:
         assert list(map(id, got.table.threads)) == list(map(id, want.threads))
         for field in ("chain_of", "thread_of", "period", "samples"):
             assert getattr(got.table, field).tolist() == getattr(want, field).tolist()
+    _folded_same(text, got, chunk)
     return got
+
+
+def _folded_same(text: bytes, got: Profile, chunk: int) -> bool:
+    """Read with the folded sums asked for: the same profile (its stacks made when read), and, when the reader
+    summed them by number, the folded lines of all its stacks; whether it did."""
+    summed = _read(text, True, chunk, folded=True)
+    assert summed == got  # (the stacks made from the numbers when first read)
+    if summed.folded is None:
+        return False
+    assert summed.table is None  # no table made for the folded lines
+    assert folded_rows(summed.folded) == folded_lines(selected_stacks(got))
+    return True
 
 
 @pytest.mark.parametrize("path", sorted(DATA.glob("*.perf.txt.gz")), ids=lambda p: p.name.split(".")[0])
@@ -75,6 +89,11 @@ def test_every_recording_reads_as_with_the_numpy_passes(path: Path) -> None:
     if b"\n\n" in text:  # samples with call chains (the flat recording's go to the per-sample code at the end)
         assert samples and len({s.thread.comm[:2] for s in got.stacks}) >= 4
         assert got.table is not None  # counted by number
+    # Without the Java copy (its frames are named another way: the stacks' way), the folded lines summed by number,
+    # but for the samples without call chains and those of a second event (the stacks' way).
+    plain = copies.replace(b"java1", b"c1")
+    summed = _folded_same(plain, _read(plain, True), CHUNK)
+    assert summed == (path.name.split(".")[0] not in ("flat", "events"))
 
 
 def _analysed(profile: Profile) -> tuple[Hotspots, list[ClassShare], list[Finding]]:
@@ -142,6 +161,27 @@ def test_texts_are_numbered_in_the_order_met(calls: list[list[bytes]]) -> None:
         assert got.tolist() == [expected.setdefault(t, len(expected)) for t in call]
     assert len(texts) == len(expected)
     assert [texts.text(k) for k in range(len(texts))] == list(expected)
+
+
+@pytest.mark.parametrize("shift", range(8))
+def test_texts_given_whole_get_the_numbers_the_chunk_pass_gave_them(shift: int) -> None:
+    # The chunk pass hashes a text's 8-byte words read at any offset of its chunk; texts given whole hash the same
+    # words made of their bytes: one text, one number, whichever way and at whichever offset it came.
+    frame = b"\t ffffffff81000000 sym+0x1f ([kernel.kallsyms])\n\t 4005 main+0x3 (/bin/app)"
+    texts = [frame[:n] for n in range(1, len(frame) + 1) if frame[n - 1] != 10]  # (a text ends before a newline)
+    head = b"a" + b"p" * shift + b" 10 [001] 5.%06d: 1 cpu-clock: \n"
+    chunk = b"".join(head % i + t + b"\n\n" for i, t in enumerate(texts))
+    slots = ChunkSlots(jitted_scan())
+    assert slots.scan(b"", memoryview(chunk)) is not None
+    bodies = slots.bodies()
+    assert sorted(map(bodies.text, range(len(bodies)))) == sorted(texts)
+    met = len(bodies)
+    for pad in range(8):
+        joined = b"x" * pad + b"".join(texts)
+        sizes = np.array([pad, *map(len, texts)], np.int64)
+        got = bodies.number(np.frombuffer(joined, np.uint8), np.cumsum(sizes) - sizes, np.cumsum(sizes))[1:]
+        assert list(map(bodies.text, got.tolist())) == texts  # the chunk pass's numbers, no new one
+    assert len(bodies) == met + 8  # only the pads ("" and "x" to "xxxxxxx") are new
 
 
 def test_chunks_the_per_sample_code_reads() -> None:
@@ -282,3 +322,49 @@ def test_edge_lines_in_samples_read_as_with_the_numpy_passes() -> None:
 def test_any_chain_reads_as_with_the_numpy_passes(bodies: list[bytes]) -> None:
     head = b"app 7 [001] %d.5: 1 cpu-clock: \n"
     _same(b"".join(head % i + b + b"\n\n" for i, b in enumerate(bodies) if b"\n\n" not in b and b[:1] != b"\n"), 61)
+
+
+def test_folded_sums_leave_out_the_lines_of_no_frame() -> None:
+    # A line whose symbol starts with "(" names no frame (left out of its chain, as the script leaves it out), and
+    # inlined frames split at "->" may name an empty one (kept): the folded lines summed by number are the stacks'.
+    head = b"app %d [001] %d.5: 1 cpu-clock: \n"
+    bodies = [
+        b"\t ffffffff81000000 k+0x1 ([kernel.kallsyms])\n\t 4005 (unknown) (/bin/a)\n\t 4006 main+0x2 (/bin/a)",
+        b"\t 4007 (anon) (/bin/a)\n\t 4006 main+0x2 (/bin/a)",
+        b"\t 4008 a->->b+0x3 (/bin/a)\n\t 4005 (unknown) (/bin/a)",
+        b"\t 4009 ->c (/bin/a)",
+    ]
+    text = b"".join(head % (i % 3, i) + body + b"\n\n" for i, body in enumerate(bodies * 4))
+    got = _same(text)
+    assert _folded_same(text, got, CHUNK)
+    assert any(";;" in line for line in folded_lines(selected_stacks(got)))  # the empty inlined frame, kept
+
+
+@pytest.mark.parametrize(
+    ("symbol", "dso"),
+    [
+        ("do_syscall_64", "[kernel.kallsyms]"),
+        ("[unknown]", "/usr/lib/gcc/x86_64-linux-gnu/12/cc1"),
+        ("[unknown]", "[unknown]"),
+        ("a->b->c", "/bin/a"),
+        ("std::vector<int>::operator->", "/bin/a"),
+        ("->c", "/bin/a"),
+        ("(anon)", "/bin/a"),
+        ("f(int, char*)", "/bin/a"),
+        ("(anonymous namespace)::g(int)", "/bin/a"),
+        ("x;y", "/bin/a"),
+        ("say\"'hi'", "/bin/a"),
+        ("''", "/bin/a"),
+        ("/tmp/old (deleted", "deleted)"),
+        ("caf\u00e9", "/bin/\u00e9"),
+        ("bad\udcff", "/bin/a"),
+    ],
+)
+def test_a_key_names_its_frames_as_the_frames_made_of_it_do(symbol: str, dso: str) -> None:
+    # The folded sums name each key without making its frames where its symbol is its one name: the same names.
+    from collectors.perf_script import _key_names, _symbol_frames
+
+    for high in (False, True):
+        raw, dso_b = symbol.encode("utf-8", "surrogateescape"), dso.encode("utf-8", "surrogateescape")
+        frames = _symbol_frames(raw, dso_b, False, high)
+        assert _key_names(symbol, dso, high) == (";".join(f.name for f in frames) if frames else None)
