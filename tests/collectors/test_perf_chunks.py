@@ -20,6 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from collectors import perf_script
 from collectors.perf_chains_aot import jitted_scan
 from collectors.perf_chunks import ChunkSlots
 from collectors.perf_script import CHUNK, ScriptParser, read_gzip_text
@@ -265,10 +266,14 @@ def test_any_text_reads_as_with_the_numpy_passes(text: bytes, chunk: int) -> Non
         _same(parser_text, chunk)
 
 
-def test_a_lost_task_keeps_its_chunk_counted_by_number() -> None:
+@pytest.mark.parametrize("few", [0, 64])
+def test_a_lost_task_keeps_its_chunk_counted_by_number(few: int, monkeypatch: pytest.MonkeyPatch) -> None:
     # perf prints a task it lost as `:-1    -1 [000]  12.5: ...`: the script's header rule takes the time into the
     # command name, so each such sample is its own stack, read sample by sample; the other new texts of its chunk
     # are still counted by number (not parsed text by text), with the same profile as the numpy passes give.
+    # Both ways of merging the per-sample counters among the others: sorted all together (few=0), or each put in
+    # its place (the few the lost task makes).
+    monkeypatch.setattr(perf_script, "_FEW_COUNTED", few)
     head = b"app %d [001] %d.%06d: 1 cpu-clock:ppp: \n\tffffffff81000000 sym+0x%x ([kernel.kallsyms])\n\n"
     lost = b":-1    -1 [000]  %d.5: 1 cpu-clock: \n\tffffffff81000000 sym+0x1 ([kernel.kallsyms])\n\n"
     text = b"".join(head % (i % 7, 5 + i, i, i % 11) + (lost % i if i % 50 == 3 else b"") for i in range(400))
