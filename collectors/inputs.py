@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from queue import Queue
-from typing import BinaryIO, Protocol
+from typing import BinaryIO
 
 from collectors.mapping import map_file
 from forensics.errors import InputError
@@ -50,49 +50,79 @@ def sniff_compression(head: bytes) -> str | None:
     return next((kind for magic, kind in COMPRESSION_MAGIC if head.startswith(magic)), None)
 
 
-class _Decompressor(Protocol):
-    @property
-    def eof(self) -> bool: ...
-
-    @property
-    def unused_data(self) -> bytes: ...
-
-    def decompress(self, data: bytes) -> bytes: ...
+#: Most bytes one step of decompression makes (a gzip or zstd "bomb" of 2 GB of one byte, 1-8 MB on disk, made
+#: 0.7-3.8 GB at once from one chunk of input: each step's output is now bounded, whatever the input).
+DECOMPRESS_STEP = 1 << 22
+#: zstd has no output bound per call: its input goes in pieces this long (a zstd block, at most 128 KB of
+#: output, takes at least 4 bytes, so a piece makes at most 8 MB; a 5 MB file costs no more CPU in pieces).
+_ZSTD_PIECE = 256
 
 
-def _decompressor(kind: str) -> _Decompressor:
-    if kind == "gzip":
-        return zlib.decompressobj(wbits=31)
-    if kind == "xz":
-        return lzma.LZMADecompressor(format=lzma.FORMAT_XZ)
-    import zstandard  # a runtime dependency; imported only for .zst inputs
+class _Member:
+    """One gzip member, xz stream or zstd frame being decompressed, each piece of output bounded."""
 
-    return zstandard.ZstdDecompressor().decompressobj()
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.eof = False
+        self.unused = b""  # the bytes given past the member's end (the next member's)
+        if kind == "gzip":
+            self._zlib = zlib.decompressobj(wbits=31)
+        elif kind == "xz":
+            self._xz = lzma.LZMADecompressor(format=lzma.FORMAT_XZ)
+        else:
+            import zstandard  # a runtime dependency; imported only for .zst inputs
+
+            self._zstd = zstandard.ZstdDecompressor().decompressobj()
+
+    def feed(self, data: bytes) -> Iterator[bytes]:
+        """The output of ``data``, in pieces of at most :data:`DECOMPRESS_STEP` bytes (zstd: 8 MB)."""
+        if self.kind == "gzip":
+            out = self._zlib.decompress(data, DECOMPRESS_STEP)
+            while out:
+                yield out
+                # input kept back while the output was at its bound
+                out = self._zlib.decompress(self._zlib.unconsumed_tail, DECOMPRESS_STEP)
+            self.eof, self.unused = self._zlib.eof, self._zlib.unused_data
+        elif self.kind == "xz":
+            out = self._xz.decompress(data, DECOMPRESS_STEP)
+            while True:
+                if out:
+                    yield out
+                if self._xz.eof or self._xz.needs_input:
+                    break
+                out = self._xz.decompress(b"", DECOMPRESS_STEP)  # output it holds back
+            self.eof, self.unused = self._xz.eof, self._xz.unused_data
+        else:
+            view = memoryview(data)
+            for at in range(0, len(view), _ZSTD_PIECE):
+                if out := self._zstd.decompress(view[at : at + _ZSTD_PIECE]):
+                    yield out
+                if self._zstd.eof:
+                    self.eof, self.unused = True, self._zstd.unused_data + data[at + _ZSTD_PIECE :]
+                    return
 
 
 def decompress_chunks(kind: str, chunks: Iterator[bytes], name: str, notes: list[str]) -> Iterator[bytes]:
     """The decompressed bytes of ``chunks``; concatenated members/streams/frames are all read.
 
-    A stream that ends before its end marker (the file was cut) adds a note to
+    Memory stays bounded whatever the ratio: each piece yielded is at most :data:`DECOMPRESS_STEP` bytes
+    (8 MB for zstd).  A stream that ends before its end marker (the file was cut) adds a note to
     ``notes`` and keeps the text before the cut; corrupt data is an InputError.
     """
     import zstandard
 
-    engine = _decompressor(kind)
-    pending = b""
+    member = _Member(kind)
     try:
         for chunk in chunks:
-            pending += chunk
+            pending = chunk
             while pending:
-                out = engine.decompress(pending)
-                if out:
-                    yield out
-                if not engine.eof:
-                    pending = b""
+                if member.eof:  # the next member, stream or frame (xz's ended one would refuse more input)
+                    member = _Member(kind)
+                yield from member.feed(pending)
+                if not member.eof:
                     break
-                pending = engine.unused_data
-                engine = _decompressor(kind) if pending else engine
-        if not engine.eof:
+                pending = member.unused
+        if not member.eof:
             notes.append(f"the {kind} stream ends early (the file is truncated): only the text before the cut was read")
     except (zlib.error, lzma.LZMAError, zstandard.ZstdError, EOFError) as exc:
         raise InputError(
@@ -263,6 +293,30 @@ class TrackedInput:
             seconds=round(time.monotonic() - self.started, 6),
             error=said,
         )
+
+
+#: Most (decompressed) text a reader that holds a whole input in memory takes (:func:`read_whole`): a findings
+#: file, a span table.  Past it the input is refused in one line: a decompression "bomb" (2 GB of one byte in a
+#: 2 MB gzip file) held 3.8 GB (findings, slab snapshots) to 14 GB (span table) before it was called no input.
+WHOLE_TEXT_MAX = 256 << 20
+
+
+def read_whole(tracked: TrackedInput, what: str, limit: int = WHOLE_TEXT_MAX) -> bytes:
+    """All the text of ``tracked`` (decompressed), or an InputError once it passes ``limit`` bytes.
+
+    ``what`` names what the input should be, for the error: "a findings file", "a span table".
+    """
+    parts: list[bytes] = []
+    size = 0
+    for chunk in tracked.read_chunks():
+        size += len(chunk)
+        if size > limit:
+            raise InputError(
+                f"{tracked.source}: more than {limit >> 20} MiB of text: too large for {what}",
+                hint=f"check that it is {what}; split it into smaller files",
+            )
+        parts.append(chunk)
+    return b"".join(parts)
 
 
 def _chain(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:

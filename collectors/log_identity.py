@@ -11,7 +11,6 @@ host on every line).
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -107,6 +106,14 @@ def _syslog_hosts(head: bytes) -> Iterator[bytes]:
 
 def read_identity(name: str) -> LogIdentity:
     """What the first :data:`HEAD_BYTES` of the log ``name`` (compressed or not) say of its kernel and host."""
+    parts: list[bytes] = []
+    size = 0
     with open_input(name) as tracked:
-        head = b"".join(itertools.islice(tracked.read_chunks(1 << 16), HEAD_BYTES >> 16))
-    return parse_identity(head)
+        # Counted in bytes, not chunks: a compressed log's chunks are its decompressed pieces, of up to 8 MB each
+        # (a one-line zstd bomb of 512 MB: 16 chunks held 256 MB, the head of a gzip log 16 MB instead of 1).
+        for chunk in tracked.read_chunks(1 << 16):
+            parts.append(chunk[: HEAD_BYTES - size])
+            size += len(parts[-1])
+            if size >= HEAD_BYTES:
+                break
+    return parse_identity(b"".join(parts))

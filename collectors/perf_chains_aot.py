@@ -63,7 +63,7 @@ GROUP = Group(
                 *("i8:1", "i8:2"),  # slots
                 *("i8:1", "i8:2", "u1:1"),  # headers
                 *("i8:1", "i8:2", "u1:1"),  # call chain texts
-                *("i8:1", "i8:2", "u1:1"),  # frame keys
+                *("i8:1", "i8:2", "u1:1", "u8:1"),  # frame keys (their store, and its memory as words)
                 *("i8:1", "i8:2", "i8:1"),  # chains
                 *("i8:1",) * 7,  # the state, the outputs per piece and per new slot
                 "f8:1",  # the span of the times

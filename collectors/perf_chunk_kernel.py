@@ -87,6 +87,7 @@ def scan_chunk(
     key_table: Any,
     keys: Any,
     key_store: Any,
+    key_words: Any,
     chain_table: Any,
     chain_meta: Any,
     key_ids: Any,
@@ -126,7 +127,8 @@ def scan_chunk(
     the ``*_meta`` and store arrays persist between calls; the caller gives them room for every piece, line and
     byte of ``buf`` being new.  ``slot_meta``: header, body, hash per slot; ``header_meta``: start, length,
     hash; ``body_meta``: start, length, hash, chain; ``keys``: symbol start and end, DSO start and end (in
-    ``key_store``), kernel half, hash; ``chain_meta``: first key (in ``key_ids``), count, hash.  ``state``: see
+    ``key_store``), kernel half, hash; ``key_words``: ``key_store``'s memory as uint64 (its length a multiple of
+    8); ``chain_meta``: first key (in ``key_ids``), count, hash.  ``state``: see
     :data:`SLOTS` (in and out).  Out per piece: its slot (0: empty), start, newlines and times; per new slot
     (``state[NEW]`` of them, in slot order): its first piece and its place in ``slot_table`` (to forget it);
     ``span``: the smallest and largest time, the first and the last, the largest step back and the largest step
@@ -514,19 +516,38 @@ def scan_chunk(
                                         and keys[k, 1] - keys[k, 0] == n_sym
                                         and keys[k, 3] - keys[k, 2] == n_dso
                                     ):
-                                        # (written out: numba's array_equal makes an array per call)
+                                        # Eight bytes at a time where the chunk's words are at hand (a word at any
+                                        # offset: two aligned words shifted together, as the texts' hashes read
+                                        # them), the rest byte by byte (written out: numba's array_equal makes an
+                                        # array per call).
                                         same = True
-                                        other = keys[k, 0] - i2
-                                        for j in range(i2, raw_end):
-                                            if key_store[other + j] != buf[j]:
-                                                same = False
+                                        for part in range(2):
+                                            a = i2 if part == 0 else e + 2
+                                            o = keys[k, 0] if part == 0 else keys[k, 2]
+                                            m = n_sym if part == 0 else n_dso
+                                            if mode == CHUNK_MODE:
+                                                while m >= 8:
+                                                    wa = words[a >> 3]
+                                                    ra = np.uint64((a & 7) * 8)
+                                                    if ra != 0:
+                                                        wa = (wa >> ra) | (words[(a >> 3) + 1] << (_BITS64 - ra))
+                                                    wo = key_words[o >> 3]
+                                                    ro = np.uint64((o & 7) * 8)
+                                                    if ro != 0:
+                                                        wo = (wo >> ro) | (key_words[(o >> 3) + 1] << (_BITS64 - ro))
+                                                    if wa != wo:
+                                                        same = False
+                                                        break
+                                                    a += 8
+                                                    o += 8
+                                                    m -= 8
+                                            if same:
+                                                for j in range(m):
+                                                    if key_store[o + j] != buf[a + j]:
+                                                        same = False
+                                                        break
+                                            if not same:
                                                 break
-                                        if same:
-                                            other = keys[k, 2] - e - 2
-                                            for j in range(e + 2, close):
-                                                if key_store[other + j] != buf[j]:
-                                                    same = False
-                                                    break
                                         if same:
                                             kid = k
                                             break

@@ -183,7 +183,7 @@ class ChunkSlots:
             ("key_store", KEY_USED, size),
             ("key_ids", KEYS_USED, lines),
         ):
-            want = int(state[used]) + more
+            want = (int(state[used]) + more + 7) // 8 * 8  # (whole words: the kernel reads the keys' as words)
             if len(getattr(self, store_name)) < want:
                 setattr(self, store_name, _grown(getattr(self, store_name), want))
 
@@ -200,6 +200,8 @@ class ChunkSlots:
         ends: Any,
         outs: tuple[Any, ...],
     ) -> int:
+        import numpy as np
+
         return int(
             self.run(
                 buf,
@@ -222,6 +224,7 @@ class ChunkSlots:
                 self.key_table,
                 self.keys,
                 self.key_store,
+                self.key_store.view(np.uint64),
                 self.chain_table,
                 self.chain_meta,
                 self.key_ids,

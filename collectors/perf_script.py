@@ -56,6 +56,21 @@ _ARGS = re.compile(r"\((?!anonymous namespace\)).*")
 # The sample line of ``perf script`` without callchains: ``... event: ip sym+off (dso)``.
 _FLAT = re.compile(rb"^.*\s(\S+):\s+([0-9a-f]+)\s+(.+) \((.*)\)\s*$")
 _FOLDED = re.compile(rb"^(.*\S) (\d+)$")
+#: A line longer than this is no line of perf script or folded stacks (a folded stack of 1000 frames is 100 KB):
+#: its first _CUT_LINE_HEAD bytes are kept (:func:`_cut_line`) and the rest dropped.
+MAX_LINE_BYTES = 1 << 24
+_CUT_LINE_HEAD = 4096
+#: Most blank text kept as it is before the first line of a profile (past it, only its newlines).
+BLANK_HEAD_MAX = 1 << 26
+
+
+def _cut_line(line: bytes) -> bytes:
+    """The head of a line too long to be a profile's, as a line that reads as no sample but as itself when skipped.
+
+    Indented, it is no sample header (stackcollapse-perf.pl's rule needs a command name first) and, ending in
+    NUL, no line of a sample without call chain, no folded stack: the cut never makes a sample of a part of a line.
+    """
+    return b" " + line[:_CUT_LINE_HEAD] + b"\0"
 
 
 def _kernel_dso(dso: str, pc: str) -> bool:
@@ -602,6 +617,7 @@ class ScriptParser:
         self.kind = kind
         self.window = window
         self._rest = b""
+        self._cutting = False  # in a line longer than MAX_LINE_BYTES, dropping its bytes up to its newline
         self._line = 1  # line number of the first line of ``_rest``
         self._cut_at: int | None = None  # the line of a last sample without its blank line (a cut input)
         self._counts: dict[tuple[bytes, bytes, bytes | None, bytes, bytes], StackCount] = {}
@@ -654,6 +670,12 @@ class ScriptParser:
 
     def feed(self, chunk: bytes) -> None:
         """Parse every whole sample in ``chunk`` (plus what was left of the previous one)."""
+        if self._cutting:  # the rest of a line too long to be perf script's: dropped up to its newline
+            nl = chunk.find(b"\n")
+            if nl < 0:
+                return
+            chunk = chunk[nl:]
+            self._cutting = False
         rest = self._rest
         at = chunk.rfind(b"\n\n")
         # The last blank line of rest + chunk (rest holds none): in the chunk, or across the seam.
@@ -661,12 +683,17 @@ class ScriptParser:
         if cut < 0:
             data = rest + chunk
             self._rest = data
-            if len(data) > 1 << 24:
+            if len(data) > MAX_LINE_BYTES:
                 # No blank line in 16 MiB: samples without call chains (one line each).
                 cut = data.rfind(b"\n")
                 if cut >= 0:
                     self._blocks(data[: cut + 1])
                     self._rest = data[cut + 1 :]
+                if len(self._rest) > MAX_LINE_BYTES:
+                    # One line of 16 MiB (no newline: a 2 GB one held 3 GB and took minutes, each chunk joined to
+                    # it): its head is kept, to be skipped as a line of no sample, its rest dropped.
+                    self._rest = _cut_line(self._rest)
+                    self._cutting = True
             return
         end = cut + 2 - len(rest)  # where the whole samples end in the chunk
         if self.window is None:
@@ -1820,10 +1847,19 @@ def parse_folded(chunks: Iterable[bytes], source: str) -> Profile:
 
     def lines() -> Iterator[bytes]:
         nonlocal rest
-        for chunk in chunks:
+        cutting = False  # in a line longer than MAX_LINE_BYTES: its head kept, the rest dropped
+        for piece in chunks:
+            chunk = piece
+            if cutting:
+                nl = chunk.find(b"\n")
+                if nl < 0:
+                    continue
+                chunk, cutting = chunk[nl:], False
             data = rest + chunk
             parts = data.split(b"\n")
             rest = parts.pop()
+            if len(rest) > MAX_LINE_BYTES:
+                rest, cutting = _cut_line(rest), True
             yield from parts
         if rest:
             yield rest
@@ -2009,7 +2045,9 @@ def perf_data_system(path: Path, perf: str | None = None) -> tuple[str | None, s
     return header_system(proc.stdout) if proc.returncode == 0 else (None, None, ())
 
 
-def _is_folded(head: bytes) -> bool:
+def _is_folded(text: bytes) -> bool:
+    # from its first line that is not blank: the blank text before it may be of any length (_past_blank_text)
+    head = text[text.rfind(b"\n", 0, len(text) - len(text.lstrip())) + 1 :]
     parts = head.split(b"\n", 50)  # the first 50 lines (and the rest): the head may be a whole chunk
     lines = [x for x in parts[:50] if x.strip() and not x.startswith(b"#")]
     if len(parts) > 1 and not head.endswith(b"\n"):
@@ -2103,16 +2141,17 @@ def read_profile(
 
         stream: Iterator[bytes] = rest()  # already decompressed by the input layer (gzip, xz, zstd)
         head = next(stream, b"")
+        lead: list[bytes] = []  # blank text before ``head`` that is not in it
         if not head.strip():
-            rest_data = b"".join(stream)
-            if not rest_data.strip():
+            head, lead = _past_blank_text(head, stream)
+            if not head.strip():
                 raise InputError(
                     f"{tracked.name}: the profile is empty",
                     hint="record with `perf record -g -- CMD` and give the perf.data or `perf script` output",
                 )
-            head = head + rest_data
 
         def all_chunks() -> Iterator[bytes]:
+            yield from lead
             yield head
             yield from stream
 
@@ -2133,6 +2172,31 @@ def read_profile(
         profile.record = tracked.record()
         profile.notes.extend(tracked.notes)  # a compressed stream cut short: read up to the cut, and said
     return _checked(profile, window)
+
+
+def _past_blank_text(head: bytes, stream: Iterator[bytes]) -> tuple[bytes, list[bytes]]:
+    """(the text up to the end of the first chunk that is not blank, the blank text before it, when not in it).
+
+    The format is told from the first line, so blank text is read up to it; it was all held at once (2 GB of
+    newlines: 3.8 GB of memory).  Up to BLANK_HEAD_MAX it is kept as it is, in the text returned; past it
+    only its newlines (what its lines count for) and its last partial line are, as newlines to give first.
+    """
+    kept, size, spilled, newlines, tail = [head], len(head), False, 0, b""
+    for chunk in stream:
+        if chunk.strip():
+            if not spilled:
+                return b"".join([*kept, chunk]), []
+            lead = [*kept, *(b"\n" * min(CHUNK, newlines - at) for at in range(0, newlines, CHUNK))]
+            return tail + chunk, lead
+        size += len(chunk)
+        spilled = spilled or size > BLANK_HEAD_MAX
+        if not spilled:
+            kept.append(chunk)
+            continue
+        nl = chunk.rfind(b"\n")
+        newlines += chunk.count(b"\n")
+        tail = (tail + chunk if nl < 0 else chunk[nl + 1 :])[:MAX_LINE_BYTES]
+    return b"".join(kept), []
 
 
 def _stored_size(stream: Any) -> int:

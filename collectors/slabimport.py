@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from collectors.inputs import open_input
+from collectors.inputs import open_input, read_whole
 from collectors.procfs import Counters, HostIdentity, Slabinfo, parse_meminfo, parse_slabinfo
 from collectors.slabstore import RunInfo, Sample, SlabStore, StoreClashError
 from forensics.errors import InputError, UsageError
@@ -312,7 +312,7 @@ def _read_all(paths: list[Path]) -> list[Snapshot]:
     for file in files:
         # open_input: one-line errors, gzip/xz/zstd snapshots decompressed, the file noted as an input.
         with open_input(str(file)) as tracked:
-            data = b"".join(tracked.read_chunks())
+            data = read_whole(tracked, "slabinfo/meminfo snapshots")
         found += parse_snapshots(data, tracked.source, parse_time(file.name))
     if not found:
         names = ", ".join(str(p) for p in paths)

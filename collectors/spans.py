@@ -328,11 +328,11 @@ def marker_marks(path: str) -> list[Mark]:
 
 def table_spans(path: Path) -> list[Span]:
     """Spans of a CSV (header ``tid,name,start_ns,end_ns``) or JSONL file (objects with those keys)."""
-    from collectors.inputs import open_input
+    from collectors.inputs import open_input, read_whole
 
     # open_input: gzip/xz/zstd by magic bytes, one-line errors, the file registered as an input of the run.
     with open_input(str(path)) as tracked:
-        data = b"".join(tracked.read_chunks())
+        data = read_whole(tracked, "a span table (CSV or JSONL)")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -344,8 +344,10 @@ def table_spans(path: Path) -> list[Span]:
             if line.strip():
                 try:
                     obj = json.loads(line)
-                except (json.JSONDecodeError, RecursionError) as exc:
-                    why = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deep"
+                except RecursionError:
+                    raise InputError(f"{path}:{n}: not JSON (nested too deep)", hint="one object per line") from None
+                except ValueError as exc:  # not JSON, or an integer of more than 4300 digits (sys.int_info)
+                    why = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
                     raise InputError(f"{path}:{n}: not JSON ({why})", hint="one object per line") from None
                 if not isinstance(obj, dict):
                     raise InputError(f"{path}:{n}: not a JSON object", hint="one object per line") from None

@@ -28,7 +28,7 @@ from collectors import trace_rows as tr
 from collectors.inputs import sniff_compression
 from collectors.prefetch import prefetched
 from collectors.trace_input import TRACE_DAT_MAGIC, MappedText
-from collectors.trace_text import MAX_UNKNOWN_NAMES, Text, TraceParser
+from collectors.trace_text import BLANK_LINES, MAX_RUN, MAX_UNKNOWN_NAMES, Text, TraceParser, count_newlines
 from forensics.gcpause import gc_paused
 from forensics.types.trace import TraceEvent, make_event
 from forensics.types.trace_batch import EventBatch, Interner, state_code
@@ -284,6 +284,7 @@ class BatchParser(TraceParser):
         unknown_spans = np.empty((2, len(rows.ts)), dtype=np.int64)
         pos = start
         slow = False
+        run = 1  # lines given to the line parser at the last stop
         while pos <= cut:
             if self._fused is not False:  # a line re-detected the layout: the line parser takes the rest
                 self._line_no = self.counts.lines
@@ -315,8 +316,23 @@ class BatchParser(TraceParser):
             if s[tr.ST_STOP] != tr.SLOW:
                 return slow
             slow = True
-            rows.add(self._parse_lines([rows.data[s[tr.ST_SLOW_S] : s[tr.ST_SLOW_E]]]), self.interner)
-            pos = s[tr.ST_SLOW_E] + 1
+            line_s, end = s[tr.ST_SLOW_S], s[tr.ST_SLOW_E]
+            blank = BLANK_LINES.match(rows.data, line_s, cut + 1)
+            if blank is not None:  # blank lines, however many, counted at once
+                self._blank_lines(count_newlines(rows.data, line_s, blank.end()))
+                pos = blank.end()
+                continue
+            # Lines the scanner does not take go to the line parser in runs that double while it takes none
+            # between them (garbage, another format): one by one, a scanner call each cost 30 us a line
+            # (100,000 in the middle of an 87 MB trace: 1.79 s of CPU, now 0.56); the line parser gives the same rows.
+            run = min(run * 2, MAX_RUN) if line_s == pos else 1
+            for _ in range(run - 1):
+                more = rows.data.find(b"\n", end + 1, cut + 1)
+                if more < 0:
+                    break
+                end = more
+            rows.add(self._parse_lines(rows.data[line_s:end].split(b"\n")), self.interner)
+            pos = end + 1
         return slow
 
     def _take_status(self, rows: _Rows, first_row: int, status: npt.NDArray[np.int64], spans: Any, lines: int) -> None:

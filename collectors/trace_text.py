@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import mmap
+import re
 
 from collectors.trace_payloads import (
     parse_irq,
@@ -44,6 +45,18 @@ _make = make_event
 Text = bytes | mmap.mmap  # trace text: read into memory, or a file mapped read-only (sliced: bytes)
 MAX_LINE = 1 << 20  # a "line" longer than this is garbage, counted and dropped unread
 MAX_UNKNOWN_NAMES = 256  # distinct unknown event names remembered (the rest are only counted)
+
+
+#: A run of blank lines (spaces, tabs, CR, FF, VT only), each with its newline: :meth:`TraceParser._parse_lines`
+#: counts each as a comment; they are counted at once (20 million in an 87 MB trace: no end in 6 minutes a
+#: line at a time, now 0.57 s of CPU for the whole trace).
+BLANK_LINES = re.compile(rb"[ \t\r\n\x0b\x0c]*\n")  # (a repeated group held 140 bytes a line)
+MAX_RUN = 1 << 16  # most lines given to the line parser at once where it takes lines one run at a time
+
+
+def count_newlines(data: Text, start: int, end: int) -> int:
+    """Newlines in ``data[start:end]`` (a mapping has no ``count``), copied 16 MB at a time."""
+    return sum(data[at : min(end, at + (1 << 24))].count(b"\n") for at in range(start, end, 1 << 24))
 
 
 class TraceParser:
@@ -118,10 +131,21 @@ class TraceParser:
         ``data[cut]`` is the last newline.  Returns where the rest starts and the events parsed.
         """
         out: list[TraceEvent] = []
+        run = 1  # lines parsed at once, doubled while none tells the layout (4 us a line one by one)
         while self._fused is None and start <= cut:
+            blank = BLANK_LINES.match(data, start, cut + 1)
+            if blank is not None:  # blank lines, however many, counted at once
+                self._blank_lines(count_newlines(data, start, blank.end()))
+                start = blank.end()
+                continue
             end = data.find(b"\n", start)  # found: data[cut] is a newline
-            out += self._parse_lines([data[start:end]])
+            for _ in range(run - 1):
+                if end >= cut:
+                    break
+                end = data.find(b"\n", end + 1)
+            out += self._parse_lines(data[start:end].split(b"\n"))
             start = end + 1
+            run = min(2 * run, MAX_RUN)
         return start, out
 
     def finish(self) -> list[TraceEvent]:
@@ -156,6 +180,12 @@ class TraceParser:
                 with contextlib.suppress(ValueError, IndexError):
                     kept, written = text.split("entries-written:", 1)[1].split()[0].split("/")
                     counts.overwritten = max(0, int(written) - int(kept))
+
+    def _blank_lines(self, n: int) -> None:
+        """Count ``n`` blank lines as :meth:`_parse_lines` does, without reading them: each is a comment."""
+        self._line_no += n
+        self.counts.comments += n
+        self.counts.lines = self._line_no
 
     def _detect_layout(self, line: bytes, ts_start: int) -> bool:
         """True when the CPU is fused with the flags (``trace-cmd report -l``)."""

@@ -15,15 +15,15 @@ from forensics.types.results import IncidentStory, SourceAnalysis
 
 def load_findings_file(path: Path) -> Incident:
     """Read a findings file written by any kforensic command with ``--format json``."""
-    from collectors.inputs import open_input
+    from collectors.inputs import open_input, read_whole
     from forensics.serialize import incident_from_dict
 
     with open_input(str(path)) as tracked:
-        data = b"".join(tracked.read_chunks())
+        data = read_whole(tracked, "a findings file")
         record = tracked.record()
     try:
         doc = json.loads(data)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except ValueError as exc:  # not UTF-8, not JSON, an integer of more than 4300 digits (sys.int_info)
         raise InputError(
             f"{path}: not a JSON document ({exc})", hint="give files written by kforensic ... --format json"
         ) from None

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from collectors.inputs import open_input, sniff_compression
+from collectors.inputs import decompress_chunks, open_input, sniff_compression
 from forensics.errors import InputError
 from tests.forensics.commands.test_slabwatch_cli import kforensic
 from tests.vmcore_cases import console_logs
@@ -104,3 +104,44 @@ def test_slab_import_reads_compressed_snapshots(tmp_path: Path) -> None:
     b = kforensic("slab-import", str(packed), "--store", str(tmp_path / "b.sqlite"), "-f", "json", "--no-analysis")
     assert a.returncode == b.returncode == 0, b.stderr
     assert json.loads(a.stdout)["summary"] == json.loads(b.stdout)["summary"]
+
+
+@pytest.mark.parametrize("kind", sorted(COMPRESSORS))
+def test_each_piece_of_a_bomb_is_bounded(kind: str) -> None:
+    # 256 MB of one byte is well under 1 MB compressed: before, one chunk of it came out whole (gzip: 1 GB per
+    # MB read; zstd: the whole frame), so a 2 GB bomb held 3.8 GB.
+    size = 256 << 20
+    packed = COMPRESSORS[kind](b"\n" * size)
+    chunks = iter([packed[at : at + (1 << 20)] for at in range(0, len(packed), 1 << 20)])
+    total = largest = 0
+    for piece in decompress_chunks(kind, chunks, "bomb", []):
+        total += len(piece)
+        largest = max(largest, len(piece))
+    assert total == size
+    assert largest <= 8 << 20  # DECOMPRESS_STEP; zstd: 128 KB a block of at least 4 bytes, 256 bytes a step
+
+
+@pytest.mark.parametrize("kind", sorted(COMPRESSORS))
+@pytest.mark.parametrize("step", [1, 7, 4096])
+def test_members_are_read_whatever_the_chunks_boundaries(kind: str, step: int) -> None:
+    # A member, stream or frame that ends where a chunk ends: xz's ended decompressor was given the next chunk
+    # (EOFError: "corrupt xz data") when no byte of the next stream was in the same chunk.
+    parts = [b"first\n" * 300, b"", b"second\n" * 50]
+    packed = b"".join(COMPRESSORS[kind](part) for part in parts)
+    notes: list[str] = []
+    chunks = iter([packed[at : at + step] for at in range(0, len(packed), step)])
+    assert b"".join(decompress_chunks(kind, chunks, "x", notes)) == b"".join(parts)
+    assert notes == []
+    short = packed[:-3]
+    cut = iter([short[at : at + step] for at in range(0, len(short), step)])
+    list(decompress_chunks(kind, cut, "x", notes))
+    assert notes and "ends early" in notes[0]
+
+
+def test_a_whole_text_past_its_bound_is_one_line(tmp_path: Path) -> None:
+    # report --from, --spans and slab-import hold their input whole: a bomb was held whole (14 GB for --spans)
+    bomb = tmp_path / "findings.json"
+    bomb.write_bytes(gzip.compress(b" " * (300 << 20), 1))
+    done = kforensic("report", "--from", str(bomb))
+    assert done.returncode == 3, done.stderr
+    assert f"{bomb} (gunzipped): more than 256 MiB of text: too large for a findings file" in done.stderr

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from collectors.log_identity import parse_identity
+from collectors.log_identity import HEAD_BYTES, parse_identity, read_identity
 
 BANNER = (
     "[    0.000000] Linux version 6.18.44-fc-v1252 (builder@sandboxing) (gcc (GCC) 15.3.0, GNU ld (GNU Binutils)"
@@ -59,6 +59,17 @@ def test_dmesg_reads_the_release_from_the_first_line_and_the_host_from_syslog(tm
     incident = _dmesg_json(packed)["incident"]
     assert isinstance(incident, dict)
     assert (incident["host"], incident["kernel_release"]) == ("db7", "6.1.0-28-amd64")
+
+
+@pytest.mark.parametrize("at", [HEAD_BYTES - len(BANNER), HEAD_BYTES + 1])
+def test_a_compressed_log_is_read_to_the_same_head_as_a_plain_one(tmp_path: Path, at: int) -> None:
+    # The head is HEAD_BYTES of text, not 16 decompressed pieces (up to 8 MB each: a zstd bomb's head held 256 MB)
+    text = (b"x" * 99 + b"\n") * (at // 100) + b"y" * (at % 100) + BANNER.encode()
+    plain, packed = tmp_path / "dmesg.txt", tmp_path / "dmesg.txt.gz"
+    plain.write_bytes(text)
+    packed.write_bytes(gzip.compress(text, 1))
+    want = ("6.18.44-fc-v1252",) if at + len(BANNER) <= HEAD_BYTES else ()
+    assert read_identity(str(plain)).releases == read_identity(str(packed)).releases == want
 
 
 def test_the_preemption_model_of_each_boot() -> None:

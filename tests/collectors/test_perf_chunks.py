@@ -368,3 +368,19 @@ def test_a_key_names_its_frames_as_the_frames_made_of_it_do(symbol: str, dso: st
         raw, dso_b = symbol.encode("utf-8", "surrogateescape"), dso.encode("utf-8", "surrogateescape")
         frames = _symbol_frames(raw, dso_b, False, high)
         assert _key_names(symbol, dso, high) == (";".join(f.name for f in frames) if frames else None)
+
+
+def test_keys_that_differ_only_inside_are_told_apart_at_any_offset() -> None:
+    # A key's hash reads its lengths and its first and last 8 bytes: keys that differ only between them meet in the
+    # table, and the compare (8 bytes at a time, from any offset of the chunk and of the keys' store) tells them apart.
+    head = b"app 7 [001] %d.5: 1 cpu-clock: \n"
+    bodies = []
+    for pad in range(8):
+        for middle in (b"X", b"Y", b"XY", b"YX"):
+            symbol = b"abcdefgh" + b"m" * pad + middle + b"m" * (8 - pad) + b"stuvwxyz"
+            dso = b"/lib/" + b"d" * pad + middle + b"dddddddd.so"
+            bodies.append(b"\t" + b" " * pad + b"4005 " + symbol + b"+0x1 (" + dso + b")\n\t 4006 main+0x2 (/bin/a)")
+    text = b"".join(head % i + body + b"\n\n" for i, body in enumerate(bodies * 2))
+    got = _same(text)
+    assert len({s.frames[-1].name for s in got.stacks}) == 32  # (the leaf: each symbol its own)
+    assert len({s.frames[-1].dso for s in got.stacks}) == 32

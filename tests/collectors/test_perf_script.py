@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from collectors import perf_script
 from collectors.perf_script import ScriptParser, find_perf, read_gzip_text, read_profile
 from detectors.profile.hotspots import byte_sorted, folded_lines, selected_stacks
 from forensics.errors import InputError
@@ -555,3 +556,52 @@ def test_recordings_without_a_jump_say_nothing_of_their_span(path: Path) -> None
     profile = read_profile(str(path))
     assert profile.span_doubt is None
     assert not [n for n in profile.notes if "step back" in n or "successive samples" in n]
+
+
+@pytest.mark.parametrize("folded", [False, True], ids=["script", "folded"])
+def test_a_line_too_long_for_a_profile_is_cut_and_skipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, folded: bool
+) -> None:
+    # A line past MAX_LINE_BYTES (16 MiB; 1 MiB here) is kept as its head and read as no sample: a 2 GB one held
+    # 3 GB and took minutes.  The samples around it, and their line numbers, are those of a short garbage line.
+    monkeypatch.setattr(perf_script, "MAX_LINE_BYTES", 1 << 20)
+    if folded:  # (past the 50 lines the format is told from)
+        text = gzip.decompress((DATA / "kernel.folded.gz").read_bytes()) * 3
+        cut = text.index(b"\n", sum(len(line) + 1 for line in text.split(b"\n")[:60])) + 1
+        long_line, after = b"a;b;" + b"c" * 3_000_000 + b" 5", b"\n"  # its head would be a stack
+    else:
+        text = gzip.decompress((DATA / "mixed.perf.txt.gz").read_bytes())
+        cut = text.index(b"\n\n", 5000) + 2
+        long_line, after = b"x 1   1.0:    1 cpu-clock:ppp:" + b" " * 3_000_000, b"\n\n"  # its head: a header
+    for where, tail in (("inside", after + text[cut:]), ("at the end", b"")):
+        long = tmp_path / f"long-{where}.txt"
+        long.write_bytes(text[:cut] + long_line + tail)
+        short = tmp_path / f"short-{where}.txt"
+        short.write_bytes(text[:cut] + b"not a sample" + tail)
+        got, want = read_profile(str(long)), read_profile(str(short))
+        assert got.kind == want.kind == ("folded" if folded else "perf script")
+        assert got.skipped_lines == want.skipped_lines == 1
+        assert got.first_skipped is not None and want.first_skipped is not None
+        assert got.first_skipped[0] == want.first_skipped[0]
+        assert got.first_skipped[1].startswith(" " + long_line[:40].decode())
+        assert sorted(map(repr, got.stacks)) == sorted(map(repr, want.stacks))
+        assert (got.lines, got.start, got.end) == (want.lines, want.start, want.end)
+
+
+@pytest.mark.parametrize("folded", [False, True], ids=["script", "folded"])
+def test_blank_text_before_a_profile_past_its_bound_counts_its_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, folded: bool
+) -> None:
+    # Blank text before the first line was held whole (2 GB of newlines: 3.8 GB); past BLANK_HEAD_MAX only its
+    # newlines are: the same samples, at the same line numbers, as when it is held whole.
+    text = gzip.decompress((DATA / ("kernel.folded.gz" if folded else "mixed.perf.txt.gz")).read_bytes())
+    path = tmp_path / "padded.txt"
+    # 4.5 MB: several chunks (perf script reads a line of blanks as a line, not as the blank line between samples)
+    path.write_bytes((b" \t\n" if folded else b"\n") * 4_500_000 + text)
+    whole = read_profile(str(path))
+    monkeypatch.setattr(perf_script, "BLANK_HEAD_MAX", 1 << 20)
+    bounded = read_profile(str(path))
+    assert bounded.kind == whole.kind == ("folded" if folded else "perf script")
+    assert sorted(map(repr, bounded.stacks)) == sorted(map(repr, whole.stacks))
+    assert (bounded.lines, bounded.skipped_lines) == (whole.lines, whole.skipped_lines)
+    assert min(s.first_line for s in bounded.stacks) > 4_500_000

@@ -297,3 +297,23 @@ def test_mapped_file_gives_what_reading_it_gives(tmp_path: Path, monkeypatch: py
     assert isinstance(record, SourceRecord) and record.size == len(data)
     events, ref = reference(data, 1 << 20)
     assert got == events and counts == asdict(ref.counts)
+
+
+@pytest.mark.parametrize("chunk", [4096, 1 << 20])
+def test_runs_of_blank_and_garbage_lines_read_as_line_by_line(chunk: int) -> None:
+    """Blank lines counted a run at once, lines the scanner does not take given to the line parser in doubling
+    runs (before the first event line and after it): the rows and counts of the line parser fed line by line."""
+    blank = b"\n" * 30_000 + b" \t\r\n" * 500 + b"\x0c\x0b\n" + b"\n" * 7
+    garbage = b"".join(b"not a trace line %d\n" % i for i in range(3000))
+    trace = gzip.decompress((DATA / "kf.ftrace.txt.gz").read_bytes())
+    body = trace[trace.index(b"\n", len(trace) // 2) + 1 :]
+    data = blank + HEADER + garbage + blank + FIRST + b"\n" + blank + garbage + b"\n" + body[:50_000] + blank
+    data += garbage + b"x\n" + body[50_000:] + blank
+    batches, parser = batches_of(data, chunk)
+    rows = [batch.event(i) for batch in batches for i in range(len(batch))]
+    line_by_line = TraceParser()
+    assert rows == line_by_line._parse_lines(data.removesuffix(b"\n").split(b"\n"))
+    assert asdict(parser.counts) == asdict(line_by_line.counts)
+    events, text = reference(data, chunk)
+    assert events == rows and asdict(text.counts) == asdict(line_by_line.counts)
+    assert parser.counts.comments > 90_000 and parser.counts.malformed >= 9000 and len(rows) > 1000

@@ -74,6 +74,9 @@ class Case:
     # Seconds without an answer that count as a hang: generous, because make test runs beside other jobs on a
     # 2-core machine (a command that answers in 2 s idle took 18 s at load 8); a real hang is still caught.
     timeout: float = 300.0
+    # Most memory the run may hold (peak RSS, MB): an input that decompresses or reads without bound (a
+    # decompression "bomb", one line of 512 MB) must not take the machine's memory
+    max_rss_mb: int | None = None
 
 
 @dataclass
@@ -170,6 +173,26 @@ _CTF_DAMAGE: dict[str, Callable[[Path, Path], None]] = {
 }
 
 
+BOMB_BYTES = 512 << 20
+BOMB_RSS_MB = 400  # a run on a bomb holds no more than this (before: trace 1.06 GB, slab-import 5.3 GB)
+
+
+def _zstd_bomb(byte: bytes, size: int) -> bytes:
+    import zstandard
+
+    out = zstandard.ZstdCompressor(level=1).compressobj()
+    piece = byte * (1 << 24)
+    return b"".join([*(out.compress(piece) for _ in range(size >> 24)), out.flush()])
+
+
+def _gzip_bomb(byte: bytes, size: int) -> bytes:
+    import zlib
+
+    out = zlib.compressobj(1, wbits=31)
+    piece = byte * (1 << 24)
+    return b"".join([*(out.compress(piece) for _ in range(size >> 24)), out.flush()])
+
+
 def make_inputs(base: Path) -> dict[str, Path]:
     """The hostile files, each under ``base``; names map to paths."""
     base.mkdir(parents=True, exist_ok=True)
@@ -202,6 +225,14 @@ def make_inputs(base: Path) -> dict[str, Path]:
     put("ftrace", trace)
     put("log", log)
     put("json-deep", b"[" * 200_000 + b"]" * 200_000)
+    # decompression bombs (collectors/inputs.decompress_chunks): one 1 MB chunk of gzip made 1 GB at once, a zstd
+    # frame its whole content; then readers that held a whole line or file (profile 1.05 GB, span
+    # tables 7.2 GB); 512 MB of one byte each, 16 KB (zstd) and 2.3 MB (gzip) on disk
+    put("zstd-bomb", _zstd_bomb(b"A", BOMB_BYTES))  # one line of 512 MB, no newline
+    put("gz-bomb", _gzip_bomb(b"\n", BOMB_BYTES))  # 512 M blank lines (trace: 4 us each, a line at a time)
+    # an integer of more than 4300 digits: Python's int() refuses it (ValueError, not JSONDecodeError: exit 4)
+    put("json-bigint", b'{"schema": "kforensic.incident/1", "findings": [{"severity": 1' + b"0" * 5000 + b"}]}")
+    put("spans-bigint.jsonl", b'{"tid": 1' + b"0" * 5000 + b', "name": "x", "start_ns": 1, "end_ns": 2}\n')
     put("json-wrong", b'{"schema": "kforensic.incident/1", "findings": 5}')
     put("json-list", b"[1, 2, 3]")
     put("json-nan", b'{"schema": "kforensic.dmesg/1", "incident": {"findings": [{"severity": NaN}]}}')
@@ -422,7 +453,10 @@ HOSTILE_FILES = [
     "missing",
     "/dev/zero",
     "fifo",
+    "zstd-bomb",
+    "gz-bomb",
 ]
+BOMBS = {"zstd-bomb", "gz-bomb"}  # judged on their peak memory too (BOMB_RSS_MB)
 
 
 def _short(argv: list[str]) -> str:
@@ -449,12 +483,13 @@ def cases(inputs: dict[str, Path], tmp: Path, vmlinux: dict[str, Path] | None = 
             argv = fill(build(path_of(kind)))
             name = f"{slot}:{kind}"
             feed = (inputs["fifo"], (inputs["garbage"]).read_bytes()) if kind == "fifo" else None
-            cheap = kind not in {"huge-line", "/dev/zero"} and not (slot in heavy_slots and kind == "latin1")
+            cheap = kind not in {"huge-line", "/dev/zero", *BOMBS} and not (slot in heavy_slots and kind == "latin1")
             if kind in ("unreadable.log", "locked-dir-file"):
                 # A file the user may not read is bad input (exit 3), not a usage error (docs/cli.md).
                 yield Case(name, argv, as_nobody=True, want_rc=3, cheap=cheap)
             else:
-                yield Case(name, argv, fifo_feed=feed, cheap=cheap)
+                rss = BOMB_RSS_MB if kind in BOMBS else None
+                yield Case(name, argv, fifo_feed=feed, cheap=cheap, max_rss_mb=rss)
     # --debug keeps the contract, on every command: no traceback for exit 2/3, one line where it was raised
     for slot, build in FILE_SLOTS.items():
         for kind in ("garbage", "dir", "missing"):
@@ -514,6 +549,23 @@ def cases(inputs: dict[str, Path], tmp: Path, vmlinux: dict[str, Path] | None = 
         Case("report-from:json-wrong", ["report", "--from", str(inputs["json-wrong"])]),
         Case("report-from:json-list", ["report", "--from", str(inputs["json-list"])]),
         Case("report-from:json-nan", ["report", "--from", str(inputs["json-nan"])]),
+        # were exit 4: ValueError from int() past 4300 digits (forensics/pipelines/report.py, collectors/spans.py)
+        Case("report-from:json-bigint", ["report", "--from", str(inputs["json-bigint"])], want_rc=3, want_err="4300"),
+        Case(
+            "trace:spans-json-bigint",
+            ["trace", str(inputs["ftrace"]), "--spans", str(inputs["spans-bigint.jsonl"])],
+            want_rc=3,
+            want_err="4300",
+        ),
+        # a bomb given where a whole file is read: refused past 256 MiB (collectors/inputs.read_whole)
+        Case(
+            "trace:spans-bomb",
+            ["trace", str(inputs["ftrace"]), "--spans", str(inputs["gz-bomb"])],
+            want_rc=3,
+            want_err="MiB",
+            max_rss_mb=BOMB_RSS_MB * 2,
+            cheap=False,
+        ),
         Case("leaks:store-corrupt", ["leaks", "--store", str(inputs["store-corrupt.sqlite"])]),
         # was "not a slab-watch store (unable to open database file)": now says permission (collectors/slabstore.py)
         Case(
@@ -1141,10 +1193,13 @@ def run_case(case: Case, watch: list[Path]) -> Outcome:
         stop.set()
         if helper is not None:
             helper.join(2)
-    stderr = done.stderr.decode("utf-8", "replace")
+    raw_err, peak = split_peak_rss(done.stderr) if case.max_rss_mb is not None else (done.stderr, None)
+    stderr = raw_err.decode("utf-8", "replace")
     returncode = done.returncode
     sent = case.signal_after[1] if case.signal_after is not None else None
     problems: list[str] = []
+    if case.max_rss_mb is not None and (peak is None or peak > case.max_rss_mb):
+        problems.append(f"peak RSS {peak} MB, more than {case.max_rss_mb} MB")
     if not ran_until_signal:
         problems.append("the run ended before the signal: nothing was interrupted")
     if sent not in (None, signal.SIGINT) and returncode == -sent:
@@ -1162,7 +1217,8 @@ def run_case(case: Case, watch: list[Path]) -> Outcome:
     problems += judge_files(case, before, _state(watch + DEVICES), returncode)
     if case.want_rc is not None and done.returncode != case.want_rc:
         problems.append(f"exit {done.returncode}, the contract says {case.want_rc}")
-    return Outcome(case.name, not problems, "; ".join(problems), done.returncode, stderr)
+    extra = {"peak RSS": f"{peak} MB"} if peak is not None else {}
+    return Outcome(case.name, not problems, "; ".join(problems), done.returncode, stderr, extra)
 
 
 def _run(
@@ -1174,6 +1230,8 @@ def _run(
     """
     if case.stdout == "closed":  # started by a shell as with `>&-`
         argv = ["/bin/sh", "-c", 'exec "$@" >&-', "sh", *argv]
+    if case.max_rss_mb is not None:  # the peak RSS on the last line of stderr (_PEAK_RSS)
+        argv = [sys.executable, "-c", _PEAK_RSS, *argv]
     if case.signal_after is not None:
         # Ctrl-C at a terminal: a run started in the background of a script (make test under `nohup … &`, a CI
         # runner) inherits SIGINT ignored, rightly kept by Python and kforensic, so the signal cases would test
@@ -1208,6 +1266,39 @@ def _run(
         proc.communicate()
         raise
     return subprocess.CompletedProcess(argv, proc.returncode, out, err or b""), ran_until_signal
+
+
+#: Runs its arguments and ends as they did (by the same signal, if one ended them), with their peak RSS (MB) as a
+#: last stderr line `peak-rss: N`.  The run is a child (its rusage is only had by waiting for it), which dies with
+#: the wrapper (PR_SET_PDEATHSIG): a case past its timeout is killed through the wrapper, and must not live on;
+#: SIGINT and SIGTERM sent to the wrapper are passed on to it.
+_PEAK_RSS = (
+    "import ctypes, os, signal, sys\n"
+    "parent = os.getpid()\n"
+    "pid = os.fork()\n"
+    "if pid == 0:\n"
+    "    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG\n"
+    "    if os.getppid() != parent:\n"
+    "        os._exit(137)\n"
+    "    os.execvp(sys.argv[1], sys.argv[1:])\n"
+    "for sig in (signal.SIGINT, signal.SIGTERM):  # passed on: the run says how it ended\n"
+    "    signal.signal(sig, lambda sig, _: os.kill(pid, sig))\n"
+    "_, status, usage = os.wait4(pid, 0)\n"
+    "print(f'peak-rss: {usage.ru_maxrss >> 10}', file=sys.stderr, flush=True)\n"
+    "if os.WIFSIGNALED(status):\n"
+    "    signal.signal(os.WTERMSIG(status), signal.SIG_DFL)\n"
+    "    os.kill(os.getpid(), os.WTERMSIG(status))\n"
+    "sys.exit(os.waitstatus_to_exitcode(status))\n"
+)
+
+
+def split_peak_rss(stderr: bytes) -> tuple[bytes, int | None]:
+    """(the run's stderr, its peak RSS in MB): the `peak-rss: N` line _PEAK_RSS wrote last taken out."""
+    body = stderr.rstrip(b"\n")
+    head, _, last = body.rpartition(b"\n")
+    if not last.startswith(b"peak-rss: "):
+        return stderr, None
+    return (head + b"\n" if head else b""), int(last.split()[1])
 
 
 #: Resets SIGINT to its default action and execs its arguments (the disposition survives exec).
@@ -1260,7 +1351,8 @@ def main() -> int:
             total += 1
             clean += outcome.clean
             mark = "clean" if outcome.clean else "FAIL "
-            print(f"{mark} rc={outcome.returncode} {case.name!r} {outcome.why}", flush=True)
+            measured = "".join(f" ({name} {value})" for name, value in outcome.extra.items())
+            print(f"{mark} rc={outcome.returncode} {case.name!r}{measured} {outcome.why}", flush=True)
             if args.v and not outcome.clean:
                 print("    " + outcome.stderr[-1500:].replace("\n", "\n    "))
         print(f"{clean}/{total} clean")

@@ -96,6 +96,10 @@ SELECTED = [
     "long-name:leaks",  # was exit 4: Path.is_file() raised ENAMETOOLONG (forensics/cli.py)
     "stdin-zero:dmesg",  # read for ever (collectors/inputs.open_input)
     "stderr:dmesg missing:broken-pipe",  # was exit 1: the error line met EPIPE (forensics/cli.py)
+    "dmesg:zstd-bomb",  # held 543 MB for 512 MB: decompressed whole chunks at once (collectors/inputs.py)
+    "report-from:gz-bomb",  # held it whole (collectors/inputs.read_whole)
+    "report-from:json-bigint",  # was exit 4: int() refuses 4300 digits (forensics/pipelines/report.py)
+    "trace:spans-json-bigint",  # was exit 4 too (collectors/spans.py)
 ]
 
 
