@@ -14,6 +14,7 @@ import hashlib
 import re
 from collections.abc import Sequence
 from itertools import islice
+from typing import Final
 
 from ahocorasick_rs import AhoCorasick, BytesAhoCorasick, MatchKind
 
@@ -38,7 +39,7 @@ from forensics import regexcache as rc
 from forensics.model import NotAvailable
 from forensics.types.dmesg import Frame, KernelReport
 
-_END_MARKER = rc.compile(r"---\[ end (?:trace|Kernel panic)")
+_END_MARKER: Final = rc.compile(r"---\[ end (?:trace|Kernel panic)")
 # dump_stack_print_info(): "Comm: %.20s %s%s ..." where the first %s is "Kdump: loaded " when a crash
 # kernel is loaded, then "Tainted: ..." or "Not tainted"; a comm may itself hold spaces.
 _CPU_LINE = rc.compile(
@@ -46,7 +47,7 @@ _CPU_LINE = rc.compile(
 )
 _RELEASE = rc.compile(r"(?:Not tainted|Tainted: [A-Z ]+?)\s+(\d+\.\d+[^\s]*)")
 _HARDWARE = rc.compile(r"Hardware name: (.+?)\s*$")
-_TIMESTAMP_IN_TITLE = rc.compile(r"\[ *\d+\.\d+\]")
+_TIMESTAMP_IN_TITLE: Final = rc.compile(r"\[ *\d+\.\d+\]")
 _OFFSET = rc.compile(r"\+0x[0-9a-f]+/0x[0-9a-f]+")
 _ADDRESS = rc.compile(r"\b(?:0x[0-9a-fA-F]+|[0-9a-fA-F]{8,})\b")
 _NUMBER = rc.compile(r"\b\d+\b")
@@ -63,7 +64,7 @@ def sanitize(text: str) -> str:
     return _NUMBER.sub("NUM", text).strip()
 
 
-_STRUCTURAL = rc.compile(
+_STRUCTURAL: Final = rc.compile(
     r"^\s*(?:R[A-Z0-9]{1,2}:|[A-Z]{2,3}:|Code:|\? |<|Modules linked in|Hardware name|CPU: |Call [Tt]race|"
     r"Kernel Offset|Dumping ftrace|---\[|\(ftrace buffer|Workqueue:|Allocated by|Freed by|The buggy address|"
     r"Memory state|Disabling lock|irq event stamp|hardirqs|softirqs|\[<|#\d|\s*\d+ locks? held|other info|"
@@ -75,9 +76,9 @@ _STRUCTURAL = rc.compile(
     r"which belongs to the cache|(?:freed |allocated )?\d+-byte region)"
 )
 #: After the call trace, this many lines without report structure end the report.
-_TAIL_SLACK = 20
+_TAIL_SLACK: Final = 20
 #: Before any call trace (lockdep's lock chains come first), this many.
-_HEAD_SLACK = 80
+_HEAD_SLACK: Final = 80
 
 
 def _literal_prefix(pattern: str) -> str:
@@ -140,7 +141,7 @@ def _same_context(header: str | None, line: str | None, cpu_traceback: bool) -> 
     return cpu_traceback and line.startswith("C")
 
 
-_NO_PREFIX = "-"  # context of a line that carries no kernel prefix at all
+_NO_PREFIX: Final = "-"  # context of a line that carries no kernel prefix at all
 
 
 def line_context(line: LogLine) -> str | None:
@@ -194,8 +195,13 @@ def report_extent(
     return own, end, end + 1 if resume is None else min(resume, end + 1)
 
 
-_CONTINUES, _STARTS = 1, 2  # what a line's header is: none (0), a continuation, a report start
-_IS_FRAME, _OPENS_STACK = 3, 4  # fields of _line_kind
+# What a line's header is: none (0), a continuation, a report start; then two fields of _line_kind.  Final: compiled,
+# each is a constant where it is read, not a look-up in the module's dict (~1% of the shared corpus's instructions
+# went to such look-ups of module names, mostly in the per-line functions).
+_CONTINUES: Final = 1
+_STARTS: Final = 2
+_IS_FRAME: Final = 3
+_OPENS_STACK: Final = 4
 
 
 @functools.lru_cache(maxsize=16384)
@@ -251,7 +257,11 @@ HEADER_HINT_SEARCH = BytesAhoCorasick([word.encode() for word in _HEADER_HINTS],
 #: NMI backtrace's two phrases.  One overlapping pass finds every occurrence of every word, so a bit is set
 #: exactly when one of its words is in the line: what the two automata (header hints, stack starts) and the four
 #: ``in`` tests it replaces said, in one call a distinct line (~14,600 of the shared corpus).
-_HINT_WORD, _STACK_WORD, _FRAME_WORD, _END_WORD, _NMI_WORD = 1, 2, 4, 8, 16
+_HINT_WORD: Final = 1
+_STACK_WORD: Final = 2
+_FRAME_WORD: Final = 4
+_END_WORD: Final = 8
+_NMI_WORD: Final = 16
 _KIND_WORDS: dict[str, int] = {}
 for _words, _bit in (
     (_HEADER_HINTS, _HINT_WORD),
@@ -262,8 +272,8 @@ for _words, _bit in (
 ):
     for _word in _words:
         _KIND_WORDS[_word] = _KIND_WORDS.get(_word, 0) | _bit
-_KIND_SEARCH = AhoCorasick(list(_KIND_WORDS), matchkind=MatchKind.Standard)
-_KIND_BITS = tuple(_KIND_WORDS.values())
+_KIND_SEARCH: Final = AhoCorasick(list(_KIND_WORDS), matchkind=MatchKind.Standard)
+_KIND_BITS: Final = tuple(_KIND_WORDS.values())
 
 
 def _follow(lines: Sequence[LogLine], path: tuple[Step, ...]) -> tuple[list[str], list[Frame]]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from ahocorasick_rs import AhoCorasick, MatchKind
 
@@ -21,7 +21,7 @@ from detectors.dmesg.lines import LogLine
 from forensics import regexcache as rc
 from forensics.types.dmesg import Frame
 
-_FRAME = rc.compile(
+_FRAME: Final = rc.compile(
     r"^\s*(?:\[\s*<?(?:0x)?[0-9a-fA-F]+>?\]\s*){0,2}"  # [<ffffffff81000000>] columns (old x86, arm)
     r"(\?\s+)?"  # the unwinder's "unreliable" mark
     r"(?:\d+:)?"
@@ -33,13 +33,13 @@ _FRAME = rc.compile(
 # return address, in the caller (the callee has a line of its own above).
 #: 32-bit arm's ``[<pc>] (callee) from [<lr>] (caller+off/size)``; symbolized (syzbot) with `` file:line`` before
 #: the parenthesis closes.  A caller without an offset (``(f file:line [inline])``) is not a frame.
-_ARM_FRAME = rc.compile(
+_ARM_FRAME: Final = rc.compile(
     r"^\s*\[<[0-9a-f]+>\] \([^)]*\) from \[<[0-9a-f]+>\] \(([A-Za-z_][A-Za-z0-9_.$]*)\+(0x[0-9a-f]+)/(0x[0-9a-f]+)"
     r"(?: [^)]*)?\)"
 )
-_UNRELIABLE_SUFFIX = " (unreliable)"  # powerpc marks unreliable frames at the end
-_MARKER = rc.compile(r"^\s*<(/?)(IRQ|NMI|TASK|SOFTIRQ|EOI|#[A-Z]+)>\s*$")
-_EXCEPTION = rc.compile(r"^\s*--- interrupt: ([0-9a-fx]+)|^\s*(?:Exception stack|irq event stamp)")
+_UNRELIABLE_SUFFIX: Final = " (unreliable)"  # powerpc marks unreliable frames at the end
+_MARKER: Final = rc.compile(r"^\s*<(/?)(IRQ|NMI|TASK|SOFTIRQ|EOI|#[A-Z]+)>\s*$")
+_EXCEPTION: Final = rc.compile(r"^\s*--- interrupt: ([0-9a-fx]+)|^\s*(?:Exception stack|irq event stamp)")
 
 #: Lines that start a new list of frames (a new stack inside one report).
 STACK_START = rc.compile(
@@ -56,7 +56,7 @@ STACK_START_WORDS = ("race:", "acktrace", "by task", "potentially", "llocated:",
 
 
 #: The words in one automaton (a regex alternation of them is tried at every character: ~2 us for a frame line).
-_STACK_START_HINT = AhoCorasick(list(STACK_START_WORDS), matchkind=MatchKind.LeftmostFirst)
+_STACK_START_HINT: Final = AhoCorasick(list(STACK_START_WORDS), matchkind=MatchKind.LeftmostFirst)
 
 
 def starts_stack(body: str) -> bool:
@@ -143,7 +143,7 @@ def is_frame(body: str) -> bool:
     return _frame_fields(body) is not None
 
 
-_new_tuple = tuple.__new__
+_new_tuple: Final = tuple.__new__
 
 
 @functools.lru_cache(maxsize=16384)

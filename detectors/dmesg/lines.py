@@ -15,7 +15,7 @@ from __future__ import annotations
 import datetime as _dt
 import functools
 from collections.abc import Iterator, Sequence
-from typing import NamedTuple, overload
+from typing import Final, NamedTuple, overload
 
 from forensics import regexcache as rc
 
@@ -64,7 +64,7 @@ class LogLine(NamedTuple):
     wall: float | None = None  # seconds since the epoch, when the prefix gives a full date (ISO, dmesg -T)
 
 
-_new_tuple = tuple.__new__
+_new_tuple: Final = tuple.__new__
 
 
 def parse_line(number: int, text: str) -> LogLine:
@@ -122,7 +122,7 @@ def parse_line(number: int, text: str) -> LogLine:
 
 #: 10**k for the fractions :func:`parse_raw` reads (at most 15 digits: every such numerator and 10**k are exact
 #: doubles, so that their quotient is the correctly rounded one a division of two Python ints gives, compiled or not).
-_POW10 = tuple(10**k for k in range(16))
+_POW10: Final = tuple(10**k for k in range(16))
 
 
 def _ascii_digits(raw: bytes, i: int, n: int) -> tuple[int, int]:

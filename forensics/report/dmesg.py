@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -14,7 +14,7 @@ from forensics.types.dmesg_result import DmesgResult, SourceResult
 
 if TYPE_CHECKING:
     from forensics.report.document import Block, Section
-    from forensics.types.dmesg import ReportGroup, ReportWhy
+    from forensics.types.dmesg import KernelReport, ReportGroup, ReportWhy
     from forensics.types.incident import Hypothesis
 
 
@@ -51,17 +51,52 @@ def _listed_whys(r: SourceResult) -> dict[int, ReportWhy]:
     return out
 
 
+class ItemsAsWritten:
+    """The ``reports`` (or ``events``) items of one source, each made when :func:`write_document` comes to it and
+    dropped once written: the dicts of a report-dense log's document (~100,000: each report's frames, stacks and
+    reading) are then never all held at once."""
+
+    __slots__ = ("_make", "_reports")
+
+    def __init__(self, reports: list[KernelReport], make: Callable[[KernelReport], Any]) -> None:
+        self._reports, self._make = reports, make
+
+    def __len__(self) -> int:
+        return len(self._reports)
+
+    def __iter__(self) -> Iterator[Any]:
+        return map(self._make, self._reports)
+
+
+def _item_makers(
+    r: SourceResult, whys: dict[int, ReportWhy], item: Callable[..., Any]
+) -> tuple[Callable[[KernelReport], Any], Callable[[KernelReport], Any]]:
+    """The makers of one source's ``reports`` and ``events`` items: each with its listed reading (and cause)."""
+    causes = r.group_causes
+
+    def report_item(x: KernelReport) -> Any:
+        return item(x, whys.get(x.start_line), causes.get(x.signature))
+
+    def event_item(x: KernelReport) -> Any:
+        return item(x, whys.get(x.start_line))
+
+    return report_item, event_item
+
+
 def to_document(
     results: list[SourceResult],
     incident: Incident,
     hypotheses: tuple[Hypothesis, ...] = (),
     moved_repeats: bool = False,
+    as_written: bool = False,
 ) -> dict[str, Any]:
     """The ``kforensic.dmesg/1`` JSON document.
 
     ``moved_repeats``: a listed repeat of another report's bytes without a reading of its own is a
     :class:`~forensics.report.dmesg_json.ListedRepeat` (the other's JSON, line numbers moved), which
     :func:`document_bytes` writes as its dict would be written; otherwise every item is a dict.
+    ``as_written``: the ``reports`` and ``events`` of each source are :class:`ItemsAsWritten`, for
+    :func:`write_document` alone (the items are made in order, as a list of them would be).
     """
     from forensics.report.dmesg_json import RepeatItems, group_to_dict, report_to_dict
     from forensics.serialize import incident_to_dict
@@ -70,12 +105,20 @@ def to_document(
     item = RepeatItems().item if moved_repeats else report_to_dict
     for r in results:
         whys = _listed_whys(r)
+        report_item, event_item = _item_makers(r, whys, item)
+        reports: list[Any] | ItemsAsWritten
+        events: list[Any] | ItemsAsWritten
+        if as_written:  # (an empty list is written as [], not item by item)
+            reports = ItemsAsWritten(r.reports, report_item) if r.reports else []
+            events = ItemsAsWritten(r.events, event_item) if r.events else []
+        else:
+            reports, events = [report_item(x) for x in r.reports], [event_item(x) for x in r.events]
         sources.append(
             {
                 "path": r.name,
                 "lines": r.lines,
-                "reports": [item(x, whys.get(x.start_line), r.group_causes.get(x.signature)) for x in r.reports],
-                "events": [item(x, whys.get(x.start_line)) for x in r.events],
+                "reports": reports,
+                "events": events,
                 "groups": [group_to_dict(g) for g in r.groups],
             }
         )
@@ -238,7 +281,7 @@ def _write_indented(
             # Every value is an item: written here, not by a call each (a finding's ~15 values).
             put(b"{" + b",".join([pad + key(k) + b": " + encode(v) for k, v in obj.items()]))
             put(b"\n" + b" " * level + b"}")
-        elif level + 1 == depth and isinstance(obj, list) and obj:
+        elif level + 1 == depth and isinstance(obj, (list, ItemsAsWritten)) and len(obj):
             # Each item appended as it is written (the reports of a log: a list of them would be held at once).
             sep = b"[" + pad
             for v in obj:
@@ -491,9 +534,10 @@ class DmesgRenderer:
         # The document of a report-dense log is ~100,000 dicts and lists, none in a cycle: collecting the young
         # ones while it is built and written walked them all for nothing (~0.02 s of a 16 MB document).
         with gc_paused():
-            write_document(
-                to_document(list(result.sources), result.incident, result.hypotheses, moved_repeats=True), write
+            doc = to_document(
+                list(result.sources), result.incident, result.hypotheses, moved_repeats=True, as_written=True
             )
+            write_document(doc, write)
 
     def html(self, result: DmesgResult, to: Destination) -> str:
         from forensics.report.document import Document
