@@ -388,6 +388,19 @@ class _FastCounters(NamedTuple):
     bodies: Any  # collectors.perf_chunks.Bodies: the call chain texts numbered by the chunk pass, with their chains
 
 
+class _Pending(NamedTuple):
+    """The slots counted by number with their counts taken (:meth:`ScriptParser._fast_pending`), not grouped into
+    counters yet: what the folded sums need (:meth:`ScriptParser._pending_folded`), in the slots' order."""
+
+    fast: Any  # the slots' numbers
+    hdr: Any  # each one's header number
+    count: Any  # its samples
+    te_ids: dict[tuple[bytes, bytes, bytes | None, bytes], int]  # the (thread, event) keys numbered
+    te: Any  # each one's (thread, event) number
+    body: Any  # its call chain text's number
+    period: Any  # its period (int64: a header's period below _FAST_PERIOD, times its count)
+
+
 class _Headers:
     """The verbatim first header lines of counters, each written when it is read (:meth:`text`) or all at once.
 
@@ -1408,6 +1421,12 @@ class ScriptParser:
         The verbatim header of each counter's first sample is its masked header with the time's digits written
         back.
         """
+        pending = self._fast_pending()
+        return None if pending is None else self._fast_grouped(pending)
+
+    def _fast_pending(self) -> _Pending | None:
+        """The slots counted by number, their counts taken from the slots and added to the events; None when none is
+        (:meth:`_fast_counters` groups them)."""
         if self._slot_hdr1 is None:
             return None  # not read by the compiled chunk pass (nothing imported: a small input runs without numpy)
         import numpy as np
@@ -1426,9 +1445,15 @@ class ScriptParser:
         per_event = sums(np.array(self._hdr_event, np.int64)[hdr], len(self._event_ids), count).tolist()
         for event, c in zip(self._event_ids, per_event, strict=True):
             self._events_raw[event] += c
+        return _Pending(fast, hdr, count, te_ids, te, self._slot_body[fast], period)
+
+    def _fast_grouped(self, pending: _Pending) -> _FastCounters:
+        """The counters of :meth:`_fast_counters` from the slots of :meth:`_fast_pending`."""
+        import numpy as np
+
+        fast, hdr, count, te_ids, te, body, period = pending
         cs = self._chunk_slots
         bodies = cs.bodies()
-        body = self._slot_body[fast]
         _, first, inverse = np.unique(te * len(bodies) + body, return_index=True, return_inverse=True)
         order = np.argsort(first, kind="stable")  # the counters in the order of their first slots
         rank = np.empty(len(order), np.int64)
@@ -1538,10 +1563,8 @@ class ScriptParser:
         )
 
     def _profile(self) -> Profile:
-        fast = self._fast_counters()
+        pending = self._fast_pending()
         self._flush_slots()
-        if fast is not None and self._counts:
-            fast = self._with_counted(fast)
         events = {e.decode("utf-8", "replace"): n for e, n in self._events_raw.items()}
         # stackcollapse-perf.pl keeps the first event it meets (and samples whose header names none).
         first = next((e for e in events if e), None)
@@ -1551,12 +1574,17 @@ class ScriptParser:
         threads: dict[tuple[bytes, bytes, bytes | None], Thread] = {}
         chains: dict[tuple[ProfileFrame, ...], tuple[ProfileFrame, ...]] = {}
         names = {e: e.decode("utf-8", "replace") for e in self._events_raw}
+        summed = self._pending_folded(pending, names, first) if pending is not None and self._folded else None
+        if summed is not None:
+            assert pending is not None
+            folded, count, used = summed
+            profile = self._profile_of(self._stacks_when_read(pending, count, used, line_caches), events, first, 0)
+            profile.folded = folded
+            return profile
+        fast = None if pending is None else self._fast_grouped(pending)
+        if fast is not None and self._counts:
+            fast = self._with_counted(fast)
         if fast is not None:
-            folded = self._fast_folded(fast, names, first) if self._folded else None
-            if folded is not None:
-                profile = self._profile_of(self._stacks_when_read(fast, names, line_caches), events, first, 0)
-                profile.folded = folded
-                return profile
             columns, bad = self._fast_stacks(fast, names, line_caches)
             return self._profile_of(columns, events, first, bad)
         keys = list(self._counts)
@@ -1709,38 +1737,62 @@ class ScriptParser:
         events = frozenset(map(event_te.__getitem__, np.flatnonzero(np.bincount(te, minlength=len(event_te))).tolist()))
         return StackColumns(len(te), one, every, events, fast.lines), bad_bodies
 
-    def _fast_folded(
-        self, fast: _FastCounters, names: dict[bytes, str], first: str | None
-    ) -> list[tuple[str, str, int]] | None:
-        """The folded stacks' sums of the counters counted by number (:attr:`Profile.folded`), from their numbers:
-        per (command, chain) with numpy, each key's names and each chain's joined once, no frames tuple, stack or
-        table made; None where the stacks are needed (samples without a call chain, counts that may not fit
-        int64, a Java thread, a text the chunk pass did not key, an event other than the first: the stacks' way).
+    def _pending_folded(
+        self, pending: _Pending, names: dict[bytes, str], first: str | None
+    ) -> tuple[list[tuple[str, str, int]], int, frozenset[str]] | None:
+        """The folded stacks' sums (:attr:`Profile.folded`) from the numbers of the slots counted by number and of the
+        per-sample counters: per (command, chain) with numpy, each key's names and each chain's joined once, no
+        counters grouped in order, no frames tuple, stack or table made; with how many counters (distinct thread,
+        event and call chain text) they make and their events.  None where the stacks are needed (samples without
+        a call chain, counts that may not fit int64, a Java thread, a text the chunk pass did not key, an event other
+        than the first: the stacks' way).
         """
         import numpy as np
 
-        if self._flat or fast.period.dtype != np.int64:
+        if self._flat:
             return None
-        bodies = fast.bodies
+        te_keys = list(pending.te_ids)
+        te, body, period = pending.te, pending.body, pending.period
+        bodies = self._chunk_slots.bodies()
+        if self._counts:  # the per-sample code's counters: numbered as _with_counted numbers them
+            keys = list(self._counts)
+            counters = list(self._counts.values())
+            more_period = list(map(_PERIOD_OF_COUNT, counters))
+            if not all(0 <= v < _FAST_SUM for v in chain(map(_SAMPLES_OF, counters), more_period)):
+                return None
+            te_ids = dict(pending.te_ids)
+            te_more = [te_ids.setdefault(k[:4], len(te_ids)) for k in keys]
+            te_keys = list(te_ids)
+            texts = list(map(_BODY, keys))
+            ends = np.cumsum(np.fromiter(map(len, texts), np.int64, len(texts)))
+            starts = ends - np.fromiter(map(len, texts), np.int64, len(texts))
+            body_more = bodies.number(np.frombuffer(b"".join(texts), np.uint8), starts, ends)
+            te = np.concatenate((te, np.array(te_more, np.int64)))
+            body = np.concatenate((body, body_more))
+            period = np.concatenate((period, np.array(more_period, np.int64)))
         keyed = bodies.chains()
-        chain_of = keyed[fast.body]
+        chain_of = keyed[body]
         if not len(chain_of) or int(chain_of.min()) < 0:
             return None
-        used = np.flatnonzero(np.bincount(fast.te, minlength=len(fast.te_keys))).tolist()
-        comm_no = np.zeros(len(fast.te_keys), np.int64)
+        used = np.flatnonzero(np.bincount(te, minlength=len(te_keys))).tolist()
+        comm_no = np.zeros(len(te_keys), np.int64)
         comms: dict[str, int] = {}
         for t in used:
-            comm, a, b, event = fast.te_keys[t]
+            comm, a, b, event = te_keys[t]
             th = _thread(comm, a, b)
             if th.comm.startswith("java") or names[event] not in (first, ""):
                 return None
             comm_no[t] = comms.setdefault(th.folded_name, len(comms))
+        # The counters the stacks would be: distinct (thread and event, text) numbers (a sort: numpy 2.4's unique
+        # hashes, slower here).
+        codes = np.sort(te * len(bodies) + body)
+        count = int(np.count_nonzero(codes[1:] != codes[:-1])) + 1
         n_chains = int(keyed.max()) + 1  # every chain the chunk pass numbered (those of no counter are few)
-        pairs, inverse = np.unique(comm_no[fast.te] * n_chains + chain_of, return_inverse=True)
-        total = sums(inverse.reshape(-1), len(pairs), fast.period)
+        pairs, inverse = np.unique(comm_no[te] * n_chains + chain_of, return_inverse=True)
+        total = sums(inverse.reshape(-1), len(pairs), period)
         joined = bodies.joined(list(map(_key_names, *bodies.key_texts())), np.arange(n_chains))
         comm_names = list(comms)
-        return list(
+        folded = list(
             zip(
                 map(comm_names.__getitem__, (pairs // n_chains).tolist()),
                 map(joined.__getitem__, (pairs % n_chains).tolist()),
@@ -1748,26 +1800,31 @@ class ScriptParser:
                 strict=True,
             )
         )
+        return folded, count, frozenset(names[te_keys[t][3]] for t in used)
 
     def _stacks_when_read(
         self,
-        fast: _FastCounters,
-        names: dict[bytes, str],
+        pending: _Pending,
+        count: int,
+        events: frozenset[str],
         line_caches: dict[bool, dict[bytes, tuple[ProfileFrame, ...] | None]],
     ) -> StackColumns:
-        """The stacks of :meth:`_fast_stacks`, made when one is first read (the folded sums did not need them)."""
-        import numpy as np
-
+        """The ``count`` stacks of :meth:`_fast_stacks`, their counters grouped and the stacks made when one (or their
+        first lines) is first read: the folded sums did not need them."""
         made: list[StackColumns] = []
 
         def columns() -> StackColumns:
             if not made:
+                fast = self._fast_grouped(pending)
+                if self._counts:
+                    fast = self._with_counted(fast)
+                names = {e: e.decode("utf-8", "replace") for e in self._events_raw}
                 made.append(self._fast_stacks(fast, names, line_caches)[0])
             return made[0]
 
-        event_te = [names[e] for *_, e in fast.te_keys]
-        events = frozenset(map(event_te.__getitem__, np.flatnonzero(np.bincount(fast.te)).tolist()))
-        return StackColumns(len(fast.te), lambda i: columns()[i], lambda: list(columns()), events, fast.lines)
+        return StackColumns(
+            count, lambda i: columns()[i], lambda: list(columns()), events, lambda: columns().first_lines
+        )
 
     def _profile_of(
         self,

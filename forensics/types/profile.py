@@ -249,10 +249,11 @@ class StackColumns(Sequence[ProfileStack]):
     flame graph read their numbers (:class:`StackTable`), not the stacks: only the few a finding or a call path
     cites are read one by one (``stacks[i]``: made by ``one(i)`` then kept, the same object each time).  Iterating
     (or a slice, or comparing) makes them all at once with ``every()``, keeping those made before: a list of the
-    same stacks in the same order.  ``events``: the stacks' events; ``first_lines``: their first lines (int64).
+    same stacks in the same order.  ``events``: the stacks' events; ``first_lines``: their first lines (int64), or
+    what gives them when first read (a reader that groups its counters only when the stacks are read).
     """
 
-    __slots__ = ("_all", "_count", "_every", "_made", "_one", "events", "first_lines")
+    __slots__ = ("_all", "_count", "_every", "_first_lines", "_made", "_one", "events")
 
     def __init__(
         self,
@@ -260,7 +261,7 @@ class StackColumns(Sequence[ProfileStack]):
         one: Callable[[int], ProfileStack],
         every: Callable[[], list[ProfileStack]],
         events: frozenset[str],
-        first_lines: Any,
+        first_lines: Any | Callable[[], Any],
     ) -> None:
         self._count = count
         self._one: Callable[[int], ProfileStack] | None = one
@@ -268,7 +269,14 @@ class StackColumns(Sequence[ProfileStack]):
         self._made: dict[int, ProfileStack] = {}
         self._all: list[ProfileStack] | None = None
         self.events = events
-        self.first_lines = first_lines
+        self._first_lines = first_lines
+
+    @property
+    def first_lines(self) -> Any:
+        """The stacks' first lines (int64)."""
+        if callable(self._first_lines):
+            self._first_lines = self._first_lines()
+        return self._first_lines
 
     def __len__(self) -> int:
         return self._count

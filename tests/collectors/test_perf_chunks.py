@@ -67,6 +67,11 @@ def _folded_same(text: bytes, got: Profile, chunk: int) -> bool:
     """Read with the folded sums asked for: the same profile (its stacks made when read), and, when the reader
     summed them by number, the folded lines of all its stacks; whether it did."""
     summed = _read(text, True, chunk, folded=True)
+    if isinstance(summed.stacks, StackColumns) and isinstance(got.stacks, StackColumns):
+        # Counted, their events and first lines told before the counters are grouped (when first read).
+        assert len(summed.stacks) == len(got.stacks) and summed.stacks.made_so_far == 0
+        assert summed.stacks.events == got.stacks.events
+        assert summed.stacks.first_lines.tolist() == got.stacks.first_lines.tolist()
     assert summed == got  # (the stacks made from the numbers when first read)
     if summed.folded is None:
         return False
