@@ -51,9 +51,14 @@ PARTS = (
     ),
     ("  of the chunk pass: the new texts' headers and slots", "collectors.perf_script", "ScriptParser._fast_new"),
     (
-        "  of the closing: the counters (slots by thread, event, text)",
+        "  of the closing: the counters grouped (slots by thread, event, text; not with --folded - alone)",
         "collectors.perf_script",
-        "ScriptParser._fast_counters",
+        "ScriptParser._fast_grouped",
+    ),
+    (
+        "  of the closing: the folded sums of the slots' numbers (--folded - alone)",
+        "collectors.perf_script",
+        "ScriptParser._pending_folded",
     ),
     ("  of the closing: the keys parsed, the chains made", "collectors.perf_chunks", "Bodies.frames"),
     ("  of the folded lines: sums per command and chain", "forensics.types.profile", "periods_by_command"),
