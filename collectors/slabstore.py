@@ -1039,12 +1039,35 @@ class SlabStore:
             params=args,
         )
 
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """One read transaction: every read inside sees the store as it was at the first one.
+
+        Without it each SELECT sees the store as of its own start: on a store slab-watch is writing, the
+        samples read first and the packed rows read next differed by the samples committed in between, and
+        a live store was called "damaged store: packed rows of samples the samples table lacks" (exit 3;
+        seen in tests/live/test_live_prometheus.py at load 10, 2026-12-05).  Nested: the outer one holds.
+        """
+        if self.db.in_transaction:
+            yield
+            return
+        self.db.execute("BEGIN")
+        try:
+            yield
+        finally:
+            if self.db.in_transaction:
+                self.db.execute("COMMIT")  # a read transaction: nothing to write, the snapshot let go
+
     def slab_table(self, run_id: int | None = None) -> SlabTable:
         """The slab samples as matrices (:class:`~forensics.types.slab.SlabTable`): what the leak analysis reads.
 
         Decoded block by block straight into the matrices: a week of 10 s samples of 250 caches
-        never exists as 15 million rows.
+        never exists as 15 million rows.  Read in one :meth:`snapshot`.
         """
+        with self.snapshot():
+            return self._slab_table(run_id)
+
+    def _slab_table(self, run_id: int | None) -> SlabTable:
         import numpy as np
 
         # Every sample of the run has a row; those without slabinfo are dropped at the end.  (Asking
@@ -1161,8 +1184,13 @@ class SlabStore:
     ) -> CounterTable:
         """The counter samples as a matrix (:class:`~forensics.types.slab.CounterTable`): what the leak analysis reads.
 
-        ``select(source, name)``: only the counters it accepts (columns in counter id order).
+        ``select(source, name)``: only the counters it accepts (columns in counter id order).  Read in one
+        :meth:`snapshot`.
         """
+        with self.snapshot():
+            return self._counter_table(run_id, select)
+
+    def _counter_table(self, run_id: int | None, select: Callable[[str, str], bool] | None) -> CounterTable:
         import numpy as np
 
         counters = [

@@ -146,8 +146,9 @@ def leak_input(store: SlabStore, run_id: int | None = None, last_hours: float | 
     """
     from detectors.leaks.analysis import LeakInput
 
-    slabs = store.slab_table(run_id)
-    counters = store.counter_table(run_id, _read_by_the_analysis)
+    with store.snapshot():  # the slabs and counters of the same samples, on a store being written too
+        slabs = store.slab_table(run_id)
+        counters = store.counter_table(run_id, _read_by_the_analysis)
     if last_hours is not None and len(slabs.walls):
         since = float(slabs.walls.max()) - last_hours * 3600.0
         slabs = slabs.between(since)

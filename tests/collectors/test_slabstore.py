@@ -326,3 +326,34 @@ def test_slab_frame_of_an_empty_store_or_run(tmp_path: Path) -> None:
             store.slab_frame(run).columns
         )
         assert len(store.slab_frame(run)) == 1
+
+
+def test_a_store_being_written_is_read_as_of_one_instant(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """slab-watch commits a sample between the reader's query of the samples and its query of their packed rows:
+    the reader called the live store "damaged store: packed rows of samples the samples table lacks" (exit 3, seen
+    under load in tests/live/test_live_prometheus.py).  Read in one snapshot, it gets the samples as they were."""
+    path = tmp_path / "live.sqlite"
+    with SlabStore.open_for_writing(path, "h1") as writer:
+        run = writer.begin_run(run_info())
+        for k in range(3):
+            writer.append_sample(run, sample(1000.0 + k, BOOT_A, {"a": 10 + k, "b": 5}))
+        reader = SlabStore.open(path)  # a writer holds it: mode=ro, the WAL read through its -shm
+        try:
+            read_samples = reader._run_samples
+            later = iter(range(3, 6))
+
+            def samples_then_a_commit(run_id: int | None) -> list[tuple[int, int, float, float | None, str | None]]:
+                got = read_samples(run_id)
+                k = next(later)  # slab-watch's next sample, committed before the packed rows are read
+                writer.append_sample(run, sample(1000.0 + k, BOOT_A, {"a": 10 + k, "b": 5, "c": 1}))
+                return got
+
+            monkeypatch.setattr(reader, "_run_samples", samples_then_a_commit)
+            table = reader.slab_table()
+            assert table.walls.tolist() == [1000.0, 1001.0, 1002.0] and table.names == ("a", "b")
+            assert table.active_objs[:, 0].tolist() == [10, 11, 12]
+            counters = reader.counter_table()  # its own snapshot: the sample committed meanwhile is there
+            assert counters.walls.tolist() == [1000.0, 1001.0, 1002.0, 1003.0]
+            assert reader.slab_table().walls.tolist()[-1] == 1004.0  # and the next read sees the store as it is now
+        finally:
+            reader.close()
