@@ -107,11 +107,15 @@ def _strip_params(name: str) -> str:
 
 def function_name(symbol: str) -> str:
     """The function a printed symbol names: compiler suffixes and system call wrappers removed, demangled."""
-    function = symbol.split(".", 1)[0]
+    dot = symbol.find(".")
+    function = symbol if dot < 0 else symbol[:dot]
+    if function[:1] != "_":
+        return function  # most names: no wrapper's prefix, nothing to demangle
     # System call wrappers: __se_sys_X and __do_sys_X name the system call X.
-    for prefix in ("__se_sys_", "__do_sys_"):
-        function = function.removeprefix(prefix)
-    return demangle(function) if function[:1] == "_" else function
+    function = function.removeprefix("__se_sys_").removeprefix("__do_sys_")
+    # Only a name the mangled pattern may take is looked up (demangle gives any other as it is): ~2,500
+    # instructions a frame line's first look went to the cache's call, compiled.
+    return demangle(function) if function[:2] in ("_Z", "_R") or function.startswith("__cfi_") else function
 
 
 #: How each kernel and architecture names a system call's entry point (SYSCALL_DEFINE wrappers,
@@ -146,9 +150,21 @@ def is_frame(body: str) -> bool:
 _new_tuple: Final = tuple.__new__
 
 
+FrameFields = tuple[str, str, int, int, str | None, bool]
+
+
 @functools.lru_cache(maxsize=16384)
-def _frame_fields(body: str) -> tuple[str, str, int, int, str | None, bool] | None:
-    """Function, symbol, offset, size, module and reliability of a frame line (cached: frames recur)."""
+def _frame_fields(body: str) -> FrameFields | None:
+    """Function, symbol, offset, size, module and reliability of a frame line (cached: frames recur).
+
+    Read from the line's bytes (:func:`read_frame`) when it has the common shape, else by the patterns.
+    """
+    fields = read_frame(body)
+    return _frame_fields_by_pattern(body) if fields is not None and not fields[1] else fields
+
+
+def _frame_fields_by_pattern(body: str) -> FrameFields | None:
+    """:func:`_frame_fields` by the frame patterns (``_FRAME``, then 32-bit arm's): the meaning of a frame line."""
     m = _FRAME.match(body)
     if m is None:
         arm = _ARM_FRAME.match(body)
@@ -158,6 +174,158 @@ def _frame_fields(body: str) -> tuple[str, str, int, int, str | None, bool] | No
     symbol = m.group(2)
     reliable = m.group(1) is None and not body.endswith(_UNRELIABLE_SUFFIX)
     return (function_name(symbol), symbol, int(m.group(3), 16), int(m.group(4), 16), m.group(5), reliable)
+
+
+# --- frame lines read from their bytes ----------------------------------------------------------
+# A frame line's fields read byte by byte, compiled, where the line has the shape nearly every frame line has:
+# blanks, maybe ``[<address>]`` columns, maybe ``?`` and blanks, a symbol, ``+0x`` hex ``/0x`` hex, and what
+# follows.  A regex match, its groups and two ``int(x, 16)`` were most of the ~10,000 instructions of each
+# distinct frame line's first look (``_frame_fields``, ``stacks.parse_stack_frame``: ~260 M of the corpus x4's
+# 4,050 M).  Any other line, and any byte a pattern might take otherwise (a digit or dot before the symbol, a byte
+# past ASCII, a word where the pattern has none), is left to the patterns (``_UNSURE``): the reader says only what
+# the pattern would say.
+
+
+def _table(*ranges: bytes) -> bytes:
+    """A byte class as a 256-byte table (1: in the class), from ``b"az"``-style ranges and single bytes."""
+    out = bytearray(256)
+    for r in ranges:
+        for c in range(r[0], r[-1] + 1):
+            out[c] = 1
+    return bytes(out)
+
+
+#: ``[A-Za-z_]``, ``[A-Za-z0-9_.$]`` (a symbol's first and other bytes), ``[0-9a-fA-F]``, ``[A-Za-z0-9_\-]`` (a
+#: module's name), ``[A-Za-z0-9_\-./]`` (a source path), ``[A-Za-z]``, ``[0-9]``; and the blanks, what ``\s`` takes
+#: of ASCII in a ``str`` pattern (the space, tab to carriage return, the four separators 0x1c-0x1f).
+SYMBOL_START_BYTES: Final = _table(b"AZ", b"az", b"_")
+SYMBOL_BYTES: Final = _table(b"AZ", b"az", b"09", b"_", b".", b"$")
+HEX_BYTES: Final = _table(b"09", b"af", b"AF")
+MODULE_BYTES: Final = _table(b"AZ", b"az", b"09", b"_", b"-")
+PATH_BYTES: Final = _table(b"AZ", b"az", b"09", b"_", b"-", b".", b"/")
+LETTER_BYTES: Final = _table(b"AZ", b"az")
+DIGIT_BYTES: Final = _table(b"09")
+BLANK_BYTES: Final = _table(b" ", b"\t\r", b"\x1c\x1f")
+
+#: What a reader returns when the line is not of the shape it reads: the patterns decide (never a frame's fields).
+#: Told by its empty symbol (compiled, a typed tuple is a C struct, boxed anew where returned: no identity).
+_UNSURE: Final[FrameFields] = ("", "", -1, -1, None, False)
+
+
+def frame_start(raw: bytes) -> int:
+    """Where the symbol of a frame line starts, times two, plus one when the ``?`` mark is there; -1 when the line
+    is not of the shape the readers read.  Before the symbol: blanks, up to two ``[<address>]`` columns (each
+    ``[``, blanks, maybe ``<``, maybe ``0x``, hex, maybe ``>``, ``]``, blanks), ``?`` and blanks."""
+    n = len(raw)
+    i = blanks_end(raw, 0)
+    for _ in range(2):
+        if i >= n or raw[i] != 91:  # "["
+            break
+        i = blanks_end(raw, i + 1)
+        if i < n and raw[i] == 60:  # "<"
+            i += 1
+        if i + 2 < n and raw[i] == 48 and raw[i + 1] == 120 and HEX_BYTES[raw[i + 2]]:  # "0x" and a digit
+            i += 2
+        h = i
+        while i < n and HEX_BYTES[raw[i]]:
+            i += 1
+        if i == h:
+            return -1
+        if i < n and raw[i] == 62:  # ">"
+            i += 1
+        if i >= n or raw[i] != 93:  # "]"
+            return -1
+        i = blanks_end(raw, i + 1)
+    marked = 0
+    if i < n and raw[i] == 63:  # "?", then a blank or more
+        j = blanks_end(raw, i + 1)
+        if j == i + 1:
+            return -1
+        i = j
+        marked = 1
+    if i >= n or not SYMBOL_START_BYTES[raw[i]]:
+        return -1  # a digit, a dot, ...: the patterns' way
+    return i * 2 + marked
+
+
+def blanks_end(raw: bytes, i: int) -> int:
+    """Where the run of blanks (``\\s``'s ASCII bytes) from ``raw[i]`` ends."""
+    n = len(raw)
+    while i < n and BLANK_BYTES[raw[i]]:
+        i += 1
+    return i
+
+
+def frame_symbol(body: str) -> tuple[bytes, int, int]:
+    """A frame line's bytes, :func:`frame_start` of them and where the symbol ends; a start of -1 when the line
+    is past ASCII (its bytes' offsets would not be its characters') or not of the shape the readers read."""
+    if not body.isascii():
+        return b"", -1, 0
+    raw = body.encode()
+    start = frame_start(raw)
+    return raw, start, symbol_end(raw, start >> 1) if start >= 0 else 0
+
+
+def symbol_end(raw: bytes, i: int) -> int:
+    """Where the symbol that starts at ``raw[i]`` ends."""
+    n = len(raw)
+    i += 1
+    while i < n and SYMBOL_BYTES[raw[i]]:
+        i += 1
+    return i
+
+
+def hex_after(raw: bytes, i: int, lead: int) -> int:
+    """The end of ``lead`` (a byte), ``0x`` and one hex digit or more at ``raw[i]``; -1 when they are not there."""
+    n = len(raw)
+    if i + 3 < n and raw[i] == lead and raw[i + 1] == 48 and raw[i + 2] == 120 and HEX_BYTES[raw[i + 3]]:
+        i += 4
+        while i < n and HEX_BYTES[raw[i]]:
+            i += 1
+        return i
+    return -1
+
+
+def hex_value(raw: bytes, i: int, end: int) -> int:
+    """The number the hex digits ``raw[i:end]`` write."""
+    value = 0
+    while i < end:
+        c = raw[i]
+        value = value * 16 + (c - 48 if c <= 57 else (c | 32) - 87)
+        i += 1
+    return value
+
+
+def read_frame(body: str) -> FrameFields | None:
+    """``_frame_fields_by_pattern(body)`` for a line of the common shape, read from its bytes; ``_UNSURE`` else.
+
+    The pattern's way: blanks, columns, ``?`` and blanks (unreliable), a symbol, ``+0x`` hex ``/0x`` hex, then
+    maybe blanks and a ``[module]``; the rest of the line is not looked at (a prefix match).
+    """
+    raw, start, e = frame_symbol(body)
+    if start < 0:
+        return _UNSURE
+    s = start >> 1
+    off_end = hex_after(raw, e, 43)  # "+0x..."
+    if off_end < 0:
+        return _UNSURE
+    size_end = hex_after(raw, off_end, 47)  # "/0x..."
+    if size_end < 0:
+        return _UNSURE
+    n = len(raw)
+    module: str | None = None
+    j = blanks_end(raw, size_end)
+    if j > size_end and j < n and raw[j] == 91:  # " [module]"
+        k = j + 1
+        while k < n and MODULE_BYTES[raw[k]]:
+            k += 1
+        if k > j + 1 and k < n and raw[k] == 93:
+            module = body[j + 1 : k]
+    symbol = body[s:e]
+    reliable = not (start & 1) and not body.endswith(_UNRELIABLE_SUFFIX)
+    offset = hex_value(raw, e + 3, off_end)
+    size = hex_value(raw, off_end + 3, size_end)
+    return (function_name(symbol), symbol, offset, size, module, reliable)
 
 
 def parse_trace(lines: Sequence[LogLine], start: int) -> tuple[list[Frame], int]:

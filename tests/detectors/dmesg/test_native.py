@@ -2,11 +2,12 @@
 
 ``make compile`` builds the scanner, line parser, report builder and reader (detectors/dmesg/__init__.py's
 ``NATIVE``) into the per-user cache; a run then imports them compiled.  Here they are built once into a new cache
-directory (a subprocess, as ``make compile`` does, with the Tiny C Compiler where installed: ~20 s of CPU, the
-one cost CI pays; every other test runs the Python source, ``KFORENSIC_AOT=no`` in tests/conftest.py), and the
-JSON and text of every bundled log must be the same bytes both ways, and the line parser's fields the same on
-lines made to reach its corners (fractions of 16 to 19 digits, which a division done as two doubles would round
-otherwise).  Also: a damaged or changed build is not loaded, and ``KFORENSIC_AOT=no`` runs the source.
+directory (a subprocess, as ``make compile`` does, with the Tiny C Compiler where installed: ~20 s of CPU, the one
+cost CI pays; every other test runs the Python source, ``KFORENSIC_AOT=no`` in tests/conftest.py), and the JSON and
+text of every bundled log must be the same bytes both ways, and the line parser's fields the same on lines made to
+reach its corners (fractions of 16 to 19 digits, which a division done as two doubles would round otherwise), and
+the frame readers' fields the same on frame lines made of pieces.  Also: a damaged or changed build is not loaded,
+and ``KFORENSIC_AOT=no`` runs the source.
 """
 
 from __future__ import annotations
@@ -65,6 +66,17 @@ made += ["%d,%d,%d,-;m" % (rnd.randrange(8), rnd.randrange(99), rnd.randrange(10
          for _ in range(500)]
 parsed = [[repr(v) for v in lines.parse_line(7, text)] for text in made]
 parsed += [[repr(v) for v in lines.parse_raw(7, text.encode())] for text in made]
+# Frame lines read from their bytes, and their fields (tests/detectors/dmesg/test_frame_reader.py): made of pieces.
+from detectors.dmesg import frames, stacks
+pieces = [" ", "\t", "?", "? ", ".", "_", "a", "9", "$", "\u00e9", "fn", "a.b", "+0x", "+0x1f", "/0x40", "[", "]",
+          "[m]", "[inline]", "fs/x.c:12", "x.c:1:2", ":", "(unreliable)", "(P)", "[<ffff12>]", "[0x]", "x.c:12a"]
+leads = ["", " ", " ? ", "\t", "[<ffff12>] ", "[c01] [c02] "]
+frame = "%s+0x%x/0x%X"
+bodies = [rnd.choice(leads) + frame % (rnd.choice(["f", "a.b", "_x"]), rnd.randrange(1 << 70), rnd.randrange(999))
+          + "".join(rnd.choice(pieces) for _ in range(rnd.randrange(6))) for _ in range(1500)]
+bodies += ["".join(rnd.choice(pieces) for _ in range(rnd.randrange(1, 9))) for _ in range(1500)]
+readers = (frames.read_frame, stacks.read_stack_frame, frames.parse_frame, stacks.parse_stack_frame)
+parsed += [[repr(read(b)) for read in readers] for b in bodies]
 print(json.dumps({"outputs": out, "parsed": parsed, "native": sorted(native.loaded()), "lines": lines.__file__}))
 """
 
