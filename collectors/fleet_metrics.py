@@ -17,7 +17,10 @@ id of a point is its Prometheus timestamp in milliseconds, so evidence cites
 the sample time.  A reboot (the boot time series changes) becomes a boot id
 change, which the detectors treat as a series break; a counter that goes down
 (a reset) is continued from its last value, as PromQL's ``increase()`` does;
-steps with no sample are scrape gaps.  All three are recorded and said.
+steps with no sample are scrape gaps.  All three are recorded and said.  A range query shows a series'
+last sample at every step until the next one (the lookback), so a late or missed scrape would read as
+the same sample again at a later time: with the ``timestamp()`` of the objects series, each row is a
+real sample at its own time, once, and the repeating steps are counted apart (:func:`real_samples`).
 
 pandas is imported inside the functions (this module is imported by the command at run time only).
 """
@@ -102,10 +105,11 @@ class InstanceSamples:
     gaps: list[Gap] = field(default_factory=list)
     resets: list[Reset] = field(default_factory=list)
     points: int = 0  # slab points read (kept when the frames are let go after the analysis)
+    repeats: int = 0  # steps that showed a sample already read (a late or missed scrape), not counted as samples
 
     def read(self) -> InstanceRead:
         """What was read, without the sample frames (what a result keeps after the analysis)."""
-        return InstanceRead(self.instance, self.family, tuple(self.gaps), tuple(self.resets), self.points)
+        return InstanceRead(self.instance, self.family, tuple(self.gaps), tuple(self.resets), self.points, self.repeats)
 
 
 def slab_query(instance: str, family: Family, cache: str) -> str:
@@ -147,6 +151,10 @@ def instance_queries(match: str, instance: str) -> list[str]:
     queries.append(f'kforensic_meminfo_bytes{{{narrowed},field=~"{"|".join(MEMINFO_FIELDS)}"}}')
     queries += [selector(fam.boot, narrowed) for fam in FAMILIES]
     queries.append(f'kforensic_vmstat_total{{{narrowed},counter=~"{"|".join(VMSTAT_COUNTERS)}"}}')
+    # The time of the sample behind each step's point: a range query repeats a series' last sample at every step
+    # until the next one (for up to the 5-minute lookback), so a late or missed scrape reads as the same sample
+    # again, at a later time.  These tell real samples from repeats (build_instance).
+    queries += [f"max by ({INSTANCE}) (timestamp({selector(fam.objects, narrowed)}))" for fam in FAMILIES]
     return queries
 
 
@@ -155,15 +163,16 @@ def fetch_instance(
 ) -> InstanceSamples | None:
     """One instance's series as frames (None when it has no slab points in the window)."""
     got = [client.query_range(q, start, end, step) for q in instance_queries(match, instance)]
-    node_act, node_obj, node_size, kf_act, kf_obj, kf_size, node_mem, kf_mem, node_boot, kf_boot, vmstat = got
+    node_act, node_obj, node_size, kf_act, kf_obj, kf_size, node_mem, kf_mem, node_boot, kf_boot, vmstat = got[:11]
+    node_at, kf_at = got[11:]
     if node_obj:
-        fam, active, objects, size, mem = NODE, node_act, node_obj, node_size, node_mem or kf_mem
+        fam, active, objects, size, mem, at = NODE, node_act, node_obj, node_size, node_mem or kf_mem, node_at
     elif kf_obj:
-        fam, active, objects, size, mem = KFORENSIC, kf_act, kf_obj, kf_size, kf_mem
+        fam, active, objects, size, mem, at = KFORENSIC, kf_act, kf_obj, kf_size, kf_mem, kf_at
     else:
         return None
     boot = (node_boot if fam is NODE else kf_boot) or kf_boot or node_boot
-    return build_instance(instance, fam, active, objects, size, mem, boot, vmstat, start, step)
+    return build_instance(instance, fam, active, objects, size, mem, boot, vmstat, start, step, sampled_at=at)
 
 
 def fetch(
@@ -217,6 +226,32 @@ def _boot_ids(boot: list[Series], stamps: list[float], resets: list[Reset], seri
     return out
 
 
+def real_samples(stamps: list[float], sampled_at: list[Series] | None) -> tuple[dict[float, float], int]:
+    """Each step that shows a sample first (step time -> the sample's own time), and how many steps repeat one.
+
+    ``sampled_at``: the ``timestamp()`` of the sample behind each step's point.  A step whose sample time is
+    unknown (no such series: another source of frames, or a step where the two queries disagree) is dropped
+    when times are given, kept at its step time when they are not (every point then taken as a sample).
+    """
+    if not sampled_at:
+        return {t: t for t in stamps}, 0
+    times = {t: v for s in sampled_at for t, v in s.points if math.isfinite(v)}
+    kept: dict[float, float] = {}
+    seen: set[float] = set()
+    repeats = 0
+    for t in stamps:
+        at = times.get(t)
+        if at is None:
+            continue
+        at = round(at, 3)  # Prometheus keeps milliseconds
+        if at in seen:
+            repeats += 1
+            continue
+        seen.add(at)
+        kept[t] = at
+    return kept, repeats
+
+
 def _gaps(stamps: list[float], step: float) -> list[Gap]:
     """Runs of query steps without a sample, between the first and last sample."""
     gaps: list[Gap] = []
@@ -252,8 +287,13 @@ def build_instance(
     vmstat: list[Series],
     start: float,
     step: float,
+    sampled_at: list[Series] | None = None,
 ) -> InstanceSamples:
-    """One instance's series as leak-detector frames (see the module doc)."""
+    """One instance's series as leak-detector frames (see the module doc).
+
+    ``sampled_at``: the time of the sample behind each step (``timestamp()`` of the objects series): the rows are
+    then the real samples, at their own times, each once (see :func:`real_samples`).
+    """
     import pandas as pd
 
     label = fam.cache_label
@@ -262,31 +302,47 @@ def build_instance(
     stamps = sorted({t for s in objects for t, _ in s.points})
     resets: list[Reset] = []
     boot_of = _boot_ids(boot, stamps, resets, fam.boot)
+    kept, repeats = real_samples(stamps, sampled_at)
     rows: list[tuple[int, float, str, str, int, int, int]] = []
     for s in sorted(objects, key=lambda x: x.labels.get(label, "")):
         cache = s.labels.get(label, "")
         a, z = act.get(cache, {}), size.get(cache, {})
         for t, num in s.points:
-            if t not in a or t not in z:
-                continue  # a point without its partners cannot be a slabinfo line
-            rows.append((round(t * 1000), t, boot_of.get(t, ""), cache, int(a[t]), int(num), int(z[t])))
+            if t not in a or t not in z or t not in kept:
+                continue  # a point without its partners cannot be a slabinfo line; a repeat is no sample
+            at = kept[t]
+            rows.append((round(at * 1000), at, boot_of.get(t, ""), cache, int(a[t]), int(num), int(z[t])))
     rows.sort(key=lambda r: (r[0], r[3]))
     slabs = pd.DataFrame(rows, columns=["sample_id", "wall", "boot_id", "cache", "active_objs", "num_objs", "objsize"])
 
     crow: list[tuple[int, float, str, str, str, str, float]] = []
     mem_total: int | None = None
+    # A counter point at a step that repeats a slab sample is that scrape's value again: dropped; at a step that
+    # shows one, it is stamped with that sample's time (one scrape: the same instance's target).
+    timed = sampled_at is not None and bool(sampled_at)
+    repeated = set(stamps) - set(kept) if timed else set()
+
+    def when(t: float) -> float:
+        return kept.get(t, t)
+
     for s in meminfo:
         name = _meminfo_field(s)
         for t, v in s.points:
+            if t in repeated:
+                continue
             # Stored as /proc/meminfo prints it (kB), so the excerpt reads "MemFree: 123 kB".
-            crow.append((round(t * 1000), t, boot_of.get(t, ""), "meminfo", name, "kB", v / 1024.0))
+            crow.append((round(when(t) * 1000), when(t), boot_of.get(t, ""), "meminfo", name, "kB", v / 1024.0))
         if name == "MemTotal" and s.points:
             mem_total = int(s.points[-1][1])
     for s in vmstat:
         name = s.labels.get("counter", "")
         points, where = _continued(s.points)
         resets += [Reset(t, f"kforensic_vmstat_total{{counter={name!r}}}", "counter reset (continued)") for t in where]
-        crow += [(round(t * 1000), t, boot_of.get(t, ""), "vmstat", name, "", v) for t, v in points]
+        crow += [
+            (round(when(t) * 1000), when(t), boot_of.get(t, ""), "vmstat", name, "", v)
+            for t, v in points
+            if t not in repeated
+        ]
     crow.sort(key=lambda r: (r[0], r[3], r[4]))
     counters = pd.DataFrame(crow, columns=["sample_id", "wall", "boot_id", "source", "name", "unit", "value"])
     return InstanceSamples(
@@ -295,9 +351,10 @@ def build_instance(
         slabs=slabs,
         counters=counters,
         mem_total=mem_total,
-        gaps=_gaps(stamps, step),
+        gaps=_gaps(sorted(kept.values()), step),
         resets=sorted(resets, key=lambda r: r.at),
         points=len(slabs),
+        repeats=repeats,
     )
 
 

@@ -10,7 +10,7 @@ from detectors.leaks.attribution import attribution_for
 from detectors.leaks.decision import Context, decide, late_onset
 from detectors.leaks.features import features, median_slope
 from detectors.leaks.pagecache import tie
-from detectors.leaks.series import FloatArray, SeriesMatrix
+from detectors.leaks.series import FloatArray, SeriesMatrix, resample, sampling_interval, window_for
 from forensics.types.leaks import LeakThresholds, SampleRef, SeriesVerdict
 
 #: Text of a stored sample: (column index, sample row index) -> excerpt.
@@ -54,6 +54,46 @@ def object_size(matrix: SeriesMatrix, column: int) -> int:
     return round(float(matrix.raw[rows[-1], column] / objects[rows[-1]]))
 
 
+def _flat_before(hours: FloatArray, values: FloatArray, thresholds: LeakThresholds) -> bool:
+    """Whether the window medians before an onset grew less than ``min_growth`` (the series was flat, then rose).
+
+    A leak growing in bursts may also fit flat-then-rise at its last bursts; when its earlier bursts grew it
+    before, it is judged over the whole stretch, as a leak that never stopped.
+    """
+    if len(values) < 3:
+        return True
+    return median_slope(hours, values) * float(hours[-1] - hours[0]) < thresholds.min_growth
+
+
+def _rise_grid(
+    matrix: SeriesMatrix, column: int, onset_wall: float, page_cache: FloatArray | None
+) -> tuple[FloatArray, FloatArray, FloatArray | None, FloatArray | None, FloatArray | None, float] | None:
+    """Window medians of a series' raw samples from ``onset_wall`` on, in windows fit for that part's span.
+
+    (walls, values, objects, objects in use, page cache, window); None when fewer than 3 samples follow the onset.
+    The page cache is interpolated from the stretch's grid, as :func:`detectors.leaks.pagecache.page_cache_on` does.
+    """
+    raw = matrix.raw[:, column]
+    rows = np.flatnonzero(~np.isnan(raw) & (matrix.walls >= onset_wall))
+    if len(rows) < 3:
+        return None
+    walls = matrix.walls[rows]
+    names = [k for k in ("objects", "active_objs") if k in matrix.extra]
+    values = np.column_stack([raw[rows], *(matrix.extra[k][rows, column] for k in names)])
+    window = window_for(float(walls[-1] - walls[0]), sampling_interval(walls))
+    centres, medians = resample(walls, values, window)
+    extra = dict(zip(names, (medians[:, i + 1] for i in range(len(names))), strict=True))
+    cached = None
+    if page_cache is not None:
+        known = ~np.isnan(page_cache)
+        if int(known.sum()) >= 2:
+            grid = matrix.grid_walls[known]
+            inside = (centres >= grid[0]) & (centres <= grid[-1])
+            cached = np.full(len(centres), np.nan)
+            cached[inside] = np.interp(centres[inside], grid, page_cache[known])
+    return centres, medians[:, 0], extra.get("objects"), extra.get("active_objs"), cached, window
+
+
 def judge_column(
     matrix: SeriesMatrix,
     column: int,
@@ -74,17 +114,33 @@ def judge_column(
     keep = ~np.isnan(y)
     if int(keep.sum()) < 2:
         return None
+    plot_walls, plot_values = walls[keep], y[keep]  # the whole stretch's window medians, for the plot
     t0 = float(matrix.walls[0])
     hours = (walls - t0) / 3600.0
+    window = matrix.window_seconds
+    objects_grid = matrix.grid_extra["objects"][:, column] if "objects" in matrix.grid_extra else None
+    active_grid = matrix.grid_extra["active_objs"][:, column] if "active_objs" in matrix.grid_extra else None
     feats = features(hours[keep], y[keep])
-    since = float(walls[keep][0]) - matrix.window_seconds / 2.0 - 1e-6  # the start of the first window
+    since = float(walls[keep][0]) - window / 2.0 - 1e-6  # the start of the first window
     onset = late_onset(feats, thresholds)
     if onset is not None:
         # The series was flat, then started to rise: judge the rise on its own.
         part = keep & (hours >= onset)
         if int(part.sum()) >= thresholds.min_points:
             feats = features(hours[part], y[part])
-            since = float(walls[part][0]) - matrix.window_seconds / 2.0 - 1e-6
+            since = float(walls[part][0]) - window / 2.0 - 1e-6
+        elif _flat_before(hours[keep & (hours < onset)], y[keep & (hours < onset)], thresholds):
+            # The rise holds too few of the stretch's windows (a leak that started in the last tenth of a day,
+            # a long quiet stretch before it): judged over the whole stretch, the flat part's pairs made its
+            # Theil-Sen slope ~0 and a 5 MB/min leak "stable, grows 0 KB/h".  Its own samples are resampled
+            # to windows of their own span; too few of them and the rule says so (growing, too short to call).
+            finer = _rise_grid(matrix, column, t0 + onset * 3600.0, page_cache)
+            if finer is not None:
+                walls, y, objects_grid, active_grid, page_cache, window = finer
+                keep = ~np.isnan(y)
+                hours = (walls - t0) / 3600.0
+                feats = features(hours[keep], y[keep])
+                since = float(walls[keep][0]) - window / 2.0 - 1e-6
     who = attribution_for(matrix.names[column])
     lifetime = who.lifetime
     filling = None
@@ -101,11 +157,11 @@ def judge_column(
     objects_rate = None
     active_rate = None
     objsize: int | None = None
-    if "objects" in matrix.grid_extra:
+    if objects_grid is not None and active_grid is not None:
         part = keep & (walls >= since)
         if int(part.sum()) >= 3:
-            objects_rate = median_slope(hours[part], matrix.grid_extra["objects"][part, column])
-            active_rate = median_slope(hours[part], matrix.grid_extra["active_objs"][part, column])
+            objects_rate = median_slope(hours[part], objects_grid[part])
+            active_rate = median_slope(hours[part], active_grid[part])
         objsize = object_size(matrix, column)
     share = None
     if active_rate is not None and objsize and feats.ts_slope > 0:
@@ -132,8 +188,8 @@ def judge_column(
         objects_rate=objects_rate,
         active_rate=active_rate,
         objsize=objsize,
-        grid_walls=walls[keep],
-        grid_values=y[keep],
+        grid_walls=plot_walls,
+        grid_values=plot_values,
         origin_wall=t0,
     )
 

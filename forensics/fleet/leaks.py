@@ -31,7 +31,7 @@ from forensics.model import (
     finding_id,
 )
 from forensics.types.fleet import FleetLeaks, FleetRow, FleetWindow, InstanceResult
-from forensics.types.prometheus import InstanceRead
+from forensics.types.prometheus import InstanceRead, gap_notes
 from forensics.units import iso_utc as iso
 
 if TYPE_CHECKING:
@@ -53,11 +53,8 @@ def _query_of(read: InstanceRead, locator_name: str) -> str:
 
 def _odd_within(samples: InstanceRead, start: float, end: float) -> tuple[str, ...]:
     """Scrape gaps and resets between ``start`` and ``end``, said in words."""
-    notes = [
-        f"scrape gap of {g.seconds:.0f} s ({iso(g.start)} to {iso(g.end)}): the rate is computed across it"
-        for g in samples.gaps
-        if g.end > start and g.start < end
-    ]
+    gaps = [g for g in samples.gaps if g.end > start and g.start < end]
+    notes = gap_notes(gaps, ": the rate is computed across it")
     notes += [f"{r.what} in {r.series} at {iso(r.at)}" for r in samples.resets if start <= r.at <= end]
     return tuple(notes)
 
@@ -103,7 +100,8 @@ def analyse_instance(samples: InstanceSamples, url: str, thresholds: LeakThresho
     return InstanceResult(read, analysis, findings)
 
 
-def _rows(result: InstanceResult) -> list[FleetRow]:
+def _rows(result: InstanceResult, unknown: bool = False) -> list[FleetRow]:
+    """The instance's series graded leak or suspect (``unknown``: those growing, too short to call)."""
     from detectors.leaks.findings import SEVERITY
     from forensics.types.leaks import Grade
 
@@ -111,7 +109,7 @@ def _rows(result: InstanceResult) -> list[FleetRow]:
     a = result.analysis
     meminfo = {id(v) for v in a.meminfo}
     for v in a.flagged():
-        if v.grade.rank < Grade.SUSPECT.rank:
+        if (v.grade is not Grade.UNDECIDED) if unknown else (v.grade.rank < Grade.SUSPECT.rank):
             continue
         name = f"meminfo:{v.name}" if id(v) in meminfo else v.name
         walls = [s.wall for s in v.samples] or [v.since_wall]
@@ -128,6 +126,7 @@ def _rows(result: InstanceResult) -> list[FleetRow]:
                 first_sample=min(walls),
                 last_sample=max(walls),
                 notes=_odd_within(result.read, v.since_wall, max(walls)),
+                why=v.verdict.reason,
             )
         )
     return rows
@@ -197,6 +196,7 @@ def assemble(
     rows = sorted(
         (r for res in results for r in _rows(res)), key=lambda r: (-r.severity.rank, -r.rate, r.instance, r.series)
     )
+    unknown = sorted((r for res in results for r in _rows(res, unknown=True)), key=lambda r: (-r.rate, r.instance))
     walls = [w for res in results for w in (res.analysis.first_wall, res.analysis.last_wall) if isinstance(w, float)]
     span: TimeWindow | NotAvailable = (
         TimeWindow(Timestamp(min(walls), Clock.WALL), Timestamp(max(walls), Clock.WALL))
@@ -219,7 +219,7 @@ def assemble(
         findings=tuple(f for res in results for f in res.findings),
         tool_version=__version__,
     )
-    return FleetLeaks(url, match, window, tuple(results), tuple(rows), incident, thresholds)
+    return FleetLeaks(url, match, window, tuple(results), tuple(rows), incident, thresholds, tuple(unknown))
 
 
 def prometheus_resolver(client: PromClient, result: FleetLeaks) -> Resolver:
@@ -246,6 +246,10 @@ def prometheus_resolver(client: PromClient, result: FleetLeaks) -> Resolver:
     return resolve
 
 
+#: Seconds past a scrape interval that a scrape's samples may take to be committed (a loaded server).
+SETTLE_SECONDS = 1.0
+
+
 def fetch_and_analyse(
     url: str, match: str | None, span: float, resolution: float | None, auth: PromAuth, min_rate_kb: float | None
 ) -> FleetLeaks:
@@ -259,8 +263,12 @@ def fetch_and_analyse(
     from collectors.prometheus import PromClient, parse_match
 
     client = PromClient(url, auth)
-    # Align the window to the step, as Grafana does, so reruns read the same evaluation times.
-    end = math.floor(time.time() / (resolution or 1.0)) * (resolution or 1.0)
+    now = time.time()
+    # Align the window to the step, as Grafana does, so reruns read the same evaluation times; and end it a scrape
+    # interval (the step, when given) and a second before now: Prometheus commits a scrape's samples when the
+    # scrape ends, under the time it started, so a later query would see a sample an earlier one did not (the
+    # three slab series of a cache read from two different scrapes, a cited sample that reads back otherwise).
+    end = math.floor((now - (resolution or 1.0) - SETTLE_SECONDS) / (resolution or 1.0)) * (resolution or 1.0)
     # The server is asked before numpy, pandas and scipy are imported: a wrong URL is said at once.
     instances = list_fleet(client, parse_match(match), end - span, end)
     chosen = ""
@@ -270,7 +278,8 @@ def fetch_and_analyse(
 
         picked = pick_step(client, slab_selector(parse_match(match)), end - span, end)
         resolution, chosen = picked.step, picked.reason
-        end = math.floor(end / resolution) * resolution
+        settle = max(resolution, picked.interval or 0.0) + SETTLE_SECONDS
+        end = math.floor(min(end, now - settle) / resolution) * resolution
         span = end - math.floor(picked.start / resolution) * resolution
     from forensics.types.leaks import LeakThresholds as DefaultThresholds
 

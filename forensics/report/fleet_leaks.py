@@ -12,6 +12,7 @@ from forensics import __version__
 from forensics.report.formats import Destination
 from forensics.types.fleet import FLEET_LEAKS_SCHEMA as SCHEMA
 from forensics.types.fleet import FleetLeaks, FleetRow
+from forensics.types.prometheus import gap_notes
 from forensics.units import iso_utc as iso
 
 _HEADERS = ("instance", "series", "grade", "KB/h", "since", "confidence", "evidence")
@@ -27,8 +28,12 @@ def _notes(result: FleetLeaks) -> list[str]:
     out = []
     for res in result.results:
         s = res.read
-        for g in s.gaps:
-            out.append(f"{s.instance}: scrape gap of {g.seconds:.0f} s from {iso(g.start)} to {iso(g.end)}")
+        if s.repeats:
+            out.append(
+                f"{s.instance}: {s.repeats:,} query steps showed a sample already read (late or missed scrapes):"
+                " not counted as samples"
+            )
+        out += [f"{s.instance}: {note}" for note in gap_notes(s.gaps)]
         for r in s.resets:
             out.append(f"{s.instance}: {r.what} in {r.series} at {iso(r.at)}; the series is judged in parts")
     return out
@@ -43,7 +48,9 @@ def summary_line(result: FleetLeaks) -> str:
         + (f" matching {{{result.match}}}" if result.match else "")
         + f", {iso(f.start)} to {iso(f.end)} at a {f.step:g} s step: {points:,} slab points,"
         f" {len(f.queries)} range queries per instance, {f.requests} requests;"
-        f" {len(result.rows)} leaking or suspect series" + (f" ({f.chosen})" if f.chosen else "")
+        f" {len(result.rows)} leaking or suspect series"
+        + (f", {len(result.unknown)} growing, too short to call" if result.unknown else "")
+        + (f" ({f.chosen})" if f.chosen else "")
     )
 
 
@@ -70,6 +77,8 @@ def render_text(result: FleetLeaks, markdown: bool = False) -> str:
         widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(_HEADERS)]
         lines.append("  ".join(h.ljust(w) for h, w in zip(_HEADERS, widths, strict=True)).rstrip())
         lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    # Growth that cannot be called yet (too few samples, too brief): unknown, with why; never left unsaid.
+    lines += [f"{r.instance} {r.series}: unknown: " + "; ".join((r.why, *r.notes)) for r in result.unknown]
     flagged = {r.instance for r in result.rows}
     # What each quiet instance's points could have shown, or that they are too few to judge.
     lines += [f"{x.read.instance}: {x.analysis.absence()}" for x in result.results if x.read.instance not in flagged]
@@ -89,6 +98,22 @@ def _num(value: float) -> float | None:
     return None if not math.isfinite(value) else round(value, 6)
 
 
+def _row(r: FleetRow) -> dict[str, Any]:
+    return {
+        "instance": r.instance,
+        "series": r.series,
+        "grade": r.grade,
+        "severity": r.severity.value,
+        "rate_bytes_per_hour": _num(r.rate),
+        "since": r.since,
+        "confidence": _num(r.confidence),
+        "query": r.query,
+        "first_sample": r.first_sample,
+        "last_sample": r.last_sample,
+        "notes": list(r.notes),
+    }
+
+
 def to_dict(result: FleetLeaks) -> dict[str, Any]:
     """The ``kforensic.fleet-leaks/1`` document."""
     from forensics.serialize import incident_to_dict
@@ -103,22 +128,9 @@ def to_dict(result: FleetLeaks) -> dict[str, Any]:
         "queries": list(f.queries),
         "requests": f.requests,
         "thresholds": dataclasses.asdict(result.thresholds),
-        "rows": [
-            {
-                "instance": r.instance,
-                "series": r.series,
-                "grade": r.grade,
-                "severity": r.severity.value,
-                "rate_bytes_per_hour": _num(r.rate),
-                "since": r.since,
-                "confidence": _num(r.confidence),
-                "query": r.query,
-                "first_sample": r.first_sample,
-                "last_sample": r.last_sample,
-                "notes": list(r.notes),
-            }
-            for r in result.rows
-        ],
+        "rows": [_row(r) for r in result.rows],
+        # Growing, too short to call: unknown, with why (the verdict's reason), its gaps in notes.
+        "unknown": [{**_row(r), "why": r.why} for r in result.unknown],
         "instances": [
             {
                 "instance": res.read.instance,
@@ -131,6 +143,7 @@ def to_dict(result: FleetLeaks) -> dict[str, Any]:
                 else None,
                 "judgeable": res.analysis.power.judgeable,
                 "power": res.analysis.absence(),
+                "repeated_steps": res.read.repeats,
                 "gaps": [{"start": g.start, "end": g.end, "seconds": g.seconds} for g in res.read.gaps],
                 "resets": [{"at": r.at, "series": r.series, "what": r.what} for r in res.read.resets],
             }

@@ -126,6 +126,7 @@ class FleetRow:
     first_sample: float
     last_sample: float
     notes: tuple[str, ...]
+    why: str = ""  # the verdict's reason (said for the series whose growth is unknown: too few samples to call)
 
 
 @dataclass(frozen=True)
@@ -139,3 +140,5 @@ class FleetLeaks:
     rows: tuple[FleetRow, ...]
     incident: Incident
     thresholds: LeakThresholds
+    # Series that grow, but over too few samples (or too briefly) to call: unknown, with why; never left unsaid.
+    unknown: tuple[FleetRow, ...] = ()

@@ -6,7 +6,13 @@ its renderer (forensics/report/fleet_leaks.py).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+
+from forensics.units import iso_utc as iso
+
+#: More scrape gaps than this are said as one note (count, seconds in all, the longest).
+GAPS_SAID_ONE_BY_ONE = 3
 
 
 @dataclass(frozen=True)
@@ -52,3 +58,17 @@ class InstanceRead:
     gaps: tuple[Gap, ...]
     resets: tuple[Reset, ...]
     points: int  # slab points read
+    repeats: int = 0  # query steps that showed a sample already read (late or missed scrapes): not samples
+
+
+def gap_notes(gaps: Sequence[Gap], across: str = "") -> list[str]:
+    """Scrape gaps in words: each, or (more than :data:`GAPS_SAID_ONE_BY_ONE`: late or failed scrapes on a loaded
+    host) one note with their count, seconds in all and the longest.  ``across``: what is said of a figure
+    computed over them (e.g. ": the rate is computed across it")."""
+    if len(gaps) > GAPS_SAID_ONE_BY_ONE:
+        longest = max(gaps, key=lambda g: g.seconds)
+        return [
+            f"{len(gaps)} scrape gaps ({sum(g.seconds for g in gaps):.0f} s in all, the longest {longest.seconds:.0f} s"
+            f" from {iso(longest.start)} to {iso(longest.end)}){across.replace(' it', ' them')}"
+        ]
+    return [f"scrape gap of {g.seconds:.0f} s from {iso(g.start)} to {iso(g.end)}{across}" for g in gaps]

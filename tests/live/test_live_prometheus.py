@@ -234,7 +234,10 @@ def test_quiet_then_a_real_vma_leak_through_prometheus(stack: Stack) -> None:
     doc = json.loads(quiet.stdout)
     print("\nquiet rows:", doc["rows"], "instances:", [(i["instance"], i["samples"]) for i in doc["instances"]])
     assert len(doc["instances"]) == 2
-    assert all(i["samples"] >= QUIET_SECONDS - 2 for i in doc["instances"])
+    # Each instance's real samples (repeated steps of late scrapes are not counted): enough to judge, or said so.
+    for i in doc["instances"]:
+        assert i["judgeable"] or i["power"].startswith("Leaks: cannot judge yet: "), i
+        assert i["samples"] + i["repeated_steps"] >= QUIET_SECONDS - 2, i  # every step read
     flagged = [r for r in doc["rows"] if r["severity"] in ("medium", "high")]
     # Slab caches: nothing.  meminfo: the machine is shared (other jobs start processes: PageTables moves by
     # megabytes within seconds), so a meminfo field may really grow in these seconds; then the local store
@@ -262,7 +265,7 @@ def test_quiet_then_a_real_vma_leak_through_prometheus(stack: Stack) -> None:
         client = PromClient(stack.url, PromAuth())
         time.sleep(LEAK_SECONDS)
         while True:  # a window long enough for the detector's statistics, however late the scrapes come
-            end = float(int(time.time()))
+            end = float(int(time.time())) - 2  # a scrape still being taken is not read half-way (as the command)
             fleet = analyse_fleet(client, "", start, end, 1.0, LeakThresholds())
             local = _store_analysis(stack.store, start, end)
             judged = [
@@ -293,10 +296,18 @@ def test_quiet_then_a_real_vma_leak_through_prometheus(stack: Stack) -> None:
     auto = json.loads(defaults_out)
     print("auto step:", auto["window"], [(i["instance"], i["samples"], i["power"]) for i in auto["instances"]])
     assert auto["window"]["step_seconds"] == 1 and "from the scrape interval" in auto["window"]["step_chosen"]
-    assert {r["instance"] for r in auto["rows"] if r["series"] == "vm_area_struct"} == {
-        f"127.0.0.1:{stack.node_port}",
-        f"127.0.0.1:{stack.text_port}",
-    }, auto["rows"]
+    both = {f"127.0.0.1:{stack.node_port}", f"127.0.0.1:{stack.text_port}"}
+    unknown = {u["instance"]: u["why"] for u in auto["unknown"] if u["series"] == "vm_area_struct"}
+    if {v.verdict.rule for v in judged} & TOO_SHORT:
+        # A machine so loaded that Prometheus held too few scrapes of the leak by LEAK_AT_MOST: every path
+        # must say so (growing, too short to call, with its samples), never clean; the rest cannot be checked.
+        assert all(v.grade is Grade.UNDECIDED for v in judged), [v.verdict for v in judged]
+        flagged = {r["instance"] for r in auto["rows"] if r["series"] == "vm_area_struct"}
+        assert flagged | set(unknown) == both and all("samples over" in w for w in unknown.values()), auto
+        return
+    # The defaults judge the whole of the server's data: the quiet minute (or more, on a loaded machine) and then
+    # the leak, its rise judged on its own samples however small a part of the window it is.
+    assert {r["instance"] for r in auto["rows"] if r["series"] == "vm_area_struct"} == both, (auto["rows"], unknown)
     [stored] = [v for v in local.caches if v.name == "vm_area_struct"]
     assert stored.grade in (Grade.LEAK, Grade.SUSPECT), stored.verdict
     rows = {r.instance: r for r in fleet.rows if r.series == "vm_area_struct"}

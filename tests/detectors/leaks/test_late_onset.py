@@ -1,0 +1,60 @@
+"""A leak that starts late in a long quiet stretch: judged on its own samples, never "stable, grows 0 KB/h".
+
+The rise of a leak that began in the last tenth of the samples holds fewer than 8 of the stretch's ~24
+window medians; judged over the whole stretch, the flat part's pairs made its Theil-Sen slope ~0 (a
+700 MB/h leak "stable: grows 156 KB/h, below 256 KB/h", and the absence line said a leak of 85 MB/h
+"would show").  The shape of the CI run of tests/live/test_live_prometheus.py at load ~10.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from detectors.leaks.analysis import LeakInput, analyse
+from forensics.types.leaks import Grade, LeakAnalysis, SeriesVerdict
+
+SIZE = 200  # bytes per vm_area_struct object
+
+
+def _store(samples: int, interval: float, leaking_share: float, per_second: float) -> pd.DataFrame:
+    """Slab rows of a store: vm_area_struct flat, then leaking over the last ``leaking_share`` of the stretch."""
+    rng = np.random.default_rng(1)
+    walls = 1.7e9 + np.arange(samples) * interval
+    onset = walls[0] + (walls[-1] - walls[0]) * (1 - leaking_share)
+    rows = []
+    for wall in walls:
+        for cache, size in (("vm_area_struct", SIZE), ("kmalloc-64", 64)):
+            grown = int(max(0.0, wall - onset) * per_second) if cache == "vm_area_struct" else 0
+            objects = 20_000 + int(rng.integers(-30, 30)) + grown
+            rows.append((int(wall * 1000), float(wall), "b", cache, objects - 100, objects, size))
+    return pd.DataFrame(rows, columns=["sample_id", "wall", "boot_id", "cache", "active_objs", "num_objs", "objsize"])
+
+
+def _verdict(frame: pd.DataFrame) -> tuple[SeriesVerdict, LeakAnalysis]:
+    analysis = analyse(LeakInput(slabs=frame, mem_total=24 << 30))
+    [v] = [v for v in analysis.caches if v.name == "vm_area_struct"]
+    return v, analysis
+
+
+def test_a_leak_in_the_last_seconds_of_three_minutes_is_a_leak_at_its_rate() -> None:
+    v, analysis = _verdict(_store(173, 1.0, 0.15, 1000.0))  # 26 s of 1000 objects a second: 5.2 MB
+    assert v.grade is Grade.LEAK, v.verdict
+    assert v.rate == pytest.approx(1000 * SIZE * 3600, rel=0.1)
+    assert v.since_wall >= 1.7e9 + 172 * 0.85 - 1  # judged from the onset, not the start
+    assert not analysis.absence().startswith("No cache")
+
+
+def test_a_rise_over_too_few_samples_is_growing_too_short_to_call() -> None:
+    v, analysis = _verdict(_store(173, 1.0, 0.06, 1000.0))  # ~10 samples of the rise
+    assert v.grade is Grade.UNDECIDED and v.verdict.rule == "growing-too-short", v.verdict
+    assert "samples over" in v.verdict.reason and "needs >= 24" in v.verdict.reason
+    assert analysis.absence().startswith("Growing, too short to call")
+
+
+def test_a_day_of_samples_then_half_an_hour_of_a_slow_rise_is_not_stable() -> None:
+    # 5 objects a second from the last 2% of a day at a 60 s interval: 1.7 MB in 29 minutes.
+    v, _ = _verdict(_store(1440, 60.0, 0.02, 5.0))
+    assert v.grade is Grade.UNDECIDED and v.verdict.rule == "short-ramp", v.verdict
+    assert v.rate == pytest.approx(5 * SIZE * 3600, rel=0.15)
