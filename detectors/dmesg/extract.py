@@ -306,7 +306,8 @@ def _follow(lines: Sequence[LogLine], path: tuple[Step, ...]) -> tuple[list[str]
         search, hint = step.anchor.search, step.hint
         for j in range(pos, len(lines)):
             body = lines[j].body
-            if hint and not any(map(body.__contains__, hint)):
+            # any() of a generator: compiled, a loop of ``in`` tests (not a map of a bound method, called per word).
+            if hint and not any(word in body for word in hint):
                 continue  # no word every match holds: the search would find nothing
             m = search(body)
             if m is not None:

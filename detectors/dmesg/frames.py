@@ -361,11 +361,11 @@ def parse_trace(lines: Sequence[LogLine], start: int) -> tuple[list[Frame], int]
     while i < len(lines):
         line = lines[i]
         what, value = _trace_line(line.body)
-        if what is _STOP:
+        if what == _STOP:
             break
-        if what is _STACK:
+        if what == _STACK:
             stack = value
-        elif what is _FRAME_LINE:
+        elif what == _FRAME_LINE:
             # The fields named, not unpacked with ``*``: compiled, the tuple is then made at once, not from a list.
             function, symbol, offset, size, module, reliable = value
             frames.append(_new_tuple(Frame, (function, symbol, offset, size, module, reliable, stack, line.number)))
@@ -373,7 +373,12 @@ def parse_trace(lines: Sequence[LogLine], start: int) -> tuple[list[Frame], int]
     return frames, i
 
 
-_STOP, _STACK, _FRAME_LINE, _OTHER = "stop", "stack", "frame", "other"  # what a line is to parse_trace
+# What a line is to parse_trace.  Final: compiled, each is a constant where it is read (three look-ups in the
+# module's dict a line of every call trace otherwise); compared with ==, which a constant's identity does not decide.
+_STOP: Final = "stop"
+_STACK: Final = "stack"
+_FRAME_LINE: Final = "frame"
+_OTHER: Final = "other"
 
 
 #: :func:`_trace_line` by line body.

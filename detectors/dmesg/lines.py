@@ -120,9 +120,10 @@ def parse_line(number: int, text: str) -> LogLine:
     return LogLine(number, text, text[pos:], timestamp, context, level, pos > 0, wall)
 
 
-#: 10**k for the fractions :func:`parse_raw` reads (at most 15 digits: every such numerator and 10**k are exact
-#: doubles, so that their quotient is the correctly rounded one a division of two Python ints gives, compiled or not).
-_POW10: Final = tuple(10**k for k in range(16))
+#: 10**k for the fractions :func:`parse_raw` reads, as doubles (at most 15 digits: every such numerator and 10**k
+#: are exact doubles, so that their quotient is the correctly rounded one a division of two Python ints gives, compiled
+#: or not; compiled, the division and the sum with the seconds are then the CPU's, not calls of the number protocol).
+_POW10: Final = tuple(float(10**k) for k in range(16))
 
 
 def _ascii_digits(raw: bytes, i: int, n: int) -> tuple[int, int]:
