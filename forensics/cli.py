@@ -108,6 +108,44 @@ COMMANDS: dict[str, Callable[[typer.Typer], None]] = {
 }
 
 
+#: What ``kforensic --help`` lists for each command, in its order: the first sentence of the command's help, so
+#: that the list (``--help``, ``--version``, no command, an unknown one) is made without importing the command
+#: modules (80 -> ~60 ms of CPU; issue #28). tests/forensics/test_cli_startup.py checks it against the commands.
+SUMMARIES: dict[str, str] = {
+    "report": "Run every analysis the inputs allow and merge the findings into one incident report.",
+    "vmcore": "Analyse a kernel crash dump: what crashed, where, on which data, and why.",
+    "slab-watch": "Sample kernel slab caches, meminfo, vmstat and the kernel log into a store (SIGTERM/Ctrl-C end it"
+    " cleanly).",
+    "slab-import": "Import slabinfo/meminfo snapshots (timestamped files or concatenated `cat` output) into a store.",
+    "slab-export": "Export a store as CSV, Parquet or Prometheus text (node_exporter metric names).",
+    "trace": "Scheduling and latency forensics from ftrace, trace-cmd, perf and LTTng (CTF) traces, and request spans.",
+    "dmesg": "Find every kernel report (oops, BUG, WARNING, KASAN, lockdep, stalls, panics, OOM) in kernel logs.",
+    "leaks": "Find slab caches and kernel memory that grow like a leak, and say who allocates them.",
+    "profile": "Find the hotspots of a CPU profile (perf), say what they mean, and draw flame graphs.",
+    "kdump": "Check, set up and test kernel crash dump capture (kdump).",
+}
+
+
+def _listed_only() -> None:
+    """What a command of the ``--help`` list runs: nothing can reach it (see :func:`listing`); said if it is."""
+    raise RuntimeError("a command of the --help list was run in place of its module's command")
+
+
+def listing() -> typer.core.TyperGroup:
+    """The root command (its options and callback) with every command listed by name and summary, none of their
+    modules imported.
+
+    Used only when the command line names no command (:func:`_requested`): the parser then never reaches one of
+    the listed commands, since the first word that is not an option is the command's name and the root takes no
+    option value.
+    """
+    group = typer.main.get_command(make_app(()))
+    assert isinstance(group, typer.core.TyperGroup)  # a callback makes a group
+    for name, summary in SUMMARIES.items():
+        group.add_command(typer.core.TyperCommand(name=name, help=summary, callback=_listed_only))
+    return group
+
+
 def _version(value: bool) -> None:
     if value:
         print(f"kforensic {__version__}")
@@ -374,7 +412,10 @@ def main() -> None:
     """
     # A run allocates millions of objects (the imports of typer, rich, numpy and numba; the readers' records),
     # next to none in cycles: collecting the young ones every 700 allocations (the default) cost 0.03-0.07 s
-    # of CPU per warm `kforensic trace` (240 collections); every 50,000 costs next to nothing.
+    # of CPU per warm `kforensic trace` (240 collections); every 50,000 costs next to nothing.  Set here, after
+    # typer's import, not before it: before, it saved 8 M instructions of every start-up (the ~30 young
+    # collections of typer's import), but `kforensic vmcore`'s peak RSS rose 114 -> 120 MiB (the collections
+    # of its run fell elsewhere; 2026-12-05, issue #28).
     gc.set_threshold(50_000, 10, 10)
     argv = sys.argv[1:]
     debug = "--debug" in argv
@@ -383,7 +424,7 @@ def main() -> None:
     codecache.install(requested[0] if requested else "kforensic")
     _refill_standard_streams()
     try:
-        command = typer.main.get_command(make_app(requested))
+        command = typer.main.get_command(make_app(requested)) if requested else listing()
         _reading_for_itself(command)
         code = command(prog_name="kforensic", standalone_mode=False)
         if code == 130:  # typer turns a KeyboardInterrupt inside the command into a silent Exit(130)

@@ -26,6 +26,7 @@ from detectors.dmesg.frames import (
     is_frame,
     is_skipped,
     parse_trace,
+    remember,
     skip_matcher,
     stall_frame,
     starts_stack,
@@ -204,26 +205,38 @@ _IS_FRAME: Final = 3
 _OPENS_STACK: Final = 4
 
 
-@functools.lru_cache(maxsize=16384)
-def _line_kind(body: str) -> tuple[int, bool, bool, bool, bool, bool]:
+LineKind = tuple[int, bool, bool, bool, bool, bool]
+#: :func:`_line_kind` by line body (see ``frames.LINES_REMEMBERED``).
+_KINDS: Final[dict[str, LineKind]] = {}
+
+
+def _line_kind(body: str) -> LineKind:
     """What :func:`report_extent` needs to know of one line's body, computed once per distinct body.
 
     Header (0, continuation, start), NMI backtrace marker, end marker, frame,
-    stack start, other report structure.  Cached: frame lines and report
-    boilerplate repeat from report to report of one kernel.
+    stack start, other report structure (asked only of a line that is no frame and no header: what the report
+    builder reads is whether the line is any of them).  Remembered: frame lines and report boilerplate repeat from
+    report to report of one kernel.
     """
+    kind = _KINDS.get(body)
+    return kind if kind is not None else remember(_KINDS, body, _line_kind_of(body))
+
+
+def _line_kind_of(body: str) -> LineKind:
+    """:func:`_line_kind`, not remembered."""
     seen = 0  # which of the words the tests below need the line holds: one automaton pass
     for word, _, _ in _KIND_SEARCH.find_matches_as_indexes(body, overlapping=True):
         seen |= _KIND_BITS[word]
     found = match_header(body) if seen & _HINT_WORD else None
     header = 0 if found is None else _STARTS if found[0].starts else _CONTINUES
+    frame = seen & _FRAME_WORD != 0 and is_frame(body)
     return (
         header,
         seen & _NMI_WORD != 0,
         seen & _END_WORD != 0 and _END_MARKER.search(body) is not None,
-        seen & _FRAME_WORD != 0 and is_frame(body),
+        frame,
         seen & _STACK_WORD != 0 and STACK_START.search(body) is not None,  # starts_stack(body)
-        _STRUCTURAL.match(body) is not None,
+        not frame and not header and _STRUCTURAL.match(body) is not None,
     )
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
-from typing import Any, Final, NamedTuple
+from typing import Any, Final, NamedTuple, TypeVar
 
 from ahocorasick_rs import AhoCorasick, MatchKind
 
@@ -153,14 +153,35 @@ _new_tuple: Final = tuple.__new__
 FrameFields = tuple[str, str, int, int, str | None, bool]
 
 
-@functools.lru_cache(maxsize=16384)
+#: How many distinct lines each per-line dict below holds before it is emptied.  Dicts, not functools.lru_cache:
+#: compiled, a look-up in one is a native dict look-up, where a call of the cache was ~1,000-1,800 instructions
+#: (~100,000 calls of the corpus x4).  Emptied when full: the answers are the same whenever they are made.
+LINES_REMEMBERED: Final = 16384
+
+_T = TypeVar("_T")
+
+
+def remember(cache: dict[str, _T], body: str, value: _T) -> _T:
+    """``value``, kept in one of the per-line dicts under its line's ``body`` (emptied first when full)."""
+    if len(cache) >= LINES_REMEMBERED:
+        cache.clear()
+    cache[body] = value
+    return value
+
+
+#: :func:`_frame_fields` by line body (frame lines recur from report to report).
+_FIELDS: Final[dict[str, FrameFields | None]] = {}
+
+
 def _frame_fields(body: str) -> FrameFields | None:
-    """Function, symbol, offset, size, module and reliability of a frame line (cached: frames recur).
+    """Function, symbol, offset, size, module and reliability of a frame line (remembered: frames recur).
 
     Read from the line's bytes (:func:`read_frame`) when it has the common shape, else by the patterns.
     """
+    if body in _FIELDS:
+        return _FIELDS[body]
     fields = read_frame(body)
-    return _frame_fields_by_pattern(body) if fields is not None and not fields[1] else fields
+    return remember(_FIELDS, body, _frame_fields_by_pattern(body) if fields is not None and not fields[1] else fields)
 
 
 def _frame_fields_by_pattern(body: str) -> FrameFields | None:
@@ -345,7 +366,9 @@ def parse_trace(lines: Sequence[LogLine], start: int) -> tuple[list[Frame], int]
         if what is _STACK:
             stack = value
         elif what is _FRAME_LINE:
-            frames.append(_new_tuple(Frame, (*value, stack, line.number)))
+            # The fields named, not unpacked with ``*``: compiled, the tuple is then made at once, not from a list.
+            function, symbol, offset, size, module, reliable = value
+            frames.append(_new_tuple(Frame, (function, symbol, offset, size, module, reliable, stack, line.number)))
         i += 1
     return frames, i
 
@@ -353,11 +376,20 @@ def parse_trace(lines: Sequence[LogLine], start: int) -> tuple[list[Frame], int]
 _STOP, _STACK, _FRAME_LINE, _OTHER = "stop", "stack", "frame", "other"  # what a line is to parse_trace
 
 
-@functools.lru_cache(maxsize=16384)
+#: :func:`_trace_line` by line body.
+_TRACE_LINES: Final[dict[str, tuple[str, Any]]] = {}
+
+
 def _trace_line(body: str) -> tuple[str, Any]:
     """What a line is inside a trace, and its value: the start of another stack, a marker or exception line and
-    the stack it opens, a frame and its fields (:func:`_frame_fields`), or another line.  Cached: frame lines
+    the stack it opens, a frame and its fields (:func:`_frame_fields`), or another line.  Remembered: frame lines
     recur from report to report (one look-up a line instead of a stack-start test, two matches and a parse)."""
+    got = _TRACE_LINES.get(body)
+    return got if got is not None else remember(_TRACE_LINES, body, _trace_line_of(body))
+
+
+def _trace_line_of(body: str) -> tuple[str, Any]:
+    """:func:`_trace_line`, not remembered."""
     if starts_stack(body):
         return _STOP, None
     # Each pattern is tried only on a line holding the text every match of it holds.

@@ -16,7 +16,6 @@ the culprit.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Sequence
 from typing import Final
@@ -35,6 +34,7 @@ from detectors.dmesg.frames import (
     hex_after,
     hex_value,
     is_skipped,
+    remember,
 )
 from detectors.dmesg.lines import LogLine
 from forensics import regexcache as rc
@@ -58,9 +58,9 @@ _ARM_FRAME = rc.compile(
     r"^\s*\[<[0-9a-f]+>\] \([^)]*\) from \[<[0-9a-f]+>\] \(([A-Za-z_][A-Za-z0-9_.$]*)"
     r"(?:\+(0x[0-9a-f]+)/(0x[0-9a-f]+))?(?: ([A-Za-z0-9_\-./]+\.[A-Za-z]+:\d+))?( \[inline\])?\)"
 )
-_MARKER = rc.compile(r"^\s*<(/?)(IRQ|NMI|TASK|SOFTIRQ|EOI|#[A-Z]+)>\s*$")
+_MARKER: Final = rc.compile(r"^\s*<(/?)(IRQ|NMI|TASK|SOFTIRQ|EOI|#[A-Z]+)>\s*$")
 #: Lines that may stand inside a stack without ending it: register dumps, markers, ``PID = 1``.
-_INSIDE = rc.compile(
+_INSIDE: Final = rc.compile(
     # arm's backtrace prints the registers a frame saved ("r7:00000000 r6:826229c4") and an exception stack's
     # words ("1fa0: 00000000 ...") between its frames.
     r"^\s*(?:(?:R[A-Z0-9]{1,3}|[A-Z]{2,3}|CR\d|DR\d|ORIG_RAX|pc|lr|sp|x\d+|r\d+|[0-9a-f]{4})\s*:|Code:|PID = \d+|"
@@ -175,14 +175,20 @@ _CALL_TRACE_SKIPS = ("^report_tag_fault$", "^do_tag_recovery$")
 StackFields = tuple[str, str, int | None, int | None, str | None, str | None, bool, bool]
 
 
-@functools.lru_cache(maxsize=16384)
+#: :func:`parse_stack_frame` by line body (see ``frames.LINES_REMEMBERED``).
+_FIELDS: Final[dict[str, StackFields | None]] = {}
+
+
 def parse_stack_frame(body: str) -> StackFields | None:
     """Function, symbol, offset, size, module, source, inline and reliability of a frame line, or None.
 
     Read from the line's bytes (:func:`read_stack_frame`) when it has the common shape, else by the patterns.
+    Remembered by line: frames recur from report to report.
     """
+    if body in _FIELDS:
+        return _FIELDS[body]
     fields = read_stack_frame(body)
-    return _stack_frame_by_pattern(body) if fields is not None and not fields[1] else fields
+    return remember(_FIELDS, body, _stack_frame_by_pattern(body) if fields is not None and not fields[1] else fields)
 
 
 #: What :func:`read_stack_frame` returns for a line it does not read: the patterns decide.  Told by its empty
@@ -328,7 +334,7 @@ def _stack_frame_by_pattern(body: str) -> StackFields | None:
     )
 
 
-_new_tuple = tuple.__new__
+_new_tuple: Final = tuple.__new__
 
 
 def section_kind(body: str) -> tuple[StackKind, int | None] | None:
@@ -442,7 +448,10 @@ def _sections(
         parsed = parse_stack_frame(body) if ("+0x" in body or ":" in body or ") from [<" in body) else None
         if parsed is not None:
             # tuple.__new__: the named tuple's own constructor is a Python function with keywords.
-            frames.append(_new_tuple(StackFrame, (*parsed, line.number - first)))
+            # The fields named, not unpacked with ``*``: compiled, the tuple is then made at once, not from a list.
+            function, symbol, offset, size, module, source, inline, reliable = parsed
+            fields = (function, symbol, offset, size, module, source, inline, reliable, line.number - first)
+            frames.append(_new_tuple(StackFrame, fields))
             continue
         if _MARKER.match(body) or _INSIDE.match(body):
             continue
@@ -460,7 +469,7 @@ def _sections(
 
 
 #: The start of a frame line cut short: a symbol and an offset that stops before its end ("+0x3c/0x", "+0x3").
-_CUT_FRAME = rc.compile(r"^\s*(?:\?\s+)?[A-Za-z_][A-Za-z0-9_.$]*\+0x[0-9a-fA-F]*(?:/(?:0x[0-9a-fA-F]*)?)?\s*$")
+_CUT_FRAME: Final = rc.compile(r"^\s*(?:\?\s+)?[A-Za-z_][A-Za-z0-9_.$]*\+0x[0-9a-fA-F]*(?:/(?:0x[0-9a-fA-F]*)?)?\s*$")
 
 
 def _frame_follows(lines: Sequence[LogLine], i: int) -> bool:

@@ -29,6 +29,7 @@ def fresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An empty cache directory and a table not yet loaded; the cache file's path."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.setattr(codecache, "_TABLE", codecache.new_table())
+    monkeypatch.setattr(codecache, "_asked", set())
     return codecache.cache_file()
 
 
@@ -108,4 +109,27 @@ def test_a_damaged_file_is_ignored(fresh: Path, monkeypatch: pytest.MonkeyPatch,
     assert codecache.code(*SOURCES[0]) == compile(SOURCES[0][0], "<string>", "exec", dont_inherit=True)
     assert codecache._TABLE.added is True  # compiled again, to be written back
     codecache._TABLE.save()
-    assert fresh.read_bytes() == blob
+    written = fresh.read_bytes()  # the same table (marshal's bytes also depend on the objects' reference counts)
+    assert written[:start] == blob[:start] and marshal.loads(written[start + 32 :]) == marshal.loads(blob[start + 32 :])
+
+
+def test_a_full_table_keeps_what_the_run_asked_for(fresh: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Entries no run asks for any more (the code of earlier versions) go when a new one finds the table full."""
+    monkeypatch.setattr(codecache, "MAX_ENTRIES", 8)
+    monkeypatch.setattr(codecache._TABLE, "max_entries", 8)
+    stale = [(f"x{i} + 1", "eval") for i in range(6)]
+    for source, mode in [*stale, *SOURCES[:2]]:
+        codecache.code(source, mode)
+    codecache._TABLE.save()
+    _reload(monkeypatch)
+    monkeypatch.setattr(codecache._TABLE, "max_entries", 8)
+    monkeypatch.setattr(codecache, "_asked", set())
+    want = [compile(source, "<string>", mode, dont_inherit=True) for source, mode in SOURCES]
+    assert [codecache.code(*s) for s in SOURCES[:2]] == want[:2]
+    assert codecache._TABLE.added is False  # both from the file, which is full (8 entries)
+    assert codecache.code(*SOURCES[2]) == want[2]  # not held: compiled, and the six stale entries make room for it
+    codecache._TABLE.save()
+    _reload(monkeypatch)
+    assert set(codecache._TABLE.load()) == set(SOURCES)
+    assert [codecache.code(*s) for s in SOURCES] == want
+    assert codecache._TABLE.added is False

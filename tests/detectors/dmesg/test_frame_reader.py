@@ -110,8 +110,8 @@ def test_made_frame_lines_are_read(body: str, fields: object, stack_fields: obje
 )
 def test_a_line_not_of_the_shape_is_left_to_the_patterns(body: str) -> None:
     assert _unsure(stacks.read_stack_frame(body))
-    assert stacks.parse_stack_frame.__wrapped__(body) == stacks._stack_frame_by_pattern(body)
-    assert frames._frame_fields.__wrapped__(body) == frames._frame_fields_by_pattern(body)
+    assert stacks.parse_stack_frame(body) == stacks._stack_frame_by_pattern(body)
+    assert frames._frame_fields(body) == frames._frame_fields_by_pattern(body)
 
 
 _PIECES = [" ", "  ", "\t", "\x0b", "\x1c", "\u2003", "\x85", "?", "? ", ".", "_", "a", "Z", "9", "$", "é", "fn",
