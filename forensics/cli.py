@@ -35,12 +35,6 @@ def _interrupted_at_start_up(kind: type[BaseException], value: BaseException, tb
 
 
 sys.excepthook = _interrupted_at_start_up  # before the slow imports below; main() catches what comes later
-# A run allocates millions of objects (the imports of typer, rich, numpy and numba; the readers' records), next to
-# none in cycles: collecting the young ones every 700 allocations (the default) cost 0.03-0.07 s of CPU per warm
-# `kforensic trace` (240 collections); every 50,000 costs next to nothing.  Set here, before typer's import (its
-# and click's modules, the stdlib's they import: 150 M instructions, ~30 young collections), not in main():
-# 6.5 M instructions fewer at every start-up (issue #28).
-gc.set_threshold(50_000, 10, 10)
 
 import typer  # noqa: E402 (after the hook: importing typer is most of the start-up)
 from typer.models import TyperPath  # noqa: E402
@@ -416,6 +410,13 @@ def main() -> None:
     code: it adds the traceback to an internal error (exit 4, a bug) and one ``kforensic: debug:`` line, where
     the error was raised, to exit 2 and 3 (never a traceback for bad input or usage, docs/cli.md).
     """
+    # A run allocates millions of objects (the imports of typer, rich, numpy and numba; the readers' records),
+    # next to none in cycles: collecting the young ones every 700 allocations (the default) cost 0.03-0.07 s
+    # of CPU per warm `kforensic trace` (240 collections); every 50,000 costs next to nothing.  Set here, after
+    # typer's import, not before it: before, it saved 8 M instructions of every start-up (the ~30 young
+    # collections of typer's import), but `kforensic vmcore`'s peak RSS rose 114 -> 120 MiB (the collections
+    # of its run fell elsewhere; 2026-12-05, issue #28).
+    gc.set_threshold(50_000, 10, 10)
     argv = sys.argv[1:]
     debug = "--debug" in argv
     requested = _requested(argv)
