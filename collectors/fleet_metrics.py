@@ -65,6 +65,9 @@ MEMINFO_FIELDS = (
 #: Instances read ahead (concurrent requests) while the previous one is analysed.
 READ_AHEAD = 4
 
+#: When slab-watch took the sample its textfile exports (forensics/fleet/exposition.py).
+TAKEN_AT = "kforensic_slabwatch_sample_timestamp_seconds"
+
 #: vmstat counters the analysis reads (did reclaim run?).
 VMSTAT_COUNTERS = ("slabs_scanned", "drop_slab")
 
@@ -155,6 +158,9 @@ def instance_queries(match: str, instance: str) -> list[str]:
     # until the next one (for up to the 5-minute lookback), so a late or missed scrape reads as the same sample
     # again, at a later time.  These tell real samples from repeats (build_instance).
     queries += [f"max by ({INSTANCE}) (timestamp({selector(fam.objects, narrowed)}))" for fam in FAMILIES]
+    # slab-watch's textfile holds its last sample until the next: scraped twice, one reading of /proc/slabinfo
+    # would count twice.  The time slab-watch took each sample tells them apart.
+    queries.append(f"max by ({INSTANCE}) ({selector(TAKEN_AT, narrowed)})")
     return queries
 
 
@@ -164,15 +170,18 @@ def fetch_instance(
     """One instance's series as frames (None when it has no slab points in the window)."""
     got = [client.query_range(q, start, end, step) for q in instance_queries(match, instance)]
     node_act, node_obj, node_size, kf_act, kf_obj, kf_size, node_mem, kf_mem, node_boot, kf_boot, vmstat = got[:11]
-    node_at, kf_at = got[11:]
+    node_at, kf_at, taken = got[11:]
     if node_obj:
         fam, active, objects, size, mem, at = NODE, node_act, node_obj, node_size, node_mem or kf_mem, node_at
+        taken = []  # node_exporter reads /proc/slabinfo when scraped: the scrape time is the reading's
     elif kf_obj:
         fam, active, objects, size, mem, at = KFORENSIC, kf_act, kf_obj, kf_size, kf_mem, kf_at
     else:
         return None
     boot = (node_boot if fam is NODE else kf_boot) or kf_boot or node_boot
-    return build_instance(instance, fam, active, objects, size, mem, boot, vmstat, start, step, sampled_at=at)
+    return build_instance(
+        instance, fam, active, objects, size, mem, boot, vmstat, start, step, sampled_at=at, taken_at=taken
+    )
 
 
 def fetch(
@@ -226,37 +235,49 @@ def _boot_ids(boot: list[Series], stamps: list[float], resets: list[Reset], seri
     return out
 
 
-def real_samples(stamps: list[float], sampled_at: list[Series] | None) -> tuple[dict[float, float], int]:
+def real_samples(
+    stamps: list[float], sampled_at: list[Series] | None, taken_at: list[Series] | None = None
+) -> tuple[dict[float, float], int]:
     """Each step that shows a sample first (step time -> the sample's own time), and how many steps repeat one.
 
     ``sampled_at``: the ``timestamp()`` of the sample behind each step's point.  A step whose sample time is
     unknown (no such series: another source of frames, or a step where the two queries disagree) is dropped
     when times are given, kept at its step time when they are not (every point then taken as a sample).
+    ``taken_at``: when the exporter took the reading it served (slab-watch's textfile): a reading scraped again
+    is a repeat too.  Rows keep the scrape's time: a cited sample is read back from Prometheus at it.
     """
     if not sampled_at:
         return {t: t for t in stamps}, 0
     times = {t: v for s in sampled_at for t, v in s.points if math.isfinite(v)}
+    taken = {t: v for s in taken_at or () for t, v in s.points if math.isfinite(v)}
     kept: dict[float, float] = {}
-    seen: set[float] = set()
+    scraped: set[float] = set()
+    readings: set[float] = set()
     repeats = 0
     for t in stamps:
         at = times.get(t)
         if at is None:
             continue
         at = round(at, 3)  # Prometheus keeps milliseconds
-        if at in seen:
+        reading = taken.get(t)
+        if at in scraped or (reading is not None and reading in readings):
             repeats += 1
             continue
-        seen.add(at)
+        scraped.add(at)
+        if reading is not None:
+            readings.add(reading)
         kept[t] = at
     return kept, repeats
 
 
 def _gaps(stamps: list[float], step: float) -> list[Gap]:
-    """Runs of query steps without a sample, between the first and last sample."""
+    """Holes between samples: longer than 1.5 query steps, or 1.5 times the samples' own median spacing when longer
+    (slab-watch sampling every 2 s, scraped every second, has no gap every 2 s)."""
     gaps: list[Gap] = []
+    spacing = sorted(b - a for a, b in itertools.pairwise(stamps))
+    usual = max(step, spacing[len(spacing) // 2] if spacing else step)
     for before, after in itertools.pairwise(stamps):
-        if after - before > 1.5 * step:
+        if after - before > 1.5 * usual:
             gaps.append(Gap(before, after))
     return gaps
 
@@ -288,6 +309,7 @@ def build_instance(
     start: float,
     step: float,
     sampled_at: list[Series] | None = None,
+    taken_at: list[Series] | None = None,
 ) -> InstanceSamples:
     """One instance's series as leak-detector frames (see the module doc).
 
@@ -302,7 +324,7 @@ def build_instance(
     stamps = sorted({t for s in objects for t, _ in s.points})
     resets: list[Reset] = []
     boot_of = _boot_ids(boot, stamps, resets, fam.boot)
-    kept, repeats = real_samples(stamps, sampled_at)
+    kept, repeats = real_samples(stamps, sampled_at, taken_at)
     rows: list[tuple[int, float, str, str, int, int, int]] = []
     for s in sorted(objects, key=lambda x: x.labels.get(label, "")):
         cache = s.labels.get(label, "")

@@ -366,7 +366,11 @@ def pick_step(client: PromClient, selector_text: str, start: float, end: float) 
     scrape = max(1.0, math.floor(interval)) if interval else 60.0
     coarse = math.ceil((end - begin) / AUTO_POINTS)
     step = float(max(scrape, coarse))
-    seen = f"scrape interval {interval:.3g} s" if interval else "scrape interval unknown (60 s assumed)"
+    seen = (
+        f"a sample every {interval:.3g} s on average over the last {int(lookback)} s"
+        if interval
+        else "scrape interval unknown (60 s assumed)"
+    )
     data = "" if begin <= start else f"; data from {math.ceil(end - begin):,} s before the end"
     why = "the scrape interval" if step == scrape else f"{AUTO_POINTS:,} points over the data's span"
     return StepChoice(begin, step, interval, f"step {step:g} s from {why} ({seen}{data})")

@@ -30,8 +30,8 @@ def _notes(result: FleetLeaks) -> list[str]:
         s = res.read
         if s.repeats:
             out.append(
-                f"{s.instance}: {s.repeats:,} query steps showed a sample already read (late or missed scrapes):"
-                " not counted as samples"
+                f"{s.instance}: {s.repeats:,} query steps showed a sample already read (a late or missed scrape, or"
+                " an exporter's reading scraped again): not counted as samples"
             )
         out += [f"{s.instance}: {note}" for note in gap_notes(s.gaps)]
         for r in s.resets:

@@ -108,7 +108,7 @@ def test_selectors_and_matchers() -> None:
         PromClient("prom:9090")
     assert KFORENSIC.cache_label == "cache" and NODE.cache_label == "slab"
     queries = instance_queries('job="node"', "db7:9100")
-    assert len(queries) == 13 and all('job="node",instance="db7:9100"' in q for q in queries)
+    assert len(queries) == 14 and all('job="node",instance="db7:9100"' in q for q in queries)
 
 
 def test_textfile_is_valid_exposition(tmp_path: Path) -> None:
