@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
-from typing import Any, Final, NamedTuple, TypeVar
+from typing import Any, Final, NamedTuple, TypeVar, cast
 
 from ahocorasick_rs import AhoCorasick, MatchKind
 
@@ -160,6 +160,10 @@ LINES_REMEMBERED: Final = 16384
 
 _T = TypeVar("_T")
 
+#: What a per-line dict gives for a line it does not hold (one look-up: a test of ``in`` and then an index could
+#: miss a line another thread's :func:`remember` dropped between the two).
+ABSENT: Final = object()
+
 
 def remember(cache: dict[str, _T], body: str, value: _T) -> _T:
     """``value``, kept in one of the per-line dicts under its line's ``body`` (emptied first when full)."""
@@ -178,8 +182,9 @@ def _frame_fields(body: str) -> FrameFields | None:
 
     Read from the line's bytes (:func:`read_frame`) when it has the common shape, else by the patterns.
     """
-    if body in _FIELDS:
-        return _FIELDS[body]
+    got = _FIELDS.get(body, ABSENT)
+    if got is not ABSENT:
+        return cast("FrameFields | None", got)
     fields = read_frame(body)
     return remember(_FIELDS, body, _frame_fields_by_pattern(body) if fields is not None and not fields[1] else fields)
 

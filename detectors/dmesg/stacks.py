@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Final
+from typing import Final, cast
 
 from ahocorasick_rs import BytesAhoCorasick, MatchKind
 
 from detectors.dmesg.frames import (
+    ABSENT,
     BLANK_BYTES,
     DIGIT_BYTES,
     LETTER_BYTES,
@@ -185,8 +186,9 @@ def parse_stack_frame(body: str) -> StackFields | None:
     Read from the line's bytes (:func:`read_stack_frame`) when it has the common shape, else by the patterns.
     Remembered by line: frames recur from report to report.
     """
-    if body in _FIELDS:
-        return _FIELDS[body]
+    got = _FIELDS.get(body, ABSENT)
+    if got is not ABSENT:
+        return cast("StackFields | None", got)
     fields = read_stack_frame(body)
     return remember(_FIELDS, body, _stack_frame_by_pattern(body) if fields is not None and not fields[1] else fields)
 
