@@ -339,10 +339,10 @@ def build_instance(
 
     crow: list[tuple[int, float, str, str, str, str, float]] = []
     mem_total: int | None = None
-    # A counter point at a step that repeats a slab sample is that scrape's value again: dropped; at a step that
-    # shows one, it is stamped with that sample's time (one scrape: the same instance's target).
-    timed = sampled_at is not None and bool(sampled_at)
-    repeated = set(stamps) - set(kept) if timed else set()
+    # A counter point at a step that shows no new slab sample (a repeat, or a step whose sample time is unknown) is
+    # dropped; at a step that shows one, it is stamped with that sample's time (one scrape: the same instance's
+    # target).  Without sample times every step is kept (real_samples).
+    repeated = set(stamps) - set(kept)
 
     def when(t: float) -> float:
         return kept.get(t, t)

@@ -186,7 +186,7 @@ def _frame_fields(body: str) -> FrameFields | None:
     if got is not ABSENT:
         return cast("FrameFields | None", got)
     fields = read_frame(body)
-    return remember(_FIELDS, body, _frame_fields_by_pattern(body) if fields is not None and not fields[1] else fields)
+    return remember(_FIELDS, body, fields if fields[1] else _frame_fields_by_pattern(body))
 
 
 def _frame_fields_by_pattern(body: str) -> FrameFields | None:
@@ -322,7 +322,7 @@ def hex_value(raw: bytes, i: int, end: int) -> int:
     return value
 
 
-def read_frame(body: str) -> FrameFields | None:
+def read_frame(body: str) -> FrameFields:
     """``_frame_fields_by_pattern(body)`` for a line of the common shape, read from its bytes; ``_UNSURE`` else.
 
     The pattern's way: blanks, columns, ``?`` and blanks (unreliable), a symbol, ``+0x`` hex ``/0x`` hex, then

@@ -9,7 +9,7 @@ import numpy as np
 from detectors.leaks.attribution import attribution_for
 from detectors.leaks.decision import Context, decide, late_onset
 from detectors.leaks.features import features, median_slope
-from detectors.leaks.pagecache import tie
+from detectors.leaks.pagecache import interpolated, tie
 from detectors.leaks.series import FloatArray, SeriesMatrix, resample, sampling_interval, window_for
 from forensics.types.leaks import LeakThresholds, SampleRef, SeriesVerdict
 
@@ -71,7 +71,7 @@ def _rise_grid(
     """Window medians of a series' raw samples from ``onset_wall`` on, in windows fit for that part's span.
 
     (walls, values, objects, objects in use, page cache, window); None when fewer than 3 samples follow the onset.
-    The page cache is interpolated from the stretch's grid, as :func:`detectors.leaks.pagecache.page_cache_on` does.
+    The page cache is interpolated from the stretch's grid (:func:`detectors.leaks.pagecache.interpolated`).
     """
     raw = matrix.raw[:, column]
     rows = np.flatnonzero(~np.isnan(raw) & (matrix.walls >= onset_wall))
@@ -83,14 +83,7 @@ def _rise_grid(
     window = window_for(float(walls[-1] - walls[0]), sampling_interval(walls))
     centres, medians = resample(walls, values, window)
     extra = dict(zip(names, (medians[:, i + 1] for i in range(len(names))), strict=True))
-    cached = None
-    if page_cache is not None:
-        known = ~np.isnan(page_cache)
-        if int(known.sum()) >= 2:
-            grid = matrix.grid_walls[known]
-            inside = (centres >= grid[0]) & (centres <= grid[-1])
-            cached = np.full(len(centres), np.nan)
-            cached[inside] = np.interp(centres[inside], grid, page_cache[known])
+    cached = None if page_cache is None else interpolated(matrix.grid_walls, page_cache, centres)
     return centres, medians[:, 0], extra.get("objects"), extra.get("active_objs"), cached, window
 
 

@@ -47,12 +47,18 @@ def page_cache_on(meminfo: SeriesMatrix, walls: FloatArray) -> FloatArray | None
         total = values if total is None else total + values
     if total is None:
         return None
-    keep = ~np.isnan(total)
+    return interpolated(meminfo.grid_walls, total, walls)
+
+
+def interpolated(grid_walls: FloatArray, values: FloatArray, walls: FloatArray) -> FloatArray | None:
+    """``values`` (window medians at ``grid_walls``, NaN where unknown) interpolated at ``walls``: NaN outside the
+    known span; None when fewer than two are known."""
+    keep = ~np.isnan(values)
     if int(keep.sum()) < 2:
         return None
-    inside = (walls >= meminfo.grid_walls[keep][0]) & (walls <= meminfo.grid_walls[keep][-1])
+    inside = (walls >= grid_walls[keep][0]) & (walls <= grid_walls[keep][-1])
     out: FloatArray = np.full(len(walls), np.nan)
-    out[inside] = np.interp(walls[inside], meminfo.grid_walls[keep], total[keep])
+    out[inside] = np.interp(walls[inside], grid_walls[keep], values[keep])
     return out
 
 
