@@ -224,6 +224,30 @@ def test_newlines_and_colons_are_found_beside_any_byte_at_any_offset(shift: int)
         assert got.colons.tolist() == [m.end() - 2 for m in re.finditer(rb" \d+\.\d+: ", text)]
 
 
+@pytest.mark.parametrize("shift", range(8))
+def test_texts_equal_but_for_one_byte_are_told_apart_at_any_offset(shift: int) -> None:
+    # Headers and call chain texts are compared with the stored ones and copied into their stores eight bytes at a
+    # time, the chunk's side read at any offset: texts equal but for one byte, wherever it is, are distinct, a
+    # text met again is the one kept, and each is kept as it was.
+    head = b"app 10 [001] 5.5: 1 cpu-clock: "
+    body = b"\t ffffffff81000000 some_symbol+0x1f ([kernel.kallsyms])\n\t 4005 main+0x3 (/bin/app)"
+    heads = [head[:i] + b"Z" + head[i + 1 :] for i in range(len(head)) if head[i : i + 1] not in b"5.:"]
+    bodies = [body[:i] + b"Z" + body[i + 1 :] for i in range(len(body)) if body[i] != 10]
+    pairs = [(h, body) for h in heads] + [(head, b) for b in bodies]
+    text = b"y" * shift + b"\n\n" + b"".join(h + b"\n" + b + b"\n\n" for h, b in pairs * 2)
+    slots = ChunkSlots(jitted_scan())
+    got = slots.scan(b"", memoryview(text))
+    assert got is not None
+    lead = [b"y" * shift] if shift else []  # (a first piece of a header alone; none: the empty piece, slot 0)
+    first = 1 + len(lead)
+    numbered = got.slots.tolist()[1:-1]  # (the last piece is empty: slot 0)
+    assert numbered[: len(pairs)] == numbered[len(pairs) :] == list(range(first, len(pairs) + first))
+    masked = [re.sub(rb" \d\.\d: ", b" 0.0: ", h) for h in [*heads, head]]  # (the time masked where it is one)
+    assert sorted(map(slots.header_text, range(slots.headers))) == sorted([*lead, *masked])
+    texts = slots.bodies()
+    assert sorted(map(texts.text, range(len(texts)))) == sorted([b""] * len(lead) + [body, *bodies])
+
+
 def test_a_chunk_forgotten_leaves_no_trace() -> None:
     slots = ChunkSlots(jitted_scan())
     one = b"a 1 [0] 1.5: 1 c: \n\t 1 f (x)\n\n"
