@@ -136,6 +136,18 @@ def to_document(
 #: 16 MB: an alternation of the two would be tried at every character); each hit is then looked at.
 _SMALL_FLOAT_HINTS = (re.compile(rb"0\.0000\d"), re.compile(rb"e-\d"))
 _NUMBER_CHARS = frozenset(b"0123456789.-+e")
+#: ``e-\d`` found from its ``-``: a pattern that starts with one literal byte is searched byte by byte for it, one
+#: that starts with two (``e-``) by a slower loop (the search of the items of the corpus x4: 7.1 -> 5.5 ms).
+_E_MINUS_DIGIT = re.compile(rb"-(?<=e-)\d")
+
+
+def _small_float_hint(data: bytes) -> bool:
+    """Whether ``data`` holds a hint of :data:`_SMALL_FLOAT_HINTS` (their two searches' answer, found faster): the
+    first only where ``0.0000`` is (``find``, a skipping search, where ``in`` would first raise and clear a TypeError
+    for the needle that is no int: ~1,800 instructions, ~12,000 template pieces of the corpus x4)."""
+    if data.find(b"0.0000") >= 0 and _SMALL_FLOAT_HINTS[0].search(data) is not None:
+        return True
+    return _E_MINUS_DIGIT.search(data) is not None
 
 
 def document_bytes(doc: dict[str, Any], depth: int = 4) -> bytes:
@@ -197,25 +209,25 @@ def write_document(doc: dict[str, Any], write: Callable[[bytearray], object], de
             stdlib.append(lambda obj: encode_text(encoder(obj)))
         return stdlib[0](obj)
 
-    small_e, small_0 = _SMALL_FLOAT_HINTS
     plain: dict[int, bool] = {}  # by a listed repeat's pieces: whether none holds a hint
 
     def encode(obj: Any) -> bytes:
+        if type(obj) is ListedRepeat:
+            # Its pieces end before a line number and start after it (after b":", before b"," or b"}"): a hint
+            # is in the item only when it is in a piece, looked for once for all repeats of one report.  Such an
+            # item is its JSON as is (what orjson writes of the Fragment, without the trip through it).
+            pieces = obj.pieces
+            if (clean := plain.get(id(pieces))) is None:
+                clean = plain[id(pieces)] = not any(_small_float_hint(p) for p in pieces)
+            if clean:
+                return obj.json_bytes()
         try:
             data: bytes = fast(obj)
         except TypeError:  # orjson.JSONEncodeError
             return slow(obj)
-        if type(obj) is ListedRepeat:
-            # Its pieces end before a line number and start after it (after b":", before b"," or b"}"): a hint
-            # is in the item only when it is in a piece, looked for once for all repeats of one report.
-            pieces = obj.pieces
-            if (clean := plain.get(id(pieces))) is None:
-                clean = plain[id(pieces)] = not any(small_e.search(p) or small_0.search(p) for p in pieces)
-            if clean:
-                return data
         # The item as it stands in the document, between a separator and the next (b"[" and b"]" stand so): the
-        # two literal searches of the hints first, which most items pass (b"e-" alone is in many texts).
-        if (small_e.search(data) or small_0.search(data)) and _small_float_differs(b"[" + data + b"]"):
+        # hints first, which most items do not hold (b"e-" alone is in many texts).
+        if _small_float_hint(data) and _small_float_differs(b"[" + data + b"]"):
             return slow(obj)
         return data
 

@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from collectors import perf_script
+from collectors import perf_chunks, perf_script
 from collectors.perf_chains_aot import jitted_scan
 from collectors.perf_chunks import ChunkSlots
 from collectors.perf_script import CHUNK, ScriptParser, read_gzip_text
@@ -205,6 +205,23 @@ def test_chunks_the_per_sample_code_reads() -> None:
             got = _same(text, chunk)
             assert sum(s.samples for s in got.stacks) >= 120
     assert len(_same(ok + two_times + ok + two_times, 200).stacks) == 2  # the times masked: one text, and the odd one
+
+
+@pytest.mark.parametrize("shift", range(8))
+def test_newlines_and_colons_are_found_beside_any_byte_at_any_offset(shift: int) -> None:
+    # The chunk pass finds them eight bytes at a time (a mask of the bytes equal to each, its set bits taken lowest
+    # first): beside every byte value, several in one word, at every offset of a word and in the bytes past the
+    # last whole word, it finds the offsets a byte-by-byte search finds, and the times' colons among them.
+    odd = b"".join(bytes([v, 10, v, 58, 10, 58, v, v, 58, 10, 0x8A, 0xBA, v]) for v in range(256))
+    timed = b"".join(b"a 1 [0] %d.5: 1 c: \n\t 1 f (x)\n\n" % i for i in range(16))
+    for tail in (b"", b"\n\n", b"x:\n\n", b"xxxxx:\n\n"):
+        text = b"y" * shift + odd + b"\n\n" + timed + tail
+        slots = ChunkSlots(jitted_scan())
+        got = slots.scan(b"", memoryview(text))
+        assert got is not None
+        assert got.newlines.tolist() == [i for i, c in enumerate(text) if c == 10]
+        assert int(slots.state[perf_chunks.COLONS]) == text.count(b":")
+        assert got.colons.tolist() == [m.end() - 2 for m in re.finditer(rb" \d+\.\d+: ", text)]
 
 
 def test_a_chunk_forgotten_leaves_no_trace() -> None:

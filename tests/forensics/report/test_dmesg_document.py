@@ -124,6 +124,20 @@ def test_listed_repeats_take_the_stdlib_path_with_the_rest(tmp_path: Path) -> No
     assert document_bytes(moved) == document_bytes(plain) == stdlib_text(plain)
 
 
+def test_listed_repeats_of_a_report_with_percent_signs_are_its_bytes(tmp_path: Path) -> None:
+    # A listed repeat is its template formatted with %: the report's own % signs (a comm, a module list) stay
+    # as they are, next to the moved line numbers.
+    golden = Path(__file__).resolve().parents[2] / "detectors" / "dmesg" / "golden" / "null_deref_x86.log"
+    text = golden.read_text().replace("Comm: sh", "Comm: 50%d%%s").replace("kf_buggy(O)", "kf_buggy(O) %s 100%")
+    result = analyse_logs([_repeated_log(tmp_path, text, 4)], live=False)
+    plain = to_document(list(result.sources), result.incident, result.hypotheses)
+    moved = to_document(list(result.sources), result.incident, result.hypotheses, moved_repeats=True)
+    assert _listed_repeats(moved) >= 2
+    written = document_bytes(moved)
+    assert written.count(b'"comm":"50%d%%s"') >= 4
+    assert written == document_bytes(plain) == stdlib_text(plain)
+
+
 def test_the_document_is_written_in_pieces_of_the_bytes_the_standard_library_writes() -> None:
     # ~3 MB of items: handed to the writer in pieces of ~1 MiB (a buffer it reuses), each item whole; an item
     # with a float under 1e-4 and one with a surrogate escape in the middle are written by the standard library,
