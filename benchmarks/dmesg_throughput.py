@@ -2,6 +2,7 @@
 
 Each input is run from this one process as
   kforensic dmesg --format json LOG           cold: a fresh process with empty bytecode, numba and regex caches;
+                                              (--format text adds rows for the terminal text, what a user gets);
                                               warm: the caches filled (best of --warm-runs)
   grep -cE 'BUG|WARNING|Oops|panic' LOG       the baseline, on the same file
 each with wall time, CPU time and peak RSS, the load average after the run, and the ratio of
@@ -184,7 +185,7 @@ def figures(mb: float, wall: float, cpu: float, rss: float | None) -> str:
     return f"{mb / wall:6.1f} MB/s wall {wall:6.2f} s {mb / cpu:6.1f} MB/s CPU {cpu:5.2f} s RSS {mib(rss)}"
 
 
-def run_one(label: str, log: Path, warm_runs: int) -> None:
+def run_one(label: str, log: Path, warm_runs: int, fmt: str = "json") -> None:
     """Run kforensic cold and warm and grep on one log, in this process; print one row.
 
     Cold: a fresh process whose bytecode, numba and regex caches are empty (``PYTHONPYCACHEPREFIX``,
@@ -194,7 +195,8 @@ def run_one(label: str, log: Path, warm_runs: int) -> None:
     (:func:`link_compiled`: ``compiled`` in the row, else ``source``).
     """
     mb = log.stat().st_size / 1e6
-    kf = [sys.executable, "-m", "forensics", "dmesg", "--format", "json", str(log)]
+    kf = [sys.executable, "-m", "forensics", "dmesg", "--format", fmt, str(log)]
+    label = label if fmt == "json" else f"{label} ({fmt})"
     with tempfile.TemporaryDirectory() as cache:
         env = cold_env(Path(cache))
         cold = measure(kf, env)
@@ -229,6 +231,13 @@ def main() -> None:
     ap.add_argument("--rss-check", action="store_true", help="also run (a) at a quarter of its size")
     ap.add_argument("--verbatim", action="store_true", help="also run (a) and (b) repeated byte for byte")
     ap.add_argument("--warm-runs", type=int, default=2, help="warm runs per input (the best is printed)")
+    ap.add_argument(
+        "--format",
+        choices=("json", "text"),
+        action="append",
+        dest="formats",
+        help="the output format(s) measured, a row each (default json; text is what a terminal user gets)",
+    )
     args = ap.parse_args()
     console = lambda: joined_block(sorted(CONSOLES.glob("*/console.log")))  # noqa: E731
     dense = lambda: joined_block(sorted(GOLDEN.glob("*.log")))  # noqa: E731
@@ -259,7 +268,8 @@ def main() -> None:
             block, _ = make()
             size = {"corpus x1": len(block), "corpus x4": 4 * len(block)}.get(label, size_mb << 20)
             write_repeated(log, size, block, shift)
-            run_one(label, log, args.warm_runs)
+            for fmt in args.formats or ["json"]:
+                run_one(label, log, args.warm_runs, fmt)
             log.unlink()
 
 

@@ -61,8 +61,8 @@ GROUP = Group(
                 *("i8:1", "i8:1", "i8:1", "i8:1"),  # its newlines and colons, its times' colons and digits (out)
                 *("i8", "i8:1:r", "i8:1:r"),  # the mode, the texts given (BODY_MODE)
                 *("i8:1", "i8:2"),  # slots
-                *("i8:1", "i8:2", "u1:1"),  # headers
-                *("i8:1", "i8:2", "u1:1"),  # call chain texts
+                *("i8:1", "i8:2", "u1:1", "u8:1"),  # headers (their store, and its memory as words)
+                *("i8:1", "i8:2", "u1:1", "u8:1"),  # call chain texts (the same)
                 *("i8:1", "i8:2", "u1:1", "u8:1"),  # frame keys (their store, and its memory as words)
                 *("i8:1", "i8:2", "i8:1"),  # chains
                 *("i8:1",) * 7,  # the state, the outputs per piece and per new slot

@@ -142,7 +142,7 @@ class ChunkSlots:
         # Room for the whole input at once: its pages are taken only as texts are stored (a copy per doubling
         # would touch twice the store's size).  Bounded: a kernel refuses a reservation much larger than its
         # memory (heuristic overcommit), and the distinct texts of a large input are a fraction of it.
-        self.body_store = np.empty(max(1 << 20, min(expected, STORE_RESERVED)), np.uint8)
+        self.body_store = np.empty(max(1 << 20, (min(expected, STORE_RESERVED) + 7) // 8 * 8), np.uint8)  # (words)
         self.key_table = np.zeros(1 << 12, np.int64)
         self.keys = np.zeros((1 << 10, KEY_COLUMNS), np.int64)
         self.key_store = np.empty(1 << 16, np.uint8)
@@ -181,8 +181,8 @@ class ChunkSlots:
                 # Rehash: the table grows by a power of two and every entry goes to its place in it.
                 setattr(self, table_name, _rehashed(rows, meta[:count, column], first))
         for store_name, used, more in (
-            ("header_store", HEADER_USED, size),
-            ("body_store", BODY_USED, size),
+            ("header_store", HEADER_USED, size + 8 * pieces),  # (each text starts at a word: 7 bytes more at most)
+            ("body_store", BODY_USED, size + 8 * pieces),
             ("key_store", KEY_USED, size),
             ("key_ids", KEYS_USED, lines),
         ):
@@ -222,9 +222,11 @@ class ChunkSlots:
                 self.header_table,
                 self.header_meta,
                 self.header_store,
+                self.header_store.view(np.uint64),
                 self.body_table,
                 self.body_meta,
                 self.body_store,
+                self.body_store.view(np.uint64),
                 self.key_table,
                 self.keys,
                 self.key_store,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import io
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from forensics.model import Incident, NotAvailable, Severity
 from forensics.report.examined import examined_lines, verdict_line
@@ -19,20 +19,94 @@ SEVERITY_STYLE = {
     Severity.CRITICAL: "bold white on red",
 }
 
+# Lines of an evidence excerpt shown under its citation.
+EXCERPT_LINES = 12
+
+# A piece of a line: its text as shown, and the rich style it is shown in ("" for none).
+Piece = tuple[str, str]
+
+
+def _console(buf: io.StringIO, *, color: bool, width: int) -> Console:
+    """A console writing ``width`` columns into ``buf``, told everything it would otherwise look up per print.
+
+    Why each setting:
+    - ``height``, ``force_terminal``, ``force_jupyter``, ``force_interactive``: without them every ``print``
+      asked the environment (``FORCE_COLOR``, ``TERM``, ``COLUMNS``, ``LINES``...) and the real terminal's size
+      again (~40 µs a print). ``buf`` is no terminal and the colour choice is ours (``color``), not the
+      environment's: with ``FORCE_COLOR`` and ``TERM=dumb`` set, rich took the width as 80 whatever ``width`` said.
+    - ``emoji=False``: rich turns ``:x:``, ``:up:``, ``:ok:``... of a printed string into pictures (the lines
+      are given as ``Text``, which it does not read for emoji or markup; this is for anything printed as a string).
+    """
+    return Console(
+        file=buf,
+        width=width,
+        height=25,
+        color_system="standard" if color else None,
+        highlight=False,
+        emoji=False,
+        force_terminal=False,
+        force_jupyter=False,
+        force_interactive=False,
+    )
+
+
+class _Printer:
+    """Lines of pieces written as rich would print them, through rich only where it changes something.
+
+    rich costs ~30-40 µs a line (markup, a ``Text``, wrapping, segments): ~0.7 s for the ~13,000 lines of a
+    report-dense log's incident. Most lines are short printable ASCII with no colour to show, which rich prints
+    as they are: those are written straight into the buffer. The others (a colour shown, a tab, a control
+    character, a character wider or narrower than a column, a line longer than the width) go through rich as
+    ``Text``, never as markup: rich's markup shows a log line's trailing backslash twice and its ``:x:`` as a
+    picture. A run of them is one ``print`` (rich prints a text of several lines line by line, each wrapped as
+    it would be alone). tests/forensics/report/test_terminal.py checks both ways give the same text.
+    """
+
+    def __init__(self, console: Console, buf: io.StringIO, *, color: bool, width: int) -> None:
+        self.console = console
+        self.buf = buf
+        self.color = color
+        self.width = width
+        self._run: list[Text] = []
+        self._soft = False
+
+    def line(self, *pieces: Piece | str, soft_wrap: bool = False) -> None:
+        """Add a line made of ``pieces`` (plain text, or ``(text, style)``); ``soft_wrap``: not folded at the width."""
+        shown = "".join(p if isinstance(p, str) else p[0] for p in pieces)
+        styled = self.color and any(not isinstance(p, str) and p[1] for p in pieces)
+        if not styled and all(
+            part.isascii() and part.isprintable() and len(part) <= self.width for part in shown.split("\n")
+        ):
+            self.flush()
+            self.buf.write(shown)
+            self.buf.write("\n")
+            return
+        if soft_wrap != self._soft:
+            self.flush()
+            self._soft = soft_wrap
+        self._run.append(Text.assemble(*pieces))
+
+    def flush(self) -> None:
+        """Print the lines given to rich so far."""
+        if self._run:
+            self.console.print(Text("\n").join(self._run), soft_wrap=self._soft)
+            self._run.clear()
+
 
 def render_terminal(incident: Incident, *, color: bool, width: int) -> str:
     """The incident as terminal text: a findings table, then each finding with its evidence."""
     buf = io.StringIO()
-    console = Console(file=buf, width=width, color_system="standard" if color else None, highlight=False)
+    console = _console(buf, color=color, width=width)
+    out = _Printer(console, buf, color=color, width=width)
     window = incident.window
     when = str(window) if isinstance(window, NotAvailable) else f"{window.start} – {window.end}"
-    console.print(f"[bold]kforensic[/] {escape(incident.tool_version)}  host {escape(str(incident.host))}")
-    console.print(f"kernel {escape(str(incident.kernel_release))}  window {escape(when)}")
+    out.line(("kforensic", "bold"), f" {incident.tool_version}  host {incident.host}")
+    out.line(f"kernel {incident.kernel_release}  window {when}")
     findings = incident.sorted_findings()
     if not incident.problems():
-        console.print(escape(verdict_line(incident)))
+        out.line(verdict_line(incident))
         for line in examined_lines(incident):
-            console.print(escape(line))
+            out.line(line)
     if findings:
         table = Table(show_lines=False, expand=False)
         table.add_column("#", justify="right")
@@ -43,26 +117,28 @@ def render_terminal(incident: Incident, *, color: bool, width: int) -> str:
         for i, f in enumerate(findings, 1):
             table.add_row(
                 str(i),
-                f"[{SEVERITY_STYLE[f.severity]}]{f.severity.value}[/]",
+                Text.assemble((f.severity.value, SEVERITY_STYLE[f.severity])),
                 f"{f.confidence:.2f}",
-                escape(f.title),
-                escape(f.evidence[0].cite()),
+                Text(f.title),
+                Text(f.evidence[0].cite()),
             )
+        out.flush()
         console.print(table)
         for i, f in enumerate(findings, 1):
-            console.print(f"\n[bold]{i}. {escape(f.title)}[/]  ({f.id})")
-            console.print(escape(f.summary))
+            out.line("\n", (f"{i}. {f.title}", "bold"), f"  ({f.id})")
+            out.line(f.summary)
             if f.baseline is not None:
-                console.print(f"  severity {f.severity.value}, judged against {escape(str(f.baseline))}")
+                out.line(f"  severity {f.severity.value}, judged against {f.baseline}")
             for fact in f.shown_facts:
-                console.print(f"  {escape(fact.name)}: {escape(fact.value)}")
+                out.line(f"  {fact.name}: {fact.value}")
             for ev in f.evidence:
-                console.print(f"  [dim]{escape(ev.cite())}[/]")
-                for line in ev.excerpt.splitlines()[:12]:
-                    console.print(f"    {escape(line)}", soft_wrap=True)
+                out.line("  ", (ev.cite(), "dim"))
+                for line in ev.excerpt.splitlines()[:EXCERPT_LINES]:
+                    out.line(f"    {line}", soft_wrap=True)
             for step in f.next_steps:
-                console.print(f"  next: {escape(step)}")
-    errors = [s for s in incident.sources if s.error]
-    for s in errors:
-        console.print(f"[yellow]input {escape(s.path)}: {escape(s.error or '')}[/]")
+                out.line(f"  next: {step}")
+    for s in incident.sources:
+        if s.error:
+            out.line((f"input {s.path}: {s.error}", "yellow"))
+    out.flush()
     return buf.getvalue()

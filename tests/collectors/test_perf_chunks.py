@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from collectors import perf_script
+from collectors import perf_chunks, perf_script
 from collectors.perf_chains_aot import jitted_scan
 from collectors.perf_chunks import ChunkSlots
 from collectors.perf_script import CHUNK, ScriptParser, read_gzip_text
@@ -205,6 +205,47 @@ def test_chunks_the_per_sample_code_reads() -> None:
             got = _same(text, chunk)
             assert sum(s.samples for s in got.stacks) >= 120
     assert len(_same(ok + two_times + ok + two_times, 200).stacks) == 2  # the times masked: one text, and the odd one
+
+
+@pytest.mark.parametrize("shift", range(8))
+def test_newlines_and_colons_are_found_beside_any_byte_at_any_offset(shift: int) -> None:
+    # The chunk pass finds them eight bytes at a time (a mask of the bytes equal to each, its set bits taken lowest
+    # first): beside every byte value, several in one word, at every offset of a word and in the bytes past the
+    # last whole word, it finds the offsets a byte-by-byte search finds, and the times' colons among them.
+    odd = b"".join(bytes([v, 10, v, 58, 10, 58, v, v, 58, 10, 0x8A, 0xBA, v]) for v in range(256))
+    timed = b"".join(b"a 1 [0] %d.5: 1 c: \n\t 1 f (x)\n\n" % i for i in range(16))
+    for tail in (b"", b"\n\n", b"x:\n\n", b"xxxxx:\n\n"):
+        text = b"y" * shift + odd + b"\n\n" + timed + tail
+        slots = ChunkSlots(jitted_scan())
+        got = slots.scan(b"", memoryview(text))
+        assert got is not None
+        assert got.newlines.tolist() == [i for i, c in enumerate(text) if c == 10]
+        assert int(slots.state[perf_chunks.COLONS]) == text.count(b":")
+        assert got.colons.tolist() == [m.end() - 2 for m in re.finditer(rb" \d+\.\d+: ", text)]
+
+
+@pytest.mark.parametrize("shift", range(8))
+def test_texts_equal_but_for_one_byte_are_told_apart_at_any_offset(shift: int) -> None:
+    # Headers and call chain texts are compared with the stored ones and copied into their stores eight bytes at a
+    # time, the chunk's side read at any offset: texts equal but for one byte, wherever it is, are distinct, a
+    # text met again is the one kept, and each is kept as it was.
+    head = b"app 10 [001] 5.5: 1 cpu-clock: "
+    body = b"\t ffffffff81000000 some_symbol+0x1f ([kernel.kallsyms])\n\t 4005 main+0x3 (/bin/app)"
+    heads = [head[:i] + b"Z" + head[i + 1 :] for i in range(len(head)) if head[i : i + 1] not in b"5.:"]
+    bodies = [body[:i] + b"Z" + body[i + 1 :] for i in range(len(body)) if body[i] != 10]
+    pairs = [(h, body) for h in heads] + [(head, b) for b in bodies]
+    text = b"y" * shift + b"\n\n" + b"".join(h + b"\n" + b + b"\n\n" for h, b in pairs * 2)
+    slots = ChunkSlots(jitted_scan())
+    got = slots.scan(b"", memoryview(text))
+    assert got is not None
+    lead = [b"y" * shift] if shift else []  # (a first piece of a header alone; none: the empty piece, slot 0)
+    first = 1 + len(lead)
+    numbered = got.slots.tolist()[1:-1]  # (the last piece is empty: slot 0)
+    assert numbered[: len(pairs)] == numbered[len(pairs) :] == list(range(first, len(pairs) + first))
+    masked = [re.sub(rb" \d\.\d: ", b" 0.0: ", h) for h in [*heads, head]]  # (the time masked where it is one)
+    assert sorted(map(slots.header_text, range(slots.headers))) == sorted([*lead, *masked])
+    texts = slots.bodies()
+    assert sorted(map(texts.text, range(len(texts)))) == sorted([b""] * len(lead) + [body, *bodies])
 
 
 def test_a_chunk_forgotten_leaves_no_trace() -> None:
