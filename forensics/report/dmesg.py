@@ -214,11 +214,12 @@ def write_document(doc: dict[str, Any], write: Callable[[bytearray], object], de
     def encode(obj: Any) -> bytes:
         if type(obj) is ListedRepeat:
             # Its pieces end before a line number and start after it (after b":", before b"," or b"}"): a hint
-            # is in the item only when it is in a piece, looked for once for all repeats of one report.  Such an
-            # item is its JSON as is (what orjson writes of the Fragment, without the trip through it).
+            # is in the item only when it is in a piece, looked for once for all repeats of one report, in the
+            # pieces joined (no hint holds a b":" either side of which two pieces meet).  Such an item is its JSON
+            # as is (what orjson writes of the Fragment, without the trip through it).
             pieces = obj.pieces
             if (clean := plain.get(id(pieces))) is None:
-                clean = plain[id(pieces)] = not any(_small_float_hint(p) for p in pieces)
+                clean = plain[id(pieces)] = not _small_float_hint(b"".join(pieces))
             if clean:
                 return obj.json_bytes()
         try:

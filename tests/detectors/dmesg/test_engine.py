@@ -276,16 +276,16 @@ def test_a_boot_without_its_banner_is_told_apart_from_the_boot_above_in_any_chun
 
 
 def test_the_per_line_dicts_give_the_same_reports_when_emptied_as_they_fill(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The line kinds, trace lines and frame fields are remembered by line body in dicts emptied when full
-    # (frames.LINES_REMEMBERED): with room for two lines they are emptied all the time, and every report and
-    # every stack section of the golden logs must come out the same.
+    # The line kinds, trace lines, frame fields and stall anchors are remembered by line body (or function name) in
+    # dicts emptied when full (frames.LINES_REMEMBERED): with room for two lines they are emptied all the time, and
+    # every report and every stack section of the golden logs must come out the same.
     from detectors.dmesg import extract, frames, stacks
     from forensics.pipelines.dmesg import analyse_logs
     from forensics.report.dmesg import DmesgRenderer
     from forensics.report.formats import OutputFormat, render_encoded
 
     def documents() -> list[object]:
-        for cache in (extract._KINDS, frames._FIELDS, frames._TRACE_LINES, stacks._FIELDS):
+        for cache in (extract._KINDS, frames._FIELDS, frames._TRACE_LINES, stacks._FIELDS, frames._ANCHORED):
             cache.clear()
         return [render_encoded(DmesgRenderer(), analyse_logs([str(log)], False), OutputFormat.TEXT) for log in GOLDEN]
 
@@ -293,3 +293,4 @@ def test_the_per_line_dicts_give_the_same_reports_when_emptied_as_they_fill(monk
     monkeypatch.setattr(frames, "LINES_REMEMBERED", 2)
     assert documents() == full
     assert len(extract._KINDS) <= 2 and len(frames._FIELDS) <= 2 and len(stacks._FIELDS) <= 2
+    assert len(frames._ANCHORED) <= 2
