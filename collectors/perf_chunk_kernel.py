@@ -63,7 +63,7 @@ MAX_DIGITS = 15
 SLOTS, HEADERS, HEADER_USED, BODIES, BODY_USED, KEYS, KEY_USED, CHAINS, KEYS_USED, NEW, TIMES = range(11)
 #: ... and the newlines and colons found (:func:`scan_chunk` finds them first).
 NEWLINES, COLONS = 11, 12
-#: ... and a sum of what pass 3 looked at (kept only so that the compiler keeps those loads).
+#: ... and a sum of what passes 3 and 5 looked at (kept only so that the compiler keeps those loads).
 LOOKED = 13
 STATE_SIZE = 14
 #: What a line is when it is no frame key's: a blank or comment line (no frame, left out of the chain), or a
@@ -274,7 +274,7 @@ def scan_chunk(
     state[TIMES] = n_times
     # Pass 2: the pieces between blank lines (bytes.split(b"\n\n"): leftmost, not overlapping), or the texts
     # given, each with its bounds and hashes; then a look at the places each will be looked up at (pass 3); then
-    # each numbered, in order (pass 4).
+    # each numbered, in order (pass 4), and its slot (pass 5).
     slot_mask = len(slot_table) - 1
     header_mask = len(header_table) - 1
     body_mask = len(body_table) - 1
@@ -375,20 +375,17 @@ def scan_chunk(
             if end >= n:
                 break
             pos = end + 2
-    # Pass 3: a look at each piece's place in the texts' table, the text there and (when its header is there too)
-    # its slot's place: the tables are megabytes, and these loads, independent of each other, are fetched from
-    # memory all at once, where the numbering in order waited for each in turn (-10% of the chunk pass's time).
+    # Pass 3: a look at each piece's place in the call chain texts' table, the text there and its first word (its
+    # slot's place is looked at in pass 5): the tables and the store are megabytes, and these loads, independent of
+    # each other, are fetched from memory all at once, where the numbering in order waited for each in turn (-10%
+    # of the chunk pass's time).
     looked = 0
     for i in range(n_all):
         k = body_table[bounds[i, 6] & body_mask]
         if k > 0:
-            looked += body_meta[k - 1, 2]
-            if mode == CHUNK_MODE:
-                kh = header_table[bounds[i, 5] & header_mask]
-                if kh > 0:
-                    looked += slot_table[((((_FNV_OFFSET ^ (kh - 1)) * _FNV_PRIME) ^ (k - 1)) * _FNV_PRIME) & slot_mask]
-    state[LOOKED] = looked  # (kept: the compiler may not drop the loads)
-    # Pass 4: each piece numbered, in order.
+            looked += body_words[body_meta[k - 1, 0] >> 3]  # (its row, and the first word of its text: compared next)
+    # Pass 4: each piece's header and body numbered, in order (their numbers kept in ``bounds``' hash columns, which
+    # are read no more); its slot in pass 5.
     for piece in range(n_all):
         pos = bounds[piece, 0]
         end = bounds[piece, 1]
@@ -406,6 +403,7 @@ def scan_chunk(
                 ci += 1
                 times += 1
             if end == pos:  # the empty text: slot 0, nothing numbered
+                bounds[piece, 5] = -1
                 piece_slot[n_pieces] = 0
                 piece_start[n_pieces] = pos
                 piece_lines[n_pieces] = 0
@@ -656,7 +654,33 @@ def scan_chunk(
                     keys_used += count
             body_meta[bid, 3] = cid
         if mode == CHUNK_MODE:
-            sh = (((_FNV_OFFSET ^ hid) * _FNV_PRIME) ^ bid) * _FNV_PRIME
+            bounds[piece, 5] = hid
+            bounds[piece, 6] = bid
+        else:
+            piece_slot[n_pieces] = bid
+        piece_start[n_pieces] = pos
+        piece_lines[n_pieces] = lines
+        piece_times[n_pieces] = times
+        n_pieces += 1
+    if mode == CHUNK_MODE:
+        # Pass 5: each piece's slot, the pair of its numbers.  Its place in the slots' table is looked at for every
+        # piece first, then the pieces are numbered in order: a new call chain text makes a new slot, whose place
+        # (in a table of megabytes) was a load the numbering waited for, one piece after the other (~10% of the
+        # kernel's samples); looked at first, they are fetched together, as in pass 3.
+        for i in range(n_all):
+            hid = bounds[i, 5]
+            if hid >= 0:
+                sh = (((_FNV_OFFSET ^ hid) * _FNV_PRIME) ^ bounds[i, 6]) * _FNV_PRIME
+                bounds[i, 4] = sh
+                k = slot_table[sh & slot_mask]
+                if k > 0:
+                    looked += slot_meta[k - 1, 0]
+        for i in range(n_all):
+            hid = bounds[i, 5]
+            if hid < 0:
+                continue
+            bid = bounds[i, 6]
+            sh = bounds[i, 4]
             at = sh & slot_mask
             slot = -1
             while slot_table[at] != 0:
@@ -672,16 +696,11 @@ def scan_chunk(
                 slot_meta[slot, 1] = bid
                 slot_meta[slot, 2] = sh
                 slot_table[at] = slot + 1
-                new_first[n_new] = n_pieces
+                new_first[n_new] = i
                 new_pos[n_new] = at
                 n_new += 1
-            piece_slot[n_pieces] = slot
-        else:
-            piece_slot[n_pieces] = bid
-        piece_start[n_pieces] = pos
-        piece_lines[n_pieces] = lines
-        piece_times[n_pieces] = times
-        n_pieces += 1
+            piece_slot[i] = slot
+    state[LOOKED] = looked  # (kept: the compiler may not drop the loads of passes 3 and 5)
     state[SLOTS] = n_slots
     state[HEADERS] = n_headers
     state[HEADER_USED] = header_used
