@@ -6,6 +6,8 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from detectors.dmesg.scanner import LogScanner
 from forensics.types.dmesg import KernelReport
@@ -223,3 +225,25 @@ def test_repeats_fed_in_small_pieces_equal_built_ones() -> None:
         reports = [r for at in range(0, len(data), size) for r in scanner.feed(data[at : at + size])]
         assert reports + scanner.close() == built
         assert scanner._memo.fast_hits >= 12  # the other entries of a header ruled out in place, as a whole log
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.integers(0, 400), max_size=60),
+    st.integers(0, 3000),
+    st.integers(0, 30000),
+    st.integers(0, 30000),
+    st.integers(-1, 50),
+)
+def test_lines_ahead_are_counted_in_steps_as_in_one_count(
+    lengths: list[int], start: int, end: int, budget: int, lines: int
+) -> None:
+    # has_lines counts the newlines ahead in steps of the bytes the lines may take, stopping once it has seen
+    # enough: the answer is one count's over the budget, for lines of any length (most longer than 160 bytes too).
+    from detectors.dmesg.memo import _Ahead
+
+    data = b"\n".join(b"x" * n for n in lengths)
+    start = min(start, len(data))
+    end = max(start, end)
+    stop = min(end, start + budget)
+    assert _Ahead(data, start, end, budget).has_lines(lines) == (data.count(b"\n", start, stop) >= lines)
