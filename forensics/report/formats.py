@@ -122,7 +122,7 @@ class JsonWriter(Protocol[R_contra]):
     """A renderer that hands its JSON to a writer in pieces of UTF-8 as they are made: the same bytes as its
     ``json`` text encoded, never held whole."""
 
-    def write_json(self, result: R_contra, write: Callable[[bytearray], object]) -> None: ...
+    def write_json(self, result: R_contra, write: Callable[[memoryview], object]) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -130,7 +130,7 @@ class Streamed:
     """A rendered result to be written in pieces: ``write_to(write)`` calls ``write`` with each piece of UTF-8
     (a buffer it reuses: ``write`` must not keep it)."""
 
-    write_to: Callable[[Callable[[bytearray], object]], None]
+    write_to: Callable[[Callable[[memoryview], object]], None]
 
 
 def render_streamed(
@@ -142,7 +142,7 @@ def render_streamed(
     if fmt is OutputFormat.JSON and isinstance(renderer, JsonWriter):
         writer = renderer
 
-        def write_to(write: Callable[[bytearray], object]) -> None:
+        def write_to(write: Callable[[memoryview], object]) -> None:
             writer.write_json(result, write)
 
         return Streamed(write_to)

@@ -153,6 +153,12 @@ def test_the_document_is_written_in_pieces_of_the_bytes_the_standard_library_wri
     whole = b"".join(pieces)
     assert whole == document_bytes(doc) == stdlib_text(doc)
     assert b'"t":1.2e-05' in whole and b'"b": 3e-07' in whole and b"k\\udcffern" in whole
+    # Each piece is a view of one buffer reused for the next, released once the writer returns: not to be kept.
+    kept: list[memoryview] = []
+    write_document(doc, kept.append)
+    assert len(kept) == len(pieces)
+    with pytest.raises(ValueError, match="released"):
+        kept[0].tobytes()
 
 
 def test_the_command_streams_the_document_it_would_render(
