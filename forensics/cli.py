@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Callable
 from types import TracebackType
-from typing import Annotated, TextIO
+from typing import TYPE_CHECKING, Annotated, TextIO
 
 #: What a run interrupted by SIGINT (Ctrl-C) says, wherever the signal lands (exit 130, docs/cli.md).
 INTERRUPTED = "interrupted (SIGINT, Ctrl-C) before the run was over"
@@ -20,10 +20,11 @@ INTERRUPTED_HINT = "run it again; an output file is complete or as it was before
 
 
 def _interrupted_at_start_up(kind: type[BaseException], value: BaseException, tb: TracebackType | None) -> None:
-    """Ctrl-C while the interpreter still imports this module (typer, click: the first ~0.2 s of every run).
+    """Ctrl-C while the interpreter still imports this module, or typer and click at main()'s start (the first
+    ~0.1 s of every run).
 
-    main() is not running yet, so nothing catches the KeyboardInterrupt: Python printed its traceback and
-    died by SIGINT (the hostile battery's signal cases). Said as every other interrupt is, exit 130.
+    main()'s error boundary is not running yet, so nothing catches the KeyboardInterrupt: Python printed its
+    traceback and died by SIGINT (the hostile battery's signal cases). Said as every other interrupt is, exit 130.
     """
     if not issubclass(kind, KeyboardInterrupt):
         sys.__excepthook__(kind, value, tb)
@@ -36,65 +37,68 @@ def _interrupted_at_start_up(kind: type[BaseException], value: BaseException, tb
 
 sys.excepthook = _interrupted_at_start_up  # before the slow imports below; main() catches what comes later
 
-import typer  # noqa: E402 (after the hook: importing typer is most of the start-up)
-from typer.models import TyperPath  # noqa: E402
-
-from forensics import __version__, codecache  # noqa: E402
+from forensics import __version__, codecache  # noqa: E402 (after the hook)
 from forensics.errors import ExitCode, InputError, KforensicError  # noqa: E402
+
+if TYPE_CHECKING:
+    # Imported by main() (and by what builds the app), not here: a run of `profile SRC --folded -` alone needs no
+    # option parser (_folded_only), and typer's import was most of the start-up.
+    import typer
+    from typer import TyperException as _ParseError
 
 
 # Each command module is imported only when its command runs (start-up time): one registrar per module,
 # a plain import inside a function (no import by string).
-def _report(app: typer.Typer) -> None:
+def _report(app: "typer.Typer") -> None:
     from forensics.commands import report
 
     report.register(app)
 
 
-def _vmcore(app: typer.Typer) -> None:
+def _vmcore(app: "typer.Typer") -> None:
     from forensics.commands import vmcore
 
     vmcore.register(app)
 
 
-def _slabwatch(app: typer.Typer) -> None:
+def _slabwatch(app: "typer.Typer") -> None:
     from forensics.commands import slabwatch
 
     slabwatch.register(app)
 
 
-def _kdump(app: typer.Typer) -> None:
+def _kdump(app: "typer.Typer") -> None:
     from forensics.commands import kdump
 
     kdump.register(app)
 
 
-def _trace(app: typer.Typer) -> None:
+def _trace(app: "typer.Typer") -> None:
     from forensics.commands import trace
 
     trace.register(app)
 
 
-def _dmesg(app: typer.Typer) -> None:
+def _dmesg(app: "typer.Typer") -> None:
     from forensics.commands import dmesg
 
     dmesg.register(app)
 
 
-def _leaks(app: typer.Typer) -> None:
+def _leaks(app: "typer.Typer") -> None:
     from forensics.commands import leaks
 
     leaks.register(app)
 
 
-def _profile(app: typer.Typer) -> None:
+def _profile(app: "typer.Typer") -> None:
     from forensics.commands import profile
 
     profile.register(app)
 
 
 #: Command name -> the registrar of its module in forensics.commands, in --help order.
-COMMANDS: dict[str, Callable[[typer.Typer], None]] = {
+COMMANDS: dict[str, Callable[["typer.Typer"], None]] = {
     "report": _report,
     "vmcore": _vmcore,
     "slab-watch": _slabwatch,
@@ -131,7 +135,7 @@ def _listed_only() -> None:
     raise RuntimeError("a command of the --help list was run in place of its module's command")
 
 
-def listing() -> typer.core.TyperGroup:
+def listing() -> "typer.core.TyperGroup":
     """The root command (its options and callback) with every command listed by name and summary, none of their
     modules imported.
 
@@ -139,6 +143,8 @@ def listing() -> typer.core.TyperGroup:
     the listed commands, since the first word that is not an option is the command's name and the root takes no
     option value.
     """
+    import typer
+
     group = typer.main.get_command(make_app(()))
     assert isinstance(group, typer.core.TyperGroup)  # a callback makes a group
     for name, summary in SUMMARIES.items():
@@ -147,25 +153,39 @@ def listing() -> typer.core.TyperGroup:
 
 
 def _version(value: bool) -> None:
+    import typer
+
     if value:
         print(f"kforensic {__version__}")
         raise typer.Exit(0)
 
 
-def _root(
-    version: Annotated[
-        bool,
-        typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit."),
-    ] = False,
-) -> None:
-    """Post-mortem crash and memory forensics for Linux kernels."""
+def _reset_run() -> None:
     from forensics.output import reset_run
 
     reset_run()  # a new run: no inputs read yet, no --force
 
 
-def make_app(commands: tuple[str, ...] | None = None) -> typer.Typer:
+def _root_callback() -> Callable[..., None]:
+    """The root's callback (``--version``): its option is typer's, made when the app is (typer imported then)."""
+    import typer
+
+    def _root(
+        version: Annotated[
+            bool,
+            typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit."),
+        ] = False,
+    ) -> None:
+        """Post-mortem crash and memory forensics for Linux kernels."""
+        _reset_run()
+
+    return _root
+
+
+def make_app(commands: tuple[str, ...] | None = None) -> "typer.Typer":
     """The CLI with the given commands (all when None) registered."""
+    import typer
+
     cli = typer.Typer(
         name="kforensic",
         help="Post-mortem crash and memory forensics for Linux kernels.",
@@ -175,7 +195,7 @@ def make_app(commands: tuple[str, ...] | None = None) -> typer.Typer:
         context_settings={"help_option_names": ["-h", "--help"]},
         rich_markup_mode=None,
     )
-    cli.callback()(_root)
+    cli.callback()(_root_callback())
     wanted = COMMANDS if commands is None else {c: COMMANDS[c] for c in commands}
     for register in dict.fromkeys(wanted.values()):
         register(cli)
@@ -192,7 +212,7 @@ def _requested(argv: list[str]) -> tuple[str, ...] | None:
     return None
 
 
-def __getattr__(name: str) -> typer.Typer:
+def __getattr__(name: str) -> "typer.Typer":
     # ``from forensics.cli import app`` (tests, tools) gets the CLI with every command.
     if name == "app":
         return make_app()
@@ -396,11 +416,46 @@ def _reading_for_itself(command: object) -> None:
     may not read is bad input (exit 3, "cannot access PATH: Permission denied"),
     as every reader says it. Existence and file/directory checks stay.
     """
+    from typer.models import TyperPath
+
     for sub in getattr(command, "commands", {}).values():
         _reading_for_itself(sub)
     for param in getattr(command, "params", ()):
         if isinstance(param.type, TyperPath):
             param.type.readable = False
+
+
+def _folded_only(argv: list[str]) -> str | None:
+    """SRC when the command line is exactly ``profile SRC --folded -`` (SRC ``-`` or not an option), else None.
+
+    Such a run has nothing for the option parser to check (every other option at its default) and writes the
+    folded stacks alone: main() runs it without importing typer and click or building the command (~19 ms of CPU
+    of every run, ~5% of one on 50 MB; issue #28).  Any other command line, this one with one more word, goes
+    through typer as before.
+    """
+    if len(argv) == 4 and argv[0] == "profile" and argv[2:] == ["--folded", "-"]:
+        source = argv[1]
+        if source == "-" or not source.startswith("-"):
+            return source
+    return None
+
+
+class _AbortedError(Exception):
+    """An EOFError in a run made without typer, as typer's main turns it into click's Abort (after a newline)."""
+
+
+def _folded_stacks_alone(source: str) -> None:
+    """What typer runs for ``profile SRC --folded -``: the root's callback, then the profile command's folded-only
+    way (:mod:`forensics.commands.profile_folded`, which the command itself calls)."""
+    from forensics.commands.profile_folded import folded_to_stdout
+    from forensics.types.profile_result import ProfileFilters
+
+    _reset_run()
+    try:
+        folded_to_stdout(source, ProfileFilters())
+    except EOFError as exc:  # typer's main: a newline on stderr, then Abort (said as an interrupt, exit 130)
+        print(file=sys.stderr)
+        raise _AbortedError from exc
 
 
 def main() -> None:
@@ -416,24 +471,35 @@ def main() -> None:
     # typer's import, not before it: before, it saved 8 M instructions of every start-up (the ~30 young
     # collections of typer's import), but `kforensic vmcore`'s peak RSS rose 114 -> 120 MiB (the collections
     # of its run fell elsewhere; 2026-12-05, issue #28).
-    gc.set_threshold(50_000, 10, 10)
     argv = sys.argv[1:]
+    folded_source = _folded_only(argv)
+    aborted: tuple[type[BaseException], ...] = (_AbortedError,)
+    parse_errors: tuple[type[_ParseError], ...] = ()
+    if folded_source is None:
+        import typer  # (before the threshold, as when this module imported it)
+
+        aborted, parse_errors = (typer.Abort, _AbortedError), (typer.TyperException,)
+    gc.set_threshold(50_000, 10, 10)
     debug = "--debug" in argv
     requested = _requested(argv)
     # Before the command's modules make their dataclasses and named tuples: their generated code from the cache.
     codecache.install(requested[0] if requested else "kforensic")
     _refill_standard_streams()
     try:
-        command = typer.main.get_command(make_app(requested)) if requested else listing()
-        _reading_for_itself(command)
-        code = command(prog_name="kforensic", standalone_mode=False)
-        if code == 130:  # typer turns a KeyboardInterrupt inside the command into a silent Exit(130)
-            raise KeyboardInterrupt
+        code: object = None
+        if folded_source is not None:
+            _folded_stacks_alone(folded_source)
+        else:
+            command = typer.main.get_command(make_app(requested)) if requested else listing()
+            _reading_for_itself(command)
+            code = command(prog_name="kforensic", standalone_mode=False)
+            if code == 130:  # typer turns a KeyboardInterrupt inside the command into a silent Exit(130)
+                raise KeyboardInterrupt
     except KforensicError as exc:
         _fail(exc.message, exc.hint, int(exc.exit_code), _where_raised(exc) if debug else None)
-    except typer.Abort:
+    except aborted:
         _fail(INTERRUPTED, INTERRUPTED_HINT, 130)
-    except typer.TyperException as exc:
+    except parse_errors as exc:
         # Bad option values and unknown options: the same one-line format as every other error.
         message = exc.format_message()
         if "\n" in message:  # a group without its command: click's NoArgsIsHelpError carries the whole help

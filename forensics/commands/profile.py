@@ -137,17 +137,14 @@ def profile(
     filters = ProfileFilters(
         parse_window(window), comm, pid, tid, "kernel" if kernel_only else "user" if user_only else None, event
     )
-    from forensics.delivery import deliver
-    from forensics.gcpause import gc_paused
-
     if folded_out and output is None and svg is None and diff is None and fail_on is None:
         # Only the folded stacks asked for (what stackcollapse-perf.pl gives): no tables, findings or report.
-        from forensics.pipelines.profile import folded_profile
+        from forensics.commands.profile_folded import folded_to_stdout
 
-        with gc_paused():
-            deliver("".join(line + "\n" for line in folded_profile(source, filters)), None)
+        folded_to_stdout(source, filters)
         return
-    from forensics.delivery import exit_status
+    from forensics.delivery import deliver, exit_status
+    from forensics.gcpause import gc_paused
     from forensics.pipelines.profile import analyse_profile
     from forensics.report.formats import render
     from forensics.report.profile import ProfileRenderer, render_flamegraph

@@ -74,8 +74,40 @@ def test_a_command_imports_its_own_module_and_no_heavy_library() -> None:
 def test_folded_stacks_of_a_small_profile_import_neither_numpy_nor_the_report() -> None:
     code, modules = _imported("profile", "-", "--folded", "-", stdin=PERF)
     assert code == 0
-    assert _command_modules(modules) == {"forensics.commands.profile"}
+    # `profile SRC --folded -` alone is run without the option parser (forensics.cli._folded_only): no typer.
+    assert _command_modules(modules) == {"forensics.commands.profile_folded"}
     assert not [m for m in (*HEAVY, "forensics.report.profile", "forensics.report.flamegraph") if m in modules]
+    assert not [m for m in modules if m.split(".")[0] in ("typer", "click")]
+    # One word more and the command line is parsed as every other (typer), the command's module then running the
+    # same folded-only way.
+    code, modules = _imported("profile", "-", "--folded", "-", "--top", "15", stdin=PERF)
+    assert code == 0 and "typer" in modules
+    assert _command_modules(modules) == {"forensics.commands.profile", "forensics.commands.profile_folded"}
+
+
+_CLI = "import sys\nsys.argv = ['kforensic', *sys.argv[1:]]\nfrom forensics.cli import main\nmain()\n"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [PERF, DATA / "profile" / "flat.perf.txt.gz", "-", "missing.txt", "empty.txt", "garbage.txt", "a-dir", ""],
+    ids=str,
+)
+def test_folded_stacks_alone_say_what_the_parsed_command_says(source: str | Path, tmp_path: Path) -> None:
+    # Made without typer, `profile SRC --folded -` writes, says and exits as the same command parsed by typer (one
+    # option more, at its default) does: on recordings, on stdin, and on inputs that fail (exit 3).
+    (tmp_path / "empty.txt").write_bytes(b"")
+    (tmp_path / "garbage.txt").write_bytes(b"not a profile\n\n")
+    (tmp_path / "a-dir").mkdir()
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        alone = _run(_CLI, "profile", source, "--folded", "-", stdin=PERF)
+        parsed = _run(_CLI, "profile", source, "--folded", "-", "--top", "15", stdin=PERF)
+    finally:
+        os.chdir(cwd)
+    assert (alone.returncode, alone.stdout, alone.stderr) == (parsed.returncode, parsed.stdout, parsed.stderr)
+    assert alone.returncode in (0, 3) and (alone.stdout or alone.stderr.startswith("kforensic: error: "))
 
 
 @pytest.mark.parametrize("args", [["--help"], ["--version"], [], ["no-such-command"]], ids=repr)
