@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from forensics import cachetrim
 from forensics.jit import AOT_ENV, cache_dir, import_numpy, switch
 
 #: The argument and result types, in a notation that needs no numba: ``i8``, ``f8`` (scalars), ``h``
@@ -188,6 +189,7 @@ def load(group: Group, environ: dict[str, str] | os._Environ[str] = os.environ) 
     except (ImportError, OSError):  # damaged or built for another interpreter: the JIT path runs
         return None
     _loaded[path] = found = Kernels(group, module)
+    cachetrim.used(_digest_path(path))  # the note's time: the module's own file is what _intact reads
     return found
 
 
@@ -282,6 +284,7 @@ def build(group: Group, announce: bool = True) -> Path | None:
         jit.quiet = False
     if announce:
         print(f"kforensic: built in {time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
+    cachetrim.trim(path.parent.parent, keep=[path])  # modules of other sources no run used for a month
     return path
 
 

@@ -128,6 +128,17 @@ def _load_numba_target(numba: Any) -> None:
             del sys.modules[_BLAS]
 
 
+def _stamp_or_trim(where: Path) -> None:
+    """Stamp this sources' JIT directory as used; when it is new (an upgrade, a checkout), numba is about to compile
+    into it: the directories of other sources no run used for a month go (:mod:`forensics.cachetrim`)."""
+    from forensics import cachetrim
+
+    if where.is_dir():
+        cachetrim.used(where)
+    else:
+        cachetrim.trim(where.parent, keep=[where])
+
+
 def _setup() -> Any:
     """Import numba, point its cache at :func:`cache_dir` and listen for compiles (once); numba."""
     global _numba  # noqa: PLW0603 (set once, on the first kernel)
@@ -141,9 +152,12 @@ def _setup() -> Any:
     config: Any = numba.config  # numba has no type information
     global _uncached  # noqa: PLW0603 (set once, with _numba)
     try:
-        config.CACHE_DIR = str(jit_cache_dir())
+        where = jit_cache_dir()
+        config.CACHE_DIR = str(where)
     except OSError:  # no home: numba's user-wide fallback would expand "~" into the current directory
         _uncached = True
+    else:
+        _stamp_or_trim(where)
     _load_numba_target(numba)
 
     class Notice(event.Listener):

@@ -39,6 +39,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 
+from forensics import cachetrim
 from forensics.jit import AOT_ENV, cache_dir, switch
 
 _MANIFEST = "MANIFEST"
@@ -168,6 +169,7 @@ def install(group: Group, environ: dict[str, str] | os._Environ[str] = os.enviro
         return False
     sys.meta_path.insert(0, _Finder(files))
     _installed[group.name] = where
+    cachetrim.used(where)  # its directory's time: the files' times are what _files checks
     return True
 
 
@@ -252,4 +254,5 @@ def build(group: Group, announce: bool = True, opt_level: str = "3") -> Path | N
                 os.rename(out, where)
     if announce:
         print(f"kforensic: built in {time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
+    cachetrim.trim(where.parent.parent, keep=[where])  # builds of other sources no run used for a month
     return where

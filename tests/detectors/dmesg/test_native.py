@@ -18,12 +18,13 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 import detectors.dmesg
-from forensics import native
+from forensics import cachetrim, native
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -40,7 +41,7 @@ _RUN = r"""
 import glob, json, random, re, sys
 from pathlib import Path
 import detectors.dmesg.lines as lines
-from forensics import native
+from forensics import cachetrim, native
 from forensics.pipelines.dmesg import analyse_logs
 from forensics.report.dmesg import DmesgRenderer
 from forensics.report.formats import OutputFormat, render_encoded
@@ -126,6 +127,16 @@ def test_compiled_modules_give_what_the_source_gives(built: Path) -> None:
     assert isinstance(outputs, dict) and len(outputs) > 100
     assert outputs == source["outputs"]
     assert compiled["parsed"] == source["parsed"]
+
+
+def test_a_run_stamps_the_build_it_loads(built: Path) -> None:
+    """forensics.cachetrim removes builds no run used for a month: a run that loads one says it used it."""
+    month_ago = time.time() - cachetrim.IDLE_SECONDS - 86400
+    os.utime(built, (month_ago, month_ago))
+    assert _run(built.parent.parent)["native"] == ["kforensic_dmesg"]
+    assert built.stat().st_mtime > time.time() - 600
+    assert native._files(built) is not None  # its files' times, which the manifest holds, untouched
+    assert cachetrim.stale(built.parent.parent, now=time.time()) == []
 
 
 def test_a_damaged_build_is_not_loaded(built: Path, tmp_path: Path) -> None:
