@@ -178,7 +178,10 @@ def load(group: Group, environ: dict[str, str] | os._Environ[str] = os.environ) 
         return None
     if path in _loaded:
         return _loaded[path]
-    if not path.is_file() or not _intact(path):
+    try:
+        if not path.is_file() or not _intact(path):
+            return None
+    except OSError:  # a cache this user cannot search: the JIT path runs
         return None
     spec = importlib.util.spec_from_file_location(group.name, path)
     if spec is None or spec.loader is None:
@@ -201,7 +204,11 @@ def loaded() -> list[Path]:
 def failed(group: Group, environ: dict[str, str] | os._Environ[str] = os.environ) -> bool:
     """True when a build of the current sources failed before (the note :func:`build` leaves)."""
     with contextlib.suppress(OSError, RuntimeError):
-        return module_path(group, environ).with_suffix(".failed").exists()
+        note = module_path(group, environ).with_suffix(".failed")
+        if note.exists():
+            cachetrim.used(note)  # still the answer for these sources: not a month-old leftover to trim
+            return True
+        return False
     return True
 
 

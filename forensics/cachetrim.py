@@ -13,12 +13,14 @@ How:
 - :func:`trim` runs where a new entry is made (a build takes seconds to minutes, so its cost is nothing beside
   it): under the cache directory it removes the entries of kforensic's own naming (``jit-<16 hex>``,
   ``native/<group>-<20 hex>``, ``aot/<group>-<20 hex><suffix>`` with its notes) whose stamp is older than
-  :data:`IDLE_SECONDS`. Anything else there (a build in progress in a ``tmp*`` directory, a user's file, a name of
-  another shape) is never touched; nor are the entries the running sources would use.
+  :data:`IDLE_SECONDS`. Anything else there (a build in progress in a ``tmp*`` directory, a user's file, a link, a
+  name of another shape) is never touched; nor is the entry being made. Other entries of the running sources that
+  went unused for a month may go too (numba's JIT directory of an install that ran only code built ahead of time):
+  a run that needs one builds it again, announced, as after an upgrade.
 
 An install that has not run for a month loses its compiled code and builds it again at its next run, saying so,
-as after an upgrade. A read-only cache (a shared, prepared one) is neither stamped nor trimmed: errors are
-ignored, the run goes on.
+as after an upgrade. A cache the user cannot write or search (a shared, prepared one; another user's) is neither
+stamped nor trimmed: every error of the file system is ignored here, the run goes on.
 """
 
 from __future__ import annotations
@@ -26,8 +28,9 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import stat
 import time
-from collections.abc import Iterable
+from collections.abc import Sequence
 from pathlib import Path
 
 #: How long an entry may go unused before a build removes it.
@@ -54,7 +57,7 @@ def _aot_stem(name: str) -> str | None:
     return m.group(1) if m else None
 
 
-def stale(cache: Path, keep: Iterable[Path] = (), now: float | None = None) -> list[Path]:
+def stale(cache: Path, keep: Sequence[Path] = (), now: float | None = None) -> list[Path]:
     """The entries under ``cache`` unused for :data:`IDLE_SECONDS` (directories and module files), ``keep`` aside."""
     cutoff = (time.time() if now is None else now) - IDLE_SECONDS
     kept = {p.name for p in keep} | {stem for p in keep if (stem := _aot_stem(p.name))}
@@ -73,14 +76,14 @@ def stale(cache: Path, keep: Iterable[Path] = (), now: float | None = None) -> l
     return found
 
 
-def trim(cache: Path, keep: Iterable[Path] = ()) -> list[Path]:
+def trim(cache: Path, keep: Sequence[Path] = ()) -> list[Path]:
     """Remove :func:`stale` entries under ``cache`` (``keep``: what the running sources use); what was removed."""
     import shutil  # here: trimming follows a build, and every run imports this module
 
     removed = []
     for path in stale(cache, keep):
         try:
-            if path.is_dir() and not path.is_symlink():
+            if stat.S_ISDIR(path.lstat().st_mode):
                 shutil.rmtree(path)
             else:
                 path.unlink()
@@ -91,31 +94,34 @@ def trim(cache: Path, keep: Iterable[Path] = ()) -> list[Path]:
 
 
 def _entries(where: Path, name: re.Pattern[str]) -> list[Path]:
-    """The directories in ``where`` whose names are ``name`` (not symlinks: a link is not ours to remove)."""
+    """The directories in ``where`` whose names are ``name`` (not links: a link is not ours to remove)."""
     try:
-        children = list(where.iterdir())
-    except OSError:
+        with os.scandir(where) as children:
+            return [Path(e.path) for e in children if name.fullmatch(e.name) and e.is_dir(follow_symlinks=False)]
+    except OSError:  # absent, not searchable
         return []
-    return [p for p in children if name.fullmatch(p.name) and p.is_dir() and not p.is_symlink()]
 
 
 def _files(where: Path) -> list[Path]:
+    """The regular files in ``where`` (not links)."""
     try:
-        return [p for p in where.iterdir() if p.is_file() and not p.is_symlink()]
+        with os.scandir(where) as children:
+            return [Path(e.path) for e in children if e.is_file(follow_symlinks=False)]
     except OSError:
         return []
 
 
 def _mtime(path: Path) -> float:
+    """An entry's last use; one gone or unreadable meanwhile counts as used now (not ours to judge)."""
     try:
-        return path.stat().st_mtime
+        return path.lstat().st_mtime
     except OSError:
-        return float("inf")  # gone or unreadable: not ours to judge
+        return float("inf")
 
 
 def _mtime_or_zero(path: Path) -> float:
     """A module file's time; one gone meanwhile does not make its entry look used."""
     try:
-        return path.stat().st_mtime
+        return path.lstat().st_mtime
     except OSError:
         return 0.0

@@ -133,10 +133,14 @@ def _stamp_or_trim(where: Path) -> None:
     into it: the directories of other sources no run used for a month go (:mod:`forensics.cachetrim`)."""
     from forensics import cachetrim
 
-    if where.is_dir():
-        cachetrim.used(where)
-    else:
+    try:
+        new = not where.is_dir()
+    except OSError:  # a cache this user cannot search: numba's own fallbacks decide what happens
+        return
+    if new:
         cachetrim.trim(where.parent, keep=[where])
+    else:
+        cachetrim.used(where)
 
 
 def _setup() -> Any:

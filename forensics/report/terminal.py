@@ -19,10 +19,10 @@ SEVERITY_STYLE = {
     Severity.CRITICAL: "bold white on red",
 }
 
-# Lines of an evidence excerpt shown under its citation.
+#: Lines of an evidence excerpt shown under its citation.
 EXCERPT_LINES = 12
 
-# A piece of a line: its text as shown, and the rich style it is shown in ("" for none).
+#: A piece of a line: its text as shown, and the rich style it is shown in ("" for none).
 Piece = tuple[str, str]
 
 

@@ -47,15 +47,17 @@ def _cache(root: Path) -> dict[str, Path]:
 
 
 def test_trim_removes_only_kforensic_entries_unused_for_a_month(tmp_path: Path) -> None:
-    made = _cache(tmp_path)
-    (tmp_path / "jit-0000000000000000").symlink_to(made["recent jit"])  # a link is not ours to remove
-    os.utime(tmp_path / "jit-0000000000000000", (_OLD, _OLD), follow_symlinks=False)
+    made = _cache(tmp_path / "cache")
+    elsewhere = _make(tmp_path / "elsewhere" / "jit-0000000000000000", _OLD, directory=True)
+    link = tmp_path / "cache" / "jit-0000000000000000"
+    link.symlink_to(elsewhere)  # a link is not ours to remove, nor what it points at
+    os.utime(link, (_OLD, _OLD), follow_symlinks=False)
     gone = {"old jit", "old native", "old module", "old module's note", "old failed note"}
-    assert sorted(cachetrim.trim(tmp_path)) == sorted(made[k] for k in gone)
+    assert sorted(cachetrim.trim(tmp_path / "cache")) == sorted(made[k] for k in gone)
     for name, path in made.items():
         assert path.exists() == (name not in gone), name
-    assert (tmp_path / "jit-0000000000000000").is_symlink()
-    assert cachetrim.trim(tmp_path) == []  # nothing left to trim
+    assert link.is_symlink() and (elsewhere / "inside").exists()
+    assert cachetrim.trim(tmp_path / "cache") == []  # nothing left to trim
 
 
 def test_the_entries_the_running_sources_use_are_kept(tmp_path: Path) -> None:

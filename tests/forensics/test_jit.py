@@ -5,8 +5,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import pytest
+
+from forensics import cachetrim, jit
+from forensics.cachetrim import IDLE_SECONDS
 from forensics.jit import cache_dir
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,6 +49,15 @@ def test_first_compile_is_announced_and_cached_per_user(tmp_path: Path) -> None:
     script = src / "kernel_user.py"
     script.write_text(KERNEL)
     src.chmod(0o555)
+    # What an upgrade left behind a month ago, and what is not kforensic's: a compile into a new directory removes
+    # only the first (forensics.cachetrim).
+    numba_cache = tmp_path / "xdg" / "kforensic" / "numba"
+    left = numba_cache / "jit-0123456789abcdef"
+    left.mkdir(parents=True)
+    (numba_cache / "notes.txt").write_text("mine")
+    month_ago = time.time() - IDLE_SECONDS - 86400
+    for path in (left, numba_cache / "notes.txt"):
+        os.utime(path, (month_ago, month_ago))
     try:
         first = _run(script, tmp_path / "xdg")
         again = _run(script, tmp_path / "xdg")
@@ -59,6 +73,37 @@ def test_first_compile_is_announced_and_cached_per_user(tmp_path: Path) -> None:
     assert list((tmp_path / "xdg" / "kforensic" / "numba").rglob("kernel_user.add_one-*.nbi"))
     assert not (src / "__pycache__").exists()
     assert "compiling" in other_user.stderr  # another cache (user) compiles for itself
+    assert not left.exists() and (numba_cache / "notes.txt").read_text() == "mine"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to meet another user's cache as an ordinary user")
+def test_a_cache_this_user_cannot_search_is_no_error(tmp_path: Path) -> None:
+    """Another user's 0700 cache (``sudo -E -u svc`` keeps their ``XDG_CACHE_HOME``): stamping and trimming say
+    nothing and the run goes on (before, numba's set-up raised PermissionError: exit 3 for a trace)."""
+    theirs = tmp_path / "theirs"
+    (theirs / "jit-0123456789abcdef").mkdir(parents=True)
+    theirs.chmod(0o700)
+    tmp_path.chmod(0o755)
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - runs in the child, as an ordinary user
+        code = 2
+        try:
+            try:
+                os.setgid(65534)
+                os.setuid(65534)
+            except OSError:
+                code = 4  # this container does not let root change its user
+                raise
+            jit._stamp_or_trim(theirs / "jit-fedcba9876543210")
+            jit._stamp_or_trim(theirs / "jit-0123456789abcdef")
+            code = 0 if cachetrim.trim(theirs) == [] else 1
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    if os.waitstatus_to_exitcode(status) == 4:
+        pytest.skip("cannot drop root here (setuid refused)")
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert (theirs / "jit-0123456789abcdef").is_dir()
 
 
 def test_nothing_cached_is_told_without_numba(tmp_path: Path) -> None:

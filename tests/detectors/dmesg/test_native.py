@@ -41,7 +41,7 @@ _RUN = r"""
 import glob, json, random, re, sys
 from pathlib import Path
 import detectors.dmesg.lines as lines
-from forensics import cachetrim, native
+from forensics import native
 from forensics.pipelines.dmesg import analyse_logs
 from forensics.report.dmesg import DmesgRenderer
 from forensics.report.formats import OutputFormat, render_encoded
