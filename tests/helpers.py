@@ -11,7 +11,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -134,3 +134,28 @@ def cli_in_process(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixtur
     with pytest.raises(SystemExit) as ended:
         main()
     return int(ended.value.code or 0), capsys.readouterr().out
+
+
+def as_nobody(body: Callable[[], bool]) -> bool:
+    """``body`` run in a forked child that gave up root (user and group 65534), as an ordinary user meets a file
+    root can always read; whether it returned True. Skips the test where root may not change its user (a
+    container that forbids setuid); only root can call it.
+    """
+    assert os.geteuid() == 0, "as_nobody needs root"
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - runs in the child
+        code = 2  # an exception in body
+        try:
+            try:
+                os.setgid(65534)
+                os.setuid(65534)
+            except OSError:
+                code = 4  # this container does not let root change its user
+                raise
+            code = 0 if body() else 1
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    if os.waitstatus_to_exitcode(status) == 4:
+        pytest.skip("cannot drop root here (setuid refused), so the ordinary user's view cannot be produced")
+    return os.waitstatus_to_exitcode(status) == 0
