@@ -26,8 +26,9 @@ EXCERPT_LINES = 12
 Piece = tuple[str, str]
 
 
-def _console(buf: io.StringIO, *, color: bool, width: int) -> Console:
-    """A console writing ``width`` columns into ``buf``, told everything it would otherwise look up per print.
+def text_console(buf: io.StringIO, *, color: bool, width: int) -> Console:
+    """A console writing ``width`` columns into ``buf``, told everything it would otherwise look up per print (every
+    command's terminal text is made on one of these).
 
     Why each setting:
     - ``height``, ``force_terminal``, ``force_jupyter``, ``force_interactive``: without them every ``print``
@@ -96,7 +97,7 @@ class _Printer:
 def render_terminal(incident: Incident, *, color: bool, width: int) -> str:
     """The incident as terminal text: a findings table, then each finding with its evidence."""
     buf = io.StringIO()
-    console = _console(buf, color=color, width=width)
+    console = text_console(buf, color=color, width=width)
     out = _Printer(console, buf, color=color, width=width)
     window = incident.window
     when = str(window) if isinstance(window, NotAvailable) else f"{window.start} – {window.end}"

@@ -229,14 +229,15 @@ def render_text(
     """Terminal tables of the analysis."""
     import io
 
-    from rich.console import Console
-    from rich.markup import escape
     from rich.table import Table
+    from rich.text import Text
+
+    from forensics.report.terminal import text_console
 
     buf = io.StringIO()
-    console = Console(file=buf, width=160, color_system="standard" if color else None, highlight=False)
+    console = text_console(buf, color=color, width=160)
     for line in _header_lines(a, parse, source, notes):
-        console.print(escape(line))
+        console.print(Text(line))  # as Text, not markup: a task's name is shown as it was recorded
     for title, header, rows in _table_rows(a, top):
         if not rows:
             continue
@@ -244,7 +245,7 @@ def render_text(
         for h in header:
             table.add_column(h)
         for row in rows:
-            table.add_row(*(escape(c) for c in row))
+            table.add_row(*(Text(c) for c in row))
         console.print(table)
     return buf.getvalue()
 

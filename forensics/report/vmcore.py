@@ -520,13 +520,12 @@ class VmcoreRenderer:
     def text(self, result: VmcoreResult, to: Destination) -> str:
         import io
 
-        from rich.console import Console
         from rich.markdown import Markdown
 
+        from forensics.report.terminal import text_console
+
         buf = io.StringIO()
-        Console(file=buf, width=110, color_system="standard" if to.color else None).print(
-            Markdown(render_vmcore_markdown(result))
-        )
+        text_console(buf, color=to.color, width=110).print(Markdown(render_vmcore_markdown(result)))
         return buf.getvalue()
 
     def markdown(self, result: VmcoreResult, to: Destination) -> str:

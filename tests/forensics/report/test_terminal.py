@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from rich.text import Text
 
 from forensics.model import Incident
-from forensics.report.terminal import Piece, _console, _Printer, render_terminal
+from forensics.report.terminal import Piece, _Printer, render_terminal, text_console
 from tests.forensics.factories import incident_of, line_evidence, null_deref_finding, write_log
 
 # Text a kernel log and a finding can hold, the corners of rich's rendering among it: markup brackets and
@@ -30,7 +30,7 @@ _LINE = st.tuples(st.lists(_PIECE, min_size=1, max_size=4), st.booleans())
 def _through_rich_line_by_line(lines: list[tuple[list[Piece | str], bool]], *, color: bool, width: int) -> str:
     """Each line printed alone by rich: what the renderer printed before it wrote lines itself."""
     buf = io.StringIO()
-    console = _console(buf, color=color, width=width)
+    console = text_console(buf, color=color, width=width)
     for pieces, soft in lines:
         console.print(Text.assemble(*pieces), soft_wrap=soft)
     return buf.getvalue()
@@ -38,7 +38,7 @@ def _through_rich_line_by_line(lines: list[tuple[list[Piece | str], bool]], *, c
 
 def _printed(lines: list[tuple[list[Piece | str], bool]], *, color: bool, width: int) -> str:
     buf = io.StringIO()
-    out = _Printer(_console(buf, color=color, width=width), buf, color=color, width=width)
+    out = _Printer(text_console(buf, color=color, width=width), buf, color=color, width=width)
     for pieces, soft in lines:
         out.line(*pieces, soft_wrap=soft)
     out.flush()
@@ -94,3 +94,28 @@ def test_width_is_ours_whatever_the_environment_says(tmp_path: Path, monkeypatch
         monkeypatch.setenv(name, value)
     assert render_terminal(incident, color=False, width=160) == plain
     assert max(len(line) for line in plain.splitlines()) > 100
+
+
+def test_trace_tables_show_task_names_as_recorded(tmp_path: Path) -> None:
+    """``kforensic trace``'s text tables go through the same console: a comm with rich's emoji codes, markup-like
+    brackets or a trailing backslash is shown as the trace recorded it."""
+    from forensics.pipelines.trace import analyse_trace_file
+    from forensics.report.trace import render_text
+
+    odd = "a:ok:[b]\\"
+    lines = []
+    for i in range(40):
+        t = 10.0 + i * 0.01
+        lines.append(
+            f"     {odd}-7       [000] d..2.   {t:.6f}: sched_switch: prev_comm={odd} prev_pid=7 prev_prio=120 "
+            f"prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120"
+        )
+        lines.append(
+            f"          <idle>-0       [000] d..2.   {t + 0.005:.6f}: sched_switch: prev_comm=swapper/0 prev_pid=0 "
+            f"prev_prio=120 prev_state=R ==> next_comm={odd} next_pid=7 next_prio=120"
+        )
+    trace = tmp_path / "odd.txt"
+    trace.write_text("\n".join(lines) + "\n")
+    result = analyse_trace_file(str(trace))
+    out = render_text(result.analysis, result.parse, result.source, 10, False, result.notes)
+    assert f" {odd} " in out and "🆗" not in out
