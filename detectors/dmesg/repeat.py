@@ -168,7 +168,7 @@ def _moved_rest(entry: Remembered, first: int, raw: list[bytes] | None, text: by
         numbers = range(first + lo, first + hi + 1) if hi - lo + 1 == len(own) else [first + i for i in own]
         lines = tuple(zip(numbers, map(itemgetter(1), old.lines), strict=True))
     else:
-        if b"\r" in text:
+        if text.find(b"\r") >= 0:
             assert raw is not None
             texts = [decode(line) for line in raw[lo : hi + 1]]
         else:

@@ -336,7 +336,8 @@ class LogScanner:
         raw = raw[-PREAMBLE_LINES:]
         first = report.start_line - len(raw)
         # The lines are chosen on their bytes; only those are parsed (most reports have none or one).
-        cut_at = next((i for i in range(len(raw) - 1, -1, -1) if b"cut here" in raw[i]), None)
+        # ``find``, not ``in``: the ``in`` of bytes first tries its needle as an int (a TypeError raised and cleared).
+        cut_at = next((i for i in range(len(raw) - 1, -1, -1) if raw[i].find(b"cut here") >= 0), None)
         if cut_at is not None:
             chosen = list(range(cut_at + 1, len(raw)))
             if cut_at > 0 and _PREAMBLE_MESSAGE.search(raw[cut_at - 1]):
