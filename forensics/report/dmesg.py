@@ -103,7 +103,7 @@ def to_document(
     from forensics.serialize import incident_to_dict
 
     sources = []
-    item = RepeatItems().item if moved_repeats else report_to_dict
+    item = RepeatItems(x for r in results for x in (*r.reports, *r.events)).item if moved_repeats else report_to_dict
     for r in results:
         whys = _listed_whys(r)
         report_item, event_item = _item_makers(r, whys, item)
@@ -210,17 +210,18 @@ def write_document(doc: dict[str, Any], write: Callable[[memoryview], object], d
             stdlib.append(lambda obj: encode_text(encoder(obj)))
         return stdlib[0](obj)
 
-    plain: dict[int, bool] = {}  # by a listed repeat's pieces: whether none holds a hint
+    plain: dict[int, bool] = {}  # by a listed repeat's format: whether none holds a hint
 
     def encode(obj: Any) -> bytes:
         if type(obj) is ListedRepeat:
             # Its pieces end before a line number and start after it (after b":", before b"," or b"}"): a hint
             # is in the item only when it is in a piece, looked for once for all repeats of one report, in the
-            # pieces joined (no hint holds a b":" either side of which two pieces meet).  Such an item is its JSON
-            # as is (what orjson writes of the Fragment, without the trip through it).
-            pieces = obj.pieces
-            if (clean := plain.get(id(pieces))) is None:
-                clean = plain[id(pieces)] = not _small_float_hint(b"".join(pieces))
+            # format (no hint holds a b":" either side of which two pieces meet, nor a b"%": one found in the
+            # format is one of a piece, and each piece's are found in it).  Such an item is its JSON as is (what
+            # orjson writes of the Fragment, without the trip through it).
+            form = obj.form
+            if (clean := plain.get(id(form))) is None:
+                clean = plain[id(form)] = not _small_float_hint(form)
             if clean:
                 return obj.json_bytes()
         try:

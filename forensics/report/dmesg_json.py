@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from forensics.serialize import json_value
@@ -48,9 +49,10 @@ def report_to_dict(report: KernelReport, why: ReportWhy | None = None, cause: Ca
 _LINE_MARK = 18446744073709551557  # the largest prime orjson writes (below 2**64)
 _LINE_MARK_TEXT = b"%d" % _LINE_MARK
 
-#: A repeated report's JSON item without a reading cut where its line numbers stand, those numbers, and the pieces
-#: as one ``%`` format (a ``%d`` where each number goes, each ``%`` of the pieces doubled).
-Template = tuple[tuple[bytes, ...], tuple[int, ...], bytes]
+#: A repeated report's line numbers and its JSON item without a reading as one ``%`` format: the item cut where its
+#: line numbers stand, a ``%d`` where each goes, each ``%`` of the pieces doubled (the pieces themselves are not
+#: held: ~2.9 MiB of the corpus x4's templates, which are held to the document's end).
+Template = tuple[tuple[int, ...], bytes]
 
 
 class ListedRepeat:
@@ -61,18 +63,18 @@ class ListedRepeat:
     :func:`report_to_dict`'s dict of it), or that dict where the standard library writes the document.
     """
 
-    __slots__ = ("_delta", "_form", "_numbers", "_pieces", "report")
+    __slots__ = ("_delta", "_form", "_numbers", "report")
 
     def __init__(self, report: KernelReport, template: Template, delta: int) -> None:
         self.report = report
-        self._pieces, self._numbers, self._form = template
+        self._numbers, self._form = template
         self._delta = delta
 
     @property
-    def pieces(self) -> tuple[bytes, ...]:
-        """The repeated report's JSON cut where its line numbers stand (shared by all its listed repeats): the
-        item is these with a number between each two."""
-        return self._pieces
+    def form(self) -> bytes:
+        """The repeated report's JSON as a ``%`` format (shared by all its listed repeats): the item is its line
+        numbers written into it, each where a ``%d`` stands, and each ``%%`` one ``%``."""
+        return self._form
 
     def as_dict(self) -> dict[str, Any]:
         """The item as :func:`report_to_dict` makes it."""
@@ -93,12 +95,16 @@ class RepeatItems:
     :class:`ListedRepeat` of the JSON of the report it repeats, written once for all its repeats (~300 listed
     repeats a copy of the shared corpus: their dicts and JSON were ~0.03 s of each further copy)."""
 
-    def __init__(self) -> None:
+    def __init__(self, reports: Iterable[KernelReport] = ()) -> None:
         # By the repeated report's id (the report is held in the value): its JSON cut at its line numbers, and
         # those numbers; None when the mark stands elsewhere in it.
         self._templates: dict[int, tuple[KernelReport, Template | None]] = {}
         # The items made of reports that are no repeat, by the report's id (the report is held in the value): a
-        # report a later one repeats is listed first, as its group's first occurrence.
+        # report a later one repeats is listed first, as its group's first occurrence.  Only those of the
+        # reports that one of ``reports`` repeats are kept, each until its template is made: the dicts of all
+        # were held to the document's end (~4 MiB of the corpus x4's, its frames' dicts and excerpts, each page
+        # a first touch).  The item of a report not kept is made again for its template, the same dict.
+        self._repeated = {id(found[0]) for x in reports if (found := x.repeats()) is not None}
         self._made: dict[int, tuple[KernelReport, dict[str, Any]]] = {}
 
     def item(self, report: KernelReport, why: ReportWhy | None, cause: Cause | None = None) -> Any:
@@ -108,12 +114,12 @@ class RepeatItems:
             old, delta = found
             held = self._templates.get(id(old))
             if held is None:
-                made = self._made.get(id(old))
+                made = self._made.pop(id(old), None)
                 held = self._templates[id(old)] = (old, _template(old, None if made is None else made[1]))
             if held[1] is not None:
                 return ListedRepeat(report, held[1], delta)
         item = report_to_dict(report, why, cause)
-        if found is None:
+        if found is None and id(report) in self._repeated:
             # Kept for the template of a later repeat, which has no reading: the reading's dicts (its stacks'
             # frames, most of an item) are dropped once the item is written (see ItemsAsWritten).
             self._made[id(report)] = (report, {k: v for k, v in item.items() if k != "why"} if "why" in item else item)
@@ -137,7 +143,7 @@ def _template(report: KernelReport, item: dict[str, Any] | None) -> Template | N
         return None
     if len(pieces) != len(numbers) + 1:
         return None
-    return pieces, numbers, b"%d".join([piece.replace(b"%", b"%%") for piece in pieces])
+    return numbers, b"%d".join([piece.replace(b"%", b"%%") for piece in pieces])
 
 
 def _frame_dicts(trace: tuple[Frame, ...]) -> list[dict[str, Any]]:

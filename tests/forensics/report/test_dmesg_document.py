@@ -176,3 +176,26 @@ def test_the_command_streams_the_document_it_would_render(
     assert render_streamed(DmesgRenderer(), result, OutputFormat.TEXT) == render(
         DmesgRenderer(), result, OutputFormat.TEXT
     )
+
+
+def test_listed_repeats_hold_an_item_only_for_a_report_repeated_later_until_its_template(tmp_path: Path) -> None:
+    # The items made are held for the template of a later repeat: only those of reports a listed one repeats,
+    # each until its template is made (all were held to the document's end: ~4 MiB of the corpus x4's).
+    from forensics.report.dmesg_json import ListedRepeat, RepeatItems
+
+    golden = Path(__file__).resolve().parents[2] / "detectors" / "dmesg" / "golden" / "null_deref_x86.log"
+    text = "".join(p.read_text() for p in sorted(CASES.glob("*/console.log"))[:4])
+    path = Path(_repeated_log(tmp_path, text, 3))
+    path.write_text(path.read_text() + golden.read_text())  # a report no other one repeats, listed last
+    result = analyse_logs([str(path)], live=False)
+    reports = [x for s in result.sources for x in (*s.reports, *s.events)]
+    repeated = {id(found[0]) for x in reports if (found := x.repeats()) is not None}
+    assert len(repeated) >= 3
+    assert any(x.repeats() is None and id(x) not in repeated for x in reports)
+    items = RepeatItems(reports)
+    made = []
+    for x in reports:
+        made.append(items.item(x, None))
+        assert set(items._made) <= repeated
+    assert items._made == {}
+    assert sum(isinstance(x, ListedRepeat) for x in made) >= 6
