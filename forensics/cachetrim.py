@@ -71,13 +71,13 @@ def stale(cache: Path, keep: Sequence[Path] = (), now: float | None = None) -> l
         if (stem := _aot_stem(path.name)) is not None:
             modules.setdefault(stem, []).append(path)
     for stem, files in sorted(modules.items()):
-        if stem not in kept and max(map(_mtime_or_zero, files)) < cutoff:
+        if stem not in kept and max(_mtime(f, missing=0.0) for f in files) < cutoff:
             found += sorted(files)
     return found
 
 
 def trim(cache: Path, keep: Sequence[Path] = ()) -> list[Path]:
-    """Remove :func:`stale` entries under ``cache`` (``keep``: what the running sources use); what was removed."""
+    """Remove :func:`stale` entries under ``cache`` (``keep``: the entry being made); what was removed."""
     import shutil  # here: trimming follows a build, and every run imports this module
 
     removed = []
@@ -111,17 +111,11 @@ def _files(where: Path) -> list[Path]:
         return []
 
 
-def _mtime(path: Path) -> float:
-    """An entry's last use; one gone or unreadable meanwhile counts as used now (not ours to judge)."""
+def _mtime(path: Path, missing: float = float("inf")) -> float:
+    """An entry's last use (its own time, a link's not followed); ``missing`` for one gone or unreadable meanwhile:
+    by default "used now" (not ours to judge), 0 for one of a module's files (it does not make the module look
+    used)."""
     try:
         return path.lstat().st_mtime
     except OSError:
-        return float("inf")
-
-
-def _mtime_or_zero(path: Path) -> float:
-    """A module file's time; one gone meanwhile does not make its entry look used."""
-    try:
-        return path.lstat().st_mtime
-    except OSError:
-        return 0.0
+        return missing
