@@ -29,7 +29,6 @@ from detectors.dmesg.frames import (
     remember,
     skip_matcher,
     stall_frame,
-    starts_stack,
     title_name,
 )
 from detectors.dmesg.lines import LogLine
@@ -222,6 +221,12 @@ def _line_kind(body: str) -> LineKind:
     return kind if kind is not None else remember(_KINDS, body, _line_kind_of(body))
 
 
+def _opens_stack(body: str) -> bool:
+    """``starts_stack(body)``, as :func:`_line_kind` remembers it: the report's lines were looked at by
+    :func:`report_extent` (a dict look-up each, where ``starts_stack`` is an automaton pass, ~3,000 instructions)."""
+    return _line_kind(body)[_OPENS_STACK]
+
+
 def _line_kind_of(body: str) -> LineKind:
     """:func:`_line_kind`, not remembered."""
     seen = 0  # which of the words the tests below need the line holds: one automaton pass
@@ -296,7 +301,7 @@ def _follow(lines: Sequence[LogLine], path: tuple[Step, ...]) -> tuple[list[str]
     pos = 0
     for step in path:
         if step.trace:
-            got, pos = parse_trace(lines, pos)
+            got, pos = parse_trace(lines, pos, _opens_stack)
             frames.extend(got)
             names.extend(f.function for f in got if f.reliable)
             continue
@@ -583,12 +588,12 @@ def _fault_injection_before(trace: Sequence[Frame], frame: str | None) -> bool:
 
 def _all_frames(lines: Sequence[LogLine]) -> list[Frame]:
     for i, line in enumerate(lines):
-        if starts_stack(line.body):
-            return parse_trace(lines, i + 1)[0]
+        if _opens_stack(line.body):
+            return parse_trace(lines, i + 1, _opens_stack)[0]
     for i, line in enumerate(lines):
         # 32-bit arm prints its frames with no heading after the stack dump.
         if ") from [<" in line.body and is_frame(line.body):
-            return parse_trace(lines, i)[0]
+            return parse_trace(lines, i, _opens_stack)[0]
     return []
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Final, NamedTuple, TypeVar, cast
 
 from ahocorasick_rs import AhoCorasick, MatchKind
@@ -354,18 +354,22 @@ def read_frame(body: str) -> FrameFields:
     return (function_name(symbol), symbol, offset, size, module, reliable)
 
 
-def parse_trace(lines: Sequence[LogLine], start: int) -> tuple[list[Frame], int]:
+def parse_trace(
+    lines: Sequence[LogLine], start: int, opens_stack: Callable[[str], bool] = starts_stack
+) -> tuple[list[Frame], int]:
     """Frames from ``lines[start:]`` up to the next stack start; return them and the index after.
 
     Non-frame lines (register dumps, ``RIP:`` lines) inside the trace are passed
-    over; ``<IRQ>`` and similar markers set the stack of the frames after them.
+    over; ``<IRQ>`` and similar markers set the stack of the frames after them.  ``opens_stack``: what
+    :func:`starts_stack` says of a line, asked of a line not looked at before (the report builder's answer,
+    remembered with the rest of what it read of the line: a dict look-up, not an automaton pass).
     """
     frames: list[Frame] = []
     stack = "task"
     i = start
     while i < len(lines):
         line = lines[i]
-        what, value = _trace_line(line.body)
+        what, value = _trace_line(line.body, opens_stack)
         if what == _STOP:
             break
         if what == _STACK:
@@ -390,17 +394,18 @@ _OTHER: Final = "other"
 _TRACE_LINES: Final[dict[str, tuple[str, Any]]] = {}
 
 
-def _trace_line(body: str) -> tuple[str, Any]:
+def _trace_line(body: str, opens_stack: Callable[[str], bool] = starts_stack) -> tuple[str, Any]:
     """What a line is inside a trace, and its value: the start of another stack, a marker or exception line and
     the stack it opens, a frame and its fields (:func:`_frame_fields`), or another line.  Remembered: frame lines
-    recur from report to report (one look-up a line instead of a stack-start test, two matches and a parse)."""
+    recur from report to report (one look-up a line instead of a stack-start test, two matches and a parse).
+    ``opens_stack``: :func:`starts_stack` or a function that gives the same answer."""
     got = _TRACE_LINES.get(body)
-    return got if got is not None else remember(_TRACE_LINES, body, _trace_line_of(body))
+    return got if got is not None else remember(_TRACE_LINES, body, _trace_line_of(body, opens_stack))
 
 
-def _trace_line_of(body: str) -> tuple[str, Any]:
+def _trace_line_of(body: str, opens_stack: Callable[[str], bool] = starts_stack) -> tuple[str, Any]:
     """:func:`_trace_line`, not remembered."""
-    if starts_stack(body):
+    if opens_stack(body):
         return _STOP, None
     # Each pattern is tried only on a line holding the text every match of it holds.
     if "<" in body and (m := _MARKER.match(body)) is not None:
