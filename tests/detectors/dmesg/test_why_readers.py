@@ -916,3 +916,46 @@ def test_a_stalls_guilty_frame_is_where_its_cpu_was_caught_also_past_another_rep
     (cited,) = (e for e in finding.evidence if e.locator.name == "guilty frame")
     excerpt = "[  100.000015][    C0] RIP: 0010:smp_call_function_single+0x123/0x456"  # with its time stamp
     assert (cited.locator.start, cited.excerpt) == (15, excerpt)
+
+
+# ---------------------------------------------------------------- the register block of an oops
+
+
+def test_registers_of_each_family() -> None:
+    """x86's (64- and 32-bit names), arm64's and 32-bit arm's register lines read to their values, each family's
+    names found on lines that hold none of the other's letters (arm's ``sp``/``fp``/``ip`` line: a ``p`` alone; an
+    x86 line of ``E`` names alone), from the kernel ``RIP:``/``pc :`` line to the end of its block."""
+    from detectors.dmesg.code import registers
+    from detectors.dmesg.lines import parse_line
+
+    def regs(text: str) -> dict[str, int]:
+        lines = [parse_line(n, t) for n, t in enumerate(text.splitlines(), 1)]
+        got, rip_at = registers(lines)
+        assert rip_at is not None
+        return got.as_dict()
+
+    x86 = regs(
+        "Oops: 0000 [#1] SMP\n"
+        "RAX: 0000000000000099 RBX: ffff888012345678\n"  # above the RIP line: not the kernel frame's
+        "RIP: 0010:kf_read+0x12/0x40\n"
+        "RSP: 0018:ffffc90000a1be48 EFLAGS: 00010246\n"
+        "RAX: 0000000000000001 RBX: ffff888000000002 R10: 0000000000000003\n"
+        "EDX: 00000004 ESI: 00000005\n"
+        "Call Trace:\n"
+        "RAX: 0000000000000077\n"
+    )
+    assert x86 == {"rsp": 0xFFFFC90000A1BE48, "rax": 1, "rbx": 0xFFFF888000000002, "r10": 3, "rdx": 4, "rsi": 5}
+    arm64 = regs(
+        "pc : kf_read+0x12/0x40\n"
+        "lr : kf_write+0x8/0x10\n"
+        "sp : ffff800080001000\n"
+        "x29: ffff800080001010 x28: 0000000000000002\n"
+        "Call trace:\n"
+    )
+    assert arm64 == {"sp": 0xFFFF800080001000, "x29": 0xFFFF800080001010, "x28": 2}
+    arm = regs(
+        "pc : [<c0333330>]    lr : [<c0333320>]    psr: 60000013\n"
+        "sp : c1a2bd30  ip : 00000001  fp : c1a2bd4c\n"
+        "r10: e89fa198  r9 : 00000002\n"
+    )
+    assert arm == {"sp": 0xC1A2BD30, "ip": 1, "fp": 0xC1A2BD4C, "r10": 0xE89FA198, "r9": 2}

@@ -43,8 +43,14 @@ def test_fixture_consoles_document_is_byte_identical() -> None:
 )
 def test_numbers_orjson_writes_otherwise_take_the_stdlib_path(value: float) -> None:
     # A float under 1e-4 is written 0.00001 / 1e-6 by orjson, 1e-05 / 1e-06 by json; an int past 64 bits
-    # is refused by orjson.  Stamps inside strings that look like numbers must not change the text.
-    doc = {"a": [{"t": value, "s": "[0.00001] 1e-5, 0.0000"}], "b": value, "c": [value, "x"]}
+    # is refused by orjson.  Stamps inside strings that look like numbers must not change the text.  Under "d", a
+    # dict whose values are all items (a finding's: written together, the hints looked for in all at once).
+    doc = {
+        "a": [{"t": value, "s": "[0.00001] 1e-5, 0.0000"}],
+        "b": value,
+        "c": [value, "x"],
+        "d": {"e": [{"s": "0.00001 e-5", "t": value, "u": 0.5}, {"u": 0.25, "t": value}]},
+    }
     assert document_bytes(doc) == stdlib_text(doc)
 
 
