@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Callable
 from types import TracebackType
-from typing import TYPE_CHECKING, Annotated, TextIO
+from typing import TYPE_CHECKING, Annotated, Any, TextIO
 
 #: What a run interrupted by SIGINT (Ctrl-C) says, wherever the signal lands (exit 130, docs/cli.md).
 INTERRUPTED = "interrupted (SIGINT, Ctrl-C) before the run was over"
@@ -38,11 +38,12 @@ def _interrupted_at_start_up(kind: type[BaseException], value: BaseException, tb
 sys.excepthook = _interrupted_at_start_up  # before the slow imports below; main() catches what comes later
 
 from forensics import __version__, codecache  # noqa: E402 (after the hook)
+from forensics.commandline import COMPLETION_VARIABLE, CommandLine, parse, run  # noqa: E402
 from forensics.errors import ExitCode, InputError, KforensicError  # noqa: E402
 
 if TYPE_CHECKING:
-    # Imported by main() (and by what builds the app), not here: a run of `profile SRC --folded -` alone needs no
-    # option parser (_folded_only), and typer's import was most of the start-up.
+    # Imported by main() (and by what builds the app), not here: a command line its command's table reads
+    # (_typer_free) needs no other option parser, and typer's import was most of the start-up.
     import typer
     from typer import TyperException as _ParseError
 
@@ -425,34 +426,44 @@ def _reading_for_itself(command: object) -> None:
             param.type.readable = False
 
 
-def _folded_only(argv: list[str]) -> str | None:
-    """SRC when the command line is exactly ``profile SRC --folded -`` (SRC ``-`` or not an option), else None.
+def _dmesg_line() -> CommandLine:
+    from forensics.commands.dmesg_run import LINE
 
-    Such a run has nothing for the option parser to check (every other option at its default) and writes the
-    folded stacks alone: main() runs it without importing typer and click or building the command (~19 ms of CPU
-    of every run, ~5% of one on 50 MB; issue #28).  Any other command line, this one with one more word, goes
-    through typer as before.
-    """
-    if len(argv) == 4 and argv[0] == "profile" and argv[2:] == ["--folded", "-"]:
-        source = argv[1]
-        if source == "-" or not source.startswith("-"):
-            return source
-    return None
+    return LINE
+
+
+def _profile_line() -> CommandLine:
+    from forensics.commands.profile_run import LINE
+
+    return LINE
+
+
+#: Command name -> its table of options (forensics.commandline), for the commands run without typer when the
+#: command line is made only of what the table declares: a plain import inside a function, as the registrars.
+TABLES: dict[str, Callable[[], CommandLine]] = {"dmesg": _dmesg_line, "profile": _profile_line}
+
+
+def _typer_free(argv: list[str]) -> tuple[CommandLine, dict[str, Any], list[str]] | None:
+    """The command's table and what it parsed, when typer need not read ``argv`` (command first, then only what
+    its table declares); None for typer (every other command line, and a shell's completion request)."""
+    table = TABLES.get(argv[0]) if argv else None
+    if table is None or COMPLETION_VARIABLE in os.environ:
+        return None
+    line = table()
+    parsed = parse(line, argv[1:])
+    return None if parsed is None else (line, *parsed)
 
 
 class _AbortedError(Exception):
     """An EOFError in a run made without typer, as typer's main turns it into click's Abort (after a newline)."""
 
 
-def _folded_stacks_alone(source: str) -> None:
-    """What typer runs for ``profile SRC --folded -``: the root's callback, then the profile command's folded-only
-    way (:mod:`forensics.commands.profile_folded`, which the command itself calls)."""
-    from forensics.commands.profile_folded import folded_to_stdout
-    from forensics.types.profile_result import ProfileFilters
-
+def _run_typer_free(line: CommandLine, values: dict[str, Any], given: list[str]) -> int:
+    """What typer runs for such a command line: the root's callback, then the options' callbacks and the command
+    (the function its typer declaration calls, :func:`forensics.commandline.run`); its exit status."""
     _reset_run()
     try:
-        folded_to_stdout(source, ProfileFilters())
+        return run(line, values, given)
     except EOFError as exc:  # typer's main: a newline on stderr, then Abort (said as an interrupt, exit 130)
         print(file=sys.stderr)
         raise _AbortedError from exc
@@ -472,23 +483,24 @@ def main() -> None:
     # collections of typer's import), but `kforensic vmcore`'s peak RSS rose 114 -> 120 MiB (the collections
     # of its run fell elsewhere; 2026-12-05, issue #28).
     argv = sys.argv[1:]
-    folded_source = _folded_only(argv)
+    requested = _requested(argv)
+    # Before the command's modules (and typer's) make their dataclasses and named tuples: their generated code from
+    # the cache.
+    codecache.install(requested[0] if requested else "kforensic")
+    typer_free = _typer_free(argv)
     aborted: tuple[type[BaseException], ...] = (_AbortedError,)
     parse_errors: tuple[type[_ParseError], ...] = ()
-    if folded_source is None:
+    if typer_free is None:
         import typer  # (before the threshold, as when this module imported it)
 
         aborted, parse_errors = (typer.Abort, _AbortedError), (typer.TyperException,)
     gc.set_threshold(50_000, 10, 10)
     debug = "--debug" in argv
-    requested = _requested(argv)
-    # Before the command's modules make their dataclasses and named tuples: their generated code from the cache.
-    codecache.install(requested[0] if requested else "kforensic")
     _refill_standard_streams()
     try:
         code: object = None
-        if folded_source is not None:
-            _folded_stacks_alone(folded_source)
+        if typer_free is not None:
+            code = _run_typer_free(*typer_free)
         else:
             command = typer.main.get_command(make_app(requested)) if requested else listing()
             _reading_for_itself(command)

@@ -1,6 +1,9 @@
-"""``kforensic dmesg``: find, classify and title every kernel report in kernel logs."""
+"""``kforensic dmesg``: find, classify and title every kernel report in kernel logs.
 
-import sys
+Its declaration for typer; the body is :func:`forensics.commands.dmesg_run.run_dmesg`, which ``forensics.cli``
+also runs without typer from the command's table of options (start-up time; issue #28).
+"""
+
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -11,13 +14,9 @@ from forensics.commands.common import (
     ForceOption,
     FormatOption,
     OutputOption,
-    distinct_inputs,
 )
-from forensics.delivery import deliver, exit_status
-from forensics.errors import UsageError
-from forensics.pipelines.dmesg import analyse_logs
-from forensics.report.dmesg import DmesgRenderer
-from forensics.report.formats import OutputFormat, render, render_streamed
+from forensics.commands.dmesg_run import run_dmesg
+from forensics.report.formats import OutputFormat
 
 if TYPE_CHECKING:
     pass
@@ -66,40 +65,20 @@ def dmesg(
     force: ForceOption = False,
 ) -> None:
     """Find every kernel report (oops, BUG, WARNING, KASAN, lockdep, stalls, panics, OOM) in kernel logs."""
-    if signatures or scheduler is not None or workers is not None:
-        from forensics.fleet.signatures import analyse_fleet_logs, expand_inputs
-        from forensics.output import check_not_input, register_input
-        from forensics.report.fleet_signatures import SignaturesRenderer
-
-        if not signatures or live or not logs:
-            raise UsageError(
-                "--scheduler and --workers go with --signatures, which needs log directories, files or globs",
-                hint="kforensic dmesg --signatures /archive/kern-logs/",
-            )
-        if workers is not None and workers < 0:
-            raise UsageError(f"--workers {workers} must be 0 (serial) or more")
-        if scheduler is not None and workers is not None:
-            raise UsageError("--workers sizes the local cluster: give it or --scheduler, not both")
-        items = expand_inputs(logs)
-        for _host, where in items:  # the workers read them in other processes: register them here too
-            if "://" not in where:
-                register_input(where)
-        if output is not None:
-            check_not_input(output)  # before the cluster starts, not after the whole run
-        fleet = analyse_fleet_logs(items, scheduler, workers)
-        deliver(render(SignaturesRenderer(), fleet, fmt, output), output)
-        raise typer.Exit(int(exit_status(fleet.incident, fail_on)))
-    names = list(logs or [])
-    if not names and not live:
-        if sys.stdin.isatty():
-            raise UsageError(
-                "dmesg needs a log file, '-' for stdin, or --live", hint="kforensic dmesg /var/log/kern.log"
-            )
-        names = ["-"]
-    distinct_inputs("LOG", names)
-    result = analyse_logs(names, live)
-    deliver(render_streamed(DmesgRenderer(), result, fmt, output), output)
-    raise typer.Exit(int(exit_status(result.incident, fail_on)))
+    raise typer.Exit(
+        run_dmesg(
+            logs=logs,
+            live=live,
+            signatures=signatures,
+            scheduler=scheduler,
+            workers=workers,
+            fmt=fmt,
+            output=output,
+            fail_on=fail_on,
+            debug=debug,
+            force=force,
+        )
+    )
 
 
 def register(app: typer.Typer) -> None:

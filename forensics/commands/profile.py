@@ -1,6 +1,9 @@
-"""``kforensic profile``: hotspots of a CPU profile, what they mean, folded stacks and flame graphs."""
+"""``kforensic profile``: hotspots of a CPU profile, what they mean, folded stacks and flame graphs.
 
-import math
+Its declaration for typer; the body is :func:`forensics.commands.profile_run.run_profile`, which ``forensics.cli``
+also runs without typer from the command's table of options (start-up time; issue #28).
+"""
+
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -12,11 +15,9 @@ from forensics.commands.common import (
     ForceOption,
     FormatOption,
     OutputOption,
-    distinct_outputs,
 )
-from forensics.errors import UsageError
+from forensics.commands.profile_run import run_profile
 from forensics.report.formats import OutputFormat
-from forensics.types.profile_result import ProfileFilters
 
 if TYPE_CHECKING:
     pass
@@ -33,29 +34,6 @@ Example:
 
   kforensic profile new.perf.txt --diff base.perf.txt --svg diff.svg
 """
-
-
-def parse_window(text: str | None) -> tuple[float, float] | None:
-    """``T0:T1`` (seconds on perf's clock; either side may be empty) as a closed interval."""
-    if text is None:
-        return None
-    left, sep, right = text.partition(":")
-    try:
-        if not sep:
-            raise ValueError
-        t0 = float(left) if left.strip() else float("-inf")
-        t1 = float(right) if right.strip() else float("inf")
-    except ValueError:
-        raise UsageError(
-            f"--window {text!r} is not T0:T1", hint="give seconds as perf script prints them, e.g. --window 120.5:130"
-        ) from None
-    if any(part.strip() and not math.isfinite(float(part)) for part in (left, right)):
-        raise UsageError(
-            f"--window {text!r}: nan and inf are not times", hint="give finite seconds, or leave a side empty (120.5:)"
-        )
-    if t1 < t0:
-        raise UsageError(f"--window {text!r} ends before it starts", hint="give T0:T1 with T0 <= T1")
-    return (t0, t1)
 
 
 def profile(
@@ -122,57 +100,30 @@ def profile(
     force: ForceOption = False,
 ) -> None:
     """Find the hotspots of a CPU profile (perf), say what they mean, and draw flame graphs."""
-    from forensics.output import write_atomic
-
-    if kernel_only and user_only:
-        raise UsageError("--kernel-only and --user-only exclude each other", hint="give one of them")
-    folded_out = folded is not None and str(folded) == "-"  # the folded stacks to stdout, not the report
-    distinct_outputs(("-o", output), ("--folded", None if folded_out else folded), ("--svg", svg))
     given = ctx.get_parameter_source("fmt")  # click's ParameterSource: COMMANDLINE when --format was typed
-    if folded_out and output is None and given is not None and given.name == "COMMANDLINE":
-        raise UsageError(  # the report in that format would be dropped without a word
-            f"--format {fmt.value} has nowhere to go: --folded - writes the folded stacks to stdout",
-            hint="give -o FILE for the report, or --folded FILE",
+    raise typer.Exit(
+        run_profile(
+            source=source,
+            window=window,
+            comm=comm,
+            pid=pid,
+            tid=tid,
+            event=event,
+            kernel_only=kernel_only,
+            user_only=user_only,
+            svg=svg,
+            folded=folded,
+            diff=diff,
+            top=top,
+            digest_bytes=digest_bytes,
+            fmt=fmt,
+            output=output,
+            fail_on=fail_on,
+            debug=debug,
+            force=force,
+            format_given=given is not None and given.name == "COMMANDLINE",
         )
-    filters = ProfileFilters(
-        parse_window(window), comm, pid, tid, "kernel" if kernel_only else "user" if user_only else None, event
     )
-    if folded_out and output is None and svg is None and diff is None and fail_on is None:
-        # Only the folded stacks asked for (what stackcollapse-perf.pl gives): no tables, findings or report.
-        from forensics.commands.profile_folded import folded_to_stdout
-
-        folded_to_stdout(source, filters)
-        return
-    from forensics.delivery import deliver, exit_status
-    from forensics.gcpause import gc_paused
-    from forensics.pipelines.profile import analyse_profile
-    from forensics.report.formats import render
-    from forensics.report.profile import ProfileRenderer, render_flamegraph
-
-    # The cyclic collector paused for the whole command, not only the reader: the tables, the flame
-    # graph's tree and the texts make no cycles, and each full collection they set off walked every
-    # object of the profile (about 0.1-0.2 s of CPU on a recording of 100k distinct stacks).
-    with gc_paused():
-        result = analyse_profile(source, filters)
-        base = deltas = None
-        if diff is not None:
-            from detectors.profile.diff import diff_hotspots
-
-            base = analyse_profile(diff, filters)
-            deltas = diff_hotspots(base.hot, result.hot, top)
-        if folded is not None:
-            from detectors.profile.hotspots import folded_lines
-
-            lines = "".join(line + "\n" for line in folded_lines(result.stacks, result.by_command))
-            if folded_out:
-                deliver(lines, None)
-            else:
-                write_atomic(folded, lines)
-        if svg is not None:
-            write_atomic(svg, render_flamegraph(result, base))
-        if not folded_out or output is not None:  # stdout holds the folded stacks: the report only with -o FILE
-            deliver(render(ProfileRenderer(top, deltas, digest_bytes), result, fmt, output), output)
-    raise typer.Exit(int(exit_status(result.incident, fail_on)))
 
 
 def register(app: typer.Typer) -> None:

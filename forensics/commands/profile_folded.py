@@ -1,8 +1,7 @@
 """``kforensic profile SRC --folded -`` alone: the folded stacks to stdout, what ``stackcollapse-perf.pl`` gives.
 
-Run by the profile command (:mod:`forensics.commands.profile`) when only the folded stacks are asked for, and by
-:func:`forensics.cli.main` itself, without typer, when the command line is exactly ``profile SRC --folded -``: a
-run of that form has nothing for the option parser to check, and importing typer and click and building the
+Run by the profile command's body (:func:`forensics.commands.profile_run.run_profile`) when only the folded stacks
+are asked for, with typer or without it (:mod:`forensics.commandline`): importing typer and click and building the
 command was ~19 ms of CPU of every such run (~5% of one on 50 MB; issue #28).  No typer import here.
 """
 

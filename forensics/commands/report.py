@@ -14,10 +14,8 @@ from forensics.commands.common import (
     ForceOption,
     FormatOption,
     OutputOption,
-    distinct_inputs,
-    distinct_outputs,
-    stdin_read_once,
 )
+from forensics.commands.shared import distinct_inputs, distinct_outputs, stdin_read_once
 from forensics.delivery import deliver, exit_status, write_figures
 from forensics.errors import UsageError
 from forensics.report.formats import OutputFormat, render

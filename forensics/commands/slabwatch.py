@@ -21,9 +21,9 @@ from forensics.commands.common import (
     ForceOption,
     FormatOption,
     OutputOption,
-    force_outputs,
     number_option,
 )
+from forensics.commands.shared import force_outputs
 from forensics.delivery import deliver, exit_status
 from forensics.errors import InputError, UsageError
 from forensics.model import NotAvailable

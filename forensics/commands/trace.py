@@ -12,10 +12,9 @@ from forensics.commands.common import (
     ForceOption,
     FormatOption,
     OutputOption,
-    distinct_outputs,
     number_option,
-    stdin_read_once,
 )
+from forensics.commands.shared import distinct_outputs, stdin_read_once
 from forensics.delivery import deliver, exit_status, write_figures
 from forensics.errors import UsageError
 from forensics.pipelines.spans import KERNEL_CLOCKS, SpanOptions

@@ -6,6 +6,7 @@ Real subprocesses, as a user starts them: what a run has imported is read from i
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -67,47 +68,115 @@ def _command_modules(modules: set[str]) -> set[str]:
 def test_a_command_imports_its_own_module_and_no_heavy_library() -> None:
     code, modules = _imported("dmesg", "--format", "json", LOG)
     assert code == 0
-    assert _command_modules(modules) == {"forensics.commands.dmesg"}
+    # A command line its table reads is run without typer (forensics.commandline): the body's module alone.
+    assert _command_modules(modules) == {"forensics.commands.dmesg_run", "forensics.commands.shared"}
+    assert not [m for m in modules if m.split(".")[0] in ("typer", "click")]
     assert not [m for m in HEAVY if m in modules]
+    # One the table does not read (a bad value: typer says why) goes through typer and the command's declaration.
+    code, modules = _imported("dmesg", "--format", "jsn", LOG)
+    assert code == 2 and "typer" in modules
+    assert _command_modules(modules) == {
+        "forensics.commands.dmesg",
+        "forensics.commands.dmesg_run",
+        "forensics.commands.shared",
+    }
 
 
 def test_folded_stacks_of_a_small_profile_import_neither_numpy_nor_the_report() -> None:
-    code, modules = _imported("profile", "-", "--folded", "-", stdin=PERF)
-    assert code == 0
-    # `profile SRC --folded -` alone is run without the option parser (forensics.cli._folded_only): no typer.
-    assert _command_modules(modules) == {"forensics.commands.profile_folded"}
-    assert not [m for m in (*HEAVY, "forensics.report.profile", "forensics.report.flamegraph") if m in modules]
-    assert not [m for m in modules if m.split(".")[0] in ("typer", "click")]
-    # One word more and the command line is parsed as every other (typer), the command's module then running the
-    # same folded-only way.
-    code, modules = _imported("profile", "-", "--folded", "-", "--top", "15", stdin=PERF)
-    assert code == 0 and "typer" in modules
-    assert _command_modules(modules) == {"forensics.commands.profile", "forensics.commands.profile_folded"}
+    for extra in ([], ["--top", "15"]):
+        code, modules = _imported("profile", "-", "--folded", "-", *extra, stdin=PERF)
+        assert code == 0
+        assert _command_modules(modules) == {
+            "forensics.commands.profile_run",
+            "forensics.commands.profile_folded",
+            "forensics.commands.shared",
+        }
+        assert not [m for m in (*HEAVY, "forensics.report.profile", "forensics.report.flamegraph") if m in modules]
+        assert not [m for m in modules if m.split(".")[0] in ("typer", "click")]
 
 
 _CLI = "import sys\nsys.argv = ['kforensic', *sys.argv[1:]]\nfrom forensics.cli import main\nmain()\n"
-
-
-@pytest.mark.parametrize(
-    "source",
-    [PERF, DATA / "profile" / "flat.perf.txt.gz", "-", "missing.txt", "empty.txt", "garbage.txt", "a-dir", ""],
-    ids=str,
+#: The same CLI with every command line parsed by typer (no command's table), as before forensics.commandline.
+_TYPER_ONLY = (
+    "import sys\nimport forensics.cli as cli\ncli.TABLES.clear()\nsys.argv = ['kforensic', *sys.argv[1:]]\ncli.main()\n"
 )
-def test_folded_stacks_alone_say_what_the_parsed_command_says(source: str | Path, tmp_path: Path) -> None:
-    # Made without typer, `profile SRC --folded -` writes, says and exits as the same command parsed by typer (one
-    # option more, at its default) does: on recordings, on stdin, and on inputs that fail (exit 3).
-    (tmp_path / "empty.txt").write_bytes(b"")
-    (tmp_path / "garbage.txt").write_bytes(b"not a profile\n\n")
+GOLDEN = DATA.parent / "detectors" / "dmesg" / "golden"
+FINDINGS = GOLDEN / "hard_lockup_kmsg.log"
+
+#: Command lines (after ``kforensic``) both ways must answer alike: results, every exit status, --debug lines.
+SAME = [
+    ["dmesg", LOG],
+    ["dmesg", "--format", "json", FINDINGS],
+    ["dmesg", "-f", "md", FINDINGS, "--fail-on", "high"],
+    ["dmesg", "-fhtml", FINDINGS, "--fail-on=CRITICAL"],
+    ["dmesg", "-"],
+    ["dmesg"],
+    ["dmesg", "--format", "json", "-o", "out.json", FINDINGS],
+    ["dmesg", "-o", "-", FINDINGS],
+    ["dmesg", "missing.log"],
+    ["dmesg", "--debug", "missing.log"],
+    ["dmesg", "a-dir"],
+    ["dmesg", "empty.log", "empty.log"],
+    ["dmesg", "--debug", "empty.log", "empty.log"],
+    ["dmesg", "-", "-"],
+    ["dmesg", ""],
+    ["dmesg", "garbage.log", "--force"],
+    ["dmesg", "--workers", "2", LOG],
+    ["dmesg", "--signatures", "--workers", "-1", LOG],
+    ["dmesg", "--signatures", "--live"],
+    ["dmesg", "--signatures", "--scheduler", "tcp://x:1", "--workers", "1", LOG],
+    ["dmesg", "--debug", "--scheduler", "tcp://x:1", LOG],
+    ["dmesg", "-o", "a-dir", LOG],
+    ["dmesg", "-o", "nodir/", LOG],
+    ["dmesg", "--format", "jsn", LOG],
+    ["dmesg", "--live=yes"],
+    ["dmesg", "--", LOG],
+    ["dmesg", "-h"],
+    ["profile", PERF, "--folded", "-"],
+    ["profile", "-", "--folded", "-", "--top", "3"],
+    ["profile", PERF, "--top", "5", "--format", "json"],
+    ["profile", PERF, "--folded", "-", "--format", "json"],
+    ["profile", PERF, "--kernel-only", "--user-only"],
+    ["profile", PERF, "--window", "x"],
+    ["profile", "missing.txt", "--folded", "-"],
+    ["profile", "garbage.log", "--folded", "-", "--debug"],
+    ["profile", "empty.log", "--folded", "-"],
+    ["profile", "a-dir"],
+    ["profile", PERF, "--top", "0"],
+    ["profile"],
+]
+
+
+@pytest.mark.parametrize("args", SAME, ids=repr)
+def test_a_command_line_run_without_typer_says_what_typer_says(args: list[str | Path], tmp_path: Path) -> None:
+    # Output, standard error, exit status and written files byte for byte those of the same command line parsed by
+    # typer (the command's declaration then calling the same body), on results, bad input, usage errors and help.
+    (tmp_path / "empty.log").write_bytes(b"")
+    (tmp_path / "garbage.log").write_bytes(b"not a log \xff\x00\n\n")
     (tmp_path / "a-dir").mkdir()
     cwd = os.getcwd()
     os.chdir(tmp_path)
     try:
-        alone = _run(_CLI, "profile", source, "--folded", "-", stdin=PERF)
-        parsed = _run(_CLI, "profile", source, "--folded", "-", "--top", "15", stdin=PERF)
+        answers = []
+        for code in (_CLI, _TYPER_ONLY):
+            done = _run(code, *args, stdin=LOG if "-" in args else None)
+            written = Path("out.json").read_bytes() if Path("out.json").exists() else None
+            Path("out.json").unlink(missing_ok=True)
+            answers.append((done.returncode, _unclocked(done.stdout), done.stderr, written and _unclocked(written)))
     finally:
         os.chdir(cwd)
-    assert (alone.returncode, alone.stdout, alone.stderr) == (parsed.returncode, parsed.stdout, parsed.stderr)
-    assert alone.returncode in (0, 3) and (alone.stdout or alone.stderr.startswith("kforensic: error: "))
+    assert answers[0] == answers[1]
+    assert answers[0][0] in (0, 1, 2, 3), answers[0]
+
+
+#: How long an input took to read, the one thing two runs' outputs differ in: JSON, the markdown's table of inputs
+#: (after the input's SHA-256), the text's "read in 0.02 s".
+_CLOCKS = re.compile(r'(?<="seconds":) ?[0-9.e-]+|(?<=[0-9a-f]{64} \| )[0-9.]+(?= \|)|(?<= read in )[0-9.]+(?= s\b)')
+
+
+def _unclocked(text: str | bytes) -> str:
+    """The output without the inputs' reading times."""
+    return _CLOCKS.sub("X", text.decode("utf-8", "surrogateescape") if isinstance(text, bytes) else text)
 
 
 @pytest.mark.parametrize("args", [["--help"], ["--version"], [], ["no-such-command"]], ids=repr)

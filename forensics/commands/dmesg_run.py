@@ -1,0 +1,96 @@
+"""``kforensic dmesg``'s body and its table of options, without typer.
+
+:func:`run_dmesg` is what the command typer declares (:mod:`forensics.commands.dmesg`) runs, and what
+:func:`forensics.cli.main` runs itself, with the values :data:`LINE` parses, when a command line is made only of
+the options and arguments the table declares (:mod:`forensics.commandline`): importing typer and click and
+building the command was ~25 ms of the ~80 ms of CPU of a run on an empty log (issue #28).
+"""
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from forensics.commandline import Argument, CommandLine, Option, integer, text
+from forensics.commands.shared import DEBUG, FAIL_ON, FORCE, FORMAT, OUTPUT, distinct_inputs
+from forensics.errors import UsageError
+from forensics.model import Severity
+from forensics.report.formats import OutputFormat
+
+
+def run_dmesg(
+    logs: list[str] | None,
+    live: bool,
+    signatures: bool,
+    scheduler: str | None,
+    workers: int | None,
+    fmt: OutputFormat,
+    output: Path | None,
+    fail_on: Severity | None,
+    debug: bool,
+    force: bool,
+) -> int:
+    """Find every kernel report in ``logs`` (or the live ring buffer), deliver the result; the exit status."""
+    from forensics.delivery import deliver, exit_status
+
+    if signatures or scheduler is not None or workers is not None:
+        from forensics.fleet.signatures import analyse_fleet_logs, expand_inputs
+        from forensics.output import check_not_input, register_input
+        from forensics.report.fleet_signatures import SignaturesRenderer
+        from forensics.report.formats import render
+
+        if not signatures or live or not logs:
+            raise UsageError(
+                "--scheduler and --workers go with --signatures, which needs log directories, files or globs",
+                hint="kforensic dmesg --signatures /archive/kern-logs/",
+            )
+        if workers is not None and workers < 0:
+            raise UsageError(f"--workers {workers} must be 0 (serial) or more")
+        if scheduler is not None and workers is not None:
+            raise UsageError("--workers sizes the local cluster: give it or --scheduler, not both")
+        items = expand_inputs(logs)
+        for _host, where in items:  # the workers read them in other processes: register them here too
+            if "://" not in where:
+                register_input(where)
+        if output is not None:
+            check_not_input(output)  # before the cluster starts, not after the whole run
+        fleet = analyse_fleet_logs(items, scheduler, workers)
+        deliver(render(SignaturesRenderer(), fleet, fmt, output), output)
+        return int(exit_status(fleet.incident, fail_on))
+    from forensics.pipelines.dmesg import analyse_logs
+    from forensics.report.dmesg import DmesgRenderer
+    from forensics.report.formats import render_streamed
+
+    names = list(logs or [])
+    if not names and not live:
+        if sys.stdin.isatty():
+            raise UsageError(
+                "dmesg needs a log file, '-' for stdin, or --live", hint="kforensic dmesg /var/log/kern.log"
+            )
+        names = ["-"]
+    distinct_inputs("LOG", names)
+    result = analyse_logs(names, live)
+    deliver(render_streamed(DmesgRenderer(), result, fmt, output), output)
+    return int(exit_status(result.incident, fail_on))
+
+
+def _run(values: dict[str, Any], given: frozenset[str]) -> int:
+    return run_dmesg(**values)
+
+
+#: The options and arguments of :func:`forensics.commands.dmesg.dmesg`, as typer declares them (a test compares).
+LINE = CommandLine(
+    "dmesg",
+    [
+        Option(("--live",), "live", default=False),
+        Option(("--signatures",), "signatures", default=False),
+        Option(("--scheduler",), "scheduler", text),
+        Option(("--workers",), "workers", integer()),
+        FORMAT,
+        OUTPUT,
+        FAIL_ON,
+        DEBUG,
+        FORCE,
+    ],
+    [Argument("logs", many=True)],
+    _run,
+)

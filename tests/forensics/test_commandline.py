@@ -1,0 +1,253 @@
+"""The commands' tables of options (forensics.commandline) against the click commands typer builds from their
+declarations: the same options, and for any command line either a decline or exactly the values typer passes.
+
+The tables let ``forensics.cli.main`` run a command without typer and click (start-up time, issue #28); a table
+that drifted from its declaration would run a command with other values than the user's, or none of typer's
+checks.  Real commands, built as ``main`` builds them; the command's body is replaced by a recorder on both ways.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import typing
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer._click.types import FuncParamType, IntParamType, IntRange, StringParamType
+from typer._types import TyperChoice
+from typer.models import TyperPath
+
+from forensics import cli, commandline
+from forensics.commandline import CommandLine
+from forensics.commands import common, shared
+from forensics.output import reset_run
+
+#: Command -> (its typer declaration's module, the name of the body the declaration calls, the table's module).
+BODIES = {
+    "dmesg": ("forensics.commands.dmesg", "run_dmesg", "forensics.commands.dmesg_run"),
+    "profile": ("forensics.commands.profile", "run_profile", "forensics.commands.profile_run"),
+}
+
+
+def test_every_table_is_tested() -> None:
+    assert set(cli.TABLES) == set(BODIES)
+    for name, table in cli.TABLES.items():
+        assert table().name == name
+
+
+@pytest.mark.parametrize("name", sorted(BODIES))
+def test_the_table_declares_what_typer_declares(name: str) -> None:
+    line = cli.TABLES[name]()
+    command = _click_command_group(name).commands[name]
+    assert command.allow_interspersed_args and not command.ignore_unknown_options
+    assert not command.no_args_is_help and not command.allow_extra_args
+    assert command.context_settings.get("token_normalize_func") is None
+    assert command.context_settings.get("auto_envvar_prefix") is None
+    options = {o.dest: o for o in line.options}
+    arguments = [a.dest for a in line.arguments]
+    seen = []
+    for param in command.params:
+        assert param.expose_value and param.envvar is None, param.name
+        if isinstance(param, typer.core.TyperOption):
+            if "--help" in param.opts:
+                assert param.is_eager
+                continue
+            option = options[param.name]
+            seen.append(param.name)
+            assert set(option.names) == set(param.opts) and not param.secondary_opts, param.name
+            assert not (param.multiple or param.count or param.is_eager or param.required), param.name
+            assert param.prompt is None, param.name  # a prompt would read standard input
+            assert param.nargs == 1
+            assert param.is_flag == (option.convert is None), param.name
+            assert (param.callback is not None) == (option.callback is not None), param.name
+            if param.is_flag:
+                assert param.default is False is option.default and param.is_bool_flag
+            else:
+                _same_type(param.type, option.convert)
+        else:
+            assert isinstance(param, typer.core.TyperArgument)
+            argument = line.arguments[arguments.index(param.name)]
+            seen.append(param.name)
+            assert param.nargs == (-1 if argument.many else 1) and param.required == (not argument.many)
+            _same_type(param.type, argument.convert)
+    assert sorted(seen) == sorted([*options, *arguments])
+
+
+def _same_type(kind: Any, convert: Any) -> None:
+    if isinstance(kind, TyperChoice):
+        assert [c for c in kind.choices] == [m.value for m in convert.kind]
+        assert kind.case_sensitive == convert.case_sensitive
+    elif isinstance(kind, IntRange):
+        assert (kind.min, kind.max, kind.min_open, kind.clamp) == (convert.low, None, False, False)
+    elif isinstance(kind, IntParamType):
+        assert convert.low is None
+    elif isinstance(kind, FuncParamType):
+        assert kind.func is common._output_path and convert is shared._output
+    elif isinstance(kind, TyperPath):
+        assert not (kind.exists or kind.readable or kind.writable or kind.resolve_path) and kind.type in (None, Path)
+        assert kind.file_okay and kind.dir_okay and not kind.allow_dash and convert is commandline.path
+    else:
+        assert isinstance(kind, StringParamType) and convert is commandline.text
+
+
+def test_the_shared_rows_have_the_declarations_callbacks() -> None:
+    # The drift test sees that --force has a callback on both sides; these are the same function.
+    (declared,) = typing.get_args(common.ForceOption)[1:]
+    assert declared.callback is shared.force_outputs is shared.FORCE.callback
+
+
+def _record(monkeypatch: pytest.MonkeyPatch, name: str) -> list[dict[str, Any]]:
+    calls: list[dict[str, Any]] = []
+
+    def body(**values: Any) -> int:
+        calls.append(values)
+        return 0
+
+    declaration, body_name, table_module = BODIES[name]
+    monkeypatch.setattr(f"{declaration}.{body_name}", body)
+    monkeypatch.setattr(f"{table_module}.{body_name}", body)
+    return calls
+
+
+def _typed(values: dict[str, Any]) -> dict[str, tuple[type, Any]]:
+    return {k: (type(v), v) for k, v in values.items()}
+
+
+def _by_typer(name: str, args: list[str], calls: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """What the body got from typer, None when typer did not call it (an error, --help)."""
+    del calls[:]
+    quiet = contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO())
+    with quiet[0], quiet[1], contextlib.suppress(typer.TyperException, typer.Abort, typer.Exit):
+        _click_command_group(name).main(args=[name, *args], prog_name="kforensic", standalone_mode=False)
+    reset_run()
+    return calls[0] if calls else None
+
+
+_GROUPS: dict[str, Any] = {}
+
+
+def _click_command_group(name: str) -> Any:
+    """The root with the command, as main() builds it (its paths' checks as main() leaves them)."""
+    if name not in _GROUPS:
+        group = typer.main.get_command(cli.make_app(cli._requested([name])))
+        cli._reading_for_itself(group)
+        _GROUPS[name] = group
+    return _GROUPS[name]
+
+
+def _fast(line: CommandLine, args: list[str], calls: list[dict[str, Any]]) -> dict[str, Any] | None:
+    del calls[:]
+    parsed = commandline.parse(line, args)
+    if parsed is None:
+        return None
+    commandline.run(line, *parsed)
+    reset_run()
+    assert len(calls) == 1
+    return calls[0]
+
+
+#: Command lines both ways read: (command, words after it, what the body gets that is not a default).
+ACCEPTED = [
+    ("dmesg", [], {}),
+    ("dmesg", ["kern.log"], {"logs": ["kern.log"]}),
+    ("dmesg", ["-", "--format", "json"], {"logs": ["-"], "fmt": "json"}),
+    ("dmesg", ["a", "-fjson", "b", "-o", "-"], {"logs": ["a", "b"], "fmt": "json", "output": Path("/dev/stdout")}),
+    ("dmesg", ["--format=md", "--fail-on", "HIGH", "x"], {"logs": ["x"], "fmt": "md", "fail_on": "high"}),
+    (
+        "dmesg",
+        ["--live", "--debug", "--force", "-o=r"],
+        {"live": True, "debug": True, "force": True, "output": Path("=r")},
+    ),
+    ("dmesg", ["--signatures", "d/", "--workers", "0"], {"logs": ["d/"], "signatures": True, "workers": 0}),
+    ("dmesg", ["", "-f", "text"], {"logs": [""], "fmt": "text"}),
+    ("profile", ["p", "--folded", "-"], {"source": "p", "folded": Path("-")}),
+    ("profile", ["--top", "3", "-", "--format", "text"], {"source": "-", "top": 3, "format_given": True}),
+    (
+        "profile",
+        ["p", "--pid=-1", "--window", ":5", "--digest-bytes", "1024"],
+        {"source": "p", "pid": -1, "window": ":5", "digest_bytes": 1024},
+    ),
+]
+
+#: Command lines left to typer: help, errors, forms the tables do not read.
+DECLINED = [
+    ("dmesg", ["--help"]),
+    ("dmesg", ["-h"]),
+    ("dmesg", ["--", "x"]),
+    ("dmesg", ["--format", "jsn"]),
+    ("dmesg", ["--format"]),
+    ("dmesg", ["--live=1"]),
+    ("dmesg", ["--form", "json"]),
+    ("dmesg", ["-x"]),
+    ("dmesg", ["-o", "dir/"]),
+    ("dmesg", ["--workers", "many"]),
+    ("dmesg", ["-f=json"]),
+    ("profile", []),
+    ("profile", ["a", "b"]),
+    ("profile", ["a", "--top", "0"]),
+    ("profile", ["a", "--digest-bytes", "1023"]),
+]
+
+
+@pytest.mark.parametrize(("name", "args", "values"), ACCEPTED, ids=repr)
+def test_common_command_lines_are_read_without_typer(
+    name: str, args: list[str], values: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = _record(monkeypatch, name)
+    fast = _fast(cli.TABLES[name](), args, calls)
+    assert fast is not None
+    typed = _by_typer(name, args, calls)
+    assert typed is not None and _typed(fast) == _typed(typed)
+    for key, value in values.items():
+        assert getattr(fast[key], "value", fast[key]) == value, key
+
+
+@pytest.mark.parametrize(("name", "args"), DECLINED, ids=repr)
+def test_help_errors_and_other_forms_are_left_to_typer(name: str, args: list[str]) -> None:
+    assert commandline.parse(cli.TABLES[name](), args) is None
+
+
+def _words(name: str) -> st.SearchStrategy[list[str]]:
+    """Command lines of well-formed pieces (a word; an option and its value, apart or glued; a flag) and odd ones."""
+    line = cli.TABLES[name]()
+    flags = sorted(n for o in line.options if o.convert is None for n in o.names)
+    takes = sorted(n for o in line.options if o.convert is not None for n in o.names)
+    value = st.sampled_from(
+        [
+            *("json", "md", "text", "html", "JSON", "high", "Critical", "info", "ß", "", "5", "0", "-1", " 7"),
+            *("1_0", "0x1", "\u0661", "1024", "1023", "x/", "-", "a", "=b", "-fjson", "--live", "1:2", "/"),
+        ]
+    )
+    word = st.sampled_from(["a", "-", "", "x.log", "b/c", "=x"])
+    odd = st.sampled_from(["--", "-h", "--help", "-x", "--nope", "-fo", "-of", "--for", "--version", "--live=1"])
+    pair = st.tuples(st.sampled_from(takes), value)
+    piece = st.one_of(
+        word.map(lambda w: [w]),
+        pair.map(list),
+        pair.map(list),
+        pair.map(lambda t: [f"{t[0]}={t[1]}" if t[0][1] == "-" else t[0] + t[1]]),
+        st.sampled_from(flags).map(lambda f: [f]),
+        st.sampled_from(flags).map(lambda f: [f]),
+        odd.map(lambda w: [w]),
+    )
+    return st.lists(piece, max_size=6).map(lambda pieces: [w for p in pieces for w in p])
+
+
+@pytest.mark.parametrize("name", sorted(BODIES))
+@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_a_parse_declines_or_gives_what_typer_gives(
+    name: str, data: st.DataObject, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    args = data.draw(_words(name))
+    calls = _record(monkeypatch, name)
+    fast = _fast(cli.TABLES[name](), args, calls)
+    if fast is not None:
+        typed = _by_typer(name, args, calls)
+        assert typed is not None, args
+        assert _typed(fast) == _typed(typed), args
