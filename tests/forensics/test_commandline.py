@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import io
-import typing
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,16 +22,12 @@ from typer._click.types import FuncParamType, IntParamType, IntRange, StringPara
 from typer._types import TyperChoice
 from typer.models import TyperPath
 
-from forensics import cli, commandline
-from forensics.commandline import CommandLine
-from forensics.commands import common, shared
+from forensics import cli, commandline, output
+from forensics.commandline import CommandLine, DeclinedError
 from forensics.output import reset_run
 
-#: Command -> (its typer declaration's module, the name of the body the declaration calls, the table's module).
-BODIES = {
-    "dmesg": ("forensics.commands.dmesg", "run_dmesg", "forensics.commands.dmesg_run"),
-    "profile": ("forensics.commands.profile", "run_profile", "forensics.commands.profile_run"),
-}
+#: Command -> the name of its body: the function its typer declaration and its table both call.
+BODIES = {"dmesg": "run_dmesg", "profile": "run_profile"}
 
 
 def test_every_table_is_tested() -> None:
@@ -86,8 +82,15 @@ def _same_type(kind: Any, convert: Any) -> None:
         assert (kind.min, kind.max, kind.min_open, kind.clamp) == (convert.low, None, False, False)
     elif isinstance(kind, IntParamType):
         assert convert.low is None
-    elif isinstance(kind, FuncParamType):
-        assert kind.func is common._output_path and convert is shared._output
+    elif isinstance(kind, FuncParamType):  # -o: the same path, or a decline where typer refuses the value
+        for value in ("-", "x", "x/", "/", "", "a/b/", "//", "=x", " "):
+            try:
+                wanted = kind.convert(value, None, None)
+            except typer.BadParameter:
+                with pytest.raises(DeclinedError):
+                    convert(value)
+            else:
+                assert convert(value) == wanted, value
     elif isinstance(kind, TyperPath):
         assert not (kind.exists or kind.readable or kind.writable or kind.resolve_path) and kind.type in (None, Path)
         assert kind.file_okay and kind.dir_okay and not kind.allow_dash and convert is commandline.path
@@ -95,22 +98,20 @@ def _same_type(kind: Any, convert: Any) -> None:
         assert isinstance(kind, StringParamType) and convert is commandline.text
 
 
-def test_the_shared_rows_have_the_declarations_callbacks() -> None:
-    # The drift test sees that --force has a callback on both sides; these are the same function.
-    (declared,) = typing.get_args(common.ForceOption)[1:]
-    assert declared.callback is shared.force_outputs is shared.FORCE.callback
-
-
 def _record(monkeypatch: pytest.MonkeyPatch, name: str) -> list[dict[str, Any]]:
+    """The body replaced, where the table and the typer declaration call it, by one that records its values and
+    what the options' callbacks did (--force's: may the run replace other users' files)."""
     calls: list[dict[str, Any]] = []
 
     def body(**values: Any) -> int:
-        calls.append(values)
+        calls.append({**values, "(forced)": output._FORCE[0]})
         return 0
 
-    declaration, body_name, table_module = BODIES[name]
-    monkeypatch.setattr(f"{declaration}.{body_name}", body)
-    monkeypatch.setattr(f"{table_module}.{body_name}", body)
+    app = cli.make_app(cli._requested([name]))
+    (declared,) = [c.callback for c in app.registered_commands if c.name == name]
+    for caller in (cli.TABLES[name]().run, declared):
+        assert caller is not None
+        monkeypatch.setattr(sys.modules[caller.__module__], BODIES[name], body)
     return calls
 
 
