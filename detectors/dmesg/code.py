@@ -122,25 +122,34 @@ class _Decoded:
     def __getitem__(self, index: int) -> Instruction:
         got = self._full[index]
         if got is None:
-            from detectors.vmcore.disasm import decode
-            from forensics.types.registers import CodeBytes
+            from detectors.vmcore.disasm import instruction
 
             address, size, _, _ = self.lite[index]
             at = address - _BASE
-            got = self._full[index] = decode(CodeBytes(address, self._data[at : at + size], address, "X86_64"), 1)[0]
+            got = self._full[index] = instruction(_detailed_at(self._data[at : at + size], address))
         return got
 
 
-def _decode_x86(data: bytes, mark: int) -> tuple[_Decoded, int] | None:
-    """Instructions before and from the mark, and the index of the faulting one."""
-    from detectors.vmcore.disasm import decode
-    from forensics.types.registers import CodeBytes, Instruction
+def _detailed_at(data: bytes, address: int) -> Any:
+    """The first instruction of ``data`` at ``address`` as capstone decodes it with detail (a ``CsInsn``), or None."""
+    got = list(_detail_decoder().disasm(data, address, 1))
+    return got[0] if got else None
+
+
+def _decode_x86(data: bytes, mark: int) -> tuple[_Decoded, int, str | None] | None:
+    """Instructions before and from the mark, the index of the faulting one and what it does to its memory operand
+    (:func:`_access`)."""
+    from detectors.vmcore.disasm import instruction
+    from forensics.types.registers import Instruction
 
     # Only the faulting instruction and those before it are read to their operands and registers: the ones
-    # after it are shown, decoded without capstone's detail (which costs ~50 us an instruction).
-    after = decode(CodeBytes(_BASE + mark, data[mark:], _BASE + mark, "X86_64"), count=1)
-    if not after:
+    # after it are shown, decoded without capstone's detail (which costs ~50 us an instruction).  The faulting one
+    # is decoded with detail once, for its registers and operand and for what it does to that operand.
+    fault = _detailed_at(data[mark:], _BASE + mark)
+    if fault is None:
         return None
+    after = [instruction(fault)]
+    access = _access(fault) if after[0].memory is not None else None
     rest = _BASE + mark + after[0].size
     lite_after = list(_lite_decoder().disasm_lite(data[rest - _BASE :], rest))
     after += [Instruction(a, n, m, o, None, (), (), False) for a, n, m, o in lite_after]
@@ -152,8 +161,8 @@ def _decode_x86(data: bytes, mark: int) -> tuple[_Decoded, int] | None:
     for start in range(mark):
         before = list(lite.disasm_lite(data[start:mark], _BASE + start))
         if before and before[-1][0] + before[-1][1] == _BASE + mark:
-            return _Decoded(data, before + lite_after, len(before), after), len(before)
-    return _Decoded(data, lite_after, 0, after), 0
+            return _Decoded(data, before + lite_after, len(before), after), len(before), access
+    return _Decoded(data, lite_after, 0, after), 0, access
 
 
 @functools.cache
@@ -199,17 +208,17 @@ def _operand_text(insn: Instruction) -> str | None:
     return m.group(0) if m else None
 
 
-def _access(data: bytes) -> str | None:
-    """What an x86-64 instruction does to its memory operand: ``read``, ``write`` or ``read-write`` (capstone's
-    operand access flags, so that a store by ``movaps`` or ``stos`` is a write and ``add [mem], reg`` both)."""
+def _access(insn: Any) -> str | None:
+    """What an x86-64 instruction (a ``CsInsn`` decoded with detail) does to its memory operand: ``read``, ``write``
+    or ``read-write`` (capstone's operand access flags, so that a store by ``movaps`` or ``stos`` is a write and
+    ``add [mem], reg`` both)."""
     import capstone
     from capstone import x86
 
-    for insn in _detail_decoder().disasm(data, _BASE, 1):
-        for op in insn.operands:
-            if op.type == x86.X86_OP_MEM and insn.mnemonic != "lea":
-                read, write = bool(op.access & capstone.CS_AC_READ), bool(op.access & capstone.CS_AC_WRITE)
-                return "read-write" if read and write else "write" if write else "read"
+    for op in insn.operands:
+        if op.type == x86.X86_OP_MEM and insn.mnemonic != "lea":
+            read, write = bool(op.access & capstone.CS_AC_READ), bool(op.access & capstone.CS_AC_WRITE)
+            return "read-write" if read and write else "write" if write else "read"
     return None
 
 
@@ -255,7 +264,7 @@ def _x86_listing(at: int, data: bytes, mark: int, regs: RegisterSet) -> CodeList
     decoded = _decode_x86(data, mark)
     if decoded is None:
         return None
-    insns, fault = decoded
+    insns, fault, access = decoded
     shown = tuple(
         CodeInstruction(address - (_BASE + mark), f"{mnemonic} {op_str}".strip(), n == fault)
         for n, (address, size, mnemonic, op_str) in enumerate(insns.lite)
@@ -264,7 +273,6 @@ def _x86_listing(at: int, data: bytes, mark: int, regs: RegisterSet) -> CodeList
     insn = insns[fault]
     memory = insn.memory
     base = memory.base if memory is not None and memory.base not in (None, "rip") else None
-    access = _access(data[mark:]) if memory is not None else None
     loaded_from = loaded_base = loaded_value = None
     if base is not None:
         w = _last_write(insns, fault, base)

@@ -145,14 +145,19 @@ def line_context(line: LogLine) -> str | None:
 
 
 def report_extent(
-    window: Sequence[LogLine], header_context: str | None, stop_at_headers: bool = True
+    window: Sequence[LogLine], header_context: str | None, stop_at_headers: bool = True, kinds: list[int] | None = None
 ) -> tuple[list[LogLine], int, int]:
     """The report's own lines, the index of its last line in ``window`` and where scanning resumes.
 
     Scanning resumes at the first line the report did not take (a line of
-    another CPU or task, or the next report's header).
+    another CPU or task, or the next report's header).  ``kinds``, when given, receives what the walk read of each
+    own line: :data:`_KIND_OPENS` when it opens a stack, :data:`_KIND_FRAME` when it is a frame (for
+    :func:`_corruption`, which read them again by body otherwise: ~20 M instructions of the shared corpus).
     """
     own: list[LogLine] = [window[0]]
+    if kinds is not None:
+        _, _, _, first_frame, first_opens, _ = _line_kind(own[0].body)
+        kinds.append((_KIND_OPENS if first_opens else 0) | (_KIND_FRAME if first_frame else 0))
     where = [0]  # index in the window of each line of ``own``
     resume: int | None = None
     cpu_traceback = False
@@ -172,6 +177,8 @@ def report_extent(
             break
         own.append(line)
         where.append(i)
+        if kinds is not None:
+            kinds.append((_KIND_OPENS if opens_stack else 0) | (_KIND_FRAME if is_frame else 0))
         if end_marker and not _panic_follows(window, i, header_context):
             quiet = 0
             break
@@ -186,17 +193,21 @@ def report_extent(
     if seen_trace and quiet:
         # The lines after the call trace that have no report structure are not part of it.
         del own[-quiet:], where[-quiet:]
+        if kinds is not None:
+            del kinds[-quiet:]
     end = where[-1]
     return own, end, end + 1 if resume is None else min(resume, end + 1)
 
 
-# What a line's header is: none (0), a continuation, a report start; then two fields of _line_kind.  Final: compiled,
+# What a line's header is: none (0), a continuation, a report start; then a field of _line_kind.  Final: compiled,
 # each is a constant where it is read, not a look-up in the module's dict (~1% of the shared corpus's instructions
 # went to such look-ups of module names, mostly in the per-line functions).
 _CONTINUES: Final = 1
 _STARTS: Final = 2
-_IS_FRAME: Final = 3
 _OPENS_STACK: Final = 4
+#: The bits of what report_extent tells _corruption of each own line.
+_KIND_OPENS: Final = 2
+_KIND_FRAME: Final = 1
 
 
 LineKind = tuple[int, bool, bool, bool, bool, bool]
@@ -342,12 +353,14 @@ def guilty_frame(lines: Sequence[LogLine], spec: StackSpec) -> tuple[str | None,
 
 
 def _corruption(
-    rule: Rule, title: str, text: str, lines: Sequence[LogLine], frames: int, header_at: int = 0
+    rule: Rule, title: str, text: str, lines: Sequence[LogLine], frames: int, header_at: int, kinds: Sequence[int]
 ) -> str | None:
     """Why the report cannot be trusted, or None.
 
     ``frames``: how many frames the report's stacks hold; ``header_at``: where the
-    header starts in the first line (text before it, a login prompt, is not the report's).
+    header starts in the first line (text before it, a login prompt, is not the report's); ``kinds``: of each line,
+    whether it opens a stack and whether it is a frame, as :func:`report_extent` gives them (:data:`_KIND_OPENS`,
+    :data:`_KIND_FRAME`).
     """
     if rule.corrupted:
         return "the header is damaged or incomplete"
@@ -366,14 +379,13 @@ def _corruption(
         and not any(") from [<" in line.body and is_frame(line.body) for line in lines)
     ):
         return "no call trace in the report"
-    kinds = [_line_kind(line.body) for line in lines]  # cached per distinct line
     for i, kind in enumerate(kinds):
-        if not kind[_OPENS_STACK]:
+        if not kind & _KIND_OPENS:
             continue
         for j in range(i + 1, min(i + 16, len(lines))):
-            if kinds[j][_OPENS_STACK]:
+            if kinds[j] & _KIND_OPENS:
                 break
-            if kinds[j][_IS_FRAME] or "(stack is not available)" in lines[j].body:
+            if kinds[j] & _KIND_FRAME or "(stack is not available)" in lines[j].body:
                 break
         else:
             return "no frames in a call trace"
@@ -450,7 +462,8 @@ def build_report(
     caller builds it from a longer window (the frames, title and fields of the short one would be thrown away).
     """
     head = window[0]
-    own, end, resume = report_extent(window, line_context(head))
+    kinds: list[int] = []
+    own, end, resume = report_extent(window, line_context(head), kinds=kinds)
     if past is not None and end >= past:
         return None
     text = "\n".join(line.body for line in own)
@@ -499,7 +512,7 @@ def build_report(
     elif rule.stack is not None and frame is None:
         corrupted_reason = "no frame of the call trace can be trusted"
     if corrupted_reason is None:
-        corrupted_reason = _corruption(rule, title, text, own, len(trace), header.start())
+        corrupted_reason = _corruption(rule, title, text, own, len(trace), header.start(), kinds)
     fields = _context_fields(own)
     panicked = any("Kernel panic - not syncing" in line.body for line in own)
     taint = fields.get("taint")

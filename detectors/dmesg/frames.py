@@ -185,6 +185,10 @@ def _frame_fields(body: str) -> FrameFields | None:
     got = _FIELDS.get(body, ABSENT)
     if got is not ABSENT:
         return cast("FrameFields | None", got)
+    if "+0x" not in body:
+        # Every frame holds its offset's "+0x" (read_frame's shape and both patterns ask for it): a call trace's
+        # other lines (registers, RIP:, lock lines) are not read twice (~3,000 of the shared corpus).
+        return remember(_FIELDS, body, None)
     fields = read_frame(body)
     return remember(_FIELDS, body, fields if fields[1] else _frame_fields_by_pattern(body))
 

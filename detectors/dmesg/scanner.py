@@ -91,6 +91,8 @@ class LogScanner:
         self._last_end = 0  # last line of the last report built
         self._count_off = 0
         self._count_line = 1
+        self._end_at = -1  # the scan's end for which _end_line is the line number (-1: none; reset each scan)
+        self._end_line = 0
         self.lines_seen = 0
         self.bytes_seen = 0
         self._memo = ReportMemo()  # repeats of a report are built once
@@ -150,6 +152,14 @@ class LogScanner:
             line = self._count_line - self._buf.count(b"\n", off, self._count_off)
         self._count_off, self._count_line = off, line
         return line
+
+    def _line_at_end(self, end: int) -> int:
+        """``_line_at(end)`` without moving the incremental count (the scan's next headers are before ``end``),
+        remembered for the scan's ``end``.  Asked after ``_line_at`` of a header before ``end``."""
+        if self._end_at != end:
+            self._end_at = end
+            self._end_line = self._count_line + self._buf.count(b"\n", self._count_off, end)
+        return self._end_line
 
     def _window(
         self, start: int, end: int, limit: int = MAX_REPORT_LINES, seed: Window | None = None
@@ -220,6 +230,7 @@ class LogScanner:
     def _scan(self, final: bool) -> Iterator[KernelReport]:
         buf = self._buf
         end = len(buf) if final else buf.rfind(b"\n") + 1
+        self._end_at = -1  # a new buffer, or the same one scanned again: offsets of another text
         if self._starts_at < end:
             self._boot_starts(end)
         for hit in self._candidates(self._pos, end):
@@ -399,7 +410,12 @@ class LogScanner:
         self, start: int, end: int, number: int, kind: str, layout: bytes
     ) -> tuple[KernelReport, int] | None:
         """:meth:`_remembered` for a header hit directly, read off the buffer (:meth:`ReportMemo.fast_lookup`)."""
-        hit = self._memo.fast_lookup(kind, layout, self._buf, start, end, number, FIRST_WINDOW_LINES, MAX_WINDOW_BYTES)
+        # Near the end of the input the look-up may ask whether the full window's lines are all there: the newlines
+        # to the end are then counted once a scan (from the first such header), not once a look-up.
+        to_end = self._line_at_end(end) - number if start + MAX_WINDOW_BYTES >= end else -1
+        hit = self._memo.fast_lookup(
+            kind, layout, self._buf, start, end, number, FIRST_WINDOW_LINES, MAX_WINDOW_BYTES, to_end
+        )
         if hit is None:
             return None
         report, resume_at, claims = hit

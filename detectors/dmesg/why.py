@@ -1889,10 +1889,11 @@ def explain(report: KernelReport) -> ReportWhy:
     ):
         stacks.insert(0, headless)
     r = _Reading(report, lines, first, stacks=stacks)
-    texts = dict(report.lines)
-    for section in stacks:
-        for at in section.skipped:  # noted: the reading went on past a frame line the console cut short
-            r.facts.append(WhyFact("frame line cut", texts.get(first + at, "").strip(), at))
+    if any(section.skipped for section in stacks):  # (the lines by number made only for a stack that has them)
+        texts = dict(report.lines)
+        for section in stacks:
+            for at in section.skipped:  # noted: the reading went on past a frame line the console cut short
+                r.facts.append(WhyFact("frame line cut", texts.get(first + at, "").strip(), at))
     text = "\n".join(line.body for line in lines)
     found: Extractor | None = None
     if "Code:" in text:

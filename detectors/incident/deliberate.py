@@ -41,7 +41,10 @@ def is_deliberate(finding: Finding) -> bool:
         return False
     texts = [finding.title, *(f.value for f in finding.facts if f.name in ("crashing function", "panic message"))]
     texts += [e.excerpt for e in finding.evidence[:3]]
-    return any(_MARKS.search(t) for t in texts)
+    # Each mark holds "sysrq" in some case: the pattern (an alternation without case, tried at every character) is
+    # searched only in a text whose case-folded form holds it (a ``ſ`` folds to the ``s`` the pattern takes it for).
+    # Asked twice of each finding a ranking (~1.6 ms each time for the corpus x4's 327 findings without it).
+    return any("sysrq" in t.casefold() and _MARKS.search(t) for t in texts)
 
 
 def deliberate_crash(findings: tuple[Finding, ...]) -> Finding | None:

@@ -77,7 +77,6 @@ def _detailed(arch: int, mode: int) -> Any:
 def decode(code: CodeBytes, count: int = 0) -> list[Instruction]:
     """Decode ``code`` from its start (``count`` instructions at most, 0: all); stops at the first undecodable byte."""
     import capstone
-    from capstone import x86
 
     if code.arch.upper() in ("X86_64", "X86-64", "AMD64"):
         md = _detailed(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
@@ -86,43 +85,46 @@ def decode(code: CodeBytes, count: int = 0) -> list[Instruction]:
     else:
         return []
     x86_mode = code.arch.upper() not in ("AARCH64", "ARM64")
-    out = []
-    for insn in md.disasm(code.data, code.start, count):
-        memory = None
-        memory_is_source = False
-        reads: tuple[str, ...] = ()
-        writes: tuple[str, ...] = ()
-        if x86_mode:
-            read_regs, write_regs = insn.regs_access()
-            reads = tuple(dict.fromkeys(canonical_register(insn.reg_name(r)) for r in read_regs))
-            writes = tuple(dict.fromkeys(canonical_register(insn.reg_name(r)) for r in write_regs))
-            for n, op in enumerate(insn.operands):
-                if op.type == x86.X86_OP_MEM and insn.mnemonic != "lea" and not insn.mnemonic.startswith("nop"):
-                    m = op.mem
-                    memory = MemoryOperand(
-                        base=canonical_register(insn.reg_name(m.base)) if m.base else None,
-                        index=canonical_register(insn.reg_name(m.index)) if m.index else None,
-                        scale=m.scale,
-                        disp=m.disp,
-                        segment=insn.reg_name(m.segment) if m.segment else None,
-                    )
-                    # In Intel syntax the destination is operand 0; a memory operand
-                    # elsewhere (or a read-modify-write) is read.
-                    memory_is_source = n > 0 or insn.mnemonic not in ("mov", "movq", "movl", "movabs")
-                    break
-        out.append(
-            Instruction(
-                address=insn.address,
-                size=insn.size,
-                mnemonic=insn.mnemonic,
-                op_str=insn.op_str,
-                memory=memory,
-                reads=reads,
-                writes=writes,
-                memory_is_source=memory_is_source,
-            )
-        )
-    return out
+    return [instruction(insn, x86_mode) for insn in md.disasm(code.data, code.start, count)]
+
+
+def instruction(insn: Any, x86_mode: bool = True) -> Instruction:
+    """One instruction capstone decoded with detail (a ``CsInsn``), as :func:`decode` gives it: on x86-64 with its
+    memory operand and the registers it reads and writes (``x86_mode``), elsewhere its text alone."""
+    from capstone import x86
+
+    memory = None
+    memory_is_source = False
+    reads: tuple[str, ...] = ()
+    writes: tuple[str, ...] = ()
+    if x86_mode:
+        read_regs, write_regs = insn.regs_access()
+        reads = tuple(dict.fromkeys(canonical_register(insn.reg_name(r)) for r in read_regs))
+        writes = tuple(dict.fromkeys(canonical_register(insn.reg_name(r)) for r in write_regs))
+        for n, op in enumerate(insn.operands):
+            if op.type == x86.X86_OP_MEM and insn.mnemonic != "lea" and not insn.mnemonic.startswith("nop"):
+                m = op.mem
+                memory = MemoryOperand(
+                    base=canonical_register(insn.reg_name(m.base)) if m.base else None,
+                    index=canonical_register(insn.reg_name(m.index)) if m.index else None,
+                    scale=m.scale,
+                    disp=m.disp,
+                    segment=insn.reg_name(m.segment) if m.segment else None,
+                )
+                # In Intel syntax the destination is operand 0; a memory operand
+                # elsewhere (or a read-modify-write) is read.
+                memory_is_source = n > 0 or insn.mnemonic not in ("mov", "movq", "movl", "movabs")
+                break
+    return Instruction(
+        address=insn.address,
+        size=insn.size,
+        mnemonic=insn.mnemonic,
+        op_str=insn.op_str,
+        memory=memory,
+        reads=reads,
+        writes=writes,
+        memory_is_source=memory_is_source,
+    )
 
 
 def effective_address(operand: MemoryOperand, registers: RegisterSet, next_pc: int) -> int | None:

@@ -191,7 +191,8 @@ def why_to_dict(report: KernelReport, why: ReportWhy, cause: Cause | None = None
     first = report.start_line
     cause = cause or why.cause
     code = why.code
-    texts = dict(report.lines)  # the text of each skipped frame line, as the log printed it
+    # The text of each skipped frame line, as the log printed it (the lines by number made only where one is).
+    texts = dict(report.lines) if any(s.skipped for s in why.stacks) else {}
     return {
         "class": why.cls,
         "facts": [{"name": f.name, "value": json_value(f.value), "line": first + f.at} for f in why.facts],

@@ -247,3 +247,7 @@ def test_lines_ahead_are_counted_in_steps_as_in_one_count(
     end = max(start, end)
     stop = min(end, start + budget)
     assert _Ahead(data, start, end, budget).has_lines(lines) == (data.count(b"\n", start, stop) >= lines)
+    # The same answers when the newlines up to the end are given (the scanner's count near the end of its input).
+    known = _Ahead(data, start, end, budget, data.count(b"\n", start, end))
+    assert known.has_lines(lines) == (data.count(b"\n", start, stop) >= lines)
+    assert known.full_window_is(lines) == _Ahead(data, start, end, budget).full_window_is(lines)

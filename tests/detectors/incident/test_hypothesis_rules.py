@@ -328,3 +328,20 @@ def test_cpu_starvation_is_hypothesised_only_from_problems() -> None:
     medium = _f("sched-rt-hog", "RT hog: spin ran 90 ms, starving other tasks", severity=Severity.MEDIUM)
     statements = [h.statement for h in rank_hypotheses((info, low, medium))]
     assert [s for s in statements if s.startswith("CPU starvation")] == [f"CPU starvation: {medium.title}"]
+
+
+@pytest.mark.parametrize(
+    ("line", "deliberate"),
+    [
+        ("[   12.000001] SysRq : Trigger a crash", True),  # older kernels' case
+        ("[   12.000001] SYSRQ: TRIGGER A CRASH", True),
+        ("[   12.000001] \u017fysrq: trigger a crash", True),  # a long s, which the pattern's case takes for an s
+        ("[   12.000001] sysrq: Show Blocked State", False),
+        ("[   12.000001] BUG: kernel NULL pointer dereference, address: 0000000000000008", False),
+    ],
+)
+def test_the_sysrq_mark_is_found_in_any_case(line: str, deliberate: bool) -> None:
+    from detectors.incident.deliberate import is_deliberate
+
+    crash = _f("dmesg.panic", "Kernel panic - not syncing: Fatal exception", evidence=(_ev(7, line, 12.000001),))
+    assert is_deliberate(crash) is deliberate
