@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import mmap
 import os
-import signal
 from typing import Any
 
 #: (path, size, mtime in ns) of every file mapped so far: what the handler checks.
@@ -79,6 +78,7 @@ def _libc_signal(signum: int, handler: Any) -> None:
 
 def _install() -> None:
     import ctypes  # (here: a run that maps nothing does not import it, 10 ms)
+    import signal  # (and this, ~0.5 ms: its enums of every signal)
 
     handler = ctypes.CFUNCTYPE(None, ctypes.c_int)(_on_bus_error)
     _HANDLER.append(handler)

@@ -32,7 +32,6 @@ import contextlib
 import errno
 import os
 import re
-import signal
 import stat
 import sys
 from collections.abc import Iterator
@@ -313,8 +312,9 @@ def _replace(path: Path, mode: int) -> Iterator[BinaryIO]:
             os.close(dir_fd)
 
 
-#: The signals that end a run by default (SIGINT: KeyboardInterrupt), held by :func:`signals_held`.
-HELD_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+#: The signals that end a run by default (SIGINT: KeyboardInterrupt), held by :func:`signals_held`: named, as
+#: ``signal`` is imported where a file is made (its import, ~0.5 ms, is for the runs that write one).
+HELD_SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP")
 
 
 @contextlib.contextmanager
@@ -327,6 +327,7 @@ def signals_held() -> Iterator[list[int]]:
     temporary output.  Yields the signals that arrived.  Outside the main thread (where Python handles
     signals) it holds nothing.
     """
+    import signal
     import threading
 
     arrived: list[int] = []
@@ -339,7 +340,8 @@ def signals_held() -> Iterator[list[int]]:
 
     saved: dict[signal.Signals, signal._HANDLER] = {}
     try:
-        for held in HELD_SIGNALS:
+        for name in HELD_SIGNALS:
+            held = signal.Signals[name]
             saved[held] = signal.signal(held, hold)
         yield arrived
     finally:
@@ -363,6 +365,7 @@ def _removed_before_termination() -> Iterator[None]:
     """SIGTERM and SIGHUP (where their action is the default, in the main thread) raise inside the block, so that
     the cleanup of a named temporary file runs; then the signal is sent again and ends the process as it would
     have (exit 143 from a shell).  Not held: a long write still ends when told to, only after its cleanup."""
+    import signal
     import threading
 
     if threading.current_thread() is not threading.main_thread():

@@ -133,3 +133,25 @@ def test_a_full_table_keeps_what_the_run_asked_for(fresh: Path, monkeypatch: pyt
     assert set(codecache._TABLE.load()) == set(SOURCES)
     assert [codecache.code(*s) for s in SOURCES] == want
     assert codecache._TABLE.added is False
+
+
+def test_a_table_written_back_holds_little_more_than_what_its_run_asked_for(
+    fresh: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The code of earlier versions goes at the next write once it outweighs what a run asks for (KEEP times)."""
+    for i in range(6):
+        codecache.code(f"x{i} + 1", "eval")
+    codecache._TABLE.save()
+    _reload(monkeypatch)
+    monkeypatch.setattr(codecache, "_asked", set())
+    for source in SOURCES[:2]:  # compiled (not held): written back, 8 entries for 2 asked: those 2 alone
+        codecache.code(*source)
+    codecache._TABLE.save()
+    _reload(monkeypatch)
+    assert set(codecache._TABLE.load()) == set(SOURCES[:2])
+    monkeypatch.setattr(codecache, "_asked", set())
+    codecache.code(*SOURCES[0])  # another path: one held, one new; 3 entries for 2 asked: all kept
+    codecache.code(*SOURCES[2])
+    codecache._TABLE.save()
+    _reload(monkeypatch)
+    assert set(codecache._TABLE.load()) == set(SOURCES)
