@@ -438,9 +438,15 @@ def _profile_line() -> CommandLine:
     return LINE
 
 
+def _leaks_line() -> CommandLine:
+    from forensics.commands.leaks_run import LINE
+
+    return LINE
+
+
 #: Command name -> its table of options (forensics.commandline), for the commands run without typer when the
 #: command line is made only of what the table declares: a plain import inside a function, as the registrars.
-TABLES: dict[str, Callable[[], CommandLine]] = {"dmesg": _dmesg_line, "profile": _profile_line}
+TABLES: dict[str, Callable[[], CommandLine]] = {"dmesg": _dmesg_line, "profile": _profile_line, "leaks": _leaks_line}
 
 
 def _typer_free(argv: list[str]) -> tuple[CommandLine, dict[str, Any], list[str]] | None:

@@ -57,6 +57,14 @@ def integer(low: int | None = None) -> Callable[[str], int]:
     return convert
 
 
+def real(value: str) -> float:
+    """A ``float`` option (click's FLOAT): what ``float()`` reads (nan and inf too: the option's callback checks)."""
+    try:
+        return float(value)
+    except ValueError:
+        raise DeclinedError from None
+
+
 def choice(kind: type[E], *, case_sensitive: bool = True) -> Callable[[str], E]:
     """An enum option: the member whose value is the word (case-folded on both sides when not case-sensitive)."""
     members = {(str(m.value) if case_sensitive else str(m.value).casefold()): m for m in kind}
