@@ -17,7 +17,7 @@ No typer or click import here, and none in the modules of the commands' tables a
 """
 
 import enum
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -107,18 +107,26 @@ class Argument:
         self.dest, self.convert, self.many = dest, convert, many
 
 
-#: What runs the command: the values by parameter name and the parameters given on the command line (click's
-#: ParameterSource COMMANDLINE) -> the exit status.
-Runner = Callable[[dict[str, Any], frozenset[str]], int]
-
-
 class CommandLine:
-    """A command's table: its options and arguments, and what runs it (the function its typer declaration calls)."""
+    """A command's table: its options and arguments, and its body (the function its typer declaration calls, with
+    every parameter by name; ``given_as``: keywords the body also takes, each True when the option it names was
+    given on the command line, click's ParameterSource COMMANDLINE)."""
 
-    __slots__ = ("arguments", "long", "name", "options", "run", "short")
+    __slots__ = ("arguments", "body", "given_as", "long", "name", "options", "short")
 
-    def __init__(self, name: str, options: Sequence[Option], arguments: Sequence[Argument], run: Runner) -> None:
-        self.name, self.options, self.arguments, self.run = name, tuple(options), tuple(arguments), run
+    def __init__(
+        self,
+        name: str,
+        options: Sequence[Option],
+        arguments: Sequence[Argument],
+        body: Callable[..., int],
+        *,
+        given_as: Mapping[str, str] | None = None,
+    ) -> None:
+        self.name, self.options, self.arguments, self.body = name, tuple(options), tuple(arguments), body
+        self.given_as = dict(given_as or {})
+        if any(argument.many for argument in self.arguments[:-1]):
+            raise ValueError("only the last argument may take every word left")
         self.long: dict[str, Option] = {}
         self.short: dict[str, Option] = {}
         for option in self.options:
@@ -226,4 +234,4 @@ def run(line: CommandLine, values: dict[str, Any], given: list[str]) -> int:
         callback = options[dest].callback
         if callback is not None:
             values[dest] = callback(values[dest])
-    return line.run(values, frozenset(given))
+    return line.body(**values, **{keyword: dest in given for keyword, dest in line.given_as.items()})

@@ -8,7 +8,6 @@ was ~17-25 ms of CPU of every run (issue #28).  The analysis' own modules are im
 
 import dataclasses
 from pathlib import Path
-from typing import Any
 
 from forensics.commandline import CommandLine, Option, integer, path, real, text
 from forensics.commands.shared import DEBUG, FAIL_ON, FORCE, FORMAT, OUTPUT, number_check
@@ -87,10 +86,6 @@ def run_leaks(
     return int(exit_status(result.incident, fail_on))
 
 
-def _run(values: dict[str, Any], given: frozenset[str]) -> int:
-    return run_leaks(**values)
-
-
 #: The options of :func:`forensics.commands.leaks.leaks`, as typer declares them (a test compares).
 LINE = CommandLine(
     "leaks",
@@ -118,5 +113,5 @@ LINE = CommandLine(
         FORCE,
     ],
     [],
-    _run,
+    run_leaks,
 )
