@@ -115,6 +115,7 @@ class _Decoded:
         self._data = data
         self.lite = lite  # (address, size, mnemonic, operands) of every instruction, as capstone prints them
         self._full: list[Instruction | None] = [None] * fault + after
+        self._writes: list[tuple[tuple[str, ...], bool] | None] = [None] * len(lite)
 
     def __len__(self) -> int:
         return len(self.lite)
@@ -127,6 +128,24 @@ class _Decoded:
             address, size, _, _ = self.lite[index]
             at = address - _BASE
             got = self._full[index] = instruction(_detailed_at(self._data[at : at + size], address))
+        return got
+
+    def writes(self, index: int) -> tuple[tuple[str, ...], bool]:
+        """The registers an instruction writes and whether it is a call: what a search for the last write of a
+        register reads of each instruction it passes, decoded without the operands (~10 us, not ~25)."""
+        got = self._writes[index]
+        if got is None:
+            full = self._full[index]
+            if full is not None:
+                got = (full.writes, full.is_call)
+            else:
+                from detectors.vmcore.disasm import written_registers
+
+                address, size, _, _ = self.lite[index]
+                at = address - _BASE
+                insn = _detailed_at(self._data[at : at + size], address)
+                got = (written_registers(insn), insn.mnemonic.startswith("call"))
+            self._writes[index] = got
         return got
 
 
@@ -188,19 +207,21 @@ def _arm64_decoder() -> Any:
     return capstone.Cs(capstone.CS_ARCH_ARM64, capstone.CS_MODE_ARM)
 
 
+def _writes_to(insns: _Decoded, index: int, register: str) -> bool:
+    """Whether an instruction writes the register, or is a call, which may change it (a caller-saved one)."""
+    writes, is_call = insns.writes(index)
+    return register in writes or (is_call and register in _CALLER_SAVED)
+
+
 def _last_write(insns: _Decoded, before: int, register: str) -> int | None:
     for i in range(before - 1, -1, -1):
-        insn = insns[i]
-        if register in insn.writes or (insn.is_call and register in _CALLER_SAVED):
+        if _writes_to(insns, i, register):
             return i
     return None
 
 
 def _written(insns: _Decoded, start: int, end: int, register: str) -> bool:
-    return any(
-        register in insn.writes or (insn.is_call and register in _CALLER_SAVED)
-        for insn in map(insns.__getitem__, range(start, end))
-    )
+    return any(_writes_to(insns, i, register) for i in range(start, end))
 
 
 def _operand_text(insn: Instruction) -> str | None:

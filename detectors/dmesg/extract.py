@@ -150,14 +150,13 @@ def report_extent(
     """The report's own lines, the index of its last line in ``window`` and where scanning resumes.
 
     Scanning resumes at the first line the report did not take (a line of
-    another CPU or task, or the next report's header).  ``kinds``, when given, receives what the walk read of each
-    own line: :data:`_KIND_OPENS` when it opens a stack, :data:`_KIND_FRAME` when it is a frame (for
-    :func:`_corruption`, which read them again by body otherwise: ~20 M instructions of the shared corpus).
+    another CPU or task, or the next report's header).  ``kinds``, when given, receives the :func:`_line_kind` of
+    each own line (for :func:`_corruption`, which read them again by body otherwise: ~20 M instructions of the
+    shared corpus).
     """
     own: list[LogLine] = [window[0]]
     if kinds is not None:
-        _, _, _, first_frame, first_opens, _ = _line_kind(own[0].body)
-        kinds.append((_KIND_OPENS if first_opens else 0) | (_KIND_FRAME if first_frame else 0))
+        kinds.append(_line_kind(own[0].body))
     where = [0]  # index in the window of each line of ``own``
     resume: int | None = None
     cpu_traceback = False
@@ -170,21 +169,21 @@ def report_extent(
                 resume = i
             continue
         body = line.body
-        header, nmi, end_marker, is_frame, opens_stack, structural = _line_kind(body)
-        if nmi:
+        kind = _line_kind(body)
+        if kind & _NMI:
             cpu_traceback = True
-        if header == _STARTS and stop_at_headers:
+        if kind & _HEADER == _STARTS and stop_at_headers:
             break
         own.append(line)
         where.append(i)
         if kinds is not None:
-            kinds.append((_KIND_OPENS if opens_stack else 0) | (_KIND_FRAME if is_frame else 0))
-        if end_marker and not _panic_follows(window, i, header_context):
+            kinds.append(kind)
+        if kind & _END and not _panic_follows(window, i, header_context):
             quiet = 0
             break
-        if is_frame or (not seen_trace and opens_stack):
+        if kind & _FRAME or (not seen_trace and kind & _OPENS):
             seen_trace = True
-        if is_frame or header or structural:
+        if kind & _STRUCTURE:
             quiet = 0
         else:
             quiet += 1
@@ -199,29 +198,30 @@ def report_extent(
     return own, end, end + 1 if resume is None else min(resume, end + 1)
 
 
-# What a line's header is: none (0), a continuation, a report start; then a field of _line_kind.  Final: compiled,
-# each is a constant where it is read, not a look-up in the module's dict (~1% of the shared corpus's instructions
-# went to such look-ups of module names, mostly in the per-line functions).
+# What _line_kind says of a line, as bits of a small int (a cached int object, where a tuple was ~100 bytes a distinct
+# line held to the end of the run: 1.2 MiB of the corpus x4).  The header bits: none (0), a continuation, a report
+# start.  Final: compiled, each is a constant where it is read, not a look-up in the module's dict (~1% of the
+# shared corpus's instructions went to such look-ups of module names, mostly in the per-line functions).
+_HEADER: Final = 3
 _CONTINUES: Final = 1
 _STARTS: Final = 2
-_OPENS_STACK: Final = 4
-#: The bits of what report_extent tells _corruption of each own line.
-_KIND_OPENS: Final = 2
-_KIND_FRAME: Final = 1
+_NMI: Final = 4  # an NMI backtrace marker
+_END: Final = 8  # an end marker
+_FRAME: Final = 16  # a frame
+_OPENS: Final = 32  # a stack start
+#: Report structure of any kind (a frame, a header or one of _STRUCTURAL's lines): it ends a quiet run.
+_STRUCTURE: Final = 64
 
-
-LineKind = tuple[int, bool, bool, bool, bool, bool]
 #: :func:`_line_kind` by line body (see ``frames.LINES_REMEMBERED``).
-_KINDS: Final[dict[str, LineKind]] = {}
+_KINDS: Final[dict[str, int]] = {}
 
 
-def _line_kind(body: str) -> LineKind:
-    """What :func:`report_extent` needs to know of one line's body, computed once per distinct body.
+def _line_kind(body: str) -> int:
+    """What :func:`report_extent` needs to know of one line's body, computed once per distinct body: its bits.
 
-    Header (0, continuation, start), NMI backtrace marker, end marker, frame,
-    stack start, other report structure (asked only of a line that is no frame and no header: what the report
-    builder reads is whether the line is any of them).  Remembered: frame lines and report boilerplate repeat from
-    report to report of one kernel.
+    Header (:data:`_HEADER`: 0, continuation, start), NMI backtrace marker, end marker, frame, stack start, report
+    structure (a frame, a header, or another line :data:`_STRUCTURAL` matches, asked only of a line that is no frame
+    and no header).  Remembered: frame lines and report boilerplate repeat from report to report of one kernel.
     """
     kind = _KINDS.get(body)
     return kind if kind is not None else remember(_KINDS, body, _line_kind_of(body))
@@ -230,25 +230,28 @@ def _line_kind(body: str) -> LineKind:
 def _opens_stack(body: str) -> bool:
     """``starts_stack(body)``, as :func:`_line_kind` remembers it: the report's lines were looked at by
     :func:`report_extent` (a dict look-up each, where ``starts_stack`` is an automaton pass, ~3,000 instructions)."""
-    return _line_kind(body)[_OPENS_STACK]
+    return _line_kind(body) & _OPENS != 0
 
 
-def _line_kind_of(body: str) -> LineKind:
+def _line_kind_of(body: str) -> int:
     """:func:`_line_kind`, not remembered."""
     seen = 0  # which of the words the tests below need the line holds: one automaton pass
     for word, _, _ in _KIND_SEARCH.find_matches_as_indexes(body, overlapping=True):
         seen |= _KIND_BITS[word]
     found = match_header(body) if seen & _HINT_WORD else None
     header = 0 if found is None else _STARTS if found[0].starts else _CONTINUES
-    frame = seen & _FRAME_WORD != 0 and is_frame(body)
-    return (
-        header,
-        seen & _NMI_WORD != 0,
-        seen & _END_WORD != 0 and _END_MARKER.search(body) is not None,
-        frame,
-        seen & _STACK_WORD != 0 and STACK_START.search(body) is not None,  # starts_stack(body)
-        not frame and not header and _STRUCTURAL.match(body) is not None,
-    )
+    kind = header
+    if seen & _NMI_WORD:
+        kind |= _NMI
+    if seen & _END_WORD and _END_MARKER.search(body) is not None:
+        kind |= _END
+    if seen & _FRAME_WORD and is_frame(body):
+        kind |= _FRAME | _STRUCTURE
+    elif header or _STRUCTURAL.match(body) is not None:
+        kind |= _STRUCTURE
+    if seen & _STACK_WORD and STACK_START.search(body) is not None:  # starts_stack(body)
+        kind |= _OPENS
+    return kind
 
 
 def _panic_follows(window: Sequence[LogLine], i: int, context: str | None) -> bool:
@@ -359,8 +362,7 @@ def _corruption(
 
     ``frames``: how many frames the report's stacks hold; ``header_at``: where the
     header starts in the first line (text before it, a login prompt, is not the report's); ``kinds``: of each line,
-    whether it opens a stack and whether it is a frame, as :func:`report_extent` gives them (:data:`_KIND_OPENS`,
-    :data:`_KIND_FRAME`).
+    as :func:`report_extent` gives them (:func:`_line_kind`: whether it opens a stack, whether it is a frame).
     """
     if rule.corrupted:
         return "the header is damaged or incomplete"
@@ -380,12 +382,12 @@ def _corruption(
     ):
         return "no call trace in the report"
     for i, kind in enumerate(kinds):
-        if not kind & _KIND_OPENS:
+        if not kind & _OPENS:
             continue
         for j in range(i + 1, min(i + 16, len(lines))):
-            if kinds[j] & _KIND_OPENS:
+            if kinds[j] & _OPENS:
                 break
-            if kinds[j] & _KIND_FRAME or "(stack is not available)" in lines[j].body:
+            if kinds[j] & _FRAME or "(stack is not available)" in lines[j].body:
                 break
         else:
             return "no frames in a call trace"

@@ -99,8 +99,7 @@ def instruction(insn: Any, x86_mode: bool = True) -> Instruction:
     writes: tuple[str, ...] = ()
     if x86_mode:
         read_regs, write_regs = insn.regs_access()
-        reads = tuple(dict.fromkeys(canonical_register(insn.reg_name(r)) for r in read_regs))
-        writes = tuple(dict.fromkeys(canonical_register(insn.reg_name(r)) for r in write_regs))
+        reads, writes = _named(insn, read_regs), _named(insn, write_regs)
         for n, op in enumerate(insn.operands):
             if op.type == x86.X86_OP_MEM and insn.mnemonic != "lea" and not insn.mnemonic.startswith("nop"):
                 m = op.mem
@@ -125,6 +124,17 @@ def instruction(insn: Any, x86_mode: bool = True) -> Instruction:
         writes=writes,
         memory_is_source=memory_is_source,
     )
+
+
+def _named(insn: Any, registers: list[int]) -> tuple[str, ...]:
+    """capstone's register ids as the 64-bit registers they are part of, each once, in order."""
+    return tuple(dict.fromkeys(canonical_register(insn.reg_name(r)) for r in registers))
+
+
+def written_registers(insn: Any) -> tuple[str, ...]:
+    """The registers an x86-64 instruction (a ``CsInsn`` decoded with detail) writes: :func:`instruction`'s
+    ``writes``, without reading its operands (~10 of its ~25 us)."""
+    return _named(insn, insn.regs_access()[1])
 
 
 def effective_address(operand: MemoryOperand, registers: RegisterSet, next_pc: int) -> int | None:

@@ -114,6 +114,24 @@ def test_a_line_not_of_the_shape_is_left_to_the_patterns(body: str) -> None:
     assert frames._frame_fields(body) == frames._frame_fields_by_pattern(body)
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        "RSP: 0018:ffffc90000a1be48 EFLAGS: 00010246",  # a register line
+        "R13: ffffffff85f34520 R14: 1ffff1103ab0df98 R15: dffffc0000000000",
+        "kworker/u4:2    R  running task    25560    32      2 0x00000008",
+        "lowmem_reserve[]: 0 0 0",
+        " foo+0x1/0x2:",  # after the offset
+        " ? foo+0x1/0x2[m]",
+    ],
+)
+def test_a_symbol_followed_by_a_byte_no_pattern_takes_there_is_no_frame(body: str) -> None:
+    # The stack reader answers itself (None) where the symbol it finds, or its offset, is followed by a byte that
+    # is no blank and no "(": the patterns say the same.
+    assert stacks.read_stack_frame(body) is None
+    assert stacks._stack_frame_by_pattern(body) is None
+
+
 _PIECES = [" ", "  ", "\t", "\x0b", "\x1c", "\u2003", "\x85", "?", "? ", ".", "_", "a", "Z", "9", "$", "é", "fn",
            "a.b", "f.cold.1", "+0x", "+0x1f", "+0xAb", "/0x", "/0x40", "0x", "+", "/", "[", "]", "<", ">", "[m]",
            "[inline]", "[a-b_c]", "fs/x.c:12", "x.c:1:2", "x.c:", "a/b.S:9", ".c:1", ":", "12:", "(unreliable)",
