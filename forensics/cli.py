@@ -444,9 +444,20 @@ def _leaks_line() -> CommandLine:
     return LINE
 
 
+def _trace_line() -> CommandLine:
+    from forensics.commands.trace_run import LINE
+
+    return LINE
+
+
 #: Command name -> its table of options (forensics.commandline), for the commands run without typer when the
 #: command line is made only of what the table declares: a plain import inside a function, as the registrars.
-TABLES: dict[str, Callable[[], CommandLine]] = {"dmesg": _dmesg_line, "profile": _profile_line, "leaks": _leaks_line}
+TABLES: dict[str, Callable[[], CommandLine]] = {
+    "dmesg": _dmesg_line,
+    "profile": _profile_line,
+    "leaks": _leaks_line,
+    "trace": _trace_line,
+}
 
 
 def _typer_free(argv: list[str]) -> tuple[CommandLine, dict[str, Any], list[str]] | None:

@@ -82,9 +82,10 @@ def choice(kind: type[E], *, case_sensitive: bool = True) -> Callable[[str], E]:
 
 class Option:
     """One option: its names (``--format``, ``-f``), the parameter it fills, how a value converts (None: a flag,
-    True when given), its default, and the callback click calls with its value (given or not) before the command."""
+    True when given), its default, the callback click calls with its value (given or not) before the command, and
+    whether it may be given more than once (``multiple``: a list of every value given, the default when none)."""
 
-    __slots__ = ("callback", "convert", "default", "dest", "names")
+    __slots__ = ("callback", "convert", "default", "dest", "multiple", "names")
 
     def __init__(
         self,
@@ -93,8 +94,11 @@ class Option:
         convert: Callable[[str], Any] | None = None,
         default: Any = None,
         callback: Callable[[Any], Any] | None = None,
+        *,
+        multiple: bool = False,
     ) -> None:
         self.names, self.dest, self.convert, self.default, self.callback = names, dest, convert, default, callback
+        self.multiple = multiple
 
 
 class Argument:
@@ -146,8 +150,13 @@ class _Parsed:
 
 
 def _take(option: Option, value: str | None, parsed: _Parsed) -> None:
-    """One occurrence of ``option`` (with its value when it takes one): the last one given wins, as in click."""
-    parsed.values[option.dest] = True if option.convert is None or value is None else option.convert(value)
+    """One occurrence of ``option`` (with its value when it takes one): the last one given wins, as in click, or
+    each is kept in order (``multiple``)."""
+    converted = True if option.convert is None or value is None else option.convert(value)
+    if option.multiple:
+        parsed.values.setdefault(option.dest, []).append(converted)
+    else:
+        parsed.values[option.dest] = converted
     parsed.order.setdefault(option.dest)
 
 

@@ -101,6 +101,7 @@ _TYPER_ONLY = (
     "import sys\nimport forensics.cli as cli\ncli.TABLES.clear()\nsys.argv = ['kforensic', *sys.argv[1:]]\ncli.main()\n"
 )
 GOLDEN = DATA.parent / "detectors" / "dmesg" / "golden"
+FTRACE = DATA / "healthy" / "ftrace.txt.gz"
 FINDINGS = GOLDEN / "hard_lockup_kmsg.log"
 
 #: Command lines (after ``kforensic``) both ways must answer alike: results, every exit status, --debug lines.
@@ -152,6 +153,14 @@ SAME = [
     ["leaks", "--store", "slab.db", "--last", "x"],
     ["leaks", "--prometheus", "http://127.0.0.1:9", "--store", "slab.db"],
     ["leaks", "slab.db"],
+    ["trace", FTRACE, "--format", "json", "--top", "3"],
+    ["trace", FTRACE, "--around", "x"],
+    ["trace", FTRACE, "--window", "1:0"],
+    ["trace", FTRACE, "--hog-ms", "nan", "--bucket-ms", "0"],
+    ["trace", FTRACE, "--kernel-clock", "tsc", "--span", "a..b"],
+    ["trace", "-", "--spans", "-"],
+    ["trace", "missing.txt", "--debug"],
+    ["trace", FTRACE, "--slowest", "0"],
 ]
 SNAPSHOTS = DATA.parent.parent / "vmcore_fixtures" / "cases" / "08-slab-leak" / "snapshots"
 

@@ -28,7 +28,7 @@ from forensics.errors import KforensicError
 from forensics.output import reset_run
 
 #: Command -> the name of its body: the function its typer declaration and its table both call.
-BODIES = {"dmesg": "run_dmesg", "profile": "run_profile", "leaks": "run_leaks"}
+BODIES = {"dmesg": "run_dmesg", "profile": "run_profile", "leaks": "run_leaks", "trace": "run_trace"}
 
 
 def test_every_table_is_tested() -> None:
@@ -57,7 +57,8 @@ def test_the_table_declares_what_typer_declares(name: str) -> None:
             option = options[param.name]
             seen.append(param.name)
             assert set(option.names) == set(param.opts) and not param.secondary_opts, param.name
-            assert not (param.multiple or param.count or param.is_eager or param.required), param.name
+            assert not (param.count or param.is_eager or param.required), param.name
+            assert param.multiple == option.multiple and not (param.multiple and param.is_flag), param.name
             assert param.prompt is None, param.name  # a prompt would read standard input
             assert param.nargs == 1
             assert param.is_flag == (option.convert is None), param.name
@@ -227,6 +228,20 @@ ACCEPTED += [
     ),
 ]
 
+ACCEPTED += [
+    ("trace", ["t.txt"], {"trace_file": "t.txt"}),
+    (
+        "trace",
+        ["--span", "a..b", "-", "--span=c..d", "--spans", "x.csv", "--hog-ms", "7", "--top=3"],
+        {"trace_file": "-", "span_patterns": ["a..b", "c..d"], "span_sources": ["x.csv"], "hog_ms": 7.0, "top": 3},
+    ),
+    (
+        "trace",
+        ["t", "--bucket-ms", "0"],
+        {"(error)": "--bucket-ms 0 milliseconds is out of range: give more than 0 / in milliseconds"},
+    ),
+]
+
 #: Command lines left to typer: help, errors, forms the tables do not read.
 DECLINED = [
     ("dmesg", ["--help"]),
@@ -247,6 +262,9 @@ DECLINED = [
     ("leaks", ["s.db"]),
     ("leaks", ["--min-rate", "fast"]),
     ("leaks", ["--timeout"]),
+    ("trace", []),
+    ("trace", ["t", "--slowest", "0"]),
+    ("trace", ["t", "--span"]),
 ]
 
 
