@@ -17,7 +17,7 @@ No typer or click import here, and none in the modules of the commands' tables a
 """
 
 import enum
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -57,6 +57,14 @@ def integer(low: int | None = None) -> Callable[[str], int]:
     return convert
 
 
+def real(value: str) -> float:
+    """A ``float`` option (click's FLOAT): what ``float()`` reads (nan and inf too: the option's callback checks)."""
+    try:
+        return float(value)
+    except ValueError:
+        raise DeclinedError from None
+
+
 def choice(kind: type[E], *, case_sensitive: bool = True) -> Callable[[str], E]:
     """An enum option: the member whose value is the word (case-folded on both sides when not case-sensitive)."""
     members = {(str(m.value) if case_sensitive else str(m.value).casefold()): m for m in kind}
@@ -74,9 +82,10 @@ def choice(kind: type[E], *, case_sensitive: bool = True) -> Callable[[str], E]:
 
 class Option:
     """One option: its names (``--format``, ``-f``), the parameter it fills, how a value converts (None: a flag,
-    True when given), its default, and the callback click calls with its value (given or not) before the command."""
+    True when given), its default, the callback click calls with its value (given or not) before the command, and
+    whether it may be given more than once (``multiple``: a list of every value given, the default when none)."""
 
-    __slots__ = ("callback", "convert", "default", "dest", "names")
+    __slots__ = ("callback", "convert", "default", "dest", "multiple", "names")
 
     def __init__(
         self,
@@ -85,8 +94,11 @@ class Option:
         convert: Callable[[str], Any] | None = None,
         default: Any = None,
         callback: Callable[[Any], Any] | None = None,
+        *,
+        multiple: bool = False,
     ) -> None:
         self.names, self.dest, self.convert, self.default, self.callback = names, dest, convert, default, callback
+        self.multiple = multiple
 
 
 class Argument:
@@ -99,18 +111,26 @@ class Argument:
         self.dest, self.convert, self.many = dest, convert, many
 
 
-#: What runs the command: the values by parameter name and the parameters given on the command line (click's
-#: ParameterSource COMMANDLINE) -> the exit status.
-Runner = Callable[[dict[str, Any], frozenset[str]], int]
-
-
 class CommandLine:
-    """A command's table: its options and arguments, and what runs it (the function its typer declaration calls)."""
+    """A command's table: its options and arguments, and its body (the function its typer declaration calls, with
+    every parameter by name; ``given_as``: keywords the body also takes, each True when the option it names was
+    given on the command line, click's ParameterSource COMMANDLINE)."""
 
-    __slots__ = ("arguments", "long", "name", "options", "run", "short")
+    __slots__ = ("arguments", "body", "given_as", "long", "name", "options", "short")
 
-    def __init__(self, name: str, options: Sequence[Option], arguments: Sequence[Argument], run: Runner) -> None:
-        self.name, self.options, self.arguments, self.run = name, tuple(options), tuple(arguments), run
+    def __init__(
+        self,
+        name: str,
+        options: Sequence[Option],
+        arguments: Sequence[Argument],
+        body: Callable[..., int],
+        *,
+        given_as: Mapping[str, str] | None = None,
+    ) -> None:
+        self.name, self.options, self.arguments, self.body = name, tuple(options), tuple(arguments), body
+        self.given_as = dict(given_as or {})
+        if any(argument.many for argument in self.arguments[:-1]):
+            raise ValueError("only the last argument may take every word left")
         self.long: dict[str, Option] = {}
         self.short: dict[str, Option] = {}
         for option in self.options:
@@ -130,8 +150,13 @@ class _Parsed:
 
 
 def _take(option: Option, value: str | None, parsed: _Parsed) -> None:
-    """One occurrence of ``option`` (with its value when it takes one): the last one given wins, as in click."""
-    parsed.values[option.dest] = True if option.convert is None or value is None else option.convert(value)
+    """One occurrence of ``option`` (with its value when it takes one): the last one given wins, as in click, or
+    each is kept in order (``multiple``)."""
+    converted = True if option.convert is None or value is None else option.convert(value)
+    if option.multiple:
+        parsed.values.setdefault(option.dest, []).append(converted)
+    else:
+        parsed.values[option.dest] = converted
     parsed.order.setdefault(option.dest)
 
 
@@ -218,4 +243,4 @@ def run(line: CommandLine, values: dict[str, Any], given: list[str]) -> int:
         callback = options[dest].callback
         if callback is not None:
             values[dest] = callback(values[dest])
-    return line.run(values, frozenset(given))
+    return line.body(**values, **{keyword: dest in given for keyword, dest in line.given_as.items()})

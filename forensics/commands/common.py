@@ -6,10 +6,9 @@ from typing import Annotated, Any
 
 import typer
 
-from forensics.commands.shared import force_outputs, output_path
+from forensics.commands.shared import force_outputs, number_check, output_path
 from forensics.model import Severity
 from forensics.report import OutputFormat
-from forensics.units import check_number
 
 FormatOption = Annotated[
     OutputFormat,
@@ -70,7 +69,6 @@ def number_option(
     (``kforensic: error: --hog-ms nan is not a finite number of milliseconds``).
     """
 
-    def validate(value: float | None) -> float | None:
-        return None if value is None else check_number(value, name, unit, low, high, above=above)
-
-    return typer.Option(name, help=f"{help} [{unit}]", callback=validate, **extra)
+    return typer.Option(
+        name, help=f"{help} [{unit}]", callback=number_check(name, unit, low, high, above=above), **extra
+    )

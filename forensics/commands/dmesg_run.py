@@ -8,7 +8,6 @@ building the command was ~25 ms of the ~80 ms of CPU of a run on an empty log (i
 
 import sys
 from pathlib import Path
-from typing import Any
 
 from forensics.commandline import Argument, CommandLine, Option, integer, text
 from forensics.commands.shared import DEBUG, FAIL_ON, FORCE, FORMAT, OUTPUT, distinct_inputs
@@ -73,10 +72,6 @@ def run_dmesg(
     return int(exit_status(result.incident, fail_on))
 
 
-def _run(values: dict[str, Any], given: frozenset[str]) -> int:
-    return run_dmesg(**values)
-
-
 #: The options and arguments of :func:`forensics.commands.dmesg.dmesg`, as typer declares them (a test compares).
 LINE = CommandLine(
     "dmesg",
@@ -92,5 +87,5 @@ LINE = CommandLine(
         FORCE,
     ],
     [Argument("logs", many=True)],
-    _run,
+    run_dmesg,
 )

@@ -6,20 +6,19 @@ reports leaks, suspects and reclaimable growth with the growth rate, the time
 until MemAvailable runs out, who typically allocates the objects and how to
 confirm it.  ``--format json`` writes a ``kforensic.leaks/1`` document that
 embeds the findings as an incident for ``kforensic report --from``.
+
+Its declaration for typer; the body is :func:`forensics.commands.leaks_run.run_leaks`, which ``forensics.cli``
+also runs without typer from the command's table of options (start-up time; issue #28).
 """
 
-import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from forensics.commands.common import DebugOption, FailOnOption, ForceOption, FormatOption, OutputOption, number_option
-from forensics.delivery import deliver, exit_status, write_figures
-from forensics.errors import UsageError
-from forensics.pipelines.leaks import analyse_store
-from forensics.report.formats import OutputFormat, render
-from forensics.report.leaks import LeaksRenderer
+from forensics.commands.leaks_run import run_leaks
+from forensics.report.formats import OutputFormat
 
 if TYPE_CHECKING:
     pass
@@ -112,45 +111,31 @@ def leaks(
     force: ForceOption = False,
 ) -> None:
     """Find slab caches and kernel memory that grow like a leak, and say who allocates them."""
-    if prometheus is not None:
-        from collectors.prometheus import PromAuth
-        from forensics.fleet.leaks import fetch_and_analyse
-        from forensics.report.fleet_leaks import FleetLeaksRenderer
-        from forensics.units import parse_duration
-
-        if store is not None or run is not None or plots is not None or last is not None:
-            raise UsageError("--prometheus reads a server: --store, --run, --last and --plots do not apply")
-        auth = PromAuth(bearer_token_file, basic_auth_file, ca_file, cert_file, key_file, insecure, timeout)
-        # --step auto (the default): None here, picked from the data by fetch_and_analyse.
-        span, resolution = parse_duration(since, "--since"), None if step == "auto" else parse_duration(step, "--step")
-        if span <= 0 or (resolution is not None and resolution <= 0):
-            raise UsageError("--since and --step must be more than 0", hint="give e.g. --since 7d --step 60s")
-        if resolution is not None and resolution < 1:
-            raise UsageError(f"--step {step} is under a second", hint="Prometheus steps are whole seconds or more here")
-        if min_rate is not None and min_rate <= 0:
-            raise UsageError(f"--min-rate {min_rate:g} must be more than 0", hint="give KB per hour, e.g. 256")
-        fleet = fetch_and_analyse(prometheus, match, span, resolution, auth, min_rate)
-        deliver(render(FleetLeaksRenderer(), fleet, fmt, output), output)
-        raise typer.Exit(int(exit_status(fleet.incident, fail_on)))
-    from collectors.slabstore import resolve_store_path
-    from forensics.types.leaks import LeakThresholds
-
-    last_hours = None
-    if last is not None:
-        from forensics.units import parse_duration
-
-        last_hours = parse_duration(last, "--last") / 3600.0
-        if last_hours <= 0:
-            raise UsageError("--last must be more than 0", hint="give e.g. --last 6h")
-    thresholds = LeakThresholds()
-    if min_rate is not None:
-        if min_rate <= 0:
-            raise UsageError(f"--min-rate {min_rate:g} must be more than 0", hint="give KB per hour, e.g. 256")
-        thresholds = dataclasses.replace(thresholds, min_rate=min_rate * 1024)
-    result = analyse_store(resolve_store_path(store), run, last_hours, thresholds, plots)
-    write_figures(result.figures)
-    deliver(render(LeaksRenderer(), result, fmt, output), output)
-    raise typer.Exit(int(exit_status(result.incident, fail_on)))
+    raise typer.Exit(
+        run_leaks(
+            store=store,
+            run=run,
+            last=last,
+            plots=plots,
+            min_rate=min_rate,
+            prometheus=prometheus,
+            match=match,
+            since=since,
+            step=step,
+            bearer_token_file=bearer_token_file,
+            basic_auth_file=basic_auth_file,
+            ca_file=ca_file,
+            cert_file=cert_file,
+            key_file=key_file,
+            insecure=insecure,
+            timeout=timeout,
+            fmt=fmt,
+            output=output,
+            fail_on=fail_on,
+            debug=debug,
+            force=force,
+        )
+    )
 
 
 def register(app: typer.Typer) -> None:

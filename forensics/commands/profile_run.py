@@ -8,7 +8,6 @@ building the command was ~19 ms of CPU of every run (~5% of one of ``--folded -`
 
 import math
 from pathlib import Path
-from typing import Any
 
 from forensics.commandline import Argument, CommandLine, Option, integer, path, text
 from forensics.commands.shared import DEBUG, FAIL_ON, FORCE, FORMAT, OUTPUT, distinct_outputs
@@ -116,10 +115,6 @@ def run_profile(
     return int(exit_status(result.incident, fail_on))
 
 
-def _run(values: dict[str, Any], given: frozenset[str]) -> int:
-    return run_profile(**values, format_given="fmt" in given)
-
-
 #: The options and arguments of :func:`forensics.commands.profile.profile`, as typer declares them (a test
 #: compares).
 LINE = CommandLine(
@@ -144,5 +139,6 @@ LINE = CommandLine(
         FORCE,
     ],
     [Argument("source")],
-    _run,
+    run_profile,
+    given_as={"format_given": "fmt"},
 )

@@ -5,7 +5,8 @@ commands run without typer from a table of their options (:mod:`forensics.comman
 one meaning for both ways.  No typer or click import here.
 """
 
-from collections.abc import Iterable
+import math
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from forensics.commandline import DeclinedError, Option, choice
@@ -104,6 +105,20 @@ def distinct_outputs(*given: tuple[str, Path | None]) -> None:
                 hint="give each output its own path",
             )
         seen[key] = option
+
+
+def number_check(
+    name: str, unit: str, low: float = 0.0, high: float = math.inf, *, above: bool = False
+) -> Callable[[float | None], float | None]:
+    """The callback of a duration, rate, threshold or size option (``common.number_option``): the value when it is
+    finite and in [low, high] (or (low, high]), else UsageError (exit 2) in one line."""
+
+    def validate(value: float | None) -> float | None:
+        from forensics.units import check_number  # (here: profile's start-up does not need its module)
+
+        return None if value is None else check_number(value, name, unit, low, high, above=above)
+
+    return validate
 
 
 def _output(value: str) -> Path:

@@ -1,6 +1,9 @@
-"""``kforensic trace``: scheduling and latency forensics from ftrace, trace-cmd and perf traces."""
+"""``kforensic trace``: scheduling and latency forensics from ftrace, trace-cmd and perf traces.
 
-import math
+Its declaration for typer; the body is :func:`forensics.commands.trace_run.run_trace`, which ``forensics.cli``
+also runs without typer from the command's table of options (start-up time; issue #28).
+"""
+
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -14,15 +17,8 @@ from forensics.commands.common import (
     OutputOption,
     number_option,
 )
-from forensics.commands.shared import distinct_outputs, stdin_read_once
-from forensics.delivery import deliver, exit_status, write_figures
-from forensics.errors import UsageError
-from forensics.pipelines.spans import KERNEL_CLOCKS, SpanOptions
-from forensics.pipelines.trace import analyse_trace_file
-from forensics.report.formats import OutputFormat, render
-from forensics.report.trace import TraceRenderer
-from forensics.types.sched import PREEMPTION_MODELS
-from forensics.units import check_number
+from forensics.commands.trace_run import run_trace
+from forensics.report.formats import OutputFormat
 
 if TYPE_CHECKING:
     pass
@@ -38,43 +34,6 @@ Example:
 
   kforensic trace ~/lttng-traces/kf-20261202 --slow-ms 5 --gantt-png gantt.png
 """
-
-
-def _interval(text: str, option: str) -> tuple[float, float]:
-    """``T0:T1`` in trace seconds."""
-    try:
-        t0, t1 = (float(x) for x in text.split(":"))
-    except ValueError:
-        raise UsageError(
-            f"{option} {text!r} is not T0:T1", hint=f"e.g. {option} 407.58:407.70 (trace seconds)"
-        ) from None
-    check_number(t0, option, "trace seconds", -math.inf)
-    check_number(t1, option, "trace seconds", -math.inf)
-    if t1 < t0:
-        raise UsageError(f"{option} {text!r} ends before it starts", hint="give T0:T1 with T0 <= T1")
-    return t0, t1
-
-
-def _around(text: str) -> tuple[float, float]:
-    """``TS[:MS]``: the MS milliseconds (default 100) before TS."""
-    try:
-        ts, _, span = text.partition(":")
-        end, width = float(ts), float(span or 100.0)
-    except ValueError:
-        raise UsageError(f"--around {text!r} is not TIMESTAMP[:MS]", hint="e.g. --around 407.6531:100") from None
-    check_number(end, "--around", "trace seconds", -math.inf)
-    check_number(width, "--around", "milliseconds")
-    return end - width / 1e3, end
-
-
-def _window(window: str | None, around: str | None) -> tuple[float, float]:
-    if window and around:
-        raise UsageError("give --window or --around, not both", hint="--around TS:MS is the window TS-MS..TS")
-    if window:
-        return _interval(window, "--window")
-    if around:
-        return _around(around)
-    return (-math.inf, math.inf)
 
 
 def trace(
@@ -163,38 +122,36 @@ def trace(
     force: ForceOption = False,
 ) -> None:
     """Scheduling and latency forensics from ftrace, trace-cmd, perf and LTTng (CTF) traces, and request spans."""
-    from forensics.types.sched import Thresholds
-
-    thresholds = Thresholds(hog_ms / 1e3, latency_ms / 1e3, irq_ms / 1e3, softirq_ms / 1e3, dstate_ms / 1e3)
-    if kernel_clock not in KERNEL_CLOCKS:
-        raise UsageError(
-            f"--kernel-clock {kernel_clock!r} is not an ftrace clock", hint=f"one of {', '.join(KERNEL_CLOCKS)}"
+    raise typer.Exit(
+        run_trace(
+            trace_file=trace_file,
+            bucket_ms=bucket_ms,
+            window=window,
+            around=around,
+            task=task,
+            hog_ms=hog_ms,
+            latency_ms=latency_ms,
+            irq_ms=irq_ms,
+            softirq_ms=softirq_ms,
+            dstate_ms=dstate_ms,
+            top=top,
+            png=png,
+            save_text=save_text,
+            span_patterns=span_patterns,
+            span_sources=span_sources,
+            slow_ms=slow_ms,
+            slowest=slowest,
+            kernel_clock=kernel_clock,
+            preempt=preempt,
+            span_png=span_png,
+            gantt_png=gantt_png,
+            fmt=fmt,
+            output=output,
+            fail_on=fail_on,
+            debug=debug,
+            force=force,
         )
-    if preempt is not None and preempt not in PREEMPTION_MODELS:
-        raise UsageError(
-            f"--preempt {preempt!r} is not a preemption model", hint=f"one of {', '.join(PREEMPTION_MODELS)}"
-        )
-    stdin_read_once(("TRACE", [trace_file]), ("--spans", span_sources))
-    distinct_outputs(
-        ("-o", output), ("--png", png), ("--save-text", save_text), ("--span-png", span_png), ("--gantt-png", gantt_png)
     )
-    span_opts = SpanOptions(
-        tuple(span_patterns or ()), tuple(span_sources or ()), slow_ms, slowest, kernel_clock, span_png, gantt_png
-    )
-    result = analyse_trace_file(
-        trace_file,
-        thresholds=thresholds,
-        span=_window(window, around),
-        bucket=bucket_ms / 1e3 if bucket_ms else None,
-        task=task,
-        png=png,
-        save_text=save_text,
-        span_opts=span_opts,
-        preemption=preempt or "",
-    )
-    write_figures(result.figures)
-    deliver(render(TraceRenderer(top, task is not None), result, fmt, output), output)
-    raise typer.Exit(int(exit_status(result.incident, fail_on)))
 
 
 def register(app: typer.Typer) -> None:

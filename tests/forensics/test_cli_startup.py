@@ -101,6 +101,7 @@ _TYPER_ONLY = (
     "import sys\nimport forensics.cli as cli\ncli.TABLES.clear()\nsys.argv = ['kforensic', *sys.argv[1:]]\ncli.main()\n"
 )
 GOLDEN = DATA.parent / "detectors" / "dmesg" / "golden"
+FTRACE = DATA / "healthy" / "ftrace.txt.gz"
 FINDINGS = GOLDEN / "hard_lockup_kmsg.log"
 
 #: Command lines (after ``kforensic``) both ways must answer alike: results, every exit status, --debug lines.
@@ -144,7 +145,24 @@ SAME = [
     ["profile", "a-dir"],
     ["profile", PERF, "--top", "0"],
     ["profile"],
+    ["leaks", "--store", "slab.db"],
+    ["leaks", "--store", "slab.db", "--format", "json", "--fail-on", "low", "--min-rate", "1"],
+    ["leaks", "--store", "slab.db", "--min-rate", "nan"],
+    ["leaks", "--store", "slab.db", "--timeout", "0", "--min-rate", "-1"],
+    ["leaks", "--store", "missing.db"],
+    ["leaks", "--store", "slab.db", "--last", "x"],
+    ["leaks", "--prometheus", "http://127.0.0.1:9", "--store", "slab.db"],
+    ["leaks", "slab.db"],
+    ["trace", FTRACE, "--format", "json", "--top", "3"],
+    ["trace", FTRACE, "--around", "x"],
+    ["trace", FTRACE, "--window", "1:0"],
+    ["trace", FTRACE, "--hog-ms", "nan", "--bucket-ms", "0"],
+    ["trace", FTRACE, "--kernel-clock", "tsc", "--span", "a..b"],
+    ["trace", "-", "--spans", "-"],
+    ["trace", "missing.txt", "--debug"],
+    ["trace", FTRACE, "--slowest", "0"],
 ]
+SNAPSHOTS = DATA.parent.parent / "vmcore_fixtures" / "cases" / "08-slab-leak" / "snapshots"
 
 
 @pytest.mark.parametrize("args", SAME, ids=repr)
@@ -154,6 +172,9 @@ def test_a_command_line_run_without_typer_says_what_typer_says(args: list[str | 
     (tmp_path / "empty.log").write_bytes(b"")
     (tmp_path / "garbage.log").write_bytes(b"not a log \xff\x00\n\n")
     (tmp_path / "a-dir").mkdir()
+    if "slab.db" in args:  # a store, as slab-import writes it
+        made = _run(_CLI, "slab-import", SNAPSHOTS, "--store", tmp_path / "slab.db", "--no-analysis")
+        assert made.returncode == 0, made.stderr
     cwd = os.getcwd()
     os.chdir(tmp_path)
     try:

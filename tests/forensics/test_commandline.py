@@ -18,22 +18,23 @@ import pytest
 import typer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from typer._click.types import FuncParamType, IntParamType, IntRange, StringParamType
+from typer._click.types import FloatParamType, FuncParamType, IntParamType, IntRange, StringParamType
 from typer._types import TyperChoice
 from typer.models import TyperPath
 
 from forensics import cli, commandline, output
 from forensics.commandline import CommandLine, DeclinedError
+from forensics.errors import KforensicError
 from forensics.output import reset_run
 
 #: Command -> the name of its body: the function its typer declaration and its table both call.
-BODIES = {"dmesg": "run_dmesg", "profile": "run_profile"}
+BODIES = {"dmesg": "run_dmesg", "profile": "run_profile", "leaks": "run_leaks", "trace": "run_trace"}
 
 
 def test_every_table_is_tested() -> None:
     assert set(cli.TABLES) == set(BODIES)
     for name, table in cli.TABLES.items():
-        assert table().name == name
+        assert table().name == name and table().body.__name__ == BODIES[name]
 
 
 @pytest.mark.parametrize("name", sorted(BODIES))
@@ -56,11 +57,14 @@ def test_the_table_declares_what_typer_declares(name: str) -> None:
             option = options[param.name]
             seen.append(param.name)
             assert set(option.names) == set(param.opts) and not param.secondary_opts, param.name
-            assert not (param.multiple or param.count or param.is_eager or param.required), param.name
+            assert not (param.count or param.is_eager or param.required), param.name
+            assert param.multiple == option.multiple and not (param.multiple and param.is_flag), param.name
             assert param.prompt is None, param.name  # a prompt would read standard input
             assert param.nargs == 1
             assert param.is_flag == (option.convert is None), param.name
             assert (param.callback is not None) == (option.callback is not None), param.name
+            if option.callback is not None:
+                _same_callback(param, option)
             if param.is_flag:
                 assert param.default is False is option.default and param.is_bool_flag
             else:
@@ -80,6 +84,8 @@ def _same_type(kind: Any, convert: Any) -> None:
         assert kind.case_sensitive == convert.case_sensitive
     elif isinstance(kind, IntRange):
         assert (kind.min, kind.max, kind.min_open, kind.clamp) == (convert.low, None, False, False)
+    elif isinstance(kind, FloatParamType):
+        assert convert is commandline.real
     elif isinstance(kind, IntParamType):
         assert convert.low is None
     elif isinstance(kind, FuncParamType):  # -o: the same path, or a decline where typer refuses the value
@@ -98,6 +104,24 @@ def _same_type(kind: Any, convert: Any) -> None:
         assert isinstance(kind, StringParamType) and convert is commandline.text
 
 
+def _outcome(call: Any, value: Any) -> tuple[str, Any, bool]:
+    """What a callback makes of ``value``: its answer or its error's line, and what it left of --force."""
+    try:
+        answer: tuple[str, Any] = ("value", call(value))
+    except KforensicError as exc:
+        answer = ("error", f"{exc.message} / {exc.hint}")
+    forced = output._FORCE[0]
+    reset_run()
+    return (*answer, forced)
+
+
+def _same_callback(param: Any, option: commandline.Option) -> None:
+    """The table's callback does what typer's does, on values of the option's type (a number's edges too)."""
+    samples = [True, False] if param.is_flag else [None, float("nan"), float("inf"), -1.0, 0.0, 0.5, 30.0, 1e300]
+    for value in samples:
+        assert _outcome(option.callback, value) == _outcome(lambda v: param.callback(None, param, v), value), value
+
+
 def _record(monkeypatch: pytest.MonkeyPatch, name: str) -> list[dict[str, Any]]:
     """The body replaced, where the table and the typer declaration call it, by one that records its values and
     what the options' callbacks did (--force's: may the run replace other users' files)."""
@@ -109,9 +133,9 @@ def _record(monkeypatch: pytest.MonkeyPatch, name: str) -> list[dict[str, Any]]:
 
     app = cli.make_app(cli._requested([name]))
     (declared,) = [c.callback for c in app.registered_commands if c.name == name]
-    for caller in (cli.TABLES[name]().run, declared):
-        assert caller is not None
-        monkeypatch.setattr(sys.modules[caller.__module__], BODIES[name], body)
+    assert declared is not None
+    monkeypatch.setattr(sys.modules[declared.__module__], BODIES[name], body)
+    monkeypatch.setattr(cli.TABLES[name](), "body", body)
     return calls
 
 
@@ -123,9 +147,13 @@ def _by_typer(name: str, args: list[str], calls: list[dict[str, Any]]) -> dict[s
     """What the body got from typer, None when typer did not call it (an error, --help)."""
     del calls[:]
     quiet = contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO())
-    with quiet[0], quiet[1], contextlib.suppress(typer.TyperException, typer.Abort, typer.Exit):
-        _click_command_group(name).main(args=[name, *args], prog_name="kforensic", standalone_mode=False)
-    reset_run()
+    try:
+        with quiet[0], quiet[1], contextlib.suppress(typer.TyperException, typer.Abort, typer.Exit):
+            _click_command_group(name).main(args=[name, *args], prog_name="kforensic", standalone_mode=False)
+    except KforensicError as exc:  # an option's callback refused its value (a number out of range)
+        return {"(error)": f"{exc.message} / {exc.hint}"}
+    finally:
+        reset_run()
     return calls[0] if calls else None
 
 
@@ -146,8 +174,13 @@ def _fast(line: CommandLine, args: list[str], calls: list[dict[str, Any]]) -> di
     parsed = commandline.parse(line, args)
     if parsed is None:
         return None
-    commandline.run(line, *parsed)
-    reset_run()
+    try:
+        commandline.run(line, *parsed)
+    except KforensicError as exc:  # an option's callback refused its value (a number out of range)
+        assert not calls
+        return {"(error)": f"{exc.message} / {exc.hint}"}
+    finally:
+        reset_run()
     assert len(calls) == 1
     return calls[0]
 
@@ -175,6 +208,40 @@ ACCEPTED = [
     ),
 ]
 
+ACCEPTED += [
+    ("leaks", [], {}),
+    ("leaks", ["--store", "s.db", "--run", "2", "--last=6h"], {"store": Path("s.db"), "run": 2, "last": "6h"}),
+    (
+        "leaks",
+        ["--min-rate", "12.5", "--timeout=5", "--insecure"],
+        {"min_rate": 12.5, "timeout": 5.0, "insecure": True},
+    ),
+    (
+        "leaks",
+        ["--prometheus", "http://p:9090", "--step", "60s", "-fjson"],
+        {"prometheus": "http://p:9090", "fmt": "json"},
+    ),
+    (
+        "leaks",
+        ["--min-rate", "nan"],
+        {"(error)": "--min-rate nan is not a finite number of KB per hour / give a number of KB per hour"},
+    ),
+]
+
+ACCEPTED += [
+    ("trace", ["t.txt"], {"trace_file": "t.txt"}),
+    (
+        "trace",
+        ["--span", "a..b", "-", "--span=c..d", "--spans", "x.csv", "--hog-ms", "7", "--top=3"],
+        {"trace_file": "-", "span_patterns": ["a..b", "c..d"], "span_sources": ["x.csv"], "hog_ms": 7.0, "top": 3},
+    ),
+    (
+        "trace",
+        ["t", "--bucket-ms", "0"],
+        {"(error)": "--bucket-ms 0 milliseconds is out of range: give more than 0 / in milliseconds"},
+    ),
+]
+
 #: Command lines left to typer: help, errors, forms the tables do not read.
 DECLINED = [
     ("dmesg", ["--help"]),
@@ -192,6 +259,12 @@ DECLINED = [
     ("profile", ["a", "b"]),
     ("profile", ["a", "--top", "0"]),
     ("profile", ["a", "--digest-bytes", "1023"]),
+    ("leaks", ["s.db"]),
+    ("leaks", ["--min-rate", "fast"]),
+    ("leaks", ["--timeout"]),
+    ("trace", []),
+    ("trace", ["t", "--slowest", "0"]),
+    ("trace", ["t", "--span"]),
 ]
 
 
@@ -222,6 +295,7 @@ def _words(name: str) -> st.SearchStrategy[list[str]]:
         [
             *("json", "md", "text", "html", "JSON", "high", "Critical", "info", "ß", "", "5", "0", "-1", " 7"),
             *("1_0", "0x1", "\u0661", "1024", "1023", "x/", "-", "a", "=b", "-fjson", "--live", "1:2", "/"),
+            *("nan", "inf", "-0.5", "1e3", "2.5", "1d", "auto"),
         ]
     )
     word = st.sampled_from(["a", "-", "", "x.log", "b/c", "=x"])
