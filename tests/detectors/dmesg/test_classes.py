@@ -8,6 +8,9 @@ marks, and the report kinds without a classic oops header.
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
+
 import pytest
 
 from detectors.dmesg.frames import demangle, function_name, title_name
@@ -510,3 +513,29 @@ def test_every_new_class_has_a_rule_in_the_table() -> None:
     assert {"rust-panic", "rust-bug", "netdev-unregister", "unexpected-reboot", "vfs-close", "vfs-brelse",
             "warn-nested-lock", "lockdep-subclass", "arm64-stack-overflow", "trusty-assert",
             "trusty-panic"} <= names  # fmt: skip
+
+
+# --- the record ----------------------------------------------------------------------------------
+
+
+def test_the_report_record_takes_its_fields_as_the_dataclass_would() -> None:
+    """KernelReport's own __init__ (it writes the instance's dict) takes every field, in order, with its default."""
+    fields = dataclasses.fields(KernelReport)
+    params = list(inspect.signature(KernelReport).parameters.values())
+    assert [p.name for p in params] == [f.name for f in fields]
+    assert all(p.kind is p.POSITIONAL_OR_KEYWORD for p in params)
+    assert [p.default for p in params] == [
+        inspect.Parameter.empty if f.default is dataclasses.MISSING else f.default for f in fields
+    ]
+    values = {f.name: (f.name, i) for i, f in enumerate(fields)}  # a distinct value a field
+    by_name = KernelReport(**values)
+    by_place = KernelReport(*values.values())
+    assert list(vars(by_name).items()) == list(values.items()) == list(vars(by_place).items())
+    assert by_name == by_place and hash(by_name) == hash(by_place)
+    required = {f.name: values[f.name] for f in fields if f.default is dataclasses.MISSING}
+    assert dataclasses.asdict(KernelReport(**required)) == {
+        f.name: values[f.name] if f.default is dataclasses.MISSING else f.default for f in fields
+    }
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        by_name.title = "changed"  # type: ignore[misc]
+    assert dataclasses.replace(by_name, title="other").title == "other"
