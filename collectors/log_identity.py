@@ -29,13 +29,15 @@ _DYNAMIC = rc.compile(rb"Dynamic Preempt: (\w+)")
 #: The first printk time prefix of the head, ``[ 3606.301759]`` (seconds since boot), and the rest of its line: the
 #: line's first ``[`` (after a ``<6>``, ``kern  :info  :`` or syslog prefix), so that a ``dmesg -T`` line's
 #: message text holding ``[1.5]`` is not taken for one.
-_STAMP = rc.compile(rb"^[^\[\n]*\[\s*(\d+\.\d+)\]([^\n]*)", re.M)
+#: Numbers of at most 20 digits, as detectors.dmesg.lines reads them (a kernel prints 64 bits): a longer run is no
+#: stamp, and is never converted (Python refuses a string of more than 4,300 digits).
+_STAMP = rc.compile(rb"^[^\[\n]*\[\s*(\d{1,20}\.\d{1,20})\]([^\n]*)", re.M)
 #: A log whose first stamped line is later than this after boot and is not the boot banner does not hold its
 #: boot's start: the kernel prints the banner first, at 0.000000 (init/main.c start_kernel).
 CUT_AFTER_SECONDS = 1.0
 #: A ``/dev/kmsg`` record at the head (``--live``, or a file saved from it): ``6,1204,9500120,-;text``, its time
 #: since boot in microseconds and its text.
-_KMSG_RECORD = rc.compile(rb"\d+,\d+,(\d+),[^;\n]*;([^\n]*)")
+_KMSG_RECORD = rc.compile(rb"\d{1,20},\d{1,20},(\d{1,20}),[^;\n]*;([^\n]*)")
 _SYSLOG_HOST = rc.compile(
     rb"^(?:<\d+>)?(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S*) (\S+) kernel: ", re.M
 )

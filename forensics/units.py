@@ -1,4 +1,7 @@
-"""Numbers and durations from the command line, checked: one-line errors (exit 2), never a traceback."""
+"""Numbers and durations from the command line, checked: one-line errors (exit 2), never a traceback.
+
+Also the numbers read from a kernel log (:func:`log_dec`, :func:`log_hex`): a kernel prints at most 64 bits.
+"""
 
 from __future__ import annotations
 
@@ -84,3 +87,54 @@ def iso_utc(wall: float, timespec: str = "seconds") -> str:
 def fmt_ms(seconds: float) -> str:
     """Seconds as milliseconds with microsecond precision, e.g. ``8.028 ms``."""
     return f"{seconds * 1e3:.3f} ms"
+
+
+#: The largest number a kernel prints (printk's ``%llu``/``%llx``), and the smallest (``%lld``).
+U64_MAX = (1 << 64) - 1
+S64_MIN = -(1 << 63)
+
+
+def log_dec(text: str) -> int | None:
+    """The decimal number ``text`` (digits, maybe a sign) when it is a 64-bit value a kernel prints, else None.
+
+    A kernel prints at most 20 decimal digits (maybe zero-padded): a longer run is not the field a reader
+    looks for, and converting thousands of digits would raise (Python's 4,300-digit limit) or put a number
+    in the output no JSON reader takes.  Every reader of log text converts through this or :func:`log_hex`.
+    """
+    if len(text) > 18:  # up to 18 digits always fit: the check only for longer text
+        if len(text.lstrip("+-").lstrip("0")) > 20:
+            return None
+        value = int(text)
+        return value if S64_MIN <= value <= U64_MAX else None
+    return int(text)
+
+
+def past_64_bits(text: str) -> str:
+    """Why a field ``text`` (past :func:`log_dec`'s or :func:`log_hex`'s bound) is not read: the reason to give."""
+    return f"a number of {len(text)} digits, past the 64 bits a kernel prints"
+
+
+def log_hex(text: str) -> int | None:
+    """The hexadecimal number ``text`` (maybe ``0x`` and a sign) when it has at most 16 digits, else None.
+
+    As :func:`log_dec`: Python converts any length of hex, but a number past 64 bits is not what a kernel
+    printed, and the JSON writer refuses it.
+    """
+    if len(text) > 16:  # up to 16 characters always fit
+        digits = text.lstrip("+-")
+        if digits[:2] in ("0x", "0X"):
+            digits = digits[2:]
+        if len(digits.lstrip("0")) > 16:
+            return None
+    return int(text, 16)
+
+
+def log_number(text: str, base: int = 10) -> int | None:
+    """:func:`log_hex` for base 16, :func:`log_dec` for 10; base 0: hex when prefixed ``0x``, else decimal."""
+    if base == 16:
+        return log_hex(text)
+    if base == 0:
+        bare = text.lstrip("+-")
+        if bare[:2] in ("0x", "0X"):
+            return log_hex(text)
+    return log_dec(text)

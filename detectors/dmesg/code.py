@@ -27,6 +27,8 @@ if TYPE_CHECKING:  # imported where a Code: line is decoded (capstone is a large
 #: Registers a call may change (System V x86-64 ABI): detectors.vmcore.disasm._CALLER_SAVED, not imported for it.
 _CALLER_SAVED = frozenset({"rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11"})
 
+# Every number this module converts is bounded by its pattern (a kernel prints 64 bits; forensics.units.log_hex):
+# a code byte 2 hex digits, an arm word 8, a register 8-16 (each ends at a non-digit), a displacement capstone's.
 _X86_CODE = rc.compile(r"^\s*Code: ((?:<?[0-9a-f]{2}>? )*<?[0-9a-f]{2}>?)\s*$")
 _ARM64_CODE = rc.compile(r"^\s*Code: ((?:\(?[0-9a-f]{8}\)? ?)+)\s*$")
 # The register patterns are searched in every line of an oops's register block.  Each name's word boundary is
@@ -346,7 +348,7 @@ def _arm_listing(at: int, words: str, regs: RegisterSet, arch: str) -> CodeListi
     mnemonic = next((m for a, _s, m, _o in decoded if a == _BASE + mark), "")
     mem = _ARM_MEM.search(fault) if fault else None
     base = mem.group(1) if mem and mem.group(1) != "pc" else None
-    disp = int(mem.group(2), 0) if mem and mem.group(2) else None
+    disp = int(mem.group(2), 0) if mem and mem.group(2) else None  # capstone's text: a 32-bit displacement
     operand = re.search(r"\[[^\]]+\]", fault) if mem and fault else None
     return CodeListing(
         arch, at, shown, fault, operand.group(0) if operand else None,

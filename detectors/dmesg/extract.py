@@ -38,6 +38,7 @@ from detectors.dmesg.taint import decode_taint, taint_letters
 from forensics import regexcache as rc
 from forensics.model import NotAvailable
 from forensics.types.dmesg import Frame, KernelReport
+from forensics.units import log_dec, past_64_bits
 
 _END_MARKER: Final = rc.compile(r"---\[ end (?:trace|Kernel panic)")
 # dump_stack_print_info(): "Comm: %.20s %s%s ..." where the first %s is "Kdump: loaded " when a crash
@@ -400,7 +401,10 @@ def _context_fields(lines: Sequence[LogLine]) -> dict[str, object]:
         body = line.body
         # The substring each pattern needs, first: a report's other lines are tested without a regex search.
         if "cpu" not in fields and "CPU: " in body and (m := _CPU_LINE.search(body)):
-            fields["cpu"], fields["pid"], fields["comm"] = int(m.group(1)), int(m.group(2)), m.group(3).strip()
+            cpu, pid = log_dec(m.group(1)), log_dec(m.group(2))
+            fields["cpu"] = cpu if cpu is not None else NotAvailable(past_64_bits(m.group(1)))
+            fields["pid"] = pid if pid is not None else NotAvailable(past_64_bits(m.group(2)))
+            fields["comm"] = m.group(3).strip()
             taint = taint_letters(body)
             if taint is not None:
                 fields["taint"] = taint
@@ -612,6 +616,8 @@ def _all_frames(lines: Sequence[LogLine]) -> list[Frame]:
 
 
 def _int_or_na(value: object, why: str) -> int | NotAvailable:
+    if isinstance(value, NotAvailable):
+        return value  # a number past 64 bits: its own reason
     return value if isinstance(value, int) else NotAvailable(why)
 
 

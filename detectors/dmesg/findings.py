@@ -433,6 +433,7 @@ def lock_cycle_causes(reports: Sequence[KernelReport], whys: dict[int, ReportWhy
         where = {w.fact("waits in") for _, w in waiting}
         if not 2 <= len(waiting) <= 4 or len(where) != len(waiting) or len(waiting) != len(members):
             continue
+        # A pid fact is an int the reader read (forensics.units.log_dec: 64 bits at most), or none.
         ordered = sorted(waiting, key=lambda x: int(x[1].fact("pid") or 0))
         cause = lock_cycle_cause(
             [(str(w.fact("task")), str(w.fact("waits for")), str(w.fact("waits in"))) for _, w in ordered]

@@ -20,6 +20,7 @@ from ahocorasick_rs import AhoCorasick, MatchKind
 from detectors.dmesg.lines import LogLine
 from forensics import regexcache as rc
 from forensics.types.dmesg import Frame
+from forensics.units import log_hex
 
 _FRAME: Final = rc.compile(
     r"^\s*(?:\[\s*<?(?:0x)?[0-9a-fA-F]+>?\]\s*){0,2}"  # [<ffffffff81000000>] columns (old x86, arm)
@@ -200,10 +201,16 @@ def _frame_fields_by_pattern(body: str) -> FrameFields | None:
         arm = _ARM_FRAME.match(body)
         if arm is None:
             return None
-        return (function_name(arm.group(1)), arm.group(1), int(arm.group(2), 16), int(arm.group(3), 16), None, True)
+        offset, size = log_hex(arm.group(2)), log_hex(arm.group(3))
+        if offset is None or size is None:
+            return None  # an offset or size past 64 bits: no frame a kernel prints
+        return (function_name(arm.group(1)), arm.group(1), offset, size, None, True)
     symbol = m.group(2)
     reliable = m.group(1) is None and not body.endswith(_UNRELIABLE_SUFFIX)
-    return (function_name(symbol), symbol, int(m.group(3), 16), int(m.group(4), 16), m.group(5), reliable)
+    offset, size = log_hex(m.group(3)), log_hex(m.group(4))
+    if offset is None or size is None:
+        return None  # as above
+    return (function_name(symbol), symbol, offset, size, m.group(5), reliable)
 
 
 # --- frame lines read from their bytes ----------------------------------------------------------
@@ -316,6 +323,13 @@ def hex_after(raw: bytes, i: int, lead: int) -> int:
     return -1
 
 
+def past_16_digits(start: int, off_end: int, size_end: int) -> bool:
+    """Whether ``+0xOFF/0xSIZE`` (from ``start``, ends as :func:`hex_after` finds them) has a number of more than
+    16 hex digits: the readers leave such a line to the patterns, which take leading zeros and refuse a number
+    past 64 bits (:func:`forensics.units.log_hex`)."""
+    return off_end - start - 3 > 16 or size_end - off_end - 3 > 16
+
+
 def hex_value(raw: bytes, i: int, end: int) -> int:
     """The number the hex digits ``raw[i:end]`` write."""
     value = 0
@@ -340,7 +354,7 @@ def read_frame(body: str) -> FrameFields:
     if off_end < 0:
         return _UNSURE
     size_end = hex_after(raw, off_end, 47)  # "/0x..."
-    if size_end < 0:
+    if size_end < 0 or past_16_digits(e, off_end, size_end):
         return _UNSURE
     n = len(raw)
     module: str | None = None

@@ -36,7 +36,7 @@ class Remembered(Protocol):
     def frames(self) -> tuple[tuple[tuple[object, ...], ...], tuple[int, ...]] | None: ...  # all fields but the line
 
 
-_RAW_TIME = rc.compile(rb"\[[^\S\n]*(\d+)\.(\d+)\]")
+_RAW_TIME = rc.compile(rb"\[[^\S\n]*(\d{1,20})\.(\d{1,20})\]")  # 64-bit numbers only, as lines._FAST
 
 
 def _time_at(line: bytes, at: int) -> float | None:

@@ -535,6 +535,7 @@ class LogScanner:
             begin = buf.rfind(b"\n", 0, line_end) + 1
             m = _RAW_STAMP.search(buf, begin, min(begin + 64, line_end))
             if m is not None:
+                # Bounded: the stamp is searched for in 64 bytes, so int() converts at most 62 digits.
                 went_back = int(m.group(1)) + float(b"0." + m.group(2)) > head.timestamp
                 return went_back and not self._reboot_reason(start)
             line_end = begin - 1

@@ -35,11 +35,13 @@ from detectors.dmesg.frames import (
     hex_after,
     hex_value,
     is_skipped,
+    past_16_digits,
     remember,
 )
 from detectors.dmesg.lines import LogLine
 from forensics import regexcache as rc
 from forensics.types.dmesg import StackFrame, StackKind, StackSection
+from forensics.units import log_dec, log_hex
 
 #: A frame line: ``[<addr>]`` columns, ``?``, the symbol, ``+off/size``, ``[module]``, ``file:line``, ``[inline]``.
 #: A frame without an offset counts only with a source position (a symbolized inlined frame).
@@ -221,7 +223,7 @@ def read_stack_frame(body: str) -> StackFields | None:
     if i < n and raw[i] == 43:  # "+0x.../0x..."
         off_end = hex_after(raw, i, 43)
         size_end = hex_after(raw, off_end, 47) if off_end >= 0 else -1
-        if size_end < 0:
+        if size_end < 0 or past_16_digits(i, off_end, size_end):
             return _UNSURE
         offset, size = hex_value(raw, i + 3, off_end), hex_value(raw, off_end + 3, size_end)
         i = size_end
@@ -321,11 +323,16 @@ def _stack_frame_by_pattern(body: str) -> StackFields | None:
         symbol, off, size, source, inline = arm.groups()
         if off is None and source is None:
             return None
-        return (function_name(symbol), symbol, int(off, 16) if off else None, int(size, 16) if size else None, None,
-                source, inline is not None, True)  # fmt: skip
+        offset, length = log_hex(off) if off else None, log_hex(size) if size else None
+        if (off and offset is None) or (size and length is None):
+            return None  # an offset or size past 64 bits: no frame a kernel prints
+        return (function_name(symbol), symbol, offset, length, None, source, inline is not None, True)
     unreliable, symbol, off, size, module, source, module2, inline = m.groups()
     if off is None and source is None:
         return None  # a bare word is not a frame
+    offset, length = log_hex(off) if off else None, log_hex(size) if size else None
+    if (off and offset is None) or (size and length is None):
+        return None  # an offset or size past 64 bits: no frame a kernel prints
     reliable = unreliable is None and not body.rstrip().endswith("(unreliable)")
     if (module or module2) == "inline" and inline is None:
         # A frame without an offset ("inode_lock include/linux/fs.h:756 [inline]"): its "[inline]" is the mark, not
@@ -335,8 +342,8 @@ def _stack_frame_by_pattern(body: str) -> StackFields | None:
     return (
         function_name(symbol),
         symbol,
-        int(off, 16) if off else None,
-        int(size, 16) if size else None,
+        offset,
+        length,
         module or module2,
         source,
         inline is not None,
@@ -355,7 +362,7 @@ def section_kind(body: str) -> tuple[StackKind, int | None] | None:
         m = pattern.search(body)
         if m is not None:
             task = m.groupdict().get("task")
-            return kind, int(task) if task else None
+            return kind, log_dec(task) if task else None
     return None
 
 
@@ -410,7 +417,7 @@ def race_sections(lines: Sequence[LogLine], first: int) -> list[StackSection]:
     for i, line in enumerate(lines):
         if " bytes by " in line.body and (m := RACE_ACCESS.match(line.body)) is not None:
             kind = StackKind.RACE_ACCESS_2 if headings else StackKind.RACE_ACCESS_1
-            headings[i] = (kind, int(m.group("pid")) if m.group("pid") else None)
+            headings[i] = (kind, log_dec(m.group("pid")) if m.group("pid") else None)
     return _sections(lines, first, headings, ())
 
 

@@ -57,6 +57,7 @@ from forensics.types.dmesg import (
     WhyFact,
     ZoneFree,
 )
+from forensics.units import S64_MIN, U64_MAX, log_dec, log_hex, past_64_bits
 
 
 @dataclass
@@ -79,6 +80,26 @@ class _Reading:
         if value is not None and value != "":
             self.facts.append(WhyFact(name, value, line.number - self.first))
 
+    def num(self, name: str, text: str, line: LogLine) -> None:
+        """A decimal field's fact: its value, or "unknown" with why when past the 64 bits a kernel prints."""
+        value = log_dec(text)
+        self.facts.append(WhyFact(name, value if value is not None else _past_64_bits(text), line.number - self.first))
+
+    def cpu(self, text: str, detail: str, line: LogLine) -> None:
+        """A stalled CPU of number ``text``; none when past 64 bits (no CPU a kernel names)."""
+        if (number := log_dec(text)) is not None:
+            self.cpus.append(StalledCpu(number, detail, line.number - self.first))
+
+    def task(self, comm: str | None, pid: str, detail: str, line: LogLine) -> None:
+        """A stalled task of pid ``pid``; none when past 64 bits (no pid a kernel prints)."""
+        if (number := log_dec(pid)) is not None:
+            self.tasks.append(StalledTask(comm, number, detail, line.number - self.first))
+
+    def consumer(self, kind: str, name: str, pid: int | None, size: int | None, at: int) -> None:
+        """A consumer of memory of ``size`` bytes; none when its size is past 64 bits (not what a kernel prints)."""
+        if size is not None:
+            self.consumers.append(MemoryConsumer(kind, name, pid, size, at))
+
     def get(self, name: str) -> FactValue | None:
         return next((f.value for f in self.facts if f.name == name and not isinstance(f.value, NotAvailable)), None)
 
@@ -100,8 +121,30 @@ class _Reading:
         return self.report.frame if isinstance(self.report.frame, str) else "an unknown function"
 
 
-def _hex(text: str) -> int:
-    return int(text, 16)
+def _past_64_bits(text: str) -> NotAvailable:
+    """Why a field of ``text`` is not read: a number no kernel prints (``log_dec``, ``log_hex``)."""
+    return NotAvailable(past_64_bits(text))
+
+
+def _hex(text: str) -> int | None:
+    return log_hex(text)
+
+
+def _bounded(value: int) -> int | None:
+    """A sum or product of values read: itself when a 64-bit number (as every number in the output), else None."""
+    return value if S64_MIN <= value <= U64_MAX else None
+
+
+def _scaled(text: str, factor: int) -> int | None:
+    """The decimal field ``text`` times ``factor`` (pages, kB to bytes), None when either is past 64 bits."""
+    value = log_dec(text)
+    return _bounded(value * factor) if value is not None else None
+
+
+def _difference(address: str, base: str) -> int | None:
+    """``address - base`` of two hex fields, None if either is past 64 bits."""
+    a, b = log_hex(address), log_hex(base)
+    return a - b if a is not None and b is not None else None
 
 
 # ---------------------------------------------------------------- sanitizers
@@ -139,14 +182,16 @@ def _sanitizer_stacks(r: _Reading) -> None:
 def _kasan_located(r: _Reading, m: re.Match[str], line: LogLine) -> None:
     """KASAN's "The buggy address is located N bytes inside of / to the left of / to the right of" line."""
     r.add("located", f"{m.group(1)} bytes {m.group(2)}", line)
-    distance, relation = int(m.group(1)), m.group(2)
+    distance, relation = log_dec(m.group(1)), m.group(2)
     size = r.get("object size")
-    if relation == "inside of":
+    if distance is None:
+        r.facts.append(WhyFact("offset", _past_64_bits(m.group(1)), line.number - r.first))
+    elif relation == "inside of":
         r.add("offset", distance, line)
     elif relation == "to the left of":
         r.add("offset", -distance, line)
     elif isinstance(size, int):
-        r.add("offset", size + distance, line)
+        r.add("offset", _bounded(size + distance), line)
 
 
 def _kasan_region(r: _Reading, m: re.Match[str], line: LogLine) -> None:
@@ -155,9 +200,10 @@ def _kasan_region(r: _Reading, m: re.Match[str], line: LogLine) -> None:
     if m.group(1):
         r.add("object state", m.group(1), line)
     if r.get("object size") is None:
-        r.add("object size", int(m.group(2)), line)
+        r.num("object size", m.group(2), line)
     if r.get("offset") is None and (relation := r.get("located")) and "right" in str(relation):
-        r.add("offset", int(m.group(2)) + int(str(relation).split()[0]), line)
+        size, distance = log_dec(m.group(2)), log_dec(str(relation).split()[0])
+        r.add("offset", _bounded(size + distance) if size is not None and distance is not None else None, line)
 
 
 def _kasan(r: _Reading) -> None:
@@ -174,21 +220,22 @@ def _kasan(r: _Reading) -> None:
                 r.add("address", "0x0", line)
         elif " by task " in body and (m := _KASAN_ACCESS.search(body)) is not None and r.get("access") is None:
             r.add("access", m.group(1), line)
-            r.add("size", int(m.group(2)) if m.group(2) else None, line)
+            if m.group(2):
+                r.num("size", m.group(2), line)
             if m.group(3):
                 r.add("address", f"0x{m.group(3)}", line)
             r.add("task", m.group(4), line)
-            r.add("pid", int(m.group(5)), line)
+            r.num("pid", m.group(5), line)
         elif "Free of addr" in body and (m := _KASAN_FREE_AT.search(body)) is not None:
             r.add("access", "free", line)
             r.add("address", f"0x{m.group(1)}", line)
             r.add("task", m.group(2), line)
-            r.add("pid", int(m.group(3)), line)
+            r.num("pid", m.group(3), line)
         elif "to the object" in body and (m := _KASAN_OBJECT.search(body)) is not None:
             r.add("object", f"0x{m.group(1)}", line)
         elif "to the cache" in body and (m := _KASAN_CACHE.search(body)) is not None:
             r.add("cache", m.group(1), line)
-            r.add("object size", int(m.group(2)), line)
+            r.num("object size", m.group(2), line)
         elif "is located" in body and (m := _KASAN_LOCATED.search(body)) is not None:
             _kasan_located(r, m, line)
         elif "-byte region" in body and (m := _KASAN_REGION.search(body)) is not None and r.get("region") is None:
@@ -196,21 +243,23 @@ def _kasan(r: _Reading) -> None:
         elif "Object at" in body and (m := _KASAN_OLD_OBJECT.search(body)) is not None:
             r.add("object", f"0x{m.group(1)}", line)
             r.add("cache", m.group(2), line)
-            r.add("object size", int(m.group(3)), line)
+            r.num("object size", m.group(3), line)
             address = r.get("address")
             if isinstance(address, str):
-                r.add("offset", _hex(address) - _hex(m.group(1)), line)
+                r.add("offset", _difference(address, m.group(1)), line)
         elif "buggy address" in body and (m := _KASAN_STACK_VAR.search(body)) is not None:
             r.add("memory", "stack" if "stack" in body else "global variable", line)
             if m.group(3):
-                r.add("offset", int(m.group(3)), line)
+                r.num("offset", m.group(3), line)
     address, obj = r.get("address"), r.get("object")
     if r.get("offset") is None and isinstance(address, str) and isinstance(obj, str) and r.get("cache"):
         # A report cut before "The buggy address is located N bytes ..." still gives both addresses; tag-based
         # KASAN (arm64) keeps a tag in the top byte of each (0xf3f0..., 0xfff0...), which is not the address.
         untagged = (1 << 56) - 1
         at = r.at("object")
-        r.facts.append(WhyFact("offset", (_hex(address) & untagged) - (_hex(obj) & untagged), at or 0))
+        a, o = _hex(address), _hex(obj)
+        if a is not None and o is not None:
+            r.facts.append(WhyFact("offset", (a & untagged) - (o & untagged), at or 0))
     _sanitizer_stacks(r)
 
 
@@ -241,14 +290,14 @@ def _kfence(r: _Reading) -> None:
                 r.add("access", m.group(2).capitalize(), line)
             if m.group(5):
                 r.add("located", f"{m.group(4)} bytes to the {m.group(5)} of", line)
-            r.add("kfence object", int(m.group(6)), line)
+            r.num("kfence object", m.group(6), line)
         elif (m := _KFENCE_OBJECT.search(body)) is not None and r.get("cache") is None:
             r.add("object", f"0x{m.group(2)}", line)
-            r.add("object size", int(m.group(4)), line)
+            r.num("object size", m.group(4), line)
             r.add("cache", m.group(5), line)
             address = r.get("address")
             if isinstance(address, str):
-                r.add("offset", _hex(address) - _hex(m.group(2)), line)
+                r.add("offset", _difference(address, m.group(2)), line)
     _sanitizer_stacks(r)
 
 
@@ -269,7 +318,7 @@ def _kmsan(r: _Reading) -> None:
         elif (m := _KMSAN_BYTES.search(body)) is not None:
             r.add("uninitialized bytes", f"{m.group(1)}-{m.group(2)} of {m.group(3)}", line)
         elif (m := _KMSAN_ACCESS.search(body)) is not None:
-            r.add("size", int(m.group(1)), line)
+            r.num("size", m.group(1), line)
             r.add("address", f"0x{m.group(2)}", line)
         elif (m := _KMSAN_COPIED.search(body)) is not None:
             r.add("copied to user address", m.group(1), line)
@@ -301,9 +350,9 @@ def _kcsan(r: _Reading) -> None:
             name = f"access {accesses}"
             r.add(name, m.group("type") + m.group("marks"), line)
             r.add(f"{name} address", m.group("address"), line)
-            r.add(f"{name} size", int(m.group("size")), line)
+            r.num(f"{name} size", m.group("size"), line)
             r.add(f"{name} by", "interrupt" if m.group("interrupt") else f"task {m.group('pid')}", line)
-            r.add(f"{name} cpu", int(m.group("cpu")), line)
+            r.num(f"{name} cpu", m.group("cpu"), line)
             if m.group("unknown"):
                 r.add("other access", "unknown origin", line)
         elif "value changed" in body and (m := _KCSAN_CHANGED.match(body)) is not None:
@@ -311,8 +360,8 @@ def _kcsan(r: _Reading) -> None:
         elif "Reported by Kernel Concurrency Sanitizer" in body:
             reported_on = True
         elif reported_on and (m := _KCSAN_ON.match(body)) is not None:
-            r.add("CPU", int(m.group(1)), line)
-            r.add("pid", int(m.group(2)), line)
+            r.num("CPU", m.group(1), line)
+            r.num("pid", m.group(2), line)
             r.add("task", m.group(3).strip(), line)
             reported_on = False
     for number, kind in enumerate((StackKind.RACE_ACCESS_1, StackKind.RACE_ACCESS_2), 1):
@@ -337,13 +386,14 @@ def _kmemleak(r: _Reading) -> None:
         body = line.body
         if "unreferenced object" in body and (m := _LEAK_OBJECT.search(body)) is not None and r.get("object") is None:
             r.add("object", m.group(1), line)
-            r.add("object size", int(m.group(2)), line)
+            r.num("object size", m.group(2), line)
         elif "comm " in body and (m := _LEAK_COMM.match(body)) is not None and r.get("task") is None:
             r.add("task", m.group(1), line)
-            r.add("pid", int(m.group(2)), line)
-            r.add("jiffies", int(m.group(3)), line)
+            r.num("pid", m.group(2), line)
+            r.num("jiffies", m.group(3), line)
             if m.group(4):
-                r.add("age ms", int(m.group(4)) * 1000 + int(m.group(5)), line)
+                seconds, ms = log_dec(m.group(4)), log_dec(m.group(5))
+                r.add("age ms", _bounded(seconds * 1000 + ms) if seconds is not None and ms is not None else None, line)
     section = r.stack(StackKind.LEAK_BACKTRACE)
     if section is not None and section.first_foreign is not None:
         r.facts.append(WhyFact("allocated by", section.first_foreign.function, section.first_foreign.at))
@@ -414,10 +464,15 @@ def _held_lines(lines: list[LogLine]) -> list[LogLine]:
     return out
 
 
-def _held_by(m: re.Match[str], at: int) -> StalledTask:
-    """A "N locks held by task/pid:" line: the task, and how many locks it holds (worded as the kernel words it)."""
-    count = m.group(1)
-    return StalledTask(m.group(2), int(m.group(3)), f"{count} {'lock' if count == '1' else 'locks'} held", at)
+def _held_by(m: re.Match[str], at: int) -> StalledTask | None:
+    """A "N locks held by task/pid:" line: the task, and how many locks it holds (worded as the kernel words it).
+
+    None when its pid is past 64 bits (not what a kernel prints).
+    """
+    count, pid = m.group(1), log_dec(m.group(3))
+    if pid is None:
+        return None
+    return StalledTask(m.group(2), pid, f"{count} {'lock' if count == '1' else 'locks'} held", at)
 
 
 def _add_held(r: _Reading, m: re.Match[str], task: str | None, line: LogLine) -> None:
@@ -428,7 +483,7 @@ def _add_held(r: _Reading, m: re.Match[str], task: str | None, line: LogLine) ->
     is the last line's, the function that took it (the inlined ones are in it).
     """
     at = line.number - r.first
-    held = LockInfo("held", m.group(2), int(m.group(1)), task, m.group(3), at)
+    held = LockInfo("held", m.group(2), log_dec(m.group(1)), task, m.group(3), at)
     last = r.locks[-1] if r.locks else None
     if (
         last is not None
@@ -454,7 +509,7 @@ def _lockdep_role(r: _Reading, body: str, line: LogLine) -> str | None:
     for word, pattern, role in _ROLE_TASK_LINES:
         if word in body and (m := pattern.search(body)) is not None:
             r.add("task", m.group(1), line)
-            r.add("pid", int(m.group(2)), line)
+            r.num("pid", m.group(2), line)
             return role
     if "already holding" in body and body.rstrip().endswith(":"):
         return "holding"
@@ -521,7 +576,7 @@ def _lockdep(r: _Reading) -> None:
             continue
         if "trying to release" in body and (m := _RELEASING.search(body)) is not None:
             r.add("task", m.group(1), line)
-            r.add("pid", int(m.group(2)), line)
+            r.num("pid", m.group(2), line)
             r.add("releasing lock", m.group(3), line)
             role = "releasing"
             continue
@@ -547,10 +602,11 @@ def _lockdep(r: _Reading) -> None:
         if "-> #" in body and (m := _CHAIN.match(body)) is not None:
             section = next((s for s in chain_sections if s.at == line.number - r.first), None)
             site = section.first_foreign.function if section and section.first_foreign else None
-            r.locks.append(LockInfo("chain", m.group(2), int(m.group(1)), None, site, line.number - r.first))
+            r.locks.append(LockInfo("chain", m.group(2), log_dec(m.group(1)), None, site, line.number - r.first))
             continue
         if "held by" in body and (m := _HELD_BY.search(body)) is not None:
-            r.tasks.append(_held_by(m, line.number - r.first))
+            if (held_by := _held_by(m, line.number - r.first)) is not None:
+                r.tasks.append(held_by)
             continue
         if "#" in body and (m := _HELD.match(body)) is not None:
             owner = r.tasks[-1] if r.tasks else None
@@ -607,39 +663,38 @@ def _rcu_stall(r: _Reading) -> None:
             r.add("stall", m.group(2), line)
             if (old := _RCU_CPU_OLD.search(body[m.end() :])) is not None:
                 for cpu in old.group(1).split():
-                    r.cpus.append(StalledCpu(int(cpu), "stalled", line.number - r.first))
+                    r.cpu(cpu, "stalled", line)
         elif (
             body.lstrip(" \trcu:")[:1].isdigit()
             and (m := _RCU_CPU.match(body)) is not None
             and not r.tasks
             and len(r.cpus) < 64
         ):
-            r.cpus.append(StalledCpu(int(m.group(1)), f"{m.group(2) or ''} ({m.group(3)}){m.group(4)}".strip(),
-                                     line.number - r.first))  # fmt: skip
+            r.cpu(m.group(1), f"{m.group(2) or ''} ({m.group(3)}){m.group(4)}".strip(), line)
             if "ticks this GP" in m.group(3):
-                r.add("ticks this grace period", int(m.group(3).split()[0]), line)
+                r.num("ticks this grace period", m.group(3).split()[0], line)
         elif "Tasks blocked" in body and (m := _RCU_TASKS_BLOCKED.search(body)) is not None:
             for p in _RCU_TASK.finditer(m.group(1)):
-                r.tasks.append(StalledTask(None, int(p.group(1)), "blocks the grace period", line.number - r.first))
+                r.task(None, p.group(1), "blocks the grace period", line)
         elif "rcu_tasks" in str(r.get("flavour") or "") and (m := _RCU_TASKS_TASK.search(body)) is not None:
-            r.tasks.append(StalledTask(m.group(1), int(m.group(3)), f"state {m.group(2)}", line.number - r.first))
+            r.task(m.group(1), m.group(3), f"state {m.group(2)}", line)
         if "jiffies" in body and (m := _RCU_T.search(body)) is not None and r.get("stalled jiffies") is None:
-            r.add("stalled jiffies", int(m.group(1)), line)
+            r.num("stalled jiffies", m.group(1), line)
             if m.group(2):
-                r.add("grace period", int(m.group(2)), line)
+                r.num("grace period", m.group(2), line)
         if (
             "detected by" in body
             and (m := _RCU_DETECTED_BY.search(body)) is not None
             and r.get("detected by CPU") is None
         ):
-            r.add("detected by CPU", int(m.group(1)), line)
+            r.num("detected by CPU", m.group(1), line)
         if "starved" in body and (m := _RCU_STARVED.search(body)) is not None:
-            r.add("kthread starved jiffies", int(m.group(2)), line)
+            r.num("kthread starved jiffies", m.group(2), line)
         if "All QSes" in body and (m := _RCU_ALL_QS.search(body)) is not None:
             r.add("all quiescent states seen", "yes", line)
-            r.add("kthread inactive jiffies", int(m.group(2)), line)
+            r.num("kthread inactive jiffies", m.group(2), line)
         if "Task dump" in body and (m := _RCU_TASK_DUMP.search(body)) is not None:
-            r.add("task dump for CPU", int(m.group(1)), line)
+            r.num("task dump for CPU", m.group(1), line)
     _rcu_running_task(r)
     _name_rcu_tasks(r)
     if r.cpus:
@@ -666,8 +721,8 @@ def _rcu_running_task(r: _Reading) -> None:
             last_ran = True
         elif last_ran and "Comm:" in body and (m := _CPU_COMM.search(body)) is not None:
             r.add("running task", m.group(3), line)
-            r.add("running pid", int(m.group(2)), line)
-            r.add("running on CPU", int(m.group(1)), line)
+            r.num("running pid", m.group(2), line)
+            r.num("running on CPU", m.group(1), line)
             return
 
 
@@ -678,7 +733,7 @@ def _name_rcu_tasks(r: _Reading) -> None:
         return
     for line in r.lines:
         if "task:" in line.body and (m := _RCU_TASKS_TASK.search(line.body)) is not None:
-            pid = int(m.group(3))
+            pid = log_dec(m.group(3))
             r.tasks = [t._replace(comm=m.group(1)) if t.pid == pid and t.comm is None else t for t in r.tasks]
 
 
@@ -739,8 +794,8 @@ def _hung_task(r: _Reading) -> None:
         body = line.body
         if "INFO: task" in body and (m := _HUNG_HEAD.search(body)) is not None and r.get("task") is None:
             r.add("task", m.group(1), line)
-            r.add("pid", int(m.group(2)), line)
-            r.add("blocked seconds", int(m.group(3)), line)
+            r.num("pid", m.group(2), line)
+            r.num("blocked seconds", m.group(3), line)
         elif "task:" in body and (m := _TASK_LINE.match(body)) is not None and r.get("state") is None:
             r.add("state", m.group(2), line)
         elif "blocked on" in body and (m := _BLOCKED_ON.search(body)) is not None:
@@ -748,10 +803,11 @@ def _hung_task(r: _Reading) -> None:
             lock, owner, pid = (g[2], g[3], g[4]) if g[0] else (g[7], g[8], g[9])
             r.add("blocked on", lock, line)
             r.add("lock owner", owner, line)
-            r.add("lock owner pid", int(pid), line)
+            r.num("lock owner pid", pid, line)
             r.locks.append(LockInfo("blocked-on", lock, None, f"{owner}/{pid}", None, line.number - r.first))
         elif "held by" in body and (m := _HELD_BY.search(body)) is not None:
-            r.tasks.append(_held_by(m, line.number - r.first))
+            if (held_by := _held_by(m, line.number - r.first)) is not None:
+                r.tasks.append(held_by)
         elif "#" in body and (m := _HELD.match(body)) is not None and r.tasks:
             owner = r.tasks[-1]
             _add_held(r, m, f"{owner.comm}/{owner.pid}", line)
@@ -848,9 +904,14 @@ def _locks_list(report: KernelReport) -> list[_Held]:
             break
         if "held by" in body and (m := _HELD_BY.search(body)) is not None:
             task = f"{m.group(2)}/{m.group(3)}"
-        elif task is not None and "#" in body and (m := _HELD.match(body)) is not None:
+        elif (
+            task is not None
+            and "#" in body
+            and (m := _HELD.match(body)) is not None
+            and (number := log_dec(m.group(1))) is not None
+        ):
             address = _HELD_ADDRESS.match(body)
-            held = _Held(task, int(m.group(1)), address.group(1) if address else None, m.group(2), m.group(3),
+            held = _Held(task, number, address.group(1) if address else None, m.group(2), m.group(3),
                          line.number)  # fmt: skip
             if out and (out[-1].task, out[-1].number, out[-1].name) == (task, held.number, held.name):
                 out[-1] = held
@@ -871,7 +932,7 @@ def _entry_waited_on(listed: Sequence[_Held], own: str, trace: StackSection) -> 
         if held.task != own or not held.site:
             continue
         symbol, _, offset = held.site.partition("+")
-        if (symbol, int(offset.split("/")[0], 16) if offset else None) in frames:
+        if (symbol, log_hex(offset.split("/")[0]) if offset else None) in frames:
             return held
     return None
 
@@ -922,7 +983,11 @@ def read_hung_pass(members: Sequence[tuple[KernelReport, ReportWhy]]) -> list[Re
         if holder is not None:
             comm, _, pid = holder.task.rpartition("/")
             held_at = holder.line - report.start_line
-            facts += [WhyFact("lock holder", comm, held_at), WhyFact("lock holder pid", int(pid), held_at)]
+            holder_pid = log_dec(pid)
+            facts += [
+                WhyFact("lock holder", comm, held_at),
+                WhyFact("lock holder pid", holder_pid if holder_pid is not None else _past_64_bits(pid), held_at),
+            ]
             if holder.site:
                 facts.append(WhyFact("lock held since", function_name(holder.site.partition("+")[0]), held_at))
         r = _Reading(report, [], report.start_line, [f for f in facts if f.name != "root cause"], list(why.stacks))
@@ -944,13 +1009,13 @@ def _lockup(r: _Reading) -> None:
         body = line.body
         if "soft lockup" in body and (m := _SOFT_LOCKUP.search(body)) is not None:
             r.add("lockup", "soft", line)
-            r.add("CPU", int(m.group(1)), line)
-            r.add("stuck seconds", int(m.group(2)), line)
+            r.num("CPU", m.group(1), line)
+            r.num("stuck seconds", m.group(2), line)
             r.add("task", m.group(3), line)
-            r.add("pid", int(m.group(4)), line)
+            r.num("pid", m.group(4), line)
         elif ("LOCKUP" in body or "hard lockup" in body) and (m := _HARD_LOCKUP.search(body)) is not None:
             r.add("lockup", "hard", line)
-            r.add("CPU", int(m.group(1)), line)
+            r.num("CPU", m.group(1), line)
     if isinstance(r.report.frame, str):
         r.facts.append(WhyFact("spins in", r.report.frame, _frame_at(r, r.report.frame)))
 
@@ -1012,16 +1077,18 @@ def _list_corruption(r: _Reading) -> None:
                 r.add("pointer", m.group(2), line)
                 r.add("expected", f"0x{m.group(3)}", line)
                 found = 0 if m.group(4) == "(null)" else _hex(m.group(4))
-                r.add("found", f"{found:#x}", line)
-                r.add("found is", pointer_class(found), line)
+                if found is not None:
+                    r.add("found", f"{found:#x}", line)
+                    r.add("found is", pointer_class(found), line)
                 if m.group(6):
                     r.add(m.group(5), f"0x{m.group(6)}", line)
             elif m.group(7):
                 r.add("entry", f"0x{m.group(7)}", line)
                 r.add("pointer", f"entry->{m.group(8)}", line)
                 found = 0 if m.group(10) == "(null)" else _hex(m.group(10))
-                r.add("found", f"{found:#x}", line)
-                r.add("found is", pointer_class(found), line)
+                if found is not None:
+                    r.add("found", f"{found:#x}", line)
+                    r.add("found is", pointer_class(found), line)
             else:
                 r.add("pointer", m.group(11), line)
                 r.add("found", "0x0", line)
@@ -1064,8 +1131,8 @@ def _bad_page(r: _Reading) -> None:
             r.add("pfn", f"0x{m.group(3)}", line)
         elif (m := _PAGE_LINE.search(body)) is not None and r.get("refcount") is None:
             r.add("page", f"0x{m.group(1)}" if m.group(1) else None, line)
-            r.add("refcount", int(m.group(2)), line)
-            r.add("mapcount", int(m.group(3)), line)
+            r.num("refcount", m.group(2), line)
+            r.num("mapcount", m.group(3), line)
             r.add("mapping", f"0x{m.group(4)}", line)
         elif (m := _PAGE_FLAGS.search(body)) is not None and r.get("flags") is None:
             r.add("flags", f"{m.group(1)}({m.group(2)})", line)
@@ -1125,7 +1192,7 @@ def _fault(r: _Reading) -> None:
             r.add("fault", "general protection fault", line)
             if m.group(1):
                 r.add("address", m.group(1), line)
-                r.add("address is", pointer_class(_hex(m.group(1))), line)
+                r.add("address is", pointer_class(a) if (a := _hex(m.group(1))) is not None else None, line)
             r.add("error code", f"0x{m.group(2)}", line)
         elif "in range [" in body and (m := _KASAN_RANGE.search(body)) is not None:
             r.add("KASAN range", f"{m.group(1)} in [{m.group(2)}-{m.group(3)}]", line)
@@ -1137,8 +1204,9 @@ def _fault(r: _Reading) -> None:
         ):
             address = _hex(m.group(1) or m.group(2))
             r.add("fault", "page fault", line)
-            r.add("address", f"{address:#x}", line)
-            r.add("address is", pointer_class(address), line)
+            if address is not None:
+                r.add("address", f"{address:#x}", line)
+                r.add("address is", pointer_class(address), line)
         elif "#PF:" in body and (m := _PF_ACCESS.search(body)) is not None:
             r.add("access", m.group(2), line)
             r.add("mode", f"{m.group(1)} access in {m.group(3)} mode", line)
@@ -1285,12 +1353,12 @@ PAGE_SIZE = 4096  # the task dump's rss column is in pages ("memory values in pa
 def _oom_killed(r: _Reading, m: re.Match[str], line: LogLine) -> None:
     """The OOM killer's "Killed process PID (comm) ... anon-rss:..kB, file-rss:..kB" line."""
     r.add("killed", m.group(4), line)
-    r.add("killed pid", int(m.group(3)), line)
+    r.num("killed pid", m.group(3), line)
     if m.group(1):
         r.add("scope", "memory cgroup", line)
     if m.group(6):
-        r.add("killed anon-rss kB", int(m.group(6)), line)
-        r.add("killed file-rss kB", int(m.group(7)), line)
+        r.num("killed anon-rss kB", m.group(6), line)
+        r.num("killed file-rss kB", m.group(7), line)
 
 
 def _memory(r: _Reading) -> None:
@@ -1302,12 +1370,12 @@ def _memory(r: _Reading) -> None:
         if "oom-killer" in body and (m := _OOM_INVOKED.search(body)) is not None and r.get("invoker") is None:
             r.add("invoker", m.group(1), line)
             r.add("gfp_mask", m.group(2) + (m.group(3) or ""), line)
-            r.add("order", int(m.group(4)), line)
+            r.num("order", m.group(4), line)
             if m.group(5):
-                r.add("oom_score_adj", int(m.group(5)), line)
+                r.num("oom_score_adj", m.group(5), line)
         elif "allocation failure" in body and (m := _ALLOC_FAIL.search(body)) is not None and r.get("order") is None:
             r.add("task", m.group(1), line)
-            r.add("order", int(m.group(2)), line)
+            r.num("order", m.group(2), line)
             r.add("mode", m.group(3) + (m.group(4) or ""), line)
             if m.group(5):
                 r.add("nodemask", m.group(5), line)
@@ -1320,28 +1388,31 @@ def _memory(r: _Reading) -> None:
             _oom_killed(r, m, line)
         elif "free:" in body and (m := _ZONE.search(body)) is not None:
             g = m.groups()
-            low, min_, high, managed = (int(x) if x else None for x in (g[4], g[3], g[5], g[6]))
-            r.zones.append(ZoneFree(int(g[0]) if g[0] else None, g[1], int(g[2]), min_, low, high, managed, at))
+            low, min_, high, managed = (log_dec(x) if x else None for x in (g[4], g[3], g[5], g[6]))
+            if (free := log_dec(g[2])) is not None:
+                r.zones.append(ZoneFree(log_dec(g[0]) if g[0] else None, g[1], free, min_, low, high, managed, at))
         elif body.lstrip()[:1] == "[" and (m := _TASK_ROW.match(body)) is not None:
-            pid, rss, swap = int(m.group(1)), int(m.group(5)), int(m.group(7))
-            r.consumers.append(MemoryConsumer("task", m.group(9), pid, (rss + swap) * PAGE_SIZE, at))
+            rss, swap = _scaled(m.group(5), PAGE_SIZE), _scaled(m.group(7), PAGE_SIZE)
+            size = _bounded(rss + swap) if rss is not None and swap is not None else None
+            r.consumer("task", m.group(9), log_dec(m.group(1)), size, at)
         elif "pages RAM" in body and (m := _PAGES_RAM.match(body)) is not None:
-            ram = int(m.group(1))
+            ram = log_dec(m.group(1))
         elif "reserved" in body and (m := _PAGES_RESERVED.match(body)) is not None:
-            reserved = int(m.group(1))
-            r.add("RAM bytes", (int(ram or 0) - reserved) * PAGE_SIZE if ram else None, line)
+            reserved = log_dec(m.group(1))
+            r.add("RAM bytes", _bounded((ram - reserved) * PAGE_SIZE) if ram and reserved is not None else None, line)
         elif "pagecache" in body and (m := _PAGECACHE.match(body)) is not None:
-            r.consumers.append(MemoryConsumer("page-cache", "page cache", None, int(m.group(1)) * PAGE_SIZE, at))
+            r.consumer("page-cache", "page cache", None, _scaled(m.group(1), PAGE_SIZE), at)
         elif "usage" in body and (m := _MEMCG_USAGE.search(body)) is not None:
-            r.add("memcg usage kB", int(m.group(1)), line)
-            r.add("memcg limit kB", int(m.group(2)), line)
+            r.num("memcg usage kB", m.group(1), line)
+            r.num("memcg limit kB", m.group(2), line)
         elif "Unreclaimable slab info:" in body:
             in_slab_info = True
         elif in_slab_info and (m := _SLAB_ROW.match(body)) is not None:
-            r.consumers.append(MemoryConsumer("slab", m.group(1), None, int(m.group(3)) * 1024, at))
+            r.consumer("slab", m.group(1), None, _scaled(m.group(3), 1024), at)
     r.consumers.sort(key=lambda c: -c.bytes)
-    if r.get("RAM bytes") is None and (managed := sum(z.managed_kb or 0 for z in r.zones)):
-        r.facts.append(WhyFact("RAM bytes", managed * 1024, r.zones[0].at))
+    managed = sum(z.managed_kb or 0 for z in r.zones)
+    if r.get("RAM bytes") is None and managed and (ram_bytes := _bounded(managed * 1024)) is not None:
+        r.facts.append(WhyFact("RAM bytes", ram_bytes, r.zones[0].at))
     if r.report.kind is ReportKind.ALLOC_FAILURE and isinstance(r.report.frame, str):
         r.facts.append(WhyFact("caller", r.report.frame, _frame_at(r, r.report.frame)))
 
@@ -1658,7 +1729,7 @@ def _corrupted_values(r: _Reading) -> Cause | None:
     if "wild-memory-access" in kasan and isinstance(bad := r.get("bad address"), str):
         # KASAN's shadow check names the address the code used; "wild" is an address no object has: the pointer
         # was a bogus value (read from corrupted memory, or computed from one).
-        cls = classify_value(_hex(bad))
+        cls = classify_value(v) if (v := _hex(bad)) is not None else None
         if cls is not None and cls.kind not in _NOT_CORRUPTION:
             # The pointer table words a non-canonical value for x86's general protection fault; arm64 faults too.
             meaning = ("an address outside both the user and the kernel ranges: not a pointer at all"
