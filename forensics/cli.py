@@ -451,7 +451,8 @@ def _trace_line() -> CommandLine:
 
 
 #: Command name -> its table of options (forensics.commandline), for the commands run without typer when the
-#: command line is made only of what the table declares: a plain import inside a function, as the registrars.
+#: command line is made only of what the table declares: a plain import inside a function each, as the registrars
+#: (tests/test_architecture.py: nothing is imported by a string).
 TABLES: dict[str, Callable[[], CommandLine]] = {
     "dmesg": _dmesg_line,
     "profile": _profile_line,
@@ -462,13 +463,17 @@ TABLES: dict[str, Callable[[], CommandLine]] = {
 
 def _typer_free(argv: list[str]) -> tuple[CommandLine, dict[str, Any], list[str]] | None:
     """The command's table and what it parsed, when typer need not read ``argv`` (command first, then only what
-    its table declares); None for typer (every other command line, and a shell's completion request)."""
+    its table declares); None for typer (every other command line, and a shell's completion request).
+
+    Sets the run's collection threshold (main()'s) when the command has a table, before the table's modules are
+    imported, as main() sets it after typer's import for the other commands: their ~15 dataclasses and enums
+    made ~20 young collections at 700 allocations (`profile SRC --folded -`: +5 M instructions against the
+    narrow bypass it replaced).  A command line of such a command that the table declines (help, an error)
+    then imports typer after the threshold.
+    """
     table = TABLES.get(argv[0]) if argv else None
     if table is None or COMPLETION_VARIABLE in os.environ:
         return None
-    # The run's collection threshold (main()'s) before the table's modules are imported, as it is set after
-    # typer's import for the other commands: their ~15 dataclasses and enums made ~20 young collections at
-    # 700 allocations (`profile SRC --folded -`: +5 M instructions against the narrow bypass it replaces).
     gc.set_threshold(*GC_THRESHOLDS)
     line = table()
     parsed = parse(line, argv[1:])
@@ -516,7 +521,9 @@ def main() -> None:
     aborted: tuple[type[BaseException], ...] = (_AbortedError,)
     parse_errors: tuple[type[_ParseError], ...] = ()
     if typer_free is None:
-        import typer  # (before the threshold, as when this module imported it)
+        # Before the threshold for the commands without a table (vmcore's peak RSS, above); after it for a command
+        # line its table declined (_typer_free).
+        import typer
 
         aborted, parse_errors = (typer.Abort, _AbortedError), (typer.TyperException,)
     gc.set_threshold(*GC_THRESHOLDS)

@@ -1,6 +1,6 @@
 """Command lines parsed from a table of the command's options, without typer and click (start-up time; issue #28).
 
-Importing typer and click and building a command was ~25 ms of the ~80 ms of CPU a run of ``kforensic dmesg`` on
+Importing typer and click and building a command was ~17-25 ms of the ~80-90 ms of CPU a run of ``kforensic dmesg`` on
 an empty log took.  A command that has a table (:class:`CommandLine`: its options' names, flag or value, how a
 value converts, defaults, callbacks; its arguments) is run by :func:`forensics.cli.main` without them when the
 command line is made only of what the table declares, in the forms click reads the same way: the same function

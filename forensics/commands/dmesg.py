@@ -4,7 +4,7 @@ Its declaration for typer; the body is :func:`forensics.commands.dmesg_run.run_d
 also runs without typer from the command's table of options (start-up time; issue #28).
 """
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
@@ -17,10 +17,6 @@ from forensics.commands.common import (
 )
 from forensics.commands.dmesg_run import run_dmesg
 from forensics.report.formats import OutputFormat
-
-if TYPE_CHECKING:
-    pass
-
 
 EXAMPLE = """
 Example:

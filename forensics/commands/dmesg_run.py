@@ -3,7 +3,7 @@
 :func:`run_dmesg` is what the command typer declares (:mod:`forensics.commands.dmesg`) runs, and what
 :func:`forensics.cli.main` runs itself, with the values :data:`LINE` parses, when a command line is made only of
 the options and arguments the table declares (:mod:`forensics.commandline`): importing typer and click and
-building the command was ~25 ms of the ~80 ms of CPU of a run on an empty log (issue #28).
+building the command was ~17-25 ms of the ~80-90 ms of CPU of a run on an empty log (issue #28).
 """
 
 import sys

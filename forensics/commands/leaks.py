@@ -12,17 +12,13 @@ also runs without typer from the command's table of options (start-up time; issu
 """
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from forensics.commands.common import DebugOption, FailOnOption, ForceOption, FormatOption, OutputOption, number_option
 from forensics.commands.leaks_run import run_leaks
 from forensics.report.formats import OutputFormat
-
-if TYPE_CHECKING:
-    pass
-
 
 EXAMPLE = """
 Example:

@@ -5,7 +5,7 @@ also runs without typer from the command's table of options (start-up time; issu
 """
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
@@ -19,9 +19,6 @@ from forensics.commands.common import (
 )
 from forensics.commands.trace_run import run_trace
 from forensics.report.formats import OutputFormat
-
-if TYPE_CHECKING:
-    pass
 
 EXAMPLE = """
 Example:
