@@ -12,10 +12,13 @@ import dataclasses
 import inspect
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from detectors.dmesg.frames import demangle, function_name, title_name
 from detectors.dmesg.rules import RULES
 from detectors.dmesg.scanner import scan_text
+from detectors.dmesg.taint import taint_letters
 from forensics.types.dmesg import KernelReport
 
 
@@ -539,3 +542,25 @@ def test_the_report_record_takes_its_fields_as_the_dataclass_would() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         by_name.title = "changed"  # type: ignore[misc]
     assert dataclasses.replace(by_name, title="other").title == "other"
+
+
+# --- the CPU and hardware lines -------------------------------------------------------------------
+
+_CONTEXT_PIECES = ["CPU: 1 PID: 7 Comm: a", " Not tainted", "Not tainted", "Tainted: ", "tainted", "ainted", "G ",
+                   "  W ", "6.1.0-rc4 ", "#1", " ", "\t", "\n", "\xa0", "x", "(", "Hardware name: ", "QEMU",
+                   "\xe9"]  # fmt: skip
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(_CONTEXT_PIECES), max_size=14))
+def test_the_cpu_and_hardware_lines_read_as_their_patterns_search_them(pieces: list[str]) -> None:
+    # The taint letters searched from just before the first "ainted", the hardware name read as the text after
+    # its label: what a search of the whole line finds, for any line.
+    from detectors.dmesg.extract import _HARDWARE, _hardware_name
+    from detectors.dmesg.taint import _TAINTED
+
+    body = "".join(pieces)
+    m = _TAINTED.search(body)
+    assert taint_letters(body) == (None if m is None else "".join(c for c in m.group(1) or "" if c not in " G"))
+    hardware = _HARDWARE.search(body)
+    assert _hardware_name(body) == (None if hardware is None else hardware.group(1))
