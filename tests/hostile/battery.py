@@ -120,6 +120,17 @@ def _dmesg_back(line: bytes, back: bool) -> bytes:
     return _DMESG_TS.sub(lambda m: (m[1] or b"") + b"[%5d.%s]" % (max(0, int(m[2]) - 2), m[3]), line, count=1)
 
 
+_BIG_DEC = re.compile(rb"(?<![0-9A-Za-z])\d+(?![0-9A-Za-z])")
+_BIG_HEX = re.compile(rb"(?<=0x)[0-9a-f]+|(?<![0-9A-Za-z])[0-9a-f]{8,}(?![0-9A-Za-z])")
+
+
+def _blown(line: bytes, number: re.Pattern[bytes], digits: bytes) -> bytes:
+    """A log line with each number of its message (after the ``[ sec.usec]`` stamp) replaced by ``digits``."""
+    m = _DMESG_TS.match(line)
+    at = m.end() if m else 0
+    return line[:at] + number.sub(digits, line[at:])
+
+
 def _cut_packet(stream: Path, _meta: Path) -> None:
     stream.write_bytes(stream.read_bytes()[: stream.stat().st_size // 2 + 37])
 
@@ -245,6 +256,9 @@ def make_inputs(base: Path) -> dict[str, Path]:
         "trace-cr-only-events",
         b"".join(line for line in trace.splitlines(True) if not line.startswith(b"#")).replace(b"\n", b"\r"),
     )
+    # every number of each line's message blown to 5,000 digits (decimal, then hex): none is what a kernel prints
+    put("log-bigint", b"".join(_blown(line, _BIG_DEC, b"7" * 5000) for line in log.splitlines(keepends=True)))
+    put("log-bighex", b"".join(_blown(line, _BIG_HEX, b"f" * 5000) for line in log.splitlines(keepends=True)))
     put("log-bom-nul-latin1", b"\xef\xbb\xbf" + log.replace(b"\n", b"\r\n", 40).replace(b"Call Trace", b"Call\0Trace"))
     body = trace.splitlines(keepends=True)
     half = len(body) // 2
@@ -761,6 +775,16 @@ def cases(inputs: dict[str, Path], tmp: Path, vmlinux: dict[str, Path] | None = 
         Case("trace:clock-jump", ["trace", str(inputs["clock-jump"])], want_out="ms †"),
         Case("trace:clock-back", ["trace", str(inputs["clock-back"])], want_out="ms †"),
         Case("report-trace:clock-jump", ["report", "--trace", str(inputs["clock-jump"])], want_out="jumps forward"),
+        # numbers of 5,000 digits: was exit 4, int() refuses 4,300 (detectors/dmesg/why.py, extract.py, frames.py)
+        *(
+            Case(
+                f"dmesg:{name}",
+                ["dmesg", "-f", "json", "-o", str(out), str(inputs[name])],
+                output=out,
+                json_output=True,
+            )
+            for name in ("log-bigint", "log-bighex")
+        ),
         Case("dmesg:timestamps-back", ["dmesg", str(inputs["dmesg-back"])], want_out="kernel BUG"),
         Case(
             "slab-import:samples-gap",
