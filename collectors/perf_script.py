@@ -38,6 +38,7 @@ from forensics.types.profile import (
     made_stacks,
     sums,
 )
+from forensics.units import log_dec
 
 #: ``perf.data`` files start with this magic (perf's own header, version 2).
 PERF_DATA_MAGIC = b"PERFILE2"
@@ -513,11 +514,26 @@ def _thread(comm: bytes, a: bytes, b: bytes | None) -> Thread:
     return Thread(comm_s, None, int(a)) if b is None else Thread(comm_s, int(a), int(b))
 
 
-def _parse_header(text: bytes, m: re.Match[bytes]) -> _Header:
+def _parse_header(text: bytes, m: re.Match[bytes]) -> _Header | None:
+    """comm, pid, tid, event and period of a header; None when a number is past 64 bits (perf prints none such:
+    not a header, skipped as one it cannot read)."""
+    if not _ids_fit(m):
+        return None
     e = _EVENT.search(text)
     if e is None:
         return (m.group(1), m.group(2), m.group(3), b"", 1)
-    return (m.group(1), m.group(2), m.group(3), e.group(2), int(e.group(1)) if e.group(1) else 1)
+    period = log_dec(e.group(1).decode()) if e.group(1) else 1
+    return None if period is None else (m.group(1), m.group(2), m.group(3), e.group(2), period)
+
+
+#: The most digits of a number perf prints (64 bits); a pid or tid longer is not one (forensics.units.log_dec).
+_DIGITS = 20
+
+
+def _ids_fit(m: re.Match[bytes]) -> bool:
+    """Whether the pid (and tid) :data:`_HEADER` read are numbers perf prints (at most 64 bits)."""
+    tid = m.group(3)
+    return len(m.group(2)) <= _DIGITS and (tid is None or len(tid) <= _DIGITS)
 
 
 #: A step back of the sample times this large (seconds) or larger says the span is not the recording's length.
@@ -1394,7 +1410,9 @@ class ScriptParser:
                 continue
             m = _HEADER.match(text.lstrip())
             f = _FLAT.search(text)
-            if m is None or f is None:
+            p = re.search(rb":\s*(\d+)\s+\S+:\s+\w+\s", text)
+            period = (log_dec(p.group(1).decode()) if p else 1) if m is not None else None
+            if m is None or f is None or period is None or not _ids_fit(m):
                 self._skip(start_line + i, text)
                 continue
             self._flat += 1
@@ -1410,8 +1428,6 @@ class ScriptParser:
                 self._steps.one(ts)
                 self._start = ts if self._start is None else min(self._start, ts)
                 self._end = ts if self._end is None else max(self._end, ts)
-            p = re.search(rb":\s*(\d+)\s+\S+:\s+\w+\s", text)
-            period = int(p.group(1)) if p else 1
             body = b"\t" + f.group(2) + b" " + f.group(3) + b" (" + f.group(4) + b")"
             key = (m.group(1), m.group(2), m.group(3), event, body)
             sc = self._counts.get(key)
@@ -1957,7 +1973,7 @@ def parse_folded(chunks: Iterable[bytes], source: str) -> Profile:
         if not text.strip() or text.startswith(b"#"):
             continue
         m = _FOLDED.match(text)
-        if m is None:
+        if m is None or len(m.group(2).lstrip(b"0")) > _DIGITS:  # a count past 64 bits: not a folded line
             skipped += 1
             if first_skipped is None:
                 first_skipped = (line_no, text.decode("utf-8", "replace")[:200])

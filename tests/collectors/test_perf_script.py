@@ -605,3 +605,30 @@ def test_blank_text_before_a_profile_past_its_bound_counts_its_lines(
     assert sorted(map(repr, bounded.stacks)) == sorted(map(repr, whole.stacks))
     assert (bounded.lines, bounded.skipped_lines) == (whole.lines, whole.skipped_lines)
     assert min(s.first_line for s in bounded.stacks) > 4_500_000
+
+
+@pytest.mark.parametrize(
+    ("line", "old", "new"),
+    [(0, b"12796", b"7" * 5000), (0, b"1001001", b"7" * 5000), (0, b"12796", b"1/" + b"7" * 5000)],
+    ids=["pid", "period", "tid"],
+)
+def test_a_header_of_a_number_past_64_bits_is_skipped(line: int, old: bytes, new: bytes, tmp_path: Path) -> None:
+    """perf prints 64-bit numbers: a header whose pid, tid or period has 5,000 digits is no header (was exit 4: int()
+    refuses 4,300 digits), skipped and said; the other samples are counted as before."""
+    lines = gzip.decompress((DATA / "contend.perf.txt.gz").read_bytes()).splitlines(keepends=True)
+    lines[line] = lines[line].replace(old, new, 1)
+    path = tmp_path / "blown.perf.txt"
+    path.write_bytes(b"".join(lines))
+    whole = read_profile(str(DATA / "contend.perf.txt.gz"))
+    profile = read_profile(str(path))
+    assert profile.skipped_lines == 1 and profile.first_skipped is not None
+    assert profile.first_skipped[0] == line + 1
+    assert sum(s.samples for s in profile.stacks) == sum(s.samples for s in whole.stacks) - 1
+
+
+def test_a_folded_count_past_64_bits_is_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "blown.folded"
+    path.write_bytes(b"a;b;c 3\n" + b"a;b;d " + b"9" * 5000 + b"\n")
+    profile = read_profile(str(path))
+    assert profile.skipped_lines == 1
+    assert [s.samples for s in profile.stacks] == [3]

@@ -259,6 +259,7 @@ def make_inputs(base: Path) -> dict[str, Path]:
     # every number of each line's message blown to 5,000 digits (decimal, then hex): none is what a kernel prints
     put("log-bigint", b"".join(_blown(line, _BIG_DEC, b"7" * 5000) for line in log.splitlines(keepends=True)))
     put("log-bighex", b"".join(_blown(line, _BIG_HEX, b"f" * 5000) for line in log.splitlines(keepends=True)))
+    put("perf-bigint", re.sub(rb"(?m)^(\S+ +)\d+", rb"\g<1>" + b"7" * 5000, perf, count=3))  # pids past 64 bits
     put("log-bom-nul-latin1", b"\xef\xbb\xbf" + log.replace(b"\n", b"\r\n", 40).replace(b"Call Trace", b"Call\0Trace"))
     body = trace.splitlines(keepends=True)
     half = len(body) // 2
@@ -785,6 +786,7 @@ def cases(inputs: dict[str, Path], tmp: Path, vmlinux: dict[str, Path] | None = 
             )
             for name in ("log-bigint", "log-bighex")
         ),
+        Case("profile:perf-bigint", ["profile", str(inputs["perf-bigint"])], want_out="skipped"),
         Case("dmesg:timestamps-back", ["dmesg", str(inputs["dmesg-back"])], want_out="kernel BUG"),
         Case(
             "slab-import:samples-gap",

@@ -101,6 +101,7 @@ SELECTED = [
     "report-from:json-bigint",  # was exit 4: int() refuses 4300 digits (forensics/pipelines/report.py)
     "trace:spans-json-bigint",  # was exit 4 too (collectors/spans.py)
     "dmesg:log-bigint",  # was exit 4: int() refuses 4300 digits (detectors/dmesg/why.py, extract.py)
+    "profile:perf-bigint",  # was exit 4: int() refuses 4300 digits (collectors/perf_script.py)
     "dmesg:log-bighex",  # was exit 4: the JSON writer refused a frame offset past 64 bits (detectors/dmesg/frames.py)
 ]
 
