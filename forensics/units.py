@@ -127,14 +127,3 @@ def log_hex(text: str) -> int | None:
         if len(digits.lstrip("0")) > 16:
             return None
     return int(text, 16)
-
-
-def log_number(text: str, base: int = 10) -> int | None:
-    """:func:`log_hex` for base 16, :func:`log_dec` for 10; base 0: hex when prefixed ``0x``, else decimal."""
-    if base == 16:
-        return log_hex(text)
-    if base == 0:
-        bare = text.lstrip("+-")
-        if bare[:2] in ("0x", "0X"):
-            return log_hex(text)
-    return log_dec(text)
