@@ -1409,9 +1409,11 @@ class ScriptParser:
             if not text.strip():
                 continue
             m = _HEADER.match(text.lstrip())
-            f = _FLAT.search(text)
-            p = re.search(rb":\s*(\d+)\s+\S+:\s+\w+\s", text)
-            period = (log_dec(p.group(1).decode()) if p else 1) if m is not None else None
+            f = _FLAT.search(text) if m is not None else None
+            period = None
+            if f is not None:
+                p = re.search(rb":\s*(\d+)\s+\S+:\s+\w+\s", text)
+                period = log_dec(p.group(1).decode()) if p else 1
             if m is None or f is None or period is None or not _ids_fit(m):
                 self._skip(start_line + i, text)
                 continue

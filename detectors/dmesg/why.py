@@ -126,10 +126,6 @@ def _past_64_bits(text: str) -> NotAvailable:
     return NotAvailable(past_64_bits(text))
 
 
-def _hex(text: str) -> int | None:
-    return log_hex(text)
-
-
 def _bounded(value: int) -> int | None:
     """A sum or product of values read: itself when a 64-bit number (as every number in the output), else None."""
     return value if S64_MIN <= value <= U64_MAX else None
@@ -257,7 +253,7 @@ def _kasan(r: _Reading) -> None:
         # KASAN (arm64) keeps a tag in the top byte of each (0xf3f0..., 0xfff0...), which is not the address.
         untagged = (1 << 56) - 1
         at = r.at("object")
-        a, o = _hex(address), _hex(obj)
+        a, o = log_hex(address), log_hex(obj)
         if a is not None and o is not None:
             r.facts.append(WhyFact("offset", (a & untagged) - (o & untagged), at or 0))
     _sanitizer_stacks(r)
@@ -1076,7 +1072,7 @@ def _list_corruption(r: _Reading) -> None:
             if m.group(2):
                 r.add("pointer", m.group(2), line)
                 r.add("expected", f"0x{m.group(3)}", line)
-                found = 0 if m.group(4) == "(null)" else _hex(m.group(4))
+                found = 0 if m.group(4) == "(null)" else log_hex(m.group(4))
                 if found is not None:
                     r.add("found", f"{found:#x}", line)
                     r.add("found is", pointer_class(found), line)
@@ -1085,7 +1081,7 @@ def _list_corruption(r: _Reading) -> None:
             elif m.group(7):
                 r.add("entry", f"0x{m.group(7)}", line)
                 r.add("pointer", f"entry->{m.group(8)}", line)
-                found = 0 if m.group(10) == "(null)" else _hex(m.group(10))
+                found = 0 if m.group(10) == "(null)" else log_hex(m.group(10))
                 if found is not None:
                     r.add("found", f"{found:#x}", line)
                     r.add("found is", pointer_class(found), line)
@@ -1192,7 +1188,7 @@ def _fault(r: _Reading) -> None:
             r.add("fault", "general protection fault", line)
             if m.group(1):
                 r.add("address", m.group(1), line)
-                r.add("address is", pointer_class(a) if (a := _hex(m.group(1))) is not None else None, line)
+                r.add("address is", pointer_class(a) if (a := log_hex(m.group(1))) is not None else None, line)
             r.add("error code", f"0x{m.group(2)}", line)
         elif "in range [" in body and (m := _KASAN_RANGE.search(body)) is not None:
             r.add("KASAN range", f"{m.group(1)} in [{m.group(2)}-{m.group(3)}]", line)
@@ -1202,7 +1198,7 @@ def _fault(r: _Reading) -> None:
             and (m := _PAGE_FAULT.search(body)) is not None
             and r.get("fault") is None
         ):
-            address = _hex(m.group(1) or m.group(2))
+            address = log_hex(m.group(1) or m.group(2))
             r.add("fault", "page fault", line)
             if address is not None:
                 r.add("address", f"{address:#x}", line)
@@ -1508,7 +1504,7 @@ def _sanitizer_double_free(r: _Reading) -> Cause | None:
         return None
     address = r.get("address") or r.get("object")
     return _cause("double_free", r, 0.9, f"grep the freeing paths of {r.func} for a second kfree", r.at("bug"),
-                  func=r.func, cache=r.get("cache"), address=_hex(str(address)) if address else None,
+                  func=r.func, cache=r.get("cache"), address=log_hex(str(address)) if address else None,
                   first_free=r.get("freed by"))  # fmt: skip
 
 
@@ -1518,7 +1514,7 @@ def _trap_double_free(r: _Reading) -> Cause | None:
         return None
     compared = [f.value for f in r.facts if f.name == "compared"]
     values = {str(v).split(" = ")[1] for v in compared if " = " in str(v)}
-    address = _hex(values.pop()) if len(compared) == 2 and len(values) == 1 else None
+    address = log_hex(values.pop()) if len(compared) == 2 and len(values) == 1 else None
     return _cause("double_free", r, 0.85, f"crash> dis -l {r.func}  # the second kfree", r.at("faulting function"),
                   func=r.func, address=address)  # fmt: skip
 
@@ -1561,7 +1557,7 @@ def _list_cause(r: _Reading) -> Cause | None:
         return None
     at = r.at("message")
     command = f"crash> dis -l {r.func}; crash> kmem <entry>  # in a dump of this crash"
-    value = _hex(str(found)) if found else None
+    value = log_hex(str(found)) if found else None
     if value in (LIST_POISON1, LIST_POISON2):
         poisons = ("next",) if value == LIST_POISON1 else ("prev",)
         return _cause("list_corruption", r, 0.85, command, at, func=r.func, poisons=poisons)
@@ -1663,7 +1659,7 @@ def _race_cause(r: _Reading) -> Cause | None:
         size = r.get(f"access {n} size")
         accesses.append({"func": str(r.get(f"access {n} in") or r.func), "access": str(access),
                          "size": size if isinstance(size, int) else None,
-                         "address": _hex(address) if isinstance(address, str) else None,
+                         "address": log_hex(address) if isinstance(address, str) else None,
                          "caller": r.get(f"access {n} caller"),
                          "interrupt": r.get(f"access {n} by") == "interrupt"})  # fmt: skip
     return _cause("data_race", r, 0.75, "mark the accesses (READ_ONCE/WRITE_ONCE, data_race()) or take a common lock",
@@ -1679,14 +1675,14 @@ def _leak_cause(r: _Reading) -> Cause | None:
     return _cause("memory_leak", r, 0.7, f"look for the path of {who}'s object that drops it without a free "
                   "(echo scan > /sys/kernel/debug/kmemleak to confirm)", r.at("object") or r.at("allocated by"),
                   func=str(who), size=size if isinstance(size, int) else None,
-                  address=_hex(address) if isinstance(address, str) else None,
+                  address=log_hex(address) if isinstance(address, str) else None,
                   task=r.get("task"), pid=pid if isinstance(pid, int) else None)  # fmt: skip
 
 
 def _null_cause(r: _Reading) -> Cause | None:
     kasan = r.get("KASAN range")
     address = r.get("address")
-    value = _hex(str(address)) if isinstance(address, str) else None
+    value = log_hex(str(address)) if isinstance(address, str) else None
     code = r.code
     checked = shadow_checked(code) if code is not None else None
     if kasan is not None and "null-ptr-deref" in str(kasan):
@@ -1729,7 +1725,7 @@ def _corrupted_values(r: _Reading) -> Cause | None:
     if "wild-memory-access" in kasan and isinstance(bad := r.get("bad address"), str):
         # KASAN's shadow check names the address the code used; "wild" is an address no object has: the pointer
         # was a bogus value (read from corrupted memory, or computed from one).
-        cls = classify_value(v) if (v := _hex(bad)) is not None else None
+        cls = classify_value(v) if (v := log_hex(bad)) is not None else None
         if cls is not None and cls.kind not in _NOT_CORRUPTION:
             # The pointer table words a non-canonical value for x86's general protection fault; arm64 faults too.
             meaning = ("an address outside both the user and the kernel ranges: not a pointer at all"
