@@ -23,6 +23,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from ahocorasick_rs import BytesAhoCorasick, MatchKind
+
 from detectors.dmesg.code import listing
 from detectors.dmesg.frames import HUNG_SKIPS, function_name, is_skipped
 from detectors.dmesg.lines import LogLine, parse_line
@@ -75,6 +77,14 @@ class _Reading:
     consumers: list[MemoryConsumer] = field(default_factory=list)
     zones: list[ZoneFree] = field(default_factory=list)
     code: CodeListing | None = None
+    text: str = ""  # the bodies of ``lines`` joined by newlines (explain's)
+    _blob: bytes | None = None
+
+    def blob(self) -> bytes:
+        """``text`` as UTF-8, made once (for :func:`lines_holding`)."""
+        if self._blob is None:
+            self._blob = self.text.encode()
+        return self._blob
 
     def add(self, name: str, value: FactValue | None, line: LogLine) -> None:
         if value is not None and value != "":
@@ -119,6 +129,19 @@ class _Reading:
     def func(self) -> str:
         """The report's guilty function (the title's), the subject of its cause."""
         return self.report.frame if isinstance(self.report.frame, str) else "an unknown function"
+
+
+def lines_holding(blob: bytes, search: BytesAhoCorasick) -> list[int]:
+    """The indices of the lines of ``blob`` (lines joined by newlines) that hold a word of ``search`` (an automaton
+    of words without a newline, leftmost-first and not overlapping: each line with a word has a match), in order."""
+    out: list[int] = []
+    line = prev = 0
+    for _, at, _ in search.find_matches_as_indexes(blob):
+        line += blob.count(b"\n", prev, at)
+        prev = at
+        if not out or out[-1] != line:
+            out.append(line)
+    return out
 
 
 def _past_64_bits(text: str) -> NotAvailable:
@@ -1176,13 +1199,23 @@ KASAN_SHADOW_OFFSET = 0xDFFFFC0000000000
 _CR2 = rc.compile(r"\bCR2: ([0-9a-f]+)")
 
 
+#: The words one of which each test of :func:`_fault`'s reading needs in a line (its first test of each branch).
+_FAULT_WORDS = ("protection fault", "in range [", "handle", "dereference", "#PF:", "WnR", "IABT", "IP", "pc", "PC",
+                "PSW", "WARNING:", "BUG at", "CR2", "kasan: GPF")  # fmt: skip
+_FAULT_SEARCH = BytesAhoCorasick([w.encode() for w in _FAULT_WORDS], matchkind=MatchKind.LeftmostFirst)
+
+
 def _fault(r: _Reading) -> None:
     site = (
         "warning site"
         if r.report.kind in (ReportKind.WARNING, ReportKind.REFCOUNT, ReportKind.LOCKDEP)
         else "faulting function"
     )
-    for line in r.lines:
+    lines = r.lines
+    # Only the lines holding one of the words each branch tests first (one automaton pass over the report's text,
+    # not ~14 substring tests a line: most lines hold none, and a line without is read by no branch).
+    for i in lines_holding(r.blob(), _FAULT_SEARCH):
+        line = lines[i]
         body = line.body
         if "protection fault" in body and (m := _GPF.search(body)) is not None and r.get("fault") is None:
             r.add("fault", "general protection fault", line)
@@ -1955,13 +1988,13 @@ def explain(report: KernelReport) -> ReportWhy:
         and (headless := headless_call_trace(report.trace, first, skip))
     ):
         stacks.insert(0, headless)
-    r = _Reading(report, lines, first, stacks=stacks)
+    text = "\n".join([line.body for line in lines])
+    r = _Reading(report, lines, first, stacks=stacks, text=text)
     if any(section.skipped for section in stacks):  # (the lines by number made only for a stack that has them)
         texts = dict(report.lines)
         for section in stacks:
             for at in section.skipped:  # noted: the reading went on past a frame line the console cut short
                 r.facts.append(WhyFact("frame line cut", texts.get(first + at, "").strip(), at))
-    text = "\n".join(line.body for line in lines)
     found: Extractor | None = None
     if "Code:" in text:
         r.code = listing(own, first)
