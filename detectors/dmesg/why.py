@@ -36,6 +36,7 @@ from detectors.dmesg.stacks import (
     first_lock_taker,
     header_inline,
     headless_call_trace,
+    lines_holding,
     race_sections,
     stack_sections,
 )
@@ -131,19 +132,6 @@ class _Reading:
         return self.report.frame if isinstance(self.report.frame, str) else "an unknown function"
 
 
-def lines_holding(blob: bytes, search: BytesAhoCorasick) -> list[int]:
-    """The indices of the lines of ``blob`` (lines joined by newlines) that hold a word of ``search`` (an automaton
-    of words without a newline, leftmost-first and not overlapping: each line with a word has a match), in order."""
-    out: list[int] = []
-    line = prev = 0
-    for _, at, _ in search.find_matches_as_indexes(blob):
-        line += blob.count(b"\n", prev, at)
-        prev = at
-        if not out or out[-1] != line:
-            out.append(line)
-    return out
-
-
 def _past_64_bits(text: str) -> NotAvailable:
     """Why a field of ``text`` is not read: a number no kernel prints (``log_dec``, ``log_hex``)."""
     return NotAvailable(past_64_bits(text))
@@ -225,8 +213,16 @@ def _kasan_region(r: _Reading, m: re.Match[str], line: LogLine) -> None:
         r.add("offset", _bounded(size + distance) if size is not None and distance is not None else None, line)
 
 
+#: The words one of which each branch of :func:`_kasan`'s reading tests first.
+_KASAN_WORDS = ("KASAN:", " by task ", "Free of addr", "to the object", "to the cache", "is located", "-byte region",
+                "Object at", "buggy address")  # fmt: skip
+_KASAN_SEARCH = BytesAhoCorasick([w.encode() for w in _KASAN_WORDS], matchkind=MatchKind.LeftmostFirst)
+
+
 def _kasan(r: _Reading) -> None:
-    for line in r.lines:
+    lines = r.lines
+    for i in lines_holding(r.blob(), _KASAN_SEARCH):  # (a line without one of the words is read by no branch)
+        line = lines[i]
         body = line.body
         if "KASAN:" in body and (m := _KASAN_HEAD.search(body)):
             r.add("tool", "KASAN", line)
@@ -1971,7 +1967,9 @@ def explain(report: KernelReport) -> ReportWhy:
     skip = rule.stack.skip if rule is not None and rule.stack is not None else ()
     if report.rule in ("hung-task", "task-cant-die"):
         skip = (*skip, *HUNG_SKIPS)  # the hung task's own frame is past the switch and the waits, as its title's
-    stacks = stack_sections(own, first, skip)
+    text = "\n".join([line.body for line in lines])
+    blob = text.encode()
+    stacks = stack_sections(own, first, skip, blob, len(report.preamble))
     if report.kind is ReportKind.LOCKDEP:
         # Where the lock is taken (or released) now: past the lock primitives and the header helpers, as each link.
         stacks = [
@@ -1988,8 +1986,7 @@ def explain(report: KernelReport) -> ReportWhy:
         and (headless := headless_call_trace(report.trace, first, skip))
     ):
         stacks.insert(0, headless)
-    text = "\n".join([line.body for line in lines])
-    r = _Reading(report, lines, first, stacks=stacks, text=text)
+    r = _Reading(report, lines, first, stacks=stacks, text=text, _blob=blob)
     if any(section.skipped for section in stacks):  # (the lines by number made only for a stack that has them)
         texts = dict(report.lines)
         for section in stacks:

@@ -462,6 +462,26 @@ def test_the_finding_of_an_earlier_task_of_a_pass_cites_its_lock_and_holder_line
     assert whys[reports[-1].start_line].read_past == ()
 
 
+def test_a_pass_repeated_byte_for_byte_reads_as_the_pass_it_repeats() -> None:
+    """A log printing one khungtaskd pass three times: the second pass's tasks repeat the first's bytes, each moved by
+    the same number of lines (its reading is the first's), the third's last task is no such repeat (read on its own);
+    every pass reads the pass once alone, each lock and holder at the lines of its own copy."""
+    text = HUNG_PASS * 3 + "usb 1-1: end\n"
+    reports = list(scan_chunks([text.encode()]))
+    assert [len(members) for members in hung_passes(reports)] == [2, 2, 2]
+    moved = [r.repeats() for r in reports]
+    assert [m[1] if m else None for m in moved][2:4] == [43, 43]  # (the second pass: both moved alike)
+    whys = explain_reports(reports)
+    once = read(HUNG_PASS)
+    lines = text.splitlines()
+    for start in range(0, 6, 2):
+        pair = [whys[r.start_line] for r in reports[start : start + 2]]
+        assert pair == once
+        first = reports[start].start_line
+        assert "hub_activate" in lines[first - 1 + (pair[0].fact_at("waits for lock") or 0)]
+        assert "usb_disconnect" in lines[first - 1 + (pair[0].fact_at("lock holder") or 0)]
+
+
 def test_a_lock_listed_by_two_other_tasks_has_no_holder_named() -> None:
     # The holder and a waiter not yet reported both list a sleeping lock: which one holds it is not known.
     two = HUNG_PASS.replace("2 locks held by kworker/1:0/24:\n",
@@ -1015,7 +1035,7 @@ def test_lines_holding_finds_the_lines_with_a_word(bodies: list[str]) -> None:
     """The lines an automaton's pass over a report's text finds are those a substring test of each line finds."""
     from ahocorasick_rs import BytesAhoCorasick, MatchKind
 
-    from detectors.dmesg.why import lines_holding
+    from detectors.dmesg.stacks import lines_holding
 
     words = ("IP", "pc", "#PF:", "WnR", "in range [", "\u00e9a")
     search = BytesAhoCorasick([w.encode() for w in words], matchkind=MatchKind.LeftmostFirst)
