@@ -68,6 +68,7 @@ _NEAR_BYTES = 1024  # the bytes just above a boot banner, searched first for a r
 #: Kinds of report that never start the report of a continuation line found below them.
 _NOT_ABOVE = (ReportKind.PANIC, ReportKind.REBOOT)
 _RAW_STAMP = rc.compile(rb"\[\s*(\d+)\.(\d+)\]")
+_COUNT_STEP = 1024  # bytes between the marks of a count to the scan's end (LogScanner._line_at_end)
 _TYPICAL_LINE = 160  # bytes per line assumed when cutting a window (grown when lines are longer)
 
 
@@ -93,6 +94,8 @@ class LogScanner:
         self._count_off = 0
         self._count_line = 1
         self._end_at = -1  # the scan's end for which _end_line is the line number (-1: none; reset each scan)
+        self._marks: list[int] = []  # line numbers every _COUNT_STEP bytes from _marks_at to _end_at (see _line_at_end)
+        self._marks_at = 0
         self._end_line = 0
         self.lines_seen = 0
         self.bytes_seen = 0
@@ -155,7 +158,16 @@ class LogScanner:
     def _line_at(self, off: int) -> int:
         """Line number of the line holding byte ``off`` of the buffer (incremental newline count)."""
         if off >= self._count_off:
-            line = self._count_line + self._buf.count(b"\n", self._count_off, off)
+            at, line = self._count_off, self._count_line
+            marks = self._marks
+            if marks and self._marks_at <= off <= self._end_at:
+                # The newlines up to the scan's end were counted (_line_at_end): from the mark at or before ``off``
+                # when it is past the counter, not over bytes counted already.
+                k = min((off - self._marks_at) // _COUNT_STEP, len(marks) - 1)
+                mark = self._marks_at + k * _COUNT_STEP
+                if mark > at:
+                    at, line = mark, marks[k]
+            line += self._buf.count(b"\n", at, off)
         else:
             line = self._count_line - self._buf.count(b"\n", off, self._count_off)
         self._count_off, self._count_line = off, line
@@ -163,10 +175,22 @@ class LogScanner:
 
     def _line_at_end(self, end: int) -> int:
         """``_line_at(end)`` without moving the incremental count (the scan's next headers are before ``end``),
-        remembered for the scan's ``end``.  Asked after ``_line_at`` of a header before ``end``."""
+        remembered for the scan's ``end``.  Asked after ``_line_at`` of a header before ``end``.
+
+        Counted in steps of :data:`_COUNT_STEP` bytes, the line number at each step kept (``_marks``): the line
+        counter then goes on from the last mark before each header, where it counted the same bytes again (half
+        of each 1 MB chunk's newlines: the look-ups near its end ask for the count)."""
         if self._end_at != end:
+            buf = self._buf
+            at, line = self._count_off, self._count_line
+            marks = [line]
+            while at + _COUNT_STEP < end:
+                line += buf.count(b"\n", at, at + _COUNT_STEP)
+                at += _COUNT_STEP
+                marks.append(line)
             self._end_at = end
-            self._end_line = self._count_line + self._buf.count(b"\n", self._count_off, end)
+            self._end_line = line + buf.count(b"\n", at, end)
+            self._marks, self._marks_at = marks, self._count_off
         return self._end_line
 
     def _window(
@@ -287,6 +311,7 @@ class LogScanner:
         buf = self._buf
         end = len(buf) if final else buf.rfind(b"\n") + 1
         self._end_at = -1  # a new buffer, or the same one scanned again: offsets of another text
+        self._marks = []
         if self._starts_at < end:
             self._boot_starts(end)
         for hit in self._candidates(self._pos, end):
@@ -719,6 +744,7 @@ class LogScanner:
         self._pos -= keep
         self._line0 = line
         self._count_off, self._count_line = 0, line
+        self._marks = []  # offsets of the buffer before the trim
         self._starts_at -= keep
         if self._zero_end is not None:
             self._zero_end = max(0, self._zero_end - keep)
