@@ -100,13 +100,13 @@ class LogScanner:
         self.lines_seen = 0
         self.bytes_seen = 0
         self._memo = ReportMemo()  # repeats of a report are built once
-        # Lines parsed by a window, by number: the windows of a report-dense log overlap (a report's window
-        # holds the next reports' lines; a long report's full window the first one's), ~1 line in 4 was
-        # parsed again.  Trimmed with the buffer.
+        # Lines parsed by a look-back window outside the lines split for the windows (those have their parsed
+        # lines in _split_parsed), by number: windows overlap, a line is parsed once.  Trimmed with the buffer.
         self._known_lines: dict[int, LogLine] = {}
         # Whole lines of the buffer split for the windows (see _split_upto): from byte _split_at, line number
         # _split_first, to byte _split_end (just past a newline).
         self._split: list[bytes] = []
+        self._split_parsed: list[LogLine | None] = []  # of them, those a window parsed (Window's ``shared``)
         self._split_at = self._split_end = 0
         self._split_first = 1
         # Header lines that started a report directly (not a continuation, a reboot or an event), by their
@@ -226,7 +226,7 @@ class LogScanner:
                 complete = False
                 if not n or rest:
                     parts.append(rest)  # the input's last line without a newline (or its only, empty one)
-        return Window(number, parts, seed, self._known_lines), complete
+        return Window(number, parts, seed, shared=self._split_parsed, shared_at=k, shared_n=n), complete
 
     def _split_upto(self, start: int, number: int, limit: int, budget: int) -> list[bytes]:
         """The lines split from the buffer, holding line ``number`` (at byte ``start``) and up to ``limit - 1``
@@ -241,6 +241,7 @@ class LogScanner:
         lines = self._split
         if not lines or not self._split_at <= start <= self._split_end:
             self._split = lines = []
+            self._split_parsed = []
             self._split_at = self._split_end = start
             self._split_first = number
         want = number - self._split_first + limit
@@ -250,7 +251,9 @@ class LogScanner:
             stop = min(budget, at + span)
             nl = buf.rfind(b"\n", at, stop)
             if nl >= 0:
-                lines.extend(buf[at:nl].split(b"\n"))
+                got = buf[at:nl].split(b"\n")
+                lines.extend(got)
+                self._split_parsed.extend([None] * len(got))
                 self._split_end = nl + 1
             elif stop == budget:
                 break  # no newline before the budget's end
@@ -275,7 +278,13 @@ class LogScanner:
             parts.pop(0)  # the slice may begin inside a line
         parts = parts[-LOOKBACK_LINES:]
         # The lines end just before line ``number``: no newline count (the counter would go back and forth).
-        return Window(number - len(parts), parts, known=self._known_lines)
+        first = number - len(parts)
+        k = first - self._split_first
+        if self._split and k >= 0 and number - self._split_first <= len(self._split):
+            # Lines among those split for the windows: parsed once for both (a header above a continuation is
+            # the first line of the window cut from it next).
+            return Window(first, parts, shared=self._split_parsed, shared_at=k, shared_n=len(parts))
+        return Window(first, parts, known=self._known_lines)
 
     def _candidates(self, start: int, end: int) -> list[int]:
         """Sorted offsets in ``buf[start:end]`` where a trigger word starts (at least one on each line with one)."""
@@ -755,6 +764,7 @@ class LogScanner:
         if self._known_lines:
             self._known_lines = {n: x for n, x in self._known_lines.items() if n >= line}
         self._split = []  # offsets of another buffer: split again when a window asks
+        self._split_parsed = []
         self._split_at = self._split_end = 0
         self._split_first = 1
 
