@@ -459,11 +459,15 @@ def _sections(
             # leaked object is named as the title names it, past the allocation wrappers (sk_prot_alloc, idr_*).
             skip = (*SECTION_SKIPS[kind], *skip_call_trace)
         elif kind is StackKind.LOCK_CHAIN:
-            out.append(StackSection(kind, heading, at, task, tuple(frames), first_lock_taker(frames), tuple(cut)))
+            out.append(
+                _new_tuple(StackSection, (kind, heading, at, task, tuple(frames), first_lock_taker(frames), tuple(cut)))
+            )
             return
         else:
             skip = SECTION_SKIPS.get(kind, ())
-        out.append(StackSection(kind, heading, at, task, tuple(frames), first_foreign(frames, skip), tuple(cut)))
+        out.append(
+            _new_tuple(StackSection, (kind, heading, at, task, tuple(frames), first_foreign(frames, skip), tuple(cut)))
+        )
 
     for i, line in enumerate(lines):
         body = line.body
@@ -523,8 +527,10 @@ def headless_call_trace(
     if not trace:
         return None
     frames = tuple(
-        StackFrame(function, symbol, offset, size, module, None, False, reliable, line - first)
+        _new_tuple(StackFrame, (function, symbol, offset, size, module, None, False, reliable, line - first))
         for function, symbol, offset, size, module, reliable, _stack, line in trace
     )
     skip = (*skip_call_trace, *_CALL_TRACE_SKIPS)
-    return StackSection(StackKind.CALL_TRACE, "", frames[0].at, None, frames, first_foreign(frames, skip))
+    return _new_tuple(
+        StackSection, (StackKind.CALL_TRACE, "", frames[0].at, None, frames, first_foreign(frames, skip), ())
+    )
