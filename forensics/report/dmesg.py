@@ -215,15 +215,21 @@ def write_document(doc: dict[str, Any], write: Callable[[memoryview], object], d
     def encode(obj: Any) -> bytes:
         if type(obj) is ListedRepeat:
             # Its pieces end before a line number and start after it (after b":", before b"," or b"}"): a hint
-            # is in the item only when it is in a piece, looked for once for all repeats of one report, in the
-            # format (no hint holds a b":" either side of which two pieces meet, nor a b"%": one found in the
-            # format is one of a piece, and each piece's are found in it).  Such an item is its JSON as is (what
-            # orjson writes of the Fragment, without the trip through it).
+            # is in the item only when it is in a piece or in its reading's JSON (after b'"why":', before the
+            # last b"}"); a piece's are looked for once for all the items of one report, in the format (no hint
+            # holds a b":" either side of which two pieces meet, nor a b"%": one found in the format is one of a
+            # piece, and each piece's are found in it).  Such an item is its JSON as is (what orjson writes of
+            # the Fragment, without the trip through it).
             form = obj.form
             if (clean := plain.get(id(form))) is None:
                 clean = plain[id(form)] = not _small_float_hint(form)
             if clean:
-                return obj.json_bytes()
+                try:
+                    why = obj.why_json()
+                except TypeError:  # orjson.JSONEncodeError
+                    return slow(obj)
+                if why is None or not _small_float_hint(why):
+                    return obj.json_bytes(why)
         try:
             data: bytes = fast(obj)
         except TypeError:  # orjson.JSONEncodeError

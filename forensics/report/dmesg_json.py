@@ -56,87 +56,104 @@ Template = tuple[tuple[int, ...], bytes]
 
 
 class ListedRepeat:
-    """A listed report that repeats another byte for byte (:meth:`KernelReport.repeats`), listed without a reading.
+    """A listed report written from the template of a report that others repeat byte for byte
+    (:meth:`KernelReport.repeats`): a repeat (its line numbers moved by ``delta``) or that report itself
+    (``delta`` 0), with its own reading (``why``, ``cause``) or none.
 
-    Its JSON item is the other's with the line numbers moved: the start and end line and each frame's line.
-    :func:`~forensics.report.dmesg.document_bytes` writes :meth:`json_bytes` (the item as orjson writes
-    :func:`report_to_dict`'s dict of it), or that dict where the standard library writes the document.
+    Its JSON item is the template's with the line numbers moved (the start and end line and each frame's line),
+    and its reading's JSON as the last key when it has one.  :func:`~forensics.report.dmesg.document_bytes` writes
+    :meth:`json_bytes` (the item as orjson writes :func:`report_to_dict`'s dict of it), or that dict where the
+    standard library writes the document.
     """
 
-    __slots__ = ("_delta", "_form", "_numbers", "report")
+    __slots__ = ("_delta", "_form", "_numbers", "cause", "report", "why")
 
-    def __init__(self, report: KernelReport, template: Template, delta: int) -> None:
-        self.report = report
+    def __init__(
+        self,
+        report: KernelReport,
+        template: Template,
+        delta: int,
+        why: ReportWhy | None = None,
+        cause: Cause | None = None,
+    ) -> None:
+        self.report, self.why, self.cause = report, why, cause
         self._numbers, self._form = template
         self._delta = delta
 
     @property
     def form(self) -> bytes:
-        """The repeated report's JSON as a ``%`` format (shared by all its listed repeats): the item is its line
-        numbers written into it, each where a ``%d`` stands, and each ``%%`` one ``%``."""
+        """The repeated report's JSON without a reading as a ``%`` format (shared by all its listed reports): the
+        item is its line numbers written into it, each where a ``%d`` stands, and each ``%%`` one ``%``."""
         return self._form
 
     def as_dict(self) -> dict[str, Any]:
         """The item as :func:`report_to_dict` makes it."""
-        return report_to_dict(self.report)
+        return report_to_dict(self.report, self.why, self.cause)
 
-    def json_bytes(self) -> bytes:
-        """The item as orjson writes :meth:`as_dict`: the repeated report's JSON, each line number moved.
+    def why_json(self) -> bytes | None:
+        """The reading's JSON as orjson writes it (None without one); a TypeError where orjson cannot write it."""
+        import orjson
+
+        return None if self.why is None else orjson.dumps(why_to_dict(self.report, self.why, self.cause))
+
+    def json_bytes(self, why: bytes | None = None) -> bytes:
+        """The item as orjson writes :meth:`as_dict` (``why``: :meth:`why_json`'s bytes, if made already): the
+        repeated report's JSON, each line number moved, then the reading's (the last key of the dict).
 
         One ``%`` formatting of the template's pieces (a ``%d`` between each two), where a ``b"%d"`` and two list
         items a number were ~10 ms of the ~900 listed repeats of the corpus x4 (~40 line numbers each).
         """
         delta = self._delta
-        return self._form % tuple([number + delta for number in self._numbers])
+        item: bytes = self._form % tuple([number + delta for number in self._numbers])
+        if why is None:
+            why = self.why_json()
+            if why is None:
+                return item
+        return b"".join((item[:-1], b',"why":', why, b"}"))
 
 
 class RepeatItems:
-    """The ``reports`` and ``events`` items of one document: a listed repeat without a reading of its own is a
-    :class:`ListedRepeat` of the JSON of the report it repeats, written once for all its repeats (~300 listed
-    repeats a copy of the shared corpus: their dicts and JSON were ~0.03 s of each further copy)."""
+    """The ``reports`` and ``events`` items of one document: a report that a later listed one repeats, and each
+    listed repeat, is a :class:`ListedRepeat` of that report's JSON without a reading, written once for all of
+    them as a template (~300 listed repeats a copy of the shared corpus: their dicts and JSON were ~0.03 s of
+    each further copy); only the reading of each, where it has one, is made for it."""
 
     def __init__(self, reports: Iterable[KernelReport] = ()) -> None:
         # By the repeated report's id (the report is held in the value): its JSON cut at its line numbers, and
-        # those numbers; None when the mark stands elsewhere in it.
+        # those numbers; None when the mark stands elsewhere in it.  Made at the first of its listed occurrences,
+        # itself or a repeat: the item of a report repeated later was made twice (its dict with the reading, then
+        # one without it for the template: ~12 ms of the corpus x4's document), and held until then.
         self._templates: dict[int, tuple[KernelReport, Template | None]] = {}
-        # The items made of reports that are no repeat, by the report's id (the report is held in the value): a
-        # report a later one repeats is listed first, as its group's first occurrence.  Only those of the
-        # reports that one of ``reports`` repeats are kept, each until its template is made: the dicts of all
-        # were held to the document's end (~4 MiB of the corpus x4's, its frames' dicts and excerpts, each page
-        # a first touch).  The item of a report not kept is made again for its template, the same dict.
         self._repeated = {id(found[0]) for x in reports if (found := x.repeats()) is not None}
-        self._made: dict[int, tuple[KernelReport, dict[str, Any]]] = {}
 
     def item(self, report: KernelReport, why: ReportWhy | None, cause: Cause | None = None) -> Any:
         """``report_to_dict(report, why, cause)``, or the same item as a :class:`ListedRepeat`."""
         found = report.repeats()
-        if found is not None and why is None:
+        if found is None:
+            if id(report) not in self._repeated:
+                return report_to_dict(report, why, cause)
+            old, delta = report, 0
+        else:
             old, delta = found
-            held = self._templates.get(id(old))
-            if held is None:
-                made = self._made.pop(id(old), None)
-                held = self._templates[id(old)] = (old, _template(old, None if made is None else made[1]))
-            if held[1] is not None:
-                return ListedRepeat(report, held[1], delta)
-        item = report_to_dict(report, why, cause)
-        if found is None and id(report) in self._repeated:
-            # Kept for the template of a later repeat, which has no reading: the reading's dicts (its stacks'
-            # frames, most of an item) are dropped once the item is written (see ItemsAsWritten).
-            self._made[id(report)] = (report, {k: v for k, v in item.items() if k != "why"} if "why" in item else item)
-        return item
+        held = self._templates.get(id(old))
+        if held is None:
+            held = self._templates[id(old)] = (old, _template(old))
+        if held[1] is None:
+            return report_to_dict(report, why, cause)
+        return ListedRepeat(report, held[1], delta, why, cause)
 
 
-def _template(report: KernelReport, item: dict[str, Any] | None) -> Template | None:
-    """The report's JSON item (without a reading) cut where its line numbers stand, those numbers and the format.
-
-    ``item``: the report's item made already (with its reading or without), else None.
-    """
+def _template(report: KernelReport) -> Template | None:
+    """The report's JSON item without a reading, cut where its line numbers stand: those numbers and the format
+    (None where orjson cannot write the item, or the mark stands elsewhere in it)."""
     import orjson
 
-    item = report_to_dict(report) if item is None else {k: v for k, v in item.items() if k != "why"}
+    item = report_to_dict(report)
     numbers = (report.start_line, report.end_line, *(f.line for f in report.trace))
+    # The dict is this function's own: its line numbers are written over, not copied (a frame's dict a frame).
     item["start_line"] = item["end_line"] = _LINE_MARK
-    item["call_trace"] = [{**frame, "line": _LINE_MARK} for frame in item["call_trace"]]
+    for frame in item["call_trace"]:
+        frame["line"] = _LINE_MARK
     try:
         pieces = tuple(orjson.dumps(item).split(_LINE_MARK_TEXT))
     except TypeError:  # orjson.JSONEncodeError: the document is written by the standard library

@@ -7,22 +7,24 @@ import re
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from forensics.delivery import deliver
 from forensics.output import encode_text
 from forensics.pipelines.dmesg import analyse_logs
 from forensics.report.dmesg import DmesgRenderer, _indented, document_bytes, to_document, write_document
+from forensics.report.dmesg_json import report_to_dict
 from forensics.report.formats import OutputFormat, Streamed, render, render_encoded, render_streamed
 from forensics.types.dmesg import Frame
 
 CASES = Path(__file__).resolve().parents[3] / "vmcore_fixtures" / "cases"
 
 
-def stdlib_text(doc: dict[str, Any]) -> bytes:
+def stdlib_text(doc: dict[str, Any], depth: int = 4) -> bytes:
     """The document as the standard library's encoder writes each item, encoded as kforensic writes text."""
     encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-    return _indented(doc, 4, lambda obj: encode_text(encode(obj)))
+    return _indented(doc, depth, lambda obj: encode_text(encode(obj)))
 
 
 def test_fixture_consoles_document_is_byte_identical() -> None:
@@ -184,9 +186,9 @@ def test_the_command_streams_the_document_it_would_render(
     )
 
 
-def test_listed_repeats_hold_an_item_only_for_a_report_repeated_later_until_its_template(tmp_path: Path) -> None:
-    # The items made are held for the template of a later repeat: only those of reports a listed one repeats,
-    # each until its template is made (all were held to the document's end: ~4 MiB of the corpus x4's).
+def test_a_report_repeated_later_and_its_repeats_are_written_from_one_template(tmp_path: Path) -> None:
+    # A report a later listed one repeats is written from its template as its repeats are (its own reading, where
+    # it has one, after it); a report no other repeats is its dict.  One template a repeated report, made once.
     from forensics.report.dmesg_json import ListedRepeat, RepeatItems
 
     golden = Path(__file__).resolve().parents[2] / "detectors" / "dmesg" / "golden" / "null_deref_x86.log"
@@ -199,9 +201,27 @@ def test_listed_repeats_hold_an_item_only_for_a_report_repeated_later_until_its_
     assert len(repeated) >= 3
     assert any(x.repeats() is None and id(x) not in repeated for x in reports)
     items = RepeatItems(reports)
-    made = []
-    for x in reports:
-        made.append(items.item(x, None))
-        assert set(items._made) <= repeated
-    assert items._made == {}
-    assert sum(isinstance(x, ListedRepeat) for x in made) >= 6
+    made = [items.item(x, None) for x in reports]
+    for x, item in zip(reports, made, strict=True):
+        templated = x.repeats() is not None or id(x) in repeated
+        assert isinstance(item, ListedRepeat) == templated
+        assert (item.as_dict() if templated else item) == report_to_dict(x)
+    assert set(items._templates) == repeated
+    forms = {id(item.form) for item in made if isinstance(item, ListedRepeat)}
+    assert len(forms) == len(repeated)
+    # With a reading: the template's JSON, then the reading's, as orjson writes the dict.
+    first = next(x for x in reports if id(x) in repeated)
+    why = result.sources[0].whys.get(first.start_line)
+    assert why is not None
+    listed = RepeatItems(reports).item(first, why)
+    assert isinstance(listed, ListedRepeat)
+    assert listed.json_bytes() == orjson.dumps(report_to_dict(first, why)) == orjson.dumps(listed.as_dict())
+    # A reading orjson cannot write (an integer past 64 bits) or writes otherwise (a float under 1e-4): the item is
+    # written by the standard library, as its dict is.
+    from forensics.types.dmesg import WhyFact
+
+    for value in (2**70, 3e-07):
+        odd = why._replace(facts=(*why.facts, WhyFact("odd", value, 0)))  # type: ignore[arg-type]
+        doc = {"reports": [RepeatItems(reports).item(first, odd), report_to_dict(first, why)]}
+        plain = {"reports": [report_to_dict(first, odd), report_to_dict(first, why)]}
+        assert document_bytes(doc, 2) == document_bytes(plain, 2) == stdlib_text(plain, 2)
