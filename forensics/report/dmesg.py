@@ -47,7 +47,7 @@ def _listed_whys(r: SourceResult) -> dict[int, ReportWhy]:
         first = r.whys.get(g.first.start_line)
         for x in g.kept:
             why = r.whys.get(x.start_line)
-            if why is not None and (x is g.first or why != first):
+            if why is not None and (x is g.first or (why is not first and why != first)):
                 out[x.start_line] = why
     return out
 

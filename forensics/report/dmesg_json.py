@@ -15,8 +15,8 @@ def report_to_dict(report: KernelReport, why: ReportWhy | None = None, cause: Ca
     cause it shows with other reports (a lock cycle), in place of its own."""
     out = {
         "title": report.title,
-        "type": report.kind.value,
-        "severity": report.severity.value,
+        "type": report.kind._value_,  # .value without its property (see forensics.serialize)
+        "severity": report.severity._value_,
         "corrupted": report.corrupted,
         "corrupted_reason": report.corrupted_reason,
         "frame": json_value(report.frame),
@@ -215,7 +215,7 @@ def why_to_dict(report: KernelReport, why: ReportWhy, cause: Cause | None = None
         "facts": [{"name": f.name, "value": json_value(f.value), "line": first + f.at} for f in why.facts],
         "stacks": [
             {
-                "kind": s.kind.value,
+                "kind": s.kind._value_,
                 "heading": s.heading,
                 "line": first + s.at,
                 "task": s.task,
