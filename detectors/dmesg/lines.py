@@ -279,10 +279,10 @@ class Window(Sequence[LogLine]):
     def __getitem__(self, index: slice) -> list[LogLine]: ...
 
     def __getitem__(self, index: int | slice) -> LogLine | list[LogLine]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self._raw)))]
-        line = self._parsed[index]
-        return self._load(index % len(self._raw)) if line is None else line
+        if isinstance(index, int):  # first: compiled, a type check (``slice`` is a look-up of a builtin name each call)
+            line = self._parsed[index]
+            return self._load(index % len(self._raw)) if line is None else line
+        return [self[i] for i in range(*index.indices(len(self._raw)))]
 
     def _load(self, i: int) -> LogLine:
         """Line ``i`` (from 0), not looked at before through this window: a seed's, a known one or parsed."""

@@ -100,6 +100,11 @@ class LogScanner:
         # holds the next reports' lines; a long report's full window the first one's), ~1 line in 4 was
         # parsed again.  Trimmed with the buffer.
         self._known_lines: dict[int, LogLine] = {}
+        # Whole lines of the buffer split for the windows (see _split_upto): from byte _split_at, line number
+        # _split_first, to byte _split_end (just past a newline).
+        self._split: list[bytes] = []
+        self._split_at = self._split_end = 0
+        self._split_first = 1
         # Header lines that started a report directly (not a continuation, a reboot or an event), by their
         # digit layout, with the rule that matched.  A later line of that layout is first looked up in the
         # memo under that rule, which compares its text but for the stamps with a remembered report's: a
@@ -166,22 +171,64 @@ class LogScanner:
     ) -> tuple[Window, bool]:
         """Up to ``limit`` lines from byte ``start``, and whether the window is complete.
 
-        Lines are decoded and parsed only when the report builder looks at them (``seed``: a shorter
-        window from ``start`` whose parsed lines are taken).
+        The window's lines are the whole lines from ``start`` within the byte budget (``min(end, start +
+        MAX_WINDOW_BYTES)``), up to ``limit``; when there are fewer, the rest of the budget too (a line cut by the
+        budget is dropped, and the empty rest after the last newline of the input) unless no whole line is there.
+        Complete when it holds ``limit`` lines or the budget ends before ``end``.  The lines are taken from
+        :meth:`_split_upto`'s (a report-dense log's windows overlap: each line is split once, not once a window);
+        they are decoded and parsed only when the report builder looks at them (``seed``: a shorter window from
+        ``start`` whose parsed lines are taken).
         """
         budget = min(end, start + MAX_WINDOW_BYTES)
-        stop = min(budget, start + limit * _TYPICAL_LINE)
-        parts = self._buf[start:stop].split(b"\n", limit)
-        while len(parts) <= limit and stop < budget:
-            # Long lines: take four times the bytes (not the whole budget at once: a slice is a copy).
-            stop = min(budget, start + (stop - start) * 4)
-            parts = self._buf[start:stop].split(b"\n", limit)
-        hit_limit = len(parts) > limit  # then the first ``limit`` parts are all whole lines
-        complete = hit_limit or stop < end
-        parts = parts[:limit]
-        if not hit_limit and len(parts) > 1 and (not parts[-1] or stop < end):
-            parts.pop()  # the empty rest after the last newline, or a line cut by the byte limit
-        return Window(self._line_at(start), parts, seed, self._known_lines), complete
+        number = self._line_at(start)
+        lines = self._split_upto(start, number, limit, budget)
+        k = number - self._split_first
+        if self._split_end <= budget:
+            n = min(limit, len(lines) - k)
+        else:  # split further by another window, past this one's budget: its whole lines within the budget
+            n = min(limit, self._buf.count(b"\n", start, budget))
+        parts = lines[k : k + n]
+        complete = True
+        if n < limit:
+            # Every whole line within the budget is taken: what follows the last one's newline is the rest.
+            rest = self._buf[self._buf.rfind(b"\n", start, budget) + 1 if n else start : budget]
+            if budget < end:
+                if not n:
+                    parts = [rest]  # no newline within the budget: the cut line alone
+            else:
+                complete = False
+                if not n or rest:
+                    parts.append(rest)  # the input's last line without a newline (or its only, empty one)
+        return Window(number, parts, seed, self._known_lines), complete
+
+    def _split_upto(self, start: int, number: int, limit: int, budget: int) -> list[bytes]:
+        """The lines split from the buffer, holding line ``number`` (at byte ``start``) and up to ``limit - 1``
+        after it, or as many whole lines as there are before byte ``budget``.
+
+        The split lines run from ``_split_at`` (line ``_split_first``) to ``_split_end`` (past a newline); a window
+        that starts elsewhere starts them again.  They are split in steps of ``_TYPICAL_LINE`` bytes a line
+        wanted, four times as many each step (long lines), as the windows were cut before.  Dropped with the
+        buffer's lines (:meth:`_trim`).
+        """
+        buf = self._buf
+        lines = self._split
+        if not lines or not self._split_at <= start <= self._split_end:
+            self._split = lines = []
+            self._split_at = self._split_end = start
+            self._split_first = number
+        want = number - self._split_first + limit
+        span = (want - len(lines)) * _TYPICAL_LINE
+        while len(lines) < want and self._split_end < budget:
+            at = self._split_end
+            stop = min(budget, at + span)
+            nl = buf.rfind(b"\n", at, stop)
+            if nl >= 0:
+                lines.extend(buf[at:nl].split(b"\n"))
+                self._split_end = nl + 1
+            elif stop == budget:
+                break  # no newline before the budget's end
+            span *= 4
+        return lines
 
     def _lookback(self, start: int, number: int) -> Window:
         """Up to LOOKBACK_LINES lines before byte ``start``, the start of line ``number`` (parsed when looked at).
@@ -650,6 +697,9 @@ class LogScanner:
             self._claimed = {n for n in self._claimed if n >= line}
         if self._known_lines:
             self._known_lines = {n: x for n, x in self._known_lines.items() if n >= line}
+        self._split = []  # offsets of another buffer: split again when a window asks
+        self._split_at = self._split_end = 0
+        self._split_first = 1
 
 
 def scan_chunks(chunks: Iterable[bytes]) -> Iterator[KernelReport]:

@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from detectors.dmesg import scanner as scanner_module
 from detectors.dmesg.extract import match_header
 from detectors.dmesg.frames import parse_frame
 from detectors.dmesg.lines import decode, parse_line, parse_raw
@@ -294,3 +295,48 @@ def test_the_per_line_dicts_give_the_same_reports_when_emptied_as_they_fill(monk
     assert documents() == full
     assert len(extract._KINDS) <= 2 and len(frames._FIELDS) <= 2 and len(stacks._FIELDS) <= 2
     assert len(frames._ANCHORED) <= 2
+
+
+def _window_cut_alone(buf: bytes, start: int, end: int, limit: int) -> tuple[int, list[bytes], bool]:
+    """What LogScanner._window gave when it cut each window from the buffer by itself: its first line's number,
+    its lines and whether it is complete (the meaning the shared split lines must keep)."""
+    budget = min(end, start + scanner_module.MAX_WINDOW_BYTES)
+    stop = min(budget, start + limit * 160)
+    parts = buf[start:stop].split(b"\n", limit)
+    while len(parts) <= limit and stop < budget:
+        stop = min(budget, start + (stop - start) * 4)
+        parts = buf[start:stop].split(b"\n", limit)
+    hit_limit = len(parts) > limit
+    complete = hit_limit or stop < end
+    parts = parts[:limit]
+    if not hit_limit and len(parts) > 1 and (not parts[-1] or stop < end):
+        parts.pop()
+    return buf.count(b"\n", 0, start) + 1, parts, complete
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from([0, 1, 20, 70, 159, 161, 700, 5000, 200_000]), min_size=1, max_size=60),
+    st.booleans(),
+    st.lists(
+        st.tuples(st.integers(min_value=0, max_value=80), st.sampled_from([1, 2, 5, 120, 1000]), st.booleans()),
+        min_size=1,
+        max_size=12,
+    ),
+)
+# Lines split by a later window past an earlier window's byte budget.
+@example(sizes=[200_000] * 6, newline_last=True, asks=[(0, 1000, True), (2, 1000, True), (0, 1000, True)])
+def test_windows_cut_from_the_shared_split_lines_are_the_windows_cut_alone(
+    sizes: list[int], newline_last: bool, asks: list[tuple[int, int, bool]]
+) -> None:
+    # Windows at any line, of any limit, in any order (forward, back, the same again), with lines long enough to
+    # reach the byte budget; the scan's end at the buffer's end or at its last newline.
+    buf = b"\n".join(b"x" * size for size in sizes) + (b"\n" if newline_last else b"")
+    starts = [0] + [i + 1 for i, byte in enumerate(buf) if byte == 10 and i + 1 < len(buf)]
+    scanner = LogScanner()
+    scanner._buf = buf
+    for line, limit, to_the_end in asks:
+        start = starts[line % len(starts)]
+        end = len(buf) if to_the_end else max(start, buf.rfind(b"\n") + 1)
+        window, complete = scanner._window(start, end, limit)
+        assert (window.first, window.raw, complete) == _window_cut_alone(buf, start, end, limit)
