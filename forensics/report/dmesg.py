@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from forensics import __version__
+from forensics import __version__, native
 from forensics.model import Incident
 from forensics.report.formats import Destination, IncidentRenderer
 from forensics.types.dmesg_result import DmesgResult, SourceResult
@@ -20,6 +20,26 @@ if TYPE_CHECKING:
 
 
 SCHEMA = "kforensic.dmesg/1"
+
+#: The document's items (:mod:`forensics.report.dmesg_json`: each report's dict, its template, what it knows of its
+#: floats) compiled to C when built (``make compile``; see :mod:`forensics.native`), installed here, before any
+#: function of this module imports it: the items' dicts of the corpus x4's document in ~15% fewer instructions.
+NATIVE = native.Group(
+    name="kforensic_dmesg_document",
+    modules=("forensics.report.dmesg_json",),
+    seconds=10.0,
+    what="the kernel log's JSON document items",
+    # what it imports, directly or not, of the project's other modules (checked by test_dmesg_native.py)
+    reads=(
+        "forensics.errors",
+        "forensics.model",
+        "forensics.serialize",
+        "forensics.types.causes",
+        "forensics.types.dmesg",
+        "forensics.units",
+    ),
+)
+native.install(NATIVE)
 
 
 def hypothesis_dict(h: Hypothesis) -> dict[str, Any]:
