@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from detectors.dmesg.lines import LogLine
@@ -53,8 +53,6 @@ def registers(lines: Sequence[LogLine]) -> tuple[RegisterSet, int | None]:
     A report may print a second register block for user space after the call trace; only the first
     block of the kernel's own frame counts.
     """
-    from forensics.types.registers import RegisterSet
-
     values: list[tuple[str, int]] = []
     seen: set[str] = set()
     rip_at: int | None = None
@@ -82,23 +80,59 @@ def registers(lines: Sequence[LogLine]) -> tuple[RegisterSet, int | None]:
                 if name not in seen and name != "rip":
                     seen.add(name)
                     values.append((name, int(m.group(2), 16)))
-        if "x" in body or "r" in body or "p" in body:
+        # And only where it holds ": ", which both arm patterns need after a name: not a frame line of the call
+        # trace an old kernel prints right after its registers ("? vprintk_func+0x7d/0x113" holds an x and a p).
+        if ("x" in body or "r" in body or "p" in body) and ": " in body:
             for m in (*_ARM64_REG.finditer(body), *_ARM_REG.finditer(body)):
                 if m.group(1) not in seen:
                     seen.add(m.group(1))
                     values.append((m.group(1), int(m.group(2), 16)))
-    return RegisterSet(tuple(values)), rip_at
+    return _register_set()(tuple(values)), rip_at
+
+
+# The records and decoders of detectors.vmcore.disasm, imported at the first Code: line (not by every run that reads
+# a report) and kept: an ``import`` in a compiled function is ~23,000 instructions a call, even of a module imported.
+@functools.cache
+def _register_set() -> type[RegisterSet]:
+    from forensics.types.registers import RegisterSet
+
+    return RegisterSet
+
+
+@functools.cache
+def _instruction_record() -> type[Instruction]:
+    from forensics.types.registers import Instruction
+
+    return Instruction
+
+
+@functools.cache
+def _converter() -> Callable[[Any], Instruction]:
+    """:func:`detectors.vmcore.disasm.instruction`."""
+    from detectors.vmcore.disasm import instruction
+
+    return instruction
+
+
+@functools.cache
+def _written_registers() -> Callable[[Any], tuple[str, ...]]:
+    """:func:`detectors.vmcore.disasm.written_registers`."""
+    from detectors.vmcore.disasm import written_registers
+
+    return written_registers
 
 
 def _x86_bytes(text: str) -> tuple[bytes, int] | None:
-    """The code bytes and the index of the marked (faulting) byte."""
-    data = bytearray()
-    mark = None
-    for token in text.split():
-        if token.startswith("<"):
-            mark = len(data)
-        data.append(int(token.strip("<>"), 16))
-    return (bytes(data), mark) if mark is not None else None
+    """The code bytes and the index of the marked (faulting) byte (the last byte marked ``<``).
+
+    ``text`` is what :data:`_X86_CODE` took: two hex digits a byte, each maybe in ``<`` ``>``, one blank
+    apart, so that the bytes are its hex digits and the marked byte's index is the number of blanks before its
+    ``<`` (one ``bytes.fromhex``, not an ``int`` a byte).
+    """
+    at = text.rfind("<")
+    if at < 0:
+        return None
+    return bytes.fromhex(text.replace("<", "").replace(">", "")), text.count(" ", 0, at)
 
 
 class _Decoded:
@@ -125,11 +159,9 @@ class _Decoded:
     def __getitem__(self, index: int) -> Instruction:
         got = self._full[index]
         if got is None:
-            from detectors.vmcore.disasm import instruction
-
             address, size, _, _ = self.lite[index]
             at = address - _BASE
-            got = self._full[index] = instruction(_detailed_at(self._data[at : at + size], address))
+            got = self._full[index] = _converter()(_detailed_at(self._data[at : at + size], address))
         return got
 
     def writes(self, index: int) -> tuple[tuple[str, ...], bool]:
@@ -141,12 +173,10 @@ class _Decoded:
             if full is not None:
                 got = (full.writes, full.is_call)
             else:
-                from detectors.vmcore.disasm import written_registers
-
                 address, size, _, _ = self.lite[index]
                 at = address - _BASE
                 insn = _detailed_at(self._data[at : at + size], address)
-                got = (written_registers(insn), insn.mnemonic.startswith("call"))
+                got = (_written_registers()(insn), insn.mnemonic.startswith("call"))
             self._writes[index] = got
         return got
 
@@ -160,9 +190,7 @@ def _detailed_at(data: bytes, address: int) -> Any:
 def _decode_x86(data: bytes, mark: int) -> tuple[_Decoded, int, str | None] | None:
     """Instructions before and from the mark, the index of the faulting one and what it does to its memory operand
     (:func:`_access`)."""
-    from detectors.vmcore.disasm import instruction
-    from forensics.types.registers import Instruction
-
+    instruction, record = _converter(), _instruction_record()
     # Only the faulting instruction and those before it are read to their operands and registers: the ones
     # after it are shown, decoded without capstone's detail (which costs ~50 us an instruction).  The faulting one
     # is decoded with detail once, for its registers and operand and for what it does to that operand.
@@ -173,7 +201,7 @@ def _decode_x86(data: bytes, mark: int) -> tuple[_Decoded, int, str | None] | No
     access = _access(fault) if after[0].memory is not None else None
     rest = _BASE + mark + after[0].size
     lite_after = list(_lite_decoder().disasm_lite(data[rest - _BASE :], rest))
-    after += [Instruction(a, n, m, o, None, (), (), False) for a, n, m, o in lite_after]
+    after += [record(a, n, m, o, None, (), (), False) for a, n, m, o in lite_after]
     head = after[0]
     lite_after.insert(0, (head.address, head.size, head.mnemonic, head.op_str))
     # The first start whose instructions end exactly at the mark, found without capstone's detail (~10x
@@ -235,14 +263,21 @@ def _access(insn: Any) -> str | None:
     """What an x86-64 instruction (a ``CsInsn`` decoded with detail) does to its memory operand: ``read``, ``write``
     or ``read-write`` (capstone's operand access flags, so that a store by ``movaps`` or ``stos`` is a write and
     ``add [mem], reg`` both)."""
+    memory, can_read, can_write = _access_flags()
+    for op in insn.operands:
+        if op.type == memory and insn.mnemonic != "lea":
+            read, write = bool(op.access & can_read), bool(op.access & can_write)
+            return "read-write" if read and write else "write" if write else "read"
+    return None
+
+
+@functools.cache
+def _access_flags() -> tuple[int, int, int]:
+    """capstone's x86 memory operand type and its read and write access flags."""
     import capstone
     from capstone import x86
 
-    for op in insn.operands:
-        if op.type == x86.X86_OP_MEM and insn.mnemonic != "lea":
-            read, write = bool(op.access & capstone.CS_AC_READ), bool(op.access & capstone.CS_AC_WRITE)
-            return "read-write" if read and write else "write" if write else "read"
-    return None
+    return int(x86.X86_OP_MEM), int(capstone.CS_AC_READ), int(capstone.CS_AC_WRITE)
 
 
 def _compared(insns: _Decoded, fault: int, regs: RegisterSet) -> tuple[tuple[str, int | None], ...]:
@@ -250,8 +285,11 @@ def _compared(insns: _Decoded, fault: int, regs: RegisterSet) -> tuple[tuple[str
     if insns[fault].mnemonic != "ud2":
         return ()
     for i in range(fault - 1, max(-1, fault - 4), -1):
+        # The mnemonic as capstone prints it without detail (its decode with detail, ~30 us, only for a compare).
+        if insns.lite[i][2] not in ("cmp", "test"):
+            continue
         insn = insns[i]
-        if insn.mnemonic in ("cmp", "test") and insn.memory is None:
+        if insn.memory is None:
             names = [r.strip() for r in insn.op_str.split(",")]
             if all(re.fullmatch(r"r[a-z0-9]+", n) for n in names) and not any(
                 _written(insns, i + 1, fault, n) for n in names

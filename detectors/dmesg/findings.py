@@ -276,12 +276,20 @@ def explain_reports(reports: Iterable[KernelReport]) -> dict[int, ReportWhy]:
     from detectors.dmesg.why import explain
 
     cache: dict[tuple[int, tuple[str, ...]], ReportWhy] = {}
+    # The same, by the preamble's lines as printed (times and all): equal texts have equal bodies, and a repeat of a
+    # report's bytes has its preamble's texts too (their bodies' parse, ~2 us a line, is for the first of them).
+    printed: dict[tuple[int, tuple[str, ...]], ReportWhy] = {}
     out: dict[int, ReportWhy] = {}
     for report in reports:
-        key = (id(origin(report)), tuple(parse_line(0, text).body for _, text in report.preamble))
-        why = cache.get(key)
+        source = id(origin(report))
+        texts = (source, tuple([text for _, text in report.preamble]))
+        why = printed.get(texts)
         if why is None:
-            why = cache[key] = explain(report)
+            key = (source, tuple([parse_line(0, text).body for _, text in report.preamble]))
+            why = cache.get(key)
+            if why is None:
+                why = cache[key] = explain(report)
+            printed[texts] = why
         out[report.start_line] = why
     _read_hung_passes(reports, out)
     return out
@@ -299,6 +307,7 @@ def hung_passes(reports: Iterable[KernelReport]) -> list[list[KernelReport]]:
     """
     passes: list[list[KernelReport]] = []
     members: list[KernelReport] = []
+    listed: dict[int, bool] = {}  # _holds_locks_list by the report whose bytes a report is
     for report in sorted(reports, key=lambda r: r.start_line):
         if report.rule not in _HUNG_RULES:
             if members:
@@ -311,7 +320,14 @@ def hung_passes(reports: Iterable[KernelReport]) -> list[list[KernelReport]]:
             passes.append(members)
             members = []
         members.append(report)
-        if _holds_locks_list(report):
+        # A repeat of a report's bytes holds the list where that report does: read in that report's lines (a
+        # repeat's own are made only when read: ~70 a report, most never read otherwise).
+        repeated = report.repeats()
+        source = report if repeated is None else repeated[0]
+        holds = listed.get(id(source))
+        if holds is None:
+            holds = listed[id(source)] = _holds_locks_list(source)
+        if holds:
             passes.append(members)
             members = []
     if members:
@@ -332,9 +348,38 @@ def _read_hung_passes(reports: list[KernelReport], whys: dict[int, ReportWhy]) -
     """
     from detectors.dmesg.why import read_hung_pass
 
+    # Each pass's reading by what it read (identities; the pass read is held with it, so that no identity is reused).
+    read: dict[tuple[tuple[int, int], ...], tuple[list[tuple[KernelReport, ReportWhy]], list[ReportWhy]]] = {}
     for members in hung_passes(reports):  # (read_hung_pass leaves a pass without the list as it is)
-        pass_whys = read_hung_pass([(m, whys[m.start_line]) for m in members])
-        whys.update((m.start_line, w) for m, w in zip(members, pass_whys, strict=True))
+        key = _pass_key(members, whys)
+        done = read.get(key) if key is not None else None
+        if done is None:
+            given = [(m, whys[m.start_line]) for m in members]
+            done = (given, read_hung_pass(given))
+            if key is not None:
+                read[key] = done
+        whys.update((m.start_line, w) for m, w in zip(members, done[1], strict=True))
+
+
+def _pass_key(members: list[KernelReport], whys: dict[int, ReportWhy]) -> tuple[tuple[int, int], ...] | None:
+    """What :func:`detectors.dmesg.why.read_hung_pass` reads of a pass, when it reads the same of another: the
+    report whose bytes each member is and its reading (identities), all of them moved by one number of lines.
+
+    The reading of a pass holds lines as offsets from each member's first, and the texts of the list's lines: the
+    pass of repeats of another pass's bytes (each a line count further on, the same readings) reads the same.
+    None when the members are not moved alike (the pass is read).
+    """
+    key: list[tuple[int, int]] = []
+    shift: int | None = None
+    for m in members:
+        repeated = m.repeats()
+        source, delta = (m, 0) if repeated is None else repeated
+        if shift is None:
+            shift = delta
+        elif delta != shift:
+            return None
+        key.append((id(source), id(whys[m.start_line])))
+    return tuple(key)
 
 
 #: The hung-task reports of one khungtaskd pass come within this many seconds of each other.
@@ -374,15 +419,33 @@ def why_facts(why: ReportWhy) -> list[Fact]:
     return facts
 
 
-def _line_texts(report: KernelReport, why: ReportWhy) -> dict[int, str]:
-    """The lines a reading may cite: the report's preamble and own lines, and those read past them."""
+def _line_text(report: KernelReport, why: ReportWhy, number: int) -> str | None:
+    """The text of line ``number`` among those a reading may cite: the report's preamble and own lines, and those
+    read past them; None when it is none of them.
+
+    Looked up, not a dict of them all made for each finding (~70 lines, for the ~5 it cites): each of the three
+    holds increasing line numbers apart from the others' (the preamble is above the header, a line read past
+    is no line of the report's), and the report's own mostly follow one another (an index from its first).
+    """
     first = report.start_line
-    return dict((*report.preamble, *report.lines, *((first + at, text) for at, text in why.read_past)))
+    for at, text in why.read_past:
+        if first + at == number:
+            return text
+    own, preamble = report.lines, report.preamble
+    for lines in (own, preamble):
+        if lines:
+            i = number - lines[0][0]
+            if 0 <= i < len(lines) and lines[i][0] == number:
+                return lines[i][1]
+    for lines in (own, preamble):  # lines of other CPUs between the report's
+        for n, text in lines:
+            if n == number:
+                return text
+    return None
 
 
 def why_evidence(source: str, report: KernelReport, why: ReportWhy) -> list[Evidence]:
     """The lines the cause and the main facts were read from, cited verbatim, wherever in the log they lie."""
-    texts = _line_texts(report, why)
     first = report.start_line
     cpu = report.cpu if isinstance(report.cpu, int) else None
     out: list[Evidence] = []
@@ -397,11 +460,14 @@ def why_evidence(source: str, report: KernelReport, why: ReportWhy) -> list[Evid
     wanted += [(f.at, f.name) for f in why.facts if f.name != "root cause" and f.name not in _FIRST_FACTS]
     for at, name in wanted:
         number = first + at
-        if number in seen or number not in texts or len(out) >= _CAUSE_EVIDENCE + _WHY_EVIDENCE:
+        if number in seen or len(out) >= _CAUSE_EVIDENCE + _WHY_EVIDENCE:
+            continue
+        text = _line_text(report, why, number)
+        if text is None:
             continue
         seen.add(number)
         locator = Locator(LocatorKind.LINE, number, name=name)
-        out.append(Evidence(source, locator, _excerpt(texts[number]), cpu=cpu))
+        out.append(Evidence(source, locator, _excerpt(text), cpu=cpu))
     return out
 
 

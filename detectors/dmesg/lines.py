@@ -67,6 +67,9 @@ class LogLine(NamedTuple):
 
 
 _new_tuple: Final = tuple.__new__
+#: The class as a Final name: compiled, a static read where the class's own name is a look-up in the module's dict
+#: at every line (~27,000 of the shared corpus).
+_LOG_LINE: Final = LogLine
 
 
 def parse_line(number: int, text: str) -> LogLine:
@@ -77,7 +80,7 @@ def parse_line(number: int, text: str) -> LogLine:
         sec, usec, caller = m.groups()
         body = text[m.end() :]
         return _new_tuple(
-            LogLine, (number, text, body, int(sec) + int(usec) / 10 ** len(usec), caller, None, True, None)
+            _LOG_LINE, (number, text, body, int(sec) + int(usec) / 10 ** len(usec), caller, None, True, None)
         )
     pos = 0
     timestamp: float | None = None
@@ -177,7 +180,7 @@ def parse_raw(number: int, raw: bytes) -> LogLine:
                     i += 1
                 if " kernel:" not in text:
                     return _new_tuple(
-                        LogLine, (number, text, text[i:], sec + frac / _POW10[digits], caller, None, True, None)
+                        _LOG_LINE, (number, text, text[i:], sec + frac / _POW10[digits], caller, None, True, None)
                     )
     return parse_line(number, text)
 

@@ -23,6 +23,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from ahocorasick_rs import BytesAhoCorasick, MatchKind
+
 from detectors.dmesg.code import listing
 from detectors.dmesg.frames import HUNG_SKIPS, function_name, is_skipped
 from detectors.dmesg.lines import LogLine, parse_line
@@ -34,6 +36,7 @@ from detectors.dmesg.stacks import (
     first_lock_taker,
     header_inline,
     headless_call_trace,
+    lines_holding,
     race_sections,
     stack_sections,
 )
@@ -75,6 +78,14 @@ class _Reading:
     consumers: list[MemoryConsumer] = field(default_factory=list)
     zones: list[ZoneFree] = field(default_factory=list)
     code: CodeListing | None = None
+    text: str = ""  # the bodies of ``lines`` joined by newlines (explain's)
+    _blob: bytes | None = None
+
+    def blob(self) -> bytes:
+        """``text`` as UTF-8, made once (for :func:`lines_holding`)."""
+        if self._blob is None:
+            self._blob = self.text.encode()
+        return self._blob
 
     def add(self, name: str, value: FactValue | None, line: LogLine) -> None:
         if value is not None and value != "":
@@ -202,8 +213,16 @@ def _kasan_region(r: _Reading, m: re.Match[str], line: LogLine) -> None:
         r.add("offset", _bounded(size + distance) if size is not None and distance is not None else None, line)
 
 
+#: The words one of which each branch of :func:`_kasan`'s reading tests first.
+_KASAN_WORDS = ("KASAN:", " by task ", "Free of addr", "to the object", "to the cache", "is located", "-byte region",
+                "Object at", "buggy address")  # fmt: skip
+_KASAN_SEARCH = BytesAhoCorasick([w.encode() for w in _KASAN_WORDS], matchkind=MatchKind.LeftmostFirst)
+
+
 def _kasan(r: _Reading) -> None:
-    for line in r.lines:
+    lines = r.lines
+    for i in lines_holding(r.blob(), _KASAN_SEARCH):  # (a line without one of the words is read by no branch)
+        line = lines[i]
         body = line.body
         if "KASAN:" in body and (m := _KASAN_HEAD.search(body)):
             r.add("tool", "KASAN", line)
@@ -1176,13 +1195,23 @@ KASAN_SHADOW_OFFSET = 0xDFFFFC0000000000
 _CR2 = rc.compile(r"\bCR2: ([0-9a-f]+)")
 
 
+#: The words one of which each test of :func:`_fault`'s reading needs in a line (its first test of each branch).
+_FAULT_WORDS = ("protection fault", "in range [", "handle", "dereference", "#PF:", "WnR", "IABT", "IP", "pc", "PC",
+                "PSW", "WARNING:", "BUG at", "CR2", "kasan: GPF")  # fmt: skip
+_FAULT_SEARCH = BytesAhoCorasick([w.encode() for w in _FAULT_WORDS], matchkind=MatchKind.LeftmostFirst)
+
+
 def _fault(r: _Reading) -> None:
     site = (
         "warning site"
         if r.report.kind in (ReportKind.WARNING, ReportKind.REFCOUNT, ReportKind.LOCKDEP)
         else "faulting function"
     )
-    for line in r.lines:
+    lines = r.lines
+    # Only the lines holding one of the words each branch tests first (one automaton pass over the report's text,
+    # not ~14 substring tests a line: most lines hold none, and a line without is read by no branch).
+    for i in lines_holding(r.blob(), _FAULT_SEARCH):
+        line = lines[i]
         body = line.body
         if "protection fault" in body and (m := _GPF.search(body)) is not None and r.get("fault") is None:
             r.add("fault", "general protection fault", line)
@@ -1938,7 +1967,9 @@ def explain(report: KernelReport) -> ReportWhy:
     skip = rule.stack.skip if rule is not None and rule.stack is not None else ()
     if report.rule in ("hung-task", "task-cant-die"):
         skip = (*skip, *HUNG_SKIPS)  # the hung task's own frame is past the switch and the waits, as its title's
-    stacks = stack_sections(own, first, skip)
+    text = "\n".join([line.body for line in lines])
+    blob = text.encode()
+    stacks = stack_sections(own, first, skip, blob, len(report.preamble))
     if report.kind is ReportKind.LOCKDEP:
         # Where the lock is taken (or released) now: past the lock primitives and the header helpers, as each link.
         stacks = [
@@ -1955,13 +1986,12 @@ def explain(report: KernelReport) -> ReportWhy:
         and (headless := headless_call_trace(report.trace, first, skip))
     ):
         stacks.insert(0, headless)
-    r = _Reading(report, lines, first, stacks=stacks)
+    r = _Reading(report, lines, first, stacks=stacks, text=text, _blob=blob)
     if any(section.skipped for section in stacks):  # (the lines by number made only for a stack that has them)
         texts = dict(report.lines)
         for section in stacks:
             for at in section.skipped:  # noted: the reading went on past a frame line the console cut short
                 r.facts.append(WhyFact("frame line cut", texts.get(first + at, "").strip(), at))
-    text = "\n".join(line.body for line in lines)
     found: Extractor | None = None
     if "Code:" in text:
         r.code = listing(own, first)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from detectors.dmesg import extract as extract_module
 from detectors.dmesg import scanner as scanner_module
 from detectors.dmesg.extract import match_header
 from detectors.dmesg.frames import parse_frame
@@ -340,3 +342,51 @@ def test_windows_cut_from_the_shared_split_lines_are_the_windows_cut_alone(
         end = len(buf) if to_the_end else max(start, buf.rfind(b"\n") + 1)
         window, complete = scanner._window(start, end, limit)
         assert (window.first, window.raw, complete) == _window_cut_alone(buf, start, end, limit)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "text"),
+    [
+        (r"BUG: KASAN: ([a-z-]+) in (\S+)", "BUG: KASAN: "),
+        (r"(?:WARNING|INFO): possible recursive locking detected", ": possible recursive locking detected"),
+        (r"WARNING: CPU: \d+ PID: \d+ at lib/refcount\.c", " at lib/refcount.c"),
+        (r"ab?cdef", "cdef"),  # the optional "b" and the "a" before it are not read as one run
+        (r"x+yz", "yz"),
+        (r"abc+d", "abc"),  # "c" at least once; "d" after any number of them
+        (r"a{2}bcd", "bcd"),
+        (r"a{x}b", ""),  # a brace the engine reads as itself: not read here
+        (r"Linux version \d+\.\d+", "Linux version "),
+        (r"\[Hardware Error\]: [^\]]+ ok", "[Hardware Error]: "),
+        (r"one|two three", ""),  # an alternation at the top level
+        (r"(?:a|bc)(?:d|ef)", ""),
+        (r"\x41BCDEF", ""),
+        (r"(?=look)ahead", "ahead"),
+    ],
+)
+def test_the_text_every_header_match_holds(pattern: str, text: str) -> None:
+    assert extract_module._required_text(pattern, 0) == text
+    assert extract_module._required_text(pattern, re.IGNORECASE) == ""
+
+
+def test_match_header_finds_the_rule_the_whole_table_finds() -> None:
+    # Each rule is tried only on a line holding the text every match of its header holds (one automaton pass):
+    # on every line of the bundled logs and every rule's example, the first rule that matches, as trying every
+    # rule in order finds it (with the header's literal start as the only hint, as before), and each rule's text is
+    # in every line its header matches.
+    root = Path(__file__).parents[3]
+    logs = [*GOLDEN, *Path(__file__).parent.glob("corpora/*/*.log"), *root.glob("vmcore_fixtures/cases/*/console.log")]
+    bodies = {parse_raw(0, raw).body for log in logs for raw in log.read_bytes().split(b"\n")}
+    bodies |= {rule.example for rule in RULES}
+    assert len(bodies) > 2000
+
+    def whole_table(body: str) -> tuple[str, tuple[int, int]] | None:
+        for rule in RULES:
+            if (m := rule.header.search(body)) is not None:
+                return None if extract_module.IGNORED.search(body) else (rule.name, m.span())
+        return None
+
+    for body in bodies:
+        found = match_header(body)
+        assert (None if found is None else (found[0].name, found[1].span())) == whole_table(body), body
+        for rule, text in extract_module._HINTS:
+            assert rule.header.search(body) is None or text in body, (rule.name, body)

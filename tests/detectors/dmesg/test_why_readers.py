@@ -8,6 +8,9 @@ their own, KCSAN's two accesses, kmemleak's leaked object.
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from detectors.dmesg.findings import explain_reports, explained_finding, group_reports, hung_passes, lock_cycle_causes
 from detectors.dmesg.scanner import scan_chunks
 from forensics.model import NotAvailable
@@ -457,6 +460,26 @@ def test_the_finding_of_an_earlier_task_of_a_pass_cites_its_lock_and_holder_line
     # Only the lines read past a report are carried with its reading: the last task's list is its own.
     assert [at for at, _ in whys[1].read_past] == [lock - 1, holder - 1]
     assert whys[reports[-1].start_line].read_past == ()
+
+
+def test_a_pass_repeated_byte_for_byte_reads_as_the_pass_it_repeats() -> None:
+    """A log printing one khungtaskd pass three times: the second pass's tasks repeat the first's bytes, each moved by
+    the same number of lines (its reading is the first's), the third's last task is no such repeat (read on its own);
+    every pass reads the pass once alone, each lock and holder at the lines of its own copy."""
+    text = HUNG_PASS * 3 + "usb 1-1: end\n"
+    reports = list(scan_chunks([text.encode()]))
+    assert [len(members) for members in hung_passes(reports)] == [2, 2, 2]
+    moved = [r.repeats() for r in reports]
+    assert [m[1] if m else None for m in moved][2:4] == [43, 43]  # (the second pass: both moved alike)
+    whys = explain_reports(reports)
+    once = read(HUNG_PASS)
+    lines = text.splitlines()
+    for start in range(0, 6, 2):
+        pair = [whys[r.start_line] for r in reports[start : start + 2]]
+        assert pair == once
+        first = reports[start].start_line
+        assert "hub_activate" in lines[first - 1 + (pair[0].fact_at("waits for lock") or 0)]
+        assert "usb_disconnect" in lines[first - 1 + (pair[0].fact_at("lock holder") or 0)]
 
 
 def test_a_lock_listed_by_two_other_tasks_has_no_holder_named() -> None:
@@ -959,3 +982,62 @@ def test_registers_of_each_family() -> None:
         "r10: e89fa198  r9 : 00000002\n"
     )
     assert arm == {"sp": 0xC1A2BD30, "ip": 1, "fp": 0xC1A2BD4C, "r10": 0xE89FA198, "r9": 2}
+
+
+def test_registers_of_an_old_oops_end_at_its_block_and_skip_its_frame_lines() -> None:
+    """An old kernel prints its call trace's frames right after the register block, without a heading: frame lines
+    hold an ``x`` and a ``p`` (``0x7d``, ``vprintk``) but no ``": "``, which an arm register name needs after it; a
+    ``": "`` line of arm names amid them is still read."""
+    from detectors.dmesg.code import registers
+    from detectors.dmesg.lines import parse_line
+
+    text = (
+        "RIP: 0010:add_uevent_var+0x2e7/0x310\n"
+        "RSP: 0018:ffff8881d8c368b0 EFLAGS: 00010286\n"
+        "RAX: 0000000000000000 RBX: ffff8881d16de000\n"
+        " ? vprintk_func+0x7d/0x113\n"
+        " kobject_uevent_env+0x6e0/0x11f0\n"
+        "x1 : 0000000000000007\n"
+        " sp: 00000000000000ff\n"
+    )
+    got, rip_at = registers([parse_line(n, t) for n, t in enumerate(text.splitlines(), 1)])
+    assert rip_at == 0
+    assert got.as_dict() == {"rsp": 0xFFFF8881D8C368B0, "rax": 0, "rbx": 0xFFFF8881D16DE000, "x1": 7, "sp": 0xFF}
+
+
+def _code_bytes_by_token(text: str) -> tuple[bytes, int] | None:
+    """The x86 Code: line's bytes and marked byte, one token at a time (what ``code._x86_bytes`` gives at once)."""
+    data = bytearray()
+    mark = None
+    for token in text.split():
+        if token.startswith("<"):
+            mark = len(data)
+        data.append(int(token.strip("<>"), 16))
+    return (bytes(data), mark) if mark is not None else None
+
+
+@given(st.lists(st.tuples(st.integers(0, 255), st.booleans(), st.booleans()), min_size=1, max_size=70))
+def test_code_bytes_are_the_tokens_bytes_and_the_last_marked_one(tokens: list[tuple[int, bool, bool]]) -> None:
+    """Every text the Code: pattern takes (bytes of two hex digits, each maybe in ``<`` and ``>``, one blank apart)
+    gives the bytes and the last ``<`` byte's index, as reading it token by token does; none without a ``<``."""
+    from detectors.dmesg.code import _X86_CODE, _x86_bytes
+
+    text = " ".join(
+        ("<" if opens else "") + f"{value:02x}" + (">" if closes else "") for value, opens, closes in tokens
+    )
+    m = _X86_CODE.match(f"Code: {text}")
+    assert m is not None and m.group(1) == text
+    assert _x86_bytes(text) == _code_bytes_by_token(text)
+
+
+@given(st.lists(st.text(alphabet="aIPpc# \u00e9WnR:[", max_size=12), max_size=12))
+def test_lines_holding_finds_the_lines_with_a_word(bodies: list[str]) -> None:
+    """The lines an automaton's pass over a report's text finds are those a substring test of each line finds."""
+    from ahocorasick_rs import BytesAhoCorasick, MatchKind
+
+    from detectors.dmesg.stacks import lines_holding
+
+    words = ("IP", "pc", "#PF:", "WnR", "in range [", "\u00e9a")
+    search = BytesAhoCorasick([w.encode() for w in words], matchkind=MatchKind.LeftmostFirst)
+    expected = [i for i, body in enumerate(bodies) if any(w in body for w in words)]
+    assert lines_holding("\n".join(bodies).encode(), search) == expected
