@@ -11,7 +11,6 @@ imports, and ``KFORENSIC_AOT=no`` runs the source.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -20,41 +19,29 @@ from pathlib import Path
 import pytest
 
 import forensics.report.dmesg
-from forensics.jit import AOT_ENV
+from tests.detectors.dmesg import test_native as native_test
 from tests.detectors.dmesg.test_native import _project_imports
+from tests.vmcore_cases import console_logs
 
 ROOT = Path(__file__).resolve().parents[3]
 
-pytestmark = [
-    pytest.mark.skipif(
-        shutil.which("gcc") is None and shutil.which("cc") is None, reason="compiling to C needs a C compiler"
-    ),
-    pytest.mark.xdist_group("dmesg-document-native"),
-]
+# The scanner's test's: skipped without a C compiler, its environment of a cache directory (the source not forced).
+pytestmark = [native_test.pytestmark[0], pytest.mark.xdist_group("dmesg-document-native")]
+_env = native_test._env
 
-#: Run in a subprocess: the JSON document of every bundled log and of the logs given as arguments (the source
-#: record's seconds masked); prints one JSON document, and where the items' module came from.
+#: Run in a subprocess: the JSON document of each log given (the source record's seconds masked); prints one JSON
+#: document, and where the items' module came from.
 _RUN = r"""
-import glob, json, re, sys
-import forensics.report.dmesg
+import json, re, sys
+from forensics.report.dmesg import DmesgRenderer
 from forensics import native
 from forensics.pipelines.dmesg import analyse_logs
-from forensics.report.dmesg import DmesgRenderer
 import forensics.report.dmesg_json as items
-from tests.vmcore_cases import console_logs
 
-logs = sorted(glob.glob("tests/detectors/dmesg/golden/*.log"))
-logs += sorted(glob.glob("tests/detectors/dmesg/corpora/**/*.log", recursive=True))
-logs += [str(p) for p in console_logs()] + sys.argv[1:]
 mask = re.compile(rb'("sha256": "[0-9a-f]+",\n\s*"seconds": )[-0-9.e]+')
-out = {log: mask.sub(rb"\1X", DmesgRenderer().json_bytes(analyse_logs([log], False))).decode() for log in logs}
+out = {log: mask.sub(rb"\1X", DmesgRenderer().json_bytes(analyse_logs([log], False))).decode() for log in sys.argv[1:]}
 print(json.dumps({"outputs": out, "native": sorted(native.loaded()), "items": items.__file__}))
 """
-
-
-def _env(cache: Path, **more: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != AOT_ENV}
-    return {**env, "NUMBA_CACHE_DIR": str(cache), **more}
 
 
 @pytest.fixture(scope="module")
@@ -93,9 +80,12 @@ def test_compiled_document_items_give_what_the_source_gives(built: Path, tmp_pat
     golden = ROOT / "tests" / "detectors" / "dmesg" / "golden" / "null_deref_x86.log"
     percent = tmp_path / "percent.log"
     percent.write_text(golden.read_text().replace("Comm: sh", "Comm: 50%d%%s") * 3)
+    logs = sorted((ROOT / "tests" / "detectors" / "dmesg" / "golden").glob("*.log"))
+    logs += sorted((ROOT / "tests" / "detectors" / "dmesg" / "corpora").glob("**/*.log"))
+    logs += [*console_logs(), repeated, percent]
     cache = built.parent.parent
-    compiled = _run(cache, [repeated, percent])
-    source = _run(cache, [repeated, percent], KFORENSIC_AOT="no")
+    compiled = _run(cache, logs)
+    source = _run(cache, logs, KFORENSIC_AOT="no")
     assert compiled["native"] == ["kforensic_dmesg_document"] and str(compiled["items"]).startswith(str(built))
     assert source["native"] == [] and str(source["items"]).endswith("dmesg_json.py")
     outputs = compiled["outputs"]
@@ -106,9 +96,9 @@ def test_compiled_document_items_give_what_the_source_gives(built: Path, tmp_pat
 def test_the_build_key_covers_every_module_the_document_items_import() -> None:
     """What the compiled module imports, directly or through another module, is in the key (NATIVE.reads)."""
     group = forensics.report.dmesg.NATIVE
-    reached, todo = set(group.modules), list(group.modules)
-    while todo:
-        for name in _project_imports(todo.pop()) - reached:
-            reached.add(name)
-            todo.append(name)
+    reached: set[str] = set()
+    frontier = set(group.modules)
+    while frontier:  # each step: what the modules reached last import that is not reached yet
+        reached |= frontier
+        frontier = set().union(*map(_project_imports, frontier)) - reached
     assert sorted(reached - set(group.modules)) == list(group.reads)
