@@ -70,10 +70,12 @@ class Group:
 
 
 def _source(module: str) -> Path:
-    """The source file of ``module`` (found without importing it: its package is being imported)."""
+    """The source file of ``module`` (found without importing it: its package is being imported, or, not imported,
+    found from the install's root as :func:`_read_source` finds it)."""
     package, _, leaf = module.rpartition(".")
-    parent = sys.modules.get(package)
-    paths = getattr(parent, "__path__", None)
+    if package not in sys.modules:  # a group built by a layer that may not import it (DMESG_DOCUMENT's builder)
+        return _read_source(module)
+    paths = getattr(sys.modules[package], "__path__", None)
     if paths is None:
         raise RuntimeError(f"{package} is not an imported package")
     for directory in paths:
@@ -156,6 +158,27 @@ def _write_atomically(path: Path, text: str) -> None:
     except OSError:
         with contextlib.suppress(OSError):
             tmp.unlink()
+
+
+#: ``kforensic dmesg``'s JSON document items (:mod:`forensics.report.dmesg_json`: each report's dict, its template,
+#: where its floats are), installed by :mod:`forensics.report.dmesg` before any of its functions imports them and
+#: built by :func:`forensics.pipelines.build.build_native`: declared here, below both (a pipeline imports no
+#: renderer).  ``reads``: what it imports, directly or not, of the project's other modules (checked by
+#: tests/forensics/report/test_dmesg_native.py).
+DMESG_DOCUMENT = Group(
+    name="kforensic_dmesg_document",
+    modules=("forensics.report.dmesg_json",),
+    seconds=10.0,
+    what="the kernel log's JSON document items",
+    reads=(
+        "forensics.errors",
+        "forensics.model",
+        "forensics.serialize",
+        "forensics.types.causes",
+        "forensics.types.dmesg",
+        "forensics.units",
+    ),
+)
 
 
 def _stamp(path: Path) -> str:

@@ -21,24 +21,10 @@ if TYPE_CHECKING:
 
 SCHEMA = "kforensic.dmesg/1"
 
-#: The document's items (:mod:`forensics.report.dmesg_json`: each report's dict, its template, what it knows of its
-#: floats) compiled to C when built (``make compile``; see :mod:`forensics.native`), installed here, before any
-#: function of this module imports it: the items' dicts of the corpus x4's document in ~15% fewer instructions.
-NATIVE = native.Group(
-    name="kforensic_dmesg_document",
-    modules=("forensics.report.dmesg_json",),
-    seconds=10.0,
-    what="the kernel log's JSON document items",
-    # what it imports, directly or not, of the project's other modules (checked by test_dmesg_native.py)
-    reads=(
-        "forensics.errors",
-        "forensics.model",
-        "forensics.serialize",
-        "forensics.types.causes",
-        "forensics.types.dmesg",
-        "forensics.units",
-    ),
-)
+#: The document's items (:mod:`forensics.report.dmesg_json`) compiled to C when built (``make compile``; see
+#: :mod:`forensics.native`), installed here, before any function of this module imports them: the items' dicts of the
+#: corpus x4's document in ~15% fewer instructions.
+NATIVE = native.DMESG_DOCUMENT
 native.install(NATIVE)
 
 
