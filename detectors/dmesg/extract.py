@@ -639,7 +639,7 @@ def build_report(
     if corrupted_reason is None:
         corrupted_reason = _corruption(rule, title, text, own, len(trace), header.start(), kinds)
     fields = _context_fields(own)
-    panicked = any("Kernel panic - not syncing" in line.body for line in own)
+    panicked = "Kernel panic - not syncing" in text  # the bodies joined: one search, not one a line (no newline in it)
     taint = fields.get("taint")
     times = [line.timestamp for line in own if line.timestamp is not None]
     # A stall's culprit from the lines its frame was read from: past another report's header, its CPU's.

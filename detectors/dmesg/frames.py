@@ -140,7 +140,7 @@ def parse_frame(body: str, line: int = 0, stack: str = "task") -> Frame | None:
     """Parse one frame line (message body), or None when the line is not a frame."""
     fields = _frame_fields(body)
     # tuple.__new__: the named tuple's own constructor is a Python function with keywords (~1 us a frame more).
-    return None if fields is None else _new_tuple(Frame, (*fields, stack, line))
+    return None if fields is None else _new_tuple(_FRAME_TYPE, (*fields, stack, line))
 
 
 def is_frame(body: str) -> bool:
@@ -149,6 +149,8 @@ def is_frame(body: str) -> bool:
 
 
 _new_tuple: Final = tuple.__new__
+#: The class as a Final name: compiled, a static read, where its own name is a look-up in the module's dict (a frame).
+_FRAME_TYPE: Final = Frame
 
 
 FrameFields = tuple[str, str, int, int, str | None, bool]
@@ -394,8 +396,11 @@ def parse_trace(
             stack = value
         elif what == _FRAME_LINE:
             # The fields named, not unpacked with ``*``: compiled, the tuple is then made at once, not from a list.
-            function, symbol, offset, size, module, reliable = value
-            frames.append(_new_tuple(Frame, (function, symbol, offset, size, module, reliable, stack, line.number)))
+            # Cast: compiled, the fields are then taken from the tuple as it is, not through an iterator (7 steps).
+            function, symbol, offset, size, module, reliable = cast("FrameFields", value)
+            frames.append(
+                _new_tuple(_FRAME_TYPE, (function, symbol, offset, size, module, reliable, stack, line.number))
+            )
         i += 1
     return frames, i
 

@@ -224,7 +224,14 @@ class Window(Sequence[LogLine]):
     """Consecutive raw lines, decoded and parsed on first access (most are never looked at)."""
 
     def __init__(
-        self, first: int, raw: list[bytes], seed: Window | None = None, known: dict[int, LogLine] | None = None
+        self,
+        first: int,
+        raw: list[bytes],
+        seed: Window | None = None,
+        known: dict[int, LogLine] | None = None,
+        shared: list[LogLine | None] | None = None,
+        shared_at: int = 0,
+        shared_n: int = 0,
     ) -> None:
         self._first = first
         self._raw = raw
@@ -235,6 +242,12 @@ class Window(Sequence[LogLine]):
         self._seed = seed._parsed if seed is not None and seed._first == first else None
         # Lines parsed by other windows of the same log, by line number (the scanner's: its windows overlap).
         self._known = known
+        # Or, for a window of lines split once for all windows (the scanner's), the lines parsed of them, by index:
+        # line ``i < shared_n`` of this window is ``shared[shared_at + i]`` (a list index, where ``known`` hashes a
+        # number); a line after them (the input's last, without its newline) is parsed alone.
+        self._shared = shared
+        self._shared_at = shared_at
+        self._shared_n = shared_n
 
     @property
     def parsed_upto(self) -> int:
@@ -291,12 +304,18 @@ class Window(Sequence[LogLine]):
         """Line ``i`` (from 0), not looked at before through this window: a seed's, a known one or parsed."""
         seed = self._seed
         if seed is None or i >= len(seed) or (line := seed[i]) is None:
-            known = self._known
-            number = self._first + i
-            if known is None:
-                line = parse_raw(number, self._raw[i])
-            elif (line := known.get(number)) is None:
-                line = known[number] = parse_raw(number, self._raw[i])
+            shared = self._shared
+            if shared is not None and i < self._shared_n:
+                j = self._shared_at + i
+                if (line := shared[j]) is None:
+                    line = shared[j] = parse_raw(self._first + i, self._raw[i])
+            else:
+                known = self._known
+                number = self._first + i
+                if known is None:
+                    line = parse_raw(number, self._raw[i])
+                elif (line := known.get(number)) is None:
+                    line = known[number] = parse_raw(number, self._raw[i])
         self._parsed[i] = line
         if i >= self._upto:
             self._upto = i + 1

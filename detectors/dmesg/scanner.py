@@ -68,6 +68,7 @@ _NEAR_BYTES = 1024  # the bytes just above a boot banner, searched first for a r
 #: Kinds of report that never start the report of a continuation line found below them.
 _NOT_ABOVE = (ReportKind.PANIC, ReportKind.REBOOT)
 _RAW_STAMP = rc.compile(rb"\[\s*(\d+)\.(\d+)\]")
+_COUNT_STEP = 1024  # bytes between the marks of a count to the scan's end (LogScanner._line_at_end)
 _TYPICAL_LINE = 160  # bytes per line assumed when cutting a window (grown when lines are longer)
 
 
@@ -93,17 +94,19 @@ class LogScanner:
         self._count_off = 0
         self._count_line = 1
         self._end_at = -1  # the scan's end for which _end_line is the line number (-1: none; reset each scan)
+        self._marks: list[int] = []  # line numbers every _COUNT_STEP bytes from _marks_at to _end_at (see _line_at_end)
+        self._marks_at = 0
         self._end_line = 0
         self.lines_seen = 0
         self.bytes_seen = 0
         self._memo = ReportMemo()  # repeats of a report are built once
-        # Lines parsed by a window, by number: the windows of a report-dense log overlap (a report's window
-        # holds the next reports' lines; a long report's full window the first one's), ~1 line in 4 was
-        # parsed again.  Trimmed with the buffer.
+        # Lines parsed by a look-back window outside the lines split for the windows (those have their parsed
+        # lines in _split_parsed), by number: windows overlap, a line is parsed once.  Trimmed with the buffer.
         self._known_lines: dict[int, LogLine] = {}
         # Whole lines of the buffer split for the windows (see _split_upto): from byte _split_at, line number
         # _split_first, to byte _split_end (just past a newline).
         self._split: list[bytes] = []
+        self._split_parsed: list[LogLine | None] = []  # of them, those a window parsed (Window's ``shared``)
         self._split_at = self._split_end = 0
         self._split_first = 1
         # Header lines that started a report directly (not a continuation, a reboot or an event), by their
@@ -155,7 +158,16 @@ class LogScanner:
     def _line_at(self, off: int) -> int:
         """Line number of the line holding byte ``off`` of the buffer (incremental newline count)."""
         if off >= self._count_off:
-            line = self._count_line + self._buf.count(b"\n", self._count_off, off)
+            at, line = self._count_off, self._count_line
+            marks = self._marks
+            if marks and self._marks_at <= off <= self._end_at:
+                # The newlines up to the scan's end were counted (_line_at_end): from the mark at or before ``off``
+                # when it is past the counter, not over bytes counted already.
+                k = min((off - self._marks_at) // _COUNT_STEP, len(marks) - 1)
+                mark = self._marks_at + k * _COUNT_STEP
+                if mark > at:
+                    at, line = mark, marks[k]
+            line += self._buf.count(b"\n", at, off)
         else:
             line = self._count_line - self._buf.count(b"\n", off, self._count_off)
         self._count_off, self._count_line = off, line
@@ -163,10 +175,22 @@ class LogScanner:
 
     def _line_at_end(self, end: int) -> int:
         """``_line_at(end)`` without moving the incremental count (the scan's next headers are before ``end``),
-        remembered for the scan's ``end``.  Asked after ``_line_at`` of a header before ``end``."""
+        remembered for the scan's ``end``.  Asked after ``_line_at`` of a header before ``end``.
+
+        Counted in steps of :data:`_COUNT_STEP` bytes, the line number at each step kept (``_marks``): the line
+        counter then goes on from the last mark before each header, where it counted the same bytes again (half
+        of each 1 MB chunk's newlines: the look-ups near its end ask for the count)."""
         if self._end_at != end:
+            buf = self._buf
+            at, line = self._count_off, self._count_line
+            marks = [line]
+            while at + _COUNT_STEP < end:
+                line += buf.count(b"\n", at, at + _COUNT_STEP)
+                at += _COUNT_STEP
+                marks.append(line)
             self._end_at = end
-            self._end_line = self._count_line + self._buf.count(b"\n", self._count_off, end)
+            self._end_line = line + buf.count(b"\n", at, end)
+            self._marks, self._marks_at = marks, self._count_off
         return self._end_line
 
     def _window(
@@ -202,7 +226,7 @@ class LogScanner:
                 complete = False
                 if not n or rest:
                     parts.append(rest)  # the input's last line without a newline (or its only, empty one)
-        return Window(number, parts, seed, self._known_lines), complete
+        return Window(number, parts, seed, shared=self._split_parsed, shared_at=k, shared_n=n), complete
 
     def _split_upto(self, start: int, number: int, limit: int, budget: int) -> list[bytes]:
         """The lines split from the buffer, holding line ``number`` (at byte ``start``) and up to ``limit - 1``
@@ -217,6 +241,7 @@ class LogScanner:
         lines = self._split
         if not lines or not self._split_at <= start <= self._split_end:
             self._split = lines = []
+            self._split_parsed = []
             self._split_at = self._split_end = start
             self._split_first = number
         want = number - self._split_first + limit
@@ -226,7 +251,9 @@ class LogScanner:
             stop = min(budget, at + span)
             nl = buf.rfind(b"\n", at, stop)
             if nl >= 0:
-                lines.extend(buf[at:nl].split(b"\n"))
+                got = buf[at:nl].split(b"\n")
+                lines.extend(got)
+                self._split_parsed.extend([None] * len(got))
                 self._split_end = nl + 1
             elif stop == budget:
                 break  # no newline before the budget's end
@@ -251,7 +278,13 @@ class LogScanner:
             parts.pop(0)  # the slice may begin inside a line
         parts = parts[-LOOKBACK_LINES:]
         # The lines end just before line ``number``: no newline count (the counter would go back and forth).
-        return Window(number - len(parts), parts, known=self._known_lines)
+        first = number - len(parts)
+        k = first - self._split_first
+        if self._split and k >= 0 and number - self._split_first <= len(self._split):
+            # Lines among those split for the windows: parsed once for both (a header above a continuation is
+            # the first line of the window cut from it next).
+            return Window(first, parts, shared=self._split_parsed, shared_at=k, shared_n=len(parts))
+        return Window(first, parts, known=self._known_lines)
 
     def _candidates(self, start: int, end: int) -> list[int]:
         """Sorted offsets in ``buf[start:end]`` where a trigger word starts (at least one on each line with one)."""
@@ -287,6 +320,7 @@ class LogScanner:
         buf = self._buf
         end = len(buf) if final else buf.rfind(b"\n") + 1
         self._end_at = -1  # a new buffer, or the same one scanned again: offsets of another text
+        self._marks = []
         if self._starts_at < end:
             self._boot_starts(end)
         for hit in self._candidates(self._pos, end):
@@ -719,6 +753,7 @@ class LogScanner:
         self._pos -= keep
         self._line0 = line
         self._count_off, self._count_line = 0, line
+        self._marks = []  # offsets of the buffer before the trim
         self._starts_at -= keep
         if self._zero_end is not None:
             self._zero_end = max(0, self._zero_end - keep)
@@ -729,6 +764,7 @@ class LogScanner:
         if self._known_lines:
             self._known_lines = {n: x for n, x in self._known_lines.items() if n >= line}
         self._split = []  # offsets of another buffer: split again when a window asks
+        self._split_parsed = []
         self._split_at = self._split_end = 0
         self._split_first = 1
 

@@ -390,3 +390,24 @@ def test_match_header_finds_the_rule_the_whole_table_finds() -> None:
         assert (None if found is None else (found[0].name, found[1].span())) == whole_table(body), body
         for rule, text in extract_module._HINTS:
             assert rule.header.search(body) is None or text in body, (rule.name, body)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.integers(min_value=0, max_value=3000), min_size=1, max_size=40),
+    st.lists(st.tuples(st.booleans(), st.integers(min_value=0, max_value=10**6)), min_size=1, max_size=30),
+)
+def test_the_line_counter_gives_every_offsets_line_whatever_it_counted_before(
+    sizes: list[int], asks: list[tuple[bool, int]]
+) -> None:
+    # The counter goes back and forth from offset to offset; a count to the scan's end leaves marks the counter
+    # goes on from: each answer is the line that holds the offset.
+    buf = b"\n".join(b"x" * size for size in sizes)
+    scanner = LogScanner()
+    scanner._buf = buf
+    for to_the_end, at in asks:
+        off = at % (len(buf) + 1)
+        if to_the_end and off >= scanner._count_off:
+            assert scanner._line_at_end(off) == buf.count(b"\n", 0, off) + 1
+        else:
+            assert scanner._line_at(off) == buf.count(b"\n", 0, off) + 1
