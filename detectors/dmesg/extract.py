@@ -20,6 +20,8 @@ from ahocorasick_rs import AhoCorasick, BytesAhoCorasick, Implementation, MatchK
 from detectors.dmesg.frames import (
     STACK_START,
     STACK_START_WORDS,
+    TRACE_MARK,
+    TRACE_OPENS,
     function_name,
     hung_frame,
     is_frame,
@@ -317,6 +319,7 @@ _FRAME: Final = 16  # a frame
 _OPENS: Final = 32  # a stack start
 #: Report structure of any kind (a frame, a header or one of _STRUCTURAL's lines): it ends a quiet run.
 _STRUCTURE: Final = 64
+_MARK: Final = 128  # holds a text parse_trace's marker or exception pattern needs (frames.TRACE_MARK)
 
 #: :func:`_line_kind` by line body (see ``frames.LINES_REMEMBERED``).
 _KINDS: Final[dict[str, int]] = {}
@@ -339,6 +342,13 @@ def _opens_stack(body: str) -> bool:
     return _line_kind(body) & _OPENS != 0
 
 
+def _trace_hints(body: str) -> int:
+    """``frames.trace_hints(body)``, as :func:`_line_kind` remembers it (a dict look-up, where that is an automaton
+    pass and four ``in`` tests)."""
+    kind = _line_kind(body)
+    return (TRACE_OPENS if kind & _OPENS else 0) | (TRACE_MARK if kind & _MARK else 0)
+
+
 def _line_kind_of(body: str) -> int:
     """:func:`_line_kind`, not remembered."""
     seen = 0  # which of the words the tests below need the line holds: one automaton pass
@@ -357,6 +367,8 @@ def _line_kind_of(body: str) -> int:
         kind |= _STRUCTURE
     if seen & _STACK_WORD and STACK_START.search(body) is not None:  # starts_stack(body)
         kind |= _OPENS
+    if seen & _MARK_WORD:
+        kind |= _MARK
     return kind
 
 
@@ -395,6 +407,7 @@ _STACK_WORD: Final = 2
 _FRAME_WORD: Final = 4
 _END_WORD: Final = 8
 _NMI_WORD: Final = 16
+_MARK_WORD: Final = 32
 _KIND_WORDS: dict[str, int] = {}
 for _words, _bit in (
     (_HEADER_HINTS, _HINT_WORD),
@@ -402,6 +415,7 @@ for _words, _bit in (
     (("+0x",), _FRAME_WORD),
     (("---[",), _END_WORD),
     (("Sending NMI from CPU", "NMI backtrace for cpu"), _NMI_WORD),
+    (("<", "--- interrupt: ", "Exception stack", "irq event stamp"), _MARK_WORD),  # frames.trace_hints's texts
 ):
     for _word in _words:
         _KIND_WORDS[_word] = _KIND_WORDS.get(_word, 0) | _bit
@@ -416,7 +430,7 @@ def _follow(lines: Sequence[LogLine], path: tuple[Step, ...]) -> tuple[list[str]
     pos = 0
     for step in path:
         if step.trace:
-            got, pos = parse_trace(lines, pos, _opens_stack)
+            got, pos = parse_trace(lines, pos, _trace_hints)
             frames.extend(got)
             names.extend(f.function for f in got if f.reliable)
             continue
@@ -726,11 +740,11 @@ def _fault_injection_before(trace: Sequence[Frame], frame: str | None) -> bool:
 def _all_frames(lines: Sequence[LogLine]) -> list[Frame]:
     for i, line in enumerate(lines):
         if _opens_stack(line.body):
-            return parse_trace(lines, i + 1, _opens_stack)[0]
+            return parse_trace(lines, i + 1, _trace_hints)[0]
     for i, line in enumerate(lines):
         # 32-bit arm prints its frames with no heading after the stack dump.
         if ") from [<" in line.body and is_frame(line.body):
-            return parse_trace(lines, i, _opens_stack)[0]
+            return parse_trace(lines, i, _trace_hints)[0]
     return []
 
 

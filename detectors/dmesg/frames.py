@@ -374,28 +374,43 @@ def read_frame(body: str) -> FrameFields:
     return (function_name(symbol), symbol, offset, size, module, reliable)
 
 
+#: What :func:`parse_trace` asks of a line it has not looked at before, as bits: the line opens another stack
+#: (:func:`starts_stack`); it holds a text the marker or exception pattern needs (else neither is tried).
+TRACE_OPENS: Final = 1
+TRACE_MARK: Final = 2
+
+
+def trace_hints(body: str) -> int:
+    """:data:`TRACE_OPENS` and :data:`TRACE_MARK` of a line, found here (the report builder gives its own, read
+    with the rest of what it knows of the line)."""
+    bits = TRACE_OPENS if starts_stack(body) else 0
+    if "<" in body or "--- interrupt: " in body or "Exception stack" in body or "irq event stamp" in body:
+        bits |= TRACE_MARK
+    return bits
+
+
 def parse_trace(
-    lines: Sequence[LogLine], start: int, opens_stack: Callable[[str], bool] = starts_stack
+    lines: Sequence[LogLine], start: int, hints: Callable[[str], int] = trace_hints
 ) -> tuple[list[Frame], int]:
     """Frames from ``lines[start:]`` up to the next stack start; return them and the index after.
 
     Non-frame lines (register dumps, ``RIP:`` lines) inside the trace are passed
-    over; ``<IRQ>`` and similar markers set the stack of the frames after them.  ``opens_stack``: what
-    :func:`starts_stack` says of a line, asked of a line not looked at before (the report builder's answer,
-    remembered with the rest of what it read of the line: a dict look-up, not an automaton pass).
+    over; ``<IRQ>`` and similar markers set the stack of the frames after them.  ``hints``: what
+    :func:`trace_hints` says of a line, asked of a line not looked at before (the report builder's answer,
+    remembered with the rest of what it read of the line: a dict look-up, not an automaton pass and four ``in``
+    tests).
     """
     frames: list[Frame] = []
     stack = "task"
     i = start
     while i < len(lines):
         line = lines[i]
-        what, value = _trace_line(line.body, opens_stack)
+        what, value = _trace_line(line.body, hints)
         if what == _STOP:
             break
         if what == _STACK:
             stack = value
         elif what == _FRAME_LINE:
-            # The fields named, not unpacked with ``*``: compiled, the tuple is then made at once, not from a list.
             # Cast: compiled, the fields are then taken from the tuple as it is, not through an iterator (7 steps).
             function, symbol, offset, size, module, reliable = cast("FrameFields", value)
             frames.append(
@@ -417,25 +432,29 @@ _OTHER: Final = "other"
 _TRACE_LINES: Final[dict[str, tuple[str, Any]]] = {}
 
 
-def _trace_line(body: str, opens_stack: Callable[[str], bool] = starts_stack) -> tuple[str, Any]:
+def _trace_line(body: str, hints: Callable[[str], int] = trace_hints) -> tuple[str, Any]:
     """What a line is inside a trace, and its value: the start of another stack, a marker or exception line and
     the stack it opens, a frame and its fields (:func:`_frame_fields`), or another line.  Remembered: frame lines
     recur from report to report (one look-up a line instead of a stack-start test, two matches and a parse).
-    ``opens_stack``: :func:`starts_stack` or a function that gives the same answer."""
+    ``hints``: :func:`trace_hints` or a function that gives the same answer."""
     got = _TRACE_LINES.get(body)
-    return got if got is not None else remember(_TRACE_LINES, body, _trace_line_of(body, opens_stack))
+    return got if got is not None else remember(_TRACE_LINES, body, _trace_line_of(body, hints))
 
 
-def _trace_line_of(body: str, opens_stack: Callable[[str], bool] = starts_stack) -> tuple[str, Any]:
+def _trace_line_of(body: str, hints: Callable[[str], int] = trace_hints) -> tuple[str, Any]:
     """:func:`_trace_line`, not remembered."""
-    if opens_stack(body):
+    bits = hints(body)
+    if bits & TRACE_OPENS:
         return _STOP, None
-    # Each pattern is tried only on a line holding the text every match of it holds.
-    if "<" in body and (m := _MARKER.match(body)) is not None:
-        opening, name = m.group(1) == "", m.group(2).lower()
-        return _STACK, (name if name != "eoi" else "task") if opening else "task"
-    if ("--- interrupt: " in body or "Exception stack" in body or "irq event stamp" in body) and _EXCEPTION.match(body):
-        return _STACK, "exception"
+    # Each pattern is tried only on a line holding the text every match of it holds (none: TRACE_MARK unset).
+    if bits & TRACE_MARK:
+        if "<" in body and (m := _MARKER.match(body)) is not None:
+            opening, name = m.group(1) == "", m.group(2).lower()
+            return _STACK, (name if name != "eoi" else "task") if opening else "task"
+        if ("--- interrupt: " in body or "Exception stack" in body or "irq event stamp" in body) and _EXCEPTION.match(
+            body
+        ):
+            return _STACK, "exception"
     fields = _frame_fields(body)
     return (_OTHER, None) if fields is None else (_FRAME_LINE, fields)
 
