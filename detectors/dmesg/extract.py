@@ -28,6 +28,7 @@ from detectors.dmesg.frames import (
     is_skipped,
     parse_trace,
     remember,
+    required_text,
     skip_matcher,
     stall_frame,
     title_name,
@@ -83,106 +84,11 @@ _TAIL_SLACK: Final = 20
 _HEAD_SLACK: Final = 80
 
 
-def _required_text(pattern: str, flags: int) -> str:
-    """The longest run of plain characters that every match of ``pattern`` holds, or "" when none is found.
-
-    A run of literal characters at the top level of the pattern's concatenation is matched as it stands by every
-    match (its start, or further in: lockdep's ``(?:WARNING|INFO): possible
-    circular locking dependency detected`` holds ``: possible circular ...``).  Read from the pattern's text: a
-    group, a class, an escape of a letter or digit, ``.``, ``^`` or ``$`` ends a run; a quantified character is
-    dropped from it (kept, and the run ended, after ``+``); an alternation at the top level, or a flag that changes
-    what a character matches (case, verbose), gives "".
-    """
-    if flags & (re.IGNORECASE | re.VERBOSE) or re.search(r"\\[xuUN0-9]", pattern):
-        return ""  # a character matched other than as written (a code, a back reference): no run read here
-    runs: list[str] = []
-    run: list[str] = []
-    i, n = 0, len(pattern)
-    while i < n:
-        c = pattern[i]
-        if c == "\\" and i + 1 < n and not pattern[i + 1].isalnum():
-            run.append(pattern[i + 1])  # an escaped mark stands for itself
-            i += 2
-            continue
-        if c in "*?{":
-            if run:
-                run.pop()  # optional or repeated: not in every match as written
-            i = _past_quantifier(pattern, i)
-            if i < 0:
-                return ""
-        elif c == "+":
-            i += 1  # the character before is there at least once; the run ends after it
-        elif c == "|":
-            return ""  # an alternation at the top level: no text every match holds
-        elif c == "(":
-            i = _past_group(pattern, i)
-        elif c == "[":
-            i = _past_class(pattern, i)
-        elif c in ".^$)]}\\":
-            i += 2 if c == "\\" else 1  # an escaped letter is a class or an anchor
-        else:
-            run.append(c)
-            i += 1
-            continue
-        runs.append("".join(run))
-        run = []
-    runs.append("".join(run))
-    return max(runs, key=len)
-
-
-_REPEAT: Final = rc.compile(r"\{\d*(?:,\d*)?\}")
-
-
-def _past_quantifier(pattern: str, i: int) -> int:
-    """Where the quantifier at ``pattern[i]`` (``*``, ``?``, ``{m,n}``, maybe lazy) ends; -1 for a ``{`` that is no
-    repeat (the regex engine reads it as itself: what follows is not read here)."""
-    if pattern[i] == "{":
-        m = _REPEAT.match(pattern, i)
-        if m is None:
-            return -1
-        i = m.end() - 1
-    i += 1
-    return i + 1 if i < len(pattern) and pattern[i] in "?+" else i
-
-
-def _past_class(pattern: str, i: int) -> int:
-    """Where the character class at ``pattern[i]`` (``[``) ends."""
-    i += 1
-    if i < len(pattern) and pattern[i] == "^":
-        i += 1
-    if i < len(pattern) and pattern[i] == "]":
-        i += 1  # a leading "]" is a member
-    while i < len(pattern) and pattern[i] != "]":
-        i += 2 if pattern[i] == "\\" else 1
-    return i + 1
-
-
-def _past_group(pattern: str, i: int) -> int:
-    """Where the group at ``pattern[i]`` (``(``) ends, its nested groups, classes and escapes passed over."""
-    depth = 0
-    while i < len(pattern):
-        c = pattern[i]
-        if c == "\\":
-            i += 2
-            continue
-        if c == "[":
-            i = _past_class(pattern, i)
-            continue
-        if c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-        i += 1
-    return i
-
-
 #: Each rule with the text every match of its header holds ("" for none), and that text's index among the distinct
 #: texts (-1 for none).  A line is tried against a rule's pattern only when it holds the text: one automaton pass
 #: over the line finds which of them it holds, where an ``in`` test per rule (~110) was most of a distinct line's
 #: ~9 us in :func:`match_header`.
-_HINTS = tuple((rule, _required_text(rule.header.pattern, rule.header.flags)) for rule in RULES)
+_HINTS = tuple((rule, required_text(rule.header.pattern, rule.header.flags)) for rule in RULES)
 _HINT_TEXTS: Final = sorted({hint for _, hint in _HINTS if hint})
 _HINT_INDEX: Final = {hint: i for i, hint in enumerate(_HINT_TEXTS)}
 _RULE_HINTS: Final = tuple((rule, _HINT_INDEX[hint] if hint else -1) for rule, hint in _HINTS)

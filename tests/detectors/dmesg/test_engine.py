@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from detectors.dmesg import extract as extract_module
 from detectors.dmesg import scanner as scanner_module
 from detectors.dmesg.extract import match_header
-from detectors.dmesg.frames import parse_frame
+from detectors.dmesg.frames import parse_frame, required_text
 from detectors.dmesg.lines import decode, parse_line, parse_raw
 from detectors.dmesg.rules import RULES
 from detectors.dmesg.scanner import LogScanner, scan_chunks, scan_text
@@ -364,8 +364,8 @@ def test_windows_cut_from_the_shared_split_lines_are_the_windows_cut_alone(
     ],
 )
 def test_the_text_every_header_match_holds(pattern: str, text: str) -> None:
-    assert extract_module._required_text(pattern, 0) == text
-    assert extract_module._required_text(pattern, re.IGNORECASE) == ""
+    assert required_text(pattern, 0) == text
+    assert required_text(pattern, re.IGNORECASE) == ""
 
 
 def test_match_header_finds_the_rule_the_whole_table_finds() -> None:
