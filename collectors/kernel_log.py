@@ -44,16 +44,28 @@ def open_log(name: str) -> Iterator[TrackedInput]:
         yield tracked
 
 
-def log_chunks(tracked: TrackedInput, chunk_size: int = CHUNK_SIZE) -> Iterator[bytes]:
-    """The bytes of an opened log, in chunks, counted and hashed into ``tracked``'s source record."""
+def log_chunks(tracked: TrackedInput, chunk_size: int = CHUNK_SIZE, head: bytearray | None = None) -> Iterator[bytes]:
+    """The bytes of an opened log, in chunks, counted and hashed into ``tracked``'s source record.
+
+    ``head``: filled with the log's first :data:`collectors.log_identity.HEAD_BYTES` bytes as read (decompressed,
+    not normalized): what :func:`collectors.log_identity.read_identity` reads of a log file, without reading it
+    again (``kforensic dmesg``; as :class:`KmsgDumpReader` keeps the ring buffer's).
+    """
     # SHA-256 runs at about 1 GB/s here: hashing on the reading thread costs less than handing
     # chunks to a helper thread would.  The record hashes the bytes as read; the engine gets them normalized.
     norm = TextNormalizer()
     first = True
+    keep = 0
+    if head is not None:
+        from collectors.log_identity import HEAD_BYTES
+
+        keep = HEAD_BYTES
     for chunk in tracked.read_chunks(chunk_size):
         if first:
             _refuse_binary(tracked.source, chunk)
             first = False
+        if head is not None and len(head) < keep:
+            head += chunk[: keep - len(head)]
         if out := norm.feed(chunk):
             yield out
     if out := norm.close():

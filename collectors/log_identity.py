@@ -57,9 +57,13 @@ class LogIdentity:
 
 def parse_identity(head: bytes) -> LogIdentity:
     """The releases (boot banners) and hosts (syslog prefixes) named in ``head``."""
-    releases = dict.fromkeys(m.group(1).decode("utf-8", "replace") for m in _BANNER.finditer(head))
+    # The banner's patterns (and the preemption model, read from banners) only for a head holding a banner's words:
+    # found by one bytes.find (~0.05 ms a MB), where each pattern took ~0.3 ms for the 1 MB head of a console log.
+    banner = head.find(b"Linux version ") >= 0
+    releases = dict.fromkeys(m.group(1).decode("utf-8", "replace") for m in _BANNER.finditer(head)) if banner else {}
     hosts = dict.fromkeys(host.decode("utf-8", "replace") for host in _syslog_hosts(head))
-    return LogIdentity(tuple(releases), tuple(hosts), tuple(dict.fromkeys(preemption_model(head))), _starts_after(head))
+    preemption = tuple(dict.fromkeys(preemption_model(head))) if banner else ()
+    return LogIdentity(tuple(releases), tuple(hosts), preemption, _starts_after(head))
 
 
 def _starts_after(head: bytes) -> float | None:

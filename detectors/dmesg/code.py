@@ -100,13 +100,6 @@ def _register_set() -> type[RegisterSet]:
 
 
 @functools.cache
-def _instruction_record() -> type[Instruction]:
-    from forensics.types.registers import Instruction
-
-    return Instruction
-
-
-@functools.cache
 def _converter() -> Callable[[Any], Instruction]:
     """:func:`detectors.vmcore.disasm.instruction`."""
     from detectors.vmcore.disasm import instruction
@@ -141,16 +134,15 @@ class _Decoded:
     Capstone's detail costs ~50 us an instruction and a listing looks at a few of them (the faulting one,
     the load of its base register, a trap's compare), so each instruction before the faulting one is
     decoded in full the first time it is read: x86 decoding of an instruction depends on its bytes alone,
-    so this is what decoding them all at once gave.  The faulting one is decoded in full; those after it
-    are shown only (their operands are never read).
+    so this is what decoding them all at once gave.  The faulting one (``faulting``) is decoded in full; those
+    after it are shown only (their operands are never read, and no record of them is made unless one is).
     """
 
-    def __init__(
-        self, data: bytes, lite: list[tuple[int, int, str, str]], fault: int, after: list[Instruction]
-    ) -> None:
+    def __init__(self, data: bytes, lite: list[tuple[int, int, str, str]], fault: int, faulting: Instruction) -> None:
         self._data = data
         self.lite = lite  # (address, size, mnemonic, operands) of every instruction, as capstone prints them
-        self._full: list[Instruction | None] = [None] * fault + after
+        self._full: list[Instruction | None] = [None] * len(lite)
+        self._full[fault] = faulting
         self._writes: list[tuple[tuple[str, ...], bool] | None] = [None] * len(lite)
 
     def __len__(self) -> int:
@@ -190,19 +182,16 @@ def _detailed_at(data: bytes, address: int) -> Any:
 def _decode_x86(data: bytes, mark: int) -> tuple[_Decoded, int, str | None] | None:
     """Instructions before and from the mark, the index of the faulting one and what it does to its memory operand
     (:func:`_access`)."""
-    instruction, record = _converter(), _instruction_record()
     # Only the faulting instruction and those before it are read to their operands and registers: the ones
     # after it are shown, decoded without capstone's detail (which costs ~50 us an instruction).  The faulting one
     # is decoded with detail once, for its registers and operand and for what it does to that operand.
     fault = _detailed_at(data[mark:], _BASE + mark)
     if fault is None:
         return None
-    after = [instruction(fault)]
-    access = _access(fault) if after[0].memory is not None else None
-    rest = _BASE + mark + after[0].size
+    head = _converter()(fault)
+    access = _access(fault) if head.memory is not None else None
+    rest = _BASE + mark + head.size
     lite_after = list(_lite_decoder().disasm_lite(data[rest - _BASE :], rest))
-    after += [record(a, n, m, o, None, (), (), False) for a, n, m, o in lite_after]
-    head = after[0]
     lite_after.insert(0, (head.address, head.size, head.mnemonic, head.op_str))
     # The first start whose instructions end exactly at the mark, found without capstone's detail (~10x
     # cheaper); those before the mark are decoded in full only when read (_Decoded).
@@ -210,8 +199,8 @@ def _decode_x86(data: bytes, mark: int) -> tuple[_Decoded, int, str | None] | No
     for start in range(mark):
         before = list(lite.disasm_lite(data[start:mark], _BASE + start))
         if before and before[-1][0] + before[-1][1] == _BASE + mark:
-            return _Decoded(data, before + lite_after, len(before), after), len(before), access
-    return _Decoded(data, lite_after, 0, after), 0, access
+            return _Decoded(data, before + lite_after, len(before), head), len(before), access
+    return _Decoded(data, lite_after, 0, head), 0, access
 
 
 @functools.cache

@@ -60,12 +60,18 @@ def _age_survivors() -> None:
 
 def triage_file(name: str) -> SourceResult:
     """Triage one log file (``-`` for standard input)."""
+    return _triage_file(name)[0]
+
+
+def _triage_file(name: str) -> tuple[SourceResult, bytes]:
+    """:func:`triage_file`, with the head of the log as read (what :func:`_identities` parses of a log file)."""
     from collectors.kernel_log import log_chunks, open_log
 
+    head = bytearray()
     with open_log(name) as tracked:
-        grouper, lines = scan_chunks(log_chunks(tracked))
+        grouper, lines = scan_chunks(log_chunks(tracked, head=head))
         record = tracked.record()
-    return _explained(tracked.source, record, grouper, lines)
+    return _explained(tracked.source, record, grouper, lines), bytes(head)
 
 
 def triage_live() -> tuple[SourceResult, LogIdentity]:
@@ -121,16 +127,24 @@ def source_result(
     )
 
 
-def _identities(results: list[SourceResult], live: LogIdentity | None) -> list[LogIdentity | None]:
+def _identities(
+    results: list[SourceResult], live: LogIdentity | None, heads: list[bytes] | None = None
+) -> list[LogIdentity | None]:
     """What the heads of the log files say of their kernel and host, by result (None: not a file).
 
     ``live``: the ring buffer's, the last result's (:func:`analyse_logs` appends the live read last).  Only its
     own: another input that is no file (standard input, a pipe) said this machine's kernel, and "the log starts
-    N s after its boot" where the ring buffer had wrapped.
+    N s after its boot" where the ring buffer had wrapped.  ``heads``: each file's head as its triage read it
+    (:func:`_triage_file`), by result; else each file's head is read again.
     """
-    from collectors.log_identity import read_identity
+    from collectors.log_identity import parse_identity, read_identity
 
-    out = [read_identity(r.record.path) if Path(r.record.path).is_file() else None for r in results]
+    out = [
+        (read_identity(r.record.path) if heads is None or i >= len(heads) else parse_identity(heads[i]))
+        if Path(r.record.path).is_file()
+        else None
+        for i, r in enumerate(results)
+    ]
     if live is not None:
         out[-1] = live
     return out
@@ -148,9 +162,11 @@ def _could_not(r: SourceResult, identity: LogIdentity | None) -> tuple[str, ...]
     )
 
 
-def build_incident(results: list[SourceResult], live: LogIdentity | None = None) -> Incident:
+def build_incident(
+    results: list[SourceResult], live: LogIdentity | None = None, heads: list[bytes] | None = None
+) -> Incident:
     """All findings of all inputs as one incident (``live``: what the ring buffer read, the last of ``results``,
-    says of its kernel)."""
+    says of its kernel; ``heads``: the heads of the first results' log files as their triage read them)."""
     from detectors.dmesg.findings import explained_finding
 
     findings = [
@@ -170,7 +186,7 @@ def build_incident(results: list[SourceResult], live: LogIdentity | None = None)
         if firsts
         else NotAvailable("no report has a timestamp" if findings else "no report was found")
     )
-    identities = _identities(results, live)
+    identities = _identities(results, live, heads)
     named = [i for i in identities if i is not None]
     if not releases:
         releases = {r for i in named for r in i.releases}  # the boot banner, when no report names it
@@ -218,7 +234,8 @@ def analyse_logs(names: list[str], live: bool) -> DmesgResult:
     """``kforensic dmesg``: triage each log (and the live ring buffer), merge them, rank the hypotheses."""
     from forensics.gcpause import gc_paused
 
-    results = [triage_file(n) for n in names]
+    triaged = [_triage_file(n) for n in names]
+    results = [result for result, _ in triaged]
     live_identity = None
     if live:
         result, live_identity = triage_live()
@@ -227,7 +244,7 @@ def analyse_logs(names: list[str], live: bool) -> DmesgResult:
     # shared corpus four times over, some 100,000 tuples, none in a cycle); a collection of the oldest
     # generation they set off walked every object of the run for nothing (~0.1 s).
     with gc_paused():
-        incident = build_incident(results, live_identity)
+        incident = build_incident(results, live_identity, [head for _, head in triaged])
         hypotheses = dmesg_hypotheses(incident)
     return DmesgResult(tuple(results), incident, hypotheses)
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from collectors.kernel_log import log_chunks, open_log
 from collectors.log_identity import HEAD_BYTES, parse_identity, read_identity
 
 BANNER = (
@@ -70,6 +71,24 @@ def test_a_compressed_log_is_read_to_the_same_head_as_a_plain_one(tmp_path: Path
     packed.write_bytes(gzip.compress(text, 1))
     want = ("6.18.44-fc-v1252",) if at + len(BANNER) <= HEAD_BYTES else ()
     assert read_identity(str(plain)).releases == read_identity(str(packed)).releases == want
+
+
+@pytest.mark.parametrize("at", [HEAD_BYTES - len(BANNER), HEAD_BYTES + 1])
+def test_the_head_kept_while_a_log_is_read_is_what_reading_it_again_gives(tmp_path: Path, at: int) -> None:
+    """``kforensic dmesg`` parses the head its scan read (log_chunks' ``head``), not the file read again: the same
+    bytes as read (decompressed, not normalized: a UTF-16 log's own), so the same identity."""
+    text = (b"x" * 99 + b"\n") * (at // 100) + b"y" * (at % 100) + BANNER.encode()
+    plain, packed, wide = tmp_path / "dmesg.txt", tmp_path / "dmesg.txt.gz", tmp_path / "utf16.txt"
+    plain.write_bytes(text)
+    packed.write_bytes(gzip.compress(text, 1))
+    wide.write_bytes(BANNER.encode("utf-16"))
+    for path, raw in ((plain, text), (packed, text), (wide, wide.read_bytes())):
+        head = bytearray()
+        with open_log(str(path)) as tracked:
+            for _ in log_chunks(tracked, chunk_size=4096, head=head):
+                pass
+        assert bytes(head) == raw[:HEAD_BYTES]
+        assert parse_identity(bytes(head)) == read_identity(str(path))
 
 
 def test_the_preemption_model_of_each_boot() -> None:
