@@ -49,19 +49,23 @@ def json_value(value: object) -> object:
     return value
 
 
+# A member's ``_value_`` where a document is made of many: what ``.value`` returns, without its ``enum.property``
+# (two Python calls in 3.11: ~0.12 us a read, ~8 ns this way; ~5,500 reads of the corpus x4's dmesg document).
+
+
 def timestamp_to_dict(ts: Timestamp | None) -> JsonDict | None:
     """A timestamp as JSON, or None."""
-    return None if ts is None else {"seconds": ts.seconds, "clock": ts.clock.value}
+    return None if ts is None else {"seconds": ts.seconds, "clock": ts.clock._value_}
 
 
 def evidence_to_dict(ev: Evidence) -> JsonDict:
-    """An evidence item as JSON."""
-    loc = ev.locator
+    """An evidence item as JSON (its timestamp as :func:`timestamp_to_dict` writes it)."""
+    loc, ts = ev.locator, ev.timestamp
     return {
         "source": ev.source,
-        "locator": {"kind": loc.kind.value, "start": loc.start, "end": loc.end, "name": loc.name},
+        "locator": {"kind": loc.kind._value_, "start": loc.start, "end": loc.end, "name": loc.name},
         "excerpt": ev.excerpt,
-        "timestamp": timestamp_to_dict(ev.timestamp),
+        "timestamp": None if ts is None else {"seconds": ts.seconds, "clock": ts.clock._value_},
         "cpu": ev.cpu,
     }
 
@@ -72,7 +76,7 @@ def finding_to_dict(f: Finding) -> JsonDict:
         "id": f.id,
         "kind": f.kind,
         "title": f.title,
-        "severity": f.severity.value,
+        "severity": f.severity._value_,
         "confidence": f.confidence,
         "confidence_reason": f.confidence_reason,
         "summary": f.summary,
