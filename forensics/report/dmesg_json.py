@@ -55,7 +55,7 @@ _LINE_MARK_TEXT = b"%d" % _LINE_MARK
 Template = tuple[tuple[int, ...], bytes]
 
 
-def _alike(value: object) -> bool:
+def alike(value: object) -> bool:
     """Whether orjson writes ``value``, of a field typed ``float`` (or :class:`NotAvailable`), as ``json`` does: any
     float but one under 1e-4 (``0.00001`` and ``1e-6`` for ``1e-05`` and ``1e-06``; checked against ``json`` on
     a million random floats and every power of ten)."""
@@ -63,12 +63,12 @@ def _alike(value: object) -> bool:
 
 
 def _all_alike(value: object) -> bool:
-    """:func:`_alike` of every float in ``value`` (a field typed ``Any``: scalars, tuples, lists, dicts)."""
+    """:func:`alike` of every float in ``value`` (a field typed ``Any``: scalars, tuples, lists, dicts)."""
     if isinstance(value, (tuple, list)):
         return all(_all_alike(x) for x in value)
     if isinstance(value, dict):
         return all(_all_alike(x) for x in value.values())
-    return _alike(value)
+    return alike(value)
 
 
 class ReportItem:
@@ -98,12 +98,12 @@ class ReportItem:
         return orjson.dumps(self.as_dict())
 
     def floats_alike(self) -> bool:
-        """Whether orjson writes every float of the item as the standard library does (:func:`_alike`)."""
+        """Whether orjson writes every float of the item as the standard library does (:func:`alike`)."""
         report = self.report
-        if not (_alike(report.start_time) and _alike(report.end_time)):
+        if not (alike(report.start_time) and alike(report.end_time)):
             return False
         cause = None if self.why is None else self.cause or self.why.cause
-        return cause is None or (_alike(cause.confidence) and _all_alike(cause.fields))
+        return cause is None or (alike(cause.confidence) and _all_alike(cause.fields))
 
 
 class ListedRepeat(ReportItem):

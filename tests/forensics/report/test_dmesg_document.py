@@ -132,6 +132,9 @@ def test_listed_repeats_take_the_stdlib_path_with_the_rest(tmp_path: Path) -> No
     assert _listed_repeats(moved) >= 2
     assert b'"start_time":1.2e-05' in document_bytes(plain)
     assert document_bytes(moved) == document_bytes(plain) == stdlib_text(plain)
+    # The command's own document, its findings written as FloatsAlike where their times allow (here none does).
+    assert b'"seconds":1.2e-05' in DmesgRenderer().json_bytes(result)
+    assert DmesgRenderer().json_bytes(result) == document_bytes(plain)
 
 
 def test_listed_repeats_of_a_report_with_percent_signs_are_its_bytes(tmp_path: Path) -> None:
