@@ -8,6 +8,7 @@ half-understood data.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from forensics.errors import InputError
@@ -49,19 +50,23 @@ def json_value(value: object) -> object:
     return value
 
 
+# A member's ``_value_`` where a document is made of many: what ``.value`` returns, without its ``enum.property``
+# (two Python calls in 3.11: ~0.12 us a read, ~8 ns this way; ~5,500 reads of the corpus x4's dmesg document).
+
+
 def timestamp_to_dict(ts: Timestamp | None) -> JsonDict | None:
     """A timestamp as JSON, or None."""
-    return None if ts is None else {"seconds": ts.seconds, "clock": ts.clock.value}
+    return None if ts is None else {"seconds": ts.seconds, "clock": ts.clock._value_}
 
 
 def evidence_to_dict(ev: Evidence) -> JsonDict:
-    """An evidence item as JSON."""
-    loc = ev.locator
+    """An evidence item as JSON (its timestamp as :func:`timestamp_to_dict` writes it)."""
+    loc, ts = ev.locator, ev.timestamp
     return {
         "source": ev.source,
-        "locator": {"kind": loc.kind.value, "start": loc.start, "end": loc.end, "name": loc.name},
+        "locator": {"kind": loc.kind._value_, "start": loc.start, "end": loc.end, "name": loc.name},
         "excerpt": ev.excerpt,
-        "timestamp": timestamp_to_dict(ev.timestamp),
+        "timestamp": None if ts is None else {"seconds": ts.seconds, "clock": ts.clock._value_},
         "cpu": ev.cpu,
     }
 
@@ -72,7 +77,7 @@ def finding_to_dict(f: Finding) -> JsonDict:
         "id": f.id,
         "kind": f.kind,
         "title": f.title,
-        "severity": f.severity.value,
+        "severity": f.severity._value_,
         "confidence": f.confidence,
         "confidence_reason": f.confidence_reason,
         "summary": f.summary,
@@ -94,6 +99,12 @@ def finding_to_dict(f: Finding) -> JsonDict:
     }
 
 
+def finding_floats(f: Finding) -> list[float]:
+    """Every float :func:`finding_to_dict` writes of ``f``: its confidence and its evidence's times (the records'
+    other fields it writes are strings, integers and enums; tests/forensics/test_serialize.py checks both)."""
+    return [f.confidence, *(e.timestamp.seconds for e in f.evidence if e.timestamp is not None)]
+
+
 def stated_cause(facts: tuple[Fact, ...]) -> tuple[tuple[Fact, ...], StatedCause | None, LogCause | None]:
     """A finding's own facts, its stated cause and its log cause, from the facts as written (the causes come last)."""
     logged = None
@@ -110,8 +121,9 @@ def stated_cause(facts: tuple[Fact, ...]) -> tuple[tuple[Fact, ...], StatedCause
     return facts, None, logged
 
 
-def incident_to_dict(incident: Incident) -> JsonDict:
-    """The whole incident as a ``kforensic.incident/1`` document."""
+def incident_to_dict(incident: Incident, finding: Callable[[Finding], Any] = finding_to_dict) -> JsonDict:
+    """The whole incident as a ``kforensic.incident/1`` document; ``finding`` writes each finding (its dict, or
+    what a writer makes of it: see :func:`forensics.report.dmesg.to_document`)."""
     window = incident.window
     return {
         "schema": INCIDENT_SCHEMA,
@@ -131,7 +143,7 @@ def incident_to_dict(incident: Incident) -> JsonDict:
             }
             for s in incident.sources
         ],
-        "findings": [finding_to_dict(f) for f in incident.sorted_findings()],
+        "findings": [finding(f) for f in incident.sorted_findings()],
         "problems": len(incident.problems()),
         "examined": [
             {"what": e.what, "could_find": list(e.could_find), "could_not": list(e.could_not)}

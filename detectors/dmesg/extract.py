@@ -20,12 +20,15 @@ from ahocorasick_rs import AhoCorasick, BytesAhoCorasick, Implementation, MatchK
 from detectors.dmesg.frames import (
     STACK_START,
     STACK_START_WORDS,
+    TRACE_MARK,
+    TRACE_OPENS,
     function_name,
     hung_frame,
     is_frame,
     is_skipped,
     parse_trace,
     remember,
+    required_text,
     skip_matcher,
     stall_frame,
     title_name,
@@ -81,106 +84,11 @@ _TAIL_SLACK: Final = 20
 _HEAD_SLACK: Final = 80
 
 
-def _required_text(pattern: str, flags: int) -> str:
-    """The longest run of plain characters that every match of ``pattern`` holds, or "" when none is found.
-
-    A run of literal characters at the top level of the pattern's concatenation is matched as it stands by every
-    match (its start, or further in: lockdep's ``(?:WARNING|INFO): possible
-    circular locking dependency detected`` holds ``: possible circular ...``).  Read from the pattern's text: a
-    group, a class, an escape of a letter or digit, ``.``, ``^`` or ``$`` ends a run; a quantified character is
-    dropped from it (kept, and the run ended, after ``+``); an alternation at the top level, or a flag that changes
-    what a character matches (case, verbose), gives "".
-    """
-    if flags & (re.IGNORECASE | re.VERBOSE) or re.search(r"\\[xuUN0-9]", pattern):
-        return ""  # a character matched other than as written (a code, a back reference): no run read here
-    runs: list[str] = []
-    run: list[str] = []
-    i, n = 0, len(pattern)
-    while i < n:
-        c = pattern[i]
-        if c == "\\" and i + 1 < n and not pattern[i + 1].isalnum():
-            run.append(pattern[i + 1])  # an escaped mark stands for itself
-            i += 2
-            continue
-        if c in "*?{":
-            if run:
-                run.pop()  # optional or repeated: not in every match as written
-            i = _past_quantifier(pattern, i)
-            if i < 0:
-                return ""
-        elif c == "+":
-            i += 1  # the character before is there at least once; the run ends after it
-        elif c == "|":
-            return ""  # an alternation at the top level: no text every match holds
-        elif c == "(":
-            i = _past_group(pattern, i)
-        elif c == "[":
-            i = _past_class(pattern, i)
-        elif c in ".^$)]}\\":
-            i += 2 if c == "\\" else 1  # an escaped letter is a class or an anchor
-        else:
-            run.append(c)
-            i += 1
-            continue
-        runs.append("".join(run))
-        run = []
-    runs.append("".join(run))
-    return max(runs, key=len)
-
-
-_REPEAT: Final = rc.compile(r"\{\d*(?:,\d*)?\}")
-
-
-def _past_quantifier(pattern: str, i: int) -> int:
-    """Where the quantifier at ``pattern[i]`` (``*``, ``?``, ``{m,n}``, maybe lazy) ends; -1 for a ``{`` that is no
-    repeat (the regex engine reads it as itself: what follows is not read here)."""
-    if pattern[i] == "{":
-        m = _REPEAT.match(pattern, i)
-        if m is None:
-            return -1
-        i = m.end() - 1
-    i += 1
-    return i + 1 if i < len(pattern) and pattern[i] in "?+" else i
-
-
-def _past_class(pattern: str, i: int) -> int:
-    """Where the character class at ``pattern[i]`` (``[``) ends."""
-    i += 1
-    if i < len(pattern) and pattern[i] == "^":
-        i += 1
-    if i < len(pattern) and pattern[i] == "]":
-        i += 1  # a leading "]" is a member
-    while i < len(pattern) and pattern[i] != "]":
-        i += 2 if pattern[i] == "\\" else 1
-    return i + 1
-
-
-def _past_group(pattern: str, i: int) -> int:
-    """Where the group at ``pattern[i]`` (``(``) ends, its nested groups, classes and escapes passed over."""
-    depth = 0
-    while i < len(pattern):
-        c = pattern[i]
-        if c == "\\":
-            i += 2
-            continue
-        if c == "[":
-            i = _past_class(pattern, i)
-            continue
-        if c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-        i += 1
-    return i
-
-
 #: Each rule with the text every match of its header holds ("" for none), and that text's index among the distinct
 #: texts (-1 for none).  A line is tried against a rule's pattern only when it holds the text: one automaton pass
 #: over the line finds which of them it holds, where an ``in`` test per rule (~110) was most of a distinct line's
 #: ~9 us in :func:`match_header`.
-_HINTS = tuple((rule, _required_text(rule.header.pattern, rule.header.flags)) for rule in RULES)
+_HINTS = tuple((rule, required_text(rule.header.pattern, rule.header.flags)) for rule in RULES)
 _HINT_TEXTS: Final = sorted({hint for _, hint in _HINTS if hint})
 _HINT_INDEX: Final = {hint: i for i, hint in enumerate(_HINT_TEXTS)}
 _RULE_HINTS: Final = tuple((rule, _HINT_INDEX[hint] if hint else -1) for rule, hint in _HINTS)
@@ -317,6 +225,7 @@ _FRAME: Final = 16  # a frame
 _OPENS: Final = 32  # a stack start
 #: Report structure of any kind (a frame, a header or one of _STRUCTURAL's lines): it ends a quiet run.
 _STRUCTURE: Final = 64
+_MARK: Final = 128  # holds a text parse_trace's marker or exception pattern needs (frames.TRACE_MARK)
 
 #: :func:`_line_kind` by line body (see ``frames.LINES_REMEMBERED``).
 _KINDS: Final[dict[str, int]] = {}
@@ -339,6 +248,13 @@ def _opens_stack(body: str) -> bool:
     return _line_kind(body) & _OPENS != 0
 
 
+def _trace_hints(body: str) -> int:
+    """``frames.trace_hints(body)``, as :func:`_line_kind` remembers it (a dict look-up, where that is an automaton
+    pass and four ``in`` tests)."""
+    kind = _line_kind(body)
+    return (TRACE_OPENS if kind & _OPENS else 0) | (TRACE_MARK if kind & _MARK else 0)
+
+
 def _line_kind_of(body: str) -> int:
     """:func:`_line_kind`, not remembered."""
     seen = 0  # which of the words the tests below need the line holds: one automaton pass
@@ -357,6 +273,8 @@ def _line_kind_of(body: str) -> int:
         kind |= _STRUCTURE
     if seen & _STACK_WORD and STACK_START.search(body) is not None:  # starts_stack(body)
         kind |= _OPENS
+    if seen & _MARK_WORD:
+        kind |= _MARK
     return kind
 
 
@@ -395,6 +313,7 @@ _STACK_WORD: Final = 2
 _FRAME_WORD: Final = 4
 _END_WORD: Final = 8
 _NMI_WORD: Final = 16
+_MARK_WORD: Final = 32
 _KIND_WORDS: dict[str, int] = {}
 for _words, _bit in (
     (_HEADER_HINTS, _HINT_WORD),
@@ -402,6 +321,7 @@ for _words, _bit in (
     (("+0x",), _FRAME_WORD),
     (("---[",), _END_WORD),
     (("Sending NMI from CPU", "NMI backtrace for cpu"), _NMI_WORD),
+    (("<", "--- interrupt: ", "Exception stack", "irq event stamp"), _MARK_WORD),  # frames.trace_hints's texts
 ):
     for _word in _words:
         _KIND_WORDS[_word] = _KIND_WORDS.get(_word, 0) | _bit
@@ -416,7 +336,7 @@ def _follow(lines: Sequence[LogLine], path: tuple[Step, ...]) -> tuple[list[str]
     pos = 0
     for step in path:
         if step.trace:
-            got, pos = parse_trace(lines, pos, _opens_stack)
+            got, pos = parse_trace(lines, pos, _trace_hints)
             frames.extend(got)
             names.extend(f.function for f in got if f.reliable)
             continue
@@ -726,11 +646,11 @@ def _fault_injection_before(trace: Sequence[Frame], frame: str | None) -> bool:
 def _all_frames(lines: Sequence[LogLine]) -> list[Frame]:
     for i, line in enumerate(lines):
         if _opens_stack(line.body):
-            return parse_trace(lines, i + 1, _opens_stack)[0]
+            return parse_trace(lines, i + 1, _trace_hints)[0]
     for i, line in enumerate(lines):
         # 32-bit arm prints its frames with no heading after the stack dump.
         if ") from [<" in line.body and is_frame(line.body):
-            return parse_trace(lines, i, _opens_stack)[0]
+            return parse_trace(lines, i, _trace_hints)[0]
     return []
 
 

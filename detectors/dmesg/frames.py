@@ -374,28 +374,43 @@ def read_frame(body: str) -> FrameFields:
     return (function_name(symbol), symbol, offset, size, module, reliable)
 
 
+#: What :func:`parse_trace` asks of a line it has not looked at before, as bits: the line opens another stack
+#: (:func:`starts_stack`); it holds a text the marker or exception pattern needs (else neither is tried).
+TRACE_OPENS: Final = 1
+TRACE_MARK: Final = 2
+
+
+def trace_hints(body: str) -> int:
+    """:data:`TRACE_OPENS` and :data:`TRACE_MARK` of a line, found here (the report builder gives its own, read
+    with the rest of what it knows of the line)."""
+    bits = TRACE_OPENS if starts_stack(body) else 0
+    if "<" in body or "--- interrupt: " in body or "Exception stack" in body or "irq event stamp" in body:
+        bits |= TRACE_MARK
+    return bits
+
+
 def parse_trace(
-    lines: Sequence[LogLine], start: int, opens_stack: Callable[[str], bool] = starts_stack
+    lines: Sequence[LogLine], start: int, hints: Callable[[str], int] = trace_hints
 ) -> tuple[list[Frame], int]:
     """Frames from ``lines[start:]`` up to the next stack start; return them and the index after.
 
     Non-frame lines (register dumps, ``RIP:`` lines) inside the trace are passed
-    over; ``<IRQ>`` and similar markers set the stack of the frames after them.  ``opens_stack``: what
-    :func:`starts_stack` says of a line, asked of a line not looked at before (the report builder's answer,
-    remembered with the rest of what it read of the line: a dict look-up, not an automaton pass).
+    over; ``<IRQ>`` and similar markers set the stack of the frames after them.  ``hints``: what
+    :func:`trace_hints` says of a line, asked of a line not looked at before (the report builder's answer,
+    remembered with the rest of what it read of the line: a dict look-up, not an automaton pass and four ``in``
+    tests).
     """
     frames: list[Frame] = []
     stack = "task"
     i = start
     while i < len(lines):
         line = lines[i]
-        what, value = _trace_line(line.body, opens_stack)
+        what, value = _trace_line(line.body, hints)
         if what == _STOP:
             break
         if what == _STACK:
             stack = value
         elif what == _FRAME_LINE:
-            # The fields named, not unpacked with ``*``: compiled, the tuple is then made at once, not from a list.
             # Cast: compiled, the fields are then taken from the tuple as it is, not through an iterator (7 steps).
             function, symbol, offset, size, module, reliable = cast("FrameFields", value)
             frames.append(
@@ -417,25 +432,29 @@ _OTHER: Final = "other"
 _TRACE_LINES: Final[dict[str, tuple[str, Any]]] = {}
 
 
-def _trace_line(body: str, opens_stack: Callable[[str], bool] = starts_stack) -> tuple[str, Any]:
+def _trace_line(body: str, hints: Callable[[str], int] = trace_hints) -> tuple[str, Any]:
     """What a line is inside a trace, and its value: the start of another stack, a marker or exception line and
     the stack it opens, a frame and its fields (:func:`_frame_fields`), or another line.  Remembered: frame lines
     recur from report to report (one look-up a line instead of a stack-start test, two matches and a parse).
-    ``opens_stack``: :func:`starts_stack` or a function that gives the same answer."""
+    ``hints``: :func:`trace_hints` or a function that gives the same answer."""
     got = _TRACE_LINES.get(body)
-    return got if got is not None else remember(_TRACE_LINES, body, _trace_line_of(body, opens_stack))
+    return got if got is not None else remember(_TRACE_LINES, body, _trace_line_of(body, hints))
 
 
-def _trace_line_of(body: str, opens_stack: Callable[[str], bool] = starts_stack) -> tuple[str, Any]:
+def _trace_line_of(body: str, hints: Callable[[str], int] = trace_hints) -> tuple[str, Any]:
     """:func:`_trace_line`, not remembered."""
-    if opens_stack(body):
+    bits = hints(body)
+    if bits & TRACE_OPENS:
         return _STOP, None
-    # Each pattern is tried only on a line holding the text every match of it holds.
-    if "<" in body and (m := _MARKER.match(body)) is not None:
-        opening, name = m.group(1) == "", m.group(2).lower()
-        return _STACK, (name if name != "eoi" else "task") if opening else "task"
-    if ("--- interrupt: " in body or "Exception stack" in body or "irq event stamp" in body) and _EXCEPTION.match(body):
-        return _STACK, "exception"
+    # Each pattern is tried only on a line holding the text every match of it holds (none: TRACE_MARK unset).
+    if bits & TRACE_MARK:
+        if "<" in body and (m := _MARKER.match(body)) is not None:
+            opening, name = m.group(1) == "", m.group(2).lower()
+            return _STACK, (name if name != "eoi" else "task") if opening else "task"
+        if ("--- interrupt: " in body or "Exception stack" in body or "irq event stamp" in body) and _EXCEPTION.match(
+            body
+        ):
+            return _STACK, "exception"
     fields = _frame_fields(body)
     return (_OTHER, None) if fields is None else (_FRAME_LINE, fields)
 
@@ -574,6 +593,101 @@ class SkipMatcher:
         return _base_skipped(name) or (self._extra is not None and self._extra.search(name) is not None)
 
 
+def required_text(pattern: str, flags: int = 0) -> str:
+    """The longest run of plain characters that every match of ``pattern`` holds, or "" when none is found.
+
+    A run of literal characters at the top level of the pattern's concatenation is matched as it stands by every
+    match (its start, or further in: lockdep's ``(?:WARNING|INFO): possible
+    circular locking dependency detected`` holds ``: possible circular ...``).  Read from the pattern's text: a
+    group, a class, an escape of a letter or digit, ``.``, ``^`` or ``$`` ends a run; a quantified character is
+    dropped from it (kept, and the run ended, after ``+``); an alternation at the top level, or a flag that changes
+    what a character matches (case, verbose), gives "".
+    """
+    if flags & (re.IGNORECASE | re.VERBOSE) or re.search(r"\\[xuUN0-9]", pattern):
+        return ""  # a character matched other than as written (a code, a back reference): no run read here
+    runs: list[str] = []
+    run: list[str] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "\\" and i + 1 < n and not pattern[i + 1].isalnum():
+            run.append(pattern[i + 1])  # an escaped mark stands for itself
+            i += 2
+            continue
+        if c in "*?{":
+            if run:
+                run.pop()  # optional or repeated: not in every match as written
+            i = _past_quantifier(pattern, i)
+            if i < 0:
+                return ""
+        elif c == "+":
+            i += 1  # the character before is there at least once; the run ends after it
+        elif c == "|":
+            return ""  # an alternation at the top level: no text every match holds
+        elif c == "(":
+            i = _past_group(pattern, i)
+        elif c == "[":
+            i = _past_class(pattern, i)
+        elif c in ".^$)]}\\":
+            i += 2 if c == "\\" else 1  # an escaped letter is a class or an anchor
+        else:
+            run.append(c)
+            i += 1
+            continue
+        runs.append("".join(run))
+        run = []
+    runs.append("".join(run))
+    return max(runs, key=len)
+
+
+_REPEAT: Final = rc.compile(r"\{\d*(?:,\d*)?\}")
+
+
+def _past_quantifier(pattern: str, i: int) -> int:
+    """Where the quantifier at ``pattern[i]`` (``*``, ``?``, ``{m,n}``, maybe lazy) ends; -1 for a ``{`` that is no
+    repeat (the regex engine reads it as itself: what follows is not read here)."""
+    if pattern[i] == "{":
+        m = _REPEAT.match(pattern, i)
+        if m is None:
+            return -1
+        i = m.end() - 1
+    i += 1
+    return i + 1 if i < len(pattern) and pattern[i] in "?+" else i
+
+
+def _past_class(pattern: str, i: int) -> int:
+    """Where the character class at ``pattern[i]`` (``[``) ends."""
+    i += 1
+    if i < len(pattern) and pattern[i] == "^":
+        i += 1
+    if i < len(pattern) and pattern[i] == "]":
+        i += 1  # a leading "]" is a member
+    while i < len(pattern) and pattern[i] != "]":
+        i += 2 if pattern[i] == "\\" else 1
+    return i + 1
+
+
+def _past_group(pattern: str, i: int) -> int:
+    """Where the group at ``pattern[i]`` (``(``) ends, its nested groups, classes and escapes passed over."""
+    depth = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "[":
+            i = _past_class(pattern, i)
+            continue
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return i
+
+
 class _BaseSkip(NamedTuple):
     """:data:`BASE_SKIP` taken apart: what ``re.search`` of the patterns' alternation says, found faster.
 
@@ -581,18 +695,30 @@ class _BaseSkip(NamedTuple):
     (``^text``: ``str.startswith``), at its end (``text$``) or the whole name (``^text$``); function names
     hold no newline, so ``^`` and ``$`` mean just that.  The other patterns stay regexes: those that begin
     with ``^`` one ``match`` at the start, the rest one ``search``.  A search of the whole alternation took
-    20-60 us for a name it does not match (every branch is tried at every character), ~2 us now.
+    20-60 us for a name it does not match (every branch is tried at every character), ~2 us now.  Of these,
+    the patterns with a text every match holds (:func:`required_text`) are tried only on a name holding one of
+    their texts: the same automaton pass finds them (after the plain patterns, ``hinted`` of them those of the
+    ``^`` patterns); the search of the others, ~1 us a name, was half of a distinct name's look-up.
     """
 
-    anywhere: Any  # ahocorasick_rs.AhoCorasick of the plain patterns
+    anywhere: Any  # ahocorasick_rs.AhoCorasick of the plain patterns, then the regex patterns' texts
+    plain: int  # how many of its patterns are the plain ones
+    hinted: int  # then how many are the texts of the ``^`` patterns (the rest the others')
     starts: tuple[str, ...]
     ends: tuple[str, ...]
     whole: frozenset[str]
-    at_start: re.Pattern[str]  # the other patterns that begin with ``^``, without it: tried at the start only
-    other: re.Pattern[str]
+    at_start: re.Pattern[str] | None  # the ``^`` patterns with a text, without the ``^``: tried at the start only
+    at_start_always: re.Pattern[str] | None  # those without one
+    other: re.Pattern[str] | None  # the other patterns with a text: searched
+    other_always: re.Pattern[str] | None  # those without one
 
 
 _REGEX_CHARS = frozenset(".^$*+?{}[]\\|()")
+
+
+def _alternation(patterns: list[str]) -> re.Pattern[str] | None:
+    """The patterns as one alternation (None for none)."""
+    return rc.compile("|".join(f"(?:{p})" for p in patterns)) if patterns else None
 
 
 @functools.cache
@@ -619,13 +745,28 @@ def _base_skip() -> _BaseSkip:
             ends.append(text)
         else:
             anywhere.append(text)
+    texts: list[str] = []
+    split: list[tuple[list[str], list[str]]] = []
+    for group in (at_start, other):
+        hinted: list[str] = []
+        always: list[str] = []
+        for pattern in group:
+            text = required_text(pattern)
+            (hinted if text else always).append(pattern)
+            if text:
+                texts.append(text)
+        split.append((hinted, always))
     return _BaseSkip(
-        AhoCorasick(anywhere, matchkind=MatchKind.LeftmostFirst),
+        AhoCorasick([*anywhere, *texts], matchkind=MatchKind.Standard),
+        len(anywhere),
+        len(split[0][0]),
         tuple(starts),
         tuple(ends),
         frozenset(whole),
-        rc.compile("|".join(f"(?:{p})" for p in at_start)),
-        rc.compile("|".join(f"(?:{p})" for p in other) or "(?!)"),
+        _alternation(split[0][0]),
+        _alternation(split[0][1]),
+        _alternation(split[1][0]),
+        _alternation(split[1][1]),
     )
 
 
@@ -653,13 +794,22 @@ def _top_level_bar(pattern: str) -> bool:
 def _base_skipped(name: str) -> bool:
     """Whether a function name matches the base skip list (cached: a name is met in many reports and stacks)."""
     base = _base_skip()
+    if name in base.whole or name.startswith(base.starts) or name.endswith(base.ends):
+        return True
+    # Overlapping: every pattern held is found, a plain one (a match) not hidden by a text that overlaps it.
+    at_start = other = False
+    for index, _, _ in base.anywhere.find_matches_as_indexes(name, overlapping=True):
+        if index < base.plain:
+            return True
+        if index < base.plain + base.hinted:
+            at_start = True
+        else:
+            other = True
     return (
-        name in base.whole
-        or name.startswith(base.starts)
-        or name.endswith(base.ends)
-        or bool(base.anywhere.find_matches_as_indexes(name))
-        or base.at_start.match(name) is not None
-        or base.other.search(name) is not None
+        (at_start and base.at_start is not None and base.at_start.match(name) is not None)
+        or (base.at_start_always is not None and base.at_start_always.match(name) is not None)
+        or (other and base.other is not None and base.other.search(name) is not None)
+        or (base.other_always is not None and base.other_always.search(name) is not None)
     )
 
 

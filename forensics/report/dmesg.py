@@ -8,8 +8,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from forensics import __version__
-from forensics.model import Incident
+from forensics import __version__, native
+from forensics.model import Finding, Incident
 from forensics.report.formats import Destination, IncidentRenderer
 from forensics.types.dmesg_result import DmesgResult, SourceResult
 
@@ -20,6 +20,12 @@ if TYPE_CHECKING:
 
 
 SCHEMA = "kforensic.dmesg/1"
+
+#: The document's items (:mod:`forensics.report.dmesg_json`) compiled to C when built (``make compile``; see
+#: :mod:`forensics.native`), installed here, before any function of this module imports them: the items' dicts of the
+#: corpus x4's document in ~15% fewer instructions.
+NATIVE = native.DMESG_DOCUMENT
+native.install(NATIVE)
 
 
 def hypothesis_dict(h: Hypothesis) -> dict[str, Any]:
@@ -47,7 +53,7 @@ def _listed_whys(r: SourceResult) -> dict[int, ReportWhy]:
         first = r.whys.get(g.first.start_line)
         for x in g.kept:
             why = r.whys.get(x.start_line)
-            if why is not None and (x is g.first or why != first):
+            if why is not None and (x is g.first or (why is not first and why != first)):
                 out[x.start_line] = why
     return out
 
@@ -93,14 +99,21 @@ def to_document(
 ) -> dict[str, Any]:
     """The ``kforensic.dmesg/1`` JSON document.
 
-    ``moved_repeats``: a listed repeat of another report's bytes without a reading of its own is a
-    :class:`~forensics.report.dmesg_json.ListedRepeat` (the other's JSON, line numbers moved), which
-    :func:`document_bytes` writes as its dict would be written; otherwise every item is a dict.
+    ``moved_repeats``: each report is a :class:`~forensics.report.dmesg_json.ReportItem`, a listed repeat of another
+    report's bytes (and that report) a :class:`~forensics.report.dmesg_json.ListedRepeat` (the other's JSON, line
+    numbers moved), which :func:`document_bytes` writes as its dict would be written; otherwise every item is a
+    dict.
     ``as_written``: the ``reports`` and ``events`` of each source are :class:`ItemsAsWritten`, for
     :func:`write_document` alone (the items are made in order, as a list of them would be).
     """
-    from forensics.report.dmesg_json import RepeatItems, group_to_dict, report_to_dict
-    from forensics.serialize import incident_to_dict
+    from forensics.report.dmesg_json import RepeatItems, alike, group_to_dict, report_to_dict
+    from forensics.serialize import finding_floats, finding_to_dict, incident_to_dict
+
+    def finding(f: Finding) -> dict[str, Any]:
+        # A finding whose floats orjson writes as json does (its record says where they are): FloatsAlike, for
+        # write_document alone (its values are not searched for the hints: ~10 M instructions of the corpus x4's).
+        made = finding_to_dict(f)
+        return FloatsAlike(made) if all(map(alike, finding_floats(f))) else made
 
     sources = []
     item = RepeatItems(x for r in results for x in (*r.reports, *r.events)).item if moved_repeats else report_to_dict
@@ -128,8 +141,14 @@ def to_document(
         "tool_version": __version__,
         "sources": sources,
         "hypotheses": [hypothesis_dict(h) for h in hypotheses],
-        "incident": incident_to_dict(incident),
+        "incident": incident_to_dict(incident, finding) if as_written else incident_to_dict(incident),
     }
+
+
+class FloatsAlike(dict[str, Any]):
+    """A dict whose values are items (a finding's), each float of which orjson writes as the standard library
+    does, known from the record it was made of: :func:`write_document` does not search its values' JSON for the
+    hints.  Equal to the dict it copies; a dict to any other writer."""
 
 
 #: Where orjson and the standard library may write a number differently: a float under 1e-4 (orjson's
@@ -184,10 +203,10 @@ def write_document(doc: dict[str, Any], write: Callable[[memoryview], object], d
 
     import orjson
 
-    from forensics.report.dmesg_json import ListedRepeat
+    from forensics.report.dmesg_json import ReportItem
 
     def written(obj: object) -> orjson.Fragment:
-        if isinstance(obj, ListedRepeat):
+        if isinstance(obj, ReportItem):
             return orjson.Fragment(obj.json_bytes())
         raise TypeError(f"{type(obj).__name__} is not JSON")
 
@@ -201,7 +220,7 @@ def write_document(doc: dict[str, Any], write: Callable[[memoryview], object], d
             from forensics.output import encode_text
 
             def as_dict(obj: object) -> object:
-                if isinstance(obj, ListedRepeat):
+                if isinstance(obj, ReportItem):
                     return obj.as_dict()
                 # What json.JSONEncoder.default says of any other type (no field holds one).
                 raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
@@ -210,20 +229,15 @@ def write_document(doc: dict[str, Any], write: Callable[[memoryview], object], d
             stdlib.append(lambda obj: encode_text(encoder(obj)))
         return stdlib[0](obj)
 
-    plain: dict[int, bool] = {}  # by a listed repeat's format: whether none holds a hint
-
     def encode(obj: Any) -> bytes:
-        if type(obj) is ListedRepeat:
-            # Its pieces end before a line number and start after it (after b":", before b"," or b"}"): a hint
-            # is in the item only when it is in a piece, looked for once for all repeats of one report, in the
-            # format (no hint holds a b":" either side of which two pieces meet, nor a b"%": one found in the
-            # format is one of a piece, and each piece's are found in it).  Such an item is its JSON as is (what
-            # orjson writes of the Fragment, without the trip through it).
-            form = obj.form
-            if (clean := plain.get(id(form))) is None:
-                clean = plain[id(form)] = not _small_float_hint(form)
-            if clean:
+        if isinstance(obj, ReportItem) and obj.floats_alike():
+            # A report's item whose floats orjson writes as the standard library does (its typed fields say where
+            # they are): its JSON as is (what orjson writes of the Fragment, without the trip through it), not
+            # searched for the hints.
+            try:
                 return obj.json_bytes()
+            except TypeError:  # orjson.JSONEncodeError
+                return slow(obj)
         try:
             data: bytes = fast(obj)
         except TypeError:  # orjson.JSONEncodeError
@@ -234,14 +248,15 @@ def write_document(doc: dict[str, Any], write: Callable[[memoryview], object], d
             return slow(obj)
         return data
 
-    def encode_all(objs: list[Any]) -> list[bytes]:
+    def encode_all(objs: list[Any], alike: bool) -> list[bytes]:
         # Each as encode writes it, the hints looked for once in all (a finding's ~15 values: ~4,000 looks of the
         # corpus x4's document in ~330): a hint in one is a hint in the join; where the join holds one, each alone.
+        # ``alike``: the floats of all are known to be written as json does (FloatsAlike): not looked for.
         try:
-            datas = [fast(obj) for obj in objs]
+            datas = list(map(fast, objs))
         except TypeError:
             return [encode(obj) for obj in objs]
-        return [encode(obj) for obj in objs] if _small_float_hint(b"".join(datas)) else datas
+        return [encode(obj) for obj in objs] if not alike and _small_float_hint(b"".join(datas)) else datas
 
     _write_indented(doc, depth, encode, write, _PIECE, encode_all)
 
@@ -285,11 +300,12 @@ def _write_indented(
     encode: Callable[[Any], bytes],
     write: Callable[[memoryview], object],
     piece: int,
-    encode_all: Callable[[list[Any]], list[bytes]] | None = None,
+    encode_all: Callable[[list[Any], bool], list[bytes]] | None = None,
 ) -> None:
     """:func:`write_document` with ``encode`` writing each item below ``depth`` (and each key): handed to ``write``
     whenever ``piece`` bytes are held after an item of a list (the reports of a log), and at the end.
-    ``encode_all``: the items of a dict that are all items (each ``encode``'s bytes) at once, if it is faster."""
+    ``encode_all``: the items of a dict that are all items (each ``encode``'s bytes) at once, if it is faster,
+    and whether the dict is :class:`FloatsAlike`."""
     # One buffer, each item appended as it is written: no level copies the text of the levels below it, and
     # orjson's buffer of each item is freed at once (held as a list of 10,000 bytes objects to be joined, they
     # took 19 MB more of peak memory than the 7 MB document of the corpus x1).  The same buffer for every piece,
@@ -308,12 +324,27 @@ def _write_indented(
                 keys[k] = got
         return got
 
+    heads: dict[str, bytes] = {}  # each key of a dict of items as its line starts (at depth - 1: one indent)
+
+    def head(k: Any) -> bytes:
+        got = heads.get(k) if type(k) is str else None
+        if got is None:
+            got = b"\n" + b" " * depth + key(k) + b": "
+            if type(k) is str:
+                heads[k] = got
+        return got
+
     def emit(obj: Any, level: int) -> None:
         pad = b"\n" + b" " * (level + 1)
         if level + 1 == depth and isinstance(obj, dict) and obj:
-            # Every value is an item: written here, not by a call each (a finding's ~15 values).
-            values = encode_all(list(obj.values())) if encode_all is not None else map(encode, obj.values())
-            put(b"{" + b",".join([pad + key(k) + b": " + v for k, v in zip(obj, values, strict=True)]))
+            # Every value is an item: written here, not by a call each (a finding's ~15 values), each after its
+            # key's line start made once (~4,300 of the corpus x4's findings).
+            values = (
+                encode_all(list(obj.values()), type(obj) is FloatsAlike)
+                if encode_all is not None
+                else map(encode, obj.values())
+            )
+            put(b"{" + b",".join([head(k) + v for k, v in zip(obj, values, strict=True)]))
             put(b"\n" + b" " * level + b"}")
         elif level + 1 == depth and isinstance(obj, (list, ItemsAsWritten)) and len(obj):
             # Each item appended as it is written (the reports of a log: a list of them would be held at once).

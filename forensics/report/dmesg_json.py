@@ -15,8 +15,8 @@ def report_to_dict(report: KernelReport, why: ReportWhy | None = None, cause: Ca
     cause it shows with other reports (a lock cycle), in place of its own."""
     out = {
         "title": report.title,
-        "type": report.kind.value,
-        "severity": report.severity.value,
+        "type": report.kind._value_,  # .value without its property (see forensics.serialize)
+        "severity": report.severity._value_,
         "corrupted": report.corrupted,
         "corrupted_reason": report.corrupted_reason,
         "frame": json_value(report.frame),
@@ -55,88 +55,147 @@ _LINE_MARK_TEXT = b"%d" % _LINE_MARK
 Template = tuple[tuple[int, ...], bytes]
 
 
-class ListedRepeat:
-    """A listed report that repeats another byte for byte (:meth:`KernelReport.repeats`), listed without a reading.
+def alike(value: object) -> bool:
+    """Whether orjson writes ``value``, of a field typed ``float`` (or :class:`NotAvailable`), as ``json`` does: any
+    float but one under 1e-4 (``0.00001`` and ``1e-6`` for ``1e-05`` and ``1e-06``; checked against ``json`` on
+    a million random floats and every power of ten)."""
+    return type(value) is not float or not 0.0 < abs(value) < 1e-4
 
-    Its JSON item is the other's with the line numbers moved: the start and end line and each frame's line.
-    :func:`~forensics.report.dmesg.document_bytes` writes :meth:`json_bytes` (the item as orjson writes
-    :func:`report_to_dict`'s dict of it), or that dict where the standard library writes the document.
+
+def _all_alike(value: object) -> bool:
+    """:func:`alike` of every float in ``value`` (a field typed ``Any``: scalars, tuples, lists, dicts)."""
+    if isinstance(value, (tuple, list)):
+        return all(_all_alike(x) for x in value)
+    if isinstance(value, dict):
+        return all(_all_alike(x) for x in value.values())
+    return alike(value)
+
+
+class ReportItem:
+    """A ``reports`` (or ``events``) item of :func:`~forensics.report.dmesg.write_document`: ``report_to_dict(report,
+    why, cause)`` made when it is written, and what it knows of its floats without a search of its JSON.
+
+    The fields :func:`report_to_dict` and :func:`why_to_dict` write are typed: the only floats are the report's
+    start and end times and its cause's confidence and fields (``Any``), so :meth:`floats_alike` looks at those
+    alone (tests/forensics/report/test_dmesg_document.py checks the records' annotations: a float field added
+    fails until it is looked at here), where the JSON of each item was searched for the small-float hints (~70 M
+    instructions of the ~540 M of the corpus x4's document; ~7 MB searched).
     """
 
-    __slots__ = ("_delta", "_form", "_numbers", "report")
+    __slots__ = ("cause", "report", "why")
 
-    def __init__(self, report: KernelReport, template: Template, delta: int) -> None:
-        self.report = report
+    def __init__(self, report: KernelReport, why: ReportWhy | None = None, cause: Cause | None = None) -> None:
+        self.report, self.why, self.cause = report, why, cause
+
+    def as_dict(self) -> dict[str, Any]:
+        """The item as :func:`report_to_dict` makes it."""
+        return report_to_dict(self.report, self.why, self.cause)
+
+    def json_bytes(self) -> bytes:
+        """The item as orjson writes :meth:`as_dict` (a TypeError where it cannot: an integer past 64 bits)."""
+        import orjson
+
+        return orjson.dumps(self.as_dict())
+
+    def floats_alike(self) -> bool:
+        """Whether orjson writes every float of the item as the standard library does (:func:`alike`)."""
+        report = self.report
+        if not (alike(report.start_time) and alike(report.end_time)):
+            return False
+        cause = None if self.why is None else self.cause or self.why.cause
+        return cause is None or (alike(cause.confidence) and _all_alike(cause.fields))
+
+
+class ListedRepeat(ReportItem):
+    """A listed report written from the template of a report that others repeat byte for byte
+    (:meth:`KernelReport.repeats`): a repeat (its line numbers moved by ``delta``) or that report itself
+    (``delta`` 0), with its own reading (``why``, ``cause``) or none.
+
+    Its JSON item is the template's with the line numbers moved (the start and end line and each frame's line),
+    and its reading's JSON as the last key when it has one: :meth:`json_bytes`, the item as orjson writes
+    :func:`report_to_dict`'s dict of it.  A repeat's times are those of the report it repeats (the same text):
+    :meth:`floats_alike` holds for the template's as for the item.
+    """
+
+    __slots__ = ("_delta", "_form", "_numbers")
+
+    def __init__(
+        self,
+        report: KernelReport,
+        template: Template,
+        delta: int,
+        why: ReportWhy | None = None,
+        cause: Cause | None = None,
+    ) -> None:
+        super().__init__(report, why, cause)
         self._numbers, self._form = template
         self._delta = delta
 
     @property
     def form(self) -> bytes:
-        """The repeated report's JSON as a ``%`` format (shared by all its listed repeats): the item is its line
-        numbers written into it, each where a ``%d`` stands, and each ``%%`` one ``%``."""
+        """The repeated report's JSON without a reading as a ``%`` format (shared by all its listed reports): the
+        item is its line numbers written into it, each where a ``%d`` stands, and each ``%%`` one ``%``."""
         return self._form
 
-    def as_dict(self) -> dict[str, Any]:
-        """The item as :func:`report_to_dict` makes it."""
-        return report_to_dict(self.report)
-
     def json_bytes(self) -> bytes:
-        """The item as orjson writes :meth:`as_dict`: the repeated report's JSON, each line number moved.
+        """The item as orjson writes :meth:`as_dict`: the repeated report's JSON, each line number moved, then the
+        reading's (the last key of the dict); a TypeError where orjson cannot write the reading.
 
         One ``%`` formatting of the template's pieces (a ``%d`` between each two), where a ``b"%d"`` and two list
         items a number were ~10 ms of the ~900 listed repeats of the corpus x4 (~40 line numbers each).
         """
         delta = self._delta
-        return self._form % tuple([number + delta for number in self._numbers])
+        item: bytes = self._form % tuple([number + delta for number in self._numbers])
+        if self.why is None:
+            return item
+        import orjson
+
+        why = orjson.dumps(why_to_dict(self.report, self.why, self.cause))
+        return b"".join((memoryview(item)[:-1], b',"why":', why, b"}"))
 
 
 class RepeatItems:
-    """The ``reports`` and ``events`` items of one document: a listed repeat without a reading of its own is a
-    :class:`ListedRepeat` of the JSON of the report it repeats, written once for all its repeats (~300 listed
-    repeats a copy of the shared corpus: their dicts and JSON were ~0.03 s of each further copy)."""
+    """The ``reports`` and ``events`` items of one document, each a :class:`ReportItem`: a report that a later
+    listed one repeats, and each listed repeat, is a :class:`ListedRepeat` of that report's JSON without a reading,
+    written once for all of them as a template (~300 listed repeats a copy of the shared corpus: their dicts and
+    JSON were ~0.03 s of each further copy); only the reading of each, where it has one, is made for it."""
 
     def __init__(self, reports: Iterable[KernelReport] = ()) -> None:
         # By the repeated report's id (the report is held in the value): its JSON cut at its line numbers, and
-        # those numbers; None when the mark stands elsewhere in it.
+        # those numbers; None when the mark stands elsewhere in it.  Made at the first of its listed occurrences,
+        # itself or a repeat: the item of a report repeated later was made twice (its dict with the reading, then
+        # one without it for the template: ~12 ms of the corpus x4's document), and held until then.
         self._templates: dict[int, tuple[KernelReport, Template | None]] = {}
-        # The items made of reports that are no repeat, by the report's id (the report is held in the value): a
-        # report a later one repeats is listed first, as its group's first occurrence.  Only those of the
-        # reports that one of ``reports`` repeats are kept, each until its template is made: the dicts of all
-        # were held to the document's end (~4 MiB of the corpus x4's, its frames' dicts and excerpts, each page
-        # a first touch).  The item of a report not kept is made again for its template, the same dict.
         self._repeated = {id(found[0]) for x in reports if (found := x.repeats()) is not None}
-        self._made: dict[int, tuple[KernelReport, dict[str, Any]]] = {}
 
-    def item(self, report: KernelReport, why: ReportWhy | None, cause: Cause | None = None) -> Any:
-        """``report_to_dict(report, why, cause)``, or the same item as a :class:`ListedRepeat`."""
+    def item(self, report: KernelReport, why: ReportWhy | None, cause: Cause | None = None) -> ReportItem:
+        """The item of ``report_to_dict(report, why, cause)``: a :class:`ListedRepeat` where it can be one."""
         found = report.repeats()
-        if found is not None and why is None:
+        if found is None:
+            if id(report) not in self._repeated:
+                return ReportItem(report, why, cause)
+            old, delta = report, 0
+        else:
             old, delta = found
-            held = self._templates.get(id(old))
-            if held is None:
-                made = self._made.pop(id(old), None)
-                held = self._templates[id(old)] = (old, _template(old, None if made is None else made[1]))
-            if held[1] is not None:
-                return ListedRepeat(report, held[1], delta)
-        item = report_to_dict(report, why, cause)
-        if found is None and id(report) in self._repeated:
-            # Kept for the template of a later repeat, which has no reading: the reading's dicts (its stacks'
-            # frames, most of an item) are dropped once the item is written (see ItemsAsWritten).
-            self._made[id(report)] = (report, {k: v for k, v in item.items() if k != "why"} if "why" in item else item)
-        return item
+        held = self._templates.get(id(old))
+        if held is None:
+            held = self._templates[id(old)] = (old, _template(old))
+        if held[1] is None:
+            return ReportItem(report, why, cause)
+        return ListedRepeat(report, held[1], delta, why, cause)
 
 
-def _template(report: KernelReport, item: dict[str, Any] | None) -> Template | None:
-    """The report's JSON item (without a reading) cut where its line numbers stand, those numbers and the format.
-
-    ``item``: the report's item made already (with its reading or without), else None.
-    """
+def _template(report: KernelReport) -> Template | None:
+    """The report's JSON item without a reading, cut where its line numbers stand: those numbers and the format
+    (None where orjson cannot write the item, or the mark stands elsewhere in it)."""
     import orjson
 
-    item = report_to_dict(report) if item is None else {k: v for k, v in item.items() if k != "why"}
+    item = report_to_dict(report)
     numbers = (report.start_line, report.end_line, *(f.line for f in report.trace))
+    # The dict is this function's own: its line numbers are written over, not copied (a frame's dict a frame).
     item["start_line"] = item["end_line"] = _LINE_MARK
-    item["call_trace"] = [{**frame, "line": _LINE_MARK} for frame in item["call_trace"]]
+    for frame in item["call_trace"]:
+        frame["line"] = _LINE_MARK
     try:
         pieces = tuple(orjson.dumps(item).split(_LINE_MARK_TEXT))
     except TypeError:  # orjson.JSONEncodeError: the document is written by the standard library
@@ -198,7 +257,7 @@ def why_to_dict(report: KernelReport, why: ReportWhy, cause: Cause | None = None
         "facts": [{"name": f.name, "value": json_value(f.value), "line": first + f.at} for f in why.facts],
         "stacks": [
             {
-                "kind": s.kind.value,
+                "kind": s.kind._value_,
                 "heading": s.heading,
                 "line": first + s.at,
                 "task": s.task,

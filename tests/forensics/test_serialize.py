@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+import typing
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from forensics import model
 from forensics.errors import InputError
 from forensics.model import Clock, Incident, NotAvailable, Timestamp, TimeWindow
-from forensics.serialize import INCIDENT_SCHEMA, incident_from_dict, incident_to_dict
+from forensics.serialize import INCIDENT_SCHEMA, finding_floats, finding_to_dict, incident_from_dict, incident_to_dict
 from tests.forensics.factories import incident_of, line_evidence, null_deref_finding, write_log
 
 
@@ -159,3 +161,35 @@ def test_a_log_cause_is_written_as_the_last_four_facts_and_read_back_typed(tmp_p
     ]
     [back] = incident_from_dict(doc, "x.json").findings
     assert back.log_cause == cause and back == finding
+
+
+def _floats(value: object) -> list[float]:
+    """Every float in a JSON value, in order."""
+    if isinstance(value, dict):
+        return [x for v in value.values() for x in _floats(v)]
+    if isinstance(value, list):
+        return [x for v in value for x in _floats(v)]
+    return [value] if type(value) is float else []
+
+
+def _admits_float(hint: object) -> bool:
+    return hint is float or hint is Any or any(_admits_float(arg) for arg in typing.get_args(hint))
+
+
+def test_finding_floats_are_every_float_a_finding_is_written_with() -> None:
+    # What a writer reads to know a finding's floats without searching its JSON (kforensic dmesg's document): every
+    # float finding_to_dict writes, and the records' only float fields are those it reads.
+    from forensics.pipelines.dmesg import analyse_logs
+    from tests.vmcore_cases import console_logs
+
+    result = analyse_logs([str(p) for p in console_logs()], live=False)
+    early = line_evidence(Path("k.log"), 3, "x", 1.5e-05)  # a time orjson writes otherwise (0.000015)
+    findings = [*result.incident.findings, null_deref_finding((early, line_evidence(Path("k.log"), 9, "y")))]
+    assert len(findings) >= 10 and any(e.timestamp is not None for f in findings for e in f.evidence)
+    for f in findings:
+        assert _floats(finding_to_dict(f)) == finding_floats(f)
+    records = [model.Finding, model.Evidence, model.Locator, model.Timestamp, model.Fact, model.Subject,
+               model.Baseline, model.StatedCause, model.LogCause]  # fmt: skip
+    floats = {(r.__name__, n) for r in records for n, hint in typing.get_type_hints(r).items() if _admits_float(hint)}
+    # LogCause's confidence is written as a fact's text (as_facts); the others are what finding_floats reads.
+    assert floats == {("Finding", "confidence"), ("Timestamp", "seconds"), ("LogCause", "confidence")}

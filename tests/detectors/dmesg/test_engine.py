@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from detectors.dmesg import extract as extract_module
 from detectors.dmesg import scanner as scanner_module
 from detectors.dmesg.extract import match_header
-from detectors.dmesg.frames import parse_frame
+from detectors.dmesg.frames import parse_frame, required_text
 from detectors.dmesg.lines import decode, parse_line, parse_raw
 from detectors.dmesg.rules import RULES
 from detectors.dmesg.scanner import LogScanner, scan_chunks, scan_text
@@ -364,8 +364,8 @@ def test_windows_cut_from_the_shared_split_lines_are_the_windows_cut_alone(
     ],
 )
 def test_the_text_every_header_match_holds(pattern: str, text: str) -> None:
-    assert extract_module._required_text(pattern, 0) == text
-    assert extract_module._required_text(pattern, re.IGNORECASE) == ""
+    assert required_text(pattern, 0) == text
+    assert required_text(pattern, re.IGNORECASE) == ""
 
 
 def test_match_header_finds_the_rule_the_whole_table_finds() -> None:
@@ -411,3 +411,19 @@ def test_the_line_counter_gives_every_offsets_line_whatever_it_counted_before(
             assert scanner._line_at_end(off) == buf.count(b"\n", 0, off) + 1
         else:
             assert scanner._line_at(off) == buf.count(b"\n", 0, off) + 1
+
+
+def test_the_report_builders_trace_hints_are_the_trace_readers() -> None:
+    # parse_trace asks the report builder what a line is to it (a stack start, a possible marker or exception
+    # line), read with the line's kind in one automaton pass: the same bits as frames.trace_hints finds them, on
+    # every line of the bundled logs and on made lines of each marker and exception text.
+    from detectors.dmesg.frames import trace_hints
+
+    root = Path(__file__).parents[3]
+    logs = [*GOLDEN, *Path(__file__).parent.glob("corpora/*/*.log"), *root.glob("vmcore_fixtures/cases/*/console.log")]
+    bodies = {parse_raw(0, raw).body for log in logs for raw in log.read_bytes().split(b"\n")}
+    made = ("<IRQ>", " </NMI>", "--- interrupt: 900 at f+0x1/0x2", "Exception stack(0x1 to 0x2)", "irq event stamp: 7")
+    bodies |= {*made, *(f"x {text} y" for text in made)}
+    assert sum(1 for body in bodies if trace_hints(body) & 2) > 20
+    for body in bodies:
+        assert extract_module._trace_hints(body) == trace_hints(body), body
