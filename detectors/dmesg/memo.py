@@ -303,13 +303,26 @@ def _fast_compare(entry: _Entry, ahead: _Ahead, more: int) -> tuple[bytes, bool]
         return None
     if entry.resume_at < 0:
         return None
-    at = stop + 1  # the text's lines end there: its newlines stand where the entry's do
-    for _ in range(more):
-        at = buf.find(b"\n", at, end) + 1
+    # The text's lines end at ``stop``: its newlines stand where the entry's do.  The ``more`` lines after it are
+    # whole within the budget when that many newlines stand before the budget's end (or the input's), counted in
+    # steps of the bytes such lines may take (a find a line was a call each, ~10 a look-up of the corpus x4).
+    if not more:
+        return None if stop + 1 - start > ahead.max_bytes else (text, exact)
+    limit = min(end, start + ahead.max_bytes)
+    at, seen = stop + 1, 0
+    for per_line in (96, 256):
+        upto = min(limit, stop + 1 + per_line * more)
+        if upto > at:
+            seen += buf.count(b"\n", at, upto)
+            at = upto
+        if seen >= more:
+            return text, exact
+    # Longer lines, or fewer before the end (near the end of the input): the rest one find a line (memchr), not a
+    # count of all the bytes to the budget's end.
+    for _ in range(more - seen):
+        at = buf.find(b"\n", at, limit) + 1
         if not at:
             return None
-    if at - start > ahead.max_bytes:
-        return None
     return text, exact
 
 
