@@ -251,3 +251,40 @@ def test_lines_ahead_are_counted_in_steps_as_in_one_count(
     known = _Ahead(data, start, end, budget, data.count(b"\n", start, end))
     assert known.has_lines(lines) == (data.count(b"\n", start, stop) >= lines)
     assert known.full_window_is(lines) == _Ahead(data, start, end, budget).full_window_is(lines)
+
+
+def _compare_by_finds(buf: bytes, start: int, end: int, max_bytes: int, text: bytes, more: int) -> bool:
+    """What _fast_compare said when it found the newlines of the ``more`` lines after the text one by one: whether
+    they are whole, before ``end``, within the byte budget."""
+    stop = start + len(text)
+    at = stop + 1
+    for _ in range(more):
+        at = buf.find(b"\n", at, end) + 1
+        if not at:
+            return False
+    return at - start <= max_bytes
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.integers(min_value=0, max_value=400), min_size=2, max_size=40),
+    st.integers(min_value=1, max_value=5),
+    st.integers(min_value=0, max_value=40),
+    st.integers(min_value=0, max_value=20_000),
+    st.integers(min_value=0, max_value=20_000),
+)
+def test_a_fast_compare_counts_the_lines_after_the_text_as_finding_them_did(
+    sizes: list[int], lines: int, more: int, cut: int, max_bytes: int
+) -> None:
+    # The text of a remembered report at the buffer's start, then lines of any length: a hit when ``more`` whole
+    # lines follow it before the end and within the budget, as one find a line said.
+    from detectors.dmesg.memo import _Ahead, _Entry, _fast_compare
+
+    buf = b"\n".join(b"x" * size for size in sizes) + b"\n"
+    lines = min(lines, len(sizes) - 1)
+    text = b"\n".join(b"x" * size for size in sizes[:lines])
+    end = max(len(text) + 1, len(buf) - cut)
+    entry = _Entry(lines, -1, text, None, 0, (0,), None, (-1, -1), None, None, (), None, 0)  # type: ignore[arg-type]
+    found = _fast_compare(entry, _Ahead(buf, 0, end, max_bytes), more)
+    assert (found is not None) == _compare_by_finds(buf, 0, end, max_bytes, text, more)
+    assert found is None or found == (text, True)
