@@ -273,3 +273,14 @@ def test_a_report_item_holds_floats_only_where_its_floats_are_looked_at() -> Non
         ("Cause", "confidence"),
         ("Cause", "fields"),
     }
+
+
+def test_the_items_missing_values_are_written_as_the_incident_writes_them() -> None:
+    # dmesg_json._value is serialize.json_value compiled with the items (the same answer for every kind of value).
+    from forensics.model import NotAvailable
+    from forensics.report.dmesg_json import _value
+    from forensics.serialize import json_value
+
+    for value in (NotAvailable("no stamp"), 1.5, 0, "x", None, {"not_available": "y"}, (1, 2)):
+        assert _value(value) == json_value(value)
+    assert _value(NotAvailable("no stamp")) == {"not_available": "no stamp"}
