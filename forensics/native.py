@@ -36,6 +36,7 @@ import importlib.machinery
 import importlib.util
 import os
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
@@ -101,6 +102,22 @@ def _read_source(module: str) -> Path:
 #: side by side keep theirs).
 _KEYS_KEPT = 8
 
+#: git's "racy" rule: a file's ``stat`` fields stand for its content only once its times are older than this when
+#: they are remembered.  A file written over in the same tick of the change time's clock keeps every field (one
+#: second on a filesystem of 1-second times, FAT's two; one jiffy on a kernel before 6.13, which stamps the change
+#: time from the coarse clock), so fields seen within the tick may stand for a content that no longer is.
+_RACY_NS = 3_000_000_000
+
+
+def _trusted(stats: Sequence[os.stat_result], now_ns: int) -> bool:
+    """Whether the ``stat`` fields of a group's files may stand for their content from now on: every file's
+    modification and change times older than :data:`_RACY_NS`, and each change time finer than a second (a change
+    time without a sub-second part is a filesystem of 1- or 2-second times, or squashfs, whose change times are its
+    image's modification time and whose inodes are its image's, the same for two builds of one tree)."""
+    return all(
+        st.st_ctime_ns % 1_000_000_000 != 0 and max(st.st_mtime_ns, st.st_ctime_ns) < now_ns - _RACY_NS for st in stats
+    )
+
 
 def group_dir(group: Group, environ: dict[str, str] | os._Environ[str] = os.environ) -> Path:
     """Where ``group`` is (or would be) built for the current sources (its own and those it reads) and
@@ -110,14 +127,18 @@ def group_dir(group: Group, environ: dict[str, str] | os._Environ[str] = os.envi
     only when their ``stat`` fields are not those a run saw before (the ``.keys`` file): ~450 KB of the dmesg
     group's, ~0.5 ms of every run, where a ``stat`` a file is ~2 us.  A file written over has another change
     time (which no program sets back) even where its size and modification time are the same, as Python's own
-    bytecode cache does not check.
+    bytecode cache does not check, once the clock of change times has moved on: fields are remembered only when
+    :func:`_trusted` (git's "racy" rule; before it, a same-size edit within one tick of a 1-second filesystem
+    loaded the build of the sources before it).
     """
     named = [("", Path(__file__))]
     named += [(m, _source(m)) for m in group.modules]
     named += [(m, _read_source(m)) for m in group.reads]
     seen = hashlib.sha256(f"{_SUFFIX}\0{sys.version}\0{group.name}".encode())
+    stats = []
     for name, path in named:
         st = os.stat(path)
+        stats.append(st)
         seen.update(f"\0{name}\0{path}\0{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}".encode())
     base = cache_dir(environ) / "native"
     memo = base / f"{group.name}.keys"
@@ -129,7 +150,8 @@ def group_dir(group: Group, environ: dict[str, str] | os._Environ[str] = os.envi
     key = known.get(stat_key)
     if key is None or len(key) != 20 or not key.isalnum():
         key = _content_key([path for _, path in named[1:]], group)
-        if (base / f"{group.name}-{key}").is_dir():  # remembered once built (a run without a build writes nothing)
+        # Remembered once built (a run without a build writes nothing) and once the fields can be trusted.
+        if (base / f"{group.name}-{key}").is_dir() and _trusted(stats, time.time_ns()):
             kept = [f"{k} {v}" for k, v in known.items() if k != stat_key][-(_KEYS_KEPT - 1) :]
             _write_atomically(memo, "".join(f"{line}\n" for line in [*kept, f"{stat_key} {key}"]))
     return base / f"{group.name}-{key}"
