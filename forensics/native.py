@@ -171,11 +171,15 @@ def _content_key(sources: list[Path], group: Group) -> str:
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    """``text`` into ``path`` (written beside it and renamed into place); nothing when it cannot be written."""
+    """``text`` into ``path`` (written beside it, 0600, and renamed into place, as the code cache's table is:
+    forensics/runcache.py); nothing when it cannot be written.  ``O_EXCL``: a name left there (or planted) is not
+    written through."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(text)
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as out:
+            out.write(text)
         os.replace(tmp, path)
     except OSError:
         with contextlib.suppress(OSError):

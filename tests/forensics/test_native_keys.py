@@ -64,6 +64,7 @@ def test_the_key_is_the_sources_whether_remembered_or_not(
     where.mkdir(parents=True)
     assert native.group_dir(group, env) == where
     assert keys.read_text().count("\n") == 1
+    assert keys.stat().st_mode & 0o777 == 0o600
     hashed: list[object] = []
     content = native._content_key
 
