@@ -1,5 +1,5 @@
 """Run the kforensic CLI with ``python -m forensics``."""
 
-from forensics.cli import main
+from forensics.cli import entry
 
-main()
+entry()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import re
+import struct
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
@@ -21,8 +22,8 @@ from detectors.dmesg.lines import LogLine
 from forensics import regexcache as rc
 from forensics.types.dmesg import CodeInstruction, CodeListing
 
-if TYPE_CHECKING:  # imported where a Code: line is decoded (capstone is a large module to import)
-    from forensics.types.registers import Instruction, RegisterSet
+if TYPE_CHECKING:  # imported where the capstone module decodes (its library not called directly: _capstone)
+    from forensics.types.registers import Instruction
 
 #: Registers a call may change (System V x86-64 ABI): detectors.vmcore.disasm._CALLER_SAVED, not imported for it.
 _CALLER_SAVED = frozenset({"rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11"})
@@ -50,7 +51,93 @@ _BASE = 0x1000  # the synthetic address of the first code byte: capstone needs o
 _new_tuple: Final = tuple.__new__
 
 
-def registers(lines: Sequence[LogLine]) -> tuple[RegisterSet, int | None]:
+class Registers:
+    """The register values of an oops, by the names capstone and the kernel use (``rax``, ``x0``), each once.
+
+    What :class:`forensics.types.registers.RegisterSet` holds, as a record of this module: that module's frozen
+    dataclasses cost ~2.3 ms to import, for a lookup by name.
+    """
+
+    def __init__(self, values: tuple[tuple[str, int], ...]) -> None:
+        self.values = values
+        self._by_name = dict(values)
+
+    def get(self, name: str) -> int | None:
+        """The value of a register, None when the oops does not print it."""
+        return self._by_name.get(name)
+
+    def as_dict(self) -> dict[str, int]:
+        """The registers as a mapping (a copy)."""
+        return dict(self.values)
+
+
+class _Memory:
+    """An x86 instruction's memory operand as the listing reads it: its base and index registers (their 64-bit
+    names) and displacement (:class:`forensics.types.registers.MemoryOperand`'s)."""
+
+    def __init__(self, base: str | None, index: str | None, disp: int) -> None:
+        self.base = base
+        self.index = index
+        self.disp = disp
+
+
+class _Insn:
+    """One x86-64 instruction decoded with detail as the listing reads it: what
+    :class:`forensics.types.registers.Instruction` holds of it but the registers read (which nothing here reads)."""
+
+    def __init__(
+        self, address: int, size: int, mnemonic: str, op_str: str, memory: _Memory | None, writes: tuple[str, ...]
+    ) -> None:
+        self.address = address
+        self.size = size
+        self.mnemonic = mnemonic
+        self.op_str = op_str
+        self.memory = memory
+        self.writes = writes  # the 64-bit registers it writes
+
+    @property
+    def is_call(self) -> bool:
+        return self.mnemonic.startswith("call")
+
+    def text(self) -> str:
+        """``mnemonic operands`` as capstone prints them."""
+        return f"{self.mnemonic} {self.op_str}".strip()
+
+
+def _insn_of(insn: Instruction) -> _Insn:
+    """The listing's record of :func:`detectors.vmcore.disasm.instruction`'s."""
+    m = insn.memory
+    return _Insn(
+        insn.address, insn.size, insn.mnemonic, insn.op_str, None if m is None else _Memory(m.base, m.index, m.disp),
+        insn.writes,
+    )  # fmt: skip
+
+
+#: The x86 registers whose 64-bit register is ``r`` and their name: ``ax`` (``eax``) of ``rax``...
+_LEGACY_X86: Final = frozenset({"ax", "bx", "cx", "dx", "si", "di", "bp", "sp"})
+
+
+def _x86_canonical(name: str | None) -> str | None:
+    """The 64-bit register an x86 register is part of, as :func:`detectors.vmcore.disasm.canonical_register` names
+    it (a test compares the two on every register capstone names): ``eax``, ``ax``, ``al`` and ``ah`` are ``rax``,
+    ``sil`` is ``rsi``, ``r8d``, ``r8w`` and ``r8b`` are ``r8``; any other name is itself."""
+    if name is None:
+        return None
+    n = len(name)
+    if n >= 3 and name[0] == "r" and name[1].isdigit():
+        return name[:-1] if name[-1] in "dwb" else name
+    if name in _LEGACY_X86:
+        return "r" + name
+    if n == 3 and name[0] == "e" and name[1:] in _LEGACY_X86:
+        return "r" + name[1:]
+    if n == 2 and name[0] in "abcd" and name[1] in "lh":
+        return "r" + name[0] + "x"
+    if n == 3 and name[2] == "l" and name[:2] in ("si", "di", "bp", "sp"):
+        return "r" + name[:2]
+    return name
+
+
+def registers(lines: Sequence[LogLine]) -> tuple[Registers, int | None]:
     """The kernel registers of an oops (from its kernel ``RIP:`` line on) and the line of the ``RIP:`` line.
 
     A report may print a second register block for user space after the call trace; only the first
@@ -90,32 +177,17 @@ def registers(lines: Sequence[LogLine]) -> tuple[RegisterSet, int | None]:
                 if m.group(1) not in seen:
                     seen.add(m.group(1))
                     values.append((m.group(1), int(m.group(2), 16)))
-    return _register_set()(tuple(values)), rip_at
+    return Registers(tuple(values)), rip_at
 
 
-# The records and decoders of detectors.vmcore.disasm, imported at the first Code: line (not by every run that reads
-# a report) and kept: an ``import`` in a compiled function is ~23,000 instructions a call, even of a module imported.
-@functools.cache
-def _register_set() -> type[RegisterSet]:
-    from forensics.types.registers import RegisterSet
-
-    return RegisterSet
-
-
+# detectors.vmcore.disasm's converter, imported where the capstone module decodes and kept: an ``import`` in a
+# compiled function is ~23,000 instructions a call, even of a module imported.
 @functools.cache
 def _converter() -> Callable[[Any], Instruction]:
-    """:func:`detectors.vmcore.disasm.instruction`."""
+    """:func:`detectors.vmcore.disasm.instruction` (where the ``capstone`` module decodes)."""
     from detectors.vmcore.disasm import instruction
 
     return instruction
-
-
-@functools.cache
-def _written_registers() -> Callable[[Any], tuple[str, ...]]:
-    """:func:`detectors.vmcore.disasm.written_registers`."""
-    from detectors.vmcore.disasm import written_registers
-
-    return written_registers
 
 
 def _x86_bytes(text: str) -> tuple[bytes, int] | None:
@@ -134,99 +206,94 @@ def _x86_bytes(text: str) -> tuple[bytes, int] | None:
 class _Decoded:
     """The instructions of a ``Code:`` line: decoded in full (operands, registers) only where looked at.
 
-    Capstone's detail costs ~50 us an instruction and a listing looks at a few of them (the faulting one,
-    the load of its base register, a trap's compare), so each instruction before the faulting one is
+    Capstone's detail costs ~50 us an instruction through its module and a listing looks at a few of them (the
+    faulting one, the load of its base register, a trap's compare), so each instruction before the faulting one is
     decoded in full the first time it is read: x86 decoding of an instruction depends on its bytes alone,
     so this is what decoding them all at once gave.  The faulting one (``faulting``) is decoded in full; those
     after it are shown only (their operands are never read, and no record of them is made unless one is).
     """
 
-    def __init__(self, data: bytes, lite: list[tuple[int, int, str, str]], fault: int, faulting: Instruction) -> None:
+    def __init__(self, data: bytes, lite: list[tuple[int, int, str, str]], fault: int, faulting: _Insn) -> None:
         self._data = data
         self.lite = lite  # (address, size, mnemonic, operands) of every instruction, as capstone prints them
-        self._full: list[Instruction | None] = [None] * len(lite)
+        self._full: list[_Insn | None] = [None] * len(lite)
         self._full[fault] = faulting
-        self._writes: list[tuple[tuple[str, ...], bool] | None] = [None] * len(lite)
 
     def __len__(self) -> int:
         return len(self.lite)
 
-    def __getitem__(self, index: int) -> Instruction:
+    def __getitem__(self, index: int) -> _Insn:
         got = self._full[index]
         if got is None:
             address, size, _, _ = self.lite[index]
             at = address - _BASE
-            got = self._full[index] = _converter()(_detailed_at(self._data[at : at + size], address))
+            decoded = _detailed_at(self._data[at : at + size], address)
+            assert decoded is not None  # (the bytes the lite decode read as this instruction)
+            got = self._full[index] = decoded[0]
         return got
 
     def writes(self, index: int) -> tuple[tuple[str, ...], bool]:
         """The registers an instruction writes and whether it is a call: what a search for the last write of a
-        register reads of each instruction it passes, decoded without the operands (~10 us, not ~25)."""
-        got = self._writes[index]
-        if got is None:
-            full = self._full[index]
-            if full is not None:
-                got = (full.writes, full.is_call)
-            else:
-                address, size, _, _ = self.lite[index]
-                at = address - _BASE
-                insn = _detailed_at(self._data[at : at + size], address)
-                got = (_written_registers()(insn), insn.mnemonic.startswith("call"))
-            self._writes[index] = got
-        return got
+        register reads of each instruction it passes."""
+        insn = self[index]
+        return insn.writes, insn.is_call
 
 
-def _detailed_at(data: bytes, address: int) -> Any:
-    """The first instruction of ``data`` at ``address`` as capstone decodes it with detail (a ``CsInsn``), or None."""
-    got = list(_detail_decoder().disasm(data, address, 1))
-    return got[0] if got else None
+def _detailed_at(data: bytes, address: int) -> tuple[_Insn, str | None] | None:
+    """The first x86-64 instruction of ``data`` at ``address`` decoded with capstone's detail: its record
+    (what :func:`detectors.vmcore.disasm.instruction` gives) and what it does to its memory operand
+    (:func:`_access`); None when it does not decode."""
+    library = _capstone()
+    if library is not None:
+        return library.x86_detailed(data, address)
+    got = list(_module_decoder(_CS_ARCH_X86, _CS_MODE_64, True).disasm(data, address, 1))
+    return (_insn_of(_converter()(got[0])), _access(got[0])) if got else None
+
+
+def _lite(arch: int, mode: int, data: bytes, address: int, end: int = -1) -> list[tuple[int, int, str, str]]:
+    """Every instruction of ``data`` as capstone prints it without detail: (address, size, mnemonic, operands).
+
+    With ``end``: none unless the last one ends there (the others are not read to their text where not).
+    """
+    library = _capstone()
+    if library is not None:
+        return library.lite(arch, mode, data, address, end)
+    got = list(_module_decoder(arch, mode, False).disasm_lite(data, address))
+    return [] if end >= 0 and (not got or got[-1][0] + got[-1][1] != end) else got
+
+
+@functools.cache
+def _module_decoder(arch: int, mode: int, detail: bool) -> Any:
+    """A decoder of the ``capstone`` module (where its library is not called directly: :func:`_capstone`)."""
+    import capstone
+
+    md = capstone.Cs(arch, mode)
+    md.detail = detail
+    return md
 
 
 def _decode_x86(data: bytes, mark: int) -> tuple[_Decoded, int, str | None] | None:
     """Instructions before and from the mark, the index of the faulting one and what it does to its memory operand
     (:func:`_access`)."""
     # Only the faulting instruction and those before it are read to their operands and registers: the ones
-    # after it are shown, decoded without capstone's detail (which costs ~50 us an instruction).  The faulting one
-    # is decoded with detail once, for its registers and operand and for what it does to that operand.
+    # after it are shown, decoded without capstone's detail.  The faulting one is decoded with detail once, for
+    # its registers and operand and for what it does to that operand.
     fault = _detailed_at(data[mark:], _BASE + mark)
     if fault is None:
         return None
-    head = _converter()(fault)
-    access = _access(fault) if head.memory is not None else None
+    head, access = fault
+    if head.memory is None:
+        access = None
     rest = _BASE + mark + head.size
-    lite_after = list(_lite_decoder().disasm_lite(data[rest - _BASE :], rest))
+    lite_after = _lite(_CS_ARCH_X86, _CS_MODE_64, data[rest - _BASE :], rest)
     lite_after.insert(0, (head.address, head.size, head.mnemonic, head.op_str))
-    # The first start whose instructions end exactly at the mark, found without capstone's detail (~10x
-    # cheaper); those before the mark are decoded in full only when read (_Decoded).
-    lite = _lite_decoder()
+    # The first start whose instructions end exactly at the mark, found without capstone's detail; those before
+    # the mark are decoded in full only when read (_Decoded).
     for start in range(mark):
-        before = list(lite.disasm_lite(data[start:mark], _BASE + start))
-        if before and before[-1][0] + before[-1][1] == _BASE + mark:
+        before = _lite(_CS_ARCH_X86, _CS_MODE_64, data[start:mark], _BASE + start, _BASE + mark)
+        if before:
             return _Decoded(data, before + lite_after, len(before), head), len(before), access
     return _Decoded(data, lite_after, 0, head), 0, access
-
-
-@functools.cache
-def _lite_decoder() -> Any:
-    import capstone
-
-    return capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
-
-
-@functools.cache
-def _detail_decoder() -> Any:
-    import capstone
-
-    md = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
-    md.detail = True
-    return md
-
-
-@functools.cache
-def _arm64_decoder() -> Any:
-    import capstone
-
-    return capstone.Cs(capstone.CS_ARCH_ARM64, capstone.CS_MODE_ARM)
 
 
 def _writes_to(insns: _Decoded, index: int, register: str) -> bool:
@@ -246,7 +313,7 @@ def _written(insns: _Decoded, start: int, end: int, register: str) -> bool:
     return any(_writes_to(insns, i, register) for i in range(start, end))
 
 
-def _operand_text(insn: Instruction) -> str | None:
+def _operand_text(insn: _Insn) -> str | None:
     m = re.search(r"\[[^\]]+\]", insn.op_str)
     return m.group(0) if m else None
 
@@ -255,24 +322,14 @@ def _access(insn: Any) -> str | None:
     """What an x86-64 instruction (a ``CsInsn`` decoded with detail) does to its memory operand: ``read``, ``write``
     or ``read-write`` (capstone's operand access flags, so that a store by ``movaps`` or ``stos`` is a write and
     ``add [mem], reg`` both)."""
-    memory, can_read, can_write = _access_flags()
     for op in insn.operands:
-        if op.type == memory and insn.mnemonic != "lea":
-            read, write = bool(op.access & can_read), bool(op.access & can_write)
+        if op.type == _X86_OP_MEM and insn.mnemonic != "lea":
+            read, write = bool(op.access & _CS_AC_READ), bool(op.access & _CS_AC_WRITE)
             return "read-write" if read and write else "write" if write else "read"
     return None
 
 
-@functools.cache
-def _access_flags() -> tuple[int, int, int]:
-    """capstone's x86 memory operand type and its read and write access flags."""
-    import capstone
-    from capstone import x86
-
-    return int(x86.X86_OP_MEM), int(capstone.CS_AC_READ), int(capstone.CS_AC_WRITE)
-
-
-def _compared(insns: _Decoded, fault: int, regs: RegisterSet) -> tuple[tuple[str, int | None], ...]:
+def _compared(insns: _Decoded, fault: int, regs: Registers) -> tuple[tuple[str, int | None], ...]:
     """For a trap (``ud2``): the registers of the compare that decides it, when they still hold their values."""
     if insns[fault].mnemonic != "ud2":
         return ()
@@ -313,7 +370,7 @@ def listing(lines: Sequence[LogLine], first: int) -> CodeListing | None:
     return None
 
 
-def _x86_listing(at: int, data: bytes, mark: int, regs: RegisterSet) -> CodeListing | None:
+def _x86_listing(at: int, data: bytes, mark: int, regs: Registers) -> CodeListing | None:
     decoded = _decode_x86(data, mark)
     if decoded is None:
         return None
@@ -357,7 +414,7 @@ def _arm_access(mnemonic: str) -> str | None:
 _ARM_MEM = rc.compile(r"\[(\w+)(?:, #(-?(?:0x[0-9a-f]+|\d+)))?")
 
 
-def _arm_listing(at: int, words: str, regs: RegisterSet, arch: str) -> CodeListing | None:
+def _arm_listing(at: int, words: str, regs: Registers, arch: str) -> CodeListing | None:
     """arm64's (and 32-bit arm's) Code: words, the faulting one in parentheses, with its operand's base register."""
     data = bytearray()
     mark = None
@@ -367,8 +424,7 @@ def _arm_listing(at: int, words: str, regs: RegisterSet, arch: str) -> CodeListi
         data += int(token.strip("()"), 16).to_bytes(4, "little")
     if mark is None:
         return None
-    md = _arm64_decoder() if arch == "arm64" else _arm32_decoder()
-    decoded = list(md.disasm_lite(bytes(data), _BASE))
+    decoded = _lite(_CS_ARCH_ARM64 if arch == "arm64" else _CS_ARCH_ARM, _CS_MODE_ARM, bytes(data), _BASE)
     shown = tuple(
         _new_tuple(CodeInstruction, (address - (_BASE + mark), f"{mnemonic} {ops}".strip(), address == _BASE + mark))
         for address, _size, mnemonic, ops in decoded
@@ -385,8 +441,188 @@ def _arm_listing(at: int, words: str, regs: RegisterSet, arch: str) -> CodeListi
         None, None, None, ()))  # fmt: skip
 
 
-@functools.cache
-def _arm32_decoder() -> Any:
-    import capstone
+# ---------------------------------------------------------------- capstone's C library, called directly
+#
+# The ``capstone`` module's import is ~20 ms of CPU (its ``ctypes.util``, which imports subprocess, tempfile and
+# shutil; ``importlib.resources`` and zipfile; the records of 18 architectures), ~5% of a report-dense log's whole
+# run, for the two calls a Code: line needs.  Its own shared library is loaded here as the module loads it (the
+# package's ``lib/libcapstone.so``, ``RTLD_DEEPBIND``) and called through ctypes: ``cs_disasm``, ``cs_regs_access``
+# and ``cs_reg_name``, their records read at the offsets of capstone 5.0's headers for a 64-bit host (a test checks
+# them against the module's own ctypes records, and every answer against the module's).  Where that cannot be
+# said (another API version, a diet build, ``LIBCAPSTONE_PATH`` set, another platform's file, a 32-bit host), the
+# module is used as before.
 
-    return capstone.Cs(capstone.CS_ARCH_ARM, capstone.CS_MODE_ARM)
+#: ``cs_insn``: id, address, size, bytes, mnemonic, op_str (NUL-terminated), the detail's pointer.
+_CS_INSN: Final = struct.Struct("<I4xQH24s32s160s6xQ")
+#: ``cs_detail``'s x86 part: the operands' count, then its ``cs_x86_op``s (48 bytes each): type, the memory
+#: operand's segment, base, index, scale and displacement, the operand's size and access flags.
+_CS_X86_OP_COUNT: Final = 96 + 64
+_CS_X86_OPS: Final = 96 + 72
+_CS_X86_OP: Final = struct.Struct("<I4xIIIiqBB")
+_CS_X86_OP_SIZE: Final = 48
+_CS_DETAIL_READ: Final = _CS_X86_OPS + 8 * _CS_X86_OP_SIZE  # the bytes of a detail record read (the x86 part's)
+# capstone.h and x86.h's values (the module's CS_ARCH_X86, CS_MODE_64, CS_OPT_DETAIL, X86_OP_MEM, CS_AC_READ, ...).
+_CS_ARCH_ARM: Final = 0
+_CS_ARCH_ARM64: Final = 1
+_CS_ARCH_X86: Final = 3
+_CS_MODE_ARM: Final = 0
+_CS_MODE_64: Final = 8
+_CS_OPT_DETAIL: Final = 2
+_CS_OPT_ON: Final = 3
+_CS_SUPPORT_DIET: Final = 0x10000
+_X86_OP_MEM: Final = 3
+_CS_AC_READ: Final = 1
+_CS_AC_WRITE: Final = 2
+
+
+class _Capstone:
+    """capstone's shared library and the handles opened on it (one per architecture, mode and detail)."""
+
+    def __init__(self, lib: Any, ctypes: Any) -> None:
+        self.lib = lib
+        self.ctypes = ctypes
+        self.handles: dict[tuple[int, int, bool], int] = {}
+        self.names: dict[int, str | None] = {}  # x86 register names by capstone's id
+        self.read = (ctypes.c_uint16 * 64)()
+        self.read_count = ctypes.c_uint8()
+        self.write = (ctypes.c_uint16 * 64)()
+        self.write_count = ctypes.c_uint8()
+        self.insns = ctypes.c_void_p()
+
+    def handle(self, arch: int, mode: int, detail: bool) -> int:
+        key = (arch, mode, detail)
+        got = self.handles.get(key)
+        if got is None:
+            ctypes = self.ctypes
+            csh = ctypes.c_size_t()
+            if self.lib.cs_open(arch, mode, ctypes.byref(csh)) != 0:
+                raise OSError(f"capstone's cs_open({arch}, {mode}) failed")
+            if detail:
+                self.lib.cs_option(csh, _CS_OPT_DETAIL, _CS_OPT_ON)
+            got = self.handles[key] = int(csh.value)
+        return got
+
+    def lite(self, arch: int, mode: int, data: bytes, address: int, end: int) -> list[tuple[int, int, str, str]]:
+        """``Cs(arch, mode).disasm_lite(data, address)``; with ``end`` (not -1), none unless the last instruction ends
+        there."""
+        lib = self.lib
+        n: int = lib.cs_disasm(self.handle(arch, mode, False), data, len(data), address, 0,
+                               self.ctypes.byref(self.insns))  # fmt: skip
+        if n <= 0:
+            return []
+        try:
+            raw: bytes = self.ctypes.string_at(self.insns.value, n * _CS_INSN.size)
+        finally:
+            lib.cs_free(self.insns, n)
+        if end != -1:
+            _id, at, size, _bytes, _mnemonic, _op_str, _detail = _CS_INSN.unpack_from(raw, (n - 1) * _CS_INSN.size)
+            if at + size != end:
+                return []
+        out: list[tuple[int, int, str, str]] = []
+        for i in range(n):
+            _id, at, size, _bytes, mnemonic, op_str, _detail = _CS_INSN.unpack_from(raw, i * _CS_INSN.size)
+            out.append((at, size, _c_text(mnemonic), _c_text(op_str)))
+        return out
+
+    def x86_detailed(self, data: bytes, address: int) -> tuple[_Insn, str | None] | None:
+        """The first x86-64 instruction of ``data`` decoded with detail: its record (what
+        :func:`detectors.vmcore.disasm.instruction` gives of it) and what it does to its memory operand
+        (:func:`_access`); None when it does not decode."""
+        lib = self.lib
+        ctypes = self.ctypes
+        csh = self.handle(_CS_ARCH_X86, _CS_MODE_64, True)
+        n: int = lib.cs_disasm(csh, data, len(data), address, 1, ctypes.byref(self.insns))
+        if n <= 0:
+            return None
+        try:
+            pointer: int = self.insns.value
+            _id, at, size, _bytes, mnemonic_c, op_str_c, detail_at = _CS_INSN.unpack_from(
+                ctypes.string_at(pointer, _CS_INSN.size)
+            )
+            detail: bytes = ctypes.string_at(detail_at, _CS_DETAIL_READ)
+            if lib.cs_regs_access(csh, pointer, self.read, ctypes.byref(self.read_count), self.write,
+                                  ctypes.byref(self.write_count)) != 0:  # fmt: skip
+                raise OSError("capstone's cs_regs_access failed")
+            writes = self._named(csh, self.write[: self.write_count.value])
+        finally:
+            lib.cs_free(self.insns, n)
+        mnemonic, op_str = _c_text(mnemonic_c), _c_text(op_str_c)
+        memory = None
+        access = None
+        for k in range(detail[_CS_X86_OP_COUNT]):
+            kind, _segment, base, index, _scale, disp, _size, flags = _CS_X86_OP.unpack_from(
+                detail, _CS_X86_OPS + k * _CS_X86_OP_SIZE
+            )
+            if kind != _X86_OP_MEM or mnemonic == "lea":
+                continue
+            if access is None:  # _access: the first memory operand's flags
+                read, write = bool(flags & _CS_AC_READ), bool(flags & _CS_AC_WRITE)
+                access = "read-write" if read and write else "write" if write else "read"
+            if memory is None and not mnemonic.startswith("nop"):  # disasm.instruction: the first memory operand
+                memory = _Memory(
+                    _x86_canonical(self._name(csh, base)) if base else None,
+                    _x86_canonical(self._name(csh, index)) if index else None,
+                    disp,
+                )
+        return _Insn(at, size, mnemonic, op_str, memory, writes), access
+
+    def _name(self, csh: int, register: int) -> str | None:
+        """``cs_reg_name``: an x86 register's name (None for an id without one)."""
+        if register in self.names:
+            return self.names[register]
+        raw: bytes | None = self.lib.cs_reg_name(csh, register)
+        got = self.names[register] = None if raw is None else raw.decode("ascii")
+        return got
+
+    def _named(self, csh: int, registers: list[int]) -> tuple[str, ...]:
+        """:func:`detectors.vmcore.disasm._named`: the 64-bit registers, each once, in order."""
+        names: list[Any] = [_x86_canonical(self._name(csh, r)) for r in registers]  # (each named: str)
+        return tuple(dict.fromkeys(names))
+
+
+def _c_text(raw: bytes) -> str:
+    """A NUL-terminated C string of a fixed-size field, as the module's ctypes record gives it."""
+    end = raw.find(b"\0")
+    return (raw if end < 0 else raw[:end]).decode("ascii")
+
+
+@functools.cache
+def _capstone() -> _Capstone | None:
+    """capstone's shared library loaded as the module loads it, or None where the module is to be used."""
+    import os
+    import sys
+    from importlib.util import find_spec
+
+    if sys.platform != "linux" or sys.maxsize <= 2**32 or os.environ.get("LIBCAPSTONE_PATH"):
+        return None
+    spec = find_spec("capstone")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = os.path.join(next(iter(spec.submodule_search_locations)), "lib", "libcapstone.so")
+    if not os.path.exists(path):
+        return None
+    import ctypes
+
+    try:
+        lib = ctypes.CDLL(path, mode=getattr(os, "RTLD_DEEPBIND", 0))
+    except OSError:
+        return None
+    major, minor = ctypes.c_int(), ctypes.c_int()
+    lib.cs_version.argtypes = (ctypes.c_void_p, ctypes.c_void_p)
+    lib.cs_version(ctypes.byref(major), ctypes.byref(minor))
+    lib.cs_support.restype = ctypes.c_bool
+    lib.cs_support.argtypes = (ctypes.c_int,)
+    if (major.value, minor.value) != (5, 0) or lib.cs_support(_CS_SUPPORT_DIET):
+        return None
+    size_t, pointer = ctypes.c_size_t, ctypes.c_void_p
+    for name, restype, argtypes in (
+        ("cs_open", ctypes.c_int, (ctypes.c_uint, ctypes.c_uint, pointer)),
+        ("cs_option", ctypes.c_int, (size_t, ctypes.c_int, size_t)),
+        ("cs_disasm", size_t, (size_t, ctypes.c_char_p, size_t, ctypes.c_uint64, size_t, pointer)),
+        ("cs_free", None, (pointer, size_t)),
+        ("cs_reg_name", ctypes.c_char_p, (size_t, ctypes.c_uint)),
+        ("cs_regs_access", ctypes.c_int, (size_t, pointer, pointer, pointer, pointer, pointer)),
+    ):
+        function = getattr(lib, name)
+        function.restype, function.argtypes = restype, argtypes
+    return _Capstone(lib, ctypes)
