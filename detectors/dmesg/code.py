@@ -22,8 +22,8 @@ from detectors.dmesg.lines import LogLine
 from forensics import regexcache as rc
 from forensics.types.dmesg import CodeInstruction, CodeListing
 
-if TYPE_CHECKING:  # imported where a Code: line is decoded
-    from forensics.types.registers import Instruction, MemoryOperand, RegisterSet
+if TYPE_CHECKING:  # imported where the capstone module decodes (its library not called directly: _capstone)
+    from forensics.types.registers import Instruction
 
 #: Registers a call may change (System V x86-64 ABI): detectors.vmcore.disasm._CALLER_SAVED, not imported for it.
 _CALLER_SAVED = frozenset({"rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11"})
@@ -51,7 +51,93 @@ _BASE = 0x1000  # the synthetic address of the first code byte: capstone needs o
 _new_tuple: Final = tuple.__new__
 
 
-def registers(lines: Sequence[LogLine]) -> tuple[RegisterSet, int | None]:
+class Registers:
+    """The register values of an oops, by the names capstone and the kernel use (``rax``, ``x0``), each once.
+
+    What :class:`forensics.types.registers.RegisterSet` holds, as a record of this module: that module's frozen
+    dataclasses cost ~2.3 ms to import, for a lookup by name.
+    """
+
+    def __init__(self, values: tuple[tuple[str, int], ...]) -> None:
+        self.values = values
+        self._by_name = dict(values)
+
+    def get(self, name: str) -> int | None:
+        """The value of a register, None when the oops does not print it."""
+        return self._by_name.get(name)
+
+    def as_dict(self) -> dict[str, int]:
+        """The registers as a mapping (a copy)."""
+        return dict(self.values)
+
+
+class _Memory:
+    """An x86 instruction's memory operand as the listing reads it: its base and index registers (their 64-bit
+    names) and displacement (:class:`forensics.types.registers.MemoryOperand`'s)."""
+
+    def __init__(self, base: str | None, index: str | None, disp: int) -> None:
+        self.base = base
+        self.index = index
+        self.disp = disp
+
+
+class _Insn:
+    """One x86-64 instruction decoded with detail as the listing reads it: what
+    :class:`forensics.types.registers.Instruction` holds of it but the registers read (which nothing here reads)."""
+
+    def __init__(
+        self, address: int, size: int, mnemonic: str, op_str: str, memory: _Memory | None, writes: tuple[str, ...]
+    ) -> None:
+        self.address = address
+        self.size = size
+        self.mnemonic = mnemonic
+        self.op_str = op_str
+        self.memory = memory
+        self.writes = writes  # the 64-bit registers it writes
+
+    @property
+    def is_call(self) -> bool:
+        return self.mnemonic.startswith("call")
+
+    def text(self) -> str:
+        """``mnemonic operands`` as capstone prints them."""
+        return f"{self.mnemonic} {self.op_str}".strip()
+
+
+def _insn_of(insn: Instruction) -> _Insn:
+    """The listing's record of :func:`detectors.vmcore.disasm.instruction`'s."""
+    m = insn.memory
+    return _Insn(
+        insn.address, insn.size, insn.mnemonic, insn.op_str, None if m is None else _Memory(m.base, m.index, m.disp),
+        insn.writes,
+    )  # fmt: skip
+
+
+#: The x86 registers whose 64-bit register is ``r`` and their name: ``ax`` (``eax``) of ``rax``...
+_LEGACY_X86: Final = frozenset({"ax", "bx", "cx", "dx", "si", "di", "bp", "sp"})
+
+
+def _x86_canonical(name: str | None) -> str | None:
+    """The 64-bit register an x86 register is part of, as :func:`detectors.vmcore.disasm.canonical_register` names
+    it (a test compares the two on every register capstone names): ``eax``, ``ax``, ``al`` and ``ah`` are ``rax``,
+    ``sil`` is ``rsi``, ``r8d``, ``r8w`` and ``r8b`` are ``r8``; any other name is itself."""
+    if name is None:
+        return None
+    n = len(name)
+    if n >= 3 and name[0] == "r" and name[1].isdigit():
+        return name[:-1] if name[-1] in "dwb" else name
+    if name in _LEGACY_X86:
+        return "r" + name
+    if n == 3 and name[0] == "e" and name[1:] in _LEGACY_X86:
+        return "r" + name[1:]
+    if n == 2 and name[0] in "abcd" and name[1] in "lh":
+        return "r" + name[0] + "x"
+    if n == 3 and name[2] == "l" and name[:2] in ("si", "di", "bp", "sp"):
+        return "r" + name[:2]
+    return name
+
+
+def registers(lines: Sequence[LogLine]) -> tuple[Registers, int | None]:
     """The kernel registers of an oops (from its kernel ``RIP:`` line on) and the line of the ``RIP:`` line.
 
     A report may print a second register block for user space after the call trace; only the first
@@ -91,46 +177,17 @@ def registers(lines: Sequence[LogLine]) -> tuple[RegisterSet, int | None]:
                 if m.group(1) not in seen:
                     seen.add(m.group(1))
                     values.append((m.group(1), int(m.group(2), 16)))
-    return _register_set()(tuple(values)), rip_at
+    return Registers(tuple(values)), rip_at
 
 
-# The records and decoders of detectors.vmcore.disasm, imported at the first Code: line (not by every run that reads
-# a report) and kept: an ``import`` in a compiled function is ~23,000 instructions a call, even of a module imported.
-@functools.cache
-def _register_set() -> type[RegisterSet]:
-    from forensics.types.registers import RegisterSet
-
-    return RegisterSet
-
-
+# detectors.vmcore.disasm's converter, imported where the capstone module decodes and kept: an ``import`` in a
+# compiled function is ~23,000 instructions a call, even of a module imported.
 @functools.cache
 def _converter() -> Callable[[Any], Instruction]:
     """:func:`detectors.vmcore.disasm.instruction` (where the ``capstone`` module decodes)."""
     from detectors.vmcore.disasm import instruction
 
     return instruction
-
-
-@functools.cache
-def _canonical() -> Callable[[str | None], str | None]:
-    """:func:`detectors.vmcore.disasm.canonical_register`."""
-    from detectors.vmcore.disasm import canonical_register
-
-    return canonical_register  # type: ignore[return-value]  # capstone may name no register: None, as given
-
-
-@functools.cache
-def _instruction_type() -> type[Instruction]:
-    from forensics.types.registers import Instruction
-
-    return Instruction
-
-
-@functools.cache
-def _memory_operand() -> type[MemoryOperand]:
-    from forensics.types.registers import MemoryOperand
-
-    return MemoryOperand
 
 
 def _x86_bytes(text: str) -> tuple[bytes, int] | None:
@@ -156,16 +213,16 @@ class _Decoded:
     after it are shown only (their operands are never read, and no record of them is made unless one is).
     """
 
-    def __init__(self, data: bytes, lite: list[tuple[int, int, str, str]], fault: int, faulting: Instruction) -> None:
+    def __init__(self, data: bytes, lite: list[tuple[int, int, str, str]], fault: int, faulting: _Insn) -> None:
         self._data = data
         self.lite = lite  # (address, size, mnemonic, operands) of every instruction, as capstone prints them
-        self._full: list[Instruction | None] = [None] * len(lite)
+        self._full: list[_Insn | None] = [None] * len(lite)
         self._full[fault] = faulting
 
     def __len__(self) -> int:
         return len(self.lite)
 
-    def __getitem__(self, index: int) -> Instruction:
+    def __getitem__(self, index: int) -> _Insn:
         got = self._full[index]
         if got is None:
             address, size, _, _ = self.lite[index]
@@ -182,23 +239,27 @@ class _Decoded:
         return insn.writes, insn.is_call
 
 
-def _detailed_at(data: bytes, address: int) -> tuple[Instruction, str | None] | None:
+def _detailed_at(data: bytes, address: int) -> tuple[_Insn, str | None] | None:
     """The first x86-64 instruction of ``data`` at ``address`` decoded with capstone's detail: its record
-    (:func:`detectors.vmcore.disasm.instruction`) and what it does to its memory operand (:func:`_access`); None
-    when it does not decode."""
+    (what :func:`detectors.vmcore.disasm.instruction` gives) and what it does to its memory operand
+    (:func:`_access`); None when it does not decode."""
     library = _capstone()
     if library is not None:
         return library.x86_detailed(data, address)
     got = list(_module_decoder(_CS_ARCH_X86, _CS_MODE_64, True).disasm(data, address, 1))
-    return (_converter()(got[0]), _access(got[0])) if got else None
+    return (_insn_of(_converter()(got[0])), _access(got[0])) if got else None
 
 
-def _lite(arch: int, mode: int, data: bytes, address: int) -> list[tuple[int, int, str, str]]:
-    """Every instruction of ``data`` as capstone prints it without detail: (address, size, mnemonic, operands)."""
+def _lite(arch: int, mode: int, data: bytes, address: int, end: int = -1) -> list[tuple[int, int, str, str]]:
+    """Every instruction of ``data`` as capstone prints it without detail: (address, size, mnemonic, operands).
+
+    With ``end``: none unless the last one ends there (the others are not read to their text where not).
+    """
     library = _capstone()
     if library is not None:
-        return library.lite(arch, mode, data, address, 0)
-    return list(_module_decoder(arch, mode, False).disasm_lite(data, address))
+        return library.lite(arch, mode, data, address, end)
+    got = list(_module_decoder(arch, mode, False).disasm_lite(data, address))
+    return [] if end >= 0 and (not got or got[-1][0] + got[-1][1] != end) else got
 
 
 @functools.cache
@@ -229,8 +290,8 @@ def _decode_x86(data: bytes, mark: int) -> tuple[_Decoded, int, str | None] | No
     # The first start whose instructions end exactly at the mark, found without capstone's detail; those before
     # the mark are decoded in full only when read (_Decoded).
     for start in range(mark):
-        before = _lite(_CS_ARCH_X86, _CS_MODE_64, data[start:mark], _BASE + start)
-        if before and before[-1][0] + before[-1][1] == _BASE + mark:
+        before = _lite(_CS_ARCH_X86, _CS_MODE_64, data[start:mark], _BASE + start, _BASE + mark)
+        if before:
             return _Decoded(data, before + lite_after, len(before), head), len(before), access
     return _Decoded(data, lite_after, 0, head), 0, access
 
@@ -252,7 +313,7 @@ def _written(insns: _Decoded, start: int, end: int, register: str) -> bool:
     return any(_writes_to(insns, i, register) for i in range(start, end))
 
 
-def _operand_text(insn: Instruction) -> str | None:
+def _operand_text(insn: _Insn) -> str | None:
     m = re.search(r"\[[^\]]+\]", insn.op_str)
     return m.group(0) if m else None
 
@@ -268,7 +329,7 @@ def _access(insn: Any) -> str | None:
     return None
 
 
-def _compared(insns: _Decoded, fault: int, regs: RegisterSet) -> tuple[tuple[str, int | None], ...]:
+def _compared(insns: _Decoded, fault: int, regs: Registers) -> tuple[tuple[str, int | None], ...]:
     """For a trap (``ud2``): the registers of the compare that decides it, when they still hold their values."""
     if insns[fault].mnemonic != "ud2":
         return ()
@@ -309,7 +370,7 @@ def listing(lines: Sequence[LogLine], first: int) -> CodeListing | None:
     return None
 
 
-def _x86_listing(at: int, data: bytes, mark: int, regs: RegisterSet) -> CodeListing | None:
+def _x86_listing(at: int, data: bytes, mark: int, regs: Registers) -> CodeListing | None:
     decoded = _decode_x86(data, mark)
     if decoded is None:
         return None
@@ -353,7 +414,7 @@ def _arm_access(mnemonic: str) -> str | None:
 _ARM_MEM = rc.compile(r"\[(\w+)(?:, #(-?(?:0x[0-9a-f]+|\d+)))?")
 
 
-def _arm_listing(at: int, words: str, regs: RegisterSet, arch: str) -> CodeListing | None:
+def _arm_listing(at: int, words: str, regs: Registers, arch: str) -> CodeListing | None:
     """arm64's (and 32-bit arm's) Code: words, the faulting one in parentheses, with its operand's base register."""
     data = bytearray()
     mark = None
@@ -441,10 +502,11 @@ class _Capstone:
             got = self.handles[key] = int(csh.value)
         return got
 
-    def lite(self, arch: int, mode: int, data: bytes, address: int, count: int) -> list[tuple[int, int, str, str]]:
-        """``Cs(arch, mode).disasm_lite(data, address, count)``."""
+    def lite(self, arch: int, mode: int, data: bytes, address: int, end: int) -> list[tuple[int, int, str, str]]:
+        """``Cs(arch, mode).disasm_lite(data, address)``; with ``end`` (not -1), none unless the last instruction ends
+        there."""
         lib = self.lib
-        n: int = lib.cs_disasm(self.handle(arch, mode, False), data, len(data), address, count,
+        n: int = lib.cs_disasm(self.handle(arch, mode, False), data, len(data), address, 0,
                                self.ctypes.byref(self.insns))  # fmt: skip
         if n <= 0:
             return []
@@ -452,15 +514,19 @@ class _Capstone:
             raw: bytes = self.ctypes.string_at(self.insns.value, n * _CS_INSN.size)
         finally:
             lib.cs_free(self.insns, n)
+        if end != -1:
+            _id, at, size, _bytes, _mnemonic, _op_str, _detail = _CS_INSN.unpack_from(raw, (n - 1) * _CS_INSN.size)
+            if at + size != end:
+                return []
         out: list[tuple[int, int, str, str]] = []
         for i in range(n):
             _id, at, size, _bytes, mnemonic, op_str, _detail = _CS_INSN.unpack_from(raw, i * _CS_INSN.size)
             out.append((at, size, _c_text(mnemonic), _c_text(op_str)))
         return out
 
-    def x86_detailed(self, data: bytes, address: int) -> tuple[Instruction, str | None] | None:
-        """The first x86-64 instruction of ``data`` decoded with detail: the record
-        :func:`detectors.vmcore.disasm.instruction` makes of it, and what it does to its memory operand
+    def x86_detailed(self, data: bytes, address: int) -> tuple[_Insn, str | None] | None:
+        """The first x86-64 instruction of ``data`` decoded with detail: its record (what
+        :func:`detectors.vmcore.disasm.instruction` gives of it) and what it does to its memory operand
         (:func:`_access`); None when it does not decode."""
         lib = self.lib
         ctypes = self.ctypes
@@ -477,16 +543,14 @@ class _Capstone:
             if lib.cs_regs_access(csh, pointer, self.read, ctypes.byref(self.read_count), self.write,
                                   ctypes.byref(self.write_count)) != 0:  # fmt: skip
                 raise OSError("capstone's cs_regs_access failed")
-            reads = self._named(csh, self.read[: self.read_count.value])
             writes = self._named(csh, self.write[: self.write_count.value])
         finally:
             lib.cs_free(self.insns, n)
         mnemonic, op_str = _c_text(mnemonic_c), _c_text(op_str_c)
         memory = None
-        memory_is_source = False
         access = None
         for k in range(detail[_CS_X86_OP_COUNT]):
-            kind, segment, base, index, scale, disp, _size, flags = _CS_X86_OP.unpack_from(
+            kind, _segment, base, index, _scale, disp, _size, flags = _CS_X86_OP.unpack_from(
                 detail, _CS_X86_OPS + k * _CS_X86_OP_SIZE
             )
             if kind != _X86_OP_MEM or mnemonic == "lea":
@@ -495,16 +559,12 @@ class _Capstone:
                 read, write = bool(flags & _CS_AC_READ), bool(flags & _CS_AC_WRITE)
                 access = "read-write" if read and write else "write" if write else "read"
             if memory is None and not mnemonic.startswith("nop"):  # disasm.instruction: the first memory operand
-                memory = _memory_operand()(
-                    _canonical()(self._name(csh, base)) if base else None,
-                    _canonical()(self._name(csh, index)) if index else None,
-                    scale,
+                memory = _Memory(
+                    _x86_canonical(self._name(csh, base)) if base else None,
+                    _x86_canonical(self._name(csh, index)) if index else None,
                     disp,
-                    self._name(csh, segment) if segment else None,
                 )
-                memory_is_source = k > 0 or mnemonic not in ("mov", "movq", "movl", "movabs")
-        insn = _instruction_type()(at, size, mnemonic, op_str, memory, reads, writes, memory_is_source)
-        return insn, access
+        return _Insn(at, size, mnemonic, op_str, memory, writes), access
 
     def _name(self, csh: int, register: int) -> str | None:
         """``cs_reg_name``: an x86 register's name (None for an id without one)."""
@@ -516,8 +576,7 @@ class _Capstone:
 
     def _named(self, csh: int, registers: list[int]) -> tuple[str, ...]:
         """:func:`detectors.vmcore.disasm._named`: the 64-bit registers, each once, in order."""
-        canonical = _canonical()
-        names: list[Any] = [canonical(self._name(csh, r)) for r in registers]  # (each named: str)
+        names: list[Any] = [_x86_canonical(self._name(csh, r)) for r in registers]  # (each named: str)
         return tuple(dict.fromkeys(names))
 
 

@@ -68,9 +68,16 @@ def test_the_values_are_the_modules() -> None:
     )
 
 
+def _fields(insn: Any) -> tuple[object, ...]:
+    """What the listing reads of an instruction's record (``code._Insn`` or ``disasm.Instruction``)."""
+    m = insn.memory
+    memory = None if m is None else (m.base, m.index, m.disp)
+    return insn.address, insn.size, insn.mnemonic, insn.op_str, memory, insn.writes, insn.is_call, insn.text()
+
+
 def _module_detailed(md: Any, data: bytes, address: int) -> Any:
     got = list(md.disasm(data, address, 1))
-    return (instruction(got[0]), code._access(got[0])) if got else None
+    return (_fields(instruction(got[0])), code._access(got[0])) if got else None
 
 
 @needs_library
@@ -87,12 +94,30 @@ def test_every_decode_is_the_modules() -> None:
         data = bytes(rnd.randrange(256) for _ in range(rnd.randrange(0, 24)))
         address = rnd.randrange(1 << 64)
         got = LIBRARY.x86_detailed(data, address)
-        assert got == _module_detailed(detailed, data, address), data.hex()
+        assert (got and (_fields(got[0]), got[1])) == _module_detailed(detailed, data, address), data.hex()
         memory += got is not None and got[0].memory is not None
         reads += got is not None and got[1] == "read-write"
         for (arch, mode), md in lite.items():
-            assert LIBRARY.lite(arch, mode, data, address, 0) == list(md.disasm_lite(data, address)), data.hex()
+            expected = list(md.disasm_lite(data, address))
+            assert LIBRARY.lite(arch, mode, data, address, -1) == expected, data.hex()
+            if expected:  # with the end the last instruction ends at, the same; with another, none
+                last = expected[-1][0] + expected[-1][1]
+                assert LIBRARY.lite(arch, mode, data, address, last) == expected
+                assert LIBRARY.lite(arch, mode, data, address, last - 1) == []
     assert memory > 500 and reads > 20  # the operands' forms were reached
+
+
+def test_the_64_bit_register_names_are_the_vmcore_disassemblers() -> None:
+    """``code._x86_canonical`` names each register capstone names as ``disasm.canonical_register`` does."""
+    from detectors.vmcore.disasm import canonical_register
+
+    md = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
+    names = [md.reg_name(r) for r in range(1, x86.X86_REG_ENDING)]
+    assert len(names) > 200 and None not in names
+    assert [code._x86_canonical(n) for n in names] == [canonical_register(n) for n in names]
+    assert code._x86_canonical(None) is None
+    assert {code._x86_canonical(n) for n in ("eax", "ax", "al", "ah", "sil", "r8d", "r10w", "r15b", "spl")} == {
+        "rax", "rsi", "r8", "r10", "r15", "rsp"}  # fmt: skip
 
 
 def _logs_with_code() -> list[str]:
@@ -125,13 +150,15 @@ _RUN = r"""
 import sys
 from forensics.pipelines.dmesg import analyse_logs
 analyse_logs([sys.argv[1]], False)
-print(" ".join(sorted(m for m in ("capstone", "ctypes") if m in sys.modules)))
+modules = ("capstone", "ctypes", "detectors.vmcore.disasm", "forensics.types.registers")
+print(" ".join(sorted(m for m in modules if m in sys.modules)))
 """
 
 
 @needs_library
 def test_a_run_imports_neither_the_module_nor_ctypes_without_need() -> None:
-    """A log with an x86 Code: line is read without importing the ``capstone`` module; one without, without ctypes."""
+    """A log with an x86 Code: line is read without importing the ``capstone`` module (nor the vmcore disassembler
+    and its records); one without, without ctypes."""
     with_code = str(ROOT / "tests/detectors/dmesg/corpora/satyr/rhbz-1140681.log")
     without = str(ROOT / "tests/data/healthy/dmesg.txt.gz")
     got = [
