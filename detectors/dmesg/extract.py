@@ -33,7 +33,7 @@ from detectors.dmesg.frames import (
     stall_frame,
     title_name,
 )
-from detectors.dmesg.lines import LogLine
+from detectors.dmesg.lines import LogLine, Window
 from detectors.dmesg.model import keep_parsed
 from detectors.dmesg.rules import IGNORED, RULES, TRIGGERS, Rule, StackSpec, Step
 from detectors.dmesg.taint import decode_taint, taint_letters
@@ -174,9 +174,11 @@ def report_extent(
     seen_trace = False
     quiet = 0  # lines since the last one with report structure
     # By index, not an iterator over the window (islice, enumerate and the window's generator: ~700 instructions
-    # a line more, compiled; ~46,000 lines of the shared corpus).  The same lines are read, in the same order.
+    # a line more, compiled; ~46,000 lines of the shared corpus).  The same lines are read, in the same order; a
+    # scanner's window's by its own method (see Window.line).
+    win = window if isinstance(window, Window) else None
     for i in range(1, len(window)):
-        line = window[i]
+        line = win.line(i) if win is not None else window[i]
         context = line.context if line.prefixed else _NO_PREFIX  # line_context(), inlined: every line
         if context != header_context and not _same_context(header_context, context, cpu_traceback):
             if resume is None:

@@ -131,23 +131,20 @@ def parse_line(number: int, text: str) -> LogLine:
 _POW10: Final = tuple(float(10**k) for k in range(16))
 
 
-def _ascii_digits(raw: bytes, i: int, n: int) -> tuple[int, int]:
-    """The number the ASCII digits from ``raw[i]`` (before ``n``) write, and where they end."""
-    value = 0
-    while i < n and 48 <= (c := raw[i]) <= 57:
-        value = value * 10 + (c - 48)
-        i += 1
-    return value, i
+#: The caller a line parsed last gave (``T1234``, ``C2``), as bytes and text: the next line of the same task or CPU
+#: shares its string, not a slice of its own (a report's lines are mostly one task's: ~12,000 strings of ~56 bytes
+#: held by the parsed lines of the shared corpus x4).  A list: compiled, a Final name is a static read.
+_LAST_CALLER: Final[list[tuple[bytes, str]]] = [(b"", "")]
 
 
 def parse_raw(number: int, raw: bytes) -> LogLine:
     """``parse_line(number, decode(raw))``: the common ``[ sec.usec]`` stamp read from the line's bytes.
 
     A stamp of spaces, 1-15 digits, a dot and 1-15 digits, maybe a caller (``[``, spaces, ``T`` or ``C``,
-    digits, ``]``), and no `` kernel:`` in the line, is read here, byte by byte (its bytes are ASCII: their
-    offsets are the text's); any other line, and any byte the stamp's pattern might take otherwise (a tab,
-    another digit, another ``[``), goes to :func:`parse_line`.  Compiled, the digits are read without a regex
-    match, its groups or ``int`` of each.
+    digits, ``]``), is read here, byte by byte (its bytes are ASCII: their offsets are the text's); any other
+    line, any byte the stamp's pattern might take otherwise (a tab, another digit, another ``[``), and a line
+    journalctl's short-monotonic prefix may match (``[ sec.usec] host kernel:``) go to :func:`parse_line`.
+    Compiled, the digits are read without a regex match, its groups or ``int`` of each.
     """
     text = decode(raw)
     n = len(raw)
@@ -174,15 +171,57 @@ def parse_raw(number: int, raw: bytes) -> LogLine:
                             k += 1
                     if not (j + 1 < k < n and raw[k] == 93):
                         return parse_line(number, text)
-                    caller = text[j:k]
+                    caller = _caller(raw, text, j, k)
                     i = k + 1
+                elif i + 1 < n and raw[i] == 32 and _journal_kernel(raw, i + 1):
+                    return parse_line(number, text)
                 if i < n and raw[i] == 32:
                     i += 1
-                if " kernel:" not in text:
-                    return _new_tuple(
-                        _LOG_LINE, (number, text, text[i:], sec + frac / _POW10[digits], caller, None, True, None)
-                    )
+                return _new_tuple(
+                    _LOG_LINE, (number, text, text[i:], sec + frac / _POW10[digits], caller, None, True, None)
+                )
     return parse_line(number, text)
+
+
+def _ascii_digits(raw: bytes, i: int, n: int) -> tuple[int, int]:
+    """The number the ASCII digits from ``raw[i]`` (before ``n``) write, and where they end."""
+    value = 0
+    while i < n and 48 <= (c := raw[i]) <= 57:
+        value = value * 10 + (c - 48)
+        i += 1
+    return value, i
+
+
+def _caller(raw: bytes, text: str, j: int, k: int) -> str:
+    """``text[j:k]``, the caller of a line (its bytes ``raw[j:k]`` are ASCII), as the line parsed last gave it when
+    the same (see :data:`_LAST_CALLER`): compared byte by byte, not sliced."""
+    last_raw, last = _LAST_CALLER[0]
+    size = k - j
+    if size == len(last_raw):
+        t = 0
+        while t < size and raw[j + t] == last_raw[t]:
+            t += 1
+        if t == size:
+            return last
+    caller = text[j:k]
+    _LAST_CALLER[0] = (raw[j:k], caller)
+    return caller
+
+
+def _journal_kernel(raw: bytes, at: int) -> bool:
+    r"""Whether journalctl's short-monotonic prefix may follow a stamp's ``"] "`` (``at`` just past them): its
+    pattern's ``\S+ kernel:`` takes the run up to the first white space, which must be the space of `` kernel:``.
+
+    The first ASCII space from ``at`` on is that of `` kernel:``, after one byte or more, or the pattern cannot
+    match there (an earlier white space of another kind, or a space not followed by ``kernel:``; a multi-byte
+    character holds no ASCII byte).  The first word read byte by byte, where an ``in`` test was a pass over the
+    line (and a ``find`` from an offset a generic method call, compiled).
+    """
+    n = len(raw)
+    space = at
+    while space < n and raw[space] != 32:
+        space += 1
+    return at < space <= n - 8 and raw[space + 1] == 107 and raw[space : space + 8] == b" kernel:"  # "k"
 
 
 def line_time(text: str) -> float | None:
@@ -299,6 +338,13 @@ class Window(Sequence[LogLine]):
             line = self._parsed[index]
             return self._load(index % len(self._raw)) if line is None else line
         return [self[i] for i in range(*index.indices(len(self._raw)))]
+
+    def line(self, i: int) -> LogLine:
+        """``self[i]`` for an index from 0 to ``len(self) - 1``: compiled, a native call with the index unboxed (the
+        ``[]`` of a sequence boxes it, calls the generic item protocol and tests it for a slice: ~270 instructions
+        a line of the report builder's walk, ~48,000 lines of the shared corpus x4)."""
+        line = self._parsed[i]
+        return self._load(i) if line is None else line
 
     def _load(self, i: int) -> LogLine:
         """Line ``i`` (from 0), not looked at before through this window: a seed's, a known one or parsed."""

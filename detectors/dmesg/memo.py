@@ -76,7 +76,7 @@ class _Shape:
     digit wider changes the layout of every later repeat.
     """
 
-    __slots__ = ("_bare", "_layout", "_mask", "_number", "_text", "size")
+    __slots__ = ("_bare", "_head", "_layout", "_mask", "_number", "_text", "size")
 
     def __init__(self, text: bytes) -> None:
         self.take(text)
@@ -91,6 +91,7 @@ class _Shape:
         self._number: int | None = None
         self._mask: int | None = None
         self._bare: bytes | None = None
+        self._head: bytes | None = None  # the bare text of its first _PIECE_BYTES (see differs_early)
 
     @property
     def layout(self) -> bytes:
@@ -104,7 +105,9 @@ class _Shape:
         bytes of each: the bare text of a piece is a prefix of the whole's, so that then they differ whatever
         follows.  Most key compares a report's build makes with the other entries of its memo slot stop there,
         without the bare text of kilobytes (14 M instructions of the shared corpus)."""
-        mine = _bare(self._text[:_PIECE_BYTES])
+        mine = self._head
+        if mine is None:
+            mine = self._head = _bare(self._text[:_PIECE_BYTES])  # the same for each compare (~900 of the corpus x4)
         other = _bare(text[:_PIECE_BYTES])
         common = min(len(mine), len(other))
         return mine[:common] != other[:common]
@@ -221,11 +224,15 @@ class _Ahead:
     a Python loop).  ``to_end``: how many newlines ``buf[start:end]`` holds when the caller knows it (the scanner
     counts them once for all the look-ups near the end of its input), else -1."""
 
-    __slots__ = ("_stop", "buf", "end", "max_bytes", "start", "to_end")
+    __slots__ = ("_piece", "_piece_stop", "_stop", "buf", "end", "max_bytes", "start", "to_end")
 
     def __init__(self, buf: bytes, start: int, end: int, max_bytes: int, to_end: int = -1) -> None:
         self.buf, self.start, self.end, self.max_bytes, self.to_end = buf, start, end, max_bytes, to_end
         self._stop = min(end, start + max_bytes)  # the usual path's window ends there at the latest
+        # The bare text of the bytes from ``start`` to ``_piece_stop`` (see surely_other), the last one made: a
+        # look-up passes over ~4 entries of its slot, each compared with the same first piece.
+        self._piece = b""
+        self._piece_stop = -1
 
     def has_lines(self, lines: int) -> bool:
         """Whether ``lines`` whole lines (each with its newline) fit the budget."""
@@ -275,7 +282,9 @@ class _Ahead:
         size = _PIECE_BYTES
         while True:
             stop = min(self._stop, self.start + size)
-            piece = _bare(self.buf[self.start : stop])
+            if stop != self._piece_stop:
+                self._piece, self._piece_stop = _bare(self.buf[self.start : stop]), stop
+            piece = self._piece
             common = min(len(piece), len(bare))
             if piece[:common] != bare[:common]:
                 return True

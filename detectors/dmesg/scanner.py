@@ -734,8 +734,18 @@ class LogScanner:
         # Lines the report took after the resume point must not start reports of their own.
         if resume < len(window):
             first = window.first + resume  # not window[resume]: that would parse the line
-            # Line numbers only: a repeat of a remembered report makes its lines when they are read.
-            self._claimed.update(number for number in line_numbers(report) if number >= first)
+            if type(report) is KernelReport:
+                # Built here: its lines are in log order, those at or after ``first`` last (mostly none: the report
+                # ends where scanning resumes), read from the end; not every line's number listed and tested.
+                claimed = self._claimed
+                lines = report.lines
+                k = len(lines) - 1
+                while k >= 0 and lines[k][0] >= first:
+                    claimed.add(lines[k][0])
+                    k -= 1
+            else:
+                # Line numbers only: a repeat of a remembered report makes its lines when they are read.
+                self._claimed.update(number for number in line_numbers(report) if number >= first)
 
     def _trim(self) -> None:
         """Drop what is behind the scan position, keeping the look-back lines."""

@@ -102,11 +102,30 @@ def test_a_line_read_from_its_bytes_is_the_line_parsed_from_its_text() -> None:
         *(b"[ 000012.000100]  two spaces", b"[ 999999999999999.999999999999999] z", b"[ 1234567890123456.5] z"),
         *(b"[ 1.1234567890123456] z", b"[\t1.5] z", b"[ 1\xd9\xa1.5] z", b"[ 1.5] host kernel: BUG"),
         *(b"[ 1.5] \xe2\x80 bad utf-8", b"[ 1.]", b"[ .5]", b"[1.5", b"1.5]", b""),
+        # Where journalctl's "[ sec.usec] host kernel:" may stand, and where it may not.
+        *(b"[ 1.5] h kernel:", b"[ 1.5] h kernel", b"[ 1.5]  h kernel: x", b"[ 1.5] h\tx kernel: y", b"[ 1.5] kernel:"),
+        *(b"[ 1.5] \xc2\xa0 kernel: x", b"[ 1.5] h\xc2\xa0x kernel: y", b"[ 1.5] hkernel: x", b"[ 1.5] a b kernel: x"),
+        *(
+            b"[ 1.5]\thost kernel: x",
+            b"[ 1.5][T1] host kernel: x",
+            b"[ 1.5] host kernel: x\r",
+            b"[ 1.5] \xe9 kernel: x",
+        ),
     ]
     for raw in made:
         _same_line(raw)
     for line in b"".join(p.read_bytes() for p in GOLDEN).split(b"\n"):
         _same_line(line)
+
+
+def test_lines_of_one_caller_share_its_text() -> None:
+    """A caller is read from its bytes: the lines of one task after another share the first one's string, and any
+    other caller (a longer or shorter one, a CPU's) is its own."""
+    texts = [b"[ 1.0][ T12] a", b"[ 2.0][ T12] b", b"[ 3.0][T123] c", b"[ 4.0][  T1] d", b"[ 5.0][  C1] e"]
+    got = [parse_raw(i, raw) for i, raw in enumerate(texts)]
+    assert [line.context for line in got] == ["T12", "T12", "T123", "T1", "C1"]
+    assert got[0].context is got[1].context
+    assert got == [parse_line(i, decode(raw)) for i, raw in enumerate(texts)]
 
 
 @settings(max_examples=400, deadline=None)

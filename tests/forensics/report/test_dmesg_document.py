@@ -151,6 +151,25 @@ def test_listed_repeats_of_a_report_with_percent_signs_are_its_bytes(tmp_path: P
     assert written == document_bytes(plain) == stdlib_text(plain)
 
 
+def test_a_report_whose_text_holds_the_line_mark_is_written_from_its_dict(tmp_path: Path) -> None:
+    # The number written where a template's line numbers go, in the report's own text: no template is made of it
+    # (its mark stands elsewhere too), its listed repeats are plain items, and the document is its dicts' bytes.
+    from forensics.report.dmesg_json import _LINE_MARK, ListedRepeat, RepeatItems, _template
+
+    golden = Path(__file__).resolve().parents[2] / "detectors" / "dmesg" / "golden" / "null_deref_x86.log"
+    text = golden.read_text().replace("Comm: sh", f"Comm: {_LINE_MARK}")
+    result = analyse_logs([_repeated_log(tmp_path, text, 4)], live=False)
+    reports = [x for s in result.sources for x in (*s.reports, *s.events)]
+    repeated = [found[0] for x in reports if (found := x.repeats()) is not None]
+    assert repeated and str(_LINE_MARK) in repeated[0].excerpt()
+    assert _template(repeated[0]) is None
+    items = RepeatItems(reports)
+    assert not any(isinstance(items.item(x, None), ListedRepeat) for x in reports)
+    plain = to_document(list(result.sources), result.incident, result.hypotheses)
+    moved = to_document(list(result.sources), result.incident, result.hypotheses, moved_repeats=True)
+    assert document_bytes(moved) == document_bytes(plain) == stdlib_text(plain)
+
+
 def test_the_document_is_written_in_pieces_of_the_bytes_the_standard_library_writes() -> None:
     # ~3 MB of items: handed to the writer in pieces of ~1 MiB (a buffer it reuses), each item whole; an item
     # with a float under 1e-4 and one with a surrogate escape in the middle are written by the standard library,
