@@ -422,12 +422,16 @@ def _corruption(
     return None
 
 
-def _context_fields(lines: Sequence[LogLine]) -> dict[str, object]:
+def _context_fields(text: str) -> dict[str, object]:
+    """What a report's lines say of its CPU, task, taint, release and hardware; ``text``: their bodies joined by
+    newlines.  The first line holding ``CPU: `` that the CPU pattern matches gives the first five, the first
+    holding ``Hardware name: `` with a name after it the last: each found by a search of the joined bodies, not an
+    ``in`` test a line (~40 lines a report before the two, ~18 M instructions of the corpus x4)."""
     fields: dict[str, object] = {}
-    for line in lines:
-        body = line.body
-        # The substring each pattern needs, first: a report's other lines are tested without a regex search.
-        if "cpu" not in fields and "CPU: " in body and (m := _CPU_LINE.search(body)):
+    at = text.find("CPU: ")
+    while at >= 0:
+        body, end = _line_around(text, at)
+        if (m := _CPU_LINE.search(body)) is not None:
             cpu, pid = log_dec(m.group(1)), log_dec(m.group(2))
             fields["cpu"] = cpu if cpu is not None else NotAvailable(past_64_bits(m.group(1)))
             fields["pid"] = pid if pid is not None else NotAvailable(past_64_bits(m.group(2)))
@@ -437,13 +441,23 @@ def _context_fields(lines: Sequence[LogLine]) -> dict[str, object]:
                 fields["taint"] = taint
             if r := _RELEASE.search(body):
                 fields["release"] = r.group(1)
-            if "hardware" in fields:
-                break  # both found: no later line changes a field
-        if "hardware" not in fields and (hardware := _hardware_name(body)) is not None:
+            break
+        at = text.find("CPU: ", end)
+    at = text.find("Hardware name: ")
+    while at >= 0:
+        body, end = _line_around(text, at)
+        if (hardware := _hardware_name(body)) is not None:
             fields["hardware"] = hardware
-            if "cpu" in fields:
-                break  # both found (most reports print the two lines together, the CPU line first)
+            break
+        at = text.find("Hardware name: ", end)
     return fields
+
+
+def _line_around(text: str, at: int) -> tuple[str, int]:
+    """The line of ``text`` (lines joined by newlines) that holds offset ``at``, and where it ends."""
+    end = text.find("\n", at)
+    end = len(text) if end < 0 else end
+    return text[text.rfind("\n", 0, at) + 1 : end], end
 
 
 def _hardware_name(body: str) -> str | None:
@@ -560,7 +574,7 @@ def build_report(
         corrupted_reason = "no frame of the call trace can be trusted"
     if corrupted_reason is None:
         corrupted_reason = _corruption(rule, title, text, own, len(trace), header.start(), kinds)
-    fields = _context_fields(own)
+    fields = _context_fields(text)
     panicked = "Kernel panic - not syncing" in text  # the bodies joined: one search, not one a line (no newline in it)
     taint = fields.get("taint")
     times = [line.timestamp for line in own if line.timestamp is not None]

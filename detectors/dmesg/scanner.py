@@ -453,7 +453,9 @@ class LogScanner:
             object.__setattr__(report, "preamble", found)
 
     def _preamble_lines(self, above: bytes, cut: bool, report: KernelReport) -> tuple[tuple[int, str], ...]:
-        raw = above.split(b"\n")[:-1]  # ``above`` ends with the newline before the header
+        # ``above`` ends with the newline before the header; its last lines alone split (the first piece, all the
+        # bytes before them, is never among the last PREAMBLE_LINES: more pieces than that are split off).
+        raw = above.rsplit(b"\n", PREAMBLE_LINES + 1)[:-1]
         if cut:
             raw = raw[1:]  # the slice may begin inside a line
         raw = raw[-PREAMBLE_LINES:]
