@@ -45,16 +45,16 @@ from forensics.units import log_dec, past_64_bits
 _END_MARKER: Final = rc.compile(r"---\[ end (?:trace|Kernel panic)")
 # dump_stack_print_info(): "Comm: %.20s %s%s ..." where the first %s is "Kdump: loaded " when a crash
 # kernel is loaded, then "Tainted: ..." or "Not tainted"; a comm may itself hold spaces.
-_CPU_LINE = rc.compile(
+_CPU_LINE: Final = rc.compile(
     r"CPU: (\d+) (?:UID: \d+ )?PID: (\d+) Comm: (.+?)(?: Kdump: loaded)?(?: Not tainted| Tainted:| *$)"
 )
-_RELEASE = rc.compile(r"(?:Not tainted|Tainted: [A-Z ]+?)\s+(\d+\.\d+[^\s]*)")
-_HARDWARE = rc.compile(r"Hardware name: (.+?)\s*$")
+_RELEASE: Final = rc.compile(r"(?:Not tainted|Tainted: [A-Z ]+?)\s+(\d+\.\d+[^\s]*)")
+_HARDWARE: Final = rc.compile(r"Hardware name: (.+?)\s*$")
 _TIMESTAMP_IN_TITLE: Final = rc.compile(r"\[ *\d+\.\d+\]")
-_OFFSET = rc.compile(r"\+0x[0-9a-f]+/0x[0-9a-f]+")
-_ADDRESS = rc.compile(r"\b(?:0x[0-9a-fA-F]+|[0-9a-fA-F]{8,})\b")
-_NUMBER = rc.compile(r"\b\d+\b")
-_SYMBOL = rc.compile(r"[A-Za-z_][A-Za-z0-9_.$]*")
+_OFFSET: Final = rc.compile(r"\+0x[0-9a-f]+/0x[0-9a-f]+")
+_ADDRESS: Final = rc.compile(r"\b(?:0x[0-9a-fA-F]+|[0-9a-fA-F]{8,})\b")
+_NUMBER: Final = rc.compile(r"\b\d+\b")
+_SYMBOL: Final = rc.compile(r"[A-Za-z_][A-Za-z0-9_.$]*")
 
 
 def sanitize(text: str) -> str:
@@ -131,7 +131,7 @@ def matching_rules(body: str, first: Rule) -> Iterator[tuple[Rule, re.Match[str]
             yield rule, m
 
 
-_RULE_INDEX = {rule.name: i for i, rule in enumerate(RULES)}
+_RULE_INDEX: Final = {rule.name: i for i, rule in enumerate(RULES)}
 
 
 def _same_context(header: str | None, line: str | None, cpu_traceback: bool) -> bool:
@@ -301,7 +301,9 @@ _HEADER_HINTS = (
 #: The words in one automaton on raw bytes, to pass over lines without parsing them (~170 us for 30 lines as a
 #: regex alternation, 3.5 us this way).  Leftmost-first like the alternation; no word holds a newline, so every
 #: line with a word has a match.
-HEADER_HINT_SEARCH = BytesAhoCorasick([word.encode() for word in _HEADER_HINTS], matchkind=MatchKind.LeftmostFirst)
+HEADER_HINT_SEARCH: Final = BytesAhoCorasick(
+    [word.encode() for word in _HEADER_HINTS], matchkind=MatchKind.LeftmostFirst
+)
 
 
 #: The words :func:`_line_kind` looks for (an automaton: a regex alternation of words is tried at every
