@@ -22,27 +22,27 @@ from forensics import regexcache as rc
 # Wrappers that come before the kernel's own prefix, tried in order (first match wins).
 # Numbers of at most 20 digits (a kernel prints 64 bits): a longer run is no stamp, and is never converted
 # (forensics.units.log_dec); the delimiter after each keeps a longer run from matching in part.
-_KMSG = rc.compile(r"(\d{1,20}),(\d{1,20}),(\d{1,20}),[^;]*;")
-_SYSLOG = rc.compile(
+_KMSG: Final = rc.compile(r"(\d{1,20}),(\d{1,20}),(\d{1,20}),[^;]*;")
+_SYSLOG: Final = rc.compile(
     r"(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?"  # syslog / journalctl short
     r"|\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"  # short-iso, rfc3339
     r"|\[\s*\d+\.\d+\])"  # journalctl short-monotonic
     r" \S+ kernel: ?"
 )
-_DMESG_X = rc.compile(
+_DMESG_X: Final = rc.compile(
     r"(?:kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp|local\d)\s*:"
     r"(emerg|alert|crit|err|warn|notice|info|debug)\s*: ?"
 )
-_LEVEL = rc.compile(r"<(\d{1,3})>")
-_DROPPED = rc.compile(r"\*\* \d+ printk messages dropped \*\* ?")
-_MONO = rc.compile(r"\[\s*(\d{1,20})\.(\d{1,20})\]")
-_WALL = rc.compile(r"\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\]")
-_CALLER = rc.compile(r"\[\s*([TC]\d+)\]")
+_LEVEL: Final = rc.compile(r"<(\d{1,3})>")
+_DROPPED: Final = rc.compile(r"\*\* \d+ printk messages dropped \*\* ?")
+_MONO: Final = rc.compile(r"\[\s*(\d{1,20})\.(\d{1,20})\]")
+_WALL: Final = rc.compile(r"\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\]")
+_CALLER: Final = rc.compile(r"\[\s*([TC]\d+)\]")
 
 # The common case, a bare ``[ sec.usec]`` stamp and maybe a caller, in one match.
-_FAST = rc.compile(r"\[\s*(\d{1,20})\.(\d{1,20})\](?:\[\s*([TC]\d+)\])? ?")
+_FAST: Final = rc.compile(r"\[\s*(\d{1,20})\.(\d{1,20})\](?:\[\s*([TC]\d+)\])? ?")
 
-_LEVEL_NAMES = ("emerg", "alert", "crit", "err", "warn", "notice", "info", "debug")
+_LEVEL_NAMES: Final = ("emerg", "alert", "crit", "err", "warn", "notice", "info", "debug")
 
 
 class LogLine(NamedTuple):
@@ -89,7 +89,7 @@ def parse_line(number: int, text: str) -> LogLine:
         # /dev/kmsg record: "prio,seq,usec,flags;message" (Documentation/ABI/testing/dev-kmsg).
         level = int(m.group(1)) & 7
         timestamp = int(m.group(3)) / 1e6
-        return LogLine(number, text, text[m.end() :], timestamp, None, level, True)
+        return _new_tuple(_LOG_LINE, (number, text, text[m.end() :], timestamp, None, level, True, None))
     # Cheap substring checks first: most lines carry none of these wrappers.
     wall: float | None = None
     if " kernel:" in text and (m := _SYSLOG.match(text)):
@@ -122,7 +122,9 @@ def parse_line(number: int, text: str) -> LogLine:
     if stamped and text.startswith(" ", pos):
         # printk puts one space between the prefix and the message.
         pos += 1
-    return LogLine(number, text, text[pos:], timestamp, context, level, pos > 0, wall)
+    # tuple.__new__: the named tuple's own constructor is a Python function (~3,000 instructions a line more, compiled:
+    # the console lines of other programs amid a report, ~1,500 of the shared corpus x4, come here).
+    return _new_tuple(_LOG_LINE, (number, text, text[pos:], timestamp, context, level, pos > 0, wall))
 
 
 #: 10**k for the fractions :func:`parse_raw` reads, as doubles (at most 15 digits: every such numerator and 10**k

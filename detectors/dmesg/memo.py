@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from operator import itemgetter
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from detectors.dmesg.lines import Window
 from detectors.dmesg.repeat import moved
@@ -26,37 +26,37 @@ from forensics.types.dmesg import Frame, KernelReport
 
 #: A syslog time without a year (``Nov 30 06:55:30 host kernel:``): it gives no wall-clock time
 #: (:func:`~detectors.dmesg.lines.parse_line` keeps none), so a key leaves it out.
-_SYSLOG_TIME = rc.compile(rb"\n[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?(?= \S+ kernel:)")
+_SYSLOG_TIME: Final = rc.compile(rb"\n[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?(?= \S+ kernel:)")
 #: A line's printk time stamp, the other part of a line a key leaves out: at the line's start, or after
 #: the prefixes parse_line takes off before it (a blanked syslog time and host, a ``dmesg -x`` facility
 #: and level, a ``<N>`` level), matched as parse_line matches them, so that a blanked stamp is always
 #: one parse_line reads as the line's time and never part of its message.
-_STAMP = rc.compile(
+_STAMP: Final = rc.compile(
     rb"\n((?:\x00 \S+ kernel: ?"
     rb"|(?=[^\n]{0,7}:)(?:kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp|local\d)[^\S\n]*:"
     rb"(?:emerg|alert|crit|err|warn|notice|info|debug)[^\S\n]*: ?)?(?:<\d{1,3}>)?)\[[^\S\n]*\d+\.\d+\]"
 )
 #: _STAMP as it stands in a text before its syslog times are blanked: the NUL that stands for a blanked time
 #: is the time itself (a line has one where _SYSLOG_TIME matched, and _SYSLOG_TIME asks for what follows here).
-_STAMP_RAW = rc.compile(_STAMP.pattern.replace(rb"\x00", rb"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?", 1))
+_STAMP_RAW: Final = rc.compile(_STAMP.pattern.replace(rb"\x00", rb"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?", 1))
 #: Every digit as ``0``: two texts with the same layout differ at most in their digits (``bytes.translate``).
-DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
-MAX_KEYS = 512  # distinct header lines remembered (each entry holds a report and its key: ~5-10 KB)
+DIGITS_AS_ZERO: Final = bytes.maketrans(b"123456789", b"000000000")
+MAX_KEYS: Final = 512  # distinct header lines remembered (each entry holds a report and its key: ~5-10 KB)
 # Reports remembered per header line (what follows a header may vary): a fuzzer's log has dozens of lockdep
 # cycles or KASAN reports under one header line ("WARNING: possible circular locking dependency detected");
 # with 4 the others were built again at every repeat (82 builds, 0.08 s of the shared corpus x4).
-MAX_PER_KEY = 32
+MAX_PER_KEY: Final = 32
 #: The scanner's full window: at most this many lines (its MAX_REPORT_LINES).
-MAX_FULL_LINES = 1000
-MAX_ENTRIES = 4 * MAX_KEYS  # reports remembered in all: the memory bound of 512 lines x 4 (~10-20 MB at worst)
+MAX_FULL_LINES: Final = 1000
+MAX_ENTRIES: Final = 4 * MAX_KEYS  # reports remembered in all: the memory bound of 512 lines x 4 (~10-20 MB at worst)
 
 
-class _Entry(NamedTuple):
-    lines: int  # how many window lines the builder read
-    window_len: int  # the window's length when the builder read it to the end, else -1
-    text: bytes  # those lines as read (without a NUL byte: see _key)
+class _Kept(NamedTuple):
+    """What a repeat reads of the entry for the report it repeats (:class:`detectors.dmesg.repeat.Remembered`), apart
+    from the entry: a repeat holds this alone until its lines are made, so that the entry's text and shape, the
+    memo's, go with the memo at the scan's end (~2 MB of the shared corpus x4, reused by the reading's allocations)."""
+
     report: KernelReport
-    resume: int
     own: tuple[int, ...]  # window index of each report line
     timed: tuple[int, int] | None  # window index of the first and last report lines with a time
     stamps: tuple[int, int]  # where in those lines their time stands (see _stamp_at), -1: not known
@@ -64,6 +64,14 @@ class _Entry(NamedTuple):
         Callable[[list[str]], tuple[str, ...]] | None
     )  # the report's lines among the window's, from its first (None: all)
     frames: tuple[tuple[tuple[object, ...], ...], tuple[int, ...]] | None  # the frames: all fields but the line; lines
+
+
+class _Entry(NamedTuple):
+    lines: int  # how many window lines the builder read
+    window_len: int  # the window's length when the builder read it to the end, else -1
+    text: bytes  # those lines as read (without a NUL byte: see _key)
+    kept: _Kept  # the report and what a repeat of it reads
+    resume: int
     claims: tuple[int, ...]  # window index of each report line at or after ``resume`` (the scanner claims them)
     shape: _Shape | None  # the last text found to have this key, for a fast compare
     resume_at: int  # where line ``resume`` starts in ``text``, from its start (-1: past the lines read)
@@ -186,9 +194,9 @@ def _stamp_mask(text: bytes) -> int:
 
 
 #: The first piece of bytes :meth:`_Ahead.surely_other` compares without digits and blanks (then 4 times as many).
-_PIECE_BYTES = 512
+_PIECE_BYTES: Final = 512
 #: What a stamp is made of besides its brackets and dot: digits and the blanks that pad it.
-_STAMP_FILL = b"0123456789 \t"
+_STAMP_FILL: Final = b"0123456789 \t"
 
 
 def _bare(text: bytes) -> bytes:
@@ -400,17 +408,20 @@ class ReportMemo:
         first = window.first
         own = tuple(number - first for number, _ in report.lines)
         stamped = [i for i, line in zip(own, window.parsed(own), strict=True) if line.timestamp is not None]
-        entry = _Entry(
-            read,
-            len(raw) if read >= len(raw) else -1,
-            text,
+        kept = _Kept(
             report,
-            resume,
             own,
             (stamped[0], stamped[-1]) if stamped else None,
             (_stamp_at(raw[stamped[0]]), _stamp_at(raw[stamped[-1]])) if stamped else (-1, -1),
             None if own[-1] - own[0] + 1 == len(own) else itemgetter(*(i - own[0] for i in own)),
             _frames_apart(report.trace) if report.trace else None,
+        )
+        entry = _Entry(
+            read,
+            len(raw) if read >= len(raw) else -1,
+            text,
+            kept,
+            resume,
             tuple(i for i in own if i >= resume),
             _Shape(text),
             sum(map(len, raw[:resume])) + resume if resume <= read else -1,
@@ -462,7 +473,7 @@ class ReportMemo:
             if exact or _same_but_stamps(text, entry.shape) or self._same_key(text, entry, kind, entries):
                 self.hits += 1
                 window.mark_read(entry.lines)  # as far as the builder would have read
-                return moved(entry, window.first, raw, None if exact else text), entry
+                return moved(entry.kept, window.first, raw, None if exact else text), entry
         return None
 
     def fast_lookup(
@@ -548,7 +559,7 @@ class ReportMemo:
                 if ahead.surely_other(entry):
                     continue
                 return None  # this entry might still match by key, before any later one
-            if entry.own[-1] < max_lines - 2:
+            if entry.kept.own[-1] < max_lines - 2:
                 return self._fast_hit(entry, first, *found)
             return self._fast_full(entries, ahead, first)
         return self._fast_full(entries, ahead, first, past=max_lines) if long else None
@@ -582,11 +593,11 @@ class ReportMemo:
         self.hits += 1
         self.fast_hits += 1
         if exact:
-            return moved(entry, first, None, None), entry.resume_at, entry.claims
+            return moved(entry.kept, first, None, None), entry.resume_at, entry.claims
         # Equal but for the stamps' digits, maybe of a wider stamp than the entry's own text: its lines.
         raw = text.split(b"\n")
         resume_at = sum(map(len, raw[: entry.resume])) + entry.resume
-        return moved(entry, first, raw, text), resume_at, entry.claims
+        return moved(entry.kept, first, raw, text), resume_at, entry.claims
 
     def _same_key(self, text: bytes, entry: _Entry, kind: str, entries: list[_Entry] | None) -> bool:
         """Whether ``text`` has the entry's key; if so, the next compare of a repeat is made with its shape."""

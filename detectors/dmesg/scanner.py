@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator
+from typing import Final
 
 from ahocorasick_rs import BytesAhoCorasick, MatchKind
 
@@ -27,22 +28,29 @@ from detectors.dmesg.rules import TRIGGERS, Rule
 from forensics import regexcache as rc
 from forensics.types.dmesg import KernelReport, ReportKind
 
-MAX_REPORT_LINES = MAX_FULL_LINES  # 1000: the full window, which the memo's look-up in place knows too
-FIRST_WINDOW_LINES = 120  # most reports end within this; a longer one gets the full window
-MAX_WINDOW_BYTES = 512 * 1024
-MAX_LINE_BYTES = 64 * 1024
-LOOKBACK_LINES = 64
-MAX_DIRECT = 4096  # header layouts remembered for the memo's fast look-up
-HEADER_LOOKBACK = 30  # lines above a continuation (Oops:, a panic) searched for its header
-PREAMBLE_BYTES = 2048  # bytes above a header searched for the lines that belong to it (KernelReport.preamble)
-PREAMBLE_LINES = 6
-_PREAMBLE_WORDS = (b"cut here", b"corruption", b"refcount_t:", b"double add", b"kasan: GPF", b"ssertion failed: ")
+MAX_REPORT_LINES: Final = MAX_FULL_LINES  # 1000: the full window, which the memo's look-up in place knows too
+FIRST_WINDOW_LINES: Final = 120  # most reports end within this; a longer one gets the full window
+MAX_WINDOW_BYTES: Final = 512 * 1024
+MAX_LINE_BYTES: Final = 64 * 1024
+LOOKBACK_LINES: Final = 64
+MAX_DIRECT: Final = 4096  # header layouts remembered for the memo's fast look-up
+HEADER_LOOKBACK: Final = 30  # lines above a continuation (Oops:, a panic) searched for its header
+PREAMBLE_BYTES: Final = 2048  # bytes above a header searched for the lines that belong to it (KernelReport.preamble)
+PREAMBLE_LINES: Final = 6
+_PREAMBLE_WORDS: Final = (
+    b"cut here",
+    b"corruption",
+    b"refcount_t:",
+    b"double add",
+    b"kasan: GPF",
+    b"ssertion failed: ",
+)
 #: Whether any of them is above a header: one automaton pass (~2 us for the 2 KB; five ``in`` tests took ~20 us).
-_PREAMBLE_SEARCH = BytesAhoCorasick(list(_PREAMBLE_WORDS), matchkind=MatchKind.LeftmostFirst)
+_PREAMBLE_SEARCH: Final = BytesAhoCorasick(list(_PREAMBLE_WORDS), matchkind=MatchKind.LeftmostFirst)
 #: A message printed above its report's header without a "cut here" line between them.
 #: A filesystem's ASSERT() prints its condition, then BUG()s: btrfs "assertion failed: cond, in file.c:436" (above
 #: "cut here"), XFS "XFS: Assertion failed: cond, file: fs/xfs/x.c, line: 42".
-_PREAMBLE_MESSAGE = rc.compile(
+_PREAMBLE_MESSAGE: Final = rc.compile(
     rb"list_(?:add|del) corruption|list_add double add|refcount_t: |kasan: |[Aa]ssertion failed: "
 )
 
@@ -52,33 +60,35 @@ _PREAMBLE_MESSAGE = rc.compile(
 #: each that it replaced (0.026 s instead of 0.45 s on the benchmark's 100 MB console log).  Leftmost-first,
 #: non-overlapping matches lose no line: a word that overlaps an earlier match lies on the same line (no word
 #: holds a newline), and a line is all the scanner takes from a hit.
-_TRIGGER_SEARCH = BytesAhoCorasick(list(TRIGGERS), matchkind=MatchKind.LeftmostFirst)
+_TRIGGER_SEARCH: Final = BytesAhoCorasick(list(TRIGGERS), matchkind=MatchKind.LeftmostFirst)
 #: What a log says before a reboot that was asked for or follows a crash already reported, and systemd's
 #: last targets (``Reached target`` is then read to the end of its line), found in one automaton pass.
-_REBOOT_WORDS = (
+_REBOOT_WORDS: Final = (
     b"Kernel panic", b"reboot: ", b"Restarting system", b"Power down", b"kexec", b"sysrq: ",
     b"Starting crashdump kernel", b"Rebooting in", b"Oops", b"BUG:", b"WARNING:", b"systemd-shutdown",
 )  # fmt: skip
-_REACHED_TARGET = len(_REBOOT_WORDS)
-_REBOOT_SEARCH = BytesAhoCorasick([*_REBOOT_WORDS, b"Reached target"], matchkind=MatchKind.LeftmostFirst)
-_REBOOT_TARGET = rc.compile(rb"Reached target.*(?:Reboot|Shutdown)")
-_NEAR_BYTES = 1024  # the bytes just above a boot banner, searched first for a reason
+_REACHED_TARGET: Final = len(_REBOOT_WORDS)
+_REBOOT_SEARCH: Final = BytesAhoCorasick([*_REBOOT_WORDS, b"Reached target"], matchkind=MatchKind.LeftmostFirst)
+_REBOOT_TARGET: Final = rc.compile(rb"Reached target.*(?:Reboot|Shutdown)")
+_NEAR_BYTES: Final = 1024  # the bytes just above a boot banner, searched first for a reason
 
 
 #: Kinds of report that never start the report of a continuation line found below them.
-_NOT_ABOVE = (ReportKind.PANIC, ReportKind.REBOOT)
-_RAW_STAMP = rc.compile(rb"\[\s*(\d+)\.(\d+)\]")
-_COUNT_STEP = 1024  # bytes between the marks of a count to the scan's end (LogScanner._line_at_end)
-_TYPICAL_LINE = 160  # bytes per line assumed when cutting a window (grown when lines are longer)
+_NOT_ABOVE: Final = (ReportKind.PANIC, ReportKind.REBOOT)
+_RAW_STAMP: Final = rc.compile(rb"\[\s*(\d+)\.(\d+)\]")
+_COUNT_STEP: Final = 1024  # bytes between the marks of a count to the scan's end (LogScanner._line_at_end)
+_TYPICAL_LINE: Final = 160  # bytes per line assumed when cutting a window (grown when lines are longer)
 
 
 #: A boot banner's release: ``Linux version 6.1.192 (builder@host) (gcc ...) #1 SMP ...``.
-_BANNER = rc.compile(r"Linux version (\S+) \(")
+_BANNER: Final = rc.compile(r"Linux version (\S+) \(")
 #: The printk time of a boot's first lines: start_kernel prints the banner, then the early setup, at 0.000000.
 #: A run of such lines after a line with a later time starts a boot, whether or not the log holds its banner.
-_BOOT_STAMP = b"[    0.000000]"  # printk pads the seconds to five places
-_BOOT_SEARCH = BytesAhoCorasick([_BOOT_STAMP])
-_BOOT_STAMP_WITHIN = 96  # bytes from a line's start its printk time may stand at (after a syslog or level prefix)
+_BOOT_STAMP: Final = b"[    0.000000]"  # printk pads the seconds to five places
+_BOOT_SEARCH: Final = BytesAhoCorasick([_BOOT_STAMP])
+_BOOT_STAMP_WITHIN: Final = (
+    96  # bytes from a line's start its printk time may stand at (after a syslog or level prefix)
+)
 
 
 class LogScanner:
@@ -453,7 +463,9 @@ class LogScanner:
             object.__setattr__(report, "preamble", found)
 
     def _preamble_lines(self, above: bytes, cut: bool, report: KernelReport) -> tuple[tuple[int, str], ...]:
-        raw = above.split(b"\n")[:-1]  # ``above`` ends with the newline before the header
+        # ``above`` ends with the newline before the header; its last lines alone split (the first piece, all the
+        # bytes before them, is never among the last PREAMBLE_LINES: more pieces than that are split off).
+        raw = above.rsplit(b"\n", PREAMBLE_LINES + 1)[:-1]
         if cut:
             raw = raw[1:]  # the slice may begin inside a line
         raw = raw[-PREAMBLE_LINES:]

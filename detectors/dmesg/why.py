@@ -29,6 +29,7 @@ from detectors.dmesg.code import listing
 from detectors.dmesg.frames import HUNG_SKIPS, function_name, is_skipped
 from detectors.dmesg.lines import LogLine, parse_line
 from detectors.dmesg.model import parsed_lines
+from detectors.dmesg.repeat import origin
 from detectors.dmesg.rules import RULES
 from detectors.dmesg.stacks import (
     LOCK_PRIMITIVES,
@@ -922,7 +923,7 @@ def _locks_list(report: KernelReport) -> list[_Held]:
     """
     if not any("Showing all locks held" in text for _, text in report.lines):
         return []
-    lines = _held_lines(list(parsed_lines(report)))
+    lines = _held_lines(list(own_lines(report)))
     start = next(i for i, x in enumerate(lines) if "Showing all locks held" in x.body)
     out: list[_Held] = []
     task: str | None = None
@@ -1973,10 +1974,31 @@ def _conclude(r: _Reading) -> tuple[Cause | None, tuple[int, ...]]:
     return cause, tuple(sorted({f.at for f in r.facts if f.name == "root cause"}))
 
 
+def own_lines(report: KernelReport) -> Sequence[LogLine]:
+    """A report's lines parsed (:func:`detectors.dmesg.model.parsed_lines`); those of a repeat of another report's
+    bytes (the memo's copy of the same texts, times and all, elsewhere in the log) as that report's parsed lines
+    with the repeat's numbers.
+
+    Such a repeat is read when the report it repeats is not (a group keeps a few of its reports), and its own lines
+    were parsed again (~13,000 instructions a line, against ~2,000 for a copy of the record): :func:`parse_line` of
+    a text gives the same fields at any number.
+    """
+    source = origin(report)
+    if source is not report:
+        lines = report.lines
+        kept = parsed_lines(source)
+        if len(kept) == len(lines) and all(k.text == text for k, (_, text) in zip(kept, lines, strict=True)):
+            return [
+                _new_tuple(LogLine, (n, k.text, k.body, k.timestamp, k.context, k.level, k.prefixed, k.wall))
+                for k, (n, _) in zip(kept, lines, strict=True)
+            ]
+    return parsed_lines(report)
+
+
 def explain(report: KernelReport) -> ReportWhy:
     """Read a report's lines (and the lines just above its header) into facts, stacks and a cause."""
     first = report.start_line
-    lines = [*(parse_line(n, t) for n, t in report.preamble), *parsed_lines(report)]
+    lines = [*(parse_line(n, t) for n, t in report.preamble), *own_lines(report)]
     own = lines[len(report.preamble) :]
     rule = next((x for x in RULES if x.name == report.rule), None)
     skip = rule.stack.skip if rule is not None and rule.stack is not None else ()

@@ -284,7 +284,7 @@ def test_a_fast_compare_counts_the_lines_after_the_text_as_finding_them_did(
     lines = min(lines, len(sizes) - 1)
     text = b"\n".join(b"x" * size for size in sizes[:lines])
     end = max(len(text) + 1, len(buf) - cut)
-    entry = _Entry(lines, -1, text, None, 0, (0,), None, (-1, -1), None, None, (), None, 0)  # type: ignore[arg-type]
+    entry = _Entry(lines, -1, text, None, 0, (), None, 0)  # type: ignore[arg-type]
     found = _fast_compare(entry, _Ahead(buf, 0, end, max_bytes), more)
     assert (found is not None) == _compare_by_finds(buf, 0, end, max_bytes, text, more)
     assert found is None or found == (text, True)

@@ -1041,3 +1041,27 @@ def test_lines_holding_finds_the_lines_with_a_word(bodies: list[str]) -> None:
     search = BytesAhoCorasick([w.encode() for w in words], matchkind=MatchKind.LeftmostFirst)
     expected = [i for i, body in enumerate(bodies) if any(w in body for w in words)]
     assert lines_holding("\n".join(bodies).encode(), search) == expected
+
+
+def _stamped(text: str, second: int) -> str:
+    """Each line of ``text`` with a printk time of that second."""
+    return "".join(f"[{second:5d}.{n:06d}] {line}\n" for n, line in enumerate(text.splitlines()))
+
+
+def test_a_repeats_lines_are_parsed_at_its_own_numbers() -> None:
+    """A report repeated (the memo's copy of the same text elsewhere in the log): its lines as read are those that
+    parsing its own gives, byte-for-byte repeats (made from the report they repeat) and repeats whose times differ."""
+    from detectors.dmesg.lines import parse_line
+    from detectors.dmesg.repeat import origin
+    from detectors.dmesg.why import own_lines
+
+    timed = _stamped(HUNG_PASS, 10) + _stamped(HUNG_PASS, 20) + _stamped(HUNG_PASS, 30)
+    for text, texts_equal in ((HUNG_PASS * 3, True), (timed, False)):
+        reports = list(scan_chunks([text.encode()]))
+        repeats = [r for r in reports if origin(r) is not r]
+        assert repeats, text[:40]
+        for report in reports:
+            assert list(own_lines(report)) == [parse_line(n, t) for n, t in report.lines]
+        for report in repeats:
+            texts = [t for _, t in origin(report).lines] == [t for _, t in report.lines]
+            assert texts is texts_equal
