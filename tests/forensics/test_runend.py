@@ -98,5 +98,5 @@ def test_dmesg_through_the_entry_writes_its_document_and_the_caches(tmp_path: Pa
     document = json.loads(done.stdout)
     assert document["schema"] == "kforensic.dmesg/1"
     assert document["sources"][0]["reports"]
-    tables = sorted(p.name.split("-")[0] for p in (tmp_path / "cache" / "kforensic").glob("*.marshal"))
-    assert tables == ["code", "regex"]
+    tables = sorted(p.name.split("-cpython-")[0] for p in (tmp_path / "cache" / "kforensic").glob("*.marshal"))
+    assert tables == ["code-dmesg", "regex", "regex-dmesg"]
