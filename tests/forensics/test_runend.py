@@ -19,11 +19,16 @@ ROOT = Path(__file__).resolve().parents[2]
 LOG = ROOT / "tests" / "detectors" / "dmesg" / "golden" / "panic_no_root_dmesg_x.log"
 
 
-def _python(code: str, tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def _run(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """``args`` run by this interpreter with a cache directory of the test's own."""
     env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"))
     return subprocess.run(
-        [sys.executable, "-c", code, *args], check=False, capture_output=True, text=True, cwd=ROOT, env=env, timeout=120
+        [sys.executable, *args], check=False, capture_output=True, text=True, cwd=ROOT, env=env, timeout=300
     )
+
+
+def _python(code: str, tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return _run(["-c", code, *args], tmp_path)
 
 
 def test_a_kept_result_ends_the_process_with_the_status_after_atexit_and_the_flushes(tmp_path: Path) -> None:
@@ -85,15 +90,7 @@ def test_end_returns_in_this_process_without_a_kept_result() -> None:
 def test_dmesg_through_the_entry_writes_its_document_and_the_caches(tmp_path: Path) -> None:
     # The command line a user runs: the whole document on stdout, the status of --fail-on, the code and regex
     # caches' tables written back by their atexit handlers (a first run compiles every entry).
-    done = subprocess.run(
-        [sys.executable, "-m", "forensics", "dmesg", "--format", "json", "--fail-on", "low", str(LOG)],
-        check=False,
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache")),
-        timeout=300,
-    )
+    done = _run(["-m", "forensics", "dmesg", "--format", "json", "--fail-on", "low", str(LOG)], tmp_path)
     assert done.returncode == 1, done.stderr
     document = json.loads(done.stdout)
     assert document["schema"] == "kforensic.dmesg/1"
@@ -130,26 +127,8 @@ def test_a_caller_that_is_not_the_interpreters_own_run_or_a_profiler_leaves_the_
 def test_a_profile_of_the_command_is_written(tmp_path: Path) -> None:
     # python -m cProfile -o FILE -m forensics ...: cProfile writes FILE after the module's run returns.
     profile = tmp_path / "dmesg.prof"
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "cProfile",
-            "-o",
-            str(profile),
-            "-m",
-            "forensics",
-            "dmesg",
-            "--format",
-            "json",
-            str(LOG),
-        ],
-        check=False,
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache")),
-        timeout=300,
+    done = _run(
+        ["-m", "cProfile", "-o", str(profile), "-m", "forensics", "dmesg", "--format", "json", str(LOG)], tmp_path
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["schema"] == "kforensic.dmesg/1"
