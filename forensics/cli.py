@@ -630,5 +630,5 @@ def entry() -> None:
         if exc.code is None or isinstance(exc.code, int):
             from forensics import runend
 
-            runend.end(0 if exc.code is None else exc.code)
+            runend.end(0 if exc.code is None else exc.code, sys._getframe(1))
         raise
