@@ -37,7 +37,7 @@ def _interrupted_at_start_up(kind: type[BaseException], value: BaseException, tb
 
 sys.excepthook = _interrupted_at_start_up  # before the slow imports below; main() catches what comes later
 
-from forensics import __version__, codecache  # noqa: E402 (after the hook)
+from forensics import __version__, codecache, regexcache  # noqa: E402 (after the hook)
 from forensics.commandline import COMPLETION_VARIABLE, CommandLine, parse, run  # noqa: E402
 from forensics.errors import ExitCode, InputError, KforensicError  # noqa: E402
 
@@ -517,6 +517,7 @@ def main() -> None:
     # Before the command's modules (and typer's) make their dataclasses and named tuples: their generated code from
     # the cache.
     codecache.install(requested[0] if requested else "kforensic")
+    regexcache.install(requested[0] if requested else "kforensic")  # their patterns (platform's, json's...) too
     typer_free = _typer_free(argv)
     aborted: tuple[type[BaseException], ...] = (_AbortedError,)
     parse_errors: tuple[type[_ParseError], ...] = ()
@@ -629,5 +630,5 @@ def entry() -> None:
         if exc.code is None or isinstance(exc.code, int):
             from forensics import runend
 
-            runend.end(0 if exc.code is None else exc.code)
+            runend.end(0 if exc.code is None else exc.code, sys._getframe(1))
         raise

@@ -17,6 +17,7 @@ from __future__ import annotations
 import atexit
 import os
 import sys
+from types import FrameType
 
 #: The result the run delivered (one: a test calling the command again in its process frees the one before).
 _kept: list[object] = []
@@ -28,10 +29,33 @@ def keep(result: object) -> None:
     _kept[:] = [result]
 
 
-def end(code: int) -> None:
+def _run_by_the_interpreter(frame: FrameType | None) -> bool:
+    """Whether ``frame`` (the entry's caller) is the top level of what the interpreter itself runs: the console
+    script (nothing below it) or ``python -m forensics`` (runpy's ``_run_code`` below it, ``_run_module_as_main``
+    below that, nothing further)."""
+    if frame is None or frame.f_code.co_name != "<module>":
+        return False
+    below = frame.f_back
+    if below is None:
+        return True
+    for name in ("_run_code", "_run_module_as_main"):
+        if below is None or below.f_code.co_name != name or below.f_globals.get("__name__") != "runpy":
+            return False
+        below = below.f_back
+    return below is None
+
+
+def end(code: int, caller: FrameType | None = None) -> None:
     """End the process with exit status ``code``, without the interpreter's teardown, where a result was kept and
-    the end is otherwise what the interpreter's exit would be; otherwise return (the caller exits as usual)."""
-    if not _kept:
+    the end is otherwise what the interpreter's exit would be; otherwise return (the caller exits as usual).
+
+    ``caller``, the frame that called the process's entry, must be the interpreter's own run of the program (see
+    :func:`_run_by_the_interpreter`), with no profiler or tracer set: a tool that runs the module and goes on after
+    it returns (``python -m cProfile -o FILE -m forensics``, ``python -m trace``, pdb, a ``runpy.run_module``
+    caller) must get control back, as the interpreter's exit would give it."""
+    if not _kept or sys.getprofile() is not None or sys.gettrace() is not None:
+        return
+    if not _run_by_the_interpreter(caller):
         return
     threading = sys.modules.get("threading")
     if threading is not None and threading.active_count() > 1:

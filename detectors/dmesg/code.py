@@ -483,11 +483,10 @@ class _Capstone:
         self.ctypes = ctypes
         self.handles: dict[tuple[int, int, bool], int] = {}
         self.names: dict[int, str | None] = {}  # x86 register names by capstone's id
-        self.read = (ctypes.c_uint16 * 64)()
-        self.read_count = ctypes.c_uint8()
-        self.write = (ctypes.c_uint16 * 64)()
-        self.write_count = ctypes.c_uint8()
-        self.insns = ctypes.c_void_p()
+        # Each call has its own result pointer and register arrays, never ones kept here: ctypes releases the GIL
+        # during a call, so threads decoding at once (a Dask worker's --nthreads running triage_batch) would
+        # overwrite each other's pointer and free one result twice.  (~1 us a call to make them.)
+        self.registers = ctypes.c_uint16 * 64
 
     def handle(self, arch: int, mode: int, detail: bool) -> int:
         key = (arch, mode, detail)
@@ -506,14 +505,15 @@ class _Capstone:
         """``Cs(arch, mode).disasm_lite(data, address)``; with ``end`` (not -1), none unless the last instruction ends
         there."""
         lib = self.lib
+        insns = self.ctypes.c_void_p()
         n: int = lib.cs_disasm(self.handle(arch, mode, False), data, len(data), address, 0,
-                               self.ctypes.byref(self.insns))  # fmt: skip
+                               self.ctypes.byref(insns))  # fmt: skip
         if n <= 0:
             return []
         try:
-            raw: bytes = self.ctypes.string_at(self.insns.value, n * _CS_INSN.size)
+            raw: bytes = self.ctypes.string_at(insns.value, n * _CS_INSN.size)
         finally:
-            lib.cs_free(self.insns, n)
+            lib.cs_free(insns, n)
         if end != -1:
             _id, at, size, _bytes, _mnemonic, _op_str, _detail = _CS_INSN.unpack_from(raw, (n - 1) * _CS_INSN.size)
             if at + size != end:
@@ -531,21 +531,24 @@ class _Capstone:
         lib = self.lib
         ctypes = self.ctypes
         csh = self.handle(_CS_ARCH_X86, _CS_MODE_64, True)
-        n: int = lib.cs_disasm(csh, data, len(data), address, 1, ctypes.byref(self.insns))
+        insns = ctypes.c_void_p()
+        n: int = lib.cs_disasm(csh, data, len(data), address, 1, ctypes.byref(insns))
         if n <= 0:
             return None
         try:
-            pointer: int = self.insns.value
+            pointer: int = insns.value
             _id, at, size, _bytes, mnemonic_c, op_str_c, detail_at = _CS_INSN.unpack_from(
                 ctypes.string_at(pointer, _CS_INSN.size)
             )
             detail: bytes = ctypes.string_at(detail_at, _CS_DETAIL_READ)
-            if lib.cs_regs_access(csh, pointer, self.read, ctypes.byref(self.read_count), self.write,
-                                  ctypes.byref(self.write_count)) != 0:  # fmt: skip
+            read, read_count = self.registers(), ctypes.c_uint8()
+            write, write_count = self.registers(), ctypes.c_uint8()
+            if lib.cs_regs_access(csh, pointer, read, ctypes.byref(read_count), write,
+                                  ctypes.byref(write_count)) != 0:  # fmt: skip
                 raise OSError("capstone's cs_regs_access failed")
-            writes = self._named(csh, self.write[: self.write_count.value])
+            writes = self._named(csh, write[: write_count.value])
         finally:
-            lib.cs_free(self.insns, n)
+            lib.cs_free(insns, n)
         mnemonic, op_str = _c_text(mnemonic_c), _c_text(op_str_c)
         memory = None
         access = None
@@ -593,7 +596,14 @@ def _capstone() -> _Capstone | None:
     import sys
     from importlib.util import find_spec
 
-    if sys.platform != "linux" or sys.maxsize <= 2**32 or os.environ.get("LIBCAPSTONE_PATH"):
+    # The records are read at a little-endian 64-bit host's offsets (a big-endian one, s390x or ppc64, builds its own
+    # lib/ from the sdist and would give byte-swapped sizes and pointers): the module decodes anywhere else.
+    if (
+        sys.platform != "linux"
+        or sys.maxsize <= 2**32
+        or sys.byteorder != "little"
+        or os.environ.get("LIBCAPSTONE_PATH")
+    ):
         return None
     spec = find_spec("capstone")
     if spec is None or not spec.submodule_search_locations:

@@ -6,6 +6,7 @@ import hashlib
 import re
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -88,3 +89,43 @@ def test_no_cache_directory_is_no_error(tmp_path: Path, monkeypatch: pytest.Monk
     _same(regexcache.compile(PATTERNS[1][0], PATTERNS[1][1]), re.compile(PATTERNS[1][0], PATTERNS[1][1]))
     regexcache._TABLE.save()  # cannot write: says nothing
     assert list(tmp_path.iterdir()) == [blocker]
+
+
+def test_patterns_compiled_at_a_module_top_level_come_from_the_command_table(
+    fresh: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # regexcache.install: re's compiler, asked from a module's top level (platform's and json's patterns as orjson
+    # imports them), takes the pattern from the command's own table; a pattern compiled in a function (which may be
+    # built from input) and an invalid one go to re's own compiler, as before.
+    from re import _compiler  # type: ignore[attr-defined]
+
+    original = getattr(_compiler.compile, "_kforensic_own", _compiler.compile)  # re's own, under a main()'s
+    monkeypatch.setattr(_compiler, "compile", original)  # what it was put back after the test
+    regexcache.install("test-cmd")
+    table = _compiler.compile._kforensic_table
+    unique = hashlib.sha256(str(fresh).encode()).hexdigest()[:12]  # in no cache of this process yet
+    top, inner = rf"(?P<word>k{unique}\w*)\s+(\d+)", rf"inner{unique}(\d)"
+    module = f"import re\nTOP = re.compile({top!r}, re.IGNORECASE)\ndef later():\n    return re.compile({inner!r})\n"
+    space: dict[str, Any] = {}
+    exec(compile(module, "<a module>", "exec"), space)  # its code runs as a module's top level does
+    made = space["TOP"]
+    re.purge()
+    _same(made, re.compile(top, re.IGNORECASE))
+    assert made.search(f"x K{unique}abc 42").groups() == (f"K{unique}abc", "42")
+    assert space["later"]().match(f"inner{unique}7") is not None
+    key = (top, int(re.IGNORECASE))
+    assert key in table.load() and not any(p == inner for p, _ in table.load())  # the function's is not kept
+    with pytest.raises(re.error, match="missing"):
+        exec("import re\nre.compile('(unclosed')\n", {})
+    table.save()
+    assert stat.S_IMODE(regexcache.cache_path("regex-test-cmd", regexcache._tag()).stat().st_mode) == 0o600
+    # The next run's: taken from the file, nothing compiled.
+    monkeypatch.setattr(_compiler, "compile", original)
+    regexcache.install("test-cmd")
+    again = _compiler.compile._kforensic_table
+    stored = again.load()[key]
+    re.purge()
+    space = {}
+    exec(compile(module, "<a module>", "exec"), space)
+    _same(space["TOP"], made)
+    assert again.load()[key] is stored

@@ -166,3 +166,62 @@ def test_a_run_imports_neither_the_module_nor_ctypes_without_need() -> None:
         for log in (with_code, without)
     ]
     assert got == ["ctypes\n", "\n"]
+
+
+_THREADS = """
+import random, threading
+from detectors.dmesg import code
+lib = code._capstone()
+assert lib is not None
+rnd = random.Random(5)
+datas = [bytes(rnd.randrange(256) for _ in range(2000)) for _ in range(4)]
+def fields(got):
+    if got is None:
+        return None
+    insn, access = got
+    m = insn.memory
+    memory = None if m is None else (m.base, m.index, m.disp)
+    return insn.address, insn.size, insn.mnemonic, insn.op_str, memory, insn.writes, insn.is_call, access
+def decode(data):
+    detailed = [fields(lib.x86_detailed(data[i:], 0x1000 + i)) for i in range(0, 400, 7)]
+    assert sum(d is not None and d[4] is not None for d in detailed) > 5  # memory operands were read
+    return lib.lite(3, 8, data, 0x1000, -1), detailed
+expected = [decode(d) for d in datas]
+bad = []
+def work(k):
+    for _ in range(40):
+        if decode(datas[k]) != expected[k]:
+            bad.append(k)
+            return
+threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print("mismatches", len(bad))
+"""
+
+
+@needs_library
+def test_threads_decoding_at_once_get_what_one_thread_gets() -> None:
+    """ctypes lets go of the GIL in each call: threads decoding at once (a Dask worker's threads running
+    triage_batch) must not share a result pointer (which was freed twice: the process died of a double free)."""
+    command = [sys.executable, "-c", _THREADS]
+    run = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.split() == ["mismatches", "0"]
+
+
+@pytest.mark.parametrize(("attribute", "value"), [("byteorder", "big"), ("maxsize", 2**31 - 1), ("platform", "darwin")])
+def test_the_library_is_read_directly_only_on_a_little_endian_64_bit_linux(
+    monkeypatch: pytest.MonkeyPatch, attribute: str, value: object
+) -> None:
+    """Elsewhere the records' offsets and byte order are not the ones read: the module decodes."""
+    assert code._capstone.__wrapped__() is not None
+    monkeypatch.setattr(sys, attribute, value)
+    assert code._capstone.__wrapped__() is None
+
+
+def test_a_library_path_of_the_users_own_is_left_to_the_module(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LIBCAPSTONE_PATH", "/nonexistent")
+    assert code._capstone.__wrapped__() is None

@@ -1,0 +1,70 @@
+"""The findings' records made without their dataclass ``__init__`` (detectors/dmesg/findings.py) are the records the
+constructors make: the same fields in the same order, equal, hashed, shown, pickled and written alike, and refused
+where the constructors refuse them."""
+
+from __future__ import annotations
+
+import dataclasses
+import pickle
+import re
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from detectors.dmesg import findings
+from detectors.dmesg.scanner import scan_chunks
+from forensics.model import Clock, Evidence, Fact, Locator, LocatorKind, Timestamp
+
+
+def _alike(made: Any, built: Any) -> None:
+    assert type(made) is type(built)
+    assert list(vars(made)) == [f.name for f in dataclasses.fields(built)]  # every field, in the class's order
+    assert made == built and hash(made) == hash(built) and repr(made) == repr(built)
+    assert pickle.loads(pickle.dumps(made)) == built
+    assert orjson.dumps(made, default=str) == orjson.dumps(built, default=str)
+
+
+def test_each_record_is_the_constructors() -> None:
+    _alike(findings._line_at(3, 9, "report"), Locator(LocatorKind.LINE, 3, 9, name="report"))
+    _alike(findings._line_at(0), Locator(LocatorKind.LINE, 0))
+    _alike(findings._fact("cpu", "1"), Fact("cpu", "1"))
+    stamp = Timestamp(12.5, Clock.MONOTONIC)
+    where = Locator(LocatorKind.LINE, 3, name="guilty frame")
+    _alike(findings._cited("a.log", where, "x+0x1/0x2", stamp, 1), Evidence("a.log", where, "x+0x1/0x2", stamp, 1))
+    _alike(findings._cited("a.log", where, "line"), Evidence("a.log", where, "line"))
+    (report,) = scan_chunks([b"[   12.500000] WARNING: CPU: 1 PID: 7 at a.c:1 f+0x1/0x2\n"])
+    made = findings._when(report)
+    assert made is not None
+    _alike(made, stamp)
+
+
+@given(st.integers(-3, 12), st.none() | st.integers(-3, 12), st.sampled_from(["", "x", "line text"]))
+def test_what_the_constructors_refuse_is_refused(start: int, end: int | None, excerpt: str) -> None:
+    """Values each constructor's checks refuse raise its error; the others give its record."""
+    try:
+        built: Locator | None = Locator(LocatorKind.LINE, start, end, name="n")
+    except ValueError as error:
+        with pytest.raises(ValueError, match=re.escape(str(error))):
+            findings._line_at(start, end, "n")
+        built = None
+    if built is not None:
+        _alike(findings._line_at(start, end, "n"), built)
+        try:
+            evidence: Evidence | None = Evidence("a.log", built, excerpt)
+        except ValueError as error:
+            with pytest.raises(ValueError, match=re.escape(str(error))):
+                findings._cited("a.log", built, excerpt)
+            evidence = None
+        if evidence is not None:
+            _alike(findings._cited("a.log", built, excerpt), evidence)
+
+
+def test_the_records_have_no_other_init_step() -> None:
+    """Fact and Timestamp have no __post_init__ (nothing the records made here skip); Locator's and Evidence's are
+    the checks the test above compares."""
+    assert not hasattr(Fact, "__post_init__") and not hasattr(Timestamp, "__post_init__")
+    for cls in (Locator, Evidence, Fact, Timestamp):
+        assert all(f.init and f.default_factory is dataclasses.MISSING for f in dataclasses.fields(cls)), cls
