@@ -78,6 +78,9 @@ _NOT_ABOVE: Final = (ReportKind.PANIC, ReportKind.REBOOT)
 _RAW_STAMP: Final = rc.compile(rb"\[\s*(\d+)\.(\d+)\]")
 _COUNT_STEP: Final = 1024  # bytes between the marks of a count to the scan's end (LogScanner._line_at_end)
 _TYPICAL_LINE: Final = 160  # bytes per line assumed when cutting a window (grown when lines are longer)
+#: Lines split for the windows kept above the first line of the latest window (see LogScanner._split_upto): more than
+#: a window's look-back reaches (LOOKBACK_LINES), so that the lines above a header are among them.
+_SPLIT_KEPT: Final = 2 * LOOKBACK_LINES
 
 
 #: A boot banner's release: ``Linux version 6.1.192 (builder@host) (gcc ...) #1 SMP ...``.
@@ -244,8 +247,9 @@ class LogScanner:
 
         The split lines run from ``_split_at`` (line ``_split_first``) to ``_split_end`` (past a newline); a window
         that starts elsewhere starts them again.  They are split in steps of ``_TYPICAL_LINE`` bytes a line
-        wanted, four times as many each step (long lines), as the windows were cut before.  Dropped with the
-        buffer's lines (:meth:`_trim`).
+        wanted, four times as many each step (long lines), as the windows were cut before.  Those more than
+        :data:`_SPLIT_KEPT` lines above a window's first are dropped (new lists: a window made before holds the old
+        ones), the rest with the buffer's lines (:meth:`_trim`).
         """
         buf = self._buf
         lines = self._split
@@ -254,6 +258,19 @@ class LogScanner:
             self._split_parsed = []
             self._split_at = self._split_end = start
             self._split_first = number
+        elif number - self._split_first > 2 * _SPLIT_KEPT:
+            # The scan only goes on from here (a window starts at most a look-back above its header): the lines
+            # above are freed as it goes, not held to the end of the buffer (a report-dense megabyte's ~14,000, and
+            # the lists' growth: ~1,000 page faults of the corpus x4's scan).
+            k = number - self._split_first
+            drop = k - _SPLIT_KEPT
+            at = start  # where the first line kept starts: back from the window's first over the lines kept
+            for i in range(drop, k):
+                at -= len(lines[i]) + 1
+            self._split = lines = lines[drop:]
+            self._split_parsed = self._split_parsed[drop:]
+            self._split_at = at
+            self._split_first += drop
         want = number - self._split_first + limit
         span = (want - len(lines)) * _TYPICAL_LINE
         while len(lines) < want and self._split_end < budget:

@@ -363,6 +363,33 @@ def test_windows_cut_from_the_shared_split_lines_are_the_windows_cut_alone(
         assert (window.first, window.raw, complete) == _window_cut_alone(buf, start, end, limit)
 
 
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.sampled_from([0, 1, 20, 70, 161, 700]), min_size=300, max_size=1500),
+    st.lists(
+        st.tuples(st.integers(min_value=0, max_value=1500), st.sampled_from([1, 5, 120, 1000]), st.booleans()),
+        min_size=1,
+        max_size=12,
+    ),
+)
+def test_windows_of_many_lines_ahead_and_back_are_the_windows_cut_alone(
+    sizes: list[int], asks: list[tuple[int, int, bool]]
+) -> None:
+    # Far enough apart that the split lines above a window are dropped as the windows move on (and split again when
+    # one goes back): the windows, and the lines they parse, are still those cut alone.
+    buf = b"\n".join(b"[ %d.5] x" % i + b"y" * size for i, size in enumerate(sizes)) + b"\n"
+    starts = [0] + [i + 1 for i, byte in enumerate(buf) if byte == 10 and i + 1 < len(buf)]
+    scanner = LogScanner()
+    scanner._buf = buf
+    for line, limit, to_the_end in sorted(asks) if asks[0][2] else asks:
+        start = starts[line % len(starts)]
+        end = len(buf) if to_the_end else max(start, buf.rfind(b"\n") + 1)
+        window, complete = scanner._window(start, end, limit)
+        assert (window.first, window.raw, complete) == _window_cut_alone(buf, start, end, limit)
+        for i in range(0, len(window), 37):
+            assert window.line(i) == parse_raw(window.first + i, window.raw[i])
+
+
 @pytest.mark.parametrize(
     ("pattern", "text"),
     [

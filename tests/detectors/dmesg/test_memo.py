@@ -288,3 +288,23 @@ def test_a_fast_compare_counts_the_lines_after_the_text_as_finding_them_did(
     found = _fast_compare(entry, _Ahead(buf, 0, end, max_bytes), more)
     assert (found is not None) == _compare_by_finds(buf, 0, end, max_bytes, text, more)
     assert found is None or found == (text, True)
+
+
+#: Pieces of header lines that reach the corners of a slot key's stamp: the white space _STAMP's ``[^\S\n]`` takes (and
+#: the kinds it does not), digits, prefixes the pattern takes before a stamp, a syslog time, a NUL.
+_KEY_PIECES = [
+    *(b"[", b"]", b".", b" ", b"\t", b"\r", b"\x0b", b"\x0c", b"\x1c", b"\xa0", b"0", b"12", b"x", b"BUG: y"),
+    *(b" kernel:", b"<4>", b"kern  :warn  : ", b"Nov 30 06:55:29 host kernel: ", b"\x00", b"[ 12.5]", b"\xd9\xa1"),
+]
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(_KEY_PIECES), max_size=10))
+def test_a_slot_key_read_from_the_bytes_is_the_one_the_patterns_make(pieces: list[bytes]) -> None:
+    from detectors.dmesg import memo
+
+    head = b"".join(pieces)
+    blob = b"\n" + head
+    if blob.find(b" kernel:") >= 0:
+        blob = memo._SYSLOG_TIME.sub(b"\n\x00", blob, count=1)
+    assert memo._slot_key(head) == b"\x00".join(memo._STAMP.split(blob, maxsplit=1)), head
