@@ -302,7 +302,9 @@ _HEADER_HINTS = (
 #: regex alternation, 3.5 us this way).  Leftmost-first like the alternation; no word holds a newline, so every
 #: line with a word has a match.
 HEADER_HINT_SEARCH: Final = BytesAhoCorasick(
-    [word.encode() for word in _HEADER_HINTS], matchkind=MatchKind.LeftmostFirst
+    [word.encode() for word in _HEADER_HINTS],
+    matchkind=MatchKind.LeftmostFirst,
+    implementation=Implementation.ContiguousNFA,
 )
 
 
@@ -329,6 +331,8 @@ for _words, _bit in (
 ):
     for _word in _words:
         _KIND_WORDS[_word] = _KIND_WORDS.get(_word, 0) | _bit
+#: The default (a DFA), not a contiguous NFA as _HINT_SEARCH's: built in ~0.19 ms, not ~0.05, but its overlapping
+#: search of a line takes ~1,000 instructions fewer (~14,600 distinct lines of the shared corpus x4).
 _KIND_SEARCH: Final = AhoCorasick(list(_KIND_WORDS), matchkind=MatchKind.Standard)
 _KIND_BITS: Final = tuple(_KIND_WORDS.values())
 

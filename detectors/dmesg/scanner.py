@@ -17,7 +17,7 @@ from bisect import bisect_left
 from collections.abc import Iterable, Iterator
 from typing import Final
 
-from ahocorasick_rs import BytesAhoCorasick, MatchKind
+from ahocorasick_rs import BytesAhoCorasick, Implementation, MatchKind
 
 from detectors.dmesg.events import KILLED, MEM_INFO, build_event, find_event_header
 from detectors.dmesg.extract import HEADER_HINT_SEARCH, build_report, match_header
@@ -46,7 +46,9 @@ _PREAMBLE_WORDS: Final = (
     b"ssertion failed: ",
 )
 #: Whether any of them is above a header: one automaton pass (~2 us for the 2 KB; five ``in`` tests took ~20 us).
-_PREAMBLE_SEARCH: Final = BytesAhoCorasick(list(_PREAMBLE_WORDS), matchkind=MatchKind.LeftmostFirst)
+_PREAMBLE_SEARCH: Final = BytesAhoCorasick(
+    list(_PREAMBLE_WORDS), matchkind=MatchKind.LeftmostFirst, implementation=Implementation.ContiguousNFA
+)
 #: A message printed above its report's header without a "cut here" line between them.
 #: A filesystem's ASSERT() prints its condition, then BUG()s: btrfs "assertion failed: cond, in file.c:436" (above
 #: "cut here"), XFS "XFS: Assertion failed: cond, file: fs/xfs/x.c, line: 42".
@@ -68,7 +70,11 @@ _REBOOT_WORDS: Final = (
     b"Starting crashdump kernel", b"Rebooting in", b"Oops", b"BUG:", b"WARNING:", b"systemd-shutdown",
 )  # fmt: skip
 _REACHED_TARGET: Final = len(_REBOOT_WORDS)
-_REBOOT_SEARCH: Final = BytesAhoCorasick([*_REBOOT_WORDS, b"Reached target"], matchkind=MatchKind.LeftmostFirst)
+#: Contiguous NFAs (this one, the preamble's): searches of a few kilobytes, whose automata are built at every start
+#: (~0.03-0.06 ms each, half as long as the default DFA's).
+_REBOOT_SEARCH: Final = BytesAhoCorasick(
+    [*_REBOOT_WORDS, b"Reached target"], matchkind=MatchKind.LeftmostFirst, implementation=Implementation.ContiguousNFA
+)
 _REBOOT_TARGET: Final = rc.compile(rb"Reached target.*(?:Reboot|Shutdown)")
 _NEAR_BYTES: Final = 1024  # the bytes just above a boot banner, searched first for a reason
 

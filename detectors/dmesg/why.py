@@ -1974,6 +1974,10 @@ def _conclude(r: _Reading) -> tuple[Cause | None, tuple[int, ...]]:
     return cause, tuple(sorted({f.at for f in r.facts if f.name == "root cause"}))
 
 
+#: The rules by name, the first of a name (:data:`RULES` names each once): a look-up, not ~55 compares a report.
+_RULE_NAMED: Final = {rule.name: rule for rule in reversed(RULES)}
+
+
 def own_lines(report: KernelReport) -> Sequence[LogLine]:
     """A report's lines parsed (:func:`detectors.dmesg.model.parsed_lines`); those of a repeat of another report's
     bytes (the memo's copy of the same texts, times and all, elsewhere in the log) as that report's parsed lines
@@ -2000,7 +2004,7 @@ def explain(report: KernelReport) -> ReportWhy:
     first = report.start_line
     lines = [*(parse_line(n, t) for n, t in report.preamble), *own_lines(report)]
     own = lines[len(report.preamble) :]
-    rule = next((x for x in RULES if x.name == report.rule), None)
+    rule = _RULE_NAMED.get(report.rule)
     skip = rule.stack.skip if rule is not None and rule.stack is not None else ()
     if report.rule in ("hung-task", "task-cant-die"):
         skip = (*skip, *HUNG_SKIPS)  # the hung task's own frame is past the switch and the waits, as its title's

@@ -33,6 +33,7 @@ LIBRARY = code._capstone()
 needs_library = pytest.mark.skipif(LIBRARY is None, reason="capstone's library is not the one read directly here")
 
 
+@needs_library
 def test_the_records_offsets_are_the_modules() -> None:
     """Each field read from the library's memory is where the module's ctypes records have it."""
     insn, detail, x86_detail, op, mem = capstone._cs_insn, capstone._cs_detail, x86.CsX86, x86.X86Op, x86.X86OpMem
@@ -52,6 +53,7 @@ def test_the_records_offsets_are_the_modules() -> None:
     assert code._CS_X86_OP.size == op.access.offset + 1
 
 
+@needs_library
 def test_the_values_are_the_modules() -> None:
     assert (code._CS_ARCH_ARM, code._CS_ARCH_ARM64, code._CS_ARCH_X86) == (
         capstone.CS_ARCH_ARM,
@@ -212,6 +214,7 @@ def test_threads_decoding_at_once_get_what_one_thread_gets() -> None:
     assert run.stdout.split() == ["mismatches", "0"]
 
 
+@needs_library
 @pytest.mark.parametrize(("attribute", "value"), [("byteorder", "big"), ("maxsize", 2**31 - 1), ("platform", "darwin")])
 def test_the_library_is_read_directly_only_on_a_little_endian_64_bit_linux(
     monkeypatch: pytest.MonkeyPatch, attribute: str, value: object

@@ -300,7 +300,7 @@ _KEY_PIECES = [
 
 @settings(max_examples=600, deadline=None)
 @given(st.lists(st.sampled_from(_KEY_PIECES), max_size=10))
-def test_a_slot_key_read_from_the_bytes_is_the_one_the_patterns_make(pieces: list[bytes]) -> None:
+def test_a_slot_key_and_a_stamps_place_read_from_the_bytes_are_those_the_patterns_give(pieces: list[bytes]) -> None:
     from detectors.dmesg import memo
 
     head = b"".join(pieces)
@@ -308,3 +308,5 @@ def test_a_slot_key_read_from_the_bytes_is_the_one_the_patterns_make(pieces: lis
     if blob.find(b" kernel:") >= 0:
         blob = memo._SYSLOG_TIME.sub(b"\n\x00", blob, count=1)
     assert memo._slot_key(head) == b"\x00".join(memo._STAMP.split(blob, maxsplit=1)), head
+    m = memo._STAMP.match(b"\n" + head)
+    assert memo._stamp_at(head) == (-1 if head.find(b" kernel:") >= 0 or m is None else len(m.group(1))), head

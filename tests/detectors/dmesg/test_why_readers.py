@@ -1065,3 +1065,18 @@ def test_a_repeats_lines_are_parsed_at_its_own_numbers() -> None:
         for report in repeats:
             texts = [t for _, t in origin(report).lines] == [t for _, t in report.lines]
             assert texts is texts_equal
+
+
+def test_the_lines_that_stand_inside_a_stack() -> None:
+    """Context markers, register dumps, a Code: line, ``PID = 1`` and blank lines stand inside a stack; other text
+    does not."""
+    from detectors.dmesg.stacks import _INSIDE
+
+    inside = ["<IRQ>", " </IRQ>", "\t<TASK> ", "</NMI>", "<SOFTIRQ>", "<EOI>", "<#DF>", "RIP: 0010:f+0x1/0x2",
+              "RAX: 0000000000000000 RBX: 0000000000000001", "CR2: 0000000000000000", "ORIG_RAX: ff", "pc : f+0x4/0x8",
+              "x29: 0000 x28: 0001", "r7:00000000 r6:826229c4", "1fa0: 00000000 00000000", "Code: 48 89 e5",
+              "PID = 1", "--- interrupt: 901", "Exception stack(0xc0b1bfa8 to 0xc0b1bff0)", "(stack is not available)",
+              "", "  "]  # fmt: skip
+    outside = ["<TASKS>", "<#df>", "< IRQ>", "f+0x1/0x2", "Modules linked in: a", "---[ end trace 0 ]---", "abc: x"]
+    assert [line for line in inside if _INSIDE.match(line) is None] == []
+    assert [line for line in outside if _INSIDE.match(line) is not None] == []
