@@ -1080,3 +1080,36 @@ def test_the_lines_that_stand_inside_a_stack() -> None:
     outside = ["<TASKS>", "<#df>", "< IRQ>", "f+0x1/0x2", "Modules linked in: a", "---[ end trace 0 ]---", "abc: x"]
     assert [line for line in inside if _INSIDE.match(line) is None] == []
     assert [line for line in outside if _INSIDE.match(line) is not None] == []
+
+
+def test_a_heading_is_read_by_its_word_and_pattern_as_by_the_patterns_alone() -> None:
+    """Each stack heading's word is one of the automaton's; every line of the bundled logs (and headings made of each
+    kind's text) is the heading the patterns alone read, tried in order without the words."""
+    import glob
+    from pathlib import Path
+
+    from detectors.dmesg.lines import parse_line
+    from detectors.dmesg.stacks import _HEADING_WORDS, SECTION_HEADINGS, _heading
+
+    assert {word for _, word, _ in SECTION_HEADINGS} <= set(_HEADING_WORDS)
+    root = Path(__file__).resolve().parents[3]
+    bodies = {
+        parse_line(0, line).body
+        for log in glob.glob(str(root / "tests/detectors/dmesg/**/*.log"), recursive=True)
+        for line in Path(log).read_text(errors="replace").splitlines()
+    }
+    bodies |= {"Allocated:", "Freed by task 7:", "kfence-#1 allocated by task 9 on cpu 0 at 1.5s:", " freed by task 3:",
+               "Uninit was created at:", "Local variable x created at:", "page last allocated via order 0, pid 12",
+               "page last free pid 5 tgid 5 stack trace:", "-> #1 (&a->lock){+.+.}:", "backtrace (crc 1a2b):",
+               "Call trace:", "Backtrace:", "Second to last potentially related work creation:"}  # fmt: skip
+    found = 0
+    for body in bodies:
+        alone = next(
+            ((kind, m.groupdict().get("task")) for kind, _, p in SECTION_HEADINGS if (m := p.search(body))), None
+        )
+        got = _heading(body)
+        assert (got is None) == (alone is None), body
+        if got is not None and alone is not None:
+            found += 1
+            assert got == (alone[0], int(alone[1]) if alone[1] else None), body
+    assert found > 40

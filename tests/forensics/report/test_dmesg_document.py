@@ -151,23 +151,34 @@ def test_listed_repeats_of_a_report_with_percent_signs_are_its_bytes(tmp_path: P
     assert written == document_bytes(plain) == stdlib_text(plain)
 
 
-def test_a_report_whose_text_holds_the_line_mark_is_written_from_its_dict(tmp_path: Path) -> None:
-    # The number written where a template's line numbers go, in the report's own text: no template is made of it
-    # (its mark stands elsewhere too), its listed repeats are plain items, and the document is its dicts' bytes.
+def test_a_report_whose_text_holds_nul_and_format_marks_is_written_from_its_template(tmp_path: Path) -> None:
+    # The byte a template's line numbers are marked with (NUL), a ``%d``, a ``%%`` and twenty digits in a report's
+    # texts: orjson writes a NUL of a string as \u0000, so the template marks its line numbers alone, and each listed
+    # report is its dict's bytes.  A template stands only where orjson can write the item.
     from forensics.report.dmesg_json import _LINE_MARK, ListedRepeat, RepeatItems, _template
 
+    assert _LINE_MARK == b"\x00"
     golden = Path(__file__).resolve().parents[2] / "detectors" / "dmesg" / "golden" / "null_deref_x86.log"
-    text = golden.read_text().replace("Comm: sh", f"Comm: {_LINE_MARK}")
+    text = golden.read_text().replace("Comm: sh", "Comm: sh%d%%18446744073709551557")
     result = analyse_logs([_repeated_log(tmp_path, text, 4)], live=False)
     reports = [x for s in result.sources for x in (*s.reports, *s.events)]
     repeated = [found[0] for x in reports if (found := x.repeats()) is not None]
-    assert repeated and str(_LINE_MARK) in repeated[0].excerpt()
-    assert _template(repeated[0]) is None
+    assert repeated and "sh%d%%18446744073709551557" in repeated[0].excerpt()
     items = RepeatItems(reports)
-    assert not any(isinstance(items.item(x, None), ListedRepeat) for x in reports)
+    assert all(isinstance(items.item(x, None), ListedRepeat) for x in reports if x.repeats() is not None)
     plain = to_document(list(result.sources), result.incident, result.hypotheses)
     moved = to_document(list(result.sources), result.incident, result.hypotheses, moved_repeats=True)
     assert document_bytes(moved) == document_bytes(plain) == stdlib_text(plain)
+    # NUL in its texts (the memo keeps no such report: made here), its title, its command and a frame's name.
+    trace = tuple(f._replace(function=f.function + "\x00%d") for f in repeated[0].trace)
+    odd = replace(repeated[0], title="s\x00h%d%%", comm="x\x00", trace=trace)
+    made = _template(odd)
+    assert made is not None
+    numbers, form = made
+    assert numbers == (odd.start_line, odd.end_line, *(f.line for f in trace)) and len(trace) >= 3
+    assert form % numbers == orjson.dumps(report_to_dict(odd))
+    assert b'"title":"s\\u0000h%%d%%%%"' in form and _LINE_MARK not in form
+    assert _template(replace(odd, pid=2**70)) is None  # orjson cannot write it
 
 
 def test_the_document_is_written_in_pieces_of_the_bytes_the_standard_library_writes() -> None:
