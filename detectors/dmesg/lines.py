@@ -323,12 +323,6 @@ class Window(Sequence[LogLine]):
         for i, line in enumerate(self._parsed):
             yield load(i) if line is None else line
 
-    def parsed(self, indices: Sequence[int]) -> list[LogLine]:
-        """The lines at ``indices`` (from 0), as ``self[i]`` gives them: the ones looked at already without a
-        method call each (a report's lines are, when the memo files it: ~30,000 calls of the shared corpus)."""
-        have = self._parsed
-        return [have[i] or self[i] for i in indices]
-
     @overload
     def __getitem__(self, index: int) -> LogLine: ...
 

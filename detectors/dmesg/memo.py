@@ -439,12 +439,23 @@ class ReportMemo:
             return report, resume  # no key can be made of it (see _key)
         first = window.first
         own = tuple(number - first for number, _ in report.lines)
-        stamped = [i for i, line in zip(own, window.parsed(own), strict=True) if line.timestamp is not None]
+        # The first and the last of the report's lines with a time: looked for from each end (the builder parsed
+        # them all), not a list of every timed line made (~58 lines a report).
+        lo = hi = -1
+        for i in own:
+            if window.line(i).timestamp is not None:
+                lo = i
+                break
+        if lo >= 0:
+            for i in reversed(own):
+                if window.line(i).timestamp is not None:
+                    hi = i
+                    break
         kept = _Kept(
             report,
             own,
-            (stamped[0], stamped[-1]) if stamped else None,
-            (_stamp_at(raw[stamped[0]]), _stamp_at(raw[stamped[-1]])) if stamped else (-1, -1),
+            (lo, hi) if lo >= 0 else None,
+            (_stamp_at(raw[lo]), _stamp_at(raw[hi])) if lo >= 0 else (-1, -1),
             None if own[-1] - own[0] + 1 == len(own) else itemgetter(*(i - own[0] for i in own)),
             _frames_apart(report.trace) if report.trace else None,
         )
