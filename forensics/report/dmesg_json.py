@@ -209,13 +209,7 @@ def _template(report: KernelReport) -> Template | None:
 
     mark = orjson.Fragment(_LINE_MARK)
     trace = report.trace
-    # Each frame's dict made with its line marked (as _frame_dicts makes it, but for the line), where the line was
-    # written over in each made dict (~9,000 of the corpus x4's, an item set through the generic protocol).
-    frames: list[dict[str, Any]] = [
-        {"function": f, "symbol": s, "offset": o, "size": z, "module": m, "reliable": r, "stack": k, "line": mark}
-        for f, s, o, z, m, r, k, _ in trace
-    ]
-    item = _report_dict(report, frames)
+    item = _report_dict(report, _frame_dicts(trace, mark))
     numbers = (report.start_line, report.end_line, *[f.line for f in trace])
     # The dict is this function's own: its line numbers are written over, not copied.
     item["start_line"] = item["end_line"] = mark
@@ -231,14 +225,19 @@ def _template(report: KernelReport) -> Template | None:
     return (numbers, form) if len(form) - len(escaped) == len(numbers) else None
 
 
-def _frame_dicts(trace: tuple[Frame, ...]) -> list[dict[str, Any]]:
+def _frame_dicts(trace: tuple[Frame, ...], line_mark: object = None) -> list[dict[str, Any]]:
     """Each frame as a dict of its fields, in :class:`Frame`'s order (one dict display a frame: ~35% less than
     ``dict(zip(Frame._fields, frame))`` for the ~38,000 frames of the corpus x4's document; a field added to
-    Frame fails the unpacking until it is added here)."""
+    Frame fails the unpacking until it is added here); with ``line_mark``, that in place of each line (a
+    template's, :func:`_template`: made marked, not written over in each made dict, an item set through the
+    generic protocol)."""
     return [
-        {"function": f, "symbol": s, "offset": o, "size": z, "module": m, "reliable": r, "stack": k, "line": n}
+        {
+            "function": f, "symbol": s, "offset": o, "size": z, "module": m, "reliable": r, "stack": k,
+            "line": n if line_mark is None else line_mark,
+        }
         for f, s, o, z, m, r, k, n in trace
-    ]
+    ]  # fmt: skip
 
 
 def group_to_dict(group: ReportGroup) -> dict[str, Any]:
