@@ -35,6 +35,7 @@ import importlib.util
 import marshal
 import os
 import sys
+import types
 from pathlib import Path
 from types import CodeType
 from typing import Any
@@ -120,13 +121,42 @@ def _compile(
     return builtins.compile(source, filename, mode, flags, True, optimize)
 
 
+class _Deferred(types.ModuleType):
+    """Stands for a module not imported yet: imports it at the first use of one of its names, and gives that."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(importlib.import_module(self.__name__), name)
+
+
+def _dataclasses() -> types.ModuleType:
+    """``dataclasses``, imported without ``inspect`` where neither is imported yet (issue #28).
+
+    ``dataclasses`` imports ``inspect`` (and with it ``ast``, ``dis``, ``tokenize``, ``linecache``: ~5 ms, ~33 M
+    instructions, of a ``kforensic dmesg`` run's ~65 ms start-up) for one call, ``inspect.signature``, made only for a
+    class without a docstring (the project's have one).  Its ``inspect`` is a :class:`_Deferred` in place of the module:
+    the first use imports the real one.  ``sys.modules`` holds the stand-in only while ``dataclasses`` is imported (no
+    other module sees it); already imported (a test run, a library user), nothing changes.
+    """
+    if "dataclasses" not in sys.modules and "inspect" not in sys.modules:
+        deferred = _Deferred("inspect")
+        sys.modules["inspect"] = deferred
+        try:
+            import dataclasses
+        finally:
+            if sys.modules.get("inspect") is deferred:
+                del sys.modules["inspect"]
+    import dataclasses
+
+    return dataclasses
+
+
 def install(command: str) -> None:
     """Give dataclasses, collections (named tuples) and typing (string annotations) the cached exec/eval/compile,
     with the table of ``command``."""
     import collections
-    import dataclasses
     import typing
 
+    dataclasses = _dataclasses()
     _TABLE.path = functools.partial(cache_file, command)  # read at the first class made, after this
     setattr(dataclasses, "exec", _exec)  # noqa: B010 (a module global named as the builtin it stands for)
     setattr(collections, "eval", _eval)  # noqa: B010

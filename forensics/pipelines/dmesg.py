@@ -105,7 +105,7 @@ def source_result(
     kept = sorted((r for g in groups for r in g.kept), key=lambda r: r.start_line)
     whys: dict[int, ReportWhy] = {}
     group_causes: dict[str, Cause] = {}
-    if explain:
+    if explain and kept:  # (a log without a report, most healthy logs: no reading, nor its import, ~4 ms)
         from detectors.dmesg.findings import explain_reports, lock_cycle_causes
 
         whys = explain_reports(kept)

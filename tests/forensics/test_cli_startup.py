@@ -19,6 +19,7 @@ from forensics.cli import COMMANDS, SUMMARIES, make_app
 DATA = Path(__file__).resolve().parent.parent / "data"
 LOG = DATA / "healthy" / "dmesg.txt.gz"
 PERF = DATA / "healthy" / "perf.txt.gz"
+GOLDEN = Path(__file__).resolve().parent.parent / "detectors" / "dmesg" / "golden"
 
 #: Runs the CLI and prints, at its very end, the modules it imported (one per line, after a marker).
 _SHOW_MODULES = (
@@ -80,6 +81,18 @@ def test_a_command_imports_its_own_module_and_no_heavy_library() -> None:
         "forensics.commands.dmesg_run",
         "forensics.commands.shared",
     }
+
+
+def test_a_log_without_a_report_imports_neither_the_reading_nor_inspect() -> None:
+    """Start-up (issue #28): a log without a report (the healthy log) imports no reading of report bodies
+    (detectors.dmesg.why, its code listing and pointers), and no run imports ``inspect`` (dataclasses' is deferred,
+    forensics.codecache); a log with one reads it."""
+    code, modules = _imported("dmesg", "--format", "json", LOG)
+    assert code == 0
+    assert not [m for m in ("detectors.dmesg.why", "detectors.dmesg.code", "inspect", "dis", "ast") if m in modules]
+    code, modules = _imported("dmesg", "--format", "json", GOLDEN / "hard_lockup_kmsg.log")
+    assert code == 0
+    assert "detectors.dmesg.why" in modules and "inspect" not in modules
 
 
 def test_folded_stacks_of_a_small_profile_import_neither_numpy_nor_the_report() -> None:

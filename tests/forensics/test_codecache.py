@@ -4,6 +4,9 @@ import collections
 import dataclasses
 import hashlib
 import marshal
+import os
+import subprocess
+import sys
 import typing
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -155,3 +158,29 @@ def test_a_table_written_back_holds_little_more_than_what_its_run_asked_for(
     codecache._TABLE.save()
     _reload(monkeypatch)
     assert set(codecache._TABLE.load()) == set(SOURCES)
+
+
+def test_dataclasses_imported_by_install_defer_inspect_to_its_first_use(tmp_path: Path) -> None:
+    """A fresh process (``inspect`` not yet imported): install() leaves it out until a class without a docstring
+    needs its signature, which is then the one the real module gives."""
+    code = (
+        "import sys\n"
+        "from forensics import codecache\n"
+        "codecache.install('test-deferred')\n"
+        "import dataclasses\n"
+        "print('inspect' in sys.modules, type(sys.modules.get('inspect')).__name__)\n"
+        "@dataclasses.dataclass\n"
+        "class Documented:\n"
+        "    '''Said.'''\n"
+        "    x: int\n"
+        "print('inspect' in sys.modules)\n"
+        "@dataclasses.dataclass\n"
+        "class Bare:\n"
+        "    x: int\n"
+        "    y: str = 'a'\n"
+        "import inspect\n"
+        "print(type(inspect).__name__, Bare.__doc__, dataclasses.inspect.signature is inspect.signature)\n"
+    )
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert done.stdout.splitlines() == ["False NoneType", "False", "module Bare(x: int, y: str = 'a') True"]
