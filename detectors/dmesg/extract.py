@@ -583,7 +583,16 @@ def build_report(
     fields = _context_fields(text)
     panicked = "Kernel panic - not syncing" in text  # the bodies joined: one search, not one a line (no newline in it)
     taint = fields.get("taint")
-    times = [line.timestamp for line in own if line.timestamp is not None]
+    # The first and the last time, looked for from each end: compiled, a list of them boxed every float again (a new
+    # object a line, ~26,000 of the shared corpus x4).
+    start_time: float | None = None
+    for line in own:
+        if (start_time := line.timestamp) is not None:
+            break
+    end_time: float | None = None
+    for line in reversed(own):
+        if (end_time := line.timestamp) is not None:
+            break
     # A stall's culprit from the lines its frame was read from: past another report's header, its CPU's.
     culprit = _culprit(rest or own, rule, frame)
     report = KernelReport(
@@ -602,8 +611,8 @@ def build_report(
         taint_flags=decode_taint(taint) if isinstance(taint, str) else (),
         kernel_release=_str_or_na(fields.get("release"), "the report does not print the kernel release"),
         hardware=_str_or_na(fields.get("hardware"), "no Hardware name: line in the report"),
-        start_time=times[0] if times else NotAvailable("the log has no timestamps"),
-        end_time=times[-1] if times else NotAvailable("the log has no timestamps"),
+        start_time=start_time if start_time is not None else NotAvailable("the log has no timestamps"),
+        end_time=end_time if end_time is not None else NotAvailable("the log has no timestamps"),
         start_line=head.number,
         end_line=window[end].number,
         header=head.text,

@@ -192,7 +192,7 @@ def _frame_fields(body: str) -> FrameFields | None:
         # Every frame holds its offset's "+0x" (read_frame's shape and both patterns ask for it): a call trace's
         # other lines (registers, RIP:, lock lines) are not read twice (~3,000 of the shared corpus).
         return remember(_FIELDS, body, None)
-    fields = read_frame(body)
+    fields = _read_frame(body, True)
     return remember(_FIELDS, body, fields if fields[1] else _frame_fields_by_pattern(body))
 
 
@@ -348,6 +348,13 @@ def read_frame(body: str) -> FrameFields:
     The pattern's way: blanks, columns, ``?`` and blanks (unreliable), a symbol, ``+0x`` hex ``/0x`` hex, then
     maybe blanks and a ``[module]``; the rest of the line is not looked at (a prefix match).
     """
+    return _read_frame(body, False)
+
+
+def _read_frame(body: str, share: bool) -> FrameFields:
+    """:func:`read_frame`; with ``share``, the stacks' reading of the line (:func:`read_stack_frame`) kept in
+    :data:`STACK_FIELDS` as well where it is sure, read on from where this reader's ends (the same bytes up to
+    there: a distinct frame line is read once for the scan and the report's reading, not twice)."""
     raw, start, e = frame_symbol(body)
     if start < 0:
         return _UNSURE
@@ -371,7 +378,161 @@ def read_frame(body: str) -> FrameFields:
     reliable = not (start & 1) and not body.endswith(_UNRELIABLE_SUFFIX)
     offset = hex_value(raw, e + 3, off_end)
     size = hex_value(raw, off_end + 3, size_end)
-    return (function_name(symbol), symbol, offset, size, module, reliable)
+    function = function_name(symbol)
+    if share:
+        stack = _stack_tail(raw, body, size_end, start, e, offset, size, symbol, function)
+        if stack is None or stack[1]:
+            remember(STACK_FIELDS, body, stack)
+    return (function, symbol, offset, size, module, reliable)
+
+
+# --- frame lines as the stacks read them -------------------------------------------------------------
+# :mod:`detectors.dmesg.stacks` reads a frame line whole (its source place, ``[inline]``, a second module), where
+# the scan's frames read a prefix; both readers are here so that the scan's reading of a distinct frame line gives
+# the stacks' too (:data:`STACK_FIELDS`), its bytes encoded, its symbol found and its numbers read once.
+
+#: A frame line's fields as the stacks read them: function, symbol, offset, size, module, source, inline, reliable.
+StackFields = tuple[str, str, int | None, int | None, str | None, str | None, bool, bool]
+
+#: ``stacks.parse_stack_frame``'s answers by line body (see :data:`LINES_REMEMBERED`), filled by it and by the
+#: scan's frame reader (:func:`_frame_fields`), which reads the whole line where it has the common shape.
+STACK_FIELDS: Final[dict[str, StackFields | None]] = {}
+
+#: What :func:`read_stack_frame` returns for a line it does not read: the patterns decide.  Told by its empty
+#: symbol (compiled, a typed tuple is a C struct, boxed anew where returned: no identity).
+_STACK_UNSURE: Final[StackFields] = ("", "", -1, -1, None, None, False, False)
+_SUFFIX_MARKS: Final = b"PCLKTUF"  # arm64's "(P)", "(C)", ... after a frame
+
+
+def read_stack_frame(body: str) -> StackFields | None:
+    """``stacks._stack_frame_by_pattern(body)`` for a line of the common shape, read from its bytes;
+    ``_STACK_UNSURE`` else.
+
+    The shape (the pattern's, less its corners): blanks, ``[<address>]`` columns, ``?`` and blanks, a symbol, maybe
+    ``+0x`` hex ``/0x`` hex, then words apart by blanks up to the end: ``[module]``, a source (``path/file.c:12``,
+    ``:12:5``), ``[module]``, ``[inline]``, ``(unreliable)`` or arm64's ``(P)``, each where the pattern's group
+    would take it (the first group in the pattern's order that takes a word does: that is the pattern's first way
+    through the line).  A word the next groups do not take, a word not apart from the one before, a digit or a dot
+    before the symbol, a byte past ASCII: ``_STACK_UNSURE`` (see :func:`read_frame`).  Right after the symbol or
+    its offset a byte that is no blank and no ``(``: None, as the patterns say.
+    """
+    raw, start, e = frame_symbol(body)
+    if start < 0:
+        return _STACK_UNSURE
+    offset: int | None = None
+    size: int | None = None
+    i = e
+    if i < len(raw) and raw[i] == 43:  # "+0x.../0x..."
+        off_end = hex_after(raw, i, 43)
+        size_end = hex_after(raw, off_end, 47) if off_end >= 0 else -1
+        if size_end < 0 or past_16_digits(i, off_end, size_end):
+            return _STACK_UNSURE
+        offset, size = hex_value(raw, i + 3, off_end), hex_value(raw, off_end + 3, size_end)
+        i = size_end
+    return _stack_tail(raw, body, i, start, e, offset, size, "", "")
+
+
+def _stack_tail(
+    raw: bytes,
+    body: str,
+    i: int,
+    start: int,
+    e: int,
+    offset: int | None,
+    size: int | None,
+    symbol: str,
+    function: str,
+) -> StackFields | None:
+    """:func:`read_stack_frame` from ``raw[i]``, past the symbol (``start``: :func:`frame_start`'s, ``e``: the
+    symbol's end) and its offset and size where it has them; ``symbol`` and its ``function`` where the caller made
+    them ("" else: made here where the line is a frame)."""
+    n = len(raw)
+    if i < n and not BLANK_BYTES[raw[i]] and raw[i] != 40:
+        # Right after the symbol (or its offset) a byte that neither pattern takes there: the frame pattern's
+        # symbol, found where this reader finds it, is followed by a "+0x" offset, a blank, a "(" mark or the end
+        # (its offset by a blank, a "(" or the end), and arm's "[<pc>] (" line has no symbol where this reader
+        # finds one.  Not a frame: a register line ("RSP: 0018:..."), "kworker/u4:2 ...": ~4,000 of the 5,100
+        # distinct lines of the corpus x1's readings this reader left to the patterns (~6,500 instructions each).
+        return None
+    module: str | None = None
+    module2: str | None = None
+    source: str | None = None
+    inline = False
+    slot = 0  # the next group that may take a word: [module] 0, source 1, [module] 2, [inline] 3, a mark 4, none 5
+    while True:
+        j = blanks_end(raw, i)
+        if j == n:
+            break
+        if j == i or slot == 5:
+            return _STACK_UNSURE
+        k = j
+        while k < n and not BLANK_BYTES[raw[k]]:
+            k += 1
+        if raw[j] == 91 and raw[k - 1] == 93 and k - j > 2 and _all_in(raw, j + 1, k - 1, MODULE_BYTES):
+            name = body[j + 1 : k - 1]
+            if slot == 0:
+                module, slot = name, 1
+            elif slot <= 2:
+                module2, slot = name, 3
+            elif slot == 3 and name == "inline":
+                inline, slot = True, 4
+            else:
+                return _STACK_UNSURE
+        elif slot <= 1 and _is_source(raw, j, k):
+            source, slot = body[j:k], 2
+        elif (k - j == 3 and raw[j] == 40 and raw[j + 2] == 41 and raw[j + 1] in _SUFFIX_MARKS) or (
+            raw[j] == 40 and body[j:k] == "(unreliable)"
+        ):
+            slot = 5
+        else:
+            return _STACK_UNSURE
+        i = k
+    if offset is None and source is None:
+        return None  # a bare word is not a frame
+    if not symbol:
+        symbol = body[start >> 1 : e]
+        function = function_name(symbol)
+    reliable = not (start & 1) and not body.rstrip().endswith("(unreliable)")
+    if (module or module2) == "inline" and not inline:
+        module = module2 = None
+        inline = True
+    return (function, symbol, offset, size, module or module2, source, inline, reliable)
+
+
+def _all_in(raw: bytes, i: int, end: int, table: bytes) -> bool:
+    """Whether every byte of ``raw[i:end]`` is in the class ``table``."""
+    while i < end:
+        if not table[raw[i]]:
+            return False
+        i += 1
+    return True
+
+
+def _is_source(raw: bytes, i: int, end: int) -> bool:
+    r"""Whether ``raw[i:end]`` is all a source place as the pattern reads it: ``[A-Za-z0-9_\-./]+\.[A-Za-z]+:\d+``,
+    maybe ``:\d+`` (the path's run cannot hold the colon, so its dot is the last one before it)."""
+    p = i
+    while p < end and PATH_BYTES[raw[p]]:
+        p += 1
+    if p >= end or raw[p] != 58:  # ":"
+        return False
+    d = p - 1
+    while d > i and LETTER_BYTES[raw[d]]:
+        d -= 1
+    if not (i < d < p - 1 and raw[d] == 46):  # a dot with a byte before it and a letter or more after it
+        return False
+    for _ in range(2):  # ":12", then maybe ":5"
+        q = p + 1
+        while q < end and DIGIT_BYTES[raw[q]]:
+            q += 1
+        if q == p + 1:
+            return False
+        if q == end:
+            return True
+        if raw[q] != 58:
+            return False
+        p = q
+    return False
 
 
 #: What :func:`parse_trace` asks of a line it has not looked at before, as bits: the line opens another stack

@@ -24,18 +24,11 @@ from ahocorasick_rs import BytesAhoCorasick, MatchKind
 
 from detectors.dmesg.frames import (
     ABSENT,
-    BLANK_BYTES,
-    DIGIT_BYTES,
-    LETTER_BYTES,
-    MODULE_BYTES,
-    PATH_BYTES,
-    blanks_end,
-    frame_symbol,
+    STACK_FIELDS,
+    StackFields,
     function_name,
-    hex_after,
-    hex_value,
     is_skipped,
-    past_16_digits,
+    read_stack_frame,
     remember,
 )
 from detectors.dmesg.lines import LogLine
@@ -179,142 +172,22 @@ SECTION_SKIPS: dict[StackKind, tuple[str, ...]] = {
 _CALL_TRACE_SKIPS = ("^report_tag_fault$", "^do_tag_recovery$")
 
 
-StackFields = tuple[str, str, int | None, int | None, str | None, str | None, bool, bool]
-
-
-#: :func:`parse_stack_frame` by line body (see ``frames.LINES_REMEMBERED``).
-_FIELDS: Final[dict[str, StackFields | None]] = {}
+#: :func:`parse_stack_frame` by line body (see ``frames.LINES_REMEMBERED``): the frame reader's dict, which the
+#: scan's reading of a frame line fills too (:data:`detectors.dmesg.frames.STACK_FIELDS`).
+_FIELDS: Final = STACK_FIELDS
 
 
 def parse_stack_frame(body: str) -> StackFields | None:
     """Function, symbol, offset, size, module, source, inline and reliability of a frame line, or None.
 
     Read from the line's bytes (:func:`read_stack_frame`) when it has the common shape, else by the patterns.
-    Remembered by line: frames recur from report to report.
+    Remembered by line: frames recur from report to report, and the scan read most of them already.
     """
     got = _FIELDS.get(body, ABSENT)
     if got is not ABSENT:
         return cast("StackFields | None", got)
     fields = read_stack_frame(body)
     return remember(_FIELDS, body, _stack_frame_by_pattern(body) if fields is not None and not fields[1] else fields)
-
-
-#: What :func:`read_stack_frame` returns for a line it does not read: the patterns decide.  Told by its empty
-#: symbol (compiled, a typed tuple is a C struct, boxed anew where returned: no identity).
-_UNSURE: Final[StackFields] = ("", "", -1, -1, None, None, False, False)
-_SUFFIX_MARKS: Final = b"PCLKTUF"  # arm64's "(P)", "(C)", ... after a frame
-
-
-def read_stack_frame(body: str) -> StackFields | None:
-    """``_stack_frame_by_pattern(body)`` for a line of the common shape, read from its bytes; ``_UNSURE`` else.
-
-    The shape (the pattern's, less its corners): blanks, ``[<address>]`` columns, ``?`` and blanks, a symbol, maybe
-    ``+0x`` hex ``/0x`` hex, then words apart by blanks up to the end: ``[module]``, a source (``path/file.c:12``,
-    ``:12:5``), ``[module]``, ``[inline]``, ``(unreliable)`` or arm64's ``(P)``, each where the pattern's group
-    would take it (the first group in the pattern's order that takes a word does: that is the pattern's first way
-    through the line).  A word the next groups do not take, a word not apart from the one before, a digit or a dot
-    before the symbol, a byte past ASCII: ``_UNSURE`` (see :mod:`detectors.dmesg.frames`'s reader).  Right after the
-    symbol or its offset a byte that is no blank and no ``(``: None, as the patterns say.
-    """
-    raw, start, e = frame_symbol(body)
-    if start < 0:
-        return _UNSURE
-    s = start >> 1
-    n = len(raw)
-    offset: int | None = None
-    size: int | None = None
-    i = e
-    if i < n and raw[i] == 43:  # "+0x.../0x..."
-        off_end = hex_after(raw, i, 43)
-        size_end = hex_after(raw, off_end, 47) if off_end >= 0 else -1
-        if size_end < 0 or past_16_digits(i, off_end, size_end):
-            return _UNSURE
-        offset, size = hex_value(raw, i + 3, off_end), hex_value(raw, off_end + 3, size_end)
-        i = size_end
-    if i < n and not BLANK_BYTES[raw[i]] and raw[i] != 40:
-        # Right after the symbol (or its offset) a byte that neither pattern takes there: the frame pattern's
-        # symbol, found where this reader finds it, is followed by a "+0x" offset, a blank, a "(" mark or the end
-        # (its offset by a blank, a "(" or the end), and arm's "[<pc>] (" line has no symbol where this reader
-        # finds one.  Not a frame: a register line ("RSP: 0018:..."), "kworker/u4:2 ...": ~4,000 of the 5,100
-        # distinct lines of the corpus x1's readings this reader left to the patterns (~6,500 instructions each).
-        return None
-    module: str | None = None
-    module2: str | None = None
-    source: str | None = None
-    inline = False
-    slot = 0  # the next group that may take a word: [module] 0, source 1, [module] 2, [inline] 3, a mark 4, none 5
-    while True:
-        j = blanks_end(raw, i)
-        if j == n:
-            break
-        if j == i or slot == 5:
-            return _UNSURE
-        k = j
-        while k < n and not BLANK_BYTES[raw[k]]:
-            k += 1
-        if raw[j] == 91 and raw[k - 1] == 93 and k - j > 2 and _all_in(raw, j + 1, k - 1, MODULE_BYTES):
-            name = body[j + 1 : k - 1]
-            if slot == 0:
-                module, slot = name, 1
-            elif slot <= 2:
-                module2, slot = name, 3
-            elif slot == 3 and name == "inline":
-                inline, slot = True, 4
-            else:
-                return _UNSURE
-        elif slot <= 1 and _is_source(raw, j, k):
-            source, slot = body[j:k], 2
-        elif (k - j == 3 and raw[j] == 40 and raw[j + 2] == 41 and raw[j + 1] in _SUFFIX_MARKS) or (
-            raw[j] == 40 and body[j:k] == "(unreliable)"
-        ):
-            slot = 5
-        else:
-            return _UNSURE
-        i = k
-    if offset is None and source is None:
-        return None  # a bare word is not a frame
-    symbol = body[s:e]
-    reliable = not (start & 1) and not body.rstrip().endswith("(unreliable)")
-    if (module or module2) == "inline" and not inline:
-        module = module2 = None
-        inline = True
-    return (function_name(symbol), symbol, offset, size, module or module2, source, inline, reliable)
-
-
-def _all_in(raw: bytes, i: int, end: int, table: bytes) -> bool:
-    """Whether every byte of ``raw[i:end]`` is in the class ``table``."""
-    while i < end:
-        if not table[raw[i]]:
-            return False
-        i += 1
-    return True
-
-
-def _is_source(raw: bytes, i: int, end: int) -> bool:
-    r"""Whether ``raw[i:end]`` is all a source place as the pattern reads it: ``[A-Za-z0-9_\-./]+\.[A-Za-z]+:\d+``,
-    maybe ``:\d+`` (the path's run cannot hold the colon, so its dot is the last one before it)."""
-    p = i
-    while p < end and PATH_BYTES[raw[p]]:
-        p += 1
-    if p >= end or raw[p] != 58:  # ":"
-        return False
-    d = p - 1
-    while d > i and LETTER_BYTES[raw[d]]:
-        d -= 1
-    if not (i < d < p - 1 and raw[d] == 46):  # a dot with a byte before it and a letter or more after it
-        return False
-    for _ in range(2):  # ":12", then maybe ":5"
-        q = p + 1
-        while q < end and DIGIT_BYTES[raw[q]]:
-            q += 1
-        if q == p + 1:
-            return False
-        if q == end:
-            return True
-        if raw[q] != 58:
-            return False
-        p = q
-    return False
 
 
 def _stack_frame_by_pattern(body: str) -> StackFields | None:

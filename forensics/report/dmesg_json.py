@@ -66,10 +66,21 @@ def _report_dict(
 #: ~400 templates, ~2 ms).
 _LINE_MARK = b"\x00"
 
-#: A repeated report's line numbers and its JSON item without a reading as one ``%`` format: the item cut where its
-#: line numbers stand, a ``%d`` where each goes, each ``%`` of the pieces doubled (the pieces themselves are not
-#: held: ~2.9 MiB of the corpus x4's templates, which are held to the document's end).
-Template = tuple[tuple[int, ...], bytes]
+
+class Template:
+    """A repeated report's JSON item without a reading as one ``%`` format (made by :func:`_template`, shared by
+    every listed report written from it, held to the document's end).
+
+    ``numbers``: its line numbers (the start and end line, each frame's line); ``form``: the item cut where they
+    stand, a ``%d`` where each goes, each ``%`` of the pieces doubled (the pieces themselves are not held: ~2.9 MiB
+    of the corpus x4's templates); ``times_alike``: whether orjson writes the report's times as the standard
+    library does (:func:`alike`), which are those of each of its repeats (the same text).
+    """
+
+    __slots__ = ("form", "numbers", "times_alike")
+
+    def __init__(self, numbers: tuple[int, ...], form: bytes, times_alike: bool) -> None:
+        self.numbers, self.form, self.times_alike = numbers, form, times_alike
 
 
 def alike(value: object) -> bool:
@@ -117,8 +128,10 @@ class ReportItem:
     def floats_alike(self) -> bool:
         """Whether orjson writes every float of the item as the standard library does (:func:`alike`)."""
         report = self.report
-        if not (alike(report.start_time) and alike(report.end_time)):
-            return False
+        return alike(report.start_time) and alike(report.end_time) and self._cause_alike()
+
+    def _cause_alike(self) -> bool:
+        """:meth:`floats_alike` of the item's cause (its reading's, or the one it shows with other reports)."""
         cause = None if self.why is None else self.cause or self.why.cause
         return cause is None or (alike(cause.confidence) and _all_alike(cause.fields))
 
@@ -131,10 +144,11 @@ class ListedRepeat(ReportItem):
     Its JSON item is the template's with the line numbers moved (the start and end line and each frame's line),
     and its reading's JSON as the last key when it has one: :meth:`json_bytes`, the item as orjson writes
     :func:`report_to_dict`'s dict of it.  A repeat's times are those of the report it repeats (the same text):
-    :meth:`floats_alike` holds for the template's as for the item.
+    :meth:`floats_alike` asks the template's (a repeat's end time is made when first read: ~2,000 of the corpus
+    x4's, ~7 M instructions, were made for this question alone).
     """
 
-    __slots__ = ("_delta", "_form", "_numbers")
+    __slots__ = ("_delta", "_template")
 
     def __init__(
         self,
@@ -145,14 +159,17 @@ class ListedRepeat(ReportItem):
         cause: Cause | None = None,
     ) -> None:
         super().__init__(report, why, cause)
-        self._numbers, self._form = template
+        self._template = template
         self._delta = delta
 
     @property
     def form(self) -> bytes:
         """The repeated report's JSON without a reading as a ``%`` format (shared by all its listed reports): the
         item is its line numbers written into it, each where a ``%d`` stands, and each ``%%`` one ``%``."""
-        return self._form
+        return self._template.form
+
+    def floats_alike(self) -> bool:
+        return self._template.times_alike and self._cause_alike()
 
     def json_bytes(self) -> bytes:
         """The item as orjson writes :meth:`as_dict`: the repeated report's JSON, each line number moved, then the
@@ -162,7 +179,8 @@ class ListedRepeat(ReportItem):
         items a number were ~10 ms of the ~900 listed repeats of the corpus x4 (~40 line numbers each).
         """
         delta = self._delta
-        item: bytes = self._form % tuple([number + delta for number in self._numbers])
+        template = self._template
+        item: bytes = template.form % tuple([number + delta for number in template.numbers])
         if self.why is None:
             return item
         import orjson
@@ -197,14 +215,15 @@ class RepeatItems:
         held = self._templates.get(id(old))
         if held is None:
             held = self._templates[id(old)] = (old, _template(old))
-        if held[1] is None:
+        template = held[1]
+        if template is None:
             return ReportItem(report, why, cause)
-        return ListedRepeat(report, held[1], delta, why, cause)
+        return ListedRepeat(report, template, delta, why, cause)
 
 
 def _template(report: KernelReport) -> Template | None:
-    """The report's JSON item without a reading, cut where its line numbers stand: those numbers and the format
-    (None where orjson cannot write the item, or a mark stands elsewhere in it)."""
+    """The report's JSON item without a reading, cut where its line numbers stand: those numbers, the format and
+    whether its times are alike (None where orjson cannot write the item, or a mark stands elsewhere in it)."""
     import orjson
 
     mark = orjson.Fragment(_LINE_MARK)
@@ -222,7 +241,9 @@ def _template(report: KernelReport) -> Template | None:
     escaped = data.replace(b"%", b"%%")
     form = escaped.replace(_LINE_MARK, b"%d")
     # One byte more for each mark replaced: a mark that stood elsewhere (orjson writes none) would be one more.
-    return (numbers, form) if len(form) - len(escaped) == len(numbers) else None
+    if len(form) - len(escaped) != len(numbers):
+        return None
+    return Template(numbers, form, alike(report.start_time) and alike(report.end_time))
 
 
 def _frame_dicts(trace: tuple[Frame, ...], line_mark: object = None) -> list[dict[str, Any]]:

@@ -144,6 +144,20 @@ def test_any_stamp_read_from_bytes_is_the_stamp_parsed(
     _same_line(b"".join(rest) + stamp)
 
 
+#: Bytes around a line's end that reach the corners of the UTF-8 decoder: sequences cut short, bytes that never start
+#: one, a CR (ended by a sequence cut short, or by the end of the line).
+_END_PIECES = (b"\r", b"a", b"\xe2", b"\xe2\x82", b"\xe2\x82\xac", b"\xf0\x9f", b"\xc3", b"\xff", b"\x80", b"\xed\xa0")
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_END_PIECES), max_size=8))
+def test_a_line_decoded_without_its_cr_is_the_line_decoded_then_cut(pieces: list[bytes]) -> None:
+    # decode() drops a last CR from the bytes before decoding them: the same text as the whole decoded, its CR cut.
+    raw = b"".join(pieces)
+    text = raw.decode("utf-8", "replace")
+    assert decode(raw) == (text[:-1] if text.endswith("\r") else text)
+
+
 def test_frames_are_structured() -> None:
     f = parse_frame(" ? kf_null_write.isra.0+0x15/0x30 [kf_buggy]")
     assert f is not None

@@ -60,6 +60,24 @@ def test_the_readers_say_what_the_patterns_say_on_every_line_of_the_test_logs() 
         assert frames_seen > 1000 and frames_read > 0.9 * frames_seen, (read.__name__, frames_read, frames_seen)
 
 
+def test_the_scans_reading_of_a_frame_line_is_the_stacks_reading_of_it() -> None:
+    # The scan's frame reader (frames._frame_fields) keeps the stacks' reading of each line it reads whole
+    # (frames.STACK_FIELDS), which stacks.parse_stack_frame then gives without reading the line again: it must be
+    # what the stacks' own reader and their patterns say, and be kept for nearly every frame line.
+    bodies = _bodies()
+    frames._FIELDS.clear()
+    frames.STACK_FIELDS.clear()
+    shared = 0
+    for body in bodies:
+        frames._frame_fields(body)
+        got = frames.STACK_FIELDS.pop(body, frames.ABSENT)
+        if got is not frames.ABSENT:
+            shared += got is not None
+            assert got == stacks.read_stack_frame(body) == stacks._stack_frame_by_pattern(body), body
+    frames._FIELDS.clear()
+    assert shared > 0.9 * sum(stacks._stack_frame_by_pattern(b) is not None and "+0x" in b for b in bodies)
+
+
 @pytest.mark.parametrize(
     ("body", "fields", "stack_fields"),
     [
@@ -151,6 +169,11 @@ def test_lines_made_of_frame_pieces_are_read_as_the_patterns_read_them(lead: str
     for read, by_pattern in READERS:
         got = read(body)
         assert _unsure(got) or got == by_pattern(body), body
+    frames._FIELDS.pop(body, None)
+    frames.STACK_FIELDS.pop(body, None)
+    frames._frame_fields(body)  # the scan's reading, which keeps the stacks' where it is sure
+    shared = frames.STACK_FIELDS.get(body, frames.ABSENT)
+    assert shared is frames.ABSENT or shared == stacks._stack_frame_by_pattern(body), body
 
 
 _SYMBOL_PIECES = ["_", "__", "Z", "R", "_Z", "_R", "__cfi_", "__se_sys_", "__do_sys_", ".", "x", "9", "$", ".cold",

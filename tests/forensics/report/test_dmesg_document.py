@@ -130,6 +130,10 @@ def test_listed_repeats_take_the_stdlib_path_with_the_rest(tmp_path: Path) -> No
     plain = to_document(list(result.sources), result.incident, result.hypotheses)
     moved = to_document(list(result.sources), result.incident, result.hypotheses, moved_repeats=True)
     assert _listed_repeats(moved) >= 2
+    from forensics.report.dmesg_json import ListedRepeat
+
+    listed = [x for s in moved["sources"] for x in s["reports"] if isinstance(x, ListedRepeat)]
+    assert listed and not any(x.floats_alike() for x in listed)  # their template's times are not alike
     assert b'"start_time":1.2e-05' in document_bytes(plain)
     assert document_bytes(moved) == document_bytes(plain) == stdlib_text(plain)
     # The command's own document, its findings written as FloatsAlike where their times allow (here none does).
@@ -174,9 +178,10 @@ def test_a_report_whose_text_holds_nul_and_format_marks_is_written_from_its_temp
     odd = replace(repeated[0], title="s\x00h%d%%", comm="x\x00", trace=trace)
     made = _template(odd)
     assert made is not None
-    numbers, form = made
+    numbers, form = made.numbers, made.form
     assert numbers == (odd.start_line, odd.end_line, *(f.line for f in trace)) and len(trace) >= 3
     assert form % numbers == orjson.dumps(report_to_dict(odd))
+    assert made.times_alike
     assert b'"title":"s\\u0000h%%d%%%%"' in form and _LINE_MARK not in form
     assert _template(replace(odd, pid=2**70)) is None  # orjson cannot write it
 
@@ -224,7 +229,7 @@ def test_the_command_streams_the_document_it_would_render(
 def test_a_report_repeated_later_and_its_repeats_are_written_from_one_template(tmp_path: Path) -> None:
     # A report a later listed one repeats is written from its template as its repeats are (its own reading, where
     # it has one, after it); a report no other repeats is written from its dict.  One template a repeated report.
-    from forensics.report.dmesg_json import ListedRepeat, RepeatItems
+    from forensics.report.dmesg_json import ListedRepeat, RepeatItems, ReportItem
 
     golden = Path(__file__).resolve().parents[2] / "detectors" / "dmesg" / "golden" / "null_deref_x86.log"
     text = "".join(p.read_text() for p in sorted(CASES.glob("*/console.log"))[:4])
@@ -241,6 +246,8 @@ def test_a_report_repeated_later_and_its_repeats_are_written_from_one_template(t
         assert isinstance(item, ListedRepeat) == (x.repeats() is not None or id(x) in repeated)
         assert item.as_dict() == report_to_dict(x)
         assert item.json_bytes() == orjson.dumps(report_to_dict(x))
+        # A listed repeat's times are its template's: it answers as the item of its own record would.
+        assert item.floats_alike() == ReportItem(x).floats_alike()
     assert set(items._templates) == repeated
     forms = {id(item.form) for item in made if isinstance(item, ListedRepeat)}
     assert len(forms) == len(repeated)
@@ -314,3 +321,25 @@ def test_the_items_missing_values_are_written_as_the_incident_writes_them() -> N
     for value in (NotAvailable("no stamp"), 1.5, 0, "x", None, {"not_available": "y"}, (1, 2)):
         assert _value(value) == json_value(value)
     assert _value(NotAvailable("no stamp")) == {"not_available": "no stamp"}
+
+
+def test_the_items_and_findings_made_as_written_are_the_documents_bytes(tmp_path: Path) -> None:
+    # The command's document makes each report's item and each finding's dict when it comes to it (ItemsAsWritten,
+    # dropped once written): the same bytes as the document of dicts made at once; an incident without findings
+    # writes its empty list as before.
+    from forensics.report.dmesg import ItemsAsWritten
+
+    result = analyse_logs(sorted(str(p) for p in CASES.glob("*/console.log"))[:4], live=False)
+    made = to_document(list(result.sources), result.incident, result.hypotheses, moved_repeats=True, as_written=True)
+    findings = made["incident"]["findings"]
+    assert isinstance(findings, ItemsAsWritten) and len(findings) == len(result.incident.findings) >= 4
+    assert all(isinstance(s["reports"], ItemsAsWritten) for s in made["sources"])
+    plain = to_document(list(result.sources), result.incident, result.hypotheses)
+    assert document_bytes(made) == document_bytes(plain) == stdlib_text(plain)
+    assert DmesgRenderer().json_bytes(result) == document_bytes(plain)
+    empty = analyse_logs([_repeated_log(tmp_path, "[    1.000000] nothing to see\n", 3)], live=False)
+    assert not empty.incident.findings
+    made = to_document(list(empty.sources), empty.incident, empty.hypotheses, moved_repeats=True, as_written=True)
+    assert made["incident"]["findings"] == []
+    plain = to_document(list(empty.sources), empty.incident, empty.hypotheses)
+    assert document_bytes(made) == document_bytes(plain) == stdlib_text(plain)
