@@ -321,3 +321,25 @@ def test_the_items_missing_values_are_written_as_the_incident_writes_them() -> N
     for value in (NotAvailable("no stamp"), 1.5, 0, "x", None, {"not_available": "y"}, (1, 2)):
         assert _value(value) == json_value(value)
     assert _value(NotAvailable("no stamp")) == {"not_available": "no stamp"}
+
+
+def test_the_items_and_findings_made_as_written_are_the_documents_bytes(tmp_path: Path) -> None:
+    # The command's document makes each report's item and each finding's dict when it comes to it (ItemsAsWritten,
+    # dropped once written): the same bytes as the document of dicts made at once; an incident without findings
+    # writes its empty list as before.
+    from forensics.report.dmesg import ItemsAsWritten
+
+    result = analyse_logs(sorted(str(p) for p in CASES.glob("*/console.log"))[:4], live=False)
+    made = to_document(list(result.sources), result.incident, result.hypotheses, moved_repeats=True, as_written=True)
+    findings = made["incident"]["findings"]
+    assert isinstance(findings, ItemsAsWritten) and len(findings) == len(result.incident.findings) >= 4
+    assert all(isinstance(s["reports"], ItemsAsWritten) for s in made["sources"])
+    plain = to_document(list(result.sources), result.incident, result.hypotheses)
+    assert document_bytes(made) == document_bytes(plain) == stdlib_text(plain)
+    assert DmesgRenderer().json_bytes(result) == document_bytes(plain)
+    empty = analyse_logs([_repeated_log(tmp_path, "[    1.000000] nothing to see\n", 3)], live=False)
+    assert not empty.incident.findings
+    made = to_document(list(empty.sources), empty.incident, empty.hypotheses, moved_repeats=True, as_written=True)
+    assert made["incident"]["findings"] == []
+    plain = to_document(list(empty.sources), empty.incident, empty.hypotheses)
+    assert document_bytes(made) == document_bytes(plain) == stdlib_text(plain)
