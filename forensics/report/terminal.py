@@ -56,11 +56,12 @@ class _Printer:
 
     rich costs ~30-40 µs a line (markup, a ``Text``, wrapping, segments): ~0.7 s for the ~13,000 lines of a
     report-dense log's incident. Most lines are short printable ASCII with no colour to show, which rich prints
-    as they are: those are written straight into the buffer. The others (a colour shown, a tab, a control
-    character, a character wider or narrower than a column, a line longer than the width) go through rich as
-    ``Text``, never as markup: rich's markup shows a log line's trailing backslash twice and its ``:x:`` as a
-    picture. A run of them is one ``print`` (rich prints a text of several lines line by line, each wrapped as
-    it would be alone). tests/forensics/report/test_terminal.py checks both ways give the same text.
+    as they are (a soft-wrapped one whatever its length): those are written straight into the buffer. The others
+    (a colour shown, a tab, a control character, a character wider or narrower than a column, a line longer than
+    the width and folded at it) go through rich as ``Text``, never as markup: rich's markup shows a log line's
+    trailing backslash twice and its ``:x:`` as a picture. A run of them is one ``print`` (rich prints a text of
+    several lines line by line, each wrapped as it would be alone). tests/forensics/report/test_terminal.py checks
+    both ways give the same text.
     """
 
     def __init__(self, console: Console, buf: io.StringIO, *, color: bool, width: int) -> None:
@@ -75,8 +76,11 @@ class _Printer:
         """Add a line made of ``pieces`` (plain text, or ``(text, style)``); ``soft_wrap``: not folded at the width."""
         shown = "".join(p if isinstance(p, str) else p[0] for p in pieces)
         styled = self.color and any(not isinstance(p, str) and p[1] for p in pieces)
+        # A soft-wrapped line is not folded at the width: rich prints one of printable ASCII as it is, whatever its
+        # length (~440 excerpt lines of the corpus x4's incident, which went through rich).
         if not styled and all(
-            part.isascii() and part.isprintable() and len(part) <= self.width for part in shown.split("\n")
+            part.isascii() and part.isprintable() and (soft_wrap or len(part) <= self.width)
+            for part in shown.split("\n")
         ):
             self.flush()
             self.buf.write(shown)

@@ -60,6 +60,8 @@ def test_printer_corners(color: bool) -> None:
         ([x], False),  # exactly the width: written as it is
         ([x + "y"], False),  # one past it: folded by rich
         ([x + "y"], True),  # one past it, soft: not folded
+        ([" " + x * 30 + " z  "], True),  # far past it, soft, spaces at both ends: written as it is
+        (["a" * 150 + "\n" + "b c " * 60], True),  # soft lines of one piece, each past it
         (["a\tb"], False),  # a tab: rich expands it
         (["\n", ("1. title", "bold"), "  (id)"], False),  # a blank line first, a style inside
         (["trailing   "], False),
