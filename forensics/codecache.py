@@ -121,11 +121,13 @@ def _compile(
     return builtins.compile(source, filename, mode, flags, True, optimize)
 
 
-class _Deferred(types.ModuleType):
-    """Stands for a module not imported yet: imports it at the first use of one of its names, and gives that."""
+class _DeferredInspect(types.ModuleType):
+    """Stands for ``inspect`` not imported yet: imports it at the first use of one of its names, and gives that."""
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(importlib.import_module(self.__name__), name)
+        import inspect  # (the module itself: this stand-in is out of sys.modules once dataclasses is imported)
+
+        return getattr(inspect, name)
 
 
 def _dataclasses() -> types.ModuleType:
@@ -133,12 +135,12 @@ def _dataclasses() -> types.ModuleType:
 
     ``dataclasses`` imports ``inspect`` (and with it ``ast``, ``dis``, ``tokenize``, ``linecache``: ~5 ms, ~33 M
     instructions, of a ``kforensic dmesg`` run's ~65 ms start-up) for one call, ``inspect.signature``, made only for a
-    class without a docstring (the project's have one).  Its ``inspect`` is a :class:`_Deferred` in place of the module:
+    class without a docstring (the project's have one).  Its ``inspect`` is a :class:`_DeferredInspect` in its place:
     the first use imports the real one.  ``sys.modules`` holds the stand-in only while ``dataclasses`` is imported (no
     other module sees it); already imported (a test run, a library user), nothing changes.
     """
     if "dataclasses" not in sys.modules and "inspect" not in sys.modules:
-        deferred = _Deferred("inspect")
+        deferred = _DeferredInspect("inspect")
         sys.modules["inspect"] = deferred
         try:
             import dataclasses

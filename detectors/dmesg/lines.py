@@ -15,9 +15,15 @@ from __future__ import annotations
 import datetime as _dt
 import functools
 from collections.abc import Iterator, Sequence
-from typing import Final, NamedTuple, overload
+from typing import TYPE_CHECKING, Final, NamedTuple, overload
 
 from forensics import regexcache as rc
+
+if TYPE_CHECKING:
+    # mypyc's native 64-bit integer, for the offsets and digits parse_raw reads off a line's bytes: compiled, a C
+    # integer (and a byte read by index a load), where an ``int`` is a tagged value that every operation tests and a
+    # byte a call; in the source (where this import never runs) the names stay plain ints.
+    from mypy_extensions import i64
 
 # Wrappers that come before the kernel's own prefix, tried in order (first match wins).
 # Numbers of at most 20 digits (a kernel prints 64 bits): a longer run is no stamp, and is never converted
@@ -146,12 +152,12 @@ def parse_raw(number: int, raw: bytes) -> LogLine:
     digits, ``]``), is read here, byte by byte (its bytes are ASCII: their offsets are the text's); any other
     line, any byte the stamp's pattern might take otherwise (a tab, another digit, another ``[``), and a line
     journalctl's short-monotonic prefix may match (``[ sec.usec] host kernel:``) go to :func:`parse_line`.
-    Compiled, the digits are read without a regex match, its groups or ``int`` of each.
+    Compiled, the digits are read without a regex match, its groups or ``int`` of each, in native integers.
     """
     text = decode(raw)
-    n = len(raw)
+    n: i64 = len(raw)
     if n > 4 and raw[0] == 91:  # "["
-        i = 1
+        i: i64 = 1
         while i < n and raw[i] == 32:
             i += 1
         start = i
@@ -168,7 +174,7 @@ def parse_raw(number: int, raw: bytes) -> LogLine:
                     while j < n and raw[j] == 32:
                         j += 1
                     k = j + 1
-                    if j < n and raw[j] in (67, 84):  # "C", "T"
+                    if j < n and (raw[j] == 67 or raw[j] == 84):  # "C", "T"
                         while k < n and 48 <= raw[k] <= 57:
                             k += 1
                     if not (j + 1 < k < n and raw[k] == 93):
@@ -179,28 +185,33 @@ def parse_raw(number: int, raw: bytes) -> LogLine:
                     return parse_line(number, text)
                 if i < n and raw[i] == 32:
                     i += 1
-                return _new_tuple(
-                    _LOG_LINE, (number, text, text[i:], sec + frac / _POW10[digits], caller, None, True, None)
-                )
+                # Both below 10**15: exact as doubles, as ``int + int / float`` converts them.
+                seconds = float(sec) + float(frac) / _POW10[digits]
+                return _new_tuple(_LOG_LINE, (number, text, text[i:], seconds, caller, None, True, None))
     return parse_line(number, text)
 
 
-def _ascii_digits(raw: bytes, i: int, n: int) -> tuple[int, int]:
-    """The number the ASCII digits from ``raw[i]`` (before ``n``) write, and where they end."""
-    value = 0
-    while i < n and 48 <= (c := raw[i]) <= 57:
+def _ascii_digits(raw: bytes, i: i64, n: i64) -> tuple[i64, i64]:
+    """The number the ASCII digits from ``raw[i]`` (before ``n``) write, and where they end: at most 16 digits are
+    read (a 16th says that they are no stamp's, and 15 fit a native integer: 10**15 < 2**63)."""
+    value: i64 = 0
+    stop = i + 16 if i + 16 < n else n
+    while i < stop:
+        c: i64 = raw[i]
+        if c < 48 or c > 57:
+            break
         value = value * 10 + (c - 48)
         i += 1
     return value, i
 
 
-def _caller(raw: bytes, text: str, j: int, k: int) -> str:
+def _caller(raw: bytes, text: str, j: i64, k: i64) -> str:
     """``text[j:k]``, the caller of a line (its bytes ``raw[j:k]`` are ASCII), as the line parsed last gave it when
     the same (see :data:`_LAST_CALLER`): compared byte by byte, not sliced."""
     last_raw, last = _LAST_CALLER[0]
     size = k - j
     if size == len(last_raw):
-        t = 0
+        t: i64 = 0
         while t < size and raw[j + t] == last_raw[t]:
             t += 1
         if t == size:
@@ -210,7 +221,7 @@ def _caller(raw: bytes, text: str, j: int, k: int) -> str:
     return caller
 
 
-def _journal_kernel(raw: bytes, at: int) -> bool:
+def _journal_kernel(raw: bytes, at: i64) -> bool:
     r"""Whether journalctl's short-monotonic prefix may follow a stamp's ``"] "`` (``at`` just past them): its
     pattern's ``\S+ kernel:`` takes the run up to the first white space, which must be the space of `` kernel:``.
 
@@ -219,7 +230,7 @@ def _journal_kernel(raw: bytes, at: int) -> bool:
     character holds no ASCII byte).  The first word read byte by byte, where an ``in`` test was a pass over the
     line (and a ``find`` from an offset a generic method call, compiled).
     """
-    n = len(raw)
+    n: i64 = len(raw)
     space = at
     while space < n and raw[space] != 32:
         space += 1
