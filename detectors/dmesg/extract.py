@@ -25,7 +25,6 @@ from detectors.dmesg.frames import (
     function_name,
     hung_frame,
     is_frame,
-    is_skipped,
     parse_trace,
     remember,
     required_text,
@@ -447,15 +446,16 @@ def guilty_frame(lines: Sequence[LogLine], spec: StackSpec) -> tuple[str | None,
     yields a frame outside the skip lists wins.
     """
     seen: list[Frame] = []
+    skips = skip_matcher(spec.skip)
     for path in spec.paths:
         names, frames = _follow(lines, path)
         seen = seen or frames
         if spec.extractor == "stall":
-            frame = stall_frame([n for n in names if not is_skipped(spec.skip, n)])
+            frame = stall_frame([n for n in names if not skips.skipped(n)])
         elif spec.extractor == "hung":
-            frame = hung_frame([n for n in names if not is_skipped(spec.skip, n)] or names)
+            frame = hung_frame([n for n in names if not skips.skipped(n)] or names)
         else:
-            frame = next((n for n in names if not is_skipped(spec.skip, n)), None)
+            frame = next((n for n in names if not skips.skipped(n)), None)
         if frame is not None:
             return title_name(frame), frames
     return None, seen

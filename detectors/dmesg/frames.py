@@ -744,14 +744,20 @@ class SkipMatcher:
     (:func:`_base_skipped`), not once per rule with its few entries appended.
     """
 
-    __slots__ = ("_extra",)
+    __slots__ = ("_extra", "_names")
 
     def __init__(self, extra: tuple[str, ...]) -> None:
         self._extra = rc.compile("|".join(f"(?:{p})" for p in extra)) if extra else None
+        self._names: dict[str, bool] = {}  # skipped()'s answers by name (see LINES_REMEMBERED)
 
     def search(self, name: str) -> bool:
         """Whether the function ``name`` is infrastructure (a match anywhere in it, as ``re.search``)."""
         return _base_skipped(name) or (self._extra is not None and self._extra.search(name) is not None)
+
+    def skipped(self, name: str) -> bool:
+        """:meth:`search`, remembered by name: the functions of a log's stacks recur from report to report."""
+        got = self._names.get(name)
+        return got if got is not None else remember(self._names, name, self.search(name))
 
 
 def required_text(pattern: str, flags: int = 0) -> str:
@@ -865,7 +871,8 @@ class _BaseSkip(NamedTuple):
     anywhere: Any  # ahocorasick_rs.AhoCorasick of the plain patterns, then the regex patterns' texts
     plain: int  # how many of its patterns are the plain ones
     hinted: int  # then how many are the texts of the ``^`` patterns (the rest the others')
-    starts: tuple[str, ...]
+    starts: dict[str, tuple[str, ...]]  # the texts of the ``^text`` patterns by their first ``head`` characters
+    head: int  # the length of the shortest of them
     ends: tuple[str, ...]
     whole: frozenset[str]
     at_start: re.Pattern[str] | None  # the ``^`` patterns with a text, without the ``^``: tried at the start only
@@ -917,11 +924,13 @@ def _base_skip() -> _BaseSkip:
             if text:
                 texts.append(text)
         split.append((hinted, always))
+    head = min((len(text) for text in starts), default=0)
     return _BaseSkip(
         AhoCorasick([*anywhere, *texts], matchkind=MatchKind.Standard),
         len(anywhere),
         len(split[0][0]),
-        tuple(starts),
+        _by_head(starts, head),
+        head,
         tuple(ends),
         frozenset(whole),
         _alternation(split[0][0]),
@@ -929,6 +938,16 @@ def _base_skip() -> _BaseSkip:
         _alternation(split[1][0]),
         _alternation(split[1][1]),
     )
+
+
+def _by_head(texts: list[str], head: int) -> dict[str, tuple[str, ...]]:
+    """``texts`` (none shorter than ``head``) by their first ``head`` characters: a name starts with one of them
+    only if it starts with one of those under its own first ``head`` characters (one ``startswith`` of a tuple of
+    the ~56 texts was ~4,800 instructions a name, a look-up and a test of the few under its head ~400)."""
+    out: dict[str, list[str]] = {}
+    for text in texts:
+        out.setdefault(text[:head], []).append(text)
+    return {key: tuple(group) for key, group in out.items()}
 
 
 def _top_level_bar(pattern: str) -> bool:
@@ -955,7 +974,7 @@ def _top_level_bar(pattern: str) -> bool:
 def _base_skipped(name: str) -> bool:
     """Whether a function name matches the base skip list (cached: a name is met in many reports and stacks)."""
     base = _base_skip()
-    if name in base.whole or name.startswith(base.starts) or name.endswith(base.ends):
+    if name in base.whole or name.startswith(base.starts.get(name[: base.head], ())) or name.endswith(base.ends):
         return True
     # Overlapping: every pattern held is found, a plain one (a match) not hidden by a text that overlaps it.
     at_start = other = False
@@ -974,16 +993,28 @@ def _base_skipped(name: str) -> bool:
     )
 
 
-@functools.cache
+#: :func:`skip_matcher`'s matchers by their entries (tuples of the code's skip lists, never of input).
+_MATCHERS: Final[dict[tuple[str, ...], SkipMatcher]] = {}
+
+
 def skip_matcher(extra: tuple[str, ...]) -> SkipMatcher:
-    """The matcher for the base skip list plus a rule's own entries."""
-    return SkipMatcher(extra)
+    """The matcher for the base skip list plus a rule's own entries (one per entries: its answers are kept).
+
+    A dict, not ``functools.cache``: compiled, a look-up in it is a native one, where a call of the cache went
+    through the interpreter's call protocol.
+    """
+    got = _MATCHERS.get(extra)
+    return got if got is not None else _MATCHERS.setdefault(extra, SkipMatcher(extra))
 
 
-@functools.lru_cache(maxsize=65536)
 def is_skipped(extra: tuple[str, ...], name: str) -> bool:
-    """Whether a function is infrastructure for a rule with these extra skips (cached: names repeat)."""
-    return skip_matcher(extra).search(name)
+    """Whether a function is infrastructure for a rule with these extra skips (remembered: names repeat).
+
+    A caller that tests the names of a stack one after another takes :func:`skip_matcher` once and asks its
+    :meth:`SkipMatcher.skipped` of each (the ``extra`` tuple hashed once, not once a name: ~1,500 instructions a
+    name through ``functools.lru_cache``, ~100 a look-up in the matcher's dict).
+    """
+    return skip_matcher(extra).skipped(name)
 
 
 # --- extractors for stalls and hangs ----------------------------------------------------------

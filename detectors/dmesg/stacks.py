@@ -27,9 +27,9 @@ from detectors.dmesg.frames import (
     STACK_FIELDS,
     StackFields,
     function_name,
-    is_skipped,
     read_stack_frame,
     remember,
+    skip_matcher,
 )
 from detectors.dmesg.lines import LogLine
 from forensics import regexcache as rc
@@ -141,9 +141,9 @@ def header_inline(inline: bool, source: str | None) -> bool:
 def first_lock_taker(frames: Sequence[StackFrame], skip: tuple[str, ...] = ()) -> StackFrame | None:
     """A lock chain link's first foreign frame: past the lock primitives (and ``skip``) and the header helpers
     inlined above it."""
-    skips = (*LOCK_PRIMITIVES, *skip)
+    skips = skip_matcher((*LOCK_PRIMITIVES, *skip))
     for frame in frames:
-        if frame.reliable and not header_inline(frame.inline, frame.source) and not is_skipped(skips, frame.function):
+        if frame.reliable and not header_inline(frame.inline, frame.source) and not skips.skipped(frame.function):
             return frame
     return None
 
@@ -243,8 +243,9 @@ def _heading(body: str) -> tuple[StackKind, int | None] | None:
 
 def first_foreign(frames: Sequence[StackFrame], skip: tuple[str, ...]) -> StackFrame | None:
     """The first reliable frame outside the titles' skip lists and ``skip`` (inlined frames count)."""
+    skips = skip_matcher(skip)
     for frame in frames:
-        if frame.reliable and not is_skipped(skip, frame.function):
+        if frame.reliable and not skips.skipped(frame.function):
             return frame
     return None
 

@@ -1565,8 +1565,7 @@ def _trap_double_free(r: _Reading) -> Cause | None:
 
 
 def _slub_double_free(r: _Reading) -> Cause | None:
-    text = "\n".join(line.body for line in r.lines)
-    if "Object already free" not in text:
+    if "Object already free" not in r.text:
         return None
     return _cause("double_free", r, 0.85, f"crash> dis -l {r.func}", 0, func=r.func)
 

@@ -73,9 +73,6 @@ def foreign_sources(findings: tuple[Finding, ...]) -> dict[str, tuple[Evidence, 
     whose times start there was recorded in another boot (or on a clock that does
     not count from boot), so its times cannot be put next to the crash.
     """
-    end = crash_uptime(findings)
-    if end is None:
-        return {}
     crash_sources = {
         ev.source
         for f in findings
@@ -84,6 +81,9 @@ def foreign_sources(findings: tuple[Finding, ...]) -> dict[str, tuple[Evidence, 
     }
     if {ev.source for f in findings for ev in f.evidence} <= crash_sources:
         return {}  # every input is one a crash is read from (one log: its ~5,000 pieces of evidence not each looked at)
+    end = crash_uptime(findings)  # (after the test above, which needs no time: ~0.3 ms of the corpus x4's log)
+    if end is None:
+        return {}
     earliest: dict[str, Evidence] = {}
     for f in findings:
         for ev in f.evidence:

@@ -321,7 +321,8 @@ def test_the_per_line_dicts_give_the_same_reports_when_emptied_as_they_fill(monk
     from forensics.report.formats import OutputFormat, render_encoded
 
     def documents() -> list[object]:
-        for cache in (extract._KINDS, frames._FIELDS, frames._TRACE_LINES, stacks._FIELDS, frames._ANCHORED):
+        for cache in (extract._KINDS, frames._FIELDS, frames._TRACE_LINES, stacks._FIELDS, frames._ANCHORED,
+                      frames._MATCHERS):  # fmt: skip
             cache.clear()
         return [render_encoded(DmesgRenderer(), analyse_logs([str(log)], False), OutputFormat.TEXT) for log in GOLDEN]
 
@@ -330,6 +331,7 @@ def test_the_per_line_dicts_give_the_same_reports_when_emptied_as_they_fill(monk
     assert documents() == full
     assert len(extract._KINDS) <= 2 and len(frames._FIELDS) <= 2 and len(stacks._FIELDS) <= 2
     assert len(frames._ANCHORED) <= 2
+    assert frames._MATCHERS and all(len(matcher._names) <= 2 for matcher in frames._MATCHERS.values())
 
 
 def _window_cut_alone(buf: bytes, start: int, end: int, limit: int) -> tuple[int, list[bytes], bool]:
