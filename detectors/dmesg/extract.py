@@ -31,6 +31,7 @@ from detectors.dmesg.frames import (
     skip_matcher,
     stall_frame,
     title_name,
+    trace_names,
 )
 from detectors.dmesg.lines import LogLine, Window
 from detectors.dmesg.model import keep_parsed
@@ -408,13 +409,19 @@ _KIND_SEARCH: Final = AhoCorasick(list(_KIND_WORDS), matchkind=MatchKind.Standar
 _KIND_BITS: Final = tuple(_KIND_WORDS.values())
 
 
-def _follow(lines: Sequence[LogLine], path: tuple[Step, ...]) -> tuple[list[str], list[Frame]]:
-    """Candidate functions met along one step path (as far as it can be followed), and trace frames."""
+def _follow(
+    lines: Sequence[LogLine], path: tuple[Step, ...], with_frames: bool = True
+) -> tuple[list[str], list[Frame]]:
+    """Candidate functions met along one step path (as far as it can be followed), and trace frames (none made
+    without ``with_frames``)."""
     names: list[str] = []
     frames: list[Frame] = []
     pos = 0
     for step in path:
         if step.trace:
+            if not with_frames:
+                pos = trace_names(lines, pos, names, _trace_hints)
+                continue
             got, pos = parse_trace(lines, pos, _trace_hints)
             frames.extend(got)
             names.extend(f.function for f in got if f.reliable)
@@ -459,6 +466,18 @@ def guilty_frame(lines: Sequence[LogLine], spec: StackSpec) -> tuple[str | None,
         if frame is not None:
             return title_name(frame), frames
     return None, seen
+
+
+def first_unskipped(lines: Sequence[LogLine], spec: StackSpec) -> str | None:
+    """``guilty_frame(lines, spec._replace(extractor="first"))``'s function: the first function outside the skip
+    lists along the first path that has one, read without the frames' records (nor the spec's copy)."""
+    skips = skip_matcher(spec.skip)
+    for path in spec.paths:
+        names, _ = _follow(lines, path, False)
+        frame = next((n for n in names if not skips.skipped(n)), None)
+        if frame is not None:
+            return title_name(frame)
+    return None
 
 
 def _corruption(
@@ -735,8 +754,7 @@ def _culprit(lines: Sequence[LogLine], rule: Rule, titled: str | None) -> str | 
     """
     if titled is None or rule.stack is None or rule.stack.extractor != "stall":
         return titled
-    first, _ = guilty_frame(lines, rule.stack._replace(extractor="first"))
-    return first or titled
+    return first_unskipped(lines, rule.stack) or titled
 
 
 def _fault_injection_before(trace: Sequence[Frame], frame: str | None) -> bool:

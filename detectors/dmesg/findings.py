@@ -324,10 +324,11 @@ def explain_reports(reports: Iterable[KernelReport]) -> dict[int, ReportWhy]:
         texts = (source, tuple([text for _, text in report.preamble]))
         why = printed.get(texts)
         if why is None:
-            key = (source, tuple([parse_line(0, text).body for _, text in report.preamble]))
+            preamble = [parse_line(n, text) for n, text in report.preamble]  # (explain's, not parsed again)
+            key = (source, tuple([line.body for line in preamble]))
             why = cache.get(key)
             if why is None:
-                why = cache[key] = explain(report)
+                why = cache[key] = explain(report, preamble)
             printed[texts] = why
         out[report.start_line] = why
     _read_hung_passes(reports, out)

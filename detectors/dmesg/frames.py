@@ -581,6 +581,25 @@ def parse_trace(
     return frames, i
 
 
+def trace_names(
+    lines: Sequence[LogLine], start: int, names: list[str], hints: Callable[[str], int] = trace_hints
+) -> int:
+    """The functions of the reliable frames :func:`parse_trace` reads from ``lines[start:]``, appended to
+    ``names`` in order, and the index after: its reading without the frames' records (~1,000 instructions each),
+    for a caller that wants the names only."""
+    i = start
+    while i < len(lines):
+        what, value = _trace_line(lines[i].body, hints)
+        if what == _STOP:
+            break
+        if what == _FRAME_LINE:
+            fields = cast("FrameFields", value)
+            if fields[5]:
+                names.append(fields[0])
+        i += 1
+    return i
+
+
 # What a line is to parse_trace.  Final: compiled, each is a constant where it is read (three look-ups in the
 # module's dict a line of every call trace otherwise); compared with ==, which a constant's identity does not decide.
 _STOP: Final = "stop"

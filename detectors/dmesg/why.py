@@ -1998,10 +1998,15 @@ def own_lines(report: KernelReport) -> Sequence[LogLine]:
     return parsed_lines(report)
 
 
-def explain(report: KernelReport) -> ReportWhy:
-    """Read a report's lines (and the lines just above its header) into facts, stacks and a cause."""
+def explain(report: KernelReport, preamble: Sequence[LogLine] | None = None) -> ReportWhy:
+    """Read a report's lines (and the lines just above its header) into facts, stacks and a cause.
+
+    ``preamble``: the lines above the header (``report.preamble``) parsed, where the caller has them.
+    """
     first = report.start_line
-    lines = [*(parse_line(n, t) for n, t in report.preamble), *own_lines(report)]
+    if preamble is None:
+        preamble = [parse_line(n, t) for n, t in report.preamble]
+    lines = [*preamble, *own_lines(report)]
     own = lines[len(report.preamble) :]
     rule = _RULE_NAMED.get(report.rule)
     skip = rule.stack.skip if rule is not None and rule.stack is not None else ()

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from detectors.dmesg import frames, stacks
-from detectors.dmesg.lines import decode, parse_line
+from detectors.dmesg.lines import LogLine, decode, parse_line
 from tests.vmcore_cases import console_logs
 
 HERE = Path(__file__).parent
@@ -76,6 +76,37 @@ def test_the_scans_reading_of_a_frame_line_is_the_stacks_reading_of_it() -> None
             assert got == stacks.read_stack_frame(body) == stacks._stack_frame_by_pattern(body), body
     frames._FIELDS.clear()
     assert shared > 0.9 * sum(stacks._stack_frame_by_pattern(b) is not None and "+0x" in b for b in bodies)
+
+
+def _log_lines() -> list[list[LogLine]]:
+    """The parsed lines of each of the project's dmesg test logs."""
+    paths = [*sorted(HERE.glob("golden/*.log")), *sorted(HERE.glob("corpora/**/*.log"))]
+    return [[parse_line(n, decode(raw)) for n, raw in enumerate(p.read_bytes().split(b"\n"), 1)] for p in paths]
+
+
+def test_the_names_of_a_trace_are_its_reliable_frames_functions() -> None:
+    # frames.trace_names reads what parse_trace reads, without the frames' records: the same functions, the same end.
+    for lines in _log_lines():
+        for start in range(0, len(lines), 5):
+            names: list[str] = []
+            got, end = frames.parse_trace(lines, start)
+            assert frames.trace_names(lines, start, names) == end
+            assert names == [f.function for f in got if f.reliable]
+
+
+def test_the_first_function_past_the_skips_is_the_guilty_frame_of_the_first_extractor() -> None:
+    # extract.first_unskipped (a stall's culprit) is guilty_frame with the "first" extractor, its frames not made.
+    from detectors.dmesg.extract import first_unskipped, guilty_frame
+    from detectors.dmesg.rules import RULES
+
+    specs = {rule.stack for rule in RULES if rule.stack is not None}
+    found = 0
+    for lines in _log_lines():
+        for spec in specs:
+            first = first_unskipped(lines, spec)
+            assert first == guilty_frame(lines, spec._replace(extractor="first"))[0]
+            found += first is not None
+    assert found > 100
 
 
 @pytest.mark.parametrize(
