@@ -144,10 +144,12 @@ def render_terminal(incident: Incident, *, color: bool, width: int) -> str:
         table.add_column("title")
         table.add_column("where")
         for i, f in enumerate(findings, 1):
+            # Each cell a Text: a string is read as markup by rich first (~20,000 instructions a cell of the number
+            # and the confidence, which hold none: digits and a point).
             table.add_row(
-                str(i),
+                Text(str(i)),
                 Text.assemble((f.severity.value, SEVERITY_STYLE[f.severity])),
-                f"{f.confidence:.2f}",
+                Text(f"{f.confidence:.2f}"),
                 Text(f.title),
                 Text(f.evidence[0].cite()),
             )
