@@ -125,7 +125,9 @@ class _DeferredInspect(types.ModuleType):
     """Stands for ``inspect`` not imported yet: imports it at the first use of one of its names, and gives that."""
 
     def __getattr__(self, name: str) -> Any:
-        import inspect  # (the module itself: this stand-in is out of sys.modules once dataclasses is imported)
+        if sys.modules.get("inspect") is self:  # asked while dataclasses is imported (no Python 3.11-3.13 module does)
+            del sys.modules["inspect"]
+        import inspect
 
         return getattr(inspect, name)
 
@@ -137,9 +139,11 @@ def _dataclasses() -> types.ModuleType:
     instructions, of a ``kforensic dmesg`` run's ~65 ms start-up) for one call, ``inspect.signature``, made only for a
     class without a docstring (the project's have one).  Its ``inspect`` is a :class:`_DeferredInspect` in its place:
     the first use imports the real one.  ``sys.modules`` holds the stand-in only while ``dataclasses`` is imported (no
-    other module sees it); already imported (a test run, a library user), nothing changes.
+    other module sees it); already imported (a test run, a library user), nothing changes.  Python 3.11's alone:
+    from 3.12 ``dataclasses`` asks ``inspect.get_annotations`` of every class (the stand-in would import it at the
+    first and stand in each call's way).
     """
-    if "dataclasses" not in sys.modules and "inspect" not in sys.modules:
+    if sys.version_info < (3, 12) and "dataclasses" not in sys.modules and "inspect" not in sys.modules:
         deferred = _DeferredInspect("inspect")
         sys.modules["inspect"] = deferred
         try:

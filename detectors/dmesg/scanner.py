@@ -478,10 +478,11 @@ class LogScanner:
         """
         lo = max(0, start - PREAMBLE_BYTES)
         found: tuple[tuple[int, str], ...] = ()
-        with memoryview(self._buf) as view:
-            hinted = _PREAMBLE_SEARCH.find_matches_as_indexes(view[lo:start])
-        if hinted:
-            found = self._preamble_lines(self._buf[lo:start], lo > 0, report)
+        # A copy of the 2 KB, not a memoryview of the buffer: compiled, the view's making, slicing, __enter__ and
+        # __exit__ (generic calls and look-ups) were ~2,500 instructions a header, the copy ~300.
+        above = self._buf[lo:start]
+        if _PREAMBLE_SEARCH.find_matches_as_indexes(above):
+            found = self._preamble_lines(above, lo > 0, report)
         if found != report.preamble:
             object.__setattr__(report, "preamble", found)
 
@@ -610,7 +611,8 @@ class LogScanner:
     ) -> tuple[KernelReport, int] | None:
         """The report at ``window[0]`` (remembered or built), None when it reaches line ``past`` of the window
         (nothing is then remembered: :meth:`ReportMemo.build` files only reports).  ``walk``: see ExtentWalk."""
-        return self._memo.build(window, kind, lambda: build_report(window, *found, past=past, walk=walk))
+        # The rule and match passed one by one: compiled, a call with ``*found`` goes through the Python wrapper.
+        return self._memo.build(window, kind, lambda: build_report(window, found[0], found[1], past, walk))
 
     def _continued(self, head: LogLine, line_end: int, end: int, rule: Rule) -> bool:
         """Whether ``head`` (naming an ``[inline]`` function) is the first of a run of headers of its rule.

@@ -193,12 +193,14 @@ def document_bytes(doc: dict[str, Any], depth: int = 4) -> bytes:
     return bytes(out)
 
 
-#: :func:`write_document` hands its pieces to ``write`` once they hold this many bytes (and at the end).
-_PIECE = 1 << 20
+#: :func:`write_document` hands its pieces to ``write`` once they hold this many bytes (and at the end): 256 KiB,
+#: where 1 MiB's buffer, grown to it by reallocations, was ~370 more first touches of pages of the corpus x4's
+#: document (~1 ms; peak RSS 1.5 MiB more) for 48 fewer writes of its 16 MB.
+_PIECE = 1 << 18
 
 
 def write_document(doc: dict[str, Any], write: Callable[[memoryview], object], depth: int = 4) -> None:
-    """The document as UTF-8 JSON, handed to ``write`` in pieces of ~1 MiB as they are made: containers indented
+    """The document as UTF-8 JSON, handed to ``write`` in pieces of ~256 KiB as they are made: containers indented
     down to ``depth``, each deeper item on one line.  ``write`` must not keep the piece it is given (a view of a
     buffer reused for the next one, released once ``write`` returns).
 

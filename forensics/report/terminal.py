@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import itertools
 
 from rich.console import Console
 from rich.table import Table
@@ -56,11 +57,12 @@ class _Printer:
 
     rich costs ~30-40 µs a line (markup, a ``Text``, wrapping, segments): ~0.7 s for the ~13,000 lines of a
     report-dense log's incident. Most lines are short printable ASCII with no colour to show, which rich prints
-    as they are: those are written straight into the buffer. The others (a colour shown, a tab, a control
-    character, a character wider or narrower than a column, a line longer than the width) go through rich as
-    ``Text``, never as markup: rich's markup shows a log line's trailing backslash twice and its ``:x:`` as a
-    picture. A run of them is one ``print`` (rich prints a text of several lines line by line, each wrapped as
-    it would be alone). tests/forensics/report/test_terminal.py checks both ways give the same text.
+    as they are (a soft-wrapped one whatever its length): those are written straight into the buffer, and one
+    longer than the width folded as rich folds it (:func:`_folded`). The others (a colour shown, a tab, a control
+    character, a character wider or narrower than a column) go through rich as ``Text``, never as markup: rich's
+    markup shows a log line's trailing backslash twice and its ``:x:`` as a picture. A run of them is one
+    ``print`` (rich prints a text of several lines line by line, each wrapped as it would be alone).
+    tests/forensics/report/test_terminal.py checks both ways give the same text.
     """
 
     def __init__(self, console: Console, buf: io.StringIO, *, color: bool, width: int) -> None:
@@ -75,12 +77,21 @@ class _Printer:
         """Add a line made of ``pieces`` (plain text, or ``(text, style)``); ``soft_wrap``: not folded at the width."""
         shown = "".join(p if isinstance(p, str) else p[0] for p in pieces)
         styled = self.color and any(not isinstance(p, str) and p[1] for p in pieces)
+        # A soft-wrapped line is not folded at the width: rich prints one of printable ASCII as it is, whatever its
+        # length (~440 excerpt lines of the corpus x4's incident, which went through rich).
         if not styled and all(
-            part.isascii() and part.isprintable() and len(part) <= self.width for part in shown.split("\n")
+            part.isascii() and part.isprintable() and (soft_wrap or len(part) <= self.width)
+            for part in shown.split("\n")
         ):
             self.flush()
             self.buf.write(shown)
             self.buf.write("\n")
+            return
+        if not styled and not soft_wrap and "\n" not in shown and shown.isascii() and shown.isprintable():
+            # One line of printable ASCII longer than the width, folded: at rich's own offsets, without its Text
+            # and segments (~700 lines of the corpus x4's incident: summaries, facts, steps, citations).
+            self.flush()
+            self.buf.write(_folded(shown, self.width))
             return
         if soft_wrap != self._soft:
             self.flush()
@@ -92,6 +103,23 @@ class _Printer:
         if self._run:
             self.console.print(Text("\n").join(self._run), soft_wrap=self._soft)
             self._run.clear()
+
+
+def _folded(line: str, width: int) -> str:
+    """A line of printable ASCII longer than ``width`` as rich prints it (``Text.wrap``, overflow "fold", then the
+    console's crop): cut at the offsets of rich's word wrap, each piece's trailing spaces past the width dropped,
+    then each cut at the width (one column a character)."""
+    from rich._wrap import divide_line
+
+    ends = [0, *divide_line(line, width, fold=True), len(line)]
+    pieces = []
+    for a, b in itertools.pairwise(ends):
+        piece = line[a:b]
+        if len(piece) > width:
+            # Text.rstrip_end: the spaces at its end dropped, down to the width at most; then Text.truncate.
+            piece = piece[: max(len(piece.rstrip(" ")), width)][:width]
+        pieces.append(piece)
+    return "\n".join(pieces) + "\n"
 
 
 def render_terminal(incident: Incident, *, color: bool, width: int) -> str:
@@ -116,10 +144,12 @@ def render_terminal(incident: Incident, *, color: bool, width: int) -> str:
         table.add_column("title")
         table.add_column("where")
         for i, f in enumerate(findings, 1):
+            # Each cell a Text: a string is read as markup by rich first (~20,000 instructions a cell of the number
+            # and the confidence, which hold none: digits and a point).
             table.add_row(
-                str(i),
+                Text(str(i)),
                 Text.assemble((f.severity.value, SEVERITY_STYLE[f.severity])),
-                f"{f.confidence:.2f}",
+                Text(f"{f.confidence:.2f}"),
                 Text(f.title),
                 Text(f.evidence[0].cite()),
             )

@@ -193,3 +193,23 @@ def test_finding_floats_are_every_float_a_finding_is_written_with() -> None:
     floats = {(r.__name__, n) for r in records for n, hint in typing.get_type_hints(r).items() if _admits_float(hint)}
     # LogCause's confidence is written as a fact's text (as_facts); the others are what finding_floats reads.
     assert floats == {("Finding", "confidence"), ("Timestamp", "seconds"), ("LogCause", "confidence")}
+
+
+def test_problems_counts_the_findings_at_problem_or_above(tmp_path: Path) -> None:
+    # "problems" is len(incident.problems()), counted among the sorted findings by their severities' values.
+    from dataclasses import replace
+
+    from forensics.model import PROBLEM, Severity
+
+    log = write_log(tmp_path)
+    ev = line_evidence(log, 2, "BUG: kernel NULL pointer dereference", 12.345678)
+    levels = list(Severity)
+    for n in range(len(levels) + 1):
+        found = tuple(
+            replace(null_deref_finding((ev,), severity), id=f"f{i}", title=f"t{i}")
+            for i, severity in enumerate(levels[:n] * 2)
+        )
+        incident = incident_of(found)
+        expected = sum(1 for f in found if f.severity >= PROBLEM)
+        assert incident_to_dict(incident)["problems"] == len(incident.problems()) == expected
+    assert sum(1 for s in Severity if s >= PROBLEM) == 3  # medium, high and critical

@@ -187,7 +187,7 @@ def test_a_report_whose_text_holds_nul_and_format_marks_is_written_from_its_temp
 
 
 def test_the_document_is_written_in_pieces_of_the_bytes_the_standard_library_writes() -> None:
-    # ~3 MB of items: handed to the writer in pieces of ~1 MiB (a buffer it reuses), each item whole; an item
+    # ~3 MB of items: handed to the writer in pieces of ~256 KiB (a buffer it reuses), each item whole; an item
     # with a float under 1e-4 and one with a surrogate escape in the middle are written by the standard library,
     # every other by orjson: the same bytes as the whole document written by the standard library.
     items: list[Any] = [{"n": n, "text": f"line {n} " + "x" * 1000, "t": 12.5 + n} for n in range(3000)]

@@ -59,7 +59,12 @@ def test_printer_corners(color: bool) -> None:
     lines: list[tuple[list[Piece | str], bool]] = [
         ([x], False),  # exactly the width: written as it is
         ([x + "y"], False),  # one past it: folded by rich
+        (["word " * 60 + "   "], False),  # far past it, words and spaces: folded where rich folds it
+        (["a" * 250 + " b", "x" * 99 + "   " + "y" * 10], False),  # a word longer than the width; spaces at a fold
+        ([" " * 150], False),  # spaces alone
         ([x + "y"], True),  # one past it, soft: not folded
+        ([" " + x * 30 + " z  "], True),  # far past it, soft, spaces at both ends: written as it is
+        (["a" * 150 + "\n" + "b c " * 60], True),  # soft lines of one piece, each past it
         (["a\tb"], False),  # a tab: rich expands it
         (["\n", ("1. title", "bold"), "  (id)"], False),  # a blank line first, a style inside
         (["trailing   "], False),
