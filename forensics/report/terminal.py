@@ -10,6 +10,13 @@ from rich.table import Table
 from rich.text import Text
 
 from forensics.model import Incident, NotAvailable, Severity
+
+try:
+    # rich's own word wrap, which Text.wrap cuts a line at (rich/_wrap.py: private, there since rich 10). Should a
+    # later rich drop it, the lines longer than the width go through rich's Text as before (d38eba4).
+    from rich._wrap import divide_line as _divide_line
+except ImportError:  # pragma: no cover - rich 13-15 have it
+    _divide_line = None  # type: ignore[assignment]
 from forensics.report.examined import examined_lines, verdict_line
 
 SEVERITY_STYLE = {
@@ -78,16 +85,27 @@ class _Printer:
         shown = "".join(p if isinstance(p, str) else p[0] for p in pieces)
         styled = self.color and any(not isinstance(p, str) and p[1] for p in pieces)
         # A soft-wrapped line is not folded at the width: rich prints one of printable ASCII as it is, whatever its
-        # length (~440 excerpt lines of the corpus x4's incident, which went through rich).
+        # length (~440 excerpt lines of the corpus x4's incident, which went through rich).  Except its trailing
+        # spaces past the width, which rich before 14.3 drops and 14.3 on keeps (the package allows rich >= 13): such
+        # a line goes through rich, whichever is installed.
         if not styled and all(
-            part.isascii() and part.isprintable() and (soft_wrap or len(part) <= self.width)
+            part.isascii()
+            and part.isprintable()
+            and (len(part) <= self.width or (soft_wrap and not part.endswith(" ")))
             for part in shown.split("\n")
         ):
             self.flush()
             self.buf.write(shown)
             self.buf.write("\n")
             return
-        if not styled and not soft_wrap and "\n" not in shown and shown.isascii() and shown.isprintable():
+        if (
+            _divide_line is not None
+            and not styled
+            and not soft_wrap
+            and "\n" not in shown
+            and shown.isascii()
+            and shown.isprintable()
+        ):
             # One line of printable ASCII longer than the width, folded: at rich's own offsets, without its Text
             # and segments (~700 lines of the corpus x4's incident: summaries, facts, steps, citations).
             self.flush()
@@ -109,9 +127,7 @@ def _folded(line: str, width: int) -> str:
     """A line of printable ASCII longer than ``width`` as rich prints it (``Text.wrap``, overflow "fold", then the
     console's crop): cut at the offsets of rich's word wrap, each piece's trailing spaces past the width dropped,
     then each cut at the width (one column a character)."""
-    from rich._wrap import divide_line
-
-    ends = [0, *divide_line(line, width, fold=True), len(line)]
+    ends = [0, *_divide_line(line, width, fold=True), len(line)]
     pieces = []
     for a, b in itertools.pairwise(ends):
         piece = line[a:b]
