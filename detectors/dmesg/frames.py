@@ -193,7 +193,9 @@ def _frame_fields(body: str) -> FrameFields | None:
         # other lines (registers, RIP:, lock lines) are not read twice (~3,000 of the shared corpus).
         return remember(_FIELDS, body, None)
     fields = _read_frame(body, True)
-    return remember(_FIELDS, body, fields if fields[1] else _frame_fields_by_pattern(body))
+    if fields[1]:
+        return remember(_FIELDS, body, fields)
+    return remember(_FIELDS, body, None if fields[2] == _NO_FRAME[2] else _frame_fields_by_pattern(body))
 
 
 def _frame_fields_by_pattern(body: str) -> FrameFields | None:
@@ -249,6 +251,9 @@ BLANK_BYTES: Final = _table(b" ", b"\t\r", b"\x1c\x1f")
 #: What a reader returns when the line is not of the shape it reads: the patterns decide (never a frame's fields).
 #: Told by its empty symbol (compiled, a typed tuple is a C struct, boxed anew where returned: no identity).
 _UNSURE: Final[FrameFields] = ("", "", -1, -1, None, False)
+#: What the scan's reader returns for a line it reads as no frame (:func:`read_frame`'s None; told by its offset: a
+#: typed tuple is returned as a C struct, an optional one boxed at every return).
+_NO_FRAME: Final[FrameFields] = ("", "", -2, -2, None, False)
 
 
 def frame_start(raw: bytes) -> int:
@@ -342,13 +347,16 @@ def hex_value(raw: bytes, i: int, end: int) -> int:
     return value
 
 
-def read_frame(body: str) -> FrameFields:
+def read_frame(body: str) -> FrameFields | None:
     """``_frame_fields_by_pattern(body)`` for a line of the common shape, read from its bytes; ``_UNSURE`` else.
 
     The pattern's way: blanks, columns, ``?`` and blanks (unreliable), a symbol, ``+0x`` hex ``/0x`` hex, then
-    maybe blanks and a ``[module]``; the rest of the line is not looked at (a prefix match).
+    maybe blanks and a ``[module]``; the rest of the line is not looked at (a prefix match).  Where the symbol is
+    found and no ``+0x`` hex ``/0x`` hex follows it: None, as the patterns say (the symbol can start nowhere else:
+    see :func:`_read_frame`).
     """
-    return _read_frame(body, False)
+    fields = _read_frame(body, False)
+    return None if fields[2] == _NO_FRAME[2] else fields
 
 
 def _read_frame(body: str, share: bool) -> FrameFields:
@@ -359,12 +367,19 @@ def _read_frame(body: str, share: bool) -> FrameFields:
     if start < 0:
         return _UNSURE
     s = start >> 1
+    # Where frame_start finds a symbol, the frame pattern's symbol starts there too (the columns it passes over and
+    # the "?" mark cannot start one, nor be left out for one to start at them), and, as the symbol's bytes hold no
+    # "+", it must be followed right there by "+0x" hex "/0x" hex; 32-bit arm's pattern needs a "(" where
+    # frame_start finds a symbol.  Without them the line is no frame: "RIP: 0010:f+0x1/0x2", "PC is at f+0x1/0x2"
+    # (~7,900 instructions each by the patterns, ~420 distinct lines of the corpus x4).
     off_end = hex_after(raw, e, 43)  # "+0x..."
     if off_end < 0:
-        return _UNSURE
+        return _NO_FRAME
     size_end = hex_after(raw, off_end, 47)  # "/0x..."
-    if size_end < 0 or past_16_digits(e, off_end, size_end):
-        return _UNSURE
+    if size_end < 0:
+        return _NO_FRAME
+    if past_16_digits(e, off_end, size_end):
+        return _UNSURE  # leading zeros the pattern takes, or a number past 64 bits: the patterns decide
     n = len(raw)
     module: str | None = None
     j = blanks_end(raw, size_end)

@@ -135,7 +135,7 @@ def test_the_first_function_past_the_skips_is_the_guilty_frame_of_the_first_extr
 )  # fmt: skip
 def test_made_frame_lines_are_read(body: str, fields: object, stack_fields: object) -> None:
     if fields is None:
-        assert _unsure(frames.read_frame(body)) and frames._frame_fields(body) is None
+        assert frames.read_frame(body) is None and frames._frame_fields(body) is None
     else:
         assert frames.read_frame(body) == fields == frames._frame_fields_by_pattern(body)
     assert stacks.read_stack_frame(body) == stack_fields == stacks._stack_frame_by_pattern(body)
@@ -179,6 +179,24 @@ def test_a_symbol_followed_by_a_byte_no_pattern_takes_there_is_no_frame(body: st
     # is no blank and no "(": the patterns say the same.
     assert stacks.read_stack_frame(body) is None
     assert stacks._stack_frame_by_pattern(body) is None
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "RIP: 0010:kf_read+0x12/0x40",  # the symbol found (RIP) is not followed by its offset
+        "IP: [<ffffffff82d4e304>] __memset+0x24/0x30",
+        "PC is at blk_rq_map_sg+0x70/0x2c0",
+        " ? foo+0x1",  # an offset without its size
+        " foo+0x/0x2",  # an offset without a digit
+        "[<ab>] [<cd>] foo bar+0x1/0x2",
+    ],
+)
+def test_a_symbol_not_followed_by_its_offset_and_size_is_no_frame(body: str) -> None:
+    # The scan's reader answers itself (None) where the symbol it finds is not followed by "+0x" hex "/0x" hex: the
+    # frame pattern's symbol starts at the same place, and 32-bit arm's pattern cannot match such a line.
+    assert frames.read_frame(body) is None
+    assert frames._frame_fields_by_pattern(body) is None
 
 
 _PIECES = [" ", "  ", "\t", "\x0b", "\x1c", "\u2003", "\x85", "?", "? ", ".", "_", "a", "Z", "9", "$", "é", "fn",
