@@ -108,7 +108,9 @@ def _same_type(kind: Any, convert: Any) -> None:
 
 
 def _outcome(call: Any, value: Any) -> tuple[str, Any, bool]:
-    """What a callback makes of ``value``: its answer or its error's line, and what it left of --force."""
+    """What a callback makes of ``value``: its answer or its error's line, and what it left of --force (from a
+    fresh run's state: an earlier test of the same worker may have left --force set)."""
+    reset_run()
     try:
         answer: tuple[str, Any] = ("value", call(value))
     except KforensicError as exc:
