@@ -90,9 +90,8 @@ SECTION_HEADINGS: tuple[tuple[StackKind, str, re.Pattern[str]], ...] = tuple(
         (StackKind.CALL_TRACE, "race:", r"^\s*(?:Call [Tt]race:|Backtrace:)"),
     )
 )  # fmt: skip
-#: Words one of which every heading holds (a cheap test before the patterns).
-_HEADING_WORDS = ("Allocated", "Freed", "allocated by", "freed by", "potentially related", "Uninit was", "created at:",
-                  "page last", "-> #", "acktrace", "race:")  # fmt: skip
+#: Words one of which every heading holds (a cheap test before the patterns): the headings' own, each once.
+_HEADING_WORDS = tuple(dict.fromkeys(word for _, word, _ in SECTION_HEADINGS))
 #: The same words in one automaton, to find the lines that may be headings in one pass over a report's bodies
 #: (a regex alternation is tried at every character: ~1.5 us a line).  Leftmost-first, non-overlapping: no word
 #: holds a newline, so every line with a word has a match.
