@@ -155,94 +155,29 @@ def line_context(line: LogLine) -> str | None:
     return line.context if line.prefixed else _NO_PREFIX
 
 
-class ExtentWalk:
-    """Where :func:`report_extent`'s walk over a scanner's window stood when it had read the window to its last line
-    without stopping: what it had found by then, for the walk over a longer window of the same first lines.
-
-    The scanner builds a report from a first window of FIRST_WINDOW_LINES lines and, when the report reaches the
-    window's end, from the full window again (LogScanner._finish): that walk reads the same lines the same way up
-    to there (a decision on a line looks at the lines below it only to find a panic in three, and one found is in
-    both windows), so it goes on from here (~7,500 lines of the shared corpus x4 walked twice).  Held by the
-    scanner between the two builds; empty (``size`` -1) otherwise.
-    """
-
-    __slots__ = (
-        "context",
-        "cpu_traceback",
-        "first",
-        "kinds",
-        "last",
-        "own",
-        "quiet",
-        "resume",
-        "seen_trace",
-        "size",
-        "where",
-    )
-
-    def __init__(self) -> None:
-        self.size = -1  # the lines read (the first window's length); -1: no walk held
-        self.first = 0  # the window's first line number
-        self.last = b""  # its last line as read
-        self.context: str | None = None
-        self.own: list[LogLine] = []
-        self.where: list[int] = []
-        self.kinds: list[int] = []
-        self.resume: int | None = None
-        self.cpu_traceback = False
-        self.seen_trace = False
-        self.quiet = 0
-
-
 def report_extent(
-    window: Sequence[LogLine],
-    header_context: str | None,
-    stop_at_headers: bool = True,
-    kinds: list[int] | None = None,
-    walk: ExtentWalk | None = None,
+    window: Sequence[LogLine], header_context: str | None, stop_at_headers: bool = True, kinds: list[int] | None = None
 ) -> tuple[list[LogLine], int, int]:
     """The report's own lines, the index of its last line in ``window`` and where scanning resumes.
 
     Scanning resumes at the first line the report did not take (a line of
     another CPU or task, or the next report's header).  ``kinds``, when given, receives the :func:`_line_kind` of
     each own line (for :func:`_corruption`, which read them again by body otherwise: ~20 M instructions of the
-    shared corpus).  ``walk`` (with ``kinds``, a scanner's window): the walk goes on from the one it holds when
-    that was over the first lines of this window, and holds this one when it reads the window to its end.
+    shared corpus).
     """
+    own: list[LogLine] = [window[0]]
+    if kinds is not None:
+        kinds.append(_line_kind(own[0].body))
+    where = [0]  # index in the window of each line of ``own``
+    resume: int | None = None
+    cpu_traceback = False
+    seen_trace = False
+    quiet = 0  # lines since the last one with report structure
     # By index, not an iterator over the window (islice, enumerate and the window's generator: ~700 instructions
     # a line more, compiled; ~46,000 lines of the shared corpus).  The same lines are read, in the same order; a
     # scanner's window's by its own method (see Window.line).
     win = window if isinstance(window, Window) else None
-    if walk is not None and (win is None or kinds is None or not stop_at_headers):
-        walk = None
-    begin = 1
-    if (
-        walk is not None
-        and win is not None
-        and kinds is not None
-        and 0 < walk.size <= len(win)
-        and walk.first == win.first
-        and walk.context == header_context
-        and win.raw[walk.size - 1] == walk.last
-    ):
-        # The walk over the first window's lines, read to its end: these lines are read as it read them.
-        own, where, resume = walk.own, walk.where, walk.resume
-        kinds.extend(walk.kinds)
-        cpu_traceback, seen_trace, quiet = walk.cpu_traceback, walk.seen_trace, walk.quiet
-        begin = walk.size
-        win.mark_read(begin)  # as the walk read them (every one, to the last)
-    else:
-        own = [window[0]]
-        if kinds is not None:
-            kinds.append(_line_kind(own[0].body))
-        where = [0]  # index in the window of each line of ``own``
-        resume = None
-        cpu_traceback = False
-        seen_trace = False
-        quiet = 0  # lines since the last one with report structure
-    if walk is not None:
-        walk.size = -1
-    for i in range(begin, len(window)):
+    for i in range(1, len(window)):
         line = win.line(i) if win is not None else window[i]
         context = line.context if line.prefixed else _NO_PREFIX  # line_context(), inlined: every line
         if context != header_context and not _same_context(header_context, context, cpu_traceback):
@@ -270,13 +205,6 @@ def report_extent(
             quiet += 1
             if quiet > (_TAIL_SLACK if seen_trace else _HEAD_SLACK):
                 break
-    else:
-        if walk is not None and win is not None and kinds is not None and len(win):
-            # Read to the end without stopping: held for a walk over a longer window of these lines (copies: the
-            # lists are cut below).
-            walk.size, walk.first, walk.last, walk.context = len(win), win.first, win.raw[len(win) - 1], header_context
-            walk.own, walk.where, walk.kinds = own[:], where[:], kinds[:]
-            walk.resume, walk.cpu_traceback, walk.seen_trace, walk.quiet = resume, cpu_traceback, seen_trace, quiet
     if seen_trace and quiet:
         # The lines after the call trace that have no report structure are not part of it.
         del own[-quiet:], where[-quiet:]
@@ -612,21 +540,16 @@ def _format_title(rule: Rule, header: re.Match[str], text: str, frame: str | Non
 
 
 def build_report(
-    window: Sequence[LogLine],
-    rule: Rule,
-    header: re.Match[str],
-    past: int | None = None,
-    walk: ExtentWalk | None = None,
+    window: Sequence[LogLine], rule: Rule, header: re.Match[str], past: int | None = None
 ) -> tuple[KernelReport, int] | None:
     """The report that starts at ``window[0]``, and the index in ``window`` where scanning resumes.
 
     None when the report reaches line ``past`` of the window: it may go on after the window's end, and the
-    caller builds it from a longer window (the frames, title and fields of the short one would be thrown away);
-    ``walk`` then holds the walk over this window's lines for that build (see :class:`ExtentWalk`).
+    caller builds it from a longer window (the frames, title and fields of the short one would be thrown away).
     """
     head = window[0]
     kinds: list[int] = []
-    own, end, resume = report_extent(window, line_context(head), kinds=kinds, walk=walk)
+    own, end, resume = report_extent(window, line_context(head), kinds=kinds)
     if past is not None and end >= past:
         return None
     text = "\n".join(line.body for line in own)

@@ -20,7 +20,7 @@ from typing import Final
 from ahocorasick_rs import BytesAhoCorasick, Implementation, MatchKind
 
 from detectors.dmesg.events import KILLED, MEM_INFO, build_event, find_event_header
-from detectors.dmesg.extract import HEADER_HINT_SEARCH, ExtentWalk, build_report, match_header
+from detectors.dmesg.extract import HEADER_HINT_SEARCH, build_report, match_header
 from detectors.dmesg.lines import LogLine, Window, parse_raw
 from detectors.dmesg.memo import DIGITS_AS_ZERO, MAX_FULL_LINES, ReportMemo
 from detectors.dmesg.repeat import line_numbers
@@ -526,11 +526,8 @@ class LogScanner:
             return None
         # A report that reaches the window's last two lines may go on past it: its builder stops once it knows
         # (a fifth of the report-building time of the shared corpus went to such reports' first builds, thrown away).
-        walk = ExtentWalk()  # the first window's walk, when read to its end, for the full window's build
-        built = self._report(
-            window, found, kind, past=len(window) - 2 if len(window) < MAX_REPORT_LINES else None, walk=walk
-        )
-        return self._finish(start, end, final, found, kind, window, built, walk)
+        built = self._report(window, found, kind, past=len(window) - 2 if len(window) < MAX_REPORT_LINES else None)
+        return self._finish(start, end, final, found, kind, window, built)
 
     def _remembered(self, start: int, end: int, final: bool, kind: str) -> tuple[KernelReport, int] | None:
         """A report the memo remembers for the lines at ``start``, cutting only the lines it needs.
@@ -583,17 +580,15 @@ class LogScanner:
         kind: str,
         window: Window,
         built: tuple[KernelReport, int] | None,
-        walk: ExtentWalk | None = None,
     ) -> tuple[KernelReport, int] | None:
         """The report built from the first window, or from the full one when it may go on past it (``built``
-        None: its builder stopped there; or a remembered report of the first window that reaches its end).
-        ``walk``: the first window's walk, when its builder read it to its end (see ExtentWalk)."""
+        None: its builder stopped there; or a remembered report of the first window that reaches its end)."""
         if built is None or (built[0].end_line >= window.first + len(window) - 2 and len(window) < MAX_REPORT_LINES):
-            # Built from the full window (the first window's lines parsed once, and walked once).
+            # Built from the full window (the first window's lines parsed once).
             window, complete = self._window(start, end, seed=window)
             if not complete and not final:
                 return None
-            built = self._report(window, found, kind, walk=walk)
+            built = self._report(window, found, kind)
             assert built is not None  # no ``past``: a report is always built
         report, resume = built
         self._claim(report, window, resume)
@@ -602,17 +597,12 @@ class LogScanner:
         return report, start + sum(map(len, taken)) + len(taken)
 
     def _report(
-        self,
-        window: Window,
-        found: tuple[Rule, re.Match[str]],
-        kind: str,
-        past: int | None = None,
-        walk: ExtentWalk | None = None,
+        self, window: Window, found: tuple[Rule, re.Match[str]], kind: str, past: int | None = None
     ) -> tuple[KernelReport, int] | None:
         """The report at ``window[0]`` (remembered or built), None when it reaches line ``past`` of the window
-        (nothing is then remembered: :meth:`ReportMemo.build` files only reports).  ``walk``: see ExtentWalk."""
+        (nothing is then remembered: :meth:`ReportMemo.build` files only reports)."""
         # The rule and match passed one by one: compiled, a call with ``*found`` goes through the Python wrapper.
-        return self._memo.build(window, kind, lambda: build_report(window, found[0], found[1], past, walk))
+        return self._memo.build(window, kind, lambda: build_report(window, found[0], found[1], past))
 
     def _continued(self, head: LogLine, line_end: int, end: int, rule: Rule) -> bool:
         """Whether ``head`` (naming an ``[inline]`` function) is the first of a run of headers of its rule.

@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 from detectors.dmesg import extract as extract_module
 from detectors.dmesg import scanner as scanner_module
-from detectors.dmesg.extract import ExtentWalk, build_report, match_header
+from detectors.dmesg.extract import match_header
 from detectors.dmesg.frames import parse_frame, required_text
-from detectors.dmesg.lines import Window, decode, parse_line, parse_raw
+from detectors.dmesg.lines import decode, parse_line, parse_raw
 from detectors.dmesg.rules import RULES
 from detectors.dmesg.scanner import LogScanner, scan_chunks, scan_text
 from detectors.dmesg.taint import decode_taint, taint_letters
@@ -489,32 +489,3 @@ def test_the_report_builders_trace_hints_are_the_trace_readers() -> None:
     assert sum(1 for body in bodies if trace_hints(body) & 2) > 20
     for body in bodies:
         assert extract_module._trace_hints(body) == trace_hints(body), body
-
-
-def test_a_full_window_built_on_from_the_first_windows_walk_is_the_full_window_built_alone() -> None:
-    # Every report header of the bundled logs, with first windows of several lengths (the scanner's is 120 lines),
-    # whose report reaches the first window's end (its builder stops there): the full window's report, built going
-    # on from the first window's walk (ExtentWalk), is the one built alone, with the same resume point and the same
-    # lines read (what the memo files).  A walk that stopped before the first window's end is not held: one that
-    # stopped at an end marker without a panic in the window's lines below it would be wrong for the full window.
-    logs = [*GOLDEN, *sorted((Path(__file__).parent / "corpora").glob("*/*.log"))]
-    resumed = 0
-    for log in logs:
-        raw = log.read_bytes().split(b"\n")
-        for k, line in enumerate(raw):
-            found = match_header(parse_raw(k + 1, line).body)
-            if found is None or not found[0].starts:
-                continue
-            # And first windows that end just after an end marker: the walk looks below one for a panic.
-            ends = [i - k for i in range(k + 1, min(k + 1000, len(raw))) if b"---[ end" in raw[i]][:4]
-            for size in sorted({8, 30, 60, 120, *(e + d for e in ends for d in (1, 2, 3))}):
-                first = Window(k + 1, raw[k : k + size])
-                walk = ExtentWalk()
-                if len(first) < size or build_report(first, *found, past=size - 2, walk=walk) is not None:
-                    continue
-                full, alone = Window(k + 1, raw[k : k + 1000], seed=first), Window(k + 1, raw[k : k + 1000])
-                resumed += walk.size > 0
-                got, want = build_report(full, *found, walk=walk), build_report(alone, *found)
-                assert got == want and full.parsed_upto == alone.parsed_upto, (log.name, k, size)
-                assert walk.size in (-1, len(full))  # the full window's own walk, when read to its end
-    assert resumed >= 50
