@@ -136,6 +136,14 @@ def group_reports(reports: Iterable[KernelReport]) -> list[ReportGroup]:
 
 _R = TypeVar("_R")
 _new_object: Final = object.__new__
+#: The enum members the findings' records hold or compare with, bound once (a member read through its class goes
+#: through EnumType's ``__getattr__`` hook under Python 3.11: ~700 instructions from compiled code; see why.py).
+_CLOCK_MONOTONIC: Final = Clock.MONOTONIC
+_ID_DMESG: Final = IdFamily.DMESG
+_LK_LINE: Final = LocatorKind.LINE
+_RK_REBOOT: Final = ReportKind.REBOOT
+_SEV_CRITICAL: Final = Severity.CRITICAL
+_SK_CALL_TRACE: Final = StackKind.CALL_TRACE
 
 
 def _record(cls: type[_R], fields: dict[str, object]) -> _R:
@@ -149,7 +157,7 @@ def _line_at(start: int, end: int | None = None, name: str | None = None) -> Loc
     """``Locator(LocatorKind.LINE, start, end, name)``."""
     if start < 0 or (end is not None and end < start):
         return Locator(LocatorKind.LINE, start, end, name)  # (its check raises)
-    return _record(Locator, {"kind": LocatorKind.LINE, "start": start, "end": end, "name": name})
+    return _record(Locator, {"kind": _LK_LINE, "start": start, "end": end, "name": name})
 
 
 def _cited(
@@ -174,7 +182,7 @@ def _excerpt(text: str) -> str:
 
 def _when(report: KernelReport) -> Timestamp | None:
     t = report.start_time
-    return None if isinstance(t, NotAvailable) else _record(Timestamp, {"seconds": t, "clock": Clock.MONOTONIC})
+    return None if isinstance(t, NotAvailable) else _record(Timestamp, {"seconds": t, "clock": _CLOCK_MONOTONIC})
 
 
 def _evidence(source: str, report: KernelReport) -> list[Evidence]:
@@ -247,7 +255,7 @@ def explained_finding(source: str, group: ReportGroup, why: ReportWhy | None, ca
         evidence.append(_cited(source, _line_at(banner[0], None, _BANNER), _excerpt(banner[1])))
     elif isinstance(release, NotAvailable) and first.bannerless_boot is not None:
         # Its boot's start is in the log, its banner is not: the banner above is another boot's.
-        which = "the boot that died" if first.kind is ReportKind.REBOOT else "this boot"
+        which = "the boot that died" if first.kind is _RK_REBOOT else "this boot"
         release = f"unknown (no boot banner for {which}, which starts at line {first.bannerless_boot})"
     for name, value in (
         ("guilty frame", first.frame),
@@ -279,7 +287,7 @@ def explained_finding(source: str, group: ReportGroup, why: ReportWhy | None, ca
         evidence[cut:cut] = why_evidence(source, first, why)  # before the boot banner, which stays last
         logged = None if cause is None else log_cause(cause)
     return Finding(
-        id=finding_id(IdFamily.DMESG, first.kind.value, first.title),
+        id=finding_id(_ID_DMESG, first.kind.value, first.title),
         kind=first.kind.finding_kind,
         title=first.title,
         severity=severity,
@@ -290,7 +298,7 @@ def explained_finding(source: str, group: ReportGroup, why: ReportWhy | None, ca
             else "a complete report with its header"
         ),
         summary=f"{first.title} ({where})"
-        + (", then the kernel panicked" if severity is Severity.CRITICAL and first.panicked else ""),
+        + (", then the kernel panicked" if severity is _SEV_CRITICAL and first.panicked else ""),
         evidence=tuple(evidence),
         next_steps=_NEXT_STEPS.get(first.kind, _DEFAULT_STEPS),
         facts=tuple(facts),
@@ -452,7 +460,7 @@ def why_facts(why: ReportWhy) -> list[Fact]:
         for z in why.zones
     ]
     for section in why.stacks:
-        if section.first_foreign is not None and section.kind is not StackKind.CALL_TRACE:
+        if section.first_foreign is not None and section.kind is not _SK_CALL_TRACE:
             facts.append(_fact(f"stack {section.kind}", section.first_foreign.function))
     if why.code is not None and why.code.faulting:
         facts.append(_fact("code", " ; ".join(("=> " if i.faulting else "") + i.text for i in why.code.instructions)))
@@ -493,9 +501,7 @@ def why_evidence(source: str, report: KernelReport, why: ReportWhy) -> list[Evid
     wanted = [(at, "cause") for at in why.cause_at[:_CAUSE_EVIDENCE]]
     wanted += [(f.at, f.name) for f in why.facts if f.name in _FIRST_FACTS]
     wanted += [
-        (s.first_foreign.at, f"stack {s.kind}")
-        for s in why.stacks
-        if s.first_foreign and s.kind is not StackKind.CALL_TRACE
+        (s.first_foreign.at, f"stack {s.kind}") for s in why.stacks if s.first_foreign and s.kind is not _SK_CALL_TRACE
     ]
     wanted += [(f.at, f.name) for f in why.facts if f.name != "root cause" and f.name not in _FIRST_FACTS]
     for at, name in wanted:
