@@ -1011,22 +1011,7 @@ def _by_head(texts: list[str], head: int) -> dict[str, tuple[str, ...]]:
 
 def _top_level_bar(pattern: str) -> bool:
     """Whether a pattern has a ``|`` outside parentheses and classes."""
-    depth = 0
-    escaped = in_class = False
-    for c in pattern:
-        if escaped:
-            escaped = False
-        elif c == "\\":
-            escaped = True
-        elif in_class:
-            in_class = c != "]"
-        elif c == "[":
-            in_class = True
-        elif c in "()":
-            depth += 1 if c == "(" else -1
-        elif c == "|" and depth == 0:
-            return True
-    return False
+    return len(_branches(pattern)) > 1
 
 
 @functools.lru_cache(maxsize=65536)
@@ -1126,10 +1111,63 @@ HUNG_SKIPS = (*SWITCHED_OUT, _HUNG_SKIP.pattern, *NMI_BACKTRACE)
 _ANCHORED: Final[dict[str, bool]] = {}
 
 
+def _branches(pattern: str) -> list[str]:
+    """The top-level branches of an alternation (``|`` outside parentheses and classes)."""
+    out: list[str] = []
+    depth = start = 0
+    escaped = in_class = False
+    for i, c in enumerate(pattern):
+        if escaped:
+            escaped = False
+        elif c == "\\":
+            escaped = True
+        elif in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+        elif c in "()":
+            depth += 1 if c == "(" else -1
+        elif c == "|" and depth == 0:
+            out.append(pattern[start:i])
+            start = i + 1
+    out.append(pattern[start:])
+    return out
+
+
+class _StallSplit(NamedTuple):
+    """:data:`STALL_ANCHORS` taken apart, as :class:`_BaseSkip` takes the skip list: its plain texts found anywhere
+    in one automaton pass, its ``^`` branches (which can match at the start only) one ``match``, any other branch a
+    ``search`` (none now).  ``search`` of the whole alternation took ~34,000 instructions a distinct name (~9 M of the
+    shared corpus x1's scan: each branch tried at every character), the parts ~5,000."""
+
+    texts: Any  # ahocorasick_rs.AhoCorasick of the plain texts
+    at_start: re.Pattern[str] | None
+    other: re.Pattern[str] | None
+
+
+@functools.cache
+def _stall_split() -> _StallSplit:
+    branches = _branches(STALL_ANCHORS.pattern)
+    texts = [b for b in branches if b and not any(c in _REGEX_CHARS for c in b)]
+    at_start = [b for b in branches if b.startswith("^") and b not in texts]
+    other = [b for b in branches if b not in texts and b not in at_start]
+    return _StallSplit(
+        AhoCorasick(texts, matchkind=MatchKind.LeftmostFirst), _alternation(at_start), _alternation(other)
+    )
+
+
 def _stall_anchor(name: str) -> bool:
     """Whether :data:`STALL_ANCHORS` is found in the function ``name`` (remembered)."""
     got = _ANCHORED.get(name)
-    return got if got is not None else remember(_ANCHORED, name, STALL_ANCHORS.search(name) is not None)
+    if got is not None:
+        return got
+    split = _stall_split()
+    found = (
+        bool(split.texts.find_matches_as_indexes(name))
+        or (split.at_start is not None and split.at_start.match(name) is not None)
+        or (split.other is not None and split.other.search(name) is not None)
+    )
+    return remember(_ANCHORED, name, found)
 
 
 def stall_frame(functions: Sequence[str]) -> str | None:
