@@ -282,8 +282,10 @@ def loaded() -> dict[str, Path]:
 
 #: What the build subprocess runs: mypyc's setuptools build of the given sources, its C files and objects in the
 #: working directory, the extension modules in ``--build-lib`` (not beside the sources).
+#: At its end the ~2.6 million objects of mypy's analysis are frozen out of the garbage collector: freed at the
+#: process's exit under its collections, they took 9 of the build's 19 s of CPU (dmesg's modules, tcc, 2026-12-06).
 _BUILD = """
-import sys
+import gc, sys
 from setuptools import setup
 from mypyc.build import mypycify
 name, out, opt, sources = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
@@ -292,6 +294,7 @@ setup(
     ext_modules=mypycify(["--ignore-missing-imports", *sources], group_name=name, debug_level="0", opt_level=opt),
     script_args=["build_ext", "--build-lib", out, "--build-temp", "objects"],
 )
+gc.freeze()
 """
 
 

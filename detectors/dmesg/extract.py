@@ -13,15 +13,13 @@ import functools
 import hashlib
 import re
 from collections.abc import Iterator, Sequence
-from typing import Final
+from typing import Final, cast
 
 from ahocorasick_rs import AhoCorasick, BytesAhoCorasick, Implementation, MatchKind
 
 from detectors.dmesg.frames import (
     STACK_START,
     STACK_START_WORDS,
-    TRACE_MARK,
-    TRACE_OPENS,
     function_name,
     hung_frame,
     is_frame,
@@ -223,11 +221,13 @@ _CONTINUES: Final = 1
 _STARTS: Final = 2
 _NMI: Final = 4  # an NMI backtrace marker
 _END: Final = 8  # an end marker
+# The frame, stack-start and marker bits are frames.TRACE_FRAME, TRACE_OPENS and TRACE_MARK (the same values, written
+# out: a constant where it is read), so that a report's kinds are given to parse_trace as they stand.
 _FRAME: Final = 16  # a frame
 _OPENS: Final = 32  # a stack start
 #: Report structure of any kind (a frame, a header or one of _STRUCTURAL's lines): it ends a quiet run.
 _STRUCTURE: Final = 64
-_MARK: Final = 128  # holds a text parse_trace's marker or exception pattern needs (frames.TRACE_MARK)
+_MARK: Final = 128  # holds a text parse_trace's marker or exception pattern needs
 
 #: :func:`_line_kind` by line body (see ``frames.LINES_REMEMBERED``).
 _KINDS: Final[dict[str, int]] = {}
@@ -244,17 +244,10 @@ def _line_kind(body: str) -> int:
     return kind if kind is not None else remember(_KINDS, body, _line_kind_of(body))
 
 
-def _opens_stack(body: str) -> bool:
-    """``starts_stack(body)``, as :func:`_line_kind` remembers it: the report's lines were looked at by
-    :func:`report_extent` (a dict look-up each, where ``starts_stack`` is an automaton pass, ~3,000 instructions)."""
-    return _line_kind(body) & _OPENS != 0
-
-
 def _trace_hints(body: str) -> int:
     """``frames.trace_hints(body)``, as :func:`_line_kind` remembers it (a dict look-up, where that is an automaton
     pass and four ``in`` tests)."""
-    kind = _line_kind(body)
-    return (TRACE_OPENS if kind & _OPENS else 0) | (TRACE_MARK if kind & _MARK else 0)
+    return _line_kind(body) & (_OPENS | _MARK)  # frames.TRACE_OPENS and TRACE_MARK
 
 
 def _line_kind_of(body: str) -> int:
@@ -338,19 +331,20 @@ _KIND_BITS: Final = tuple(_KIND_WORDS.values())
 
 
 def _follow(
-    lines: Sequence[LogLine], path: tuple[Step, ...], with_frames: bool = True
+    lines: Sequence[LogLine], path: tuple[Step, ...], with_frames: bool = True, kinds: Sequence[int] | None = None
 ) -> tuple[list[str], list[Frame]]:
     """Candidate functions met along one step path (as far as it can be followed), and trace frames (none made
-    without ``with_frames``)."""
+    without ``with_frames``).  ``kinds``: :func:`_line_kind` of each line, when the caller has them (a report's own
+    lines, from :func:`report_extent`): the call traces are read without a look-up by body a line."""
     names: list[str] = []
     frames: list[Frame] = []
     pos = 0
     for step in path:
         if step.trace:
             if not with_frames:
-                pos = trace_names(lines, pos, names, _trace_hints)
+                pos = trace_names(lines, pos, names, _trace_hints, kinds)
                 continue
-            got, pos = parse_trace(lines, pos, _trace_hints)
+            got, pos = parse_trace(lines, pos, _trace_hints, kinds)
             frames.extend(got)
             names.extend(f.function for f in got if f.reliable)
             continue
@@ -374,16 +368,18 @@ def _follow(
     return names, frames
 
 
-def guilty_frame(lines: Sequence[LogLine], spec: StackSpec) -> tuple[str | None, list[Frame]]:
+def guilty_frame(
+    lines: Sequence[LogLine], spec: StackSpec, kinds: Sequence[int] | None = None
+) -> tuple[str | None, list[Frame]]:
     """The guilty function by the rule's stack spec, and the frames seen on the way.
 
     Each step path is followed as far as the report allows; the first path that
-    yields a frame outside the skip lists wins.
+    yields a frame outside the skip lists wins.  ``kinds``: as for :func:`_follow`.
     """
     seen: list[Frame] = []
     skips = skip_matcher(spec.skip)
     for path in spec.paths:
-        names, frames = _follow(lines, path)
+        names, frames = _follow(lines, path, True, kinds)
         seen = seen or frames
         if spec.extractor == "stall":
             frame = stall_frame([n for n in names if not skips.skipped(n)])
@@ -396,12 +392,12 @@ def guilty_frame(lines: Sequence[LogLine], spec: StackSpec) -> tuple[str | None,
     return None, seen
 
 
-def first_unskipped(lines: Sequence[LogLine], spec: StackSpec) -> str | None:
+def first_unskipped(lines: Sequence[LogLine], spec: StackSpec, kinds: Sequence[int] | None = None) -> str | None:
     """``guilty_frame(lines, spec._replace(extractor="first"))``'s function: the first function outside the skip
     lists along the first path that has one, read without the frames' records (nor the spec's copy)."""
     skips = skip_matcher(spec.skip)
     for path in spec.paths:
-        names, _ = _follow(lines, path, False)
+        names, _ = _follow(lines, path, False, kinds)
         frame = next((n for n in names if not skips.skipped(n)), None)
         if frame is not None:
             return title_name(frame)
@@ -558,7 +554,7 @@ def build_report(
     trace: list[Frame] = []
     rest: Sequence[LogLine] = ()
     if rule.stack is not None:
-        frame, trace = guilty_frame(own, rule.stack)
+        frame, trace = guilty_frame(own, rule.stack, kinds)
         if frame is None and head.context is not None:
             # With caller prefixes the lines of this CPU or task that follow another report's header
             # still belong to this report's stack (the other report is another CPU's or interleaved), as
@@ -566,9 +562,9 @@ def build_report(
             rest, _, _ = report_extent(window, line_context(head), stop_at_headers=False)
             frame, trace = guilty_frame(rest, rule.stack)
         if not trace:
-            trace = _all_frames(own)
+            trace = _all_frames(own, kinds)
     else:
-        trace = _all_frames(own)
+        trace = _all_frames(own, kinds)
     title = None
     for candidate, match in matching_rules(head.body, rule):
         if candidate.report is not None and candidate.report.search(text) is None:
@@ -578,7 +574,7 @@ def build_report(
         if candidate is not rule:
             rule, header = candidate, match
             if rule.stack is not None:
-                frame, trace = guilty_frame(own, rule.stack)
+                frame, trace = guilty_frame(own, rule.stack, kinds)
                 rest = ()  # the frame is read from the report's own lines
         title, frame = _format_title(rule, header, text, frame)
         break
@@ -613,7 +609,7 @@ def build_report(
         if (end_time := line.timestamp) is not None:
             break
     # A stall's culprit from the lines its frame was read from: past another report's header, its CPU's.
-    culprit = _culprit(rest or own, rule, frame)
+    culprit = _culprit(rest, rule, frame, None) if rest else _culprit(own, rule, frame, kinds)
     report = KernelReport(
         title=title,
         kind=rule.kind,
@@ -635,7 +631,7 @@ def build_report(
         start_line=head.number,
         end_line=window[end].number,
         header=head.text,
-        lines=tuple((line.number, line.text) for line in own),
+        lines=_numbered_texts(own),
         context=head.context,
         panicked=panicked,
         signature=signature(title, frame),
@@ -644,6 +640,17 @@ def build_report(
     )
     keep_parsed(report, own)
     return report, resume
+
+
+def _numbered_texts(own: list[LogLine]) -> tuple[tuple[int, str], ...]:
+    """Each line's number and text (``line[:2]``), as a report lists them, read as the objects they are: compiled,
+    ``(line.number, line.text)`` unboxed the number and boxed it again as a new int (~26,000 of the shared corpus x1,
+    held by the reports)."""
+    pairs: list[object] = []
+    for line in own:
+        item = cast("tuple[object, ...]", line)
+        pairs.append((item[0], item[1]))
+    return cast("tuple[tuple[int, str], ...]", tuple(pairs))
 
 
 def _frame_past(rest: Sequence[LogLine], own: Sequence[LogLine], frame: str | None) -> tuple[int, str] | None:
@@ -667,7 +674,7 @@ def _frame_past(rest: Sequence[LogLine], own: Sequence[LogLine], frame: str | No
     return None
 
 
-def _culprit(lines: Sequence[LogLine], rule: Rule, titled: str | None) -> str | None:
+def _culprit(lines: Sequence[LogLine], rule: Rule, titled: str | None, kinds: Sequence[int] | None) -> str | None:
     """The guilty function: the frame the title names, except for stalls and lockups.
 
     A stall's title names the operation that loops (the frame above the
@@ -677,7 +684,7 @@ def _culprit(lines: Sequence[LogLine], rule: Rule, titled: str | None) -> str | 
     """
     if titled is None or rule.stack is None or rule.stack.extractor != "stall":
         return titled
-    return first_unskipped(lines, rule.stack) or titled
+    return first_unskipped(lines, rule.stack, kinds) or titled
 
 
 def _fault_injection_before(trace: Sequence[Frame], frame: str | None) -> bool:
@@ -692,14 +699,15 @@ def _fault_injection_before(trace: Sequence[Frame], frame: str | None) -> bool:
     return False
 
 
-def _all_frames(lines: Sequence[LogLine]) -> list[Frame]:
-    for i, line in enumerate(lines):
-        if _opens_stack(line.body):
-            return parse_trace(lines, i + 1, _trace_hints)[0]
+def _all_frames(lines: Sequence[LogLine], kinds: Sequence[int]) -> list[Frame]:
+    """The frames of the first call trace of a report's own lines (``kinds``: of each, as report_extent gives them)."""
+    for i, kind in enumerate(kinds):
+        if kind & _OPENS:
+            return parse_trace(lines, i + 1, _trace_hints, kinds)[0]
     for i, line in enumerate(lines):
         # 32-bit arm prints its frames with no heading after the stack dump.
-        if ") from [<" in line.body and is_frame(line.body):
-            return parse_trace(lines, i, _trace_hints)[0]
+        if ") from [<" in line.body and kinds[i] & _FRAME:
+            return parse_trace(lines, i, _trace_hints, kinds)[0]
     return []
 
 

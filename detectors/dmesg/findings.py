@@ -21,6 +21,7 @@ from forensics.model import (
     Evidence,
     Fact,
     Finding,
+    FindingKind,
     IdFamily,
     Locator,
     LocatorKind,
@@ -136,6 +137,14 @@ def group_reports(reports: Iterable[KernelReport]) -> list[ReportGroup]:
 
 _R = TypeVar("_R")
 _new_object: Final = object.__new__
+#: The enum members the findings' records hold or compare with, bound once (a member read through its class goes
+#: through EnumType's ``__getattr__`` hook under Python 3.11: ~700 instructions from compiled code; see why.py).
+_CLOCK_MONOTONIC: Final = Clock.MONOTONIC
+_ID_DMESG: Final = IdFamily.DMESG
+_LK_LINE: Final = LocatorKind.LINE
+_RK_REBOOT: Final = ReportKind.REBOOT
+_SEV_CRITICAL: Final = Severity.CRITICAL
+_SK_CALL_TRACE: Final = StackKind.CALL_TRACE
 
 
 def _record(cls: type[_R], fields: dict[str, object]) -> _R:
@@ -149,7 +158,7 @@ def _line_at(start: int, end: int | None = None, name: str | None = None) -> Loc
     """``Locator(LocatorKind.LINE, start, end, name)``."""
     if start < 0 or (end is not None and end < start):
         return Locator(LocatorKind.LINE, start, end, name)  # (its check raises)
-    return _record(Locator, {"kind": LocatorKind.LINE, "start": start, "end": end, "name": name})
+    return _record(Locator, {"kind": _LK_LINE, "start": start, "end": end, "name": name})
 
 
 def _cited(
@@ -174,7 +183,7 @@ def _excerpt(text: str) -> str:
 
 def _when(report: KernelReport) -> Timestamp | None:
     t = report.start_time
-    return None if isinstance(t, NotAvailable) else _record(Timestamp, {"seconds": t, "clock": Clock.MONOTONIC})
+    return None if isinstance(t, NotAvailable) else _record(Timestamp, {"seconds": t, "clock": _CLOCK_MONOTONIC})
 
 
 def _evidence(source: str, report: KernelReport) -> list[Evidence]:
@@ -247,7 +256,7 @@ def explained_finding(source: str, group: ReportGroup, why: ReportWhy | None, ca
         evidence.append(_cited(source, _line_at(banner[0], None, _BANNER), _excerpt(banner[1])))
     elif isinstance(release, NotAvailable) and first.bannerless_boot is not None:
         # Its boot's start is in the log, its banner is not: the banner above is another boot's.
-        which = "the boot that died" if first.kind is ReportKind.REBOOT else "this boot"
+        which = "the boot that died" if first.kind is _RK_REBOOT else "this boot"
         release = f"unknown (no boot banner for {which}, which starts at line {first.bannerless_boot})"
     for name, value in (
         ("guilty frame", first.frame),
@@ -278,25 +287,46 @@ def explained_finding(source: str, group: ReportGroup, why: ReportWhy | None, ca
         cut = len(evidence) - 1 if evidence[-1].locator.name == _BANNER else len(evidence)
         evidence[cut:cut] = why_evidence(source, first, why)  # before the boot banner, which stays last
         logged = None if cause is None else log_cause(cause)
-    return Finding(
-        id=finding_id(IdFamily.DMESG, first.kind.value, first.title),
-        kind=first.kind.finding_kind,
-        title=first.title,
-        severity=severity,
-        confidence=confidence,
-        confidence_reason=(
-            f"the report is damaged: {first.corrupted_reason}"
-            if first.corrupted
-            else "a complete report with its header"
-        ),
-        summary=f"{first.title} ({where})"
-        + (", then the kernel panicked" if severity is Severity.CRITICAL and first.panicked else ""),
-        evidence=tuple(evidence),
-        next_steps=_NEXT_STEPS.get(first.kind, _DEFAULT_STEPS),
-        facts=tuple(facts),
-        detector=DETECTOR,
-        log_cause=logged,
+    return _finding(
+        finding_id(_ID_DMESG, first.kind.value, first.title),
+        first.kind.finding_kind,
+        first.title,
+        severity,
+        confidence,
+        f"the report is damaged: {first.corrupted_reason}" if first.corrupted else "a complete report with its header",
+        f"{first.title} ({where})"
+        + (", then the kernel panicked" if severity is _SEV_CRITICAL and first.panicked else ""),
+        tuple(evidence),
+        _NEXT_STEPS.get(first.kind, _DEFAULT_STEPS),
+        tuple(facts),
+        logged,
     )
+
+
+def _finding(
+    id: str,
+    kind: FindingKind,
+    title: str,
+    severity: Severity,
+    confidence: float,
+    reason: str,
+    summary: str,
+    evidence: tuple[Evidence, ...],
+    next_steps: tuple[str, ...],
+    facts: tuple[Fact, ...],
+    logged: LogCause | None,
+) -> Finding:
+    """``Finding(...)`` of a report group (this detector's, without subjects, baseline or stated cause), made as
+    the other records here (its ``__init__`` sets 15 fields through ``object.__setattr__``: ~3 us a finding, 327
+    of the corpus x4's log), with its ``__post_init__``'s checks: what they would convert or refuse goes through
+    the constructor."""
+    if not (isinstance(kind, FindingKind) and evidence and 0.0 <= confidence <= 1.0 and title):
+        return Finding(id, kind, title, severity, confidence, reason, summary, evidence, next_steps, facts,
+                       DETECTOR, log_cause=logged)  # fmt: skip
+    return _record(Finding, {"id": id, "kind": kind, "title": title, "severity": severity, "confidence": confidence,
+                             "confidence_reason": reason, "summary": summary, "evidence": evidence,
+                             "next_steps": next_steps, "facts": facts, "detector": DETECTOR, "subjects": (),
+                             "baseline": None, "stated": None, "log_cause": logged})  # fmt: skip
 
 
 # ---------------------------------------------------------------- why: the report body read to its values
@@ -452,7 +482,7 @@ def why_facts(why: ReportWhy) -> list[Fact]:
         for z in why.zones
     ]
     for section in why.stacks:
-        if section.first_foreign is not None and section.kind is not StackKind.CALL_TRACE:
+        if section.first_foreign is not None and section.kind is not _SK_CALL_TRACE:
             facts.append(_fact(f"stack {section.kind}", section.first_foreign.function))
     if why.code is not None and why.code.faulting:
         facts.append(_fact("code", " ; ".join(("=> " if i.faulting else "") + i.text for i in why.code.instructions)))
@@ -493,9 +523,7 @@ def why_evidence(source: str, report: KernelReport, why: ReportWhy) -> list[Evid
     wanted = [(at, "cause") for at in why.cause_at[:_CAUSE_EVIDENCE]]
     wanted += [(f.at, f.name) for f in why.facts if f.name in _FIRST_FACTS]
     wanted += [
-        (s.first_foreign.at, f"stack {s.kind}")
-        for s in why.stacks
-        if s.first_foreign and s.kind is not StackKind.CALL_TRACE
+        (s.first_foreign.at, f"stack {s.kind}") for s in why.stacks if s.first_foreign and s.kind is not _SK_CALL_TRACE
     ]
     wanted += [(f.at, f.name) for f in why.facts if f.name != "root cause" and f.name not in _FIRST_FACTS]
     for at, name in wanted:

@@ -229,6 +229,14 @@ def _stack_frame_by_pattern(body: str) -> StackFields | None:
 
 _new_tuple: Final = tuple.__new__
 
+#: The stack kinds compared with per section, bound once (an enum member read through its class goes through
+#: EnumType's ``__getattr__`` hook under Python 3.11: ~700 instructions from compiled code; see why.py).
+_SK_CALL_TRACE: Final = StackKind.CALL_TRACE
+_SK_LEAK_BACKTRACE: Final = StackKind.LEAK_BACKTRACE
+_SK_LOCK_CHAIN: Final = StackKind.LOCK_CHAIN
+_SK_RACE_ACCESS_1: Final = StackKind.RACE_ACCESS_1
+_SK_RACE_ACCESS_2: Final = StackKind.RACE_ACCESS_2
+
 
 def _heading(body: str) -> tuple[StackKind, int | None] | None:
     """The kind of stack a heading line opens, and the task it names; None for other lines (a line that holds one
@@ -307,7 +315,7 @@ def race_sections(lines: Sequence[LogLine], first: int) -> list[StackSection]:
     headings: dict[int, tuple[StackKind, int | None]] = {}
     for i, line in enumerate(lines):
         if " bytes by " in line.body and (m := RACE_ACCESS.match(line.body)) is not None:
-            kind = StackKind.RACE_ACCESS_2 if headings else StackKind.RACE_ACCESS_1
+            kind = _SK_RACE_ACCESS_2 if headings else _SK_RACE_ACCESS_1
             headings[i] = (kind, log_dec(m.group("pid")) if m.group("pid") else None)
     return _sections(lines, first, headings, ())
 
@@ -329,13 +337,13 @@ def _sections(
         if current is None:
             return
         kind, heading, at, task = current
-        if kind is StackKind.CALL_TRACE:
+        if kind is _SK_CALL_TRACE:
             skip = (*skip_call_trace, *_CALL_TRACE_SKIPS)
-        elif kind is StackKind.LEAK_BACKTRACE:
+        elif kind is _SK_LEAK_BACKTRACE:
             # kmemleak's backtrace is the stack the memory-leak rule titles the report from: who allocated the
             # leaked object is named as the title names it, past the allocation wrappers (sk_prot_alloc, idr_*).
             skip = (*SECTION_SKIPS[kind], *skip_call_trace)
-        elif kind is StackKind.LOCK_CHAIN:
+        elif kind is _SK_LOCK_CHAIN:
             out.append(
                 _new_tuple(StackSection, (kind, heading, at, task, tuple(frames), first_lock_taker(frames), tuple(cut)))
             )
@@ -408,6 +416,4 @@ def headless_call_trace(
         for function, symbol, offset, size, module, reliable, _stack, line in trace
     )
     skip = (*skip_call_trace, *_CALL_TRACE_SKIPS)
-    return _new_tuple(
-        StackSection, (StackKind.CALL_TRACE, "", frames[0].at, None, frames, first_foreign(frames, skip), ())
-    )
+    return _new_tuple(StackSection, (_SK_CALL_TRACE, "", frames[0].at, None, frames, first_foreign(frames, skip), ()))

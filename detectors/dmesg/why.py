@@ -67,6 +67,39 @@ from forensics.units import S64_MIN, U64_MAX, log_dec, log_hex, past_64_bits
 #: (~1 us a call from compiled code, against ~0.2: ~6,000 records of the corpus x4's readings, as many of the x1's).
 _new_tuple: Final = tuple.__new__
 
+#: The enum members the readers compare with, bound once: under Python 3.11 a member read through its class
+#: (``ReportKind.LOCKDEP``) goes through EnumType's ``__getattr__`` hook, which calls ``type.__getattribute__`` as a
+#: method (~700 instructions from compiled code, against a static's few; ~8,500 reads of the corpus x4's readings).
+_RK_ALLOC_FAILURE: Final = ReportKind.ALLOC_FAILURE
+_RK_BUG: Final = ReportKind.BUG
+_RK_KASAN: Final = ReportKind.KASAN
+_RK_KCSAN: Final = ReportKind.KCSAN
+_RK_KFENCE: Final = ReportKind.KFENCE
+_RK_KMSAN: Final = ReportKind.KMSAN
+_RK_LEAK: Final = ReportKind.LEAK
+_RK_LOCKDEP: Final = ReportKind.LOCKDEP
+_RK_LOCKUP: Final = ReportKind.LOCKUP
+_RK_OOM: Final = ReportKind.OOM
+_RK_RCU_STALL: Final = ReportKind.RCU_STALL
+_RK_REFCOUNT: Final = ReportKind.REFCOUNT
+_RK_SOFT_LOCKUP: Final = ReportKind.SOFT_LOCKUP
+_RK_WARNING: Final = ReportKind.WARNING
+_SK_ALLOCATED: Final = StackKind.ALLOCATED
+_SK_AUX_WORK: Final = StackKind.AUX_WORK
+_SK_CALL_TRACE: Final = StackKind.CALL_TRACE
+_SK_FREED: Final = StackKind.FREED
+_SK_LEAK_BACKTRACE: Final = StackKind.LEAK_BACKTRACE
+_SK_LOCK_CHAIN: Final = StackKind.LOCK_CHAIN
+_SK_PAGE_ALLOC: Final = StackKind.PAGE_ALLOC
+_SK_PAGE_FREE: Final = StackKind.PAGE_FREE
+_SK_RACE_ACCESS_1: Final = StackKind.RACE_ACCESS_1
+_SK_RACE_ACCESS_2: Final = StackKind.RACE_ACCESS_2
+_SK_UNINIT_CREATED: Final = StackKind.UNINIT_CREATED
+_SK_UNINIT_STORED: Final = StackKind.UNINIT_STORED
+_VK_NON_CANONICAL: Final = ValueKind.NON_CANONICAL
+_VK_SLAB_POISON_END: Final = ValueKind.SLAB_POISON_END
+_VK_SLAB_POISON_FREE: Final = ValueKind.SLAB_POISON_FREE
+
 
 def _fact(name: str, value: FactValue | NotAvailable, at: int) -> WhyFact:
     """``WhyFact(name, value, at)``, made by :data:`_new_tuple`."""
@@ -184,9 +217,9 @@ _KASAN_STACK_VAR = rc.compile(r"The buggy address (?:is located in stack of task
 
 def _sanitizer_stacks(r: _Reading) -> None:
     """Who allocated, who freed, the work that was queued: each stack's first foreign frame and task."""
-    for kind, name in ((StackKind.ALLOCATED, "allocated by"), (StackKind.FREED, "freed by"),
-                       (StackKind.AUX_WORK, "work creation"), (StackKind.UNINIT_STORED, "uninit stored by"),
-                       (StackKind.UNINIT_CREATED, "uninit created by")):  # fmt: skip
+    for kind, name in ((_SK_ALLOCATED, "allocated by"), (_SK_FREED, "freed by"),
+                       (_SK_AUX_WORK, "work creation"), (_SK_UNINIT_STORED, "uninit stored by"),
+                       (_SK_UNINIT_CREATED, "uninit created by")):  # fmt: skip
         section = r.stack(kind)
         if section is None:
             continue
@@ -389,7 +422,7 @@ def _kcsan(r: _Reading) -> None:
             r.num("pid", m.group(2), line)
             r.add("task", m.group(3).strip(), line)
             reported_on = False
-    for number, kind in enumerate((StackKind.RACE_ACCESS_1, StackKind.RACE_ACCESS_2), 1):
+    for number, kind in enumerate((_SK_RACE_ACCESS_1, _SK_RACE_ACCESS_2), 1):
         section = r.stack(kind)
         top = next((f for f in section.frames if f.reliable), None) if section is not None else None
         if section is None or top is None:
@@ -419,7 +452,7 @@ def _kmemleak(r: _Reading) -> None:
             if m.group(4):
                 seconds, ms = log_dec(m.group(4)), log_dec(m.group(5))
                 r.add("age ms", _bounded(seconds * 1000 + ms) if seconds is not None and ms is not None else None, line)
-    section = r.stack(StackKind.LEAK_BACKTRACE)
+    section = r.stack(_SK_LEAK_BACKTRACE)
     if section is not None and section.first_foreign is not None:
         r.facts.append(_fact("allocated by", section.first_foreign.function, section.first_foreign.at))
 
@@ -520,22 +553,26 @@ def _add_held(r: _Reading, m: re.Match[str], task: str | None, line: LogLine) ->
         r.locks.append(held)
 
 
-#: Lines that name the task and the lock the next lock line is: (a word of the line, pattern, role).
-#: An irq lock inversion says "task/pid just changed the state of lock:" (that lock and where).
-_ROLE_TASK_LINES = (
-    ("trying to acquire", _TRYING, "acquiring"),
-    (" takes:", rc.compile(r"^\s*(.+?)/(\d+) \["), "acquiring"),
-    ("just changed the state of lock", rc.compile(r"^\s*(.+)/(\d+) just changed"), "changed"),
-)
+#: Lines that name the task and the lock the next lock line is ("t/1 is trying to acquire lock:", "t/1 [HC0[0]...]
+#: takes:"); an irq lock inversion says "task/pid just changed the state of lock:" (that lock and where).
+_TAKES: Final = rc.compile(r"^\s*(.+?)/(\d+) \[")
+_CHANGED: Final = rc.compile(r"^\s*(.+)/(\d+) just changed")
 
 
 def _lockdep_role(r: _Reading, body: str, line: LogLine) -> str | None:
     """The role of the lock the next lock line names, when this line announces one (and the task it names)."""
-    for word, pattern, role in _ROLE_TASK_LINES:
-        if word in body and (m := pattern.search(body)) is not None:
-            r.add("task", m.group(1), line)
-            r.num("pid", m.group(2), line)
-            return role
+    # Each line's three tests written out, not a loop over a table of them (~1,000 instructions a line compiled:
+    # its iterator and each entry unpacked; ~3,400 lines of the corpus x4's lockdep reports).
+    m = _TRYING.search(body) if "trying to acquire" in body else None
+    if m is None and " takes:" in body:
+        m = _TAKES.search(body)
+    role = "acquiring"
+    if m is None and "just changed the state of lock" in body:
+        m, role = _CHANGED.search(body), "changed"
+    if m is not None:
+        r.add("task", m.group(1), line)
+        r.num("pid", m.group(2), line)
+        return role
     if "already holding" in body and body.rstrip().endswith(":"):
         return "holding"
     if "but this lock " in body and "in the past" in body:
@@ -584,7 +621,7 @@ def _lockdep(r: _Reading) -> None:
     role = None  # which lock the next lock line names
     run: _Run | None = None  # the lock whose "at:" lines are being read
     scenario_cpu_column: int | None = None
-    chain_sections = [s for s in r.stacks if s.kind is StackKind.LOCK_CHAIN]
+    chain_sections = [s for s in r.stacks if s.kind is _SK_LOCK_CHAIN]
     for line in _held_lines(r.lines):
         body = line.body
         if (run := _lock_site_continued(r, run, body, line)) is not None:
@@ -840,7 +877,7 @@ def _hung_task(r: _Reading) -> None:
         elif "#" in body and (m := _HELD.match(body)) is not None and r.tasks:
             owner = r.tasks[-1]
             _add_held(r, m, f"{owner.comm}/{owner.pid}", line)
-    trace = r.stack(StackKind.CALL_TRACE)
+    trace = r.stack(_SK_CALL_TRACE)
     if trace is None:
         return
     if (wait := _wait_of(trace)) is not None:
@@ -997,7 +1034,7 @@ def read_hung_pass(members: Sequence[tuple[KernelReport, ReportWhy]]) -> list[Re
     list_texts = dict(members[-1][0].lines)
     waited: list[_Held | None] = []
     for _report, why in members:
-        trace = next((s for s in why.stacks if s.kind is StackKind.CALL_TRACE), None)
+        trace = next((s for s in why.stacks if s.kind is _SK_CALL_TRACE), None)
         own = f"{why.fact('task')}/{why.fact('pid')}"
         waited.append(None if trace is None else _entry_waited_on(listed, own, trace))
     out: list[ReportWhy] = []
@@ -1169,7 +1206,7 @@ def _bad_page(r: _Reading) -> None:
             r.add("reason", m.group(1), line)
         elif (m := _BAD_FLAGS.search(body)) is not None:
             r.add("bad flags", f"{m.group(1)}({m.group(2)})", line)
-    for kind, name in ((StackKind.PAGE_ALLOC, "page allocated by"), (StackKind.PAGE_FREE, "page freed by")):
+    for kind, name in ((_SK_PAGE_ALLOC, "page allocated by"), (_SK_PAGE_FREE, "page freed by")):
         section = r.stack(kind)
         if section is not None and section.first_foreign is not None:
             r.facts.append(_fact(name, section.first_foreign.function, section.first_foreign.at))
@@ -1216,11 +1253,7 @@ _FAULT_SEARCH = BytesAhoCorasick([w.encode() for w in _FAULT_WORDS], matchkind=M
 
 
 def _fault(r: _Reading) -> None:
-    site = (
-        "warning site"
-        if r.report.kind in (ReportKind.WARNING, ReportKind.REFCOUNT, ReportKind.LOCKDEP)
-        else "faulting function"
-    )
+    site = "warning site" if r.report.kind in (_RK_WARNING, _RK_REFCOUNT, _RK_LOCKDEP) else "faulting function"
     lines = r.lines
     # Only the lines holding one of the words each branch tests first (one automaton pass over the report's text,
     # not ~14 substring tests a line: most lines hold none, and a line without is read by no branch).
@@ -1454,7 +1487,7 @@ def _memory(r: _Reading) -> None:
     managed = sum(z.managed_kb or 0 for z in r.zones)
     if r.get("RAM bytes") is None and managed and (ram_bytes := _bounded(managed * 1024)) is not None:
         r.facts.append(_fact("RAM bytes", ram_bytes, r.zones[0].at))
-    if r.report.kind is ReportKind.ALLOC_FAILURE and isinstance(r.report.frame, str):
+    if r.report.kind is _RK_ALLOC_FAILURE and isinstance(r.report.frame, str):
         r.facts.append(_fact("caller", r.report.frame, _frame_at(r, r.report.frame)))
 
 
@@ -1474,31 +1507,31 @@ class Extractor(NamedTuple):
 #: Every reader, most specific first; the first that applies names the report's class, every one
 #: that applies adds its facts (a list corruption's BUG also has a faulting instruction).
 EXTRACTORS: tuple[Extractor, ...] = (
-    Extractor("kasan", lambda r, t: r.kind is ReportKind.KASAN and "BUG: KASAN:" in t, _kasan,
+    Extractor("kasan", lambda r, t: r.kind is _RK_KASAN and "BUG: KASAN:" in t, _kasan,
               "BUG: KASAN: use-after-free in f+0x1/0x2",
               "the bad access (its address, size and object)"),
-    Extractor("kfence", lambda r, t: r.kind is ReportKind.KFENCE, _kfence,
+    Extractor("kfence", lambda r, t: r.kind is _RK_KFENCE, _kfence,
               "BUG: KFENCE: use-after-free read in f+0x1/0x2",
               "the bad access (its address and object)"),
-    Extractor("kmsan", lambda r, t: r.kind is ReportKind.KMSAN, _kmsan, "BUG: KMSAN: uninit-value in f+0x1/0x2",
+    Extractor("kmsan", lambda r, t: r.kind is _RK_KMSAN, _kmsan, "BUG: KMSAN: uninit-value in f+0x1/0x2",
               "the uninitialized value's use and origin"),
-    Extractor("data-race", lambda r, t: r.kind is ReportKind.KCSAN, _kcsan, "BUG: KCSAN: data-race in f / g",
+    Extractor("data-race", lambda r, t: r.kind is _RK_KCSAN, _kcsan, "BUG: KCSAN: data-race in f / g",
               "the two racing accesses"),
-    Extractor("memory-leak", lambda r, t: r.kind is ReportKind.LEAK, _kmemleak, "BUG: memory leak",
+    Extractor("memory-leak", lambda r, t: r.kind is _RK_LEAK, _kmemleak, "BUG: memory leak",
               "its unreferenced object and backtrace"),
     Extractor("list-corruption", lambda r, t: ("corruption" in t and _LIST_MESSAGE.search(t) is not None)
               or "list_add double add" in t, _list_corruption, "kernel BUG at lib/list_debug.c:53!",
               "the corrupted list pointers"),
     Extractor("refcount", lambda r, t: "refcount_t:" in t, _refcount, "WARNING: CPU: 0 PID: 1 at lib/refcount.c:28 f",
               "the refcount's misuse"),
-    Extractor("lockdep", lambda r, t: r.kind is ReportKind.LOCKDEP
+    Extractor("lockdep", lambda r, t: r.kind is _RK_LOCKDEP
               or r.rule in ("bad-unlock", "held-lock-freed", "locks-held", "lock-held-user"), _lockdep,
               "WARNING: possible circular locking dependency detected",
               "its locks and tasks"),
-    Extractor("lockup", lambda r, t: r.kind in (ReportKind.SOFT_LOCKUP, ReportKind.LOCKUP), _lockup,
+    Extractor("lockup", lambda r, t: r.kind in (_RK_SOFT_LOCKUP, _RK_LOCKUP), _lockup,
               "watchdog: BUG: soft lockup - CPU#1 stuck for 22s! [kworker/1:1:60]",
               "the stuck CPU and task"),
-    Extractor("rcu-stall", lambda r, t: r.kind is ReportKind.RCU_STALL, _rcu_stall,
+    Extractor("rcu-stall", lambda r, t: r.kind is _RK_RCU_STALL, _rcu_stall,
               "rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:",
               "the stalled CPUs and tasks"),
     Extractor("hung-task", lambda r, t: r.rule in ("hung-task", "task-cant-die"), _hung_task,
@@ -1507,9 +1540,9 @@ EXTRACTORS: tuple[Extractor, ...] = (
     Extractor("bad-page", lambda r, t: r.rule == "bad-page-state", _bad_page,
               "BUG: Bad page state in process syz-executor  pfn:1a2b3",
               "the page's state"),
-    Extractor("oom", lambda r, t: r.kind is ReportKind.OOM, _memory, "x invoked oom-killer: gfp_mask=0x0(), order=0",
+    Extractor("oom", lambda r, t: r.kind is _RK_OOM, _memory, "x invoked oom-killer: gfp_mask=0x0(), order=0",
               "the memory state and the task killed"),
-    Extractor("alloc-failure", lambda r, t: r.kind is ReportKind.ALLOC_FAILURE, _memory,
+    Extractor("alloc-failure", lambda r, t: r.kind is _RK_ALLOC_FAILURE, _memory,
               "x: page allocation failure: order:4, mode:0x40dc0(GFP_KERNEL)",
               "the failed allocation's order and memory state"),
     Extractor("fault", lambda r, t: r.kind in _FAULT_KINDS or _lockdep_warn(r, t), _fault,
@@ -1524,7 +1557,7 @@ EXTRACTORS: tuple[Extractor, ...] = (
 def _lockdep_warn(report: KernelReport, text: str) -> bool:
     """A lockdep report that is lockdep's own WARN (``DEBUG_LOCKS_WARN_ON(1)`` in __lock_acquire: "WARNING: locking
     bug"): no lock chain to read, but a WARN's site and message."""
-    return report.kind is ReportKind.LOCKDEP and "DEBUG_LOCKS_WARN_ON" in text
+    return report.kind is _RK_LOCKDEP and "DEBUG_LOCKS_WARN_ON" in text
 
 
 def _cause(cls: str, r: _Reading, confidence: float, command: str, *at: int | None, **fields: object) -> Cause:
@@ -1585,7 +1618,7 @@ def _poison_use_after_free(r: _Reading) -> Cause | None:
     if code is None or code.base_value is None or code.base is None or shadow_checked(code) is not None:
         return None
     cls = classify_value(code.base_value)
-    if cls is None or cls.kind not in (ValueKind.SLAB_POISON_FREE, ValueKind.SLAB_POISON_END):
+    if cls is None or cls.kind not in (_VK_SLAB_POISON_FREE, _VK_SLAB_POISON_END):
         return None
     if code.loaded_base and code.loaded_value is not None:
         pointer = f"{code.loaded_base} = {code.loaded_value:#x}"
@@ -1713,7 +1746,7 @@ def _race_cause(r: _Reading) -> Cause | None:
 def _leak_cause(r: _Reading) -> Cause | None:
     """kmemleak: who allocated the object nothing references any more."""
     who = r.get("allocated by")
-    if r.report.kind is not ReportKind.LEAK or who is None:
+    if r.report.kind is not _RK_LEAK or who is None:
         return None
     address, size, pid = r.get("object"), r.get("object size"), r.get("pid")
     return _cause("memory_leak", r, 0.7, f"look for the path of {who}'s object that drops it without a free "
@@ -1773,7 +1806,7 @@ def _corrupted_values(r: _Reading) -> Cause | None:
         if cls is not None and cls.kind not in _NOT_CORRUPTION:
             # The pointer table words a non-canonical value for x86's general protection fault; arm64 faults too.
             meaning = ("an address outside both the user and the kernel ranges: not a pointer at all"
-                       if cls.kind is ValueKind.NON_CANONICAL else cls.meaning)  # fmt: skip
+                       if cls.kind is _VK_NON_CANONICAL else cls.meaning)  # fmt: skip
             kind, _, where = kasan.partition(" in ")
             return _cause("corrupted_values", r, 0.6, "crash> bt -FF; crash> rd -SS <address> 8", r.at("KASAN range"),
                           statement=f"memory corruption: KASAN names the address range {where} ({kind}): "
@@ -1879,7 +1912,7 @@ def _bad_page_cause(r: _Reading) -> Cause | None:
 
 
 def _oom_cause(r: _Reading) -> Cause | None:
-    if r.report.kind is not ReportKind.OOM or not r.consumers:
+    if r.report.kind is not _RK_OOM or not r.consumers:
         return None
     top = r.consumers[0]
     total = r.get("RAM bytes")
@@ -1889,7 +1922,7 @@ def _oom_cause(r: _Reading) -> Cause | None:
 
 
 def _alloc_cause(r: _Reading) -> Cause | None:
-    if r.report.kind is not ReportKind.ALLOC_FAILURE or r.get("order") is None:
+    if r.report.kind is not _RK_ALLOC_FAILURE or r.get("order") is None:
         return None
     order = r.get("order")
     statement = f"allocation failure: {r.get('task')} asked for order {order} ({r.get('mode')}) in {r.func}"
@@ -1917,7 +1950,7 @@ def _lockup_cause(r: _Reading) -> Cause | None:
 def _assertion_cause(r: _Reading) -> Cause | None:
     """A BUG_ON/WARN_ON that trapped: where, and what the trap compared when the registers still hold it."""
     where = r.get("bug at") or r.get("warning at")
-    if where is None or r.report.kind not in (ReportKind.BUG, ReportKind.WARNING, ReportKind.LOCKDEP):
+    if where is None or r.report.kind not in (_RK_BUG, _RK_WARNING, _RK_LOCKDEP):
         return None
     what = "BUG" if r.get("bug at") else "WARN"
     site = str(r.get("faulting function") or r.get("warning site") or r.func).split("+")[0].split(".")[0]
@@ -2015,19 +2048,19 @@ def explain(report: KernelReport, preamble: Sequence[LogLine] | None = None) -> 
     text = "\n".join([line.body for line in lines])
     blob = text.encode()
     stacks = stack_sections(own, first, skip, blob, len(report.preamble))
-    if report.kind is ReportKind.LOCKDEP:
+    if report.kind is _RK_LOCKDEP:
         # Where the lock is taken (or released) now: past the lock primitives and the header helpers, as each link.
         stacks = [
             s._replace(first_foreign=first_lock_taker(s.frames, skip) or s.first_foreign)
-            if s.kind is StackKind.CALL_TRACE
+            if s.kind is _SK_CALL_TRACE
             else s
             for s in stacks
         ]
     # A report without a "Call Trace:" heading (KMSAN, 32-bit arm) still has the scanner's frames; not lockdep's,
     # whose frames without the "stack backtrace:" are where a lock was taken in the past, not the report's stack.
     if (
-        report.kind is not ReportKind.LOCKDEP
-        and not any(s.kind is StackKind.CALL_TRACE for s in stacks)
+        report.kind is not _RK_LOCKDEP
+        and not any(s.kind is _SK_CALL_TRACE for s in stacks)
         and (headless := headless_call_trace(report.trace, first, skip))
     ):
         stacks.insert(0, headless)

@@ -29,6 +29,13 @@ CPU:1 [LOST 3 EVENTS]
 ==> next_comm=kworker/0:1 next_pid=10 next_prio=120
 """
 
+#: Two samples of ``perf script`` with their call chains, one a kernel frame, one a program's: the chunk pass runs.
+PERF_SAMPLE = (
+    b"sh 20 [000] 100.000100: 1 cpu-clock:ppp: \n\tffffffff81000000 do_syscall_64+0x1f ([kernel.kallsyms])\n\n"
+    b"sh 20 [001] 100.000200: 1 cpu-clock:ppp: \n\t7f0000001000 main+0x10 (/usr/bin/sh)\n"
+    b"\t7f0000002000 __libc_start_main+0x80 (/usr/lib/libc.so.6)\n\n"
+)
+
 
 def build() -> float:
     """Compile (or load) the trace kernels by running them on :data:`SAMPLE`; the seconds it took."""
@@ -48,12 +55,23 @@ def build() -> float:
 
 def build_part(part: str) -> None:
     """One of :func:`build`'s three compiles alone: ``ctf`` (the LTTng decoder), ``scanner`` (the ftrace text
-    scanner) or ``engine`` (the scheduling analysis, fed by the plain scanner: the same batches).
+    scanner) or ``engine`` (the scheduling analysis, fed by the plain scanner: the same batches); or ``perf``, numba's
+    JIT of the profile reader's chunk pass (:func:`collectors.perf_chains_aot.jitted_scan`: the JIT path of a call
+    that the module built ahead of time does not take, and what :func:`build_ahead` compiles its callees from).
 
-    ``make test`` runs the three side by side, beside mypy: one process compiles on one core.
+    ``make test`` runs the four side by side, beside mypy: one process compiles on one core.  Its tests read profiles
+    through the JIT chunk pass: on a fresh clone each pytest-xdist worker compiled it (~9 s of CPU each) otherwise.
     """
-    if part not in ("ctf", "scanner", "engine"):
-        raise ValueError(f"no part {part!r} (ctf, scanner, engine)")
+    if part not in ("ctf", "scanner", "engine", "perf"):
+        raise ValueError(f"no part {part!r} (ctf, scanner, engine, perf)")
+    if part == "perf":
+        from collectors.perf_chains_aot import jitted_scan
+        from collectors.perf_script import ScriptParser
+
+        reader = ScriptParser("build", bulk=True, scanner=jitted_scan())
+        reader.feed(PERF_SAMPLE)
+        reader.close()
+        return
     if part == "ctf":
         from collectors.ctf.decode import warm_up
 

@@ -14,7 +14,6 @@ tried again.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -31,18 +30,19 @@ import pytest
 from collectors.ctf import decode_aot
 from detectors.sched import engine_aot
 from forensics import aot, cachetrim
-from forensics.jit import COMPILED_ENV, jit_cache_dir
+from forensics.jit import COMPILED_ENV
 from forensics.pipelines.spans import SpanOptions
 from forensics.pipelines.trace import analyse_trace_file
 from forensics.types.results import TraceResult
+from tests.collectors.aot_build import AotBuild, aot_env
 from tests.collectors.ctf_check import extract_session
 
 ROOT = Path(__file__).resolve().parents[2]
 TRACES = ROOT / "tests" / "data" / "traces"
 TEXTS = sorted(p.name for p in TRACES.glob("kf.*.txt.gz"))  # ftrace, trace-cmd report (3 forms), perf script
 
-# One xdist group: the module's ``built`` fixture (45 s of CPU) is built once, on one pytest-xdist worker; spread
-# over the workers (make test), each worker that ran one of its tests built it again (2-3 times, 70 s of CPU each).
+# One xdist group: the ``built`` fixture (tests/collectors/aot_build.py, 25 s of CPU) is built once, on one pytest-xdist
+# worker; spread over the workers (make test), each worker that ran one of its tests built it again (2-3 times).
 pytestmark = [
     pytest.mark.skipif(
         shutil.which("gcc") is None and shutil.which("cc") is None, reason="building ahead of time needs a C compiler"
@@ -56,43 +56,15 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return extract_session(tmp_path_factory.mktemp("lttng"))
 
 
-def _env(cache: Path, **more: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in (aot.AOT_ENV, COMPILED_ENV)}
-    return {**env, "NUMBA_CACHE_DIR": str(cache), **more}
-
-
 def _jit_env(**more: str) -> dict[str, str]:
     return {**{k: v for k, v in os.environ.items() if k not in (aot.AOT_ENV, COMPILED_ENV)}, **more}
 
 
-def _seed_jit_cache(cache: Path) -> None:
-    """Copy this checkout's JIT kernels from the per-user cache into ``cache``, as ``make compile`` builds ahead of
-    time after its JIT step (forensics.pipelines.build.main): pycc's build compiles the kernels' JIT callees on the
-    way and finds them there.  make test's prelude compiled them (``make jit``): the build takes 19-20 s of CPU
-    instead of 45-47 s (2026-12-05, load 4-5).  Where the prelude did not run, nothing is copied and the build
-    compiles them itself.
-
-    numba keeps a source file's kernels in ``<jit cache>/<its directory's name>_<sha1 of the directory's path>``
-    (numba.core.caching._CacheLocator.get_suitable_cache_subpath); only this checkout's directories are copied.
-    """
-    user = jit_cache_dir(os.environ)
-    new = jit_cache_dir({"NUMBA_CACHE_DIR": str(cache)})  # the same key: the same sources
-    for package in {p.parent for top in ("collectors", "detectors", "forensics") for p in (ROOT / top).rglob("*.py")}:
-        name = f"{package.name}_{hashlib.sha1(str(package).encode()).hexdigest()}"
-        if (user / name).is_dir():
-            shutil.copytree(user / name, new / name)
-
-
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def built(aot_built: AotBuild) -> Path:
     """A new cache directory with the decoder, the scanner, the engine and the profile's interner built ahead of time
-    (``make compile``'s step)."""
-    cache = tmp_path_factory.mktemp("cache")
-    _seed_jit_cache(cache)
-    code = "from forensics.pipelines.build import build_ahead\nbuild_ahead()\n"
-    done = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, env=_env(cache), capture_output=True, text=True, check=False
-    )
+    (``make compile``'s step, after a profile run built the interner: tests/collectors/aot_build.py)."""
+    done, cache = aot_built.ahead, aot_built.cache
     assert done.returncode == 0, done.stderr[-3000:]
     assert "ahead of time for this machine" in done.stderr  # the build says so, with its expected time
     modules = sorted(p.name for p in (cache / "aot").glob("*.so"))
@@ -103,6 +75,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "kforensic_sched_engine",
         "kforensic_trace_scan",
     ], done.stderr
+    assert aot_built.stamped == names, done.stderr  # each built by it, or loaded (the interner, built before it)
     return cache
 
 
@@ -202,7 +175,7 @@ def test_a_run_on_code_built_ahead_of_time_loads_no_numba(
         )
         # The JIT run reads the per-user cache that make test's prelude filled (forensics.pipelines.build): in
         # ``built`` it compiled the LTTng decoder again, ~8 s of CPU for nothing this test checks.
-        env = _env(built, **{COMPILED_ENV: "yes"}) if name == "ahead" else _jit_env(**{COMPILED_ENV: "yes"}, **more)
+        env = aot_env(built, **{COMPILED_ENV: "yes"}) if name == "ahead" else _jit_env(**{COMPILED_ENV: "yes"}, **more)
         done = subprocess.run(
             [sys.executable, "-c", code], check=False, cwd=ROOT, env=env, capture_output=True, text=True
         )
@@ -264,7 +237,7 @@ def test_a_damaged_module_is_not_loaded(built: Path, tmp_path: Path, damage: str
     code = "from collectors import trace_scan_aot\nprint(trace_scan_aot.kernels() is not None)\n"
     for cache, loads in ((source, "True"), (damaged, "False")):
         done = subprocess.run(
-            [sys.executable, "-c", code], cwd=ROOT, env=_env(cache), capture_output=True, text=True, check=False
+            [sys.executable, "-c", code], cwd=ROOT, env=aot_env(cache), capture_output=True, text=True, check=False
         )
         assert (done.returncode, done.stdout.strip()) == (0, loads), done.stderr[-2000:]
 

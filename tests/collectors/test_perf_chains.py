@@ -27,6 +27,7 @@ from collectors.perf_chains_aot import jitted_scan
 from collectors.perf_script import _chains_compiled, _chains_of, read_gzip_text
 from forensics import aot
 from forensics.jit import COMPILED_ENV
+from tests.collectors.aot_build import AotBuild, profile_probe
 from tests.collectors.test_perf_frames import EDGES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -99,31 +100,16 @@ def _profile(cache: Path, text: Path, out: Path, **env: str) -> list[bytes]:
 @pytest.mark.skipif(
     shutil.which("gcc") is None and shutil.which("cc") is None, reason="building ahead of time needs a C compiler"
 )
-def test_the_module_built_ahead_of_time_writes_what_the_python_path_writes(tmp_path: Path) -> None:
-    # A recording repeated past the reader's numpy bound and its COMPILED_FROM stacks, each copy with its command.
-    one = read_gzip_text(DATA / "mixed.perf.txt.gz").rstrip(b"\n") + b"\n\n"
-    text = tmp_path / "big.perf.txt"
-    with text.open("wb") as f:
-        for i in range(max(perf_script.NUMPY_FROM // len(one) + 2, 2 * perf_script.COMPILED_FROM // 60)):
-            f.write(one.replace(b"mixed ", b"m%d " % i))
-    cache = tmp_path / "cache"
-    probe = (
-        "import sys; from collectors.perf_script import read_profile; from forensics import aot; "
-        f"p = read_profile({str(text)!r}); print(len(p.stacks), len(aot.loaded()), 'numba' in sys.modules)"
-    )
-
-    def run(**more: str) -> subprocess.CompletedProcess[str]:
-        env = {k: v for k, v in os.environ.items() if k not in (aot.AOT_ENV, COMPILED_ENV)}
-        env |= {"NUMBA_CACHE_DIR": str(cache), **more}
-        return subprocess.run([sys.executable, "-c", probe], env=env, check=True, capture_output=True, text=True)
-
+@pytest.mark.xdist_group("ctf-aot")  # the build is made once for test_ctf_aot's too (tests/collectors/aot_build.py)
+def test_the_module_built_ahead_of_time_writes_what_the_python_path_writes(aot_built: AotBuild, tmp_path: Path) -> None:
+    cache, text = aot_built.cache, aot_built.profile_text
     # Not built: an input this small (under COLD_INPUT_BYTES) is read by the Python path, and stderr says how to build.
-    first = run()
+    first = aot_built.unbuilt
     assert "without compiled code" in first.stderr and first.stdout.split()[1] == "0"
-    assert not (cache / "aot").exists()
-    built = run(**{COMPILED_ENV: "yes"})  # forced: built now, announced
+    assert not aot_built.unbuilt_left
+    built = aot_built.forced  # forced: built now, announced
     assert "ahead of time" in built.stderr, built.stderr
-    again = run()
+    again = profile_probe(cache, text)
     stacks, loaded, numba = again.stdout.split()
     assert int(stacks) >= perf_script.COMPILED_FROM and loaded == "1" and numba == "False" and not again.stderr
     (tmp_path / "a").mkdir()

@@ -146,14 +146,17 @@ def test_build_fills_the_cache() -> None:
 
 
 def test_build_parts_are_the_build_and_an_unknown_part_is_refused() -> None:
-    """make test runs build()'s three compiles side by side (forensics.pipelines.build.build_part)."""
+    """make test runs build()'s three compiles side by side, and the profile's chunk pass (forensics.pipelines.build
+    .build_part)."""
+    from collectors.perf_chains_aot import jitted_scan
     from forensics.jit import is_cached
     from forensics.pipelines.build import build_part
     from forensics.pipelines.trace import trace_kernels
 
-    for part in ("ctf", "scanner", "engine"):
+    for part in ("ctf", "scanner", "engine", "perf"):
         build_part(part)
     assert is_cached(trace_kernels())
+    assert is_cached([jitted_scan()])
     with pytest.raises(ValueError, match="no part 'all'"):
         build_part("all")
 

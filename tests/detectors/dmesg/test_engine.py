@@ -478,14 +478,29 @@ def test_the_line_counter_gives_every_offsets_line_whatever_it_counted_before(
 def test_the_report_builders_trace_hints_are_the_trace_readers() -> None:
     # parse_trace asks the report builder what a line is to it (a stack start, a possible marker or exception
     # line), read with the line's kind in one automaton pass: the same bits as frames.trace_hints finds them, on
-    # every line of the bundled logs and on made lines of each marker and exception text.
-    from detectors.dmesg.frames import trace_hints
+    # every line of the bundled logs and on made lines of each marker and exception text.  A report's own lines
+    # are given to it with their kinds as report_extent found them: read that way, each line is what the trace
+    # reader makes of it alone (a frame's bit is is_frame's answer).
+    from detectors.dmesg.frames import (
+        TRACE_FRAME,
+        TRACE_MARK,
+        TRACE_OPENS,
+        _trace_line_known,
+        _trace_line_of,
+        is_frame,
+        trace_hints,
+    )
 
     root = Path(__file__).parents[3]
     logs = [*GOLDEN, *Path(__file__).parent.glob("corpora/*/*.log"), *root.glob("vmcore_fixtures/cases/*/console.log")]
     bodies = {parse_raw(0, raw).body for log in logs for raw in log.read_bytes().split(b"\n")}
     made = ("<IRQ>", " </NMI>", "--- interrupt: 900 at f+0x1/0x2", "Exception stack(0x1 to 0x2)", "irq event stamp: 7")
     bodies |= {*made, *(f"x {text} y" for text in made)}
-    assert sum(1 for body in bodies if trace_hints(body) & 2) > 20
+    assert sum(1 for body in bodies if trace_hints(body) & TRACE_MARK) > 20
+    assert sum(1 for body in bodies if trace_hints(body) & TRACE_OPENS) > 20
+    assert sum(1 for body in bodies if is_frame(body)) > 500
     for body in bodies:
         assert extract_module._trace_hints(body) == trace_hints(body), body
+        kind = extract_module._line_kind(body)
+        assert (kind & TRACE_FRAME != 0) == is_frame(body), body
+        assert _trace_line_known(body, kind, trace_hints) == _trace_line_of(body, trace_hints), body

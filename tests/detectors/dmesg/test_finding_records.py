@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from detectors.dmesg import findings
 from detectors.dmesg.scanner import scan_chunks
-from forensics.model import Clock, Evidence, Fact, Locator, LocatorKind, Timestamp
+from forensics.model import Clock, Evidence, Fact, Finding, Locator, LocatorKind, Timestamp
 
 
 def _alike(made: Any, built: Any) -> None:
@@ -62,9 +62,27 @@ def test_what_the_constructors_refuse_is_refused(start: int, end: int | None, ex
             _alike(findings._cited("a.log", built, excerpt), evidence)
 
 
+def test_a_finding_is_the_constructors() -> None:
+    """A report group's finding is the record its constructor makes of the same fields; a kind given as its value is
+    converted and an empty title or evidence refused, as the constructor does."""
+    (report,) = scan_chunks([b"[   12.500000] WARNING: CPU: 1 PID: 7 at a.c:1 f+0x1/0x2\n"])
+    (group,) = findings.group_reports([report])
+    made = findings.group_finding("a.log", group)
+    fields = {f.name: getattr(made, f.name) for f in dataclasses.fields(Finding)}
+    _alike(made, Finding(**fields))
+    given: dict[str, Any] = {name: fields[name] for name in ("id", "kind", "title", "severity", "confidence",
+                                                             "summary", "evidence", "next_steps", "facts")}  # fmt: skip
+    given |= {"reason": fields["confidence_reason"], "logged": fields["log_cause"]}
+    _alike(findings._finding(**given | {"kind": made.kind.value}), made)
+    with pytest.raises(ValueError, match="has no title"):
+        findings._finding(**given | {"title": ""})
+    with pytest.raises(ValueError, match="has no evidence"):
+        findings._finding(**given | {"evidence": ()})
+
+
 def test_the_records_have_no_other_init_step() -> None:
     """Fact and Timestamp have no __post_init__ (nothing the records made here skip); Locator's and Evidence's are
     the checks the test above compares."""
     assert not hasattr(Fact, "__post_init__") and not hasattr(Timestamp, "__post_init__")
-    for cls in (Locator, Evidence, Fact, Timestamp):
+    for cls in (Locator, Evidence, Fact, Timestamp, Finding):
         assert all(f.init and f.default_factory is dataclasses.MISSING for f in dataclasses.fields(cls)), cls

@@ -1,8 +1,10 @@
 """``kforensic vmcore`` and ``kforensic report --vmcore`` rank hypotheses with one rule table: same first hypothesis.
 
-Run through the CLI on every fixture dump.  ``--source-dir`` points at the checkout's module sources:
-the module's DW_AT_comp_dir names the directory the fixtures were built in, which a clone elsewhere
-lacks, and without the sources the BUG/WARN conditions (and so the root cause) cannot be read.
+Run through the CLI on every fixture dump, in this process (tests.helpers.cli_in_process: what is compared is
+the two commands' JSON; their runs as processes, exit codes and streams, are tests/detectors/dmesg/test_same_cause.py's
+and tests/forensics/test_incident_report.py's).  ``--source-dir`` points at the checkout's module sources: the
+module's DW_AT_comp_dir names the directory the fixtures were built in, which a clone elsewhere lacks, and without
+the sources the BUG/WARN conditions (and so the root cause) cannot be read.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.forensics.test_cli import run
+from tests.helpers import cli_in_process
 from tests.vmcore_cases import FIXTURES_DIR, case_names, load_case
 
 pytest.importorskip("drgn")
@@ -21,17 +23,22 @@ CASES = case_names() or ["<no-vmcore-fixtures>"]
 
 
 @pytest.mark.parametrize("name", CASES)
-def test_vmcore_and_report_rank_the_same_hypotheses(name: str, tmp_path: Path) -> None:
+def test_vmcore_and_report_rank_the_same_hypotheses(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     if name not in case_names():
         pytest.skip("the vmcore fixtures are absent (vmcore_fixtures/build.sh)")
     case = load_case(name)
-    common: list[str | Path] = ["--vmlinux", case.vmlinux, "--source-dir", FIXTURES_DIR / "kf_buggy"]
+    common = ["--vmlinux", str(case.vmlinux), "--source-dir", str(FIXTURES_DIR / "kf_buggy")]
     for m in case.module_debug:
-        common += ["--module-debug", m]
-    alone = run("vmcore", case.directory, *common, "--format", "json", "-o", tmp_path / "vmcore.json")
-    assert alone.returncode in (0, 1), alone.stderr
-    merged = run("report", "--vmcore", case.directory, *common, "-o", tmp_path / "r.md", "--json", tmp_path / "r.json")
-    assert merged.returncode in (0, 1), merged.stderr
+        common += ["--module-debug", str(m)]
+    dump, out = str(case.directory), str(tmp_path)
+    vmcore = ["vmcore", dump, *common, "--format", "json", "-o", f"{out}/vmcore.json"]
+    report = ["report", "--vmcore", dump, *common, "-o", f"{out}/r.md", "--json", f"{out}/r.json"]
+    alone, _ = cli_in_process(monkeypatch, capsys, *vmcore)
+    assert alone in (0, 1)
+    merged, _ = cli_in_process(monkeypatch, capsys, *report)
+    assert merged in (0, 1)
     ours = [h["statement"] for h in json.loads((tmp_path / "vmcore.json").read_text())["hypotheses"]]
     theirs = [h["statement"] for h in json.loads((tmp_path / "r.json").read_text())["hypotheses"]]
     assert ours[:1] == theirs[:1]
