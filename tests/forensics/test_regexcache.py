@@ -82,6 +82,22 @@ def test_a_damaged_file_is_ignored_and_rewritten(fresh: Path, monkeypatch: pytes
     assert fresh.read_bytes() == blob
 
 
+def test_a_file_that_cannot_be_mapped_is_read(fresh: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The table's file is mapped (forensics/runcache.py); on a file system that maps nothing it is read instead.
+    import mmap
+
+    regexcache.compile(PATTERNS[0][0])
+    regexcache._TABLE.save()
+
+    def refused(*args: object, **kwargs: object) -> mmap.mmap:
+        raise OSError(19, "No such device")
+
+    monkeypatch.setattr(mmap, "mmap", refused)
+    monkeypatch.setattr(regexcache, "_TABLE", regexcache._Table())
+    _same(regexcache.compile(PATTERNS[0][0]), re.compile(PATTERNS[0][0]))
+    assert regexcache._TABLE.added is False  # from the file
+
+
 def test_the_file_keeps_each_code_as_the_words_re_compiles(fresh: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # A pattern's code is kept as its words' bytes (one object to read back, not one per word), the words re's own
     # compiler makes, in their order; read back, the pattern is the one re compiles.
