@@ -3,9 +3,9 @@
 ``re.compile`` parses a pattern and generates its matcher code in pure Python: the ~330 patterns of
 ``kforensic dmesg`` (the rule table, the why reading, the frame and stack parsers) took 30-35 ms of every
 run, as much as reading 10 MB of log.  What the compiler makes (the flags, the code as a list of
-integers, the groups) is a function of the pattern, its flags and the interpreter alone; kept in a file,
-it is handed straight to the regex engine (``_sre.compile``, which is what ``re.compile`` ends with and
-which validates the code it is given), ~2 ms for all of them.
+integers, the groups) is a function of the pattern, its flags and the interpreter alone; kept in a file (the
+code as its words' bytes), it is handed straight to the regex engine (``_sre.compile``, which is what
+``re.compile`` ends with and which validates the code it is given), ~1 ms for all of them.
 
 * The file is per user and per interpreter (:mod:`forensics.runcache`):
   ``$XDG_CACHE_HOME/kforensic/regex-<interpreter>.marshal`` (``~/.cache/...``); a read-only install
@@ -37,15 +37,38 @@ from typing import Any, AnyStr
 from forensics.runcache import MarshalTable, cache_path
 
 MAX_ENTRIES = 4096
-_FORMAT = b"kforensic-regex-1\n"
+_FORMAT = b"kforensic-regex-2\n"
 
-#: What ``_sre.compile`` takes after the pattern: flags, code, groups, group index, index group.
-_Entry = tuple[int, list[int], int, dict[str, int], tuple[str | None, ...]]
+#: What ``_sre.compile`` takes after the pattern: flags, code, groups, group index, index group; the code as its
+#: words' bytes (:func:`_words`), made the list the engine takes when the pattern is compiled (:func:`_engine`).
+_Entry = tuple[int, bytes, int, dict[str, int], tuple[str | None, ...]]
+
+#: A code word as kept: the platform's ``unsigned int`` (4 bytes), which holds every word of ``_sre``'s code
+#: (``_sre.CODESIZE`` bytes, 4 in CPython 3.11-3.13; a word that does not fit is an OverflowError: re's own).
+_WORD = memoryview(bytes(8)).cast("I").itemsize
 
 
 def _tag() -> str:
-    """This interpreter's, as the tables' file names carry it (its regex engine's code format)."""
-    return f"{sys.implementation.cache_tag}-{sys.hexversion:x}-{_sre.MAGIC}-{_sre.CODESIZE}"
+    """This interpreter's, as the tables' file names carry it (its regex engine's code format), and the format of
+    the tables' entries (``b``: the code as bytes; a table of the earlier format, lists of integers, under another
+    name is never read)."""
+    return f"{sys.implementation.cache_tag}-{sys.hexversion:x}-{_sre.MAGIC}-{_sre.CODESIZE}-b"
+
+
+def _words(code: list[int]) -> bytes:
+    """The code as the table keeps it: each word's bytes, in the platform's order.
+
+    Not the list of integers: unmarshalled, ~97,000 words of a ``kforensic dmesg`` run's two tables were ~100,000
+    objects read one by one (~3 ms of every run) and ~800 KB of lists held to the end; their bytes are read in one
+    piece, and each pattern's list, made when it is compiled, is freed once the engine has copied it (issue #28).
+    """
+    return b"".join([word.to_bytes(_WORD, sys.byteorder) for word in code])
+
+
+def _engine(pattern: Any, entry: _Entry) -> Any:
+    """``_sre.compile`` of ``pattern`` and its entry (a TypeError where the code's length is not whole words)."""
+    final, code, groups, groupindex, indexgroup = entry
+    return _sre.compile(pattern, final, memoryview(code).cast("I").tolist(), groups, groupindex, indexgroup)
 
 
 def cache_file(environ: dict[str, str] | os._Environ[str] = os.environ) -> Path:
@@ -78,12 +101,11 @@ def compile(pattern: AnyStr, flags: int = 0) -> re.Pattern[AnyStr]:
     if entry is None:
         try:
             entry = _compiled(pattern, int(flags))
-        except (AttributeError, ImportError, TypeError):  # re's internals are not those of CPython 3.11-3.13
+        except (AttributeError, ImportError, TypeError, OverflowError):  # re's internals are not 3.11-3.13's
             return re.compile(pattern, flags)
         _TABLE.add(key, entry)
-    final, code, groups, groupindex, indexgroup = entry
     try:
-        compiled: re.Pattern[AnyStr] = _sre.compile(pattern, final, code, groups, groupindex, indexgroup)
+        compiled: re.Pattern[AnyStr] = _engine(pattern, entry)
     except (RuntimeError, TypeError, ValueError):  # not this interpreter's code after all
         return re.compile(pattern, flags)
     return compiled
@@ -94,7 +116,7 @@ def _compiled(pattern: str | bytes, flags: int) -> _Entry:
     from re import _compiler, _parser  # type: ignore[attr-defined]
 
     parsed: Any = _parser.parse(pattern, flags)
-    code = [int(op) for op in _compiler._code(parsed, flags)]
+    code = _words([int(op) for op in _compiler._code(parsed, flags)])
     groupindex = dict(parsed.state.groupdict)
     indexgroup: list[str | None] = [None] * parsed.state.groups
     for name, index in groupindex.items():
@@ -131,8 +153,7 @@ def install(command: str) -> None:
                 if entry is None:
                     entry = _compiled(p, flags)
                     table.add(key, entry)
-                final, code, groups, groupindex, indexgroup = entry
-                return _sre.compile(p, final, code, groups, groupindex, indexgroup)
+                return _engine(p, entry)
             except Exception:  # an invalid pattern (re's own compiler says why), other internals
                 pass
         return own(p, flags)

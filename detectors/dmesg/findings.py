@@ -200,9 +200,10 @@ def _evidence(source: str, report: KernelReport) -> list[Evidence]:
     frame = report.frame
     if isinstance(frame, str):
         # The two texts made once, not for each line looked at (the guilty frame's line may be dozens down).
+        # The frame's name first: a line without it holds neither (one substring test a line, not two).
         at_offset, at_suffix = f"{frame}+0x", f" {frame}."
         for number, text in report.lines:
-            if number != report.start_line and (at_offset in text or at_suffix in text):
+            if number != report.start_line and frame in text and (at_offset in text or at_suffix in text):
                 items.append(_cited(source, _line_at(number, None, "guilty frame"), _excerpt(text), None, cpu))
                 break
         else:

@@ -62,7 +62,7 @@ def test_the_rule_table_from_the_file_matches_its_examples(fresh: Path, monkeypa
     assert regexcache._TABLE.added is False
 
 
-@pytest.mark.parametrize("damage", ["truncated", "flipped", "other format", "not marshal"])
+@pytest.mark.parametrize("damage", ["truncated", "flipped", "other format", "not marshal", "empty"])
 def test_a_damaged_file_is_ignored_and_rewritten(fresh: Path, monkeypatch: pytest.MonkeyPatch, damage: str) -> None:
     regexcache.compile(PATTERNS[0][0])
     regexcache._TABLE.save()
@@ -72,6 +72,7 @@ def test_a_damaged_file_is_ignored_and_rewritten(fresh: Path, monkeypatch: pytes
         "flipped": blob[:-10] + bytes([blob[-10] ^ 0xFF]) + blob[-9:],
         "other format": b"kforensic-regex-0\n" + blob[18:],
         "not marshal": blob[:18] + hashlib.sha256(b"\xff\x00garbage").digest() + b"\xff\x00garbage",
+        "empty": b"",  # (a file of no bytes cannot be mapped: runcache's read of it)
     }[damage]
     fresh.write_bytes(damaged)
     monkeypatch.setattr(regexcache, "_TABLE", regexcache._Table())
@@ -79,6 +80,39 @@ def test_a_damaged_file_is_ignored_and_rewritten(fresh: Path, monkeypatch: pytes
     assert regexcache._TABLE.added is True  # compiled again, to be written back
     regexcache._TABLE.save()
     assert fresh.read_bytes() == blob
+
+
+def test_a_file_that_cannot_be_mapped_is_read(fresh: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The table's file is mapped (forensics/runcache.py); on a file system that maps nothing it is read instead.
+    import mmap
+
+    regexcache.compile(PATTERNS[0][0])
+    regexcache._TABLE.save()
+
+    def refused(*args: object, **kwargs: object) -> mmap.mmap:
+        raise OSError(19, "No such device")
+
+    monkeypatch.setattr(mmap, "mmap", refused)
+    monkeypatch.setattr(regexcache, "_TABLE", regexcache._Table())
+    _same(regexcache.compile(PATTERNS[0][0]), re.compile(PATTERNS[0][0]))
+    assert regexcache._TABLE.added is False  # from the file
+
+
+def test_the_file_keeps_each_code_as_the_words_re_compiles(fresh: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A pattern's code is kept as its words' bytes (one object to read back, not one per word), the words re's own
+    # compiler makes, in their order; read back, the pattern is the one re compiles.
+    from re import _compiler, _parser  # type: ignore[attr-defined]
+
+    for pattern, flags in PATTERNS:
+        regexcache.compile(pattern, flags)
+    regexcache._TABLE.save()
+    monkeypatch.setattr(regexcache, "_TABLE", regexcache._Table())
+    for pattern, flags in PATTERNS:
+        code = regexcache._TABLE.load()[(pattern, flags)][1]
+        assert type(code) is bytes
+        assert memoryview(code).cast("I").tolist() == list(_compiler._code(_parser.parse(pattern, flags), flags))
+        _same(regexcache.compile(pattern, flags), re.compile(pattern, flags))
+    assert regexcache._TABLE.added is False
 
 
 def test_no_cache_directory_is_no_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

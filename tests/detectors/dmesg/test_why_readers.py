@@ -1030,6 +1030,21 @@ def test_code_bytes_are_the_tokens_bytes_and_the_last_marked_one(tokens: list[tu
     assert _x86_bytes(text) == _code_bytes_by_token(text)
 
 
+@given(
+    st.text(alphabet=" \t\n\x1c\u3000", max_size=2),
+    st.lists(st.text(alphabet="<>0a9fgF \t", min_size=0, max_size=5), max_size=8),
+    st.sampled_from(["Code: ", "Code:", "Code:  ", "code: ", "x Code: ", ""]),
+)
+def test_x86_code_reads_what_its_pattern_takes(blank: str, tokens: list[str], head: str) -> None:
+    """The Code: line's text read token by token is the pattern's group, and None where the pattern does not match
+    (blanks around the line, tokens of any shape, one blank or other blanks apart)."""
+    from detectors.dmesg.code import _X86_CODE, _x86_code
+
+    for body in (f"{blank}{head}{' '.join(tokens)}{blank}", f"{head}{' '.join(tokens)}", f"{head}{''.join(tokens)}"):
+        m = _X86_CODE.match(body)
+        assert _x86_code(body) == (m.group(1) if m is not None else None), body
+
+
 @given(st.lists(st.text(alphabet="aIPpc# \u00e9WnR:[", max_size=12), max_size=12))
 def test_lines_holding_finds_the_lines_with_a_word(bodies: list[str]) -> None:
     """The lines an automaton's pass over a report's text finds are those a substring test of each line finds."""
