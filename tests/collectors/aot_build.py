@@ -20,9 +20,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 from collectors import perf_script
 from collectors.perf_script import read_gzip_text
-from forensics import aot
+from forensics import aot, jit
 from forensics.jit import COMPILED_ENV, jit_cache_dir
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,6 +41,18 @@ PROFILE_PROBE = (
 #: information, 0.9 s of CPU per module instead of 2.4 s.  The kernels' code is numba's, the same for any flags (LLVM
 #: at its own level, for the host CPU); the C runtime means the same at any level.  ``make compile`` keeps Python's.
 BUILD_ENV = {"CFLAGS": "-O0 -g0"}
+
+
+def use_in_process(monkeypatch: pytest.MonkeyPatch, cache: Path) -> None:
+    """This process's cache of compiled code (forensics.jit.cache_dir) pointed at ``cache`` for the test: through
+    XDG_CACHE_HOME, no NUMBA_ variable changed.  numba reads its NUMBA_ variables again at its next compile when
+    one changed (numba.core.config.reload_config): NUMBA_CACHE_DIR set then unset again by a test made numba's
+    cache that test's directory, then none, for kernels made later in the pytest-xdist worker (the profile's chunk
+    pass compiled again there: 8.5 s of CPU, make test on a fresh clone, 2026-12-06)."""
+    assert cache.parts[-2:] == ("kforensic", "numba"), cache
+    jit._setup()  # numba set up on this worker's own cache first (once per process), not on ``cache``
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)  # unset under make test: nothing changed
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache.parent.parent))
 
 
 def aot_env(cache: Path, **more: str) -> dict[str, str]:
@@ -103,8 +117,8 @@ def _profile_text(where: Path) -> Path:
 def build(tmp: Path) -> AotBuild:
     """A new cache directory in ``tmp`` where the profile's chunk pass was built by a forced run, then ``build_ahead``
     ran."""
-    cache = tmp / "cache"
-    cache.mkdir()
+    cache = tmp / "xdg" / "kforensic" / "numba"  # what forensics.jit.cache_dir makes of XDG_CACHE_HOME=tmp/xdg
+    cache.mkdir(parents=True)
     _seed_jit_cache(cache)
     text = _profile_text(tmp)
     unbuilt = profile_probe(cache, text)

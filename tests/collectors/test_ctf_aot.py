@@ -34,7 +34,7 @@ from forensics.jit import COMPILED_ENV
 from forensics.pipelines.spans import SpanOptions
 from forensics.pipelines.trace import analyse_trace_file
 from forensics.types.results import TraceResult
-from tests.collectors.aot_build import AotBuild, aot_env
+from tests.collectors.aot_build import AotBuild, aot_env, use_in_process
 from tests.collectors.ctf_check import extract_session
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -93,7 +93,7 @@ def test_ahead_of_time_equals_jit_and_plain(
 ) -> None:
     path = session / part if part else session
     options = {"span_opts": SpanOptions(slow_ms=2.0), "bucket": 0.01}  # the span breakdown and the buckets too
-    monkeypatch.setenv("NUMBA_CACHE_DIR", str(built))
+    use_in_process(monkeypatch, built)
     monkeypatch.delenv(aot.AOT_ENV, raising=False)
     ahead = _run(monkeypatch, path, True, **options)
     used = [p for p in aot.loaded() if p.parent == built / "aot"]
@@ -116,7 +116,7 @@ def test_a_cut_stream_ahead_of_time_equals_jit_and_plain(
     root = extract_session(tmp_path)
     stream = root / "kernel" / "kch_1"  # one packet: every event kept is one before the cut
     stream.write_bytes(stream.read_bytes()[: stream.stat().st_size // 2])
-    monkeypatch.setenv("NUMBA_CACHE_DIR", str(built))
+    use_in_process(monkeypatch, built)
     monkeypatch.delenv(aot.AOT_ENV, raising=False)
     ahead = _run(monkeypatch, root, True)
     assert any(p.parent == built / "aot" for p in aot.loaded()), "the run did not load the modules built ahead of time"
@@ -132,7 +132,7 @@ def test_a_cut_stream_ahead_of_time_equals_jit_and_plain(
 @pytest.mark.parametrize("name", TEXTS)
 def test_text_ahead_of_time_equals_jit_and_plain(monkeypatch: pytest.MonkeyPatch, built: Path, name: str) -> None:
     path = TRACES / name
-    monkeypatch.setenv("NUMBA_CACHE_DIR", str(built))
+    use_in_process(monkeypatch, built)
     monkeypatch.delenv(aot.AOT_ENV, raising=False)
     ahead = _run(monkeypatch, path, True, bucket=0.01)
     used = sorted(p.name.split("-")[0] for p in aot.loaded() if p.parent == built / "aot")
@@ -196,7 +196,7 @@ def test_a_run_on_code_built_ahead_of_time_loads_no_numba(
 def test_a_call_of_other_types_runs_the_jit_kernel(monkeypatch: pytest.MonkeyPatch, built: Path) -> None:
     from collectors.ctf import decode
 
-    monkeypatch.setenv("NUMBA_CACHE_DIR", str(built))
+    use_in_process(monkeypatch, built)
     monkeypatch.delenv(aot.AOT_ENV, raising=False)
     k = decode_aot.kernels()
     assert k is not None
