@@ -133,7 +133,9 @@ def cli_in_process(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixtur
     capsys.readouterr()
     with pytest.raises(SystemExit) as ended:
         main()
-    return int(ended.value.code or 0), capsys.readouterr().out
+    done = capsys.readouterr()
+    sys.stderr.write(done.err)  # captured again: pytest shows the command's stderr beside a failed assertion
+    return int(ended.value.code or 0), done.out
 
 
 def as_nobody(body: Callable[[], bool]) -> bool:

@@ -4,8 +4,9 @@ path give.
 ``kforensic trace`` on an LTTng session or an ftrace text runs the kernels built by ``numba.pycc``
 (forensics/aot.py, collectors/ctf/decode_aot.py, collectors/trace_scan_aot.py, detectors/sched/engine_aot.py)
 when they are built, without numba loaded.  Here they are built once into a new cache directory (a
-subprocess, as ``make compile`` does: about 70 s of CPU on 2 cores, the one cost CI pays for them; the
-other tests run with ``KFORENSIC_AOT=no``, see tests/conftest.py), and the whole result on the project's
+subprocess running ``make compile``'s step, ``build_ahead``, after a forced profile run built the chunk pass, with
+numba's C runtime compiled at -O0: tests/collectors/aot_build.py; the other tests run with ``KFORENSIC_AOT=no``,
+see tests/conftest.py), and the whole result on the project's
 session and on its bundled text traces must be equal three ways: ahead of time, JIT, plain.  Also: a run
 on the built code imports neither numba nor llvmlite and writes the JIT run's JSON; a call with other
 types goes to the JIT kernel; a changed source keys another module; a failed build is noted and not
@@ -160,9 +161,22 @@ def test_a_run_on_code_built_ahead_of_time_loads_no_numba(
     trace = TRACES / "kf.ftrace.txt.gz" if text else session
     # forensics.cachetrim removes modules no run used for a month: the run that loads one stamps the note beside it.
     notes = sorted((built / "aot").glob("*.sha256"))
+    # The cache is the session's (tests/collectors/aot_build.py, test_perf_chains reads it after this file): its
+    # notes' times are put back as they were, so no later trim takes a month-old note for a module no run uses.
+    times = {note: note.stat() for note in notes}
     month_ago = time.time() - cachetrim.IDLE_SECONDS - 86400
     for note in notes:
         os.utime(note, (month_ago, month_ago))
+    try:
+        _runs_load_no_numba(trace, built, tmp_path, notes, text)
+    finally:
+        for note, was in times.items():
+            os.utime(note, ns=(was.st_atime_ns, was.st_mtime_ns))
+
+
+def _runs_load_no_numba(trace: Path, built: Path, tmp_path: Path, notes: list[Path], text: bool) -> None:
+    """``trace`` run on the code built ahead of time (neither numba nor llvmlite loaded, nothing compiled) and on the
+    JIT kernels: the same JSON; the ahead-of-time run stamped the notes of the modules it loaded."""
     outs = {}
     for name, more in (("ahead", {}), ("jit", {aot.AOT_ENV: "no"})):
         out = tmp_path / f"{name}.json"
