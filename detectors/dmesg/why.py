@@ -553,26 +553,22 @@ def _add_held(r: _Reading, m: re.Match[str], task: str | None, line: LogLine) ->
         r.locks.append(held)
 
 
-#: Lines that name the task and the lock the next lock line is ("t/1 is trying to acquire lock:", "t/1 [HC0[0]...]
-#: takes:"); an irq lock inversion says "task/pid just changed the state of lock:" (that lock and where).
-_TAKES: Final = rc.compile(r"^\s*(.+?)/(\d+) \[")
-_CHANGED: Final = rc.compile(r"^\s*(.+)/(\d+) just changed")
+#: Lines that name the task and the lock the next lock line is: (a word of the line, pattern, role).
+#: An irq lock inversion says "task/pid just changed the state of lock:" (that lock and where).
+_ROLE_TASK_LINES = (
+    ("trying to acquire", _TRYING, "acquiring"),
+    (" takes:", rc.compile(r"^\s*(.+?)/(\d+) \["), "acquiring"),
+    ("just changed the state of lock", rc.compile(r"^\s*(.+)/(\d+) just changed"), "changed"),
+)
 
 
 def _lockdep_role(r: _Reading, body: str, line: LogLine) -> str | None:
     """The role of the lock the next lock line names, when this line announces one (and the task it names)."""
-    # Each line's three tests written out, not a loop over a table of them (~1,000 instructions a line compiled:
-    # its iterator and each entry unpacked; ~3,400 lines of the corpus x4's lockdep reports).
-    m = _TRYING.search(body) if "trying to acquire" in body else None
-    if m is None and " takes:" in body:
-        m = _TAKES.search(body)
-    role = "acquiring"
-    if m is None and "just changed the state of lock" in body:
-        m, role = _CHANGED.search(body), "changed"
-    if m is not None:
-        r.add("task", m.group(1), line)
-        r.num("pid", m.group(2), line)
-        return role
+    for word, pattern, role in _ROLE_TASK_LINES:
+        if word in body and (m := pattern.search(body)) is not None:
+            r.add("task", m.group(1), line)
+            r.num("pid", m.group(2), line)
+            return role
     if "already holding" in body and body.rstrip().endswith(":"):
         return "holding"
     if "but this lock " in body and "in the past" in body:
