@@ -63,23 +63,14 @@ class MarshalTable(Generic[K, V]):
     def _read(self) -> dict[K, V]:
         """The entries of the file, {} when it is not this table's.
 
-        The file is mapped, not read: read, each page of it was copied into fresh memory, then its payload sliced
-        off into more, both freed once decoded (the three tables of a ``kforensic dmesg`` run, ~0.9 MB: ~450 first
-        touches of pages, ~1.5 ms of system time of every run on this VM); mapped, the kernel maps the cached
-        file's pages 16 at a time and nothing is copied.  The file is never written in place (:meth:`save`
-        renames a new one over it), so what is mapped stays what was checked.  A file that cannot be mapped (an
-        empty one, a file system without ``mmap``) is read.
+        Read once into one bytes object, its payload checked and decoded through views of it (not sliced off into
+        a second copy: ~450 first touches of pages for the three tables of a ``kforensic dmesg`` run).  Read, not
+        mapped: kforensic replaces the file by a rename, but a shared or prepared cache refreshed by ``cp`` or
+        ``install`` (truncated, then written) while a run had it mapped would end that run with SIGBUS; a read of
+        it gives bytes whose digest does not match, the table is taken as empty and the run goes on.
         """
-        import mmap
-
         with open(self.path(), "rb") as file:
-            try:
-                mapped = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
-            except (OSError, ValueError):
-                return self._decoded(memoryview(file.read()))
-            # The views released before the map is closed (a view still held would make its close fail).
-            with mapped, memoryview(mapped) as blob:
-                return self._decoded(blob)
+            return self._decoded(memoryview(file.read()))
 
     def _decoded(self, blob: memoryview) -> dict[K, V]:
         """The entries ``blob`` (the file's bytes) holds, {} when it is not this table's."""
