@@ -78,9 +78,9 @@ pytest: $(VENV)/.installed-dev
 	env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadgroup
 
 # The numba kernels of the trace path compiled into the per-user cache once (forensics.pipelines.build, without the
-# ahead-of-time modules, which tests/collectors/test_ctf_aot.py builds in a directory of its own).  numba keys its
+# ahead-of-time modules, which tests/collectors/aot_build.py builds in a directory of its own).  numba keys its
 # cache on the source file's path, so on a fresh clone each pytest-xdist worker compiled them, all at once: three
-# times 50 s of CPU.  make test runs its three compiles (one process, one core each) beside mypy, then pytest:
+# times 50 s of CPU.  make test runs these compiles (one process, one core each) beside mypy, then pytest:
 # 23 s instead of 40 s one after another (load 2-3).  jit-perf: the profile reader's chunk pass, which the profile
 # tests run through numba's JIT: ~10 s of CPU here, where each worker compiled it (the three perf test files 49.8 ->
 # 21.6 s of CPU, 2026-12-06, load 5-6).

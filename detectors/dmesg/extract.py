@@ -160,8 +160,8 @@ def report_extent(
 
     Scanning resumes at the first line the report did not take (a line of
     another CPU or task, or the next report's header).  ``kinds``, when given, receives the :func:`_line_kind` of
-    each own line (for :func:`_corruption`, which read them again by body otherwise: ~20 M instructions of the
-    shared corpus).
+    each own line (for :func:`_corruption` and, since b1e85d6, the trace reader of the report's frames, which read
+    them again by body otherwise: ~20 M instructions of the shared corpus for the first).
     """
     own: list[LogLine] = [window[0]]
     if kinds is not None:

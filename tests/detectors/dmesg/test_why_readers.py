@@ -8,7 +8,7 @@ their own, KCSAN's two accesses, kmemleak's leaked object.
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from detectors.dmesg.findings import explain_reports, explained_finding, group_reports, hung_passes, lock_cycle_causes
@@ -1041,6 +1041,30 @@ def test_x86_code_reads_what_its_pattern_takes(blank: str, tokens: list[str], he
     from detectors.dmesg.code import _X86_CODE, _x86_code
 
     for body in (f"{blank}{head}{' '.join(tokens)}{blank}", f"{head}{' '.join(tokens)}", f"{head}{''.join(tokens)}"):
+        m = _X86_CODE.match(body)
+        assert _x86_code(body) == (m.group(1) if m is not None else None), body
+
+
+@given(
+    st.lists(st.sampled_from(["0a", "9f", "<0a>", "<9f", "a9>", "ff"]), max_size=8),
+    st.text(alphabet="<>0a9fgF \t", max_size=5),
+    st.integers(min_value=0, max_value=8),
+    st.sampled_from(["Code: ", "Code:  ", "  Code: ", "Code:"]),
+)
+@example([], "0a9", 0, "Code: ")
+@example(["0a"], "<0a>>", 1, "Code: ")
+@example(["0a", "9f"], "", 1, "Code: ")
+@example(["0a", "9f"], "\t", 1, "Code: ")
+@example(["0a"], "<<0a", 0, "Code: ")
+def test_x86_code_among_valid_bytes_reads_what_its_pattern_takes(
+    tokens: list[str], odd: str, at: int, head: str
+) -> None:
+    """One token of any shape among valid bytes (random tokens alone are rarely all valid but one, the case where
+    the token reader and the pattern could part): the reader gives the pattern's group, or None where it fails."""
+    from detectors.dmesg.code import _X86_CODE, _x86_code
+
+    line = [*tokens[:at], odd, *tokens[at:]]
+    for body in (f"{head}{' '.join(line)}", f"{head}{' '.join(line)} ", f"{head}{' '.join(tokens)}"):
         m = _X86_CODE.match(body)
         assert _x86_code(body) == (m.group(1) if m is not None else None), body
 
