@@ -30,7 +30,8 @@ _CALLER_SAVED = frozenset({"rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10",
 
 # Every number this module converts is bounded by its pattern (a kernel prints 64 bits; forensics.units.log_hex):
 # a code byte 2 hex digits, an arm word 8, a register 8-16 (each ends at a non-digit), a displacement capstone's.
-_X86_CODE = rc.compile(r"^\s*Code: ((?:<?[0-9a-f]{2}>? )*<?[0-9a-f]{2}>?)\s*$")  # what _x86_code reads (the tests hold it to it)
+# _X86_CODE: what _x86_code reads a line as (the tests hold the reader to it; only they match it).
+_X86_CODE = rc.compile(r"^\s*Code: ((?:<?[0-9a-f]{2}>? )*<?[0-9a-f]{2}>?)\s*$")
 _ARM64_CODE = rc.compile(r"^\s*Code: ((?:\(?[0-9a-f]{8}\)? ?)+)\s*$")
 # The register patterns are searched in every line of an oops's register block.  Each name's word boundary is
 # asserted just after its first letter, as in ``R(?<=\bR)``, rather than by a leading ``\b``: the same matches (a
