@@ -70,12 +70,9 @@ class MarshalTable(Generic[K, V]):
         it gives bytes whose digest does not match, the table is taken as empty and the run goes on.
         """
         with open(self.path(), "rb") as file:
-            return self._decoded(memoryview(file.read()))
-
-    def _decoded(self, blob: memoryview) -> dict[K, V]:
-        """The entries ``blob`` (the file's bytes) holds, {} when it is not this table's."""
+            blob = memoryview(file.read())
         start = len(self.fmt)
-        with blob[start + _DIGEST :] as payload:
+        with blob, blob[start + _DIGEST :] as payload:
             if blob[:start] != self.fmt or hashlib.sha256(payload).digest() != blob[start : start + _DIGEST]:
                 return {}
             return self.decode(marshal.loads(payload))
