@@ -109,6 +109,12 @@ def test_folded_stacks_of_a_small_profile_import_neither_numpy_nor_the_report() 
         assert not [m for m in modules if m.split(".")[0] in ("typer", "click")]
 
 
+def test_a_store_that_is_not_there_is_said_before_the_analysis_is_imported(tmp_path: Path) -> None:
+    code, modules = _imported("leaks", "--store", tmp_path / "missing.db")
+    assert code == 3
+    assert not [m for m in (*HEAVY, "detectors.leaks.analysis") if m in modules]
+
+
 _CLI = "import sys\nsys.argv = ['kforensic', *sys.argv[1:]]\nfrom forensics.cli import main\nmain()\n"
 #: The same CLI with every command line parsed by typer (no command's table), as before forensics.commandline.
 _TYPER_ONLY = (
