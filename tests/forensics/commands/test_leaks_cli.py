@@ -8,19 +8,17 @@ import stat
 import subprocess
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from collectors.slabstore import SlabStore
-from forensics.cli import main
 from forensics.model import LocatorKind, Severity
 from forensics.pipelines.leaks import analyse_store
 from forensics.report.leaks import LEAKS_SCHEMA
 from forensics.serialize import incident_from_dict
 from tests.detectors.leaks.storebuild import Cache, meminfo_text, slab_line, udp_leak_store, write_store
-from tests.helpers import assert_evidence_resolves
+from tests.helpers import Ran, assert_evidence_resolves, cli_run
 from tests.vmcore_cases import CASES_DIR, case_names
 
 
@@ -31,29 +29,12 @@ def run_subprocess(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@dataclass(frozen=True)
-class Ran:
-    """Exit status and output of an in-process run of the CLI."""
-
-    returncode: int
-    stdout: str
-    stderr: str
-
-
 @pytest.fixture
 def run(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Callable[..., Ran]:
     """Run the CLI's real entry point (error boundary included) in this process: pandas is imported once."""
 
     def invoke(*args: str) -> Ran:
-        monkeypatch.setattr(sys, "argv", ["kforensic", *args])
-        capsys.readouterr()
-        try:
-            main()
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-        out = capsys.readouterr()
-        return Ran(code, out.out, out.err)
+        return cli_run(monkeypatch, capsys, *args)
 
     return invoke
 
