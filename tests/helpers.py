@@ -7,11 +7,13 @@ real: each excerpt must stand verbatim at its locator in its source.
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import signal
 import subprocess
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -161,3 +163,36 @@ def as_nobody(body: Callable[[], bool]) -> bool:
     if os.waitstatus_to_exitcode(status) == 4:
         pytest.skip("cannot drop root here (setuid refused), so the ordinary user's view cannot be produced")
     return os.waitstatus_to_exitcode(status) == 0
+
+
+@dataclass(frozen=True)
+class Ran:
+    """Exit status and output of an in-process run of the CLI."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def cli_run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str | Path) -> Ran:
+    """``kforensic ARGS`` through the CLI's real entry point (its error boundary included) in this process, for a
+    test that needs a run's result where another test covers the command as a process: the interpreter's start-up
+    and the imports (pandas, matplotlib, drgn: 0.5-1 s of CPU a run) are paid once.  The collector is left as it
+    was: :func:`forensics.cli.main` sets its thresholds, and at its end freezes what is alive, for a process about
+    to exit; here that would keep each run's garbage for good (+64 MB a ``report --vmcore``), so it is not frozen."""
+    from forensics.cli import main
+
+    thresholds, freeze = gc.get_threshold(), gc.freeze
+    monkeypatch.setattr(sys, "argv", ["kforensic", *map(str, args)])
+    capsys.readouterr()
+    gc.freeze = lambda: None
+    try:
+        main()
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        gc.freeze = freeze
+        gc.set_threshold(*thresholds)
+    out = capsys.readouterr()
+    return Ran(code, out.out, out.err)
