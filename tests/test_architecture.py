@@ -123,6 +123,14 @@ def _parsed(path: Path, _stamp: tuple[int, int]) -> ast.Module:
     return ast.parse(path.read_text(), str(path))
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _trees_dropped_after_the_module() -> Iterator[None]:
+    """The syntax trees are kept for this module's tests only: some two million objects, which every later full
+    garbage collection of the process walked again (pytest's own two at the session's end among them)."""
+    yield
+    _parsed.cache_clear()
+
+
 def _imports(path: Path, root: Path = ROOT) -> list[tuple[str, int]]:
     """Every module the file imports (``from x import y`` counts ``x.y`` when ``y`` is a module), with its line."""
     return list(_imports_of(path, root, _stamp(path)))
