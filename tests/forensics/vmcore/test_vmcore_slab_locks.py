@@ -244,7 +244,7 @@ def test_a_read_through_a_non_canonical_pointer_says_so() -> None:
     assert read.missing == "no memory at 0x6b6b6b6b6b6b6b73: not a canonical address (the pointer is bogus)"
 
 
-@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("kernel", kernels_of("12-double-free"))
 def test_a_slab_page_filtered_out_of_the_dump_is_said_plainly(kernel: str, tmp_path: Path) -> None:
     from drgn.helpers.linux.mm import virt_to_pfn
     from typer.testing import CliRunner
