@@ -30,7 +30,7 @@ import subprocess
 import tempfile
 import warnings
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -221,6 +221,23 @@ def kernel_ids() -> list[str]:
     return kernels() or [NO_FIXTURES]
 
 
+def case_group(kernel: str, name: str) -> str:
+    """The pytest-xdist group of a case's tests (tests/conftest.py groups the tests parametrized by the case)."""
+    return f"vmcore-case-{kernel}/{name}"
+
+
+def kernels_of(name: str) -> list[Any]:
+    """The fixture kernels, to parametrize a test that reads the case ``name`` on each of them: each kernel's test
+    in the case's group, on the worker that analyses and opens that case for its other tests (elsewhere it did both
+    again, 0.3-0.8 s of CPU).  A kernel without the case is there ungrouped (its test skips, saying so)."""
+    return [
+        pytest.param(kernel, marks=pytest.mark.xdist_group(case_group(kernel, name)))
+        if name in case_names(kernel)
+        else kernel
+        for kernel in kernel_ids()
+    ]
+
+
 def analysed_id(key: str, kernel: str = PRIMARY_KERNEL) -> tuple[VmcoreCase, Any]:
     """:func:`analysed` for a ``kernel/name`` key (or a bare name of ``kernel``); skips an absent case."""
     if NO_FIXTURES in (key, kernel):
@@ -243,11 +260,23 @@ def analysed(name: str, kernel: str = PRIMARY_KERNEL) -> tuple[VmcoreCase, Any]:
 
 
 def open_program(case: VmcoreCase, modules: bool = False) -> Any:
-    """A drgn program on the case's dump, opened independently of any analysis (kernel DWARF; modules too)."""
+    """A drgn program on the case's dump, opened independently of any analysis (kernel DWARF; modules too).
+
+    Shared, read only, by the tests of a process that open the same dump: its DWARF index is most of the cost (0.15-0.35
+    s of CPU a program), and a case's tests run one after the other on one pytest-xdist worker (the xdist_group of
+    the case, tests/conftest.py), so the last few programs opened are kept (~50 MB each).  No test changes a program
+    it is given (loads more debug info, adds finders or memory segments): one that must, opens its own.
+    """
+    return _opened(case.kernel, case.name, modules)
+
+
+@lru_cache(maxsize=6)
+def _opened(kernel: str, name: str, modules: bool) -> Any:
     import contextlib
 
     import drgn
 
+    case = load_case(name, kernel)
     prog = drgn.Program()
     prog.set_core_dump(str(case.vmcore))
     prog.load_debug_info([str(case.vmlinux)], main=True)

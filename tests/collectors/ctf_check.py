@@ -10,7 +10,7 @@ import numpy as np
 from collectors.ctf import decode, plain
 from collectors.ctf import layouts as d
 from collectors.ctf.general import Event, decode_stream
-from collectors.ctf.metadata import Metadata
+from collectors.ctf.metadata import Metadata, parse_metadata
 
 SESSION = Path(__file__).resolve().parents[1] / "data" / "lttng" / "kernel-session.tar.xz"
 
@@ -58,6 +58,28 @@ def compiled_events(meta: Metadata, buf: bytes) -> tuple[np.ndarray, dict[tuple[
 def general_events(meta: Metadata, buf: bytes) -> list[Event]:
     """Every event of a stream by the general decoder."""
     return [ev for pk in decode_stream(meta, buf) for ev in pk.events]
+
+
+#: The pytest-xdist group of the tests that read the session's kernel streams by the general decoder
+#: (:func:`stream_events`): on one worker, which decodes each stream once.
+GENERAL_DECODED = "ctf-session-general-decoded"
+
+_DECODED: dict[tuple[bytes, bytes], tuple[Event, ...]] = {}
+
+
+def stream_events(stream: Path) -> tuple[Event, ...]:
+    """Every event of a session's stream file by the general decoder (the metadata beside it), read only.
+
+    Decoded once per process for the same bytes of the two files: the pure-Python decoder takes 0.7-1.2 s of CPU
+    for each of the kernel session's two streams, which five tests read whole (the last four streams decoded are
+    kept, 40-80 MB each)."""
+    metadata = stream.parent / "metadata"
+    key = (metadata.read_bytes(), stream.read_bytes())
+    if key not in _DECODED:
+        if len(_DECODED) >= 4:
+            del _DECODED[next(iter(_DECODED))]
+        _DECODED[key] = tuple(general_events(parse_metadata(metadata), key[1]))
+    return _DECODED[key]
 
 
 def compare(meta: Metadata, stream: Path | bytes) -> int:

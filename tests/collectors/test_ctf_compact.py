@@ -14,10 +14,9 @@ import pytest
 
 from collectors.ctf import layouts as ly
 from collectors.ctf.feed import SyscallTracker
-from collectors.ctf.general import decode_stream
 from collectors.ctf.reader import K_SYSCALL_ENTRY, K_SYSCALL_EXIT, ROWS_PER_CALL, Session, _record, _records
 from forensics.types.trace import Kind
-from tests.collectors.ctf_check import extract_session
+from tests.collectors.ctf_check import GENERAL_DECODED, extract_session, stream_events
 
 
 @pytest.fixture(scope="module")
@@ -25,6 +24,7 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return extract_session(tmp_path_factory.mktemp("lttng"))
 
 
+@pytest.mark.xdist_group(GENERAL_DECODED)
 @pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "plain"])
 def test_packets_larger_than_one_call_decode_whole(session: Path, compiled: bool) -> None:
     s = Session(str(session), compiled)
@@ -38,7 +38,7 @@ def test_packets_larger_than_one_call_decode_whole(session: Path, compiled: bool
     for i in big:
         st = s.streams[i]
         t = s.traces[st.trace]
-        events = [ev for pk in decode_stream(t.meta, st.path.read_bytes()) for ev in pk.events]
+        events = stream_events(st.path)
         assert st.events == len(events)  # every event counted
         wanted = [ev.offset for ev in events if t.want[ev.stream_id, ev.id]]
         assert sorted(offsets[i]) == sorted(wanted)  # and every wanted one is a row

@@ -21,8 +21,6 @@ import numpy as np
 import pytest
 
 from collectors.ctf import layouts as d
-from collectors.ctf import parsed
-from collectors.ctf.general import decode_stream
 from collectors.ctf.metadata import read_metadata_text
 from collectors.ctf.reader import Session
 from forensics.errors import InputError
@@ -31,7 +29,7 @@ from forensics.pipelines.spans import SpanOptions
 from forensics.pipelines.trace import analyse_trace_file
 from forensics.report.spans_json import report_to_dict
 from tests.collectors import ctf_encoder as enc
-from tests.collectors.ctf_check import extract_session
+from tests.collectors.ctf_check import GENERAL_DECODED, extract_session, stream_events
 from tests.forensics.commands.test_trace_cli import run
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "lttng"
@@ -105,6 +103,7 @@ def _stream_rows(root: Path, stream: Path, decoder: str) -> tuple[np.ndarray, Se
     return np.concatenate(got), s
 
 
+@pytest.mark.xdist_group(GENERAL_DECODED)
 @pytest.mark.parametrize("decoder", ["plain", "compiled", "general"])
 def test_a_cut_packet_keeps_the_events_before_the_cut(tmp_path: Path, decoder: str) -> None:
     """A stream file that ends inside a packet (a copy cut short, a full disk) keeps the events that end before the
@@ -115,8 +114,7 @@ def test_a_cut_packet_keeps_the_events_before_the_cut(tmp_path: Path, decoder: s
     stream = root / "kernel" / "kch_1"
     data = stream.read_bytes()
     cut = len(data) // 2
-    meta, _lay = parsed.load(root / "kernel" / "metadata")
-    kept = [ev for pk in decode_stream(meta, data) for ev in pk.events if ev.end <= cut * 8]
+    kept = [ev for ev in stream_events(stream) if ev.end <= cut * 8]
     assert len(kept) > 8000
     stream.write_bytes(data[:cut])
     rows, s = _stream_rows(root, stream, decoder)

@@ -19,10 +19,10 @@ import numpy as np
 import pytest
 
 from collectors.ctf import layouts as d
-from collectors.ctf.general import Event, decode_stream
+from collectors.ctf.general import Event
 from collectors.ctf.metadata import parse_metadata
 from collectors.ctf.reader import K_SYSCALL_ENTRY, K_SYSCALL_EXIT, NARROW, Session
-from tests.collectors.ctf_check import compare, extract_session
+from tests.collectors.ctf_check import GENERAL_DECODED, compare, extract_session, stream_events
 
 BT2_DUMP = Path(__file__).with_name("bt2_dump.py")
 needs_babeltrace = pytest.mark.skipif(shutil.which("babeltrace2") is None, reason="needs babeltrace2")
@@ -88,13 +88,13 @@ def test_both_decoders_agree_on_every_stream(session: Path) -> None:
 
 
 def _general_events(trace: Path) -> list[Event]:
-    meta = parse_metadata(trace / "metadata")
-    out = []
+    out: list[Event] = []
     for stream in sorted(p for p in trace.iterdir() if p.is_file() and p.name != "metadata"):
-        out += [ev for pk in decode_stream(meta, stream.read_bytes()) for ev in pk.events]
+        out += stream_events(stream)
     return out
 
 
+@pytest.mark.xdist_group(GENERAL_DECODED)
 @pytest.mark.skipif(not Path("/usr/bin/python3").exists(), reason="needs the system python3 with python3-bt2")
 def test_every_payload_equals_python_bt2(session: Path) -> None:
     """Field by field.  babeltrace2 2.0.4 shows an empty user-space string (a failed copy, recorded as one

@@ -377,26 +377,41 @@ _FRAMES = [
 ]
 
 
+# The strategies of the pieces, built once: built in each draw, hypothesis validated them again each time (half the
+# property's CPU).
+_SAMPLES = st.integers(1, 40)
+_KIND = st.sampled_from(["sample"] * 8 + ["comment", "garbage", "no-cpu"])
+_COMM = st.sampled_from(_COMMS)
+_PID = st.sampled_from([b"7", b"7/8", b"-1"])
+_CPU = st.integers(0, 3)
+_WHOLE = st.sampled_from([1, 42, 4456, 123456789])
+_FRAC = st.integers(0, 10**9 - 1)
+_FRAC_DIGITS = st.sampled_from([6, 6, 9])
+_PERIOD = st.sampled_from([b"", b" 1001001", b" 250"])
+_EVENT = st.sampled_from([b"cpu-clock:ppp", b"page-faults"])
+_BODY = st.lists(st.sampled_from(_FRAMES), min_size=0, max_size=4)
+
+
 @st.composite
 def _script_texts(draw: st.DrawFn) -> bytes:
     out = []
-    for _ in range(draw(st.integers(1, 40))):
-        kind = draw(st.sampled_from(["sample"] * 8 + ["comment", "garbage", "no-cpu"]))
+    for _ in range(draw(_SAMPLES)):
+        kind = draw(_KIND)
         if kind == "comment":
             out.append(b"# captured on: x\n# a: 1.5: b\n\n")
             continue
         if kind == "garbage":
             out.append(b"not a sample line\n\n")
             continue
-        comm = draw(st.sampled_from(_COMMS))
-        pid = draw(st.sampled_from([b"7", b"7/8", b"-1"]))
-        cpu = b"" if kind == "no-cpu" else b" [00" + str(draw(st.integers(0, 3))).encode() + b"]"
-        whole = str(draw(st.sampled_from([1, 42, 4456, 123456789]))).encode()
-        frac = str(draw(st.integers(0, 10**9 - 1))).zfill(draw(st.sampled_from([6, 6, 9]))).encode()
-        period = draw(st.sampled_from([b"", b" 1001001", b" 250"]))
-        event = draw(st.sampled_from([b"cpu-clock:ppp", b"page-faults"]))
+        comm = draw(_COMM)
+        pid = draw(_PID)
+        cpu = b"" if kind == "no-cpu" else b" [00" + str(draw(_CPU)).encode() + b"]"
+        whole = str(draw(_WHOLE)).encode()
+        frac = str(draw(_FRAC)).zfill(draw(_FRAC_DIGITS)).encode()
+        period = draw(_PERIOD)
+        event = draw(_EVENT)
         header = comm + b" " + pid + cpu + b"  " + whole + b"." + frac + b":" + period + b" " + event + b": "
-        body = b"\n".join(draw(st.lists(st.sampled_from(_FRAMES), min_size=0, max_size=4)))
+        body = b"\n".join(draw(_BODY))
         out.append(header + (b"\n" + body if body else b"") + b"\n\n")
     text = b"".join(out)
     if draw(st.booleans()):

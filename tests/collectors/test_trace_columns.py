@@ -153,19 +153,24 @@ others = st.sampled_from(
 )
 
 
+# Built once (in each draw, hypothesis validated them anew each time).
+_SCANNER_COMMS = st.sampled_from([b"kworker/u8:0", b"bash", b"a: b", b"x]y", b"w[1]", b"<...>", b"#c"])
+_SCANNER_ENDS = st.sampled_from([b"", b"", b"", b"\r", b" "])
+
+
 @st.composite
 def scanner_line(draw: st.DrawFn) -> bytes:
     """A line of the common layout with one of many payloads, sometimes damaged or with odd heads."""
     if draw(st.integers(0, 2)) == 0:
         return draw(trace_line())
-    comm = draw(st.sampled_from([b"kworker/u8:0", b"bash", b"a: b", b"x]y", b"w[1]", b"<...>", b"#c"]))
+    comm = draw(_SCANNER_COMMS)
     head = b"%16s-%-7s [%s] %s %12s: " % (comm, draw(numbers), draw(cpus), draw(flags), draw(stamps))
     if draw(st.booleans()):
         head = b"%s-%s [%s] %s: " % (draw(comms), draw(numbers), draw(cpus), draw(stamps))
     line = head + draw(others)
     if draw(st.integers(0, 5)) == 0:
         line = line[: draw(st.integers(0, len(line)))]
-    return line + draw(st.sampled_from([b"", b"", b"", b"\r", b" "]))
+    return line + draw(_SCANNER_ENDS)
 
 
 @settings(max_examples=500, deadline=None)

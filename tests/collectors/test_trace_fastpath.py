@@ -22,6 +22,17 @@ flags = st.sampled_from([b"d..2.", b"dNh2..1", b"", b"d..2", b".....", b"1:2", b
 stamps = st.sampled_from([b"1.000001", b"10.5", b"436.795975", b"4.000001", b"2", b"3.x"])
 
 
+# The strategies of trace_line's pieces, built once: built in each draw, hypothesis validated them anew each time.
+_WAKEUPS = st.sampled_from([b"sched_wakeup", b"sched_wakeup_new", b"sched_wakeup_x"])
+_TIMERS = st.sampled_from([b"hrtimer_start: hrtimer=0000 expires=1", b"softirq_entry: vec=9 [action=RCU]"])
+_ODD_NAMES = st.sampled_from(
+    [b"irq_handler_entry: irq=5 name=eth0", b"sched:sched_wakeup: x", b"odd name: x", b"a_b:x", b"a:b: x"]
+)
+_OTHER_LINES = st.sampled_from([b"CPU:1 [LOST 42 EVENTS]", b"# latency: 10 us", b"", b"   ", b"garbage: line"])
+_PREFIXES = st.sampled_from([b"", b"", b"", b"#", b"inst: "])
+_SUFFIXES = st.sampled_from([b"", b"", b"", b" ", b"\r", b" extra=1"])
+
+
 @st.composite
 def trace_line(draw: st.DrawFn) -> bytes:
     """A tracefs-like line: mostly well formed, with the variations and damage real files have."""
@@ -51,7 +62,7 @@ def trace_line(draw: st.DrawFn) -> bytes:
         )
     elif kind == 2:
         payload = b"%s: comm=%s pid=%s prio=%s target_cpu=%s" % (
-            draw(st.sampled_from([b"sched_wakeup", b"sched_wakeup_new", b"sched_wakeup_x"])),
+            draw(_WAKEUPS),
             draw(comms),
             draw(numbers),
             draw(numbers),
@@ -66,23 +77,17 @@ def trace_line(draw: st.DrawFn) -> bytes:
             draw(numbers),
         )
     elif kind == 4:
-        payload = draw(
-            st.sampled_from([b"hrtimer_start: hrtimer=0000 expires=1", b"softirq_entry: vec=9 [action=RCU]"])
-        )
+        payload = draw(_TIMERS)
     elif kind == 5:
-        payload = draw(
-            st.sampled_from(
-                [b"irq_handler_entry: irq=5 name=eth0", b"sched:sched_wakeup: x", b"odd name: x", b"a_b:x", b"a:b: x"]
-            )
-        )
+        payload = draw(_ODD_NAMES)
     elif kind == 6:
-        return draw(st.sampled_from([b"CPU:1 [LOST 42 EVENTS]", b"# latency: 10 us", b"", b"   ", b"garbage: line"]))
+        return draw(_OTHER_LINES)
     else:
         payload = b"sched_process_exit: comm=%s pid=%s prio=120" % (draw(comms), draw(numbers))
-    line = draw(st.sampled_from([b"", b"", b"", b"#", b"inst: "])) + head + payload
+    line = draw(_PREFIXES) + head + payload
     if draw(st.integers(0, 3)) == 0:  # a truncated line
         return line[: draw(st.integers(0, len(line)))]
-    return line + draw(st.sampled_from([b"", b"", b"", b" ", b"\r", b" extra=1"]))
+    return line + draw(_SUFFIXES)
 
 
 def parse_both(data: bytes, chunk: int) -> tuple[tuple[list[TraceEvent], dict[str, object]], ...]:

@@ -9,6 +9,7 @@ checks.  Real commands, built as ``main`` builds them; the command's body is rep
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import sys
 from pathlib import Path
@@ -136,12 +137,19 @@ def _record(monkeypatch: pytest.MonkeyPatch, name: str) -> list[dict[str, Any]]:
         calls.append({**values, "(forced)": output._FORCE[0]})
         return 0
 
+    monkeypatch.setattr(sys.modules[_declaring_module(name)], BODIES[name], body)
+    monkeypatch.setattr(cli.TABLES[name](), "body", body)
+    return calls
+
+
+@functools.cache
+def _declaring_module(name: str) -> str:
+    """The module of the command's typer declaration, which calls the body (once per command: the hypothesis test
+    records its body once per example)."""
     app = cli.make_app(cli._requested([name]))
     (declared,) = [c.callback for c in app.registered_commands if c.name == name]
     assert declared is not None
-    monkeypatch.setattr(sys.modules[declared.__module__], BODIES[name], body)
-    monkeypatch.setattr(cli.TABLES[name](), "body", body)
-    return calls
+    return declared.__module__
 
 
 def _typed(values: dict[str, Any]) -> dict[str, tuple[type, Any]]:
@@ -291,8 +299,12 @@ def test_help_errors_and_other_forms_are_left_to_typer(name: str, args: list[str
     assert commandline.parse(cli.TABLES[name](), args) is None
 
 
+@functools.cache
 def _words(name: str) -> st.SearchStrategy[list[str]]:
-    """Command lines of well-formed pieces (a word; an option and its value, apart or glued; a flag) and odd ones."""
+    """Command lines of well-formed pieces (a word; an option and its value, apart or glued; a flag) and odd ones.
+
+    Built once per command: the same strategy for each of the 1,000 examples, which hypothesis then validates once
+    (built and validated per example, it was half the test's CPU)."""
     line = cli.TABLES[name]()
     flags = sorted(n for o in line.options if o.convert is None for n in o.names)
     takes = sorted(n for o in line.options if o.convert is not None for n in o.names)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 import gzip
 import json
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +15,7 @@ import pytest
 from forensics.model import LocatorKind
 from forensics.serialize import incident_from_dict
 from tests.forensics.test_cli import run
-from tests.helpers import assert_evidence_resolves
+from tests.helpers import Ran, assert_evidence_resolves, cli_run
 from tests.vmcore_cases import VmcoreCase, case_names, load_case
 
 drgn = pytest.importorskip("drgn")
@@ -27,7 +29,23 @@ def _need(name: str) -> VmcoreCase:
     return load_case(name)
 
 
-def _report(case: VmcoreCase, out: Path, *extra: str | Path) -> dict[str, Any]:
+#: A run of the CLI: ``kf`` below (in this process), or tests.forensics.test_cli.run (a real process).
+Run = Callable[..., Any]
+
+
+@pytest.fixture
+def kf(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Run:
+    """``kforensic ARGS`` in this process (tests.helpers.cli_run): these tests read what a report says; the report
+    as a process is test_report_html_renders_in_chromium's (and test_cli's, test_write_faults', tests/hostile's).
+    A report run as a process was 1.0-1.5 s of CPU, 0.4-0.5 s in this process once drgn and matplotlib are in."""
+
+    def invoke(*args: str | Path) -> Ran:
+        return cli_run(monkeypatch, capsys, *args)
+
+    return invoke
+
+
+def _report(run: Run, case: VmcoreCase, out: Path, *extra: str | Path) -> dict[str, Any]:
     result = run(
         "report", "--vmcore", case.directory, "--vmlinux", case.vmlinux,
         *(a for m in case.module_debug for a in ("--module-debug", m)),
@@ -69,18 +87,25 @@ def _check_evidence(doc: dict[str, Any], case: VmcoreCase, tmp: Path, store: Pat
     assert_evidence_resolves(incident.findings, source_paths=sources, resolvers=resolvers)
 
 
-def _leak_store(tmp: Path) -> Path:
+@pytest.fixture(scope="module")
+def leak_samples(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The 08-slab-leak guest's samples imported into a store once for the module (each test reads a copy)."""
     case = _need("08-slab-leak")
-    store = tmp / "slab.db"
+    store = tmp_path_factory.mktemp("leak") / "slab.db"
     result = run("slab-import", case.directory / "snapshots", "--store", store, "--no-analysis")
     assert result.returncode == 0, result.stderr
     return store
 
 
-def test_leak_then_crash_is_one_story_in_order(tmp_path: Path) -> None:
+def _leak_store(samples: Path, tmp: Path) -> Path:
+    """A copy of the store ``leak_samples`` made (its mode too), in the test's directory."""
+    return Path(shutil.copy2(samples, tmp / "slab.db"))
+
+
+def test_leak_then_crash_is_one_story_in_order(tmp_path: Path, kf: Run, leak_samples: Path) -> None:
     case = _need("08-slab-leak")
-    store = _leak_store(tmp_path)
-    doc = _report(case, tmp_path, "--store", store)
+    store = _leak_store(leak_samples, tmp_path)
+    doc = _report(kf, case, tmp_path, "--store", store)
     cache = case.expected["leak"]["cache"]  # type: ignore[index]
     assert any(c["rule"] == "leak-outsized" for c in doc["correlations"]), doc["correlations"]
     assert cache in doc["hypotheses"][0]["statement"], doc["hypotheses"][0]
@@ -109,18 +134,18 @@ def test_leak_then_crash_is_one_story_in_order(tmp_path: Path) -> None:
         assert (tmp_path / target).is_file(), target
 
 
-def test_null_member_story_names_the_field_first(tmp_path: Path) -> None:
+def test_null_member_story_names_the_field_first(tmp_path: Path, kf: Run) -> None:
     case = _need("01-null-member")
-    doc = _report(case, tmp_path)
+    doc = _report(kf, case, tmp_path)
     first = doc["hypotheses"][0]["statement"]
     assert str(case.expected["null_expression"]) in first
     assert any(c["rule"] == "same-crash" for c in doc["correlations"])
     _check_evidence(doc, case, tmp_path)
 
 
-def test_hung_task_story_names_the_lock_owner(tmp_path: Path) -> None:
+def test_hung_task_story_names_the_lock_owner(tmp_path: Path, kf: Run) -> None:
     case = _need("04-hung-task")
-    doc = _report(case, tmp_path, "--trace", TRACE)
+    doc = _report(kf, case, tmp_path, "--trace", TRACE)
     lock = case.expected["lock"]
     assert isinstance(lock, dict)
     assert lock["owner_comm"] in doc["hypotheses"][0]["statement"]
@@ -136,12 +161,12 @@ def test_hung_task_story_names_the_lock_owner(tmp_path: Path) -> None:
     assert "--around 797.702480:20 &lt;trace&gt;</code>" in page
 
 
-def test_a_soft_lockup_titled_two_ways_is_one_crash_not_a_contradiction(tmp_path: Path) -> None:
+def test_a_soft_lockup_titled_two_ways_is_one_crash_not_a_contradiction(tmp_path: Path, kf: Run) -> None:
     """The dump titles the lockup by the frame past the lock helpers (kf_hw_read_status), the console log as
     syzbot does, by the frame before kthread (kf_hw_poll_fn): one line at one printk time, one crash.  The
     report said "the dump and the log disagree" (medium) and listed the lockup twice, both critical."""
     case = _need("14-spin-deadlock")
-    doc = _report(case, tmp_path)
+    doc = _report(kf, case, tmp_path)
     kinds = [f["kind"] for f in doc["incident"]["findings"]]
     assert "contradiction" not in kinds, doc["correlations"]
     assert kinds.count("crash") == 1 and "dmesg.soft-lockup" not in kinds, kinds
@@ -151,7 +176,7 @@ def test_a_soft_lockup_titled_two_ways_is_one_crash_not_a_contradiction(tmp_path
     _check_evidence(doc, case, tmp_path)
 
 
-def test_a_log_of_another_kernel_is_not_a_step_of_the_crash_nor_a_cause(tmp_path: Path) -> None:
+def test_a_log_of_another_kernel_is_not_a_step_of_the_crash_nor_a_cause(tmp_path: Path, kf: Run) -> None:
     """A 6.12.118 guest's log beside the 6.1.192 dump: the story said "First: OOM killer invoked (invoked by
     kf_memhog). Then: kernel panic: Out of memory ..." before the dump's hung task, and ranked the log's OOM as a
     cause; a kernel's release changes only with a boot, so the log is of another boot."""
@@ -159,7 +184,7 @@ def test_a_log_of_another_kernel_is_not_a_step_of_the_crash_nor_a_cause(tmp_path
     log = Path(case.directory).parents[1] / "kernels" / "6.12" / "cases" / "09-oom" / "console.log"
     if not log.is_file():
         pytest.skip(f"{log} is absent (vmcore_fixtures/build.sh)")
-    result = run(
+    result = kf(
         "report", "--vmcore", case.directory, "--vmlinux", case.vmlinux,
         *(a for m in case.module_debug for a in ("--module-debug", m)),
         "--dmesg", log, "-o", tmp_path / "incident.md", "--json", tmp_path / "incident.json",
@@ -179,13 +204,15 @@ def test_a_log_of_another_kernel_is_not_a_step_of_the_crash_nor_a_cause(tmp_path
     _check_evidence(doc, case, tmp_path)
 
 
-def test_samples_taken_after_the_crash_are_not_its_story_nor_its_cause(tmp_path: Path) -> None:
+def test_samples_taken_after_the_crash_are_not_its_story_nor_its_cause(
+    tmp_path: Path, kf: Run, leak_samples: Path
+) -> None:
     """The 08-slab-leak guest's samples (20:16:30-20:18:03) beside the 04-hung-task dump (crashed 20:15:58 on the
     same kernel release): the story began "First (20:16:30 UTC, for 93.0 s): SUnreclaim grows ..." and the first
     hypothesis was the leak, from samples a dead kernel could not have taken."""
     case = _need("04-hung-task")
-    store = _leak_store(tmp_path)
-    doc = _report(case, tmp_path, "--store", store)
+    store = _leak_store(leak_samples, tmp_path)
+    doc = _report(kf, case, tmp_path, "--store", store)
     said = [c["statement"] for c in doc["correlations"] if c["contradiction"]]
     late = "its times start at 2026-12-02T20:16:30+00:00, after the crash at 2026-12-02T20:15:58+00:00 ±2.0 s"
     assert f"{store} cannot come from the crashed boot: {late}" in said
@@ -195,7 +222,7 @@ def test_samples_taken_after_the_crash_are_not_its_story_nor_its_cause(tmp_path:
     _check_evidence(doc, case, tmp_path, store)
 
 
-def test_a_leak_of_another_boot_corroborates_nothing_in_the_dump(tmp_path: Path) -> None:
+def test_a_leak_of_another_boot_corroborates_nothing_in_the_dump(tmp_path: Path, kf: Run) -> None:
     """The 6.12 guest's 08-slab-leak samples (2026-12-03) beside the 6.1 08-slab-leak dump (crashed 2026-12-02): the
     store is another boot (a contradiction), yet "leak-outsized: kf_leak_obj grows in the samples and is outsized in
     the dump" merged the dump's outsized cache into its leak, "corroborated" to 0.98 and ranked first."""
@@ -204,9 +231,9 @@ def test_a_leak_of_another_boot_corroborates_nothing_in_the_dump(tmp_path: Path)
     if not other.is_dir():
         pytest.skip("the 6.12 08-slab-leak fixture is absent (vmcore_fixtures/build.sh)")
     store = tmp_path / "other.db"
-    result = run("slab-import", other, "--store", store, "--no-analysis")
+    result = kf("slab-import", other, "--store", store, "--no-analysis")
     assert result.returncode == 0, result.stderr
-    doc = _report(case, tmp_path, "--store", store)
+    doc = _report(kf, case, tmp_path, "--store", store)
     rules = [c["rule"] for c in doc["correlations"]]
     assert "leak-outsized" not in rules and "contradiction" in rules, doc["correlations"]
     assert not any(str(store) in str(h) for h in doc["hypotheses"]), doc["hypotheses"]
@@ -214,8 +241,9 @@ def test_a_leak_of_another_boot_corroborates_nothing_in_the_dump(tmp_path: Path)
     assert outsized and all(e["source"] != str(store) for f in outsized for e in f["evidence"]), outsized
 
 
-def test_report_html_renders_in_chromium(tmp_path: Path) -> None:
-    """The demo's inputs: the page opens with the verdict, the figure, then one timeline row per finding."""
+def test_report_html_renders_in_chromium(tmp_path: Path, leak_samples: Path) -> None:
+    """The demo's inputs: the page opens with the verdict, the figure, then one timeline row per finding.
+    The report runs as a process, as a user starts it (the other tests here run it in-process)."""
     import re
 
     import matplotlib.image
@@ -226,7 +254,7 @@ def test_report_html_renders_in_chromium(tmp_path: Path) -> None:
     if CHROMIUM is None:
         pytest.skip("Debian package chromium is not installed")
     case = _need("08-slab-leak")
-    doc = _report(case, tmp_path, "--store", _leak_store(tmp_path), "--trace", TRACE)
+    doc = _report(run, case, tmp_path, "--store", _leak_store(leak_samples, tmp_path), "--trace", TRACE)
     # One row per finding (the panic seen by the dump and the log is one merged finding, one row).
     finding_ids = [e["finding"] for e in doc["timeline"]]
     assert len(finding_ids) == len(set(finding_ids)), finding_ids

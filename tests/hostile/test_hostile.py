@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -173,3 +174,20 @@ def test_the_judge_lets_debug_tell_where_it_was_raised() -> None:
     )
     assert battery.judge_stderr(stderr, 3, debug=True) == []
     assert any("more after" in problem for problem in battery.judge_stderr(stderr, 3, debug=False))
+
+
+def test_the_state_sees_an_input_rewritten_with_the_same_size_after_its_digest_was_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The digests kept between cases (battery._digest) are not taken for a file rewritten since."""
+    evidence = tmp_path / "evidence.log"
+    evidence.write_bytes(b"one\n")
+    now = time.time_ns()
+    monkeypatch.setattr(battery.time, "time_ns", lambda: now + 2_000_000_000)  # the file as if written 2 s ago
+    before = battery._state([tmp_path])
+    assert battery._state([tmp_path]) == before  # read from what was kept
+    evidence.write_bytes(b"two\n")  # a run that rewrites its input: same size, same second
+    after = battery._state([tmp_path])
+    assert battery.judge_files(battery.Case("x", []), before, after, 0) == [
+        f"changed: {str(evidence)!r} {before[str(evidence)]!r} -> {after[str(evidence)]!r}"
+    ]

@@ -351,6 +351,14 @@ def _window_cut_alone(buf: bytes, start: int, end: int, limit: int) -> tuple[int
     return buf.count(b"\n", 0, start) + 1, parts, complete
 
 
+def _line_starts(buf: bytes) -> list[int]:
+    """0 and the offset after each newline that has a byte after it: the lines a window may start at.
+
+    By the newlines' regular expression, not a Python loop over every byte (up to 12 MB an example: 4 of the two
+    tests' 6.6 s of CPU)."""
+    return [0] + [m.end() for m in re.finditer(b"\n", buf) if m.end() < len(buf)]
+
+
 @settings(max_examples=300, deadline=None)
 @given(
     st.lists(st.sampled_from([0, 1, 20, 70, 159, 161, 700, 5000, 200_000]), min_size=1, max_size=60),
@@ -369,7 +377,7 @@ def test_windows_cut_from_the_shared_split_lines_are_the_windows_cut_alone(
     # Windows at any line, of any limit, in any order (forward, back, the same again), with lines long enough to
     # reach the byte budget; the scan's end at the buffer's end or at its last newline.
     buf = b"\n".join(b"x" * size for size in sizes) + (b"\n" if newline_last else b"")
-    starts = [0] + [i + 1 for i, byte in enumerate(buf) if byte == 10 and i + 1 < len(buf)]
+    starts = _line_starts(buf)
     scanner = LogScanner()
     scanner._buf = buf
     for line, limit, to_the_end in asks:
@@ -394,7 +402,7 @@ def test_windows_of_many_lines_ahead_and_back_are_the_windows_cut_alone(
     # Far enough apart that the split lines above a window are dropped as the windows move on (and split again when
     # one goes back): the windows, and the lines they parse, are still those cut alone.
     buf = b"\n".join(b"[ %d.5] x" % i + b"y" * size for i, size in enumerate(sizes)) + b"\n"
-    starts = [0] + [i + 1 for i, byte in enumerate(buf) if byte == 10 and i + 1 < len(buf)]
+    starts = _line_starts(buf)
     scanner = LogScanner()
     scanner._buf = buf
     for line, limit, to_the_end in sorted(asks) if asks[0][2] else asks:

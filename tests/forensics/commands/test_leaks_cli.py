@@ -4,23 +4,22 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from collectors.slabstore import SlabStore
-from forensics.cli import main
 from forensics.model import LocatorKind, Severity
 from forensics.pipelines.leaks import analyse_store
 from forensics.report.leaks import LEAKS_SCHEMA
 from forensics.serialize import incident_from_dict
 from tests.detectors.leaks.storebuild import Cache, meminfo_text, slab_line, udp_leak_store, write_store
-from tests.helpers import assert_evidence_resolves
+from tests.helpers import Ran, assert_evidence_resolves, cli_run
 from tests.vmcore_cases import CASES_DIR, case_names
 
 
@@ -31,29 +30,12 @@ def run_subprocess(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@dataclass(frozen=True)
-class Ran:
-    """Exit status and output of an in-process run of the CLI."""
-
-    returncode: int
-    stdout: str
-    stderr: str
-
-
 @pytest.fixture
 def run(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Callable[..., Ran]:
     """Run the CLI's real entry point (error boundary included) in this process: pandas is imported once."""
 
     def invoke(*args: str) -> Ran:
-        monkeypatch.setattr(sys, "argv", ["kforensic", *args])
-        capsys.readouterr()
-        try:
-            main()
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-        out = capsys.readouterr()
-        return Ran(code, out.out, out.err)
+        return cli_run(monkeypatch, capsys, *args)
 
     return invoke
 
@@ -297,16 +279,25 @@ def test_report_of_a_group_leak_says_whether_memory_ran_out(
     assert [h["statement"] for h in report["hypotheses"]] == [f"memory leak: {group['title']}"], report["hypotheses"]
 
 
+@pytest.fixture(scope="module")
+def udp_leak_recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The udp-socket-leak workload's recording imported into a store once for the module (0.36 s of CPU)."""
+    recording = Path(__file__).resolve().parents[2] / "data" / "workloads" / "udp-socket-leak.txt.xz"
+    store = tmp_path_factory.mktemp("udp") / "s.sqlite"
+    made = run_subprocess("slab-import", "--store", str(store), "--host", "vm", str(recording), "--no-analysis")
+    assert made.returncode == 0, made.stderr
+    return store
+
+
 @pytest.mark.parametrize("home", ["a file", "read-only"])
-def test_plots_with_a_home_matplotlib_cannot_write_keep_stderr_clean(tmp_path: Path, home: str) -> None:
+def test_plots_with_a_home_matplotlib_cannot_write_keep_stderr_clean(
+    tmp_path: Path, home: str, udp_leak_recording: Path
+) -> None:
     """With a home where ~/.config/matplotlib cannot be made, `leaks --plots` drew its PNGs, exited 0 and printed
     matplotlib's "mkdir -p failed ... Matplotlib created a temporary cache directory ..." on stderr."""
     from tests.helpers import as_plain_reader
 
-    recording = Path(__file__).resolve().parents[2] / "data" / "workloads" / "udp-socket-leak.txt.xz"
-    store = tmp_path / "s.sqlite"
-    made = run_subprocess("slab-import", "--store", str(store), "--host", "vm", str(recording), "--no-analysis")
-    assert made.returncode == 0, made.stderr
+    store = Path(shutil.copy2(udp_leak_recording, tmp_path / "s.sqlite"))  # a copy of its own (chmod below)
     where = tmp_path / "home"
     if home == "a file":
         where.write_text("")  # not a directory: no reader can make ~/.config there

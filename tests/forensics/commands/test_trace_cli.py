@@ -1,4 +1,5 @@
-"""``kforensic trace`` as a user runs it: real subprocess, recorded traces, exit codes, outputs."""
+"""``kforensic trace`` as a user runs it: real subprocesses (in-process through the CLI's entry where a test reads
+what a run says: ``kf``), recorded traces, exit codes, outputs."""
 
 from __future__ import annotations
 
@@ -8,13 +9,16 @@ import re
 import stat
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from detectors.sched import rules
 from forensics.model import finding_id
 from tests.detectors.sched.traces import recorded, write_scenario
+from tests.helpers import Ran, cli_run
 
 
 def run(*args: str, stdin: bytes | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -29,6 +33,36 @@ def run(*args: str, stdin: bytes | None = None, env: dict[str, str] | None = Non
     return subprocess.CompletedProcess(
         proc.args, proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace")
     )
+
+
+#: A run of the CLI: ``kf`` (in this process) or :func:`run` (a real process); both answer with returncode, stdout and
+#: stderr.
+Run = Callable[..., Any]
+
+
+@pytest.fixture
+def kf(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Run:
+    """``kforensic trace ARGS`` in this process, through the CLI's real entry (tests.helpers.cli_run: its exit
+    codes and error lines as a process has them), for the tests that read what a run says of a trace; the trace
+    as a process (files, standard input, environment, exit codes of bad input) is the other tests' subject here
+    and test_cli_startup's.  A run of kf.ftrace.txt as a process is 0.13 s of CPU, about 0.05 s here (issue #28)."""
+
+    def invoke(*args: str) -> Ran:
+        return cli_run(monkeypatch, capsys, "trace", *args)
+
+    return invoke
+
+
+#: The outcomes of command lines on the module's ``ftrace`` that write nothing, by their arguments (run_once).
+_RAN: dict[tuple[str, ...], subprocess.CompletedProcess[str]] = {}
+
+
+def run_once(*args: str) -> subprocess.CompletedProcess[str]:
+    """``run(*args)`` the first time; again, its outcome then (the same command on the same input, with the same
+    flags: several tests read the whole trace's or a window's document; 0.13 s of CPU a run, issue #28)."""
+    if args not in _RAN:
+        _RAN[args] = run(*args)
+    return _RAN[args]
 
 
 @pytest.fixture(scope="module")
@@ -71,10 +105,10 @@ def _softirq_runs_in_recording(path: Path) -> dict[str, int]:
     return runs
 
 
-def test_text_and_markdown(ftrace: Path) -> None:
-    text = run(str(ftrace), "--top", "5")
+def test_text_and_markdown(ftrace: Path, kf: Run) -> None:
+    text = kf(str(ftrace), "--top", "5")
     assert text.returncode == 0 and "Tasks (busiest first)" in text.stdout and "RT hog: kf_rthog" in text.stdout
-    md = run(str(ftrace), "--format", "md")
+    md = kf(str(ftrace), "--format", "md")
     assert md.returncode == 0 and "| task | pid |" in md.stdout
     # The softirq table's runs column: the counts of the recording (it once printed a method's repr).
     expected = _softirq_runs_in_recording(ftrace)
@@ -92,16 +126,16 @@ def test_fail_on(ftrace: Path) -> None:
     assert run(str(ftrace), "--fail-on", "critical", "-f", "json").returncode == 0
 
 
-def test_task_and_around_filters(ftrace: Path) -> None:
-    res = run(str(ftrace), "--task", "kf_victim", "-f", "json")
+def test_task_and_around_filters(ftrace: Path, kf: Run) -> None:
+    res = kf(str(ftrace), "--task", "kf_victim", "-f", "json")
     doc = json.loads(res.stdout)
     assert [t["comm"] for t in doc["tasks"]] == ["kf_victim"]
     worst = doc["tasks"][0]["worst_wakeup"]
     end = worst["to"]["ts"]
-    around = json.loads(run(str(ftrace), "--around", f"{end}:20", "-f", "json").stdout)
+    around = json.loads(kf(str(ftrace), "--around", f"{end}:20", "-f", "json").stdout)
     assert around["window"]["end"] == end and around["window"]["start"] == pytest.approx(end - 0.02)
     assert {t["comm"] for t in around["tasks"]} >= {"kf_victim", "kf_rthog"}
-    res = run(str(ftrace), "--task", "no_such_task")
+    res = kf(str(ftrace), "--task", "no_such_task")
     assert res.returncode == 2 and "matches no task" in res.stderr
 
 
@@ -202,7 +236,7 @@ def test_a_window_outside_the_trace_is_a_usage_error_naming_its_range(tmp_path: 
             assert "inside the trace's time range" in hint
 
 
-def test_a_window_in_which_no_event_falls_is_answered_from_the_state_carried_in(tmp_path: Path) -> None:
+def test_a_window_in_which_no_event_falls_is_answered_from_the_state_carried_in(tmp_path: Path, kf: Run) -> None:
     """A window inside the trace that no event of any CPU falls in (797.6365 .. 797.6385 of kf.ftrace.txt: the
     events around it at 797.636146 and 797.638777; python3 runs on CPU1, qemu-system-x86 on CPU0 from before it to
     after it) was a usage error (exit 2, "holds no event of ..."): "what was running during these 2 ms?" is a
@@ -212,7 +246,7 @@ def test_a_window_in_which_no_event_falls_is_answered_from_the_state_carried_in(
     times = [float(t) for t in re.findall(r" (\d+\.\d{6}): ", ftrace.read_text())]
     assert not [t for t in times if 797.6365 <= t <= 797.6385] and min(times) < 797.6365 and max(times) > 797.6385
     for option in (["--window", "797.6365:797.6385"], ["--around", "797.6385:2"]):
-        res = run(str(ftrace), *option)
+        res = kf(str(ftrace), *option)
         assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
         flat = " ".join(res.stdout.split())  # the lines as the terminal's width wrapped them
         assert "window 797.636500 .. 797.638500" in res.stdout and "no event falls in the window on any CPU" in flat
@@ -221,21 +255,21 @@ def test_a_window_in_which_no_event_falls_is_answered_from_the_state_carried_in(
             assert re.search(
                 rf"│ CPU{cpu} │ no event in the window │ no event in the window │ 2\.000 ms │ 0\.000 ms", res.stdout
             )
-    doc = json.loads(run(str(ftrace), "--window", "797.6365:797.6385", "-f", "json").stdout)
+    doc = json.loads(kf(str(ftrace), "--window", "797.6365:797.6385", "-f", "json").stdout)
     assert {t["comm"]: (t["runtime_ms"], t["runs"]["count"]) for t in doc["tasks"] if t["runtime_ms"]} == {
         "python3": (2.0, 1),
         "qemu-system-x86": (2.0, 1),
     }
 
 
-def test_an_lttng_window_is_outside_only_when_it_misses_the_trace(tmp_path: Path) -> None:
+def test_an_lttng_window_is_outside_only_when_it_misses_the_trace(tmp_path: Path, kf: Run) -> None:
     """The project's LTTng session: a window in its longest silence (25.750 .. 25.770: no kernel event between
     25.748266 and 25.777353) was "outside /tmp/...: it holds no events there"; now it is answered.  A window before
     or after the session says which, and where the session's events are."""
     from tests.collectors.ctf_check import extract_session
 
     root = extract_session(tmp_path)
-    res = run(str(root), "--window", "25.750:25.770")
+    res = kf(str(root), "--window", "25.750:25.770")
     assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
     flat = " ".join(res.stdout.split())  # the lines as the terminal's width wrapped them
     assert "window 25.750000 .. 25.770000" in res.stdout and "no event falls in the window on any CPU" in flat
@@ -243,7 +277,7 @@ def test_an_lttng_window_is_outside_only_when_it_misses_the_trace(tmp_path: Path
         ("1:2", "it ends before the trace begins; the trace's first event is at 23.652555 (trace seconds)"),
         ("100:200", "it starts after the trace ends; the trace holds 23.652555 .. 26.812249 (trace seconds)"),
     ):
-        res = run(str(root), "--window", window)
+        res = kf(str(root), "--window", window)
         assert res.returncode == 2 and "Traceback" not in res.stderr and not res.stdout, res.stderr
         error, hint = res.stderr.splitlines()
         assert error.endswith(f"is outside {root}: {said}"), error
@@ -272,34 +306,34 @@ def test_trace_dat_without_trace_cmd(tmp_path: Path) -> None:
     )
 
 
-def test_nothing_found_says_what_could_not_be_judged(tmp_path: Path) -> None:
+def test_nothing_found_says_what_could_not_be_judged(tmp_path: Path, kf: Run) -> None:
     # Without wakeup events a trace cannot show wakeup latency: "no problem found" must say so.
     text = recorded("kf.ftrace.txt", tmp_path).read_text()
     kept = [line for line in text.splitlines() if "sched_waking" not in line and "sched_wakeup" not in line]
     path = tmp_path / "no-wakeups.txt"
     path.write_text("\n".join(kept) + "\n")
-    doc = json.loads(run(str(path), "-f", "json").stdout)
+    doc = json.loads(kf(str(path), "-f", "json").stdout)
     (examined,) = doc["incident"]["examined"]
     assert "2 CPU(s)" in examined["what"] and "sched_switch" in examined["what"]
     assert "wakeup latency: needs sched_waking or sched_wakeup events" in examined["could_not"]
     assert not any(f["kind"] == "sched-wakeup-latency" for f in doc["incident"]["findings"])
 
 
-def test_the_tracers_gaps_are_said_among_what_could_not_be_judged(tmp_path: Path) -> None:
+def test_the_tracers_gaps_are_said_among_what_could_not_be_judged(tmp_path: Path, kf: Run) -> None:
     # "No problem found" on a trace whose ring buffer overflowed must say that the gaps were not seen.
     lines = recorded("kf.ftrace.txt", tmp_path).read_text().splitlines()
     middle = len(lines) // 2
     lines[middle:middle] = ["CPU:1 [LOST 1500 EVENTS]", "CPU:0 [LOST 500 EVENTS]"]
     path = tmp_path / "lost.txt"
     path.write_text("\n".join(lines) + "\n")
-    doc = json.loads(run(str(path), "-f", "json").stdout)
+    doc = json.loads(kf(str(path), "-f", "json").stdout)
     (examined,) = doc["incident"]["examined"]
     [gaps] = [line for line in examined["could_not"] if "gap" in line]
     assert gaps.startswith("anything inside the tracer's 2 gap(s): 2,000 events lost (")
     assert "of what was traced) (ring buffer full)" in gaps
 
 
-def test_an_overwritten_buffer_is_said_among_what_could_not_be_judged(ftrace: Path, tmp_path: Path) -> None:
+def test_an_overwritten_buffer_is_said_among_what_could_not_be_judged(ftrace: Path, tmp_path: Path, kf: Run) -> None:
     # A tracefs buffer read after it wrapped keeps a CPU's latest events only: "no problem found" must not claim
     # the time before them (this machine's 256 KB instance after 10 s of load kept CPU1 from 4.1 s on).
     lines = ftrace.read_text().splitlines()
@@ -308,22 +342,22 @@ def test_an_overwritten_buffer_is_said_among_what_could_not_be_judged(ftrace: Pa
     kept = [x for x in lines if "[001]" not in x or x.split(": ", 1)[0].split()[-1] >= cut]
     path = tmp_path / "cpu1-overwritten.txt"
     path.write_text("\n".join(kept) + "\n")
-    examined = json.loads(run(str(path), "-f", "json").stdout)["incident"]["examined"][0]
+    examined = json.loads(kf(str(path), "-f", "json").stdout)["incident"]["examined"][0]
     first = min(x.split(": ", 1)[0].split()[-1] for x in kept if "[001]" in x)
     assert [x for x in examined["could_not"] if x.startswith("anything on")] == [
         f"anything on CPU1 before {first}: its buffer starts there (overwritten, or the CPU was silent); figures "
         "that begin earlier are not findings"
     ]
-    intact = json.loads(run(str(ftrace), "-f", "json").stdout)["incident"]["examined"][0]  # CPU0 from +3.7 ms
+    intact = json.loads(run_once(str(ftrace), "-f", "json").stdout)["incident"]["examined"][0]  # CPU0 from +3.7 ms
     assert not [x for x in intact["could_not"] if x.startswith("anything on")]
 
 
-def test_the_kernels_preemption_model_is_declared_or_read_from_its_log(ftrace: Path, tmp_path: Path) -> None:
-    bad = run(str(ftrace), "--preempt", "sometimes")
+def test_the_kernels_preemption_model_is_declared_or_read_from_its_log(ftrace: Path, tmp_path: Path, kf: Run) -> None:
+    bad = kf(str(ftrace), "--preempt", "sometimes")
     assert bad.returncode == 2 and "not a preemption model" in bad.stderr
-    unknown = json.loads(run(str(ftrace), "-f", "json").stdout)["incident"]
-    declared = json.loads(run(str(ftrace), "--preempt", "none", "-f", "json").stdout)["incident"]
-    full = json.loads(run(str(ftrace), "--preempt", "full", "-f", "json").stdout)["incident"]
+    unknown = json.loads(run_once(str(ftrace), "-f", "json").stdout)["incident"]
+    declared = json.loads(kf(str(ftrace), "--preempt", "none", "-f", "json").stdout)["incident"]
+    full = json.loads(kf(str(ftrace), "--preempt", "full", "-f", "json").stdout)["incident"]
     assert any("preemption model" in x for x in unknown["examined"][0]["could_not"])
     assert "RT wakeup latency on a kernel of preemption model none" in declared["examined"][0]["could_find"]
     # The fixture's RT task waited 2.4 ms behind a CFS task: a preemptible kernel's fault (medium), the next
@@ -370,7 +404,7 @@ def test_a_small_trace_on_standard_input_runs_without_compiling_on_a_cold_cache(
         )
     assert piped.returncode == 0 and piped.stderr == b"", piped.stderr
     assert not (tmp_path / "numba").exists()  # nothing compiled, nothing cached
-    by_path = json.loads(run(str(ftrace), "-f", "json").stdout)["incident"]["findings"]
+    by_path = json.loads(run_once(str(ftrace), "-f", "json").stdout)["incident"]["findings"]
     assert [f["title"] for f in json.loads(piped.stdout)["incident"]["findings"]] == [f["title"] for f in by_path]
 
 
@@ -398,7 +432,7 @@ def test_report_merges_a_task_of_two_traces_only_when_it_is_the_same_task(tmp_pa
     assert {e["source"] for e in merged["evidence"]} == {str(run_1), str(same)}
 
 
-def test_a_ctf_session_is_counted_in_events_not_lines(tmp_path: Path) -> None:
+def test_a_ctf_session_is_counted_in_events_not_lines(tmp_path: Path, kf: Run) -> None:
     """An LTTng session is binary: its header counts events, never "lines" or "malformed lines" (it said
     "31556 lines, 31556 events" of the shared bug446190 session, whose streams hold no line at all).  Here the
     project's own UST recording."""
@@ -407,12 +441,12 @@ def test_a_ctf_session_is_counted_in_events_not_lines(tmp_path: Path) -> None:
     with tarfile.open(Path(__file__).resolve().parents[2] / "data" / "lttng" / "ust.tar.gz") as tar:
         tar.extractall(tmp_path, filter="data")
     session = tmp_path / "ust"
-    out = run(str(session))
+    out = kf(str(session))
     assert out.returncode == 0, out.stderr
     head, _window, _latency, skipped = out.stdout.splitlines()[:4]
     assert re.fullmatch(rf"trace {re.escape(str(session))}: \d+ events \(\d+ analysed\), layout ctf", head), head
     assert re.fullmatch(r"skipped: \d+ events of other kinds, \d+ lost-event markers \(\d+ events lost\)", skipped)
-    text = run(str(recorded("kf.ftrace.txt", tmp_path))).stdout.splitlines()  # a text trace keeps its lines
+    text = kf(str(recorded("kf.ftrace.txt", tmp_path))).stdout.splitlines()  # a text trace keeps its lines
     assert re.match(r"trace .*: 2592 lines, 2580 events", text[0]) and text[3].startswith("skipped: 0 malformed lines")
 
 
@@ -421,14 +455,14 @@ def test_a_window_carries_in_the_task_running_on_a_quiet_cpu(ftrace: Path) -> No
     runs there all through it (switched in at 797.705242, out at 797.714786).  The CPU table said "797.542779
     797.706785 0.000 ms" for CPU0, the task table had no kf_hog, the coverage note said CPU0 stops reporting at
     797.706785 (it reports again at 797.710776) and the window ended at 797.709090 (the last event read)."""
-    res = run(str(ftrace), "--window", "797.7070:797.7097")
+    res = run_once(str(ftrace), "--window", "797.7070:797.7097")
     assert res.returncode == 0, res.stderr
     text = res.stdout
     assert "window 797.707000 .. 797.709700" in text and "stop reporting" not in text
     assert re.search(r"│ CPU0 │ no event in the window │ no event in the window │ 2\.700 ms │ 0\.000 ms │", text)
     assert re.search(r"│ kf_hog\s+│ 15891 │ 120\s+│ 2\.700 ms │ 1\s+│ 2\.700 ms\s+│", text)
     assert "@797.707000 CPU0" in text
-    doc = json.loads(run(str(ftrace), "--window", "797.7070:797.7097", "-f", "json").stdout)
+    doc = json.loads(run_once(str(ftrace), "--window", "797.7070:797.7097", "-f", "json").stdout)
     assert doc["window"] == {"start": 797.707, "end": 797.7097} and doc["coverage"]["stopped"] == []
     cpu0 = next(c for c in doc["cpus"] if c["cpu"] == 0)
     none = {"not_available": "no event in the window"}
@@ -437,11 +471,11 @@ def test_a_window_carries_in_the_task_running_on_a_quiet_cpu(ftrace: Path) -> No
     assert hog["runtime_ms"] == 2.7
 
 
-def test_a_windowed_task_table_has_no_task_seen_only_before_the_window(ftrace: Path) -> None:
+def test_a_windowed_task_table_has_no_task_seen_only_before_the_window(ftrace: Path, kf: Run) -> None:
     """``--window 797.7070:797.7097`` listed python3, record.sh, bash, readlink... in all-zero rows: tasks seen only
     before the window.  Now the table lists the six tasks active in it; ``--task`` naming one seen only before the
     window says it is not active there (it said "matches no task" of a task the trace has)."""
-    doc = json.loads(run(str(ftrace), "--window", "797.7070:797.7097", "-f", "json", "--top", "100").stdout)
+    doc = json.loads(kf(str(ftrace), "--window", "797.7070:797.7097", "-f", "json", "--top", "100").stdout)
     assert sorted(t["comm"] for t in doc["tasks"]) == [
         "kf_blocker",
         "kf_hog",
@@ -450,50 +484,54 @@ def test_a_windowed_task_table_has_no_task_seen_only_before_the_window(ftrace: P
         "qemu-system-x86",
         "qemu-system-x86",
     ]
-    res = run(str(ftrace), "--window", "797.7070:797.7097", "--task", "python3")
+    res = kf(str(ftrace), "--window", "797.7070:797.7097", "--task", "python3")
     assert res.returncode == 2 and "Traceback" not in res.stderr and not res.stdout
     error, hint = res.stderr.splitlines()
     assert error == (
         f"kforensic: error: --task 'python3' matches no task active in the window 797.707000 .. 797.709700 of {ftrace}"
     )
     assert "widen the window" in hint
-    assert run(str(ftrace), "--task", "python3").returncode == 0  # the whole trace has it
+    assert kf(str(ftrace), "--task", "python3").returncode == 0  # the whole trace has it
 
 
-def test_a_window_long_after_every_buffer_starts_has_no_note_of_the_start(ftrace: Path) -> None:
+def test_a_window_long_after_every_buffer_starts_has_no_note_of_the_start(ftrace: Path, kf: Run) -> None:
     """``--window 797.7070:797.7097`` printed "coverage: CPU buffers start at different times (CPU0 from
     797.542779); before 797.542779 only some CPUs are covered", of a time 164 ms before the window."""
     note = "coverage: CPU buffers start at different times (CPU0 from 797.542779)"
-    assert note in run(str(ftrace)).stdout
-    assert note in run(str(ftrace), "--window", "797.5400:797.5500").stdout
-    windowed = run(str(ftrace), "--window", "797.7070:797.7097")
+    assert note in kf(str(ftrace)).stdout
+    assert note in kf(str(ftrace), "--window", "797.5400:797.5500").stdout
+    windowed = run_once(str(ftrace), "--window", "797.7070:797.7097")
     assert windowed.returncode == 0 and note not in windowed.stdout and "CPU buffers start" not in windowed.stdout
 
 
-def test_a_cpu_with_no_switch_before_or_in_the_window_says_its_busy_and_idle_time_are_unknown(ftrace: Path) -> None:
+def test_a_cpu_with_no_switch_before_or_in_the_window_says_its_busy_and_idle_time_are_unknown(
+    ftrace: Path, kf: Run
+) -> None:
     """``--window 797.5450:797.5465``: CPU0 has no sched_switch before or in it.  Its row said "0.000 ms" busy and
     idle (text, md) and 0.0 (JSON); now each says why it is not known, and CPU1 keeps its figures."""
     why = "no sched_switch on CPU0 before or in the window"
-    res = run(str(ftrace), "--window", "797.5450:797.5465", "-f", "md")
+    res = kf(str(ftrace), "--window", "797.5450:797.5465", "-f", "md")
     assert res.returncode == 0, res.stderr
     assert (
         f"| CPU0 | no event in the window | no event in the window | unknown ({why}) | unknown ({why}) |" in res.stdout
     )
     assert "| CPU1 | no event in the window | no event in the window | 0.000 ms | 1.500 ms |" in res.stdout
-    text = run(str(ftrace), "--window", "797.5450:797.5465").stdout
+    text = kf(str(ftrace), "--window", "797.5450:797.5465").stdout
     row = next(line for line in text.splitlines() if line.startswith("│ CPU0 │"))  # the cells wrap after it
     assert row.count("│ unknown (no sched_switch") == 2 and "0.000 ms │ 0.000 ms │ 0.000 ms │ 0.000 ms" not in row
-    doc = json.loads(run(str(ftrace), "--window", "797.5450:797.5465", "-f", "json").stdout)
+    doc = json.loads(run_once(str(ftrace), "--window", "797.5450:797.5465", "-f", "json").stdout)
     cpus = {c["cpu"]: c for c in doc["cpus"]}
     assert (cpus[0]["busy_ms"], cpus[0]["idle_ms"]) == ({"not_available": why}, {"not_available": why})
     assert (cpus[1]["busy_ms"], cpus[1]["idle_ms"]) == (0.0, 1.5)
 
 
-def test_a_window_without_irqs_of_a_trace_with_them_says_none_in_the_window(ftrace: Path, tmp_path: Path) -> None:
+def test_a_window_without_irqs_of_a_trace_with_them_says_none_in_the_window(
+    ftrace: Path, tmp_path: Path, kf: Run
+) -> None:
     """``--window 797.5450:797.5465``: no IRQ or softirq event falls in it, the trace has them around it.  The
     report said "could not judge: long IRQ handlers: needs irq_handler_entry/exit events" (softirqs alike); the
     trace can show them: it says there were none in the window.  A trace without them still says what it needs."""
-    doc = json.loads(run(str(ftrace), "--window", "797.5450:797.5465", "-f", "json").stdout)
+    doc = json.loads(run_once(str(ftrace), "--window", "797.5450:797.5465", "-f", "json").stdout)
     (examined,) = doc["incident"]["examined"]
     assert "long IRQ handlers (none in the window)" in examined["could_find"]
     assert "softirq starvation (none in the window)" in examined["could_find"]
@@ -501,28 +539,28 @@ def test_a_window_without_irqs_of_a_trace_with_them_says_none_in_the_window(ftra
     path = tmp_path / "no-irqs.txt"
     irq = re.compile(r"irq_|: \w+_(entry|exit): vector=")  # local_timer_entry and other vectors are IRQs too
     path.write_text("".join(line for line in ftrace.read_text().splitlines(True) if not irq.search(line)))
-    doc = json.loads(run(str(path), "--window", "797.5450:797.5465", "-f", "json").stdout)
+    doc = json.loads(kf(str(path), "--window", "797.5450:797.5465", "-f", "json").stdout)
     (examined,) = doc["incident"]["examined"]
     assert "long IRQ handlers: needs irq_handler_entry/exit events" in examined["could_not"]
     assert "softirq starvation: needs softirq_raise/entry/exit events" in examined["could_not"]
 
 
-def test_a_task_waiting_all_through_the_window_has_its_wait_in_its_row(ftrace: Path) -> None:
+def test_a_task_waiting_all_through_the_window_has_its_wait_in_its_row(ftrace: Path, kf: Run) -> None:
     """``--window 797.7070:797.7097``: qemu-system-x86 15566 is preempted before the window and waits behind
     kf_hog all through it; kf_victim 15893 is preempted by kf_rthog in it and still waits at its end.  Their rows
     said "-" for the worst preemption wait (15566's row was all zeros); the waits open at the window's end are
     counted up to it, as a run is."""
-    res = run(str(ftrace), "--window", "797.7070:797.7097", "-f", "md")
+    res = kf(str(ftrace), "--window", "797.7070:797.7097", "-f", "md")
     assert res.returncode == 0, res.stderr
     assert "| qemu-system-x86 | 15566 | 120 | 0.000 ms | 0 | - | 0 | - | 2.700 ms | - | - | - |" in res.stdout
     assert "| kf_victim | 15893 | 120 | 0.000 ms | 0 | - | 0 | - | 2.076 ms | 0.331 ms | - | kf_rthogx1 |" in res.stdout
-    doc = json.loads(run(str(ftrace), "--window", "797.7070:797.7097", "-f", "json").stdout)
+    doc = json.loads(run_once(str(ftrace), "--window", "797.7070:797.7097", "-f", "json").stdout)
     qemu = next(t for t in doc["tasks"] if t["pid"] == 15566)
     assert qemu["worst_preempt_wait"]["behind"] == [{"pid": 15891, "comm": "kf_hog", "ms": 2.7}]
 
 
 def test_a_cpu_with_no_switch_in_the_trace_says_its_busy_and_idle_time_are_unknown(
-    ftrace: Path, tmp_path: Path
+    ftrace: Path, tmp_path: Path, kf: Run
 ) -> None:
     """kf.ftrace.txt without CPU1's sched_switch lines (an RT task spinning on a nohz_full CPU never switches): its
     row said "0.000 ms" busy and idle (text, md, HTML) and 0.0 (JSON), hiding such a hog; now each says why it is
@@ -531,17 +569,17 @@ def test_a_cpu_with_no_switch_in_the_trace_says_its_busy_and_idle_time_are_unkno
     lines = ftrace.read_bytes().splitlines(keepends=True)
     cut.write_bytes(b"".join(x for x in lines if not (b"[001]" in x and b" sched_switch:" in x)))
     why = "no sched_switch on CPU1 in the trace"
-    md = run(str(cut), "-f", "md")
+    md = kf(str(cut), "-f", "md")
     assert md.returncode == 0, md.stderr
     row = next(line for line in md.stdout.splitlines() if line.startswith("| CPU1 |"))
     assert f"| unknown ({why}) | unknown ({why}) | 1.634 ms | 1.423 ms | 0 |" in row
-    text = run(str(cut)).stdout
+    text = kf(str(cut)).stdout
     row = next(line for line in text.splitlines() if line.startswith("│ CPU1 │"))  # the cells wrap after it
     assert row.count("│ unknown (no sched_switch") == 2 and "0.000 ms" not in row
     assert "could have found: CPU hogs" in text  # CPU0's switches
-    html = run(str(cut), "-f", "html").stdout
+    html = kf(str(cut), "-f", "html").stdout
     assert html.count(f"unknown ({why})") == 2
-    doc = json.loads(run(str(cut), "-f", "json").stdout)
+    doc = json.loads(kf(str(cut), "-f", "json").stdout)
     cpu1 = next(c for c in doc["cpus"] if c["cpu"] == 1)
     assert (cpu1["busy_ms"], cpu1["idle_ms"], cpu1["irq_ms"]) == ({"not_available": why}, {"not_available": why}, 1.634)
 
@@ -551,14 +589,14 @@ def test_the_examined_line_of_a_window_names_the_kinds_read_and_those_with_figur
     irq_handler_entry/exit", the kinds with figures in the window, though softirq and workqueue events were read
     (and judged on: "softirq starvation (none in the window)").  It names the kinds read, then those with figures
     in the window; without a window the line is as it was."""
-    doc = json.loads(run(str(ftrace), "--window", "797.7070:797.7097", "-f", "json").stdout)
+    doc = json.loads(run_once(str(ftrace), "--window", "797.7070:797.7097", "-f", "json").stdout)
     (examined,) = doc["incident"]["examined"]
     assert examined["what"].endswith(
         "; event kinds read: sched_switch, sched_waking, irq_handler_entry/exit, softirq_raise/entry/exit, "
         "workqueue_execute_start/end (with figures in the window: sched_switch, sched_waking, irq_handler_entry/exit)"
     )
     assert "softirq starvation (none in the window)" in examined["could_find"]
-    whole = json.loads(run(str(ftrace), "-f", "json").stdout)["incident"]["examined"][0]["what"]
+    whole = json.loads(run_once(str(ftrace), "-f", "json").stdout)["incident"]["examined"][0]["what"]
     assert whole.endswith(
         "; event kinds: sched_switch, sched_waking, irq_handler_entry/exit, softirq_raise/entry/exit, "
         "workqueue_execute_start/end"
@@ -566,7 +604,7 @@ def test_the_examined_line_of_a_window_names_the_kinds_read_and_those_with_figur
 
 
 def test_a_wakeup_whose_switch_in_could_not_be_seen_is_said_unknown_and_raises_nothing(
-    ftrace: Path, tmp_path: Path
+    ftrace: Path, tmp_path: Path, kf: Run
 ) -> None:
     """kf.ftrace.txt without CPU1's sched_switch lines: python3, woken onto CPU1, had a worst wakeup latency of
     217.067 ms (measured to its next switch-in on CPU0; 0.2 ms in the whole trace) and kf_hog 5.009 ms, a
@@ -574,15 +612,15 @@ def test_a_wakeup_whose_switch_in_could_not_be_seen_is_said_unknown_and_raises_n
     cut = tmp_path / "no-switch-on-cpu1.txt"
     lines = ftrace.read_bytes().splitlines(keepends=True)
     cut.write_bytes(b"".join(x for x in lines if not (b"[001]" in x and b" sched_switch:" in x)))
-    md = run(str(cut), "-f", "md", "--bucket-ms", "10")
+    md = kf(str(cut), "-f", "md", "--bucket-ms", "10")
     assert md.returncode == 0, md.stderr
     row = next(line for line in md.stdout.splitlines() if line.startswith("| python3 | 15850 |"))
     assert "| 0.011 ms behind qemu-system-x86 (1 more unknown: no sched_switch on CPU1 in the trace) |" in row
     assert "217.067" not in md.stdout and "5.009 ms" not in md.stdout
-    doc = json.loads(run(str(cut), "-f", "json").stdout)
+    doc = json.loads(kf(str(cut), "-f", "json").stdout)
     python3 = next(t for t in doc["tasks"] if t["pid"] == 15850)
     assert python3["wakeups_unknown"] == {"count": 1, "not_available": "no sched_switch on CPU1 in the trace"}
     titles = [f["title"] for f in doc["incident"]["findings"] if f["kind"] == "sched-wakeup-latency"]
     assert titles == ["Wakeup latency: qemu-system-x86 waited 14.742 ms to run, behind kf_hog"]
-    whole = json.loads(run(str(ftrace), "-f", "json").stdout)
+    whole = json.loads(run_once(str(ftrace), "-f", "json").stdout)
     assert not any("wakeups_unknown" in t for t in whole["tasks"])

@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 
 from forensics.model import NotAvailable
-from tests.vmcore_cases import case_names, kernels, load_case, open_program, without_pages
+from tests.vmcore_cases import case_names, kernels, kernels_of, load_case, open_program, without_pages
 
 drgn = pytest.importorskip("drgn")
 
 KERNELS = kernels() or ["<no-vmcore-fixtures>"]
 
 
-@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("kernel", kernels_of("02-bug-on"))
 def test_the_backtrace_is_unwound_from_the_saved_registers_without_the_task(kernel: str, tmp_path: Path) -> None:
     from drgn.helpers.linux.mm import virt_to_pfn
 

@@ -23,7 +23,7 @@ from forensics.types.causes import LockWaiter, lock_cycle
 from forensics.types.vmcore import GlobalLock
 from tests.detectors.vmcore.snapshots import snapshot
 from tests.helpers import assert_evidence_resolves
-from tests.vmcore_cases import VmcoreCase, case_names, kernels, load_case, without_pages
+from tests.vmcore_cases import VmcoreCase, case_names, kernels, kernels_of, load_case, without_pages
 
 drgn = pytest.importorskip("drgn")
 
@@ -157,7 +157,7 @@ def test_a_hung_task_whose_tasks_the_dump_lacks_names_the_owner_it_can(kernel: s
     assert FILTERED in facts[f"task_struct {lock.owner.address:#x}"]
 
 
-@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("kernel", kernels_of("11-abba-deadlock"))
 def test_the_kernel_stack_size_is_read_from_the_kernel(kernel: str) -> None:
     from forensics.vmcore.layouts import thread_size
     from tests.vmcore_cases import open_program
@@ -168,7 +168,7 @@ def test_the_kernel_stack_size_is_read_from_the_kernel(kernel: str) -> None:
     assert thread_size(open_program(case)) == 16384
 
 
-@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("kernel", kernels_of("04-hung-task"))
 def test_tasks_the_pid_table_loses_are_found_on_the_task_list(kernel: str, tmp_path: Path) -> None:
     from drgn.helpers.linux.mm import virt_to_pfn
 

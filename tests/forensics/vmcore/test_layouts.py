@@ -7,13 +7,12 @@ never from a dump; :mod:`forensics.vmcore.layouts` must find the same values in 
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import pytest
 
 from forensics.model import NotAvailable
-from tests.vmcore_cases import kernels, load_case, manifest, open_program
+from tests.vmcore_cases import kernels, kernels_of, load_case, manifest, open_program
 
 drgn = pytest.importorskip("drgn")
 
@@ -29,12 +28,12 @@ def _facts(kernel: str) -> dict[str, Any]:
     return found["kernel_facts"]  # type: ignore[no-any-return]
 
 
-@functools.cache
 def _program(kernel: str, name: str) -> Any:
+    """The case's program (kernel and module DWARF), shared with the case's other tests (each test is in its group)."""
     return open_program(load_case(name, kernel), modules=True)
 
 
-@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("kernel", kernels_of("10-use-after-free"))
 def test_slab_flag_bits_are_the_kernels(kernel: str) -> None:
     from forensics.vmcore.layouts import slab_flag
 
@@ -44,7 +43,7 @@ def test_slab_flag_bits_are_the_kernels(kernel: str) -> None:
         assert slab_flag(prog, name) == value, name
 
 
-@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("kernel", kernels_of("10-use-after-free"))
 def test_slub_track_order_is_the_kernels(kernel: str) -> None:
     from forensics.vmcore.layouts import track_index
 
@@ -53,7 +52,7 @@ def test_slub_track_order_is_the_kernels(kernel: str) -> None:
     assert {"TRACK_ALLOC": track_index(prog, "alloc"), "TRACK_FREE": track_index(prog, "free")} == facts["track_items"]
 
 
-@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("kernel", kernels_of("10-use-after-free"))
 def test_the_free_track_names_the_freeing_function(kernel: str) -> None:
     """Through the track layout of the kernel: a depot handle (v5.19+) or return addresses in the track."""
     from drgn.helpers.linux.slab import slab_object_info
@@ -78,7 +77,7 @@ def test_the_free_track_names_the_freeing_function(kernel: str) -> None:
     assert has_handle is (facts["track_stack"] == "depot handle")
 
 
-@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("kernel", kernels_of("10-use-after-free"))
 def test_stack_depot_names_and_a_handle_past_the_last_pool(kernel: str) -> None:
     from forensics.vmcore import layouts
 
@@ -103,7 +102,7 @@ def test_stack_depot_names_and_a_handle_past_the_last_pool(kernel: str) -> None:
     assert "no record for handle" in found.reason and "no such pool" in found.reason
 
 
-@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("kernel", kernels_of("04-hung-task"))
 def test_mutex_owner_of_the_hung_task_case(kernel: str) -> None:
     from forensics.vmcore.layouts import mutex_owner, rwsem_owner
 
@@ -121,7 +120,7 @@ def test_mutex_owner_of_the_hung_task_case(kernel: str) -> None:
     assert (free.held, free.task, free.readers) == (False, None, False)
 
 
-@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("kernel", kernels_of("14-spin-deadlock"))
 def test_qspinlock_layout_is_the_kernels(kernel: str) -> None:
     from forensics.vmcore.layouts import qspinlock_layout
 
@@ -135,7 +134,7 @@ def test_qspinlock_layout_is_the_kernels(kernel: str) -> None:
     } == facts["qspinlock"]
 
 
-@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("kernel", kernels_of("09-oom"))
 def test_vmalloc_areas_are_found_on_the_kernels_lists(kernel: str) -> None:
     from forensics.vmcore.dumpfile import read_dump_header
     from forensics.vmcore.gaps import DumpPages, explaining, walk
@@ -159,7 +158,7 @@ def test_vmalloc_areas_are_found_on_the_kernels_lists(kernel: str) -> None:
         assert len(areas) > 10
 
 
-@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("kernel", kernels_of("13-list-overflow"))
 def test_the_kernels_list_checkers_are_known_checkers(kernel: str) -> None:
     from detectors.vmcore.findings import CORRUPTION_CHECKERS
 
@@ -172,7 +171,7 @@ def test_the_kernels_list_checkers_are_known_checkers(kernel: str) -> None:
         assert prog.symbol(name).name == name
 
 
-@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("kernel", kernels_of("10-use-after-free"))
 def test_a_slab_pages_kind_is_read_from_its_struct_page(kernel: str) -> None:
     """struct slab (v5.17) or page->slab_cache; PG_slab or the slab page type (v6.10)."""
     from drgn.helpers.linux.mm import virt_to_pfn
