@@ -94,7 +94,7 @@ $(JIT_PARTS): jit-%: $(VENV)/.installed-dev
 
 # The bytecode the three pytest-xdist workers each compiled at once, at their collection, written once beside mypy:
 # the tests' modules (rewritten by pytest for their asserts) and the packages they import (scipy, pandas, dask,
-# distributed, hypothesis, drgn...: pip installs them uncompiled, above), where Python writes no bytecode itself
+# hypothesis, drgn...: pip installs them uncompiled, above), where Python writes no bytecode itself
 # (PYTHONDONTWRITEBYTECODE) as in make pytest.  A worker's collection on a fresh clone 13.3-15.5 -> 4.9-5.4 s of CPU
 # (three at once, as pytest -n 3 starts them; load 10-14), for this step's 15.8-19.1 s.  The project's modules are
 # compiled here too: make pytest's compileall then finds them compiled.
