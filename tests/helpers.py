@@ -127,13 +127,27 @@ def child(argv: Sequence[str], **popen: Any) -> Iterator[subprocess.Popen[bytes]
                 stream.close()
 
 
+@contextlib.contextmanager
+def collector_kept() -> Iterator[None]:
+    """The garbage collector left as it was around an in-process run of :func:`forensics.cli.main`, which sets its
+    thresholds and at its end freezes what is alive, for a process about to exit: in a test process that would keep
+    each run's garbage for good (+64 MB a ``report --vmcore``) and change the collection of every later test."""
+    thresholds, freeze = gc.get_threshold(), gc.freeze
+    gc.freeze = lambda: None
+    try:
+        yield
+    finally:
+        gc.freeze = freeze
+        gc.set_threshold(*thresholds)
+
+
 def cli_in_process(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
     """``kforensic ARGS`` run in this process (no interpreter start-up): its exit code and standard output."""
     from forensics.cli import main
 
     monkeypatch.setattr(sys, "argv", ["kforensic", *args])
     capsys.readouterr()
-    with pytest.raises(SystemExit) as ended:
+    with pytest.raises(SystemExit) as ended, collector_kept():
         main()
     done = capsys.readouterr()
     sys.stderr.write(done.err)  # captured again: pytest shows the command's stderr beside a failed assertion
@@ -177,22 +191,17 @@ class Ran:
 def cli_run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str | Path) -> Ran:
     """``kforensic ARGS`` through the CLI's real entry point (its error boundary included) in this process, for a
     test that needs a run's result where another test covers the command as a process: the interpreter's start-up
-    and the imports (pandas, matplotlib, drgn: 0.5-1 s of CPU a run) are paid once.  The collector is left as it
-    was: :func:`forensics.cli.main` sets its thresholds, and at its end freezes what is alive, for a process about
-    to exit; here that would keep each run's garbage for good (+64 MB a ``report --vmcore``), so it is not frozen."""
+    and the imports (pandas, matplotlib, drgn: 0.5-1 s of CPU a run) are paid once; the collector left as it was
+    (:func:`collector_kept`)."""
     from forensics.cli import main
 
-    thresholds, freeze = gc.get_threshold(), gc.freeze
     monkeypatch.setattr(sys, "argv", ["kforensic", *map(str, args)])
     capsys.readouterr()
-    gc.freeze = lambda: None
     try:
-        main()
+        with collector_kept():
+            main()
         code = 0
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    finally:
-        gc.freeze = freeze
-        gc.set_threshold(*thresholds)
     out = capsys.readouterr()
     return Ran(code, out.out, out.err)

@@ -23,7 +23,7 @@ from forensics.cli import main
 from forensics.errors import UsageError
 from forensics.units import parse_duration
 from tests.collectors.test_procfs import MEMINFO, FakeTree, cache, slabinfo_text
-from tests.helpers import child
+from tests.helpers import child, collector_kept
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -41,7 +41,7 @@ def kforensic(*args: str) -> Result:
     argv = sys.argv
     sys.argv = ["kforensic", *args]
     try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), collector_kept():
             main()
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 0

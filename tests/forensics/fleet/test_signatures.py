@@ -9,6 +9,7 @@ real scheduler on loopback, and the serial run must give the same groups.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 import subprocess
@@ -21,7 +22,11 @@ from forensics.fleet.signatures import expand_inputs, run_dask, run_serial
 from forensics.report.fleet_signatures import to_document
 from tests.helpers import assert_evidence_resolves
 
-pytest.importorskip("dask.distributed")
+# find_spec, not importorskip: collection in every pytest-xdist worker imported dask.distributed (0.65 s each);
+# the tests that use it import it, on the one worker that runs them.
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("distributed") is None, reason="dask.distributed is not installed"
+)
 
 GOLDEN = Path(__file__).resolve().parents[2] / "detectors" / "dmesg" / "golden"
 CASES = Path(__file__).resolve().parents[3] / "vmcore_fixtures" / "cases"
