@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -192,16 +193,29 @@ def cli_run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
     """``kforensic ARGS`` through the CLI's real entry point (its error boundary included) in this process, for a
     test that needs a run's result where another test covers the command as a process: the interpreter's start-up
     and the imports (pandas, matplotlib, drgn: 0.5-1 s of CPU a run) are paid once; the collector left as it was
-    (:func:`collector_kept`)."""
+    (:func:`collector_kept`).  Its stderr holds what the run wrote to ``sys.stderr`` and the warnings a process
+    would print (pytest's warnings plugin would take them to its summary instead), not what C code writes to
+    file descriptor 2 itself."""
     from forensics.cli import main
 
     monkeypatch.setattr(sys, "argv", ["kforensic", *map(str, args)])
     capsys.readouterr()
-    try:
-        with collector_kept():
-            main()
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    with warnings.catch_warnings(record=True) as raised:
+        warnings.simplefilter("default")
+        try:
+            with collector_kept():
+                main()
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     out = capsys.readouterr()
-    return Ran(code, out.out, out.err)
+    shown = "".join(
+        warnings.formatwarning(w.message, w.category, w.filename, w.lineno, w.line)
+        for w in raised
+        if not issubclass(w.category, _SILENT_IN_A_PROCESS)
+    )
+    return Ran(code, out.out, out.err + shown)
+
+
+#: The warnings Python's default filters ignore in a process (outside ``__main__``), which cli_run leaves out too.
+_SILENT_IN_A_PROCESS = (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning)
