@@ -25,6 +25,11 @@ from tests.helpers import mount_tmpfs
 # plain paths by tests/collectors/test_ctf_aot.py, in a directory of its own; every other test runs the JIT path
 # as before, so that a test forcing the compiled path does not build them (45 s of CPU) into the user's cache.
 os.environ.setdefault("KFORENSIC_AOT", "no")
+# drgn indexes DWARF with OpenMP threads, one per core; beside pytest-xdist's three workers on two cores they only
+# contend (and spin): test_layouts 6.6-7.4 -> 5.1-5.4 s of CPU alone, the vmcore files and test_followup_runs
+# 64.1-66.7 -> 55.3-56.4 s under -n 3.  Set here, before any worker or child loads drgn; the product leaves it to
+# the user's environment (on an idle machine the threads shorten a run's wait).
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 settings.register_profile("long", max_examples=500, deadline=None)
 settings.register_profile("kforensic", deadline=None, suppress_health_check=[HealthCheck.too_slow])

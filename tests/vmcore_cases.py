@@ -279,6 +279,10 @@ def _opened(kernel: str, name: str, modules: bool) -> Any:
     case = load_case(name, kernel)
     prog = drgn.Program()
     prog.set_core_dump(str(case.vmcore))
+    # As forensics/vmcore/program.py does: no download by drgn's own debuginfod finder (where DEBUGINFOD_URLS is
+    # set, as Ubuntu and Fedora set it), so that the other modules' search stays on this machine.
+    with contextlib.suppress(AttributeError, ValueError):
+        prog.set_enabled_debug_info_finders([f for f in prog.enabled_debug_info_finders() if f != "debuginfod"])
     prog.load_debug_info([str(case.vmlinux)], main=True)
     if modules:
         with contextlib.suppress(drgn.MissingDebugInfoError):  # modules of the kernel without their .ko
