@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import re
 import struct
+import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
@@ -507,7 +508,10 @@ class _Capstone:
     def __init__(self, lib: Any, ctypes: Any) -> None:
         self.lib = lib
         self.ctypes = ctypes
-        self.handles: dict[tuple[int, int, bool], int] = {}
+        # A handle per thread: capstone's handle is not for threads to share (its maintainers: "each thread has its
+        # own handle", capstone-engine/capstone#987; ctypes lets threads call at once).  A thread's number may be
+        # used again once it ended, and with it the handle no one else holds then.
+        self.handles: dict[tuple[int, int, int, bool], int] = {}
         self.names: dict[int, str | None] = {}  # x86 register names by capstone's id
         # Each call has its own result pointer and register arrays, never ones kept here: ctypes releases the GIL
         # during a call, so threads decoding at once (a Dask worker's --nthreads running triage_batch) would
@@ -515,7 +519,7 @@ class _Capstone:
         self.registers = ctypes.c_uint16 * 64
 
     def handle(self, arch: int, mode: int, detail: bool) -> int:
-        key = (arch, mode, detail)
+        key = (threading.get_ident(), arch, mode, detail)
         got = self.handles.get(key)
         if got is None:
             ctypes = self.ctypes
