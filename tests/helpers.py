@@ -200,8 +200,11 @@ def cli_run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
 
     monkeypatch.setattr(sys, "argv", ["kforensic", *map(str, args)])
     capsys.readouterr()
-    with warnings.catch_warnings(record=True) as raised:
+    with warnings.catch_warnings():  # put back at the end: the filters and showwarning
         warnings.simplefilter("default")
+        for category in _SILENT_IN_A_PROCESS:
+            warnings.simplefilter("ignore", category)
+        warnings.showwarning = _shown_on_stderr  # where it was raised among the run's lines, as a process has it
         try:
             with collector_kept():
                 main()
@@ -209,13 +212,19 @@ def cli_run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     out = capsys.readouterr()
-    shown = "".join(
-        warnings.formatwarning(w.message, w.category, w.filename, w.lineno, w.line)
-        for w in raised
-        if not issubclass(w.category, _SILENT_IN_A_PROCESS)
-    )
-    return Ran(code, out.out, out.err + shown)
+    return Ran(code, out.out, out.err)
 
 
 #: The warnings Python's default filters ignore in a process (outside ``__main__``), which cli_run leaves out too.
 _SILENT_IN_A_PROCESS = (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning)
+
+
+def _shown_on_stderr(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: Any = None,
+    line: str | None = None,
+) -> None:
+    sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
