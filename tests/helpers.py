@@ -227,4 +227,5 @@ def _shown_on_stderr(
     file: Any = None,
     line: str | None = None,
 ) -> None:
+    """warnings.showwarning as a process's default: the formatted warning on stderr (here: the run's captured one)."""
     sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
