@@ -79,7 +79,7 @@ CASE_GROUPED = ("tests/forensics/vmcore/", "tests/vmcore_fixtures/")
 def pytest_itemcollected(item: pytest.Item) -> None:
     """The tests of one fixture case (``kernel/name``) run on one pytest-xdist worker, which analyses the case once:
     spread over three workers, each analysed most of the 32 cases again."""
-    from tests.vmcore_cases import PRIMARY_KERNEL, kernel_cases
+    from tests.vmcore_cases import PRIMARY_KERNEL, case_group, kernel_cases
 
     callspec = getattr(item, "callspec", None)
     if callspec is None or item.get_closest_marker("xdist_group") or not item.nodeid.startswith(CASE_GROUPED):
@@ -92,7 +92,7 @@ def pytest_itemcollected(item: pytest.Item) -> None:
     for value in callspec.params.values():
         key = value if isinstance(value, str) and "/" in value else f"{kernel}/{value}"
         if key in keys:
-            item.add_marker(pytest.mark.xdist_group(f"vmcore-case-{key}"))
+            item.add_marker(pytest.mark.xdist_group(case_group(*key.split("/", 1))))
             return
 
 

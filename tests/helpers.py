@@ -143,16 +143,10 @@ def collector_kept() -> Iterator[None]:
 
 
 def cli_in_process(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
-    """``kforensic ARGS`` run in this process (no interpreter start-up): its exit code and standard output."""
-    from forensics.cli import main
-
-    monkeypatch.setattr(sys, "argv", ["kforensic", *args])
-    capsys.readouterr()
-    with pytest.raises(SystemExit) as ended, collector_kept():
-        main()
-    done = capsys.readouterr()
-    sys.stderr.write(done.err)  # captured again: pytest shows the command's stderr beside a failed assertion
-    return int(ended.value.code or 0), done.out
+    """``kforensic ARGS`` run in this process (:func:`cli_run`): its exit code and standard output."""
+    ran = cli_run(monkeypatch, capsys, *args)
+    sys.stderr.write(ran.stderr)  # captured again: pytest shows the command's stderr beside a failed assertion
+    return ran.returncode, ran.stdout
 
 
 def as_nobody(body: Callable[[], bool]) -> bool:
