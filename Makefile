@@ -115,8 +115,11 @@ warm: $(VENV)/.installed-dev
 	env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest --collect-only -q -p no:cacheprovider > /dev/null \
 		|| echo "warm: pytest's collection failed (make pytest says why)" >&2
 
+# The prelude's six jobs, longest first (CPU seconds each, one after another on a fresh clone, load 3.3-3.7:
+# typecheck 25.2, warm 19.5, jit-engine 19.3, jit-scanner 13.0, jit-perf 11.2, jit-ctf 8.0): four at once on two
+# cores, the short ones last, so that no long job is left alone on one core at the end while the other waits.
 test: lint
-	@$(MAKE) --no-print-directory --output-sync=target -j4 typecheck $(JIT_PARTS) warm
+	@$(MAKE) --no-print-directory --output-sync=target -j4 typecheck warm jit-engine jit-scanner jit-perf jit-ctf
 	@$(MAKE) --no-print-directory pytest
 
 clean:
