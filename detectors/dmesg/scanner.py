@@ -42,7 +42,7 @@ _PREAMBLE_WORDS: Final = (
     b"corruption",
     b"refcount_t:",
     b"double add",
-    b"kasan: GPF",
+    b"kasan: ",
     b"ssertion failed: ",
 )
 #: Whether any of them is above a header: one automaton pass (~2 us for the 2 KB; five ``in`` tests took ~20 us).
