@@ -118,11 +118,10 @@ def render_for(incident: Incident, fmt: OutputFormat, output: Path | None) -> st
 
 
 #: Findings that state what an analysis examined and could have shown (slab-watch's and slab-import's coverage of
-#: the leak analysis; a trace's CPU that reports only part of the window, whose figures are held back): a
-#: statement about the input, not a finding about the kernel.  They never set the exit status, so the same store
-#: gives the same status to ``slab-import``, ``slab-watch`` and ``leaks`` (which states its coverage apart, as
-#: "examined"), and ``trace --fail-on low`` fails on the kernel's findings, not on a ring buffer's size.
-COVERAGE_KINDS = frozenset({FindingKind.LEAK_COVERAGE, FindingKind.TRACE_COVERAGE})
+#: the leak analysis): a statement about the samples, not a finding about the kernel.  They never set the exit
+#: status, so the same store gives the same status to ``slab-import``, ``slab-watch`` and ``leaks`` (which
+#: states its coverage apart, as "examined").
+COVERAGE_KINDS = frozenset({FindingKind.LEAK_COVERAGE})
 
 
 def exit_status(incident: Incident, fail_on: Severity | None) -> ExitCode:

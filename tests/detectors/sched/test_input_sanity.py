@@ -157,12 +157,9 @@ def test_a_cpu_that_stops_halfway_is_a_coverage_note_and_drops_what_spans_it(tmp
     assert not late, "a figure next to a coverage gap is not a finding"
     assert "not reported" in coverage[0].summary  # the figures it holds back are named there
     assert_evidence_resolves(findings)
-    # A statement about the trace, not about the kernel: --fail-on low fails on the kernel's findings alone.
-    doc = json.loads((result := run("trace", path, "--format", "json", "--fail-on", "low")).stdout)
-    said = doc["incident"]["findings"]
-    assert any(f["kind"] == "trace-coverage" for f in said)
-    kernel = [f for f in said if f["kind"] != "trace-coverage" and Severity(f["severity"]) >= Severity.LOW]
-    assert result.returncode == (1 if kernel else 0), result.stderr
+    # Unlike leak-coverage, it sets --fail-on low's exit: the figures it holds back may be real waits.
+    assert coverage[0].severity == Severity.LOW
+    assert run("trace", path, "--format", "json", "--fail-on", "low").returncode == 1
 
 
 def test_a_cpu_whose_buffer_was_overwritten_drops_what_began_before_its_first_event(tmp_path: Path) -> None:
