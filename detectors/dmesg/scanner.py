@@ -51,9 +51,11 @@ _PREAMBLE_SEARCH: Final = BytesAhoCorasick(
 )
 #: A message printed above its report's header without a "cut here" line between them.
 #: A filesystem's ASSERT() prints its condition, then BUG()s: btrfs "assertion failed: cond, in file.c:436" (above
-#: "cut here"), XFS "XFS: Assertion failed: cond, file: fs/xfs/x.c, line: 42".
+#: "cut here"), XFS "XFS: Assertion failed: cond, file: fs/xfs/x.c, line: 42".  A kasan: message only as the
+#: line's own message (after its time, syslog's "kernel: " or a level): "page dumped because: kasan: bad access
+#: detected" ends a KASAN report's page dump, above whatever header follows it.
 _PREAMBLE_MESSAGE: Final = rc.compile(
-    rb"list_(?:add|del) corruption|list_add double add|refcount_t: |kasan: |[Aa]ssertion failed: "
+    rb"list_(?:add|del) corruption|list_add double add|refcount_t: |(?:^|\] |kernel: |>)kasan: |[Aa]ssertion failed: "
 )
 
 

@@ -56,3 +56,8 @@ def test_a_kasan_message_directly_above_the_header_is_its_preamble_with_or_witho
     assert _preamble(_log((inline, gpf))) == (inline, gpf)
     assert _preamble(_log((inline,))) == (inline,)
     assert _preamble(_log(())) == ()
+    # The last line of a KASAN report's page dump is that report's, not a preamble of the header after it.
+    assert (
+        _preamble(_log(("raw: 00fff00000000000 0000000000000000", "page dumped because: kasan: bad access detected")))
+        == ()
+    )
