@@ -11,30 +11,23 @@ DEMO   := demo-out
 check-python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "kforensic needs Python >= 3.11; set PYTHON=python3.11 (or newer)")'
 
-# The installer: uv (astral-sh/uv, from PyPI into the venv) installs the ~60 packages in parallel; pip, one after
-# another, took 22-24 s of a fresh clone's make test on this 2-core VM (its resolution ~12 s, the unpacking of
-# scipy, numpy, llvmlite, mypy... ~15 s on one core).  Where uv cannot be installed or fails (an index only pip's
-# own configuration names: uv does not read pip.conf), pip installs, as before.  The same versions either way (both
-# take the newest release each range admits).
+# Packages are installed by tools/venv_install.py: with uv (astral-sh/uv, installed into the venv from PyPI), given
+# pip's own settings (index URLs, find-links, constraints, certificate, timeout), where they all have an equivalent;
+# else, or where uv fails, with pip (said on stderr).  pip took 22-24 s of a fresh clone's make test on a 2-core VM
+# for the dev extras, one package after another; uv resolves and unpacks in parallel.
 $(BIN)/python: | check-python
 	$(PYTHON) -m venv $(VENV) || { echo "creating the venv failed: install python3-venv (apt-get install python3-venv)"; exit 1; }
-	$(BIN)/python -m pip install --quiet uv 2>/dev/null || $(BIN)/python -m pip install --quiet --upgrade pip
-
-# $(call install,UV-OPTIONS,PIP-OPTIONS,WHAT): WHAT installed into the venv by uv, else by pip.
-install = { [ -x $(BIN)/uv ] && $(BIN)/uv pip install --quiet --python $(BIN)/python $(1) $(3); } \
-	|| { [ ! -x $(BIN)/uv ] || echo "make: uv could not install (above); installing with pip" >&2; \
-	     $(BIN)/python -m pip install --quiet $(2) $(3); }
 
 # The demo's install writes the packages' bytecode, as pip does by default (the demo's runs import them).
-$(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(call install,--compile-bytecode,,-e .)
+$(VENV)/.installed: pyproject.toml tools/venv_install.py | $(BIN)/python
+	$(BIN)/python tools/venv_install.py $(VENV) --bytecode -- -e .
 	@touch $@
 
-# No bytecode: pip byte-compiles every module of every package it installs (scipy, pandas, dask, mypy, ...), 28 of
+# No bytecode: pip byte-compiled every module of every package it installed (scipy, pandas, dask, mypy, ...), 28 of
 # the 44 s of CPU of this step on a fresh clone; the tests compile only what they import, once (make warm, make
-# pytest).  uv writes none unless asked.
-$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
-	$(call install,,--no-compile,-e '.[dev]')
+# pytest).
+$(VENV)/.installed-dev: pyproject.toml tools/venv_install.py | $(BIN)/python
+	$(BIN)/python tools/venv_install.py $(VENV) -- -e '.[dev]'
 	@touch $@ $(VENV)/.installed
 
 # The main job on data bundled in the repository: a real kdump of the fixture kernel
@@ -96,11 +89,11 @@ pytest: $(VENV)/.installed-dev
 # 23 s instead of 40 s one after another (load 2-3).  jit-perf: the profile reader's chunk pass, which the profile
 # tests run through numba's JIT: ~10 s of CPU here, where each worker compiled it (the three perf test files 49.8 ->
 # 21.6 s of CPU, 2026-12-06, load 5-6).
-JIT_PARTS := jit-ctf jit-scanner jit-engine jit-perf
+JIT_PARTS := jit-engine jit-scanner jit-perf jit-ctf  # longest first (make test's prelude starts them in this order)
 jit: $(JIT_PARTS)
 .PHONY: $(JIT_PARTS)
-# Their bytecode (numba's, llvmlite's, numpy's) is written too, for make warm and the tests' processes: each part
-# compiles it anyway (~2 s of CPU); the collection that follows one of them took 16.5 s of CPU instead of 18.1 s.
+# Their bytecode (numba's, llvmlite's, numpy's) is written too, for the tests' processes: each part compiles it
+# anyway (~2 s of CPU).  (make warm, which starts beside them in make test, may compile some of it again.)
 $(JIT_PARTS): jit-%: $(VENV)/.installed-dev
 	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -c 'from forensics.pipelines.build import build_part; build_part("$*")'
 
@@ -119,7 +112,7 @@ warm: $(VENV)/.installed-dev
 # typecheck 25.2, warm 19.5, jit-engine 19.3, jit-scanner 13.0, jit-perf 11.2, jit-ctf 8.0): four at once on two
 # cores, the short ones last, so that no long job is left alone on one core at the end while the other waits.
 test: lint
-	@$(MAKE) --no-print-directory --output-sync=target -j4 typecheck warm jit-engine jit-scanner jit-perf jit-ctf
+	@$(MAKE) --no-print-directory --output-sync=target -j4 typecheck warm $(JIT_PARTS)
 	@$(MAKE) --no-print-directory pytest
 
 clean:
