@@ -21,6 +21,10 @@ from tests.helpers import cli_run
 HEALTHY = Path(__file__).resolve().parents[2] / "data" / "healthy"
 PROBLEM = ("medium", "high", "critical")
 
+# One pytest-xdist group: the healthy trace's run that three of the tests read (healthy_trace, 0.8-1 s of CPU) is
+# made once, on one worker; dealt out over make test's three workers, two or three of them made it.
+pytestmark = pytest.mark.xdist_group("healthy")
+
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
