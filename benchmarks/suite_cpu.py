@@ -115,6 +115,11 @@ def main() -> None:
     for cpu, _, _, node in tests:
         by_file[node.split("::")[0]] += cpu
     print(f"pytest: {summary[0]}; {wall:.0f} s wall, {total:.0f} s CPU in all (workers, their children, pytest)")
+    # pytest's own output is not shown: the failed tests' lines of its short summary (-ra, pyproject.toml's addopts),
+    # or a run with a failure would not say which test it was.
+    for line in done.stdout.splitlines():
+        if line.startswith(("FAILED ", "ERROR ")):
+            print(f"  {line[:300]}")
     print(
         f"the tests: {sum(t[0] for t in tests):.0f} s CPU ({sum(t[1] for t in tests):.0f} s in the workers, "
         f"{sum(t[2] for t in tests):.0f} s in waited-for children); load {os.getloadavg()[0]:.1f} at the end"

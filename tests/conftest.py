@@ -68,6 +68,7 @@ LONG = (
     "tests/collectors/test_trace_columns.py::test_scanner_equals_the_line_parser",
     "tests/forensics/test_jit.py::test_first_compile_is_announced_and_cached_per_user",
     "tests/detectors/incident/test_same_ranking_on_dumps.py::",
+    "tests/hostile/test_hostile.py::",  # one xdist group (its inputs made once): ~25 s of CPU on one worker
 )
 
 

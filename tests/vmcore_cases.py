@@ -249,9 +249,14 @@ def analysed_id(key: str, kernel: str = PRIMARY_KERNEL) -> tuple[VmcoreCase, Any
     return analysed(key, kernel)
 
 
-@cache
 def analysed(name: str, kernel: str = PRIMARY_KERNEL) -> tuple[VmcoreCase, Any]:
-    """``kforensic vmcore``'s analysis of a case (``analyse_dump`` with the module source), once per session."""
+    """``kforensic vmcore``'s analysis of a case (``analyse_dump`` with the module source), once per session, however
+    it is asked for (``analysed(name)`` and ``analysed(name, "6.1")``: functools.cache keys the call as written)."""
+    return _analysed(name, kernel)
+
+
+@cache
+def _analysed(name: str, kernel: str) -> tuple[VmcoreCase, Any]:
     from forensics.pipelines.vmcore import analyse_dump
     from forensics.vmcore.program import DebugInfoRequest
 

@@ -22,6 +22,10 @@ drgn = pytest.importorskip("drgn")
 
 TRACE = Path(__file__).resolve().parents[1] / "data" / "traces" / "kf.ftrace.txt.gz"
 
+# One pytest-xdist group, started early (tests/conftest.py's LONG): the slab-watch samples three of its tests read
+# (leak_samples, 0.4 s of CPU) are made once, on one worker; dealt out over make test's workers, each made them.
+pytestmark = pytest.mark.xdist_group("incident-report")
+
 
 def _need(name: str) -> VmcoreCase:
     if name not in case_names():

@@ -108,6 +108,12 @@ SELECTED = [
 ]
 
 
+# One pytest-xdist group: the inputs (battery_cases: the bombs compressed, two slab-import runs, the CTF sessions
+# unpacked; ~2 s of CPU) are made once, on one worker; spread over make test's three workers, each made them again.
+# The group starts early (tests/conftest.py's LONG): its ~84 runs one after another are 25-30 s of CPU.
+pytestmark = pytest.mark.xdist_group("hostile")
+
+
 @pytest.fixture(scope="module")
 def battery_cases() -> Iterator[tuple[dict[str, battery.Case], Path]]:
     # not under pytest's basetemp: it is 0700, and the cases run as nobody must reach what they are given

@@ -14,9 +14,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy import stats
 
 from detectors.leaks.trend_stats import Z_90, kendall_tau_b, ols_slope_r, theil_sen_90
+
+# scipy.stats (1.1-1.7 s of CPU to import, and imported by no other test) is imported by these tests, on the one
+# pytest-xdist worker of their group: imported here at collection, each of make test's three workers paid for it.
+pytestmark = pytest.mark.xdist_group("scipy-stats")
 
 
 def _same(a: float, b: float) -> bool:
@@ -24,6 +27,8 @@ def _same(a: float, b: float) -> bool:
 
 
 def _check(t: np.ndarray, y: np.ndarray) -> None:
+    from scipy import stats
+
     with warnings.catch_warnings():  # extreme values overflow a slope in both, alike
         warnings.simplefilter("ignore")
         ours, ref = theil_sen_90(y, t), stats.theilslopes(y, t, alpha=0.90)
@@ -35,6 +40,8 @@ def _check(t: np.ndarray, y: np.ndarray) -> None:
 
 
 def test_the_interval_quantile_is_scipys() -> None:
+    from scipy import stats
+
     assert stats.norm.ppf((1.0 - 0.90) / 2.0) == Z_90
 
 

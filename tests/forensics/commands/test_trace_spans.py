@@ -23,6 +23,10 @@ from tests.forensics.commands.test_trace_cli import run
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "lttng"
 
+# One pytest-xdist group: the run whose document five tests read (``doc``, 1.8 s of CPU: the spans, two PNGs) is
+# made once, on one worker; dealt out over make test's three workers, each made it again.
+pytestmark = pytest.mark.xdist_group("trace-spans")
+
 
 @pytest.fixture(scope="module")
 def recording(tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.vmcore_cases import FIXTURES_DIR, case_names, load_case
+from tests.vmcore_cases import FIXTURES_DIR, analysed, case_names
 
 REPO = FIXTURES_DIR.parent
 _CODE = re.compile(r"`([^`]+)`")
@@ -78,14 +78,13 @@ def _read_report(markdown: str) -> Printed:
 
 
 def _report(name: str) -> tuple[str, Printed]:
-    """``kforensic vmcore CASE --vmlinux V --module-debug KO --source-dir vmcore_fixtures -f md``, in process."""
-    from forensics.pipelines.vmcore import analyse_dump
+    """``kforensic vmcore CASE --vmlinux V --module-debug KO --source-dir vmcore_fixtures -f md``, in process: the
+    markdown of the case's analysis the other tests of its xdist group read (tests.vmcore_cases.analysed, once per
+    worker; this test analysed it again, 0.2-0.5 s of CPU a case)."""
     from forensics.report.vmcore import render_vmcore_markdown
-    from forensics.vmcore.program import DebugInfoRequest
 
-    case = load_case(name)
-    request = DebugInfoRequest(case.vmlinux, (), case.module_debug, (FIXTURES_DIR,), debuginfod=())
-    markdown = render_vmcore_markdown(analyse_dump(case.directory, request))
+    _case, result = analysed(name)
+    markdown = render_vmcore_markdown(result)
     return markdown, _read_report(markdown)
 
 
