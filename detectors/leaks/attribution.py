@@ -40,6 +40,11 @@ class Attribution(NamedTuple):
     # Whether the kernel counts its slabs in SReclaimable (SLAB_RECLAIM_ACCOUNT), where that is not ``reclaimable``
     # (None: the same): the guess :func:`in_sreclaimable` makes when a store did not record the cache's flag.
     reclaim_account: bool | None = None
+    # Whether file I/O can grow the cache beside the page cache (its pages' metadata, or a generic class that holds
+    # it), so that growth in step with a growing page cache is too soon to call (decision.WITH_PAGE_CACHE).  False
+    # for objects only their owners' actions make and free (mappings, processes, sockets): reclaim frees none of
+    # them with the pages, and under load a leaking process and the machine's file writers run at the same moments.
+    with_file_io: bool = True
 
     @property
     def known(self) -> bool:
@@ -73,6 +78,7 @@ ATTRIBUTIONS: tuple[Attribution, ...] = (
             "count VMAs per process: wc -l /proc/[0-9]*/maps | sort -n | tail",
             "cat /proc/PID/maps of the top process (alternating permissions keep VMAs from merging)",
         ),
+        with_file_io=False,
     ),
     Attribution(
         "maple_node",
@@ -80,6 +86,7 @@ ATTRIBUTIONS: tuple[Attribution, ...] = (
         "the maple tree of VMAs (mmap) and other maple trees",
         False,
         ("wc -l /proc/[0-9]*/maps | sort -n | tail",),
+        with_file_io=False,
     ),
     Attribution(
         "anon_vma*",
@@ -87,17 +94,43 @@ ATTRIBUTIONS: tuple[Attribution, ...] = (
         "anonymous mappings that were written to, and fork() sharing them",
         False,
         ("wc -l /proc/[0-9]*/maps | sort -n | tail", *_PROCESSES_CONFIRM),
+        with_file_io=False,
     ),
-    Attribution("mm_struct", "address spaces", "processes (one per address space)", False, _PROCESSES_CONFIRM),
     Attribution(
-        "task_struct", "processes and threads", "fork()/clone(): processes and threads", False, _PROCESSES_CONFIRM
+        "mm_struct",
+        "address spaces",
+        "processes (one per address space)",
+        False,
+        _PROCESSES_CONFIRM,
+        with_file_io=False,
     ),
-    Attribution("pid", "processes and threads", "fork()/clone(), and pidfds", False, _PROCESSES_CONFIRM),
+    Attribution(
+        "task_struct",
+        "processes and threads",
+        "fork()/clone(): processes and threads",
+        False,
+        _PROCESSES_CONFIRM,
+        with_file_io=False,
+    ),
+    Attribution(
+        "pid", "processes and threads", "fork()/clone(), and pidfds", False, _PROCESSES_CONFIRM, with_file_io=False
+    ),
     Attribution("cred_jar", "processes and threads", "credentials of tasks and open files", False, _PROCESSES_CONFIRM),
-    Attribution("signal_cache", "processes", "fork() of processes (one per thread group)", False, _PROCESSES_CONFIRM),
-    Attribution("sighand_cache", "processes", "fork() of processes", False, _PROCESSES_CONFIRM),
-    Attribution("files_cache", "processes", "fork() of processes (file tables)", False, _PROCESSES_CONFIRM),
-    Attribution("fs_cache", "processes", "fork() of processes (cwd/root)", False, _PROCESSES_CONFIRM),
+    Attribution(
+        "signal_cache",
+        "processes",
+        "fork() of processes (one per thread group)",
+        False,
+        _PROCESSES_CONFIRM,
+        with_file_io=False,
+    ),
+    Attribution("sighand_cache", "processes", "fork() of processes", False, _PROCESSES_CONFIRM, with_file_io=False),
+    Attribution(
+        "files_cache", "processes", "fork() of processes (file tables)", False, _PROCESSES_CONFIRM, with_file_io=False
+    ),
+    Attribution(
+        "fs_cache", "processes", "fork() of processes (cwd/root)", False, _PROCESSES_CONFIRM, with_file_io=False
+    ),
     Attribution(
         "sock_inode_cache",
         "sockets",
@@ -107,8 +140,9 @@ ATTRIBUTIONS: tuple[Attribution, ...] = (
         _SOCKETS_CONFIRM,
         pinned_by="open sockets: a socket's inode is freed when the socket is closed, never by reclaim",
         reclaim_account=True,  # net/socket.c; /sys/kernel/slab/sock_inode_cache/reclaim_account is 1
+        with_file_io=False,
     ),
-    Attribution("TCP*", "TCP sockets", "TCP sockets (socket(), accept())", False, _SOCKETS_CONFIRM),
+    Attribution("TCP*", "TCP sockets", "TCP sockets (socket(), accept())", False, _SOCKETS_CONFIRM, with_file_io=False),
     Attribution(
         "request_sock_TCP*",
         "TCP handshakes",
@@ -118,6 +152,7 @@ ATTRIBUTIONS: tuple[Attribution, ...] = (
         # Dropped when the SYN-ACK retransmissions run out: 1 + 2 + ... + 32 s with the default
         # net.ipv4.tcp_synack_retries = 5 and TCP_TIMEOUT_INIT of 1 s (include/net/tcp.h).
         Lifetime(63.0, "a SYN_RECV request is dropped after 5 SYN-ACK retries, 63 s (tcp_synack_retries)"),
+        with_file_io=False,
     ),
     Attribution(
         "tw_sock_TCP*",
@@ -127,12 +162,22 @@ ATTRIBUTIONS: tuple[Attribution, ...] = (
         ("ss -tan state time-wait | wc -l",),
         # TCP_TIMEWAIT_LEN (60 * HZ, include/net/tcp.h): a busy client or server holds rate x 60 s of them.
         Lifetime(60.0, "TIME_WAIT ends after 60 s (TCP_TIMEWAIT_LEN)"),
+        with_file_io=False,
     ),
-    Attribution("UDP*", "UDP sockets", "UDP sockets (socket(AF_INET*, SOCK_DGRAM))", False, _SOCKETS_CONFIRM),
-    Attribution("UNIX*", "UNIX sockets", "AF_UNIX sockets (socket(), socketpair(), accept())", False, _SOCKETS_CONFIRM),
-    Attribution("RAW*", "raw sockets", "raw sockets", False, _SOCKETS_CONFIRM),
-    Attribution("PING*", "ping sockets", "ICMP ping sockets", False, _SOCKETS_CONFIRM),
-    Attribution("NETLINK", "netlink sockets", "netlink sockets", False, _SOCKETS_CONFIRM),
+    Attribution(
+        "UDP*", "UDP sockets", "UDP sockets (socket(AF_INET*, SOCK_DGRAM))", False, _SOCKETS_CONFIRM, with_file_io=False
+    ),
+    Attribution(
+        "UNIX*",
+        "UNIX sockets",
+        "AF_UNIX sockets (socket(), socketpair(), accept())",
+        False,
+        _SOCKETS_CONFIRM,
+        with_file_io=False,
+    ),
+    Attribution("RAW*", "raw sockets", "raw sockets", False, _SOCKETS_CONFIRM, with_file_io=False),
+    Attribution("PING*", "ping sockets", "ICMP ping sockets", False, _SOCKETS_CONFIRM, with_file_io=False),
+    Attribution("NETLINK", "netlink sockets", "netlink sockets", False, _SOCKETS_CONFIRM, with_file_io=False),
     Attribution(
         "skbuff_*",
         "network buffers",

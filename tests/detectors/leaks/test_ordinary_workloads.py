@@ -20,12 +20,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from detectors.leaks.analysis import LeakInput, analyse
 from detectors.leaks.decision import WITH_PAGE_CACHE
 from detectors.leaks.pagecache import tie
 from forensics.cli import main
 from forensics.model import Severity
 from forensics.pipelines.leaks import LeaksResult, analyse_store
 from forensics.types.leaks import Grade
+from tests.detectors.leaks.frames_for_tests import START, counter_frame, slab_frame
 
 RECORDINGS = Path(__file__).resolve().parents[2] / "data" / "workloads"
 
@@ -112,6 +114,31 @@ def test_a_tie_needs_the_same_moments_unless_the_series_is_generic() -> None:
     assert not tie("kmalloc-512", steady, smooth_cache, by_level=False).in_step  # type: ignore[union-attr]
     assert tie("kmalloc-512", steady, np.full(30, 1e8)) is None  # the page cache did not grow: nothing to tie
     assert tie("kmalloc-512", steady[::-1], smooth_cache) is None  # the series shrank
+
+
+def test_a_vma_leak_growing_at_the_page_caches_moments_is_still_a_leak() -> None:
+    """Under load a leaking process and the machine's file writers run at the same moments: a VMA leak's steps
+    then correlate with the page cache's (a fresh clone's make test, 2026-12-06: 6.5 MB of vm_area_struct beside
+    tests writing files, called "growing with the page cache").  Reclaim frees no VMA with the pages: only a
+    cache file I/O can grow (here ext4's kmalloc-512) is tied to it."""
+    rng = np.random.default_rng(11)
+    walls = START + np.arange(41.0)
+    steps = np.concatenate([[0.0], np.cumsum(rng.exponential(1.0, 40))])  # when the CPU let each of them run
+    cached_kb = 2_000_000 + steps * 40_000  # ~1.6 GB of page cache over the 40 s
+    caches = {
+        "vm_area_struct": (200, 100_000 + steps * 1_500),  # 1,500 VMAs a step: ~12 MB
+        "kmalloc-512": (512, 20_000 + steps * 250),  # ext4's per-folio state: ~5 MB
+        "dentry": (192, np.full(41, 50_000.0)),
+    }
+    flat = np.ones(41)
+    meminfo = {"MemTotal": 24_000_000 * flat, "MemAvailable": 20_000_000 - cached_kb / 10, "Cached": cached_kb}
+    result = analyse(
+        LeakInput(slab_frame(walls, caches), counter_frame(walls, {**meminfo, "Buffers": 1_000 * flat}), 24 << 30)
+    )
+    by_name = {v.name: v for v in result.caches}
+    assert by_name["kmalloc-512"].verdict.rule == WITH_PAGE_CACHE, by_name["kmalloc-512"].verdict
+    vma = by_name["vm_area_struct"]
+    assert vma.verdict.rule != WITH_PAGE_CACHE and vma.grade in (Grade.LEAK, Grade.SUSPECT), vma.verdict
 
 
 def test_time_wait_sockets_filling_for_their_first_minute_are_not_a_leak(
