@@ -313,8 +313,11 @@ def test_quiet_then_a_real_vma_leak_through_prometheus(stack: Stack) -> None:
         assert all(i in flagged or "samples over" in unknown.get(i, "") for i in short), (auto["rows"], unknown)
         return
     # The defaults judge the whole of the server's data: the quiet minute (or more, on a loaded machine) and then
-    # the leak, its rise judged on its own samples however small a part of the window it is.
-    assert flagged == both, (auto["rows"], unknown)
+    # the leak, its rise judged on its own samples however small a part of the window it is.  Read after the direct
+    # paths, on a slow machine that rise may still hold too few of an instance's samples (a fresh clone's make test
+    # in a slow phase of the VM, 2026-12-06 10:30: "22 samples over 25 s, needs >= 24"): then it says so, never
+    # clean, and the other is flagged.
+    assert flagged and all(i in flagged or "samples over" in unknown.get(i, "") for i in both), (auto["rows"], unknown)
     [stored] = [v for v in local.caches if v.name == "vm_area_struct"]
     # The machine's page cache may grow meanwhile (other workers' tests writing files): a VMA is not tied to it
     # (attribution.with_file_io; seen in fresh clones' make test on 2026-12-06 before that).

@@ -157,8 +157,10 @@ def test_a_cpu_that_stops_halfway_is_a_coverage_note_and_drops_what_spans_it(tmp
     assert not late, "a figure next to a coverage gap is not a finding"
     assert "not reported" in coverage[0].summary  # the figures it holds back are named there
     assert_evidence_resolves(findings)
-    # Unlike leak-coverage, it sets --fail-on low's exit: the figures it holds back may be real waits.
+    # Unlike leak-coverage, it sets --fail-on low's exit: the figures it holds back may be real waits.  It is
+    # the one kind of finding at low or above here, so the exit is its own.
     assert coverage[0].severity == Severity.LOW
+    assert {f.kind for f in findings if f.severity >= Severity.LOW} == {"trace-coverage"}
     assert run("trace", path, "--format", "json", "--fail-on", "low").returncode == 1
 
 
