@@ -74,3 +74,10 @@ def test_a_setting_uv_is_not_given_leaves_the_install_to_pip(name: str) -> None:
     assert venv_install.uv_plan({"index-url": "http://mirror/simple", name: "x"}) == (
         f"pip's setting {name!r} has no uv equivalent here"
     )
+
+
+def test_a_pip_that_cannot_list_its_settings_leaves_the_install_to_pip(tmp_path: Path) -> None:
+    import venv
+
+    venv.create(tmp_path / "v", with_pip=False)  # no pip: "pip config list" fails, said, never a traceback
+    assert venv_install.pip_settings(tmp_path / "v" / "bin" / "python") is None

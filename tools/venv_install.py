@@ -63,9 +63,12 @@ class UvPlan(NamedTuple):
     environment: dict[str, str]
 
 
-def pip_settings(python: Path) -> dict[str, str]:
-    """pip's configuration as ``pip config list`` prints it (files and ``PIP_*`` variables), by setting name."""
-    done = subprocess.run([str(python), "-m", "pip", "config", "list"], capture_output=True, text=True, check=True)
+def pip_settings(python: Path) -> dict[str, str] | None:
+    """pip's configuration as ``pip config list`` prints it (files and ``PIP_*`` variables), by setting name; None
+    when pip could not list it (then pip installs, with its settings as they are)."""
+    done = subprocess.run([str(python), "-m", "pip", "config", "list"], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        return None
     # "global.index-url", "install.find-links", ":env:.constraint" (a PIP_* variable), in pip's order of precedence
     # (the list is not printed in it); other commands' sections ("download.", "wheel.") are not pip install's.
     by_section: dict[str, dict[str, str]] = {"global": {}, "install": {}, ":env:": {}}
@@ -111,7 +114,10 @@ def _cache_options(environment: Mapping[str, str], venv: Path) -> list[str]:
 def _with_uv(venv: Path, bytecode: bool, what: Sequence[str]) -> str | None:
     """Install ``what`` with uv: None when done, else why not."""
     python = venv / "bin" / "python"
-    plan = uv_plan(pip_settings(python))
+    settings = pip_settings(python)
+    if settings is None:
+        return "pip config list failed"
+    plan = uv_plan(settings)
     if isinstance(plan, str):
         return plan
     uv = venv / "bin" / "uv"
