@@ -27,6 +27,7 @@ from detectors.dmesg.frames import (
     remember,
     required_text,
     skip_matcher,
+    stack_at,
     stall_frame,
     title_name,
     trace_names,
@@ -344,7 +345,8 @@ def _follow(
             if not with_frames:
                 pos = trace_names(lines, pos, names, _trace_hints, kinds)
                 continue
-            got, pos = parse_trace(lines, pos, _trace_hints, kinds)
+            stack = stack_at(lines, pos, _trace_hints, kinds) if pos else "task"
+            got, pos = parse_trace(lines, pos, _trace_hints, kinds, stack)
             frames.extend(got)
             names.extend(f.function for f in got if f.reliable)
             continue

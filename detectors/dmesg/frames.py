@@ -39,7 +39,11 @@ _ARM_FRAME: Final = rc.compile(
     r"(?: [^)]*)?\)"
 )
 _UNRELIABLE_SUFFIX: Final = " (unreliable)"  # powerpc marks unreliable frames at the end
-_MARKER: Final = rc.compile(r"^\s*<(/?)(IRQ|NMI|TASK|SOFTIRQ|EOI|#[A-Z]+)>\s*$")
+#: A context marker (``<IRQ>``, ``</TASK>``) opening a line, alone or followed by a frame: x86 before v4.10 printed
+#: the first frame of each context on the marker's own line (" <IRQ>  [<ffffffff8170cafa>] _sched_show_task+0x31a/
+#: 0x325", " <EOI>  [<ffffffff814f00eb>] ? debug_lockdep_rcu_enabled+0x3b/0x90"), each marker on a line of its own
+#: since ("x86/dumpstack: Print stack identifier on its own line", v4.10).
+_MARKER: Final = rc.compile(r"^\s*<(/?)(IRQ|NMI|TASK|SOFTIRQ|EOI|#[A-Z]+)>(?:\s*$|\s+(?=\S))")
 _EXCEPTION: Final = rc.compile(r"^\s*--- interrupt: ([0-9a-fx]+)|^\s*(?:Exception stack|irq event stamp)")
 
 #: Lines that start a new list of frames (a new stack inside one report).
@@ -166,6 +170,13 @@ _T = TypeVar("_T")
 #: What a per-line dict gives for a line it does not hold (one look-up: a test of ``in`` and then an index could
 #: miss a line another thread's :func:`remember` dropped between the two).
 ABSENT: Final = object()
+
+
+def after_marker(body: str) -> str | None:
+    """The text after a context marker that opens the line and has more after it (x86 before v4.10: ``<IRQ>  [<...>]
+    f+0x1a/0x30``, see :data:`_MARKER`), else None."""
+    m = _MARKER.match(body) if "<" in body else None
+    return body[m.end() :] if m is not None and m.end() < len(body) else None
 
 
 def remember(cache: dict[str, _T], body: str, value: _T) -> _T:
@@ -569,7 +580,11 @@ def trace_hints(body: str) -> int:
 
 
 def parse_trace(
-    lines: Sequence[LogLine], start: int, hints: Callable[[str], int] = trace_hints, kinds: Sequence[int] | None = None
+    lines: Sequence[LogLine],
+    start: int,
+    hints: Callable[[str], int] = trace_hints,
+    kinds: Sequence[int] | None = None,
+    stack: str = "task",
 ) -> tuple[list[Frame], int]:
     """Frames from ``lines[start:]`` up to the next stack start; return them and the index after.
 
@@ -578,10 +593,10 @@ def parse_trace(
     :func:`trace_hints` says of a line, asked of a line not looked at before (the report builder's answer,
     remembered with the rest of what it read of the line: a dict look-up, not an automaton pass and four ``in``
     tests).  ``kinds``: for each line, its :data:`TRACE_OPENS`, :data:`TRACE_MARK` and :data:`TRACE_FRAME` bits,
-    when the caller has them (see :func:`_trace_line_known`).
+    when the caller has them (see :func:`_trace_line_known`).  ``stack``: the stack of the frames before the first
+    marker (:func:`stack_at` for a trace read from its middle).
     """
     frames: list[Frame] = []
-    stack = "task"
     i = start
     while i < len(lines):
         line = lines[i]
@@ -597,8 +612,32 @@ def parse_trace(
             f = cast("tuple[object, ...]", value)
             number = cast("tuple[object, ...]", line)[0]
             frames.append(_new_tuple(_FRAME_TYPE, (f[0], f[1], f[2], f[3], f[4], f[5], stack, number)))
+        elif what == _MARKED_FRAME:
+            stack, f = cast("tuple[str, tuple[object, ...]]", value)
+            number = cast("tuple[object, ...]", line)[0]
+            frames.append(_new_tuple(_FRAME_TYPE, (f[0], f[1], f[2], f[3], f[4], f[5], stack, number)))
         i += 1
     return frames, i
+
+
+def stack_at(
+    lines: Sequence[LogLine], start: int, hints: Callable[[str], int] = trace_hints, kinds: Sequence[int] | None = None
+) -> str:
+    """The stack a frame at ``lines[start]`` is in by the markers above it, back to its trace's start: a trace read
+    from its middle (after a rule's anchor: an old x86 stall's "apic_timer_interrupt" frames before ``<EOI>``) is
+    not the task's from there on."""
+    i = start - 1
+    while i >= 0:
+        body = lines[i].body
+        what, value = _trace_line(body, hints) if kinds is None else _trace_line_known(body, kinds[i], hints)
+        if what == _STOP:
+            break
+        if what == _STACK:
+            return cast(str, value)
+        if what == _MARKED_FRAME:
+            return cast(str, value[0])
+        i -= 1
+    return "task"
 
 
 def trace_names(
@@ -617,8 +656,9 @@ def trace_names(
         what, value = _trace_line(body, hints) if kinds is None else _trace_line_known(body, kinds[i], hints)
         if what == _STOP:
             break
-        if what == _FRAME_LINE:
-            fields = cast("FrameFields", value)
+        if what in (_FRAME_LINE, _MARKED_FRAME):
+            # Compared with ==, as the constants are (see below); a marked frame's value is (stack, fields).
+            fields = cast("FrameFields", value if what == _FRAME_LINE else value[1])
             if fields[5]:
                 names.append(fields[0])
         i += 1
@@ -631,6 +671,7 @@ _STOP: Final = "stop"
 _STACK: Final = "stack"
 _FRAME_LINE: Final = "frame"
 _OTHER: Final = "other"
+_MARKED_FRAME: Final = "marked frame"  # a marker and a frame on one line: the stack it opens and the frame's fields
 
 
 #: :func:`_trace_line` by line body.
@@ -670,7 +711,9 @@ def _trace_line_of(body: str, hints: Callable[[str], int] = trace_hints) -> tupl
     if bits & TRACE_MARK:
         if "<" in body and (m := _MARKER.match(body)) is not None:
             opening, name = m.group(1) == "", m.group(2).lower()
-            return _STACK, (name if name != "eoi" else "task") if opening else "task"
+            stack = (name if name != "eoi" else "task") if opening else "task"
+            fields = _frame_fields(body[m.end() :]) if m.end() < len(body) else None
+            return (_STACK, stack) if fields is None else (_MARKED_FRAME, (stack, fields))
         if ("--- interrupt: " in body or "Exception stack" in body or "irq event stamp" in body) and _EXCEPTION.match(
             body
         ):

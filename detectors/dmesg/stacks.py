@@ -26,6 +26,7 @@ from detectors.dmesg.frames import (
     ABSENT,
     STACK_FIELDS,
     StackFields,
+    after_marker,
     function_name,
     read_stack_frame,
     remember,
@@ -372,6 +373,8 @@ def _sections(
         if current is None:
             continue
         parsed = parse_stack_frame(body) if ("+0x" in body or ":" in body or ") from [<" in body) else None
+        if parsed is None and "<" in body and (rest := after_marker(body)) is not None:
+            parsed = parse_stack_frame(rest)  # a marker and a frame on one line (x86 before v4.10)
         if parsed is not None:
             # tuple.__new__: the named tuple's own constructor is a Python function with keywords.
             # The fields named, not unpacked with ``*``: compiled, the tuple is then made at once, not from a list.
