@@ -28,7 +28,12 @@ $(VENV)/.installed: pyproject.toml tools/venv_install.py | $(BIN)/python
 # pytest).
 $(VENV)/.installed-dev: pyproject.toml tools/venv_install.py | $(BIN)/python
 	$(BIN)/python tools/venv_install.py $(VENV) -- -e '.[dev]'
-	@touch $@ $(VENV)/.installed
+	@touch $@ $(VENV)/.installed $(VENV)/.installed-compile
+
+# make compile's own packages (the compile extra: mypyc, setuptools), which the dev extras hold too.
+$(VENV)/.installed-compile: pyproject.toml tools/venv_install.py | $(BIN)/python
+	$(BIN)/python tools/venv_install.py $(VENV) -- -e '.[compile]'
+	@touch $@
 
 # The main job on data bundled in the repository: a real kdump of the fixture kernel
 # that leaked slab objects before it crashed, the kernel log beside it, the slab
@@ -52,11 +57,11 @@ demo: $(VENV)/.installed $(DEMO)/vmlinux
 
 # Optional, once per install: compiles the trace reader and engine, and the profile reader's chunk pass and call chain interner,
 # into the per-user cache (~/.cache/kforensic/numba), so that traces over 10 MB and profiles of many distinct
-# stacks read compiled from their first run; and, with mypyc (installed with the dev extras), kforensic dmesg's
-# scanner and report reader compiled to C (~13% fewer instructions on a report-dense log), and its JSON document's
-# items (~15% fewer in the document).
+# stacks read compiled from their first run; and, with mypyc (the compile extra, installed here), kforensic dmesg's
+# scanner, report reader and JSON document's items compiled to C (needs a C compiler and Python's headers:
+# gcc, python3-dev), with which the syzkaller corpus four times over takes ~0.6x the CPU of the Python source.
 # Small traces (the demo's) never need it. Prints what it compiles and how long it is expected to take.
-compile: $(VENV)/.installed
+compile: $(VENV)/.installed $(VENV)/.installed-compile
 	$(BIN)/python -m forensics.pipelines.build
 
 lint: $(VENV)/.installed-dev
