@@ -23,9 +23,9 @@ the built modules for their names; without a build, with ``KFORENSIC_AOT=no``, o
 nothing is installed and the Python source runs, as before: it stays the meaning, and
 tests/detectors/dmesg/test_native.py checks that both give the same output on the bundled logs.
 
-Building needs mypyc (installed with mypy, a dev dependency), a C compiler and Python's headers; it runs in a
-subprocess (mypyc's setuptools build), 1-3 min on 2 cores, announced on stderr; a failure is said, and the
-Python source runs.
+Building needs mypyc (installed with mypy: the compile extra, which make compile installs), a C compiler and
+Python's headers; it runs in a subprocess (mypyc's setuptools build), 1-3 min on 2 cores, announced on stderr; a
+failure is said, and the Python source runs.
 """
 
 from __future__ import annotations
