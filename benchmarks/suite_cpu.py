@@ -9,6 +9,10 @@ forensics`` runs, the ahead-of-time build) and appends one row to a file per wor
 largest tests and files, the sum, pytest's own wall and CPU time and the load average.  Servers a test
 starts and kills without waiting (Prometheus, Chromium) are not counted.
 
+make test runs its prelude first (``make jit``: the numba kernels compiled into this checkout's cache, which
+numba keys on the source files' paths); in a new worktree run ``make jit`` before this script, or the tests
+compile them themselves: +150 s of CPU on 2026-12-06 (test_ctf_aot 49 -> 143 s, test_perf_chains 33 -> 49 s).
+
     .venv/bin/python benchmarks/suite_cpu.py [--top 30] [--rows FILE] [-- PYTEST ARGS]
 """
 
