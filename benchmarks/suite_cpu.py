@@ -9,7 +9,11 @@ forensics`` runs, the ahead-of-time build) and appends one row to a file per wor
 largest tests and files, the sum, pytest's own wall and CPU time and the load average.  Servers a test
 starts and kills without waiting (Prometheus, Chromium) are not counted.
 
-    .venv/bin/python benchmarks/suite_cpu.py [--top 30] [-- PYTEST ARGS]
+make test runs its prelude first (``make jit``: the numba kernels compiled into this checkout's cache, which
+numba keys on the source files' paths); in a new worktree run ``make jit`` before this script, or the tests
+compile them themselves: +150 s of CPU on 2026-12-06 (test_ctf_aot 49 -> 143 s, test_perf_chains 33 -> 49 s).
+
+    .venv/bin/python benchmarks/suite_cpu.py [--top 30] [--rows FILE] [-- PYTEST ARGS]
 """
 
 from __future__ import annotations
@@ -77,6 +81,9 @@ def main() -> None:
     """Run the suite with the plugin and print where the CPU went."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--top", type=int, default=30, help="tests and files shown (largest CPU first)")
+    parser.add_argument(
+        "--rows", type=Path, help="also keep every test's row (own CPU, children's, wall, node id, end) in this file"
+    )
     parser.add_argument("pytest_args", nargs="*", help="more pytest arguments (after --)")
     args = parser.parse_args()
     workers = str((os.cpu_count() or 1) + 1)  # as make pytest
@@ -106,14 +113,17 @@ def main() -> None:
             f.stem: [line.split("\t") for line in f.read_text().splitlines()] for f in Path(where).glob("*.tsv")
         }
         rows = [row for worker in per_worker.values() for row in worker]
+    if args.rows is not None:
+        args.rows.write_text("".join("\t".join(row) + "\n" for row in rows), encoding="utf-8")
     summary = done.stdout.strip().splitlines()[-1:] or ["(no pytest summary)"]
     total = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     tests = sorted(
         ((float(own) + float(kids), float(own), float(kids), node) for own, kids, _, node, _ in rows), reverse=True
     )
-    by_file: dict[str, float] = defaultdict(float)
-    for cpu, _, _, node in tests:
-        by_file[node.split("::")[0]] += cpu
+    by_file: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])  # CPU, own, children's
+    for cpu, own, kids, node in tests:
+        for i, value in enumerate((cpu, own, kids)):
+            by_file[node.split("::")[0]][i] += value
     print(f"pytest: {summary[0]}; {wall:.0f} s wall, {total:.0f} s CPU in all (workers, their children, pytest)")
     # pytest's own output is not shown: the failed tests' lines of its short summary (-ra, pyproject.toml's addopts),
     # or a run with a failure would not say which test it was.
@@ -127,9 +137,12 @@ def main() -> None:
     print(f"\n{'CPU s':>7} {'own':>6} {'kids':>6}  largest tests")
     for cpu, own, kids, node in tests[: args.top]:
         print(f"{cpu:7.1f} {own:6.1f} {kids:6.1f}  {node}")
-    print(f"\n{'CPU s':>7}  largest files")
-    for name, cpu in sorted(by_file.items(), key=lambda kv: -kv[1])[: args.top]:
-        print(f"{cpu:7.1f}  {name}")
+    # The children's column: the tools and the `python -m forensics` runs the file's tests waited for (where a
+    # command's start-up or a process a test need not start shows).
+    for title, column in (("largest files", 0), ("files whose tests' children cost most", 2)):
+        print(f"\n{'CPU s':>7} {'own':>6} {'kids':>6}  {title}")
+        for name, (cpu, own, kids) in sorted(by_file.items(), key=lambda kv: -kv[1][column])[: args.top]:
+            print(f"{cpu:7.1f} {own:6.1f} {kids:6.1f}  {name}")
     _print_timeline(per_worker, start, wall)
     if done.returncode not in (0, 1):
         print(done.stdout[-2000:], done.stderr[-2000:], sep="\n", file=sys.stderr)

@@ -450,6 +450,12 @@ def _trace_line() -> CommandLine:
     return LINE
 
 
+def _report_line() -> CommandLine:
+    from forensics.commands.report_run import LINE
+
+    return LINE
+
+
 #: Command name -> its table of options (forensics.commandline), for the commands run without typer when the
 #: command line is made only of what the table declares: a plain import inside a function each, as the registrars
 #: (tests/test_architecture.py: nothing is imported by a string).
@@ -458,6 +464,7 @@ TABLES: dict[str, Callable[[], CommandLine]] = {
     "profile": _profile_line,
     "leaks": _leaks_line,
     "trace": _trace_line,
+    "report": _report_line,
 }
 
 

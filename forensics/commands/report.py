@@ -1,10 +1,11 @@
-"""``kforensic report``: every analysis the inputs allow, merged into one incident report."""
+"""``kforensic report``: every analysis the inputs allow, merged into one incident report.
 
-import json
-import shlex
-import sys
+Its declaration for typer; the body is :func:`forensics.commands.report_run.run_report`, which ``forensics.cli``
+also runs without typer from the command's table of options (start-up time; issue #28).
+"""
+
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
@@ -15,13 +16,8 @@ from forensics.commands.common import (
     FormatOption,
     OutputOption,
 )
-from forensics.commands.shared import distinct_inputs, distinct_outputs, stdin_read_once
-from forensics.delivery import deliver, exit_status, write_figures
-from forensics.errors import UsageError
-from forensics.report.formats import OutputFormat, render
-
-if TYPE_CHECKING:
-    from forensics.types.results import IncidentStory, SourceAnalysis
+from forensics.commands.report_run import run_report
+from forensics.report.formats import OutputFormat
 
 EXAMPLE = """
 Example:
@@ -30,24 +26,6 @@ Example:
 
   kforensic report --from a.json b.json -o incident.md
 """
-
-
-def _plots_dir(*pages: Path | None) -> Path | None:
-    """Plots go next to the first page written to a file (markdown, else HTML); none on stdout only.
-
-    A page written through (``/dev/stdout``, ``/dev/null``, a FIFO, ``/dev/fd/N``) has no directory to put
-    them beside: they go inline, as on stdout (before, ``-o /dev/stdout`` made ``/dev/stdout-plots``).
-    """
-    page = next((p for p in pages if p is not None), None)
-    from forensics.output import written_through
-
-    if page is None or written_through(page):
-        return None
-    return page.parent / f"{page.stem}-plots"
-
-
-def _base(path: Path | None) -> Path | None:
-    return None if path is None else path.parent
 
 
 def report(
@@ -109,59 +87,30 @@ def report(
     force: ForceOption = False,
 ) -> None:
     """Run every analysis the inputs allow and merge the findings into one incident report."""
-    from forensics.pipelines import sources as analyses
-    from forensics.pipelines.report import build_story, load_findings_file
-
-    files = [*(from_files or []), *(extra or [])]
-    if not (files or vmcore or dmesg or store or trace or profile):
-        raise UsageError(
-            "report needs at least one input",
-            hint="kforensic report --vmcore DUMP --dmesg LOG --store STORE --trace FILE, or --from a.json b.json",
+    raise typer.Exit(
+        run_report(
+            from_files=from_files,
+            extra=extra,
+            vmcore=vmcore,
+            vmlinux=vmlinux,
+            module_debug=module_debug,
+            debug_dir=debug_dir,
+            source_dir=source_dir,
+            dmesg=dmesg,
+            store=store,
+            trace=trace,
+            profile=profile,
+            json_out=json_out,
+            html_out=html_out,
+            digest=digest,
+            digest_bytes=digest_bytes,
+            fmt=fmt,
+            output=output,
+            fail_on=fail_on,
+            debug=debug,
+            force=force,
         )
-    stdin_read_once(("--dmesg", dmesg), ("--trace", trace), ("--profile", profile), ("--from", files))
-    distinct_outputs(("-o", output), ("--json", json_out), ("--html", html_out), ("--digest", digest))
-    distinct_inputs("--dmesg", dmesg)
-    distinct_inputs("--from", files)
-    plots_dir = _plots_dir(output if fmt.links_files else None, html_out)
-    parts: list[SourceAnalysis] = []
-    if vmcore is not None:
-        parts.append(
-            analyses.analyse_vmcore(
-                vmcore, vmlinux, tuple(module_debug or ()), tuple(debug_dir or ()), tuple(source_dir or ())
-            )
-        )
-    if dmesg:
-        parts.append(analyses.analyse_dmesg(tuple(dmesg)))
-    if store is not None:
-        parts.append(analyses.analyse_store(store, plots_dir))
-    # The kernel log beside a trace says the kernel's preemption model, which sets an RT task's promise.
-    preemption = analyses.log_preemption(tuple(dmesg)) if dmesg and trace else ""
-    parts += [analyses.analyse_trace(t, plots_dir, preemption) for t in trace or ()]
-    parts += [analyses.analyse_profile(p) for p in profile or ()]
-    write_figures(figure for part in parts for figure in part.figures)
-    story = build_story(parts, [load_findings_file(p) for p in files], "kforensic " + shlex.join(sys.argv[1:]))
-    _write_extras(story, json_out, html_out, digest, digest_bytes)
-    from forensics.report.story import StoryRenderer
-
-    deliver(render(StoryRenderer(), story, fmt, output), output)
-    raise typer.Exit(int(exit_status(story.incident, fail_on)))
-
-
-def _write_extras(
-    story: "IncidentStory", json_out: Path | None, html_out: Path | None, digest: Path | None, digest_bytes: int
-) -> None:
-    from forensics.output import write_atomic
-    from forensics.report.digest import build_digest
-    from forensics.report.story import render_story_html, story_to_dict
-
-    if json_out is not None:
-        doc = story_to_dict(story, _base(json_out))
-        write_atomic(json_out, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
-    if html_out is not None:
-        write_atomic(html_out, render_story_html(story, _base(html_out)))
-    if digest is not None:
-        doc = build_digest(story.incident, story.summary, story.timeline, story.hypotheses, digest_bytes)
-        write_atomic(digest, json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n")
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -130,7 +130,12 @@ def _output(value: str) -> Path:
 
 #: The rows of the shared options in a command's table (:class:`forensics.commandline.CommandLine`): the same
 #: names, values, defaults and callback as their typer declarations in :mod:`forensics.commands.common`.
-FORMAT = Option(("--format", "-f"), "fmt", choice(OutputFormat), OutputFormat.TEXT)
+def format_option(default: OutputFormat) -> Option:
+    """The ``--format``/``-f`` row with the command's default (``text``; ``report``'s is ``md``)."""
+    return Option(("--format", "-f"), "fmt", choice(OutputFormat), default)
+
+
+FORMAT = format_option(OutputFormat.TEXT)
 OUTPUT = Option(("--output", "-o"), "output", _output)
 FAIL_ON = Option(("--fail-on",), "fail_on", choice(Severity, case_sensitive=False))
 DEBUG = Option(("--debug",), "debug", default=False)

@@ -182,6 +182,10 @@ SAME = [
     ["trace", "-", "--spans", "-"],
     ["trace", "missing.txt", "--debug"],
     ["trace", FTRACE, "--slowest", "0"],
+    ["report", "--dmesg", FINDINGS, "--dmesg", LOG, "--fail-on", "high"],
+    ["report", "--dmesg", FINDINGS, "-f", "json", "-o", "out.json", "--digest-bytes", "100"],
+    ["report", "--debug", "--dmesg", "missing.log"],
+    ["report"],
 ]
 SNAPSHOTS = DATA.parent.parent / "vmcore_fixtures" / "cases" / "08-slab-leak" / "snapshots"
 

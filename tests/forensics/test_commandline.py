@@ -29,7 +29,13 @@ from forensics.errors import KforensicError
 from forensics.output import reset_run
 
 #: Command -> the name of its body: the function its typer declaration and its table both call.
-BODIES = {"dmesg": "run_dmesg", "profile": "run_profile", "leaks": "run_leaks", "trace": "run_trace"}
+BODIES = {
+    "dmesg": "run_dmesg",
+    "profile": "run_profile",
+    "leaks": "run_leaks",
+    "trace": "run_trace",
+    "report": "run_report",
+}
 
 
 def test_every_table_is_tested() -> None:
@@ -255,6 +261,17 @@ ACCEPTED += [
     ),
 ]
 
+ACCEPTED += [
+    ("report", [], {}),
+    ("report", ["--from", "a.json", "b.json"], {"from_files": [Path("a.json")], "extra": [Path("b.json")]}),
+    (
+        "report",
+        ["--dmesg", "a", "--dmesg=b", "--trace", "t", "--vmcore", "v", "--digest-bytes", "512"],
+        {"dmesg": [Path("a"), Path("b")], "trace": [Path("t")], "vmcore": Path("v"), "digest_bytes": 512},
+    ),
+    ("report", ["--from", "a.json", "-fjson", "--json", "r.json"], {"fmt": "json", "json_out": Path("r.json")}),
+]
+
 #: Command lines left to typer: help, errors, forms the tables do not read.
 DECLINED = [
     ("dmesg", ["--help"]),
@@ -278,6 +295,9 @@ DECLINED = [
     ("trace", []),
     ("trace", ["t", "--slowest", "0"]),
     ("trace", ["t", "--span"]),
+    ("report", ["--digest-bytes", "511"]),
+    ("report", ["--format", "pdf"]),
+    ("report", ["--from"]),
 ]
 
 

@@ -1,8 +1,9 @@
 """``kforensic vmcore`` and ``kforensic report --vmcore`` rank hypotheses with one rule table: same first hypothesis.
 
 Run through the CLI on every fixture dump, in this process (tests.helpers.cli_in_process: what is compared is
-the two commands' JSON; their runs as processes, exit codes and streams, are tests/detectors/dmesg/test_same_cause.py's
-and tests/forensics/test_incident_report.py's).  ``--source-dir`` points at the checkout's module sources: the
+the two commands' JSON; ``vmcore``'s runs on a real dump as a process, exit codes and streams, are
+tests/forensics/test_reliability_cli.py's and tests/forensics/vmcore/test_shell.py's, ``report``'s
+tests/forensics/test_cli.py's and the hostile battery's).  ``--source-dir`` points at the checkout's module sources: the
 module's DW_AT_comp_dir names the directory the fixtures were built in, which a clone elsewhere lacks, and without
 the sources the BUG/WARN conditions (and so the root cause) cannot be read.
 """

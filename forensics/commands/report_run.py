@@ -1,0 +1,159 @@
+"""``kforensic report``'s body and its table of options, without typer.
+
+:func:`run_report` is what the command typer declares (:mod:`forensics.commands.report`) runs, and what
+:func:`forensics.cli.main` runs itself, with the values :data:`LINE` parses, when a command line is made only of
+the options and arguments the table declares (:mod:`forensics.commandline`): importing typer and click and
+building the command was ~40 of the ~120 ms of CPU of a ``report --from`` run (issue #28).  The analyses' modules
+are imported by the body, not here.
+"""
+
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from forensics.commandline import Argument, CommandLine, Option, integer, path
+from forensics.commands.shared import (
+    DEBUG,
+    FAIL_ON,
+    FORCE,
+    OUTPUT,
+    distinct_inputs,
+    distinct_outputs,
+    format_option,
+    stdin_read_once,
+)
+from forensics.errors import UsageError
+from forensics.model import Severity
+from forensics.report.formats import OutputFormat
+
+if TYPE_CHECKING:
+    from forensics.types.results import IncidentStory, SourceAnalysis
+
+
+def _plots_dir(*pages: Path | None) -> Path | None:
+    """Plots go next to the first page written to a file (markdown, else HTML); none on stdout only.
+
+    A page written through (``/dev/stdout``, ``/dev/null``, a FIFO, ``/dev/fd/N``) has no directory to put
+    them beside: they go inline, as on stdout (before, ``-o /dev/stdout`` made ``/dev/stdout-plots``).
+    """
+    page = next((p for p in pages if p is not None), None)
+    from forensics.output import written_through
+
+    if page is None or written_through(page):
+        return None
+    return page.parent / f"{page.stem}-plots"
+
+
+def _base(path: Path | None) -> Path | None:
+    return None if path is None else path.parent
+
+
+def run_report(
+    from_files: list[Path] | None,
+    extra: list[Path] | None,
+    vmcore: Path | None,
+    vmlinux: Path | None,
+    module_debug: list[Path] | None,
+    debug_dir: list[Path] | None,
+    source_dir: list[Path] | None,
+    dmesg: list[Path] | None,
+    store: Path | None,
+    trace: list[Path] | None,
+    profile: list[Path] | None,
+    json_out: Path | None,
+    html_out: Path | None,
+    digest: Path | None,
+    digest_bytes: int,
+    fmt: OutputFormat,
+    output: Path | None,
+    fail_on: Severity | None,
+    debug: bool,
+    force: bool,
+) -> int:
+    """Run every analysis the inputs allow, merge the findings into one report and deliver it; the exit status."""
+    from forensics.delivery import deliver, exit_status, write_figures
+    from forensics.pipelines import sources as analyses
+    from forensics.pipelines.report import build_story, load_findings_file
+    from forensics.report.formats import render
+
+    files = [*(from_files or []), *(extra or [])]
+    if not (files or vmcore or dmesg or store or trace or profile):
+        raise UsageError(
+            "report needs at least one input",
+            hint="kforensic report --vmcore DUMP --dmesg LOG --store STORE --trace FILE, or --from a.json b.json",
+        )
+    stdin_read_once(("--dmesg", dmesg), ("--trace", trace), ("--profile", profile), ("--from", files))
+    distinct_outputs(("-o", output), ("--json", json_out), ("--html", html_out), ("--digest", digest))
+    distinct_inputs("--dmesg", dmesg)
+    distinct_inputs("--from", files)
+    plots_dir = _plots_dir(output if fmt.links_files else None, html_out)
+    parts: list[SourceAnalysis] = []
+    if vmcore is not None:
+        parts.append(
+            analyses.analyse_vmcore(
+                vmcore, vmlinux, tuple(module_debug or ()), tuple(debug_dir or ()), tuple(source_dir or ())
+            )
+        )
+    if dmesg:
+        parts.append(analyses.analyse_dmesg(tuple(dmesg)))
+    if store is not None:
+        parts.append(analyses.analyse_store(store, plots_dir))
+    # The kernel log beside a trace says the kernel's preemption model, which sets an RT task's promise.
+    preemption = analyses.log_preemption(tuple(dmesg)) if dmesg and trace else ""
+    parts += [analyses.analyse_trace(t, plots_dir, preemption) for t in trace or ()]
+    parts += [analyses.analyse_profile(p) for p in profile or ()]
+    write_figures(figure for part in parts for figure in part.figures)
+    story = build_story(parts, [load_findings_file(p) for p in files], "kforensic " + shlex.join(sys.argv[1:]))
+    _write_extras(story, json_out, html_out, digest, digest_bytes)
+    from forensics.report.story import StoryRenderer
+
+    deliver(render(StoryRenderer(), story, fmt, output), output)
+    return int(exit_status(story.incident, fail_on))
+
+
+def _write_extras(
+    story: "IncidentStory", json_out: Path | None, html_out: Path | None, digest: Path | None, digest_bytes: int
+) -> None:
+    from forensics.output import write_atomic
+    from forensics.report.digest import build_digest
+    from forensics.report.story import render_story_html, story_to_dict
+
+    if json_out is not None:
+        doc = story_to_dict(story, _base(json_out))
+        write_atomic(json_out, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    if html_out is not None:
+        write_atomic(html_out, render_story_html(story, _base(html_out)))
+    if digest is not None:
+        doc = build_digest(story.incident, story.summary, story.timeline, story.hypotheses, digest_bytes)
+        write_atomic(digest, json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n")
+
+
+#: The options and arguments of :func:`forensics.commands.report.report`, as typer declares them (a test compares).
+LINE = CommandLine(
+    "report",
+    [
+        Option(("--from",), "from_files", path, multiple=True),
+        Option(("--vmcore",), "vmcore", path),
+        Option(("--vmlinux",), "vmlinux", path),
+        Option(("--module-debug",), "module_debug", path, multiple=True),
+        Option(("--debug-dir",), "debug_dir", path, multiple=True),
+        Option(("--source-dir",), "source_dir", path, multiple=True),
+        Option(("--dmesg",), "dmesg", path, multiple=True),
+        Option(("--store",), "store", path),
+        Option(("--trace",), "trace", path, multiple=True),
+        Option(("--profile",), "profile", path, multiple=True),
+        Option(("--json",), "json_out", path),
+        Option(("--html",), "html_out", path),
+        Option(("--digest",), "digest", path),
+        Option(("--digest-bytes",), "digest_bytes", integer(512), 8192),
+        format_option(OutputFormat.MD),
+        OUTPUT,
+        FAIL_ON,
+        DEBUG,
+        FORCE,
+    ],
+    [Argument("extra", path, many=True)],
+    run_report,
+)
