@@ -10,10 +10,10 @@ largest tests and files, the sum, pytest's own wall and CPU time and the load av
 starts and kills without waiting (Prometheus, Chromium) are not counted.
 
 make test runs its prelude first (``make jit``: the numba kernels compiled into this checkout's cache, which
-numba keys on the source files' paths); in a new worktree run ``make jit`` before this script, or the tests
+numba keys on the source files' paths); so does this script unless ``--cold-jit`` is given, else the tests
 compile them themselves: +150 s of CPU on 2026-12-06 (test_ctf_aot 49 -> 143 s, test_perf_chains 33 -> 49 s).
 
-    .venv/bin/python benchmarks/suite_cpu.py [--top 30] [--rows FILE] [-- PYTEST ARGS]
+    .venv/bin/python benchmarks/suite_cpu.py [--top 30] [--rows FILE] [--cold-jit] [-- PYTEST ARGS]
 """
 
 from __future__ import annotations
@@ -84,8 +84,19 @@ def main() -> None:
     parser.add_argument(
         "--rows", type=Path, help="also keep every test's row (own CPU, children's, wall, node id, end) in this file"
     )
+    parser.add_argument(
+        "--cold-jit",
+        action="store_true",
+        help="leave numba's cache as it is (default: compile the kernels first, as make test's prelude does)",
+    )
     parser.add_argument("pytest_args", nargs="*", help="more pytest arguments (after --)")
     args = parser.parse_args()
+    if not args.cold_jit:
+        # make test compiles the JIT kernels before pytest (make jit: JIT_PARTS); without them in the cache (a fresh
+        # clone, or any change to a keyed source, forensics/jit.py) the first test of each worker to run a kernel
+        # compiled it, and its CPU was counted as the test's: test_perf_chains' [flat] and [contend] 14.6 / 14.3 s,
+        # 0.7 s for all nine recordings with the chunk pass in the cache.
+        subprocess.run(["make", "--no-print-directory", "-j2", "jit"], cwd=ROOT, check=True, capture_output=True)
     workers = str((os.cpu_count() or 1) + 1)  # as make pytest
     with tempfile.TemporaryDirectory(prefix="kf-test-cpu-") as where:
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}

@@ -45,10 +45,12 @@ PERF_DATA_MAGIC = b"PERFILE2"
 GZIP_MAGIC = b"\x1f\x8b"
 
 # stackcollapse-perf.pl's header rule: a command name (at least two characters, may hold spaces),
-# then the pid (and /tid when perf prints both).
-_HEADER = re.compile(rb"^(\S.+?)\s+(\d+)/*(\d+)*\s+")
+# then the pid (and /tid when perf prints both).  The script writes ``(\d+)*`` where these write ``(\d+)?``: the
+# same matches and groups (a digit run must end before whitespace either way, and the first way tried is the whole
+# run), without trying every split of a run that is not followed by one (2^n ways: 4 s for 26 digits).
+_HEADER = re.compile(rb"^(\S.+?)\s+(\d+)/*(\d+)?\s+")
 # ... its event rule: ``[period] event:`` at the end of the header line.
-_EVENT = re.compile(rb":\s*(\d+)*\s+(\S+):\s*$")
+_EVENT = re.compile(rb":\s*(\d+)?\s+(\S+):\s*$")
 _TIME = re.compile(rb"\s(\d+\.\d+):\s")
 # A call chain line: address, symbol(+offset), (DSO).
 _FRAME = re.compile(rb"^\s*(\w+)\s*(.+) \((.*)\)")

@@ -129,6 +129,26 @@ def _trees_dropped_after_the_module() -> Iterator[None]:
     garbage collection of the process walked again (pytest's own two at the session's end among them)."""
     yield
     _parsed.cache_clear()
+    _walked.cache_clear()
+
+
+def walk(tree: ast.AST) -> tuple[ast.AST, ...]:
+    """Every node of the tree in :func:`ast.walk`'s order, listed once per tree and session: five checks walk each
+    file's tree, and ``ast.walk``'s generators (iter_child_nodes, iter_fields) cost more than the checks themselves."""
+    return _walked(tree)
+
+
+@functools.cache  # a tree hashes by identity; parsed() keeps each file's tree for the module's tests
+def _walked(tree: ast.AST) -> tuple[ast.AST, ...]:
+    out = [tree]
+    for node in out:  # breadth first, as ast.walk: the list grows behind the loop
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if isinstance(value, list):
+                out += [v for v in value if isinstance(v, ast.AST)]
+            elif isinstance(value, ast.AST):
+                out.append(value)
+    return tuple(out)
 
 
 def _imports(path: Path, root: Path = ROOT) -> list[tuple[str, int]]:
@@ -142,7 +162,7 @@ def _imports_of(path: Path, root: Path, _stamp: tuple[int, int]) -> tuple[tuple[
     here = _module_name(path, root)
     package = here if path.name == "__init__.py" else here.rpartition(".")[0]
     out = []
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Import):
             out += [(a.name, node.lineno) for a in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -307,7 +327,7 @@ def string_surgery(tree: ast.AST) -> list[int]:
     """Lines that cut or rewrite rendered text, or look for headings in text."""
     return [
         node.lineno
-        for node in ast.walk(tree)
+        for node in walk(tree)
         if isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
         and node.func.attr in _CUTS
@@ -421,7 +441,7 @@ def private_imports(root: Path = ROOT) -> list[str]:
         here = _module_name(path, root)
         package = here if path.name == "__init__.py" else here.rpartition(".")[0]
         bound: set[str] = set()  # local names bound to a project module
-        for node in ast.walk(tree):
+        for node in walk(tree):
             if isinstance(node, ast.ImportFrom):
                 base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
                 source = ".".join([*base, node.module] if node.module else base)
@@ -436,7 +456,7 @@ def private_imports(root: Path = ROOT) -> list[str]:
                 bound.update(
                     a.asname or a.name.partition(".")[0] for a in node.names if a.name.partition(".")[0] in PACKAGES
                 )
-        for node in ast.walk(tree):
+        for node in walk(tree):
             if (
                 isinstance(node, ast.Attribute)
                 and isinstance(node.value, ast.Name)
@@ -458,7 +478,7 @@ def test_no_module_uses_another_modules_private_names() -> None:
 def imports_by_string(tree: ast.AST) -> list[int]:
     """Lines that import by a string: ``importlib.import_module(...)``, ``import_module(...)``, ``__import__(...)``."""
     out = []
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Call):
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
@@ -502,7 +522,7 @@ _FORMAT_ENUMS = frozenset({"OutputFormat", "ExportFormat"})
 def format_branches(tree: ast.AST) -> list[int]:
     """Lines that compare with an output or export format: ``fmt is OutputFormat.MD``, ``fmt == "csv"``."""
     out = []
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Compare):
             for operand in (node.left, *node.comparators):
                 member = (

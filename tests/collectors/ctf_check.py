@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tarfile
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -83,10 +84,16 @@ def stream_events(stream: Path) -> tuple[Event, ...]:
 
 
 def compare(meta: Metadata, stream: Path | bytes) -> int:
-    """Assert that both decoders read the same events (offsets, ids, times, values); the event count."""
+    """Assert that both decoders read the same events (offsets, ids, times, values); the event count.
+
+    A stream file read with the metadata beside it (``meta`` parsed from it) is read by the general decoder through
+    :func:`stream_events`: decoded once per process, shared with the other tests of :data:`GENERAL_DECODED`."""
     buf = stream if isinstance(stream, bytes) else stream.read_bytes()
     rows, paths, code, _eid = compiled_events(meta, buf)
-    events = general_events(meta, buf)
+    if isinstance(stream, Path) and Path(meta.path) == stream.parent / "metadata":
+        events: Sequence[Event] = stream_events(stream)
+    else:
+        events = general_events(meta, buf)
     assert code in (d.ST_END, d.ST_GENERAL), d.STOP_TEXT.get(code, code)
     if code == d.ST_GENERAL:  # the compiled decoder hands such packets over: nothing to compare there
         return len(events)

@@ -77,6 +77,7 @@ def test_split_chunks_hold_the_merged_rows(session: Path, compiled: bool) -> Non
     assert np.array_equal(np.concatenate(at), np.flatnonzero(wide))
 
 
+@pytest.mark.xdist_group(GENERAL_DECODED)  # the streams' general decoding shared (ctf_check.stream_events)
 def test_both_decoders_agree_on_every_stream(session: Path) -> None:
     n = 0
     for meta_path in sorted(session.rglob("metadata")):

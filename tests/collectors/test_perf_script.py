@@ -647,3 +647,16 @@ def test_a_folded_count_past_64_bits_is_skipped(tmp_path: Path) -> None:
     profile = read_profile(str(path))
     assert profile.skipped_lines == 1
     assert [s.samples for s in profile.stacks] == [3]
+
+
+def test_a_long_digit_run_in_a_header_is_read_once() -> None:
+    # stackcollapse-perf.pl's rules as it writes them, ``(\d+)*``, tried each split of a digit run not followed by
+    # whitespace: 2^n ways (4 s for 26 digits, a line of a hostile or damaged text).  Read as ``(\d+)?``: no match,
+    # at once, and the same groups where there is one.
+    run = b"7" * 64
+    assert perf_script._EVENT.search(b"app 1 [000] 1.5: " + run + b"x") is None
+    assert perf_script._HEADER.match(b"app " + run + b"x") is None
+    event = perf_script._EVENT.search(b"app 1 [000] 1.5: " + run + b" cycles:")
+    assert event is not None and event.groups() == (run, b"cycles")
+    header = perf_script._HEADER.match(b"app 12/" + run + b" [000]")
+    assert header is not None and header.groups() == (b"app", b"12", run)
