@@ -607,11 +607,16 @@ def scan_chunk(
                                     # read them from the CPU's caches).
                                     kid = n_keys
                                     n_keys += 1
-                                    key_store[key_used : key_used + n_sym] = buf[i2:raw_end]
+                                    # Copied byte by byte, not as slices: numba's slice assignment compiles its
+                                    # shape-mismatch error (a formatted message), 3 of the kernel's 13 s of CPU to
+                                    # compile (JIT and ahead of time, 2026-12-06); the room is checked above (n).
+                                    for j in range(n_sym):
+                                        key_store[key_used + j] = buf[i2 + j]
                                     keys[kid, 0] = key_used
                                     key_used += n_sym
                                     keys[kid, 1] = key_used
-                                    key_store[key_used : key_used + n_dso] = buf[e + 2 : close]
+                                    for j in range(n_dso):
+                                        key_store[key_used + j] = buf[e + 2 + j]
                                     keys[kid, 2] = key_used
                                     key_used += n_dso
                                     keys[kid, 3] = key_used

@@ -202,6 +202,20 @@ def test_the_build_key_covers_every_module_the_group_imports() -> None:
     assert sorted(reached - set(group.modules)) == list(group.reads)
 
 
+def test_no_compiled_module_imports_a_package_its_build_leaves_unanalysed() -> None:
+    """mypyc's build takes native.NOT_ANALYSED's packages (numba, numpy, ...) as ``Any`` (forensics/native.py): no
+    module of either group, nor one it reads, imports them, so the C is what it would be with them analysed."""
+    for group in (detectors.dmesg.NATIVE, native.DMESG_DOCUMENT):
+        for module in (*group.modules, *group.reads):
+            imported = set()
+            for node in ast.walk(ast.parse(native._read_source(module).read_text())):
+                if isinstance(node, ast.Import):
+                    imported |= {alias.name.split(".")[0] for alias in node.names}
+                elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                    imported.add(node.module.split(".")[0])
+            assert not imported & set(native.NOT_ANALYSED), (group.name, module)
+
+
 def test_a_changed_module_the_group_reads_keys_another_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     env = {"NUMBA_CACHE_DIR": str(tmp_path)}
     before = native.group_dir(detectors.dmesg.NATIVE, env)
