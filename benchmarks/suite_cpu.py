@@ -96,7 +96,10 @@ def main() -> None:
         # clone, or any change to a keyed source, forensics/jit.py) the first test of each worker to run a kernel
         # compiled it, and its CPU was counted as the test's: test_perf_chains' [flat] and [contend] 14.6 / 14.3 s,
         # 0.7 s for all nine recordings with the chunk pass in the cache.
-        subprocess.run(["make", "--no-print-directory", "-j2", "jit"], cwd=ROOT, check=True, capture_output=True)
+        make_jit = ["make", "--no-print-directory", "-j2", "jit"]
+        jit = subprocess.run(make_jit, cwd=ROOT, capture_output=True, text=True, check=False)
+        if jit.returncode != 0:
+            sys.exit(f"suite_cpu: make jit failed (exit {jit.returncode}):\n{jit.stderr.strip()}")
     workers = str((os.cpu_count() or 1) + 1)  # as make pytest
     with tempfile.TemporaryDirectory(prefix="kf-test-cpu-") as where:
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}

@@ -42,8 +42,14 @@ _UNRELIABLE_SUFFIX: Final = " (unreliable)"  # powerpc marks unreliable frames a
 #: A context marker (``<IRQ>``, ``</TASK>``) opening a line, alone or followed by a frame: x86 before v4.10 printed
 #: the first frame of each context on the marker's own line (" <IRQ>  [<ffffffff8170cafa>] _sched_show_task+0x31a/
 #: 0x325", " <EOI>  [<ffffffff814f00eb>] ? debug_lockdep_rcu_enabled+0x3b/0x90"), each marker on a line of its own
-#: since ("x86/dumpstack: Print stack identifier on its own line", v4.10).
-_MARKER: Final = rc.compile(r"^\s*<(/?)(IRQ|NMI|TASK|SOFTIRQ|EOI|#[A-Z]+)>(?:\s*$|\s+(?=\S))")
+#: since ("x86/dumpstack: Print stack identifier on its own line", v4.10).  Those kernels closed an exception stack
+#: (``<NMI>``, ``<#DF>``) with ``<<EOE>>``, and a console that did not join the marker's printk with the next one
+#: printed a second stamp after it (" <IRQ> [  420.408595]  [<ffffffff814249f9>] sched_show_task+0x..").
+_MARKER: Final = rc.compile(
+    r"^\s*<(/?)(IRQ|NMI|TASK|SOFTIRQ|EOI|#[A-Z]+|<EOE>)>(?:\s+\[\s*\d+\.\d+\])?(?:\s*$|\s+(?=\S))"
+)
+#: The markers that go back to the task's stack when they open (the others open a stack of their name).
+_BACK_TO_TASK: Final = ("eoi", "<eoe>")
 _EXCEPTION: Final = rc.compile(r"^\s*--- interrupt: ([0-9a-fx]+)|^\s*(?:Exception stack|irq event stamp)")
 
 #: Lines that start a new list of frames (a new stack inside one report).
@@ -711,7 +717,7 @@ def _trace_line_of(body: str, hints: Callable[[str], int] = trace_hints) -> tupl
     if bits & TRACE_MARK:
         if "<" in body and (m := _MARKER.match(body)) is not None:
             opening, name = m.group(1) == "", m.group(2).lower()
-            stack = (name if name != "eoi" else "task") if opening else "task"
+            stack = (name if name not in _BACK_TO_TASK else "task") if opening else "task"
             fields = _frame_fields(body[m.end() :]) if m.end() < len(body) else None
             return (_STACK, stack) if fields is None else (_MARKED_FRAME, (stack, fields))
         if ("--- interrupt: " in body or "Exception stack" in body or "irq event stamp" in body) and _EXCEPTION.match(

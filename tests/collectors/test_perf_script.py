@@ -660,3 +660,44 @@ def test_a_long_digit_run_in_a_header_is_read_once() -> None:
     assert event is not None and event.groups() == (run, b"cycles")
     header = perf_script._HEADER.match(b"app 12/" + run + b" [000]")
     assert header is not None and header.groups() == (b"app", b"12", run)
+
+
+# stackcollapse-perf.pl's rules as it writes them: the reference the two rules above must agree with on every line
+# short enough for its backtracking (a digit run of at most 16 here: 2^16 splits at worst).
+_SCRIPT_HEADER = re.compile(rb"^(\S.+?)\s+(\d+)/*(\d+)*\s+")
+_SCRIPT_EVENT = re.compile(rb":\s*(\d+)*\s+(\S+):\s*$")
+
+
+#: Pieces of perf script's header lines, joined in any order (random text rarely takes both rules' shapes).
+_PIECES = (
+    "app",
+    "kworker/0:1",
+    " ",
+    "  ",
+    "12",
+    "/",
+    "3456",
+    " [000] ",
+    "1.5:",
+    "12.000001:",
+    " cycles:",
+    "777",
+    "x",
+    ":",
+)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    st.one_of(
+        st.text(alphabet="0123456789 /:[]x.", max_size=16),
+        st.lists(st.sampled_from(_PIECES), max_size=8).map("".join),
+    ).map(str.encode)
+)
+def test_the_header_and_event_rules_match_as_the_scripts_rules(line: bytes) -> None:
+    rules = ((perf_script._HEADER.match, _SCRIPT_HEADER.match), (perf_script._EVENT.search, _SCRIPT_EVENT.search))
+    for ours, script in rules:
+        got, want = ours(line), script(line)
+        assert (got is None) == (want is None), line
+        if got is not None and want is not None:
+            assert (got.span(), got.groups()) == (want.span(), want.groups()), line

@@ -110,3 +110,27 @@ def test_the_report_reads_the_interrupts_frames_and_the_tasks_after_eoi() -> Non
         "compat_SyS_ioctl",
         "sysenter_dispatch",
     ]
+
+
+def test_eoe_closes_an_exception_stack_and_an_inline_stamp_is_passed_over() -> None:
+    # <<EOE>> ended an NMI or #DF stack before v4.10; a console that did not join the marker's printk with the next
+    # printed the frame's own stamp after the marker.
+    bodies = (
+        " <NMI>  [<ffffffff8101f2a5>] perf_event_nmi_handler+0x25/0x40",
+        " [<ffffffff8101c2ab>] nmi_handle+0x8b/0x150",
+        " <<EOE>>  [<ffffffffa0123456>] mydrv_poll+0x45/0x120 [mydrv]",
+        " [<ffffffff811fbe2a>] do_sys_poll+0x2aa/0x560",
+        " <IRQ> [  420.408595]  [<ffffffff814249f9>] sched_show_task+0x10/0x12",
+        " <EOI> [  420.505397]  [<ffffffff81085d5c>] ? smp_call_function_single+0x13c/0x250",
+        " <IRQ> [  420.408595]",
+    )
+    lines = [parse_line(n, decode(f"[    1.000000] {body}".encode())) for n, body in enumerate(bodies, 1)]
+    assert [(f.function, f.stack, f.module, f.reliable) for f in frames.parse_trace(lines, 0)[0]] == [
+        ("perf_event_nmi_handler", "nmi", None, True),
+        ("nmi_handle", "nmi", None, True),
+        ("mydrv_poll", "task", "mydrv", True),
+        ("do_sys_poll", "task", None, True),
+        ("sched_show_task", "irq", None, True),
+        ("smp_call_function_single", "task", None, False),
+    ]
+    assert frames.stack_at(lines, len(lines)) == "irq"  # the last line: a marker and its stamp, nothing more
