@@ -76,6 +76,13 @@ def _stack(*paths: tuple[Step, ...], skip: tuple[str, ...] = (), extractor: str 
     return StackSpec(paths, skip, extractor)
 
 
+#: The NMI watchdog's own path, printed above ``<<EOE>>`` in a hard lockup's call trace before v4.10 (x86 printed the
+#: NMI stack first, then the interrupted task's): the perf event overflow that detected the lockup, not the code that
+#: held the CPU.  Since v4.10's reports the interrupted code's RIP comes first (the rule's first path).
+_NMI_WATCHDOG_SKIP = ("^watchdog_overflow_callback$", "^_*perf_event_overflow$", "_pmu_handle_irq$",
+                      "^perf_event_nmi_handler$", "^nmi_handle", "^_*do_nmi$", "^default_do_nmi$", "^end_repeat_nmi$",
+                      "^repeat_nmi$", "^nmi_panic$")  # fmt: skip
+
 # arm's link register: the caller, which is all there is when the PC itself is 0 (a NULL call).
 LR = Step(
     rc.compile(r"(?:LR is at|lr :)\s*(?:\[<[0-9a-f]+>\]\s*)?" + _FUNC),
@@ -431,7 +438,7 @@ RULES: tuple[Rule, ...] = (
     _rule("hard-lockup",
           r"(?:NMI watchdog|[Ww]atchdog): (?:Watchdog detected hard LOCKUP|BUG: hard lockup) on cpu (\d+)",
           "BUG: hard lockup in {frame}", K.LOCKUP, C, "watchdog: Watchdog detected hard LOCKUP on cpu 1",
-          stack=_stack((RIP, CALL_TRACE, TRACE), (CALL_TRACE, TRACE), (LR,))),
+          stack=_stack((RIP, CALL_TRACE, TRACE), (CALL_TRACE, TRACE), (LR,), skip=_NMI_WATCHDOG_SKIP)),
     _rule("machine-check", r"(?:mce: )?\[Hardware Error\]: (?:CPU \d+: )?(Machine Check(?: Exception)?)", "MCE: {h1}",
           K.HARDWARE, C, "mce: [Hardware Error]: CPU 0: Machine Check Exception: 5 Bank 4: b200000000070f0f",
           needs_trace=False),

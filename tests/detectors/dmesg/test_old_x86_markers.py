@@ -134,3 +134,41 @@ def test_eoe_closes_an_exception_stack_and_an_inline_stamp_is_passed_over() -> N
         ("smp_call_function_single", "task", None, False),
     ]
     assert frames.stack_at(lines, len(lines)) == "irq"  # the last line: a marker and its stamp, nothing more
+
+
+# A hard lockup whose call trace is the NMI watchdog's own stack first, the interrupted task's after <<EOE>> (the
+# pre-v4.10 x86 format), with no RIP line of the interrupted code.
+_HARD_LOCKUP = (
+    "NMI watchdog: Watchdog detected hard LOCKUP on cpu 3",
+    "Modules linked in: mydrv(OE) xfs libcrc32c",
+    "CPU: 3 PID: 1234 Comm: myapp Tainted: G           OE  ------------   3.10.0-957.el7.x86_64 #1",
+    "Call Trace:",
+    " <NMI>  [<ffffffff81761e41>] dump_stack+0x19/0x1b",
+    " [<ffffffff810985db>] __warn+0xfb/0x120",
+    " [<ffffffff8109864f>] warn_slowpath_fmt+0x5f/0x80",
+    " [<ffffffff81149640>] watchdog_overflow_callback+0x120/0x130",
+    " [<ffffffff811a4d11>] __perf_event_overflow+0x51/0x100",
+    " [<ffffffff81009d88>] intel_pmu_handle_irq+0x1e8/0x470",
+    " [<ffffffff8176ae1b>] perf_event_nmi_handler+0x2b/0x50",
+    " [<ffffffff8176c25c>] nmi_handle.isra.0+0x8c/0x150",
+    " [<ffffffff8176c528>] do_nmi+0x208/0x340",
+    " [<ffffffff8176b6c1>] end_repeat_nmi+0x1e/0x7e",
+    " [<ffffffff811230bb>] ? native_queued_spin_lock_slowpath+0x1fb/0x200",
+    " <<EOE>>  [<ffffffff8175b0f9>] queued_spin_lock_slowpath+0xb/0xf",
+    " [<ffffffff8176a7b0>] _raw_spin_lock+0x20/0x30",
+    " [<ffffffffc0512345>] mydrv_do_thing+0x45/0x120 [mydrv]",
+    " [<ffffffff812345ab>] vfs_write+0xbd/0x1e0",
+    " [<ffffffff812346cf>] SyS_write+0x7f/0xf0",
+    " [<ffffffff81774ddb>] system_call_fastpath+0x22/0x27",
+    "---[ end trace 6f2a5b1e9c0d3a11 ]---",
+)
+
+
+def test_a_pre_4_10_hard_lockup_is_named_after_the_task_not_the_watchdog() -> None:
+    log = "".join(f"[ 1234.{100000 + 1000 * i:06d}] {text}\n" for i, text in enumerate(_HARD_LOCKUP))
+    (report,) = scan_chunks([log.encode()])
+    assert report.title == "BUG: hard lockup in mydrv_do_thing"
+    by_function = {f.function: f.stack for f in report.trace}
+    assert by_function["watchdog_overflow_callback"] == "nmi"
+    assert by_function["queued_spin_lock_slowpath"] == "task"  # the frame on the <<EOE>> line, the task's again
+    assert by_function["mydrv_do_thing"] == "task"
