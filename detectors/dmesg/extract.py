@@ -345,8 +345,7 @@ def _follow(
             if not with_frames:
                 pos = trace_names(lines, pos, names, _trace_hints, kinds)
                 continue
-            stack = stack_at(lines, pos, _trace_hints, kinds) if pos else "task"
-            got, pos = parse_trace(lines, pos, _trace_hints, kinds, stack)
+            got, pos = parse_trace(lines, pos, _trace_hints, kinds, stack_at(lines, pos, _trace_hints, kinds))
             frames.extend(got)
             names.extend(f.function for f in got if f.reliable)
             continue

@@ -45,9 +45,9 @@ _UNRELIABLE_SUFFIX: Final = " (unreliable)"  # powerpc marks unreliable frames a
 #: since ("x86/dumpstack: Print stack identifier on its own line", v4.10).  Those kernels closed an exception stack
 #: (``<NMI>``, ``<#DF>``) with ``<<EOE>>``, and a console that did not join the marker's printk with the next one
 #: printed a second stamp after it (" <IRQ> [  420.408595]  [<ffffffff814249f9>] sched_show_task+0x..").
-_MARKER: Final = rc.compile(
-    r"^\s*<(/?)(IRQ|NMI|TASK|SOFTIRQ|EOI|#[A-Z]+|<EOE>)>(?:\s+\[\s*\d+\.\d+\])?(?:\s*$|\s+(?=\S))"
-)
+#: The markers' names, one pattern's alternatives (also :mod:`detectors.dmesg.stacks`' lines inside a stack).
+MARKER_NAMES: Final = r"IRQ|NMI|TASK|SOFTIRQ|EOI|#[A-Z]+|<EOE>"
+_MARKER: Final = rc.compile(rf"^\s*<(/?)({MARKER_NAMES})>(?:\s+\[\s*\d+\.\d+\])?(?:\s*$|\s+(?=\S))")
 #: The markers that go back to the task's stack when they open (the others open a stack of their name).
 _BACK_TO_TASK: Final = ("eoi", "<eoe>")
 _EXCEPTION: Final = rc.compile(r"^\s*--- interrupt: ([0-9a-fx]+)|^\s*(?:Exception stack|irq event stamp)")
@@ -611,15 +611,13 @@ def parse_trace(
             break
         if what == _STACK:
             stack = value
-        elif what == _FRAME_LINE:
+        elif what in (_FRAME_LINE, _MARKED_FRAME):  # compared with ==, as the constants are (see below)
+            if what == _MARKED_FRAME:
+                stack, value = cast("tuple[str, object]", value)  # the stack its marker opens, then the frame
             # The fields and the line's number taken as the objects they are: compiled, an ``int`` read as such is
             # unboxed, then boxed again as a new object in the frame (the offset, the size and the number: ~32,000
             # ints of the shared corpus x1, made and held).
             f = cast("tuple[object, ...]", value)
-            number = cast("tuple[object, ...]", line)[0]
-            frames.append(_new_tuple(_FRAME_TYPE, (f[0], f[1], f[2], f[3], f[4], f[5], stack, number)))
-        elif what == _MARKED_FRAME:
-            stack, f = cast("tuple[str, tuple[object, ...]]", value)
             number = cast("tuple[object, ...]", line)[0]
             frames.append(_new_tuple(_FRAME_TYPE, (f[0], f[1], f[2], f[3], f[4], f[5], stack, number)))
         i += 1

@@ -24,6 +24,7 @@ from ahocorasick_rs import BytesAhoCorasick, MatchKind
 
 from detectors.dmesg.frames import (
     ABSENT,
+    MARKER_NAMES,
     STACK_FIELDS,
     StackFields,
     after_marker,
@@ -59,7 +60,7 @@ _ARM_FRAME = rc.compile(
 #: dumps, ``PID = 1``.  One pattern, the markers' its first branch: a line that is no frame is tried once, not by a
 #: pattern of markers and then one of the rest (~1,700 instructions a call; ~5,700 lines of the corpus x4's stacks).
 _INSIDE: Final = rc.compile(
-    r"^\s*(?:</?(?:IRQ|NMI|TASK|SOFTIRQ|EOI|#[A-Z]+|<EOE>)>\s*$|"
+    rf"^\s*(?:</?(?:{MARKER_NAMES})>\s*$|"
     # arm's backtrace prints the registers a frame saved ("r7:00000000 r6:826229c4") and an exception stack's
     # words ("1fa0: 00000000 ...") between its frames.
     r"(?:R[A-Z0-9]{1,3}|[A-Z]{2,3}|CR\d|DR\d|ORIG_RAX|pc|lr|sp|x\d+|r\d+|[0-9a-f]{4})\s*:|Code:|PID = \d+|"
