@@ -39,6 +39,7 @@ import tempfile
 from pathlib import Path
 
 from child_usage import mib, run_child
+from machine import machine_line
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -123,6 +124,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--no-cold-big", action="store_true", help="skip the cold run on the copied (large) input")
     args = ap.parse_args()
+    print(machine_line(), flush=True)  # the page cost: what makes this VM's figures vary (machine.py)
     if shutil.which("babeltrace2") is None:
         raise SystemExit("babeltrace2 is not installed (apt-get install babeltrace2)")
     kforensic = [sys.executable, "-m", "forensics", "trace"]

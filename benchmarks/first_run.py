@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from child_usage import mib, run_child
+from machine import machine_line
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -135,6 +136,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="warm runs per command (the median is shown)")
     parser.add_argument("--no-bytecode", action="store_true", help="cold runs also without any .pyc")
     args = parser.parse_args()
+    print(machine_line(), flush=True)  # the page cost: what makes this VM's figures vary (machine.py)
     with tempfile.TemporaryDirectory(prefix="kf-first-run-") as tmp:
         work = Path(tmp)
         commands = inputs(work)

@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 
 from child_usage import mib, run_child
+from machine import machine_line
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -91,6 +92,7 @@ def main() -> None:
     parser.add_argument("--size-kb", type=int, default=256)
     parser.add_argument("--serial-only", type=Path, help=argparse.SUPPRESS)  # the child of the cold/warm runs
     args = parser.parse_args()
+    print(machine_line(), flush=True)  # the page cost: what makes this VM's figures vary (machine.py)
     if args.serial_only is not None:
         from forensics.fleet.signatures import expand_inputs, run_serial
 

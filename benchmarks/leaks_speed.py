@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 from child_usage import mib, run_child
+from machine import machine_line
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -146,6 +147,7 @@ def main() -> None:
     parser.add_argument("--caches", type=int, default=250)
     parser.add_argument("--store", type=Path, help="use (or build) this store instead of the cached one")
     args = parser.parse_args()
+    print(machine_line(), flush=True)  # the page cost: what makes this VM's figures vary (machine.py)
     cache_dir = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "kforensic" / "bench"
     store = args.store or cache_dir / f"leaks-{args.days:g}d-{args.interval:g}s-{args.caches}c.v2.sqlite"
     if not store.exists():

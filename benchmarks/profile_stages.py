@@ -25,6 +25,8 @@ from itertools import pairwise
 from pathlib import Path
 from statistics import median
 
+from machine import machine_line
+
 ROOT = Path(__file__).resolve().parent.parent
 PERL = ROOT.parent / "shared" / "tools" / "flamegraph" / "stackcollapse-perf.pl"
 
@@ -136,6 +138,7 @@ def main() -> None:
         "--folded-only", action="store_true", help="run `kforensic profile FILE --folded -` (what the Perl script does)"
     )
     args = ap.parse_args()
+    print(machine_line(), flush=True)  # the page cost: what makes this VM's figures vary (machine.py)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPATH"] = str(ROOT)  # this tree's code, whichever tree the interpreter's install points at
     out = Path(os.environ.get("TMPDIR", "/tmp")) / f"profile-stages-{os.getpid()}"

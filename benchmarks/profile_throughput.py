@@ -40,6 +40,7 @@ from pathlib import Path
 from statistics import median
 
 from child_usage import mib, peak, run_child
+from machine import machine_line
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_PERL = ROOT.parent / "shared" / "tools" / "flamegraph" / "stackcollapse-perf.pl"
@@ -96,6 +97,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3, help="runs of each, alternating; the medians count")
     ap.add_argument("--stackcollapse", type=Path, default=DEFAULT_PERL, help="path of stackcollapse-perf.pl")
     args = ap.parse_args()
+    print(machine_line(), flush=True)  # the page cost: what makes this VM's figures vary (machine.py)
     if shutil.which("perl") is None or not args.stackcollapse.exists():
         sys.exit("needs perl and stackcollapse-perf.pl (--stackcollapse)")
     kforensic = str(Path(sys.executable).parent / "kforensic")

@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 from child_usage import mib, run_child
+from machine import machine_line
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -114,6 +115,7 @@ def main() -> None:
     parser.add_argument("--interval", type=float, default=0.1)
     parser.add_argument("--root", type=Path, default=Path("/"))
     args = parser.parse_args()
+    print(machine_line(), flush=True)  # the page cost: what makes this VM's figures vary (machine.py)
     if procfs.read_file(args.root, procfs.SLABINFO).data is None:
         print("warning: /proc/slabinfo is not readable (not root): the figures exclude slab caches", file=sys.stderr)
     with tempfile.TemporaryDirectory(prefix="kforensic-bench-") as tmp:

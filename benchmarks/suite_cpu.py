@@ -91,6 +91,9 @@ def main() -> None:
     )
     parser.add_argument("pytest_args", nargs="*", help="more pytest arguments (after --)")
     args = parser.parse_args()
+    from machine import machine_line  # (here: the workers import this file as benchmarks.suite_cpu, a plugin)
+
+    print(machine_line(), flush=True)  # the page cost: what makes this VM's figures vary (machine.py)
     if not args.cold_jit:
         # make test compiles the JIT kernels before pytest (make jit: JIT_PARTS); without them in the cache (a fresh
         # clone, or any change to a keyed source, forensics/jit.py) the first test of each worker to run a kernel

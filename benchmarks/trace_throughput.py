@@ -32,6 +32,7 @@ from pathlib import Path
 from statistics import median
 
 from child_usage import mib, peak, run_child
+from machine import machine_line
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_INPUT = ROOT.parent / "shared" / "traces" / "bench" / "big.ftrace.txt.gz"
@@ -198,6 +199,7 @@ def main() -> None:
     ap.add_argument("--no-cold", action="store_true", help="skip the first runs on an empty compile cache")
     ap.add_argument("--baseline", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    print(machine_line(), flush=True)  # the page cost: what makes this VM's figures vary (machine.py)
     if args.baseline:
         baseline(args.baseline)
         return

@@ -32,6 +32,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from machine import machine_line
+
 from tests.vmcore_cases import FIXTURES_DIR, case_names, kernels, load_case
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,6 +58,7 @@ def main() -> int:
     ap.add_argument("--kernels", default=",".join(kernels()), help="fixture kernels (default: all committed)")
     ap.add_argument("--cases", type=int, default=0, help="only the first N cases of each kernel (0: all)")
     args = ap.parse_args()
+    print(machine_line(), flush=True)  # the page cost: what makes this VM's figures vary (machine.py)
     crash = shutil.which("crash")
     print(f"load average before: {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
     with tempfile.TemporaryDirectory() as tmp:
