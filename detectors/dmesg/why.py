@@ -170,9 +170,18 @@ class _Reading:
         return next((s for s in self.stacks if s.kind is kind), None)
 
     @property
+    def named_func(self) -> str | None:
+        """The report's guilty function (the title's); where its call trace gave none (a damaged report), the function
+        the report's own lines name as where it happened (a sanitizer's "in f", the RIP, a WARNING's site), read."""
+        if isinstance(self.report.frame, str):
+            return self.report.frame
+        site = self.get("reported in") or self.get("faulting function") or self.get("warning site")
+        return str(site).split("+")[0] if site else None
+
+    @property
     def func(self) -> str:
-        """The report's guilty function (the title's), the subject of its cause."""
-        return self.report.frame if isinstance(self.report.frame, str) else "an unknown function"
+        """:attr:`named_func` for a statement's words ("an unknown function" where the report names none)."""
+        return self.named_func or "an unknown function"
 
 
 def _past_64_bits(text: str) -> NotAvailable:
@@ -1237,6 +1246,9 @@ _RIP = rc.compile(
 _BUG_AT = rc.compile(r"kernel BUG at (\S+?)!")
 # "WARNING: CPU: 1 PID: 5 at f.c:9 ...", 6.x's "WARNING: f.c:9 at ...", and 3.x's "WARNING: at f.c:9".
 _WARN_AT = rc.compile(r"WARNING: (?:CPU: \d+ PID: \d+ at |\S+:\d+ at |at )?(\S+\.[a-z]+:\d+)")
+# The function the WARNING line names after its file and line ("at f.c:9 func+0x1c/0x40", 6.x's "f.c:9 at
+# func+0x1c/0x40,"): the WARN's own address, printed by the kernel, not unwound: the site where the call trace is lost.
+_WARN_FUNC = rc.compile(r"\.[a-z]+:\d+ (?:at )?([A-Za-z_][\w.]*\+0x[0-9a-f]+/0x[0-9a-f]+)")
 #: KASAN_SHADOW_OFFSET of x86-64: a KASAN kernel checks an address by reading the byte at (address >> 3) + this.
 KASAN_SHADOW_OFFSET = 0xDFFFFC0000000000
 _CR2 = rc.compile(r"\bCR2: ([0-9a-f]+)")
@@ -1246,6 +1258,13 @@ _CR2 = rc.compile(r"\bCR2: ([0-9a-f]+)")
 _FAULT_WORDS = ("protection fault", "in range [", "handle", "dereference", "#PF:", "WnR", "IABT", "IP", "pc", "PC",
                 "PSW", "WARNING:", "BUG at", "CR2", "kasan: GPF")  # fmt: skip
 _FAULT_SEARCH = BytesAhoCorasick([w.encode() for w in _FAULT_WORDS], matchkind=MatchKind.LeftmostFirst)
+
+
+def _warning_line(r: _Reading, m: re.Match[str], line: LogLine, site: str) -> None:
+    """The WARNING line: its file and line, and the function it names there where no RIP line named the site."""
+    r.add("warning at", m.group(1), line)
+    if r.get(site) is None and (named := _WARN_FUNC.search(line.body, m.start(1))) is not None:
+        r.add(site, named.group(1), line)
 
 
 def _fault(r: _Reading) -> None:
@@ -1292,7 +1311,7 @@ def _fault(r: _Reading) -> None:
         ):
             r.add(site, next(g for g in m.groups() if g), line)
         elif "WARNING:" in body and (m := _WARN_AT.search(body)) is not None and r.get("warning at") is None:
-            r.add("warning at", m.group(1), line)
+            _warning_line(r, m, line, site)
         elif "BUG at" in body and (m := _BUG_AT.search(body)) is not None and r.get("bug at") is None:
             r.add("bug at", m.group(1), line)
         elif (
@@ -1572,6 +1591,17 @@ def _pointer_words(r: _Reading) -> str | None:
     return None
 
 
+def _dis(r: _Reading, func: FactValue | None = None, flags: str = "-l", note: str = "", then: str = "") -> str:
+    """crash's disassembly of ``func`` (else the report's function), with source lines; where the report names no
+    function (its call trace lost or damaged), the backtrace of a dump instead: ``dis`` of no name is no command."""
+    # ``-r`` reads up to an address: "f+0x1c" (a trace's "f+0x1c/0x40" without its length, which crash rejects).
+    name = (str(func).split("/")[0] if "r" in flags else str(func).split("+")[0]) if func else r.named_func
+    if name is None:
+        return "crash> bt  # in a dump of this crash: this log names no function to disassemble"
+    command = f"crash> dis {flags} {name}"
+    return f"{command}; {then}" if then else f"{command}  {note}" if note else command
+
+
 def _sanitizer_double_free(r: _Reading) -> Cause | None:
     bug = str(r.get("bug") or "")
     if r.get("tool") not in ("KASAN", "KFENCE") or "double-free" not in bug:
@@ -1589,14 +1619,14 @@ def _trap_double_free(r: _Reading) -> Cause | None:
     compared = [f.value for f in r.facts if f.name == "compared"]
     values = {str(v).split(" = ")[1] for v in compared if " = " in str(v)}
     address = log_hex(values.pop()) if len(compared) == 2 and len(values) == 1 else None
-    return _cause("double_free", r, 0.85, f"crash> dis -l {r.func}  # the second kfree", r.at("faulting function"),
+    return _cause("double_free", r, 0.85, _dis(r, note="# the second kfree"), r.at("faulting function"),
                   func=r.func, address=address)  # fmt: skip
 
 
 def _slub_double_free(r: _Reading) -> Cause | None:
     if "Object already free" not in r.text:
         return None
-    return _cause("double_free", r, 0.85, f"crash> dis -l {r.func}", 0, func=r.func)
+    return _cause("double_free", r, 0.85, _dis(r), 0, func=r.func)
 
 
 def _sanitizer_use_after_free(r: _Reading) -> Cause | None:
@@ -1624,12 +1654,22 @@ def _poison_use_after_free(r: _Reading) -> Cause | None:
                   code.at, func=r.func, pointer=pointer)  # fmt: skip
 
 
+def _list_node(r: _Reading) -> str | None:
+    """The address of the list node whose pointer is wrong, as the message printed it: the entry being deleted (its
+    own address, or what its neighbour should have pointed back to), else the neighbour named in parentheses."""
+    entry = r.get("entry")
+    if entry is None and r.get("operation") == "list_del":
+        entry = r.get("expected")  # "prev->next should be ENTRY, but was X": __list_del_entry_valid()'s wording
+    return str(entry or r.get("prev") or r.get("next") or "") or None
+
+
 def _list_cause(r: _Reading) -> Cause | None:
     found = r.get("found")
     if r.get("operation") is None:
         return None
     at = r.at("message")
-    command = f"crash> dis -l {r.func}; crash> kmem <entry>  # in a dump of this crash"
+    node = _list_node(r)
+    command = _dis(r, then=f"crash> kmem {node}  # in a dump of this crash: whose object it is" if node else "")
     value = log_hex(str(found)) if found else None
     if value in (LIST_POISON1, LIST_POISON2):
         poisons = ("next",) if value == LIST_POISON1 else ("prev",)
@@ -1712,7 +1752,7 @@ def _sanitizer_other(r: _Reading) -> Cause | None:
             "null_pointer",
             r,
             0.85,
-            f"crash> dis -l {r.func}",
+            _dis(r),
             r.at("bug"),
             statement=f"NULL pointer dereference in {r.func}: " + (_pointer_words(r) or "an access"),
         )
@@ -1779,7 +1819,7 @@ def _null_cause(r: _Reading) -> Cause | None:
             where += f", loaded from {code.loaded_from}"
             if code.loaded_base and code.loaded_value is not None:
                 where += f" ({code.loaded_base} = {code.loaded_value:#x})"
-    return _cause("null_pointer", r, 0.8, f"crash> dis -rl {r.get('faulting function') or r.func}",
+    return _cause("null_pointer", r, 0.8, _dis(r, r.get("faulting function"), flags="-rl"),
                   r.at("KASAN range") or r.at("address"),
                   statement=f"NULL pointer dereference in {r.func}: {where}")  # fmt: skip
 
@@ -1939,7 +1979,7 @@ def _lockup_cause(r: _Reading) -> Cause | None:
     statement = f"{r.get('lockup')} lockup: {what}{where}" + (f" ({r.get('task')}, pid {r.get('pid')})"
                                                                if r.get("task") else "")  # fmt: skip
     statement += ": a loop that never yields, or waits for a lock or a value that never comes"
-    return _cause("busy_wait", r, 0.6, f"crash> dis -l {r.get('spins in') or r.func}  # the loop", r.at("lockup"),
+    return _cause("busy_wait", r, 0.6, _dis(r, r.get("spins in"), note="# the loop"), r.at("lockup"),
                   statement=statement)  # fmt: skip
 
 
@@ -1955,8 +1995,9 @@ def _assertion_cause(r: _Reading) -> Cause | None:
     # A filesystem's ASSERT() printed the condition that was false before its BUG().
     asserted = r.get("condition") if r.get("assertion at") == where else None
     check = f"`{asserted}` was false" if asserted else f"a {what}_ON (or {what})"
+    caller = r.named_func
     statement = f"an assertion failed: {check} at {where} in {site}" + (
-        f", on the way from {r.func}" if site != r.func else ""
+        f", on the way from {caller}" if caller is not None and site != caller.split(".")[0] else ""
     )
     compared = [str(f.value) for f in r.facts if f.name == "compared"]
     if compared:

@@ -1152,3 +1152,58 @@ def test_a_heading_is_read_by_its_word_and_pattern_as_by_the_patterns_alone() ->
             found += 1
             assert got == (alone[0], int(alone[1]) if alone[1] else None), body
     assert found > 40
+
+
+# ---------------------------------------------------------------- the function a damaged report still names
+
+# A WARNING whose call trace is lost (the log ends): the WARNING line names the site itself, the WARN's own address.
+WARNING_ALONE = """\
+[ 1722.511384] ------------[ cut here ]------------
+[ 1722.511385] WARNING: CPU: 3 PID: 1975 at drivers/kf/kf.c:241 kf_free_context+0x118/0x180()
+"""
+NULL_MEMBER = """\
+[  120.100000] BUG: kernel NULL pointer dereference, address: 0000000000000008
+[  120.100010] #PF: supervisor read access in kernel mode
+[  120.100040] Oops: 0000 [#1] PREEMPT SMP NOPTI
+[  120.100050] CPU: 1 PID: 4242 Comm: kf-reader Not tainted 6.1.0-kf #1
+[  120.100060] RIP: 0010:kf_read_entry+0x1c/0x40 [kf]
+[  120.100100] Call Trace:
+[  120.100110]  <TASK>
+[  120.100120]  kf_read+0x5a/0xa0 [kf]
+[  120.100130]  vfs_read+0xb0/0x2d0
+[  120.100170]  </TASK>
+"""
+SLUB_ALREADY_FREE = "[  367.131148] BUG kmalloc-8 (Tainted: G    B         ): Object already free\n"
+LIST_DEL_NEXT = """\
+[ 50.71] list_del corruption. next->prev should be ffff8801d8caa528, but was ffffffff868a8010. (next=ffff8801d8caa600)
+[   50.719785] ------------[ cut here ]------------
+[   50.724628] kernel BUG at lib/list_debug.c:62!
+[   50.729330] invalid opcode: 0000 [#1] SMP
+[   50.767597] RIP: 0010:__list_del_entry_valid+0x370/0x390
+[   50.850936] Call Trace:
+[   50.853563]  kf_session_close+0x2cf/0x490
+[   50.857828]  kf_release+0x2f6/0x470
+"""
+
+
+def test_a_warning_without_its_trace_is_placed_where_its_line_says() -> None:
+    (why,) = read(WARNING_ALONE)
+    assert facts(why)["warning site"] == "kf_free_context+0x118/0x180"
+    assert why.cause is not None
+    assert why.cause.statement == "an assertion failed: a WARN_ON (or WARN) at drivers/kf/kf.c:241 in kf_free_context"
+
+
+def test_crash_commands_name_what_crash_reads() -> None:
+    """``dis -rl`` up to an address crash parses ("f+0x1c": crash rejects a trace's "f+0x1c/0x40" as an invalid
+    expression); a report that names no function gets no ``dis`` of one; the list node whose pointer is wrong, as
+    the message printed it, for ``kmem``."""
+    (null,) = read(NULL_MEMBER)
+    assert null.cause is not None and null.cause.next_command == "crash> dis -rl kf_read_entry+0x1c"
+    (free,) = read(SLUB_ALREADY_FREE)
+    assert free.cause is not None and free.cause.cls == "double_free"
+    assert free.cause.next_command.startswith("crash> bt  #") and "unknown" not in free.cause.next_command
+    why = next(w for w in read(LIST_DEL_NEXT) if w.cause is not None)
+    assert why.cause is not None
+    assert why.cause.next_command == (
+        "crash> dis -l kf_session_close; crash> kmem 0xffff8801d8caa528  # in a dump of this crash: whose object it is"
+    )

@@ -1,4 +1,5 @@
-"""Every ``next:`` command the vmcore report prints runs as printed, on every fixture case.
+"""Every ``next:`` command the vmcore report prints runs as printed, on every fixture case; so do the ``crash>``
+commands of the causes ``kforensic dmesg`` reads from the case's console log (the same crash).
 
 The report's markdown is read the way a user reads it: the Follow-up section says how to open
 the dump in crash and drgn, and each ``next:`` line holds commands in code spans. ``crash>``
@@ -88,6 +89,19 @@ def _report(name: str) -> tuple[str, Printed]:
     return markdown, _read_report(markdown)
 
 
+def _dmesg_commands(name: str) -> list[str]:
+    """The ``crash>`` commands of the causes ``kforensic dmesg`` reads from the case's console log (the same crash
+    as the dump's): a user with the log and the dump runs them in the same session."""
+    from forensics.pipelines.dmesg import triage_file
+    from forensics.report.markdown import next_commands
+    from tests.vmcore_cases import load_case
+
+    result = triage_file(str(load_case(name).console_log))
+    steps = [w.cause.next_command for w in result.whys.values() if w.cause is not None]
+    steps += [c.next_command for c in result.group_causes.values()]
+    return [c for step in steps for c in next_commands(step)[0] if c.startswith("crash> ")]
+
+
 def _run_crash(printed: Printed, commands: list[str], tmp_path: Path) -> list[tuple[str, str]]:
     """Each crash command with what crash printed for it."""
     if shutil.which("crash") is None:
@@ -154,7 +168,9 @@ def test_every_next_command_runs(name: str, tmp_path: Path) -> None:
     assert printed.drgn.startswith("drgn -c "), "the Follow-up section names the drgn command line"
     assert ".xz" not in printed.crash and ".xz" not in printed.drgn
     assert not re.search(r"<[a-z][a-z ]*>", " ".join(printed.commands)), printed.commands  # no <placeholder>
-    crash_cmds = [c.removeprefix("crash> ") for c in printed.commands if c.startswith("crash> ")]
+    crash_cmds = [
+        c.removeprefix("crash> ") for c in printed.commands + _dmesg_commands(name) if c.startswith("crash> ")
+    ]
     drgn_cmds = [c.removeprefix(">>> ") for c in printed.commands if c.startswith(">>> ")]
     shell_cmds = [c for c in printed.commands if not c.startswith(("crash> ", ">>> "))]
     failures: list[str] = []
