@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, BinaryIO
 from collectors.mapping import map_file
 from forensics.errors import InputError
 from forensics.model import NotAvailable, SourceRecord
-from forensics.output import register_input
+from forensics.output import register_input, register_stdin
 
 # Imported where they are used, not at start-up (~1.8 ms of CPU of a run on a plain log): lzma for compressed
 # inputs alone (decompress_chunks), threading and queue for an input over HASH_INLINE_BYTES alone (_Sha256).
@@ -394,6 +394,7 @@ def open_input(name: str, *, decompress: bool = True, hashed: bool = True) -> It
             st = None
         if st is not None:
             _refuse_endless_device(Path("standard input"), st)
+            register_stdin(st)  # `kforensic dmesg - -o LOG < LOG` would replace the log it reads
         yield TrackedInput(STDIN_NAME, stdin, _hash=_Sha256() if hashed else _Unhashed(), decompress=decompress)
         return
     path = Path(name)

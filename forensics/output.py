@@ -3,7 +3,8 @@
 The rules (documented in docs/cli.md, "Output files"):
 
 * An output that is an input of the same run (the same file after symlinks,
-  or the same inode through a hard link) is refused, exit 2, naming both.
+  or the same inode through a hard link, or the file standard input is
+  redirected from) is refused, exit 2, naming both.
 * A regular file, or a path that does not exist yet, is written to an
   unnamed ``O_TMPFILE`` in the target's directory (a ``mkstemp`` file where
   the file system has none), flushed to disk and linked into place with a
@@ -42,6 +43,8 @@ from forensics.errors import InputError, UsageError
 
 #: Paths of the inputs read in this run (cleared at the start of each command).
 _INPUTS: list[str] = []
+#: The file standard input was redirected from in this run, as (device, inode): ``dmesg - -o LOG < LOG``.
+_STDIN_FILE: list[tuple[int, int]] = []
 #: ``--force``: replace an output file owned by another user.
 _FORCE = [False]
 
@@ -52,6 +55,7 @@ _FD_PATH = re.compile(r"/(?:dev|proc/self)/fd/(\d+)")
 def reset_run(force: bool = False) -> None:
     """Start a new run: forget the inputs of an earlier one (tests run many in one process)."""
     _INPUTS.clear()
+    _STDIN_FILE.clear()
     _FORCE[0] = force
 
 
@@ -65,6 +69,13 @@ def register_input(path: str | os.PathLike[str]) -> None:
     name = os.fspath(path)
     if name not in ("-", "") and name not in _INPUTS:
         _INPUTS.append(name)
+
+
+def register_stdin(st: os.stat_result) -> None:
+    """Note that this run reads standard input, redirected from the regular file of ``st``: no output may replace it
+    (its name is not known, so :func:`register_input` cannot say it)."""
+    if stat.S_ISREG(st.st_mode):
+        _STDIN_FILE[:] = [(st.st_dev, st.st_ino)]
 
 
 def inputs() -> tuple[str, ...]:
@@ -85,6 +96,16 @@ def check_not_input(target: Path) -> None:
         if _same_file(os.fspath(target), name):
             raise UsageError(
                 f"output {target} is the input {name} of this run: writing it would destroy the evidence",
+                hint="give the output another path",
+            )
+    if _STDIN_FILE:
+        try:
+            st = os.stat(target)
+        except (OSError, ValueError):
+            return
+        if (st.st_dev, st.st_ino) == _STDIN_FILE[0]:
+            raise UsageError(
+                f"output {target} is the file standard input reads in this run: writing it would destroy the evidence",
                 hint="give the output another path",
             )
 

@@ -178,6 +178,33 @@ def test_output_that_is_an_input_is_refused(tmp_path: Path) -> None:
     assert source.read_text() == "x\n"
 
 
+def test_output_that_standard_input_reads_is_refused(tmp_path: Path) -> None:
+    """``kforensic dmesg - -o LOG < LOG``: the shell opened LOG for standard input, and the output named it; the log
+    was replaced by its own report (exit 0).  A pipe has no file to protect; a copy of the log is no input."""
+    log = tmp_path / "kern.log"
+    log.write_bytes(CONSOLE.read_bytes())
+    copy = tmp_path / "copy.log"
+    copy.write_bytes(log.read_bytes())
+    for output in (log, tmp_path / "hard.log"):
+        if output != log:
+            os.link(log, output)
+        with log.open("rb") as stdin:
+            done = subprocess.run(
+                [sys.executable, "-m", "forensics", "dmesg", "-", "-o", str(output)], stdin=stdin,
+                capture_output=True, text=True, check=False,
+            )  # fmt: skip
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.startswith(f"kforensic: error: output {output} is the file standard input reads")
+        assert log.read_bytes() == CONSOLE.read_bytes()
+    with log.open("rb") as stdin:
+        done = subprocess.run(
+            [sys.executable, "-m", "forensics", "dmesg", "-", "-o", str(copy), "--format", "json"], stdin=stdin,
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert copy.read_text().startswith("{")
+
+
 def test_plots_directory_that_is_a_file_is_exit_3(tmp_path: Path) -> None:
     # #19.4: --plots pointing at a file was an internal error (exit 4).
     target = tmp_path / "plots"
