@@ -88,7 +88,8 @@ SYSCTL_RULES = (
     SysctlRule(
         "kernel.sysrq",
         _sysrq_allows_dump,
-        "SysRq-c on the console cannot force a dump of a hung machine (/proc/sysrq-trigger still works)",
+        "SysRq-c on the console cannot force a dump of a hung machine (root's writes to /proc/sysrq-trigger are not "
+        "limited by it)",
         "sysctl kernel.sysrq=1, or a mask including 8",
         "SysRq-c can force a dump",
     ),

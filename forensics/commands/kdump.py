@@ -7,9 +7,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from forensics.commands.common import DebugOption, FailOnOption, ForceOption, FormatOption, OutputOption
+from forensics.commands.common import DebugOption, ForceOption, FormatOption, OutputOption
 from forensics.delivery import deliver, exit_status
 from forensics.errors import CollectionError, ExitCode, UsageError
+from forensics.model import Severity
 from forensics.pipelines.kdump import collect_check, run_setup
 from forensics.report.formats import OutputFormat, render
 from forensics.report.kdump import KdumpCheckRenderer, KdumpSetupRenderer
@@ -43,6 +44,19 @@ RootOption = Annotated[
     typer.Option("--root", help="Check the system tree under DIR instead of this machine.", metavar="DIR"),
 ]
 
+# kdump check is a readiness gate: not ready exits 1 whatever the threshold (docs/kdump.md, "Exit status"), so
+# --fail-on can only add failures; the shared option's help ("Exit 1 when a finding is at or above") read as if
+# `--fail-on critical` let a machine that cannot capture a dump pass.
+CheckFailOnOption = Annotated[
+    Severity | None,
+    typer.Option(
+        "--fail-on",
+        help="Also exit 1 when a finding is at or above this severity (info, low, medium, high, critical); "
+        "a machine not ready to capture a dump exits 1 whatever it is.",
+        case_sensitive=False,
+    ),
+]
+
 kdump_app = typer.Typer(
     name="kdump",
     help="Check, set up and test kernel crash dump capture (kdump).",
@@ -57,7 +71,7 @@ def check(
     root: RootOption = Path("/"),
     fmt: FormatOption = OutputFormat.TEXT,
     output: OutputOption = None,
-    fail_on: FailOnOption = None,
+    fail_on: CheckFailOnOption = None,
     debug: DebugOption = False,
     force: ForceOption = False,
 ) -> None:

@@ -316,8 +316,8 @@ def describe_estimate(estimate: Estimate) -> str:
 
     parts = (
         f"kernel {mib(estimate.kernel)} + initramfs {mib(estimate.initrd)} + modules {mib(estimate.modules)}"
-        f" + run time {mib(estimate.runtime)} = {mib(estimate.estimated)}"
-    )
+        f" + run time {mib(estimate.runtime)} = {'' if estimate.complete else 'at least '}{mib(estimate.estimated)}"
+    )  # (a sum with unknown parts is a lower bound: "? + ? + 64M = 64M" read as the whole)
     partial = "" if estimate.complete else ", incomplete: ? parts were not found"
     return (
         f"{format_size(estimate.recommended)} ({parts}; floor {mib(estimate.floor)} from {estimate.floor_source}"
