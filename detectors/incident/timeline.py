@@ -179,8 +179,9 @@ def _event(finding: Finding, boot: BootTime | NotAvailable, elsewhere: dict[str,
     if key == BOOT_LANE and isinstance(boot, BootTime):
         unc = boot.uncertainty if any(ts.clock is Clock.MONOTONIC for _, ts, _ in points) else 0.0
     # Two views of one moment (a dump's and a log's stamps of the same panic differ by a microsecond) are
-    # an instant, not an interval "for 0.001 ms".
-    instant = last[0] - first[0] < INSTANT_SECONDS
+    # an instant, not an interval "for 0.001 ms"; so is a kernel report, whose lines' times say when it was printed
+    # (3.3 ms for a soft lockup "stuck for 8s"): the duration it states is said instead.
+    instant = last[0] - first[0] < INSTANT_SECONDS or finding.detector in PRINTED_DETECTORS
     return TimelineEvent(
         when=first[1],
         wall=first[0] if converted else None,
@@ -195,7 +196,25 @@ def _event(finding: Finding, boot: BootTime | NotAvailable, elsewhere: dict[str,
         severity=finding.severity,
         end_cite=None if instant else last[2].cite(),
         kind=finding.kind,
+        stated=_stated_duration(finding),
     )
+
+
+#: Detectors whose findings are kernel reports: their evidence times are when the kernel printed them (a merged
+#: finding keeps its first detector: a dump's crash corroborated by its log is "vmcore").
+PRINTED_DETECTORS = frozenset({"dmesg", "vmcore"})
+#: The facts in which a report states how long its stall had lasted when it was printed, and their words.
+STATED_DURATIONS = (("stuck seconds", "stuck for {} s when reported"), ("blocked seconds", "blocked for more than {} s "
+                    "when reported"))  # fmt: skip
+
+
+def _stated_duration(finding: Finding) -> str:
+    """What the report says of its own duration ("stuck for 8 s when reported"), "" when it says nothing."""
+    for name, words in STATED_DURATIONS:
+        fact = finding.fact(name)
+        if fact is not None:
+            return words.format(fact)
+    return ""
 
 
 #: Evidence times closer than this are one moment (kernel log stamps have microseconds).
@@ -229,7 +248,7 @@ def _brief_time(e: TimelineEvent, with_date: bool) -> str:
         text += f" ±{e.uncertainty:.1f} s" if e.uncertainty > 0 else ""
     else:
         text = f"{e.when.seconds:.3f} s since boot"
-    return text + (f", for {e.duration_text()}" if e.end is not None else "")
+    return text + (f", {e.stated}" if e.stated else f", for {e.duration_text()}" if e.end is not None else "")
 
 
 def _sentence(text: str) -> str:

@@ -27,6 +27,11 @@ TRACE = Path(__file__).resolve().parents[1] / "data" / "traces" / "kf.ftrace.txt
 pytestmark = pytest.mark.xdist_group("incident-report")
 
 
+#: The 04-hung-task story's first sentence: the dump's report, an instant (it said "for 3.285 ms", the time its log
+#: lines took to print, until 2026-12-06; the dump's finding states no duration of its own).
+HUNG_FIRST = "First (2026-12-02 20:15:58 UTC ±2.0 s): INFO: task hung in"
+
+
 def _need(name: str) -> VmcoreCase:
     if name not in case_names():
         pytest.skip(f"vmcore fixture {name} is absent (vmcore_fixtures/build.sh)")
@@ -199,7 +204,7 @@ def test_a_log_of_another_kernel_is_not_a_step_of_the_crash_nor_a_cause(tmp_path
     assert said in [c["statement"] for c in doc["correlations"] if c["contradiction"]]
     assert doc["incident"]["kernel_release"] == "6.1.192"
     # The story is the dump's; the log is told apart, on a lane of its own.
-    assert doc["narrative"].startswith("First (2026-12-02 20:15:58 UTC ±2.0 s, for 3.285 ms): INFO: task hung in")
+    assert doc["narrative"].startswith(HUNG_FIRST)
     assert f"The input {log} cannot come from the crashed boot: it names kernel 6.12.118" in doc["narrative"]
     assert {e["lane"] for e in doc["timeline"] if "kf_memhog" in e["title"]} == {f"input {log}"}
     assert [h["statement"].split(":")[0] for h in doc["hypotheses"]] == [
@@ -220,7 +225,7 @@ def test_samples_taken_after_the_crash_are_not_its_story_nor_its_cause(
     said = [c["statement"] for c in doc["correlations"] if c["contradiction"]]
     late = "its times start at 2026-12-02T20:16:30+00:00, after the crash at 2026-12-02T20:15:58+00:00 ±2.0 s"
     assert f"{store} cannot come from the crashed boot: {late}" in said
-    assert doc["narrative"].startswith("First (2026-12-02 20:15:58 UTC ±2.0 s, for 3.285 ms): INFO: task hung in")
+    assert doc["narrative"].startswith(HUNG_FIRST)
     assert {e["lane"] for e in doc["timeline"] if "kf_leak_obj" in e["title"]} == {f"input {store}"}
     assert not any("leak" in h["statement"] for h in doc["hypotheses"]), doc["hypotheses"]
     _check_evidence(doc, case, tmp_path, store)

@@ -152,6 +152,28 @@ def test_timeline_converts_with_the_boot_time_but_not_trace_clocks(tmp_path: Pat
     assert "since boot" in unknown[0].when_text()
 
 
+def test_a_kernel_reports_print_time_is_no_duration_but_what_it_states_is(tmp_path: Path) -> None:
+    """A soft lockup's lines (printed in 3.3 ms) made the story say "for 3.307 ms" of a CPU "stuck for 8s": a log's or
+    a dump's report is an instant, with the duration it states; a trace's interval stays an interval."""
+    from dataclasses import replace
+
+    log, trace = _files(tmp_path)
+    lines = (_ev(log, 4, "soft lockup", 14.873421), _ev(log, 5, "RIP", 14.876728))
+    lockup = replace(_finding("dmesg.soft-lockup", "lockup", lines, (Fact("stuck seconds", "9"),)), detector="dmesg")
+    hang = replace(_finding("dmesg.hang", "hang", (_ev(log, 1, "INFO", 23.98), _ev(log, 2, "f", 23.99))),
+                   detector="vmcore")  # fmt: skip
+    waited = replace(_finding("sched-wakeup-latency", "wait", (_ev(trace, 1, "w", 797.7, LocatorKind.EVENT),
+                                                               _ev(trace, 1, "s", 797.8, LocatorKind.EVENT))),
+                     detector="detectors.sched")  # fmt: skip
+    events = {e.title: e for e in build_timeline((lockup, hang, waited), BootTime(1_700_000_000.0, 2.0, "test"))}
+    assert events["lockup"].end is None and events["lockup"].duration_text() == "stuck for 9 s when reported"
+    assert events["hang"].end is None and events["hang"].duration_text() == "instant"
+    assert events["wait"].end is not None and events["wait"].duration_text() != "instant"
+    story = narrative(tuple(events.values()))
+    assert story.startswith("First (2023-11-14 22:13:34 UTC ±2.0 s, stuck for 9 s when reported): lockup. Then "
+                            "(22:13:43 UTC ±2.0 s): hang.")  # fmt: skip
+
+
 def test_hypotheses_rank_a_leak_that_ended_in_oom_first(tmp_path: Path) -> None:
     log, _ = _files(tmp_path)
     leak = _finding("slab-leak", "Slab cache kf_leak_obj leaks 29,790 KB/h", (_ev(log, 1, "INFO"),),
