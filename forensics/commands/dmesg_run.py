@@ -6,6 +6,8 @@ the options and arguments the table declares (:mod:`forensics.commandline`): imp
 building the command was ~17-25 ms of the ~80-90 ms of CPU of a run on an empty log (issue #28).
 """
 
+import os
+import stat
 import sys
 from pathlib import Path
 
@@ -14,6 +16,25 @@ from forensics.commands.shared import DEBUG, FAIL_ON, FORCE, FORMAT, OUTPUT, dis
 from forensics.errors import UsageError
 from forensics.model import Severity
 from forensics.report.formats import OutputFormat
+
+
+def _stdin_carries_a_log() -> bool:
+    """Whether standard input has something to read (not a terminal, ``/dev/null``, closed) when no LOG is named.
+
+    A terminal, ``/dev/null`` or a closed descriptor is no log: cron, ssh without input and CI run ``kforensic dmesg``
+    with one of those, and read as an empty log it said "No problem found" and exited 0 without having examined
+    anything (its user likely meant the ring buffer, ``--live``).  ``-`` reads standard input whatever it is.
+    """
+    try:
+        fd = sys.stdin.fileno()
+        st = os.fstat(fd)
+        if os.isatty(fd):
+            return False
+    except (OSError, ValueError, AttributeError):
+        return False
+    # /dev/null is (1, 3) on Linux (Documentation/admin-guide/devices.txt); another device (/dev/zero, a serial
+    # line) is read and refused or read as any input is.
+    return not (stat.S_ISCHR(st.st_mode) and st.st_rdev == os.makedev(1, 3))
 
 
 def run_dmesg(
@@ -62,7 +83,7 @@ def run_dmesg(
 
     names = list(logs or [])
     if not names and not live:
-        if sys.stdin.isatty():
+        if not _stdin_carries_a_log():
             raise UsageError(
                 "dmesg needs a log file, '-' for stdin, or --live", hint="kforensic dmesg /var/log/kern.log"
             )

@@ -152,13 +152,17 @@ def _identities(
 
 def _could_not(r: SourceResult, identity: LogIdentity | None) -> tuple[str, ...]:
     """What a log could not show: anything when empty; reports before its first line when it starts after boot."""
+    # A compressed log cut short (its stream ends early: the reader's note) was read up to the cut; what the kernel
+    # printed after it is unknown, and "no findings" must not read as a verdict on it.
+    cut = (f"what the log held after line {r.lines:,}: {r.record.error}",) if r.record.error else ()
     if not r.lines:
-        return ("anything: the log is empty",)
+        return ("anything: the log is empty", *cut)
     if identity is None or identity.starts_after is None:
-        return ()
+        return cut
     return (
         f"reports before [{identity.starts_after:12.6f}]: the log starts {identity.starts_after:,.0f} s after its "
         "boot, without the boot banner (its ring buffer wrapped, or it was cut)",
+        *cut,
     )
 
 

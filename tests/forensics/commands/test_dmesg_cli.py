@@ -156,6 +156,36 @@ def test_a_log_that_starts_after_boot_says_what_it_cannot_show(tmp_path: Path) -
             assert "starts 1,937 s after its boot" in examined["could_not"][0], examined
 
 
+def test_a_compressed_log_cut_short_says_what_it_cannot_show(tmp_path: Path) -> None:
+    """A gzip log cut before its crash said "No problem found" with exit 0, the cut only in a note at the end: what
+    the kernel printed after the cut is now named as not judged."""
+    whole = (HEALTHY / "dmesg.txt.gz").read_bytes()
+    cut = tmp_path / "cut.log.gz"
+    cut.write_bytes(whole[: len(whole) // 3])
+    proc = run("--format", "json", str(cut), "--fail-on", "low")
+    assert proc.returncode == 0, proc.stderr
+    (examined,) = json.loads(proc.stdout)["incident"]["examined"]
+    lines = examined["what"].split("): ")[1].split()[0]
+    assert examined["could_not"] == [
+        f"what the log held after line {lines}: the gzip stream ends early (the file is truncated): only the text "
+        "before the cut was read"
+    ], examined
+
+
+def test_no_log_and_no_input_on_stdin_is_a_usage_error() -> None:
+    """``kforensic dmesg`` from cron or ssh (standard input /dev/null) read an empty log and said "No problem found",
+    exit 0, without having examined anything; ``-`` still reads standard input whatever it is; a pipe is read."""
+    proc = subprocess.run([*KFORENSIC, "dmesg"], stdin=subprocess.DEVNULL, capture_output=True, timeout=60, check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith(b"kforensic: error: dmesg needs a log file, '-' for stdin, or --live")
+    proc = subprocess.run(
+        [*KFORENSIC, "dmesg", "-"], stdin=subprocess.DEVNULL, capture_output=True, timeout=60, check=False
+    )
+    assert proc.returncode == 0 and b"the log is empty" in proc.stdout, proc.stderr
+    piped = run(stdin=b"[    1.000000] Linux version 6.1.0 (gcc 12)\n")
+    assert piped.returncode == 0 and b"1 lines" in piped.stdout, piped.stderr
+
+
 def test_the_ring_buffers_identity_is_its_own_not_standard_inputs() -> None:
     """``kforensic dmesg - --live``: what the live read says of its kernel (this machine's; a wrapped buffer
     starting N s after boot) is the live result's alone.  Every input that is no file took it: standard input
