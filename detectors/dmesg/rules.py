@@ -79,9 +79,18 @@ def _stack(*paths: tuple[Step, ...], skip: tuple[str, ...] = (), extractor: str 
 #: The NMI watchdog's own path, printed above ``<<EOE>>`` in a hard lockup's call trace before v4.10 (x86 printed the
 #: NMI stack first, then the interrupted task's): the perf event overflow that detected the lockup, not the code that
 #: held the CPU.  Since v4.10's reports the interrupted code's RIP comes first (the rule's first path).
+#: In 3.0's and 3.1's reports the NMI reached perf_event_nmi_handler through the die notifiers, from the ``nmi`` entry.
 _NMI_WATCHDOG_SKIP = ("^watchdog_overflow_callback$", "^_*perf_event_overflow$", "_pmu_handle_irq$",
                       "^perf_event_nmi_handler$", "^nmi_handle", "^_*do_nmi$", "^default_do_nmi$", "^end_repeat_nmi$",
-                      "^repeat_nmi$", "^nmi_panic$")  # fmt: skip
+                      "^repeat_nmi$", "^nmi_panic$", "notifier_call_chain$", "^notify_die$", "^nmi$")  # fmt: skip
+#: A hard lockup reported before v4.4, by WARN() or panic() in the perf NMI watchdog's own callback (the rules
+#: warn-hard-lockup and panic-watchdog-lockup): no register dump, a dump_stack() of the NMI, so the interrupted code is
+#: the first frame past the watchdog's, the WARN's or panic's (skipped by every rule) and ``<<EOE>>``.  Only where that
+#: callback is in the report: another detector's trace is of the CPU that noticed the lockup, not of the locked one.
+_PRE_4_4_HARD_LOCKUP = _stack(
+    (Step(CALL_TRACE.anchor, only_if=rc.compile(r"watchdog_overflow_callback"), hint=CALL_TRACE.hint), TRACE),
+    skip=_NMI_WATCHDOG_SKIP,
+)
 
 # arm's link register: the caller, which is all there is when the PC itself is 0 (a NULL call).
 LR = Step(
@@ -262,6 +271,15 @@ RULES: tuple[Rule, ...] = (
     _rule("slub-object", r"BUG [a-z0-9_\-]+ \([^)]*\): (Object already free|.+?)\s*$", "BUG: {h1}", K.MM, H,
           "BUG kmalloc-64 (Not tainted): Object already free"),
     # --- WARNING: and lockdep -----------------------------------------------------------------------
+    # A hard lockup as kernels before v4.4 reported it: the perf NMI watchdog's callback, on the locked CPU, did
+    # WARN(1, "Watchdog detected hard LOCKUP on cpu %d") (panic() with the same text under hardlockup_panic:
+    # panic-watchdog-lockup).  So the header names the watchdog's own function, and the message under it has no
+    # "NMI watchdog: " (kernel/watchdog.c's pr_fmt, which WARN() and panic() do not apply): v4.3's
+    # watchdog_overflow_callback() still WARNs, v4.4's prints the message with pr_emerg() and then the registers
+    # (the hard-lockup rule) and panics with "Hard LOCKUP".  Titled, and explained, as that rule's report.
+    _rule("warn-hard-lockup", r"WARNING: .*kernel/watchdog\.c:\d+ watchdog_overflow_callback\+",
+          "BUG: hard lockup in {frame}", K.LOCKUP, C,
+          "WARNING: at kernel/watchdog.c:245 watchdog_overflow_callback+0x9c/0xd0()", stack=_PRE_4_4_HARD_LOCKUP),
     _rule("warn-odebug", r"WARNING: .*lib/debugobjects\.c", "WARNING: ODEBUG bug in {frame}", K.WARNING, M,
           "WARNING: CPU: 0 PID: 1 at lib/debugobjects.c:481 debug_print_object+0x1/0x2", stack=_warning_stack("debug_",
           "rcu", "hrtimer_", "timer_", "work_", "percpu_", "kmem_", "slab_", "kfree", "vunmap", "vfree", "__free_",
@@ -429,6 +447,14 @@ RULES: tuple[Rule, ...] = (
     _rule("panic-hung-task", r"Kernel panic - not syncing: hung_task: blocked tasks",
           "kernel panic: hung_task: blocked tasks", K.PANIC, C, "Kernel panic - not syncing: hung_task: blocked tasks",
           corrupted=True, starts=False),
+    # The panic of a pre-v4.4 hard lockup (warn-hard-lockup): the report's first line; like every panic, inside
+    # another report it continues it.  Only the perf NMI watchdog's (its callback in the trace): other arches'
+    # detectors panic with the same text and other frames (arm's, which watches another CPU from a timer, on the CPU
+    # that noticed, whose trace is not the locked CPU's), and keep the generic panic's title.
+    _rule("panic-watchdog-lockup", r"Kernel panic - not syncing: Watchdog detected hard LOCKUP on cpu \d+",
+          "BUG: hard lockup in {frame}", K.LOCKUP, C,
+          "Kernel panic - not syncing: Watchdog detected hard LOCKUP on cpu 3", report=r"watchdog_overflow_callback",
+          stack=_PRE_4_4_HARD_LOCKUP, starts=False),
     _rule("panic-hard-lockup", r"Kernel panic - not syncing: (Hard LOCKUP|softlockup: hung tasks)",
           "kernel panic: {h1}", K.LOCKUP, C, "Kernel panic - not syncing: Hard LOCKUP", needs_trace=False,
           starts=False),
