@@ -13,6 +13,7 @@ Progress goes to a callback; the caller (the CLI) decides how to show it.
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import threading
 import time
@@ -195,11 +196,21 @@ def check_slabinfo(root: Path) -> str | None:
     return None
 
 
+def slabinfo_hint(root: Path) -> str:
+    """What to do about an unreadable slabinfo: it is mode 0400 where it exists; a missing one is no permission
+    matter (a kernel without CONFIG_SLUB_DEBUG/CONFIG_SLAB has none, a ``--root`` tree may lack it)."""
+    if not (root / procfs.SLABINFO).exists():
+        return f"{root / procfs.SLABINFO} does not exist (a kernel without slabinfo, or a --root tree without it)"
+    if os.geteuid() == 0:
+        return "root cannot read it either: check the file (a container's /proc, a security module)"
+    return "run as root (slabinfo is mode 0400)"
+
+
 def require_slabinfo(root: Path) -> None:
     """Raise :class:`CollectionError` unless /proc/slabinfo is readable."""
     problem = check_slabinfo(root)
     if problem is not None:
-        raise CollectionError(problem, hint="run as root (slabinfo is mode 0400), or drop --require-slabinfo")
+        raise CollectionError(problem, hint=f"{slabinfo_hint(root)}; or drop --require-slabinfo")
 
 
 def _active_bytes(sample: Sample) -> dict[str, int]:

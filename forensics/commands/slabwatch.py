@@ -124,13 +124,13 @@ def _watch(
 ) -> "WatchResult":
     from collectors import procfs
     from collectors.slabstore import SlabStore
-    from collectors.slabwatch import SlabWatcher, WatchPlan, check_slabinfo, require_slabinfo
+    from collectors.slabwatch import SlabWatcher, WatchPlan, check_slabinfo, require_slabinfo, slabinfo_hint
 
     if require:
         require_slabinfo(root)
     elif (problem := check_slabinfo(root)) is not None:
         print(
-            f"kforensic: notice: {problem} (mode 0400: run as root for slab caches);"
+            f"kforensic: notice: {problem} ({slabinfo_hint(root)});"
             " recording meminfo, vmstat, fs counts and the kernel log only",
             file=sys.stderr,
         )
