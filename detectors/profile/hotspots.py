@@ -138,9 +138,16 @@ class _Tables(NamedTuple):
 EXITED_LABEL = ":-1/-1 (exited task, comm unknown)"
 
 
+#: The idle tasks' label: every CPU's idle task is pid 0, which perf names "swapper" on all of them; "swapper/0" read
+#: as CPU 0's idle task (the kernel's own name for it) while it was both CPUs' idle time.
+IDLE_LABEL = "swapper/0 (idle: pid 0 of every CPU)"
+
+
 def _label(th: Thread) -> str:
     if th.exited:
         return EXITED_LABEL
+    if th.tid == 0:
+        return IDLE_LABEL
     return th.comm + (f"/{th.tid}" if th.tid is not None else "")
 
 

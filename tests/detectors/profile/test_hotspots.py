@@ -245,3 +245,26 @@ def test_unknown_frames_are_left_out_of_the_total_table_and_said_in_a_note() -> 
     assert any(n.startswith(note) for n in result.profile.notes)
     clean = analyse_profile(str(DATA / "contend.perf.txt.gz"))  # no [unknown] frame: no note
     assert clean.hot.unresolved is None and not any("[unknown]" in n for n in clean.profile.notes)
+
+
+def test_the_idle_tasks_of_every_cpu_are_labelled_so(tmp_path: Path) -> None:
+    """perf names every CPU's idle task ``swapper`` with pid 0: the thread table said "swapper/0", which reads as CPU
+    0's idle task (the kernel's name for it), for the idle time of both CPUs."""
+    from detectors.profile.hotspots import IDLE_LABEL
+
+    sample = (
+        "{comm} {tid:>6} [{cpu:03d}] {t:.6f}:     250000 cpu-clock:ppp: \n"
+        "\tffffffff81000000 {leaf}+0x1 ([kernel.kallsyms])\n\n"
+    )
+    text = "".join(
+        sample.format(comm=comm, tid=tid, cpu=cpu, t=100 + i / 1000, leaf=leaf)
+        for i, (comm, tid, cpu, leaf) in enumerate(
+            [("swapper", 0, 0, "default_idle"), ("swapper", 0, 1, "default_idle"), ("worker", 42, 1, "do_work")] * 3
+        )
+    )
+    script = tmp_path / "idle.perf.txt"
+    script.write_text(text)
+    profile = read_profile(str(script))
+    hot = compute_hotspots(profile, selected_stacks(profile))
+    assert {r.key: round(r.share, 1) for r in hot.threads} == {IDLE_LABEL: 66.7, "worker/42": 33.3}
+    assert "every CPU" in IDLE_LABEL
