@@ -33,8 +33,8 @@ def _one_line(stderr: str, needle: str) -> None:
 
 @pytest.mark.parametrize(
     "args",
-    [["dmesg"], ["dmesg", "-"], ["trace", "-"], ["profile", "-"], ["dmesg", "--debug"]],
-    ids=["dmesg", "dmesg-dash", "trace-dash", "profile-dash", "dmesg-debug"],
+    [["dmesg", "-"], ["trace", "-"], ["profile", "-"], ["dmesg", "-", "--debug"]],
+    ids=["dmesg-dash", "trace-dash", "profile-dash", "dmesg-dash-debug"],
 )
 def test_closed_stdin_is_exit_3_in_one_line(args: list[str]) -> None:
     done = _shell(args, "<&-")
@@ -43,6 +43,16 @@ def test_closed_stdin_is_exit_3_in_one_line(args: list[str]) -> None:
     else:
         assert "kforensic: error: standard input is closed" in done.stderr, done.stderr
     assert done.returncode == 3, done.stderr  # was 4 (internal error) for dmesg
+
+
+@pytest.mark.parametrize("args", [["dmesg"], ["dmesg", "--debug"]], ids=["dmesg", "dmesg-debug"])
+def test_no_log_and_a_closed_stdin_is_a_usage_error(args: list[str]) -> None:
+    """Without a LOG, standard input is read only when it has something to read: closed, it is no log given."""
+    done = _shell(args, "<&-")
+    assert "kforensic: error: dmesg needs a log file, '-' for stdin, or --live" in done.stderr, done.stderr
+    if "--debug" not in args:
+        _one_line(done.stderr, "dmesg needs a log file")
+    assert done.returncode == 2, done.stderr
 
 
 def test_closed_stdin_does_not_matter_when_a_file_is_given(tmp_path: Path) -> None:
