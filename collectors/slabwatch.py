@@ -200,7 +200,7 @@ def slabinfo_hint(root: Path) -> str:
     """What to do about an unreadable slabinfo: it is mode 0400 where it exists; a missing one is no permission
     matter (a kernel without CONFIG_SLUB_DEBUG/CONFIG_SLAB has none, a ``--root`` tree may lack it)."""
     if not (root / procfs.SLABINFO).exists():
-        return f"{root / procfs.SLABINFO} does not exist (a kernel without slabinfo, or a --root tree without it)"
+        return "it does not exist: a kernel without slabinfo, or a --root tree without it"
     if os.geteuid() == 0:
         return "root cannot read it either: check the file (a container's /proc, a security module)"
     return "run as root (slabinfo is mode 0400)"

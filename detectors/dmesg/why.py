@@ -176,7 +176,7 @@ class _Reading:
         if isinstance(self.report.frame, str):
             return self.report.frame
         site = self.get("reported in") or self.get("faulting function") or self.get("warning site")
-        return str(site).split("+")[0] if site else None
+        return _function_name(str(site).split("+")[0].split("/")[0]) if site else None
 
     @property
     def func(self) -> str:
@@ -1260,16 +1260,18 @@ _FAULT_WORDS = ("protection fault", "in range [", "handle", "dereference", "#PF:
 _FAULT_SEARCH = BytesAhoCorasick([w.encode() for w in _FAULT_WORDS], matchkind=MatchKind.LeftmostFirst)
 
 
-def _warning_line(r: _Reading, m: re.Match[str], line: LogLine, site: str) -> None:
-    """The WARNING line: its file and line, and the function it names there where no RIP line named the site."""
+def _warning_line(r: _Reading, m: re.Match[str], line: LogLine) -> tuple[str, LogLine] | None:
+    """The WARNING line: its file and line (a fact), and the function it names there: the site where no RIP line
+    (printed after it) names one, as symbolized logs do down to an inlined function."""
     r.add("warning at", m.group(1), line)
-    if r.get(site) is None and (named := _WARN_FUNC.search(line.body, m.start(1))) is not None:
-        r.add(site, named.group(1), line)
+    named = _WARN_FUNC.search(line.body, m.start(1))
+    return (named.group(1), line) if named is not None else None
 
 
 def _fault(r: _Reading) -> None:
     site = "warning site" if r.report.kind in (_RK_WARNING, _RK_REFCOUNT, _RK_LOCKDEP) else "faulting function"
     lines = r.lines
+    warned: tuple[str, LogLine] | None = None
     # Only the lines holding one of the words each branch tests first (one automaton pass over the report's text,
     # not ~14 substring tests a line: most lines hold none, and a line without is read by no branch).
     for i in lines_holding(r.blob(), _FAULT_SEARCH):
@@ -1311,7 +1313,7 @@ def _fault(r: _Reading) -> None:
         ):
             r.add(site, next(g for g in m.groups() if g), line)
         elif "WARNING:" in body and (m := _WARN_AT.search(body)) is not None and r.get("warning at") is None:
-            _warning_line(r, m, line, site)
+            warned = _warning_line(r, m, line)
         elif "BUG at" in body and (m := _BUG_AT.search(body)) is not None and r.get("bug at") is None:
             r.add("bug at", m.group(1), line)
         elif (
@@ -1323,6 +1325,20 @@ def _fault(r: _Reading) -> None:
             r.add("cr2", f"0x{m.group(1)}", line)
         elif "kasan: GPF" in body and (m := _KASAN_GPF_HINT.search(body)) is not None:
             r.add("KASAN hint", m.group(1), line)
+    if warned is not None and r.get(site) is None:
+        r.add(site, warned[0], warned[1])
+    _preamble_facts(r)
+    _arm64_address(r)
+    _code_facts(r)
+    if r.get("access") == "write":
+        # The pointer table's "a member read through a NULL pointer" is worded for a read; this access wrote.
+        r.facts = [f._replace(value=f.value.replace("a member read through", "a member written through"))
+                   if f.name in ("address is", "base register is") and isinstance(f.value, str) else f
+                   for f in r.facts]  # fmt: skip
+
+
+def _preamble_facts(r: _Reading) -> None:
+    """What the lines above the header say: a filesystem ASSERT's condition, a WARN's own message."""
     for line in r.lines[: len(r.report.preamble)]:
         if "ssertion failed" in line.body and (m := _ASSERTION.search(line.body)) is not None:
             r.add("condition", m.group(1), line)
@@ -1332,13 +1348,6 @@ def _fault(r: _Reading) -> None:
         if not _PREAMBLE_KNOWN.search(line.body) and line.body.strip():
             r.add("message", line.body.strip(), line)
             break
-    _arm64_address(r)
-    _code_facts(r)
-    if r.get("access") == "write":
-        # The pointer table's "a member read through a NULL pointer" is worded for a read; this access wrote.
-        r.facts = [f._replace(value=f.value.replace("a member read through", "a member written through"))
-                   if f.name in ("address is", "base register is") and isinstance(f.value, str) else f
-                   for f in r.facts]  # fmt: skip
 
 
 def _arm64_address(r: _Reading) -> None:
@@ -1594,12 +1603,26 @@ def _pointer_words(r: _Reading) -> str | None:
 def _dis(r: _Reading, func: FactValue | None = None, flags: str = "-l", note: str = "", then: str = "") -> str:
     """crash's disassembly of ``func`` (else the report's function), with source lines; where the report names no
     function (its call trace lost or damaged), the backtrace of a dump instead: ``dis`` of no name is no command."""
-    # ``-r`` reads up to an address: "f+0x1c" (a trace's "f+0x1c/0x40" without its length, which crash rejects).
-    name = (str(func).split("/")[0] if "r" in flags else str(func).split("+")[0]) if func else r.named_func
+    # ``-r`` reads up to an address: "f+0x1c" (a trace's "f+0x1c/0x40" without its length, which crash rejects); a
+    # name without its offset is read from its start (``-r`` up to a bare name shows one instruction).
+    name = _function_name(str(func).split("/")[0] if "r" in flags else str(func).split("+")[0]) if func else None
+    name = name or r.named_func
     if name is None:
-        return "crash> bt  # in a dump of this crash: this log names no function to disassemble"
-    command = f"crash> dis {flags} {name}"
+        command = "crash> bt"
+        note = "# in a dump of this crash: this log names no function to disassemble"
+    else:
+        command = f"crash> dis {flags if '+' in name else flags.replace('r', '')} {name}"
     return f"{command}; {then}" if then else f"{command}  {note}" if note else command
+
+
+#: A kernel function's name as a trace prints it ("f", "f.isra.0", "f+0x1c"): not an address ("0x86"), a register
+#: line's other field ("EFLAGS:") or two names ("f / g").
+_FUNCTION_NAME = rc.compile(r"(?!0x[0-9a-f]+$)[A-Za-z_][\w.]*(?:\+0x[0-9a-f]+)?")
+
+
+def _function_name(text: str) -> str | None:
+    """``text`` when it is a function's name (maybe with an offset), else None."""
+    return text if _FUNCTION_NAME.fullmatch(text) else None
 
 
 def _sanitizer_double_free(r: _Reading) -> Cause | None:

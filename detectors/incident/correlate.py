@@ -55,8 +55,9 @@ def _combined(a: float, b: float) -> float:
     return round(min(0.99, 1 - (1 - a) * (1 - b)), 2)
 
 
-#: Facts of a merged-away finding that the keeper takes over (values read from another input).
-CARRIED_FACTS = (FREE_AT_CRASH,)
+#: Facts of a merged-away finding that the keeper takes over (values read from another input): a log's report
+#: states how long its stall had lasted, which a dump's finding of the same crash does not read.
+CARRIED_FACTS = (FREE_AT_CRASH, "stuck seconds", "blocked seconds")
 
 
 def _carried(base: Finding, other: Finding) -> tuple[Fact, ...]:

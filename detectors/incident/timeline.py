@@ -173,15 +173,18 @@ def _event(finding: Finding, boot: BootTime | NotAvailable, elsewhere: dict[str,
     key = min(by_lane, key=_lane_rank)
     points = by_lane[key]
     first = min(points, key=lambda p: p[0])
-    last = max(points, key=lambda p: p[0])
+    # A kernel report's lines are printed in milliseconds whatever it reports (3.3 ms for a soft lockup "stuck for
+    # 8s"): their times are no duration; the headers of a report's repeats (a group's "last of N") and a trace's or
+    # a series' evidence merged into it are.  The duration the report states is said instead (``stated``).
+    spans = [p for p in points if finding.detector not in PRINTED_DETECTORS or _spans_time(p[2])] or [first]
+    last = max(spans, key=lambda p: p[0])
     converted = key in (BOOT_LANE, WALL_LANE) or (key.startswith(_INPUT_PREFIX) and first[1].clock is Clock.WALL)
     unc = 0.0
     if key == BOOT_LANE and isinstance(boot, BootTime):
         unc = boot.uncertainty if any(ts.clock is Clock.MONOTONIC for _, ts, _ in points) else 0.0
     # Two views of one moment (a dump's and a log's stamps of the same panic differ by a microsecond) are
-    # an instant, not an interval "for 0.001 ms"; so is a kernel report, whose lines' times say when it was printed
-    # (3.3 ms for a soft lockup "stuck for 8s"): the duration it states is said instead.
-    instant = last[0] - first[0] < INSTANT_SECONDS or finding.detector in PRINTED_DETECTORS
+    # an instant, not an interval "for 0.001 ms".
+    instant = last[0] - first[0] < INSTANT_SECONDS
     return TimelineEvent(
         when=first[1],
         wall=first[0] if converted else None,
@@ -203,6 +206,19 @@ def _event(finding: Finding, boot: BootTime | NotAvailable, elsewhere: dict[str,
 #: Detectors whose findings are kernel reports: their evidence times are when the kernel printed them (a merged
 #: finding keeps its first detector: a dump's crash corroborated by its log is "vmcore").
 PRINTED_DETECTORS = frozenset({"dmesg", "vmcore"})
+#: The names of a report's evidence that mark one of its occurrences (detectors.dmesg.findings): its header line.
+OCCURRENCE_NAMES = ("report", "one of ", "last of ")
+
+
+def _spans_time(ev: Evidence) -> bool:
+    """Whether a kernel report's evidence marks a time its finding lasts to: a repeat's header, or a trace's event or
+    a series' sample merged into it (not a line printed within the same report, nor the dump's own moment)."""
+    if ev.locator.kind in (LocatorKind.EVENT, LocatorKind.SAMPLE):
+        return True
+    name = ev.locator.name or ""
+    return ev.locator.kind is LocatorKind.LINE and name.startswith(OCCURRENCE_NAMES)
+
+
 #: The facts in which a report states how long its stall had lasted when it was printed, and their words.
 STATED_DURATIONS = (("stuck seconds", "stuck for {} s when reported"), ("blocked seconds", "blocked for more than {} s "
                     "when reported"))  # fmt: skip
@@ -248,7 +264,7 @@ def _brief_time(e: TimelineEvent, with_date: bool) -> str:
         text += f" ±{e.uncertainty:.1f} s" if e.uncertainty > 0 else ""
     else:
         text = f"{e.when.seconds:.3f} s since boot"
-    return text + (f", {e.stated}" if e.stated else f", for {e.duration_text()}" if e.end is not None else "")
+    return text + (f", for {e.duration_text()}" if e.end is not None else f", {e.stated}" if e.stated else "")
 
 
 def _sentence(text: str) -> str:

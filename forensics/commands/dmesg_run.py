@@ -17,13 +17,16 @@ from forensics.errors import UsageError
 from forensics.model import Severity
 from forensics.report.formats import OutputFormat
 
+NO_LOG = "dmesg needs a log file, '-' for stdin, or --live"
+NO_LOG_HINT = "kforensic dmesg /var/log/kern.log"
+
 
 def _stdin_carries_a_log() -> bool:
     """Whether standard input has something to read (not a terminal, ``/dev/null``, closed) when no LOG is named.
 
-    A terminal, ``/dev/null`` or a closed descriptor is no log: cron, ssh without input and CI run ``kforensic dmesg``
-    with one of those, and read as an empty log it said "No problem found" and exited 0 without having examined
-    anything (its user likely meant the ring buffer, ``--live``).  ``-`` reads standard input whatever it is.
+    A terminal, ``/dev/null`` or a closed descriptor is no log (nor, once read, an empty pipe or socket: cron's and
+    ssh's): read as an empty log it said "No problem found" and exited 0 without having examined anything (its user
+    likely meant the ring buffer, ``--live``).  ``-`` reads standard input whatever it is.
     """
     try:
         fd = sys.stdin.fileno()
@@ -82,14 +85,16 @@ def run_dmesg(
     from forensics.runend import keep
 
     names = list(logs or [])
-    if not names and not live:
+    implicit = not names and not live
+    if implicit:
         if not _stdin_carries_a_log():
-            raise UsageError(
-                "dmesg needs a log file, '-' for stdin, or --live", hint="kforensic dmesg /var/log/kern.log"
-            )
+            raise UsageError(NO_LOG, hint=NO_LOG_HINT)
         names = ["-"]
     distinct_inputs("LOG", names)
     result = analyse_logs(names, live)
+    if implicit and not result.sources[0].lines:
+        # cron and ssh give a command an empty pipe or socket: nothing was examined, not "no problem found".
+        raise UsageError(f"{NO_LOG}: standard input was empty", hint=NO_LOG_HINT)
     deliver(render_streamed(DmesgRenderer(), result, fmt, output), output)
     # Delivered: held to the process's end, not freed now (~10 ms of a report-dense log's; forensics.runend).
     keep(result)

@@ -152,9 +152,9 @@ def _identities(
 
 def _could_not(r: SourceResult, identity: LogIdentity | None) -> tuple[str, ...]:
     """What a log could not show: anything when empty; reports before its first line when it starts after boot."""
-    # A compressed log cut short (its stream ends early: the reader's note) was read up to the cut; what the kernel
-    # printed after it is unknown, and "no findings" must not read as a verdict on it.
-    cut = (f"what the log held after line {r.lines:,}: {r.record.error}",) if r.record.error else ()
+    # What the reading lost (a compressed log cut short: what followed the cut; the ring buffer: records overwritten
+    # while it was read) is unknown, and "no findings" must not read as a verdict on it.
+    cut = (f"what the reading lost: {r.record.error}",) if r.record.error else ()
     if not r.lines:
         return ("anything: the log is empty", *cut)
     if identity is None or identity.starts_after is None:

@@ -44,8 +44,8 @@ class TimelineEvent:
     severity: Severity = Severity.INFO
     end_cite: str | None = None
     kind: FindingKind | None = None  # the finding's kind
-    # How long the report itself says it lasted when it was printed ("stuck for 8 s"): a kernel report's lines are
-    # printed in milliseconds whatever the stall, so their times are no duration (the event is then an instant).
+    # How long the report itself says it had lasted when it was printed ("stuck for 8 s when reported"): a kernel
+    # report's lines are printed in milliseconds whatever the stall, so their times are no duration.
     stated: str = ""
 
     @property
@@ -76,10 +76,10 @@ class TimelineEvent:
         return "" if self.end is None else _point_text(self.end, self.wall_end, self.uncertainty, in_lane=True)
 
     def duration_text(self) -> str:
-        """The duration for people: what the report states, else "instant" when the finding has one time."""
-        if self.stated:
-            return self.stated
-        return "instant" if self.end is None else _seconds_text(self.duration)
+        """The duration for people ("instant" when the finding has one time), with what the report states."""
+        if self.end is None:
+            return self.stated or "instant"
+        return _seconds_text(self.duration) + (f" ({self.stated})" if self.stated else "")
 
 
 def _point_text(ts: Timestamp, wall: float | None, uncertainty: float, *, in_lane: bool = False) -> str:

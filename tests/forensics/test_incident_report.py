@@ -30,6 +30,10 @@ pytestmark = pytest.mark.xdist_group("incident-report")
 #: The 04-hung-task story's first sentence: the dump's report, an instant (it said "for 3.285 ms", the time its log
 #: lines took to print, until 2026-12-06; the dump's finding states no duration of its own).
 HUNG_FIRST = "First (2026-12-02 20:15:58 UTC ±2.0 s): INFO: task hung in"
+#: ... with the case's own console log, whose report (merged into the dump's) states how long the task was blocked.
+HUNG_FIRST_WITH_ITS_LOG = (
+    "First (2026-12-02 20:15:58 UTC ±2.0 s, blocked for more than 5 s when reported): INFO: task hung"
+)
 
 
 def _need(name: str) -> VmcoreCase:
@@ -182,6 +186,12 @@ def test_a_soft_lockup_titled_two_ways_is_one_crash_not_a_contradiction(tmp_path
     same = [c for c in doc["correlations"] if c["rule"] == "same-crash"]
     assert same and "titled 'BUG: soft lockup in kf_hw_poll_fn'" in same[0]["statement"], doc["correlations"]
     assert "kf_hw_lock" in doc["hypotheses"][0]["statement"], doc["hypotheses"][0]
+    # The story said "for 3.307 ms", the time the report's lines took to print, of a CPU "stuck for 8s": the dump's
+    # crash is an instant, with the duration its log's report states (carried over when the two were merged).
+    crash = doc["timeline"][0]
+    assert crash["title"].startswith("BUG: soft lockup"), doc["timeline"]
+    assert crash["end"] is None and crash["stated"] == "stuck for 8 s when reported", crash
+    assert ", stuck for 8 s when reported): BUG: soft lockup in" in doc["narrative"], doc["narrative"]
     _check_evidence(doc, case, tmp_path)
 
 
@@ -225,7 +235,7 @@ def test_samples_taken_after_the_crash_are_not_its_story_nor_its_cause(
     said = [c["statement"] for c in doc["correlations"] if c["contradiction"]]
     late = "its times start at 2026-12-02T20:16:30+00:00, after the crash at 2026-12-02T20:15:58+00:00 ±2.0 s"
     assert f"{store} cannot come from the crashed boot: {late}" in said
-    assert doc["narrative"].startswith(HUNG_FIRST)
+    assert doc["narrative"].startswith(HUNG_FIRST_WITH_ITS_LOG)
     assert {e["lane"] for e in doc["timeline"] if "kf_leak_obj" in e["title"]} == {f"input {store}"}
     assert not any("leak" in h["statement"] for h in doc["hypotheses"]), doc["hypotheses"]
     _check_evidence(doc, case, tmp_path, store)

@@ -1193,6 +1193,28 @@ def test_a_warning_without_its_trace_is_placed_where_its_line_says() -> None:
     assert why.cause.statement == "an assertion failed: a WARN_ON (or WARN) at drivers/kf/kf.c:241 in kf_free_context"
 
 
+SYMBOLIZED_WARNING = """\
+[   86.960000][ T3004] ------------[ cut here ]------------
+[   86.960044][ T3004] WARNING: CPU: 0 PID: 3004 at include/linux/kfq.h:12 kfq_outer+0x6c/0x74
+[   86.960060][ T3004] CPU: 0 PID: 3004 Comm: kfq-tool Not tainted 6.1.0-kf #1
+[   86.960070][ T3004] RIP: 0010:kfq_inlined include/linux/kfq.h:12 [inline]
+[   86.960071][ T3004] RIP: 0010:kfq_outer+0x6c/0x74 fs/kfq/kfq.c:40
+[   86.960080][ T3004] Call Trace:
+[   86.960081][ T3004]  <TASK>
+[   86.960082][ T3004]  kfq_ioctl+0x10/0x20 fs/kfq/kfq.c:80
+[   86.960083][ T3004]  __x64_sys_ioctl+0x10/0x20 fs/ioctl.c:870
+[   86.960084][ T3004]  </TASK>
+"""
+
+
+def test_a_rip_line_names_the_warning_site_before_the_warning_line_does() -> None:
+    """A symbolized log's RIP names the inlined function the WARN is in; the WARNING line's function (printed first)
+    is the site only where no RIP line names one."""
+    (why,) = read(SYMBOLIZED_WARNING)
+    assert facts(why)["warning site"] == "kfq_inlined"
+    assert why.cause is not None and why.cause.statement.endswith("in kfq_inlined, on the way from kfq_outer")
+
+
 def test_crash_commands_name_what_crash_reads() -> None:
     """``dis -rl`` up to an address crash parses ("f+0x1c": crash rejects a trace's "f+0x1c/0x40" as an invalid
     expression); a report that names no function gets no ``dis`` of one; the list node whose pointer is wrong, as
@@ -1207,3 +1229,12 @@ def test_crash_commands_name_what_crash_reads() -> None:
     assert why.cause.next_command == (
         "crash> dis -l kf_session_close; crash> kmem 0xffff8801d8caa528  # in a dump of this crash: whose object it is"
     )
+    # Without a call trace: the list node's kmem still follows the backtrace.
+    cut = LIST_DEL_NEXT.split("[   50.767597]", maxsplit=1)[0]  # the log ends after "invalid opcode": no RIP, no trace
+    alone = next(w for w in read(cut) if w.cause is not None)
+    assert alone.cause is not None and alone.cause.next_command.startswith("crash> bt; crash> kmem 0xffff8801d8caa528")
+    # A RIP that names no function ("0x86": a jump to nowhere) is no function to disassemble.
+    (jump,) = read(
+        NULL_MEMBER.replace("kf_read_entry+0x1c/0x40 [kf]", "0x86").replace("  kf_read+0x5a/0xa0 [kf]\n", "")
+    )
+    assert jump.cause is not None and jump.cause.next_command.startswith("crash> bt  #")

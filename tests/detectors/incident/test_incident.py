@@ -46,10 +46,15 @@ def _files(tmp: Path) -> tuple[Path, Path]:
 
 
 def _ev(
-    path: Path, line: int, text: str, seconds: float | None = None, kind: LocatorKind = LocatorKind.LINE
+    path: Path,
+    line: int,
+    text: str,
+    seconds: float | None = None,
+    kind: LocatorKind = LocatorKind.LINE,
+    name: str | None = None,
 ) -> Evidence:
     ts = None if seconds is None else Timestamp(seconds, Clock.MONOTONIC)
-    return Evidence(str(path), Locator(kind, line), text, timestamp=ts)
+    return Evidence(str(path), Locator(kind, line, name=name), text, timestamp=ts)
 
 
 def _finding(kind: str, title: str, evidence: tuple[Evidence, ...], facts: tuple[Fact, ...] = (),
@@ -165,11 +170,17 @@ def test_a_kernel_reports_print_time_is_no_duration_but_what_it_states_is(tmp_pa
     waited = replace(_finding("sched-wakeup-latency", "wait", (_ev(trace, 1, "w", 797.7, LocatorKind.EVENT),
                                                                _ev(trace, 1, "s", 797.8, LocatorKind.EVENT))),
                      detector="detectors.sched")  # fmt: skip
-    events = {e.title: e for e in build_timeline((lockup, hang, waited), BootTime(1_700_000_000.0, 2.0, "test"))}
+    # A group of repeats spans from its first header to its last ("last of 2"), whatever lines each printed.
+    repeats = (_ev(log, 1, "INFO", 23.98, name="report"), _ev(log, 2, "f", 23.99), _ev(log, 9, "INFO", 83.98,
+                                                                                      name="last of 2"))  # fmt: skip
+    repeated = replace(_finding("dmesg.warning", "repeated", repeats), detector="dmesg")
+    boot = BootTime(1_700_000_000.0, 2.0, "test")
+    events = {e.title: e for e in build_timeline((lockup, hang, waited, repeated), boot)}
     assert events["lockup"].end is None and events["lockup"].duration_text() == "stuck for 9 s when reported"
     assert events["hang"].end is None and events["hang"].duration_text() == "instant"
     assert events["wait"].end is not None and events["wait"].duration_text() != "instant"
-    story = narrative(tuple(events.values()))
+    assert events["repeated"].duration_text() == "60.0 s" and "line 9 (last of 2)" in str(events["repeated"].end_cite)
+    story = narrative(tuple(e for e in events.values() if e.title != "repeated"))
     assert story.startswith("First (2023-11-14 22:13:34 UTC ±2.0 s, stuck for 9 s when reported): lockup. Then "
                             "(22:13:43 UTC ±2.0 s): hang.")  # fmt: skip
 
