@@ -83,7 +83,12 @@ def analyse_dump_log(
     if notice is not None:
         notice("no debug info found for the dump's kernel: only its kernel log was read (the report says why)")
     return DumpLogResult(
-        str(location.dump), NotAvailable(missing.reason), missing.hint, log, replace(dmesg, incident=incident)
+        str(location.dump),
+        NotAvailable(missing.reason),
+        missing.hint,
+        log,
+        replace(dmesg, incident=incident),
+        () if location.note is None else (location.note,),
     )
 
 

@@ -42,6 +42,7 @@ def preamble_text(result: DumpLogResult) -> list[str]:
         f"  why: {result.analysis.reason}",
         f"  the dump's own state ({NEEDS_DEBUG_INFO}): unknown (no debug info: {result.full_analysis})",
         f"  kernel log: {_log_text(result)}",
+        *(f"  note: {w}" for w in result.warnings),
         "",
     ]
 
@@ -53,6 +54,7 @@ def preamble_section(result: DumpLogResult) -> Section:
         f"why: {md_escape(result.analysis.reason)}",
         f"the dump's own state ({NEEDS_DEBUG_INFO}): unknown (no debug info: {md_escape(result.full_analysis)})",
         f"kernel log: {_log_text(result)}",
+        *(f"note: {md_escape(w)}" for w in result.warnings),
     )
     return Section(
         "Only the dump's kernel log was read",
@@ -95,6 +97,7 @@ def to_document(result: DumpLogResult) -> dict[str, Any]:
         "full_analysis": result.full_analysis,
         "kernel_log": {**origin, "sha256": _log_sha256(result), "sources": dmesg["sources"]},
         "hypotheses": dmesg["hypotheses"],
+        "warnings": list(result.warnings),
         "incident": dmesg["incident"],
     }
 

@@ -103,6 +103,7 @@ class DumpLogResult:
     full_analysis: str
     log: LogBeside | LogExtracted
     dmesg: DmesgResult
+    warnings: tuple[str, ...] = ()  # how the dump was chosen among several (the full analysis' first warning)
 
     @property
     def incident(self) -> Incident:

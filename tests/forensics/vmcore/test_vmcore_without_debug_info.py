@@ -227,3 +227,20 @@ def test_report_reads_the_same_log(tmp_path: Path) -> None:
     vmcore = json.loads(_kforensic("vmcore", case.vmcore, "-f", "json", env=_env(tmp_path)).stdout)
     doc = json.loads(out.read_text())
     assert [h["statement"] for h in doc["hypotheses"]] == [h["statement"] for h in vmcore["hypotheses"]]
+
+
+def test_the_dump_chosen_among_several_is_said(no_debug_info: Path, tmp_path: Path) -> None:
+    """/var/crash with two crash directories: the newest is read, and the report says so, as the full one does."""
+    from forensics.types.results import DumpLogResult
+
+    crash = tmp_path / "crash"
+    for stamp, name in (("old", "02-bug-on"), ("new", "01-null-member")):
+        case = load_case(name)
+        (crash / stamp).mkdir(parents=True)
+        (crash / stamp / "vmcore").symlink_to(case.vmcore)
+        (crash / stamp / "dmesg.txt").symlink_to(case.dmesg)
+    os.utime(crash / "old", (1_600_000_000, 1_600_000_000))
+    result = _log_only(load_case("01-null-member"), crash, no_debug_info)
+    assert isinstance(result, DumpLogResult)
+    assert result.dump == str(crash / "new" / "vmcore")
+    assert result.warnings == (f"{crash} holds 2 crash directories: analysed the newest, new",)
