@@ -46,3 +46,18 @@ class UsageError(KforensicError):
     """The command line asks for something that cannot be done."""
 
     exit_code = ExitCode.USAGE
+
+
+class NoDebugInfoError(InputError):
+    """The kernel's debug info of a dump was not found: its own state cannot be read, its kernel log still can.
+
+    ``kforensic vmcore`` and ``report --vmcore`` then read the dump's kernel log instead
+    (:func:`forensics.pipelines.vmcore.analyse_dump_or_log`); ``reason`` is the message without the dump's path,
+    ``hint`` where the debug info is had.
+    """
+
+    def __init__(self, dump: str, reason: str, hint: str) -> None:
+        super().__init__(f"{dump}: {reason}", hint=hint)
+        self.dump = dump
+        self.reason = reason
+        self.hint: str = hint

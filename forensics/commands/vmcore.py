@@ -81,8 +81,14 @@ def vmcore(
     debug: DebugOption = False,
     force: ForceOption = False,
 ) -> None:
-    """Analyse a kernel crash dump: what crashed, where, on which data, and why."""
-    from forensics.pipelines.vmcore import analyse_dump
+    """Analyse a kernel crash dump: what crashed, where, on which data, and why.
+
+    Without the kernel's debug info (none given, none found) the dump's own kernel log is read instead, as
+    `kforensic dmesg` reads a log: the log kdump saved beside the dump, else `makedumpfile --dump-dmesg`'s;
+    the report says so at its top, and how to get the full analysis.
+    """
+    from forensics.pipelines.vmcore import analyse_dump, analyse_dump_or_log
+    from forensics.types.results import VmcoreResult
     from forensics.vmcore.program import DebugInfoRequest
 
     if no_debuginfod and debuginfod:
@@ -97,16 +103,23 @@ def vmcore(
     request = DebugInfoRequest(
         vmlinux, tuple(debug_dir or ()), tuple(module_debug or ()), tuple(source_dir or ()), servers
     )
+    # --shell opens drgn on the dump, which needs the debug info: no log-only result then (the error, exit 3).
+    analyse = analyse_dump if shell else analyse_dump_or_log
     if sys.stderr.isatty():
         from rich.console import Console
 
         console = Console(stderr=True)
         with console.status("opening the dump") as status:
-            result = analyse_dump(
+            result = analyse(
                 path, request, status.update, lambda m: console.print(f"kforensic: {m}", markup=False, highlight=False)
             )
     else:
-        result = analyse_dump(path, request, None, lambda m: print(f"kforensic: {m}", file=sys.stderr, flush=True))
+        result = analyse(path, request, None, lambda m: print(f"kforensic: {m}", file=sys.stderr, flush=True))
+    if not isinstance(result, VmcoreResult):
+        from forensics.report.dumplog import DumpLogRenderer
+
+        deliver(render(DumpLogRenderer(), result, fmt, output), output)
+        raise typer.Exit(int(exit_status(result.incident, fail_on)))
     from forensics.report.vmcore import VmcoreRenderer
 
     if shell:

@@ -74,6 +74,27 @@ def _triage_file(name: str) -> tuple[SourceResult, bytes]:
     return _explained(tracked.source, record, grouper, lines), bytes(head)
 
 
+def analyse_log_bytes(name: str, data: bytes) -> DmesgResult:
+    """``kforensic dmesg`` on one log held in memory, its findings citing it as ``name`` (a dump's kernel log that
+    makedumpfile extracted into a temporary file, gone by now: ``name`` says how to make it again)."""
+    import io
+
+    from collectors.inputs import TrackedInput
+    from collectors.kernel_log import log_chunks
+    from collectors.log_identity import parse_identity
+    from forensics.gcpause import gc_paused
+
+    head = bytearray()
+    tracked = TrackedInput(name, io.BytesIO(data))
+    grouper, lines = scan_chunks(log_chunks(tracked, head=head))
+    result = _explained(tracked.source, tracked.record(), grouper, lines)
+    with gc_paused():
+        # No file to read the head of again: what the head says is given as the last result's (build_incident).
+        incident = build_incident([result], parse_identity(bytes(head)))
+        hypotheses = dmesg_hypotheses(incident)
+    return DmesgResult((result,), incident, hypotheses)
+
+
 def triage_live() -> tuple[SourceResult, LogIdentity]:
     """Triage what the kernel ring buffer holds now; with what it says of its kernel and host."""
     from collectors.kernel_log import KMSG_NAME, KmsgDumpReader
@@ -169,8 +190,9 @@ def _could_not(r: SourceResult, identity: LogIdentity | None) -> tuple[str, ...]
 def build_incident(
     results: list[SourceResult], live: LogIdentity | None = None, heads: list[bytes] | None = None
 ) -> Incident:
-    """All findings of all inputs as one incident (``live``: what the ring buffer read, the last of ``results``,
-    says of its kernel; ``heads``: the heads of the first results' log files as their triage read them)."""
+    """All findings of all inputs as one incident (``live``: what the last of ``results``, one that is no file,
+    says of its kernel: the ring buffer's read, a log held in memory; ``heads``: the heads of the first results'
+    log files as their triage read them)."""
     from detectors.dmesg.findings import explained_finding
 
     findings = [

@@ -27,11 +27,13 @@ def analyse_vmcore(
     debug_dirs: tuple[Path, ...],
     source_dirs: tuple[Path, ...] = (),
 ) -> SourceAnalysis:
-    """``kforensic vmcore``: the dump, with the kernel log beside it."""
-    from forensics.pipelines.vmcore import analyse_dump
+    """``kforensic vmcore``: the dump, with the kernel log beside it; without the kernel's debug info, the dump's
+    kernel log alone, as ``kforensic vmcore`` reads it then."""
+    from forensics.pipelines.vmcore import analyse_dump_or_log
+    from forensics.types.results import DumpLogResult
     from forensics.vmcore.program import DebugInfoRequest
 
-    result = analyse_dump(path, DebugInfoRequest(vmlinux, debug_dirs, module_debug, source_dirs))
+    result = analyse_dump_or_log(path, DebugInfoRequest(vmlinux, debug_dirs, module_debug, source_dirs))
     args: list[str | Path] = ["kforensic", "vmcore", path]
     if vmlinux:
         args += ["--vmlinux", vmlinux]
@@ -41,7 +43,8 @@ def analyse_vmcore(
         args += ["--debug-dir", d]
     for d in source_dirs:
         args += ["--source-dir", d]
-    return SourceAnalysis(result.incident, f"vmcore {path}", result, (), _cmd(*args))
+    title = f"vmcore {path}" + (" (its kernel log only: no debug info)" if isinstance(result, DumpLogResult) else "")
+    return SourceAnalysis(result.incident, title, result, (), _cmd(*args))
 
 
 def analyse_dmesg(paths: tuple[Path, ...]) -> SourceAnalysis:

@@ -7,11 +7,111 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from forensics.model import NotAvailable
-from forensics.types.results import VmcoreResult
+from forensics.types.results import NEEDS_DEBUG_INFO, DumpLogResult, VmcoreResult
 from forensics.types.vmcore import Taint
 
 if TYPE_CHECKING:
+    from forensics.errors import NoDebugInfoError
+    from forensics.model import SourceRecord
     from forensics.vmcore.program import DebugInfoRequest
+
+
+def analyse_dump_or_log(
+    path: Path,
+    request: DebugInfoRequest,
+    progress: Callable[[str], None] | None = None,
+    notice: Callable[[str], None] | None = None,
+) -> VmcoreResult | DumpLogResult:
+    """:func:`analyse_dump`; when the kernel's debug info is found nowhere, the dump's kernel log read instead
+    (:func:`analyse_dump_log`).  Raises the debug-info error (exit 3) when the log cannot be had either."""
+    from forensics.errors import NoDebugInfoError
+
+    try:
+        return analyse_dump(path, request, progress, notice)
+    except NoDebugInfoError as missing:
+        return analyse_dump_log(path, missing, progress, notice)
+
+
+def analyse_dump_log(
+    path: Path,
+    missing: NoDebugInfoError,
+    progress: Callable[[str], None] | None = None,
+    notice: Callable[[str], None] | None = None,
+) -> DumpLogResult:
+    """The dump's kernel log read as ``kforensic dmesg`` reads a log, the debug info being ``missing``.
+
+    The log kdump saved beside the dump when there is one (cited by its path), else what ``makedumpfile
+    --dump-dmesg`` extracts (cited as lines of that command's output).  Raises an :class:`InputError` of the
+    debug-info message, saying why the log could not be had either.
+    """
+    from dataclasses import replace
+
+    from forensics.errors import InputError
+    from forensics.model import Examined
+    from forensics.pipelines.dmesg import analyse_log_bytes, analyse_logs
+    from forensics.types.results import LogBeside, LogExtracted
+    from forensics.vmcore.kernellog import LogUnavailableError, extract_log
+    from forensics.vmcore.locate import locate_dump
+
+    location = locate_dump(path)  # (found before the debug info was looked for: it does not fail now)
+    if progress is not None:
+        progress("reading the dump's kernel log")
+    log: LogBeside | LogExtracted
+    if location.dmesg is not None and _has_text(location.dmesg):
+        log = LogBeside(str(location.dmesg))
+        dmesg = analyse_logs([log.path], live=False)
+    else:
+        try:
+            extracted = extract_log(location.dump)
+        except LogUnavailableError as exc:
+            raise InputError(
+                f"{missing.message}; the dump's kernel log could not be read either: {exc.reason}", hint=missing.hint
+            ) from None
+        log = LogExtracted(extracted.command)
+        dmesg = analyse_log_bytes(log.cited, extracted.data)
+    unknown = f"no debug info: {missing.hint}"
+    examined = Examined(
+        f"crash dump {location.dump}: its kernel log only (no debug info for its kernel)",
+        (),
+        (f"the dump's state ({NEEDS_DEBUG_INFO}): unknown ({unknown})",),
+    )
+    incident = replace(
+        dmesg.incident,
+        sources=(*dmesg.incident.sources, _dump_record(location.dump)),
+        examined=(examined, *dmesg.incident.examined),
+    )
+    if notice is not None:
+        notice("no debug info found for the dump's kernel: only its kernel log was read (the report says why)")
+    return DumpLogResult(
+        str(location.dump),
+        NotAvailable(missing.reason),
+        missing.hint,
+        log,
+        replace(dmesg, incident=incident),
+        () if location.note is None else (location.note,),
+    )
+
+
+def _dump_record(dump: Path) -> SourceRecord:
+    """The dump as a source of the log-only result: its size; not hashed, not read past its log."""
+    from forensics.model import SourceRecord
+
+    size: int | NotAvailable
+    try:
+        size = dump.stat().st_size
+    except OSError as exc:
+        size = NotAvailable(f"cannot stat the dump: {exc.strerror or exc}")
+    return SourceRecord(str(dump), size, NotAvailable("not hashed: dumps are large"), 0.0)
+
+
+def _has_text(log: Path) -> bool:
+    """Whether the log beside the dump can be read and holds anything: an empty one (makedumpfile failed at
+    capture time) or one root alone may read is not the log; the dump's own is then extracted."""
+    try:
+        with log.open("rb") as stream:
+            return bool(stream.read(1))
+    except OSError:
+        return False
 
 
 def analyse_dump(

@@ -18,6 +18,7 @@ from forensics.types.dmesg_result import DmesgResult
 from forensics.types.incident import Lane, TimelineEvent
 from forensics.types.profile_result import ProfileResult
 from forensics.types.results import (
+    DumpLogResult,
     IncidentStory,
     LeaksResult,
     SourceDetails,
@@ -48,6 +49,10 @@ def details_document(details: SourceDetails) -> Document:
         from forensics.report.vmcore import vmcore_document
 
         return vmcore_document(details)
+    if isinstance(details, DumpLogResult):
+        from forensics.report.dumplog import dumplog_document
+
+        return dumplog_document(details)
     if isinstance(details, DmesgResult):
         from forensics.report.dmesg import dmesg_sections
 

@@ -53,6 +53,64 @@ class VmcoreResult:
     taint: Taint | NotAvailable  # the snapshot's taint mask decoded
 
 
+#: What of a dump only the kernel's debug info reads: "unknown" in a report of its kernel log alone (DumpLogResult).
+NEEDS_DEBUG_INFO = "registers, the faulting instruction, structures and their NULL members, locks, tasks, memory"
+
+
+@dataclass(frozen=True)
+class LogBeside:
+    """The kernel log kdump saved beside the dump at capture time (``dmesg.<stamp>``, ``vmcore-dmesg.txt``): the
+    findings cite its lines by its path."""
+
+    path: str
+
+
+@dataclass(frozen=True)
+class LogExtracted:
+    """The kernel log makedumpfile extracted from the dump for the run, into a temporary file since deleted.
+
+    ``command`` writes the same text again (``FILE``: the file it writes); the findings cite its lines as lines of
+    ``cited`` (that command in angle brackets, as ``<stdin>`` is cited), and the source record holds its sha256.
+    """
+
+    command: tuple[str, ...]
+
+    @property
+    def shell(self) -> str:
+        """The command as a shell line."""
+        import shlex
+
+        return shlex.join(self.command)
+
+    @property
+    def cited(self) -> str:
+        """The source name the findings' evidence gives."""
+        return f"<{self.shell}>"
+
+
+@dataclass(frozen=True)
+class DumpLogResult:
+    """``kforensic vmcore`` without the kernel's debug info: the dump's own kernel log, read as ``kforensic dmesg``
+    reads a log (its reports, why, hypotheses), and why the dump itself was not analysed.
+
+    ``analysis`` says why the dump's state (registers, structures, locks, tasks, memory) is unknown: the debug-info
+    error; ``full_analysis`` how to get it (where the debug info is had).  ``dmesg.incident`` is the incident, the
+    dump among its sources.
+    """
+
+    dump: str
+    analysis: NotAvailable
+    full_analysis: str
+    log: LogBeside | LogExtracted
+    dmesg: DmesgResult
+    warnings: tuple[str, ...] = ()  # how the dump was chosen among several (the full analysis' first warning)
+
+    @property
+    def incident(self) -> Incident:
+        """The incident of the log's findings (what the exit status is judged on)."""
+        return self.dmesg.incident
+
+
 @dataclass(frozen=True)
 class KdumpSetup:
     """``kforensic kdump setup``: the check it planned from, the plan, what was applied and run.
@@ -110,7 +168,7 @@ class RunReport:
 # ---------------------------------------------------------------- kforensic report
 
 #: What ``report`` shows of one input: the result its own command renders.
-SourceDetails = VmcoreResult | DmesgResult | LeaksResult | TraceResult | ProfileResult
+SourceDetails = VmcoreResult | DumpLogResult | DmesgResult | LeaksResult | TraceResult | ProfileResult
 
 
 @dataclass(frozen=True)

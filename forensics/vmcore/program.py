@@ -14,7 +14,7 @@ from typing import Any
 
 import drgn
 
-from forensics.errors import InputError
+from forensics.errors import InputError, NoDebugInfoError
 from forensics.vmcore.debuginfo import elf_build_id
 from forensics.vmcore.dumpfile import DumpFormat, DumpHeader
 from forensics.vmcore.modplace import place_modules
@@ -147,10 +147,11 @@ def _find_kernel_debug_info(
         try:
             fetched = debuginfod.fetch(build_id, what, urls, _verifier(build_id), progress, notice)
         except debuginfod.DebuginfodError as exc:
-            raise InputError(
-                f"{path}: no debug info for {what} (build ID {build_id}): "
-                f"{debuginfod.describe(build_id, exc.attempts)}; {where}",
-                hint=debug_package_hint(release, build_id, debuginfod=True),
+            raise NoDebugInfoError(
+                str(path),
+                f"no debug info for {what} (build ID {build_id}): {debuginfod.describe(build_id, exc.attempts)}; "
+                f"{where}",
+                debug_package_hint(release, build_id, debuginfod=True),
             ) from None
         if _load_kernel(prog, fetched, main):
             return f"debuginfod ({' '.join(urls)}), cached"
@@ -158,11 +159,12 @@ def _find_kernel_debug_info(
     note = "" if urls else "; debuginfod not asked (set DEBUGINFOD_URLS or pass --debuginfod URL)"
     if urls and not build_id:
         note = "; debuginfod not asked: the dump records no build ID"
-    raise InputError(
-        f"{path}: no debug info for the kernel {release}"
+    raise NoDebugInfoError(
+        str(path),
+        f"no debug info for the kernel {release}"
         + (f" (build ID {build_id})" if build_id else "")
         + f": {where}{note}",
-        hint=debug_package_hint(release, build_id, debuginfod=bool(urls)),
+        debug_package_hint(release, build_id, debuginfod=bool(urls)),
     )
 
 
@@ -219,7 +221,9 @@ def open_dump(
     """Open ``path`` with drgn and load debug info for the kernel and its modules.
 
     Raises :class:`InputError` for a file drgn cannot read, a vmlinux whose build ID differs from
-    the dump's, or missing kernel debug info.  Missing module debug info is only a warning.
+    the dump's or without DWARF, and :class:`NoDebugInfoError` when the kernel's debug info is found
+    nowhere (without ``--vmlinux``: the places and servers looked in).  Missing module debug info is
+    only a warning.
     ``progress`` receives transient status (download percentages), ``notice`` what the user should
     see even without a terminal (a download or decompression starts or ends).
     """
@@ -293,9 +297,10 @@ def open_dump(
     else:
         via = _find_kernel_debug_info(prog, path, request, main, release, build_id, progress, notice)
     if main is None or main.wants_debug_file():
-        raise InputError(
-            f"{path}: no debug info for the kernel {release}" + (f" (build ID {build_id})" if build_id else ""),
-            hint=debug_package_hint(release, build_id),
+        raise NoDebugInfoError(
+            str(path),
+            f"no debug info for the kernel {release}" + (f" (build ID {build_id})" if build_id else ""),
+            debug_package_hint(release, build_id),
         )
     try:
         prog.load_debug_info([str(p) for p in request.module_debug], default=True)

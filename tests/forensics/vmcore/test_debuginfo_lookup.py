@@ -148,6 +148,15 @@ def _one_clear_line(result: subprocess.CompletedProcess[str]) -> str:
     return errors[0]
 
 
+def _why_not_analysed(result: subprocess.CompletedProcess[str]) -> str:
+    """Why the dump was not analysed, run with ``-f json``: no debug info found, its kernel log was read instead
+    (exit 0; the same words as the error that stands when the log cannot be had either)."""
+    assert result.returncode == 0, (result.stdout, result.stderr)
+    reason = json.loads(result.stdout)["analysis"]["not_available"]
+    assert isinstance(reason, str)
+    return reason
+
+
 def test_kernel_and_module_come_from_debuginfod(served: tuple[VmcoreCase, Server], tmp_path: Path) -> None:
     case, server = served
     cache = tmp_path / "cache"
@@ -182,20 +191,22 @@ def test_debuginfod_urls_from_the_environment(served: tuple[VmcoreCase, Server],
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["summary"]["build_id"] == _build_id(case.vmlinux)
     # --no-debuginfod wins over the environment: nothing is asked, the error says how to allow it.
-    refused = _vmcore(case.vmcore, "--no-debuginfod", env=_env(tmp_path / "other", DEBUGINFOD_URLS=server.url))
-    assert "debuginfod not asked" in _one_clear_line(refused)
+    refused = _vmcore(
+        case.vmcore, "--no-debuginfod", "-f", "json", env=_env(tmp_path / "other", DEBUGINFOD_URLS=server.url)
+    )
+    assert "debuginfod not asked" in _why_not_analysed(refused)
 
 
 def test_server_without_the_build_id(served: tuple[VmcoreCase, Server], tmp_path: Path) -> None:
-    """A server that has only the module: the kernel's build ID is missing there, exit 3 naming both."""
+    """A server that has only the module: the kernel's build ID is missing there, said naming both."""
     case, _ = served
     module = case.module_debug[0]
     lacking = Server(tmp_path / "srv", [module], [_build_id(module)])
     try:
-        result = _vmcore(case.vmcore, "--debuginfod", lacking.url, env=_env(tmp_path / "cache"))
+        result = _vmcore(case.vmcore, "--debuginfod", lacking.url, "-f", "json", env=_env(tmp_path / "cache"))
     finally:
         lacking.stop()
-    line = _one_clear_line(result)
+    line = _why_not_analysed(result)
     kernel_id = _build_id(case.vmlinux)
     assert f"debuginfod server {lacking.url} does not have build ID {kernel_id} (HTTP 404)" in line
     assert "local places" in line
@@ -207,10 +218,20 @@ def test_server_without_the_build_id(served: tuple[VmcoreCase, Server], tmp_path
 def test_unreachable_server(tmp_path: Path) -> None:
     case = load_case(KERNEL_CASES[0])
     port = _free_port()  # nothing listens there
-    result = _vmcore(case.vmcore, "--debuginfod", f"http://127.0.0.1:{port}", env=_env(tmp_path / "cache"))
-    line = _one_clear_line(result)
+    result = _vmcore(
+        case.vmcore, "--debuginfod", f"http://127.0.0.1:{port}", "-f", "json", env=_env(tmp_path / "cache")
+    )
+    line = _why_not_analysed(result)
     assert f"debuginfod server http://127.0.0.1:{port} unreachable (connection refused)" in line
     assert _build_id(case.vmlinux) in line
+    # Without the log (the dump alone, no makedumpfile on PATH): the same words, as the one error line (exit 3).
+    alone = tmp_path / "alone" / "vmcore"
+    alone.parent.mkdir()
+    alone.symlink_to(case.vmcore)
+    (tmp_path / "bin").mkdir()
+    env = _env(tmp_path / "cache", PATH=str(tmp_path / "bin"))
+    error = _one_clear_line(_vmcore(alone, "--debuginfod", f"http://127.0.0.1:{port}", env=env))
+    assert f"debuginfod server http://127.0.0.1:{port} unreachable (connection refused)" in error
 
 
 def test_not_an_http_url_is_a_usage_error(tmp_path: Path) -> None:
