@@ -87,6 +87,7 @@ class WindowKeeper:
     def __init__(self, inner: object, source: str, spans: list[tuple[float, float, int]]) -> None:
         self.inner = inner
         self.source = source
+        self.where: Callable[[int], str] | None = None  # an LTTng session's names of its events (spans.cite)
         self.starts, self.ends = merged_windows(spans)
         self.span_tids = np.array(sorted({tid for _a, _b, tid in spans}), dtype=np.int64)
         self.comms: dict[int, str] = {0: "<idle>"}
@@ -254,4 +255,4 @@ class WindowKeeper:
             (s, {c: tuple(where[e] for e in stack) for c, stack in irqs.items()})
             for s, irqs in zip(starts, self.open_irqs, strict=True)
         )
-        return kernel_table(cols, ts, event, self.source, self.comms, calls, threads, open_irqs)
+        return kernel_table(cols, ts, event, self.source, self.comms, calls, threads, open_irqs, self.where)

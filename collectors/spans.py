@@ -59,6 +59,7 @@ def kernel_table(
     syscalls: SyscallTable | None,
     threads: Statedump | None,
     open_irqs: tuple[tuple[int, dict[int, tuple[int, ...]]], ...] | None = None,
+    where: Callable[[int], str] | None = None,
 ) -> KernelTable:
     """The :class:`KernelTable` of kept rows: their KEPT columns and times, the record of each (``event``), the
     comms learnt, the open syscalls and the statedump's names and policies."""
@@ -77,7 +78,7 @@ def kernel_table(
         next_pid=cols[4],
         next_prio=cols[5],
         state=cols[6],
-        ref=lambda i: cite(event(i), source),
+        ref=lambda i: cite(event(i), source, where),
         comm=lambda tid: comms.get(tid) or dump.names.get(tid) or f"TID {tid}",
         syscalls=syscalls,
         policy=dump.policy,
@@ -96,12 +97,13 @@ def learn_comms(comms: dict[int, str], batch: EventBatch) -> None:
                 comms[p] = getattr(batch.event(int(sw[i])), attr).decode("utf-8", "replace")
 
 
-def cite(ev: TraceEvent, source: str) -> Ref:
-    """The citation of a kernel row's record: ``stream+byte`` for an LTTng event, ``file:line`` for a text line."""
+def cite(ev: TraceEvent, source: str, where: Callable[[int], str] | None = None) -> Ref:
+    """The citation of a kernel row's record: ``file:line`` for a text line; ``where`` names an LTTng event from
+    its ``line_no`` (:meth:`collectors.ctf.reader.Session.where`: stream file, number, time)."""
     text = ev.line.decode("utf-8", "replace")
-    head = text.split(" ", 1)[0]
-    where = head if head.count("+") == 1 and "[" not in head else f"{source}:{ev.line_no}"
-    return Ref(ev.ts, ev.cpu, where, text, ev.line_no, source)
+    return Ref(
+        ev.ts, ev.cpu, f"{source}:{ev.line_no}" if where is None else where(ev.line_no), text, ev.line_no, source
+    )
 
 
 class KernelKeeper:
@@ -110,6 +112,7 @@ class KernelKeeper:
     def __init__(self, inner: object, source: str) -> None:
         self.inner = inner
         self.source = source
+        self.where: Callable[[int], str] | None = None  # an LTTng session's names of its events (cite)
         # Per column, the chunks kept, each in the fewest bytes that hold its values (see narrow).
         self.cols: list[list[npt.NDArray[np.signedinteger]]] = [[] for _ in KEPT]
         self.ts: list[npt.NDArray[np.float64]] = []
@@ -171,7 +174,7 @@ class KernelKeeper:
             b = int(np.searchsorted(starts, orig, side="right")) - 1
             return events[b](orig - int(starts[b]))
 
-        return kernel_table(cols, ts, event, source, self.comms, syscalls, threads)
+        return kernel_table(cols, ts, event, source, self.comms, syscalls, threads, where=self.where)
 
 
 # The kernel's scheduling policies (include/uapi/linux/sched.h), by number.
@@ -256,11 +259,12 @@ def ctf_syscalls(session: Session, opened: OpenSyscalls) -> SyscallTable:
     return SyscallTable(entry_name[entry], ref, lambda i: names[i] if 0 <= i < len(names) else "?", opened.events)
 
 
-def _ctf_ref(session: Session, ts_ns: int, cpu: int, off: int, eid: int, stream: int) -> Ref:
-    label = session.stream_label(stream)
-    ts = ts_ns / 1e9
-    name = session.event_name(stream, eid)
-    return Ref(ts, cpu, f"{label}+{off}", f"{label}+{off} [{cpu:03d}] {ts:.9f}: {name}", off, session.source)
+def _ctf_ref(session: Session, ts_ns: int, cpu: int, off: int, eid: int, stream: int, named: bool = True) -> Ref:
+    """An event of ``stream`` at byte ``off``: its locator is its position in the session (the evidence names it
+    as babeltrace2 does: Session.cite); ``named``: its ``where`` too (else its stream file and byte offset)."""
+    pos = session.position(stream, off)
+    where = session.where(pos) if named else f"{session.stream_label(stream)} byte {off}"
+    return Ref(ts_ns / 1e9, cpu, where, session.event_name(stream, eid), pos, session.source)
 
 
 def ust_marks(
@@ -292,7 +296,7 @@ def ust_marks(
             no_tid += 1
         text = session.text(stream, v[1], v[2]).decode("utf-8", "replace") if v[2] > 0 else name
         ident = v[3] if has_id[key] else None
-        ref = _ctf_ref(session, int(row[ly.R_TS]), int(row[ly.R_CPU]), int(row[ly.R_OFF]), eid, stream)
+        ref = _ctf_ref(session, int(row[ly.R_TS]), int(row[ly.R_CPU]), int(row[ly.R_OFF]), eid, stream, named=False)
         excerpt = f"{ref.text} {text!r}" + (f" id={ident}" if ident is not None else "") + f" vtid={tid}"
         marks.append(Mark(ref.ts, tid, text, ident, Ref(ref.ts, ref.cpu, ref.where, excerpt, ref.line_no, ref.source)))
     if no_tid:

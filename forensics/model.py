@@ -13,6 +13,7 @@ share between detectors.  Missing data is never an empty string or zero but a
 
 from __future__ import annotations
 
+import datetime
 import enum
 import hashlib
 from dataclasses import dataclass, field
@@ -194,18 +195,55 @@ class LocatorKind(enum.Enum):
 
 
 @dataclass(frozen=True)
+class StreamEvent:
+    """An event of a CTF (LTTng) trace named as babeltrace2 and Trace Compass find it.
+
+    ``number`` is 1-based among the events of its stream file (``babeltrace2`` given that stream's directory
+    prints it on line ``number``), ``packet`` 0-based among the stream's packets, ``byte`` the offset of the
+    event's header in the stream file.  ``ns`` is its time as babeltrace2 prints it by default: the clock
+    value with the clock's offset applied (nanoseconds since the Unix epoch when ``epoch``, else since the
+    clock's own origin); ``cycles`` the raw clock value (``babeltrace2 --clock-cycles``).  See docs/trace.md.
+    """
+
+    stream: str  # the stream file, relative to the trace or session directory read
+    number: int
+    packet: int
+    byte: int
+    cycles: int
+    ns: int
+    clock: str  # the clock class's name (LTTng: monotonic)
+    epoch: bool  # the clock's origin is the Unix epoch (babeltrace2: origin_is_unix_epoch)
+
+    def time_text(self) -> str:
+        """The time as babeltrace2 prints it with ``--clock-date --clock-gmt`` (or ``--clock-seconds``)."""
+        secs, frac = divmod(self.ns, 1_000_000_000)
+        if not self.epoch:
+            return f"{secs}.{frac:09d} s from clock {self.clock}'s own origin"
+        day = datetime.datetime.fromtimestamp(secs, datetime.UTC).strftime("%Y-%m-%d %H:%M:%S")
+        return f"{day}.{frac:09d} UTC"
+
+    def __str__(self) -> str:
+        return (
+            f"{self.stream} event {self.number} (packet {self.packet}, byte {self.byte})"
+            f" at {self.time_text()} ({self.clock} clock: {self.cycles} cycles)"
+        )
+
+
+@dataclass(frozen=True)
 class Locator:
     """Where in a source a piece of evidence stands.
 
     ``start`` is the line, byte offset, frame number, address or sample id;
     ``end`` the last line of a multi-line excerpt; ``name`` qualifies the place
-    (a register name, a task, a CPU buffer).
+    (a register name, a task, a CPU buffer).  ``event``: a CTF trace's event as
+    babeltrace2 finds it (``start`` its number, ``name`` its stream file).
     """
 
     kind: LocatorKind
     start: int
     end: int | None = None
     name: str | None = None
+    event: StreamEvent | None = None
 
     def __post_init__(self) -> None:
         if self.start < 0:
@@ -214,6 +252,8 @@ class Locator:
             raise ValueError(f"locator end {self.end} is before its start {self.start}")
 
     def __str__(self) -> str:
+        if self.event is not None:
+            return str(self.event)
         kind = self.kind
         if kind is LocatorKind.LINE or kind is LocatorKind.EVENT:
             span = f"{self.start}" if self.end in (None, self.start) else f"{self.start}-{self.end}"
@@ -274,7 +314,7 @@ class Evidence:
     def cite(self) -> str:
         """One-line citation, e.g. ``kern.log line 12`` or ``vmcore frame #0``."""
         extra = []
-        if self.timestamp is not None:
+        if self.timestamp is not None and self.locator.event is None:  # (a CTF event's locator says its time)
             extra.append(str(self.timestamp))
         if self.cpu is not None:
             extra.append(f"CPU {self.cpu}")

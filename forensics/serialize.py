@@ -33,6 +33,7 @@ from forensics.model import (
     Severity,
     SourceRecord,
     StatedCause,
+    StreamEvent,
     Subject,
     SubjectKind,
     Timestamp,
@@ -60,12 +61,28 @@ def timestamp_to_dict(ts: Timestamp | None) -> JsonDict | None:
     return None if ts is None else {"seconds": ts.seconds, "clock": ts.clock._value_}
 
 
+def stream_event_to_dict(se: StreamEvent) -> JsonDict:
+    """A CTF event's locator as JSON: ``number`` 1-based in its stream, ``timestamp_ns`` as babeltrace2 prints it
+    (since the Unix epoch when ``clock_origin`` is ``unix-epoch``)."""
+    return {
+        "stream": se.stream,
+        "number": se.number,
+        "packet": se.packet,
+        "byte_offset": se.byte,
+        "timestamp_ns": se.ns,
+        "cycles": se.cycles,
+        "clock": se.clock,
+        "clock_origin": "unix-epoch" if se.epoch else "clock",
+    }
+
+
 def evidence_to_dict(ev: Evidence) -> JsonDict:
     """An evidence item as JSON (its timestamp as :func:`timestamp_to_dict` writes it)."""
     loc, ts = ev.locator, ev.timestamp
     return {
         "source": ev.source,
-        "locator": {"kind": loc.kind._value_, "start": loc.start, "end": loc.end, "name": loc.name},
+        "locator": {"kind": loc.kind._value_, "start": loc.start, "end": loc.end, "name": loc.name}
+        | ({} if loc.event is None else {"event": stream_event_to_dict(loc.event)}),
         "excerpt": ev.excerpt,
         "timestamp": None if ts is None else {"seconds": ts.seconds, "clock": ts.clock._value_},
         "cpu": ev.cpu,
@@ -217,6 +234,21 @@ class _Reader:
             str(self.get(obj, "basis", str, "$.boot_time")),
         )
 
+    def stream_event(self, obj: object, where: str) -> StreamEvent | None:
+        if obj is None:
+            return None
+        at = f"{where}.event"
+        return StreamEvent(
+            self.get(obj, "stream", str, at),
+            self.get(obj, "number", int, at),
+            self.get(obj, "packet", int, at),
+            self.get(obj, "byte_offset", int, at),
+            self.get(obj, "cycles", int, at),
+            self.get(obj, "timestamp_ns", int, at),
+            self.get(obj, "clock", str, at),
+            self.get(obj, "clock_origin", str, at) == "unix-epoch",
+        )
+
     def evidence(self, obj: object, where: str) -> Evidence:
         loc = self.get(obj, "locator", dict, where)
         kind = self.get(loc, "kind", str, f"{where}.locator")
@@ -224,8 +256,9 @@ class _Reader:
         end = loc.get("end")
         name = loc.get("name")
         cpu = obj.get("cpu") if isinstance(obj, dict) else None
+        event = loc.get("event")
         try:
-            locator = Locator(LocatorKind(kind), start, end, name)
+            locator = Locator(LocatorKind(kind), start, end, name, self.stream_event(event, f"{where}.locator"))
             return Evidence(
                 source=self.get(obj, "source", str, where),
                 locator=locator,

@@ -8,7 +8,7 @@
   quoted text, its first line at the cited line number; a frame, register or address of a dump is what a fresh
   drgn program reads there (``forensics.vmcore.resolve.dump_resolvers``, ``add_dump``); a sample is what the
   store holds (``add_store``) or the line ``perf script`` prints for a perf.data (``add_perf_data``); an event of
-  an LTTng trace directory stands at its offset of its stream file, and babeltrace2 (when installed) prints that
+  an LTTng trace directory stands in its stream file, and babeltrace2 (when installed) prints that
   event at that time on that CPU;
 - a timestamp it carries is one the cited lines print (printk ``[ s.us]``, ``/dev/kmsg``'s microseconds, a
   trace's or ``perf script``'s ``s.us:``), to their precision; a sample's is the store's time of that sample; on
@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from forensics.evidence import Resolver, check_evidence, iter_text_lines
-from forensics.model import Clock, Evidence, Finding, LocatorKind
+from forensics.model import Clock, Evidence, Finding, LocatorKind, StreamEvent
 from forensics.serialize import incident_from_dict
 from forensics.textcodec import normalize_text
 
@@ -379,23 +379,27 @@ def _fact_problems(finding: Finding) -> Iterable[str]:
             yield f"{finding.id}: fact {fact.name!r} = {fact.value!r} is shown by none of its evidence"
 
 
-#: How a CTF event is cited (docs/trace.md, "Evidence"): ``STREAM+OFFSET [CPU] SECONDS: NAME ...``.
-_CTF_EXCERPT = re.compile(r"^(\S+)\+(\d+) \[(\d{3})\] (\d+\.\d{9}): (\S+)")
+#: A CTF event's name, first in its excerpt (docs/trace.md, "Evidence"): ``NAME: fields`` or ``NAME 'message'``.
+_CTF_NAME = re.compile(r"^(\S+?)(?:: | |$)")
+
+
+def _seconds(se: StreamEvent) -> str:
+    """A cited event's time as ``babeltrace2 --clock-seconds`` prints it."""
+    return f"{se.ns // 1_000_000_000}.{se.ns % 1_000_000_000:09d}"
 
 
 def _ctf_printed(doc: Mapping[str, Any], findings: list[Finding]) -> dict[str, list[str]]:
     """What babeltrace2 prints at each time a CTF evidence cites (``[SECONDS] ...`` lines, by SECONDS).
 
-    babeltrace2 is told each trace's clock offset (``input.traces[].clock.offset_ns``) so that it prints the
-    trace clock's seconds, as the excerpts do; only the lines at the cited times are kept.
+    babeltrace2 prints with ``--clock-seconds`` and no option of the clock's: the times the citations give are
+    the ones it prints by default (the clock's offset applied); only the lines at the cited times are kept.
     """
-    wanted = {m.group(4) for f in findings for ev in f.evidence if (m := _CTF_EXCERPT.match(ev.excerpt))}
+    wanted = {_seconds(ev.locator.event) for f in findings for ev in f.evidence if ev.locator.event is not None}
     printed: dict[str, list[str]] = {}
     if not wanted or shutil.which("babeltrace2") is None:
         return printed
     for trace in (doc.get("input") or {}).get("traces") or ():
-        offset = int(trace["clock"]["offset_ns"])
-        argv = ["babeltrace2", "--clock-seconds", f"--clock-offset-ns={-offset}", trace["path"]]
+        argv = ["babeltrace2", "--clock-seconds", trace["path"]]
         with subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, errors="replace") as proc:
             assert proc.stdout is not None
             for line in proc.stdout:
@@ -407,23 +411,29 @@ def _ctf_printed(doc: Mapping[str, Any], findings: list[Finding]) -> dict[str, l
 
 def _ctf_problem(ev: Evidence, printed: dict[str, list[str]] | None) -> str | None:
     """An event of a CTF trace directory: its stream file holds the offset, babeltrace2 prints the event then."""
-    m = _CTF_EXCERPT.match(ev.excerpt)
-    if m is None:
-        return f"excerpt {ev.excerpt[:60]!r} is not a CTF event citation (STREAM+OFFSET [CPU] SECONDS: NAME)"
-    stream, offset, cpu, seconds, name = m.groups()
-    path = Path(ev.source) / stream
-    if not path.is_file() or not int(offset) < path.stat().st_size or int(offset) != ev.locator.start:
-        return f"{stream}+{offset} is not an offset of a stream file of {ev.source} (locator {ev.locator.start})"
-    if (ev.cpu is not None and ev.cpu != int(cpu)) or (
-        ev.timestamp and abs(ev.timestamp.seconds - float(seconds)) > 1e-9
+    se = ev.locator.event
+    m = _CTF_NAME.match(ev.excerpt)
+    if se is None or m is None:
+        return f"{ev.locator} is not a CTF event's locator (stream, number, packet, byte, time) of {ev.excerpt[:60]!r}"
+    path = Path(ev.source) / se.stream
+    if (
+        not path.is_file()
+        or not se.byte < path.stat().st_size
+        or (ev.locator.start, ev.locator.name)
+        != (
+            se.number,
+            se.stream,
+        )
     ):
-        return f"its CPU/time ({ev.cpu}, {ev.timestamp}) is not the excerpt's ({cpu}, {seconds})"
+        return f"{se} is not an event of a stream file of {ev.source} (locator {ev.locator.start})"
     if printed is None:
         return None  # babeltrace2 is not installed: the stream and the offset were checked
+    seconds = _seconds(se)
     lines = printed.get(seconds, [])
-    event = name.removesuffix(":")
-    if not any(f" {event}: " in line and f"cpu_id = {int(cpu)} " in line for line in lines):
-        return f"babeltrace2 prints no {event} on CPU {int(cpu)} at {seconds} (it prints {lines[:2]})"
+    event = m.group(1)
+    cpu = "" if ev.cpu is None else f"cpu_id = {ev.cpu} "
+    if not any(f" {event}: " in line and cpu in line for line in lines):
+        return f"babeltrace2 prints no {event} on CPU {ev.cpu} at {seconds} (it prints {lines[:2]})"
     return None
 
 

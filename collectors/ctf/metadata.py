@@ -115,6 +115,7 @@ class Clock:
     offset: int = 0
     uuid: str = ""
     description: str = ""
+    absolute: bool = False  # ``absolute = TRUE``: its origin is the Unix epoch
 
     @property
     def epoch_offset_ns(self) -> int:
@@ -394,6 +395,7 @@ class _Parser:
                 offset=int(attrs.get("offset", 0)),
                 uuid=str(attrs.get("uuid", "")),
                 description=str(attrs.get("description", "")),
+                absolute=str(attrs.get("absolute", "")).lower() in ("true", "1"),
             )
         elif kind == "stream":
             sid = self.numbered("stream id", attrs.get("id", 0), _MAX_STREAM_ID)

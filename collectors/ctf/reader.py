@@ -16,6 +16,8 @@ reads, so every ftrace analysis runs unchanged on LTTng kernel traces.
 
 from __future__ import annotations
 
+import bisect
+import dataclasses
 import hashlib
 import mmap
 import time
@@ -34,7 +36,7 @@ from collectors.ctf.general import DecodeError, GeneralDecoder
 from collectors.ctf.metadata import Clock, Metadata
 from collectors.mapping import map_file
 from forensics.errors import InputError
-from forensics.model import NotAvailable, SourceRecord
+from forensics.model import Evidence, Finding, Locator, LocatorKind, NotAvailable, SourceRecord, StreamEvent
 from forensics.output import register_input
 from forensics.types.arrays import distinct
 from forensics.types.trace import Kind, TraceEvent, make_event
@@ -169,6 +171,10 @@ class StreamFile:
     # The decoder writes into this array right after the pending rows (``pending`` is its head while it is a
     # view of it): reused call after call, so a decoded row is not copied before the merge takes it.
     rowbuf: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros((0, ly.N_ROWCOLS), dtype=np.int64))
+    # Per packet decoded: its byte offset and the stream's events before it (what names a cited event by its
+    # number in the stream: Session.stream_event).
+    packet_offs: list[int] = field(default_factory=list)
+    packet_before: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -188,6 +194,11 @@ class CtfTrace:
     reads: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros((0, 0, 0, 0), dtype=np.int64))
     general: GeneralDecoder | None = None  # made when a packet needs it
     vectors: npt.NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=np.bool_))  # x86 vector ids
+    # The clock's origin is the Unix epoch: ``absolute = TRUE``, or an LTTng trace's clock (babeltrace2 2.0 takes
+    # both so: origin_is_unix_epoch; its default output then prints the time of day).
+    epoch: bool = False
+    # want, emit and reads that keep every event (Session._packet_events), made when a citation needs them
+    every: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]] | None = None
 
 
 def _kernels(compiled: bool) -> ModuleType | AotDecoder:
@@ -407,6 +418,9 @@ class Session:
                     f"{self.root}: the traces use different clocks ({names}); their times cannot be joined",
                     hint="record kernel and user space in one LTTng session (both on the monotonic clock)",
                 )
+        # Where each stream starts when the stream files are taken one after another: a kernel row's ``line_no``
+        # is its event's position so (unique in the session; the stream and byte offset: :meth:`locate`).
+        self.bases = np.cumsum([0] + [len(s.buf) for s in self.streams], dtype=np.int64)
         if not self.streams or all(len(s.buf) == 0 for s in self.streams):
             raise InputError(
                 f"{self.root}: the session holds no events (its stream files are missing or empty)",
@@ -419,7 +433,7 @@ class Session:
         self.interner = Interner()
         self.eid = 0
         self._labels: dict[int, str] = {}
-        self._label_bytes: dict[int, bytes] = {}
+        self._packets: dict[tuple[int, int], tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]] = {}
         self._name_bytes: dict[tuple[int, int], bytes] = {}
 
     @staticmethod
@@ -470,6 +484,7 @@ class Session:
             clock.freq // int(g),
             reads=ly.field_reads(layouts, want, emit),
             vectors=vectors,
+            epoch=clock.absolute or str(meta.env.get("tracer_name", "")).startswith("lttng"),
         )
 
     # -- decoding -------------------------------------------------------------------------------
@@ -515,10 +530,14 @@ class Session:
                     code, stop_at, bad_eid, bad_sid = ly.ST_TRUNCATED, cut_at, -1, -1
         nrows = len(got)
         s.pos = pos
+        before = s.events
         s.events += nev
         s.packets += npk
         s.time_back += back
         for pk in pks.tolist():
+            s.packet_offs.append(pk[ly.P_OFF])
+            s.packet_before.append(before)
+            before += pk[ly.P_EVENTS]
             disc, seq = pk[ly.P_DISC], pk[ly.P_SEQ]
             if pk[ly.P_BACK]:  # the clock went back between packets: nothing spans the jump
                 s.lost_marks.append((self._ns(t, pk[ly.P_TSB]), pk[ly.P_CPU], 0))
@@ -751,12 +770,107 @@ class Session:
             got = self._name_bytes[(stream, eid)] = self.event_name(stream, eid).encode()
         return got
 
-    def label_bytes(self, stream: int) -> bytes:
-        """:meth:`stream_label` encoded (kept)."""
-        got = self._label_bytes.get(stream)
-        if got is None:
-            got = self._label_bytes[stream] = self.stream_label(stream).encode()
+    def position(self, stream: int, off: int) -> int:
+        """The position of byte ``off`` of ``stream`` with the stream files taken one after another."""
+        return int(self.bases[stream]) + off
+
+    def locate(self, position: int) -> tuple[int, int]:
+        """The stream and byte offset of a :meth:`position`."""
+        stream = int(np.searchsorted(self.bases, position, side="right")) - 1
+        while stream + 1 < len(self.streams) and self.bases[stream + 1] == self.bases[stream]:
+            stream += 1  # (empty stream files share their start with the next one)
+        return stream, position - int(self.bases[stream])
+
+    def stream_event(self, position: int) -> StreamEvent | None:
+        """The event at ``position`` (:meth:`position`) named as babeltrace2 finds it, or None when no event of a
+        decoded packet starts there.
+
+        Its number in the stream: the events of the packets before its own, then those of its packet before it
+        (that packet decoded again, every event kept: once per packet cited).
+        """
+        stream, off = self.locate(position)
+        s = self.streams[stream]
+        k = bisect.bisect_right(s.packet_offs, off) - 1
+        if k < 0:
+            return None
+        end = s.packet_offs[k + 1] if k + 1 < len(s.packet_offs) else len(s.buf)
+        offs, cycles = self._packet_events(stream, s.packet_offs[k], end - s.packet_offs[k])
+        at = int(np.searchsorted(offs, off))
+        if at >= len(offs) or offs[at] != off:
+            return None
+        t = self.traces[s.trace]
+        c = t.clock
+        value = int(cycles[at])
+        # As babeltrace2: (offset cycles + value) / freq + offset_s, in whole nanoseconds.
+        ns = c.offset_s * 1_000_000_000 + (c.offset + value) * 1_000_000_000 // c.freq
+        number = s.packet_before[k] + at + 1
+        return StreamEvent(self.stream_label(stream), number, k, off, value, ns, c.name, t.epoch)
+
+    def _packet_events(
+        self, stream: int, offset: int, size: int
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """The byte offsets and clock values of every event of the packet at ``offset`` of ``stream`` (``size``
+        bytes; kept)."""
+        key = (stream, offset)
+        got = self._packets.get(key)
+        if got is not None:
+            return got
+        s = self.streams[stream]
+        t = self.traces[s.trace]
+        if t.every is None:  # every event a row of no values (field_reads: ~15 ms for a --syscall -a kernel trace)
+            want = np.where(t.layouts.event_progs[:, :, 0] >= 0, K_USER, 0).astype(np.int64)
+            emit = np.full((*want.shape, ly.N_VALUES), -1, dtype=np.int64)
+            t.every = (want, emit, ly.field_reads(t.layouts, want, emit))
+        want, emit, reads = t.every
+        packets = np.empty((1, ly.N_PKTCOLS), dtype=np.int64)
+        cap = size // 4 + 2  # (an event takes at least 32 bits)
+        while True:
+            rows = np.empty((cap, ly.N_ROWCOLS), dtype=np.int64)
+            st = np.zeros(ly.N_STATE, dtype=np.int64)
+            st[0] = cap
+            self.kernels.run(t.layouts, s.buf, offset, want, emit, reads, np.zeros_like(t.counts), rows, packets, st)
+            if st[3] != ly.ST_ROWS_FULL or st[2] != 0:
+                break
+            cap = int(st[4])
+        if st[3] == ly.ST_GENERAL:  # events the programs cannot run: the general decoder reads the packet
+            if t.general is None:
+                t.general = GeneralDecoder(t.meta)
+            pk = t.general.packet(s.buf, offset, salvage=True)
+            got = (
+                np.array([ev.offset for ev in pk.events], dtype=np.int64),
+                np.array([ev.cycles for ev in pk.events], dtype=np.int64),
+            )
+        else:
+            n = int(st[1])
+            got = (rows[:n, ly.R_OFF].copy(), rows[:n, ly.R_TS].copy())
+        self._packets[key] = got
         return got
+
+    def where(self, position: int) -> str:
+        """The event at ``position`` named as :meth:`stream_event` names it (else its stream file and byte)."""
+        se = self.stream_event(position)
+        if se is not None:
+            return str(se)
+        stream, off = self.locate(position)
+        return f"{self.stream_label(stream)} byte {off}"
+
+    def cite(self, findings: list[Finding]) -> list[Finding]:
+        """``findings`` with the evidence of this session's events named as babeltrace2 finds them (stream file,
+        number in it, packet, byte offset, time with the clock's offset applied: :class:`StreamEvent`)."""
+        out = []
+        for f in findings:
+            evidence = tuple(self._cited(ev) for ev in f.evidence)
+            out.append(f if evidence == f.evidence else dataclasses.replace(f, evidence=evidence))
+        return out
+
+    def _cited(self, ev: Evidence) -> Evidence:
+        loc = ev.locator
+        if ev.source != self.source or loc.kind is not LocatorKind.EVENT or loc.event is not None or loc.start <= 0:
+            return ev
+        se = self.stream_event(loc.start)
+        if se is None:
+            return ev
+        return dataclasses.replace(ev, locator=Locator(LocatorKind.EVENT, se.number, name=se.stream, event=se))
 
     def stream_label(self, stream: int) -> str:
         """The stream file relative to the session root (worked out once per stream: every citation asks)."""
@@ -831,6 +945,7 @@ def kernel_batch(
     ts = np.empty(n, dtype=np.float64)
     session.kernels.engine_columns(rows, K_SYSCALL_ENTRY, _LOWEST_LETTER, 100 if prio_shift_wakeup else 0, cols, ts)
     kind, cpu, line_no, pid, prio, next_pid, next_prio, state = cols
+    line_no += np.where(line_no >= 0, session.bases[owner], 0)  # the position in the session (Session.locate)
     irqs = np.flatnonzero((kind == Kind.IRQ_ENTRY) | (kind == Kind.IRQ_EXIT))
     if len(irqs):  # an x86 vector is IRQ -vector, as in ftrace text (never mistaken for the IRQ line of that number)
         trace_of = np.array([s.trace for s in session.streams], dtype=np.int64)[owner[irqs]]
@@ -969,44 +1084,49 @@ def _name_keys(
 
 
 def _record(session: Session, r: list[int], stream: int, shift: bool) -> TraceEvent:
-    """The full record of one kernel row (its columns); its ``line`` names the stream file, byte offset and fields."""
+    """The full record of one kernel row (its columns); its ``line`` is the event's name and fields, its ``line_no``
+    its position in the session (:meth:`Session.locate`: the stream file and byte offset; the citation names it
+    as babeltrace2 does, :meth:`Session.stream_event`)."""
     kind, ts, cpu, off = r[ly.R_KIND], r[ly.R_TS] / 1e9, r[ly.R_CPU], r[ly.R_OFF]
     v = r[ly.R_V0 :]
-    label = session.label_bytes(stream)
-    head = b"%s+%d [%03d] %.9f: " % (label, off, cpu, ts)
     if kind == Kind.LOST:
-        return make_event((kind, ts, cpu, 0, head + b"[LOST %d EVENTS]" % v[0], v[0], 0, b"", b"", 0, 0, b""))
+        return make_event((kind, ts, cpu, 0, b"[LOST %d EVENTS]" % v[0], v[0], 0, b"", b"", 0, 0, b""))
     name = session.name_bytes(stream, r[ly.R_EID])
-    line_no = max(off, 0)
+    line_no = session.position(stream, off)
     if kind == Kind.SWITCH:
         pc = session.text(stream, v[5], 16)
         nc = session.text(stream, v[6], 16)
         st = _LETTER_BYTES[v[2] & 0xFF]  # as state_letters
-        line = (
-            head
-            + b"%s: prev_comm=%s prev_tid=%d prev_prio=%d prev_state=%d next_comm=%s next_tid=%d next_prio=%d"
-            % (name, pc, v[0], v[1], v[2], nc, v[3], v[4])
+        line = b"%s: prev_comm=%s prev_tid=%d prev_prio=%d prev_state=%d next_comm=%s next_tid=%d next_prio=%d" % (
+            name,
+            pc,
+            v[0],
+            v[1],
+            v[2],
+            nc,
+            v[3],
+            v[4],
         )
         return make_event((kind, ts, cpu, line_no, line, v[0], v[1] + 100, pc, st, v[3], v[4] + 100, nc))
     if kind in (Kind.WAKING, Kind.WAKEUP, Kind.WAKEUP_NEW):
         comm = session.text(stream, v[3], v[4])
-        line = head + b"%s: comm=%s tid=%d prio=%d target_cpu=%d" % (name, comm, v[0], v[1], v[2])
+        line = b"%s: comm=%s tid=%d prio=%d target_cpu=%d" % (name, comm, v[0], v[1], v[2])
         return make_event((kind, ts, cpu, line_no, line, v[0], v[1] + (100 if shift else 0), comm, b"", v[2], 0, b""))
     if kind == Kind.PROCESS_EXIT:
         comm = session.text(stream, v[2], v[3])
-        line = head + b"%s: comm=%s tid=%d prio=%d" % (name, comm, v[0], v[1])
+        line = b"%s: comm=%s tid=%d prio=%d" % (name, comm, v[0], v[1])
         return make_event((kind, ts, cpu, line_no, line, v[0], v[1] + (100 if shift else 0), comm, b"", 0, 0, b""))
     irq = -v[0] if name.startswith(b"x86_irq_vectors_") else v[0]  # a vector is IRQ -vector (kernel_batch)
     if kind == Kind.IRQ_ENTRY:
         irq_name = session.text(stream, v[1], v[2]) or irq_label(name.decode()).encode()  # as _irq_name
-        line = head + b"%s: irq=%d name=%s" % (name, irq, irq_name)
+        line = b"%s: irq=%d name=%s" % (name, irq, irq_name)
         return make_event((kind, ts, cpu, line_no, line, irq, 0, b"", irq_name, 0, 0, b""))
     if kind in (Kind.WORK_START, Kind.WORK_END):
         func = b"0x%x" % (v[1] & 0xFFFFFFFFFFFFFFFF)
         work = b"0x%x" % (v[0] & 0xFFFFFFFFFFFFFFFF)
-        line = head + b"%s: work=%s function=%s" % (name, work, func)
+        line = b"%s: work=%s function=%s" % (name, work, func)
         return make_event((kind, ts, cpu, line_no, line, 0, 0, work, func, 0, 0, b""))
-    line = head + b"%s: %d" % (name, irq)
+    line = b"%s: %d" % (name, irq)
     return make_event((kind, ts, cpu, line_no, line, irq, 0, b"", b"", 0, 0, b""))
 
 

@@ -158,7 +158,7 @@ def _line_at(start: int, end: int | None = None, name: str | None = None) -> Loc
     """``Locator(LocatorKind.LINE, start, end, name)``."""
     if start < 0 or (end is not None and end < start):
         return Locator(LocatorKind.LINE, start, end, name)  # (its check raises)
-    return _record(Locator, {"kind": _LK_LINE, "start": start, "end": end, "name": name})
+    return _record(Locator, {"kind": _LK_LINE, "start": start, "end": end, "name": name, "event": None})
 
 
 def _cited(

@@ -601,9 +601,9 @@ def screen(findings: list[Finding], analysis: TraceAnalysis, source: str) -> lis
             continue
         out.append(found)
     if clock.back:
-        out.append(_clock_finding(clock, [t for t in dropped if t not in jumped], source))
+        out.append(_clock_finding(clock, [t for t in dropped if t not in jumped], source, analysis.by_line))
     if clock.jumps:
-        out.append(_jump_finding(clock, jumped, source))
+        out.append(_jump_finding(clock, jumped, source, analysis.by_line))
     # Each coverage finding is said only when it leaves figures out; the header's coverage note says when each
     # CPU starts and stops.  A CPU is silent at the end of a healthy trace as often as not (idle, or one task
     # running on), so said always it was a finding on every such trace (12.461 ms on this VM's own 7.5 s one).
@@ -628,13 +628,11 @@ def _ref_evidence(source: str, ref: EventRef) -> Evidence:
     )
 
 
-def _clock_finding(clock: ClockCheck, dropped: list[str], source: str) -> Finding:
+def _clock_finding(clock: ClockCheck, dropped: list[str], source: str, by_line: bool = True) -> Finding:
     cpus = sorted({c for c, _lo, _hi in clock.disputed})
     where = ", ".join(f"CPU{c}" for c in cpus)
     steps = "; ".join(
-        f"line {s.before.line_no} at {s.before.ts:.6f}, then line {s.after.line_no} at {s.after.ts:.6f}"
-        f" on CPU{s.after.cpu}"
-        for s in clock.examples[:3]
+        f"{s.before.said(by_line)}, then {s.after.said(by_line)} on CPU{s.after.cpu}" for s in clock.examples[:3]
     )
     if clock.reversed():
         title = f"the trace is in reverse order ({clock.back} of {clock.steps} steps go back in time)"
@@ -673,15 +671,14 @@ def _clock_finding(clock: ClockCheck, dropped: list[str], source: str) -> Findin
     )
 
 
-def _jump_finding(clock: ClockCheck, dropped: list[str], source: str) -> Finding:
+def _jump_finding(clock: ClockCheck, dropped: list[str], source: str, by_line: bool = True) -> Finding:
     """The trace jumps forward: no event on any CPU for longer than a busy kernel ever stays silent."""
     from detectors.sched.sanity import JUMP_S
 
     worst = max(clock.jumps, key=lambda j: j.after.ts - j.before.ts)
     longest = worst.after.ts - worst.before.ts
     gaps = "; ".join(
-        f"line {j.before.line_no} at {j.before.ts:.6f}, then line {j.after.line_no} at {j.after.ts:.6f}"
-        f" ({j.after.ts - j.before.ts:.3f} s later)"
+        f"{j.before.said(by_line)}, then {j.after.said(by_line)} ({j.after.ts - j.before.ts:.3f} s later)"
         for j in clock.jumps[:3]
     )
     not_reported = (

@@ -236,6 +236,7 @@ def freeze_analysis(an: SchedAnalyzer, counts: ParseCounts) -> TraceAnalysis:
         window_runs=closed,
         events_read=_events_read(an),
         kinds_read=tuple(sorted(an.kinds - {rules.LOST})) if an.w0 > -math.inf else (),
+        by_line=counts.layout != "ctf",
     )
 
 
@@ -443,7 +444,9 @@ def _coverage(
         else tuple(event_ref(an.first[c]) for c in seen if an.first[c].ts > min(starts) + rules.STOP_GAP)
     )
     if stopped:
-        which = ", ".join(f"CPU{r.cpu} at {r.ts:.6f} (line {r.line_no})" for r in stopped)
+        # A text trace's line; an LTTng event is named in the coverage finding's evidence (stream, number, time).
+        text = counts.layout != "ctf"
+        which = ", ".join(f"CPU{r.cpu} at {r.ts:.6f}" + (f" (line {r.line_no})" if text else "") for r in stopped)
         notes.append(
             f"CPUs stop reporting before the trace ends ({which}); after {min(r.ts for r in stopped):.6f} only "
             "some CPUs are "

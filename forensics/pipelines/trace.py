@@ -411,10 +411,13 @@ def _ctf_keeper(
 
     windows = span_windows(ust_marks(session, *session.ust_rows())[0], opts)
     if windows is None:
-        return KernelKeeper(analyzer, trace_file)
-    from collectors.span_windows import WindowKeeper
+        keeper: KernelKeeper | WindowKeeper = KernelKeeper(analyzer, trace_file)
+    else:
+        from collectors.span_windows import WindowKeeper
 
-    return WindowKeeper(analyzer, trace_file, windows)
+        keeper = WindowKeeper(analyzer, trace_file, windows)
+    keeper.where = session.where  # the span breakdown's events named as the evidence names them
+    return keeper
 
 
 def analyse_trace_file(
@@ -540,6 +543,8 @@ def analyse_trace_file(
     # The kernel's preemption model (declared, or from the kernel log beside the trace) sets an RT task's promise.
     analysis = analysis._replace(preemption=preemption)
     findings = [*detect(analysis._replace(span_tids=tids), stream.name), *findings]
+    # An LTTng event cited by its stream file, number and time, as babeltrace2 finds it.
+    findings = findings if ctf is None else ctf.session.cite(findings)
     win = analysis.window
     host: str | NotAvailable = NotAvailable("a trace does not name its host")
     kernel: str | NotAvailable = NotAvailable("a trace does not name its kernel")
@@ -573,4 +578,7 @@ def analyse_trace_file(
 
         ctf_info = describe(ctf.session)
         notes = tuple(ctf.session.notes())
-    return TraceResult(stream.name, stream.kind, analysis, parse, incident, notes, ctf_info, span_report, figures)
+    events = None if ctf is None else ctf.session.stream_event
+    return TraceResult(
+        stream.name, stream.kind, analysis, parse, incident, notes, ctf_info, span_report, figures, events
+    )

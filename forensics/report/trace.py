@@ -215,8 +215,8 @@ def _header_lines(a: TraceAnalysis, parse: ParseSummary, source: str, notes: tup
         j = max(a.clock.jumps, key=lambda j: j.after.ts - j.before.ts)
         lines.append(
             f"clock: the trace jumps forward {len(a.clock.jumps)} times with no event on any CPU (longest "
-            f"{j.after.ts - j.before.ts:.3f} s, from line {j.before.line_no} at {j.before.ts:.6f} to line "
-            f"{j.after.line_no} at {j.after.ts:.6f}: a suspend, a clock change or a missing stretch); totals include "
+            f"{j.after.ts - j.before.ts:.3f} s, from {j.before.said(a.by_line)} to {j.after.said(a.by_line)}"
+            ": a suspend, a clock change or a missing stretch); totals include "
             f"the silence, figures marked{CLOCK_MARK} span it and are not reliable (see the trace-clock finding)"
         )
     lines += [f"warning: {note}" for note in notes]

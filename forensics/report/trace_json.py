@@ -1,6 +1,8 @@
 """The ``kforensic.trace/1`` JSON document of a trace analysis (it was ``detectors/sched/digest.py``).
 
-Times are seconds on the trace clock (``ts``); durations are milliseconds
+Times are seconds on the trace clock (``ts``); an LTTng session's events are cited as its evidence cites them
+(``event``: stream file, 1-based number, packet, byte offset, time as babeltrace2 prints it), a text trace's by
+``line``; durations are milliseconds
 rounded to the microsecond (``*_ms``) so the document stays small and the same
 trace in different text layouts gives identical numbers.  Figures the trace
 cannot give are ``{"not_available": reason}``.
@@ -8,9 +10,10 @@ cannot give are ``{"not_available": reason}``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from forensics.model import NotAvailable
+from forensics.model import NotAvailable, StreamEvent
 from forensics.types.sched import (
     Bucket,
     EventRef,
@@ -37,11 +40,26 @@ def _na(value: object) -> object:
     return {"not_available": value.reason} if isinstance(value, NotAvailable) else value
 
 
-def _ref(ref: EventRef) -> JsonDict:
-    return {"line": ref.line_no, "ts": ref.ts, "cpu": ref.cpu}
+#: An LTTng session's event at a ``line_no`` (TraceResult.events); None for a text trace.
+Named = Callable[[int], StreamEvent | None] | None
 
 
-def span_to_dict(span: Span | None) -> JsonDict | None:
+def _at(ref: EventRef, named: Named, key: str = "line") -> JsonDict:
+    """Where ``ref`` stands: ``{key: line}`` in a text trace; in an LTTng session ``{key with "event" for "line":
+    {stream, number, packet, byte_offset, timestamp_ns, cycles, clock, clock_origin}}`` (or null: no event)."""
+    if named is None:
+        return {key: ref.line_no}
+    from forensics.serialize import stream_event_to_dict
+
+    at = named(ref.line_no) if ref.line_no > 0 else None
+    return {key.replace("line", "event"): None if at is None else stream_event_to_dict(at)}
+
+
+def _ref(ref: EventRef, named: Named) -> JsonDict:
+    return {**_at(ref, named), "ts": ref.ts, "cpu": ref.cpu}
+
+
+def span_to_dict(span: Span | None, named: Named = None) -> JsonDict | None:
     """An interval: duration, start, CPU and the lines that open and close it."""
     if span is None:
         return None
@@ -49,29 +67,30 @@ def span_to_dict(span: Span | None) -> JsonDict | None:
         "ms": ms(span.duration),
         "start": span.start,
         "cpu": span.cpu,
-        "from": _ref(span.begin),
-        "to": _ref(span.end),
+        "from": _ref(span.begin, named),
+        "to": _ref(span.end, named),
     }
 
 
-def intervals_to_dict(fig: IntervalStats) -> JsonDict:
+def intervals_to_dict(fig: IntervalStats, named: Named = None) -> JsonDict:
     """Count, total, mean and worst of a family of intervals."""
-    return {"count": fig.n, "total_ms": ms(fig.total), "mean_ms": ms(fig.mean), "worst": span_to_dict(fig.worst)}
+    worst = span_to_dict(fig.worst, named)
+    return {"count": fig.n, "total_ms": ms(fig.total), "mean_ms": ms(fig.mean), "worst": worst}
 
 
-def wait_to_dict(wait: Wait | None) -> JsonDict | None:
+def wait_to_dict(wait: Wait | None, named: Named = None) -> JsonDict | None:
     """A wait and who ran meanwhile."""
     if wait is None:
         return None
     return {
-        **(span_to_dict(wait.span) or {}),
+        **(span_to_dict(wait.span, named) or {}),
         "source": wait.source,
         "behind": [{"pid": b.pid, "comm": b.comm, "ms": ms(b.seconds)} for b in wait.behind],
         "unseen_ms": ms(wait.unseen),
     }
 
 
-def task_to_dict(t: TaskStats) -> JsonDict:
+def task_to_dict(t: TaskStats, named: Named = None) -> JsonDict:
     """Everything measured about one task."""
     return {
         "pid": t.pid,
@@ -79,14 +98,14 @@ def task_to_dict(t: TaskStats) -> JsonDict:
         "prio": t.prio,
         "rt": t.is_rt,
         "runtime_ms": ms(t.runtime),
-        "runs": intervals_to_dict(t.runs),
+        "runs": intervals_to_dict(t.runs, named),
         "hog_runs": t.hog_runs,
-        "wakeup_latency": intervals_to_dict(t.wakeup),
-        "worst_wakeup": wait_to_dict(t.worst_wakeup),
-        "preempt_wait": intervals_to_dict(t.preempt_wait),
-        "worst_preempt_wait": wait_to_dict(t.worst_preempt_wait),
+        "wakeup_latency": intervals_to_dict(t.wakeup, named),
+        "worst_wakeup": wait_to_dict(t.worst_wakeup, named),
+        "preempt_wait": intervals_to_dict(t.preempt_wait, named),
+        "worst_preempt_wait": wait_to_dict(t.worst_preempt_wait, named),
         "blocked": {
-            s.state: {"count": s.n, "total_ms": ms(s.total), "worst": span_to_dict(s.worst)} for s in t.blocked
+            s.state: {"count": s.n, "total_ms": ms(s.total), "worst": span_to_dict(s.worst, named)} for s in t.blocked
         },
         "preempted_by": [{"pid": p.pid, "comm": p.comm, "count": p.times} for p in t.preempted_by],
         "delay_caused_ms": ms(t.delay_caused),
@@ -128,8 +147,9 @@ def parse_to_dict(p: ParseSummary) -> JsonDict:
     }
 
 
-def analysis_to_dict(a: TraceAnalysis, top: int | None = None) -> JsonDict:
-    """The analysis as JSON (``top`` limits the task list to the busiest tasks)."""
+def analysis_to_dict(a: TraceAnalysis, top: int | None = None, named: Named = None) -> JsonDict:
+    """The analysis as JSON (``top`` limits the task list to the busiest tasks; ``named``: an LTTng session's
+    events, cited as its evidence cites them instead of by line)."""
     cov = a.coverage
     window = a.window
     return {
@@ -144,7 +164,7 @@ def analysis_to_dict(a: TraceAnalysis, top: int | None = None) -> JsonDict:
             "lost_markers": cov.lost_markers,
             "lost_events": cov.lost_events,
             "note": cov.note,
-            "stopped": [{"cpu": r.cpu, "last_ts": r.ts, "line": r.line_no} for r in cov.stopped],
+            "stopped": [{"cpu": r.cpu, "last_ts": r.ts, **_at(r, named)} for r in cov.stopped],
             "clock": {
                 "steps": a.clock.steps,
                 "back": a.clock.back,
@@ -152,16 +172,21 @@ def analysis_to_dict(a: TraceAnalysis, top: int | None = None) -> JsonDict:
                 "examples": [
                     {
                         "cpu": x.after.cpu,
-                        "line": x.after.line_no,
+                        **_at(x.after, named),
                         "ts": x.after.ts,
-                        "after_line": x.before.line_no,
+                        **_at(x.before, named, "after_line"),
                         "after_ts": x.before.ts,
                     }
                     for x in a.clock.examples
                 ],
                 "disputed": [{"cpu": c, "from": lo, "to": hi} for c, lo, hi in a.clock.disputed[:100]],
                 "jumps": [
-                    {"from_line": j.before.line_no, "from": j.before.ts, "to_line": j.after.line_no, "to": j.after.ts}
+                    {
+                        **_at(j.before, named, "from_line"),
+                        "from": j.before.ts,
+                        **_at(j.after, named, "to_line"),
+                        "to": j.after.ts,
+                    }
                     for j in a.clock.jumps[:100]
                 ],
             },
@@ -179,27 +204,27 @@ def analysis_to_dict(a: TraceAnalysis, top: int | None = None) -> JsonDict:
             }
             for c in a.cpus
         ],
-        "tasks": [task_to_dict(t) for t in (a.tasks if top is None else a.tasks[:top])],
-        "irqs": [{"irq": i.irq, "name": i.name, **intervals_to_dict(i.durations)} for i in a.irqs],
+        "tasks": [task_to_dict(t, named) for t in (a.tasks if top is None else a.tasks[:top])],
+        "irqs": [{"irq": i.irq, "name": i.name, **intervals_to_dict(i.durations, named)} for i in a.irqs],
         "softirqs": [
             {
                 "vec": s.vec,
                 "name": s.name,
-                "durations": intervals_to_dict(s.durations),
-                "raise_to_entry": intervals_to_dict(s.raise_latency),
-                "worst_raise_wait": wait_to_dict(s.worst_raise_wait),
+                "durations": intervals_to_dict(s.durations, named),
+                "raise_to_entry": intervals_to_dict(s.raise_latency, named),
+                "worst_raise_wait": wait_to_dict(s.worst_raise_wait, named),
             }
             for s in a.softirqs
         ],
-        "workqueue": [{"function": w.function, **intervals_to_dict(w.durations)} for w in a.works],
+        "workqueue": [{"function": w.function, **intervals_to_dict(w.durations, named)} for w in a.works],
         "offtime": [
             {
                 "what": o.what,
                 "source": _na(o.source),
                 "intervals": _na(o.intervals)
                 if isinstance(o.intervals, NotAvailable)
-                else intervals_to_dict(o.intervals),
-                "worst": [span_to_dict(s) for s in o.worst],
+                else intervals_to_dict(o.intervals, named),
+                "worst": [span_to_dict(s, named) for s in o.worst],
             }
             for o in a.offtimes
         ],
@@ -219,7 +244,7 @@ def trace_document(result: TraceResult, top: int | None) -> JsonDict:
         "tool_version": __version__,
         "input": {"source": result.source, "kind": result.kind, **(result.ctf or {})},
         "parse": parse_to_dict(result.parse),
-        **analysis_to_dict(result.analysis, top=top),
+        **analysis_to_dict(result.analysis, top=top, named=result.events),
         **({"spans": report_to_dict(result.spans)} if result.spans is not None else {}),
         "incident": incident_to_dict(result.incident),
     }

@@ -13,12 +13,18 @@ from forensics.model import NotAvailable
 
 
 class EventRef(NamedTuple):
-    """One trace line cited as evidence: its 1-based line number, time, CPU and verbatim text."""
+    """One trace line cited as evidence: its 1-based line number (an LTTng event: its position in the session), time,
+    CPU and verbatim text."""
 
     line_no: int
     ts: float
     cpu: int
     text: str
+
+    def said(self, by_line: bool) -> str:
+        """The event in prose: ``line N at T`` in a text trace; ``T`` in an LTTng session (its evidence names it:
+        TraceAnalysis.by_line)."""
+        return f"line {self.line_no} at {self.ts:.6f}" if by_line else f"{self.ts:.6f}"
 
 
 class Span(NamedTuple):
@@ -308,3 +314,6 @@ class TraceAnalysis(NamedTuple):
     # With a window (--window, --around; empty without one), the kinds of the events read, before and after it too
     # (Kind values, lost-event markers left out): what the trace can show is judged on them, not on the window's.
     kinds_read: tuple[int, ...] = ()  # sorted
+    # Its events' ``line_no`` are lines of a text trace (True), or positions in an LTTng session (False): these are
+    # named by the findings' evidence (stream file, number, time: Session.cite), never said as "line N".
+    by_line: bool = True

@@ -23,7 +23,7 @@ class Ref:
     cpu: int
     where: str
     text: str
-    line_no: int = 0  # 1-based line (text traces) or byte offset (CTF streams), for the evidence locator
+    line_no: int = 0  # 1-based line (text traces) or position in the session (CTF: Session.locate), for the locator
     source: str = ""  # the file the locator points into
 
 

@@ -6,11 +6,12 @@ imports it without the other results' dataclasses (see :mod:`forensics.types.fig
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from forensics.model import Incident
+    from forensics.model import Incident, StreamEvent
     from forensics.types.figures import Figure
     from forensics.types.sched import ParseSummary, TraceAnalysis
     from forensics.types.spans import SpanReport
@@ -29,3 +30,7 @@ class TraceResult:
     ctf: dict[str, object] | None = None  # traces, clocks and streams of a CTF session (JSON "input")
     spans: SpanReport | None = None
     figures: tuple[Figure, ...] = ()  # --png, --span-png, --gantt-png, report's plots (forensics/delivery.py)
+    # An LTTng session's event at an analysis's ``line_no`` (its position in the session), named as babeltrace2
+    # finds it (collectors.ctf.reader.Session.stream_event); None: a text trace, whose ``line_no`` is a line.
+    # (A lookup into the session, not a result: left out of comparisons; what it names is in the incident's evidence.)
+    events: Callable[[int], StreamEvent | None] | None = field(default=None, compare=False, repr=False)

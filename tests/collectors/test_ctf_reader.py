@@ -230,3 +230,36 @@ def test_the_incident_names_the_host_and_kernel_the_metadata_names(
     incident = analyse_trace_file(str(tmp_path)).incident
     for got, want in ((incident.host, host), (incident.kernel_release, kernel)):
         assert got == want if not isinstance(got, NotAvailable) else want in got.reason
+
+
+@pytest.mark.parametrize(
+    ("clock", "tracer", "epoch"),
+    [
+        ("offset = 0;", "kforensic-test", False),
+        ("offset_s = 1412663327; offset = 522716450; absolute = TRUE;", "kforensic-test", True),
+        ("offset = 1412663327522716450;", "lttng-ust", True),
+    ],
+)
+def test_an_event_s_time_is_since_its_clock_s_origin_as_babeltrace2_prints_it(
+    tmp_path: Path, clock: str, tracer: str, epoch: bool
+) -> None:
+    """The number of an event in its stream (1-based, across packets), and its time as babeltrace2 prints it: the
+    clock's offset applied, a UTC date when its origin is the epoch (``absolute = TRUE``, or an LTTng trace's clock
+    as babeltrace2 2.0 takes it), else seconds from the clock's own origin, said so (python3-bt2 2.0.4 on these
+    three traces: origin_is_unix_epoch False, True, True; ns_from_origin 7000001021, 1412663334522717471 twice)."""
+    events = [(0, 1_000_000_000 + k, {"v": k}) for k in range(7)]  # (id, clock delta, payload)
+    trace = enc.make_trace(False, True, [enc.TStruct((("v", enc.TInt(32, 8)),))], events, 3)
+    meta = trace.metadata.replace("offset = 0;", clock).replace("kforensic-test", tracer)
+    (tmp_path / "metadata").write_text(meta)
+    (tmp_path / "channel0_0").write_bytes(trace.stream)
+    s = Session(str(tmp_path), compiled=False)
+    rows = np.concatenate([r for r, _o in s.rows()])
+    got = [s.stream_event(s.position(0, off)) for off in rows[:, d.R_OFF].tolist()]
+    assert [(g.number, g.packet) for g in got if g is not None] == [(k + 1, k // 3) for k in range(7)]
+    last = got[-1]
+    assert last is not None and last.epoch is epoch and last.cycles == trace.events[-1][1] == 7_000_001_021
+    if epoch:
+        assert last.ns == 1412663327522716450 + last.cycles
+        assert last.time_text() == "2014-10-07 06:28:54.522717471 UTC"
+    else:
+        assert last.time_text() == "7.000001021 s from clock monotonic's own origin"

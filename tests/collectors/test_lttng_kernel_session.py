@@ -14,6 +14,7 @@ import shutil
 import subprocess
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -22,9 +23,11 @@ from collectors.ctf import layouts as d
 from collectors.ctf.general import Event
 from collectors.ctf.metadata import parse_metadata
 from collectors.ctf.reader import K_SYSCALL_ENTRY, K_SYSCALL_EXIT, NARROW, Session
+from forensics.model import StreamEvent
 from tests.collectors.ctf_check import GENERAL_DECODED, compare, extract_session, stream_events
 
 BT2_DUMP = Path(__file__).with_name("bt2_dump.py")
+BT2_STREAMS = Path(__file__).with_name("bt2_streams.py")
 needs_babeltrace = pytest.mark.skipif(shutil.which("babeltrace2") is None, reason="needs babeltrace2")
 
 
@@ -118,6 +121,46 @@ def test_every_payload_equals_python_bt2(session: Path) -> None:
         assert empty, (ev.name, ev.offset, ev.fields)
         stale += 1
     assert stale < len(ours) // 100
+
+
+def bt2_streams(path: Path) -> dict[str, list[list[Any]]]:
+    """Each stream file's events as python3-bt2 lists them (tests/collectors/bt2_streams.py), else a skip."""
+    if not Path("/usr/bin/python3").exists():
+        pytest.skip("needs the system python3 with python3-bt2")
+    res = subprocess.run(["/usr/bin/python3", str(BT2_STREAMS), str(path)], capture_output=True, text=True, check=False)
+    if res.returncode == 2:
+        pytest.skip(res.stderr.strip())
+    assert res.returncode == 0, res.stderr[-2000:]
+    out: dict[str, list[list[Any]]] = json.loads(res.stdout)
+    return out
+
+
+def test_an_event_is_named_as_babeltrace2_lists_it(session: Path) -> None:
+    """An event cited by its stream file, 1-based number in it, packet and time (the clock's offset applied): the
+    event python3-bt2 lists at that number of that stream is the one of that name, time, clock value and packet,
+    for events of every stream of the kernel and the user-space traces; the two decoders name them alike."""
+    bt = bt2_streams(session)
+    named: dict[bool, list[tuple[StreamEvent | None, str]]] = {}
+    for compiled in (True, False):
+        s = Session(str(session), compiled)
+        got = []
+        for rows, owner in s.rows():
+            cited = np.flatnonzero(rows[:, d.R_OFF] >= 0)
+            last = [int(cited[owner[cited] == k][-1]) for k in np.unique(owner[cited]).tolist()]  # each stream's
+            for i in sorted({*cited[::53].tolist(), *last}):
+                stream = int(owner[i])
+                at = s.stream_event(s.position(stream, int(rows[i, d.R_OFF])))
+                got.append((at, s.event_name(stream, int(rows[i, d.R_EID]))))
+        named[compiled] = got
+    assert named[True] == named[False] and len(named[True]) > 500
+    streams: Counter[str] = Counter()
+    for at, name in named[True]:
+        assert at is not None
+        ns, cycles, bt_name, epoch, packet = bt[str(session / at.stream)][at.number - 1]
+        assert (at.ns, at.cycles, at.packet, at.epoch, at.clock) == (ns, cycles, packet, epoch, "monotonic"), at
+        assert name == bt_name and epoch, (at, bt_name)
+        streams[at.stream] += 1
+    assert set(streams) == {"kernel/kch_0", "kernel/kch_1", "ust/uid/0/64-bit/uch_0"}  # (uch_1 holds no event)
 
 
 @needs_babeltrace

@@ -17,10 +17,12 @@ from forensics.model import (
     LocatorKind,
     NotAvailable,
     Severity,
+    StreamEvent,
     Timestamp,
     TimeWindow,
     finding_id,
 )
+from forensics.serialize import incident_from_dict, incident_to_dict
 from tests.forensics.factories import incident_of, line_evidence, null_deref_finding, write_log
 
 
@@ -186,3 +188,21 @@ def test_a_wall_time_no_calendar_has_is_said_as_a_number(wall: float) -> None:
     """A snapshot's `date=` of year 10000, NaN or inf: was a ValueError/OverflowError (exit 4) in every report."""
     assert str(Timestamp(wall, Clock.WALL)).endswith("s since the epoch (not a date)")
     assert str(Timestamp(1700000000.0, Clock.WALL)) == "2023-11-14T22:13:20+00:00"
+
+
+def test_a_ctf_event_is_cited_by_stream_number_and_babeltrace2_time() -> None:
+    """The time babeltrace2 prints: a UTC date to the nanosecond for a clock whose origin is the epoch (bug446190's
+    last CPU0 event: babeltrace2 --clock-gmt --clock-date prints [2014-10-07 08:36:07.210351939]); else the
+    seconds from the clock's own origin, said so.  The cite leaves the trace-clock timestamp to the locator."""
+    at = StreamEvent("channel0_0", 9912, 0, 210364, 7639687635489, 1412670967210351939, "monotonic", True)
+    ev = Evidence(
+        "/t/bug446190", Locator(LocatorKind.EVENT, 9912, name="channel0_0", event=at), "x", Timestamp(7639.6), 0
+    )
+    assert ev.cite() == (
+        "/t/bug446190 channel0_0 event 9912 (packet 0, byte 210364) at 2014-10-07 08:36:07.210351939 UTC"
+        " (monotonic clock: 7639687635489 cycles) CPU 0"
+    )
+    own = StreamEvent("s", 1, 2, 3, 5_000_000_001, 5_000_000_001, "c", False)
+    assert own.time_text() == "5.000000001 s from clock c's own origin"
+    back = incident_from_dict(incident_to_dict(incident_of((null_deref_finding((ev,)),))), "x.json")  # (read back)
+    assert back.findings[0].evidence == (ev,)

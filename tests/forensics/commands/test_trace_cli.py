@@ -3,9 +3,11 @@ what a run says: ``kf``), recorded traces, exit codes, outputs."""
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import re
+import shutil
 import stat
 import subprocess
 import sys
@@ -282,6 +284,47 @@ def test_an_lttng_window_is_outside_only_when_it_misses_the_trace(tmp_path: Path
         error, hint = res.stderr.splitlines()
         assert error.endswith(f"is outside {root}: {said}"), error
         assert "inside the trace's time range" in hint
+
+
+@pytest.mark.skipif(shutil.which("babeltrace2") is None, reason="needs babeltrace2")
+def test_an_lttng_event_is_cited_as_babeltrace2_prints_it(tmp_path: Path, kf: Run) -> None:
+    """Each LTTng event a finding cites is named by its stream file and 1-based number in it, its packet and
+    byte, and its time as babeltrace2 prints it (the clock's offset applied: a UTC date).  The recipe of
+    docs/trace.md finds it: babeltrace2 on a directory of the metadata and that stream file alone prints it on
+    line NUMBER, at that time; the JSON document has the same fields, the text the same citation.  (The stream's
+    byte offset was the event's "line" and "event" number; its time the clock's value without its offset.)"""
+    from tests.collectors.ctf_check import extract_session
+
+    root = extract_session(tmp_path / "session")
+    out = tmp_path / "out.json"
+    assert kf(str(root), "--format", "json", "-o", str(out)).returncode in (0, 1)
+    cited = [
+        ev
+        for f in json.loads(out.read_text())["incident"]["findings"]
+        for ev in f["evidence"]
+        if "event" in ev["locator"]
+    ]
+    assert len(cited) > 10
+    text = " ".join(kf(str(root)).stdout.split())
+    printed: dict[str, list[str]] = {}
+    for ev in cited:
+        at = ev["locator"]["event"]
+        assert (ev["locator"]["start"], ev["locator"]["name"]) == (at["number"], at["stream"])
+        assert at["clock"] == "monotonic" and at["clock_origin"] == "unix-epoch"
+        secs, ns = divmod(at["timestamp_ns"], 1_000_000_000)
+        when = f"{datetime.datetime.fromtimestamp(secs, datetime.UTC):%Y-%m-%d %H:%M:%S}.{ns:09d}"
+        cite = f"{at['stream']} event {at['number']} (packet {at['packet']}, byte {at['byte_offset']}) at {when} UTC"
+        assert f"{ev['source']} {cite} (monotonic clock: {at['cycles']} cycles)" in text
+        if at["stream"] not in printed:
+            alone = tmp_path / at["stream"].replace("/", "_")
+            alone.mkdir()
+            for name in ("metadata", Path(at["stream"]).name):
+                (alone / name).symlink_to(root / Path(at["stream"]).parent / name)
+            argv = ["babeltrace2", "--clock-gmt", "--clock-date", str(alone)]
+            printed[at["stream"]] = subprocess.run(argv, capture_output=True, text=True, check=True).stdout.splitlines()
+        line = printed[at["stream"]][at["number"] - 1]
+        name = ev["excerpt"].split(" ", 1)[0].removesuffix(":")
+        assert line.startswith(f"[{when}] ") and f" {name}: " in line, (cite, ev["excerpt"], line)
 
 
 def test_usage_and_input_errors(tmp_path: Path) -> None:
