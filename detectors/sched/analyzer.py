@@ -49,7 +49,7 @@ from detectors.sched.rules import (
     opens_offtime,
 )
 from detectors.sched.sanity import ClockMonitor
-from detectors.sched.state import Accumulator, TaskState, span_of
+from detectors.sched.state import Accumulator, TaskState, span_of, task_wait
 from detectors.sched.window import scan_after
 from forensics.gcpause import gc_paused
 from forensics.types.sched import (
@@ -459,7 +459,7 @@ class SchedAnalyzer:
         fig.set_worst(start, ts, cpu, since, ev)
         source = "preemption" if fig is task.preempt_wait else WAKE_SOURCES[since.kind]
         behind, unseen = self._behind(cpu, start, ts, pid)
-        wait = Wait(span_of(start, ts, cpu, since, ev), behind, source, unseen)
+        wait = task_wait(pid, start, ts, cpu, since, ev, behind, source, unseen)
         if source == "preemption":
             task.worst_preempt_wait = wait
         else:

@@ -30,7 +30,7 @@ from detectors.sched import rules
 from detectors.sched.analyzer import SchedAnalyzer
 from detectors.sched.buckets import BucketDigest
 from detectors.sched.sanity import ClockMonitor
-from detectors.sched.state import Accumulator, TaskState, span_of
+from detectors.sched.state import Accumulator, TaskState, span_of, task_wait
 from detectors.sched.window import kinds_of, scan_after
 from forensics.gcpause import gc_paused
 from forensics.types.arrays import distinct
@@ -441,18 +441,20 @@ class FastAnalyzer:
             return a
 
         def wait(
-            a: Accumulator, blames: tuple[Array, Array], n: int, comms: tuple[Comm, ...], source: str
+            a: Accumulator, blames: tuple[Array, Array], n: int, comms: tuple[Comm, ...], source: str, waiter: int = -1
         ) -> Wait | None:
+            """The worst wait of ``a``: task ``waiter``'s, or a softirq's (-1)."""
             if a.worst_begin is None or a.worst_end is None:
                 return None
-            span = span_of(a.worst_start, a.worst_end.ts, a.worst_cpu, a.worst_begin, a.worst_end)
             behind = tuple(
                 Blame(pid, comm.decode("utf-8", "replace") if isinstance(comm, bytes) else comm, seconds)
                 for (pid, _ref, _slot), seconds, comm in zip(
                     blames[0][:n].tolist(), blames[1][:n].tolist(), comms, strict=True
                 )
             )
-            return Wait(span, behind, source, float(blames[1][rules.BLAMES]))
+            unseen = float(blames[1][rules.BLAMES])
+            end = a.worst_end
+            return task_wait(waiter, a.worst_start, end.ts, a.worst_cpu, a.worst_begin, end, behind, source, unseen)
 
         tasks: list[TaskState] = []
         nslots = si[k.S_NSLOTS]
@@ -468,7 +470,8 @@ class FastAnalyzer:
                 row = 2 * slot + which
                 begin = fig.worst_begin.kind if fig.worst_begin else 0
                 source = "preemption" if which else rules.WAKE_SOURCES.get(begin, "")
-                found = wait(fig, (t.wb_i[row], t.wb_f[row]), int(t.wb_n[row]), self._blames.get((0, row), ()), source)
+                blames = (t.wb_i[row], t.wb_f[row])
+                found = wait(fig, blames, int(t.wb_n[row]), self._blames.get((0, row), ()), source, ints[k.T_PID])
                 if which:
                     ts.worst_preempt_wait = found
                 else:

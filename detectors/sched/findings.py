@@ -82,6 +82,18 @@ def _behind_facts(wait: Wait) -> tuple[Fact, ...]:
     return (*ran, Fact("not attributed", kept))
 
 
+def _prio_text(task: TaskStats, wait: Wait, line: bool = False) -> str:
+    """The waiter's class at the wait, the prio it was told from and which cited event shows it (with its line
+    number when ``line``: summaries stay the same in every text layout of a trace, line numbers do not)."""
+    prio = harm.prio_at(task, wait)
+    cls = "an RT" if harm.is_rt(prio) else "a CFS"
+    ref = wait.prio_ref
+    if ref is None:
+        return f"{cls} task (prio {prio}, the task's last)"
+    where = "the switch-in that ends the wait" if ref is wait.span.end else "the event that began the wait"
+    return f"{cls} task (prio {prio} on {where}" + (f", line {ref.line_no})" if line else ")")
+
+
 def _task_label(task: TaskStats) -> str:
     return f"{task.comm} (pid {task.pid})"
 
@@ -300,12 +312,14 @@ def wakeup_latency(analysis: TraceAnalysis, source: str) -> list[Finding]:
                     f"{_task_label(task)} was woken ({wait.source}) at {wait.span.start:.6f} and switched in on "
                     f"CPU{wait.span.cpu} {fmt_ms(wait.span.duration)} later; {_behind_text(wait)}. "
                     f"Mean wakeup latency {fmt_ms(task.wakeup.mean)} over {task.wakeup.n} wakeups "
-                    f"(the trace's CFS tasks: {fmt_ms(mean)} over {count}). Judged: {judged.why}."
+                    f"(the trace's CFS tasks: {fmt_ms(mean)} over {count}). Judged as {_prio_text(task, wait)}: "
+                    f"{judged.why}."
                 ),
                 evidence=_evidence(source, wait.span),
                 facts=(
                     Fact("worst wakeup latency", fmt_ms(wait.span.duration)),
                     Fact("measured from", wait.source),
+                    Fact("judged as", _prio_text(task, wait, line=True)),
                     Fact("trace mean (CFS tasks)", f"{fmt_ms(mean)} over {count} wakeups"),
                     *_behind_facts(wait),
                 ),

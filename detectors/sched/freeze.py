@@ -13,7 +13,7 @@ from typing import Protocol
 from detectors.sched import rules
 from detectors.sched.buckets import BucketDigest
 from detectors.sched.sanity import ClockMonitor
-from detectors.sched.state import Accumulator, TaskState, event_ref, span_of
+from detectors.sched.state import Accumulator, TaskState, event_ref, task_wait
 from forensics.model import NotAvailable
 from forensics.types.sched import (
     Blame,
@@ -196,7 +196,7 @@ def _close_open_waits(an: SchedAnalyzer, tasks: dict[int, TaskState]) -> None:
                         culprit.victims = dict(culprit.victims)
                         fresh.add(cur[0])
                     culprit.victims[pid] = culprit.victims.get(pid, 0.0) + ran
-        wait = Wait(span_of(start, an.w1, cpu, since, end_ev), behind, "preemption" if preempted else "", unseen)
+        wait = task_wait(pid, start, an.w1, cpu, since, end_ev, behind, "preemption" if preempted else "", unseen)
         if preempted:
             task.worst_preempt_wait = wait
         else:

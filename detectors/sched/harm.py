@@ -123,9 +123,18 @@ def kernel_thread(comm: str) -> bool:
     return comm.startswith(KERNEL_THREADS)
 
 
-def latency_sensitive(task: TaskStats, span_tids: frozenset[int] = frozenset()) -> bool:
-    """RT tasks, the kernel threads whose delay holds up the machine, and threads that serve request spans."""
-    return is_rt(task.prio) or task.comm.startswith(LATENCY_SENSITIVE) or task.pid in span_tids
+def latency_sensitive(task: TaskStats, span_tids: frozenset[int] = frozenset(), prio: int | None = None) -> bool:
+    """RT tasks, the kernel threads whose delay holds up the machine, and threads that serve request spans.
+
+    ``prio``: the task's prio at the time judged (:func:`prio_at`), else the task's last."""
+    rt = is_rt(task.prio if prio is None else prio)
+    return rt or task.comm.startswith(LATENCY_SENSITIVE) or task.pid in span_tids
+
+
+def prio_at(task: TaskStats, wait: Wait) -> int:
+    """The waiter's prio at ``wait`` as the trace shows it (Wait.prio), else the task's last: its class and CFS
+    weight then decide what it was promised (a task made SCHED_FIFO after it forked was a CFS task until then)."""
+    return task.prio if wait.prio is None else wait.prio
 
 
 def softirqs_measured(task: TaskStats, analysis: TraceAnalysis) -> bool:
@@ -180,7 +189,7 @@ def weight_scale(task: TaskStats, wait: Wait, by_pid: dict[int, TaskStats]) -> f
     seconds = sum(s for _, s in ran)
     if seconds <= 0:
         return 1.0
-    return max(1.0, sum(w * s for w, s in ran) / seconds / weight(task.prio))
+    return max(1.0, sum(w * s for w, s in ran) / seconds / weight(prio_at(task, wait)))
 
 
 def _judge_unpreempted(seconds: float, top: TaskStats | None, model: str | None) -> Judgement:
@@ -230,12 +239,13 @@ def judge_wait(
 ) -> Judgement | None:
     """How much ``task``'s ``wait`` hurt, or None when it is within what its class is promised."""
     seconds = wait.span.duration
-    if is_rt(task.prio):
+    prio = prio_at(task, wait)
+    if is_rt(prio):
         ratio = seconds / RT_PROMISE
         if ratio <= 1:
             return None
         top = by_pid.get(wait.behind[0].pid) if wait.behind else None
-        if top is not None and is_rt(top.prio) and top.prio <= task.prio:
+        if top is not None and is_rt(top.prio) and top.prio <= prio:
             return Judgement(
                 Severity.LOW,
                 "RT priority order: a task of the same or higher RT priority runs first",
@@ -262,7 +272,7 @@ def judge_wait(
             return None
         return Judgement(
             # --latency-ms 0 reports every wait: each is then infinitely many times the threshold
-            _rank(seconds / limit if limit else math.inf, latency_sensitive(task, analysis.span_tids)),
+            _rank(seconds / limit if limit else math.inf, latency_sensitive(task, analysis.span_tids, prio)),
             "CFS time while an RT task runs: none; reported above --latency-ms",
             limit,
             "RT tasks run until they sleep, throttled only after sched_rt_runtime_us "
@@ -277,14 +287,14 @@ def judge_wait(
     if seconds <= period:
         return None
     judged_by_softirqs = softirqs_measured(task, analysis)
-    sensitive = latency_sensitive(task, analysis.span_tids) and not judged_by_softirqs
+    sensitive = latency_sensitive(task, analysis.span_tids, prio) and not judged_by_softirqs
     ratio = seconds / period
     sev = Severity.LOW
     if sensitive and ratio > SENSITIVE_PERIODS:
         sev = Severity.HIGH if ratio > STALL_PERIODS else Severity.MEDIUM
     elif ratio > STALL_PERIODS:
         sev = Severity.MEDIUM
-    weighted = f", x{scale:.1f} for its weight (prio {task.prio})" if round(scale, 1) > 1 else ""
+    weighted = f", x{scale:.1f} for its weight (prio {prio})" if round(scale, 1) > 1 else ""
     return Judgement(
         sev,
         f"CFS latency period for {nr} runnable task(s) on {cpus} CPU(s){weighted}",

@@ -7,7 +7,8 @@ small and fast (one per task, IRQ, softirq vector, work function).
 
 from __future__ import annotations
 
-from forensics.types.sched import EventRef, IntervalStats, Span, Wait
+from detectors.sched.rules import SWITCH
+from forensics.types.sched import Blame, EventRef, IntervalStats, Span, Wait
 from forensics.types.trace import TraceEvent
 
 
@@ -19,6 +20,28 @@ def event_ref(ev: TraceEvent) -> EventRef:
 def span_of(start: float, end: float, cpu: int, begin: TraceEvent, finish: TraceEvent) -> Span:
     """The interval between two events, with both cited."""
     return Span(end - start, start, cpu, event_ref(begin), event_ref(finish))
+
+
+def task_wait(
+    pid: int,
+    start: float,
+    end: float,
+    cpu: int,
+    begin: TraceEvent,
+    finish: TraceEvent,
+    behind: tuple[Blame, ...],
+    source: str,
+    unseen: float,
+) -> Wait:
+    """Task ``pid``'s wait from ``begin`` to ``finish``, with its prio as the trace shows it then: from the
+    switch-in that ends it (next_prio), else (a wait closed at a window's end) from the event that began it.
+    ``pid`` < 0: not a task's wait (a softirq's), no prio."""
+    span = span_of(start, end, cpu, begin, finish)
+    if pid < 0:
+        return Wait(span, behind, source, unseen)
+    if finish.kind == SWITCH and finish.next_pid == pid:
+        return Wait(span, behind, source, unseen, finish.next_prio, span.end)
+    return Wait(span, behind, source, unseen, begin.prio, span.begin)
 
 
 class Accumulator:

@@ -87,7 +87,12 @@ def wait_to_dict(wait: Wait | None, named: Named = None) -> JsonDict | None:
         "source": wait.source,
         "behind": [{"pid": b.pid, "comm": b.comm, "ms": ms(b.seconds)} for b in wait.behind],
         "unseen_ms": ms(wait.unseen),
-    }
+    } | (
+        # a task's wait: its prio then (its class decides what it was promised) and the line it was read from
+        {"prio": wait.prio, "prio_from": {"line": wait.prio_ref.line_no}}
+        if wait.prio is not None and wait.prio_ref is not None
+        else {}
+    )
 
 
 def task_to_dict(t: TaskStats, named: Named = None) -> JsonDict:

@@ -54,6 +54,12 @@ class Wait(NamedTuple):
     # Seconds at the wait's start whose runs were no longer kept (the CPU's last rules.RECENT_RUNS runs began
     # later): ``behind`` names who ran in the rest only.
     unseen: float = 0.0
+    # The waiter's kernel prio as the trace shows it at this wait, and the line it was read from: the switch-in
+    # (next_prio) that ends it, else the event that began it (sched_waking/wakeup prio=, a preemption's
+    # prev_prio).  A task's class can change (sched_setscheduler after fork, PI boosting): the promise a wait
+    # is judged against is its class then, not the class the task ends the trace with.  None: not a task's wait.
+    prio: int | None = None
+    prio_ref: EventRef | None = None
 
 
 class IntervalStats(NamedTuple):

@@ -32,6 +32,7 @@ from tests.detectors.sched.traces import (
     RECORDED,
     busy_wait_text,
     quiet_window,
+    rt_after_fork_text,
     scenario_text,
     silent_window,
     softirq_behind_task_text,
@@ -207,6 +208,15 @@ def test_a_softirq_wait_counts_the_run_still_current() -> None:
     (net_rx,) = compare(lists, counts).softirqs
     assert net_rx.worst_raise_wait is not None
     assert [(b.comm, round(b.seconds, 6)) for b in net_rx.worst_raise_wait.behind] == [("hog", 0.014)]
+
+
+def test_a_task_made_rt_after_it_forked() -> None:
+    """Each wait keeps the prio the trace shows for the task at it (rt_after_fork_text), in both engines."""
+    lists, counts = parse(rt_after_fork_text().encode(), 1 << 10)
+    got = compare(lists, counts)
+    (forked,) = (t for t in got.tasks if t.pid == 601)
+    assert forked.prio == 49 and forked.worst_wakeup is not None and forked.worst_wakeup.prio == 120
+    compare(lists, counts, window=(10.012, 10.034))  # waits still open at the window's end: prio of their start
 
 
 def test_preemptirq_events() -> None:

@@ -8,13 +8,14 @@ from typing import Any
 import pytest
 
 from detectors.sched.findings import RULES, detect
-from forensics.model import Finding, LocatorKind, Severity, finding_id
+from forensics.model import Finding, LocatorKind, Severity, SubjectKind, finding_id
 from forensics.types.sched import Thresholds, TraceAnalysis
 from tests.detectors.sched.traces import (
     RECORDED,
     analyse_path,
     busy_wait_text,
     recorded,
+    rt_after_fork_text,
     softirq_behind_task_text,
     write_scenario,
 )
@@ -122,6 +123,47 @@ def test_a_softirq_wait_names_the_task_that_ran_through_it(tmp_path: Path) -> No
     (found,) = _by_kind(_findings(path), "sched-softirq-starvation")
     assert "entered 14.000 ms later; meanwhile the CPU ran hog (pid 500) 14.000 ms. Judged: no RT task" in found.summary
     assert _fact(found, "ran meanwhile") == "hog (pid 500) 14.000 ms"
+
+
+def _latency_of(findings: list[Finding], pid: int) -> list[Finding]:
+    return [
+        f
+        for f in _by_kind(findings, "sched-wakeup-latency")
+        if (task := f.subject(SubjectKind.TASK)) is not None and task.pid == pid
+    ]
+
+
+@pytest.mark.parametrize("preemption", ["", "full", "voluntary"])
+def test_a_wait_is_judged_by_the_class_the_task_had_then(tmp_path: Path, preemption: str) -> None:
+    """wl.ftrace.txt: wl_rthog was forked as a CFS task (sched_wakeup_new prio=120, switched in with next_prio=120)
+    and made SCHED_FIFO after; its 4.505 ms wait behind cc1 was judged as an RT task's from its final prio 49
+    ("an RT task waited 45 times what a preemptible kernel promises", medium with --preempt full).  A CFS wait
+    within the CFS period behind CFS tasks is no finding; the same wait of a task RT then is one, citing the line
+    its prio was read from."""
+    path = tmp_path / "rt_after_fork.txt"
+    path.write_text(rt_after_fork_text())
+    analysis, _counts = analyse_path(path)
+    analysis = analysis._replace(preemption=preemption)
+    (forked,) = (t for t in analysis.tasks if t.pid == 601)
+    wait = forked.worst_wakeup
+    assert forked.prio == 49 and wait is not None and round(wait.span.duration, 6) == 0.0045
+    assert wait.prio == 120 and wait.prio_ref is not None and wait.prio_ref.line_no == 4  # the switch-in
+    findings = detect(analysis, str(path))
+    assert _latency_of(findings, 601) == []
+    (rcu,) = _latency_of(findings, 15)
+    assert _fact(rcu, "judged as") == "a CFS task (prio 120 on the switch-in that ends the wait, line 20)"
+    # The same trace with the task RT at that wait (both lines say prio 49): an RT task's wait, line 4 cited.
+    lines = path.read_text().splitlines(keepends=True)
+    lines[2] = lines[2].replace("prio=120", "prio=49")
+    lines[3] = lines[3].replace("next_prio=120", "next_prio=49")
+    path.write_text("".join(lines))
+    analysis = analyse_path(path)[0]._replace(preemption=preemption)
+    (rt,) = _latency_of(detect(analysis, str(path)), 601)
+    assert _fact(rt, "judged as") == "an RT task (prio 49 on the switch-in that ends the wait, line 4)"
+    assert rt.severity is (Severity.MEDIUM if preemption == "full" else Severity.LOW)
+    assert "45 times" in rt.summary and "Judged as an RT task (prio 49 on the switch-in that ends" in rt.summary
+    if not preemption:
+        assert "(medium on a preemptible kernel)" in rt.summary
 
 
 def test_thresholds_silence_findings(tmp_path: Path) -> None:

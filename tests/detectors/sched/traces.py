@@ -126,7 +126,7 @@ def _kernel_payload(e: Ev, layout: str) -> str:
             f"prev_comm={pc} prev_pid={pp} prev_prio={pr} prev_state={state} ==> "
             f"next_comm={nc} next_pid={np_} next_prio={nr}"
         )
-    if e.event in ("sched_waking", "sched_wakeup"):
+    if e.event in ("sched_waking", "sched_wakeup", "sched_wakeup_new"):
         (c, p, r), target = e.fields
         if e.event == "sched_wakeup" and layout in ("tc", "tc-l"):
             return f"{c}:{p} [{r}] CPU:{target:03d}"
@@ -232,6 +232,50 @@ def softirq_behind_task_text() -> str:
         _switch(10.02, 1, SLEEPER, "S", IDLE1),
     ]
     return "".join(format_event(e, "ftrace") + "\n" for e in events)
+
+
+# The RT-hog trace's tasks: a CFS task made SCHED_FIFO after it forked (as ``wl`` is, then ``wl_rthog``), the CFS
+# task it preempts each time, and two it keeps waiting.
+FORKED = ("wl", 601, 120)
+RTHOG = ("rthog", 601, 49)
+CC1 = ("cc1", 650, 120)
+WAITER = ("waiter", 660, 120)
+RCU = ("rcu_preempt", 15, 120)
+RT_BURSTS = (10.010, 10.030, 10.050)
+
+
+def rt_after_fork_text() -> str:
+    """A raw tracefs trace of 2 CPUs: ``wl`` (pid 601) is forked on CPU1 as a CFS task (sched_wakeup_new prio=120)
+    and waits 4.5 ms behind ``cc1`` (CFS) within its fair share, then is made SCHED_FIFO (prio 49, ``rthog``) and
+    runs three 8 ms bursts (:data:`RT_BURSTS`), each preempting cc1; ``waiter`` is woken 0.5 ms into each burst
+    and waits to its end, ``rcu_preempt`` 1 ms into the second.
+
+    Behind rthog: cc1 waited 0.1 ms after the fork run and 7.99 ms in each burst (4 waits, 24.07 ms), waiter
+    7.5 ms in each (3 waits, 22.5 ms), rcu_preempt 7 ms (1 wait): 53.57 ms in all."""
+    events = [
+        _switch(9.999, 0, IDLE0, "R", SLEEPER),
+        _switch(9.999, 1, IDLE1, "R", CC1),
+        Ev(10.0005, 1, CC1[0], CC1[1], "sched_wakeup_new", (FORKED, 1)),
+        _switch(10.005, 1, CC1, "R", FORKED),
+        _switch(10.0051, 1, RTHOG, "S", CC1),
+    ]
+    for k, b in enumerate(RT_BURSTS):
+        events += [
+            *_waking(b, 1, CC1, RTHOG, 1),
+            _switch(b + 0.00001, 1, CC1, "R", RTHOG),
+            *_waking(b + 0.0005, 1, RTHOG, WAITER, 1),
+        ]
+        if k == 1:
+            events += [
+                *_waking(b + 0.001, 1, RTHOG, RCU, 1),
+                _switch(b + 0.008, 1, RTHOG, "S", RCU),
+                _switch(b + 0.0081, 1, RCU, "I", WAITER),
+            ]
+        else:
+            events.append(_switch(b + 0.008, 1, RTHOG, "S", WAITER))
+        events.append(_switch(b + 0.0085, 1, WAITER, "S", CC1))
+    events += [_switch(10.08, 0, SLEEPER, "S", IDLE0), _switch(10.08, 1, CC1, "S", IDLE1)]
+    return "".join(format_event(e, "ftrace") + "\n" for e in sorted(events, key=lambda e: e.ts))
 
 
 def quiet_window(events: Iterable[TraceEvent]) -> tuple[float, float] | None:

@@ -19,7 +19,7 @@ import pytest
 
 from detectors.sched import rules
 from forensics.model import finding_id
-from tests.detectors.sched.traces import recorded, write_scenario
+from tests.detectors.sched.traces import recorded, rt_after_fork_text, write_scenario
 from tests.helpers import Ran, cli_run
 
 
@@ -398,22 +398,33 @@ def test_an_overwritten_buffer_is_said_among_what_could_not_be_judged(ftrace: Pa
 def test_the_kernels_preemption_model_is_declared_or_read_from_its_log(ftrace: Path, tmp_path: Path, kf: Run) -> None:
     bad = kf(str(ftrace), "--preempt", "sometimes")
     assert bad.returncode == 2 and "not a preemption model" in bad.stderr
-    unknown = json.loads(run_once(str(ftrace), "-f", "json").stdout)["incident"]
-    declared = json.loads(kf(str(ftrace), "--preempt", "none", "-f", "json").stdout)["incident"]
-    full = json.loads(kf(str(ftrace), "--preempt", "full", "-f", "json").stdout)["incident"]
+    # The fixture's kf_rthog waited 2.4 ms behind a CFS task as a CFS task (switched in with next_prio=120; made
+    # SCHED_FIFO later): no finding under any model (until 2026-12-06 it was judged by its last prio, 49).
+    fixture = json.loads(run_once(str(ftrace), "-f", "json").stdout)["incident"]
+    assert not [f for f in fixture["findings"] if f["title"].startswith("Wakeup latency: kf_rthog")]
+    assert any(f["title"].startswith("RT hog: kf_rthog") and f["severity"] == "high" for f in fixture["findings"])
+    # A task RT at its wait (prio 49 on its wakeup and switch-in) that waited 4.5 ms behind a CFS task.
+    rt = tmp_path / "rt-wait.txt"
+    lines = rt_after_fork_text().splitlines(keepends=True)
+    lines[2], lines[3] = lines[2].replace("prio=120", "prio=49"), lines[3].replace("next_prio=120", "next_prio=49")
+    rt.write_text("".join(lines))
+    unknown = json.loads(kf(str(rt), "-f", "json").stdout)["incident"]
+    declared = json.loads(kf(str(rt), "--preempt", "none", "-f", "json").stdout)["incident"]
+    full = json.loads(kf(str(rt), "--preempt", "full", "-f", "json").stdout)["incident"]
     assert any("preemption model" in x for x in unknown["examined"][0]["could_not"])
     assert "RT wakeup latency on a kernel of preemption model none" in declared["examined"][0]["could_find"]
-    # The fixture's RT task waited 2.4 ms behind a CFS task: a preemptible kernel's fault (medium), the next
-    # scheduling point of one that does not preempt kernel code (low); with the model unknown, the severity that
-    # holds under either (low, saying what it would be on a preemptible kernel). The RT hog keeps its high.
+    # A preemptible kernel's fault (medium), the next scheduling point of one that does not preempt kernel code
+    # (low); with the model unknown, the severity that holds under either (low, saying what it would be on a
+    # preemptible kernel). The RT hog keeps its high.
     severities = {f["title"]: f["severity"] for f in unknown["findings"]}
-    rt_wait = "Wakeup latency: kf_rthog waited 2.445 ms to run, behind kf_victim"
+    rt_wait = "Wakeup latency: rthog waited 4.500 ms to run, behind cc1"
     assert severities[rt_wait] == "low"
     (judged,) = [f for f in unknown["findings"] if f["title"] == rt_wait]
     assert "(medium on a preemptible kernel)" in judged["summary"]
     assert {f["title"]: f["severity"] for f in declared["findings"]} == severities
-    assert {f["title"]: f["severity"] for f in full["findings"]} == {**severities, rt_wait: "medium"}
-    assert any(t.startswith("RT hog: kf_rthog") and s == "high" for t, s in severities.items())
+    hog = "CPU hog: cc1 ran 21.500 ms without a break on CPU1"  # as severe as the RT task's wait behind it
+    assert {f["title"]: f["severity"] for f in full["findings"]} == {**severities, rt_wait: "medium", hog: "medium"}
+    assert any(t.startswith("RT hog: rthog") and s == "high" for t, s in severities.items())
     log = tmp_path / "dmesg.txt"
     log.write_text(
         "[    0.000000] Linux version 6.18.44 (b@h) (gcc 15) #1 SMP PREEMPT_DYNAMIC @0\n"
