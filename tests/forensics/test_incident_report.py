@@ -165,13 +165,13 @@ def test_hung_task_story_names_the_lock_owner(tmp_path: Path, kf: Run) -> None:
     assert {c["rule"] for c in doc["correlations"]} >= {"hung-task", "same-crash"}
     _check_evidence(doc, case, tmp_path)
     # Next steps are code: '- >>> %crash bt 42' was a blockquote ("▌ ▌ ▌ %crash bt 42" on a terminal), and the
-    # trace's '--around 797.702480:20 <trace>' an HTML tag that markdown viewers drop.
+    # trace's '--around 797.738806:20 <trace>' an HTML tag that markdown viewers drop.
     from markdown_it import MarkdownIt
 
     page = MarkdownIt("commonmark").render((tmp_path / "incident.md").read_text())
     assert "<blockquote>" not in page
     assert "<code>&gt;&gt;&gt; %crash bt 42</code>" in page
-    assert "--around 797.702480:20 &lt;trace&gt;</code>" in page
+    assert "--around 797.738806:20 &lt;trace&gt;</code>" in page
 
 
 def test_a_soft_lockup_titled_two_ways_is_one_crash_not_a_contradiction(tmp_path: Path, kf: Run) -> None:
