@@ -328,6 +328,12 @@ def plain_summary(findings: tuple[Finding, ...], host: str) -> str:
     if not findings:
         return f"kforensic found no known kernel problem in the inputs from {host}."
     worst = max(f.severity for f in findings)
+    requested = deliberate_crash(findings)
+    if worst < PROBLEM and requested is not None:  # a crash asked for is no problem, but it is what happened
+        return (
+            f"The Linux kernel on {host} was crashed on purpose with sysrq ({requested.title}): a kdump test, an "
+            f"operator or a watchdog. No problem at {PROBLEM.value} severity or above was found."
+        )
     if worst < PROBLEM:  # docs/severity.md: below medium a finding is information, not a problem
         return (
             f"kforensic found no problem in the inputs from {host}: no finding at {PROBLEM.value} severity or "
@@ -336,7 +342,6 @@ def plain_summary(findings: tuple[Finding, ...], host: str) -> str:
     crash = next((f for f in findings if f.kind is FindingKind.CRASH), None) or next(
         (f for f in findings if f.kind.from_kernel_log and f.severity is Severity.CRITICAL), None
     )
-    requested = deliberate_crash(findings)
     crashed = (
         f"was crashed on purpose with sysrq ({requested.title}): a kdump test, an operator or a watchdog"
         if requested is not None

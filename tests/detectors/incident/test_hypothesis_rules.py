@@ -174,6 +174,14 @@ CASES = [
 ]
 
 
+def test_a_crash_forced_with_sysrq_below_medium_is_said_as_such() -> None:
+    low = replace(SYSRQ_CRASH, severity=Severity.LOW)
+    assert plain_summary((low,), "web1") == (
+        "The Linux kernel on web1 was crashed on purpose with sysrq (kernel panic: sysrq triggered crash): a kdump "
+        "test, an operator or a watchdog. No problem at medium severity or above was found."
+    )
+
+
 def test_every_rule_has_a_case() -> None:
     assert {name for name, *_ in CASES} == {name for name, _rule in RULES}
 

@@ -144,7 +144,14 @@ def test_double_free_is_titled_after_the_caller_and_names_the_object(
         for h in result.analysis.hypotheses
         if h.statement.startswith(("a bug in set_freepointer", "a bug in __kmem_cache_free"))
     ]
-    assert any(e["title"] == want["title"] for e in doc["why"]["explanations"])
+    # The crash is titled as syzbot would; the explanation names the object, not the crash's title again
+    titles = [(f["kind"], f["title"]) for f in doc["incident"]["findings"]]
+    assert ("crash", case.expected["title"]) in titles
+    assert [t for _, t in titles].count(case.expected["title"]) == 1
+    [told] = [e["title"] for e in doc["why"]["explanations"] if e["kind"] == "double-free"]
+    assert told.startswith(f"the {want['cache']} object 0x") and told.endswith(
+        f"freed twice, the second time by {want['function']}"
+    )
     # the object being freed is not reported again as a use-after-free
     assert not [e for e in doc["why"]["explanations"] if e["kind"] == "use-after-free"]
 
