@@ -16,7 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from detectors.incident.deliberate import NEXT_STEPS, REQUESTED, WHO, deliberate_crash, is_deliberate
+from detectors.incident.deliberate import (
+    NEXT_STEPS,
+    REQUESTED,
+    WHO,
+    configured_panic,
+    deliberate_crash,
+    is_deliberate,
+)
 from detectors.incident.timeline import foreign_sources
 from forensics.model import KERNEL_LOG_KINDS, PROBLEM, Finding, FindingKind, Severity, StatedCause
 from forensics.types.incident import Hypothesis
@@ -195,8 +202,11 @@ def _log_bug(findings: tuple[Finding, ...]) -> list[Hypothesis]:
             or f.severity < Severity.HIGH
             or (f.log_cause and f.log_cause.statement)
             or is_deliberate(f)
+            or configured_panic(f)
         ):
-            continue  # (a report whose body states its cause has it ranked by the log-cause rule)
+            # (a report whose body states its cause has it ranked by the log-cause rule; a panic a setting asked
+            # for is no bug: the OOM, WARNING or hang before it is the finding to explain)
+            continue
         frame = f.fact("guilty frame")
         statement = f"a kernel bug reported as {f.title}" + (f" (guilty frame {frame})" if frame else "")
         out.append(Hypothesis(0, statement, f.confidence * 0.7, _cites(f),
