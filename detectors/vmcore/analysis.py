@@ -21,7 +21,7 @@ from detectors.vmcore.findings import (
 from detectors.vmcore.heldlocks import held_lock_findings
 from detectors.vmcore.nullfield import analyse_fault
 from detectors.vmcore.slab import slab_title
-from detectors.vmcore.why import spinning_function, why_findings
+from detectors.vmcore.why import why_findings
 from forensics.model import Baseline, Evidence, Finding, NotAvailable
 from forensics.types.dmesg import KernelReport, ReportGroup, ReportKind
 from forensics.types.vmcore import CrashSnapshot, FaultAnalysis, LogRecord, VmcoreAnalysis
@@ -65,10 +65,10 @@ def _title(snap: CrashSnapshot, report: KernelReport | None) -> str:
     slab = slab_title(snap)
     if slab is not None:  # the dump shows a double free or a use-after-free: say so, as syzbot would
         return slab
-    spinning = spinning_function(snap)
-    if report is not None and spinning is not None and report.title.startswith("BUG: soft lockup in "):
-        # The dump shows the loop the CPU spins in: name the stall after it, not the dispatch frame.
-        return f"BUG: soft lockup in {spinning}"
+    # A soft lockup keeps the report's title, syzbot's rule as `kforensic dmesg` applies it (the frame above the
+    # dispatch point: kthread, the syscall entry; detectors/dmesg/frames.py stall_frame), whether or not the
+    # dump shows the loop: one rule, so vmcore, dmesg and report name one stall alike.  Where the CPU spins
+    # (kf_poll_ready's loop, kf_hw_read_status's spin_lock) is the lockup findings' to say.
     if report is not None:
         return report.title
     frame = crash_frame(snap.backtrace)

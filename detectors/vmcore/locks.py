@@ -145,7 +145,8 @@ def spinlock_finding(snap: CrashSnapshot) -> Finding | None:
     ]
     return root_cause_finding(
         FindingKind.SPINLOCK_DEADLOCK, f"{func}:{name}",
-        f"BUG: soft lockup in {func}: spins on {name} ({word_text(lock)})",
+        # not "BUG: soft lockup in ...": the crash's title names the stall by syzbot's rule (another frame)
+        f"{func} spins on {name} ({word_text(lock)})",
         f"{func} spins in spin_lock({name}) and never gets it. {why}.",
         f"spinlock deadlock in {func}: {why}",
         f"crash> rd -32 {lock.address:#x}; crash> bt -a"

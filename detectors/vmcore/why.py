@@ -484,13 +484,3 @@ def why_findings(snap: CrashSnapshot) -> list[Finding]:
     out += slab.freed_object_findings(snap)
     out += suspicious_value_findings(snap)
     return out
-
-
-def spinning_function(snap: CrashSnapshot) -> str | None:
-    """The function a lockup's CPU spins in: a busy-wait loop's, or the caller of the spinlock it spins on."""
-    if isinstance(snap.loop, NotAvailable):
-        if isinstance(snap.spinlock, NotAvailable):
-            return None
-        frame = culprit_frame(snap.backtrace, crash_frame(snap.backtrace))
-        return str(frame.function) if frame is not None else None
-    return snap.loop.function
