@@ -64,8 +64,24 @@ def _carried(base: Finding, other: Finding) -> tuple[Fact, ...]:
     return tuple(f for f in other.facts if f.name in CARRIED_FACTS and base.fact(f.name) is None)
 
 
-def merge_into(base: Finding, other: Finding, why: str) -> Finding:
-    """``base`` with the evidence of ``other`` and the confidence both give it."""
+def merge_into(base: Finding, other: Finding, why: str, corroborates: bool = True) -> Finding:
+    """``base`` with the evidence of ``other`` and the confidence both give it.
+
+    ``corroborates`` False: ``other`` is the same event but names something else (a crash titled after another
+    frame): merged, with a note, and the confidence stays ``base``'s (two views of one line confirm no function).
+    """
+    if not corroborates:
+        return replace(
+            base,
+            severity=max(base.severity, other.severity),
+            confidence_reason=f"{base.confidence_reason}; {why}; it names another frame ({other.title!r}), so it "
+            "does not corroborate the function",
+            evidence=tuple(dict.fromkeys(base.evidence + other.evidence)),
+            next_steps=tuple(dict.fromkeys(base.next_steps + other.next_steps)),
+            facts=(*base.facts, Fact("same event as", f"{other.title} ({other.id}): it names another frame"),
+                   *_carried(base, other)),
+            subjects=tuple(dict.fromkeys(base.subjects + other.subjects)),
+        )  # fmt: skip
     return replace(
         base,
         severity=max(base.severity, other.severity),
@@ -95,13 +111,28 @@ def _message(ev: Evidence) -> tuple[float, str] | None:
 def _one_message(a: Finding, b: Finding) -> Evidence | None:
     """``b``'s evidence that is a line ``a`` also cites: the same text printed at the same microsecond since boot.
 
-    The dump's crash and a log's report are titled by different conventions (the dump by the first frame past
-    the lock and scheduler helpers, the log as syzbot titles it: a stall by the frame before the kthread or
-    syscall entry), so a soft lockup in kf_hw_read_status called from kf_hw_poll_fn is "in kf_hw_read_status"
-    in one and "in kf_hw_poll_fn" in the other.  The kernel's own line at one printk time is one event.
+    The dump's crash and a log's report can be titled differently (a dump without the report titles the crash
+    by its panic and crash frame; a log cut short names another frame), and the kernel's own line at one printk
+    time is still one event.  Such a merge corroborates no function unless both name it (:func:`same_function`).
     """
     seen = {m for e in a.evidence if (m := _message(e)) is not None}
     return next((e for e in b.evidence if _message(e) in seen), None)
+
+
+#: The function a crash title names: ``BUG: soft lockup in kf_hw_poll_fn`` -> ``kf_hw_poll_fn``.
+_TITLE_FUNCTION = re.compile(r" in ([\w.]+)(?:$|[ :])")
+
+
+def same_function(a: Finding, b: Finding) -> bool:
+    """Whether two findings of one crash name the same function in their titles (equal titles do).
+
+    Only then does the second corroborate the first: the dump and the log printing one line is one event,
+    and two titles of it naming different frames confirm neither frame.
+    """
+    if a.title == b.title:
+        return True
+    fa, fb = _TITLE_FUNCTION.search(a.title), _TITLE_FUNCTION.search(b.title)
+    return fa is not None and fb is not None and fa.group(1) == fb.group(1)
 
 
 def _same_crash(by_id: dict[str, Finding]) -> list[tuple[str, str, str]]:
@@ -416,7 +447,8 @@ def correlate(
             keep_at = home(keep)
             if keep_at == home(drop) or keep_at not in current:
                 continue
-            current[keep_at] = merge_into(current[keep_at], original[drop], why)
+            corroborates = rule != "same-crash" or same_function(original[keep], original[drop])
+            current[keep_at] = merge_into(current[keep_at], original[drop], why, corroborates)
             if drop in current and drop != keep_at:
                 del current[drop]
                 holder[drop] = keep_at

@@ -7,6 +7,10 @@ current kernels, a NULL write on older ones).  The kernel logs ``sysrq: Trigger
 a crash`` first (``SysRq : Trigger a crash`` on older kernels).
 Such a crash is how kdump is tested, and how operators and watchdogs take a
 dump of a machine they judged stuck: the question is who asked, and why.
+
+A panic a setting asked for (vm.panic_on_oom, kernel.panic_on_warn, kernel.hung_task_panic, ...) is no
+bug either: the setting turned an OOM, a WARNING or a hang into a panic, and the cause is that event
+(the memory hog, the WARNING, the hung task), which the log reports on its own (:func:`configured_panic`).
 """
 
 from __future__ import annotations
@@ -49,6 +53,30 @@ def is_deliberate(finding: Finding) -> bool:
     if "sysrq" not in "\n".join(texts).casefold():
         return False
     return any("sysrq" in t.casefold() and _MARKS.search(t) for t in texts)
+
+
+#: Panic messages a setting asked for, by the setting (kernel/panic.c, mm/oom_kill.c, kernel/hung_task.c,
+#: kernel/watchdog.c, kernel/rcu/tree_stall.h): the panic is the policy's, its cause the event before it.
+CONFIGURED_PANICS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"Out of memory: (?:system-wide|compulsory) panic_on_oom is enabled"), "vm.panic_on_oom"),
+    (re.compile(r"\bpanic_on_warn set\b"), "kernel.panic_on_warn"),
+    (re.compile(r"\bpanic_on_taint set\b"), "kernel.panic_on_taint"),
+    (re.compile(r"hung_task: blocked tasks"), "kernel.hung_task_panic"),
+    (re.compile(r"softlockup: hung tasks"), "kernel.softlockup_panic"),
+    (re.compile(r"^kernel panic: Hard LOCKUP$"), "kernel.hardlockup_panic"),
+    (re.compile(r"^kernel panic: RCU Stall$"), "kernel.panic_on_rcu_stall"),
+)
+
+
+def configured_panic(finding: Finding) -> str | None:
+    """The setting that asked for a kernel log's panic (``vm.panic_on_oom``), None for any other report.
+
+    A sysrq crash is :func:`is_deliberate`'s; this is the other panics no bug made: the report before
+    the panic (the OOM, the WARNING, the hang) is the finding to explain.
+    """
+    if finding.kind not in KERNEL_LOG_KINDS or not finding.title.startswith("kernel panic: "):
+        return None
+    return next((setting for pattern, setting in CONFIGURED_PANICS if pattern.search(finding.title)), None)
 
 
 #: The facts of a dump's crash finding that may name a requested crash.

@@ -16,7 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from detectors.incident.deliberate import NEXT_STEPS, REQUESTED, WHO, deliberate_crash, is_deliberate
+from detectors.incident.deliberate import (
+    NEXT_STEPS,
+    REQUESTED,
+    WHO,
+    configured_panic,
+    deliberate_crash,
+    is_deliberate,
+)
 from detectors.incident.timeline import foreign_sources
 from forensics.model import KERNEL_LOG_KINDS, PROBLEM, Finding, FindingKind, Severity, StatedCause
 from forensics.types.incident import Hypothesis
@@ -195,8 +202,11 @@ def _log_bug(findings: tuple[Finding, ...]) -> list[Hypothesis]:
             or f.severity < Severity.HIGH
             or (f.log_cause and f.log_cause.statement)
             or is_deliberate(f)
+            or configured_panic(f)
         ):
-            continue  # (a report whose body states its cause has it ranked by the log-cause rule)
+            # (a report whose body states its cause has it ranked by the log-cause rule; a panic a setting asked
+            # for is no bug: the OOM, WARNING or hang before it is the finding to explain)
+            continue
         frame = f.fact("guilty frame")
         statement = f"a kernel bug reported as {f.title}" + (f" (guilty frame {frame})" if frame else "")
         out.append(Hypothesis(0, statement, f.confidence * 0.7, _cites(f),
@@ -328,6 +338,12 @@ def plain_summary(findings: tuple[Finding, ...], host: str) -> str:
     if not findings:
         return f"kforensic found no known kernel problem in the inputs from {host}."
     worst = max(f.severity for f in findings)
+    requested = deliberate_crash(findings)
+    if worst < PROBLEM and requested is not None:  # a crash asked for is no problem, but it is what happened
+        return (
+            f"The Linux kernel on {host} was crashed on purpose with sysrq ({requested.title}): a kdump test, an "
+            f"operator or a watchdog. No problem at {PROBLEM.value} severity or above was found."
+        )
     if worst < PROBLEM:  # docs/severity.md: below medium a finding is information, not a problem
         return (
             f"kforensic found no problem in the inputs from {host}: no finding at {PROBLEM.value} severity or "
@@ -336,7 +352,6 @@ def plain_summary(findings: tuple[Finding, ...], host: str) -> str:
     crash = next((f for f in findings if f.kind is FindingKind.CRASH), None) or next(
         (f for f in findings if f.kind.from_kernel_log and f.severity is Severity.CRITICAL), None
     )
-    requested = deliberate_crash(findings)
     crashed = (
         f"was crashed on purpose with sysrq ({requested.title}): a kdump test, an operator or a watchdog"
         if requested is not None

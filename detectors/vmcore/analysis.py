@@ -21,9 +21,9 @@ from detectors.vmcore.findings import (
 from detectors.vmcore.heldlocks import held_lock_findings
 from detectors.vmcore.nullfield import analyse_fault
 from detectors.vmcore.slab import slab_title
-from detectors.vmcore.why import spinning_function, why_findings
-from forensics.model import Evidence, Finding, NotAvailable
-from forensics.types.dmesg import KernelReport, ReportKind
+from detectors.vmcore.why import why_findings
+from forensics.model import Baseline, Evidence, Finding, NotAvailable
+from forensics.types.dmesg import KernelReport, ReportGroup, ReportKind
 from forensics.types.vmcore import CrashSnapshot, FaultAnalysis, LogRecord, VmcoreAnalysis
 
 
@@ -65,10 +65,10 @@ def _title(snap: CrashSnapshot, report: KernelReport | None) -> str:
     slab = slab_title(snap)
     if slab is not None:  # the dump shows a double free or a use-after-free: say so, as syzbot would
         return slab
-    spinning = spinning_function(snap)
-    if report is not None and spinning is not None and report.title.startswith("BUG: soft lockup in "):
-        # The dump shows the loop the CPU spins in: name the stall after it, not the dispatch frame.
-        return f"BUG: soft lockup in {spinning}"
+    # A soft lockup keeps the report's title, syzbot's rule as `kforensic dmesg` applies it (the frame above the
+    # dispatch point: kthread, the syscall entry; detectors/dmesg/frames.py stall_frame), whether or not the
+    # dump shows the loop: one rule, so vmcore, dmesg and report name one stall alike.  Where the CPU spins
+    # (kf_poll_ready's loop, kf_hw_read_status's spin_lock) is the lockup findings' to say.
     if report is not None:
         return report.title
     frame = crash_frame(snap.backtrace)
@@ -89,13 +89,24 @@ def _log_findings(
         if crash is not None and group.first.signature == crash.signature:
             crash_evidence += finding.evidence[:1]
         else:
-            others.append(finding)
+            others.append(replace(finding, baseline=_log_baseline(group)))
     if beside is not None and crash is not None:
         path, beside_reports = beside
         same = [r for r in beside_reports if r.signature == crash.signature]
         if same:
             crash_evidence += group_finding(path, group_reports(same)[0]).evidence[:2]
     return crash_evidence, others
+
+
+def _log_baseline(group: ReportGroup) -> Baseline:
+    """What a report of the dump's log is judged against: the panic that followed it, else its kind's rule."""
+    if group.first.panicked or group.last.panicked:
+        return Baseline("the kernel panicked on it", "the machine went down", "the panic that follows it in the log")
+    return Baseline(
+        "the kernel's own report of its kind",
+        f"{group.first.kind.value}, {group.count} time(s)",
+        "the dmesg rule table (detectors/dmesg/rules.py, docs/dmesg.md)",
+    )
 
 
 #: A kernel log file saved beside the dump (its path and its reports).

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import re
 
-from detectors.vmcore.findings import DETECTOR, log_source, memory_excerpt, memory_locator_name
+from detectors.vmcore.findings import DETECTOR, EXPLAINS_CRASH, log_source, memory_excerpt, memory_locator_name
 from forensics.model import (
+    Baseline,
     Clock,
     Evidence,
     Fact,
@@ -85,6 +86,7 @@ def root_cause_finding(
     evidence: list[Evidence | None],
     facts: list[Fact],
     severity: Severity = Severity.HIGH,
+    baseline: Baseline = EXPLAINS_CRASH,
 ) -> Finding:
     return Finding(
         id=make_id(kind, key),
@@ -99,4 +101,5 @@ def root_cause_finding(
         facts=tuple(facts),
         detector=DETECTOR,
         stated=StatedCause(hypothesis, next_command),
+        baseline=baseline,
     )

@@ -10,13 +10,16 @@ in :mod:`forensics.vmcore.resolve` read them back from the dump with drgn.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shlex
 
 from detectors.dmesg.taint import TAINT_FLAGS
-from detectors.incident.hypotheses import FREE_AT_CRASH
+from detectors.incident.deliberate import is_deliberate
+from detectors.incident.hypotheses import DUMP_FREE_SHARE, FREE_AT_CRASH
 from detectors.vmcore.faultaddr import fault_address_record
 from forensics.model import (
+    Baseline,
     Clock,
     Evidence,
     Fact,
@@ -44,6 +47,41 @@ OUTSIZED_MIN_BYTES = 8 << 20
 #: A module's own cache among this many largest caches, with at least this many bytes, is outsized.
 MODULE_CACHE_RANK = 3
 MODULE_CACHE_MIN_BYTES = 256 << 10
+#: The hung-task detector's default timeout (``hung_task_timeout_secs``, kernel/hung_task.c
+#: ``CONFIG_DEFAULT_HUNG_TASK_TIMEOUT``): a D-state sleep shorter than it is no hang the kernel would report.
+HUNG_TASK_TIMEOUT_S = 120
+
+# What each severity of the dump's findings is judged against (docs/severity.md, "Crash dumps").
+#: The crash itself: a dump exists because the kernel panicked.
+CRASHED = Baseline("the kernel crashed", "the machine went down", "a kdump dump is written only after a kernel panic")
+#: A crash requested with sysrq (detectors/incident/deliberate.py): it broke nothing that was not asked for.
+FORCED = Baseline(
+    "a crash forced by SysRq-c",
+    "deliberate: nothing broke unexpectedly",
+    "sysrq_handle_crash() panics on request (echo c > /proc/sysrq-trigger, drivers/tty/sysrq.c)",
+)
+#: A cause the dump's values establish: as severe as the crash it explains.
+EXPLAINS_CRASH = Baseline("the crash it explains", "the machine went down", "read from the dump's values at the crash")
+#: Tasks that wait for each other's locks: the wait never ends, however long it has lasted.
+CYCLE = Baseline(
+    "a wait in a lock cycle", "no task in the cycle can go on: a deadlock", "each lock's owner read from the dump"
+)
+#: A lock wait the kernel's hung-task detector reported: it judged the wait itself, against its own timeout.
+LOCK_WAIT_REPORTED = Baseline(
+    "the hung-task detector's timeout", "exceeded: khungtaskd reported the waiter", "the kernel's report in the log"
+)
+#: A lock wait read from the lock alone (the dump lacks the waiter's task_struct): how long it lasted is unknown.
+LOCK_WAIT = Baseline(
+    "time waited against the hung-task timeout",
+    "unknown (the dump lacks the waiter's task_struct: when it last ran)",
+    "hung_task_timeout_secs (Documentation/admin-guide/sysctl/kernel.rst)",
+)
+#: A module in the crashed thread's stack: part of the crash; its taint says who can debug it.
+MODULE_IN_CRASH = Baseline(
+    "the crash whose stack runs in it",
+    "the machine went down",
+    "its taint (O out-of-tree, E unsigned, P proprietary, C staging): kernel developers cannot debug it",
+)
 
 
 def log_source(dump_path: str) -> str:
@@ -311,7 +349,7 @@ def crash_finding(
         + (f" ({where})" if where else "")
         + f" while running {crashed_task_text(snap, report)}."
     )
-    return Finding(
+    crash = Finding(
         id=finding_id(IdFamily.VMCORE_CRASH, title),
         kind=FindingKind.CRASH,
         title=title,
@@ -341,7 +379,13 @@ def crash_finding(
             ),
             *((Subject(SubjectKind.CPU, str(snap.crashed_cpu)),) if isinstance(snap.crashed_cpu, int) else ()),
         ),
+        baseline=CRASHED,
     )
+    if is_deliberate(crash):
+        # Someone asked for this crash: it is still reported, with who may have asked, at low (worth a look:
+        # who asked and why), not as a failure of the kernel.
+        return dataclasses.replace(crash, severity=Severity.LOW, baseline=FORCED)
+    return crash
 
 
 def null_field_finding(snap: CrashSnapshot, fault: FaultAnalysis) -> Finding | None:
@@ -392,6 +436,7 @@ def null_field_finding(snap: CrashSnapshot, fault: FaultAnalysis) -> Finding | N
         ),
         facts=(*_fault_facts(fault), *_null_next_command(snap, fault)),
         detector=DETECTOR,
+        baseline=EXPLAINS_CRASH,
     )
 
 
@@ -423,20 +468,57 @@ def _structs(fault: FaultAnalysis) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+#: khungtaskd's report of a task: ``INFO: task kf_waiter:43 blocked for more than 5 seconds.``
+_HUNG_REPORT = re.compile(r"task (.+):(\d+) blocked for more than (\d+) seconds")
+
+
+def _hung_timeouts(snap: CrashSnapshot) -> dict[int, int]:
+    """The tasks the kernel's hung-task detector reported in the log, by pid: the timeout it applied (seconds)."""
+    return {int(m.group(2)): int(m.group(3)) for r in snap.log if (m := _HUNG_REPORT.search(r.text))}
+
+
+def _blocked_severity(task: TaskInfo, cycle: bool, reported: int | None, has_lock: bool) -> tuple[Severity, Baseline]:
+    """How much a D-state task was hurt: its time off the CPU against the hung-task timeout.
+
+    The time since it last ran bounds its sleep; a task that ran a moment before the crash waited for
+    nobody's fault yet (a kworker waiting for a completion, a kthread in msleep()).  A lock cycle never ends.
+    """
+    if cycle:
+        return Severity.HIGH, CYCLE
+    timeout = reported if reported is not None else HUNG_TASK_TIMEOUT_S
+    source = (
+        f"the timeout khungtaskd applied: it reported this task (hung_task_timeout_secs = {reported} s)"
+        if reported is not None
+        else "hung_task_timeout_secs' default (Documentation/admin-guide/sysctl/kernel.rst); "
+        "the crashed machine's setting is not read"
+    )
+    if task.last_run_ns is None:
+        return Severity.INFO, Baseline(
+            "time in D state: unknown (when it last ran was not read)", f"hung-task timeout {timeout} s", source
+        )
+    seconds = task.last_run_ns / 1e9
+    name = f"D state for {seconds:.1f} s (since it last ran) against the hung-task timeout"
+    if reported is not None or seconds >= timeout:
+        return Severity.HIGH, Baseline(name, f"{timeout} s", source)
+    return (Severity.LOW if has_lock and seconds >= 1 else Severity.INFO), Baseline(name, f"{timeout} s", source)
+
+
 def blocked_task_findings(snap: CrashSnapshot) -> list[Finding]:
-    """D-state tasks waiting for a lock, with the lock's owner."""
+    """D-state tasks: the lock each waits for and its owner, judged by how long it had been off the CPU."""
     out = []
     by_pid = {t.pid: t for t in snap.tasks}
+    hung = _hung_timeouts(snap)
     for task in snap.tasks:
         if task.state != "D" or not task.stack:
             continue
         top = first_own_frame(task)
         owner = by_pid.get(task.lock_owner_pid) if task.lock_owner_pid is not None else None
         lock = task.blocked_on or "an uninterruptible sleep"
+        in_func = f" in {top.function}" if top else ""
         if task.blocked_on:
             title = f"task {task.comm} blocked in D state on {lock}"
         else:
-            title = f"task {task.comm} in uninterruptible sleep (D)" + (f" in {top.function}" if top else "")
+            title = f"task {task.comm} in uninterruptible sleep (D){in_func}"
         if owner is not None:
             title += f" held by {owner.comm} (pid {owner.pid})"
         shown = top if top is not None else task.stack[0]
@@ -462,19 +544,30 @@ def blocked_task_findings(snap: CrashSnapshot) -> list[Finding]:
                 Fact("owner is in", owner_top.label() if owner_top else "not available: no stack"),
                 Fact("wait-for chain", chain),
             ]
+        severity, baseline = _blocked_severity(task, "(a cycle)" in chain, hung.get(task.pid), bool(task.blocked_on))
+        if task.blocked_on:
+            summary = f"{task.comm} (pid {task.pid}) sleeps uninterruptibly on {lock}" + (
+                f", which {owner.comm} (pid {owner.pid}) holds." if owner else "."
+            )
+            reason = (
+                "lock owner read from the lock in the waiter's frame"
+                if owner is not None
+                else "waiting task found; the lock owner could not be read"
+            )
+        else:
+            summary = (
+                f"{task.comm} (pid {task.pid}) sleeps uninterruptibly{in_func}; it waits on no lock the dump shows."
+            )
+            reason = "a task in D state; the dump shows no lock it waits for"
         out.append(
             Finding(
                 id=finding_id(IdFamily.BLOCKED_TASK, task.comm, lock, top.label().split("+")[0] if top else ""),
                 kind=FindingKind.HUNG_TASK,
                 title=title,
-                severity=Severity.HIGH if task.blocked_on else Severity.LOW,
+                severity=severity,
                 confidence=0.9 if owner is not None else 0.6,
-                confidence_reason="lock owner read from the lock in the waiter's frame"
-                if owner is not None
-                else "waiting task found; the lock owner could not be read",
-                summary=f"{task.comm} (pid {task.pid}) sleeps uninterruptibly on {lock}"
-                + (f", which {owner.comm} (pid {owner.pid}) holds" if owner else "")
-                + ".",
+                confidence_reason=reason,
+                summary=summary,
                 evidence=tuple(evidence),
                 # drgn's crash-compatible bt: crash 8.0.2 finds no task by pid in these 6.1 dumps
                 next_steps=(f">>> %crash bt {task.pid}",) + ((f">>> %crash bt {owner.pid}",) if owner else ()),
@@ -484,6 +577,7 @@ def blocked_task_findings(snap: CrashSnapshot) -> list[Finding]:
                 ),
                 facts=tuple(facts),
                 detector=DETECTOR,
+                baseline=baseline,
             )
         )
     return out
@@ -603,12 +697,13 @@ def outsized_cache_findings(snap: CrashSnapshot) -> list[Finding]:
         free = free_memory_at_crash(snap)
         if free:
             facts.append(Fact(FREE_AT_CRASH, free))
+        severity, baseline = _outsized_severity(snap, share)
         out.append(
             Finding(
                 id=finding_id(FindingKind.OUTSIZED_SLAB, cache.name),
                 kind=FindingKind.OUTSIZED_SLAB,
                 title=f"slab cache {cache.name} is outsized: {size / 2**20:.1f} MiB ({share_txt}, #{i + 1} by size)",
-                severity=Severity.MEDIUM,
+                severity=severity,
                 confidence=0.8 if len(reasons) > 1 or (share or 0) >= OUTSIZED_SHARE else 0.55,
                 confidence_reason="; ".join(reasons) + " (one dump: growth over time is not known)",
                 summary=f"{cache.name} holds {cache.total_objects} objects of {cache.object_size} bytes "
@@ -623,9 +718,36 @@ def outsized_cache_findings(snap: CrashSnapshot) -> list[Finding]:
                 subjects=(Subject(SubjectKind.SLAB_CACHE, cache.name),),
                 facts=tuple(facts),
                 detector=DETECTOR,
+                baseline=baseline,
             )
         )
     return out
+
+
+def _outsized_severity(snap: CrashSnapshot, share: float | None) -> tuple[Severity, Baseline]:
+    """An outsized cache's harm: the RAM it holds, and whether memory was short at the crash.
+
+    Medium from :data:`OUTSIZED_SHARE` of RAM, or when free pages were under :data:`DUMP_FREE_SHARE` (memory may
+    have run short); below both it is worth a look (low): one dump shows a size, not a leak's rate (samples over
+    time, kforensic leaks, judge that).
+    """
+    total, free = snap.memory.total, snap.memory.free
+    ram = f"{total / 2**30:.3g} GiB" if isinstance(total, int) and total >= 2**30 else (
+        f"{total / 2**20:,.0f} MiB" if isinstance(total, int) else "RAM of unknown size"
+    )  # fmt: skip
+    free_share = free / total if isinstance(total, int) and isinstance(free, int) and total > 0 else None
+    shown = f"{100 * share:.1f}% of {ram}" if share is not None else f"unknown ({ram})"
+    if free_share is not None:
+        shown += f"; {free_share:.0%} free at the crash"
+    baseline = Baseline(
+        f"RAM held, a problem from {OUTSIZED_SHARE:.0%} or with under {DUMP_FREE_SHARE:.0%} free",
+        shown,
+        "one dump: its size, not its growth (a leak's rate needs samples: kforensic leaks)",
+    )
+    short = free_share is not None and free_share < DUMP_FREE_SHARE
+    if (share is not None and share >= OUTSIZED_SHARE) or short:
+        return Severity.MEDIUM, baseline
+    return Severity.LOW, baseline
 
 
 def module_findings(snap: CrashSnapshot, frames: tuple[Frame, ...]) -> list[Finding]:
@@ -651,6 +773,7 @@ def module_findings(snap: CrashSnapshot, frames: tuple[Frame, ...]) -> list[Find
                 next_steps=(_modinfo(snap, module.name), "crash> mod -t"),
                 facts=(Fact("module taint", module.taints), Fact("debug info", "yes" if module.debug_info else "no")),
                 detector=DETECTOR,
+                baseline=MODULE_IN_CRASH,
             )
         )
     return out

@@ -17,7 +17,15 @@ import re
 from dataclasses import dataclass, replace
 
 from detectors.vmcore.evidence import root_cause_finding
-from detectors.vmcore.findings import DETECTOR, first_own_frame, log_source, own_function
+from detectors.vmcore.findings import (
+    CYCLE,
+    DETECTOR,
+    LOCK_WAIT,
+    LOCK_WAIT_REPORTED,
+    first_own_frame,
+    log_source,
+    own_function,
+)
 from forensics.model import (
     Clock,
     Evidence,
@@ -238,7 +246,7 @@ def _cycle_finding(
         lock_cycle(waiters),
         _next_command(owners, cycle),
         0.9, "owners read from the locks' owner words, waiters from their wait lists (on the waiters' stacks)",
-        _evidence(snap, cycle, hung, owners), facts, Severity.CRITICAL,
+        _evidence(snap, cycle, hung, owners), facts, Severity.CRITICAL, CYCLE,
     )  # fmt: skip
 
 
@@ -258,11 +266,13 @@ def _wait_finding(snap: CrashSnapshot, lock: GlobalLock, hung: dict[int, HungRep
     ]  # fmt: skip
     if lock.missing:
         facts.append(Fact("wait list", lock.missing))
+    reported = any(w.pid in hung for w in lock.waiters)
     return Finding(
         id=finding_id(IdFamily.HELD_LOCK, lock.name, _comm(first, hung) or "?"),
         kind=FindingKind.HUNG_TASK,
         title=title,
-        severity=Severity.HIGH,
+        # how long the wait lasted is known only when khungtaskd reported it: else unknown, no high finding
+        severity=Severity.HIGH if reported else Severity.INFO,
         confidence=0.85,
         confidence_reason="owner read from the lock's owner word, waiters from its wait list",
         summary=f"{_name(first, hung)} waits on {lock.kind} {lock.name}, which {owner_text} holds "
@@ -273,6 +283,7 @@ def _wait_finding(snap: CrashSnapshot, lock: GlobalLock, hung: dict[int, HungRep
                   Subject(SubjectKind.TASK, _comm(first, hung) or "?", first.pid)),
         facts=tuple(facts),
         detector=DETECTOR,
+        baseline=LOCK_WAIT_REPORTED if reported else LOCK_WAIT,
     )  # fmt: skip
 
 

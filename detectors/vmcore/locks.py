@@ -8,7 +8,7 @@ lock's word decoded, the owner when the kernel records one, and the other CPUs.
 from __future__ import annotations
 
 from detectors.vmcore.evidence import frame_evidence, log_line_evidence, memory_evidence, root_cause_finding
-from detectors.vmcore.findings import crash_frame, culprit_frame, first_own_frame
+from detectors.vmcore.findings import CYCLE, crash_frame, culprit_frame, first_own_frame
 from forensics.model import Evidence, Fact, Finding, FindingKind, Locator, LocatorKind, NotAvailable, Severity
 from forensics.types.causes import LockWaiter, lock_cycle
 from forensics.types.vmcore import CrashSnapshot, SpinLockState, TaskInfo
@@ -80,7 +80,7 @@ def lock_cycle_findings(snap: CrashSnapshot) -> list[Finding]:
                 f"Lock cycle: {statement}. None can go on: the locks are taken in opposite orders.",
                 lock_cycle(waiters),
                 ">>> %crash bt " + " ".join(str(t.pid) for t in tasks), 0.95,  # drgn's bt: any kernel drgn reads
-                "each lock's owner read from the lock in the waiter's frame", evidence, facts, Severity.CRITICAL,
+                "each lock's owner read from the lock in the waiter's frame", evidence, facts, Severity.CRITICAL, CYCLE,
             )
         )  # fmt: skip
     return out
@@ -145,7 +145,8 @@ def spinlock_finding(snap: CrashSnapshot) -> Finding | None:
     ]
     return root_cause_finding(
         FindingKind.SPINLOCK_DEADLOCK, f"{func}:{name}",
-        f"BUG: soft lockup in {func}: spins on {name} ({word_text(lock)})",
+        # not "BUG: soft lockup in ...": the crash's title names the stall by syzbot's rule (another frame)
+        f"{func} spins on {name} ({word_text(lock)})",
         f"{func} spins in spin_lock({name}) and never gets it. {why}.",
         f"spinlock deadlock in {func}: {why}",
         f"crash> rd -32 {lock.address:#x}; crash> bt -a"

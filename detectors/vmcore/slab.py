@@ -134,7 +134,9 @@ def double_free_finding(snap: CrashSnapshot) -> Finding | None:
         first.caller.split("+")[0] if first is not None and first.caller else None,
     )  # fmt: skip
     return root_cause_finding(
-        FindingKind.DOUBLE_FREE, f"{func}:{obj.cache if obj else '?'}", f"BUG: double free in {func}",
+        FindingKind.DOUBLE_FREE, f"{func}:{obj.cache if obj else '?'}",
+        # not the crash's title (slab_title, "BUG: double free in f"): the crash finding says that; this one the object
+        f"{what} freed twice, the second time by {func}",
         f"{meaning}. {what[0].upper() + what[1:]} is freed again by {func}"
         + (f" ({where})" if where else "") + ".",
         hypothesis,

@@ -30,6 +30,7 @@ from detectors.vmcore.evidence import (
 )
 from detectors.vmcore.findings import crash_frame, culprit_frame, log_source, register_excerpt
 from forensics.model import (
+    Baseline,
     Clock,
     Evidence,
     Fact,
@@ -112,15 +113,19 @@ def bug_condition_finding(snap: CrashSnapshot) -> Finding | None:
         facts += [Fact(f"frame #{site.frame} {v.expression}", v.shown()) for v in (*values.variables, *values.members)]
     if isinstance(site.source, NotAvailable):
         facts.append(Fact("condition", f"not available: {site.source.reason}"))
+        # What was not read is no finding of harm: the crash finding carries the crash's severity, this one
+        # only says what is missing and how to give it (info, docs/severity.md).
         return root_cause_finding(
             FindingKind.BUG_CONDITION, f"{site.function}:{where}",
-            f"{what} in {site.function} at {where}: condition not evaluated (no source)",
+            f"{what} in {site.function} at {where}: not evaluated: no source (--source-dir)",
             f"The kernel trapped on a {what} in {site.function} ({where}); the source line is needed to name the "
             f"condition: {site.source.reason}. The frame's values are listed.",
             f"an assertion in {site.function} ({where}) failed; its condition is not known without the source",
             f"crash> dis -rl {site.pc:#x}  # the comparison before the trap; the source tree of this build "
             "(--source-dir) names the condition", 0.5,
-            "trap and frame read from the dump; the source line is missing", evidence, facts,
+            "trap and frame read from the dump; the source line is missing", evidence, facts, Severity.INFO,
+            Baseline("the condition that trapped", "unknown (no source line)",
+                     "the source tree of this build (--source-dir) names it"),
         )  # fmt: skip
     evidence.append(
         Evidence(site.source.path, Locator(LocatorKind.LINE, site.source.line), site.source.text.split("  ")[0][:60])
@@ -479,13 +484,3 @@ def why_findings(snap: CrashSnapshot) -> list[Finding]:
     out += slab.freed_object_findings(snap)
     out += suspicious_value_findings(snap)
     return out
-
-
-def spinning_function(snap: CrashSnapshot) -> str | None:
-    """The function a lockup's CPU spins in: a busy-wait loop's, or the caller of the spinlock it spins on."""
-    if isinstance(snap.loop, NotAvailable):
-        if isinstance(snap.spinlock, NotAvailable):
-            return None
-        frame = culprit_frame(snap.backtrace, crash_frame(snap.backtrace))
-        return str(frame.function) if frame is not None else None
-    return snap.loop.function

@@ -175,16 +175,20 @@ def test_hung_task_story_names_the_lock_owner(tmp_path: Path, kf: Run) -> None:
 
 
 def test_a_soft_lockup_titled_two_ways_is_one_crash_not_a_contradiction(tmp_path: Path, kf: Run) -> None:
-    """The dump titles the lockup by the frame past the lock helpers (kf_hw_read_status), the console log as
-    syzbot does, by the frame before kthread (kf_hw_poll_fn): one line at one printk time, one crash.  The
-    report said "the dump and the log disagree" (medium) and listed the lockup twice, both critical."""
+    """The dump and the console log title the lockup by one rule, syzbot's (the frame before kthread:
+    kf_hw_poll_fn); the dump titled it after the frame past the lock helpers (kf_hw_read_status) and the report
+    then said "the dump and the log disagree" (medium), listed the lockup twice, and later raised it to 0.99
+    "corroborated" by a title naming the other function.  One line at one printk time, one crash."""
     case = _need("14-spin-deadlock")
     doc = _report(kf, case, tmp_path)
     kinds = [f["kind"] for f in doc["incident"]["findings"]]
     assert "contradiction" not in kinds, doc["correlations"]
     assert kinds.count("crash") == 1 and "dmesg.soft-lockup" not in kinds, kinds
     same = [c for c in doc["correlations"] if c["rule"] == "same-crash"]
-    assert same and "titled 'BUG: soft lockup in kf_hw_poll_fn'" in same[0]["statement"], doc["correlations"]
+    assert same and same[0]["statement"].startswith("the dump's crash is the report at "), doc["correlations"]
+    [crash] = [f for f in doc["incident"]["findings"] if f["kind"] == "crash"]
+    assert crash["title"] == "BUG: soft lockup in kf_hw_poll_fn"
+    assert "corroborated" in crash["confidence_reason"]  # the same function, named by both
     assert "kf_hw_lock" in doc["hypotheses"][0]["statement"], doc["hypotheses"][0]
     # The story said "for 3.307 ms", the time the report's lines took to print, of a CPU "stuck for 8s": the dump's
     # crash is an instant, with the duration its log's report states (carried over when the two were merged).

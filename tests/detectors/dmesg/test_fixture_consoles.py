@@ -80,3 +80,17 @@ def test_fixture_console_comm_is_the_task_name(log: Path | None) -> None:
     assert comms, f"{log}: no report names its task"
     assert expected["task_comm"] in comms
     assert not any("Kdump" in c for c in comms), comms
+
+
+@pytest.mark.parametrize("log", _logs() or [None], ids=lambda p: p.parent.name if p else "absent")
+def test_a_panic_a_setting_asked_for_is_no_kernel_bug_hypothesis(log: Path | None) -> None:
+    """09-oom panics by vm.panic_on_oom=1: its cause is the memory hog, as kforensic vmcore ranks it."""
+    if log is None:
+        pytest.skip("no fixture console logs: vmcore_fixtures/MANIFEST.json is absent (run vmcore_fixtures/build.sh)")
+    from forensics.pipelines.dmesg import analyse_logs
+
+    result = analyse_logs([str(log)], live=False)
+    statements = [h.statement for h in result.hypotheses]
+    assert not [s for s in statements if s.startswith("a kernel bug reported as kernel panic: ")], statements
+    if log.parent.name == "09-oom":
+        assert statements[0].startswith("memory exhausted by task kf_memhog "), statements

@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import pytest
 
+from detectors.incident.deliberate import configured_panic
 from detectors.incident.hypotheses import RULES, plain_summary, rank_hypotheses
 from forensics.model import (
     Clock,
@@ -172,6 +173,38 @@ CASES = [
         "step one",
     ),
 ]
+
+
+@pytest.mark.parametrize(
+    ("title", "setting"),
+    [
+        ("kernel panic: Out of memory: system-wide panic_on_oom is enabled", "vm.panic_on_oom"),
+        ("kernel panic: Out of memory: compulsory panic_on_oom is enabled", "vm.panic_on_oom"),
+        ("kernel panic: panic_on_warn set", "kernel.panic_on_warn"),
+        ("kernel panic: hung_task: blocked tasks", "kernel.hung_task_panic"),
+        ("kernel panic: softlockup: hung tasks", "kernel.softlockup_panic"),
+        ("kernel panic: Hard LOCKUP", "kernel.hardlockup_panic"),
+        ("kernel panic: RCU Stall", "kernel.panic_on_rcu_stall"),
+    ],
+)
+def test_a_panic_a_setting_asked_for_is_no_kernel_bug(title: str, setting: str) -> None:
+    panic = _f("dmesg.panic", title, severity=Severity.CRITICAL, confidence=0.9)
+    assert configured_panic(panic) == setting
+    assert dict(RULES)["log-bug"]((panic,)) == []
+    # any other panic is still one: nothing but the log tells what made it
+    other = _f("dmesg.panic", "kernel panic: Attempted to kill init!", severity=Severity.CRITICAL, confidence=0.9)
+    assert configured_panic(other) is None
+    assert [h.statement for h in dict(RULES)["log-bug"]((other,))] == [
+        "a kernel bug reported as kernel panic: Attempted to kill init!"
+    ]
+
+
+def test_a_crash_forced_with_sysrq_below_medium_is_said_as_such() -> None:
+    low = replace(SYSRQ_CRASH, severity=Severity.LOW)
+    assert plain_summary((low,), "web1") == (
+        "The Linux kernel on web1 was crashed on purpose with sysrq (kernel panic: sysrq triggered crash): a kdump "
+        "test, an operator or a watchdog. No problem at medium severity or above was found."
+    )
 
 
 def test_every_rule_has_a_case() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from detectors.incident.correlate import RULES, correlate
@@ -94,6 +95,28 @@ def test_one_log_report_corroborates_the_dump_task_and_the_crash(tmp_path: Path)
     assert by_id[crash.id].confidence > crash.confidence
     assert "corroborated" in by_id[dump.id].confidence_reason
     assert_evidence_resolves(merged)
+
+
+def test_one_line_titled_after_two_frames_is_one_crash_that_corroborates_neither(tmp_path: Path) -> None:
+    """A soft lockup the dump titled after kf_hw_read_status and the log after kf_hw_poll_fn: one line at one
+    printk time is one crash (merged, no contradiction), but no second source for either function: the
+    confidence stays the dump's, and the reason says they name different frames."""
+    log, _ = _files(tmp_path)
+    line = "watchdog: BUG: soft lockup - CPU#1 stuck for 9s! [kf_spinner:42]"
+    crash = _finding("crash", "BUG: soft lockup in kf_hw_read_status", (_ev(log, 4, line, 14.873421),),
+                     severity=Severity.CRITICAL, confidence=0.95)  # fmt: skip
+    logged = _finding("dmesg.soft-lockup", "BUG: soft lockup in kf_hw_poll_fn", (_ev(log, 4, line, 14.873421),),
+                      severity=Severity.CRITICAL, confidence=0.9)  # fmt: skip
+    merged, correlations = correlate((crash, logged))
+    assert [c.rule for c in correlations] == ["same-crash"]
+    (one,) = merged
+    assert one.confidence == 0.95 and "corroborated" not in one.confidence_reason
+    assert "it names another frame ('BUG: soft lockup in kf_hw_poll_fn')" in one.confidence_reason
+    assert one.fact("same event as") is not None and one.fact("corroborated by") is None
+    # the same function named by both: corroborated, the confidence raised
+    same = replace(logged, title="BUG: soft lockup in kf_hw_read_status", id="dmesg:other")
+    (one,), _ = correlate((crash, same))
+    assert one.confidence == 0.99 and "corroborated" in one.confidence_reason
 
 
 def test_contradiction_when_dump_and_log_disagree(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from tests.detectors.vmcore.snapshots import (
     backtrace,
     code,
     frame,
+    log,
     null_member_snapshot,
     regs,
     snapshot,
@@ -76,6 +77,7 @@ def test_crash_finding_cites_frame_and_log_and_names_the_culprit() -> None:
     fault = analyse_fault(snap.code, snap.registers, snap.variables, snap.layouts, 0x30)  # type: ignore[arg-type]
     crash = vf.crash_finding(snap, "BUG: kernel NULL pointer dereference in kf_sensor_read", fault)
     assert crash.kind == "crash" and crash.severity is Severity.CRITICAL and crash.confidence == 0.95
+    assert crash.baseline == vf.CRASHED
     assert crash.summary == (
         "The kernel crashed in kf_sensor_read (kf_buggy.c:88) while running cat (pid 77) on CPU 1."
     )
@@ -90,6 +92,13 @@ def test_crash_finding_cites_frame_and_log_and_names_the_culprit() -> None:
         "BUG: kernel NULL pointer dereference, address: 0000000000000030",
     )
     assert log_ev.timestamp is not None and log_ev.timestamp.seconds == 100.0
+
+
+def test_a_crash_forced_with_sysrq_is_reported_low_as_deliberate() -> None:
+    frames = backtrace("panic", "sysrq_handle_crash", "__handle_sysrq", "write_sysrq_trigger")
+    crash = vf.crash_finding(snapshot(backtrace=frames), "kernel panic: sysrq triggered crash", NotAvailable("x"))
+    assert crash.severity is Severity.LOW and crash.baseline == vf.FORCED
+    assert crash.fact("crashing function") == "sysrq_handle_crash"
 
 
 def test_crash_finding_names_a_culprit_past_the_helper() -> None:
@@ -172,7 +181,42 @@ def test_an_owner_missing_from_the_dump_and_a_plain_d_sleep() -> None:
     assert gone.title == "task kf_waiter blocked in D state on mutex kf_dev_lock" and gone.confidence == 0.6
     assert gone.fact("lock owner") is None
     assert plain.title == "task kworker/0:1 in uninterruptible sleep (D) in blk_mq_get_tag"
-    assert plain.severity is Severity.LOW and plain.next_steps == (">>> %crash bt 50",)
+    assert plain.next_steps == (">>> %crash bt 50",)
+    # how long it slept is not known: no harm is stated, and no lock is named where there is none
+    assert plain.severity is Severity.INFO and plain.baseline is not None
+    assert plain.baseline.name.startswith("time in D state: unknown")
+    assert "lock" not in plain.confidence_reason.replace("no lock", "")
+    assert (
+        plain.summary
+        == "kworker/0:1 (pid 50) sleeps uninterruptibly in blk_mq_get_tag; it waits on no lock the dump shows."
+    )
+
+
+@pytest.mark.parametrize(
+    ("seconds", "log_lines", "severity", "timeout"),
+    [
+        (0.0, (), Severity.INFO, "120 s"),  # ran a moment before the crash (a kworker waiting for a completion)
+        (7.9, (), Severity.INFO, "120 s"),
+        (130.0, (), Severity.HIGH, "120 s"),  # past the hung-task detector's default timeout
+        (8.2, ("INFO: task kworker/0:1:50 blocked for more than 5 seconds.",), Severity.HIGH, "5 s"),
+    ],
+)
+def test_a_d_sleep_is_judged_by_its_time_off_the_cpu_against_the_hung_task_timeout(
+    seconds: float, log_lines: tuple[str, ...], severity: Severity, timeout: str
+) -> None:
+    sleeper = task(50, "kworker/0:1", "D", "schedule", "do_wait_for_common", "kthread", last_run_ns=int(seconds * 1e9))
+    (found,) = vf.blocked_task_findings(snapshot(tasks=(sleeper,), log=log(*log_lines)))
+    assert found.severity is severity
+    assert found.baseline is not None and found.baseline.value == timeout
+    assert found.baseline.name == f"D state for {seconds:.1f} s (since it last ran) against the hung-task timeout"
+
+
+def test_a_lock_wait_in_a_cycle_is_high_however_short() -> None:
+    a = task(42, "kf_config", "D", *_WAITER, blocked_on="mutex kf_stats_lock", lock_owner_pid=43, last_run_ns=10**9)
+    b = task(43, "kf_stats", "D", *_WAITER, blocked_on="mutex kf_config_lock", lock_owner_pid=42, last_run_ns=10**9)
+    found = vf.blocked_task_findings(snapshot(tasks=(a, b)))
+    assert [f.severity for f in found] == [Severity.HIGH, Severity.HIGH]
+    assert all(f.baseline == vf.CYCLE for f in found)
 
 
 # -- outsized slab caches ------------------------------------------------------------------------------
@@ -193,6 +237,7 @@ def test_a_cache_holding_a_tenth_of_ram_is_outsized() -> None:
     (found,) = vf.outsized_cache_findings(snapshot(slab_caches=caches, memory=_memory(1024 * MIB)))
     assert found.title == "slab cache kmalloc-256 is outsized: 120.0 MiB (11.7% of RAM, #1 by size)"
     assert found.confidence == 0.8 and found.severity is Severity.MEDIUM
+    assert found.baseline is not None and found.baseline.value == "11.7% of 1 GiB"
     assert found.fact("rank by size") == "#1 of 3" and found.fact("bytes") == str(120 * MIB)
     (evidence,) = found.evidence
     assert (evidence.locator.kind, evidence.locator.name) == (LocatorKind.ADDRESS, "struct kmem_cache")
@@ -211,6 +256,14 @@ def test_a_module_cache_among_the_largest_is_outsized() -> None:
     (found,) = vf.outsized_cache_findings(snapshot(slab_caches=caches, memory=_memory(1024 * MIB)))
     assert found.fact("cache") == "kf_request" and found.fact("created by module") == "kf_buggy"
     assert "a cache of module kf_buggy, yet the #2 largest cache of the kernel" in found.confidence_reason
+    # 0.2% of RAM, nearly all of it free: worth a look, no harm (a leak's rate is kforensic leaks' job)
+    assert found.severity is Severity.LOW and found.baseline is not None
+    assert found.baseline.value == "0.2% of 1 GiB"
+    na = NotAvailable("not extracted")
+    short = MemoryTotals(1024 * MIB, 50 * MIB, na, na, na, na)  # under a tenth free: memory may have run short
+    (found,) = vf.outsized_cache_findings(snapshot(slab_caches=caches, memory=short))
+    assert found.severity is Severity.MEDIUM and found.baseline is not None
+    assert found.baseline.value == "0.2% of 1 GiB; 5% free at the crash"
 
 
 @pytest.mark.parametrize(

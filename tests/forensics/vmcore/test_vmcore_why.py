@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from detectors.dmesg.frames import stall_frame
 from detectors.incident.hypotheses import rank_hypotheses
 from forensics.model import NotAvailable
 from forensics.report.vmcore import to_document
@@ -117,8 +118,16 @@ def test_soft_lockup_names_the_spinning_function_and_its_loop(kernel: str) -> No
     assert loop.function == want["function"]
     assert loop.condition == want["condition"]
     assert loop.loop_reads_memory is False
+    # The crash is titled by syzbot's stall rule, as kforensic dmesg titles the log's report (the frame above
+    # kthread, whether or not the source shows the loop); the loop's finding names where the CPU spins.
     crash = next(f for f in result.analysis.findings if f.kind == "crash")
-    assert crash.title == f"BUG: soft lockup in {want['function']}"
+    [report] = [r for r in result.reports if r.title.startswith("BUG: soft lockup in ")]
+    at = result.analysis.crash_frame  # the interrupted frame: the watchdog's own interrupt frames lie before it
+    assert at is not None and at.function == want["function"]
+    physical = [str(f.function) for f in result.snapshot.backtrace[at.index :] if not f.inline]
+    assert crash.title == report.title == f"BUG: soft lockup in {stall_frame(physical)}"
+    loop_finding = next(f for f in result.analysis.findings if f.kind == "lockup-loop")
+    assert loop_finding.title.startswith(f"CPU spins in {want['function']}: ")
     # The stack dumps in its log hold a freed kthread_create_info: a stale value, no use-after-free.
     assert not [f for f in result.analysis.findings if f.kind in ("use-after-free", "suspicious-values")]
     assert to_document(result)["why"]["root_cause"]["class"] == want["class"]
