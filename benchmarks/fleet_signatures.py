@@ -92,12 +92,12 @@ def main() -> None:
     parser.add_argument("--size-kb", type=int, default=256)
     parser.add_argument("--serial-only", type=Path, help=argparse.SUPPRESS)  # the child of the cold/warm runs
     args = parser.parse_args()
-    print(machine_line(), flush=True)  # the page cost: what makes this VM's figures vary (machine.py)
-    if args.serial_only is not None:
+    if args.serial_only is not None:  # the measured child: the machine line is its parent's
         from forensics.fleet.signatures import expand_inputs, run_serial
 
         run_serial(expand_inputs([str(args.serial_only)]))
         return
+    print(machine_line(), flush=True)  # the page cost: what makes this VM's figures vary (machine.py)
 
     from dask.distributed import LocalCluster
 

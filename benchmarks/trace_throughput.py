@@ -199,10 +199,10 @@ def main() -> None:
     ap.add_argument("--no-cold", action="store_true", help="skip the first runs on an empty compile cache")
     ap.add_argument("--baseline", help=argparse.SUPPRESS)
     args = ap.parse_args()
-    print(machine_line(), flush=True)  # the page cost: what makes this VM's figures vary (machine.py)
-    if args.baseline:
+    if args.baseline:  # the measured child: it prints its count only
         baseline(args.baseline)
         return
+    print(machine_line(), flush=True)  # the page cost: what makes this VM's figures vary (machine.py)
     if not args.input.exists():
         sys.exit(f"no input {args.input}; give --input TRACE")
     # The machine may be shared: CPU seconds are the steadier figure, the load says how shared.
