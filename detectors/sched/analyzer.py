@@ -49,7 +49,7 @@ from detectors.sched.rules import (
     opens_offtime,
 )
 from detectors.sched.sanity import ClockMonitor
-from detectors.sched.state import Accumulator, TaskState, span_of, task_wait
+from detectors.sched.state import Accumulator, TaskState, VictimTally, span_of, task_wait
 from detectors.sched.window import scan_after
 from forensics.gcpause import gc_paused
 from forensics.types.sched import (
@@ -97,6 +97,7 @@ class SchedAnalyzer:
         # each task's worst wait, see _behind).
         self.queues: dict[int, list[float]] = {}  # cpu -> [tasks waiting, task-seconds so far, since when]
         self.wait_cpu: dict[int, int] = {}  # pid -> CPU it waits on
+        self.wait_since: dict[int, float] = {}  # pid -> since when (its wait's seconds are charged at its end)
         self.recent: dict[int, deque[tuple[int, float, float]]] = {}
         self.first: dict[int, TraceEvent] = {}
         # The first event of each CPU in the window (--window, --around): events before it are read for the state
@@ -160,6 +161,39 @@ class SchedAnalyzer:
         cpu = self.wait_cpu.pop(pid, None)
         if cpu is not None:
             self._queue(cpu, ts, -1)
+            self._charge(pid, cpu, self.wait_since.pop(pid), ts)
+
+    def _charge(self, victim: int, cpu: int, t0: float, t1: float) -> None:
+        """Task ``victim`` waited on ``cpu`` during ``[t0, t1]``: charge each task that ran there meanwhile (the
+        run current there, then the ring of recent runs, newest first) with its share, one wait of the victim's.
+
+        The same seconds the waiting-task integral gives the runs (``delay_caused``): a victim's seconds are
+        what it waited while each ran.  Runs the ring no longer holds, idle, runs before a lost-events barrier
+        and waits that end before the window are not charged."""
+        if t1 < self.w0:
+            return
+        barrier = self.barrier
+        share: dict[int, float] = {}
+        cur = self.cur.get(cpu)
+        if cur is not None and cur[0] not in (0, victim) and barrier < cur[1] < t1:
+            overlap = t1 - (cur[1] if cur[1] > t0 else t0)
+            if overlap > 0:
+                share[cur[0]] = overlap
+        for pid, start, end in reversed(self.recent.get(cpu, ())):
+            if end <= t0:
+                break
+            if pid in (0, victim) or start <= barrier or end < self.w0:
+                continue
+            overlap = (end if end < t1 else t1) - (start if start > t0 else t0)
+            if overlap > 0:
+                share[pid] = share.get(pid, 0.0) + overlap
+        for pid, seconds in share.items():
+            culprit = self.tasks.get(pid)
+            if culprit is not None:
+                tally = culprit.victims.get(victim)
+                if tally is None:
+                    tally = culprit.victims[victim] = VictimTally()
+                tally.add(seconds)
 
     def _behind(self, cpu: int, t0: float, t1: float, victim: int) -> tuple[tuple[Blame, ...], float]:
         """Who ran on ``cpu`` during ``[t0, t1]``, most time first; list task ``victim`` as theirs.  With it, the
@@ -188,9 +222,6 @@ class SchedAnalyzer:
                 unseen = (oldest if oldest < t1 else t1) - t0
         blames = []
         for pid, seconds in sorted(share.items(), key=lambda kv: -kv[1])[: rules.BLAMES]:
-            culprit = self.tasks.get(pid)
-            if culprit is not None and pid != 0 and victim >= 0:
-                culprit.victims[victim] = culprit.victims.get(victim, 0.0) + seconds
             blames.append(Blame(pid, self.comm(pid), seconds))
         return tuple(blames), unseen
 
@@ -285,6 +316,7 @@ class SchedAnalyzer:
         for q in self.queues.values():  # nobody is known to wait any more (the area so far stays)
             q[0] = 0.0
         self.wait_cpu.clear()
+        self.wait_since.clear()
         for cpu in cpus:
             self.cur.pop(cpu, None)
             self.irq_stack.pop(cpu, None)
@@ -367,6 +399,7 @@ class SchedAnalyzer:
         if state == rules.PREEMPTED_STATE:
             self.preempted[prev] = ev
             wait_cpu[prev] = cpu
+            self.wait_since[prev] = ts
             queues = self.queues
             q = queues.get(cpu)
             if q is None:
@@ -387,6 +420,7 @@ class SchedAnalyzer:
         nxt = ev.next_pid
         queues = self.queues
         wait_cpu = self.wait_cpu
+        waited_on = -1
         if nxt in wait_cpu:
             waited_on = wait_cpu.pop(nxt)
             wq = queues.get(waited_on)
@@ -398,6 +432,8 @@ class SchedAnalyzer:
             wq[0] = max(0.0, wq[0] - 1)
         q = queues.get(cpu)
         self.cur[cpu] = (nxt, ts, ev, 0.0 if q is None else (q[1] + q[0] * (ts - q[2]) if ts > q[2] else q[1]))
+        if waited_on >= 0:  # charged once the run that ended here is in the ring and no longer current
+            self._charge(nxt, waited_on, self.wait_since.pop(nxt), ts)
         if nxt == 0:
             return
         tasks = self.tasks
@@ -492,6 +528,7 @@ class SchedAnalyzer:
             if pid not in wait_cpu:
                 target = ev.next_pid if ev.next_pid >= 0 else ev.cpu
                 wait_cpu[pid] = target
+                self.wait_since[pid] = ts
                 q = self.queues.get(target)  # _queue(target, ts, 1), inlined
                 if q is None:
                     q = self.queues[target] = [0.0, 0.0, ts]

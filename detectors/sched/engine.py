@@ -30,7 +30,7 @@ from detectors.sched import rules
 from detectors.sched.analyzer import SchedAnalyzer
 from detectors.sched.buckets import BucketDigest
 from detectors.sched.sanity import ClockMonitor
-from detectors.sched.state import Accumulator, TaskState, span_of, task_wait
+from detectors.sched.state import Accumulator, TaskState, VictimTally, span_of, task_wait
 from detectors.sched.window import kinds_of, scan_after
 from forensics.gcpause import gc_paused
 from forensics.types.arrays import distinct
@@ -102,8 +102,9 @@ class _Tables:
         self.sw_n = np.zeros(16, dtype=np.int64)
         self.ow_i = np.zeros((2, rules.OFF_KEEP + 1, 3), dtype=np.int64)
         self.ow_f = np.zeros((2, rules.OFF_KEEP + 1, 2))
-        self.vic_i = np.zeros((256, 2), dtype=np.int64)
-        self.vic_f = np.zeros(256)
+        # (culprit slot, victim pid, waits), (seconds, worst): TaskState.victims; room for the two waits a row ends
+        self.vic_i = np.zeros((4 * (k.RING + 1), 3), dtype=np.int64)
+        self.vic_f = np.zeros((4 * (k.RING + 1), 2))
         self.pb_i = np.zeros((256, 3), dtype=np.int64)
         self.tl_i = np.zeros((1 << 14 if timeline else 1, 2), dtype=np.int64)
         self.tl_f = np.zeros((len(self.tl_i), 2))
@@ -481,10 +482,11 @@ class FastAnalyzer:
         self._export_waits(an, nslots)
         for owner, pid, times in t.pb_i[: si[k.S_NPB]].tolist():
             tasks[owner].preempted_by[pid] = times
-        for (owner, pid), seconds in zip(
+        for (owner, pid, waits), (seconds, worst) in zip(
             t.vic_i[: si[k.S_NVIC]].tolist(), t.vic_f[: si[k.S_NVIC]].tolist(), strict=True
         ):
-            tasks[owner].victims[pid] = seconds
+            tally = tasks[owner].victims[pid] = VictimTally()
+            tally.seconds, tally.waits, tally.worst = seconds, waits, worst
         soft_row = {vec: v for v, vec in enumerate(t.soft_i[: si[k.S_NSOFT], 0].tolist())}
         no = si[k.S_NOACC]
         for ints, floats in zip(t.oi[:no].tolist(), t.of[:no].tolist(), strict=True):

@@ -170,6 +170,7 @@ from detectors.sched.engine_layout import (
     TF_PEND_TS,
     TF_PRE_TS,
     TF_RUNTIME,
+    TF_WAIT_TS,
     X_BARRIER,
     X_FIRSTTS,
     X_HOG,
@@ -362,7 +363,6 @@ def behind(
     victim: int,
     blames: Any,
     row: int,
-    vic: Any,
     since: float = np.inf,
 ) -> None:
     """SchedAnalyzer._behind: who ran on CPU slot ``s`` during [t0, t1]; blames into ``blames`` row ``row``.
@@ -374,7 +374,6 @@ def behind(
     """
     ring_i, ring_f, ring_h, pos = rings
     bi, bf, bn = blames
-    vic_map, vic_i, vic_f = vic
     bn[row] = 0
     bf[row, BLAMES] = 0.0
     r = ci[s, C_RING]
@@ -433,17 +432,6 @@ def behind(
         q = order[a]
         p = pids[q]
         cs = slots[q]
-        if cs >= 0 and p != 0 and victim >= 0:
-            key2 = (cs, victim)
-            v = get(vic_map, key2)
-            if v < 0:
-                v = si[S_NVIC]
-                si[S_NVIC] += 1
-                vic_map[key2] = v
-                vic_i[v, 0] = cs
-                vic_i[v, 1] = victim
-                vic_f[v] = 0.0
-            vic_f[v] += secs[q]
         bi[row, a, 0] = p
         bi[row, a, 1] = -1 if p == 0 else (ti[cs, T_COMM] if cs >= 0 else -2)
         bi[row, a, 2] = cs
@@ -491,12 +479,12 @@ def lost(c: int, n: int, sc: Any, si: Any, ci: Any, cf: Any, cpu_map: Any) -> No
 
 @njit
 def worst_wait(
-    si: Any, ci: Any, ti: Any, tf: Any, rings: Any, blames: Any, vic: Any, ns: int, pid: int, fig: int, b_eid: int,
+    si: Any, ci: Any, ti: Any, tf: Any, rings: Any, blames: Any, ns: int, pid: int, fig: int, b_eid: int,
     eid: int, start: float, ts: float, c: int, s: int,
 ) -> None:  # fmt: skip
     """SchedAnalyzer._worst_wait: task slot ``ns``'s new worst wait (``fig``: A_WAKE or A_PREEMPT) and who ran."""
     acc_worst(ti, tf, ns, T_ACC + 4 * fig, TF_ACC + 3 * fig, start, ts, c, b_eid, eid)
-    behind(ci, si, rings, ti, s, start, ts, pid, blames, 2 * ns + fig - 1, vic)
+    behind(ci, si, rings, ti, s, start, ts, pid, blames, 2 * ns + fig - 1)
 
 
 @njit
@@ -602,13 +590,14 @@ def run_batch(
     rings = (ring_i, ring_f, ring_h, pos)  # the tuples of the rare paths (behind), built once
     wblames = (wb_i, wb_f, wb_n)
     sblames = (sw_i, sw_f, sw_n)
-    vic = (vic_map, vic_i, vic_f)
+    ch_slot = np.empty(RING + 1, np.int64)  # scratch of charge: who ran during one wait, and how long
+    ch_secs = np.empty(RING + 1, np.float64)
     # Rows the tables hold before a row may need to grow them (see room): the sizes do not change in a call.
     full_slots = min(ti.shape[0], pos.shape[0] - 1) - 2
     full_oacc = oi.shape[0] - 2
     full_irq = irq_i.shape[0] - 1
     full_soft = min(soft_i.shape[0], raised_eid.shape[1]) - 1
-    full_vic = vic_i.shape[0] - BLAMES
+    full_vic = vic_i.shape[0] - 2 * (RING + 1)  # a switch ends up to two waits, each charging up to RING + 1 tasks
     full_pb = pb_i.shape[0] - 1
     full_ring = ring_h.shape[0] - 1
     full_tl = tl_i.shape[0] - 1
@@ -641,12 +630,75 @@ def run_batch(
         qn, qa, qs = q_step(ci[w, C_QPRES], cf[w, F_QN], cf[w, F_QAREA], cf[w, F_QSINCE], ts, delta)
         cf[w, F_QN], cf[w, F_QAREA], cf[w, F_QSINCE], ci[w, C_QPRES] = qn, qa, qs, 1
 
-    def unqueue(ps: int, ts: float, epoch: int) -> None:
-        """SchedAnalyzer._unqueue: task slot ``ps`` no longer waits (a wait of an older epoch was cleared)."""
+    def unqueue(ps: int, ts: float, epoch: int) -> int:
+        """SchedAnalyzer._unqueue: task slot ``ps`` no longer waits (a wait of an older epoch was cleared); the CPU
+        slot it waited on (-1: none), for :func:`charge`."""
         if ti[ps, T_WCPU] >= 0 and ti[ps, T_WEP] == epoch:
             w = ti[ps, T_WCPU]
             ti[ps, T_WCPU] = -1
             queue(w, ts, -1.0)
+            return w  # type: ignore[no-any-return]
+        return -1
+
+    def charge(w: int, t0: float, t1: float, victim: int) -> None:
+        """SchedAnalyzer._charge: task ``victim`` waited on CPU slot ``w`` during [t0, t1]; each task that ran there
+        meanwhile (the current run, then the ring, newest first) is charged its share, one wait of the victim's."""
+        if t1 < w0:
+            return
+        barrier = sc[X_BARRIER]
+        m = 0
+        if ci[w, C_CUR_SEQ] >= 0:
+            p = ci[w, C_CUR_PID]
+            since = cf[w, F_SINCE]
+            if p != 0 and p != victim and barrier < since < t1:  # noqa: PLR1714
+                overlap = t1 - (since if since > t0 else t0)
+                if overlap > 0:
+                    cs = ci[w, C_CUR_SLOT]
+                    pos[cs + 1] = 0
+                    ch_slot[0] = cs
+                    ch_secs[0] = overlap
+                    m = 1
+        r = ci[w, C_RING]
+        if r >= 0:
+            h = ring_h[r, 0]
+            for k in range(ring_h[r, 1]):
+                j = (h - 1 - k + RING) % RING
+                end = ring_f[r, j, 1]
+                if end <= t0:
+                    break
+                start = ring_f[r, j, 0]
+                p = ring_i[r, j, 0]
+                if p == 0 or p == victim or start <= barrier or end < w0:  # noqa: PLR1714
+                    continue
+                overlap = (end if end < t1 else t1) - (start if start > t0 else t0)
+                if overlap > 0:
+                    key = ring_i[r, j, 1] + 1
+                    q = pos[key]
+                    if q >= 0:
+                        ch_secs[q] += overlap
+                    else:
+                        pos[key] = m
+                        ch_slot[m] = key - 1
+                        ch_secs[m] = overlap
+                        m += 1
+        for q in range(m):
+            cs = ch_slot[q]
+            pos[cs + 1] = -1
+            key2 = (cs, victim)
+            v = vic_map.get(key2, -1) + 0
+            if v < 0:
+                v = si[S_NVIC]
+                si[S_NVIC] += 1
+                vic_map[key2] = v
+                vic_i[v, 0] = cs
+                vic_i[v, 1] = victim
+                vic_i[v, 2] = 0
+                vic_f[v, 0] = 0.0
+                vic_f[v, 1] = 0.0
+            secs = ch_secs[q]
+            vic_f[v, 0] += secs
+            vic_i[v, 2] += 1
+            vic_f[v, 1] = max(vic_f[v, 1], secs)
 
     def blocked(ps: int, ts: float, eid: int, barrier: float, w0: float) -> None:
         """SchedAnalyzer._blocked: pop task ``ps``'s blocked event and count the sleep up to ``ts``."""
@@ -721,12 +773,15 @@ def run_batch(
         ti[ps, T_PRIO] = prio
         ti[ps, T_PEND] = -1
         epoch = si[S_EPOCH]
-        unqueue(ps, ts, epoch)
+        w = unqueue(ps, ts, epoch)
+        if w >= 0:
+            charge(w, tf[ps, TF_WAIT_TS], ts, prev)
         if st == PREEMPTED_LETTER:
             ti[ps, T_PRE] = eid
             tf[ps, TF_PRE_TS] = ts
             ti[ps, T_WCPU] = s
             ti[ps, T_WEP] = epoch
+            tf[ps, TF_WAIT_TS] = ts
             queue(s, ts, 1.0)
             if ts >= w0:  # who preempted it, counted in the window only (--window, --around)
                 key = (ps, nxt)
@@ -748,8 +803,7 @@ def run_batch(
     def switch_in(eid: int, ts: float, c: int, s: int, nxt: int, prio: int) -> None:
         """SchedAnalyzer._switch_in: the task switched in runs from ``ts``; its wakeup or preemption wait ends."""
         ns = task_slot(nxt)
-        if ns >= 0:
-            unqueue(ns, ts, si[S_EPOCH])
+        waited_on = unqueue(ns, ts, si[S_EPOCH]) if ns >= 0 else -1
         if ci[s, C_CUR_SEQ] < 0:
             ci[s, C_CUR_SEQ] = si[S_CURSEQ]
             si[S_CURSEQ] += 1
@@ -758,6 +812,8 @@ def run_batch(
         ci[s, C_CUR_SLOT] = -1
         cf[s, F_SINCE] = ts
         cf[s, F_AREA] = q_area(ci[s, C_QPRES], cf[s, F_QN], cf[s, F_QAREA], cf[s, F_QSINCE], ts)
+        if waited_on >= 0:  # charged once the run that ended here is in the ring and no longer current
+            charge(waited_on, tf[ns, TF_WAIT_TS], ts, nxt)
         if nxt == 0:
             return
         if ns < 0:
@@ -794,7 +850,7 @@ def run_batch(
                 ti[ns, ib + A_COUNT] += 1
                 tf[ns, fb + A_TOTAL] += latency
                 if latency > tf[ns, fb + A_WORST]:
-                    worst_wait(si, ci, ti, tf, rings, wblames, vic, ns, nxt, fig, b_eid, eid, start, ts, c, s)
+                    worst_wait(si, ci, ti, tf, rings, wblames, ns, nxt, fig, b_eid, eid, start, ts, c, s)
                 if dg_on:
                     log_digest(I64(BUCKET_LATENCY), c, nxt, ts, latency)
         if ti[ns, T_BLK] >= 0:  # its wakeup was not traced: blocked until the switch-in
@@ -833,6 +889,7 @@ def run_batch(
             if not (ti[ps, T_WCPU] >= 0 and ti[ps, T_WEP] == epoch):
                 ti[ps, T_WCPU] = t
                 ti[ps, T_WEP] = epoch
+                tf[ps, TF_WAIT_TS] = ts
                 queue(t, ts, 1.0)
         if ti[ps, T_BLK] >= 0:  # _blocked, written out (most wakeups wake a sleeper)
             b_eid = ti[ps, T_BLK]
@@ -913,7 +970,7 @@ def run_batch(
                 soft_i[v, 2] = new_oacc(si, oi, I64(K_RAISE), vec, I64(0))
             if acc_add(oi, of, soft_i[v, 2], start, ts, c, r_eid, eid):
                 cur = cf[s, F_SINCE] if ci[s, C_CUR_SEQ] >= 0 else np.inf
-                behind(ci, si, rings, ti, s, start, ts, I64(-1), sblames, v, vic, cur)
+                behind(ci, si, rings, ti, s, start, ts, I64(-1), sblames, v, cur)
             return
         e_eid = ci[s, C_SOFT_EID]
         if e_eid < 0:
@@ -975,7 +1032,9 @@ def run_batch(
         ps = task_slot(p)
         if ps < 0:
             return
-        unqueue(ps, ts, si[S_EPOCH])
+        w = unqueue(ps, ts, si[S_EPOCH])
+        if w >= 0:
+            charge(w, tf[ps, TF_WAIT_TS], ts, p)
         ti[ps, T_PEND] = -1
         ti[ps, T_BLK] = -1
         ti[ps, T_PRE] = -1
@@ -983,7 +1042,7 @@ def run_batch(
     def room(i: int, k: int, c: int, s: int) -> tuple[int, int]:
         """What must grow before row ``i`` may change the state (``N_*`` flags, 0: nothing), and the target CPU slot.
 
-        Room a row may need: 2 tasks, 1 accumulator (+1 off-time), 1 IRQ, 1 vector, 5 victims, 1 preemptor,
+        Room a row may need: 2 tasks, 1 accumulator (+1 off-time), 1 IRQ, 1 vector, 2 x (RING + 1) victims, 1 preemptor,
         1 ring, 1 timeline run, 2 digest calls; its CPU slots, pid slots and IRQ depth.
         """
         need = 0

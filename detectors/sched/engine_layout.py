@@ -45,8 +45,9 @@ T_PEND_SLOT, T_UNSEEN, T_UNSEEN_CPU = 23, 24, 25  # T_ACC + 12
 NTI = 26
 TI_DEFAULT = (0, 0, -1, 0, -1, 0, -1, -1, -1, 0, 0) + (0, -1, -1, -1) * 3 + (-1, 0, -1)
 TF_RUNTIME, TF_DELAY, TF_PEND_TS, TF_PRE_TS, TF_BLK_TS, TF_ACC = range(6)
-NTF = 14
-TF_DEFAULT = (0.0, 0.0, 0.0, 0.0, 0.0) + (0.0, -1.0, 0.0) * 3
+TF_WAIT_TS = 14  # after the accumulators: since when it waits on T_WCPU (SchedAnalyzer.wait_since)
+NTF = 15
+TF_DEFAULT = (0.0, 0.0, 0.0, 0.0, 0.0) + (0.0, -1.0, 0.0) * 3 + (0.0,)
 A_RUNS, A_WAKE, A_PREEMPT = 0, 1, 2
 # accumulator columns: ints count, worst_cpu, worst_begin eid, worst_end eid; floats total, worst, worst_start
 A_COUNT, A_CPU, A_BEGIN, A_END = 0, 1, 2, 3

@@ -112,6 +112,21 @@ def _baseline(j: Judgement) -> Baseline:
     return Baseline(j.baseline, fmt_ms(j.value), j.source)
 
 
+def _unharmed(waited: bool) -> tuple[Baseline, str]:
+    """The baseline and verdict of a long run that kept nobody waiting beyond their class's promise."""
+    baseline = Baseline(
+        "waits of the tasks it kept waiting, against their class's promise",
+        "none exceeded" if waited else "no task waited",
+        "detectors/sched/harm.py (docs/severity.md)",
+    )
+    verdict = (
+        "Every task that waited behind it got the CPU within what its scheduling class promises."
+        if waited
+        else "No task waited for that CPU while it ran: a busy CPU nobody else needed is not a problem."
+    )
+    return baseline, verdict
+
+
 def cpu_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
     """Non-RT tasks with single runs longer than the hog threshold, as severe as the waits they caused.
 
@@ -158,16 +173,7 @@ def cpu_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
             title = f"Long run: {task.comm} ran {fmt_ms(run.duration)} on CPU{run.cpu}" + (
                 "; others waited within their fair share" if waited else "; no other task needed the CPU"
             )
-            baseline = Baseline(
-                "waits of the tasks it kept waiting, against their class's promise",
-                "none exceeded" if waited else "no task waited",
-                "detectors/sched/harm.py (docs/severity.md)",
-            )
-            verdict = (
-                "Every task that waited behind it got the CPU within what its scheduling class promises."
-                if waited
-                else "No task waited for that CPU while it ran: a busy CPU nobody else needed is not a problem."
-            )
+            baseline, verdict = _unharmed(bool(waited))
             advice = ""
         out.append(
             Finding(
@@ -202,11 +208,38 @@ def cpu_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
     return out
 
 
-def rt_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
-    """RT tasks with long runs: high when a task waited behind one longer than the hog threshold.
+def _victims_text(task: TaskStats) -> list[str]:
+    """Each task that waited behind ``task``: in all, in how many waits, the most of one; then the rest, and what
+    the delay it caused holds beyond them (waits still open at the trace's end, runs the ring no longer held)."""
+    parts = [
+        f"{v.comm} (pid {v.pid}) {fmt_ms(v.seconds)} in {v.waits} wait(s), at most {fmt_ms(v.worst)} in one"
+        for v in task.victims
+    ]
+    if task.more_victims:
+        parts.append(f"and {task.more_victims} more, {fmt_ms(task.more_victims_seconds)}")
+    rest = task.delay_caused - sum(v.seconds for v in task.victims) - task.more_victims_seconds
+    if rest >= 0.5e-6:
+        parts.append(f"{fmt_ms(rest)} not told to a task (waits still open at the end, or older than the kept runs)")
+    return parts
 
-    An RT task keeps every CFS task (and ksoftirqd, kworkers, rcu_preempt) off its CPU until it sleeps, so
-    the harm is the waiting behind it; an RT run nobody waited behind is information.
+
+def _usual(task: TaskStats, wait: Wait) -> str:
+    """What the task's waits of that kind (wakeup or preemption) take on average: what it usually gets."""
+    fig, what = (
+        (task.preempt_wait, "preemption wait") if wait.source == "preemption" else (task.wakeup, "wakeup latency")
+    )
+    return f"its mean {what} {fmt_ms(fig.mean)} over {fig.n}"
+
+
+def rt_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
+    """RT tasks with long runs, as severe as the waits of the tasks they kept off the CPU.
+
+    An RT task keeps every CFS task (and ksoftirqd, kworkers, rcu_preempt) off its CPU until it sleeps, or
+    until RT throttling stops it after sched_rt_runtime_us (950 ms) of each second.  The harm is the waiting
+    behind it, judged as any wait (:func:`harm.victim_harm`: a CFS task's wait above --latency-ms behind an RT
+    task is medium, a latency-sensitive one's high from 4 times it); a run that reaches the throttling budget
+    starves the CPU's other tasks (high); a run nobody waited behind, or only within their promise, is
+    information.
     """
     limit = analysis.thresholds.hog
     hogs = [t for t in analysis.tasks if t.is_rt and t.runs.worst and t.runs.worst.duration > limit]
@@ -217,47 +250,74 @@ def rt_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
     for task in hogs[:MAX_PER_RULE]:
         run = task.runs.worst
         assert run is not None
+        worst, judged = harm.victim_harm(task, analysis, by_pid, analysis.thresholds.wakeup_latency)
         evidence = list(_evidence(source, run))
-        victims = []
-        longest = 0.0
-        for blame in task.victims:
-            victim = by_pid.get(blame.pid)
-            wait = victim.worst_wakeup if victim else None
-            if victim and wait and wait.behind and wait.behind[0].pid == task.pid:
-                victims.append(f"{victim.comm} (pid {victim.pid}) waited {fmt_ms(wait.span.duration)} after wakeup")
-                longest = max(longest, wait.span.duration)
-                if len(evidence) < 6:
-                    evidence.extend(_evidence(source, wait.span))
-        delayed = task.delay_caused > 0
-        severity = (
-            Severity.HIGH
-            if longest > limit or task.delay_caused > limit
-            else Severity.MEDIUM
-            if delayed
-            else Severity.INFO
+        for _victim, wait, _j in judged:  # the worst waits' lines, each line once
+            cited = {e.locator.start for e in evidence}
+            if len(evidence) < 6:
+                evidence.extend(e for e in _evidence(source, wait.span) if e.locator.start not in cited)
+        waited = len(task.victims) + task.more_victims
+        longest = max((v.worst for v in task.victims), default=0.0)
+        budget = (
+            f"RT throttling's budget ({fmt_ms(harm.RT_RUNTIME)} of every {fmt_ms(harm.RT_PERIOD)}: "
+            "sched_rt_runtime_us / sched_rt_period_us)"
         )
+        if run.duration >= harm.RT_RUNTIME:
+            severity = Severity.HIGH
+            title = (
+                f"RT hog: {task.comm} (prio {task.prio}) ran {fmt_ms(run.duration)} on CPU{run.cpu}, "
+                "starving other tasks"
+            )
+            baseline = Baseline(
+                "RT throttling's budget: the most RT tasks may run of each period before CFS tasks get the rest",
+                fmt_ms(harm.RT_RUNTIME),
+                "sched_rt_runtime_us of sched_rt_period_us (Documentation/scheduler/sched-rt-group.rst)",
+            )
+            verdict = (
+                f"Its run reached {budget}: RT throttling had to stop it, and the CPU's other tasks got only the rest."
+            )
+        elif worst is not None:
+            victim, wait, j = judged[0]
+            severity = worst
+            title = (
+                f"RT hog: {task.comm} (prio {task.prio}) ran {fmt_ms(run.duration)} on CPU{run.cpu}, "
+                "keeping other tasks waiting"
+            )
+            baseline = _baseline(j)
+            verdict = (
+                f"Its runs stayed within {budget}, so the others waited, not starved: each got the CPU when it "
+                f"slept. The worst wait: {victim.comm} (pid {victim.pid}) waited {fmt_ms(wait.span.duration)} "
+                f"({_usual(victim, wait)}): {j.why}."
+            )
+        else:
+            severity = Severity.INFO
+            title = f"Long RT run: {task.comm} (prio {task.prio}) ran {fmt_ms(run.duration)} on CPU{run.cpu}" + (
+                "; others waited within their promise" if waited else "; no other task needed the CPU"
+            )
+            baseline, verdict = _unharmed(bool(waited))
+        victims = _victims_text(task)
         out.append(
             Finding(
                 id=_task_id(FindingKind.SCHED_RT_HOG, task),
                 kind=FindingKind.SCHED_RT_HOG,
-                title=(
-                    f"RT hog: {task.comm} (prio {task.prio}) ran {fmt_ms(run.duration)} on CPU{run.cpu}"
-                    + (", starving other tasks" if delayed else "; no other task needed the CPU")
-                ),
+                title=title,
                 severity=severity,
                 confidence=confidence,
                 confidence_reason=reason,
                 summary=(
                     f"Real-time task {_task_label(task)} ran {task.hog_runs} time(s) longer than {fmt_ms(limit)} "
-                    f"(longest {fmt_ms(run.duration)} from {run.start:.6f} on CPU{run.cpu}); other tasks waited "
-                    f"{fmt_ms(task.delay_caused)} behind it" + (f": {'; '.join(victims)}." if victims else ".")
+                    f"(longest {fmt_ms(run.duration)} from {run.start:.6f} on CPU{run.cpu}); {waited} other task(s) "
+                    f"waited {fmt_ms(task.delay_caused)} in all behind it, up to {fmt_ms(longest)} in one wait"
+                    + (f": {'; '.join(victims)}. " if victims else ". ")
+                    + verdict
                 ),
                 evidence=tuple(evidence),
                 facts=(
                     Fact("longest run", fmt_ms(run.duration)),
                     Fact("runs over threshold", str(task.hog_runs)),
                     Fact("delay caused to others", fmt_ms(task.delay_caused)),
-                    *(Fact("delayed", f"{b.comm} (pid {b.pid}) {fmt_ms(b.seconds)}") for b in task.victims[:3]),
+                    *(Fact("waited behind it", v) for v in victims),
+                    Fact("RT throttling budget", f"{fmt_ms(harm.RT_RUNTIME)} per {fmt_ms(harm.RT_PERIOD)}"),
                 ),
                 next_steps=(
                     "check the task's RT priority and whether it must busy-wait; RT throttling "
@@ -266,12 +326,7 @@ def rt_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
                 ),
                 detector=DETECTOR,
                 subjects=(_task_subject(task), Subject(SubjectKind.CPU, str(run.cpu))),
-                baseline=Baseline(
-                    "waiting behind an RT task (CFS gets no CPU meanwhile); a problem above --hog-ms",
-                    fmt_ms(limit),
-                    "RT tasks run until they sleep, throttled only after sched_rt_runtime_us "
-                    "(Documentation/scheduler/sched-rt-group.rst)",
-                ),
+                baseline=baseline,
             )
         )
     return out

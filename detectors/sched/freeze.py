@@ -13,7 +13,7 @@ from typing import Protocol
 from detectors.sched import rules
 from detectors.sched.buckets import BucketDigest
 from detectors.sched.sanity import ClockMonitor
-from detectors.sched.state import Accumulator, TaskState, event_ref, task_wait
+from detectors.sched.state import Accumulator, TaskState, VictimTally, event_ref, task_wait
 from forensics.model import NotAvailable
 from forensics.types.sched import (
     Blame,
@@ -31,6 +31,7 @@ from forensics.types.sched import (
     TaskStats,
     Thresholds,
     TraceAnalysis,
+    Victim,
     Wait,
     WorkStats,
 )
@@ -177,25 +178,30 @@ def _close_open_waits(an: SchedAnalyzer, tasks: dict[int, TaskState]) -> None:
         waited = an.w1 - start
         fig.count += 1
         fig.total += waited
+        cur = an.cur.get(cpu)
+        ran = 0.0
+        if cur is not None and cur[1] < an.w1:
+            ran = an.w1 - (cur[1] if cur[1] > start else start)
+            culprit = tasks.get(cur[0])
+            if cur[0] != pid and ran > 0 and culprit is not None and cur[0] != 0:  # its wait's share (_charge)
+                if cur[0] not in fresh:
+                    if culprit is an.tasks.get(cur[0]):
+                        culprit = tasks[cur[0]] = culprit.copy()
+                    culprit.victims = {p: v.copy() for p, v in culprit.victims.items()}
+                    fresh.add(cur[0])
+                tally = culprit.victims.get(pid)
+                if tally is None:
+                    tally = culprit.victims[pid] = VictimTally()
+                tally.add(ran)
         if waited <= fig.worst:
             continue
         fig.set_worst(start, an.w1, cpu, since, end_ev)
-        cur = an.cur.get(cpu)
         behind: tuple[Blame, ...] = ()
         unseen = waited
         if cur is not None and cur[1] < an.w1:
             unseen = cur[1] - start if cur[1] > start else 0.0
-            ran = an.w1 - (cur[1] if cur[1] > start else start)
             if cur[0] != pid and ran > 0:
                 behind = (Blame(cur[0], an.comm(cur[0]), ran),)
-                culprit = tasks.get(cur[0])
-                if culprit is not None and cur[0] != 0:
-                    if cur[0] not in fresh:
-                        if culprit is an.tasks.get(cur[0]):
-                            culprit = tasks[cur[0]] = culprit.copy()
-                        culprit.victims = dict(culprit.victims)
-                        fresh.add(cur[0])
-                    culprit.victims[pid] = culprit.victims.get(pid, 0.0) + ran
         wait = task_wait(pid, start, an.w1, cpu, since, end_ev, behind, "preemption" if preempted else "", unseen)
         if preempted:
             task.worst_preempt_wait = wait
@@ -304,6 +310,7 @@ def _latency_source(an: SchedAnalyzer) -> str | NotAvailable:
 
 
 def _freeze_task(an: SchedAnalyzer, pid: int, t: TaskState) -> TaskStats:
+    victims = sorted(t.victims.items(), key=lambda kv: (-kv[1].seconds, kv[0]))
     return TaskStats(
         pid=pid,
         comm=t.comm.decode("utf-8", "replace"),
@@ -324,11 +331,11 @@ def _freeze_task(an: SchedAnalyzer, pid: int, t: TaskState) -> TaskStats:
             for p, n in sorted(t.preempted_by.items(), key=lambda kv: -kv[1])[: rules.PREEMPTORS]
         ),
         delay_caused=t.delay_caused,
-        victims=tuple(
-            Blame(p, an.comm(p), s) for p, s in sorted(t.victims.items(), key=lambda kv: -kv[1])[: rules.PREEMPTORS]
-        ),
+        victims=tuple(Victim(p, an.comm(p), v.seconds, v.waits, v.worst) for p, v in victims[: rules.PREEMPTORS]),
         wakeups_unknown=t.unseen_wakes,
         wakeup_unknown_why=_unseen_why(an, t.unseen_cpu) if t.unseen_wakes else None,
+        more_victims=len(victims[rules.PREEMPTORS :]),
+        more_victims_seconds=sum(v.seconds for _p, v in victims[rules.PREEMPTORS :]),
     )
 
 

@@ -49,6 +49,10 @@ HUNG_TASK = 120.0
 #: The kernel's own bound for need_resched left unserved (kernel/sched/core.c resched_latency_warn_ms, 100 ms):
 #: on a kernel that does not preempt kernel code, an RT task woken behind a task in the kernel waits up to it.
 RESCHED_LATENCY_WARN = 0.1
+#: RT throttling's defaults (s): the RT tasks of a CPU may run sched_rt_runtime_us (950 ms) of every
+#: sched_rt_period_us (1 s); only then do CFS tasks get the rest (Documentation/scheduler/sched-rt-group.rst).
+RT_RUNTIME = 0.95
+RT_PERIOD = 1.0
 #: How far beyond its promise a wait must go before it is more than noise (an order of magnitude).
 ORDER = 10.0
 #: A fair-share wait (only CFS tasks ran) is load: the kernel made these threads CFS tasks on purpose. It is a
@@ -323,11 +327,14 @@ def victim_harm(
     culprit: TaskStats, analysis: TraceAnalysis, by_pid: dict[int, TaskStats], limit: float
 ) -> tuple[Severity | None, list[tuple[TaskStats, Wait, Judgement]]]:
     """The worst judged wait among the tasks ``culprit`` kept waiting, and each judged wait (worst first)."""
-    judged = []
-    for blame in culprit.victims:
-        victim = by_pid.get(blame.pid)
-        wait = worst_wait_behind(victim, culprit.pid) if victim else None
-        if victim is None or wait is None:
+    judged: list[tuple[TaskStats, Wait, Judgement]] = []
+    if not culprit.victims and culprit.delay_caused <= 0:  # nobody waited for its CPU while it ran
+        return None, judged
+    # Every task whose worst wait it ran through most of: not only its first few victims (TaskStats.victims, the
+    # most time in all, cut for the report), since one long wait can be the harm of a task that waited little.
+    for victim in by_pid.values():
+        wait = worst_wait_behind(victim, culprit.pid) if victim.pid != culprit.pid else None
+        if wait is None:
             continue
         j = judge_wait(victim, wait, analysis, by_pid, limit)
         if j is not None:

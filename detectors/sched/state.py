@@ -93,6 +93,29 @@ class Accumulator:
         return IntervalStats(self.count, self.total, worst)
 
 
+class VictimTally:
+    """What one task's waits for a CPU lost to another task that ran there (forensics.types.sched.Victim)."""
+
+    __slots__ = ("seconds", "waits", "worst")
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.waits = 0
+        self.worst = 0.0
+
+    def copy(self) -> VictimTally:
+        """An independent copy."""
+        out = VictimTally()
+        out.seconds, out.waits, out.worst = self.seconds, self.waits, self.worst
+        return out
+
+    def add(self, seconds: float) -> None:
+        """One more wait, ``seconds`` of it while the task ran."""
+        self.seconds += seconds
+        self.waits += 1
+        self.worst = max(self.worst, seconds)
+
+
 class TaskState:
     """What is known about one task while the trace is read."""
 
@@ -127,7 +150,7 @@ class TaskState:
         self.blocked: dict[bytes, Accumulator] = {}
         self.preempted_by: dict[int, int] = {}
         self.delay_caused = 0.0
-        self.victims: dict[int, float] = {}
+        self.victims: dict[int, VictimTally] = {}  # pid -> what its waits lost while this task ran
         # Wakeups whose switch-in on the CPU they were woken onto could not be seen (no sched_switch of that CPU
         # read before the task was switched in elsewhere): not counted; the last such CPU, for the reason.
         self.unseen_wakes = 0

@@ -97,29 +97,40 @@ def wait_to_dict(wait: Wait | None, named: Named = None) -> JsonDict | None:
 
 def task_to_dict(t: TaskStats, named: Named = None) -> JsonDict:
     """Everything measured about one task."""
-    return {
-        "pid": t.pid,
-        "comm": t.comm,
-        "prio": t.prio,
-        "rt": t.is_rt,
-        "runtime_ms": ms(t.runtime),
-        "runs": intervals_to_dict(t.runs, named),
-        "hog_runs": t.hog_runs,
-        "wakeup_latency": intervals_to_dict(t.wakeup, named),
-        "worst_wakeup": wait_to_dict(t.worst_wakeup, named),
-        "preempt_wait": intervals_to_dict(t.preempt_wait, named),
-        "worst_preempt_wait": wait_to_dict(t.worst_preempt_wait, named),
-        "blocked": {
-            s.state: {"count": s.n, "total_ms": ms(s.total), "worst": span_to_dict(s.worst, named)} for s in t.blocked
-        },
-        "preempted_by": [{"pid": p.pid, "comm": p.comm, "count": p.times} for p in t.preempted_by],
-        "delay_caused_ms": ms(t.delay_caused),
-        "victims": [{"pid": b.pid, "comm": b.comm, "ms": ms(b.seconds)} for b in t.victims],
-    } | (
-        # only when some wakeup's switch-in could not be seen (documents of whole traces are as they were)
-        {"wakeups_unknown": {"count": t.wakeups_unknown, "not_available": t.wakeup_unknown_why.reason}}
-        if t.wakeup_unknown_why
-        else {}
+    return (
+        {
+            "pid": t.pid,
+            "comm": t.comm,
+            "prio": t.prio,
+            "rt": t.is_rt,
+            "runtime_ms": ms(t.runtime),
+            "runs": intervals_to_dict(t.runs, named),
+            "hog_runs": t.hog_runs,
+            "wakeup_latency": intervals_to_dict(t.wakeup, named),
+            "worst_wakeup": wait_to_dict(t.worst_wakeup, named),
+            "preempt_wait": intervals_to_dict(t.preempt_wait, named),
+            "worst_preempt_wait": wait_to_dict(t.worst_preempt_wait, named),
+            "blocked": {
+                s.state: {"count": s.n, "total_ms": ms(s.total), "worst": span_to_dict(s.worst, named)}
+                for s in t.blocked
+            },
+            "preempted_by": [{"pid": p.pid, "comm": p.comm, "count": p.times} for p in t.preempted_by],
+            "delay_caused_ms": ms(t.delay_caused),
+            "victims": [
+                {"pid": v.pid, "comm": v.comm, "ms": ms(v.seconds), "waits": v.waits, "worst_ms": ms(v.worst)}
+                for v in t.victims
+            ],
+        }
+        | (
+            # the victims beyond those listed: how many and their time (only when there are some)
+            {"victims_more": {"count": t.more_victims, "ms": ms(t.more_victims_seconds)}} if t.more_victims else {}
+        )
+        | (
+            # only when some wakeup's switch-in could not be seen (documents of whole traces are as they were)
+            {"wakeups_unknown": {"count": t.wakeups_unknown, "not_available": t.wakeup_unknown_why.reason}}
+            if t.wakeup_unknown_why
+            else {}
+        )
     )
 
 

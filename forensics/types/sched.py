@@ -45,6 +45,18 @@ class Blame(NamedTuple):
     seconds: float
 
 
+class Victim(NamedTuple):
+    """A task that waited for a CPU while another task ran there: in all, in how many of its waits, and the most
+    of one wait.  Each second a task waits to run on a CPU is charged to the task running there then, so a
+    task's victims' seconds add up to the delay it caused (TaskStats.delay_caused)."""
+
+    pid: int
+    comm: str
+    seconds: float  # waited in all while the task ran
+    waits: int  # of its waits (wakeup or preemption) during which the task ran
+    worst: float  # the most seconds of one such wait
+
+
 class Wait(NamedTuple):
     """A wait to get on a CPU (wakeup or preemption), and who ran meanwhile (most time first)."""
 
@@ -108,11 +120,14 @@ class TaskStats(NamedTuple):
     blocked: tuple[StateTime, ...]
     preempted_by: tuple[Preemptor, ...]
     delay_caused: float  # task-seconds other tasks spent waiting for its CPU while it ran
-    victims: tuple[Blame, ...]  # tasks whose worst wait it ran through, most time first
+    victims: tuple[Victim, ...]  # the tasks that waited for its CPU while it ran, most time first (the first few)
     # Wakeups not counted in ``wakeup``: the task's switch-in on the CPU it was woken onto could not be seen (no
     # sched_switch of that CPU read before it was switched in elsewhere), so how long it waited is not known.
     wakeups_unknown: int = 0
     wakeup_unknown_why: NotAvailable | None = None
+    # The victims beyond ``victims``: how many, and their seconds in all.
+    more_victims: int = 0
+    more_victims_seconds: float = 0.0
 
     @property
     def is_rt(self) -> bool:
