@@ -105,6 +105,7 @@ class _Tables:
         # (culprit slot, victim pid, waits), (seconds, worst): TaskState.victims; room for the two waits a row ends
         self.vic_i = np.zeros((4 * (k.RING + 1), 3), dtype=np.int64)
         self.vic_f = np.zeros((4 * (k.RING + 1), 2))
+        self.vic_dense = np.full((k.VIC_DENSE, k.VIC_DENSE), -1, dtype=np.int32)  # (culprit, victim slot) -> row
         self.pb_i = np.zeros((256, 3), dtype=np.int64)
         self.tl_i = np.zeros((1 << 14 if timeline else 1, 2), dtype=np.int64)
         self.tl_f = np.zeros((len(self.tl_i), 2))
@@ -144,6 +145,7 @@ class _Tables:
             self.ow_f,
             self.vic_i,
             self.vic_f,
+            self.vic_dense,
             self.pb_i,
             self.tl_i,
             self.tl_f,

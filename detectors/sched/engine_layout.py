@@ -12,6 +12,7 @@ from detectors.sched import rules
 
 RING = rules.RECENT_RUNS  # the per-CPU ring of runs (SchedAnalyzer.recent's deque)
 CPU_DIRECT = 1024  # CPUs below this are their own slot
+VIC_DENSE = 512  # victims of task slots below this are found in an array, others in a dict
 PID_DIRECT = 1 << 20  # pids below this map to slots through an array, others through a dict
 DONE, FINISHED, GROW = 1, 0, 2
 
