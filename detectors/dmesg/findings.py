@@ -32,7 +32,17 @@ from forensics.model import (
     finding_id,
 )
 from forensics.types.causes import Cause, memory_user
-from forensics.types.dmesg import SAMPLE_REPORTS, KernelReport, ReportGroup, ReportKind, StackKind, group_severity
+from forensics.types.dmesg import (
+    LAST_OF,
+    ONE_OF,
+    REPORT_EVIDENCE,
+    SAMPLE_REPORTS,
+    KernelReport,
+    ReportGroup,
+    ReportKind,
+    StackKind,
+    group_severity,
+)
 
 if TYPE_CHECKING:
     # The reading of report bodies (detectors/dmesg/why.py, its ~80 patterns, capstone's decoder) is imported
@@ -191,7 +201,7 @@ def _evidence(source: str, report: KernelReport) -> list[Evidence]:
     items = [
         _cited(
             source,
-            _line_at(report.start_line, report.end_line, "report"),
+            _line_at(report.start_line, report.end_line, REPORT_EVIDENCE),
             _excerpt(report.header),
             _when(report),
             cpu,
@@ -244,8 +254,8 @@ def explained_finding(source: str, group: ReportGroup, why: ReportWhy | None, ca
     severity = group_severity(group)
     evidence = _evidence(source, first)
     if group.count > 1:
-        evidence += [_occurrence(source, r, f"one of {group.count}") for r in group.sample]
-        evidence.append(_occurrence(source, last, f"last of {group.count}"))
+        evidence += [_occurrence(source, r, f"{ONE_OF}{group.count}") for r in group.sample]
+        evidence.append(_occurrence(source, last, f"{LAST_OF}{group.count}"))
     facts = [_fact("type", first.kind.value), _fact("occurrences", str(group.count))]
     release: str | NotAvailable = first.kernel_release
     banner = first.boot_banner

@@ -29,6 +29,7 @@ from forensics.model import (
     Severity,
     Timestamp,
 )
+from forensics.types.dmesg import OCCURRENCE_NAMES
 from forensics.types.incident import BOOT_LANE, UPTIME_LANE, WALL_LANE, Lane, TimelineEvent
 from forensics.units import iso_utc, utc_datetime
 
@@ -206,8 +207,6 @@ def _event(finding: Finding, boot: BootTime | NotAvailable, elsewhere: dict[str,
 #: Detectors whose findings are kernel reports: their evidence times are when the kernel printed them (a merged
 #: finding keeps its first detector: a dump's crash corroborated by its log is "vmcore").
 PRINTED_DETECTORS = frozenset({"dmesg", "vmcore"})
-#: The names of a report's evidence that mark one of its occurrences (detectors.dmesg.findings): its header line.
-OCCURRENCE_NAMES = ("report", "one of ", "last of ")
 
 
 def _spans_time(ev: Evidence) -> bool:

@@ -12,6 +12,7 @@ from forensics.model import BootTime, Examined, Incident, NotAvailable, SourceRe
 from forensics.types.dmesg_result import DmesgResult, SourceResult
 
 if TYPE_CHECKING:
+    from collectors.inputs import TrackedInput
     from collectors.log_identity import LogIdentity
     from detectors.dmesg.findings import ReportGrouper
     from forensics.types.causes import Cause
@@ -65,13 +66,19 @@ def triage_file(name: str) -> SourceResult:
 
 def _triage_file(name: str) -> tuple[SourceResult, bytes]:
     """:func:`triage_file`, with the head of the log as read (what :func:`_identities` parses of a log file)."""
-    from collectors.kernel_log import log_chunks, open_log
+    from collectors.kernel_log import open_log
+
+    with open_log(name) as tracked:
+        return _triage(tracked)
+
+
+def _triage(tracked: TrackedInput) -> tuple[SourceResult, bytes]:
+    """One opened log triaged, with its head as read."""
+    from collectors.kernel_log import log_chunks
 
     head = bytearray()
-    with open_log(name) as tracked:
-        grouper, lines = scan_chunks(log_chunks(tracked, head=head))
-        record = tracked.record()
-    return _explained(tracked.source, record, grouper, lines), bytes(head)
+    grouper, lines = scan_chunks(log_chunks(tracked, head=head))
+    return _explained(tracked.source, tracked.record(), grouper, lines), bytes(head)
 
 
 def analyse_log_bytes(name: str, data: bytes) -> DmesgResult:
@@ -80,19 +87,11 @@ def analyse_log_bytes(name: str, data: bytes) -> DmesgResult:
     import io
 
     from collectors.inputs import TrackedInput
-    from collectors.kernel_log import log_chunks
     from collectors.log_identity import parse_identity
-    from forensics.gcpause import gc_paused
 
-    head = bytearray()
-    tracked = TrackedInput(name, io.BytesIO(data))
-    grouper, lines = scan_chunks(log_chunks(tracked, head=head))
-    result = _explained(tracked.source, tracked.record(), grouper, lines)
-    with gc_paused():
-        # No file to read the head of again: what the head says is given as the last result's (build_incident).
-        incident = build_incident([result], parse_identity(bytes(head)))
-        hypotheses = dmesg_hypotheses(incident)
-    return DmesgResult((result,), incident, hypotheses)
+    result, head = _triage(TrackedInput(name, io.BytesIO(data)))
+    # No file to read the head of again: what the head says is given as the last result's (build_incident).
+    return _merged([result], parse_identity(head))
 
 
 def triage_live() -> tuple[SourceResult, LogIdentity]:
@@ -258,19 +257,24 @@ def build_incident(
 
 def analyse_logs(names: list[str], live: bool) -> DmesgResult:
     """``kforensic dmesg``: triage each log (and the live ring buffer), merge them, rank the hypotheses."""
-    from forensics.gcpause import gc_paused
-
     triaged = [_triage_file(n) for n in names]
     results = [result for result, _ in triaged]
     live_identity = None
     if live:
         result, live_identity = triage_live()
         results.append(result)
+    return _merged(results, live_identity, [head for _, head in triaged])
+
+
+def _merged(results: list[SourceResult], live: LogIdentity | None, heads: list[bytes] | None = None) -> DmesgResult:
+    """The triaged inputs as one result: their incident (:func:`build_incident`) and its ranked hypotheses."""
+    from forensics.gcpause import gc_paused
+
     # The findings read the kept reports' lines: a remembered report's repeat makes them now (~1,000 of the
     # shared corpus four times over, some 100,000 tuples, none in a cycle); a collection of the oldest
     # generation they set off walked every object of the run for nothing (~0.1 s).
     with gc_paused():
-        incident = build_incident(results, live_identity, [head for _, head in triaged])
+        incident = build_incident(results, live, heads)
         hypotheses = dmesg_hypotheses(incident)
     return DmesgResult(tuple(results), incident, hypotheses)
 

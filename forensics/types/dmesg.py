@@ -16,6 +16,12 @@ from forensics.types.causes import Cause
 
 #: Occurrences of one signature kept between the first and the last (spread evenly over the log).
 SAMPLE_REPORTS = 4
+#: The names of a report finding's evidence that mark an occurrence (its header line): the first report's, a kept
+#: sample's ("one of N") and the last's ("last of N"); the incident timeline spans these (detectors.incident).
+REPORT_EVIDENCE = "report"
+ONE_OF = "one of "
+LAST_OF = "last of "
+OCCURRENCE_NAMES = (REPORT_EVIDENCE, ONE_OF, LAST_OF)
 
 
 FactValue = str | int
