@@ -99,6 +99,7 @@ _SK_UNINIT_STORED: Final = StackKind.UNINIT_STORED
 _VK_NON_CANONICAL: Final = ValueKind.NON_CANONICAL
 _VK_SLAB_POISON_END: Final = ValueKind.SLAB_POISON_END
 _VK_SLAB_POISON_FREE: Final = ValueKind.SLAB_POISON_FREE
+PID_MAX_LIMIT: Final = 4 * 1024 * 1024  # the largest pid_max on 64-bit (include/linux/threads.h)
 
 
 def _fact(name: str, value: FactValue | NotAvailable, at: int) -> WhyFact:
@@ -235,7 +236,12 @@ def _sanitizer_stacks(r: _Reading) -> None:
         if section.first_foreign is not None:
             r.facts.append(_fact(name, section.first_foreign.function, section.first_foreign.at))
         if section.task is not None:
-            r.facts.append(_fact(f"{name} task", section.task, section.at))
+            # A pid past PID_MAX_LIMIT (4 M, include/linux/threads.h) is no task: the report's text was damaged
+            # (syzkaller log 120: "Allocated by task 3625515936:" printed while a second oops interrupted it).
+            task = (
+                section.task if section.task <= PID_MAX_LIMIT else f"{section.task}: not a pid (past {PID_MAX_LIMIT})"
+            )
+            r.facts.append(_fact(f"{name} task", task, section.at))
 
 
 def _kasan_located(r: _Reading, m: re.Match[str], line: LogLine) -> None:
@@ -1252,11 +1258,12 @@ _WARN_FUNC = rc.compile(r"\.[a-z]+:\d+ (?:at )?([A-Za-z_][\w.]*\+0x[0-9a-f]+/0x[
 #: KASAN_SHADOW_OFFSET of x86-64: a KASAN kernel checks an address by reading the byte at (address >> 3) + this.
 KASAN_SHADOW_OFFSET = 0xDFFFFC0000000000
 _CR2 = rc.compile(r"\bCR2: ([0-9a-f]+)")
+_HASHED_TASK = rc.compile(r"\btask: ([0-9a-f]{16}) task\.stack: ")
 
 
 #: The words one of which each test of :func:`_fault`'s reading needs in a line (its first test of each branch).
 _FAULT_WORDS = ("protection fault", "in range [", "handle", "dereference", "#PF:", "WnR", "IABT", "IP", "pc", "PC",
-                "PSW", "WARNING:", "BUG at", "CR2", "kasan: GPF")  # fmt: skip
+                "PSW", "WARNING:", "BUG at", "CR2", "kasan: GPF", "Thread overran stack")  # fmt: skip
 _FAULT_SEARCH = BytesAhoCorasick([w.encode() for w in _FAULT_WORDS], matchkind=MatchKind.LeftmostFirst)
 
 
@@ -1325,8 +1332,12 @@ def _fault(r: _Reading) -> None:
             r.add("cr2", f"0x{m.group(1)}", line)
         elif "kasan: GPF" in body and (m := _KASAN_GPF_HINT.search(body)) is not None:
             r.add("KASAN hint", m.group(1), line)
+        elif "Thread overran stack" in body and r.get("stack") is None:
+            # arch/x86/mm/fault.c prints it when the fault address lies in the task's stack guard page.
+            r.add("stack", "the kernel says: thread overran its stack, or the stack is corrupted", line)
     if warned is not None and r.get(site) is None:
         r.add(site, warned[0], warned[1])
+    _hashed_address(r)
     _preamble_facts(r)
     _arm64_address(r)
     _code_facts(r)
@@ -1335,6 +1346,29 @@ def _fault(r: _Reading) -> None:
         r.facts = [f._replace(value=f.value.replace("a member read through", "a member written through"))
                    if f.name in ("address is", "base register is") and isinstance(f.value, str) else f
                    for f in r.facts]  # fmt: skip
+
+
+def _hashed_address(r: _Reading) -> None:
+    """The faulting address said unknown where the report prints hashed pointers.
+
+    From v4.15-rc1 (commit ad67b74d2469 "printk: hash addresses printed with %p") a kernel printing the fault's
+    address with %p prints a 32-bit hash: "unable to handle kernel paging request at 000000007c8b2954" is no
+    user-space address.  The same report's "task: 00000000ad16368f task.stack: ..." line shows it: a task_struct
+    is never below 4 GiB on a 64-bit kernel.  CR2 is no substitute: the register dump reads it when it prints
+    (6.1's dumps print another fault's CR2 there, the saved one only at the oops' end).
+    """
+    printed = next((f for f in r.facts if f.name == "address is"), None)
+    if printed is None or not isinstance(printed.value, str):
+        return
+    for line in r.lines:
+        if "task.stack:" in line.body and (m := _HASHED_TASK.search(line.body)) is not None:
+            if int(m.group(1), 16) >= 1 << 32:
+                return
+            cr2 = next((f.value for f in r.facts if f.name == "cr2"), None)
+            said = f"; CR2 when the registers were printed: {cr2}" if cr2 is not None else ""
+            why = NotAvailable(f"the line prints a hashed pointer (this kernel hashes %p: task: {m.group(1)}){said}")
+            r.facts = [_fact(f.name, why, line.number - r.first) if f is printed else f for f in r.facts]
+            return
 
 
 def _preamble_facts(r: _Reading) -> None:

@@ -1238,3 +1238,47 @@ def test_crash_commands_name_what_crash_reads() -> None:
         NULL_MEMBER.replace("kf_read_entry+0x1c/0x40 [kf]", "0x86").replace("  kf_read+0x5a/0xa0 [kf]\n", "")
     )
     assert jump.cause is not None and jump.cause.next_command.startswith("crash> bt  #")
+
+
+# ---------------------------------------------------------------- page faults printed with hashed pointers
+
+HASHED_FAULT = """\
+[   80.100000] BUG: unable to handle kernel paging request at 000000007c8b2954
+[   80.100010] IP: kf_fetch+0x11/0x40
+[   80.100020] PGD 5e28067 P4D 5e28067 PUD 5e29063 PMD 0
+[   80.100030] Thread overran stack, or stack corrupted
+[   80.100040] Oops: 0000 [#1] SMP KASAN
+[   80.100050] CPU: 1 PID: 4078 Comm: kf-worker Not tainted 4.15.0-rc2-kf #1
+[   80.100060] task: 00000000ad16368f task.stack: 00000000e9d18cac
+[   80.100070] RIP: 0010:kf_fetch+0x11/0x40
+[   80.100080] RSP: 0000:ffff8801d818fd48 EFLAGS: 00010006
+[   80.100090] CR2: ffffffff88cd0078 CR3: 00000001c154f000 CR4: 00000000001406e0
+[   80.100100] Call Trace:
+[   80.100110]  kf_unwind+0x2d/0x330
+[   80.100120]  kthread+0x37a/0x440
+"""
+
+
+def test_a_fault_address_printed_hashed_is_not_classified() -> None:
+    """v4.15-rc kernels hash %p: the fault line's 000000007c8b2954 is no user-space address (syzkaller's log 120
+    was told it was); the report's own task line shows the hashing, and the thread-overran-stack line is read."""
+    (why,) = read(HASHED_FAULT)
+    got = facts(why)
+    said = got["address is"]
+    assert isinstance(said, NotAvailable), said
+    assert "hashed" in said.reason and "00000000ad16368f" in said.reason and "0xffffffff88cd0078" in said.reason
+    assert got["stack"] == "the kernel says: thread overran its stack, or the stack is corrupted"
+    # The same report with the real pointers of an unhashed kernel classifies the address as before.
+    (plain,) = read(
+        HASHED_FAULT.replace("00000000ad16368f", "ffff8801ad16368f").replace("00000000e9d18cac", "ffff8801e9d18cac")
+    )
+    assert facts(plain)["address is"] == "a user-space address where the kernel expects a kernel pointer"
+
+
+def test_a_task_number_past_pid_max_is_said_not_a_pid() -> None:
+    """A damaged KASAN report's "Allocated by task 3625515936:" is no task (pid_max is at most 4 M)."""
+    text = KASAN_SOCKET.replace("Allocated by task 9307:", "Allocated by task 3625515936:")
+    (good,) = read(KASAN_SOCKET)
+    (bad,) = read(text)
+    assert facts(good)["allocated by task"] == 9307
+    assert facts(bad)["allocated by task"] == "3625515936: not a pid (past 4194304)"
