@@ -2108,21 +2108,29 @@ def perf_script_chunks(
         warnings.append(f"perf script said: {reason}" + (f" (+{len(said) - 1} more lines)" if len(said) > 1 else ""))
 
 
-#: The lines of perf's header (``perf report --header-only``, ``perf script --header``) that name the system.
-_SYSTEM_LINE = re.compile(rb"^# (hostname|os release) : (.*\S)\s*$", re.MULTILINE)
+#: The lines of perf's header (``perf report --header-only``, ``perf script --header``) that name the system, and the
+#: command line that recorded it.
+_SYSTEM_LINE = re.compile(rb"^# (hostname|os release|cmdline) : (.*\S)\s*$", re.MULTILINE)
+
+#: What :func:`header_system` reads: host, kernel release, the header lines naming them, the ``# cmdline`` line.
+PerfHeader = tuple[str | None, str | None, tuple[str, ...], str | None]
 
 
-def header_system(text: bytes) -> tuple[str | None, str | None, tuple[str, ...]]:
-    """The host and kernel release a perf header names, and the header lines that name them.
+def header_system(text: bytes) -> PerfHeader:
+    """The host and kernel release a perf header names, the header lines that name them, and its ``# cmdline``
+    line (how it was recorded: ``perf record -g ...``).
 
     ``text``: perf's header lines (``# hostname : vm``, ``# os release : 6.1.0``), read up to the first line
     that is not a comment (in ``perf script --header`` text, the first sample).
     """
     found: dict[bytes, bytes] = {}
     lines: list[str] = []
+    cmdline = None
     end = re.search(rb"^[^#\n]", text, re.MULTILINE)
     for m in _SYSTEM_LINE.finditer(text, 0, end.start() if end else len(text)):
-        if m.group(1) not in found:
+        if m.group(1) == b"cmdline":
+            cmdline = cmdline or m.group(0).decode("utf-8", "replace").strip()
+        elif m.group(1) not in found:
             found[m.group(1)] = m.group(2)
             lines.append(m.group(0).decode("utf-8", "replace").strip())
     host, kernel = found.get(b"hostname"), found.get(b"os release")
@@ -2130,15 +2138,16 @@ def header_system(text: bytes) -> tuple[str | None, str | None, tuple[str, ...]]
         host.decode("utf-8", "replace") if host is not None else None,
         kernel.decode("utf-8", "replace") if kernel is not None else None,
         tuple(lines),
+        cmdline,
     )
 
 
-def perf_data_system(path: Path, perf: str | None = None) -> tuple[str | None, str | None, tuple[str, ...]]:
+def perf_data_system(path: Path, perf: str | None = None) -> PerfHeader:
     """:func:`header_system` of ``perf report --header-only -i PATH`` (an argument list, no shell); nothing when
     perf cannot read it."""
     binary = perf or find_perf()
     if binary is None:
-        return None, None, ()
+        return None, None, (), None
     try:
         proc = subprocess.run(
             [binary, "report", "--header-only", "-i", str(path)],
@@ -2148,8 +2157,8 @@ def perf_data_system(path: Path, perf: str | None = None) -> tuple[str | None, s
             check=False,
         )
     except (OSError, subprocess.TimeoutExpired):
-        return None, None, ()
-    return header_system(proc.stdout) if proc.returncode == 0 else (None, None, ())
+        return None, None, (), None
+    return header_system(proc.stdout) if proc.returncode == 0 else (None, None, (), None)
 
 
 def _is_folded(text: bytes) -> bool:
@@ -2237,7 +2246,7 @@ def read_profile(
                     parser.feed(chunk)
                 system = perf_data_system(data_path, perf)
             profile = parser.close()
-            profile.host, profile.kernel_release, profile.header = system
+            profile.host, profile.kernel_release, profile.header, profile.recorded_by = system
             profile.notes[:0] = warnings + perf_data_notes(first, size) + tracked.notes
             profile.record = record
             return _checked(profile, window)
@@ -2275,7 +2284,7 @@ def read_profile(
                 parser.feed(chunk)
             profile = parser.close()
             # `perf script --header` text starts with the perf.data header.
-            profile.host, profile.kernel_release, profile.header = header_system(head)
+            profile.host, profile.kernel_release, profile.header, profile.recorded_by = header_system(head)
         profile.record = tracked.record()
         profile.notes.extend(tracked.notes)  # a compressed stream cut short: read up to the cut, and said
     return _checked(profile, window)

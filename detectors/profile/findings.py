@@ -7,6 +7,7 @@ count and the call chain as facts.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterable, Sequence
 from operator import attrgetter, itemgetter
 
@@ -340,10 +341,7 @@ def profile_findings(
                     summary=f"{top_row.key} ({'kernel' if top_row.kernel else 'user'}, {top_row.dso or 'unknown DSO'}) "
                     f"is where the CPU was in {top_row.share:.1f}% of the {event} period; {meaning}.",
                     evidence=(_evidence(profile, heaviest),),
-                    next_steps=(
-                        f"`perf annotate --stdio -s {top_row.key}` shows the hot instructions; "
-                        "the call paths in the table show who calls it",
-                    ),
+                    next_steps=(_hot_instructions_step(profile, top_row.key, top_row.dso),),
                     facts=(
                         Fact("share", f"{top_row.share:.2f}%"),
                         Fact("samples", str(top_row.samples)),
@@ -354,6 +352,19 @@ def profile_findings(
                 )
             )
     return findings
+
+
+def _hot_instructions_step(profile: Profile, key: str, dso: str | None) -> str:
+    """How to see the hot instructions of ``key``: ``perf annotate -s SYMBOL``; for the samples of a DSO perf could
+    not name (``[gzip]``: its addresses, no symbol), perf annotate finds nothing ("The perf.data data has no
+    samples!"): perf report sorted by symbol lists their addresses."""
+    if dso and key == "[" + dso.rsplit("/", 1)[-1] + "]":
+        where = f" -i {shlex.quote(profile.source)}" if profile.kind == "perf.data" else ""
+        return (
+            f"`perf report{where} --stdio --dsos {shlex.quote(dso)} --sort sym` lists its hot addresses: {dso} has no "
+            "symbols perf could read (install its debug symbols, e.g. the -dbgsym package, to name them)"
+        )
+    return f"`perf annotate --stdio -s {key}` shows the hot instructions; the call paths in the table show who calls it"
 
 
 __all__ = ["RULES", "ClassShare", "class_shares", "profile_findings"]

@@ -357,6 +357,8 @@ class Profile:
     host: str | None = None
     kernel_release: str | None = None
     header: tuple[str, ...] = ()
+    # The header's ``# cmdline : perf record -g ...`` line: how it was recorded (None: no header, or none there).
+    recorded_by: str | None = None
     # The folded stacks as the reader summed them when asked (``read_profile(folded=True)``; None when it did not):
     # per (command's folded name, the chain's frame names joined by ";") the period of the stacks of the first event,
     # what the folded lines of all its stacks sum (:func:`detectors.profile.hotspots.folded_rows`).

@@ -320,6 +320,43 @@ def test_perf_data_header_names_the_host_and_kernel(recorded: Path, tmp_path: Pa
     unnamed = analyse_profile(str(plain)).incident
     assert unnamed.host == NotAvailable("perf script text does not name the host")
     assert unnamed.kernel_release == NotAvailable("perf script text does not name the kernel release")
+    # The header's command line is kept: how it was recorded.
+    recorded_by, from_text = read_profile(str(recorded)).recorded_by, read_profile(str(headed)).recorded_by
+    assert recorded_by is not None and recorded_by.startswith("# cmdline : ") and " -g " in recorded_by
+    assert from_text == recorded_by
+
+
+#: ``perf script --header`` text of a stripped program built without frame pointers, recorded with -g: each of its
+#: samples is one frame perf could not name (as Debian's gzip, where a user's recording was told to "record with
+#: perf record -g" and to run a perf annotate that finds no samples).
+STRIPPED = """\
+# ========
+# captured on    : Sun Dec  6 16:12:00 2026
+# hostname : kf
+# os release : 6.1.0-kf
+# cmdline : /usr/bin/perf record -g -F 999 -o kf.data -- gzip -c big
+# ========
+#
+"""
+SAMPLE = "gzip 19640 {t:.6f}:    1001001 cpu-clock:ppp: \n\t            {a:x} [unknown] (/usr/bin/gzip)\n\n"
+
+
+def test_one_frame_stacks_of_a_recording_with_call_graphs_blame_frame_pointers(tmp_path: Path) -> None:
+    from forensics.pipelines.profile import analyse_profile
+
+    samples = "".join(SAMPLE.format(t=100 + i / 1000, a=0x4330 + i % 3) for i in range(200))
+    asked, unasked = tmp_path / "asked.perf.txt", tmp_path / "unasked.perf.txt"
+    asked.write_text(STRIPPED + samples)
+    unasked.write_text(STRIPPED.replace(" -g", "") + samples)
+    result = analyse_profile(str(asked))
+    (said,) = [c for e in result.incident.examined for c in e.could_not if c.startswith("call paths")]
+    assert "asked for call chains" in said and "-- gzip -c big" in said and "--call-graph dwarf" in said
+    (plain,) = [c for e in analyse_profile(str(unasked)).incident.examined for c in e.could_not if "call paths" in c]
+    assert plain == "call paths: most samples carry no call chain (record with perf record -g)"
+    # Its top hotspot is the program's unnamed addresses: perf report lists them, perf annotate cannot.
+    (top,) = [f for f in result.incident.findings if "Top hotspot" in f.title]
+    assert top.title.startswith("Top hotspot: [gzip]")
+    assert top.next_steps[0].startswith("`perf report --stdio --dsos /usr/bin/gzip --sort sym`")
 
 
 def test_truncated_perf_data_is_an_error_or_a_note(recorded: Path, tmp_path: Path) -> None:
