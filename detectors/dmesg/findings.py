@@ -213,7 +213,7 @@ def _evidence(source: str, report: KernelReport) -> list[Evidence]:
         # The frame's name first: a line without it holds neither (one substring test a line, not two).
         at_offset, at_suffix = f"{frame}+0x", f" {frame}."
         for number, text in report.lines:
-            if number != report.start_line and frame in text and (at_offset in text or at_suffix in text):
+            if number != report.start_line and frame in text and _names_frame(text, at_offset, at_suffix):
                 items.append(_cited(source, _line_at(number, None, "guilty frame"), _excerpt(text), None, cpu))
                 break
         else:
@@ -222,6 +222,20 @@ def _evidence(source: str, report: KernelReport) -> list[Evidence]:
                 at, body = report.frame_past
                 items.append(_cited(source, _line_at(report.start_line + at, None, "guilty frame"), _excerpt(body)))
     return items
+
+
+def _names_frame(text: str, at_offset: str, at_suffix: str) -> bool:
+    """Whether a line names the frame as ``<frame>+0x`` (not inside a longer name: syzkaller's log 1000 cited
+    ``do_read_cache_folio+0x240/0x5b8`` as the guilty frame read_cache_folio, one line above its own) or as
+    `` <frame>.``."""
+    if at_suffix in text:
+        return True
+    at = text.find(at_offset)
+    while at >= 0:
+        if at == 0 or not (text[at - 1].isalnum() or text[at - 1] == "_"):
+            return True
+        at = text.find(at_offset, at + 1)
+    return False
 
 
 def _occurrence(source: str, report: KernelReport, name: str) -> Evidence:

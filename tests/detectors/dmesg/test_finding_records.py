@@ -103,3 +103,28 @@ def test_the_checks_stated_again_are_the_models_own() -> None:
         source = textwrap.dedent(inspect.getsource(cls.__post_init__))  # type: ignore[attr-defined]
         digest = hashlib.sha256(source.encode()).hexdigest()[:16]
         assert digest == _CHECKED_POST_INITS[cls.__name__], f"{cls.__name__}.__post_init__ changed: see findings.py"
+
+
+HUNG_IN_READ = b"""\
+[  500.100000] INFO: task kf-udev:77 blocked for more than 143 seconds.
+[  500.100010]       Not tainted 6.12.0-kf #1
+[  500.100020] "echo 0 > /proc/sys/kernel/hung_task_timeout_secs" disables this message.
+[  500.100030] task:kf-udev         state:D stack:0     pid:77    tgid:77    ppid:1
+[  500.100040] Call Trace:
+[  500.100050]  __schedule+0x1b74/0x2d24
+[  500.100060]  schedule+0xa4/0x140
+[  500.100070]  io_schedule+0x1c/0xe0
+[  500.100080]  folio_wait_bit_common+0x674/0x9ec
+[  500.100090]  do_read_cache_folio+0x240/0x5b8
+[  500.100100]  read_cache_folio+0x68/0x84
+[  500.100110]  read_part_sector+0xcc/0x6e8
+[  500.100120]  kf_partition_check+0x98/0x5ac
+"""
+
+
+def test_the_guilty_frame_is_cited_where_its_own_name_stands_not_inside_a_longer_one() -> None:
+    """``read_cache_folio+0x`` stands inside ``do_read_cache_folio+0x240``, one line above the frame's own."""
+    (report,) = scan_chunks([HUNG_IN_READ])
+    assert report.frame == "read_cache_folio"
+    (cited,) = [e for e in findings._evidence("a.log", report) if e.locator.name == "guilty frame"]
+    assert cited.locator.start == 11 and "] read_cache_folio+0x68/0x84" in cited.excerpt.replace("  ", " ")
