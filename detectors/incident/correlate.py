@@ -23,7 +23,7 @@ import re
 from collections.abc import Callable, Collection
 from dataclasses import replace
 
-from detectors.incident.deliberate import mark
+from detectors.incident.deliberate import is_deliberate, mark
 from detectors.incident.hypotheses import FREE_AT_CRASH
 from detectors.incident.timeline import crash_uptime, foreign_sources
 from forensics.model import (
@@ -95,7 +95,13 @@ def merge_into(base: Finding, other: Finding, why: str, corroborates: bool = Tru
 
 
 def _is_log_crash(f: Finding) -> bool:
-    return f.kind.from_kernel_log and f.kind not in _EVENT_KINDS and f.severity >= Severity.HIGH
+    """A log report that may be the dump's crash: high or worse, or a crash requested with sysrq (low, as the
+    dump's finding of it: the two are still one crash)."""
+    return (
+        f.kind.from_kernel_log
+        and f.kind not in _EVENT_KINDS
+        and (f.severity >= Severity.HIGH or (f.severity is Severity.LOW and is_deliberate(f)))
+    )
 
 
 Rule = Callable[[dict[str, Finding]], list[tuple[str, str, str]]]

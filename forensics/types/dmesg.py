@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import NamedTuple
 
-from forensics.model import FindingKind, NotAvailable, Severity
+from forensics.model import Baseline, FindingKind, NotAvailable, Severity
 from forensics.types.causes import Cause
+from forensics.types.deliberate import FORCED, requested_by_sysrq
 
 #: Occurrences of one signature kept between the first and the last (spread evenly over the log).
 SAMPLE_REPORTS = 4
@@ -443,6 +444,24 @@ class ReportWhy(NamedTuple):
         return next((s for s in self.stacks if s.kind == kind), None)
 
 
+def group_judgement(group: ReportGroup) -> tuple[Severity, Baseline | None]:
+    """A group's one severity, in its finding and in every table, and the baseline it was judged against.
+
+    A crash requested with sysrq is low, as the dump's crash finding of it is (:data:`FORCED`): the kernel
+    panicked because someone asked.  Any other report the kernel panicked on is critical; the rest are as
+    severe as their rule says (detectors/dmesg/rules.py).
+    """
+    first = group.first
+    texts = [first.title, first.header]
+    if isinstance(first.frame, str):
+        texts.append(first.frame)
+    if requested_by_sysrq(texts):
+        return Severity.LOW, FORCED
+    if first.panicked or group.last.panicked:
+        return Severity.CRITICAL, None
+    return first.severity, None
+
+
 def group_severity(group: ReportGroup) -> Severity:
-    """A group's one severity, in its finding and in every table: critical when the kernel panicked on it."""
-    return Severity.CRITICAL if group.first.panicked or group.last.panicked else group.first.severity
+    """A group's one severity (:func:`group_judgement`'s)."""
+    return group_judgement(group)[0]
