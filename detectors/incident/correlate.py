@@ -25,7 +25,7 @@ from dataclasses import replace
 
 from detectors.incident.deliberate import is_deliberate, mark
 from detectors.incident.hypotheses import FREE_AT_CRASH
-from detectors.incident.timeline import crash_uptime, foreign_sources
+from detectors.incident.timeline import crash_uptime, ends_the_boot, foreign_sources
 from forensics.model import (
     BootTime,
     Clock,
@@ -207,7 +207,7 @@ RULES: tuple[tuple[str, Rule], ...] = (
 
 def _contradictions(by_id: dict[str, Finding]) -> list[Finding]:
     crashes = [f for f in by_id.values() if f.kind is FindingKind.CRASH]
-    logs = [f for f in by_id.values() if _is_log_crash(f) and f.severity is Severity.CRITICAL]
+    logs = [f for f in by_id.values() if _is_log_crash(f) and ends_the_boot(f)]
     out = []
     for crash in crashes:
         if logs and not any(log.title == crash.title or _one_message(crash, log) for log in logs):
@@ -235,7 +235,7 @@ def _other_boots(findings: tuple[Finding, ...]) -> list[Finding]:
     """An input whose times since boot are past the crash cannot come from the crashed boot."""
     out = []
     crash = next((f for f in findings if f.kind is FindingKind.CRASH), None) or next(
-        (f for f in findings if _is_log_crash(f) and f.severity is Severity.CRITICAL), None
+        (f for f in findings if _is_log_crash(f) and ends_the_boot(f)), None
     )
     for source, (ev, end) in foreign_sources(findings).items():
         assert ev.timestamp is not None

@@ -80,3 +80,18 @@ def test_a_real_crash_that_a_sysrq_line_precedes_stays_critical(
     doc = _json(monkeypatch, capsys, tmp_path / "dmesg.json", "dmesg", log)
     [crash] = [f for f in doc["incident"]["findings"] if f["kind"] == "dmesg.null-deref"]
     assert crash["severity"] == "critical" and _baseline(crash) != _FORCED
+
+
+def test_a_sysrq_crash_log_of_another_crash_still_contradicts_the_dump(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """01-null-member's dump with 07-sysrq-c's console log: the log's crash, low because requested, is still the
+    crash that ended its boot, and not the dump's."""
+    case, other = _need("01-null-member"), _need("07-sysrq-c")
+    doc = _json(
+        monkeypatch, capsys, tmp_path / "report.json",
+        "report", "--vmcore", case.vmcore, *_debug(case), "--dmesg", other.console_log,
+    )  # fmt: skip
+    [said] = [f for f in doc["findings"] if f["kind"] == "contradiction"]
+    assert said["title"].startswith("the dump and the log disagree: 'BUG: unable to handle kernel NULL pointer")
+    assert said["title"].endswith("'kernel panic: sysrq triggered crash'")
