@@ -340,7 +340,8 @@ def _finding(
     return _record(Finding, {"id": id, "kind": kind, "title": title, "severity": severity, "confidence": confidence,
                              "confidence_reason": reason, "summary": summary, "evidence": evidence,
                              "next_steps": next_steps, "facts": facts, "detector": DETECTOR, "subjects": (),
-                             "baseline": baseline, "stated": None, "log_cause": logged})  # fmt: skip
+                             "baseline": baseline, "stated": None, "log_cause": logged,
+                             "consequence_of": None})  # fmt: skip
 
 
 # ---------------------------------------------------------------- why: the report body read to its values

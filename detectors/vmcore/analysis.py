@@ -6,6 +6,7 @@ from dataclasses import replace
 
 from detectors.dmesg.findings import group_finding, group_reports
 from detectors.dmesg.scanner import scan_text
+from detectors.incident.consequences import link_consequences
 from detectors.incident.hypotheses import rank_hypotheses
 from detectors.vmcore.faultaddr import fault_address_record
 from detectors.vmcore.findings import (
@@ -132,6 +133,8 @@ def analyse_snapshot(
     findings += outsized_cache_findings(snap)
     findings += module_findings(snap, snap.backtrace)
     findings += log_findings
+    # One event's harm counted once: the hung tasks and the crash a lock cycle or a spinlock brought on link to it.
+    findings = link_consequences(findings)
     return (
         VmcoreAnalysis(
             tuple(findings),

@@ -95,3 +95,103 @@ def test_a_sysrq_crash_log_of_another_crash_still_contradicts_the_dump(
     [said] = [f for f in doc["findings"] if f["kind"] == "contradiction"]
     assert said["title"].startswith("the dump and the log disagree: 'BUG: unable to handle kernel NULL pointer")
     assert said["title"].endswith("'kernel panic: sysrq triggered crash'")
+
+
+def _links(findings: list[dict[str, Any]]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The one critical finding, and the findings linked to it as its consequences."""
+    [root] = [f for f in findings if f["severity"] == "critical"]
+    assert "consequence_of" not in root
+    return root, [f for f in findings if (f.get("consequence_of") or {}).get("id") == root["id"]]
+
+
+def _check_consequences(root: dict[str, Any], linked: list[dict[str, Any]]) -> None:
+    for f in linked:
+        assert f["consequence_of"]["title"] == root["title"] and f["consequence_of"]["how"], f["title"]
+        assert f["severity"] == "high" and f["evidence"], f["title"]  # below the root, its evidence kept
+        if f["baseline"]["name"] == "its root cause, where the harm is counted once":
+            assert f["baseline"]["value"] == f"critical: finding {root['id']}"
+
+
+@pytest.mark.parametrize("with_log", [False, True], ids=["vmcore", "report"])
+def test_a_deadlock_is_one_critical_root_and_its_hung_tasks_and_crash_are_its_consequences(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], with_log: bool
+) -> None:
+    """11-abba-deadlock: the lock cycle, the two tasks in it, khungtaskd's reports of them and the crash
+    kernel.hung_task_panic made of one were three critical findings (vmcore: the crash, the cycle, the log's
+    report; report: the crash, the cycle, kf_stats merged with the log's report)."""
+    case = _need("11-abba-deadlock")
+    if with_log:
+        findings = _json(
+            monkeypatch, capsys, tmp_path / "report.json",
+            "report", "--vmcore", case.vmcore, *_debug(case), "--dmesg", case.console_log,
+        )["findings"]  # fmt: skip
+    else:
+        findings = _json(monkeypatch, capsys, tmp_path / "vmcore.json", "vmcore", case.vmcore, *_debug(case))[
+            "incident"
+        ]["findings"]
+    root, linked = _links(findings)
+    assert root["kind"] == "deadlock"
+    _check_consequences(root, linked)
+    kinds = sorted(f["kind"] for f in linked)
+    assert kinds == (
+        ["crash", "hung-task", "hung-task"] if with_log else ["crash", "dmesg.hang", "hung-task", "hung-task"]
+    )
+    [crash] = [f for f in linked if f["kind"] == "crash"]
+    assert "kf_config (pid 42)" in crash["consequence_of"]["how"]
+    assert {f["consequence_of"]["how"] for f in linked if f["kind"] == "hung-task"} == {
+        "kf_config (pid 42) waits in the cycle",
+        "kf_stats (pid 43) waits in the cycle",
+    }
+    if with_log:  # the log's reports are merged into them, their lines still cited
+        cited = {e["source"] for f in linked for e in f["evidence"]}
+        assert str(case.console_log) in cited
+
+
+def test_a_spinlock_never_released_is_one_critical_root_and_the_lockup_crash_its_consequence(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    case = _need("14-spin-deadlock")
+    doc = _json(
+        monkeypatch, capsys, tmp_path / "report.json",
+        "report", "--vmcore", case.vmcore, *_debug(case), "--dmesg", case.console_log,
+    )  # fmt: skip
+    root, linked = _links(doc["findings"])
+    assert root["kind"] == "spinlock-deadlock"
+    _check_consequences(root, linked)
+    [crash] = linked
+    assert crash["kind"] == "crash" and crash["title"] == "BUG: soft lockup in kf_hw_poll_fn"
+    assert crash["consequence_of"]["how"] == "the lockup detector stopped the kernel on CPU 1, which spins on the lock"
+    assert {e["locator"]["kind"] for e in crash["evidence"]} >= {"frame", "line"}  # the dump's frame, the log's lines
+
+
+def test_the_links_are_read_back_from_a_findings_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    case = _need("11-abba-deadlock")
+    dump = _json(monkeypatch, capsys, tmp_path / "vmcore.json", "vmcore", case.vmcore, *_debug(case))
+    (tmp_path / "in.json").write_text(json.dumps(dump))
+    again = _json(monkeypatch, capsys, tmp_path / "report.json", "report", "--from", tmp_path / "in.json")
+    links = {f["id"]: f.get("consequence_of") for f in dump["incident"]["findings"]}
+    # (the log's report of kf_stats is merged into the dump's hung task of kf_stats, as with a log beside it)
+    read = {f["id"]: f.get("consequence_of") for f in again["findings"]}
+    assert read == {i: link for i, link in links.items() if i in read} and len(read) == len(links) - 1
+    assert sum(link is not None for link in read.values()) == 3
+
+
+def test_a_log_report_the_kernel_panicked_on_does_not_raise_the_dumps_hung_task(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """04-hung-task: the log's report of kf_waiter is critical because kernel.hung_task_panic panicked on it; that
+    panic is the dump's crash, counted there.  The dump's hung task merged with it stays as the dump judged it
+    (it was critical under "D state for 8.2 s ... against the hung-task timeout": a severity its baseline did not
+    give)."""
+    case = _need("04-hung-task")
+    doc = _json(
+        monkeypatch, capsys, tmp_path / "report.json",
+        "report", "--vmcore", case.vmcore, *_debug(case), "--dmesg", case.console_log,
+    )  # fmt: skip
+    [critical] = [f for f in doc["findings"] if f["severity"] == "critical"]
+    assert critical["kind"] == "crash"
+    [hung] = [f for f in doc["findings"] if f["kind"] == "hung-task"]
+    assert hung["severity"] == "high" and hung["baseline"]["name"].startswith("D state for ")
+    assert any(e["source"] == str(case.console_log) for e in hung["evidence"])  # the log's report still cited
