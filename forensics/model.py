@@ -460,6 +460,24 @@ class LogCause:
         )
 
 
+@dataclass(frozen=True)
+class Consequence:
+    """A typed link from a finding to the root finding it follows from: a hung task of a lock cycle, the crash a
+    spinlock never released brought on.  The harm is counted once, at the root (docs/severity.md, "Root findings
+    and their consequences"); the consequence keeps its own evidence.
+
+    ``root`` is the root finding's id, ``title`` its title (shown without looking it up), ``how`` what ties
+    the two, from the values read (``kf_stats (pid 43) waits in the cycle``).
+    """
+
+    root: str
+    title: str
+    how: str
+
+    def __str__(self) -> str:
+        return f"{self.title} ({self.root}): {self.how}"
+
+
 #: The names of the four facts a :class:`LogCause` is shown and written as, in this order.
 LOG_CAUSE_FACTS = ("root cause class", "root cause", "root cause confidence", "root cause next command")
 
@@ -483,6 +501,7 @@ class Finding:
     baseline: Baseline | None = None  # what the figure behind the severity was judged against (docs/severity.md)
     stated: StatedCause | None = None  # the root cause it establishes itself (a dump's "why" analysis), typed
     log_cause: LogCause | None = None  # the root cause its kernel log report's body establishes, typed
+    consequence_of: Consequence | None = None  # the root finding it follows from, whose severity counts its harm
 
     @property
     def shown_facts(self) -> tuple[Fact, ...]:
@@ -542,6 +561,7 @@ class Finding:
             baseline=lead.baseline or (rest.baseline if rest.severity == lead.severity else None),
             stated=lead.stated or rest.stated,
             log_cause=lead.log_cause or rest.log_cause,
+            consequence_of=lead.consequence_of or rest.consequence_of,
         )
 
 

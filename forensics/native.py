@@ -201,6 +201,7 @@ DMESG_DOCUMENT = Group(
         "forensics.model",
         "forensics.serialize",
         "forensics.types.causes",
+        "forensics.types.deliberate",
         "forensics.types.dmesg",
         "forensics.units",
     ),

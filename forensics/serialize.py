@@ -20,6 +20,7 @@ from forensics.model import (
     Baseline,
     BootTime,
     Clock,
+    Consequence,
     Evidence,
     Examined,
     Fact,
@@ -112,6 +113,12 @@ def finding_to_dict(f: Finding) -> JsonDict:
         **(
             {"baseline": {"name": f.baseline.name, "value": f.baseline.value, "source": f.baseline.source}}
             if f.baseline is not None
+            else {}
+        ),
+        # Only on a consequence: the documents of other findings stay as they were.
+        **(
+            {"consequence_of": {"id": c.root, "title": c.title, "how": c.how}}
+            if (c := f.consequence_of) is not None
             else {}
         ),
     }
@@ -300,6 +307,7 @@ class _Reader:
                 detector=self.get(obj, "detector", str, where),
                 subjects=tuple(self.subject(x, f"{where}.subjects[{i}]") for i, x in enumerate(subjects)),
                 baseline=self.baseline(obj.get("baseline") if isinstance(obj, dict) else None, where),
+                consequence_of=self.consequence(obj.get("consequence_of") if isinstance(obj, dict) else None, where),
             )
         except ValueError as exc:
             raise self.fail(where, str(exc)) from None
@@ -311,6 +319,12 @@ class _Reader:
         return Baseline(
             self.get(obj, "name", str, at), self.get(obj, "value", str, at), self.get(obj, "source", str, at)
         )
+
+    def consequence(self, obj: object, where: str) -> Consequence | None:
+        if obj is None:  # optional: only a consequence of a root finding has one
+            return None
+        at = f"{where}.consequence_of"
+        return Consequence(self.get(obj, "id", str, at), self.get(obj, "title", str, at), self.get(obj, "how", str, at))
 
     def examined(self, obj: object, where: str) -> Examined:
         could_find = self.get(obj, "could_find", list, where)

@@ -42,6 +42,7 @@ NATIVE = native.Group(
         "forensics.regexcache",
         "forensics.runcache",
         "forensics.types.causes",
+        "forensics.types.deliberate",
         "forensics.types.dmesg",
         "forensics.types.registers",
         "forensics.units",

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Final, TypeVar
 from detectors.dmesg.lines import parse_line
 from detectors.dmesg.repeat import origin
 from forensics.model import (
+    Baseline,
     Clock,
     Evidence,
     Fact,
@@ -41,7 +42,7 @@ from forensics.types.dmesg import (
     ReportGroup,
     ReportKind,
     StackKind,
-    group_severity,
+    group_judgement,
 )
 
 if TYPE_CHECKING:
@@ -265,7 +266,7 @@ def explained_finding(source: str, group: ReportGroup, why: ReportWhy | None, ca
     dataclass's ``replace``, ~4 us of the ~25 of a finding).
     """
     first, last = group.first, group.last
-    severity = group_severity(group)
+    severity, baseline = group_judgement(group)
     evidence = _evidence(source, first)
     if group.count > 1:
         evidence += [_occurrence(source, r, f"{ONE_OF}{group.count}") for r in group.sample]
@@ -325,6 +326,7 @@ def explained_finding(source: str, group: ReportGroup, why: ReportWhy | None, ca
         _NEXT_STEPS.get(first.kind, _DEFAULT_STEPS),
         tuple(facts),
         logged,
+        baseline,
     )
 
 
@@ -340,18 +342,20 @@ def _finding(
     next_steps: tuple[str, ...],
     facts: tuple[Fact, ...],
     logged: LogCause | None,
+    baseline: Baseline | None,
 ) -> Finding:
-    """``Finding(...)`` of a report group (this detector's, without subjects, baseline or stated cause), made as
+    """``Finding(...)`` of a report group (this detector's, without subjects or stated cause), made as
     the other records here (its ``__init__`` sets 15 fields through ``object.__setattr__``: ~3 us a finding, 327
     of the corpus x4's log), with its ``__post_init__``'s checks: what they would convert or refuse goes through
     the constructor."""
     if not (isinstance(kind, FindingKind) and evidence and 0.0 <= confidence <= 1.0 and title):
         return Finding(id, kind, title, severity, confidence, reason, summary, evidence, next_steps, facts,
-                       DETECTOR, log_cause=logged)  # fmt: skip
+                       DETECTOR, baseline=baseline, log_cause=logged)  # fmt: skip
     return _record(Finding, {"id": id, "kind": kind, "title": title, "severity": severity, "confidence": confidence,
                              "confidence_reason": reason, "summary": summary, "evidence": evidence,
                              "next_steps": next_steps, "facts": facts, "detector": DETECTOR, "subjects": (),
-                             "baseline": None, "stated": None, "log_cause": logged})  # fmt: skip
+                             "baseline": baseline, "stated": None, "log_cause": logged,
+                             "consequence_of": None})  # fmt: skip
 
 
 # ---------------------------------------------------------------- why: the report body read to its values

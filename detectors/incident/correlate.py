@@ -23,10 +23,12 @@ import re
 from collections.abc import Callable, Collection
 from dataclasses import replace
 
-from detectors.incident.deliberate import mark
+from detectors.incident.consequences import HUNG_REPORT, link_consequences
+from detectors.incident.deliberate import is_deliberate, mark
 from detectors.incident.hypotheses import FREE_AT_CRASH
-from detectors.incident.timeline import crash_uptime, foreign_sources
+from detectors.incident.timeline import crash_uptime, ends_the_boot, foreign_sources
 from forensics.model import (
+    Baseline,
     BootTime,
     Clock,
     Evidence,
@@ -40,12 +42,12 @@ from forensics.model import (
     SubjectKind,
     finding_id,
 )
+from forensics.types.dmesg import PANICKED
 from forensics.types.incident import Correlation
 from forensics.units import iso_utc
 
 _EVENT_KINDS = (FindingKind.DMESG_OOM, FindingKind.DMESG_ALLOC_FAILURE)
 _LOCKUP_KINDS = (FindingKind.DMESG_LOCKUP, FindingKind.DMESG_SOFT_LOCKUP)
-_HUNG_TASK = re.compile(r"INFO: task (.+?):(\d+) blocked for more than")
 _LOCKUP_TASK = re.compile(r"soft lockup - CPU#\d+ stuck for \d+s! \[(.+?):(\d+)\]")
 _PRINTK_TIME = re.compile(r"^\[\s*\d+\.\d+\]\s?")
 
@@ -64,16 +66,30 @@ def _carried(base: Finding, other: Finding) -> tuple[Fact, ...]:
     return tuple(f for f in other.facts if f.name in CARRIED_FACTS and base.fact(f.name) is None)
 
 
+def _judged(base: Finding, other: Finding) -> tuple[Severity, Baseline | None]:
+    """The severity of ``base`` merged with ``other`` and the baseline it was judged against: the worse of the two's.
+
+    Harm is counted once: a consequence's at its root (detectors/incident/consequences.py), and a log report's
+    panic ("the kernel panicked on it") at the crash the dump shows, so neither raises a dump finding that is not
+    the crash itself (a hung task khungtaskd reported before kernel.hung_task_panic: the dump judged its wait).
+    """
+    if base.consequence_of is not None or (base.kind is not FindingKind.CRASH and other.baseline == PANICKED):
+        return base.severity, base.baseline
+    return (other.severity, other.baseline) if other.severity > base.severity else (base.severity, base.baseline)
+
+
 def merge_into(base: Finding, other: Finding, why: str, corroborates: bool = True) -> Finding:
     """``base`` with the evidence of ``other`` and the confidence both give it.
 
     ``corroborates`` False: ``other`` is the same event but names something else (a crash titled after another
     frame): merged, with a note, and the confidence stays ``base``'s (two views of one line confirm no function).
     """
+    severity, baseline = _judged(base, other)
     if not corroborates:
         return replace(
             base,
-            severity=max(base.severity, other.severity),
+            severity=severity,
+            baseline=baseline,
             confidence_reason=f"{base.confidence_reason}; {why}; it names another frame ({other.title!r}), so it "
             "does not corroborate the function",
             evidence=tuple(dict.fromkeys(base.evidence + other.evidence)),
@@ -84,7 +100,8 @@ def merge_into(base: Finding, other: Finding, why: str, corroborates: bool = Tru
         )  # fmt: skip
     return replace(
         base,
-        severity=max(base.severity, other.severity),
+        severity=severity,
+        baseline=baseline,
         confidence=_combined(base.confidence, other.confidence),
         confidence_reason=f"{base.confidence_reason}; corroborated: {why}",
         evidence=tuple(dict.fromkeys(base.evidence + other.evidence)),
@@ -95,7 +112,13 @@ def merge_into(base: Finding, other: Finding, why: str, corroborates: bool = Tru
 
 
 def _is_log_crash(f: Finding) -> bool:
-    return f.kind.from_kernel_log and f.kind not in _EVENT_KINDS and f.severity >= Severity.HIGH
+    """A log report that may be the dump's crash: high or worse, or a crash requested with sysrq (low, as the
+    dump's finding of it: the two are still one crash)."""
+    return (
+        f.kind.from_kernel_log
+        and f.kind not in _EVENT_KINDS
+        and (f.severity >= Severity.HIGH or (f.severity is Severity.LOW and is_deliberate(f)))
+    )
 
 
 Rule = Callable[[dict[str, Finding]], list[tuple[str, str, str]]]
@@ -167,7 +190,7 @@ def _hung_task(by_id: dict[str, Finding]) -> list[tuple[str, str, str]]:
         for log in (f for f in by_id.values() if f.kind is FindingKind.DMESG_HANG):
             for ev in log.evidence:
                 # The log's side is a verbatim report line: the kernel's own words name the task.
-                m = _HUNG_TASK.search(ev.excerpt)
+                m = HUNG_REPORT.search(ev.excerpt)
                 if m and waiter == Subject(SubjectKind.TASK, m.group(1), int(m.group(2))):
                     out.append((dump.id, log.id, f"the log's hung task {m.group(1)} is the dump's D-state task"))
                     break
@@ -201,7 +224,7 @@ RULES: tuple[tuple[str, Rule], ...] = (
 
 def _contradictions(by_id: dict[str, Finding]) -> list[Finding]:
     crashes = [f for f in by_id.values() if f.kind is FindingKind.CRASH]
-    logs = [f for f in by_id.values() if _is_log_crash(f) and f.severity is Severity.CRITICAL]
+    logs = [f for f in by_id.values() if _is_log_crash(f) and ends_the_boot(f)]
     out = []
     for crash in crashes:
         if logs and not any(log.title == crash.title or _one_message(crash, log) for log in logs):
@@ -229,7 +252,7 @@ def _other_boots(findings: tuple[Finding, ...]) -> list[Finding]:
     """An input whose times since boot are past the crash cannot come from the crashed boot."""
     out = []
     crash = next((f for f in findings if f.kind is FindingKind.CRASH), None) or next(
-        (f for f in findings if _is_log_crash(f) and f.severity is Severity.CRITICAL), None
+        (f for f in findings if _is_log_crash(f) and ends_the_boot(f)), None
     )
     for source, (ev, end) in foreign_sources(findings).items():
         assert ev.timestamp is not None
@@ -456,5 +479,7 @@ def correlate(
     for f in _contradictions(current):
         current[f.id] = f
         correlations.append(Correlation("contradiction", f.id, (f.id,), f.title, contradiction=True))
-    # A crash requested with sysrq is said as such, with next steps about who asked (detectors/incident/deliberate.py).
-    return tuple(mark(f) for f in current.values()), tuple(correlations)
+    # The log's reports merged into a dump's consequences stay linked to their root, and a log's report of a
+    # consequence not merged is linked too (detectors/incident/consequences.py).  A crash requested with sysrq is
+    # said as such, with next steps about who asked (detectors/incident/deliberate.py).
+    return tuple(mark(f) for f in link_consequences(current.values())), tuple(correlations)

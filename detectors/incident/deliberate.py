@@ -19,9 +19,7 @@ import dataclasses
 import re
 
 from forensics.model import KERNEL_LOG_KINDS, Fact, Finding, FindingKind
-
-#: What marks a requested crash: the crashing function, the panic message, the sysrq line.
-_MARKS = re.compile(r"sysrq_handle_crash|sysrq triggered crash|sysrq ?: trigger a crash", re.IGNORECASE)
+from forensics.types.deliberate import requested_by_sysrq
 
 REQUESTED = "requested with sysrq (echo c > /proc/sysrq-trigger, Alt+SysRq+C, or a watchdog writing to it)"
 WHO = "a kdump test, an operator, or a watchdog or monitoring agent that judged the machine stuck"
@@ -46,13 +44,7 @@ def is_deliberate(finding: Finding) -> bool:
         return False
     texts = [finding.title, *(f.value for f in finding.facts if f.name in _MARKED_FACTS)]
     texts += [e.excerpt for e in finding.evidence[:3]]
-    # Each mark holds "sysrq" in some case: the pattern (an alternation without case, tried at every character) is
-    # searched only in a text whose case-folded form holds it (a ``ſ`` folds to the ``s`` the pattern takes it for),
-    # and each text only when their join holds it (one test for a finding without: most of them).  Asked twice of
-    # each finding a ranking (~1.6 ms each time for the corpus x4's 327 findings without either).
-    if "sysrq" not in "\n".join(texts).casefold():
-        return False
-    return any("sysrq" in t.casefold() and _MARKS.search(t) for t in texts)
+    return requested_by_sysrq(texts)
 
 
 #: Panic messages a setting asked for, by the setting (kernel/panic.c, mm/oom_kill.c, kernel/hung_task.c,

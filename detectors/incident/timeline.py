@@ -29,6 +29,7 @@ from forensics.model import (
     Severity,
     Timestamp,
 )
+from forensics.types.deliberate import FORCED
 from forensics.types.dmesg import OCCURRENCE_NAMES
 from forensics.types.incident import BOOT_LANE, UPTIME_LANE, WALL_LANE, Lane, TimelineEvent
 from forensics.units import iso_utc, utc_datetime
@@ -54,12 +55,20 @@ def _lane_key(ev: Evidence, ts: Timestamp, boot: BootTime | NotAvailable, elsewh
     return WALL_LANE if ts.clock is Clock.WALL else UPTIME_LANE
 
 
+def ends_the_boot(f: Finding) -> bool:
+    """The dump's crash, or a kernel log's report of the crash that ended its boot: one the kernel panicked on
+    (critical), or a crash requested with sysrq (low against FORCED, forensics/types/dmesg.py group_judgement)."""
+    return f.kind is FindingKind.CRASH or (
+        f.kind.from_kernel_log and (f.severity is Severity.CRITICAL or f.baseline == FORCED)
+    )
+
+
 def crash_uptime(findings: tuple[Finding, ...]) -> float | None:
     """When the boot the dump and the log describe ended: the crash's last time since boot, if any."""
     times = [
         ev.timestamp.seconds
         for f in findings
-        if f.kind is FindingKind.CRASH or (f.kind.from_kernel_log and f.severity is Severity.CRITICAL)
+        if ends_the_boot(f)
         for ev in f.evidence
         if ev.timestamp is not None and ev.timestamp.clock is Clock.MONOTONIC and not _is_trace(ev)
     ]
@@ -74,12 +83,7 @@ def foreign_sources(findings: tuple[Finding, ...]) -> dict[str, tuple[Evidence, 
     whose times start there was recorded in another boot (or on a clock that does
     not count from boot), so its times cannot be put next to the crash.
     """
-    crash_sources = {
-        ev.source
-        for f in findings
-        if f.kind is FindingKind.CRASH or (f.kind.from_kernel_log and f.severity is Severity.CRITICAL)
-        for ev in f.evidence
-    }
+    crash_sources = {ev.source for f in findings if ends_the_boot(f) for ev in f.evidence}
     if {ev.source for f in findings for ev in f.evidence} <= crash_sources:
         return {}  # every input is one a crash is read from (one log: its ~5,000 pieces of evidence not each looked at)
     end = crash_uptime(findings)  # (after the test above, which needs no time: ~0.3 ms of the corpus x4's log)

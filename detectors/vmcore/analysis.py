@@ -6,6 +6,7 @@ from dataclasses import replace
 
 from detectors.dmesg.findings import group_finding, group_reports
 from detectors.dmesg.scanner import scan_text
+from detectors.incident.consequences import link_consequences
 from detectors.incident.hypotheses import rank_hypotheses
 from detectors.vmcore.faultaddr import fault_address_record
 from detectors.vmcore.findings import (
@@ -22,8 +23,8 @@ from detectors.vmcore.heldlocks import held_lock_findings
 from detectors.vmcore.nullfield import analyse_fault
 from detectors.vmcore.slab import slab_title
 from detectors.vmcore.why import why_findings
-from forensics.model import Baseline, Evidence, Finding, NotAvailable
-from forensics.types.dmesg import KernelReport, ReportGroup, ReportKind
+from forensics.model import Evidence, Finding, NotAvailable
+from forensics.types.dmesg import KernelReport, ReportKind
 from forensics.types.vmcore import CrashSnapshot, FaultAnalysis, LogRecord, VmcoreAnalysis
 
 
@@ -89,24 +90,13 @@ def _log_findings(
         if crash is not None and group.first.signature == crash.signature:
             crash_evidence += finding.evidence[:1]
         else:
-            others.append(replace(finding, baseline=_log_baseline(group)))
+            others.append(finding)  # judged as `kforensic dmesg` judges it (forensics/types/dmesg.py group_judgement)
     if beside is not None and crash is not None:
         path, beside_reports = beside
         same = [r for r in beside_reports if r.signature == crash.signature]
         if same:
             crash_evidence += group_finding(path, group_reports(same)[0]).evidence[:2]
     return crash_evidence, others
-
-
-def _log_baseline(group: ReportGroup) -> Baseline:
-    """What a report of the dump's log is judged against: the panic that followed it, else its kind's rule."""
-    if group.first.panicked or group.last.panicked:
-        return Baseline("the kernel panicked on it", "the machine went down", "the panic that follows it in the log")
-    return Baseline(
-        "the kernel's own report of its kind",
-        f"{group.first.kind.value}, {group.count} time(s)",
-        "the dmesg rule table (detectors/dmesg/rules.py, docs/dmesg.md)",
-    )
 
 
 #: A kernel log file saved beside the dump (its path and its reports).
@@ -143,6 +133,8 @@ def analyse_snapshot(
     findings += outsized_cache_findings(snap)
     findings += module_findings(snap, snap.backtrace)
     findings += log_findings
+    # One event's harm counted once: the hung tasks and the crash a lock cycle or a spinlock brought on link to it.
+    findings = link_consequences(findings)
     return (
         VmcoreAnalysis(
             tuple(findings),

@@ -21,6 +21,7 @@ from forensics.model import (
     LocatorKind,
     Severity,
     StatedCause,
+    Subject,
     Timestamp,
 )
 from forensics.model import finding_id as make_id
@@ -87,6 +88,7 @@ def root_cause_finding(
     facts: list[Fact],
     severity: Severity = Severity.HIGH,
     baseline: Baseline = EXPLAINS_CRASH,
+    subjects: tuple[Subject, ...] = (),
 ) -> Finding:
     return Finding(
         id=make_id(kind, key),
@@ -102,4 +104,5 @@ def root_cause_finding(
         detector=DETECTOR,
         stated=StatedCause(hypothesis, next_command),
         baseline=baseline,
+        subjects=subjects,
     )

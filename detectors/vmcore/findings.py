@@ -35,6 +35,7 @@ from forensics.model import (
     Timestamp,
     finding_id,
 )
+from forensics.types.deliberate import FORCED
 from forensics.types.dmesg import KernelReport
 from forensics.types.vmcore import CrashSnapshot, FaultAnalysis, Frame, TaskInfo
 
@@ -54,12 +55,8 @@ HUNG_TASK_TIMEOUT_S = 120
 # What each severity of the dump's findings is judged against (docs/severity.md, "Crash dumps").
 #: The crash itself: a dump exists because the kernel panicked.
 CRASHED = Baseline("the kernel crashed", "the machine went down", "a kdump dump is written only after a kernel panic")
-#: A crash requested with sysrq (detectors/incident/deliberate.py): it broke nothing that was not asked for.
-FORCED = Baseline(
-    "a crash forced by SysRq-c",
-    "deliberate: nothing broke unexpectedly",
-    "sysrq_handle_crash() panics on request (echo c > /proc/sysrq-trigger, drivers/tty/sysrq.c)",
-)
+# A crash requested with sysrq (detectors/incident/deliberate.py) is judged by FORCED, the baseline the log's report
+# of it is judged by too (forensics/types/deliberate.py): it broke nothing that was not asked for.
 #: A cause the dump's values establish: as severe as the crash it explains.
 EXPLAINS_CRASH = Baseline("the crash it explains", "the machine went down", "read from the dump's values at the crash")
 #: Tasks that wait for each other's locks: the wait never ends, however long it has lasted.

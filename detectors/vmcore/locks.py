@@ -8,8 +8,19 @@ lock's word decoded, the owner when the kernel records one, and the other CPUs.
 from __future__ import annotations
 
 from detectors.vmcore.evidence import frame_evidence, log_line_evidence, memory_evidence, root_cause_finding
-from detectors.vmcore.findings import CYCLE, crash_frame, culprit_frame, first_own_frame
-from forensics.model import Evidence, Fact, Finding, FindingKind, Locator, LocatorKind, NotAvailable, Severity
+from detectors.vmcore.findings import CYCLE, EXPLAINS_CRASH, crash_frame, culprit_frame, first_own_frame
+from forensics.model import (
+    Evidence,
+    Fact,
+    Finding,
+    FindingKind,
+    Locator,
+    LocatorKind,
+    NotAvailable,
+    Severity,
+    Subject,
+    SubjectKind,
+)
 from forensics.types.causes import LockWaiter, lock_cycle
 from forensics.types.vmcore import CrashSnapshot, SpinLockState, TaskInfo
 
@@ -81,6 +92,8 @@ def lock_cycle_findings(snap: CrashSnapshot) -> list[Finding]:
                 lock_cycle(waiters),
                 ">>> %crash bt " + " ".join(str(t.pid) for t in tasks), 0.95,  # drgn's bt: any kernel drgn reads
                 "each lock's owner read from the lock in the waiter's frame", evidence, facts, Severity.CRITICAL, CYCLE,
+                # the tasks of the cycle: what its consequences (their hung-task findings and reports) are tied by
+                tuple(Subject(SubjectKind.TASK, t.comm, t.pid) for t in tasks),
             )
         )  # fmt: skip
     return out
@@ -152,5 +165,7 @@ def spinlock_finding(snap: CrashSnapshot) -> Finding | None:
         f"crash> rd -32 {lock.address:#x}; crash> bt -a"
         + (f"; crash> dis -l {others_take[0]}  # look for a return with {name} held" if others_take else ""),
         0.88 if leaked else 0.75, "the lock word read from the dump; the other CPUs' stacks", evidence, facts,
-        Severity.CRITICAL,
+        Severity.CRITICAL, EXPLAINS_CRASH,
+        # the spinning CPU: the crash the lockup detector made of it is this finding's consequence
+        (Subject(SubjectKind.CPU, str(snap.crashed_cpu)),) if isinstance(snap.crashed_cpu, int) else (),
     )  # fmt: skip

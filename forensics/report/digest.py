@@ -40,6 +40,7 @@ def _finding(f: Finding, max_evidence: int, max_excerpt: int) -> dict[str, Any]:
         "title": f.title,
         "severity": f.severity.value,
         **({"baseline": str(f.baseline)} if f.baseline is not None else {}),
+        **({"consequence_of": f.consequence_of.root} if f.consequence_of is not None else {}),
         "confidence": f.confidence,
         "evidence": evidence,
         "evidence_total": len(f.evidence),

@@ -52,6 +52,7 @@ def _finding_html(n: int, f: Finding) -> str:
         f' <span class="muted">({escape(f.kind)}, {escape(f.id)})</span></p>'
         f"<p>{escape(f.summary)}</p>"
         + (f"<p>judged against {escape(str(f.baseline))}</p>" if f.baseline is not None else "")
+        + (f"<p>consequence of {escape(str(f.consequence_of))}</p>" if f.consequence_of is not None else "")
         + (f"<table>{facts}</table>" if facts else "")
         + f"<h4>Evidence</h4><ul>{evidence}</ul>"
         + (f"<h4>Next steps</h4><ul>{steps}</ul>" if steps else "")

@@ -132,6 +132,7 @@ def _finding_md(n: int, f: Finding, level: int = 3) -> list[str]:
         "",
         f"- **Severity:** {f.severity.value}  ",
         *([f"- **Baseline:** {md_escape(str(f.baseline))}  "] if f.baseline is not None else []),
+        *([f"- **Consequence of:** {md_escape(str(f.consequence_of))}  "] if f.consequence_of is not None else []),
         f"- **Confidence:** {f.confidence:.2f} — {md_escape(f.confidence_reason)}  ",
         f"- **Kind:** `{f.kind}` · **ID:** `{f.id}` · **Detector:** `{f.detector}`",
         "",

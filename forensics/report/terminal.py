@@ -176,6 +176,8 @@ def render_terminal(incident: Incident, *, color: bool, width: int) -> str:
             out.line(f.summary)
             if f.baseline is not None:
                 out.line(f"  severity {f.severity.value}, judged against {f.baseline}")
+            if f.consequence_of is not None:
+                out.line(f"  consequence of: {f.consequence_of}")
             for fact in f.shown_facts:
                 out.line(f"  {fact.name}: {fact.value}")
             for ev in f.evidence:

@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import NamedTuple
 
-from forensics.model import FindingKind, NotAvailable, Severity
+from forensics.model import Baseline, FindingKind, NotAvailable, Severity
 from forensics.types.causes import Cause
+from forensics.types.deliberate import FORCED, requested_by_sysrq
 
 #: Occurrences of one signature kept between the first and the last (spread evenly over the log).
 SAMPLE_REPORTS = 4
@@ -443,6 +444,175 @@ class ReportWhy(NamedTuple):
         return next((s for s in self.stacks if s.kind == kind), None)
 
 
+#: A report the kernel panicked on: critical, whatever its kind (the same words as the dump's other log reports).
+PANICKED = Baseline("the kernel panicked on it", "the machine went down", "its 'Kernel panic - not syncing' line")
+
+_OOPS = Baseline(
+    "an oops: the kernel faulted in its own code",
+    "any oops is a kernel bug: the task that hit it is killed and the locks it held stay held",
+    "die() and the oops handlers (arch/*/kernel/traps.c); Documentation/admin-guide/bug-hunting.rst",
+)
+_SANITIZER = Baseline(
+    "an invalid memory access a sanitizer caught",
+    "any report: the access happened, the memory it touched may be corrupted",
+    "KASAN, KFENCE, KMSAN (Documentation/dev-tools/)",
+)
+_LOCKING = Baseline(
+    "a lock misuse the kernel's checks caught",
+    "any report: a lock taken in an order or a context that can deadlock, or released or freed wrongly",
+    "lockdep and the locking checks (Documentation/locking/lockdep-design.rst, kernel/locking/)",
+)
+
+#: What the severity of a report its kernel did not panic on is judged against, by kind (the rules' severities,
+#: detectors/dmesg/rules.py, and the events', detectors/dmesg/events.py; docs/severity.md, "Kernel logs").
+KIND_BASELINES: dict[ReportKind, Baseline] = {
+    ReportKind.ALLOC_FAILURE: Baseline(
+        "an allocation the kernel could not satisfy",
+        "any failure: its caller got no memory and fails or retries its request",
+        "warn_alloc() (mm/page_alloc.c)",
+    ),
+    ReportKind.ATOMIC_SLEEP: Baseline(
+        "a sleep or a preemptible section in atomic context",
+        "any report: a kernel bug that can deadlock the CPU or corrupt per-CPU data",
+        "might_sleep(), __schedule_bug() (kernel/sched/core.c), check_preemption_disabled() (lib/smp_processor_id.c)",
+    ),
+    ReportKind.BUG: Baseline(
+        "a BUG the kernel reported",
+        "any BUG is a kernel bug; BUG() and BUG_ON() also kill the task that hit them",
+        "BUG(), BUG_ON() (include/asm-generic/bug.h) and the kernel's own checks",
+    ),
+    ReportKind.FIRMWARE: Baseline(
+        "a firmware assertion or panic", "any: the secure firmware stopped", "the trusty driver's report"
+    ),
+    ReportKind.FS: Baseline(
+        "a filesystem consistency check",
+        "any report: the VFS found its own state broken (a use-after-free risk)",
+        "the VFS checks (fs/dcache.c, fs/buffer.c, fs/super.c, fs/open.c)",
+    ),
+    ReportKind.GPF: _OOPS,
+    ReportKind.HANG: Baseline(
+        "the hung-task timeout",
+        "exceeded: khungtaskd reports a task in D state past hung_task_timeout_secs (the report says how long)",
+        "kernel/hung_task.c; hung_task_timeout_secs (Documentation/admin-guide/sysctl/kernel.rst)",
+    ),
+    ReportKind.HARDWARE: Baseline(
+        "a machine check", "any uncorrected hardware error", "the machine-check handler (arch/x86/kernel/cpu/mce/)"
+    ),
+    ReportKind.KASAN: _SANITIZER,
+    ReportKind.KCSAN: Baseline(
+        "a data race KCSAN saw",
+        "any report: two accesses raced, which may or may not corrupt anything",
+        "Documentation/dev-tools/kcsan.rst",
+    ),
+    ReportKind.KFENCE: _SANITIZER,
+    ReportKind.KMSAN: _SANITIZER,
+    ReportKind.LEAK: Baseline(
+        "an object kmemleak found unreferenced",
+        "any: the memory is lost until reboot, the object's size each time",
+        "Documentation/dev-tools/kmemleak.rst",
+    ),
+    ReportKind.LIST_CORRUPTION: Baseline(
+        "a list the list checks found corrupted",
+        "any: memory was corrupted; with BUG_ON_DATA_CORRUPTION the kernel stops the task",
+        "CONFIG_DEBUG_LIST (lib/list_debug.c)",
+    ),
+    ReportKind.LOCKDEP: _LOCKING,
+    ReportKind.LOCKING: _LOCKING,
+    ReportKind.LOCKUP: Baseline(
+        "the hard-lockup watchdog's threshold",
+        "exceeded: a CPU took no timer interrupt for watchdog_thresh (10 s by default)",
+        "kernel/watchdog.c (Documentation/admin-guide/lockup-watchdogs.rst)",
+    ),
+    ReportKind.MM: Baseline(
+        "a memory-management consistency check",
+        "any report: page, slab or mm state found corrupted",
+        "bad_page() (mm/page_alloc.c), the slab checks (mm/slub.c), check_mm() (kernel/fork.c)",
+    ),
+    ReportKind.NO_ROOT: Baseline(
+        "the root filesystem", "not mounted: the kernel cannot start init", "mount_root() (init/do_mounts.c)"
+    ),
+    ReportKind.NULL_DEREF: _OOPS,
+    ReportKind.OOM: Baseline(
+        "the memory an allocation could use",
+        "exhausted: the OOM killer killed a task to free memory",
+        "out_of_memory() (mm/oom_kill.c)",
+    ),
+    ReportKind.OOPS: _OOPS,
+    ReportKind.PAGE_FAULT: _OOPS,
+    ReportKind.PANIC: PANICKED,
+    ReportKind.RCU: Baseline(
+        "RCU's usage check",
+        "any report: an RCU-protected pointer used outside a read-side section or its lock",
+        "CONFIG_PROVE_RCU (Documentation/RCU/lockdep-splat.rst)",
+    ),
+    ReportKind.RCU_STALL: Baseline(
+        "the RCU CPU stall timeout",
+        "exceeded: a grace period waited past rcu_cpu_stall_timeout (21 s by default)",
+        "Documentation/RCU/stallwarn.rst",
+    ),
+    ReportKind.REBOOT: Baseline(
+        "a boot that ends cleanly",
+        "not seen: the next boot's banner follows without a shutdown or panic line",
+        "the log itself",
+    ),
+    ReportKind.REFCOUNT: Baseline(
+        "refcount_t's range check",
+        "any report: a reference count went below zero or saturated (a use-after-free or leak risk)",
+        "lib/refcount.c",
+    ),
+    ReportKind.RUST_PANIC: _OOPS,
+    ReportKind.SOFT_LOCKUP: Baseline(
+        "the soft-lockup watchdog's threshold",
+        "exceeded: a CPU ran kernel code without scheduling for 2 x watchdog_thresh (20 s by default; the report "
+        "says how long)",
+        "kernel/watchdog.c (Documentation/admin-guide/lockup-watchdogs.rst)",
+    ),
+    ReportKind.STACK: Baseline(
+        "the unwinder's stack checks",
+        "a value it could not use: the stack trace may be wrong, the kernel goes on",
+        "the unwinders (arch/x86/kernel/unwind_*.c)",
+    ),
+    ReportKind.STACK_OVERFLOW: _OOPS,
+    ReportKind.STACK_PROTECTOR: _OOPS,
+    ReportKind.SYZ_FAILURE: Baseline(
+        "syzkaller's own failure", "the fuzzer stopped, not the kernel", "syz-executor's SYZFAIL/SYZFATAL"
+    ),
+    ReportKind.TRAP: _OOPS,
+    ReportKind.UBSAN: Baseline(
+        "undefined behaviour UBSAN caught",
+        "any report: the result is undefined by C (it may still work as meant)",
+        "Documentation/dev-tools/ubsan.rst",
+    ),
+    ReportKind.USERCOPY: _OOPS,
+    ReportKind.WARNING: Baseline(
+        "a WARNING",
+        "any: a condition its code asserts never holds did; the kernel goes on",
+        "WARN(), WARN_ON() (include/asm-generic/bug.h)",
+    ),
+}
+if set(KIND_BASELINES) != set(ReportKind):  # every kind's report is judged against something (checked at import)
+    raise AssertionError(f"no baseline for {sorted(set(ReportKind) - set(KIND_BASELINES))}")
+
+
+def group_judgement(group: ReportGroup) -> tuple[Severity, Baseline]:
+    """A group's one severity, in its finding and in every table, and the baseline it was judged against.
+
+    A crash requested with sysrq is low, as the dump's crash finding of it is (:data:`FORCED`): the kernel
+    panicked because someone asked.  Any other report the kernel panicked on is critical (:data:`PANICKED`);
+    the rest are as severe as their rule says (detectors/dmesg/rules.py), against their kind's baseline
+    (:data:`KIND_BASELINES`).
+    """
+    first = group.first
+    texts = [first.title, first.header]
+    if isinstance(first.frame, str):
+        texts.append(first.frame)
+    if requested_by_sysrq(texts):
+        return Severity.LOW, FORCED
+    if first.panicked or group.last.panicked:
+        return Severity.CRITICAL, PANICKED
+    return first.severity, KIND_BASELINES[first.kind]
+
+
 def group_severity(group: ReportGroup) -> Severity:
-    """A group's one severity, in its finding and in every table: critical when the kernel panicked on it."""
-    return Severity.CRITICAL if group.first.panicked or group.last.panicked else group.first.severity
+    """A group's one severity (:func:`group_judgement`'s)."""
+    return group_judgement(group)[0]

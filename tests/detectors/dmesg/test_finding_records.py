@@ -75,7 +75,7 @@ def test_a_finding_is_the_constructors() -> None:
     _alike(made, Finding(**fields))
     given: dict[str, Any] = {name: fields[name] for name in ("id", "kind", "title", "severity", "confidence",
                                                              "summary", "evidence", "next_steps", "facts")}  # fmt: skip
-    given |= {"reason": fields["confidence_reason"], "logged": fields["log_cause"]}
+    given |= {"reason": fields["confidence_reason"], "logged": fields["log_cause"], "baseline": fields["baseline"]}
     _alike(findings._finding(**given | {"kind": made.kind.value}), made)
     with pytest.raises(ValueError, match="has no title"):
         findings._finding(**given | {"title": ""})

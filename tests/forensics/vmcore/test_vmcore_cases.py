@@ -172,6 +172,10 @@ def test_every_finding_names_what_its_severity_was_judged_against(name: str) -> 
     if case.expected["type"] in ("sysrq_crash", "slab_leak"):  # both end in echo c > /proc/sysrq-trigger
         assert crash.severity is Severity.LOW and crash.baseline is not None
         assert crash.baseline.name == "a crash forced by SysRq-c"
+    elif crash.consequence_of is not None:  # a lock cycle's or a spinlock's crash: the harm counted at the root
+        [root] = [f for f in result.incident.findings if f.severity is Severity.CRITICAL]
+        assert crash.consequence_of.root == root.id and crash.severity is Severity.HIGH
+        assert case.name in ("11-abba-deadlock", "14-spin-deadlock")
     else:
         assert crash.severity is Severity.CRITICAL
 
