@@ -296,8 +296,16 @@ def stack_sections(
     headings: dict[int, tuple[StackKind, int | None]] = {}
     for i in lines_holding(blob, _HEADING_SEARCH):
         if i >= before and (heading := _heading(lines[i - before].body)) is not None:
-            headings[i - before] = heading
+            at = i - before
+            if heading[1] is None and at + 1 < len(lines) and (m := _OLD_KASAN_PID.match(lines[at + 1].body)):
+                heading = (heading[0], log_dec(m.group(1)))
+            headings[at] = heading
     return _sections(lines, first, headings, skip_call_trace)
+
+
+#: Older KASAN (mm/kasan/report.c's print_track before "Allocated by task N:") printed the task on the line after
+#: its "Allocated:" / "Freed:" heading: "PID = 4655".
+_OLD_KASAN_PID = rc.compile(r"^\s*PID = (\d+)\s*$")
 
 
 #: KCSAN's access line (kernel/kcsan/report.c): the access type with its marks ("read (marked)", "write (scoped)",

@@ -1690,9 +1690,17 @@ def _sanitizer_use_after_free(r: _Reading) -> Cause | None:
     bug = str(r.get("bug") or "")
     if r.get("tool") not in ("KASAN", "KFENCE") or "use-after-free" not in bug:
         return None
-    return _cause("use_after_free", r, 0.9, "look for the path that uses the object after the free (freed-by stack)",
-                  r.at("bug"), func=r.func, cache=r.get("cache"), pointer=_pointer_words(r),
-                  freed_by=r.get("freed by"))  # fmt: skip
+    freed = r.stack(_SK_FREED)
+    step = (
+        "look for the path that uses the object after the free (freed-by stack)"
+        if freed is not None and freed.frames
+        # A report cut before its frames (syzkaller's log 106: "Freed:", "PID = 4655", then the next report) has no
+        # stack to look at: who freed it is read again where KASAN prints it whole.
+        else "this log has no freed-by stack (cut): reproduce and read KASAN's freed-by stack, or find the kfree of "
+        "this cache's objects that can run while the accessing task still holds the pointer"
+    )
+    return _cause("use_after_free", r, 0.9, step, r.at("bug"), func=r.func, cache=r.get("cache"),
+                  pointer=_pointer_words(r), freed_by=r.get("freed by"))  # fmt: skip
 
 
 def _poison_use_after_free(r: _Reading) -> Cause | None:

@@ -1282,3 +1282,27 @@ def test_a_task_number_past_pid_max_is_said_not_a_pid() -> None:
     (bad,) = read(text)
     assert facts(good)["allocated by task"] == 9307
     assert facts(bad)["allocated by task"] == "3625515936: not a pid (past 4194304)"
+
+
+OLD_KASAN_CUT = """\
+[   55.468844] ==================================================================
+[   55.476243] BUG: KASAN: use-after-free in kf_consume+0x39f/0x530 at addr ffff8801cbeda574
+[   55.484627] Read of size 4 by task kf-worker/4676
+[   55.490296] Object at ffff8801cbeda480, in cache kf_cache size: 248
+[   55.497470] Allocated:
+[   55.499957] PID = 4655
+[   55.502578] Freed:
+[   55.504709] PID = 4655
+[   55.507369] Memory state around the buggy address:
+"""
+
+
+def test_an_old_kasan_reports_tasks_are_read_and_a_cut_freed_stack_is_not_sent_for() -> None:
+    """Older KASAN printed "PID = N" under "Allocated:" / "Freed:"; a report cut before the freed-by frames
+    (syzkaller's log 106) must not send the reader to a stack the log lacks."""
+    (why,) = read(OLD_KASAN_CUT)
+    got = facts(why)
+    assert (got["allocated by task"], got["freed by task"], got["pid"]) == (4655, 4655, 4676)
+    assert why.cause is not None and why.cause.next_command.startswith("this log has no freed-by stack (cut)")
+    (whole,) = read(KASAN_SOCKET)
+    assert whole.cause is not None and "(freed-by stack)" in whole.cause.next_command
