@@ -108,11 +108,12 @@ def test_slab_import_reads_compressed_snapshots(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("kind", sorted(COMPRESSORS))
 def test_each_piece_of_a_bomb_is_bounded(kind: str) -> None:
-    # 256 MB of one byte is well under 1 MB compressed: before, one chunk of it came out whole (gzip: 1 GB per
-    # MB read; zstd: the whole frame), so a 2 GB bomb held 3.8 GB.
-    size = 256 << 20
-    # xz at preset 0: the default preset's stream of the same 39 KB but for the dictionary size its header states
-    # (256 KiB, not 8 MiB), made in a third of the CPU (1.0-1.3 s, not 3.3 s); the reader is bounded the same way.
+    # 64 MiB of one byte is well under 1 MB compressed: before, one chunk of it came out whole (gzip: 1 GB per
+    # MB read; zstd: the whole frame), so a 2 GB bomb held 3.8 GB.  (Here that chunk would be one 64 MiB piece, 16
+    # times DECOMPRESS_STEP: 256 MiB made and compressed four times the bytes for the same check, 2.3-2.8 s of CPU.)
+    size = 64 << 20
+    # xz at preset 0: the default preset's stream but for the dictionary size its header states (256 KiB, not
+    # 8 MiB), made in a third of the CPU; the reader is bounded the same way.
     packed = lzma.compress(b"\n" * size, preset=0) if kind == "xz" else COMPRESSORS[kind](b"\n" * size)
     chunks = iter([packed[at : at + (1 << 20)] for at in range(0, len(packed), 1 << 20)])
     total = largest = 0

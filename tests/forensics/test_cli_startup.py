@@ -122,7 +122,7 @@ _TYPER_ONLY = (
     "import sys\nimport forensics.cli as cli\ncli.TABLES.clear()\nsys.argv = ['kforensic', *sys.argv[1:]]\ncli.main()\n"
 )
 GOLDEN = DATA.parent / "detectors" / "dmesg" / "golden"
-FTRACE = DATA / "healthy" / "ftrace.txt.gz"
+FTRACE = DATA / "traces" / "kf.ftrace.txt.gz"  # the small bundled trace: its run 0.2 s of CPU, the healthy one 0.9 s
 FINDINGS = GOLDEN / "hard_lockup_kmsg.log"
 
 #: Command lines (after ``kforensic``) both ways must answer alike: results, every exit status, --debug lines.
