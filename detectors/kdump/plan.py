@@ -50,6 +50,11 @@ def crashkernel_value(checklist: Checklist) -> tuple[str, str]:
 
 def _crashkernel_plan(state: KdumpState, checklist: Checklist) -> tuple[list[FileChange], list[Command], str]:
     """Changes that make the boot configuration reserve the recommended size; and why a reboot is needed."""
+    if state.not_examined(paths.GRUB_DEFAULT):
+        # No /etc under the root: the boot configuration was not seen, so neither a change nor a reboot is known
+        # to be needed (it was "Reboot needed: reserve 64M" for a guest whose crash kernel was loaded).  The plan's
+        # ``unread`` names the directory.
+        return [], [], ""
     want = checklist.estimate.recommended
     ram = state.system_ram_bytes
     configured = state.boot.crashkernel[-1] if state.boot.crashkernel else None

@@ -7,6 +7,7 @@ reserved, crash kernel loaded.  "Ready" here is :attr:`Checklist.kernel_ready`.
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -55,6 +56,15 @@ def test_a_tree_without_usr_or_etc_does_not_say_the_crash_will_be_lost() -> None
     assert "will be lost" not in result.stdout and "[FAIL]" not in result.stdout
     assert "NOT KNOWN TO BE READY: kdump tooling installed" in result.stdout
     assert f"makedumpfile: not examined: the root {root} has no /usr" in result.stdout
+
+
+def test_setup_on_a_tree_without_usr_or_etc_plans_nothing_it_did_not_see() -> None:
+    """No install of tooling not looked for, no reboot for a boot configuration not seen: both said not read."""
+    root = _sysroot("crash-loaded")
+    doc = json.loads(invoke("kdump", "setup", "--root", str(root), "--format", "json").stdout)
+    assert doc["packages"] == [] and doc["changes"] == [] and doc["commands"] == []
+    assert doc["reboot_needed"] is False
+    assert [u.split(":")[0] for u in doc["unread"]] == ["/usr", "/etc"]
 
 
 def test_a_tree_with_usr_but_no_tooling_still_fails(tmp_path: Path) -> None:
