@@ -185,9 +185,9 @@ class RootReader:
         )
         return data
 
-    def read_text(self, target: str) -> MaybeFile:
+    def read_text(self, target: str, limit: int = _MAX_TEXT_BYTES) -> MaybeFile:
         """A target text file split into lines the way evidence is checked."""
-        data = self.read_bytes(target)
+        data = self.read_bytes(target, limit)
         if isinstance(data, NotAvailable):
             return data
         lines = list(iter_text_lines(data))

@@ -30,11 +30,16 @@ def tooling_family(state: KdumpState) -> DistroFamily:
 def active_config(state: KdumpState) -> KdumpConfig | NotAvailable:
     """The configuration file the target's kdump tooling reads."""
     family = tooling_family(state)
+    config: KdumpConfig | NotAvailable = NotAvailable("no kdump configuration file was found")
     if family is DistroFamily.DEBIAN:
-        return state.debian_config
+        config = state.debian_config
     if family is DistroFamily.RHEL:
-        return state.rhel_config
-    return NotAvailable("no kdump configuration file was found")
+        config = state.rhel_config
+    unexamined = state.not_examined(paths.DEBIAN_CONFIG)  # both files are under /etc
+    if isinstance(config, NotAvailable) and unexamined:
+        what = "the kdump configuration" if family is DistroFamily.UNKNOWN else paths.CONFIG[family.value]
+        return NotAvailable(f"{what}: {unexamined}")
+    return config
 
 
 def config_problem(state: KdumpState) -> ReadProblem | None:

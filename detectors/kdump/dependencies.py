@@ -9,6 +9,12 @@ and no unit to enable.  Without this, one missing feature was six high
 findings on this machine (6.18.44, no CONFIG_CRASH_DUMP, no kdump-tools):
 the count of high findings then says nothing about how many things to fix.
 
+Whatever keeps a crash kernel from being loaded blocks the panic sysctls
+too (panic_on_oops, hung_task_panic, ...): their point is a dump, and set
+before one can be captured they turn a survivable oops or hang into a
+reboot that leaves nothing (the check warned "set it" on this machine's
+kernel without kexec, and setup --policy oops planned it).
+
 A consequence keeps its own detail, fix and evidence; its status becomes
 ``blocked`` with the cause named, at info severity.  The cause stays a
 ``fail``, so the verdict (and the exit status) is unchanged.  Pure.
@@ -16,11 +22,12 @@ A consequence keeps its own detail, fix and evidence; its status becomes
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from detectors.kdump.context import active_config, tooling_family
 from detectors.kdump.kernel_rules import no_crash_support
+from detectors.kdump.sysctl_rules import CAPTURE_SYSCTLS
 from forensics.model import NotAvailable, Severity
 from forensics.types.kdump import Blocker, CheckLine, DistroFamily, KdumpState, Status
 
@@ -52,8 +59,13 @@ def _config_absent(state: KdumpState) -> bool:
     return isinstance(config, NotAvailable) and not config.reason.startswith("cannot read")
 
 
+def _capture_sysctl(line: CheckLine) -> bool:
+    # A panic setting (not a pass) whose point is a dump: blocked by whatever keeps the crash kernel from loading.
+    return line.id in CAPTURE_SYSCTLS
+
+
 def _blocked_by_kernel(state: KdumpState, line: CheckLine) -> bool:
-    return line.id in ("crashkernel-cmdline", "crash-loaded")
+    return line.id in ("crashkernel-cmdline", "crash-loaded") or _capture_sysctl(line)
 
 
 def _no_crashkernel(state: KdumpState) -> bool:
@@ -65,7 +77,7 @@ def _no_crashkernel(state: KdumpState) -> bool:
 
 def _blocked_by_crashkernel(state: KdumpState, line: CheckLine) -> bool:
     # Only failures: memory reserved all the same (another mechanism) passes and is not blocked.
-    return line.id in ("crash-reservation", "crash-loaded") and line.status is Status.FAIL
+    return (line.id in ("crash-reservation", "crash-loaded") and line.status is Status.FAIL) or _capture_sysctl(line)
 
 
 def _nothing_reserved(state: KdumpState) -> bool:
@@ -78,7 +90,11 @@ def _nothing_reserved(state: KdumpState) -> bool:
 
 
 def _blocked_by_reservation(state: KdumpState, line: CheckLine) -> bool:
-    return line.id == "crash-loaded" and line.status is Status.FAIL
+    return (line.id == "crash-loaded" and line.status is Status.FAIL) or _capture_sysctl(line)
+
+
+def _blocked_by_not_loaded(state: KdumpState, line: CheckLine) -> bool:
+    return _capture_sysctl(line)
 
 
 def _blocked_by_tooling(state: KdumpState, line: CheckLine) -> bool:
@@ -107,8 +123,37 @@ DEPENDENCIES = (
         "no memory is reserved for a crash kernel",
         _blocked_by_reservation,
     ),
+    Dependency(
+        "crash-loaded",
+        lambda state: True,  # the line fails: whatever the reason, a panic now starts no crash kernel
+        "no crash kernel is loaded",
+        _blocked_by_not_loaded,
+    ),
     Dependency("kdump-tooling", _no_tooling, "the kdump tooling is not installed", _blocked_by_tooling),
 )
+
+#: The causes (line ids) that keep a panic from starting a crash kernel, deepest first.
+CAPTURE_CAUSES = ("crash-reservation", "crashkernel-cmdline", "crash-loaded")
+
+
+def capture_blocker(state: KdumpState, lines: Sequence[CheckLine]) -> tuple[Blocker, CheckLine] | None:
+    """The root cause that keeps a panic from starting a crash kernel, with its line (for its fix); None when a
+    crash kernel is loaded, or when that was not read (unknown is no cause to cite)."""
+    failed = {line.id: line for line in lines if line.status is Status.FAIL}
+    for dep in DEPENDENCIES:
+        if dep.cause in CAPTURE_CAUSES and dep.cause in failed and dep.holds(state):
+            cause = failed[dep.cause]
+            return Blocker(dep.cause, cause.title, dep.reason), cause
+    return None
+
+
+def _held_sysctl(line: CheckLine, cause: CheckLine) -> CheckLine:
+    """A panic sysctl blocked by the capture path: its fix waits for the cause's, and says why."""
+    fix = (
+        "not before a crash kernel can be loaded (until then a panic captures nothing: a failure made to panic"
+        f" reboots the machine and leaves no dump); first: {cause.fix}; then: {line.fix}"
+    )
+    return replace(line, fix=fix)
 
 
 def apply_dependencies(state: KdumpState, lines: list[CheckLine]) -> list[CheckLine]:
@@ -129,7 +174,9 @@ def apply_dependencies(state: KdumpState, lines: list[CheckLine]) -> list[CheckL
             ),
             None,
         )
-        out.append(
-            line if found is None else replace(line, status=Status.BLOCKED, severity=Severity.INFO, blocked_by=found)
-        )
+        if found is None:
+            out.append(line)
+            continue
+        held = _held_sysctl(line, failed[found.line_id]) if _capture_sysctl(line) else line
+        out.append(replace(held, status=Status.BLOCKED, severity=Severity.INFO, blocked_by=found))
     return out

@@ -8,6 +8,7 @@ from detectors.kdump.context import cmdline_crashkernel, tooling_family
 from detectors.kdump.crashkernel import MIB, parse_crashkernel
 from detectors.kdump.util import fail, file_evidence, pass_, unknown, warn
 from forensics.model import NotAvailable, Severity
+from forensics.types import kdump_paths as paths
 from forensics.types.kdump import CheckLine, DistroFamily, Estimate, KdumpState, describe_estimate
 
 _WHY_RESERVE = "the crash kernel can only boot into memory reserved at boot with crashkernel="
@@ -16,6 +17,8 @@ _FIX_CRASHKERNEL = "kforensic kdump setup --apply (adds crashkernel= to the boot
 #: A kernel without kexec crash support (no /sys/kernel/kexec_crash_size) can neither reserve nor load a crash
 #: kernel: no crashkernel= and no service restart helps until another kernel is booted.
 _FIX_KERNEL = "boot a distribution kernel, or one built with CONFIG_KEXEC, CONFIG_CRASH_DUMP and CONFIG_PROC_VMCORE"
+#: What lets a check see what a --root tree without /usr or /etc did not hold.
+FIX_UNEXAMINED = "check the installed system's tree (with its /usr and /etc), or run the check on the system itself"
 _FIX_UNREAD = "run as root, or on a --root tree copy the file from the running system"
 _FIX_LOAD = {
     DistroFamily.DEBIAN: "kdump-config load (and check kdump-config show)",
@@ -28,6 +31,11 @@ def check_distro(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     """Which distribution, hence which kdump tooling to expect."""
     distro = state.distro
     evidence = file_evidence(state.os_release, distro.evidence_line)
+    unexamined = state.not_examined(paths.OS_RELEASE[0])
+    if isinstance(state.os_release, NotAvailable) and unexamined:
+        why = "the package names, config file and service of kdump differ between distributions"
+        reason = f"os-release: {unexamined}"
+        return [unknown("distro", "Distribution", reason, why, FIX_UNEXAMINED, (), severity=Severity.LOW)]
     if distro.family is DistroFamily.UNKNOWN:
         return [
             warn(
@@ -127,6 +135,10 @@ def check_boot_config(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
         file, number, value = state.boot.crashkernel[-1]
         detail = f"{file.path} line {number} sets crashkernel={value}"
         return [pass_("crashkernel-boot", title, detail, file_evidence(file, number, f"crashkernel={value}"))]
+    unexamined = state.not_examined(paths.GRUB_DEFAULT)
+    if not state.boot.files and unexamined:
+        reason = f"the boot loader configuration: {unexamined}"
+        return [unknown("crashkernel-boot", title, reason, _WHY_PERSIST, FIX_UNEXAMINED, (), severity=Severity.LOW)]
     if not state.boot.files:
         detail = "no boot loader configuration found (/etc/default/grub, grub.d, BLS entries, /etc/kernel/cmdline)"
         return [warn("crashkernel-boot", title, detail, _WHY_PERSIST, _FIX_CRASHKERNEL, ())]

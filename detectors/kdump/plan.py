@@ -10,6 +10,7 @@ from __future__ import annotations
 from detectors.kdump.checklist import active_config, collector_options
 from detectors.kdump.context import config_problem
 from detectors.kdump.crashkernel import MIB, parse_crashkernel
+from detectors.kdump.dependencies import capture_blocker
 from detectors.kdump.makedumpfile import Compression, compression_flag
 from detectors.kdump.sysctl_rules import Policy
 from forensics.model import NotAvailable
@@ -49,6 +50,11 @@ def crashkernel_value(checklist: Checklist) -> tuple[str, str]:
 
 def _crashkernel_plan(state: KdumpState, checklist: Checklist) -> tuple[list[FileChange], list[Command], str]:
     """Changes that make the boot configuration reserve the recommended size; and why a reboot is needed."""
+    if state.not_examined(paths.GRUB_DEFAULT):
+        # No /etc under the root: the boot configuration was not seen, so neither a change nor a reboot is known
+        # to be needed (it was "Reboot needed: reserve 64M" for a guest whose crash kernel was loaded).  The plan's
+        # ``unread`` names the directory.
+        return [], [], ""
     want = checklist.estimate.recommended
     ram = state.system_ram_bytes
     configured = state.boot.crashkernel[-1] if state.boot.crashkernel else None
@@ -146,8 +152,26 @@ def _sysctl_plan(state: KdumpState, policy: Policy) -> list[FileChange]:
     return [FileChange(paths.SYSCTL_SNIPPET, old, new, f"sysctl policy {policy.name}: {policy.description}")]
 
 
+def _held_policy(state: KdumpState, checklist: Checklist, policy: Policy) -> str:
+    """Why the policy's panic settings are not planned ("" when they are): no crash kernel can be started, so each
+    would make a failure the system survives today a reboot that leaves nothing to analyse."""
+    blocked = capture_blocker(state, checklist.lines)
+    if not policy.settings or blocked is None:
+        return ""
+    blocker, cause = blocked
+    settings = ", ".join(f"{name} = {value}" for name, value in policy.settings)
+    return (
+        f"the sysctl policy {policy.name} ({settings}): {blocker.reason} ({cause.title}: {cause.detail}), so a panic"
+        " starts no crash kernel and these settings would turn an oops or a hang the system survives into a reboot"
+        f" that leaves no dump; first: {cause.fix}; then run kforensic kdump setup --policy {policy.name} again"
+    )
+
+
 def _packages(state: KdumpState) -> tuple[tuple[str, ...], Command | None, list[str]]:
     packages, install, manual = _packages_missing(state)
+    if state.not_examined(paths.BIN_DIRS[0]):
+        # No /usr under the root: the programs were not looked for, so nothing is known to be missing.
+        return (), None, []
     if packages and state.tooling.unsearched:
         # Not found where it could be looked for, and a directory could not be: not known to be missing, so no
         # install.  The plan's ``unread`` names each directory and its remedy (:func:`_unread`), once.
@@ -195,7 +219,9 @@ def make_plan(state: KdumpState, checklist: Checklist, policy: Policy) -> Plan:
     if packages and isinstance(active_config(state), NotAvailable):
         manual.append("the kdump configuration arrives with the package: run kforensic kdump setup again after it")
     ck_changes, ck_commands, reboot_reason = _crashkernel_plan(state, checklist)
-    changes = [*_config_plan(state, checklist), *ck_changes, *_sysctl_plan(state, policy)]
+    held = _held_policy(state, checklist, policy)
+    sysctls = [] if held else _sysctl_plan(state, policy)
+    changes = [*_config_plan(state, checklist), *ck_changes, *sysctls]
     commands = list(ck_commands)
     unit = paths.DEBIAN_UNIT if family is DistroFamily.DEBIAN else paths.RHEL_UNIT
     status = {line.id: line.status for line in checklist.lines}
@@ -219,6 +245,7 @@ def make_plan(state: KdumpState, checklist: Checklist, policy: Policy) -> Plan:
             manual.append(f"{line.title}: {line.fix}")
     unread = [_unread(f"cannot read {p.path}", p, "a readable file") for p in (config_problem(state),) if p is not None]
     unread += [_unread(f"cannot look in {p.path}", p, "a directory it can search") for p in state.tooling.unsearched]
+    unread += [f"{top}: {state.not_examined(top)}" for top in state.unexamined]
     return Plan(
         distro=state.distro.name,
         family=family,
@@ -231,4 +258,5 @@ def make_plan(state: KdumpState, checklist: Checklist, policy: Policy) -> Plan:
         reboot_needed=bool(reboot_reason),
         reboot_reason=reboot_reason,
         unread=tuple(unread),
+        held_back=(held,) if held else (),
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from detectors.kdump.context import active_config, collector_options, config_problem, tooling_family
 from detectors.kdump.crashkernel import MIB
+from detectors.kdump.kernel_rules import FIX_UNEXAMINED as _FIX_UNEXAMINED
 from detectors.kdump.makedumpfile import Compression, compression_support, excluded_classes
 from detectors.kdump.util import fail, file_evidence, pass_, unknown, warn
 from forensics.model import NotAvailable, Severity
@@ -14,6 +15,7 @@ from forensics.types.kdump import (
     DistroFamily,
     Estimate,
     KdumpState,
+    MaybeFile,
     MemInfo,
     ReadProblem,
     TargetKind,
@@ -57,6 +59,11 @@ def check_tooling(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
         reason = f"{', '.join(missing)} not found in the directories read; {dirs}"
         fix = _unsearched_fix(tools.unsearched)
         return [unknown("kdump-tooling", title, reason, why, fix, evidence, severity=Severity.MEDIUM)]
+    unexamined = state.not_examined(paths.BIN_DIRS[0])
+    if missing and unexamined:
+        # Not looked for, so not known to be missing: the tree holds no /usr to find them in.
+        reason = f"{', '.join(missing)}: {unexamined}"
+        return [unknown("kdump-tooling", title, reason, why, _FIX_UNEXAMINED, evidence, severity=Severity.MEDIUM)]
     if missing:
         return [fail("kdump-tooling", title, f"missing: {', '.join(missing)}", why, needed[2], evidence)]
     found = ", ".join(p for p in (needed[1], tools.makedumpfile, tools.kexec) if p)
@@ -120,6 +127,8 @@ def check_config(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
 def _unread_config(state: KdumpState, title: str, config: NotAvailable, why: str) -> CheckLine:
     """The configuration's line when it was not read: absent (the package brings it) or unreadable (why, the errno)."""
     problem = config_problem(state)
+    if problem is None and state.not_examined(paths.DEBIAN_CONFIG):
+        return unknown("kdump-config", title, config.reason, why, _FIX_UNEXAMINED, (), severity=Severity.MEDIUM)
     if problem is None:
         return fail("kdump-config", title, config.reason, why, "install the kdump tooling (see above)", ())
     cause = f"cannot read {problem.path}: {problem.reason}" + (f" ({problem.errno_name})" if problem.errno_name else "")
@@ -154,6 +163,10 @@ def check_service(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
                 "kdump-service", title, reason, why, "run as root, or fix the directory", (), severity=Severity.MEDIUM
             )
         ]
+    unexamined = state.not_examined(paths.SYSTEMD_UNIT_DIR)
+    if unexamined:
+        reason = f"the service's start links: {unexamined}"
+        return [unknown("kdump-service", title, reason, why, _FIX_UNEXAMINED, (), severity=Severity.MEDIUM)]
     if not state.services.systemd:
         detail = "no systemd and no SysV start link found: cannot tell whether kdump starts at boot"
         return [
@@ -183,8 +196,11 @@ def expected_dump_bytes(meminfo: MemInfo, level: int | None) -> int:
     return max(meminfo.total - excluded, 0)
 
 
-def _unread_config_fix(config: NotAvailable) -> str:
-    """What brings the unread configuration: the package when it is absent, access when it is not readable."""
+def _unread_config_fix(state: KdumpState, config: NotAvailable) -> str:
+    """What brings the unread configuration: the package when it is absent, access when it is not readable, the
+    installed system's tree when this one has no /etc."""
+    if state.not_examined(paths.DEBIAN_CONFIG):
+        return _FIX_UNEXAMINED
     if config.reason.startswith("cannot read"):
         return "make the kdump configuration readable (see above), then check again"
     return "install the kdump tooling (see above), then check again"
@@ -212,7 +228,7 @@ def check_space(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
                 title,
                 reason,
                 why,
-                _unread_config_fix(config),
+                _unread_config_fix(state, config),
                 evidence,
                 severity=Severity.MEDIUM,
             )
@@ -263,7 +279,7 @@ def check_collector(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
                 title,
                 reason,
                 why,
-                _unread_config_fix(config),
+                _unread_config_fix(state, config),
                 (),
                 severity=Severity.MEDIUM,
             )
@@ -329,21 +345,46 @@ def check_debuginfo(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
         url_evidence = file_evidence(info.debuginfod_file, 1) if info.debuginfod_file else evidence
         return [pass_("debuginfo", title, f"debuginfod {info.debuginfod_urls[0]}{via}; build id {build}", url_evidence)]
     release = info.release if isinstance(info.release, str) else "<release>"
-    package = _DEBUG_PACKAGE.get(
-        state.distro.id, _DEBUG_PACKAGE.get(tooling_family(state).value, "the kernel's debug symbols")
-    )
+    package = _DEBUG_PACKAGE.get(state.distro.id, _DEBUG_PACKAGE.get(tooling_family(state).value))
     detail = f"no vmlinux with debug info for {release} (build id {build}) and no debuginfod server"
-    why = "crash and drgn need the exact kernel's debug info to read a vmcore; old packages leave the archive"
-    return [
-        warn(
-            "debuginfo",
-            title,
-            detail,
-            why,
-            f"install {package.format(release=release)}, or configure debuginfod",
-            evidence,
-        )
-    ]
+    why = "crash and drgn need the exact kernel's debug info to read a vmcore"
+    origin = info.origin
+    if origin is not None and origin.package and package:
+        # The package database names the running kernel's package: its distribution's debug package exists.
+        detail += f"; the kernel is from the package {origin.package} ({origin.database})"
+        evidence = file_evidence(origin.entry, origin.line) + evidence
+        fix = f"install {package.format(release=release)}, or configure debuginfod"
+        return [warn("debuginfo", title, detail, f"{why}; old packages leave the archive", fix, evidence)]
+    built = _builder(origin.version if origin else None)
+    if origin is not None and origin.package is None and isinstance(origin.database, str):
+        # Read, and no package installs this kernel: built elsewhere, no distribution debug package has it.
+        detail += f"; no package in {origin.database} installs it{built}"
+        evidence = file_evidence(origin.version, 1) if isinstance(origin.version, TextFile) else evidence
+        return [warn("debuginfo", title, detail, why, _own_build(build), evidence)]
+    # Not known whether a package installed it: both ways are named, each with its condition.
+    cause = origin.database.reason if origin is not None and isinstance(origin.database, NotAvailable) else "unknown"
+    detail += f"; whether a package installed it is unknown ({cause}){built}"
+    debug_package = package.format(release=release) if package else "its distribution's kernel debug package"
+    fix = f"if a package installed it: install {debug_package}; if it was built locally: {_own_build(build)}"
+    return [warn("debuginfo", title, detail, why, fix, evidence)]
+
+
+def _own_build(build: str) -> str:
+    """Where the debug info of a kernel no distribution package installed is: its own build's."""
+    return (
+        "use the vmlinux of the build tree it was built in (with CONFIG_DEBUG_INFO=y; from that very build, build id"
+        f" {build}), or a debuginfod server that indexes that build; no distribution package has it"
+    )
+
+
+def _builder(version: MaybeFile | None) -> str:
+    """Who built the running kernel, as /proc/version says ("" when not read)."""
+    if not isinstance(version, TextFile):
+        return ""
+    words = version.first_line().split()
+    # "Linux version <release> (<user>@<host>) (<compiler>...) #1 SMP ...": the builder is the fourth word.
+    by = words[3] if len(words) > 3 and words[3].startswith("(") and "@" in words[3] else ""
+    return f" ({version.path}: built by {by.strip('()')})" if by else ""
 
 
 def check_read_problems(state: KdumpState, estimate: Estimate) -> list[CheckLine]:

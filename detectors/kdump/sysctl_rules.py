@@ -27,6 +27,10 @@ class SysctlRule:
     why: str  # what happens when it is not good
     fix: str
     good_note: str  # shown next to a good value
+    # Its point is a dump (it turns a failure into a panic, or forces one): moot, and a panic setting harmful (an
+    # oops or a hang becomes a reboot without a dump), while no crash kernel can be started.  kernel.panic is not:
+    # rebooting after a panic is worth as much without a dump.
+    needs_capture: bool = True
 
 
 def _sysrq_allows_dump(mask: int) -> bool:
@@ -41,7 +45,7 @@ SYSCTL_RULES = (
         lambda v: v != 0,
         "an oops kills only the current task and leaves a damaged kernel running: no dump",
         "kforensic kdump setup --policy oops --apply (sysctl kernel.panic_on_oops=1)",
-        "an oops panics and is dumped",
+        "an oops panics (dumped when a crash kernel is loaded)",
     ),
     SysctlRule(
         "kernel.panic_on_warn",
@@ -84,6 +88,7 @@ SYSCTL_RULES = (
         "if the dump fails the machine stays hung at the panic instead of rebooting",
         "kforensic kdump setup --policy oops --apply (sysctl kernel.panic=10)",
         "reboots after a panic",
+        needs_capture=False,
     ),
     SysctlRule(
         "kernel.sysrq",
@@ -91,7 +96,7 @@ SYSCTL_RULES = (
         "SysRq-c on the console cannot force a dump of a hung machine (root's writes to /proc/sysrq-trigger are not "
         "limited by it)",
         "sysctl kernel.sysrq=1, or a mask including 8",
-        "SysRq-c can force a dump",
+        "SysRq-c can force a crash (dumped when a crash kernel is loaded)",
     ),
 )
 
@@ -120,6 +125,10 @@ POLICIES = (
     Policy("hang-debug", "oops, plus hung tasks, soft/hard lockups and RCU stalls panic", _OOPS + _HANGS),
     Policy("strict", "hang-debug, plus every WARN panics", (*_OOPS, *_HANGS, ("kernel.panic_on_warn", 1))),
 )
+
+
+#: Line ids of the sysctls whose point is a dump (:attr:`SysctlRule.needs_capture`).
+CAPTURE_SYSCTLS = frozenset(f"sysctl:{rule.name}" for rule in SYSCTL_RULES if rule.needs_capture)
 
 
 def policy_named(name: str) -> Policy:

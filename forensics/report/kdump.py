@@ -156,6 +156,7 @@ def setup_document(setup: KdumpSetup) -> dict[str, Any]:
         ],
         "manual": list(plan.manual),
         "unread": list(plan.unread),
+        "held_back": list(plan.held_back),
         "reboot_needed": plan.reboot_needed,
         "reboot_reason": plan.reboot_reason,
         "incident": incident_to_dict(check.incident),
@@ -171,7 +172,7 @@ def render_setup(setup: KdumpSetup, md: bool) -> str:
     if doc["unread"]:
         # What was not read may need changes of its own: never "nothing to do" over it.
         out.append(f"Not read, so not planned: {'; '.join(doc['unread'])}.")
-    elif not (doc["packages"] or doc["changes"] or doc["commands"]):
+    elif not (doc["packages"] or doc["changes"] or doc["commands"] or doc["held_back"]):
         out.append("Nothing to do: the configuration is already as the plan wants it.")
     if doc["packages"]:
         out.append(f"{'## ' if md else ''}Packages to install: {' '.join(doc['packages'])}")
@@ -193,6 +194,8 @@ def render_setup(setup: KdumpSetup, md: bool) -> str:
         out.append("")
     for step in doc["manual"]:
         out.append(f"{'- ' if md else ''}manual: {step}")
+    for held in doc["held_back"]:
+        out.append(f"{'- ' if md else ''}not planned: {held}")
     if doc["reboot_needed"]:
         out.append(f"Reboot needed: {doc['reboot_reason']}.")
     if not done and (doc["changes"] or doc["commands"] or doc["packages"]):

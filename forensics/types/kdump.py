@@ -198,6 +198,21 @@ class BootConfig:
 
 
 @dataclass(frozen=True)
+class KernelPackage:
+    """Whether a package installed the running kernel, as the package database under the root says.
+
+    A locally built kernel has no distribution debug package: naming one (``linux-image-<release>-dbg``) for it
+    sends the user after a package that does not exist.
+    """
+
+    database: str | NotAvailable  # the database read (/var/lib/dpkg/status, rpmdb.sqlite), or why none was
+    package: str | None  # the installed package of this release, None when the database holds none
+    entry: TextFile | None = None  # dpkg's status file, to cite the package's line
+    line: int = 0  # 1-based line of ``Package:`` in ``entry``
+    version: MaybeFile | None = None  # /proc/version: who built the kernel, with what
+
+
+@dataclass(frozen=True)
 class DebugInfo:
     """Whether debug info for the running kernel can be had."""
 
@@ -206,6 +221,7 @@ class DebugInfo:
     vmlinux: tuple[str, ...]  # target paths of vmlinux files with debug info that exist
     debuginfod_urls: tuple[str, ...]
     debuginfod_file: TextFile | None  # the file naming the first URL, for evidence
+    origin: KernelPackage | None = None  # None: not looked for (the release is not known)
 
 
 @dataclass(frozen=True)
@@ -236,6 +252,15 @@ class KdumpState:
     managed_files: tuple[tuple[str, MaybeFile], ...]  # files the setup plan may change, by target path
     problems: tuple[ReadProblem, ...]
     sources: tuple[SourceRecord, ...]
+    # Of paths.SYSTEM_DIRS, those absent under a --root tree: what lives there was not examined (never on "/").
+    unexamined: tuple[str, ...] = ()
+
+    def not_examined(self, path: str) -> str | None:
+        """Why ``path`` was not examined (its top directory is absent under the root), None when it was."""
+        top = "/" + path.strip("/").split("/", 1)[0]
+        if top not in self.unexamined:
+            return None
+        return f"not examined: the root {self.root} has no {top} (a copy of /proc and /sys, not an installed system)"
 
     def sysctl(self, name: str) -> MaybeFile:
         """The /proc/sys file of a sysctl, or why it is not there."""
@@ -441,6 +466,9 @@ class Plan:
     # What the plan could not read, so that it cannot tell all there is to do (an unreadable configuration,
     # a program directory it could not look into): never "nothing to do" while one is left.
     unread: tuple[str, ...] = ()
+    # What the plan would have done and does not, each with why and what comes first (the panic sysctls of
+    # --policy while no crash kernel can be loaded: they would turn an oops into a reboot with no dump).
+    held_back: tuple[str, ...] = ()
 
     @property
     def empty(self) -> bool:

@@ -16,6 +16,7 @@ MODULES = "/proc/modules"
 
 DEBIAN_CONFIG = "/etc/default/kdump-tools"  # kdump-tools
 RHEL_CONFIG = "/etc/kdump.conf"  # kexec-tools (RHEL <= 9) / kdump-utils (Fedora >= 40)
+CONFIG = {"debian": DEBIAN_CONFIG, "rhel": RHEL_CONFIG}  # by DistroFamily value
 DEBIAN_UNIT = "kdump-tools.service"
 RHEL_UNIT = "kdump.service"
 
@@ -34,6 +35,12 @@ SYSTEMD_MARKERS = ("/usr/lib/systemd/systemd", "/lib/systemd/systemd", "/run/sys
 SYSTEMD_UNIT_DIR = "/etc/systemd/system"
 DEBUGINFOD_DIR = "/etc/debuginfod"
 DEFAULT_DUMP_DIR = "/var/crash"
+#: The top directories of an installed system: absent from a --root tree (a copy of /proc and /sys only), what
+#: lives under them was not examined, which is not "missing".
+SYSTEM_DIRS = ("/usr", "/etc")
+PROC_VERSION = "/proc/version"
+DPKG_STATUS = "/var/lib/dpkg/status"
+RPM_DB = "/var/lib/rpm/rpmdb.sqlite"  # rpm >= 4.16 (RHEL 9, Fedora 33+)
 
 #: Files the setup plan may create or change.
 MANAGED_FILES = (

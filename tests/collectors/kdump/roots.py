@@ -84,6 +84,8 @@ class FakeSystem:
     systemd: bool = True
     sysctls: dict[str, str] = field(default_factory=dict)
     debug_vmlinux: bool = False
+    # dpkg's status file lists the running kernel's linux-image package (Debian family; False: built locally)
+    kernel_package: bool = True
     free_bytes: int = 50 * GIB
     initrd_bytes: int = 18 * MIB
     extra: Callable[[Path], None] | None = None
@@ -225,11 +227,34 @@ def build(root: Path, system: FakeSystem) -> Path:
         link = root / "etc/systemd/system/multi-user.target.wants" / unit
         link.parent.mkdir(parents=True, exist_ok=True)
         os.symlink(f"/usr/lib/systemd/system/{unit}", link)
+    if debian:
+        _write(root, "/var/lib/dpkg/status", _dpkg_status(rel if system.kernel_package else None))
     if system.debug_vmlinux:
         _sparse(root, f"/usr/lib/debug/boot/vmlinux-{rel}", 4096)
     if system.extra is not None:
         system.extra(root)
     return root
+
+
+def _dpkg_stanza(package: str, status: str, version: str, extra: str = "") -> str:
+    return (
+        f"Package: {package}\nStatus: {status}\nPriority: optional\nSection: kernel\nInstalled-Size: 400123\n"
+        "Maintainer: Debian Kernel Team <debian-kernel@lists.debian.org>\nArchitecture: amd64\n"
+        f"Source: linux-signed-amd64\nVersion: {version}\n{extra}Description: Linux kernel image\n"
+    )
+
+
+def _dpkg_status(release: str | None) -> str:
+    """dpkg's status file: a removed older kernel (its config files left), and the running one when packaged."""
+    stanzas = [
+        "Package: base-files\nEssential: yes\nStatus: install ok installed\nPriority: required\nSection: admin\n"
+        "Maintainer: Santiago Vila <sanvila@debian.org>\nArchitecture: amd64\nVersion: 12.4+deb12u5\n"
+        "Description: Debian base system miscellaneous files\n",
+        _dpkg_stanza("linux-image-6.1.0-17-amd64", "deinstall ok config-files", "6.1.69-1"),
+    ]
+    if release is not None:
+        stanzas.append(_dpkg_stanza(f"linux-image-{release}", "install ok installed", "6.1.76-1", "Depends: kmod\n"))
+    return "\n".join(stanzas)
 
 
 def _unreadable_config(root: Path) -> None:

@@ -8,6 +8,7 @@ the missing package).  Two things must be fixed, so two are high.
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -25,6 +26,8 @@ THIS_MACHINE = replace(
     SCENARIOS["debian12-no-tooling"], cmdline_crashkernel=None, crash_size=None, loaded=None, service_enabled=False
 )
 KERNEL = "the kernel has no kexec crash support"
+#: The panic sysctls THIS_MACHINE leaves off (roots.DEFAULT_SYSCTLS).
+PANIC_OFF = ("hung_task_panic", "softlockup_panic", "hardlockup_panic", "panic_on_rcu_stall")
 TOOLING = "the kdump tooling is not installed"
 
 
@@ -57,6 +60,9 @@ def test_this_machine_has_two_high_findings_and_their_consequences(tmp_path: Pat
         "kdump-service": TOOLING,
         "makedumpfile": TOOLING,
         "dump-space": TOOLING,
+        # The panic sysctls that warned "set it": set on this kernel, an oops or a hang reboots with no dump.
+        **{f"sysctl:kernel.{name}": KERNEL for name in PANIC_OFF},
+        "sysctl:kernel.sysrq": KERNEL,
     }
     assert status["crash-reservation"] is Status.FAIL and status["kdump-tooling"] is Status.FAIL
     # --fail-on keeps its meaning: exit 1 while kdump cannot work, whatever the threshold.
@@ -66,7 +72,7 @@ def test_this_machine_has_two_high_findings_and_their_consequences(tmp_path: Pat
     text = invoke("kdump", "check", "--root", str(root)).stdout
     assert "[BLOCKED] Crash kernel loaded: /sys/kernel/kexec_crash_loaded does not exist" in text
     assert f"       blocked by: {KERNEL} (Crash kernel memory reserved)" in text
-    assert "2 fail" in text and "6 blocked" in text
+    assert "2 fail" in text and "11 blocked" in text
 
 
 CRASHKERNEL = "the running kernel was booted without a crashkernel= that reserves memory"
@@ -97,7 +103,13 @@ def test_a_crashkernel_given_but_not_reserved_is_its_own_fault(tmp_path: Path) -
     _root, status, seen = _check(tmp_path, system)
     assert status["crashkernel-cmdline"] is Status.PASS and status["crash-reservation"] is Status.FAIL
     assert seen["high"] == "crash-reservation"
-    assert seen == {"high": "crash-reservation", "crash-loaded": "no memory is reserved for a crash kernel"}
+    nothing = "no memory is reserved for a crash kernel"
+    assert seen == {
+        "high": "crash-reservation",
+        "crash-loaded": nothing,
+        **{f"sysctl:kernel.{name}": nothing for name in PANIC_OFF},
+        "sysctl:kernel.sysrq": nothing,
+    }
 
 
 def test_a_reservation_with_nothing_loaded_is_its_own_fault(tmp_path: Path) -> None:
@@ -112,3 +124,44 @@ def test_a_broken_configuration_is_not_blamed_on_missing_tooling(tmp_path: Path)
     _root, status, seen = _check(tmp_path, system)
     assert any(k.startswith("kdump-config:") and v is Status.FAIL for k, v in status.items()), status
     assert not any(k.startswith("kdump-config") for k in seen), seen
+
+
+POLICY_FILE = "/etc/sysctl.d/90-kforensic-kdump.conf"
+
+
+def test_the_panic_policy_waits_for_a_crash_kernel_that_can_load(tmp_path: Path) -> None:
+    """On this machine's kernel (no kexec) --policy oops planned panic_on_oops=1 and `sysctl -p`: an oops the system
+    survives became a reboot with no dump.  The policy is held back with its cause and what to fix first."""
+    root, status, _seen = _check(tmp_path, THIS_MACHINE)
+    assert status["sysctl:kernel.hung_task_panic"] is Status.BLOCKED
+    result = invoke("kdump", "setup", "--root", str(root), "--policy", "oops", "--apply", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert POLICY_FILE not in {c["path"] for c in doc["changes"]}
+    assert not any(c["argv"][0] == "sysctl" for c in doc["commands"])
+    assert not (root / POLICY_FILE.lstrip("/")).exists()
+    (held,) = doc["held_back"]
+    assert held.startswith("the sysctl policy oops (kernel.panic_on_oops = 1, kernel.panic = 10): " + KERNEL)
+    assert "first: boot a distribution kernel, or one built with CONFIG_KEXEC" in held
+    text = invoke("kdump", "check", "--root", str(root)).stdout
+    assert (
+        f"[BLOCKED] sysctl kernel.hung_task_panic: 0\n       blocked by: {KERNEL} (Crash kernel memory reserved)"
+        in text
+    )
+    assert "[WARN] sysctl" not in text
+
+
+def test_a_crash_kernel_not_loaded_holds_the_policy_back_too(tmp_path: Path) -> None:
+    """Reserved but nothing loaded: a panic now starts nothing either; the cause is the loaded check itself."""
+    root, _status, seen = _check(tmp_path, SCENARIOS["debian12-not-loaded"])
+    assert seen["sysctl:kernel.softlockup_panic"] == "no crash kernel is loaded"
+    doc = json.loads(invoke("kdump", "setup", "--root", str(root), "--policy", "hang-debug", "--format", "json").stdout)
+    assert POLICY_FILE not in {c["path"] for c in doc["changes"]}
+    assert "first: kdump-config load" in doc["held_back"][0]
+
+
+def test_the_panic_policy_is_planned_where_a_crash_kernel_is_loaded(tmp_path: Path) -> None:
+    root = build(tmp_path / "root", SCENARIOS["debian12-ready"])
+    doc = json.loads(invoke("kdump", "setup", "--root", str(root), "--policy", "oops", "--format", "json").stdout)
+    assert POLICY_FILE in {c["path"] for c in doc["changes"]}
+    assert doc["held_back"] == []
