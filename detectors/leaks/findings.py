@@ -408,7 +408,10 @@ def examined_record(e: ExaminedSeries, source: str) -> model.Examined:
     )
     if not p.judgeable:
         return model.Examined(what, (), (f"any leak: {p.shortfall()}",))
-    could = (f"leaks of {kb(p.detectable_rate)}/h or faster (slab caches and kernel memory in meminfo)",)
+    could = (
+        f"leaks of {kb(p.detectable_rate)}/h or faster that last the whole {duration(p.span_seconds)} (slab caches "
+        f"and kernel memory in meminfo); {p.later()}",
+    )
     if p.full:
         return model.Examined(what, could, ())
     return model.Examined(
