@@ -15,8 +15,10 @@ import pandas as pd
 
 from detectors.leaks.attribution import in_sreclaimable, is_reclaimable
 from detectors.leaks.cogrowth import find_groups
+from detectors.leaks.decision import AGGREGATE_SHORT
 from detectors.leaks.findings import (
     FindingContext,
+    StretchPart,
     cache_finding,
     coverage_finding,
     group_finding,
@@ -164,7 +166,14 @@ def analyse(data: LeakInput, thresholds: LeakThresholds | None = None) -> LeakAn
                     short_rise_undecided=th.short_rise_undecided and not info.min_growth,
                 )
                 judged = judge_column(
-                    matrix, matrix.column(info.name), False, mem_total, field_th, excerpt, page_cache=own_cache
+                    matrix,
+                    matrix.column(info.name),
+                    False,
+                    mem_total,
+                    field_th,
+                    excerpt,
+                    page_cache=own_cache,
+                    aggregate=info.aggregate,
                 )
                 if judged is not None:
                     meminfo.append(judged)
@@ -273,12 +282,14 @@ def _findings(
         explained: tuple[str, ...] = ()
         share = 0.0
         flagged_rate = 0.0
+        parts: tuple[StretchPart, ...] = ()
         if v.name == "SUnreclaim":
             # Flagged caches, and every member of a flagged group (small partners included).
             in_groups = {(m.boot_id, m.name) for g in groups if g.grade.rank >= Grade.SUSPECT.rank for m in g.members}
             # Growth too brief to call is explained by caches growing too briefly to call (TIME_WAIT sockets
-            # filling), not left to a looser reading.
-            brief = v.grade is Grade.UNDECIDED
+            # filling), not left to a looser reading.  A sum growing fast over a stretch too short for its caches
+            # (aggregate-short) is explained away only by caches called on their own; the others are named below.
+            brief = v.grade is Grade.UNDECIDED and v.verdict.rule != AGGREGATE_SHORT
             flagged = [
                 c
                 for c in caches
@@ -294,12 +305,44 @@ def _findings(
             share = flagged_rate / v.rate if v.rate > 0 else 0.0
             if flagged and share >= EXPLAINED_SHARE:
                 explained = tuple(c.name for c in flagged)
-        out.append(meminfo_finding(v, ctx, explained, share, flagged_rate))
+            elif v.grade.rank >= Grade.SUSPECT.rank or v.verdict.rule == AGGREGATE_SHORT:
+                parts = stretch_parts(v, [c for c in caches if c.boot_id == v.boot_id and not in_sreclaimable(c.name)])
+        out.append(meminfo_finding(v, ctx, explained, share, flagged_rate, parts))
     by_id: dict[str, Finding] = {}
     for f in out:
         known = by_id.get(f.id)
         by_id[f.id] = f if known is None else known.merged_with(f)
     return tuple(by_id.values())
+
+
+def grown_since(v: SeriesVerdict, since_wall: float) -> float:
+    """A series' growth from ``since_wall`` on: its last window median less its first from there (bytes)."""
+    values = v.grid_values[v.grid_walls >= since_wall]
+    values = values[~np.isnan(values)]
+    return float(values[-1] - values[0]) if len(values) >= 2 else 0.0
+
+
+#: At most this many caches are named as a sum's parts.
+MAX_PARTS = 5
+
+
+def stretch_parts(total: SeriesVerdict, caches: list[SeriesVerdict]) -> tuple[StretchPart, ...]:
+    """The caches that grew most over a sum's judged stretch (whatever their own grade), largest first.
+
+    As many as explain EXPLAINED_SHARE of its growth (at most MAX_PARTS); all of those that grew when fewer.
+    Growth, not rates: each cache's own judged part may start elsewhere (a late onset), the same stretch does not.
+    """
+    grown = sorted(((c, grown_since(c, total.since_wall)) for c in caches), key=lambda pair: pair[1], reverse=True)
+    out: list[StretchPart] = []
+    summed = 0.0
+    for cache, growth in grown[:MAX_PARTS]:
+        if growth <= 0:
+            break
+        out.append(StretchPart(cache.name, growth, cache.grade))
+        summed += growth
+        if summed >= EXPLAINED_SHARE * total.growth:
+            break
+    return tuple(out)
 
 
 def end_of_run_findings(data: LeakInput) -> tuple[Finding, ...]:

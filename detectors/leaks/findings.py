@@ -5,12 +5,14 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from detectors.leaks.attribution import attribution_for, describe_aliases, generic_confirm_steps, merged_names
-from detectors.leaks.decision import WITH_PAGE_CACHE
+from detectors.leaks.decision import AGGREGATE_SHORT, WITH_PAGE_CACHE
 from detectors.leaks.meminfo import field_info
 from forensics import model
 from forensics.model import (
+    Baseline,
     Clock,
     Evidence,
     Fact,
@@ -333,21 +335,55 @@ def group_finding(g: CoGrowth, ctx: FindingContext) -> Finding:
     )
 
 
+class StretchPart(NamedTuple):
+    """A cache's growth over a sum's (SUnreclaim's) judged stretch, whatever the cache's own grade."""
+
+    name: str
+    growth: float  # bytes, last window median less the first of the sum's stretch
+    grade: Grade  # the cache's own grade (its own stretch may be shorter: a late onset)
+
+
+def _parts_text(parts: tuple[StretchPart, ...], total: float) -> str:
+    """``UDP 2,819 KB (growing, too short to call): 59% of its 4,760 KB``."""
+    each = ", ".join(f"{p.name} {kb(p.growth)} ({p.grade.value})" for p in parts)
+    share = sum(p.growth for p in parts) / total if total > 0 else 0.0
+    return f"{each}: {share:.0%} of its {kb(total)}"
+
+
+def _parts_explain(parts: tuple[StretchPart, ...], total: float) -> bool:
+    """The named caches grew at least half the sum's growth over its stretch."""
+    return bool(parts) and total > 0 and sum(p.growth for p in parts) >= 0.5 * total
+
+
+#: Growth of one cache a leak is called from under LeakThresholds.short_hours (rule short-ramp): the bar a sum of
+#: caches growing over so short a stretch is held to (rule aggregate-short).
+SHORT_SUM_BASELINE = Baseline(
+    "growth one slab cache needs to be called a leak under 1 h",
+    "4,096 KB of its own",
+    "LeakThresholds.short_growth: ramps of up to 2.5 MB in 11 min of a healthy busy machine (docs/leaks.md rule 10)",
+)
+
+
 def meminfo_finding(
     v: SeriesVerdict,
     ctx: FindingContext,
     explained_by: tuple[str, ...] = (),
     explained_share: float = 0.0,
     flagged_rate: float = 0.0,
+    parts: tuple[StretchPart, ...] = (),
 ) -> Finding:
     """The finding for a growing meminfo field (``explained_by``: flagged caches that account for most of it).
 
     ``explained_share`` is the flagged caches' summed rate (``flagged_rate``) over the field's; over 1 it is no
     share (Theil-Sen rates, medians, do not add up; other caches shrank): the caches are said to grow faster.
+    ``parts``: where no flagged cache explains it, the caches that grew most over its judged stretch (any grade).
+    A sum growing fast over a stretch too short for its caches (rule aggregate-short) is low: growth worth
+    watching, no leak called (:data:`SHORT_SUM_BASELINE`).
     """
     info = field_info(v.name)
     rate = f"{kb(v.rate)}/h"
-    severity = Severity.INFO if explained_by else SEVERITY[v.grade]
+    brief_sum = v.verdict.rule == AGGREGATE_SHORT
+    severity = Severity.INFO if explained_by else (Severity.LOW if brief_sum else SEVERITY[v.grade])
     word = {
         Grade.LEAK: "leaks",
         Grade.SUSPECT: "grows (leak suspected)",
@@ -357,6 +393,12 @@ def meminfo_finding(
     title = f"{info.name} ({info.subject}) {word} {rate}"
     if v.grade is Grade.UNDECIDED:
         title = f"{info.name} ({info.subject}) grows {rate}{_beside(v)}, too short to call"
+    mostly = f", mostly {', '.join(p.name for p in parts)}" if _parts_explain(parts, v.growth) else ""
+    if brief_sum:
+        span = duration(v.features.span_hours * 3600.0)
+        title = f"{info.name} ({info.subject}) grows {rate} over {span}{mostly}: too short to call a leak, watch it"
+    elif mostly:
+        title += mostly
     if explained_by:
         title = f"{info.name} ({info.subject}) grows {rate}, explained by {', '.join(explained_by)}"
     summary = (
@@ -374,6 +416,11 @@ def meminfo_finding(
     elif explained_share > 0:
         summary += f" The flagged caches account for only {explained_share:.0%} of it: look beyond them."
     facts = _series_facts(v, ctx)
+    if parts:
+        said = _parts_text(parts, v.growth)
+        beyond = "" if _parts_explain(parts, v.growth) else ": look beyond them"
+        summary += f" Over the same stretch (from {when(v.since_wall)}) the caches that grew most: {said}{beyond}."
+        facts.append(Fact("grown over the same stretch by", said + beyond))
     confidence, reason = _confidence(v)
     return Finding(
         id=finding_id(FindingKind.KERNEL_MEMORY_LEAK, info.name),
@@ -387,6 +434,7 @@ def meminfo_finding(
         next_steps=info.confirm,
         facts=tuple(facts),
         detector=DETECTOR,
+        baseline=SHORT_SUM_BASELINE if brief_sum and not explained_by else None,
     )
 
 
@@ -408,7 +456,10 @@ def examined_record(e: ExaminedSeries, source: str) -> model.Examined:
     )
     if not p.judgeable:
         return model.Examined(what, (), (f"any leak: {p.shortfall()}",))
-    could = (f"leaks of {kb(p.detectable_rate)}/h or faster (slab caches and kernel memory in meminfo)",)
+    could = (
+        f"leaks of {kb(p.detectable_rate)}/h or faster that last the whole {duration(p.span_seconds)} (slab caches "
+        f"and kernel memory in meminfo); {p.later()}",
+    )
     if p.full:
         return model.Examined(what, could, ())
     return model.Examined(

@@ -96,11 +96,13 @@ def judge_column(
     excerpt_of: ExcerptOf,
     reclaim_ran: bool | None = None,
     page_cache: FloatArray | None = None,
+    aggregate: bool = False,
 ) -> SeriesVerdict | None:
     """Grade one series of a matrix; None when it has fewer than two window medians.
 
     ``reclaim_ran``: whether the shrinkers ran during the stretch (None: not recorded);
-    ``page_cache``: the page cache's window medians on the matrix's grid (None: not recorded).
+    ``page_cache``: the page cache's window medians on the matrix's grid (None: not recorded);
+    ``aggregate``: the series sums many caches (SUnreclaim), judged by the bar its caches need.
     """
     y = matrix.grid[:, column]
     walls = matrix.grid_walls
@@ -169,7 +171,9 @@ def judge_column(
         short = feats.span_hours < thresholds.short_hours
         beside = tie(matrix.names[column], y[part], page_cache[part], by_level=short)
     pinned = who.pinned_by if reclaimable else ""
-    context = Context(feats, reclaimable, mem_total, thresholds, share, reclaim_ran, samples, beside, filling, pinned)
+    context = Context(
+        feats, reclaimable, mem_total, thresholds, share, reclaim_ran, samples, beside, filling, pinned, aggregate
+    )
     verdict = decide(context)
     return SeriesVerdict(
         name=matrix.names[column],

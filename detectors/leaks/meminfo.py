@@ -26,7 +26,8 @@ class MeminfoField(NamedTuple):
     """A meminfo field judged for leaks, who grows it and how to look closer.
 
     ``min_growth`` (bytes) and ``min_hours`` raise the general thresholds for a
-    field whose noise is larger than a cache's.
+    field whose noise is larger than a cache's; ``aggregate`` marks a sum of the
+    slab caches (judged by the bar its caches need, decision rule aggregate-short).
     """
 
     name: str
@@ -35,6 +36,7 @@ class MeminfoField(NamedTuple):
     confirm: tuple[str, ...]
     min_growth: float = 0.0
     min_hours: float = 0.0
+    aggregate: bool = False
 
 
 MEMINFO_FIELDS: tuple[MeminfoField, ...] = (
@@ -43,6 +45,7 @@ MEMINFO_FIELDS: tuple[MeminfoField, ...] = (
         "unreclaimable slab",
         "slab caches that only kfree() returns",
         ("slabtop -o -s c | head -20", "see the slab cache findings; merged caches hide behind one name"),
+        aggregate=True,
     ),
     MeminfoField(
         "KernelStack",

@@ -155,6 +155,11 @@ def duration(seconds: float) -> str:
     return f"{hours:.1f} h" if hours < 48 else f"{hours / 24:.1f} days"
 
 
+def kb_amount(value: float) -> str:
+    """An amount as read: ``4,096 KB``."""
+    return f"{value / 1024:,.0f} KB"
+
+
 def kb_per_hour(rate: float) -> str:
     """A growth rate as read: ``1,024 KB/h``."""
     return f"{rate / 1024:,.0f} KB/h"
@@ -295,12 +300,34 @@ class Power:
             f" >= {duration(self.full_seconds)} one down to {slowest}"
         )
 
+    def later(self) -> str:
+        """What growth shorter than the stretch needs: the same growth in its own samples, said in one clause.
+
+        The detectable rate assumes growth through the whole stretch; a leak that starts later is judged on its own
+        samples (a late onset) and must grow the amount a stretch of its length needs (rules 1, 3, 4 and 10).
+        """
+        needs = f"over >= {self.needed_samples} samples"
+        if self.interval_seconds:
+            needs += f" ({duration(self.needed_seconds)} at this interval)"
+        if self.span_seconds < self.short_seconds:
+            amount = min(self.short_growth, max(self.short_rate * self.span_seconds / 3600.0, self.short_memory))
+            grow = kb_amount(max(self.min_growth, amount))
+        elif self.short_seconds > 0:
+            grow = (
+                f"{kb_amount(self.short_growth)} if it lasts under {duration(self.short_seconds)}, "
+                f"{kb_amount(self.min_growth)} if longer"
+            )
+        else:
+            grow = kb_amount(self.min_growth)
+        return f"one that starts later must grow {grow} after it starts, {needs}"
+
     def reach(self) -> str:
         """What a judgeable stretch can and cannot show, in one clause."""
+        whole = f"that lasts the whole {duration(self.span_seconds)} would show in {self.seen()}; {self.later()}"
         if self.full:
-            return f"a leak of {kb_per_hour(self.min_rate)} or faster would show in {self.seen()}"
+            return f"a leak of {kb_per_hour(self.min_rate)} or faster {whole}"
         return (
-            f"a leak of {kb_per_hour(self.detectable_rate)} or faster would show in {self.seen()}; "
+            f"a leak of {kb_per_hour(self.detectable_rate)} or faster {whole}; "
             f"a slower one (down to {kb_per_hour(self.min_rate)}) needs >= {duration(self.full_seconds)} of samples"
         )
 
