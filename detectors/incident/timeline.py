@@ -114,7 +114,8 @@ def elsewhere_inputs(findings: tuple[Finding, ...]) -> dict[str, str]:
         if (host := f.fact("other host")) is not None and f.fact("host") is not None:
             out.setdefault(str(host), f"it comes from host {f.fact('host')}, not {f.fact('crashed host')}")
         elif (other := f.fact("other boot")) is not None and f.fact("kernel") is not None:
-            out.setdefault(str(other), f"it names kernel {f.fact('kernel')}, the dump {f.fact('crashed kernel')}")
+            home = f.fact("crashed kernel of") or "the dump"
+            out.setdefault(str(other), f"it names kernel {f.fact('kernel')}, {home} {f.fact('crashed kernel')}")
         elif (other := f.fact("other boot")) is not None and f.fact("crash at") is not None:
             out.setdefault(
                 str(other), f"its times start at {f.fact('starts at')}, after the crash at {f.fact('crash at')}"
