@@ -193,3 +193,22 @@ def test_no_finding_at_medium_or_above_in_windows_of_the_healthy_trace(
         assert problems == [], (w0, w1, problems)
         assert doc["window"] == {"start": round(w0, 6), "end": round(w1, 6)}
         assert all(c["busy_ms"] + c["idle_ms"] <= round((w1 - w0) * 1e3, 3) + 0.001 for c in doc["cpus"])
+
+
+def test_a_report_with_a_problem_still_says_what_was_examined_and_could_not_be_judged(tmp_path: Path) -> None:
+    """The UDP socket leak's samples (a high finding) beside the healthy trace: the markdown and HTML dropped what
+    was examined and what could not be judged ("irqs-off/preempt-off sections: needs preemptirq events") as soon as
+    a finding was medium or above; only the JSON kept it."""
+    store = tmp_path / "udp.sqlite"
+    recording = HEALTHY.parent / "workloads" / "udp-socket-leak.txt.xz"
+    done = run("slab-import", "--store", str(store), "--host", "vm", "--no-analysis", str(recording))
+    assert done.returncode == 0, done.stderr
+    md, page, out = tmp_path / "r.md", tmp_path / "r.html", tmp_path / "r.json"
+    res = run("report", "--store", str(store), "--trace", str(HEALTHY / "ftrace.txt.gz"), "-o", str(md), "--html",
+              str(page), "--json", str(out))  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert _incident(json.loads(out.read_text()))["problems"] > 0
+    text, html = md.read_text(), page.read_text()
+    for said in ("examined: slab samples", "examined: trace", "could not judge: irqs-off/preempt-off sections"):
+        assert said in text and said in html, said
+    assert "## Examined" in text
