@@ -212,3 +212,17 @@ def test_a_report_with_a_problem_still_says_what_was_examined_and_could_not_be_j
     for said in ("examined: slab samples", "examined: trace", "could not judge: irqs-off/preempt-off sections"):
         assert said in text and said in html, said
     assert "## Examined" in text
+
+
+def test_the_findings_below_medium_are_counted_by_severity(healthy_trace: subprocess.CompletedProcess[str]) -> None:
+    """``trace`` and ``report`` on the healthy ftrace said "10 finding(s) below it are information" while 7 were
+    low (worth a look, docs/severity.md): the headline counts them by severity."""
+    findings = _incident(json.loads(healthy_trace.stdout))["findings"]
+    low, info = (sum(f["severity"] == s for f in findings) for s in ("low", "info"))
+    assert low and info
+    said = f"{low + info} finding(s) below medium: {low} low (worth a look), {info} info (context)"
+    text = run("trace", str(HEALTHY / "ftrace.txt.gz"))
+    assert said in " ".join(text.stdout.split()), text.stdout
+    report = run("report", "--trace", str(HEALTHY / "ftrace.txt.gz"), "--format", "md")
+    head = report.stdout.split("\n## ", 1)[0]
+    assert said in head and "are information" not in head, head
