@@ -336,3 +336,22 @@ def test_a_store_too_short_to_judge_says_it_could_not_judge_not_no_problem(
     assert run("report", "--from", str(findings), "-o", str(md)).returncode == 0
     head = md.read_text().split("\n## ", 1)[0]
     assert "found no problem" not in head and "could not judge the inputs from" in head, head
+
+
+def test_the_story_tells_the_leak_not_the_caches_beside_it(tmp_path: Path, run: Callable[..., Ran]) -> None:
+    """The UDP socket leak recorded on this machine (tests/data/workloads): the story's steps were every finding at
+    its time in name order, "First: SUnreclaim grows ... Then: UDP sockets leak ... Then: Slab cache
+    proc_inode_cache grows ..., too short to call", info context told as the incident.  The steps are the findings
+    at low or above, by time then severity."""
+    recording = Path(__file__).resolve().parents[2] / "data" / "workloads" / "udp-socket-leak.txt.xz"
+    store = tmp_path / "udp.sqlite"
+    assert run("slab-import", "--store", str(store), "--host", "vm", "--no-analysis", str(recording)).returncode == 0
+    out = tmp_path / "r.json"
+    assert run("report", "--store", str(store), "--json", str(out)).returncode == 0
+    doc = json.loads(out.read_text())
+    severity = {f["id"]: f["severity"] for f in doc["incident"]["findings"]}
+    assert sorted(severity[e["finding"]] for e in doc["timeline"]) == ["high", "info", "info", "info"]
+    assert doc["narrative"].startswith("First (2026-12-05 00:13:38 UTC, for 2.0 min): UDP sockets leak:")
+    steps = [s for s in doc["narrative"].split(". ") if s.startswith(("First", "Then"))]
+    assert len(steps) == 1, doc["narrative"]
+    assert "The timeline lists 3 more finding(s) on this clock." in doc["narrative"]
