@@ -383,6 +383,27 @@ class Examined:
     could_find: tuple[str, ...] = ()
     could_not: tuple[str, ...] = ()
 
+    @property
+    def blind(self) -> bool:
+        """Whether the analysis could have found nothing (too few samples, a dump without debug info): its
+        "no finding" is no verdict, and is said as "could not judge"."""
+        return not self.could_find and bool(self.could_not)
+
+
+def unjudged(examined: tuple[Examined, ...]) -> str:
+    """What could not be judged at all, in the analyses' own words ("any leak: cannot judge yet: 10 samples ..."),
+    "" when every analysis could have found something."""
+    return "; ".join(why for e in examined if e.blind for why in e.could_not)
+
+
+def below_problem(findings: tuple[Finding, ...]) -> str:
+    """How many findings lie below :data:`PROBLEM`, by severity: "16 finding(s) below medium: 7 low (worth a look), 9
+    info (context)" (all were called information)."""
+    below = [f.severity for f in findings if f.severity < PROBLEM]
+    words = {Severity.LOW: "worth a look", Severity.INFO: "context"}
+    counts = [f"{below.count(s)} {s.value} ({words[s]})" for s in (Severity.LOW, Severity.INFO) if s in below]
+    return f"{len(below)} finding(s) below {PROBLEM.value}: {', '.join(counts)}"
+
 
 class IdFamily(enum.StrEnum):
     """The prefix of a finding's id where it is not the finding's kind.

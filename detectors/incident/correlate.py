@@ -357,17 +357,70 @@ def _dump_of(incidents: tuple[Incident, ...]) -> tuple[Incident, Evidence] | Non
     return dump, next((e for e in crash.evidence if e.timestamp is not None), crash.evidence[0])
 
 
+def _home_of(incidents: tuple[Incident, ...]) -> tuple[Incident, Evidence, str] | None:
+    """The input whose boot the report tells, its crash's (or first) evidence, and how a sentence names it.
+
+    The dump when there is one; without a dump, the input a critical kernel report is read from (a log's crash),
+    else the first input that names its kernel release (``report`` analyses its inputs in a fixed order).
+    """
+    found = _dump_of(incidents)
+    if found is not None:
+        return found[0], found[1], "the dump"  # "..., the dump 6.1.192"
+    named = [i for i in incidents if isinstance(i.kernel_release, str) and i.findings]
+    crashed = [i for i in named if any(_is_log_crash(f) and f.severity is Severity.CRITICAL for f in i.findings)]
+    if not (crashed or named):
+        return None
+    home = (crashed or named)[0]
+    crash = next((f for f in home.findings if _is_log_crash(f) and f.severity is Severity.CRITICAL), home.findings[0])
+    ev = next((e for e in crash.evidence if e.timestamp is not None), crash.evidence[0])
+    return home, ev, f"{ev.source} names"  # "..., LOG names 6.1.192"
+
+
+#: Where an input without a cited line naming its release read it, by the locator its evidence uses.
+_RELEASE_READ = {
+    LocatorKind.SAMPLE: "the store's run record (the kernel release slab-watch read when it started sampling)",
+    LocatorKind.EVENT: "the trace's metadata",
+    LocatorKind.ADDRESS: "the dump's VMCOREINFO (OSRELEASE)",
+    LocatorKind.LINE: "the log's own lines (a report's 'CPU: ... Tainted: ... RELEASE #N' line or the boot banner "
+    "'Linux version RELEASE')",
+}
+
+
+def release_read_at(incident: Incident, release: str) -> str:
+    """Where ``incident`` read its kernel release: a cited line that prints it (a report's ``CPU: ... 6.1.192 #1``
+    line, a boot banner), else what kind of record holds it."""
+    evidence = [e for f in incident.findings for e in f.evidence]
+    for ev in evidence:
+        line = next((ln for ln in ev.excerpt.splitlines() if release in ln), None)
+        if line is not None:
+            return f"{ev.cite()}: {line.strip()!r}"
+    # A dump's evidence cites its log's lines too: VMCOREINFO is what names its release.
+    kinds = sorted({e.locator.kind for e in evidence}, key=_read_rank)
+    return next((_RELEASE_READ[k] for k in kinds if k in _RELEASE_READ), "the input's own header")
+
+
+def _read_rank(kind: LocatorKind) -> int:
+    order = list(_RELEASE_READ)
+    return order.index(kind) if kind in order else len(order)
+
+
 def other_kernels(incidents: tuple[Incident, ...], known: frozenset[str] = frozenset()) -> list[Finding]:
     """Inputs that name another kernel release than the dump: recorded in another boot, a contradiction.
 
     A running kernel's release changes only with a boot, so an input whose one release is not the dump's
     holds nothing of the crashed boot (a store that also holds the crashed boot names both releases, or the
-    dump's).  ``known``: sources already said to be elsewhere (another host), not said twice.
+    dump's).  Without a dump, the input of the crash (else the first that names a release) is the home
+    (:func:`_home_of`): a 6.1.192 log beside a 6.18 store was told as one story, the log's crash dated at the
+    store's boot plus 2 s.  ``known``: sources already said to be elsewhere (another host), not said twice.
     """
-    found = _dump_of(incidents)
+    found = _home_of(incidents)
     if found is None or not isinstance(home := found[0].kernel_release, str):
         return []
-    dump, crash_ev = found
+    dump, crash_ev, home_name = found
+    home_at = release_read_at(dump, home)
+    crashed = any(f.kind is FindingKind.CRASH or (_is_log_crash(f) and f.severity is Severity.CRITICAL)
+                  for f in dump.findings)  # fmt: skip
+    boot = "the crashed boot" if crashed else f"the boot of {crash_ev.source}"
     out = []
     for incident in incidents:
         release = incident.kernel_release
@@ -376,16 +429,24 @@ def other_kernels(incidents: tuple[Incident, ...], known: frozenset[str] = froze
         first = incident.findings[0].evidence[0]
         if first.source in known:
             continue
+        read_at = release_read_at(incident, release)
         out.append(
             _elsewhere(
                 ("other kernel", first.source, release),
-                f"{first.source} cannot come from the crashed boot: it names kernel {release}, the dump {home}",
+                f"{first.source} cannot come from {boot}: it names kernel {release}, {home_name} {home}",
                 "a running kernel's release changes only with a boot",
-                f"The input {first.source} was recorded under kernel {release}; the dump's kernel is {home}: "
-                + _NOT_OURS,
+                f"The input {first.source} was recorded under kernel {release} (read from {read_at}); "
+                f"{home_name} {home} (read from {home_at}): " + _NOT_OURS,
                 (crash_ev, first),
                 "check that every input was copied from the crashed machine and boot (boot_id, uname -r)",
-                (Fact("other boot", first.source), Fact("kernel", release), Fact("crashed kernel", home)),
+                (
+                    Fact("other boot", first.source),
+                    Fact("kernel", release),
+                    Fact("crashed kernel", home),
+                    Fact("kernel read from", read_at),
+                    Fact("crashed kernel read from", home_at),
+                    Fact("crashed kernel of", home_name),
+                ),
             )
         )
     return out

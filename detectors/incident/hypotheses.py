@@ -25,7 +25,17 @@ from detectors.incident.deliberate import (
     is_deliberate,
 )
 from detectors.incident.timeline import foreign_sources
-from forensics.model import KERNEL_LOG_KINDS, PROBLEM, Finding, FindingKind, Severity, StatedCause
+from forensics.model import (
+    KERNEL_LOG_KINDS,
+    PROBLEM,
+    Examined,
+    Finding,
+    FindingKind,
+    Severity,
+    StatedCause,
+    below_problem,
+    unjudged,
+)
 from forensics.types.incident import Hypothesis
 
 
@@ -329,14 +339,20 @@ _PLAIN: tuple[tuple[frozenset[FindingKind], str], ...] = (
 )
 
 
-def plain_summary(findings: tuple[Finding, ...], host: str) -> str:
+def plain_summary(findings: tuple[Finding, ...], host: str, examined: tuple[Examined, ...] = ()) -> str:
     """The report's first sentence, for someone who does not read kernel logs.
 
     It names the crash when there was one and the main problem found, without
-    claiming that one caused the other unless they are the same finding.
+    claiming that one caused the other unless they are the same finding.  Without a problem, an analysis that could
+    have found nothing (``examined``: a store of too few samples) is said as "could not judge", not "no problem".
     """
+    blind = unjudged(examined)
+    if blind and all(e.blind for e in examined) and all(f.severity < PROBLEM for f in findings):
+        below = f" {below_problem(findings)}." if findings else ""
+        return f"kforensic could not judge the inputs from {host}: {blind}.{below}"
     if not findings:
-        return f"kforensic found no known kernel problem in the inputs from {host}."
+        said = f"kforensic found no known kernel problem in the inputs from {host}."
+        return f"{said} It could not judge: {blind}." if blind else said
     worst = max(f.severity for f in findings)
     requested = deliberate_crash(findings)
     if worst < PROBLEM and requested is not None:  # a crash asked for is no problem, but it is what happened
@@ -345,10 +361,11 @@ def plain_summary(findings: tuple[Finding, ...], host: str) -> str:
             f"operator or a watchdog. No problem at {PROBLEM.value} severity or above was found."
         )
     if worst < PROBLEM:  # docs/severity.md: below medium a finding is information, not a problem
-        return (
+        said = (
             f"kforensic found no problem in the inputs from {host}: no finding at {PROBLEM.value} severity or "
-            f"above; {len(findings)} finding(s) below it are information."
+            f"above; {below_problem(findings)}."
         )
+        return f"{said} It could not judge: {blind}." if blind else said
     crash = next((f for f in findings if f.kind is FindingKind.CRASH), None) or next(
         (f for f in findings if f.kind.from_kernel_log and f.severity is Severity.CRITICAL), None
     )

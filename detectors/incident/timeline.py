@@ -118,7 +118,8 @@ def elsewhere_inputs(findings: tuple[Finding, ...]) -> dict[str, str]:
         if (host := f.fact("other host")) is not None and f.fact("host") is not None:
             out.setdefault(str(host), f"it comes from host {f.fact('host')}, not {f.fact('crashed host')}")
         elif (other := f.fact("other boot")) is not None and f.fact("kernel") is not None:
-            out.setdefault(str(other), f"it names kernel {f.fact('kernel')}, the dump {f.fact('crashed kernel')}")
+            home = f.fact("crashed kernel of") or "the dump"
+            out.setdefault(str(other), f"it names kernel {f.fact('kernel')}, {home} {f.fact('crashed kernel')}")
         elif (other := f.fact("other boot")) is not None and f.fact("crash at") is not None:
             out.setdefault(
                 str(other), f"its times start at {f.fact('starts at')}, after the crash at {f.fact('crash at')}"
@@ -275,6 +276,22 @@ def _sentence(text: str) -> str:
     return text[:1].upper() + text[1:] + "."
 
 
+#: The least severity of a step of the story: below it a finding is context (a reclaimable cache growing beside the
+#: leak), listed on the timeline but not told as what happened.
+STEP_SEVERITY = Severity.LOW
+
+
+def story_steps(events: list[TimelineEvent]) -> list[TimelineEvent]:
+    """The steps of the story: the findings that matter (:data:`STEP_SEVERITY` or above; all, when none does), by
+    time, then the worse first at one time, then by title.
+
+    The info findings of a store (reclaimable caches at the same instant, in name order) were told as the
+    incident's first steps while its high leak was not a step at all.
+    """
+    steps = [e for e in events if e.severity >= STEP_SEVERITY] or events
+    return sorted(steps, key=lambda e: (e.when.seconds if e.wall is None else e.wall, -e.severity.rank, e.title))
+
+
 def verdict(
     summary: str, events: tuple[TimelineEvent, ...], lanes: tuple[Lane, ...], limit: int = 4
 ) -> tuple[str, ...]:
@@ -292,12 +309,13 @@ def narrative_sentences(events: tuple[TimelineEvent, ...], lanes: tuple[Lane, ..
     main = [e for e in events if e.lane == first_lane]
     out = []
     # A contradiction is told with its lane, below, not as a step of the story.
-    steps = [e for e in main if e.kind is not FindingKind.CONTRADICTION]
+    told = [e for e in main if e.kind is not FindingKind.CONTRADICTION]
+    steps = story_steps(told)
     for i, e in enumerate(steps[:limit]):
         lead = "First" if i == 0 else "Then"
         out.append(_sentence(f"{lead} ({_brief_time(e, with_date=i == 0)}): {e.title}"))
-    if len(steps) > limit:
-        out.append(f"The timeline lists {len(steps) - limit} more finding(s) on this clock.")
+    if len(told) > min(limit, len(steps)):
+        out.append(f"The timeline lists {len(told) - min(limit, len(steps))} more finding(s) on this clock.")
     for key in dict.fromkeys(e.lane for e in events if e.lane != first_lane):
         lane = by_key.get(key)
         n = sum(1 for e in events if e.lane == key)

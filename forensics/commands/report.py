@@ -54,7 +54,12 @@ def report(
         list[Path] | None, typer.Option("--dmesg", help="A kernel log file (repeatable).", metavar="FILE")
     ] = None,
     store: Annotated[
-        Path | None, typer.Option("--store", help="A slab-watch store (SQLite) to analyse for leaks.", metavar="PATH")
+        Path | None,
+        typer.Option(
+            "--store",
+            help="A slab-watch store to analyse for leaks (file, or directory holding slab-watch.sqlite).",
+            metavar="PATH",
+        ),
     ] = None,
     trace: Annotated[
         list[Path] | None,

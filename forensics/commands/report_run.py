@@ -99,7 +99,10 @@ def run_report(
     if dmesg:
         parts.append(analyses.analyse_dmesg(tuple(dmesg)))
     if store is not None:
-        parts.append(analyses.analyse_store(store, plots_dir))
+        from collectors.slabstore import resolve_store_path
+
+        # As leaks and slab-watch read --store: a directory means the slab-watch.sqlite in it.
+        parts.append(analyses.analyse_store(resolve_store_path(store), plots_dir))
     # The kernel log beside a trace says the kernel's preemption model, which sets an RT task's promise.
     preemption = analyses.log_preemption(tuple(dmesg)) if dmesg and trace else ""
     parts += [analyses.analyse_trace(t, plots_dir, preemption) for t in trace or ()]

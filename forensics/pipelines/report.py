@@ -121,7 +121,7 @@ def build_story(parts: list[SourceAnalysis], loaded: list[Incident], command: st
     findings += tuple(elsewhere)
     correlations += tuple(Correlation("contradiction", f.id, (f.id,), f.title, contradiction=True) for f in elsewhere)
     incident = _crashed_boot(replace(merged, findings=findings), incidents, frozenset(elsewhere_inputs(findings)))
-    summary = plain_summary(incident.sorted_findings(), host_label(incident))
+    summary = plain_summary(incident.sorted_findings(), host_label(incident), incident.examined)
     timeline = build_timeline(incident.sorted_findings(), incident.boot_time)
     lanes = timeline_lanes(timeline, incident.findings, incident.boot_time)
     return IncidentStory(

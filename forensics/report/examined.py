@@ -6,21 +6,26 @@ with what was looked at and what the inputs could not show (``Incident.examined`
 
 from __future__ import annotations
 
-from forensics.model import PROBLEM, Incident
+from forensics.model import PROBLEM, Incident, below_problem, unjudged
 
 
 def verdict_line(incident: Incident) -> str:
-    """One sentence: no findings, only findings below a problem, or how many problems."""
+    """One sentence: no findings, only findings below a problem, or how many problems; an analysis that could have
+    found nothing (too few samples) makes it "could not judge", not "no problem"."""
     problems = incident.problems()
     if problems:
         return f"{len(problems)} problem(s) found; the worst is {problems[0].severity.value}: {problems[0].title}."
-    below = len(incident.findings)
-    if below:
-        return (
-            f"No problem found: nothing at {PROBLEM.value} severity or above; "
-            f"{below} finding(s) below it are information."
-        )
-    return "No problem found: no findings."
+    blind = unjudged(incident.examined)
+    if blind and all(e.blind for e in incident.examined):
+        below = f" {below_problem(incident.findings)}." if incident.findings else ""
+        return f"Could not judge: {blind}.{below}"
+    found = "No problem found in what could be judged" if blind else "No problem found"
+    said = (
+        f"{found}: nothing at {PROBLEM.value} severity or above; {below_problem(incident.findings)}."
+        if incident.findings
+        else f"{found}: no findings."
+    )
+    return f"{said} Could not judge: {blind}." if blind else said
 
 
 def examined_lines(incident: Incident) -> list[str]:

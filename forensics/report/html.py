@@ -78,7 +78,7 @@ def _meta(incident: Incident) -> str:
 
 
 def _findings(incident: Incident) -> str:
-    """The findings: a table of them, what was examined when none is a problem, then each in full."""
+    """The findings: a table of them, the verdict when none is a problem, what was examined, then each in full."""
     findings = incident.sorted_findings()
     rows = "".join(
         f'<tr><td><a href="#finding-{i}">{i}</a></td><td>{_sev(f.severity)}</td><td>{f.confidence:.2f}</td>'
@@ -92,12 +92,12 @@ def _findings(incident: Incident) -> str:
             if rows
             else ""
         )
+        + ("" if incident.problems() else f"<p>{escape(verdict_line(incident))}</p>")
+        # What was examined and could not be judged, problems or not (it was shown only without one).
         + (
-            ""
-            if incident.problems()
-            else f"<p>{escape(verdict_line(incident))}</p><ul>"
-            + "".join(f"<li>{escape(x.strip())}</li>" for x in examined_lines(incident))
-            + "</ul>"
+            "<ul>" + "".join(f"<li>{escape(x.strip())}</li>" for x in examined_lines(incident)) + "</ul>"
+            if incident.examined
+            else ""
         )
         + "".join(_finding_html(i, f) for i, f in enumerate(findings, 1))
     )

@@ -194,6 +194,8 @@ def render_markdown(incident: Incident) -> str:
         )
     if not incident.problems():
         lines += ["", f"**{md_escape(verdict_line(incident))}**"]
+    # What was examined and could not be judged, problems or not (it was shown only without one).
+    if incident.examined:
         lines += ["", *(f"- {md_escape(x.strip())}" for x in examined_lines(incident))]
     lines += [
         "",

@@ -125,6 +125,14 @@ def _timeline_markdown(story: IncidentStory) -> list[str]:
     return out
 
 
+def examined_markdown(inc: Incident) -> list[str]:
+    """What each analysis examined, could have found and could not judge, as a list: said with problems too (it
+    was dropped from the markdown and HTML as soon as a finding was medium or above)."""
+    lines = examined_lines(inc)
+    return [*(f"- {md_escape(x.strip())}" if not x.startswith(" ") else f"  - {md_escape(x.strip())}" for x in lines),
+            ""] if lines else ["Nothing recorded what was examined.", ""]  # fmt: skip
+
+
 def _host_table(inc: Incident) -> list[str]:
     return ["| | |", "|---|---|", f"| Host | {md_escape(str(inc.host))} |",
             f"| Kernel | {md_escape(str(inc.kernel_release))} |", f"| Boot time | {md_escape(_boot_text(inc))} |",
@@ -152,6 +160,8 @@ def render_story_markdown(story: IncidentStory, base: Path | None = None) -> str
                 for c in story.correlations]  # fmt: skip
         out.append("")
     findings = inc.sorted_findings()
+    if inc.problems():  # without a problem the verdict above says it (what was examined is the "no problem")
+        out += ["## Examined", "", *examined_markdown(inc)]
     out += ["## Findings by severity", ""]
     out += findings_markdown(findings) if findings else ["No findings.", ""]
     if story.plots:

@@ -150,8 +150,9 @@ def render_terminal(incident: Incident, *, color: bool, width: int) -> str:
     findings = incident.sorted_findings()
     if not incident.problems():
         out.line(verdict_line(incident))
-        for line in examined_lines(incident):
-            out.line(line)
+    # What was examined and could not be judged, problems or not (it was shown only without one).
+    for line in examined_lines(incident):
+        out.line(line)
     if findings:
         table = Table(show_lines=False, expand=False)
         table.add_column("#", justify="right")

@@ -102,3 +102,17 @@ def test_a_new_path_and_an_existing_store_still_work(tmp_path: Path) -> None:
     done = fast_watch(FakeTree(tmp_path / "root"), link)
     assert done.returncode == 0, done.stderr
     assert link.is_symlink() and stat.S_ISREG(store.stat().st_mode)
+
+
+@pytest.mark.parametrize("command", ["leaks", "report"])
+def test_a_directory_holding_the_store_is_read_by_leaks_and_report_alike(tmp_path: Path, command: str) -> None:
+    """``--store DIR`` reads DIR/slab-watch.sqlite (documented): ``leaks`` and ``slab-watch`` did, ``report`` said
+    "DIR: no such store" (exit 3)."""
+    done = kforensic("slab-import", str(SNAPSHOTS), "--store", str(tmp_path / STORE_FILE_NAME), "--no-analysis")
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "out.json"
+    extra = ["--json", str(out)] if command == "report" else ["--format", "json", "-o", str(out)]
+    done = kforensic(command, "--store", str(tmp_path), *extra)
+    assert done.returncode == 0, done.stderr
+    assert str(tmp_path / STORE_FILE_NAME) in out.read_text()  # the store's samples are cited as evidence
+    assert "kf_leak_obj" in out.read_text()

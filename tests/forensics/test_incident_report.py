@@ -317,3 +317,30 @@ def test_report_html_renders_in_chromium(tmp_path: Path, leak_samples: Path) -> 
     # The figure is on screen: the other boot's lane is the only thing on the page painted #fdecea.
     lane_pixels = (np.abs(rgb - (0xFD, 0xEC, 0xEA)).sum(axis=-1) <= 6).mean()
     assert lane_pixels > 0.03, f"the figure's other-boot lane covers {lane_pixels:.2%} of the screenshot"
+
+
+def test_two_logs_of_two_kernels_are_two_stories_without_a_dump(tmp_path: Path, kf: Run) -> None:
+    """The 6.1.192 01-null-member log beside the 6.12.118 guest's 09-oom findings (``dmesg --format json``), no
+    dump: the story interleaved them ("First (2.359 s since boot): BUG ... Then (...): OOM killer invoked ...")
+    although the report's own table said "inputs disagree on the kernel release" (with a store of this machine it
+    dated the log's crash at the store's boot plus 2 s).  The other-kernel separation ran only beside a dump."""
+    log = _need("01-null-member").directory / "dmesg.txt"
+    other = _need("09-oom").directory.parents[1] / "kernels" / "6.12" / "cases" / "09-oom" / "console.log"
+    if not other.is_file():
+        pytest.skip(f"{other} is absent (vmcore_fixtures/build.sh)")
+    findings = tmp_path / "oom.json"
+    assert kf("dmesg", other, "--format", "json", "-o", findings).returncode in (0, 1)
+    result = kf("report", "--dmesg", log, "--from", findings, "-o", tmp_path / "r.md", "--json", tmp_path / "r.json")
+    assert result.returncode == 0, result.stderr
+    doc = json.loads((tmp_path / "r.json").read_text())
+    said = f"{other} cannot come from the crashed boot: it names kernel 6.12.118, {log} names 6.1.192"
+    assert said in [c["statement"] for c in doc["correlations"] if c["contradiction"]]
+    assert doc["incident"]["kernel_release"] == "6.1.192"
+    story = doc["narrative"].split(f"The input {other}")[0]
+    assert story.startswith("First (2.359 s since boot): BUG: unable to handle kernel NULL"), doc["narrative"]
+    assert "OOM" not in story and "Out of memory" not in story, story
+    assert f"The input {other} cannot come from the crashed boot: it names kernel 6.12.118" in doc["narrative"]
+    assert {e["lane"] for e in doc["timeline"] if "kf_memhog" in e["title"]} == {f"input {other}"}
+    assert not any("kf_memhog" in str(h) for h in doc["hypotheses"]), doc["hypotheses"]
+    why = next(f for f in doc["incident"]["findings"] if f["title"] == said)
+    assert why["summary"].count("read from the log's own lines") == 2, why["summary"]

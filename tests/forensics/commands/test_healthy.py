@@ -193,3 +193,36 @@ def test_no_finding_at_medium_or_above_in_windows_of_the_healthy_trace(
         assert problems == [], (w0, w1, problems)
         assert doc["window"] == {"start": round(w0, 6), "end": round(w1, 6)}
         assert all(c["busy_ms"] + c["idle_ms"] <= round((w1 - w0) * 1e3, 3) + 0.001 for c in doc["cpus"])
+
+
+def test_a_report_with_a_problem_still_says_what_was_examined_and_could_not_be_judged(tmp_path: Path) -> None:
+    """The UDP socket leak's samples (a high finding) beside the healthy trace: the markdown and HTML dropped what
+    was examined and what could not be judged ("irqs-off/preempt-off sections: needs preemptirq events") as soon as
+    a finding was medium or above; only the JSON kept it."""
+    store = tmp_path / "udp.sqlite"
+    recording = HEALTHY.parent / "workloads" / "udp-socket-leak.txt.xz"
+    done = run("slab-import", "--store", str(store), "--host", "vm", "--no-analysis", str(recording))
+    assert done.returncode == 0, done.stderr
+    md, page, out = tmp_path / "r.md", tmp_path / "r.html", tmp_path / "r.json"
+    res = run("report", "--store", str(store), "--trace", str(HEALTHY / "ftrace.txt.gz"), "-o", str(md), "--html",
+              str(page), "--json", str(out))  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert _incident(json.loads(out.read_text()))["problems"] > 0
+    text, html = md.read_text(), page.read_text()
+    for said in ("examined: slab samples", "examined: trace", "could not judge: irqs-off/preempt-off sections"):
+        assert said in text and said in html, said
+    assert "## Examined" in text
+
+
+def test_the_findings_below_medium_are_counted_by_severity(healthy_trace: subprocess.CompletedProcess[str]) -> None:
+    """``trace`` and ``report`` on the healthy ftrace said "10 finding(s) below it are information" while 7 were
+    low (worth a look, docs/severity.md): the headline counts them by severity."""
+    findings = _incident(json.loads(healthy_trace.stdout))["findings"]
+    low, info = (sum(f["severity"] == s for f in findings) for s in ("low", "info"))
+    assert low and info
+    said = f"{low + info} finding(s) below medium: {low} low (worth a look), {info} info (context)"
+    text = run("trace", str(HEALTHY / "ftrace.txt.gz"))
+    assert said in " ".join(text.stdout.split()), text.stdout
+    report = run("report", "--trace", str(HEALTHY / "ftrace.txt.gz"), "--format", "md")
+    head = report.stdout.split("\n## ", 1)[0]
+    assert said in head and "are information" not in head, head
