@@ -297,7 +297,9 @@ def ust_marks(
         text = session.text(stream, v[1], v[2]).decode("utf-8", "replace") if v[2] > 0 else name
         ident = v[3] if has_id[key] else None
         ref = _ctf_ref(session, int(row[ly.R_TS]), int(row[ly.R_CPU]), int(row[ly.R_OFF]), eid, stream, named=False)
-        excerpt = f"{ref.text} {text!r}" + (f" id={ident}" if ident is not None else "") + f" vtid={tid}"
+        # An event without a message is named once ("infer:request_begin 'infer:request_begin' id=15" said it twice).
+        said = f" {text!r}" if v[2] > 0 else ""
+        excerpt = f"{ref.text}{said}" + (f" id={ident}" if ident is not None else "") + f" vtid={tid}"
         marks.append(Mark(ref.ts, tid, text, ident, Ref(ref.ts, ref.cpu, ref.where, excerpt, ref.line_no, ref.source)))
     if no_tid:
         notes.append(

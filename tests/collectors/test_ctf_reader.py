@@ -263,3 +263,17 @@ def test_an_event_s_time_is_since_its_clock_s_origin_as_babeltrace2_prints_it(
         assert last.time_text() == "2014-10-07 06:28:54.522717471 UTC"
     else:
         assert last.time_text() == "7.000001021 s from clock monotonic's own origin"
+
+
+def test_a_mark_is_cited_by_its_message_or_by_its_name_once(session: Path) -> None:
+    """A tracef mark's excerpt quotes its message; a provider event without one (infer:request_begin, its id) is
+    named once: "infer:request_begin 'infer:request_begin' id=15 vtid=4003" said the name twice."""
+    from collectors.spans import ust_marks
+
+    s = Session(str(session), compiled=False)
+    marks, _notes = ust_marks(s, *s.ust_rows())
+    texts = [m.ref.text for m in marks]
+    named = [t for t in texts if t.startswith("infer:request_begin ")]
+    said = [t for t in texts if t.startswith("lttng_ust_tracef:event '")]
+    assert named and said
+    assert all(t.count("infer:request_begin") == 1 and " id=" in t and " vtid=" in t for t in named), named[:3]
