@@ -121,6 +121,12 @@ def _is_log_crash(f: Finding) -> bool:
     )
 
 
+def _log_crash_ending_boot(f: Finding) -> bool:
+    """A log report of the crash that ended its boot (timeline.ends_the_boot): the kernel panicked on it, or it
+    was requested with sysrq."""
+    return _is_log_crash(f) and ends_the_boot(f)
+
+
 Rule = Callable[[dict[str, Finding]], list[tuple[str, str, str]]]
 
 
@@ -224,7 +230,7 @@ RULES: tuple[tuple[str, Rule], ...] = (
 
 def _contradictions(by_id: dict[str, Finding]) -> list[Finding]:
     crashes = [f for f in by_id.values() if f.kind is FindingKind.CRASH]
-    logs = [f for f in by_id.values() if _is_log_crash(f) and ends_the_boot(f)]
+    logs = [f for f in by_id.values() if _log_crash_ending_boot(f)]
     out = []
     for crash in crashes:
         if logs and not any(log.title == crash.title or _one_message(crash, log) for log in logs):
@@ -252,7 +258,7 @@ def _other_boots(findings: tuple[Finding, ...]) -> list[Finding]:
     """An input whose times since boot are past the crash cannot come from the crashed boot."""
     out = []
     crash = next((f for f in findings if f.kind is FindingKind.CRASH), None) or next(
-        (f for f in findings if _is_log_crash(f) and ends_the_boot(f)), None
+        (f for f in findings if _log_crash_ending_boot(f)), None
     )
     for source, (ev, end) in foreign_sources(findings).items():
         assert ev.timestamp is not None
@@ -367,11 +373,11 @@ def _home_of(incidents: tuple[Incident, ...]) -> tuple[Incident, Evidence, str] 
     if found is not None:
         return found[0], found[1], "the dump"  # "..., the dump 6.1.192"
     named = [i for i in incidents if isinstance(i.kernel_release, str) and i.findings]
-    crashed = [i for i in named if any(_is_log_crash(f) and f.severity is Severity.CRITICAL for f in i.findings)]
+    crashed = [i for i in named if any(map(_log_crash_ending_boot, i.findings))]
     if not (crashed or named):
         return None
     home = (crashed or named)[0]
-    crash = next((f for f in home.findings if _is_log_crash(f) and f.severity is Severity.CRITICAL), home.findings[0])
+    crash = next(filter(_log_crash_ending_boot, home.findings), home.findings[0])
     ev = next((e for e in crash.evidence if e.timestamp is not None), crash.evidence[0])
     return home, ev, f"{ev.source} names"  # "..., LOG names 6.1.192"
 
@@ -418,8 +424,7 @@ def other_kernels(incidents: tuple[Incident, ...], known: frozenset[str] = froze
         return []
     dump, crash_ev, home_name = found
     home_at = release_read_at(dump, home)
-    crashed = any(f.kind is FindingKind.CRASH or (_is_log_crash(f) and f.severity is Severity.CRITICAL)
-                  for f in dump.findings)  # fmt: skip
+    crashed = any(f.kind is FindingKind.CRASH or _log_crash_ending_boot(f) for f in dump.findings)
     boot = "the crashed boot" if crashed else f"the boot of {crash_ev.source}"
     out = []
     for incident in incidents:
