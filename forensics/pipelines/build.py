@@ -94,8 +94,8 @@ def build_ahead() -> float:
     """Build the LTTng decoder, the ftrace text scanner and the engine ahead of time (:mod:`forensics.aot`) unless
     built; the seconds it took.
 
-    What lets ``kforensic trace`` on an LTTng session or a text trace run without numba loaded (docs/trace.md,
-    "Peak RSS").
+    What lets ``kforensic trace`` on an LTTng session or a text trace run without numba loaded
+    (docs/measurements/trace.md, "Peak RSS").
     """
     from collectors import perf_chains_aot, trace_scan_aot
     from collectors.ctf import decode_aot
