@@ -1,7 +1,7 @@
 """Kernels compiled ahead of time: machine code loaded without numba (``numba.pycc``), per user.
 
 Why: a process that imports numba carries LLVM and numba's registries, about 150 MB resident
-before it reads a byte (docs/measurements/trace.md, "Peak RSS"), four times babeltrace2's whole run.  A
+before it reads a byte (docs/trace.md, "Peak RSS"), four times babeltrace2's whole run.  A
 :class:`Group` names kernels of one module with explicit argument types; :func:`build` compiles them
 once into a C extension module (numba's ``pycc``: a C compiler and Python's headers are needed, on
 Debian ``gcc`` and ``python3-dev``), :func:`load` imports it from its path without importing numba.

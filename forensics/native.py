@@ -5,8 +5,8 @@ builder's walk over a window): each step is a regex match, a few conversions and
 interpreter's floor.  numba's compiled code (:mod:`forensics.aot`) cannot take them: its modules import numpy,
 354 M instructions (~0.1 s) before a byte is read, more than the whole line parse of the shared corpus; and its
 kernels take arrays, not the strings and tuples these steps are made of.  mypyc compiles the same typed source
-to C (no numpy, no LLVM): the loops, calls and attribute reads run without the interpreter
-(docs/measurements/dmesg.md, "ninth part").
+to C (no numpy, no LLVM): the loops, calls and attribute reads run without the interpreter (docs/dmesg.md,
+"ninth part").
 
 What: a :class:`Group` names modules of one package built together into one directory of extension modules
 (mypyc's group library and one module per source), under ``cache_dir()/native`` of :mod:`forensics.jit` (per
