@@ -337,13 +337,17 @@ def describe_estimate(estimate: Estimate) -> str:
     """One line: recommended size and its parts, e.g. ``256M (kernel 60M + initrd 30M + ...)``."""
 
     def mib(value: int | NotAvailable) -> str:
-        return f"{-(-value // (1 << 20))}M" if isinstance(value, int) else "?"
+        return f"{-(-value // (1 << 20))}M" if isinstance(value, int) else "unknown"
 
+    named = (("kernel", estimate.kernel), ("initramfs", estimate.initrd), ("modules", estimate.modules))
     parts = (
-        f"kernel {mib(estimate.kernel)} + initramfs {mib(estimate.initrd)} + modules {mib(estimate.modules)}"
-        f" + run time {mib(estimate.runtime)} = {'' if estimate.complete else 'at least '}{mib(estimate.estimated)}"
+        " + ".join(f"{name} {mib(value)}" for name, value in named)
+        + f" + run time {mib(estimate.runtime)} = {'' if estimate.complete else 'at least '}{mib(estimate.estimated)}"
     )  # (a sum with unknown parts is a lower bound: "? + ? + 64M = 64M" read as the whole)
-    partial = "" if estimate.complete else ", incomplete: ? parts were not found"
+    # Each unknown part with its reason, so the reader can see what to look for (was "incomplete: ? parts were not
+    # found").
+    unknown = "; ".join(f"{name}: {value.reason}" for name, value in named if isinstance(value, NotAvailable))
+    partial = f"; not known, so the sum is low: {unknown}" if unknown else ""
     return (
         f"{format_size(estimate.recommended)} ({parts}; floor {mib(estimate.floor)} from {estimate.floor_source}"
         f" {estimate.floor_crashkernel}{partial})"
