@@ -1533,7 +1533,7 @@ def _memory(r: _Reading) -> None:
             reserved = log_dec(m.group(1))
             r.add("RAM bytes", _bounded((ram - reserved) * PAGE_SIZE) if ram and reserved is not None else None, line)
         elif "pagecache" in body and (m := _PAGECACHE.match(body)) is not None:
-            r.consumer("page-cache", "page cache", None, _scaled(m.group(1), PAGE_SIZE), at)
+            r.consumer("page-cache", "page cache (files and shmem)", None, _scaled(m.group(1), PAGE_SIZE), at)
         elif "usage" in body and (m := _MEMCG_USAGE.search(body)) is not None:
             r.num("memcg usage kB", m.group(1), line)
             r.num("memcg limit kB", m.group(2), line)

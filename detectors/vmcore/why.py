@@ -42,7 +42,13 @@ from forensics.model import (
     Severity,
     Timestamp,
 )
-from forensics.types.causes import list_corruption, list_poison_explain, list_text_explain, memory_user
+from forensics.types.causes import (
+    list_corruption,
+    list_poison_explain,
+    list_text_explain,
+    memory_user,
+    memory_user_label,
+)
 from forensics.types.vmcore import AddressInfo, BugSite, CrashSnapshot, TypeLayout, ValueRead
 
 __all__ = ["LIST_POISON1", "LIST_POISON2", "VALUE_RULES", "ValueClass", "classify_value"]
@@ -382,6 +388,8 @@ def lockup_finding(snap: CrashSnapshot) -> Finding | None:
 
 # ---------------------------------------------------------------- OOM
 
+#: The smallest memory user an OOM's list names (bytes).
+_SMALLEST_USER = 64 << 10
 _OOM_REQUEST = re.compile(r"(\S+) invoked oom-killer: gfp_mask=(0x[0-9a-f]+)(\([^)]*\))?, order=(\d+)")
 
 
@@ -405,9 +413,10 @@ def oom_finding(snap: CrashSnapshot) -> Finding | None:
 
                 ranked.append(MemoryUser("slab", cache.name, cache.total_bytes))
         ranked.sort(key=lambda u: -u.bytes)
-        for u in ranked[:8]:
+        # Users under 64 KiB are left out: "vmalloc by n_tty_open: 0.0 MiB" among the top users was noise.
+        for u in [u for u in ranked if u.bytes >= _SMALLEST_USER][:8]:
             share = f" ({100 * u.bytes / total:.0f}% of RAM)" if total else ""
-            label = f"{u.kind} {u.name}" + (f" (pid {u.pid})" if u.pid is not None else "")
+            label = memory_user_label(u.kind, u.name, u.pid)
             facts.append(Fact(f"memory user: {label}", f"{u.bytes / 2**20:.1f} MiB{share}"))
         if ranked:
             top = ranked[0]

@@ -133,10 +133,18 @@ def lock_cycle(waiters: Sequence[LockWaiter | Mapping[str, Any]]) -> str:
     )
 
 
+#: How each kind of memory user reads before its name (the page cache's and shmem's names say what they are).
+_USER_PREFIX = {"task": "task ", "slab": "slab cache ", "vmalloc": "vmalloc by ", "page-cache": "", "shmem": ""}
+
+
+def memory_user_label(kind: str, name: str, pid: int | None = None) -> str:
+    """``task kf_memhog (pid 41)``, ``slab cache kmalloc-512``, ``vmalloc by n_tty_open``, ``page cache (files)``."""
+    return _USER_PREFIX.get(kind, f"{kind} ") + name + (f" (pid {pid})" if pid is not None else "")
+
+
 def memory_user(kind: str, name: str, size: int, pid: int | None = None, total: int | None = None) -> str:
     """``task kf_memhog (pid 41) with 123.8 MiB, 86% of RAM`` (``size`` and ``total`` in bytes)."""
-    text = f"{kind} {name}" + (f" (pid {pid})" if pid is not None else "")
-    text += f" with {size / 2**20:.1f} MiB"
+    text = memory_user_label(kind, name, pid) + f" with {size / 2**20:.1f} MiB"
     if total:
         text += f", {100 * size / total:.0f}% of RAM"
     return text

@@ -259,7 +259,7 @@ class PolledWord:
 class MemoryUser:
     """A consumer of memory in the OOM view: a task, a vmalloc caller, the page cache."""
 
-    kind: str  # task, vmalloc, page-cache
+    kind: str  # task, slab, vmalloc, page-cache, shmem
     name: str
     bytes: int
     pid: int | None = None

@@ -668,7 +668,14 @@ def memory_users(prog: drgn.Program, page_size: int, notes: list[str] | None = N
     from drgn.helpers.linux.vmstat import global_node_page_state
 
     with contextlib.suppress(LookupError):
-        out.append(
-            MemoryUser("page-cache", "page cache", int(global_node_page_state(prog["NR_FILE_PAGES"])) * page_size)
-        )
+        # NR_FILE_PAGES counts shmem too (tmpfs, SysV shm, a tmpfs rootfs holding the initramfs): said apart, since
+        # shmem pages can only be swapped, not dropped, when memory runs out.
+        files = int(global_node_page_state(prog["NR_FILE_PAGES"]))
+        try:
+            shmem = int(global_node_page_state(prog["NR_SHMEM"]))
+        except LookupError:
+            out.append(MemoryUser("page-cache", "page cache (files and shmem)", files * page_size))
+        else:
+            out.append(MemoryUser("page-cache", "page cache (files)", max(files - shmem, 0) * page_size))
+            out.append(MemoryUser("shmem", "shmem and tmpfs", shmem * page_size))
     return tuple(sorted(out, key=lambda u: -u.bytes))
