@@ -10,7 +10,10 @@ from typing import TYPE_CHECKING
 from forensics.errors import InputError
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from collectors.ctf.feed import CtfRead
+    from detectors.spans.pairing import SpanPattern
     from forensics.model import Finding
     from forensics.types.figures import Figure
     from forensics.types.spans import KernelTable, Mark, Span, SpanReport
@@ -76,6 +79,26 @@ def _paired(marks: list[Mark], opts: SpanOptions) -> tuple[list[Span], dict[str,
     from detectors.spans.pairing import pair, parse_span_option
 
     return pair(marks, [parse_span_option(p) for p in opts.patterns])
+
+
+def _unmatched_options(
+    texts: Sequence[str],
+    patterns: Sequence[SpanPattern],
+    spans: Sequence[Span],
+    unmatched: dict[str, tuple[int, int]],
+    marks: Sequence[Mark],
+) -> list[str]:
+    """One note per ``--span`` option that matched no mark, naming it and a few of the marks' texts it could have
+    matched (a user told only "no spans ... (see --span)" could not see which of two options was wrong)."""
+    named = {s.name for s in spans} | set(unmatched)
+    seen = list(dict.fromkeys(m.text for m in marks))
+    sample = ", ".join(repr(t[:60]) for t in seen[:3]) + (", ..." if len(seen) > 3 else "")
+    read = f"{len(marks)} marks read" + (f", e.g. {sample}" if seen else "")
+    return [
+        f"--span {text!r} matched no start or end mark ({read}); its patterns must match a mark's whole text"
+        for text, p in zip(texts, patterns, strict=True)
+        if p.name not in named
+    ]
 
 
 def run_spans(
@@ -144,7 +167,12 @@ def run_spans(
         unmatched.update({k + suffix: v for k, v in got_unmatched.items()})
     spans += direct
     spans.sort(key=lambda s: (s.start, s.tid))
-    if not spans:
+    notes += _unmatched_options(opts.patterns, patterns, spans, unmatched, marks + markers)
+    if not spans and (marks or markers):  # (was "no ... markers were found" beside 120 marks read)
+        notes.append(
+            f"no spans: {len(marks) + len(markers)} marks were read, none opened and closed a span (see --span)"
+        )
+    elif not spans:
         notes.append("no spans: no user-space start/end events, markers or span rows were found (see --span)")
     slow = opts.slow_ms / 1e3 if opts.slow_ms is not None else None
     report = analyse(spans, unmatched, table, slow, opts.slowest, sources, notes)

@@ -235,3 +235,24 @@ def test_what_was_examined_names_the_spans(doc: dict[str, object], recording: Pa
         and ", no time span (the trace has no " in alone["what"]
     )
     assert "CPU(s) over" not in alone["what"]
+
+
+def test_a_span_option_that_matched_nothing_is_named(recording: Path) -> None:
+    """Of two --span options, the one that matched no mark is named with marks it could have matched (was only
+    "no spans ... (see --span)" when both failed, and nothing when one did)."""
+    res = run(
+        str(recording / "kernel.ftrace.txt"),
+        "--span",
+        "infer start {id}..infer end {id}",
+        "--span",
+        "x=nope..never",
+        "--format",
+        "json",
+    )
+    assert res.returncode in (0, 1), res.stderr
+    spans = json.loads(res.stdout)["spans"]
+    assert [s["name"] for s in spans["stats"]] == ["infer start"]
+    [note] = [n for n in spans["notes"] if n.startswith("--span")]
+    assert note.startswith("--span 'x=nope..never' matched no start or end mark (120 marks read, e.g. 'infer start 0'")
+    alone = json.loads(run(str(recording / "kernel.ftrace.txt"), "--span", "x=nope..never", "--format", "json").stdout)
+    assert "no spans: 120 marks were read, none opened and closed a span (see --span)" in alone["spans"]["notes"]
