@@ -359,7 +359,7 @@ def _share(
     made = signature.made_per_object(member.name) if signature is not None else None
     if made is not None and not math.isnan(ratio):
         if ratio <= made * SHARE_TOLERANCE:
-            return Share(1.0, "count", f"{_num(ratio)} {per}, as many as the action makes ({_num(made)} each)")
+            return Share(1.0, "count", f"{_num(ratio)} {per}, as many as the action makes: {_num(made)} each")
         return Share(
             made / ratio,
             "count",

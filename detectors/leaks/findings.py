@@ -186,12 +186,14 @@ def _beside(v: SeriesVerdict) -> str:
     return " with the page cache" if v.verdict.rule == WITH_PAGE_CACHE else ""
 
 
-def _member_grade(m: SeriesVerdict, g: CoGrowth) -> str:
+def _member_grade(m: SeriesVerdict, g: CoGrowth, index: int) -> str:
     """A member's grade in its group: a cache that would be reclaimable when unused, growing in step with a leak,
-    is held by the leak's objects (a leaked socket's dentry), not "growing but reclaimable"."""
+    is held by the leak's objects (a leaked socket's dentry), not "growing but reclaimable"; where only part of its
+    growth is the group's (its share), only that part is said held."""
     pinned = attribution_for(m.name).pinned_by
     if m.grade is Grade.RECLAIMABLE and pinned and g.grade in (Grade.LEAK, Grade.SUSPECT):
-        return f"grows in step with the group, held by its objects ({pinned})"
+        part = "" if g.share(index).fraction == 1.0 else "its share "
+        return f"grows in step with the group, {part}held by its objects ({pinned})"
     return m.grade.value
 
 
@@ -321,7 +323,7 @@ def group_finding(g: CoGrowth, ctx: FindingContext) -> Finding:
         facts.append(
             Fact(
                 f"{m.name}",
-                f"{_member_grade(m, g)}: {kb(m.rate)}/h"
+                f"{_member_grade(m, g, i)}: {kb(m.rate)}/h"
                 + (f", {m.objects_rate:,.0f} objects/h" if m.objects_rate is not None else "")
                 + f", r² {f.r2:.2f}, tau {f.tau:.2f}, total {kb(m.growth)}"
                 + (f"; the group's share: {_share_text(g, i)}" if i else ""),

@@ -148,7 +148,7 @@ def test_a_shared_cache_counts_in_a_group_only_for_the_part_the_evidence_gives_i
     assert set(group.names) == {"UDP", "sock_inode_cache", "dentry", "filp", "kmalloc-64", "lsm_file_cache"}
     shares = _shares(group)
     assert shares["dentry"].basis == "count" and abs((shares["dentry"].fraction or 0) - 0.5) < 0.02, shares
-    assert shares["filp"] == Share(1.0, "count", "1 per UDP object, as many as the action makes (1 each)")
+    assert shares["filp"] == Share(1.0, "count", "1 per UDP object, as many as the action makes: 1 each")
     assert shares["lsm_file_cache"].fraction == 1.0
     assert shares["kmalloc-64"].fraction is None and "grows steadily" in shares["kmalloc-64"].why
     by_name = {m.name: m for m in group.members}
@@ -169,6 +169,8 @@ def test_a_shared_cache_counts_in_a_group_only_for_the_part_the_evidence_gives_i
         and "(its share is unknown)" in said["growth rate (the group's share)"]
     )
     assert "the group's share: 50%, " in said["dentry"] and "grow for other reasons, not attributed" in said["dentry"]
+    # Reclaimable where unused: only the group's share is held by the sockets.
+    assert said["dentry"].startswith("grows in step with the group, its share held by its objects"), said["dentry"]
 
 
 def test_a_bursty_leak_gives_a_generic_cache_the_share_that_moves_with_it() -> None:
