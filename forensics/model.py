@@ -405,6 +405,26 @@ def below_problem(findings: tuple[Finding, ...]) -> str:
     return f"{len(below)} finding(s) below {PROBLEM.value}: {', '.join(counts)}"
 
 
+#: Low findings named by title in a verdict; the rest are counted.
+WATCH_NAMED = 2
+
+
+def to_watch(findings: tuple[Finding, ...]) -> str:
+    """The low findings by name, worst first: "1 low finding to watch: SUnreclaim ... watch it" ("" without one).
+
+    A verdict that said "No problem found" beside a low "watch it" finding read as a contradiction: low is below
+    the line of a problem (docs/severity.md), yet worth a look, so it is named where the verdict is said.
+    """
+    low = [
+        f for f in sorted(findings, key=lambda f: (-f.confidence, f.title)) if f.severity is Severity.LOW
+    ]  # as listed
+    if not low:
+        return ""
+    named = "; ".join(f.title for f in low[:WATCH_NAMED])
+    more = f"; and {len(low) - WATCH_NAMED} more" if len(low) > WATCH_NAMED else ""
+    return f"{len(low)} low finding{'s' if len(low) > 1 else ''} to watch: {named}{more}"
+
+
 class IdFamily(enum.StrEnum):
     """The prefix of a finding's id where it is not the finding's kind.
 

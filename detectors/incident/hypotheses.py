@@ -34,6 +34,7 @@ from forensics.model import (
     Severity,
     StatedCause,
     below_problem,
+    to_watch,
     unjudged,
 )
 from forensics.types.incident import Hypothesis
@@ -347,9 +348,12 @@ def plain_summary(findings: tuple[Finding, ...], host: str, examined: tuple[Exam
     have found nothing (``examined``: a store of too few samples) is said as "could not judge", not "no problem".
     """
     blind = unjudged(examined)
+    watch = to_watch(findings)
     if blind and all(e.blind for e in examined) and all(f.severity < PROBLEM for f in findings):
-        below = f" {below_problem(findings)}." if findings else ""
-        return f"kforensic could not judge the inputs from {host}: {blind}.{below}"
+        below = "; ".join(x for x in (watch, below_problem(findings) if findings else "") if x)
+        return f"kforensic could not judge the inputs from {host}: {blind}." + (
+            f" {below[:1].upper()}{below[1:]}." if below else ""
+        )
     if not findings:
         said = f"kforensic found no known kernel problem in the inputs from {host}."
         return f"{said} It could not judge: {blind}." if blind else said
@@ -360,6 +364,12 @@ def plain_summary(findings: tuple[Finding, ...], host: str, examined: tuple[Exam
             f"The Linux kernel on {host} was crashed on purpose with sysrq ({requested.title}): a kdump test, an "
             f"operator or a watchdog. No problem at {PROBLEM.value} severity or above was found."
         )
+    if worst < PROBLEM and watch:  # a low finding is below a problem but worth a look: named, not "no problem"
+        said = (
+            f"kforensic found nothing at {PROBLEM.value} severity or above in the inputs from {host}; {watch}; "
+            f"{below_problem(findings)}."
+        )
+        return f"{said} It could not judge: {blind}." if blind else said
     if worst < PROBLEM:  # docs/severity.md: below medium a finding is information, not a problem
         said = (
             f"kforensic found no problem in the inputs from {host}: no finding at {PROBLEM.value} severity or "

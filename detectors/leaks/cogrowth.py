@@ -26,7 +26,7 @@ import numpy as np
 from detectors.leaks.attribution import merged_names
 from detectors.leaks.decision import WITH_PAGE_CACHE
 from detectors.leaks.series import FloatArray, SeriesMatrix
-from forensics.types.leaks import CoGrowth, Grade, SeriesVerdict, Signature
+from forensics.types.leaks import CoGrowth, Grade, SeriesVerdict, Share, Signature
 
 MIN_CORRELATION = 0.95
 MAX_RATIO_DRIFT = 1.5  # first-half ratio / second-half ratio, either way
@@ -40,6 +40,14 @@ _SOCKET_STEPS = (
     "ls -l /proc/[0-9]*/fd 2>/dev/null | grep -c socket; find the process: ls -l /proc/PID/fd | grep socket | wc -l",
 )
 
+#: What one socket makes besides its sock (sock_alloc, sock_alloc_file): an inode, a pseudo-file's dentry, the
+#: file, and the file's LSM blob where an LSM keeps one (lsm_file_cache, Linux >= 6.9), per anchor object (a UDP,
+#: TCP or UNIX sock; for "sockets" the sock_inode_cache object).
+_PER_SOCKET = (("sock_inode_cache", 1.0), ("dentry", 1.0), ("filp", 1.0), ("lsm_file_cache", 1.0))
+
+#: Caches a socket's action typically grows besides its sock and inode.
+_SOCKET_COMPANIONS = ("dentry", "filp", "lsm_file_cache", "kmalloc-*", "kmalloc-cg-*", "skbuff_*", "cred_jar")
+
 #: Ordered: the first signature whose required caches are all in the group names it.
 SIGNATURES: tuple[Signature, ...] = (
     Signature(
@@ -47,21 +55,24 @@ SIGNATURES: tuple[Signature, ...] = (
         "a process opens UDP sockets and never closes them (one sock_inode_cache, UDP, dentry and filp each)",
         (("UDP*",), ("sock_inode_cache",)),
         _SOCKET_STEPS,
-        ("dentry", "filp", "kmalloc-*", "kmalloc-cg-*", "skbuff_*", "cred_jar"),
+        _SOCKET_COMPANIONS,
+        _PER_SOCKET,
     ),
     Signature(
         "TCP sockets",
         "a process opens TCP sockets (or accepts connections) and never closes them",
         (("TCP*",), ("sock_inode_cache",)),
         (*_SOCKET_STEPS, "ss -tanp | awk '{print $1}' | sort | uniq -c (states: CLOSE_WAIT means the peer closed)"),
-        ("dentry", "filp", "kmalloc-*", "kmalloc-cg-*", "skbuff_*", "request_sock_TCP*", "tw_sock_TCP*", "cred_jar"),
+        (*_SOCKET_COMPANIONS, "request_sock_TCP*", "tw_sock_TCP*"),
+        _PER_SOCKET,
     ),
     Signature(
         "UNIX sockets",
         "a process creates UNIX sockets (socket(), socketpair(), accept()) and never closes them",
         (("UNIX*",), ("sock_inode_cache",)),
         (*_SOCKET_STEPS, "ss -xanp | awk '{print $NF}' | sort | uniq -c | sort -n | tail"),
-        ("dentry", "filp", "kmalloc-*", "kmalloc-cg-*", "skbuff_*", "cred_jar"),
+        _SOCKET_COMPANIONS,
+        _PER_SOCKET,
     ),
     Signature(
         "sockets",
@@ -69,12 +80,7 @@ SIGNATURES: tuple[Signature, ...] = (
         (("sock_inode_cache",),),
         _SOCKET_STEPS,
         (
-            "dentry",
-            "filp",
-            "kmalloc-*",
-            "kmalloc-cg-*",
-            "skbuff_*",
-            "cred_jar",
+            *_SOCKET_COMPANIONS,
             "UDP*",
             "TCP*",
             "UNIX*",
@@ -82,6 +88,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "PING*",
             "NETLINK",
         ),
+        _PER_SOCKET,
     ),
     Signature(
         "processes and threads",
@@ -115,7 +122,9 @@ SIGNATURES: tuple[Signature, ...] = (
         "a process creates pipes and never closes them (two open files and one pipefs inode each)",
         (("filp",), ("inode_cache",)),
         ("ls -l /proc/[0-9]*/fd 2>/dev/null | grep -c pipe:", "lsof -n | awk '$5 == \"FIFO\"' | wc -l"),
-        ("dentry", "kmalloc-*", "kmalloc-cg-*"),
+        ("dentry", "lsm_file_cache", "kmalloc-*", "kmalloc-cg-*"),
+        # Per open file (the anchor, filp): a pipe is two files sharing one inode and one dentry.
+        (("inode_cache", 0.5), ("dentry", 0.5), ("lsm_file_cache", 1.0)),
     ),
     Signature(
         "memory mappings",
@@ -157,7 +166,8 @@ SIGNATURES: tuple[Signature, ...] = (
         "a process opens files and never closes them",
         (("filp",),),
         ("cat /proc/sys/fs/file-nr", "ls /proc/[0-9]*/fd 2>/dev/null | wc -l"),
-        ("dentry", "kmalloc-*", "kmalloc-cg-*"),
+        ("dentry", "lsm_file_cache", "kmalloc-*", "kmalloc-cg-*"),
+        (("lsm_file_cache", 1.0),),  # a file's LSM blob; its dentry may be shared by many opens
     ),
 )
 
@@ -210,11 +220,23 @@ def moves_together(x: FloatArray, y: FloatArray) -> bool:
     return float(np.corrcoef(dx, dy)[0, 1]) >= MIN_STEP_CORRELATION
 
 
+def in_use(matrix: SeriesMatrix) -> FloatArray:
+    """The window medians of each cache's objects in use (active_objs), else of its objects.
+
+    Objects, not objects in use, tied a leak's caches only on a quiet machine: a cache others allocate from and
+    free to (filp, kmalloc-64, lsm_file_cache) keeps free objects in its slabs, and a leak fills those before new
+    slabs come, so its num_objs stood still for 30 s, then jumped (three real UDP-socket leaks, 2026-12-06, busy
+    machine: filp's first-half ratio 0.58-0.74 per socket, its second 0.53-1.11, never tied) while its objects in
+    use grew one per socket throughout (0.80-1.14 in either half).
+    """
+    return matrix.grid_extra.get("active_objs", matrix.grid_extra["objects"])
+
+
 def _partners(
     matrix: SeriesMatrix, flagged: SeriesVerdict, known_as: Callable[[str], tuple[str, ...]]
 ) -> dict[int, float]:
-    """Columns whose objects grow with the flagged cache's: column -> objects per flagged object."""
-    objects = matrix.grid_extra["objects"]
+    """Columns whose objects in use grow with the flagged cache's: column -> objects per flagged object."""
+    objects = in_use(matrix)
     rows = matrix.grid_walls >= flagged.since_wall
     own = matrix.column(flagged.name)
     x = objects[rows, own]
@@ -296,7 +318,9 @@ def find_groups(
         signature = match_signature(tuple(a for n in names for a in known_as(n)))
         anchor = _anchor(members, signature, known_as)
         ordered = [anchor, *sorted((m for m in members if m is not anchor), key=lambda m: (-m.rate, m.name))]
-        groups.append(CoGrowth(tuple(ordered), _ratios(matrix, ordered), signature))
+        ratios = _ratios(matrix, ordered)
+        shares = tuple(_share(matrix, ordered, i, r, signature) for i, r in enumerate(ratios))
+        groups.append(CoGrowth(tuple(ordered), ratios, signature, shares))
     return sorted(groups, key=lambda g: (-g.grade.rank, -g.rate))
 
 
@@ -312,8 +336,70 @@ def _anchor(
     return max(members, key=lambda m: (m.grade.rank, m.rate))
 
 
+#: A member growing up to this factor faster than its known count per anchor object, or whose in-step part is
+#: within it of its ratio, grows all for the group (the ratios of three real UDP leaks: 0.94-1.05 per socket).
+SHARE_TOLERANCE = 1.2
+
+
+def _share(
+    matrix: SeriesMatrix, ordered: list[SeriesVerdict], index: int, ratio: float, signature: Signature | None
+) -> Share:
+    """How much of member ``index``'s growth is the group's: what a known count, or the timing, supports.
+
+    A cache others allocate from too (dentry: procfs and ext4 lookups) can grow in a steady ratio to the anchor and
+    still mostly for other reasons (a real UDP-socket leak: 2.0 dentries per socket over 2 min, one the socket's).
+    The action's known count per anchor object bounds the group's part; without one, the part whose increments
+    follow the anchor's (a least-squares slope of increments on increments); a steady anchor carries no timing,
+    and then the share is unknown.
+    """
+    anchor, member = ordered[0], ordered[index]
+    if index == 0:
+        return Share(1.0, "anchor", f"the group is counted in {anchor.name} objects")
+    per = f"per {anchor.name} object"
+    made = signature.made_per_object(member.name) if signature is not None else None
+    if made is not None and not math.isnan(ratio):
+        if ratio <= made * SHARE_TOLERANCE:
+            return Share(1.0, "count", f"{_num(ratio)} {per}, as many as the action makes: {_num(made)} each")
+        return Share(
+            made / ratio,
+            "count",
+            f"{_num(ratio)} {per}, of which the action makes {_num(made)}: {made / ratio:.0%} of its growth is the "
+            f"group's; the other {_num(ratio - made)} {per} grow for other reasons, not attributed",
+        )
+    objects = in_use(matrix)
+    rows = matrix.grid_walls >= anchor.since_wall
+    dx = np.diff(objects[rows, matrix.column(anchor.name)])
+    dy = np.diff(objects[rows, matrix.column(member.name)])
+    keep = ~(np.isnan(dx) | np.isnan(dy))
+    dx, dy = dx[keep], dy[keep]
+    steady = len(dx) < 5 or float(dx.std()) <= STEADY * abs(float(dx.mean()))
+    if steady or math.isnan(ratio) or ratio <= 0:
+        return Share(
+            None,
+            "unknown",
+            f"{_num(ratio)} {per}, but {anchor.name} grows steadily and the action makes no known number of "
+            f"{member.name} objects each: the samples cannot tell its growth for the group from other users', so it "
+            "is not counted in the group's rate",
+        )
+    step = _ratio(dx, dy)
+    fraction = min(max(step / ratio, 0.0), 1.0)
+    if fraction * SHARE_TOLERANCE >= 1.0:
+        return Share(1.0, "in step", f"{_num(ratio)} {per}, growing at the moments {anchor.name} grows")
+    return Share(
+        fraction,
+        "in step",
+        f"{_num(ratio)} {per}, of which {_num(max(step, 0.0))} grow at the moments {anchor.name} grows: "
+        f"{fraction:.0%} of its growth is the group's, the rest not attributed",
+    )
+
+
+def _num(value: float) -> str:
+    """Objects per object: two significant digits ("1", "2.6", "0.5")."""
+    return "?" if math.isnan(value) else f"{value:.2g}"
+
+
 def _ratios(matrix: SeriesMatrix, ordered: list[SeriesVerdict]) -> tuple[float, ...]:
-    objects = matrix.grid_extra["objects"]
+    objects = in_use(matrix)
     rows = matrix.grid_walls >= max(m.since_wall for m in ordered[:1])
     x = objects[rows, matrix.column(ordered[0].name)]
     out = [1.0]

@@ -6,25 +6,32 @@ with what was looked at and what the inputs could not show (``Incident.examined`
 
 from __future__ import annotations
 
-from forensics.model import PROBLEM, Incident, below_problem, unjudged
+from forensics.model import PROBLEM, Incident, below_problem, to_watch, unjudged
 
 
 def verdict_line(incident: Incident) -> str:
     """One sentence: no findings, only findings below a problem, or how many problems; an analysis that could have
-    found nothing (too few samples) makes it "could not judge", not "no problem"."""
+    found nothing (too few samples) makes it "could not judge", not "no problem".
+
+    "No problem found" is said only where no finding asks to be watched: beside a low finding (worth a look) the
+    verdict says there is nothing at medium or above and names the low ones, which a plain "No problem found"
+    contradicted ("SUnreclaim grows ... watch it" listed under it).
+    """
     problems = incident.problems()
     if problems:
         return f"{len(problems)} problem(s) found; the worst is {problems[0].severity.value}: {problems[0].title}."
     blind = unjudged(incident.examined)
+    watch = to_watch(incident.findings)
+    below = "; ".join(x for x in (watch, below_problem(incident.findings) if incident.findings else "") if x)
     if blind and all(e.blind for e in incident.examined):
-        below = f" {below_problem(incident.findings)}." if incident.findings else ""
-        return f"Could not judge: {blind}.{below}"
-    found = "No problem found in what could be judged" if blind else "No problem found"
-    said = (
-        f"{found}: nothing at {PROBLEM.value} severity or above; {below_problem(incident.findings)}."
-        if incident.findings
-        else f"{found}: no findings."
-    )
+        return f"Could not judge: {blind}." + (f" {below[:1].upper()}{below[1:]}." if below else "")
+    where = " in what could be judged" if blind else ""
+    if watch:
+        said = f"Nothing at {PROBLEM.value} severity or above{where}; {below}."
+    elif incident.findings:
+        said = f"No problem found{where}: nothing at {PROBLEM.value} severity or above; {below}."
+    else:
+        said = f"No problem found{where}: no findings."
     return f"{said} Could not judge: {blind}." if blind else said
 
 

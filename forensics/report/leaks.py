@@ -112,6 +112,17 @@ def result_to_dict(result: LeaksResult) -> dict[str, Any]:
                 "members": list(g.names),
                 "objects_per_anchor_object": [_number(r) for r in g.ratios],
                 "rate_bytes_per_hour": _number(g.rate),
+                "unattributed_bytes_per_hour": _number(g.unattributed_rate),
+                "shares": [
+                    {
+                        "member": m.name,
+                        "fraction": _number(g.share(i).fraction),
+                        "basis": g.share(i).basis,
+                        "attributed_bytes_per_hour": _number(g.attributed(i)),
+                        "why": g.share(i).why,
+                    }
+                    for i, m in enumerate(g.members)
+                ],
             }
             for g in a.groups
         ],

@@ -340,11 +340,32 @@ class Signature(NamedTuple):
     required: tuple[tuple[str, ...], ...]  # every group must match a member (any of its fnmatch patterns)
     next_steps: tuple[str, ...]
     companions: tuple[str, ...] = ()  # caches the same action typically grows too (fnmatch patterns)
+    # (pattern, objects per anchor object) the action makes of a cache others allocate from too: one dentry, filp
+    # and lsm_file_cache blob per socket (sock_alloc_file).  Where a member grows faster, the rest is not the group's.
+    per_object: tuple[tuple[str, float], ...] = ()
 
     def involves(self, cache: str) -> bool:
         """Whether the action typically grows ``cache``."""
         patterns = (*(p for group in self.required for p in group), *self.companions)
         return any(fnmatch.fnmatchcase(cache, p) for p in patterns)
+
+    def made_per_object(self, cache: str) -> float | None:
+        """How many objects of ``cache`` the action makes per anchor object, None when no fixed count is known."""
+        return next((n for p, n in self.per_object if fnmatch.fnmatchcase(cache, p)), None)
+
+
+class Share(NamedTuple):
+    """How much of a member's growth is the group's, and on what evidence.
+
+    ``fraction`` of the member's growth is attributed to the group (1.0: all of it), None when the samples cannot
+    tell (the share is unknown: it is then left out of the group's rate).  ``basis``: "anchor" (the cache the group
+    is counted by), "count" (the action makes a known number per anchor object), "in step" (its increments follow
+    the anchor's), "unknown".  ``why`` says it in words.
+    """
+
+    fraction: float | None
+    basis: str
+    why: str
 
 
 @dataclass(frozen=True)
@@ -354,6 +375,7 @@ class CoGrowth:
     members: tuple[SeriesVerdict, ...]
     ratios: tuple[float, ...]  # objects of each member per object of the anchor (1.0 for the anchor)
     signature: Signature | None
+    shares: tuple[Share, ...] = ()  # per member: how much of its growth is the group's (empty: all of it)
 
     @property
     def grade(self) -> Grade:
@@ -365,10 +387,28 @@ class CoGrowth:
         """Member cache names, anchor first."""
         return tuple(m.name for m in self.members)
 
+    def share(self, index: int) -> Share:
+        """The share of member ``index`` (all of it where none was worked out)."""
+        return self.shares[index] if self.shares else Share(1.0, "anchor" if index == 0 else "in step", "")
+
+    def attributed(self, index: int) -> float | None:
+        """Bytes per hour of member ``index`` that are the group's, None when its share is unknown."""
+        fraction = self.share(index).fraction
+        return None if fraction is None else fraction * max(self.members[index].rate, 0.0)
+
     @property
     def rate(self) -> float:
-        """Bytes per hour of all members together."""
-        return sum(max(m.rate, 0.0) for m in self.members)
+        """Bytes per hour the group's members grow for it: each member's attributed share, unknown shares left out.
+
+        A cache the group shares with other users (dentry grows for procfs and ext4 lookups too) counts only the
+        part in step with the anchor; before, its whole growth was summed into the group's.
+        """
+        return sum(a for i in range(len(self.members)) if (a := self.attributed(i)) is not None)
+
+    @property
+    def unattributed_rate(self) -> float:
+        """Bytes per hour of members' growth not attributed to the group (other reasons, or shares unknown)."""
+        return sum(max(m.rate, 0.0) for m in self.members) - self.rate
 
 
 @dataclass(frozen=True)

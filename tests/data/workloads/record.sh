@@ -24,6 +24,14 @@
 #                                   unused ones dropped under pressure) and shmem_inode_cache (held by the
 #                                   files) grow; the flags are kept beside it (overlay-files.reclaim_account.txt).
 #
+#   udp-socket-leak-busy            not made by this script: the same leak (40 UDP sockets a second for 130 s, held,
+#                                   closed at the end; the program of UDP_LEAKER under nice -n 10) beside
+#                                   `kforensic slab-watch --interval 1s --duration 2m`, 2026-12-06 18:18 UTC while
+#                                   other engineers' builds and tests ran (load 5-7), the store written as snapshots
+#                                   by tests/data/healthy/slabwatch/to_snapshots.py: shared caches' slabs hold others'
+#                                   free objects, which the leak fills before new slabs come (filp's num_objs flat
+#                                   for 30 s, then a jump).
+#
 # Recorded 2026-12-04 on the project's 2-core, 24 GB VM (Linux 6.18.44, ext4 root, load 1-5);
 # tests/detectors/leaks/test_ordinary_workloads.py says what `kforensic leaks` must say on each.
 set -eu

@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from detectors.incident.hypotheses import plain_summary
 from detectors.leaks.analysis import LeakInput, analyse
-from forensics.model import Finding, Severity
+from detectors.leaks.findings import examined_record
+from forensics.model import Finding, Incident, NotAvailable, Severity
+from forensics.report.examined import examined_lines, verdict_line
+from forensics.report.formats import Destination, IncidentRenderer
 from forensics.types.leaks import Grade, LeakAnalysis
 from tests.detectors.leaks.frames_for_tests import START, counter_frame, slab_frame
 
@@ -70,3 +74,43 @@ def test_a_sum_growing_into_harm_on_a_small_guest_is_still_a_leak() -> None:
     assert finding.severity is Severity.HIGH
     # A leak called on the sum still says where its growth is.
     assert "mostly UDP" in finding.title, finding.title
+
+
+def _incident(findings: tuple[Finding, ...], a: LeakAnalysis) -> Incident:
+    return Incident(
+        host="vm",
+        kernel_release="6.18",
+        window=NotAvailable("not needed"),
+        sources=(),
+        findings=findings,
+        examined=(examined_record(a.examined, "s.sqlite"),),
+    )
+
+
+def test_the_verdict_beside_a_low_finding_names_it_and_no_problem_found_is_kept_for_none() -> None:
+    """ "No problem found" was said beside a low "watch it" finding: the verdict, the report's headline and every
+    renderer now say there is nothing at medium or above and name the low finding; "No problem found" stays the
+    words of a result with nothing to watch, said with what was examined and what it could have shown."""
+    a = _analysis(24 * 2**20)
+    low = _sunreclaim(a)
+    incident = _incident(a.findings, a)
+    said = verdict_line(incident)
+    assert "No problem found" not in said and said.startswith("Nothing at medium severity or above; "), said
+    assert f"1 low finding to watch: {low.title}; " in said, said
+    assert said.endswith("3 finding(s) below medium: 1 low (worth a look), 2 info (context)."), said
+    headline = plain_summary(incident.findings, "vm", incident.examined)
+    assert "found no problem" not in headline and f"1 low finding to watch: {low.title}" in headline, headline
+    assert headline.startswith("kforensic found nothing at medium severity or above in the inputs from vm; ")
+    text = IncidentRenderer(color=False).text(incident, Destination())
+    assert "No problem found" not in text and "1 low finding to watch: SUnreclaim" in " ".join(text.split())
+    # Without the low finding: "No problem found", with what was examined and what it could have shown.
+    quiet = _incident(tuple(f for f in a.findings if f.severity is Severity.INFO), a)
+    assert verdict_line(quiet).startswith("No problem found: nothing at medium severity or above; 2 finding(s)")
+    assert plain_summary(quiet.findings, "vm", quiet.examined).startswith("kforensic found no problem in the inputs")
+    empty = _incident((), a)
+    assert verdict_line(empty) == "No problem found: no findings."
+    # ... said with what was examined, what it could have found and what it could not (its power).
+    what, could, could_not = examined_lines(empty)
+    assert what.startswith("examined: slab samples s.sqlite: 121 samples over 4 min every 2 s"), what
+    assert could.startswith("  could have found: leaks of ") and "or faster that last the whole 4 min" in could
+    assert could_not == "  could not judge: slower leaks (down to 256 KB/h): need >= 2.0 h of samples", could_not

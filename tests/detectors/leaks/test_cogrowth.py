@@ -3,29 +3,34 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from detectors.leaks.analysis import LeakInput, analyse
 from detectors.leaks.cogrowth import SIGNATURES, match_signature, moves_together, related
 from detectors.leaks.evidence import frame_text, sample_resolver
+from detectors.leaks.findings import kb
 from forensics.model import LocatorKind, Severity
-from tests.detectors.leaks.frames_for_tests import slab_frame, two_hours
+from forensics.types.leaks import CoGrowth, Share
+from tests.detectors.leaks.frames_for_tests import Array, slab_frame, two_hours
 from tests.helpers import assert_evidence_resolves
 
 
-def test_a_udp_socket_leak_is_one_finding_naming_the_action() -> None:
+def _udp_leak(dentries_per_socket: float, also: dict[str, tuple[int, Array]] | None = None) -> pd.DataFrame:
+    """2,000 UDP sockets an hour for 2 h, each with its inode, dentry, file and a kmalloc-64 object."""
     walls, hours = two_hours()
     sockets = 2000 * hours
-    frame = slab_frame(
-        walls,
-        {
-            "sock_inode_cache": (832, 100 + sockets),
-            "UDP": (1344, 20 + sockets),
-            "dentry": (192, 80_000 + sockets),
-            "filp": (256, 3_000 + sockets),
-            "kmalloc-64": (64, 9_000 + sockets),
-            "kmalloc-512": (512, np.full(len(walls), 4_000.0)),
-        },
-    )
+    caches = {
+        "sock_inode_cache": (832, 100 + sockets),
+        "UDP": (1344, 20 + sockets),
+        "dentry": (192, 80_000 + dentries_per_socket * sockets),
+        "filp": (256, 3_000 + sockets),
+        "kmalloc-64": (64, 9_000 + sockets),
+    }
+    return slab_frame(walls, {**caches, **(also or {})})
+
+
+def test_a_udp_socket_leak_is_one_finding_naming_the_action() -> None:
+    frame = _udp_leak(1.0, {"kmalloc-512": (512, np.full(len(two_hours()[0]), 4_000.0))})
     result = analyse(LeakInput(frame, reclaim_account={"dentry": True}, source="s.sqlite"))
     [group] = result.groups
     assert group.signature is not None and group.signature.subject == "UDP sockets"
@@ -124,3 +129,67 @@ def test_a_lone_merged_cache_names_what_else_it_holds() -> None:
     assert facts["merged caches"] == "shown as signal_cache, also holds UNIX"
     assert "AF_UNIX" in facts["UNIX (merged here) is allocated by"]
     assert "any of them may be the one growing" in finding.summary
+
+
+def _shares(group: CoGrowth) -> dict[str, Share]:
+    return {m.name: group.share(i) for i, m in enumerate(group.members)}
+
+
+def test_a_shared_cache_counts_in_a_group_only_for_the_part_the_evidence_gives_it() -> None:
+    """dentry grows one per leaked socket and as much again for path lookups: the group counted all of it.
+
+    The action makes one dentry per socket (sock_alloc_file): half of dentry's growth is the group's, the rest is
+    said not attributed.  kmalloc-64, no known count per socket, beside a steady leak: its share is unknown, out of
+    the group's rate.  A socket file's lsm_file_cache blob joins the group (one per socket, a known action's)."""
+    # Two dentries per socket: one the socket's, one per socket's worth of lookups.
+    frame = _udp_leak(2.0, {"lsm_file_cache": (24, 2_000 + 2000 * two_hours()[1])})
+    result = analyse(LeakInput(frame, reclaim_account={"dentry": True}, source="s.sqlite"))
+    [group] = result.groups
+    assert set(group.names) == {"UDP", "sock_inode_cache", "dentry", "filp", "kmalloc-64", "lsm_file_cache"}
+    shares = _shares(group)
+    assert shares["dentry"].basis == "count" and abs((shares["dentry"].fraction or 0) - 0.5) < 0.02, shares
+    assert shares["filp"] == Share(1.0, "count", "1 per UDP object, as many as the action makes: 1 each")
+    assert shares["lsm_file_cache"].fraction == 1.0
+    assert shares["kmalloc-64"].fraction is None and "grows steadily" in shares["kmalloc-64"].why
+    by_name = {m.name: m for m in group.members}
+    whole = sum(m.rate for m in group.members)
+    expected = whole - by_name["kmalloc-64"].rate - (1 - (shares["dentry"].fraction or 0)) * by_name["dentry"].rate
+    assert abs(group.rate - expected) < 1.0 and group.rate < whole - by_name["dentry"].rate / 3
+    assert abs(group.unattributed_rate - (whole - group.rate)) < 1.0
+    [finding] = result.findings
+    assert f"({kb(group.rate)}/h)" in finding.title
+    said = {f.name: f.value for f in finding.facts}
+    assert said["growth rate (the group's share)"].startswith(f"{kb(group.rate)}/h attributed to it; not attributed: ")
+    assert (
+        "dentry " in said["growth rate (the group's share)"]
+        and "(grows for other reasons too)" in said["growth rate (the group's share)"]
+    )
+    assert (
+        "kmalloc-64 " in said["growth rate (the group's share)"]
+        and "(its share is unknown)" in said["growth rate (the group's share)"]
+    )
+    assert "the group's share: 50%, " in said["dentry"] and "grow for other reasons, not attributed" in said["dentry"]
+    # Reclaimable where unused: only the group's share is held by the sockets.
+    assert said["dentry"].startswith("grows in step with the group, its share held by its objects"), said["dentry"]
+
+
+def test_a_bursty_leak_gives_a_generic_cache_the_share_that_moves_with_it() -> None:
+    """Without a known count the timing decides: kmalloc-64 grows one object at each of the socket leak's bursts and
+    steadily for others as fast; its increments follow the anchor's for half of its growth."""
+    walls, _ = two_hours()
+    rng = np.random.default_rng(7)
+    sockets = np.cumsum(rng.gamma(0.5, 1.0, len(walls))) * 40  # irregular bursts
+    steady = np.linspace(0.0, float(sockets[-1]), len(walls))  # as much again, at an even pace
+    frame = slab_frame(
+        walls,
+        {
+            "UDP": (1344, 20 + sockets),
+            "sock_inode_cache": (832, 100 + sockets),
+            "kmalloc-64": (64, 9_000 + sockets + steady),
+        },
+    )
+    [group] = analyse(LeakInput(frame, source="s.sqlite")).groups
+    shares = _shares(group)
+    assert shares["kmalloc-64"].basis == "in step", shares
+    assert 0.4 < (shares["kmalloc-64"].fraction or 0) < 0.6, shares
+    assert "grow at the moments UDP grows" in shares["kmalloc-64"].why

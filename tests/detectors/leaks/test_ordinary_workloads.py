@@ -181,10 +181,10 @@ def test_caches_growing_faster_than_sunreclaim_are_no_share_of_it(
         "The caches kmalloc-512 grow 472,320 KB/h, more than SUnreclaim's 470,331 KB/h: not a share of it (other "
         "caches SUnreclaim counts shrank meanwhile, or the rates were fitted over different stretches)."
     ) in finding.summary
-    # Below 100% it is a share, as before (the UDP leak: 97%).
+    # Below 100% it is a share, as before (the UDP leak: 98%, with the socket files' lsm_file_cache blobs).
     udp = _imported("udp-socket-leak", tmp_path, monkeypatch)
     finding = next(f for f in udp.incident.findings if f.title.startswith("SUnreclaim"))
-    assert "The caches UDP, filp, kmalloc-64 account for 97% of it." in finding.summary
+    assert "The caches UDP, filp, kmalloc-64, lsm_file_cache account for 98% of it." in finding.summary
 
 
 def test_a_reason_says_which_growth_it_judged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -240,6 +240,57 @@ def test_a_real_udp_socket_leak_is_a_group_and_no_pinned_cache_is_called_reclaim
     assert not [s for s in said if s.startswith(("sock_inode_cache:", "dentry:")) and "reclaimable" in s], said
     sunreclaim = [f for f in result.findings if f.title.startswith("SUnreclaim")]
     assert all("sock_inode_cache" not in f.title for f in sunreclaim)  # counted in SReclaimable by this kernel
+
+
+def test_the_real_udp_leak_counts_only_the_sockets_dentries_and_holds_their_lsm_blobs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """40 sockets a second for 2 min (record.sh udp-socket-leak): dentry grew two objects in use per socket, one the
+    socket's (sock_alloc_file) and one of procfs lookups beside it (proc_inode_cache grew as fast).  Tied on objects,
+    dentry, kmalloc-64 and lsm_file_cache were left out of the group (their free slab objects filled first); tied on
+    objects in use, the group would have counted all of dentry's growth.  It counts half, and says the rest is not
+    attributed; kmalloc-64, of no known count per socket beside a steady leak, is a member whose share is unknown."""
+    result = _imported("udp-socket-leak", tmp_path, monkeypatch)
+    [group] = result.analysis.groups
+    assert group.names == ("UDP", "sock_inode_cache", "dentry", "filp", "kmalloc-64", "lsm_file_cache"), group.names
+    shares = {m.name: group.share(i) for i, m in enumerate(group.members)}
+    assert shares["dentry"].basis == "count" and 0.48 < (shares["dentry"].fraction or 0) < 0.52, shares["dentry"]
+    assert [shares[n].fraction for n in ("sock_inode_cache", "filp", "lsm_file_cache")] == [1.0, 1.0, 1.0]
+    assert shares["kmalloc-64"].fraction is None
+    whole = sum(m.rate for m in group.members)
+    assert 0.9 * whole < group.rate < whole - 0.4 * group.members[2].rate  # half of dentry's, none of kmalloc-64's
+    [finding] = [f for f in result.incident.findings if f.kind.value == "slab-leak-group"]
+    assert finding.title == (
+        "UDP sockets leak: UDP, sock_inode_cache, dentry, filp, kmalloc-64, lsm_file_cache grow together (365,122 KB/h)"
+    )
+    assert "365,122 KB/h attributed to it; not attributed: dentry 28,474 KB/h (grows for other reasons too), " in (
+        finding.summary
+    )
+    said = {f.name: f.value for f in finding.facts}
+    assert said["dentry"].endswith(
+        "the group's share: 50%, 28,226 KB/h (2 per UDP object, of which the action makes 1: 50% of its growth is the"
+        " group's; the other 1 per UDP object grow for other reasons, not attributed)"
+    ), said["dentry"]
+    assert not [f for f in result.incident.findings if f.title.startswith("Slab cache dentry")]
+
+
+def test_on_a_busy_machine_the_socket_files_are_tied_to_the_leak_by_their_objects_in_use(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same leak recorded while builds ran (record.sh: udp-socket-leak-busy): filp's num_objs stood still for
+    30 s (the leak filled free objects others had left in its slabs), then jumped, so its ratio to UDP was 0.74 in
+    the first half and 1.11 in the second and the group was "UDP, sock_inode_cache" alone.  Its objects in use grew
+    one per socket throughout: filp and kmalloc-64 are in the group; dentry, 2.6 per socket and drifting (lookups of
+    the builds), is not."""
+    result = _imported("udp-socket-leak-busy", tmp_path, monkeypatch)
+    [group] = result.analysis.groups
+    assert group.names == ("UDP", "sock_inode_cache", "filp", "kmalloc-64"), group.names
+    assert all(abs(r - 1.0) < 0.05 for r in group.ratios), group.ratios
+    shares = {m.name: group.share(i) for i, m in enumerate(group.members)}
+    assert shares["filp"].basis == "count" and shares["filp"].fraction == 1.0
+    assert shares["kmalloc-64"].fraction is None  # no known count per socket, beside a steady leak
+    loud = [f.title for f in result.incident.findings if f.severity >= Severity.MEDIUM]
+    assert loud == ["UDP sockets leak: UDP, sock_inode_cache, filp, kmalloc-64 grow together (334,316 KB/h)"], loud
 
 
 def test_without_the_flags_the_udp_leak_is_counted_where_the_kernel_counts_it(
