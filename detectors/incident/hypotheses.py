@@ -276,8 +276,28 @@ def rank_hypotheses(findings: tuple[Finding, ...]) -> tuple[Hypothesis, ...]:
     )  # fmt: skip
 
 
-LEAKING = "kernel memory was leaking (growing and never given back)"
+#: The key of the leak rows of :data:`_PLAIN`; the words are :func:`_leak_words`'s, from what the finding measured.
+LEAKING = "kernel memory was leaking"
 EXHAUSTED = "kernel memory leaked until memory ran out"
+#: The fact a leak finding carries (detectors/leaks/findings.py ``given_back``): ``no: ...`` when the series never
+#: fell back (beyond jitter), ``yes: NAME fell from A (sample i, T) to B (sample j, T2), N% of its rise before it``.
+GIVEN_BACK = "given back"
+
+
+def _leak_words(main: Finding) -> str:
+    """What the samples show of a leak finding: called (high) or only suspected, and given back or not.
+
+    "Never given back" is said only where the series never fell back; otherwise its largest fall is named.  A
+    suspicion (below high: the leak detector's grade suspect) stays one.
+    """
+    called = main.severity >= Severity.HIGH
+    lead = LEAKING if called else "a kernel memory leak was suspected"
+    back = main.fact(GIVEN_BACK)
+    if back and back.startswith("no"):
+        return f"{lead} (growing and never given back)"
+    if back and back.startswith("yes: "):
+        return f"{lead} (growing, though it gave memory back: {back.removeprefix('yes: ')})"
+    return f"{lead} (growing; whether it was given back was not measured)"
 
 
 #: The fact a dump's finding carries with the dump's own free-memory figure (``nr_free_pages``, as
@@ -304,20 +324,23 @@ def _memory_text(main: Finding, findings: tuple[Finding, ...]) -> str:
     """Leaking or exhausted, decided from the evidence: OOM reports, MemAvailable at the last
     sample, and the dump's own free pages at the crash."""
     ooms = _of_kind(findings, *OOM_KINDS, FindingKind.OOM_USERS)
+    called = main.severity >= Severity.HIGH
+    ran_out = EXHAUSTED if called else "memory ran out, with a kernel memory leak suspected"
     if ooms:
-        return f"{EXHAUSTED} ({ooms[0].title})"
+        return f"{ran_out} ({ooms[0].title})"
     state = main.fact("memory exhausted")
     dump = _dump_free(findings)
     if state and state.startswith("yes"):
-        return f"{EXHAUSTED} ({state.removeprefix('yes: ')})"
+        return f"{ran_out} ({state.removeprefix('yes: ')})"
+    leaking = _leak_words(main)
     if state and state.startswith("no"):
         also = f"; {dump[0]}" if dump else ""
-        return f"{LEAKING}, but memory was not used up: {state.removeprefix('no: ')}{also}"
+        return f"{leaking}, but memory was not used up: {state.removeprefix('no: ')}{also}"
     if dump and dump[1]:
-        return f"{LEAKING}, but memory was not used up: {dump[0]}"
+        return f"{leaking}, but memory was not used up: {dump[0]}"
     if dump:
-        return f"{LEAKING}; {dump[0]} (page cache not counted: whether memory ran out is unknown)"
-    return f"{LEAKING}; whether memory ran out is unknown (no OOM report, MemAvailable not sampled)"
+        return f"{leaking}; {dump[0]} (page cache not counted: whether memory ran out is unknown)"
+    return f"{leaking}; whether memory ran out is unknown (no OOM report, MemAvailable not sampled)"
 
 
 K = FindingKind

@@ -45,6 +45,10 @@ class Attribution(NamedTuple):
     # for objects only their owners' actions make and free (mappings, processes, sockets): reclaim frees none of
     # them with the pages, and under load a leaking process and the machine's file writers run at the same moments.
     with_file_io: bool = True
+    # Whether its objects live as long as the processes (or their mappings) that made them: starting and exiting
+    # processes (a build, a test suite) grow and free them by thousands in seconds, so growth alone over a short
+    # stretch is churn, not a leak, unless it is a steady ramp (decision rule short-process-rise).
+    with_processes: bool = False
 
     @property
     def known(self) -> bool:
@@ -79,6 +83,7 @@ ATTRIBUTIONS: tuple[Attribution, ...] = (
             "cat /proc/PID/maps of the top process (alternating permissions keep VMAs from merging)",
         ),
         with_file_io=False,
+        with_processes=True,
     ),
     Attribution(
         "maple_node",
@@ -87,6 +92,7 @@ ATTRIBUTIONS: tuple[Attribution, ...] = (
         False,
         ("wc -l /proc/[0-9]*/maps | sort -n | tail",),
         with_file_io=False,
+        with_processes=True,
     ),
     Attribution(
         "anon_vma*",
@@ -95,6 +101,7 @@ ATTRIBUTIONS: tuple[Attribution, ...] = (
         False,
         ("wc -l /proc/[0-9]*/maps | sort -n | tail", *_PROCESSES_CONFIRM),
         with_file_io=False,
+        with_processes=True,
     ),
     Attribution(
         "mm_struct",
@@ -103,6 +110,7 @@ ATTRIBUTIONS: tuple[Attribution, ...] = (
         False,
         _PROCESSES_CONFIRM,
         with_file_io=False,
+        with_processes=True,
     ),
     Attribution(
         "task_struct",
@@ -111,9 +119,16 @@ ATTRIBUTIONS: tuple[Attribution, ...] = (
         False,
         _PROCESSES_CONFIRM,
         with_file_io=False,
+        with_processes=True,
     ),
     Attribution(
-        "pid", "processes and threads", "fork()/clone(), and pidfds", False, _PROCESSES_CONFIRM, with_file_io=False
+        "pid",
+        "processes and threads",
+        "fork()/clone(), and pidfds",
+        False,
+        _PROCESSES_CONFIRM,
+        with_file_io=False,
+        with_processes=True,
     ),
     Attribution("cred_jar", "processes and threads", "credentials of tasks and open files", False, _PROCESSES_CONFIRM),
     Attribution(
@@ -123,13 +138,34 @@ ATTRIBUTIONS: tuple[Attribution, ...] = (
         False,
         _PROCESSES_CONFIRM,
         with_file_io=False,
-    ),
-    Attribution("sighand_cache", "processes", "fork() of processes", False, _PROCESSES_CONFIRM, with_file_io=False),
-    Attribution(
-        "files_cache", "processes", "fork() of processes (file tables)", False, _PROCESSES_CONFIRM, with_file_io=False
+        with_processes=True,
     ),
     Attribution(
-        "fs_cache", "processes", "fork() of processes (cwd/root)", False, _PROCESSES_CONFIRM, with_file_io=False
+        "sighand_cache",
+        "processes",
+        "fork() of processes",
+        False,
+        _PROCESSES_CONFIRM,
+        with_file_io=False,
+        with_processes=True,
+    ),
+    Attribution(
+        "files_cache",
+        "processes",
+        "fork() of processes (file tables)",
+        False,
+        _PROCESSES_CONFIRM,
+        with_file_io=False,
+        with_processes=True,
+    ),
+    Attribution(
+        "fs_cache",
+        "processes",
+        "fork() of processes (cwd/root)",
+        False,
+        _PROCESSES_CONFIRM,
+        with_file_io=False,
+        with_processes=True,
     ),
     Attribution(
         "sock_inode_cache",

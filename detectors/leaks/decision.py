@@ -19,8 +19,59 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
+import numpy.typing as npt
+
 from detectors.leaks.attribution import Lifetime
 from forensics.types.leaks import Features, Grade, LeakThresholds, PageCacheTie, Verdict, duration
+
+
+@dataclass(frozen=True)
+class Return:
+    """A series that rose and fell back near its baseline (the first window median of the stretch judged)."""
+
+    baseline: float  # bytes
+    peak: float  # bytes, the highest window median before it fell back
+    peak_hours: float  # hours from the start of the samples
+    back: float  # bytes, the lowest window median after the peak
+    back_hours: float
+    restart_hours: float  # the last window median near the baseline: what follows is a new stretch
+    after: int  # window medians from the restart on (judged on their own when enough)
+    rises_after: float  # bytes, the last window median less ``back``
+    rise_rate: float  # bytes/h from ``back`` to the last window median: the rate of what rises again
+
+
+def returned_to_baseline(
+    hours: npt.NDArray[np.float64], values: npt.NDArray[np.float64], thresholds: LeakThresholds, noise: float = 0.0
+) -> Return | None:
+    """The last time the window medians came back to within ``returned_share`` of their rise above the first one.
+
+    The rise must matter (``clear_growth``) and stand out of the series' noise (3 times its robust deviation around
+    the fitted line), so that a noisy leak's wander is no return.  None when the series never fell back.
+    """
+    if len(values) < 3:
+        return None
+    base = float(values[0])
+    rise = np.maximum.accumulate(values) - base
+    least = max(thresholds.clear_growth, 3.0 * noise)
+    near = (rise >= least) & (values - base <= thresholds.returned_share * rise)
+    found = np.flatnonzero(near)
+    if len(found) == 0:
+        return None
+    restart = int(found[-1])
+    top = int(np.argmax(values[: restart + 1]))
+    bottom = top + int(np.argmin(values[top:]))
+    return Return(
+        base,
+        float(values[top]),
+        float(hours[top]),
+        float(values[bottom]),
+        float(hours[bottom]),
+        float(hours[restart]),
+        len(values) - restart,
+        float(values[-1] - values[bottom]),
+        float(values[-1] - values[bottom]) / max(float(hours[-1] - hours[bottom]), 1e-9),
+    )
 
 
 @dataclass(frozen=True)
@@ -38,6 +89,8 @@ class Context:
     filling: Lifetime | None = None  # objects freed on a timer, and the stretch too short to see past their fill
     pinned_by: str = ""  # what holds the objects a reclaimable cache cannot free (its unused ones it can)
     aggregate: bool = False  # a sum of many caches (SUnreclaim): its growth is not one cache's
+    returned: Return | None = None  # it fell back near its baseline, and too little follows to judge on its own
+    with_processes: bool = False  # its objects live as long as processes (detectors/leaks/attribution.py)
 
     @property
     def rate(self) -> float:
@@ -189,6 +242,31 @@ def _aggregate_short(c: Context) -> str | None:
     return None
 
 
+def _back_at_baseline(c: Context) -> str:
+    r = c.returned
+    assert r is not None
+    return (
+        f"rose from {_kb(r.baseline)} to {_kb(r.peak)} (+{_hours(r.peak_hours)}), then fell back to "
+        f"{_kb(r.back)} (+{_hours(r.back_hours)}), within {c.thresholds.returned_share:.0%} of its rise above where "
+        "it started: given back, not a leak"
+    )
+
+
+def _returned_rising_again(c: Context) -> str | None:
+    r, th = c.returned, c.thresholds
+    if r is None or r.rises_after < th.min_growth:
+        return None
+    return (
+        f"{_back_at_baseline(c)}; it rose {_kb(r.rises_after)} again since, too little of the stretch to judge on "
+        f"its own ({r.after} window median(s) from +{_hours(r.restart_hours)}, needs >= {th.min_points}): "
+        "growing, too short to call"
+    )
+
+
+def _returned(c: Context) -> str | None:
+    return None if c.returned is None else _back_at_baseline(c)
+
+
 def _no_effect(c: Context) -> str | None:
     th = c.thresholds
     if c.rate < th.min_rate:
@@ -313,6 +391,31 @@ def _steady_ramp(c: Context) -> str | None:
     return None
 
 
+def _short_loose_rise(c: Context) -> str | None:
+    f, th = c.features, c.thresholds
+    if f.span_hours >= th.short_hours or c.aggregate or _harmful(c) or f.r2 >= th.short_suspect_r2 or c.rate <= 0:
+        return None
+    # (Before slabs-not-objects: filp under a build's churn, r² 0.27 in 3 min, was an "open files suspected leak".)
+    return (
+        f"rises but not steadily (Kendall tau {f.tau:.2f}, r² {f.r2:.2f}, under {th.short_suspect_r2:.1f}) over "
+        f"{_hours(f.span_hours)}: a busy cache's bursts; too short to call from so loose a fit"
+    )
+
+
+def _short_process_rise(c: Context) -> str | None:
+    f, th = c.features, c.thresholds
+    if not c.with_processes or f.span_hours >= th.short_hours or _harmful(c):
+        return None
+    # A build or a test suite starts and ends thousands of processes a minute: their mappings, tasks and file
+    # tables come and go in bursts.  Over a short stretch only a steady ramp (steady-ramp) tells a leak.
+    return (
+        f"rises but not steadily (Kendall tau {f.tau:.2f}, r² {f.r2:.2f}) over {_hours(f.span_hours)}, and its "
+        "objects live as long as processes: processes starting and exiting grow and free them in bursts; "
+        f"a leak is called from a steady ramp (r² >= {th.leak_r2:.1f}) or over >= {_hours(th.short_hours)}: "
+        "growing, too short to call"
+    )
+
+
 def _consistent_rise(c: Context) -> str | None:
     f, th = c.features, c.thresholds
     if f.tau >= th.suspect_tau and f.ts_low > 0 and f.minima_slope > 0:
@@ -331,10 +434,15 @@ WITH_PAGE_CACHE = "grows-with-page-cache"
 #: The rule of a sum of caches (SUnreclaim) growing fast over a stretch too short for any of its caches.
 AGGREGATE_SHORT = "aggregate-short"
 
+#: The rule of a series back at its baseline that rises again, too briefly to judge: its rate is that rise's.
+RETURNED_RISING = "returned-rising-again"
+
 #: The ordered rules: the first whose test returns a reason decides.
 RULES: tuple[Rule, ...] = (
     ("growing-too-short", Grade.UNDECIDED, _growing_too_short),
     ("too-short", Grade.STABLE, _too_short),
+    (RETURNED_RISING, Grade.UNDECIDED, _returned_rising_again),
+    ("returned-to-baseline", Grade.STABLE, _returned),
     ("rise-below-growth", Grade.UNDECIDED, _rise_below_growth),
     ("no-effect", Grade.STABLE, _no_effect),
     ("small-growth", Grade.STABLE, _small_growth),
@@ -347,9 +455,11 @@ RULES: tuple[Rule, ...] = (
     ("reclaimable", Grade.RECLAIMABLE, _reclaimable),
     ("given-back", Grade.RECLAIMABLE, _given_back),
     (WITH_PAGE_CACHE, Grade.UNDECIDED, _grows_with_page_cache),
+    ("short-loose-rise", Grade.UNDECIDED, _short_loose_rise),
     ("slabs-not-objects", Grade.SUSPECT, _slabs_not_objects),
     (AGGREGATE_SHORT, Grade.UNDECIDED, _aggregate_short),
     ("steady-ramp", Grade.LEAK, _steady_ramp),
+    ("short-process-rise", Grade.UNDECIDED, _short_process_rise),
     ("consistent-rise", Grade.SUSPECT, _consistent_rise),
     ("no-trend", Grade.STABLE, _otherwise),
 )

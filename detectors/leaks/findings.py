@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from detectors.leaks.attribution import attribution_for, describe_aliases, generic_confirm_steps, merged_names
-from detectors.leaks.decision import AGGREGATE_SHORT, WITH_PAGE_CACHE
+from detectors.leaks.decision import AGGREGATE_SHORT, RETURNED_RISING, WITH_PAGE_CACHE
 from detectors.leaks.meminfo import field_info
 from forensics import model
 from forensics.model import (
@@ -138,11 +138,44 @@ def _flag_unknown(v: SeriesVerdict, read: int) -> str:
     return f"unknown: {why}; judged {judged}"
 
 
+#: A fall of at most this share of the rise before it is jitter between samples, not memory given back.
+JITTER_FALL = 0.05
+
+
+def given_back(v: SeriesVerdict) -> str:
+    """Whether the series gave memory back: ``no: ...`` when its largest fall is jitter, else ``yes: ...`` naming it.
+
+    Read by the incident's verdict (detectors/incident/hypotheses.py): "never given back" is said only of a "no".
+    """
+    fall = v.fall
+    if fall is None:
+        return f"no: {v.name} never fell between two samples"
+    if fall.share <= JITTER_FALL:
+        return f"no: the largest fall of {v.name} between samples was {fall.share:.0%} of its rise before it"
+    return (
+        f"yes: {v.name} fell from {kb(fall.top.value)} (sample {fall.top.sample_id}, {when(fall.top.wall)}) to "
+        f"{kb(fall.bottom.value)} (sample {fall.bottom.sample_id}, {when(fall.bottom.wall)}), {fall.share:.0%} of "
+        "its rise before it"
+    )
+
+
+def _fall_refs(v: SeriesVerdict) -> tuple[SampleRef, ...]:
+    """The samples of a fall the finding names (not jitter), those not cited already."""
+    fall = v.fall
+    if fall is None or fall.share <= JITTER_FALL:
+        return ()
+    cited = {r.sample_id for r in v.samples}
+    return tuple(r for r in (fall.top, fall.bottom) if r.sample_id not in cited)
+
+
 def _series_facts(v: SeriesVerdict, ctx: FindingContext) -> list[Fact]:
     f = v.features
     persistence = "n/a (first half flat)" if f.persistence is None else f"{f.persistence:.2f}"
+    fitted = f"{kb(v.rate)}/h (90% CI {kb(f.ts_low)}–{kb(f.ts_high)}/h, Theil–Sen)"
+    if v.verdict.rule == RETURNED_RISING:
+        fitted = f"{kb(v.rate)}/h since it fell back near its baseline (its lowest window median to its last)"
     facts = [
-        Fact("growth rate", f"{kb(v.rate)}/h (90% CI {kb(f.ts_low)}–{kb(f.ts_high)}/h, Theil–Sen)"),
+        Fact("growth rate", fitted),
         Fact("total growth", f"{kb(v.growth)} over {f.span_hours:.2f} h ({kb(f.first)} → {kb(f.last)})"),
         Fact("linearity", f"r² {f.r2:.2f}, Kendall tau {f.tau:.2f}, persistence {persistence}"),
         Fact(
@@ -155,6 +188,7 @@ def _series_facts(v: SeriesVerdict, ctx: FindingContext) -> list[Fact]:
         facts.append(Fact("share of MemTotal", f"{v.rate * 24 / ctx.mem_total:.3%} per day"))
     facts.append(Fact("MemAvailable runs out in", str(exhaustion(v.rate, ctx.mem_available, v.grade))))
     facts.append(Fact("memory exhausted", exhausted(ctx)))
+    facts.append(Fact("given back", given_back(v)))
     facts.append(
         Fact(
             "judged from",
@@ -238,7 +272,7 @@ def cache_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding:
         confidence=confidence,
         confidence_reason=reason,
         summary=summary,
-        evidence=sample_evidence(ctx.source, v.name, v.samples),
+        evidence=sample_evidence(ctx.source, v.name, (*v.samples, *_fall_refs(v))),
         next_steps=tuple(
             dict.fromkeys(
                 (*who.confirm, *(c for n in others for c in attribution_for(n).confirm), *generic_confirm_steps(v.name))
@@ -316,6 +350,7 @@ def group_finding(g: CoGrowth, ctx: FindingContext) -> Finding:
         Fact("MemAvailable runs out in", str(exhaustion(g.rate, ctx.mem_available, g.grade))),
         # The report's story reads it: without it a group leak was told "MemAvailable not sampled".
         Fact("memory exhausted", exhausted(ctx)),
+        Fact("given back", given_back(anchor)),
     ]
     evidence: list[Evidence] = []
     for i, m in enumerate(g.members):
@@ -337,7 +372,7 @@ def group_finding(g: CoGrowth, ctx: FindingContext) -> Finding:
             if m.grade in (Grade.LEAK, Grade.SUSPECT)
             else tuple(r for r in m.samples if r.role in ("first", "last"))
         )
-        evidence.extend(sample_evidence(ctx.source, m.name, refs or m.samples))
+        evidence.extend(sample_evidence(ctx.source, m.name, (*(refs or m.samples), *_fall_refs(m))))
     confidence, reason = _confidence(max(g.members, key=lambda m: (m.grade.rank, m.rate)))
     key = g.signature.subject if g.signature else anchor.name
     steps = (
@@ -388,7 +423,7 @@ def _parts_explain(parts: tuple[StretchPart, ...], total: float) -> bool:
 SHORT_SUM_BASELINE = Baseline(
     "growth one slab cache needs to be called a leak under 1 h",
     "4,096 KB of its own",
-    "LeakThresholds.short_growth: ramps of up to 2.5 MB in 11 min of a healthy busy machine (docs/leaks.md rule 10)",
+    "LeakThresholds.short_growth: ramps of up to 2.5 MB in 11 min of a healthy busy machine (docs/leaks.md rule 12)",
 )
 
 
@@ -458,7 +493,7 @@ def meminfo_finding(
         confidence=confidence,
         confidence_reason=reason,
         summary=summary,
-        evidence=sample_evidence(ctx.source, f"meminfo:{_cited_field(v.name)}", v.samples),
+        evidence=sample_evidence(ctx.source, f"meminfo:{_cited_field(v.name)}", (*v.samples, *_fall_refs(v))),
         next_steps=info.confirm,
         facts=tuple(facts),
         detector=DETECTOR,

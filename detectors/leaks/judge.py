@@ -7,11 +7,11 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from detectors.leaks.attribution import attribution_for
-from detectors.leaks.decision import Context, decide, late_onset
+from detectors.leaks.decision import RETURNED_RISING, Context, Return, decide, late_onset, returned_to_baseline
 from detectors.leaks.features import features, median_slope
 from detectors.leaks.pagecache import interpolated, tie
 from detectors.leaks.series import FloatArray, SeriesMatrix, resample, sampling_interval, window_for
-from forensics.types.leaks import LeakThresholds, SampleRef, SeriesVerdict
+from forensics.types.leaks import Fall, LeakThresholds, SampleRef, SeriesVerdict
 
 #: Text of a stored sample: (column index, sample row index) -> excerpt.
 ExcerptOf = Callable[[int, int], str]
@@ -43,6 +43,33 @@ def evidence_samples(
             )
         )
     return tuple(refs)
+
+
+def largest_fall(matrix: SeriesMatrix, column: int, excerpt_of: ExcerptOf) -> Fall | None:
+    """The largest fall of a series' raw samples over the whole stretch: from the highest sample before it to the
+    lowest after it, as a share of the rise before it (the top less the lowest sample before the top)."""
+    values = matrix.raw[:, column]
+    rows = np.flatnonzero(~np.isnan(values))
+    if len(rows) < 2:
+        return None
+    v = values[rows]
+    tops = np.maximum.accumulate(v)
+    drops = tops - v
+    bottom = int(np.argmax(drops))
+    if drops[bottom] <= 0:
+        return None
+    top = int(np.argmax(v[: bottom + 1]))
+    floor = float(v[: top + 1].min())
+    rise = float(v[top]) - floor
+    share = min(1.0, float(drops[bottom]) / rise) if rise > 0 else 1.0
+
+    def ref(role: str, i: int) -> SampleRef:
+        row = int(rows[i])
+        return SampleRef(
+            role, int(matrix.sample_ids[row]), float(matrix.walls[row]), float(values[row]), excerpt_of(column, row)
+        )
+
+    return Fall(ref("before its largest fall", top), ref("after its largest fall", bottom), share)
 
 
 def object_size(matrix: SeriesMatrix, column: int) -> int:
@@ -136,6 +163,16 @@ def judge_column(
                 hours = (walls - t0) / 3600.0
                 feats = features(hours[keep], y[keep])
                 since = float(walls[keep][0]) - window / 2.0 - 1e-6
+    returned: Return | None = None
+    if not feats.daily_cycle:  # a daily cycle falls back every day by nature: judged on its 24-hour means
+        part = keep & (walls >= since)
+        returned = returned_to_baseline(hours[part], y[part], thresholds, feats.noise)
+        if returned is not None and returned.after >= thresholds.min_points:
+            # It gave its growth back, then rose again: what follows is judged on its own, as a new stretch.
+            after = part & (hours >= returned.restart_hours)
+            feats = features(hours[after], y[after])
+            since = float(walls[after][0]) - window / 2.0 - 1e-6
+            returned = None
     who = attribution_for(matrix.names[column])
     lifetime = who.lifetime
     filling = None
@@ -172,15 +209,29 @@ def judge_column(
         beside = tie(matrix.names[column], y[part], page_cache[part], by_level=short)
     pinned = who.pinned_by if reclaimable else ""
     context = Context(
-        feats, reclaimable, mem_total, thresholds, share, reclaim_ran, samples, beside, filling, pinned, aggregate
+        feats,
+        reclaimable,
+        mem_total,
+        thresholds,
+        share,
+        reclaim_ran,
+        samples,
+        beside,
+        filling,
+        pinned,
+        aggregate,
+        returned,
+        who.with_processes,
     )
     verdict = decide(context)
+    # Back at its baseline and rising again: the rate said is that of the new rise, not a line through the fall.
+    rate = returned.rise_rate if returned is not None and verdict.rule == RETURNED_RISING else feats.ts_slope
     return SeriesVerdict(
         name=matrix.names[column],
         boot_id=matrix.boot_id,
         verdict=verdict,
         features=feats,
-        rate=feats.ts_slope,
+        rate=rate,
         since_wall=since,
         reclaimable=reclaimable,
         samples=evidence_samples(matrix, column, since, excerpt_of),
@@ -190,6 +241,7 @@ def judge_column(
         grid_walls=plot_walls,
         grid_values=plot_values,
         origin_wall=t0,
+        fall=largest_fall(matrix, column, excerpt_of),
     )
 
 

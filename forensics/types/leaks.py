@@ -111,6 +111,19 @@ class SampleRef:
 
 
 @dataclass(frozen=True)
+class Fall:
+    """The largest fall of a series between two samples: from a sample to a later, lower one.
+
+    ``share`` is the fall over the series' rise before it (the peak less the lowest value before the peak), so 0.97
+    is "gave back 97% of what it had grown"; a series that never fell has none (:attr:`SeriesVerdict.fall` None).
+    """
+
+    top: SampleRef  # the sample it fell from (the highest before the fall)
+    bottom: SampleRef  # the lowest sample after it
+    share: float  # of the rise before the fall, 0..1 (1: back to where it rose from, or below)
+
+
+@dataclass(frozen=True)
 class SeriesVerdict:
     """The judgement of one series (a cache or a meminfo field) within one boot's stretch."""
 
@@ -128,6 +141,9 @@ class SeriesVerdict:
     grid_walls: FloatArray
     grid_values: FloatArray
     origin_wall: float  # time 0 of the fitted line (``features.ts_intercept`` is its value there)
+    # The largest fall of its raw samples over the whole stretch (not only the judged part): what the verdict may
+    # say was given back; None when it never fell.
+    fall: Fall | None = None
 
     @property
     def grade(self) -> Grade:
@@ -206,6 +222,12 @@ class LeakThresholds:
     onset_ratio: float = 0.5  # residuals of flat-then-rise / of a line
     onset_knot: float = 0.1  # a late onset starts after this share of the stretch
     min_in_use_share: float = 0.25  # a leak grows objects in use, not only slabs
+    # A series that falls back to within this share of its rise above its baseline (its first window median) has
+    # given its growth back: not a leak (rule returned-to-baseline); what rises after is judged on its own.
+    returned_share: float = 0.25
+    # Under short_hours a rise this unsteady (r² below it) is no leak's ramp: a busy cache's bursts; a suspicion
+    # (medium) needs a steadier rise or a longer stretch (rule short-loose-rise).
+    short_suspect_r2: float = 0.5
     # False for a series whose min_growth is the amplitude of its noise (the Unaccounted estimate): a rise
     # below it is noise however long the stretch, not "too short to call".
     short_rise_undecided: bool = True
@@ -304,7 +326,7 @@ class Power:
         """What growth shorter than the stretch needs: the same growth in its own samples, said in one clause.
 
         The detectable rate assumes growth through the whole stretch; a leak that starts later is judged on its own
-        samples (a late onset) and must grow the amount a stretch of its length needs (rules 1, 3, 4 and 10).
+        samples (a late onset) and must grow the amount a stretch of its length needs (rules 1, 5, 6 and 12).
         """
         needs = f"over >= {self.needed_samples} samples"
         if self.interval_seconds:

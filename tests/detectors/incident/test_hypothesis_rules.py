@@ -44,7 +44,8 @@ CRASH_AT_SITE = _f("crash", "BUG: oops in kf_read", Fact("crash site", "exceptio
 CHOSEN_PANIC = _f("crash", "Kernel panic: hung_task", Fact("crash site", "caller of panic()"),
                   Fact("crashing function", "panic"), severity=Severity.CRITICAL, confidence=0.95)  # fmt: skip
 OOM = _f("dmesg.oom", "OOM killer invoked", severity=Severity.CRITICAL, confidence=0.9)
-SLAB_LEAK = _f("slab-leak", "Slab cache kf_leak_obj leaks 29,790 KB/h", confidence=0.9)
+SLAB_LEAK = _f("slab-leak", "Slab cache kf_leak_obj leaks 29,790 KB/h",
+               Fact("given back", "no: kf_leak_obj never fell between two samples"), confidence=0.9)  # fmt: skip
 MEMINFO_LEAK = _f("kernel-memory-leak", "SUnreclaim grows 29,821 KB/h", confidence=0.6, severity=Severity.MEDIUM)
 
 SYSRQ_CRASH = _f("crash", "kernel panic: sysrq triggered crash", Fact("crash site", "caller of panic()"),
@@ -305,7 +306,8 @@ def test_a_sysrq_crash_is_deliberate_in_the_log_alone_and_after_correlation() ->
 
 
 def test_leaking_or_exhausted_is_decided_from_the_evidence() -> None:
-    healthy = _f("slab-leak", "Slab cache kf_leak_obj leaks 29,729 KB/h",
+    never = Fact("given back", "no: kf_leak_obj never fell between two samples")
+    healthy = _f("slab-leak", "Slab cache kf_leak_obj leaks 29,729 KB/h", never,
                  Fact("memory exhausted", "no: MemAvailable 122 MiB of 143 MiB (85%) at the last sample"))  # fmt: skip
     said = plain_summary((SYSRQ_CRASH, healthy), "vm")
     assert "kernel memory was leaking (growing and never given back), but memory was not used up" in said
@@ -314,6 +316,30 @@ def test_leaking_or_exhausted_is_decided_from_the_evidence() -> None:
     assert "kernel memory leaked until memory ran out (MemAvailable 3 MiB" in plain_summary((full,), "vm")
     assert "leaked until memory ran out (OOM killer invoked)" in plain_summary((SLAB_LEAK, OOM), "vm")
     assert "whether memory ran out is unknown" in plain_summary((SLAB_LEAK,), "vm")
+
+
+def test_a_suspicion_stays_one_and_memory_given_back_is_named() -> None:
+    # The reviewer's healthy VM (2026-12-06): UDP went 85 -> 5,196 sockets (sample 42) and fell to 168 (sample 43),
+    # a suspicion (medium, 0.47): the verdict said "leaking (growing and never given back)".
+    fell = Fact("given back", "yes: UDP fell from 6,820 KB (sample 42, 2026-12-06T18:20:09+00:00) to 221 KB "
+                "(sample 43, 2026-12-06T18:20:14+00:00), 97% of its rise before it")  # fmt: skip
+    unused = Fact("memory exhausted", "no: MemAvailable 20,929 MiB of 24,105 MiB (87%) at the last sample")
+    suspect = _f("slab-leak-group", "UDP sockets suspected leak: UDP, sock_inode_cache grow together", fell, unused,
+                 severity=Severity.MEDIUM, confidence=0.47)  # fmt: skip
+    said = plain_summary((suspect,), "vm")
+    assert "a kernel memory leak was suspected (growing, though it gave memory back: UDP fell from 6,820 KB" in said
+    assert "97% of its rise before it), but memory was not used up" in said
+    assert "was leaking" not in said and "never given back" not in said
+    # Called (high) and given back: leaking, the fall named; a suspicion that never fell back: suspected, never.
+    called = replace(suspect, severity=Severity.HIGH)
+    assert "kernel memory was leaking (growing, though it gave memory back: UDP fell" in plain_summary((called,), "vm")
+    steady = replace(suspect, facts=(Fact("given back", "no: UDP never fell between two samples"), unused))
+    assert "a kernel memory leak was suspected (growing and never given back)" in plain_summary((steady,), "vm")
+    # Without the fact (a finding of another version), nothing is claimed about giving back.
+    bare = replace(suspect, facts=(unused,))
+    assert "whether it was given back was not measured" in plain_summary((bare,), "vm")
+    # A suspicion beside an OOM does not become "leaked until memory ran out".
+    assert "memory ran out, with a kernel memory leak suspected (OOM killer" in plain_summary((suspect, OOM), "vm")
 
 
 def test_the_dumps_free_pages_can_say_not_used_up_never_exhausted() -> None:

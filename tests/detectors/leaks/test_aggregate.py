@@ -64,7 +64,7 @@ def test_a_sum_growing_over_a_stretch_too_short_for_its_caches_is_low_and_names_
 
 
 def test_a_sum_growing_into_harm_on_a_small_guest_is_still_a_leak() -> None:
-    # 1.5 GiB: the sum's 4.7 MB is 0.3% of it at over 10% a day (harm, rule 10's), UDP's 2.9 MB is not.
+    # 1.5 GiB: the sum's 4.7 MB is 0.3% of it at over 10% a day (harm, rule 12's), UDP's 2.9 MB is not.
     a = _analysis(1.5 * 2**20)
     [udp] = [v for v in a.caches if v.name == "UDP"]
     assert udp.grade is Grade.UNDECIDED, udp.verdict
