@@ -116,7 +116,8 @@ def span_findings(
             facts += [Fact("P50", fmt_ms(st.p50)), Fact("P99", fmt_ms(st.p99)), Fact("max", fmt_ms(st.max))]
         for p in b.parts:
             if p.what == "preempted" and p.by_tid is not None:
-                facts.append(Fact("preempted by", f"{p.by_comm} TID {p.by_tid} prio {p.by_prio}{_policy(p)}"))
+                prio = p.by_prio if p.by_prio is not None else "unknown (its sched_switch line prints none)"
+                facts.append(Fact("preempted by", f"{p.by_comm} TID {p.by_tid} prio {prio}{_policy(p)}"))
             if p.what == "blocked":
                 facts.append(Fact("blocked", f"{p.state} {fmt_ms(p.duration)}: {p.detail}"))
                 if isinstance(p.syscall, str):
