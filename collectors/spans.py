@@ -22,6 +22,7 @@ import numpy.typing as npt
 
 from collectors.ctf import layouts as ly
 from collectors.ctf.feed import CtfRead, OpenSyscalls, give_back_freed_memory
+from collectors.ctf.payload import PayloadReader, render
 from collectors.ctf.reader import K_USER, Session, syscall_name
 from collectors.trace_input import open_trace
 from forensics.errors import InputError
@@ -300,7 +301,9 @@ def ust_marks(
         # An event without a message is named once ("infer:request_begin 'infer:request_begin' id=15" said it twice).
         said = f" {text!r}" if v[2] > 0 else ""
         excerpt = f"{ref.text}{said}" + (f" id={ident}" if ident is not None else "") + f" vtid={tid}"
-        marks.append(Mark(ref.ts, tid, text, ident, Ref(ref.ts, ref.cpu, ref.where, excerpt, ref.line_no, ref.source)))
+        kind = f"addr=0x{v[7] & 0xFFFFFFFFFFFFFFFF:x}" if v[7] else ""  # (no function is at address 0)
+        cited = Ref(ref.ts, ref.cpu, ref.where, excerpt, ref.line_no, ref.source)
+        marks.append(Mark(ref.ts, tid, text, ident, cited, kind))
     if no_tid:
         notes.append(
             f"{no_tid} user-space events carry no thread id: "
@@ -397,3 +400,35 @@ def table_spans(path: Path) -> list[Span]:
             )
         )
     return spans
+
+
+class UstPayloads:
+    """What the cited user-space events of LTTng sessions carried: each event's payload fields, read again from its
+    stream file (collectors.ctf.payload), for the few events a slow span's evidence cites."""
+
+    def __init__(self) -> None:
+        self.sessions: dict[str, Session] = {}
+        self._readers: dict[tuple[str, int], PayloadReader] = {}
+
+    def add(self, session: Session) -> None:
+        """A session whose events may be cited."""
+        self.sessions[session.source] = session
+
+    def cite(self, ref: Ref) -> Ref:
+        """``ref`` with its excerpt the event's name, payload fields and thread (``lttng_ust_cyg_profile:func_entry
+        addr=0x804fb11 call_site=0x804aa86 vtid=596``); any other ref, or one that does not decode, as it is."""
+        session = self.sessions.get(ref.source)
+        if session is None or ref.line_no <= 0:
+            return ref
+        stream, off = session.locate(ref.line_no)
+        trace = session.streams[stream].trace
+        reader = self._readers.get((ref.source, trace))
+        if reader is None:
+            reader = self._readers[(ref.source, trace)] = PayloadReader(session.traces[trace].meta)
+        fields = reader.fields(session.streams[stream].path, off)
+        if fields is None:
+            return ref
+        name = ref.text.split(" ", 1)[0]
+        tid = ref.text.rsplit(" vtid=", 1)[1] if " vtid=" in ref.text else ""
+        text = f"{name} {render(fields)}".rstrip() + (f" vtid={tid}" if tid else "")
+        return Ref(ref.ts, ref.cpu, ref.where, text, ref.line_no, ref.source)

@@ -8,9 +8,10 @@ which the line parser counts as a malformed line.
 
 from __future__ import annotations
 
-from forensics.types.trace import PLUGIN_STATE_LETTERS, TraceEvent, make_event
+from forensics.types.trace import PLUGIN_STATE_LETTERS, PRIO_UNKNOWN, TraceEvent, make_event
 
 _make = make_event
+UNKNOWN = PRIO_UNKNOWN
 
 
 def parse_switch(kind: int, ts: float, cpu: int, line_no: int, line: bytes, p: bytes) -> TraceEvent:
@@ -35,11 +36,12 @@ def parse_switch(kind: int, ts: float, cpu: int, line_no: int, line: bytes, p: b
                 )
             )
         a = p.index(b" prev_pid=")
-        b = p.index(b" prev_prio=", a)
-        c = p.index(b" prev_state=", b)
+        c = p.index(b" prev_state=", a)
         d = p.index(b" ==> next_comm=", c)
         e = p.index(b" next_pid=", d)
-        g = p.index(b" next_prio=", e)
+        b = p.find(b" prev_prio=", a, c)
+        g = p.find(b" next_prio=", e)
+        # A format without the priorities (either): unknown, never 0 (a real-time priority).
         return _make(
             (
                 kind,
@@ -47,12 +49,12 @@ def parse_switch(kind: int, ts: float, cpu: int, line_no: int, line: bytes, p: b
                 cpu,
                 line_no,
                 line,
-                int(p[a + 10 : b]),
-                int(p[b + 11 : c]),
+                int(p[a + 10 : b if b >= 0 else c]),
+                int(p[b + 11 : c]) if b >= 0 else UNKNOWN,
                 p[10:a],
                 p[c + 12 : d],
-                int(p[e + 10 : g]),
-                int(p[g + 11 :].split(b" ", 1)[0]),
+                int(p[e + 10 : g] if g >= 0 else p[e + 10 :].split(b" ", 1)[0]),
+                int(p[g + 11 :].split(b" ", 1)[0]) if g >= 0 else UNKNOWN,
                 p[d + 15 : e],
             )
         )
@@ -93,7 +95,8 @@ def pid_prio_comm(p: bytes) -> tuple[int, int, bytes]:
         a = p.index(b" pid=")
         b = p.index(b" ", a + 5)
         c = p.find(b" prio=", b - 1)
-        prio = int(p[c + 6 : p.index(b" ", c + 6)] if p.find(b" ", c + 6) > 0 else p[c + 6 :]) if c >= 0 else 0
+        # No prio= printed: unknown (PRIO_UNKNOWN), never 0, a real-time priority.
+        prio = int(p[c + 6 : p.index(b" ", c + 6)] if p.find(b" ", c + 6) > 0 else p[c + 6 :]) if c >= 0 else UNKNOWN
         return int(p[a + 5 : b]), prio, p[5:a]
     lb = p.rindex(b" [")
     who = p[:lb]

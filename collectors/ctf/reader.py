@@ -90,8 +90,9 @@ _VALUES: dict[int, tuple[str, ...]] = {
     # Its own fields only (the event context's tid and prio are the thread that wrote the statedump).
     # lttng-modules 2.13 records no scheduling policy: a version that does is read (priorities: sched_switch).
     K_STATEDUMP: ("tid", "name", "name#len", "policy"),
-    # UST: the thread (context), the message of lttng_ust_tracef, an id field.
-    K_USER: ("vtid", "msg", "msg#len", "id", "id#present", "vpid", "procname"),
+    # UST: the thread (context), the message of lttng_ust_tracef, an id field, lttng_ust_cyg_profile's function
+    # address (the kind of call a func_entry/func_exit span is: its baseline's population, detectors.spans).
+    K_USER: ("vtid", "msg", "msg#len", "id", "id#present", "vpid", "procname", "addr"),
 }
 V_OFF = 100  # value index meaning "the field is present" (1) for the '#present' pseudo-field
 

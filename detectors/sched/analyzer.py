@@ -60,7 +60,7 @@ from forensics.types.sched import (
     TraceAnalysis,
     Wait,
 )
-from forensics.types.trace import ParseCounts, TraceEvent
+from forensics.types.trace import PRIO_UNKNOWN, ParseCounts, TraceEvent
 from forensics.types.trace_batch import EventBatch
 
 
@@ -222,7 +222,8 @@ class SchedAnalyzer:
                 unseen = (oldest if oldest < t1 else t1) - t0
         blames = []
         for pid, seconds in sorted(share.items(), key=lambda kv: -kv[1])[: rules.BLAMES]:
-            blames.append(Blame(pid, self.comm(pid), seconds))
+            task = self.tasks.get(pid)  # its prio now: as its own last naming event printed it
+            blames.append(Blame(pid, self.comm(pid), seconds, task.prio if task is not None and pid else PRIO_UNKNOWN))
         return tuple(blames), unseen
 
     # -- event handlers ------------------------------------------------------------------------

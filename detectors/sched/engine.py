@@ -35,11 +35,12 @@ from detectors.sched.window import kinds_of, scan_after
 from forensics.gcpause import gc_paused
 from forensics.types.arrays import distinct
 from forensics.types.sched import Blame, ParseSummary, Thresholds, TraceAnalysis, Wait
-from forensics.types.trace import ParseCounts, TraceEvent
+from forensics.types.trace import PRIO_UNKNOWN, ParseCounts, TraceEvent
 from forensics.types.trace_batch import EventBatch
 
 Array = npt.NDArray[Any]
 Comm = bytes | str  # a blamed task's comm: its text, or what SchedAnalyzer.comm says without one
+Named = tuple[Comm, int]  # a blamed task's comm and prio then, from the event that last named it
 _KEEP_MIN = 4096  # kept events checked for references when their number doubles past this
 
 
@@ -252,7 +253,9 @@ class FastAnalyzer:
         self._keep_limit = _KEEP_MIN
         self._comm: list[bytes] = []  # per task slot, its last comm
         self._irq_name: list[bytes] = []  # per IRQ row, its last name
-        self._blames: dict[tuple[int, int], tuple[Comm, ...]] = {}  # (0, task wait row) / (1, softirq row) -> comms
+        self._prio: list[int] = []  # per task slot, the prio of the event that last named it (its own)
+        # (0, task wait row) / (1, softirq row) -> each blamed task's comm and prio
+        self._blames: dict[tuple[int, int], tuple[Named, ...]] = {}
         self.clock = ClockMonitor()  # per-CPU timestamps going back, from the columns (detectors.sched.sanity)
         self.first_in: dict[int, TraceEvent] = {}  # SchedAnalyzer.first_in: each CPU's first event in the window
 
@@ -366,11 +369,12 @@ class FastAnalyzer:
             if len(waits):
                 for row, found, n in zip(waits.tolist(), table[waits].tolist(), sizes[waits].tolist(), strict=True):
                     blames[(group, row)] = self._blame_comms(found[:n], first, events)
-        comm = self._comm
+        comm, prio = self._comm, self._prio
         comm.extend([b""] * (nslots - len(comm)))
+        prio.extend([PRIO_UNKNOWN] * (nslots - len(prio)))
         for slot, ref in zip(comm_slots.tolist(), comm_refs.tolist(), strict=True):
             ev = events[(ref >> 1) - first]
-            comm[slot] = ev.next_comm if ref & 1 else ev.comm
+            comm[slot], prio[slot] = (ev.next_comm, ev.next_prio) if ref & 1 else (ev.comm, ev.prio)
         names = self._irq_name
         names.extend([b""] * (len(irq_eids) - len(names)))
         for r, eid in zip(irq_rows.tolist(), irq_eids[irq_rows].tolist(), strict=True):
@@ -382,17 +386,18 @@ class FastAnalyzer:
             self._events = {e: kept[e] for e in distinct(refs).tolist()}
             self._keep_limit = max(_KEEP_MIN, 2 * len(self._events))
 
-    def _blame_comms(self, blames: list[list[int]], first: int, events: dict[int, TraceEvent]) -> tuple[Comm, ...]:
-        """The comm of each blamed task as it was when it was blamed (SchedAnalyzer.comm then, bytes undecoded)."""
-        out: list[Comm] = []
+    def _blame_comms(self, blames: list[list[int]], first: int, events: dict[int, TraceEvent]) -> tuple[Named, ...]:
+        """The comm and prio of each blamed task as they were when it was blamed (SchedAnalyzer.comm then, bytes
+        undecoded; its prio from the same event of its own)."""
+        out: list[Named] = []
         for pid, ref, slot in blames:
             if ref >= 2 * first:
                 ev = events[(ref >> 1) - first]
-                out.append(ev.next_comm if ref & 1 else ev.comm)
+                out.append((ev.next_comm, ev.next_prio) if ref & 1 else (ev.comm, ev.prio))
             elif ref >= 0:
-                out.append(self._comm[slot])
+                out.append((self._comm[slot], self._prio[slot]))
             else:
-                out.append("<idle>" if ref == -1 else f"pid {pid}")
+                out.append(("<idle>" if ref == -1 else f"pid {pid}", PRIO_UNKNOWN))
         return tuple(out)
 
     # -- result --------------------------------------------------------------------------------
@@ -444,14 +449,14 @@ class FastAnalyzer:
             return a
 
         def wait(
-            a: Accumulator, blames: tuple[Array, Array], n: int, comms: tuple[Comm, ...], source: str, waiter: int = -1
+            a: Accumulator, blames: tuple[Array, Array], n: int, comms: tuple[Named, ...], source: str, waiter: int = -1
         ) -> Wait | None:
             """The worst wait of ``a``: task ``waiter``'s, or a softirq's (-1)."""
             if a.worst_begin is None or a.worst_end is None:
                 return None
             behind = tuple(
-                Blame(pid, comm.decode("utf-8", "replace") if isinstance(comm, bytes) else comm, seconds)
-                for (pid, _ref, _slot), seconds, comm in zip(
+                Blame(pid, comm.decode("utf-8", "replace") if isinstance(comm, bytes) else comm, seconds, prio)
+                for (pid, _ref, _slot), seconds, (comm, prio) in zip(
                     blames[0][:n].tolist(), blames[1][:n].tolist(), comms, strict=True
                 )
             )

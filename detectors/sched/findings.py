@@ -28,6 +28,7 @@ from forensics.model import (
     finding_id,
 )
 from forensics.types.sched import ClockCheck, EventRef, Span, TaskStats, TraceAnalysis, Wait
+from forensics.types.trace import prio_known
 from forensics.units import fmt_ms
 
 DETECTOR = "detectors.sched"
@@ -86,6 +87,8 @@ def _prio_text(task: TaskStats, wait: Wait, line: bool = False) -> str:
     """The waiter's class at the wait, the prio it was told from and which cited event shows it (with its line
     number when ``line``: summaries stay the same in every text layout of a trace, line numbers do not)."""
     prio = harm.prio_at(task, wait)
+    if not prio_known(prio):  # no line of the task printed a prio: its class is not known, judged as CFS
+        return "a task of unknown class (no line of it prints its prio), judged as CFS"
     cls = "an RT" if harm.is_rt(prio) else "a CFS"
     ref = wait.prio_ref
     if ref is None:
@@ -135,7 +138,7 @@ def cpu_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
     while others waited did not reach a reschedule point: that class, and only it, gets kernel advice.
     """
     limit = analysis.thresholds.hog
-    hogs = [t for t in analysis.tasks if not t.is_rt and t.runs.worst and t.runs.worst.duration > limit]
+    hogs = [t for t in analysis.tasks if not t.longest_run_rt and t.runs.worst and t.runs.worst.duration > limit]
     hogs.sort(key=lambda t: -(t.runs.worst.duration if t.runs.worst else 0.0))
     by_pid = {t.pid: t for t in analysis.tasks}
     confidence, reason = _confidence(analysis)
@@ -242,7 +245,7 @@ def rt_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
     information.
     """
     limit = analysis.thresholds.hog
-    hogs = [t for t in analysis.tasks if t.is_rt and t.runs.worst and t.runs.worst.duration > limit]
+    hogs = [t for t in analysis.tasks if t.longest_run_rt and t.runs.worst and t.runs.worst.duration > limit]
     hogs.sort(key=lambda t: -t.delay_caused)
     by_pid = {t.pid: t for t in analysis.tasks}
     confidence, reason = _confidence(analysis)
@@ -265,7 +268,7 @@ def rt_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
         if run.duration >= harm.RT_RUNTIME:
             severity = Severity.HIGH
             title = (
-                f"RT hog: {task.comm} (prio {task.prio}) ran {fmt_ms(run.duration)} on CPU{run.cpu}, "
+                f"RT hog: {task.comm} (prio {task.longest_run_prio}) ran {fmt_ms(run.duration)} on CPU{run.cpu}, "
                 "starving other tasks"
             )
             baseline = Baseline(
@@ -280,7 +283,7 @@ def rt_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
             victim, wait, j = judged[0]
             severity = worst
             title = (
-                f"RT hog: {task.comm} (prio {task.prio}) ran {fmt_ms(run.duration)} on CPU{run.cpu}, "
+                f"RT hog: {task.comm} (prio {task.longest_run_prio}) ran {fmt_ms(run.duration)} on CPU{run.cpu}, "
                 "keeping other tasks waiting"
             )
             baseline = _baseline(j)
@@ -291,8 +294,9 @@ def rt_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
             )
         else:
             severity = Severity.INFO
-            title = f"Long RT run: {task.comm} (prio {task.prio}) ran {fmt_ms(run.duration)} on CPU{run.cpu}" + (
-                "; others waited within their promise" if waited else "; no other task needed the CPU"
+            title = (
+                f"Long RT run: {task.comm} (prio {task.longest_run_prio}) ran {fmt_ms(run.duration)} on CPU{run.cpu}"
+                + ("; others waited within their promise" if waited else "; no other task needed the CPU")
             )
             baseline, verdict = _unharmed(bool(waited))
         victims = _victims_text(task)

@@ -35,7 +35,7 @@ from forensics.types.sched import (
     Wait,
     WorkStats,
 )
-from forensics.types.trace import ParseCounts, TraceEvent
+from forensics.types.trace import PRIO_UNKNOWN, ParseCounts, TraceEvent
 
 
 class SchedAnalyzer(Protocol):
@@ -201,7 +201,9 @@ def _close_open_waits(an: SchedAnalyzer, tasks: dict[int, TaskState]) -> None:
         if cur is not None and cur[1] < an.w1:
             unseen = cur[1] - start if cur[1] > start else 0.0
             if cur[0] != pid and ran > 0:
-                behind = (Blame(cur[0], an.comm(cur[0]), ran),)
+                named = an.tasks.get(cur[0])  # its prio as its last naming event printed it (as the engines' blames)
+                prio = named.prio if named is not None else PRIO_UNKNOWN
+                behind = (Blame(cur[0], an.comm(cur[0]), ran, prio),)
         wait = task_wait(pid, start, an.w1, cpu, since, end_ev, behind, "preemption" if preempted else "", unseen)
         if preempted:
             task.worst_preempt_wait = wait
@@ -309,12 +311,21 @@ def _latency_source(an: SchedAnalyzer) -> str | NotAvailable:
     return rules.WAKE_SOURCES[rules.WAKEUP if rules.WAKEUP in an.wake_sources else rules.WAKEUP_NEW]
 
 
+def _run_prio(pid: int, t: TaskState) -> int:
+    """The task's prio on the switch-in that began its longest run (PRIO_UNKNOWN: none, or it printed none)."""
+    begin = t.runs.worst_begin
+    if begin is None or begin.kind != rules.SWITCH or begin.next_pid != pid:
+        return PRIO_UNKNOWN
+    return begin.next_prio
+
+
 def _freeze_task(an: SchedAnalyzer, pid: int, t: TaskState) -> TaskStats:
     victims = sorted(t.victims.items(), key=lambda kv: (-kv[1].seconds, kv[0]))
     return TaskStats(
         pid=pid,
         comm=t.comm.decode("utf-8", "replace"),
         prio=t.prio,
+        run_prio=_run_prio(pid, t),
         runtime=t.runtime,
         runs=t.runs.freeze(),
         hog_runs=t.hog_runs,

@@ -29,7 +29,8 @@ import math
 from typing import NamedTuple
 
 from forensics.model import NotAvailable, Severity
-from forensics.types.sched import NOT_PREEMPTIBLE, TaskStats, TraceAnalysis, Wait
+from forensics.types.sched import NOT_PREEMPTIBLE, Blame, TaskStats, TraceAnalysis, Wait
+from forensics.types.trace import PRIO_UNKNOWN, prio_known
 
 #: An RT task's wakeup latency promise (s): it preempts any CFS task at the next preemption point, tens of
 #: microseconds on a preemptible kernel (Documentation/scheduler/sched-rt-group.rst; cyclictest figures).
@@ -118,8 +119,8 @@ class Judgement(NamedTuple):
 
 
 def is_rt(prio: int) -> bool:
-    """Kernel prio below 100: SCHED_FIFO/RR (or -1: deadline)."""
-    return prio < 100
+    """Kernel prio below 100: SCHED_FIFO/RR (or -1: deadline); a prio no event printed is not (PRIO_UNKNOWN)."""
+    return prio_known(prio) and prio < 100
 
 
 def kernel_thread(comm: str) -> bool:
@@ -138,7 +139,7 @@ def latency_sensitive(task: TaskStats, span_tids: frozenset[int] = frozenset(), 
 def prio_at(task: TaskStats, wait: Wait) -> int:
     """The waiter's prio at ``wait`` as the trace shows it (Wait.prio), else the task's last: its class and CFS
     weight then decide what it was promised (a task made SCHED_FIFO after it forked was a CFS task until then)."""
-    return task.prio if wait.prio is None else wait.prio
+    return wait.prio if wait.prio is not None and prio_known(wait.prio) else task.prio
 
 
 def softirqs_measured(task: TaskStats, analysis: TraceAnalysis) -> bool:
@@ -153,7 +154,10 @@ def softirqs_measured(task: TaskStats, analysis: TraceAnalysis) -> bool:
 
 
 def weight(prio: int) -> int:
-    """The CFS load weight of a task of kernel prio 100..139 (nice -20..19)."""
+    """The CFS load weight of a task of kernel prio 100..139 (nice -20..19); a prio not known weighs as nice 0,
+    the default (not as nice -20, where clamping PRIO_UNKNOWN would put it)."""
+    if not prio_known(prio):
+        return _WEIGHTS[20]
     return _WEIGHTS[min(max(prio - 100, 0), len(_WEIGHTS) - 1)]
 
 
@@ -172,9 +176,19 @@ def cfs_period(nr_running: int, cpus: int) -> float:
     return max(latency, nr_running * granularity)
 
 
+def blamed_prio(b: Blame, by_pid: dict[int, TaskStats]) -> int:
+    """The prio of a task that ran during a wait, from its own events: as it was then (Blame.prio), else its last
+    (a task none of whose lines printed one then); PRIO_UNKNOWN when neither is known.  Until 2026-12-06 every
+    verdict took the task's last prio of the whole trace: a task boosted or reniced later was judged by that."""
+    if prio_known(b.prio):
+        return b.prio
+    task = by_pid.get(b.pid)
+    return task.prio if task is not None else PRIO_UNKNOWN
+
+
 def rt_share(wait: Wait, by_pid: dict[int, TaskStats]) -> float:
     """Seconds of the wait during which RT tasks held the CPU."""
-    return sum(b.seconds for b in wait.behind if b.pid in by_pid and is_rt(by_pid[b.pid].prio))
+    return sum(b.seconds for b in wait.behind if b.pid in by_pid and is_rt(blamed_prio(b, by_pid)))
 
 
 def weight_scale(task: TaskStats, wait: Wait, by_pid: dict[int, TaskStats]) -> float:
@@ -186,9 +200,9 @@ def weight_scale(task: TaskStats, wait: Wait, by_pid: dict[int, TaskStats]) -> f
     longer.  RT tasks are not CFS load (their time is :func:`rt_share`'s); their prio has no CFS weight.
     """
     ran = [
-        (weight(by_pid[b.pid].prio), b.seconds)
+        (weight(blamed_prio(b, by_pid)), b.seconds)
         for b in wait.behind
-        if b.pid in by_pid and b.pid != 0 and not is_rt(by_pid[b.pid].prio) and b.seconds > 0
+        if b.pid in by_pid and b.pid != 0 and not is_rt(blamed_prio(b, by_pid)) and b.seconds > 0
     ]
     seconds = sum(s for _, s in ran)
     if seconds <= 0:
@@ -196,13 +210,20 @@ def weight_scale(task: TaskStats, wait: Wait, by_pid: dict[int, TaskStats]) -> f
     return max(1.0, sum(w * s for w, s in ran) / seconds / weight(prio_at(task, wait)))
 
 
-def _judge_unpreempted(seconds: float, top: TaskStats | None, model: str | None) -> Judgement:
+def _held(top: Blame | None, by_pid: dict[int, TaskStats]) -> str:
+    """``comm (prio N)`` of the task that ran most of a wait, its prio as it was then."""
+    if top is None:
+        return "the running task"
+    prio = blamed_prio(top, by_pid)
+    return f"{top.comm} (prio {prio if prio_known(prio) else 'unknown'})"
+
+
+def _judge_unpreempted(seconds: float, held: str, model: str | None) -> Judgement:
     """An RT task's wait on a kernel that does not preempt kernel code (preempt=none/voluntary): it runs at the
     running task's next scheduling point (return to user space, a sleep, cond_resched()), which kernel paths
     reach within the kernel's own warning bound; beyond the RT promise it is the configuration, not a fault."""
     ratio = seconds / RESCHED_LATENCY_WARN
     sev = Severity.HIGH if ratio > ORDER else Severity.MEDIUM if ratio > 1 else Severity.LOW
-    held = f"{top.comm} (prio {top.prio})" if top is not None else "the running task"
     if sev is not Severity.LOW:
         because = ", beyond the kernel's bound"
     elif model is None:
@@ -248,17 +269,18 @@ def judge_wait(
         ratio = seconds / RT_PROMISE
         if ratio <= 1:
             return None
-        top = by_pid.get(wait.behind[0].pid) if wait.behind else None
-        if top is not None and is_rt(top.prio) and top.prio <= prio:
+        top = wait.behind[0] if wait.behind and wait.behind[0].pid in by_pid else None
+        top_prio = blamed_prio(top, by_pid) if top is not None else PRIO_UNKNOWN
+        if top is not None and is_rt(top_prio) and top_prio <= prio:
             return Judgement(
                 Severity.LOW,
                 "RT priority order: a task of the same or higher RT priority runs first",
                 RT_PROMISE,
                 "SCHED_FIFO/RR run by priority, FIFO within one (Documentation/scheduler/sched-rt-group.rst)",
-                f"it waited behind {top.comm} (prio {top.prio}), which its class lets run first",
+                f"it waited behind {_held(top, by_pid)}, which its class lets run first",
             )
         if analysis.preemption in NOT_PREEMPTIBLE:
-            return _judge_unpreempted(seconds, top, analysis.preemption)
+            return _judge_unpreempted(seconds, _held(top, by_pid), analysis.preemption)
         sev = Severity.HIGH if ratio > 100 else Severity.MEDIUM if ratio > ORDER else Severity.LOW
         preemptible = Judgement(
             sev,
@@ -269,7 +291,7 @@ def judge_wait(
         )
         if analysis.preemption:
             return preemptible
-        return _judge_unknown_model(preemptible, _judge_unpreempted(seconds, top, None))
+        return _judge_unknown_model(preemptible, _judge_unpreempted(seconds, _held(top, by_pid), None))
     held = rt_share(wait, by_pid)
     if held >= seconds / 2:
         if seconds <= limit:

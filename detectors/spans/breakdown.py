@@ -27,8 +27,18 @@ import numpy as np
 
 from forensics.model import NotAvailable
 from forensics.types.spans import IRQ_ENTRY, SWITCH, WAKES, Breakdown, KernelTable, Part, Ref, Span
+from forensics.types.trace import prio_known
 
 CHAIN_DEPTH = 3  # waker levels followed
+
+
+def _known(prio: int) -> int | None:
+    """A prio the kernel trace printed, or None (its sched_switch line printed none: unknown, never a number)."""
+    return prio if prio_known(prio) else None
+
+
+def _prio(prio: object) -> str:
+    return str(prio) if isinstance(prio, int) and prio_known(prio) else "unknown"
 
 
 def _who(t: KernelTable, tid: int | None, at: float) -> str:
@@ -52,7 +62,7 @@ def _meanwhile(t: KernelTable, cpu: int, start: float, end: float) -> str:
     if not ran:
         return ""
     return f"; ran meanwhile on CPU{cpu}: " + ", ".join(
-        f"{_who(t, tid, start)} prio {prio} {secs * 1e3:.3f} ms" for tid, prio, secs in ran[:3]
+        f"{_who(t, tid, start)} prio {_prio(prio)} {secs * 1e3:.3f} ms" for tid, prio, secs in ran[:3]
     )
 
 
@@ -138,7 +148,7 @@ def _state_at_start(
             st = chr(int(t.state[r]))
             if st == "R":
                 what, by = "preempted", int(t.next_pid[r])
-                extra = {"by_prio": int(t.next_prio[r])}
+                extra = {"by_prio": _known(int(t.next_prio[r]))}
             else:
                 what = "blocked"
                 extra = {"state": st}
@@ -185,7 +195,7 @@ def breakdown(t: KernelTable, span: Span) -> Breakdown:
             "unknown": "the kernel trace does not say (no event of the thread before)",
             "runnable": "woken, waiting for a CPU" + _meanwhile(t, cpu, start, end),
             "preempted": f"preempted by {_who(t, by, start)}"
-            + (f" prio {extra['by_prio']}" if "by_prio" in extra else "")
+            + (f" prio {_prio(extra['by_prio'])}" if "by_prio" in extra else "")
             + _meanwhile(t, cpu, start, end),
             "blocked": f"blocked in {extra.get('state', '?')}",
         }[what]
@@ -223,7 +233,7 @@ def breakdown(t: KernelTable, span: Span) -> Breakdown:
             st = chr(int(t.state[r]))
             cpu = int(t.cpu[r])
             if st == "R":
-                what, by, extra = "preempted", int(t.next_pid[r]), {"by_prio": int(t.next_prio[r])}
+                what, by, extra = "preempted", int(t.next_pid[r]), {"by_prio": _known(int(t.next_prio[r]))}
             else:
                 sc = t.syscall_at(r) if t.has_syscalls else None
                 syscall: str | NotAvailable = (

@@ -111,7 +111,7 @@ def _classify(mark: Mark, patterns: Sequence[SpanPattern]) -> tuple[str, bool, s
 
 def pair(marks: Iterable[Mark], patterns: Sequence[SpanPattern] = ()) -> tuple[list[Span], dict[str, tuple[int, int]]]:
     """Spans from time-ordered marks, and per name the (unmatched starts, unmatched ends)."""
-    open_: dict[tuple[int, str], list[tuple[str, Mark]]] = {}
+    open_: dict[tuple[int, str], list[tuple[str, Mark, int]]] = {}
     spans: list[Span] = []
     unmatched: dict[str, list[int]] = {}
     for mark in marks:
@@ -121,12 +121,12 @@ def pair(marks: Iterable[Mark], patterns: Sequence[SpanPattern] = ()) -> tuple[l
         name, is_start, key = c
         stack = open_.setdefault((mark.tid, name), [])
         if is_start:
-            stack.append((key, mark))
+            stack.append((key, mark, len(stack)))  # its depth: the spans of its name open on the thread
             continue
         for i in range(len(stack) - 1, -1, -1):
             if stack[i][0] == key or not key or not stack[i][0]:
-                k, begin = stack.pop(i)
-                spans.append(Span(name, mark.tid, k or key, begin.ts, mark.ts, begin.ref, mark.ref))
+                k, begin, depth = stack.pop(i)
+                spans.append(Span(name, mark.tid, k or key, begin.ts, mark.ts, begin.ref, mark.ref, depth, begin.kind))
                 break
         else:
             unmatched.setdefault(name, [0, 0])[1] += 1

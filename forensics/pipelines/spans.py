@@ -112,7 +112,7 @@ def run_spans(
 
     ``ust_again``: an LTTng session's user-space rows are read again (Session.ust_rows), not kept by its read.
     """
-    from collectors.spans import marker_marks, table_spans, ust_marks
+    from collectors.spans import UstPayloads, marker_marks, table_spans, ust_marks
     from detectors.spans.findings import analyse, span_findings
     from detectors.spans.pairing import pair, parse_span_option
 
@@ -122,7 +122,9 @@ def run_spans(
     notes: list[str] = list(opts.extra_notes)
     sources = [trace_file]
     kernel_clock = None
+    payloads = UstPayloads()
     if ctf is not None:
+        payloads.add(ctf.session)
         got, n = ust_marks(ctf.session, *(ctf.session.ust_rows() if ust_again else ctf.rows()))
         marks += got
         notes += n
@@ -134,6 +136,7 @@ def run_spans(
         monotonic_needed = True
         if p.is_dir() or p.name == "metadata":
             got, n, session = _ust_session_marks(src)
+            payloads.add(session)  # type: ignore[arg-type]
             clock = session.traces[0].clock  # type: ignore[attr-defined]
             if kernel_clock is not None:
                 monotonic_needed = False
@@ -176,7 +179,7 @@ def run_spans(
         notes.append("no spans: no user-space start/end events, markers or span rows were found (see --span)")
     slow = opts.slow_ms / 1e3 if opts.slow_ms is not None else None
     report = analyse(spans, unmatched, table, slow, opts.slowest, sources, notes)
-    findings = span_findings(report, slow)
+    findings = span_findings(report, slow, sorted(marks + markers, key=lambda m: m.ts), payloads.cite)
     figures: list[Figure] = []
     hist, gantt = opts.hist_png, opts.gantt_png
     # The figure records are imported only when a plot is asked for (their module: ~3 ms of a trace run's start-up).

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from forensics.model import NotAvailable
 from forensics.report.formats import Destination, IncidentRenderer, OutputFormat, render
+from forensics.types.trace import prio_known
 from forensics.types.trace_result import TraceResult
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ def _table_rows(a: TraceAnalysis, top: int) -> list[tuple[str, list[str], list[l
             [
                 t.comm,
                 str(t.pid),
-                str(t.prio),
+                str(t.prio) if prio_known(t.prio) else "unknown",
                 fmt_ms(t.runtime) + mark(run),  # a total that holds a run across a clock step is marked too
                 str(t.runs.n),
                 f"{fmt_ms(run.duration)}{mark(run)} @{run.start:.6f} CPU{run.cpu}" if run else "-",

@@ -24,6 +24,7 @@ from forensics.types.sched import (
     TraceAnalysis,
     Wait,
 )
+from forensics.types.trace import prio_known
 from forensics.types.trace_result import TraceResult
 
 TRACE_SCHEMA = "kforensic.trace/1"
@@ -78,6 +79,11 @@ def intervals_to_dict(fig: IntervalStats, named: Named = None) -> JsonDict:
     return {"count": fig.n, "total_ms": ms(fig.total), "mean_ms": ms(fig.mean), "worst": worst}
 
 
+def _prio(prio: int) -> int | JsonDict:
+    """A prio as traced, or why not: PRIO_UNKNOWN is never written as a number."""
+    return prio if prio_known(prio) else {"not_available": "no line of the task prints its prio"}
+
+
 def wait_to_dict(wait: Wait | None, named: Named = None) -> JsonDict | None:
     """A wait and who ran meanwhile."""
     if wait is None:
@@ -85,12 +91,13 @@ def wait_to_dict(wait: Wait | None, named: Named = None) -> JsonDict | None:
     return {
         **(span_to_dict(wait.span, named) or {}),
         "source": wait.source,
-        "behind": [{"pid": b.pid, "comm": b.comm, "ms": ms(b.seconds)} for b in wait.behind],
+        # each with its prio then, from its own events ({"not_available"} when they printed none)
+        "behind": [{"pid": b.pid, "comm": b.comm, "ms": ms(b.seconds), "prio": _prio(b.prio)} for b in wait.behind],
         "unseen_ms": ms(wait.unseen),
     } | (
         # a task's wait: its prio then (its class decides what it was promised) and the line it was read from
         {"prio": wait.prio, "prio_from": {"line": wait.prio_ref.line_no}}
-        if wait.prio is not None and wait.prio_ref is not None
+        if prio_known(wait.prio) and wait.prio_ref is not None
         else {}
     )
 
@@ -101,7 +108,7 @@ def task_to_dict(t: TaskStats, named: Named = None) -> JsonDict:
         {
             "pid": t.pid,
             "comm": t.comm,
-            "prio": t.prio,
+            "prio": _prio(t.prio),
             "rt": t.is_rt,
             "runtime_ms": ms(t.runtime),
             "runs": intervals_to_dict(t.runs, named),

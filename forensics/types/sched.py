@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Final, NamedTuple
 
 from forensics.model import NotAvailable
+from forensics.types.trace import PRIO_UNKNOWN
 
 
 class EventRef(NamedTuple):
@@ -38,11 +39,14 @@ class Span(NamedTuple):
 
 
 class Blame(NamedTuple):
-    """Who held the CPU while another task waited: pid, comm and seconds of the wait."""
+    """Who held the CPU while another task waited: pid, comm and seconds of the wait, and its prio then, as its
+    own last event before (the one that names it) printed it: PRIO_UNKNOWN when that event printed none.  A
+    verdict on who waited behind whom takes this, not the task's last prio of the whole trace."""
 
     pid: int
     comm: str
     seconds: float
+    prio: int = PRIO_UNKNOWN
 
 
 class Victim(NamedTuple):
@@ -128,11 +132,25 @@ class TaskStats(NamedTuple):
     # The victims beyond ``victims``: how many, and their seconds in all.
     more_victims: int = 0
     more_victims_seconds: float = 0.0
+    # Its prio on the switch-in of its longest run (``runs.worst``): whether that run was an RT task's is told
+    # from it, not from the task's last prio (a task made SCHED_FIFO after a 10 ms CFS run was an "RT hog").
+    run_prio: int = PRIO_UNKNOWN
 
     @property
     def is_rt(self) -> bool:
-        """A real-time (FIFO/RR) or deadline task."""
-        return self.prio < 100
+        """A real-time (FIFO/RR) or deadline task, by its last prio."""
+        return self.prio != PRIO_UNKNOWN and self.prio < 100
+
+    @property
+    def longest_run_rt(self) -> bool:
+        """Whether its longest run was a real-time (or deadline) task's: its prio then, else its last."""
+        prio = self.run_prio if self.run_prio != PRIO_UNKNOWN else self.prio
+        return prio != PRIO_UNKNOWN and prio < 100
+
+    @property
+    def longest_run_prio(self) -> int:
+        """Its prio on its longest run's switch-in, else its last."""
+        return self.run_prio if self.run_prio != PRIO_UNKNOWN else self.prio
 
 
 class CpuStats(NamedTuple):

@@ -36,6 +36,7 @@ class Mark:
     text: str  # the tracef message / marker text, or the provider event name
     ident: int | None  # an id field of a provider event
     ref: Ref
+    kind: str = ""  # what call it marks, when its name does not say: lttng_ust_cyg_profile's ``addr=0x...``
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +50,11 @@ class Span:
     end: float
     begin_ref: Ref
     end_ref: Ref
+    # How many spans of the same name were open on the thread when it began (0: outermost).  A call nested in a
+    # call of its own kind (lttng_ust_cyg_profile's func_entry/func_exit, a recursive request) is another
+    # population: its baseline is the spans of its name at its depth (detectors.spans.findings).
+    depth: int = 0
+    kind: str = ""  # its start mark's kind (Mark.kind): the function of a lttng_ust_cyg_profile call
 
     @property
     def duration(self) -> float:

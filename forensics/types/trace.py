@@ -95,6 +95,16 @@ EVENT_KINDS: dict[bytes, int] = {
 # trace-cmd's sched_switch plugin decodes prev_state with an old bit table, so on
 # current kernels TASK_REPORT_IDLE prints as "W" and EXIT_ZOMBIE as "X" (compare
 # `trace-cmd report -N` on the same file).  Normalised to the kernel's letters.
+# A prio no event printed (a sched_switch or sched_wakeup line without ``prio=``): not known, never 0, which is
+# a real-time priority.  No kernel prio (-1 deadline, 0..99 RT, 100..139 CFS) nor LTTng's prio - 100 is this.
+PRIO_UNKNOWN = -1000
+
+
+def prio_known(prio: int | None) -> bool:
+    """Whether ``prio`` is one a trace printed."""
+    return prio is not None and prio != PRIO_UNKNOWN
+
+
 PLUGIN_STATE_LETTERS: dict[bytes, bytes] = {b"W": b"I", b"X": b"Z", b"K": b"D", b"x": b"Z"}
 
 

@@ -30,6 +30,7 @@ from tests.detectors.sched.traces import (
     DATA,
     LAYOUTS,
     RECORDED,
+    blamed_made_rt_later_text,
     busy_wait_text,
     quiet_window,
     rt_after_fork_text,
@@ -217,6 +218,18 @@ def test_a_task_made_rt_after_it_forked() -> None:
     (forked,) = (t for t in got.tasks if t.pid == 601)
     assert forked.prio == 49 and forked.worst_wakeup is not None and forked.worst_wakeup.prio == 120
     compare(lists, counts, window=(10.012, 10.034))  # waits still open at the window's end: prio of their start
+
+
+def test_a_blamed_task_s_prio_is_the_one_its_own_events_show_then() -> None:
+    """Who ran during a wait keeps its prio then, from its own events, in both engines (blamed_made_rt_later_text):
+    ``later`` was prio 120 while ``waiter`` waited behind it, 49 only after."""
+    lists, counts = parse(blamed_made_rt_later_text().encode(), 1 << 10)
+    got = compare(lists, counts)
+    (later,) = (t for t in got.tasks if t.pid == 700)
+    (waiter,) = (t for t in got.tasks if t.pid == 660)
+    assert later.prio == 49
+    assert waiter.worst_wakeup is not None
+    assert [(b.pid, b.prio) for b in waiter.worst_wakeup.behind] == [(700, 120)]
 
 
 def test_preemptirq_events() -> None:

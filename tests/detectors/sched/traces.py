@@ -278,6 +278,30 @@ def rt_after_fork_text() -> str:
     return "".join(format_event(e, "ftrace") + "\n" for e in sorted(events, key=lambda e: e.ts))
 
 
+LATER_CFS = ("later", 700, 120)
+LATER_RT = ("later", 700, 49)
+
+
+def blamed_made_rt_later_text() -> str:
+    """A raw tracefs trace of 2 CPUs: ``waiter`` (CFS) is woken on CPU1 at 10.0005 and waits 9 ms behind ``later``
+    while ``later`` is a CFS task (prio 120 on every line of it then); at 10.020 ``later`` is made SCHED_FIFO
+    (prio 49) and runs 1 ms with nobody waiting.  Judged by ``later``'s last prio (49) the wait was one behind an
+    RT task; by its prio then (120) it is a fair share of a busy CPU."""
+    events = [
+        _switch(9.999, 0, IDLE0, "R", SLEEPER),
+        _switch(9.9995, 1, IDLE1, "R", LATER_CFS),
+        *_waking(10.0005, 0, SLEEPER, WAITER, 1),
+        _switch(10.0095, 1, LATER_CFS, "R", WAITER),
+        _switch(10.0100, 1, WAITER, "S", LATER_CFS),
+        _switch(10.0150, 1, LATER_CFS, "S", IDLE1),
+        *_waking(10.0200, 0, SLEEPER, LATER_RT, 1),
+        _switch(10.0201, 1, IDLE1, "R", LATER_RT),
+        _switch(10.0211, 1, LATER_RT, "S", IDLE1),
+        _switch(10.0300, 0, SLEEPER, "S", IDLE0),
+    ]
+    return "".join(format_event(e, "ftrace") + "\n" for e in sorted(events, key=lambda e: e.ts))
+
+
 def quiet_window(events: Iterable[TraceEvent]) -> tuple[float, float] | None:
     """A window in which one CPU has no event while another has some: the middle half of the longest gap between
     two consecutive events of one CPU that holds events of another there (None when there is none).
