@@ -55,6 +55,7 @@ def _fault(fault: FaultAnalysis | NotAvailable) -> object:
         "read_member": _field(fault.read_member),
         "confidence": fault.confidence,
         "steps": list(fault.steps),
+        "stopped": fault.stopped,
     }
 
 
@@ -462,10 +463,16 @@ def vmcore_document(result: VmcoreResult) -> Document:
     blocks.append(Section("Backtrace of the crashed thread", (Code("\n".join(trace)),)))
     blocks += _why_sections(result)
     fault: list[Block] = [_disassembly(result)]
-    if not isinstance(result.fault, NotAvailable):
+    title = "Faulting instruction"
+    if isinstance(result.fault, NotAvailable):
+        pass
+    elif result.fault.stopped is not None:  # a trap or a lockup's interrupt: nothing to reason about a fault
+        title = "Where the CPU stopped"
+        fault.append(Paragraph(f"{md_escape(result.fault.stopped)}."))
+    else:
         steps = BulletList(tuple(md_escape(step) for step in result.fault.steps), ordered=True)
         fault.append(Section("Reasoning", (steps, Paragraph(f"Confidence {result.fault.confidence:.2f}."))))
-    blocks.append(Section("Faulting instruction", tuple(fault)))
+    blocks.append(Section(title, tuple(fault)))
     follow_up = _follow_up_section(result)
     if follow_up is not None:
         blocks.append(follow_up)

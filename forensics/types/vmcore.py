@@ -524,7 +524,7 @@ class FieldRef:
 
 @dataclass(frozen=True)
 class FaultAnalysis:
-    """What the faulting instruction did, and which NULL field it went through."""
+    """What the faulting instruction did, and which NULL field it went through (or why nothing faulted there)."""
 
     instruction: Instruction
     window: tuple[Instruction, ...]  # the instructions around the fault, for display
@@ -539,6 +539,9 @@ class FaultAnalysis:
     read_member: FieldRef | NotAvailable  # the member read through the NULL pointer
     confidence: float
     steps: tuple[str, ...]
+    # Why nothing faulted at the instruction (a BUG/WARN trap, the interrupt a lockup detector took), None for a
+    # fault: then there are no steps, the instruction is only where the CPU stopped.
+    stopped: str | None = None
 
 
 @dataclass(frozen=True)

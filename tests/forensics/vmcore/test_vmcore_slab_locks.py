@@ -16,7 +16,7 @@ import pytest
 
 from detectors.dmesg.scanner import scan_text
 from forensics.model import NotAvailable
-from forensics.report.vmcore import VmcoreResult
+from forensics.report.vmcore import VmcoreResult, render_vmcore_markdown
 from tests.vmcore_cases import (
     FIXTURES_DIR,
     PRIMARY_KERNEL,
@@ -128,6 +128,39 @@ def test_use_after_free_fault_address_is_the_poison_plus_the_member_offset(kerne
     case, result = _analyse("10-use-after-free", kernel)
     crash = next(f for f in result.analysis.findings if f.kind == "crash")
     assert crash.fact("effective address") == _why(case)["fault_address"]
+
+
+@pytest.mark.parametrize("kernel", kernels_of("10-use-after-free"))
+def test_use_after_free_says_a_general_protection_fault_sets_no_cr2(kernel: str) -> None:
+    """The log's ``CR2: 0000000000559c5a`` is an earlier page fault's: the reasoning says so, not "not in the log"."""
+    _, result = _analyse("10-use-after-free", kernel)
+    fault = result.fault
+    assert not isinstance(fault, NotAvailable) and fault.fault_address is None and fault.stopped is None
+    [step] = [s for s in fault.steps if s.startswith("effective address")]
+    assert "not in the log" not in step
+    assert "none: a general protection fault sets no CR2 (the CR2: 0000000000559c5a its register dump" in step
+
+
+@pytest.mark.parametrize(
+    ("name", "kernel"),
+    [
+        pytest.param(n, k) if isinstance(k, str) else pytest.param(n, *k.values, marks=k.marks)
+        for n in ("12-double-free", "14-spin-deadlock")
+        for k in kernels_of(n)
+    ],
+)
+def test_where_nothing_faulted_no_fault_is_reasoned_about(name: str, kernel: str) -> None:
+    """A BUG's ud2 and the jmp a soft lockup's interrupt took: the instruction is where the CPU stopped."""
+    _, result = _analyse(name, kernel)
+    fault = result.fault
+    assert not isinstance(fault, NotAvailable)
+    assert fault.steps == () and fault.stopped is not None
+    assert ("BUG() and WARN()" if name == "12-double-free" else "soft lockup detector") in fault.stopped
+    crash = next(f for f in result.analysis.findings if f.kind == "crash")
+    assert crash.fact("faulting instruction") is None
+    assert str(crash.fact("stopped at")).startswith(f"{fault.instruction.address:#x}: {fault.instruction.text()}")
+    text = render_vmcore_markdown(result)
+    assert "Reasoning" not in text and "Faulting instruction" not in text and "Where the CPU stopped" in text
 
 
 @pytest.mark.parametrize("kernel", kernels_of("12-double-free"))
