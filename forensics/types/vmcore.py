@@ -298,6 +298,7 @@ class SlabObject:
     referenced_by: tuple[str, ...] = ()  # module variables that still hold its address (``kf_active_conn``)
     seen_in: tuple[str, ...] = ()  # where the crash's addresses into it were seen (``rax``, ``log``)
     missing: str | None = None  # why its memory could not be read (a page filtered out of the dump)
+    contents: bytes = b""  # the object's bytes as the dump holds them (up to 4 KiB), b"" when not read
 
     def track(self, kind: str) -> SlabTrack | None:
         """The alloc or free track, when read."""

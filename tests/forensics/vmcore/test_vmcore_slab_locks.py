@@ -131,6 +131,23 @@ def test_use_after_free_fault_address_is_the_poison_plus_the_member_offset(kerne
 
 
 @pytest.mark.parametrize("kernel", kernels_of("10-use-after-free"))
+def test_use_after_free_reads_the_freed_object_and_says_what_was_written_after_the_free(kernel: str) -> None:
+    """``conn->tx_bytes += len`` (``add [rdi+0x28], rsi``) ran on the freed kf_conn: its poison + len (2, the
+    bytes the shell wrote).  The next command reads that object, not the dentry r14 happened to hold."""
+    _, result = _analyse("10-use-after-free", kernel)
+    [obj] = [o for o in result.snapshot.slab_objects if o.allocated is False]
+    uaf = next(f for f in result.analysis.findings if f.kind == "use-after-free")
+    written = str(uaf.fact("written after free"))
+    assert written.startswith("0xa56b6b6b6b6b6b6d at offset 0x28 (conn->tx_bytes): the poison 0xa56b6b6b6b6b6b6b + 0x2")
+    assert "by add qword ptr [rdi + 0x28], rsi at " in written
+    assert "Freed memory was modified: 0xa56b6b6b6b6b6b6d at offset 0x28" in uaf.summary
+    assert any(e.locator.start == obj.start + 0x28 and e.excerpt == "0xa56b6b6b6b6b6b6d" for e in uaf.evidence)
+    values = next(f for f in result.analysis.findings if f.kind == "suspicious-values")
+    assert values.stated is not None
+    assert values.stated.next_command == f"crash> bt -FF; crash> rd -SS {obj.start:#x} {obj.object_size // 8}"
+
+
+@pytest.mark.parametrize("kernel", kernels_of("10-use-after-free"))
 def test_use_after_free_says_a_general_protection_fault_sets_no_cr2(kernel: str) -> None:
     """The log's ``CR2: 0000000000559c5a`` is an earlier page fault's: the reasoning says so, not "not in the log"."""
     _, result = _analyse("10-use-after-free", kernel)
