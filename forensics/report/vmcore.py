@@ -5,8 +5,18 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from forensics.model import FindingKind, NotAvailable
-from forensics.report.document import Block, BulletList, Code, Document, Lines, Paragraph, Section, Table, to_markdown
+from forensics.model import Finding, FindingKind, NotAvailable
+from forensics.report.document import (
+    Block,
+    BulletList,
+    Code,
+    Document,
+    Lines,
+    Paragraph,
+    Section,
+    Table,
+    to_markdown,
+)
 from forensics.report.formats import Destination
 from forensics.report.markdown import md_escape, next_step_md, render_markdown
 from forensics.serialize import incident_to_dict, json_value
@@ -28,6 +38,7 @@ def _frame(f: Frame) -> dict[str, Any]:
         "module": f.module,
         "source": f.where(),
         "inline": f.inline,
+        "symbol": f.symbol,
         "exception_frame": f.interrupted,
     }
 
@@ -185,10 +196,20 @@ def _why(result: VmcoreResult) -> dict[str, Any]:
                 "confidence": f.confidence,
                 "facts": {x.name: x.value for x in f.shown_facts},
             }
-            for f in result.analysis.findings
-            if f.stated is not None and f.stated.statement
+            for f in explaining(result)
         ],
     }
+
+
+def explaining(result: VmcoreResult) -> list[Finding]:
+    """The findings that state a cause, in the order of the hypotheses they are read from: the root cause first,
+    what could not be evaluated (a BUG without its source: a low-ranked hypothesis) last."""
+    rank: dict[str, int] = {}
+    for h in result.analysis.hypotheses:
+        for fid in h.finding_ids:
+            rank.setdefault(fid, h.rank)
+    stating = [f for f in result.analysis.findings if f.stated is not None and f.stated.statement]
+    return sorted(stating, key=lambda f: rank.get(f.id, len(rank) + len(stating)))
 
 
 def _objects_and_locks(s: CrashSnapshot) -> dict[str, Any]:
@@ -384,7 +405,7 @@ def _follow_up_section(result: VmcoreResult) -> Section | None:
 def _why_sections(result: VmcoreResult) -> list[Block]:
     """The explanations (BUG/WARN condition, corruption, loop, locks, OOM) and the frame values."""
     s = result.snapshot
-    why = [(f, f.stated) for f in result.analysis.findings if f.stated is not None and f.stated.statement]
+    why = [(f, f.stated) for f in explaining(result) if f.stated is not None]
     out: list[Block] = []
     if why:
         items: list[str] = []
@@ -458,7 +479,7 @@ def vmcore_document(result: VmcoreResult) -> Document:
     blocks.append(Section("Summary", (Lines(summary),)))
     trace = []
     for f in s.backtrace:
-        flags = (" (exception frame)" if f.interrupted else "") + (" (inlined)" if f.inline else "")
+        flags = " (exception frame)" if f.interrupted else ""  # "(inlined)" is the label's
         trace.append(f"#{f.index:<2} {f.label()}{flags}  {f.where() or ''}".rstrip())
     blocks.append(Section("Backtrace of the crashed thread", (Code("\n".join(trace)),)))
     blocks += _why_sections(result)

@@ -37,16 +37,23 @@ class Frame:
     source_line: int | None
     inline: bool = False  # an inlined call, sharing the pc of the frame below
     interrupted: bool = False  # registers come from an interrupt/exception frame
+    # The symbol that holds the pc, when it is not ``function``: the function an inlined call was inlined into
+    # (``offset`` and ``size`` are this symbol's: the inlined function has none of its own).
+    symbol: str | None = None
 
     def label(self) -> str:
-        """``func+0x1a/0x40 [module]`` as the kernel prints it."""
+        """``func+0x1a/0x40 [module]`` as the kernel prints it; an inlined call as drgn shows it, the symbol that
+        holds the pc first: ``default_idle+0x13/0x15 in native_irq_disable (inlined)``."""
         name = str(self.function) if isinstance(self.function, NotAvailable) else self.function
-        text = name
+        inlined_into = self.symbol if self.inline and self.symbol and self.symbol != name else None
+        text = inlined_into or name
         if self.offset is not None and not isinstance(self.function, NotAvailable):
             text += f"+{self.offset:#x}" + (f"/{self.size:#x}" if self.size else "")
         if self.module:
             text += f" [{self.module}]"
-        return text
+        if inlined_into:
+            text += f" in {name}"
+        return text + (" (inlined)" if self.inline else "")
 
     def where(self) -> str | None:
         """``file:line`` of the frame, when known."""
