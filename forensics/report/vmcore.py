@@ -7,6 +7,7 @@ from typing import Any
 
 from forensics.model import Finding, FindingKind, NotAvailable
 from forensics.report.document import (
+    PASTE_LANG,
     Block,
     BulletList,
     Code,
@@ -391,14 +392,14 @@ def _follow_up_section(result: VmcoreResult) -> Section | None:
         blocks.append(Paragraph(f"crash: not available: {md_escape(crash.reason)}"))
     else:
         blocks.append(Paragraph("The `crash>` commands run in crash, opened with the modules' debug info:"))
-        blocks.append(Code("\n".join((_continued(crash), *(f"crash> {c}" for c in f.crash_setup())))))
+        blocks.append(Code("\n".join((_continued(crash), *(f"crash> {c}" for c in f.crash_setup()))), PASTE_LANG))
     if isinstance(drgn, NotAvailable):
         blocks.append(Paragraph(f"drgn: not available: {md_escape(drgn.reason)}"))
     else:
         blocks.append(Paragraph("The `>>>` commands run in drgn:"))
-        blocks.append(Code(_continued(drgn)))
+        blocks.append(Code(_continued(drgn), PASTE_LANG))
         blocks.append(Paragraph("or in drgn with the analysis' objects bound to names (`task`, `frame`, ...):"))
-        blocks.append(Code(_continued(f.shell_parts())))
+        blocks.append(Code(_continued(f.shell_parts()), PASTE_LANG))
     return Section("Follow-up", tuple(blocks))
 
 
@@ -548,12 +549,13 @@ class VmcoreRenderer:
     def text(self, result: VmcoreResult, to: Destination) -> str:
         import io
 
-        from rich.markdown import Markdown
-
-        from forensics.report.terminal import text_console
+        from forensics.report.terminal import pastable_markdown, text_console
 
         buf = io.StringIO()
-        text_console(buf, color=to.color, width=110).print(Markdown(render_vmcore_markdown(result)))
+        # crop=False: the commands to paste run past the width rather than be folded (pastable_markdown)
+        text_console(buf, color=to.color, width=110).print(
+            pastable_markdown(render_vmcore_markdown(result)), crop=False
+        )
         return buf.getvalue()
 
     def markdown(self, result: VmcoreResult, to: Destination) -> str:

@@ -17,7 +17,8 @@ import pytest
 from detectors.dmesg.scanner import scan_text
 from detectors.vmcore.findings import first_own_frame
 from forensics.model import NotAvailable
-from forensics.report.vmcore import VmcoreResult, explaining, render_vmcore_markdown, to_document
+from forensics.report.formats import Destination
+from forensics.report.vmcore import VmcoreRenderer, VmcoreResult, explaining, render_vmcore_markdown, to_document
 from tests.vmcore_cases import (
     FIXTURES_DIR,
     PRIMARY_KERNEL,
@@ -65,6 +66,15 @@ def _cli_json(name: str, tmp: str, kernel: str = PRIMARY_KERNEL) -> dict[str, An
     run = CliRunner().invoke(app, args)
     assert run.exit_code in (0, 1), run.output
     return json.loads(out.read_text())  # type: ignore[no-any-return]
+
+
+def _cases_of(*names: str) -> list[Any]:
+    """``(name, kernel)`` parameters of each case on each kernel, in the case's group (:func:`kernels_of`)."""
+    return [
+        pytest.param(n, k) if isinstance(k, str) else pytest.param(n, *k.values, marks=k.marks)
+        for n in names
+        for k in kernels_of(n)
+    ]
 
 
 def _why(case: VmcoreCase) -> dict[str, Any]:
@@ -148,6 +158,16 @@ def test_use_after_free_reads_the_freed_object_and_says_what_was_written_after_t
     assert values.stated.next_command == f"crash> bt -FF; crash> rd -SS {obj.start:#x} {obj.object_size // 8}"
 
 
+def test_the_text_report_never_folds_a_command_to_paste() -> None:
+    """The follow-up's crash and drgn commands hold the fixture vmlinux's long path: each line stays whole."""
+    _, result = _analyse("10-use-after-free")
+    follow = result.snapshot.follow_up
+    assert not isinstance(follow, NotAvailable)
+    lines = [line.strip() for line in VmcoreRenderer().text(result, Destination()).splitlines()]
+    assert f"crash -s {follow.vmlinux} \\" in lines
+    assert f"-s {follow.vmlinux} \\" in lines
+
+
 @pytest.mark.parametrize("kernel", kernels_of("10-use-after-free"))
 def test_use_after_free_says_a_general_protection_fault_sets_no_cr2(kernel: str) -> None:
     """The log's ``CR2: 0000000000559c5a`` is an earlier page fault's: the reasoning says so, not "not in the log"."""
@@ -159,14 +179,7 @@ def test_use_after_free_says_a_general_protection_fault_sets_no_cr2(kernel: str)
     assert "none: a general protection fault sets no CR2 (the CR2: 0000000000559c5a its register dump" in step
 
 
-@pytest.mark.parametrize(
-    ("name", "kernel"),
-    [
-        pytest.param(n, k) if isinstance(k, str) else pytest.param(n, *k.values, marks=k.marks)
-        for n in ("12-double-free", "14-spin-deadlock")
-        for k in kernels_of(n)
-    ],
-)
+@pytest.mark.parametrize(("name", "kernel"), _cases_of("12-double-free", "14-spin-deadlock"))
 def test_where_nothing_faulted_no_fault_is_reasoned_about(name: str, kernel: str) -> None:
     """A BUG's ud2 and the jmp a soft lockup's interrupt took: the instruction is where the CPU stopped."""
     _, result = _analyse(name, kernel)
@@ -181,14 +194,7 @@ def test_where_nothing_faulted_no_fault_is_reasoned_about(name: str, kernel: str
     assert "Reasoning" not in text and "Faulting instruction" not in text and "Where the CPU stopped" in text
 
 
-@pytest.mark.parametrize(
-    ("name", "kernel"),
-    [
-        pytest.param(n, k) if isinstance(k, str) else pytest.param(n, *k.values, marks=k.marks)
-        for n in ("12-double-free", "13-list-overflow")
-        for k in kernels_of(n)
-    ],
-)
+@pytest.mark.parametrize(("name", "kernel"), _cases_of("12-double-free", "13-list-overflow"))
 def test_the_why_starts_with_the_root_cause_and_ends_with_what_was_not_evaluated(name: str, kernel: str) -> None:
     """The allocator's and the list checker's BUG without their source (not given: mm/, lib/) come last."""
     _, result = _analyse(name, kernel)
