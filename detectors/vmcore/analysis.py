@@ -8,7 +8,7 @@ from detectors.dmesg.findings import group_finding, group_reports
 from detectors.dmesg.scanner import scan_text
 from detectors.incident.consequences import link_consequences
 from detectors.incident.hypotheses import rank_hypotheses
-from detectors.vmcore.faultaddr import fault_address_record
+from detectors.vmcore.faultaddr import fault_address_record, no_fault_address
 from detectors.vmcore.findings import (
     blocked_task_findings,
     crash_finding,
@@ -32,6 +32,15 @@ def fault_address_from_log(log: tuple[LogRecord, ...]) -> int | None:
     """The faulting address (CR2) of the last page fault the log reports, None when it reports none."""
     found = fault_address_record(log)
     return None if found is None else found[0]
+
+
+#: Reports whose exception frame is an interrupt a detector took on a CPU that did not fault: the instruction
+#: there is only where the CPU was (spinning), never a fault to reason about.
+INTERRUPTED_BY: dict[ReportKind, str] = {
+    ReportKind.SOFT_LOCKUP: "the soft lockup detector's timer interrupt took the CPU here: nothing faulted",
+    ReportKind.LOCKUP: "the hard lockup detector's NMI took the CPU here: nothing faulted",
+    ReportKind.RCU_STALL: "the RCU stall detector's interrupt took the CPU here: nothing faulted",
+}
 
 
 def log_as_text(log: tuple[LogRecord, ...]) -> str:
@@ -119,7 +128,15 @@ def analyse_snapshot(
     elif isinstance(snap.registers, NotAvailable):
         fault = snap.registers
     else:
-        fault = analyse_fault(snap.code, snap.registers, snap.variables, snap.layouts, fault_address_from_log(snap.log))
+        fault = analyse_fault(
+            snap.code,
+            snap.registers,
+            snap.variables,
+            snap.layouts,
+            fault_address_from_log(snap.log),
+            no_address=no_fault_address(snap.log),
+            interrupted=INTERRUPTED_BY.get(report.kind) if report is not None else None,
+        )
     crash_evidence, log_findings = _log_findings(snap, reports, report, beside)
     crash = crash_finding(snap, _title(snap, report), fault, report)
     findings = [replace(crash, evidence=crash.evidence + tuple(crash_evidence))]

@@ -91,10 +91,10 @@ def decode(code: CodeBytes, count: int = 0) -> list[Instruction]:
 def instruction(insn: Any, x86_mode: bool = True) -> Instruction:
     """One instruction capstone decoded with detail (a ``CsInsn``), as :func:`decode` gives it: on x86-64 with its
     memory operand and the registers it reads and writes (``x86_mode``), elsewhere its text alone."""
-    from capstone import x86
+    from capstone import CS_AC_WRITE, x86
 
     memory = None
-    memory_is_source = False
+    memory_is_source = memory_is_written = False
     reads: tuple[str, ...] = ()
     writes: tuple[str, ...] = ()
     if x86_mode:
@@ -113,6 +113,7 @@ def instruction(insn: Any, x86_mode: bool = True) -> Instruction:
                 # In Intel syntax the destination is operand 0; a memory operand
                 # elsewhere (or a read-modify-write) is read.
                 memory_is_source = n > 0 or insn.mnemonic not in ("mov", "movq", "movl", "movabs")
+                memory_is_written = bool(op.access & CS_AC_WRITE)
                 break
     return Instruction(
         address=insn.address,
@@ -123,6 +124,7 @@ def instruction(insn: Any, x86_mode: bool = True) -> Instruction:
         reads=reads,
         writes=writes,
         memory_is_source=memory_is_source,
+        memory_is_written=memory_is_written,
     )
 
 

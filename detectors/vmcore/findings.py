@@ -254,6 +254,8 @@ def _fault_address_evidence(snap: CrashSnapshot) -> Evidence | None:
 
 
 def _fault_facts(fault: FaultAnalysis) -> list[Fact]:
+    if fault.stopped is not None:  # a trap or an interrupt: where the CPU was, no fault to state
+        return [Fact("stopped at", f"{fault.instruction.address:#x}: {fault.instruction.text()} ({fault.stopped})")]
     facts = [Fact("faulting instruction", f"{fault.instruction.address:#x}: {fault.instruction.text()}")]
     if fault.base_register is not None and fault.base_value is not None:
         facts.append(Fact("base register", register_excerpt(fault.base_register, fault.base_value)))

@@ -132,7 +132,8 @@ def spinlock_finding(snap: CrashSnapshot) -> Finding | None:
     idle = [cpu for cpu, t in others if t.pid == 0]
     for cpu, task in others:
         own = first_own_frame(task)
-        facts.append(Fact(f"CPU {cpu}", f"{task.comm} (pid {task.pid})" + (f" in {own.label()}" if own else "")))
+        state = ", idle," if task.pid == 0 else ""  # evidence: an idle CPU holds no lock
+        facts.append(Fact(f"CPU {cpu}", f"{task.comm} (pid {task.pid}){state}" + (f" in {own.label()}" if own else "")))
     if lock.owner is not None:
         facts.append(Fact("owner", f"{lock.owner} on CPU {lock.owner_cpu}"))
         holder = f"{lock.owner} holds it"

@@ -20,6 +20,9 @@ from forensics.model import NotAvailable
 from forensics.types.registers import Instruction
 from forensics.types.vmcore import CodeBytes, FaultAnalysis, FieldRef, RegisterSet, TypeLayout, Variable
 
+#: The instructions BUG() and WARN() compile to (x86-64 ``ud2``, arm64 ``brk``): a trap the kernel set, no fault.
+TRAPS = frozenset({"ud2", "brk"})
+
 #: Faults below this address are NULL-pointer dereferences (the kernel never maps page 0).
 NULL_PAGE_LIMIT = 0x1000
 
@@ -101,39 +104,79 @@ def _pointer_variables(variables: tuple[Variable, ...], value: int) -> list[Vari
     return [v for v in variables if v.pointee is not None and v.value == value]
 
 
+def _nothing_to_follow(
+    insn: Instruction, window: tuple[Instruction, ...], fault_address: int | None, interrupted: str | None
+) -> FaultAnalysis | None:
+    """The analysis of an instruction that did not fault (a BUG/WARN trap, one a lockup's interrupt took) or has no
+    memory operand to follow; None when it has one."""
+    trap = f"{insn.mnemonic} is the trap BUG() and WARN() compile to: the kernel stopped itself"
+    stopped = interrupted or (trap if insn.mnemonic in TRAPS else None)
+    if stopped is not None:
+        nothing = NotAvailable(f"nothing faulted: {stopped}")
+        return FaultAnalysis(
+            insn, window, None, None, None, None, fault_address, None, nothing, nothing, nothing, 0.0, (), stopped
+        )
+    if insn.memory is not None:
+        return None
+    none = NotAvailable("no memory operand")
+    return FaultAnalysis(
+        insn, window, None, None, None, None, fault_address, None,
+        NotAvailable("the faulting instruction has no memory operand"), none, none, 0.2,
+        (f"faulting instruction at {insn.address:#x}: {insn.text()}",),
+    )  # fmt: skip
+
+
+def _address_step(
+    ea: int, fault_address: int | None, agrees: bool | None, no_address: tuple[str, int | None], base: int | None
+) -> str:
+    """The step comparing the effective address with the fault address, or saying why the log has none."""
+    if fault_address is not None:
+        return f"effective address {ea:#x}; fault address (CR2) {fault_address:#x}; agree: {agrees}"
+    why, guessed = no_address
+    return f"effective address {ea:#x}; fault address (CR2) {why}" + (
+        "" if guessed is None else f"; {_guess_agrees(guessed, ea, base)}"
+    )
+
+
+def _guess_agrees(guessed: int, ea: int, base_value: int | None) -> str:
+    """How the address a general protection fault's report guesses compares with the computed one."""
+    said = f"the report's non-canonical address {guessed:#x}"
+    if guessed == ea:
+        return f"{said} is this one"
+    if guessed == base_value:  # 5.10 reports the base register's value, without the displacement
+        return f"{said} is the base register's value, without the displacement"
+    return f"{said} differs"
+
+
 def analyse_fault(
     code: CodeBytes,
     registers: RegisterSet,
     variables: tuple[Variable, ...],
     layouts: tuple[TypeLayout, ...],
     fault_address: int | None,
+    *,
+    no_address: tuple[str, int | None] = ("not in the log", None),
+    interrupted: str | None = None,
 ) -> FaultAnalysis | NotAvailable:
-    """Analyse the faulting instruction; see the module docstring for the steps."""
+    """Analyse the faulting instruction; see the module docstring for the steps.
+
+    ``no_address`` says why the log gives no ``fault_address`` and which address the report guesses instead
+    (:func:`detectors.vmcore.faultaddr.no_fault_address`); ``interrupted`` that the CPU did not fault here but was
+    interrupted (a lockup detector's interrupt): then, as at a BUG/WARN trap, nothing is reasoned about a fault.
+    """
     instructions = decode(code)
     idx = instruction_at(instructions, code.fault_pc)
     if idx is None:
         return NotAvailable(f"no instruction starts at the fault pc {code.fault_pc:#x} in the code read from the dump")
     insn = instructions[idx]
     window = tuple(instructions[max(0, idx - 8) : idx + 4])
+    early = _nothing_to_follow(insn, window, fault_address, interrupted)
+    if early is not None:
+        return early
+    mem = insn.memory
+    assert mem is not None  # _nothing_to_follow took the instructions without one
     steps = [f"faulting instruction at {insn.address:#x}: {insn.text()}"]
     by_name = {layout.name: layout for layout in layouts}
-    mem = insn.memory
-    if mem is None:
-        return FaultAnalysis(
-            insn,
-            window,
-            None,
-            None,
-            None,
-            None,
-            fault_address,
-            None,
-            NotAvailable("the faulting instruction has no memory operand"),
-            NotAvailable("no memory operand"),
-            NotAvailable("no memory operand"),
-            0.2,
-            tuple(steps),
-        )
     ea = effective_address(mem, registers, insn.address + insn.size)
     base_value = registers.get(mem.base) if mem.base else None
     agrees = None if ea is None or fault_address is None else ea == fault_address
@@ -143,10 +186,7 @@ def analyse_fault(
         else f"memory operand {mem.text()}: base register value unknown"
     )
     if ea is not None:
-        cr2 = f"{fault_address:#x}" if fault_address is not None else "not in the log"
-        steps.append(
-            f"effective address {ea:#x}; fault address (CR2) {cr2}" + ("" if agrees is None else f"; agree: {agrees}")
-        )
+        steps.append(_address_step(ea, fault_address, agrees, no_address, base_value))
     confidence = 0.5
     null_expr: str | NotAvailable = NotAvailable("the base register does not hold a NULL-page pointer")
     null_field: FieldRef | NotAvailable = NotAvailable("the base register does not hold a NULL-page pointer")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from detectors.pointers import SLAB_FILLS, SLAB_POISONS, classify_value
 from detectors.vmcore.disasm import decode
@@ -21,6 +22,7 @@ from detectors.vmcore.evidence import (
     root_cause_finding,
 )
 from detectors.vmcore.findings import crash_frame, culprit_frame
+from detectors.vmcore.nullfield import value_before
 from forensics.model import Evidence, Fact, Finding, FindingKind, NotAvailable
 from forensics.types import causes
 from forensics.types.vmcore import CrashSnapshot, Frame, SlabObject, SlabTrack
@@ -62,7 +64,11 @@ def track_text(track: SlabTrack) -> str:
         return f"{head}: {track.missing}" if track.caller else track.missing
     stack = list(track.functions())
     caller = (track.caller or "").split("+")[0]
-    if caller and (not stack or stack[0] != caller):
+    if caller in stack:
+        # Before v5.19 the track's own addrs[] begin inside the allocator (__slab_alloc < slab_alloc_node <
+        # slab_alloc < kmem_cache_alloc < the caller): its frames are cut, as the stack depot's skip does since.
+        stack = stack[stack.index(caller) :]
+    elif caller:
         stack.insert(0, caller)  # the stack depot skips the allocator's own frames, and sometimes the caller's
     shown = " < ".join(stack[:8])
     return f"{track.caller} (pid {track.pid}, CPU {track.cpu}): {shown}"
@@ -193,6 +199,92 @@ def _poisoned_members(snap: CrashSnapshot, obj: SlabObject) -> list[Fact]:
     return out
 
 
+#: SLUB's poison of a free object (include/linux/poison.h): POISON_FREE bytes, POISON_END last (init_object()).
+POISON_FREE, POISON_END = 0x6B, 0xA5
+
+
+def _member_name(snap: CrashSnapshot, obj: SlabObject, offset: int) -> str | None:
+    """``conn->tx_bytes``: the member at ``offset`` of the struct a frame variable pointing at the object has."""
+    for fv in snap.frame_values:
+        for read in fv.variables:
+            if read.value == obj.start and read.pointee and (layout := snap.layout(read.pointee)):
+                member = layout.member_at(offset)
+                if member is not None:
+                    inside = offset - member.offset
+                    return f"{read.expression}->{member.name}" + (f"+{inside:#x}" if inside else "")
+    return None
+
+
+def _writer(snap: CrashSnapshot, address: int) -> str | None:
+    """The instruction before the fault that wrote the word at ``address``, from the registers at the fault."""
+    if isinstance(snap.code, NotAvailable) or isinstance(snap.registers, NotAvailable):
+        return None
+    instructions = decode(snap.code)
+    fault = next((k for k, i in enumerate(instructions) if i.address == snap.code.fault_pc), None)
+    if fault is None:
+        return None
+    for k in range(fault - 1, max(-1, fault - 16), -1):
+        insn = instructions[k]
+        mem = insn.memory
+        if mem is None or not insn.memory_is_written or mem.base is None or mem.index or mem.segment:
+            continue
+        base = value_before(instructions, k, mem.base, snap.registers, fault)
+        if base is not None and base[0] + mem.disp <= address < base[0] + mem.disp + 8:
+            return f"{insn.text()} at {insn.address:#x}"
+    return None
+
+
+@dataclass(frozen=True)
+class WrittenAfterFree:
+    """A word of a free object that is not SLUB's poison: what the poison became, and who wrote it."""
+
+    address: int
+    offset: int
+    word: int
+    poison: int  # what SLUB left there
+    member: str | None  # ``conn->tx_bytes``
+    writer: str | None  # the instruction before the fault that wrote it
+
+    def text(self) -> str:
+        """``0xa56b...6d at offset 0x28 (conn->tx_bytes): the poison 0xa56b...6b + 0x2``."""
+        delta = self.word - self.poison
+        how = (
+            f"the poison {self.poison:#x} {'+' if delta > 0 else '-'} {abs(delta):#x}"
+            if abs(delta) < 1 << 16
+            else f"not the poison {self.poison:#x}"
+        )
+        member = f" ({self.member})" if self.member else ""
+        return f"{self.word:#x} at offset {self.offset:#x}{member}: {how}"
+
+
+def written_after_free(snap: CrashSnapshot, obj: SlabObject) -> list[WrittenAfterFree]:
+    """The words of a free, poisoned object that are not SLUB's poison: memory written after the free.
+
+    Judged only where the object holds the poison in most of its words (a cache with a constructor is not
+    poisoned though SLAB_POISON is set).  Each word with its member and the instruction before the fault that
+    wrote it.
+    """
+    data = obj.contents
+    if obj.allocated is not False or not obj.poisoned or len(data) < obj.object_size or obj.object_size < 8:
+        return []
+    poison = bytes([POISON_FREE] * (obj.object_size - 1) + [POISON_END])
+    offsets = range(0, obj.object_size - obj.object_size % 8, 8)
+    changed = [o for o in offsets if data[o : o + 8] != poison[o : o + 8]]
+    if len(changed) * 2 > len(offsets):
+        return []
+    return [
+        WrittenAfterFree(
+            obj.start + o,
+            o,
+            int.from_bytes(data[o : o + 8], "little"),
+            int.from_bytes(poison[o : o + 8], "little"),
+            _member_name(snap, obj, o),
+            _writer(snap, obj.start + o),
+        )
+        for o in changed[:3]
+    ]
+
+
 def freed_object_findings(snap: CrashSnapshot) -> list[Finding]:
     """Pointers of the fault (registers, frame variables, the crash log) into FREE slab objects."""
 
@@ -227,8 +319,13 @@ def freed_object_findings(snap: CrashSnapshot) -> list[Finding]:
         where = f"{a.object_start:#x}+{a.offset:#x}" if a.object_start is not None and a.offset is not None else "?"
         facts = [Fact("pointer", f"{a.address:#x} seen in {a.origin}")]
         obj = objects.get(a.object_start) if a.object_start is not None else None
+        written = written_after_free(snap, obj) if obj is not None else []
         if obj is not None:
             facts += object_facts(obj) + _poisoned_members(snap, obj)
+            facts += [
+                Fact("written after free", w.text() + (f", by {w.writer} before the fault" if w.writer else ""))
+                for w in written
+            ]
         else:
             facts += [Fact("object", f"{where} of {a.object_size} bytes in cache {cache}: FREE"),
                       Fact("alloc/free stacks", "not read: the object's slab could not be read again")]  # fmt: skip
@@ -245,12 +342,18 @@ def freed_object_findings(snap: CrashSnapshot) -> list[Finding]:
             log_line_evidence(snap, "general protection fault") or log_line_evidence(snap, "unable to handle")
         )
         evidence.append(memory_evidence(snap, a.address, a.words[:4]))
+        evidence += [memory_evidence(snap, w.address, (w.word,)) for w in written]
+        modified = "".join(
+            f" Freed memory was modified: {w.text()}" + (f", written by {w.writer}." if w.writer else ".")
+            for w in written[:1]
+        )
         out.append(
             root_cause_finding(
                 FindingKind.USE_AFTER_FREE, f"{a.cache}:{a.origin}",
                 f"use-after-free in {func}: {a.origin} points into a free {a.cache} object",
                 f"{a.origin} holds {a.address:#x}, inside the {cache} object at {where}, which the slab "
-                "allocator has on its free list." + (" The object holds slab poison." if poisoned else ""),
+                "allocator has on its free list." + (" The object holds slab poison." if poisoned else "")
+                + modified,
                 hypothesis, f"crash> kmem {a.address:#x}",
                 (0.9 if freer is not None else 0.8) if poisoned else 0.65,
                 "the slab's free list in the dump says the object is free"

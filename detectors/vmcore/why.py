@@ -186,9 +186,20 @@ def bug_condition_finding(snap: CrashSnapshot) -> Finding | None:
 # ---------------------------------------------------------------- corruption
 
 
-def _words_command(snap: CrashSnapshot) -> str:
-    """The stack's values, then the words of the first slab object the crash points into (no placeholder)."""
-    obj = next((a for a in snap.addresses if a.object_start is not None and a.missing is None), None)
+def _words_command(snap: CrashSnapshot, read_from: tuple[int, ...] = ()) -> str:
+    """The stack's values, then the words of the slab object the suspicious values were read from (``read_from``:
+    the addresses of the members that held them), else of a free one, else of the first the crash points into (no
+    placeholder).  The first alone named an object a register happened to hold (6.1 case 10: r14's dentry, not
+    the freed kf_conn the poison came from)."""
+    objects = [a for a in snap.addresses if a.object_start is not None and a.missing is None]
+
+    def holds(a: AddressInfo, address: int) -> bool:
+        return a.object_start is not None and a.object_start <= address < a.object_start + (a.object_size or 1)
+
+    obj = next(
+        (a for address in read_from for a in objects if holds(a, address)),
+        next((a for a in objects if a.allocated is False), objects[0] if objects else None),
+    )
     if obj is None or obj.object_start is None:
         return "crash> bt -FF"
     words = max(1, min((obj.object_size or 64) // 8, 32))
@@ -198,6 +209,7 @@ def _words_command(snap: CrashSnapshot) -> str:
 def suspicious_value_findings(snap: CrashSnapshot) -> list[Finding]:
     """Registers of the fault and pointer values of the frames that hold poison, text or bogus addresses."""
     hits: list[tuple[str, int, ValueClass, Evidence | None]] = []
+    read_from: list[int] = []  # where the suspicious members were read (an object's address)
     regs = snap.registers.as_dict() if not isinstance(snap.registers, NotAvailable) else {}
     fault_frame = next((f.index for f in snap.backtrace if f.interrupted and f.pc == regs.get("rip")), None)
     for name, value in sorted(regs.items()):
@@ -223,6 +235,8 @@ def suspicious_value_findings(snap: CrashSnapshot) -> list[Finding]:
                 continue
             if cls is not None and not any(h[1] == read.value and h[0].startswith(read.expression) for h in hits):
                 hits.append((f"{read.expression} (frame #{fv.frame} {fv.function})", read.value, cls, None))
+                if read.address is not None:
+                    read_from.append(read.address)
     if not hits:
         return []
     kinds = sorted({h[2].kind for h in hits})
@@ -238,7 +252,7 @@ def suspicious_value_findings(snap: CrashSnapshot) -> list[Finding]:
             + "; ".join(f"{w} = {v:#x} — {c.meaning}" for w, v, c, _ in hits[:6])
             + ".",
             f"memory corruption: {first[2].meaning}",
-            _words_command(snap),
+            _words_command(snap, tuple(read_from)),
             0.7,
             "the values match known poison/text patterns",
             [h[3] for h in hits] + [frame_evidence(snap, 0)],

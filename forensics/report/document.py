@@ -58,7 +58,11 @@ class Code:
     """A block of preformatted text."""
 
     text: str
-    lang: str = "text"
+    lang: str = "text"  # PASTE_LANG: commands to paste, which the terminal never folds
+
+
+#: The language of a :class:`Code` block of commands to paste (a shell's, crash's, drgn's).
+PASTE_LANG = "console"
 
 
 @dataclass(frozen=True)

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import io
 import itertools
+from typing import ClassVar
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from forensics.model import Incident, NotAvailable, Severity
+from forensics.report.document import PASTE_LANG
 
 try:
     # rich's own word wrap, which Text.wrap cuts a line at (rich/_wrap.py: private, there since rich 10). Should a
@@ -192,3 +194,26 @@ def render_terminal(incident: Incident, *, color: bool, width: int) -> str:
             out.line((f"input {s.path}: {s.error}", "yellow"))
     out.flush()
     return buf.getvalue()
+
+
+def pastable_markdown(text: str) -> object:
+    """rich's ``Markdown`` of ``text`` whose ``console`` blocks (commands to paste) are printed unfolded.
+
+    rich folds a code block at the width, in the middle of a path (``...gdb-index/v`` / ``mlinux \\``), and a
+    folded command pasted into a shell is another command.  Their lines are printed as they are, longer than the
+    width when they must (print the result with ``crop=False``: rich crops a line at the width otherwise).
+    """
+    from rich.markdown import CodeBlock, Markdown
+
+    class _Pastable(CodeBlock):
+        def __rich_console__(self, console: Console, options: object) -> object:  # type: ignore[override]
+            if self.lexer_name != PASTE_LANG:
+                yield from super().__rich_console__(console, options)  # type: ignore[arg-type]
+                return
+            lines = ["", *str(self.text).rstrip().split("\n"), ""]  # the blank lines rich's padding gives
+            yield Text("\n".join(f" {line}" if line else "" for line in lines), no_wrap=True, overflow="ignore")
+
+    class _Markdown(Markdown):
+        elements: ClassVar = {**Markdown.elements, "fence": _Pastable, "code_block": _Pastable}
+
+    return _Markdown(text)

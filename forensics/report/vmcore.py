@@ -5,8 +5,19 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from forensics.model import FindingKind, NotAvailable
-from forensics.report.document import Block, BulletList, Code, Document, Lines, Paragraph, Section, Table, to_markdown
+from forensics.model import Finding, FindingKind, NotAvailable
+from forensics.report.document import (
+    PASTE_LANG,
+    Block,
+    BulletList,
+    Code,
+    Document,
+    Lines,
+    Paragraph,
+    Section,
+    Table,
+    to_markdown,
+)
 from forensics.report.formats import Destination
 from forensics.report.markdown import md_escape, next_step_md, render_markdown
 from forensics.serialize import incident_to_dict, json_value
@@ -28,6 +39,7 @@ def _frame(f: Frame) -> dict[str, Any]:
         "module": f.module,
         "source": f.where(),
         "inline": f.inline,
+        "symbol": f.symbol,
         "exception_frame": f.interrupted,
     }
 
@@ -55,6 +67,7 @@ def _fault(fault: FaultAnalysis | NotAvailable) -> object:
         "read_member": _field(fault.read_member),
         "confidence": fault.confidence,
         "steps": list(fault.steps),
+        "stopped": fault.stopped,
     }
 
 
@@ -184,10 +197,20 @@ def _why(result: VmcoreResult) -> dict[str, Any]:
                 "confidence": f.confidence,
                 "facts": {x.name: x.value for x in f.shown_facts},
             }
-            for f in result.analysis.findings
-            if f.stated is not None and f.stated.statement
+            for f in explaining(result)
         ],
     }
+
+
+def explaining(result: VmcoreResult) -> list[Finding]:
+    """The findings that state a cause, in the order of the hypotheses they are read from: the root cause first,
+    what could not be evaluated (a BUG without its source: a low-ranked hypothesis) last."""
+    rank: dict[str, int] = {}
+    for h in result.analysis.hypotheses:
+        for fid in h.finding_ids:
+            rank.setdefault(fid, h.rank)
+    stating = [f for f in result.analysis.findings if f.stated is not None and f.stated.statement]
+    return sorted(stating, key=lambda f: rank.get(f.id, len(rank) + len(stating)))
 
 
 def _objects_and_locks(s: CrashSnapshot) -> dict[str, Any]:
@@ -369,21 +392,21 @@ def _follow_up_section(result: VmcoreResult) -> Section | None:
         blocks.append(Paragraph(f"crash: not available: {md_escape(crash.reason)}"))
     else:
         blocks.append(Paragraph("The `crash>` commands run in crash, opened with the modules' debug info:"))
-        blocks.append(Code("\n".join((_continued(crash), *(f"crash> {c}" for c in f.crash_setup())))))
+        blocks.append(Code("\n".join((_continued(crash), *(f"crash> {c}" for c in f.crash_setup()))), PASTE_LANG))
     if isinstance(drgn, NotAvailable):
         blocks.append(Paragraph(f"drgn: not available: {md_escape(drgn.reason)}"))
     else:
         blocks.append(Paragraph("The `>>>` commands run in drgn:"))
-        blocks.append(Code(_continued(drgn)))
+        blocks.append(Code(_continued(drgn), PASTE_LANG))
         blocks.append(Paragraph("or in drgn with the analysis' objects bound to names (`task`, `frame`, ...):"))
-        blocks.append(Code(_continued(f.shell_parts())))
+        blocks.append(Code(_continued(f.shell_parts()), PASTE_LANG))
     return Section("Follow-up", tuple(blocks))
 
 
 def _why_sections(result: VmcoreResult) -> list[Block]:
     """The explanations (BUG/WARN condition, corruption, loop, locks, OOM) and the frame values."""
     s = result.snapshot
-    why = [(f, f.stated) for f in result.analysis.findings if f.stated is not None and f.stated.statement]
+    why = [(f, f.stated) for f in explaining(result) if f.stated is not None]
     out: list[Block] = []
     if why:
         items: list[str] = []
@@ -457,15 +480,21 @@ def vmcore_document(result: VmcoreResult) -> Document:
     blocks.append(Section("Summary", (Lines(summary),)))
     trace = []
     for f in s.backtrace:
-        flags = (" (exception frame)" if f.interrupted else "") + (" (inlined)" if f.inline else "")
+        flags = " (exception frame)" if f.interrupted else ""  # "(inlined)" is the label's
         trace.append(f"#{f.index:<2} {f.label()}{flags}  {f.where() or ''}".rstrip())
     blocks.append(Section("Backtrace of the crashed thread", (Code("\n".join(trace)),)))
     blocks += _why_sections(result)
     fault: list[Block] = [_disassembly(result)]
-    if not isinstance(result.fault, NotAvailable):
+    title = "Faulting instruction"
+    if isinstance(result.fault, NotAvailable):
+        pass
+    elif result.fault.stopped is not None:  # a trap or a lockup's interrupt: nothing to reason about a fault
+        title = "Where the CPU stopped"
+        fault.append(Paragraph(f"{md_escape(result.fault.stopped)}."))
+    else:
         steps = BulletList(tuple(md_escape(step) for step in result.fault.steps), ordered=True)
         fault.append(Section("Reasoning", (steps, Paragraph(f"Confidence {result.fault.confidence:.2f}."))))
-    blocks.append(Section("Faulting instruction", tuple(fault)))
+    blocks.append(Section(title, tuple(fault)))
     follow_up = _follow_up_section(result)
     if follow_up is not None:
         blocks.append(follow_up)
@@ -488,7 +517,7 @@ def vmcore_document(result: VmcoreResult) -> Document:
         if t.state == "D":
             owner = f", lock owner {t.lock_owner_comm} (pid {t.lock_owner_pid})" if t.lock_owner_pid else ""
             ran = f", last ran {t.last_run_ns / 1e9:.1f} s before the crash" if t.last_run_ns is not None else ""
-            blocked.append(f"D: {md_escape(t.comm)} (pid {t.pid}) on {t.blocked_on or '?'}{owner}{ran}")
+            blocked.append(f"D: {md_escape(t.comm)} (pid {t.pid}) on {md_escape(t.waits_for())}{owner}{ran}")
     if blocked:
         tasks.append(BulletList(tuple(blocked)))
     blocks.append(Section("Tasks", tuple(tasks)))
@@ -520,12 +549,13 @@ class VmcoreRenderer:
     def text(self, result: VmcoreResult, to: Destination) -> str:
         import io
 
-        from rich.markdown import Markdown
-
-        from forensics.report.terminal import text_console
+        from forensics.report.terminal import pastable_markdown, text_console
 
         buf = io.StringIO()
-        text_console(buf, color=to.color, width=110).print(Markdown(render_vmcore_markdown(result)))
+        # crop=False: the commands to paste run past the width rather than be folded (pastable_markdown)
+        text_console(buf, color=to.color, width=110).print(
+            pastable_markdown(render_vmcore_markdown(result)), crop=False
+        )
         return buf.getvalue()
 
     def markdown(self, result: VmcoreResult, to: Destination) -> str:

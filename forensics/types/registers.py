@@ -70,6 +70,7 @@ class Instruction:
     reads: tuple[str, ...]  # canonical registers read
     writes: tuple[str, ...]  # canonical registers written
     memory_is_source: bool  # the memory operand is read (not only written)
+    memory_is_written: bool = False  # the memory operand is written (``mov [m], r``, ``add [m], r``)
 
     def text(self) -> str:
         """``mnemonic operands`` in Intel syntax, as capstone prints it."""

@@ -37,16 +37,23 @@ class Frame:
     source_line: int | None
     inline: bool = False  # an inlined call, sharing the pc of the frame below
     interrupted: bool = False  # registers come from an interrupt/exception frame
+    # The symbol that holds the pc, when it is not ``function``: the function an inlined call was inlined into
+    # (``offset`` and ``size`` are this symbol's: the inlined function has none of its own).
+    symbol: str | None = None
 
     def label(self) -> str:
-        """``func+0x1a/0x40 [module]`` as the kernel prints it."""
+        """``func+0x1a/0x40 [module]`` as the kernel prints it; an inlined call as drgn shows it, the symbol that
+        holds the pc first: ``default_idle+0x13/0x15 in native_irq_disable (inlined)``."""
         name = str(self.function) if isinstance(self.function, NotAvailable) else self.function
-        text = name
+        inlined_into = self.symbol if self.inline and self.symbol and self.symbol != name else None
+        text = inlined_into or name
         if self.offset is not None and not isinstance(self.function, NotAvailable):
             text += f"+{self.offset:#x}" + (f"/{self.size:#x}" if self.size else "")
         if self.module:
             text += f" [{self.module}]"
-        return text
+        if inlined_into:
+            text += f" in {name}"
+        return text + (" (inlined)" if self.inline else "")
 
     def where(self) -> str | None:
         """``file:line`` of the frame, when known."""
@@ -94,6 +101,18 @@ class Variable:
     parameter: bool = False
 
 
+#: Functions a task sleeps in on no lock, and what it then waits for; the first of them its stack holds, in this
+#: order (a completion's wait sleeps in schedule_timeout too).
+WAIT_FRAMES = (
+    ("wait_for_completion", "a completion"),
+    ("__wait_for_common", "a completion"),
+    ("do_wait_for_common", "a completion"),
+    ("msleep", "a timer (msleep)"),
+    ("io_schedule", "I/O"),
+    ("schedule_timeout", "a timeout"),
+)
+
+
 @dataclass(frozen=True)
 class TaskInfo:
     """A task of the dumped kernel."""
@@ -108,6 +127,18 @@ class TaskInfo:
     blocked_on: str | None = None  # e.g. ``mutex kf_lock`` when the stack shows a lock wait
     lock_owner_pid: int | None = None
     lock_owner_comm: str | None = None
+
+    def waits_for(self) -> str:
+        """What a sleeping task waits for: its lock, else the kind of wait its stack shows (``a completion (in
+        do_wait_for_common)``), else ``unknown`` and why."""
+        if self.blocked_on:
+            return self.blocked_on
+        names = [f.function for f in self.stack if isinstance(f.function, str)]
+        for prefix, what in WAIT_FRAMES:
+            hit = next((n for n in names if n.startswith(prefix)), None)
+            if hit is not None:
+                return f"{what} (in {hit})"
+        return "unknown (no lock, and no wait its stack shows)" if names else "unknown (its stack was not read)"
 
 
 @dataclass(frozen=True)
@@ -298,6 +329,7 @@ class SlabObject:
     referenced_by: tuple[str, ...] = ()  # module variables that still hold its address (``kf_active_conn``)
     seen_in: tuple[str, ...] = ()  # where the crash's addresses into it were seen (``rax``, ``log``)
     missing: str | None = None  # why its memory could not be read (a page filtered out of the dump)
+    contents: bytes = b""  # the object's bytes as the dump holds them (up to 4 KiB), b"" when not read
 
     def track(self, kind: str) -> SlabTrack | None:
         """The alloc or free track, when read."""
@@ -524,7 +556,7 @@ class FieldRef:
 
 @dataclass(frozen=True)
 class FaultAnalysis:
-    """What the faulting instruction did, and which NULL field it went through."""
+    """What the faulting instruction did, and which NULL field it went through (or why nothing faulted there)."""
 
     instruction: Instruction
     window: tuple[Instruction, ...]  # the instructions around the fault, for display
@@ -539,6 +571,9 @@ class FaultAnalysis:
     read_member: FieldRef | NotAvailable  # the member read through the NULL pointer
     confidence: float
     steps: tuple[str, ...]
+    # Why nothing faulted at the instruction (a BUG/WARN trap, the interrupt a lockup detector took), None for a
+    # fault: then there are no steps, the instruction is only where the CPU stopped.
+    stopped: str | None = None
 
 
 @dataclass(frozen=True)

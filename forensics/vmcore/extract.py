@@ -32,11 +32,13 @@ def frame_of(prog: drgn.Program, index: int, frame: drgn.StackFrame) -> Frame:
     pc = frame.pc
     name: str | NotAvailable = frame.name or NotAvailable(f"no symbol for {pc:#x}")
     offset = size = None
+    symbol = None
     try:
         sym = frame.symbol()
         offset, size = pc - sym.address, sym.size
         if frame.name is None:
             name = sym.name
+        symbol = sym.name if sym.name != name else None  # an inlined call's offset is its caller's symbol's
     except LookupError:
         pass
     try:
@@ -54,6 +56,7 @@ def frame_of(prog: drgn.Program, index: int, frame: drgn.StackFrame) -> Frame:
         source_line=line or None,
         inline=frame.is_inline,
         interrupted=frame.interrupted,
+        symbol=symbol,
     )
 
 

@@ -21,6 +21,8 @@ from forensics.vmcore.gaps import not_in_dump
 MAX_OBJECTS = 8
 #: Module variables scanned for pointers into the objects.
 MAX_MODULE_WORDS = 4096
+#: Bytes of each object read whole (a free object's poison is checked for writes after the free); kmalloc-4k.
+MAX_CONTENTS = 4096
 
 
 def _track_base(cache: drgn.Object, start: int) -> int:
@@ -205,11 +207,15 @@ def slab_objects(
         size = first.object_size or int(cache.object_size.value_())
         holders = tuple(name for name, value in words if start <= value < start + size)
         store_user, poisoned, _why = cache_flags(prog, cache)
+        try:  # the whole object: a free one's poison shows what was written after the free
+            contents = prog.read(start, min(size, MAX_CONTENTS))
+        except drgn.FaultError:
+            contents = b""
         out.append(
             SlabObject(
                 start, str(first.cache), first.cache_aliases, size, allocation_state(prog, info),
                 bool(store_user), bool(poisoned), tracks, why, holders,
-                tuple(a.origin for a in infos), next((a.missing for a in infos if a.missing), None),
+                tuple(a.origin for a in infos), next((a.missing for a in infos if a.missing), None), contents,
             )
         )  # fmt: skip
     return tuple(out)

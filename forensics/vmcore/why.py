@@ -43,6 +43,8 @@ MEMBERS_WITHOUT_SOURCE = 8
 MAX_ADDRESSES = 48
 #: Distribution layouts of kernel sources, searched after --source-dir and the DWARF path.
 DISTRIBUTION_SOURCE_GLOBS = ("/usr/src/linux-source-*", "/usr/src/linux-*", "/usr/src/kernels/*")
+#: The lowest address of x86-64's kernel half (and arm64's with 48-bit VAs): integers from there are addresses.
+KERNEL_HALF = 0xFFFF_8000_0000_0000
 #: VM_ALLOC in struct vm_struct.flags (include/linux/vmalloc.h).
 VM_ALLOC = 0x2
 #: BUGFLAG_WARNING in struct bug_entry.flags (include/asm-generic/bug.h).
@@ -63,7 +65,9 @@ def value_of(expression: str, obj: drgn.Object) -> ValueRead:
         if kind in _SCALARS:
             value = int(obj.value_())
             text = str(value)
-            if kind == drgn.TypeKind.POINTER:
+            # A pointer, or an unsigned integer holding a kernel address (6.1's set_freepointer: ``unsigned long
+            # freeptr_addr``), in hex: its decimal says nothing.  Signed integers never (-9 is an error code).
+            if kind == drgn.TypeKind.POINTER or value >= KERNEL_HALF:
                 text = f"{value:#x}"
                 with contextlib.suppress(LookupError):
                     sym = obj.prog_.symbol(value)

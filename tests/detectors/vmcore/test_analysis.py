@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from detectors.dmesg.scanner import scan_text
 from detectors.vmcore.analysis import analyse_snapshot, crash_report, fault_address_from_log, log_as_text
-from detectors.vmcore.faultaddr import fault_address_record
+from detectors.vmcore.faultaddr import fault_address_record, no_fault_address
 from forensics.model import LocatorKind, NotAvailable
 from tests.detectors.vmcore.snapshots import (
     DUMP,
@@ -221,3 +221,22 @@ def test_a_crashed_task_the_dump_lacks_is_named_by_its_report_on_the_same_cpu() 
     assert crashed_task_text(snap, report).startswith("sh (pid 150) on CPU 1, named by the kernel log's report")
     # another CPU's report names another task: not taken
     assert crashed_task_text(changed(snap, crashed_cpu=0), report).startswith("not available: name unknown")
+
+
+def test_no_fault_address_says_a_general_protection_fault_sets_no_cr2() -> None:
+    """The GPF's register dump shows an earlier page fault's CR2; the header's guessed address is returned."""
+    gpf = log(
+        "general protection fault, probably for non-canonical address 0x6b6b6b6b6b6b6b73: 0000 [#1] SMP",
+        "RIP: 0010:kf_conn_send+0x8/0x10 [kf_buggy]",
+        "CR2: 0000000000559c5a CR3: 000000000036c000 CR4: 00000000000006a0",
+    )
+    assert no_fault_address(gpf) == (
+        "none: a general protection fault sets no CR2 (the CR2: 0000000000559c5a its register dump shows is an "
+        "earlier page fault's)",
+        0x6B6B6B6B6B6B6B73,
+    )
+    assert no_fault_address(log("general protection fault: 0000 [#1] SMP")) == (
+        "none: a general protection fault sets no CR2",
+        None,
+    )
+    assert no_fault_address(log("Kernel panic - not syncing: sysrq triggered crash")) == ("not in the log", None)

@@ -64,3 +64,25 @@ def test_arm64_code_does_not_fail() -> None:
     fault = analyse_fault(arm, _regs(x1=0), (), LAYOUTS, 8)
     assert not isinstance(fault, NotAvailable)
     assert isinstance(fault.null_field, NotAvailable)
+
+
+def test_a_trap_or_an_interrupt_is_no_fault_to_reason_about() -> None:
+    """ud2 (BUG/WARN) and an instruction a lockup detector's interrupt took: no steps, only why nothing faulted."""
+    trap = analyse_fault(_code("X86_64", bytes.fromhex("0f0b"), BASE), _regs(rdi=0), (), LAYOUTS, None)
+    assert not isinstance(trap, NotAvailable)
+    assert trap.steps == () and trap.stopped is not None and "BUG() and WARN()" in trap.stopped
+    spin = analyse_fault(_code(), _regs(rdi=0), (), LAYOUTS, None, interrupted="a timer interrupt took the CPU here")
+    assert not isinstance(spin, NotAvailable)
+    assert spin.steps == () and spin.stopped == "a timer interrupt took the CPU here"
+    assert isinstance(spin.null_field, NotAvailable) and spin.base_register is None
+
+
+def test_a_general_protection_fault_compares_the_reported_address() -> None:
+    fault = analyse_fault(
+        _code(), _regs(rdi=0x6B6B6B6B6B6B6B6B), (), LAYOUTS, None, no_address=("none: a GPF", 0x6B6B6B6B6B6B6B9B)
+    )
+    assert not isinstance(fault, NotAvailable)
+    assert fault.steps[2] == (
+        "effective address 0x6b6b6b6b6b6b6b9b; fault address (CR2) none: a GPF; the report's non-canonical address "
+        "0x6b6b6b6b6b6b6b9b is this one"
+    )

@@ -14,6 +14,7 @@ from detectors.vmcore.slab import (
     slab_title,
     track_text,
     use_after_free_title,
+    written_after_free,
 )
 from detectors.vmcore.why import classify_value
 from forensics.model import NotAvailable
@@ -128,6 +129,31 @@ def test_use_after_free_title_says_read_or_write(code: bytes, access: str) -> No
     )  # fmt: skip
     assert use_after_free_title(snap) == f"BUG: use-after-free {access} in kf_conn_send"
     assert use_after_free_title(replace(snap, slab_objects=(_object(allocated=True),))) is None
+
+
+def test_a_word_of_a_free_object_that_is_not_poison_was_written_after_the_free() -> None:
+    """SLUB fills a free object with 0x6b and ends it with 0xa5: a word that differs was written after kfree,
+    and the instruction before the fault whose operand is that word wrote it (``add [rdi+0x28], rsi``)."""
+    poison = bytearray(b"\x6b" * 63 + b"\xa5")
+    poison[0x28] = 0x6D
+    obj = replace(_object(), poisoned=True, contents=bytes(poison))
+    code = CodeBytes(PC, bytes.fromhex("48017728") + b"\x8b\x40\x08", PC + 4, "X86_64")  # add [rdi+0x28], rsi; mov
+    snap = _snap(code=code, registers=RegisterSet((("rdi", OBJ), ("rip", PC + 4))))
+    [written] = written_after_free(snap, obj)
+    assert (written.offset, written.word, written.poison) == (0x28, 0x6B6B6B6B6B6B6B6D, 0x6B6B6B6B6B6B6B6B)
+    assert written.writer == f"add qword ptr [rdi + 0x28], rsi at {PC:#x}"
+    assert written.text() == "0x6b6b6b6b6b6b6b6d at offset 0x28: the poison 0x6b6b6b6b6b6b6b6b + 0x2"
+    assert written_after_free(snap, replace(obj, contents=bytes(64))) == []  # no poison at all: a constructor's
+    assert written_after_free(snap, replace(obj, allocated=True)) == []
+    assert written_after_free(snap, replace(obj, contents=bytes(b"\x6b" * 63 + b"\xa5"))) == []
+
+
+def test_a_tracks_own_stack_starts_at_the_caller_not_in_the_allocator() -> None:
+    """5.10's track addrs[] begin in SLUB (__slab_alloc < ... < kmem_cache_alloc): cut as 6.1's stack depot does."""
+    names = ("__slab_alloc", "slab_alloc_node", "slab_alloc", "kmem_cache_alloc", "kf_conn_open", "kf_conn_open_write")
+    stack = tuple(_frame(i, name, "kf" if name.startswith("kf") else None) for i, name in enumerate(names))
+    track = SlabTrack("alloc", "kf_conn_open+0x15", 43, 1, 1, stack)
+    assert track_text(track) == "kf_conn_open+0x15 (pid 43, CPU 1): kf_conn_open < kf_conn_open_write"
 
 
 def test_a_track_shows_its_caller_when_the_depot_skipped_it() -> None:

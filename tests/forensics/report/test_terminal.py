@@ -11,7 +11,9 @@ from hypothesis import strategies as st
 from rich.text import Text
 
 from forensics.model import Incident
-from forensics.report.terminal import Piece, _Printer, render_terminal, text_console
+from forensics.report.document import PASTE_LANG
+from forensics.report.markdown import fence
+from forensics.report.terminal import Piece, _Printer, pastable_markdown, render_terminal, text_console
 from tests.forensics.factories import incident_of, line_evidence, null_deref_finding, write_log
 
 # Text a kernel log and a finding can hold, the corners of rich's rendering among it: markup brackets and
@@ -138,3 +140,18 @@ def test_trace_tables_show_task_names_as_recorded(tmp_path: Path) -> None:
     result = analyse_trace_file(str(trace))
     out = render_text(result.analysis, result.parse, result.source, 10, False, result.notes)
     assert f" {odd} " in out and "🆗" not in out
+
+
+def test_commands_to_paste_are_never_folded_and_other_code_is() -> None:
+    """A ``console`` block (the vmcore report's crash/drgn sessions) keeps each line whole past the width; a folded
+    command (``.../v`` / ``mlinux \\``) pasted into a shell is another command.  Prose and other code still fold."""
+    command = "crash -s /root/.cache/kforensic/fixtures/" + "0c8e4d46" * 12 + "-gdb-index/vmlinux \\"
+    prose = "words " * 30
+    text = "\n\n".join((fence(f"{command}\n    /tmp/vmcore", PASTE_LANG), prose, fence("x" * 150)))
+    buf = io.StringIO()
+    text_console(buf, color=False, width=60).print(pastable_markdown(text), crop=False)
+    lines = [line.rstrip() for line in buf.getvalue().splitlines()]
+    assert f" {command}" in lines
+    assert "     /tmp/vmcore" in lines
+    assert max(len(line) for line in lines if "words" in line) <= 60
+    assert not any("x" * 61 in line for line in lines)

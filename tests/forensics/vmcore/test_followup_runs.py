@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+from forensics.report.document import PASTE_LANG
 from tests.vmcore_cases import FIXTURES_DIR, analysed, case_names
 
 REPO = FIXTURES_DIR.parent
@@ -62,7 +63,7 @@ class Printed:
 
 def _blocks_after(markdown: str, lead: str) -> list[str]:
     """The lines of the code block that follows the paragraph starting with ``lead``, continuations joined."""
-    after = markdown.split(lead, 1)[1].split("```text\n", 1)[1].split("\n```", 1)[0]
+    after = markdown.split(lead, 1)[1].split(f"```{PASTE_LANG}\n", 1)[1].split("\n```", 1)[0]
     return after.replace(" \\\n    ", " ").splitlines()
 
 
