@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
+from collectors.inputs import STDIN_NAME
 from collectors.log_boots import COMMAND_LINE, PANIC, read_boots
 from detectors.incident.boot_identity import BootCheck, check_boot
 from detectors.incident.correlate import SET_APART_SEVERITY
+from forensics.errors import KforensicError
 from forensics.model import Fact, Finding, FindingKind, finding_id
 from forensics.types.boots import LoggedBoot, LoggedLine
 from forensics.types.dmesg_result import DmesgResult
@@ -66,10 +68,15 @@ def check_logs(parts: list[SourceAnalysis], apart: Collection[str]) -> list[Boot
         for source in part.details.sources:
             if source.name in apart:
                 continue
-            if source.name == "-":  # standard input is read once
+            if source.name == STDIN_NAME:  # read once, by the log's own analysis
                 out.append(BootCheck(source.name, None, "", "unconfirmed: standard input is not read again"))
                 continue
-            found = check_boot(dump, read_boots(source.name, times))
+            try:
+                boots = read_boots(source.name, times)
+            except KforensicError as exc:  # gone or unreadable since its analysis read it: the report goes on
+                out.append(BootCheck(source.name, None, "", f"unconfirmed: the log could not be read again ({exc})"))
+                continue
+            found = check_boot(dump, boots)
             if found is not None:
                 out.append(found)
     return out

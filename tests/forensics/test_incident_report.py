@@ -449,3 +449,20 @@ def test_crash_free_inputs_of_two_kernels_are_two_boots_not_a_crashed_one(tmp_pa
     assert "WARNING in kf_state_stop" in doc["summary"] and "OOM" not in doc["summary"], doc["summary"]
     markdown = (tmp_path / "r.md").read_text()
     assert "crashed boot" not in markdown.split("## Details")[0]
+
+
+def test_a_log_on_standard_input_beside_a_dump_is_unconfirmed(tmp_path: Path) -> None:
+    """``--dmesg -``: standard input is read once, by the log's analysis; the report ran the boot check on a file
+    named "<stdin>" and stopped ("cannot read <stdin>: No such file or directory", exit 3)."""
+    import subprocess
+    import sys
+
+    case, log = _need("01-null-member"), _need("10-use-after-free").console_log
+    with log.open("rb") as stdin:
+        result = subprocess.run(
+            [sys.executable, "-m", "forensics", "report", "--vmcore", str(case.directory), "--vmlinux",
+             str(case.vmlinux), "--dmesg", "-", "-o", str(tmp_path / "r.md")],
+            stdin=stdin, capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "  - boot: unconfirmed: standard input is not read again" in (tmp_path / "r.md").read_text()
