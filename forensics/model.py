@@ -382,6 +382,9 @@ class Examined:
     what: str
     could_find: tuple[str, ...] = ()
     could_not: tuple[str, ...] = ()
+    # How the input stands to the boot a report tells ("set apart: it names kernel 6.12.118, the dump 6.1.192",
+    # "boot: unconfirmed: ..."); "" outside a report.
+    standing: str = ""
 
     @property
     def blind(self) -> bool:

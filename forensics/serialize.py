@@ -180,6 +180,7 @@ def incident_to_dict(incident: Incident, finding: Callable[[Finding], Any] = fin
         "problems": sum(1 for f in findings if f.severity._value_ in _PROBLEM_VALUES),
         "examined": [
             {"what": e.what, "could_find": list(e.could_find), "could_not": list(e.could_not)}
+            | ({"standing": e.standing} if e.standing else {})
             for e in incident.examined
         ],
         "boot_time": json_value(incident.boot_time)
@@ -329,8 +330,12 @@ class _Reader:
     def examined(self, obj: object, where: str) -> Examined:
         could_find = self.get(obj, "could_find", list, where)
         could_not = self.get(obj, "could_not", list, where)
+        standing = obj.get("standing", "") if isinstance(obj, dict) else ""  # older writers: none
         return Examined(
-            self.get(obj, "what", str, where), tuple(str(x) for x in could_find), tuple(str(x) for x in could_not)
+            self.get(obj, "what", str, where),
+            tuple(str(x) for x in could_find),
+            tuple(str(x) for x in could_not),
+            standing if isinstance(standing, str) else "",
         )
 
     def subject(self, obj: object, where: str) -> Subject:

@@ -52,6 +52,12 @@ _LOCKUP_TASK = re.compile(r"soft lockup - CPU#\d+ stuck for \d+s! \[(.+?):(\d+)\
 _PRINTK_TIME = re.compile(r"^\[\s*\d+\.\d+\]\s?")
 
 
+#: The severity of a contradiction that sets an input apart (another boot, host or release): a finding about the
+#: inputs given, not harm to the machine, so below medium (``--fail-on medium`` failed on a wrong file given); the
+#: verdict and "Examined" still say it.
+SET_APART_SEVERITY = Severity.LOW
+
+
 def _combined(a: float, b: float) -> float:
     """Confidence of a claim two independent sources support."""
     return round(min(0.99, 1 - (1 - a) * (1 - b)), 2)
@@ -228,9 +234,14 @@ RULES: tuple[tuple[str, Rule], ...] = (
 )
 
 
-def _contradictions(by_id: dict[str, Finding]) -> list[Finding]:
+def _contradictions(by_id: dict[str, Finding], away: Callable[[Finding], bool]) -> list[Finding]:
+    """The dump and a log that disagree on the crash, and the inputs whose times lie past it.
+
+    A log already set apart (``away``: another boot, host or release) is no view of this crash: its panic is not
+    said to "disagree" with the dump's (the other kernel's OOM panic did, at medium, beside its own contradiction).
+    """
     crashes = [f for f in by_id.values() if f.kind is FindingKind.CRASH]
-    logs = [f for f in by_id.values() if _log_crash_ending_boot(f)]
+    logs = [f for f in by_id.values() if _log_crash_ending_boot(f) and not away(f)]
     out = []
     for crash in crashes:
         if logs and not any(log.title == crash.title or _one_message(crash, log) for log in logs):
@@ -269,7 +280,7 @@ def _other_boots(findings: tuple[Finding, ...]) -> list[Finding]:
                 kind=FindingKind.CONTRADICTION,
                 title=f"{source} cannot come from the crashed boot: its times start at "
                 f"{ev.timestamp.seconds:.3f} s since boot, after the crash at {end:.3f} s",
-                severity=Severity.MEDIUM,
+                severity=SET_APART_SEVERITY,
                 confidence=0.9,
                 confidence_reason="a kernel that crashed never reached the later uptime; unless its clock "
                 "does not count from boot, the input was recorded in another boot",
@@ -299,7 +310,7 @@ def _elsewhere(
         id=finding_id(FindingKind.CONTRADICTION, *key),
         kind=FindingKind.CONTRADICTION,
         title=title,
-        severity=Severity.MEDIUM,
+        severity=SET_APART_SEVERITY,
         confidence=0.9,
         confidence_reason=reason,
         summary=summary,
@@ -542,7 +553,7 @@ def correlate(
                 del current[drop]
                 holder[drop] = keep_at
             correlations.append(Correlation(rule, keep_at, (keep_at, drop), why))
-    for f in _contradictions(current):
+    for f in _contradictions(current, away):
         current[f.id] = f
         correlations.append(Correlation("contradiction", f.id, (f.id,), f.title, contradiction=True))
     # The log's reports merged into a dump's consequences stay linked to their root, and a log's report of a

@@ -115,7 +115,9 @@ def elsewhere_inputs(findings: tuple[Finding, ...]) -> dict[str, str]:
     for f in findings:
         if f.kind is not FindingKind.CONTRADICTION:
             continue
-        if (host := f.fact("other host")) is not None and f.fact("host") is not None:
+        if (other := f.fact("other boot")) is not None and (why := f.fact("set apart because")) is not None:
+            out.setdefault(str(other), str(why))  # a boot check (detectors/incident/boot_identity.py)
+        elif (host := f.fact("other host")) is not None and f.fact("host") is not None:
             out.setdefault(str(host), f"it comes from host {f.fact('host')}, not {f.fact('crashed host')}")
         elif (other := f.fact("other boot")) is not None and f.fact("kernel") is not None:
             home = f.fact("crashed kernel of") or "the dump"
@@ -127,7 +129,14 @@ def elsewhere_inputs(findings: tuple[Finding, ...]) -> dict[str, str]:
     return out
 
 
-def _lane_of(key: str, boot: BootTime | NotAvailable, elsewhere: dict[str, str], on_wall: bool) -> Lane:
+def told_boot(crashed: bool) -> str:
+    """How sentences name the boot the report tells: "the crashed boot", or "the boot" of crash-free inputs."""
+    return "the crashed boot" if crashed else "the boot this report tells"
+
+
+def _lane_of(
+    key: str, boot: BootTime | NotAvailable, elsewhere: dict[str, str], on_wall: bool, crashed: bool = True
+) -> Lane:
     if key.startswith(_TRACE_PREFIX):
         source = key.removeprefix(_TRACE_PREFIX)
         label = f"trace {source}: its own clock (seconds since boot of the traced kernel)"
@@ -135,7 +144,8 @@ def _lane_of(key: str, boot: BootTime | NotAvailable, elsewhere: dict[str, str],
     if key.startswith(_INPUT_PREFIX):
         source = key.removeprefix(_INPUT_PREFIX)
         clock = "wall clock (UTC)" if on_wall else "seconds since boot of its kernel"
-        label = f"{source}: its own times ({clock}), not ordered against the crashed boot's"
+        against = "the crashed boot's" if crashed else "those of the boot this report tells"
+        label = f"{source}: its own times ({clock}), not ordered against {against}"
         return Lane(key, f"Input {source}", label, on_wall, elsewhere.get(source))
     if key == BOOT_LANE:
         assert isinstance(boot, BootTime)
@@ -149,12 +159,13 @@ def _lane_of(key: str, boot: BootTime | NotAvailable, elsewhere: dict[str, str],
     )
 
 
-def timeline_lanes(events: tuple[TimelineEvent, ...], findings: tuple[Finding, ...], boot: BootTime | NotAvailable
-                   ) -> tuple[Lane, ...]:  # fmt: skip
-    """The lanes the events use, in the timeline's order."""
+def timeline_lanes(events: tuple[TimelineEvent, ...], findings: tuple[Finding, ...], boot: BootTime | NotAvailable,
+                   crashed: bool = True) -> tuple[Lane, ...]:  # fmt: skip
+    """The lanes the events use, in the timeline's order (``crashed``: an input of the boot told shows a crash)."""
     elsewhere = elsewhere_inputs(findings)
     keys = dict.fromkeys(e.lane for e in events)
-    return tuple(_lane_of(k, boot, elsewhere, any(e.wall is not None for e in events if e.lane == k)) for k in keys)
+    return tuple(_lane_of(k, boot, elsewhere, any(e.wall is not None for e in events if e.lane == k), crashed)
+                 for k in keys)  # fmt: skip
 
 
 def _lane_rank(key: str) -> tuple[int, str]:
@@ -293,14 +304,22 @@ def story_steps(events: list[TimelineEvent]) -> list[TimelineEvent]:
 
 
 def verdict(
-    summary: str, events: tuple[TimelineEvent, ...], lanes: tuple[Lane, ...], limit: int = 4
+    summary: str, events: tuple[TimelineEvent, ...], lanes: tuple[Lane, ...], limit: int = 4, crashed: bool = True
 ) -> tuple[str, ...]:
     """The verdict paragraph as sentences: the summary, then the story in plain short sentences, one per step."""
-    return (_sentence(summary), *narrative_sentences(events, lanes, limit))
+    return (_sentence(summary), *narrative_sentences(events, lanes, limit, crashed))
 
 
-def narrative_sentences(events: tuple[TimelineEvent, ...], lanes: tuple[Lane, ...], limit: int = 4) -> list[str]:
-    """The timeline told in short sentences: the first steps of the incident's boot, then the other lanes."""
+def narrative_sentences(
+    events: tuple[TimelineEvent, ...], lanes: tuple[Lane, ...], limit: int = 4, crashed: bool = True
+) -> list[str]:
+    """The timeline told in short sentences: the first steps of the incident's boot, then the other lanes.
+
+    ``crashed``: an input of the boot told shows a crash; else that boot is "the boot" (two crash-free inputs of two
+    releases were said to be of "the crashed boot").
+    """
+    ours = told_boot(crashed)
+    apart = "apart from the crash" if crashed else "apart from the others"
     if not events:
         return ["No input carries times to order the events."]
     by_key = {lane.key: lane for lane in lanes}
@@ -322,8 +341,8 @@ def narrative_sentences(events: tuple[TimelineEvent, ...], lanes: tuple[Lane, ..
         if key.startswith(_INPUT_PREFIX):
             name = key.removeprefix(_INPUT_PREFIX)
             why = f": {lane.contradiction}" if lane is not None and lane.contradiction else ""
-            out.append(f"The input {name} cannot come from the crashed boot{why}.")
-            out.append(f"Its {n} finding(s) are shown on its own clock, apart from the crash.")
+            out.append(f"The input {name} cannot come from {ours}{why}.")
+            out.append(f"Its {n} finding(s) are shown on its own clock, {apart}.")
             continue
         if not key.startswith(_TRACE_PREFIX):
             out.append(f"{n} finding(s) carry times since boot only; without the boot time they are not ordered "
@@ -331,8 +350,8 @@ def narrative_sentences(events: tuple[TimelineEvent, ...], lanes: tuple[Lane, ..
             continue
         name = key.removeprefix(_TRACE_PREFIX)
         if lane is not None and lane.contradiction:
-            out.append(f"The trace {name} cannot come from the crashed boot: {lane.contradiction}.")
-            out.append(f"Its {n} finding(s) are shown on its own clock, apart from the crash.")
+            out.append(f"The trace {name} cannot come from {ours}: {lane.contradiction}.")
+            out.append(f"Its {n} finding(s) are shown on its own clock, {apart}.")
         else:
             out.append(f"The trace {name} has {n} finding(s) on its own clock, apart from the others.")
     return out

@@ -110,10 +110,11 @@ def run_report(
     write_figures(figure for part in parts for figure in part.figures)
     story = build_story(parts, [load_findings_file(p) for p in files], "kforensic " + shlex.join(sys.argv[1:]))
     _write_extras(story, json_out, html_out, digest, digest_bytes)
-    from forensics.report.story import StoryRenderer
+    from forensics.report.story import StoryRenderer, own_incident
 
     deliver(render(StoryRenderer(), story, fmt, output), output)
-    return int(exit_status(story.incident, fail_on))
+    # Findings of inputs set apart (another boot, host or release) are not this incident's: --fail-on judges its own.
+    return int(exit_status(own_incident(story), fail_on))
 
 
 def _write_extras(

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from forensics import __version__
 from forensics.errors import InputError
-from forensics.model import Incident
+from forensics.model import Examined, Finding, Incident
+from forensics.types.dmesg_result import DmesgResult
 from forensics.types.incident import Correlation
 from forensics.types.results import IncidentStory, SourceAnalysis
+
+if TYPE_CHECKING:
+    from detectors.incident.boot_identity import BootCheck
 
 
 def load_findings_file(path: Path) -> Incident:
@@ -104,10 +110,12 @@ def build_story(parts: list[SourceAnalysis], loaded: list[Incident], command: st
     from detectors.incident.timeline import (
         build_timeline,
         elsewhere_inputs,
+        ends_the_boot,
         narrative_sentences,
         timeline_lanes,
         verdict,
     )
+    from forensics.pipelines.boot_identity import check_logs, other_boot_finding
 
     incidents = [p.incident for p in parts] + loaded
     merged = Incident.merge(incidents, tool_version=__version__)
@@ -117,23 +125,70 @@ def build_story(parts: list[SourceAnalysis], loaded: list[Incident], command: st
     hosts_said = frozenset(str(f.fact("other host")) for f in elsewhere)
     elsewhere += other_kernels(tuple(incidents), hosts_said)
     elsewhere += after_the_crash(tuple(incidents), hosts_said | {str(f.fact("other boot")) for f in elsewhere})
+    # A log of the dump's own release may still be another boot: the dump's own log and command line say which.
+    checks = check_logs(parts, hosts_said | {str(f.fact("other boot")) for f in elsewhere})
+    elsewhere += [other_boot_finding(c) for c in checks if c.other]
     findings, correlations = correlate(merged.findings, elsewhere_inputs(tuple(elsewhere)))
     findings += tuple(elsewhere)
     correlations += tuple(Correlation("contradiction", f.id, (f.id,), f.title, contradiction=True) for f in elsewhere)
-    incident = _crashed_boot(replace(merged, findings=findings), incidents, frozenset(elsewhere_inputs(findings)))
-    summary = plain_summary(incident.sorted_findings(), host_label(incident), incident.examined)
+    apart = elsewhere_inputs(findings)
+    incident = _crashed_boot(replace(merged, findings=findings), incidents, frozenset(apart))
+    incident = replace(incident, examined=_examined(parts, loaded, apart, checks))
+    apart_ids = frozenset(f.id for f in findings if _set_apart(f, apart))
+    own = tuple(f for f in incident.sorted_findings() if f.id not in apart_ids)
+    crashed = any(ends_the_boot(f) for f in own)
+    # The first sentence is of the boot told: an input set apart named "the main problem" (another boot's fault).
+    summary = plain_summary(own, host_label(incident), incident.examined)
     timeline = build_timeline(incident.sorted_findings(), incident.boot_time)
-    lanes = timeline_lanes(timeline, incident.findings, incident.boot_time)
+    lanes = timeline_lanes(timeline, incident.findings, incident.boot_time, crashed)
     return IncidentStory(
         incident=incident,
         summary=summary,
         timeline=timeline,
         lanes=lanes,
-        narrative=tuple(narrative_sentences(timeline, lanes)),
-        story=verdict(summary, timeline, lanes),
+        narrative=tuple(narrative_sentences(timeline, lanes, crashed=crashed)),
+        story=verdict(summary, timeline, lanes, crashed=crashed),
         correlations=correlations,
         hypotheses=rank_hypotheses(incident.sorted_findings()),
         details=tuple(parts),
         plots=tuple(plot for p in parts for plot in p.plots),
         commands=(*(p.command for p in parts), command),
+        apart=apart_ids,
+        crashed=crashed,
     )
+
+
+def _set_apart(f: Finding, apart: Mapping[str, str]) -> bool:
+    """A finding of an input set apart: every evidence of it is (a contradiction cites the crash's too: it stays)."""
+    return bool(f.evidence) and all(e.source in apart for e in f.evidence)
+
+
+def _examined(
+    parts: list[SourceAnalysis], loaded: list[Incident], apart: Mapping[str, str], checks: list[BootCheck]
+) -> tuple[Examined, ...]:
+    """What each input's analysis examined, input by input (the dump first: ``report`` analyses it first), each
+    with how it stands to the boot the report tells: set apart and why, or what the boot check found."""
+    checked = {c.source: c for c in checks}
+
+    def standing(sources: list[str]) -> str:
+        why = next((apart[s] for s in sources if s in apart), None)
+        if why is not None:
+            return f"set apart: {why}"
+        check = next((checked[s] for s in sources if s in checked), None)
+        return "" if check is None else f"boot: {check.why}"
+
+    out: list[Examined] = []
+    for part in parts:
+        examined = part.incident.examined
+        if isinstance(part.details, DmesgResult) and len(part.details.sources) == len(examined):
+            # one entry per log, in the order of its sources (forensics/pipelines/dmesg.py build_incident)
+            out += [
+                replace(e, standing=standing([r.name])) for e, r in zip(examined, part.details.sources, strict=True)
+            ]
+            continue
+        sources = [e.source for f in part.incident.findings for e in f.evidence]
+        out += [replace(e, standing=standing(sources)) for e in examined]
+    for incident in loaded:
+        sources = [e.source for f in incident.findings for e in f.evidence]
+        out += [replace(e, standing=standing(sources)) for e in incident.examined]
+    return tuple(dict.fromkeys(out))

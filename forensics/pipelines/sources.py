@@ -9,11 +9,12 @@ figures to draw for them) and the command line that reproduces it.
 from __future__ import annotations
 
 import shlex
+from dataclasses import replace
 from pathlib import Path
 
-from forensics.model import BootTime, NotAvailable
+from forensics.model import BootTime, Examined, NotAvailable
 from forensics.types.dmesg_result import DmesgResult
-from forensics.types.results import SourceAnalysis
+from forensics.types.results import DumpLogResult, SourceAnalysis, VmcoreResult
 
 
 def _cmd(*parts: str | Path) -> str:
@@ -30,7 +31,6 @@ def analyse_vmcore(
     """``kforensic vmcore``: the dump, with the kernel log beside it; without the kernel's debug info, the dump's
     kernel log alone, as ``kforensic vmcore`` reads it then."""
     from forensics.pipelines.vmcore import analyse_dump_or_log
-    from forensics.types.results import DumpLogResult
     from forensics.vmcore.program import DebugInfoRequest
 
     result = analyse_dump_or_log(path, DebugInfoRequest(vmlinux, debug_dirs, module_debug, source_dirs))
@@ -44,7 +44,32 @@ def analyse_vmcore(
     for d in source_dirs:
         args += ["--source-dir", d]
     title = f"vmcore {path}" + (" (its kernel log only: no debug info)" if isinstance(result, DumpLogResult) else "")
-    return SourceAnalysis(result.incident, title, result, (), _cmd(*args))
+    incident = result.incident
+    if isinstance(result, VmcoreResult):
+        # What the dump's analysis read, first among what the report examined (a report listed the log and the
+        # trace beside the dump, not the dump); the log-only analysis states its own (forensics/pipelines/vmcore.py).
+        incident = replace(incident, examined=(dump_examined(result), *incident.examined))
+    return SourceAnalysis(incident, title, result, (), _cmd(*args))
+
+
+#: What an analysis of a dump with its kernel's debug info could have found (detectors/vmcore/).
+DUMP_COULD_FIND = (
+    "the crash: its site, registers, faulting instruction, NULL members, freed or poisoned memory",
+    "locks held and their owners, tasks blocked in D state, lock cycles",
+    "memory: outsized slab caches, memory totals, the largest users at an OOM",
+    "the kernel's own log (its printk records) and taint",
+)
+
+
+def dump_examined(result: VmcoreResult) -> Examined:
+    """What the analysis of the dump read: its kernel, crash time, log, tasks, caches and modules."""
+    snap = result.snapshot
+    at = f", crashed {snap.uptime:.3f} s after boot" if isinstance(snap.uptime, float) else ""
+    return Examined(
+        f"crash dump {snap.dump_path}: kernel {snap.kernel_release}{at}; {len(snap.log):,} printk record(s), "
+        f"{len(snap.tasks):,} task(s), {len(snap.slab_caches):,} slab cache(s), {len(snap.modules):,} module(s)",
+        DUMP_COULD_FIND,
+    )
 
 
 def analyse_dmesg(paths: tuple[Path, ...]) -> SourceAnalysis:
@@ -78,7 +103,6 @@ def store_boot_time(store_path: Path) -> BootTime | NotAvailable:
 
 def analyse_store(store_path: Path, plots_dir: Path | None) -> SourceAnalysis:
     """``kforensic leaks``: leak-shaped growth in a slab-watch store."""
-    from dataclasses import replace
 
     from forensics.pipelines.leaks import analyse_store as leaks_of_store
 

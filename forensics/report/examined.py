@@ -40,6 +40,8 @@ def examined_lines(incident: Incident) -> list[str]:
     out: list[str] = []
     for e in incident.examined:
         out.append(f"examined: {e.what}")
+        if e.standing:
+            out.append(f"  {e.standing}")
         if e.could_find:
             out.append(f"  could have found: {'; '.join(e.could_find)}")
         out += [f"  could not judge: {why}" for why in e.could_not]

@@ -77,21 +77,44 @@ def _meta(incident: Incident) -> str:
     )
 
 
-def _findings(incident: Incident) -> str:
-    """The findings: a table of them, the verdict when none is a problem, what was examined, then each in full."""
-    findings = incident.sorted_findings()
+def _table(findings: tuple[Finding, ...], start: int) -> str:
     rows = "".join(
         f'<tr><td><a href="#finding-{i}">{i}</a></td><td>{_sev(f.severity)}</td><td>{f.confidence:.2f}</td>'
         f"<td>{escape(f.title)}</td><td><code>{escape(f.evidence[0].cite())}</code></td></tr>"
-        for i, f in enumerate(findings, 1)
+        for i, f in enumerate(findings, start)
     )
     return (
+        f"<table><tr><th>#</th><th>severity</th><th>conf</th><th>title</th><th>where</th></tr>{rows}</table>"
+        if rows
+        else ""
+    )
+
+
+#: The heading of the findings of inputs a report sets apart (another boot, host or release).
+APART_HEADING = "Findings of inputs set apart"
+#: What that list is, under its heading.
+APART_NOTE = (
+    "These inputs cannot come from the boot the report tells (see the contradictions): their findings are listed "
+    "here, not ranked with its findings nor counted by --fail-on."
+)
+
+
+def _apart(apart: tuple[Finding, ...], start: int) -> str:
+    """The findings of inputs set apart, numbered on from the incident's."""
+    if not apart:
+        return ""
+    return f"<h2>{escape(APART_HEADING)}</h2><p>{escape(APART_NOTE)}</p>{_table(apart, start)}" + "".join(
+        _finding_html(i, f) for i, f in enumerate(apart, start)
+    )
+
+
+def _findings(incident: Incident, apart: tuple[Finding, ...] = ()) -> str:
+    """The findings: a table of them, the verdict when none is a problem, what was examined, then each in full;
+    then those of the inputs set apart (``apart``), if any."""
+    findings = incident.sorted_findings()
+    return (
         "<h2>Findings</h2>"
-        + (
-            f"<table><tr><th>#</th><th>severity</th><th>conf</th><th>title</th><th>where</th></tr>{rows}</table>"
-            if rows
-            else ""
-        )
+        + _table(findings, 1)
         + ("" if incident.problems() else f"<p>{escape(verdict_line(incident))}</p>")
         # What was examined and could not be judged, problems or not (it was shown only without one).
         + (
@@ -100,6 +123,7 @@ def _findings(incident: Incident) -> str:
             else ""
         )
         + "".join(_finding_html(i, f) for i, f in enumerate(findings, 1))
+        + _apart(apart, len(findings) + 1)
     )
 
 
@@ -112,12 +136,15 @@ def _inputs(incident: Incident) -> str:
     return f"<h2>Inputs</h2><table><tr><th>source</th><th>size</th><th>sha256</th><th>error</th></tr>{sources}</table>"
 
 
-def render_html(incident: Incident, sections: list[tuple[str, str]] | None = None, title: str = "") -> str:
-    """The incident as one HTML page; ``sections`` are extra (heading, HTML body) blocks shown before the findings."""
+def render_html(
+    incident: Incident, sections: list[tuple[str, str]] | None = None, title: str = "", apart: tuple[Finding, ...] = ()
+) -> str:
+    """The incident as one HTML page; ``sections`` are extra (heading, HTML body) blocks shown before the findings;
+    ``apart``: findings of inputs set apart, listed after the incident's own (``incident`` holds them not)."""
     findings = incident.sorted_findings()
     head = title or (findings[0].title if findings else "No findings")
     extra = "".join(f"<h2>{escape(h)}</h2>{body}" for h, body in sections or [])
-    body = f"<h1>kforensic incident report</h1>{_meta(incident)}{extra}{_findings(incident)}{_inputs(incident)}"
+    body = f"<h1>kforensic incident report</h1>{_meta(incident)}{extra}{_findings(incident, apart)}{_inputs(incident)}"
     return _page(f"kforensic: {head}", body)
 
 

@@ -155,16 +155,18 @@ def _finding_md(n: int, f: Finding, level: int = 3) -> list[str]:
     return out
 
 
-def findings_markdown(findings: tuple[Finding, ...], level: int = 3) -> list[str]:
-    """The findings' table, then each finding under a heading of ``level`` with its evidence."""
+def findings_markdown(findings: tuple[Finding, ...], level: int = 3, start: int = 1) -> list[str]:
+    """The findings' table, then each finding under a heading of ``level`` with its evidence, numbered from
+    ``start`` (a second list of the page goes on from the first: one heading, one anchor, per number)."""
     if not findings:
         return []
     lines = ["| # | severity | confidence | title |", "|---|---|---|---|"]
     lines += [
-        f"| {i} | {f.severity.value} | {f.confidence:.2f} | {md_escape(f.title)} |" for i, f in enumerate(findings, 1)
+        f"| {i} | {f.severity.value} | {f.confidence:.2f} | {md_escape(f.title)} |"
+        for i, f in enumerate(findings, start)
     ]
     lines.append("")
-    for i, f in enumerate(findings, 1):
+    for i, f in enumerate(findings, start):
         lines += _finding_md(i, f, level)
     return lines
 

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import html
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, assert_never
 
-from forensics.model import BootTime, Incident
+from forensics.model import BootTime, Finding, Incident
 from forensics.report.document import Block, Document, Section, blocks_html, blocks_markdown
 from forensics.report.examined import examined_lines
 from forensics.report.formats import Destination, IncidentRenderer
-from forensics.report.html import next_step_html
+from forensics.report.html import APART_HEADING, APART_NOTE, next_step_html
 from forensics.report.markdown import findings_markdown, inputs_markdown, md_escape, next_step_md
 from forensics.serialize import incident_to_dict
 from forensics.types.dmesg_result import DmesgResult
@@ -33,12 +34,24 @@ REPORT_SCHEMA = "kforensic.report/1"
 HYPOTHESES = "Hypotheses"
 
 
+def own_incident(story: IncidentStory) -> Incident:
+    """The incident without the findings of inputs set apart (another boot, host or release: ``story.apart``)."""
+    if not story.apart:
+        return story.incident
+    return replace(story.incident, findings=tuple(f for f in story.incident.findings if f.id not in story.apart))
+
+
+def apart_findings(story: IncidentStory) -> tuple[Finding, ...]:
+    """The findings of inputs set apart, worst first: a lane of their own, never ranked with the incident's."""
+    return tuple(f for f in story.incident.sorted_findings() if f.id in story.apart)
+
+
 def verdict(story: IncidentStory) -> tuple[str, ...]:
     """The opening paragraph's sentences: the summary, then the story in plain short sentences.
 
     With no problem among the findings the story is what was examined (and what could not be judged).
     """
-    if not story.incident.problems():
+    if not own_incident(story).problems():
         return (story.summary, *(line.strip() for line in examined_lines(story.incident)))
     return story.story
 
@@ -100,11 +113,14 @@ def _link(path: Path, base: Path | None) -> str:
     return str(path) if base is None else os.path.relpath(path, base)
 
 
-def _lane_note(lane: Lane) -> str:
+def _told_boot(story: IncidentStory) -> str:
+    """How the page names the boot it tells: "the crashed boot" only when an input of it shows a crash."""
+    return "the crashed boot" if story.crashed else "the boot this report tells"
+
+
+def _lane_note(lane: Lane, boot: str) -> str:
     return f"Clock: {lane.label}." + (
-        f" **Contradiction:** this input cannot be from the crashed boot ({lane.contradiction})."
-        if lane.contradiction
-        else ""
+        f" **Contradiction:** this input cannot be from {boot} ({lane.contradiction})." if lane.contradiction else ""
     )
 
 
@@ -113,7 +129,7 @@ def _timeline_markdown(story: IncidentStory) -> list[str]:
         return ["No input carries times.", ""]
     out = []
     for lane in story.lanes:
-        out += [f"### {md_escape(lane.title)}", "", _lane_note(lane), ""]
+        out += [f"### {md_escape(lane.title)}", "", _lane_note(lane, _told_boot(story)), ""]
         out += ["| start | end | duration | what | first evidence |", "|---|---|---|---|---|"]
         out += [
             f"| {md_escape(e.start_in_lane())} | {md_escape(e.end_in_lane())} | {e.duration_text()} | "
@@ -159,11 +175,14 @@ def render_story_markdown(story: IncidentStory, base: Path | None = None) -> str
         out += [("- **contradiction**: " if c.contradiction else f"- {c.rule}: ") + md_escape(c.statement)
                 for c in story.correlations]  # fmt: skip
         out.append("")
-    findings = inc.sorted_findings()
-    if inc.problems():  # without a problem the verdict above says it (what was examined is the "no problem")
+    own = own_incident(story)
+    findings = own.sorted_findings()
+    if own.problems():  # without a problem the verdict above says it (what was examined is the "no problem")
         out += ["## Examined", "", *examined_markdown(inc)]
     out += ["## Findings by severity", ""]
     out += findings_markdown(findings) if findings else ["No findings.", ""]
+    if apart := apart_findings(story):
+        out += [f"## {APART_HEADING}", "", APART_NOTE, "", *findings_markdown(apart, start=len(findings) + 1)]
     if story.plots:
         out += ["## Plots", ""] + [f"![{md_escape(cap)}]({_link(path, base)})" for cap, path in story.plots] + [""]
     for section in detail_sections(story):
@@ -188,7 +207,7 @@ def _timeline_html(story: IncidentStory) -> str:
     out = []
     for lane in story.lanes:
         warn = (
-            f' <b class="contradiction">Contradiction: this input cannot be from the crashed boot '
+            f' <b class="contradiction">Contradiction: this input cannot be from {_told_boot(story)} '
             f"({e(lane.contradiction)}).</b>"
             if lane.contradiction
             else ""
@@ -259,7 +278,7 @@ def render_story_html(story: IncidentStory, base: Path | None = None) -> str:
     if details:
         sections.append(("Details per source", details))
     sections.append(("Reproduce", f"<pre>{e(chr(10).join(story.commands))}</pre>"))
-    return render_html(story.incident, sections, title=story.summary)
+    return render_html(own_incident(story), sections, title=story.summary, apart=apart_findings(story))
 
 
 def story_to_dict(story: IncidentStory, base: Path | None = None) -> dict[str, Any]:
@@ -289,6 +308,7 @@ def story_to_dict(story: IncidentStory, base: Path | None = None) -> dict[str, A
             for h in story.hypotheses
         ],
         "plots": [{"caption": c, "path": _link(p, base)} for c, p in story.plots],
+        "set_apart": sorted(story.apart),
         "commands": list(story.commands),
         "incident": incident_to_dict(story.incident),
     }  # fmt: skip
@@ -300,7 +320,13 @@ class StoryRenderer:
     (``--json`` writes the whole story)."""
 
     def text(self, result: IncidentStory, to: Destination) -> str:
-        return "\n".join(verdict(result)) + "\n\n" + IncidentRenderer().text(result.incident, to)
+        apart = apart_findings(result)
+        tail = (
+            f"\n{APART_HEADING}: {APART_NOTE}\n" + "".join(f"  {f.severity.value}: {f.title}\n" for f in apart)
+            if apart
+            else ""
+        )
+        return "\n".join(verdict(result)) + "\n\n" + IncidentRenderer().text(own_incident(result), to) + tail
 
     def markdown(self, result: IncidentStory, to: Destination) -> str:
         return render_story_markdown(result, to.base or Path.cwd())

@@ -198,3 +198,7 @@ class IncidentStory:
     details: tuple[SourceAnalysis, ...]  # each input, its details nested under its title
     plots: tuple[tuple[str, Path], ...]  # (caption, where the PNG is written)
     commands: tuple[str, ...]  # commands that reproduce the analysis
+    # The findings of inputs set apart (another boot, host or release): listed in a lane of their own, never ranked
+    # with the crash's findings nor counted by --fail-on.
+    apart: frozenset[str] = frozenset()
+    crashed: bool = True  # whether an input of the boot told shows a crash ("the crashed boot", else "the boot")

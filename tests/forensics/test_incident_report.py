@@ -72,6 +72,18 @@ def _report(run: Run, case: VmcoreCase, out: Path, *extra: str | Path) -> dict[s
     return doc
 
 
+def _report_beside(run: Run, case: VmcoreCase, log: Path, out: Path) -> dict[str, Any]:
+    """The report of the case's dump beside ``log`` (another guest's, another kernel's), as markdown and JSON."""
+    result = run(
+        "report", "--vmcore", case.directory, "--vmlinux", case.vmlinux,
+        *(a for m in case.module_debug for a in ("--module-debug", m)),
+        "--dmesg", log, "-o", out / "incident.md", "--json", out / "incident.json",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    doc: dict[str, Any] = json.loads((out / "incident.json").read_text())
+    return doc
+
+
 def _check_evidence(doc: dict[str, Any], case: VmcoreCase, tmp: Path, store: Path | None = None) -> None:
     from collectors.slabstore import SlabStore
     from detectors.vmcore.analysis import log_as_text
@@ -207,13 +219,7 @@ def test_a_log_of_another_kernel_is_not_a_step_of_the_crash_nor_a_cause(tmp_path
     log = Path(case.directory).parents[1] / "kernels" / "6.12" / "cases" / "09-oom" / "console.log"
     if not log.is_file():
         pytest.skip(f"{log} is absent (vmcore_fixtures/build.sh)")
-    result = kf(
-        "report", "--vmcore", case.directory, "--vmlinux", case.vmlinux,
-        *(a for m in case.module_debug for a in ("--module-debug", m)),
-        "--dmesg", log, "-o", tmp_path / "incident.md", "--json", tmp_path / "incident.json",
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    doc = json.loads((tmp_path / "incident.json").read_text())
+    doc = _report_beside(kf, case, log, tmp_path)
     said = f"{log} cannot come from the crashed boot: it names kernel 6.12.118, the dump 6.1.192"
     assert said in [c["statement"] for c in doc["correlations"] if c["contradiction"]]
     assert doc["incident"]["kernel_release"] == "6.1.192"
@@ -344,3 +350,119 @@ def test_two_logs_of_two_kernels_are_two_stories_without_a_dump(tmp_path: Path, 
     assert not any("kf_memhog" in str(h) for h in doc["hypotheses"]), doc["hypotheses"]
     why = next(f for f in doc["incident"]["findings"] if f["title"] == said)
     assert why["summary"].count("read from the log's own lines") == 2, why["summary"]
+
+
+@pytest.mark.parametrize(
+    ("dumped", "other", "wrong"),
+    [
+        ("01-null-member", "10-use-after-free", "general protection fault in kf_conn_send"),
+        ("11-abba-deadlock", "04-hung-task", "INFO: task hung in kf_waiter_update"),
+    ],
+)
+def test_a_log_of_another_boot_of_the_same_kernel_is_set_apart(
+    tmp_path: Path, kf: Run, dumped: str, other: str, wrong: str
+) -> None:
+    """Another guest's console log of the same release (6.1.192) beside a dump: the story told its crash as this one's
+    ("First: general protection fault in kf_conn_send. Then: NULL pointer dereference in kf_null_member_read"), with a
+    critical finding and a hypothesis whose ``crash> kmem`` address was of the other boot; only a medium "the dump
+    and the log disagree" hinted at it.  The dump's own log names its command line: the log's is another."""
+    case, log = _need(dumped), _need(other).console_log
+    doc = _report_beside(kf, case, log, tmp_path)
+    said = f"{log} cannot come from the crashed boot: its boot's command line is not the dump's"
+    assert said in [c["statement"] for c in doc["correlations"] if c["contradiction"]], doc["correlations"]
+    assert not any("disagree" in c["statement"] for c in doc["correlations"]), doc["correlations"]
+    why = next(f for f in doc["incident"]["findings"] if f["title"] == said)
+    assert why["severity"] == "low"  # about the inputs given, not harm to the machine
+    assert {e["source"] for e in why["evidence"]} == {f"{case.vmcore}#log", str(log)}
+    assert all(e["excerpt"].startswith("[    0.000000] Command line: ") or e["excerpt"].startswith("Command line: ")
+               for e in why["evidence"]), why["evidence"]  # fmt: skip
+    # The story is the dump's; the log is told apart, on its own lane, its findings never ranked with the crash's.
+    story = doc["narrative"].split(f"The input {log}")[0]
+    assert wrong not in story and f"The input {log} cannot come from the crashed boot: its boot's" in doc["narrative"]
+    assert {e["lane"] for e in doc["timeline"] if e["title"] == wrong} == {f"input {log}"}
+    assert not any(str(log) in str(h) for h in doc["hypotheses"]), doc["hypotheses"]
+    assert not any("kmem" in h["next_command"] for h in doc["hypotheses"]), doc["hypotheses"]
+    [apart] = [f for f in doc["incident"]["findings"] if f["title"] == wrong]
+    markdown = (tmp_path / "incident.md").read_text()
+    ranked, rest = markdown.split("## Findings by severity", 1)[1].split("## Findings of inputs set apart", 1)
+    assert wrong not in ranked.split("\n### ")[0] and wrong in rest.split("\n### ")[0]
+    # Examined: every input, the dump first, the log with why it was set apart.
+    examined = markdown.split("## Examined\n\n", 1)[1].split("\n## ", 1)[0].splitlines()
+    assert examined[0].startswith(f"- examined: crash dump {case.vmcore}: kernel 6.1.192"), examined
+    assert any(x.startswith(f"- examined: kernel log {log}: ") for x in examined[1:]), examined
+    assert any(x.startswith("  - set apart: its boot's command line is not the dump's: ") for x in examined), examined
+    assert apart["id"] not in {f["id"] for f in doc["incident"]["findings"] if f["id"] not in doc["set_apart"]}
+    _check_evidence(doc, case, tmp_path)
+
+
+def test_a_wrong_file_given_does_not_fail_the_report_at_medium(tmp_path: Path, kf: Run) -> None:
+    """The 07-sysrq-c dump (crashed on purpose: low) beside another guest's log, of the same release and of another:
+    ``--fail-on medium`` failed because a wrong file was given (the contradiction was medium, the other boot's
+    faults counted); the verdict's main problem was the other boot's general protection fault."""
+    case = _need("07-sysrq-c")
+    logs = [_need("10-use-after-free").console_log]
+    other_kernel = case.directory.parents[1] / "kernels" / "6.12" / "cases" / "09-oom" / "console.log"
+    logs += [other_kernel] if other_kernel.is_file() else []
+    for log in logs:
+        result = kf(
+            "report", "--vmcore", case.directory, "--vmlinux", case.vmlinux, "--dmesg", log,
+            "--fail-on", "medium", "-o", tmp_path / "incident.md", "--json", tmp_path / "incident.json",
+        )  # fmt: skip
+        assert result.returncode == 0, (log, result.stderr)
+        doc = json.loads((tmp_path / "incident.json").read_text())
+        said = [f for f in doc["incident"]["findings"] if f["kind"] == "contradiction"]
+        assert [f["severity"] for f in said] == ["low"], said
+        assert doc["set_apart"] and doc["summary"].startswith("The Linux kernel on the machine was crashed on purpose")
+        assert "No problem at medium severity or above was found" in doc["summary"], doc["summary"]
+        examined = (tmp_path / "incident.md").read_text().split("\n\n", 2)[1]  # the verdict: what was examined
+        assert f"examined: kernel log {log}: " in examined and "\nset apart: " in examined, examined
+    # Without --fail-on the low contradiction is reported all the same; with --fail-on low it fails.
+    assert kf("report", "--vmcore", case.directory, "--vmlinux", case.vmlinux, "--dmesg", logs[0],
+              "--fail-on", "low", "-o", tmp_path / "x.md").returncode == 1  # fmt: skip
+
+
+def test_crash_free_inputs_of_two_kernels_are_two_boots_not_a_crashed_one(tmp_path: Path, kf: Run) -> None:
+    """The 6.1 guest's log up to its WARNING (before panic_on_warn) beside the 6.12 guest's up to its OOM kill
+    (before panic_on_oom): nothing crashed, yet the story said the other "cannot come from the crashed boot"."""
+    warn, oom = _need("03-warn-on").console_log, _need("09-oom").directory.parents[1] / "kernels" / "6.12"
+    oom = oom / "cases" / "09-oom" / "console.log"
+    if not oom.is_file():
+        pytest.skip(f"{oom} is absent (vmcore_fixtures/build.sh)")
+    heads = []
+    for log in (warn, oom):
+        text = log.read_text()
+        head = tmp_path / f"{log.parent.name}-{len(heads)}.log"
+        head.write_text(text[: text.index("Kernel panic - not syncing")].rsplit("\n", 1)[0] + "\n")
+        heads.append(head)
+    findings = tmp_path / "oom.json"
+    assert kf("dmesg", heads[1], "--format", "json", "-o", findings).returncode in (0, 1)
+    result = kf(
+        "report", "--dmesg", heads[0], "--from", findings, "-o", tmp_path / "r.md", "--json", tmp_path / "r.json"
+    )
+    assert result.returncode == 0, result.stderr
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert (
+        f"The input {heads[1]} cannot come from the boot this report tells: it names kernel 6.12.118"
+        in doc["narrative"]
+    ), doc["narrative"]
+    assert "crashed boot" not in doc["narrative"] and "apart from the crash" not in doc["narrative"], doc["narrative"]
+    assert "WARNING in kf_state_stop" in doc["summary"] and "OOM" not in doc["summary"], doc["summary"]
+    markdown = (tmp_path / "r.md").read_text()
+    assert "crashed boot" not in markdown.split("## Details")[0]
+
+
+def test_a_log_on_standard_input_beside_a_dump_is_unconfirmed(tmp_path: Path) -> None:
+    """``--dmesg -``: standard input is read once, by the log's analysis; the report ran the boot check on a file
+    named "<stdin>" and stopped ("cannot read <stdin>: No such file or directory", exit 3)."""
+    import subprocess
+    import sys
+
+    case, log = _need("01-null-member"), _need("10-use-after-free").console_log
+    with log.open("rb") as stdin:
+        result = subprocess.run(
+            [sys.executable, "-m", "forensics", "report", "--vmcore", str(case.directory), "--vmlinux",
+             str(case.vmlinux), "--dmesg", "-", "-o", str(tmp_path / "r.md")],
+            stdin=stdin, capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "  - boot: unconfirmed: standard input is not read again" in (tmp_path / "r.md").read_text()

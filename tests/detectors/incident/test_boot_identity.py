@@ -1,0 +1,126 @@
+"""Whether a kernel log is of the dumped boot, on the fixture guests' own logs (detectors/incident/boot_identity.py).
+
+The dump's own log is stood for by ``dmesg.txt``, what makedumpfile extracted from each fixture dump's printk
+buffer (the report reads the same records from the dump itself: tests/forensics/test_incident_report.py).  The 14
+guests of the 6.1 kernel all run 6.1.192: a release cannot tell their logs apart, their boots can.
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+
+from collectors.log_boots import read_boots
+from detectors.incident.boot_identity import BootCheck, check_boot
+from forensics.model import Finding, FindingKind, Severity
+from forensics.types.boots import LoggedBoot
+from tests.helpers import assert_evidence_resolves
+from tests.vmcore_cases import CASES_DIR, FIXTURES_DIR
+
+#: Every guest of every fixture kernel with its dump's log and its console log, by kernel.
+KERNELS = {
+    kernel: sorted(p for p in cases.iterdir() if (p / "dmesg.txt").is_file() and (p / "console.log").is_file())
+    for kernel, cases in [("6.1", CASES_DIR), *((k.name, k / "cases") for k in FIXTURES_DIR.glob("kernels/*"))]
+    if cases.is_dir()
+}
+
+
+def _need(name: str) -> Path:
+    path = CASES_DIR / name
+    if not (path / "dmesg.txt").is_file():
+        pytest.skip(f"vmcore fixture {name} is absent (vmcore_fixtures/build.sh)")
+    return path
+
+
+def _dump(case: Path) -> LoggedBoot:
+    """The dumped boot's log: every record makedumpfile extracted from the dump (one boot)."""
+    [boot] = read_boots(str(case / "dmesg.txt"), None)
+    return boot
+
+
+def _check(dump: LoggedBoot, log: Path) -> BootCheck:
+    found = check_boot(dump, read_boots(str(log), [x.seconds for x in dump.lines]))
+    assert found is not None
+    return found
+
+
+def _resolves(check: BootCheck, dump_case: Path) -> None:
+    """The lines a check cites stand at their lines in the two logs."""
+    finding = Finding("x", FindingKind.CONTRADICTION, check.why, Severity.LOW, 0.9, "", "", check.evidence)
+    assert_evidence_resolves([finding])
+    assert {e.source for e in check.evidence} == {str(dump_case / "dmesg.txt"), check.source}
+
+
+def test_a_console_log_holds_the_crashed_boot_then_the_capture_kernels() -> None:
+    case = _need("01-null-member")
+    crashed, capture = read_boots(str(case / "console.log"), ())
+    assert (crashed.first_line, crashed.release) == (1, "6.1.192")
+    assert crashed.command_line is not None and crashed.command_line.body.endswith("kf_case=null_member")
+    assert capture.first_line == 272 and capture.command_line is not None
+    assert "elfcorehdr=" in capture.command_line.body
+    assert crashed.lines == () == capture.lines  # no time asked for, no line kept
+
+
+def test_another_guests_log_is_set_apart_by_its_command_line() -> None:
+    """The reviewer's case: the 10-use-after-free guest's console log beside the 01-null-member dump."""
+    dump_case = _need("01-null-member")
+    found = _check(_dump(dump_case), _need("10-use-after-free") / "console.log")
+    assert (found.other, found.check) == (True, "command line")
+    assert "kf_case=use_after_free" in found.why and "kf_case=null_member" in found.why
+    assert "nor is its other boot (from line 283) the dumped one" in found.why  # the capture kernel's
+    _resolves(found, dump_case)
+
+
+def test_without_command_lines_lines_at_the_same_times_set_it_apart(tmp_path: Path) -> None:
+    """A log cut after its boot banner (no ``Command line:``): a time since boot at which the two logs print other
+    lines separates it."""
+    dump_case = _need("11-abba-deadlock")
+    log = tmp_path / "console.log"
+    text = (_need("04-hung-task") / "console.log").read_text()
+    log.write_text("".join(x for x in text.splitlines(keepends=True) if "Command line:" not in x))
+    found = _check(_dump(dump_case), log)
+    assert (found.other, found.check) == (True, "same times"), found
+    assert "one boot prints one record at one time" in found.why
+    _resolves(found, dump_case)
+
+
+def test_a_boot_that_panicked_while_the_dumped_kernel_ran_is_set_apart(tmp_path: Path) -> None:
+    """The 04-hung-task guest's report alone (its panic at 10.5 s) beside the 08-slab-leak dump, whose kernel printed
+    until 97 s: the log's kernel was dead while the dumped one ran."""
+    dump_case = _need("08-slab-leak")
+    log = tmp_path / "hung.log"
+    lines = (_need("04-hung-task") / "console.log").read_text().splitlines(keepends=True)
+    log.write_text("".join(lines[235:264]))
+    found = _check(_dump(dump_case), log)
+    assert (found.other, found.check) == (True, "panic"), found
+    assert "Kernel panic - not syncing: hung_task: blocked tasks" in found.why and "until 97." in found.why
+    _resolves(found, dump_case)
+
+
+@pytest.mark.parametrize("kernel", sorted(KERNELS))
+def test_each_guests_own_log_is_its_dumps_boot_and_no_other_guests(kernel: str) -> None:
+    """Every guest's console log is confirmed as its dump's boot, and every other guest's of the same kernel is set
+    apart: no guest's log of the same release is taken for another's (nor its own for another boot)."""
+    cases = KERNELS[kernel]
+    if len(cases) < 2:
+        pytest.skip("the vmcore fixtures are absent (vmcore_fixtures/build.sh)")
+    dumps = {case: _dump(case) for case in cases}
+    for case in cases:
+        own = _check(dumps[case], case / "console.log")
+        assert own.other is False and own.why.startswith("the dumped boot's: "), (case.name, own)
+    for dump_case, log_case in itertools.permutations(cases, 2):
+        found = _check(dumps[dump_case], log_case / "console.log")
+        assert found.other is True, (dump_case.name, log_case.name, found)
+
+
+def test_a_log_no_check_decides_is_unconfirmed(tmp_path: Path) -> None:
+    """No command line, no line at a time the dump's log prints, no panic while the dumped kernel ran: neither of the
+    dumped boot nor proved another's."""
+    dump_case = _need("11-abba-deadlock")
+    log = tmp_path / "console.log"
+    text = (_need("10-use-after-free") / "console.log").read_text()
+    log.write_text("".join(x for x in text.splitlines(keepends=True) if "Command line:" not in x))
+    found = _check(_dump(dump_case), log)
+    assert found.other is None and found.why.startswith("unconfirmed: "), found
