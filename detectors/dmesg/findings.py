@@ -225,6 +225,13 @@ def _evidence(source: str, report: KernelReport) -> list[Evidence]:
     return items
 
 
+def line_evidence(source: str, number: int, text: str, name: str, report: KernelReport) -> Evidence:
+    """One line of ``report``'s (or one read beside it) cited by ``name``, with the report's CPU."""
+    return _cited(
+        source, _line_at(number, None, name), _excerpt(text), None, report.cpu if isinstance(report.cpu, int) else None
+    )
+
+
 def _names_frame(text: str, at_offset: str, at_suffix: str) -> bool:
     """Whether a line names the frame as ``<frame>+0x`` (not inside a longer name: syzkaller's log 1000 cited
     ``do_read_cache_folio+0x240/0x5b8`` as the guilty frame read_cache_folio, one line above its own) or as
