@@ -320,6 +320,10 @@ def explained_finding(source: str, group: ReportGroup, why: ReportWhy | None, ca
         cut = len(evidence) - 1 if evidence[-1].locator.name == _BANNER else len(evidence)
         evidence[cut:cut] = why_evidence(source, first, why)  # before the boot banner, which stays last
         logged = None if cause is None else log_cause(cause)
+        if logged is not None and logged.confidence > confidence:
+            # The cause was read from the report's own lines: it cannot be surer than the report (a damaged one).
+            facts.append(_fact(CAUSE_CAPPED, _capped(logged.confidence, confidence, first.corrupted_reason)))
+            logged = LogCause(logged.cls, logged.statement, confidence, logged.next_command)
     return _finding(
         finding_id(_ID_DMESG, first.kind.value, first.title),
         first.kind.finding_kind,
@@ -334,6 +338,18 @@ def explained_finding(source: str, group: ReportGroup, why: ReportWhy | None, ca
         tuple(facts),
         logged,
         baseline,
+    )
+
+
+#: The fact that says a cause's confidence was lowered to its report's.
+CAUSE_CAPPED = "root cause confidence capped"
+
+
+def _capped(read: float, report: float, damage: str | None) -> str:
+    why = f"the report is damaged ({damage})" if damage else "the report is not complete"
+    return (
+        f"{read:.2f} as read, {report:.2f} as the report's: {why}, and a cause read from it cannot be surer than "
+        "the report"
     )
 
 
