@@ -33,6 +33,15 @@ from forensics.model import (
     finding_id,
 )
 from forensics.types.causes import Cause, memory_user
+from forensics.types.deliberate import (
+    FORCED,
+    LOG_NEXT_STEPS,
+    REQUESTED,
+    REQUESTED_FACT,
+    WHO,
+    WHO_FACT,
+    requested_by_sysrq,
+)
 from forensics.types.dmesg import (
     LAST_OF,
     ONE_OF,
@@ -324,6 +333,18 @@ def explained_finding(source: str, group: ReportGroup, why: ReportWhy | None, ca
             # The cause was read from the report's own lines: it cannot be surer than the report (a damaged one).
             facts.append(_fact(CAUSE_CAPPED, _capped(logged.confidence, confidence, first.corrupted_reason)))
             logged = LogCause(logged.cls, logged.statement, confidence, logged.next_command)
+    summary = f"{first.title} ({where})" + (
+        ", then the kernel panicked" if severity is _SEV_CRITICAL and first.panicked else ""
+    )
+    steps = _NEXT_STEPS.get(first.kind, _DEFAULT_STEPS)
+    if baseline is FORCED:
+        # Asked for (sysrq): who asked is the question, no bug to search for; the sysrq line says so, cited.
+        summary += f" The crash was {REQUESTED}: {WHO}; not a kernel bug."
+        steps = LOG_NEXT_STEPS
+        have = {f.name for f in facts}
+        facts += [_fact(n, v) for n, v in ((REQUESTED_FACT, REQUESTED), (WHO_FACT, WHO)) if n not in have]
+        asked = [(n, text) for n, text in first.preamble if requested_by_sysrq([text])]
+        evidence[1:1] = [line_evidence(source, n, text, REQUESTED_FACT, first) for n, text in asked[-1:]]
     return _finding(
         finding_id(_ID_DMESG, first.kind.value, first.title),
         first.kind.finding_kind,
@@ -331,10 +352,9 @@ def explained_finding(source: str, group: ReportGroup, why: ReportWhy | None, ca
         severity,
         confidence,
         f"the report is damaged: {first.corrupted_reason}" if first.corrupted else "a complete report with its header",
-        f"{first.title} ({where})"
-        + (", then the kernel panicked" if severity is _SEV_CRITICAL and first.panicked else ""),
+        summary,
         tuple(evidence),
-        _NEXT_STEPS.get(first.kind, _DEFAULT_STEPS),
+        steps,
         tuple(facts),
         logged,
         baseline,

@@ -650,7 +650,7 @@ def group_judgement(group: ReportGroup) -> tuple[Severity, Baseline]:
     (:data:`KIND_BASELINES`), naming the threshold the report prints where it prints one (:func:`printed_baseline`).
     """
     first = group.first
-    texts = [first.title, first.header]
+    texts = [first.title, first.header, *(text for _, text in first.preamble)]  # (the sysrq line is its preamble)
     if isinstance(first.frame, str):
         texts.append(first.frame)
     if requested_by_sysrq(texts):
