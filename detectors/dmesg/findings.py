@@ -33,6 +33,15 @@ from forensics.model import (
     finding_id,
 )
 from forensics.types.causes import Cause, memory_user
+from forensics.types.deliberate import (
+    FORCED,
+    LOG_NEXT_STEPS,
+    REQUESTED,
+    REQUESTED_FACT,
+    WHO,
+    WHO_FACT,
+    requested_by_sysrq,
+)
 from forensics.types.dmesg import (
     LAST_OF,
     ONE_OF,
@@ -225,6 +234,13 @@ def _evidence(source: str, report: KernelReport) -> list[Evidence]:
     return items
 
 
+def line_evidence(source: str, number: int, text: str, name: str, report: KernelReport) -> Evidence:
+    """One line of ``report``'s (or one read beside it) cited by ``name``, with the report's CPU."""
+    return _cited(
+        source, _line_at(number, None, name), _excerpt(text), None, report.cpu if isinstance(report.cpu, int) else None
+    )
+
+
 def _names_frame(text: str, at_offset: str, at_suffix: str) -> bool:
     """Whether a line names the frame as ``<frame>+0x`` (not inside a longer name: syzkaller's log 1000 cited
     ``do_read_cache_folio+0x240/0x5b8`` as the guilty frame read_cache_folio, one line above its own) or as
@@ -313,6 +329,22 @@ def explained_finding(source: str, group: ReportGroup, why: ReportWhy | None, ca
         cut = len(evidence) - 1 if evidence[-1].locator.name == _BANNER else len(evidence)
         evidence[cut:cut] = why_evidence(source, first, why)  # before the boot banner, which stays last
         logged = None if cause is None else log_cause(cause)
+        if logged is not None and logged.confidence > confidence:
+            # The cause was read from the report's own lines: it cannot be surer than the report (a damaged one).
+            facts.append(_fact(CAUSE_CAPPED, _capped(logged.confidence, confidence, first.corrupted_reason)))
+            logged = LogCause(logged.cls, logged.statement, confidence, logged.next_command)
+    summary = f"{first.title} ({where})" + (
+        ", then the kernel panicked" if severity is _SEV_CRITICAL and first.panicked else ""
+    )
+    steps = _NEXT_STEPS.get(first.kind, _DEFAULT_STEPS)
+    if baseline is FORCED:
+        # Asked for (sysrq): who asked is the question, no bug to search for; the sysrq line says so, cited.
+        summary += f" The crash was {REQUESTED}: {WHO}; not a kernel bug."
+        steps = LOG_NEXT_STEPS
+        have = {f.name for f in facts}
+        facts += [_fact(n, v) for n, v in ((REQUESTED_FACT, REQUESTED), (WHO_FACT, WHO)) if n not in have]
+        asked = [(n, text) for n, text in first.preamble if requested_by_sysrq([text])]
+        evidence[1:1] = [line_evidence(source, n, text, REQUESTED_FACT, first) for n, text in asked[-1:]]
     return _finding(
         finding_id(_ID_DMESG, first.kind.value, first.title),
         first.kind.finding_kind,
@@ -320,13 +352,24 @@ def explained_finding(source: str, group: ReportGroup, why: ReportWhy | None, ca
         severity,
         confidence,
         f"the report is damaged: {first.corrupted_reason}" if first.corrupted else "a complete report with its header",
-        f"{first.title} ({where})"
-        + (", then the kernel panicked" if severity is _SEV_CRITICAL and first.panicked else ""),
+        summary,
         tuple(evidence),
-        _NEXT_STEPS.get(first.kind, _DEFAULT_STEPS),
+        steps,
         tuple(facts),
         logged,
         baseline,
+    )
+
+
+#: The fact that says a cause's confidence was lowered to its report's.
+CAUSE_CAPPED = "root cause confidence capped"
+
+
+def _capped(read: float, report: float, damage: str | None) -> str:
+    why = f"the report is damaged ({damage})" if damage else "the report is not complete"
+    return (
+        f"{read:.2f} as read, {report:.2f} as the report's: {why}, and a cause read from it cannot be surer than "
+        "the report"
     )
 
 

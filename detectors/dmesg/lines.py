@@ -378,3 +378,9 @@ class Window(Sequence[LogLine]):
         if i >= self._upto:
             self._upto = i + 1
         return line
+
+
+def drops_messages(text: str) -> bool:
+    """Whether a line as read says printk dropped messages just before it (``** N printk messages dropped **``):
+    the lines above it are not the ones printed before it."""
+    return "printk messages dropped" in text and _DROPPED.search(text) is not None

@@ -44,6 +44,7 @@ _PREAMBLE_WORDS: Final = (
     b"double add",
     b"kasan: ",
     b"ssertion failed: ",
+    b"Trigger a crash",
 )
 #: Whether any of them is above a header: one automaton pass (~2 us for the 2 KB; five ``in`` tests took ~20 us).
 _PREAMBLE_SEARCH: Final = BytesAhoCorasick(
@@ -53,9 +54,11 @@ _PREAMBLE_SEARCH: Final = BytesAhoCorasick(
 #: A filesystem's ASSERT() prints its condition, then BUG()s: btrfs "assertion failed: cond, in file.c:436" (above
 #: "cut here"), XFS "XFS: Assertion failed: cond, file: fs/xfs/x.c, line: 42".  A kasan: message only as the
 #: line's own message (after its time, syslog's "kernel: " or a level): "page dumped because: kasan: bad access
-#: detected" ends a KASAN report's page dump, above whatever header follows it.
+#: detected" ends a KASAN report's page dump, above whatever header follows it.  SysRq-c's "sysrq: Trigger a crash"
+#: ("SysRq : Trigger a crash" before v4.9) is printed just above the crash it requests: the line that says so.
 _PREAMBLE_MESSAGE: Final = rc.compile(
     rb"list_(?:add|del) corruption|list_add double add|refcount_t: |(?:^|\] |kernel: |>)kasan: |[Aa]ssertion failed: "
+    rb"|[Ss]ys[Rr]q ?: Trigger a crash"
 )
 
 

@@ -95,9 +95,17 @@ def link_consequences(findings: Iterable[Finding]) -> list[Finding]:
         if root is None or link is None:
             out.append(finding)
             continue
-        cap = _ORDER[max(root.severity.rank - 1, 0)]
-        if finding.severity > cap:
-            out.append(dataclasses.replace(finding, severity=cap, baseline=_counted_once(root), consequence_of=link))
-        else:
-            out.append(finding if finding.consequence_of is link else dataclasses.replace(finding, consequence_of=link))
+        out.append(as_consequence(root, finding, link))
     return out
+
+
+def as_consequence(root: Finding, finding: Finding, link: Consequence) -> Finding:
+    """``finding`` linked to ``root`` by ``link``, at most one severity below it.
+
+    A finding already there keeps its own severity and baseline; one above is lowered, judged against the root.
+    Also used by a kernel log's reports, for one raised while another was printed (detectors/dmesg/interrupted.py).
+    """
+    cap = _ORDER[max(root.severity.rank - 1, 0)]
+    if finding.severity > cap:
+        return dataclasses.replace(finding, severity=cap, baseline=_counted_once(root), consequence_of=link)
+    return finding if finding.consequence_of is link else dataclasses.replace(finding, consequence_of=link)

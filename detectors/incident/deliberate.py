@@ -19,10 +19,7 @@ import dataclasses
 import re
 
 from forensics.model import KERNEL_LOG_KINDS, Fact, Finding, FindingKind
-from forensics.types.deliberate import requested_by_sysrq
-
-REQUESTED = "requested with sysrq (echo c > /proc/sysrq-trigger, Alt+SysRq+C, or a watchdog writing to it)"
-WHO = "a kdump test, an operator, or a watchdog or monitoring agent that judged the machine stuck"
+from forensics.types.deliberate import REQUESTED, REQUESTED_FACT, WHO, WHO_FACT, requested_by_sysrq
 
 #: What to do after a deliberate crash: find who asked and why; the dump is the state they wanted kept.
 NEXT_STEPS = (
@@ -83,11 +80,11 @@ def deliberate_crash(findings: tuple[Finding, ...]) -> Finding | None:
 
 def mark(finding: Finding) -> Finding:
     """A deliberate crash finding said as such: who may have asked, and next steps about that, not a bug hunt."""
-    if not is_deliberate(finding) or finding.fact("requested"):
-        return finding
+    if not is_deliberate(finding) or finding.fact(REQUESTED_FACT):
+        return finding  # (a kernel log's finding of it is said so by its detector, with the log's next steps)
     return dataclasses.replace(
         finding,
         summary=f"{finding.summary} The crash was {REQUESTED}: {WHO}; not a kernel bug.",
-        facts=(*finding.facts, Fact("requested", REQUESTED), Fact("who asks for one", WHO)),
+        facts=(*finding.facts, Fact(REQUESTED_FACT, REQUESTED), Fact(WHO_FACT, WHO)),
         next_steps=NEXT_STEPS,
     )

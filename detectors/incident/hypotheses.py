@@ -16,14 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from detectors.incident.deliberate import (
-    NEXT_STEPS,
-    REQUESTED,
-    WHO,
-    configured_panic,
-    deliberate_crash,
-    is_deliberate,
-)
+from detectors.incident.deliberate import NEXT_STEPS, configured_panic, deliberate_crash, is_deliberate
 from detectors.incident.timeline import foreign_sources
 from forensics.model import (
     KERNEL_LOG_KINDS,
@@ -37,6 +30,7 @@ from forensics.model import (
     to_watch,
     unjudged,
 )
+from forensics.types.deliberate import REQUESTED, REQUESTED_FACT, WHO
 from forensics.types.incident import Hypothesis
 
 
@@ -110,7 +104,9 @@ def _requested(findings: tuple[Finding, ...]) -> list[Hypothesis]:
     if crash is None:
         return []
     return [Hypothesis(0, f"the crash was deliberate: {REQUESTED}, by {WHO}", 0.95, _cites(crash),
-                       ("a process may write to /proc/sysrq-trigger by mistake",), NEXT_STEPS[0],
+                       ("a process may write to /proc/sysrq-trigger by mistake",),
+                       # a log's finding of it, without a dump, has the log's steps (forensics/types/deliberate.py)
+                       crash.next_steps[0] if crash.fact(REQUESTED_FACT) and crash.next_steps else NEXT_STEPS[0],
                        (crash.id,))]  # fmt: skip
 
 

@@ -194,11 +194,17 @@ def build_incident(
     log files as their triage read them)."""
     from detectors.dmesg.findings import explained_finding
 
-    findings = [
-        explained_finding(r.name, g, r.whys.get(g.first.start_line), r.group_causes.get(g.first.signature))
-        for r in results
-        for g in r.groups
-    ]
+    findings = []
+    for r in results:
+        mine = [
+            explained_finding(r.name, g, r.whys.get(g.first.start_line), r.group_causes.get(g.first.signature))
+            for g in r.groups
+        ]
+        if len(mine) > 1:  # a report raised while another was printed follows from it (its consequence)
+            from detectors.dmesg.interrupted import link_interruptions
+
+            mine = link_interruptions(r.name, r.groups, mine)
+        findings += mine
     releases = {x for r in results for x in r.releases}
     reported = len(releases)
     # A log of two boots of different kernels (a release per boot banner) names no one kernel, even where only one

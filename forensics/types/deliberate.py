@@ -25,6 +25,24 @@ FORCED = Baseline(
 )
 
 
+#: How a requested crash is said, by the log's finding and the incident's (detectors/incident/deliberate.py).
+REQUESTED = "requested with sysrq (echo c > /proc/sysrq-trigger, Alt+SysRq+C, or a watchdog writing to it)"
+WHO = "a kdump test, an operator, or a watchdog or monitoring agent that judged the machine stuck"
+#: The facts saying so: a finding that has the first is said as requested already.
+REQUESTED_FACT = "requested"
+WHO_FACT = "who asks for one"
+
+#: What to do after a requested crash read from a kernel log without a dump: find who asked, on the machine that
+#: crashed; no bug to search for (a dump's next steps are detectors/incident/deliberate.py's NEXT_STEPS).
+LOG_NEXT_STEPS = (
+    "journalctl -b -1 -n 200  # who requested it: what ran just before the crash; grep -rl sysrq-trigger /etc "
+    "/usr/lib/systemd /usr/local (scripts and units that write it)",
+    "if it was a kdump test, the dump it wrote is the test's result: kforensic kdump check",
+    "if a watchdog or an operator crashed a stuck machine, the problem is what made it stuck: "
+    "read the log's other findings (hung tasks, lockups, stalls) before the crash",
+)
+
+
 def requested_by_sysrq(texts: list[str]) -> bool:
     """Whether any of the texts (a title, a crashing function, a cited line) marks a crash requested with sysrq."""
     # Each mark holds "sysrq" in some case: the pattern (an alternation without case, tried at every character) is

@@ -7,6 +7,7 @@ by the renderers (forensics/report/dmesg.py).
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import NamedTuple
@@ -594,23 +595,69 @@ if set(KIND_BASELINES) != set(ReportKind):  # every kind's report is judged agai
     raise AssertionError(f"no baseline for {sorted(set(ReportKind) - set(KIND_BASELINES))}")
 
 
+class PrintedThreshold(NamedTuple):
+    """A threshold a kind of report prints itself: where to find it, and what the printed value is."""
+
+    pattern: re.Pattern[str]
+    header_only: bool  # printed on the header line (else on any line of the report)
+    meaning: str  # what the value printed is, said after it
+
+
+#: The reports that print the value they were judged by: the baseline names it, with its line, over the kind's
+#: default (:data:`KIND_BASELINES`).  An RCU stall prints how long its grace period waited, not its timeout.
+PRINTED_THRESHOLDS: dict[ReportKind, PrintedThreshold] = {
+    ReportKind.HANG: PrintedThreshold(
+        re.compile(r"blocked for more than \d{1,20} seconds"),
+        True,
+        "khungtaskd's timeout (hung_task_timeout_secs) or, on newer kernels, how long the task has waited past it",
+    ),
+    ReportKind.SOFT_LOCKUP: PrintedThreshold(
+        re.compile(r"stuck for \d{1,20}s!"),
+        True,
+        "how long the CPU ran kernel code without scheduling, past 2 x watchdog_thresh (20 s by default)",
+    ),
+    ReportKind.RCU_STALL: PrintedThreshold(
+        re.compile(r"\bt=\d{1,20} jiffies"),
+        False,
+        "how long the grace period had waited, past rcu_cpu_stall_timeout (21 s by default; the report does not "
+        "print the timeout)",
+    ),
+}
+
+
+def printed_baseline(report: KernelReport) -> Baseline | None:
+    """The kind's baseline naming the threshold the report prints, with its line; None when it prints none."""
+    printed = PRINTED_THRESHOLDS.get(report.kind)
+    if printed is None:
+        return None
+    lines = ((report.start_line, report.header),) if printed.header_only else report.lines
+    for number, text in lines:
+        found = printed.pattern.search(text)
+        if found is not None:
+            kind = KIND_BASELINES[report.kind]
+            return Baseline(
+                kind.name, f'exceeded: line {number} prints "{found.group(0)}", {printed.meaning}', kind.source
+            )
+    return None
+
+
 def group_judgement(group: ReportGroup) -> tuple[Severity, Baseline]:
     """A group's one severity, in its finding and in every table, and the baseline it was judged against.
 
     A crash requested with sysrq is low, as the dump's crash finding of it is (:data:`FORCED`): the kernel
     panicked because someone asked.  Any other report the kernel panicked on is critical (:data:`PANICKED`);
     the rest are as severe as their rule says (detectors/dmesg/rules.py), against their kind's baseline
-    (:data:`KIND_BASELINES`).
+    (:data:`KIND_BASELINES`), naming the threshold the report prints where it prints one (:func:`printed_baseline`).
     """
     first = group.first
-    texts = [first.title, first.header]
+    texts = [first.title, first.header, *(text for _, text in first.preamble)]  # (the sysrq line is its preamble)
     if isinstance(first.frame, str):
         texts.append(first.frame)
     if requested_by_sysrq(texts):
         return Severity.LOW, FORCED
     if first.panicked or group.last.panicked:
         return Severity.CRITICAL, PANICKED
-    return first.severity, KIND_BASELINES[first.kind]
+    return first.severity, printed_baseline(first) or KIND_BASELINES[first.kind]
 
 
 def group_severity(group: ReportGroup) -> Severity:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from forensics.model import Baseline
+from forensics.model import Baseline, Severity
 from forensics.types.deliberate import FORCED
 from forensics.types.dmesg import KIND_BASELINES, PANICKED, ReportKind
 from tests.vmcore_cases import console_logs, kernels
@@ -50,12 +50,79 @@ def test_every_log_finding_names_its_baseline() -> None:
             assert (f["severity"], "sysrq" in f["title"]) == ("low", True), f["title"]
         elif judged == _as_tuple(PANICKED):
             assert f["severity"] == "critical", f["title"]
-        else:  # not panicked on: its kind's baseline, at its rule's severity
-            assert judged == _as_tuple(KIND_BASELINES[ReportKind(f["kind"].removeprefix("dmesg."))]), f["title"]
+        else:  # not panicked on: its kind's baseline, at its rule's severity (with the threshold it prints)
+            kind = KIND_BASELINES[ReportKind(f["kind"].removeprefix("dmesg."))]
+            name, value, source = judged
+            assert (name, source) == (kind.name, kind.source), f["title"]
+            assert value == kind.value or value.startswith("exceeded: line "), f["title"]
     # The fixtures panic on every report; the golden logs hold reports the kernel went on after.
     said = {_judged(f) for f in findings}
-    assert {_as_tuple(PANICKED), _as_tuple(FORCED), _as_tuple(KIND_BASELINES[ReportKind.SOFT_LOCKUP])} <= said
-    assert _as_tuple(KIND_BASELINES[ReportKind.HANG]) in said
+    assert {_as_tuple(PANICKED), _as_tuple(FORCED)} <= said
+    names = {j[0] for j in said if j is not None}
+    assert {KIND_BASELINES[ReportKind.SOFT_LOCKUP].name, KIND_BASELINES[ReportKind.HANG].name} <= names
+
+
+#: Reports the kernel went on after, each printing the value it was judged by (written here in the kernel's formats,
+#: around the fixture kernel's functions).
+_PRINTING = """\
+[   88.500001] watchdog: BUG: soft lockup - CPU#1 stuck for 23s! [kf_spinner:61]
+[   88.500010] Modules linked in: kf_buggy(O)
+[   88.500020] CPU: 1 PID: 61 Comm: kf_spinner Tainted: G           O L     6.1.192 #1
+[   88.500030] RIP: 0010:kf_spinner_fn+0x12/0x30 [kf_buggy]
+[   88.500040] Call Trace:
+[   88.500042]  <TASK>
+[   88.500050]  kthread+0xe4/0x110
+[   88.500060]  ret_from_fork+0x1f/0x30
+[   88.500062]  </TASK>
+[  130.200001] rcu: INFO: rcu_preempt self-detected stall on CPU
+[  130.200010] rcu: \t1-....: (21002 ticks this GP) idle=b4c/1/0x4000000000000000 softirq=1702/1702 fqs=5214
+[  130.200020] \t(t=21003 jiffies g=2837 q=112 ncpus=2)
+[  130.200030] CPU: 1 PID: 61 Comm: kf_spinner Tainted: G           O L     6.1.192 #1
+[  130.200040] RIP: 0010:kf_spinner_fn+0x12/0x30 [kf_buggy]
+[  130.200050] Call Trace:
+[  130.200052]  <IRQ>
+[  130.200060]  rcu_sched_clock_irq+0x2c5/0x9a0
+[  130.200070]  update_process_times+0x5f/0x90
+[  130.200080]  </IRQ>
+[  130.200082]  <TASK>
+[  130.200090]  kf_spinner_fn+0x12/0x30 [kf_buggy]
+[  130.200100]  kthread+0xe4/0x110
+[  130.200110]  ret_from_fork+0x1f/0x30
+[  130.200112]  </TASK>
+[  245.120001] INFO: task kf_waiter:57 blocked for more than 122 seconds.
+[  245.120010]       Tainted: G           O L     6.1.192 #1
+[  245.120020] "echo 0 > /proc/sys/kernel/hung_task_timeout_secs" disables this message.
+[  245.120030] task:kf_waiter       state:D stack:0     pid:57    ppid:2      flags:0x00004000
+[  245.120040] Call Trace:
+[  245.120042]  <TASK>
+[  245.120050]  __schedule+0x2f1/0x8a0
+[  245.120060]  schedule+0x5a/0xd0
+[  245.120070]  schedule_preempt_disabled+0x11/0x20
+[  245.120080]  __mutex_lock.constprop.0+0x2a3/0x4b0
+[  245.120090]  kf_waiter_update+0x1c/0x50 [kf_buggy]
+[  245.120100]  kthread+0xe4/0x110
+[  245.120110]  ret_from_fork+0x1f/0x30
+[  245.120112]  </TASK>
+"""
+
+
+def test_a_threshold_the_log_prints_is_the_baseline_with_its_line(tmp_path: Path) -> None:
+    from forensics.pipelines.dmesg import analyse_logs
+
+    log = tmp_path / "kern.log"
+    log.write_text(_PRINTING)
+    findings = {f.kind.value.removeprefix("dmesg."): f for f in analyse_logs([str(log)], live=False).incident.findings}
+    printed = {
+        ReportKind.SOFT_LOCKUP: 'line 1 prints "stuck for 23s!"',
+        ReportKind.RCU_STALL: 'line 12 prints "t=21003 jiffies"',
+        ReportKind.HANG: 'line 25 prints "blocked for more than 122 seconds"',
+    }
+    for kind, said in printed.items():
+        baseline = findings[kind.value].baseline
+        assert baseline is not None, kind
+        assert baseline.value.startswith(f"exceeded: {said}, "), baseline.value
+        assert (baseline.name, baseline.source) == (KIND_BASELINES[kind].name, KIND_BASELINES[kind].source)
+        assert findings[kind.value].severity is not Severity.CRITICAL  # none of them panicked
 
 
 def test_every_report_kind_has_a_baseline() -> None:

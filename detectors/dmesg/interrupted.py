@@ -1,0 +1,197 @@
+"""A report raised while another was being printed: the interruption is a consequence, the report it cut the root.
+
+A kernel that faults while it prints a KASAN report (the unwinder or the stack depot reading the memory the bug
+corrupted) prints the fault's oops in the middle of the report: syzkaller's corpus log 120, a KASAN
+slab-out-of-bounds report whose "Allocated by task" stack is cut by "BUG: unable to handle kernel paging request"
+in ``depot_fetch_stack``.  syzbot titles such a log by the first report; the second follows from it.  The scanner
+ends the first report at the second's header (detectors/dmesg/extract.py ``report_extent``), so the log's lines
+show it: the first report's kind always closes with an end marker (:data:`END_MARKERS`), its lines hold none,
+and the next report's first line (its preamble's, or its header) is the very next line, of the same CPU and
+printk caller.  Its finding is then linked to the first's as a consequence
+(:func:`detectors.incident.consequences.as_consequence`: at most one severity below), citing both lines.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from detectors.dmesg.findings import line_evidence
+from detectors.dmesg.lines import drops_messages, parse_line
+from detectors.incident.consequences import as_consequence
+from forensics.model import Consequence, Evidence, Finding, NotAvailable
+from forensics.types.dmesg import KernelReport, ReportGroup, ReportKind
+
+
+@dataclass(frozen=True)
+class EndMarker:
+    """The line a kind of report always ends with, and where the kernel prints it."""
+
+    kinds: frozenset[ReportKind]
+    pattern: re.Pattern[str]
+    text: str  # the marker as said to a reader
+    source: str  # where the kernel prints it
+
+
+#: The end markers, by the kinds of report that always print one (the other kinds, lockdep's, a hung task's, a
+#: stall's, ``BUG: sleeping function called ...``'s dump_stack(), print none: their end is not in the log's lines).
+#: One kind in one entry at most (a test checks it).
+END_MARKERS: tuple[EndMarker, ...] = (
+    EndMarker(
+        frozenset({ReportKind.KASAN, ReportKind.KFENCE, ReportKind.KMSAN, ReportKind.KCSAN}),
+        re.compile(r"^={40,}\s*$"),
+        "the closing ===== line",
+        "end_report() (mm/kasan/report.c), kfence_report_error(), kmsan_report(), kcsan's print_report()",
+    ),
+    EndMarker(
+        frozenset({ReportKind.UBSAN}),
+        re.compile(r"^={40,}\s*$|---\[ end trace"),
+        "the closing ===== or ---[ end trace ]--- line",
+        "ubsan_epilogue() (lib/ubsan.c)",
+    ),
+    EndMarker(
+        frozenset(
+            {
+                ReportKind.GPF,
+                ReportKind.NULL_DEREF,
+                ReportKind.PAGE_FAULT,
+                ReportKind.OOPS,
+                ReportKind.TRAP,
+                ReportKind.WARNING,
+            }
+        ),
+        re.compile(r"---\[ end trace"),
+        "---[ end trace ... ]---",
+        "print_oops_end_marker() (kernel/panic.c), from oops_exit() and __warn()",
+    ),
+)
+_MARKER_OF: dict[ReportKind, EndMarker] = {kind: m for m in END_MARKERS for kind in m.kinds}
+
+
+@dataclass(frozen=True)
+class Interruption:
+    """``by`` was raised while ``interrupted`` was printed: its first line follows the other's last, no end marker."""
+
+    interrupted: KernelReport
+    by: KernelReport
+    marker: EndMarker
+
+    @property
+    def last_line(self) -> tuple[int, str]:
+        """The interrupted report's last line, printed just before the interruption."""
+        return self.interrupted.lines[-1]
+
+    @property
+    def first_line(self) -> int:
+        """The first line of the interruption: its preamble's (a WARN's "cut here"), else its header."""
+        return self.by.preamble[0][0] if self.by.preamble else self.by.start_line
+
+    def how(self) -> str:
+        """What ties the two, from the lines: the consequence's ``how``."""
+        last, _ = self.last_line
+        return (
+            f"raised while it was printed: line {self.by.start_line} starts before its end marker "
+            f"({self.marker.text}, {self.marker.source}); its lines {self.interrupted.start_line}-{last} hold none"
+        )
+
+
+def interruption(first: KernelReport, then: KernelReport) -> Interruption | None:
+    """Whether ``then`` (the next report in the log) was raised while ``first`` was printed, read from their lines."""
+    marker = _MARKER_OF.get(first.kind)
+    if marker is None or first.is_event or then.is_event or not first.lines:
+        return None
+    if first.context != then.context:
+        return None  # another CPU's or task's report, printed beside it
+    last, _ = first.lines[-1]
+    start = then.preamble[0][0] if then.preamble else then.start_line
+    if start != last + 1:
+        return None  # the first report stopped before (a quiet tail, its window's end), not at the second
+    if any(marker.pattern.search(_body(n, text)) for n, text in first.lines if n > first.start_line):
+        return None  # it was printed to its end
+    between = [text for n, text in first.lines if n > first.start_line]
+    if any(drops_messages(t) for t in (*between, then.preamble[0][1] if then.preamble else then.header)):
+        return None  # printk dropped lines there: the end marker may have been among them
+    if _differ(first.cpu, then.cpu) or _before(then.start_time, first.start_time):
+        return None  # two CPUs' reports interleaved, or lines of another log (time going back)
+    if _printed(first) != _printed(then):
+        return None  # one header without the other's kernel prefix or printk time: not printed by the same console
+    return Interruption(first, then, marker)
+
+
+def interruptions(reports: Sequence[KernelReport]) -> dict[int, Interruption]:
+    """The interruptions among a log's reports (those kept, in any order), by the interrupting report's first line."""
+    ordered = sorted((r for r in reports if not r.is_event), key=lambda r: r.start_line)
+    out: dict[int, Interruption] = {}
+    for first, then in itertools.pairwise(ordered):
+        found = interruption(first, then)
+        if found is not None:
+            out[then.start_line] = found
+    return out
+
+
+def _body(number: int, text: str) -> str:
+    """A line's body, its prefixes (time, caller, syslog's) peeled off: an end marker is the whole of it."""
+    return parse_line(number, text).body
+
+
+def _printed(report: KernelReport) -> tuple[bool, bool]:
+    """How a report's header line was printed: with a kernel prefix, with a printk time."""
+    line = parse_line(report.start_line, report.header)
+    return line.prefixed, line.timestamp is not None
+
+
+def _differ(a: int | NotAvailable, b: int | NotAvailable) -> bool:
+    return isinstance(a, int) and isinstance(b, int) and a != b
+
+
+def _before(a: float | NotAvailable, b: float | NotAvailable) -> bool:
+    return isinstance(a, float) and isinstance(b, float) and a < b
+
+
+def link_interruptions(source: str, groups: Sequence[ReportGroup], findings: Sequence[Finding]) -> list[Finding]:
+    """The findings of one log's groups (``findings[i]`` of ``groups[i]``) with each interruption linked to the
+    report it cut, as a consequence, citing the lines that show it (the interrupted report's header and last line).
+
+    A group is linked when every occurrence it lists interrupts a report of one other group (a report that also
+    comes alone is a bug of its own); its root is that group's finding, or the root that finding is linked to.
+    """
+    kept = [r for g in groups for r in g.kept]
+    found = interruptions(kept)
+    if not found:
+        return list(findings)
+    group_of = {r.start_line: i for i, g in enumerate(groups) for r in g.kept}
+    root_of: dict[int, tuple[int, Interruption]] = {}  # group -> (the group it interrupts, the first occurrence's)
+    for i, group in enumerate(groups):
+        cut = [found.get(r.start_line) for r in group.kept]
+        if any(c is None for c in cut):
+            continue
+        roots = {group_of[c.interrupted.start_line] for c in cut if c is not None}
+        first = cut[0]
+        if len(roots) == 1 and first is not None and (root := roots.pop()) != i:
+            root_of[i] = (root, first)
+    out = list(findings)
+    for i in sorted(root_of, key=lambda i: groups[i].first.start_line):
+        root, it = root_of[i]
+        seen = {i}
+        while root in root_of and root not in seen:  # the report it cut may have cut another
+            seen.add(root)
+            root = root_of[root][0]
+        top = out[root]
+        cited = _cited_lines(source, it, out[i])
+        linked = as_consequence(top, out[i], Consequence(top.id, top.title, it.how()))
+        out[i] = dataclasses.replace(linked, evidence=(*linked.evidence[:1], *cited, *linked.evidence[1:]))
+    return out
+
+
+def _cited_lines(source: str, it: Interruption, finding: Finding) -> tuple[Evidence, ...]:
+    """The interrupted report's header and last line, as the interruption's evidence (not cited twice)."""
+    a = it.interrupted
+    number, text = it.last_line
+    wanted = [(a.start_line, a.header, "interrupted report")]
+    if number != a.start_line and text.strip():
+        wanted.append((number, text, "interrupted at"))
+    have = {(e.locator.start, e.locator.name) for e in finding.evidence}
+    return tuple(line_evidence(source, n, t, name, a) for n, t, name in wanted if (n, name) not in have)
