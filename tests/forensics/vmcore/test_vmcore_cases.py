@@ -193,7 +193,9 @@ def test_oom_case_reports_the_oom(kernel: str) -> None:
     assert {"dmesg.oom", "oom-users"} <= set(by_kind), sorted(by_kind)
     assert by_kind["dmesg.oom"].title == f"OOM killer invoked (invoked by {process})"
     assert f"the top memory user is task {process} " in by_kind["oom-users"].title
-    users = {f.name.removeprefix("memory user: "): f.value for f in by_kind["oom-users"].facts if "memory user" in f.name}
+    users = {
+        f.name.removeprefix("memory user: "): f.value for f in by_kind["oom-users"].facts if "memory user" in f.name
+    }
     # The fixtures' rootfs is the initramfs on tmpfs: NR_FILE_PAGES is shmem, said as such (was "page-cache page
     # cache"); no user below 64 KiB (was "vmalloc n_tty_open: 0.0 MiB").
     assert users.get("shmem and tmpfs", "").endswith("% of RAM)"), users
