@@ -404,8 +404,8 @@ def _short_loose_rise(c: Context) -> str | None:
 
 def _short_process_rise(c: Context) -> str | None:
     f, th = c.features, c.thresholds
-    if not c.with_processes or f.span_hours >= th.short_hours or _harmful(c):
-        return None
+    if not c.with_processes or f.span_hours >= th.short_hours or _harmful(c) or _consistent_rise(c) is None:
+        return None  # (what would not be a suspicion anyway keeps its grade: no-trend is stable)
     # A build or a test suite starts and ends thousands of processes a minute: their mappings, tasks and file
     # tables come and go in bursts.  Over a short stretch only a steady ramp (steady-ramp) tells a leak.
     return (
