@@ -64,7 +64,11 @@ def track_text(track: SlabTrack) -> str:
         return f"{head}: {track.missing}" if track.caller else track.missing
     stack = list(track.functions())
     caller = (track.caller or "").split("+")[0]
-    if caller and (not stack or stack[0] != caller):
+    if caller in stack:
+        # Before v5.19 the track's own addrs[] begin inside the allocator (__slab_alloc < slab_alloc_node <
+        # slab_alloc < kmem_cache_alloc < the caller): its frames are cut, as the stack depot's skip does since.
+        stack = stack[stack.index(caller) :]
+    elif caller:
         stack.insert(0, caller)  # the stack depot skips the allocator's own frames, and sometimes the caller's
     shown = " < ".join(stack[:8])
     return f"{track.caller} (pid {track.pid}, CPU {track.cpu}): {shown}"

@@ -101,6 +101,18 @@ class Variable:
     parameter: bool = False
 
 
+#: Functions a task sleeps in on no lock, and what it then waits for; the first of them its stack holds, in this
+#: order (a completion's wait sleeps in schedule_timeout too).
+WAIT_FRAMES = (
+    ("wait_for_completion", "a completion"),
+    ("__wait_for_common", "a completion"),
+    ("do_wait_for_common", "a completion"),
+    ("msleep", "a timer (msleep)"),
+    ("io_schedule", "I/O"),
+    ("schedule_timeout", "a timeout"),
+)
+
+
 @dataclass(frozen=True)
 class TaskInfo:
     """A task of the dumped kernel."""
@@ -115,6 +127,18 @@ class TaskInfo:
     blocked_on: str | None = None  # e.g. ``mutex kf_lock`` when the stack shows a lock wait
     lock_owner_pid: int | None = None
     lock_owner_comm: str | None = None
+
+    def waits_for(self) -> str:
+        """What a sleeping task waits for: its lock, else the kind of wait its stack shows (``a completion (in
+        do_wait_for_common)``), else ``unknown`` and why."""
+        if self.blocked_on:
+            return self.blocked_on
+        names = [f.function for f in self.stack if isinstance(f.function, str)]
+        for prefix, what in WAIT_FRAMES:
+            hit = next((n for n in names if n.startswith(prefix)), None)
+            if hit is not None:
+                return f"{what} (in {hit})"
+        return "unknown (no lock, and no wait its stack shows)" if names else "unknown (its stack was not read)"
 
 
 @dataclass(frozen=True)

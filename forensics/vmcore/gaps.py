@@ -104,12 +104,19 @@ def explaining(prog: drgn.Program, pages: DumpPages | None) -> Iterator[None]:
         _CURRENT.reset(token)
 
 
+#: The lowest page (x86-64, arm64): never mapped, so that a NULL pointer's reads fault.
+NULL_PAGE_SIZE = 0x1000
+
+
 def not_in_dump(exc: Any, what: str | None = None) -> str:
     """The reason text for a read that hit memory the dump does not hold (``what``: the object read)."""
     address = getattr(exc, "address", None)
     if isinstance(address, int) and (address >> 47) not in (0, 0x1FFFF):
         # x86-64/arm64 48-bit virtual addresses: no memory can be there, captured or not.
         return f"no memory at {address:#x}: not a canonical address (the pointer is bogus)"
+    if isinstance(address, int) and address < NULL_PAGE_SIZE:
+        # Nothing is ever mapped there: a NULL pointer plus an offset, not a page the dump left out.
+        return f"no memory at {address:#x}: the NULL page, which no page table maps (a NULL pointer + {address:#x})"
     where = f" at {address:#x}" if isinstance(address, int) else ""
     generic = f"not in dump: memory{where} was not captured (filtered by makedumpfile or not present)"
     current = _CURRENT.get()
@@ -152,7 +159,9 @@ def _physical(prog: drgn.Program, address: int) -> int | str:
         return int(follow_phys(prog["init_mm"].address_of_(), address))
     except drgn.FaultError as exc:
         where = getattr(exc, "address", None)
-        table = f" (the page table at {where:#x} is not in the dump either)" if isinstance(where, int) else ""
+        # drgn's fault names the address itself when no entry maps it, the entry's when the table was unreadable
+        unread = isinstance(where, int) and where != address
+        table = f" (the page table at {where:#x} is not in the dump either)" if unread else ""
         return f"no page maps it in the kernel's page tables{table}"
 
 

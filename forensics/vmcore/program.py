@@ -73,6 +73,14 @@ def _require_elf(path: Path, option: str) -> None:
         raise InputError(f"{option} {path}: not an ELF file", hint="give the module's .ko (or .ko.debug) with DWARF")
 
 
+def _require_directory(path: Path, option: str) -> None:
+    """Refuse (exit 3) a source tree that is no directory, as a bad --module-debug is: silently searching
+    nothing would report every BUG/WARN source as missing, the option's mistake unsaid."""
+    if not path.is_dir():
+        why = "no such directory" if not path.exists() else "not a directory"
+        raise InputError(f"{option} {path}: {why}", hint="give the kernel or module source tree")
+
+
 def _unused_module_files(prog: drgn.Program, files: tuple[Path, ...]) -> list[str]:
     """A warning for each --module-debug file that matches no module of the dump (it was silently ignored).
 
@@ -272,6 +280,8 @@ def open_dump(
         raise InputError(f"{request.vmlinux}: no such file", hint="give the path of the vmlinux with debug info")
     for module_file in request.module_debug:
         _require_elf(module_file, "--module-debug")
+    for tree in request.source_dirs:
+        _require_directory(tree, "--source-dir")
     if request.vmlinux is not None:
         # A compressed vmlinux (vmlinux.xz) is unpacked once into the cache: drgn would
         # decompress it on every run, crash cannot read it at all.

@@ -9,7 +9,7 @@ import pytest
 from detectors.vmcore import findings as vf
 from detectors.vmcore.nullfield import analyse_fault
 from forensics.model import LocatorKind, NotAvailable, Severity
-from forensics.types.vmcore import Frame, MemoryTotals, ModuleInfo, SlabCacheInfo
+from forensics.types.vmcore import Frame, MemoryTotals, ModuleInfo, SlabCacheInfo, TaskInfo
 from tests.detectors.vmcore.snapshots import (
     DUMP,
     LAYOUTS,
@@ -302,3 +302,19 @@ def test_an_inlined_frame_is_labelled_by_the_symbol_that_holds_its_pc() -> None:
     assert inlined.label() == "kf_hw_read_status+0xc/0x1a [kf] in spin_lock (inlined)"
     assert replace(inlined, symbol=None).label() == "spin_lock+0xc/0x1a [kf] (inlined)"
     assert replace(inlined, inline=False, symbol=None).label() == "spin_lock+0xc/0x1a [kf]"
+
+
+def test_a_sleeping_task_says_what_it_waits_for_never_a_question_mark() -> None:
+    """Its lock, else the wait its stack shows (a completion's sleeps in schedule_timeout too), else unknown, why."""
+
+    def stack(*names: str) -> tuple[Frame, ...]:
+        return tuple(Frame(i, n, 0xFFFFFFFF81000000 + i, 0, 8, None, None, None) for i, n in enumerate(names))
+
+    completion = TaskInfo(21, "kworker/1:1", "D", 1, False, 0, stack("__schedule", "schedule", "schedule_timeout",
+                                                                    "do_wait_for_common", "worker_thread"))  # fmt: skip
+    assert completion.waits_for() == "a completion (in do_wait_for_common)"
+    assert replace(completion, blocked_on="mutex kf_lock").waits_for() == "mutex kf_lock"
+    assert replace(completion, stack=stack("__schedule", "kthread")).waits_for() == (
+        "unknown (no lock, and no wait its stack shows)"
+    )
+    assert replace(completion, stack=()).waits_for() == "unknown (its stack was not read)"

@@ -148,6 +148,14 @@ def test_a_word_of_a_free_object_that_is_not_poison_was_written_after_the_free()
     assert written_after_free(snap, replace(obj, contents=bytes(b"\x6b" * 63 + b"\xa5"))) == []
 
 
+def test_a_tracks_own_stack_starts_at_the_caller_not_in_the_allocator() -> None:
+    """5.10's track addrs[] begin in SLUB (__slab_alloc < ... < kmem_cache_alloc): cut as 6.1's stack depot does."""
+    names = ("__slab_alloc", "slab_alloc_node", "slab_alloc", "kmem_cache_alloc", "kf_conn_open", "kf_conn_open_write")
+    stack = tuple(_frame(i, name, "kf" if name.startswith("kf") else None) for i, name in enumerate(names))
+    track = SlabTrack("alloc", "kf_conn_open+0x15", 43, 1, 1, stack)
+    assert track_text(track) == "kf_conn_open+0x15 (pid 43, CPU 1): kf_conn_open < kf_conn_open_write"
+
+
 def test_a_track_shows_its_caller_when_the_depot_skipped_it() -> None:
     track = SlabTrack("free", "kf_conn_close+0x16", 7, 0, 1, (_frame(0, "kf_conn_close_write", "kf"),))
     assert track_text(track) == "kf_conn_close+0x16 (pid 7, CPU 0): kf_conn_close < kf_conn_close_write"

@@ -113,6 +113,11 @@ def test_null_member_names_register_struct_and_member(kernel: str) -> None:
     # (``CR2: ffffffffc018efef`` on 6.1: whatever the last page fault before the printing left there).
     cited = [e.excerpt for e in null[0].evidence if e.locator.kind is LocatorKind.LINE]
     assert cited == [f"CR2: {fault.fault_address:016x}"], cited
+    # the read through the NULL pointer: the NULL page, which nothing maps, not a page the dump left out
+    [ops] = [m for fv in result.snapshot.frame_values for m in fv.members if m.expression == "dev->sensor->ops"]
+    assert ops.missing == f"no memory at {fault.fault_address:#x}: the NULL page, which no page table maps (a NULL " + (
+        f"pointer + {fault.fault_address:#x})"
+    )
 
 
 @pytest.mark.parametrize("kernel", kernels_of("04-hung-task"))
