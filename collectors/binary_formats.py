@@ -4,7 +4,8 @@ A kernel log is text. A file that starts with another format's signature (a
 perf.data recording, a dump, a trace-cmd trace.dat, a slab store) was given to
 the wrong command: reading it as text would find nothing and say so, which is
 an answer without the power to find anything. Such an input is refused in one
-line that names what the file is and which command reads it.
+line that names what the file is and which command reads it (for a compressed
+file or archive kforensic does not unpack, lz4 or zip: the command that does).
 """
 
 from __future__ import annotations
@@ -14,11 +15,13 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class BinaryFormat:
-    """A file format known by its first bytes."""
+    """A file format known by its first bytes (at ``offset``: a tar header's "ustar" is at byte 257)."""
 
     magic: bytes
     what: str
-    reader: str  # the kforensic command line that reads it
+    reader: str  # the kforensic command line that reads it; for an archive, the command that unpacks it
+    archive: bool = False  # a compressed file or archive kforensic does not unpack: the text is inside it
+    offset: int = 0
 
 
 #: Specific to generic; each magic is the format's documented file signature.
@@ -31,9 +34,20 @@ BINARY_FORMATS: tuple[BinaryFormat, ...] = (
     BinaryFormat(b"makedumpfile", "a flattened makedumpfile crash dump", "kforensic vmcore FILE"),
     BinaryFormat(b"SQLite format 3\x00", "a SQLite database (a slab store?)", "kforensic leaks --store FILE"),
     BinaryFormat(b"\x7fELF", "an ELF file (a crash dump, vmlinux or module)", "kforensic vmcore DUMP --vmlinux FILE"),
+    # Compressed files and archives not read as they are (gzip, xz, zstd and bzip2 are: collectors/inputs.py).
+    BinaryFormat(b"\x04\x22\x4d\x18", "lz4-compressed", "lz4 -d FILE", archive=True),
+    BinaryFormat(b"\x02\x21\x4c\x18", "lz4-compressed (legacy format)", "lz4 -d FILE", archive=True),
+    BinaryFormat(b"PK\x03\x04", "a zip archive", "unzip FILE", archive=True),
+    BinaryFormat(b"PK\x05\x06", "an empty zip archive", "unzip -l FILE", archive=True),
+    BinaryFormat(b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive", "7z x FILE", archive=True),
+    BinaryFormat(b"Rar!\x1a\x07", "a RAR archive", "unrar x FILE", archive=True),
+    BinaryFormat(b"\x89LZO\x00\r\n\x1a\n", "lzop-compressed", "lzop -d FILE", archive=True),
+    BinaryFormat(b"LZIP", "lzip-compressed", "lzip -d FILE", archive=True),
+    BinaryFormat(b"\x1f\x9d", "compress(1)-compressed (.Z)", "uncompress FILE", archive=True),
+    BinaryFormat(b"ustar", "a tar archive", "tar -xf FILE", archive=True, offset=257),
 )
 
 
 def binary_format(head: bytes) -> BinaryFormat | None:
     """The binary format ``head`` (a file's first bytes) starts with, or None for anything else."""
-    return next((f for f in BINARY_FORMATS if head.startswith(f.magic)), None)
+    return next((f for f in BINARY_FORMATS if head.startswith(f.magic, f.offset)), None)

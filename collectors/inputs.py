@@ -2,8 +2,8 @@
 
 This is the byte layer of every text input (logs, slabinfo/meminfo snapshots,
 traces, findings files).  A compressed file is decompressed on the fly,
-recognised by its magic bytes and not by its name: gzip, xz and zstd (the
-forms logrotate and journal exports leave).  The source record keeps the size
+recognised by its magic bytes and not by its name: gzip, xz, zstd and bzip2
+(the forms logrotate and journal exports leave).  The source record keeps the size
 and sha256 of the file as it is on disk; a stream that ends before its end
 marker (a cut file) is read up to the cut and its record says so.
 """
@@ -32,24 +32,29 @@ from forensics.output import register_input, register_stdin
 # Imported where they are used, not at start-up (~1.8 ms of CPU of a run on a plain log): lzma for compressed
 # inputs alone (decompress_chunks), threading and queue for an input over HASH_INLINE_BYTES alone (_Sha256).
 if TYPE_CHECKING:
+    import bz2
+    import lzma
     import threading
     from queue import Queue
 
 STDIN_NAME = "<stdin>"
 
-#: Magic bytes of the compressed forms read transparently, most specific first.
+#: Magic bytes of the compressed forms read transparently, most specific first (bzip2's "BZh" and its block size,
+#: a digit: "BZh" alone starts text too).
 COMPRESSION_MAGIC: tuple[tuple[bytes, str], ...] = (
     (b"\xfd7zXZ\x00", "xz"),
     (b"\x28\xb5\x2f\xfd", "zstd"),
     (b"\x1f\x8b", "gzip"),
+    *((b"BZh" + bytes([digit]), "bzip2") for digit in b"123456789"),
 )
 #: What a decompressed input's findings cite: its path with this suffix (lines count in the decompressed text).
-SOURCE_SUFFIX = {"gzip": " (gunzipped)", "xz": " (decompressed xz)", "zstd": " (decompressed zstd)"}
+SOURCE_SUFFIX = {"gzip": " (gunzipped)", "xz": " (decompressed xz)", "zstd": " (decompressed zstd)",
+                 "bzip2": " (decompressed bzip2)"}  # fmt: skip
 _MAGIC_LEN = max(len(m) for m, _ in COMPRESSION_MAGIC)
 
 
 def sniff_compression(head: bytes) -> str | None:
-    """``gzip``, ``xz`` or ``zstd`` when ``head`` starts with that format's magic bytes, else None."""
+    """``gzip``, ``xz``, ``zstd`` or ``bzip2`` when ``head`` starts with that format's magic bytes, else None."""
     return next((kind for magic, kind in COMPRESSION_MAGIC if head.startswith(magic)), None)
 
 
@@ -62,7 +67,7 @@ _ZSTD_PIECE = 256
 
 
 class _Member:
-    """One gzip member, xz stream or zstd frame being decompressed, each piece of output bounded."""
+    """One gzip member, xz or bzip2 stream or zstd frame being decompressed, each piece of output bounded."""
 
     def __init__(self, kind: str) -> None:
         self.kind = kind
@@ -73,7 +78,11 @@ class _Member:
         elif kind == "xz":
             import lzma
 
-            self._xz = lzma.LZMADecompressor(format=lzma.FORMAT_XZ)
+            self._xz: lzma.LZMADecompressor | bz2.BZ2Decompressor = lzma.LZMADecompressor(format=lzma.FORMAT_XZ)
+        elif kind == "bzip2":
+            import bz2  # as lzma: imported for its own inputs only
+
+            self._xz = bz2.BZ2Decompressor()  # the same interface as lzma's: max_length, needs_input, eof
         else:
             import zstandard  # a runtime dependency; imported only for .zst inputs
 
@@ -88,7 +97,7 @@ class _Member:
                 # input kept back while the output was at its bound
                 out = self._zlib.decompress(self._zlib.unconsumed_tail, DECOMPRESS_STEP)
             self.eof, self.unused = self._zlib.eof, self._zlib.unused_data
-        elif self.kind == "xz":
+        elif self.kind in ("xz", "bzip2"):
             out = self._xz.decompress(data, DECOMPRESS_STEP)
             while True:
                 if out:
@@ -119,6 +128,8 @@ def _corrupt_data_errors(kind: str) -> tuple[type[Exception], ...]:
         import lzma
 
         return (lzma.LZMAError, EOFError)
+    if kind == "bzip2":
+        return (OSError, EOFError)  # bz2 says "Invalid data stream" with an OSError
     import zstandard
 
     return (zstandard.ZstdError, EOFError)
@@ -244,7 +255,7 @@ class TrackedInput:
     started: float = field(default_factory=time.monotonic)
     size: int = 0
     _hash: _Sha256 = field(default_factory=_Sha256)
-    compression: str | None = None  # "gzip", "xz", "zstd" once read_chunks has seen the magic bytes
+    compression: str | None = None  # "gzip", "xz", "zstd", "bzip2" once read_chunks has seen the magic bytes
     notes: list[str] = field(default_factory=list)  # what went wrong while reading (a truncated stream)
     decompress: bool = True
 
@@ -292,7 +303,7 @@ class TrackedInput:
         self._hash.close()
 
     def read_chunks(self, chunk_size: int = 1 << 20) -> Iterator[bytes]:
-        """Yield the content in chunks (decompressed when the file is gzip, xz or zstd), hashing the file."""
+        """Yield the content in chunks (decompressed when the file is gzip, xz, zstd or bzip2), hashing the file."""
         raw = self.raw_chunks(chunk_size)
         head = b""
         for chunk in raw:  # a pipe may give fewer bytes than the longest magic in its first read
@@ -378,7 +389,7 @@ def _refuse_endless_device(path: Path, st: os.stat_result) -> None:
 def open_input(name: str, *, decompress: bool = True, hashed: bool = True) -> Iterator[TrackedInput]:
     """Open a file (or ``-`` for standard input) for reading, with one-line errors.
 
-    ``read_chunks`` of the result decompresses gzip, xz and zstd content
+    ``read_chunks`` of the result decompresses gzip, xz, zstd and bzip2 content
     (``decompress=False``: the bytes as stored; ``hashed=False``: no sha256 in its
     source record, for a run whose output cites no input).  The path is registered as an
     input of the run, so no output of the run may replace it.  Raises

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -54,6 +55,7 @@ def log_chunks(tracked: TrackedInput, chunk_size: int = CHUNK_SIZE, head: bytear
     # SHA-256 runs at about 1 GB/s here: hashing on the reading thread costs less than handing
     # chunks to a helper thread would.  The record hashes the bytes as read; the engine gets them normalized.
     norm = TextNormalizer()
+    text = TextCheck(tracked.source)
     first = True
     keep = 0
     if head is not None:
@@ -67,19 +69,111 @@ def log_chunks(tracked: TrackedInput, chunk_size: int = CHUNK_SIZE, head: bytear
         if head is not None and len(head) < keep:
             head += chunk[: keep - len(head)]
         if out := norm.feed(chunk):
+            text.feed(out)
             yield out
     if out := norm.close():
+        text.feed(out)
         yield out
+    text.close()
 
 
 def _refuse_binary(source: str, head: bytes) -> None:
-    """A file another command reads (perf.data, a dump, trace.dat...) is not a kernel log: exit 3 naming it."""
+    """A file another command reads (perf.data, a dump, trace.dat...) is not a kernel log: exit 3 naming it; a
+    compressed file or archive kforensic does not unpack (lz4, zip): exit 3 saying to decompress it first."""
     known = binary_format(head)
-    if known is not None:
+    if known is None:
+        return
+    where = f"it starts with {known.magic!r}" if not known.offset else f"{known.magic!r} at byte {known.offset}"
+    if known.archive:
         raise InputError(
-            f"{source}: not a kernel log: {known.what} (it starts with {known.magic!r})",
-            hint=f"read it with `{known.reader}`; kforensic dmesg reads dmesg/journalctl -k/console text",
+            f"{source}: not a kernel log as it is: {known.what} ({where})",
+            hint=f"unpack it first (`{known.reader}`) and give the log inside; gzip, xz, zstd and bzip2 are "
+            "read as they are",
         )
+    raise InputError(
+        f"{source}: not a kernel log: {known.what} ({where})",
+        hint=f"read it with `{known.reader}`; kforensic dmesg reads dmesg/journalctl -k/console text",
+    )
+
+
+#: Bytes of a log's start (decompressed and normalized) judged for being text.
+TEXT_SAMPLE = 64 << 10
+#: The share of the sample's bytes that are control bytes (not tab, newline, form feed...) or not UTF-8, past which
+#: the input is no text: random bytes have ~50%; a log with some Latin-1 words or a few NULs of a serial console, ~0.
+NOT_TEXT_SHARE = 0.10
+_CONTROL = bytes([*range(0x09), *range(0x0E, 0x20), 0x7F])
+_NOT_CONTROL = bytes(sorted(set(range(256)) - set(_CONTROL)))
+#: A line only a kernel log has: printk's "[ sec.usec]" stamp (maybe after a "<level>"), a /dev/kmsg record, syslog's
+#: "host kernel:", or the words of a kernel report or boot banner.
+_KERNEL_LINE = re.compile(
+    rb"(?m)^(?:<\d{1,3}>)?\[ *\d+\.\d+\]|^\d{1,3},\d+,\d+,[^;\n]{0,8};| kernel: |^<\d>"
+    rb"|Linux version \d|Call Trace:|BUG: |WARNING: |Oops: |Kernel panic - not syncing"
+)
+_KERNEL_LINE_TAIL = 256  # bytes kept from a chunk's end: a kernel line cut between two chunks is still found
+
+
+class TextCheck:
+    """Whether a log is text, or bytes where no kernel log line is (an archive of another format, random bytes).
+
+    Such an input read as a log finds no report and said "No problem found": a verdict on nothing.  The first
+    :data:`TEXT_SAMPLE` bytes judge the text; when they are not text, the rest is searched for a kernel log line
+    (:data:`_KERNEL_LINE`), and without one :meth:`close` refuses the input (exit 3).  A text log without reports
+    is still read, and says what was examined.
+    """
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.not_text: str | None = None  # why the sample is no text, once judged
+        self.kernel_line = False
+        self._held: list[bytes] = []  # chunks until the sample is judged
+        self._size = 0
+        self._judged = False
+        self._tail = b""
+
+    def feed(self, out: bytes) -> None:
+        """One chunk of normalized text, in order."""
+        if self._judged:
+            if self.not_text is not None and not self.kernel_line:
+                self._search(out)
+            return
+        self._held.append(out)
+        self._size += len(out)
+        if self._size >= TEXT_SAMPLE:
+            self._judge()
+
+    def close(self) -> None:
+        """At the input's end: raise InputError when it is not text and no line of it is a kernel log's."""
+        if not self._judged:
+            self._judge()
+        if self.not_text is not None and not self.kernel_line:
+            raise InputError(
+                f"{self.source}: not a kernel log ({self.not_text}, and no line of it is a kernel log line)",
+                hint="give dmesg, journalctl -k or console text; a compressed log: decompress it first (gzip, xz, "
+                "zstd and bzip2 are read as they are)",
+            )
+
+    def _judge(self) -> None:
+        self._judged = True
+        held, self._held = self._held, []
+        sample = b"".join(held)[:TEXT_SAMPLE]
+        if not sample:
+            return  # an empty log: said empty by what reads it
+        control = len(sample.translate(None, _NOT_CONTROL))
+        invalid = sample.decode("utf-8", "replace").count("\ufffd")
+        share = (control + invalid) / len(sample)
+        if share <= NOT_TEXT_SHARE:
+            return
+        self.not_text = f"{share:.0%} of its first {len(sample):,} bytes are control bytes or not UTF-8"
+        for chunk in held:
+            self._search(chunk)
+            if self.kernel_line:
+                return
+
+    def _search(self, chunk: bytes) -> None:
+        window = self._tail + chunk
+        if _KERNEL_LINE.search(window) is not None:
+            self.kernel_line = True
+        self._tail = window[-_KERNEL_LINE_TAIL:]
 
 
 @dataclass

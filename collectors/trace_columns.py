@@ -460,7 +460,8 @@ def _read_ahead(chunks: Iterable[bytes]) -> Generator[list[bytes], None, None]:
     return prefetched(produce, threading.Event(), "kforensic-trace-read", READ_AHEAD)
 
 
-_TEXT_PER_BYTE = {"xz": 30, "zstd": 30, "trace.dat": 4, "ctf": 4}  # trace text per input byte, about (generous)
+#: Trace text per input byte, about (generous).
+_TEXT_PER_BYTE = {"xz": 30, "zstd": 30, "bzip2": 30, "trace.dat": 4, "ctf": 4}
 #: Deflate's largest ratio (zlib's technical notes: 1032:1): no gzip member gives more text per byte.  A cut or damaged
 #: gzip's last 4 bytes are not its size; unbounded, a 4 KB file "held" 2 GB and started the minutes-long compile.
 _GZIP_MAX_RATIO = 1032

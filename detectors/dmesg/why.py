@@ -1232,8 +1232,19 @@ _PAGE_FAULT = rc.compile(
     r"kernel NULL pointer dereference, address):? ([0-9a-f]+)"
     r"|Unable to handle kernel (?:paging request|NULL pointer dereference) at virtual address ([0-9a-f]+)"
 )
-_PF_ACCESS = rc.compile(r"#PF: (supervisor|user) (read|write|instruction fetch) access in (kernel|user) mode")
+# show_fault_oops() prints "read access", "write access" and "instruction fetch" (no "access" after it).
+_PF_ACCESS = rc.compile(r"#PF: (supervisor|user) (read|write|instruction fetch)(?: access)? in (kernel|user) mode")
 _PF_ERROR = rc.compile(r"#PF: error_code\((0x[0-9a-f]+)\) - (.*?)\s*$")
+# x86's die() after a page fault: "Oops: 0010 [#1] SMP KASAN", the fault's error code in 4 hex digits (what 4.x and
+# older print instead of the "#PF:" lines).  Not arm's "Internal error: Oops: 96000005" (an ESR) nor s390's
+# "Oops: 0004 ilc:2 [#1]" (an interruption code).
+_OOPS_CODE = rc.compile(r"^\s*Oops: ([0-9a-f]{4}) \[#\d+\]")
+#: X86_PF_INSTR (arch/x86/include/asm/trap_pf.h): the page fault's error code bit of an instruction fetch.
+X86_PF_INSTR = 1 << 4
+# arm64's link register: "lr : filemap_read_folio+0x44/0xf4": where a call to a bad pc returns to (its caller).
+_ARM64_LR = rc.compile(r"^\s*lr : ([A-Za-z_][\w.]*\+0x[0-9a-f]+/0x[0-9a-f]+)")
+# A RIP the kernel printed as a number: no function is there ("RIP: 0010:0x86").
+_BARE_ADDRESS = rc.compile(r"0x[0-9a-f]{1,16}")
 # arm64's data abort: "  CM = 0, WnR = 0, TnD = 0, ..." (6.x prints WnR amid other bits); an instruction abort
 # ("EC = 0x21: IABT (current EL)") faulted fetching the instruction: a jump to a bad address.
 _ARM64_WNR = rc.compile(r"(?:^\s*|, )WnR = ([01])")
@@ -1263,7 +1274,8 @@ _HASHED_TASK = rc.compile(r"\btask: ([0-9a-f]{16}) task\.stack: ")
 
 #: The words one of which each test of :func:`_fault`'s reading needs in a line (its first test of each branch).
 _FAULT_WORDS = ("protection fault", "in range [", "handle", "dereference", "#PF:", "WnR", "IABT", "IP", "pc", "PC",
-                "PSW", "WARNING:", "BUG at", "CR2", "kasan: GPF", "Thread overran stack")  # fmt: skip
+                "PSW", "WARNING:", "BUG at", "CR2", "kasan: GPF", "Thread overran stack", "Oops: ",
+                "lr : ")  # fmt: skip
 _FAULT_SEARCH = BytesAhoCorasick([w.encode() for w in _FAULT_WORDS], matchkind=MatchKind.LeftmostFirst)
 
 
@@ -1279,6 +1291,8 @@ def _fault(r: _Reading) -> None:
     site = "warning site" if r.report.kind in (_RK_WARNING, _RK_REFCOUNT, _RK_LOCKDEP) else "faulting function"
     lines = r.lines
     warned: tuple[str, LogLine] | None = None
+    oops: tuple[int, LogLine] | None = None  # x86's "Oops: 0010 [#1]": the page fault's error code
+    lr: tuple[str, LogLine] | None = None  # arm64's "lr : f+0x44/0xf4"
     # Only the lines holding one of the words each branch tests first (one automaton pass over the report's text,
     # not ~14 substring tests a line: most lines hold none, and a line without is read by no branch).
     for i in lines_holding(r.blob(), _FAULT_SEARCH):
@@ -1309,6 +1323,10 @@ def _fault(r: _Reading) -> None:
         elif "#PF:" in body and (m := _PF_ERROR.search(body)) is not None:
             r.add("error code", m.group(1), line)
             r.add("page", m.group(2), line)
+        elif "Oops: " in body and (m := _OOPS_CODE.match(body)) is not None and oops is None:
+            oops = int(m.group(1), 16), line
+        elif "lr : " in body and (m := _ARM64_LR.match(body)) is not None and lr is None:
+            lr = m.group(1), line
         elif "WnR" in body and (m := _ARM64_WNR.search(body)) is not None and r.get("access") is None:
             r.add("access", "write" if m.group(1) == "1" else "read", line)
         elif "IABT" in body and _ARM64_IABT.match(body) is not None and r.get("access") is None:
@@ -1337,15 +1355,75 @@ def _fault(r: _Reading) -> None:
             r.add("stack", "the kernel says: thread overran its stack, or the stack is corrupted", line)
     if warned is not None and r.get(site) is None:
         r.add(site, warned[0], warned[1])
+    _instruction_fetch(r, oops, lr)
     _hashed_address(r)
     _preamble_facts(r)
     _arm64_address(r)
     _code_facts(r)
-    if r.get("access") == "write":
-        # The pointer table's "a member read through a NULL pointer" is worded for a read; this access wrote.
-        r.facts = [f._replace(value=f.value.replace("a member read through", "a member written through"))
+    _access_words(r)
+
+
+def _access_words(r: _Reading) -> None:
+    """The address's class worded for the access: the pointer table's is worded for a read."""
+    access = r.get("access")
+    if access in ("write", "instruction fetch"):
+        # The pointer table's "a member read through a NULL pointer" is worded for a read; this access wrote, or
+        # fetched its next instruction there (a call through a bad function pointer, no member read).
+        said = (("a member read through", "a member written through") if access == "write" else
+                ("a member read through a NULL pointer",
+                 "fetched as an instruction: a call or jump through a NULL (or bad) function pointer"))  # fmt: skip
+        r.facts = [f._replace(value=f.value.replace(*said))
                    if f.name in ("address is", "base register is") and isinstance(f.value, str) else f
                    for f in r.facts]  # fmt: skip
+
+
+def _instruction_fetch(r: _Reading, oops: tuple[int, LogLine] | None, lr: tuple[str, LogLine] | None) -> None:
+    """A page fault the CPU took fetching its next instruction, and the function that sent it there.
+
+    Three signals, any of which says it: the "#PF: supervisor instruction fetch" line, the error code's
+    X86_PF_INSTR bit ("#PF: error_code(0x0010)", or 4.x's "Oops: 0010 [#1]": ``oops``), and a RIP that is the
+    fault's own address.  A RIP the kernel could not symbolize ("RIP: 0010:0x86") is then where the CPU was sent,
+    not a function: the function at fault is the caller that jumped there, whose return address is on top of the
+    stack (the call trace's first frame; arm64's link register: ``lr``).  Read as a data access, 0x86 was "a member
+    read through a NULL pointer" in "an unknown function".
+    """
+    if r.get("fault") != "page fault":
+        return
+    address = _hex_value(r.get("address"))
+    pc = r.get("faulting function")
+    bare = isinstance(pc, str) and _BARE_ADDRESS.fullmatch(pc) is not None
+    if r.get("access") is None:
+        code = _hex_value(r.get("error code"))
+        if code is not None and code & X86_PF_INSTR:
+            r.facts.append(_fact("access", "instruction fetch", r.at("error code") or 0))
+        elif oops is not None and oops[0] & X86_PF_INSTR:
+            r.add("access", "instruction fetch", oops[1])
+        elif bare and address is not None and _hex_value(pc) == address:
+            r.facts.append(_fact("access", "instruction fetch", r.at("faulting function") or 0))
+    if r.get("access") != "instruction fetch" or not (bare or pc is None):
+        return  # a data access, or a fetch in a function the kernel names (it ran off its end into a bad page)
+    if pc is not None:
+        r.facts = [_fact("jumped to", f.value, f.at) if f.name == "faulting function" else f for f in r.facts]
+    if lr is not None:  # the return address of the call (arm64 keeps it in a register)
+        r.add("faulting function", lr[0], lr[1])
+        return
+    trace = r.stack(_SK_CALL_TRACE)
+    if trace is None or not trace.frames:
+        return
+    # x86's call pushed it: the call trace's first frame, "?" when the unwinder found it on the stack without
+    # confirming it (it cannot unwind from a bad address).
+    frame = trace.frames[0]
+    printed = frame.symbol + (f"+{frame.offset:#x}" if frame.offset is not None else "")
+    printed += f"/{frame.size:#x}" if frame.offset is not None and frame.size is not None else ""
+    r.facts.append(_fact("faulting function", printed, frame.at))
+    if not frame.reliable:
+        r.facts.append(_fact("caller is", "the call trace's first frame, a '?' frame the unwinder did not confirm "
+                             "(it cannot unwind from a bad address)", frame.at))  # fmt: skip
+
+
+def _hex_value(value: FactValue | None) -> int | None:
+    """A fact's hexadecimal value ("0x86", "0x0010"), None when it is none."""
+    return log_hex(value) if isinstance(value, str) and _BARE_ADDRESS.fullmatch(value) else None
 
 
 def _hashed_address(r: _Reading) -> None:
@@ -1870,8 +1948,14 @@ def _null_cause(r: _Reading) -> Cause | None:
         where = f"address {value:#x} is NULL plus {value:#x}" if value else "address 0x0 is NULL"
         if r.get("access") == "instruction fetch":
             # The CPU fetched its next instruction from there (x86's "#PF: supervisor instruction fetch", arm64's
-            # IABT): a call or jump through a NULL function pointer, not a data access.
-            where += ", fetched as an instruction: a call or jump through a NULL function pointer"
+            # IABT): a call or jump through a NULL function pointer (or one NULL plus an offset: a bad one, a
+            # member of a NULL object called), not a data access.
+            where += ", fetched as an instruction: a call or jump through a NULL " + (
+                "function pointer" if not value else "(or bad) function pointer"
+            )
+            caller = r.get("faulting function")
+            if caller is not None:
+                where += f" from {caller}" + (" (a '?' frame, unconfirmed)" if r.get("caller is") else "")
     elif checked is not None and checked[1] < 0x1000:
         where = f"the address KASAN checks is NULL plus {checked[1]:#x}"
     else:

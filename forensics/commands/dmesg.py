@@ -35,8 +35,8 @@ def dmesg(
     logs: Annotated[
         list[str] | None,
         typer.Argument(
-            help="Kernel logs (plain, gzip, xz or zstd): dmesg output, kern.log, journalctl -k, vmcore-dmesg.txt,"
-            " '-' for stdin."
+            help="Kernel logs (plain, gzip, xz, zstd or bzip2): dmesg output, kern.log, journalctl -k,"
+            " vmcore-dmesg.txt, '-' for stdin."
         ),
     ] = None,
     live: Annotated[bool, typer.Option("--live", help="Read the live kernel ring buffer (/dev/kmsg).")] = False,

@@ -191,7 +191,7 @@ def decompressed(path: Path, notice: Callable[[str], None] | None = None) -> tup
         if kind is None:
             return path, None
         name = path.name
-        for suffix in (".xz", ".gz", ".zst", ".zstd"):
+        for suffix in (".xz", ".gz", ".zst", ".zstd", ".bz2"):
             name = name.removesuffix(suffix)
         key = _cache_key(path)
     except OSError as exc:

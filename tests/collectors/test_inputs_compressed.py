@@ -1,7 +1,8 @@
-"""#23.4: compressed text inputs are read by their magic bytes (gzip, xz, zstd), with a truncation note."""
+"""#23.4: compressed text inputs are read by their magic bytes (gzip, xz, zstd, bzip2), with a truncation note."""
 
 from __future__ import annotations
 
+import bz2
 import gzip
 import json
 import lzma
@@ -17,6 +18,7 @@ from tests.forensics.commands.test_slabwatch_cli import kforensic
 from tests.vmcore_cases import console_logs
 
 COMPRESSORS: dict[str, Callable[[bytes], bytes]] = {
+    "bzip2": bz2.compress,
     "gzip": gzip.compress,
     "xz": lzma.compress,
     "zstd": lambda data: zstandard.ZstdCompressor().compress(data),
@@ -84,12 +86,18 @@ def test_corrupt_stream_is_one_line_exit_3(tmp_path: Path) -> None:
         b"".join(tracked.read_chunks())
     done = kforensic("dmesg", str(bad))
     assert done.returncode == 3 and done.stderr.startswith("kforensic: error: ")
+    worse = tmp_path / "bad.bz2"
+    worse.write_bytes(bz2.compress(b"hello\n" * 1000)[:12] + b"\x00" * 200)
+    done = kforensic("dmesg", str(worse))
+    assert done.returncode == 3 and "corrupt bzip2 data" in done.stderr
 
 
 def test_sniffing_is_by_magic_not_name() -> None:
     assert sniff_compression(b"\x1f\x8b\x08") == "gzip"
     assert sniff_compression(b"\xfd7zXZ\x00\x00") == "xz"
     assert sniff_compression(b"\x28\xb5\x2f\xfd\x00") == "zstd"
+    assert sniff_compression(b"BZh91AY&SY") == "bzip2"
+    assert sniff_compression(b"BZh is text") is None  # bzip2's magic is "BZh" and a block size digit
     assert sniff_compression(b"[    0.000000] Linux") is None
 
 
@@ -98,7 +106,7 @@ def test_slab_import_reads_compressed_snapshots(tmp_path: Path) -> None:
     packed = tmp_path / "snaps"
     packed.mkdir()
     for i, snap in enumerate(sorted(source.iterdir())):
-        kind = sorted(COMPRESSORS)[i % 3]
+        kind = sorted(COMPRESSORS)[i % len(COMPRESSORS)]
         (packed / f"{snap.name}.{kind}").write_bytes(COMPRESSORS[kind](snap.read_bytes()))
     a = kforensic("slab-import", str(source), "--store", str(tmp_path / "a.sqlite"), "-f", "json", "--no-analysis")
     b = kforensic("slab-import", str(packed), "--store", str(tmp_path / "b.sqlite"), "-f", "json", "--no-analysis")

@@ -74,8 +74,13 @@ def test_fail_on_sets_exit_status_1() -> None:
 
 @pytest.mark.parametrize(
     "content",
-    [b"", bytes(range(256)) * 100, b"\xff\xfe\xfd invalid utf-8\n" * 10, b"x" * (3 << 20)],
-    ids=["empty", "binary", "invalid-utf8", "3MB-line"],
+    [
+        b"",
+        bytes(range(256)) * 100 + b"\n[   12.000000] kf: a kernel line\n",
+        b"\xff\xfe\xfd invalid utf-8\n" * 10,
+        b"x" * (3 << 20),
+    ],
+    ids=["empty", "binary-with-a-kernel-line", "invalid-utf8", "3MB-line"],
 )
 def test_bad_but_readable_input_gives_a_result(tmp_path: Path, content: bytes) -> None:
     log = tmp_path / "bad.log"
@@ -83,6 +88,15 @@ def test_bad_but_readable_input_gives_a_result(tmp_path: Path, content: bytes) -
     proc = run("--format", "json", str(log))
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["sources"][0]["reports"] == []
+
+
+def test_binary_input_without_a_kernel_line_is_not_a_kernel_log(tmp_path: Path) -> None:
+    # It said "No problem found", exit 0: a verdict on bytes no kernel wrote (test_log_inputs_refused.py).
+    log = tmp_path / "bad.log"
+    log.write_bytes(bytes(range(256)) * 100)
+    proc = run("--format", "json", str(log))
+    assert proc.returncode == 3 and proc.stdout == b""
+    assert proc.stderr.decode().startswith(f"kforensic: error: {log}: not a kernel log (")
 
 
 def test_unreadable_input_is_one_line_and_exit_3(tmp_path: Path) -> None:

@@ -1,0 +1,159 @@
+"""What is not a kernel log is refused (exit 3, one line) by every command that reads logs, not "No problem found".
+
+A reviewer found `dmesg` and `report --dmesg` saying "No problem found" (exit 0, also with ``--fail-on low``) of
+a bzip2, lz4 or zip crash log and of random bytes.  bzip2 is now read as gzip, xz and zstd are; the compressed
+files and archives not read as they are, refused by their signature; bytes that are not text where no kernel
+log line is, refused as no kernel log.  A text file without a report is still read, and says what was examined.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import random
+import shutil
+import subprocess
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from collectors.kernel_log import TEXT_SAMPLE, log_chunks, open_log
+from forensics.errors import InputError
+from tests.forensics.commands.test_slabwatch_cli import kforensic
+
+ROOT = Path(__file__).resolve().parents[2]
+LOG = ROOT / "vmcore_fixtures/cases/01-null-member/dmesg.txt"
+
+
+def _random(size: int, seed: int = 7) -> bytes:
+    return random.Random(seed).randbytes(size)
+
+
+def _zip(data: bytes) -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("dmesg.txt", data)
+    return out.getvalue()
+
+
+def _tar(data: bytes) -> bytes:
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w") as t:
+        info = tarfile.TarInfo("dmesg.txt")
+        info.size = len(data)
+        t.addfile(info, io.BytesIO(data))
+    return out.getvalue()
+
+
+def _lz4(data: bytes, tmp: Path) -> bytes:
+    """The lz4 tool's frame when it is installed, else the frame's magic and header bytes before the text (a
+    small file's lz4 frame holds its text as literals: the text alone would read as a log)."""
+    if shutil.which("lz4") is not None:
+        done = subprocess.run(["lz4", "-c"], input=data, capture_output=True, check=True)
+        return done.stdout
+    return b"\x04\x22\x4d\x18\x64\x40\xa7" + data
+
+
+@pytest.fixture
+def log_text() -> bytes:
+    if not LOG.is_file():
+        pytest.skip("no fixture dmesg")
+    return LOG.read_bytes()
+
+
+def test_a_bzip2_log_is_read_as_the_log(tmp_path: Path, log_text: bytes) -> None:
+    packed = tmp_path / "d.1"
+    packed.write_bytes(bz2.compress(log_text))
+    plain, squeezed = (
+        kforensic("dmesg", str(LOG), "--fail-on", "low"),
+        kforensic("dmesg", str(packed), "--fail-on", "low"),
+    )
+    assert plain.returncode == squeezed.returncode == 1, squeezed.stderr
+    assert "(decompressed bzip2)" in squeezed.stdout and "kf_null_member_read" in squeezed.stdout
+
+
+@pytest.mark.parametrize(
+    ("name", "what", "unpack"),
+    [
+        ("lz4", "lz4-compressed", "lz4 -d FILE"),
+        ("zip", "a zip archive", "unzip FILE"),
+        ("tar", "a tar archive", "tar -xf FILE"),
+        ("7z", "a 7-Zip archive", "7z x FILE"),
+        ("Z", "compress(1)-compressed", "uncompress FILE"),
+    ],
+)
+def test_an_archive_not_read_as_it_is_is_refused_by_every_log_reader(
+    tmp_path: Path, log_text: bytes, name: str, what: str, unpack: str
+) -> None:
+    made = {
+        "lz4": lambda: _lz4(log_text, tmp_path),
+        "zip": lambda: _zip(log_text),
+        "tar": lambda: _tar(log_text),
+        "7z": lambda: b"7z\xbc\xaf\x27\x1c\x00\x04" + _random(4096),  # the signature and a version: no writer here
+        "Z": lambda: b"\x1f\x9d\x90" + _random(4096),
+    }
+    path = tmp_path / f"crash.{name}"
+    path.write_bytes(made[name]())
+    for command in (("dmesg",), ("dmesg", "--fail-on", "low"), ("report", "--dmesg")):
+        done = kforensic(*command, str(path))
+        assert done.returncode == 3, (command, done.stdout, done.stderr)
+        assert f"{path}: not a kernel log as it is: {what}" in done.stderr
+        assert f"unpack it first (`{unpack}`)" in done.stderr
+        assert "No problem found" not in done.stdout
+    # the same archive gzipped: judged on the decompressed bytes
+    packed = tmp_path / f"crash.{name}.gz"
+    packed.write_bytes(gzip.compress(path.read_bytes()))
+    assert f"not a kernel log as it is: {what}" in kforensic("dmesg", str(packed)).stderr
+
+
+@pytest.mark.parametrize("kind", ["random", "zeros", "bzip2 of random"])
+def test_bytes_that_are_not_text_without_a_kernel_line_are_not_a_kernel_log(tmp_path: Path, kind: str) -> None:
+    data = {"random": _random(100_000), "zeros": bytes(100_000), "bzip2 of random": bz2.compress(_random(100_000))}
+    path = tmp_path / "crash.log"
+    path.write_bytes(data[kind])
+    for command in (("dmesg",), ("dmesg", "--fail-on", "low"), ("report", "--dmesg")):
+        done = kforensic(*command, str(path))
+        assert done.returncode == 3, (command, done.stdout, done.stderr)
+        assert done.stderr.startswith(f"kforensic: error: {path}") and ": not a kernel log (" in done.stderr
+        assert "no line of it is a kernel log line" in done.stderr
+    # --signatures: one host's log unreadable, said so, the others read
+    hosts = tmp_path / "hosts"
+    hosts.mkdir()
+    (hosts / "bad.log").write_bytes(data[kind])
+    (hosts / "good.log").write_bytes(LOG.read_bytes())
+    done = kforensic("dmesg", "--signatures", str(hosts), "--workers", "0")
+    assert "bad.log: not a kernel log (" in done.stdout and "kf_null_member_read" in done.stdout, done.stdout
+
+
+def test_a_log_after_binary_bytes_is_read(tmp_path: Path, log_text: bytes) -> None:
+    """Bytes that are not text at the start (a serial console's noise, a cut capture) with a kernel log past the
+    judged sample: the log's lines are found and its reports read."""
+    path = tmp_path / "console.log"
+    path.write_bytes(_random(2 * TEXT_SAMPLE) + b"\n" + log_text)
+    done = kforensic("dmesg", str(path), "--fail-on", "low")
+    assert done.returncode == 1 and "kf_null_member_read" in done.stdout, done.stderr
+
+
+def test_a_text_file_without_reports_says_what_was_examined(tmp_path: Path) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_bytes("a file of text, no kernel line, café\n".encode() * 50 + b"\x00\x01 a few control bytes\n")
+    done = kforensic("dmesg", str(path), "--fail-on", "low", "--format", "md")
+    assert done.returncode == 0, done.stderr
+    assert "No problem found" in done.stdout
+    assert f"kernel log {path}: 51 lines, 0 report(s) and 0 event(s) kept" in done.stdout
+
+
+def test_the_reader_refuses_at_the_end_of_the_input(tmp_path: Path) -> None:
+    """The check is the reader's (collectors/kernel_log.py): every command that reads logs goes through it."""
+    path = tmp_path / "noise"
+    path.write_bytes(_random(5000))
+    with pytest.raises(InputError, match="not a kernel log") as raised, open_log(str(path)) as tracked:
+        list(log_chunks(tracked))
+    assert "decompress it first" in (raised.value.hint or "")
+    # one kernel line anywhere is enough for the log to be read
+    path.write_bytes(_random(5000) + b"\n[   12.345678] kf: hello\n" + _random(5000))
+    with open_log(str(path)) as tracked:
+        assert list(log_chunks(tracked))
