@@ -101,17 +101,21 @@ class Interruption:
 def interruption(first: KernelReport, then: KernelReport) -> Interruption | None:
     """Whether ``then`` (the next report in the log) was raised while ``first`` was printed, read from their lines."""
     marker = _MARKER_OF.get(first.kind)
-    if marker is None or first.is_event or then.is_event or not first.lines:
+    if marker is None or first.is_event or then.is_event:
         return None
     if first.context != then.context:
         return None  # another CPU's or task's report, printed beside it
-    last, _ = first.lines[-1]
+    lines, shift = _own_lines(first)
+    if not lines:
+        return None
+    last = lines[-1][0] + shift
     start = then.preamble[0][0] if then.preamble else then.start_line
     if start != last + 1:
         return None  # the first report stopped before (a quiet tail, its window's end), not at the second
-    if any(marker.pattern.search(_body(n, text)) for n, text in first.lines if n > first.start_line):
+    after_header = first.start_line - shift
+    if any(marker.pattern.search(_body(n, text)) for n, text in lines if n > after_header):
         return None  # it was printed to its end
-    between = [text for n, text in first.lines if n > first.start_line]
+    between = [text for n, text in lines if n > after_header]
     if any(drops_messages(t) for t in (*between, then.preamble[0][1] if then.preamble else then.header)):
         return None  # printk dropped lines there: the end marker may have been among them
     if _differ(first.cpu, then.cpu) or _before(then.start_time, first.start_time):
@@ -130,6 +134,17 @@ def interruptions(reports: Sequence[KernelReport]) -> dict[int, Interruption]:
         if found is not None:
             out[then.start_line] = found
     return out
+
+
+def _own_lines(report: KernelReport) -> tuple[tuple[tuple[int, str], ...], int]:
+    """A report's lines and how far to move their numbers: a repeat's are the report it repeats (detectors/dmesg/
+    repeat.py), read there; reading its own ``lines`` would make every lazy field of each of a log's repeats (the
+    JSON document then wrote them one by one, not from their report's template)."""
+    found = report.repeats()
+    if found is None:
+        return report.lines, 0
+    old, shift = found
+    return old.lines, shift
 
 
 def _body(number: int, text: str) -> str:
