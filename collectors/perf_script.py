@@ -2255,7 +2255,7 @@ def read_profile(
             yield first
             yield from chunks
 
-        stream: Iterator[bytes] = rest()  # already decompressed by the input layer (gzip, xz, zstd)
+        stream: Iterator[bytes] = rest()  # already decompressed by the input layer (gzip, xz, zstd, bzip2)
         head = next(stream, b"")
         lead: list[bytes] = []  # blank text before ``head`` that is not in it
         if not head.strip():

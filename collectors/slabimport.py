@@ -310,7 +310,7 @@ def _read_all(paths: list[Path]) -> list[Snapshot]:
             files.append(path)
     found: list[Snapshot] = []
     for file in files:
-        # open_input: one-line errors, gzip/xz/zstd snapshots decompressed, the file noted as an input.
+        # open_input: one-line errors, gzip/xz/zstd/bzip2 snapshots decompressed, the file noted as an input.
         with open_input(str(file)) as tracked:
             data = read_whole(tracked, "slabinfo/meminfo snapshots")
         found += parse_snapshots(data, tracked.source, parse_time(file.name))

@@ -339,7 +339,7 @@ def table_spans(path: Path) -> list[Span]:
     """Spans of a CSV (header ``tid,name,start_ns,end_ns``) or JSONL file (objects with those keys)."""
     from collectors.inputs import open_input, read_whole
 
-    # open_input: gzip/xz/zstd by magic bytes, one-line errors, the file registered as an input of the run.
+    # open_input: gzip/xz/zstd/bzip2 by magic bytes, one-line errors, the file registered as an input of the run.
     with open_input(str(path)) as tracked:
         data = read_whole(tracked, "a span table (CSV or JSONL)")
     try:

@@ -146,7 +146,7 @@ def open_trace(name: str, save_text: Path | None = None) -> Iterator[TraceStream
                 records.append(tracked.record())
                 return
             mapped.close()  # compressed or trace.dat: read as a stream
-        chunks = tracked.read_chunks(CHUNK)  # decompressed when the file is gzip, xz or zstd
+        chunks = tracked.read_chunks(CHUNK)  # decompressed when the file is gzip, xz, zstd or bzip2
         first = next(chunks, b"")
         if first.startswith(TRACE_DAT_MAGIC) and tracked.compression is None:
             if name == "-":

@@ -37,7 +37,7 @@ def profile(
     source: Annotated[
         str,
         typer.Argument(
-            help="perf.data, `perf script` output or folded stacks (may be gzip, xz or zstd); '-' for stdin."
+            help="perf.data, `perf script` output or folded stacks (may be gzip, xz, zstd or bzip2); '-' for stdin."
         ),
     ],
     window: Annotated[

@@ -37,7 +37,8 @@ def trace(
     trace_file: Annotated[
         str,
         typer.Argument(
-            help="Trace text (plain, gzip, xz, zstd), trace.dat (needs trace-cmd), an LTTng directory, or - for stdin.",
+            help="Trace text (plain, gzip, xz, zstd, bzip2), trace.dat (needs trace-cmd), an LTTng directory,"
+            " or - for stdin.",
             metavar="TRACE",
         ),
     ],

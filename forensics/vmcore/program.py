@@ -73,12 +73,12 @@ def _require_elf(path: Path, option: str) -> None:
         raise InputError(f"{option} {path}: not an ELF file", hint="give the module's .ko (or .ko.debug) with DWARF")
 
 
-def _require_directory(path: Path, option: str) -> None:
+def _require_directory(path: Path, option: str, hint: str) -> None:
     """Refuse (exit 3) a source tree that is no directory, as a bad --module-debug is: silently searching
     nothing would report every BUG/WARN source as missing, the option's mistake unsaid."""
     if not path.is_dir():
         why = "no such directory" if not path.exists() else "not a directory"
-        raise InputError(f"{option} {path}: {why}", hint="give the kernel or module source tree")
+        raise InputError(f"{option} {path}: {why}", hint=hint)
 
 
 def _unused_module_files(prog: drgn.Program, files: tuple[Path, ...]) -> list[str]:
@@ -281,7 +281,9 @@ def open_dump(
     for module_file in request.module_debug:
         _require_elf(module_file, "--module-debug")
     for tree in request.source_dirs:
-        _require_directory(tree, "--source-dir")
+        _require_directory(tree, "--source-dir", "give the kernel or module source tree")
+    for tree in request.debug_dirs:  # (searched for nothing, a mistyped one left "no debug info found" unexplained)
+        _require_directory(tree, "--debug-dir", "give a directory holding vmlinux or .debug files")
     if request.vmlinux is not None:
         # A compressed vmlinux (vmlinux.xz) is unpacked once into the cache: drgn would
         # decompress it on every run, crash cannot read it at all.

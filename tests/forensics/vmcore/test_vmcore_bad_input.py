@@ -222,15 +222,19 @@ def test_corrupt_kdump_header_exits_3_with_one_line(tmp_path: Path) -> None:
     _assert_one_clear_line(run("vmcore", str(dump), "--vmlinux", str(case.vmlinux)), "the dump header is corrupt")
 
 
+@pytest.mark.parametrize("option", ["--source-dir", "--debug-dir"])
 @pytest.mark.parametrize("what", ["missing", "file"])
-def test_a_source_dir_that_is_no_directory_is_refused_as_a_bad_module_debug_is(what: str, tmp_path: Path) -> None:
-    """Accepted silently, it made every BUG/WARN source "not found", the option's mistake unsaid."""
+def test_a_source_dir_that_is_no_directory_is_refused_as_a_bad_module_debug_is(
+    what: str, option: str, tmp_path: Path
+) -> None:
+    """Accepted silently, it made every BUG/WARN source "not found" (a --debug-dir: nothing searched there), the
+    option's mistake unsaid."""
     case = load_case(_first_case())
     tree = tmp_path / "nonexistent"
     if what == "file":
         tree.write_text("not a tree\n")
-    result = run("vmcore", str(case.vmcore), "--vmlinux", str(case.vmlinux), "--source-dir", str(tree))
-    _assert_one_clear_line(result, f"--source-dir {tree}: " + ("no such directory" if what == "missing" else "not a"))
+    result = run("vmcore", str(case.vmcore), "--vmlinux", str(case.vmlinux), option, str(tree))
+    _assert_one_clear_line(result, f"{option} {tree}: " + ("no such directory" if what == "missing" else "not a"))
 
 
 def _zlib_pages(data: bytes) -> list[tuple[int, int]]:
