@@ -258,7 +258,8 @@ def _returned_rising_again(c: Context) -> str | None:
         return None
     return (
         f"{_back_at_baseline(c)}; it rose {_kb(r.rises_after)} again since, too little of the stretch to judge on "
-        f"its own ({r.after} window median(s) from +{_hours(r.restart_hours)}, needs >= {th.min_points}): "
+        f"its own ({r.after} window median{'' if r.after == 1 else 's'} from +{_hours(r.restart_hours)}, needs >= "
+        f"{th.min_points}): "
         "growing, too short to call"
     )
 
