@@ -130,7 +130,9 @@ def _write_extras(
     if html_out is not None:
         write_atomic(html_out, render_story_html(story, _base(html_out)))
     if digest is not None:
-        doc = build_digest(story.incident, story.summary, story.timeline, story.hypotheses, digest_bytes)
+        doc = build_digest(
+            story.incident, story.summary, story.timeline, story.hypotheses, digest_bytes, dict(story.apart_why)
+        )
         write_atomic(digest, json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n")
 
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from forensics import __version__
 from forensics.errors import InputError
-from forensics.model import Examined, Finding, Incident
+from forensics.model import Examined, Finding, FindingKind, Incident
 from forensics.types.dmesg_result import DmesgResult
 from forensics.types.incident import Correlation
 from forensics.types.results import IncidentStory, SourceAnalysis
@@ -128,13 +128,20 @@ def build_story(parts: list[SourceAnalysis], loaded: list[Incident], command: st
     # A log of the dump's own release may still be another boot: the dump's own log and command line say which.
     checks = check_logs(parts, hosts_said | {str(f.fact("other boot")) for f in elsewhere})
     elsewhere += [other_boot_finding(c) for c in checks if c.other]
-    findings, correlations = correlate(merged.findings, elsewhere_inputs(tuple(elsewhere)))
+    # A findings file (``--from``) brings the contradictions that set its inputs apart when it was written: without
+    # them, 01-null-member's merged incident with 10-use-after-free's console log read again made "the dump and the
+    # log disagree" (medium) of the other guest's fault, ranked with the crash's findings.
+    said = tuple(f for i in loaded for f in i.findings if f.kind is FindingKind.CONTRADICTION)
+    findings, correlations = correlate(merged.findings, elsewhere_inputs((*elsewhere, *said)))
     findings += tuple(elsewhere)
     correlations += tuple(Correlation("contradiction", f.id, (f.id,), f.title, contradiction=True) for f in elsewhere)
     apart = elsewhere_inputs(findings)
     incident = _crashed_boot(replace(merged, findings=findings), incidents, frozenset(apart))
     incident = replace(incident, examined=_examined(parts, loaded, apart, checks))
-    apart_ids = frozenset(f.id for f in findings if _set_apart(f, apart))
+    apart_why = tuple(
+        (f.id, next(apart[e.source] for e in f.evidence if e.source in apart)) for f in findings if _set_apart(f, apart)
+    )
+    apart_ids = frozenset(i for i, _ in apart_why)
     own = tuple(f for f in incident.sorted_findings() if f.id not in apart_ids)
     crashed = any(ends_the_boot(f) for f in own)
     # The first sentence is of the boot told: an input set apart named "the main problem" (another boot's fault).
@@ -154,6 +161,7 @@ def build_story(parts: list[SourceAnalysis], loaded: list[Incident], command: st
         plots=tuple(plot for p in parts for plot in p.plots),
         commands=(*(p.command for p in parts), command),
         apart=apart_ids,
+        apart_why=apart_why,
         crashed=crashed,
     )
 

@@ -5,11 +5,16 @@ verbatim excerpts, and drops whole items (never cuts text) until the document
 fits the bound: first long excerpts (the locator stays, marked
 ``excerpt_omitted``), then evidence beyond the first items, then the least
 severe findings, then timeline entries.
+
+The findings of inputs a report sets apart (another boot, host or release) are
+not ranked nor trimmed with the incident's: they are listed under
+``"set_apart"`` by id, title, severity and why, as the report lists them apart.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from forensics.model import Finding, Incident
@@ -54,9 +59,22 @@ def build_digest(
     timeline: tuple[TimelineEvent, ...],
     hypotheses: tuple[Hypothesis, ...],
     limit: int = DEFAULT_DIGEST_BYTES,
+    apart: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The digest document, at most ``limit`` bytes of compact JSON (when it can be made to fit)."""
-    findings = incident.sorted_findings()
+    """The digest document, at most ``limit`` bytes of compact JSON (when it can be made to fit).
+
+    ``apart``: why each finding of an input set apart is (by id); they are listed apart, never ranked.
+    """
+    apart = apart or {}
+    ranked = incident.sorted_findings()
+    findings = [f for f in ranked if f.id not in apart]
+    set_apart = {
+        "set_apart": [
+            {"id": f.id, "title": f.title, "severity": f.severity.value, "why": apart[f.id]}
+            for f in ranked
+            if f.id in apart
+        ]
+    }
     plans = [(8, 400), (4, 200), (2, 120), (1, 80), (1, 0)]
     for max_evidence, max_excerpt in plans:
         for n_findings in range(len(findings), -1, -1):
@@ -74,6 +92,7 @@ def build_digest(
                         {"when": e.when_text(), "title": e.title, "cite": e.cite} for e in timeline[:n_events]
                     ],
                     "findings": [_finding(f, max_evidence, max_excerpt) for f in findings[:n_findings]],
+                    **(set_apart if apart else {}),
                     "omitted": {
                         "findings": len(findings) - n_findings,
                         "timeline_events": max(0, len(timeline) - n_events),
@@ -81,4 +100,4 @@ def build_digest(
                 }
                 if _size(doc) <= limit:
                     return doc
-    return {"schema": DIGEST_SCHEMA, "summary": summary, "omitted": {"findings": len(findings)}}
+    return {"schema": DIGEST_SCHEMA, "summary": summary, "omitted": {"findings": len(findings) + len(apart)}}

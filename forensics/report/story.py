@@ -14,7 +14,7 @@ from forensics.report.examined import examined_lines
 from forensics.report.formats import Destination, IncidentRenderer
 from forensics.report.html import APART_HEADING, APART_NOTE, next_step_html
 from forensics.report.markdown import findings_markdown, inputs_markdown, md_escape, next_step_md
-from forensics.serialize import incident_to_dict
+from forensics.serialize import finding_to_dict, incident_to_dict
 from forensics.types.dmesg_result import DmesgResult
 from forensics.types.incident import Lane, TimelineEvent
 from forensics.types.profile_result import ProfileResult
@@ -44,6 +44,19 @@ def own_incident(story: IncidentStory) -> Incident:
 def apart_findings(story: IncidentStory) -> tuple[Finding, ...]:
     """The findings of inputs set apart, worst first: a lane of their own, never ranked with the incident's."""
     return tuple(f for f in story.incident.sorted_findings() if f.id in story.apart)
+
+
+def incident_document(story: IncidentStory) -> dict[str, Any]:
+    """The merged incident as ``kforensic.incident/1``: the crashed boot's findings ranked and counted (``problems``),
+    then those of the inputs set apart, each with ``"set_apart"`` saying why, as the markdown lists them apart.
+
+    They were ranked with the rest: 01-null-member's dump beside 10-use-after-free's console log wrote the other
+    guest's "general protection fault in kf_conn_send" second of the findings, counted in "problems": 4, not 3.
+    """
+    doc = incident_to_dict(own_incident(story))
+    why = dict(story.apart_why)
+    doc["findings"] += [finding_to_dict(f) | {"set_apart": why.get(f.id, "")} for f in apart_findings(story)]
+    return doc
 
 
 def verdict(story: IncidentStory) -> tuple[str, ...]:
@@ -310,7 +323,7 @@ def story_to_dict(story: IncidentStory, base: Path | None = None) -> dict[str, A
         "plots": [{"caption": c, "path": _link(p, base)} for c, p in story.plots],
         "set_apart": sorted(story.apart),
         "commands": list(story.commands),
-        "incident": incident_to_dict(story.incident),
+        "incident": incident_document(story),
     }  # fmt: skip
 
 
@@ -332,7 +345,9 @@ class StoryRenderer:
         return render_story_markdown(result, to.base or Path.cwd())
 
     def json(self, result: IncidentStory, to: Destination) -> str:
-        return IncidentRenderer().json(result.incident, to)
+        import json
+
+        return json.dumps(incident_document(result), indent=2, ensure_ascii=False) + "\n"
 
     def html(self, result: IncidentStory, to: Destination) -> str:
         return render_story_html(result, to.base or Path.cwd())

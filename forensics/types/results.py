@@ -201,4 +201,7 @@ class IncidentStory:
     # The findings of inputs set apart (another boot, host or release): listed in a lane of their own, never ranked
     # with the crash's findings nor counted by --fail-on.
     apart: frozenset[str] = frozenset()
+    # Why each of them is set apart, by finding id ("its boot's command line is not the dump's: ..."): the JSON
+    # documents and the digest say it beside the finding.
+    apart_why: tuple[tuple[str, str], ...] = ()
     crashed: bool = True  # whether an input of the boot told shows a crash ("the crashed boot", else "the boot")

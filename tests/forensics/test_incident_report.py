@@ -395,6 +395,55 @@ def test_a_log_of_another_boot_of_the_same_kernel_is_set_apart(
     _check_evidence(doc, case, tmp_path)
 
 
+def test_the_digest_and_the_incident_json_keep_set_apart_findings_apart(tmp_path: Path, kf: Run) -> None:
+    """01-null-member's dump beside 10-use-after-free's console log: the digest and the merged incident (``-f json``)
+    ranked the other guest's "general protection fault in kf_conn_send" second, before the dump's own NULL pointer
+    finding, and counted it in "problems" (4, not 3); ``report --from`` of that document keeps it apart."""
+    case, log = _need("01-null-member"), _need("10-use-after-free").console_log
+    wrong = "general protection fault in kf_conn_send"
+    result = kf(
+        "report", "--vmcore", case.directory, "--vmlinux", case.vmlinux,
+        *(a for m in case.module_debug for a in ("--module-debug", m)), "--dmesg", log,
+        "-f", "json", "-o", tmp_path / "incident.json", "--digest", tmp_path / "digest.json",
+        "--json", tmp_path / "report.json",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    why = "its boot's command line is not the dump's: "
+    digest = json.loads((tmp_path / "digest.json").read_text())
+    assert wrong not in [f["title"] for f in digest["findings"]], digest["findings"]
+    [apart] = digest["set_apart"]
+    assert apart["title"] == wrong and apart["severity"] == "critical" and apart["why"].startswith(why), apart
+    for doc in (
+        json.loads((tmp_path / "incident.json").read_text()),
+        json.loads((tmp_path / "report.json").read_text())["incident"],
+    ):
+        titles = [f["title"] for f in doc["findings"]]
+        # listed, last: after every finding of the crashed boot, the low contradiction that sets it apart too
+        assert titles[-1] == wrong and titles.count(wrong) == 1, titles
+        assert doc["findings"][-1]["set_apart"].startswith(why), doc["findings"][-1]
+        assert not any("set_apart" in f for f in doc["findings"][:-1]), doc["findings"]
+        own = doc["findings"][:-1]
+        assert doc["problems"] == sum(f["severity"] in ("medium", "high", "critical") for f in own) == 3, titles
+        assert incident_from_dict(doc, "incident.json").findings  # the reader takes the marked document
+    # report --from of the merged incident: the finding stays apart, out of the verdict and of --fail-on's judgement.
+    again = kf(
+        "report", "--from", tmp_path / "incident.json", "--json", tmp_path / "again.json",
+        "-o", tmp_path / "again.md", "--digest", tmp_path / "again-digest.json",
+    )  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    doc = json.loads((tmp_path / "again.json").read_text())
+    assert [f["id"] for f in doc["incident"]["findings"] if f["title"] == wrong] == doc["set_apart"], doc["set_apart"]
+    assert wrong not in doc["summary"] and doc["incident"]["findings"][-1]["title"] == wrong
+    assert [f["title"] for f in json.loads((tmp_path / "again-digest.json").read_text())["set_apart"]] == [wrong]
+    ranked, rest = (
+        (tmp_path / "again.md")
+        .read_text()
+        .split("## Findings by severity", 1)[1]
+        .split("## Findings of inputs set apart", 1)
+    )
+    assert wrong not in ranked.split("\n### ")[0] and wrong in rest.split("\n### ")[0]
+
+
 def test_a_wrong_file_given_does_not_fail_the_report_at_medium(tmp_path: Path, kf: Run) -> None:
     """The 07-sysrq-c dump (crashed on purpose: low) beside another guest's log, of the same release and of another:
     ``--fail-on medium`` failed because a wrong file was given (the contradiction was medium, the other boot's
