@@ -15,6 +15,7 @@ import io
 import json
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +26,7 @@ from collectors.ctf.feed import CtfRead, OpenSyscalls, give_back_freed_memory
 from collectors.ctf.payload import PayloadReader, render
 from collectors.ctf.reader import K_USER, Session, syscall_name
 from collectors.trace_input import open_trace
+from collectors.ust_symbols import BIN_EVENTS, Binary, Resolver
 from forensics.errors import InputError
 from forensics.model import NotAvailable
 from forensics.types.spans import KernelTable, Mark, Ref, Span, SyscallTable
@@ -277,6 +279,9 @@ def ust_marks(
     notes: list[str] = []
     has_id: dict[tuple[int, int], bool] = {}
     no_tid = 0
+    addrs: list[int] = []  # per mark, the function address it carries (0: none)
+    binaries: list[Binary] = []
+    readers: dict[int, PayloadReader] = {}
     for r in sel.tolist():
         row = rows[r]
         stream = int(owner[r])
@@ -301,9 +306,21 @@ def ust_marks(
         # An event without a message is named once ("infer:request_begin 'infer:request_begin' id=15" said it twice).
         said = f" {text!r}" if v[2] > 0 else ""
         excerpt = f"{ref.text}{said}" + (f" id={ident}" if ident is not None else "") + f" vtid={tid}"
-        kind = f"addr=0x{v[7] & 0xFFFFFFFFFFFFFFFF:x}" if v[7] else ""  # (no function is at address 0)
+        if name in BIN_EVENTS:  # where a binary was mapped: its payload (a path) is read again from the file
+            t = session.streams[stream].trace
+            reader = readers.get(t) or readers.setdefault(t, PayloadReader(session.traces[t].meta))
+            f = reader.fields(session.streams[stream].path, int(row[ly.R_OFF]))
+            if f is not None and all(k in f for k in ("baddr", "memsz", "path")):
+                binaries.append(Binary(int(f["baddr"]), int(f["memsz"]), str(f["path"]), bool(f.get("is_pic", 1))))
+        addrs.append(v[7] & 0xFFFFFFFFFFFFFFFF)
         cited = Ref(ref.ts, ref.cpu, ref.where, excerpt, ref.line_no, ref.source)
-        marks.append(Mark(ref.ts, tid, text, ident, cited, kind))
+        marks.append(Mark(ref.ts, tid, text, ident, cited))
+    # The kind of a lttng_ust_cyg_profile mark: its function, named by the binaries' symbols when the session's
+    # statedump says where they were mapped ("serve (0x401461)"), else in hex ("addr=0x401461", and why, once).
+    if any(addrs):
+        resolver = Resolver(binaries)
+        marks = [replace(m, kind=resolver.name(a)) if a else m for m, a in zip(marks, addrs, strict=True)]
+        notes += [f"lttng_ust_cyg_profile addresses not resolved to functions: {why}" for why in resolver.why]
     if no_tid:
         notes.append(
             f"{no_tid} user-space events carry no thread id: "

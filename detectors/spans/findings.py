@@ -108,8 +108,20 @@ def span_findings(
             where = f"at {r.ts:.6f}" + (f" CPU{r.cpu}" if r.cpu >= 0 else "")
             facts.append(Fact("inside", f"{where} {r.text}: {i.role}"))
         facts += [Fact(what, fmt_ms(sec)) for what, sec in b.totals]
-        if st is not None and st.count:
-            facts += [Fact("P50", fmt_ms(st.p50)), Fact("P99", fmt_ms(st.p99)), Fact("max", fmt_ms(st.max))]
+        # The percentiles are those of the population the span is judged against (its name, kind and depth);
+        # the whole name's, when that is another population, follow under their own label (until 2026-12-06
+        # "P50"/"P99" were the whole name's while the baseline was its population's median).
+        same = _population_durations(s, report.spans)
+        facts.append(Fact("population", _population_text(s, report.spans, len(same))))
+        facts += [Fact(f"population P{p}", fmt_ms(nearest_rank(same, p))) for p in (50, 90, 99)]
+        if st is not None and st.count and st.count != len(same):
+            facts.append(
+                Fact(
+                    f"every '{name}' span",
+                    f"{st.count}: P50 {fmt_ms(st.p50)}, P90 {fmt_ms(st.p90)}, P99 {fmt_ms(st.p99)}, "
+                    f"max {fmt_ms(st.max)}",
+                )
+            )
         for p in b.parts:
             if p.what == "preempted" and p.by_tid is not None:
                 prio = p.by_prio if p.by_prio is not None else "unknown (its sched_switch line prints none)"
@@ -187,19 +199,32 @@ def _population_medians(spans: Sequence[Span]) -> dict[tuple[str, str, int], flo
     return {k: nearest_rank(sorted(v), 50) for k, v in of.items() if len(v) > 1}
 
 
+def _population_durations(span: Span, spans: Sequence[Span]) -> list[float]:
+    """The sorted durations of the spans of ``span``'s name and kind at its nesting depth (``span`` among them)."""
+    key = _population(span)
+    return sorted(s.duration for s in spans if _population(s) == key)
+
+
+def _population_text(span: Span, spans: Sequence[Span], count: int) -> str:
+    """``the 20 'NAME' span(s) of KIND at nesting depth 1 in this trace`` (kind and depth said when they differ)."""
+    of_name = [s for s in spans if s.name == span.name]
+    nested = any(s.depth for s in of_name)
+    kinds = len({s.kind for s in of_name}) > 1
+    what = f"the {count} '{span.name}' span(s)" + (f" of {span.kind}" if kinds else "")
+    if nested:
+        what += " outermost (nesting depth 0)" if span.depth == 0 else f" at nesting depth {span.depth}"
+    return what + " in this trace"
+
+
 def _population_baseline(span: Span, spans: Sequence[Span]) -> Baseline:
     """The median of the spans of ``span``'s name and kind at its nesting depth: an outer call is compared with
     outer calls of the same function, an inner one with inner ones (lttng_ust_cyg_profile's outermost call
     against the 0.115 ms median of every call of every function at every depth said nothing)."""
-    same = sorted(s.duration for s in spans if s.name == span.name and s.depth == span.depth and s.kind == span.kind)
-    of_name = [s for s in spans if s.name == span.name]
-    nested = any(s.depth for s in of_name)
-    kinds = len({s.kind for s in of_name}) > 1
-    what = f"median of the {len(same)} '{span.name}' span(s)" + (f" of {span.kind}" if kinds else "")
-    if nested:
-        what += " outermost (nesting depth 0)" if span.depth == 0 else f" at nesting depth {span.depth}"
+    same = _population_durations(span, spans)
     return Baseline(
-        what + " in this trace", fmt_ms(nearest_rank(same, 50)), "the trace's own spans, same name, kind and nesting"
+        "median of " + _population_text(span, spans, len(same)),
+        fmt_ms(nearest_rank(same, 50)),
+        "the trace's own spans, same name, kind and nesting",
     )
 
 

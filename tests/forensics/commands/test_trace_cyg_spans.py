@@ -61,6 +61,24 @@ def test_the_slow_call_is_judged_against_its_own_kind_at_its_depth(
     assert float(facts["duration"].split()[0]) >= 30.0
 
 
+def test_the_percentile_facts_are_those_of_the_baseline_population(
+    finding: dict[str, object], addrs: dict[str, str]
+) -> None:
+    """Until 2026-12-06 the facts said "P50 0.310 ms, P99 115.298 ms": every call of every function at every depth
+    (main() the P99), beside a baseline of the 20 serve() calls at depth 1."""
+    facts = {f["name"]: f["value"] for f in finding["facts"]}  # type: ignore[attr-defined, index]
+    baseline = finding["baseline"]
+    assert isinstance(baseline, dict)
+    assert facts["population"].startswith(f"the 20 'lttng_ust_cyg_profile:func' span(s) of addr={addrs['serve']} ")
+    assert baseline["name"] == "median of " + facts["population"]
+    assert facts["population P50"] == baseline["value"]
+    assert float(facts["population P90"].split()[0]) < 2.0  # 19 of the 20 serve() calls take about 0.5 ms
+    assert facts["population P99"] == facts["duration"]  # serve(7) itself, the slowest of the 20
+    assert "P50" not in facts and "P99" not in facts  # no unlabelled figure of another population
+    every = facts["every 'lttng_ust_cyg_profile:func' span"]
+    assert every.startswith("62: P50 ") and every.endswith("max 115.298 ms"), every  # main(), labelled as the name's
+
+
 def test_the_evidence_cites_the_nested_call_and_the_message_inside(
     finding: dict[str, object], addrs: dict[str, str], session: Path
 ) -> None:

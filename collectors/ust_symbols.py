@@ -1,0 +1,116 @@
+"""Function addresses of an LTTng UST session (lttng_ust_cyg_profile's ``addr``) named by the binaries' symbols.
+
+LTTng-UST's statedump (``lttng enable-event -u lttng_ust_statedump:*``) and its ``lttng_ust_dl:dlopen`` events
+record each binary the process mapped: its path, load address (``baddr``), size and whether it is position
+independent.  An address inside one is looked up in that file's ELF symbol table (pyelftools): ``serve
+(0x401461)``.  When it cannot be (no statedump, the binary is not on this machine, no symbol table), the address
+stays in hex and the reason is said once per cause.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# The events that say where a binary was mapped (the dlopen of a library after the statedump too).
+BIN_EVENTS = ("lttng_ust_statedump:bin_info", "lttng_ust_dl:dlopen")
+
+
+@dataclass(frozen=True)
+class Binary:
+    """One mapped binary, as a statedump or dlopen event recorded it."""
+
+    baddr: int
+    memsz: int
+    path: str
+    is_pic: bool
+
+
+@dataclass
+class _Symbols:
+    """A file's function symbols, sorted by address: (start, end, name); or why there are none."""
+
+    starts: list[int] = field(default_factory=list)
+    ends: list[int] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)
+    lowest: int = 0  # the lowest PT_LOAD address: a position-independent file's addresses are baddr + (v - lowest)
+    why: str = ""
+
+
+def _read_symbols(path: str) -> _Symbols:
+    # (imported here: a trace without a statedump, the common case, does not pay pyelftools' import)
+    from elftools.common.exceptions import ELFError
+    from elftools.elf.elffile import ELFFile
+
+    p = Path(path)
+    if not p.is_file():
+        return _Symbols(why=f"{path} not found")
+    try:
+        with p.open("rb") as f:
+            elf = ELFFile(f)
+            loads = [s["p_vaddr"] for s in elf.iter_segments() if s["p_type"] == "PT_LOAD"]
+            got: list[tuple[int, int, str]] = []
+            for name in (".symtab", ".dynsym"):  # .dynsym: a stripped library still names its exports
+                sec = elf.get_section_by_name(name)
+                if sec is None or got:
+                    continue
+                for sym in sec.iter_symbols():  # type: ignore[attr-defined]
+                    if sym["st_info"]["type"] in ("STT_FUNC", "STT_GNU_IFUNC") and sym["st_value"] and sym.name:
+                        got.append((int(sym["st_value"]), int(sym["st_size"]), str(sym.name)))
+    except (OSError, ELFError) as e:
+        return _Symbols(why=f"{path} is not a readable ELF file ({e})")
+    if not got:
+        return _Symbols(why=f"{path} has no symbol table")
+    got.sort()
+    return _Symbols(
+        [a for a, _s, _n in got], [a + max(s, 1) for a, s, _n in got], [n for _a, _s, n in got], min(loads or [0])
+    )
+
+
+class Resolver:
+    """Names of function addresses from the binaries a session mapped; the reasons of those it could not name."""
+
+    def __init__(self, binaries: list[Binary]) -> None:
+        self.binaries = sorted(set(binaries), key=lambda b: b.baddr)
+        self._files: dict[str, _Symbols] = {}
+        self._named: dict[int, str] = {}
+        self.why: list[str] = []  # each cause once, in the order met
+
+    def _unresolved(self, why: str) -> None:
+        if why not in self.why:
+            self.why.append(why)
+
+    def name(self, addr: int) -> str:
+        """``serve (0x401461)``, or ``addr=0x401461`` when the address cannot be named (the cause kept in ``why``)."""
+        got = self._named.get(addr)
+        if got is None:
+            got = self._named[addr] = self._resolve(addr)
+        return got
+
+    def _resolve(self, addr: int) -> str:
+        hex_form = f"addr=0x{addr:x}"
+        if not self.binaries:
+            self._unresolved(
+                "the session has no lttng_ust_statedump:bin_info event (record it: "
+                "`lttng enable-event -u 'lttng_ust_statedump:*'`)"
+            )
+            return hex_form
+        # The last binary mapped at or below the address that covers it (a later dlopen at the same place wins).
+        binary = next((b for b in reversed(self.binaries) if b.baddr <= addr < b.baddr + b.memsz), None)
+        if binary is None:
+            self._unresolved(f"0x{addr:x} is in no binary the statedump names")
+            return hex_form
+        syms = self._files.get(binary.path)
+        if syms is None:
+            syms = self._files[binary.path] = _read_symbols(binary.path)
+        if syms.why:
+            self._unresolved(syms.why)
+            return hex_form
+        v = addr - binary.baddr + syms.lowest if binary.is_pic else addr
+        i = bisect.bisect_right(syms.starts, v) - 1
+        if i < 0 or v >= syms.ends[i]:
+            self._unresolved(f"0x{addr:x} is in no function of {binary.path}'s symbol table")
+            return hex_form
+        off = v - syms.starts[i]
+        return f"{syms.names[i]}{f'+0x{off:x}' if off else ''} (0x{addr:x})"
