@@ -556,6 +556,12 @@ def blocked_task_findings(snap: CrashSnapshot) -> list[Finding]:
         else:
             summary, reason, wait = _lockless_wait(task, in_func)
             facts.insert(2, Fact("waits for", task.waits_for()))
+            read = task.completion
+            if read is not None:
+                facts.insert(3, Fact("completion", f"{read.address:#x}"))
+                if read.done is not None:  # the value the summary states, cited where it was read
+                    where = Locator(LocatorKind.ADDRESS, read.address, name="struct completion")
+                    evidence.append(Evidence(snap.dump_path, where, f"done = {read.done}"))
             if wait is not None and wait is not shown:
                 evidence.insert(
                     1,
@@ -659,9 +665,22 @@ def _lockless_wait(task: TaskInfo, in_func: str) -> tuple[str, str, Frame | None
             None,
         )
     what, frame = found
+    read = task.completion
+    if read is not None:
+        done = "not read" if read.done is None else f"{read.done}" + (" (not completed yet)" if read.done == 0 else "")
+        others = (
+            "not read"
+            if read.other_waiters is None
+            else (", ".join(f"pid {p}" for p in read.other_waiters) if read.other_waiters else "none")
+        )
+        return (
+            f"{head}; it waits on the completion at {read.address:#x} (x of frame #{read.frame}, {read.function}): "
+            f"its done count {done}, other waiters on it: {others}.",
+            f"a task in D state; the completion read from its frame #{read.frame} ({read.function}), no lock",
+            frame,
+        )
     which = (
-        " Which completion (its address, done count, other waiters) is not read: the snapshot keeps no frame"
-        " variables of sleeping tasks."
+        " Which completion (its address, done count, other waiters) is not read: its wait's frames keep no readable x."
         if what == "a completion"
         else ""
     )

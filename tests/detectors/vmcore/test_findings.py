@@ -9,7 +9,7 @@ import pytest
 from detectors.vmcore import findings as vf
 from detectors.vmcore.nullfield import analyse_fault
 from forensics.model import LocatorKind, NotAvailable, Severity
-from forensics.types.vmcore import Frame, MemoryTotals, ModuleInfo, SlabCacheInfo, TaskInfo
+from forensics.types.vmcore import CompletionWait, Frame, MemoryTotals, ModuleInfo, SlabCacheInfo, TaskInfo
 from tests.detectors.vmcore.snapshots import (
     DUMP,
     LAYOUTS,
@@ -205,6 +205,13 @@ def test_a_d_sleep_on_no_lock_says_what_it_waits_on_with_the_frame_as_evidence()
     assert found.fact("waits for") == "a completion (in wait_for_completion)"
     assert [e.locator.start for e in found.evidence] == [3, 4]
     assert "frame #4, wait_for_completion" in found.confidence_reason
+    read = CompletionWait(3, "__wait_for_common", 0xFFFF888001234560, 0, (61,))
+    (named,) = vf.blocked_task_findings(snapshot(tasks=(replace(waiter, completion=read),)))
+    assert named.summary.endswith(
+        "it waits on the completion at 0xffff888001234560 (x of frame #3, __wait_for_common): its done count 0 "
+        "(not completed yet), other waiters on it: pid 61."
+    )
+    assert named.evidence[-1].excerpt == "done = 0" and named.evidence[-1].locator.start == 0xFFFF888001234560
     (unknown,) = vf.blocked_task_findings(snapshot(tasks=(task(51, "kf_sleeper", "D", "schedule", "kf_sleep"),)))
     assert unknown.summary == (
         "kf_sleeper (pid 51) sleeps uninterruptibly in kf_sleep; what it waits on is unknown (no lock, and no wait "
