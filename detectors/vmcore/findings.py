@@ -560,8 +560,9 @@ def blocked_task_findings(snap: CrashSnapshot) -> list[Finding]:
             if read is not None:
                 facts.insert(3, Fact("completion", f"{read.address:#x}"))
                 if read.done is not None:  # the value the summary states, cited where it was read
-                    where = Locator(LocatorKind.ADDRESS, read.address, name="struct completion")
-                    evidence.append(Evidence(snap.dump_path, where, f"done = {read.done}"))
+                    # done is struct completion's first member, an unsigned int: `crash> rd -32 ADDR` shows it
+                    where = Locator(LocatorKind.ADDRESS, read.address, name=memory_locator_name(4, 1))
+                    evidence.append(Evidence(snap.dump_path, where, memory_excerpt((read.done,), 4)))
             if wait is not None and wait is not shown:
                 evidence.insert(
                     1,

@@ -211,7 +211,7 @@ def test_a_d_sleep_on_no_lock_says_what_it_waits_on_with_the_frame_as_evidence()
         "it waits on the completion at 0xffff888001234560 (x of frame #3, __wait_for_common): its done count 0 "
         "(not completed yet), other waiters on it: pid 61."
     )
-    assert named.evidence[-1].excerpt == "done = 0" and named.evidence[-1].locator.start == 0xFFFF888001234560
+    assert named.evidence[-1].excerpt == "0x00000000" and named.evidence[-1].locator.start == 0xFFFF888001234560
     (unknown,) = vf.blocked_task_findings(snapshot(tasks=(task(51, "kf_sleeper", "D", "schedule", "kf_sleep"),)))
     assert unknown.summary == (
         "kf_sleeper (pid 51) sleeps uninterruptibly in kf_sleep; what it waits on is unknown (no lock, and no wait "

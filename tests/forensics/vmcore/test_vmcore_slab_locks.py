@@ -182,7 +182,7 @@ def test_a_task_waiting_on_a_completion_names_it_from_its_frame(kernel: str) -> 
         [found] = [f for f in result.analysis.findings if f.kind == "hung-task" and f"(pid {task.pid})" in f.summary]
         assert f"it waits on the completion at {read.address:#x} (x of frame #{read.frame}, " in found.summary
         assert "its done count 0 (not completed yet), other waiters on it: none." in found.summary
-        assert any(e.locator.start == read.address and e.excerpt == "done = 0" for e in found.evidence)
+        assert any(e.locator.start == read.address and e.excerpt == "0x00000000" for e in found.evidence)
 
 
 def test_the_text_report_never_folds_a_command_to_paste() -> None:
