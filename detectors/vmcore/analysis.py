@@ -43,6 +43,23 @@ INTERRUPTED_BY: dict[ReportKind, str] = {
 }
 
 
+def interrupted_by(report: KernelReport | None) -> str | None:
+    """What took the CPU where a lockup detector's report shows it, worded by what the log says.
+
+    ``Kernel panic - not syncing: softlockup: hung tasks`` is the soft lockup detector's panic: where the log keeps
+    no ``BUG: soft lockup`` report before it, the panic is the crash's report (of the hard-lockup rule's kind, which
+    covers both panics) and it is the soft lockup detector's timer interrupt that took the CPU, never an NMI.
+    """
+    if report is None:
+        return None
+    if report.kind is ReportKind.LOCKUP and "softlockup: hung tasks" in report.header:
+        return (
+            "the soft lockup detector's timer interrupt took the CPU here (the log's panic: softlockup: hung tasks; "
+            "it keeps no soft lockup report): nothing faulted"
+        )
+    return INTERRUPTED_BY.get(report.kind)
+
+
 def log_as_text(log: tuple[LogRecord, ...]) -> str:
     """The dump's log in the format the dmesg engine reads (``[seconds] text`` per line)."""
     return "".join(f"[{r.seconds:12.6f}] {r.text.replace(chr(10), ' ')}\n" for r in log)
@@ -135,7 +152,7 @@ def analyse_snapshot(
             snap.layouts,
             fault_address_from_log(snap.log),
             no_address=no_fault_address(snap.log),
-            interrupted=INTERRUPTED_BY.get(report.kind) if report is not None else None,
+            interrupted=interrupted_by(report),
         )
     crash_evidence, log_findings = _log_findings(snap, reports, report, beside)
     crash = crash_finding(snap, _title(snap, report), fault, report)

@@ -37,7 +37,7 @@ from forensics.model import (
 )
 from forensics.types.deliberate import FORCED
 from forensics.types.dmesg import KernelReport
-from forensics.types.vmcore import CrashSnapshot, FaultAnalysis, Frame, TaskInfo
+from forensics.types.vmcore import WAIT_FRAMES, CrashSnapshot, FaultAnalysis, Frame, TaskInfo
 
 DETECTOR = "vmcore"
 #: A slab cache holding more than this share of RAM is outsized.
@@ -554,10 +554,22 @@ def blocked_task_findings(snap: CrashSnapshot) -> list[Finding]:
                 else "waiting task found; the lock owner could not be read"
             )
         else:
-            summary = (
-                f"{task.comm} (pid {task.pid}) sleeps uninterruptibly{in_func}; it waits on no lock the dump shows."
-            )
-            reason = "a task in D state; the dump shows no lock it waits for"
+            summary, reason, wait = _lockless_wait(task, in_func)
+            facts.insert(2, Fact("waits for", task.waits_for()))
+            read = task.completion
+            if read is not None:
+                facts.insert(3, Fact("completion", f"{read.address:#x}"))
+                if read.done is not None:  # the value the summary states, cited where it was read
+                    # done is struct completion's first member, an unsigned int: `crash> rd -32 ADDR` shows it
+                    where = Locator(LocatorKind.ADDRESS, read.address, name=memory_locator_name(4, 1))
+                    evidence.append(Evidence(snap.dump_path, where, memory_excerpt((read.done,), 4)))
+            if wait is not None and wait is not shown:
+                evidence.insert(
+                    1,
+                    Evidence(
+                        snap.dump_path, Locator(LocatorKind.FRAME, wait.index, name=f"pid {task.pid}"), wait.label()
+                    ),
+                )
         out.append(
             Finding(
                 id=finding_id(IdFamily.BLOCKED_TASK, task.comm, lock, top.label().split("+")[0] if top else ""),
@@ -627,6 +639,57 @@ _SCHED_FRAMES = (
 def own_function(name: str) -> bool:
     """A function of the task's own code path, not the scheduler's, a lock's or the kthread machinery."""
     return not name.startswith(_SCHED_FRAMES)
+
+
+def wait_frame(task: TaskInfo) -> tuple[str, Frame] | None:
+    """The frame of a lockless wait a task's stack shows and what it waits on there (``a completion``), as
+    :meth:`TaskInfo.waits_for` names it: the first of :data:`WAIT_FRAMES` the stack holds."""
+    for prefix, what in WAIT_FRAMES:
+        for frame in task.stack:
+            if isinstance(frame.function, str) and frame.function.startswith(prefix):
+                return what, frame
+    return None
+
+
+def _lockless_wait(task: TaskInfo, in_func: str) -> tuple[str, str, Frame | None]:
+    """The summary and confidence reason of a D-state task that waits on no lock, with the frame of its wait.
+
+    The kind of wait is read from the stack (a frame of __wait_for_common is a completion's wait); which
+    completion or queue is not: the snapshot keeps no frame variables of sleeping tasks, so none is named.
+    """
+    head = f"{task.comm} (pid {task.pid}) sleeps uninterruptibly{in_func}"
+    found = wait_frame(task)
+    if found is None:
+        return (
+            f"{head}; what it waits on is {task.waits_for()}.",
+            "a task in D state; its stack shows no lock and no wait",
+            None,
+        )
+    what, frame = found
+    read = task.completion
+    if read is not None:
+        done = "not read" if read.done is None else f"{read.done}" + (" (not completed yet)" if read.done == 0 else "")
+        others = (
+            "not read"
+            if read.other_waiters is None
+            else (", ".join(f"pid {p}" for p in read.other_waiters) if read.other_waiters else "none")
+        )
+        return (
+            f"{head}; it waits on the completion at {read.address:#x} (x of frame #{read.frame}, {read.function}): "
+            f"its done count {done}, other waiters on it: {others}.",
+            f"a task in D state; the completion read from its frame #{read.frame} ({read.function}), no lock",
+            frame,
+        )
+    which = (
+        " Which completion (its address, done count, other waiters) is not read: its wait's frames keep no readable x."
+        if what == "a completion"
+        else ""
+    )
+    return (
+        f"{head}; it waits on {what}: frame #{frame.index} of its stack is {frame.label()}, no lock's wait.{which}",
+        f"a task in D state; the wait read from its stack (frame #{frame.index}, {frame.function}), no lock",
+        frame,
+    )
 
 
 def first_own_frame(task: TaskInfo) -> Frame | None:

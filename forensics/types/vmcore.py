@@ -114,6 +114,17 @@ WAIT_FRAMES = (
 
 
 @dataclass(frozen=True)
+class CompletionWait:
+    """The struct completion a task sleeps on, read from the ``x`` of its wait's frame (``__wait_for_common``)."""
+
+    frame: int  # the frame it was read in
+    function: str
+    address: int
+    done: int | None  # its done count (0: not completed yet); None when unread
+    other_waiters: tuple[int, ...] | None  # pids of the other tasks on its wait queue; None when unread
+
+
+@dataclass(frozen=True)
 class TaskInfo:
     """A task of the dumped kernel."""
 
@@ -127,6 +138,7 @@ class TaskInfo:
     blocked_on: str | None = None  # e.g. ``mutex kf_lock`` when the stack shows a lock wait
     lock_owner_pid: int | None = None
     lock_owner_comm: str | None = None
+    completion: CompletionWait | None = None  # the completion it waits on, when its wait's frame shows it
 
     def waits_for(self) -> str:
         """What a sleeping task waits for: its lock, else the kind of wait its stack shows (``a completion (in

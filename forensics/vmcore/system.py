@@ -16,7 +16,7 @@ from drgn.helpers.linux.printk import get_printk_records
 from drgn.helpers.linux.sched import task_cpu, task_state_to_char
 
 from forensics.model import NotAvailable
-from forensics.types.vmcore import Frame, LogRecord, MemoryTotals, ModuleInfo, SlabCacheInfo, TaskInfo
+from forensics.types.vmcore import CompletionWait, Frame, LogRecord, MemoryTotals, ModuleInfo, SlabCacheInfo, TaskInfo
 from forensics.vmcore import gaps, layouts
 from forensics.vmcore.extract import backtrace
 from forensics.vmcore.gaps import not_in_dump
@@ -266,6 +266,44 @@ def base_function(name: str) -> str:
     return _CLONE_SUFFIX.sub("", name)
 
 
+#: Functions whose ``x`` is the struct completion the task waits on (drgn reads it where DWARF keeps it: 6.1 and 6.12
+#: keep it in do_wait_for_common and __wait_for_common, not in the outer wait_for_completion*).
+_COMPLETION_WAITS = ("do_wait_for_common", "__wait_for_common", "wait_for_common", "wait_for_completion")
+
+
+def _completion_wait(pid: int, trace: drgn.StackTrace) -> CompletionWait | None:
+    """The completion a task sleeps on, its done count and the other tasks on its wait queue, from the first frame
+    of a completion's wait whose ``x`` is readable."""
+    from drgn.helpers.linux.list import list_for_each_entry
+
+    for index, frame in enumerate(trace):
+        name = base_function(frame.name or "")
+        if not name.startswith(_COMPLETION_WAITS):
+            continue
+        try:
+            x = frame["x"]
+        except (KeyError, LookupError):
+            continue
+        if x.absent_:
+            continue
+        address = int(x.value_())
+        done: int | None
+        waiters: tuple[int, ...] | None
+        try:
+            done = int(x.done.value_())
+        except (drgn.FaultError, LookupError):
+            done = None
+        try:
+            # completions wait on a simple wait queue since 5.7 (swait_queue_head; each entry a struct swait_queue)
+            head = x.wait.task_list.address_of_()
+            pids = (int(w.task.pid.value_()) for w in list_for_each_entry("struct swait_queue", head, "task_list"))
+            waiters = tuple(p for p in pids if p != pid)
+        except (drgn.FaultError, LookupError, ValueError):
+            waiters = None
+        return CompletionWait(index, name, address, done, waiters)
+    return None
+
+
 def _lock_wait(prog: drgn.Program, trace: drgn.StackTrace) -> tuple[str | None, int | None, str | None]:
     """What a blocked task waits for, and the lock's owner, from its stack."""
     for frame in trace:
@@ -393,12 +431,15 @@ def tasks(prog: drgn.Program, with_stacks: set[str], notes: list[str] | None = N
         last = attempt("time since it ran", partial(_task_int, since_last_ran_ns, task))
         stack: tuple[Frame, ...] = ()
         blocked = owner_pid = owner_comm = None
+        completion = None
         if state in with_stacks or on_cpu:
             try:
                 trace = prog.stack_trace(task)
                 stack = backtrace(prog, trace)
                 if state == "D":
                     blocked, owner_pid, owner_comm = _lock_wait(prog, trace)
+                    if blocked is None:
+                        completion = _completion_wait(pid, trace)
             except (ValueError, LookupError, drgn.FaultError):
                 stack = ()
         out.append(
@@ -413,6 +454,7 @@ def tasks(prog: drgn.Program, with_stacks: set[str], notes: list[str] | None = N
                 blocked_on=blocked,
                 lock_owner_pid=owner_pid,
                 lock_owner_comm=owner_comm,
+                completion=completion,
             )
         )
     # A lock owner's stack says why it does not release the lock, whatever its state.

@@ -5,7 +5,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 from detectors.dmesg.scanner import scan_text
-from detectors.vmcore.analysis import analyse_snapshot, crash_report, fault_address_from_log, log_as_text
+from detectors.vmcore.analysis import (
+    analyse_snapshot,
+    crash_report,
+    fault_address_from_log,
+    interrupted_by,
+    log_as_text,
+)
 from detectors.vmcore.faultaddr import fault_address_record, no_fault_address
 from forensics.model import LocatorKind, NotAvailable
 from tests.detectors.vmcore.snapshots import (
@@ -240,3 +246,24 @@ def test_no_fault_address_says_a_general_protection_fault_sets_no_cr2() -> None:
         None,
     )
     assert no_fault_address(log("Kernel panic - not syncing: sysrq triggered crash")) == ("not in the log", None)
+
+
+_LOCKUP_PANIC = """\
+[    9.976013] Kernel panic - not syncing: softlockup: hung tasks
+[    9.976013] CPU: 1 PID: 41 Comm: kf_spinner Kdump: loaded Tainted: G           O L     6.1.192 #1
+[    9.976013] Call Trace:
+[    9.976013]  <IRQ>
+[    9.976013]  dump_stack_lvl+0x34/0x48
+[    9.976013]  panic+0x10a/0x2b2
+[    9.976013]  watchdog_timer_fn.cold+0x15/0x15
+[    9.976013]  </IRQ>
+"""
+
+
+def test_a_soft_lockup_panic_without_its_report_is_worded_by_what_the_log_says() -> None:
+    """ "softlockup: hung tasks" is the soft lockup detector's panic: its timer interrupt, never the hard one's NMI."""
+    said = interrupted_by(crash_report(scan_text(_LOCKUP_PANIC)))
+    assert said is not None and "NMI" not in said
+    assert said.startswith("the soft lockup detector's timer interrupt took the CPU here (the log's panic: softlockup")
+    hard = interrupted_by(crash_report(scan_text(_LOCKUP_PANIC.replace("softlockup: hung tasks", "Hard LOCKUP"))))
+    assert hard == "the hard lockup detector's NMI took the CPU here: nothing faulted"

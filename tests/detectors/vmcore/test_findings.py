@@ -9,7 +9,7 @@ import pytest
 from detectors.vmcore import findings as vf
 from detectors.vmcore.nullfield import analyse_fault
 from forensics.model import LocatorKind, NotAvailable, Severity
-from forensics.types.vmcore import Frame, MemoryTotals, ModuleInfo, SlabCacheInfo, TaskInfo
+from forensics.types.vmcore import CompletionWait, Frame, MemoryTotals, ModuleInfo, SlabCacheInfo, TaskInfo
 from tests.detectors.vmcore.snapshots import (
     DUMP,
     LAYOUTS,
@@ -186,9 +186,36 @@ def test_an_owner_missing_from_the_dump_and_a_plain_d_sleep() -> None:
     assert plain.severity is Severity.INFO and plain.baseline is not None
     assert plain.baseline.name.startswith("time in D state: unknown")
     assert "lock" not in plain.confidence_reason.replace("no lock", "")
-    assert (
-        plain.summary
-        == "kworker/0:1 (pid 50) sleeps uninterruptibly in blk_mq_get_tag; it waits on no lock the dump shows."
+    assert plain.summary == (
+        "kworker/0:1 (pid 50) sleeps uninterruptibly in blk_mq_get_tag; it waits on I/O: frame #1 of its stack is "
+        "io_schedule+0x10/0x40, no lock's wait."
+    )
+
+
+def test_a_d_sleep_on_no_lock_says_what_it_waits_on_with_the_frame_as_evidence() -> None:
+    """A completion's wait (__wait_for_common under wait_for_completion): said with its frame, and that which
+    completion is not read; a stack with no wait in it: unknown, and why.  Never "waits on no lock the dump shows"."""
+    waiter = task(50, "kworker/0:1", "D", "__schedule", "schedule", "schedule_timeout", "__wait_for_common",
+                  "wait_for_completion", "kf_flush", "kthread")  # fmt: skip
+    (found,) = vf.blocked_task_findings(snapshot(tasks=(waiter,)))
+    assert found.summary.startswith(
+        "kworker/0:1 (pid 50) sleeps uninterruptibly in __wait_for_common; it waits on a completion: frame #4 of "
+        "its stack is wait_for_completion+0x10/0x40, no lock's wait. Which completion (its address"
+    )
+    assert found.fact("waits for") == "a completion (in wait_for_completion)"
+    assert [e.locator.start for e in found.evidence] == [3, 4]
+    assert "frame #4, wait_for_completion" in found.confidence_reason
+    read = CompletionWait(3, "__wait_for_common", 0xFFFF888001234560, 0, (61,))
+    (named,) = vf.blocked_task_findings(snapshot(tasks=(replace(waiter, completion=read),)))
+    assert named.summary.endswith(
+        "it waits on the completion at 0xffff888001234560 (x of frame #3, __wait_for_common): its done count 0 "
+        "(not completed yet), other waiters on it: pid 61."
+    )
+    assert named.evidence[-1].excerpt == "0x00000000" and named.evidence[-1].locator.start == 0xFFFF888001234560
+    (unknown,) = vf.blocked_task_findings(snapshot(tasks=(task(51, "kf_sleeper", "D", "schedule", "kf_sleep"),)))
+    assert unknown.summary == (
+        "kf_sleeper (pid 51) sleeps uninterruptibly in kf_sleep; what it waits on is unknown (no lock, and no wait "
+        "its stack shows)."
     )
 
 

@@ -170,6 +170,21 @@ def test_a_task_in_d_state_on_no_lock_says_it_waits_for_a_completion(kernel: str
     assert " on ?" not in render_vmcore_markdown(result)
 
 
+@pytest.mark.parametrize("kernel", kernels_of("10-use-after-free"))
+def test_a_task_waiting_on_a_completion_names_it_from_its_frame(kernel: str) -> None:
+    """The kworker's struct completion is read from x of its __wait_for_common frame: its address, its done count
+    (0: not completed) and the other waiters on its queue (none), each said with the frame it was read in."""
+    _, result = _analyse("10-use-after-free", kernel)
+    for task in (t for t in result.snapshot.tasks if t.state == "D"):
+        read = task.completion
+        assert read is not None and read.function in {"do_wait_for_common", "__wait_for_common"}
+        assert read.address >> 48 == 0xFFFF and read.done == 0 and read.other_waiters == ()
+        [found] = [f for f in result.analysis.findings if f.kind == "hung-task" and f"(pid {task.pid})" in f.summary]
+        assert f"it waits on the completion at {read.address:#x} (x of frame #{read.frame}, " in found.summary
+        assert "its done count 0 (not completed yet), other waiters on it: none." in found.summary
+        assert any(e.locator.start == read.address and e.excerpt == "0x00000000" for e in found.evidence)
+
+
 def test_the_text_report_never_folds_a_command_to_paste() -> None:
     """The follow-up's crash and drgn commands hold the fixture vmlinux's long path: each line stays whole."""
     _, result = _analyse("10-use-after-free")
