@@ -1239,8 +1239,10 @@ _PF_ERROR = rc.compile(r"#PF: error_code\((0x[0-9a-f]+)\) - (.*?)\s*$")
 # older print instead of the "#PF:" lines).  Not arm's "Internal error: Oops: 96000005" (an ESR) nor s390's
 # "Oops: 0004 ilc:2 [#1]" (an interruption code).
 _OOPS_CODE = rc.compile(r"^\s*Oops: ([0-9a-f]{4}) \[#\d+\]")
-#: X86_PF_INSTR (arch/x86/include/asm/trap_pf.h): the page fault's error code bit of an instruction fetch.
-X86_PF_INSTR = 1 << 4
+#: The page fault error code's bits (arch/x86/include/asm/trap_pf.h): X86_PF_PROT (a protection violation, not a
+#: page not present), X86_PF_WRITE, X86_PF_USER (the access came from user mode), X86_PF_RSVD (a reserved bit set
+#: in a page table entry) and X86_PF_INSTR (an instruction fetch).
+X86_PF_PROT, X86_PF_WRITE, X86_PF_USER, X86_PF_RSVD, X86_PF_INSTR = 1, 1 << 1, 1 << 2, 1 << 3, 1 << 4
 # arm64's link register: "lr : filemap_read_folio+0x44/0xf4": where a call to a bad pc returns to (its caller).
 _ARM64_LR = rc.compile(r"^\s*lr : ([A-Za-z_][\w.]*\+0x[0-9a-f]+/0x[0-9a-f]+)")
 # A RIP the kernel printed as a number: no function is there ("RIP: 0010:0x86").
@@ -1319,7 +1321,9 @@ def _fault(r: _Reading) -> None:
                 r.add("address is", pointer_class(address), line)
         elif "#PF:" in body and (m := _PF_ACCESS.search(body)) is not None:
             r.add("access", m.group(2), line)
-            r.add("mode", f"{m.group(1)} access in {m.group(3)} mode", line)
+            # What the kernel printed: "supervisor write access in kernel mode", "supervisor instruction fetch in
+            # kernel mode" (no "access" after a fetch).
+            r.add("mode", m.group(0).removeprefix("#PF: "), line)
         elif "#PF:" in body and (m := _PF_ERROR.search(body)) is not None:
             r.add("error code", m.group(1), line)
             r.add("page", m.group(2), line)
@@ -1355,7 +1359,8 @@ def _fault(r: _Reading) -> None:
             r.add("stack", "the kernel says: thread overran its stack, or the stack is corrupted", line)
     if warned is not None and r.get(site) is None:
         r.add(site, warned[0], warned[1])
-    _instruction_fetch(r, oops, lr)
+    _oops_error_code(r, oops)
+    _instruction_fetch(r, lr)
     _hashed_address(r)
     _preamble_facts(r)
     _arm64_address(r)
@@ -1377,15 +1382,34 @@ def _access_words(r: _Reading) -> None:
                    for f in r.facts]  # fmt: skip
 
 
-def _instruction_fetch(r: _Reading, oops: tuple[int, LogLine] | None, lr: tuple[str, LogLine] | None) -> None:
+def _oops_error_code(r: _Reading, oops: tuple[int, LogLine] | None) -> None:
+    """4.x's page fault without the "#PF:" lines: its access, page and mode read from the "Oops: 0002 [#1]" line's
+    error code, worded as show_fault_oops() words them where it prints them (the facts are at the Oops line).
+
+    Only a page fault's: x86's die("Oops", regs, error_code) is called from the page fault path alone (a general
+    protection fault prints its own line), and :data:`_OOPS_CODE` matches neither arm64's ESR nor s390's codes.
+    """
+    if oops is None or r.get("fault") != "page fault" or r.get("error code") is not None or r.get("access"):
+        return  # not a page fault, or the "#PF:" lines said it already
+    code, line = oops
+    access = "instruction fetch" if code & X86_PF_INSTR else "write" if code & X86_PF_WRITE else "read"
+    r.add("error code", f"{code:#06x}", line)
+    r.add("access", access, line)
+    r.add("mode", f"{'user' if code & X86_PF_USER else 'supervisor'} {access}"
+          + ("" if code & X86_PF_INSTR else " access"), line)  # fmt: skip
+    r.add("page", "not-present page" if not code & X86_PF_PROT
+          else "reserved bit violation" if code & X86_PF_RSVD else "permissions violation", line)  # fmt: skip
+
+
+def _instruction_fetch(r: _Reading, lr: tuple[str, LogLine] | None) -> None:
     """A page fault the CPU took fetching its next instruction, and the function that sent it there.
 
-    Three signals, any of which says it: the "#PF: supervisor instruction fetch" line, the error code's
-    X86_PF_INSTR bit ("#PF: error_code(0x0010)", or 4.x's "Oops: 0010 [#1]": ``oops``), and a RIP that is the
-    fault's own address.  A RIP the kernel could not symbolize ("RIP: 0010:0x86") is then where the CPU was sent,
-    not a function: the function at fault is the caller that jumped there, whose return address is on top of the
-    stack (the call trace's first frame; arm64's link register: ``lr``).  Read as a data access, 0x86 was "a member
-    read through a NULL pointer" in "an unknown function".
+    Three signals, any of which says it: the "#PF: supervisor instruction fetch" line, the error code's X86_PF_INSTR
+    bit ("#PF: error_code(0x0010)", or 4.x's "Oops: 0010 [#1]": :func:`_oops_error_code`), and a RIP that is the
+    fault's own address. A RIP the kernel could not symbolize ("RIP: 0010:0x86") is then where the CPU was sent, not
+    a function: the function at fault is the caller that jumped there, whose return address is on top of the stack
+    (the call trace's first frame; arm64's link register: ``lr``). Read as a data access, 0x86 was "a member read
+    through a NULL pointer" in "an unknown function".
     """
     if r.get("fault") != "page fault":
         return
@@ -1396,8 +1420,6 @@ def _instruction_fetch(r: _Reading, oops: tuple[int, LogLine] | None, lr: tuple[
         code = _hex_value(r.get("error code"))
         if code is not None and code & X86_PF_INSTR:
             r.facts.append(_fact("access", "instruction fetch", r.at("error code") or 0))
-        elif oops is not None and oops[0] & X86_PF_INSTR:
-            r.add("access", "instruction fetch", oops[1])
         elif bare and address is not None and _hex_value(pc) == address:
             r.facts.append(_fact("access", "instruction fetch", r.at("faulting function") or 0))
     if r.get("access") != "instruction fetch" or not (bare or pc is None):
@@ -1973,6 +1995,24 @@ def _null_cause(r: _Reading) -> Cause | None:
                   statement=f"NULL pointer dereference in {r.func}: {where}")  # fmt: skip
 
 
+def _bad_jump_cause(r: _Reading) -> Cause | None:
+    """A page fault fetching an instruction at a bad address that is not NULL plus an offset (log 160's RIP =
+    CR2 = 0xffffffffffffffff): the CPU was sent there by a call or jump through a corrupted function pointer, and
+    the function that made it is the caller :func:`_instruction_fetch` found (its return address)."""
+    jumped = r.get("jumped to")
+    value = _hex_value(jumped)
+    if r.get("fault") != "page fault" or r.get("access") != "instruction fetch" or value is None or value < 0x1000:
+        return None  # NULL plus an offset is :func:`_null_cause`'s
+    cls = classify_value(value)
+    what = cls.meaning if cls is not None else str(r.get("address is") or "a kernel address (not poison, not text)")
+    statement = f"jump to a bad address in {r.func}: the CPU fetched its next instruction at {jumped}, {what}: "
+    statement += "a call or jump through a corrupted function pointer"
+    caller = r.get("faulting function")
+    if caller is not None:
+        statement += f" from {caller}" + (" (a '?' frame, unconfirmed)" if r.get("caller is") else "")
+    return _cause("corrupted_values", r, 0.6, _dis(r, caller, flags="-rl"), r.at("jumped to"), statement=statement)
+
+
 #: Value kinds a register's value can be without memory being corrupted: a NULL member read, a user pointer, and
 #: the slab poisons of a use-after-free (said by their own causes).
 _NOT_CORRUPTION = frozenset(
@@ -2170,6 +2210,7 @@ CAUSE_RULES: tuple[tuple[str, Callable[[_Reading], Cause | None]], ...] = (
     ("memory-leak", _leak_cause),
     ("sanitizer-other", _sanitizer_other),
     ("null-pointer", _null_cause),
+    ("bad-jump", _bad_jump_cause),
     ("corrupted-values", _corrupted_values),
     ("lockdep", _lockdep_cause),
     ("hung-task", _hung_cause),

@@ -98,6 +98,11 @@ def facts(why: ReportWhy) -> dict[str, object]:
     return {f.name: f.value for f in reversed(why.facts)}
 
 
+def assert_cause(why: ReportWhy, cls: str, statement: str, command: str) -> None:
+    assert why.cause is not None
+    assert (why.cause.cls, why.cause.statement, why.cause.next_command) == (cls, statement, command)
+
+
 def test_a_5x_fetch_from_null_plus_an_offset_is_a_call_from_the_first_frame() -> None:
     why = read_one(FETCH_5X)
     got = facts(why)
@@ -106,13 +111,11 @@ def test_a_5x_fetch_from_null_plus_an_offset_is_a_call_from_the_first_frame() ->
     assert got["faulting function"] == "kf_dispatch_irq+0x154/0x280"
     assert "'?' frame" in str(got["caller is"])
     assert "member read" not in str(got["address is"]) and "function pointer" in str(got["address is"])
-    assert why.cause is not None and why.cause.cls == "null_pointer"
-    assert why.cause.statement == (
-        "NULL pointer dereference in kf_dispatch_irq: address 0x86 is NULL plus 0x86, fetched as an instruction: a "
-        "call or jump through a NULL (or bad) function pointer from kf_dispatch_irq+0x154/0x280 (a '?' frame, "
-        "unconfirmed)"
-    )
-    assert why.cause.next_command == "crash> dis -rl kf_dispatch_irq+0x154"
+    assert_cause(why, "null_pointer",
+                 "NULL pointer dereference in kf_dispatch_irq: address 0x86 is NULL plus 0x86, fetched as an "
+                 "instruction: a call or jump through a NULL (or bad) function pointer from "
+                 "kf_dispatch_irq+0x154/0x280 (a '?' frame, unconfirmed)",
+                 "crash> dis -rl kf_dispatch_irq+0x154")  # fmt: skip
 
 
 def test_a_4x_fetch_is_read_from_its_oops_error_code_and_its_rip() -> None:
@@ -186,3 +189,58 @@ def test_an_arm64_fetch_from_null_is_a_call_from_the_link_register() -> None:
     )
     # arm's "Internal error: Oops: 0000000086000006" is an ESR, not x86's error code: not read as one.
     assert "error code" not in got
+
+
+def test_the_5x_mode_fact_says_what_the_kernel_printed() -> None:
+    """A fetch's "#PF:" line has no "access" after "instruction fetch": the mode fact was "supervisor access"."""
+    assert facts(read_one(FETCH_5X))["mode"] == "supervisor instruction fetch in kernel mode"
+    assert facts(read_one(READ_5X))["mode"] == "supervisor read access in kernel mode"
+
+
+#: 4.x: a NULL write, said only by the "Oops: 0002" line's error code (X86_PF_WRITE), no "#PF:" lines.
+WRITE_4X = """\
+[   77.000001] BUG: unable to handle kernel NULL pointer dereference at 0000000000000010
+[   77.000002] IP: kf_write_member+0x1c/0x40
+[   77.000003] PGD 1d8d6a067
+[   77.000004] Oops: 0002 [#1] SMP KASAN
+[   77.000005] CPU: 1 PID: 3289 Comm: kf-worker Not tainted 4.14.0-kf #5
+[   77.000006] RIP: 0010:kf_write_member+0x1c/0x40
+[   77.000007] RSP: 0018:ffff8801ca577540 EFLAGS: 00010246
+[   77.000008] Call Trace:
+[   77.000009]  kf_caller+0x2e/0x80
+"""
+
+
+def test_a_4x_null_write_is_read_from_its_oops_error_code() -> None:
+    why = read_one(WRITE_4X)
+    got = facts(why)
+    assert (got["error code"], got["access"], got["mode"], got["page"]) == (
+        "0x0002", "write", "supervisor write access", "not-present page")  # fmt: skip
+    oops_at = next(f.at for f in why.facts if f.name == "error code")
+    assert all(f.at == oops_at for f in why.facts if f.name in ("access", "mode", "page"))
+    assert got["address is"] == "NULL plus an offset: a member written through a NULL pointer"
+    # Bit 0 (X86_PF_PROT) set: a permissions violation, not a page not present.
+    assert facts(read_one(WRITE_4X.replace("Oops: 0002", "Oops: 0003")))["page"] == "permissions violation"
+
+
+def test_a_5x_oops_code_does_not_override_its_pf_lines() -> None:
+    got = facts(read_one(READ_5X.replace("Oops: 0000", "Oops: 0002")))
+    assert (got["access"], got["error code"]) == ("read", "0x0000")
+
+
+def test_a_fetch_from_a_bad_non_null_address_is_a_call_through_a_corrupted_pointer() -> None:
+    """Log 160's shape: RIP = CR2 = 0xffffffffffffffff on a 4.x kernel: no NULL, but a cause all the same."""
+    text = FETCH_4X.replace("0000000000000286", "ffffffffffffffff").replace("0x286", "0xffffffffffffffff")
+    why = read_one(text)
+    assert facts(why)["jumped to"] == "0xffffffffffffffff"
+    assert_cause(why, "corrupted_values",
+                 "jump to a bad address in kf_run_work: the CPU fetched its next instruction at 0xffffffffffffffff, "
+                 "a kernel address (not poison, not text): a call or jump through a corrupted function pointer "
+                 "from kf_run_work+0xbf3/0x1bc0",
+                 "crash> dis -rl kf_run_work+0xbf3")  # fmt: skip
+    # A data read at the same address is no jump.
+    read = text.replace("Oops: 0010", "Oops: 0000").replace("RIP: 0010:0xffffffffffffffff", "RIP: 0010:kf_r+0x1/0x9")
+    read = "".join(line for line in read.splitlines(keepends=True) if " IP: " not in line)
+    read_why = read_one(read)
+    assert "jumped to" not in facts(read_why)
+    assert read_why.cause is None or "jump" not in read_why.cause.statement
