@@ -454,7 +454,9 @@ RULES: tuple[Rule, ...] = (
     ("short-ramp", Grade.UNDECIDED, _short_ramp),
     ("floor-rises-through-reclaim", Grade.SUSPECT, _floor_rises_through_reclaim),
     ("reclaimable", Grade.RECLAIMABLE, _reclaimable),
-    ("given-back", Grade.RECLAIMABLE, _given_back),
+    # After rule reclaimable: only caches the kernel does not shrink (or not known to) reach it, "given back"
+    # by their owners, never "reclaimable".
+    ("given-back", Grade.GIVEN_BACK, _given_back),
     (WITH_PAGE_CACHE, Grade.UNDECIDED, _grows_with_page_cache),
     ("short-loose-rise", Grade.UNDECIDED, _short_loose_rise),
     ("slabs-not-objects", Grade.SUSPECT, _slabs_not_objects),

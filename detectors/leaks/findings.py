@@ -35,6 +35,7 @@ SEVERITY = {
     Grade.LEAK: Severity.HIGH,
     Grade.SUSPECT: Severity.MEDIUM,
     Grade.RECLAIMABLE: Severity.INFO,
+    Grade.GIVEN_BACK: Severity.INFO,
     Grade.UNDECIDED: Severity.INFO,
 }
 
@@ -112,6 +113,14 @@ def _reclaim_note(v: SeriesVerdict) -> str:
     return " (reclaimable only where unused)" if attribution_for(v.name).pinned_by else " (reclaimable)"
 
 
+def _judged_by_name(v: SeriesVerdict) -> str:
+    """What the table made of a cache whose flag was not read: ``not reclaimable (sockets, by its name)``."""
+    who = attribution_for(v.name)
+    if not who.known:
+        return "not reclaimable (a cache of no known kind)"
+    return ("reclaimable" if v.reclaimable else "not reclaimable") + f" ({who.subject}, by its name)"
+
+
 def _flag_unknown(v: SeriesVerdict, read: int) -> str:
     """What is said of a cache whose reclaim_account flag was not read: unknown, why, and what was judged instead.
 
@@ -119,12 +128,7 @@ def _flag_unknown(v: SeriesVerdict, read: int) -> str:
     (slab-import, node_exporter); some: slab-watch read /sys/kernel/slab when its run started, and this cache
     was not there then (a module loaded or a filesystem mounted since) or its flag could not be read.
     """
-    who = attribution_for(v.name)
-    judged = (
-        ("reclaimable" if v.reclaimable else "not reclaimable") + f" ({who.subject}, by its name)"
-        if who.known
-        else "not reclaimable (a cache of no known kind)"
-    )
+    judged = _judged_by_name(v)
     if read:
         why = (
             f"no flag was recorded for it, though the samples carry {read:,} caches' flags (slab-watch reads "
@@ -136,6 +140,23 @@ def _flag_unknown(v: SeriesVerdict, read: int) -> str:
             "hold /sys/kernel/slab)"
         )
     return f"unknown: {why}; judged {judged}"
+
+
+def reclaimable_known(v: SeriesVerdict, ctx: FindingContext) -> str:
+    """Whether the kernel frees a cache under pressure, as far as was read: its flag, else unknown and why.
+
+    Said of a cache given back (rule given-back, which rule reclaimable leaves only caches not judged reclaimable):
+    its owners freed it, or reclaim did, and the flag read (/sys/kernel/slab reclaim_account, SLAB_RECLAIM_ACCOUNT)
+    is all the samples tell of which.
+    """
+    flag = ctx.reclaim_account.get(v.name)
+    if flag is None:
+        return f"unknown: no reclaim_account flag was read for it (see reclaim_account); judged {_judged_by_name(v)}"
+    if not flag:
+        return "no: its reclaim_account flag is 0 (read from /sys/kernel/slab)"
+    held = attribution_for(v.name).pinned_by
+    # is_reclaimable: a flag of 1 is judged reclaimable unless the table knows the objects' owners hold them.
+    return "no: its reclaim_account flag is 1 (counted in SReclaimable), but " + (held or "not judged reclaimable")
 
 
 #: A fall of at most this share of the rise before it is jitter between samples, not memory given back.
@@ -242,6 +263,8 @@ def cache_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding:
         Grade.RECLAIMABLE: f"Slab cache {v.name} grows {rate} but is reclaimable"
         + (" where unused" if who.pinned_by else "")
         + f" ({who.subject})",
+        Grade.GIVEN_BACK: f"Slab cache {v.name} grows {rate} but gave back {v.features.drawdown:.0%} of its range "
+        f"({who.subject})",
         Grade.UNDECIDED: f"Slab cache {v.name} grows {rate}{_beside(v)}, too short to call ({who.subject})",
     }
     facts = _series_facts(v, ctx)
@@ -253,6 +276,8 @@ def cache_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding:
         facts.append(Fact("held by", who.pinned_by))
     if v.name not in ctx.reclaim_account:
         facts.append(Fact("reclaim_account", _flag_unknown(v, len(ctx.reclaim_account))))
+    if v.grade is Grade.GIVEN_BACK:
+        facts.append(Fact("reclaimable", reclaimable_known(v, ctx)))
     others = merged_names(v.name, ctx.aliases)
     if alias:
         facts.append(Fact("merged caches", alias))
@@ -333,6 +358,7 @@ def group_finding(g: CoGrowth, ctx: FindingContext) -> Finding:
         Grade.LEAK: "leak",
         Grade.SUSPECT: "suspected leak",
         Grade.RECLAIMABLE: "growth",
+        Grade.GIVEN_BACK: "growth (given back)",
         Grade.UNDECIDED: "growth (too short to call)",
     }[grade]
     if g.signature:
@@ -451,6 +477,7 @@ def meminfo_finding(
         Grade.LEAK: "leaks",
         Grade.SUSPECT: "grows (leak suspected)",
         Grade.RECLAIMABLE: "grows",
+        Grade.GIVEN_BACK: "grows",
         Grade.UNDECIDED: "grows",
     }[v.grade]
     title = f"{info.name} ({info.subject}) {word} {rate}"

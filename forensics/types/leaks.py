@@ -71,13 +71,22 @@ class Grade(enum.Enum):
     LEAK = "leak"  # high
     SUSPECT = "suspect"  # medium
     RECLAIMABLE = "growing but reclaimable"  # info
+    # info: a cache the kernel does not shrink (or not known to) that fell back and whose floor does not rise
+    GIVEN_BACK = "growing but given back"
     UNDECIDED = "growing, too short to call"  # info: it rises, but the stretch cannot tell a leak yet
     STABLE = "stable"  # no finding
 
     @property
     def rank(self) -> int:
         """3 for a leak down to 0 for stable."""
-        return {Grade.LEAK: 3, Grade.SUSPECT: 2, Grade.RECLAIMABLE: 1, Grade.UNDECIDED: 1, Grade.STABLE: 0}[self]
+        return {
+            Grade.LEAK: 3,
+            Grade.SUSPECT: 2,
+            Grade.RECLAIMABLE: 1,
+            Grade.GIVEN_BACK: 1,
+            Grade.UNDECIDED: 1,
+            Grade.STABLE: 0,
+        }[self]
 
 
 @dataclass(frozen=True)

@@ -67,3 +67,36 @@ def test_a_drawdown_without_the_shrinkers_running_is_not_reclaim() -> None:
     busy = _vmstat(walls, 129 + 1000 * np.arange(len(walls)))
     [verdict] = [v for v in analyse(LeakInput(frame, busy, reclaim_account={"dentry": True})).caches]
     assert verdict.verdict.rule == "floor-rises-through-reclaim"
+
+
+def _given_back_frame(name: str) -> pd.DataFrame:
+    """Two hours of a cache whose teeth grow but whose floor stays: every 24 min it falls back to 200,000 objects."""
+    walls, hours = two_hours()
+    teeth = np.where(np.mod(hours, 0.4) / 0.4 < 0.25, 200_000, 200_000 + 120_000 * hours)
+    return slab_frame(walls, {name: (512, np.where(hours < 0.05, 100_000, teeth))})
+
+
+def test_a_cache_that_gives_its_growth_back_is_not_said_reclaimable_unless_it_is() -> None:
+    # Rule given-back judges only caches rule reclaimable did not take: before, it graded them "growing but
+    # reclaimable" and titled "foo_cache grows 60,000 KB/h but is reclaimable" with reclaim_account 0 read.
+    frame = _given_back_frame("foo_cache")
+    result = analyse(LeakInput(frame, reclaim_account={"foo_cache": False}))
+    [verdict] = result.caches
+    assert verdict.verdict.rule == "given-back"
+    [finding] = result.findings
+    assert finding.severity is Severity.INFO
+    assert "reclaimable" not in finding.title and "gave back 54% of its range" in finding.title
+    assert verdict.grade.value == "growing but given back"
+    assert finding.fact("reclaimable") == "no: its reclaim_account flag is 0 (read from /sys/kernel/slab)"
+    # Its flag not read: what the name tells, and why the flag is unknown.
+    [finding] = analyse(LeakInput(frame)).findings
+    said = finding.fact("reclaimable") or ""
+    assert said == (
+        "unknown: no reclaim_account flag was read for it (see reclaim_account); "
+        "judged not reclaimable (a cache of no known kind)"
+    )
+    # SLAB_RECLAIM_ACCOUNT, yet held by its owners: the flag is said, and what holds it.
+    sock = _given_back_frame("sock_inode_cache")
+    [finding] = analyse(LeakInput(sock, reclaim_account={"sock_inode_cache": True})).findings
+    assert "reclaimable" not in finding.title
+    assert (finding.fact("reclaimable") or "").startswith("no: its reclaim_account flag is 1 (counted in")
