@@ -22,7 +22,7 @@ from forensics.report.formats import Destination
 from forensics.report.markdown import md_escape, next_step_md, render_markdown
 from forensics.serialize import incident_to_dict, json_value
 from forensics.types.results import VmcoreResult
-from forensics.types.vmcore import CrashSnapshot, FaultAnalysis, FieldRef, Frame, ValueRead
+from forensics.types.vmcore import CrashSnapshot, FaultAnalysis, FieldRef, Frame, TaskInfo, ValueRead
 from forensics.units import iso_utc
 
 VMCORE_SCHEMA = "kforensic.vmcore/1"
@@ -253,6 +253,18 @@ def _follow_up_json(s: CrashSnapshot) -> object:
     }
 
 
+def completion_json(task: TaskInfo) -> object:
+    """The completion a D-state task waits on, as its hung-task finding names it (read from its wait's frame):
+    ``{"not_available": why}`` where its stack shows a completion's wait but none was read, null where it waits on
+    a lock or on no completion; a done count or waiters not read are null, ``not_available`` saying why."""
+    read = task.completion_wait()
+    if read is None or isinstance(read, NotAvailable):
+        return json_value(read)
+    waiters = None if read.other_waiters is None else list(read.other_waiters)
+    return {"address": f"{read.address:#x}", "frame": read.frame, "function": read.function, "done": read.done,
+            "other_waiters": waiters, "not_available": read.missing}  # fmt: skip
+
+
 def _taint(result: VmcoreResult) -> dict[str, Any]:
     taint = result.taint
     if isinstance(taint, NotAvailable):
@@ -308,6 +320,7 @@ def to_document(result: VmcoreResult) -> dict[str, Any]:
                     "blocked_on": t.blocked_on,
                     "lock_owner_pid": t.lock_owner_pid,
                     "lock_owner_comm": t.lock_owner_comm,
+                    "completion": completion_json(t),
                     "backtrace": [_frame(f) for f in t.stack],
                 }
                 for t in s.tasks

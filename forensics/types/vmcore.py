@@ -122,6 +122,7 @@ class CompletionWait:
     address: int
     done: int | None  # its done count (0: not completed yet); None when unread
     other_waiters: tuple[int, ...] | None  # pids of the other tasks on its wait queue; None when unread
+    missing: str | None = None  # why its done count or its waiters were not read
 
 
 @dataclass(frozen=True)
@@ -151,6 +152,23 @@ class TaskInfo:
             if hit is not None:
                 return f"{what} (in {hit})"
         return "unknown (no lock, and no wait its stack shows)" if names else "unknown (its stack was not read)"
+
+    def completion_wait(self) -> CompletionWait | NotAvailable | None:
+        """The completion it waits on, read from its wait's frame; not available (why) where its stack shows a
+        completion's wait but none was read, or its stack was not read; None where it waits on a lock or on no
+        completion its stack shows."""
+        if self.completion is not None:
+            return self.completion
+        if self.blocked_on:
+            return None
+        names = [f.function for f in self.stack if isinstance(f.function, str)]
+        if not names:
+            return NotAvailable("its stack was not read")
+        waits = [n for n in names if any(n.startswith(p) for p, what in WAIT_FRAMES if what == "a completion")]
+        if not waits:
+            return None
+        # forensics/vmcore/system.py reads x in the first frame of these that DWARF keeps it in.
+        return NotAvailable(f"not read: no frame of its completion's wait ({', '.join(waits)}) keeps a readable x")
 
 
 @dataclass(frozen=True)

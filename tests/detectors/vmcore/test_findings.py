@@ -9,6 +9,7 @@ import pytest
 from detectors.vmcore import findings as vf
 from detectors.vmcore.nullfield import analyse_fault
 from forensics.model import LocatorKind, NotAvailable, Severity
+from forensics.report.vmcore import completion_json
 from forensics.types.vmcore import CompletionWait, Frame, MemoryTotals, ModuleInfo, SlabCacheInfo, TaskInfo
 from tests.detectors.vmcore.snapshots import (
     DUMP,
@@ -190,6 +191,29 @@ def test_an_owner_missing_from_the_dump_and_a_plain_d_sleep() -> None:
         "kworker/0:1 (pid 50) sleeps uninterruptibly in blk_mq_get_tag; it waits on I/O: frame #1 of its stack is "
         "io_schedule+0x10/0x40, no lock's wait."
     )
+
+
+def test_the_json_says_why_a_completion_is_not_named() -> None:
+    """A completion's wait whose frames keep no readable x: not available, and why; a stack not read: that; a
+    done count not read: null, with the reason; a wait that is no completion's (I/O): null."""
+    waiter = task(50, "kworker/0:1", "D", "__schedule", "schedule", "schedule_timeout", "__wait_for_common",
+                  "wait_for_completion", "kf_flush", "kthread")  # fmt: skip
+    assert completion_json(waiter) == {
+        "not_available": "not read: no frame of its completion's wait (__wait_for_common, wait_for_completion) "
+        "keeps a readable x"
+    }
+    assert completion_json(replace(waiter, stack=())) == {"not_available": "its stack was not read"}
+    assert completion_json(task(51, "kworker/0:2", "D", "schedule", "io_schedule", "blk_mq_get_tag")) is None
+    why = "its done count: not in dump: memory at 0xffff888001234560 was not captured"
+    read = CompletionWait(3, "__wait_for_common", 0xFFFF888001234560, None, (61,), why)
+    assert completion_json(replace(waiter, completion=read)) == {
+        "address": "0xffff888001234560",
+        "frame": 3,
+        "function": "__wait_for_common",
+        "done": None,
+        "other_waiters": [61],
+        "not_available": why,
+    }
 
 
 def test_a_d_sleep_on_no_lock_says_what_it_waits_on_with_the_frame_as_evidence() -> None:

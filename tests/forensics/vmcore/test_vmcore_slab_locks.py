@@ -185,6 +185,31 @@ def test_a_task_waiting_on_a_completion_names_it_from_its_frame(kernel: str) -> 
         assert any(e.locator.start == read.address and e.excerpt == "0x00000000" for e in found.evidence)
 
 
+@pytest.mark.parametrize("kernel", kernels_of("10-use-after-free"))
+def test_the_json_task_record_names_the_completion_a_d_task_waits_on(
+    kernel: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The JSON's blocked task carries what the markdown says of its completion: the address, the frame it was read
+    in, its done count and the other waiters.  A task on a lock has none (null)."""
+    _, result = _analyse("10-use-after-free", kernel)
+    doc = _cli_json("10-use-after-free", str(tmp_path_factory.getbasetemp()), kernel)
+    blocked = {b["pid"]: b for b in doc["tasks"]["blocked"]}
+    for task in (t for t in result.snapshot.tasks if t.state == "D"):
+        read = task.completion
+        assert read is not None
+        assert blocked[task.pid]["completion"] == {
+            "address": f"{read.address:#x}",
+            "frame": read.frame,
+            "function": read.function,
+            "done": 0,
+            "other_waiters": [],
+            "not_available": None,
+        }
+    assert blocked or kernel == "5.10"  # 5.10's dump has no task in D state
+    locked = _cli_json("11-abba-deadlock", str(tmp_path_factory.getbasetemp()), kernel)["tasks"]["blocked"]
+    assert locked and all(b["blocked_on"] and b["completion"] is None for b in locked)
+
+
 def test_the_text_report_never_folds_a_command_to_paste() -> None:
     """The follow-up's crash and drgn commands hold the fixture vmlinux's long path: each line stays whole."""
     _, result = _analyse("10-use-after-free")
